@@ -1,0 +1,209 @@
+package geometry
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Ball is the ℓ2 ball, φ(x) = ‖x‖₂: the vanilla conformal baseline.
+// The composite literal is the API: Ball{D: 128}.
+type Ball struct {
+	D int // embedding dimension
+}
+
+var _ Geometry = Ball{}
+
+// Kind returns KindBall.
+func (Ball) Kind() Kind { return KindBall }
+
+// Dim returns D.
+func (b Ball) Dim() int { return b.D }
+
+// Scores computes ‖x‖₂ for each row of diffs.
+func (b Ball) Scores(dst []float64, diffs []float32) []float64 {
+	return ballScores(dst, diffs, b.D)
+}
+
+func ballScores[F Float](dst []float64, diffs []F, d int) []float64 {
+	dst, n := rows(dst, diffs, d)
+	for i := range n {
+		dst[i] = norm2(diffs[i*d : (i+1)*d])
+	}
+	return dst
+}
+
+// norm2 is sqrt(Σ x_j²) accumulated in float64, in index order.
+func norm2[F Float](x []F) float64 {
+	var s float64
+	for _, v := range x {
+		f := float64(v)
+		s += f * f
+	}
+	return math.Sqrt(s)
+}
+
+// LogVolume is d·log t + (d/2)·log π − lgamma(d/2+1).
+func (b Ball) LogVolume(t float64) float64 {
+	return float64(b.D)*math.Log(t) + logUnitBall(b.D)
+}
+
+// InputGrads writes x/‖x‖₂ (0 at x = 0).
+func (b Ball) InputGrads(dst []float64, diffs []float32) []float64 {
+	return ballInputGrads(dst, diffs, b.D)
+}
+
+func ballInputGrads[F Float](dst []float64, diffs []F, d int) []float64 {
+	dst = sameLen(dst, len(diffs))
+	_, n := rows(nil, diffs, d)
+	for i := range n {
+		x := diffs[i*d : (i+1)*d]
+		g := dst[i*d : (i+1)*d]
+		r := norm2(x)
+		for j, v := range x {
+			if r == 0 {
+				g[j] = 0
+			} else {
+				g[j] = float64(v) / r
+			}
+		}
+	}
+	return dst
+}
+
+// Ellipsoid is the Mahalanobis ellipsoid, φ(x) = sqrt(xᵀ Σ⁻¹ x), with a
+// fixed symmetric positive-definite Σ. Build it with NewEllipsoid.
+type Ellipsoid struct {
+	d      int
+	sigma  []float64 // d×d row-major, as given
+	chol   []float64 // lower Cholesky factor L, Σ = L·Lᵀ, row-major
+	logDet float64   // log det Σ
+}
+
+var _ Geometry = (*Ellipsoid)(nil)
+
+// ErrNotPositiveDefinite is returned when a covariance is not symmetric
+// positive definite.
+var ErrNotPositiveDefinite = errors.New("covariance is not symmetric positive definite")
+
+// NewEllipsoid returns the ellipsoid of covariance sigma (d×d, row-major).
+// It returns an error if sigma has non-finite entries, is not symmetric, or
+// is not positive definite.
+func NewEllipsoid(d int, sigma []float64) (*Ellipsoid, error) {
+	if d < 1 {
+		return nil, fmt.Errorf("ellipsoid: dimension %d < 1", d)
+	}
+	if len(sigma) != d*d {
+		return nil, fmt.Errorf("ellipsoid: sigma has %d values, want %d×%d = %d", len(sigma), d, d, d*d)
+	}
+	for i, v := range sigma {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("ellipsoid: sigma[%d][%d] is %v", i/d, i%d, v)
+		}
+	}
+	for i := range d {
+		for j := range i {
+			a, b := sigma[i*d+j], sigma[j*d+i]
+			if math.Abs(a-b) > 1e-12*math.Max(math.Abs(a), math.Abs(b)) {
+				return nil, fmt.Errorf("ellipsoid: sigma[%d][%d]=%g differs from sigma[%d][%d]=%g: %w", i, j, a, j, i, b, ErrNotPositiveDefinite)
+			}
+		}
+	}
+	sym := mat.NewSymDense(d, append([]float64(nil), sigma...))
+	var ch mat.Cholesky
+	if ok := ch.Factorize(sym); !ok {
+		return nil, fmt.Errorf("ellipsoid: %w", ErrNotPositiveDefinite)
+	}
+	var l mat.TriDense
+	ch.LTo(&l)
+	e := &Ellipsoid{d: d, sigma: append([]float64(nil), sigma...), chol: make([]float64, d*d), logDet: ch.LogDet()}
+	for i := range d {
+		for j := 0; j <= i; j++ {
+			e.chol[i*d+j] = l.At(i, j)
+		}
+	}
+	return e, nil
+}
+
+// Kind returns KindEllipsoid.
+func (*Ellipsoid) Kind() Kind { return KindEllipsoid }
+
+// Dim returns d.
+func (e *Ellipsoid) Dim() int { return e.d }
+
+// Sigma returns a copy of Σ (row-major).
+func (e *Ellipsoid) Sigma() []float64 { return append([]float64(nil), e.sigma...) }
+
+// Scores computes sqrt(xᵀ Σ⁻¹ x) = ‖L⁻¹x‖₂ for each row of diffs.
+func (e *Ellipsoid) Scores(dst []float64, diffs []float32) []float64 {
+	return ellipsoidScores(e, dst, diffs)
+}
+
+func ellipsoidScores[F Float](e *Ellipsoid, dst []float64, diffs []F) []float64 {
+	d := e.d
+	dst, n := rows(dst, diffs, d)
+	y := make([]float64, d)
+	for i := range n {
+		forward(e, y, diffs[i*d:(i+1)*d])
+		dst[i] = norm2(y)
+	}
+	return dst
+}
+
+// forward solves L·y = x.
+func forward[F Float](e *Ellipsoid, y []float64, x []F) {
+	d := e.d
+	for i := range d {
+		s := float64(x[i])
+		row := e.chol[i*d : i*d+i]
+		for j, l := range row {
+			s -= l * y[j]
+		}
+		y[i] = s / e.chol[i*d+i]
+	}
+}
+
+// backward solves Lᵀ·z = y in place.
+func (e *Ellipsoid) backward(y []float64) {
+	d := e.d
+	for i := d - 1; i >= 0; i-- {
+		s := y[i]
+		for j := i + 1; j < d; j++ {
+			s -= e.chol[j*d+i] * y[j]
+		}
+		y[i] = s / e.chol[i*d+i]
+	}
+}
+
+// LogVolume is the ball's log-volume plus ½·log det Σ.
+func (e *Ellipsoid) LogVolume(t float64) float64 {
+	return float64(e.d)*math.Log(t) + logUnitBall(e.d) + 0.5*e.logDet
+}
+
+// InputGrads writes Σ⁻¹x / φ(x) (0 at x = 0).
+func (e *Ellipsoid) InputGrads(dst []float64, diffs []float32) []float64 {
+	return ellipsoidInputGrads(e, dst, diffs)
+}
+
+func ellipsoidInputGrads[F Float](e *Ellipsoid, dst []float64, diffs []F) []float64 {
+	d := e.d
+	dst = sameLen(dst, len(diffs))
+	_, n := rows(nil, diffs, d)
+	y := make([]float64, d)
+	for i := range n {
+		forward(e, y, diffs[i*d:(i+1)*d])
+		phi := norm2(y)
+		g := dst[i*d : (i+1)*d]
+		if phi == 0 {
+			clear(g)
+			continue
+		}
+		e.backward(y)
+		for j := range g {
+			g[j] = y[j] / phi
+		}
+	}
+	return dst
+}

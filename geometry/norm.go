@@ -1,0 +1,287 @@
+package geometry
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/mathext"
+)
+
+// Norm is the paper's single-norm set, φ(x) = ‖M x‖_p with a free d×d
+// matrix M and one exponent p > 0. Build it with NewNorm or IdentityNorm.
+//
+// Parameter layout θ: M row-major (d² values), then p.
+//
+// For p < 1, ‖·‖_p is a quasi-norm and the set is star-shaped; the volume
+// formula holds for every p > 0.
+type Norm struct {
+	d         int
+	m         []float64 // d×d row-major
+	p         float64
+	logAbsDet float64 // log|det M|, kept in step with m
+}
+
+var _ Learnable = (*Norm)(nil)
+
+// NewNorm returns ‖M x‖_p for M (d×d row-major) and p. It returns an error
+// for non-finite values, p ≤ 0 or a singular M.
+func NewNorm(d int, m []float64, p float64) (*Norm, error) {
+	if d < 1 {
+		return nil, fmt.Errorf("single-norm: dimension %d < 1", d)
+	}
+	if len(m) != d*d {
+		return nil, fmt.Errorf("single-norm: M has %d values, want %d×%d = %d", len(m), d, d, d*d)
+	}
+	for i, v := range m {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("single-norm: M[%d][%d] is %v", i/d, i%d, v)
+		}
+	}
+	if !(p > 0) || math.IsInf(p, 0) {
+		return nil, fmt.Errorf("single-norm: exponent p = %v, want a finite p > 0", p)
+	}
+	n := &Norm{d: d, m: append([]float64(nil), m...), p: p}
+	n.update()
+	if math.IsInf(n.logAbsDet, -1) {
+		return nil, fmt.Errorf("single-norm: M is singular (its set has infinite volume)")
+	}
+	return n, nil
+}
+
+// IdentityNorm returns ‖x‖_p (M = I), the paper's initialisation with p = 2.
+func IdentityNorm(d int, p float64) *Norm {
+	m := make([]float64, d*d)
+	for i := range d {
+		m[i*d+i] = 1
+	}
+	n, err := NewNorm(d, m, p)
+	if err != nil {
+		panic("ccs/geometry: " + err.Error())
+	}
+	return n
+}
+
+func (n *Norm) update() {
+	var lu mat.LU
+	lu.Factorize(mat.NewDense(n.d, n.d, append([]float64(nil), n.m...)))
+	n.logAbsDet, _ = lu.LogDet()
+}
+
+// Kind returns KindNorm.
+func (*Norm) Kind() Kind { return KindNorm }
+
+// Dim returns d.
+func (n *Norm) Dim() int { return n.d }
+
+// M returns a copy of M (row-major).
+func (n *Norm) M() []float64 { return append([]float64(nil), n.m...) }
+
+// P returns the exponent p.
+func (n *Norm) P() float64 { return n.p }
+
+// NumParams returns d²+1.
+func (n *Norm) NumParams() int { return n.d*n.d + 1 }
+
+// Params copies M (row-major) and p into dst.
+func (n *Norm) Params(dst []float64) []float64 {
+	dst = sameLen(dst, n.NumParams())
+	copy(dst, n.m)
+	dst[len(n.m)] = n.p
+	return dst
+}
+
+// SetParams sets M and p from θ.
+func (n *Norm) SetParams(theta []float64) {
+	if len(theta) != n.NumParams() {
+		panic(errLength)
+	}
+	copy(n.m, theta)
+	n.p = theta[len(n.m)]
+	n.update()
+}
+
+// Scores computes ‖M x‖_p for each row of diffs.
+func (n *Norm) Scores(dst []float64, diffs []float32) []float64 {
+	return normScores(n, dst, diffs)
+}
+
+func normScores[F Float](n *Norm, dst []float64, diffs []F) []float64 {
+	dst, rowsN := rows(dst, diffs, n.d)
+	y := make([]float64, n.d)
+	for i := range rowsN {
+		mulRows(y, n.m, diffs[i*n.d:(i+1)*n.d])
+		dst[i], _, _ = pnorm(y, n.p, false)
+	}
+	return dst
+}
+
+// mulRows computes y = M x for a row-major M.
+func mulRows[F Float](y, m []float64, x []F) {
+	d := len(x)
+	for k := range y {
+		row := m[k*d : (k+1)*d]
+		var s float64
+		for l, v := range x {
+			s += row[l] * float64(v)
+		}
+		y[k] = s
+	}
+}
+
+// pnorm returns φ = ‖y‖_p computed without overflow. With withP it also
+// returns S' = Σ u_k^p and T = Σ u_k^p·log u_k, u_k = |y_k|/max|y|, which give
+// ∂φ/∂p. For p = 2 φ is sqrt(Σ y_k²) exactly as the ball computes it, so that
+// Norm(I, 2) and Ball agree to the last bit.
+func pnorm(y []float64, p float64, withP bool) (phi, s, t float64) {
+	if p == 2 && !withP {
+		return norm2(y), 0, 0
+	}
+	var a float64
+	for _, v := range y {
+		a = math.Max(a, math.Abs(v))
+	}
+	if a == 0 {
+		return 0, 0, 0
+	}
+	for _, v := range y {
+		u := math.Abs(v) / a
+		if u == 0 {
+			continue
+		}
+		var up float64
+		if p == 2 {
+			up = u * u
+		} else {
+			up = math.Pow(u, p)
+		}
+		s += up
+		if withP {
+			t += up * math.Log(u)
+		}
+	}
+	if p == 2 {
+		phi = norm2(y)
+	} else {
+		phi = a * math.Pow(s, 1/p)
+	}
+	return phi, s, t
+}
+
+// LogVolume is d·log t − log|det M| + d·log 2 + d·lgamma(1+1/p) − lgamma(1+d/p).
+func (n *Norm) LogVolume(t float64) float64 {
+	d := float64(n.d)
+	return d*math.Log(t) - n.logAbsDet + d*math.Ln2 + d*lgamma(1+1/n.p) - lgamma(1+d/n.p)
+}
+
+// dphidy writes ∂φ/∂y_k = sign(y_k)·(|y_k|/φ)^{p−1} into g (0 where y_k = 0).
+func dphidy(g, y []float64, phi, p float64) {
+	for k, v := range y {
+		if v == 0 || phi == 0 {
+			g[k] = 0
+			continue
+		}
+		g[k] = math.Copysign(math.Pow(math.Abs(v)/phi, p-1), v)
+	}
+}
+
+// ScoreGrads computes the scores and adds Σ_i w_i·∂φ_i/∂θ into dtheta:
+// ∂φ/∂M_kl = ∂φ/∂y_k·x_l and ∂φ/∂p = φ·(T/(p·S') − log S'/p²).
+func (n *Norm) ScoreGrads(dtheta, scores []float64, diffs []float32, w []float64) []float64 {
+	return normScoreGrads(n, dtheta, scores, diffs, w)
+}
+
+func normScoreGrads[F Float](n *Norm, dtheta, scores []float64, diffs []F, w []float64) []float64 {
+	d := n.d
+	if len(dtheta) != n.NumParams() {
+		panic(errLength)
+	}
+	scores, rowsN := rows(scores, diffs, d)
+	if w != nil && len(w) != rowsN {
+		panic(errLength)
+	}
+	y := make([]float64, d)
+	g := make([]float64, d)
+	for i := range rowsN {
+		x := diffs[i*d : (i+1)*d]
+		mulRows(y, n.m, x)
+		phi, s, t := pnorm(y, n.p, true)
+		scores[i] = phi
+		if phi == 0 {
+			continue
+		}
+		wi := 1.0
+		if w != nil {
+			wi = w[i]
+		}
+		dphidy(g, y, phi, n.p)
+		for k := range d {
+			gk := wi * g[k]
+			if gk == 0 {
+				continue
+			}
+			row := dtheta[k*d : (k+1)*d]
+			for l, v := range x {
+				row[l] += gk * float64(v)
+			}
+		}
+		dtheta[d*d] += wi * phi * (t/(n.p*s) - math.Log(s)/(n.p*n.p))
+	}
+	return scores
+}
+
+// LogVolumeGrad adds w·∂logVol/∂θ: −M⁻ᵀ for M and
+// (d/p²)·(ψ(1+d/p) − ψ(1+1/p)) for p; it returns d/t.
+func (n *Norm) LogVolumeGrad(dtheta []float64, t, w float64) float64 {
+	d := n.d
+	if len(dtheta) != n.NumParams() {
+		panic(errLength)
+	}
+	var inv mat.Dense
+	if err := inv.Inverse(mat.NewDense(d, d, append([]float64(nil), n.m...))); err != nil {
+		// A singular M has an infinite volume and no gradient: say so with
+		// NaN, which the trainer reports, rather than a made-up number.
+		for k := range d * d {
+			dtheta[k] = math.NaN()
+		}
+	} else {
+		for k := range d {
+			for l := range d {
+				dtheta[k*d+l] -= w * inv.At(l, k)
+			}
+		}
+	}
+	fd, p := float64(d), n.p
+	dtheta[d*d] += w * fd / (p * p) * (mathext.Digamma(1+fd/p) - mathext.Digamma(1+1/p))
+	return fd / t
+}
+
+// InputGrads writes ∂φ/∂x = Mᵀ·∂φ/∂y.
+func (n *Norm) InputGrads(dst []float64, diffs []float32) []float64 {
+	return normInputGrads(n, dst, diffs)
+}
+
+func normInputGrads[F Float](n *Norm, dst []float64, diffs []F) []float64 {
+	d := n.d
+	dst = sameLen(dst, len(diffs))
+	_, rowsN := rows(nil, diffs, d)
+	y := make([]float64, d)
+	g := make([]float64, d)
+	for i := range rowsN {
+		mulRows(y, n.m, diffs[i*d:(i+1)*d])
+		phi, _, _ := pnorm(y, n.p, false)
+		dphidy(g, y, phi, n.p)
+		out := dst[i*d : (i+1)*d]
+		clear(out)
+		for k, gk := range g {
+			if gk == 0 {
+				continue
+			}
+			row := n.m[k*d : (k+1)*d]
+			for l := range out {
+				out[l] += gk * row[l]
+			}
+		}
+	}
+	return dst
+}
