@@ -1,0 +1,250 @@
+// Package bundle holds embedding bundles: n anchors, k positives for each,
+// and negatives, as an encoder or a simulation produced them (DESIGN §3).
+//
+// On disk a bundle is a NumPy .npz archive with these arrays (what
+// numpy.savez writes from PyTorch code; float32 and int64, C order):
+//
+//	anchors         (n, d)      float32
+//	positives       (n, k, d)   float32
+//	negatives       (n, kn, d)  float32   } one of the two, or neither
+//	negative_index  (n, kn)     int64     } (a positives-only bundle)
+//	negative_pool   (m, d)      float32   rows negative_index points into;
+//	                                      absent: the anchors themselves
+//	labels          (n,)        int64     optional
+//	logits          (n, C)      float32   optional
+//
+// Embeddings stay float32 in memory (half the bandwidth, what encoders emit);
+// every score computed from them is float64.
+package bundle
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Bundle is an embedding bundle. Arrays are flat and row-major.
+type Bundle struct {
+	N, K, D int // anchors, positives per anchor, embedding dimension
+
+	Anchors   []float32 // N×D
+	Positives []float32 // N×K×D
+
+	KNeg          int       // negatives per anchor (0: none)
+	Negatives     []float32 // N×KNeg×D, or nil when NegativeIndex is used
+	NegativeIndex []int64   // N×KNeg rows of Pool, or nil
+	// Pool holds the rows NegativeIndex points into; nil means Anchors.
+	Pool []float32
+
+	Labels []int64   // optional, N
+	C      int       // logit classes (0: no logits)
+	Logits []float32 // optional, N×C
+}
+
+// HasNegatives reports whether the bundle carries negatives.
+func (b *Bundle) HasNegatives() bool { return b.KNeg > 0 }
+
+func (b *Bundle) pool() []float32 {
+	if b.Pool != nil {
+		return b.Pool
+	}
+	return b.Anchors
+}
+
+// Anchor returns anchor i's embedding (a view, not a copy).
+func (b *Bundle) Anchor(i int) []float32 { return b.Anchors[i*b.D : (i+1)*b.D] }
+
+// PositiveDiffs writes the K difference vectors anchor_i − positive_ij into
+// dst (K×D values, allocated when nil) and returns it.
+func (b *Bundle) PositiveDiffs(dst []float32, i int) []float32 {
+	dst = need(dst, b.K*b.D)
+	a := b.Anchor(i)
+	pos := b.Positives[i*b.K*b.D : (i+1)*b.K*b.D]
+	for j := range b.K {
+		sub(dst[j*b.D:(j+1)*b.D], a, pos[j*b.D:(j+1)*b.D])
+	}
+	return dst
+}
+
+// PositiveDiff writes the single difference anchor_i − positive_ij into dst.
+func (b *Bundle) PositiveDiff(dst []float32, i, j int) []float32 {
+	dst = need(dst, b.D)
+	off := (i*b.K + j) * b.D
+	sub(dst, b.Anchor(i), b.Positives[off:off+b.D])
+	return dst
+}
+
+// NegativeDiffs writes the KNeg difference vectors anchor_i − negative_ij
+// into dst (KNeg×D values, allocated when nil) and returns it.
+func (b *Bundle) NegativeDiffs(dst []float32, i int) []float32 {
+	dst = need(dst, b.KNeg*b.D)
+	a := b.Anchor(i)
+	d := b.D
+	if b.Negatives != nil {
+		neg := b.Negatives[i*b.KNeg*d : (i+1)*b.KNeg*d]
+		for j := range b.KNeg {
+			sub(dst[j*d:(j+1)*d], a, neg[j*d:(j+1)*d])
+		}
+		return dst
+	}
+	pool := b.pool()
+	for j, r := range b.NegativeIndex[i*b.KNeg : (i+1)*b.KNeg] {
+		sub(dst[j*d:(j+1)*d], a, pool[int(r)*d:(int(r)+1)*d])
+	}
+	return dst
+}
+
+func need(dst []float32, n int) []float32 {
+	if dst == nil {
+		return make([]float32, n)
+	}
+	if len(dst) != n {
+		panic("ccs/bundle: slice length mismatch")
+	}
+	return dst
+}
+
+func sub(dst, a, b []float32) {
+	for j := range dst {
+		dst[j] = a[j] - b[j]
+	}
+}
+
+// Subset returns the bundle of the anchors idx (in that order). Arrays are
+// copied; negative indices keep pointing into the original pool (the
+// original anchors when the bundle had no explicit pool).
+func (b *Bundle) Subset(idx []int) *Bundle {
+	s := &Bundle{N: len(idx), K: b.K, D: b.D, KNeg: b.KNeg, C: b.C}
+	s.Anchors = gather(b.Anchors, idx, b.D)
+	s.Positives = gather(b.Positives, idx, b.K*b.D)
+	if b.Negatives != nil {
+		s.Negatives = gather(b.Negatives, idx, b.KNeg*b.D)
+	}
+	if b.NegativeIndex != nil {
+		s.NegativeIndex = gather(b.NegativeIndex, idx, b.KNeg)
+		s.Pool = b.pool()
+	}
+	if b.Labels != nil {
+		s.Labels = gather(b.Labels, idx, 1)
+	}
+	if b.Logits != nil {
+		s.Logits = gather(b.Logits, idx, b.C)
+	}
+	return s
+}
+
+func gather[T any](src []T, idx []int, w int) []T {
+	out := make([]T, 0, len(idx)*w)
+	for _, i := range idx {
+		out = append(out, src[i*w:(i+1)*w]...)
+	}
+	return out
+}
+
+// Validate checks that every array has the size its shape fields say, that
+// negative indices are in range, and that no embedding is NaN or ±Inf. Errors
+// name the array and the first bad element.
+func (b *Bundle) Validate() error {
+	if b.N < 1 {
+		return fmt.Errorf("anchors: no anchors")
+	}
+	if b.D < 1 {
+		return fmt.Errorf("anchors: dimension %d < 1", b.D)
+	}
+	if b.K < 1 {
+		return fmt.Errorf("positives: %d positives per anchor, want at least 1", b.K)
+	}
+	if err := checkLen("anchors", len(b.Anchors), b.N, b.D); err != nil {
+		return err
+	}
+	if err := checkLen("positives", len(b.Positives), b.N, b.K, b.D); err != nil {
+		return err
+	}
+	if err := finite("anchors", b.Anchors, b.N, b.D); err != nil {
+		return err
+	}
+	if err := finite("positives", b.Positives, b.N, b.K, b.D); err != nil {
+		return err
+	}
+	switch {
+	case b.KNeg == 0:
+		if b.Negatives != nil || b.NegativeIndex != nil {
+			return fmt.Errorf("negatives: KNeg is 0 but negatives are present")
+		}
+	case b.Negatives != nil && b.NegativeIndex != nil:
+		return fmt.Errorf("negatives: both negatives and negative_index are present; give one")
+	case b.Negatives != nil:
+		if err := checkLen("negatives", len(b.Negatives), b.N, b.KNeg, b.D); err != nil {
+			return err
+		}
+		if err := finite("negatives", b.Negatives, b.N, b.KNeg, b.D); err != nil {
+			return err
+		}
+	case b.NegativeIndex != nil:
+		if err := checkLen("negative_index", len(b.NegativeIndex), b.N, b.KNeg); err != nil {
+			return err
+		}
+		pool := b.pool()
+		if len(pool)%b.D != 0 {
+			return fmt.Errorf("negative_pool: %d values is not a whole number of rows of %d", len(pool), b.D)
+		}
+		if b.Pool != nil {
+			if err := finite("negative_pool", b.Pool, len(b.Pool)/b.D, b.D); err != nil {
+				return err
+			}
+		}
+		m := int64(len(pool) / b.D)
+		for i, r := range b.NegativeIndex {
+			if r < 0 || r >= m {
+				return fmt.Errorf("negative_index[%d][%d] = %d is outside the pool's %d rows", i/b.KNeg, i%b.KNeg, r, m)
+			}
+		}
+	default:
+		return fmt.Errorf("negatives: KNeg is %d but neither negatives nor negative_index is present", b.KNeg)
+	}
+	if b.Labels != nil {
+		if err := checkLen("labels", len(b.Labels), b.N); err != nil {
+			return err
+		}
+	}
+	if b.Logits != nil || b.C != 0 {
+		if b.C < 1 {
+			return fmt.Errorf("logits: %d classes", b.C)
+		}
+		if err := checkLen("logits", len(b.Logits), b.N, b.C); err != nil {
+			return err
+		}
+		if err := finite("logits", b.Logits, b.N, b.C); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkLen(name string, got int, shape ...int) error {
+	want := 1
+	for _, s := range shape {
+		want *= s
+	}
+	if got != want {
+		return fmt.Errorf("%s: %d values, want %v = %d", name, got, shape, want)
+	}
+	return nil
+}
+
+// finite reports the first NaN or ±Inf in x, by its full index in shape.
+func finite(name string, x []float32, shape ...int) error {
+	for i, v := range x {
+		f := float64(v)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			idx := make([]string, len(shape))
+			r := i
+			for s := len(shape) - 1; s >= 0; s-- {
+				idx[s] = fmt.Sprintf("[%d]", r%shape[s])
+				r /= shape[s]
+			}
+			return fmt.Errorf("%s%s is %v", name, strings.Join(idx, ""), v)
+		}
+	}
+	return nil
+}

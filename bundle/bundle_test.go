@@ -1,0 +1,249 @@
+package bundle
+
+import (
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The fixture values, as testdata/make_fixtures.py writes them.
+const fn, fk, fd, fc = 4, 3, 5, 2
+
+func fixtureAnchor(i, j int) float32 { return float32(0.25*float64(i*fd+j) - 1) }
+func fixturePositive(i, a, j int) float32 {
+	return float32(0.5*float64((i*fk+a)*fd+j) + 0.125)
+}
+func fixtureNegative(i, a, j int) float32 { return float32(-0.375 * float64((i*fk+a)*fd+j)) }
+
+func TestReadNumPyFixtures(t *testing.T) {
+	t.Parallel()
+	ex, err := Read("testdata/explicit.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := Read("testdata/indexed.npz") // savez_compressed
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []*Bundle{ex, in} {
+		if b.N != fn || b.K != fk || b.D != fd || b.KNeg != fk {
+			t.Fatalf("shape N=%d K=%d D=%d KNeg=%d, want %d %d %d %d", b.N, b.K, b.D, b.KNeg, fn, fk, fd, fk)
+		}
+		for i := range fn {
+			for j := range fd {
+				if got := b.Anchors[i*fd+j]; got != fixtureAnchor(i, j) {
+					t.Fatalf("anchors[%d][%d] = %v, want %v", i, j, got, fixtureAnchor(i, j))
+				}
+			}
+			pd := b.PositiveDiffs(nil, i)
+			for a := range fk {
+				for j := range fd {
+					if got, want := pd[a*fd+j], fixtureAnchor(i, j)-fixturePositive(i, a, j); got != want {
+						t.Fatalf("positive diff [%d][%d][%d] = %v, want %v", i, a, j, got, want)
+					}
+				}
+			}
+		}
+	}
+	nd := ex.NegativeDiffs(nil, 1)
+	if got, want := nd[2*fd+4], fixtureAnchor(1, 4)-fixtureNegative(1, 2, 4); got != want {
+		t.Errorf("explicit negative diff = %v, want %v", got, want)
+	}
+	// negative_index[i][j] = (i+j+1) % n into the anchors.
+	nd = in.NegativeDiffs(nil, 3)
+	r := (3 + 1 + 1) % fn
+	if got, want := nd[1*fd+2], fixtureAnchor(3, 2)-fixtureAnchor(r, 2); got != want {
+		t.Errorf("indexed negative diff = %v, want %v", got, want)
+	}
+	if !slices.Equal(in.Labels, []int64{0, 1, 0, 1}) {
+		t.Errorf("labels = %v", in.Labels)
+	}
+	if in.C != fc || in.Logits[3*fc+1] != 2 {
+		t.Errorf("logits C=%d, logits[3][1]=%v, want 2 and 2", in.C, in.Logits[3*fc+1])
+	}
+	a, err := ReadNPY("testdata/anchors.npy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.Shape, []int{fn, fd}) || !slices.Equal(a.F32, ex.Anchors) {
+		t.Errorf("anchors.npy: shape %v, data differs from the npz", a.Shape)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ file, want string }{
+		{"float16.npz", `array "anchors": dtype float16 is not supported`},
+		{"fortran.npz", `array "anchors": Fortran order is not supported`},
+		{"float64.npz", `array "anchors": dtype "<f8" is not supported`},
+		{"shape.npz", `array "positives": shape [4 3 4], want (4, k, 5)`},
+		{"nan.npz", `positives[2][1][3] is NaN`},
+		{"index_range.npz", `negative_index[0][0] = 11 is outside the pool's 4 rows`},
+		{"missing.npz", `array "positives" is missing`},
+		{"nonexistent.npz", `no such file`},
+	} {
+		_, err := Read(filepath.Join("testdata", c.file))
+		if err == nil {
+			t.Errorf("%s: no error", c.file)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %q does not say %q", c.file, err, c.want)
+		}
+		if !strings.Contains(err.Error(), c.file) {
+			t.Errorf("%s: error %q does not name the file", c.file, err)
+		}
+	}
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"explicit.npz", "indexed.npz"} {
+		b, err := Read(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), name)
+		if err := Write(path, b); err != nil {
+			t.Fatal(err)
+		}
+		b2, err := Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalBundles(b, b2) {
+			t.Errorf("%s: bundle changed in a write/read round trip", name)
+		}
+	}
+}
+
+// TestNumPyReadsWhatWeWrite has NumPy itself (Debian's python3-numpy, which
+// the set-up script installs) load a bundle written by Write.
+func TestNumPyReadsWhatWeWrite(t *testing.T) {
+	t.Parallel()
+	b, err := Read("testdata/indexed.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "out.npz")
+	if err := Write(path, b); err != nil {
+		t.Fatal(err)
+	}
+	script := `
+import sys, numpy as np
+z = np.load(sys.argv[1])
+a, p, i, l, g = z["anchors"], z["positives"], z["negative_index"], z["labels"], z["logits"]
+assert a.dtype == np.float32 and a.shape == (4, 5) and a.flags["C_CONTIGUOUS"], a
+assert p.dtype == np.float32 and p.shape == (4, 3, 5)
+assert i.dtype == np.int64 and i.shape == (4, 3) and l.shape == (4,) and g.shape == (4, 2)
+assert (a == (0.25 * np.arange(20).reshape(4, 5) - 1)).all()
+assert (p == 0.5 * np.arange(60).reshape(4, 3, 5) + 0.125).all()
+assert (i == (np.arange(4)[:, None] + np.arange(3)[None, :] + 1) % 4).all()
+print("ok")
+`
+	out, err := exec.Command("/usr/bin/python3", "-c", script, path).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("numpy could not read the bundle Go wrote: %v\n%s", err, out)
+	}
+}
+
+func equalBundles(a, b *Bundle) bool {
+	return a.N == b.N && a.K == b.K && a.D == b.D && a.KNeg == b.KNeg && a.C == b.C &&
+		slices.Equal(a.Anchors, b.Anchors) && slices.Equal(a.Positives, b.Positives) &&
+		slices.Equal(a.Negatives, b.Negatives) && slices.Equal(a.NegativeIndex, b.NegativeIndex) &&
+		slices.Equal(a.Pool, b.Pool) && slices.Equal(a.Labels, b.Labels) && slices.Equal(a.Logits, b.Logits)
+}
+
+func TestWriteIsAtomic(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "b.npz")
+	bad := &Bundle{N: 1, K: 1, D: 2, Anchors: []float32{1, 2}, Positives: []float32{1}}
+	if err := Write(path, bad); err == nil {
+		t.Fatal("writing an inconsistent bundle: no error")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 0 {
+		t.Errorf("a failed write left %d files behind", len(entries))
+	}
+}
+
+func TestFromLabels(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 7))
+	const n, d, k = 60, 2, 5
+	points := make([]float32, n*d)
+	labels := make([]int64, n)
+	for i := range n {
+		labels[i] = int64(i % 3)
+		points[i*d] = float32(i) // the first coordinate identifies the point
+	}
+	idx := rng.Perm(n)[:45]
+	b, err := FromLabels(points, d, labels, idx, k, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	inSplit := map[float32]bool{}
+	for _, i := range idx {
+		inSplit[float32(i)] = true
+	}
+	for a := range b.N {
+		self := b.Anchors[a*d]
+		seen := map[float32]bool{}
+		for j := range k {
+			p := b.Positives[(a*k+j)*d]
+			if p == self {
+				t.Fatalf("anchor %v is its own positive", self)
+			}
+			if seen[p] {
+				t.Fatalf("anchor %v: positive %v drawn twice", self, p)
+			}
+			seen[p] = true
+			if labels[int(p)] != b.Labels[a] || !inSplit[p] {
+				t.Fatalf("anchor %v: positive %v has another label or lies outside the split", self, p)
+			}
+		}
+		seen = map[float32]bool{}
+		for _, r := range b.NegativeIndex[a*k : (a+1)*k] {
+			if seen[float32(r)] {
+				t.Fatalf("anchor %v: negative %d drawn twice", self, r)
+			}
+			seen[float32(r)] = true
+			if b.Labels[r] == b.Labels[a] {
+				t.Fatalf("anchor %v: negative %d has the same label", self, r)
+			}
+		}
+	}
+	// The same seed gives the same pairs.
+	b2, _ := FromLabels(points, d, labels, idx, k, rand.New(rand.NewPCG(7, 7)))
+	b3, _ := FromLabels(points, d, labels, idx, k, rand.New(rand.NewPCG(7, 7)))
+	if !equalBundles(b2, b3) {
+		t.Error("FromLabels is not deterministic for a fixed seed")
+	}
+	if _, err := FromLabels(points, d, labels, idx[:6], k, rng); err == nil {
+		t.Error("too few points per label: no error")
+	}
+}
+
+func TestSubsetKeepsNegativePool(t *testing.T) {
+	t.Parallel()
+	b, err := Read("testdata/indexed.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := b.Subset([]int{3, 1})
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.NegativeDiffs(nil, 0), b.NegativeDiffs(nil, 3)) ||
+		!slices.Equal(s.PositiveDiffs(nil, 1), b.PositiveDiffs(nil, 1)) {
+		t.Error("subset changed an anchor's pairs")
+	}
+}

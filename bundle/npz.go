@@ -1,0 +1,380 @@
+package bundle
+
+import (
+	"archive/zip"
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sbinet/npyio/npy"
+	"github.com/sbinet/npyio/npz"
+)
+
+// Array is one NumPy array: float32 or int64, C order.
+type Array struct {
+	Shape []int
+	F32   []float32 // set for float32 arrays
+	I64   []int64   // set for int64 arrays
+}
+
+// Len is the number of elements the shape holds.
+func (a Array) Len() int {
+	n := 1
+	for _, s := range a.Shape {
+		n *= s
+	}
+	return n
+}
+
+// Float32 returns a float32 array of the given shape (data is not copied).
+func Float32(data []float32, shape ...int) Array { return Array{Shape: shape, F32: data} }
+
+// Int64 returns an int64 array of the given shape (data is not copied).
+func Int64(data []int64, shape ...int) Array { return Array{Shape: shape, I64: data} }
+
+// readArray reads one .npy stream, accepting only little-endian float32
+// ('<f4') and int64 ('<i8') in C order.
+func readArray(r io.Reader, name string) (Array, error) {
+	nr, err := npy.NewReader(bufio.NewReaderSize(r, 1<<16))
+	if err != nil {
+		return Array{}, fmt.Errorf("array %q: %w", name, err)
+	}
+	h := nr.Header.Descr
+	if h.Fortran {
+		return Array{}, fmt.Errorf("array %q: Fortran order is not supported (write it with numpy.ascontiguousarray)", name)
+	}
+	a := Array{Shape: slices.Clone(h.Shape)}
+	switch h.Type {
+	case "<f4":
+		err = nr.Read(&a.F32)
+		if err == nil && len(a.F32) != a.Len() {
+			err = fmt.Errorf("holds %d values, its shape %v says %d", len(a.F32), a.Shape, a.Len())
+		}
+	case "<i8":
+		err = nr.Read(&a.I64)
+		if err == nil && len(a.I64) != a.Len() {
+			err = fmt.Errorf("holds %d values, its shape %v says %d", len(a.I64), a.Shape, a.Len())
+		}
+	case "<f2", ">f2", "|f2":
+		return Array{}, fmt.Errorf("array %q: dtype float16 is not supported: convert to float32 (numpy: x.astype(np.float32))", name)
+	default:
+		return Array{}, fmt.Errorf("array %q: dtype %q is not supported: want float32 ('<f4') or int64 ('<i8')", name, h.Type)
+	}
+	if err != nil {
+		return Array{}, fmt.Errorf("array %q: %w", name, err)
+	}
+	return a, nil
+}
+
+// ReadNPY reads a single .npy file.
+func ReadNPY(path string) (Array, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Array{}, err
+	}
+	defer f.Close()
+	a, err := readArray(f, strings.TrimSuffix(filepath.Base(path), ".npy"))
+	if err != nil {
+		return Array{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return a, nil
+}
+
+// ReadNPZ reads every array of a .npz archive (as numpy.savez or
+// numpy.savez_compressed write it), keyed by name without ".npy".
+func ReadNPZ(path string) (map[string]Array, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	r, err := npz.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a NumPy .npz archive: %w", path, errors.Unwrap(err))
+	}
+	defer r.Close()
+	out := make(map[string]Array)
+	for _, key := range r.Keys() {
+		name := strings.TrimSuffix(key, ".npy")
+		rc, err := r.Open(key)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		a, err := readArray(rc, name)
+		rc.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out[name] = a
+	}
+	return out, nil
+}
+
+// WriteNPY writes one array to path atomically (a temporary file, then rename).
+func WriteNPY(path string, a Array) error {
+	return atomicWrite(path, func(w io.Writer) error { return writeArray(w, a) })
+}
+
+// WriteNPZ writes arrays to an uncompressed .npz archive at path atomically,
+// entries named NAME.npy, stored (not deflated) in sorted order, as
+// numpy.savez does.
+func WriteNPZ(path string, arrays map[string]Array) error {
+	return atomicWrite(path, func(w io.Writer) error {
+		zw := zip.NewWriter(w)
+		names := make([]string, 0, len(arrays))
+		for k := range arrays {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			ew, err := zw.CreateHeader(&zip.FileHeader{Name: k + ".npy", Method: zip.Store})
+			if err != nil {
+				return err
+			}
+			if err := writeArray(ew, arrays[k]); err != nil {
+				return fmt.Errorf("array %q: %w", k, err)
+			}
+		}
+		return zw.Close()
+	})
+}
+
+// writeArray writes a .npy v1.0 stream. npyio (v0.9.0) takes an array's
+// shape from its Go type, so it cannot write an n-D array held in a flat
+// slice; the header is written here by the format's specification (magic,
+// version, little-endian header length, a Python dict literal padded with
+// spaces to a multiple of 64 bytes and ended by a newline) and read back by
+// npyio and NumPy in the tests.
+func writeArray(w io.Writer, a Array) error {
+	var descr string
+	var n int
+	switch {
+	case a.F32 != nil && a.I64 == nil:
+		descr, n = "<f4", len(a.F32)
+	case a.I64 != nil && a.F32 == nil:
+		descr, n = "<i8", len(a.I64)
+	default:
+		return fmt.Errorf("array must hold exactly one of float32 or int64 data")
+	}
+	if n != a.Len() || len(a.Shape) == 0 {
+		return fmt.Errorf("%d values do not fill shape %v", n, a.Shape)
+	}
+	dims := make([]string, len(a.Shape))
+	for i, s := range a.Shape {
+		dims[i] = strconv.Itoa(s)
+	}
+	shape := "(" + strings.Join(dims, ", ") + ")"
+	if len(dims) == 1 {
+		shape = "(" + dims[0] + ",)"
+	}
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape)
+	const pre = 10 // magic (6) + version (2) + header length (2)
+	total := (pre + len(dict) + 1 + 63) / 64 * 64
+	hdr := make([]byte, 0, total)
+	hdr = append(hdr, "\x93NUMPY\x01\x00"...)
+	hdr = binary.LittleEndian.AppendUint16(hdr, uint16(total-pre))
+	hdr = append(hdr, dict...)
+	for len(hdr) < total-1 {
+		hdr = append(hdr, ' ')
+	}
+	hdr = append(hdr, '\n')
+	if _, err := w.Write(hdr); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 1<<15)
+	flush := func() error {
+		_, err := w.Write(buf)
+		buf = buf[:0]
+		return err
+	}
+	for i := range n {
+		if a.F32 != nil {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(a.F32[i]))
+		} else {
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(a.I64[i]))
+		}
+		if len(buf) >= cap(buf)-8 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// atomicWrite writes through a buffered temporary file in path's directory
+// and renames it over path only when everything succeeded.
+func atomicWrite(path string, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err = write(bw); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err = bw.Flush(); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// AtomicWrite is atomicWrite for other packages' files (fitted sets, tables).
+func AtomicWrite(path string, write func(io.Writer) error) error { return atomicWrite(path, write) }
+
+// Read reads and validates a bundle .npz file. Errors name the file and the
+// array.
+func Read(path string) (*Bundle, error) {
+	arrays, err := ReadNPZ(path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := FromArrays(arrays)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}
+
+// FromArrays builds and validates a bundle from named arrays.
+func FromArrays(arrays map[string]Array) (*Bundle, error) {
+	get := func(name string, i64 bool, ndim int) (Array, bool, error) {
+		a, ok := arrays[name]
+		if !ok {
+			return a, false, nil
+		}
+		if i64 && a.I64 == nil {
+			return a, true, fmt.Errorf("array %q: dtype float32, want int64", name)
+		}
+		if !i64 && a.F32 == nil {
+			return a, true, fmt.Errorf("array %q: dtype int64, want float32", name)
+		}
+		if len(a.Shape) != ndim {
+			return a, true, fmt.Errorf("array %q: shape %v has %d dimensions, want %d", name, a.Shape, len(a.Shape), ndim)
+		}
+		return a, true, nil
+	}
+	anchors, ok, err := get("anchors", false, 2)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("array \"anchors\" is missing")
+	}
+	pos, ok, err := get("positives", false, 3)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("array \"positives\" is missing")
+	}
+	b := &Bundle{N: anchors.Shape[0], D: anchors.Shape[1], Anchors: anchors.F32, K: pos.Shape[1], Positives: pos.F32}
+	if pos.Shape[0] != b.N || pos.Shape[2] != b.D {
+		return nil, fmt.Errorf("array \"positives\": shape %v, want (%d, k, %d) to match anchors %v", pos.Shape, b.N, b.D, anchors.Shape)
+	}
+	neg, hasNeg, err := get("negatives", false, 3)
+	if err != nil {
+		return nil, err
+	}
+	idx, hasIdx, err := get("negative_index", true, 2)
+	if err != nil {
+		return nil, err
+	}
+	pool, hasPool, err := get("negative_pool", false, 2)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case hasNeg && hasIdx:
+		return nil, fmt.Errorf("both \"negatives\" and \"negative_index\" are present; give one")
+	case hasNeg:
+		if neg.Shape[0] != b.N || neg.Shape[2] != b.D {
+			return nil, fmt.Errorf("array \"negatives\": shape %v, want (%d, kn, %d) to match anchors %v", neg.Shape, b.N, b.D, anchors.Shape)
+		}
+		b.KNeg, b.Negatives = neg.Shape[1], neg.F32
+	case hasIdx:
+		if idx.Shape[0] != b.N {
+			return nil, fmt.Errorf("array \"negative_index\": shape %v, want (%d, kn) to match anchors %v", idx.Shape, b.N, anchors.Shape)
+		}
+		b.KNeg, b.NegativeIndex = idx.Shape[1], idx.I64
+		if hasPool {
+			if pool.Shape[1] != b.D {
+				return nil, fmt.Errorf("array \"negative_pool\": shape %v, want (m, %d)", pool.Shape, b.D)
+			}
+			b.Pool = pool.F32
+		}
+	case hasPool:
+		return nil, fmt.Errorf("array \"negative_pool\" is present without \"negative_index\"")
+	}
+	if a, ok, err := get("labels", true, 1); err != nil {
+		return nil, err
+	} else if ok {
+		if a.Shape[0] != b.N {
+			return nil, fmt.Errorf("array \"labels\": shape %v, want (%d,)", a.Shape, b.N)
+		}
+		b.Labels = a.I64
+	}
+	if a, ok, err := get("logits", false, 2); err != nil {
+		return nil, err
+	} else if ok {
+		if a.Shape[0] != b.N {
+			return nil, fmt.Errorf("array \"logits\": shape %v, want (%d, C)", a.Shape, b.N)
+		}
+		b.C, b.Logits = a.Shape[1], a.F32
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Arrays returns the bundle's named arrays, as Write stores them.
+func (b *Bundle) Arrays() map[string]Array {
+	m := map[string]Array{
+		"anchors":   Float32(b.Anchors, b.N, b.D),
+		"positives": Float32(b.Positives, b.N, b.K, b.D),
+	}
+	if b.Negatives != nil {
+		m["negatives"] = Float32(b.Negatives, b.N, b.KNeg, b.D)
+	}
+	if b.NegativeIndex != nil {
+		m["negative_index"] = Int64(b.NegativeIndex, b.N, b.KNeg)
+		if b.Pool != nil {
+			m["negative_pool"] = Float32(b.Pool, len(b.Pool)/b.D, b.D)
+		}
+	}
+	if b.Labels != nil {
+		m["labels"] = Int64(b.Labels, b.N)
+	}
+	if b.Logits != nil {
+		m["logits"] = Float32(b.Logits, b.N, b.C)
+	}
+	return m
+}
+
+// Write validates b and writes it to path as an .npz archive, atomically.
+func Write(path string, b *Bundle) error {
+	if err := b.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return WriteNPZ(path, b.Arrays())
+}
