@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/sbinet/npyio/npy"
 	"github.com/sbinet/npyio/npz"
 )
@@ -118,14 +119,14 @@ func ReadNPZ(path string) (map[string]Array, error) {
 
 // WriteNPY writes one array to path atomically (a temporary file, then rename).
 func WriteNPY(path string, a Array) error {
-	return atomicWrite(path, func(w io.Writer) error { return writeArray(w, a) })
+	return atomicfile.Write(path, func(w io.Writer) error { return writeArray(w, a) })
 }
 
 // WriteNPZ writes arrays to an uncompressed .npz archive at path atomically,
 // entries named NAME.npy, stored (not deflated) in sorted order, as
 // numpy.savez does.
 func WriteNPZ(path string, arrays map[string]Array) error {
-	return atomicWrite(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		zw := zip.NewWriter(w)
 		names := make([]string, 0, len(arrays))
 		for k := range arrays {
@@ -207,39 +208,6 @@ func writeArray(w io.Writer, a Array) error {
 	}
 	return flush()
 }
-
-// atomicWrite writes through a buffered temporary file in path's directory
-// and renames it over path only when everything succeeded.
-func atomicWrite(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<16)
-	if err = write(bw); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
-// AtomicWrite is atomicWrite for other packages' files (fitted sets, tables).
-func AtomicWrite(path string, write func(io.Writer) error) error { return atomicWrite(path, write) }
 
 // Read reads and validates a bundle .npz file. Errors name the file and the
 // array.

@@ -1,0 +1,329 @@
+package conformal
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/geometry"
+)
+
+// TestQuantileVectors: the issue's known ranks, and +Inf past n.
+func TestQuantileVectors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		alpha float64
+		n     int
+		rank  int // 0: +Inf
+	}{
+		{0.1, 9, 9}, {0.1, 8, 0}, {0.05, 19, 19}, {0.05, 18, 0},
+		{0.05, 1000, 951}, {0.05, 101, 97},
+		// Decimal α: 0.3 is 3/10, so ⌈0.7·10⌉ = 7, where the binary double
+		// 0.29999999999999998890 would give 8.
+		{0.3, 9, 7}, {0.2, 4, 4}, {0.5, 1, 1}, {0.9, 1, 1},
+	} {
+		scores := make([]float64, c.n)
+		for i := range scores {
+			scores[i] = float64(c.n - i) // the r-th smallest is r
+		}
+		q, err := Threshold(scores, c.alpha)
+		if c.rank == 0 {
+			var tf *TooFewError
+			if !math.IsInf(q, 1) || !errors.Is(err, ErrTooFewCalibration) || !errors.As(err, &tf) {
+				t.Errorf("α=%v n=%d: got %v, %v; want +Inf and ErrTooFewCalibration", c.alpha, c.n, q, err)
+			}
+			continue
+		}
+		if err != nil || q != float64(c.rank) {
+			t.Errorf("α=%v n=%d: threshold %v (%v), want the %d-th smallest", c.alpha, c.n, q, err, c.rank)
+		}
+	}
+}
+
+func TestTooFewMessage(t *testing.T) {
+	t.Parallel()
+	_, err := Threshold(make([]float64, 8), 0.1)
+	if err == nil || !strings.Contains(err.Error(), "needs at least 9") || !strings.Contains(err.Error(), "+Inf") {
+		t.Errorf("error %q should say +Inf and that alpha 0.1 needs at least 9", err)
+	}
+}
+
+func TestThresholdErrors(t *testing.T) {
+	t.Parallel()
+	for _, a := range []float64{0, 1, -0.1, 1.5, math.NaN()} {
+		if _, err := Threshold([]float64{1, 2, 3}, a); !errors.Is(err, ErrAlpha) {
+			t.Errorf("alpha %v: error %v, want ErrAlpha", a, err)
+		}
+	}
+	if _, err := Threshold(nil, 0.1); err == nil {
+		t.Error("no scores: no error")
+	}
+	if _, err := Threshold([]float64{1, math.NaN(), 3}, 0.5); err == nil || !strings.Contains(err.Error(), "score 1 is NaN") {
+		t.Errorf("NaN score: error %v", err)
+	}
+}
+
+// TestSelectMatchesSort on random inputs with many ties, and on sorted and
+// reversed inputs.
+func TestSelectMatchesSort(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		n := 1 + rng.IntN(200)
+		x := make([]float64, n)
+		for i := range x {
+			switch trial % 3 {
+			case 0:
+				x[i] = float64(rng.IntN(5)) // ties
+			case 1:
+				x[i] = rng.NormFloat64()
+			default:
+				x[i] = float64(i) // sorted
+			}
+		}
+		sorted := slices.Sorted(slices.Values(x))
+		r := 1 + rng.IntN(n)
+		y := slices.Clone(x)
+		if got := Select(y, r); got != sorted[r-1] {
+			t.Fatalf("n=%d r=%d: Select %v, sort %v", n, r, got, sorted[r-1])
+		}
+		slices.Sort(y)
+		if !slices.Equal(y, sorted) {
+			t.Fatalf("Select lost or changed elements")
+		}
+	}
+}
+
+// TestPermutationInvariance: reordering the calibration scores leaves q̂
+// unchanged, and a monotone transform of the scores moves q̂ with it.
+func TestPermutationInvariance(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := make([]float64, 501)
+	for i := range x {
+		x[i] = rng.ExpFloat64()
+	}
+	q0, _ := Threshold(slices.Clone(x), 0.1)
+	for range 5 {
+		rng.Shuffle(len(x), func(i, j int) { x[i], x[j] = x[j], x[i] })
+		if q, _ := Threshold(slices.Clone(x), 0.1); q != q0 {
+			t.Fatalf("threshold %v after a shuffle, %v before", q, q0)
+		}
+	}
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = math.Exp(3 * v)
+	}
+	if q, _ := Threshold(y, 0.1); q != math.Exp(3*q0) {
+		t.Errorf("monotone transform: threshold %v, want %v", q, math.Exp(3*q0))
+	}
+}
+
+// synthetic draws n anchors in d = 2, each with k positives around it at an
+// anchor-specific spread (heavy-tailed, so the ℓ2 score is far from
+// pivotal); anchors are i.i.d., hence exchangeable.
+func synthetic(rng *rand.Rand, n, k int) *bundle.Bundle {
+	const d = 2
+	b := &bundle.Bundle{N: n, K: k, D: d, Anchors: make([]float32, n*d), Positives: make([]float32, n*k*d)}
+	for i := range n {
+		s := math.Exp(rng.NormFloat64())
+		for j := range d {
+			b.Anchors[i*d+j] = float32(5 * rng.NormFloat64())
+		}
+		for a := range k {
+			for j := range d {
+				b.Positives[(i*k+a)*d+j] = b.Anchors[i*d+j] + float32(s*rng.NormFloat64())
+			}
+		}
+	}
+	return b
+}
+
+// TestCoverageGuarantee is Lemma 1 as a property test: over R seeded
+// resplits, one-per-anchor calibration on n anchors gives a mean test
+// coverage in [1−α, 1−α + 1/(n+1)], up to 4.5 Monte-Carlo standard errors
+// (Bonferroni over the 9 cases at a family-wise level of about 1e-4).
+func TestCoverageGuarantee(t *testing.T) {
+	t.Parallel()
+	const trials, k, nTest = 2000, 4, 400
+	for _, n := range []int{19, 99, 999} {
+		if n == 999 && testing.Short() {
+			continue // long variant
+		}
+		for _, alpha := range []float64{0.05, 0.1, 0.2} {
+			rng := rand.New(rand.NewPCG(uint64(n), math.Float64bits(alpha)))
+			g := geometry.Ball{D: 2}
+			cov := make([]float64, trials)
+			test := make([]float32, nTest*2)
+			scores := make([]float64, nTest)
+			for tr := range trials {
+				cal := synthetic(rng, n, k)
+				set, err := Calibrate(g, cal, alpha, Options{Seed: uint64(tr)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// One positive of each of nTest fresh test anchors.
+				tb := synthetic(rng, nTest, 1)
+				for i := range nTest {
+					tb.PositiveDiff(test[i*2:(i+1)*2], i, 0)
+				}
+				in := 0
+				for _, s := range g.Scores(scores, test) {
+					if s <= set.Threshold {
+						in++
+					}
+				}
+				cov[tr] = float64(in) / nTest
+			}
+			mean, se := meanSE(cov)
+			lo, hi := 1-alpha, 1-alpha+1/float64(n+1)
+			if mean < lo-4.5*se || mean > hi+4.5*se {
+				t.Errorf("n=%d α=%v: mean coverage %.4f ± %.4f outside [%.4f, %.4f]", n, alpha, mean, se, lo, hi)
+			}
+		}
+	}
+}
+
+// TestPooledIsNotTheGuarantee shows why pooled calibration is labelled
+// approximate: when each anchor's positives share a spread, pooling k of them
+// makes the n·k scores dependent and the n = 19 threshold undercovers.
+func TestPooledIsNotTheGuarantee(t *testing.T) {
+	t.Parallel()
+	const trials, n, k, alpha = 3000, 19, 20, 0.05
+	rng := rand.New(rand.NewPCG(11, 12))
+	g := geometry.Ball{D: 2}
+	var covOne, covPooled []float64
+	test := make([]float32, 400*2)
+	for tr := range trials {
+		cal := synthetic(rng, n, k)
+		one, err1 := Calibrate(g, cal, alpha, Options{Seed: uint64(tr)})
+		pooled, err2 := Calibrate(g, cal, alpha, Options{Mode: Pooled})
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if pooled.Exact() || !one.Exact() || len(pooled.Warnings()) != 1 {
+			t.Fatal("pooled set not labelled approximate")
+		}
+		tb := synthetic(rng, 400, 1)
+		for i := range 400 {
+			tb.PositiveDiff(test[i*2:(i+1)*2], i, 0)
+		}
+		s := g.Scores(nil, test)
+		covOne = append(covOne, frac(s, one.Threshold))
+		covPooled = append(covPooled, frac(s, pooled.Threshold))
+	}
+	mOne, seOne := meanSE(covOne)
+	mPool, sePool := meanSE(covPooled)
+	if mOne < 1-alpha-4*seOne {
+		t.Errorf("one-per-anchor coverage %.4f below 1−α", mOne)
+	}
+	if mPool > 1-alpha-3*sePool {
+		t.Errorf("pooled coverage %.4f ± %.4f: expected it to fall below 1−α here", mPool, sePool)
+	}
+}
+
+func frac(s []float64, q float64) float64 {
+	in := 0
+	for _, v := range s {
+		if v <= q {
+			in++
+		}
+	}
+	return float64(in) / float64(len(s))
+}
+
+func meanSE(x []float64) (mean, se float64) {
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	var ss float64
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(x)-1) / float64(len(x)))
+}
+
+func TestCalibrateInfinite(t *testing.T) {
+	t.Parallel()
+	cal := synthetic(rand.New(rand.NewPCG(5, 5)), 8, 2)
+	if _, err := Calibrate(geometry.Ball{D: 2}, cal, 0.1, Options{}); !errors.Is(err, ErrTooFewCalibration) {
+		t.Fatalf("n=8 α=0.1: error %v, want ErrTooFewCalibration", err)
+	}
+	s, err := Calibrate(geometry.Ball{D: 2}, cal, 0.1, Options{AllowInfinite: true})
+	if err != nil || !math.IsInf(s.Threshold, 1) || len(s.Warnings()) != 1 {
+		t.Fatalf("AllowInfinite: %v, %v, warnings %v", s, err, s.Warnings())
+	}
+	var buf bytes.Buffer
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := ReadJSON(&buf)
+	if err != nil || !math.IsInf(s2.Threshold, 1) {
+		t.Fatalf("+Inf threshold round trip: %v, %v", s2, err)
+	}
+}
+
+func TestSetFileRoundTrip(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(6, 6))
+	cal := synthetic(rng, 50, 3)
+	el, _ := geometry.NewEllipsoid(2, []float64{2, 0.3, 0.3, 1})
+	nm, _ := geometry.NewNorm(2, []float64{1, 0.2, -0.1, 0.9}, 1.5)
+	gb, _ := geometry.NewGenBall([]float64{0.5, 2}, []float64{1.2, 3})
+	for _, g := range []geometry.Geometry{geometry.Ball{D: 2}, el, nm, gb} {
+		s, err := Calibrate(g, cal, 0.1, Options{Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Fit = &FitInfo{Method: "test", N: 7}
+		var buf bytes.Buffer
+		if err := s.WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		s2, err := ReadJSON(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", g.Kind(), err, buf.String())
+		}
+		if s2.Threshold != s.Threshold || s2.Alpha != s.Alpha || s2.Calibration != s.Calibration || *s2.Fit != *s.Fit {
+			t.Errorf("%v: set changed in a round trip", g.Kind())
+		}
+		d := cal.PositiveDiffs(nil, 0)
+		if !slices.Equal(s.Geometry.Scores(nil, d), s2.Geometry.Scores(nil, d)) {
+			t.Errorf("%v: loaded geometry scores differently", g.Kind())
+		}
+	}
+}
+
+func TestSetFileValidation(t *testing.T) {
+	t.Parallel()
+	cal := synthetic(rand.New(rand.NewPCG(7, 7)), 50, 3)
+	s, _ := Calibrate(geometry.UnitGenBall(2, 2), cal, 0.1, Options{})
+	var buf bytes.Buffer
+	s.WriteJSON(&buf)
+	good := buf.String()
+	for _, c := range []struct{ from, to, want string }{
+		{`"version": 1`, `"version": 2`, "version 2"},
+		{`"format": "ccs-set"`, `"format": "other"`, `format "other"`},
+		{`"alpha": 0.1`, `"alpha": 1.1`, "alpha"},
+		{`"rank": 46`, `"rank": 45`, "calibration.rank 45"},
+		{`"guarantee": "exact"`, `"guarantee": "approximate"`, "contradicts"},
+		{`"kind": "genball"`, `"kind": "cube"`, "unknown geometry"},
+		{`"dim": 2,`, `"dim": 3,`, "differs from dim"},
+		{`"mode": "one-per-anchor"`, `"mode": "pooled", "extra": 1`, "unknown field"},
+		{`"exponents": [`, `"exponents": [-1, `, "exponent"},
+	} {
+		if !strings.Contains(good, c.from) {
+			t.Fatalf("fixture lacks %q:\n%s", c.from, good)
+		}
+		bad := strings.Replace(good, c.from, c.to, 1)
+		if _, err := ReadJSON(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s: error %v, want it to mention %q", c.from, c.to, err, c.want)
+		}
+	}
+}

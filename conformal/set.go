@@ -1,0 +1,318 @@
+package conformal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/atomicfile"
+)
+
+// Mode is how calibration anchors contribute scores.
+type Mode int
+
+const (
+	// OnePerAnchor takes one positive per calibration anchor, chosen by a
+	// seeded RNG: the paper's Lemma 1, the mode that carries the guarantee.
+	OnePerAnchor Mode = iota + 1
+	// Pooled takes all k positives of every anchor, as the paper's public
+	// code does. The scores of one anchor's positives are not exchangeable
+	// with a test anchor's single positive, so the guarantee is approximate.
+	Pooled
+)
+
+// String returns "one-per-anchor" or "pooled".
+func (m Mode) String() string {
+	switch m {
+	case OnePerAnchor:
+		return "one-per-anchor"
+	case Pooled:
+		return "pooled"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (m Mode) MarshalText() ([]byte, error) {
+	if m != OnePerAnchor && m != Pooled {
+		return nil, fmt.Errorf("unknown calibration mode %d", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (m *Mode) UnmarshalText(b []byte) error {
+	v, err := ParseMode(string(b))
+	if err == nil {
+		*m = v
+	}
+	return err
+}
+
+// ParseMode reads "one" (or "one-per-anchor") and "pooled".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "one", "one-per-anchor":
+		return OnePerAnchor, nil
+	case "pooled":
+		return Pooled, nil
+	}
+	return 0, fmt.Errorf("unknown calibration mode %q (want one or pooled)", s)
+}
+
+// Scores returns the calibration scores of cal under g: one positive per
+// anchor (chosen with a PCG seeded by seed) or all positives pooled.
+func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]float64, error) {
+	if g.Dim() != cal.D {
+		return nil, fmt.Errorf("geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
+	}
+	switch mode {
+	case OnePerAnchor:
+		rng := rand.New(rand.NewPCG(seed, 0x63636f6e65)) // "cc one"
+		diffs := make([]float32, cal.N*cal.D)
+		for i := range cal.N {
+			cal.PositiveDiff(diffs[i*cal.D:(i+1)*cal.D], i, rng.IntN(cal.K))
+		}
+		return g.Scores(nil, diffs), nil
+	case Pooled:
+		out := make([]float64, cal.N*cal.K)
+		diffs := make([]float32, cal.K*cal.D)
+		for i := range cal.N {
+			g.Scores(out[i*cal.K:(i+1)*cal.K], cal.PositiveDiffs(diffs, i))
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown calibration mode %v", mode)
+}
+
+// Options configures Calibrate. The zero value is one positive per anchor,
+// seed 0, and an error when the rank exceeds n.
+type Options struct {
+	Mode Mode   // zero means OnePerAnchor
+	Seed uint64 // picks the positive of each anchor in OnePerAnchor mode
+	// AllowInfinite accepts a +Inf threshold (the whole space) when there
+	// are too few calibration scores, instead of returning the error. The
+	// set then says so in Warnings.
+	AllowInfinite bool
+}
+
+// Info records how a set was calibrated.
+type Info struct {
+	Mode Mode   `json:"mode"`
+	N    int    `json:"n"`    // calibration scores
+	Rank int    `json:"rank"` // ⌈(1−α)(n+1)⌉; > N means +Inf
+	Seed uint64 `json:"seed"`
+}
+
+// FitInfo records how the geometry was obtained, for the file's reader.
+type FitInfo struct {
+	Method string  `json:"method"`          // e.g. "none", "covariance of anchor−positive differences"
+	N      int     `json:"n,omitempty"`     // anchors used
+	Seed   uint64  `json:"seed,omitempty"`  // seed of the split that chose them
+	Ridge  float64 `json:"ridge,omitempty"` // added to Σ's diagonal
+}
+
+// Set is a fitted contrastive conformal set: a geometry, its calibrated
+// threshold and the facts behind it. A point z is in the set around anchor Z
+// when φ(Z − z) ≤ Threshold.
+type Set struct {
+	Geometry    geometry.Geometry
+	Threshold   float64
+	Alpha       float64
+	Calibration Info
+	Fit         *FitInfo
+}
+
+// Calibrate computes g's threshold on the calibration bundle cal. The bundle
+// must be disjoint from everything used to choose g (the caller's duty:
+// the guarantee rests on it).
+func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Options) (*Set, error) {
+	if err := CheckAlpha(alpha); err != nil {
+		return nil, err
+	}
+	if opt.Mode == 0 {
+		opt.Mode = OnePerAnchor
+	}
+	scores, err := Scores(g, cal, opt.Mode, opt.Seed)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Rank(len(scores), alpha)
+	if err != nil {
+		return nil, err
+	}
+	q, err := Threshold(scores, alpha)
+	if err != nil && !(opt.AllowInfinite && errors.Is(err, ErrTooFewCalibration)) {
+		return nil, err
+	}
+	return &Set{Geometry: g, Threshold: q, Alpha: alpha,
+		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed}}, nil
+}
+
+// Exact reports whether the set carries the conformal guarantee (one
+// positive per calibration anchor).
+func (s *Set) Exact() bool { return s.Calibration.Mode == OnePerAnchor }
+
+// Warnings lists what a reader of this set's numbers must know: a whole-space
+// set, or a pooled (approximate) calibration.
+func (s *Set) Warnings() []string {
+	var w []string
+	if math.IsInf(s.Threshold, 1) {
+		w = append(w, (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha}).Error())
+	}
+	if s.Calibration.Mode == Pooled {
+		w = append(w, "pooled calibration (all positives of each anchor): the 1−α coverage is approximate, not guaranteed")
+	}
+	return w
+}
+
+// Contains reports whether the point with difference x = anchor − point is
+// inside the set.
+func (s *Set) Contains(x []float32) bool {
+	return s.Geometry.Scores(make([]float64, 1), x)[0] <= s.Threshold
+}
+
+// LogVolume is the log-volume of the set.
+func (s *Set) LogVolume() float64 { return s.Geometry.LogVolume(s.Threshold) }
+
+// File format identifiers.
+const (
+	FileFormat  = "ccs-set"
+	FileVersion = 1
+)
+
+type fileSet struct {
+	Format      string        `json:"format"`
+	Version     int           `json:"version"`
+	Dim         int           `json:"dim"`
+	Alpha       float64       `json:"alpha"`
+	Threshold   threshold     `json:"threshold"`
+	Guarantee   string        `json:"guarantee"`
+	Geometry    geometry.Spec `json:"geometry"`
+	Calibration Info          `json:"calibration"`
+	Fit         *FitInfo      `json:"fit,omitempty"`
+}
+
+// threshold is a float64 that writes +Inf as the JSON string "+Inf".
+type threshold float64
+
+func (t threshold) MarshalJSON() ([]byte, error) {
+	if math.IsInf(float64(t), 1) {
+		return []byte(`"+Inf"`), nil
+	}
+	return json.Marshal(float64(t))
+}
+
+func (t *threshold) UnmarshalJSON(b []byte) error {
+	if string(b) == `"+Inf"` {
+		*t = threshold(math.Inf(1))
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("threshold: want a number or \"+Inf\": %w", err)
+	}
+	*t = threshold(f)
+	return nil
+}
+
+// WriteJSON writes the set as an indented, versioned JSON document.
+func (s *Set) WriteJSON(w io.Writer) error {
+	spec, err := geometry.Encode(s.Geometry)
+	if err != nil {
+		return err
+	}
+	g := "exact"
+	if !s.Exact() {
+		g = "approximate"
+	}
+	f := fileSet{Format: FileFormat, Version: FileVersion, Dim: s.Geometry.Dim(), Alpha: s.Alpha,
+		Threshold: threshold(s.Threshold), Guarantee: g, Geometry: spec, Calibration: s.Calibration, Fit: s.Fit}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(f)
+}
+
+// Save writes the set to path atomically.
+func (s *Set) Save(path string) error {
+	return atomicfile.Write(path, s.WriteJSON)
+}
+
+// ReadJSON reads and validates a set document: format and version, known
+// fields only, the geometry's parameters, α, the rank against n and α, and
+// the threshold against the rank.
+func ReadJSON(r io.Reader) (*Set, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var f fileSet
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("not a ccs set file: %w", err)
+	}
+	if f.Format != FileFormat {
+		return nil, fmt.Errorf("format %q, want %q", f.Format, FileFormat)
+	}
+	if f.Version != FileVersion {
+		return nil, fmt.Errorf("version %d; this ccs reads version %d", f.Version, FileVersion)
+	}
+	if err := CheckAlpha(f.Alpha); err != nil {
+		return nil, fmt.Errorf("alpha: %w", err)
+	}
+	if f.Geometry.Dim != f.Dim {
+		return nil, fmt.Errorf("geometry.dim %d differs from dim %d", f.Geometry.Dim, f.Dim)
+	}
+	g, err := geometry.Decode(f.Geometry)
+	if err != nil {
+		return nil, fmt.Errorf("geometry: %w", err)
+	}
+	c := f.Calibration
+	if c.Mode != OnePerAnchor && c.Mode != Pooled {
+		return nil, fmt.Errorf("calibration.mode is missing")
+	}
+	want := "exact"
+	if c.Mode == Pooled {
+		want = "approximate"
+	}
+	if f.Guarantee != want {
+		return nil, fmt.Errorf("guarantee %q contradicts calibration mode %v (%q)", f.Guarantee, c.Mode, want)
+	}
+	r0, err := Rank(c.N, f.Alpha)
+	if err != nil {
+		return nil, fmt.Errorf("calibration: %w", err)
+	}
+	if r0 != c.Rank {
+		return nil, fmt.Errorf("calibration.rank %d, but n = %d and alpha = %v give %d", c.Rank, c.N, f.Alpha, r0)
+	}
+	t := float64(f.Threshold)
+	switch {
+	case math.IsNaN(t) || t < 0:
+		return nil, fmt.Errorf("threshold %v, want ≥ 0", t)
+	case math.IsInf(t, 1) != (c.Rank > c.N):
+		return nil, fmt.Errorf("threshold %v contradicts rank %d of n = %d", t, c.Rank, c.N)
+	}
+	return &Set{Geometry: g, Threshold: t, Alpha: f.Alpha, Calibration: c, Fit: f.Fit}, nil
+}
+
+// Load reads and validates a set file. Errors name the file.
+func Load(path string) (*Set, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	s, err := ReadJSON(fh)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}

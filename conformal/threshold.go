@@ -1,0 +1,156 @@
+// Package conformal calibrates contrastive conformal sets: split-conformal
+// thresholds with the paper's guarantee (Lemma 1), the calibration modes,
+// and the fitted set with its file format.
+//
+// The guarantee: if the calibration anchors and a test anchor are
+// exchangeable given everything used to choose the geometry, and each
+// calibration anchor contributes the score of one positive, then a test
+// anchor's positive falls inside the set with probability at least 1−α,
+// marginally over calibration and test draws. This package imports no
+// training code, so the guarantee can be audited here alone.
+package conformal
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+)
+
+// ErrAlpha reports a miscoverage level outside (0, 1).
+var ErrAlpha = errors.New("alpha must lie strictly between 0 and 1")
+
+// ErrTooFewCalibration reports that the conformal rank exceeds the number of
+// calibration scores: the only valid threshold is +Inf, the whole space.
+var ErrTooFewCalibration = errors.New("too few calibration scores for this alpha")
+
+// TooFewError is the error returned with a +Inf threshold.
+type TooFewError struct {
+	N     int     // calibration scores
+	Rank  int     // ⌈(1−α)(N+1)⌉ > N
+	Alpha float64 // miscoverage level
+}
+
+func (e *TooFewError) Error() string {
+	need := minCalibration(e.Alpha)
+	return fmt.Sprintf("%d calibration scores are too few for alpha %v: the rank ⌈(1−α)(n+1)⌉ = %d exceeds n, so the set is the whole space (threshold +Inf); alpha %v needs at least %d",
+		e.N, e.Alpha, e.Rank, e.Alpha, need)
+}
+
+// Is makes errors.Is(err, ErrTooFewCalibration) true.
+func (e *TooFewError) Is(target error) bool { return target == ErrTooFewCalibration }
+
+// minCalibration is the smallest n with Rank(n, alpha) ≤ n.
+func minCalibration(alpha float64) int {
+	n := int(math.Ceil(1/alpha)) - 2
+	if n < 1 {
+		n = 1
+	}
+	for {
+		if r, err := Rank(n, alpha); err != nil || r <= n {
+			return n
+		}
+		n++
+	}
+}
+
+// CheckAlpha returns an error wrapping ErrAlpha unless 0 < alpha < 1.
+func CheckAlpha(alpha float64) error {
+	if !(alpha > 0 && alpha < 1) {
+		return fmt.Errorf("alpha = %v: %w", alpha, ErrAlpha)
+	}
+	return nil
+}
+
+// Rank is the conformal rank r = ⌈(1−α)(n+1)⌉, computed in exact integer
+// arithmetic. α is taken as the decimal it prints as (0.1 is 1/10, not the
+// binary double nearest to it), so α = 0.1 and n = 9 give r = 9 exactly and
+// not the 10 that floating-point rounding can produce.
+func Rank(n int, alpha float64) (int, error) {
+	if err := CheckAlpha(alpha); err != nil {
+		return 0, err
+	}
+	if n < 1 {
+		return 0, fmt.Errorf("rank: %d calibration scores, need at least 1", n)
+	}
+	a, ok := new(big.Rat).SetString(strconv.FormatFloat(alpha, 'g', -1, 64))
+	if !ok {
+		return 0, fmt.Errorf("rank: cannot read alpha %v as a decimal", alpha)
+	}
+	num, den := a.Num(), a.Denom() // α = num/den
+	// (1−α)(n+1) = (den−num)(n+1)/den; ceil of p/q is (p+q−1)/q for p, q > 0.
+	p := new(big.Int).Sub(den, num)
+	p.Mul(p, big.NewInt(int64(n)+1))
+	p.Add(p, new(big.Int).Sub(den, big.NewInt(1)))
+	p.Quo(p, den)
+	if !p.IsInt64() {
+		return 0, fmt.Errorf("rank: overflow for n = %d", n)
+	}
+	return int(p.Int64()), nil
+}
+
+// Threshold returns q̂, the Rank(n, α)-th smallest of the n calibration
+// scores, found by selection in expected O(n) time. scores is reordered in
+// place. When the rank exceeds n, it returns +Inf together with a
+// *TooFewError (errors.Is(err, ErrTooFewCalibration)): the caller decides
+// whether a whole-space set is acceptable, nothing is clamped silently. A NaN
+// score is an error naming its index.
+func Threshold(scores []float64, alpha float64) (float64, error) {
+	r, err := Rank(len(scores), alpha)
+	if err != nil {
+		return math.NaN(), err
+	}
+	for i, s := range scores {
+		if math.IsNaN(s) {
+			return math.NaN(), fmt.Errorf("calibration score %d is NaN", i)
+		}
+	}
+	if r > len(scores) {
+		return math.Inf(1), &TooFewError{N: len(scores), Rank: r, Alpha: alpha}
+	}
+	return Select(scores, r), nil
+}
+
+// Select returns the r-th smallest (1-based) element of x, reordering x in
+// place. It is quickselect with a three-way partition (many equal values
+// cost nothing extra) and pivots from a fixed pseudo-random sequence, so the
+// result and the work are deterministic. It panics if r is outside [1, len(x)].
+func Select(x []float64, r int) float64 {
+	if r < 1 || r > len(x) {
+		panic("ccs/conformal: rank out of range")
+	}
+	k := r - 1
+	lo, hi := 0, len(x) // search x[lo:hi]
+	state := uint64(0x9e3779b97f4a7c15)
+	for hi-lo > 1 {
+		state ^= state << 13 // xorshift64
+		state ^= state >> 7
+		state ^= state << 17
+		pivot := x[lo+int(state%uint64(hi-lo))]
+		// Partition x[lo:hi] into < pivot, == pivot, > pivot.
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch v := x[i]; {
+			case v < pivot:
+				x[lt], x[i] = x[i], x[lt]
+				lt++
+				i++
+			case v > pivot:
+				gt--
+				x[gt], x[i] = x[i], x[gt]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return pivot
+		}
+	}
+	return x[k]
+}

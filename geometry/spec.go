@@ -1,0 +1,94 @@
+package geometry
+
+import (
+	"fmt"
+	"math"
+)
+
+// Spec is a geometry's parameters as stored in a fitted-set file. Only the
+// fields of its Kind are set.
+type Spec struct {
+	Kind Kind `json:"kind"`
+	Dim  int  `json:"dim"`
+	// Sigma is the ellipsoid's covariance Σ, d×d row-major.
+	Sigma []float64 `json:"sigma,omitempty"`
+	// Matrix and P are the single-norm's M (d×d row-major) and p.
+	Matrix []float64 `json:"matrix,omitempty"`
+	P      float64   `json:"p,omitempty"`
+	// Scales and Exponents are the generalized ball's m_j and p_j.
+	Scales    []float64 `json:"scales,omitempty"`
+	Exponents []float64 `json:"exponents,omitempty"`
+}
+
+// Encode returns g's Spec.
+func Encode(g Geometry) (Spec, error) {
+	s := Spec{Kind: g.Kind(), Dim: g.Dim()}
+	switch g := g.(type) {
+	case Ball:
+	case *Ellipsoid:
+		s.Sigma = g.Sigma()
+	case *Norm:
+		s.Matrix, s.P = g.M(), g.P()
+	case *GenBall:
+		s.Scales, s.Exponents = g.Scales(), g.Exponents()
+	default:
+		return Spec{}, fmt.Errorf("geometry: cannot encode %T", g)
+	}
+	return s, nil
+}
+
+// Decode validates s and builds its geometry. Errors name the bad field.
+func Decode(s Spec) (Geometry, error) {
+	if s.Dim < 1 {
+		return nil, fmt.Errorf("geometry: dim %d < 1", s.Dim)
+	}
+	extra := func(fields ...any) error {
+		names := []string{"sigma", "matrix", "p", "scales", "exponents"}
+		for i, f := range fields {
+			switch f := f.(type) {
+			case []float64:
+				if f != nil {
+					return fmt.Errorf("geometry %v: field %q does not belong to it", s.Kind, names[i])
+				}
+			case float64:
+				if f != 0 {
+					return fmt.Errorf("geometry %v: field %q does not belong to it", s.Kind, names[i])
+				}
+			}
+		}
+		return nil
+	}
+	var (
+		g   Geometry
+		err error
+	)
+	switch s.Kind {
+	case KindBall:
+		err = extra(s.Sigma, s.Matrix, s.P, s.Scales, s.Exponents)
+		g = Ball{D: s.Dim}
+	case KindEllipsoid:
+		if err = extra(nil, s.Matrix, s.P, s.Scales, s.Exponents); err == nil {
+			g, err = NewEllipsoid(s.Dim, s.Sigma)
+		}
+	case KindNorm:
+		if err = extra(s.Sigma, nil, 0.0, s.Scales, s.Exponents); err == nil {
+			g, err = NewNorm(s.Dim, s.Matrix, s.P)
+		}
+	case KindGenBall:
+		if err = extra(s.Sigma, s.Matrix, s.P, nil, nil); err == nil {
+			g, err = NewGenBall(s.Scales, s.Exponents)
+		}
+		if err == nil && g.Dim() != s.Dim {
+			err = fmt.Errorf("genball: %d scales for dim %d", g.Dim(), s.Dim)
+		}
+	default:
+		return nil, fmt.Errorf("geometry: unknown kind %v", s.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if math.IsInf(g.LogVolume(1), 0) || math.IsNaN(g.LogVolume(1)) {
+		return nil, fmt.Errorf("geometry %v: its unit set has log-volume %v", s.Kind, g.LogVolume(1))
+	}
+	return g, nil
+}
