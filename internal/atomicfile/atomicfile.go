@@ -31,6 +31,9 @@ func Write(path string, write func(io.Writer) error) (err error) {
 	if err = bw.Flush(); err != nil {
 		return err
 	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
 	if err = f.Sync(); err != nil {
 		return err
 	}

@@ -1,0 +1,125 @@
+// Package baseline builds the vanilla conformal sets the paper compares
+// against (DESIGN §2.5): the ℓ2 ball and the Mahalanobis ellipsoid.
+//
+// The ball has no parameters and is calibrated on the whole calibration
+// split. The ellipsoid's Σ must not be estimated on the scores that set its
+// threshold, so the calibration split is halved at random: Σ is the
+// covariance of anchor−positive differences on one half (plus a small
+// ridge), the threshold comes from the other half (the paper's protocol).
+package baseline
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+)
+
+// DefaultRidge is the ridge added to Σ's diagonal, relative to tr(Σ)/d.
+const DefaultRidge = 1e-6
+
+// Options configures the baselines. The zero value is one-per-anchor
+// calibration with seed 0 and DefaultRidge.
+type Options struct {
+	Calibration conformal.Options
+	// Ridge is added to Σ's diagonal as Ridge·tr(Σ)/d; 0 means DefaultRidge.
+	Ridge float64
+	// SplitSeed seeds the halving of the calibration split.
+	SplitSeed uint64
+}
+
+// Ball calibrates the ℓ2 ball on cal.
+func Ball(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, error) {
+	s, err := conformal.Calibrate(geometry.Ball{D: cal.D}, cal, alpha, opt.Calibration)
+	if err != nil {
+		return nil, err
+	}
+	s.Fit = &conformal.FitInfo{Method: "none (ℓ2 ball)"}
+	return s, nil
+}
+
+// Ellipsoid halves cal (seeded by opt.SplitSeed), estimates Σ on the first
+// half and calibrates the ellipsoid on the second.
+func Ellipsoid(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, error) {
+	if cal.N < 2 {
+		return nil, fmt.Errorf("ellipsoid: %d calibration anchors cannot be halved", cal.N)
+	}
+	rng := rand.New(rand.NewPCG(opt.SplitSeed, 0x68616c766573)) // "halves"
+	parts, err := bundle.SplitIndices(cal.N, rng, cal.N/2, cal.N-cal.N/2)
+	if err != nil {
+		return nil, err
+	}
+	fitHalf, calHalf := cal.Subset(parts[0]), cal.Subset(parts[1])
+	ridge := opt.Ridge
+	if ridge == 0 {
+		ridge = DefaultRidge
+	}
+	sigma, added, err := Covariance(fitHalf, ridge)
+	if err != nil {
+		return nil, fmt.Errorf("ellipsoid: %w", err)
+	}
+	g, err := geometry.NewEllipsoid(cal.D, sigma)
+	if err != nil {
+		return nil, fmt.Errorf("ellipsoid: covariance of %d anchor−positive differences: %w", fitHalf.N*fitHalf.K, err)
+	}
+	s, err := conformal.Calibrate(g, calHalf, alpha, opt.Calibration)
+	if err != nil {
+		return nil, err
+	}
+	s.Fit = &conformal.FitInfo{Method: "covariance of anchor−positive differences on half of the calibration split",
+		N: fitHalf.N, Seed: opt.SplitSeed, Ridge: added}
+	return s, nil
+}
+
+// Covariance is the sample covariance (divisor m−1, numpy.cov's) of all m
+// anchor−positive differences of b, with ridge·tr(Σ)/d added to the diagonal;
+// it returns Σ (d×d row-major) and the amount added. It needs m ≥ 2.
+func Covariance(b *bundle.Bundle, ridge float64) ([]float64, float64, error) {
+	d := b.D
+	m := b.N * b.K
+	if m < 2 {
+		return nil, 0, fmt.Errorf("covariance: %d anchor−positive differences, need at least 2", m)
+	}
+	mean := make([]float64, d)
+	diffs := make([]float32, b.K*d)
+	for i := range b.N {
+		for j, v := range b.PositiveDiffs(diffs, i) {
+			mean[j%d] += float64(v)
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(m)
+	}
+	sigma := make([]float64, d*d)
+	x := make([]float64, d)
+	for i := range b.N {
+		b.PositiveDiffs(diffs, i)
+		for a := range b.K {
+			for j := range d {
+				x[j] = float64(diffs[a*d+j]) - mean[j]
+			}
+			for r := range d {
+				xr := x[r]
+				row := sigma[r*d : (r+1)*d]
+				for c := 0; c <= r; c++ {
+					row[c] += xr * x[c]
+				}
+			}
+		}
+	}
+	var trace float64
+	for r := range d {
+		for c := 0; c <= r; c++ {
+			sigma[r*d+c] /= float64(m - 1)
+			sigma[c*d+r] = sigma[r*d+c]
+		}
+		trace += sigma[r*d+r]
+	}
+	added := ridge * trace / float64(d)
+	for r := range d {
+		sigma[r*d+r] += added
+	}
+	return sigma, added, nil
+}

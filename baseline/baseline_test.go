@@ -1,0 +1,122 @@
+package baseline
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/eval"
+)
+
+// correlated draws anchors with positives around them along a fixed
+// anisotropic covariance, and negatives from elsewhere.
+func correlated(rng *rand.Rand, n, k int) *bundle.Bundle {
+	const d = 3
+	L := [d][d]float64{{2, 0, 0}, {1.5, 0.5, 0}, {0, -0.3, 0.2}}
+	b := &bundle.Bundle{N: n, K: k, D: d, KNeg: k, Anchors: make([]float32, n*d),
+		Positives: make([]float32, n*k*d), Negatives: make([]float32, n*k*d)}
+	for i := range n {
+		for j := range d {
+			b.Anchors[i*d+j] = float32(rng.NormFloat64())
+		}
+		for a := range k {
+			e := [d]float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
+			for r := range d {
+				var v float64
+				for c := range d {
+					v += L[r][c] * e[c]
+				}
+				b.Positives[(i*k+a)*d+r] = b.Anchors[i*d+r] + float32(v)
+				b.Negatives[(i*k+a)*d+r] = b.Anchors[i*d+r] + float32(3*rng.NormFloat64())
+			}
+		}
+	}
+	return b
+}
+
+func TestCovarianceMatchesDirectFormula(t *testing.T) {
+	t.Parallel()
+	b := correlated(rand.New(rand.NewPCG(1, 1)), 40, 3)
+	got, added, err := Covariance(b, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xs [][]float64
+	for i := range b.N {
+		dd := b.PositiveDiffs(nil, i)
+		for a := range b.K {
+			x := make([]float64, b.D)
+			for j := range x {
+				x[j] = float64(dd[a*b.D+j])
+			}
+			xs = append(xs, x)
+		}
+	}
+	m := float64(len(xs))
+	mean := make([]float64, b.D)
+	for _, x := range xs {
+		for j := range x {
+			mean[j] += x[j] / m
+		}
+	}
+	var trace float64
+	want := make([]float64, b.D*b.D)
+	for r := range b.D {
+		for c := range b.D {
+			for _, x := range xs {
+				want[r*b.D+c] += (x[r] - mean[r]) * (x[c] - mean[c]) / (m - 1)
+			}
+		}
+		trace += want[r*b.D+r]
+	}
+	if math.Abs(added-0.01*trace/3) > 1e-12 {
+		t.Errorf("ridge added %v, want %v", added, 0.01*trace/3)
+	}
+	for i := range want {
+		if i%(b.D+1) == 0 {
+			want[i] += added
+		}
+		if math.Abs(got[i]-want[i]) > 1e-9*math.Max(1, math.Abs(want[i])) {
+			t.Fatalf("Σ[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestEllipsoidUsesDisjointHalves(t *testing.T) {
+	t.Parallel()
+	cal := correlated(rand.New(rand.NewPCG(2, 2)), 301, 4)
+	s, err := Ellipsoid(cal, 0.1, Options{SplitSeed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Fit.N+s.Calibration.N != cal.N || s.Fit.N != 150 {
+		t.Errorf("Σ from %d anchors, threshold from %d: want 150 + 151 = 301", s.Fit.N, s.Calibration.N)
+	}
+}
+
+// TestEllipsoidBeatsBallOnAnisotropicData: both cover ≈ 1−α; the ellipsoid,
+// shaped like the positives, excludes more negatives with a smaller volume.
+func TestEllipsoidBeatsBallOnAnisotropicData(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 3))
+	cal, test := correlated(rng, 2000, 5), correlated(rng, 2000, 20)
+	ball, err := Ball(cal, 0.1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ell, err := Ellipsoid(cal, 0.1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, _ := eval.Evaluate(ball, test)
+	re, _ := eval.Evaluate(ell, test)
+	for _, r := range []eval.Result{rb, re} {
+		if math.Abs(r.Coverage-0.9) > 0.02 {
+			t.Errorf("coverage %.4f, want ≈ 0.90", r.Coverage)
+		}
+	}
+	if re.Exclusion <= rb.Exclusion || re.LogVolPerDim >= rb.LogVolPerDim {
+		t.Errorf("ellipsoid exclusion %.3f / LogVol/d %.3f vs ball %.3f / %.3f", re.Exclusion, re.LogVolPerDim, rb.Exclusion, rb.LogVolPerDim)
+	}
+}

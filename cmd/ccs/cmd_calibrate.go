@@ -1,0 +1,81 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/ccsets/ccs/baseline"
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+)
+
+func init() {
+	register(&command{
+		name:  "calibrate",
+		args:  "-geometry ball|ellipsoid -cal FILE -out SET.json [-alpha A] [-calibration one|pooled] [-seed S]",
+		short: "calibrate a baseline set on a calibration bundle and save it",
+		flags: func(fs *flag.FlagSet, out *output) func([]string) error {
+			geom := fs.String("geometry", "", "set family: ball or ellipsoid")
+			calPath := fs.String("cal", "", "calibration bundle `file` (.npz)")
+			setPath := fs.String("out", "", "fitted set `file` to write (.json)")
+			alpha := fs.Float64("alpha", 0.05, "miscoverage level α in (0,1): the set holds positives with probability ≥ 1−α")
+			mode := fs.String("calibration", "one", "calibration `mode`: one (one positive per anchor: the guarantee) or pooled (approximate)")
+			seed := fs.Uint64("seed", 0, "`seed` choosing each anchor's positive and the ellipsoid's half split")
+			ridge := fs.Float64("ridge", baseline.DefaultRidge, "ellipsoid: ridge added to Σ's diagonal, relative to tr(Σ)/d")
+			allowInf := fs.Bool("allow-infinite", false, "accept a whole-space set (threshold +Inf) when the calibration split is too small")
+			return func([]string) error {
+				if err := required("calibrate", "geometry", *geom, "cal", *calPath, "out", *setPath); err != nil {
+					return err
+				}
+				if err := checkAlpha("calibrate", *alpha); err != nil {
+					return err
+				}
+				m, err := conformal.ParseMode(*mode)
+				if err != nil {
+					return usagef("calibrate: -calibration: %v", err)
+				}
+				kind, err := geometry.ParseKind(*geom)
+				if err != nil {
+					return usagef("calibrate: -geometry: %v", err)
+				}
+				if !(*ridge > 0) {
+					return usagef("calibrate: -ridge %v must be positive", *ridge)
+				}
+				cal, err := bundle.Read(*calPath)
+				if err != nil {
+					return err
+				}
+				opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: *seed, AllowInfinite: *allowInf},
+					Ridge: *ridge, SplitSeed: *seed}
+				var set *conformal.Set
+				switch kind {
+				case geometry.KindBall:
+					set, err = baseline.Ball(cal, *alpha, opt)
+				case geometry.KindEllipsoid:
+					set, err = baseline.Ellipsoid(cal, *alpha, opt)
+				default:
+					return usagef("calibrate: -geometry %s is learned: fit it first (a later version of ccs)", kind)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", *calPath, err)
+				}
+				if err := set.Save(*setPath); err != nil {
+					return err
+				}
+				fmt.Fprintf(out.stdout, "wrote %s: %s\n", *setPath, describe(set))
+				for _, w := range set.Warnings() {
+					out.warn(w)
+				}
+				return nil
+			}
+		},
+	})
+}
+
+// describe is a one-line account of a set.
+func describe(s *conformal.Set) string {
+	c := s.Calibration
+	return fmt.Sprintf("%v set, d=%d, α=%v, threshold %.6g (rank %d of n=%d, %v calibration)",
+		s.Geometry.Kind(), s.Geometry.Dim(), s.Alpha, s.Threshold, c.Rank, c.N, c.Mode)
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/eval"
+)
+
+func init() {
+	register(&command{
+		name:  "evaluate",
+		args:  "-set SET.json -test FILE [-json]",
+		short: "measure a fitted set's coverage, exclusion and LogVol/d on a test bundle",
+		flags: func(fs *flag.FlagSet, out *output) func([]string) error {
+			setPath := fs.String("set", "", "fitted set `file` (.json)")
+			testPath := fs.String("test", "", "test bundle `file` (.npz)")
+			asJSON := fs.Bool("json", false, "print JSON instead of text")
+			return func([]string) error {
+				if err := required("evaluate", "set", *setPath, "test", *testPath); err != nil {
+					return err
+				}
+				set, err := conformal.Load(*setPath)
+				if err != nil {
+					return err
+				}
+				test, err := bundle.Read(*testPath)
+				if err != nil {
+					return err
+				}
+				r, err := eval.Evaluate(set, test)
+				if err != nil {
+					return fmt.Errorf("%s on %s: %w", *setPath, *testPath, err)
+				}
+				if *asJSON {
+					return writeEvalJSON(out, set, r)
+				}
+				fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
+				fmt.Fprintf(out.stdout, "coverage   %.2f%% of %d test positives\n", 100*r.Coverage, r.Positives)
+				if math.IsNaN(r.Exclusion) {
+					fmt.Fprintf(out.stdout, "exclusion  n/a (the test bundle has no negatives)\n")
+				} else {
+					fmt.Fprintf(out.stdout, "exclusion  %.2f%% of %d test negatives\n", 100*r.Exclusion, r.Negatives)
+				}
+				fmt.Fprintf(out.stdout, "LogVol/d   %.4g\n", r.LogVolPerDim)
+				for _, w := range set.Warnings() {
+					out.warn(w)
+				}
+				return nil
+			}
+		},
+	})
+}
+
+func writeEvalJSON(out *output, set *conformal.Set, r eval.Result) error {
+	type jsonResult struct {
+		Geometry    string         `json:"geometry"`
+		Dim         int            `json:"dim"`
+		Alpha       float64        `json:"alpha"`
+		Threshold   any            `json:"threshold"`
+		Calibration conformal.Info `json:"calibration"`
+		Coverage    float64        `json:"coverage"`
+		Exclusion   *float64       `json:"exclusion"` // null without negatives
+		LogVolPerD  float64        `json:"logvol_per_dim"`
+		Positives   int            `json:"positives"`
+		Negatives   int            `json:"negatives"`
+		Warnings    []string       `json:"warnings"`
+	}
+	j := jsonResult{Geometry: set.Geometry.Kind().String(), Dim: set.Geometry.Dim(), Alpha: set.Alpha,
+		Threshold: set.Threshold, Calibration: set.Calibration, Coverage: r.Coverage,
+		LogVolPerD: r.LogVolPerDim, Positives: r.Positives, Negatives: r.Negatives, Warnings: set.Warnings()}
+	if math.IsInf(set.Threshold, 1) {
+		j.Threshold = "+Inf"
+		j.LogVolPerD = math.MaxFloat64 // JSON has no +Inf; the warning says why
+	}
+	if !math.IsNaN(r.Exclusion) {
+		j.Exclusion = &r.Exclusion
+	}
+	if j.Warnings == nil {
+		j.Warnings = []string{}
+	}
+	enc := json.NewEncoder(out.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(j)
+}
