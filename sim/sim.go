@@ -37,11 +37,11 @@ const (
 
 // PaperDataSeed is the default seed of the point cloud. The paper's Table 1
 // is one draw of this generator, and draws differ a lot (over 200 draws the
-// ℓ2 ball's exclusion ranges from about 10% to 99%); this is the draw, among
+// ℓ2 ball's exclusion ranges from 8% to 99%); this is the draw, among
 // data seeds 0–199, whose two baseline rows come closest to the paper's
 // (docs/simulation.md has the criterion and the survey; `ccs reproduce
 // sim-draws` recomputes it).
-const PaperDataSeed = 42
+const PaperDataSeed = 178
 
 // Data is a labelled point cloud: Points holds N rows of Dim float32.
 type Data struct {

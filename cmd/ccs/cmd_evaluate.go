@@ -64,8 +64,8 @@ func writeEvalJSON(out *output, set *conformal.Set, r eval.Result) error {
 		Threshold   any            `json:"threshold"`
 		Calibration conformal.Info `json:"calibration"`
 		Coverage    float64        `json:"coverage"`
-		Exclusion   *float64       `json:"exclusion"` // null without negatives
-		LogVolPerD  float64        `json:"logvol_per_dim"`
+		Exclusion   *float64       `json:"exclusion"`      // null without negatives
+		LogVolPerD  any            `json:"logvol_per_dim"` // "+Inf" for a whole-space set
 		Positives   int            `json:"positives"`
 		Negatives   int            `json:"negatives"`
 		Warnings    []string       `json:"warnings"`
@@ -73,9 +73,8 @@ func writeEvalJSON(out *output, set *conformal.Set, r eval.Result) error {
 	j := jsonResult{Geometry: set.Geometry.Kind().String(), Dim: set.Geometry.Dim(), Alpha: set.Alpha,
 		Threshold: set.Threshold, Calibration: set.Calibration, Coverage: r.Coverage,
 		LogVolPerD: r.LogVolPerDim, Positives: r.Positives, Negatives: r.Negatives, Warnings: set.Warnings()}
-	if math.IsInf(set.Threshold, 1) {
-		j.Threshold = "+Inf"
-		j.LogVolPerD = math.MaxFloat64 // JSON has no +Inf; the warning says why
+	if math.IsInf(set.Threshold, 1) { // JSON has no +Inf
+		j.Threshold, j.LogVolPerD = "+Inf", "+Inf"
 	}
 	if !math.IsNaN(r.Exclusion) {
 		j.Exclusion = &r.Exclusion

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// golden runs ccs with args and compares its stdout and stderr with
+// testdata/NAME.stdout and .stderr (a missing file counts as empty). tmp, if
+// not empty, is replaced by $TMP in the output. It returns run's error.
+func golden(t *testing.T, name, tmp string, args ...string) error {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(&stdout, &stderr, args)
+	if err != nil {
+		// What main prints for an error.
+		stderr.WriteString("ccs: " + err.Error() + "\n")
+	}
+	for _, out := range []struct {
+		ext string
+		got []byte
+	}{{".stdout", stdout.Bytes()}, {".stderr", stderr.Bytes()}} {
+		got := out.got
+		if tmp != "" {
+			got = bytes.ReplaceAll(got, []byte(tmp), []byte("$TMP"))
+		}
+		path := filepath.Join("testdata", name+out.ext)
+		if *update {
+			if len(got) == 0 {
+				os.Remove(path)
+			} else if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, _ := os.ReadFile(path)
+		if !bytes.Equal(got, want) {
+			os.WriteFile(filepath.Join("testdata", name+".got"+out.ext), got, 0o644)
+			t.Errorf("%s%s differs from the golden file (see testdata/%s.got%s):\n%s", name, out.ext, name, out.ext, got)
+		}
+	}
+	return err
+}
+
+func isUsage(err error) bool {
+	var u *usageError
+	return errors.As(err, &u)
+}
+
+// TestUsageErrors: each is a one-line message and exit status 2.
+func TestUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"noargs", nil},
+		{"unknown", []string{"frobnicate"}},
+		{"calibrate-missing", []string{"calibrate", "-geometry", "ball"}},
+		{"calibrate-alpha", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-alpha", "1.5"}},
+		{"calibrate-geometry", []string{"calibrate", "-geometry", "cube", "-cal", "x.npz", "-out", "s.json"}},
+		{"calibrate-mode", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-calibration", "all"}},
+		{"badflag", []string{"evaluate", "-bogus"}},
+		{"reproduce-table", []string{"reproduce", "cifar"}},
+		{"reproduce-notable", []string{"reproduce", "-seeds", "2"}},
+		{"extra-arg", []string{"evaluate", "-set", "a", "-test", "b", "c"}},
+	} {
+		err := golden(t, "usage-"+c.name, "", c.args...)
+		if !isUsage(err) {
+			t.Errorf("%s: error %v is not a usage error (exit 2)", c.name, err)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	if err := golden(t, "help", "", "help"); err != nil {
+		t.Fatal(err)
+	}
+	if err := golden(t, "help-calibrate", "", "calibrate", "-h"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPipeline: simulate → calibrate → evaluate on a small simulation, with
+// golden outputs, then the errors that name a file.
+func TestPipeline(t *testing.T) {
+	dir := t.TempDir()
+	if err := golden(t, "simulate", dir, "simulate", "-out", dir, "-per-class", "200", "-k", "20", "-seed", "3"); err != nil {
+		t.Fatal(err)
+	}
+	cal, test := filepath.Join(dir, "cal.npz"), filepath.Join(dir, "test.npz")
+	for _, g := range []string{"ball", "ellipsoid"} {
+		set := filepath.Join(dir, g+".json")
+		if err := golden(t, "calibrate-"+g, dir, "calibrate", "-geometry", g, "-cal", cal, "-alpha", "0.1", "-seed", "1", "-out", set); err != nil {
+			t.Fatal(err)
+		}
+		if err := golden(t, "evaluate-"+g, dir, "evaluate", "-set", set, "-test", test); err != nil {
+			t.Fatal(err)
+		}
+		if err := golden(t, "evaluate-"+g+"-json", dir, "evaluate", "-set", set, "-test", test, "-json"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pooled := filepath.Join(dir, "pooled.json")
+	if err := golden(t, "calibrate-pooled", dir, "calibrate", "-geometry", "ball", "-cal", cal, "-calibration", "pooled", "-out", pooled); err != nil {
+		t.Fatal(err)
+	}
+
+	// Data errors: exit 1, a message naming the file and what is wrong.
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"format": "ccs-set", "version": 9}`), 0o644)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad-set", []string{"evaluate", "-set", bad, "-test", test}, "bad.json: version 9"},
+		{"nan-bundle", []string{"calibrate", "-geometry", "ball", "-cal", "../../bundle/testdata/nan.npz", "-out", filepath.Join(dir, "x.json")}, "nan.npz: positives[2][1][3] is NaN"},
+		{"float16", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/float16.npz"}, `float16.npz: array "anchors": dtype float16`},
+		{"dim-mismatch", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/explicit.npz"}, "dimension 3, test embeddings 5"},
+		{"missing", []string{"evaluate", "-set", filepath.Join(dir, "none.json"), "-test", test}, "none.json: no such file"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(&stdout, &stderr, c.args)
+		if err == nil || isUsage(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want a data error saying %q", c.name, err, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.json")); !os.IsNotExist(err) {
+		t.Error("a failed calibrate left its output file behind")
+	}
+}
+
+// TestTooFewCalibration: the whole-space set is refused unless asked for,
+// and then printed with a warning.
+func TestTooFewCalibration(t *testing.T) {
+	dir := t.TempDir()
+	set := filepath.Join(dir, "s.json")
+	err := golden(t, "calibrate-toofew", dir, "calibrate", "-geometry", "ball", "-cal", "../../bundle/testdata/explicit.npz", "-alpha", "0.1", "-out", set)
+	if err == nil || isUsage(err) {
+		t.Fatalf("n=4, α=0.1: error %v, want a data error", err)
+	}
+	if err := golden(t, "calibrate-infinite", dir, "calibrate", "-geometry", "ball", "-cal", "../../bundle/testdata/explicit.npz",
+		"-alpha", "0.1", "-allow-infinite", "-out", set); err != nil {
+		t.Fatal(err)
+	}
+	if err := golden(t, "evaluate-infinite", dir, "evaluate", "-set", set, "-test", "../../bundle/testdata/explicit.npz"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReproduceSim(t *testing.T) {
+	if err := golden(t, "reproduce-sim-small", "", "reproduce", "sim", "-seeds", "3", "-k", "20", "-per-class", "200", "-quiet"); err != nil {
+		t.Fatal(err)
+	}
+	if err := golden(t, "reproduce-sim-draws-small", "", "reproduce", "sim-draws", "-draws", "3", "-k", "20", "-per-class", "200"); err != nil {
+		t.Fatal(err)
+	}
+}
