@@ -37,11 +37,11 @@ func Example() {
 		return
 	}
 	r, _ := eval.Evaluate(set, test)
-	fmt.Printf("threshold %.3f from the %d-th of %d scores\n", set.Threshold, set.Calibration.Rank, set.Calibration.N)
-	fmt.Printf("coverage %.2f, exclusion %.2f\n", r.Coverage, r.Exclusion)
 	// By hand: distances are Rayleigh, so at q̂ = 2.103 the coverage is
 	// 1 − exp(−q̂²/2) = 0.890 and the exclusion exp(−q̂²/(2·9)) = 0.782
 	// (the exact 90% quantile would be sqrt(2·ln 10) = 2.146).
+	fmt.Printf("threshold %.3f from the %d-th of %d scores\n", set.Threshold, set.Calibration.Rank, set.Calibration.N)
+	fmt.Printf("coverage %.2f, exclusion %.2f\n", r.Coverage, r.Exclusion)
 	// Output:
 	// threshold 2.103 from the 1801-th of 2000 scores
 	// coverage 0.89, exclusion 0.78
