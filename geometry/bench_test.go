@@ -1,0 +1,50 @@
+package geometry
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+var sink []float64
+
+// benchScores times Scores (or ScoreGrads with grads) over 4096 rows of d.
+func benchScores(b *testing.B, g Geometry, grads bool) {
+	const rows = 4096
+	d := g.Dim()
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := randDiffs32(rng, rows, d)
+	dst := make([]float64, rows)
+	var dtheta []float64
+	l, _ := g.(Learnable)
+	if grads {
+		dtheta = make([]float64, l.NumParams())
+	}
+	b.SetBytes(int64(rows * d * 4))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if grads {
+			sink = l.ScoreGrads(dtheta, dst, x, nil)
+		} else {
+			sink = g.Scores(dst, x)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*d), "ns/element")
+}
+
+func BenchmarkScoresBallD3(b *testing.B)   { benchScores(b, Ball{D: 3}, false) }
+func BenchmarkScoresBallD128(b *testing.B) { benchScores(b, Ball{D: 128}, false) }
+func BenchmarkScoresBallD512(b *testing.B) { benchScores(b, Ball{D: 512}, false) }
+func BenchmarkScoresEllipsoidD3(b *testing.B) {
+	benchScores(b, randEllipsoid(rand.New(rand.NewPCG(2, 2)), 3), false)
+}
+func BenchmarkScoresEllipsoidD128(b *testing.B) {
+	benchScores(b, randEllipsoid(rand.New(rand.NewPCG(2, 2)), 128), false)
+}
+func BenchmarkScoresNormD3(b *testing.B)      { benchScores(b, IdentityNorm(3, 1.5), false) }
+func BenchmarkScoresNormD128(b *testing.B)    { benchScores(b, IdentityNorm(128, 1.5), false) }
+func BenchmarkGradsNormD128(b *testing.B)     { benchScores(b, IdentityNorm(128, 1.5), true) }
+func BenchmarkScoresGenBallD3(b *testing.B)   { benchScores(b, UnitGenBall(3, 1.5), false) }
+func BenchmarkScoresGenBallD128(b *testing.B) { benchScores(b, UnitGenBall(128, 1.5), false) }
+func BenchmarkScoresGenBallD512(b *testing.B) { benchScores(b, UnitGenBall(512, 1.5), false) }
+func BenchmarkGradsGenBallD128(b *testing.B)  { benchScores(b, UnitGenBall(128, 1.5), true) }
