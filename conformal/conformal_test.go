@@ -24,8 +24,10 @@ func TestQuantileVectors(t *testing.T) {
 		{0.1, 9, 9}, {0.1, 8, 0}, {0.05, 19, 19}, {0.05, 18, 0},
 		{0.05, 1000, 951}, {0.05, 101, 97},
 		// Decimal α: 0.3 is 3/10, so ⌈0.7·10⌉ = 7, where the binary double
-		// 0.29999999999999998890 would give 8.
-		{0.3, 9, 7}, {0.2, 4, 4}, {0.5, 1, 1}, {0.9, 1, 1},
+		// 0.29999999999999998890 taken exactly gives 8 (0.15, n = 19: 17
+		// not 18); float64 arithmetic gives (1−0.7)·10 = 3.0000000000000004,
+		// ceiling 4 where 3 is right.
+		{0.3, 9, 7}, {0.15, 19, 17}, {0.7, 9, 3}, {0.2, 4, 4}, {0.5, 1, 1}, {0.9, 1, 1},
 	} {
 		scores := make([]float64, c.n)
 		for i := range scores {
