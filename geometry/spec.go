@@ -3,6 +3,7 @@ package geometry
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Spec is a geometry's parameters as stored in a fitted-set file. Only the
@@ -42,21 +43,22 @@ func Decode(s Spec) (Geometry, error) {
 	if s.Dim < 1 {
 		return nil, fmt.Errorf("geometry: dim %d < 1", s.Dim)
 	}
-	extra := func(fields ...any) error {
-		names := []string{"sigma", "matrix", "p", "scales", "exponents"}
-		for i, f := range fields {
-			switch f := f.(type) {
-			case []float64:
-				if f != nil {
-					return fmt.Errorf("geometry %v: field %q does not belong to it", s.Kind, names[i])
-				}
-			case float64:
-				if f != 0 {
-					return fmt.Errorf("geometry %v: field %q does not belong to it", s.Kind, names[i])
-				}
-			}
+	// Each kind's own fields; any other field set is an error.
+	present := []struct {
+		name string
+		set  bool
+	}{{"sigma", s.Sigma != nil}, {"matrix", s.Matrix != nil}, {"p", s.P != 0},
+		{"scales", s.Scales != nil}, {"exponents", s.Exponents != nil}}
+	own := map[Kind][]string{KindBall: nil, KindEllipsoid: {"sigma"}, KindNorm: {"matrix", "p"},
+		KindGenBall: {"scales", "exponents"}}
+	fields, ok := own[s.Kind]
+	if !ok {
+		return nil, fmt.Errorf("geometry: unknown kind %v", s.Kind)
+	}
+	for _, f := range present {
+		if f.set && !slices.Contains(fields, f.name) {
+			return nil, fmt.Errorf("geometry %v: field %q does not belong to it", s.Kind, f.name)
 		}
-		return nil
 	}
 	var (
 		g   Geometry
@@ -64,25 +66,16 @@ func Decode(s Spec) (Geometry, error) {
 	)
 	switch s.Kind {
 	case KindBall:
-		err = extra(s.Sigma, s.Matrix, s.P, s.Scales, s.Exponents)
 		g = Ball{D: s.Dim}
 	case KindEllipsoid:
-		if err = extra(nil, s.Matrix, s.P, s.Scales, s.Exponents); err == nil {
-			g, err = NewEllipsoid(s.Dim, s.Sigma)
-		}
+		g, err = NewEllipsoid(s.Dim, s.Sigma)
 	case KindNorm:
-		if err = extra(s.Sigma, nil, 0.0, s.Scales, s.Exponents); err == nil {
-			g, err = NewNorm(s.Dim, s.Matrix, s.P)
-		}
+		g, err = NewNorm(s.Dim, s.Matrix, s.P)
 	case KindGenBall:
-		if err = extra(s.Sigma, s.Matrix, s.P, nil, nil); err == nil {
-			g, err = NewGenBall(s.Scales, s.Exponents)
-		}
+		g, err = NewGenBall(s.Scales, s.Exponents)
 		if err == nil && g.Dim() != s.Dim {
 			err = fmt.Errorf("genball: %d scales for dim %d", g.Dim(), s.Dim)
 		}
-	default:
-		return nil, fmt.Errorf("geometry: unknown kind %v", s.Kind)
 	}
 	if err != nil {
 		return nil, err
