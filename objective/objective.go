@@ -1,0 +1,444 @@
+// Package objective holds the training objectives of contrastive conformal
+// sets (paper §4.2, DESIGN §2.3) over a batch of positive and negative
+// difference vectors, with analytic gradients.
+//
+// With t the batch threshold (below), σ_T(u) = 1/(1+e^{−T·u}) and
+// neg = mean_j σ_T(φ(x_neg,j) − t), the losses to minimise are
+//
+//	Neg     −neg
+//	Vol     log Vol(N_t)
+//	NegVol  −[(1−λ)·neg − λ·log Vol(N_t)]
+//
+// The batch threshold t is the r-th smallest of the batch's N positive scores,
+// r = ⌈(1−α)(N+1)⌉ (capped at N for tiny batches). How its gradient flows is
+// the ThresholdMode: Soft (default; a softmax-weighted average of the ±5
+// sorted neighbours of rank r, weights softmax(−|i−r|), the paper's public
+// code), OrderStatistic (the single score at rank r) or Detached (no gradient
+// through t, the paper's text). docs/threshold.md has the measured comparison.
+package objective
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/parallel"
+)
+
+// Objective selects the loss.
+type Objective int
+
+// The objectives.
+const (
+	Neg Objective = iota + 1
+	Vol
+	NegVol
+)
+
+// String returns "neg", "vol" or "neg,vol" (the command-line spelling).
+func (o Objective) String() string {
+	switch o {
+	case Neg:
+		return "neg"
+	case Vol:
+		return "vol"
+	case NegVol:
+		return "neg,vol"
+	}
+	return fmt.Sprintf("Objective(%d)", int(o))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (o Objective) MarshalText() ([]byte, error) {
+	if o < Neg || o > NegVol {
+		return nil, fmt.Errorf("unknown objective %d", int(o))
+	}
+	return []byte(o.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (o *Objective) UnmarshalText(b []byte) error {
+	v, err := ParseObjective(string(b))
+	if err == nil {
+		*o = v
+	}
+	return err
+}
+
+// ParseObjective reads neg, vol or neg,vol (also vol,neg and neg+vol).
+func ParseObjective(s string) (Objective, error) {
+	switch s {
+	case "neg":
+		return Neg, nil
+	case "vol":
+		return Vol, nil
+	case "neg,vol", "vol,neg", "neg+vol":
+		return NegVol, nil
+	}
+	return 0, fmt.Errorf("unknown objective %q (want neg, vol or neg,vol)", s)
+}
+
+// ThresholdMode is how the gradient flows through the batch threshold.
+type ThresholdMode int
+
+// The threshold modes.
+const (
+	Soft ThresholdMode = iota + 1
+	OrderStatistic
+	Detached
+)
+
+var modeNames = map[ThresholdMode]string{Soft: "soft", OrderStatistic: "order-statistic", Detached: "detached"}
+
+// String returns soft, order-statistic or detached.
+func (m ThresholdMode) String() string {
+	if s, ok := modeNames[m]; ok {
+		return s
+	}
+	return fmt.Sprintf("ThresholdMode(%d)", int(m))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (m ThresholdMode) MarshalText() ([]byte, error) {
+	if _, ok := modeNames[m]; !ok {
+		return nil, fmt.Errorf("unknown threshold mode %d", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (m *ThresholdMode) UnmarshalText(b []byte) error {
+	v, err := ParseThresholdMode(string(b))
+	if err == nil {
+		*m = v
+	}
+	return err
+}
+
+// ParseThresholdMode reads soft, order-statistic or detached.
+func ParseThresholdMode(s string) (ThresholdMode, error) {
+	for m, name := range modeNames {
+		if name == s {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown threshold mode %q (want soft, order-statistic or detached)", s)
+}
+
+// Config configures an objective. Zero fields take the paper's values.
+type Config struct {
+	Objective Objective     `json:"objective"`
+	Alpha     float64       `json:"alpha"`     // 0 means 0.05
+	T         float64       `json:"T"`         // sigmoid steepness; 0 means 7
+	Lambda    float64       `json:"lambda"`    // NegVol's volume weight; 0 means 0.001
+	Threshold ThresholdMode `json:"threshold"` // 0 means Soft
+	Window    int           `json:"window"`    // Soft's ± neighbours; 0 means 5
+	Workers   int           `json:"-"`         // goroutines; 0 means GOMAXPROCS
+}
+
+// WithDefaults returns c with zero fields set to the paper's values.
+func (c Config) WithDefaults() Config {
+	if c.Alpha == 0 {
+		c.Alpha = 0.05
+	}
+	if c.T == 0 {
+		c.T = 7
+	}
+	if c.Lambda == 0 {
+		c.Lambda = 0.001
+	}
+	if c.Threshold == 0 {
+		c.Threshold = Soft
+	}
+	if c.Window == 0 {
+		c.Window = 5
+	}
+	return c
+}
+
+// Validate checks the configuration (after WithDefaults).
+func (c Config) Validate() error {
+	if c.Objective < Neg || c.Objective > NegVol {
+		return fmt.Errorf("objective: unknown objective %d", int(c.Objective))
+	}
+	if err := conformal.CheckAlpha(c.Alpha); err != nil {
+		return fmt.Errorf("objective: %w", err)
+	}
+	if !(c.T > 0) || math.IsInf(c.T, 0) {
+		return fmt.Errorf("objective: T = %v, want a finite T > 0", c.T)
+	}
+	if !(c.Lambda >= 0 && c.Lambda <= 1) {
+		return fmt.Errorf("objective: lambda = %v, want 0 ≤ λ ≤ 1", c.Lambda)
+	}
+	if _, ok := modeNames[c.Threshold]; !ok {
+		return fmt.Errorf("objective: unknown threshold mode %d", int(c.Threshold))
+	}
+	if c.Window < 0 {
+		return fmt.Errorf("objective: window %d < 0", c.Window)
+	}
+	return nil
+}
+
+// weights returns the loss's coefficients: L = −a·neg + b·logVol.
+func (c Config) weights() (a, b float64) {
+	switch c.Objective {
+	case Neg:
+		return 1, 0
+	case Vol:
+		return 0, 1
+	default:
+		return 1 - c.Lambda, c.Lambda
+	}
+}
+
+// Batch is one step's data: difference vectors anchor − point, rows of d.
+type Batch struct {
+	Pos []float32 // positives
+	Neg []float32 // negatives (Neg and NegVol need them)
+}
+
+// Value is the objective at one point.
+type Value struct {
+	Loss    float64 // the loss to minimise
+	T       float64 // the batch threshold
+	NegTerm float64 // mean σ_T(φ(neg) − t); NaN when the objective has no Neg term
+	LogVol  float64 // log Vol(N_t)
+}
+
+// ErrNonFinite reports a NaN or infinite loss or gradient.
+var ErrNonFinite = errors.New("non-finite objective")
+
+// chunk is the number of rows per parallel chunk (fixed, so results do not
+// depend on the number of goroutines).
+const chunk = 4096
+
+// Evaluator computes an objective and its gradient. It keeps scratch space
+// between calls and is not safe for concurrent use; the geometry's Scores
+// and ScoreGrads must be safe for concurrent use (all of package geometry's
+// are).
+type Evaluator struct {
+	cfg      Config
+	pos, neg []float64
+	idx      []int32
+	partial  [][]float64
+	w        []float64
+}
+
+// New returns an evaluator for cfg (zero fields take the paper's values).
+func New(cfg Config) (*Evaluator, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Evaluator{cfg: cfg}, nil
+}
+
+// Config returns the evaluator's configuration with defaults filled in.
+func (e *Evaluator) Config() Config { return e.cfg }
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// Eval computes the objective on b under g. If grad is not nil it is
+// overwritten with ∂Loss/∂θ.
+func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, error) {
+	d := g.Dim()
+	a, bv := e.cfg.weights()
+	if len(b.Pos) == 0 || len(b.Pos)%d != 0 {
+		return Value{}, fmt.Errorf("objective: %d positive values is not a positive number of rows of %d", len(b.Pos), d)
+	}
+	if a != 0 && (len(b.Neg) == 0 || len(b.Neg)%d != 0) {
+		return Value{}, fmt.Errorf("objective %v: %d negative values is not a positive number of rows of %d", e.cfg.Objective, len(b.Neg), d)
+	}
+	if grad != nil {
+		if len(grad) != g.NumParams() {
+			panic("ccs/objective: slice length mismatch")
+		}
+		clear(grad)
+	}
+	nPos := len(b.Pos) / d
+	e.pos = grow(e.pos, nPos)
+	parallel.For(nPos, chunk, e.cfg.Workers, func(_, lo, hi int) {
+		g.Scores(e.pos[lo:hi], b.Pos[lo*d:hi*d])
+	})
+
+	// The batch threshold and the rows (and weights) its value is made of.
+	t, rows, wts := e.threshold(nPos)
+	v := Value{T: t, NegTerm: math.NaN(), LogVol: g.LogVolume(t)}
+
+	var cT float64 // ∂Loss/∂t
+	if a != 0 {
+		nNeg := len(b.Neg) / d
+		e.neg = grow(e.neg, nNeg)
+		e.w = grow(e.w, nNeg)
+		T := e.cfg.T
+		nc := parallel.Chunks(nNeg, chunk)
+		sums := make([][2]float64, nc)
+		parallel.For(nNeg, chunk, e.cfg.Workers, func(c, lo, hi int) {
+			g.Scores(e.neg[lo:hi], b.Neg[lo*d:hi*d])
+			var s, ds float64
+			for j := lo; j < hi; j++ {
+				sig := sigmoid(T * (e.neg[j] - t))
+				s += sig
+				der := T * sig * (1 - sig)
+				ds += der
+				e.w[j] = -a * der / float64(nNeg)
+			}
+			sums[c] = [2]float64{s, ds}
+		})
+		var s, ds float64
+		for _, p := range sums {
+			s += p[0]
+			ds += p[1]
+		}
+		v.NegTerm = s / float64(nNeg)
+		cT += a * ds / float64(nNeg)
+		if grad != nil {
+			e.scoreGrads(g, grad, b.Neg, e.w[:nNeg], d)
+		}
+	}
+	v.Loss = bv * v.LogVol
+	if a != 0 {
+		v.Loss -= a * v.NegTerm
+	}
+	if grad != nil {
+		if bv != 0 {
+			cT += bv * g.LogVolumeGrad(grad, t, bv)
+		}
+		if e.cfg.Threshold != Detached {
+			sub := make([]float32, 0, len(rows)*d)
+			w := make([]float64, len(rows))
+			for k, r := range rows {
+				sub = append(sub, b.Pos[int(r)*d:(int(r)+1)*d]...)
+				w[k] = cT * wts[k]
+			}
+			g.ScoreGrads(grad, make([]float64, len(rows)), sub, w)
+		}
+	}
+	if math.IsNaN(v.Loss) || math.IsInf(v.Loss, 0) {
+		return v, fmt.Errorf("%w: loss %v (threshold %v, log-volume %v)", ErrNonFinite, v.Loss, v.T, v.LogVol)
+	}
+	for i, x := range grad {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return v, fmt.Errorf("%w: gradient[%d] = %v (threshold %v, log-volume %v)", ErrNonFinite, i, x, v.T, v.LogVol)
+		}
+	}
+	return v, nil
+}
+
+// scoreGrads adds Σ_i w_i ∂φ_i/∂θ over the rows of diffs into grad, per
+// chunk then in chunk order.
+func (e *Evaluator) scoreGrads(g geometry.Learnable, grad []float64, diffs []float32, w []float64, d int) {
+	n := len(w)
+	nc := parallel.Chunks(n, chunk)
+	for len(e.partial) < nc {
+		e.partial = append(e.partial, make([]float64, len(grad)))
+	}
+	parallel.For(n, chunk, e.cfg.Workers, func(c, lo, hi int) {
+		p := grow(e.partial[c], len(grad))
+		e.partial[c] = p
+		clear(p)
+		g.ScoreGrads(p, e.neg[lo:hi], diffs[lo*d:hi*d], w[lo:hi])
+	})
+	for c := range nc {
+		for i, v := range e.partial[c] {
+			grad[i] += v
+		}
+	}
+}
+
+// threshold returns t from e.pos and the positive rows it is made of, with
+// their weights (one row of weight 1 except in Soft mode).
+func (e *Evaluator) threshold(n int) (float64, []int32, []float64) {
+	r, err := conformal.Rank(n, e.cfg.Alpha)
+	if err != nil || r > n {
+		r = n // a batch smaller than the rank needs: its largest score
+	}
+	lo, hi := r, r
+	if e.cfg.Threshold == Soft {
+		lo, hi = max(1, r-e.cfg.Window), min(n, r+e.cfg.Window)
+	}
+	e.idx = grow(e.idx, n)
+	for i := range e.idx {
+		e.idx[i] = int32(i)
+	}
+	// Ranks lo..hi (1-based) into e.idx[lo−1:hi], in order.
+	selectIdx(e.idx, e.pos, lo-1)
+	selectIdx(e.idx[lo-1:], e.pos, hi-lo)
+	win := e.idx[lo-1 : hi]
+	slices.SortFunc(win, func(x, y int32) int { return cmpKey(e.pos, x, y) })
+	rows := slices.Clone(win)
+	wts := make([]float64, len(rows))
+	var z, t float64
+	for k := range rows {
+		wts[k] = math.Exp(-math.Abs(float64(lo + k - r)))
+		z += wts[k]
+	}
+	for k, i := range rows {
+		wts[k] /= z
+		t += wts[k] * e.pos[i]
+	}
+	return t, rows, wts
+}
+
+func sigmoid(u float64) float64 {
+	if u >= 0 {
+		return 1 / (1 + math.Exp(-u))
+	}
+	z := math.Exp(u)
+	return z / (1 + z)
+}
+
+// cmpKey orders rows by score, then by index: a total order, so the
+// selection is deterministic under ties.
+func cmpKey(s []float64, x, y int32) int {
+	switch {
+	case s[x] < s[y]:
+		return -1
+	case s[x] > s[y]:
+		return 1
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// selectIdx reorders idx so that idx[k] holds the row of rank k (0-based)
+// under cmpKey, smaller ones before it and larger ones after.
+func selectIdx(idx []int32, s []float64, k int) {
+	lo, hi := 0, len(idx)-1
+	state := uint64(0x2545f4914f6cdd1d)
+	for lo < hi {
+		state ^= state << 13
+		state ^= state >> 7
+		state ^= state << 17
+		p := lo + int(state%uint64(hi-lo+1))
+		idx[p], idx[hi] = idx[hi], idx[p]
+		pivot := idx[hi]
+		st := lo
+		for i := lo; i < hi; i++ {
+			if cmpKey(s, idx[i], pivot) < 0 {
+				idx[st], idx[i] = idx[i], idx[st]
+				st++
+			}
+		}
+		idx[st], idx[hi] = idx[hi], idx[st]
+		switch {
+		case k < st:
+			hi = st - 1
+		case k > st:
+			lo = st + 1
+		default:
+			return
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package objective
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/gradcheck"
+)
+
+func randRows(rng *rand.Rand, n, d int, scale float64) []float32 {
+	x := make([]float32, n*d)
+	for i := range x {
+		x[i] = float32(scale * rng.NormFloat64())
+	}
+	return x
+}
+
+func learnables(rng *rand.Rand, d int) []geometry.Learnable {
+	m := make([]float64, d*d)
+	for i := range m {
+		m[i] = 0.3 * rng.NormFloat64()
+	}
+	for i := range d {
+		m[i*d+i] += 1
+	}
+	nm, _ := geometry.NewNorm(d, m, 1.7)
+	sc, ex := make([]float64, d), make([]float64, d)
+	for j := range d {
+		sc[j] = math.Exp(0.5 * rng.NormFloat64())
+		ex[j] = 0.8 + 2*rng.Float64()
+	}
+	gb, _ := geometry.NewGenBall(sc, ex)
+	return []geometry.Learnable{nm, gb}
+}
+
+// frozenLoss is the loss with t held fixed: what the Detached gradient is the
+// gradient of.
+func frozenLoss(g geometry.Learnable, cfg Config, b Batch, t float64) float64 {
+	a, bv := cfg.weights()
+	loss := bv * g.LogVolume(t)
+	if a != 0 {
+		s := g.Scores(nil, b.Neg)
+		var m float64
+		for _, v := range s {
+			m += sigmoid(cfg.T * (v - t))
+		}
+		loss -= a * m / float64(len(s))
+	}
+	return loss
+}
+
+// TestGradients checks every objective in every threshold mode, for both
+// learnable families, against central finite differences (positive scores
+// of a random batch have no ties, so the ordering is locally constant).
+func TestGradients(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, d := range []int{2, 5} {
+		b := Batch{Pos: randRows(rng, 60, d, 1), Neg: randRows(rng, 50, d, 2)}
+		for _, g := range learnables(rng, d) {
+			theta := g.Params(nil)
+			for _, obj := range []Objective{Neg, Vol, NegVol} {
+				for _, mode := range []ThresholdMode{Soft, OrderStatistic, Detached} {
+					// λ = 0.3 so both NegVol terms matter at this scale.
+					cfg := Config{Objective: obj, Alpha: 0.1, Threshold: mode, Lambda: 0.3, Workers: 3}
+					e, err := New(cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					grad := make([]float64, len(theta))
+					v, err := e.Eval(g, b, grad)
+					if err != nil {
+						t.Fatal(err)
+					}
+					name := g.Kind().String() + " " + obj.String() + " " + mode.String()
+					var f func([]float64) float64
+					if mode == Detached {
+						f = func(th []float64) float64 {
+							g.SetParams(th)
+							defer g.SetParams(theta)
+							return frozenLoss(g, e.Config(), b, v.T)
+						}
+					} else {
+						f = func(th []float64) float64 {
+							g.SetParams(th)
+							defer g.SetParams(theta)
+							val, err := e.Eval(g, b, nil)
+							if err != nil {
+								t.Fatal(err)
+							}
+							return val.Loss
+						}
+					}
+					gradcheck.Check(t, name, f, grad, theta, gradcheck.Tol, 1e-3)
+				}
+			}
+		}
+	}
+}
+
+// TestThresholdValue: order-statistic and detached t is the conformal rank's
+// score; soft t is the weighted window average.
+func TestThresholdValue(t *testing.T) {
+	t.Parallel()
+	// Scores 1..20 in a scrambled order: rank ⌈0.9·21⌉ = 19.
+	g := geometry.Ball{D: 1}
+	_ = g
+	pos := make([]float32, 20)
+	for i, v := range rand.New(rand.NewPCG(2, 2)).Perm(20) {
+		pos[i] = float32(v + 1)
+	}
+	gb := geometry.UnitGenBall(1, 1) // φ(x) = |x|
+	for _, c := range []struct {
+		mode ThresholdMode
+		want float64
+	}{
+		{OrderStatistic, 19}, {Detached, 19},
+		// Window 14..20 around 19: weights e^{−|i−19|}.
+		{Soft, func() float64 {
+			var z, s float64
+			for i := 14; i <= 20; i++ {
+				w := math.Exp(-math.Abs(float64(i - 19)))
+				z += w
+				s += w * float64(i)
+			}
+			return s / z
+		}()},
+	} {
+		e, _ := New(Config{Objective: Vol, Alpha: 0.1, Threshold: c.mode})
+		v, err := e.Eval(gb, Batch{Pos: pos}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(v.T-c.want) > 1e-12 {
+			t.Errorf("%v: t = %v, want %v", c.mode, v.T, c.want)
+		}
+	}
+}
+
+// TestDeterministicAcrossWorkers: the same loss and gradient, to the bit, for
+// 1 and 4 goroutines, over batches larger than one parallel chunk.
+func TestDeterministicAcrossWorkers(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 3))
+	b := Batch{Pos: randRows(rng, 9000, 3, 1), Neg: randRows(rng, 13000, 3, 2)}
+	for _, g := range learnables(rng, 3) {
+		var ref []float64
+		var refLoss float64
+		for _, w := range []int{1, 4} {
+			e, _ := New(Config{Objective: NegVol, Workers: w})
+			grad := make([]float64, g.NumParams())
+			v, err := e.Eval(g, b, grad)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ref == nil {
+				ref, refLoss = grad, v.Loss
+				continue
+			}
+			if v.Loss != refLoss {
+				t.Errorf("%v: loss %v with %d workers, %v with 1", g.Kind(), v.Loss, w, refLoss)
+			}
+			for i := range grad {
+				if grad[i] != ref[i] {
+					t.Fatalf("%v: gradient[%d] differs between 1 and %d workers", g.Kind(), i, w)
+				}
+			}
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []Config{{Objective: 0}, {Objective: Neg, Alpha: 1.5}, {Objective: Neg, T: -1}, {Objective: NegVol, Lambda: 2}} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("%+v: no error", cfg)
+		}
+	}
+	e, _ := New(Config{Objective: Neg})
+	g := geometry.UnitGenBall(2, 2)
+	if _, err := e.Eval(g, Batch{Pos: []float32{1, 2}}, nil); err == nil {
+		t.Error("Neg without negatives: no error")
+	}
+	if _, err := e.Eval(g, Batch{Pos: []float32{1, 2, 3}, Neg: []float32{1, 2}}, nil); err == nil {
+		t.Error("a partial row: no error")
+	}
+	// All positive scores 0: t = 0, log-volume −Inf.
+	ev, _ := New(Config{Objective: Vol})
+	if _, err := ev.Eval(g, Batch{Pos: make([]float32, 8)}, make([]float64, 4)); !errors.Is(err, ErrNonFinite) {
+		t.Errorf("t = 0: error %v, want ErrNonFinite", err)
+	}
+}
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"neg", "vol", "neg,vol"} {
+		o, err := ParseObjective(s)
+		if err != nil || o.String() != s {
+			t.Errorf("%q: %v %v", s, o, err)
+		}
+	}
+	for _, s := range []string{"soft", "order-statistic", "detached"} {
+		m, err := ParseThresholdMode(s)
+		if err != nil || m.String() != s {
+			t.Errorf("%q: %v %v", s, m, err)
+		}
+	}
+	if _, err := ParseObjective("infonce"); err == nil {
+		t.Error("unknown objective: no error")
+	}
+}
