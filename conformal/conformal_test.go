@@ -2,9 +2,11 @@ package conformal
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -283,7 +285,7 @@ func TestSetFileRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.Fit = &FitInfo{Method: "test", N: 7}
+		s.Fit = &FitInfo{Method: "test", N: 7, Training: json.RawMessage(`{"epochs":3}`)}
 		var buf bytes.Buffer
 		if err := s.WriteJSON(&buf); err != nil {
 			t.Fatal(err)
@@ -292,7 +294,7 @@ func TestSetFileRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v\n%s", g.Kind(), err, buf.String())
 		}
-		if s2.Threshold != s.Threshold || s2.Alpha != s.Alpha || s2.Calibration != s.Calibration || *s2.Fit != *s.Fit {
+		if s2.Threshold != s.Threshold || s2.Alpha != s.Alpha || s2.Calibration != s.Calibration || !sameFit(s2.Fit, s.Fit) {
 			t.Errorf("%v: set changed in a round trip", g.Kind())
 		}
 		d := cal.PositiveDiffs(nil, 0)
@@ -328,4 +330,37 @@ func TestSetFileValidation(t *testing.T) {
 			t.Errorf("%s → %s: error %v, want it to mention %q", c.from, c.to, err, c.want)
 		}
 	}
+}
+
+func TestUncalibratedRoundTrip(t *testing.T) {
+	t.Parallel()
+	s := Uncalibrated(geometry.UnitGenBall(3, 2), &FitInfo{Method: "trained"})
+	var buf bytes.Buffer
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"alpha", "threshold", "calibration", "guarantee"} {
+		if strings.Contains(buf.String(), `"`+field+`"`) {
+			t.Errorf("uncalibrated file has %q:\n%s", field, buf.String())
+		}
+	}
+	s2, err := ReadJSON(&buf)
+	if err != nil || s2.Calibrated() || s2.Fit.Method != "trained" {
+		t.Fatalf("round trip: %+v, %v", s2, err)
+	}
+	bad := `{"format": "ccs-set", "version": 1, "dim": 1, "alpha": 0.1, "geometry": {"kind": "ball", "dim": 1}}`
+	if _, err := ReadJSON(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "without calibration") {
+		t.Errorf("alpha without calibration: error %v", err)
+	}
+}
+
+// sameFit compares fit records, the training JSON by content (the file's
+// indentation reformats it).
+func sameFit(a, b *FitInfo) bool {
+	var ca, cb bytes.Buffer
+	json.Compact(&ca, a.Training)
+	json.Compact(&cb, b.Training)
+	x, y := *a, *b
+	x.Training, y.Training = nil, nil
+	return reflect.DeepEqual(x, y) && ca.String() == cb.String()
 }

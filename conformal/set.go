@@ -117,7 +117,13 @@ type FitInfo struct {
 	N      int     `json:"n,omitempty"`     // anchors used
 	Seed   uint64  `json:"seed,omitempty"`  // seed of the split that chose them
 	Ridge  float64 `json:"ridge,omitempty"` // added to Σ's diagonal
+	// Training is the training recipe and its outcome, as the trainer
+	// records them (opaque here: this package imports no training code).
+	Training json.RawMessage `json:"training,omitempty"`
 }
+
+// ErrNotCalibrated reports a set that has a geometry but no threshold yet.
+var ErrNotCalibrated = errors.New("the set is not calibrated (run ccs calibrate -set)")
 
 // Set is a fitted contrastive conformal set: a geometry, its calibrated
 // threshold and the facts behind it. A point z is in the set around anchor Z
@@ -156,6 +162,15 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed}}, nil
 }
 
+// Uncalibrated returns a set that holds a fitted geometry and no threshold;
+// Calibrate it before use.
+func Uncalibrated(g geometry.Geometry, fit *FitInfo) *Set {
+	return &Set{Geometry: g, Threshold: math.NaN(), Fit: fit}
+}
+
+// Calibrated reports whether the set has a threshold.
+func (s *Set) Calibrated() bool { return s.Calibration.Mode != 0 }
+
 // Exact reports whether the set carries the conformal guarantee (one
 // positive per calibration anchor).
 func (s *Set) Exact() bool { return s.Calibration.Mode == OnePerAnchor }
@@ -188,15 +203,17 @@ const (
 	FileVersion = 1
 )
 
+// fileSet is the file's layout. An uncalibrated set (a fitted geometry)
+// omits alpha, threshold, guarantee and calibration.
 type fileSet struct {
 	Format      string        `json:"format"`
 	Version     int           `json:"version"`
 	Dim         int           `json:"dim"`
-	Alpha       float64       `json:"alpha"`
-	Threshold   threshold     `json:"threshold"`
-	Guarantee   string        `json:"guarantee"`
+	Alpha       *float64      `json:"alpha,omitempty"`
+	Threshold   *threshold    `json:"threshold,omitempty"`
+	Guarantee   string        `json:"guarantee,omitempty"`
 	Geometry    geometry.Spec `json:"geometry"`
-	Calibration Info          `json:"calibration"`
+	Calibration *Info         `json:"calibration,omitempty"`
 	Fit         *FitInfo      `json:"fit,omitempty"`
 }
 
@@ -229,12 +246,15 @@ func (s *Set) WriteJSON(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	g := "exact"
-	if !s.Exact() {
-		g = "approximate"
+	f := fileSet{Format: FileFormat, Version: FileVersion, Dim: s.Geometry.Dim(), Geometry: spec, Fit: s.Fit}
+	if s.Calibrated() {
+		alpha, t, c := s.Alpha, threshold(s.Threshold), s.Calibration
+		f.Alpha, f.Threshold, f.Calibration = &alpha, &t, &c
+		f.Guarantee = "exact"
+		if !s.Exact() {
+			f.Guarantee = "approximate"
+		}
 	}
-	f := fileSet{Format: FileFormat, Version: FileVersion, Dim: s.Geometry.Dim(), Alpha: s.Alpha,
-		Threshold: threshold(s.Threshold), Guarantee: g, Geometry: spec, Calibration: s.Calibration, Fit: s.Fit}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(f)
@@ -265,9 +285,6 @@ func ReadJSON(r io.Reader) (*Set, error) {
 	if f.Version != FileVersion {
 		return nil, fmt.Errorf("version %d; this ccs reads version %d", f.Version, FileVersion)
 	}
-	if err := CheckAlpha(f.Alpha); err != nil {
-		return nil, fmt.Errorf("alpha: %w", err)
-	}
 	if f.Geometry.Dim != f.Dim {
 		return nil, fmt.Errorf("geometry.dim %d differs from dim %d", f.Geometry.Dim, f.Dim)
 	}
@@ -275,7 +292,20 @@ func ReadJSON(r io.Reader) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("geometry: %w", err)
 	}
-	c := f.Calibration
+	if f.Calibration == nil {
+		if f.Alpha != nil || f.Threshold != nil || f.Guarantee != "" {
+			return nil, fmt.Errorf("alpha, threshold or guarantee given without calibration")
+		}
+		return Uncalibrated(g, f.Fit), nil
+	}
+	if f.Alpha == nil || f.Threshold == nil {
+		return nil, fmt.Errorf("a calibrated set needs alpha and threshold")
+	}
+	alpha := *f.Alpha
+	if err := CheckAlpha(alpha); err != nil {
+		return nil, fmt.Errorf("alpha: %w", err)
+	}
+	c := *f.Calibration
 	if c.Mode != OnePerAnchor && c.Mode != Pooled {
 		return nil, fmt.Errorf("calibration.mode is missing")
 	}
@@ -286,21 +316,21 @@ func ReadJSON(r io.Reader) (*Set, error) {
 	if f.Guarantee != want {
 		return nil, fmt.Errorf("guarantee %q contradicts calibration mode %v (%q)", f.Guarantee, c.Mode, want)
 	}
-	r0, err := Rank(c.N, f.Alpha)
+	r0, err := Rank(c.N, alpha)
 	if err != nil {
 		return nil, fmt.Errorf("calibration: %w", err)
 	}
 	if r0 != c.Rank {
-		return nil, fmt.Errorf("calibration.rank %d, but n = %d and alpha = %v give %d", c.Rank, c.N, f.Alpha, r0)
+		return nil, fmt.Errorf("calibration.rank %d, but n = %d and alpha = %v give %d", c.Rank, c.N, alpha, r0)
 	}
-	t := float64(f.Threshold)
+	t := float64(*f.Threshold)
 	switch {
 	case math.IsNaN(t) || t < 0:
 		return nil, fmt.Errorf("threshold %v, want ≥ 0", t)
 	case math.IsInf(t, 1) != (c.Rank > c.N):
 		return nil, fmt.Errorf("threshold %v contradicts rank %d of n = %d", t, c.Rank, c.N)
 	}
-	return &Set{Geometry: g, Threshold: t, Alpha: f.Alpha, Calibration: c, Fit: f.Fit}, nil
+	return &Set{Geometry: g, Threshold: t, Alpha: alpha, Calibration: c, Fit: f.Fit}, nil
 }
 
 // Load reads and validates a set file. Errors name the file.

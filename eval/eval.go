@@ -31,6 +31,9 @@ type Result struct {
 // time. Counts are integers summed in a fixed order, so the result does not
 // depend on the number of goroutines.
 func Evaluate(s *conformal.Set, test *bundle.Bundle) (Result, error) {
+	if !s.Calibrated() {
+		return Result{}, conformal.ErrNotCalibrated
+	}
 	if s.Geometry.Dim() != test.D {
 		return Result{}, fmt.Errorf("set has dimension %d, test embeddings %d", s.Geometry.Dim(), test.D)
 	}

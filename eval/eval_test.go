@@ -33,8 +33,11 @@ func TestEvaluateByHand(t *testing.T) {
 	if r, _ := Evaluate(s, b); !math.IsNaN(r.Exclusion) {
 		t.Errorf("no negatives: exclusion %v, want NaN", r.Exclusion)
 	}
-	if _, err := Evaluate(&conformal.Set{Geometry: geometry.Ball{D: 2}}, b); err == nil {
+	if _, err := Evaluate(&conformal.Set{Geometry: geometry.Ball{D: 2}, Calibration: conformal.Info{Mode: conformal.OnePerAnchor}}, b); err == nil {
 		t.Error("dimension mismatch: no error")
+	}
+	if _, err := Evaluate(conformal.Uncalibrated(geometry.Ball{D: 1}, nil), b); err != conformal.ErrNotCalibrated {
+		t.Errorf("uncalibrated set: error %v, want ErrNotCalibrated", err)
 	}
 }
 
@@ -50,7 +53,7 @@ func TestEvaluateDeterministic(t *testing.T) {
 		return x
 	}
 	b.Anchors, b.Positives, b.Negatives = fill(301*4), fill(301*7*4), fill(301*5*4)
-	s := &conformal.Set{Geometry: geometry.UnitGenBall(4, 1.5), Threshold: 3, Alpha: 0.1}
+	s := &conformal.Set{Geometry: geometry.UnitGenBall(4, 1.5), Threshold: 3, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor}}
 	prev := runtime.GOMAXPROCS(1)
 	r1, _ := Evaluate(s, b)
 	runtime.GOMAXPROCS(4)

@@ -4,14 +4,22 @@ package experiment
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ccsets/ccs/baseline"
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/sim"
+	"github.com/ccsets/ccs/train"
 )
 
 // SimConfig configures the simulation table. Zero fields take the paper's
@@ -26,7 +34,13 @@ type SimConfig struct {
 	// pairs, the calibration draw and the ellipsoid's halving.
 	DataSeed    uint64
 	Calibration conformal.Mode // 0 means one-per-anchor
-	Workers     int            // seeds run in parallel; 0 means GOMAXPROCS
+	Workers     int            // runs in parallel; 0 means GOMAXPROCS
+	// Train is the training recipe of the learned rows; its Objective's
+	// objective, α and the seed are set per row. Zero fields take the
+	// paper's simulation recipe (plain SGD, lr 0.3).
+	Train train.Config
+	// OutDir, if set, keeps every fitted set as OutDir/seed-S/METHOD.json.
+	OutDir string
 }
 
 func (c *SimConfig) defaults() {
@@ -76,75 +90,171 @@ type Table struct {
 // Method builds a calibrated set from a seed's splits.
 type Method struct {
 	Name  string
+	File  string // file name stem for OutDir
 	Paper *PaperRow
-	Fit   func(sp *SimSplits, alpha float64, seed uint64, mode conformal.Mode) (*conformal.Set, error)
+	// Trains reports whether Fit needs the fit and validation splits.
+	Trains bool
+	Fit    func(sp *SimSplits, cfg SimConfig, seed uint64) (*conformal.Set, error)
 }
 
-// SimSplits are one seed's bundles. Fit and Val are built only for methods
-// that train (later issues); the baselines use Cal alone.
+// SimSplits are one seed's bundles. Fit and Val are built only when a method
+// trains; the baselines use Cal alone.
 type SimSplits struct {
-	Cal, Test *bundle.Bundle
+	Fit, Val, Cal, Test *bundle.Bundle
+	Workers             int // goroutines a training run may use
 }
 
-// paperTable1 holds the paper's Table 1 (α = 0.05, k = 500, 20 seeds).
+// paperTable1 holds the paper's Table 1 (α = 0.05, k = 500, 20 seeds):
+// coverage %, exclusion %, LogVol/d.
 var paperTable1 = map[string]*PaperRow{
 	"Conformal Ball (ℓ2)":   {94.7, 15.3, 2.74},
 	"Mahalanobis Ellipsoid": {94.6, 61.8, 2.28},
+	"Single (Neg)":          {94.7, 66.9, 5.87},
+	"Generalized (Neg)":     {94.9, 66.3, 4.93},
+	"Single (Vol)":          {94.7, 73.4, 2.24},
+	"Generalized (Vol)":     {94.7, 52.6, -4.13},
+	"Single (Neg,Vol)":      {94.7, 70.3, 3.41},
+	"Generalized (Neg,Vol)": {94.9, 66.7, 3.93},
 }
 
-// SimBaselines are the two rows this issue provides.
+func calOpts(cfg SimConfig, seed uint64) conformal.Options {
+	return conformal.Options{Mode: cfg.Calibration, Seed: seed}
+}
+
+// SimBaselines are the two vanilla rows.
 func SimBaselines() []Method {
 	return []Method{
-		{Name: "Conformal Ball (ℓ2)", Paper: paperTable1["Conformal Ball (ℓ2)"],
-			Fit: func(sp *SimSplits, alpha float64, seed uint64, mode conformal.Mode) (*conformal.Set, error) {
-				return baseline.Ball(sp.Cal, alpha, baseline.Options{Calibration: conformal.Options{Mode: mode, Seed: seed}})
+		{Name: "Conformal Ball (ℓ2)", File: "ball", Paper: paperTable1["Conformal Ball (ℓ2)"],
+			Fit: func(sp *SimSplits, cfg SimConfig, seed uint64) (*conformal.Set, error) {
+				return baseline.Ball(sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed)})
 			}},
-		{Name: "Mahalanobis Ellipsoid", Paper: paperTable1["Mahalanobis Ellipsoid"],
-			Fit: func(sp *SimSplits, alpha float64, seed uint64, mode conformal.Mode) (*conformal.Set, error) {
-				return baseline.Ellipsoid(sp.Cal, alpha, baseline.Options{Calibration: conformal.Options{Mode: mode, Seed: seed}, SplitSeed: seed})
+		{Name: "Mahalanobis Ellipsoid", File: "ellipsoid", Paper: paperTable1["Mahalanobis Ellipsoid"],
+			Fit: func(sp *SimSplits, cfg SimConfig, seed uint64) (*conformal.Set, error) {
+				return baseline.Ellipsoid(sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed), SplitSeed: seed})
 			}},
 	}
 }
 
-// Sim runs methods on the simulation over cfg.Seeds seeds. Seeds run in
-// parallel, each into its own slot, so the table does not depend on
-// cfg.Workers. progress, if not nil, is called after each seed with the
-// number done (from several goroutines, one call at a time).
-func Sim(cfg SimConfig, methods []Method, progress func(done, total int)) (*Table, error) {
+// Learned is the row of a learnable family trained with an objective:
+// initialised at the ℓ2 ball (M = I, p = 2; m = 1, p_j = 2), trained on the
+// fit split with the checkpoint chosen on the validation split, calibrated
+// on the calibration split.
+func Learned(kind geometry.Kind, obj objective.Objective) Method {
+	family := map[geometry.Kind]string{geometry.KindNorm: "Single", geometry.KindGenBall: "Generalized"}[kind]
+	terms := map[objective.Objective]string{objective.Neg: "Neg", objective.Vol: "Vol", objective.NegVol: "Neg,Vol"}[obj]
+	name := family + " (" + terms + ")"
+	return Method{Name: name, File: kind.String() + "-" + strings.ReplaceAll(obj.String(), ",", "-"),
+		Paper: paperTable1[name], Trains: true,
+		Fit: func(sp *SimSplits, cfg SimConfig, seed uint64) (*conformal.Set, error) {
+			g, init := InitialGeometry(kind, sp.Fit.D)
+			tc := cfg.Train
+			tc.Objective.Objective, tc.Objective.Alpha = obj, cfg.Alpha
+			tc.Seed, tc.Workers, tc.Init = seed, sp.Workers, init
+			res, err := train.Train(g, sp.Fit, sp.Val, tc, nil)
+			if err != nil {
+				return nil, err
+			}
+			set, err := conformal.Calibrate(g, sp.Cal, cfg.Alpha, calOpts(cfg, seed))
+			if err != nil {
+				return nil, err
+			}
+			set.Fit = train.FitInfo(tc, res, sp.Fit.N, sp.Val.N)
+			return set, nil
+		}}
+}
+
+// InitialGeometry is the paper's initialisation of a learnable family: the
+// ℓ2 ball (single-norm M = I, p = 2; generalized ball m = 1, p_j = 2).
+func InitialGeometry(kind geometry.Kind, d int) (geometry.Learnable, string) {
+	if kind == geometry.KindNorm {
+		return geometry.IdentityNorm(d, 2), "M = I, p = 2"
+	}
+	return geometry.UnitGenBall(d, 2), "m = 1, p = 2"
+}
+
+// SimMethods are the paper's eight rows.
+func SimMethods() []Method {
+	m := SimBaselines()
+	for _, obj := range []objective.Objective{objective.Neg, objective.Vol, objective.NegVol} {
+		for _, kind := range []geometry.Kind{geometry.KindNorm, geometry.KindGenBall} {
+			m = append(m, Learned(kind, obj))
+		}
+	}
+	return m
+}
+
+// Sim runs methods on the simulation over cfg.Seeds seeds. Runs (a seed and
+// a method) go to cfg.Workers goroutines, each into its own slot, so the
+// table does not depend on the number of goroutines. progress, if not nil,
+// is called after each run (one call at a time).
+func Sim(cfg SimConfig, methods []Method, progress func(done, total int, what string)) (*Table, error) {
 	cfg.defaults()
 	if err := conformal.CheckAlpha(cfg.Alpha); err != nil {
 		return nil, err
 	}
+	trains := slices.ContainsFunc(methods, func(m Method) bool { return m.Trains })
 	data := sim.Mixed(cfg.DataSeed, cfg.PerClass)
-	type seedResult struct {
-		res []eval.Result
-		err error
+	type job struct{ seed, method int }
+	var jobs []job
+	for s := range cfg.Seeds {
+		for m := range methods {
+			jobs = append(jobs, job{s, m})
+		}
 	}
-	results := make([]seedResult, cfg.Seeds)
-	jobs := make(chan int)
+	workers := min(cfg.Workers, len(jobs))
+	inner := max(1, runtime.GOMAXPROCS(0)/workers) // goroutines per training run
+
+	// Each seed's bundles are built once, on first use, and dropped when its
+	// last run is done.
+	type seedData struct {
+		once sync.Once
+		sp   *SimSplits
+		err  error
+		left atomic.Int32
+	}
+	seeds := make([]*seedData, cfg.Seeds)
+	for s := range seeds {
+		seeds[s] = &seedData{}
+		seeds[s].left.Store(int32(len(methods)))
+	}
+	results := make([][]eval.Result, cfg.Seeds)
+	errs := make([][]error, cfg.Seeds)
+	for s := range results {
+		results[s] = make([]eval.Result, len(methods))
+		errs[s] = make([]error, len(methods))
+	}
+	next := make(chan job)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
-	for range min(cfg.Workers, cfg.Seeds) {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for s := range jobs {
-				r, err := simSeed(data, cfg, methods, uint64(s))
-				results[s] = seedResult{r, err}
+			for j := range next {
+				sd := seeds[j.seed]
+				sd.once.Do(func() { sd.sp, sd.err = simSplits(data, cfg, uint64(j.seed), trains, inner) })
+				if sd.err != nil {
+					errs[j.seed][j.method] = sd.err
+				} else {
+					results[j.seed][j.method], errs[j.seed][j.method] = simRun(sd.sp, cfg, methods[j.method], uint64(j.seed))
+				}
+				if sd.left.Add(-1) == 0 {
+					sd.sp = nil
+				}
 				if progress != nil {
 					mu.Lock()
 					done++
-					progress(done, cfg.Seeds)
+					progress(done, len(jobs), fmt.Sprintf("seed %d, %s", j.seed, methods[j.method].Name))
 					mu.Unlock()
 				}
 			}
 		}()
 	}
-	for s := range cfg.Seeds {
-		jobs <- s
+	for _, j := range jobs {
+		next <- j
 	}
-	close(jobs)
+	close(next)
 	wg.Wait()
 
 	t := &Table{
@@ -152,18 +262,24 @@ func Sim(cfg SimConfig, methods []Method, progress func(done, total int)) (*Tabl
 		Config: fmt.Sprintf("%d clusters × %d points, k=%d, α=%v, seeds 0–%d, data seed %d, calibration %v",
 			sim.Classes, cfg.PerClass, cfg.K, cfg.Alpha, cfg.Seeds-1, cfg.DataSeed, cfg.Calibration),
 	}
+	if trains {
+		tc := cfg.Train.WithDefaults()
+		t.Config += fmt.Sprintf("; training: batch %d, SGD lr %v momentum %v, clip %v, T=%v, λ=%v, threshold %v, ≤%d epochs, patience %d",
+			tc.BatchSize, tc.SGD.LR, tc.SGD.Momentum, tc.ClipNorm, tc.Objective.T, tc.Objective.Lambda, tc.Objective.Threshold, tc.MaxEpochs, tc.Patience)
+	}
 	if cfg.Calibration == conformal.Pooled {
 		t.Warnings = append(t.Warnings, "pooled calibration: coverage is approximate, not guaranteed")
 	}
 	for m, method := range methods {
 		var cov, exc, vol []float64
-		for s, r := range results {
-			if r.err != nil {
-				return nil, fmt.Errorf("seed %d, %s: %w", s, method.Name, r.err)
+		for s := range results {
+			if err := errs[s][m]; err != nil {
+				return nil, fmt.Errorf("seed %d, %s: %w", s, method.Name, err)
 			}
-			cov = append(cov, 100*r.res[m].Coverage)
-			exc = append(exc, 100*r.res[m].Exclusion)
-			vol = append(vol, r.res[m].LogVolPerDim)
+			r := results[s][m]
+			cov = append(cov, 100*r.Coverage)
+			exc = append(exc, 100*r.Exclusion)
+			vol = append(vol, r.LogVolPerDim)
 		}
 		t.Rows = append(t.Rows, Row{Method: method.Name, Coverage: eval.Summarize(cov),
 			Exclusion: eval.Summarize(exc), LogVolPerDim: eval.Summarize(vol), Paper: method.Paper})
@@ -171,26 +287,40 @@ func Sim(cfg SimConfig, methods []Method, progress func(done, total int)) (*Tabl
 	return t, nil
 }
 
-func simSeed(data *sim.Data, cfg SimConfig, methods []Method, seed uint64) ([]eval.Result, error) {
+func simSplits(data *sim.Data, cfg SimConfig, seed uint64, trains bool, workers int) (*SimSplits, error) {
 	split := data.Split(seed)
-	cal, err := data.Pairs(split.Cal, cfg.K, seed, "cal")
-	if err != nil {
+	sp := &SimSplits{Workers: workers}
+	var err error
+	if sp.Cal, err = data.Pairs(split.Cal, cfg.K, seed, "cal"); err != nil {
 		return nil, err
 	}
-	test, err := data.Pairs(split.Test, cfg.K, seed, "test")
-	if err != nil {
+	if sp.Test, err = data.Pairs(split.Test, cfg.K, seed, "test"); err != nil {
 		return nil, err
 	}
-	sp := &SimSplits{Cal: cal, Test: test}
-	out := make([]eval.Result, len(methods))
-	for i, m := range methods {
-		set, err := m.Fit(sp, cfg.Alpha, seed, cfg.Calibration)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m.Name, err)
+	if trains {
+		if sp.Fit, err = data.Pairs(split.Fit, cfg.K, seed, "fit"); err != nil {
+			return nil, err
 		}
-		if out[i], err = eval.Evaluate(set, test); err != nil {
-			return nil, fmt.Errorf("%s: %w", m.Name, err)
+		if sp.Val, err = data.Pairs(split.Val, cfg.K, seed, "val"); err != nil {
+			return nil, err
 		}
 	}
-	return out, nil
+	return sp, nil
+}
+
+func simRun(sp *SimSplits, cfg SimConfig, m Method, seed uint64) (eval.Result, error) {
+	set, err := m.Fit(sp, cfg, seed)
+	if err != nil {
+		return eval.Result{}, err
+	}
+	if cfg.OutDir != "" {
+		dir := filepath.Join(cfg.OutDir, fmt.Sprintf("seed-%d", seed))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return eval.Result{}, err
+		}
+		if err := set.Save(filepath.Join(dir, m.File+".json")); err != nil {
+			return eval.Result{}, err
+		}
+	}
+	return eval.Evaluate(set, sp.Test)
 }

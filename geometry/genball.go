@@ -98,39 +98,63 @@ func (g *GenBall) ScoreGrads(dtheta, scores []float64, diffs []float32, w []floa
 	if len(dtheta) != g.NumParams() {
 		panic(errLength)
 	}
-	return genBallScoreGrads(g, dtheta, scores, diffs, w)
+	_, n := rows(scores, diffs, len(g.m))
+	return genBallScoreGrads(g, dtheta, scores, diffs, sliceWeight(w, n))
 }
 
-func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F, w []float64) []float64 {
-	d := len(g.m)
-	scores, n := rows(scores, diffs, d)
-	if w != nil && len(w) != n {
+// ScoreGradsFunc is ScoreGrads with w_i = weight(i, φ_i), in one pass.
+func (g *GenBall) ScoreGradsFunc(dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) []float64 {
+	if len(dtheta) != g.NumParams() {
 		panic(errLength)
 	}
+	return genBallScoreGrads(g, dtheta, scores, diffs, weight)
+}
+
+// genBallScoreGrads computes the scores and, with a non-nil dtheta, adds the
+// weighted parameter gradients; each element costs one log and one exp.
+func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F, weight func(int, float64) float64) []float64 {
+	d := len(g.m)
+	scores, n := rows(scores, diffs, d)
 	logm := make([]float64, d)
 	for j, m := range g.m {
 		logm[j] = math.Log(m)
 	}
+	var e, l []float64
+	if dtheta != nil {
+		e, l = make([]float64, d), make([]float64, d)
+	}
 	for i := range n {
 		x := diffs[i*d : (i+1)*d]
-		wi := 1.0
-		if w != nil {
-			wi = w[i]
-		}
 		var phi float64
 		for j, v := range x {
 			if v == 0 {
+				if e != nil {
+					e[j] = 0
+				}
 				continue
 			}
-			l := logm[j] + math.Log(math.Abs(float64(v)))
-			e := math.Exp(g.p[j] * l)
-			phi += e
-			if dtheta != nil {
-				dtheta[j] += wi * e * g.p[j] / g.m[j]
-				dtheta[d+j] += wi * e * l
+			lj := logm[j] + math.Log(math.Abs(float64(v)))
+			ej := math.Exp(g.p[j] * lj)
+			phi += ej
+			if e != nil {
+				e[j], l[j] = ej, lj
 			}
 		}
 		scores[i] = phi
+		if dtheta == nil {
+			continue
+		}
+		wi := weight(i, phi)
+		if wi == 0 {
+			continue
+		}
+		for j := range d {
+			if e[j] == 0 {
+				continue
+			}
+			dtheta[j] += wi * e[j] * g.p[j] / g.m[j]
+			dtheta[d+j] += wi * e[j] * l[j]
+		}
 	}
 	return scores
 }

@@ -122,6 +122,19 @@ func TestParamGrads(t *testing.T) {
 			}
 		}
 		gradcheck.Check(t, c.name+" score", f, grad, theta, gradcheck.Tol, 1e-3)
+		// The fused form gives the same gradient, and sees each row's score.
+		grad2 := make([]float64, len(theta))
+		g.ScoreGradsFunc(grad2, nil, diffs, func(i int, s float64) float64 {
+			if s != want[i] {
+				t.Errorf("%s: ScoreGradsFunc passed score %v for row %d, want %v", c.name, s, i, want[i])
+			}
+			return w[i]
+		})
+		for i := range grad {
+			if math.Abs(grad2[i]-grad[i]) > 1e-12*math.Max(1, math.Abs(grad[i])) {
+				t.Fatalf("%s: ScoreGradsFunc gradient[%d] = %v, ScoreGrads %v", c.name, i, grad2[i], grad[i])
+			}
+		}
 
 		for _, thr := range []float64{0.3, 2.5} {
 			lv := func(th []float64) float64 {

@@ -111,7 +111,7 @@ func normScores[F Float](n *Norm, dst []float64, diffs []F) []float64 {
 	y := make([]float64, n.d)
 	for i := range rowsN {
 		mulRows(y, n.m, diffs[i*n.d:(i+1)*n.d])
-		dst[i], _, _ = pnorm(y, n.p, false)
+		dst[i], _, _ = pnorm(y, n.p, nil)
 	}
 	return dst
 }
@@ -129,12 +129,13 @@ func mulRows[F Float](y, m []float64, x []F) {
 	}
 }
 
-// pnorm returns φ = ‖y‖_p computed without overflow. With withP it also
-// returns S' = Σ u_k^p and T = Σ u_k^p·log u_k, u_k = |y_k|/max|y|, which give
-// ∂φ/∂p. For p = 2 φ is sqrt(Σ y_k²) exactly as the ball computes it, so that
-// Norm(I, 2) and Ball agree to the last bit.
-func pnorm(y []float64, p float64, withP bool) (phi, s, t float64) {
-	if p == 2 && !withP {
+// pnorm returns φ = ‖y‖_p computed without overflow. When up is not nil it
+// also fills up[k] = u_k^p, u_k = |y_k|/max|y|, and returns S' = Σ u_k^p and
+// T = Σ u_k^p·log u_k, which give ∂φ/∂p and ∂φ/∂y. For p = 2 φ is
+// sqrt(Σ y_k²) exactly as the ball computes it, so that Norm(I, 2) and Ball
+// agree to the last bit.
+func pnorm(y []float64, p float64, up []float64) (phi, s, t float64) {
+	if p == 2 && up == nil {
 		return norm2(y), 0, 0
 	}
 	var a float64
@@ -142,28 +143,33 @@ func pnorm(y []float64, p float64, withP bool) (phi, s, t float64) {
 		a = math.Max(a, math.Abs(v))
 	}
 	if a == 0 {
+		clear(up)
 		return 0, 0, 0
 	}
-	for _, v := range y {
+	for k, v := range y {
 		u := math.Abs(v) / a
-		if u == 0 {
-			continue
+		var uk float64
+		switch {
+		case u == 0:
+		case p == 2:
+			uk = u * u
+			if up != nil {
+				t += uk * math.Log(u)
+			}
+		default:
+			lu := math.Log(u)
+			uk = math.Exp(p * lu)
+			t += uk * lu
 		}
-		var up float64
-		if p == 2 {
-			up = u * u
-		} else {
-			up = math.Pow(u, p)
-		}
-		s += up
-		if withP {
-			t += up * math.Log(u)
+		s += uk
+		if up != nil {
+			up[k] = uk
 		}
 	}
 	if p == 2 {
 		phi = norm2(y)
 	} else {
-		phi = a * math.Pow(s, 1/p)
+		phi = a * math.Exp(math.Log(s)/p)
 	}
 	return phi, s, t
 }
@@ -174,47 +180,63 @@ func (n *Norm) LogVolume(t float64) float64 {
 	return d*math.Log(t) - n.logAbsDet + d*math.Ln2 + d*lgamma(1+1/n.p) - lgamma(1+d/n.p)
 }
 
-// dphidy writes ∂φ/∂y_k = sign(y_k)·(|y_k|/φ)^{p−1} into g (0 where y_k = 0).
-func dphidy(g, y []float64, phi, p float64) {
+// dphidy writes ∂φ/∂y_k = sign(y_k)·(|y_k|/φ)^{p−1} into g (0 where
+// y_k = 0), from u_k^p and S': with u_k = |y_k|/max|y| and φ = max|y|·S'^{1/p},
+// (|y_k|/φ)^{p−1} = (u_k^p/u_k)·S'^{(1−p)/p}, one power per row.
+func dphidy(g, y, up []float64, s, p float64) {
+	var a float64
+	for _, v := range y {
+		a = math.Max(a, math.Abs(v))
+	}
+	if a == 0 {
+		clear(g)
+		return
+	}
+	c := math.Exp((1 - p) / p * math.Log(s))
 	for k, v := range y {
-		if v == 0 || phi == 0 {
+		if v == 0 {
 			g[k] = 0
 			continue
 		}
-		g[k] = math.Copysign(math.Pow(math.Abs(v)/phi, p-1), v)
+		u := math.Abs(v) / a
+		g[k] = math.Copysign(up[k]/u*c, v)
 	}
 }
 
 // ScoreGrads computes the scores and adds Σ_i w_i·∂φ_i/∂θ into dtheta:
 // ∂φ/∂M_kl = ∂φ/∂y_k·x_l and ∂φ/∂p = φ·(T/(p·S') − log S'/p²).
 func (n *Norm) ScoreGrads(dtheta, scores []float64, diffs []float32, w []float64) []float64 {
-	return normScoreGrads(n, dtheta, scores, diffs, w)
+	_, rowsN := rows(scores, diffs, n.d)
+	return normScoreGrads(n, dtheta, scores, diffs, sliceWeight(w, rowsN))
 }
 
-func normScoreGrads[F Float](n *Norm, dtheta, scores []float64, diffs []F, w []float64) []float64 {
+// ScoreGradsFunc is ScoreGrads with w_i = weight(i, φ_i), in one pass.
+func (n *Norm) ScoreGradsFunc(dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) []float64 {
+	return normScoreGrads(n, dtheta, scores, diffs, weight)
+}
+
+func normScoreGrads[F Float](n *Norm, dtheta, scores []float64, diffs []F, weight func(int, float64) float64) []float64 {
 	d := n.d
 	if len(dtheta) != n.NumParams() {
 		panic(errLength)
 	}
 	scores, rowsN := rows(scores, diffs, d)
-	if w != nil && len(w) != rowsN {
-		panic(errLength)
-	}
 	y := make([]float64, d)
 	g := make([]float64, d)
+	up := make([]float64, d)
 	for i := range rowsN {
 		x := diffs[i*d : (i+1)*d]
 		mulRows(y, n.m, x)
-		phi, s, t := pnorm(y, n.p, true)
+		phi, s, t := pnorm(y, n.p, up)
 		scores[i] = phi
 		if phi == 0 {
 			continue
 		}
-		wi := 1.0
-		if w != nil {
-			wi = w[i]
+		wi := weight(i, phi)
+		if wi == 0 {
+			continue
 		}
-		dphidy(g, y, phi, n.p)
+		dphidy(g, y, up, s, n.p)
 		for k := range d {
 			gk := wi * g[k]
 			if gk == 0 {
@@ -267,10 +289,11 @@ func normInputGrads[F Float](n *Norm, dst []float64, diffs []F) []float64 {
 	_, rowsN := rows(nil, diffs, d)
 	y := make([]float64, d)
 	g := make([]float64, d)
+	up := make([]float64, d)
 	for i := range rowsN {
 		mulRows(y, n.m, diffs[i*d:(i+1)*d])
-		phi, _, _ := pnorm(y, n.p, false)
-		dphidy(g, y, phi, n.p)
+		_, s, _ := pnorm(y, n.p, up)
+		dphidy(g, y, up, s, n.p)
 		out := dst[i*d : (i+1)*d]
 		clear(out)
 		for k, gk := range g {

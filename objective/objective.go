@@ -223,8 +223,7 @@ type Evaluator struct {
 	cfg      Config
 	pos, neg []float64
 	idx      []int32
-	partial  [][]float64
-	w        []float64
+	partial  [][]float64 // one gradient per parallel chunk
 }
 
 // New returns an evaluator for cfg (zero fields take the paper's values).
@@ -277,32 +276,48 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 	if a != 0 {
 		nNeg := len(b.Neg) / d
 		e.neg = grow(e.neg, nNeg)
-		e.w = grow(e.w, nNeg)
 		T := e.cfg.T
+		// One pass per chunk: each negative's score gives its sigmoid and
+		// its weight −a·σ'_j/nNeg, which the fused kernel applies at once.
 		nc := parallel.Chunks(nNeg, chunk)
 		sums := make([][2]float64, nc)
+		for len(e.partial) < nc {
+			e.partial = append(e.partial, nil)
+		}
 		parallel.For(nNeg, chunk, e.cfg.Workers, func(c, lo, hi int) {
-			g.Scores(e.neg[lo:hi], b.Neg[lo*d:hi*d])
 			var s, ds float64
-			for j := lo; j < hi; j++ {
-				sig := sigmoid(T * (e.neg[j] - t))
-				s += sig
+			weight := func(i int, phi float64) float64 {
+				sig := sigmoid(T * (phi - t))
 				der := T * sig * (1 - sig)
+				s += sig
 				ds += der
-				e.w[j] = -a * der / float64(nNeg)
+				return -a * der / float64(nNeg)
+			}
+			if grad == nil {
+				g.Scores(e.neg[lo:hi], b.Neg[lo*d:hi*d])
+				for _, phi := range e.neg[lo:hi] {
+					weight(0, phi)
+				}
+			} else {
+				p := grow(e.partial[c], len(grad))
+				e.partial[c] = p
+				clear(p)
+				g.ScoreGradsFunc(p, e.neg[lo:hi], b.Neg[lo*d:hi*d], weight)
 			}
 			sums[c] = [2]float64{s, ds}
 		})
 		var s, ds float64
-		for _, p := range sums {
+		for c, p := range sums {
 			s += p[0]
 			ds += p[1]
+			if grad != nil {
+				for i, v := range e.partial[c] {
+					grad[i] += v
+				}
+			}
 		}
 		v.NegTerm = s / float64(nNeg)
 		cT += a * ds / float64(nNeg)
-		if grad != nil {
-			e.scoreGrads(g, grad, b.Neg, e.w[:nNeg], d)
-		}
 	}
 	v.Loss = bv * v.LogVol
 	if a != 0 {
@@ -331,27 +346,6 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 		}
 	}
 	return v, nil
-}
-
-// scoreGrads adds Σ_i w_i ∂φ_i/∂θ over the rows of diffs into grad, per
-// chunk then in chunk order.
-func (e *Evaluator) scoreGrads(g geometry.Learnable, grad []float64, diffs []float32, w []float64, d int) {
-	n := len(w)
-	nc := parallel.Chunks(n, chunk)
-	for len(e.partial) < nc {
-		e.partial = append(e.partial, make([]float64, len(grad)))
-	}
-	parallel.For(n, chunk, e.cfg.Workers, func(c, lo, hi int) {
-		p := grow(e.partial[c], len(grad))
-		e.partial[c] = p
-		clear(p)
-		g.ScoreGrads(p, e.neg[lo:hi], diffs[lo*d:hi*d], w[lo:hi])
-	})
-	for c := range nc {
-		for i, v := range e.partial[c] {
-			grad[i] += v
-		}
-	}
 }
 
 // threshold returns t from e.pos and the positive rows it is made of, with

@@ -13,10 +13,11 @@ import (
 func init() {
 	register(&command{
 		name:  "calibrate",
-		args:  "-geometry ball|ellipsoid -cal FILE -out SET.json [-alpha A] [-calibration one|pooled] [-seed S]",
-		short: "calibrate a baseline set on a calibration bundle and save it",
+		args:  "-geometry ball|ellipsoid | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pooled] [-seed S]",
+		short: "calibrate a baseline set, or a fitted geometry, on a calibration bundle and save it",
 		flags: func(fs *flag.FlagSet, out *output) func([]string) error {
-			geom := fs.String("geometry", "", "set family: ball or ellipsoid")
+			geom := fs.String("geometry", "", "baseline set family: ball or ellipsoid")
+			fitted := fs.String("set", "", "fitted set `file` (from ccs fit) whose geometry to calibrate")
 			calPath := fs.String("cal", "", "calibration bundle `file` (.npz)")
 			setPath := fs.String("out", "", "fitted set `file` to write (.json)")
 			alpha := fs.Float64("alpha", 0.05, "miscoverage level α in (0,1): the set holds positives with probability ≥ 1−α")
@@ -25,7 +26,10 @@ func init() {
 			ridge := fs.Float64("ridge", baseline.DefaultRidge, "ellipsoid: ridge added to Σ's diagonal, relative to tr(Σ)/d")
 			allowInf := fs.Bool("allow-infinite", false, "accept a whole-space set (threshold +Inf) when the calibration split is too small")
 			return func([]string) error {
-				if err := required("calibrate", "geometry", *geom, "cal", *calPath, "out", *setPath); err != nil {
+				if (*geom == "") == (*fitted == "") {
+					return usagef("calibrate: give one of -geometry and -set")
+				}
+				if err := required("calibrate", "cal", *calPath, "out", *setPath); err != nil {
 					return err
 				}
 				if err := checkAlpha("calibrate", *alpha); err != nil {
@@ -35,9 +39,17 @@ func init() {
 				if err != nil {
 					return usagef("calibrate: -calibration: %v", err)
 				}
-				kind, err := geometry.ParseKind(*geom)
-				if err != nil {
-					return usagef("calibrate: -geometry: %v", err)
+				var kind geometry.Kind
+				var fittedSet *conformal.Set
+				if *geom != "" {
+					if kind, err = geometry.ParseKind(*geom); err != nil {
+						return usagef("calibrate: -geometry: %v", err)
+					}
+					if kind != geometry.KindBall && kind != geometry.KindEllipsoid {
+						return usagef("calibrate: -geometry %s is learned: fit it with ccs fit, then calibrate with -set", kind)
+					}
+				} else if fittedSet, err = conformal.Load(*fitted); err != nil {
+					return err
 				}
 				if !(*ridge > 0) {
 					return usagef("calibrate: -ridge %v must be positive", *ridge)
@@ -49,13 +61,15 @@ func init() {
 				opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: *seed, AllowInfinite: *allowInf},
 					Ridge: *ridge, SplitSeed: *seed}
 				var set *conformal.Set
-				switch kind {
-				case geometry.KindBall:
+				switch {
+				case fittedSet != nil:
+					if set, err = conformal.Calibrate(fittedSet.Geometry, cal, *alpha, opt.Calibration); err == nil {
+						set.Fit = fittedSet.Fit
+					}
+				case kind == geometry.KindBall:
 					set, err = baseline.Ball(cal, *alpha, opt)
-				case geometry.KindEllipsoid:
-					set, err = baseline.Ellipsoid(cal, *alpha, opt)
 				default:
-					return usagef("calibrate: -geometry %s is learned: fit it first (a later version of ccs)", kind)
+					set, err = baseline.Ellipsoid(cal, *alpha, opt)
 				}
 				if err != nil {
 					return fmt.Errorf("%s: %w", *calPath, err)

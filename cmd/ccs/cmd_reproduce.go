@@ -2,8 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"time"
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
@@ -13,7 +11,7 @@ import (
 func init() {
 	register(&command{
 		name:       "reproduce",
-		args:       "sim|sim-draws [-seeds N] [-k K] [-alpha A] [-data-seed S] [-draws N] [-calibration one|pooled] [-json] [-quiet]",
+		args:       "sim|sim-draws [-seeds N] [-k K] [-alpha A] [-data-seed S] [-rows all|baselines] [-out DIR] [-draws N] [-calibration one|pooled] [training flags] [-json] [-quiet]",
 		short:      "reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed)",
 		positional: "TABLE",
 		flags: func(fs *flag.FlagSet, out *output) func([]string) error {
@@ -24,6 +22,9 @@ func init() {
 			draws := fs.Int("draws", 200, "sim-draws: number of point clouds (data seeds 0..N−1)")
 			perClass := fs.Int("per-class", 5000, "points per class")
 			mode := fs.String("calibration", "one", "calibration `mode`: one or pooled")
+			rows := fs.String("rows", "all", "rows: all (the paper's eight) or baselines (the two vanilla sets)")
+			outDir := fs.String("out", "", "keep every fitted set as `DIR`/seed-S/METHOD.json")
+			rec := recipeFlags(fs, "sim")
 			asJSON := fs.Bool("json", false, "print JSON instead of the table")
 			quiet := fs.Bool("quiet", false, "no progress on stderr")
 			return func(pos []string) error {
@@ -40,23 +41,27 @@ func init() {
 				if err != nil {
 					return usagef("reproduce: -calibration: %v", err)
 				}
-				start := time.Now()
-				var progress func(done, total int)
-				if !*quiet && out.terminal() {
-					progress = func(done, total int) {
-						fmt.Fprintf(out.stderr, "\r%s %d/%d  %s", pos[0], done, total, time.Since(start).Round(time.Second))
-						if done == total {
-							fmt.Fprintln(out.stderr)
-						}
-					}
+				tc, err := rec.config()
+				if err != nil {
+					return err
 				}
+				var methods []experiment.Method
+				switch *rows {
+				case "all":
+					methods = experiment.SimMethods()
+				case "baselines":
+					methods = experiment.SimBaselines()
+				default:
+					return usagef("reproduce: -rows %q: want all or baselines", *rows)
+				}
+				bar := newProgress(out, *quiet, "run")
 				cfg := experiment.SimConfig{Seeds: *seeds, K: *k, Alpha: *alpha, DataSeed: *dataSeed,
-					PerClass: *perClass, Calibration: m}
+					PerClass: *perClass, Calibration: m, Train: tc, OutDir: *outDir}
 				if pos[0] == "sim-draws" {
 					if !isSet(fs, "seeds") {
 						cfg.Seeds = 2
 					}
-					ds, err := experiment.SimDraws(cfg, *draws, progress)
+					ds, err := experiment.SimDraws(cfg, *draws, func(done, total int) { bar.step(done, total, "") })
 					if err != nil {
 						return err
 					}
@@ -65,7 +70,7 @@ func init() {
 					}
 					return experiment.WriteDraws(out.stdout, ds)
 				}
-				t, err := experiment.Sim(cfg, experiment.SimBaselines(), progress)
+				t, err := experiment.Sim(cfg, methods, bar.step)
 				if err != nil {
 					return err
 				}

@@ -70,6 +70,14 @@ func TestUsageErrors(t *testing.T) {
 		{"reproduce-table", []string{"reproduce", "cifar"}},
 		{"reproduce-notable", []string{"reproduce", "-seeds", "2"}},
 		{"extra-arg", []string{"evaluate", "-set", "a", "-test", "b", "c"}},
+		{"calibrate-both", []string{"calibrate", "-geometry", "ball", "-set", "f.json", "-cal", "x.npz", "-out", "s.json"}},
+		{"calibrate-learned", []string{"calibrate", "-geometry", "genball", "-cal", "x.npz", "-out", "s.json"}},
+		{"fit-missing", []string{"fit", "-geometry", "genball", "-objective", "neg"}},
+		{"fit-geometry", []string{"fit", "-geometry", "ball", "-objective", "neg", "-train", "a", "-val", "b", "-out", "c"}},
+		{"fit-objective", []string{"fit", "-geometry", "single", "-objective", "infonce", "-train", "a", "-val", "b", "-out", "c"}},
+		{"fit-threshold", []string{"fit", "-geometry", "single", "-objective", "neg", "-threshold", "hard", "-train", "a", "-val", "b", "-out", "c"}},
+		{"fit-lr", []string{"fit", "-geometry", "single", "-objective", "neg", "-lr", "-1", "-train", "a", "-val", "b", "-out", "c"}},
+		{"fit-alpha", []string{"fit", "-geometry", "single", "-objective", "neg", "-alpha", "0", "-train", "a", "-val", "b", "-out", "c"}},
 	} {
 		err := golden(t, "usage-"+c.name, "", c.args...)
 		if !isUsage(err) {
@@ -107,6 +115,33 @@ func TestPipeline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A learned geometry: fit, calibrate the fitted set, evaluate.
+	fitted := filepath.Join(dir, "fitted.json")
+	if err := golden(t, "fit-genball", dir, "fit", "-geometry", "genball", "-objective", "neg,vol", "-train", filepath.Join(dir, "fit.npz"),
+		"-val", filepath.Join(dir, "val.npz"), "-epochs", "12", "-quiet", "-out", fitted); err != nil {
+		t.Fatal(err)
+	}
+	if err := golden(t, "evaluate-uncalibrated", dir, "evaluate", "-set", fitted, "-test", test); err == nil || isUsage(err) {
+		t.Errorf("evaluating an uncalibrated set: error %v, want a data error", err)
+	}
+	learned := filepath.Join(dir, "learned.json")
+	if err := golden(t, "calibrate-fitted", dir, "calibrate", "-set", fitted, "-cal", cal, "-alpha", "0.1", "-seed", "1", "-out", learned); err != nil {
+		t.Fatal(err)
+	}
+	if err := golden(t, "evaluate-fitted", dir, "evaluate", "-set", learned, "-test", test); err != nil {
+		t.Fatal(err)
+	}
+	// Progress on a non-terminal: plain lines, no carriage returns.
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, []string{"fit", "-geometry", "single", "-objective", "vol", "-train", filepath.Join(dir, "fit.npz"),
+		"-val", filepath.Join(dir, "val.npz"), "-epochs", "25", "-patience", "30", "-out", filepath.Join(dir, "f2.json")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := stderr.String(); !strings.Contains(got, "epoch  10/25") || !strings.Contains(got, "epoch  20/25") ||
+		!strings.Contains(got, "trained 25 epochs (max epochs)") || strings.Count(got, "\n") != 4 || strings.Contains(got, "\r") {
+		t.Errorf("progress on a non-terminal:\n%s", got)
+	}
+
 	pooled := filepath.Join(dir, "pooled.json")
 	if err := golden(t, "calibrate-pooled", dir, "calibrate", "-geometry", "ball", "-cal", cal, "-calibration", "pooled", "-out", pooled); err != nil {
 		t.Fatal(err)
@@ -156,10 +191,10 @@ func TestTooFewCalibration(t *testing.T) {
 }
 
 func TestReproduceSim(t *testing.T) {
-	if err := golden(t, "reproduce-sim-small", "", "reproduce", "sim", "-seeds", "3", "-k", "20", "-per-class", "200", "-quiet"); err != nil {
+	if err := golden(t, "reproduce-sim-small", "", "reproduce", "sim", "-seeds", "3", "-k", "20", "-per-class", "200", "-epochs", "3", "-quiet"); err != nil {
 		t.Fatal(err)
 	}
-	if err := golden(t, "reproduce-sim-draws-small", "", "reproduce", "sim-draws", "-draws", "3", "-k", "20", "-per-class", "200"); err != nil {
+	if err := golden(t, "reproduce-sim-draws-small", "", "reproduce", "sim-draws", "-draws", "3", "-k", "20", "-per-class", "200", "-quiet"); err != nil {
 		t.Fatal(err)
 	}
 }

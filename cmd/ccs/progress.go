@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/ccsets/ccs/train"
+)
+
+// progress shows how far a long command is: on a terminal one line redrawn
+// in place, otherwise a plain line at most every 10 seconds and at the end.
+type progress struct {
+	out         *output
+	off, tty    bool
+	unit        string
+	start, last time.Time
+}
+
+func newProgress(out *output, quiet bool, unit string) *progress {
+	return &progress{out: out, off: quiet, tty: out.terminal(), unit: unit, start: time.Now()}
+}
+
+func (p *progress) step(done, total int, what string) {
+	if p.off {
+		return
+	}
+	now := time.Now()
+	el := now.Sub(p.start)
+	eta := time.Duration(float64(el) / float64(done) * float64(total-done))
+	msg := fmt.Sprintf("%s %d/%d  elapsed %s  ETA %s", p.unit, done, total, el.Round(time.Second), eta.Round(time.Second))
+	if what != "" {
+		msg += "  (" + what + ")"
+	}
+	switch {
+	case p.tty:
+		fmt.Fprintf(p.out.stderr, "\r\033[K%s", msg)
+		if done == total {
+			fmt.Fprintln(p.out.stderr)
+		}
+	case done == total || now.Sub(p.last) >= 10*time.Second:
+		fmt.Fprintln(p.out.stderr, msg)
+		p.last = now
+	}
+}
+
+// trainProgress shows a training run: epoch, loss, validation exclusion and
+// an ETA bounded by the maximum number of epochs (early stopping may end it
+// sooner).
+type trainProgress struct{ *progress }
+
+func (p trainProgress) Observe(pr train.Progress) {
+	if p.off {
+		return
+	}
+	loss := "—"
+	if !math.IsNaN(pr.Loss) {
+		loss = fmt.Sprintf("%.4g", pr.Loss)
+	}
+	var eta time.Duration
+	if pr.Epoch > 0 {
+		eta = pr.Elapsed / time.Duration(pr.Epoch) * time.Duration(pr.MaxEpochs-pr.Epoch)
+	}
+	const width = 20
+	fill := width * pr.Epoch / pr.MaxEpochs
+	bar := "[" + strings.Repeat("=", fill) + strings.Repeat(" ", width-fill) + "]"
+	msg := fmt.Sprintf("epoch %3d/%d %s loss %s  val exclusion %.1f%% (best %.1f%% at epoch %d)  ETA ≤ %s",
+		pr.Epoch, pr.MaxEpochs, bar, loss, 100*pr.ValExclusion, 100*pr.BestExclusion, pr.BestEpoch, eta.Round(time.Second))
+	if pr.Done {
+		msg = fmt.Sprintf("trained %d epochs (%s) in %s: best validation exclusion %.1f%% at epoch %d",
+			pr.Epoch, pr.StopReason, pr.Elapsed.Round(time.Millisecond), 100*pr.BestExclusion, pr.BestEpoch)
+	}
+	switch {
+	case p.tty:
+		fmt.Fprintf(p.out.stderr, "\r\033[K%s", msg)
+		if pr.Done {
+			fmt.Fprintln(p.out.stderr)
+		}
+	case pr.Done || pr.Epoch%10 == 0:
+		fmt.Fprintln(p.out.stderr, msg)
+	}
+}

@@ -1,0 +1,31 @@
+package train
+
+import (
+	"encoding/json"
+
+	"github.com/ccsets/ccs/conformal"
+)
+
+// Record is what a fitted-set file keeps about its training: the whole
+// recipe (every number a flag can change) and the outcome.
+type Record struct {
+	Recipe       Config  `json:"recipe"`
+	FitAnchors   int     `json:"fit_anchors"`
+	ValAnchors   int     `json:"val_anchors"`
+	Epochs       int     `json:"epochs"`
+	BestEpoch    int     `json:"best_epoch"`
+	ValExclusion float64 `json:"val_exclusion"`
+	StopReason   string  `json:"stop_reason"`
+}
+
+// FitInfo returns the fitted-set record of a training run.
+func FitInfo(cfg Config, res *Result, fitN, valN int) *conformal.FitInfo {
+	rec := Record{Recipe: cfg.WithDefaults(), FitAnchors: fitN, ValAnchors: valN, Epochs: res.Epochs,
+		BestEpoch: res.BestEpoch, ValExclusion: res.ValExclusion, StopReason: res.StopReason}
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		panic("ccs/train: " + err.Error()) // a Record always marshals
+	}
+	return &conformal.FitInfo{Method: "trained on the fit split, checkpoint chosen on the validation split",
+		N: fitN, Seed: cfg.Seed, Training: raw}
+}

@@ -1,0 +1,386 @@
+// Package train fits a learnable set geometry on a training split with the
+// paper's recipe (appendix "Optimization and Hyperparameters", DESIGN §2.3):
+// mini-batches of anchors with all their positives and negatives, SGD,
+// gradient-norm clipping, parameter bounds, validation exclusion after every
+// epoch, early stopping and the best checkpoint restored.
+//
+// Model selection uses the validation split only, never calibration or test
+// data: the trainer is never given them. It never prints; progress goes to
+// an Observer.
+package train
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/parallel"
+	"github.com/ccsets/ccs/objective"
+)
+
+// SGD is stochastic gradient descent as PyTorch's torch.optim.SGD computes
+// it: g ← g + WeightDecay·θ; b ← Momentum·b + g (b = g at the first step);
+// θ ← θ − lr·b. With Cosine the learning rate follows CosineAnnealingLR over
+// MaxEpochs, stepped once per epoch: lr_e = LR·(1 + cos(π·e/MaxEpochs))/2.
+type SGD struct {
+	LR          float64 `json:"lr"`
+	Momentum    float64 `json:"momentum"`
+	WeightDecay float64 `json:"weight_decay"`
+	Cosine      bool    `json:"cosine"`
+}
+
+// The paper's two optimisers.
+var (
+	// SimSGD is plain SGD with lr 0.3: the paper's simulation recipe.
+	SimSGD = SGD{LR: 0.3}
+	// EmbeddingSGD is the paper's dataset recipe: lr 0.1, momentum 0.9,
+	// weight decay 5e-4, cosine annealing.
+	EmbeddingSGD = SGD{LR: 0.1, Momentum: 0.9, WeightDecay: 5e-4, Cosine: true}
+)
+
+// Bounds keep parameters in range after every step (the paper's Remark 1):
+// exponents p in [PMin, PMax], generalized-ball scales m ≥ MMin and, if
+// MMax > 0, m ≤ MMax. The single-norm's M is free.
+type Bounds struct {
+	PMin float64 `json:"p_min"` // 0 means 0.1
+	PMax float64 `json:"p_max"` // 0 means 10
+	MMin float64 `json:"m_min"` // 0 means 1e-3
+	MMax float64 `json:"m_max"` // 0 means no upper bound
+}
+
+// Config is the training recipe. Zero fields take the paper's values.
+type Config struct {
+	Objective objective.Config `json:"objective"`
+	BatchSize int              `json:"batch_size"` // anchors per batch; 0 means 256
+	MaxEpochs int              `json:"max_epochs"` // 0 means 150
+	Patience  int              `json:"patience"`   // epochs without improvement before stopping; 0 means 8
+	ClipNorm  float64          `json:"clip_norm"`  // gradient-norm clip; 0 means 1, negative means none
+	SGD       SGD              `json:"sgd"`        // zero means SimSGD
+	Bounds    Bounds           `json:"bounds"`
+	Seed      uint64           `json:"seed"` // batch order
+	Workers   int              `json:"-"`    // goroutines; 0 means GOMAXPROCS
+	Init      string           `json:"init"` // how the caller initialised the geometry (recorded only)
+}
+
+// WithDefaults returns c with zero fields set to the paper's values.
+func (c Config) WithDefaults() Config {
+	c.Objective = c.Objective.WithDefaults()
+	if c.BatchSize == 0 {
+		c.BatchSize = 256
+	}
+	if c.MaxEpochs == 0 {
+		c.MaxEpochs = 150
+	}
+	if c.Patience == 0 {
+		c.Patience = 8
+	}
+	if c.ClipNorm == 0 {
+		c.ClipNorm = 1
+	}
+	if c.SGD == (SGD{}) {
+		c.SGD = SimSGD
+	}
+	if c.Bounds.PMin == 0 {
+		c.Bounds.PMin = 0.1
+	}
+	if c.Bounds.PMax == 0 {
+		c.Bounds.PMax = 10
+	}
+	if c.Bounds.MMin == 0 {
+		c.Bounds.MMin = 1e-3
+	}
+	c.Objective.Workers = c.Workers
+	return c
+}
+
+// Validate checks a configuration after WithDefaults.
+func (c Config) Validate() error {
+	if err := c.Objective.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.BatchSize < 1:
+		return fmt.Errorf("train: batch size %d < 1", c.BatchSize)
+	case c.MaxEpochs < 1:
+		return fmt.Errorf("train: max epochs %d < 1", c.MaxEpochs)
+	case c.Patience < 1:
+		return fmt.Errorf("train: patience %d < 1", c.Patience)
+	case !(c.SGD.LR > 0) || math.IsInf(c.SGD.LR, 0):
+		return fmt.Errorf("train: learning rate %v, want > 0", c.SGD.LR)
+	case !(c.SGD.Momentum >= 0 && c.SGD.Momentum < 1):
+		return fmt.Errorf("train: momentum %v, want 0 ≤ momentum < 1", c.SGD.Momentum)
+	case !(c.SGD.WeightDecay >= 0):
+		return fmt.Errorf("train: weight decay %v, want ≥ 0", c.SGD.WeightDecay)
+	case !(c.Bounds.PMin > 0 && c.Bounds.PMin <= c.Bounds.PMax):
+		return fmt.Errorf("train: exponent bounds [%v, %v], want 0 < p_min ≤ p_max", c.Bounds.PMin, c.Bounds.PMax)
+	case !(c.Bounds.MMin > 0) || (c.Bounds.MMax != 0 && c.Bounds.MMax < c.Bounds.MMin):
+		return fmt.Errorf("train: scale bounds [%v, %v], want 0 < m_min ≤ m_max", c.Bounds.MMin, c.Bounds.MMax)
+	}
+	return nil
+}
+
+// Progress is what the trainer reports after each epoch (epoch 0 is the
+// initial geometry).
+type Progress struct {
+	Epoch, MaxEpochs int
+	Loss             float64 // mean batch loss of the epoch (NaN at epoch 0)
+	Threshold        float64 // mean batch threshold t of the epoch
+	ValExclusion     float64 // fraction of validation negatives outside
+	BestExclusion    float64
+	BestEpoch        int
+	Elapsed          time.Duration
+	Done             bool   // the last report
+	StopReason       string // set when Done
+}
+
+// Observer receives progress. The trainer calls it from one goroutine.
+type Observer interface{ Observe(Progress) }
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Progress)
+
+// Observe calls f(p).
+func (f ObserverFunc) Observe(p Progress) { f(p) }
+
+// Result summarises a training run; the geometry holds the best checkpoint.
+type Result struct {
+	Epochs        int       `json:"epochs"`         // epochs run
+	BestEpoch     int       `json:"best_epoch"`     // 0: the initial geometry was never beaten
+	ValExclusion  float64   `json:"val_exclusion"`  // at the best epoch
+	StopReason    string    `json:"stop_reason"`    // "early stop" or "max epochs"
+	ValHistory    []float64 `json:"val_history"`    // validation exclusion per epoch, from epoch 0
+	LossHistory   []float64 `json:"loss_history"`   // mean batch loss per epoch, from epoch 1
+	ThresholdHist []float64 `json:"threshold_hist"` // mean batch threshold per epoch, from epoch 1
+}
+
+// Train fits g on fit, selecting the checkpoint with the highest exclusion on
+// val. g is updated in place and holds the best parameters on return.
+func Train(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observer) (*Result, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ev, err := objective.New(cfg.Objective)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSplits(g, fit, val, cfg); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	validator := newValidator(val, cfg.Objective.Alpha, cfg.Workers)
+	project(g, cfg.Bounds)
+
+	np := g.NumParams()
+	theta := g.Params(nil)
+	grad := make([]float64, np)
+	var velocity []float64
+	if cfg.SGD.Momentum > 0 {
+		velocity = make([]float64, np)
+	}
+	best := slices.Clone(theta)
+	res := &Result{StopReason: "max epochs"}
+	bestExc := validator.exclusion(g)
+	res.ValHistory = append(res.ValHistory, bestExc)
+	report := func(p Progress) {
+		if obs != nil {
+			p.MaxEpochs, p.BestExclusion, p.BestEpoch, p.Elapsed = cfg.MaxEpochs, bestExc, res.BestEpoch, time.Since(start)
+			obs.Observe(p)
+		}
+	}
+	report(Progress{Epoch: 0, Loss: math.NaN(), Threshold: math.NaN(), ValExclusion: bestExc})
+
+	order := make([]int, fit.N)
+	for i := range order {
+		order[i] = i
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x7472616e))
+	var posBuf, negBuf []float32
+	stale := 0
+	for epoch := 1; epoch <= cfg.MaxEpochs; epoch++ {
+		lr := cfg.SGD.LR
+		if cfg.SGD.Cosine {
+			lr *= (1 + math.Cos(math.Pi*float64(epoch-1)/float64(cfg.MaxEpochs))) / 2
+		}
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		var lossSum, tSum float64
+		batches := 0
+		for lo := 0; lo < fit.N; lo += cfg.BatchSize {
+			ids := order[lo:min(fit.N, lo+cfg.BatchSize)]
+			posBuf = gatherPos(posBuf, fit, ids)
+			if fit.HasNegatives() {
+				negBuf = gatherNeg(negBuf, fit, ids)
+			}
+			v, err := ev.Eval(g, objective.Batch{Pos: posBuf, Neg: negBuf}, grad)
+			if err != nil {
+				return nil, fmt.Errorf("train: epoch %d, batch %d: %w", epoch, batches+1, err)
+			}
+			lossSum += v.Loss
+			tSum += v.T
+			batches++
+			step(theta, grad, velocity, cfg, lr, epoch == 1 && lo == 0)
+			g.SetParams(theta)
+			project(g, cfg.Bounds)
+			g.Params(theta)
+		}
+		exc := validator.exclusion(g)
+		res.Epochs = epoch
+		res.ValHistory = append(res.ValHistory, exc)
+		res.LossHistory = append(res.LossHistory, lossSum/float64(batches))
+		res.ThresholdHist = append(res.ThresholdHist, tSum/float64(batches))
+		if exc > bestExc {
+			bestExc, res.BestEpoch, stale = exc, epoch, 0
+			copy(best, theta)
+		} else {
+			stale++
+		}
+		p := Progress{Epoch: epoch, Loss: lossSum / float64(batches), Threshold: tSum / float64(batches), ValExclusion: exc}
+		if stale >= cfg.Patience {
+			res.StopReason = "early stop"
+			break
+		}
+		if epoch < cfg.MaxEpochs {
+			report(p)
+		}
+	}
+	g.SetParams(best)
+	res.ValExclusion = bestExc
+	report(Progress{Epoch: res.Epochs, Loss: res.LossHistory[len(res.LossHistory)-1],
+		Threshold: res.ThresholdHist[len(res.ThresholdHist)-1], ValExclusion: res.ValHistory[len(res.ValHistory)-1],
+		Done: true, StopReason: res.StopReason})
+	return res, nil
+}
+
+func checkSplits(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config) error {
+	if fit.D != g.Dim() {
+		return fmt.Errorf("train: training embeddings have dimension %d, the geometry %d", fit.D, g.Dim())
+	}
+	if val.D != fit.D {
+		return fmt.Errorf("train: validation embeddings have dimension %d, training embeddings %d", val.D, fit.D)
+	}
+	if cfg.Objective.Objective != objective.Vol && !fit.HasNegatives() {
+		return fmt.Errorf("train: objective %v needs negatives, the training bundle has none", cfg.Objective.Objective)
+	}
+	if !val.HasNegatives() {
+		return fmt.Errorf("train: the validation bundle has no negatives, so its exclusion cannot select a checkpoint")
+	}
+	if need := int(math.Ceil(1 / cfg.Objective.Alpha)); val.N < need {
+		return fmt.Errorf("train: the validation split has %d anchors, fewer than 1/α = %d", val.N, need)
+	}
+	return nil
+}
+
+// step applies one SGD update to theta (PyTorch's order: clip, weight decay,
+// momentum).
+func step(theta, grad, velocity []float64, cfg Config, lr float64, first bool) {
+	if cfg.ClipNorm > 0 {
+		var ss float64
+		for _, v := range grad {
+			ss += v * v
+		}
+		if n := math.Sqrt(ss); n > cfg.ClipNorm {
+			s := cfg.ClipNorm / (n + 1e-6) // torch.nn.utils.clip_grad_norm_'s formula
+			for i := range grad {
+				grad[i] *= s
+			}
+		}
+	}
+	for i := range theta {
+		gi := grad[i] + cfg.SGD.WeightDecay*theta[i]
+		if velocity != nil {
+			if first {
+				velocity[i] = gi
+			} else {
+				velocity[i] = cfg.SGD.Momentum*velocity[i] + gi
+			}
+			gi = velocity[i]
+		}
+		theta[i] -= lr * gi
+	}
+}
+
+// project clamps g's parameters into the bounds.
+func project(g geometry.Learnable, b Bounds) {
+	theta := g.Params(nil)
+	switch g := g.(type) {
+	case *geometry.Norm:
+		p := &theta[len(theta)-1]
+		*p = math.Min(math.Max(*p, b.PMin), b.PMax)
+	case *geometry.GenBall:
+		d := g.Dim()
+		for j := range d {
+			theta[j] = math.Max(theta[j], b.MMin)
+			if b.MMax > 0 {
+				theta[j] = math.Min(theta[j], b.MMax)
+			}
+			theta[d+j] = math.Min(math.Max(theta[d+j], b.PMin), b.PMax)
+		}
+	}
+	g.SetParams(theta)
+}
+
+func gatherPos(dst []float32, b *bundle.Bundle, ids []int) []float32 {
+	w := b.K * b.D
+	dst = slices.Grow(dst[:0], len(ids)*w)[:len(ids)*w]
+	for k, i := range ids {
+		b.PositiveDiffs(dst[k*w:(k+1)*w], i)
+	}
+	return dst
+}
+
+func gatherNeg(dst []float32, b *bundle.Bundle, ids []int) []float32 {
+	w := b.KNeg * b.D
+	dst = slices.Grow(dst[:0], len(ids)*w)[:len(ids)*w]
+	for k, i := range ids {
+		b.NegativeDiffs(dst[k*w:(k+1)*w], i)
+	}
+	return dst
+}
+
+// validator measures exclusion on the validation split: the threshold is the
+// conformal quantile of all validation positives (pooled: model selection,
+// not calibration, so the lower-variance pooled quantile serves better), and
+// exclusion is the fraction of validation negatives above it.
+type validator struct {
+	pos, neg       []float32
+	posS, negS     []float64
+	alpha          float64
+	workers, count int
+}
+
+const chunk = 4096
+
+func newValidator(val *bundle.Bundle, alpha float64, workers int) *validator {
+	v := &validator{alpha: alpha, workers: workers}
+	all := make([]int, val.N)
+	for i := range all {
+		all[i] = i
+	}
+	v.pos = gatherPos(nil, val, all)
+	v.neg = gatherNeg(nil, val, all)
+	v.posS = make([]float64, val.N*val.K)
+	v.negS = make([]float64, val.N*val.KNeg)
+	return v
+}
+
+func (v *validator) exclusion(g geometry.Geometry) float64 {
+	d := g.Dim()
+	parallel.For(len(v.posS), chunk, v.workers, func(_, lo, hi int) { g.Scores(v.posS[lo:hi], v.pos[lo*d:hi*d]) })
+	parallel.For(len(v.negS), chunk, v.workers, func(_, lo, hi int) { g.Scores(v.negS[lo:hi], v.neg[lo*d:hi*d]) })
+	q, err := conformal.Threshold(v.posS, v.alpha) // reorders posS: rescored next time
+	if err != nil {
+		return 0
+	}
+	out := 0
+	for _, s := range v.negS {
+		if s > q {
+			out++
+		}
+	}
+	return float64(out) / float64(len(v.negS))
+}
