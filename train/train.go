@@ -257,6 +257,12 @@ func Train(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observ
 }
 
 func checkSplits(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config) error {
+	if err := fit.Validate(); err != nil {
+		return fmt.Errorf("train: training bundle: %w", err)
+	}
+	if err := val.Validate(); err != nil {
+		return fmt.Errorf("train: validation bundle: %w", err)
+	}
 	if fit.D != g.Dim() {
 		return fmt.Errorf("train: training embeddings have dimension %d, the geometry %d", fit.D, g.Dim())
 	}

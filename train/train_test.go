@@ -1,0 +1,168 @@
+package train
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/objective"
+	"github.com/ccsets/ccs/sim"
+)
+
+// smallSim returns the fit and validation bundles of a small simulation.
+func smallSim(t *testing.T, perClass, k int, seed uint64) (fit, val *bundle.Bundle) {
+	t.Helper()
+	data := sim.Mixed(sim.PaperDataSeed, perClass)
+	sp := data.Split(seed)
+	var err error
+	if fit, err = data.Pairs(sp.Fit, k, seed, "fit"); err != nil {
+		t.Fatal(err)
+	}
+	if val, err = data.Pairs(sp.Val, k, seed, "val"); err != nil {
+		t.Fatal(err)
+	}
+	return fit, val
+}
+
+// TestDeterministic: the same seed gives the same parameters and history,
+// to the bit, for 1 and 3 goroutines.
+func TestDeterministic(t *testing.T) {
+	t.Parallel()
+	fit, val := smallSim(t, 600, 40, 1)
+	for _, g0 := range []func() geometry.Learnable{
+		func() geometry.Learnable { return geometry.UnitGenBall(3, 2) },
+		func() geometry.Learnable { return geometry.IdentityNorm(3, 2) },
+	} {
+		var ref []float64
+		var refRes *Result
+		for _, w := range []int{1, 3} {
+			g := g0()
+			cfg := Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: 6, BatchSize: 64, Seed: 9, Workers: w}
+			res, err := Train(g, fit, val, cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ref == nil {
+				ref, refRes = g.Params(nil), res
+				continue
+			}
+			if !slices.Equal(g.Params(nil), ref) || !slices.Equal(res.ValHistory, refRes.ValHistory) || !slices.Equal(res.LossHistory, refRes.LossHistory) {
+				t.Errorf("%v: training differs between 1 and %d goroutines", g.Kind(), w)
+			}
+		}
+	}
+}
+
+// TestBestCheckpointRestored: the returned geometry has the best validation
+// exclusion of the run, early stopping ends the run after Patience epochs
+// without improvement, and every epoch's exclusion is recorded.
+func TestBestCheckpointRestored(t *testing.T) {
+	t.Parallel()
+	fit, val := smallSim(t, 600, 40, 2)
+	g := geometry.UnitGenBall(3, 2)
+	var seen []Progress
+	res, err := Train(g, fit, val, Config{Objective: objective.Config{Objective: objective.Neg}, MaxEpochs: 60, Patience: 3, BatchSize: 64},
+		ObserverFunc(func(p Progress) { seen = append(seen, p) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ValHistory) != res.Epochs+1 {
+		t.Fatalf("%d validation figures for %d epochs (+ the initial one)", len(res.ValHistory), res.Epochs)
+	}
+	best := slices.Max(res.ValHistory)
+	if res.ValExclusion != best || res.ValHistory[res.BestEpoch] != best {
+		t.Errorf("best exclusion %v at epoch %d, history max %v", res.ValExclusion, res.BestEpoch, best)
+	}
+	if got := newValidator(val, 0.05, 0).exclusion(g); got != best {
+		t.Errorf("restored geometry has validation exclusion %v, want the best %v", got, best)
+	}
+	if res.StopReason == "early stop" && res.Epochs-res.BestEpoch != 3 {
+		t.Errorf("early stop at epoch %d with best at %d, patience 3", res.Epochs, res.BestEpoch)
+	}
+	if len(seen) == 0 || !seen[len(seen)-1].Done || seen[0].Epoch != 0 {
+		t.Errorf("observer saw %d reports, first epoch %d", len(seen), seen[0].Epoch)
+	}
+	if best <= res.ValHistory[0] {
+		t.Errorf("training did not improve on the initial ball: %v", res.ValHistory)
+	}
+}
+
+// TestStep checks one SGD update against PyTorch's formulas by hand.
+func TestStep(t *testing.T) {
+	t.Parallel()
+	cfg := Config{ClipNorm: 1, SGD: SGD{LR: 0.5, Momentum: 0.9, WeightDecay: 0.1}}
+	theta := []float64{1, 2}
+	grad := []float64{3, 4} // norm 5: clipped to (0.6, 0.8)·(1/(5+1e-6))·5
+	vel := make([]float64, 2)
+	step(theta, grad, vel, cfg, 0.5, true)
+	s := 1 / (5 + 1e-6)
+	g0, g1 := 3*s+0.1*1, 4*s+0.1*2
+	want := []float64{1 - 0.5*g0, 2 - 0.5*g1}
+	if math.Abs(theta[0]-want[0]) > 1e-15 || math.Abs(theta[1]-want[1]) > 1e-15 {
+		t.Fatalf("first step: %v, want %v", theta, want)
+	}
+	grad = []float64{0.1, 0}
+	prev := slices.Clone(theta)
+	step(theta, grad, vel, cfg, 0.5, false)
+	v0 := 0.9*g0 + 0.1 + 0.1*prev[0]
+	if math.Abs(theta[0]-(prev[0]-0.5*v0)) > 1e-15 {
+		t.Errorf("momentum step: %v, want %v", theta[0], prev[0]-0.5*v0)
+	}
+}
+
+func TestProjection(t *testing.T) {
+	t.Parallel()
+	g := geometry.UnitGenBall(2, 2)
+	g.SetParams([]float64{1e-9, 5, 0.01, 50})
+	project(g, Bounds{PMin: 0.1, PMax: 10, MMin: 1e-3, MMax: 2})
+	if got := g.Params(nil); !slices.Equal(got, []float64{1e-3, 2, 0.1, 10}) {
+		t.Errorf("projected genball params %v", got)
+	}
+	n := geometry.IdentityNorm(2, 2)
+	n.SetParams([]float64{-3, 0, 0, 1, 42})
+	project(n, Bounds{PMin: 0.1, PMax: 10, MMin: 1e-3})
+	if got := n.Params(nil); !slices.Equal(got, []float64{-3, 0, 0, 1, 10}) {
+		t.Errorf("projected single-norm params %v (M is free, p clamped)", got)
+	}
+}
+
+// TestBadInput: errors, not panics or NaN.
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	fit, val := smallSim(t, 300, 20, 3)
+	cfg := Config{Objective: objective.Config{Objective: objective.Neg}, MaxEpochs: 2}
+	nan := *fit
+	nan.Positives = slices.Clone(fit.Positives)
+	nan.Positives[7] = float32(math.NaN())
+	if _, err := Train(geometry.UnitGenBall(3, 2), &nan, val, cfg, nil); err == nil || !strings.Contains(err.Error(), "training bundle: positives[0][2][1] is NaN") {
+		t.Errorf("NaN in a training positive: error %v", err)
+	}
+	// A geometry that overflows: scores of +Inf give a non-finite loss.
+	huge := geometry.UnitGenBall(3, 2)
+	huge.SetParams([]float64{1e200, 1e200, 1e200, 10, 10, 10})
+	if _, err := Train(huge, fit, val, Config{Objective: objective.Config{Objective: objective.Vol}, MaxEpochs: 2, Bounds: Bounds{PMax: 10}}, nil); !errors.Is(err, objective.ErrNonFinite) {
+		t.Errorf("overflowing scores: error %v, want ErrNonFinite", err)
+	}
+	other := &bundle.Bundle{N: val.N, K: 1, D: 2, KNeg: 1, Anchors: make([]float32, 2*val.N), Positives: make([]float32, 2*val.N), Negatives: make([]float32, 2*val.N)}
+	for _, c := range []struct {
+		name string
+		g    geometry.Learnable
+		val  *bundle.Bundle
+		cfg  Config
+		want string
+	}{
+		{"geometry dim", geometry.UnitGenBall(4, 2), val, cfg, "dimension 3, the geometry 4"},
+		{"val dim", geometry.UnitGenBall(3, 2), other, cfg, "validation embeddings have dimension 2"},
+		{"alpha", geometry.UnitGenBall(3, 2), val, Config{Objective: objective.Config{Objective: objective.Neg, Alpha: 1.2}}, "alpha"},
+		{"small val", geometry.UnitGenBall(3, 2), val.Subset([]int{0, 1, 2}), cfg, "fewer than 1/α = 20"},
+		{"lr", geometry.UnitGenBall(3, 2), val, Config{Objective: objective.Config{Objective: objective.Neg}, SGD: SGD{LR: -1}}, "learning rate"},
+	} {
+		if _, err := Train(c.g, fit, c.val, c.cfg, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+}
