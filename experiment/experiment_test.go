@@ -8,19 +8,20 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/sim"
+	"github.com/ccsets/ccs/train"
 )
 
 // TestSimDeterministic: the table does not depend on the number of workers.
 func TestSimDeterministic(t *testing.T) {
 	t.Parallel()
-	cfg := SimConfig{Seeds: 3, K: 20, PerClass: 300}
+	cfg := SimConfig{Seeds: 3, K: 20, PerClass: 300, Train: train.Config{MaxEpochs: 3}}
 	cfg.Workers = 1
-	a, err := Sim(cfg, SimBaselines(), nil)
+	a, err := Sim(cfg, SimMethods(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Workers = 3
-	b, err := Sim(cfg, SimBaselines(), nil)
+	b, err := Sim(cfg, SimMethods(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,24 +34,33 @@ func TestSimDeterministic(t *testing.T) {
 	}
 }
 
-// TestPaperSimulation runs the README's main job (20 seeds, the paper's
-// sizes and the default data seed): both baseline rows cover within 95 ± 1%,
-// and the exclusions come out near the paper's 15.3% and 61.8%.
+// TestPaperSimulation runs the paper's table on the built-in simulation
+// (the paper's sizes, the default data seed, the paper's recipe) with 5
+// seeds: every row covers within 95 ± 1% (one positive per calibration
+// anchor), the baselines' exclusions come out near the paper's, and every
+// learned row excludes at least the paper's figure minus 3 points. About 12
+// minutes on 2 cores: a long test.
 func TestPaperSimulation(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the full simulation table: long")
+		t.Skip("the simulation table with training: long")
 	}
 	t.Parallel()
-	tab, err := Sim(SimConfig{DataSeed: sim.PaperDataSeed}, SimBaselines(), nil)
+	tab, err := Sim(SimConfig{Seeds: 5, DataSeed: sim.PaperDataSeed}, SimMethods(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range tab.Rows {
+	var buf bytes.Buffer
+	tab.WriteText(&buf)
+	t.Logf("\n%s", buf.String())
+	for i, r := range tab.Rows {
 		if math.Abs(r.Coverage.Mean-95) > 1 {
 			t.Errorf("%s: coverage %.2f%%, want 95 ± 1", r.Method, r.Coverage.Mean)
 		}
-		if math.Abs(r.Exclusion.Mean-r.Paper.Exclusion) > 3 {
+		switch {
+		case i < 2 && math.Abs(r.Exclusion.Mean-r.Paper.Exclusion) > 4:
 			t.Errorf("%s: exclusion %.1f%%, paper %.1f%%", r.Method, r.Exclusion.Mean, r.Paper.Exclusion)
+		case i >= 2 && r.Exclusion.Mean < r.Paper.Exclusion-3:
+			t.Errorf("%s: exclusion %.1f%%, below the paper's %.1f%% minus 3", r.Method, r.Exclusion.Mean, r.Paper.Exclusion)
 		}
 	}
 }
