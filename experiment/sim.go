@@ -70,6 +70,8 @@ type Row struct {
 	Coverage     eval.Summary `json:"coverage"`
 	Exclusion    eval.Summary `json:"exclusion"`
 	LogVolPerDim eval.Summary `json:"logvol_per_dim"`
+	// PerSeed holds each seed's results, in seed order.
+	PerSeed []eval.Result `json:"per_seed"`
 	// Paper holds the paper's Table 1 figures for this row, if any.
 	Paper *PaperRow `json:"paper,omitempty"`
 }
@@ -272,17 +274,19 @@ func Sim(cfg SimConfig, methods []Method, progress func(done, total int, what st
 	}
 	for m, method := range methods {
 		var cov, exc, vol []float64
+		var per []eval.Result
 		for s := range results {
 			if err := errs[s][m]; err != nil {
 				return nil, fmt.Errorf("seed %d, %s: %w", s, method.Name, err)
 			}
 			r := results[s][m]
+			per = append(per, r)
 			cov = append(cov, 100*r.Coverage)
 			exc = append(exc, 100*r.Exclusion)
 			vol = append(vol, r.LogVolPerDim)
 		}
 		t.Rows = append(t.Rows, Row{Method: method.Name, Coverage: eval.Summarize(cov),
-			Exclusion: eval.Summarize(exc), LogVolPerDim: eval.Summarize(vol), Paper: method.Paper})
+			Exclusion: eval.Summarize(exc), LogVolPerDim: eval.Summarize(vol), PerSeed: per, Paper: method.Paper})
 	}
 	return t, nil
 }

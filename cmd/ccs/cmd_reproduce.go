@@ -11,8 +11,8 @@ import (
 func init() {
 	register(&command{
 		name:       "reproduce",
-		args:       "sim|sim-draws [-seeds N] [-k K] [-alpha A] [-data-seed S] [-rows all|baselines|learned] [-out DIR] [-draws N] [-calibration one|pooled] [training flags] [-json] [-quiet]",
-		short:      "reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed)",
+		args:       "sim|sim-draws|sim-threshold [-seeds N] [-k K] [-alpha A] [-data-seed S] [-rows all|baselines|learned] [-out DIR] [-draws N] [-calibration one|pooled] [training flags] [-json] [-quiet]",
+		short:      "reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed; sim-threshold: the threshold-mode comparison)",
 		positional: "TABLE",
 		flags: func(fs *flag.FlagSet, out *output) func([]string) error {
 			seeds := fs.Int("seeds", 20, "number of seeds (0..N−1)")
@@ -28,8 +28,8 @@ func init() {
 			asJSON := fs.Bool("json", false, "print JSON instead of the table")
 			quiet := fs.Bool("quiet", false, "no progress on stderr")
 			return func(pos []string) error {
-				if pos[0] != "sim" && pos[0] != "sim-draws" {
-					return usagef("reproduce: unknown table %q (want sim or sim-draws)", pos[0])
+				if pos[0] != "sim" && pos[0] != "sim-draws" && pos[0] != "sim-threshold" {
+					return usagef("reproduce: unknown table %q (want sim, sim-draws or sim-threshold)", pos[0])
 				}
 				if err := checkAlpha("reproduce", *alpha); err != nil {
 					return err
@@ -71,6 +71,19 @@ func init() {
 						return writeJSON(out.stdout, ds)
 					}
 					return experiment.WriteDraws(out.stdout, ds)
+				}
+				if pos[0] == "sim-threshold" {
+					if !isSet(fs, "seeds") {
+						cfg.Seeds = 3
+					}
+					runs, err := experiment.ThresholdModes(cfg, bar.step)
+					if err != nil {
+						return err
+					}
+					if *asJSON {
+						return writeJSON(out.stdout, runs)
+					}
+					return experiment.WriteModes(out.stdout, runs)
 				}
 				t, err := experiment.Sim(cfg, methods, bar.step)
 				if err != nil {

@@ -194,6 +194,9 @@ func TestReproduceSim(t *testing.T) {
 	if err := golden(t, "reproduce-sim-small", "", "reproduce", "sim", "-seeds", "3", "-k", "20", "-per-class", "200", "-epochs", "3", "-quiet"); err != nil {
 		t.Fatal(err)
 	}
+	if err := golden(t, "reproduce-sim-threshold-small", "", "reproduce", "sim-threshold", "-seeds", "2", "-k", "10", "-per-class", "100", "-epochs", "2", "-quiet"); err != nil {
+		t.Fatal(err)
+	}
 	if err := golden(t, "reproduce-sim-draws-small", "", "reproduce", "sim-draws", "-draws", "3", "-k", "20", "-per-class", "200", "-quiet"); err != nil {
 		t.Fatal(err)
 	}
