@@ -84,6 +84,7 @@ func TestReadErrors(t *testing.T) {
 		{"nan.npz", `positives[2][1][3] is NaN`},
 		{"index_range.npz", `negative_index[0][0] = 11 is outside the pool's 4 rows`},
 		{"missing.npz", `array "positives" is missing`},
+		{"k0.npz", `positives: 0 positives per anchor, want at least 1`},
 		{"nonexistent.npz", `no such file`},
 	} {
 		_, err := Read(filepath.Join("testdata", c.file))

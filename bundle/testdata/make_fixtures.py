@@ -33,3 +33,4 @@ np.savez("nan.npz", anchors=anchors, positives=bad)
 np.savez("index_range.npz", anchors=anchors, positives=positives,
          negative_index=neg_index + 10)
 np.savez("missing.npz", anchors=anchors)
+np.savez("k0.npz", anchors=anchors, positives=np.zeros((n, 0, d), np.float32))

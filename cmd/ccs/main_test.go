@@ -160,6 +160,10 @@ func TestPipeline(t *testing.T) {
 		{"float16", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/float16.npz"}, `float16.npz: array "anchors": dtype float16`},
 		{"dim-mismatch", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/explicit.npz"}, "dimension 3, test embeddings 5"},
 		{"missing", []string{"evaluate", "-set", filepath.Join(dir, "none.json"), "-test", test}, "none.json: no such file"},
+		{"fit-k0", []string{"fit", "-geometry", "genball", "-objective", "neg", "-train", "../../bundle/testdata/k0.npz", "-val", filepath.Join(dir, "val.npz"), "-out", filepath.Join(dir, "x.json")}, "k0.npz: positives: 0 positives per anchor"},
+		{"fit-dims", []string{"fit", "-geometry", "genball", "-objective", "neg", "-train", "../../bundle/testdata/explicit.npz", "-val", filepath.Join(dir, "val.npz"), "-out", filepath.Join(dir, "x.json")}, "validation embeddings have dimension 3, training embeddings 5"},
+		{"fit-nan", []string{"fit", "-geometry", "genball", "-objective", "vol", "-train", "../../bundle/testdata/nan.npz", "-val", filepath.Join(dir, "val.npz"), "-out", filepath.Join(dir, "x.json")}, "nan.npz: positives[2][1][3] is NaN"},
+		{"calibrate-dims", []string{"calibrate", "-set", filepath.Join(dir, "fitted.json"), "-cal", "../../bundle/testdata/explicit.npz", "-out", filepath.Join(dir, "x.json")}, "geometry has dimension 3, calibration embeddings 5"},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(&stdout, &stderr, c.args)
