@@ -198,6 +198,9 @@ func (c Config) weights() (a, b float64) {
 type Batch struct {
 	Pos []float32 // positives
 	Neg []float32 // negatives (Neg and NegVol need them)
+	// Prepared says Pos and Neg hold the geometry's prepared rows
+	// (geometry.Prepared.Prepare) rather than raw differences.
+	Prepared bool
 }
 
 // Value is the objective at one point.
@@ -262,10 +265,19 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 		}
 		clear(grad)
 	}
+	// The kernels: on raw differences, or on the geometry's prepared rows.
+	scores, scoreGrads := g.Scores, g.ScoreGradsFunc
+	if b.Prepared {
+		gp, ok := g.(geometry.Prepared)
+		if !ok {
+			return Value{}, fmt.Errorf("objective: a prepared batch for a %v geometry, which has no prepared kernel", g.Kind())
+		}
+		scores, scoreGrads = gp.ScoresPrepared, gp.ScoreGradsPreparedFunc
+	}
 	nPos := len(b.Pos) / d
 	e.pos = grow(e.pos, nPos)
 	parallel.For(nPos, chunk, e.cfg.Workers, func(_, lo, hi int) {
-		g.Scores(e.pos[lo:hi], b.Pos[lo*d:hi*d])
+		scores(e.pos[lo:hi], b.Pos[lo*d:hi*d])
 	})
 
 	// The batch threshold and the rows (and weights) its value is made of.
@@ -294,7 +306,7 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 				return -a * der / float64(nNeg)
 			}
 			if grad == nil {
-				g.Scores(e.neg[lo:hi], b.Neg[lo*d:hi*d])
+				scores(e.neg[lo:hi], b.Neg[lo*d:hi*d])
 				for _, phi := range e.neg[lo:hi] {
 					weight(0, phi)
 				}
@@ -302,7 +314,7 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 				p := grow(e.partial[c], len(grad))
 				e.partial[c] = p
 				clear(p)
-				g.ScoreGradsFunc(p, e.neg[lo:hi], b.Neg[lo*d:hi*d], weight)
+				scoreGrads(p, e.neg[lo:hi], b.Neg[lo*d:hi*d], weight)
 			}
 			sums[c] = [2]float64{s, ds}
 		})
@@ -334,7 +346,7 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 				sub = append(sub, b.Pos[int(r)*d:(int(r)+1)*d]...)
 				w[k] = cT * wts[k]
 			}
-			g.ScoreGrads(grad, make([]float64, len(rows)), sub, w)
+			scoreGrads(grad, make([]float64, len(rows)), sub, func(k int, _ float64) float64 { return w[k] })
 		}
 	}
 	if math.IsNaN(v.Loss) || math.IsInf(v.Loss, 0) {

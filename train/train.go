@@ -173,7 +173,11 @@ func Train(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observ
 		return nil, err
 	}
 	start := time.Now()
-	validator := newValidator(val, cfg.Objective.Alpha, cfg.Workers)
+	if err := checkMemory(g, fit, val); err != nil {
+		return nil, err
+	}
+	rows := prepareSplit(g, fit, cfg.Workers)
+	validator := &validator{rows: prepareSplit(g, val, cfg.Workers), alpha: cfg.Objective.Alpha, workers: cfg.Workers}
 	project(g, cfg.Bounds)
 
 	np := g.NumParams()
@@ -212,11 +216,9 @@ func Train(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observ
 		batches := 0
 		for lo := 0; lo < fit.N; lo += cfg.BatchSize {
 			ids := order[lo:min(fit.N, lo+cfg.BatchSize)]
-			posBuf = gatherPos(posBuf, fit, ids)
-			if fit.HasNegatives() {
-				negBuf = gatherNeg(negBuf, fit, ids)
-			}
-			v, err := ev.Eval(g, objective.Batch{Pos: posBuf, Neg: negBuf}, grad)
+			posBuf = gather(posBuf, rows.pos, ids, fit.K*fit.D)
+			negBuf = gather(negBuf, rows.neg, ids, fit.KNeg*fit.D)
+			v, err := ev.Eval(g, objective.Batch{Pos: posBuf, Neg: negBuf, Prepared: rows.prepared}, grad)
 			if err != nil {
 				return nil, fmt.Errorf("train: epoch %d, batch %d: %w", epoch, batches+1, err)
 			}
@@ -330,20 +332,54 @@ func project(g geometry.Learnable, b Bounds) {
 	g.SetParams(theta)
 }
 
-func gatherPos(dst []float32, b *bundle.Bundle, ids []int) []float32 {
-	w := b.K * b.D
-	dst = slices.Grow(dst[:0], len(ids)*w)[:len(ids)*w]
-	for k, i := range ids {
-		b.PositiveDiffs(dst[k*w:(k+1)*w], i)
-	}
-	return dst
+// splitRows are a split's difference vectors, all anchors' positives then
+// negatives in anchor order, prepared for the geometry's fast kernel when it
+// has one (geometry.Prepared: the generalized ball's log|x|).
+type splitRows struct {
+	pos, neg []float32
+	prepared bool
 }
 
-func gatherNeg(dst []float32, b *bundle.Bundle, ids []int) []float32 {
-	w := b.KNeg * b.D
+// prepareSplit computes a split's rows once: with frozen embeddings they
+// never change during training.
+func prepareSplit(g geometry.Learnable, b *bundle.Bundle, workers int) splitRows {
+	r := splitRows{pos: make([]float32, b.N*b.K*b.D), neg: make([]float32, b.N*b.KNeg*b.D)}
+	gp, prep := g.(geometry.Prepared)
+	r.prepared = prep
+	pw, nw := b.K*b.D, b.KNeg*b.D
+	parallel.For(b.N, 256, workers, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			b.PositiveDiffs(r.pos[i*pw:(i+1)*pw], i)
+			if nw > 0 {
+				b.NegativeDiffs(r.neg[i*nw:(i+1)*nw], i)
+			}
+		}
+		if prep {
+			gp.Prepare(r.pos[lo*pw:hi*pw], r.pos[lo*pw:hi*pw])
+			gp.Prepare(r.neg[lo*nw:hi*nw], r.neg[lo*nw:hi*nw])
+		}
+	})
+	return r
+}
+
+// checkMemory refuses a training whose prepared rows (n·k·d float32 per
+// side, for the fit and validation splits) would not fit in the memory the
+// system reports available, rather than letting it be killed.
+func checkMemory(g geometry.Learnable, fit, val *bundle.Bundle) error {
+	need := 4 * g.Dim() * (fit.N*(fit.K+fit.KNeg) + val.N*(val.K+val.KNeg))
+	avail, ok := availableMemory()
+	if ok && float64(need) > 0.8*float64(avail) {
+		return fmt.Errorf("train: the fit and validation splits need %.1f GiB of difference vectors (n·k·d float32 per side), %.1f GiB of memory is available",
+			float64(need)/(1<<30), float64(avail)/(1<<30))
+	}
+	return nil
+}
+
+// gather copies the rows of anchors ids (w values each) into dst.
+func gather(dst, src []float32, ids []int, w int) []float32 {
 	dst = slices.Grow(dst[:0], len(ids)*w)[:len(ids)*w]
 	for k, i := range ids {
-		b.NegativeDiffs(dst[k*w:(k+1)*w], i)
+		copy(dst[k*w:(k+1)*w], src[i*w:(i+1)*w])
 	}
 	return dst
 }
@@ -353,31 +389,24 @@ func gatherNeg(dst []float32, b *bundle.Bundle, ids []int) []float32 {
 // not calibration, so the lower-variance pooled quantile serves better), and
 // exclusion is the fraction of validation negatives above it.
 type validator struct {
-	pos, neg       []float32
-	posS, negS     []float64
-	alpha          float64
-	workers, count int
+	rows       splitRows
+	posS, negS []float64
+	alpha      float64
+	workers    int
 }
 
 const chunk = 4096
 
-func newValidator(val *bundle.Bundle, alpha float64, workers int) *validator {
-	v := &validator{alpha: alpha, workers: workers}
-	all := make([]int, val.N)
-	for i := range all {
-		all[i] = i
-	}
-	v.pos = gatherPos(nil, val, all)
-	v.neg = gatherNeg(nil, val, all)
-	v.posS = make([]float64, val.N*val.K)
-	v.negS = make([]float64, val.N*val.KNeg)
-	return v
-}
-
-func (v *validator) exclusion(g geometry.Geometry) float64 {
+func (v *validator) exclusion(g geometry.Learnable) float64 {
 	d := g.Dim()
-	parallel.For(len(v.posS), chunk, v.workers, func(_, lo, hi int) { g.Scores(v.posS[lo:hi], v.pos[lo*d:hi*d]) })
-	parallel.For(len(v.negS), chunk, v.workers, func(_, lo, hi int) { g.Scores(v.negS[lo:hi], v.neg[lo*d:hi*d]) })
+	scores := g.Scores
+	if v.rows.prepared {
+		scores = g.(geometry.Prepared).ScoresPrepared
+	}
+	v.posS = slices.Grow(v.posS[:0], len(v.rows.pos)/d)[:len(v.rows.pos)/d]
+	v.negS = slices.Grow(v.negS[:0], len(v.rows.neg)/d)[:len(v.rows.neg)/d]
+	parallel.For(len(v.posS), chunk, v.workers, func(_, lo, hi int) { scores(v.posS[lo:hi], v.rows.pos[lo*d:hi*d]) })
+	parallel.For(len(v.negS), chunk, v.workers, func(_, lo, hi int) { scores(v.negS[lo:hi], v.rows.neg[lo*d:hi*d]) })
 	q, err := conformal.Threshold(v.posS, v.alpha) // reorders posS: rescored next time
 	if err != nil {
 		return 0

@@ -77,7 +77,7 @@ func TestBestCheckpointRestored(t *testing.T) {
 	if res.ValExclusion != best || res.ValHistory[res.BestEpoch] != best {
 		t.Errorf("best exclusion %v at epoch %d, history max %v", res.ValExclusion, res.BestEpoch, best)
 	}
-	if got := newValidator(val, 0.05, 0).exclusion(g); got != best {
+	if got := (&validator{rows: prepareSplit(g, val, 0), alpha: 0.05}).exclusion(g); got != best {
 		t.Errorf("restored geometry has validation exclusion %v, want the best %v", got, best)
 	}
 	if res.StopReason == "early stop" && res.Epochs-res.BestEpoch != 3 {
