@@ -212,3 +212,37 @@ func TestParse(t *testing.T) {
 		t.Error("unknown objective: no error")
 	}
 }
+
+// TestPreparedBatch: a batch of prepared rows (the generalized ball's
+// log|x|) gives the loss and gradient of the raw batch within the float32
+// exp's accuracy.
+func TestPreparedBatch(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(4, 4))
+	const d = 4
+	b := Batch{Pos: randRows(rng, 3000, d, 1), Neg: randRows(rng, 2500, d, 2)}
+	g := learnables(rng, d)[1].(geometry.Prepared)
+	pb := Batch{Pos: g.Prepare(nil, b.Pos), Neg: g.Prepare(nil, b.Neg), Prepared: true}
+	for _, obj := range []Objective{Neg, Vol, NegVol} {
+		e, _ := New(Config{Objective: obj})
+		ge, gp := make([]float64, g.NumParams()), make([]float64, g.NumParams())
+		ve, err1 := e.Eval(g, b, ge)
+		vp, err2 := e.Eval(g, pb, gp)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if math.Abs(vp.Loss-ve.Loss) > 1e-5*math.Max(1, math.Abs(ve.Loss)) {
+			t.Errorf("%v: prepared loss %v, raw %v", obj, vp.Loss, ve.Loss)
+		}
+		for i := range ge {
+			if math.Abs(gp[i]-ge[i]) > 1e-4*math.Max(1e-2, math.Abs(ge[i])) {
+				t.Errorf("%v: prepared gradient[%d] %v, raw %v", obj, i, gp[i], ge[i])
+			}
+		}
+	}
+	nm := learnables(rng, d)[0]
+	e, _ := New(Config{Objective: Neg})
+	if _, err := e.Eval(nm, pb, nil); err == nil {
+		t.Error("a prepared batch for a geometry without a prepared kernel: no error")
+	}
+}

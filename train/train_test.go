@@ -166,3 +166,21 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryCheck: a split whose prepared rows cannot fit in memory is an
+// error naming the size, not an out-of-memory kill.
+func TestMemoryCheck(t *testing.T) {
+	t.Parallel()
+	if _, ok := availableMemory(); !ok {
+		t.Fatal("/proc/meminfo has no MemAvailable on this machine")
+	}
+	huge := &bundle.Bundle{N: 1 << 30, K: 500, KNeg: 500, D: 128}
+	small := &bundle.Bundle{N: 10, K: 5, KNeg: 5, D: 128}
+	err := checkMemory(geometry.UnitGenBall(128, 2), huge, small)
+	if err == nil || !strings.Contains(err.Error(), "GiB of difference vectors") {
+		t.Errorf("error %v", err)
+	}
+	if err := checkMemory(geometry.UnitGenBall(128, 2), small, small); err != nil {
+		t.Errorf("a small split: %v", err)
+	}
+}
