@@ -108,6 +108,10 @@ func (n *Norm) Scores(dst []float64, diffs []float32) []float64 {
 
 func normScores[F Float](n *Norm, dst []float64, diffs []F) []float64 {
 	dst, rowsN := rows(dst, diffs, n.d)
+	if d32, ok := any(diffs).([]float32); ok && n.d >= blasMinDim {
+		normBlas(n, nil, dst, d32, nil)
+		return dst
+	}
 	y := make([]float64, n.d)
 	for i := range rowsN {
 		mulRows(y, n.m, diffs[i*n.d:(i+1)*n.d])
@@ -221,6 +225,10 @@ func normScoreGrads[F Float](n *Norm, dtheta, scores []float64, diffs []F, weigh
 		panic(errLength)
 	}
 	scores, rowsN := rows(scores, diffs, d)
+	if d32, ok := any(diffs).([]float32); ok && d >= blasMinDim {
+		normBlas(n, dtheta, scores, d32, weight)
+		return scores
+	}
 	y := make([]float64, d)
 	g := make([]float64, d)
 	up := make([]float64, d)

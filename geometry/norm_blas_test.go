@@ -1,0 +1,45 @@
+package geometry
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestNormBlasMatchesRows: the BLAS path (d ≥ blasMinDim, float32 input) and
+// the per-row kernel (the float64 instantiation, which never takes it) give
+// the same scores and gradients to rounding, across a block boundary.
+func TestNormBlasMatchesRows(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(13, 13))
+	for _, d := range []int{blasMinDim, 40} {
+		for _, p := range []float64{0.6, 2, 3.3} {
+			n := randNormScaled(rng, d, p, 0.2)
+			rowsN := blasRows + 77
+			x32 := randDiffs32(rng, rowsN, d)
+			x64 := make([]float64, len(x32))
+			for i, v := range x32 {
+				x64[i] = float64(v)
+			}
+			w := make([]float64, rowsN)
+			for i := range w {
+				w[i] = rng.NormFloat64()
+			}
+			wf := func(i int, _ float64) float64 { return w[i] }
+			gb, gr := make([]float64, n.NumParams()), make([]float64, n.NumParams())
+			sb := n.ScoreGradsFunc(gb, nil, x32, wf)
+			sr := normScoreGrads(n, gr, nil, x64, wf)
+			plain := n.Scores(nil, x32)
+			for i := range sr {
+				if math.Abs(sb[i]-sr[i]) > 1e-12*sr[i] || math.Abs(plain[i]-sr[i]) > 1e-12*sr[i] {
+					t.Fatalf("d=%d p=%v row %d: BLAS score %v / %v, per-row %v", d, p, i, sb[i], plain[i], sr[i])
+				}
+			}
+			for i := range gr {
+				if math.Abs(gb[i]-gr[i]) > 1e-9*math.Max(1, math.Abs(gr[i])) {
+					t.Fatalf("d=%d p=%v: BLAS gradient[%d] %v, per-row %v", d, p, i, gb[i], gr[i])
+				}
+			}
+		}
+	}
+}
