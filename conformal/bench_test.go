@@ -3,6 +3,8 @@ package conformal
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ccsets/ccs/geometry"
 )
 
 var sinkF float64
@@ -30,3 +32,28 @@ func benchThreshold(b *testing.B, n int) {
 func BenchmarkThreshold1e3(b *testing.B) { benchThreshold(b, 1_000) }
 func BenchmarkThreshold1e5(b *testing.B) { benchThreshold(b, 100_000) }
 func BenchmarkThreshold1e7(b *testing.B) { benchThreshold(b, 10_000_000) }
+
+// BenchmarkMembershipGenBallD128 counts membership checks per second: 4096
+// points against a calibrated generalized-ball set at d = 128 (score each
+// difference, compare with the threshold).
+func BenchmarkMembershipGenBallD128(b *testing.B) {
+	const n, d = 4096, 128
+	rng := rand.New(rand.NewPCG(2, 2))
+	x := make([]float32, n*d)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	s := &Set{Geometry: geometry.UnitGenBall(d, 1.5), Threshold: 150, Alpha: 0.05, Calibration: Info{Mode: OnePerAnchor}}
+	scores := make([]float64, n)
+	inside := 0
+	b.ResetTimer()
+	for b.Loop() {
+		for _, v := range s.Geometry.Scores(scores, x) {
+			if v <= s.Threshold {
+				inside++
+			}
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "checks/s")
+	sinkF = float64(inside)
+}

@@ -48,3 +48,32 @@ func BenchmarkScoresGenBallD3(b *testing.B)   { benchScores(b, UnitGenBall(3, 1.
 func BenchmarkScoresGenBallD128(b *testing.B) { benchScores(b, UnitGenBall(128, 1.5), false) }
 func BenchmarkScoresGenBallD512(b *testing.B) { benchScores(b, UnitGenBall(512, 1.5), false) }
 func BenchmarkGradsGenBallD128(b *testing.B)  { benchScores(b, UnitGenBall(128, 1.5), true) }
+func BenchmarkGradsGenBallD3(b *testing.B)    { benchScores(b, UnitGenBall(3, 1.5), true) }
+func BenchmarkGradsGenBallD512(b *testing.B)  { benchScores(b, UnitGenBall(512, 1.5), true) }
+func BenchmarkGradsGenBallD1408(b *testing.B) { benchScores(b, UnitGenBall(1408, 1.5), true) }
+func BenchmarkGradsNormD3(b *testing.B)       { benchScores(b, IdentityNorm(3, 1.5), true) }
+func BenchmarkGradsNormD512(b *testing.B)     { benchScores(b, IdentityNorm(512, 1.5), true) }
+func BenchmarkGradsNormD1408(b *testing.B)    { benchScores(b, IdentityNorm(1408, 1.5), true) }
+func BenchmarkScoresBallD1408(b *testing.B)   { benchScores(b, Ball{D: 1408}, false) }
+
+// benchPrepared times the generalized ball's prepared kernel (precomputed
+// log|x|, float32 exp) with gradients: what training runs.
+func benchPrepared(b *testing.B, d int) {
+	const rows = 4096
+	g := UnitGenBall(d, 1.5)
+	prep := g.Prepare(nil, randDiffs32(rand.New(rand.NewPCG(1, 1)), rows, d))
+	dst := make([]float64, rows)
+	dtheta := make([]float64, g.NumParams())
+	one := func(int, float64) float64 { return 1 }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		sink = g.ScoreGradsPreparedFunc(dtheta, dst, prep, one)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*d), "ns/element")
+}
+
+func BenchmarkGradsPreparedGenBallD3(b *testing.B)    { benchPrepared(b, 3) }
+func BenchmarkGradsPreparedGenBallD128(b *testing.B)  { benchPrepared(b, 128) }
+func BenchmarkGradsPreparedGenBallD512(b *testing.B)  { benchPrepared(b, 512) }
+func BenchmarkGradsPreparedGenBallD1408(b *testing.B) { benchPrepared(b, 1408) }

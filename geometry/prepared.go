@@ -70,29 +70,17 @@ func (g *GenBall) preparedKernel(dtheta, scores []float64, logs []float32, weigh
 	for j := range d {
 		logm[j], p[j] = float32(math.Log(g.m[j])), float32(g.p[j])
 	}
-	var e, c []float32
+	e, c := make([]float32, d), make([]float32, d)
 	var sumE, sumEC []float64 // Σ_i w_i e_ij and Σ_i w_i e_ij c_ij
 	if dtheta != nil {
-		e, c = make([]float32, d), make([]float32, d)
 		sumE, sumEC = make([]float64, d), make([]float64, d)
 	}
 	for i := range n {
-		row := logs[i*d : (i+1)*d]
-		var phi float64
+		phi := preparedRow(logm, p, logs[i*d:(i+1)*d], e, c)
+		scores[i] = phi
 		if dtheta == nil {
-			for j, l := range row {
-				phi += float64(kernel.Exp32(p[j] * (logm[j] + l)))
-			}
-			scores[i] = phi
 			continue
 		}
-		for j, l := range row {
-			cj := logm[j] + l
-			ej := kernel.Exp32(p[j] * cj)
-			e[j], c[j] = ej, cj
-			phi += float64(ej)
-		}
-		scores[i] = phi
 		w := weight(i, phi)
 		if w == 0 {
 			continue
@@ -110,4 +98,17 @@ func (g *GenBall) preparedKernel(dtheta, scores []float64, logs []float32, weigh
 		}
 	}
 	return scores
+}
+
+// preparedRowScalar writes c_j = log m_j + L_j and e_j = exp(p_j·c_j) for one
+// row and returns Σ_j e_j in float64.
+func preparedRowScalar(logm, p, row, e, c []float32) float64 {
+	var phi float64
+	for j, l := range row {
+		cj := logm[j] + l
+		ej := kernel.Exp32(p[j] * cj)
+		e[j], c[j] = ej, cj
+		phi += float64(ej)
+	}
+	return phi
 }

@@ -1,0 +1,88 @@
+// Command epoch times training epochs of ccs on generated data, for the
+// side-by-side comparison with PyTorch (bench/run.sh).
+//
+//	go run ./bench/epoch -gen data.npz -n 10000 -k 50 -d 128      # write the data
+//	go run ./bench/epoch -data data.npz -geometry genball          # time 2 epochs
+//
+// It prints one JSON line: the seconds of epoch 1 (which includes preparing
+// the split once) and of epoch 2 (steady state).
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/objective"
+	"github.com/ccsets/ccs/train"
+)
+
+func main() {
+	gen := flag.String("gen", "", "write generated data to this .npz and exit")
+	data := flag.String("data", "", "bundle .npz to train on")
+	n := flag.Int("n", 10000, "anchors (with -gen)")
+	k := flag.Int("k", 50, "positives and negatives per anchor (with -gen)")
+	d := flag.Int("d", 128, "dimension (with -gen)")
+	geom := flag.String("geometry", "genball", "single or genball")
+	flag.Parse()
+	if err := run(*gen, *data, *n, *k, *d, *geom); err != nil {
+		fmt.Fprintln(os.Stderr, "epoch:", err)
+		os.Exit(1)
+	}
+}
+
+func run(gen, data string, n, k, d int, geom string) error {
+	if gen != "" {
+		return bundle.Write(gen, gauss(rand.New(rand.NewPCG(1, 1)), n, k, d))
+	}
+	fit, err := bundle.Read(data)
+	if err != nil {
+		return err
+	}
+	kind, err := geometry.ParseKind(geom)
+	if err != nil {
+		return err
+	}
+	val := gauss(rand.New(rand.NewPCG(2, 2)), 200, fit.K, fit.D)
+	g, _ := experiment.InitialGeometry(kind, fit.D)
+	var marks []time.Duration
+	cfg := train.Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: 2, Patience: 10}
+	start := time.Now()
+	_, err = train.Train(g, fit, val, cfg, train.ObserverFunc(func(p train.Progress) {
+		if !p.Done {
+			marks = append(marks, time.Since(start))
+		}
+	}))
+	total := time.Since(start)
+	if err != nil {
+		return err
+	}
+	// marks: after epoch 0 (preparation + initial validation) and epoch 1.
+	out := map[string]any{"impl": "ccs", "geometry": geom, "threads": runtime.GOMAXPROCS(0),
+		"n": fit.N, "k": fit.K, "d": fit.D,
+		"epoch1_s": marks[1].Seconds(), "epoch2_s": (total - marks[1]).Seconds()}
+	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// gauss is n anchors with k positives at spread 0.5 and k negatives at
+// spread 1.5 around each.
+func gauss(rng *rand.Rand, n, k, d int) *bundle.Bundle {
+	b := &bundle.Bundle{N: n, K: k, D: d, KNeg: k, Anchors: make([]float32, n*d),
+		Positives: make([]float32, n*k*d), Negatives: make([]float32, n*k*d)}
+	for i := range b.Anchors {
+		b.Anchors[i] = float32(rng.NormFloat64())
+	}
+	for i := range b.Positives {
+		a := b.Anchors[(i/(k*d))*d+i%d]
+		b.Positives[i] = a + float32(0.5*rng.NormFloat64())
+		b.Negatives[i] = a + float32(1.5*rng.NormFloat64())
+	}
+	return b
+}

@@ -1,0 +1,12 @@
+//go:build !(goexperiment.simd && amd64)
+
+package geometry
+
+// preparedRow is the scalar kernel; a build with GOEXPERIMENT=simd on amd64
+// uses AVX2 instead (prepared_simd.go).
+func preparedRow(logm, p, row, e, c []float32) float64 {
+	return preparedRowScalar(logm, p, row, e, c)
+}
+
+// SIMD reports whether the prepared kernels use vector instructions.
+const SIMD = false

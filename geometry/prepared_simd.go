@@ -1,0 +1,73 @@
+//go:build goexperiment.simd && amd64
+
+package geometry
+
+import (
+	"math"
+	"simd/archsimd"
+
+	"github.com/ccsets/ccs/internal/kernel"
+)
+
+// SIMD reports whether the prepared kernels use vector instructions: this
+// build has them, used when the processor has AVX2 and FMA.
+const SIMD = true
+
+var useAVX2 = archsimd.X86.AVX2() && archsimd.X86.FMA()
+
+// preparedRow is preparedRowScalar eight coordinates at a time: the same
+// float32 exp (kernel.Exp32's reduction and polynomial, lane by lane) and the
+// row sum widened to float64.
+func preparedRow(logm, p, row, e, c []float32) float64 {
+	d := len(row)
+	if !useAVX2 || d < 8 {
+		return preparedRowScalar(logm, p, row, e, c)
+	}
+	var (
+		minX  = archsimd.BroadcastFloat32x8(kernel.ExpMin)
+		maxX  = archsimd.BroadcastFloat32x8(kernel.ExpMax)
+		log2e = archsimd.BroadcastFloat32x8(1.44269504088896341)
+		c1    = archsimd.BroadcastFloat32x8(-0.693359375)
+		c2    = archsimd.BroadcastFloat32x8(2.12194440e-4)
+		k0    = archsimd.BroadcastFloat32x8(1.9875691500e-4)
+		k1    = archsimd.BroadcastFloat32x8(1.3981999507e-3)
+		k2    = archsimd.BroadcastFloat32x8(8.3334519073e-3)
+		k3    = archsimd.BroadcastFloat32x8(4.1665795894e-2)
+		k4    = archsimd.BroadcastFloat32x8(1.6666665459e-1)
+		k5    = archsimd.BroadcastFloat32x8(5.0000001201e-1)
+		one   = archsimd.BroadcastFloat32x8(1)
+		inf   = archsimd.BroadcastFloat32x8(float32(math.Inf(1)))
+		bias  = archsimd.BroadcastInt32x8(127)
+	)
+	acc0, acc1 := archsimd.BroadcastFloat64x4(0), archsimd.BroadcastFloat64x4(0)
+	j := 0
+	for ; j+8 <= d; j += 8 {
+		cj := archsimd.LoadFloat32x8Slice(logm[j:]).Add(archsimd.LoadFloat32x8Slice(row[j:]))
+		x := archsimd.LoadFloat32x8Slice(p[j:]).Mul(cj)
+		inRange := x.GreaterEqual(minX) // below ExpMin the result is exactly 0
+		finite := x.LessEqual(maxX)     // above ExpMax it is +Inf, as Exp32's
+		x = x.Max(minX).Min(maxX)
+		n := x.Mul(log2e).RoundToEven()
+		r := n.MulAdd(c1, x) // x − n·0.693359375
+		r = n.MulAdd(c2, r)  // − n·(−2.12194440e-4)
+		q := k0.MulAdd(r, k1)
+		q = q.MulAdd(r, k2)
+		q = q.MulAdd(r, k3)
+		q = q.MulAdd(r, k4)
+		q = q.MulAdd(r, k5)
+		q = q.Mul(r).MulAdd(r, r).Add(one) // q·r·r + r + 1
+		pow2 := n.ConvertToInt32().Add(bias).ShiftAllLeft(23).AsFloat32x8()
+		ej := q.Mul(pow2).Masked(inRange).Merge(inf, finite)
+		ej.StoreSlice(e[j:])
+		cj.StoreSlice(c[j:])
+		acc0 = acc0.Add(ej.GetLo().ConvertToFloat64())
+		acc1 = acc1.Add(ej.GetHi().ConvertToFloat64())
+	}
+	var lanes [4]float64
+	acc0.Add(acc1).Store(&lanes)
+	phi := lanes[0] + lanes[1] + lanes[2] + lanes[3]
+	if j < d {
+		phi += preparedRowScalar(logm[j:], p[j:], row[j:], e[j:], c[j:])
+	}
+	return phi
+}
