@@ -3,10 +3,12 @@ module github.com/ccsets/ccs
 go 1.26.8
 
 require (
-	github.com/campoy/embedmd v1.0.0 // indirect
+	github.com/sbinet/npyio v0.9.0
+	gonum.org/v1/gonum v0.16.0
+	gonum.org/v1/netlib v0.0.0-20230729102104-8b8060e7531f
+)
+
+require (
 	github.com/nlpodyssey/gopickle v0.3.0 // indirect
-	github.com/pmezard/go-difflib v1.0.0 // indirect
-	github.com/sbinet/npyio v0.9.0 // indirect
 	golang.org/x/text v0.23.0 // indirect
-	gonum.org/v1/gonum v0.16.0 // indirect
 )
