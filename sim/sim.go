@@ -173,3 +173,19 @@ func streamID(s string) uint64 {
 	h.Write([]byte(s))
 	return h.Sum64()
 }
+
+// Gauss is the benchmarks' data: n anchors ~ N(0, I_d), each with k
+// positives at spread 0.5 and k negatives at spread 1.5 around it.
+func Gauss(rng *rand.Rand, n, k, d int) *bundle.Bundle {
+	b := &bundle.Bundle{N: n, K: k, D: d, KNeg: k, Anchors: make([]float32, n*d),
+		Positives: make([]float32, n*k*d), Negatives: make([]float32, n*k*d)}
+	for i := range b.Anchors {
+		b.Anchors[i] = float32(rng.NormFloat64())
+	}
+	for i := range b.Positives {
+		a := b.Anchors[(i/(k*d))*d+i%d]
+		b.Positives[i] = a + float32(0.5*rng.NormFloat64())
+		b.Negatives[i] = a + float32(1.5*rng.NormFloat64())
+	}
+	return b
+}

@@ -4,33 +4,17 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/objective"
+	"github.com/ccsets/ccs/sim"
 )
-
-// gaussBundle is n anchors with k positives at spread 0.5 and k negatives
-// at spread 1.5, in d dimensions.
-func gaussBundle(rng *rand.Rand, n, k, d int) *bundle.Bundle {
-	b := &bundle.Bundle{N: n, K: k, D: d, KNeg: k, Anchors: make([]float32, n*d),
-		Positives: make([]float32, n*k*d), Negatives: make([]float32, n*k*d)}
-	for i := range b.Anchors {
-		b.Anchors[i] = float32(rng.NormFloat64())
-	}
-	for i := range b.Positives {
-		a := b.Anchors[(i/(k*d))*d+i%d]
-		b.Positives[i] = a + float32(0.5*rng.NormFloat64())
-		b.Negatives[i] = a + float32(1.5*rng.NormFloat64())
-	}
-	return b
-}
 
 // benchEpoch times one training epoch (Neg+Vol, batch 256) over n anchors
 // with k positives and k negatives in d dimensions, plus one validation pass
 // over n/10 anchors.
 func benchEpoch(b *testing.B, g func(d int) geometry.Learnable, n, k, d int) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	fit, val := gaussBundle(rng, n, k, d), gaussBundle(rng, n/10, k, d)
+	fit, val := sim.Gauss(rng, n, k, d), sim.Gauss(rng, n/10, k, d)
 	cfg := Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: 1}
 	b.ResetTimer()
 	for b.Loop() {

@@ -21,6 +21,7 @@ import (
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/objective"
+	"github.com/ccsets/ccs/sim"
 	"github.com/ccsets/ccs/train"
 )
 
@@ -40,7 +41,7 @@ func main() {
 
 func run(gen, data string, n, k, d int, geom string) error {
 	if gen != "" {
-		return bundle.Write(gen, gauss(rand.New(rand.NewPCG(1, 1)), n, k, d))
+		return bundle.Write(gen, sim.Gauss(rand.New(rand.NewPCG(1, 1)), n, k, d))
 	}
 	fit, err := bundle.Read(data)
 	if err != nil {
@@ -50,7 +51,7 @@ func run(gen, data string, n, k, d int, geom string) error {
 	if err != nil {
 		return err
 	}
-	val := gauss(rand.New(rand.NewPCG(2, 2)), 200, fit.K, fit.D)
+	val := sim.Gauss(rand.New(rand.NewPCG(2, 2)), 200, fit.K, fit.D)
 	g, _ := experiment.InitialGeometry(kind, fit.D)
 	var marks []time.Duration
 	cfg := train.Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: 2, Patience: 10}
@@ -69,20 +70,4 @@ func run(gen, data string, n, k, d int, geom string) error {
 		"n": fit.N, "k": fit.K, "d": fit.D,
 		"epoch1_s": marks[1].Seconds(), "epoch2_s": (total - marks[1]).Seconds()}
 	return json.NewEncoder(os.Stdout).Encode(out)
-}
-
-// gauss is n anchors with k positives at spread 0.5 and k negatives at
-// spread 1.5 around each.
-func gauss(rng *rand.Rand, n, k, d int) *bundle.Bundle {
-	b := &bundle.Bundle{N: n, K: k, D: d, KNeg: k, Anchors: make([]float32, n*d),
-		Positives: make([]float32, n*k*d), Negatives: make([]float32, n*k*d)}
-	for i := range b.Anchors {
-		b.Anchors[i] = float32(rng.NormFloat64())
-	}
-	for i := range b.Positives {
-		a := b.Anchors[(i/(k*d))*d+i%d]
-		b.Positives[i] = a + float32(0.5*rng.NormFloat64())
-		b.Negatives[i] = a + float32(1.5*rng.NormFloat64())
-	}
-	return b
 }
