@@ -6,11 +6,10 @@ package eval
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/internal/parallel"
 )
 
 // Result is a set's performance on one test bundle.
@@ -28,8 +27,7 @@ type Result struct {
 
 // Evaluate scores every positive and negative of test under s. It streams
 // over anchors: at most one anchor's differences per worker are held at a
-// time. Counts are integers summed in a fixed order, so the result does not
-// depend on the number of goroutines.
+// time.
 func Evaluate(s *conformal.Set, test *bundle.Bundle) (Result, error) {
 	if !s.Calibrated() {
 		return Result{}, conformal.ErrNotCalibrated
@@ -37,38 +35,31 @@ func Evaluate(s *conformal.Set, test *bundle.Bundle) (Result, error) {
 	if s.Geometry.Dim() != test.D {
 		return Result{}, fmt.Errorf("set has dimension %d, test embeddings %d", s.Geometry.Dim(), test.D)
 	}
-	workers := min(runtime.GOMAXPROCS(0), test.N)
+	// One count per chunk of anchors, summed in chunk order: integers, so the
+	// result does not depend on the number of goroutines.
+	const chunk = 64
 	type count struct{ in, out int }
-	counts := make([]count, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*test.N/workers, (w+1)*test.N/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pd := make([]float32, test.K*test.D)
-			nd := make([]float32, test.KNeg*test.D)
-			ps := make([]float64, test.K)
-			ns := make([]float64, test.KNeg)
-			var c count
-			for i := lo; i < hi; i++ {
-				for _, v := range s.Geometry.Scores(ps, test.PositiveDiffs(pd, i)) {
-					if v <= s.Threshold {
-						c.in++
-					}
+	counts := make([]count, parallel.Chunks(test.N, chunk))
+	parallel.For(test.N, chunk, 0, func(c, lo, hi int) {
+		pd := make([]float32, test.K*test.D)
+		nd := make([]float32, test.KNeg*test.D)
+		ps := make([]float64, test.K)
+		ns := make([]float64, test.KNeg)
+		for i := lo; i < hi; i++ {
+			for _, v := range s.Geometry.Scores(ps, test.PositiveDiffs(pd, i)) {
+				if v <= s.Threshold {
+					counts[c].in++
 				}
-				if test.HasNegatives() {
-					for _, v := range s.Geometry.Scores(ns, test.NegativeDiffs(nd, i)) {
-						if v > s.Threshold {
-							c.out++
-						}
+			}
+			if test.HasNegatives() {
+				for _, v := range s.Geometry.Scores(ns, test.NegativeDiffs(nd, i)) {
+					if v > s.Threshold {
+						counts[c].out++
 					}
 				}
 			}
-			counts[w] = c
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	var in, out int
 	for _, c := range counts {
 		in += c.in

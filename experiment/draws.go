@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -72,21 +73,11 @@ func WriteDraws(w io.Writer, draws []Draw) error {
 		col(func(d Draw) float64 { return d.BallExclusion }), col(func(d Draw) float64 { return d.EllipsoidExclusion }))
 	fmt.Fprintf(w, "paper: ball 15.3%% / 2.74, ellipsoid 61.8%% / 2.28\n")
 	best := slices.Clone(draws)
-	slices.SortStableFunc(best, func(a, b Draw) int { return cmpFloat(a.Distance, b.Distance) })
+	slices.SortStableFunc(best, func(a, b Draw) int { return cmp.Compare(a.Distance, b.Distance) })
 	fmt.Fprintf(w, "closest draws:")
 	for _, d := range best[:min(5, len(best))] {
 		fmt.Fprintf(w, " %d (%.2f)", d.DataSeed, d.Distance)
 	}
 	_, err := fmt.Fprintln(w)
 	return err
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -106,8 +106,6 @@ func TestGradients(t *testing.T) {
 func TestThresholdValue(t *testing.T) {
 	t.Parallel()
 	// Scores 1..20 in a scrambled order: rank ⌈0.9·21⌉ = 19.
-	g := geometry.Ball{D: 1}
-	_ = g
 	pos := make([]float32, 20)
 	for i, v := range rand.New(rand.NewPCG(2, 2)).Perm(20) {
 		pos[i] = float32(v + 1)

@@ -178,10 +178,10 @@ func Train(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observ
 	}
 	rows := prepareSplit(g, fit, cfg.Workers)
 	validator := &validator{rows: prepareSplit(g, val, cfg.Workers), alpha: cfg.Objective.Alpha, workers: cfg.Workers}
-	project(g, cfg.Bounds)
-
 	np := g.NumParams()
 	theta := g.Params(nil)
+	project(g, theta, cfg.Bounds)
+	g.SetParams(theta)
 	grad := make([]float64, np)
 	var velocity []float64
 	if cfg.SGD.Momentum > 0 {
@@ -189,7 +189,10 @@ func Train(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observ
 	}
 	best := slices.Clone(theta)
 	res := &Result{StopReason: "max epochs"}
-	bestExc := validator.exclusion(g)
+	bestExc, err := validator.exclusion(g)
+	if err != nil {
+		return nil, fmt.Errorf("train: initial geometry: %w", err)
+	}
 	res.ValHistory = append(res.ValHistory, bestExc)
 	report := func(p Progress) {
 		if obs != nil {
@@ -226,11 +229,13 @@ func Train(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observ
 			tSum += v.T
 			batches++
 			step(theta, grad, velocity, cfg, lr, epoch == 1 && lo == 0)
+			project(g, theta, cfg.Bounds)
 			g.SetParams(theta)
-			project(g, cfg.Bounds)
-			g.Params(theta)
 		}
-		exc := validator.exclusion(g)
+		exc, err := validator.exclusion(g)
+		if err != nil {
+			return nil, fmt.Errorf("train: epoch %d: %w", epoch, err)
+		}
 		res.Epochs = epoch
 		res.ValHistory = append(res.ValHistory, exc)
 		res.LossHistory = append(res.LossHistory, lossSum/float64(batches))
@@ -312,9 +317,9 @@ func step(theta, grad, velocity []float64, cfg Config, lr float64, first bool) {
 	}
 }
 
-// project clamps g's parameters into the bounds.
-func project(g geometry.Learnable, b Bounds) {
-	theta := g.Params(nil)
+// project clamps the parameter vector theta of g's family into the bounds,
+// in place (the caller sets it once).
+func project(g geometry.Learnable, theta []float64, b Bounds) {
 	switch g := g.(type) {
 	case *geometry.Norm:
 		p := &theta[len(theta)-1]
@@ -329,7 +334,6 @@ func project(g geometry.Learnable, b Bounds) {
 			theta[d+j] = math.Min(math.Max(theta[d+j], b.PMin), b.PMax)
 		}
 	}
-	g.SetParams(theta)
 }
 
 // splitRows are a split's difference vectors, all anchors' positives then
@@ -397,7 +401,7 @@ type validator struct {
 
 const chunk = 4096
 
-func (v *validator) exclusion(g geometry.Learnable) float64 {
+func (v *validator) exclusion(g geometry.Learnable) (float64, error) {
 	d := g.Dim()
 	scores := g.Scores
 	if v.rows.prepared {
@@ -409,7 +413,7 @@ func (v *validator) exclusion(g geometry.Learnable) float64 {
 	parallel.For(len(v.negS), chunk, v.workers, func(_, lo, hi int) { scores(v.negS[lo:hi], v.rows.neg[lo*d:hi*d]) })
 	q, err := conformal.Threshold(v.posS, v.alpha) // reorders posS: rescored next time
 	if err != nil {
-		return 0
+		return 0, fmt.Errorf("validation threshold: %w", err)
 	}
 	out := 0
 	for _, s := range v.negS {
@@ -417,5 +421,5 @@ func (v *validator) exclusion(g geometry.Learnable) float64 {
 			out++
 		}
 	}
-	return float64(out) / float64(len(v.negS))
+	return float64(out) / float64(len(v.negS)), nil
 }

@@ -66,7 +66,7 @@ func run(gen, data string, n, k, d int, geom string) error {
 		return err
 	}
 	// marks: after epoch 0 (preparation + initial validation) and epoch 1.
-	out := map[string]any{"impl": "ccs", "geometry": geom, "threads": runtime.GOMAXPROCS(0),
+	out := map[string]any{"impl": "ccs", "geometry": geom, "blas": geometry.BLAS, "simd": geometry.SIMD, "threads": runtime.GOMAXPROCS(0),
 		"n": fit.N, "k": fit.K, "d": fit.D,
 		"epoch1_s": marks[1].Seconds(), "epoch2_s": (total - marks[1]).Seconds()}
 	return json.NewEncoder(os.Stdout).Encode(out)
