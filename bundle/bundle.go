@@ -94,6 +94,22 @@ func (b *Bundle) NegativeDiffs(dst []float32, i int) []float32 {
 	return dst
 }
 
+// NegativeRows writes the KNeg negative embeddings of anchor i (not their
+// differences) into dst (KNeg×D values, allocated when nil) and returns it.
+func (b *Bundle) NegativeRows(dst []float32, i int) []float32 {
+	dst = need(dst, b.KNeg*b.D)
+	d := b.D
+	if b.Negatives != nil {
+		copy(dst, b.Negatives[i*b.KNeg*d:(i+1)*b.KNeg*d])
+		return dst
+	}
+	pool := b.pool()
+	for j, r := range b.NegativeIndex[i*b.KNeg : (i+1)*b.KNeg] {
+		copy(dst[j*d:(j+1)*d], pool[int(r)*d:(int(r)+1)*d])
+	}
+	return dst
+}
+
 func need(dst []float32, n int) []float32 {
 	if dst == nil {
 		return make([]float32, n)

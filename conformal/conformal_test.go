@@ -318,7 +318,7 @@ func TestSetFileValidation(t *testing.T) {
 		{`"rank": 46`, `"rank": 45`, "calibration.rank 45"},
 		{`"guarantee": "exact"`, `"guarantee": "approximate"`, "contradicts"},
 		{`"kind": "genball"`, `"kind": "cube"`, "unknown geometry"},
-		{`"dim": 2,`, `"dim": 3,`, "differs from dim"},
+		{`"dim": 2,`, `"dim": 3,`, "the geometry (and head) take"},
 		{`"mode": "one-per-anchor"`, `"mode": "pooled", "extra": 1`, "unknown field"},
 		{`"exponents": [`, `"exponents": [-1, `, "exponent"},
 	} {

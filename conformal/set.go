@@ -12,6 +12,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/internal/atomicfile"
 )
 
@@ -213,6 +214,7 @@ type fileSet struct {
 	Threshold   *threshold    `json:"threshold,omitempty"`
 	Guarantee   string        `json:"guarantee,omitempty"`
 	Geometry    geometry.Spec `json:"geometry"`
+	Head        *head.Linear  `json:"head,omitempty"` // dim → geometry.dim; scores are φ(W·x)
 	Calibration *Info         `json:"calibration,omitempty"`
 	Fit         *FitInfo      `json:"fit,omitempty"`
 }
@@ -242,11 +244,16 @@ func (t *threshold) UnmarshalJSON(b []byte) error {
 
 // WriteJSON writes the set as an indented, versioned JSON document.
 func (s *Set) WriteJSON(w io.Writer) error {
-	spec, err := geometry.Encode(s.Geometry)
+	g := s.Geometry
+	var h *head.Linear
+	if p, ok := g.(*head.Projected); ok {
+		g, h = p.Inner, p.Head
+	}
+	spec, err := geometry.Encode(g)
 	if err != nil {
 		return err
 	}
-	f := fileSet{Format: FileFormat, Version: FileVersion, Dim: s.Geometry.Dim(), Geometry: spec, Fit: s.Fit}
+	f := fileSet{Format: FileFormat, Version: FileVersion, Dim: s.Geometry.Dim(), Geometry: spec, Head: h, Fit: s.Fit}
 	if s.Calibrated() {
 		alpha, t, c := s.Alpha, threshold(s.Threshold), s.Calibration
 		f.Alpha, f.Threshold, f.Calibration = &alpha, &t, &c
@@ -285,12 +292,25 @@ func ReadJSON(r io.Reader) (*Set, error) {
 	if f.Version != FileVersion {
 		return nil, fmt.Errorf("version %d; this ccs reads version %d", f.Version, FileVersion)
 	}
-	if f.Geometry.Dim != f.Dim {
-		return nil, fmt.Errorf("geometry.dim %d differs from dim %d", f.Geometry.Dim, f.Dim)
+	inDim := f.Geometry.Dim
+	if f.Head != nil {
+		if f.Head.Out != f.Geometry.Dim {
+			return nil, fmt.Errorf("head.out %d differs from geometry.dim %d", f.Head.Out, f.Geometry.Dim)
+		}
+		inDim = f.Head.In
 	}
-	g, err := geometry.Decode(f.Geometry)
+	if inDim != f.Dim {
+		return nil, fmt.Errorf("dim %d, but the geometry (and head) take %d", f.Dim, inDim)
+	}
+	var g geometry.Geometry
+	g, err = geometry.Decode(f.Geometry)
 	if err != nil {
 		return nil, fmt.Errorf("geometry: %w", err)
+	}
+	if f.Head != nil {
+		if g, err = head.NewProjected(f.Head, g); err != nil {
+			return nil, err
+		}
 	}
 	if f.Calibration == nil {
 		if f.Alpha != nil || f.Threshold != nil || f.Guarantee != "" {

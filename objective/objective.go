@@ -182,8 +182,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// weights returns the loss's coefficients: L = −a·neg + b·logVol.
-func (c Config) weights() (a, b float64) {
+// Weights returns the loss's coefficients: Loss = −neg·NegTerm + vol·LogVol.
+func (c Config) Weights() (neg, vol float64) {
 	switch c.Objective {
 	case Neg:
 		return 1, 0
@@ -252,7 +252,7 @@ func grow[T any](s []T, n int) []T {
 // overwritten with ∂Loss/∂θ.
 func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, error) {
 	d := g.Dim()
-	a, bv := e.cfg.weights()
+	a, bv := e.cfg.Weights()
 	if len(b.Pos) == 0 || len(b.Pos)%d != 0 {
 		return Value{}, fmt.Errorf("objective: %d positive values is not a positive number of rows of %d", len(b.Pos), d)
 	}
@@ -447,4 +447,66 @@ func selectIdx(idx []int32, s []float64, k int) {
 			return
 		}
 	}
+}
+
+// EvalRows computes the objective on b under g, as Eval does, and writes
+// ∂Loss/∂φ of every row into posW (one per positive row) and negW (one per
+// negative row; nil for Vol): what a caller needs to carry the gradient
+// into the difference vectors themselves (a projection head's weights,
+// through geometry.InputGrads). Positive rows outside the threshold's
+// window have weight 0; in Detached mode all of them do.
+func (e *Evaluator) EvalRows(g geometry.Learnable, b Batch, posW, negW []float64) (Value, error) {
+	d := g.Dim()
+	a, bv := e.cfg.Weights()
+	nPos, nNeg := len(b.Pos)/d, len(b.Neg)/d
+	if len(b.Pos) == 0 || len(b.Pos)%d != 0 || (a != 0 && (nNeg == 0 || len(b.Neg)%d != 0)) {
+		return Value{}, fmt.Errorf("objective: %d positive and %d negative values are not whole, nonempty sets of rows of %d", len(b.Pos), len(b.Neg), d)
+	}
+	if len(posW) != nPos || (a != 0 && len(negW) != nNeg) {
+		panic("ccs/objective: slice length mismatch")
+	}
+	scores := g.Scores
+	if b.Prepared {
+		gp, ok := g.(geometry.Prepared)
+		if !ok {
+			return Value{}, fmt.Errorf("objective: a prepared batch for a %v geometry, which has no prepared kernel", g.Kind())
+		}
+		scores = gp.ScoresPrepared
+	}
+	e.pos = grow(e.pos, nPos)
+	parallel.For(nPos, chunk, e.cfg.Workers, func(_, lo, hi int) { scores(e.pos[lo:hi], b.Pos[lo*d:hi*d]) })
+	t, rows, wts := e.threshold(nPos)
+	v := Value{T: t, NegTerm: math.NaN(), LogVol: g.LogVolume(t)}
+	var cT float64
+	if a != 0 {
+		e.neg = grow(e.neg, nNeg)
+		parallel.For(nNeg, chunk, e.cfg.Workers, func(_, lo, hi int) { scores(e.neg[lo:hi], b.Neg[lo*d:hi*d]) })
+		var s, ds float64
+		for i, phi := range e.neg {
+			sig := sigmoid(e.cfg.T * (phi - t))
+			der := e.cfg.T * sig * (1 - sig)
+			s += sig
+			ds += der
+			negW[i] = -a * der / float64(nNeg)
+		}
+		v.NegTerm = s / float64(nNeg)
+		cT += a * ds / float64(nNeg)
+	}
+	v.Loss = bv * v.LogVol
+	if a != 0 {
+		v.Loss -= a * v.NegTerm
+	}
+	if bv != 0 {
+		cT += bv * g.LogVolumeGrad(make([]float64, g.NumParams()), t, bv)
+	}
+	clear(posW)
+	if e.cfg.Threshold != Detached {
+		for k, r := range rows {
+			posW[r] = cT * wts[k]
+		}
+	}
+	if math.IsNaN(v.Loss) || math.IsInf(v.Loss, 0) {
+		return v, fmt.Errorf("%w: loss %v (threshold %v, log-volume %v)", ErrNonFinite, v.Loss, v.T, v.LogVol)
+	}
+	return v, nil
 }

@@ -39,7 +39,7 @@ func learnables(rng *rand.Rand, d int) []geometry.Learnable {
 // frozenLoss is the loss with t held fixed: what the Detached gradient is the
 // gradient of.
 func frozenLoss(g geometry.Learnable, cfg Config, b Batch, t float64) float64 {
-	a, bv := cfg.weights()
+	a, bv := cfg.Weights()
 	loss := bv * g.LogVolume(t)
 	if a != 0 {
 		s := g.Scores(nil, b.Neg)

@@ -19,6 +19,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/internal/parallel"
 	"github.com/ccsets/ccs/objective"
 )
@@ -65,6 +66,16 @@ type Config struct {
 	Seed      uint64           `json:"seed"` // batch order
 	Workers   int              `json:"-"`    // goroutines; 0 means GOMAXPROCS
 	Init      string           `json:"init"` // how the caller initialised the geometry (recorded only)
+	// InfoNCE configures joint training with a projection head (TrainHead);
+	// nil without one.
+	InfoNCE *InfoNCE `json:"infonce,omitempty"`
+}
+
+// InfoNCE configures the head's loss: the set objective plus
+// Weight·L_InfoNCE at temperature Tau (DESIGN §2.4).
+type InfoNCE struct {
+	Weight float64 `json:"weight"` // λ_InfoNCE; 0 means 1
+	Tau    float64 `json:"tau"`    // 0 means 0.1
 }
 
 // WithDefaults returns c with zero fields set to the paper's values.
@@ -95,6 +106,16 @@ func (c Config) WithDefaults() Config {
 		c.Bounds.MMin = 1e-3
 	}
 	c.Objective.Workers = c.Workers
+	if c.InfoNCE != nil {
+		n := *c.InfoNCE
+		if n.Weight == 0 {
+			n.Weight = 1
+		}
+		if n.Tau == 0 {
+			n.Tau = objective.DefaultTau
+		}
+		c.InfoNCE = &n
+	}
 	return c
 }
 
@@ -118,6 +139,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("train: weight decay %v, want ≥ 0", c.SGD.WeightDecay)
 	case !(c.Bounds.PMin > 0 && c.Bounds.PMin <= c.Bounds.PMax):
 		return fmt.Errorf("train: exponent bounds [%v, %v], want 0 < p_min ≤ p_max", c.Bounds.PMin, c.Bounds.PMax)
+	case c.InfoNCE != nil && (!(c.InfoNCE.Weight > 0) || math.IsInf(c.InfoNCE.Weight, 0)):
+		return fmt.Errorf("train: InfoNCE weight %v, want > 0", c.InfoNCE.Weight)
+	case c.InfoNCE != nil && (!(c.InfoNCE.Tau > 0) || math.IsInf(c.InfoNCE.Tau, 0)):
+		return fmt.Errorf("train: InfoNCE temperature %v, want > 0", c.InfoNCE.Tau)
 	case !(c.Bounds.MMin > 0) || (c.Bounds.MMax != 0 && c.Bounds.MMax < c.Bounds.MMin):
 		return fmt.Errorf("train: scale bounds [%v, %v], want 0 < m_min ≤ m_max", c.Bounds.MMin, c.Bounds.MMax)
 	}
@@ -134,6 +159,7 @@ type Progress struct {
 	BestExclusion    float64
 	BestEpoch        int
 	Elapsed          time.Duration
+	Head             bool   // the epoch updated the projection head
 	Done             bool   // the last report
 	StopReason       string // set when Done
 }
@@ -149,47 +175,63 @@ func (f ObserverFunc) Observe(p Progress) { f(p) }
 
 // Result summarises a training run; the geometry holds the best checkpoint.
 type Result struct {
-	Epochs        int       `json:"epochs"`         // epochs run
-	BestEpoch     int       `json:"best_epoch"`     // 0: the initial geometry was never beaten
-	ValExclusion  float64   `json:"val_exclusion"`  // at the best epoch
-	StopReason    string    `json:"stop_reason"`    // "early stop" or "max epochs"
-	ValHistory    []float64 `json:"val_history"`    // validation exclusion per epoch, from epoch 0
-	LossHistory   []float64 `json:"loss_history"`   // mean batch loss per epoch, from epoch 1
-	ThresholdHist []float64 `json:"threshold_hist"` // mean batch threshold per epoch, from epoch 1
+	Epochs        int       `json:"epochs"`                 // epochs run
+	BestEpoch     int       `json:"best_epoch"`             // 0: the initial geometry was never beaten
+	ValExclusion  float64   `json:"val_exclusion"`          // at the best epoch
+	StopReason    string    `json:"stop_reason"`            // "early stop" or "max epochs"
+	ValHistory    []float64 `json:"val_history"`            // validation exclusion per epoch, from epoch 0
+	LossHistory   []float64 `json:"loss_history"`           // mean batch loss per epoch, from epoch 1
+	ThresholdHist []float64 `json:"threshold_hist"`         // mean batch threshold per epoch, from epoch 1
+	HeadEpochs    []int     `json:"head_epochs,omitempty"`  // the epochs that updated the head
+	InfoNCEHist   []float64 `json:"infonce_hist,omitempty"` // mean InfoNCE loss of each head epoch
 }
 
 // Train fits g on fit, selecting the checkpoint with the highest exclusion on
 // val. g is updated in place and holds the best parameters on return.
 func Train(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observer) (*Result, error) {
+	return TrainHead(g, nil, fit, val, cfg, obs)
+}
+
+// TrainHead fits g jointly with the projection head h (DESIGN §2.4): odd
+// epochs update the set's parameters on the projected embeddings with the
+// head frozen, even epochs update the head under the set objective plus
+// cfg.InfoNCE's weighted InfoNCE loss with the set frozen. The checkpoint
+// with the highest validation exclusion (set and head together) is
+// restored into g and h. A nil h is Train; cfg.InfoNCE must be set exactly
+// when h is not nil. g lives in h's output space.
+func TrainHead(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle, cfg Config, obs Observer) (*Result, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if (h == nil) != (cfg.InfoNCE == nil) {
+		return nil, fmt.Errorf("train: a projection head and an InfoNCE configuration go together (head given: %v, InfoNCE configured: %v)", h != nil, cfg.InfoNCE != nil)
 	}
 	ev, err := objective.New(cfg.Objective)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSplits(g, fit, val, cfg); err != nil {
+	if err := checkSplits(g, h, fit, val, cfg); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	if err := checkMemory(g, fit, val); err != nil {
+	if err := checkMemory(g, h, fit, val); err != nil {
 		return nil, err
 	}
-	rows := prepareSplit(g, fit, cfg.Workers)
-	validator := &validator{rows: prepareSplit(g, val, cfg.Workers), alpha: cfg.Objective.Alpha, workers: cfg.Workers}
-	np := g.NumParams()
+	t := &trainer{g: g, h: h, fit: fit, val: val, cfg: cfg, ev: ev,
+		validator: &validator{alpha: cfg.Objective.Alpha, workers: cfg.Workers}}
+	if err := t.refresh(); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
 	theta := g.Params(nil)
 	project(g, theta, cfg.Bounds)
 	g.SetParams(theta)
-	grad := make([]float64, np)
-	var velocity []float64
-	if cfg.SGD.Momentum > 0 {
-		velocity = make([]float64, np)
+	t.set = newParams(theta, cfg.SGD.Momentum > 0)
+	if h != nil {
+		t.head = newParams(h.Params(nil), cfg.SGD.Momentum > 0)
 	}
-	best := slices.Clone(theta)
 	res := &Result{StopReason: "max epochs"}
-	bestExc, err := validator.exclusion(g)
+	bestExc, err := t.validator.exclusion(g)
 	if err != nil {
 		return nil, fmt.Errorf("train: initial geometry: %w", err)
 	}
@@ -202,51 +244,50 @@ func Train(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observ
 	}
 	report(Progress{Epoch: 0, Loss: math.NaN(), Threshold: math.NaN(), ValExclusion: bestExc})
 
-	order := make([]int, fit.N)
-	for i := range order {
-		order[i] = i
+	t.order = make([]int, fit.N)
+	for i := range t.order {
+		t.order[i] = i
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x7472616e))
-	var posBuf, negBuf []float32
+	t.rng = rand.New(rand.NewPCG(cfg.Seed, 0x7472616e))
 	stale := 0
 	for epoch := 1; epoch <= cfg.MaxEpochs; epoch++ {
 		lr := cfg.SGD.LR
 		if cfg.SGD.Cosine {
 			lr *= (1 + math.Cos(math.Pi*float64(epoch-1)/float64(cfg.MaxEpochs))) / 2
 		}
-		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		var lossSum, tSum float64
-		batches := 0
-		for lo := 0; lo < fit.N; lo += cfg.BatchSize {
-			ids := order[lo:min(fit.N, lo+cfg.BatchSize)]
-			posBuf = gather(posBuf, rows.pos, ids, fit.K*fit.D)
-			negBuf = gather(negBuf, rows.neg, ids, fit.KNeg*fit.D)
-			v, err := ev.Eval(g, objective.Batch{Pos: posBuf, Neg: negBuf, Prepared: rows.prepared}, grad)
-			if err != nil {
-				return nil, fmt.Errorf("train: epoch %d, batch %d: %w", epoch, batches+1, err)
+		headEpoch := h != nil && epoch%2 == 0
+		var st epochStats
+		if headEpoch {
+			st, err = t.headEpoch(lr)
+			if err == nil {
+				err = t.refresh() // the embeddings moved: project and prepare again
 			}
-			lossSum += v.Loss
-			tSum += v.T
-			batches++
-			step(theta, grad, velocity, cfg, lr, epoch == 1 && lo == 0)
-			project(g, theta, cfg.Bounds)
-			g.SetParams(theta)
+			res.HeadEpochs = append(res.HeadEpochs, epoch)
+			res.InfoNCEHist = append(res.InfoNCEHist, st.infoNCE)
+		} else {
+			st, err = t.setEpoch(lr)
 		}
-		exc, err := validator.exclusion(g)
+		if err != nil {
+			return nil, fmt.Errorf("train: epoch %d: %w", epoch, err)
+		}
+		exc, err := t.validator.exclusion(g)
 		if err != nil {
 			return nil, fmt.Errorf("train: epoch %d: %w", epoch, err)
 		}
 		res.Epochs = epoch
 		res.ValHistory = append(res.ValHistory, exc)
-		res.LossHistory = append(res.LossHistory, lossSum/float64(batches))
-		res.ThresholdHist = append(res.ThresholdHist, tSum/float64(batches))
+		res.LossHistory = append(res.LossHistory, st.loss)
+		res.ThresholdHist = append(res.ThresholdHist, st.t)
 		if exc > bestExc {
 			bestExc, res.BestEpoch, stale = exc, epoch, 0
-			copy(best, theta)
+			t.set.keep()
+			if h != nil {
+				t.head.keep()
+			}
 		} else {
 			stale++
 		}
-		p := Progress{Epoch: epoch, Loss: lossSum / float64(batches), Threshold: tSum / float64(batches), ValExclusion: exc}
+		p := Progress{Epoch: epoch, Loss: st.loss, Threshold: st.t, ValExclusion: exc, Head: headEpoch}
 		if stale >= cfg.Patience {
 			res.StopReason = "early stop"
 			break
@@ -255,7 +296,10 @@ func Train(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observ
 			report(p)
 		}
 	}
-	g.SetParams(best)
+	g.SetParams(t.set.best)
+	if h != nil {
+		h.SetParams(t.head.best)
+	}
 	res.ValExclusion = bestExc
 	report(Progress{Epoch: res.Epochs, Loss: res.LossHistory[len(res.LossHistory)-1],
 		Threshold: res.ThresholdHist[len(res.ThresholdHist)-1], ValExclusion: res.ValHistory[len(res.ValHistory)-1],
@@ -263,14 +307,137 @@ func Train(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observ
 	return res, nil
 }
 
-func checkSplits(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config) error {
+// params is one optimised parameter vector with its gradient, momentum
+// buffer and best checkpoint.
+type params struct {
+	theta, grad, velocity, best []float64
+	steps                       int
+}
+
+func newParams(theta []float64, momentum bool) *params {
+	p := &params{theta: theta, grad: make([]float64, len(theta)), best: slices.Clone(theta)}
+	if momentum {
+		p.velocity = make([]float64, len(theta))
+	}
+	return p
+}
+
+func (p *params) keep() { copy(p.best, p.theta) }
+
+// trainer is one training run's state.
+type trainer struct {
+	g         geometry.Learnable
+	h         *head.Linear
+	fit, val  *bundle.Bundle
+	cfg       Config
+	ev        *objective.Evaluator
+	validator *validator
+	rows      splitRows // the fit split's rows in the geometry's space
+	set, head *params
+	order     []int
+	rng       *rand.Rand
+
+	posBuf, negBuf []float32
+	hb             headBatch
+}
+
+type epochStats struct{ loss, t, infoNCE float64 }
+
+// refresh computes the fit and validation splits' rows in the geometry's
+// space: once without a head, after every head epoch with one.
+func (t *trainer) refresh() error {
+	fit, val := t.fit, t.val
+	if t.h != nil {
+		var err error
+		if fit, err = t.h.Project(t.fit); err != nil {
+			return fmt.Errorf("training split: %w", err)
+		}
+		if val, err = t.h.Project(t.val); err != nil {
+			return fmt.Errorf("validation split: %w", err)
+		}
+		// InfoNCE's cosine similarities need a direction for every row.
+		for _, a := range []struct {
+			name string
+			x    []float32
+		}{{"anchor", fit.Anchors}, {"positive", fit.Positives}, {"negative", fit.Negatives}, {"pool row", fit.Pool}} {
+			if err := nonzeroRows(a.x, fit.D); err != nil {
+				return fmt.Errorf("training split: projected %s %w", a.name, err)
+			}
+		}
+	}
+	t.rows = prepareSplit(t.g, fit, t.cfg.Workers)
+	t.validator.rows = prepareSplit(t.g, val, t.cfg.Workers)
+	return nil
+}
+
+// nonzeroRows reports the first row of x (rows of d) with zero norm.
+func nonzeroRows(x []float32, d int) error {
+	for r := range len(x) / d {
+		if !slices.ContainsFunc(x[r*d:(r+1)*d], func(v float32) bool { return v != 0 }) {
+			return fmt.Errorf("%d is zero, so it has no cosine similarity for InfoNCE", r)
+		}
+	}
+	return nil
+}
+
+// batches calls f with each batch of anchor ids of a new shuffled epoch.
+func (t *trainer) batches(f func(ids []int) error) error {
+	t.rng.Shuffle(len(t.order), func(i, j int) { t.order[i], t.order[j] = t.order[j], t.order[i] })
+	for lo, b := 0, 1; lo < t.fit.N; lo, b = lo+t.cfg.BatchSize, b+1 {
+		if err := f(t.order[lo:min(t.fit.N, lo+t.cfg.BatchSize)]); err != nil {
+			return fmt.Errorf("batch %d: %w", b, err)
+		}
+	}
+	return nil
+}
+
+// setEpoch updates the set's parameters for one epoch.
+func (t *trainer) setEpoch(lr float64) (epochStats, error) {
+	var st epochStats
+	n := 0
+	p := t.set
+	err := t.batches(func(ids []int) error {
+		t.posBuf = gather(t.posBuf, t.rows.pos, ids, t.fit.K*t.g.Dim())
+		t.negBuf = gather(t.negBuf, t.rows.neg, ids, t.fit.KNeg*t.g.Dim())
+		v, err := t.ev.Eval(t.g, objective.Batch{Pos: t.posBuf, Neg: t.negBuf, Prepared: t.rows.prepared}, p.grad)
+		if err != nil {
+			return err
+		}
+		st.loss += v.Loss
+		st.t += v.T
+		n++
+		step(p.theta, p.grad, p.velocity, t.cfg, lr, p.steps == 0)
+		p.steps++
+		project(t.g, p.theta, t.cfg.Bounds)
+		t.g.SetParams(p.theta)
+		return nil
+	})
+	st.loss /= float64(n)
+	st.t /= float64(n)
+	return st, err
+}
+
+func checkSplits(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle, cfg Config) error {
 	if err := fit.Validate(); err != nil {
 		return fmt.Errorf("train: training bundle: %w", err)
 	}
 	if err := val.Validate(); err != nil {
 		return fmt.Errorf("train: validation bundle: %w", err)
 	}
-	if fit.D != g.Dim() {
+	if h != nil {
+		if err := h.Validate(); err != nil {
+			return fmt.Errorf("train: %w", err)
+		}
+		if h.Out != g.Dim() {
+			return fmt.Errorf("train: the head outputs %d dimensions, the geometry has %d", h.Out, g.Dim())
+		}
+		if fit.D != h.In {
+			return fmt.Errorf("train: training embeddings have dimension %d, the head takes %d", fit.D, h.In)
+		}
+		if !fit.HasNegatives() {
+			return fmt.Errorf("train: InfoNCE needs negatives, the training bundle has none")
+		}
+	} else if fit.D != g.Dim() {
 		return fmt.Errorf("train: training embeddings have dimension %d, the geometry %d", fit.D, g.Dim())
 	}
 	if val.D != fit.D {
@@ -369,8 +536,12 @@ func prepareSplit(g geometry.Learnable, b *bundle.Bundle, workers int) splitRows
 // checkMemory refuses a training whose prepared rows (n·k·d float32 per
 // side, for the fit and validation splits) would not fit in the memory the
 // system reports available, rather than letting it be killed.
-func checkMemory(g geometry.Learnable, fit, val *bundle.Bundle) error {
+func checkMemory(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle) error {
 	need := 4 * g.Dim() * (fit.N*(fit.K+fit.KNeg) + val.N*(val.K+val.KNeg))
+	if h != nil { // the projected bundles
+		need += 4 * h.Out * (fit.N*(1+fit.K) + len(fit.Negatives)/fit.D + len(fit.Pool)/fit.D +
+			val.N*(1+val.K) + len(val.Negatives)/val.D + len(val.Pool)/val.D)
+	}
 	avail, ok := availableMemory()
 	if ok && float64(need) > 0.8*float64(avail) {
 		return fmt.Errorf("train: the fit and validation splits need %.1f GiB of difference vectors (n·k·d float32 per side), %.1f GiB of memory is available",

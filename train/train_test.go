@@ -176,11 +176,11 @@ func TestMemoryCheck(t *testing.T) {
 	}
 	huge := &bundle.Bundle{N: 1 << 30, K: 500, KNeg: 500, D: 128}
 	small := &bundle.Bundle{N: 10, K: 5, KNeg: 5, D: 128}
-	err := checkMemory(geometry.UnitGenBall(128, 2), huge, small)
+	err := checkMemory(geometry.UnitGenBall(128, 2), nil, huge, small)
 	if err == nil || !strings.Contains(err.Error(), "GiB of difference vectors") {
 		t.Errorf("error %v", err)
 	}
-	if err := checkMemory(geometry.UnitGenBall(128, 2), small, small); err != nil {
+	if err := checkMemory(geometry.UnitGenBall(128, 2), nil, small, small); err != nil {
 		t.Errorf("a small split: %v", err)
 	}
 }

@@ -18,7 +18,11 @@ const Tol = 1e-5
 // pass 1 when the function is of order one.
 func Check(t testing.TB, name string, f func([]float64) float64, grad, x []float64, tol, floor float64) {
 	t.Helper()
-	want := Numeric(f, x)
+	compare(t, name, Numeric(f, x), grad, tol, floor)
+}
+
+func compare(t testing.TB, name string, want, grad []float64, tol, floor float64) {
+	t.Helper()
 	if len(want) != len(grad) {
 		t.Fatalf("%s: analytic gradient has %d components, want %d", name, len(grad), len(want))
 	}
@@ -55,4 +59,36 @@ func Numeric(f func([]float64) float64, x []float64) []float64 {
 		}, x[i], &fd.Settings{Formula: fd.Central, Step: h})
 	}
 	return g
+}
+
+// Grid is the spacing of float32 test inputs for CheckFloat32: values that
+// are multiples of Grid and below 4 in magnitude, and those values plus or
+// minus Step, are exact in float32.
+const (
+	Grid = 1.0 / (1 << 16)
+	Step = 1.0 / (1 << 12)
+)
+
+// OnGrid rounds x to the nearest multiple of Grid.
+func OnGrid(x float64) float32 { return float32(math.Round(x/Grid) * Grid) }
+
+// CheckFloat32 is Check for a function of float32 inputs (embeddings): the
+// central difference uses the step Step, which is exact for inputs made by
+// OnGrid, so the comparison is not blurred by float32 rounding.
+func CheckFloat32(t testing.TB, name string, f func([]float32) float64, grad []float64, x []float32, tol, floor float64) {
+	t.Helper()
+	xx := append([]float32(nil), x...)
+	numeric := make([]float64, len(x))
+	for i, v := range x {
+		if float64(OnGrid(float64(v))) != float64(v) || math.Abs(float64(v)) >= 4 {
+			t.Fatalf("%s: input %d = %v is not on the grid (use gradcheck.OnGrid)", name, i, v)
+		}
+		xx[i] = v + Step
+		up := f(xx)
+		xx[i] = v - Step
+		down := f(xx)
+		xx[i] = v
+		numeric[i] = (up - down) / (2 * Step)
+	}
+	compare(t, name, numeric, grad, tol, floor)
 }
