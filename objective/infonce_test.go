@@ -92,7 +92,6 @@ func TestInfoNCEDeterministic(t *testing.T) {
 	}
 }
 
-
 func TestInfoNCEErrors(t *testing.T) {
 	t.Parallel()
 	b := randPairs(rand.New(rand.NewPCG(13, 1)), 2, 2, 2, 3)
