@@ -183,6 +183,10 @@ func (s *Set) Warnings() []string {
 	if math.IsInf(s.Threshold, 1) {
 		w = append(w, (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha}).Error())
 	}
+	if p, ok := s.Geometry.(*head.Projected); ok && p.ProjectedSpace() {
+		w = append(w, fmt.Sprintf("the %d→%d projection head is not square: log-volumes are measured in its %d-dimensional output space, not comparable with sets on the %d-dimensional embeddings",
+			p.Head.In, p.Head.Out, p.Head.Out, p.Head.In))
+	}
 	if s.Calibration.Mode == Pooled {
 		w = append(w, "pooled calibration (all positives of each anchor): the 1−α coverage is approximate, not guaranteed")
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/sim"
 	"github.com/ccsets/ccs/train"
@@ -141,28 +142,68 @@ func SimBaselines() []Method {
 // initialised at the ℓ2 ball (M = I, p = 2; m = 1, p_j = 2), trained on the
 // fit split with the checkpoint chosen on the validation split, calibrated
 // on the calibration split.
-func Learned(kind geometry.Kind, obj objective.Objective) Method {
+func Learned(kind geometry.Kind, obj objective.Objective) Method { return learned(kind, obj, false) }
+
+// LearnedInfoNCE is Learned with the InfoNCE projection head (DESIGN §2.4):
+// a linear layer initialised at the identity, trained jointly with the set
+// in alternate epochs; the set is scored through it.
+func LearnedInfoNCE(kind geometry.Kind, obj objective.Objective) Method {
+	return learned(kind, obj, true)
+}
+
+func learned(kind geometry.Kind, obj objective.Objective, infoNCE bool) Method {
 	family := map[geometry.Kind]string{geometry.KindNorm: "Single", geometry.KindGenBall: "Generalized"}[kind]
 	terms := map[objective.Objective]string{objective.Neg: "Neg", objective.Vol: "Vol", objective.NegVol: "Neg,Vol"}[obj]
+	file := kind.String() + "-" + strings.ReplaceAll(obj.String(), ",", "-")
+	if infoNCE {
+		terms += ",InfoNCE"
+		file += "-infonce"
+	}
 	name := family + " (" + terms + ")"
-	return Method{Name: name, File: kind.String() + "-" + strings.ReplaceAll(obj.String(), ",", "-"),
-		Paper: paperTable1[name], Trains: true,
+	return Method{Name: name, File: file, Paper: paperTable1[name], Trains: true,
 		Fit: func(sp *SimSplits, cfg SimConfig, seed uint64) (*conformal.Set, error) {
 			g, init := InitialGeometry(kind, sp.Fit.D)
 			tc := cfg.Train
 			tc.Objective.Objective, tc.Objective.Alpha = obj, cfg.Alpha
 			tc.Seed, tc.Workers, tc.Init = seed, sp.Workers, init
-			res, err := train.Train(g, sp.Fit, sp.Val, tc, nil)
+			var h *head.Linear
+			var scorer geometry.Geometry = g
+			if infoNCE {
+				h = head.Identity(sp.Fit.D, sp.Fit.D)
+				if tc.InfoNCE == nil {
+					tc.InfoNCE = &train.InfoNCE{}
+				}
+			} else {
+				tc.InfoNCE = nil
+			}
+			res, err := train.TrainHead(g, h, sp.Fit, sp.Val, tc, nil)
 			if err != nil {
 				return nil, err
 			}
-			set, err := conformal.Calibrate(g, sp.Cal, cfg.Alpha, calOpts(cfg, seed))
+			if h != nil {
+				if scorer, err = head.NewProjected(h, g); err != nil {
+					return nil, err
+				}
+			}
+			set, err := conformal.Calibrate(scorer, sp.Cal, cfg.Alpha, calOpts(cfg, seed))
 			if err != nil {
 				return nil, err
 			}
 			set.Fit = train.FitInfo(tc, res, sp.Fit.N, sp.Val.N)
 			return set, nil
 		}}
+}
+
+// SimInfoNCE are the six rows with the InfoNCE head (the paper's Table 2
+// layout; the paper has no simulation rows for them).
+func SimInfoNCE() []Method {
+	var m []Method
+	for _, obj := range []objective.Objective{objective.Vol, objective.Neg, objective.NegVol} {
+		for _, kind := range []geometry.Kind{geometry.KindNorm, geometry.KindGenBall} {
+			m = append(m, LearnedInfoNCE(kind, obj))
+		}
+	}
+	return m
 }
 
 // InitialGeometry is the paper's initialisation of a learnable family: the

@@ -153,28 +153,45 @@ func gemm(ta, tb blas.Transpose, a, b, c blas64.General) {
 // AddGrads adds the gradient of a loss with respect to θ = (W, b) into
 // dtheta, given the loss's gradient dout (rows of Out) with respect to the
 // outputs Forward computed from src (rows of In): ∂W += Σ_r dout_r·src_rᵀ,
-// ∂b += Σ_r dout_r. Rows are reduced in a fixed order.
+// ∂b += Σ_r dout_r. Blocks of rows are summed in parallel and reduced in a
+// fixed order, so the result does not depend on the number of goroutines.
 func (l *Linear) AddGrads(dtheta []float64, src []float32, dout []float64) {
 	if len(dtheta) != l.NumParams() || len(src)%l.In != 0 || len(dout) != len(src)/l.In*l.Out {
 		panic("ccs/head: slice length mismatch")
 	}
 	n := len(src) / l.In
-	dw := blas64.General{Rows: l.Out, Cols: l.In, Data: dtheta[:l.Out*l.In], Stride: l.In}
-	db := dtheta[l.Out*l.In:]
-	x := make([]float64, min(n, block)*l.In)
-	for lo := 0; lo < n; lo += block {
-		hi := min(n, lo+block)
+	partial := make([][]float64, parallel.Chunks(n, block))
+	parallel.For(n, block, 0, func(c, lo, hi int) {
 		r := hi - lo
-		for i, v := range src[lo*l.In : hi*l.In] {
-			x[i] = float64(v)
-		}
-		g := dout[lo*l.Out : hi*l.Out]
-		gemm(blas.Trans, blas.NoTrans, blas64.General{Rows: r, Cols: l.Out, Data: g, Stride: l.Out},
-			blas64.General{Rows: r, Cols: l.In, Data: x[:r*l.In], Stride: l.In}, dw)
+		// Both factors transposed, so that each weight's gradient is one
+		// dot product over the block's rows (gonum's fastest layout).
+		xt := make([]float64, l.In*r)
+		gt := make([]float64, l.Out*r)
 		for i := range r {
-			for j, v := range g[i*l.Out : (i+1)*l.Out] {
-				db[j] += v
+			for j, v := range src[(lo+i)*l.In : (lo+i+1)*l.In] {
+				xt[j*r+i] = float64(v)
 			}
+			for j, v := range dout[(lo+i)*l.Out : (lo+i+1)*l.Out] {
+				gt[j*r+i] = v
+			}
+		}
+		p := make([]float64, l.NumParams())
+		gemm(blas.NoTrans, blas.Trans, blas64.General{Rows: l.Out, Cols: r, Data: gt, Stride: r},
+			blas64.General{Rows: l.In, Cols: r, Data: xt, Stride: r},
+			blas64.General{Rows: l.Out, Cols: l.In, Data: p[:l.Out*l.In], Stride: l.In})
+		db := p[l.Out*l.In:]
+		for j := range l.Out {
+			var s float64
+			for _, v := range gt[j*r : (j+1)*r] {
+				s += v
+			}
+			db[j] = s
+		}
+		partial[c] = p
+	})
+	for _, p := range partial {
+		for i, v := range p {
+			dtheta[i] += v
 		}
 	}
 }

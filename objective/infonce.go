@@ -55,7 +55,7 @@ func InfoNCE(b Pairs, tau float64, ga, gp, gn []float64, workers int) (float64, 
 		unit := make([]float64, rows*d) // anchor, positives, negatives: unit vectors
 		norm := make([]float64, rows)
 		logit := make([]float64, 1+b.KNeg)
-		gs := make([]float64, rows) // ∂L_i/∂s for each similarity (anchor slot unused)
+		gs := make([]float64, rows) // ∂L_i/∂s of each similarity (anchor slot unused)
 		for i := lo; i < hi; i++ {
 			src := func(r int) (string, int, []float32) {
 				switch {
@@ -93,28 +93,37 @@ func InfoNCE(b Pairs, tau float64, ga, gp, gn []float64, workers int) (float64, 
 				}
 				return s
 			}
-			// The negatives' logits are shared by all K positives.
+			// The negatives' logits, and the sum of their exponentials, are
+			// shared by all K positives: O(K + KNeg) per anchor. Cosines lie
+			// in [−1, 1], so shifting by the largest logit keeps every
+			// exponential within e^{−2/τ} of 1.
+			mx := math.Inf(-1)
 			for l := range b.KNeg {
 				logit[1+l] = sim(1+b.K+l) / tau
+				mx = max(mx, logit[1+l])
 			}
-			clear(gs)
-			var loss float64
 			for j := 1; j <= b.K; j++ {
-				logit[0] = sim(j) / tau
-				mx := logit[0]
-				for _, v := range logit[1:] {
-					mx = max(mx, v)
-				}
-				var z float64
-				for _, v := range logit {
-					z += math.Exp(v - mx)
-				}
-				loss += mx + math.Log(z) - logit[0]
-				// ∂/∂logit: softmax − 1 for the positive, softmax for negatives.
-				gs[j] += (math.Exp(logit[0]-mx)/z - 1) / tau
-				for l, v := range logit[1:] {
-					gs[1+b.K+l] += math.Exp(v-mx) / z / tau
-				}
+				gs[j] = sim(j) / tau // the positives' logits, for now
+				mx = max(mx, gs[j])
+			}
+			var sNeg float64
+			for l := range b.KNeg {
+				logit[1+l] = math.Exp(logit[1+l] - mx)
+				sNeg += logit[1+l]
+			}
+			var loss, sumInvZ float64
+			for j := 1; j <= b.K; j++ {
+				l0 := gs[j]
+				e0 := math.Exp(l0 - mx)
+				z := e0 + sNeg
+				loss += mx + math.Log(z) - l0
+				// ∂/∂logit: softmax − 1 for the positive, softmax for the
+				// negatives (summed over the K positives below).
+				gs[j] = (e0/z - 1) / tau
+				sumInvZ += 1 / z
+			}
+			for l := range b.KNeg {
+				gs[1+b.K+l] = logit[1+l] * sumInvZ / tau
 			}
 			sums[c] += loss
 			if !grad {

@@ -133,3 +133,33 @@ func TestEvalRows(t *testing.T) {
 		}
 	}
 }
+
+func TestParseObjectives(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in      string
+		want    Objective
+		infoNCE bool
+		err     string
+	}{
+		{"neg", Neg, false, ""},
+		{"vol,infonce", Vol, true, ""},
+		{"infonce,neg", Neg, true, ""},
+		{"neg,vol,infonce", NegVol, true, ""},
+		{"neg,infonce,vol", NegVol, true, ""},
+		{"infonce", 0, false, "add the set's objective"},
+		{"neg,infonce,infonce", 0, false, "twice"},
+		{"neg,foo", 0, false, "unknown objective"},
+	} {
+		o, n, err := ParseObjectives(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || o != tc.want || n != tc.infoNCE {
+			t.Errorf("%q: %v, %v, %v; want %v, %v", tc.in, o, n, err, tc.want, tc.infoNCE)
+		}
+	}
+}

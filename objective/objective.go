@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
@@ -79,6 +80,32 @@ func ParseObjective(s string) (Objective, error) {
 		return NegVol, nil
 	}
 	return 0, fmt.Errorf("unknown objective %q (want neg, vol or neg,vol)", s)
+}
+
+// ParseObjectives reads a command line's objective list: neg, vol or
+// neg,vol, optionally with infonce among the terms (neg,infonce,
+// vol,infonce, neg,vol,infonce, in any order). infoNCE reports whether it
+// was there.
+func ParseObjectives(s string) (o Objective, infoNCE bool, err error) {
+	var set []string
+	for _, term := range strings.Split(s, ",") {
+		if term == "infonce" {
+			if infoNCE {
+				return 0, false, fmt.Errorf("objective %q names infonce twice", s)
+			}
+			infoNCE = true
+			continue
+		}
+		set = append(set, term)
+	}
+	if infoNCE && len(set) == 0 {
+		return 0, false, fmt.Errorf("objective %q: infonce trains the head; add the set's objective (neg, vol or neg,vol)", s)
+	}
+	o, err = ParseObjective(strings.Join(set, ","))
+	if err != nil {
+		return 0, false, fmt.Errorf("unknown objective %q (want neg, vol or neg,vol, each optionally with ,infonce)", s)
+	}
+	return o, infoNCE, nil
 }
 
 // ThresholdMode is how the gradient flows through the batch threshold.

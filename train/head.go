@@ -50,7 +50,8 @@ func (t *trainer) headEpoch(lr float64) (epochStats, error) {
 
 // headGrad computes the head's loss on the batch of anchors ids — the set
 // objective on the projected differences (with a square head, the volume
-// measured in the backbone's space: log Vol − log|det W|) plus
+// measured in the backbone's space: log Vol − log|det W|, unless
+// ProjectedVolume) plus
 // λ_InfoNCE·InfoNCE on the projected embeddings — and writes its gradient
 // with respect to the head's parameters into grad.
 func (t *trainer) headGrad(ids []int, grad []float64) (loss, thr, nce float64, err error) {
@@ -75,7 +76,7 @@ func (t *trainer) headGrad(ids []int, grad []float64) (loss, thr, nce float64, e
 	h.AddGrads(grad, hb.p, hb.gp)
 	h.AddGrads(grad, hb.n, hb.gn)
 	loss = v.Loss + t.cfg.InfoNCE.Weight*nce
-	if _, vol := t.cfg.Objective.Weights(); vol != 0 && h.In == h.Out {
+	if _, vol := t.cfg.Objective.Weights(); vol != 0 && h.In == h.Out && !t.cfg.InfoNCE.ProjectedVolume {
 		loss -= vol * h.LogAbsDet()
 		if err := h.AddLogAbsDetGrad(grad, -vol); err != nil {
 			return 0, 0, 0, err

@@ -73,9 +73,16 @@ type Config struct {
 
 // InfoNCE configures the head's loss: the set objective plus
 // Weight·L_InfoNCE at temperature Tau (DESIGN §2.4).
+//
+// The set objective's volume term is measured in the backbone's space,
+// log Vol(N_t) − log|det W| for a square head, so that shrinking W — which
+// shrinks the projected set without changing which points it holds — earns
+// nothing. ProjectedVolume measures it in the projected space instead (the
+// paper's text read literally); docs/infonce.md compares the two.
 type InfoNCE struct {
-	Weight float64 `json:"weight"` // λ_InfoNCE; 0 means 1
-	Tau    float64 `json:"tau"`    // 0 means 0.1
+	Weight          float64 `json:"weight"` // λ_InfoNCE; 0 means 1
+	Tau             float64 `json:"tau"`    // 0 means 0.1
+	ProjectedVolume bool    `json:"projected_volume,omitempty"`
 }
 
 // WithDefaults returns c with zero fields set to the paper's values.

@@ -11,7 +11,7 @@ import (
 func init() {
 	register(&command{
 		name:       "reproduce",
-		args:       "sim|sim-draws|sim-threshold [-seeds N] [-k K] [-alpha A] [-data-seed S] [-rows all|baselines|learned] [-out DIR] [-draws N] [-calibration one|pooled] [training flags] [-json] [-quiet]",
+		args:       "sim|sim-draws|sim-threshold [-seeds N] [-k K] [-alpha A] [-data-seed S] [-rows all|baselines|learned|infonce|all+infonce] [-out DIR] [-draws N] [-calibration one|pooled] [training flags] [-json] [-quiet]",
 		short:      "reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed; sim-threshold: the threshold-mode comparison)",
 		positional: "TABLE",
 		flags: func(fs *flag.FlagSet, out *output) func([]string) error {
@@ -22,7 +22,7 @@ func init() {
 			draws := fs.Int("draws", 200, "sim-draws: number of point clouds (data seeds 0..N−1)")
 			perClass := fs.Int("per-class", 5000, "points per class")
 			mode := fs.String("calibration", "one", "calibration `mode`: one or pooled")
-			rows := fs.String("rows", "all", "rows: all (the paper's eight), baselines (the two vanilla sets) or learned (the six trained ones)")
+			rows := fs.String("rows", "all", "rows: all (the paper's eight), baselines (the two vanilla sets), learned (the six trained ones), infonce (the six with the InfoNCE head) or all+infonce")
 			outDir := fs.String("out", "", "keep every fitted set as `DIR`/seed-S/METHOD.json")
 			rec := recipeFlags(fs, "sim")
 			asJSON := fs.Bool("json", false, "print JSON instead of the table")
@@ -53,8 +53,12 @@ func init() {
 					methods = experiment.SimBaselines()
 				case "learned":
 					methods = experiment.SimMethods()[2:]
+				case "infonce":
+					methods = experiment.SimInfoNCE()
+				case "all+infonce":
+					methods = append(experiment.SimMethods(), experiment.SimInfoNCE()...)
 				default:
-					return usagef("reproduce: -rows %q: want all, baselines or learned", *rows)
+					return usagef("reproduce: -rows %q: want all, baselines, learned, infonce or all+infonce", *rows)
 				}
 				bar := newProgress(out, *quiet, "run")
 				cfg := experiment.SimConfig{Seeds: *seeds, K: *k, Alpha: *alpha, DataSeed: *dataSeed,

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/head"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -75,6 +78,9 @@ func TestUsageErrors(t *testing.T) {
 		{"fit-missing", []string{"fit", "-geometry", "genball", "-objective", "neg"}},
 		{"fit-geometry", []string{"fit", "-geometry", "ball", "-objective", "neg", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-objective", []string{"fit", "-geometry", "single", "-objective", "infonce", "-train", "a", "-val", "b", "-out", "c"}},
+		{"fit-infonce-only", []string{"fit", "-geometry", "single", "-objective", "infonce,infonce", "-train", "a", "-val", "b", "-out", "c"}},
+		{"fit-head-dim", []string{"fit", "-geometry", "single", "-objective", "neg", "-head-dim", "4", "-train", "a", "-val", "b", "-out", "c"}},
+		{"fit-tau", []string{"fit", "-geometry", "single", "-objective", "neg,infonce", "-tau", "0", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-threshold", []string{"fit", "-geometry", "single", "-objective", "neg", "-threshold", "hard", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-lr", []string{"fit", "-geometry", "single", "-objective", "neg", "-lr", "-1", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-alpha", []string{"fit", "-geometry", "single", "-objective", "neg", "-alpha", "0", "-train", "a", "-val", "b", "-out", "c"}},
@@ -131,6 +137,29 @@ func TestPipeline(t *testing.T) {
 	if err := golden(t, "evaluate-fitted", dir, "evaluate", "-set", learned, "-test", test); err != nil {
 		t.Fatal(err)
 	}
+	// With the InfoNCE head: the set file stores it, calibrate keeps it,
+	// evaluate scores through it, and the loaded set scores as the fitted one.
+	headFit, headSet := filepath.Join(dir, "head-fitted.json"), filepath.Join(dir, "head.json")
+	if err := golden(t, "fit-infonce", dir, "fit", "-geometry", "single", "-objective", "neg,infonce", "-train", filepath.Join(dir, "fit.npz"),
+		"-val", filepath.Join(dir, "val.npz"), "-epochs", "6", "-quiet", "-out", headFit); err != nil {
+		t.Fatal(err)
+	}
+	if err := golden(t, "calibrate-infonce", dir, "calibrate", "-set", headFit, "-cal", cal, "-alpha", "0.1", "-seed", "1", "-out", headSet); err != nil {
+		t.Fatal(err)
+	}
+	if err := golden(t, "evaluate-infonce", dir, "evaluate", "-set", headSet, "-test", test); err != nil {
+		t.Fatal(err)
+	}
+	checkHeadFile(t, headSet, 3, 3)
+	if err := golden(t, "fit-infonce-dim", dir, "fit", "-geometry", "genball", "-objective", "neg,vol,infonce", "-head-dim", "2", "-train", filepath.Join(dir, "fit.npz"),
+		"-val", filepath.Join(dir, "val.npz"), "-epochs", "4", "-quiet", "-out", headFit); err != nil {
+		t.Fatal(err)
+	}
+	if err := golden(t, "calibrate-infonce-dim", dir, "calibrate", "-set", headFit, "-cal", cal, "-alpha", "0.1", "-seed", "1", "-out", headSet); err != nil {
+		t.Fatal(err)
+	}
+	checkHeadFile(t, headSet, 3, 2)
+
 	// Progress on a non-terminal: plain lines, no carriage returns.
 	var stdout, stderr bytes.Buffer
 	if err := run(&stdout, &stderr, []string{"fit", "-geometry", "single", "-objective", "vol", "-train", filepath.Join(dir, "fit.npz"),
@@ -203,5 +232,31 @@ func TestReproduceSim(t *testing.T) {
 	}
 	if err := golden(t, "reproduce-sim-draws-small", "", "reproduce", "sim-draws", "-draws", "3", "-k", "20", "-per-class", "200", "-quiet"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkHeadFile loads a set file with a head and checks its dimensions and
+// that it scores through the head: φ(W·x) of the stored geometry.
+func checkHeadFile(t *testing.T, path string, in, out int) {
+	t.Helper()
+	set, err := conformal.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := set.Geometry.(*head.Projected)
+	if !ok {
+		t.Fatalf("%s: geometry %T, want a set behind a head", path, set.Geometry)
+	}
+	if p.Head.In != in || p.Head.Out != out || p.Inner.Dim() != out {
+		t.Fatalf("%s: head %d→%d, geometry dimension %d; want %d→%d", path, p.Head.In, p.Head.Out, p.Inner.Dim(), in, out)
+	}
+	x := []float32{0.3, -1.2, 0.8, 2, 0.1, -0.4}
+	got := set.Geometry.Scores(nil, x)
+	want := p.Inner.Scores(nil, p.Head.Transform(nil, x))
+	if got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("%s: scores %v, want φ(W·x) = %v", path, got, want)
+	}
+	if in == out && set.Geometry.LogVolume(1) != p.Inner.LogVolume(1)-p.Head.LogAbsDet() {
+		t.Errorf("%s: the log-volume is not measured in the embeddings' space", path)
 	}
 }
