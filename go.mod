@@ -10,5 +10,6 @@ require (
 
 require (
 	github.com/nlpodyssey/gopickle v0.3.0 // indirect
+	github.com/yalue/onnxruntime_go v1.33.0 // indirect
 	golang.org/x/text v0.23.0 // indirect
 )

@@ -12,6 +12,8 @@
 //	                                      absent: the anchors themselves
 //	labels          (n,)        int64     optional
 //	logits          (n, C)      float32   optional
+//	index           (n,)        int64     optional: each anchor's source row
+//	                                      in its data set (traceability)
 //
 // Embeddings stay float32 in memory (half the bandwidth, what encoders emit);
 // every score computed from them is float64.
@@ -39,6 +41,7 @@ type Bundle struct {
 	Labels []int64   // optional, N
 	C      int       // logit classes (0: no logits)
 	Logits []float32 // optional, N×C
+	Index  []int64   // optional, N: where each anchor came from (e.g. its image's row in the data set)
 }
 
 // HasNegatives reports whether the bundle carries negatives.
@@ -143,6 +146,9 @@ func (b *Bundle) Subset(idx []int) *Bundle {
 	if b.Labels != nil {
 		s.Labels = gather(b.Labels, idx, 1)
 	}
+	if b.Index != nil {
+		s.Index = gather(b.Index, idx, 1)
+	}
 	if b.Logits != nil {
 		s.Logits = gather(b.Logits, idx, b.C)
 	}
@@ -220,6 +226,11 @@ func (b *Bundle) Validate() error {
 	}
 	if b.Labels != nil {
 		if err := checkLen("labels", len(b.Labels), b.N); err != nil {
+			return err
+		}
+	}
+	if b.Index != nil {
+		if err := checkLen("index", len(b.Index), b.N); err != nil {
 			return err
 		}
 	}

@@ -108,6 +108,10 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		b.Index = make([]int64, b.N) // where each anchor came from
+		for i := range b.Index {
+			b.Index[i] = int64(1000 + 7*i)
+		}
 		path := filepath.Join(t.TempDir(), name)
 		if err := Write(path, b); err != nil {
 			t.Fatal(err)

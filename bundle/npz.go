@@ -301,6 +301,14 @@ func FromArrays(arrays map[string]Array) (*Bundle, error) {
 		}
 		b.Labels = a.I64
 	}
+	if a, ok, err := get("index", true, 1); err != nil {
+		return nil, err
+	} else if ok {
+		if a.Shape[0] != b.N {
+			return nil, fmt.Errorf("array \"index\": shape %v, want (%d,)", a.Shape, b.N)
+		}
+		b.Index = a.I64
+	}
 	if a, ok, err := get("logits", false, 2); err != nil {
 		return nil, err
 	} else if ok {
@@ -335,6 +343,9 @@ func (b *Bundle) Arrays() map[string]Array {
 	}
 	if b.Logits != nil {
 		m["logits"] = Float32(b.Logits, b.N, b.C)
+	}
+	if b.Index != nil {
+		m["index"] = Int64(b.Index, b.N)
 	}
 	return m
 }

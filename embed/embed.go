@@ -1,0 +1,149 @@
+// Package embed turns images into embedding bundles, the paper's real-data
+// protocol (§5): each anchor image's embedding, the embeddings of K augmented
+// views of it as positives, and KNeg other anchors as negatives.
+//
+// It is pure Go: the encoder is an interface, which package encoder
+// implements with ONNX Runtime.
+package embed
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/ccsets/ccs/augment"
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/images"
+	"github.com/ccsets/ccs/internal/parallel"
+)
+
+// Encoder maps images to features (N×Dim) and logits (N×Classes, nil when
+// Classes is 0).
+type Encoder interface {
+	Embed(s *images.Set, progress func(done, total int)) (features, logits []float32, err error)
+	Dim() int
+	Classes() int
+}
+
+// Config says how to build a bundle.
+type Config struct {
+	K       int            // augmented views (positives) per anchor
+	KNeg    int            // negatives per anchor; 0 means K
+	Seed    uint64         // views and negatives
+	Augment augment.Params // the views' augmentations
+}
+
+// Progress reports a stage ("anchors" or "views") and how far it is.
+type Progress func(stage string, done, total int)
+
+// chunk is the number of anchors whose views are made and encoded at a time
+// (K·chunk images in memory).
+const chunk = 512
+
+// Build embeds the images idx of s as anchors. Anchor j's positives are
+// the encoder's features of K views of its image, each made with a
+// generator seeded by (Seed, idx[j]) — so an image's views do not depend on
+// which other images are in the bundle; its negatives are KNeg other
+// anchors drawn without replacement (never itself), stored as
+// negative_index into the bundle's anchors. Labels (when s has them), the
+// anchor images' logits (when the encoder gives them) and index = idx are
+// kept with the bundle.
+func Build(enc Encoder, s *images.Set, idx []int, cfg Config, progress Progress) (*bundle.Bundle, error) {
+	if cfg.KNeg == 0 {
+		cfg.KNeg = cfg.K
+	}
+	n := len(idx)
+	switch {
+	case cfg.K < 1:
+		return nil, fmt.Errorf("embed: k = %d, want at least 1 view per anchor", cfg.K)
+	case cfg.KNeg < 1 || cfg.KNeg > n-1:
+		return nil, fmt.Errorf("embed: %d negatives per anchor from %d anchors: want 1 to %d (other anchors, without replacement)", cfg.KNeg, n, n-1)
+	}
+	if err := cfg.Augment.Validate(); err != nil {
+		return nil, err
+	}
+	for _, i := range idx {
+		if i < 0 || i >= s.N {
+			return nil, fmt.Errorf("embed: image %d is outside %s's %d images", i, s.Name, s.N)
+		}
+	}
+	report := func(stage string) func(int, int) {
+		if progress == nil {
+			return nil
+		}
+		return func(done, total int) { progress(stage, done, total) }
+	}
+	px := s.H * s.W
+	anchors := &images.Set{Name: s.Name, N: n, H: s.H, W: s.W, Pixels: make([]float32, n*px)}
+	for j, i := range idx {
+		copy(anchors.Pixels[j*px:(j+1)*px], s.Image(i))
+	}
+	feats, logits, err := enc.Embed(anchors, report("anchors"))
+	if err != nil {
+		return nil, err
+	}
+	d := enc.Dim()
+	b := &bundle.Bundle{N: n, K: cfg.K, D: d, KNeg: cfg.KNeg, Anchors: feats, Positives: make([]float32, n*cfg.K*d),
+		C: enc.Classes(), Logits: logits, Index: make([]int64, n)}
+	for j, i := range idx {
+		b.Index[j] = int64(i)
+	}
+	if s.Labels != nil {
+		b.Labels = make([]int64, n)
+		for j, i := range idx {
+			b.Labels[j] = s.Labels[i]
+		}
+	}
+	// Views, a chunk of anchors at a time: made in parallel (each from its
+	// own generator), encoded in one call.
+	views := &images.Set{Name: s.Name + " (augmented views)", H: s.H, W: s.W}
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(n, lo+chunk)
+		views.N = (hi - lo) * cfg.K
+		views.Pixels = views.Pixels[:0]
+		views.Pixels = append(views.Pixels, make([]float32, views.N*px)...)
+		parallel.For(hi-lo, 16, 0, func(_, a, z int) {
+			for j := a; j < z; j++ {
+				rng := rand.New(rand.NewPCG(cfg.Seed, uint64(idx[lo+j])))
+				src := s.Image(idx[lo+j])
+				for v := range cfg.K {
+					off := (j*cfg.K + v) * px
+					augment.View(views.Pixels[off:off+px], src, s.H, s.W, cfg.Augment, rng)
+				}
+			}
+		})
+		f, _, err := enc.Embed(views, nil)
+		if err != nil {
+			return nil, err
+		}
+		copy(b.Positives[lo*cfg.K*d:hi*cfg.K*d], f)
+		if progress != nil {
+			progress("views", hi, n)
+		}
+	}
+	b.NegativeIndex = Negatives(n, cfg.KNeg, cfg.Seed)
+	if err := b.Validate(); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	return b, nil
+}
+
+// Negatives draws, for each of n anchors, k others without replacement
+// (never the anchor itself): n×k indices into the anchors, seeded.
+func Negatives(n, k int, seed uint64) []int64 {
+	rng := rand.New(rand.NewPCG(seed, 0x6e65676174697665)) // "negative"
+	out := make([]int64, 0, n*k)
+	stamp := make([]int, n)
+	for a := range n {
+		stamp[a] = a + 1
+		for c := 0; c < k; {
+			j := rng.IntN(n)
+			if stamp[j] == a+1 {
+				continue
+			}
+			stamp[j] = a + 1
+			out = append(out, int64(j))
+			c++
+		}
+	}
+	return out
+}
