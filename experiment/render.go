@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ccsets/ccs/eval"
 )
 
 // WriteText renders t as a Markdown table in the paper's layout (mean ± std
@@ -13,16 +16,36 @@ import (
 // with two) with the paper's figures beside each row where it has them.
 // Cells are padded so the table also reads as plain text.
 func (t *Table) WriteText(w io.Writer) error {
-	rows := [][]string{{"Method", "Coverage", "Exclusion↑", "LogVol/d↓", "Paper: cov / exc / LogVol/d"}}
+	// The paper's column when some row has its figures; the class-consistent
+	// columns when the table measured them.
+	paperCol := slices.ContainsFunc(t.Rows, func(r Row) bool { return r.Paper != nil })
+	classCols := slices.ContainsFunc(t.Rows, func(r Row) bool { return r.ClassCoverage != nil })
+	head := []string{"Method", "Coverage", "Exclusion↑", "LogVol/d↓"}
+	if classCols {
+		head = append(head, "Same-class coverage", "Other-class exclusion")
+	}
+	if paperCol || !classCols {
+		head = append(head, "Paper: cov / exc / LogVol/d")
+	}
+	rows := [][]string{head}
+	pct := func(s eval.Summary) string { return fmt.Sprintf("%.1f ± %.1f%%", s.Mean, s.Std) }
 	for _, r := range t.Rows {
-		paper := "—"
-		if r.Paper != nil {
-			paper = fmt.Sprintf("%.1f%% / %.1f%% / %.2f", r.Paper.Coverage, r.Paper.Exclusion, r.Paper.LogVolPerDim)
+		cells := []string{r.Method, pct(r.Coverage), pct(r.Exclusion), fmt.Sprintf("%.2f ± %.2f", r.LogVolPerDim.Mean, r.LogVolPerDim.Std)}
+		if classCols {
+			cc, ce := "—", "—"
+			if r.ClassCoverage != nil {
+				cc, ce = pct(*r.ClassCoverage), pct(*r.ClassExclusion)
+			}
+			cells = append(cells, cc, ce)
 		}
-		rows = append(rows, []string{r.Method,
-			fmt.Sprintf("%.1f ± %.1f%%", r.Coverage.Mean, r.Coverage.Std),
-			fmt.Sprintf("%.1f ± %.1f%%", r.Exclusion.Mean, r.Exclusion.Std),
-			fmt.Sprintf("%.2f ± %.2f", r.LogVolPerDim.Mean, r.LogVolPerDim.Std), paper})
+		if paperCol || !classCols {
+			paper := "—"
+			if r.Paper != nil {
+				paper = fmt.Sprintf("%.1f%% / %.1f%% / %.2f", r.Paper.Coverage, r.Paper.Exclusion, r.Paper.LogVolPerDim)
+			}
+			cells = append(cells, paper)
+		}
+		rows = append(rows, cells)
 	}
 	width := make([]int, len(rows[0]))
 	for _, r := range rows {

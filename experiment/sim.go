@@ -75,6 +75,10 @@ type Row struct {
 	PerSeed []eval.Result `json:"per_seed"`
 	// Paper holds the paper's Table 1 figures for this row, if any.
 	Paper *PaperRow `json:"paper,omitempty"`
+	// ClassCoverage and ClassExclusion are measured on the class test
+	// split (positives of the anchor's class), when the table has one.
+	ClassCoverage  *eval.Summary `json:"class_coverage,omitempty"`
+	ClassExclusion *eval.Summary `json:"class_exclusion,omitempty"`
 }
 
 // PaperRow is a row of the paper's table, in percent and LogVol/d.
@@ -104,7 +108,10 @@ type Method struct {
 // trains; the baselines use Cal alone.
 type SimSplits struct {
 	Fit, Val, Cal, Test *bundle.Bundle
-	Workers             int // goroutines a training run may use
+	// ClassTest, if set, is a second test bundle whose positives share the
+	// anchor's class (the real-image tables' coverage transfer).
+	ClassTest *bundle.Bundle
+	Workers   int // goroutines a training run may use
 }
 
 // paperTable1 holds the paper's Table 1 (α = 0.05, k = 500, 20 seeds):
@@ -237,6 +244,64 @@ func Sim(cfg SimConfig, methods []Method, progress func(done, total int, what st
 	}
 	trains := slices.ContainsFunc(methods, func(m Method) bool { return m.Trains })
 	data := sim.Mixed(cfg.DataSeed, cfg.PerClass)
+	results, err := runTable(cfg, methods, func(seed uint64, trains bool, workers int) (*SimSplits, error) {
+		return simSplits(data, cfg, seed, trains, workers)
+	}, progress)
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{
+		Title: "Simulated 3D clusters (mixed)",
+		Config: fmt.Sprintf("%d clusters × %d points, k=%d, α=%v, seeds 0–%d, data seed %d, calibration %v",
+			sim.Classes, cfg.PerClass, cfg.K, cfg.Alpha, cfg.Seeds-1, cfg.DataSeed, cfg.Calibration),
+	}
+	if trains {
+		tc := cfg.Train.WithDefaults()
+		t.Config += fmt.Sprintf("; training: batch %d, SGD lr %v momentum %v, clip %v, T=%v, λ=%v, threshold %v, ≤%d epochs, patience %d",
+			tc.BatchSize, tc.SGD.LR, tc.SGD.Momentum, tc.ClipNorm, tc.Objective.T, tc.Objective.Lambda, tc.Objective.Threshold, tc.MaxEpochs, tc.Patience)
+	}
+	if cfg.Calibration == conformal.Pooled {
+		t.Warnings = append(t.Warnings, "pooled calibration: coverage is approximate, not guaranteed")
+	}
+	t.Rows = rows(methods, results)
+	return t, nil
+}
+
+// rows summarises each method's results over seeds.
+func rows(methods []Method, results [][][2]eval.Result) []Row {
+	var out []Row
+	for m, method := range methods {
+		var cov, exc, vol, ccov, cexc []float64
+		var per []eval.Result
+		for s := range results {
+			r := results[s][m][0]
+			per = append(per, r)
+			cov = append(cov, 100*r.Coverage)
+			exc = append(exc, 100*r.Exclusion)
+			vol = append(vol, r.LogVolPerDim)
+			if c := results[s][m][1]; c.Positives > 0 {
+				ccov = append(ccov, 100*c.Coverage)
+				cexc = append(cexc, 100*c.Exclusion)
+			}
+		}
+		row := Row{Method: method.Name, Coverage: eval.Summarize(cov),
+			Exclusion: eval.Summarize(exc), LogVolPerDim: eval.Summarize(vol), PerSeed: per, Paper: method.Paper}
+		if ccov != nil {
+			c, e := eval.Summarize(ccov), eval.Summarize(cexc)
+			row.ClassCoverage, row.ClassExclusion = &c, &e
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// runTable runs every (seed, method) pair on cfg.Workers goroutines, each
+// into its own slot, building each seed's splits once (splits) and dropping
+// them after the seed's last run; it returns each run's evaluation on the
+// test split and, when the splits have one, on the class test split.
+func runTable(cfg SimConfig, methods []Method, splits func(seed uint64, trains bool, workers int) (*SimSplits, error),
+	progress func(done, total int, what string)) ([][][2]eval.Result, error) {
+	trains := slices.ContainsFunc(methods, func(m Method) bool { return m.Trains })
 	type job struct{ seed, method int }
 	var jobs []job
 	for s := range cfg.Seeds {
@@ -260,10 +325,10 @@ func Sim(cfg SimConfig, methods []Method, progress func(done, total int, what st
 		seeds[s] = &seedData{}
 		seeds[s].left.Store(int32(len(methods)))
 	}
-	results := make([][]eval.Result, cfg.Seeds)
+	results := make([][][2]eval.Result, cfg.Seeds)
 	errs := make([][]error, cfg.Seeds)
 	for s := range results {
-		results[s] = make([]eval.Result, len(methods))
+		results[s] = make([][2]eval.Result, len(methods))
 		errs[s] = make([]error, len(methods))
 	}
 	next := make(chan job)
@@ -276,7 +341,7 @@ func Sim(cfg SimConfig, methods []Method, progress func(done, total int, what st
 			defer wg.Done()
 			for j := range next {
 				sd := seeds[j.seed]
-				sd.once.Do(func() { sd.sp, sd.err = simSplits(data, cfg, uint64(j.seed), trains, inner) })
+				sd.once.Do(func() { sd.sp, sd.err = splits(uint64(j.seed), trains, inner) })
 				if sd.err != nil {
 					errs[j.seed][j.method] = sd.err
 				} else {
@@ -300,36 +365,14 @@ func Sim(cfg SimConfig, methods []Method, progress func(done, total int, what st
 	close(next)
 	wg.Wait()
 
-	t := &Table{
-		Title: "Simulated 3D clusters (mixed)",
-		Config: fmt.Sprintf("%d clusters × %d points, k=%d, α=%v, seeds 0–%d, data seed %d, calibration %v",
-			sim.Classes, cfg.PerClass, cfg.K, cfg.Alpha, cfg.Seeds-1, cfg.DataSeed, cfg.Calibration),
-	}
-	if trains {
-		tc := cfg.Train.WithDefaults()
-		t.Config += fmt.Sprintf("; training: batch %d, SGD lr %v momentum %v, clip %v, T=%v, λ=%v, threshold %v, ≤%d epochs, patience %d",
-			tc.BatchSize, tc.SGD.LR, tc.SGD.Momentum, tc.ClipNorm, tc.Objective.T, tc.Objective.Lambda, tc.Objective.Threshold, tc.MaxEpochs, tc.Patience)
-	}
-	if cfg.Calibration == conformal.Pooled {
-		t.Warnings = append(t.Warnings, "pooled calibration: coverage is approximate, not guaranteed")
-	}
-	for m, method := range methods {
-		var cov, exc, vol []float64
-		var per []eval.Result
-		for s := range results {
-			if err := errs[s][m]; err != nil {
-				return nil, fmt.Errorf("seed %d, %s: %w", s, method.Name, err)
+	for s := range errs {
+		for m, err := range errs[s] {
+			if err != nil {
+				return nil, fmt.Errorf("seed %d, %s: %w", s, methods[m].Name, err)
 			}
-			r := results[s][m]
-			per = append(per, r)
-			cov = append(cov, 100*r.Coverage)
-			exc = append(exc, 100*r.Exclusion)
-			vol = append(vol, r.LogVolPerDim)
 		}
-		t.Rows = append(t.Rows, Row{Method: method.Name, Coverage: eval.Summarize(cov),
-			Exclusion: eval.Summarize(exc), LogVolPerDim: eval.Summarize(vol), PerSeed: per, Paper: method.Paper})
 	}
-	return t, nil
+	return results, nil
 }
 
 func simSplits(data *sim.Data, cfg SimConfig, seed uint64, trains bool, workers int) (*SimSplits, error) {
@@ -353,19 +396,24 @@ func simSplits(data *sim.Data, cfg SimConfig, seed uint64, trains bool, workers 
 	return sp, nil
 }
 
-func simRun(sp *SimSplits, cfg SimConfig, m Method, seed uint64) (eval.Result, error) {
+func simRun(sp *SimSplits, cfg SimConfig, m Method, seed uint64) ([2]eval.Result, error) {
+	var out [2]eval.Result
 	set, err := m.Fit(sp, cfg, seed)
 	if err != nil {
-		return eval.Result{}, err
+		return out, err
 	}
 	if cfg.OutDir != "" {
 		dir := filepath.Join(cfg.OutDir, fmt.Sprintf("seed-%d", seed))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return eval.Result{}, err
+			return out, err
 		}
 		if err := set.Save(filepath.Join(dir, m.File+".json")); err != nil {
-			return eval.Result{}, err
+			return out, err
 		}
 	}
-	return eval.Evaluate(set, sp.Test)
+	if out[0], err = eval.Evaluate(set, sp.Test); err != nil || sp.ClassTest == nil {
+		return out, err
+	}
+	out[1], err = eval.Evaluate(set, sp.ClassTest)
+	return out, err
 }

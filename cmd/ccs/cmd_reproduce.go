@@ -2,17 +2,19 @@ package main
 
 import (
 	"flag"
+	"path/filepath"
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/images"
 	"github.com/ccsets/ccs/sim"
 )
 
 func init() {
 	register(&command{
 		name:       "reproduce",
-		args:       "sim|sim-draws|sim-threshold [-seeds N] [-k K] [-alpha A] [-data-seed S] [-rows all|baselines|learned|infonce|all+infonce] [-out DIR] [-draws N] [-calibration one|pooled] [training flags] [-json] [-quiet]",
-		short:      "reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed; sim-threshold: the threshold-mode comparison)",
+		args:       "sim|sim-draws|sim-threshold|fmnist [-seeds N] [-k K] [-alpha A] [-data-seed S] [-rows all|baselines|learned|infonce|all+infonce] [-out DIR] [-draws N] [-calibration one|pooled] [training flags] [-json] [-quiet]",
+		short:      "reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed; sim-threshold: the threshold-mode comparison; fmnist: Fashion-MNIST with the project's encoders, Table 2's layout)",
 		positional: "TABLE",
 		flags: func(fs *flag.FlagSet, out *output) func([]string) error {
 			seeds := fs.Int("seeds", 20, "number of seeds (0..N−1)")
@@ -25,11 +27,27 @@ func init() {
 			rows := fs.String("rows", "all", "rows: all (the paper's eight), baselines (the two vanilla sets), learned (the six trained ones), infonce (the six with the InfoNCE head) or all+infonce")
 			outDir := fs.String("out", "", "keep every fitted set as `DIR`/seed-S/METHOD.json")
 			rec := recipeFlags(fs, "sim")
+			models := fs.String("models", defaultModels, "fmnist: encoders, `NAME=FILE.onnx,…`")
+			trainAnchors := fs.Int("train-anchors", 12000, "fmnist: anchors drawn from the training split (the paper: 20%)")
+			testAnchors := fs.Int("test-anchors", 10000, "fmnist: anchors of the test split, halved into calibration and test")
+			embedSeed := fs.Uint64("embed-seed", 0, "fmnist: `seed` of the anchors' subsets and their augmented views (fixed over seeds)")
+			cacheDir := fs.String("cache", filepath.Join(images.CacheDir(), "embeddings"), "fmnist: `directory` keeping the embeddings between runs")
 			asJSON := fs.Bool("json", false, "print JSON instead of the table")
 			quiet := fs.Bool("quiet", false, "no progress on stderr")
 			return func(pos []string) error {
-				if pos[0] != "sim" && pos[0] != "sim-draws" && pos[0] != "sim-threshold" {
-					return usagef("reproduce: unknown table %q (want sim, sim-draws or sim-threshold)", pos[0])
+				if pos[0] != "sim" && pos[0] != "sim-draws" && pos[0] != "sim-threshold" && pos[0] != "fmnist" {
+					return usagef("reproduce: unknown table %q (want sim, sim-draws, sim-threshold or fmnist)", pos[0])
+				}
+				if pos[0] == "fmnist" {
+					if !isSet(fs, "recipe") {
+						*rec.name = "embedding"
+					}
+					if !isSet(fs, "seeds") {
+						*seeds = 6
+					}
+					if !isSet(fs, "k") {
+						*k = 20
+					}
 				}
 				if err := checkAlpha("reproduce", *alpha); err != nil {
 					return err
@@ -44,6 +62,39 @@ func init() {
 				tc, err := rec.config()
 				if err != nil {
 					return err
+				}
+				if pos[0] == "fmnist" {
+					m, err := conformal.ParseMode(*mode)
+					if err != nil {
+						return usagef("reproduce: -calibration: %v", err)
+					}
+					tc, err := rec.config()
+					if err != nil {
+						return err
+					}
+					all := experiment.RealMethods()
+					var methods []experiment.Method
+					switch *rows {
+					case "all", "all+infonce":
+						methods = all
+					case "baselines":
+						methods = all[:2]
+					case "learned":
+						methods = all[2:8]
+					case "infonce":
+						methods = all[8:]
+					default:
+						return usagef("reproduce: -rows %q: want all, baselines, learned or infonce", *rows)
+					}
+					ms, err := parseModels(*models)
+					if err != nil {
+						return err
+					}
+					if *trainAnchors < 2 || *testAnchors < 4 {
+						return usagef("reproduce: -train-anchors must be at least 2 and -test-anchors at least 4")
+					}
+					cfg := experiment.RealConfig{SimConfig: experiment.SimConfig{Seeds: *seeds, Alpha: *alpha, Calibration: m, Train: tc, OutDir: *outDir}}
+					return reproduceFMNIST(out, ms, cfg, methods, *trainAnchors, *testAnchors, *k, *embedSeed, *cacheDir, *quiet, *asJSON)
 				}
 				var methods []experiment.Method
 				switch *rows {

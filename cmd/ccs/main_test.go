@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -9,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/head"
 )
 
@@ -81,6 +84,10 @@ func TestUsageErrors(t *testing.T) {
 		{"fit-infonce-only", []string{"fit", "-geometry", "single", "-objective", "infonce,infonce", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-head-dim", []string{"fit", "-geometry", "single", "-objective", "neg", "-head-dim", "4", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-tau", []string{"fit", "-geometry", "single", "-objective", "neg,infonce", "-tau", "0", "-train", "a", "-val", "b", "-out", "c"}},
+		{"embed-missing", []string{"embed", "-model", "m.onnx", "-images", "mnist"}},
+		{"embed-images", []string{"embed", "-model", "../../encoders/fmnist-supervised.onnx", "-images", "cifar", "-out", "x.npz"}},
+		{"embed-crop", []string{"embed", "-model", "m.onnx", "-images", "mnist", "-crop-scale", "0.5", "-out", "x.npz"}},
+		{"reproduce-fmnist-rows", []string{"reproduce", "fmnist", "-rows", "some"}},
 		{"fit-threshold", []string{"fit", "-geometry", "single", "-objective", "neg", "-threshold", "hard", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-lr", []string{"fit", "-geometry", "single", "-objective", "neg", "-lr", "-1", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-alpha", []string{"fit", "-geometry", "single", "-objective", "neg", "-alpha", "0", "-train", "a", "-val", "b", "-out", "c"}},
@@ -258,5 +265,69 @@ func checkHeadFile(t *testing.T, path string, in, out int) {
 	}
 	if in == out && set.Geometry.LogVolume(1) != p.Inner.LogVolume(1)-p.Head.LogAbsDet() {
 		t.Errorf("%s: the log-volume is not measured in the embeddings' space", path)
+	}
+}
+
+// TestEmbedAndFMNIST runs the real-image pipeline on small slices with the
+// project's encoders: ccs embed into a bundle that the rest of the commands
+// read, and reproduce fmnist's baseline rows (golden output).
+func TestEmbedAndFMNIST(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "e.npz")
+	if err := golden(t, "embed", dir, "embed", "-model", "../../encoders/fmnist-supervised.onnx", "-images", "fashion-mnist:test",
+		"-anchors", "300", "-k", "5", "-seed", "3", "-quiet", "-out", out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.N != 300 || b.K != 5 || b.KNeg != 5 || b.D != 128 || b.C != 10 || len(b.Index) != 300 || len(b.Labels) != 300 {
+		t.Errorf("bundle N %d K %d KNeg %d D %d C %d, %d indices, %d labels", b.N, b.K, b.KNeg, b.D, b.C, len(b.Index), len(b.Labels))
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, []string{"calibrate", "-geometry", "ball", "-cal", out, "-out", filepath.Join(dir, "ball.json")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"embed-model", []string{"embed", "-model", filepath.Join(dir, "none.onnx"), "-images", "noise:10", "-out", out}, "none.onnx"},
+		{"embed-anchors", []string{"embed", "-model", "../../encoders/fmnist-supervised.onnx", "-images", "noise:10", "-anchors", "11", "-out", out}, "has 10 images"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, c.args); err == nil || isUsage(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want a data error saying %q", c.name, err, c.want)
+		}
+	}
+	// The table's numbers come from ONNX Runtime's floating point, which
+	// may differ in the last bits between CPUs: checked by range, not golden.
+	stdout.Reset()
+	if err := run(&stdout, &stderr, []string{"reproduce", "fmnist", "-models", "supervised=../../encoders/fmnist-supervised.onnx", "-rows", "baselines",
+		"-train-anchors", "100", "-test-anchors", "1000", "-k", "10", "-seeds", "2", "-cache", filepath.Join(dir, "cache"), "-quiet", "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	var tables []experiment.Table
+	if err := json.Unmarshal(stdout.Bytes(), &tables); err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != 1 || len(tables[0].Rows) != 2 {
+		t.Fatalf("%d tables, want one of two rows:\n%s", len(tables), stdout.String())
+	}
+	for _, r := range tables[0].Rows {
+		if r.Coverage.Mean < 90 || r.Coverage.Mean > 99.5 || r.ClassCoverage == nil || r.Exclusion.Mean < 20 || len(r.PerSeed) != 2 {
+			t.Errorf("%s: coverage %v, exclusion %v, class coverage %v, %d seeds", r.Method, r.Coverage, r.Exclusion, r.ClassCoverage, len(r.PerSeed))
+		}
+	}
+	// A second run reads the embeddings from the cache.
+	stderr.Reset()
+	if err := run(&stdout, &stderr, []string{"reproduce", "fmnist", "-models", "supervised=../../encoders/fmnist-supervised.onnx", "-rows", "baselines",
+		"-train-anchors", "100", "-test-anchors", "1000", "-k", "10", "-seeds", "1", "-cache", filepath.Join(dir, "cache")}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(stderr.String(), "using cached embeddings") != 2 {
+		t.Errorf("second run did not use the cache:\n%s", stderr.String())
 	}
 }

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ccsets/ccs/augment"
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/embed"
+	"github.com/ccsets/ccs/encoder"
+	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/images"
+)
+
+// defaultModels are the project's two Fashion-MNIST encoders.
+const defaultModels = "supervised=encoders/fmnist-supervised.onnx,simclr=encoders/fmnist-simclr.onnx"
+
+// findModel resolves a model path given relative to the checkout: as given
+// (relative to the working directory), else relative to the checkout that
+// holds this executable (scripts/ccs builds it into .cache/).
+func findModel(path string) string {
+	if _, err := os.Stat(path); err == nil || filepath.IsAbs(path) {
+		return path
+	}
+	if exe, err := os.Executable(); err == nil {
+		alt := filepath.Join(filepath.Dir(exe), "..", path)
+		if _, err := os.Stat(alt); err == nil {
+			return alt
+		}
+	}
+	return path
+}
+
+// parseModels reads NAME=FILE,NAME=FILE.
+func parseModels(s string) ([][2]string, error) {
+	var out [][2]string
+	for _, item := range strings.Split(s, ",") {
+		name, file, ok := strings.Cut(item, "=")
+		if !ok || name == "" || file == "" {
+			return nil, usagef("-models %q: want NAME=FILE.onnx[,NAME=FILE.onnx…]", s)
+		}
+		out = append(out, [2]string{name, findModel(file)})
+	}
+	return out, nil
+}
+
+// embedSplit embeds n anchors of an image set (all when n is 0 or the whole
+// set) with k views each, or reads them from the cache, where they are kept
+// under a name that fixes the model file's content, the set, n, k, the seed
+// and the augmentations.
+func embedSplit(model string, opt encoder.Options, set string, n, k int, seed uint64, cacheDir string,
+	bar *progress, log io.Writer) (*bundle.Bundle, error) {
+	data, err := os.ReadFile(model)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(append(data, fmt.Sprintf("|%s|%d|%d|%d|%+v|%+v", set, n, k, seed, augment.Default, opt)...))
+	path := filepath.Join(cacheDir, fmt.Sprintf("%s-%s-%d-k%d-%s.npz", strings.TrimSuffix(filepath.Base(model), ".onnx"),
+		strings.ReplaceAll(set, ":", "-"), n, k, hex.EncodeToString(sum[:6])))
+	if b, err := bundle.Read(path); err == nil {
+		fmt.Fprintf(log, "using cached embeddings %s\n", path)
+		return b, nil
+	}
+	imgs, err := images.Load(set, seed)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 || n > imgs.N {
+		n = imgs.N
+	}
+	idx := Subset(imgs.N, n, seed)
+	m, err := encoder.Open(model, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	// Negatives are drawn per seed and split by the experiment; the cached
+	// bundle carries a placeholder set, one other anchor each.
+	b, err := embed.Build(m, imgs, idx, embed.Config{K: k, KNeg: 1, Seed: seed, Augment: augment.Default},
+		func(stage string, done, total int) { bar.step(done, total, filepath.Base(model)+" "+set+" "+stage) })
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := bundle.Write(path, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// reproduceFMNIST embeds (or reads from the cache) each encoder's splits
+// and prints one table per encoder.
+func reproduceFMNIST(out *output, models [][2]string, cfg experiment.RealConfig, methods []experiment.Method,
+	trainAnchors, testAnchors, k int, embedSeed uint64, cacheDir string, quiet, asJSON bool) error {
+	var tables []*experiment.Table
+	for _, m := range models {
+		bar := newProgress(out, quiet, "images")
+		log := out.stderr
+		if quiet {
+			log = io.Discard
+		}
+		opt := encoder.Options{}
+		tr, err := embedSplit(m[1], opt, "fashion-mnist:train", trainAnchors, k, embedSeed, cacheDir, bar, log)
+		if err != nil {
+			return err
+		}
+		te, err := embedSplit(m[1], opt, "fashion-mnist:test", testAnchors, k, embedSeed, cacheDir, bar, log)
+		if err != nil {
+			return err
+		}
+		runs := newProgress(out, quiet, "run")
+		c := cfg
+		if c.OutDir != "" {
+			c.OutDir = filepath.Join(cfg.OutDir, m[0])
+		}
+		t, err := experiment.Real(&experiment.Embedded{Encoder: m[0], Train: tr, Test: te}, c, methods, runs.step)
+		if err != nil {
+			return fmt.Errorf("fmnist, %s: %w", m[0], err)
+		}
+		tables = append(tables, t)
+		if !asJSON {
+			if err := t.WriteText(out.stdout); err != nil {
+				return err
+			}
+			fmt.Fprintln(out.stdout)
+		}
+	}
+	if asJSON {
+		return writeJSON(out.stdout, tables)
+	}
+	return nil
+}

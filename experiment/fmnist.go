@@ -1,0 +1,142 @@
+package experiment
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/embed"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/objective"
+	"github.com/ccsets/ccs/train"
+)
+
+// Embedded is one encoder's embeddings of the real-image protocol (paper
+// §5): the anchors drawn from the training split (the paper: a random 20%)
+// and the whole test split, each anchor with K augmented views; negatives
+// are drawn per seed within each split.
+type Embedded struct {
+	Encoder     string         // name for the table
+	Train, Test *bundle.Bundle // anchors with their views, labels and index
+}
+
+// RealConfig configures a real-image table.
+type RealConfig struct {
+	SimConfig           // seeds (0 means 6, the paper's), α, calibration, workers, recipe, OutDir
+	FitFraction float64 // share of the training anchors that fit (the rest validate); 0 means 0.8
+	KNeg        int     // negatives per anchor; 0 means the bundles' K
+}
+
+// RealMethods are the paper's Table 2 rows: the two baselines, the six
+// learned rows and the six with the InfoNCE head.
+func RealMethods() []Method {
+	m := SimBaselines()
+	for _, obj := range []objective.Objective{objective.Neg, objective.Vol, objective.NegVol} {
+		for _, kind := range []geometry.Kind{geometry.KindNorm, geometry.KindGenBall} {
+			m = append(m, Learned(kind, obj))
+		}
+	}
+	for _, obj := range []objective.Objective{objective.Vol, objective.Neg, objective.NegVol} {
+		for _, kind := range []geometry.Kind{geometry.KindNorm, geometry.KindGenBall} {
+			m = append(m, LearnedInfoNCE(kind, obj))
+		}
+	}
+	for i := range m {
+		m[i].Paper = nil // the paper's figures are for CIFAR100/STL10; the README sets them side by side
+	}
+	return m
+}
+
+// Real runs methods on one encoder's embeddings over cfg.Seeds seeds. Seed s
+// splits the training anchors into fit and validation (FitFraction) and the
+// test anchors into calibration and test halves, draws each split's
+// negatives among its own anchors, and builds the class test split: the
+// test half's anchors with K positives of their own class and KNeg
+// negatives of other classes, all from the test half (the class-consistent
+// coverage transfer: sets calibrated with augmentation positives, coverage
+// measured on same-class positives).
+func Real(e *Embedded, cfg RealConfig, methods []Method, progress func(done, total int, what string)) (*Table, error) {
+	if cfg.Seeds == 0 {
+		cfg.Seeds = 6
+	}
+	if cfg.FitFraction == 0 {
+		cfg.FitFraction = 0.8
+	}
+	if cfg.Train.SGD == (train.SGD{}) {
+		cfg.Train.SGD = train.EmbeddingSGD
+	}
+	cfg.K = e.Test.K
+	cfg.defaults()
+	if cfg.KNeg == 0 {
+		cfg.KNeg = cfg.K
+	}
+	if !(cfg.FitFraction > 0 && cfg.FitFraction < 1) {
+		return nil, fmt.Errorf("fit fraction %v, want 0 < f < 1", cfg.FitFraction)
+	}
+	if e.Test.Labels == nil {
+		return nil, fmt.Errorf("%s: the test bundle has no labels, needed for the class-consistent coverage", e.Encoder)
+	}
+	results, err := runTable(cfg.SimConfig, methods, func(seed uint64, trains bool, workers int) (*SimSplits, error) {
+		return realSplits(e, cfg, seed, trains, workers)
+	}, progress)
+	if err != nil {
+		return nil, err
+	}
+	tc := cfg.Train.WithDefaults()
+	t := &Table{
+		Title: "Fashion-MNIST, " + e.Encoder,
+		Config: fmt.Sprintf("%d training anchors (fit %.0f%%, the rest validation), %d test anchors halved into calibration and test, k=%d augmented views, %d negatives, α=%v, seeds 0–%d, calibration %v; training: batch %d, SGD lr %v momentum %v weight decay %v cosine %v, clip %v, T=%v, λ=%v, ≤%d epochs, patience %d",
+			e.Train.N, 100*cfg.FitFraction, e.Test.N, cfg.K, cfg.KNeg, cfg.Alpha, cfg.Seeds-1, cfg.Calibration,
+			tc.BatchSize, tc.SGD.LR, tc.SGD.Momentum, tc.SGD.WeightDecay, tc.SGD.Cosine, tc.ClipNorm, tc.Objective.T, tc.Objective.Lambda, tc.MaxEpochs, tc.Patience),
+		Rows: rows(methods, results),
+	}
+	return t, nil
+}
+
+// realSplits builds seed's splits from the embeddings.
+func realSplits(e *Embedded, cfg RealConfig, seed uint64, trains bool, workers int) (*SimSplits, error) {
+	rng := rand.New(rand.NewPCG(seed, 0x7265616c)) // "real"
+	sp := &SimSplits{Workers: workers}
+	test := rng.Perm(e.Test.N)
+	half := e.Test.N / 2
+	var err error
+	if sp.Cal, err = withNegatives(e.Test, test[:half], cfg.KNeg, seed, 1); err != nil {
+		return nil, fmt.Errorf("calibration split: %w", err)
+	}
+	if sp.Test, err = withNegatives(e.Test, test[half:], cfg.KNeg, seed, 2); err != nil {
+		return nil, fmt.Errorf("test split: %w", err)
+	}
+	// The class test split: same-class positives from the test half.
+	points := e.Test.Anchors
+	sp.ClassTest, err = bundle.FromLabels(points, e.Test.D, e.Test.Labels, slices.Sorted(slices.Values(test[half:])), cfg.K,
+		rand.New(rand.NewPCG(seed, 0x636c617373))) // "class"
+	if err != nil {
+		return nil, fmt.Errorf("class test split: %w", err)
+	}
+	if trains {
+		tr := rng.Perm(e.Train.N)
+		nf := int(cfg.FitFraction * float64(e.Train.N))
+		if sp.Fit, err = withNegatives(e.Train, tr[:nf], cfg.KNeg, seed, 3); err != nil {
+			return nil, fmt.Errorf("fit split: %w", err)
+		}
+		if sp.Val, err = withNegatives(e.Train, tr[nf:], cfg.KNeg, seed, 4); err != nil {
+			return nil, fmt.Errorf("validation split: %w", err)
+		}
+	}
+	return sp, nil
+}
+
+// withNegatives returns the anchors idx of b with kneg negatives each drawn
+// among those anchors only (never the anchor itself).
+func withNegatives(b *bundle.Bundle, idx []int, kneg int, seed, stream uint64) (*bundle.Bundle, error) {
+	if len(idx) < kneg+1 {
+		return nil, fmt.Errorf("%d anchors, too few for %d negatives each", len(idx), kneg)
+	}
+	s := &bundle.Bundle{N: b.N, K: b.K, D: b.D, Anchors: b.Anchors, Positives: b.Positives, Labels: b.Labels,
+		C: b.C, Logits: b.Logits, Index: b.Index}
+	s = s.Subset(idx)
+	s.KNeg = kneg
+	s.NegativeIndex = embed.Negatives(len(idx), kneg, seed*8+stream)
+	return s, s.Validate()
+}
