@@ -101,7 +101,7 @@ func reproduceFMNIST(out *output, models [][2]string, cfg experiment.RealConfig,
 	trainAnchors, testAnchors, k int, embedSeed uint64, cacheDir string, quiet, asJSON bool) error {
 	var tables []*experiment.Table
 	for _, m := range models {
-		bar := newProgress(out, quiet, "images")
+		bar := newProgress(out, quiet, "anchors")
 		log := out.stderr
 		if quiet {
 			log = io.Discard
