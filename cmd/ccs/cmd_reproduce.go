@@ -31,6 +31,8 @@ func init() {
 			trainAnchors := fs.Int("train-anchors", 12000, "fmnist: anchors drawn from the training split (the paper: 20%)")
 			testAnchors := fs.Int("test-anchors", 10000, "fmnist: anchors of the test split, halved into calibration and test")
 			embedSeed := fs.Uint64("embed-seed", 0, "fmnist: `seed` of the anchors' subsets and their augmented views (fixed over seeds)")
+			hullTable := fs.Bool("hull", true, "fmnist: also the convex-hull comparison (75 views of each test anchor: 25 build the hull, 50 are held out)")
+			hullAnchors := fs.Int("hull-anchors", 1000, "fmnist: test anchors whose convex hull is measured")
 			cacheDir := fs.String("cache", filepath.Join(images.CacheDir(), "embeddings"), "fmnist: `directory` keeping the embeddings between runs")
 			asJSON := fs.Bool("json", false, "print JSON instead of the table")
 			quiet := fs.Bool("quiet", false, "no progress on stderr")
@@ -94,7 +96,14 @@ func init() {
 						return usagef("reproduce: -train-anchors must be at least 2 and -test-anchors at least 4")
 					}
 					cfg := experiment.RealConfig{SimConfig: experiment.SimConfig{Seeds: *seeds, Alpha: *alpha, Calibration: m, Train: tc, OutDir: *outDir}}
-					return reproduceFMNIST(out, ms, cfg, methods, *trainAnchors, *testAnchors, *k, *embedSeed, *cacheDir, *quiet, *asJSON)
+					if *hullAnchors < 1 {
+						return usagef("reproduce: -hull-anchors must be at least 1")
+					}
+					hc := &experiment.HullConfig{RealConfig: cfg, Anchors: *hullAnchors}
+					if !*hullTable {
+						hc = nil
+					}
+					return reproduceFMNIST(out, ms, cfg, hc, methods, *trainAnchors, *testAnchors, *k, *embedSeed, *cacheDir, *quiet, *asJSON)
 				}
 				var methods []experiment.Method
 				switch *rows {

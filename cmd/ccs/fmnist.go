@@ -97,9 +97,9 @@ func embedSplit(model string, opt encoder.Options, set string, n, k int, seed ui
 
 // reproduceFMNIST embeds (or reads from the cache) each encoder's splits
 // and prints one table per encoder.
-func reproduceFMNIST(out *output, models [][2]string, cfg experiment.RealConfig, methods []experiment.Method,
+func reproduceFMNIST(out *output, models [][2]string, cfg experiment.RealConfig, hc *experiment.HullConfig, methods []experiment.Method,
 	trainAnchors, testAnchors, k int, embedSeed uint64, cacheDir string, quiet, asJSON bool) error {
-	var tables []*experiment.Table
+	var tables []any
 	for _, m := range models {
 		bar := newProgress(out, quiet, "anchors")
 		log := out.stderr
@@ -127,6 +127,26 @@ func reproduceFMNIST(out *output, models [][2]string, cfg experiment.RealConfig,
 		tables = append(tables, t)
 		if !asJSON {
 			if err := t.WriteText(out.stdout); err != nil {
+				return err
+			}
+			fmt.Fprintln(out.stdout)
+		}
+		if hc == nil {
+			continue
+		}
+		h := *hc
+		h.OutDir = ""
+		views, err := embedSplit(m[1], opt, "fashion-mnist:test", testAnchors, 75, embedSeed, cacheDir, bar, log)
+		if err != nil {
+			return err
+		}
+		ht, err := experiment.Hull(&experiment.Embedded{Encoder: m[0], Train: tr, Test: te}, views, h, runs.step)
+		if err != nil {
+			return fmt.Errorf("fmnist, %s, convex hull: %w", m[0], err)
+		}
+		tables = append(tables, ht)
+		if !asJSON {
+			if err := ht.WriteText(out.stdout); err != nil {
 				return err
 			}
 			fmt.Fprintln(out.stdout)

@@ -306,7 +306,7 @@ func TestEmbedAndFMNIST(t *testing.T) {
 	// may differ in the last bits between CPUs: checked by range, not golden.
 	stdout.Reset()
 	if err := run(&stdout, &stderr, []string{"reproduce", "fmnist", "-models", "supervised=../../encoders/fmnist-supervised.onnx", "-rows", "baselines",
-		"-train-anchors", "100", "-test-anchors", "1000", "-k", "10", "-seeds", "2", "-cache", filepath.Join(dir, "cache"), "-quiet", "-json"}); err != nil {
+		"-train-anchors", "100", "-test-anchors", "1000", "-k", "10", "-seeds", "2", "-cache", filepath.Join(dir, "cache"), "-quiet", "-json", "-hull=false"}); err != nil {
 		t.Fatal(err)
 	}
 	var tables []experiment.Table
@@ -324,7 +324,7 @@ func TestEmbedAndFMNIST(t *testing.T) {
 	// A second run reads the embeddings from the cache.
 	stderr.Reset()
 	if err := run(&stdout, &stderr, []string{"reproduce", "fmnist", "-models", "supervised=../../encoders/fmnist-supervised.onnx", "-rows", "baselines",
-		"-train-anchors", "100", "-test-anchors", "1000", "-k", "10", "-seeds", "1", "-cache", filepath.Join(dir, "cache")}); err != nil {
+		"-train-anchors", "100", "-test-anchors", "1000", "-k", "10", "-seeds", "1", "-cache", filepath.Join(dir, "cache"), "-hull=false"}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(stderr.String(), "using cached embeddings") != 2 {
