@@ -10,7 +10,6 @@
 package encoder
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -275,7 +274,7 @@ func (m *Model) run(x []float32, n int, feats, logits []float32) error {
 		outs = append(outs, lo)
 	}
 	if err := m.session.Run([]ort.Value{in}, outs); err != nil {
-		return errors.Join(errors.New("inference failed"), err)
+		return fmt.Errorf("inference: %w", err)
 	}
 	return nil
 }
