@@ -97,12 +97,15 @@ func (h *Hull) Gauges(qs []float64) ([]float64, error) {
 // Shrink returns the scale s ≤ 1 at which a share level of the hull's own
 // points is inside: the ⌈level·m⌉-th smallest gauge of the points.
 func (h *Hull) Shrink(level float64) (float64, error) {
-	g, err := h.Gauges(h.points)
-	if err != nil {
-		return 0, err
-	}
+	// The hull holds its own points: their gauges are at most 1, and where
+	// rounding defeats the programme 1 is the bound to use.
+	g := make([]float64, h.m)
 	for i := range g {
-		g[i] = math.Min(g[i], 1) // the hull holds its own points: rounding only
+		v, err := h.Gauge(h.points[i*h.d : (i+1)*h.d])
+		if err != nil {
+			v = 1
+		}
+		g[i] = math.Min(v, 1)
 	}
 	slices.Sort(g)
 	r := int(math.Ceil(level*float64(h.m))) - 1

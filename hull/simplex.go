@@ -10,6 +10,7 @@ import (
 var (
 	errInfeasible = errors.New("infeasible")
 	errUnbounded  = errors.New("unbounded")
+	errStalled    = errors.New("no progress within the iteration limit (rounding)")
 )
 
 // simplex minimises cᵀx subject to A·x = b, x ≥ 0 (A is r×n, row-major) by
@@ -56,9 +57,14 @@ func simplex(a []float64, r, n int, b, c []float64) ([]float64, float64, error) 
 		basis[pr] = pc
 	}
 	// run optimises the objective in the last row over columns < limit.
+	// Bland's rule cannot cycle in exact arithmetic; with rounding it can
+	// stall, so the pivots are capped.
 	run := func(limit int) error {
 		obj := row(r)
-		for {
+		for it := 0; ; it++ {
+			if it > 50*(n+r) {
+				return errStalled
+			}
 			enter := -1
 			for j := range limit {
 				if obj[j] < -eps {
