@@ -66,14 +66,6 @@ func init() {
 					return err
 				}
 				if pos[0] == "fmnist" {
-					m, err := conformal.ParseMode(*mode)
-					if err != nil {
-						return usagef("reproduce: -calibration: %v", err)
-					}
-					tc, err := rec.config()
-					if err != nil {
-						return err
-					}
 					all := experiment.RealMethods()
 					var methods []experiment.Method
 					switch *rows {
