@@ -78,7 +78,7 @@ func Real(e *Embedded, cfg RealConfig, methods []Method, progress func(done, tot
 		return nil, fmt.Errorf("%s: the test bundle has no labels, needed for the class-consistent coverage", e.Encoder)
 	}
 	results, err := runTable(cfg.SimConfig, methods, func(seed uint64, trains bool, workers int) (*SimSplits, error) {
-		return realSplits(e, cfg, seed, trains, workers)
+		return realSplits(e, cfg, seed, trains, true, workers)
 	}, progress)
 	if err != nil {
 		return nil, err
@@ -94,25 +94,34 @@ func Real(e *Embedded, cfg RealConfig, methods []Method, progress func(done, tot
 	return t, nil
 }
 
-// realSplits builds seed's splits from the embeddings.
-func realSplits(e *Embedded, cfg RealConfig, seed uint64, trains bool, workers int) (*SimSplits, error) {
+// seedOrder returns seed's generator of the real-image splits and its
+// first draw, the order of the n test anchors (calibration: the first half).
+func seedOrder(seed uint64, n int) (*rand.Rand, []int) {
 	rng := rand.New(rand.NewPCG(seed, 0x7265616c)) // "real"
+	return rng, rng.Perm(n)
+}
+
+// realSplits builds seed's splits from the embeddings; without testSplits
+// only the fit and validation splits (the caller makes its own test halves
+// from seedOrder).
+func realSplits(e *Embedded, cfg RealConfig, seed uint64, trains, testSplits bool, workers int) (*SimSplits, error) {
+	rng, test := seedOrder(seed, e.Test.N)
 	sp := &SimSplits{Workers: workers}
-	test := rng.Perm(e.Test.N)
 	half := e.Test.N / 2
 	var err error
-	if sp.Cal, err = withNegatives(e.Test, test[:half], cfg.KNeg, seed, 1); err != nil {
-		return nil, fmt.Errorf("calibration split: %w", err)
-	}
-	if sp.Test, err = withNegatives(e.Test, test[half:], cfg.KNeg, seed, 2); err != nil {
-		return nil, fmt.Errorf("test split: %w", err)
-	}
-	// The class test split: same-class positives from the test half.
-	points := e.Test.Anchors
-	sp.ClassTest, err = bundle.FromLabels(points, e.Test.D, e.Test.Labels, slices.Sorted(slices.Values(test[half:])), cfg.K,
-		rand.New(rand.NewPCG(seed, 0x636c617373))) // "class"
-	if err != nil {
-		return nil, fmt.Errorf("class test split: %w", err)
+	if testSplits {
+		if sp.Cal, err = withNegatives(e.Test, test[:half], cfg.KNeg, seed, 1); err != nil {
+			return nil, fmt.Errorf("calibration split: %w", err)
+		}
+		if sp.Test, err = withNegatives(e.Test, test[half:], cfg.KNeg, seed, 2); err != nil {
+			return nil, fmt.Errorf("test split: %w", err)
+		}
+		// The class test split: same-class positives from the test half.
+		sp.ClassTest, err = bundle.FromLabels(e.Test.Anchors, e.Test.D, e.Test.Labels, slices.Sorted(slices.Values(test[half:])), cfg.K,
+			rand.New(rand.NewPCG(seed, 0x636c617373))) // "class"
+		if err != nil {
+			return nil, fmt.Errorf("class test split: %w", err)
+		}
 	}
 	if trains {
 		tr := rng.Perm(e.Train.N)

@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"io"
-	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
@@ -85,24 +84,22 @@ func Hull(e *Embedded, views *bundle.Bundle, cfg HullConfig, progress func(done,
 	var hullCov []float64
 	failed := 0
 	results, err := runTable(rc.SimConfig, methods, func(seed uint64, trains bool, workers int) (*SimSplits, error) {
-		sp, err := realSplits(&Embedded{Train: e.Train, Test: e.Test}, rc, seed, trains, workers)
+		sp, err := realSplits(e, rc, seed, trains, false, workers)
 		if err != nil {
 			return nil, err
 		}
-		rng := rand.New(rand.NewPCG(seed, 0x7265616c)) // the same halves as realSplits
-		test := rng.Perm(views.N)
+		_, test := seedOrder(seed, views.N)
 		half := views.N / 2
 		sp.Cal = viewRange(views, test[:half], 0, cfg.HullViews)
 		sp.Test = viewRange(views, test[half:], cfg.HullViews, cfg.HullViews+cfg.HeldOut)
-		sp.ClassTest = nil
 		return sp, nil
 	}, progress)
 	if err != nil {
 		return nil, err
 	}
 	for seed := range cfg.Seeds {
-		rng := rand.New(rand.NewPCG(uint64(seed), 0x7265616c))
-		test := rng.Perm(views.N)[views.N/2:]
+		_, order := seedOrder(uint64(seed), views.N)
+		test := order[views.N/2:]
 		c, nf, err := hullCoverage(views, test[:min(cfg.Anchors, len(test))], proj, cfg)
 		if err != nil {
 			return nil, err
