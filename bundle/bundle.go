@@ -12,6 +12,8 @@
 //	                                      absent: the anchors themselves
 //	labels          (n,)        int64     optional
 //	logits          (n, C)      float32   optional
+//	activations     (n, L)      float32   optional: per-layer activation
+//	                                      summaries (the COMBOOD baseline)
 //	index           (n,)        int64     optional: each anchor's source row
 //	                                      in its data set (traceability)
 //
@@ -41,7 +43,11 @@ type Bundle struct {
 	Labels []int64   // optional, N
 	C      int       // logit classes (0: no logits)
 	Logits []float32 // optional, N×C
-	Index  []int64   // optional, N: where each anchor came from (e.g. its image's row in the data set)
+	A      int       // activation summaries per anchor (0: none)
+	// Activations are optional per-layer summaries of the encoder's
+	// activations for each anchor (N×A), e.g. each ReLU layer's maximum.
+	Activations []float32
+	Index       []int64 // optional, N: where each anchor came from (e.g. its image's row in the data set)
 }
 
 // HasNegatives reports whether the bundle carries negatives.
@@ -152,6 +158,9 @@ func (b *Bundle) Subset(idx []int) *Bundle {
 	if b.Logits != nil {
 		s.Logits = gather(b.Logits, idx, b.C)
 	}
+	if b.Activations != nil {
+		s.Activations = gather(b.Activations, idx, b.A)
+	}
 	return s
 }
 
@@ -242,6 +251,17 @@ func (b *Bundle) Validate() error {
 			return err
 		}
 		if err := finite("logits", b.Logits, b.N, b.C); err != nil {
+			return err
+		}
+	}
+	if b.Activations != nil || b.A != 0 {
+		if b.A < 1 {
+			return fmt.Errorf("activations: %d per anchor", b.A)
+		}
+		if err := checkLen("activations", len(b.Activations), b.N, b.A); err != nil {
+			return err
+		}
+		if err := finite("activations", b.Activations, b.N, b.A); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -112,6 +113,10 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		for i := range b.Index {
 			b.Index[i] = int64(1000 + 7*i)
 		}
+		b.A, b.Activations = 2, make([]float32, 2*b.N) // per-layer summaries
+		for i := range b.Activations {
+			b.Activations[i] = float32(i) / 3
+		}
 		path := filepath.Join(t.TempDir(), name)
 		if err := Write(path, b); err != nil {
 			t.Fatal(err)
@@ -160,7 +165,25 @@ func equalBundles(a, b *Bundle) bool {
 	return a.N == b.N && a.K == b.K && a.D == b.D && a.KNeg == b.KNeg && a.C == b.C &&
 		slices.Equal(a.Anchors, b.Anchors) && slices.Equal(a.Positives, b.Positives) &&
 		slices.Equal(a.Negatives, b.Negatives) && slices.Equal(a.NegativeIndex, b.NegativeIndex) &&
-		slices.Equal(a.Pool, b.Pool) && slices.Equal(a.Labels, b.Labels) && slices.Equal(a.Logits, b.Logits)
+		slices.Equal(a.Pool, b.Pool) && slices.Equal(a.Labels, b.Labels) && slices.Equal(a.Logits, b.Logits) &&
+		a.A == b.A && slices.Equal(a.Activations, b.Activations) && slices.Equal(a.Index, b.Index)
+}
+
+func TestActivationsValidated(t *testing.T) {
+	t.Parallel()
+	b, err := Read(filepath.Join("testdata", "indexed.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.A, b.Activations = 2, make([]float32, 2*b.N)
+	b.Activations[3] = float32(math.Inf(1))
+	if err := b.Validate(); err == nil || !strings.Contains(err.Error(), "activations[1][1] is +Inf") {
+		t.Errorf("infinite activation: error %v", err)
+	}
+	b.Activations = b.Activations[:3]
+	if err := b.Validate(); err == nil || !strings.Contains(err.Error(), "activations") {
+		t.Errorf("short activations: error %v", err)
+	}
 }
 
 func TestWriteIsAtomic(t *testing.T) {

@@ -317,6 +317,14 @@ func FromArrays(arrays map[string]Array) (*Bundle, error) {
 		}
 		b.C, b.Logits = a.Shape[1], a.F32
 	}
+	if a, ok, err := get("activations", false, 2); err != nil {
+		return nil, err
+	} else if ok {
+		if a.Shape[0] != b.N {
+			return nil, fmt.Errorf("array \"activations\": shape %v, want (%d, L)", a.Shape, b.N)
+		}
+		b.A, b.Activations = a.Shape[1], a.F32
+	}
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
@@ -343,6 +351,9 @@ func (b *Bundle) Arrays() map[string]Array {
 	}
 	if b.Logits != nil {
 		m["logits"] = Float32(b.Logits, b.N, b.C)
+	}
+	if b.Activations != nil {
+		m["activations"] = Float32(b.Activations, b.N, b.A)
 	}
 	if b.Index != nil {
 		m["index"] = Int64(b.Index, b.N)

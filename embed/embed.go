@@ -16,12 +16,20 @@ import (
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
-// Encoder maps images to features (N×Dim) and logits (N×Classes, nil when
-// Classes is 0).
+// Encoder maps images to features, logits and activation summaries.
 type Encoder interface {
-	Embed(s *images.Set, progress func(done, total int)) (features, logits []float32, err error)
+	Embed(s *images.Set, progress func(done, total int)) (Outputs, error)
 	Dim() int
-	Classes() int
+	Classes() int     // logits per image; 0 when the encoder gives none
+	Activations() int // activation summaries per image; 0 when none
+}
+
+// Outputs are an encoder's outputs for N images, row-major; Logits and
+// Activations are nil when the encoder gives none.
+type Outputs struct {
+	Features    []float32 // N×Dim
+	Logits      []float32 // N×Classes
+	Activations []float32 // N×Activations
 }
 
 // Config says how to build a bundle.
@@ -45,8 +53,8 @@ const chunk = 512
 // which other images are in the bundle; its negatives are KNeg other
 // anchors drawn without replacement (never itself), stored as
 // negative_index into the bundle's anchors. Labels (when s has them), the
-// anchor images' logits (when the encoder gives them) and index = idx are
-// kept with the bundle.
+// anchor images' logits and activations (when the encoder gives them) and
+// index = idx are kept with the bundle.
 func Build(enc Encoder, s *images.Set, idx []int, cfg Config, progress Progress) (*bundle.Bundle, error) {
 	if cfg.KNeg == 0 {
 		cfg.KNeg = cfg.K
@@ -77,13 +85,13 @@ func Build(enc Encoder, s *images.Set, idx []int, cfg Config, progress Progress)
 	for j, i := range idx {
 		copy(anchors.Pixels[j*px:(j+1)*px], s.Image(i))
 	}
-	feats, logits, err := enc.Embed(anchors, report("anchors"))
+	out, err := enc.Embed(anchors, report("anchors"))
 	if err != nil {
 		return nil, err
 	}
 	d := enc.Dim()
-	b := &bundle.Bundle{N: n, K: cfg.K, D: d, KNeg: cfg.KNeg, Anchors: feats, Positives: make([]float32, n*cfg.K*d),
-		C: enc.Classes(), Logits: logits, Index: make([]int64, n)}
+	b := &bundle.Bundle{N: n, K: cfg.K, D: d, KNeg: cfg.KNeg, Anchors: out.Features, Positives: make([]float32, n*cfg.K*d),
+		C: enc.Classes(), Logits: out.Logits, A: enc.Activations(), Activations: out.Activations, Index: make([]int64, n)}
 	for j, i := range idx {
 		b.Index[j] = int64(i)
 	}
@@ -111,11 +119,11 @@ func Build(enc Encoder, s *images.Set, idx []int, cfg Config, progress Progress)
 				}
 			}
 		})
-		f, _, err := enc.Embed(views, nil)
+		f, err := enc.Embed(views, nil)
 		if err != nil {
 			return nil, err
 		}
-		copy(b.Positives[lo*cfg.K*d:hi*cfg.K*d], f)
+		copy(b.Positives[lo*cfg.K*d:hi*cfg.K*d], f.Features)
 		if progress != nil {
 			progress("views", hi, n)
 		}

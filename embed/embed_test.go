@@ -12,11 +12,12 @@ import (
 // fake is an encoder in plain Go: features are a few pixel statistics.
 type fake struct{ calls int }
 
-func (f *fake) Dim() int     { return 3 }
-func (f *fake) Classes() int { return 2 }
-func (f *fake) Embed(s *images.Set, progress func(int, int)) ([]float32, []float32, error) {
+func (f *fake) Dim() int         { return 3 }
+func (f *fake) Classes() int     { return 2 }
+func (f *fake) Activations() int { return 1 }
+func (f *fake) Embed(s *images.Set, progress func(int, int)) (Outputs, error) {
 	f.calls++
-	feats, logits := make([]float32, 0, 3*s.N), make([]float32, 0, 2*s.N)
+	feats, logits, acts := make([]float32, 0, 3*s.N), make([]float32, 0, 2*s.N), make([]float32, 0, s.N)
 	for i := range s.N {
 		img := s.Image(i)
 		var sum, left float32
@@ -28,11 +29,12 @@ func (f *fake) Embed(s *images.Set, progress func(int, int)) ([]float32, []float
 		}
 		feats = append(feats, sum, left, img[0])
 		logits = append(logits, sum, -sum)
+		acts = append(acts, slices.Max(img))
 	}
 	if progress != nil {
 		progress(s.N, s.N)
 	}
-	return feats, logits, nil
+	return Outputs{feats, logits, acts}, nil
 }
 
 func TestBuild(t *testing.T) {
@@ -47,10 +49,13 @@ func TestBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.N != 8 || b.K != 4 || b.KNeg != 3 || b.D != 3 || b.C != 2 {
-		t.Fatalf("shape N %d K %d KNeg %d D %d C %d", b.N, b.K, b.KNeg, b.D, b.C)
+	if b.N != 8 || b.K != 4 || b.KNeg != 3 || b.D != 3 || b.C != 2 || b.A != 1 {
+		t.Fatalf("shape N %d K %d KNeg %d D %d C %d A %d", b.N, b.K, b.KNeg, b.D, b.C, b.A)
 	}
 	for j, i := range idx {
+		if b.Activations[j] != slices.Max(s.Image(i)) {
+			t.Errorf("anchor %d: activation %v, want its image's maximum", j, b.Activations[j])
+		}
 		if b.Index[j] != int64(i) || b.Labels[j] != s.Labels[i] {
 			t.Errorf("anchor %d: index %d label %d, want %d and %d", j, b.Index[j], b.Labels[j], i, s.Labels[i])
 		}

@@ -19,6 +19,7 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/ccsets/ccs/embed"
 	"github.com/ccsets/ccs/images"
 )
 
@@ -62,6 +63,10 @@ type Options struct {
 	// Logits is the output holding class logits; "" means "logits" when the
 	// model has it (no logits otherwise), "-" means none.
 	Logits string
+	// Activations is the output holding per-layer activation summaries (the
+	// COMBOOD baseline's maximum activations); "" means "activations" when
+	// the model has it, "-" means none.
+	Activations string
 	// The model's input is (pixel·Scale − Mean)/Std for 8-bit pixel values
 	// 0–255. Zero Scale means 1/255 and zero Std means 1: pixel/255.
 	Scale, Mean, Std float64
@@ -95,6 +100,7 @@ type Model struct {
 	session       *ort.DynamicAdvancedSession
 	c, h, w       int // input channels, rows, columns
 	dim, classes  int // feature dimension; logit classes (0: none)
+	acts          int // activation summaries (0: none)
 	inputs, names []string
 }
 
@@ -150,24 +156,34 @@ func Open(path string, opt Options) (*Model, error) {
 		return nil, err
 	}
 	m.names = []string{opt.Features}
-	switch opt.Logits {
-	case "-":
-	case "":
-		if l := find("logits"); l != nil {
-			if m.classes, err = matrix(l); err != nil {
-				return nil, err
+	// optional adds an optional output: "" takes def when the model has it,
+	// "-" none, anything else must exist.
+	optional := func(name, def, flag string, width *int) error {
+		switch name {
+		case "-":
+			return nil
+		case "":
+			if find(def) == nil {
+				return nil
 			}
-			m.names = append(m.names, "logits")
+			name = def
 		}
-	default:
-		l := find(opt.Logits)
-		if l == nil {
-			return nil, fmt.Errorf("%s: no output %q among %v (give -logits, or -logits - for none)", path, opt.Logits, names(outs))
+		o := find(name)
+		if o == nil {
+			return fmt.Errorf("%s: no output %q among %v (give -%s, or -%s - for none)", path, name, names(outs), flag, flag)
 		}
-		if m.classes, err = matrix(l); err != nil {
-			return nil, err
+		var err error
+		if *width, err = matrix(o); err != nil {
+			return err
 		}
-		m.names = append(m.names, opt.Logits)
+		m.names = append(m.names, name)
+		return nil
+	}
+	if err := optional(opt.Logits, "logits", "logits", &m.classes); err != nil {
+		return nil, err
+	}
+	if err := optional(opt.Activations, "activations", "activations", &m.acts); err != nil {
+		return nil, err
 	}
 	so, err := ort.NewSessionOptions()
 	if err != nil {
@@ -204,17 +220,24 @@ func (m *Model) Classes() int { return m.classes }
 // Close releases the session.
 func (m *Model) Close() error { return m.session.Destroy() }
 
-// Embed runs the encoder on every image of s, in batches, and returns the
-// features (N×Dim) and logits (N×Classes, nil without). progress, if not
+// Activations is the number of activation summaries per image (0 when the
+// model gives none).
+func (m *Model) Activations() int { return m.acts }
+
+// Embed runs the encoder on every image of s, in batches. progress, if not
 // nil, is called after each batch. A non-finite output is an error naming
-// the image.
-func (m *Model) Embed(s *images.Set, progress func(done, total int)) (features, logits []float32, err error) {
+// the output and the image.
+func (m *Model) Embed(s *images.Set, progress func(done, total int)) (embed.Outputs, error) {
+	var o embed.Outputs
 	if s.H != m.h || s.W != m.w {
-		return nil, nil, fmt.Errorf("%s: the model takes %d×%d images, %s has %d×%d", m.path, m.h, m.w, s.Name, s.H, s.W)
+		return o, fmt.Errorf("%s: the model takes %d×%d images, %s has %d×%d", m.path, m.h, m.w, s.Name, s.H, s.W)
 	}
-	features = make([]float32, s.N*m.dim)
-	if m.classes > 0 {
-		logits = make([]float32, s.N*m.classes)
+	widths := []int{m.dim, m.classes, m.acts}
+	dst := []*[]float32{&o.Features, &o.Logits, &o.Activations}
+	for i, w := range widths {
+		if w > 0 {
+			*dst[i] = make([]float32, s.N*w)
+		}
 	}
 	px := m.h * m.w
 	buf := make([]float32, min(m.opt.Batch, s.N)*m.c*px)
@@ -233,47 +256,59 @@ func (m *Model) Embed(s *images.Set, progress func(done, total int)) (features, 
 				}
 			}
 		}
-		if err := m.run(x, n, features[lo*m.dim:hi*m.dim], logits[lo*m.classes:hi*m.classes]); err != nil {
-			return nil, nil, fmt.Errorf("%s on %s, images %d–%d: %w", m.path, s.Name, lo, hi-1, err)
+		var parts [][]float32
+		for i, w := range widths {
+			if w > 0 {
+				parts = append(parts, (*dst[i])[lo*w:hi*w])
+			}
+		}
+		if err := m.run(x, n, parts); err != nil {
+			return embed.Outputs{}, fmt.Errorf("%s on %s, images %d–%d: %w", m.path, s.Name, lo, hi-1, err)
 		}
 		if progress != nil {
 			progress(hi, s.N)
 		}
 	}
-	for _, out := range []struct {
-		name string
-		x    []float32
-		w    int
-	}{{m.opt.Features, features, m.dim}, {"logits", logits, m.classes}} {
-		if i := slices.IndexFunc(out.x, func(v float32) bool { return v != v || v > 3.4e38 || v < -3.4e38 }); i >= 0 {
-			return nil, nil, fmt.Errorf("%s on %s: output %q of image %d is %v", m.path, s.Name, out.name, i/out.w, out.x[i])
+	for i, w := range widths {
+		if w == 0 {
+			continue
+		}
+		if j := slices.IndexFunc(*dst[i], func(v float32) bool { return v != v || v > 3.4e38 || v < -3.4e38 }); j >= 0 {
+			return embed.Outputs{}, fmt.Errorf("%s on %s: output %q of image %d is %v", m.path, s.Name, m.names[len(parts(widths[:i]))], j/w, (*dst[i])[j])
 		}
 	}
-	return features, logits, nil
+	return o, nil
 }
 
-// run runs one batch of n images, writing the outputs into feats and logits.
-func (m *Model) run(x []float32, n int, feats, logits []float32) error {
+// parts counts the outputs present among widths.
+func parts(widths []int) []int {
+	var p []int
+	for _, w := range widths {
+		if w > 0 {
+			p = append(p, w)
+		}
+	}
+	return p
+}
+
+// run runs one batch of n images, writing the outputs (in m.names' order,
+// each n×width) into outs.
+func (m *Model) run(x []float32, n int, outs [][]float32) error {
 	in, err := ort.NewTensor(ort.NewShape(int64(n), int64(m.c), int64(m.h), int64(m.w)), x)
 	if err != nil {
 		return err
 	}
 	defer in.Destroy()
-	fo, err := ort.NewTensor(ort.NewShape(int64(n), int64(m.dim)), feats)
-	if err != nil {
-		return err
-	}
-	defer fo.Destroy()
-	outs := []ort.Value{fo}
-	var lo *ort.Tensor[float32]
-	if m.classes > 0 {
-		if lo, err = ort.NewTensor(ort.NewShape(int64(n), int64(m.classes)), logits); err != nil {
+	vals := make([]ort.Value, len(outs))
+	for i, o := range outs {
+		t, err := ort.NewTensor(ort.NewShape(int64(n), int64(len(o)/n)), o)
+		if err != nil {
 			return err
 		}
-		defer lo.Destroy()
-		outs = append(outs, lo)
+		defer t.Destroy()
+		vals[i] = t
 	}
-	if err := m.session.Run([]ort.Value{in}, outs); err != nil {
+	if err := m.session.Run([]ort.Value{in}, vals); err != nil {
 		return fmt.Errorf("inference: %w", err)
 	}
 	return nil

@@ -3,10 +3,12 @@ package encoder
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/embed"
 	"github.com/ccsets/ccs/images"
 )
 
@@ -42,10 +44,12 @@ func TestMatchesPyTorch(t *testing.T) {
 			t.Errorf("%s: %d features and %d logits, want ≥ 128 and 10", name, m.Dim(), m.Classes())
 		}
 		calls := 0
-		feats, logits, err := m.Embed(sub, func(done, total int) { calls++ })
+		out, err := m.Embed(sub, func(done, total int) { calls++ })
 		if err != nil {
 			t.Fatal(err)
 		}
+		feats, logits := out.Features, out.Logits
+		checkOODOutputs(t, name, m, out)
 		if want := (len(idx) + 6) / 7; calls != want {
 			t.Errorf("%s: progress called %d times, want %d (one per batch)", name, calls, want)
 		}
@@ -78,8 +82,9 @@ func TestBatchInvariant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, _, err := m.Embed(s, nil)
+		o, err := m.Embed(s, nil)
 		m.Close()
+		f := o.Features
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +125,47 @@ func TestOpenErrors(t *testing.T) {
 	if m.Classes() != 0 {
 		t.Errorf("-logits -: %d classes, want none", m.Classes())
 	}
-	if _, _, err := m.Embed(images.Noise(2, 32, 32, 1), nil); err == nil || !strings.Contains(err.Error(), "takes 28×28 images") {
+	if _, err := m.Embed(images.Noise(2, 32, 32, 1), nil); err == nil || !strings.Contains(err.Error(), "takes 28×28 images") {
 		t.Errorf("wrong image size: error %v", err)
+	}
+}
+
+// checkOODOutputs checks what encoders/add_ood_outputs.py added: the last
+// activation summary is the maximum of the features (the last ReLU's
+// output), every summary is a ReLU maximum (≥ 0), and the classifier file
+// maps the features to the logits.
+func checkOODOutputs(t *testing.T, name string, m *Model, out embed.Outputs) {
+	t.Helper()
+	L, d, c := m.Activations(), m.Dim(), m.Classes()
+	if L != 5 {
+		t.Fatalf("%s: %d activation summaries, want 5 (one per ReLU layer)", name, L)
+	}
+	n := len(out.Features) / d
+	for i := range n {
+		row := out.Activations[i*L : (i+1)*L]
+		if got, want := row[L-1], slices.Max(out.Features[i*d:(i+1)*d]); got != want {
+			t.Fatalf("%s image %d: last activation summary %v, max of the features %v", name, i, got, want)
+		}
+		if slices.Min(row) < 0 {
+			t.Fatalf("%s image %d: a ReLU maximum below 0: %v", name, i, row)
+		}
+	}
+	cl, err := bundle.ReadNPZ(filepath.Join("..", "encoders", "fmnist-"+name+"-classifier.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, b := cl["weight"].F32, cl["bias"].F32
+	worst := 0.0
+	for i := range n {
+		for k := range c {
+			z := float64(b[k])
+			for j := range d {
+				z += float64(w[k*d+j]) * float64(out.Features[i*d+j])
+			}
+			worst = math.Max(worst, math.Abs(z-float64(out.Logits[i*c+k])))
+		}
+	}
+	if worst > 1e-4 {
+		t.Errorf("%s: features·Wᵀ + b differs from the logits by %.3g", name, worst)
 	}
 }

@@ -16,9 +16,9 @@ import (
 
 // encoderFlags are the flags that say how to run an ONNX encoder.
 type encoderFlags struct {
-	input, features, logits *string
-	scale, mean, std        *float64
-	batch, threads          *int
+	input, features, logits, acts *string
+	scale, mean, std              *float64
+	batch, threads                *int
 }
 
 func newEncoderFlags(fs *flag.FlagSet) *encoderFlags {
@@ -26,6 +26,7 @@ func newEncoderFlags(fs *flag.FlagSet) *encoderFlags {
 		input:    fs.String("input", "", "the model's input `name` (default: its only input)"),
 		features: fs.String("features", "features", "output `name` of the features (the embedding)"),
 		logits:   fs.String("logits", "", "output `name` of the class logits (default: logits, when present; - for none)"),
+		acts:     fs.String("activations", "", "output `name` of per-layer activation summaries for COMBOOD (default: activations, when present; - for none)"),
 		scale:    fs.Float64("scale", 1.0/255, "model input = (pixel·scale − mean)/std, pixel in 0–255"),
 		mean:     fs.Float64("mean", 0, "see -scale"),
 		std:      fs.Float64("std", 1, "see -scale"),
@@ -38,7 +39,7 @@ func (e *encoderFlags) options() (encoder.Options, error) {
 	if !(*e.scale > 0) || !(*e.std > 0) || *e.batch < 1 || *e.threads < 0 {
 		return encoder.Options{}, usagef("-scale, -std and -batch must be positive, -threads not negative")
 	}
-	return encoder.Options{Input: *e.input, Features: *e.features, Logits: *e.logits, Scale: *e.scale, Mean: *e.mean,
+	return encoder.Options{Input: *e.input, Features: *e.features, Logits: *e.logits, Activations: *e.acts, Scale: *e.scale, Mean: *e.mean,
 		Std: *e.std, Batch: *e.batch, Threads: *e.threads}, nil
 }
 
