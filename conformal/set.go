@@ -135,6 +135,45 @@ type Set struct {
 	Alpha       float64
 	Calibration Info
 	Fit         *FitInfo
+	// Reference, when not nil, is a pool of in-distribution embeddings kept
+	// with the set for the per-sample CCS OOD score (package ood).
+	Reference *Reference
+}
+
+// Reference is a pool of in-distribution embeddings stored with a set, so
+// that a single query can get the CCS OOD score alone: its negatives are the
+// pool's rows.
+type Reference struct {
+	Source string    `json:"source"` // where the rows came from, e.g. "calibration anchors"
+	Seed   uint64    `json:"seed"`   // the draw that picked them
+	N      int       `json:"n"`
+	Rows   []float32 `json:"rows"` // N×dim, row-major
+}
+
+// NewReference draws n distinct anchors of b (seeded) as a reference pool.
+func NewReference(b *bundle.Bundle, n int, seed uint64, source string) (*Reference, error) {
+	if n < 1 || n > b.N {
+		return nil, fmt.Errorf("reference pool of %d rows from %d anchors: want 1 to %d", n, b.N, b.N)
+	}
+	perm := rand.New(rand.NewPCG(seed, 0x726566)).Perm(b.N) // "ref"
+	r := &Reference{Source: source, Seed: seed, N: n, Rows: make([]float32, 0, n*b.D)}
+	for _, i := range perm[:n] {
+		r.Rows = append(r.Rows, b.Anchor(i)...)
+	}
+	return r, nil
+}
+
+// check validates the pool against the set's dimension.
+func (r *Reference) check(dim int) error {
+	if r.N < 1 || len(r.Rows) != r.N*dim {
+		return fmt.Errorf("ood_reference: %d values for n = %d rows of dimension %d", len(r.Rows), r.N, dim)
+	}
+	for i, v := range r.Rows {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("ood_reference: row %d, coordinate %d is %v", i/dim, i%dim, v)
+		}
+	}
+	return nil
 }
 
 // Calibrate computes g's threshold on the calibration bundle cal. The bundle
@@ -221,6 +260,7 @@ type fileSet struct {
 	Head        *head.Linear  `json:"head,omitempty"` // dim → geometry.dim; scores are φ(W·x)
 	Calibration *Info         `json:"calibration,omitempty"`
 	Fit         *FitInfo      `json:"fit,omitempty"`
+	Reference   *Reference    `json:"ood_reference,omitempty"`
 }
 
 // threshold is a float64 that writes +Inf as the JSON string "+Inf".
@@ -257,7 +297,12 @@ func (s *Set) WriteJSON(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f := fileSet{Format: FileFormat, Version: FileVersion, Dim: s.Geometry.Dim(), Geometry: spec, Head: h, Fit: s.Fit}
+	f := fileSet{Format: FileFormat, Version: FileVersion, Dim: s.Geometry.Dim(), Geometry: spec, Head: h, Fit: s.Fit, Reference: s.Reference}
+	if s.Reference != nil {
+		if err := s.Reference.check(s.Geometry.Dim()); err != nil {
+			return err
+		}
+	}
 	if s.Calibrated() {
 		alpha, t, c := s.Alpha, threshold(s.Threshold), s.Calibration
 		f.Alpha, f.Threshold, f.Calibration = &alpha, &t, &c
@@ -316,11 +361,18 @@ func ReadJSON(r io.Reader) (*Set, error) {
 			return nil, err
 		}
 	}
+	if f.Reference != nil {
+		if err := f.Reference.check(f.Dim); err != nil {
+			return nil, err
+		}
+	}
 	if f.Calibration == nil {
 		if f.Alpha != nil || f.Threshold != nil || f.Guarantee != "" {
 			return nil, fmt.Errorf("alpha, threshold or guarantee given without calibration")
 		}
-		return Uncalibrated(g, f.Fit), nil
+		s := Uncalibrated(g, f.Fit)
+		s.Reference = f.Reference
+		return s, nil
 	}
 	if f.Alpha == nil || f.Threshold == nil {
 		return nil, fmt.Errorf("a calibrated set needs alpha and threshold")
@@ -354,7 +406,7 @@ func ReadJSON(r io.Reader) (*Set, error) {
 	case math.IsInf(t, 1) != (c.Rank > c.N):
 		return nil, fmt.Errorf("threshold %v contradicts rank %d of n = %d", t, c.Rank, c.N)
 	}
-	return &Set{Geometry: g, Threshold: t, Alpha: alpha, Calibration: c, Fit: f.Fit}, nil
+	return &Set{Geometry: g, Threshold: t, Alpha: alpha, Calibration: c, Fit: f.Fit, Reference: f.Reference}, nil
 }
 
 // Load reads and validates a set file. Errors name the file.

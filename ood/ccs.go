@@ -1,0 +1,102 @@
+package ood
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/internal/parallel"
+)
+
+// The CCS OOD score of a sample (paper, eq. ood-score) is −s_n/q̂, where s_n
+// is the mean score φ(Z − z_neg) of the sample's negatives under the fitted
+// set and q̂ its calibrated threshold. In distribution the set was trained
+// to exclude negatives, so s_n is large and the score low; out of
+// distribution the negatives crowd inside the ID threshold and the score
+// rises. The two functions differ only in where the negatives come from.
+
+// CCSBatch is the paper's protocol: each anchor of b is scored with its own
+// negatives, which come from the evaluated sample itself (negative_index
+// into b's anchors, as ccs embed draws them). Caution (DESIGN §2.6): with
+// batch negatives the score mostly measures how spread out the evaluated
+// sample is, so it compares one sample with another rather than one input
+// with the training distribution.
+func CCSBatch(s *conformal.Set, b *bundle.Bundle) ([]float64, error) {
+	if err := checkSet(s, b.D); err != nil {
+		return nil, err
+	}
+	if !b.HasNegatives() {
+		return nil, errors.New("ood: the bundle has no negatives to score (build it with negatives, or use the reference mode)")
+	}
+	q := s.Threshold
+	out := make([]float64, b.N)
+	parallel.For(b.N, 64, 0, func(_, lo, hi int) {
+		nd := make([]float32, b.KNeg*b.D)
+		sc := make([]float64, b.KNeg)
+		for i := lo; i < hi; i++ {
+			out[i] = -mean(s.Geometry.Scores(sc, b.NegativeDiffs(nd, i))) / q
+		}
+	})
+	return out, nil
+}
+
+// CCSReference is the per-sample mode: each query row (n×d, row-major) is
+// scored with the set's reference pool of in-distribution embeddings as its
+// negatives, so a query's score depends on nothing but the query.
+func CCSReference(s *conformal.Set, queries []float32) ([]float64, error) {
+	if s.Reference == nil {
+		return nil, errors.New("ood: the set has no reference pool (calibrate it with -reference N)")
+	}
+	d := s.Geometry.Dim()
+	if err := checkSet(s, d); err != nil {
+		return nil, err
+	}
+	if len(queries)%d != 0 {
+		return nil, fmt.Errorf("ood: %d query values are not rows of dimension %d", len(queries), d)
+	}
+	n, ref, m := len(queries)/d, s.Reference.Rows, s.Reference.N
+	q := s.Threshold
+	out := make([]float64, n)
+	parallel.For(n, 16, 0, func(_, lo, hi int) {
+		diffs := make([]float32, m*d)
+		sc := make([]float64, m)
+		for i := lo; i < hi; i++ {
+			z := queries[i*d : (i+1)*d]
+			for r := range m {
+				row := diffs[r*d : (r+1)*d]
+				for j, v := range ref[r*d : (r+1)*d] {
+					row[j] = z[j] - v
+				}
+			}
+			out[i] = -mean(s.Geometry.Scores(sc, diffs)) / q
+		}
+	})
+	for i, v := range out {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("ood: query %d has CCS score %v (a non-finite coordinate?)", i, v)
+		}
+	}
+	return out, nil
+}
+
+func checkSet(s *conformal.Set, d int) error {
+	switch {
+	case !s.Calibrated():
+		return conformal.ErrNotCalibrated
+	case s.Geometry.Dim() != d:
+		return fmt.Errorf("ood: the set has dimension %d, the embeddings %d", s.Geometry.Dim(), d)
+	case !(s.Threshold > 0) || math.IsInf(s.Threshold, 1):
+		return fmt.Errorf("ood: threshold %v; the CCS score −s_n/q̂ needs a positive, finite q̂", s.Threshold)
+	}
+	return nil
+}
+
+func mean(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}

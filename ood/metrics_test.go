@@ -1,0 +1,97 @@
+package ood
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestAUROCVector is DESIGN §2.6's test vector.
+func TestAUROCVector(t *testing.T) {
+	t.Parallel()
+	if got := AUROC([]float64{0, 1, 2}, []float64{1, 2, 3}); math.Abs(got-7.0/9) > 1e-15 {
+		t.Errorf("AUROC = %v, want 7/9", got)
+	}
+}
+
+// TestAUROCBruteForce: AUROC is the fraction of correctly ordered ID/OOD
+// pairs, ties ½, on random inputs with many ties.
+func TestAUROCBruteForce(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		n, m := 1+rng.IntN(40), 1+rng.IntN(40)
+		levels := 1 + rng.IntN(12) // few levels: many ties
+		draw := func(k int, shift int) []float64 {
+			x := make([]float64, k)
+			for i := range x {
+				x[i] = float64(rng.IntN(levels) + shift*rng.IntN(2))
+			}
+			return x
+		}
+		id, ood := draw(n, 0), draw(m, 3)
+		var pairs float64
+		for _, a := range id {
+			for _, b := range ood {
+				switch {
+				case b > a:
+					pairs++
+				case b == a:
+					pairs += 0.5
+				}
+			}
+		}
+		want := pairs / float64(n*m)
+		if got := AUROC(id, ood); math.Abs(got-want) > 1e-12 {
+			t.Fatalf("trial %d: AUROC %v, brute force %v (id %v ood %v)", trial, got, want, id, ood)
+		}
+	}
+}
+
+func TestFPR95(t *testing.T) {
+	t.Parallel()
+	id := make([]float64, 100) // 0..99: the threshold keeping 95% of ID is 94
+	for i := range id {
+		id[i] = float64(i)
+	}
+	ood := []float64{10, 94, 94.5, 200} // 10 and 94 are accepted
+	for _, tc := range []struct {
+		conv Convention
+		want float64
+	}{
+		{IDPositive, 0.5},
+		// OOD positive: the threshold flagging 95% of 4 OOD is the 4th
+		// largest, 10; ID scores ≥ 10 are 90 of 100.
+		{OODPositive, 0.9},
+	} {
+		if got := FPR95(id, ood, tc.conv); got != tc.want {
+			t.Errorf("%v: FPR95 = %v, want %v", tc.conv, got, tc.want)
+		}
+	}
+	// Perfect separation gives 0 both ways; reversed, 1.
+	lo, hi := []float64{1, 2, 3}, []float64{4, 5, 6}
+	for _, conv := range []Convention{IDPositive, OODPositive} {
+		if FPR95(lo, hi, conv) != 0 || FPR95(hi, lo, conv) != 1 {
+			t.Errorf("%v: separated %v, reversed %v", conv, FPR95(lo, hi, conv), FPR95(hi, lo, conv))
+		}
+	}
+}
+
+func TestEvaluateErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		id, ood []float64
+		want    string
+	}{
+		{nil, []float64{1}, "no ID scores"},
+		{[]float64{1}, []float64{math.NaN()}, "OOD score 0 is NaN"},
+		{[]float64{math.Inf(1)}, []float64{1}, "ID score 0 is +Inf"},
+	} {
+		if _, err := Evaluate(tc.id, tc.ood, IDPositive); err == nil || err.Error() != "ood: "+tc.want {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+	if _, err := ParseConvention("both"); err == nil {
+		t.Error("ParseConvention accepted \"both\"")
+	}
+}
