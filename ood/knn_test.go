@@ -1,0 +1,87 @@
+package ood
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+)
+
+// TestKthBruteForce: the blocked index agrees with sorting all distances,
+// with and without leaving each row's own entry out, across block edges.
+func TestKthBruteForce(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	const d = 5
+	for _, tc := range []struct{ n, m, k int }{{1, 3, 1}, {7, 5, 3}, {2500, 130, 50}} {
+		ref := randRows(rng, tc.n, d)
+		queries := randRows(rng, tc.m, d)
+		x := newIndex(ref, d)
+		got := x.kth(queries, tc.k, false)
+		for i := range tc.m {
+			want := bruteKth(ref, queries[i*d:(i+1)*d], d, tc.k, -1)
+			if math.Abs(got[i]-want) > 1e-9 {
+				t.Fatalf("n=%d k=%d query %d: %v, brute force %v", tc.n, tc.k, i, got[i], want)
+			}
+		}
+		if tc.n > tc.k {
+			self := x.kth(ref, tc.k, true)
+			for i := 0; i < tc.n; i += 97 {
+				want := bruteKth(ref, ref[i*d:(i+1)*d], d, tc.k, i)
+				if math.Abs(self[i]-want) > 1e-9 {
+					t.Fatalf("self n=%d k=%d row %d: %v, brute force %v", tc.n, tc.k, i, self[i], want)
+				}
+			}
+		}
+	}
+	// k = 1 on a tiny set by hand: the nearest of 0, 3, 10 to 4 is 3.
+	x := newIndex([]float64{0, 3, 10}, 1)
+	if got := x.kth([]float64{4, -2}, 1, false); got[0] != 1 || got[1] != 2 {
+		t.Errorf("k=1: %v, want [1 2]", got)
+	}
+	if got := x.kth([]float64{4}, 4, false); !math.IsNaN(got[0]) {
+		t.Errorf("k beyond the reference rows: %v, want NaN", got)
+	}
+}
+
+func TestKthDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	ref, q := randRows(rng, 3000, 16), randRows(rng, 300, 16)
+	var first []float64
+	for _, p := range []int{1, 2, 4} {
+		old := runtime.GOMAXPROCS(p)
+		got := newIndex(ref, 16).kth(q, 10, false)
+		runtime.GOMAXPROCS(old)
+		if first == nil {
+			first = got
+		} else if !slices.Equal(got, first) {
+			t.Fatalf("GOMAXPROCS %d changed the distances", p)
+		}
+	}
+}
+
+func randRows(rng *rand.Rand, n, d int) []float64 {
+	x := make([]float64, n*d)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	return x
+}
+
+func bruteKth(ref, q []float64, d, k, skip int) float64 {
+	var all []float64
+	for r := range len(ref) / d {
+		if r == skip {
+			continue
+		}
+		var s float64
+		for j := range d {
+			v := q[j] - ref[r*d+j]
+			s += v * v
+		}
+		all = append(all, math.Sqrt(s))
+	}
+	slices.Sort(all)
+	return all[k-1]
+}
