@@ -1,0 +1,203 @@
+package ood
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// COMBOOD (Rajasekaran et al., SDM 2024) combines a non-parametric and a
+// parametric signal. As the CCS paper configures it (appendix: k = 50,
+// C = 1, the maximum activations of the ReLU layers) and its authors
+// implemented it (ccs_official, read, not copied):
+//
+//   - kc = −√D · log(max(r_K, 1e-8)), r_K the distance of the L2-normalised
+//     feature to its K-th nearest normalised training feature;
+//   - the activation summaries (ccs embed's "activations": each ReLU
+//     layer's maximum) are Yeo-Johnson transformed, one λ per column fitted
+//     by maximum likelihood on the training sample, and standardised; mc is
+//     their Gaussian log-density with the training mean and covariance
+//     Σ + C·I;
+//   - anomaly = −(kc + mc).
+//
+// λ is found by golden-section search on [−10, 10] (scikit-learn's
+// PowerTransformer uses Brent's method from the bracket (−2, 2)).
+type COMBOOD struct {
+	K int
+	C float64
+
+	knn     KNN
+	lambdas []float64
+	shift   []float64 // standardisation: (y − shift)/scale
+	scale   []float64
+	mean    []float64
+	prec    *mat.Dense // (Σ + C·I)⁻¹
+	logNorm float64    // ½(L·log 2π + log det(Σ + C·I))
+}
+
+// Name implements Detector.
+func (*COMBOOD) Name() string { return "COMBOOD" }
+
+// Fit implements Detector.
+func (c *COMBOOD) Fit(train Sample) error {
+	if c.K == 0 {
+		c.K = 50
+	}
+	if c.C == 0 {
+		c.C = 1
+	}
+	if train.Activations == nil {
+		return unavailable("COMBOOD", "activation summaries (an encoder with an \"activations\" output)")
+	}
+	c.knn = KNN{K: c.K}
+	if err := c.knn.Fit(train); err != nil {
+		return fmt.Errorf("COMBOOD: %w", err)
+	}
+	L, n := train.A, train.N
+	c.lambdas, c.shift, c.scale = make([]float64, L), make([]float64, L), make([]float64, L)
+	col := make([]float64, n)
+	for j := range L {
+		for i := range n {
+			col[i] = train.Activations[i*L+j]
+		}
+		c.lambdas[j] = yeoJohnsonFit(col)
+		for i := range n {
+			col[i] = yeoJohnson(col[i], c.lambdas[j])
+		}
+		m, s := meanStd(col)
+		if !(s > 0) {
+			s = 1 // a constant column, as scikit-learn treats it
+		}
+		c.shift[j], c.scale[j] = m, s
+	}
+	y := c.transform(train)
+	c.mean = make([]float64, L)
+	for i := range n {
+		for j := range L {
+			c.mean[j] += y.At(i, j) / float64(n)
+		}
+	}
+	if n < 2 {
+		return errors.New("COMBOOD: fewer than 2 training samples")
+	}
+	cov := mat.NewSymDense(L, nil)
+	for a := range L {
+		for b := a; b < L; b++ {
+			var s float64
+			for i := range n {
+				s += (y.At(i, a) - c.mean[a]) * (y.At(i, b) - c.mean[b])
+			}
+			v := s / float64(n-1) // numpy.cov's divisor
+			if a == b {
+				v += c.C
+			}
+			cov.SetSym(a, b, v)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(cov) {
+		return errors.New("COMBOOD: Σ + C·I is not positive definite")
+	}
+	c.prec = mat.NewDense(L, L, nil)
+	var inv mat.SymDense
+	if err := ch.InverseTo(&inv); err != nil {
+		return fmt.Errorf("COMBOOD: %w", err)
+	}
+	c.prec.Copy(&inv)
+	c.logNorm = 0.5 * (float64(L)*math.Log(2*math.Pi) + ch.LogDet())
+	return nil
+}
+
+// transform applies the fitted Yeo-Johnson maps and standardisation.
+func (c *COMBOOD) transform(x Sample) *mat.Dense {
+	L := x.A
+	y := mat.NewDense(x.N, L, nil)
+	for i := range x.N {
+		for j := range L {
+			y.Set(i, j, (yeoJohnson(x.Activations[i*L+j], c.lambdas[j])-c.shift[j])/c.scale[j])
+		}
+	}
+	return y
+}
+
+// Score implements Detector.
+func (c *COMBOOD) Score(x Sample) ([]float64, error) {
+	if c.prec == nil {
+		return nil, errors.New("COMBOOD: not fitted")
+	}
+	if x.Activations == nil {
+		return nil, unavailable("COMBOOD", "activation summaries")
+	}
+	if x.A != len(c.lambdas) {
+		return nil, fmt.Errorf("COMBOOD: fitted on %d activation summaries, scoring %d", len(c.lambdas), x.A)
+	}
+	r, err := c.knn.Score(x)
+	if err != nil {
+		return nil, fmt.Errorf("COMBOOD: %w", err)
+	}
+	y := c.transform(x)
+	L := x.A
+	diff := make([]float64, L)
+	out := make([]float64, x.N)
+	for i := range x.N {
+		for j := range L {
+			diff[j] = y.At(i, j) - c.mean[j]
+		}
+		v := mat.NewVecDense(L, diff)
+		mc := -0.5*mat.Inner(v, c.prec, v) - c.logNorm
+		kc := -math.Sqrt(float64(x.D)) * math.Log(max(r[i], 1e-8))
+		out[i] = -(kc + mc)
+	}
+	return out, nil
+}
+
+// yeoJohnson is the Yeo-Johnson power transform of x with parameter λ.
+func yeoJohnson(x, l float64) float64 {
+	const eps = 1e-12
+	if x >= 0 {
+		if math.Abs(l) < eps {
+			return math.Log1p(x)
+		}
+		return (math.Pow(x+1, l) - 1) / l
+	}
+	if math.Abs(l-2) < eps {
+		return -math.Log1p(-x)
+	}
+	return -(math.Pow(1-x, 2-l) - 1) / (2 - l)
+}
+
+// yeoJohnsonLogLik is the profile log-likelihood of λ for the sample x:
+// −n/2·log σ²(λ) + (λ − 1)·Σ sign(x)·log(1 + |x|).
+func yeoJohnsonLogLik(x []float64, l float64) float64 {
+	y := make([]float64, len(x))
+	var jac float64
+	for i, v := range x {
+		y[i] = yeoJohnson(v, l)
+		jac += math.Copysign(math.Log1p(math.Abs(v)), v)
+	}
+	_, s := meanStd(y)
+	return -float64(len(x))/2*math.Log(s*s) + (l-1)*jac
+}
+
+// yeoJohnsonFit maximises the log-likelihood over λ ∈ [−10, 10] by
+// golden-section search (the profile likelihood is unimodal in practice).
+func yeoJohnsonFit(x []float64) float64 {
+	lo, hi := -10.0, 10.0
+	g := (math.Sqrt(5) - 1) / 2
+	a, b := hi-g*(hi-lo), lo+g*(hi-lo)
+	fa, fb := yeoJohnsonLogLik(x, a), yeoJohnsonLogLik(x, b)
+	for hi-lo > 1e-9 {
+		if fa > fb || math.IsNaN(fb) {
+			hi, b, fb = b, a, fa
+			a = hi - g*(hi-lo)
+			fa = yeoJohnsonLogLik(x, a)
+		} else {
+			lo, a, fa = a, b, fb
+			b = lo + g*(hi-lo)
+			fb = yeoJohnsonLogLik(x, b)
+		}
+	}
+	return (lo + hi) / 2
+}

@@ -1,0 +1,141 @@
+package ood
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDKNNAllComponents: when PCA keeps every component, the principal
+// space is the normalised features themselves and the residual space a
+// single point, so D-KNN is Alpha times the KNN distance standardised by
+// the training points' own (leave-one-out) distances.
+func TestDKNNAllComponents(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 7))
+	const d, k = 3, 5
+	train := Sample{N: 300, D: d, Features: randRows(rng, 300, d)}
+	q := Sample{N: 40, D: d, Features: randRows(rng, 40, d)}
+	dk := &DKNN{K: k, Var: 0.999999999}
+	if err := dk.Fit(train); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dk.Score(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := normalized(train.Features, d)
+	m, s := meanStd(newIndex(z, d).kth(z, k, true))
+	ref := &KNN{K: k}
+	ref.Fit(train)
+	want, _ := ref.Score(q)
+	for i := range want {
+		w := 0.5 * (want[i] - m) / (s + 1e-8)
+		if math.Abs(got[i]-w) > 1e-9 {
+			t.Fatalf("query %d: %v, standardised KNN / 2 = %v", i, got[i], w)
+		}
+	}
+}
+
+// TestDKNNSeparates: points off the training manifold score higher.
+func TestDKNNSeparates(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(8, 8))
+	const d = 6
+	plane := func(n int, off float64) Sample { // ID: mostly the first two axes
+		s := Sample{N: n, D: d, Features: make([]float64, n*d)}
+		for i := range n {
+			s.Features[i*d] = 3 + rng.NormFloat64()
+			s.Features[i*d+1] = 3 + rng.NormFloat64()
+			for j := 2; j < d; j++ {
+				s.Features[i*d+j] = 0.05*rng.NormFloat64() + off
+			}
+		}
+		return s
+	}
+	dk := &DKNN{K: 10}
+	if err := dk.Fit(plane(500, 0)); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := dk.Score(plane(200, 0))
+	ood, _ := dk.Score(plane(200, 2))
+	if a := AUROC(id, ood); a < 0.95 {
+		t.Errorf("AUROC %v for points lifted off the plane, want ≥ 0.95", a)
+	}
+}
+
+func TestYeoJohnson(t *testing.T) {
+	t.Parallel()
+	for _, x := range []float64{-3, -0.5, 0, 0.7, 12} {
+		if yeoJohnson(x, 1) != x {
+			t.Errorf("λ = 1 at %v: %v, want the identity", x, yeoJohnson(x, 1))
+		}
+		if x >= 0 && yeoJohnson(x, 0) != math.Log1p(x) {
+			t.Errorf("λ = 0 at %v: want log1p", x)
+		}
+		if x < 0 && yeoJohnson(x, 2) != -math.Log1p(-x) {
+			t.Errorf("λ = 2 at %v: want −log1p(−x)", x)
+		}
+	}
+	// Data made by inverting the transform of normal draws at λ = 0.5: the
+	// maximum-likelihood λ recovers it.
+	rng := rand.New(rand.NewPCG(9, 9))
+	const lam = 0.5
+	x := make([]float64, 20000)
+	for i := range x {
+		y := 1 + rng.NormFloat64()
+		if y >= 0 {
+			x[i] = math.Pow(lam*y+1, 1/lam) - 1
+		} else {
+			x[i] = 1 - math.Pow(1-(2-lam)*y, 1/(2-lam))
+		}
+	}
+	if got := yeoJohnsonFit(x); math.Abs(got-lam) > 0.05 {
+		t.Errorf("fitted λ = %v, want ≈ %v", got, lam)
+	}
+}
+
+// TestCOMBOODParts: the score is −(kc + mc) with kc from KNN and mc the
+// Gaussian log-density of the transformed activation, here one column.
+func TestCOMBOODParts(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(10, 10))
+	const d, n = 3, 400
+	mk := func(n int, scale float64) Sample {
+		s := Sample{N: n, D: d, Features: randRows(rng, n, d), A: 1, Activations: make([]float64, n)}
+		for i := range s.Activations {
+			s.Activations[i] = scale * math.Exp(0.3*rng.NormFloat64())
+		}
+		return s
+	}
+	train, q := mk(n, 2), mk(30, 5)
+	c := &COMBOOD{K: 7, C: 1}
+	if err := c.Fit(train); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Score(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &KNN{K: 7}
+	ref.Fit(train)
+	r, _ := ref.Score(q)
+	y := make([]float64, n)
+	for i, v := range train.Activations {
+		y[i] = yeoJohnson(v, c.lambdas[0])
+	}
+	m, s := meanStd(y) // standardised: mean 0, variance n/(n−1) unbiased
+	v := float64(n)/float64(n-1) + 1
+	for i := range q.N {
+		z := (yeoJohnson(q.Activations[i], c.lambdas[0]) - m) / s
+		mc := -0.5*z*z/v - 0.5*math.Log(2*math.Pi*v)
+		kc := -math.Sqrt(d) * math.Log(r[i])
+		if w := -(kc + mc); math.Abs(got[i]-w) > 1e-9*(1+math.Abs(w)) {
+			t.Fatalf("query %d: %v, −(kc + mc) = %v", i, got[i], w)
+		}
+	}
+	if err := (&COMBOOD{}).Fit(Sample{N: 60, D: d, Features: randRows(rng, 60, d)}); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("no activations: %v, want ErrUnavailable", err)
+	}
+}
