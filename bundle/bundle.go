@@ -139,7 +139,7 @@ func sub(dst, a, b []float32) {
 // copied; negative indices keep pointing into the original pool (the
 // original anchors when the bundle had no explicit pool).
 func (b *Bundle) Subset(idx []int) *Bundle {
-	s := &Bundle{N: len(idx), K: b.K, D: b.D, KNeg: b.KNeg, C: b.C}
+	s := &Bundle{N: len(idx), K: b.K, D: b.D, KNeg: b.KNeg, C: b.C, A: b.A}
 	s.Anchors = gather(b.Anchors, idx, b.D)
 	s.Positives = gather(b.Positives, idx, b.K*b.D)
 	if b.Negatives != nil {

@@ -143,7 +143,7 @@ func withNegatives(b *bundle.Bundle, idx []int, kneg int, seed, stream uint64) (
 		return nil, fmt.Errorf("%d anchors, too few for %d negatives each", len(idx), kneg)
 	}
 	s := &bundle.Bundle{N: b.N, K: b.K, D: b.D, Anchors: b.Anchors, Positives: b.Positives, Labels: b.Labels,
-		C: b.C, Logits: b.Logits, Index: b.Index}
+		C: b.C, Logits: b.Logits, A: b.A, Activations: b.Activations, Index: b.Index}
 	s = s.Subset(idx)
 	s.KNeg = kneg
 	s.NegativeIndex = embed.Negatives(len(idx), kneg, seed*8+stream)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ccsets/ccs/eval"
 )
@@ -47,28 +46,9 @@ func (t *Table) WriteText(w io.Writer) error {
 		}
 		rows = append(rows, cells)
 	}
-	width := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for c, cell := range r {
-			width[c] = max(width[c], utf8.RuneCountInString(cell))
-		}
-	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n\n", t.Title, t.Config)
-	line := func(cells []string) {
-		for c, cell := range cells {
-			fmt.Fprintf(&b, "| %s%s ", cell, strings.Repeat(" ", width[c]-utf8.RuneCountInString(cell)))
-		}
-		b.WriteString("|\n")
-	}
-	line(rows[0])
-	for c := range width {
-		fmt.Fprintf(&b, "|%s", strings.Repeat("-", width[c]+2))
-	}
-	b.WriteString("|\n")
-	for _, r := range rows[1:] {
-		line(r)
-	}
+	writeGrid(&b, rows)
 	for _, warn := range t.Warnings {
 		fmt.Fprintf(&b, "\nWARNING: %s\n", warn)
 	}

@@ -448,3 +448,11 @@ func (v *ViM) Score(x Sample) ([]float64, error) {
 	}
 	return res, nil
 }
+
+// Baselines are the paper's eight OOD baselines in its tables' order, with
+// the settings of its appendix; ViM needs the classifier (nil: "not
+// available").
+func Baselines(cl *Classifier) []Detector {
+	return []Detector{MSP{}, Energy{T: 1}, &Mahalanobis{}, &KNN{K: 50}, &COMBOOD{K: 50, C: 1},
+		&DKNN{K: 50, Var: 0.95, Alpha: 0.5}, &CIDER{}, &ViM{Classifier: cl}}
+}

@@ -14,7 +14,7 @@ import (
 func init() {
 	register(&command{
 		name:  "calibrate",
-		args:  "-geometry ball|ellipsoid | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pooled] [-seed S]",
+		args:  "-geometry ball|ellipsoid | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pooled] [-seed S] [-reference N]",
 		short: "calibrate a baseline set, or a fitted geometry, on a calibration bundle and save it",
 		flags: func(fs *flag.FlagSet, out *output) func([]string) error {
 			geom := fs.String("geometry", "", "baseline set family: ball or ellipsoid")
@@ -25,6 +25,7 @@ func init() {
 			mode := fs.String("calibration", "one", "calibration `mode`: one (one positive per anchor: the guarantee) or pooled (approximate)")
 			seed := fs.Uint64("seed", 0, "`seed` choosing each anchor's positive and the ellipsoid's half split")
 			ridge := fs.Float64("ridge", baseline.DefaultRidge, "ellipsoid: ridge added to Σ's diagonal, relative to tr(Σ)/d")
+			reference := fs.Int("reference", 0, "keep `N` calibration anchors with the set as the reference pool of the per-sample CCS OOD score (0: none)")
 			allowInf := fs.Bool("allow-infinite", false, "accept a whole-space set (threshold +Inf) when the calibration split is too small")
 			return func([]string) error {
 				if (*geom == "") == (*fitted == "") {
@@ -52,6 +53,9 @@ func init() {
 				} else if fittedSet, err = conformal.Load(*fitted); err != nil {
 					return err
 				}
+				if *reference < 0 {
+					return usagef("calibrate: -reference %d must be ≥ 0", *reference)
+				}
 				if !(*ridge > 0) {
 					return usagef("calibrate: -ridge %v must be positive", *ridge)
 				}
@@ -74,6 +78,11 @@ func init() {
 				}
 				if err != nil {
 					return fmt.Errorf("%s: %w", *calPath, err)
+				}
+				if *reference > 0 {
+					if set.Reference, err = conformal.NewReference(cal, *reference, *seed, "calibration anchors"); err != nil {
+						return fmt.Errorf("%s: %w", *calPath, err)
+					}
 				}
 				if err := set.Save(*setPath); err != nil {
 					return err

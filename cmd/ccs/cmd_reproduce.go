@@ -3,18 +3,21 @@ package main
 import (
 	"flag"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/images"
+	"github.com/ccsets/ccs/ood"
 	"github.com/ccsets/ccs/sim"
 )
 
 func init() {
 	register(&command{
 		name:       "reproduce",
-		args:       "sim|sim-draws|sim-threshold|fmnist [-seeds N] [-k K] [-alpha A] [-data-seed S] [-rows all|baselines|learned|infonce|all+infonce] [-out DIR] [-draws N] [-calibration one|pooled] [training flags] [-json] [-quiet]",
-		short:      "reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed; sim-threshold: the threshold-mode comparison; fmnist: Fashion-MNIST with the project's encoders, Table 2's layout)",
+		args:       "sim|sim-draws|sim-threshold|fmnist|ood [-seeds N] [-k K] [-alpha A] [-data-seed S] [-rows all|baselines|learned|infonce|all+infonce] [-out DIR] [-draws N] [-calibration one|pooled] [training flags] [-json] [-quiet]",
+		short:      "reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed; sim-threshold: the threshold-mode comparison; fmnist: Fashion-MNIST with the project's encoders, Table 2's layout; ood: OOD detection, Fashion-MNIST against MNIST digits and noise)",
 		positional: "TABLE",
 		flags: func(fs *flag.FlagSet, out *output) func([]string) error {
 			seeds := fs.Int("seeds", 20, "number of seeds (0..N−1)")
@@ -34,13 +37,18 @@ func init() {
 			hullTable := fs.Bool("hull", true, "fmnist: also the convex-hull comparison (75 views of each test anchor: 25 build the hull, 50 are held out)")
 			hullAnchors := fs.Int("hull-anchors", 1000, "fmnist: test anchors whose convex hull is measured")
 			cacheDir := fs.String("cache", filepath.Join(images.CacheDir(), "embeddings"), "fmnist: `directory` keeping the embeddings between runs")
+			fpr := fs.String("fpr", "id-positive", "ood: FPR95 `convention`: id-positive (the paper's text) or ood-positive (OpenOOD)")
+			oodSets := fs.String("ood-sets", "mnist,noise", "ood: OOD image `sets` (mnist, noise[:N])")
+			reference := fs.Int("reference", 256, "ood: calibration anchors kept as the reference pool of the per-sample CCS score")
+			ciderEpochs := fs.Int("cider-epochs", 100, "ood: CIDER's training epochs (the paper: 100)")
 			asJSON := fs.Bool("json", false, "print JSON instead of the table")
 			quiet := fs.Bool("quiet", false, "no progress on stderr")
 			return func(pos []string) error {
-				if pos[0] != "sim" && pos[0] != "sim-draws" && pos[0] != "sim-threshold" && pos[0] != "fmnist" {
-					return usagef("reproduce: unknown table %q (want sim, sim-draws, sim-threshold or fmnist)", pos[0])
+				if !slices.Contains([]string{"sim", "sim-draws", "sim-threshold", "fmnist", "ood"}, pos[0]) {
+					return usagef("reproduce: unknown table %q (want sim, sim-draws, sim-threshold, fmnist or ood)", pos[0])
 				}
-				if pos[0] == "fmnist" {
+				real := pos[0] == "fmnist" || pos[0] == "ood"
+				if real {
 					if !isSet(fs, "recipe") {
 						*rec.name = "embedding"
 					}
@@ -64,6 +72,31 @@ func init() {
 				tc, err := rec.config()
 				if err != nil {
 					return err
+				}
+				if pos[0] == "ood" {
+					conv, err := ood.ParseConvention(*fpr)
+					if err != nil {
+						return usagef("reproduce: -fpr: %v", err)
+					}
+					methods := experiment.OODMethods()
+					switch *rows {
+					case "all":
+					case "baselines":
+						methods = methods[:1] // the untrained ℓ2 ball: no training
+					default:
+						return usagef("reproduce: -rows %q: ood takes all or baselines", *rows)
+					}
+					ms, err := parseModels(*models)
+					if err != nil {
+						return err
+					}
+					if *trainAnchors < 2 || *testAnchors < 4 || *reference < 1 || *ciderEpochs < 1 {
+						return usagef("reproduce: -train-anchors must be at least 2, -test-anchors at least 4, -reference and -cider-epochs at least 1")
+					}
+					cfg := experiment.OODConfig{RealConfig: experiment.RealConfig{SimConfig: experiment.SimConfig{Seeds: *seeds, Alpha: *alpha, Calibration: m, Train: tc, OutDir: *outDir}},
+						Reference: *reference, Convention: conv}
+					return reproduceOOD(out, ms, cfg, methods, strings.Split(*oodSets, ","), *ciderEpochs,
+						*trainAnchors, *testAnchors, *k, *embedSeed, *cacheDir, *quiet, *asJSON)
 				}
 				if pos[0] == "fmnist" {
 					all := experiment.RealMethods()

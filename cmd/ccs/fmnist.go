@@ -15,6 +15,7 @@ import (
 	"github.com/ccsets/ccs/encoder"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/images"
+	"github.com/ccsets/ccs/ood"
 )
 
 // defaultModels are the project's two Fashion-MNIST encoders.
@@ -147,6 +148,77 @@ func reproduceFMNIST(out *output, models [][2]string, cfg experiment.RealConfig,
 		tables = append(tables, ht)
 		if !asJSON {
 			if err := ht.WriteText(out.stdout); err != nil {
+				return err
+			}
+			fmt.Fprintln(out.stdout)
+		}
+	}
+	if asJSON {
+		return writeJSON(out.stdout, tables)
+	}
+	return nil
+}
+
+// classifierFor returns the classifier file kept beside an encoder
+// (NAME.onnx → NAME-classifier.npz), or nil when there is none.
+func classifierFor(model string) (*ood.Classifier, error) {
+	path := strings.TrimSuffix(model, ".onnx") + "-classifier.npz"
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil
+	}
+	return ood.ReadClassifier(path)
+}
+
+// reproduceOOD embeds (or reads from the cache) each encoder's Fashion-MNIST
+// splits and the OOD image sets, and prints one OOD table per encoder.
+func reproduceOOD(out *output, models [][2]string, cfg experiment.OODConfig, methods []experiment.Method, oodSets []string, ciderEpochs int,
+	trainAnchors, testAnchors, k int, embedSeed uint64, cacheDir string, quiet, asJSON bool) error {
+	var tables []any
+	for _, m := range models {
+		bar := newProgress(out, quiet, "anchors")
+		log := out.stderr
+		if quiet {
+			log = io.Discard
+		}
+		opt := encoder.Options{}
+		tr, err := embedSplit(m[1], opt, "fashion-mnist:train", trainAnchors, k, embedSeed, cacheDir, bar, log)
+		if err != nil {
+			return err
+		}
+		te, err := embedSplit(m[1], opt, "fashion-mnist:test", testAnchors, k, embedSeed, cacheDir, bar, log)
+		if err != nil {
+			return err
+		}
+		var sets []experiment.OODSet
+		for _, name := range oodSets {
+			// One view each: the OOD samples need only their anchors.
+			b, err := embedSplit(m[1], opt, name, 0, 1, embedSeed, cacheDir, bar, log)
+			if err != nil {
+				return err
+			}
+			sets = append(sets, experiment.OODSet{Name: name, B: b})
+		}
+		c := cfg
+		if c.OutDir != "" {
+			c.OutDir = filepath.Join(cfg.OutDir, m[0])
+		}
+		if c.Classifier, err = classifierFor(m[1]); err != nil {
+			return err
+		}
+		c.Baselines = ood.Baselines(c.Classifier)
+		for _, d := range c.Baselines {
+			if ci, ok := d.(*ood.CIDER); ok {
+				ci.Epochs = ciderEpochs
+			}
+		}
+		runs := newProgress(out, quiet, "run")
+		t, err := experiment.OOD(&experiment.Embedded{Encoder: m[0], Train: tr, Test: te}, sets, c, methods, runs.step)
+		if err != nil {
+			return fmt.Errorf("ood, %s: %w", m[0], err)
+		}
+		tables = append(tables, t)
+		if !asJSON {
+			if err := t.WriteText(out.stdout); err != nil {
 				return err
 			}
 			fmt.Fprintln(out.stdout)
