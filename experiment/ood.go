@@ -50,6 +50,34 @@ type OODTable struct {
 	Config string   `json:"config"`
 	Sets   []string `json:"ood_sets"`
 	Rows   []OODRow `json:"rows"`
+	// Runs is the number of seeds behind each figure; with one, the text
+	// shows no ± std.
+	Runs int `json:"runs"`
+}
+
+// AddRun appends a row measured once from anchors' anomaly scores: id
+// against each of the table's OOD sets, or why it is unavailable (err
+// wrapping ood.ErrUnavailable). Other errors are returned.
+func (t *OODTable) AddRun(method string, id []float64, oods [][]float64, conv ood.Convention, err error) error {
+	row := OODRow{Method: method}
+	if errors.Is(err, ood.ErrUnavailable) {
+		row.Unavailable = err.Error()
+		t.Rows = append(t.Rows, row)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for j, o := range oods {
+		m, err := ood.Evaluate(id, o, conv)
+		if err != nil {
+			return fmt.Errorf("%s against %s: %w", method, t.Sets[j], err)
+		}
+		row.AUROC = append(row.AUROC, eval.Summarize([]float64{100 * m.AUROC}))
+		row.FPR95 = append(row.FPR95, eval.Summarize([]float64{100 * m.FPR95}))
+	}
+	t.Rows = append(t.Rows, row)
+	return nil
 }
 
 // OODMethods are the CCS rows of the paper's OOD tables, Single (Neg) and
@@ -208,6 +236,7 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 		Title: "OOD detection, Fashion-MNIST (ID), " + e.Encoder,
 		Config: fmt.Sprintf("ID: the test half of %d test anchors; CCS sets fitted as in the Fashion-MNIST table (k=%d, %d negatives, α=%v), batch negatives: %d drawn within each evaluated sample; reference: %d calibration anchors; baselines fitted on the %d training anchors; FPR95 %v; seeds 0–%d",
 			e.Test.N, cfg.K, cfg.KNeg, cfg.Alpha, cfg.KNeg, cfg.Reference, e.Train.N, cfg.Convention, cfg.Seeds-1),
+		Runs: cfg.Seeds,
 	}
 	for _, o := range sets {
 		t.Sets = append(t.Sets, o.Name)
@@ -241,7 +270,7 @@ func withBatchNegatives(b *bundle.Bundle, kneg int, seed uint64) *bundle.Bundle 
 }
 
 // WriteText renders the table in the paper's layout: per OOD set, AUROC↑
-// and FPR95↓ in percent, mean ± std over seeds.
+// and FPR95↓ in percent, mean ± std over seeds (the mean alone for one run).
 func (t *OODTable) WriteText(w io.Writer) error {
 	head := []string{"Method"}
 	for _, s := range t.Sets {
@@ -255,7 +284,13 @@ func (t *OODTable) WriteText(w io.Writer) error {
 				cells = append(cells, "not available", "")
 				continue
 			}
-			cells = append(cells, fmt.Sprintf("%.1f ± %.1f", r.AUROC[j].Mean, r.AUROC[j].Std), fmt.Sprintf("%.1f ± %.1f", r.FPR95[j].Mean, r.FPR95[j].Std))
+			cell := func(s eval.Summary) string {
+				if t.Runs == 1 {
+					return fmt.Sprintf("%.1f", s.Mean)
+				}
+				return fmt.Sprintf("%.1f ± %.1f", s.Mean, s.Std)
+			}
+			cells = append(cells, cell(r.AUROC[j]), cell(r.FPR95[j]))
 		}
 		rows = append(rows, cells)
 	}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,6 +92,11 @@ func TestUsageErrors(t *testing.T) {
 		{"fit-threshold", []string{"fit", "-geometry", "single", "-objective", "neg", "-threshold", "hard", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-lr", []string{"fit", "-geometry", "single", "-objective", "neg", "-lr", "-1", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-alpha", []string{"fit", "-geometry", "single", "-objective", "neg", "-alpha", "0", "-train", "a", "-val", "b", "-out", "c"}},
+		{"ood-missing", []string{"ood", "-set", "s.json", "-id", "a.npz"}},
+		{"ood-fpr", []string{"ood", "-set", "s.json", "-id", "a.npz", "-ood", "b.npz", "-fpr", "both"}},
+		{"ood-classifier", []string{"ood", "-set", "s.json", "-id", "a.npz", "-ood", "b.npz", "-classifier", "c.npz"}},
+		{"calibrate-reference", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-reference", "-3"}},
+		{"reproduce-ood-rows", []string{"reproduce", "ood", "-rows", "learned"}},
 	} {
 		err := golden(t, "usage-"+c.name, "", c.args...)
 		if !isUsage(err) {
@@ -321,6 +327,7 @@ func TestEmbedAndFMNIST(t *testing.T) {
 			t.Errorf("%s: coverage %v, exclusion %v, class coverage %v, %d seeds", r.Method, r.Coverage, r.Exclusion, r.ClassCoverage, len(r.PerSeed))
 		}
 	}
+	testOOD(t, dir, out)
 	// A second run reads the embeddings from the cache.
 	stderr.Reset()
 	if err := run(&stdout, &stderr, []string{"reproduce", "fmnist", "-models", "supervised=../../encoders/fmnist-supervised.onnx", "-rows", "baselines",
@@ -329,5 +336,88 @@ func TestEmbedAndFMNIST(t *testing.T) {
 	}
 	if strings.Count(stderr.String(), "using cached embeddings") != 2 {
 		t.Errorf("second run did not use the cache:\n%s", stderr.String())
+	}
+}
+
+// testOOD runs ccs ood on the embedded Fashion-MNIST slice against noise:
+// every row present, both CCS modes, every baseline measured (the bundles
+// have labels, logits and activations), and a training bundle without
+// logits turning the logit baselines into "not available"; then reproduce
+// ood's baseline rows on small slices.
+func testOOD(t *testing.T, dir, idPath string) {
+	t.Helper()
+	noise := filepath.Join(dir, "noise.npz")
+	set := filepath.Join(dir, "ball-ref.json")
+	for _, args := range [][]string{
+		{"embed", "-model", "../../encoders/fmnist-supervised.onnx", "-images", "noise:120", "-k", "1", "-seed", "4", "-quiet", "-out", noise},
+		{"calibrate", "-geometry", "ball", "-cal", idPath, "-reference", "50", "-out", set},
+	} {
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	b, err := bundle.Read(idPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.A != 5 || len(b.Activations) != 5*b.N {
+		t.Fatalf("ccs embed kept %d activation summaries per anchor, want 5", b.A)
+	}
+	ood := func(id, train string) experiment.OODTable {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, []string{"ood", "-set", set, "-id", id, "-ood", "noise=" + noise, "-train", train,
+			"-classifier", "../../encoders/fmnist-supervised-classifier.npz", "-cider-epochs", "3", "-json"}); err != nil {
+			t.Fatal(err)
+		}
+		var tab experiment.OODTable
+		if err := json.Unmarshal(stdout.Bytes(), &tab); err != nil {
+			t.Fatal(err)
+		}
+		return tab
+	}
+	tab := ood(idPath, idPath)
+	var names []string
+	for _, r := range tab.Rows {
+		names = append(names, r.Method)
+		if r.Unavailable != "" || len(r.AUROC) != 1 || r.AUROC[0].Mean < 0 || r.AUROC[0].Mean > 100 || r.FPR95[0].Mean < 0 || r.FPR95[0].Mean > 100 {
+			t.Errorf("%s: %+v", r.Method, r)
+		}
+	}
+	want := []string{"CCS (batch)", "CCS (reference)", "MSP", "Energy", "Mahalanobis", "KNN", "COMBOOD", "D-KNN", "CIDER", "ViM"}
+	if !slices.Equal(names, want) {
+		t.Errorf("rows %v, want %v", names, want)
+	}
+	// ID and training bundles without logits: MSP, Energy and ViM are not
+	// available, the rest run.
+	b.C, b.Logits = 0, nil
+	noLogits := filepath.Join(dir, "nologits.npz")
+	if err := bundle.Write(noLogits, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ood(noLogits, noLogits).Rows {
+		na := r.Unavailable != ""
+		if na != (r.Method == "MSP" || r.Method == "Energy" || r.Method == "ViM") {
+			t.Errorf("without logits, %s: unavailable %q", r.Method, r.Unavailable)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, []string{"reproduce", "ood", "-models", "supervised=../../encoders/fmnist-supervised.onnx", "-rows", "baselines",
+		"-train-anchors", "200", "-test-anchors", "400", "-k", "5", "-seeds", "2", "-ood-sets", "noise:300", "-cider-epochs", "2",
+		"-cache", filepath.Join(dir, "cache"), "-quiet", "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	var tabs []experiment.OODTable
+	if err := json.Unmarshal(stdout.Bytes(), &tabs); err != nil {
+		t.Fatal(err)
+	}
+	if len(tabs) != 1 || len(tabs[0].Rows) != 10 || tabs[0].Runs != 2 {
+		t.Fatalf("reproduce ood: %s", stdout.String())
+	}
+	for _, r := range tabs[0].Rows {
+		if r.Unavailable != "" || len(r.AUROC) != 1 || !(r.AUROC[0].Mean >= 0 && r.AUROC[0].Mean <= 100) {
+			t.Errorf("reproduce ood, %s: %+v", r.Method, r)
+		}
 	}
 }
