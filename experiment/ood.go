@@ -26,6 +26,10 @@ type OODConfig struct {
 	// Baselines are the detectors to compare with (nil: none); CIDER's
 	// seed is set per seed.
 	Baselines []ood.Detector
+	// BaselineTrain, if not nil, holds the training features the baselines
+	// are fitted on (the paper: the whole training split); nil means the
+	// training anchors of the embeddings.
+	BaselineTrain *bundle.Bundle
 }
 
 // OODSet is an out-of-distribution sample: its anchors (features, logits,
@@ -138,7 +142,11 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 		}
 		return nil
 	}
-	trainSample := ood.SampleOf(e.Train)
+	baseTrain := e.Train
+	if cfg.BaselineTrain != nil {
+		baseTrain = cfg.BaselineTrain
+	}
+	trainSample := ood.SampleOf(baseTrain)
 	for s := range cfg.Seeds {
 		seed := uint64(s)
 		sp, err := realSplits(e, cfg.RealConfig, seed, true, false, 0)
@@ -234,8 +242,8 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 	}
 	t := &OODTable{
 		Title: "OOD detection, Fashion-MNIST (ID), " + e.Encoder,
-		Config: fmt.Sprintf("ID: the test half of %d test anchors; CCS sets fitted as in the Fashion-MNIST table (k=%d, %d negatives, α=%v), batch negatives: %d drawn within each evaluated sample; reference: %d calibration anchors; baselines fitted on the %d training anchors; FPR95 %v; seeds 0–%d",
-			e.Test.N, cfg.K, cfg.KNeg, cfg.Alpha, cfg.KNeg, cfg.Reference, e.Train.N, cfg.Convention, cfg.Seeds-1),
+		Config: fmt.Sprintf("ID: the test half of %d test anchors; CCS sets fitted as in the Fashion-MNIST table (k=%d, %d negatives, α=%v), batch negatives: %d drawn within each evaluated sample; reference: %d calibration anchors; baselines fitted on %d training images; FPR95 %v; seeds 0–%d",
+			e.Test.N, cfg.K, cfg.KNeg, cfg.Alpha, cfg.KNeg, cfg.Reference, baseTrain.N, cfg.Convention, cfg.Seeds-1),
 		Runs: cfg.Seeds,
 	}
 	for _, o := range sets {

@@ -41,6 +41,7 @@ func init() {
 			oodSets := fs.String("ood-sets", "mnist,noise", "ood: OOD image `sets` (mnist, noise[:N])")
 			reference := fs.Int("reference", 256, "ood: calibration anchors kept as the reference pool of the per-sample CCS score")
 			ciderEpochs := fs.Int("cider-epochs", 100, "ood: CIDER's training epochs (the paper: 100)")
+			baselineTrain := fs.Int("baseline-train", 0, "ood: training images the baselines are fitted on (0: all 60 000, as the paper)")
 			asJSON := fs.Bool("json", false, "print JSON instead of the table")
 			quiet := fs.Bool("quiet", false, "no progress on stderr")
 			return func(pos []string) error {
@@ -95,7 +96,10 @@ func init() {
 					}
 					cfg := experiment.OODConfig{RealConfig: experiment.RealConfig{SimConfig: experiment.SimConfig{Seeds: *seeds, Alpha: *alpha, Calibration: m, Train: tc, OutDir: *outDir}},
 						Reference: *reference, Convention: conv}
-					return reproduceOOD(out, ms, cfg, methods, strings.Split(*oodSets, ","), *ciderEpochs,
+					if *baselineTrain < 0 {
+						return usagef("reproduce: -baseline-train must be ≥ 0")
+					}
+					return reproduceOOD(out, ms, cfg, methods, strings.Split(*oodSets, ","), *ciderEpochs, *baselineTrain,
 						*trainAnchors, *testAnchors, *k, *embedSeed, *cacheDir, *quiet, *asJSON)
 				}
 				if pos[0] == "fmnist" {

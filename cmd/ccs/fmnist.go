@@ -171,7 +171,7 @@ func classifierFor(model string) (*ood.Classifier, error) {
 
 // reproduceOOD embeds (or reads from the cache) each encoder's Fashion-MNIST
 // splits and the OOD image sets, and prints one OOD table per encoder.
-func reproduceOOD(out *output, models [][2]string, cfg experiment.OODConfig, methods []experiment.Method, oodSets []string, ciderEpochs int,
+func reproduceOOD(out *output, models [][2]string, cfg experiment.OODConfig, methods []experiment.Method, oodSets []string, ciderEpochs, baselineTrain int,
 	trainAnchors, testAnchors, k int, embedSeed uint64, cacheDir string, quiet, asJSON bool) error {
 	var tables []any
 	for _, m := range models {
@@ -189,6 +189,12 @@ func reproduceOOD(out *output, models [][2]string, cfg experiment.OODConfig, met
 		if err != nil {
 			return err
 		}
+		// The baselines are fitted on the whole training split (one view each:
+		// they need only the anchors).
+		c := cfg
+		if c.BaselineTrain, err = embedSplit(m[1], opt, "fashion-mnist:train", baselineTrain, 1, embedSeed, cacheDir, bar, log); err != nil {
+			return err
+		}
 		var sets []experiment.OODSet
 		for _, name := range oodSets {
 			// One view each: the OOD samples need only their anchors.
@@ -198,7 +204,6 @@ func reproduceOOD(out *output, models [][2]string, cfg experiment.OODConfig, met
 			}
 			sets = append(sets, experiment.OODSet{Name: name, B: b})
 		}
-		c := cfg
 		if c.OutDir != "" {
 			c.OutDir = filepath.Join(cfg.OutDir, m[0])
 		}

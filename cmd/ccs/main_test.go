@@ -404,7 +404,7 @@ func testOOD(t *testing.T, dir, idPath string) {
 	}
 	var stdout, stderr bytes.Buffer
 	if err := run(&stdout, &stderr, []string{"reproduce", "ood", "-models", "supervised=../../encoders/fmnist-supervised.onnx", "-rows", "baselines",
-		"-train-anchors", "200", "-test-anchors", "400", "-k", "5", "-seeds", "2", "-ood-sets", "noise:300", "-cider-epochs", "2",
+		"-train-anchors", "200", "-test-anchors", "400", "-k", "5", "-seeds", "2", "-ood-sets", "noise:300", "-cider-epochs", "2", "-baseline-train", "500",
 		"-cache", filepath.Join(dir, "cache"), "-quiet", "-json"}); err != nil {
 		t.Fatal(err)
 	}
