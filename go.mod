@@ -10,6 +10,7 @@ require (
 
 require (
 	github.com/nlpodyssey/gopickle v0.3.0 // indirect
+	github.com/prometheus/client_golang v1.23.2 // indirect
 	github.com/yalue/onnxruntime_go v1.33.0 // indirect
-	golang.org/x/text v0.23.0 // indirect
+	golang.org/x/text v0.28.0 // indirect
 )

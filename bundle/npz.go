@@ -43,7 +43,19 @@ func Int64(data []int64, shape ...int) Array { return Array{Shape: shape, I64: d
 
 // readArray reads one .npy stream, accepting only little-endian float32
 // ('<f4') and int64 ('<i8') in C order.
-func readArray(r io.Reader, name string) (Array, error) {
+func readArray(r io.Reader, name string) (Array, error) { return DecodeNPY(r, name, 0) }
+
+// DecodeNPY reads one .npy stream (little-endian float32 or int64, C order)
+// named name in errors. maxElems, if positive, caps the number of elements
+// the header may announce, checked before anything is allocated — for
+// untrusted input such as a request body. A malformed header is an error,
+// never a panic.
+func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
+	defer func() {
+		if p := recover(); p != nil { // npyio on a malformed header
+			a, err = Array{}, fmt.Errorf("array %q: malformed .npy header (%v)", name, p)
+		}
+	}()
 	nr, err := npy.NewReader(bufio.NewReaderSize(r, 1<<16))
 	if err != nil {
 		return Array{}, fmt.Errorf("array %q: %w", name, err)
@@ -52,7 +64,17 @@ func readArray(r io.Reader, name string) (Array, error) {
 	if h.Fortran {
 		return Array{}, fmt.Errorf("array %q: Fortran order is not supported (write it with numpy.ascontiguousarray)", name)
 	}
-	a := Array{Shape: slices.Clone(h.Shape)}
+	n := 1
+	for _, s := range h.Shape {
+		if s < 0 || (s > 0 && n > math.MaxInt/8/s) {
+			return Array{}, fmt.Errorf("array %q: shape %v is too large", name, h.Shape)
+		}
+		n *= s
+	}
+	if maxElems > 0 && n > maxElems {
+		return Array{}, fmt.Errorf("array %q: shape %v holds %d values, more than the %d allowed", name, h.Shape, n, maxElems)
+	}
+	a = Array{Shape: slices.Clone(h.Shape)}
 	switch h.Type {
 	case "<f4":
 		err = nr.Read(&a.F32)

@@ -1,0 +1,58 @@
+package retrieve
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+)
+
+// BenchmarkSearch is one query over 10⁶ items at d = 128 (-short: 10⁵),
+// per geometry; the thresholds keep about 0.1% of the items.
+func BenchmarkSearch(b *testing.B) {
+	const d = 128
+	n := 1_000_000
+	if testing.Short() {
+		n = 100_000
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	c, _ := NewCollection(rows, d, nil)
+	anchor := make([]float32, d)
+	m, p := make([]float64, d), make([]float64, d)
+	for j := range d {
+		m[j], p[j] = 0.5+rng.Float64(), 1.5+rng.Float64()
+	}
+	gb, _ := geometry.NewGenBall(m, p)
+	mm := make([]float64, d*d)
+	for j := range d {
+		mm[j*d+j] = 1
+	}
+	nm, _ := geometry.NewNorm(d, mm, 2)
+	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, gb, nm} {
+		// The threshold: the 0.1% quantile of the scores of 10⁴ items.
+		sc := g.Scores(make([]float64, 10000), rows[:10000*d])
+		q := quantile(sc, 0.001)
+		s := &conformal.Set{Geometry: g, Threshold: q, Alpha: 0.05, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 100, Rank: 96}}
+		b.Run(g.Kind().String(), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := Search(context.Background(), s, anchor, c, 100); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+		})
+	}
+}
+
+func quantile(x []float64, q float64) float64 {
+	y := slices.Clone(x)
+	slices.Sort(y)
+	return y[int(q*float64(len(y)))]
+}

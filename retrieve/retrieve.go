@@ -1,0 +1,157 @@
+// Package retrieve finds every item of a collection of embeddings that lies
+// inside a fitted set around a query anchor: retrieval whose recall of the
+// anchor's positives is guaranteed at 1−α (marginally over anchors, when
+// the query and the calibration anchors are exchangeable), by an exact scan
+// over all cores.
+package retrieve
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/internal/parallel"
+)
+
+// Collection is a searchable set of n embeddings of dimension d, each with
+// an id.
+type Collection struct {
+	N, D int
+	IDs  []int64   // N
+	Rows []float32 // N×D
+}
+
+// NewCollection checks rows (n×d) and ids (nil: the row numbers).
+func NewCollection(rows []float32, d int, ids []int64) (*Collection, error) {
+	if d < 1 || len(rows)%d != 0 {
+		return nil, fmt.Errorf("collection: %d values are not rows of dimension %d", len(rows), d)
+	}
+	n := len(rows) / d
+	if ids == nil {
+		ids = make([]int64, n)
+		for i := range ids {
+			ids[i] = int64(i)
+		}
+	}
+	if len(ids) != n {
+		return nil, fmt.Errorf("collection: %d ids for %d rows", len(ids), n)
+	}
+	for i, v := range rows {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("collection: row %d, coordinate %d is %v", i/d, i%d, v)
+		}
+	}
+	return &Collection{N: n, D: d, IDs: ids, Rows: rows}, nil
+}
+
+// ReadCollection reads a collection from an .npz archive: the embeddings
+// as "embeddings" (n, d) float32 — or a bundle's "anchors" — and the ids as
+// "ids" (n,) int64 — or a bundle's "index"; without either, the row
+// numbers.
+func ReadCollection(path string) (*Collection, error) {
+	arr, err := bundle.ReadNPZ(path)
+	if err != nil {
+		return nil, err
+	}
+	rows, ok := arr["embeddings"]
+	name := "embeddings"
+	if !ok {
+		rows, name = arr["anchors"], "anchors"
+	}
+	if rows.F32 == nil || len(rows.Shape) != 2 || rows.Shape[0] < 1 || rows.Shape[1] < 1 {
+		return nil, fmt.Errorf("%s: want an array \"embeddings\" (or \"anchors\") of float32 (n, d), n, d ≥ 1", path)
+	}
+	ids, idName := arr["ids"], "ids"
+	if ids.Shape == nil {
+		ids, idName = arr["index"], "index"
+	}
+	if ids.Shape != nil && (ids.I64 == nil || len(ids.Shape) != 1 || ids.Shape[0] != rows.Shape[0]) {
+		return nil, fmt.Errorf("%s: array %q must be int64 (%d,)", path, idName, rows.Shape[0])
+	}
+	c, err := NewCollection(rows.F32, rows.Shape[1], ids.I64)
+	if err != nil {
+		return nil, fmt.Errorf("%s: array %q: %w", path, name, err)
+	}
+	return c, nil
+}
+
+// Hit is an item inside the set: its id, its row in the collection and its
+// score φ(anchor − item) (≤ the set's threshold).
+type Hit struct {
+	ID    int64   `json:"id"`
+	Row   int     `json:"row"`
+	Score float64 `json:"score"`
+}
+
+// chunk is the number of items a task scores; block the rows whose
+// differences are held at a time.
+const (
+	chunk = 8192
+	block = 256
+)
+
+// Search returns the items of c inside s around anchor, nearest (lowest
+// score) first, ties by row, at most limit of them (limit ≤ 0: all), and
+// how many are inside in all. It scans every item on all cores and stops
+// early, returning ctx's error, when ctx is done.
+func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collection, limit int) ([]Hit, int, error) {
+	if !s.Calibrated() {
+		return nil, 0, conformal.ErrNotCalibrated
+	}
+	d := s.Geometry.Dim()
+	switch {
+	case c.D != d:
+		return nil, 0, fmt.Errorf("the set has dimension %d, the collection %d", d, c.D)
+	case len(anchor) != d:
+		return nil, 0, fmt.Errorf("anchor of dimension %d, the set has %d", len(anchor), d)
+	}
+	for j, v := range anchor {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, 0, fmt.Errorf("anchor coordinate %d is %v", j, v)
+		}
+	}
+	parts := make([][]Hit, parallel.Chunks(c.N, chunk))
+	q := s.Threshold
+	parallel.For(c.N, chunk, 0, func(ci, lo, hi int) {
+		if ctx.Err() != nil {
+			return
+		}
+		diffs := make([]float32, block*d)
+		scores := make([]float64, block)
+		for b := lo; b < hi; b += block {
+			e := min(hi, b+block)
+			n := e - b
+			for i := range n {
+				row := c.Rows[(b+i)*d : (b+i+1)*d]
+				dst := diffs[i*d : (i+1)*d]
+				for j, v := range row {
+					dst[j] = anchor[j] - v
+				}
+			}
+			for i, sc := range s.Geometry.Scores(scores[:n], diffs[:n*d]) {
+				if sc <= q {
+					parts[ci] = append(parts[ci], Hit{ID: c.IDs[b+i], Row: b + i, Score: sc})
+				}
+			}
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	var hits []Hit
+	for _, p := range parts {
+		hits = append(hits, p...)
+	}
+	total := len(hits)
+	slices.SortFunc(hits, func(a, b Hit) int {
+		return cmp.Or(cmp.Compare(a.Score, b.Score), cmp.Compare(a.Row, b.Row))
+	})
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits, total, nil
+}

@@ -1,0 +1,168 @@
+package retrieve
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+)
+
+// gaussBundle draws n anchors in d dimensions with k positives each
+// (anchor + N(0, σ²I)).
+func gaussBundle(rng *rand.Rand, n, k, d int, sigma float64) *bundle.Bundle {
+	b := &bundle.Bundle{N: n, K: k, D: d, Anchors: make([]float32, n*d), Positives: make([]float32, n*k*d)}
+	for i := range n {
+		for j := range d {
+			b.Anchors[i*d+j] = float32(3 * rng.NormFloat64())
+		}
+		for p := range k {
+			for j := range d {
+				b.Positives[(i*k+p)*d+j] = b.Anchors[i*d+j] + float32(sigma*rng.NormFloat64())
+			}
+		}
+	}
+	return b
+}
+
+// TestSearchMatchesContains: every hit is inside, every item inside is a
+// hit, ordered by score then row; the limit keeps the nearest.
+func TestSearchMatchesContains(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	const d = 4
+	g, _ := geometry.NewGenBall([]float64{1, 2, 0.5, 1}, []float64{2, 1.5, 3, 0.8})
+	s := &conformal.Set{Geometry: g, Threshold: 3, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 20, Rank: 19}}
+	rows := make([]float32, 20000*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	c, err := NewCollection(rows, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchor := []float32{0.2, -0.1, 0.3, 0}
+	hits, total, err := Search(context.Background(), s, anchor, c, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int
+	diff := make([]float32, d)
+	for i := range c.N {
+		for j := range d {
+			diff[j] = anchor[j] - rows[i*d+j]
+		}
+		if s.Contains(diff) {
+			want = append(want, i)
+		}
+	}
+	if total != len(want) || len(hits) != total || total == 0 || total == c.N {
+		t.Fatalf("%d hits (total %d), %d items inside of %d", len(hits), total, len(want), c.N)
+	}
+	got := make([]int, len(hits))
+	for i, h := range hits {
+		got[i] = h.Row
+		if i > 0 && (hits[i-1].Score > h.Score || hits[i-1].Score == h.Score && hits[i-1].Row > h.Row) {
+			t.Fatalf("hits %d and %d out of order", i-1, i)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatal("the hits are not the items inside the set")
+	}
+	top, total2, _ := Search(context.Background(), s, anchor, c, 5)
+	if total2 != total || !slices.Equal(top, hits[:5]) {
+		t.Errorf("limit 5: %v (total %d), want the first five of all hits", top, total2)
+	}
+}
+
+// TestRecallGuarantee: a ball calibrated on held-out anchors (one positive
+// each) retrieves, from a collection holding the test anchors' positives,
+// on average at least 1−α of each test anchor's own positives.
+func TestRecallGuarantee(t *testing.T) {
+	t.Parallel()
+	const d, alpha, seeds = 8, 0.1, 20
+	var recall float64
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(seed, 77))
+		cal := gaussBundle(rng, 300, 1, d, 1)
+		s, err := conformal.Calibrate(geometry.Ball{D: d}, cal, alpha, conformal.Options{Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		test := gaussBundle(rng, 100, 10, d, 1)
+		ids := make([]int64, test.N*test.K) // each positive's id is its anchor
+		for i := range ids {
+			ids[i] = int64(i / test.K)
+		}
+		c, err := NewCollection(test.Positives, d, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var found int
+		for a := range test.N {
+			hits, _, err := Search(context.Background(), s, test.Anchor(a), c, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range hits {
+				if h.ID == int64(a) {
+					found++
+				}
+			}
+		}
+		recall += float64(found) / float64(test.N*test.K) / seeds
+	}
+	t.Logf("mean recall of the anchors' own positives over %d seeds: %.4f (1−α = %.2f)", seeds, recall, 1-alpha)
+	if recall < 1-alpha-0.01 || recall > 1-alpha+0.04 {
+		t.Errorf("mean recall %.4f, want about %.2f (≥ 1−α up to sampling error, and not everything)", recall, 1-alpha)
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	t.Parallel()
+	s := &conformal.Set{Geometry: geometry.Ball{D: 2}, Threshold: 1, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 20, Rank: 19}}
+	c, _ := NewCollection(make([]float32, 2*20000), 2, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := Search(ctx, s, []float32{0, 0}, c, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	c3, _ := NewCollection(make([]float32, 9), 3, nil)
+	nanFile := filepath.Join(t.TempDir(), "nan.npz")
+	if err := bundle.WriteNPZ(nanFile, map[string]bundle.Array{"embeddings": bundle.Float32([]float32{1, 2, float32(math.NaN()), 4}, 2, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{third(Search(context.Background(), s, []float32{0}, c, 0)), "anchor of dimension 1"},
+		{third(Search(context.Background(), s, []float32{0, 0}, c3, 0)), "the collection 3"},
+		{second(NewCollection(make([]float32, 5), 2, nil)), "not rows of dimension 2"},
+		{second(NewCollection(make([]float32, 4), 2, []int64{1})), "1 ids for 2 rows"},
+		{second(ReadCollection(nanFile)), "row 1, coordinate 0 is NaN"},
+		{second(ReadCollection(filepath.Join("..", "bundle", "testdata", "indexed.npz"))), ""},
+	} {
+		if tc.want == "" { // a bundle's anchors and index read as a collection
+			if tc.err != nil {
+				t.Errorf("bundle as a collection: %v", tc.err)
+			}
+			continue
+		}
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", tc.err, tc.want)
+		}
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+func third[T, U any](_ T, _ U, err error) error { return err }
