@@ -1,0 +1,440 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/head"
+	"github.com/ccsets/ccs/ood"
+	"github.com/ccsets/ccs/retrieve"
+)
+
+// apiError is an error answered as {"error": {"code", "message", "field"}}.
+type apiError struct {
+	status int
+	code   string
+	msg    string
+	field  string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(field, format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: "bad_request", msg: fmt.Sprintf(format, args...), field: field}
+}
+
+func invalid(field, format string, args ...any) *apiError {
+	return &apiError{status: http.StatusUnprocessableEntity, code: "invalid", msg: fmt.Sprintf(format, args...), field: field}
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	var e *apiError
+	if !errors.As(err, &e) {
+		e = &apiError{status: http.StatusInternalServerError, code: "internal", msg: err.Error()}
+	}
+	type body struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Field   string `json:"field,omitempty"`
+	}
+	writeJSON(w, e.status, map[string]body{"error": {e.code, e.msg, e.field}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// number is a float64 that JSON-encodes ±Inf as the strings "+Inf"/"-Inf".
+type number float64
+
+func (n number) MarshalJSON() ([]byte, error) {
+	switch f := float64(n); {
+	case math.IsInf(f, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(f, -1):
+		return []byte(`"-Inf"`), nil
+	case math.IsNaN(f):
+		return []byte(`null`), nil
+	}
+	return json.Marshal(float64(n))
+}
+
+func numbers(x []float64) []number {
+	out := make([]number, len(x))
+	for i, v := range x {
+		out[i] = number(v)
+	}
+	return out
+}
+
+// lookupSet finds the set of the path's {name}.
+func (s *Server) lookupSet(r *http.Request) (*state, string, *conformal.Set, error) {
+	st := s.state.Load()
+	name := r.PathValue("name")
+	set, ok := st.sets[name]
+	if !ok {
+		return nil, "", nil, &apiError{status: http.StatusNotFound, code: "unknown_set",
+			msg: fmt.Sprintf("no set %q (have %v)", name, slices.Sorted(maps.Keys(st.sets))), field: "name"}
+	}
+	return st, name, set, nil
+}
+
+// isNPY reports whether the request carries a .npy body; another content
+// type than JSON or .npy is an error.
+func isNPY(r *http.Request) (bool, error) {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return false, nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false, &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type", msg: fmt.Sprintf("Content-Type %q: %v", ct, err)}
+	}
+	switch mt {
+	case "application/json":
+		return false, nil
+	case "application/x-npy":
+		return true, nil
+	}
+	return false, &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type",
+		msg: fmt.Sprintf("Content-Type %q: want application/json or application/x-npy", mt)}
+}
+
+// bodyError maps a body-reading error to its answer.
+func bodyError(err error, what string) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return &apiError{status: http.StatusRequestEntityTooLarge, code: "body_too_large",
+			msg: fmt.Sprintf("the request body exceeds %d bytes", tooBig.Limit)}
+	}
+	return badRequest("", "malformed %s: %v", what, err)
+}
+
+// decodeJSON reads one JSON object into v: unknown fields and trailing
+// data are errors.
+func decodeJSON(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return bodyError(err, "JSON")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("", "malformed JSON: data after the request object")
+	}
+	return nil
+}
+
+// decodeNPY reads a float32 .npy body of at most maxRows rows of dimension
+// d: shape (d,) is one row, (m, d) m rows.
+func decodeNPY(r *http.Request, d, maxRows int) ([]float32, error) {
+	a, err := bundle.DecodeNPY(r.Body, "body", (maxRows+1)*d)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, bodyError(err, ".npy")
+		}
+		return nil, badRequest("", "%v", err)
+	}
+	if a.F32 == nil {
+		return nil, invalid("", ".npy body: dtype must be float32 ('<f4')")
+	}
+	switch {
+	case len(a.Shape) == 1 && a.Shape[0] == d:
+	case len(a.Shape) == 2 && a.Shape[1] == d:
+	default:
+		return nil, invalid("", ".npy body: shape %v, want (%d,) or (m, %d): the set's dimension is %d", a.Shape, d, d, d)
+	}
+	for i, v := range a.F32 {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, invalid(fmt.Sprintf("body[%d][%d]", i/d, i%d), "coordinate is %v", v)
+		}
+	}
+	return a.F32, nil
+}
+
+// vector converts a JSON vector of dimension d to float32, naming the
+// field of a wrong length or a value that is not a finite float32.
+func vector(dst []float32, field string, x []float64, d int) ([]float32, error) {
+	if len(x) != d {
+		return nil, invalid(field, "has %d coordinates, the set's dimension is %d", len(x), d)
+	}
+	for j, v := range x {
+		f := float32(v)
+		if math.IsNaN(v) || math.IsInf(float64(f), 0) {
+			return nil, invalid(fmt.Sprintf("%s[%d]", field, j), "%v is not a finite float32", v)
+		}
+		dst = append(dst, f)
+	}
+	return dst, nil
+}
+
+func (s *Server) checkCount(m int) error {
+	switch {
+	case m == 0:
+		return invalid("points", "no points")
+	case m > s.cfg.MaxPoints:
+		return &apiError{status: http.StatusRequestEntityTooLarge, code: "too_many_points",
+			msg: fmt.Sprintf("%d points, at most %d per request", m, s.cfg.MaxPoints), field: "points"}
+	}
+	return nil
+}
+
+// points reads the points of a request (and, with anchor, its anchor):
+// JSON fields, or a .npy body whose first row is the anchor.
+func (s *Server) points(r *http.Request, d int, anchor bool) (a, pts []float32, err error) {
+	npy, err := isNPY(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if npy {
+		rows, err := decodeNPY(r, d, s.cfg.MaxPoints+1)
+		if err != nil {
+			return nil, nil, err
+		}
+		if anchor {
+			if len(rows) < 2*d {
+				return nil, nil, invalid("", ".npy body: want the anchor then at least one point, (1+m, %d)", d)
+			}
+			a, rows = rows[:d], rows[d:]
+		}
+		if err := s.checkCount(len(rows) / d); err != nil {
+			return nil, nil, err
+		}
+		return a, rows, nil
+	}
+	var req struct {
+		Anchor []float64   `json:"anchor"`
+		Points [][]float64 `json:"points"`
+	}
+	if err := decodeJSON(r, &req); err != nil {
+		return nil, nil, err
+	}
+	if anchor {
+		if req.Anchor == nil {
+			return nil, nil, invalid("anchor", "missing")
+		}
+		if a, err = vector(nil, "anchor", req.Anchor, d); err != nil {
+			return nil, nil, err
+		}
+	} else if req.Anchor != nil {
+		return nil, nil, badRequest("anchor", "this endpoint takes no anchor")
+	}
+	if err := s.checkCount(len(req.Points)); err != nil {
+		return nil, nil, err
+	}
+	pts = make([]float32, 0, len(req.Points)*d)
+	for i, p := range req.Points {
+		if pts, err = vector(pts, fmt.Sprintf("points[%d]", i), p, d); err != nil {
+			return nil, nil, err
+		}
+	}
+	return a, pts, nil
+}
+
+// setInfo is one set in GET /v1/sets.
+type setInfo struct {
+	Name        string         `json:"name"`
+	Geometry    string         `json:"geometry"`
+	Dim         int            `json:"dim"`
+	Head        string         `json:"head,omitempty"`
+	Alpha       float64        `json:"alpha"`
+	Threshold   number         `json:"threshold"`
+	Guarantee   string         `json:"guarantee"`
+	Calibration conformal.Info `json:"calibration"`
+	Reference   int            `json:"ood_reference_rows"`
+	Warnings    []string       `json:"warnings"`
+}
+
+func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
+	st := s.state.Load()
+	var out []setInfo
+	for _, name := range slices.Sorted(maps.Keys(st.sets)) {
+		set := st.sets[name]
+		info := setInfo{Name: name, Geometry: set.Geometry.Kind().String(), Dim: set.Geometry.Dim(), Alpha: set.Alpha,
+			Threshold: number(set.Threshold), Guarantee: "exact", Calibration: set.Calibration, Warnings: set.Warnings()}
+		if !set.Exact() {
+			info.Guarantee = "approximate"
+		}
+		if p, ok := set.Geometry.(*head.Projected); ok {
+			info.Head = fmt.Sprintf("%d→%d", p.Head.In, p.Head.Out)
+		}
+		if set.Reference != nil {
+			info.Reference = set.Reference.N
+		}
+		if info.Warnings == nil {
+			info.Warnings = []string{}
+		}
+		out = append(out, info)
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"sets": out})
+}
+
+// chunk is the number of points scored between checks of the request's
+// context.
+const chunk = 1024
+
+// score answers whether each point is inside the set around the anchor.
+func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
+	_, name, set, err := s.lookupSet(r)
+	if err != nil {
+		return err
+	}
+	d := set.Geometry.Dim()
+	anchor, pts, err := s.points(r, d, true)
+	if err != nil {
+		return err
+	}
+	m := len(pts) / d
+	diffs := make([]float32, len(pts))
+	for i := range m {
+		for j := range d {
+			diffs[i*d+j] = anchor[j] - pts[i*d+j]
+		}
+	}
+	scores := make([]float64, m)
+	for lo := 0; lo < m; lo += chunk {
+		if err := r.Context().Err(); err != nil {
+			return cancelled(err)
+		}
+		hi := min(m, lo+chunk)
+		set.Geometry.Scores(scores[lo:hi], diffs[lo*d:hi*d])
+	}
+	inside := make([]bool, m)
+	for i, v := range scores {
+		inside[i] = v <= set.Threshold
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "threshold": number(set.Threshold),
+		"scores": numbers(scores), "inside": inside})
+}
+
+func cancelled(err error) error {
+	return &apiError{status: 499, code: "cancelled", msg: "request cancelled: " + err.Error()}
+}
+
+// ood answers the CCS OOD scores of the points against the set's
+// reference pool.
+func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
+	_, name, set, err := s.lookupSet(r)
+	if err != nil {
+		return err
+	}
+	if set.Reference == nil {
+		return &apiError{status: http.StatusUnprocessableEntity, code: "no_reference_pool",
+			msg: fmt.Sprintf("set %q has no reference pool for per-sample OOD scores (calibrate it with -reference N)", name), field: "name"}
+	}
+	d := set.Geometry.Dim()
+	_, pts, err := s.points(r, d, false)
+	if err != nil {
+		return err
+	}
+	m := len(pts) / d
+	scores := make([]float64, 0, m)
+	for lo := 0; lo < m; lo += chunk {
+		if err := r.Context().Err(); err != nil {
+			return cancelled(err)
+		}
+		sc, err := ood.CCSReference(set, pts[lo*d:min(m, lo+chunk)*d])
+		if err != nil {
+			return invalid("points", "%v", err)
+		}
+		scores = append(scores, sc...)
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "threshold": number(set.Threshold),
+		"reference_rows": set.Reference.N, "scores": numbers(scores)})
+}
+
+// retrieve answers the collection items inside the set around the anchor.
+func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
+	st, name, set, err := s.lookupSet(r)
+	if err != nil {
+		return err
+	}
+	d := set.Geometry.Dim()
+	var req struct {
+		Anchor     []float64 `json:"anchor"`
+		Collection string    `json:"collection"`
+		Limit      *int      `json:"limit"`
+	}
+	var anchor []float32
+	npy, err := isNPY(r)
+	if err != nil {
+		return err
+	}
+	if npy {
+		if anchor, err = decodeNPY(r, d, 1); err != nil {
+			return err
+		}
+		if len(anchor) != d {
+			return invalid("", ".npy body: one anchor of dimension %d, got %d values", d, len(anchor))
+		}
+		req.Collection = r.URL.Query().Get("collection")
+		if l := r.URL.Query().Get("limit"); l != "" {
+			n, err := strconv.Atoi(l)
+			if err != nil {
+				return badRequest("limit", "limit %q is not an integer", l)
+			}
+			req.Limit = &n
+		}
+	} else {
+		if err := decodeJSON(r, &req); err != nil {
+			return err
+		}
+		if req.Anchor == nil {
+			return invalid("anchor", "missing")
+		}
+		if anchor, err = vector(nil, "anchor", req.Anchor, d); err != nil {
+			return err
+		}
+	}
+	limit := s.cfg.MaxResults
+	if req.Limit != nil {
+		if *req.Limit < 1 || *req.Limit > s.cfg.MaxResults {
+			return invalid("limit", "limit %d: want 1 to %d", *req.Limit, s.cfg.MaxResults)
+		}
+		limit = *req.Limit
+	}
+	if req.Collection == "" {
+		return invalid("collection", "missing")
+	}
+	c, ok := st.colls[req.Collection]
+	if !ok {
+		return &apiError{status: http.StatusNotFound, code: "unknown_collection",
+			msg: fmt.Sprintf("no collection %q (have %v)", req.Collection, slices.Sorted(maps.Keys(st.colls))), field: "collection"}
+	}
+	if c.D != d {
+		return invalid("collection", "collection %q has dimension %d, set %q has %d", req.Collection, c.D, name, d)
+	}
+	hits, total, err := retrieve.Search(r.Context(), set, anchor, c, limit)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return cancelled(err)
+	}
+	if err != nil {
+		return invalid("", "%v", err)
+	}
+	if hits == nil {
+		hits = []retrieve.Hit{}
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "collection": req.Collection, "threshold": number(set.Threshold),
+		"total": total, "truncated": total > len(hits), "hits": hits})
+}

@@ -1,0 +1,219 @@
+// Package serve is an HTTP service over fitted sets: membership and
+// scores, CCS OOD scores, and certified retrieval from embedding
+// collections. Everything it serves is read-only, validated when loaded, and
+// replaced atomically on Reload (an invalid new file keeps the old state).
+//
+// API (JSON; errors are {"error": {"code", "message", "field"}}):
+//
+//	GET  /v1/sets                    the sets and their calibration facts
+//	POST /v1/sets/{name}/score       {"anchor": [...], "points": [[...], ...]}
+//	POST /v1/sets/{name}/ood         {"points": [[...], ...]}
+//	POST /v1/sets/{name}/retrieve    {"anchor": [...], "collection": "db", "limit": 100}
+//	GET  /healthz, /readyz, /metrics (Prometheus text format)
+//
+// A request may carry its points as a .npy body (Content-Type
+// application/x-npy, float32, C order): score takes (1+m, d) with the anchor
+// first, ood (m, d), retrieve (d,) or (1, d) with ?collection=NAME&limit=N.
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/retrieve"
+)
+
+// Config says what to serve and within which limits. Zero limits take the
+// defaults.
+type Config struct {
+	Sets        map[string]string // name → fitted set file (.json)
+	Collections map[string]string // name → collection file (.npz)
+	MaxBody     int64             // bytes per request body; default 32 MiB
+	MaxPoints   int               // points per request; default 100 000
+	MaxResults  int               // retrieval hits returned at most; default 10 000
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxBody == 0 {
+		c.MaxBody = 32 << 20
+	}
+	if c.MaxPoints == 0 {
+		c.MaxPoints = 100_000
+	}
+	if c.MaxResults == 0 {
+		c.MaxResults = 10_000
+	}
+	return c
+}
+
+// state is one consistent generation of what is served.
+type state struct {
+	sets   map[string]*conformal.Set
+	colls  map[string]*retrieve.Collection
+	loaded time.Time
+}
+
+// Server serves fitted sets. Its handler is safe for concurrent use.
+type Server struct {
+	cfg      Config
+	state    atomic.Pointer[state]
+	draining atomic.Bool
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	reloads  *prometheus.CounterVec
+	mux      *http.ServeMux
+}
+
+// New loads every file of cfg (an error names the first bad one) and
+// returns a server ready to serve them.
+func New(cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if len(cfg.Sets) == 0 {
+		return nil, errors.New("serve: no sets to serve")
+	}
+	if cfg.MaxBody < 1 || cfg.MaxPoints < 1 || cfg.MaxResults < 1 {
+		return nil, fmt.Errorf("serve: limits must be positive (body %d, points %d, results %d)", cfg.MaxBody, cfg.MaxPoints, cfg.MaxResults)
+	}
+	s := &Server{cfg: cfg, reg: prometheus.NewRegistry()}
+	st, err := load(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.state.Store(st)
+	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ccs_requests_total",
+		Help: "Requests served, by endpoint and HTTP status code."}, []string{"endpoint", "code"})
+	s.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ccs_request_duration_seconds",
+		Help:    "Request latency by endpoint.",
+		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16)}, []string{"endpoint"})
+	s.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ccs_reloads_total",
+		Help: "Reloads of the served files, by result."}, []string{"result"})
+	s.reg.MustRegister(s.requests, s.latency, s.reloads,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.routes()
+	return s, nil
+}
+
+// load reads and validates every file of cfg.
+func load(cfg Config) (*state, error) {
+	st := &state{sets: map[string]*conformal.Set{}, colls: map[string]*retrieve.Collection{}, loaded: time.Now()}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Sets)) {
+		set, err := conformal.Load(cfg.Sets[name])
+		if err != nil {
+			return nil, fmt.Errorf("set %q: %w", name, err)
+		}
+		if !set.Calibrated() {
+			return nil, fmt.Errorf("set %q (%s): %w", name, cfg.Sets[name], conformal.ErrNotCalibrated)
+		}
+		st.sets[name] = set
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Collections)) {
+		c, err := retrieve.ReadCollection(cfg.Collections[name])
+		if err != nil {
+			return nil, fmt.Errorf("collection %q: %w", name, err)
+		}
+		st.colls[name] = c
+	}
+	return st, nil
+}
+
+// Reload reads every file again and, if all are valid, serves the new
+// generation; otherwise it keeps the old one and returns why.
+func (s *Server) Reload() error {
+	st, err := load(s.cfg)
+	if err != nil {
+		s.reloads.WithLabelValues("failed").Inc()
+		return err
+	}
+	s.state.Store(st)
+	s.reloads.WithLabelValues("ok").Inc()
+	return nil
+}
+
+// Drain marks the server as stopping: /readyz answers 503 so that a load
+// balancer stops sending requests, while in-flight and new requests are
+// still served until the listener closes.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// Handler is the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// HTTPServer wraps the handler in an http.Server with read, write and idle
+// timeouts.
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{Addr: addr, Handler: s.mux,
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
+}
+
+func (s *Server) routes() {
+	s.mux = http.NewServeMux()
+	s.mux.Handle("/v1/sets", s.endpoint("sets", http.MethodGet, s.listSets))
+	s.mux.Handle("/v1/sets/{name}/score", s.endpoint("score", http.MethodPost, s.score))
+	s.mux.Handle("/v1/sets/{name}/ood", s.endpoint("ood", http.MethodPost, s.ood))
+	s.mux.Handle("/v1/sets/{name}/retrieve", s.endpoint("retrieve", http.MethodPost, s.retrieve))
+	s.mux.Handle("/healthz", s.endpoint("healthz", http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
+		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}))
+	s.mux.Handle("/readyz", s.endpoint("readyz", http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
+		if s.draining.Load() {
+			return writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+		}
+		return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	}))
+	s.mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	s.mux.Handle("/", s.endpoint("other", "", func(w http.ResponseWriter, r *http.Request) error {
+		return &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no endpoint %s", r.URL.Path)}
+	}))
+}
+
+// statusWriter records the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// endpoint wraps a handler: the method check, the body limit, errors as
+// JSON, request counts and latencies. A panic in a handler is a bug; it is
+// answered with 500 and counted, and the server goes on.
+func (s *Server) endpoint(name, method string, h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	lat := s.latency.WithLabelValues(name)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				writeError(sw, &apiError{status: http.StatusInternalServerError, code: "internal", msg: fmt.Sprint("internal error: ", p)})
+			}
+			s.requests.WithLabelValues(name, fmt.Sprint(sw.status)).Inc()
+			lat.Observe(time.Since(start).Seconds())
+		}()
+		if method != "" && r.Method != method {
+			sw.Header().Set("Allow", method)
+			writeError(sw, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
+				msg: fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, method)})
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBody)
+		}
+		if err := h(sw, r); err != nil {
+			writeError(sw, err)
+		}
+	})
+}

@@ -1,0 +1,321 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// fixture writes two sets and a collection (d = 3) and returns a server
+// over them and the set file paths.
+func fixture(t testing.TB) (*Server, map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	info := conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 95}
+	ball := &conformal.Set{Geometry: geometry.Ball{D: 3}, Threshold: 1.5, Alpha: 0.05, Calibration: info,
+		Reference: &conformal.Reference{Source: "test", N: 2, Rows: []float32{0, 0, 0, 3, 0, 4}}}
+	gb, err := geometry.NewGenBall([]float64{1, 2, 0.5}, []float64{2, 1, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := &conformal.Set{Geometry: gb, Threshold: 2, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.Pooled, N: 99, Rank: 90}}
+	paths := map[string]string{"ball": filepath.Join(dir, "ball.json"), "gen": filepath.Join(dir, "gen.json")}
+	for name, s := range map[string]*conformal.Set{"ball": ball, "gen": gen} {
+		if err := s.Save(paths[name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := filepath.Join(dir, "db.npz")
+	rows := []float32{0, 0, 0, 1, 0, 0, 0, 2, 0, 0.5, 0.5, 0.5, 5, 5, 5, -1, 0, 0.2}
+	if err := bundle.WriteNPZ(db, map[string]bundle.Array{"embeddings": bundle.Float32(rows, 6, 3),
+		"ids": bundle.Int64([]int64{10, 11, 12, 13, 14, 15}, 6)}); err != nil {
+		t.Fatal(err)
+	}
+	wrong := filepath.Join(dir, "wrong.npz")
+	if err := bundle.WriteNPZ(wrong, map[string]bundle.Array{"embeddings": bundle.Float32(make([]float32, 4), 2, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Sets: paths, Collections: map[string]string{"db": db, "flat": wrong}, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, paths
+}
+
+func do(t testing.TB, h http.Handler, method, path, ctype, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".json")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from testdata/%s.json:\n%s", name, name, got)
+	}
+}
+
+// TestEndpoints: each endpoint's answer, as golden JSON.
+func TestEndpoints(t *testing.T) {
+	s, _ := fixture(t)
+	h := s.Handler()
+	for _, c := range []struct {
+		name, method, path, body string
+	}{
+		{"sets", "GET", "/v1/sets", ""},
+		{"score", "POST", "/v1/sets/ball/score", `{"anchor": [0, 0, 0], "points": [[1, 0, 0], [0, 2, 0], [1, 1, 1]]}`},
+		{"score-gen", "POST", "/v1/sets/gen/score", `{"anchor": [0, 0, 0], "points": [[1, 0.5, 0], [0, 2, 0]]}`},
+		{"ood", "POST", "/v1/sets/ball/ood", `{"points": [[0, 0, 0], [3, 0, 4]]}`},
+		{"retrieve", "POST", "/v1/sets/ball/retrieve", `{"anchor": [0, 0, 0], "collection": "db"}`},
+		{"retrieve-limit", "POST", "/v1/sets/ball/retrieve", `{"anchor": [0, 0, 0], "collection": "db", "limit": 2}`},
+		{"healthz", "GET", "/healthz", ""},
+		{"readyz", "GET", "/readyz", ""},
+	} {
+		rec := do(t, h, c.method, c.path, "", c.body)
+		if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" {
+			t.Errorf("%s: status %d, type %q: %s", c.name, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+		}
+		golden(t, c.name, rec.Body.Bytes())
+	}
+}
+
+// npyBody encodes rows (m×3) as a float32 .npy stream.
+func npyBody(t testing.TB, rows []float32, shape ...int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "x.npy")
+	if err := bundle.WriteNPY(path, bundle.Float32(rows, shape...)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestNPYBodies: a .npy body gives the same answer as the same points in
+// JSON.
+func TestNPYBodies(t *testing.T) {
+	s, _ := fixture(t)
+	h := s.Handler()
+	for _, c := range []struct {
+		path, json, npy string
+	}{
+		{"/v1/sets/ball/score", `{"anchor": [0, 0, 0], "points": [[1, 0, 0], [0, 2, 0], [1, 1, 1]]}`,
+			npyBody(t, []float32{0, 0, 0, 1, 0, 0, 0, 2, 0, 1, 1, 1}, 4, 3)},
+		{"/v1/sets/ball/ood", `{"points": [[0, 0, 0], [3, 0, 4]]}`, npyBody(t, []float32{0, 0, 0, 3, 0, 4}, 2, 3)},
+		{"/v1/sets/ball/retrieve?collection=db&limit=2", `{"anchor": [0, 0, 0], "collection": "db", "limit": 2}`, npyBody(t, []float32{0, 0, 0}, 3)},
+	} {
+		path, _, _ := strings.Cut(c.path, "?")
+		want := do(t, h, "POST", path, "application/json", c.json)
+		got := do(t, h, "POST", c.path, "application/x-npy", c.npy)
+		if got.Code != 200 || got.Body.String() != want.Body.String() {
+			t.Errorf("%s: .npy answer %d %s, JSON answer %s", c.path, got.Code, got.Body, want.Body)
+		}
+	}
+}
+
+// TestErrors: every error path answers its status with a JSON error
+// naming the field where there is one.
+func TestErrors(t *testing.T) {
+	s, _ := fixture(t)
+	h := s.Handler()
+	many := `{"anchor": [0, 0, 0], "points": [` + strings.Repeat("[0, 0, 0], ", 50) + `[0, 0, 0]]}`
+	huge := `{"anchor": [0, 0, 0], "points": [[` + strings.Repeat("0, ", 40000) + `0]]}`
+	for _, c := range []struct {
+		name, method, path, ctype, body string
+		status                          int
+		code, field                     string
+	}{
+		{"unknown set", "POST", "/v1/sets/nope/score", "", `{}`, 404, "unknown_set", "name"},
+		{"unknown path", "GET", "/v2/things", "", "", 404, "not_found", ""},
+		{"method", "GET", "/v1/sets/ball/score", "", "", 405, "method_not_allowed", ""},
+		{"method sets", "POST", "/v1/sets", "", "", 405, "method_not_allowed", ""},
+		{"malformed JSON", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0`, 400, "bad_request", ""},
+		{"unknown field", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "pts": []}`, 400, "bad_request", ""},
+		{"trailing data", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0]]} {}`, 400, "bad_request", ""},
+		{"wrong type", "POST", "/v1/sets/ball/score", "", `{"anchor": "origin", "points": [[0, 0, 0]]}`, 400, "bad_request", ""},
+		{"missing anchor", "POST", "/v1/sets/ball/score", "", `{"points": [[0, 0, 0]]}`, 422, "invalid", "anchor"},
+		{"anchor dimension", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0], "points": [[0, 0, 0]]}`, 422, "invalid", "anchor"},
+		{"point dimension", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0], [1, 2]]}`, 422, "invalid", "points[1]"},
+		{"not float32", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, 1e39, 0]]}`, 422, "invalid", "points[0][1]"},
+		{"not float64", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, 1e999, 0]]}`, 400, "bad_request", ""},
+		{"no points", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": []}`, 422, "invalid", "points"},
+		{"too many points", "POST", "/v1/sets/ball/score", "", many, 413, "too_many_points", "points"},
+		{"body too large", "POST", "/v1/sets/ball/score", "", huge, 413, "body_too_large", ""},
+		{"media type", "POST", "/v1/sets/ball/score", "text/csv", "0,0,0", 415, "unsupported_media_type", ""},
+		{"ood anchor", "POST", "/v1/sets/ball/ood", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0]]}`, 400, "bad_request", "anchor"},
+		{"no reference pool", "POST", "/v1/sets/gen/ood", "", `{"points": [[0, 0, 0]]}`, 422, "no_reference_pool", "name"},
+		{"unknown collection", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0], "collection": "x"}`, 404, "unknown_collection", "collection"},
+		{"collection dimension", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0], "collection": "flat"}`, 422, "invalid", "collection"},
+		{"missing collection", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0]}`, 422, "invalid", "collection"},
+		{"limit", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0], "collection": "db", "limit": 5}`, 422, "invalid", "limit"},
+		{"npy shape", "POST", "/v1/sets/ball/score", "application/x-npy", npyBody(t, make([]float32, 8), 2, 4), 422, "invalid", ""},
+		{"npy anchor only", "POST", "/v1/sets/ball/score", "application/x-npy", npyBody(t, make([]float32, 3), 1, 3), 422, "invalid", ""},
+		{"npy NaN", "POST", "/v1/sets/ball/ood", "application/x-npy", npyBody(t, []float32{0, float32(nan()), 0}, 1, 3), 422, "invalid", "body[0][1]"},
+		{"npy int64", "POST", "/v1/sets/ball/ood", "application/x-npy", npyInt(t), 422, "invalid", ""},
+		{"npy garbage", "POST", "/v1/sets/ball/ood", "application/x-npy", "\x93NUMPY garbage", 400, "bad_request", ""},
+		{"npy limit", "POST", "/v1/sets/ball/retrieve?collection=db&limit=x", "application/x-npy", npyBody(t, []float32{0, 0, 0}, 3), 400, "bad_request", "limit"},
+	} {
+		rec := do(t, h, c.method, c.path, c.ctype, c.body)
+		var e struct {
+			Error struct{ Code, Message, Field string }
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil {
+			t.Errorf("%s: not a JSON error: %s", c.name, rec.Body)
+			continue
+		}
+		if rec.Code != c.status || e.Error.Code != c.code || e.Error.Field != c.field || e.Error.Message == "" {
+			t.Errorf("%s: %d %+v, want %d %s field %q", c.name, rec.Code, e.Error, c.status, c.code, c.field)
+		}
+	}
+}
+
+func nan() float64 { var z float64; return z / z }
+
+func npyInt(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "i.npy")
+	if err := bundle.WriteNPY(path, bundle.Int64([]int64{1, 2, 3}, 1, 3)); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+// TestReload: an invalid new file keeps the old state; a valid one is
+// served after Reload.
+func TestReload(t *testing.T) {
+	s, paths := fixture(t)
+	h := s.Handler()
+	threshold := func() float64 {
+		var r struct{ Threshold float64 }
+		json.Unmarshal(do(t, h, "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0]]}`).Body.Bytes(), &r)
+		return r.Threshold
+	}
+	if err := os.WriteFile(paths["ball"], []byte(`{"format": "ccs-set"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload(); err == nil || !strings.Contains(err.Error(), `set "ball"`) {
+		t.Errorf("reload of a broken file: %v", err)
+	}
+	if q := threshold(); q != 1.5 {
+		t.Errorf("after a failed reload the threshold is %v, want the old 1.5", q)
+	}
+	set := &conformal.Set{Geometry: geometry.Ball{D: 3}, Threshold: 2.5, Alpha: 0.05, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 95}}
+	if err := set.Save(paths["ball"]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if q := threshold(); q != 2.5 {
+		t.Errorf("after a reload the threshold is %v, want 2.5", q)
+	}
+	s.Drain()
+	if rec := do(t, h, "GET", "/readyz", "", ""); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz while draining: %d", rec.Code)
+	}
+	metrics := do(t, h, "GET", "/metrics", "", "").Body.String()
+	for _, want := range []string{`ccs_requests_total{code="200",endpoint="score"} 2`, `ccs_reloads_total{result="failed"} 1`,
+		`ccs_request_duration_seconds_bucket{endpoint="score"`, "go_memstats_heap_alloc_bytes"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+// TestCancelled: a retrieval whose request is cancelled stops and answers
+// 499.
+func TestCancelled(t *testing.T) {
+	s, _ := fixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequest("POST", "/v1/sets/ball/retrieve", strings.NewReader(`{"anchor": [0, 0, 0], "collection": "db"}`)).WithContext(ctx)
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	if rec.Code != 499 || !strings.Contains(rec.Body.String(), "cancelled") {
+		t.Errorf("cancelled retrieval: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	_, paths := fixture(t)
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{}, "no sets"},
+		{Config{Sets: map[string]string{"x": "/nonexistent.json"}}, `set "x"`},
+		{Config{Sets: paths, Collections: map[string]string{"db": paths["ball"]}}, `collection "db"`},
+		{Config{Sets: paths, MaxPoints: -1}, "limits must be positive"},
+	} {
+		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+// FuzzScoreJSON: no request body makes the score endpoint panic or answer
+// 500.
+func FuzzScoreJSON(f *testing.F) {
+	for _, seed := range []string{`{"anchor": [0, 0, 0], "points": [[1, 0, 0]]}`, `{"anchor": [1e38, -1e38, 0], "points": [[3, 4, 5], [0, 0, 0]]}`,
+		`{"points": []}`, `[]`, `null`, `{"anchor": [0, 0, 0], "points": [[1, 0, 0]]} x`} {
+		f.Add(seed)
+	}
+	s, _ := fixture(f)
+	h := s.Handler()
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, path := range []string{"/v1/sets/ball/score", "/v1/sets/gen/ood", "/v1/sets/ball/retrieve"} {
+			if rec := do(t, h, "POST", path, "", body); rec.Code >= 500 {
+				t.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+			}
+		}
+	})
+}
+
+// FuzzScoreNPY: no .npy body makes the endpoints panic or answer 500.
+func FuzzScoreNPY(f *testing.F) {
+	f.Add(npyBody(f, []float32{0, 0, 0, 1, 0, 0}, 2, 3))
+	f.Add(npyBody(f, []float32{0, 0, 0}, 3))
+	f.Add(npyInt(f))
+	f.Add("\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 3), }")
+	s, _ := fixture(f)
+	h := s.Handler()
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, path := range []string{"/v1/sets/ball/score", "/v1/sets/ball/ood", "/v1/sets/gen/score", "/v1/sets/ball/retrieve?collection=db"} {
+			if rec := do(t, h, "POST", path, "application/x-npy", body); rec.Code >= 500 {
+				t.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+			}
+		}
+	})
+}
