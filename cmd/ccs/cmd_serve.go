@@ -182,3 +182,56 @@ func init() {
 		},
 	})
 }
+
+func init() {
+	register(&command{
+		name:  "loadtest",
+		args:  "-url URL (-body FILE | -data JSON) [-content-type T] [-rate R] [-duration 10s] [-requests N] [-concurrency 8] [-json]",
+		short: "send one request repeatedly to a server, bounded in time and count, and report throughput and latency percentiles",
+		flags: func(fs *flag.FlagSet, out *output) func([]string) error {
+			url := fs.String("url", "", "request `URL`, e.g. http://127.0.0.1:8080/v1/sets/NAME/score")
+			bodyPath := fs.String("body", "", "request body `file`")
+			data := fs.String("data", "", "request body given inline")
+			ctype := fs.String("content-type", "application/json", "request `type` (application/x-npy for .npy bodies)")
+			rate := fs.Float64("rate", 0, "requests per second in all (0: as fast as answered)")
+			duration := fs.Duration("duration", 10*time.Second, "stop after this long (0: only -requests bounds it)")
+			requests := fs.Int("requests", 0, "stop after this many requests (0: only -duration bounds it)")
+			conc := fs.Int("concurrency", 8, "keep-alive connections")
+			asJSON := fs.Bool("json", false, "print JSON")
+			return func([]string) error {
+				if err := required("loadtest", "url", *url); err != nil {
+					return err
+				}
+				if (*bodyPath == "") == (*data == "") {
+					return usagef("loadtest: give one of -body and -data")
+				}
+				if *duration <= 0 && *requests <= 0 {
+					return usagef("loadtest: give a positive -duration or -requests: a load test must stop by itself")
+				}
+				if *conc < 1 || *rate < 0 || *requests < 0 {
+					return usagef("loadtest: -concurrency must be at least 1, -rate and -requests at least 0")
+				}
+				body := []byte(*data)
+				if *bodyPath != "" {
+					var err error
+					if body, err = os.ReadFile(*bodyPath); err != nil {
+						return err
+					}
+				}
+				r, err := serve.LoadTest(context.Background(), serve.LoadConfig{URL: *url, ContentType: *ctype, Body: body,
+					Rate: *rate, Duration: *duration, MaxRequests: *requests, Concurrency: *conc})
+				if err != nil {
+					return err
+				}
+				if *asJSON {
+					return writeJSON(out.stdout, r)
+				}
+				fmt.Fprintln(out.stdout, r)
+				if r.FirstError != "" {
+					out.warn("first error: " + r.FirstError)
+				}
+				return nil
+			}
+		},
+	})
+}

@@ -97,6 +97,10 @@ func TestUsageErrors(t *testing.T) {
 		{"ood-classifier", []string{"ood", "-set", "s.json", "-id", "a.npz", "-ood", "b.npz", "-classifier", "c.npz"}},
 		{"calibrate-reference", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-reference", "-3"}},
 		{"reproduce-ood-rows", []string{"reproduce", "ood", "-rows", "learned"}},
+		{"serve-noset", []string{"serve", "-addr", "127.0.0.1:0"}},
+		{"serve-setflag", []string{"serve", "-set", "noequals"}},
+		{"retrieve-anchor", []string{"retrieve", "-set", "s.json", "-db", "d.npz"}},
+		{"loadtest-unbounded", []string{"loadtest", "-url", "http://x", "-data", "{}", "-duration", "0"}},
 	} {
 		err := golden(t, "usage-"+c.name, "", c.args...)
 		if !isUsage(err) {

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ccsets/ccs/bundle"
+)
+
+// syncBuffer is a bytes.Buffer safe to write from the server's goroutine
+// and read from the test's.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestServeRetrieveLoadtest: ccs serve on a free port answers, reloads on
+// SIGHUP (keeping the old set when the new file is broken), drains and
+// stops on SIGTERM; ccs retrieve prints the same hits; ccs loadtest drives
+// the server.
+func TestServeRetrieveLoadtest(t *testing.T) {
+	dir := t.TempDir()
+	var sink bytes.Buffer
+	if err := run(&sink, &sink, []string{"simulate", "-out", dir, "-per-class", "100", "-k", "5", "-seed", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	set := filepath.Join(dir, "ball.json")
+	if err := run(&sink, &sink, []string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-reference", "20", "-out", set}); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "test.npz")
+	if err := golden(t, "retrieve", dir, "retrieve", "-set", set, "-db", db, "-anchor-index", "3", "-limit", "4"); err != nil {
+		t.Fatal(err)
+	}
+
+	hup, stop := make(chan os.Signal, 1), make(chan os.Signal, 1)
+	old := serveSignals
+	serveSignals = func() (<-chan os.Signal, <-chan os.Signal, func()) { return hup, stop, func() {} }
+	defer func() { serveSignals = old }()
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(io.Discard, &stderr, []string{"serve", "-set", "ball=" + set, "-db", "test=" + db, "-addr", "127.0.0.1:0"})
+	}()
+	var base string
+	for i := 0; base == ""; i++ {
+		if m := regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(stderr.String()); m != nil {
+			base = "http://" + m[1]
+		} else if i > 200 {
+			t.Fatalf("the server did not start: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	get := func(path string) string {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Sprint(resp.StatusCode, " ", string(b))
+	}
+	if got := get("/v1/sets"); !strings.HasPrefix(got, "200 ") || !strings.Contains(got, `"ood_reference_rows": 20`) {
+		t.Errorf("/v1/sets: %s", got)
+	}
+	// The server's retrieval equals ccs retrieve's.
+	var cli struct{ Hits []struct{ ID int64 } }
+	var out bytes.Buffer
+	if err := run(&out, &sink, []string{"retrieve", "-set", set, "-db", db, "-anchor-index", "3", "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(out.Bytes(), &cli)
+	anchor, _ := json.Marshal(anchorRow(t, db, 3))
+	resp, err := http.Post(base+"/v1/sets/ball/retrieve", "application/json", strings.NewReader(fmt.Sprintf(`{"anchor": %s, "collection": "test"}`, anchor)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srv struct{ Hits []struct{ ID int64 } }
+	json.NewDecoder(resp.Body).Decode(&srv)
+	resp.Body.Close()
+	if len(srv.Hits) == 0 || fmt.Sprint(srv.Hits) != fmt.Sprint(cli.Hits) {
+		t.Errorf("server hits %v, ccs retrieve %v", srv.Hits, cli.Hits)
+	}
+	out.Reset()
+	if err := run(&out, &sink, []string{"loadtest", "-url", base + "/v1/sets/ball/ood", "-data", fmt.Sprintf(`{"points": [%s]}`, anchor),
+		"-requests", "50", "-concurrency", "2", "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	var lr struct{ Requests, Errors int }
+	if json.Unmarshal(out.Bytes(), &lr); lr.Requests != 50 || lr.Errors != 0 {
+		t.Errorf("loadtest: %s", out.String())
+	}
+	// SIGHUP with a broken file: the old set stays.
+	good, _ := os.ReadFile(set)
+	os.WriteFile(set, []byte("{"), 0o644)
+	hup <- os.Interrupt
+	waitFor(t, &stderr, "reload failed")
+	if got := get("/v1/sets"); !strings.HasPrefix(got, "200 ") {
+		t.Errorf("after a failed reload: %s", got)
+	}
+	os.WriteFile(set, good, 0o644)
+	hup <- os.Interrupt
+	waitFor(t, &stderr, "reloaded")
+	stop <- os.Interrupt
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not stop")
+	}
+	for _, want := range []string{"draining", "stopped"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+func waitFor(t *testing.T, b *syncBuffer, s string) {
+	t.Helper()
+	for i := 0; !strings.Contains(b.String(), s); i++ {
+		if i > 500 {
+			t.Fatalf("no %q in:\n%s", s, b.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func anchorRow(t *testing.T, path string, i int) []float32 {
+	t.Helper()
+	b, err := bundle.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Anchor(i)
+}

@@ -1,0 +1,161 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// LoadConfig is a bounded load test: one request, repeated by Concurrency
+// keep-alive connections until Duration has passed or MaxRequests have been
+// sent, whichever comes first, at Rate requests per second in all (0: as
+// fast as the server answers).
+type LoadConfig struct {
+	URL         string
+	Method      string // default POST
+	ContentType string // default application/json
+	Body        []byte
+	Rate        float64
+	Duration    time.Duration
+	MaxRequests int
+	Concurrency int // default 8
+}
+
+// LoadResult is what a load test measured. Latencies are from sending the
+// request to reading the whole response.
+type LoadResult struct {
+	Requests   int           `json:"requests"`
+	Errors     int           `json:"errors"` // transport errors and non-2xx answers
+	Elapsed    time.Duration `json:"elapsed_ns"`
+	Throughput float64       `json:"requests_per_second"`
+	P50        time.Duration `json:"p50_ns"`
+	P90        time.Duration `json:"p90_ns"`
+	P99        time.Duration `json:"p99_ns"`
+	Max        time.Duration `json:"max_ns"`
+	FirstError string        `json:"first_error,omitempty"`
+}
+
+// String is a one-line account of the result.
+func (r LoadResult) String() string {
+	return fmt.Sprintf("%d requests (%d errors) in %v: %.0f req/s, latency p50 %v p90 %v p99 %v max %v",
+		r.Requests, r.Errors, r.Elapsed.Round(time.Millisecond), r.Throughput, r.P50, r.P90, r.P99, r.Max)
+}
+
+// LoadTest runs cfg against a server. It is bounded: it needs a positive
+// Duration or MaxRequests, and stops at ctx's end too.
+func LoadTest(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
+	if cfg.Method == "" {
+		cfg.Method = http.MethodPost
+	}
+	if cfg.ContentType == "" {
+		cfg.ContentType = "application/json"
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = 8
+	}
+	switch {
+	case cfg.Duration <= 0 && cfg.MaxRequests <= 0:
+		return LoadResult{}, errors.New("loadtest: give a duration or a number of requests (it must stop by itself)")
+	case cfg.Concurrency < 1 || cfg.Rate < 0 || cfg.MaxRequests < 0:
+		return LoadResult{}, fmt.Errorf("loadtest: concurrency %d, rate %v, requests %d", cfg.Concurrency, cfg.Rate, cfg.MaxRequests)
+	}
+	if cfg.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
+		defer cancel()
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: cfg.Concurrency, MaxIdleConnsPerHost: cfg.Concurrency,
+		MaxConnsPerHost: cfg.Concurrency, IdleConnTimeout: time.Minute}}
+	defer client.CloseIdleConnections()
+
+	// tickets hands out the right to send one request: counted, and paced
+	// when Rate is set.
+	tickets := make(chan struct{})
+	go func() {
+		defer close(tickets)
+		var tick <-chan time.Time
+		if cfg.Rate > 0 {
+			t := time.NewTicker(time.Duration(float64(time.Second) / cfg.Rate))
+			defer t.Stop()
+			tick = t.C
+		}
+		for n := 0; cfg.MaxRequests == 0 || n < cfg.MaxRequests; n++ {
+			if tick != nil {
+				select {
+				case <-tick:
+				case <-ctx.Done():
+					return
+				}
+			}
+			select {
+			case tickets <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var mu sync.Mutex
+	var lat []time.Duration
+	res := LoadResult{}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			var errs int
+			var first string
+			for range tickets {
+				t0 := time.Now()
+				req, err := http.NewRequestWithContext(ctx, cfg.Method, cfg.URL, bytes.NewReader(cfg.Body))
+				if err != nil {
+					errs++
+					first = err.Error()
+					continue
+				}
+				req.Header.Set("Content-Type", cfg.ContentType)
+				resp, err := client.Do(req)
+				if err != nil {
+					if ctx.Err() != nil {
+						break // the deadline, not the server
+					}
+					errs++
+					first = err.Error()
+					continue
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				mine = append(mine, time.Since(t0))
+				if err != nil || resp.StatusCode/100 != 2 {
+					errs++
+					first = fmt.Sprintf("status %d (%v)", resp.StatusCode, err)
+				}
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			res.Errors += errs
+			if first != "" && res.FirstError == "" {
+				res.FirstError = first
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	res.Requests = len(lat)
+	if res.Requests == 0 {
+		return res, errors.New("loadtest: no request completed")
+	}
+	slices.Sort(lat)
+	at := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
+	res.P50, res.P90, res.P99, res.Max = at(0.5), at(0.9), at(0.99), lat[len(lat)-1]
+	res.Throughput = float64(res.Requests) / res.Elapsed.Seconds()
+	return res, nil
+}
