@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
@@ -116,27 +117,37 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 	}
 	parts := make([][]Hit, parallel.Chunks(c.N, chunk))
 	q := s.Threshold
+	maybe := prefilter(s.Geometry, q)
 	parallel.For(c.N, chunk, 0, func(ci, lo, hi int) {
 		if ctx.Err() != nil {
 			return
 		}
 		diffs := make([]float32, block*d)
+		rows := make([]int, 0, block)
 		scores := make([]float64, block)
-		for b := lo; b < hi; b += block {
-			e := min(hi, b+block)
-			n := e - b
-			for i := range n {
-				row := c.Rows[(b+i)*d : (b+i+1)*d]
-				dst := diffs[i*d : (i+1)*d]
-				for j, v := range row {
-					dst[j] = anchor[j] - v
-				}
-			}
-			for i, sc := range s.Geometry.Scores(scores[:n], diffs[:n*d]) {
+		flush := func() {
+			for i, sc := range s.Geometry.Scores(scores[:len(rows)], diffs[:len(rows)*d]) {
 				if sc <= q {
-					parts[ci] = append(parts[ci], Hit{ID: c.IDs[b+i], Row: b + i, Score: sc})
+					parts[ci] = append(parts[ci], Hit{ID: c.IDs[rows[i]], Row: rows[i], Score: sc})
 				}
 			}
+			rows = rows[:0]
+		}
+		for r := lo; r < hi; r++ {
+			row := c.Rows[r*d : (r+1)*d]
+			if maybe != nil && !maybe(anchor, row) {
+				continue
+			}
+			dst := diffs[len(rows)*d : (len(rows)+1)*d]
+			for j, v := range row {
+				dst[j] = anchor[j] - v
+			}
+			if rows = append(rows, r); len(rows) == block {
+				flush()
+			}
+		}
+		if len(rows) > 0 {
+			flush()
 		}
 	})
 	if err := ctx.Err(); err != nil {
@@ -154,4 +165,54 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 		hits = hits[:limit]
 	}
 	return hits, total, nil
+}
+
+// prefilter returns a quick test that rules items out — false means
+// certainly outside — for the geometries whose score is a sum of
+// non-negative per-coordinate terms (the ℓ2 ball and the generalized ball):
+// the partial sum is checked every few coordinates and the scan of an item
+// stops once it exceeds the threshold (with a relative margin of 1e-9 for
+// rounding). Items it keeps are scored exactly by the geometry, so the hits
+// are the same as without it. nil means no quick test.
+func prefilter(g geometry.Geometry, q float64) func(anchor, row []float32) bool {
+	const every = 8
+	switch g := g.(type) {
+	case geometry.Ball:
+		limit := q * q * (1 + 1e-9)
+		return func(anchor, row []float32) bool {
+			var acc float64
+			for j0 := 0; j0 < len(row); j0 += every {
+				for j := j0; j < min(len(row), j0+every); j++ {
+					x := float64(anchor[j] - row[j])
+					acc += x * x
+				}
+				if acc > limit {
+					return false
+				}
+			}
+			return true
+		}
+	case *geometry.GenBall:
+		m, p := g.Scales(), g.Exponents()
+		logm := make([]float64, len(m))
+		for j := range m {
+			logm[j] = math.Log(m[j])
+		}
+		limit := q * (1 + 1e-9)
+		return func(anchor, row []float32) bool {
+			var acc float64
+			for j0 := 0; j0 < len(row); j0 += every {
+				for j := j0; j < min(len(row), j0+every); j++ {
+					if x := anchor[j] - row[j]; x != 0 {
+						acc += math.Exp(p[j] * (logm[j] + math.Log(math.Abs(float64(x)))))
+					}
+				}
+				if acc > limit {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return nil
 }

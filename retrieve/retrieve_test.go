@@ -33,13 +33,15 @@ func gaussBundle(rng *rand.Rand, n, k, d int, sigma float64) *bundle.Bundle {
 }
 
 // TestSearchMatchesContains: every hit is inside, every item inside is a
-// hit, ordered by score then row; the limit keeps the nearest.
+// hit, ordered by score then row; the limit keeps the nearest. For the
+// geometries with a prefilter (ball, generalized ball) and one without
+// (single-norm).
 func TestSearchMatchesContains(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	const d = 4
-	g, _ := geometry.NewGenBall([]float64{1, 2, 0.5, 1}, []float64{2, 1.5, 3, 0.8})
-	s := &conformal.Set{Geometry: g, Threshold: 3, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 20, Rank: 19}}
+	gb, _ := geometry.NewGenBall([]float64{1, 2, 0.5, 1}, []float64{2, 1.5, 3, 0.8})
+	nm, _ := geometry.NewNorm(d, []float64{1, 0.2, 0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0.1, 0, 0, 1}, 1.5)
 	rows := make([]float32, 20000*d)
 	for i := range rows {
 		rows[i] = float32(rng.NormFloat64())
@@ -49,37 +51,44 @@ func TestSearchMatchesContains(t *testing.T) {
 		t.Fatal(err)
 	}
 	anchor := []float32{0.2, -0.1, 0.3, 0}
-	hits, total, err := Search(context.Background(), s, anchor, c, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []int
-	diff := make([]float32, d)
-	for i := range c.N {
-		for j := range d {
-			diff[j] = anchor[j] - rows[i*d+j]
+	for _, tc := range []struct {
+		g geometry.Geometry
+		q float64
+	}{{gb, 3}, {geometry.Ball{D: d}, 1.2}, {nm, 1.5}} {
+		s := &conformal.Set{Geometry: tc.g, Threshold: tc.q, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 20, Rank: 19}}
+		hits, total, err := Search(context.Background(), s, anchor, c, 0)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if s.Contains(diff) {
-			want = append(want, i)
+		var want []int
+		diff := make([]float32, d)
+		for i := range c.N {
+			for j := range d {
+				diff[j] = anchor[j] - rows[i*d+j]
+			}
+			if s.Contains(diff) {
+				want = append(want, i)
+			}
 		}
-	}
-	if total != len(want) || len(hits) != total || total == 0 || total == c.N {
-		t.Fatalf("%d hits (total %d), %d items inside of %d", len(hits), total, len(want), c.N)
-	}
-	got := make([]int, len(hits))
-	for i, h := range hits {
-		got[i] = h.Row
-		if i > 0 && (hits[i-1].Score > h.Score || hits[i-1].Score == h.Score && hits[i-1].Row > h.Row) {
-			t.Fatalf("hits %d and %d out of order", i-1, i)
+		kind := tc.g.Kind()
+		if total != len(want) || len(hits) != total || total == 0 || total == c.N {
+			t.Fatalf("%v: %d hits (total %d), %d items inside of %d", kind, len(hits), total, len(want), c.N)
 		}
-	}
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Fatal("the hits are not the items inside the set")
-	}
-	top, total2, _ := Search(context.Background(), s, anchor, c, 5)
-	if total2 != total || !slices.Equal(top, hits[:5]) {
-		t.Errorf("limit 5: %v (total %d), want the first five of all hits", top, total2)
+		got := make([]int, len(hits))
+		for i, h := range hits {
+			got[i] = h.Row
+			if i > 0 && (hits[i-1].Score > h.Score || hits[i-1].Score == h.Score && hits[i-1].Row > h.Row) {
+				t.Fatalf("%v: hits %d and %d out of order", kind, i-1, i)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%v: the hits are not the items inside the set", kind)
+		}
+		top, total2, _ := Search(context.Background(), s, anchor, c, 5)
+		if total2 != total || !slices.Equal(top, hits[:5]) {
+			t.Errorf("%v: limit 5: %v (total %d), want the first five of all hits", kind, top, total2)
+		}
 	}
 }
 
