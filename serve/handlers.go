@@ -133,16 +133,59 @@ func bodyError(err error, what string) error {
 
 // decodeJSON reads one JSON object into v: unknown fields and trailing
 // data are errors.
-func decodeJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
+func decodeJSON(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return bodyError(err, "JSON")
+		return badRequest("", "malformed JSON: %v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return badRequest("", "malformed JSON: data after the request object")
 	}
 	return nil
+}
+
+// The fields each kind of request body may have.
+var (
+	pointFields    = map[string]bool{"anchor": true, "points": true}
+	retrieveFields = map[string]bool{"anchor": true, "collection": true, "limit": true}
+)
+
+// readRequest reads a JSON body with the given fields: the fast decoder
+// for the common shape, encoding/json (the reference, with its error
+// messages) for anything else.
+func readRequest(r *http.Request, fields map[string]bool) (request, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return request{}, bodyError(err, "JSON")
+	}
+	if req, ok := fastDecode(body, fields); ok {
+		return req, nil
+	}
+	return slowDecode(body, fields)
+}
+
+// slowDecode decodes body with encoding/json into the struct that has
+// exactly fields.
+func slowDecode(body []byte, fields map[string]bool) (request, error) {
+	var req request
+	if fields["points"] {
+		var v struct {
+			Anchor []float64   `json:"anchor"`
+			Points [][]float64 `json:"points"`
+		}
+		err := decodeJSON(body, &v)
+		req.Anchor, req.Points = v.Anchor, v.Points
+		return req, err
+	}
+	var v struct {
+		Anchor     []float64 `json:"anchor"`
+		Collection string    `json:"collection"`
+		Limit      *int      `json:"limit"`
+	}
+	err := decodeJSON(body, &v)
+	req.Anchor, req.Collection, req.Limit = v.Anchor, v.Collection, v.Limit
+	return req, err
 }
 
 // decodeNPY reads a float32 .npy body of at most maxRows rows of dimension
@@ -223,11 +266,8 @@ func (s *Server) points(r *http.Request, d int, anchor bool) (a, pts []float32, 
 		}
 		return a, rows, nil
 	}
-	var req struct {
-		Anchor []float64   `json:"anchor"`
-		Points [][]float64 `json:"points"`
-	}
-	if err := decodeJSON(r, &req); err != nil {
+	req, err := readRequest(r, pointFields)
+	if err != nil {
 		return nil, nil, err
 	}
 	if anchor {
@@ -324,8 +364,12 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 	for i, v := range scores {
 		inside[i] = v <= set.Threshold
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "threshold": number(set.Threshold),
-		"scores": numbers(scores), "inside": inside})
+	return writeJSON(w, http.StatusOK, struct {
+		Set       string   `json:"set"`
+		Threshold number   `json:"threshold"`
+		Scores    []number `json:"scores"`
+		Inside    []bool   `json:"inside"`
+	}{name, number(set.Threshold), numbers(scores), inside})
 }
 
 func cancelled(err error) error {
@@ -360,8 +404,12 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		}
 		scores = append(scores, sc...)
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "threshold": number(set.Threshold),
-		"reference_rows": set.Reference.N, "scores": numbers(scores)})
+	return writeJSON(w, http.StatusOK, struct {
+		Set       string   `json:"set"`
+		Threshold number   `json:"threshold"`
+		Reference int      `json:"reference_rows"`
+		Scores    []number `json:"scores"`
+	}{name, number(set.Threshold), set.Reference.N, numbers(scores)})
 }
 
 // retrieve answers the collection items inside the set around the anchor.
@@ -371,11 +419,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d := set.Geometry.Dim()
-	var req struct {
-		Anchor     []float64 `json:"anchor"`
-		Collection string    `json:"collection"`
-		Limit      *int      `json:"limit"`
-	}
+	var req request
 	var anchor []float32
 	npy, err := isNPY(r)
 	if err != nil {
@@ -397,7 +441,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 			req.Limit = &n
 		}
 	} else {
-		if err := decodeJSON(r, &req); err != nil {
+		if req, err = readRequest(r, retrieveFields); err != nil {
 			return err
 		}
 		if req.Anchor == nil {
@@ -435,6 +479,12 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	if hits == nil {
 		hits = []retrieve.Hit{}
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "collection": req.Collection, "threshold": number(set.Threshold),
-		"total": total, "truncated": total > len(hits), "hits": hits})
+	return writeJSON(w, http.StatusOK, struct {
+		Set        string         `json:"set"`
+		Collection string         `json:"collection"`
+		Threshold  number         `json:"threshold"`
+		Total      int            `json:"total"`
+		Truncated  bool           `json:"truncated"`
+		Hits       []retrieve.Hit `json:"hits"`
+	}{name, req.Collection, number(set.Threshold), total, total > len(hits), hits})
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -315,6 +316,31 @@ func FuzzScoreNPY(f *testing.F) {
 		for _, path := range []string{"/v1/sets/ball/score", "/v1/sets/ball/ood", "/v1/sets/gen/score", "/v1/sets/ball/retrieve?collection=db"} {
 			if rec := do(t, h, "POST", path, "application/x-npy", body); rec.Code >= 500 {
 				t.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+			}
+		}
+	})
+}
+
+// FuzzFastDecode: whatever the fast decoder accepts, encoding/json decodes
+// to the same request.
+func FuzzFastDecode(f *testing.F) {
+	for _, seed := range []string{`{"anchor": [0, -1.5e3, 2E-2], "points": [[1, 0], []]}`, `{"anchor":[],"points":[]}`, `{}`,
+		`{"anchor": [1], "collection": "db", "limit": 3}`, `{"limit": -0, "limit": 2}`, `{"points": [[1e400]]}`, `{"ANCHOR": [1]}`,
+		`{"anchor": [01]}`, `{"collection": "d\u00e9"}`, `{"anchor": null}`, ` { "points" : [ [ 1 , 2 ] ] } `} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, fields := range []map[string]bool{pointFields, retrieveFields} {
+			fast, ok := fastDecode([]byte(body), fields)
+			if !ok {
+				continue
+			}
+			slow, err := slowDecode([]byte(body), fields)
+			if err != nil {
+				t.Fatalf("fast decoder accepted %q, encoding/json: %v", body, err)
+			}
+			if !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("%q: fast %+v, encoding/json %+v", body, fast, slow)
 			}
 		}
 	})
