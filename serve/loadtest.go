@@ -75,22 +75,20 @@ func LoadTest(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 	defer client.CloseIdleConnections()
 
 	// tickets hands out the right to send one request: counted, and paced
-	// when Rate is set.
+	// when Rate is set — request n is due at start + n/Rate, so the average
+	// rate holds even when the sender falls behind for a moment.
 	tickets := make(chan struct{})
 	go func() {
 		defer close(tickets)
-		var tick <-chan time.Time
-		if cfg.Rate > 0 {
-			t := time.NewTicker(time.Duration(float64(time.Second) / cfg.Rate))
-			defer t.Stop()
-			tick = t.C
-		}
+		t0 := time.Now()
 		for n := 0; cfg.MaxRequests == 0 || n < cfg.MaxRequests; n++ {
-			if tick != nil {
-				select {
-				case <-tick:
-				case <-ctx.Done():
-					return
+			if cfg.Rate > 0 {
+				if wait := time.Until(t0.Add(time.Duration(float64(n) / cfg.Rate * float64(time.Second)))); wait > 0 {
+					select {
+					case <-time.After(wait):
+					case <-ctx.Done():
+						return
+					}
 				}
 			}
 			select {
