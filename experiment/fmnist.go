@@ -57,20 +57,7 @@ func RealMethods() []Method {
 // coverage transfer: sets calibrated with augmentation positives, coverage
 // measured on same-class positives).
 func Real(e *Embedded, cfg RealConfig, methods []Method, progress func(done, total int, what string)) (*Table, error) {
-	if cfg.Seeds == 0 {
-		cfg.Seeds = 6
-	}
-	if cfg.FitFraction == 0 {
-		cfg.FitFraction = 0.8
-	}
-	if cfg.Train.SGD == (train.SGD{}) {
-		cfg.Train.SGD = train.EmbeddingSGD
-	}
-	cfg.K = e.Test.K
-	cfg.defaults()
-	if cfg.KNeg == 0 {
-		cfg.KNeg = cfg.K
-	}
+	cfg.realDefaults(e.Test.K)
 	if !(cfg.FitFraction > 0 && cfg.FitFraction < 1) {
 		return nil, fmt.Errorf("fit fraction %v, want 0 < f < 1", cfg.FitFraction)
 	}
@@ -92,6 +79,26 @@ func Real(e *Embedded, cfg RealConfig, methods []Method, progress func(done, tot
 		Rows: rows(methods, results),
 	}
 	return t, nil
+}
+
+// realDefaults fills the real-image protocol's defaults: 6 seeds (the
+// paper's), 80% of the training anchors to fit, the paper's embedding
+// recipe, k from the bundles and as many negatives.
+func (cfg *RealConfig) realDefaults(k int) {
+	if cfg.Seeds == 0 {
+		cfg.Seeds = 6
+	}
+	if cfg.FitFraction == 0 {
+		cfg.FitFraction = 0.8
+	}
+	if cfg.Train.SGD == (train.SGD{}) {
+		cfg.Train.SGD = train.EmbeddingSGD
+	}
+	cfg.K = k
+	cfg.defaults()
+	if cfg.KNeg == 0 {
+		cfg.KNeg = cfg.K
+	}
 }
 
 // seedOrder returns seed's generator of the real-image splits and its

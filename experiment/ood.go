@@ -14,7 +14,6 @@ import (
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/ood"
-	"github.com/ccsets/ccs/train"
 )
 
 // OODConfig configures an OOD table.
@@ -99,22 +98,9 @@ func OODMethods() []Method {
 // training anchors (features, logits, activations, labels) and score the
 // same samples.
 func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress func(done, total int, what string)) (*OODTable, error) {
-	if cfg.Seeds == 0 {
-		cfg.Seeds = 6
-	}
-	if cfg.FitFraction == 0 {
-		cfg.FitFraction = 0.8
-	}
+	cfg.realDefaults(e.Test.K)
 	if cfg.Reference == 0 {
 		cfg.Reference = 256
-	}
-	if cfg.Train.SGD == (train.SGD{}) {
-		cfg.Train.SGD = train.EmbeddingSGD
-	}
-	cfg.K = e.Test.K
-	cfg.defaults()
-	if cfg.KNeg == 0 {
-		cfg.KNeg = cfg.K
 	}
 	nrows := 2*len(methods) + len(cfg.Baselines)
 	auroc := make([][][]float64, nrows) // row, set, seed

@@ -96,23 +96,32 @@ func embedSplit(model string, opt encoder.Options, set string, n, k int, seed ui
 	return b, nil
 }
 
+// embedder returns a function that embeds n anchors of an image set with k
+// views each through model (or reads them from the cache), reporting on
+// out's stderr unless quiet.
+func embedder(out *output, quiet bool, model string, seed uint64, cacheDir string) func(set string, n, k int) (*bundle.Bundle, error) {
+	bar := newProgress(out, quiet, "anchors")
+	log := out.stderr
+	if quiet {
+		log = io.Discard
+	}
+	return func(set string, n, k int) (*bundle.Bundle, error) {
+		return embedSplit(model, encoder.Options{}, set, n, k, seed, cacheDir, bar, log)
+	}
+}
+
 // reproduceFMNIST embeds (or reads from the cache) each encoder's splits
 // and prints one table per encoder.
 func reproduceFMNIST(out *output, models [][2]string, cfg experiment.RealConfig, hc *experiment.HullConfig, methods []experiment.Method,
 	trainAnchors, testAnchors, k int, embedSeed uint64, cacheDir string, quiet, asJSON bool) error {
 	var tables []any
 	for _, m := range models {
-		bar := newProgress(out, quiet, "anchors")
-		log := out.stderr
-		if quiet {
-			log = io.Discard
-		}
-		opt := encoder.Options{}
-		tr, err := embedSplit(m[1], opt, "fashion-mnist:train", trainAnchors, k, embedSeed, cacheDir, bar, log)
+		emb := embedder(out, quiet, m[1], embedSeed, cacheDir)
+		tr, err := emb("fashion-mnist:train", trainAnchors, k)
 		if err != nil {
 			return err
 		}
-		te, err := embedSplit(m[1], opt, "fashion-mnist:test", testAnchors, k, embedSeed, cacheDir, bar, log)
+		te, err := emb("fashion-mnist:test", testAnchors, k)
 		if err != nil {
 			return err
 		}
@@ -137,7 +146,7 @@ func reproduceFMNIST(out *output, models [][2]string, cfg experiment.RealConfig,
 		}
 		h := *hc
 		h.OutDir = ""
-		views, err := embedSplit(m[1], opt, "fashion-mnist:test", testAnchors, 75, embedSeed, cacheDir, bar, log)
+		views, err := emb("fashion-mnist:test", testAnchors, 75)
 		if err != nil {
 			return err
 		}
@@ -175,30 +184,25 @@ func reproduceOOD(out *output, models [][2]string, cfg experiment.OODConfig, met
 	trainAnchors, testAnchors, k int, embedSeed uint64, cacheDir string, quiet, asJSON bool) error {
 	var tables []any
 	for _, m := range models {
-		bar := newProgress(out, quiet, "anchors")
-		log := out.stderr
-		if quiet {
-			log = io.Discard
-		}
-		opt := encoder.Options{}
-		tr, err := embedSplit(m[1], opt, "fashion-mnist:train", trainAnchors, k, embedSeed, cacheDir, bar, log)
+		emb := embedder(out, quiet, m[1], embedSeed, cacheDir)
+		tr, err := emb("fashion-mnist:train", trainAnchors, k)
 		if err != nil {
 			return err
 		}
-		te, err := embedSplit(m[1], opt, "fashion-mnist:test", testAnchors, k, embedSeed, cacheDir, bar, log)
+		te, err := emb("fashion-mnist:test", testAnchors, k)
 		if err != nil {
 			return err
 		}
 		// The baselines are fitted on the whole training split (one view each:
 		// they need only the anchors).
 		c := cfg
-		if c.BaselineTrain, err = embedSplit(m[1], opt, "fashion-mnist:train", baselineTrain, 1, embedSeed, cacheDir, bar, log); err != nil {
+		if c.BaselineTrain, err = emb("fashion-mnist:train", baselineTrain, 1); err != nil {
 			return err
 		}
 		var sets []experiment.OODSet
 		for _, name := range oodSets {
 			// One view each: the OOD samples need only their anchors.
-			b, err := embedSplit(m[1], opt, name, 0, 1, embedSeed, cacheDir, bar, log)
+			b, err := emb(name, 0, 1)
 			if err != nil {
 				return err
 			}
