@@ -269,26 +269,17 @@ func (m *Model) Embed(s *images.Set, progress func(done, total int)) (embed.Outp
 			progress(hi, s.N)
 		}
 	}
+	name := 0 // m.names holds the present outputs in widths' order
 	for i, w := range widths {
 		if w == 0 {
 			continue
 		}
 		if j := slices.IndexFunc(*dst[i], func(v float32) bool { return v != v || v > 3.4e38 || v < -3.4e38 }); j >= 0 {
-			return embed.Outputs{}, fmt.Errorf("%s on %s: output %q of image %d is %v", m.path, s.Name, m.names[len(parts(widths[:i]))], j/w, (*dst[i])[j])
+			return embed.Outputs{}, fmt.Errorf("%s on %s: output %q of image %d is %v", m.path, s.Name, m.names[name], j/w, (*dst[i])[j])
 		}
+		name++
 	}
 	return o, nil
-}
-
-// parts counts the outputs present among widths.
-func parts(widths []int) []int {
-	var p []int
-	for _, w := range widths {
-		if w > 0 {
-			p = append(p, w)
-		}
-	}
-	return p
 }
 
 // run runs one batch of n images, writing the outputs (in m.names' order,

@@ -21,7 +21,6 @@ type OODConfig struct {
 	RealConfig
 	Reference  int            // reference pool rows (calibration anchors); 0 means 256
 	Convention ood.Convention // FPR95's positive class
-	Classifier *ood.Classifier
 	// Baselines are the detectors to compare with (nil: none); CIDER's
 	// seed is set per seed.
 	Baselines []ood.Detector
@@ -135,16 +134,8 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 	trainSample := ood.SampleOf(baseTrain)
 	for s := range cfg.Seeds {
 		seed := uint64(s)
-		sp, err := realSplits(e, cfg.RealConfig, seed, true, false, 0)
+		sp, err := realSplits(e, cfg.RealConfig, seed, true, true, 0)
 		if err != nil {
-			return nil, err
-		}
-		_, order := seedOrder(seed, e.Test.N)
-		half := e.Test.N / 2
-		if sp.Cal, err = withNegatives(e.Test, order[:half], cfg.KNeg, seed, 1); err != nil {
-			return nil, err
-		}
-		if sp.Test, err = withNegatives(e.Test, order[half:], cfg.KNeg, seed, 2); err != nil {
 			return nil, err
 		}
 		oodB := make([]*bundle.Bundle, len(sets))

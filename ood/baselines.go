@@ -146,18 +146,20 @@ func (k *KNN) Fit(train Sample) error {
 
 // Score implements Detector.
 func (k *KNN) Score(x Sample) ([]float64, error) {
-	if err := fitted(k.index != nil, "KNN", x.D, k.index); err != nil {
+	if err := fitted("KNN", k.index.dim(), x.D); err != nil {
 		return nil, err
 	}
 	return k.index.kth(normalized(x.Features, x.D), k.K, false), nil
 }
 
-func fitted(ok bool, name string, d int, x *index) error {
-	if !ok {
+// fitted checks that a detector was fitted (fitDim > 0) on features of the
+// dimension it is asked to score.
+func fitted(name string, fitDim, d int) error {
+	if fitDim == 0 {
 		return fmt.Errorf("%s: not fitted", name)
 	}
-	if x != nil && x.d != d {
-		return fmt.Errorf("%s: fitted on dimension %d, scoring dimension %d", name, x.d, d)
+	if fitDim != d {
+		return fmt.Errorf("%s: fitted on dimension %d, scoring dimension %d", name, fitDim, d)
 	}
 	return nil
 }
@@ -279,11 +281,8 @@ func project(x []float64, w *mat.Dense) []float64 {
 
 // Score implements Detector.
 func (m *Mahalanobis) Score(x Sample) ([]float64, error) {
-	if err := fitted(m.whiten != nil, "Mahalanobis", x.D, nil); err != nil {
+	if err := fitted("Mahalanobis", m.d, x.D); err != nil {
 		return nil, err
-	}
-	if x.D != m.d {
-		return nil, fmt.Errorf("Mahalanobis: fitted on dimension %d, scoring dimension %d", m.d, x.D)
 	}
 	_, r := m.whiten.Dims()
 	var z mat.Dense
@@ -433,14 +432,11 @@ func (v *ViM) residuals(x *mat.Dense) []float64 {
 
 // Score implements Detector.
 func (v *ViM) Score(x Sample) ([]float64, error) {
-	if err := fitted(v.resid != nil, "ViM", x.D, nil); err != nil {
+	if err := fitted("ViM", len(v.origin), x.D); err != nil {
 		return nil, err
 	}
 	if x.Logits == nil {
 		return nil, unavailable("ViM", "logits")
-	}
-	if x.D != len(v.origin) {
-		return nil, fmt.Errorf("ViM: fitted on dimension %d, scoring dimension %d", len(v.origin), x.D)
 	}
 	res := v.residuals(shifted(x, v.origin))
 	for i := range x.N {

@@ -125,8 +125,8 @@ func (c *CIDER) Fit(train Sample) error {
 
 // Score implements Detector.
 func (c *CIDER) Score(x Sample) ([]float64, error) {
-	if c.h == nil {
-		return nil, errors.New("CIDER: not fitted")
+	if err := fitted("CIDER", c.index.dim(), c.ProjDim); err != nil {
+		return nil, err
 	}
 	if x.D != c.h.d {
 		return nil, fmt.Errorf("CIDER: fitted on dimension %d, scoring dimension %d", c.h.d, x.D)

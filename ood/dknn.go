@@ -127,7 +127,7 @@ func (k *DKNN) retract(c *mat.Dense) (zp, zr []float64) {
 
 // Score implements Detector.
 func (k *DKNN) Score(x Sample) ([]float64, error) {
-	if err := fitted(k.ip != nil, "D-KNN", x.D, k.ip); err != nil {
+	if err := fitted("D-KNN", k.ip.dim(), x.D); err != nil {
 		return nil, err
 	}
 	d := x.D

@@ -29,6 +29,14 @@ func newIndex(ref []float64, d int) *index {
 	return x
 }
 
+// dim is the indexed rows' dimension, 0 for no index.
+func (x *index) dim() int {
+	if x == nil {
+		return 0
+	}
+	return x.d
+}
+
 const (
 	queryBlock = 64   // queries per task
 	refBlock   = 2048 // reference rows per matrix product

@@ -76,7 +76,7 @@ func init() {
 				}
 				t := &experiment.OODTable{Title: "OOD detection", Runs: 1,
 					Config: fmt.Sprintf("set %s, ID %s, FPR95 %v", *setPath, *idPath, conv)}
-				var oods []*bundle.Bundle
+				var oodBundles []*bundle.Bundle
 				for _, p := range oodPaths {
 					name, file, ok := strings.Cut(p, "=")
 					if !ok {
@@ -86,7 +86,7 @@ func init() {
 					if err != nil {
 						return err
 					}
-					oods = append(oods, b)
+					oodBundles = append(oodBundles, b)
 					t.Sets = append(t.Sets, name)
 				}
 				scoreAll := func(f func(b *bundle.Bundle) ([]float64, error)) ([]float64, [][]float64, error) {
@@ -94,26 +94,26 @@ func init() {
 					if err != nil {
 						return nil, nil, fmt.Errorf("%s: %w", *idPath, err)
 					}
-					var os [][]float64
-					for j, b := range oods {
+					var scores [][]float64
+					for j, b := range oodBundles {
 						s, err := f(b)
 						if err != nil {
 							return nil, nil, fmt.Errorf("%s: %w", t.Sets[j], err)
 						}
-						os = append(os, s)
+						scores = append(scores, s)
 					}
-					return ids, os, nil
+					return ids, scores, nil
 				}
 				for _, m := range ms {
 					f := func(b *bundle.Bundle) ([]float64, error) { return ood.CCSBatch(set, b) }
 					if m == "reference" {
 						f = func(b *bundle.Bundle) ([]float64, error) { return ood.CCSReference(set, b.Anchors) }
 					}
-					ids, os, err := scoreAll(f)
+					ids, oods, err := scoreAll(f)
 					if err != nil {
 						return fmt.Errorf("CCS (%s): %w", m, err)
 					}
-					if err := t.AddRun("CCS ("+m+")", ids, os, conv, nil); err != nil {
+					if err := t.AddRun("CCS ("+m+")", ids, oods, conv, nil); err != nil {
 						return err
 					}
 				}
@@ -134,12 +134,12 @@ func init() {
 							c.Epochs, c.Seed = *ciderEpochs, *seed
 						}
 						var ids []float64
-						var os [][]float64
+						var oods [][]float64
 						err := det.Fit(train)
 						if err == nil {
-							ids, os, err = scoreAll(func(b *bundle.Bundle) ([]float64, error) { return det.Score(ood.SampleOf(b)) })
+							ids, oods, err = scoreAll(func(b *bundle.Bundle) ([]float64, error) { return det.Score(ood.SampleOf(b)) })
 						}
-						if err := t.AddRun(det.Name(), ids, os, conv, err); err != nil {
+						if err := t.AddRun(det.Name(), ids, oods, conv, err); err != nil {
 							return fmt.Errorf("%s: %w", det.Name(), err)
 						}
 					}

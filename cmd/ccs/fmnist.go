@@ -110,11 +110,40 @@ func embedder(out *output, quiet bool, model string, seed uint64, cacheDir strin
 	}
 }
 
+// tableSink collects tables: printed as text one by one, or as one JSON
+// list at the end.
+type tableSink struct {
+	out    *output
+	asJSON bool
+	all    []any
+}
+
+// add keeps t and, for text output, prints it.
+func (ts *tableSink) add(t interface{ WriteText(io.Writer) error }) error {
+	ts.all = append(ts.all, t)
+	if ts.asJSON {
+		return nil
+	}
+	if err := t.WriteText(ts.out.stdout); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(ts.out.stdout)
+	return err
+}
+
+// done writes the JSON list, when asked for.
+func (ts *tableSink) done() error {
+	if ts.asJSON {
+		return writeJSON(ts.out.stdout, ts.all)
+	}
+	return nil
+}
+
 // reproduceFMNIST embeds (or reads from the cache) each encoder's splits
 // and prints one table per encoder.
 func reproduceFMNIST(out *output, models [][2]string, cfg experiment.RealConfig, hc *experiment.HullConfig, methods []experiment.Method,
 	trainAnchors, testAnchors, k int, embedSeed uint64, cacheDir string, quiet, asJSON bool) error {
-	var tables []any
+	tables := &tableSink{out: out, asJSON: asJSON}
 	for _, m := range models {
 		emb := embedder(out, quiet, m[1], embedSeed, cacheDir)
 		tr, err := emb("fashion-mnist:train", trainAnchors, k)
@@ -134,12 +163,8 @@ func reproduceFMNIST(out *output, models [][2]string, cfg experiment.RealConfig,
 		if err != nil {
 			return fmt.Errorf("fmnist, %s: %w", m[0], err)
 		}
-		tables = append(tables, t)
-		if !asJSON {
-			if err := t.WriteText(out.stdout); err != nil {
-				return err
-			}
-			fmt.Fprintln(out.stdout)
+		if err := tables.add(t); err != nil {
+			return err
 		}
 		if hc == nil {
 			continue
@@ -154,18 +179,11 @@ func reproduceFMNIST(out *output, models [][2]string, cfg experiment.RealConfig,
 		if err != nil {
 			return fmt.Errorf("fmnist, %s, convex hull: %w", m[0], err)
 		}
-		tables = append(tables, ht)
-		if !asJSON {
-			if err := ht.WriteText(out.stdout); err != nil {
-				return err
-			}
-			fmt.Fprintln(out.stdout)
+		if err := tables.add(ht); err != nil {
+			return err
 		}
 	}
-	if asJSON {
-		return writeJSON(out.stdout, tables)
-	}
-	return nil
+	return tables.done()
 }
 
 // classifierFor returns the classifier file kept beside an encoder
@@ -182,7 +200,7 @@ func classifierFor(model string) (*ood.Classifier, error) {
 // splits and the OOD image sets, and prints one OOD table per encoder.
 func reproduceOOD(out *output, models [][2]string, cfg experiment.OODConfig, methods []experiment.Method, oodSets []string, ciderEpochs, baselineTrain int,
 	trainAnchors, testAnchors, k int, embedSeed uint64, cacheDir string, quiet, asJSON bool) error {
-	var tables []any
+	tables := &tableSink{out: out, asJSON: asJSON}
 	for _, m := range models {
 		emb := embedder(out, quiet, m[1], embedSeed, cacheDir)
 		tr, err := emb("fashion-mnist:train", trainAnchors, k)
@@ -211,10 +229,11 @@ func reproduceOOD(out *output, models [][2]string, cfg experiment.OODConfig, met
 		if c.OutDir != "" {
 			c.OutDir = filepath.Join(cfg.OutDir, m[0])
 		}
-		if c.Classifier, err = classifierFor(m[1]); err != nil {
+		cl, err := classifierFor(m[1])
+		if err != nil {
 			return err
 		}
-		c.Baselines = ood.Baselines(c.Classifier)
+		c.Baselines = ood.Baselines(cl)
 		for _, d := range c.Baselines {
 			if ci, ok := d.(*ood.CIDER); ok {
 				ci.Epochs = ciderEpochs
@@ -225,16 +244,9 @@ func reproduceOOD(out *output, models [][2]string, cfg experiment.OODConfig, met
 		if err != nil {
 			return fmt.Errorf("ood, %s: %w", m[0], err)
 		}
-		tables = append(tables, t)
-		if !asJSON {
-			if err := t.WriteText(out.stdout); err != nil {
-				return err
-			}
-			fmt.Fprintln(out.stdout)
+		if err := tables.add(t); err != nil {
+			return err
 		}
 	}
-	if asJSON {
-		return writeJSON(out.stdout, tables)
-	}
-	return nil
+	return tables.done()
 }
