@@ -14,6 +14,7 @@ import (
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/internal/atomicfile"
+	"github.com/ccsets/ccs/internal/parallel"
 )
 
 // Mode is how calibration anchors contribute scores.
@@ -236,6 +237,30 @@ func (s *Set) Warnings() []string {
 // inside the set.
 func (s *Set) Contains(x []float32) bool {
 	return s.Geometry.Scores(make([]float64, 1), x)[0] <= s.Threshold
+}
+
+// Members writes into dst (allocated when nil) whether each point, given by
+// its difference row anchor − point in diffs, is inside the set, on all
+// cores. The decisions are those of Contains: geometries with a fast score
+// (geometry.FastScorer) are scored fast and rescored exactly only near the
+// threshold (geometry.Members).
+func (s *Set) Members(dst []bool, diffs []float32) []bool {
+	d := s.Geometry.Dim()
+	n := len(diffs) / d
+	if len(diffs) != n*d {
+		panic("ccs/conformal: diffs is not a whole number of rows")
+	}
+	if dst == nil {
+		dst = make([]bool, n)
+	}
+	if len(dst) != n {
+		panic("ccs/conformal: Members: dst length mismatch")
+	}
+	const block = 1024
+	parallel.For(n, block, 0, func(_, lo, hi int) {
+		geometry.Members(s.Geometry, s.Threshold, dst[lo:hi], nil, diffs[lo*d:hi*d])
+	})
+	return dst
 }
 
 // LogVolume is the log-volume of the set.

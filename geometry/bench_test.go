@@ -77,3 +77,20 @@ func BenchmarkGradsPreparedGenBallD3(b *testing.B)    { benchPrepared(b, 3) }
 func BenchmarkGradsPreparedGenBallD128(b *testing.B)  { benchPrepared(b, 128) }
 func BenchmarkGradsPreparedGenBallD512(b *testing.B)  { benchPrepared(b, 512) }
 func BenchmarkGradsPreparedGenBallD1408(b *testing.B) { benchPrepared(b, 1408) }
+
+// benchFast times the fast scores of 4096 rows of d (one goroutine).
+func benchFast(b *testing.B, d int) {
+	const rows = 4096
+	g := UnitGenBall(d, 1.5)
+	x := randDiffs32(rand.New(rand.NewPCG(1, 1)), rows, d)
+	dst := make([]float64, rows)
+	b.ResetTimer()
+	for b.Loop() {
+		sink = g.ScoresFast(dst, x)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*d), "ns/element")
+}
+
+func BenchmarkScoresFastGenBallD3(b *testing.B)    { benchFast(b, 3) }
+func BenchmarkScoresFastGenBallD128(b *testing.B)  { benchFast(b, 128) }
+func BenchmarkScoresFastGenBallD1408(b *testing.B) { benchFast(b, 1408) }

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mathext"
+
+	"github.com/ccsets/ccs/internal/kernel"
 )
 
 // GenBall is the generalized hyper-ball, φ(x) = Σ_j (m_j·|x_j|)^{p_j}, with a
@@ -124,16 +126,22 @@ func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F,
 		e, l = make([]float64, d), make([]float64, d)
 	}
 	for i := range n {
+		kernel.ClearUpper()
 		x := diffs[i*d : (i+1)*d]
 		var phi float64
 		for j, v := range x {
-			if v == 0 {
+			// Widen first, then test: testing the float32 before widening
+			// makes the compiler write the widened value into the register
+			// holding phi (CVTSS2SD only replaces the low lane), so each
+			// element waits for the previous one's exp — measured 3× slower.
+			a := math.Abs(float64(v))
+			if a == 0 {
 				if e != nil {
 					e[j] = 0
 				}
 				continue
 			}
-			lj := logm[j] + math.Log(math.Abs(float64(v)))
+			lj := logm[j] + math.Log(a)
 			ej := math.Exp(g.p[j] * lj)
 			phi += ej
 			if e != nil {
@@ -201,6 +209,7 @@ func genBallInputGrads[F Float](g *GenBall, dst []float64, diffs []F) []float64 
 	dst = sameLen(dst, len(diffs))
 	_, n := rows(nil, diffs, d)
 	for i := range n {
+		kernel.ClearUpper()
 		for j := range d {
 			v := float64(diffs[i*d+j])
 			if v == 0 {

@@ -81,14 +81,8 @@ func (g *GenBall) preparedKernel(dtheta, scores []float64, logs []float32, weigh
 		if dtheta == nil {
 			continue
 		}
-		w := weight(i, phi)
-		if w == 0 {
-			continue
-		}
-		for j := range d {
-			we := w * float64(e[j])
-			sumE[j] += we
-			sumEC[j] += we * float64(c[j])
+		if w := weight(i, phi); w != 0 {
+			accumulateRow(sumE, sumEC, w, e, c)
 		}
 	}
 	if dtheta != nil {
@@ -98,6 +92,15 @@ func (g *GenBall) preparedKernel(dtheta, scores []float64, logs []float32, weigh
 		}
 	}
 	return scores
+}
+
+// accumulateRowScalar adds w·e_j to sumE_j and w·e_j·c_j to sumEC_j.
+func accumulateRowScalar(sumE, sumEC []float64, w float64, e, c []float32) {
+	for j := range e {
+		we := w * float64(e[j])
+		sumE[j] += we
+		sumEC[j] += we * float64(c[j])
+	}
 }
 
 // preparedRowScalar writes c_j = log m_j + L_j and e_j = exp(p_j·c_j) for one

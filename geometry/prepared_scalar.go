@@ -10,3 +10,9 @@ func preparedRow(logm, p, row, e, c []float32) float64 {
 
 // SIMD reports whether the prepared kernels use vector instructions.
 const SIMD = false
+
+// accumulateRow is the scalar accumulation; a GOEXPERIMENT=simd build uses
+// AVX-512 instead.
+func accumulateRow(sumE, sumEC []float64, w float64, e, c []float32) {
+	accumulateRowScalar(sumE, sumEC, w, e, c)
+}

@@ -65,9 +65,33 @@ func preparedRow(logm, p, row, e, c []float32) float64 {
 	}
 	var lanes [4]float64
 	acc0.Add(acc1).Store(&lanes)
+	archsimd.ClearAVXUpperBits() // before the scalar code that follows (kernel.ClearUpper)
 	phi := lanes[0] + lanes[1] + lanes[2] + lanes[3]
 	if j < d {
 		phi += preparedRowScalar(logm[j:], p[j:], row[j:], e[j:], c[j:])
 	}
 	return phi
+}
+
+// accumulateRow is accumulateRowScalar eight coordinates at a time with
+// AVX-512 (the same float64 products and sums, so the same results to the
+// bit where the scalar code's multiply-adds are not fused).
+func accumulateRow(sumE, sumEC []float64, w float64, e, c []float32) {
+	d := len(e)
+	if !useAVX512 || d < 8 {
+		accumulateRowScalar(sumE, sumEC, w, e, c)
+		return
+	}
+	wv := archsimd.BroadcastFloat64x8(w)
+	j := 0
+	for ; j+8 <= d; j += 8 {
+		we := archsimd.LoadFloat32x8Slice(e[j:]).ConvertToFloat64().Mul(wv)
+		ce := archsimd.LoadFloat32x8Slice(c[j:]).ConvertToFloat64()
+		archsimd.LoadFloat64x8Slice(sumE[j:]).Add(we).StoreSlice(sumE[j:])
+		archsimd.LoadFloat64x8Slice(sumEC[j:]).Add(we.Mul(ce)).StoreSlice(sumEC[j:])
+	}
+	archsimd.ClearAVXUpperBits()
+	if j < d {
+		accumulateRowScalar(sumE[j:], sumEC[j:], w, e[j:], c[j:])
+	}
 }

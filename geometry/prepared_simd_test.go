@@ -53,5 +53,24 @@ func TestPreparedRowMatchesScalar(t *testing.T) {
 			t.Errorf("d=%d: overflowing row sums to %v, want +Inf", d, s)
 		}
 	}
+	// The gradient accumulation against the scalar one.
+	for _, d := range []int{3, 8, 13, 128} {
+		e, c := make([]float32, d), make([]float32, d)
+		for j := range d {
+			e[j], c[j] = float32(rng.ExpFloat64()), float32(rng.NormFloat64())
+		}
+		s1, s2 := make([]float64, 2*d), make([]float64, 2*d)
+		for j := range s1 {
+			s1[j] = rng.NormFloat64()
+		}
+		copy(s2, s1)
+		accumulateRowScalar(s1[:d], s1[d:], 0.7, e, c)
+		accumulateRow(s2[:d], s2[d:], 0.7, e, c)
+		for j := range s1 {
+			if math.Abs(s1[j]-s2[j]) > 1e-15*math.Max(1, math.Abs(s1[j])) {
+				t.Fatalf("d=%d: accumulated %v, scalar %v", d, s2[j], s1[j])
+			}
+		}
+	}
 	t.Logf("SIMD build: %v", SIMD)
 }

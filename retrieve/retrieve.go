@@ -15,6 +15,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
@@ -200,11 +201,13 @@ func prefilter(g geometry.Geometry, q float64) func(anchor, row []float32) bool 
 		}
 		limit := q * (1 + 1e-9)
 		return func(anchor, row []float32) bool {
+			kernel.ClearUpper()
 			var acc float64
 			for j0 := 0; j0 < len(row); j0 += every {
 				for j := j0; j < min(len(row), j0+every); j++ {
-					if x := anchor[j] - row[j]; x != 0 {
-						acc += math.Exp(p[j] * (logm[j] + math.Log(math.Abs(float64(x)))))
+					// Widen before the zero test: see geometry.genBallScoreGrads.
+					if a := math.Abs(float64(anchor[j] - row[j])); a != 0 {
+						acc += math.Exp(p[j] * (logm[j] + math.Log(a)))
 					}
 				}
 				if acc > limit {

@@ -1,0 +1,115 @@
+package geometry
+
+import (
+	"math"
+
+	"github.com/ccsets/ccs/internal/kernel"
+)
+
+// FastScorer is implemented by geometries with a fast approximate score of
+// raw differences (float32 arithmetic; vector instructions in a
+// GOEXPERIMENT=simd build). Members uses it to decide membership exactly at
+// a fraction of the exact score's cost.
+type FastScorer interface {
+	Geometry
+	// ScoresFast writes approximate scores φ̃ of the rows of diffs:
+	// |φ̃ − φ| ≤ rel·φ + abs with (rel, abs) = FastTolerance(). A row with a
+	// NaN gives NaN; a row with a term beyond float32's range (e^88) +Inf.
+	ScoresFast(dst []float64, diffs []float32) []float64
+	// FastTolerance is the error bound of ScoresFast.
+	FastTolerance() (rel, abs float64)
+}
+
+var _ FastScorer = (*GenBall)(nil)
+
+// Members writes into dst whether each row of diffs is inside the set
+// {φ ≤ q}, as the exact score decides. With a FastScorer, where FastPays, it
+// scores every row
+// fast and rescores exactly only the rows whose fast score lies within the
+// error bound of q (or is not finite), so the decisions are those of Scores.
+// scores, when non-nil, receives the scores used (fast ones outside the
+// band, exact ones inside it).
+func Members(g Geometry, q float64, dst []bool, scores []float64, diffs []float32) []bool {
+	return members(g, q, dst, scores, diffs, FastPays())
+}
+
+// members is Members with the fast path on or off (the tests use it on in
+// every build).
+func members(g Geometry, q float64, dst []bool, scores []float64, diffs []float32, fast bool) []bool {
+	scores, n := rows(scores, diffs, g.Dim())
+	if dst == nil {
+		dst = make([]bool, n)
+	}
+	if len(dst) != n {
+		panic(errLength)
+	}
+	f, ok := g.(FastScorer)
+	if !ok || !fast {
+		for i, s := range g.Scores(scores, diffs) {
+			dst[i] = s <= q
+		}
+		return dst
+	}
+	f.ScoresFast(scores, diffs)
+	rel, abs := f.FastTolerance()
+	d := g.Dim()
+	var one [1]float64
+	for i, s := range scores {
+		if margin := rel*math.Max(s, q) + abs; math.IsInf(s, 0) || math.IsNaN(s) || math.Abs(s-q) <= margin {
+			s = g.Scores(one[:], diffs[i*d:(i+1)*d])[0]
+			scores[i] = s
+		}
+		dst[i] = s <= q
+	}
+	return dst
+}
+
+// ScoresFast computes Σ_j exp(p_j·ln(m_j·|x_j|)) in float32 (kernel.Log32
+// and kernel.Exp32, or the same arithmetic sixteen lanes at a time with
+// AVX-512), each row summed in float64. FastTolerance bounds its error.
+func (g *GenBall) ScoresFast(dst []float64, diffs []float32) []float64 {
+	d := len(g.m)
+	dst, n := rows(dst, diffs, d)
+	m, p := g.fast32()
+	fastRows(dst[:n], m, p, diffs)
+	return dst
+}
+
+// fast32 returns m and p in float32.
+func (g *GenBall) fast32() (m, p []float32) {
+	d := len(g.m)
+	m, p = make([]float32, d), make([]float32, d)
+	for j := range d {
+		m[j], p[j] = float32(g.m[j]), float32(g.p[j])
+	}
+	return m, p
+}
+
+// FastTolerance bounds ScoresFast's error, term by term to first order: the
+// argument a = p·ln(m·|x|) of each exponential is off by at most
+// p·(LogMaxErr·104 + 3·2⁻²⁴) from ln's error on float32's range (|ln y| ≤
+// 104) and the roundings of m and m·|x|, plus |a|·2⁻²³ ≤ 88·2⁻²³ from
+// rounding a; exp adds ExpMaxRelErr; a float32 lane sums up to ⌈d/8⌉ terms
+// (2⁻²⁴ each). Terms below float32's range (≤ e^-87 each) are lost: abs.
+func (g *GenBall) FastTolerance() (rel, abs float64) {
+	pmax := 0.0
+	for _, p := range g.p {
+		pmax = math.Max(pmax, p)
+	}
+	const u = 0x1p-24
+	d := float64(len(g.m))
+	rel = pmax*(kernel.LogMaxErr*104+3*u) + 88*2*u + kernel.ExpMaxRelErr + math.Ceil(d/8)*u
+	return 2 * rel, d * math.Exp(kernel.ExpMin)
+}
+
+// fastRowScalar is the portable fast kernel of one row.
+func fastRowScalar(m, p, x []float32) float64 {
+	var phi float64
+	for j, v := range x {
+		y := m[j] * math.Float32frombits(math.Float32bits(v)&0x7fffffff)
+		// Log32(0) = −Inf and Exp32(−Inf) = 0: zero coordinates add 0
+		// without a branch; an overflowing m·|x| gives +Inf.
+		phi += float64(kernel.Exp32(p[j] * kernel.Log32(y)))
+	}
+	return phi
+}

@@ -1,0 +1,165 @@
+package geometry
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ccsets/ccs/internal/kernel"
+)
+
+// wideGenBall draws a generalized ball with exponents in [0.1, 10] and
+// scales log-uniform in [1e-3, 1e3].
+func wideGenBall(t *testing.T, rng *rand.Rand, d int) *GenBall {
+	t.Helper()
+	m, p := make([]float64, d), make([]float64, d)
+	for j := range d {
+		m[j] = math.Exp((2*rng.Float64() - 1) * math.Log(1e3))
+		p[j] = 0.1 + 9.9*rng.Float64()
+	}
+	g, err := NewGenBall(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// heavyDiffs draws rows with log-uniform magnitudes over [1e-6, 1e2], random
+// signs and one zero in ten.
+func heavyDiffs(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		if rng.IntN(10) == 0 {
+			continue
+		}
+		v := float32(math.Exp(math.Log(1e-6) + rng.Float64()*math.Log(1e8)))
+		if rng.IntN(2) == 0 {
+			v = -v
+		}
+		x[i] = v
+	}
+	return x
+}
+
+// TestScoresFastWithinTolerance: the fast generalized-ball scores stay within
+// FastTolerance of the exact ones on 200 random balls × 64 rows per
+// dimension, including dimensions around the vector width.
+func TestScoresFastWithinTolerance(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(31, 31))
+	worst := 0.0
+	for _, d := range []int{1, 3, 15, 16, 17, 33, 128, 1408} {
+		trials := 200
+		if d == 1408 {
+			trials = 20
+		}
+		for range trials {
+			g := wideGenBall(t, rng, d)
+			x := heavyDiffs(rng, 64*d)
+			exact := g.Scores(nil, x)
+			fast := g.ScoresFast(nil, x)
+			rel, abs := g.FastTolerance()
+			for i := range exact {
+				if math.IsInf(exact[i], 1) {
+					continue // beyond float64: the fast score is +Inf too
+				}
+				diff := math.Abs(fast[i] - exact[i])
+				if diff > rel*exact[i]+abs && !(math.IsInf(fast[i], 1) && exact[i] >= 0.99*math.Exp(kernel.ExpMax)) {
+					t.Fatalf("d=%d row %d: fast %v, exact %v: error %.3g > bound %.3g", d, i, fast[i], exact[i], diff, rel*exact[i]+abs)
+				}
+				if exact[i] > 1e-30 && !math.IsInf(fast[i], 0) {
+					worst = math.Max(worst, diff/exact[i]/rel)
+				}
+			}
+		}
+	}
+	t.Logf("SIMD build %v: worst relative error %.3g of the bound", SIMD, worst)
+}
+
+// TestScoresFastSpecialRows: an all-zero row scores 0, a NaN row NaN, a row
+// whose term overflows float32 +Inf — in the vector build also when the
+// special coordinate sits in the zero-padded tail.
+func TestScoresFastSpecialRows(t *testing.T) {
+	t.Parallel()
+	for _, d := range []int{3, 16, 21} {
+		g := UnitGenBall(d, 1.5)
+		x := make([]float32, 3*d)
+		x[d+d-1] = float32(math.NaN())
+		x[2*d+d-1] = 1e30
+		got := g.ScoresFast(nil, x)
+		if got[0] != 0 || !math.IsNaN(got[1]) || !math.IsInf(got[2], 1) {
+			t.Errorf("d=%d: zero, NaN, overflowing rows score %v, want [0 NaN +Inf]", d, got)
+		}
+	}
+}
+
+// TestMembersExact: Members' fast path decides as the exact scores do, also for rows
+// placed within 1e-7 (relative) of the threshold on either side, where the
+// fast score alone cannot decide; and it reports the exact score there.
+func TestMembersExact(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(32, 32))
+	for _, d := range []int{3, 17, 128} {
+		for range 20 {
+			g := wideGenBall(t, rng, d)
+			const n = 400
+			x := heavyDiffs(rng, n*d)
+			exact := g.Scores(nil, x)
+			q := exact[0]
+			// Rescale rows 1..99 so that their exact score is q·(1 ± 1e-7):
+			// the score is Σ_j (m_j|t·x_j|)^{p_j}, monotone in t; bisect t.
+			for i := 1; i < 100; i++ {
+				target := q * (1 + 1e-7*float64(2*(i%2)-1))
+				row := x[i*d : (i+1)*d]
+				base := append([]float32(nil), row...)
+				lo, hi := 0.0, 1.0
+				for g.Scores(nil, scaled(row, base, hi))[0] < target {
+					hi *= 2
+				}
+				for range 100 {
+					mid := (lo + hi) / 2
+					if g.Scores(nil, scaled(row, base, mid))[0] < target {
+						lo = mid
+					} else {
+						hi = mid
+					}
+				}
+				scaled(row, base, lo)
+			}
+			exact = g.Scores(exact, x)
+			scores := make([]float64, n)
+			in := members(g, q, nil, scores, x, true)
+			near := 0
+			for i := range n {
+				if in[i] != (exact[i] <= q) {
+					t.Fatalf("d=%d row %d: member %v, exact score %v vs q %v", d, i, in[i], exact[i], q)
+				}
+				if math.Abs(exact[i]-q) <= 1e-6*q {
+					near++
+					if scores[i] != exact[i] {
+						t.Fatalf("d=%d row %d near q: score %v, want the exact %v", d, i, scores[i], exact[i])
+					}
+				}
+			}
+			if near < 50 {
+				t.Fatalf("d=%d: only %d rows near the threshold; the test does not exercise the band", d, near)
+			}
+		}
+	}
+}
+
+func scaled(row, base []float32, t float64) []float32 {
+	for j, v := range base {
+		row[j] = float32(float64(v) * t)
+	}
+	return row
+}
+
+// TestMembersNonFast: a geometry without a fast score is decided by Scores.
+func TestMembersNonFast(t *testing.T) {
+	t.Parallel()
+	x := []float32{3, 4, 0, 1}
+	if got := Members(Ball{D: 2}, 1, nil, nil, x); got[0] || !got[1] {
+		t.Errorf("Members(ℓ2, 1) = %v, want [false true]", got)
+	}
+}
