@@ -118,7 +118,15 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 	}
 	parts := make([][]Hit, parallel.Chunks(c.N, chunk))
 	q := s.Threshold
-	maybe := prefilter(s.Geometry, q)
+	// With vector fast scores (geometry.FastPays) every item is scored fast
+	// and decided exactly by geometry.Members, the hits rescored exactly;
+	// otherwise a scalar prefilter stops each item's scan early.
+	_, fast := s.Geometry.(geometry.FastScorer)
+	fast = fast && geometry.FastPays()
+	var maybe func(anchor, row []float32) bool
+	if !fast {
+		maybe = prefilter(s.Geometry, q)
+	}
 	parallel.For(c.N, chunk, 0, func(ci, lo, hi int) {
 		if ctx.Err() != nil {
 			return
@@ -126,10 +134,23 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 		diffs := make([]float32, block*d)
 		rows := make([]int, 0, block)
 		scores := make([]float64, block)
+		in := make([]bool, block)
+		var one [1]float64
 		flush := func() {
-			for i, sc := range s.Geometry.Scores(scores[:len(rows)], diffs[:len(rows)*d]) {
-				if sc <= q {
-					parts[ci] = append(parts[ci], Hit{ID: c.IDs[rows[i]], Row: rows[i], Score: sc})
+			n := len(rows)
+			if fast {
+				geometry.Members(s.Geometry, q, in[:n], scores[:n], diffs[:n*d])
+				for i := range n {
+					if in[i] {
+						sc := s.Geometry.Scores(one[:], diffs[i*d:(i+1)*d])[0]
+						parts[ci] = append(parts[ci], Hit{ID: c.IDs[rows[i]], Row: rows[i], Score: sc})
+					}
+				}
+			} else {
+				for i, sc := range s.Geometry.Scores(scores[:n], diffs[:n*d]) {
+					if sc <= q {
+						parts[ci] = append(parts[ci], Hit{ID: c.IDs[rows[i]], Row: rows[i], Score: sc})
+					}
 				}
 			}
 			rows = rows[:0]
