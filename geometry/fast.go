@@ -64,9 +64,11 @@ func members(g Geometry, q float64, dst []bool, scores []float64, diffs []float3
 	return dst
 }
 
-// ScoresFast computes Σ_j exp(p_j·ln(m_j·|x_j|)) in float32 (kernel.Log32
-// and kernel.Exp32, or the same arithmetic sixteen lanes at a time with
-// AVX-512), each row summed in float64. FastTolerance bounds its error.
+// ScoresFast computes Σ_j 2^(p_j·log2(m_j·|x_j|)) in float32
+// (kernel.Log2Poly and kernel.Exp2Poly, or the same polynomials sixteen lanes
+// at a time with AVX-512), each row summed in float64. A row with an m_j·|x_j|
+// outside float32's normal range (other than 0) or a NaN scores +Inf, for
+// Members to rescore exactly. FastTolerance bounds the error.
 func (g *GenBall) ScoresFast(dst []float64, diffs []float32) []float64 {
 	d := len(g.m)
 	dst, n := rows(dst, diffs, d)
@@ -85,12 +87,14 @@ func (g *GenBall) fast32() (m, p []float32) {
 	return m, p
 }
 
-// FastTolerance bounds ScoresFast's error, term by term to first order: the
-// argument a = p·ln(m·|x|) of each exponential is off by at most
-// p·(LogMaxErr·104 + 3·2⁻²⁴) from ln's error on float32's range (|ln y| ≤
-// 104) and the roundings of m and m·|x|, plus |a|·2⁻²³ ≤ 88·2⁻²³ from
-// rounding a; exp adds ExpMaxRelErr; a float32 lane sums up to ⌈d/8⌉ terms
-// (2⁻²⁴ each). Terms below float32's range (≤ e^-87 each) are lost: abs.
+// FastTolerance bounds ScoresFast's error, term by term to first order. The
+// argument a = p·log2(m·|x|) of each power of two is off by at most
+// p·(Log2PolyErr + 129·2⁻²³ + 2·2⁻²⁴) (the polynomial, the rounding of
+// |log2 y| ≤ 128, the roundings of m and m·|x|) plus |a|·2⁻²⁴ ≤ 150·2⁻²⁴ (the
+// rounding of a; beyond ±150 a term is 0 or +Inf), which costs ln 2 times as
+// much relative error in 2^a; Exp2Poly adds Exp2PolyRelErr; a float32 lane
+// sums up to ⌈d/8⌉ terms (2⁻²⁴ each). Terms below 2⁻¹²⁶ are lost: abs. The
+// bound is doubled for the second-order terms.
 func (g *GenBall) FastTolerance() (rel, abs float64) {
 	pmax := 0.0
 	for _, p := range g.p {
@@ -98,8 +102,8 @@ func (g *GenBall) FastTolerance() (rel, abs float64) {
 	}
 	const u = 0x1p-24
 	d := float64(len(g.m))
-	rel = pmax*(kernel.LogMaxErr*104+3*u) + 88*2*u + kernel.ExpMaxRelErr + math.Ceil(d/8)*u
-	return 2 * rel, d * math.Exp(kernel.ExpMin)
+	rel = math.Ln2*(pmax*(kernel.Log2PolyErr+129*2*u+2*u)+150*u) + kernel.Exp2PolyRelErr + math.Ceil(d/8)*u
+	return 2 * rel, d * kernel.MinNormal32
 }
 
 // fastRowScalar is the portable fast kernel of one row.
@@ -107,9 +111,13 @@ func fastRowScalar(m, p, x []float32) float64 {
 	var phi float64
 	for j, v := range x {
 		y := m[j] * math.Float32frombits(math.Float32bits(v)&0x7fffffff)
-		// Log32(0) = −Inf and Exp32(−Inf) = 0: zero coordinates add 0
-		// without a branch; an overflowing m·|x| gives +Inf.
-		phi += float64(kernel.Exp32(p[j] * kernel.Log32(y)))
+		switch {
+		case y == 0:
+		case y >= kernel.MinNormal32 && y <= math.MaxFloat32:
+			phi += float64(kernel.Exp2Poly(p[j] * kernel.Log2Poly(y)))
+		default: // subnormal, +Inf or NaN: for the exact score
+			phi = math.Inf(1)
+		}
 	}
 	return phi
 }

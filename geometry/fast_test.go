@@ -76,19 +76,31 @@ func TestScoresFastWithinTolerance(t *testing.T) {
 	t.Logf("SIMD build %v: worst relative error %.3g of the bound", SIMD, worst)
 }
 
-// TestScoresFastSpecialRows: an all-zero row scores 0, a NaN row NaN, a row
-// whose term overflows float32 +Inf — in the vector build also when the
-// special coordinate sits in the zero-padded tail.
+// TestScoresFastSpecialRows: an all-zero row scores 0; a row with a NaN, an
+// overflowing term or an m·|x| below float32's normal range scores +Inf (for
+// Members to rescore exactly) — in the vector build also when the special
+// coordinate sits in the zero-padded tail. Members then decides them as the
+// exact scores do (NaN: outside).
 func TestScoresFastSpecialRows(t *testing.T) {
 	t.Parallel()
 	for _, d := range []int{3, 16, 21} {
-		g := UnitGenBall(d, 1.5)
-		x := make([]float32, 3*d)
+		g := UnitGenBall(d, 0.5)
+		x := make([]float32, 4*d)
 		x[d+d-1] = float32(math.NaN())
-		x[2*d+d-1] = 1e30
+		x[2*d+d-1] = float32(math.Inf(1))
+		x[3*d+d-1] = 1e-40 // subnormal: its power 1e-20 still counts
 		got := g.ScoresFast(nil, x)
-		if got[0] != 0 || !math.IsNaN(got[1]) || !math.IsInf(got[2], 1) {
-			t.Errorf("d=%d: zero, NaN, overflowing rows score %v, want [0 NaN +Inf]", d, got)
+		if got[0] != 0 || !math.IsInf(got[1], 1) || !math.IsInf(got[2], 1) || !math.IsInf(got[3], 1) {
+			t.Errorf("d=%d: zero, NaN, +Inf, subnormal rows score %v, want [0 +Inf +Inf +Inf]", d, got)
+		}
+		exact := g.Scores(nil, x)
+		for _, q := range []float64{1e-21, 1e-19} {
+			in := members(g, q, nil, nil, x, true)
+			for i := range in {
+				if in[i] != (exact[i] <= q) {
+					t.Errorf("d=%d q=%v row %d: member %v, exact score %v", d, q, i, in[i], exact[i])
+				}
+			}
 		}
 	}
 }
