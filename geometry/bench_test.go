@@ -94,3 +94,18 @@ func benchFast(b *testing.B, d int) {
 func BenchmarkScoresFastGenBallD3(b *testing.B)    { benchFast(b, 3) }
 func BenchmarkScoresFastGenBallD128(b *testing.B)  { benchFast(b, 128) }
 func BenchmarkScoresFastGenBallD1408(b *testing.B) { benchFast(b, 1408) }
+
+// BenchmarkGradsNormTrainD128 times the single-norm's training kernel
+// (ScoreGradsPreparedFunc: float32 vector ‖y‖_p where the build has it).
+func BenchmarkGradsNormTrainD128(b *testing.B) {
+	const rows, d = 4096, 128
+	n := IdentityNorm(d, 1.5)
+	x := randDiffs32(rand.New(rand.NewPCG(1, 1)), rows, d)
+	dst, dtheta := make([]float64, rows), make([]float64, n.NumParams())
+	w := func(int, float64) float64 { return 1 }
+	b.ResetTimer()
+	for b.Loop() {
+		sink = n.ScoreGradsPreparedFunc(dtheta, dst, x, w)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*d), "ns/element")
+}

@@ -238,7 +238,9 @@ func TestPreparedBatch(t *testing.T) {
 			}
 		}
 	}
-	nm := learnables(rng, d)[0]
+	// A learnable geometry without a prepared kernel (the wrapper hides
+	// the single-norm's).
+	nm := struct{ geometry.Learnable }{learnables(rng, d)[0]}
 	e, _ := New(Config{Objective: Neg})
 	if _, err := e.Eval(nm, pb, nil); err == nil {
 		t.Error("a prepared batch for a geometry without a prepared kernel: no error")

@@ -1,0 +1,55 @@
+package geometry
+
+// pnormFunc is pnorm's signature: φ = ‖y‖_p, and with up non-nil u_k^p, S'
+// and T.
+type pnormFunc func(y []float64, p float64, up []float64) (phi, s, t float64)
+
+var _ Prepared = (*Norm)(nil)
+
+// Prepare copies diffs: the single-norm has no per-element transform. It
+// implements Prepared so that training reaches its training kernels
+// (ScoresPrepared, ScoreGradsPreparedFunc).
+func (n *Norm) Prepare(dst, diffs []float32) []float32 {
+	if dst == nil {
+		dst = make([]float32, len(diffs))
+	}
+	if len(dst) != len(diffs) {
+		panic(errLength)
+	}
+	copy(dst, diffs)
+	return dst
+}
+
+// ScoresPrepared is Scores for training: from d = 16 on, in a build with
+// vector kernels (FastPays), ‖y‖_p is computed in float32 vector arithmetic
+// (pnormTrain, relative error ≤ PnormTrainRelErr); otherwise it is Scores.
+// Calibration and evaluation use Scores.
+func (n *Norm) ScoresPrepared(dst []float64, rows []float32) []float64 {
+	if n.d < blasMinDim || !FastPays() {
+		return n.Scores(dst, rows)
+	}
+	dst, _ = rowsN(dst, rows, n.d)
+	normBlas(n, nil, dst, rows, nil, pnormTrain)
+	return dst
+}
+
+// ScoreGradsPreparedFunc is ScoreGradsFunc for training, with ScoresPrepared's
+// ‖y‖_p.
+func (n *Norm) ScoreGradsPreparedFunc(dtheta, scores []float64, rows []float32, weight func(int, float64) float64) []float64 {
+	if n.d < blasMinDim || !FastPays() {
+		return n.ScoreGradsFunc(dtheta, scores, rows, weight)
+	}
+	if len(dtheta) != n.NumParams() {
+		panic(errLength)
+	}
+	scores, _ = rowsN(scores, rows, n.d)
+	normBlas(n, dtheta, scores, rows, weight, pnormTrain)
+	return scores
+}
+
+// rowsN is rows for a parameter named rows.
+func rowsN(dst []float64, diffs []float32, d int) ([]float64, int) { return rows(dst, diffs, d) }
+
+// PnormTrainTol bounds the relative difference between the training kernels'
+// scores and gradients and the exact ones where they differ (TestNormTrainKernels).
+const PnormTrainTol = 1e-4
