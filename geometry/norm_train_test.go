@@ -29,8 +29,8 @@ func TestNormTrainKernels(t *testing.T) {
 			}
 			const rows = 300
 			x := randDiffs32(rng, rows, d)
-			clear(x[:d])                          // a zero row
-			x[d] = 0                              // a zero coordinate
+			clear(x[:d])                         // a zero row
+			x[d] = 0                             // a zero coordinate
 			x[2*d+1] = float32(1e-30 * x[2*d+1]) // a tiny one
 			if p := n.Prepare(nil, x); len(p) != len(x) || p[5] != x[5] {
 				t.Fatal("Prepare is not a copy")
