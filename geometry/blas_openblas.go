@@ -3,6 +3,7 @@
 package geometry
 
 import (
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
 )
@@ -11,7 +12,10 @@ import (
 // libopenblas-dev), the single-norm's matrix products go through OpenBLAS
 // instead of gonum's pure-Go BLAS. Run with OPENBLAS_NUM_THREADS=1: the
 // objective already spreads its chunks over all cores.
-func init() { blas64.Use(netlib.Implementation{}) }
+func init() {
+	blas64.Use(netlib.Implementation{})
+	blas32.Use(netlib.Implementation{}) // the vector build's float32 training products
+}
 
 // BLAS names the BLAS implementation this build uses.
 const BLAS = "OpenBLAS (gonum.org/v1/netlib)"

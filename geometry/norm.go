@@ -111,7 +111,7 @@ func (n *Norm) Scores(dst []float64, diffs []float32) []float64 {
 func normScores[F Float](n *Norm, dst []float64, diffs []F) []float64 {
 	dst, rowsN := rows(dst, diffs, n.d)
 	if d32, ok := any(diffs).([]float32); ok && n.d >= blasMinDim {
-		normBlas(n, nil, dst, d32, nil, pnorm)
+		normBlas(n, nil, dst, d32, nil)
 		return dst
 	}
 	y := make([]float64, n.d)
@@ -229,7 +229,7 @@ func normScoreGrads[F Float](n *Norm, dtheta, scores []float64, diffs []F, weigh
 	}
 	scores, rowsN := rows(scores, diffs, d)
 	if d32, ok := any(diffs).([]float32); ok && d >= blasMinDim {
-		normBlas(n, dtheta, scores, d32, weight, pnorm)
+		normBlas(n, dtheta, scores, d32, weight)
 		return scores
 	}
 	y := make([]float64, d)

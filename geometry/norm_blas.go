@@ -30,11 +30,10 @@ func (s *normScratch) size(n int) {
 
 // normBlas computes the scores of diffs and, with a non-nil dtheta, adds the
 // weighted gradients, a block of rows at a time: Y = X·Mᵀ, then per row φ
-// (by pn: pnorm, or pnormTrain in training) and G_i = w_i·∂φ/∂y_i, then
-// ∂/∂M += Gᵀ·X. The products are gonum's BLAS
+// and G_i = w_i·∂φ/∂y_i, then ∂/∂M += Gᵀ·X. The products are gonum's BLAS
 // (a build can link a faster one). Results agree with the per-row kernel to
 // rounding.
-func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weight func(int, float64) float64, pn pnormFunc) {
+func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) {
 	d := n.d
 	rowsN := len(scores)
 	s := normPool.Get().(*normScratch)
@@ -58,7 +57,7 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weight func(in
 		blas64.Gemm(blas.NoTrans, blas.Trans, 1, x, m, 0, y)
 		if dtheta == nil {
 			for i := range r {
-				scores[lo+i], _, _ = pn(s.y[i*d:(i+1)*d], n.p, nil)
+				scores[lo+i], _, _ = pnorm(s.y[i*d:(i+1)*d], n.p, nil)
 			}
 			continue
 		}
@@ -66,7 +65,7 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weight func(in
 		for i := range r {
 			yi := s.y[i*d : (i+1)*d]
 			gi := s.g[i*d : (i+1)*d]
-			phi, sum, t := pn(yi, n.p, up)
+			phi, sum, t := pnorm(yi, n.p, up)
 			scores[lo+i] = phi
 			var w float64
 			if phi != 0 {

@@ -1,9 +1,5 @@
 package geometry
 
-// pnormFunc is pnorm's signature: φ = ‖y‖_p, and with up non-nil u_k^p, S'
-// and T.
-type pnormFunc func(y []float64, p float64, up []float64) (phi, s, t float64)
-
 var _ Prepared = (*Norm)(nil)
 
 // Prepare copies diffs: the single-norm has no per-element transform. It
@@ -21,15 +17,15 @@ func (n *Norm) Prepare(dst, diffs []float32) []float32 {
 }
 
 // ScoresPrepared is Scores for training: from d = 16 on, in a build with
-// vector kernels (FastPays), ‖y‖_p is computed in float32 vector arithmetic
-// (pnormTrain, relative error ≤ PnormTrainRelErr); otherwise it is Scores.
-// Calibration and evaluation use Scores.
+// vector kernels (FastPays), the products and ‖y‖_p are computed in float32
+// (blas32, and AVX-512 for ‖y‖_p; within PnormTrainTol of Scores, tested);
+// otherwise it is Scores. Calibration and evaluation use Scores.
 func (n *Norm) ScoresPrepared(dst []float64, rows []float32) []float64 {
 	if n.d < blasMinDim || !FastPays() {
 		return n.Scores(dst, rows)
 	}
 	dst, _ = rowsN(dst, rows, n.d)
-	normBlas(n, nil, dst, rows, nil, pnormTrain)
+	normTrain32(n, nil, dst, rows, nil)
 	return dst
 }
 
@@ -43,7 +39,7 @@ func (n *Norm) ScoreGradsPreparedFunc(dtheta, scores []float64, rows []float32, 
 		panic(errLength)
 	}
 	scores, _ = rowsN(scores, rows, n.d)
-	normBlas(n, dtheta, scores, rows, weight, pnormTrain)
+	normTrain32(n, dtheta, scores, rows, weight)
 	return scores
 }
 

@@ -2,5 +2,8 @@
 
 package geometry
 
-// pnormTrain is pnorm in this build (FastPays is false, so it is not reached).
-var pnormTrain pnormFunc = pnorm
+// normTrain32 is not reached in this build (FastPays is false); the training
+// kernels are the exact ones.
+func normTrain32(n *Norm, dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) {
+	normBlas(n, dtheta, scores, diffs, weight)
+}

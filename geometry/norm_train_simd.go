@@ -5,88 +5,68 @@ package geometry
 import (
 	"math"
 	"simd/archsimd"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/ccsets/ccs/internal/kernel"
 )
 
-// pnormTrain is pnorm with u_k^p = 2^(p·log2 u_k) computed sixteen lanes at a
-// time in float32 (the generalized ball's fast-score polynomials), S' and T
-// summed in float32 lanes then float64. Rows shorter than 16, p = 2, and rows
-// with a u_k below float32's normal range (other than 0) take pnorm; a tail
-// shorter than 16 is computed exactly.
-func pnormTrain(y []float64, p float64, up []float64) (phi, s, t float64) {
+// pnorm32 is pnorm on a float32 row with u_k^p = 2^(p·log2 u_k) sixteen lanes
+// at a time (the generalized ball's fast-score polynomials), S' and T summed
+// in float32 lanes then float64; a tail shorter than 16 is computed in
+// float64. It reports false — the caller then takes the exact pnorm — for
+// p = 2, rows shorter than 16 and rows with a u_k below float32's normal
+// range other than 0.
+func pnorm32(y []float32, p float64, up []float32) (phi, s, t float64, ok bool) {
 	d := len(y)
 	if !useAVX512 || d < 16 || p == 2 {
-		return pnorm(y, p, up)
+		return 0, 0, 0, false
 	}
-	var a float64
+	var a float32
 	for _, v := range y {
-		a = math.Max(a, math.Abs(v))
+		a = max(a, math.Float32frombits(math.Float32bits(v)&0x7fffffff))
 	}
 	if a == 0 {
 		clear(up)
-		return 0, 0, 0
+		return 0, 0, 0, true
 	}
-	var (
-		inv      = archsimd.BroadcastFloat64x8(1 / a)
-		absMask  = archsimd.BroadcastInt32x16(0x7fffffff)
-		mantMsk  = archsimd.BroadcastInt32x16(0x007fffff)
-		oneBits  = archsimd.BroadcastInt32x16(0x3f800000)
-		bias     = archsimd.BroadcastInt32x16(127)
-		minBits  = archsimd.BroadcastInt32x16(0x00800000)
-		normSpan = archsimd.BroadcastUint32x16(0x7f000000)
-		zeroI    = archsimd.BroadcastInt32x16(0)
-		one      = archsimd.BroadcastFloat32x16(1)
-		ln2      = archsimd.BroadcastFloat32x16(math.Ln2)
-		pv       = archsimd.BroadcastFloat32x16(float32(p))
-		sAcc     = archsimd.BroadcastFloat32x16(0)
-		tAcc     = sAcc
-		special  uint16
-		q6       = archsimd.BroadcastFloat32x16(kernel.Log2Q6)
-		q5       = archsimd.BroadcastFloat32x16(kernel.Log2Q5)
-		q4       = archsimd.BroadcastFloat32x16(kernel.Log2Q4)
-		q3       = archsimd.BroadcastFloat32x16(kernel.Log2Q3)
-		q2       = archsimd.BroadcastFloat32x16(kernel.Log2Q2)
-		q1       = archsimd.BroadcastFloat32x16(kernel.Log2Q1)
-		q0       = archsimd.BroadcastFloat32x16(kernel.Log2Q0)
-		p5       = archsimd.BroadcastFloat32x16(kernel.Exp2P5)
-		p4       = archsimd.BroadcastFloat32x16(kernel.Exp2P4)
-		p3       = archsimd.BroadcastFloat32x16(kernel.Exp2P3)
-		p2       = archsimd.BroadcastFloat32x16(kernel.Exp2P2)
-		p1       = archsimd.BroadcastFloat32x16(kernel.Exp2P1)
-		p0       = archsimd.BroadcastFloat32x16(kernel.Exp2P0)
-	)
+	c := &pn16
+	inv := archsimd.BroadcastFloat32x16(1 / a)
+	pv := archsimd.BroadcastFloat32x16(float32(p))
+	sAcc := archsimd.BroadcastFloat32x16(0)
+	tAcc := sAcc
+	var special uint16
 	j := 0
 	for ; j+16 <= d; j += 16 {
-		lo := archsimd.LoadFloat64x8Slice(y[j:]).Mul(inv).ConvertToFloat32()
-		hi := archsimd.LoadFloat64x8Slice(y[j+8:]).Mul(inv).ConvertToFloat32()
-		bits := archsimd.Float32x16{}.SetLo(lo).SetHi(hi).AsInt32x16().And(absMask)
-		k := bits.ShiftAllRight(23).Sub(bias).ConvertToFloat32()
-		f := bits.And(mantMsk).Or(oneBits).AsFloat32x16().Sub(one)
-		q := q6.MulAdd(f, q5)
-		q = q.MulAdd(f, q4)
-		q = q.MulAdd(f, q3)
-		q = q.MulAdd(f, q2)
-		q = q.MulAdd(f, q1)
-		q = q.MulAdd(f, q0)
+		u := archsimd.LoadFloat32x16Slice(y[j:]).Mul(inv)
+		bits := u.AsInt32x16().And(c.absMask)
+		k := bits.ShiftAllRight(23).Sub(c.bias).ConvertToFloat32()
+		f := bits.And(c.mantMsk).Or(c.oneBits).AsFloat32x16().Sub(c.one)
+		q := c.q6.MulAdd(f, c.q5)
+		q = q.MulAdd(f, c.q4)
+		q = q.MulAdd(f, c.q3)
+		q = q.MulAdd(f, c.q2)
+		q = q.MulAdd(f, c.q1)
+		q = q.MulAdd(f, c.q0)
 		l2 := f.MulAdd(q, k) // log2 u
 		e2 := pv.Mul(l2)
 		fl := e2.FloorScaled(0)
 		r := e2.Sub(fl)
-		e := p5.MulAdd(r, p4)
-		e = e.MulAdd(r, p3)
-		e = e.MulAdd(r, p2)
-		e = e.MulAdd(r, p1)
-		e = e.MulAdd(r, p0)
+		e := c.p5.MulAdd(r, c.p4)
+		e = e.MulAdd(r, c.p3)
+		e = e.MulAdd(r, c.p2)
+		e = e.MulAdd(r, c.p1)
+		e = e.MulAdd(r, c.p0)
 		e = e.Scale(fl)
-		normal := bits.Sub(minBits).AsUint32x16().Less(normSpan)
-		special |= ^normal.ToBits() & ^bits.Equal(zeroI).ToBits()
+		normal := bits.Sub(c.minBits).AsUint32x16().Less(c.normSpan)
+		special |= ^normal.ToBits() & ^bits.Equal(c.zeroI).ToBits()
 		e = e.Masked(normal) // u = 0: u^p = 0 and u^p·log u = 0
 		sAcc = sAcc.Add(e)
-		tAcc = tAcc.Add(e.Mul(l2.Mul(ln2).Masked(normal)))
+		tAcc = tAcc.Add(e.Mul(l2.Mul(c.ln2).Masked(normal)))
 		if up != nil {
-			e.GetLo().ConvertToFloat64().StoreSlice(up[j:])
-			e.GetHi().ConvertToFloat64().StoreSlice(up[j+8:])
+			e.StoreSlice(up[j:])
 		}
 	}
 	var sl, tl [16]float32
@@ -94,24 +74,147 @@ func pnormTrain(y []float64, p float64, up []float64) (phi, s, t float64) {
 	tAcc.Store(&tl)
 	archsimd.ClearAVXUpperBits()
 	if special != 0 {
-		return pnorm(y, p, up)
+		return 0, 0, 0, false
 	}
 	for l := range sl {
 		s += float64(sl[l])
 		t += float64(tl[l])
 	}
 	for ; j < d; j++ {
-		u := math.Abs(y[j]) / a
+		u := float64(y[j]) / float64(a)
 		var uk float64
 		if u != 0 {
-			lu := math.Log(u)
+			lu := math.Log(math.Abs(u))
 			uk = math.Exp(p * lu)
 			t += uk * lu
 		}
 		s += uk
 		if up != nil {
-			up[j] = uk
+			up[j] = float32(uk)
 		}
 	}
-	return a * math.Exp(math.Log(s)/p), s, t
+	return float64(a) * math.Exp(math.Log(s)/p), s, t, true
+}
+
+// pn16 holds pnorm32's constants, broadcast once at start-up.
+var pn16 struct {
+	absMask, mantMsk, oneBits, bias, minBits, zeroI archsimd.Int32x16
+	normSpan                                        archsimd.Uint32x16
+	one, ln2, q0, q1, q2, q3, q4, q5, q6            archsimd.Float32x16
+	p0, p1, p2, p3, p4, p5                          archsimd.Float32x16
+}
+
+func init() {
+	if !useAVX512 {
+		return
+	}
+	c := &pn16
+	c.absMask = archsimd.BroadcastInt32x16(0x7fffffff)
+	c.mantMsk = archsimd.BroadcastInt32x16(0x007fffff)
+	c.oneBits = archsimd.BroadcastInt32x16(0x3f800000)
+	c.bias = archsimd.BroadcastInt32x16(127)
+	c.minBits = archsimd.BroadcastInt32x16(0x00800000)
+	c.zeroI = archsimd.BroadcastInt32x16(0)
+	c.normSpan = archsimd.BroadcastUint32x16(0x7f000000)
+	c.one = archsimd.BroadcastFloat32x16(1)
+	c.ln2 = archsimd.BroadcastFloat32x16(math.Ln2)
+	for i, v := range []float32{kernel.Log2Q0, kernel.Log2Q1, kernel.Log2Q2, kernel.Log2Q3, kernel.Log2Q4, kernel.Log2Q5, kernel.Log2Q6} {
+		*[]*archsimd.Float32x16{&c.q0, &c.q1, &c.q2, &c.q3, &c.q4, &c.q5, &c.q6}[i] = archsimd.BroadcastFloat32x16(v)
+	}
+	for i, v := range []float32{kernel.Exp2P0, kernel.Exp2P1, kernel.Exp2P2, kernel.Exp2P3, kernel.Exp2P4, kernel.Exp2P5} {
+		*[]*archsimd.Float32x16{&c.p0, &c.p1, &c.p2, &c.p3, &c.p4, &c.p5}[i] = archsimd.BroadcastFloat32x16(v)
+	}
+}
+
+// norm32Scratch holds a block's Y = X·Mᵀ and G = w·∂φ/∂Y in float32, M in
+// float32 and the block's ∂/∂M.
+type norm32Scratch struct{ y, g, m, dm, up []float32 }
+
+var norm32Pool = sync.Pool{New: func() any { return new(norm32Scratch) }}
+
+func grow32(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// normTrain32 is normBlas in float32: the products through blas32 (gonum's,
+// or OpenBLAS with -tags openblas) on the float32 differences as they are,
+// ‖y‖_p by pnorm32, ∂/∂M of each block added into dtheta in float64. A row
+// pnorm32 declines is computed exactly in float64.
+func normTrain32(n *Norm, dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) {
+	d := n.d
+	rowsN := len(scores)
+	s := norm32Pool.Get().(*norm32Scratch)
+	defer norm32Pool.Put(s)
+	s.m = grow32(s.m, d*d)
+	for i, v := range n.m {
+		s.m[i] = float32(v)
+	}
+	s.dm, s.up = grow32(s.dm, d*d), grow32(s.up, d)
+	m := blas32.General{Rows: d, Cols: d, Data: s.m, Stride: d}
+	dm := blas32.General{Rows: d, Cols: d, Data: s.dm, Stride: d}
+	y64, up64 := make([]float64, d), make([]float64, d)
+	for lo := 0; lo < rowsN; lo += blasRows {
+		hi := min(rowsN, lo+blasRows)
+		r := hi - lo
+		s.y, s.g = grow32(s.y, r*d), grow32(s.g, r*d)
+		x := blas32.General{Rows: r, Cols: d, Data: diffs[lo*d : hi*d], Stride: d}
+		y := blas32.General{Rows: r, Cols: d, Data: s.y, Stride: d}
+		blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, m, 0, y)
+		var dp float64
+		for i := range r {
+			yi, gi := s.y[i*d:(i+1)*d], s.g[i*d:(i+1)*d]
+			var up []float32
+			if dtheta != nil {
+				up = s.up
+			}
+			phi, sum, t, ok := pnorm32(yi, n.p, up)
+			if !ok {
+				for k, v := range yi {
+					y64[k] = float64(v)
+				}
+				phi, sum, t = pnorm(y64, n.p, up64)
+				for k, v := range up64 {
+					s.up[k] = float32(v)
+				}
+			}
+			scores[lo+i] = phi
+			if dtheta == nil {
+				continue
+			}
+			var w float64
+			if phi != 0 {
+				w = weight(lo+i, phi)
+			}
+			if w == 0 {
+				clear(gi)
+				continue
+			}
+			// ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p}, as dphidy.
+			var a float32
+			for _, v := range yi {
+				a = max(a, math.Float32frombits(math.Float32bits(v)&0x7fffffff))
+			}
+			cw := float32(w * math.Exp((1-n.p)/n.p*math.Log(sum)))
+			for k, v := range yi {
+				if v == 0 {
+					gi[k] = 0
+					continue
+				}
+				gi[k] = s.up[k] * a / v * cw // up/u·c with the sign of v
+			}
+			dp += w * phi * (t/(n.p*sum) - math.Log(sum)/(n.p*n.p))
+		}
+		if dtheta == nil {
+			continue
+		}
+		g := blas32.General{Rows: r, Cols: d, Data: s.g, Stride: d}
+		blas32.Gemm(blas.Trans, blas.NoTrans, 1, g, x, 0, dm)
+		for k, v := range s.dm {
+			dtheta[k] += float64(v)
+		}
+		dtheta[d*d] += dp
+	}
 }
