@@ -158,6 +158,8 @@ func pnorm(y []float64, p float64, up []float64) (phi, s, t float64) {
 		var uk float64
 		switch {
 		case u == 0:
+		case u == 1: // the largest coordinate: u^p = 1, log u = 0 (as Exp and Log give)
+			uk = 1
 		case p == 2:
 			uk = u * u
 			if up != nil {
