@@ -24,9 +24,9 @@ var _ FastScorer = (*GenBall)(nil)
 
 // Members writes into dst whether each row of diffs is inside the set
 // {φ ≤ q}, as the exact score decides. With a FastScorer, where FastPays, it
-// scores every row
-// fast and rescores exactly only the rows whose fast score lies within the
-// error bound of q (or is not finite), so the decisions are those of Scores.
+// scores every row fast and rescores exactly only the rows whose fast score
+// lies within the error bound of q (or is not finite), so the decisions are
+// those of Scores.
 // scores, when non-nil, receives the scores used (fast ones outside the
 // band, exact ones inside it).
 func Members(g Geometry, q float64, dst []bool, scores []float64, diffs []float32) []bool {

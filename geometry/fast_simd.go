@@ -28,31 +28,12 @@ func fastRows(dst []float64, m, p, diffs []float32) {
 		}
 		return
 	}
-	var (
-		absMask  = archsimd.BroadcastInt32x16(0x7fffffff)
-		mantMsk  = archsimd.BroadcastInt32x16(0x007fffff)
-		oneBits  = archsimd.BroadcastInt32x16(0x3f800000)
-		bias     = archsimd.BroadcastInt32x16(127)
-		minBits  = archsimd.BroadcastInt32x16(0x00800000)
-		normSpan = archsimd.BroadcastUint32x16(0x7f000000)
-		zeroI    = archsimd.BroadcastInt32x16(0)
-		zero     = archsimd.BroadcastFloat32x16(0)
-		one      = archsimd.BroadcastFloat32x16(1)
-		inf      = archsimd.BroadcastFloat32x16(float32(math.Inf(1)))
-		q0       = archsimd.BroadcastFloat32x16(kernel.Log2Q0)
-		q1       = archsimd.BroadcastFloat32x16(kernel.Log2Q1)
-		q2       = archsimd.BroadcastFloat32x16(kernel.Log2Q2)
-		q3       = archsimd.BroadcastFloat32x16(kernel.Log2Q3)
-		q4       = archsimd.BroadcastFloat32x16(kernel.Log2Q4)
-		q5       = archsimd.BroadcastFloat32x16(kernel.Log2Q5)
-		q6       = archsimd.BroadcastFloat32x16(kernel.Log2Q6)
-		p0       = archsimd.BroadcastFloat32x16(kernel.Exp2P0)
-		p1       = archsimd.BroadcastFloat32x16(kernel.Exp2P1)
-		p2       = archsimd.BroadcastFloat32x16(kernel.Exp2P2)
-		p3       = archsimd.BroadcastFloat32x16(kernel.Exp2P3)
-		p4       = archsimd.BroadcastFloat32x16(kernel.Exp2P4)
-		p5       = archsimd.BroadcastFloat32x16(kernel.Exp2P5)
-	)
+	// The constants as local values (a VPTERNLOGD cannot take a global
+	// operand, which the compiler emits for the struct's fields).
+	c := &pow16
+	absMask, mantMsk, oneBits, bias, minBits, normSpan, zeroI, one, inf, q0, q1 := c.absMask, c.mantMsk, c.oneBits, c.bias, c.minBits, c.normSpan, c.zeroI, c.one, c.inf, c.q0, c.q1
+	q2, q3, q4, q5, q6, p0, p1, p2, p3, p4, p5 := c.q2, c.q3, c.q4, c.q5, c.q6, c.p0, c.p1, c.p2, c.p3, c.p4, c.p5
+	zero := archsimd.BroadcastFloat32x16(0)
 	// Each row's sixteen lane sums go to a buffer and are summed in
 	// float64 after VZEROUPPER: scalar SSE arithmetic between AVX-512
 	// instructions pays the AVX–SSE transition on every row (measured).
@@ -106,5 +87,38 @@ func fastRows(dst []float64, m, p, diffs []float32) {
 			}
 			dst[i] = phi
 		}
+	}
+}
+
+// pow16 holds the constants of the sixteen-lane 2^(p·log2 y) kernels
+// (fastRows, pnorm32), broadcast once at start-up when the processor has
+// AVX-512: broadcasting them on every call cost as much as a short row.
+var pow16 struct {
+	absMask, mantMsk, oneBits, bias, minBits, zeroI archsimd.Int32x16
+	normSpan                                        archsimd.Uint32x16
+	one, inf, ln2, q0, q1, q2, q3, q4, q5, q6       archsimd.Float32x16
+	p0, p1, p2, p3, p4, p5                          archsimd.Float32x16
+}
+
+func init() {
+	if !useAVX512 {
+		return
+	}
+	c := &pow16
+	c.absMask = archsimd.BroadcastInt32x16(0x7fffffff)
+	c.mantMsk = archsimd.BroadcastInt32x16(0x007fffff)
+	c.oneBits = archsimd.BroadcastInt32x16(0x3f800000)
+	c.bias = archsimd.BroadcastInt32x16(127)
+	c.minBits = archsimd.BroadcastInt32x16(0x00800000)
+	c.zeroI = archsimd.BroadcastInt32x16(0)
+	c.normSpan = archsimd.BroadcastUint32x16(0x7f000000)
+	c.one = archsimd.BroadcastFloat32x16(1)
+	c.inf = archsimd.BroadcastFloat32x16(float32(math.Inf(1)))
+	c.ln2 = archsimd.BroadcastFloat32x16(math.Ln2)
+	for i, v := range []float32{kernel.Log2Q0, kernel.Log2Q1, kernel.Log2Q2, kernel.Log2Q3, kernel.Log2Q4, kernel.Log2Q5, kernel.Log2Q6} {
+		*[]*archsimd.Float32x16{&c.q0, &c.q1, &c.q2, &c.q3, &c.q4, &c.q5, &c.q6}[i] = archsimd.BroadcastFloat32x16(v)
+	}
+	for i, v := range []float32{kernel.Exp2P0, kernel.Exp2P1, kernel.Exp2P2, kernel.Exp2P3, kernel.Exp2P4, kernel.Exp2P5} {
+		*[]*archsimd.Float32x16{&c.p0, &c.p1, &c.p2, &c.p3, &c.p4, &c.p5}[i] = archsimd.BroadcastFloat32x16(v)
 	}
 }

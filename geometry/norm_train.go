@@ -20,31 +20,28 @@ func (n *Norm) Prepare(dst, diffs []float32) []float32 {
 // vector kernels (FastPays), the products and ‖y‖_p are computed in float32
 // (blas32, and AVX-512 for ‖y‖_p; within PnormTrainTol of Scores, tested);
 // otherwise it is Scores. Calibration and evaluation use Scores.
-func (n *Norm) ScoresPrepared(dst []float64, rows []float32) []float64 {
+func (n *Norm) ScoresPrepared(dst []float64, prepared []float32) []float64 {
 	if n.d < blasMinDim || !FastPays() {
-		return n.Scores(dst, rows)
+		return n.Scores(dst, prepared)
 	}
-	dst, _ = rowsN(dst, rows, n.d)
-	normTrain32(n, nil, dst, rows, nil)
+	dst, _ = rows(dst, prepared, n.d)
+	normTrain32(n, nil, dst, prepared, nil)
 	return dst
 }
 
 // ScoreGradsPreparedFunc is ScoreGradsFunc for training, with ScoresPrepared's
 // ‖y‖_p.
-func (n *Norm) ScoreGradsPreparedFunc(dtheta, scores []float64, rows []float32, weight func(int, float64) float64) []float64 {
+func (n *Norm) ScoreGradsPreparedFunc(dtheta, scores []float64, prepared []float32, weight func(int, float64) float64) []float64 {
 	if n.d < blasMinDim || !FastPays() {
-		return n.ScoreGradsFunc(dtheta, scores, rows, weight)
+		return n.ScoreGradsFunc(dtheta, scores, prepared, weight)
 	}
 	if len(dtheta) != n.NumParams() {
 		panic(errLength)
 	}
-	scores, _ = rowsN(scores, rows, n.d)
-	normTrain32(n, dtheta, scores, rows, weight)
+	scores, _ = rows(scores, prepared, n.d)
+	normTrain32(n, dtheta, scores, prepared, weight)
 	return scores
 }
-
-// rowsN is rows for a parameter named rows.
-func rowsN(dst []float64, diffs []float32, d int) ([]float64, int) { return rows(dst, diffs, d) }
 
 // PnormTrainTol bounds the relative difference between the training kernels'
 // scores and gradients and the exact ones where they differ (TestNormTrainKernels).

@@ -9,30 +9,24 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
-
-	"github.com/ccsets/ccs/internal/kernel"
 )
 
-// pnorm32 is pnorm on a float32 row with u_k^p = 2^(p·log2 u_k) sixteen lanes
+// pnorm32 is pnorm on a float32 row, given a = max|y_k|, with u_k^p = 2^(p·log2 u_k) sixteen lanes
 // at a time (the generalized ball's fast-score polynomials), S' and T summed
 // in float32 lanes then float64; a tail shorter than 16 is computed in
 // float64. It reports false — the caller then takes the exact pnorm — for
 // p = 2, rows shorter than 16 and rows with a u_k below float32's normal
 // range other than 0.
-func pnorm32(y []float32, p float64, up []float32) (phi, s, t float64, ok bool) {
+func pnorm32(y []float32, a float32, p float64, up []float32) (phi, s, t float64, ok bool) {
 	d := len(y)
 	if !useAVX512 || d < 16 || p == 2 {
 		return 0, 0, 0, false
-	}
-	var a float32
-	for _, v := range y {
-		a = max(a, math.Float32frombits(math.Float32bits(v)&0x7fffffff))
 	}
 	if a == 0 {
 		clear(up)
 		return 0, 0, 0, true
 	}
-	c := &pn16
+	c := &pow16
 	inv := archsimd.BroadcastFloat32x16(1 / a)
 	pv := archsimd.BroadcastFloat32x16(float32(p))
 	sAcc := archsimd.BroadcastFloat32x16(0)
@@ -96,36 +90,6 @@ func pnorm32(y []float32, p float64, up []float32) (phi, s, t float64, ok bool) 
 	return float64(a) * math.Exp(math.Log(s)/p), s, t, true
 }
 
-// pn16 holds pnorm32's constants, broadcast once at start-up.
-var pn16 struct {
-	absMask, mantMsk, oneBits, bias, minBits, zeroI archsimd.Int32x16
-	normSpan                                        archsimd.Uint32x16
-	one, ln2, q0, q1, q2, q3, q4, q5, q6            archsimd.Float32x16
-	p0, p1, p2, p3, p4, p5                          archsimd.Float32x16
-}
-
-func init() {
-	if !useAVX512 {
-		return
-	}
-	c := &pn16
-	c.absMask = archsimd.BroadcastInt32x16(0x7fffffff)
-	c.mantMsk = archsimd.BroadcastInt32x16(0x007fffff)
-	c.oneBits = archsimd.BroadcastInt32x16(0x3f800000)
-	c.bias = archsimd.BroadcastInt32x16(127)
-	c.minBits = archsimd.BroadcastInt32x16(0x00800000)
-	c.zeroI = archsimd.BroadcastInt32x16(0)
-	c.normSpan = archsimd.BroadcastUint32x16(0x7f000000)
-	c.one = archsimd.BroadcastFloat32x16(1)
-	c.ln2 = archsimd.BroadcastFloat32x16(math.Ln2)
-	for i, v := range []float32{kernel.Log2Q0, kernel.Log2Q1, kernel.Log2Q2, kernel.Log2Q3, kernel.Log2Q4, kernel.Log2Q5, kernel.Log2Q6} {
-		*[]*archsimd.Float32x16{&c.q0, &c.q1, &c.q2, &c.q3, &c.q4, &c.q5, &c.q6}[i] = archsimd.BroadcastFloat32x16(v)
-	}
-	for i, v := range []float32{kernel.Exp2P0, kernel.Exp2P1, kernel.Exp2P2, kernel.Exp2P3, kernel.Exp2P4, kernel.Exp2P5} {
-		*[]*archsimd.Float32x16{&c.p0, &c.p1, &c.p2, &c.p3, &c.p4, &c.p5}[i] = archsimd.BroadcastFloat32x16(v)
-	}
-}
-
 // norm32Scratch holds a block's Y = X·Mᵀ and G = w·∂φ/∂Y in float32, M in
 // float32 and the block's ∂/∂M.
 type norm32Scratch struct{ y, g, m, dm, up []float32 }
@@ -170,7 +134,11 @@ func normTrain32(n *Norm, dtheta, scores []float64, diffs []float32, weight func
 			if dtheta != nil {
 				up = s.up
 			}
-			phi, sum, t, ok := pnorm32(yi, n.p, up)
+			var a float32 // max |y_k|
+			for _, v := range yi {
+				a = max(a, math.Float32frombits(math.Float32bits(v)&0x7fffffff))
+			}
+			phi, sum, t, ok := pnorm32(yi, a, n.p, up)
 			if !ok {
 				for k, v := range yi {
 					y64[k] = float64(v)
@@ -193,10 +161,6 @@ func normTrain32(n *Norm, dtheta, scores []float64, diffs []float32, weight func
 				continue
 			}
 			// ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p}, as dphidy.
-			var a float32
-			for _, v := range yi {
-				a = max(a, math.Float32frombits(math.Float32bits(v)&0x7fffffff))
-			}
 			cw := float32(w * math.Exp((1-n.p)/n.p*math.Log(sum)))
 			for k, v := range yi {
 				if v == 0 {
