@@ -93,7 +93,9 @@ func fastRows(dst []float64, m, p, diffs []float32) {
 // pow16 holds the constants of the sixteen-lane 2^(p·log2 y) kernels
 // (fastRows, pnorm32), broadcast once at start-up when the processor has
 // AVX-512: broadcasting them on every call cost as much as a short row.
-var pow16 struct {
+var pow16 pow16Consts
+
+type pow16Consts struct {
 	absMask, mantMsk, oneBits, bias, minBits, zeroI archsimd.Int32x16
 	normSpan                                        archsimd.Uint32x16
 	one, inf, ln2, q0, q1, q2, q3, q4, q5, q6       archsimd.Float32x16

@@ -16,30 +16,40 @@ func (n *Norm) Prepare(dst, diffs []float32) []float32 {
 	return dst
 }
 
-// ScoresPrepared is Scores for training: from d = 16 on, in a build with
-// vector kernels (FastPays), the products and ‖y‖_p are computed in float32
-// (blas32, and AVX-512 for ‖y‖_p; within PnormTrainTol of Scores, tested);
-// otherwise it is Scores. Calibration and evaluation use Scores.
+// ScoresPrepared is Scores for training: in a build with vector kernels
+// (FastPays), the products and ‖y‖_p are computed in float32 (within
+// PnormTrainTol of Scores, tested) — from d = 16 on with blas32 and a
+// sixteen-lane ‖y‖_p along each row, below d = 16 sixteen rows at a time,
+// one per lane; otherwise it is Scores. Calibration and evaluation use
+// Scores.
 func (n *Norm) ScoresPrepared(dst []float64, prepared []float32) []float64 {
-	if n.d < blasMinDim || !FastPays() {
+	if !FastPays() {
 		return n.Scores(dst, prepared)
 	}
 	dst, _ = rows(dst, prepared, n.d)
-	normTrain32(n, nil, dst, prepared, nil)
+	if n.d < blasMinDim {
+		normSmall32(n, nil, dst, prepared, nil)
+	} else {
+		normTrain32(n, nil, dst, prepared, nil)
+	}
 	return dst
 }
 
 // ScoreGradsPreparedFunc is ScoreGradsFunc for training, with ScoresPrepared's
 // ‖y‖_p.
 func (n *Norm) ScoreGradsPreparedFunc(dtheta, scores []float64, prepared []float32, weight func(int, float64) float64) []float64 {
-	if n.d < blasMinDim || !FastPays() {
+	if !FastPays() {
 		return n.ScoreGradsFunc(dtheta, scores, prepared, weight)
 	}
 	if len(dtheta) != n.NumParams() {
 		panic(errLength)
 	}
 	scores, _ = rows(scores, prepared, n.d)
-	normTrain32(n, dtheta, scores, prepared, weight)
+	if n.d < blasMinDim {
+		normSmall32(n, dtheta, scores, prepared, weight)
+	} else {
+		normTrain32(n, dtheta, scores, prepared, weight)
+	}
 	return scores
 }
 

@@ -2,8 +2,16 @@
 
 package geometry
 
-// normTrain32 is not reached in this build (FastPays is false); the training
-// kernels are the exact ones.
+// normTrain32 and normSmall32 are not reached in this build (FastPays is
+// false); the training kernels are the exact ones.
 func normTrain32(n *Norm, dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) {
 	normBlas(n, dtheta, scores, diffs, weight)
+}
+
+func normSmall32(n *Norm, dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) {
+	if dtheta == nil {
+		normScores(n, scores, diffs)
+		return
+	}
+	normScoreGrads(n, dtheta, scores, diffs, weight)
 }

@@ -106,7 +106,9 @@ func grow32(b []float32, n int) []float32 {
 // normTrain32 is normBlas in float32: the products through blas32 (gonum's,
 // or OpenBLAS with -tags openblas) on the float32 differences as they are,
 // ‖y‖_p by pnorm32, ∂/∂M of each block added into dtheta in float64. A row
-// pnorm32 declines is computed exactly in float64.
+// pnorm32 declines, with a max|y_k| of 2⁶⁴ or more, or whose w·∂φ/∂y_k·x_l
+// reach 2¹⁰⁰ (the block's float32 product would overflow) is computed
+// exactly in float64.
 func normTrain32(n *Norm, dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) {
 	d := n.d
 	rowsN := len(scores)
@@ -119,7 +121,6 @@ func normTrain32(n *Norm, dtheta, scores []float64, diffs []float32, weight func
 	s.dm, s.up = grow32(s.dm, d*d), grow32(s.up, d)
 	m := blas32.General{Rows: d, Cols: d, Data: s.m, Stride: d}
 	dm := blas32.General{Rows: d, Cols: d, Data: s.dm, Stride: d}
-	y64, up64 := make([]float64, d), make([]float64, d)
 	for lo := 0; lo < rowsN; lo += blasRows {
 		hi := min(rowsN, lo+blasRows)
 		r := hi - lo
@@ -138,15 +139,18 @@ func normTrain32(n *Norm, dtheta, scores []float64, diffs []float32, weight func
 			for _, v := range yi {
 				a = max(a, math.Float32frombits(math.Float32bits(v)&0x7fffffff))
 			}
+			xi := diffs[(lo+i)*d : (lo+i+1)*d]
 			phi, sum, t, ok := pnorm32(yi, a, n.p, up)
-			if !ok {
-				for k, v := range yi {
-					y64[k] = float64(v)
+			if !ok || !(a < 0x1p64) {
+				// A u_k below float32's normal range, or y near its
+				// largest value: the row exactly in float64.
+				clear(gi)
+				if dtheta == nil {
+					normScores(n, scores[lo+i:lo+i+1], xi)
+				} else {
+					normScoreGrads(n, dtheta, scores[lo+i:lo+i+1], xi, func(_ int, phi float64) float64 { return weight(lo+i, phi) })
 				}
-				phi, sum, t = pnorm(y64, n.p, up64)
-				for k, v := range up64 {
-					s.up[k] = float32(v)
-				}
+				continue
 			}
 			scores[lo+i] = phi
 			if dtheta == nil {
@@ -162,12 +166,24 @@ func normTrain32(n *Norm, dtheta, scores []float64, diffs []float32, weight func
 			}
 			// ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p}, as dphidy.
 			cw := float32(w * math.Exp((1-n.p)/n.p*math.Log(sum)))
+			var gmax, xmax float32
 			for k, v := range yi {
 				if v == 0 {
 					gi[k] = 0
 					continue
 				}
 				gi[k] = s.up[k] * a / v * cw // up/u·c with the sign of v
+				gmax = max(gmax, math.Float32frombits(math.Float32bits(gi[k])&0x7fffffff))
+			}
+			for _, v := range xi {
+				xmax = max(xmax, math.Float32frombits(math.Float32bits(v)&0x7fffffff))
+			}
+			if !(gmax*xmax < 0x1p100) {
+				// w·∂φ/∂y·x would overflow float32 in the block's product:
+				// the row's gradient exactly, with the weight already drawn.
+				clear(gi)
+				normScoreGrads(n, dtheta, make([]float64, 1), xi, func(int, float64) float64 { return w })
+				continue
 			}
 			dp += w * phi * (t/(n.p*sum) - math.Log(sum)/(n.p*n.p))
 		}

@@ -7,21 +7,33 @@ import (
 )
 
 // TestNormTrainKernels: the single-norm's training kernels (ScoresPrepared,
-// ScoreGradsPreparedFunc; float32 vector ‖y‖_p in a GOEXPERIMENT=simd build)
-// agree with the exact ones within PnormTrainTol — scores row by row,
-// gradients relative to their norm — with a zero row, zero coordinates and
-// a coordinate far below the others, and rows shorter than the vector width.
+// ScoreGradsPreparedFunc; float32 vector kernels in a GOEXPERIMENT=simd
+// build: along rows from d = 16, sixteen rows at a time below) agree with the
+// exact ones within PnormTrainTol — scores row by row, gradients relative to
+// their norm — with a zero row, zero coordinates, a coordinate far below the
+// others and a partial last block. With a diagonal M (so that y keeps x's
+// extremes) also a u below float32's normal range and rows near float32's
+// largest value, which the vector kernels hand to the exact ones.
 func TestNormTrainKernels(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(51, 51))
-	for _, d := range []int{3, 16, 21, 128} {
-		for _, p := range []float64{0.7, 1.5, 2, 3.3} {
+	for _, d := range []int{1, 2, 3, 7, 15, 16, 21, 128} {
+		for _, c := range []struct {
+			p    float64
+			diag bool
+		}{{0.7, false}, {1.5, false}, {2, false}, {3.3, false}, {0.7, true}, {0.05, true}, {4, true}} {
+			p := c.p
 			m := make([]float64, d*d)
 			for i := range m {
-				m[i] = rng.NormFloat64() / math.Sqrt(float64(d))
+				if !c.diag {
+					m[i] = rng.NormFloat64() / math.Sqrt(float64(d))
+				}
 			}
 			for i := range d {
 				m[i*d+i] += 1
+				if c.diag {
+					m[i*d+i] += rng.Float64()
+				}
 			}
 			n, err := NewNorm(d, m, p)
 			if err != nil {
@@ -32,6 +44,13 @@ func TestNormTrainKernels(t *testing.T) {
 			clear(x[:d])                         // a zero row
 			x[d] = 0                             // a zero coordinate
 			x[2*d+1] = float32(1e-30 * x[2*d+1]) // a tiny one
+			if c.diag && d > 1 {
+				x[3*d+1] = 1e-40 // subnormal: u below float32's normal range
+				for l := range d {
+					x[4*d+l] *= 1e37                                           // ∂φ/∂y overflows float32 for small p
+					x[5*d+l] = float32(math.Copysign(3e38, float64(x[5*d+l]))) // y overflows float32
+				}
+			}
 			if p := n.Prepare(nil, x); len(p) != len(x) || p[5] != x[5] {
 				t.Fatal("Prepare is not a copy")
 			}
@@ -39,7 +58,7 @@ func TestNormTrainKernels(t *testing.T) {
 			fast := n.ScoresPrepared(nil, x)
 			for i := range exact {
 				if math.Abs(fast[i]-exact[i]) > PnormTrainTol*exact[i] {
-					t.Fatalf("d=%d p=%v row %d: training score %v, exact %v", d, p, i, fast[i], exact[i])
+					t.Fatalf("d=%d p=%v diag=%v row %d: training score %v, exact %v", d, p, c.diag, i, fast[i], exact[i])
 				}
 			}
 			weight := func(i int, phi float64) float64 { return 1 + float64(i%7)/3 }
@@ -48,11 +67,14 @@ func TestNormTrainKernels(t *testing.T) {
 			s2 := n.ScoreGradsPreparedFunc(g2, nil, x, weight)
 			var diff, norm float64
 			for i := range g1 {
+				if math.IsNaN(g2[i]) || math.IsInf(g2[i], 0) {
+					t.Fatalf("d=%d p=%v diag=%v: training gradient[%d] = %v", d, p, c.diag, i, g2[i])
+				}
 				diff += (g1[i] - g2[i]) * (g1[i] - g2[i])
 				norm += g1[i] * g1[i]
 			}
 			if math.Sqrt(diff) > PnormTrainTol*math.Sqrt(norm) {
-				t.Fatalf("d=%d p=%v: gradient differs by %.3g of its norm", d, p, math.Sqrt(diff/norm))
+				t.Fatalf("d=%d p=%v diag=%v: gradient differs by %.3g of its norm", d, p, c.diag, math.Sqrt(diff/norm))
 			}
 			for i := range s1 {
 				if math.Abs(s1[i]-s2[i]) > PnormTrainTol*s1[i] {

@@ -1,0 +1,242 @@
+//go:build goexperiment.simd && amd64
+
+package geometry
+
+import (
+	"math"
+	"simd/archsimd"
+)
+
+// normSmall32 is the single-norm's training kernel for d < 16, where a
+// vector along a row would be mostly empty: sixteen rows at a time, one row
+// per lane. A block's rows are transposed so that coordinate l of the
+// sixteen rows is one vector; y = M·x is d² multiply-adds of broadcast
+// entries of M, and u_k^p = 2^(p·log2 u_k), S'^{1/p} and S'^{(1−p)/p} come
+// from the fast-score polynomials. ∂φ/∂M is summed in float32 lanes and
+// added into dtheta in float64 every normSmallFlush rows; ∂φ/∂p in float64.
+//
+// A row with a u_k below float32's normal range (other than 0), or whose
+// w·∂φ/∂y_k·x_l reach 2¹⁰⁰, is computed exactly in float64 (normScores,
+// normScoreGrads). weight is called once per row with φ ≠ 0, in row order,
+// as the exact kernel calls it.
+func normSmall32(n *Norm, dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) {
+	d := n.d
+	rowsN := len(scores)
+	var k normSmallKernel
+	k.init(n)
+	if dtheta != nil {
+		k.acc = make([]float32, d*d*16)
+	}
+	for lo := 0; lo < rowsN; lo += 16 {
+		hi := min(rowsN, lo+16)
+		k.load(diffs[lo*d:hi*d], hi-lo)
+		special := k.forward(n.p)
+		archsimd.ClearAVXUpperBits()
+		var dp, wts [16]float64 // w·∂φ/∂p and w per row
+		for r := range 16 {
+			k.w[r] = 0
+			i := lo + r
+			if i >= hi {
+				continue
+			}
+			x := diffs[i*d : (i+1)*d]
+			if special>>r&1 != 0 {
+				if dtheta == nil {
+					normScores(n, scores[i:i+1], x)
+				} else {
+					normScoreGrads(n, dtheta, scores[i:i+1], x, func(_ int, phi float64) float64 { return weight(i, phi) })
+				}
+				continue
+			}
+			phi := float64(k.a[r]) * float64(k.pow[r])
+			scores[i] = phi
+			if dtheta == nil || phi == 0 {
+				continue
+			}
+			w := weight(i, phi)
+			k.w[r], wts[r] = float32(w), w
+			s, t := float64(k.s[r]), float64(k.t[r])
+			dp[r] = w * phi * (t/(n.p*s) - float64(k.l2s[r])*math.Ln2/(n.p*n.p))
+		}
+		if dtheta == nil {
+			continue
+		}
+		over := k.backward()
+		for r, v := range dp {
+			if over>>r&1 == 0 {
+				dtheta[d*d] += v
+				continue
+			}
+			// A row whose w·∂φ/∂y·x would overflow float32 (it added nothing
+			// to the lane sums): its whole gradient exactly, with the weight
+			// already drawn.
+			i, w := lo+r, wts[r]
+			normScoreGrads(n, dtheta, make([]float64, 1), diffs[i*d:(i+1)*d], func(int, float64) float64 { return w })
+		}
+		if (lo/16+1)%(normSmallFlush/16) == 0 || hi == rowsN {
+			k.flush(dtheta)
+		}
+	}
+}
+
+// normSmallFlush is how many rows normSmall32 sums in float32 lanes before
+// adding the sums into dtheta: each lane then sums at most 64 terms.
+const normSmallFlush = 1024
+
+// normSmallKernel is normSmall32's state: the block's rows transposed (xt:
+// coordinate l of row r at l*16+r), y = M·x and u^p likewise, and the
+// per-lane results the scalar code reads between the vector passes.
+type normSmallKernel struct {
+	d          int
+	m          []float32 // M, row-major
+	xt, y, up  []float32
+	acc        []float32 // ∂φ/∂M_kl summed per lane, at (k·d+l)·16
+	a, pow, s  [16]float32
+	t, l2s, cp [16]float32 // T, log2 S', S'^{(1−p)/p}
+	w          [16]float32
+}
+
+func (k *normSmallKernel) init(n *Norm) {
+	d := n.d
+	k.d = d
+	k.m = make([]float32, d*d)
+	for i, v := range n.m {
+		k.m[i] = float32(v)
+	}
+	k.xt, k.y, k.up = make([]float32, d*16), make([]float32, d*16), make([]float32, d*16)
+}
+
+// load transposes rows (r of them, the rest of the block zero).
+func (k *normSmallKernel) load(x []float32, r int) {
+	d := k.d
+	if r < 16 {
+		clear(k.xt)
+	}
+	for i := range r {
+		for l, v := range x[i*d : (i+1)*d] {
+			k.xt[l*16+i] = v
+		}
+	}
+}
+
+// forward computes the block's y, max|y| (a), u^p, S', T, log2 S', S'^{1/p}
+// (pow) and S'^{(1−p)/p} (cp); it returns the lanes with a u below float32's
+// normal range other than 0 (or a NaN), which the caller computes exactly.
+func (k *normSmallKernel) forward(p float64) (special uint16) {
+	d := k.d
+	c := &pow16
+	zero := archsimd.BroadcastFloat32x16(0)
+	a := zero
+	for kk := range d {
+		yk := zero
+		for l := range d {
+			yk = archsimd.BroadcastFloat32x16(k.m[kk*d+l]).MulAdd(archsimd.LoadFloat32x16Slice(k.xt[l*16:]), yk)
+		}
+		yk.StoreSlice(k.y[kk*16:])
+		a = a.Max(yk.AsInt32x16().And(c.absMask).AsFloat32x16())
+	}
+	a.Store(&k.a)
+	live := a.NotEqual(zero) // a = 0: φ = 0 (and the padding)
+	inv := c.one.Div(a).Masked(live)
+	pv := archsimd.BroadcastFloat32x16(float32(p))
+	s, t := zero, zero
+	for kk := range d {
+		u := archsimd.LoadFloat32x16Slice(k.y[kk*16:]).Mul(inv)
+		bits := u.AsInt32x16().And(c.absMask)
+		l2 := log2x16(c, bits)
+		// u = 1 (the largest |y_k|): u^p = 1 exactly, as the exact kernel
+		// has it, so that S' = 1 exactly when the other u_k are 0.
+		e := exp2x16(c, pv.Mul(l2)).Merge(c.one, bits.NotEqual(c.oneBits))
+		normal := bits.Sub(c.minBits).AsUint32x16().Less(c.normSpan)
+		special |= ^normal.ToBits() & ^bits.Equal(c.zeroI).ToBits()
+		e = e.Masked(normal) // u = 0: u^p = 0, u^p·log u = 0
+		e.StoreSlice(k.up[kk*16:])
+		s = s.Add(e)
+		t = t.Add(e.Mul(l2.Mul(c.ln2)).Masked(normal))
+	}
+	s = s.Merge(c.one, live) // S' ≥ 1 where a > 0
+	s.Store(&k.s)
+	t.Store(&k.t)
+	l2s := log2x16(c, s.AsInt32x16())
+	l2s.Store(&k.l2s)
+	exp2x16(c, l2s.Mul(archsimd.BroadcastFloat32x16(float32(1/p)))).Store(&k.pow)
+	exp2x16(c, l2s.Mul(archsimd.BroadcastFloat32x16(float32((1-p)/p)))).Store(&k.cp)
+	return special & live.ToBits()
+}
+
+// backward adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l into the lane sums, with
+// ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p}; lanes of weight 0 add 0. It
+// returns the lanes whose w·∂φ/∂y or products with x are not finite in
+// float32, or large enough to overflow the lane sums, which it leaves out.
+func (k *normSmallKernel) backward() (over uint16) {
+	d := k.d
+	c := &pow16
+	zero := archsimd.BroadcastFloat32x16(0)
+	wv := archsimd.LoadFloat32x16(&k.w)
+	f := wv.Mul(archsimd.LoadFloat32x16(&k.cp)).Mul(archsimd.LoadFloat32x16(&k.a))
+	nonzero := wv.NotEqual(zero)
+	gmax, xmax := zero, zero // max_k |g_k|, max_l |x_l|
+	for kk := range d {
+		yk := archsimd.LoadFloat32x16Slice(k.y[kk*16:])
+		g := f.Mul(archsimd.LoadFloat32x16Slice(k.up[kk*16:])).Div(yk).Masked(yk.NotEqual(zero).And(nonzero))
+		gmax = gmax.Max(g.AsInt32x16().And(c.absMask).AsFloat32x16())
+		xmax = xmax.Max(archsimd.LoadFloat32x16Slice(k.xt[kk*16:]).AsInt32x16().And(c.absMask).AsFloat32x16())
+		g.StoreSlice(k.up[kk*16:]) // u^p is not needed any more
+	}
+	// Every product g_k·x_l below 2¹⁰⁰, so that the lane sums of
+	// normSmallFlush/16 rows stay finite (a NaN fails the comparison too).
+	finite := nonzero.And(gmax.Mul(xmax).Less(archsimd.BroadcastFloat32x16(0x1p100)))
+	for kk := range d {
+		g := archsimd.LoadFloat32x16Slice(k.up[kk*16:]).Masked(finite)
+		for l := range d {
+			o := (kk*d + l) * 16
+			acc := archsimd.LoadFloat32x16Slice(k.acc[o:])
+			g.MulAdd(archsimd.LoadFloat32x16Slice(k.xt[l*16:]), acc).StoreSlice(k.acc[o:])
+		}
+	}
+	over = nonzero.ToBits() &^ finite.ToBits()
+	archsimd.ClearAVXUpperBits()
+	return over
+}
+
+// flush adds the lane sums into dtheta in float64 and clears them.
+func (k *normSmallKernel) flush(dtheta []float64) {
+	for kl := range k.d * k.d {
+		var sum float64
+		for _, v := range k.acc[kl*16 : (kl+1)*16] {
+			sum += float64(v)
+		}
+		dtheta[kl] += sum
+	}
+	clear(k.acc)
+}
+
+// log2x16 is log2 of the lanes whose bits are those of a positive normal
+// float32 (kernel.Log2Poly's polynomial on the mantissa).
+func log2x16(c *pow16Consts, bits archsimd.Int32x16) archsimd.Float32x16 {
+	k := bits.ShiftAllRight(23).Sub(c.bias).ConvertToFloat32()
+	// The mantissa with 1's exponent; Add, not Or, which the compiler would
+	// fuse with the And into a VPTERNLOGD it cannot encode with a memory
+	// operand (the bits are disjoint, so they are the same).
+	f := bits.And(c.mantMsk).Add(c.oneBits).AsFloat32x16().Sub(c.one)
+	q := c.q6.MulAdd(f, c.q5)
+	q = q.MulAdd(f, c.q4)
+	q = q.MulAdd(f, c.q3)
+	q = q.MulAdd(f, c.q2)
+	q = q.MulAdd(f, c.q1)
+	q = q.MulAdd(f, c.q0)
+	return f.MulAdd(q, k)
+}
+
+// exp2x16 is 2^a (kernel.Exp2Poly's polynomial, scaled by VSCALEFPS:
+// exactly 0 far below, +Inf far above).
+func exp2x16(c *pow16Consts, a archsimd.Float32x16) archsimd.Float32x16 {
+	fl := a.FloorScaled(0)
+	t := a.Sub(fl)
+	e := c.p5.MulAdd(t, c.p4)
+	e = e.MulAdd(t, c.p3)
+	e = e.MulAdd(t, c.p2)
+	e = e.MulAdd(t, c.p1)
+	e = e.MulAdd(t, c.p0)
+	return e.Scale(fl)
+}
