@@ -252,6 +252,7 @@ const chunk = 4096
 type Evaluator struct {
 	cfg      Config
 	pos, neg []float64
+	sel      []float64 // a copy of pos for selection
 	idx      []int32
 	partial  [][]float64 // one gradient per parallel chunk
 }
@@ -398,15 +399,7 @@ func (e *Evaluator) threshold(n int) (float64, []int32, []float64) {
 	if e.cfg.Threshold == Soft {
 		lo, hi = max(1, r-e.cfg.Window), min(n, r+e.cfg.Window)
 	}
-	e.idx = grow(e.idx, n)
-	for i := range e.idx {
-		e.idx[i] = int32(i)
-	}
-	// Ranks lo..hi (1-based) into e.idx[lo−1:hi], in order.
-	selectIdx(e.idx, e.pos, lo-1)
-	selectIdx(e.idx[lo-1:], e.pos, hi-lo)
-	win := e.idx[lo-1 : hi]
-	slices.SortFunc(win, func(x, y int32) int { return cmpKey(e.pos, x, y) })
+	win := e.window(n, lo, hi)
 	rows := slices.Clone(win)
 	wts := make([]float64, len(rows))
 	var z, t float64
@@ -445,35 +438,39 @@ func cmpKey(s []float64, x, y int32) int {
 	return 0
 }
 
-// selectIdx reorders idx so that idx[k] holds the row of rank k (0-based)
-// under cmpKey, smaller ones before it and larger ones after.
-func selectIdx(idx []int32, s []float64, k int) {
-	lo, hi := 0, len(idx)-1
-	state := uint64(0x2545f4914f6cdd1d)
-	for lo < hi {
-		state ^= state << 13
-		state ^= state >> 7
-		state ^= state << 17
-		p := lo + int(state%uint64(hi-lo+1))
-		idx[p], idx[hi] = idx[hi], idx[p]
-		pivot := idx[hi]
-		st := lo
-		for i := lo; i < hi; i++ {
-			if cmpKey(s, idx[i], pivot) < 0 {
-				idx[st], idx[i] = idx[i], idx[st]
-				st++
-			}
-		}
-		idx[st], idx[hi] = idx[hi], idx[st]
+// window returns the rows of ranks lo..hi (1-based) of e.pos[:n] under
+// cmpKey, in order. It selects the two scores by value (conformal.Select on
+// a copy: contiguous, three-way) and then gathers the rows between them in
+// one pass; only those few are sorted. With a NaN score, which has no place
+// in the order, it sorts every row by cmpKey.
+func (e *Evaluator) window(n, lo, hi int) []int32 {
+	pos := e.pos[:n]
+	e.sel = grow(e.sel, n)
+	copy(e.sel, pos)
+	vlo := conformal.Select(e.sel, lo)
+	vhi := conformal.Select(e.sel[lo-1:], hi-lo+1)
+	below := 0 // rows of score < vlo: they rank before the window
+	e.idx = e.idx[:0]
+	nan := false
+	for i, v := range pos {
 		switch {
-		case k < st:
-			hi = st - 1
-		case k > st:
-			lo = st + 1
-		default:
-			return
+		case v < vlo:
+			below++
+		case v <= vhi:
+			e.idx = append(e.idx, int32(i))
+		case v != v:
+			nan = true
 		}
 	}
+	if nan || math.IsNaN(vlo) || math.IsNaN(vhi) {
+		e.idx = e.idx[:0]
+		for i := range n {
+			e.idx = append(e.idx, int32(i))
+		}
+		below = 0
+	}
+	slices.SortFunc(e.idx, func(x, y int32) int { return cmpKey(pos, x, y) })
+	return e.idx[lo-1-below : hi-below]
 }
 
 // EvalRows computes the objective on b under g, as Eval does, and writes

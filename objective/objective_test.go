@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ccsets/ccs/geometry"
@@ -134,6 +135,34 @@ func TestThresholdValue(t *testing.T) {
 		}
 		if math.Abs(v.T-c.want) > 1e-12 {
 			t.Errorf("%v: t = %v, want %v", c.mode, v.T, c.want)
+		}
+	}
+}
+
+// TestWindow: the threshold's window (ranks lo..hi under score, then row)
+// is the one a full sort gives, with ties across and inside the window, a
+// window of one rank and windows at both ends.
+func TestWindow(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 9))
+	var e Evaluator
+	for trial := range 2000 {
+		n := 1 + rng.IntN(300)
+		levels := 1 + rng.IntN(2*n) // few levels: many ties
+		e.pos = make([]float64, n)
+		for i := range e.pos {
+			e.pos[i] = float64(rng.IntN(levels))
+		}
+		lo := 1 + rng.IntN(n)
+		hi := lo + rng.IntN(min(n-lo+1, 12))
+		ref := make([]int32, n)
+		for i := range ref {
+			ref[i] = int32(i)
+		}
+		slices.SortFunc(ref, func(x, y int32) int { return cmpKey(e.pos, x, y) })
+		got := e.window(n, lo, hi)
+		if !slices.Equal(got, ref[lo-1:hi]) {
+			t.Fatalf("trial %d (n=%d, ranks %d..%d): window %v, want %v", trial, n, lo, hi, got, ref[lo-1:hi])
 		}
 	}
 }
