@@ -69,7 +69,7 @@ func benchPrepared(b *testing.B, d int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		sink = g.ScoreGradsPreparedFunc(dtheta, dst, prep, one)
+		sink = g.ScoreGradsPreparedFunc(dtheta, dst, prep, BlockWeights(one))
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*d), "ns/element")
 }
@@ -115,7 +115,7 @@ func benchNormTrain(b *testing.B, d int) {
 	w := func(int, float64) float64 { return 1 }
 	b.ResetTimer()
 	for b.Loop() {
-		sink = n.ScoreGradsPreparedFunc(dtheta, dst, x, w)
+		sink = n.ScoreGradsPreparedFunc(dtheta, dst, x, BlockWeights(w))
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*d), "ns/element")
 }

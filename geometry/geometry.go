@@ -61,7 +61,8 @@ type Learnable interface {
 	// Σ_i w_i·∂φ_i/∂θ into dtheta. A nil w means all weights are 1.
 	ScoreGrads(dtheta, scores []float64, diffs []float32, w []float64) []float64
 	// ScoreGradsFunc is ScoreGrads with each row's weight computed from its
-	// score, in one pass: w_i = weight(i, φ_i).
+	// score, in one pass: w_i = weight(i, φ_i), called once for every row,
+	// in row order (also where the gradient is not used, such as φ = 0).
 	ScoreGradsFunc(dtheta, scores []float64, diffs []float32, weight func(i int, score float64) float64) []float64
 	// LogVolumeGrad adds w·∂logVol(N_t)/∂θ into dtheta and returns
 	// ∂logVol(N_t)/∂t.

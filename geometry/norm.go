@@ -242,11 +242,10 @@ func normScoreGrads[F Float](n *Norm, dtheta, scores []float64, diffs []F, weigh
 		mulRows(y, n.m, x)
 		phi, s, t := pnorm(y, n.p, up)
 		scores[i] = phi
-		if phi == 0 {
-			continue
-		}
+		// Every row's weight is drawn, in order (the caller may sum over
+		// them); a row of score 0 has no gradient.
 		wi := weight(i, phi)
-		if wi == 0 {
+		if phi == 0 || wi == 0 {
 			continue
 		}
 		dphidy(g, y, up, s, n.p)

@@ -67,11 +67,8 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weight func(in
 			gi := s.g[i*d : (i+1)*d]
 			phi, sum, t := pnorm(yi, n.p, up)
 			scores[lo+i] = phi
-			var w float64
-			if phi != 0 {
-				w = weight(lo+i, phi)
-			}
-			if w == 0 {
+			w := weight(lo+i, phi) // every row's, in order; φ = 0 has no gradient
+			if phi == 0 || w == 0 {
 				clear(gi)
 				continue
 			}

@@ -17,9 +17,8 @@ import (
 //
 // A row with a u_k below float32's normal range (other than 0), or whose
 // w·∂φ/∂y_k·x_l reach 2¹⁰⁰, is computed exactly in float64 (normScores,
-// normScoreGrads). weight is called once per row with φ ≠ 0, in row order,
-// as the exact kernel calls it.
-func normSmall32(n *Norm, dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) {
+// normScoreGrads). weights is called once per block of sixteen rows.
+func normSmall32(n *Norm, dtheta, scores []float64, diffs []float32, weights Weights) {
 	d := n.d
 	rowsN := len(scores)
 	var k normSmallKernel
@@ -27,51 +26,49 @@ func normSmall32(n *Norm, dtheta, scores []float64, diffs []float32, weight func
 	if dtheta != nil {
 		k.acc = make([]float32, d*d*16)
 	}
+	var wts, dp [16]float64 // each row's weight and w·∂φ/∂p
 	for lo := 0; lo < rowsN; lo += 16 {
 		hi := min(rowsN, lo+16)
 		k.load(diffs[lo*d:hi*d], hi-lo)
-		special := k.forward(n.p)
+		special := k.forward()
+		// Here, in the caller: inside forward the compiler may move vector
+		// work after the VZEROUPPER (it did in backward, measured).
 		archsimd.ClearAVXUpperBits()
-		var dp, wts [16]float64 // w·∂φ/∂p and w per row
-		for r := range 16 {
-			k.w[r] = 0
-			i := lo + r
-			if i >= hi {
-				continue
-			}
-			x := diffs[i*d : (i+1)*d]
+		for r := range hi - lo {
 			if special>>r&1 != 0 {
-				if dtheta == nil {
-					normScores(n, scores[i:i+1], x)
-				} else {
-					normScoreGrads(n, dtheta, scores[i:i+1], x, func(_ int, phi float64) float64 { return weight(i, phi) })
-				}
-				continue
+				i := lo + r
+				normScores(n, scores[i:i+1], diffs[i*d:(i+1)*d])
+			} else {
+				scores[lo+r] = float64(k.a[r]) * float64(k.pow[r])
 			}
-			phi := float64(k.a[r]) * float64(k.pow[r])
-			scores[i] = phi
-			if dtheta == nil || phi == 0 {
-				continue
-			}
-			w := weight(i, phi)
-			k.w[r], wts[r] = float32(w), w
-			s, t := float64(k.s[r]), float64(k.t[r])
-			dp[r] = w * phi * (t/(n.p*s) - float64(k.l2s[r])*math.Ln2/(n.p*n.p))
 		}
 		if dtheta == nil {
 			continue
 		}
-		over := k.backward()
-		for r, v := range dp {
-			if over>>r&1 == 0 {
-				dtheta[d*d] += v
+		w := wts[:hi-lo]
+		weights(lo, scores[lo:hi], w)
+		for r := range 16 {
+			k.w[r], dp[r] = 0, 0
+			if r >= hi-lo || special>>r&1 != 0 || scores[lo+r] == 0 {
 				continue
 			}
-			// A row whose w·∂φ/∂y·x would overflow float32 (it added nothing
-			// to the lane sums): its whole gradient exactly, with the weight
-			// already drawn.
-			i, w := lo+r, wts[r]
-			normScoreGrads(n, dtheta, make([]float64, 1), diffs[i*d:(i+1)*d], func(int, float64) float64 { return w })
+			phi, s, t := scores[lo+r], float64(k.s[r]), float64(k.t[r])
+			k.w[r] = float32(w[r])
+			dp[r] = w[r] * phi * (t/(n.p*s) - float64(k.l2s[r])*math.Ln2/(n.p*n.p))
+		}
+		over := k.backward()
+		archsimd.ClearAVXUpperBits()
+		for r := range hi - lo {
+			if special>>r&1 == 0 && over>>r&1 == 0 {
+				dtheta[d*d] += dp[r]
+				continue
+			}
+			// A row with a u_k the polynomials do not cover, or whose
+			// w·∂φ/∂y·x would overflow float32 (it added nothing to the lane
+			// sums): its gradient exactly, with the weight already drawn.
+			if i, w := lo+r, w[r]; w != 0 && scores[i] != 0 {
+				normScoreGrads(n, dtheta, make([]float64, 1), diffs[i*d:(i+1)*d], func(int, float64) float64 { return w })
+			}
 		}
 		if (lo/16+1)%(normSmallFlush/16) == 0 || hi == rowsN {
 			k.flush(dtheta)
@@ -87,13 +84,18 @@ const normSmallFlush = 1024
 // coordinate l of row r at l*16+r), y = M·x and u^p likewise, and the
 // per-lane results the scalar code reads between the vector passes.
 type normSmallKernel struct {
-	d          int
-	m          []float32 // M, row-major
-	xt, y, up  []float32
-	acc        []float32 // ∂φ/∂M_kl summed per lane, at (k·d+l)·16
-	a, pow, s  [16]float32
-	t, l2s, cp [16]float32 // T, log2 S', S'^{(1−p)/p}
-	w          [16]float32
+	d  int
+	tr *transposer
+	m  []float32 // M, row-major
+	// p, 1/p and (1−p)/p in float32, converted before any vector code:
+	// a scalar SSE conversion between AVX-512 instructions pays the
+	// transition penalty (measured: a fifth of forward's time).
+	p, invP, cpE float32
+	xt, y, up    []float32
+	acc          []float32 // ∂φ/∂M_kl summed per lane, at (k·d+l)·16
+	a, pow, s    [16]float32
+	t, l2s, cp   [16]float32 // T, log2 S', S'^{(1−p)/p}
+	w            [16]float32
 }
 
 func (k *normSmallKernel) init(n *Norm) {
@@ -104,28 +106,25 @@ func (k *normSmallKernel) init(n *Norm) {
 		k.m[i] = float32(v)
 	}
 	k.xt, k.y, k.up = make([]float32, d*16), make([]float32, d*16), make([]float32, d*16)
+	k.tr = newTransposer(d)
+	k.p, k.invP, k.cpE = float32(n.p), float32(1/n.p), float32((1-n.p)/n.p)
 }
 
-// load transposes rows (r of them, the rest of the block zero).
+// load transposes rows (r of them, the rest of the block zero) into xt.
 func (k *normSmallKernel) load(x []float32, r int) {
-	d := k.d
-	if r < 16 {
-		clear(k.xt)
-	}
-	for i := range r {
-		for l, v := range x[i*d : (i+1)*d] {
-			k.xt[l*16+i] = v
-		}
-	}
+	k.tr.transpose(k.xt, x[:r*k.d])
 }
 
 // forward computes the block's y, max|y| (a), u^p, S', T, log2 S', S'^{1/p}
 // (pow) and S'^{(1−p)/p} (cp); it returns the lanes with a u below float32's
 // normal range other than 0 (or a NaN), which the caller computes exactly.
-func (k *normSmallKernel) forward(p float64) (special uint16) {
+func (k *normSmallKernel) forward() (special uint16) {
 	d := k.d
 	c := &pow16
-	zero := archsimd.BroadcastFloat32x16(0)
+	pv := archsimd.BroadcastFloat32x16(k.p)
+	invP := archsimd.BroadcastFloat32x16(k.invP)
+	cpE := archsimd.BroadcastFloat32x16(k.cpE)
+	zero := zero32
 	a := zero
 	for kk := range d {
 		yk := zero
@@ -138,7 +137,6 @@ func (k *normSmallKernel) forward(p float64) (special uint16) {
 	a.Store(&k.a)
 	live := a.NotEqual(zero) // a = 0: φ = 0 (and the padding)
 	inv := c.one.Div(a).Masked(live)
-	pv := archsimd.BroadcastFloat32x16(float32(p))
 	s, t := zero, zero
 	for kk := range d {
 		u := archsimd.LoadFloat32x16Slice(k.y[kk*16:]).Mul(inv)
@@ -159,8 +157,8 @@ func (k *normSmallKernel) forward(p float64) (special uint16) {
 	t.Store(&k.t)
 	l2s := log2x16(c, s.AsInt32x16())
 	l2s.Store(&k.l2s)
-	exp2x16(c, l2s.Mul(archsimd.BroadcastFloat32x16(float32(1/p)))).Store(&k.pow)
-	exp2x16(c, l2s.Mul(archsimd.BroadcastFloat32x16(float32((1-p)/p)))).Store(&k.cp)
+	exp2x16(c, l2s.Mul(invP)).Store(&k.pow)
+	exp2x16(c, l2s.Mul(cpE)).Store(&k.cp)
 	return special & live.ToBits()
 }
 
@@ -171,7 +169,7 @@ func (k *normSmallKernel) forward(p float64) (special uint16) {
 func (k *normSmallKernel) backward() (over uint16) {
 	d := k.d
 	c := &pow16
-	zero := archsimd.BroadcastFloat32x16(0)
+	zero := zero32
 	wv := archsimd.LoadFloat32x16(&k.w)
 	f := wv.Mul(archsimd.LoadFloat32x16(&k.cp)).Mul(archsimd.LoadFloat32x16(&k.a))
 	nonzero := wv.NotEqual(zero)
@@ -194,9 +192,7 @@ func (k *normSmallKernel) backward() (over uint16) {
 			g.MulAdd(archsimd.LoadFloat32x16Slice(k.xt[l*16:]), acc).StoreSlice(k.acc[o:])
 		}
 	}
-	over = nonzero.ToBits() &^ finite.ToBits()
-	archsimd.ClearAVXUpperBits()
-	return over
+	return nonzero.ToBits() &^ finite.ToBits()
 }
 
 // flush adds the lane sums into dtheta in float64 and clears them.
@@ -239,4 +235,55 @@ func exp2x16(c *pow16Consts, a archsimd.Float32x16) archsimd.Float32x16 {
 	e = e.MulAdd(t, c.p1)
 	e = e.MulAdd(t, c.p0)
 	return e.Scale(fl)
+}
+
+// transposer turns sixteen rows of d < 16 float32 (16·d contiguous values)
+// into d vectors, vector l holding coordinate l of each row: lane r of
+// vector l is value r·d+l, found in source vector (r·d+l)/16. Each output is
+// built from pairs of source vectors with VPERMI2PS (ConcatPermute) and
+// merged lane by lane. Scalar stores followed by a vector load of the same
+// bytes cannot be forwarded and stall (measured: 0.2 µs per block); these
+// are vector loads and stores only.
+type transposer struct {
+	d     int
+	idx   []uint32 // (l·pairs + q)·16: lane r's index into source pair q
+	masks []uint16 // l·pairs + q: the lanes pair q supplies
+	pairs int
+}
+
+func newTransposer(d int) *transposer {
+	t := &transposer{d: d, pairs: (d + 1) / 2}
+	t.idx = make([]uint32, d*t.pairs*16)
+	t.masks = make([]uint16, d*t.pairs)
+	for l := range d {
+		for r := range 16 {
+			v := r*d + l // position in the block
+			q := v / 32  // source pair
+			t.idx[(l*t.pairs+q)*16+r] = uint32(v % 32)
+			t.masks[l*t.pairs+q] |= 1 << r
+		}
+	}
+	return t
+}
+
+// transpose writes the transposed block of rows (len(rows) ≤ 16·d; missing
+// rows are zero) into dst (16·d).
+func (t *transposer) transpose(dst, rows []float32) {
+	d := t.d
+	var src [16]archsimd.Float32x16
+	for s := range d {
+		lo := min(len(rows), s*16)
+		src[s] = archsimd.LoadFloat32x16SlicePart(rows[lo:min(len(rows), lo+16)])
+	}
+	src[d] = zero32 // the pair partner of the last source when d is odd
+	for l := range d {
+		out := zero32
+		for q := range t.pairs {
+			o := l*t.pairs + q
+			idx := archsimd.LoadUint32x16Slice(t.idx[o*16:])
+			v := src[2*q].ConcatPermute(src[2*q+1], idx)
+			out = v.Merge(out, archsimd.Mask32x16FromBits(t.masks[o]))
+		}
+		out.StoreSlice(dst[l*16:])
+	}
 }

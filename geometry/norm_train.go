@@ -37,18 +37,18 @@ func (n *Norm) ScoresPrepared(dst []float64, prepared []float32) []float64 {
 
 // ScoreGradsPreparedFunc is ScoreGradsFunc for training, with ScoresPrepared's
 // ‖y‖_p.
-func (n *Norm) ScoreGradsPreparedFunc(dtheta, scores []float64, prepared []float32, weight func(int, float64) float64) []float64 {
+func (n *Norm) ScoreGradsPreparedFunc(dtheta, scores []float64, prepared []float32, weights Weights) []float64 {
 	if !FastPays() {
-		return n.ScoreGradsFunc(dtheta, scores, prepared, weight)
+		return n.ScoreGradsFunc(dtheta, scores, prepared, PerRow(weights))
 	}
 	if len(dtheta) != n.NumParams() {
 		panic(errLength)
 	}
 	scores, _ = rows(scores, prepared, n.d)
 	if n.d < blasMinDim {
-		normSmall32(n, dtheta, scores, prepared, weight)
+		normSmall32(n, dtheta, scores, prepared, weights)
 	} else {
-		normTrain32(n, dtheta, scores, prepared, weight)
+		normTrain32(n, dtheta, scores, prepared, PerRow(weights))
 	}
 	return scores
 }

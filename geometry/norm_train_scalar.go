@@ -8,10 +8,10 @@ func normTrain32(n *Norm, dtheta, scores []float64, diffs []float32, weight func
 	normBlas(n, dtheta, scores, diffs, weight)
 }
 
-func normSmall32(n *Norm, dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) {
+func normSmall32(n *Norm, dtheta, scores []float64, diffs []float32, weights Weights) {
 	if dtheta == nil {
 		normScores(n, scores, diffs)
 		return
 	}
-	normScoreGrads(n, dtheta, scores, diffs, weight)
+	normScoreGrads(n, dtheta, scores, diffs, PerRow(weights))
 }

@@ -29,7 +29,7 @@ func pnorm32(y []float32, a float32, p float64, up []float32) (phi, s, t float64
 	c := &pow16
 	inv := archsimd.BroadcastFloat32x16(1 / a)
 	pv := archsimd.BroadcastFloat32x16(float32(p))
-	sAcc := archsimd.BroadcastFloat32x16(0)
+	sAcc := zero32
 	tAcc := sAcc
 	var special uint16
 	j := 0
@@ -156,11 +156,8 @@ func normTrain32(n *Norm, dtheta, scores []float64, diffs []float32, weight func
 			if dtheta == nil {
 				continue
 			}
-			var w float64
-			if phi != 0 {
-				w = weight(lo+i, phi)
-			}
-			if w == 0 {
+			w := weight(lo+i, phi) // every row's, in order; φ = 0 has no gradient
+			if phi == 0 || w == 0 {
 				clear(gi)
 				continue
 			}

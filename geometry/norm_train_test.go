@@ -61,10 +61,25 @@ func TestNormTrainKernels(t *testing.T) {
 					t.Fatalf("d=%d p=%v diag=%v row %d: training score %v, exact %v", d, p, c.diag, i, fast[i], exact[i])
 				}
 			}
-			weight := func(i int, phi float64) float64 { return 1 + float64(i%7)/3 }
+			// Both kernels draw every row's weight once, in order.
+			next := 0
+			weight := func(i int, phi float64) float64 {
+				if i != next {
+					t.Fatalf("d=%d p=%v diag=%v: weight of row %d drawn after row %d's", d, p, c.diag, i, next-1)
+				}
+				next++
+				return 1 + float64(i%7)/3
+			}
 			g1, g2 := make([]float64, n.NumParams()), make([]float64, n.NumParams())
 			s1 := n.ScoreGradsFunc(g1, nil, x, weight)
-			s2 := n.ScoreGradsPreparedFunc(g2, nil, x, weight)
+			if next != rows {
+				t.Fatalf("d=%d p=%v diag=%v: ScoreGradsFunc drew %d weights, want %d", d, p, c.diag, next, rows)
+			}
+			next = 0
+			s2 := n.ScoreGradsPreparedFunc(g2, nil, x, BlockWeights(weight))
+			if next != rows {
+				t.Fatalf("d=%d p=%v diag=%v: ScoreGradsPreparedFunc drew %d weights, want %d", d, p, c.diag, next, rows)
+			}
 			var diff, norm float64
 			for i := range g1 {
 				if math.IsNaN(g2[i]) || math.IsInf(g2[i], 0) {

@@ -17,8 +17,36 @@ type Prepared interface {
 	Prepare(dst, diffs []float32) []float32
 	// ScoresPrepared computes the scores of prepared rows.
 	ScoresPrepared(dst []float64, prep []float32) []float64
-	// ScoreGradsPreparedFunc is ScoreGradsFunc on prepared rows.
-	ScoreGradsPreparedFunc(dtheta, scores []float64, prep []float32, weight func(int, float64) float64) []float64
+	// ScoreGradsPreparedFunc is ScoreGradsFunc on prepared rows, with the
+	// weights drawn a block of rows at a time.
+	ScoreGradsPreparedFunc(dtheta, scores []float64, prep []float32, weights Weights) []float64
+}
+
+// Weights writes the weights of a block of rows from their scores: w[k] is
+// the weight of row lo+k, whose score is phi[k] (len(w) = len(phi) ≥ 1). A
+// kernel calls it once for every row, in row order, a block at a time, so
+// that the weights' own arithmetic (a sigmoid per row, say) can run on
+// vectors too.
+type Weights func(lo int, phi, w []float64)
+
+// BlockWeights turns a per-row weight into Weights.
+func BlockWeights(weight func(i int, score float64) float64) Weights {
+	return func(lo int, phi, w []float64) {
+		for k, s := range phi {
+			w[k] = weight(lo+k, s)
+		}
+	}
+}
+
+// PerRow turns weights into ScoreGradsFunc's per-row form (blocks of one
+// row). The function it returns is for one kernel call at a time.
+func PerRow(weights Weights) func(int, float64) float64 {
+	var phi, w [1]float64
+	return func(i int, s float64) float64 {
+		phi[0] = s
+		weights(i, phi[:], w[:])
+		return w[0]
+	}
 }
 
 var _ Prepared = (*GenBall)(nil)
@@ -54,35 +82,49 @@ func (g *GenBall) ScoresPrepared(dst []float64, logs []float32) []float64 {
 }
 
 // ScoreGradsPreparedFunc computes the scores from prepared logarithms and adds
-// Σ_i w_i·∂φ_i/∂θ into dtheta, with w_i = weight(i, φ_i):
+// Σ_i w_i·∂φ_i/∂θ into dtheta, with w from weights (blocks of 16 rows up to
+// d = 128, fewer above):
 // ∂φ/∂m_j = e·p_j/m_j and ∂φ/∂p_j = e·(log m_j + L), e = exp(p_j(log m_j + L)).
-func (g *GenBall) ScoreGradsPreparedFunc(dtheta, scores []float64, logs []float32, weight func(int, float64) float64) []float64 {
+func (g *GenBall) ScoreGradsPreparedFunc(dtheta, scores []float64, logs []float32, weights Weights) []float64 {
 	if len(dtheta) != g.NumParams() {
 		panic(errLength)
 	}
-	return g.preparedKernel(dtheta, scores, logs, weight)
+	return g.preparedKernel(dtheta, scores, logs, weights)
 }
 
-func (g *GenBall) preparedKernel(dtheta, scores []float64, logs []float32, weight func(int, float64) float64) []float64 {
+func (g *GenBall) preparedKernel(dtheta, scores []float64, logs []float32, weights Weights) []float64 {
 	d := len(g.m)
 	scores, n := rows(scores, logs, d)
 	logm, p := make([]float32, d), make([]float32, d)
 	for j := range d {
 		logm[j], p[j] = float32(math.Log(g.m[j])), float32(g.p[j])
 	}
-	e, c := make([]float32, d), make([]float32, d)
+	// Rows go in blocks whose e and c stay in the L1 cache (16 rows up to
+	// d = 128), so that weights gets a block at a time.
+	blk := min(16, max(1, 2048/d))
+	e, c := make([]float32, blk*d), make([]float32, blk*d)
 	var sumE, sumEC []float64 // Σ_i w_i e_ij and Σ_i w_i e_ij c_ij
 	if dtheta != nil {
 		sumE, sumEC = make([]float64, d), make([]float64, d)
 	}
-	for i := range n {
-		phi := preparedRow(logm, p, logs[i*d:(i+1)*d], e, c)
-		scores[i] = phi
+	if preparedSmall(logm, p, sumE, sumEC, scores, logs, weights) {
+		n = 0 // done, sixteen rows at a time
+	}
+	w := make([]float64, blk)
+	for lo := 0; lo < n; lo += blk {
+		hi := min(n, lo+blk)
+		for i := lo; i < hi; i++ {
+			r := (i - lo) * d
+			scores[i] = preparedRow(logm, p, logs[i*d:(i+1)*d], e[r:r+d], c[r:r+d])
+		}
 		if dtheta == nil {
 			continue
 		}
-		if w := weight(i, phi); w != 0 {
-			accumulateRow(sumE, sumEC, w, e, c)
+		weights(lo, scores[lo:hi], w[:hi-lo])
+		for i := lo; i < hi; i++ {
+			if wi, r := w[i-lo], (i-lo)*d; wi != 0 {
+				accumulateRow(sumE, sumEC, wi, e[r:r+d], c[r:r+d])
+			}
 		}
 	}
 	if dtheta != nil {

@@ -16,3 +16,8 @@ const SIMD = false
 func accumulateRow(sumE, sumEC []float64, w float64, e, c []float32) {
 	accumulateRowScalar(sumE, sumEC, w, e, c)
 }
+
+// preparedSmall has no scalar form: preparedKernel's row loop does its work.
+func preparedSmall(logm, p []float32, sumE, sumEC, scores []float64, logs []float32, weights Weights) bool {
+	return false
+}

@@ -42,7 +42,7 @@ func preparedRow(logm, p, row, e, c []float32) float64 {
 		inf   = archsimd.BroadcastFloat32x8(float32(math.Inf(1)))
 		bias  = archsimd.BroadcastInt32x8(127)
 	)
-	acc0, acc1 := archsimd.BroadcastFloat64x4(0), archsimd.BroadcastFloat64x4(0)
+	acc0, acc1 := zero64x4, zero64x4
 	j := 0
 	for ; j+8 <= d; j += 8 {
 		cj := archsimd.LoadFloat32x8Slice(logm[j:]).Add(archsimd.LoadFloat32x8Slice(row[j:]))
@@ -109,7 +109,7 @@ func init() {
 func preparedRow16(logm, p, row, e, c []float32) float64 {
 	d := len(row)
 	k := &exp16
-	acc := archsimd.BroadcastFloat64x8(0)
+	acc := zero64
 	j := 0
 	for ; j+16 <= d; j += 16 {
 		cj := archsimd.LoadFloat32x16Slice(logm[j:]).Add(archsimd.LoadFloat32x16Slice(row[j:]))
@@ -161,4 +161,110 @@ func accumulateRow(sumE, sumEC []float64, w float64, e, c []float32) {
 	if j < d {
 		accumulateRowScalar(sumE[j:], sumEC[j:], w, e[j:], c[j:])
 	}
+}
+
+// preparedSmall is preparedKernel for d < 16 with AVX-512, where a vector
+// along a row would be mostly empty: sixteen rows at a time, one per lane.
+// A block's prepared logarithms are transposed so that coordinate j of the
+// sixteen rows is one vector; e_j = exp(p_j·(log m_j + L_j)) is
+// preparedRow16's float32 exp, each row's sum is taken in float64 in
+// coordinate order as preparedRowScalar's, and Σ_i w_i·e_ij and
+// Σ_i w_i·e_ij·c_ij (into sumE and sumEC, when not nil) are summed in
+// float64 lanes. weights is called once per block. It reports false, doing
+// nothing, where it does not apply.
+func preparedSmall(logm, p []float32, sumE, sumEC, scores []float64, logs []float32, weights Weights) bool {
+	d := len(logm)
+	if !useAVX512 || d >= 16 {
+		return false
+	}
+	n := len(scores)
+	grads := sumE != nil
+	k := &exp16
+	lt := make([]float32, d*16) // the block, transposed
+	tr := newTransposer(d)
+	var eb, cb []float32 // e and c of the block, transposed
+	var acc []float64    // Σ w·e and Σ w·e·c per coordinate and lane, at (2j+0|1)·16
+	if grads {
+		eb, cb, acc = make([]float32, d*16), make([]float32, d*16), make([]float64, 2*d*16)
+	}
+	zero := zero64
+	var w, phi [16]float64
+	for lo := 0; lo < n; lo += 16 {
+		hi := min(n, lo+16)
+		if hi-lo == 16 {
+			tr.transpose(lt, logs[lo*d:hi*d])
+		} else {
+			for j := range lt {
+				lt[j] = LogZero // the padding: e = 0
+			}
+			for i := lo; i < hi; i++ {
+				for j, v := range logs[i*d : (i+1)*d] {
+					lt[j*16+i-lo] = v
+				}
+			}
+		}
+		acc0, acc1 := zero64, zero64
+		for j := range d {
+			cj := archsimd.BroadcastFloat32x16(logm[j]).Add(archsimd.LoadFloat32x16Slice(lt[j*16:]))
+			x := archsimd.BroadcastFloat32x16(p[j]).Mul(cj)
+			inRange, finite := x.GreaterEqual(k.minX), x.LessEqual(k.maxX)
+			x = x.Max(k.minX).Min(k.maxX)
+			nn := x.Mul(k.log2e).RoundToEvenScaled(0)
+			r := nn.MulAdd(k.c1, x)
+			r = nn.MulAdd(k.c2, r)
+			q := k.k0.MulAdd(r, k.k1)
+			q = q.MulAdd(r, k.k2)
+			q = q.MulAdd(r, k.k3)
+			q = q.MulAdd(r, k.k4)
+			q = q.MulAdd(r, k.k5)
+			ej := q.Mul(r).MulAdd(r, r).Add(k.one).Scale(nn)
+			ej = ej.Masked(inRange).Merge(k.inf, finite)
+			if grads {
+				ej.StoreSlice(eb[j*16:])
+				cj.StoreSlice(cb[j*16:])
+			}
+			acc0 = acc0.Add(ej.GetLo().ConvertToFloat64())
+			acc1 = acc1.Add(ej.GetHi().ConvertToFloat64())
+		}
+		if hi-lo == 16 {
+			acc0.StoreSlice(scores[lo:])
+			acc1.StoreSlice(scores[lo+8:])
+		} else {
+			acc0.StoreSlice(phi[:])
+			acc1.StoreSlice(phi[8:])
+		}
+		archsimd.ClearAVXUpperBits()
+		if hi-lo < 16 {
+			copy(scores[lo:hi], phi[:])
+		}
+		if !grads {
+			continue
+		}
+		clear(w[hi-lo:])
+		weights(lo, scores[lo:hi], w[:hi-lo])
+		w0, w1 := archsimd.LoadFloat64x8Slice(w[:]), archsimd.LoadFloat64x8Slice(w[8:])
+		// Rows of weight 0 add nothing, as in accumulateRow's caller (not
+		// 0·∞ = NaN).
+		m0, m1 := w0.NotEqual(zero), w1.NotEqual(zero)
+		for j := range d {
+			e := archsimd.LoadFloat32x16Slice(eb[j*16:])
+			c := archsimd.LoadFloat32x16Slice(cb[j*16:])
+			we0 := e.GetLo().ConvertToFloat64().Mul(w0).Masked(m0)
+			we1 := e.GetHi().ConvertToFloat64().Mul(w1).Masked(m1)
+			a := acc[2*j*16:]
+			archsimd.LoadFloat64x8Slice(a).Add(we0).StoreSlice(a)
+			archsimd.LoadFloat64x8Slice(a[8:]).Add(we1).StoreSlice(a[8:])
+			a = acc[(2*j+1)*16:]
+			archsimd.LoadFloat64x8Slice(a).Add(we0.Mul(c.GetLo().ConvertToFloat64()).Masked(m0)).StoreSlice(a)
+			archsimd.LoadFloat64x8Slice(a[8:]).Add(we1.Mul(c.GetHi().ConvertToFloat64()).Masked(m1)).StoreSlice(a[8:])
+		}
+		archsimd.ClearAVXUpperBits()
+	}
+	for j := range sumE {
+		for l := range 16 {
+			sumE[j] += acc[2*j*16+l]
+			sumEC[j] += acc[(2*j+1)*16+l]
+		}
+	}
+	return true
 }

@@ -294,7 +294,10 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 		clear(grad)
 	}
 	// The kernels: on raw differences, or on the geometry's prepared rows.
-	scores, scoreGrads := g.Scores, g.ScoreGradsFunc
+	scores := g.Scores
+	scoreGrads := func(dtheta, scores []float64, rows []float32, weights geometry.Weights) []float64 {
+		return g.ScoreGradsFunc(dtheta, scores, rows, geometry.PerRow(weights))
+	}
 	if b.Prepared {
 		gp, ok := g.(geometry.Prepared)
 		if !ok {
@@ -318,7 +321,9 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 		e.neg = grow(e.neg, nNeg)
 		T := e.cfg.T
 		// One pass per chunk: each negative's score gives its sigmoid and
-		// its weight −a·σ'_j/nNeg, which the fused kernel applies at once.
+		// its weight −a·σ'_j/nNeg, which the fused kernel applies at once
+		// (a block of rows at a time: sigmoids runs on vectors where the
+		// build has them).
 		nc := parallel.Chunks(nNeg, chunk)
 		sums := make([][2]float64, nc)
 		for len(e.partial) < nc {
@@ -326,23 +331,32 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 		}
 		parallel.For(nNeg, chunk, e.cfg.Workers, func(c, lo, hi int) {
 			var s, ds float64
-			weight := func(i int, phi float64) float64 {
-				sig := sigmoid(T * (phi - t))
-				der := T * sig * (1 - sig)
-				s += sig
-				ds += der
-				return -a * der / float64(nNeg)
+			var sig, der []float64
+			weights := func(_ int, phi, w []float64) {
+				if len(phi) == 1 { // a per-row kernel: sigmoidsScalar's arithmetic, inline
+					sg := sigmoid(T * (phi[0] - t))
+					dr := T * sg * (1 - sg)
+					s += sg
+					ds += dr
+					w[0] = -a * dr / float64(nNeg)
+					return
+				}
+				sig, der = grow(sig, len(phi)), grow(der, len(phi))
+				sigmoids(T, t, phi, sig, der)
+				for k := range phi {
+					s += sig[k]
+					ds += der[k]
+					w[k] = -a * der[k] / float64(nNeg)
+				}
 			}
 			if grad == nil {
 				scores(e.neg[lo:hi], b.Neg[lo*d:hi*d])
-				for _, phi := range e.neg[lo:hi] {
-					weight(0, phi)
-				}
+				weights(lo, e.neg[lo:hi], make([]float64, hi-lo))
 			} else {
 				p := grow(e.partial[c], len(grad))
 				e.partial[c] = p
 				clear(p)
-				scoreGrads(p, e.neg[lo:hi], b.Neg[lo*d:hi*d], weight)
+				scoreGrads(p, e.neg[lo:hi], b.Neg[lo*d:hi*d], weights)
 			}
 			sums[c] = [2]float64{s, ds}
 		})
@@ -374,7 +388,7 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 				sub = append(sub, b.Pos[int(r)*d:(int(r)+1)*d]...)
 				w[k] = cT * wts[k]
 			}
-			scoreGrads(grad, make([]float64, len(rows)), sub, func(k int, _ float64) float64 { return w[k] })
+			scoreGrads(grad, make([]float64, len(rows)), sub, func(lo int, _, out []float64) { copy(out, w[lo:]) })
 		}
 	}
 	if math.IsNaN(v.Loss) || math.IsInf(v.Loss, 0) {
@@ -412,14 +426,6 @@ func (e *Evaluator) threshold(n int) (float64, []int32, []float64) {
 		t += wts[k] * e.pos[i]
 	}
 	return t, rows, wts
-}
-
-func sigmoid(u float64) float64 {
-	if u >= 0 {
-		return 1 / (1 + math.Exp(-u))
-	}
-	z := math.Exp(u)
-	return z / (1 + z)
 }
 
 // cmpKey orders rows by score, then by index: a total order, so the
