@@ -252,8 +252,9 @@ const chunk = 4096
 type Evaluator struct {
 	cfg      Config
 	pos, neg []float64
-	sel      []float64 // a copy of pos for selection
+	sel      []float64 // a copy of pos (or a part) for selection
 	idx      []int32
+	cand     []int32     // rows inside the bracket (bracketed)
 	partial  [][]float64 // one gradient per parallel chunk
 }
 
@@ -451,6 +452,9 @@ func cmpKey(s []float64, x, y int32) int {
 // in the order, it sorts every row by cmpKey.
 func (e *Evaluator) window(n, lo, hi int) []int32 {
 	pos := e.pos[:n]
+	if w, ok := e.bracketed(pos, lo, hi); ok {
+		return w
+	}
 	e.sel = grow(e.sel, n)
 	copy(e.sel, pos)
 	vlo := conformal.Select(e.sel, lo)
@@ -477,6 +481,82 @@ func (e *Evaluator) window(n, lo, hi int) []int32 {
 	}
 	slices.SortFunc(e.idx, func(x, y int32) int { return cmpKey(pos, x, y) })
 	return e.idx[lo-1-below : hi-below]
+}
+
+// bracketSample is the sample bracketed uses; below 8 samples' worth of
+// rows it does not pay.
+const bracketSample = 1024
+
+// bracketed is window in one pass over the scores (Floyd–Rivest's idea): two
+// order statistics of a fixed, evenly strided sample bracket the window's
+// scores with high probability; one pass counts the rows below the bracket
+// and gathers those inside it (a few percent of them), and the window is
+// selected among those. It reports false — window then selects among all
+// rows — when the bracket misses the window, for few rows, or with a NaN.
+func (e *Evaluator) bracketed(pos []float64, lo, hi int) ([]int32, bool) {
+	n, s := len(pos), bracketSample
+	if n < 8*s {
+		return nil, false
+	}
+	sample := grow(e.sel, s)
+	e.sel = sample
+	for j := range s {
+		sample[j] = pos[j*n/s]
+	}
+	// The window's ranks in the sample, widened by three standard
+	// deviations of a sample quantile and a little more.
+	q := float64(lo) / float64(n)
+	delta := int(3*math.Sqrt(float64(s)*q*(1-q))) + 8
+	rl, rh := lo*s/n-delta, (hi*s+n-1)/n+delta
+	a, b := math.Inf(-1), math.Inf(1)
+	if rl >= 1 {
+		a = conformal.Select(sample, rl)
+	}
+	if rh <= s {
+		b = conformal.Select(sample, rh)
+	}
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return nil, false
+	}
+	below := 0 // rows of score < a: they rank before every row in the bracket
+	cand := e.cand[:0]
+	for i, v := range pos {
+		switch {
+		case v < a:
+			below++
+		case v <= b:
+			cand = append(cand, int32(i))
+		case v != v:
+			e.cand = cand
+			return nil, false
+		}
+	}
+	e.cand = cand
+	if below >= lo || below+len(cand) < hi {
+		return nil, false
+	}
+	// Ranks lo..hi overall are ranks lo−below..hi−below among cand, whose
+	// rows are in index order: window's steps on them.
+	l, h := lo-below, hi-below
+	vals := grow(e.sel, len(cand))
+	e.sel = vals
+	for k, i := range cand {
+		vals[k] = pos[i]
+	}
+	vlo := conformal.Select(vals, l)
+	vhi := conformal.Select(vals[l-1:], h-l+1)
+	before := 0
+	e.idx = e.idx[:0]
+	for _, i := range cand {
+		switch v := pos[i]; {
+		case v < vlo:
+			before++
+		case v <= vhi:
+			e.idx = append(e.idx, i)
+		}
+	}
+	slices.SortFunc(e.idx, func(x, y int32) int { return cmpKey(pos, x, y) })
+	return e.idx[l-1-before : h-before], true
 }
 
 // EvalRows computes the objective on b under g, as Eval does, and writes

@@ -167,6 +167,56 @@ func TestWindow(t *testing.T) {
 	}
 }
 
+// TestWindowBracketed: on batches large enough for the sampled bracket the
+// window is still a full sort's — with few and with many ties, at the batch
+// threshold's ranks and at both ends — and the bracket is what finds it;
+// scores arranged so that the strided sample misses the window fall back to
+// the exact selection, with the same answer.
+func TestWindowBracketed(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(10, 10))
+	var e Evaluator
+	check := func(name string, lo, hi int, wantBracket bool) {
+		t.Helper()
+		n := len(e.pos)
+		ref := make([]int32, n)
+		for i := range ref {
+			ref[i] = int32(i)
+		}
+		slices.SortFunc(ref, func(x, y int32) int { return cmpKey(e.pos, x, y) })
+		_, ok := e.bracketed(e.pos, lo, hi)
+		if ok != wantBracket {
+			t.Errorf("%s (n=%d, ranks %d..%d): bracket found the window: %v, want %v", name, n, lo, hi, ok, wantBracket)
+		}
+		if got := e.window(n, lo, hi); !slices.Equal(got, ref[lo-1:hi]) {
+			t.Fatalf("%s (n=%d, ranks %d..%d): window %v, want %v", name, n, lo, hi, got, ref[lo-1:hi])
+		}
+	}
+	for trial := range 30 {
+		n := 8*bracketSample + rng.IntN(40000)
+		levels := []int{3, 50, n, 1 << 30}[trial%4]
+		e.pos = make([]float64, n)
+		for i := range e.pos {
+			e.pos[i] = float64(rng.IntN(levels))
+		}
+		r := (95*(n+1) + 99) / 100
+		check("threshold's ranks", r-3, min(n, r+3), true)
+		check("the smallest", 1, 2, true)
+		check("the largest", n-1, n, true)
+	}
+	// Every sampled row (i·n/1024) is small, every other one large: the
+	// sample says the window is among the small ones; it is not.
+	n := 16 * bracketSample
+	e.pos = make([]float64, n)
+	for i := range e.pos {
+		e.pos[i] = float64(1000 + rng.IntN(1000))
+	}
+	for j := range bracketSample {
+		e.pos[j*n/bracketSample] = float64(rng.IntN(10))
+	}
+	check("a sample that misleads", n/2, n/2+5, false)
+}
+
 // TestDeterministicAcrossWorkers: the same loss and gradient, to the bit, for
 // 1 and 4 goroutines, over batches larger than one parallel chunk.
 func TestDeterministicAcrossWorkers(t *testing.T) {
