@@ -15,9 +15,10 @@ import (
 // from the fast-score polynomials. ∂φ/∂M is summed in float32 lanes and
 // added into dtheta in float64 every normSmallFlush rows; ∂φ/∂p in float64.
 //
-// A row with a u_k below float32's normal range (other than 0), or whose
-// w·∂φ/∂y_k·x_l reach 2¹⁰⁰, is computed exactly in float64 (normScores,
-// normScoreGrads). weights is called once per block of sixteen rows.
+// A row with a u_k below float32's normal range (other than 0) or a NaN
+// (y beyond float32's range), or whose w·∂φ/∂y_k·x_l reach 2¹⁰⁰, is computed
+// exactly in float64 (normScores, normScoreGrads). weights is called once
+// per block of sixteen rows.
 func normSmall32(n *Norm, dtheta, scores []float64, diffs []float32, weights Weights) {
 	d := n.d
 	rowsN := len(scores)
@@ -118,6 +119,7 @@ func (k *normSmallKernel) load(x []float32, r int) {
 // forward computes the block's y, max|y| (a), u^p, S', T, log2 S', S'^{1/p}
 // (pow) and S'^{(1−p)/p} (cp); it returns the lanes with a u below float32's
 // normal range other than 0 (or a NaN), which the caller computes exactly.
+// The caller clears the vector registers' upper halves after it returns.
 func (k *normSmallKernel) forward() (special uint16) {
 	d := k.d
 	c := &pow16
@@ -166,6 +168,7 @@ func (k *normSmallKernel) forward() (special uint16) {
 // ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p}; lanes of weight 0 add 0. It
 // returns the lanes whose w·∂φ/∂y or products with x are not finite in
 // float32, or large enough to overflow the lane sums, which it leaves out.
+// The caller clears the vector registers' upper halves after it returns.
 func (k *normSmallKernel) backward() (over uint16) {
 	d := k.d
 	c := &pow16
