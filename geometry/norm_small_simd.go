@@ -210,36 +210,6 @@ func (k *normSmallKernel) flush(dtheta []float64) {
 	clear(k.acc)
 }
 
-// log2x16 is log2 of the lanes whose bits are those of a positive normal
-// float32 (kernel.Log2Poly's polynomial on the mantissa).
-func log2x16(c *pow16Consts, bits archsimd.Int32x16) archsimd.Float32x16 {
-	k := bits.ShiftAllRight(23).Sub(c.bias).ConvertToFloat32()
-	// The mantissa with 1's exponent; Add, not Or, which the compiler would
-	// fuse with the And into a VPTERNLOGD it cannot encode with a memory
-	// operand (the bits are disjoint, so they are the same).
-	f := bits.And(c.mantMsk).Add(c.oneBits).AsFloat32x16().Sub(c.one)
-	q := c.q6.MulAdd(f, c.q5)
-	q = q.MulAdd(f, c.q4)
-	q = q.MulAdd(f, c.q3)
-	q = q.MulAdd(f, c.q2)
-	q = q.MulAdd(f, c.q1)
-	q = q.MulAdd(f, c.q0)
-	return f.MulAdd(q, k)
-}
-
-// exp2x16 is 2^a (kernel.Exp2Poly's polynomial, scaled by VSCALEFPS:
-// exactly 0 far below, +Inf far above).
-func exp2x16(c *pow16Consts, a archsimd.Float32x16) archsimd.Float32x16 {
-	fl := a.FloorScaled(0)
-	t := a.Sub(fl)
-	e := c.p5.MulAdd(t, c.p4)
-	e = e.MulAdd(t, c.p3)
-	e = e.MulAdd(t, c.p2)
-	e = e.MulAdd(t, c.p1)
-	e = e.MulAdd(t, c.p0)
-	return e.Scale(fl)
-}
-
 // transposer turns sixteen rows of d < 16 float32 (16·d contiguous values)
 // into d vectors, vector l holding coordinate l of each row: lane r of
 // vector l is value r·d+l, found in source vector (r·d+l)/16. Each output is

@@ -36,24 +36,8 @@ func pnorm32(y []float32, a float32, p float64, up []float32) (phi, s, t float64
 	for ; j+16 <= d; j += 16 {
 		u := archsimd.LoadFloat32x16Slice(y[j:]).Mul(inv)
 		bits := u.AsInt32x16().And(c.absMask)
-		k := bits.ShiftAllRight(23).Sub(c.bias).ConvertToFloat32()
-		f := bits.And(c.mantMsk).Or(c.oneBits).AsFloat32x16().Sub(c.one)
-		q := c.q6.MulAdd(f, c.q5)
-		q = q.MulAdd(f, c.q4)
-		q = q.MulAdd(f, c.q3)
-		q = q.MulAdd(f, c.q2)
-		q = q.MulAdd(f, c.q1)
-		q = q.MulAdd(f, c.q0)
-		l2 := f.MulAdd(q, k) // log2 u
-		e2 := pv.Mul(l2)
-		fl := e2.FloorScaled(0)
-		r := e2.Sub(fl)
-		e := c.p5.MulAdd(r, c.p4)
-		e = e.MulAdd(r, c.p3)
-		e = e.MulAdd(r, c.p2)
-		e = e.MulAdd(r, c.p1)
-		e = e.MulAdd(r, c.p0)
-		e = e.Scale(fl)
+		l2 := log2x16(c, bits) // log2 u
+		e := exp2x16(c, pv.Mul(l2))
 		normal := bits.Sub(c.minBits).AsUint32x16().Less(c.normSpan)
 		special |= ^normal.ToBits() & ^bits.Equal(c.zeroI).ToBits()
 		e = e.Masked(normal) // u = 0: u^p = 0 and u^p·log u = 0
