@@ -446,36 +446,58 @@ func cmpKey(s []float64, x, y int32) int {
 }
 
 // window returns the rows of ranks lo..hi (1-based) of e.pos[:n] under
-// cmpKey, in order. It selects the two scores by value (conformal.Select on
-// a copy: contiguous, three-way) and then gathers the rows between them in
-// one pass; only those few are sorted. With a NaN score, which has no place
-// in the order, it sorts every row by cmpKey.
+// cmpKey, in order: in one pass over the scores when a sample brackets the
+// window (bracketed), else by selection among all rows (among).
 func (e *Evaluator) window(n, lo, hi int) []int32 {
 	pos := e.pos[:n]
 	if w, ok := e.bracketed(pos, lo, hi); ok {
 		return w
 	}
-	e.sel = grow(e.sel, n)
-	copy(e.sel, pos)
-	vlo := conformal.Select(e.sel, lo)
-	vhi := conformal.Select(e.sel[lo-1:], hi-lo+1)
+	return e.among(pos, nil, lo, hi)
+}
+
+// among returns the rows of ranks lo..hi (1-based) under cmpKey among rows
+// (ascending row indices; every row of pos when nil), in order. It selects
+// the two scores by value (conformal.Select on a copy: contiguous,
+// three-way) and then gathers the rows between them in one pass; only those
+// few are sorted. With a NaN score, which has no place in the order, it
+// sorts every row by cmpKey.
+func (e *Evaluator) among(pos []float64, rows []int32, lo, hi int) []int32 {
+	n := len(rows)
+	if rows == nil {
+		n = len(pos)
+	}
+	row := func(k int) int32 {
+		if rows == nil {
+			return int32(k)
+		}
+		return rows[k]
+	}
+	vals := grow(e.sel, n)
+	e.sel = vals
+	for k := range n {
+		vals[k] = pos[row(k)]
+	}
+	vlo := conformal.Select(vals, lo)
+	vhi := conformal.Select(vals[lo-1:], hi-lo+1)
 	below := 0 // rows of score < vlo: they rank before the window
 	e.idx = e.idx[:0]
-	nan := false
-	for i, v := range pos {
-		switch {
+	nan := math.IsNaN(vlo) || math.IsNaN(vhi)
+	for k := range n {
+		i := row(k)
+		switch v := pos[i]; {
 		case v < vlo:
 			below++
 		case v <= vhi:
-			e.idx = append(e.idx, int32(i))
+			e.idx = append(e.idx, i)
 		case v != v:
 			nan = true
 		}
 	}
-	if nan || math.IsNaN(vlo) || math.IsNaN(vhi) {
+	if nan {
 		e.idx = e.idx[:0]
-		for i := range n {
-			e.idx = append(e.idx, int32(i))
+		for k := range n {
+			e.idx = append(e.idx, row(k))
 		}
 		below = 0
 	}
@@ -535,28 +557,8 @@ func (e *Evaluator) bracketed(pos []float64, lo, hi int) ([]int32, bool) {
 	if below >= lo || below+len(cand) < hi {
 		return nil, false
 	}
-	// Ranks lo..hi overall are ranks lo−below..hi−below among cand, whose
-	// rows are in index order: window's steps on them.
-	l, h := lo-below, hi-below
-	vals := grow(e.sel, len(cand))
-	e.sel = vals
-	for k, i := range cand {
-		vals[k] = pos[i]
-	}
-	vlo := conformal.Select(vals, l)
-	vhi := conformal.Select(vals[l-1:], h-l+1)
-	before := 0
-	e.idx = e.idx[:0]
-	for _, i := range cand {
-		switch v := pos[i]; {
-		case v < vlo:
-			before++
-		case v <= vhi:
-			e.idx = append(e.idx, i)
-		}
-	}
-	slices.SortFunc(e.idx, func(x, y int32) int { return cmpKey(pos, x, y) })
-	return e.idx[l-1-before : h-before], true
+	// Ranks lo..hi overall are ranks lo−below..hi−below among cand.
+	return e.among(pos, cand, lo-below, hi-below), true
 }
 
 // EvalRows computes the objective on b under g, as Eval does, and writes
