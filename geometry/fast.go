@@ -23,18 +23,19 @@ type FastScorer interface {
 var _ FastScorer = (*GenBall)(nil)
 
 // Members writes into dst whether each row of diffs is inside the set
-// {φ ≤ q}, as the exact score decides. With a FastScorer, where FastPays, it
-// scores every row fast and rescores exactly only the rows whose fast score
-// lies within the error bound of q (or is not finite), so the decisions are
-// those of Scores.
+// {φ ≤ q}, as the exact score decides. With a FastScorer it scores every row
+// fast (sixteen lanes at a time with AVX-512 in a GOEXPERIMENT=simd build,
+// kernel.Log2Poly and Exp2Poly per element otherwise: 11.1 against 19.3 ns
+// per element exactly, at d = 128) and rescores exactly only the rows whose
+// fast score lies within the error bound of q (or is not finite), so the
+// decisions are those of Scores.
 // scores, when non-nil, receives the scores used (fast ones outside the
 // band, exact ones inside it).
 func Members(g Geometry, q float64, dst []bool, scores []float64, diffs []float32) []bool {
-	return members(g, q, dst, scores, diffs, FastPays())
+	return members(g, q, dst, scores, diffs, true)
 }
 
-// members is Members with the fast path on or off (the tests use it on in
-// every build).
+// members is Members with the fast path on or off (the tests compare the two).
 func members(g Geometry, q float64, dst []bool, scores []float64, diffs []float32, fast bool) []bool {
 	scores, n := rows(scores, diffs, g.Dim())
 	if dst == nil {

@@ -21,9 +21,9 @@ var (
 	zero64x4 archsimd.Float64x4
 )
 
-// FastPays reports whether fast scores are worth using: in this build, when
-// the processor has AVX-512.
-func FastPays() bool { return useAVX512 }
+// VectorKernels reports whether training runs on the float32 vector kernels:
+// in this build, when the processor has AVX-512.
+func VectorKernels() bool { return useAVX512 }
 
 // fastRows is fastRowScalar on each row, sixteen coordinates at a time with
 // AVX-512: log2 from the bits and kernel's Q polynomial, 2^a as

@@ -17,13 +17,13 @@ func (n *Norm) Prepare(dst, diffs []float32) []float32 {
 }
 
 // ScoresPrepared is Scores for training: in a build with vector kernels
-// (FastPays), the products and ‖y‖_p are computed in float32 (within
+// (VectorKernels), the products and ‖y‖_p are computed in float32 (within
 // PnormTrainTol of Scores, tested) — from d = 16 on with blas32 and a
 // sixteen-lane ‖y‖_p along each row, below d = 16 sixteen rows at a time,
 // one per lane; otherwise it is Scores. Calibration and evaluation use
 // Scores.
 func (n *Norm) ScoresPrepared(dst []float64, prepared []float32) []float64 {
-	if !FastPays() {
+	if !VectorKernels() {
 		return n.Scores(dst, prepared)
 	}
 	dst, _ = rows(dst, prepared, n.d)
@@ -38,7 +38,7 @@ func (n *Norm) ScoresPrepared(dst []float64, prepared []float32) []float64 {
 // ScoreGradsPreparedFunc is ScoreGradsFunc for training, with ScoresPrepared's
 // ‖y‖_p.
 func (n *Norm) ScoreGradsPreparedFunc(dtheta, scores []float64, prepared []float32, weights Weights) []float64 {
-	if !FastPays() {
+	if !VectorKernels() {
 		return n.ScoreGradsFunc(dtheta, scores, prepared, PerRow(weights))
 	}
 	if len(dtheta) != n.NumParams() {

@@ -98,5 +98,5 @@ func TestNormTrainKernels(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("vector kernels: %v", FastPays())
+	t.Logf("vector kernels: %v", VectorKernels())
 }

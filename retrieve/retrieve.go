@@ -118,11 +118,10 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 	}
 	parts := make([][]Hit, parallel.Chunks(c.N, chunk))
 	q := s.Threshold
-	// With vector fast scores (geometry.FastPays) every item is scored fast
-	// and decided exactly by geometry.Members, the hits rescored exactly;
+	// With fast scores (a geometry.FastScorer) every item is scored fast and
+	// decided exactly by geometry.Members, the hits rescored exactly;
 	// otherwise a scalar prefilter stops each item's scan early.
 	_, fast := s.Geometry.(geometry.FastScorer)
-	fast = fast && geometry.FastPays()
 	var maybe func(anchor, row []float32) bool
 	if !fast {
 		maybe = prefilter(s.Geometry, q)

@@ -31,12 +31,12 @@ func golden(t *testing.T, name, tmp string, args ...string) error {
 
 // goldenTrained is golden for output whose figures come from training. The
 // golden files are the default build's; where the training kernels are the
-// vector ones (geometry.FastPays, a GOEXPERIMENT=simd build with AVX-512)
+// vector ones (geometry.VectorKernels, a GOEXPERIMENT=simd build with AVX-512)
 // float32 rounding sends training down a slightly different path, so there
 // only the text around the figures is compared.
 func goldenTrained(t *testing.T, name, tmp string, args ...string) error {
 	t.Helper()
-	return compareGolden(t, name, tmp, geometry.FastPays(), args...)
+	return compareGolden(t, name, tmp, geometry.VectorKernels(), args...)
 }
 
 // figures matches the numbers in an output, for goldenTrained.
