@@ -79,8 +79,28 @@ func preparedRow(logm, p, row, e, c []float32) float64 {
 // exp16 holds the constants of preparedRow16, broadcast once (in init, when
 // the processor has AVX-512): broadcasting them on every row cost as much as
 // the row itself (measured on the fast score).
-var exp16 struct {
+var exp16 exp16Consts
+
+type exp16Consts struct {
 	minX, maxX, log2e, c1, c2, k0, k1, k2, k3, k4, k5, one, inf archsimd.Float32x16
+}
+
+// exp32x16 is Exp32 on sixteen lanes: its reduction and polynomial, 2^n by
+// VSCALEFPS, exactly 0 below ExpMin (so that LogZero's products vanish) and
+// +Inf above ExpMax.
+func exp32x16(k *exp16Consts, x archsimd.Float32x16) archsimd.Float32x16 {
+	inRange, finite := x.GreaterEqual(k.minX), x.LessEqual(k.maxX)
+	x = x.Max(k.minX).Min(k.maxX)
+	n := x.Mul(k.log2e).RoundToEvenScaled(0)
+	r := n.MulAdd(k.c1, x) // x − n·0.693359375
+	r = n.MulAdd(k.c2, r)  // − n·(−2.12194440e-4)
+	q := k.k0.MulAdd(r, k.k1)
+	q = q.MulAdd(r, k.k2)
+	q = q.MulAdd(r, k.k3)
+	q = q.MulAdd(r, k.k4)
+	q = q.MulAdd(r, k.k5)
+	e := q.Mul(r).MulAdd(r, r).Add(k.one).Scale(n) // (q·r·r + r + 1)·2^n
+	return e.Masked(inRange).Merge(k.inf, finite)
 }
 
 func init() {
@@ -102,10 +122,8 @@ func init() {
 	exp16.one = archsimd.BroadcastFloat32x16(1)
 }
 
-// preparedRow16 is preparedRow sixteen coordinates at a time with AVX-512:
-// Exp32's reduction and polynomial, 2^n by VSCALEFPS, exactly 0 below ExpMin
-// (so that LogZero's products vanish) and +Inf above ExpMax, as Exp32; the
-// row sum in float64. A tail shorter than 16 goes to the scalar kernel.
+// preparedRow16 is preparedRow sixteen coordinates at a time with AVX-512
+// (exp32x16); the row sum in float64. A tail shorter than 16 goes to the scalar kernel.
 func preparedRow16(logm, p, row, e, c []float32) float64 {
 	d := len(row)
 	k := &exp16
@@ -113,19 +131,7 @@ func preparedRow16(logm, p, row, e, c []float32) float64 {
 	j := 0
 	for ; j+16 <= d; j += 16 {
 		cj := archsimd.LoadFloat32x16Slice(logm[j:]).Add(archsimd.LoadFloat32x16Slice(row[j:]))
-		x := archsimd.LoadFloat32x16Slice(p[j:]).Mul(cj)
-		inRange, finite := x.GreaterEqual(k.minX), x.LessEqual(k.maxX)
-		x = x.Max(k.minX).Min(k.maxX)
-		n := x.Mul(k.log2e).RoundToEvenScaled(0)
-		r := n.MulAdd(k.c1, x) // x − n·0.693359375
-		r = n.MulAdd(k.c2, r)  // − n·(−2.12194440e-4)
-		q := k.k0.MulAdd(r, k.k1)
-		q = q.MulAdd(r, k.k2)
-		q = q.MulAdd(r, k.k3)
-		q = q.MulAdd(r, k.k4)
-		q = q.MulAdd(r, k.k5)
-		ej := q.Mul(r).MulAdd(r, r).Add(k.one).Scale(n) // (q·r·r + r + 1)·2^n
-		ej = ej.Masked(inRange).Merge(k.inf, finite)
+		ej := exp32x16(k, archsimd.LoadFloat32x16Slice(p[j:]).Mul(cj))
 		ej.StoreSlice(e[j:])
 		cj.StoreSlice(c[j:])
 		acc = acc.Add(ej.GetLo().ConvertToFloat64()).Add(ej.GetHi().ConvertToFloat64())
@@ -166,8 +172,7 @@ func accumulateRow(sumE, sumEC []float64, w float64, e, c []float32) {
 // preparedSmall is preparedKernel for d < 16 with AVX-512, where a vector
 // along a row would be mostly empty: sixteen rows at a time, one per lane.
 // A block's prepared logarithms are transposed so that coordinate j of the
-// sixteen rows is one vector; e_j = exp(p_j·(log m_j + L_j)) is
-// preparedRow16's float32 exp, each row's sum is taken in float64 in
+// sixteen rows is one vector; e_j = exp(p_j·(log m_j + L_j)) is exp32x16, each row's sum is taken in float64 in
 // coordinate order as preparedRowScalar's, and Σ_i w_i·e_ij and
 // Σ_i w_i·e_ij·c_ij (into sumE and sumEC, when not nil) are summed in
 // float64 lanes. weights is called once per block. It reports false, doing
@@ -206,19 +211,7 @@ func preparedSmall(logm, p []float32, sumE, sumEC, scores []float64, logs []floa
 		acc0, acc1 := zero64, zero64
 		for j := range d {
 			cj := archsimd.BroadcastFloat32x16(logm[j]).Add(archsimd.LoadFloat32x16Slice(lt[j*16:]))
-			x := archsimd.BroadcastFloat32x16(p[j]).Mul(cj)
-			inRange, finite := x.GreaterEqual(k.minX), x.LessEqual(k.maxX)
-			x = x.Max(k.minX).Min(k.maxX)
-			nn := x.Mul(k.log2e).RoundToEvenScaled(0)
-			r := nn.MulAdd(k.c1, x)
-			r = nn.MulAdd(k.c2, r)
-			q := k.k0.MulAdd(r, k.k1)
-			q = q.MulAdd(r, k.k2)
-			q = q.MulAdd(r, k.k3)
-			q = q.MulAdd(r, k.k4)
-			q = q.MulAdd(r, k.k5)
-			ej := q.Mul(r).MulAdd(r, r).Add(k.one).Scale(nn)
-			ej = ej.Masked(inRange).Merge(k.inf, finite)
+			ej := exp32x16(k, archsimd.BroadcastFloat32x16(p[j]).Mul(cj))
 			if grads {
 				ej.StoreSlice(eb[j*16:])
 				cj.StoreSlice(cb[j*16:])

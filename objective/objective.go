@@ -334,14 +334,6 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 			var s, ds float64
 			var sig, der []float64
 			weights := func(_ int, phi, w []float64) {
-				if len(phi) == 1 { // a per-row kernel: sigmoidsScalar's arithmetic, inline
-					sg := sigmoid(T * (phi[0] - t))
-					dr := T * sg * (1 - sg)
-					s += sg
-					ds += dr
-					w[0] = -a * dr / float64(nNeg)
-					return
-				}
 				sig, der = grow(sig, len(phi)), grow(der, len(phi))
 				sigmoids(T, t, phi, sig, der)
 				for k := range phi {
