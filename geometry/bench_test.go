@@ -65,11 +65,10 @@ func benchPrepared(b *testing.B, d int) {
 	prep := g.Prepare(nil, randDiffs32(rand.New(rand.NewPCG(1, 1)), rows, d))
 	dst := make([]float64, rows)
 	dtheta := make([]float64, g.NumParams())
-	one := func(int, float64) float64 { return 1 }
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		sink = g.ScoreGradsPreparedFunc(dtheta, dst, prep, BlockWeights(one))
+		sink = g.ScoreGradsPrepared(dtheta, dst, prep, nil)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*d), "ns/element")
 }
@@ -97,7 +96,7 @@ func BenchmarkScoresFastGenBallD128(b *testing.B)  { benchFast(b, 128) }
 func BenchmarkScoresFastGenBallD1408(b *testing.B) { benchFast(b, 1408) }
 
 // benchNormTrain times the single-norm's training kernel
-// (ScoreGradsPreparedFunc: float32 vector kernels where the build has them)
+// (ScoreGradsPrepared: float32 vector kernels where the build has them)
 // on 4096 rows of d with a random M.
 func benchNormTrain(b *testing.B, d int) {
 	const rows = 4096
@@ -112,10 +111,9 @@ func benchNormTrain(b *testing.B, d int) {
 	}
 	x := randDiffs32(rng, rows, d)
 	dst, dtheta := make([]float64, rows), make([]float64, n.NumParams())
-	w := func(int, float64) float64 { return 1 }
 	b.ResetTimer()
 	for b.Loop() {
-		sink = n.ScoreGradsPreparedFunc(dtheta, dst, x, BlockWeights(w))
+		sink = n.ScoreGradsPrepared(dtheta, dst, x, nil)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*d), "ns/element")
 }

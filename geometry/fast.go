@@ -7,9 +7,9 @@ import (
 )
 
 // FastScorer is implemented by geometries with a fast approximate score of
-// raw differences (float32 arithmetic; vector instructions in a
-// GOEXPERIMENT=simd build). Members uses it to decide membership exactly at
-// a fraction of the exact score's cost.
+// raw differences (float32 arithmetic, on vectors where the build and
+// processor have them). Members uses it to decide membership exactly at a
+// fraction of the exact score's cost.
 type FastScorer interface {
 	Geometry
 	// ScoresFast writes approximate scores φ̃ of the rows of diffs:
@@ -24,11 +24,8 @@ var _ FastScorer = (*GenBall)(nil)
 
 // Members writes into dst whether each row of diffs is inside the set
 // {φ ≤ q}, as the exact score decides. With a FastScorer it scores every row
-// fast (sixteen lanes at a time with AVX-512 in a GOEXPERIMENT=simd build,
-// kernel.Log2Poly and Exp2Poly per element otherwise: 11.1 against 19.3 ns
-// per element exactly, at d = 128) and rescores exactly only the rows whose
-// fast score lies within the error bound of q (or is not finite), so the
-// decisions are those of Scores.
+// fast and rescores exactly only the rows whose fast score lies within the
+// error bound of q (or is not finite), so the decisions are those of Scores.
 // scores, when non-nil, receives the scores used (fast ones outside the
 // band, exact ones inside it).
 func Members(g Geometry, q float64, dst []bool, scores []float64, diffs []float32) []bool {
@@ -65,16 +62,16 @@ func members(g Geometry, q float64, dst []bool, scores []float64, diffs []float3
 	return dst
 }
 
-// ScoresFast computes Σ_j 2^(p_j·log2(m_j·|x_j|)) in float32
-// (kernel.Log2Poly and kernel.Exp2Poly, or the same polynomials sixteen lanes
-// at a time with AVX-512), each row summed in float64. A row with an m_j·|x_j|
-// outside float32's normal range (other than 0) or a NaN scores +Inf, for
-// Members to rescore exactly. FastTolerance bounds the error.
+// ScoresFast computes Σ_j 2^(p_j·log2(m_j·|x_j|)) in float32 (kernel.Log2Poly
+// and kernel.Exp2Poly, on vectors where the processor has them), each row
+// summed in float64. A row with an m_j·|x_j| outside float32's normal range
+// (other than 0) or a NaN scores +Inf, for Members to rescore exactly.
+// FastTolerance bounds the error.
 func (g *GenBall) ScoresFast(dst []float64, diffs []float32) []float64 {
 	d := len(g.m)
 	dst, n := rows(dst, diffs, d)
 	m, p := g.fast32()
-	fastRows(dst[:n], m, p, diffs)
+	kernel.FastPowRows(dst[:n], m, p, diffs)
 	return dst
 }
 
@@ -105,20 +102,4 @@ func (g *GenBall) FastTolerance() (rel, abs float64) {
 	d := float64(len(g.m))
 	rel = math.Ln2*(pmax*(kernel.Log2PolyErr+129*2*u+2*u)+150*u) + kernel.Exp2PolyRelErr + math.Ceil(d/8)*u
 	return 2 * rel, d * kernel.MinNormal32
-}
-
-// fastRowScalar is the portable fast kernel of one row.
-func fastRowScalar(m, p, x []float32) float64 {
-	var phi float64
-	for j, v := range x {
-		y := m[j] * math.Float32frombits(math.Float32bits(v)&0x7fffffff)
-		switch {
-		case y == 0:
-		case y >= kernel.MinNormal32 && y <= math.MaxFloat32:
-			phi += float64(kernel.Exp2Poly(p[j] * kernel.Log2Poly(y)))
-		default: // subnormal, +Inf or NaN: for the exact score
-			phi = math.Inf(1)
-		}
-	}
-	return phi
 }

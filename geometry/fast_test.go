@@ -73,7 +73,7 @@ func TestScoresFastWithinTolerance(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("SIMD build %v: worst relative error %.3g of the bound", SIMD, worst)
+	t.Logf("%s: worst relative error %.3g of the bound", kernel.Describe(), worst)
 }
 
 // TestScoresFastSpecialRows: an all-zero row scores 0; a row with a NaN, an

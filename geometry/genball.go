@@ -96,75 +96,85 @@ func (g *GenBall) Scores(dst []float64, diffs []float32) []float64 {
 // ScoreGrads computes the scores and adds Σ_i w_i·∂φ_i/∂θ into dtheta, with
 // e_ij = (m_j·|x_ij|)^{p_j}: ∂φ_i/∂m_j = e_ij·p_j/m_j and
 // ∂φ_i/∂p_j = e_ij·log(m_j·|x_ij|) (both 0 where x_ij = 0).
-func (g *GenBall) ScoreGrads(dtheta, scores []float64, diffs []float32, w []float64) []float64 {
+func (g *GenBall) ScoreGrads(dtheta, scores []float64, diffs []float32, w Weights) []float64 {
 	if len(dtheta) != g.NumParams() {
 		panic(errLength)
 	}
-	_, n := rows(scores, diffs, len(g.m))
-	return genBallScoreGrads(g, dtheta, scores, diffs, sliceWeight(w, n))
-}
-
-// ScoreGradsFunc is ScoreGrads with w_i = weight(i, φ_i), in one pass.
-func (g *GenBall) ScoreGradsFunc(dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) []float64 {
-	if len(dtheta) != g.NumParams() {
-		panic(errLength)
-	}
-	return genBallScoreGrads(g, dtheta, scores, diffs, weight)
+	return genBallScoreGrads(g, dtheta, scores, diffs, orOnes(w))
 }
 
 // genBallScoreGrads computes the scores and, with a non-nil dtheta, adds the
-// weighted parameter gradients; each element costs one log and one exp.
-func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F, weight func(int, float64) float64) []float64 {
+// weighted parameter gradients, weightBlock rows at a time; each element
+// costs one log and one exp.
+func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F, weights Weights) []float64 {
 	d := len(g.m)
 	scores, n := rows(scores, diffs, d)
 	logm := make([]float64, d)
 	for j, m := range g.m {
 		logm[j] = math.Log(m)
 	}
-	var e, l []float64
+	blk := weightBlock(d)
+	var e, l, w []float64 // each row's e_ij and log(m_j·|x_ij|), and the block's weights
 	if dtheta != nil {
-		e, l = make([]float64, d), make([]float64, d)
+		e, l, w = make([]float64, blk*d), make([]float64, blk*d), make([]float64, blk)
 	}
-	for i := range n {
-		kernel.ClearUpper()
-		x := diffs[i*d : (i+1)*d]
-		var phi float64
-		for j, v := range x {
-			// Widen first, then test: testing the float32 before widening
-			// makes the compiler write the widened value into the register
-			// holding phi (CVTSS2SD only replaces the low lane), so each
-			// element waits for the previous one's exp — measured 3× slower.
-			a := math.Abs(float64(v))
-			if a == 0 {
-				if e != nil {
-					e[j] = 0
-				}
-				continue
-			}
-			lj := logm[j] + math.Log(a)
-			ej := math.Exp(g.p[j] * lj)
-			phi += ej
+	for lo := 0; lo < n; lo += blk {
+		hi := min(n, lo+blk)
+		for i := lo; i < hi; i++ {
+			kernel.ClearUpper()
+			var ei, li []float64
 			if e != nil {
-				e[j], l[j] = ej, lj
+				ei, li = e[(i-lo)*d:(i-lo+1)*d], l[(i-lo)*d:(i-lo+1)*d]
 			}
+			scores[i] = genBallRow(logm, g.p, diffs[i*d:(i+1)*d], ei, li)
 		}
-		scores[i] = phi
 		if dtheta == nil {
 			continue
 		}
-		wi := weight(i, phi)
-		if wi == 0 {
-			continue
-		}
-		for j := range d {
-			if e[j] == 0 {
+		weights(lo, scores[lo:hi], w[:hi-lo])
+		for i := lo; i < hi; i++ {
+			wi := w[i-lo]
+			if wi == 0 {
 				continue
 			}
-			dtheta[j] += wi * e[j] * g.p[j] / g.m[j]
-			dtheta[d+j] += wi * e[j] * l[j]
+			ei, li := e[(i-lo)*d:(i-lo+1)*d], l[(i-lo)*d:(i-lo+1)*d]
+			for j := range d {
+				if ei[j] == 0 {
+					continue
+				}
+				dtheta[j] += wi * ei[j] * g.p[j] / g.m[j]
+				dtheta[d+j] += wi * ei[j] * li[j]
+			}
 		}
 	}
 	return scores
+}
+
+// genBallRow returns Σ_j (m_j·|x_j|)^{p_j} of one row and, when e is not
+// nil, writes each term into e and log(m_j·|x_j|) into l (e_j = 0 where
+// x_j = 0).
+func genBallRow[F Float](logm, p []float64, x []F, e, l []float64) float64 {
+	var phi float64
+	for j, v := range x {
+		// Widen first, then test: testing the float32 before widening
+		// makes the compiler write the widened value into the register
+		// holding phi (CVTSS2SD only replaces the low lane), so each
+		// element waits for the previous one's exp — measured 3× slower.
+		a := math.Abs(float64(v))
+		if a == 0 {
+			if e != nil {
+				e[j] = 0
+			}
+			continue
+		}
+		lj := logm[j] + math.Log(a)
+		ej := math.Exp(p[j] * lj)
+		phi += ej
+		if e != nil {
+			e[j], l[j] = ej, lj
+		}
+	}
+	return phi
 }
 
 // LogVolume is (Σ_j 1/p_j)·log t − Σ_j log m_j + d·log 2 +

@@ -58,12 +58,9 @@ type Learnable interface {
 	// validate values (the trainer clamps them).
 	SetParams(theta []float64)
 	// ScoreGrads computes the scores of diffs into scores and adds
-	// Σ_i w_i·∂φ_i/∂θ into dtheta. A nil w means all weights are 1.
-	ScoreGrads(dtheta, scores []float64, diffs []float32, w []float64) []float64
-	// ScoreGradsFunc is ScoreGrads with each row's weight computed from its
-	// score, in one pass: w_i = weight(i, φ_i), called once for every row,
-	// in row order (also where the gradient is not used, such as φ = 0).
-	ScoreGradsFunc(dtheta, scores []float64, diffs []float32, weight func(i int, score float64) float64) []float64
+	// Σ_i w_i·∂φ_i/∂θ into dtheta, in one pass: the weights w_i come from
+	// w, which may depend on the scores (a nil w weighs every row 1).
+	ScoreGrads(dtheta, scores []float64, diffs []float32, w Weights) []float64
 	// LogVolumeGrad adds w·∂logVol(N_t)/∂θ into dtheta and returns
 	// ∂logVol(N_t)/∂t.
 	LogVolumeGrad(dtheta []float64, t, w float64) float64
@@ -166,15 +163,4 @@ func logUnitBall(d int) float64 {
 func lgamma(x float64) float64 {
 	v, _ := math.Lgamma(x)
 	return v
-}
-
-// sliceWeight turns a weight slice (nil: all 1) into ScoreGradsFunc's form.
-func sliceWeight(w []float64, n int) func(int, float64) float64 {
-	if w == nil {
-		return func(int, float64) float64 { return 1 }
-	}
-	if len(w) != n {
-		panic(errLength)
-	}
-	return func(i int, _ float64) float64 { return w[i] }
 }

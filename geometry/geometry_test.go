@@ -114,7 +114,7 @@ func TestParamGrads(t *testing.T) {
 			return sum
 		}
 		grad := make([]float64, len(theta))
-		scores := g.ScoreGrads(grad, nil, diffs, w)
+		scores := g.ScoreGrads(grad, nil, diffs, Fixed(w))
 		want := g.Scores(nil, diffs)
 		for i := range want {
 			if scores[i] != want[i] {
@@ -122,17 +122,20 @@ func TestParamGrads(t *testing.T) {
 			}
 		}
 		gradcheck.Check(t, c.name+" score", f, grad, theta, gradcheck.Tol, 1e-3)
-		// The fused form gives the same gradient, and sees each row's score.
+		// Weights that read the scores see each row's own, in order, and
+		// give the same gradient.
 		grad2 := make([]float64, len(theta))
-		g.ScoreGradsFunc(grad2, nil, diffs, func(i int, s float64) float64 {
-			if s != want[i] {
-				t.Errorf("%s: ScoreGradsFunc passed score %v for row %d, want %v", c.name, s, i, want[i])
+		next := 0
+		g.ScoreGrads(grad2, nil, diffs, perRow(func(i int, s float64) float64 {
+			if s != want[i] || i != next {
+				t.Errorf("%s: weights saw score %v for row %d (after row %d), want %v", c.name, s, i, next-1, want[i])
 			}
+			next++
 			return w[i]
-		})
+		}))
 		for i := range grad {
-			if math.Abs(grad2[i]-grad[i]) > 1e-12*math.Max(1, math.Abs(grad[i])) {
-				t.Fatalf("%s: ScoreGradsFunc gradient[%d] = %v, ScoreGrads %v", c.name, i, grad2[i], grad[i])
+			if grad2[i] != grad[i] {
+				t.Fatalf("%s: gradient[%d] = %v with weights from scores, %v with fixed weights", c.name, i, grad2[i], grad[i])
 			}
 		}
 
@@ -472,5 +475,14 @@ func TestKindText(t *testing.T) {
 	}
 	if _, err := ParseKind("sphere"); err == nil {
 		t.Error("ParseKind(sphere): no error")
+	}
+}
+
+// perRow turns a weight per row into Weights.
+func perRow(weight func(i int, score float64) float64) Weights {
+	return func(lo int, phi, w []float64) {
+		for k, s := range phi {
+			w[k] = weight(lo+k, s)
+		}
 	}
 }

@@ -214,52 +214,54 @@ func dphidy(g, y, up []float64, s, p float64) {
 
 // ScoreGrads computes the scores and adds Σ_i w_i·∂φ_i/∂θ into dtheta:
 // ∂φ/∂M_kl = ∂φ/∂y_k·x_l and ∂φ/∂p = φ·(T/(p·S') − log S'/p²).
-func (n *Norm) ScoreGrads(dtheta, scores []float64, diffs []float32, w []float64) []float64 {
-	_, rowsN := rows(scores, diffs, n.d)
-	return normScoreGrads(n, dtheta, scores, diffs, sliceWeight(w, rowsN))
+func (n *Norm) ScoreGrads(dtheta, scores []float64, diffs []float32, w Weights) []float64 {
+	return normScoreGrads(n, dtheta, scores, diffs, orOnes(w))
 }
 
-// ScoreGradsFunc is ScoreGrads with w_i = weight(i, φ_i), in one pass.
-func (n *Norm) ScoreGradsFunc(dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) []float64 {
-	return normScoreGrads(n, dtheta, scores, diffs, weight)
-}
-
-func normScoreGrads[F Float](n *Norm, dtheta, scores []float64, diffs []F, weight func(int, float64) float64) []float64 {
+func normScoreGrads[F Float](n *Norm, dtheta, scores []float64, diffs []F, weights Weights) []float64 {
 	d := n.d
 	if len(dtheta) != n.NumParams() {
 		panic(errLength)
 	}
 	scores, rowsN := rows(scores, diffs, d)
 	if d32, ok := any(diffs).([]float32); ok && d >= blasMinDim {
-		normBlas(n, dtheta, scores, d32, weight)
+		normBlas(n, dtheta, scores, d32, weights)
 		return scores
 	}
-	y := make([]float64, d)
+	blk := weightBlock(d)
+	y, up := make([]float64, blk*d), make([]float64, blk*d) // each row's y = M·x and u^p
+	var ss, ts, w [16]float64                               // each row's S', T and weight
 	g := make([]float64, d)
-	up := make([]float64, d)
-	for i := range rowsN {
-		x := diffs[i*d : (i+1)*d]
-		mulRows(y, n.m, x)
-		phi, s, t := pnorm(y, n.p, up)
-		scores[i] = phi
+	for lo := 0; lo < rowsN; lo += blk {
+		hi := min(rowsN, lo+blk)
+		for i := lo; i < hi; i++ {
+			yi, ui := y[(i-lo)*d:(i-lo+1)*d], up[(i-lo)*d:(i-lo+1)*d]
+			mulRows(yi, n.m, diffs[i*d:(i+1)*d])
+			scores[i], ss[i-lo], ts[i-lo] = pnorm(yi, n.p, ui)
+		}
 		// Every row's weight is drawn, in order (the caller may sum over
 		// them); a row of score 0 has no gradient.
-		wi := weight(i, phi)
-		if phi == 0 || wi == 0 {
-			continue
-		}
-		dphidy(g, y, up, s, n.p)
-		for k := range d {
-			gk := wi * g[k]
-			if gk == 0 {
+		weights(lo, scores[lo:hi], w[:hi-lo])
+		for i := lo; i < hi; i++ {
+			phi, wi := scores[i], w[i-lo]
+			if phi == 0 || wi == 0 {
 				continue
 			}
-			row := dtheta[k*d : (k+1)*d]
-			for l, v := range x {
-				row[l] += gk * float64(v)
+			s, t := ss[i-lo], ts[i-lo]
+			dphidy(g, y[(i-lo)*d:(i-lo+1)*d], up[(i-lo)*d:(i-lo+1)*d], s, n.p)
+			x := diffs[i*d : (i+1)*d]
+			for k := range d {
+				gk := wi * g[k]
+				if gk == 0 {
+					continue
+				}
+				row := dtheta[k*d : (k+1)*d]
+				for l, v := range x {
+					row[l] += gk * float64(v)
+				}
 			}
+			dtheta[d*d] += wi * phi * (t/(n.p*s) - math.Log(s)/(n.p*n.p))
 		}
-		dtheta[d*d] += wi * phi * (t/(n.p*s) - math.Log(s)/(n.p*n.p))
 	}
 	return scores
 }

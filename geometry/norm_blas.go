@@ -33,12 +33,15 @@ func (s *normScratch) size(n int) {
 // and G_i = w_i·∂φ/∂y_i, then ∂/∂M += Gᵀ·X. The products are gonum's BLAS
 // (a build can link a faster one). Results agree with the per-row kernel to
 // rounding.
-func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weight func(int, float64) float64) {
+func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weights Weights) {
 	d := n.d
 	rowsN := len(scores)
 	s := normPool.Get().(*normScratch)
 	defer normPool.Put(s)
-	up := make([]float64, d)
+	blk := weightBlock(d)
+	up := make([]float64, blk*d) // the weight block's u^p
+	st := make([][2]float64, blk)
+	w := make([]float64, blk)
 	gy := make([]float64, d)
 	m := blas64.General{Rows: d, Cols: d, Data: n.m, Stride: d}
 	var dm blas64.General
@@ -62,21 +65,29 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weight func(in
 			continue
 		}
 		var dp float64
-		for i := range r {
-			yi := s.y[i*d : (i+1)*d]
-			gi := s.g[i*d : (i+1)*d]
-			phi, sum, t := pnorm(yi, n.p, up)
-			scores[lo+i] = phi
-			w := weight(lo+i, phi) // every row's, in order; φ = 0 has no gradient
-			if phi == 0 || w == 0 {
-				clear(gi)
-				continue
+		for b0 := 0; b0 < r; b0 += blk {
+			b1 := min(r, b0+blk)
+			for i := b0; i < b1; i++ {
+				var sum, t float64
+				scores[lo+i], sum, t = pnorm(s.y[i*d:(i+1)*d], n.p, up[(i-b0)*d:(i-b0+1)*d])
+				st[i-b0] = [2]float64{sum, t}
 			}
-			dphidy(gy, yi, up, sum, n.p)
-			for k := range gi {
-				gi[k] = w * gy[k]
+			// Every row's weight, in order; φ = 0 has no gradient.
+			weights(lo+b0, scores[lo+b0:lo+b1], w[:b1-b0])
+			for i := b0; i < b1; i++ {
+				gi := s.g[i*d : (i+1)*d]
+				phi, wi := scores[lo+i], w[i-b0]
+				if phi == 0 || wi == 0 {
+					clear(gi)
+					continue
+				}
+				sum, t := st[i-b0][0], st[i-b0][1]
+				dphidy(gy, s.y[i*d:(i+1)*d], up[(i-b0)*d:(i-b0+1)*d], sum, n.p)
+				for k := range gi {
+					gi[k] = wi * gy[k]
+				}
+				dp += wi * phi * (t/(n.p*sum) - math.Log(sum)/(n.p*n.p))
 			}
-			dp += w * phi * (t/(n.p*sum) - math.Log(sum)/(n.p*n.p))
 		}
 		g := blas64.General{Rows: r, Cols: d, Data: s.g, Stride: d}
 		blas64.Gemm(blas.Trans, blas.NoTrans, 1, g, x, 1, dm)

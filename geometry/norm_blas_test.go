@@ -25,10 +25,9 @@ func TestNormBlasMatchesRows(t *testing.T) {
 			for i := range w {
 				w[i] = rng.NormFloat64()
 			}
-			wf := func(i int, _ float64) float64 { return w[i] }
 			gb, gr := make([]float64, n.NumParams()), make([]float64, n.NumParams())
-			sb := n.ScoreGradsFunc(gb, nil, x32, wf)
-			sr := normScoreGrads(n, gr, nil, x64, wf)
+			sb := n.ScoreGrads(gb, nil, x32, Fixed(w))
+			sr := normScoreGrads(n, gr, nil, x64, Fixed(w))
 			plain := n.Scores(nil, x32)
 			for i := range sr {
 				if math.Abs(sb[i]-sr[i]) > 1e-12*sr[i] || math.Abs(plain[i]-sr[i]) > 1e-12*sr[i] {

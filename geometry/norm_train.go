@@ -1,10 +1,12 @@
 package geometry
 
+import "github.com/ccsets/ccs/internal/kernel"
+
 var _ Prepared = (*Norm)(nil)
 
 // Prepare copies diffs: the single-norm has no per-element transform. It
 // implements Prepared so that training reaches its training kernels
-// (ScoresPrepared, ScoreGradsPreparedFunc).
+// (ScoresPrepared, ScoreGradsPrepared).
 func (n *Norm) Prepare(dst, diffs []float32) []float32 {
 	if dst == nil {
 		dst = make([]float32, len(diffs))
@@ -16,43 +18,39 @@ func (n *Norm) Prepare(dst, diffs []float32) []float32 {
 	return dst
 }
 
-// ScoresPrepared is Scores for training: in a build with vector kernels
-// (VectorKernels), the products and ‖y‖_p are computed in float32 (within
-// PnormTrainTol of Scores, tested) — from d = 16 on with blas32 and a
-// sixteen-lane ‖y‖_p along each row, below d = 16 sixteen rows at a time,
-// one per lane; otherwise it is Scores. Calibration and evaluation use
-// Scores.
+// ScoresPrepared is Scores for training: where the processor has the vector
+// kernels, the products and ‖y‖_p are computed in float32 (within 1e-4 of
+// Scores, relative; TestNormTrainKernels); otherwise it is Scores.
+// Calibration and evaluation use Scores.
 func (n *Norm) ScoresPrepared(dst []float64, prepared []float32) []float64 {
-	if !VectorKernels() {
-		return n.Scores(dst, prepared)
-	}
 	dst, _ = rows(dst, prepared, n.d)
-	if n.d < blasMinDim {
-		normSmall32(n, nil, dst, prepared, nil)
-	} else {
-		normTrain32(n, nil, dst, prepared, nil)
+	if kernel.NormTrain(n.d, n.m, n.p, nil, dst, prepared, nil, n.exact()) {
+		return dst
 	}
-	return dst
+	return n.Scores(dst, prepared)
 }
 
-// ScoreGradsPreparedFunc is ScoreGradsFunc for training, with ScoresPrepared's
+// ScoreGradsPrepared is ScoreGrads for training, with ScoresPrepared's
 // ‖y‖_p.
-func (n *Norm) ScoreGradsPreparedFunc(dtheta, scores []float64, prepared []float32, weights Weights) []float64 {
-	if !VectorKernels() {
-		return n.ScoreGradsFunc(dtheta, scores, prepared, PerRow(weights))
-	}
+func (n *Norm) ScoreGradsPrepared(dtheta, scores []float64, prepared []float32, w Weights) []float64 {
 	if len(dtheta) != n.NumParams() {
 		panic(errLength)
 	}
 	scores, _ = rows(scores, prepared, n.d)
-	if n.d < blasMinDim {
-		normSmall32(n, dtheta, scores, prepared, weights)
-	} else {
-		normTrain32(n, dtheta, scores, prepared, PerRow(weights))
+	w = orOnes(w)
+	if kernel.NormTrain(n.d, n.m, n.p, dtheta, scores, prepared, w, n.exact()) {
+		return scores
 	}
-	return scores
+	return n.ScoreGrads(dtheta, scores, prepared, w)
 }
 
-// PnormTrainTol bounds the relative difference between the training kernels'
-// scores and gradients and the exact ones where they differ (TestNormTrainKernels).
-const PnormTrainTol = 1e-4
+// exact is what the float32 training kernel hands the rows it cannot
+// represent to.
+func (n *Norm) exact() kernel.NormExact {
+	return kernel.NormExact{
+		Scores: func(dst []float64, x []float32) { normScores(n, dst, x) },
+		Grad: func(dtheta []float64, x []float32, w float64) {
+			normScoreGrads(n, dtheta, make([]float64, 1), x, Fixed([]float64{w}))
+		},
+	}
+}

@@ -4,12 +4,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ccsets/ccs/internal/kernel"
 )
 
 // TestNormTrainKernels: the single-norm's training kernels (ScoresPrepared,
-// ScoreGradsPreparedFunc; float32 vector kernels in a GOEXPERIMENT=simd
+// ScoreGradsPrepared; float32 vector kernels in a GOEXPERIMENT=simd
 // build: along rows from d = 16, sixteen rows at a time below) agree with the
-// exact ones within PnormTrainTol — scores row by row, gradients relative to
+// exact ones within kernel.NormTrainTol — scores row by row, gradients relative to
 // their norm — with a zero row, zero coordinates, a coordinate far below the
 // others and a partial last block. With a diagonal M (so that y keeps x's
 // extremes) also a u below float32's normal range and rows near float32's
@@ -57,7 +59,7 @@ func TestNormTrainKernels(t *testing.T) {
 			exact := n.Scores(nil, x)
 			fast := n.ScoresPrepared(nil, x)
 			for i := range exact {
-				if math.Abs(fast[i]-exact[i]) > PnormTrainTol*exact[i] {
+				if math.Abs(fast[i]-exact[i]) > kernel.NormTrainTol*exact[i] {
 					t.Fatalf("d=%d p=%v diag=%v row %d: training score %v, exact %v", d, p, c.diag, i, fast[i], exact[i])
 				}
 			}
@@ -71,14 +73,14 @@ func TestNormTrainKernels(t *testing.T) {
 				return 1 + float64(i%7)/3
 			}
 			g1, g2 := make([]float64, n.NumParams()), make([]float64, n.NumParams())
-			s1 := n.ScoreGradsFunc(g1, nil, x, weight)
+			s1 := n.ScoreGrads(g1, nil, x, perRow(weight))
 			if next != rows {
-				t.Fatalf("d=%d p=%v diag=%v: ScoreGradsFunc drew %d weights, want %d", d, p, c.diag, next, rows)
+				t.Fatalf("d=%d p=%v diag=%v: ScoreGrads drew %d weights, want %d", d, p, c.diag, next, rows)
 			}
 			next = 0
-			s2 := n.ScoreGradsPreparedFunc(g2, nil, x, BlockWeights(weight))
+			s2 := n.ScoreGradsPrepared(g2, nil, x, perRow(weight))
 			if next != rows {
-				t.Fatalf("d=%d p=%v diag=%v: ScoreGradsPreparedFunc drew %d weights, want %d", d, p, c.diag, next, rows)
+				t.Fatalf("d=%d p=%v diag=%v: ScoreGradsPrepared drew %d weights, want %d", d, p, c.diag, next, rows)
 			}
 			var diff, norm float64
 			for i := range g1 {
@@ -88,15 +90,15 @@ func TestNormTrainKernels(t *testing.T) {
 				diff += (g1[i] - g2[i]) * (g1[i] - g2[i])
 				norm += g1[i] * g1[i]
 			}
-			if math.Sqrt(diff) > PnormTrainTol*math.Sqrt(norm) {
+			if math.Sqrt(diff) > kernel.NormTrainTol*math.Sqrt(norm) {
 				t.Fatalf("d=%d p=%v diag=%v: gradient differs by %.3g of its norm", d, p, c.diag, math.Sqrt(diff/norm))
 			}
 			for i := range s1 {
-				if math.Abs(s1[i]-s2[i]) > PnormTrainTol*s1[i] {
+				if math.Abs(s1[i]-s2[i]) > kernel.NormTrainTol*s1[i] {
 					t.Fatalf("d=%d p=%v row %d: ScoreGrads' scores %v, exact %v", d, p, i, s2[i], s1[i])
 				}
 			}
 		}
 	}
-	t.Logf("vector kernels: %v", VectorKernels())
+	t.Logf("%s", kernel.Describe())
 }

@@ -17,36 +17,8 @@ type Prepared interface {
 	Prepare(dst, diffs []float32) []float32
 	// ScoresPrepared computes the scores of prepared rows.
 	ScoresPrepared(dst []float64, prep []float32) []float64
-	// ScoreGradsPreparedFunc is ScoreGradsFunc on prepared rows, with the
-	// weights drawn a block of rows at a time.
-	ScoreGradsPreparedFunc(dtheta, scores []float64, prep []float32, weights Weights) []float64
-}
-
-// Weights writes the weights of a block of rows from their scores: w[k] is
-// the weight of row lo+k, whose score is phi[k] (len(w) = len(phi) ≥ 1). A
-// kernel calls it once for every row, in row order, a block at a time, so
-// that the weights' own arithmetic (a sigmoid per row, say) can run on
-// vectors too.
-type Weights func(lo int, phi, w []float64)
-
-// BlockWeights turns a per-row weight into Weights.
-func BlockWeights(weight func(i int, score float64) float64) Weights {
-	return func(lo int, phi, w []float64) {
-		for k, s := range phi {
-			w[k] = weight(lo+k, s)
-		}
-	}
-}
-
-// PerRow turns weights into ScoreGradsFunc's per-row form (blocks of one
-// row). The function it returns is for one kernel call at a time.
-func PerRow(weights Weights) func(int, float64) float64 {
-	var phi, w [1]float64
-	return func(i int, s float64) float64 {
-		phi[0] = s
-		weights(i, phi[:], w[:])
-		return w[0]
-	}
+	// ScoreGradsPrepared is ScoreGrads on prepared rows.
+	ScoreGradsPrepared(dtheta, scores []float64, prep []float32, w Weights) []float64
 }
 
 var _ Prepared = (*GenBall)(nil)
@@ -54,7 +26,7 @@ var _ Prepared = (*GenBall)(nil)
 // LogZero stands for log|0| in prepared logarithms: finite, and so far below
 // any argument in use that exp(p·(log m + LogZero)) is exactly 0 and its
 // products vanish (no 0·∞ = NaN).
-const LogZero = -1e30
+const LogZero = kernel.LogZero
 
 // Prepare writes log|x| of each element (LogZero for 0) in float32.
 func (g *GenBall) Prepare(dst, diffs []float32) []float32 {
@@ -81,15 +53,14 @@ func (g *GenBall) ScoresPrepared(dst []float64, logs []float32) []float64 {
 	return g.preparedKernel(nil, dst, logs, nil)
 }
 
-// ScoreGradsPreparedFunc computes the scores from prepared logarithms and adds
-// Σ_i w_i·∂φ_i/∂θ into dtheta, with w from weights (blocks of 16 rows up to
-// d = 128, fewer above):
+// ScoreGradsPrepared computes the scores from prepared logarithms and adds
+// Σ_i w_i·∂φ_i/∂θ into dtheta, the weights drawn weightBlock rows at a time:
 // ∂φ/∂m_j = e·p_j/m_j and ∂φ/∂p_j = e·(log m_j + L), e = exp(p_j(log m_j + L)).
-func (g *GenBall) ScoreGradsPreparedFunc(dtheta, scores []float64, logs []float32, weights Weights) []float64 {
+func (g *GenBall) ScoreGradsPrepared(dtheta, scores []float64, logs []float32, w Weights) []float64 {
 	if len(dtheta) != g.NumParams() {
 		panic(errLength)
 	}
-	return g.preparedKernel(dtheta, scores, logs, weights)
+	return g.preparedKernel(dtheta, scores, logs, orOnes(w))
 }
 
 func (g *GenBall) preparedKernel(dtheta, scores []float64, logs []float32, weights Weights) []float64 {
@@ -99,15 +70,15 @@ func (g *GenBall) preparedKernel(dtheta, scores []float64, logs []float32, weigh
 	for j := range d {
 		logm[j], p[j] = float32(math.Log(g.m[j])), float32(g.p[j])
 	}
-	// Rows go in blocks whose e and c stay in the L1 cache (16 rows up to
-	// d = 128), so that weights gets a block at a time.
-	blk := min(16, max(1, 2048/d))
+	// Rows go in blocks whose e and c stay in the L1 cache, so that
+	// weights gets a block at a time.
+	blk := weightBlock(d)
 	e, c := make([]float32, blk*d), make([]float32, blk*d)
 	var sumE, sumEC []float64 // Σ_i w_i e_ij and Σ_i w_i e_ij c_ij
 	if dtheta != nil {
 		sumE, sumEC = make([]float64, d), make([]float64, d)
 	}
-	if preparedSmall(logm, p, sumE, sumEC, scores, logs, weights) {
+	if kernel.ExpRowsSmall(logm, p, sumE, sumEC, scores, logs, weights) {
 		n = 0 // done, sixteen rows at a time
 	}
 	w := make([]float64, blk)
@@ -115,7 +86,7 @@ func (g *GenBall) preparedKernel(dtheta, scores []float64, logs []float32, weigh
 		hi := min(n, lo+blk)
 		for i := lo; i < hi; i++ {
 			r := (i - lo) * d
-			scores[i] = preparedRow(logm, p, logs[i*d:(i+1)*d], e[r:r+d], c[r:r+d])
+			scores[i] = kernel.ExpRow(logm, p, logs[i*d:(i+1)*d], e[r:r+d], c[r:r+d])
 		}
 		if dtheta == nil {
 			continue
@@ -123,7 +94,7 @@ func (g *GenBall) preparedKernel(dtheta, scores []float64, logs []float32, weigh
 		weights(lo, scores[lo:hi], w[:hi-lo])
 		for i := lo; i < hi; i++ {
 			if wi, r := w[i-lo], (i-lo)*d; wi != 0 {
-				accumulateRow(sumE, sumEC, wi, e[r:r+d], c[r:r+d])
+				kernel.AddWeighted(sumE, sumEC, wi, e[r:r+d], c[r:r+d])
 			}
 		}
 	}
@@ -134,26 +105,4 @@ func (g *GenBall) preparedKernel(dtheta, scores []float64, logs []float32, weigh
 		}
 	}
 	return scores
-}
-
-// accumulateRowScalar adds w·e_j to sumE_j and w·e_j·c_j to sumEC_j.
-func accumulateRowScalar(sumE, sumEC []float64, w float64, e, c []float32) {
-	for j := range e {
-		we := w * float64(e[j])
-		sumE[j] += we
-		sumEC[j] += we * float64(c[j])
-	}
-}
-
-// preparedRowScalar writes c_j = log m_j + L_j and e_j = exp(p_j·c_j) for one
-// row and returns Σ_j e_j in float64.
-func preparedRowScalar(logm, p, row, e, c []float32) float64 {
-	var phi float64
-	for j, l := range row {
-		cj := logm[j] + l
-		ej := kernel.Exp32(p[j] * cj)
-		e[j], c[j] = ej, cj
-		phi += float64(ej)
-	}
-	return phi
 }

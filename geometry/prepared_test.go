@@ -41,8 +41,8 @@ func TestPreparedMatchesExact(t *testing.T) {
 			}
 		}
 		ge, gf := make([]float64, 2*d), make([]float64, 2*d)
-		g.ScoreGrads(ge, nil, x, w)
-		g.ScoreGradsPreparedFunc(gf, nil, prep, BlockWeights(func(i int, _ float64) float64 { return w[i] }))
+		g.ScoreGrads(ge, nil, x, Fixed(w))
+		g.ScoreGradsPrepared(gf, nil, prep, Fixed(w))
 		scale := 0.0
 		for _, v := range ge {
 			scale = math.Max(scale, math.Abs(v))
@@ -55,13 +55,13 @@ func TestPreparedMatchesExact(t *testing.T) {
 		// Row 7 at weight 0, then with coordinates whose terms are +Inf in
 		// float32: the same gradient to the bit.
 		w[7] = 0
-		wf := BlockWeights(func(i int, _ float64) float64 { return w[i] })
+		wf := Fixed(w)
 		g0, g1 := make([]float64, 2*d), make([]float64, 2*d)
-		g.ScoreGradsPreparedFunc(g0, nil, prep, wf)
+		g.ScoreGradsPrepared(g0, nil, prep, wf)
 		for j := range d {
 			x[7*d+j] = 1e30
 		}
-		g.ScoreGradsPreparedFunc(g1, nil, g.Prepare(nil, x), wf)
+		g.ScoreGradsPrepared(g1, nil, g.Prepare(nil, x), wf)
 		for j := range g0 {
 			if g0[j] != g1[j] {
 				t.Errorf("d=%d: a row of weight 0 changed gradient[%d] from %v to %v", d, j, g0[j], g1[j])

@@ -26,6 +26,7 @@ import (
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
@@ -295,16 +296,13 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 		clear(grad)
 	}
 	// The kernels: on raw differences, or on the geometry's prepared rows.
-	scores := g.Scores
-	scoreGrads := func(dtheta, scores []float64, rows []float32, weights geometry.Weights) []float64 {
-		return g.ScoreGradsFunc(dtheta, scores, rows, geometry.PerRow(weights))
-	}
+	scores, scoreGrads := g.Scores, g.ScoreGrads
 	if b.Prepared {
 		gp, ok := g.(geometry.Prepared)
 		if !ok {
 			return Value{}, fmt.Errorf("objective: a prepared batch for a %v geometry, which has no prepared kernel", g.Kind())
 		}
-		scores, scoreGrads = gp.ScoresPrepared, gp.ScoreGradsPreparedFunc
+		scores, scoreGrads = gp.ScoresPrepared, gp.ScoreGradsPrepared
 	}
 	nPos := len(b.Pos) / d
 	e.pos = grow(e.pos, nPos)
@@ -335,7 +333,7 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 			var sig, der []float64
 			weights := func(_ int, phi, w []float64) {
 				sig, der = grow(sig, len(phi)), grow(der, len(phi))
-				sigmoids(T, t, phi, sig, der)
+				kernel.Sigmoids(T, t, phi, sig, der)
 				for k := range phi {
 					s += sig[k]
 					ds += der[k]
@@ -381,7 +379,7 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 				sub = append(sub, b.Pos[int(r)*d:(int(r)+1)*d]...)
 				w[k] = cT * wts[k]
 			}
-			scoreGrads(grad, make([]float64, len(rows)), sub, func(lo int, _, out []float64) { copy(out, w[lo:]) })
+			scoreGrads(grad, make([]float64, len(rows)), sub, geometry.Fixed(w))
 		}
 	}
 	if math.IsNaN(v.Loss) || math.IsInf(v.Loss, 0) {
@@ -587,7 +585,7 @@ func (e *Evaluator) EvalRows(g geometry.Learnable, b Batch, posW, negW []float64
 		parallel.For(nNeg, chunk, e.cfg.Workers, func(_, lo, hi int) { scores(e.neg[lo:hi], b.Neg[lo*d:hi*d]) })
 		var s, ds float64
 		for i, phi := range e.neg {
-			sig := sigmoid(e.cfg.T * (phi - t))
+			sig := kernel.Sigmoid(e.cfg.T * (phi - t))
 			der := e.cfg.T * sig * (1 - sig)
 			s += sig
 			ds += der

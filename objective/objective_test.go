@@ -9,6 +9,7 @@ import (
 
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/gradcheck"
+	"github.com/ccsets/ccs/internal/kernel"
 )
 
 func randRows(rng *rand.Rand, n, d int, scale float64) []float32 {
@@ -46,7 +47,7 @@ func frozenLoss(g geometry.Learnable, cfg Config, b Batch, t float64) float64 {
 		s := g.Scores(nil, b.Neg)
 		var m float64
 		for _, v := range s {
-			m += sigmoid(cfg.T * (v - t))
+			m += kernel.Sigmoid(cfg.T * (v - t))
 		}
 		loss -= a * m / float64(len(s))
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/sim"
 	"github.com/ccsets/ccs/train"
@@ -85,7 +86,7 @@ func run(gen, data string, n, k, d int, geom, cpuProfile string) error {
 		return err
 	}
 	// marks: after epoch 0 (preparation + initial validation) and epoch 1.
-	out := map[string]any{"impl": "ccs", "geometry": geom, "blas": geometry.BLAS, "simd": geometry.SIMD, "threads": runtime.GOMAXPROCS(0),
+	out := map[string]any{"impl": "ccs", "geometry": geom, "kernels": kernel.Describe(), "threads": runtime.GOMAXPROCS(0),
 		"n": fit.N, "k": fit.K, "d": fit.D,
 		"epoch1_s": marks[1].Seconds(), "epoch2_s": (total - marks[1]).Seconds() / float64(epochs-1)}
 	return json.NewEncoder(os.Stdout).Encode(out)

@@ -15,8 +15,8 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
-	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/head"
+	"github.com/ccsets/ccs/internal/kernel"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -31,12 +31,12 @@ func golden(t *testing.T, name, tmp string, args ...string) error {
 
 // goldenTrained is golden for output whose figures come from training. The
 // golden files are the default build's; where the training kernels are the
-// vector ones (geometry.VectorKernels, a GOEXPERIMENT=simd build with AVX-512)
+// vector ones (kernel.Vector: a GOEXPERIMENT=simd build with AVX-512)
 // float32 rounding sends training down a slightly different path, so there
 // only the text around the figures is compared.
 func goldenTrained(t *testing.T, name, tmp string, args ...string) error {
 	t.Helper()
-	return compareGolden(t, name, tmp, geometry.VectorKernels(), args...)
+	return compareGolden(t, name, tmp, kernel.Vector(), args...)
 }
 
 // figures matches the numbers in an output, for goldenTrained.

@@ -1,5 +1,3 @@
-// Package kernel holds the fast numerical building blocks of ccs's training
-// kernels: a float32 exponential with a tested error bound.
 package kernel
 
 import "math"

@@ -1,6 +1,6 @@
 //go:build goexperiment.simd && amd64
 
-package geometry
+package kernel
 
 import (
 	"testing"

@@ -1,15 +1,13 @@
 //go:build goexperiment.simd && amd64
 
-package objective
+package kernel
 
 import (
 	"math"
 	"simd/archsimd"
 )
 
-var useAVX512 = archsimd.X86.AVX512()
-
-// sig8 holds sigmoids' constants, broadcast once at start-up when the
+// sig8 holds Sigmoids' constants, broadcast once at start-up when the
 // processor has AVX-512 (broadcasting them per call cost more than a block).
 var sig8 struct {
 	one, zero, inf, log2e, ln2hi, ln2lo, lowX archsimd.Float64x8
@@ -45,19 +43,20 @@ func init() {
 	archsimd.ClearAVXUpperBits()
 }
 
-// sigmoids is sigmoidsScalar eight scores at a time in float64 where the
+// Sigmoids writes sig_k = σ(T·(φ_k − t)) and der_k = T·σ·(1 − σ) for each
+// score φ_k: sigmoidsPortable's, eight scores at a time in float64 where the
 // processor has AVX-512: with z = e^{−|u|} (Cody–Waite reduction by ln 2,
 // the Taylor polynomial of degree 12, VSCALEFPD), σ(u) = (u ≥ 0 ? 1 : z)/(1+z)
 // and σ'(u) = T·z/(1+z)², which keeps its relative accuracy in both tails
 // (T·σ·(1−σ) loses it where σ rounds to 1). The last len(phi) mod 8
-// scores, and any whose u is not finite, are computed by sigmoidsScalar, so
+// scores, and any whose u is not finite, are computed by sigmoidsPortable, so
 // a block's results do not depend on what follows it but may differ from
 // the scalar form in the last bits. TestSigmoids bounds the difference from
 // the closed forms.
-func sigmoids(T, t float64, phi, sig, der []float64) {
+func Sigmoids(T, t float64, phi, sig, der []float64) {
 	n8 := len(phi) &^ 7
 	if !useAVX512 || n8 == 0 {
-		sigmoidsScalar(T, t, phi, sig, der)
+		sigmoidsPortable(T, t, phi, sig, der)
 		return
 	}
 	c := &sig8
@@ -86,9 +85,9 @@ func sigmoids(T, t float64, phi, sig, der []float64) {
 	if bad {
 		for j, v := range phi[:n8] {
 			if u := T * (v - t); math.IsInf(u, 0) || math.IsNaN(u) {
-				sigmoidsScalar(T, t, phi[j:j+1], sig[j:j+1], der[j:j+1])
+				sigmoidsPortable(T, t, phi[j:j+1], sig[j:j+1], der[j:j+1])
 			}
 		}
 	}
-	sigmoidsScalar(T, t, phi[n8:], sig[n8:], der[n8:])
+	sigmoidsPortable(T, t, phi[n8:], sig[n8:], der[n8:])
 }

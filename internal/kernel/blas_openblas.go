@@ -1,6 +1,6 @@
 //go:build openblas
 
-package geometry
+package kernel
 
 import (
 	"gonum.org/v1/gonum/blas/blas32"
@@ -17,5 +17,6 @@ func init() {
 	blas32.Use(netlib.Implementation{}) // the vector build's float32 training products
 }
 
-// BLAS names the BLAS implementation this build uses.
+// BLAS names the BLAS implementation this build uses for the single-norm's
+// matrix products.
 const BLAS = "OpenBLAS (gonum.org/v1/netlib)"

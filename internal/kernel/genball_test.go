@@ -1,18 +1,17 @@
-package geometry
+package kernel
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/ccsets/ccs/internal/kernel"
 )
 
-// TestPreparedRowMatchesScalar: the build's preparedRow (AVX2 under
-// GOEXPERIMENT=simd, otherwise the scalar kernel itself) agrees with the
-// scalar kernel: e and c within the exp's bound, the row sum too, 0 below
-// the exp's range and +Inf above it. scripts/test runs it in both builds.
-func TestPreparedRowMatchesScalar(t *testing.T) {
+// TestExpRowMatchesPortable: the build's ExpRow (AVX-512 or AVX2 under
+// GOEXPERIMENT=simd, otherwise the portable kernel itself) agrees with the
+// portable kernel: e and c within the exp's bound, the row sum too, 0 below
+// the exp's range and +Inf above it; AddWeighted likewise. scripts/test runs
+// it in both builds.
+func TestExpRowMatchesPortable(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(14, 14))
 	for _, d := range []int{3, 8, 13, 128, 1408} {
@@ -27,20 +26,20 @@ func TestPreparedRowMatchesScalar(t *testing.T) {
 				row[d-1] = LogZero
 			}
 			e1, c1, e2, c2 := make([]float32, d), make([]float32, d), make([]float32, d), make([]float32, d)
-			s1 := preparedRowScalar(logm, p, row, e1, c1)
-			s2 := preparedRow(logm, p, row, e2, c2)
+			s1 := expRowPortable(logm, p, row, e1, c1)
+			s2 := ExpRow(logm, p, row, e2, c2)
 			for j := range d {
 				if c1[j] != c2[j] {
 					t.Fatalf("d=%d: c[%d] = %v, scalar %v", d, j, c2[j], c1[j])
 				}
-				if rel := math.Abs(float64(e2[j]-e1[j])) / math.Max(float64(e1[j]), 1e-30); rel > 2*kernel.ExpMaxRelErr {
+				if rel := math.Abs(float64(e2[j]-e1[j])) / math.Max(float64(e1[j]), 1e-30); rel > 2*ExpMaxRelErr {
 					t.Fatalf("d=%d: e[%d] = %v, scalar %v", d, j, e2[j], e1[j])
 				}
 			}
 			if trial == 0 && e2[d-1] != 0 {
 				t.Fatalf("d=%d: exp at LogZero = %v, want exactly 0", d, e2[d-1])
 			}
-			if rel := math.Abs(s2-s1) / s1; rel > 2*kernel.ExpMaxRelErr {
+			if rel := math.Abs(s2-s1) / s1; rel > 2*ExpMaxRelErr {
 				t.Fatalf("d=%d: row sum %v, scalar %v", d, s2, s1)
 			}
 		}
@@ -49,7 +48,7 @@ func TestPreparedRowMatchesScalar(t *testing.T) {
 			logm[j], p[j], row[j] = 5, 10, 5
 		}
 		e, c := make([]float32, d), make([]float32, d)
-		if s := preparedRow(logm, p, row, e, c); !math.IsInf(s, 1) {
+		if s := ExpRow(logm, p, row, e, c); !math.IsInf(s, 1) {
 			t.Errorf("d=%d: overflowing row sums to %v, want +Inf", d, s)
 		}
 	}
@@ -64,13 +63,13 @@ func TestPreparedRowMatchesScalar(t *testing.T) {
 			s1[j] = rng.NormFloat64()
 		}
 		copy(s2, s1)
-		accumulateRowScalar(s1[:d], s1[d:], 0.7, e, c)
-		accumulateRow(s2[:d], s2[d:], 0.7, e, c)
+		addWeightedPortable(s1[:d], s1[d:], 0.7, e, c)
+		AddWeighted(s2[:d], s2[d:], 0.7, e, c)
 		for j := range s1 {
 			if math.Abs(s1[j]-s2[j]) > 1e-15*math.Max(1, math.Abs(s1[j])) {
 				t.Fatalf("d=%d: accumulated %v, scalar %v", d, s2[j], s1[j])
 			}
 		}
 	}
-	t.Logf("SIMD build: %v", SIMD)
+	t.Logf("%s", Describe())
 }

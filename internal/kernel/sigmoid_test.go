@@ -1,11 +1,11 @@
-package objective
+package kernel
 
 import (
 	"math"
 	"testing"
 )
 
-// TestSigmoids: sigmoids (float64 vectors in a GOEXPERIMENT=simd build on
+// TestSigmoids: Sigmoids (float64 vectors in a GOEXPERIMENT=simd build on
 // AVX-512) agrees with the closed forms — σ(u) = 1/(1+e^{−u}) and
 // σ'(u) = e^{−|u|}/(1+e^{−|u|})², times T, with math.Exp — within 1e-12
 // relative (plus 1e-15·T absolute: the scalar T·σ·(1−σ) has no relative
@@ -24,7 +24,7 @@ func TestSigmoids(t *testing.T) {
 		sig, der := make([]float64, len(phi)), make([]float64, len(phi))
 		for lo := 0; lo < len(phi); lo += n {
 			hi := min(len(phi), lo+n)
-			sigmoids(T, t0, phi[lo:hi], sig[lo:hi], der[lo:hi])
+			Sigmoids(T, t0, phi[lo:hi], sig[lo:hi], der[lo:hi])
 		}
 		for k, v := range phi {
 			u := T * (v - t0)
@@ -41,8 +41,8 @@ func TestSigmoids(t *testing.T) {
 	special := []float64{math.Inf(1), math.Inf(-1), math.NaN(), 1e300, -1e300, 0.5}
 	sig, der := make([]float64, len(special)), make([]float64, len(special))
 	ws, wd := make([]float64, len(special)), make([]float64, len(special))
-	sigmoids(T, t0, special, sig, der)
-	sigmoidsScalar(T, t0, special, ws, wd)
+	Sigmoids(T, t0, special, sig, der)
+	sigmoidsPortable(T, t0, special, ws, wd)
 	for k := range special {
 		same := func(a, b float64) bool {
 			return a == b || (math.IsNaN(a) && math.IsNaN(b)) || math.Abs(a-b) <= 1e-12*math.Abs(b)

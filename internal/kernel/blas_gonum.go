@@ -1,0 +1,7 @@
+//go:build !openblas
+
+package kernel
+
+// BLAS names the BLAS implementation this build uses for the single-norm's
+// matrix products.
+const BLAS = "gonum (pure Go)"
