@@ -44,7 +44,7 @@ func Ball(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, error
 // half and calibrates the ellipsoid on the second.
 func Ellipsoid(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, error) {
 	if cal.N < 2 {
-		return nil, fmt.Errorf("ellipsoid: %d calibration anchors cannot be halved", cal.N)
+		return nil, fmt.Errorf("baseline: ellipsoid: %d calibration anchors cannot be halved", cal.N)
 	}
 	rng := rand.New(rand.NewPCG(opt.SplitSeed, 0x68616c766573)) // "halves"
 	parts, err := bundle.SplitIndices(cal.N, rng, cal.N/2, cal.N-cal.N/2)
@@ -58,11 +58,11 @@ func Ellipsoid(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, 
 	}
 	sigma, added, err := Covariance(fitHalf, ridge)
 	if err != nil {
-		return nil, fmt.Errorf("ellipsoid: %w", err)
+		return nil, err
 	}
 	g, err := geometry.NewEllipsoid(cal.D, sigma)
 	if err != nil {
-		return nil, fmt.Errorf("ellipsoid: covariance of %d anchor−positive differences: %w", fitHalf.N*fitHalf.K, err)
+		return nil, fmt.Errorf("baseline: ellipsoid: covariance of %d anchor−positive differences: %w", fitHalf.N*fitHalf.K, err)
 	}
 	s, err := conformal.Calibrate(g, calHalf, alpha, opt.Calibration)
 	if err != nil {
@@ -80,7 +80,7 @@ func Covariance(b *bundle.Bundle, ridge float64) ([]float64, float64, error) {
 	d := b.D
 	m := b.N * b.K
 	if m < 2 {
-		return nil, 0, fmt.Errorf("covariance: %d anchor−positive differences, need at least 2", m)
+		return nil, 0, fmt.Errorf("baseline: covariance: %d anchor−positive differences, need at least 2", m)
 	}
 	mean := make([]float64, d)
 	diffs := make([]float32, b.K*d)

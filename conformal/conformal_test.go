@@ -210,7 +210,7 @@ func TestPooledIsNotTheGuarantee(t *testing.T) {
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
-		if pooled.Exact() || !one.Exact() || len(pooled.Warnings()) != 1 {
+		if pooled.Guaranteed() || !one.Guaranteed() || len(pooled.Warnings()) != 1 {
 			t.Fatal("pooled set not labelled approximate")
 		}
 		tb := synthetic(rng, 400, 1)

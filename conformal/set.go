@@ -44,7 +44,7 @@ func (m Mode) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (m Mode) MarshalText() ([]byte, error) {
 	if m != OnePerAnchor && m != Pooled {
-		return nil, fmt.Errorf("unknown calibration mode %d", int(m))
+		return nil, fmt.Errorf("conformal: unknown calibration mode %d", int(m))
 	}
 	return []byte(m.String()), nil
 }
@@ -73,7 +73,7 @@ func ParseMode(s string) (Mode, error) {
 // anchor (chosen with a PCG seeded by seed) or all positives pooled.
 func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]float64, error) {
 	if g.Dim() != cal.D {
-		return nil, fmt.Errorf("geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
+		return nil, fmt.Errorf("conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
 	}
 	switch mode {
 	case OnePerAnchor:
@@ -91,7 +91,7 @@ func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("unknown calibration mode %v", mode)
+	return nil, fmt.Errorf("conformal: unknown calibration mode %v", mode)
 }
 
 // Options configures Calibrate. The zero value is one positive per anchor,
@@ -125,7 +125,7 @@ type FitInfo struct {
 }
 
 // ErrNotCalibrated reports a set that has a geometry but no threshold yet.
-var ErrNotCalibrated = errors.New("the set is not calibrated (run ccs calibrate -set)")
+var ErrNotCalibrated = errors.New("conformal: the set is not calibrated (run ccs calibrate -set)")
 
 // Set is a fitted contrastive conformal set: a geometry, its calibrated
 // threshold and the facts behind it. A point z is in the set around anchor Z
@@ -154,7 +154,7 @@ type Reference struct {
 // NewReference draws n distinct anchors of b (seeded) as a reference pool.
 func NewReference(b *bundle.Bundle, n int, seed uint64, source string) (*Reference, error) {
 	if n < 1 || n > b.N {
-		return nil, fmt.Errorf("reference pool of %d rows from %d anchors: want 1 to %d", n, b.N, b.N)
+		return nil, fmt.Errorf("conformal: reference pool of %d rows from %d anchors: want 1 to %d", n, b.N, b.N)
 	}
 	perm := rand.New(rand.NewPCG(seed, 0x726566)).Perm(b.N) // "ref"
 	r := &Reference{Source: source, Seed: seed, N: n, Rows: make([]float32, 0, n*b.D)}
@@ -212,20 +212,20 @@ func Uncalibrated(g geometry.Geometry, fit *FitInfo) *Set {
 // Calibrated reports whether the set has a threshold.
 func (s *Set) Calibrated() bool { return s.Calibration.Mode != 0 }
 
-// Exact reports whether the set carries the conformal guarantee (one
-// positive per calibration anchor).
-func (s *Set) Exact() bool { return s.Calibration.Mode == OnePerAnchor }
+// Guaranteed reports whether the set carries the conformal guarantee: it
+// was calibrated with one positive per calibration anchor (not pooled).
+func (s *Set) Guaranteed() bool { return s.Calibration.Mode == OnePerAnchor }
 
 // Warnings lists what a reader of this set's numbers must know: a whole-space
 // set, or a pooled (approximate) calibration.
 func (s *Set) Warnings() []string {
 	var w []string
 	if math.IsInf(s.Threshold, 1) {
-		w = append(w, (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha}).Error())
+		w = append(w, (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha}).Reason())
 	}
-	if p, ok := s.Geometry.(*head.Projected); ok && p.ProjectedSpace() {
+	if d := geometry.Describe(s.Geometry); d.ProjectedVolume() {
 		w = append(w, fmt.Sprintf("the %d→%d projection head is not square: log-volumes are measured in its %d-dimensional output space, not comparable with sets on the %d-dimensional embeddings",
-			p.Head.In, p.Head.Out, p.Head.Out, p.Head.In))
+			d.HeadIn, d.HeadOut, d.HeadOut, d.HeadIn))
 	}
 	if s.Calibration.Mode == Pooled {
 		w = append(w, "pooled calibration (all positives of each anchor): the 1−α coverage is approximate, not guaranteed")
@@ -313,11 +313,7 @@ func (t *threshold) UnmarshalJSON(b []byte) error {
 
 // WriteJSON writes the set as an indented, versioned JSON document.
 func (s *Set) WriteJSON(w io.Writer) error {
-	g := s.Geometry
-	var h *head.Linear
-	if p, ok := g.(*head.Projected); ok {
-		g, h = p.Inner, p.Head
-	}
+	g, h := head.Split(s.Geometry)
 	spec, err := geometry.Encode(g)
 	if err != nil {
 		return err
@@ -325,14 +321,14 @@ func (s *Set) WriteJSON(w io.Writer) error {
 	f := fileSet{Format: FileFormat, Version: FileVersion, Dim: s.Geometry.Dim(), Geometry: spec, Head: h, Fit: s.Fit, Reference: s.Reference}
 	if s.Reference != nil {
 		if err := s.Reference.check(s.Geometry.Dim()); err != nil {
-			return err
+			return fmt.Errorf("conformal: %w", err)
 		}
 	}
 	if s.Calibrated() {
 		alpha, t, c := s.Alpha, threshold(s.Threshold), s.Calibration
 		f.Alpha, f.Threshold, f.Calibration = &alpha, &t, &c
 		f.Guarantee = "exact"
-		if !s.Exact() {
+		if !s.Guaranteed() {
 			f.Guarantee = "approximate"
 		}
 	}
@@ -350,6 +346,15 @@ func (s *Set) Save(path string) error {
 // fields only, the geometry's parameters, α, the rank against n and α, and
 // the threshold against the rank.
 func ReadJSON(r io.Reader) (*Set, error) {
+	s, err := readJSON(r)
+	if err != nil {
+		return nil, fmt.Errorf("conformal: %w", err)
+	}
+	return s, nil
+}
+
+// readJSON is ReadJSON without its errors' prefix.
+func readJSON(r io.Reader) (*Set, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -379,7 +384,7 @@ func ReadJSON(r io.Reader) (*Set, error) {
 	var g geometry.Geometry
 	g, err = geometry.Decode(f.Geometry)
 	if err != nil {
-		return nil, fmt.Errorf("geometry: %w", err)
+		return nil, err // it names the geometry
 	}
 	if f.Head != nil {
 		if g, err = head.NewProjected(f.Head, g); err != nil {
@@ -403,8 +408,8 @@ func ReadJSON(r io.Reader) (*Set, error) {
 		return nil, fmt.Errorf("a calibrated set needs alpha and threshold")
 	}
 	alpha := *f.Alpha
-	if err := CheckAlpha(alpha); err != nil {
-		return nil, fmt.Errorf("alpha: %w", err)
+	if !(alpha > 0 && alpha < 1) {
+		return nil, fmt.Errorf("alpha %v, want 0 < alpha < 1", alpha)
 	}
 	c := *f.Calibration
 	if c.Mode != OnePerAnchor && c.Mode != Pooled {
@@ -417,9 +422,12 @@ func ReadJSON(r io.Reader) (*Set, error) {
 	if f.Guarantee != want {
 		return nil, fmt.Errorf("guarantee %q contradicts calibration mode %v (%q)", f.Guarantee, c.Mode, want)
 	}
+	if c.N < 1 {
+		return nil, fmt.Errorf("calibration.n %d, want at least 1", c.N)
+	}
 	r0, err := Rank(c.N, alpha)
 	if err != nil {
-		return nil, fmt.Errorf("calibration: %w", err)
+		return nil, err
 	}
 	if r0 != c.Rank {
 		return nil, fmt.Errorf("calibration.rank %d, but n = %d and alpha = %v give %d", c.Rank, c.N, alpha, r0)
@@ -441,9 +449,9 @@ func Load(path string) (*Set, error) {
 		return nil, err
 	}
 	defer fh.Close()
-	s, err := ReadJSON(fh)
+	s, err := readJSON(fh)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("conformal: %s: %w", path, err)
 	}
 	return s, nil
 }

@@ -19,11 +19,11 @@ import (
 )
 
 // ErrAlpha reports a miscoverage level outside (0, 1).
-var ErrAlpha = errors.New("alpha must lie strictly between 0 and 1")
+var ErrAlpha = errors.New("conformal: alpha must lie strictly between 0 and 1")
 
 // ErrTooFewCalibration reports that the conformal rank exceeds the number of
 // calibration scores: the only valid threshold is +Inf, the whole space.
-var ErrTooFewCalibration = errors.New("too few calibration scores for this alpha")
+var ErrTooFewCalibration = errors.New("conformal: too few calibration scores for this alpha")
 
 // TooFewError is the error returned with a +Inf threshold.
 type TooFewError struct {
@@ -32,7 +32,11 @@ type TooFewError struct {
 	Alpha float64 // miscoverage level
 }
 
-func (e *TooFewError) Error() string {
+func (e *TooFewError) Error() string { return "conformal: " + e.Reason() }
+
+// Reason is the error's message without the package prefix: what Set's
+// Warnings says of a whole-space set.
+func (e *TooFewError) Reason() string {
 	need := minCalibration(e.Alpha)
 	return fmt.Sprintf("%d calibration scores are too few for alpha %v: the rank ⌈(1−α)(n+1)⌉ = %d exceeds n, so the set is the whole space (threshold +Inf); alpha %v needs at least %d",
 		e.N, e.Alpha, e.Rank, e.Alpha, need)
@@ -58,7 +62,7 @@ func minCalibration(alpha float64) int {
 // CheckAlpha returns an error wrapping ErrAlpha unless 0 < alpha < 1.
 func CheckAlpha(alpha float64) error {
 	if !(alpha > 0 && alpha < 1) {
-		return fmt.Errorf("alpha = %v: %w", alpha, ErrAlpha)
+		return fmt.Errorf("%w, got %v", ErrAlpha, alpha)
 	}
 	return nil
 }
@@ -72,11 +76,11 @@ func Rank(n int, alpha float64) (int, error) {
 		return 0, err
 	}
 	if n < 1 {
-		return 0, fmt.Errorf("rank: %d calibration scores, need at least 1", n)
+		return 0, fmt.Errorf("conformal: rank of %d calibration scores: need at least 1", n)
 	}
 	a, ok := new(big.Rat).SetString(strconv.FormatFloat(alpha, 'g', -1, 64))
 	if !ok {
-		return 0, fmt.Errorf("rank: cannot read alpha %v as a decimal", alpha)
+		return 0, fmt.Errorf("conformal: rank: cannot read alpha %v as a decimal", alpha)
 	}
 	num, den := a.Num(), a.Denom() // α = num/den
 	// (1−α)(n+1) = (den−num)(n+1)/den; ceil of p/q is (p+q−1)/q for p, q > 0.
@@ -85,7 +89,7 @@ func Rank(n int, alpha float64) (int, error) {
 	p.Add(p, new(big.Int).Sub(den, big.NewInt(1)))
 	p.Quo(p, den)
 	if !p.IsInt64() {
-		return 0, fmt.Errorf("rank: overflow for n = %d", n)
+		return 0, fmt.Errorf("conformal: rank: overflow for n = %d", n)
 	}
 	return int(p.Int64()), nil
 }
@@ -103,7 +107,7 @@ func Threshold(scores []float64, alpha float64) (float64, error) {
 	}
 	for i, s := range scores {
 		if math.IsNaN(s) {
-			return math.NaN(), fmt.Errorf("calibration score %d is NaN", i)
+			return math.NaN(), fmt.Errorf("conformal: calibration score %d is NaN", i)
 		}
 	}
 	if r > len(scores) {

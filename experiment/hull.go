@@ -63,7 +63,7 @@ func Hull(e *Embedded, views *bundle.Bundle, cfg HullConfig, progress func(done,
 		cfg.Seeds = 6
 	}
 	if views.K < cfg.HullViews+cfg.HeldOut {
-		return nil, fmt.Errorf("hull: %d views per test anchor, want %d + %d", views.K, cfg.HullViews, cfg.HeldOut)
+		return nil, fmt.Errorf("experiment: convex hull: %d views per test anchor, want %d + %d", views.K, cfg.HullViews, cfg.HeldOut)
 	}
 	proj, err := pca(e.Train.Anchors, e.Train.N, e.Train.D, cfg.PCADim)
 	if err != nil {
@@ -139,7 +139,7 @@ func pca(x []float32, n, d, k int) (func(dst []float64, row []float32), error) {
 	}
 	var pc stat.PC
 	if !pc.PrincipalComponents(mat.NewDense(n, d, data), nil) {
-		return nil, fmt.Errorf("hull: principal components of %d×%d features failed", n, d)
+		return nil, fmt.Errorf("experiment: convex hull: principal components of %d×%d features failed", n, d)
 	}
 	var vecs mat.Dense
 	pc.VectorsTo(&vecs)

@@ -93,28 +93,28 @@ var ErrNotPositiveDefinite = errors.New("covariance is not symmetric positive de
 // is not positive definite.
 func NewEllipsoid(d int, sigma []float64) (*Ellipsoid, error) {
 	if d < 1 {
-		return nil, fmt.Errorf("ellipsoid: dimension %d < 1", d)
+		return nil, fmt.Errorf("geometry: ellipsoid of dimension %d < 1", d)
 	}
 	if len(sigma) != d*d {
-		return nil, fmt.Errorf("ellipsoid: sigma has %d values, want %d×%d = %d", len(sigma), d, d, d*d)
+		return nil, fmt.Errorf("geometry: ellipsoid sigma has %d values, want %d×%d = %d", len(sigma), d, d, d*d)
 	}
 	for i, v := range sigma {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("ellipsoid: sigma[%d][%d] is %v", i/d, i%d, v)
+			return nil, fmt.Errorf("geometry: ellipsoid sigma[%d][%d] is %v", i/d, i%d, v)
 		}
 	}
 	for i := range d {
 		for j := range i {
 			a, b := sigma[i*d+j], sigma[j*d+i]
 			if math.Abs(a-b) > 1e-12*math.Max(math.Abs(a), math.Abs(b)) {
-				return nil, fmt.Errorf("ellipsoid: sigma[%d][%d]=%g differs from sigma[%d][%d]=%g: %w", i, j, a, j, i, b, ErrNotPositiveDefinite)
+				return nil, fmt.Errorf("geometry: ellipsoid sigma[%d][%d]=%g differs from sigma[%d][%d]=%g: %w", i, j, a, j, i, b, ErrNotPositiveDefinite)
 			}
 		}
 	}
 	sym := mat.NewSymDense(d, append([]float64(nil), sigma...))
 	var ch mat.Cholesky
 	if ok := ch.Factorize(sym); !ok {
-		return nil, fmt.Errorf("ellipsoid: %w", ErrNotPositiveDefinite)
+		return nil, fmt.Errorf("geometry: ellipsoid: %w", ErrNotPositiveDefinite)
 	}
 	var l mat.TriDense
 	ch.LTo(&l)

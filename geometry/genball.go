@@ -30,17 +30,17 @@ var _ Learnable = (*GenBall)(nil)
 // p_j ≤ 0.
 func NewGenBall(m, p []float64) (*GenBall, error) {
 	if len(m) < 1 {
-		return nil, fmt.Errorf("genball: no scales (dimension 0)")
+		return nil, fmt.Errorf("geometry: genball with no scales (dimension 0)")
 	}
 	if len(m) != len(p) {
-		return nil, fmt.Errorf("genball: %d scales m but %d exponents p", len(m), len(p))
+		return nil, fmt.Errorf("geometry: genball with %d scales m but %d exponents p", len(m), len(p))
 	}
 	for j := range m {
 		if !(m[j] > 0) || math.IsInf(m[j], 0) {
-			return nil, fmt.Errorf("genball: scale m[%d] = %v, want a finite m > 0", j, m[j])
+			return nil, fmt.Errorf("geometry: genball scale m[%d] = %v, want a finite m > 0", j, m[j])
 		}
 		if !(p[j] > 0) || math.IsInf(p[j], 0) {
-			return nil, fmt.Errorf("genball: exponent p[%d] = %v, want a finite p > 0", j, p[j])
+			return nil, fmt.Errorf("geometry: genball exponent p[%d] = %v, want a finite p > 0", j, p[j])
 		}
 	}
 	return &GenBall{m: append([]float64(nil), m...), p: append([]float64(nil), p...)}, nil

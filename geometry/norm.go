@@ -30,23 +30,23 @@ var _ Learnable = (*Norm)(nil)
 // for non-finite values, p ≤ 0 or a singular M.
 func NewNorm(d int, m []float64, p float64) (*Norm, error) {
 	if d < 1 {
-		return nil, fmt.Errorf("single-norm: dimension %d < 1", d)
+		return nil, fmt.Errorf("geometry: single-norm of dimension %d < 1", d)
 	}
 	if len(m) != d*d {
-		return nil, fmt.Errorf("single-norm: M has %d values, want %d×%d = %d", len(m), d, d, d*d)
+		return nil, fmt.Errorf("geometry: single-norm M has %d values, want %d×%d = %d", len(m), d, d, d*d)
 	}
 	for i, v := range m {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("single-norm: M[%d][%d] is %v", i/d, i%d, v)
+			return nil, fmt.Errorf("geometry: single-norm M[%d][%d] is %v", i/d, i%d, v)
 		}
 	}
 	if !(p > 0) || math.IsInf(p, 0) {
-		return nil, fmt.Errorf("single-norm: exponent p = %v, want a finite p > 0", p)
+		return nil, fmt.Errorf("geometry: single-norm exponent p = %v, want a finite p > 0", p)
 	}
 	n := &Norm{d: d, m: append([]float64(nil), m...), p: p}
 	n.update()
 	if math.IsInf(n.logAbsDet, -1) {
-		return nil, fmt.Errorf("single-norm: M is singular (its set has infinite volume)")
+		return nil, fmt.Errorf("geometry: single-norm M is singular (its set has infinite volume)")
 	}
 	return n, nil
 }

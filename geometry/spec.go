@@ -57,7 +57,7 @@ func Decode(s Spec) (Geometry, error) {
 	}
 	for _, f := range present {
 		if f.set && !slices.Contains(fields, f.name) {
-			return nil, fmt.Errorf("geometry %v: field %q does not belong to it", s.Kind, f.name)
+			return nil, fmt.Errorf("geometry: %v: field %q does not belong to it", s.Kind, f.name)
 		}
 	}
 	var (
@@ -74,14 +74,14 @@ func Decode(s Spec) (Geometry, error) {
 	case KindGenBall:
 		g, err = NewGenBall(s.Scales, s.Exponents)
 		if err == nil && g.Dim() != s.Dim {
-			err = fmt.Errorf("genball: %d scales for dim %d", g.Dim(), s.Dim)
+			err = fmt.Errorf("geometry: genball with %d scales for dim %d", g.Dim(), s.Dim)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	if math.IsInf(g.LogVolume(1), 0) || math.IsNaN(g.LogVolume(1)) {
-		return nil, fmt.Errorf("geometry %v: its unit set has log-volume %v", s.Kind, g.LogVolume(1))
+		return nil, fmt.Errorf("geometry: %v: its unit set has log-volume %v", s.Kind, g.LogVolume(1))
 	}
 	return g, nil
 }

@@ -291,3 +291,36 @@ func TestJSON(t *testing.T) {
 }
 
 func equal(a, b []float64) bool { return slices.Equal(a, b) }
+
+// TestDescribeAndSplit: a set behind a head describes itself with the
+// head's shape (and says when its volumes live in the head's output space),
+// and Split takes it apart for the set file; a geometry without a head
+// describes itself plainly and splits into itself.
+func TestDescribeAndSplit(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in, out   int
+		want      string
+		projected bool
+	}{{3, 3, "genball (behind a 3→3 projection head)", false}, {3, 2, "genball (behind a 3→2 projection head)", true}} {
+		inner := geometry.UnitGenBall(c.out, 2)
+		p, err := NewProjected(Identity(c.in, c.out), inner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := geometry.Describe(p)
+		if d.String() != c.want || d.Dim != c.in || !d.Head() || d.ProjectedVolume() != c.projected || d.Kind != geometry.KindGenBall {
+			t.Errorf("%d→%d: %+v (%v), want %q, projected volume %v", c.in, c.out, d, d, c.want, c.projected)
+		}
+		if g, h := Split(p); g != geometry.Geometry(inner) || h != p.Head {
+			t.Errorf("%d→%d: Split gave %v, %v", c.in, c.out, g, h)
+		}
+	}
+	ball := geometry.Ball{D: 4}
+	if d := geometry.Describe(ball); d.String() != "ball" || d.Head() || d.ProjectedVolume() || d.Dim != 4 {
+		t.Errorf("ball: %+v", d)
+	}
+	if g, h := Split(ball); g != geometry.Geometry(ball) || h != nil {
+		t.Errorf("ball: Split gave %v, %v", g, h)
+	}
+}

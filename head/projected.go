@@ -16,7 +16,10 @@ type Projected struct {
 	logDet float64 // log|det W|, square heads only
 }
 
-var _ geometry.Geometry = (*Projected)(nil)
+var (
+	_ geometry.Geometry  = (*Projected)(nil)
+	_ geometry.Describer = (*Projected)(nil)
+)
 
 // NewProjected joins a validated head to a geometry on its output space.
 func NewProjected(h *Linear, inner geometry.Geometry) (*Projected, error) {
@@ -71,4 +74,18 @@ func (p *Projected) InputGrads(dst []float64, diffs []float32) []float64 {
 		panic("ccs/head: slice length mismatch")
 	}
 	return p.Head.InputGrads(dst, g)
+}
+
+// Describe names the inner geometry's family and the head's shape.
+func (p *Projected) Describe() geometry.Description {
+	return geometry.Description{Kind: p.Inner.Kind(), Dim: p.Head.In, HeadIn: p.Head.In, HeadOut: p.Head.Out}
+}
+
+// Split returns the geometry a set file stores and its head: g's inner
+// geometry and head when g scores through one, g and nil otherwise.
+func Split(g geometry.Geometry) (inner geometry.Geometry, h *Linear) {
+	if p, ok := g.(*Projected); ok {
+		return p.Inner, p.Head
+	}
+	return g, nil
 }

@@ -33,10 +33,10 @@ type Pairs struct {
 // does not depend on the number of goroutines.
 func InfoNCE(b Pairs, tau float64, ga, gp, gn []float64, workers int) (float64, error) {
 	if !(tau > 0) || math.IsInf(tau, 0) {
-		return 0, fmt.Errorf("infonce: temperature %v, want a finite τ > 0", tau)
+		return 0, fmt.Errorf("objective: InfoNCE temperature %v, want a finite τ > 0", tau)
 	}
 	if b.N < 1 || b.K < 1 || b.KNeg < 1 {
-		return 0, fmt.Errorf("infonce: %d anchors, %d positives and %d negatives each; want at least one of each", b.N, b.K, b.KNeg)
+		return 0, fmt.Errorf("objective: InfoNCE batch of %d anchors, %d positives and %d negatives each; want at least one of each", b.N, b.K, b.KNeg)
 	}
 	d := b.D
 	if len(b.Anchors) != b.N*d || len(b.Positives) != b.N*b.K*d || len(b.Negatives) != b.N*b.KNeg*d {
@@ -76,7 +76,7 @@ func InfoNCE(b Pairs, tau float64, ga, gp, gn []float64, workers int) (float64, 
 				}
 				n := math.Sqrt(ss)
 				if !(n > 0) || math.IsInf(n, 0) {
-					errs[c] = fmt.Errorf("infonce: projected %s %d has norm %v, so no cosine similarity (want a finite, nonzero embedding)", name, k, n)
+					errs[c] = fmt.Errorf("objective: InfoNCE: projected %s %d has norm %v, so no cosine similarity (want a finite, nonzero embedding)", name, k, n)
 					return
 				}
 				norm[r] = n

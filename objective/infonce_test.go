@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/gradcheck"
 )
 
@@ -111,24 +112,60 @@ func TestInfoNCEErrors(t *testing.T) {
 	}
 }
 
-// TestEvalRows checks that EvalRows computes Eval's objective.
-func TestEvalRows(t *testing.T) {
+// TestEvalRowGrads: Eval's per-row gradients carry its parameter gradient
+// (the chain rule through the scores): ∂Loss/∂θ = Σ Pos_i·∂φ_i/∂θ +
+// Σ Neg_j·∂φ_j/∂θ + λ_vol·∂logVol/∂θ, and asking for them changes neither the
+// value nor ∂Loss/∂θ. Rows outside the threshold's window weigh 0, and
+// with more negatives than one parallel chunk.
+func TestEvalRowGrads(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(14, 1))
 	for _, g := range learnables(rng, 3) {
 		for _, o := range []Objective{Neg, Vol, NegVol} {
-			ev, _ := New(Config{Objective: o})
-			b := Batch{Pos: randRows(rng, 200, 3, 1), Neg: randRows(rng, 300, 3, 2)}
-			v1, err := ev.Eval(g, b, make([]float64, g.NumParams()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			v2, err := ev.EvalRows(g, b, make([]float64, 200), make([]float64, 300))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v1.T != v2.T || math.Abs(v1.Loss-v2.Loss) > 1e-12*math.Max(1, math.Abs(v1.Loss)) {
-				t.Errorf("%v %v: EvalRows %+v, Eval %+v", g.Kind(), o, v2, v1)
+			for _, mode := range []ThresholdMode{Soft, OrderStatistic, Detached} {
+				ev, _ := New(Config{Objective: o, Threshold: mode, Lambda: 0.3})
+				nPos, nNeg := 200, chunk+300
+				b := Batch{Pos: randRows(rng, nPos, 3, 1), Neg: randRows(rng, nNeg, 3, 2)}
+				g1 := make([]float64, g.NumParams())
+				v1, err := ev.Eval(g, b, Grads{Params: g1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				g2, pos, neg := make([]float64, g.NumParams()), make([]float64, nPos), make([]float64, nNeg)
+				v2, err := ev.Eval(g, b, Grads{Params: g2, Pos: pos, Neg: neg})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v1 != v2 && !(math.IsNaN(v1.NegTerm) && v1.Loss == v2.Loss && v1.T == v2.T) {
+					t.Fatalf("%v %v %v: value %+v with row gradients, %+v without", g.Kind(), o, mode, v2, v1)
+				}
+				for i := range g1 {
+					if g1[i] != g2[i] {
+						t.Fatalf("%v %v %v: ∂Loss/∂θ[%d] %v with row gradients, %v without", g.Kind(), o, mode, i, g2[i], g1[i])
+					}
+				}
+				nonzero := 0
+				for _, w := range pos {
+					if w != 0 {
+						nonzero++
+					}
+				}
+				if want := map[ThresholdMode]int{Soft: 11, OrderStatistic: 1, Detached: 0}[mode]; nonzero > want {
+					t.Errorf("%v %v %v: %d positive rows carry a gradient, want at most %d", g.Kind(), o, mode, nonzero, want)
+				}
+				chain := make([]float64, g.NumParams())
+				g.ScoreGrads(chain, nil, b.Pos, geometry.Fixed(pos))
+				if negW, _ := ev.Config().Weights(); negW != 0 {
+					g.ScoreGrads(chain, nil, b.Neg, geometry.Fixed(neg))
+				}
+				if _, volW := ev.Config().Weights(); volW != 0 {
+					g.LogVolumeGrad(chain, v1.T, volW)
+				}
+				for i := range g1 {
+					if math.Abs(chain[i]-g1[i]) > 1e-9*math.Max(1, math.Abs(g1[i])) {
+						t.Errorf("%v %v %v: chain rule through the rows gives ∂Loss/∂θ[%d] = %v, Eval %v", g.Kind(), o, mode, i, chain[i], g1[i])
+					}
+				}
 			}
 		}
 	}

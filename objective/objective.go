@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/ccsets/ccs/conformal"
@@ -278,9 +277,23 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// Eval computes the objective on b under g. If grad is not nil it is
-// overwritten with ∂Loss/∂θ.
-func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, error) {
+// Grads are the gradients Eval computes; it leaves out those whose field
+// is nil.
+type Grads struct {
+	// Params receives ∂Loss/∂θ (NumParams values), overwritten.
+	Params []float64
+	// Pos and Neg receive ∂Loss/∂φ of each positive and each negative row
+	// (one value per row; Neg unused by Vol), overwritten: what a caller
+	// needs to carry the gradient into the difference vectors themselves (a
+	// projection head's weights, through geometry.InputGrads). Positive rows
+	// outside the threshold's window get 0; in Detached mode all of them do.
+	// With them, ∂Loss/∂θ = Σ Pos_i·∂φ_i/∂θ + Σ Neg_j·∂φ_j/∂θ + the volume
+	// term's own ∂/∂θ.
+	Pos, Neg []float64
+}
+
+// Eval computes the objective on b under g, and the gradients out asks for.
+func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error) {
 	d := g.Dim()
 	a, bv := e.cfg.Weights()
 	if len(b.Pos) == 0 || len(b.Pos)%d != 0 {
@@ -289,11 +302,16 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 	if a != 0 && (len(b.Neg) == 0 || len(b.Neg)%d != 0) {
 		return Value{}, fmt.Errorf("objective %v: %d negative values is not a positive number of rows of %d", e.cfg.Objective, len(b.Neg), d)
 	}
+	nPos, nNeg := len(b.Pos)/d, len(b.Neg)/d
+	grad := out.Params
 	if grad != nil {
 		if len(grad) != g.NumParams() {
 			panic("ccs/objective: slice length mismatch")
 		}
 		clear(grad)
+	}
+	if (out.Pos != nil && len(out.Pos) != nPos) || (a != 0 && out.Neg != nil && len(out.Neg) != nNeg) {
+		panic("ccs/objective: slice length mismatch")
 	}
 	// The kernels: on raw differences, or on the geometry's prepared rows.
 	scores, scoreGrads := g.Scores, g.ScoreGrads
@@ -304,7 +322,6 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 		}
 		scores, scoreGrads = gp.ScoresPrepared, gp.ScoreGradsPrepared
 	}
-	nPos := len(b.Pos) / d
 	e.pos = grow(e.pos, nPos)
 	parallel.For(nPos, chunk, e.cfg.Workers, func(_, lo, hi int) {
 		scores(e.pos[lo:hi], b.Pos[lo*d:hi*d])
@@ -316,7 +333,6 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 
 	var cT float64 // ∂Loss/∂t
 	if a != 0 {
-		nNeg := len(b.Neg) / d
 		e.neg = grow(e.neg, nNeg)
 		T := e.cfg.T
 		// One pass per chunk: each negative's score gives its sigmoid and
@@ -331,7 +347,7 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 		parallel.For(nNeg, chunk, e.cfg.Workers, func(c, lo, hi int) {
 			var s, ds float64
 			var sig, der []float64
-			weights := func(_ int, phi, w []float64) {
+			weights := func(k0 int, phi, w []float64) {
 				sig, der = grow(sig, len(phi)), grow(der, len(phi))
 				kernel.Sigmoids(T, t, phi, sig, der)
 				for k := range phi {
@@ -339,10 +355,13 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 					ds += der[k]
 					w[k] = -a * der[k] / float64(nNeg)
 				}
+				if out.Neg != nil {
+					copy(out.Neg[lo+k0:], w)
+				}
 			}
 			if grad == nil {
 				scores(e.neg[lo:hi], b.Neg[lo*d:hi*d])
-				weights(lo, e.neg[lo:hi], make([]float64, hi-lo))
+				weights(0, e.neg[lo:hi], make([]float64, hi-lo))
 			} else {
 				p := grow(e.partial[c], len(grad))
 				e.partial[c] = p
@@ -368,18 +387,32 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 	if a != 0 {
 		v.Loss -= a * v.NegTerm
 	}
-	if grad != nil {
-		if bv != 0 {
-			cT += bv * g.LogVolumeGrad(grad, t, bv)
+	if bv != 0 && (grad != nil || out.Pos != nil) {
+		dv := grad
+		if dv == nil {
+			dv = make([]float64, g.NumParams()) // only ∂logVol/∂t is wanted
 		}
-		if e.cfg.Threshold != Detached {
+		cT += bv * g.LogVolumeGrad(dv, t, bv)
+	}
+	if out.Pos != nil {
+		clear(out.Pos)
+	}
+	if e.cfg.Threshold != Detached {
+		w := make([]float64, len(rows))
+		for k := range rows {
+			w[k] = cT * wts[k]
+		}
+		if grad != nil {
 			sub := make([]float32, 0, len(rows)*d)
-			w := make([]float64, len(rows))
-			for k, r := range rows {
+			for _, r := range rows {
 				sub = append(sub, b.Pos[int(r)*d:(int(r)+1)*d]...)
-				w[k] = cT * wts[k]
 			}
 			scoreGrads(grad, make([]float64, len(rows)), sub, geometry.Fixed(w))
+		}
+		if out.Pos != nil {
+			for k, r := range rows {
+				out.Pos[r] = w[k]
+			}
 		}
 	}
 	if math.IsNaN(v.Loss) || math.IsInf(v.Loss, 0) {
@@ -389,226 +422,6 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, grad []float64) (Value, 
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return v, fmt.Errorf("%w: gradient[%d] = %v (threshold %v, log-volume %v)", ErrNonFinite, i, x, v.T, v.LogVol)
 		}
-	}
-	return v, nil
-}
-
-// threshold returns t from e.pos and the positive rows it is made of, with
-// their weights (one row of weight 1 except in Soft mode).
-func (e *Evaluator) threshold(n int) (float64, []int32, []float64) {
-	r, err := conformal.Rank(n, e.cfg.Alpha)
-	if err != nil || r > n {
-		r = n // a batch smaller than the rank needs: its largest score
-	}
-	lo, hi := r, r
-	if e.cfg.Threshold == Soft {
-		lo, hi = max(1, r-e.cfg.Window), min(n, r+e.cfg.Window)
-	}
-	win := e.window(n, lo, hi)
-	rows := slices.Clone(win)
-	wts := make([]float64, len(rows))
-	var z, t float64
-	for k := range rows {
-		wts[k] = math.Exp(-math.Abs(float64(lo + k - r)))
-		z += wts[k]
-	}
-	for k, i := range rows {
-		wts[k] /= z
-		t += wts[k] * e.pos[i]
-	}
-	return t, rows, wts
-}
-
-// cmpKey orders rows by score, then by index: a total order, so the
-// selection is deterministic under ties.
-func cmpKey(s []float64, x, y int32) int {
-	switch {
-	case s[x] < s[y]:
-		return -1
-	case s[x] > s[y]:
-		return 1
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
-}
-
-// window returns the rows of ranks lo..hi (1-based) of e.pos[:n] under
-// cmpKey, in order: in one pass over the scores when a sample brackets the
-// window (bracketed), else by selection among all rows (among).
-func (e *Evaluator) window(n, lo, hi int) []int32 {
-	pos := e.pos[:n]
-	if w, ok := e.bracketed(pos, lo, hi); ok {
-		return w
-	}
-	return e.among(pos, nil, lo, hi)
-}
-
-// among returns the rows of ranks lo..hi (1-based) under cmpKey among rows
-// (ascending row indices; every row of pos when nil), in order. It selects
-// the two scores by value (conformal.Select on a copy: contiguous,
-// three-way) and then gathers the rows between them in one pass; only those
-// few are sorted. With a NaN score, which has no place in the order, it
-// sorts every row by cmpKey.
-func (e *Evaluator) among(pos []float64, rows []int32, lo, hi int) []int32 {
-	n := len(rows)
-	if rows == nil {
-		n = len(pos)
-	}
-	row := func(k int) int32 {
-		if rows == nil {
-			return int32(k)
-		}
-		return rows[k]
-	}
-	vals := grow(e.sel, n)
-	e.sel = vals
-	for k := range n {
-		vals[k] = pos[row(k)]
-	}
-	vlo := conformal.Select(vals, lo)
-	vhi := conformal.Select(vals[lo-1:], hi-lo+1)
-	below := 0 // rows of score < vlo: they rank before the window
-	e.idx = e.idx[:0]
-	nan := math.IsNaN(vlo) || math.IsNaN(vhi)
-	for k := range n {
-		i := row(k)
-		switch v := pos[i]; {
-		case v < vlo:
-			below++
-		case v <= vhi:
-			e.idx = append(e.idx, i)
-		case v != v:
-			nan = true
-		}
-	}
-	if nan {
-		e.idx = e.idx[:0]
-		for k := range n {
-			e.idx = append(e.idx, row(k))
-		}
-		below = 0
-	}
-	slices.SortFunc(e.idx, func(x, y int32) int { return cmpKey(pos, x, y) })
-	return e.idx[lo-1-below : hi-below]
-}
-
-// bracketSample is the sample bracketed uses; below 8 samples' worth of
-// rows it does not pay.
-const bracketSample = 1024
-
-// bracketed is window in one pass over the scores (Floyd–Rivest's idea): two
-// order statistics of a fixed, evenly strided sample bracket the window's
-// scores with high probability; one pass counts the rows below the bracket
-// and gathers those inside it (a few percent of them), and the window is
-// selected among those. It reports false — window then selects among all
-// rows — when the bracket misses the window, for few rows, or with a NaN.
-func (e *Evaluator) bracketed(pos []float64, lo, hi int) ([]int32, bool) {
-	n, s := len(pos), bracketSample
-	if n < 8*s {
-		return nil, false
-	}
-	sample := grow(e.sel, s)
-	e.sel = sample
-	for j := range s {
-		sample[j] = pos[j*n/s]
-	}
-	// The window's ranks in the sample, widened by three standard
-	// deviations of a sample quantile and a little more.
-	q := float64(lo) / float64(n)
-	delta := int(3*math.Sqrt(float64(s)*q*(1-q))) + 8
-	rl, rh := lo*s/n-delta, (hi*s+n-1)/n+delta
-	a, b := math.Inf(-1), math.Inf(1)
-	if rl >= 1 {
-		a = conformal.Select(sample, rl)
-	}
-	if rh <= s {
-		b = conformal.Select(sample, rh)
-	}
-	if math.IsNaN(a) || math.IsNaN(b) {
-		return nil, false
-	}
-	below := 0 // rows of score < a: they rank before every row in the bracket
-	cand := e.cand[:0]
-	for i, v := range pos {
-		switch {
-		case v < a:
-			below++
-		case v <= b:
-			cand = append(cand, int32(i))
-		case v != v:
-			e.cand = cand
-			return nil, false
-		}
-	}
-	e.cand = cand
-	if below >= lo || below+len(cand) < hi {
-		return nil, false
-	}
-	// Ranks lo..hi overall are ranks lo−below..hi−below among cand.
-	return e.among(pos, cand, lo-below, hi-below), true
-}
-
-// EvalRows computes the objective on b under g, as Eval does, and writes
-// ∂Loss/∂φ of every row into posW (one per positive row) and negW (one per
-// negative row; nil for Vol): what a caller needs to carry the gradient
-// into the difference vectors themselves (a projection head's weights,
-// through geometry.InputGrads). Positive rows outside the threshold's
-// window have weight 0; in Detached mode all of them do.
-func (e *Evaluator) EvalRows(g geometry.Learnable, b Batch, posW, negW []float64) (Value, error) {
-	d := g.Dim()
-	a, bv := e.cfg.Weights()
-	nPos, nNeg := len(b.Pos)/d, len(b.Neg)/d
-	if len(b.Pos) == 0 || len(b.Pos)%d != 0 || (a != 0 && (nNeg == 0 || len(b.Neg)%d != 0)) {
-		return Value{}, fmt.Errorf("objective: %d positive and %d negative values are not whole, nonempty sets of rows of %d", len(b.Pos), len(b.Neg), d)
-	}
-	if len(posW) != nPos || (a != 0 && len(negW) != nNeg) {
-		panic("ccs/objective: slice length mismatch")
-	}
-	scores := g.Scores
-	if b.Prepared {
-		gp, ok := g.(geometry.Prepared)
-		if !ok {
-			return Value{}, fmt.Errorf("objective: a prepared batch for a %v geometry, which has no prepared kernel", g.Kind())
-		}
-		scores = gp.ScoresPrepared
-	}
-	e.pos = grow(e.pos, nPos)
-	parallel.For(nPos, chunk, e.cfg.Workers, func(_, lo, hi int) { scores(e.pos[lo:hi], b.Pos[lo*d:hi*d]) })
-	t, rows, wts := e.threshold(nPos)
-	v := Value{T: t, NegTerm: math.NaN(), LogVol: g.LogVolume(t)}
-	var cT float64
-	if a != 0 {
-		e.neg = grow(e.neg, nNeg)
-		parallel.For(nNeg, chunk, e.cfg.Workers, func(_, lo, hi int) { scores(e.neg[lo:hi], b.Neg[lo*d:hi*d]) })
-		var s, ds float64
-		for i, phi := range e.neg {
-			sig := kernel.Sigmoid(e.cfg.T * (phi - t))
-			der := e.cfg.T * sig * (1 - sig)
-			s += sig
-			ds += der
-			negW[i] = -a * der / float64(nNeg)
-		}
-		v.NegTerm = s / float64(nNeg)
-		cT += a * ds / float64(nNeg)
-	}
-	v.Loss = bv * v.LogVol
-	if a != 0 {
-		v.Loss -= a * v.NegTerm
-	}
-	if bv != 0 {
-		cT += bv * g.LogVolumeGrad(make([]float64, g.NumParams()), t, bv)
-	}
-	clear(posW)
-	if e.cfg.Threshold != Detached {
-		for k, r := range rows {
-			posW[r] = cT * wts[k]
-		}
-	}
-	if math.IsNaN(v.Loss) || math.IsInf(v.Loss, 0) {
-		return v, fmt.Errorf("%w: loss %v (threshold %v, log-volume %v)", ErrNonFinite, v.Loss, v.T, v.LogVol)
 	}
 	return v, nil
 }

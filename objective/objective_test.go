@@ -73,7 +73,7 @@ func TestGradients(t *testing.T) {
 						t.Fatal(err)
 					}
 					grad := make([]float64, len(theta))
-					v, err := e.Eval(g, b, grad)
+					v, err := e.Eval(g, b, Grads{Params: grad})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -89,7 +89,7 @@ func TestGradients(t *testing.T) {
 						f = func(th []float64) float64 {
 							g.SetParams(th)
 							defer g.SetParams(theta)
-							val, err := e.Eval(g, b, nil)
+							val, err := e.Eval(g, b, Grads{})
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -130,7 +130,7 @@ func TestThresholdValue(t *testing.T) {
 		}()},
 	} {
 		e, _ := New(Config{Objective: Vol, Alpha: 0.1, Threshold: c.mode})
-		v, err := e.Eval(gb, Batch{Pos: pos}, nil)
+		v, err := e.Eval(gb, Batch{Pos: pos}, Grads{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +230,7 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 		for _, w := range []int{1, 4} {
 			e, _ := New(Config{Objective: NegVol, Workers: w})
 			grad := make([]float64, g.NumParams())
-			v, err := e.Eval(g, b, grad)
+			v, err := e.Eval(g, b, Grads{Params: grad})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,15 +259,15 @@ func TestErrors(t *testing.T) {
 	}
 	e, _ := New(Config{Objective: Neg})
 	g := geometry.UnitGenBall(2, 2)
-	if _, err := e.Eval(g, Batch{Pos: []float32{1, 2}}, nil); err == nil {
+	if _, err := e.Eval(g, Batch{Pos: []float32{1, 2}}, Grads{}); err == nil {
 		t.Error("Neg without negatives: no error")
 	}
-	if _, err := e.Eval(g, Batch{Pos: []float32{1, 2, 3}, Neg: []float32{1, 2}}, nil); err == nil {
+	if _, err := e.Eval(g, Batch{Pos: []float32{1, 2, 3}, Neg: []float32{1, 2}}, Grads{}); err == nil {
 		t.Error("a partial row: no error")
 	}
 	// All positive scores 0: t = 0, log-volume −Inf.
 	ev, _ := New(Config{Objective: Vol})
-	if _, err := ev.Eval(g, Batch{Pos: make([]float32, 8)}, make([]float64, 4)); !errors.Is(err, ErrNonFinite) {
+	if _, err := ev.Eval(g, Batch{Pos: make([]float32, 8)}, Grads{Params: make([]float64, 4)}); !errors.Is(err, ErrNonFinite) {
 		t.Errorf("t = 0: error %v, want ErrNonFinite", err)
 	}
 }
@@ -304,8 +304,8 @@ func TestPreparedBatch(t *testing.T) {
 	for _, obj := range []Objective{Neg, Vol, NegVol} {
 		e, _ := New(Config{Objective: obj})
 		ge, gp := make([]float64, g.NumParams()), make([]float64, g.NumParams())
-		ve, err1 := e.Eval(g, b, ge)
-		vp, err2 := e.Eval(g, pb, gp)
+		ve, err1 := e.Eval(g, b, Grads{Params: ge})
+		vp, err2 := e.Eval(g, pb, Grads{Params: gp})
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
@@ -322,7 +322,7 @@ func TestPreparedBatch(t *testing.T) {
 	// the single-norm's).
 	nm := struct{ geometry.Learnable }{learnables(rng, d)[0]}
 	e, _ := New(Config{Objective: Neg})
-	if _, err := e.Eval(nm, pb, nil); err == nil {
+	if _, err := e.Eval(nm, pb, Grads{}); err == nil {
 		t.Error("a prepared batch for a geometry without a prepared kernel: no error")
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
-	"github.com/ccsets/ccs/head"
+	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/ood"
 	"github.com/ccsets/ccs/retrieve"
 )
@@ -313,11 +313,11 @@ func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
 		set := st.sets[name]
 		info := setInfo{Name: name, Geometry: set.Geometry.Kind().String(), Dim: set.Geometry.Dim(), Alpha: set.Alpha,
 			Threshold: number(set.Threshold), Guarantee: "exact", Calibration: set.Calibration, Warnings: set.Warnings()}
-		if !set.Exact() {
+		if !set.Guaranteed() {
 			info.Guarantee = "approximate"
 		}
-		if p, ok := set.Geometry.(*head.Projected); ok {
-			info.Head = fmt.Sprintf("%d→%d", p.Head.In, p.Head.Out)
+		if d := geometry.Describe(set.Geometry); d.Head() {
+			info.Head = fmt.Sprintf("%d→%d", d.HeadIn, d.HeadOut)
 		}
 		if set.Reference != nil {
 			info.Reference = set.Reference.N

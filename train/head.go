@@ -106,7 +106,7 @@ func (t *trainer) embeddingGrads(B int) (v objective.Value, nce float64, err err
 	// The set objective, carried from the scores to the embeddings.
 	hb.posW = grow(hb.posW, B*K)
 	hb.negW = grow(hb.negW, B*Kn)
-	v, err = t.ev.EvalRows(t.g, objective.Batch{Pos: hb.xp, Neg: hb.xn}, hb.posW, hb.negW)
+	v, err = t.ev.Eval(t.g, objective.Batch{Pos: hb.xp, Neg: hb.xn}, objective.Grads{Pos: hb.posW, Neg: hb.negW})
 	if err != nil {
 		return v, 0, err
 	}

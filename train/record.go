@@ -9,13 +9,13 @@ import (
 // Record is what a fitted-set file keeps about its training: the whole
 // recipe (every number a flag can change) and the outcome.
 type Record struct {
-	Recipe       Config  `json:"recipe"`
-	FitAnchors   int     `json:"fit_anchors"`
-	ValAnchors   int     `json:"val_anchors"`
-	Epochs       int     `json:"epochs"`
-	BestEpoch    int     `json:"best_epoch"`
-	ValExclusion float64 `json:"val_exclusion"`
-	StopReason   string  `json:"stop_reason"`
+	Recipe       Config     `json:"recipe"`
+	FitAnchors   int        `json:"fit_anchors"`
+	ValAnchors   int        `json:"val_anchors"`
+	Epochs       int        `json:"epochs"`
+	BestEpoch    int        `json:"best_epoch"`
+	ValExclusion float64    `json:"val_exclusion"`
+	StopReason   StopReason `json:"stop_reason"`
 }
 
 // FitInfo returns the fitted-set record of a training run.

@@ -166,9 +166,47 @@ type Progress struct {
 	BestExclusion    float64
 	BestEpoch        int
 	Elapsed          time.Duration
-	Head             bool   // the epoch updated the projection head
-	Done             bool   // the last report
-	StopReason       string // set when Done
+	Head             bool       // the epoch updated the projection head
+	Done             bool       // the last report
+	StopReason       StopReason // set when Done
+}
+
+// StopReason is why training stopped.
+type StopReason int
+
+// The reasons.
+const (
+	MaxEpochs StopReason = iota + 1 // MaxEpochs epochs ran
+	EarlyStop                       // Patience epochs passed without a better validation exclusion
+)
+
+var stopNames = map[StopReason]string{MaxEpochs: "max epochs", EarlyStop: "early stop"}
+
+// String returns "max epochs" or "early stop".
+func (r StopReason) String() string {
+	if s, ok := stopNames[r]; ok {
+		return s
+	}
+	return fmt.Sprintf("StopReason(%d)", int(r))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (r StopReason) MarshalText() ([]byte, error) {
+	if _, ok := stopNames[r]; !ok {
+		return nil, fmt.Errorf("train: unknown stop reason %d", int(r))
+	}
+	return []byte(r.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (r *StopReason) UnmarshalText(b []byte) error {
+	for v, name := range stopNames {
+		if name == string(b) {
+			*r = v
+			return nil
+		}
+	}
+	return fmt.Errorf("train: unknown stop reason %q (want max epochs or early stop)", b)
 }
 
 // Observer receives progress. The trainer calls it from one goroutine.
@@ -182,15 +220,15 @@ func (f ObserverFunc) Observe(p Progress) { f(p) }
 
 // Result summarises a training run; the geometry holds the best checkpoint.
 type Result struct {
-	Epochs        int       `json:"epochs"`                 // epochs run
-	BestEpoch     int       `json:"best_epoch"`             // 0: the initial geometry was never beaten
-	ValExclusion  float64   `json:"val_exclusion"`          // at the best epoch
-	StopReason    string    `json:"stop_reason"`            // "early stop" or "max epochs"
-	ValHistory    []float64 `json:"val_history"`            // validation exclusion per epoch, from epoch 0
-	LossHistory   []float64 `json:"loss_history"`           // mean batch loss per epoch, from epoch 1
-	ThresholdHist []float64 `json:"threshold_hist"`         // mean batch threshold per epoch, from epoch 1
-	HeadEpochs    []int     `json:"head_epochs,omitempty"`  // the epochs that updated the head
-	InfoNCEHist   []float64 `json:"infonce_hist,omitempty"` // mean InfoNCE loss of each head epoch
+	Epochs        int        `json:"epochs"`        // epochs run
+	BestEpoch     int        `json:"best_epoch"`    // 0: the initial geometry was never beaten
+	ValExclusion  float64    `json:"val_exclusion"` // at the best epoch
+	StopReason    StopReason `json:"stop_reason"`
+	ValHistory    []float64  `json:"val_history"`            // validation exclusion per epoch, from epoch 0
+	LossHistory   []float64  `json:"loss_history"`           // mean batch loss per epoch, from epoch 1
+	ThresholdHist []float64  `json:"threshold_hist"`         // mean batch threshold per epoch, from epoch 1
+	HeadEpochs    []int      `json:"head_epochs,omitempty"`  // the epochs that updated the head
+	InfoNCEHist   []float64  `json:"infonce_hist,omitempty"` // mean InfoNCE loss of each head epoch
 }
 
 // Train fits g on fit, selecting the checkpoint with the highest exclusion on
@@ -237,7 +275,7 @@ func TrainHead(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle, cf
 	if h != nil {
 		t.head = newParams(h.Params(nil), cfg.SGD.Momentum > 0)
 	}
-	res := &Result{StopReason: "max epochs"}
+	res := &Result{StopReason: MaxEpochs}
 	bestExc, err := t.validator.exclusion(g)
 	if err != nil {
 		return nil, fmt.Errorf("train: initial geometry: %w", err)
@@ -296,7 +334,7 @@ func TrainHead(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle, cf
 		}
 		p := Progress{Epoch: epoch, Loss: st.loss, Threshold: st.t, ValExclusion: exc, Head: headEpoch}
 		if stale >= cfg.Patience {
-			res.StopReason = "early stop"
+			res.StopReason = EarlyStop
 			break
 		}
 		if epoch < cfg.MaxEpochs {
@@ -406,7 +444,7 @@ func (t *trainer) setEpoch(lr float64) (epochStats, error) {
 	err := t.batches(func(ids []int) error {
 		t.posBuf = gather(t.posBuf, t.rows.pos, ids, t.fit.K*t.g.Dim())
 		t.negBuf = gather(t.negBuf, t.rows.neg, ids, t.fit.KNeg*t.g.Dim())
-		v, err := t.ev.Eval(t.g, objective.Batch{Pos: t.posBuf, Neg: t.negBuf, Prepared: t.rows.prepared}, p.grad)
+		v, err := t.ev.Eval(t.g, objective.Batch{Pos: t.posBuf, Neg: t.negBuf, Prepared: t.rows.prepared}, objective.Grads{Params: p.grad})
 		if err != nil {
 			return err
 		}

@@ -80,11 +80,23 @@ func TestBestCheckpointRestored(t *testing.T) {
 	if got, _ := (&validator{rows: prepareSplit(g, val, 0), alpha: 0.05}).exclusion(g); got != best {
 		t.Errorf("restored geometry has validation exclusion %v, want the best %v", got, best)
 	}
-	if res.StopReason == "early stop" && res.Epochs-res.BestEpoch != 3 {
-		t.Errorf("early stop at epoch %d with best at %d, patience 3", res.Epochs, res.BestEpoch)
+	switch res.StopReason {
+	case EarlyStop:
+		if res.Epochs-res.BestEpoch != 3 {
+			t.Errorf("early stop at epoch %d with best at %d, patience 3", res.Epochs, res.BestEpoch)
+		}
+	case MaxEpochs:
+		if res.Epochs != 60 || res.Epochs-res.BestEpoch >= 3 {
+			t.Errorf("stopped at max epochs after %d epochs, best at %d, patience 3", res.Epochs, res.BestEpoch)
+		}
+	default:
+		t.Errorf("stop reason %v", res.StopReason)
 	}
-	if len(seen) == 0 || !seen[len(seen)-1].Done || seen[0].Epoch != 0 {
-		t.Errorf("observer saw %d reports, first epoch %d", len(seen), seen[0].Epoch)
+	if len(seen) == 0 {
+		t.Fatal("the observer saw no reports")
+	}
+	if last := seen[len(seen)-1]; !last.Done || last.StopReason != res.StopReason || seen[0].Epoch != 0 {
+		t.Errorf("observer saw %d reports, first epoch %d, last %+v", len(seen), seen[0].Epoch, last)
 	}
 	if best <= res.ValHistory[0] {
 		t.Errorf("training did not improve on the initial ball: %v", res.ValHistory)
@@ -172,7 +184,7 @@ func TestBadInput(t *testing.T) {
 func TestMemoryCheck(t *testing.T) {
 	t.Parallel()
 	if _, ok := availableMemory(); !ok {
-		t.Fatal("/proc/meminfo has no MemAvailable on this machine")
+		t.Skip("/proc/meminfo has no MemAvailable on this system: training does not check memory here")
 	}
 	huge := &bundle.Bundle{N: 1 << 30, K: 500, KNeg: 500, D: 128}
 	small := &bundle.Bundle{N: 10, K: 5, KNeg: 5, D: 128}
@@ -182,5 +194,28 @@ func TestMemoryCheck(t *testing.T) {
 	}
 	if err := checkMemory(geometry.UnitGenBall(128, 2), nil, small, small); err != nil {
 		t.Errorf("a small split: %v", err)
+	}
+}
+
+// TestStopReasonText: the stop reasons read back as they are written, in
+// the words a fitted-set file keeps.
+func TestStopReasonText(t *testing.T) {
+	t.Parallel()
+	for r, want := range map[StopReason]string{MaxEpochs: "max epochs", EarlyStop: "early stop"} {
+		b, err := r.MarshalText()
+		if err != nil || string(b) != want || r.String() != want {
+			t.Errorf("%d: %q, %v; want %q", int(r), b, err, want)
+		}
+		var back StopReason
+		if err := back.UnmarshalText(b); err != nil || back != r {
+			t.Errorf("%q read back as %v, %v", b, back, err)
+		}
+	}
+	if _, err := StopReason(0).MarshalText(); err == nil {
+		t.Error("the zero stop reason marshalled")
+	}
+	var r StopReason
+	if err := r.UnmarshalText([]byte("tired")); err == nil {
+		t.Error(`"tired" read as a stop reason`)
 	}
 }

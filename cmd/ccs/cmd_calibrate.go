@@ -8,7 +8,6 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
-	"github.com/ccsets/ccs/head"
 )
 
 func init() {
@@ -100,10 +99,6 @@ func init() {
 // describe is a one-line account of a set.
 func describe(s *conformal.Set) string {
 	c := s.Calibration
-	kind := s.Geometry.Kind().String()
-	if p, ok := s.Geometry.(*head.Projected); ok {
-		kind += fmt.Sprintf(" (behind a %d→%d projection head)", p.Head.In, p.Head.Out)
-	}
-	return fmt.Sprintf("%s set, d=%d, α=%v, threshold %.6g (rank %d of n=%d, %v calibration)",
-		kind, s.Geometry.Dim(), s.Alpha, s.Threshold, c.Rank, c.N, c.Mode)
+	return fmt.Sprintf("%v set, d=%d, α=%v, threshold %.6g (rank %d of n=%d, %v calibration)",
+		geometry.Describe(s.Geometry), s.Geometry.Dim(), s.Alpha, s.Threshold, c.Rank, c.N, c.Mode)
 }
