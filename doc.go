@@ -4,16 +4,34 @@
 // distribution-free split-conformal guarantee), while their learned shape
 // excludes negatives or has minimum volume.
 //
-// The packages follow the method's data flow:
+// The packages follow the method's data flow, from the data to the
+// services:
 //
-//	bundle     embedding bundles: anchors, positives, negatives (.npz/.npy)
-//	geometry   set families: Ball, Ellipsoid, Norm (‖Mx‖_p), GenBall (Σ(m_j|x_j|)^p_j)
-//	baseline   the vanilla conformal sets: ℓ2 ball, Mahalanobis ellipsoid
-//	conformal  thresholds with the guarantee, calibration modes, fitted-set files
-//	eval       coverage of positives, exclusion of negatives, LogVol/d
-//	sim        the paper's 3-D "mixed" simulation
-//	experiment the paper's tables
-//	cmd/ccs    the command-line tool
+//	bundle               embedding bundles: anchors, positives, negatives (.npz/.npy)
+//	sim                  the paper's 3-D "mixed" simulation
+//	images               image sets: Fashion-MNIST, MNIST digits, noise (IDX files)
+//	augment              the augmented views that are an image's positives
+//	embed                images to bundles through an encoder; the embedding cache
+//	encoder              ONNX Runtime encoders (cgo)
+//	geometry             set families: Ball, Ellipsoid, Norm (‖Mx‖_p), GenBall (Σ(m_j|x_j|)^p_j)
+//	head                 the InfoNCE projection head, and sets behind it
+//	objective            the training objectives: Neg, Vol, Neg+Vol, InfoNCE
+//	train                the paper's recipes and the fit pipeline (train.Fit)
+//	conformal            thresholds with the guarantee, calibration modes, fitted-set files
+//	baseline             the vanilla conformal sets: ℓ2 ball, Mahalanobis ellipsoid
+//	eval                 coverage of positives, exclusion of negatives, LogVol/d
+//	hull                 convex hulls and their gauge, the paper's coverage baseline
+//	ood                  OOD scores: CCS and the baselines (MSP, Energy, KNN, ViM, CIDER, …)
+//	retrieve             certified retrieval: every collection item inside a set
+//	serve                the HTTP service, and its load generator
+//	experiment           the paper's tables: simulation, Fashion-MNIST, OOD, convex hull
+//	cmd/ccs              the command-line tool
+//	bench/epoch          times training epochs, beside PyTorch (bench/run.sh)
+//	bench/serve          drives the HTTP service for its benchmark
+//	internal/kernel      the fast kernels and every build variant of them (vectors, BLAS)
+//	internal/parallel    loops over fixed chunks: results independent of the goroutines
+//	internal/gradcheck   finite-difference checks of every gradient
+//	internal/atomicfile  files written to a temporary name and renamed
 //
 // Vocabulary: a score φ(x) of a difference x = Z − z; the set at threshold t
 // is {z : φ(Z − z) ≤ t}. Coverage is the fraction of positives inside,

@@ -1,6 +1,8 @@
 package embed
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -99,5 +101,50 @@ func TestBuildErrors(t *testing.T) {
 		if _, err := Build(&fake{}, s, tc.idx, tc.cfg, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.cfg, err, tc.want)
 		}
+	}
+}
+
+// TestCache: the first request embeds and stores, the second reads the same
+// bundle back without opening the encoder; another number of anchors, seed
+// or model content is another entry; a missing model file is an error
+// naming it.
+func TestCache(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.onnx")
+	if err := os.WriteFile(model, []byte("weights"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opened := 0
+	c := &Cache{Dir: filepath.Join(dir, "cache"), Seed: 3, Options: struct{ Batch int }{8},
+		Open: func(string) (Encoder, error) { opened++; return &fake{}, nil }}
+	a, cached, err := c.Bundle(model, "noise:30", 10, 2, nil)
+	if err != nil || cached || opened != 1 {
+		t.Fatalf("first request: cached %v, opened %d, %v", cached, opened, err)
+	}
+	b, cached, err := c.Bundle(model, "noise:30", 10, 2, nil)
+	if err != nil || !cached || opened != 1 {
+		t.Fatalf("second request: cached %v, opened %d, %v", cached, opened, err)
+	}
+	if !slices.Equal(a.Anchors, b.Anchors) || !slices.Equal(a.Positives, b.Positives) || !slices.Equal(a.Index, b.Index) {
+		t.Error("the cached bundle differs from the embedded one")
+	}
+	if a.N != 10 || a.K != 2 || a.KNeg != 1 {
+		t.Errorf("bundle N %d K %d KNeg %d, want 10, 2, 1", a.N, a.K, a.KNeg)
+	}
+	for _, change := range []func(){
+		func() { c.Seed = 4 },
+		func() { os.WriteFile(model, []byte("other weights"), 0o644) },
+	} {
+		change()
+		if _, cached, err := c.Bundle(model, "noise:30", 10, 2, nil); err != nil || cached {
+			t.Errorf("after a change: cached %v, %v", cached, err)
+		}
+	}
+	if _, cached, err := c.Bundle(model, "noise:30", 0, 2, nil); err != nil || cached {
+		t.Errorf("all anchors: cached %v, %v", cached, err)
+	}
+	if _, _, err := c.Bundle(filepath.Join(dir, "none.onnx"), "noise:30", 10, 2, nil); err == nil || !strings.Contains(err.Error(), "none.onnx") {
+		t.Errorf("missing model: %v", err)
 	}
 }

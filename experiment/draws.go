@@ -27,16 +27,18 @@ type Draw struct {
 // each) and measures how close each draw's figures come to the paper's
 // Table 1: the survey behind sim.PaperDataSeed.
 func SimDraws(cfg SimConfig, draws int, progress func(done, total int)) ([]Draw, error) {
-	ball, ell := paperTable1["Conformal Ball (ℓ2)"], paperTable1["Mahalanobis Ellipsoid"]
+	ballRow, ellRow := Ball(), Ellipsoid()
+	ball, ell := ballRow.Paper, ellRow.Paper
 	out := make([]Draw, 0, draws)
 	for ds := range draws {
 		c := cfg
 		c.DataSeed = uint64(ds)
-		t, err := Sim(c, SimBaselines(), nil)
+		t, err := Sim(c, []Method{ballRow, ellRow}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("data seed %d: %w", ds, err)
 		}
-		b, e := t.Rows[0], t.Rows[1]
+		b, _ := t.Row(ballRow.Name)
+		e, _ := t.Row(ellRow.Name)
 		d := Draw{DataSeed: uint64(ds), BallExclusion: b.Exclusion.Mean, BallLogVol: b.LogVolPerDim.Mean,
 			EllipsoidExclusion: e.Exclusion.Mean, EllipsoidLogVol: e.LogVolPerDim.Mean}
 		d.Distance = math.Abs(d.BallExclusion-ball.Exclusion)/5 + math.Abs(d.EllipsoidExclusion-ell.Exclusion)/5 +

@@ -7,8 +7,6 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/embed"
-	"github.com/ccsets/ccs/geometry"
-	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/train"
 )
 
@@ -21,32 +19,18 @@ type Embedded struct {
 	Train, Test *bundle.Bundle // anchors with their views, labels and index
 }
 
-// RealConfig configures a real-image table.
+// RealConfig configures a real-image table. Zero fields take the paper's
+// values: 6 seeds, the embedding recipe (train.EmbeddingRecipe), k from the
+// bundles.
 type RealConfig struct {
-	SimConfig           // seeds (0 means 6, the paper's), α, calibration, workers, recipe, OutDir
+	Config
 	FitFraction float64 // share of the training anchors that fit (the rest validate); 0 means 0.8
-	KNeg        int     // negatives per anchor; 0 means the bundles' K
+	KNeg        int     // negatives per anchor; 0 means K
 }
 
 // RealMethods are the paper's Table 2 rows: the two baselines, the six
 // learned rows and the six with the InfoNCE head.
-func RealMethods() []Method {
-	m := SimBaselines()
-	for _, obj := range []objective.Objective{objective.Neg, objective.Vol, objective.NegVol} {
-		for _, kind := range []geometry.Kind{geometry.KindNorm, geometry.KindGenBall} {
-			m = append(m, Learned(kind, obj))
-		}
-	}
-	for _, obj := range []objective.Objective{objective.Vol, objective.Neg, objective.NegVol} {
-		for _, kind := range []geometry.Kind{geometry.KindNorm, geometry.KindGenBall} {
-			m = append(m, LearnedInfoNCE(kind, obj))
-		}
-	}
-	for i := range m {
-		m[i].Paper = nil // the paper's figures are for CIFAR100/STL10; the README sets them side by side
-	}
-	return m
-}
+func RealMethods() []Method { return append(SimMethods(), InfoNCERows()...) }
 
 // Real runs methods on one encoder's embeddings over cfg.Seeds seeds. Seed s
 // splits the training anchors into fit and validation (FitFraction) and the
@@ -58,13 +42,19 @@ func RealMethods() []Method {
 // measured on same-class positives).
 func Real(e *Embedded, cfg RealConfig, methods []Method, progress func(done, total int, what string)) (*Table, error) {
 	cfg.realDefaults(e.Test.K)
+	// The paper's figures are for other data (CIFAR100, STL10); the README
+	// sets them side by side.
+	methods = slices.Clone(methods)
+	for i := range methods {
+		methods[i].Paper = nil
+	}
 	if !(cfg.FitFraction > 0 && cfg.FitFraction < 1) {
 		return nil, fmt.Errorf("fit fraction %v, want 0 < f < 1", cfg.FitFraction)
 	}
 	if e.Test.Labels == nil {
 		return nil, fmt.Errorf("%s: the test bundle has no labels, needed for the class-consistent coverage", e.Encoder)
 	}
-	results, err := runTable(cfg.SimConfig, methods, func(seed uint64, trains bool, workers int) (*SimSplits, error) {
+	results, err := runTable(cfg.Config, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
 		return realSplits(e, cfg, seed, trains, true, workers)
 	}, progress)
 	if err != nil {
@@ -92,10 +82,10 @@ func (cfg *RealConfig) realDefaults(k int) {
 		cfg.FitFraction = 0.8
 	}
 	if cfg.Train.SGD == (train.SGD{}) {
-		cfg.Train.SGD = train.EmbeddingSGD
+		cfg.Train.SGD = train.EmbeddingRecipe.SGD
 	}
 	cfg.K = k
-	cfg.defaults()
+	cfg.Config.defaults()
 	if cfg.KNeg == 0 {
 		cfg.KNeg = cfg.K
 	}
@@ -111,9 +101,9 @@ func seedOrder(seed uint64, n int) (*rand.Rand, []int) {
 // realSplits builds seed's splits from the embeddings; without testSplits
 // only the fit and validation splits (the caller makes its own test halves
 // from seedOrder).
-func realSplits(e *Embedded, cfg RealConfig, seed uint64, trains, testSplits bool, workers int) (*SimSplits, error) {
+func realSplits(e *Embedded, cfg RealConfig, seed uint64, trains, testSplits bool, workers int) (*Splits, error) {
 	rng, test := seedOrder(seed, e.Test.N)
-	sp := &SimSplits{Workers: workers}
+	sp := &Splits{Workers: workers}
 	half := e.Test.N / 2
 	var err error
 	if testSplits {

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 
@@ -44,24 +45,8 @@ type HullTable struct {
 // least HullViews+HeldOut views each; e.Train the training anchors (PCA,
 // fit and validation).
 func Hull(e *Embedded, views *bundle.Bundle, cfg HullConfig, progress func(done, total int, what string)) (*HullTable, error) {
-	if cfg.HullViews == 0 {
-		cfg.HullViews = 25
-	}
-	if cfg.HeldOut == 0 {
-		cfg.HeldOut = 50
-	}
-	if cfg.PCADim == 0 {
-		cfg.PCADim = 8
-	}
-	if cfg.Level == 0 {
-		cfg.Level = 0.95
-	}
-	if cfg.Anchors == 0 {
-		cfg.Anchors = 1000
-	}
-	if cfg.Seeds == 0 {
-		cfg.Seeds = 6
-	}
+	cfg.HullViews, cfg.HeldOut, cfg.PCADim = cmp.Or(cfg.HullViews, 25), cmp.Or(cfg.HeldOut, 50), cmp.Or(cfg.PCADim, 8)
+	cfg.Level, cfg.Anchors = cmp.Or(cfg.Level, 0.95), cmp.Or(cfg.Anchors, 1000)
 	if views.K < cfg.HullViews+cfg.HeldOut {
 		return nil, fmt.Errorf("experiment: convex hull: %d views per test anchor, want %d + %d", views.K, cfg.HullViews, cfg.HeldOut)
 	}
@@ -72,18 +57,11 @@ func Hull(e *Embedded, views *bundle.Bundle, cfg HullConfig, progress func(done,
 	// The CCS rows through the shared runner: fit and validation as in
 	// Real, calibration on HullViews views, test on the HeldOut others.
 	methods := []Method{Learned(geometry.KindNorm, objective.Neg), Learned(geometry.KindGenBall, objective.Neg)}
+	cfg.realDefaults(e.Train.K)
 	rc := cfg.RealConfig
-	rc.K = e.Train.K
-	if rc.KNeg == 0 {
-		rc.KNeg = rc.K
-	}
-	if rc.FitFraction == 0 {
-		rc.FitFraction = 0.8
-	}
-	rc.defaults()
 	var hullCov []float64
 	failed := 0
-	results, err := runTable(rc.SimConfig, methods, func(seed uint64, trains bool, workers int) (*SimSplits, error) {
+	results, err := runTable(rc.Config, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
 		sp, err := realSplits(e, rc, seed, trains, false, workers)
 		if err != nil {
 			return nil, err

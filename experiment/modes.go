@@ -27,14 +27,14 @@ func ThresholdModes(cfg SimConfig, progress func(done, total int, what string)) 
 	opts := []struct {
 		name string
 		sgd  train.SGD
-	}{{"sim", train.SimSGD}, {"embedding", train.EmbeddingSGD}}
+	}{{"sim", train.SimRecipe.SGD}, {"embedding", train.EmbeddingRecipe.SGD}}
 	modes := []objective.ThresholdMode{objective.Soft, objective.OrderStatistic, objective.Detached}
 	step := 0
 	for _, o := range opts {
 		for _, m := range modes {
 			c := cfg
 			c.Train.SGD, c.Train.Objective.Threshold = o.sgd, m
-			t, err := Sim(c, SimMethods()[2:], func(done, total int, what string) {
+			t, err := Sim(c, LearnedRows(), func(done, total int, what string) {
 				if progress != nil {
 					progress(step*total+done, len(opts)*len(modes)*total, fmt.Sprintf("%s, %v: %s", o.name, m, what))
 				}
@@ -68,17 +68,20 @@ func WriteModes(w io.Writer, runs []ModeRun) error {
 		cell := func(r Row) string {
 			return fmt.Sprintf("%.1f ± %.1f (%.1f)", r.Exclusion.Mean, r.Exclusion.Std, r.Coverage.Mean)
 		}
-		for i := range soft.Rows {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", soft.Rows[i].Method, cell(soft.Rows[i]), cell(os.Rows[i]), cell(det.Rows[i]))
+		for _, r := range soft.Rows {
+			ro, _ := os.Row(r.Method)
+			rd, _ := det.Row(r.Method)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Method, cell(r), cell(ro), cell(rd))
 		}
 		for _, other := range []struct {
 			name string
 			t    *Table
 		}{{"order-statistic", os}, {"detached", det}} {
 			wins, pairs, sum, worst := 0, 0, 0.0, math.Inf(1)
-			for i := range soft.Rows {
-				for s := range soft.Rows[i].PerSeed {
-					diff := 100 * (soft.Rows[i].PerSeed[s].Exclusion - other.t.Rows[i].PerSeed[s].Exclusion)
+			for _, r := range soft.Rows {
+				ro, _ := other.t.Row(r.Method)
+				for s := range r.PerSeed {
+					diff := 100 * (r.PerSeed[s].Exclusion - ro.PerSeed[s].Exclusion)
 					if diff > 0 {
 						wins++
 					}

@@ -85,7 +85,7 @@ func (t *OODTable) AddRun(method string, id []float64, oods [][]float64, conv oo
 // OODMethods are the CCS rows of the paper's OOD tables, Single (Neg) and
 // Generalized (Neg), and the untrained ℓ2 ball as a control.
 func OODMethods() []Method {
-	return []Method{SimBaselines()[0], Learned(geometry.KindNorm, objective.Neg), Learned(geometry.KindGenBall, objective.Neg)}
+	return []Method{Ball(), Learned(geometry.KindNorm, objective.Neg), Learned(geometry.KindGenBall, objective.Neg)}
 }
 
 // OOD runs the OOD comparison on one encoder's embeddings: for each seed,
@@ -143,7 +143,7 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 			oodB[j] = withBatchNegatives(o.B, cfg.KNeg, seed*16+uint64(j))
 		}
 		for m, meth := range methods {
-			set, err := meth.Fit(sp, cfg.SimConfig, seed)
+			set, err := meth.Fit(sp, cfg.Config, seed)
 			if err != nil {
 				return nil, fmt.Errorf("%s, seed %d: %w", meth.Name, seed, err)
 			}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/train"
 )
 
@@ -44,9 +46,9 @@ func views(seed uint64, n, k, d int) *bundle.Bundle {
 func TestRealAndHull(t *testing.T) {
 	t.Parallel()
 	e := &Embedded{Encoder: "toy", Train: views(1, 300, 6, 5), Test: views(2, 800, 6, 5)}
-	cfg := RealConfig{SimConfig: SimConfig{Seeds: 2, Train: train.Config{MaxEpochs: 3}, Workers: 1}}
-	methods := RealMethods()
-	methods = append(methods[:4:4], methods[8]) // baselines, Single and Generalized (Neg), one InfoNCE row
+	cfg := RealConfig{Config: Config{Seeds: 2, Train: train.Config{MaxEpochs: 3}, Workers: 1}}
+	methods := append(Baselines(), Learned(geometry.KindNorm, objective.Neg), Learned(geometry.KindGenBall, objective.Neg),
+		LearnedInfoNCE(geometry.KindNorm, objective.Vol))
 	a, err := Real(e, cfg, methods, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,52 +18,48 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/geometry"
-	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/sim"
 	"github.com/ccsets/ccs/train"
 )
 
-// SimConfig configures the simulation table. Zero fields take the paper's
-// values, noted per field.
-type SimConfig struct {
-	Seeds    int     // seeds 0..Seeds−1; 0 means 20 (the paper)
-	K        int     // positives and negatives per anchor; 0 means 500
-	Alpha    float64 // 0 means 0.05
-	PerClass int     // points per class; 0 means 5000
-	// DataSeed generates the point cloud, which the paper holds fixed over
-	// seeds ("generated in the first seed"); the seeds vary the split, the
-	// pairs, the calibration draw and the ellipsoid's halving.
-	DataSeed    uint64
+// Config is what every table shares. Zero fields take the paper's values;
+// Seeds and K, whose values differ between tables, are filled by each
+// table (SimConfig, RealConfig).
+type Config struct {
+	Seeds       int            // seeds 0..Seeds−1
+	K           int            // positives and negatives per anchor
+	Alpha       float64        // 0 means the paper's 0.05
 	Calibration conformal.Mode // 0 means one-per-anchor
 	Workers     int            // runs in parallel; 0 means GOMAXPROCS
-	// Train is the training recipe of the learned rows; its Objective's
-	// objective, α and the seed are set per row. Zero fields take the
-	// paper's simulation recipe (plain SGD, lr 0.3).
+	// Train is the training recipe of the learned rows; its objective, α
+	// and seed are set per row. Zero fields take the table's recipe.
 	Train train.Config
 	// OutDir, if set, keeps every fitted set as OutDir/seed-S/METHOD.json.
 	OutDir string
 }
 
+// defaults fills the fields every table defaults alike.
+func (c *Config) defaults() {
+	c.Alpha, c.Calibration = cmp.Or(c.Alpha, objective.PaperConfig.Alpha), cmp.Or(c.Calibration, conformal.OnePerAnchor)
+	c.Workers = cmp.Or(c.Workers, runtime.GOMAXPROCS(0))
+}
+
+// SimConfig configures the simulation table. Zero fields take the paper's
+// values: 20 seeds, k = 500, 5000 points per class, the simulation recipe
+// (train.SimRecipe).
+type SimConfig struct {
+	Config
+	PerClass int // points per class
+	// DataSeed generates the point cloud, which the paper holds fixed over
+	// seeds ("generated in the first seed"); the seeds vary the split, the
+	// pairs, the calibration draw and the ellipsoid's halving.
+	DataSeed uint64
+}
+
 func (c *SimConfig) defaults() {
-	if c.Seeds == 0 {
-		c.Seeds = 20
-	}
-	if c.K == 0 {
-		c.K = 500
-	}
-	if c.Alpha == 0 {
-		c.Alpha = 0.05
-	}
-	if c.PerClass == 0 {
-		c.PerClass = sim.PerClass
-	}
-	if c.Calibration == 0 {
-		c.Calibration = conformal.OnePerAnchor
-	}
-	if c.Workers == 0 {
-		c.Workers = runtime.GOMAXPROCS(0)
-	}
+	c.Seeds, c.K, c.PerClass = cmp.Or(c.Seeds, 20), cmp.Or(c.K, sim.K), cmp.Or(c.PerClass, sim.PerClass)
+	c.Config.defaults()
 }
 
 // Row is one method's results over seeds.
@@ -94,6 +91,16 @@ type Table struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
+// Row returns the row of the method named name.
+func (t *Table) Row(name string) (Row, bool) {
+	for _, r := range t.Rows {
+		if r.Method == name {
+			return r, true
+		}
+	}
+	return Row{}, false
+}
+
 // Method builds a calibrated set from a seed's splits.
 type Method struct {
 	Name  string
@@ -101,12 +108,12 @@ type Method struct {
 	Paper *PaperRow
 	// Trains reports whether Fit needs the fit and validation splits.
 	Trains bool
-	Fit    func(sp *SimSplits, cfg SimConfig, seed uint64) (*conformal.Set, error)
+	Fit    func(sp *Splits, cfg Config, seed uint64) (*conformal.Set, error)
 }
 
-// SimSplits are one seed's bundles. Fit and Val are built only when a method
+// Splits are one seed's bundles. Fit and Val are built only when a method
 // trains; the baselines use Cal alone.
-type SimSplits struct {
+type Splits struct {
 	Fit, Val, Cal, Test *bundle.Bundle
 	// ClassTest, if set, is a second test bundle whose positives share the
 	// anchor's class (the real-image tables' coverage transfer).
@@ -127,28 +134,37 @@ var paperTable1 = map[string]*PaperRow{
 	"Generalized (Neg,Vol)": {94.9, 66.7, 3.93},
 }
 
-func calOpts(cfg SimConfig, seed uint64) conformal.Options {
+func calOpts(cfg Config, seed uint64) conformal.Options {
 	return conformal.Options{Mode: cfg.Calibration, Seed: seed}
 }
 
-// SimBaselines are the two vanilla rows.
-func SimBaselines() []Method {
-	return []Method{
-		{Name: "Conformal Ball (ℓ2)", File: "ball", Paper: paperTable1["Conformal Ball (ℓ2)"],
-			Fit: func(sp *SimSplits, cfg SimConfig, seed uint64) (*conformal.Set, error) {
-				return baseline.Ball(sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed)})
-			}},
-		{Name: "Mahalanobis Ellipsoid", File: "ellipsoid", Paper: paperTable1["Mahalanobis Ellipsoid"],
-			Fit: func(sp *SimSplits, cfg SimConfig, seed uint64) (*conformal.Set, error) {
-				return baseline.Ellipsoid(sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed), SplitSeed: seed})
-			}},
-	}
+// Ball is the vanilla conformal ℓ2 ball, calibrated on the calibration
+// split.
+func Ball() Method {
+	const name = "Conformal Ball (ℓ2)"
+	return Method{Name: name, File: "ball", Paper: paperTable1[name],
+		Fit: func(sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
+			return baseline.Ball(sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed)})
+		}}
 }
 
-// Learned is the row of a learnable family trained with an objective:
-// initialised at the ℓ2 ball (M = I, p = 2; m = 1, p_j = 2), trained on the
-// fit split with the checkpoint chosen on the validation split, calibrated
-// on the calibration split.
+// Ellipsoid is the Mahalanobis ellipsoid: Σ from one half of the
+// calibration split, the threshold from the other.
+func Ellipsoid() Method {
+	const name = "Mahalanobis Ellipsoid"
+	return Method{Name: name, File: "ellipsoid", Paper: paperTable1[name],
+		Fit: func(sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
+			return baseline.Ellipsoid(sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed), SplitSeed: seed})
+		}}
+}
+
+// Baselines are the two vanilla rows.
+func Baselines() []Method { return []Method{Ball(), Ellipsoid()} }
+
+// Learned is the row of a learnable family trained with an objective
+// (train.Fit: initialised at the ℓ2 ball, trained on the fit split with the
+// checkpoint chosen on the validation split), calibrated on the calibration
+// split.
 func Learned(kind geometry.Kind, obj objective.Objective) Method { return learned(kind, obj, false) }
 
 // LearnedInfoNCE is Learned with the InfoNCE projection head (DESIGN §2.4):
@@ -168,70 +184,48 @@ func learned(kind geometry.Kind, obj objective.Objective, infoNCE bool) Method {
 	}
 	name := family + " (" + terms + ")"
 	return Method{Name: name, File: file, Paper: paperTable1[name], Trains: true,
-		Fit: func(sp *SimSplits, cfg SimConfig, seed uint64) (*conformal.Set, error) {
-			g, init := InitialGeometry(kind, sp.Fit.D)
+		Fit: func(sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
 			tc := cfg.Train
 			tc.Objective.Objective, tc.Objective.Alpha = obj, cfg.Alpha
-			tc.Seed, tc.Workers, tc.Init = seed, sp.Workers, init
-			var h *head.Linear
-			var scorer geometry.Geometry = g
-			if infoNCE {
-				h = head.Identity(sp.Fit.D, sp.Fit.D)
-				if tc.InfoNCE == nil {
-					tc.InfoNCE = &train.InfoNCE{}
-				}
-			} else {
-				tc.InfoNCE = nil
-			}
-			res, err := train.TrainHead(g, h, sp.Fit, sp.Val, tc, nil)
+			tc.Seed, tc.Workers = seed, sp.Workers
+			f, err := train.Fit(train.Spec{Kind: kind, Head: infoNCE, Config: tc}, sp.Fit, sp.Val, nil)
 			if err != nil {
 				return nil, err
 			}
-			if h != nil {
-				if scorer, err = head.NewProjected(h, g); err != nil {
-					return nil, err
-				}
-			}
-			set, err := conformal.Calibrate(scorer, sp.Cal, cfg.Alpha, calOpts(cfg, seed))
+			set, err := conformal.Calibrate(f.Geometry, sp.Cal, cfg.Alpha, calOpts(cfg, seed))
 			if err != nil {
 				return nil, err
 			}
-			set.Fit = train.FitInfo(tc, res, sp.Fit.N, sp.Val.N)
+			set.Fit = f.Info
 			return set, nil
 		}}
 }
 
-// SimInfoNCE are the six rows with the InfoNCE head (the paper's Table 2
-// layout; the paper has no simulation rows for them).
-func SimInfoNCE() []Method {
+// LearnedRows are the paper's six learned rows: Single and Generalized
+// under Neg, Vol and Neg,Vol.
+func LearnedRows() []Method {
+	return bothFamilies(Learned, objective.Neg, objective.Vol, objective.NegVol)
+}
+
+// InfoNCERows are the six rows with the InfoNCE head, in the paper's Table
+// 2 order (Vol, Neg, Neg,Vol; the paper has no simulation rows for them).
+func InfoNCERows() []Method {
+	return bothFamilies(LearnedInfoNCE, objective.Vol, objective.Neg, objective.NegVol)
+}
+
+// bothFamilies is row(kind, obj) for each objective, Single then
+// Generalized.
+func bothFamilies(row func(geometry.Kind, objective.Objective) Method, objs ...objective.Objective) []Method {
 	var m []Method
-	for _, obj := range []objective.Objective{objective.Vol, objective.Neg, objective.NegVol} {
-		for _, kind := range []geometry.Kind{geometry.KindNorm, geometry.KindGenBall} {
-			m = append(m, LearnedInfoNCE(kind, obj))
-		}
+	for _, obj := range objs {
+		m = append(m, row(geometry.KindNorm, obj), row(geometry.KindGenBall, obj))
 	}
 	return m
 }
 
-// InitialGeometry is the paper's initialisation of a learnable family: the
-// ℓ2 ball (single-norm M = I, p = 2; generalized ball m = 1, p_j = 2).
-func InitialGeometry(kind geometry.Kind, d int) (geometry.Learnable, string) {
-	if kind == geometry.KindNorm {
-		return geometry.IdentityNorm(d, 2), "M = I, p = 2"
-	}
-	return geometry.UnitGenBall(d, 2), "m = 1, p = 2"
-}
-
-// SimMethods are the paper's eight rows.
-func SimMethods() []Method {
-	m := SimBaselines()
-	for _, obj := range []objective.Objective{objective.Neg, objective.Vol, objective.NegVol} {
-		for _, kind := range []geometry.Kind{geometry.KindNorm, geometry.KindGenBall} {
-			m = append(m, Learned(kind, obj))
-		}
-	}
-	return m
-}
+// SimMethods are the paper's eight rows of Table 1: the baselines and the
+// learned rows.
+func SimMethods() []Method { return append(Baselines(), LearnedRows()...) }
 
 // Sim runs methods on the simulation over cfg.Seeds seeds. Runs (a seed and
 // a method) go to cfg.Workers goroutines, each into its own slot, so the
@@ -244,7 +238,7 @@ func Sim(cfg SimConfig, methods []Method, progress func(done, total int, what st
 	}
 	trains := slices.ContainsFunc(methods, func(m Method) bool { return m.Trains })
 	data := sim.Mixed(cfg.DataSeed, cfg.PerClass)
-	results, err := runTable(cfg, methods, func(seed uint64, trains bool, workers int) (*SimSplits, error) {
+	results, err := runTable(cfg.Config, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
 		return simSplits(data, cfg, seed, trains, workers)
 	}, progress)
 	if err != nil {
@@ -299,7 +293,7 @@ func rows(methods []Method, results [][][2]eval.Result) []Row {
 // into its own slot, building each seed's splits once (splits) and dropping
 // them after the seed's last run; it returns each run's evaluation on the
 // test split and, when the splits have one, on the class test split.
-func runTable(cfg SimConfig, methods []Method, splits func(seed uint64, trains bool, workers int) (*SimSplits, error),
+func runTable(cfg Config, methods []Method, splits func(seed uint64, trains bool, workers int) (*Splits, error),
 	progress func(done, total int, what string)) ([][][2]eval.Result, error) {
 	trains := slices.ContainsFunc(methods, func(m Method) bool { return m.Trains })
 	type job struct{ seed, method int }
@@ -316,7 +310,7 @@ func runTable(cfg SimConfig, methods []Method, splits func(seed uint64, trains b
 	// last run is done.
 	type seedData struct {
 		once sync.Once
-		sp   *SimSplits
+		sp   *Splits
 		err  error
 		left atomic.Int32
 	}
@@ -375,9 +369,9 @@ func runTable(cfg SimConfig, methods []Method, splits func(seed uint64, trains b
 	return results, nil
 }
 
-func simSplits(data *sim.Data, cfg SimConfig, seed uint64, trains bool, workers int) (*SimSplits, error) {
+func simSplits(data *sim.Data, cfg SimConfig, seed uint64, trains bool, workers int) (*Splits, error) {
 	split := data.Split(seed)
-	sp := &SimSplits{Workers: workers}
+	sp := &Splits{Workers: workers}
 	var err error
 	if sp.Cal, err = data.Pairs(split.Cal, cfg.K, seed, "cal"); err != nil {
 		return nil, err
@@ -396,7 +390,7 @@ func simSplits(data *sim.Data, cfg SimConfig, seed uint64, trains bool, workers 
 	return sp, nil
 }
 
-func simRun(sp *SimSplits, cfg SimConfig, m Method, seed uint64) ([2]eval.Result, error) {
+func simRun(sp *Splits, cfg Config, m Method, seed uint64) ([2]eval.Result, error) {
 	var out [2]eval.Result
 	set, err := m.Fit(sp, cfg, seed)
 	if err != nil {

@@ -7,9 +7,6 @@ import (
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
-// DefaultTau is the InfoNCE temperature of the paper's recipe.
-const DefaultTau = 0.1
-
 // Pairs is a batch of embeddings for InfoNCE: N anchors (rows of D), K
 // positives and KNeg negatives per anchor, all in the projected space.
 type Pairs struct {
@@ -17,6 +14,15 @@ type Pairs struct {
 	Anchors       []float32 // N×D
 	Positives     []float32 // N×K×D
 	Negatives     []float32 // N×KNeg×D
+}
+
+// CheckTau returns an error unless the InfoNCE temperature τ is finite and
+// positive.
+func CheckTau(tau float64) error {
+	if !(tau > 0) || math.IsInf(tau, 0) {
+		return fmt.Errorf("objective: InfoNCE temperature %v, want a finite τ > 0", tau)
+	}
+	return nil
 }
 
 // InfoNCE is the contrastive loss of the paper's eq. (InfoNCE-loss), averaged
@@ -32,8 +38,8 @@ type Pairs struct {
 // split over anchors in fixed chunks and reduced in order, so the result
 // does not depend on the number of goroutines.
 func InfoNCE(b Pairs, tau float64, ga, gp, gn []float64, workers int) (float64, error) {
-	if !(tau > 0) || math.IsInf(tau, 0) {
-		return 0, fmt.Errorf("objective: InfoNCE temperature %v, want a finite τ > 0", tau)
+	if err := CheckTau(tau); err != nil {
+		return 0, err
 	}
 	if b.N < 1 || b.K < 1 || b.KNeg < 1 {
 		return 0, fmt.Errorf("objective: InfoNCE batch of %d anchors, %d positives and %d negatives each; want at least one of each", b.N, b.K, b.KNeg)

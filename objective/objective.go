@@ -18,6 +18,7 @@
 package objective
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -155,56 +156,49 @@ func ParseThresholdMode(s string) (ThresholdMode, error) {
 	return 0, fmt.Errorf("unknown threshold mode %q (want soft, order-statistic or detached)", s)
 }
 
-// Config configures an objective. Zero fields take the paper's values.
+// Config configures an objective: which loss, and its numbers. Zero fields
+// take PaperConfig's values.
 type Config struct {
 	Objective Objective     `json:"objective"`
-	Alpha     float64       `json:"alpha"`     // 0 means 0.05
-	T         float64       `json:"T"`         // sigmoid steepness; 0 means 7
-	Lambda    float64       `json:"lambda"`    // NegVol's volume weight; 0 means 0.001
-	Threshold ThresholdMode `json:"threshold"` // 0 means Soft
-	Window    int           `json:"window"`    // Soft's ± neighbours; 0 means 5
+	Alpha     float64       `json:"alpha"`     // miscoverage level of the batch threshold
+	T         float64       `json:"T"`         // sigmoid steepness of the Neg term
+	Lambda    float64       `json:"lambda"`    // NegVol's volume weight, in (0, 1]
+	Threshold ThresholdMode `json:"threshold"` // how the gradient flows through the batch threshold
+	Window    int           `json:"window"`    // Soft's ± neighbours
 	Workers   int           `json:"-"`         // goroutines; 0 means GOMAXPROCS
 }
 
-// WithDefaults returns c with zero fields set to the paper's values.
+// PaperConfig holds the paper's numbers (DESIGN §2.3): α = 0.05, T = 7,
+// λ = 0.001, the Soft threshold over ±5 neighbours. Its Objective is the
+// caller's choice.
+var PaperConfig = Config{Alpha: 0.05, T: 7, Lambda: 0.001, Threshold: Soft, Window: 5}
+
+// WithDefaults returns c with zero fields set to PaperConfig's values.
 func (c Config) WithDefaults() Config {
-	if c.Alpha == 0 {
-		c.Alpha = 0.05
-	}
-	if c.T == 0 {
-		c.T = 7
-	}
-	if c.Lambda == 0 {
-		c.Lambda = 0.001
-	}
-	if c.Threshold == 0 {
-		c.Threshold = Soft
-	}
-	if c.Window == 0 {
-		c.Window = 5
-	}
+	p := PaperConfig
+	c.Alpha, c.T, c.Lambda = cmp.Or(c.Alpha, p.Alpha), cmp.Or(c.T, p.T), cmp.Or(c.Lambda, p.Lambda)
+	c.Threshold, c.Window = cmp.Or(c.Threshold, p.Threshold), cmp.Or(c.Window, p.Window)
 	return c
 }
 
-// Validate checks the configuration (after WithDefaults).
+// Validate checks the objective's numbers (after WithDefaults, so that no
+// field is 0). The objective itself is checked by New: a recipe shared by
+// rows of several objectives has none yet.
 func (c Config) Validate() error {
-	if c.Objective < Neg || c.Objective > NegVol {
-		return fmt.Errorf("objective: unknown objective %d", int(c.Objective))
-	}
 	if err := conformal.CheckAlpha(c.Alpha); err != nil {
 		return fmt.Errorf("objective: %w", err)
 	}
 	if !(c.T > 0) || math.IsInf(c.T, 0) {
 		return fmt.Errorf("objective: T = %v, want a finite T > 0", c.T)
 	}
-	if !(c.Lambda >= 0 && c.Lambda <= 1) {
-		return fmt.Errorf("objective: lambda = %v, want 0 ≤ λ ≤ 1", c.Lambda)
+	if !(c.Lambda > 0 && c.Lambda <= 1) {
+		return fmt.Errorf("objective: lambda = %v, want 0 < λ ≤ 1 (λ = 0 is the neg objective)", c.Lambda)
 	}
 	if _, ok := modeNames[c.Threshold]; !ok {
 		return fmt.Errorf("objective: unknown threshold mode %d", int(c.Threshold))
 	}
-	if c.Window < 0 {
-		return fmt.Errorf("objective: window %d < 0", c.Window)
+	if c.Window < 1 {
+		return fmt.Errorf("objective: window %d < 1", c.Window)
 	}
 	return nil
 }
@@ -258,8 +252,12 @@ type Evaluator struct {
 	partial  [][]float64 // one gradient per parallel chunk
 }
 
-// New returns an evaluator for cfg (zero fields take the paper's values).
+// New returns an evaluator for cfg (zero fields take PaperConfig's
+// values).
 func New(cfg Config) (*Evaluator, error) {
+	if cfg.Objective < Neg || cfg.Objective > NegVol {
+		return nil, fmt.Errorf("objective: unknown objective %d", int(cfg.Objective))
+	}
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package ood
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -39,15 +40,7 @@ type DKNN struct {
 func (*DKNN) Name() string { return "D-KNN" }
 
 func (k *DKNN) defaults() {
-	if k.K == 0 {
-		k.K = 50
-	}
-	if k.Var == 0 {
-		k.Var = 0.95
-	}
-	if k.Alpha == 0 {
-		k.Alpha = 0.5
-	}
+	k.K, k.Var, k.Alpha = cmp.Or(k.K, 50), cmp.Or(k.Var, 0.95), cmp.Or(k.Alpha, 0.5)
 }
 
 // Fit implements Detector.

@@ -29,10 +29,12 @@ import (
 // Dim is the simulation's dimension.
 const Dim = 3
 
-// Paper's sizes.
+// Paper's sizes: five clusters of 5000 points, 500 positives and 500
+// negatives per anchor.
 const (
 	Classes  = 5
 	PerClass = 5000
+	K        = 500
 )
 
 // PaperDataSeed is the default seed of the point cloud. The paper's Table 1

@@ -151,7 +151,7 @@ func TestInfoNCEHeadSeparates(t *testing.T) {
 		h := head.Identity(d, d)
 		g := geometry.UnitGenBall(d, 2)
 		cfg := Config{Objective: objective.Config{Objective: objective.Neg}, InfoNCE: &InfoNCE{}, MaxEpochs: 12, Patience: 12,
-			BatchSize: 64, SGD: EmbeddingSGD, Seed: 5, Workers: w}
+			BatchSize: 64, SGD: EmbeddingRecipe.SGD, Seed: 5, Workers: w}
 		res, err := TrainHead(g, h, fit, val, cfg, nil)
 		if err != nil {
 			t.Fatal(err)

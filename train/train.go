@@ -10,6 +10,7 @@
 package train
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -35,33 +36,26 @@ type SGD struct {
 	Cosine      bool    `json:"cosine"`
 }
 
-// The paper's two optimisers.
-var (
-	// SimSGD is plain SGD with lr 0.3: the paper's simulation recipe.
-	SimSGD = SGD{LR: 0.3}
-	// EmbeddingSGD is the paper's dataset recipe: lr 0.1, momentum 0.9,
-	// weight decay 5e-4, cosine annealing.
-	EmbeddingSGD = SGD{LR: 0.1, Momentum: 0.9, WeightDecay: 5e-4, Cosine: true}
-)
-
 // Bounds keep parameters in range after every step (the paper's Remark 1):
 // exponents p in [PMin, PMax], generalized-ball scales m ≥ MMin and, if
 // MMax > 0, m ≤ MMax. The single-norm's M is free.
 type Bounds struct {
-	PMin float64 `json:"p_min"` // 0 means 0.1
-	PMax float64 `json:"p_max"` // 0 means 10
-	MMin float64 `json:"m_min"` // 0 means 1e-3
+	PMin float64 `json:"p_min"`
+	PMax float64 `json:"p_max"`
+	MMin float64 `json:"m_min"`
 	MMax float64 `json:"m_max"` // 0 means no upper bound
 }
 
-// Config is the training recipe. Zero fields take the paper's values.
+// Config is a training recipe and the choices of one run (the objective in
+// Objective.Objective, α in Objective.Alpha, Seed, Init). Zero fields take
+// SimRecipe's values.
 type Config struct {
 	Objective objective.Config `json:"objective"`
-	BatchSize int              `json:"batch_size"` // anchors per batch; 0 means 256
-	MaxEpochs int              `json:"max_epochs"` // 0 means 150
-	Patience  int              `json:"patience"`   // epochs without improvement before stopping; 0 means 8
-	ClipNorm  float64          `json:"clip_norm"`  // gradient-norm clip; 0 means 1, negative means none
-	SGD       SGD              `json:"sgd"`        // zero means SimSGD
+	BatchSize int              `json:"batch_size"` // anchors per batch
+	MaxEpochs int              `json:"max_epochs"`
+	Patience  int              `json:"patience"`  // epochs without improvement before stopping
+	ClipNorm  float64          `json:"clip_norm"` // gradient-norm clip; negative means none
+	SGD       SGD              `json:"sgd"`       // zero means SimRecipe's
 	Bounds    Bounds           `json:"bounds"`
 	Seed      uint64           `json:"seed"` // batch order
 	Workers   int              `json:"-"`    // goroutines; 0 means GOMAXPROCS
@@ -71,8 +65,37 @@ type Config struct {
 	InfoNCE *InfoNCE `json:"infonce,omitempty"`
 }
 
+// The paper's recipes (appendix "Optimization and Hyperparameters", DESIGN
+// §2.3): every number of them is here and nowhere else. The command line's
+// flags take their defaults from these values.
+var (
+	// SimRecipe is the simulation's: batches of 256 anchors, at most 150
+	// epochs, early stop after 8 without a better validation exclusion,
+	// gradient-norm clip 1, plain SGD with lr 0.3, exponents in [0.1, 10],
+	// generalized-ball scales ≥ 1e-3, and the objective's PaperConfig.
+	SimRecipe = Config{
+		Objective: objective.PaperConfig,
+		BatchSize: 256, MaxEpochs: 150, Patience: 8, ClipNorm: 1,
+		SGD:    SGD{LR: 0.3},
+		Bounds: Bounds{PMin: 0.1, PMax: 10, MMin: 1e-3},
+	}
+	// EmbeddingRecipe is the real embeddings': SimRecipe with SGD at lr 0.1,
+	// momentum 0.9, weight decay 5e-4 and cosine annealing.
+	EmbeddingRecipe = SimRecipe.WithSGD(SGD{LR: 0.1, Momentum: 0.9, WeightDecay: 5e-4, Cosine: true})
+	// PaperInfoNCE is the projection head's loss: λ_InfoNCE = 1, τ = 0.1
+	// (DESIGN §2.4).
+	PaperInfoNCE = InfoNCE{Weight: 1, Tau: 0.1}
+)
+
+// WithSGD returns c with the optimiser sgd.
+func (c Config) WithSGD(sgd SGD) Config {
+	c.SGD = sgd
+	return c
+}
+
 // InfoNCE configures the head's loss: the set objective plus
-// Weight·L_InfoNCE at temperature Tau (DESIGN §2.4).
+// Weight·L_InfoNCE at temperature Tau (DESIGN §2.4). Zero fields take
+// PaperInfoNCE's values.
 //
 // The set objective's volume term is measured in the backbone's space,
 // log Vol(N_t) − log|det W| for a square head, so that shrinking W — which
@@ -80,53 +103,33 @@ type Config struct {
 // nothing. ProjectedVolume measures it in the projected space instead (the
 // paper's text read literally); docs/infonce.md compares the two.
 type InfoNCE struct {
-	Weight          float64 `json:"weight"` // λ_InfoNCE; 0 means 1
-	Tau             float64 `json:"tau"`    // 0 means 0.1
+	Weight          float64 `json:"weight"` // λ_InfoNCE
+	Tau             float64 `json:"tau"`
 	ProjectedVolume bool    `json:"projected_volume,omitempty"`
 }
 
-// WithDefaults returns c with zero fields set to the paper's values.
+// WithDefaults returns c with zero fields set to SimRecipe's values (and
+// PaperInfoNCE's, with a head).
 func (c Config) WithDefaults() Config {
+	r := SimRecipe
 	c.Objective = c.Objective.WithDefaults()
-	if c.BatchSize == 0 {
-		c.BatchSize = 256
-	}
-	if c.MaxEpochs == 0 {
-		c.MaxEpochs = 150
-	}
-	if c.Patience == 0 {
-		c.Patience = 8
-	}
-	if c.ClipNorm == 0 {
-		c.ClipNorm = 1
-	}
-	if c.SGD == (SGD{}) {
-		c.SGD = SimSGD
-	}
-	if c.Bounds.PMin == 0 {
-		c.Bounds.PMin = 0.1
-	}
-	if c.Bounds.PMax == 0 {
-		c.Bounds.PMax = 10
-	}
-	if c.Bounds.MMin == 0 {
-		c.Bounds.MMin = 1e-3
-	}
+	c.BatchSize, c.MaxEpochs, c.Patience = cmp.Or(c.BatchSize, r.BatchSize), cmp.Or(c.MaxEpochs, r.MaxEpochs), cmp.Or(c.Patience, r.Patience)
+	c.ClipNorm, c.SGD = cmp.Or(c.ClipNorm, r.ClipNorm), cmp.Or(c.SGD, r.SGD)
+	b := &c.Bounds
+	b.PMin, b.PMax, b.MMin = cmp.Or(b.PMin, r.Bounds.PMin), cmp.Or(b.PMax, r.Bounds.PMax), cmp.Or(b.MMin, r.Bounds.MMin)
 	c.Objective.Workers = c.Workers
 	if c.InfoNCE != nil {
 		n := *c.InfoNCE
-		if n.Weight == 0 {
-			n.Weight = 1
-		}
-		if n.Tau == 0 {
-			n.Tau = objective.DefaultTau
-		}
+		n.Weight, n.Tau = cmp.Or(n.Weight, PaperInfoNCE.Weight), cmp.Or(n.Tau, PaperInfoNCE.Tau)
 		c.InfoNCE = &n
 	}
 	return c
 }
 
-// Validate checks a configuration after WithDefaults.
+// Validate checks every number of the recipe (after WithDefaults, so that
+// no field is 0): the objective's (objective.Config.Validate; the objective
+// itself is checked when training starts) and the trainer's. A command line
+// calls it on the recipe its flags give, before any file is read.
 func (c Config) Validate() error {
 	if err := c.Objective.Validate(); err != nil {
 		return err
@@ -138,6 +141,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("train: max epochs %d < 1", c.MaxEpochs)
 	case c.Patience < 1:
 		return fmt.Errorf("train: patience %d < 1", c.Patience)
+	case math.IsNaN(c.ClipNorm) || c.ClipNorm == 0:
+		return fmt.Errorf("train: gradient-norm clip %v, want > 0 (negative: none)", c.ClipNorm)
 	case !(c.SGD.LR > 0) || math.IsInf(c.SGD.LR, 0):
 		return fmt.Errorf("train: learning rate %v, want > 0", c.SGD.LR)
 	case !(c.SGD.Momentum >= 0 && c.SGD.Momentum < 1):
@@ -146,12 +151,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("train: weight decay %v, want ≥ 0", c.SGD.WeightDecay)
 	case !(c.Bounds.PMin > 0 && c.Bounds.PMin <= c.Bounds.PMax):
 		return fmt.Errorf("train: exponent bounds [%v, %v], want 0 < p_min ≤ p_max", c.Bounds.PMin, c.Bounds.PMax)
-	case c.InfoNCE != nil && (!(c.InfoNCE.Weight > 0) || math.IsInf(c.InfoNCE.Weight, 0)):
-		return fmt.Errorf("train: InfoNCE weight %v, want > 0", c.InfoNCE.Weight)
-	case c.InfoNCE != nil && (!(c.InfoNCE.Tau > 0) || math.IsInf(c.InfoNCE.Tau, 0)):
-		return fmt.Errorf("train: InfoNCE temperature %v, want > 0", c.InfoNCE.Tau)
 	case !(c.Bounds.MMin > 0) || (c.Bounds.MMax != 0 && c.Bounds.MMax < c.Bounds.MMin):
 		return fmt.Errorf("train: scale bounds [%v, %v], want 0 < m_min ≤ m_max", c.Bounds.MMin, c.Bounds.MMax)
+	}
+	if c.InfoNCE != nil {
+		if w := c.InfoNCE.Weight; !(w > 0) || math.IsInf(w, 0) {
+			return fmt.Errorf("train: InfoNCE weight %v, want > 0", w)
+		}
+		if err := objective.CheckTau(c.InfoNCE.Tau); err != nil {
+			return err
+		}
 	}
 	return nil
 }

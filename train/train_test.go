@@ -1,6 +1,7 @@
 package train
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -217,5 +218,80 @@ func TestStopReasonText(t *testing.T) {
 	var r StopReason
 	if err := r.UnmarshalText([]byte("tired")); err == nil {
 		t.Error(`"tired" read as a stop reason`)
+	}
+}
+
+// TestRecipes: the paper's recipes validate, differ only in the optimiser,
+// and are what a zero Config's fields default to.
+func TestRecipes(t *testing.T) {
+	t.Parallel()
+	for name, r := range map[string]Config{"sim": SimRecipe, "embedding": EmbeddingRecipe} {
+		if err := r.Validate(); err != nil {
+			t.Errorf("%s recipe: %v", name, err)
+		}
+	}
+	if a, b := SimRecipe, EmbeddingRecipe; a.WithSGD(SGD{}) != b.WithSGD(SGD{}) || a.SGD == b.SGD {
+		t.Errorf("the recipes differ beyond the optimiser (or not in it): %+v, %+v", a, b)
+	}
+	if got := (Config{}).WithDefaults(); got != SimRecipe {
+		t.Errorf("a zero Config defaults to %+v, want SimRecipe %+v", got, SimRecipe)
+	}
+	n := (Config{InfoNCE: &InfoNCE{}}).WithDefaults().InfoNCE
+	if n == nil || *n != PaperInfoNCE {
+		t.Errorf("a zero InfoNCE defaults to %+v, want %+v", n, PaperInfoNCE)
+	}
+	for _, bad := range []func(*Config){
+		func(c *Config) { c.Objective.T = 0 },
+		func(c *Config) { c.Objective.Lambda = 0 },
+		func(c *Config) { c.BatchSize = 0 },
+		func(c *Config) { c.ClipNorm = 0 },
+		func(c *Config) { c.InfoNCE = &InfoNCE{Weight: 1, Tau: 0} },
+	} {
+		c := SimRecipe
+		bad(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("%+v validates", c)
+		}
+	}
+}
+
+// TestFit: the pipeline starts from the paper's initial geometry, trains a
+// head only when asked (and records its InfoNCE settings only then), and
+// refuses families that are not learned and a head dimension without a
+// head.
+func TestFit(t *testing.T) {
+	t.Parallel()
+	fit, val := smallSim(t, 200, 10, 4)
+	cfg := SimRecipe
+	cfg.Objective.Objective, cfg.MaxEpochs, cfg.InfoNCE = objective.Neg, 2, &PaperInfoNCE
+	for _, c := range []struct {
+		spec       Spec
+		head       bool
+		dim, inner int
+	}{
+		{Spec{Kind: geometry.KindGenBall, Config: cfg}, false, 3, 3},
+		{Spec{Kind: geometry.KindNorm, Head: true, Config: cfg}, true, 3, 3},
+		{Spec{Kind: geometry.KindNorm, Head: true, HeadDim: 2, Config: cfg}, true, 3, 2},
+	} {
+		f, err := Fit(c.spec, fit, val, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := geometry.Describe(f.Geometry)
+		if d.Head() != c.head || d.Dim != c.dim || (c.head && d.HeadOut != c.inner) || d.Kind != c.spec.Kind {
+			t.Errorf("%+v: fitted %+v", c.spec, d)
+		}
+		var rec Record
+		if err := json.Unmarshal(f.Info.Training, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if (rec.Recipe.InfoNCE != nil) != c.head || rec.Recipe.Init == "" || rec.Epochs != f.Result.Epochs {
+			t.Errorf("%+v: recorded %+v", c.spec, rec)
+		}
+	}
+	for _, s := range []Spec{{Kind: geometry.KindBall, Config: cfg}, {Kind: geometry.KindNorm, HeadDim: 2, Config: cfg}} {
+		if _, err := Fit(s, fit, val, nil); err == nil {
+			t.Errorf("%+v: no error", s)
+		}
 	}
 }

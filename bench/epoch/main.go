@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/ccsets/ccs/bundle"
-	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/objective"
@@ -55,7 +54,6 @@ func run(gen, data string, n, k, d int, geom, cpuProfile string) error {
 		return err
 	}
 	val := sim.Gauss(rand.New(rand.NewPCG(2, 2)), 200, fit.K, fit.D)
-	g, _ := experiment.InitialGeometry(kind, fit.D)
 	var marks []time.Duration
 	epochs := 2
 	var prof *os.File
@@ -68,7 +66,7 @@ func run(gen, data string, n, k, d int, geom, cpuProfile string) error {
 	}
 	cfg := train.Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: epochs, Patience: 10}
 	start := time.Now()
-	_, err = train.Train(g, fit, val, cfg, train.ObserverFunc(func(p train.Progress) {
+	_, err = train.Fit(train.Spec{Kind: kind, Config: cfg}, fit, val, train.ObserverFunc(func(p train.Progress) {
 		if !p.Done {
 			marks = append(marks, time.Since(start))
 			if prof != nil && len(marks) == 2 {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -9,51 +9,57 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/geometry"
 )
 
-func init() {
-	register(&command{
-		name:  "evaluate",
-		args:  "-set SET.json -test FILE [-json]",
-		short: "measure a fitted set's coverage, exclusion and LogVol/d on a test bundle",
-		flags: func(fs *flag.FlagSet, out *output) func([]string) error {
-			setPath := fs.String("set", "", "fitted set `file` (.json)")
-			testPath := fs.String("test", "", "test bundle `file` (.npz)")
-			asJSON := fs.Bool("json", false, "print JSON instead of text")
-			return func([]string) error {
-				if err := required("evaluate", "set", *setPath, "test", *testPath); err != nil {
-					return err
-				}
-				set, err := conformal.Load(*setPath)
-				if err != nil {
-					return err
-				}
-				test, err := bundle.Read(*testPath)
-				if err != nil {
-					return err
-				}
-				r, err := eval.Evaluate(set, test)
-				if err != nil {
-					return fmt.Errorf("%s on %s: %w", *setPath, *testPath, err)
-				}
-				if *asJSON {
-					return writeEvalJSON(out, set, r)
-				}
-				fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
-				fmt.Fprintf(out.stdout, "coverage   %.2f%% of %d test positives\n", 100*r.Coverage, r.Positives)
-				if math.IsNaN(r.Exclusion) {
-					fmt.Fprintf(out.stdout, "exclusion  n/a (the test bundle has no negatives)\n")
-				} else {
-					fmt.Fprintf(out.stdout, "exclusion  %.2f%% of %d test negatives\n", 100*r.Exclusion, r.Negatives)
-				}
-				fmt.Fprintf(out.stdout, "LogVol/d   %.4g\n", r.LogVolPerDim)
-				for _, w := range set.Warnings() {
-					out.warn(w)
-				}
-				return nil
-			}
-		},
-	})
+// evaluateOptions are ccs evaluate's inputs.
+type evaluateOptions struct {
+	Set, Test string // files
+	JSON      bool
+}
+
+func evaluateCommand() *command {
+	return newCommand("evaluate", "-set SET.json -test FILE [-json]",
+		"measure a fitted set's coverage, exclusion and LogVol/d on a test bundle",
+		func(fs *flag.FlagSet, o *evaluateOptions) func() error {
+			fs.StringVar(&o.Set, "set", "", "fitted set `file` (.json)")
+			fs.StringVar(&o.Test, "test", "", "test bundle `file` (.npz)")
+			fs.BoolVar(&o.JSON, "json", false, "print JSON instead of text")
+			return nil
+		}, runEvaluate)
+}
+
+func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
+	if err := required("evaluate", "set", o.Set, "test", o.Test); err != nil {
+		return err
+	}
+	set, err := conformal.Load(o.Set)
+	if err != nil {
+		return err
+	}
+	test, err := bundle.Read(o.Test)
+	if err != nil {
+		return err
+	}
+	r, err := eval.Evaluate(set, test)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
+	}
+	if o.JSON {
+		return writeEvalJSON(out, set, r)
+	}
+	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
+	fmt.Fprintf(out.stdout, "coverage   %.2f%% of %d test positives\n", 100*r.Coverage, r.Positives)
+	if math.IsNaN(r.Exclusion) {
+		fmt.Fprintf(out.stdout, "exclusion  n/a (the test bundle has no negatives)\n")
+	} else {
+		fmt.Fprintf(out.stdout, "exclusion  %.2f%% of %d test negatives\n", 100*r.Exclusion, r.Negatives)
+	}
+	fmt.Fprintf(out.stdout, "LogVol/d   %.4g\n", r.LogVolPerDim)
+	for _, w := range set.Warnings() {
+		out.warn(w)
+	}
+	return nil
 }
 
 func writeEvalJSON(out *output, set *conformal.Set, r eval.Result) error {
@@ -82,7 +88,12 @@ func writeEvalJSON(out *output, set *conformal.Set, r eval.Result) error {
 	if j.Warnings == nil {
 		j.Warnings = []string{}
 	}
-	enc := json.NewEncoder(out.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(j)
+	return writeJSON(out.stdout, j)
+}
+
+// describe is a one-line account of a set.
+func describe(s *conformal.Set) string {
+	c := s.Calibration
+	return fmt.Sprintf("%v set, d=%d, α=%v, threshold %.6g (rank %d of n=%d, %v calibration)",
+		geometry.Describe(s.Geometry), s.Geometry.Dim(), s.Alpha, s.Threshold, c.Rank, c.N, c.Mode)
 }

@@ -2,97 +2,111 @@ package main
 
 import (
 	"flag"
+	"fmt"
 
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/train"
 )
 
-// recipe holds the training flags shared by fit and reproduce: every number
+// recipeFlags are the training flags fit and the tables share: every number
 // of the paper's recipe can be changed, and is recorded in the fitted set.
-type recipe struct {
-	fs                                *flag.FlagSet
-	name, threshold                   *string
-	batch, epochs, patience           *int
-	clip, lr, momentum, wd, T, lambda *float64
-	tau, infoNCEWeight                *float64
-	headVolume                        *string
-	pMin, pMax, mMin, mMax            *float64
-	cosine                            *bool
+// The flags' defaults are the recipe's values (train.SimRecipe; the two
+// recipes differ only in the optimiser, whose flags default to the chosen
+// recipe's).
+type recipeFlags struct {
+	fs        *flag.FlagSet
+	name      string
+	cfg       train.Config // every field but the optimiser and the threshold mode
+	threshold string
+	lr, wd    float64
+	momentum  float64
+	cosine    bool
+	infoNCE   train.InfoNCE
+	headSpace string
 }
 
-func recipeFlags(fs *flag.FlagSet, def string) *recipe {
-	return &recipe{
-		fs:            fs,
-		name:          fs.String("recipe", def, "optimiser `recipe`: sim (plain SGD, lr 0.3) or embedding (SGD lr 0.1, momentum 0.9, weight decay 5e-4, cosine); the flags below override it"),
-		threshold:     fs.String("threshold", "soft", "batch-threshold gradient `mode`: soft, order-statistic or detached"),
-		batch:         fs.Int("batch", 256, "anchors per batch"),
-		epochs:        fs.Int("epochs", 150, "maximum epochs"),
-		patience:      fs.Int("patience", 8, "early stop after this many epochs without a better validation exclusion"),
-		clip:          fs.Float64("clip", 1, "gradient-norm clip (negative: none)"),
-		lr:            fs.Float64("lr", 0, "learning rate (default: the recipe's)"),
-		momentum:      fs.Float64("momentum", 0, "SGD momentum (default: the recipe's)"),
-		wd:            fs.Float64("weight-decay", 0, "SGD weight decay (default: the recipe's)"),
-		cosine:        fs.Bool("cosine", false, "cosine-annealed learning rate (default: the recipe's)"),
-		T:             fs.Float64("T", 7, "sigmoid steepness of the Neg term"),
-		lambda:        fs.Float64("lambda", 0.001, "volume weight λ of Neg+Vol, in (0, 1] (λ = 0 is -objective neg)"),
-		pMin:          fs.Float64("p-min", 0.1, "lower bound of the exponents p"),
-		pMax:          fs.Float64("p-max", 10, "upper bound of the exponents p"),
-		mMin:          fs.Float64("m-min", 1e-3, "lower bound of the generalized ball's scales m"),
-		mMax:          fs.Float64("m-max", 0, "upper bound of the scales m (0: none; the paper's Remark 1)"),
-		tau:           fs.Float64("tau", objective.DefaultTau, "InfoNCE temperature τ (objectives with infonce)"),
-		infoNCEWeight: fs.Float64("infonce-weight", 1, "InfoNCE weight λ_InfoNCE (objectives with infonce)"),
-		headVolume:    fs.String("head-volume", "backbone", "`space` of the volume term when training a square head: backbone (log Vol − log|det W|) or projected"),
+func addRecipeFlags(fs *flag.FlagSet, recipe string) *recipeFlags {
+	r := &recipeFlags{fs: fs, cfg: train.SimRecipe, infoNCE: train.PaperInfoNCE}
+	c, o := &r.cfg, &r.cfg.Objective
+	sim, emb := train.SimRecipe.SGD, train.EmbeddingRecipe.SGD
+	fs.StringVar(&r.name, "recipe", recipe, fmt.Sprintf("optimiser `recipe`: sim (plain SGD, lr %v) or embedding (SGD lr %v, momentum %v, weight decay %v, cosine); the flags below override it",
+		sim.LR, emb.LR, emb.Momentum, emb.WeightDecay))
+	fs.StringVar(&r.threshold, "threshold", o.Threshold.String(), "batch-threshold gradient `mode`: soft, order-statistic or detached")
+	fs.IntVar(&c.BatchSize, "batch", c.BatchSize, "anchors per batch")
+	fs.IntVar(&c.MaxEpochs, "epochs", c.MaxEpochs, "maximum epochs")
+	fs.IntVar(&c.Patience, "patience", c.Patience, "early stop after this many epochs without a better validation exclusion")
+	fs.Float64Var(&c.ClipNorm, "clip", c.ClipNorm, "gradient-norm clip (negative: none)")
+	fs.Float64Var(&r.lr, "lr", 0, "learning rate (default: the recipe's)")
+	fs.Float64Var(&r.momentum, "momentum", 0, "SGD momentum (default: the recipe's)")
+	fs.Float64Var(&r.wd, "weight-decay", 0, "SGD weight decay (default: the recipe's)")
+	fs.BoolVar(&r.cosine, "cosine", false, "cosine-annealed learning rate (default: the recipe's)")
+	fs.Float64Var(&o.T, "T", o.T, "sigmoid steepness of the Neg term")
+	fs.Float64Var(&o.Lambda, "lambda", o.Lambda, "volume weight λ of Neg+Vol, in (0, 1] (λ = 0 is -objective neg)")
+	fs.Float64Var(&c.Bounds.PMin, "p-min", c.Bounds.PMin, "lower bound of the exponents p")
+	fs.Float64Var(&c.Bounds.PMax, "p-max", c.Bounds.PMax, "upper bound of the exponents p")
+	fs.Float64Var(&c.Bounds.MMin, "m-min", c.Bounds.MMin, "lower bound of the generalized ball's scales m")
+	fs.Float64Var(&c.Bounds.MMax, "m-max", c.Bounds.MMax, "upper bound of the scales m (0: none; the paper's Remark 1)")
+	fs.Float64Var(&r.infoNCE.Tau, "tau", r.infoNCE.Tau, "InfoNCE temperature τ (objectives with infonce)")
+	fs.Float64Var(&r.infoNCE.Weight, "infonce-weight", r.infoNCE.Weight, "InfoNCE weight λ_InfoNCE (objectives with infonce)")
+	fs.StringVar(&r.headSpace, "head-volume", "backbone", "`space` of the volume term when training a square head: backbone (log Vol − log|det W|) or projected")
+	return r
+}
+
+// recipeOption declares the recipe flags on fs, the recipe named recipe by
+// default, and returns the function that puts the recipe they give into
+// dst once they are parsed (a bad value a usage error of the command cmd).
+func recipeOption(fs *flag.FlagSet, recipe, cmd string, dst *train.Config) func() error {
+	r := addRecipeFlags(fs, recipe)
+	return func() (err error) {
+		*dst, err = r.recipe(cmd)
+		return err
 	}
 }
 
-// config returns the training configuration; bad values are usage errors.
-func (r *recipe) config() (train.Config, error) {
-	var sgd train.SGD
-	switch *r.name {
+// recipe returns the training recipe the flags give, validated (every field
+// in train.Config.Validate): a bad value is a usage error of the command
+// cmd. The objective, α and seed are each run's.
+func (r *recipeFlags) recipe(cmd string) (train.Config, error) {
+	cfg := r.cfg
+	switch r.name {
 	case "sim":
-		sgd = train.SimSGD
+		cfg.SGD = train.SimRecipe.SGD
 	case "embedding":
-		sgd = train.EmbeddingSGD
+		cfg.SGD = train.EmbeddingRecipe.SGD
 	default:
-		return train.Config{}, usagef("-recipe %q: want sim or embedding", *r.name)
+		return train.Config{}, usagef("%s: -recipe %q: want sim or embedding", cmd, r.name)
 	}
-	if isSet(r.fs, "lr") {
-		sgd.LR = *r.lr
+	set := map[string]bool{}
+	r.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["lr"] {
+		cfg.SGD.LR = r.lr
 	}
-	if isSet(r.fs, "momentum") {
-		sgd.Momentum = *r.momentum
+	if set["momentum"] {
+		cfg.SGD.Momentum = r.momentum
 	}
-	if isSet(r.fs, "weight-decay") {
-		sgd.WeightDecay = *r.wd
+	if set["weight-decay"] {
+		cfg.SGD.WeightDecay = r.wd
 	}
-	if isSet(r.fs, "cosine") {
-		sgd.Cosine = *r.cosine
+	if set["cosine"] {
+		cfg.SGD.Cosine = r.cosine
 	}
-	mode, err := objective.ParseThresholdMode(*r.threshold)
-	if err != nil {
-		return train.Config{}, usagef("-threshold: %v", err)
+	var err error
+	if cfg.Objective.Threshold, err = objective.ParseThresholdMode(r.threshold); err != nil {
+		return train.Config{}, usagef("%s: -threshold: %v", cmd, err)
 	}
-	cfg := train.Config{
-		Objective: objective.Config{T: *r.T, Lambda: *r.lambda, Threshold: mode, Objective: objective.Neg, Alpha: 0.05},
-		BatchSize: *r.batch, MaxEpochs: *r.epochs, Patience: *r.patience, ClipNorm: *r.clip, SGD: sgd,
-		Bounds: train.Bounds{PMin: *r.pMin, PMax: *r.pMax, MMin: *r.mMin, MMax: *r.mMax},
-	}
-	if *r.lambda <= 0 || *r.T <= 0 || *r.batch <= 0 || *r.epochs <= 0 || *r.patience <= 0 || *r.tau <= 0 || *r.infoNCEWeight <= 0 {
-		return train.Config{}, usagef("-lambda, -T, -batch, -epochs, -patience, -tau and -infonce-weight must be positive")
-	}
-	// Used by the rows and fits that train a head; cleared by the others.
-	cfg.InfoNCE = &train.InfoNCE{Weight: *r.infoNCEWeight, Tau: *r.tau}
-	switch *r.headVolume {
+	// Used by the fits and rows that train a head (train.Fit leaves it out
+	// of the others).
+	n := r.infoNCE
+	switch r.headSpace {
 	case "backbone":
 	case "projected":
-		cfg.InfoNCE.ProjectedVolume = true
+		n.ProjectedVolume = true
 	default:
-		return train.Config{}, usagef("-head-volume %q: want backbone or projected", *r.headVolume)
+		return train.Config{}, usagef("%s: -head-volume %q: want backbone or projected", cmd, r.headSpace)
 	}
-	if err := cfg.WithDefaults().Validate(); err != nil {
-		return train.Config{}, usagef("%v", err)
+	cfg.InfoNCE = &n
+	if err := cfg.Validate(); err != nil {
+		return train.Config{}, usagef("%s: %v", cmd, err)
 	}
-	// The objective and α are set by the caller.
-	cfg.Objective.Objective, cfg.Objective.Alpha = 0, 0
 	return cfg, nil
 }

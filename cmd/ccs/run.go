@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/objective"
 )
 
 // usageError is a mistake in the command line: exit status 2.
@@ -21,17 +23,62 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// command is one subcommand (cmd/go's shape, one level deep).
+// A command is one subcommand (cmd/go's shape, one level deep, and
+// restic's: an options struct per command, filled by its flags, and a
+// runX(ctx, opts, out) function that does the work and that tests can call
+// directly).
 type command struct {
 	name  string
 	args  string // the usage line after the name
 	short string
-	// positional, if set, names one required argument that comes before
-	// the flags (as in 'ccs reproduce sim -seeds 3').
-	positional string
-	// flags declares the command's flags on fs and returns the function
-	// that runs it once they are parsed.
-	flags func(fs *flag.FlagSet, out *output) func(args []string) error
+	// flags declares the command's flags on fs, each filling a field of the
+	// command's options, and returns the function that runs the command once
+	// they are parsed.
+	flags func(fs *flag.FlagSet) runner
+	// sub, for reproduce, are the commands the first argument chooses
+	// (the tables); subName names that argument in messages.
+	sub     []*command
+	subName string
+}
+
+// runner runs a command whose flags are parsed.
+type runner func(ctx context.Context, out *output) error
+
+// newCommand makes the command name whose options are an O: declare
+// declares its flags on fs, each filling a field of o, and may return a
+// function that completes o once they are parsed (nil when there is
+// nothing to complete); run does the command's work with the options.
+func newCommand[O any](name, args, short string, declare func(fs *flag.FlagSet, o *O) func() error,
+	run func(context.Context, O, *output) error) *command {
+	return &command{name: name, args: args, short: short, flags: func(fs *flag.FlagSet) runner {
+		o := new(O)
+		finish := declare(fs, o)
+		return func(ctx context.Context, out *output) error {
+			if finish != nil {
+				if err := finish(); err != nil {
+					return err
+				}
+			}
+			return run(ctx, *o, out)
+		}
+	}}
+}
+
+// commands are ccs's subcommands, in the order 'ccs help' lists them.
+func commands() []*command {
+	return []*command{
+		calibrateCommand(),
+		embedCommand(),
+		evaluateCommand(),
+		fitCommand(),
+		oodCommand(),
+		reproduceCommand(),
+		serveCommand(),
+		retrieveCommand(),
+		loadtestCommand(),
+		simulateCommand(),
+		versionCommand(),
+	}
 }
 
 // output carries the writers a command prints to.
@@ -52,63 +99,89 @@ func (o *output) terminal() bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-var commands []*command
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "--help" || arg == "-help"
+}
 
-func register(c *command) { commands = append(commands, c) }
-
+// run is ccs with its arguments: it parses the command line and runs the
+// command it names.
 func run(stdout, stderr io.Writer, args []string) error {
 	if len(args) == 0 {
 		return usagef("no command given; run 'ccs help'")
 	}
 	name := args[0]
-	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
+	if isHelp(name) {
 		if len(args) > 1 {
-			return run(stdout, stderr, []string{args[1], "-h"})
+			return run(stdout, stderr, append(args[1:], "-h"))
 		}
-		printHelp(stdout)
+		printHelp(stdout, commands())
 		return nil
 	}
-	for _, c := range commands {
-		if c.name != name {
-			continue
+	out := &output{stdout: stdout, stderr: stderr}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(context.Background(), out, c.name, args[1:])
 		}
-		fs := flag.NewFlagSet("ccs "+c.name, flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		out := &output{stdout: stdout, stderr: stderr}
-		runner := c.flags(fs, out)
-		rest := args[1:]
-		var pos []string
-		if c.positional != "" && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-			pos, rest = rest[:1], rest[1:]
-		}
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprintf(stdout, "usage: ccs %s %s\n\n%s\n\nFlags:\n", c.name, c.args, c.short)
-				fs.SetOutput(stdout)
-				fs.PrintDefaults()
-				return nil
-			}
-			return usagef("%s: %v", c.name, err)
-		}
-		if fs.NArg() > 0 {
-			return usagef("%s: unexpected argument %q", c.name, fs.Arg(0))
-		}
-		if c.positional != "" && len(pos) == 0 {
-			return usagef("%s: missing %s; run 'ccs %s -h'", c.name, c.positional, c.name)
-		}
-		return runner(pos)
 	}
 	return usagef("unknown command %q; run 'ccs help'", name)
 }
 
-func printHelp(w io.Writer) {
+// run parses c's flags from args and runs it; path is the command line's
+// words up to c ("reproduce sim").
+func (c *command) run(ctx context.Context, out *output, path string, args []string) error {
+	if c.sub != nil {
+		return c.runSub(ctx, out, path, args)
+	}
+	fs := flag.NewFlagSet("ccs "+path, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	r := c.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(out.stdout, "usage: ccs %s %s\n\n%s\n\nFlags:\n", path, c.args, c.short)
+			fs.SetOutput(out.stdout)
+			fs.PrintDefaults()
+			return nil
+		}
+		return usagef("%s: %v", path, err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", path, fs.Arg(0))
+	}
+	return r(ctx, out)
+}
+
+// runSub runs the subcommand args[0] names (reproduce's tables).
+func (c *command) runSub(ctx context.Context, out *output, path string, args []string) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintf(out.stdout, "usage: ccs %s %s\n\n%s\n\n%ss:\n", path, c.args, c.short, c.subName)
+		for _, s := range c.sub {
+			fmt.Fprintf(out.stdout, "  %-14s %s\n", s.name, s.short)
+		}
+		fmt.Fprintf(out.stdout, "\nRun 'ccs %s %s -h' for its flags.\n", path, c.subName)
+		return nil
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return usagef("%s: missing %s; run 'ccs %s -h'", path, c.subName, path)
+	}
+	var names []string
+	for _, s := range c.sub {
+		if s.name == args[0] {
+			return s.run(ctx, out, path+" "+s.name, args[1:])
+		}
+		names = append(names, s.name)
+	}
+	return usagef("%s: unknown %s %q (want %s or %s)", path, strings.ToLower(c.subName), args[0],
+		strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+}
+
+func printHelp(w io.Writer, cmds []*command) {
 	fmt.Fprintln(w, "ccs builds and evaluates contrastive conformal sets: sets around an anchor's")
 	fmt.Fprintln(w, "embedding that contain its positives with probability 1−α.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Usage: ccs <command> [flags]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
-	for _, c := range commands {
+	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.short)
 	}
 	fmt.Fprintln(w)
@@ -134,12 +207,8 @@ func checkAlpha(cmd string, alpha float64) error {
 	return nil
 }
 
-// isSet reports whether the flag name was given on the command line.
-func isSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
+// defaultAlpha is every command's default miscoverage level: the paper's.
+var defaultAlpha = objective.PaperConfig.Alpha
 
 // writeJSON writes v as indented JSON.
 func writeJSON(w io.Writer, v any) error {
@@ -147,3 +216,25 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
+
+// namedFiles is a repeatable NAME=FILE flag.
+type namedFiles map[string]string
+
+func (m namedFiles) String() string { return fmt.Sprint(map[string]string(m)) }
+func (m namedFiles) Set(v string) error {
+	name, file, ok := strings.Cut(v, "=")
+	if !ok || name == "" || file == "" || strings.ContainsAny(name, "/ ") {
+		return fmt.Errorf("%q: want NAME=FILE (a name without '/' or spaces)", v)
+	}
+	if _, dup := m[name]; dup {
+		return fmt.Errorf("name %q given twice", name)
+	}
+	m[name] = file
+	return nil
+}
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }

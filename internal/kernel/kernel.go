@@ -22,6 +22,10 @@ package kernel
 // products vanish (no 0·∞ = NaN).
 const LogZero = -1e30
 
+// Level says which kernels this build runs on this processor, e.g.
+// "portable Go kernels".
+func Level() string { return level() }
+
 // Describe says which kernels this build runs on this processor and which
 // BLAS it links, e.g. "portable Go kernels; BLAS: gonum (pure Go)".
 func Describe() string {

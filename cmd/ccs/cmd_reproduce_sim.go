@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"flag"
+
+	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/train"
+)
+
+// reproduceSimOptions are the inputs of ccs reproduce sim and
+// sim-threshold.
+type reproduceSimOptions struct {
+	tableOptions
+	simOptions
+	Rows   string       // all, baselines, learned, infonce or all+infonce (sim only)
+	Recipe train.Config // sim-threshold replaces each run's optimiser and threshold mode
+}
+
+// simRows are the row sets -rows names, for the simulation.
+var simRows = map[string]func() []experiment.Method{
+	"all":       experiment.SimMethods,
+	"baselines": experiment.Baselines,
+	"learned":   experiment.LearnedRows,
+	"infonce":   experiment.InfoNCERows,
+	"all+infonce": func() []experiment.Method {
+		return append(experiment.SimMethods(), experiment.InfoNCERows()...)
+	},
+}
+
+func reproduceSimCommand() *command {
+	return newCommand("sim", "[-seeds 20] [-rows all|baselines|learned|infonce|all+infonce] [-k 500] [-per-class 5000] [-data-seed S] [-alpha 0.05] [-calibration one|pooled] [-out DIR] [training flags] [-json] [-quiet]",
+		"the 3-D simulation, the paper's Table 1", declareSim(20, true), runReproduceSim)
+}
+
+// declareSim declares the flags of the simulation's tables that train:
+// seeds by default, and -rows when rows.
+func declareSim(seeds int, rows bool) func(fs *flag.FlagSet, o *reproduceSimOptions) func() error {
+	return func(fs *flag.FlagSet, o *reproduceSimOptions) func() error {
+		addTableFlags(fs, &o.tableOptions, seeds)
+		addSimFlags(fs, &o.simOptions, true)
+		if rows {
+			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the paper's eight), baselines (the two vanilla sets), learned (the six trained ones), infonce (the six with the InfoNCE head) or all+infonce")
+		}
+		return recipeOption(fs, "sim", "reproduce", &o.Recipe)
+	}
+}
+
+func runReproduceSim(_ context.Context, o reproduceSimOptions, out *output) error {
+	cfg, err := o.simOptions.config(o.tableOptions, o.Recipe)
+	if err != nil {
+		return err
+	}
+	rows, ok := simRows[o.Rows]
+	if !ok {
+		return usagef("reproduce: -rows %q: want all, baselines, learned, infonce or all+infonce", o.Rows)
+	}
+	t, err := experiment.Sim(cfg, rows(), newProgress(out, o.Quiet, "run").step)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return t.WriteJSON(out.stdout)
+	}
+	return t.WriteText(out.stdout)
+}

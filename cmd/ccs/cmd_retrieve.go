@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/retrieve"
+)
+
+// retrieveOptions are ccs retrieve's inputs.
+type retrieveOptions struct {
+	Set, DB     string // files
+	AnchorIndex int    // the collection's row as the anchor; −1: none
+	Anchor      string // the anchor's .npy file
+	Limit       int    // hits printed, nearest first; 0: all
+	JSON        bool
+}
+
+func retrieveCommand() *command {
+	return newCommand("retrieve", "-set SET.json -db FILE.npz (-anchor-index I | -anchor FILE.npy) [-limit N] [-json]",
+		"list the collection items inside a fitted set around an anchor (retrieval with recall ≥ 1−α)",
+		func(fs *flag.FlagSet, o *retrieveOptions) func() error {
+			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
+			fs.StringVar(&o.DB, "db", "", "collection `file` (.npz)")
+			fs.IntVar(&o.AnchorIndex, "anchor-index", -1, "use the collection's row `I` as the anchor")
+			fs.StringVar(&o.Anchor, "anchor", "", "anchor embedding `file` (.npy, float32, (d,) or (1, d))")
+			fs.IntVar(&o.Limit, "limit", 0, "print at most `N` hits, nearest first (0: all)")
+			fs.BoolVar(&o.JSON, "json", false, "print JSON")
+			return nil
+		}, runRetrieve)
+}
+
+func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
+	if err := required("retrieve", "set", o.Set, "db", o.DB); err != nil {
+		return err
+	}
+	if (o.AnchorIndex >= 0) == (o.Anchor != "") {
+		return usagef("retrieve: give one of -anchor-index and -anchor")
+	}
+	if o.Limit < 0 {
+		return usagef("retrieve: -limit %d must be ≥ 0", o.Limit)
+	}
+	set, err := conformal.Load(o.Set)
+	if err != nil {
+		return err
+	}
+	c, err := retrieve.ReadCollection(o.DB)
+	if err != nil {
+		return err
+	}
+	var anchor []float32
+	if o.AnchorIndex >= 0 {
+		if o.AnchorIndex >= c.N {
+			return fmt.Errorf("%s: -anchor-index %d, the collection has %d rows", o.DB, o.AnchorIndex, c.N)
+		}
+		anchor = c.Rows[o.AnchorIndex*c.D : (o.AnchorIndex+1)*c.D]
+	} else {
+		a, err := bundle.ReadNPY(o.Anchor)
+		if err != nil {
+			return err
+		}
+		if a.F32 == nil || a.Len() != set.Geometry.Dim() || len(a.Shape) > 2 {
+			return fmt.Errorf("%s: want float32 (%d,) or (1, %d), got shape %v", o.Anchor, set.Geometry.Dim(), set.Geometry.Dim(), a.Shape)
+		}
+		anchor = a.F32
+	}
+	hits, total, err := retrieve.Search(ctx, set, anchor, c, o.Limit)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", o.Set, o.DB, err)
+	}
+	if o.JSON {
+		if hits == nil {
+			hits = []retrieve.Hit{}
+		}
+		var q any = set.Threshold
+		if math.IsInf(set.Threshold, 1) {
+			q = "+Inf"
+		}
+		return writeJSON(out.stdout, map[string]any{"total": total, "hits": hits, "threshold": q})
+	}
+	fmt.Fprintf(out.stdout, "%d of %d items inside the set (threshold %.6g, α=%v)\n", total, c.N, set.Threshold, set.Alpha)
+	for _, h := range hits {
+		fmt.Fprintf(out.stdout, "%d\t%d\t%.6g\n", h.ID, h.Row, h.Score)
+	}
+	for _, w := range set.Warnings() {
+		out.warn(w)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
+)
+
+// Initial is the paper's initialisation of a learnable family in d
+// dimensions, the ℓ2 ball: the single-norm with M = I and p = 2, the
+// generalized ball with m_j = 1 and p_j = 2. init says so in words, for
+// the record.
+func Initial(kind geometry.Kind, d int) (g geometry.Learnable, init string, err error) {
+	switch kind {
+	case geometry.KindNorm:
+		return geometry.IdentityNorm(d, 2), "M = I, p = 2", nil
+	case geometry.KindGenBall:
+		return geometry.UnitGenBall(d, 2), "m = 1, p = 2", nil
+	}
+	return nil, "", fmt.Errorf("train: a %v set is not learned (want single or genball)", kind)
+}
+
+// Spec says what Fit learns.
+type Spec struct {
+	// Kind is the learnable family: geometry.KindNorm or KindGenBall.
+	Kind geometry.Kind
+	// Head, when true, trains a linear projection head jointly with the set
+	// (InfoNCE, DESIGN §2.4): HeadDim outputs (0: the embeddings'
+	// dimension), initialised at the identity; Config.InfoNCE configures its
+	// loss (nil: PaperInfoNCE). Without a head Config.InfoNCE is ignored.
+	Head    bool
+	HeadDim int
+	// Config is the recipe, with this run's objective, α and seed.
+	Config Config
+}
+
+// Fitted is a learned geometry, not yet calibrated.
+type Fitted struct {
+	// Geometry is the best checkpoint, behind its projection head when it
+	// was trained with one: what a set calibrates and scores with.
+	Geometry geometry.Geometry
+	// Result is the training run's account.
+	Result *Result
+	// Info is what a set file keeps of the training (the whole recipe and
+	// its outcome).
+	Info *conformal.FitInfo
+}
+
+// Fit is the pipeline every learned set goes through: the paper's initial
+// geometry (Initial), trained on fit with the checkpoint chosen on val
+// (TrainHead, with a head when s asks for one), wrapped for calibration.
+// The calibration split is never given to it.
+func Fit(s Spec, fit, val *bundle.Bundle, obs Observer) (*Fitted, error) {
+	dim := fit.D
+	if s.Head && s.HeadDim > 0 {
+		dim = s.HeadDim
+	}
+	if s.HeadDim < 0 || (s.HeadDim > 0 && !s.Head) {
+		return nil, fmt.Errorf("train: head dimension %d without a head, or negative", s.HeadDim)
+	}
+	g, init, err := Initial(s.Kind, dim)
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.Config
+	cfg.Init = init
+	var h *head.Linear
+	if s.Head {
+		h = head.Identity(fit.D, dim)
+		if cfg.InfoNCE == nil {
+			cfg.InfoNCE = &InfoNCE{}
+		}
+	} else {
+		cfg.InfoNCE = nil
+	}
+	res, err := TrainHead(g, h, fit, val, cfg, obs)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fitted{Geometry: g, Result: res, Info: FitInfo(cfg, res, fit.N, val.N)}
+	if h != nil {
+		if f.Geometry, err = head.NewProjected(h, g); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
