@@ -175,7 +175,7 @@ func LearnedInfoNCE(kind geometry.Kind, obj objective.Objective) Method {
 }
 
 func learned(kind geometry.Kind, obj objective.Objective, infoNCE bool) Method {
-	family := map[geometry.Kind]string{geometry.KindNorm: "Single", geometry.KindGenBall: "Generalized"}[kind]
+	family := kind.Title()
 	terms := map[objective.Objective]string{objective.Neg: "Neg", objective.Vol: "Vol", objective.NegVol: "Neg,Vol"}[obj]
 	file := kind.String() + "-" + strings.ReplaceAll(obj.String(), ",", "-")
 	if infoNCE {

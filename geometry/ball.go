@@ -22,6 +22,8 @@ func (Ball) Kind() Kind { return KindBall }
 // Dim returns D.
 func (b Ball) Dim() int { return b.D }
 
+func (Ball) params() Params { return nil }
+
 // Scores computes ‖x‖₂ for each row of diffs.
 func (b Ball) Scores(dst []float64, diffs []float32) []float64 {
 	return ballScores(dst, diffs, b.D)
@@ -135,6 +137,8 @@ func (e *Ellipsoid) Dim() int { return e.d }
 
 // Sigma returns a copy of Σ (row-major).
 func (e *Ellipsoid) Sigma() []float64 { return append([]float64(nil), e.sigma...) }
+
+func (e *Ellipsoid) params() Params { return Params{"sigma": e.Sigma()} }
 
 // Scores computes sqrt(xᵀ Σ⁻¹ x) = ‖L⁻¹x‖₂ for each row of diffs.
 func (e *Ellipsoid) Scores(dst []float64, diffs []float32) []float64 {

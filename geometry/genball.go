@@ -67,6 +67,26 @@ func (g *GenBall) Scales() []float64 { return append([]float64(nil), g.m...) }
 // Exponents returns a copy of p.
 func (g *GenBall) Exponents() []float64 { return append([]float64(nil), g.p...) }
 
+func (g *GenBall) params() Params { return Params{"scales": g.Scales(), "exponents": g.Exponents()} }
+
+func decodeGenBall(_ int, p Params) (Geometry, error) { return NewGenBall(p["scales"], p["exponents"]) }
+
+// Clamp keeps every m_j ≥ b.MMin (and ≤ b.MMax when it is positive) and
+// every p_j in [b.PMin, b.PMax].
+func (g *GenBall) Clamp(theta []float64, b Bounds) {
+	if len(theta) != g.NumParams() {
+		panic(errLength)
+	}
+	d := len(g.m)
+	for j := range d {
+		theta[j] = math.Max(theta[j], b.MMin)
+		if b.MMax > 0 {
+			theta[j] = math.Min(theta[j], b.MMax)
+		}
+		theta[d+j] = math.Min(math.Max(theta[d+j], b.PMin), b.PMax)
+	}
+}
+
 // NumParams returns 2d.
 func (g *GenBall) NumParams() int { return 2 * len(g.m) }
 

@@ -17,7 +17,6 @@
 package geometry
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -64,61 +63,19 @@ type Learnable interface {
 	// LogVolumeGrad adds w·∂logVol(N_t)/∂θ into dtheta and returns
 	// ∂logVol(N_t)/∂t.
 	LogVolumeGrad(dtheta []float64, t, w float64) float64
+	// Clamp projects θ, in place, onto the family's parameters within b
+	// (the paper's Remark 1), after every training step.
+	Clamp(theta []float64, b Bounds)
 }
 
-// Kind names a set family.
-type Kind int
-
-// The set families.
-const (
-	KindBall Kind = iota + 1
-	KindEllipsoid
-	KindNorm
-	KindGenBall
-)
-
-var kindNames = map[Kind]string{
-	KindBall:      "ball",
-	KindEllipsoid: "ellipsoid",
-	KindNorm:      "single",
-	KindGenBall:   "genball",
-}
-
-// String returns the name used on the command line and in files:
-// ball, ellipsoid, single or genball.
-func (k Kind) String() string {
-	if s, ok := kindNames[k]; ok {
-		return s
-	}
-	return fmt.Sprintf("Kind(%d)", int(k))
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (k Kind) MarshalText() ([]byte, error) {
-	if _, ok := kindNames[k]; !ok {
-		return nil, fmt.Errorf("geometry: unknown kind %d", int(k))
-	}
-	return []byte(k.String()), nil
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (k *Kind) UnmarshalText(b []byte) error {
-	kk, err := ParseKind(string(b))
-	if err != nil {
-		return err
-	}
-	*k = kk
-	return nil
-}
-
-// ParseKind parses a family name (ball, ellipsoid, single or genball).
-func ParseKind(s string) (Kind, error) {
-	for k, name := range kindNames {
-		if name == s {
-			return k, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown geometry %q (want ball, ellipsoid, single or genball)", s)
+// Bounds keep a learnable family's parameters in range (the paper's Remark
+// 1): exponents p in [PMin, PMax], generalized-ball scales m ≥ MMin and, if
+// MMax > 0, m ≤ MMax. The single-norm's M is free.
+type Bounds struct {
+	PMin float64 `json:"p_min"`
+	PMax float64 `json:"p_max"`
+	MMin float64 `json:"m_min"`
+	MMax float64 `json:"m_max"` // 0 means no upper bound
 }
 
 // Float is the element type of difference vectors inside the kernels:

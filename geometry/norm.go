@@ -82,6 +82,25 @@ func (n *Norm) M() []float64 { return append([]float64(nil), n.m...) }
 // P returns the exponent p.
 func (n *Norm) P() float64 { return n.p }
 
+func (n *Norm) params() Params { return Params{"matrix": n.M(), "p": {n.p}} }
+
+func decodeNorm(d int, p Params) (Geometry, error) {
+	exp, err := p.one("p")
+	if err != nil {
+		return nil, err
+	}
+	return NewNorm(d, p["matrix"], exp)
+}
+
+// Clamp keeps p in [b.PMin, b.PMax]; M is free.
+func (n *Norm) Clamp(theta []float64, b Bounds) {
+	if len(theta) != n.NumParams() {
+		panic(errLength)
+	}
+	p := &theta[len(theta)-1]
+	*p = math.Min(math.Max(*p, b.PMin), b.PMax)
+}
+
 // NumParams returns d²+1.
 func (n *Norm) NumParams() int { return n.d*n.d + 1 }
 

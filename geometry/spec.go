@@ -1,41 +1,41 @@
 package geometry
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 )
 
-// Spec is a geometry's parameters as stored in a fitted-set file. Only the
-// fields of its Kind are set.
+// Params are a geometry's parameters by the names its file stores them
+// under: the ellipsoid's "sigma" (Σ, d×d row-major), the single-norm's
+// "matrix" (M, d×d row-major) and "p" (one value), the generalized ball's
+// "scales" (m_j) and "exponents" (p_j).
+type Params map[string][]float64
+
+// Spec is a geometry as a fitted-set file stores it: its family, its
+// dimension and its parameters. In JSON the parameters stand beside kind
+// and dim, in the family's order.
 type Spec struct {
-	Kind Kind `json:"kind"`
-	Dim  int  `json:"dim"`
-	// Sigma is the ellipsoid's covariance Σ, d×d row-major.
-	Sigma []float64 `json:"sigma,omitempty"`
-	// Matrix and P are the single-norm's M (d×d row-major) and p.
-	Matrix []float64 `json:"matrix,omitempty"`
-	P      float64   `json:"p,omitempty"`
-	// Scales and Exponents are the generalized ball's m_j and p_j.
-	Scales    []float64 `json:"scales,omitempty"`
-	Exponents []float64 `json:"exponents,omitempty"`
+	Kind   Kind
+	Dim    int
+	Params Params
+}
+
+// parameterized is implemented by every geometry of this package that a
+// file can store: its parameters.
+type parameterized interface {
+	params() Params
 }
 
 // Encode returns g's Spec.
 func Encode(g Geometry) (Spec, error) {
-	s := Spec{Kind: g.Kind(), Dim: g.Dim()}
-	switch g := g.(type) {
-	case Ball:
-	case *Ellipsoid:
-		s.Sigma = g.Sigma()
-	case *Norm:
-		s.Matrix, s.P = g.M(), g.P()
-	case *GenBall:
-		s.Scales, s.Exponents = g.Scales(), g.Exponents()
-	default:
+	p, ok := g.(parameterized)
+	if _, known := families[g.Kind()]; !ok || !known {
 		return Spec{}, fmt.Errorf("geometry: cannot encode %T", g)
 	}
-	return s, nil
+	return Spec{Kind: g.Kind(), Dim: g.Dim(), Params: p.params()}, nil
 }
 
 // Decode validates s and builds its geometry. Errors name the bad field.
@@ -43,45 +43,116 @@ func Decode(s Spec) (Geometry, error) {
 	if s.Dim < 1 {
 		return nil, fmt.Errorf("geometry: dim %d < 1", s.Dim)
 	}
-	// Each kind's own fields; any other field set is an error.
-	present := []struct {
-		name string
-		set  bool
-	}{{"sigma", s.Sigma != nil}, {"matrix", s.Matrix != nil}, {"p", s.P != 0},
-		{"scales", s.Scales != nil}, {"exponents", s.Exponents != nil}}
-	own := map[Kind][]string{KindBall: nil, KindEllipsoid: {"sigma"}, KindNorm: {"matrix", "p"},
-		KindGenBall: {"scales", "exponents"}}
-	fields, ok := own[s.Kind]
+	f, ok := families[s.Kind]
 	if !ok {
 		return nil, fmt.Errorf("geometry: unknown kind %v", s.Kind)
 	}
-	for _, f := range present {
-		if f.set && !slices.Contains(fields, f.name) {
-			return nil, fmt.Errorf("geometry: %v: field %q does not belong to it", s.Kind, f.name)
+	for name := range s.Params {
+		if !slices.ContainsFunc(f.params, func(p param) bool { return p.name == name }) {
+			return nil, fmt.Errorf("geometry: %v: field %q does not belong to it", s.Kind, name)
 		}
 	}
-	var (
-		g   Geometry
-		err error
-	)
-	switch s.Kind {
-	case KindBall:
-		g = Ball{D: s.Dim}
-	case KindEllipsoid:
-		g, err = NewEllipsoid(s.Dim, s.Sigma)
-	case KindNorm:
-		g, err = NewNorm(s.Dim, s.Matrix, s.P)
-	case KindGenBall:
-		g, err = NewGenBall(s.Scales, s.Exponents)
-		if err == nil && g.Dim() != s.Dim {
-			err = fmt.Errorf("geometry: genball with %d scales for dim %d", g.Dim(), s.Dim)
-		}
-	}
+	g, err := f.decode(s.Dim, s.Params)
 	if err != nil {
 		return nil, err
+	}
+	if g.Dim() != s.Dim {
+		return nil, fmt.Errorf("geometry: %v of dimension %d for dim %d", s.Kind, g.Dim(), s.Dim)
 	}
 	if math.IsInf(g.LogVolume(1), 0) || math.IsNaN(g.LogVolume(1)) {
 		return nil, fmt.Errorf("geometry: %v: its unit set has log-volume %v", s.Kind, g.LogVolume(1))
 	}
 	return g, nil
+}
+
+// MarshalJSON writes {"kind": …, "dim": …, then the parameters in the
+// family's order}; a one-value parameter as a number.
+func (s Spec) MarshalJSON() ([]byte, error) {
+	kind, err := s.Kind.MarshalText()
+	if err != nil {
+		return nil, err
+	}
+	name, err := json.Marshal(string(kind))
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"kind":%s,"dim":%d`, name, s.Dim)
+	for _, p := range families[s.Kind].params {
+		v, ok := s.Params[p.name]
+		if !ok {
+			continue
+		}
+		var raw []byte
+		if p.scalar && len(v) == 1 {
+			raw, err = json.Marshal(v[0])
+		} else {
+			raw, err = json.Marshal(v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("geometry: %v: %s: %w", s.Kind, p.name, err)
+		}
+		fmt.Fprintf(&b, `,%q:%s`, p.name, raw)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes. A field that is not one of
+// the family's parameters is an error; so is a parameter of the wrong shape
+// (a number for an array, an array for a number).
+func (s *Spec) UnmarshalJSON(data []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	*s = Spec{}
+	if raw, ok := fields["kind"]; ok {
+		if err := json.Unmarshal(raw, &s.Kind); err != nil {
+			return fmt.Errorf("geometry: kind: %w", err)
+		}
+	}
+	if raw, ok := fields["dim"]; ok {
+		if err := json.Unmarshal(raw, &s.Dim); err != nil {
+			return fmt.Errorf("geometry: dim: %w", err)
+		}
+	}
+	f := families[s.Kind]
+	for name, raw := range fields {
+		if name == "kind" || name == "dim" {
+			continue
+		}
+		i := slices.IndexFunc(f.params, func(p param) bool { return p.name == name })
+		if i < 0 {
+			return fmt.Errorf("geometry: %v: field %q does not belong to it", s.Kind, name)
+		}
+		var v []float64
+		if f.params[i].scalar {
+			var x float64
+			if err := json.Unmarshal(raw, &x); err != nil {
+				return fmt.Errorf("geometry: %v: %s: want a number: %w", s.Kind, name, err)
+			}
+			v = []float64{x}
+		} else if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("geometry: %v: %s: want an array of numbers: %w", s.Kind, name, err)
+		}
+		if s.Params == nil {
+			s.Params = Params{}
+		}
+		s.Params[name] = v
+	}
+	return nil
+}
+
+// one returns the value of a one-value parameter: 0 when it is missing
+// (the family's constructor then says what is wrong with it).
+func (p Params) one(name string) (float64, error) {
+	switch v := p[name]; len(v) {
+	case 0:
+		return 0, nil
+	case 1:
+		return v[0], nil
+	default:
+		return 0, fmt.Errorf("geometry: %s: %d values, want one", name, len(v))
+	}
 }

@@ -9,23 +9,10 @@ import (
 	"github.com/ccsets/ccs/head"
 )
 
-// Initial is the paper's initialisation of a learnable family in d
-// dimensions, the ℓ2 ball: the single-norm with M = I and p = 2, the
-// generalized ball with m_j = 1 and p_j = 2. init says so in words, for
-// the record.
-func Initial(kind geometry.Kind, d int) (g geometry.Learnable, init string, err error) {
-	switch kind {
-	case geometry.KindNorm:
-		return geometry.IdentityNorm(d, 2), "M = I, p = 2", nil
-	case geometry.KindGenBall:
-		return geometry.UnitGenBall(d, 2), "m = 1, p = 2", nil
-	}
-	return nil, "", fmt.Errorf("train: a %v set is not learned (want single or genball)", kind)
-}
-
 // Spec says what Fit learns.
 type Spec struct {
-	// Kind is the learnable family: geometry.KindNorm or KindGenBall.
+	// Kind is the learnable family (geometry.LearnableKinds): the
+	// single-norm or the generalized ball.
 	Kind geometry.Kind
 	// Head, when true, trains a linear projection head jointly with the set
 	// (InfoNCE, DESIGN §2.4): HeadDim outputs (0: the embeddings'
@@ -50,7 +37,7 @@ type Fitted struct {
 }
 
 // Fit is the pipeline every learned set goes through: the paper's initial
-// geometry (Initial), trained on fit with the checkpoint chosen on val
+// geometry (geometry.Initial), trained on fit with the checkpoint chosen on val
 // (TrainHead, with a head when s asks for one), wrapped for calibration.
 // The calibration split is never given to it.
 func Fit(s Spec, fit, val *bundle.Bundle, obs Observer) (*Fitted, error) {
@@ -61,7 +48,7 @@ func Fit(s Spec, fit, val *bundle.Bundle, obs Observer) (*Fitted, error) {
 	if s.HeadDim < 0 || (s.HeadDim > 0 && !s.Head) {
 		return nil, fmt.Errorf("train: head dimension %d without a head, or negative", s.HeadDim)
 	}
-	g, init, err := Initial(s.Kind, dim)
+	g, init, err := geometry.Initial(s.Kind, dim)
 	if err != nil {
 		return nil, err
 	}

@@ -36,16 +36,6 @@ type SGD struct {
 	Cosine      bool    `json:"cosine"`
 }
 
-// Bounds keep parameters in range after every step (the paper's Remark 1):
-// exponents p in [PMin, PMax], generalized-ball scales m ≥ MMin and, if
-// MMax > 0, m ≤ MMax. The single-norm's M is free.
-type Bounds struct {
-	PMin float64 `json:"p_min"`
-	PMax float64 `json:"p_max"`
-	MMin float64 `json:"m_min"`
-	MMax float64 `json:"m_max"` // 0 means no upper bound
-}
-
 // Config is a training recipe and the choices of one run (the objective in
 // Objective.Objective, α in Objective.Alpha, Seed, Init). Zero fields take
 // SimRecipe's values.
@@ -56,7 +46,7 @@ type Config struct {
 	Patience  int              `json:"patience"`  // epochs without improvement before stopping
 	ClipNorm  float64          `json:"clip_norm"` // gradient-norm clip; negative means none
 	SGD       SGD              `json:"sgd"`       // zero means SimRecipe's
-	Bounds    Bounds           `json:"bounds"`
+	Bounds    geometry.Bounds  `json:"bounds"`
 	Seed      uint64           `json:"seed"` // batch order
 	Workers   int              `json:"-"`    // goroutines; 0 means GOMAXPROCS
 	Init      string           `json:"init"` // how the caller initialised the geometry (recorded only)
@@ -77,7 +67,7 @@ var (
 		Objective: objective.PaperConfig,
 		BatchSize: 256, MaxEpochs: 150, Patience: 8, ClipNorm: 1,
 		SGD:    SGD{LR: 0.3},
-		Bounds: Bounds{PMin: 0.1, PMax: 10, MMin: 1e-3},
+		Bounds: geometry.Bounds{PMin: 0.1, PMax: 10, MMin: 1e-3},
 	}
 	// EmbeddingRecipe is the real embeddings': SimRecipe with SGD at lr 0.1,
 	// momentum 0.9, weight decay 5e-4 and cosine annealing.
@@ -278,7 +268,7 @@ func TrainHead(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle, cf
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	theta := g.Params(nil)
-	project(g, theta, cfg.Bounds)
+	g.Clamp(theta, cfg.Bounds)
 	g.SetParams(theta)
 	t.set = newParams(theta, cfg.SGD.Momentum > 0)
 	if h != nil {
@@ -462,7 +452,7 @@ func (t *trainer) setEpoch(lr float64) (epochStats, error) {
 		n++
 		step(p.theta, p.grad, p.velocity, t.cfg, lr, p.steps == 0)
 		p.steps++
-		project(t.g, p.theta, t.cfg.Bounds)
+		t.g.Clamp(p.theta, t.cfg.Bounds)
 		t.g.SetParams(p.theta)
 		return nil
 	})
@@ -535,25 +525,6 @@ func step(theta, grad, velocity []float64, cfg Config, lr float64, first bool) {
 			gi = velocity[i]
 		}
 		theta[i] -= lr * gi
-	}
-}
-
-// project clamps the parameter vector theta of g's family into the bounds,
-// in place (the caller sets it once).
-func project(g geometry.Learnable, theta []float64, b Bounds) {
-	switch g := g.(type) {
-	case *geometry.Norm:
-		p := &theta[len(theta)-1]
-		*p = math.Min(math.Max(*p, b.PMin), b.PMax)
-	case *geometry.GenBall:
-		d := g.Dim()
-		for j := range d {
-			theta[j] = math.Max(theta[j], b.MMin)
-			if b.MMax > 0 {
-				theta[j] = math.Min(theta[j], b.MMax)
-			}
-			theta[d+j] = math.Min(math.Max(theta[d+j], b.PMin), b.PMax)
-		}
 	}
 }
 

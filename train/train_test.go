@@ -127,22 +127,6 @@ func TestStep(t *testing.T) {
 	}
 }
 
-func TestProjection(t *testing.T) {
-	t.Parallel()
-	g := geometry.UnitGenBall(2, 2)
-	got := []float64{1e-9, 5, 0.01, 50}
-	project(g, got, Bounds{PMin: 0.1, PMax: 10, MMin: 1e-3, MMax: 2})
-	if !slices.Equal(got, []float64{1e-3, 2, 0.1, 10}) {
-		t.Errorf("projected genball params %v", got)
-	}
-	n := geometry.IdentityNorm(2, 2)
-	got = []float64{-3, 0, 0, 1, 42}
-	project(n, got, Bounds{PMin: 0.1, PMax: 10, MMin: 1e-3})
-	if !slices.Equal(got, []float64{-3, 0, 0, 1, 10}) {
-		t.Errorf("projected single-norm params %v (M is free, p clamped)", got)
-	}
-}
-
 // TestBadInput: errors, not panics or NaN.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
@@ -157,7 +141,7 @@ func TestBadInput(t *testing.T) {
 	// A geometry that overflows: scores of +Inf give a non-finite loss.
 	huge := geometry.UnitGenBall(3, 2)
 	huge.SetParams([]float64{1e200, 1e200, 1e200, 10, 10, 10})
-	if _, err := Train(huge, fit, val, Config{Objective: objective.Config{Objective: objective.Vol}, MaxEpochs: 2, Bounds: Bounds{PMax: 10}}, nil); !errors.Is(err, objective.ErrNonFinite) {
+	if _, err := Train(huge, fit, val, Config{Objective: objective.Config{Objective: objective.Vol}, MaxEpochs: 2, Bounds: geometry.Bounds{PMax: 10}}, nil); !errors.Is(err, objective.ErrNonFinite) {
 		t.Errorf("overflowing scores: error %v, want ErrNonFinite", err)
 	}
 	other := &bundle.Bundle{N: val.N, K: 1, D: 2, KNeg: 1, Anchors: make([]float32, 2*val.N), Positives: make([]float32, 2*val.N), Negatives: make([]float32, 2*val.N)}

@@ -63,7 +63,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		if kind, err = geometry.ParseKind(o.Geometry); err != nil {
 			return usagef("calibrate: -geometry: %v", err)
 		}
-		if kind != geometry.KindBall && kind != geometry.KindEllipsoid {
+		if kind.Learnable() {
 			return usagef("calibrate: -geometry %s is learned: fit it with ccs fit, then calibrate with -set", kind)
 		}
 	} else if fitted, err = conformal.Load(o.Fitted); err != nil {

@@ -51,8 +51,8 @@ func runFit(_ context.Context, o fitOptions, out *output) error {
 		return err
 	}
 	kind, err := geometry.ParseKind(o.Geometry)
-	if err != nil || (kind != geometry.KindNorm && kind != geometry.KindGenBall) {
-		return usagef("fit: -geometry %q: want single or genball", o.Geometry)
+	if err != nil || !kind.Learnable() {
+		return usagef("fit: -geometry %q: want %s", o.Geometry, geometry.OrList(geometry.LearnableKinds()))
 	}
 	obj, withHead, err := objective.ParseObjectives(o.Objective)
 	if err != nil {
