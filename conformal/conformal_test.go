@@ -326,8 +326,12 @@ func TestSetFileValidation(t *testing.T) {
 			t.Fatalf("fixture lacks %q:\n%s", c.from, good)
 		}
 		bad := strings.Replace(good, c.from, c.to, 1)
-		if _, err := ReadJSON(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s → %s: error %v, want it to mention %q", c.from, c.to, err, c.want)
+		_, err := ReadJSON(strings.NewReader(bad))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "conformal: ") {
+			t.Errorf("%s → %s: error %v, want it to mention %q, after the package's prefix", c.from, c.to, err, c.want)
+		}
+		if strings.HasPrefix(c.to, `"alpha"`) && !errors.Is(err, ErrAlpha) {
+			t.Errorf("a bad alpha: error %v is not ErrAlpha", err)
 		}
 	}
 }

@@ -409,7 +409,7 @@ func readJSON(r io.Reader) (*Set, error) {
 	}
 	alpha := *f.Alpha
 	if !(alpha > 0 && alpha < 1) {
-		return nil, fmt.Errorf("alpha %v, want 0 < alpha < 1", alpha)
+		return nil, &fieldError{fmt.Sprintf("alpha %v, want 0 < alpha < 1", alpha), ErrAlpha}
 	}
 	c := *f.Calibration
 	if c.Mode != OnePerAnchor && c.Mode != Pooled {
@@ -455,3 +455,13 @@ func Load(path string) (*Set, error) {
 	}
 	return s, nil
 }
+
+// fieldError is a file's bad field, in its own words, that still reports
+// the package's error it is (errors.Is).
+type fieldError struct {
+	msg string
+	err error
+}
+
+func (e *fieldError) Error() string { return e.msg }
+func (e *fieldError) Unwrap() error { return e.err }

@@ -32,6 +32,7 @@ type TooFewError struct {
 	Alpha float64 // miscoverage level
 }
 
+// Error returns the reason with the package's prefix.
 func (e *TooFewError) Error() string { return "conformal: " + e.Reason() }
 
 // Reason is the error's message without the package prefix: what Set's

@@ -249,7 +249,7 @@ func normScoreGrads[F Float](n *Norm, dtheta, scores []float64, diffs []F, weigh
 	}
 	blk := weightBlock(d)
 	y, up := make([]float64, blk*d), make([]float64, blk*d) // each row's y = M·x and u^p
-	var ss, ts, w [16]float64                               // each row's S', T and weight
+	var ss, ts, w [16]float64                               // each row's S', T and weight (weightBlock ≤ 16)
 	g := make([]float64, d)
 	for lo := 0; lo < rowsN; lo += blk {
 		hi := min(rowsN, lo+blk)

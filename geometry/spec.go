@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 )
@@ -66,7 +67,8 @@ func Decode(s Spec) (Geometry, error) {
 }
 
 // MarshalJSON writes {"kind": …, "dim": …, then the parameters in the
-// family's order}; a one-value parameter as a number.
+// family's order}; a one-value parameter as a number, an empty one not at
+// all. A parameter that is not the family's is an error.
 func (s Spec) MarshalJSON() ([]byte, error) {
 	kind, err := s.Kind.MarshalText()
 	if err != nil {
@@ -76,15 +78,25 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	f := families[s.Kind]
+	for _, pname := range slices.Sorted(maps.Keys(s.Params)) {
+		i := slices.IndexFunc(f.params, func(p param) bool { return p.name == pname })
+		if i < 0 {
+			return nil, fmt.Errorf("geometry: %v: field %q does not belong to it", s.Kind, pname)
+		}
+		if f.params[i].scalar && len(s.Params[pname]) > 1 {
+			return nil, fmt.Errorf("geometry: %v: %s: %d values, want one", s.Kind, pname, len(s.Params[pname]))
+		}
+	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{"kind":%s,"dim":%d`, name, s.Dim)
-	for _, p := range families[s.Kind].params {
-		v, ok := s.Params[p.name]
-		if !ok {
-			continue
+	for _, p := range f.params {
+		v := s.Params[p.name]
+		if len(v) == 0 {
+			continue // as the omitempty fields of the file's first layout
 		}
 		var raw []byte
-		if p.scalar && len(v) == 1 {
+		if p.scalar {
 			raw, err = json.Marshal(v[0])
 		} else {
 			raw, err = json.Marshal(v)
@@ -118,7 +130,8 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 		}
 	}
 	f := families[s.Kind]
-	for name, raw := range fields {
+	for _, name := range slices.Sorted(maps.Keys(fields)) { // the first bad field, by name
+		raw := fields[name]
 		if name == "kind" || name == "dim" {
 			continue
 		}

@@ -78,6 +78,17 @@ func TestSpecJSON(t *testing.T) {
 			t.Errorf("%v: read back %+v, %v; want %+v", c.g.Kind(), back, err, s)
 		}
 	}
+	for _, bad := range []Spec{
+		{Kind: KindBall, Dim: 2, Params: Params{"sigma": {1}}},
+		{Kind: KindNorm, Dim: 1, Params: Params{"matrix": {1}, "p": {1, 2}}},
+	} {
+		if b, err := json.Marshal(bad); err == nil {
+			t.Errorf("%+v written as %s", bad, b)
+		}
+	}
+	if b, err := json.Marshal(Spec{Kind: KindGenBall, Dim: 1, Params: Params{"scales": {1}, "exponents": nil}}); err != nil || string(b) != `{"kind":"genball","dim":1,"scales":[1]}` {
+		t.Errorf("an empty parameter: %s, %v", b, err)
+	}
 	for _, bad := range []string{
 		`{"kind":"ball","dim":3,"p":2}`,
 		`{"kind":"single","dim":2,"matrix":[1,0,0,1],"p":[2]}`,

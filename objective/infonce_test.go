@@ -144,6 +144,28 @@ func TestEvalRowGrads(t *testing.T) {
 						t.Fatalf("%v %v %v: ∂Loss/∂θ[%d] %v with row gradients, %v without", g.Kind(), o, mode, i, g2[i], g1[i])
 					}
 				}
+				// The rows alone (a projection head's call): the same value and
+				// row gradients, to rounding (the Neg term is summed in row
+				// order there, per parallel chunk with ∂Loss/∂θ).
+				pos3, neg3 := make([]float64, nPos), make([]float64, nNeg)
+				v3, err := ev.Eval(g, b, Grads{Pos: pos3, Neg: neg3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				close := func(x, y float64) bool { return math.Abs(x-y) <= 1e-12*math.Max(1, math.Abs(y)) }
+				if !close(v3.Loss, v1.Loss) || v3.T != v1.T {
+					t.Fatalf("%v %v %v: value %+v from the rows alone, %+v with ∂Loss/∂θ", g.Kind(), o, mode, v3, v1)
+				}
+				for i := range pos {
+					if !close(pos3[i], pos[i]) {
+						t.Fatalf("%v %v %v: positive row %d: %v alone, %v with ∂Loss/∂θ", g.Kind(), o, mode, i, pos3[i], pos[i])
+					}
+				}
+				for i := range neg {
+					if negW, _ := ev.Config().Weights(); negW != 0 && !close(neg3[i], neg[i]) {
+						t.Fatalf("%v %v %v: negative row %d: %v alone, %v with ∂Loss/∂θ", g.Kind(), o, mode, i, neg3[i], neg[i])
+					}
+				}
 				nonzero := 0
 				for _, w := range pos {
 					if w != 0 {

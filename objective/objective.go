@@ -232,6 +232,71 @@ type Value struct {
 	LogVol  float64 // log Vol(N_t)
 }
 
+// negTerm scores the negatives (rows of d) on all cores into e.neg and
+// returns Σ_j σ_T(φ_j − t) and Σ_j σ'_T(φ_j − t), summed in row order; with
+// a non-nil negW it writes each row's ∂Loss/∂φ_j = −a·σ'_j/n into it.
+func (e *Evaluator) negTerm(scores func(dst []float64, rows []float32) []float64, neg []float32, d int, t float64, negW []float64) (s, ds float64) {
+	n := len(neg) / d
+	parallel.For(n, chunk, e.cfg.Workers, func(_, lo, hi int) { scores(e.neg[lo:hi], neg[lo*d:hi*d]) })
+	e.sig, e.der = grow(e.sig, n), grow(e.der, n)
+	kernel.Sigmoids(e.cfg.T, t, e.neg, e.sig, e.der)
+	a, _ := e.cfg.Weights()
+	for j := range n {
+		s += e.sig[j]
+		ds += e.der[j]
+		if negW != nil {
+			negW[j] = -a * e.der[j] / float64(n)
+		}
+	}
+	return s, ds
+}
+
+// negTermGrad is negTerm with the negatives' parameter gradient added into
+// grad, fused: one pass per parallel chunk, in which each negative's score
+// gives its sigmoid and its weight −a·σ'_j/n, applied by the kernel at once
+// (a block of rows at a time: kernel.Sigmoids runs on vectors where the
+// build has them). The sums are taken per chunk, then over the chunks in
+// order.
+func (e *Evaluator) negTermGrad(scoreGrads func(dtheta, scores []float64, rows []float32, w geometry.Weights) []float64,
+	neg []float32, d int, t float64, grad, negW []float64) (s, ds float64) {
+	n := len(neg) / d
+	a, _ := e.cfg.Weights()
+	nc := parallel.Chunks(n, chunk)
+	sums := make([][2]float64, nc)
+	for len(e.partial) < nc {
+		e.partial = append(e.partial, nil)
+	}
+	parallel.For(n, chunk, e.cfg.Workers, func(c, lo, hi int) {
+		var s, ds float64
+		var sig, der []float64
+		weights := func(k0 int, phi, w []float64) {
+			sig, der = grow(sig, len(phi)), grow(der, len(phi))
+			kernel.Sigmoids(e.cfg.T, t, phi, sig, der)
+			for k := range phi {
+				s += sig[k]
+				ds += der[k]
+				w[k] = -a * der[k] / float64(n)
+			}
+			if negW != nil {
+				copy(negW[lo+k0:], w)
+			}
+		}
+		p := grow(e.partial[c], len(grad))
+		e.partial[c] = p
+		clear(p)
+		scoreGrads(p, e.neg[lo:hi], neg[lo*d:hi*d], weights)
+		sums[c] = [2]float64{s, ds}
+	})
+	for c, p := range sums {
+		s += p[0]
+		ds += p[1]
+		for i, v := range e.partial[c] {
+			grad[i] += v
+		}
+	}
+	return s, ds
+}
+
 // ErrNonFinite reports a NaN or infinite loss or gradient.
 var ErrNonFinite = errors.New("non-finite objective")
 
@@ -247,6 +312,7 @@ type Evaluator struct {
 	cfg      Config
 	pos, neg []float64
 	sel      []float64 // a copy of pos (or a part) for selection
+	sig, der []float64 // the negatives' sigmoids and derivatives (without a parameter gradient)
 	idx      []int32
 	cand     []int32     // rows inside the bracket (bracketed)
 	partial  [][]float64 // one gradient per parallel chunk
@@ -332,51 +398,11 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 	var cT float64 // ∂Loss/∂t
 	if a != 0 {
 		e.neg = grow(e.neg, nNeg)
-		T := e.cfg.T
-		// One pass per chunk: each negative's score gives its sigmoid and
-		// its weight −a·σ'_j/nNeg, which the fused kernel applies at once
-		// (a block of rows at a time: sigmoids runs on vectors where the
-		// build has them).
-		nc := parallel.Chunks(nNeg, chunk)
-		sums := make([][2]float64, nc)
-		for len(e.partial) < nc {
-			e.partial = append(e.partial, nil)
-		}
-		parallel.For(nNeg, chunk, e.cfg.Workers, func(c, lo, hi int) {
-			var s, ds float64
-			var sig, der []float64
-			weights := func(k0 int, phi, w []float64) {
-				sig, der = grow(sig, len(phi)), grow(der, len(phi))
-				kernel.Sigmoids(T, t, phi, sig, der)
-				for k := range phi {
-					s += sig[k]
-					ds += der[k]
-					w[k] = -a * der[k] / float64(nNeg)
-				}
-				if out.Neg != nil {
-					copy(out.Neg[lo+k0:], w)
-				}
-			}
-			if grad == nil {
-				scores(e.neg[lo:hi], b.Neg[lo*d:hi*d])
-				weights(0, e.neg[lo:hi], make([]float64, hi-lo))
-			} else {
-				p := grow(e.partial[c], len(grad))
-				e.partial[c] = p
-				clear(p)
-				scoreGrads(p, e.neg[lo:hi], b.Neg[lo*d:hi*d], weights)
-			}
-			sums[c] = [2]float64{s, ds}
-		})
 		var s, ds float64
-		for c, p := range sums {
-			s += p[0]
-			ds += p[1]
-			if grad != nil {
-				for i, v := range e.partial[c] {
-					grad[i] += v
-				}
-			}
+		if grad == nil {
+			s, ds = e.negTerm(scores, b.Neg, d, t, out.Neg)
+		} else {
+			s, ds = e.negTermGrad(scoreGrads, b.Neg, d, t, grad, out.Neg)
 		}
 		v.NegTerm = s / float64(nNeg)
 		cT += a * ds / float64(nNeg)

@@ -335,7 +335,7 @@ func FastPowRows(dst []float64, m, p, diffs []float32) {
 }
 
 // pow16 holds the constants of the sixteen-lane 2^(p·log2 y) kernels
-// (fastRows, pnorm32), broadcast once at start-up when the processor has
+// (FastPowRows, pnorm32), broadcast once at start-up when the processor has
 // AVX-512: broadcasting them on every call cost as much as a short row.
 var pow16 pow16Consts
 
