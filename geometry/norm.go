@@ -248,15 +248,21 @@ func normScoreGrads[F Float](n *Norm, dtheta, scores []float64, diffs []F, weigh
 		return scores
 	}
 	blk := weightBlock(d)
-	y, up := make([]float64, blk*d), make([]float64, blk*d) // each row's y = M·x and u^p
-	var ss, ts, w [16]float64                               // each row's S', T and weight (weightBlock ≤ 16)
-	g := make([]float64, d)
+	// Each row of a block: ∂φ/∂y (which needs no weight) and the part of
+	// ∂φ/∂p that is not φ's factor, then the block's weights, then the
+	// weighted sums.
+	y, up, gy := make([]float64, d), make([]float64, d), make([]float64, blk*d)
+	var dp, w [16]float64 // (weightBlock ≤ 16)
 	for lo := 0; lo < rowsN; lo += blk {
 		hi := min(rowsN, lo+blk)
 		for i := lo; i < hi; i++ {
-			yi, ui := y[(i-lo)*d:(i-lo+1)*d], up[(i-lo)*d:(i-lo+1)*d]
-			mulRows(yi, n.m, diffs[i*d:(i+1)*d])
-			scores[i], ss[i-lo], ts[i-lo] = pnorm(yi, n.p, ui)
+			mulRows(y, n.m, diffs[i*d:(i+1)*d])
+			phi, s, t := pnorm(y, n.p, up)
+			scores[i] = phi
+			if phi != 0 {
+				dphidy(gy[(i-lo)*d:(i-lo+1)*d], y, up, s, n.p)
+				dp[i-lo] = t/(n.p*s) - math.Log(s)/(n.p*n.p)
+			}
 		}
 		// Every row's weight is drawn, in order (the caller may sum over
 		// them); a row of score 0 has no gradient.
@@ -266,9 +272,7 @@ func normScoreGrads[F Float](n *Norm, dtheta, scores []float64, diffs []F, weigh
 			if phi == 0 || wi == 0 {
 				continue
 			}
-			s, t := ss[i-lo], ts[i-lo]
-			dphidy(g, y[(i-lo)*d:(i-lo+1)*d], up[(i-lo)*d:(i-lo+1)*d], s, n.p)
-			x := diffs[i*d : (i+1)*d]
+			g, x := gy[(i-lo)*d:(i-lo+1)*d], diffs[i*d:(i+1)*d]
 			for k := range d {
 				gk := wi * g[k]
 				if gk == 0 {
@@ -279,7 +283,7 @@ func normScoreGrads[F Float](n *Norm, dtheta, scores []float64, diffs []F, weigh
 					row[l] += gk * float64(v)
 				}
 			}
-			dtheta[d*d] += wi * phi * (t/(n.p*s) - math.Log(s)/(n.p*n.p))
+			dtheta[d*d] += wi * phi * dp[i-lo]
 		}
 	}
 	return scores

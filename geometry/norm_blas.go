@@ -39,10 +39,8 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weights Weight
 	s := normPool.Get().(*normScratch)
 	defer normPool.Put(s)
 	blk := weightBlock(d)
-	up := make([]float64, blk*d) // the weight block's u^p
-	st := make([][2]float64, blk)
-	w := make([]float64, blk)
-	gy := make([]float64, d)
+	up := make([]float64, d)
+	var dp, w [16]float64 // (weightBlock ≤ 16)
 	m := blas64.General{Rows: d, Cols: d, Data: n.m, Stride: d}
 	var dm blas64.General
 	if dtheta != nil {
@@ -64,13 +62,19 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weights Weight
 			}
 			continue
 		}
-		var dp float64
+		var dpSum float64
 		for b0 := 0; b0 < r; b0 += blk {
 			b1 := min(r, b0+blk)
+			// Each row: φ, ∂φ/∂y into G (the weight comes after) and the
+			// part of ∂φ/∂p that is not φ's factor.
 			for i := b0; i < b1; i++ {
-				var sum, t float64
-				scores[lo+i], sum, t = pnorm(s.y[i*d:(i+1)*d], n.p, up[(i-b0)*d:(i-b0+1)*d])
-				st[i-b0] = [2]float64{sum, t}
+				yi, gi := s.y[i*d:(i+1)*d], s.g[i*d:(i+1)*d]
+				phi, sum, t := pnorm(yi, n.p, up)
+				scores[lo+i] = phi
+				if phi != 0 {
+					dphidy(gi, yi, up, sum, n.p)
+					dp[i-b0] = t/(n.p*sum) - math.Log(sum)/(n.p*n.p)
+				}
 			}
 			// Every row's weight, in order; φ = 0 has no gradient.
 			weights(lo+b0, scores[lo+b0:lo+b1], w[:b1-b0])
@@ -81,16 +85,14 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weights Weight
 					clear(gi)
 					continue
 				}
-				sum, t := st[i-b0][0], st[i-b0][1]
-				dphidy(gy, s.y[i*d:(i+1)*d], up[(i-b0)*d:(i-b0+1)*d], sum, n.p)
 				for k := range gi {
-					gi[k] = wi * gy[k]
+					gi[k] = wi * gi[k]
 				}
-				dp += wi * phi * (t/(n.p*sum) - math.Log(sum)/(n.p*n.p))
+				dpSum += wi * phi * dp[i-b0]
 			}
 		}
 		g := blas64.General{Rows: r, Cols: d, Data: s.g, Stride: d}
 		blas64.Gemm(blas.Trans, blas.NoTrans, 1, g, x, 1, dm)
-		dtheta[d*d] += dp
+		dtheta[d*d] += dpSum
 	}
 }
