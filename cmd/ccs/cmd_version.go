@@ -55,8 +55,6 @@ func readBuildInfo() buildInfo {
 			b.Revision = s.Value
 		case "vcs.modified":
 			b.Modified = s.Value == "true"
-		case "GOEXPERIMENT":
-			b.Go += " GOEXPERIMENT=" + s.Value
 		case "-tags":
 			b.Go += " -tags " + s.Value
 		}
