@@ -324,3 +324,52 @@ func TestDescribeAndSplit(t *testing.T) {
 		t.Errorf("ball: Split gave %v, %v", g, h)
 	}
 }
+
+// TestProjectedDecompose: a set behind a head decomposes as its inner
+// geometry after W (T·W), to the float32 rounding of W·x that Scores
+// applies.
+func TestProjectedDecompose(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(62, 62))
+	h := Identity(4, 3)
+	for i := range h.W {
+		h.W[i] += 0.3 * rng.NormFloat64()
+	}
+	m := make([]float64, 9)
+	for i := range m {
+		m[i] = 0.2 * rng.NormFloat64()
+	}
+	for i := range 3 {
+		m[i*3+i] += 1
+	}
+	nm, err := geometry.NewNorm(3, m, 1.7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, inner := range []geometry.Geometry{nm, geometry.UnitGenBall(3, 1.3), geometry.Ball{D: 3}} {
+		p, err := NewProjected(h, inner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, ok := p.Decompose()
+		if !ok || dec.In != 4 || dec.Out != 3 {
+			t.Fatalf("%v: %+v, %v", inner.Kind(), dec, ok)
+		}
+		x := make([]float32, 4*20)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		want := p.Scores(nil, x)
+		y := make([]float64, 3)
+		for i := range want {
+			dec.Apply(y, x[i*4:(i+1)*4])
+			var s float64
+			for j, v := range y {
+				s += dec.Term(j, v)
+			}
+			if got := dec.Outer(s); math.Abs(got-want[i]) > 1e-5*want[i] {
+				t.Fatalf("%v row %d: decomposed %v, Scores %v", inner.Kind(), i, got, want[i])
+			}
+		}
+	}
+}

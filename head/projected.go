@@ -89,3 +89,19 @@ func Split(g geometry.Geometry) (inner geometry.Geometry, h *Linear) {
 	}
 	return g, nil
 }
+
+var _ geometry.Decomposer = (*Projected)(nil)
+
+// Decompose is the inner geometry's decomposition composed with W, when the
+// inner geometry decomposes (every family of package geometry does).
+func (p *Projected) Decompose() (geometry.Decomposition, bool) {
+	d, ok := p.Inner.(geometry.Decomposer)
+	if !ok {
+		return geometry.Decomposition{}, false
+	}
+	inner, ok := d.Decompose()
+	if !ok {
+		return geometry.Decomposition{}, false
+	}
+	return inner.Then(p.Head.W, p.Head.In), true
+}
