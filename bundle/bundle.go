@@ -175,14 +175,18 @@ func gather[T any](src []T, idx []int, w int) []T {
 // Validate checks that every array has the size its shape fields say, that
 // negative indices are in range, and that no embedding is NaN or ±Inf. Errors
 // name the array and the first bad element.
-func (b *Bundle) Validate() error {
+func (b *Bundle) Validate() error { return b.validate(true) }
+
+// validate is Validate; without needPositives a bundle of anchors alone
+// (K = 0: features) is valid too.
+func (b *Bundle) validate(needPositives bool) error {
 	if b.N < 1 {
 		return fmt.Errorf("anchors: no anchors")
 	}
 	if b.D < 1 {
 		return fmt.Errorf("anchors: dimension %d < 1", b.D)
 	}
-	if b.K < 1 {
+	if b.K < 1 && (needPositives || b.K < 0 || b.Positives != nil) {
 		return fmt.Errorf("positives: %d positives per anchor, want at least 1", b.K)
 	}
 	if err := checkLen("anchors", len(b.Anchors), b.N, b.D); err != nil {

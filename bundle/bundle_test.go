@@ -275,3 +275,45 @@ func TestSubsetKeepsNegativePool(t *testing.T) {
 		t.Error("subset changed an anchor's pairs")
 	}
 }
+
+// TestReadFeatures: a file of features alone ("embeddings" or "anchors",
+// labels, logits) reads without positives; a bundle reads as a bundle; bad
+// arrays are errors naming the file and the array.
+func TestReadFeatures(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name string, arrays map[string]Array) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := WriteNPZ(path, arrays); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	feats := write("f.npz", map[string]Array{"embeddings": Float32([]float32{1, 2, 3, 4, 5, 6}, 3, 2),
+		"labels": Int64([]int64{0, 1, 0}, 3), "logits": Float32([]float32{1, 0, 0, 1, 1, 0}, 3, 2)})
+	b, err := ReadFeatures(feats)
+	if err != nil || b.N != 3 || b.D != 2 || b.K != 0 || b.C != 2 || len(b.Labels) != 3 {
+		t.Fatalf("features: %+v, %v", b, err)
+	}
+	anchorsOnly := write("a.npz", map[string]Array{"anchors": Float32([]float32{1, 2}, 1, 2)})
+	if _, err := Read(anchorsOnly); err == nil || !strings.Contains(err.Error(), `"positives" is missing`) {
+		t.Errorf("Read of features alone: %v", err)
+	}
+	full := write("b.npz", map[string]Array{"anchors": Float32([]float32{1, 2}, 1, 2), "positives": Float32([]float32{1, 2}, 1, 1, 2)})
+	if b, err := ReadFeatures(full); err != nil || b.K != 1 {
+		t.Errorf("a bundle: %+v, %v", b, err)
+	}
+	for name, c := range map[string]struct {
+		arrays map[string]Array
+		want   string
+	}{
+		"nan.npz":    {map[string]Array{"anchors": Float32([]float32{1, float32(math.NaN())}, 1, 2)}, "anchors[0][1] is NaN"},
+		"none.npz":   {map[string]Array{"labels": Int64([]int64{0}, 1)}, `"anchors" is missing`},
+		"labels.npz": {map[string]Array{"anchors": Float32([]float32{1, 2}, 1, 2), "labels": Int64([]int64{0, 1}, 2)}, `"labels"`},
+	} {
+		if _, err := ReadFeatures(write(name, c.arrays)); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}

@@ -245,8 +245,35 @@ func Read(path string) (*Bundle, error) {
 	return b, nil
 }
 
+// ReadFeatures reads a file of embeddings that needs no positives: a
+// bundle, or features alone — "anchors" (or "embeddings") (n, d) float32
+// with optional "labels", "index", "logits" and "activations" (K = 0). It
+// is what the OOD detectors read (training features, in-distribution and
+// OOD samples). Errors name the file and the array.
+func ReadFeatures(path string) (*Bundle, error) {
+	arrays, err := ReadNPZ(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := arrays["anchors"]; !ok {
+		if e, ok := arrays["embeddings"]; ok {
+			arrays["anchors"] = e
+			delete(arrays, "embeddings")
+		}
+	}
+	b, err := fromArrays(arrays, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}
+
 // FromArrays builds and validates a bundle from named arrays.
-func FromArrays(arrays map[string]Array) (*Bundle, error) {
+func FromArrays(arrays map[string]Array) (*Bundle, error) { return fromArrays(arrays, true) }
+
+// fromArrays is FromArrays; without needPositives "positives" may be
+// missing (features alone).
+func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 	get := func(name string, i64 bool, ndim int) (Array, bool, error) {
 		a, ok := arrays[name]
 		if !ok {
@@ -274,12 +301,15 @@ func FromArrays(arrays map[string]Array) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
+	if !ok && needPositives {
 		return nil, fmt.Errorf("array \"positives\" is missing")
 	}
-	b := &Bundle{N: anchors.Shape[0], D: anchors.Shape[1], Anchors: anchors.F32, K: pos.Shape[1], Positives: pos.F32}
-	if pos.Shape[0] != b.N || pos.Shape[2] != b.D {
-		return nil, fmt.Errorf("array \"positives\": shape %v, want (%d, k, %d) to match anchors %v", pos.Shape, b.N, b.D, anchors.Shape)
+	b := &Bundle{N: anchors.Shape[0], D: anchors.Shape[1], Anchors: anchors.F32}
+	if ok {
+		b.K, b.Positives = pos.Shape[1], pos.F32
+		if pos.Shape[0] != b.N || pos.Shape[2] != b.D {
+			return nil, fmt.Errorf("array \"positives\": shape %v, want (%d, k, %d) to match anchors %v", pos.Shape, b.N, b.D, anchors.Shape)
+		}
 	}
 	neg, hasNeg, err := get("negatives", false, 3)
 	if err != nil {
@@ -347,7 +377,7 @@ func FromArrays(arrays map[string]Array) (*Bundle, error) {
 		}
 		b.A, b.Activations = a.Shape[1], a.F32
 	}
-	if err := b.Validate(); err != nil {
+	if err := b.validate(needPositives); err != nil {
 		return nil, err
 	}
 	return b, nil
