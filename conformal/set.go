@@ -137,44 +137,12 @@ type Set struct {
 	Calibration Info
 	Fit         *FitInfo
 	// Reference, when not nil, is a pool of in-distribution embeddings kept
-	// with the set for the per-sample CCS OOD score (package ood).
+	// with the set for the per-input OOD scores (package ood).
 	Reference *Reference
-}
-
-// Reference is a pool of in-distribution embeddings stored with a set, so
-// that a single query can get the CCS OOD score alone: its negatives are the
-// pool's rows.
-type Reference struct {
-	Source string    `json:"source"` // where the rows came from, e.g. "calibration anchors"
-	Seed   uint64    `json:"seed"`   // the draw that picked them
-	N      int       `json:"n"`
-	Rows   []float32 `json:"rows"` // N×dim, row-major
-}
-
-// NewReference draws n distinct anchors of b (seeded) as a reference pool.
-func NewReference(b *bundle.Bundle, n int, seed uint64, source string) (*Reference, error) {
-	if n < 1 || n > b.N {
-		return nil, fmt.Errorf("conformal: reference pool of %d rows from %d anchors: want 1 to %d", n, b.N, b.N)
-	}
-	perm := rand.New(rand.NewPCG(seed, 0x726566)).Perm(b.N) // "ref"
-	r := &Reference{Source: source, Seed: seed, N: n, Rows: make([]float32, 0, n*b.D)}
-	for _, i := range perm[:n] {
-		r.Rows = append(r.Rows, b.Anchor(i)...)
-	}
-	return r, nil
-}
-
-// check validates the pool against the set's dimension.
-func (r *Reference) check(dim int) error {
-	if r.N < 1 || len(r.Rows) != r.N*dim {
-		return fmt.Errorf("ood_reference: %d values for n = %d rows of dimension %d", len(r.Rows), r.N, dim)
-	}
-	for i, v := range r.Rows {
-		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("ood_reference: row %d, coordinate %d is %v", i/dim, i%dim, v)
-		}
-	}
-	return nil
+	// OOD, when not nil, calibrates the per-input OOD score on held-out
+	// in-distribution inputs: what a conformal OOD test needs (package
+	// ood). It comes with a Reference.
+	OOD *OODCalibration
 }
 
 // Calibrate computes g's threshold on the calibration bundle cal. The bundle
@@ -275,17 +243,18 @@ const (
 // fileSet is the file's layout. An uncalibrated set (a fitted geometry)
 // omits alpha, threshold, guarantee and calibration.
 type fileSet struct {
-	Format      string        `json:"format"`
-	Version     int           `json:"version"`
-	Dim         int           `json:"dim"`
-	Alpha       *float64      `json:"alpha,omitempty"`
-	Threshold   *threshold    `json:"threshold,omitempty"`
-	Guarantee   string        `json:"guarantee,omitempty"`
-	Geometry    geometry.Spec `json:"geometry"`
-	Head        *head.Linear  `json:"head,omitempty"` // dim → geometry.dim; scores are φ(W·x)
-	Calibration *Info         `json:"calibration,omitempty"`
-	Fit         *FitInfo      `json:"fit,omitempty"`
-	Reference   *Reference    `json:"ood_reference,omitempty"`
+	Format      string          `json:"format"`
+	Version     int             `json:"version"`
+	Dim         int             `json:"dim"`
+	Alpha       *float64        `json:"alpha,omitempty"`
+	Threshold   *threshold      `json:"threshold,omitempty"`
+	Guarantee   string          `json:"guarantee,omitempty"`
+	Geometry    geometry.Spec   `json:"geometry"`
+	Head        *head.Linear    `json:"head,omitempty"` // dim → geometry.dim; scores are φ(W·x)
+	Calibration *Info           `json:"calibration,omitempty"`
+	Fit         *FitInfo        `json:"fit,omitempty"`
+	Reference   *Reference      `json:"ood_reference,omitempty"`
+	OOD         *OODCalibration `json:"ood_calibration,omitempty"`
 }
 
 // threshold is a float64 that writes +Inf as the JSON string "+Inf".
@@ -318,11 +287,10 @@ func (s *Set) WriteJSON(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f := fileSet{Format: FileFormat, Version: FileVersion, Dim: s.Geometry.Dim(), Geometry: spec, Head: h, Fit: s.Fit, Reference: s.Reference}
-	if s.Reference != nil {
-		if err := s.Reference.check(s.Geometry.Dim()); err != nil {
-			return fmt.Errorf("conformal: %w", err)
-		}
+	f := fileSet{Format: FileFormat, Version: FileVersion, Dim: s.Geometry.Dim(), Geometry: spec, Head: h, Fit: s.Fit,
+		Reference: s.Reference, OOD: s.OOD}
+	if err := checkOOD(s.Reference, s.OOD, s.Geometry.Dim()); err != nil {
+		return fmt.Errorf("conformal: %w", err)
 	}
 	if s.Calibrated() {
 		alpha, t, c := s.Alpha, threshold(s.Threshold), s.Calibration
@@ -391,14 +359,15 @@ func readJSON(r io.Reader) (*Set, error) {
 			return nil, err
 		}
 	}
-	if f.Reference != nil {
-		if err := f.Reference.check(f.Dim); err != nil {
-			return nil, err
-		}
+	if err := checkOOD(f.Reference, f.OOD, f.Dim); err != nil {
+		return nil, err
 	}
 	if f.Calibration == nil {
 		if f.Alpha != nil || f.Threshold != nil || f.Guarantee != "" {
 			return nil, fmt.Errorf("alpha, threshold or guarantee given without calibration")
+		}
+		if f.OOD != nil {
+			return nil, fmt.Errorf("ood_calibration given without calibration: the OOD score is normalised by the threshold")
 		}
 		s := Uncalibrated(g, f.Fit)
 		s.Reference = f.Reference
@@ -439,7 +408,7 @@ func readJSON(r io.Reader) (*Set, error) {
 	case math.IsInf(t, 1) != (c.Rank > c.N):
 		return nil, fmt.Errorf("threshold %v contradicts rank %d of n = %d", t, c.Rank, c.N)
 	}
-	return &Set{Geometry: g, Threshold: t, Alpha: alpha, Calibration: c, Fit: f.Fit, Reference: f.Reference}, nil
+	return &Set{Geometry: g, Threshold: t, Alpha: alpha, Calibration: c, Fit: f.Fit, Reference: f.Reference, OOD: f.OOD}, nil
 }
 
 // Load reads and validates a set file. Errors name the file.

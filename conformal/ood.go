@@ -1,0 +1,138 @@
+package conformal
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/ccsets/ccs/bundle"
+)
+
+// What a set file keeps for per-input OOD tests (package ood computes the
+// scores; this package stores and checks them): a reference pool of
+// in-distribution embeddings and the calibration of the per-input score.
+
+// Caps on what a set file stores for OOD tests, checked when a set is
+// built, saved and loaded: a reference pool of at most MaxReferenceValues
+// values (rows × dimension: 32 768 rows of 128, about 50 MB of JSON) and at
+// most MaxOODScores calibration scores.
+const (
+	MaxReferenceValues = 1 << 22
+	MaxOODScores       = 1 << 20
+)
+
+// Reference is a pool of in-distribution embeddings stored with a set, so
+// that a single query can get its OOD score alone.
+type Reference struct {
+	Source string    `json:"source"` // where the rows came from, e.g. "calibration anchors"
+	Seed   uint64    `json:"seed"`   // the draw that picked them
+	N      int       `json:"n"`
+	Rows   []float32 `json:"rows"` // N×dim, row-major
+}
+
+// NewReference draws n distinct anchors of b (seeded) as a reference pool.
+func NewReference(b *bundle.Bundle, n int, seed uint64, source string) (*Reference, error) {
+	if n < 1 || n > b.N {
+		return nil, fmt.Errorf("conformal: reference pool of %d rows from %d anchors: want 1 to %d", n, b.N, b.N)
+	}
+	if n*b.D > MaxReferenceValues {
+		return nil, fmt.Errorf("conformal: a reference pool of %d rows of dimension %d is %d values, more than a set file keeps (%d)", n, b.D, n*b.D, MaxReferenceValues)
+	}
+	perm := rand.New(rand.NewPCG(seed, 0x726566)).Perm(b.N) // "ref"
+	r := &Reference{Source: source, Seed: seed, N: n, Rows: make([]float32, 0, n*b.D)}
+	for _, i := range perm[:n] {
+		r.Rows = append(r.Rows, b.Anchor(i)...)
+	}
+	return r, nil
+}
+
+// NewReferenceRows takes every row of rows (n×d) as the pool.
+func NewReferenceRows(rows []float32, d int, source string) (*Reference, error) {
+	if d < 1 || len(rows) == 0 || len(rows)%d != 0 {
+		return nil, fmt.Errorf("conformal: %d reference values are not a positive number of rows of dimension %d", len(rows), d)
+	}
+	if len(rows) > MaxReferenceValues {
+		return nil, fmt.Errorf("conformal: a reference pool of %d rows of dimension %d is %d values, more than a set file keeps (%d)", len(rows)/d, d, len(rows), MaxReferenceValues)
+	}
+	r := &Reference{Source: source, N: len(rows) / d, Rows: slices.Clone(rows)}
+	return r, r.check(d)
+}
+
+// check validates the pool against the set's dimension.
+func (r *Reference) check(dim int) error {
+	if r.N < 1 || len(r.Rows) != r.N*dim {
+		return fmt.Errorf("ood_reference: %d values for n = %d rows of dimension %d", len(r.Rows), r.N, dim)
+	}
+	if len(r.Rows) > MaxReferenceValues {
+		return fmt.Errorf("ood_reference: %d values, more than a set file keeps (%d)", len(r.Rows), MaxReferenceValues)
+	}
+	for i, v := range r.Rows {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("ood_reference: row %d, coordinate %d is %v", i/dim, i%dim, v)
+		}
+	}
+	return nil
+}
+
+// OODCalibration is the per-input OOD score's calibration: the score of
+// each of N held-out in-distribution inputs, disjoint from the reference
+// pool and from everything the set was fitted and calibrated on. The score
+// (package ood) is the K-th smallest φ(a_i − x)/q̂ over the pool's rows a_i.
+type OODCalibration struct {
+	K      int       `json:"k"`
+	Source string    `json:"source"` // where the calibration inputs came from
+	N      int       `json:"n"`
+	Scores []float64 `json:"scores"` // sorted ascending
+}
+
+// NewOODCalibration keeps scores (sorted) as the calibration of the K-th
+// nearest score.
+func NewOODCalibration(k int, scores []float64, source string) (*OODCalibration, error) {
+	c := &OODCalibration{K: k, Source: source, N: len(scores), Scores: slices.Clone(scores)}
+	slices.SortFunc(c.Scores, cmp.Compare[float64])
+	return c, c.check()
+}
+
+func (c *OODCalibration) check() error {
+	switch {
+	case c.K < 1:
+		return fmt.Errorf("ood_calibration: k = %d, want ≥ 1", c.K)
+	case c.N < 1 || len(c.Scores) != c.N:
+		return fmt.Errorf("ood_calibration: %d scores for n = %d (want n ≥ 1 scores)", len(c.Scores), c.N)
+	case c.N > MaxOODScores:
+		return fmt.Errorf("ood_calibration: %d scores, more than a set file keeps (%d)", c.N, MaxOODScores)
+	}
+	for i, v := range c.Scores {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("ood_calibration: score %d is %v", i, v)
+		}
+		if i > 0 && v < c.Scores[i-1] {
+			return fmt.Errorf("ood_calibration: scores are not sorted (score %d < score %d)", i, i-1)
+		}
+	}
+	return nil
+}
+
+// checkOOD validates a set's reference pool and OOD calibration together.
+func checkOOD(r *Reference, c *OODCalibration, dim int) error {
+	if r != nil {
+		if err := r.check(dim); err != nil {
+			return err
+		}
+	}
+	if c == nil {
+		return nil
+	}
+	if r == nil {
+		return fmt.Errorf("ood_calibration without an ood_reference pool")
+	}
+	if err := c.check(); err != nil {
+		return err
+	}
+	if c.K > r.N {
+		return fmt.Errorf("ood_calibration: k = %d nearest of a pool of %d rows", c.K, r.N)
+	}
+	return nil
+}
