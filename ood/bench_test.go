@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ccsets/ccs/geometry"
 )
 
 // BenchmarkKNN is the exact search at the size: 10 000 queries
@@ -25,3 +27,74 @@ func BenchmarkKNN(b *testing.B) {
 		b.ReportMetric(float64(n)*float64(m)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
 	})
 }
+
+// clustered returns n rows of d around 10 cluster centres (centres spread
+// 2, points 1 around them): embeddings with structure, where the nearest
+// rows are much nearer than most.
+func clustered(rng *rand.Rand, n, d int, centres []float32) []float32 {
+	x := make([]float32, n*d)
+	for i := range n {
+		c := centres[rng.IntN(len(centres)/d)*d:]
+		for j := range d {
+			x[i*d+j] = c[j] + float32(rng.NormFloat64())
+		}
+	}
+	return x
+}
+
+// benchPool times the per-input nearest score: one query (or, with many,
+// 10 000 queries: calibrating an OOD detector) against a pool of 10 000
+// rows of d = 128, k = 1.
+func benchPool(b *testing.B, g geometry.Geometry, many bool) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	const n, d = 10000, 128
+	centres := make([]float32, 10*d)
+	for i := range centres {
+		centres[i] = float32(2 * rng.NormFloat64())
+	}
+	pool := clustered(rng, n, d, centres)
+	m := 1
+	if many {
+		m = 10000
+	}
+	q := clustered(rng, m, d, centres)
+	p, err := NewPool(g, pool)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := make([]float64, m)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := p.Kth(dst, q, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(m)/1e6, "ms/query")
+}
+
+func benchGeometries(d int) map[string]geometry.Geometry {
+	m := make([]float64, d*d)
+	rng := rand.New(rand.NewPCG(4, 4))
+	for i := range d {
+		for j := range d {
+			m[i*d+j] = 0.1 * rng.NormFloat64() / 11
+		}
+		m[i*d+i] += 1
+	}
+	n2, _ := geometry.NewNorm(d, m, 2)
+	n15, _ := geometry.NewNorm(d, m, 1.5)
+	sc, ex := make([]float64, d), make([]float64, d)
+	for j := range d {
+		sc[j], ex[j] = 0.5+rng.Float64(), 1+rng.Float64()
+	}
+	gb, _ := geometry.NewGenBall(sc, ex)
+	return map[string]geometry.Geometry{"Ball": geometry.Ball{D: d}, "NormP2": n2, "NormP1.5": n15, "GenBall": gb}
+}
+
+func BenchmarkPoolOneBall(b *testing.B)     { benchPool(b, benchGeometries(128)["Ball"], false) }
+func BenchmarkPoolOneNormP2(b *testing.B)   { benchPool(b, benchGeometries(128)["NormP2"], false) }
+func BenchmarkPoolOneNormP15(b *testing.B)  { benchPool(b, benchGeometries(128)["NormP1.5"], false) }
+func BenchmarkPoolOneGenBall(b *testing.B)  { benchPool(b, benchGeometries(128)["GenBall"], false) }
+func BenchmarkPoolManyBall(b *testing.B)    { benchPool(b, benchGeometries(128)["Ball"], true) }
+func BenchmarkPoolManyGenBall(b *testing.B) { benchPool(b, benchGeometries(128)["GenBall"], true) }
+func BenchmarkPoolManyNormP15(b *testing.B) { benchPool(b, benchGeometries(128)["NormP1.5"], true) }

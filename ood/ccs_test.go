@@ -126,3 +126,100 @@ func TestReferenceRoundTrip(t *testing.T) {
 		t.Error("a pool larger than the bundle was drawn")
 	}
 }
+
+// TestNearestByHand: pool anchors on a line under the ℓ2 ball of radius 2:
+// the K-th nearest distance over 2; a query on a pool row scores 0, and is
+// refused as a calibration input.
+func TestNearestByHand(t *testing.T) {
+	t.Parallel()
+	s := ballSet(1, 2)
+	pool := []float32{0, 1, 3, 7}
+	for _, c := range []struct {
+		k    int
+		x    float32
+		want float64
+	}{{1, 2.5, 0.25}, {2, 2.5, 0.75}, {3, 2.5, 1.25}, {1, 10, 1.5}, {1, 1, 0}} {
+		n, err := NewNearest(s, pool, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := n.Scores([]float32{c.x})
+		if err != nil || got[0] != c.want {
+			t.Errorf("k=%d x=%v: %v, %v; want %v", c.k, c.x, got, err, c.want)
+		}
+	}
+	n, _ := NewNearest(s, pool, 1)
+	if _, err := n.Calibrate([]float32{5, 3}, "test"); err == nil || !strings.Contains(err.Error(), "pool row 2") {
+		t.Errorf("a calibration input on the pool: %v", err)
+	}
+	if _, err := NewNearest(s, pool, 5); err == nil {
+		t.Error("k = 5 of a pool of 4: no error")
+	}
+	if _, err := NewNearest(ballSet(1, 2), nil, 1); err == nil || !strings.Contains(err.Error(), "reference pool") {
+		t.Errorf("no pool: %v", err)
+	}
+}
+
+// TestConformalRoundTrip: a set calibrated for per-input OOD tests keeps
+// its pool and calibration through its file, tests inputs at α_ood, and
+// refuses what its file cannot hold or its calibration cannot certify.
+func TestConformalRoundTrip(t *testing.T) {
+	t.Parallel()
+	s := ballSet(1, 1)
+	ref, err := conformal.NewReferenceRows([]float32{0, 1, 2, 3}, 1, "test pool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Reference = ref
+	n, err := NewNearest(s, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := make([]float32, 99)
+	for i := range cal {
+		cal[i] = float32(i)/33 + 0.005 // 0.005 … 2.975: scores 0.005 … 0.5
+	}
+	if s.OOD, err = n.Calibrate(cal, "held-out"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "set.json")
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := conformal.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.OOD == nil || s2.OOD.N != 99 || s2.OOD.K != 1 || s2.OOD.Source != "held-out" {
+		t.Fatalf("OOD calibration after a round trip: %+v", s2.OOD)
+	}
+	c, err := NewConformal(s2, Test{Alpha: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Run([]float32{1.2, 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].OOD || !res[1].OOD || res[1].PValue != 0.01 || res[1].Score != 27 {
+		t.Errorf("results %+v: want the input at 1.2 in distribution and the one at 30 flagged (p = 1/100, score 27)", res)
+	}
+	if _, err := NewConformal(s2, Test{Alpha: 0.005}); err == nil || !strings.Contains(err.Error(), "needs at least") {
+		t.Errorf("α_ood below 1/(n+1): %v", err)
+	}
+	for name, bad := range map[string]func(*conformal.Set){
+		"unsorted":   func(s *conformal.Set) { s.OOD.Scores[0], s.OOD.Scores[1] = s.OOD.Scores[1]+1, s.OOD.Scores[0] },
+		"k too big":  func(s *conformal.Set) { s.OOD.K = 9 },
+		"no pool":    func(s *conformal.Set) { s.Reference = nil },
+		"n mismatch": func(s *conformal.Set) { s.OOD.N = 3 },
+	} {
+		s3, _ := conformal.Load(path)
+		bad(s3)
+		if err := s3.Save(filepath.Join(t.TempDir(), "bad.json")); err == nil || !strings.Contains(err.Error(), "ood_") {
+			t.Errorf("%s: saved (%v)", name, err)
+		}
+	}
+	if _, err := NewConformal(ballSet(1, 1), Test{Alpha: 0.05}); err == nil || !strings.Contains(err.Error(), "-ood-cal") {
+		t.Errorf("no OOD calibration: %v", err)
+	}
+}

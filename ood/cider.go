@@ -36,6 +36,9 @@ type CIDER struct {
 	ProjDim, Epochs, Batch, K int
 	LR, Tau, LambdaC, ProtoM  float64
 	Seed                      uint64
+	// Progress, if not nil, hears the end of each training epoch (the
+	// slow part: 100 epochs over 60 000 features take minutes).
+	Progress func(epoch, epochs int)
 
 	h     *ciderHead
 	index *index
@@ -116,6 +119,9 @@ func (c *CIDER) Fit(train Sample) error {
 				vel[k] = momentum*vel[k] + grad[k] + decay*h.theta[k]
 				h.theta[k] -= lr * vel[k]
 			}
+		}
+		if c.Progress != nil {
+			c.Progress(e+1, c.Epochs)
 		}
 	}
 	c.h = h

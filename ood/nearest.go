@@ -1,0 +1,151 @@
+package ood
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/ccsets/ccs/conformal"
+)
+
+// Nearest is the per-input CCS OOD score of a fitted set: for an input
+// embedding x, the K-th smallest φ(a_i − x)/q̂ over a reference pool of
+// in-distribution anchors a_i (through the set's projection head when it
+// has one). A score of at most 1 says x is inside the certified set of K
+// pool anchors; above 1, how far outside the nearest ones it is, in units
+// of the threshold. It is the deep-nearest-neighbour detector of Sun et al.
+// (KNN) with the set's learned, calibrated metric in place of the
+// Euclidean distance between normalised features. Unlike the paper's score
+// (CCSBatch) it needs nothing but the input, and it is exact (Pool).
+type Nearest struct {
+	set  *conformal.Set
+	pool *Pool
+	k    int
+}
+
+// NewNearest prepares the score of the calibrated set s over the pool rows
+// (rows of the set's dimension; nil: the set's reference pool), the k-th
+// nearest.
+func NewNearest(s *conformal.Set, rows []float32, k int) (*Nearest, error) {
+	if err := checkSet(s, s.Geometry.Dim()); err != nil {
+		return nil, err
+	}
+	if rows == nil {
+		if s.Reference == nil {
+			return nil, errors.New("ood: the set has no reference pool (calibrate it with -reference N or -reference-db FILE)")
+		}
+		rows = s.Reference.Rows
+	}
+	p, err := NewPool(s.Geometry, rows)
+	if err != nil {
+		return nil, err
+	}
+	if k < 1 || k > p.N() {
+		return nil, fmt.Errorf("ood: k = %d nearest of a pool of %d rows: want 1 ≤ k ≤ %d", k, p.N(), p.N())
+	}
+	return &Nearest{set: s, pool: p, k: k}, nil
+}
+
+// K is the neighbour the score takes.
+func (n *Nearest) K() int { return n.k }
+
+// Scores returns the score of each query row (rows of the set's
+// dimension).
+func (n *Nearest) Scores(queries []float32) ([]float64, error) {
+	kth, err := n.pool.Kth(nil, queries, n.k)
+	if err != nil {
+		return nil, err
+	}
+	q := n.set.Threshold
+	for i := range kth {
+		kth[i] /= q
+	}
+	return kth, nil
+}
+
+// Calibrate scores held-out in-distribution inputs (rows) for the set file:
+// they must be disjoint from the pool and from everything the set was
+// fitted and calibrated on. An input that is a row of the pool is refused
+// (its nearest score would be 0).
+func (n *Nearest) Calibrate(rows []float32, source string) (*conformal.OODCalibration, error) {
+	if i, j, ok := sharedRow(rows, n.pool.rows, n.pool.d); ok {
+		return nil, fmt.Errorf("ood: calibration input %d is pool row %d: the calibration inputs must be disjoint from the reference pool", i, j)
+	}
+	s, err := n.Scores(rows)
+	if err != nil {
+		return nil, err
+	}
+	return conformal.NewOODCalibration(n.k, s, source)
+}
+
+// sharedRow finds a row of a that is also a row of b (rows of d).
+func sharedRow(a, b []float32, d int) (i, j int, ok bool) {
+	seen := make(map[string]int, len(b)/d)
+	key := func(r []float32) string {
+		buf := make([]byte, 0, 4*d)
+		for _, v := range r {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+		}
+		return string(buf)
+	}
+	for r := range len(b) / d {
+		seen[key(b[r*d:(r+1)*d])] = r
+	}
+	for r := range len(a) / d {
+		if j, ok := seen[key(a[r*d:(r+1)*d])]; ok {
+			return r, j, true
+		}
+	}
+	return 0, 0, false
+}
+
+// Conformal is a set's certified per-input OOD test: its Nearest score,
+// the calibration stored with it, and the test's level.
+type Conformal struct {
+	Score *Nearest
+	Cal   *Calibration
+	Test  Test
+}
+
+// NewConformal builds the test a set file holds (its reference pool and
+// its OOD calibration) at level test, refusing a level the calibration
+// cannot reach.
+func NewConformal(s *conformal.Set, test Test) (*Conformal, error) {
+	if s.OOD == nil {
+		return nil, errors.New("ood: the set has no OOD calibration (calibrate it with -ood-cal FILE)")
+	}
+	n, err := NewNearest(s, nil, s.OOD.K)
+	if err != nil {
+		return nil, err
+	}
+	c, err := NewCalibration(s.OOD.Scores)
+	if err != nil {
+		return nil, err
+	}
+	if err := test.Check(c.N()); err != nil {
+		return nil, err
+	}
+	return &Conformal{Score: n, Cal: c, Test: test}, nil
+}
+
+// Result is the test's answer for one input.
+type Result struct {
+	Score  float64 `json:"score"`   // the Nearest score
+	PValue float64 `json:"p_value"` // its conformal p-value (with the calibration-conditional slack, if any)
+	OOD    bool    `json:"ood"`     // p ≤ α_ood
+}
+
+// Run scores the query rows and tests them.
+func (c *Conformal) Run(queries []float32) ([]Result, error) {
+	s, err := c.Score.Scores(queries)
+	if err != nil {
+		return nil, err
+	}
+	p := c.Test.PValues(c.Cal, s)
+	out := make([]Result, len(s))
+	for i := range s {
+		out[i] = Result{Score: s[i], PValue: p[i], OOD: p[i] <= c.Test.Alpha}
+	}
+	return out, nil
+}

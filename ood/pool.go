@@ -1,0 +1,349 @@
+package ood
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync/atomic"
+
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/kernel"
+	"github.com/ccsets/ccs/internal/parallel"
+)
+
+// A Pool is a reference pool of in-distribution embeddings a_1..a_N ready
+// for exact nearest-neighbour queries under a set's score: for a query x,
+// the k-th smallest φ(a_i − x), as the geometry's Scores computes it on the
+// float32 difference a_i − x.
+//
+// The search is exact and fast. A geometry that decomposes
+// (geometry.Decomposer: every family, and a set behind a head) has its pool
+// mapped by T once; a query sums the per-coordinate terms of T·a_i − T·x
+// and stops a row once its partial sum passes the k-th best so far (with a
+// relative margin for rounding). The few rows that survive are rescored
+// exactly with Scores, so the result is Scores' to the last bit. Many
+// queries run on all cores, one query per task; a single query splits the
+// pool. Results do not depend on the number of goroutines.
+type Pool struct {
+	g            geometry.Geometry
+	d, n         int
+	rows         []float32 // n×d, as given
+	dec          geometry.Decomposition
+	ok           bool      // dec applies
+	t            []float64 // n×dec.Out: T·a_i (a_i widened when T is the identity)
+	logm         []float64 // the generalized ball's log m_j
+	p32, log2m32 []float32 // its p_j and log2 m_j in float32
+	rho          float64   // relative margin of the scan's sums
+}
+
+// NewPool prepares rows (n×d, row-major, finite) as a pool for g. It keeps
+// rows; the caller must not change them.
+func NewPool(g geometry.Geometry, rows []float32) (*Pool, error) {
+	d := g.Dim()
+	if len(rows) == 0 || len(rows)%d != 0 {
+		return nil, fmt.Errorf("ood: %d pool values are not a positive number of rows of dimension %d", len(rows), d)
+	}
+	for i, v := range rows {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("ood: pool row %d, coordinate %d is %v", i/d, i%d, v)
+		}
+	}
+	p := &Pool{g: g, d: d, n: len(rows) / d, rows: rows}
+	if dc, ok := g.(geometry.Decomposer); ok {
+		p.dec, p.ok = dc.Decompose()
+	}
+	if !p.ok {
+		return p, nil
+	}
+	out := p.dec.Out
+	p.t = make([]float64, p.n*out)
+	parallel.For(p.n, 256, 0, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			p.dec.Apply(p.t[i*out:(i+1)*out], rows[i*d:(i+1)*d])
+		}
+	})
+	if p.dec.Power == 0 {
+		p.logm, p.p32, p.log2m32 = make([]float64, out), make([]float32, out), make([]float32, out)
+		for j, m := range p.dec.M {
+			p.logm[j], p.p32[j], p.log2m32[j] = math.Log(m), float32(p.dec.P[j]), float32(math.Log2(m))
+		}
+	}
+	// Through the identity the scan's differences are Scores' own (the
+	// float32 difference, widened), and the ℓ2 terms too. Through a linear
+	// map the differences are T·a − T·x instead of T applied to the rounded
+	// difference: off by float32's rounding times T's condition. Powers
+	// other than 2 are screened with float32 polynomials.
+	switch {
+	case p.dec.T != nil:
+		p.rho = 1e-3
+	case p.dec.Power != 2:
+		p.rho = 1e-4
+	default:
+		p.rho = 1e-9
+	}
+	return p, nil
+}
+
+// N is the number of pool rows.
+func (p *Pool) N() int { return p.n }
+
+// Dim is the dimension of the rows.
+func (p *Pool) Dim() int { return p.d }
+
+// Kth writes into dst (allocated when nil) the k-th smallest φ(a_i − x)
+// over the pool for each query row x of queries (rows of Dim()).
+func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
+	if k < 1 || k > p.n {
+		return nil, fmt.Errorf("ood: k = %d nearest of a pool of %d rows: want 1 ≤ k ≤ %d", k, p.n, p.n)
+	}
+	d := p.d
+	if len(queries)%d != 0 {
+		return nil, fmt.Errorf("ood: %d query values are not rows of dimension %d", len(queries), d)
+	}
+	m := len(queries) / d
+	if dst == nil {
+		dst = make([]float64, m)
+	}
+	if len(dst) != m {
+		panic("ccs/ood: Kth: dst length mismatch")
+	}
+	for i, v := range queries {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("ood: query %d, coordinate %d is %v", i/d, i%d, v)
+		}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if m >= 2*workers || p.n < 2*minPoolChunk {
+		// Many queries: one per task, each scanning the whole pool.
+		parallel.For(m, 1, 0, func(_, lo, hi int) {
+			s := p.newScan()
+			for q := lo; q < hi; q++ {
+				x := queries[q*d : (q+1)*d]
+				s.start(x, k)
+				s.rows(0, p.n)
+				dst[q] = s.finish(x, k)
+			}
+		})
+		return dst, nil
+	}
+	// Few queries: each splits the pool into chunks scanned on all cores,
+	// which share their bound (each chunk's k-th smallest sum is at least
+	// the pool's), and whose candidates are merged.
+	chunk := max(minPoolChunk, (p.n+4*workers-1)/(4*workers))
+	for q := range m {
+		x := queries[q*d : (q+1)*d]
+		parts := make([]*scan, parallel.Chunks(p.n, chunk))
+		var shared atomic.Uint64
+		shared.Store(math.Float64bits(math.Inf(1)))
+		parallel.For(p.n, chunk, 0, func(c, lo, hi int) {
+			s := p.newScan()
+			s.shared = &shared
+			s.start(x, k)
+			s.rows(lo, hi)
+			parts[c] = s
+		})
+		all := parts[0]
+		for _, s := range parts[1:] {
+			all.cands = append(all.cands, s.cands...)
+		}
+		dst[q] = all.finish(x, k)
+	}
+	return dst, nil
+}
+
+// minPoolChunk is the fewest pool rows one task scans for a single query.
+const minPoolChunk = 512
+
+// candidate is a pool row that may be among a query's k nearest: its row
+// and the scan's sum of terms.
+type candidate struct {
+	row int
+	sum float64
+}
+
+// scan is one query's pass over pool rows.
+type scan struct {
+	p     *Pool
+	y     []float64 // T·x
+	x32   []float32 // x, for the identity's float32 differences
+	best  []float64 // the k smallest sums so far (a max-heap of at most k)
+	k     int
+	cands []candidate // every row whose sum was within the margin of best's largest when scanned
+	diffs []float32
+	exact []float64
+	// shared, when not nil, holds the smallest bound of the scans of one
+	// query's chunks (float64 bits).
+	shared *atomic.Uint64
+}
+
+func (p *Pool) newScan() *scan {
+	s := &scan{p: p}
+	if p.ok {
+		s.y = make([]float64, p.dec.Out)
+	}
+	return s
+}
+
+func (s *scan) start(x []float32, k int) {
+	s.best, s.cands, s.x32, s.k = s.best[:0], s.cands[:0], x, k
+	if s.p.ok {
+		s.p.dec.Apply(s.y, x)
+	}
+}
+
+// rows scans pool rows lo..hi−1. A row is left out once its partial sum
+// passes the k-th smallest sum so far (times 1 + the margin): the final
+// k-th smallest can only be smaller.
+func (s *scan) rows(lo, hi int) {
+	p := s.p
+	if !p.ok {
+		for i := lo; i < hi; i++ {
+			s.cands = append(s.cands, candidate{row: i, sum: math.Inf(-1)})
+		}
+		return
+	}
+	out := p.dec.Out
+	limit := math.Inf(1)
+	for i := lo; i < hi; i++ {
+		if s.shared != nil {
+			limit = min(limit, math.Float64frombits(s.shared.Load()))
+		}
+		a := p.t[i*out : (i+1)*out]
+		sum, in := p.sum(a, s.y, s.x32, p.rows[i*p.d:(i+1)*p.d], limit)
+		if !in {
+			continue
+		}
+		s.cands = append(s.cands, candidate{row: i, sum: sum})
+		s.push(sum)
+		if len(s.best) == s.k {
+			limit = min(limit, s.best[0]*(1+p.rho))
+			if s.shared != nil {
+				for old := s.shared.Load(); limit < math.Float64frombits(old) && !s.shared.CompareAndSwap(old, math.Float64bits(limit)); old = s.shared.Load() {
+				}
+			}
+		}
+	}
+}
+
+// push keeps the k smallest sums in a max-heap.
+func (s *scan) push(v float64) {
+	h := s.best
+	if len(h) < s.k {
+		h = append(h, v)
+		for i := len(h) - 1; i > 0; {
+			up := (i - 1) / 2
+			if h[up] >= h[i] {
+				break
+			}
+			h[up], h[i] = h[i], h[up]
+			i = up
+		}
+		s.best = h
+		return
+	}
+	if v >= h[0] {
+		return
+	}
+	h[0] = v
+	for i := 0; ; {
+		l, r, big := 2*i+1, 2*i+2, i
+		if l < len(h) && h[l] > h[big] {
+			big = l
+		}
+		if r < len(h) && h[r] > h[big] {
+			big = r
+		}
+		if big == i {
+			break
+		}
+		h[i], h[big] = h[big], h[i]
+		i = big
+	}
+}
+
+// sum returns Σ_j term_j(a_j − y_j), stopping (in = false) once it passes
+// limit; through the identity the difference is taken in float32 as
+// Scores takes it. The powers other than 2 are screened with float32
+// polynomials (kernel.Log2Poly and kernel.Exp2Poly, about 1e-6 per term
+// and unit of the exponent), within the pool's margin.
+func (p *Pool) sum(a, y []float64, x32, row32 []float32, limit float64) (float64, bool) {
+	const every = 4
+	var s float64
+	n := len(a)
+	ident, power := p.dec.T == nil, p.dec.Power
+	for j0 := 0; j0 < n; j0 += every {
+		j1 := min(n, j0+every)
+		for j := j0; j < j1; j++ {
+			var v float64
+			if ident {
+				v = float64(row32[j] - x32[j])
+			} else {
+				v = a[j] - y[j]
+			}
+			if power == 2 {
+				s += v * v
+				continue
+			}
+			if v == 0 {
+				continue
+			}
+			u := math.Abs(v)
+			e, c := float32(power), float32(0)
+			if power == 0 {
+				e, c = p.p32[j], p.log2m32[j]
+			}
+			if u32 := float32(u); u32 >= kernel.MinNormal32 && u32 <= math.MaxFloat32 {
+				if r := kernel.Exp2Poly(e * (kernel.Log2Poly(u32) + c)); r != 0 && r <= math.MaxFloat32 {
+					s += float64(r)
+					continue
+				}
+			}
+			// Beyond the polynomials' range: the exact term.
+			if power > 0 {
+				s += math.Pow(u, power)
+			} else {
+				s += math.Exp(p.dec.P[j] * (p.logm[j] + math.Log(u)))
+			}
+		}
+		if s > limit {
+			return s, false
+		}
+	}
+	return s, true
+}
+
+// finish rescores exactly the candidates within the margin of the k-th
+// smallest sum (which the scan cannot have left out) and returns the k-th
+// smallest exact score.
+func (s *scan) finish(x []float32, k int) float64 {
+	p := s.p
+	if p.ok && len(s.cands) > k {
+		sums := make([]float64, len(s.cands))
+		for i, c := range s.cands {
+			sums[i] = c.sum
+		}
+		cut := selectKth(sums, k) * (1 + p.rho)
+		s.cands = slices.DeleteFunc(s.cands, func(c candidate) bool { return c.sum > cut })
+	}
+	d := p.d
+	n := len(s.cands)
+	s.diffs = slices.Grow(s.diffs[:0], n*d)[:n*d]
+	for c, cd := range s.cands {
+		a := p.rows[cd.row*d : (cd.row+1)*d]
+		out := s.diffs[c*d : (c+1)*d]
+		for j := range d {
+			out[j] = a[j] - x[j]
+		}
+	}
+	s.exact = slices.Grow(s.exact[:0], n)[:n]
+	p.g.Scores(s.exact, s.diffs)
+	return selectKth(s.exact, k)
+}
+
+// selectKth returns the k-th smallest of v (reordering it).
+func selectKth(v []float64, k int) float64 {
+	slices.SortFunc(v, cmp.Compare[float64])
+	return v[k-1]
+}

@@ -1,0 +1,151 @@
+package ood
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
+)
+
+// testGeometries are one set of each family (and one behind a head) in d
+// dimensions, with parameters away from the ℓ2 ball.
+func testGeometries(t *testing.T, rng *rand.Rand, d int) []geometry.Geometry {
+	t.Helper()
+	m := make([]float64, d*d)
+	sigma := make([]float64, d*d)
+	for i := range d {
+		for j := range d {
+			m[i*d+j] = 0.3 * rng.NormFloat64()
+		}
+		m[i*d+i] += 1
+	}
+	for i := range d { // Σ = MMᵀ + I
+		for j := range d {
+			var s float64
+			for l := range d {
+				s += m[i*d+l] * m[j*d+l]
+			}
+			sigma[i*d+j] = s
+		}
+		sigma[i*d+i] += 1
+	}
+	scales, exps := make([]float64, d), make([]float64, d)
+	for j := range d {
+		scales[j], exps[j] = math.Exp(rng.NormFloat64()), 0.3+3*rng.Float64()
+	}
+	ell, err := geometry.NewEllipsoid(d, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2, _ := geometry.NewNorm(d, m, 2)
+	n07, _ := geometry.NewNorm(d, m, 0.7)
+	n35, _ := geometry.NewNorm(d, m, 3.5)
+	gb, _ := geometry.NewGenBall(scales, exps)
+	h := head.Identity(d, d-1)
+	for i := range h.W {
+		h.W[i] += 0.2 * rng.NormFloat64()
+	}
+	mi := make([]float64, (d-1)*(d-1))
+	for i := range d - 1 {
+		mi[i*(d-1)+i] = 1 + 0.5*rng.Float64()
+	}
+	inner, err := geometry.NewNorm(d-1, mi, 1.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj, err := head.NewProjected(h, inner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	projGB, err := head.NewProjected(h, geometry.UnitGenBall(d-1, 1.3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []geometry.Geometry{geometry.Ball{D: d}, ell, n2, n07, n35, gb, proj, projGB}
+}
+
+// brutePoolKth is the k-th smallest φ(a_i − x) by scoring every pool row.
+func brutePoolKth(g geometry.Geometry, pool, x []float32, k int) float64 {
+	d := g.Dim()
+	n := len(pool) / d
+	diffs := make([]float32, n*d)
+	for i := range n {
+		for j := range d {
+			diffs[i*d+j] = pool[i*d+j] - x[j]
+		}
+	}
+	s := g.Scores(nil, diffs)
+	slices.Sort(s)
+	return s[k-1]
+}
+
+// TestPoolExact: the pool's k-th nearest scores are the brute force's to
+// the bit, for every family and behind a head, for k = 1, 3 and 20, with
+// duplicate pool rows, a query on a pool row (score 0), one query against a
+// pool large enough to be split over cores, and many queries at once.
+func TestPoolExact(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(71, 71))
+	const d = 6
+	for _, n := range []int{50, 3000} {
+		pool := make([]float32, n*d)
+		for i := range pool {
+			pool[i] = float32(rng.NormFloat64())
+		}
+		copy(pool[d:2*d], pool[:d]) // a duplicate row
+		queries := make([]float32, 40*d)
+		for i := range queries {
+			queries[i] = float32(1.5 * rng.NormFloat64())
+		}
+		copy(queries[d:2*d], pool[5*d:6*d]) // a query on a pool row
+		for _, g := range testGeometries(t, rng, d) {
+			p, err := NewPool(g, pool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []int{1, 3, 20} {
+				many, err := p.Kth(nil, queries, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for q := range len(queries) / d {
+					x := queries[q*d : (q+1)*d]
+					want := brutePoolKth(g, pool, x, k)
+					one, err := p.Kth(nil, x, k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if many[q] != want || one[0] != want {
+						t.Fatalf("%v n=%d k=%d query %d: %v (many), %v (one); brute force %v", geometry.Describe(g), n, k, q, many[q], one[0], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPoolErrors: bad pools, queries and k are errors naming what is wrong.
+func TestPoolErrors(t *testing.T) {
+	t.Parallel()
+	g := geometry.Ball{D: 2}
+	for _, rows := range [][]float32{nil, {1, 2, 3}, {1, float32(math.NaN())}} {
+		if _, err := NewPool(g, rows); err == nil {
+			t.Errorf("pool %v: no error", rows)
+		}
+	}
+	p, err := NewPool(g, []float32{0, 0, 1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q []float32
+		k int
+	}{{[]float32{0, 0}, 0}, {[]float32{0, 0}, 3}, {[]float32{0}, 1}, {[]float32{float32(math.Inf(1)), 0}, 1}} {
+		if _, err := p.Kth(nil, c.q, c.k); err == nil {
+			t.Errorf("query %v, k %d: no error", c.q, c.k)
+		}
+	}
+}

@@ -1,0 +1,301 @@
+package ood
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestPValueByHand: p = (1 + #{s_j ≥ s})/(n+1), ties against the input;
+// the randomised p-value lies between the counts with and without the
+// ties.
+func TestPValueByHand(t *testing.T) {
+	t.Parallel()
+	c, err := NewCalibration([]float64{3, 1, 2, 2, 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ s, want float64 }{{0, 1}, {1, 1}, {2, 5.0 / 6}, {2.5, 3.0 / 6}, {5, 2.0 / 6}, {9, 1.0 / 6}} {
+		if got := c.PValue(tc.s); math.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("p(%v) = %v, want %v", tc.s, got, tc.want)
+		}
+	}
+	if lo, hi := c.PValueRandom(2, 0), c.PValueRandom(2, 0.999999); lo != 2.0/6 || hi >= 5.0/6 || hi < 4.99/6 {
+		t.Errorf("randomised p(2) in [%v, %v], want [2/6, 5/6)", lo, hi)
+	}
+	for _, bad := range [][]float64{nil, {1, math.NaN()}, {math.Inf(1)}} {
+		if _, err := NewCalibration(bad); err == nil {
+			t.Errorf("calibration %v: no error", bad)
+		}
+	}
+}
+
+// TestCheck: α_ood outside (0, 1), δ outside [0, 1) and an α_ood below the
+// smallest p-value are refused, the latter saying how many calibration
+// scores it would take.
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		test Test
+		n    int
+		want string
+	}{
+		{Test{Alpha: 0}, 100, "0 < α_ood < 1"},
+		{Test{Alpha: 1.2}, 100, "0 < α_ood < 1"},
+		{Test{Alpha: 0.05, Delta: 1}, 100, "0 ≤ δ < 1"},
+		{Test{Alpha: 0.005}, 99, "needs at least 199"},
+		{Test{Alpha: 0.05, Delta: 0.1}, 99, "needs at least"},
+	} {
+		err := tc.test.Check(tc.n)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v, n=%d: error %v, want %q", tc.test, tc.n, err, tc.want)
+		}
+	}
+	if err := (Test{Alpha: 0.01}).Check(99); err != nil {
+		t.Errorf("α 0.01 with n = 99: %v", err)
+	}
+	// The smallest n the message names does reach α.
+	tt := Test{Alpha: 0.05, Delta: 0.1}
+	err := tt.Check(99)
+	var need int
+	if i := strings.Index(err.Error(), "needs at least "); i >= 0 {
+		for _, r := range err.Error()[i+len("needs at least "):] {
+			if r < '0' || r > '9' {
+				break
+			}
+			need = need*10 + int(r-'0')
+		}
+	}
+	if tt.Check(need) != nil || tt.Check(need-1) == nil {
+		t.Errorf("%v: n = %d is not the smallest that reaches α", err, need)
+	}
+}
+
+// trueFAR is the false-alarm rate of a calibration of U(0,1) scores on a
+// fresh U(0,1) input: P(p̃(S) ≤ α) = P(S > s_(n−c)) with c the largest count
+// of calibration scores above S that still flags it.
+func trueFAR(cal []float64, test Test) float64 {
+	n := len(cal)
+	// p̃ = (1 + #{s_j ≥ S})/(n+1) + ε ≤ α ⟺ #{s_j ≥ S} ≤ (α − ε)(n+1) − 1.
+	c := int(math.Floor((test.Alpha-test.Slack(n))*float64(n+1) - 1 + 1e-12))
+	if c < 0 {
+		return 0
+	}
+	if c >= n {
+		return 1
+	}
+	s := slices.Sorted(slices.Values(cal))
+	return 1 - s[n-1-c]
+}
+
+// TestGuarantee is the property test of the false-alarm guarantee, over
+// 2000 seeded calibration draws of exchangeable (uniform) scores for
+// α_ood ∈ {0.01, 0.05, 0.1} and n ∈ {99, 999}: the mean false-alarm rate
+// is at most α_ood (and within 1/(n+1) of it: the test is not vacuous);
+// calibration-conditionally (δ = 0.1), the share of draws whose rate
+// exceeds α_ood is at most δ. Each draw's rate is exact (uniform scores:
+// the rate is 1 − the order statistic), so the only Monte-Carlo error is
+// that of the draws: 3 standard errors.
+func TestGuarantee(t *testing.T) {
+	t.Parallel()
+	const draws = 2000
+	rng := rand.New(rand.NewPCG(81, 81))
+	for _, n := range []int{99, 999} {
+		for _, alpha := range []float64{0.01, 0.05, 0.1} {
+			var sum, sum2 float64
+			exceed, condExceed := 0, 0
+			cond := Test{Alpha: alpha, Delta: 0.1}
+			for range draws {
+				cal := make([]float64, n)
+				for i := range cal {
+					cal[i] = rng.Float64()
+				}
+				far := trueFAR(cal, Test{Alpha: alpha})
+				sum += far
+				sum2 += far * far
+				if far > alpha {
+					exceed++
+				}
+				if cond.Check(n) == nil && trueFAR(cal, cond) > alpha {
+					condExceed++
+				}
+			}
+			mean := sum / draws
+			se := math.Sqrt((sum2/draws - mean*mean) / draws)
+			if mean > alpha+3*se || mean < alpha-1/float64(n+1)-3*se {
+				t.Errorf("n=%d α=%v: mean false-alarm rate %.5f ± %.5f, want ≤ α and ≥ α − 1/(n+1)", n, alpha, mean, se)
+			}
+			if cond.Check(n) == nil {
+				share := float64(condExceed) / draws
+				if share > 0.1+3*math.Sqrt(0.1*0.9/draws) {
+					t.Errorf("n=%d α=%v δ=0.1: %.3f of the draws exceed α, want ≤ δ", n, alpha, share)
+				}
+			}
+			t.Logf("n=%d α=%v: mean FAR %.5f (se %.5f), %.3f of draws above α marginally, %.3f with δ = 0.1",
+				n, alpha, mean, se, float64(exceed)/draws, float64(condExceed)/draws)
+		}
+	}
+}
+
+// TestGuaranteeEmpirical checks the same through PValues and Flags on
+// finite test samples of a skewed score (exchangeable, not uniform), so
+// that the code path a user calls is the one tested: over 1000 draws the
+// mean share of flagged in-distribution test inputs is at most α_ood.
+func TestGuaranteeEmpirical(t *testing.T) {
+	t.Parallel()
+	const draws, nTest = 1000, 200
+	rng := rand.New(rand.NewPCG(82, 82))
+	for _, n := range []int{99, 999} {
+		for _, alpha := range []float64{0.01, 0.05, 0.1} {
+			test := Test{Alpha: alpha}
+			var sum, sum2 float64
+			for range draws {
+				cal := make([]float64, n)
+				for i := range cal {
+					cal[i] = math.Exp(rng.NormFloat64())
+				}
+				c, err := NewCalibration(cal)
+				if err != nil {
+					t.Fatal(err)
+				}
+				x := make([]float64, nTest)
+				for i := range x {
+					x[i] = math.Exp(rng.NormFloat64())
+				}
+				flagged := 0
+				for _, f := range test.Flags(test.PValues(c, x)) {
+					if f {
+						flagged++
+					}
+				}
+				far := float64(flagged) / nTest
+				sum += far
+				sum2 += far * far
+			}
+			mean := sum / draws
+			se := math.Sqrt((sum2/draws - mean*mean) / draws)
+			if mean > alpha+3*se {
+				t.Errorf("n=%d α=%v: mean share flagged %.5f ± %.5f, above α", n, alpha, mean, se)
+			}
+		}
+	}
+}
+
+// TestBenjaminiHochberg: by hand, and the false discovery rate over 2000
+// batches of 200 inputs, 20% OOD, at q = 0.1 is at most q.
+func TestBenjaminiHochberg(t *testing.T) {
+	t.Parallel()
+	got, err := BenjaminiHochberg([]float64{0.01, 0.04, 0.03, 0.5, 0.02}, 0.1)
+	if err != nil || !slices.Equal(got, []int{0, 1, 2, 4}) {
+		t.Errorf("BH = %v, %v; want [0 1 2 4]", got, err)
+	}
+	if got, _ := BenjaminiHochberg([]float64{0.2, 0.5}, 0.1); len(got) != 0 {
+		t.Errorf("BH flagged %v, want none", got)
+	}
+	for _, bad := range []struct {
+		p []float64
+		q float64
+	}{{[]float64{0.1}, 0}, {[]float64{0.1}, 1}, {[]float64{math.NaN()}, 0.1}, {[]float64{1.5}, 0.1}} {
+		if _, err := BenjaminiHochberg(bad.p, bad.q); err == nil {
+			t.Errorf("BH(%v, %v): no error", bad.p, bad.q)
+		}
+	}
+	const draws, m, q = 2000, 200, 0.1
+	rng := rand.New(rand.NewPCG(83, 83))
+	var fdp, power float64
+	for range draws {
+		cal := make([]float64, 499)
+		for i := range cal {
+			cal[i] = rng.NormFloat64()
+		}
+		c, _ := NewCalibration(cal)
+		s := make([]float64, m)
+		ood := make([]bool, m)
+		for i := range s {
+			ood[i] = rng.Float64() < 0.2
+			s[i] = rng.NormFloat64()
+			if ood[i] {
+				s[i] += 3
+			}
+		}
+		flagged, err := BenjaminiHochberg(Test{Alpha: 0.5}.PValues(c, s), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		false_, true_ := 0, 0
+		for _, i := range flagged {
+			if ood[i] {
+				true_++
+			} else {
+				false_++
+			}
+		}
+		if len(flagged) > 0 {
+			fdp += float64(false_) / float64(len(flagged))
+		}
+		power += float64(true_) / (0.2 * m)
+	}
+	fdr := fdp / draws
+	if fdr > q+3*math.Sqrt(q/draws) {
+		t.Errorf("BH false discovery rate %.4f, want ≤ %v", fdr, q)
+	}
+	t.Logf("BH at q = %v: FDR %.4f, power %.3f", q, fdr, power/draws)
+}
+
+// TestMonitor: on 1000 exchangeable streams of 500 scores the martingale
+// reaches 1/δ (δ = 0.05) in at most δ of them; on a stream that switches
+// to larger scores it raises its alarm soon after the switch; Reset starts
+// afresh; a non-finite score is refused.
+func TestMonitor(t *testing.T) {
+	t.Parallel()
+	const streams, length, delta = 1000, 500, 0.05
+	rng := rand.New(rand.NewPCG(84, 84))
+	cal := make([]float64, 99)
+	for i := range cal {
+		cal[i] = rng.NormFloat64()
+	}
+	c, _ := NewCalibration(cal)
+	alarms := 0
+	for s := range streams {
+		m, err := NewMonitor(c, delta, uint64(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float64, length)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		if _, err := m.Observe(x); err != nil {
+			t.Fatal(err)
+		}
+		if m.State().Alarm {
+			alarms++
+		}
+	}
+	if share := float64(alarms) / streams; share > delta+3*math.Sqrt(delta/streams) {
+		t.Errorf("%.3f of exchangeable streams raised the alarm, want ≤ %v", share, delta)
+	}
+	m, _ := NewMonitor(c, delta, 1)
+	x := make([]float64, 400)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+		if i >= 200 {
+			x[i] += 2
+		}
+	}
+	m.Observe(x)
+	st := m.State()
+	if !st.Alarm || st.AlarmAt <= 200 || st.AlarmAt > 260 {
+		t.Errorf("a switch at input 200: %+v, want an alarm soon after 200", st)
+	}
+	t.Logf("%d of %d exchangeable streams alarmed; a +2σ switch at 200 alarmed at %d", alarms, streams, st.AlarmAt)
+	m.Reset()
+	if st := m.State(); st.N != 0 || st.Alarm || st.Martingale != 1 {
+		t.Errorf("after Reset: %+v", st)
+	}
+	if _, err := m.Observe([]float64{1, math.NaN()}); err == nil || m.State().N != 0 {
+		t.Errorf("a NaN score: %v, state %+v", err, m.State())
+	}
+}
