@@ -1,9 +1,11 @@
 package experiment
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -19,7 +21,7 @@ import (
 // OODConfig configures an OOD table.
 type OODConfig struct {
 	RealConfig
-	Reference  int            // reference pool rows (calibration anchors); 0 means 256
+	Reference  int            // reference pool rows of the paper's reference mode (calibration anchors); 0 means 256
 	Convention ood.Convention // FPR95's positive class
 	// Baselines are the detectors to compare with (nil: none); CIDER's
 	// seed is set per seed.
@@ -28,6 +30,13 @@ type OODConfig struct {
 	// are fitted on (the paper: the whole training split); nil means the
 	// training anchors of the embeddings.
 	BaselineTrain *bundle.Bundle
+	// Test is the conformal OOD test of the per-input rows and of the
+	// baselines, calibrated on the calibration half's anchors; a zero
+	// Alpha means 0.05.
+	Test ood.Test
+	// Neighbour is the per-input CCS score's k-th nearest pool anchor; 0
+	// means 1.
+	Neighbour int
 }
 
 // OODSet is an out-of-distribution sample: its anchors (features, logits,
@@ -38,11 +47,20 @@ type OODSet struct {
 }
 
 // OODRow is one detector's AUROC and FPR95 (percent, mean ± std over
-// seeds) against each OOD set, or why it is not available.
+// seeds) against each OOD set, or why it is not available; for a detector
+// with a conformal test, also its false-alarm rate on the ID test inputs
+// and its true-alarm rate on each OOD set at the table's α_ood (percent).
 type OODRow struct {
-	Method      string         `json:"method"`
-	AUROC       []eval.Summary `json:"auroc,omitempty"`
-	FPR95       []eval.Summary `json:"fpr95,omitempty"`
+	Method string         `json:"method"`
+	AUROC  []eval.Summary `json:"auroc,omitempty"`
+	FPR95  []eval.Summary `json:"fpr95,omitempty"`
+	FAR    *eval.Summary  `json:"false_alarm_rate,omitempty"`
+	TAR    []eval.Summary `json:"true_alarm_rate,omitempty"`
+	// FDP and Power are Benjamini–Hochberg's over each OOD set mixed with
+	// the ID test inputs (percent): the share of ID inputs among the
+	// flagged, and the share of the OOD set flagged.
+	FDP         []eval.Summary `json:"false_discovery_proportion,omitempty"`
+	Power       []eval.Summary `json:"power,omitempty"`
 	Unavailable string         `json:"unavailable,omitempty"`
 }
 
@@ -55,15 +73,36 @@ type OODTable struct {
 	// Runs is the number of seeds behind each figure; with one, the text
 	// shows no ± std.
 	Runs int `json:"runs"`
+	// AlphaOOD is the conformal test's level when rows have one (the bound
+	// on their false-alarm rate), and Guarantee says it in words.
+	AlphaOOD  float64 `json:"alpha_ood,omitempty"`
+	Guarantee string  `json:"guarantee,omitempty"`
+	// FDRLevel is Benjamini–Hochberg's q when rows have FDP and Power.
+	FDRLevel float64 `json:"fdr_level,omitempty"`
 }
 
 // AddRun appends a row measured once from anchors' anomaly scores: id
 // against each of the table's OOD sets, or why it is unavailable (err
 // wrapping ood.ErrUnavailable). Other errors are returned.
 func (t *OODTable) AddRun(method string, id []float64, oods [][]float64, conv ood.Convention, err error) error {
+	return t.AddTest(method, id, oods, conv, nil, err)
+}
+
+// Alarms are a conformal test's rates, measured once: the shares of ID test
+// inputs and of each OOD set's inputs it flags (fractions), and, when
+// measured, Benjamini–Hochberg's false discovery proportion and power over
+// each OOD set mixed with the ID inputs.
+type Alarms struct {
+	FAR        float64
+	TAR        []float64
+	FDP, Power []float64
+}
+
+// AddTest is AddRun with a conformal test's rates (nil: none).
+func (t *OODTable) AddTest(method string, id []float64, oods [][]float64, conv ood.Convention, a *Alarms, err error) error {
 	row := OODRow{Method: method}
 	if errors.Is(err, ood.ErrUnavailable) {
-		row.Unavailable = err.Error()
+		row.Unavailable = reason(method, err)
 		t.Rows = append(t.Rows, row)
 		return nil
 	}
@@ -78,6 +117,17 @@ func (t *OODTable) AddRun(method string, id []float64, oods [][]float64, conv oo
 		row.AUROC = append(row.AUROC, eval.Summarize([]float64{100 * m.AUROC}))
 		row.FPR95 = append(row.FPR95, eval.Summarize([]float64{100 * m.FPR95}))
 	}
+	if a != nil {
+		f := eval.Summarize([]float64{100 * a.FAR})
+		row.FAR = &f
+		for _, v := range a.TAR {
+			row.TAR = append(row.TAR, eval.Summarize([]float64{100 * v}))
+		}
+		for j := range a.FDP {
+			row.FDP = append(row.FDP, eval.Summarize([]float64{100 * a.FDP[j]}))
+			row.Power = append(row.Power, eval.Summarize([]float64{100 * a.Power[j]}))
+		}
+	}
 	t.Rows = append(t.Rows, row)
 	return nil
 }
@@ -90,22 +140,33 @@ func OODMethods() []Method {
 
 // OOD runs the OOD comparison on one encoder's embeddings: for each seed,
 // the real-image splits of Real; each CCS method is fitted and calibrated as
-// in Real, given a reference pool of calibration anchors, and scored on the
-// test half (ID) and each OOD set in both modes — batch (negatives drawn
-// within the evaluated sample, the paper's protocol) and reference (the
-// pool's rows as negatives, per sample). The baselines are fitted on the
-// training anchors (features, logits, activations, labels) and score the
-// same samples.
+// in Real and scored on the test half (ID) and each OOD set in three modes —
+// batch (negatives drawn within the evaluated sample, the paper's
+// protocol), reference (a pool of calibration anchors as negatives, per
+// sample, the paper's formula) and per input (ood.Nearest: the k-th
+// nearest fit anchor under the set's score over q̂, with the conformal test
+// calibrated on the calibration half's anchors). The baselines are fitted
+// on the training anchors (features, logits, activations, labels), score
+// the same samples, and are calibrated on the calibration half too.
+//
+// The conformal tests' calibration inputs (the calibration half) are
+// disjoint from the ID test inputs, from the pool (the fit anchors) and
+// from everything the detectors were trained on; the sets' thresholds come
+// from them too, but a p-value does not change when every score is divided
+// by the same q̂.
 func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress func(done, total int, what string)) (*OODTable, error) {
 	cfg.realDefaults(e.Test.K)
-	if cfg.Reference == 0 {
-		cfg.Reference = 256
-	}
-	nrows := 2*len(methods) + len(cfg.Baselines)
+	cfg.Reference = cmp.Or(cfg.Reference, 256)
+	cfg.Neighbour = cmp.Or(cfg.Neighbour, 1)
+	cfg.Test.Alpha = cmp.Or(cfg.Test.Alpha, 0.05)
+	const modes = 3 // batch, reference, per input
+	nrows := modes*len(methods) + len(cfg.Baselines)
 	auroc := make([][][]float64, nrows) // row, set, seed
 	fpr := make([][][]float64, nrows)
+	tar := make([][][]float64, nrows)
+	far := make([][]float64, nrows) // row, seed
 	for r := range nrows {
-		auroc[r], fpr[r] = make([][]float64, len(sets)), make([][]float64, len(sets))
+		auroc[r], fpr[r], tar[r] = make([][]float64, len(sets)), make([][]float64, len(sets)), make([][]float64, len(sets))
 	}
 	why := make([]string, nrows)
 	total := cfg.Seeds * (len(methods) + len(cfg.Baselines))
@@ -127,17 +188,43 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 		}
 		return nil
 	}
+	// alarms records a conformal test's rates, calibrated on cal.
+	alarms := func(r int, cal, id []float64, oods [][]float64) error {
+		c, err := ood.NewCalibration(cal)
+		if err != nil {
+			return err
+		}
+		if err := cfg.Test.Check(c.N()); err != nil {
+			return err
+		}
+		rate := func(s []float64) float64 {
+			n := 0
+			for _, f := range cfg.Test.Flags(cfg.Test.PValues(c, s)) {
+				if f {
+					n++
+				}
+			}
+			return 100 * float64(n) / float64(len(s))
+		}
+		far[r] = append(far[r], rate(id))
+		for j, o := range oods {
+			tar[r][j] = append(tar[r][j], rate(o))
+		}
+		return nil
+	}
 	baseTrain := e.Train
 	if cfg.BaselineTrain != nil {
 		baseTrain = cfg.BaselineTrain
 	}
 	trainSample := ood.SampleOf(baseTrain)
+	var poolRows int
 	for s := range cfg.Seeds {
 		seed := uint64(s)
 		sp, err := realSplits(e, cfg.RealConfig, seed, true, true, 0)
 		if err != nil {
 			return nil, err
 		}
+		poolRows = sp.Fit.N
 		oodB := make([]*bundle.Bundle, len(sets))
 		for j, o := range sets {
 			oodB[j] = withBatchNegatives(o.B, cfg.KNeg, seed*16+uint64(j))
@@ -150,9 +237,14 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 			if set.Reference, err = conformal.NewReference(sp.Cal, min(cfg.Reference, sp.Cal.N), seed, "calibration anchors"); err != nil {
 				return nil, err
 			}
+			near, err := ood.NewNearest(set, sp.Fit.Anchors, cfg.Neighbour)
+			if err != nil {
+				return nil, fmt.Errorf("%s, seed %d: %w", meth.Name, seed, err)
+			}
 			for mode, score := range []func(b *bundle.Bundle) ([]float64, error){
 				func(b *bundle.Bundle) ([]float64, error) { return ood.CCSBatch(set, b) },
 				func(b *bundle.Bundle) ([]float64, error) { return ood.CCSReference(set, b.Anchors) },
+				func(b *bundle.Bundle) ([]float64, error) { return near.Scores(b.Anchors) },
 			} {
 				id, err := score(sp.Test)
 				if err != nil {
@@ -166,14 +258,24 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 					}
 					oods = append(oods, o)
 				}
-				if err := record(2*m+mode, id, oods); err != nil {
+				r := modes*m + mode
+				if err := record(r, id, oods); err != nil {
 					return nil, fmt.Errorf("%s, seed %d: %w", meth.Name, seed, err)
+				}
+				if mode == 2 {
+					cal, err := score(sp.Cal)
+					if err == nil {
+						err = alarms(r, cal, id, oods)
+					}
+					if err != nil {
+						return nil, fmt.Errorf("%s, per input, seed %d: %w", meth.Name, seed, err)
+					}
 				}
 			}
 			step(meth.Name)
 		}
 		for bi, det := range cfg.Baselines {
-			r := 2*len(methods) + bi
+			r := modes*len(methods) + bi
 			if c, ok := det.(*ood.CIDER); ok {
 				c.Seed = seed
 			}
@@ -186,7 +288,7 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 			if s == 0 || seeded {
 				if err := det.Fit(trainSample); err != nil {
 					if errors.Is(err, ood.ErrUnavailable) {
-						why[r] = err.Error()
+						why[r] = reason(det.Name(), err)
 						step(det.Name())
 						continue
 					}
@@ -194,6 +296,10 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 				}
 			}
 			id, err := det.Score(ood.SampleOf(sp.Test))
+			var cal []float64
+			if err == nil {
+				cal, err = det.Score(ood.SampleOf(sp.Cal))
+			}
 			var oods [][]float64
 			for _, b := range oodB {
 				if err != nil {
@@ -204,7 +310,7 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 				oods = append(oods, o)
 			}
 			if errors.Is(err, ood.ErrUnavailable) {
-				why[r] = err.Error()
+				why[r] = reason(det.Name(), err)
 				step(det.Name())
 				continue
 			}
@@ -214,14 +320,19 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 			if err := record(r, id, oods); err != nil {
 				return nil, fmt.Errorf("%s, seed %d: %w", det.Name(), seed, err)
 			}
+			if err := alarms(r, cal, id, oods); err != nil {
+				return nil, fmt.Errorf("%s, seed %d: %w", det.Name(), seed, err)
+			}
 			step(det.Name())
 		}
 	}
 	t := &OODTable{
 		Title: "OOD detection, Fashion-MNIST (ID), " + e.Encoder,
-		Config: fmt.Sprintf("ID: the test half of %d test anchors; CCS sets fitted as in the Fashion-MNIST table (k=%d, %d negatives, α=%v), batch negatives: %d drawn within each evaluated sample; reference: %d calibration anchors; baselines fitted on %d training images; FPR95 %v; seeds 0–%d",
-			e.Test.N, cfg.K, cfg.KNeg, cfg.Alpha, cfg.KNeg, cfg.Reference, baseTrain.N, cfg.Convention, cfg.Seeds-1),
-		Runs: cfg.Seeds,
+		Config: fmt.Sprintf("ID: the test half of %d test anchors; CCS sets fitted as in the Fashion-MNIST table (k=%d, %d negatives, α=%v), batch negatives: %d drawn within each evaluated sample; reference: %d calibration anchors; per input: the %d-th nearest of the %d fit anchors; conformal tests calibrated on the calibration half; baselines fitted on %d training images; FPR95 %v; seeds 0–%d",
+			e.Test.N, cfg.K, cfg.KNeg, cfg.Alpha, cfg.KNeg, cfg.Reference, cfg.Neighbour, poolRows, baseTrain.N, cfg.Convention, cfg.Seeds-1),
+		Runs:      cfg.Seeds,
+		AlphaOOD:  cfg.Test.Alpha,
+		Guarantee: cfg.Test.String(),
 	}
 	for _, o := range sets {
 		t.Sets = append(t.Sets, o.Name)
@@ -229,10 +340,10 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 	for r := range nrows {
 		var row OODRow
 		switch {
-		case r < 2*len(methods):
-			row.Method = methods[r/2].Name + [2]string{", batch", ", reference"}[r%2]
+		case r < modes*len(methods):
+			row.Method = methods[r/modes].Name + [modes]string{", batch", ", reference", ", per input"}[r%modes]
 		default:
-			row.Method = cfg.Baselines[r-2*len(methods)].Name()
+			row.Method = cfg.Baselines[r-modes*len(methods)].Name()
 		}
 		if why[r] != "" {
 			row.Unavailable = why[r]
@@ -240,6 +351,13 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 			for j := range sets {
 				row.AUROC = append(row.AUROC, eval.Summarize(auroc[r][j]))
 				row.FPR95 = append(row.FPR95, eval.Summarize(fpr[r][j]))
+			}
+			if far[r] != nil {
+				f := eval.Summarize(far[r])
+				row.FAR = &f
+				for j := range sets {
+					row.TAR = append(row.TAR, eval.Summarize(tar[r][j]))
+				}
 			}
 		}
 		t.Rows = append(t.Rows, row)
@@ -255,11 +373,26 @@ func withBatchNegatives(b *bundle.Bundle, kneg int, seed uint64) *bundle.Bundle 
 }
 
 // WriteText renders the table in the paper's layout: per OOD set, AUROC↑
-// and FPR95↓ in percent, mean ± std over seeds (the mean alone for one run).
+// and FPR95↓ in percent, mean ± std over seeds (the mean alone for one
+// run); with conformal tests, the false-alarm rate on the ID test inputs
+// and the true-alarm rate on each OOD set at α_ood, and the guarantee.
 func (t *OODTable) WriteText(w io.Writer) error {
+	tests := slices.ContainsFunc(t.Rows, func(r OODRow) bool { return r.FAR != nil })
 	head := []string{"Method"}
 	for _, s := range t.Sets {
 		head = append(head, s+" AUROC↑", s+" FPR95↓")
+	}
+	if tests {
+		head = append(head, fmt.Sprintf("FAR@%v (≤ %v)", t.AlphaOOD, t.AlphaOOD))
+		for _, s := range t.Sets {
+			head = append(head, fmt.Sprintf("%s TAR@%v↑", s, t.AlphaOOD))
+		}
+	}
+	cell := func(s eval.Summary) string {
+		if t.Runs == 1 {
+			return fmt.Sprintf("%.1f", s.Mean)
+		}
+		return fmt.Sprintf("%.1f ± %.1f", s.Mean, s.Std)
 	}
 	rows := [][]string{head}
 	for _, r := range t.Rows {
@@ -269,19 +402,47 @@ func (t *OODTable) WriteText(w io.Writer) error {
 				cells = append(cells, "not available", "")
 				continue
 			}
-			cell := func(s eval.Summary) string {
-				if t.Runs == 1 {
-					return fmt.Sprintf("%.1f", s.Mean)
-				}
-				return fmt.Sprintf("%.1f ± %.1f", s.Mean, s.Std)
-			}
 			cells = append(cells, cell(r.AUROC[j]), cell(r.FPR95[j]))
+		}
+		if tests {
+			if r.FAR == nil {
+				cells = append(cells, "—")
+				for range t.Sets {
+					cells = append(cells, "—")
+				}
+			} else {
+				cells = append(cells, cell(*r.FAR))
+				for j := range t.Sets {
+					cells = append(cells, cell(r.TAR[j]))
+				}
+			}
 		}
 		rows = append(rows, cells)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n\n", t.Title, t.Config)
 	writeGrid(&b, rows)
+	if tests {
+		fmt.Fprintf(&b, "\nFAR, TAR: the share of ID test inputs and of OOD inputs the conformal test flags (p ≤ α_ood = %v); the guarantee: %s.\n", t.AlphaOOD, t.Guarantee)
+	}
+	if slices.ContainsFunc(t.Rows, func(r OODRow) bool { return r.FDP != nil }) {
+		bh := [][]string{{"Method"}}
+		for _, s := range t.Sets {
+			bh[0] = append(bh[0], s+" FDP", s+" power")
+		}
+		for _, r := range t.Rows {
+			if r.FDP == nil {
+				continue
+			}
+			cells := []string{r.Method}
+			for j := range t.Sets {
+				cells = append(cells, cell(r.FDP[j]), cell(r.Power[j]))
+			}
+			bh = append(bh, cells)
+		}
+		fmt.Fprintf(&b, "\nBenjamini–Hochberg at q = %v over each OOD set mixed with the ID test inputs: the share of ID inputs among the flagged (FDP; its expectation, the FDR, is ≤ q) and of the OOD set flagged (power), percent.\n\n", t.FDRLevel)
+		writeGrid(&b, bh)
+	}
 	for _, r := range t.Rows {
 		if r.Unavailable != "" {
 			fmt.Fprintf(&b, "\n%s: %s\n", r.Method, r.Unavailable)
@@ -289,6 +450,12 @@ func (t *OODTable) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// reason is why a detector is unavailable, without its name (the table
+// names it).
+func reason(name string, err error) string {
+	return strings.TrimPrefix(err.Error(), name+": ")
 }
 
 // writeGrid writes rows (the first is the header) as a padded Markdown table.

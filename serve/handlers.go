@@ -303,7 +303,16 @@ type setInfo struct {
 	Guarantee   string         `json:"guarantee"`
 	Calibration conformal.Info `json:"calibration"`
 	Reference   int            `json:"ood_reference_rows"`
+	OOD         *oodInfo       `json:"ood,omitempty"`
 	Warnings    []string       `json:"warnings"`
+}
+
+// oodInfo is a set's per-input OOD test in GET /v1/sets.
+type oodInfo struct {
+	K           int              `json:"k"`
+	Calibration int              `json:"calibration_n"`
+	MinAlpha    float64          `json:"min_alpha_ood"`
+	Monitor     ood.MonitorState `json:"monitor"`
 }
 
 func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
@@ -321,6 +330,9 @@ func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
 		}
 		if set.Reference != nil {
 			info.Reference = set.Reference.N
+		}
+		if o := st.ood[name]; o != nil {
+			info.OOD = &oodInfo{K: o.near.K(), Calibration: o.cal.N(), MinAlpha: ood.Test{}.MinAlpha(o.cal.N()), Monitor: o.monitor.State()}
 		}
 		if info.Warnings == nil {
 			info.Warnings = []string{}
@@ -376,16 +388,24 @@ func cancelled(err error) error {
 	return &apiError{status: 499, code: "cancelled", msg: "request cancelled: " + err.Error()}
 }
 
-// ood answers the CCS OOD scores of the points against the set's
-// reference pool.
+// ood answers the per-input OOD test of the points: each point's score
+// (the K-th nearest pool anchor under the set's score, over q̂), its
+// conformal p-value and whether the test flags it at α_ood; with ?fdr=Q,
+// the points Benjamini–Hochberg flags as one batch. A set without an OOD
+// calibration is refused: its per-input answers would carry no guarantee.
 func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
-	_, name, set, err := s.lookupSet(r)
+	st, name, set, err := s.lookupSet(r)
 	if err != nil {
 		return err
 	}
-	if set.Reference == nil {
-		return &apiError{status: http.StatusUnprocessableEntity, code: "no_reference_pool",
-			msg: fmt.Sprintf("set %q has no reference pool for per-sample OOD scores (calibrate it with -reference N)", name), field: "name"}
+	o := st.ood[name]
+	if o == nil {
+		return &apiError{status: http.StatusUnprocessableEntity, code: "no_ood_calibration",
+			msg: fmt.Sprintf("set %q has no OOD calibration, so its per-input OOD answers would carry no guarantee: calibrate it with -reference N (or -reference-db FILE) and -ood-cal FILE", name), field: "name"}
+	}
+	test, fdr, err := oodParams(r, o.cal.N())
+	if err != nil {
+		return err
 	}
 	d := set.Geometry.Dim()
 	_, pts, err := s.points(r, d, false)
@@ -398,18 +418,108 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		if err := r.Context().Err(); err != nil {
 			return cancelled(err)
 		}
-		sc, err := ood.CCSReference(set, pts[lo*d:min(m, lo+chunk)*d])
+		sc, err := o.near.Scores(pts[lo*d : min(m, lo+chunk)*d])
 		if err != nil {
 			return invalid("points", "%v", err)
 		}
 		scores = append(scores, sc...)
 	}
-	return writeJSON(w, http.StatusOK, struct {
-		Set       string   `json:"set"`
-		Threshold number   `json:"threshold"`
-		Reference int      `json:"reference_rows"`
-		Scores    []number `json:"scores"`
-	}{name, number(set.Threshold), set.Reference.N, numbers(scores)})
+	p := test.PValues(o.cal, scores)
+	type result struct {
+		Score  number  `json:"score"`
+		PValue float64 `json:"p_value"`
+		OOD    bool    `json:"ood"`
+	}
+	results := make([]result, m)
+	for i := range m {
+		results[i] = result{number(scores[i]), p[i], p[i] <= test.Alpha}
+	}
+	resp := struct {
+		Set       string            `json:"set"`
+		Threshold number            `json:"threshold"`
+		Reference int               `json:"reference_rows"`
+		K         int               `json:"k"`
+		AlphaOOD  float64           `json:"alpha_ood"`
+		Delta     float64           `json:"delta,omitempty"`
+		Guarantee string            `json:"guarantee"`
+		Scores    []number          `json:"scores"`
+		Results   []result          `json:"results"`
+		FDR       float64           `json:"fdr,omitempty"`
+		Flagged   []int             `json:"flagged,omitempty"`
+		Monitor   *ood.MonitorState `json:"monitor"`
+	}{Set: name, Threshold: number(set.Threshold), Reference: set.Reference.N, K: o.near.K(), AlphaOOD: test.Alpha, Delta: test.Delta,
+		Guarantee: test.String(), Scores: numbers(scores), Results: results}
+	if fdr > 0 {
+		resp.FDR = fdr
+		if resp.Flagged, err = ood.BenjaminiHochberg(p, fdr); err != nil {
+			return invalid("fdr", "%v", err)
+		}
+		if resp.Flagged == nil {
+			resp.Flagged = []int{}
+		}
+	}
+	if _, err := o.monitor.Observe(scores); err != nil {
+		return invalid("points", "%v", err)
+	}
+	ms := o.monitor.State()
+	resp.Monitor = &ms
+	return writeJSON(w, http.StatusOK, resp)
+}
+
+// oodParams reads ?alpha_ood (default 0.05), ?delta (default 0) and ?fdr
+// (default 0: none), refusing a level n calibration scores cannot reach.
+func oodParams(r *http.Request, n int) (ood.Test, float64, error) {
+	q := r.URL.Query()
+	get := func(name string, def float64) (float64, error) {
+		v := q.Get(name)
+		if v == "" {
+			return def, nil
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, badRequest(name, "%q is not a number", v)
+		}
+		return f, nil
+	}
+	alpha, err := get("alpha_ood", 0.05)
+	if err != nil {
+		return ood.Test{}, 0, err
+	}
+	delta, err := get("delta", 0)
+	if err != nil {
+		return ood.Test{}, 0, err
+	}
+	fdr, err := get("fdr", 0)
+	if err != nil {
+		return ood.Test{}, 0, err
+	}
+	test := ood.Test{Alpha: alpha, Delta: delta}
+	if err := test.Check(n); err != nil {
+		field := "alpha_ood"
+		if !(delta >= 0 && delta < 1) {
+			field = "delta"
+		}
+		return ood.Test{}, 0, invalid(field, "%v", err)
+	}
+	if fdr != 0 && !(fdr > 0 && fdr < 1) {
+		return ood.Test{}, 0, invalid("fdr", "FDR level %v, want 0 < q < 1", fdr)
+	}
+	return test, fdr, nil
+}
+
+// resetMonitor starts a set's OOD drift monitor afresh.
+func (s *Server) resetMonitor(w http.ResponseWriter, r *http.Request) error {
+	st, name, _, err := s.lookupSet(r)
+	if err != nil {
+		return err
+	}
+	o := st.ood[name]
+	if o == nil {
+		return &apiError{status: http.StatusUnprocessableEntity, code: "no_ood_calibration",
+			msg: fmt.Sprintf("set %q has no OOD calibration, so no monitor", name), field: "name"}
+	}
+	o.monitor.Reset()
+	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "monitor": o.monitor.State()})
 }
 
 // retrieve answers the collection items inside the set around the anchor.

@@ -7,7 +7,8 @@
 //
 //	GET  /v1/sets                    the sets and their calibration facts
 //	POST /v1/sets/{name}/score       {"anchor": [...], "points": [[...], ...]}
-//	POST /v1/sets/{name}/ood         {"points": [[...], ...]}
+//	POST /v1/sets/{name}/ood         {"points": [[...], ...]}, ?alpha_ood=0.05&delta=0&fdr=Q
+//	POST /v1/sets/{name}/ood/monitor/reset
 //	POST /v1/sets/{name}/retrieve    {"anchor": [...], "collection": "db", "limit": 100}
 //	GET  /healthz, /readyz, /metrics (Prometheus text format)
 //
@@ -30,8 +31,39 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/ood"
 	"github.com/ccsets/ccs/retrieve"
 )
+
+// monitorCollector exports each served set's OOD drift monitor at scrape
+// time: the martingale's value and whether it raised its alarm.
+type monitorCollector struct{ s *Server }
+
+var (
+	monitorValue = prometheus.NewDesc("ccs_ood_martingale", "The OOD drift monitor's test martingale: under exchangeable in-distribution inputs it reaches 1/δ with probability at most δ.", []string{"set"}, nil)
+	monitorAlarm = prometheus.NewDesc("ccs_ood_martingale_alarm", "1 once the OOD drift monitor reached 1/δ since its last reset.", []string{"set"}, nil)
+	monitorSeen  = prometheus.NewDesc("ccs_ood_monitored_inputs", "Inputs the OOD drift monitor has seen since its last reset.", []string{"set"}, nil)
+)
+
+func (c monitorCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- monitorValue
+	ch <- monitorAlarm
+	ch <- monitorSeen
+}
+
+func (c monitorCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.s.state.Load()
+	for _, name := range slices.Sorted(maps.Keys(st.ood)) {
+		m := st.ood[name].monitor.State()
+		alarm := 0.0
+		if m.Alarm {
+			alarm = 1
+		}
+		ch <- prometheus.MustNewConstMetric(monitorValue, prometheus.GaugeValue, m.Martingale, name)
+		ch <- prometheus.MustNewConstMetric(monitorAlarm, prometheus.GaugeValue, alarm, name)
+		ch <- prometheus.MustNewConstMetric(monitorSeen, prometheus.GaugeValue, float64(m.N), name)
+	}
+}
 
 // Config says what to serve and within which limits. Zero limits take the
 // defaults.
@@ -41,6 +73,9 @@ type Config struct {
 	MaxBody     int64             // bytes per request body; default 32 MiB
 	MaxPoints   int               // points per request; default 100 000
 	MaxResults  int               // retrieval hits returned at most; default 10 000
+	// MonitorDelta is the alarm level of each set's OOD drift monitor: it
+	// raises its alarm at 1/δ; default 0.01.
+	MonitorDelta float64
 }
 
 func (c Config) withDefaults() Config {
@@ -53,14 +88,26 @@ func (c Config) withDefaults() Config {
 	if c.MaxResults == 0 {
 		c.MaxResults = 10_000
 	}
+	if c.MonitorDelta == 0 {
+		c.MonitorDelta = 0.01
+	}
 	return c
 }
 
 // state is one consistent generation of what is served.
 type state struct {
 	sets   map[string]*conformal.Set
+	ood    map[string]*oodState // the sets with an OOD calibration
 	colls  map[string]*retrieve.Collection
 	loaded time.Time
+}
+
+// oodState is a set's per-input OOD test, prepared once per generation,
+// and its drift monitor.
+type oodState struct {
+	near    *ood.Nearest
+	cal     *ood.Calibration
+	monitor *ood.Monitor
 }
 
 // Server serves fitted sets. Its handler is safe for concurrent use.
@@ -85,6 +132,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBody < 1 || cfg.MaxPoints < 1 || cfg.MaxResults < 1 {
 		return nil, fmt.Errorf("serve: limits must be positive (body %d, points %d, results %d)", cfg.MaxBody, cfg.MaxPoints, cfg.MaxResults)
 	}
+	if !(cfg.MonitorDelta > 0 && cfg.MonitorDelta < 1) {
+		return nil, fmt.Errorf("serve: monitor δ = %v, want 0 < δ < 1", cfg.MonitorDelta)
+	}
 	s := &Server{cfg: cfg, reg: prometheus.NewRegistry()}
 	st, err := load(cfg)
 	if err != nil {
@@ -98,7 +148,7 @@ func New(cfg Config) (*Server, error) {
 		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16)}, []string{"endpoint"})
 	s.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ccs_reloads_total",
 		Help: "Reloads of the served files, by result."}, []string{"result"})
-	s.reg.MustRegister(s.requests, s.latency, s.reloads,
+	s.reg.MustRegister(s.requests, s.latency, s.reloads, monitorCollector{s},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.routes()
 	return s, nil
@@ -106,7 +156,7 @@ func New(cfg Config) (*Server, error) {
 
 // load reads and validates every file of cfg.
 func load(cfg Config) (*state, error) {
-	st := &state{sets: map[string]*conformal.Set{}, colls: map[string]*retrieve.Collection{}, loaded: time.Now()}
+	st := &state{sets: map[string]*conformal.Set{}, ood: map[string]*oodState{}, colls: map[string]*retrieve.Collection{}, loaded: time.Now()}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Sets)) {
 		set, err := conformal.Load(cfg.Sets[name])
 		if err != nil {
@@ -116,6 +166,13 @@ func load(cfg Config) (*state, error) {
 			return nil, fmt.Errorf("set %q (%s): %w", name, cfg.Sets[name], conformal.ErrNotCalibrated)
 		}
 		st.sets[name] = set
+		if set.OOD != nil {
+			o, err := newOODState(set, cfg.MonitorDelta)
+			if err != nil {
+				return nil, fmt.Errorf("set %q (%s): %w", name, cfg.Sets[name], err)
+			}
+			st.ood[name] = o
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Collections)) {
 		c, err := retrieve.ReadCollection(cfg.Collections[name])
@@ -127,8 +184,28 @@ func load(cfg Config) (*state, error) {
 	return st, nil
 }
 
+// newOODState prepares a set's per-input OOD test (its pool mapped once)
+// and starts its monitor.
+func newOODState(set *conformal.Set, delta float64) (*oodState, error) {
+	near, err := ood.NewNearest(set, nil, set.OOD.K)
+	if err != nil {
+		return nil, err
+	}
+	cal, err := ood.NewCalibration(set.OOD.Scores)
+	if err != nil {
+		return nil, err
+	}
+	mon, err := ood.NewMonitor(cal, delta, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &oodState{near: near, cal: cal, monitor: mon}, nil
+}
+
 // Reload reads every file again and, if all are valid, serves the new
-// generation; otherwise it keeps the old one and returns why.
+// generation; otherwise it keeps the old one and returns why. The new
+// generation's OOD monitors start afresh (a set's calibration may have
+// changed).
 func (s *Server) Reload() error {
 	st, err := load(s.cfg)
 	if err != nil {
@@ -161,6 +238,7 @@ func (s *Server) routes() {
 	s.mux.Handle("/v1/sets", s.endpoint("sets", http.MethodGet, s.listSets))
 	s.mux.Handle("/v1/sets/{name}/score", s.endpoint("score", http.MethodPost, s.score))
 	s.mux.Handle("/v1/sets/{name}/ood", s.endpoint("ood", http.MethodPost, s.ood))
+	s.mux.Handle("/v1/sets/{name}/ood/monitor/reset", s.endpoint("ood_monitor_reset", http.MethodPost, s.resetMonitor))
 	s.mux.Handle("/v1/sets/{name}/retrieve", s.endpoint("retrieve", http.MethodPost, s.retrieve))
 	s.mux.Handle("/healthz", s.endpoint("healthz", http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

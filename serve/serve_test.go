@@ -27,8 +27,16 @@ func fixture(t testing.TB) (*Server, map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
 	info := conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 95}
+	cal := make([]float64, 99) // the per-input score on held-out inputs: 0.02 … 1.98
+	for i := range cal {
+		cal[i] = 0.02 * float64(i+1)
+	}
+	oodCal, err := conformal.NewOODCalibration(1, cal, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ball := &conformal.Set{Geometry: geometry.Ball{D: 3}, Threshold: 1.5, Alpha: 0.05, Calibration: info,
-		Reference: &conformal.Reference{Source: "test", N: 2, Rows: []float32{0, 0, 0, 3, 0, 4}}}
+		Reference: &conformal.Reference{Source: "test", N: 2, Rows: []float32{0, 0, 0, 3, 0, 4}}, OOD: oodCal}
 	gb, err := geometry.NewGenBall([]float64{1, 2, 0.5}, []float64{2, 1, 3})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +104,9 @@ func TestEndpoints(t *testing.T) {
 		{"sets", "GET", "/v1/sets", ""},
 		{"score", "POST", "/v1/sets/ball/score", `{"anchor": [0, 0, 0], "points": [[1, 0, 0], [0, 2, 0], [1, 1, 1]]}`},
 		{"score-gen", "POST", "/v1/sets/gen/score", `{"anchor": [0, 0, 0], "points": [[1, 0.5, 0], [0, 2, 0]]}`},
-		{"ood", "POST", "/v1/sets/ball/ood", `{"points": [[0, 0, 0], [3, 0, 4]]}`},
+		{"ood", "POST", "/v1/sets/ball/ood", `{"points": [[0, 0, 0], [3, 0, 4.6], [30, 0, 0]]}`},
+		{"ood-fdr", "POST", "/v1/sets/ball/ood?alpha_ood=0.1&fdr=0.2", `{"points": [[0, 0, 0], [3, 0, 4.6], [30, 0, 0], [0, 20, 0]]}`},
+		{"ood-reset", "POST", "/v1/sets/ball/ood/monitor/reset", ""},
 		{"retrieve", "POST", "/v1/sets/ball/retrieve", `{"anchor": [0, 0, 0], "collection": "db"}`},
 		{"retrieve-limit", "POST", "/v1/sets/ball/retrieve", `{"anchor": [0, 0, 0], "collection": "db", "limit": 2}`},
 		{"healthz", "GET", "/healthz", ""},
@@ -140,7 +150,13 @@ func TestNPYBodies(t *testing.T) {
 		path, _, _ := strings.Cut(c.path, "?")
 		want := do(t, h, "POST", path, "application/json", c.json)
 		got := do(t, h, "POST", c.path, "application/x-npy", c.npy)
-		if got.Code != 200 || got.Body.String() != want.Body.String() {
+		// The OOD monitor has seen the first request's points by the second.
+		var w, g map[string]any
+		json.Unmarshal(want.Body.Bytes(), &w)
+		json.Unmarshal(got.Body.Bytes(), &g)
+		delete(w, "monitor")
+		delete(g, "monitor")
+		if got.Code != 200 || !reflect.DeepEqual(g, w) {
 			t.Errorf("%s: .npy answer %d %s, JSON answer %s", c.path, got.Code, got.Body, want.Body)
 		}
 	}
@@ -176,7 +192,13 @@ func TestErrors(t *testing.T) {
 		{"body too large", "POST", "/v1/sets/ball/score", "", huge, 413, "body_too_large", ""},
 		{"media type", "POST", "/v1/sets/ball/score", "text/csv", "0,0,0", 415, "unsupported_media_type", ""},
 		{"ood anchor", "POST", "/v1/sets/ball/ood", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0]]}`, 400, "bad_request", "anchor"},
-		{"no reference pool", "POST", "/v1/sets/gen/ood", "", `{"points": [[0, 0, 0]]}`, 422, "no_reference_pool", "name"},
+		{"no OOD calibration", "POST", "/v1/sets/gen/ood", "", `{"points": [[0, 0, 0]]}`, 422, "no_ood_calibration", "name"},
+		{"no OOD monitor", "POST", "/v1/sets/gen/ood/monitor/reset", "", "", 422, "no_ood_calibration", "name"},
+		{"alpha_ood", "POST", "/v1/sets/ball/ood?alpha_ood=0.001", "", `{"points": [[0, 0, 0]]}`, 422, "invalid", "alpha_ood"},
+		{"alpha_ood range", "POST", "/v1/sets/ball/ood?alpha_ood=2", "", `{"points": [[0, 0, 0]]}`, 422, "invalid", "alpha_ood"},
+		{"alpha_ood number", "POST", "/v1/sets/ball/ood?alpha_ood=x", "", `{"points": [[0, 0, 0]]}`, 400, "bad_request", "alpha_ood"},
+		{"delta", "POST", "/v1/sets/ball/ood?delta=1", "", `{"points": [[0, 0, 0]]}`, 422, "invalid", "delta"},
+		{"fdr", "POST", "/v1/sets/ball/ood?fdr=1.5", "", `{"points": [[0, 0, 0]]}`, 422, "invalid", "fdr"},
 		{"unknown collection", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0], "collection": "x"}`, 404, "unknown_collection", "collection"},
 		{"collection dimension", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0], "collection": "flat"}`, 422, "invalid", "collection"},
 		{"missing collection", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0]}`, 422, "invalid", "collection"},

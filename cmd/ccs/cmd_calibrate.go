@@ -9,6 +9,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/ood"
 )
 
 // calibrateOptions are ccs calibrate's inputs: a baseline family or a
@@ -22,11 +23,14 @@ type calibrateOptions struct {
 	Seed          uint64
 	Ridge         float64 // the ellipsoid's
 	Reference     int     // anchors kept as the OOD reference pool
+	ReferenceDB   string  // or a file's rows as the pool
+	OODCal        string  // held-out ID inputs calibrating the per-input OOD test
+	OODK          int     // the per-input score's neighbour; 0 means 1
 	AllowInfinite bool
 }
 
 func calibrateCommand() *command {
-	return newCommand("calibrate", "-geometry ball|ellipsoid | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pooled] [-seed S] [-reference N]",
+	return newCommand("calibrate", "-geometry ball|ellipsoid | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pooled] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K]]",
 		"calibrate a baseline set, or a fitted geometry, on a calibration bundle and save it",
 		func(fs *flag.FlagSet, o *calibrateOptions) func() error {
 			fs.StringVar(&o.Geometry, "geometry", "", "baseline set family: ball or ellipsoid")
@@ -37,7 +41,10 @@ func calibrateCommand() *command {
 			fs.StringVar(&o.Calibration, "calibration", "one", "calibration `mode`: one (one positive per anchor: the guarantee) or pooled (approximate)")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` choosing each anchor's positive and the ellipsoid's half split")
 			fs.Float64Var(&o.Ridge, "ridge", baseline.DefaultRidge, "ellipsoid: ridge added to Σ's diagonal, relative to tr(Σ)/d")
-			fs.IntVar(&o.Reference, "reference", 0, "keep `N` calibration anchors with the set as the reference pool of the per-sample CCS OOD score (0: none)")
+			fs.IntVar(&o.Reference, "reference", 0, "keep `N` calibration anchors with the set as the reference pool of the per-input OOD scores (0: none)")
+			fs.StringVar(&o.ReferenceDB, "reference-db", "", "keep every row of `FILE` (.npz: \"embeddings\" or \"anchors\") as the reference pool instead")
+			fs.StringVar(&o.OODCal, "ood-cal", "", "calibrate the per-input OOD test on the in-distribution inputs of `FILE` (.npz: \"embeddings\" or \"anchors\"), held out from the pool and from everything the set was fitted on")
+			fs.IntVar(&o.OODK, "ood-k", 1, "the per-input OOD score's neighbour: the `K`-th smallest φ(a − x)/q̂ over the pool")
 			fs.BoolVar(&o.AllowInfinite, "allow-infinite", false, "accept a whole-space set (threshold +Inf) when the calibration split is too small")
 			return nil
 		}, runCalibrate)
@@ -72,6 +79,15 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	if o.Reference < 0 {
 		return usagef("calibrate: -reference %d must be ≥ 0", o.Reference)
 	}
+	if o.Reference > 0 && o.ReferenceDB != "" {
+		return usagef("calibrate: give one of -reference and -reference-db")
+	}
+	if o.OODCal != "" && o.Reference == 0 && o.ReferenceDB == "" {
+		return usagef("calibrate: -ood-cal needs a reference pool: give -reference N or -reference-db FILE")
+	}
+	if o.OODK < 0 {
+		return usagef("calibrate: -ood-k %d must be at least 1", o.OODK)
+	}
 	if !(o.Ridge > 0) {
 		return usagef("calibrate: -ridge %v must be positive", o.Ridge)
 	}
@@ -100,12 +116,64 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 			return fmt.Errorf("%s: %w", o.Cal, err)
 		}
 	}
+	if o.ReferenceDB != "" {
+		if set.Reference, err = referenceRows(o.ReferenceDB, set.Geometry.Dim()); err != nil {
+			return err
+		}
+	}
+	if o.OODCal != "" {
+		if set.OOD, err = oodCalibration(set, o.OODCal, max(o.OODK, 1)); err != nil {
+			return err
+		}
+	}
 	if err := set.Save(o.Out); err != nil {
 		return err
 	}
 	fmt.Fprintf(out.stdout, "wrote %s: %s\n", o.Out, describe(set))
+	if c := set.OOD; c != nil {
+		fmt.Fprintf(out.stdout, "per-input OOD test: the %d-th nearest of %d pool rows, calibrated on %d inputs of %s; it certifies α_ood ≥ 1/(n+1) = %.4g\n",
+			c.K, set.Reference.N, c.N, c.Source, 1/float64(c.N+1))
+	}
 	for _, w := range set.Warnings() {
 		out.warn(w)
 	}
 	return nil
+}
+
+// referenceRows reads every row of a file of embeddings as a reference
+// pool.
+func referenceRows(path string, dim int) (*conformal.Reference, error) {
+	f, err := bundle.ReadFeatures(path)
+	if err != nil {
+		return nil, err
+	}
+	if f.D != dim {
+		return nil, fmt.Errorf("%s: embeddings of dimension %d, the set's is %d", path, f.D, dim)
+	}
+	r, err := conformal.NewReferenceRows(f.Anchors, f.D, path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// oodCalibration calibrates the set's per-input OOD score (the k-th
+// nearest of its reference pool) on the in-distribution inputs of path.
+func oodCalibration(set *conformal.Set, path string, k int) (*conformal.OODCalibration, error) {
+	f, err := bundle.ReadFeatures(path)
+	if err != nil {
+		return nil, err
+	}
+	if f.D != set.Geometry.Dim() {
+		return nil, fmt.Errorf("%s: embeddings of dimension %d, the set's is %d", path, f.D, set.Geometry.Dim())
+	}
+	n, err := ood.NewNearest(set, nil, k)
+	if err != nil {
+		return nil, fmt.Errorf("-ood-k: %w", err)
+	}
+	c, err := n.Calibrate(f.Anchors, path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
 }

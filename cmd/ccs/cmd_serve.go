@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -23,6 +24,7 @@ type serveOptions struct {
 	MaxPoints         int
 	MaxResults        int
 	Grace             time.Duration // in-flight requests' time after SIGTERM
+	MonitorDelta      float64       // the OOD drift monitors' alarm level
 }
 
 // serveSignals are what ccs serve listens for; tests replace them.
@@ -45,6 +47,7 @@ func serveCommand() *command {
 			fs.IntVar(&o.MaxPoints, "max-points", 100_000, "most points per request")
 			fs.IntVar(&o.MaxResults, "max-results", 10_000, "most retrieval hits per response")
 			fs.DurationVar(&o.Grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take after SIGTERM")
+			fs.Float64Var(&o.MonitorDelta, "monitor-delta", 0.01, "each OOD drift monitor raises its alarm when its test martingale reaches 1/`δ` (false alarm on an in-distribution stream: probability ≤ δ)")
 			return nil
 		}, runServe)
 }
@@ -56,7 +59,11 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 	if o.MaxBody < 1 || o.MaxPoints < 1 || o.MaxResults < 1 || o.Grace <= 0 {
 		return usagef("serve: -max-body, -max-points, -max-results and -shutdown-grace must be positive")
 	}
-	srv, err := serve.New(serve.Config{Sets: o.Sets, Collections: o.Collections, MaxBody: o.MaxBody, MaxPoints: o.MaxPoints, MaxResults: o.MaxResults})
+	if !(o.MonitorDelta > 0 && o.MonitorDelta < 1) {
+		return usagef("serve: -monitor-delta %v: want 0 < δ < 1", o.MonitorDelta)
+	}
+	srv, err := serve.New(serve.Config{Sets: o.Sets, Collections: o.Collections, MaxBody: o.MaxBody, MaxPoints: o.MaxPoints, MaxResults: o.MaxResults,
+		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01)})
 	if err != nil {
 		return err
 	}

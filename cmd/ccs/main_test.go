@@ -440,12 +440,18 @@ func testOOD(t *testing.T, dir, idPath string) {
 	if err := json.Unmarshal(stdout.Bytes(), &tabs); err != nil {
 		t.Fatal(err)
 	}
-	if len(tabs) != 1 || len(tabs[0].Rows) != 10 || tabs[0].Runs != 2 {
+	if len(tabs) != 1 || len(tabs[0].Rows) != 11 || tabs[0].Runs != 2 || tabs[0].AlphaOOD != 0.05 {
 		t.Fatalf("reproduce ood: %s", stdout.String())
 	}
 	for _, r := range tabs[0].Rows {
 		if r.Unavailable != "" || len(r.AUROC) != 1 || !(r.AUROC[0].Mean >= 0 && r.AUROC[0].Mean <= 100) {
 			t.Errorf("reproduce ood, %s: %+v", r.Method, r)
+		}
+		// Every row but the paper's two modes has a conformal test, whose
+		// false-alarm rate on 200 ID test inputs stays near its bound.
+		paper := strings.HasSuffix(r.Method, ", batch") || strings.HasSuffix(r.Method, ", reference")
+		if paper != (r.FAR == nil) || (r.FAR != nil && (r.FAR.Mean > 15 || len(r.TAR) != 1)) {
+			t.Errorf("reproduce ood, %s: false-alarm rate %+v, true-alarm rates %+v", r.Method, r.FAR, r.TAR)
 		}
 	}
 }

@@ -42,7 +42,8 @@ func TestServeRetrieveLoadtest(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := filepath.Join(dir, "ball.json")
-	if err := run(&sink, &sink, []string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-reference", "20", "-out", set}); err != nil {
+	if err := run(&sink, &sink, []string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-reference", "20",
+		"-ood-cal", filepath.Join(dir, "val.npz"), "-out", set}); err != nil {
 		t.Fatal(err)
 	}
 	db := filepath.Join(dir, "test.npz")

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/experiment"
+)
+
+// TestConformalOOD: calibrate a set for per-input OOD tests (a reference
+// pool and held-out ID inputs), then ccs ood -mode conformal with the
+// baselines fitted on a file of features alone: every test keeps its
+// false-alarm rate near α_ood on the ID test inputs and flags a shifted
+// sample; Benjamini–Hochberg reports its rates; bad requests are clear
+// errors.
+func TestConformalOOD(t *testing.T) {
+	dir := t.TempDir()
+	var sink bytes.Buffer
+	run1 := func(args ...string) (string, error) {
+		var stdout bytes.Buffer
+		err := run(&stdout, &sink, args)
+		return stdout.String(), err
+	}
+	if _, err := run1("simulate", "-out", dir, "-per-class", "300", "-k", "5", "-seed", "2"); err != nil {
+		t.Fatal(err)
+	}
+	p := func(name string) string { return filepath.Join(dir, name) }
+	// Features alone: the training anchors with their labels (no
+	// positives), and the test anchors shifted far away.
+	fit, err := bundle.Read(p("fit.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, err := bundle.Read(p("test.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPZ(p("feats.npz"), map[string]bundle.Array{"embeddings": bundle.Float32(fit.Anchors, fit.N, fit.D),
+		"labels": bundle.Int64(fit.Labels, fit.N)}); err != nil {
+		t.Fatal(err)
+	}
+	far := make([]float32, len(test.Anchors))
+	for i, v := range test.Anchors {
+		far[i] = v + 8
+	}
+	if err := bundle.WriteNPZ(p("far.npz"), map[string]bundle.Array{"anchors": bundle.Float32(far, test.N, test.D)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run1("calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference", "150", "-ood-cal", p("val.npz"), "-out", p("set.json"))
+	if err != nil || !strings.Contains(out, "per-input OOD test: the 1-th nearest of 150 pool rows") {
+		t.Fatalf("calibrate: %v\n%s", err, out)
+	}
+	out, err = run1("ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", "far="+p("far.npz"), "-train", p("feats.npz"),
+		"-ood-cal", p("val.npz"), "-fdr", "0.1", "-cider-epochs", "2", "-quiet", "-json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tab experiment.OODTable
+	if err := json.Unmarshal([]byte(out), &tab); err != nil {
+		t.Fatal(err)
+	}
+	if tab.AlphaOOD != 0.05 || tab.FDRLevel != 0.1 || len(tab.Rows) < 2 || !strings.HasPrefix(tab.Rows[0].Method, "CCS (per input") {
+		t.Fatalf("table: %s", out)
+	}
+	tested := 0
+	for _, r := range tab.Rows {
+		if r.Unavailable != "" {
+			continue // the logit baselines: the features have no logits
+		}
+		if r.FAR == nil {
+			t.Errorf("%s: no conformal test", r.Method)
+			continue
+		}
+		tested++
+		// ~300 ID test inputs: the rate's standard error is about 1.3
+		// points. The per-input CCS score must see the shift; the
+		// baselines (normalised features, a 2-epoch CIDER) may not.
+		ccs := strings.HasPrefix(r.Method, "CCS")
+		if r.FAR.Mean > 10 || len(r.FDP) != 1 || r.FDP[0].Mean > 20 || (ccs && (r.TAR[0].Mean < 90 || r.Power[0].Mean < 80)) {
+			t.Errorf("%s: FAR %v, TAR %v, FDP %v, power %v", r.Method, r.FAR.Mean, r.TAR[0].Mean, r.FDP, r.Power)
+		}
+	}
+	if tested < 3 {
+		t.Errorf("only %d detectors were tested:\n%s", tested, out)
+	}
+	var text bytes.Buffer
+	if err := tab.WriteText(&text); err != nil || !strings.Contains(text.String(), "FAR@0.05 (≤ 0.05)") || !strings.Contains(text.String(), "Benjamini–Hochberg at q = 0.1") {
+		t.Errorf("text: %v\n%s", err, text.String())
+	}
+	for _, c := range []struct {
+		args  []string
+		want  string
+		usage bool
+	}{
+		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-alpha-ood", "0.001"}, "needs at least", false},
+		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-alpha-ood", "1.5"}, "α_ood", true},
+		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-fdr", "2"}, "-fdr 2", true},
+		{[]string{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-ood-cal", p("val.npz"), "-out", p("x.json")}, "needs a reference pool", true},
+		{[]string{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference", "20", "-ood-cal", "../../bundle/testdata/explicit.npz", "-out", p("x.json")}, "explicit.npz: embeddings of dimension 5", false},
+		{[]string{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference-db", p("cal.npz"), "-ood-cal", p("cal.npz"), "-out", p("x.json")}, "disjoint from the reference pool", false},
+	} {
+		_, err := run1(c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || isUsage(err) != c.usage {
+			t.Errorf("%v: error %v, want %q (usage %v)", c.args, err, c.want, c.usage)
+		}
+	}
+	if _, err := run1("calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference", "20", "-out", p("pool.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run1("ood", "-set", p("pool.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-mode", "conformal"); err == nil || !strings.Contains(err.Error(), "-ood-cal") {
+		t.Errorf("-mode conformal without an OOD calibration: %v", err)
+	}
+}
