@@ -7,6 +7,9 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Conformal OOD tests (DESIGN §2.7). Any detector's anomaly score s
@@ -19,17 +22,40 @@ import (
 //
 // (ties count against x). Flagging x when p(x) ≤ α keeps P(flag | x is ID)
 // ≤ α for ID inputs exchangeable with the calibration inputs, marginally
-// over the calibration draw. Calibration-conditionally (Bates, Candès, Lei,
-// Romano and Sesia, "Testing for outliers with conformal p-values", Ann.
-// Stat. 2023) the p-values are raised by ε = sqrt(log(2/δ)/(2n)), the
-// Dvoretzky–Kiefer–Wolfowitz–Massart bound: then, with probability ≥ 1−δ
-// over the calibration draw, P(p̃(x) ≤ t | calibration) ≤ t for every t at
-// once, so the false-alarm rate of this calibration is ≤ α.
+// over the calibration draw.
+//
+// The false-alarm rate of one calibration draw is itself random: about half
+// the draws exceed α. A calibration-conditional test (confidence δ) raises
+// the p-values so that, with probability ≥ 1−δ over the calibration draw,
+// the false-alarm rate of that calibration is ≤ α. Two corrections:
+//
+//   - exact at each level (the default): with j = (n+1)·p(x), the rate of
+//     the test that flags p ≤ j/(n+1) is, over calibration draws, a
+//     Beta(j, n+1−j) variable (an order statistic of uniforms; Vovk,
+//     "Conditional validity of inductive conformal predictors", 2012), so
+//     p̃(x) = its (1−δ)-quantile: flagging p̃ ≤ α has, with probability
+//     ≥ 1−δ, a false-alarm rate ≤ α, for any level α fixed in advance;
+//   - simultaneous (Bates, Candès, Lei, Romano and Sesia, "Testing for
+//     outliers with conformal p-values", Ann. Stat. 2023): p̃ = p + ε with
+//     ε = sqrt(log(2/δ)/(2n)), the Dvoretzky–Kiefer–Wolfowitz–Massart
+//     bound, valid for every level at once (a threshold chosen after
+//     seeing the p-values), at a large cost in power (n = 999, δ = 0.1,
+//     α = 0.05: the exact test flags at p ≤ 0.041, this one at p ≤ 0.011).
 
 // Calibration holds a detector's anomaly scores on held-out
 // in-distribution inputs, sorted, for conformal p-values.
 type Calibration struct {
 	scores []float64
+
+	mu   sync.Mutex // guards beta
+	beta betaTable  // the exact conditional p-values, filled as needed
+}
+
+// betaTable caches, for one δ, the (1−δ)-quantile of Beta(j, n+1−j) for
+// j = 1..n (0: not yet computed).
+type betaTable struct {
+	delta float64
+	q     []float64
 }
 
 // NewCalibration keeps a copy of scores (at least one, all finite).
@@ -64,10 +90,49 @@ func (c *Calibration) counts(s float64) (above, tied int) {
 	return n - hi, hi - lo
 }
 
+// rank is (n+1)·PValue(s) = 1 + #{j : s_j ≥ s}.
+func (c *Calibration) rank(s float64) int {
+	above, tied := c.counts(s)
+	return 1 + above + tied
+}
+
 // PValue is (1 + #{j : s_j ≥ s}) / (n + 1).
 func (c *Calibration) PValue(s float64) float64 {
-	above, tied := c.counts(s)
-	return float64(1+above+tied) / float64(len(c.scores)+1)
+	return float64(c.rank(s)) / float64(len(c.scores)+1)
+}
+
+// PValues returns the marginal p-values of scores (PValue of each): the
+// ones Benjamini–Hochberg needs.
+func (c *Calibration) PValues(scores []float64) []float64 {
+	return Test{}.PValues(c, scores)
+}
+
+// betaQuantile is the (1−δ)-quantile of Beta(j, n+1−j), 1 ≤ j ≤ n, cached.
+func (c *Calibration) betaQuantile(j int, delta float64) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.beta.delta != delta || c.beta.q == nil {
+		c.beta = betaTable{delta: delta, q: make([]float64, len(c.scores)+1)}
+	}
+	if v := c.beta.q[j]; v != 0 {
+		return v
+	}
+	v := exactLevel(len(c.scores), j, delta)
+	c.beta.q[j] = v
+	return v
+}
+
+// exactLevel is the (1−δ)-quantile of Beta(j, n+1−j): with probability
+// 1−δ over the calibration draw, the test flagging p ≤ j/(n+1) has a
+// false-alarm rate at most this. 1 for j > n (p = 1 never flags).
+func exactLevel(n, j int, delta float64) float64 {
+	if j > n {
+		return 1
+	}
+	if j == 1 { // closed form: 1 − δ^{1/n}
+		return -math.Expm1(math.Log(delta) / float64(n))
+	}
+	return distuv.Beta{Alpha: float64(j), Beta: float64(n + 1 - j)}.Quantile(1 - delta)
 }
 
 // PValueRandom is the randomised p-value, ties broken by u ∈ [0, 1):
@@ -85,23 +150,41 @@ type Test struct {
 	Alpha float64
 	// Delta, when positive, makes the bound calibration-conditional: with
 	// probability ≥ 1−Delta over the calibration draw, the false-alarm rate
-	// of this calibration is ≤ Alpha (p-values raised by
-	// sqrt(log(2/δ)/(2n))). 0 means the marginal guarantee.
+	// of this calibration is ≤ Alpha. 0 means the marginal guarantee.
 	Delta float64
+	// Simultaneous, with Delta, uses Bates et al.'s correction (p-values
+	// raised by sqrt(log(2/δ)/(2n))), valid at every level at once, instead
+	// of the exact one at the level Alpha; it needs more calibration
+	// inputs and flags fewer.
+	Simultaneous bool
 }
 
-// Slack is what a calibration-conditional test adds to every p-value of a
-// calibration of n scores: sqrt(log(2/δ)/(2n)); 0 for the marginal test.
+// level is the test's p-value of an input whose marginal p-value is
+// j/(n+1).
+func (t Test) level(n, j int) float64 {
+	switch {
+	case t.Delta == 0:
+		return float64(j) / float64(n+1)
+	case t.Simultaneous:
+		return min(1, float64(j)/float64(n+1)+t.Slack(n))
+	default:
+		return exactLevel(n, j, t.Delta)
+	}
+}
+
+// Slack is what the simultaneous calibration-conditional correction adds
+// to every p-value of a calibration of n scores, sqrt(log(2/δ)/(2n)); 0
+// for the other tests.
 func (t Test) Slack(n int) float64 {
-	if t.Delta == 0 {
+	if t.Delta == 0 || !t.Simultaneous {
 		return 0
 	}
 	return math.Sqrt(math.Log(2/t.Delta) / (2 * float64(n)))
 }
 
 // MinAlpha is the smallest Alpha the test can keep with n calibration
-// scores: the smallest p-value, 1/(n+1) (plus the slack).
-func (t Test) MinAlpha(n int) float64 { return 1/float64(n+1) + t.Slack(n) }
+// scores: its smallest p-value, 1/(n+1) for the marginal test.
+func (t Test) MinAlpha(n int) float64 { return t.level(n, 1) }
 
 // Check returns an error unless 0 < Alpha < 1, 0 ≤ Delta < 1 and n
 // calibration scores can reach Alpha (saying how many it would take).
@@ -133,19 +216,30 @@ func (t Test) Check(n int) error {
 
 // String says what the test guarantees, in words.
 func (t Test) String() string {
-	if t.Delta == 0 {
+	switch {
+	case t.Delta == 0:
 		return fmt.Sprintf("an in-distribution input is flagged with probability at most %v (exchangeable with the calibration inputs; marginal over the calibration draw)", t.Alpha)
+	case t.Simultaneous:
+		return fmt.Sprintf("with probability at least %v over the calibration draw, the false-alarm rate on in-distribution inputs is at most %v, and at most t for a threshold t on the p-values at every level at once", 1-t.Delta, t.Alpha)
 	}
 	return fmt.Sprintf("with probability at least %v over the calibration draw, the false-alarm rate on in-distribution inputs is at most %v", 1-t.Delta, t.Alpha)
 }
 
-// PValues returns the test's p-values of scores: PValue plus the slack,
-// capped at 1.
+// PValues returns the test's p-values of scores: the marginal ones, or
+// their calibration-conditional correction.
 func (t Test) PValues(c *Calibration, scores []float64) []float64 {
-	eps := t.Slack(c.N())
+	n := c.N()
 	out := make([]float64, len(scores))
 	for i, s := range scores {
-		out[i] = min(1, c.PValue(s)+eps)
+		j := c.rank(s)
+		if t.Delta > 0 && !t.Simultaneous {
+			out[i] = 1
+			if j <= n {
+				out[i] = c.betaQuantile(j, t.Delta)
+			}
+			continue
+		}
+		out[i] = t.level(n, j)
 	}
 	return out
 }

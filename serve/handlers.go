@@ -451,7 +451,9 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		Guarantee: test.String(), Scores: numbers(scores), Results: results}
 	if fdr > 0 {
 		resp.FDR = fdr
-		if resp.Flagged, err = ood.BenjaminiHochberg(p, fdr); err != nil {
+		// BH on the marginal p-values: their positive dependence (PRDS) is
+		// what its guarantee rests on.
+		if resp.Flagged, err = ood.BenjaminiHochberg(o.cal.PValues(scores), fdr); err != nil {
 			return invalid("fdr", "%v", err)
 		}
 		if resp.Flagged == nil {

@@ -16,24 +16,25 @@ import (
 
 // oodOptions are ccs ood's inputs.
 type oodOptions struct {
-	Set, ID     string   // files
-	OOD         []string // [NAME=]FILE
-	Train       string   // fits the baselines
-	Classifier  string   // the encoder's last layer, for ViM
-	OODCal      string   // held-out ID inputs calibrating the baselines' conformal tests
-	Mode        string   // conformal, batch, reference, both or all; "": the set's best
-	FPR         string   // FPR95's convention
-	AlphaOOD    float64  // the conformal tests' level
-	Delta       float64  // calibration-conditional, when positive
-	FDR         float64  // Benjamini–Hochberg level over each OOD set mixed with the ID inputs; 0: none
-	CiderEpochs int
-	Seed        uint64 // CIDER's
-	Quiet       bool
-	JSON        bool
+	Set, ID      string   // files
+	OOD          []string // [NAME=]FILE
+	Train        string   // fits the baselines
+	Classifier   string   // the encoder's last layer, for ViM
+	OODCal       string   // held-out ID inputs calibrating the baselines' conformal tests
+	Mode         string   // conformal, batch, reference, both or all; "": the set's best
+	FPR          string   // FPR95's convention
+	AlphaOOD     float64  // the conformal tests' level
+	Delta        float64  // calibration-conditional, when positive
+	Simultaneous bool     // Bates et al.'s correction, valid at every level
+	FDR          float64  // Benjamini–Hochberg level over each OOD set mixed with the ID inputs; 0: none
+	CiderEpochs  int
+	Seed         uint64 // CIDER's
+	Quiet        bool
+	JSON         bool
 }
 
 func oodCommand() *command {
-	return newCommand("ood", "-set SET.json -id FILE -ood [NAME=]FILE [-ood …] [-train FILE [-classifier FILE.npz] [-ood-cal FILE]] [-mode conformal|batch|reference|both|all] [-alpha-ood 0.05] [-delta δ] [-fdr Q] [-fpr id-positive|ood-positive] [-json]",
+	return newCommand("ood", "-set SET.json -id FILE -ood [NAME=]FILE [-ood …] [-train FILE [-classifier FILE.npz] [-ood-cal FILE]] [-mode conformal|batch|reference|both|all] [-alpha-ood 0.05] [-delta δ [-simultaneous]] [-fdr Q] [-fpr id-positive|ood-positive] [-json]",
 		"score in-distribution and OOD inputs with a set's OOD scores (and, given training features, the eight baselines): AUROC, FPR95 and the conformal tests' alarm rates",
 		func(fs *flag.FlagSet, o *oodOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
@@ -46,6 +47,7 @@ func oodCommand() *command {
 			fs.StringVar(&o.FPR, "fpr", "id-positive", "FPR95 `convention`: id-positive (the paper's text) or ood-positive (OpenOOD)")
 			fs.Float64Var(&o.AlphaOOD, "alpha-ood", 0.05, "the conformal tests' `level`: an in-distribution input is flagged with probability at most α_ood")
 			fs.Float64Var(&o.Delta, "delta", 0, "make the conformal tests calibration-conditional: with probability ≥ 1−`δ` over the calibration draw the false-alarm rate is ≤ α_ood (0: marginal)")
+			fs.BoolVar(&o.Simultaneous, "simultaneous", false, "with -delta, correct the p-values as Bates et al. (2023), valid at every level at once, instead of exactly at α_ood (needs more calibration inputs, flags fewer)")
 			fs.Float64Var(&o.FDR, "fdr", 0, "also flag each OOD file mixed with the ID inputs as one batch by Benjamini–Hochberg at false discovery rate `Q` (0: no)")
 			fs.IntVar(&o.CiderEpochs, "cider-epochs", 100, "CIDER's training epochs (the slow part: minutes for 60 000 features)")
 			fs.Uint64Var(&o.Seed, "seed", 0, "CIDER's `seed`")
@@ -81,7 +83,10 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 	if (o.Classifier != "" || o.OODCal != "") && o.Train == "" {
 		return usagef("ood: -classifier and -ood-cal are for the baselines: give -train too")
 	}
-	test := ood.Test{Alpha: o.AlphaOOD, Delta: o.Delta}
+	test := ood.Test{Alpha: o.AlphaOOD, Delta: o.Delta, Simultaneous: o.Simultaneous}
+	if o.Simultaneous && o.Delta == 0 {
+		return usagef("ood: -simultaneous needs -delta")
+	}
 	if err := test.Check(1 << 40); err != nil {
 		return usagef("ood: -alpha-ood, -delta: %v", err)
 	}
@@ -168,7 +173,9 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 		}
 		if o.FDR > 0 {
 			for _, s := range oods {
-				fdp, power, err := bhMixed(test.PValues(cal, ids), test.PValues(cal, s), o.FDR)
+				// On the marginal p-values, whose positive dependence
+				// (PRDS) BH's guarantee rests on.
+				fdp, power, err := bhMixed(cal.PValues(ids), cal.PValues(s), o.FDR)
 				if err != nil {
 					return nil, err
 				}
