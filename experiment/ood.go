@@ -267,6 +267,9 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 					if err == nil {
 						err = alarms(r, cal, id, oods)
 					}
+					if err == nil {
+						err = keepPerInput(cfg.Config, set, sp, near.K(), cal, seed, meth.File)
+					}
 					if err != nil {
 						return nil, fmt.Errorf("%s, per input, seed %d: %w", meth.Name, seed, err)
 					}
@@ -363,6 +366,24 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
+}
+
+// keepPerInput saves (with OutDir) the set as a service would load it:
+// the fit anchors as its reference pool and the calibration half's
+// per-input scores as its OOD calibration.
+func keepPerInput(cfg Config, set *conformal.Set, sp *Splits, k int, cal []float64, seed uint64, file string) error {
+	if cfg.OutDir == "" {
+		return nil
+	}
+	kept := *set
+	var err error
+	if kept.Reference, err = conformal.NewReferenceRows(sp.Fit.Anchors, sp.Fit.D, "fit anchors"); err != nil {
+		return err
+	}
+	if kept.OOD, err = conformal.NewOODCalibration(k, cal, "calibration anchors"); err != nil {
+		return err
+	}
+	return cfg.keep(&kept, seed, file)
 }
 
 // withBatchNegatives returns b's anchors (with their logits, activations

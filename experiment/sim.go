@@ -390,20 +390,26 @@ func simSplits(data *sim.Data, cfg SimConfig, seed uint64, trains bool, workers 
 	return sp, nil
 }
 
+// keep saves set as OutDir/seed-S/FILE.json when OutDir is set.
+func (cfg Config) keep(set *conformal.Set, seed uint64, file string) error {
+	if cfg.OutDir == "" {
+		return nil
+	}
+	dir := filepath.Join(cfg.OutDir, fmt.Sprintf("seed-%d", seed))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return set.Save(filepath.Join(dir, file+".json"))
+}
+
 func simRun(sp *Splits, cfg Config, m Method, seed uint64) ([2]eval.Result, error) {
 	var out [2]eval.Result
 	set, err := m.Fit(sp, cfg, seed)
 	if err != nil {
 		return out, err
 	}
-	if cfg.OutDir != "" {
-		dir := filepath.Join(cfg.OutDir, fmt.Sprintf("seed-%d", seed))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return out, err
-		}
-		if err := set.Save(filepath.Join(dir, m.File+".json")); err != nil {
-			return out, err
-		}
+	if err := cfg.keep(set, seed, m.File); err != nil {
+		return out, err
 	}
 	if out[0], err = eval.Evaluate(set, sp.Test); err != nil || sp.ClassTest == nil {
 		return out, err

@@ -433,8 +433,14 @@ func testOOD(t *testing.T, dir, idPath string) {
 	var stdout, stderr bytes.Buffer
 	if err := run(&stdout, &stderr, []string{"reproduce", "ood", "-models", "supervised=../../encoders/fmnist-supervised.onnx", "-rows", "baselines",
 		"-train-anchors", "200", "-test-anchors", "400", "-k", "5", "-seeds", "2", "-ood-sets", "noise:300", "-cider-epochs", "2", "-baseline-train", "500",
-		"-cache", filepath.Join(dir, "cache"), "-quiet", "-json"}); err != nil {
+		"-cache", filepath.Join(dir, "cache"), "-out", filepath.Join(dir, "sets"), "-quiet", "-json"}); err != nil {
 		t.Fatal(err)
+	}
+	// -out keeps each seed's set as a service would load it: the fit
+	// anchors (80% of 200) as the pool, the calibration half's scores.
+	kept, err := conformal.Load(filepath.Join(dir, "sets", "supervised", "seed-1", "ball.json"))
+	if err != nil || kept.Reference == nil || kept.Reference.N != 160 || kept.OOD == nil || kept.OOD.N != 200 {
+		t.Fatalf("reproduce ood -out: %+v, %v", kept, err)
 	}
 	var tabs []experiment.OODTable
 	if err := json.Unmarshal(stdout.Bytes(), &tabs); err != nil {
