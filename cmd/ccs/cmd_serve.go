@@ -36,7 +36,7 @@ var serveSignals = func() (hup, stop <-chan os.Signal, done func()) {
 }
 
 func serveCommand() *command {
-	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-max-body BYTES] [-max-points N] [-max-results N]",
+	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-max-body BYTES] [-max-points N] [-max-results N] [-monitor-delta δ]",
 		"serve fitted sets over HTTP: membership, OOD scores, certified retrieval (SIGHUP reloads, SIGTERM drains and stops)",
 		func(fs *flag.FlagSet, o *serveOptions) func() error {
 			*o = serveOptions{Sets: namedFiles{}, Collections: namedFiles{}}
