@@ -10,7 +10,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -50,11 +52,29 @@ func NewCollection(rows []float32, d int, ids []int64) (*Collection, error) {
 	return &Collection{N: n, D: d, IDs: ids, Rows: rows}, nil
 }
 
-// ReadCollection reads a collection from an .npz archive: the embeddings
-// as "embeddings" (n, d) float32 — or a bundle's "anchors" — and the ids as
-// "ids" (n,) int64 — or a bundle's "index"; without either, the row
-// numbers.
+// ReadCollection reads a collection file: a Parquet file (.parquet, see
+// ReadParquet), a NumPy array (.npy, float32 (n, d), ids the row numbers)
+// or an .npz archive: the embeddings as "embeddings" (n, d) float32 — or a
+// bundle's "anchors" — and the ids as "ids" (n,) int64 — or a bundle's
+// "index"; without either, the row numbers.
 func ReadCollection(path string) (*Collection, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".parquet":
+		return ReadParquet(path)
+	case ".npy":
+		a, err := bundle.ReadNPY(path)
+		if err != nil {
+			return nil, err
+		}
+		if a.F32 == nil || len(a.Shape) != 2 || a.Shape[0] < 1 || a.Shape[1] < 1 {
+			return nil, fmt.Errorf("%s: want float32 (n, d), n, d ≥ 1, got shape %v", path, a.Shape)
+		}
+		c, err := NewCollection(a.F32, a.Shape[1], nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return c, nil
+	}
 	arr, err := bundle.ReadNPZ(path)
 	if err != nil {
 		return nil, err
@@ -81,12 +101,34 @@ func ReadCollection(path string) (*Collection, error) {
 	return c, nil
 }
 
-// Hit is an item inside the set: its id, its row in the collection and its
-// score φ(anchor − item) (≤ the set's threshold).
+// Hit is an item inside the set: its id, its row in the collection (−1
+// when the store has no row order, as a database table) and its score
+// φ(anchor − item) (≤ the set's threshold).
 type Hit struct {
 	ID    int64   `json:"id"`
 	Row   int     `json:"row"`
 	Score float64 `json:"score"`
+}
+
+// CheckQuery checks what every store checks before a search: s is
+// calibrated, the anchor is finite and s, the anchor and the store (of
+// dimension d) agree in dimension.
+func CheckQuery(s *conformal.Set, anchor []float32, d int) error {
+	if !s.Calibrated() {
+		return conformal.ErrNotCalibrated
+	}
+	switch sd := s.Geometry.Dim(); {
+	case sd != d:
+		return fmt.Errorf("the set has dimension %d, the collection %d", sd, d)
+	case len(anchor) != d:
+		return fmt.Errorf("anchor of dimension %d, the set has %d", len(anchor), d)
+	}
+	for j, v := range anchor {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("anchor coordinate %d is %v", j, v)
+		}
+	}
+	return nil
 }
 
 // chunk is the number of items a task scores; block the rows whose
@@ -97,25 +139,14 @@ const (
 )
 
 // Search returns the items of c inside s around anchor, nearest (lowest
-// score) first, ties by row, at most limit of them (limit ≤ 0: all), and
-// how many are inside in all. It scans every item on all cores and stops
-// early, returning ctx's error, when ctx is done.
+// score) first, ties by id and then row, at most limit of them (limit ≤ 0:
+// all), and how many are inside in all. It scans every item on all cores
+// and stops early, returning ctx's error, when ctx is done.
 func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collection, limit int) ([]Hit, int, error) {
-	if !s.Calibrated() {
-		return nil, 0, conformal.ErrNotCalibrated
+	if err := CheckQuery(s, anchor, c.D); err != nil {
+		return nil, 0, err
 	}
-	d := s.Geometry.Dim()
-	switch {
-	case c.D != d:
-		return nil, 0, fmt.Errorf("the set has dimension %d, the collection %d", d, c.D)
-	case len(anchor) != d:
-		return nil, 0, fmt.Errorf("anchor of dimension %d, the set has %d", len(anchor), d)
-	}
-	for j, v := range anchor {
-		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, 0, fmt.Errorf("anchor coordinate %d is %v", j, v)
-		}
-	}
+	d := c.D
 	parts := make([][]Hit, parallel.Chunks(c.N, chunk))
 	q := s.Threshold
 	// With fast scores (a geometry.FastScorer) every item is scored fast and
@@ -180,7 +211,7 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 	}
 	total := len(hits)
 	slices.SortFunc(hits, func(a, b Hit) int {
-		return cmp.Or(cmp.Compare(a.Score, b.Score), cmp.Compare(a.Row, b.Row))
+		return cmp.Or(cmp.Compare(a.Score, b.Score), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Row, b.Row))
 	})
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]

@@ -1,0 +1,137 @@
+package retrieve
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// embeddingNames are the column names ReadParquet looks for first.
+var embeddingNames = []string{"embedding", "embeddings", "emb", "vector"}
+
+// ReadParquet reads a collection from a Parquet file: the embeddings from a
+// column of float32 lists or fixed-size lists — the one named embedding,
+// embeddings, emb or vector, or else the only such column — every row of
+// the same length and none null; the ids from an int64 column "id" (or
+// "ids"), or else the row numbers.
+func ReadParquet(path string) (*Collection, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tbl, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer tbl.Release()
+	schema := tbl.Schema()
+	emb, id := -1, -1
+	var lists []int
+	for i, fld := range schema.Fields() {
+		switch {
+		case isFloat32List(fld.Type):
+			lists = append(lists, i)
+			for _, n := range embeddingNames {
+				if fld.Name == n && emb < 0 {
+					emb = i
+				}
+			}
+		case fld.Name == "id" || fld.Name == "ids" && id < 0:
+			if fld.Type.ID() != arrow.INT64 {
+				return nil, fmt.Errorf("%s: column %q is %v, want int64 ids", path, fld.Name, fld.Type)
+			}
+			id = i
+		}
+	}
+	if emb < 0 {
+		if len(lists) != 1 {
+			return nil, fmt.Errorf("%s: want one column of float32 lists (the embeddings; or one named %v), found %d among %v", path, embeddingNames, len(lists), schema.Fields())
+		}
+		emb = lists[0]
+	}
+	name := schema.Field(emb).Name
+	n := int(tbl.NumRows())
+	d := -1
+	rows := []float32(nil)
+	row := 0
+	for _, chunk := range tbl.Column(emb).Data().Chunks() {
+		var values *array.Float32
+		var offsets func(i int) (int64, int64)
+		switch a := chunk.(type) {
+		case *array.List:
+			values, _ = a.ListValues().(*array.Float32)
+			offsets = a.ValueOffsets
+		case *array.FixedSizeList:
+			values, _ = a.ListValues().(*array.Float32)
+			offsets = a.ValueOffsets
+		case *array.LargeList:
+			values, _ = a.ListValues().(*array.Float32)
+			offsets = a.ValueOffsets
+		}
+		if values == nil {
+			return nil, fmt.Errorf("%s: column %q: want float32 lists", path, name)
+		}
+		for i := range chunk.Len() {
+			if chunk.IsNull(i) {
+				return nil, fmt.Errorf("%s: column %q, row %d is null", path, name, row)
+			}
+			lo, hi := offsets(i)
+			if d < 0 {
+				d = int(hi - lo)
+				if d < 1 {
+					return nil, fmt.Errorf("%s: column %q, row %d is empty", path, name, row)
+				}
+				rows = make([]float32, 0, n*d)
+			}
+			if int(hi-lo) != d {
+				return nil, fmt.Errorf("%s: column %q, row %d has %d values, row 0 has %d", path, name, row, hi-lo, d)
+			}
+			for j := lo; j < hi; j++ {
+				if values.IsNull(int(j)) {
+					return nil, fmt.Errorf("%s: column %q, row %d, coordinate %d is null", path, name, row, j-lo)
+				}
+			}
+			rows = append(rows, values.Float32Values()[lo:hi]...)
+			row++
+		}
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%s: no rows", path)
+	}
+	var ids []int64
+	if id >= 0 {
+		ids = make([]int64, 0, n)
+		for _, chunk := range tbl.Column(id).Data().Chunks() {
+			a := chunk.(*array.Int64)
+			for i := range a.Len() {
+				if a.IsNull(i) {
+					return nil, fmt.Errorf("%s: column %q, row %d is null", path, schema.Field(id).Name, len(ids))
+				}
+				ids = append(ids, a.Value(i))
+			}
+		}
+	}
+	c, err := NewCollection(rows, d, ids)
+	if err != nil {
+		return nil, fmt.Errorf("%s: column %q: %w", path, name, err)
+	}
+	return c, nil
+}
+
+func isFloat32List(t arrow.DataType) bool {
+	switch t := t.(type) {
+	case *arrow.ListType:
+		return t.Elem().ID() == arrow.FLOAT32
+	case *arrow.LargeListType:
+		return t.Elem().ID() == arrow.FLOAT32
+	case *arrow.FixedSizeListType:
+		return t.Elem().ID() == arrow.FLOAT32
+	}
+	return false
+}

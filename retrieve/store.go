@@ -1,0 +1,92 @@
+package retrieve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ccsets/ccs/conformal"
+)
+
+// A Store holds a collection of embeddings and finds the items inside a
+// set: the in-memory Collection, or a table of a database (package
+// retrieve/clickhouse). Every store answers exactly as Search does on the
+// same items: the same hits, scores, order and total.
+type Store interface {
+	// Dim is the embeddings' dimension.
+	Dim() int
+	// Len counts the items.
+	Len(ctx context.Context) (int, error)
+	// Search returns the items inside s around anchor, nearest first, ties
+	// by id, at most limit of them (limit ≤ 0: all), and how many are
+	// inside in all. An error means no answer: a store never returns part
+	// of the hits.
+	Search(ctx context.Context, s *conformal.Set, anchor []float32, limit int) ([]Hit, int, error)
+	// Close releases the store's resources.
+	Close() error
+}
+
+// Dim is the embeddings' dimension.
+func (c *Collection) Dim() int { return c.D }
+
+// Len is the number of items.
+func (c *Collection) Len(context.Context) (int, error) { return c.N, nil }
+
+// Search is the function Search on c.
+func (c *Collection) Search(ctx context.Context, s *conformal.Set, anchor []float32, limit int) ([]Hit, int, error) {
+	return Search(ctx, s, anchor, c, limit)
+}
+
+// Close does nothing: a collection is memory.
+func (c *Collection) Close() error { return nil }
+
+// ErrUnavailable marks a store's failure to answer — a server or shard
+// down, a timeout, a table missing or holding bad rows — as opposed to a
+// query the store refuses: the request was fine, the store was not (a
+// service answers 502).
+var ErrUnavailable = errors.New("the collection's store did not answer")
+
+// An Opener opens the store a URL names.
+type Opener func(ctx context.Context, url string) (Store, error)
+
+var (
+	openersMu sync.Mutex
+	openers   = map[string]Opener{}
+)
+
+// Register makes Open hand URLs of scheme ("scheme://…") to open, as
+// database/sql's drivers register themselves: a store package registers in
+// its init, and a program imports it for that effect.
+func Register(scheme string, open Opener) {
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	if _, dup := openers[scheme]; dup {
+		panic("retrieve: Register twice for scheme " + scheme)
+	}
+	openers[scheme] = open
+}
+
+// Open opens a collection: a URL of a registered scheme
+// ("clickhouse://host:port/database.table" once package
+// retrieve/clickhouse is imported), or else a file read by ReadCollection.
+func Open(ctx context.Context, spec string) (Store, error) {
+	scheme, _, isURL := strings.Cut(spec, "://")
+	if !isURL {
+		return ReadCollection(spec)
+	}
+	openersMu.Lock()
+	open, ok := openers[scheme]
+	var have []string
+	for k := range openers {
+		have = append(have, k)
+	}
+	openersMu.Unlock()
+	if !ok {
+		slices.Sort(have)
+		return nil, fmt.Errorf("%s: no store for scheme %q (have %v)", spec, scheme, have)
+	}
+	return open(ctx, spec)
+}
