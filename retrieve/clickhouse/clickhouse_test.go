@@ -1,0 +1,321 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
+	"github.com/ccsets/ccs/internal/chtest"
+	"github.com/ccsets/ccs/retrieve"
+)
+
+// testData draws n clustered rows of dimension d with distinct, shuffled
+// ids, and copies some rows onto others (ties).
+func testData(t *testing.T, rng *rand.Rand, n, d int) *retrieve.Collection {
+	t.Helper()
+	centres := make([]float64, 20*d)
+	for i := range centres {
+		centres[i] = 2 * rng.NormFloat64()
+	}
+	rows := make([]float32, n*d)
+	for i := range n {
+		c := rng.IntN(20)
+		for j := range d {
+			rows[i*d+j] = float32(centres[c*d+j] + 0.5*rng.NormFloat64())
+		}
+	}
+	for range n / 50 { // exact duplicates under other ids
+		a, b := rng.IntN(n), rng.IntN(n)
+		copy(rows[b*d:(b+1)*d], rows[a*d:(a+1)*d])
+	}
+	ids := make([]int64, n)
+	for i, p := range rng.Perm(n) {
+		ids[i] = int64(p)*3 + 7
+	}
+	c, err := retrieve.NewCollection(rows, d, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// testGeometries returns one geometry of every push-down: the ℓ2 ball and
+// the generalized ball (the engine sums the terms), the ellipsoid, the
+// single-norm at p = 2, 1.5 and 0.7, and a square head over a generalized
+// ball (boxes).
+func testGeometries(t *testing.T, rng *rand.Rand, d int) map[string]geometry.Geometry {
+	t.Helper()
+	m, p := make([]float64, d), make([]float64, d)
+	for j := range d {
+		m[j] = math.Exp(0.5 * rng.NormFloat64())
+		p[j] = 0.3 + 3.7*rng.Float64()
+	}
+	gb, err := geometry.NewGenBall(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := make([]float64, d*d) // Σ = A·Aᵀ + I
+	for i := range a {
+		a[i] = 0.3 * rng.NormFloat64()
+	}
+	sigma := make([]float64, d*d)
+	for i := range d {
+		for j := range d {
+			for k := range d {
+				sigma[i*d+j] += a[i*d+k] * a[j*d+k]
+			}
+		}
+		sigma[i*d+i]++
+	}
+	el, err := geometry.NewEllipsoid(d, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm := make([]float64, d*d)
+	for i := range mm {
+		mm[i] = 0.2 * rng.NormFloat64()
+	}
+	for i := range d {
+		mm[i*d+i] += 1
+	}
+	g := map[string]geometry.Geometry{"ball": geometry.Ball{D: d}, "genball": gb, "ellipsoid": el}
+	for _, pn := range []float64{2, 1.5, 0.7} {
+		nm, err := geometry.NewNorm(d, mm, pn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g[fmt.Sprintf("norm p=%v", pn)] = nm
+	}
+	h := head.Identity(d, d)
+	for i := range h.W {
+		h.W[i] += 0.1 * rng.NormFloat64()
+	}
+	pr, err := head.NewProjected(h, gb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g["head genball"] = pr
+	return g
+}
+
+func calibrated(g geometry.Geometry, q float64) *conformal.Set {
+	return &conformal.Set{Geometry: g, Threshold: q, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 19, Rank: 18}}
+}
+
+// scores is every item's exact ccs score around anchor.
+func scores(g geometry.Geometry, c *retrieve.Collection, anchor []float32) []float64 {
+	d := c.D
+	diffs := make([]float32, len(c.Rows))
+	for i, v := range c.Rows {
+		diffs[i] = anchor[i%d] - v
+	}
+	return g.Scores(nil, diffs)
+}
+
+// loaded starts two servers and loads c as one table on the first
+// (ccs.one) and over both as shards (ccs.two).
+func loaded(t *testing.T, c *retrieve.Collection) (*chtest.Servers, *Store, *Store) {
+	t.Helper()
+	srv := chtest.Start(t, 2)
+	ctx := context.Background()
+	one := Target{Addr: srv.Addrs[0], Database: "ccs", Table: "one", Timeout: 20 * time.Second}
+	two := one
+	two.Table = "two"
+	if err := Load(ctx, one, c, LoadOptions{BatchRows: 7000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Load(ctx, two, c, LoadOptions{Cluster: chtest.Cluster}); err != nil {
+		t.Fatal(err)
+	}
+	s1, err := OpenTarget(ctx, one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := OpenTarget(ctx, two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s1.Close(); s2.Close() })
+	return srv, s1, s2
+}
+
+// TestMatchesSearch: on one table and on two shards, for every geometry,
+// random anchors and thresholds — among them an item's exact score, so
+// that the item lies on the boundary, and scores shared by duplicated
+// rows — the ClickHouse path returns exactly the ids, scores, order, total
+// and truncation of retrieve.Search over the same rows.
+func TestMatchesSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 4))
+	const n, d = 20000, 16
+	c := testData(t, rng, n, d)
+	_, one, two := loaded(t, c)
+	ctx := context.Background()
+	for _, s := range []*Store{one, two} {
+		if got, err := s.Len(ctx); err != nil || got != n {
+			t.Fatalf("%s: Len = %d, %v; want %d", s.t, got, err, n)
+		}
+	}
+	queries, boundary := 0, 0
+	for name, g := range testGeometries(t, rng, d) {
+		anchors := 6
+		if testing.Short() {
+			anchors = 2
+		}
+		for a := range anchors {
+			anchor := slices.Clone(c.Rows[rng.IntN(n)*d:][:d])
+			if a%2 == 1 {
+				for j := range anchor {
+					anchor[j] += float32(0.3 * rng.NormFloat64())
+				}
+			}
+			sc := scores(g, c, anchor)
+			sorted := slices.Sorted(slices.Values(sc))
+			// Thresholds: an item's exact score (the 1st, 50th, 400th
+			// nearest), the float just below one, and +Inf.
+			qs := []float64{sorted[0], sorted[49], sorted[399], math.Nextafter(sorted[49], 0)}
+			if a == 0 {
+				qs = append(qs, math.Inf(1))
+			}
+			for _, q := range qs {
+				set := calibrated(g, q)
+				for _, limit := range []int{0, 25} {
+					want, wantTotal, err := retrieve.Search(ctx, set, anchor, c, limit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, s := range []*Store{one, two} {
+						got, total, err := s.Search(ctx, set, anchor, limit)
+						if err != nil {
+							t.Fatalf("%s, %s, q=%v: %v", name, s.t, q, err)
+						}
+						queries++
+						if total != wantTotal || len(got) != len(want) {
+							t.Fatalf("%s, %s, q=%v, limit %d: %d hits of %d, want %d of %d", name, s.t, q, limit, len(got), total, len(want), wantTotal)
+						}
+						for i := range want {
+							if got[i].ID != want[i].ID || got[i].Score != want[i].Score {
+								t.Fatalf("%s, %s, q=%v: hit %d is %+v, want %+v", name, s.t, q, i, got[i], want[i])
+							}
+						}
+					}
+					if wantTotal > 0 && want[0].Score == q || slices.Contains(sc, q) {
+						boundary++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d queries, %d with an item exactly on the boundary, 0 differences", queries, boundary)
+	if boundary == 0 {
+		t.Fatal("no query had an item on the boundary")
+	}
+}
+
+// TestFaults: what goes wrong is an error, never a shorter list.
+func TestFaults(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n, d = 3000, 8
+	c := testData(t, rng, n, d)
+	srv, one, two := loaded(t, c)
+	ctx := context.Background()
+	set := calibrated(geometry.Ball{D: d}, 3)
+	anchor := c.Rows[:d]
+
+	t.Run("projecting head", func(t *testing.T) {
+		h := head.Identity(d, d/2)
+		pr, err := head.NewProjected(h, geometry.Ball{D: d / 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = one.Search(ctx, calibrated(pr, 1), anchor, 0)
+		if err == nil || !strings.Contains(err.Error(), "null space") {
+			t.Fatalf("got %v, want the projecting head refused", err)
+		}
+	})
+	t.Run("missing table", func(t *testing.T) {
+		_, err := Open(ctx, "clickhouse://"+srv.Addrs[0]+"/ccs.nothing")
+		if err == nil || !strings.Contains(err.Error(), "no such table") {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_, _, err := one.Search(cctx, set, anchor, 0)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v, want context.Canceled", err)
+		}
+	})
+	exec := func(t *testing.T, q string) {
+		t.Helper()
+		conn, err := ch.Open(&ch.Options{Addr: []string{srv.Addrs[0]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// withRow copies ccs.one into ccs.NAME with one more row, and opens it.
+	withRow := func(t *testing.T, name, emb string) *Store {
+		t.Helper()
+		exec(t, "CREATE TABLE ccs."+name+" AS ccs.one")
+		exec(t, "INSERT INTO ccs."+name+" (id, emb) SELECT id, emb FROM ccs.one")
+		exec(t, "INSERT INTO ccs."+name+" (id, emb) SELECT toUInt64(999999), CAST("+emb+" AS Array(Float32))")
+		s, err := Open(ctx, "clickhouse://"+srv.Addrs[0]+"/ccs."+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	t.Run("non-finite row", func(t *testing.T) {
+		// Far from the anchor in every coordinate but one, which is NaN.
+		s := withRow(t, "nan", "[1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, nan]")
+		_, _, err := s.Search(ctx, set, anchor, 0)
+		if err == nil || !strings.Contains(err.Error(), "row id 999999, coordinate 7 is NaN") {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("other dimension", func(t *testing.T) {
+		s := withRow(t, "mixed", "[1, 2, 3]")
+		if _, _, err := s.Search(ctx, set, anchor, 0); err == nil {
+			t.Fatal("a row of dimension 3 in a table of 8 gave no error")
+		}
+		err := Load(ctx, Target{Addr: srv.Addrs[0], Database: "ccs", Table: "one", Timeout: 5 * time.Second}, &retrieve.Collection{N: 1, D: 3, IDs: []int64{1}, Rows: []float32{1, 2, 3}}, LoadOptions{Append: true})
+		if err == nil || !strings.Contains(err.Error(), "dimension 8, the file's 3") {
+			t.Fatalf("appending rows of dimension 3: got %v", err)
+		}
+	})
+	t.Run("shard down", func(t *testing.T) {
+		if _, _, err := two.Search(ctx, set, anchor, 0); err != nil {
+			t.Fatal(err)
+		}
+		srv.Stop(1)
+		start := time.Now()
+		hits, total, err := two.Search(ctx, set, anchor, 0)
+		if err == nil {
+			t.Fatalf("a stopped shard gave %d hits of %d and no error", len(hits), total)
+		}
+		t.Logf("stopped shard: error after %v: %v", time.Since(start).Round(time.Millisecond), err)
+		if _, _, err := one.Search(ctx, set, anchor, 0); err != nil {
+			t.Fatalf("the one-table store on the live server: %v", err)
+		}
+		srv.Restart(1)
+		if _, _, err := two.Search(ctx, set, anchor, 0); err != nil {
+			t.Fatalf("after the restart: %v", err)
+		}
+	})
+}

@@ -1,0 +1,222 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/ccsets/ccs/retrieve"
+)
+
+// LoadOptions says how Load writes a collection.
+type LoadOptions struct {
+	// Cluster, when set, spreads the rows over the shards of this cluster
+	// (as the server's remote_servers names it): a MergeTree table
+	// TABLE_local on each shard (row to shard by id modulo the number of
+	// shards) and the Distributed table TABLE over them on the server the
+	// target names.
+	Cluster string
+	// Append adds the rows to an existing table of the same dimension;
+	// without it an existing table is an error.
+	Append bool
+	// BatchRows is the rows per INSERT (default 50 000).
+	BatchRows int
+	// Progress, when set, is called after each batch with the rows written
+	// and the total.
+	Progress func(done, total int)
+}
+
+// stagingSuffix names the table a load writes before it renames it: an
+// interrupted load leaves only TABLE__loading, which the next load drops;
+// the collection's own table is never half-written.
+const stagingSuffix = "__loading"
+
+// Load writes c into the table t names (see LoadOptions). Each table is
+// loaded into a staging table first and renamed (or, appending, attached
+// to the existing table as a whole) only once every row is in.
+func Load(ctx context.Context, t Target, c *retrieve.Collection, opt LoadOptions) error {
+	if opt.BatchRows <= 0 {
+		opt.BatchRows = 50_000
+	}
+	for i, id := range c.IDs {
+		if id < 0 {
+			return fmt.Errorf("id %d of row %d is negative: the table's ids are UInt64", id, i)
+		}
+	}
+	entry, err := dial(t)
+	if err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
+	defer entry.Close()
+	if err := entry.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+t.Database); err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
+	if opt.Cluster == "" {
+		return loadTable(ctx, entry, t, c, rowsOf(c.N), opt, 0, c.N)
+	}
+	shards, err := clusterShards(ctx, entry, opt.Cluster)
+	if err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
+	exists, err := tableExists(ctx, entry, t.Database, t.Table)
+	if err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
+	if exists && !opt.Append {
+		return fmt.Errorf("%s: the table exists (give -append to add rows, or drop it)", t)
+	}
+	if exists {
+		if err := checkDim(ctx, t, c.D); err != nil {
+			return err
+		}
+	}
+	parts := make([][]int, len(shards))
+	for i, id := range c.IDs {
+		s := int(uint64(id) % uint64(len(shards)))
+		parts[s] = append(parts[s], i)
+	}
+	done := 0
+	for s, addr := range shards {
+		st := t
+		st.Addr, st.Table = addr, t.Table+"_local"
+		conn, err := dial(st)
+		if err != nil {
+			return fmt.Errorf("shard %d: %s: %w", s+1, st, err)
+		}
+		if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+t.Database); err != nil {
+			conn.Close()
+			return fmt.Errorf("shard %d: %s: %w", s+1, st, err)
+		}
+		o := opt
+		o.Append = exists
+		err = loadTable(ctx, conn, st, c, parts[s], o, done, c.N)
+		conn.Close()
+		if err != nil {
+			return fmt.Errorf("shard %d: %w", s+1, err)
+		}
+		done += len(parts[s])
+	}
+	if exists {
+		return nil
+	}
+	// The Distributed table comes last: until every shard holds its rows,
+	// the collection is absent, not short.
+	ddl := fmt.Sprintf("CREATE TABLE %s.%s (id UInt64, emb Array(Float32)) ENGINE = Distributed(%s, %s, %s, id)",
+		t.Database, t.Table, opt.Cluster, t.Database, t.Table+"_local")
+	if err := entry.Exec(ctx, ddl); err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
+	return nil
+}
+
+func rowsOf(n int) []int {
+	r := make([]int, n)
+	for i := range r {
+		r[i] = i
+	}
+	return r
+}
+
+// loadTable writes rows of c into t's table through a staging table.
+func loadTable(ctx context.Context, conn driver.Conn, t Target, c *retrieve.Collection, rows []int, opt LoadOptions, done0, total int) error {
+	exists, err := tableExists(ctx, conn, t.Database, t.Table)
+	if err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
+	switch {
+	case exists && !opt.Append:
+		return fmt.Errorf("%s: the table exists (give -append to add rows, or drop it)", t)
+	case exists:
+		if err := checkDim(ctx, t, c.D); err != nil {
+			return err
+		}
+	}
+	staging := t.Database + "." + t.Table + stagingSuffix
+	final := t.Database + "." + t.Table
+	for _, q := range []string{
+		"DROP TABLE IF EXISTS " + staging,
+		"CREATE TABLE " + staging + " (id UInt64, emb Array(Float32)) ENGINE = MergeTree ORDER BY id",
+	} {
+		if err := conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+	}
+	d := c.D
+	for lo := 0; lo < len(rows); lo += opt.BatchRows {
+		hi := min(len(rows), lo+opt.BatchRows)
+		batch, err := conn.PrepareBatch(ctx, "INSERT INTO "+staging+" (id, emb)")
+		if err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		for _, r := range rows[lo:hi] {
+			if err := batch.Append(uint64(c.IDs[r]), c.Rows[r*d:(r+1)*d]); err != nil {
+				batch.Abort()
+				return fmt.Errorf("%s: row %d: %w", t, r, err)
+			}
+		}
+		if err := batch.Send(); err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		if opt.Progress != nil {
+			opt.Progress(done0+hi, total)
+		}
+	}
+	if !exists {
+		if err := conn.Exec(ctx, "RENAME TABLE "+staging+" TO "+final); err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		return nil
+	}
+	if err := conn.Exec(ctx, "ALTER TABLE "+final+" ATTACH PARTITION tuple() FROM "+staging); err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
+	if err := conn.Exec(ctx, "DROP TABLE "+staging); err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
+	return nil
+}
+
+func tableExists(ctx context.Context, conn driver.Conn, db, table string) (bool, error) {
+	var n uint64
+	err := conn.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name = ?", db, table).Scan(&n)
+	return n > 0, err
+}
+
+// checkDim refuses rows of a dimension other than the table's.
+func checkDim(ctx context.Context, t Target, d int) error {
+	s, err := OpenTarget(ctx, t)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if s.Dim() != d {
+		return fmt.Errorf("%s: the table's rows have dimension %d, the file's %d", t, s.Dim(), d)
+	}
+	return nil
+}
+
+// clusterShards lists the native address of each shard's first replica.
+func clusterShards(ctx context.Context, conn driver.Conn, cluster string) ([]string, error) {
+	rows, err := conn.Query(ctx, "SELECT host_address, port FROM system.clusters WHERE cluster = ? AND replica_num = 1 ORDER BY shard_num", cluster)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var addrs []string
+	for rows.Next() {
+		var host string
+		var port uint16
+		if err := rows.Scan(&host, &port); err != nil {
+			return nil, err
+		}
+		addrs = append(addrs, fmt.Sprintf("%s:%d", host, port))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("the server has no cluster %q in its remote_servers", cluster)
+	}
+	return addrs, nil
+}
