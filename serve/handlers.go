@@ -578,14 +578,19 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 		return &apiError{status: http.StatusNotFound, code: "unknown_collection",
 			msg: fmt.Sprintf("no collection %q (have %v)", req.Collection, slices.Sorted(maps.Keys(st.colls))), field: "collection"}
 	}
-	if c.D != d {
-		return invalid("collection", "collection %q has dimension %d, set %q has %d", req.Collection, c.D, name, d)
+	if c.Dim() != d {
+		return invalid("collection", "collection %q has dimension %d, set %q has %d", req.Collection, c.Dim(), name, d)
 	}
-	hits, total, err := retrieve.Search(r.Context(), set, anchor, c, limit)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	hits, total, err := c.Search(r.Context(), set, anchor, limit)
+	switch {
+	case err == nil:
+	case r.Context().Err() != nil:
 		return cancelled(err)
-	}
-	if err != nil {
+	case errors.Is(err, retrieve.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded):
+		// A database that failed: no answer rather than part of one.
+		return &apiError{status: http.StatusBadGateway, code: "collection_unavailable",
+			msg: fmt.Sprintf("collection %q: %v", req.Collection, err), field: "collection"}
+	default:
 		return invalid("", "%v", err)
 	}
 	if hits == nil {

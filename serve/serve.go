@@ -18,11 +18,14 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +36,7 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/ood"
 	"github.com/ccsets/ccs/retrieve"
+	_ "github.com/ccsets/ccs/retrieve/clickhouse" // clickhouse:// collections
 )
 
 // monitorCollector exports each served set's OOD drift monitor at scrape
@@ -68,11 +72,15 @@ func (c monitorCollector) Collect(ch chan<- prometheus.Metric) {
 // Config says what to serve and within which limits. Zero limits take the
 // defaults.
 type Config struct {
-	Sets        map[string]string // name → fitted set file (.json)
-	Collections map[string]string // name → collection file (.npz)
-	MaxBody     int64             // bytes per request body; default 32 MiB
-	MaxPoints   int               // points per request; default 100 000
-	MaxResults  int               // retrieval hits returned at most; default 10 000
+	Sets map[string]string // name → fitted set file (.json)
+	// Collections maps a name to a collection file (.npz, .npy, .parquet)
+	// or a database URL (clickhouse://…, once package retrieve/clickhouse
+	// is imported). Files are read again on each Reload; a database is
+	// opened once and kept (its table is live).
+	Collections map[string]string
+	MaxBody     int64 // bytes per request body; default 32 MiB
+	MaxPoints   int   // points per request; default 100 000
+	MaxResults  int   // retrieval hits returned at most; default 10 000
 	// MonitorDelta is the alarm level of each set's OOD drift monitor: it
 	// raises its alarm at 1/δ; default 0.01.
 	MonitorDelta float64
@@ -98,7 +106,7 @@ func (c Config) withDefaults() Config {
 type state struct {
 	sets   map[string]*conformal.Set
 	ood    map[string]*oodState // the sets with an OOD calibration
-	colls  map[string]*retrieve.Collection
+	colls  map[string]retrieve.Store
 	loaded time.Time
 }
 
@@ -120,6 +128,44 @@ type Server struct {
 	latency  *prometheus.HistogramVec
 	reloads  *prometheus.CounterVec
 	mux      *http.ServeMux
+
+	dbMu sync.Mutex
+	dbs  map[string]retrieve.Store // database collections by URL, kept over reloads
+}
+
+// openCollection reads a collection file, or returns the store of a
+// database URL, opened on first use and kept: a reload re-reads files, but
+// a database table is live and its connection stays.
+func (s *Server) openCollection(spec string) (retrieve.Store, error) {
+	if !strings.Contains(spec, "://") {
+		return retrieve.ReadCollection(spec)
+	}
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
+	if db, ok := s.dbs[spec]; ok {
+		return db, nil
+	}
+	db, err := retrieve.Open(context.Background(), spec)
+	if err != nil {
+		return nil, err
+	}
+	if s.dbs == nil {
+		s.dbs = map[string]retrieve.Store{}
+	}
+	s.dbs[spec] = db
+	return db, nil
+}
+
+// Close closes the database collections' connections.
+func (s *Server) Close() error {
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
+	var errs []error
+	for _, db := range s.dbs {
+		errs = append(errs, db.Close())
+	}
+	s.dbs = nil
+	return errors.Join(errs...)
 }
 
 // New loads every file of cfg (an error names the first bad one) and
@@ -136,7 +182,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("serve: monitor δ = %v, want 0 < δ < 1", cfg.MonitorDelta)
 	}
 	s := &Server{cfg: cfg, reg: prometheus.NewRegistry()}
-	st, err := load(cfg)
+	st, err := load(cfg, s.openCollection)
 	if err != nil {
 		return nil, err
 	}
@@ -154,9 +200,9 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// load reads and validates every file of cfg.
-func load(cfg Config) (*state, error) {
-	st := &state{sets: map[string]*conformal.Set{}, ood: map[string]*oodState{}, colls: map[string]*retrieve.Collection{}, loaded: time.Now()}
+// load reads and validates every file of cfg; open opens a collection.
+func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, error) {
+	st := &state{sets: map[string]*conformal.Set{}, ood: map[string]*oodState{}, colls: map[string]retrieve.Store{}, loaded: time.Now()}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Sets)) {
 		set, err := conformal.Load(cfg.Sets[name])
 		if err != nil {
@@ -175,7 +221,7 @@ func load(cfg Config) (*state, error) {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Collections)) {
-		c, err := retrieve.ReadCollection(cfg.Collections[name])
+		c, err := open(cfg.Collections[name])
 		if err != nil {
 			return nil, fmt.Errorf("collection %q: %w", name, err)
 		}
@@ -207,7 +253,7 @@ func newOODState(set *conformal.Set, delta float64) (*oodState, error) {
 // generation's OOD monitors start afresh (a set's calibration may have
 // changed).
 func (s *Server) Reload() error {
-	st, err := load(s.cfg)
+	st, err := load(s.cfg, s.openCollection)
 	if err != nil {
 		s.reloads.WithLabelValues("failed").Inc()
 		return err

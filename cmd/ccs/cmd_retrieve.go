@@ -9,6 +9,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/retrieve"
+	_ "github.com/ccsets/ccs/retrieve/clickhouse" // clickhouse:// collections
 )
 
 // retrieveOptions are ccs retrieve's inputs.
@@ -21,12 +22,12 @@ type retrieveOptions struct {
 }
 
 func retrieveCommand() *command {
-	return newCommand("retrieve", "-set SET.json -db FILE.npz (-anchor-index I | -anchor FILE.npy) [-limit N] [-json]",
+	return newCommand("retrieve", "-set SET.json -db FILE|clickhouse://HOST:PORT/DB.TABLE (-anchor-index I | -anchor FILE.npy) [-limit N] [-json]",
 		"list the collection items inside a fitted set around an anchor (retrieval with recall ≥ 1−α)",
 		func(fs *flag.FlagSet, o *retrieveOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
-			fs.StringVar(&o.DB, "db", "", "collection `file` (.npz)")
-			fs.IntVar(&o.AnchorIndex, "anchor-index", -1, "use the collection's row `I` as the anchor")
+			fs.StringVar(&o.DB, "db", "", "the collection: a `file` (.npz, .npy, .parquet) or a ClickHouse table, clickhouse://[user[:password]@]host:port/database.table[?timeout=60s] (see docs/scale.md)")
+			fs.IntVar(&o.AnchorIndex, "anchor-index", -1, "use the collection file's row `I` as the anchor")
 			fs.StringVar(&o.Anchor, "anchor", "", "anchor embedding `file` (.npy, float32, (d,) or (1, d))")
 			fs.IntVar(&o.Limit, "limit", 0, "print at most `N` hits, nearest first (0: all)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
@@ -48,12 +49,17 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	if err != nil {
 		return err
 	}
-	c, err := retrieve.ReadCollection(o.DB)
+	store, err := retrieve.Open(ctx, o.DB)
 	if err != nil {
 		return err
 	}
+	defer store.Close()
 	var anchor []float32
 	if o.AnchorIndex >= 0 {
+		c, ok := store.(*retrieve.Collection)
+		if !ok {
+			return usagef("retrieve: -anchor-index needs a collection file; give a database query's anchor with -anchor")
+		}
 		if o.AnchorIndex >= c.N {
 			return fmt.Errorf("%s: -anchor-index %d, the collection has %d rows", o.DB, o.AnchorIndex, c.N)
 		}
@@ -68,7 +74,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		}
 		anchor = a.F32
 	}
-	hits, total, err := retrieve.Search(ctx, set, anchor, c, o.Limit)
+	hits, total, err := store.Search(ctx, set, anchor, o.Limit)
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", o.Set, o.DB, err)
 	}
@@ -82,7 +88,11 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		}
 		return writeJSON(out.stdout, map[string]any{"total": total, "hits": hits, "threshold": q})
 	}
-	fmt.Fprintf(out.stdout, "%d of %d items inside the set (threshold %.6g, α=%v)\n", total, c.N, set.Threshold, set.Alpha)
+	n, err := store.Len(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out.stdout, "%d of %d items inside the set (threshold %.6g, α=%v)\n", total, n, set.Threshold, set.Alpha)
 	for _, h := range hits {
 		fmt.Fprintf(out.stdout, "%d\t%d\t%.6g\n", h.ID, h.Row, h.Score)
 	}

@@ -75,6 +75,7 @@ func commands() []*command {
 		reproduceCommand(),
 		serveCommand(),
 		retrieveCommand(),
+		collectionCommand(),
 		loadtestCommand(),
 		simulateCommand(),
 		versionCommand(),

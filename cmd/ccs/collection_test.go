@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/internal/chtest"
+)
+
+// TestCollectionClickHouse: ccs collection load writes a file into one
+// table and over the test cluster; ccs retrieve prints the same hits from
+// either table as from the file; loading again into an existing table is
+// refused, and -append adds the rows.
+func TestCollectionClickHouse(t *testing.T) {
+	srv := chtest.Start(t, 2)
+	dir := t.TempDir()
+	ccs := func(args ...string) (string, error) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		err := run(&stdout, &stderr, args)
+		return stdout.String(), err
+	}
+	if _, err := ccs("simulate", "-out", dir, "-per-class", "60", "-k", "2", "-seed", "4"); err != nil {
+		t.Fatal(err)
+	}
+	cal, test := filepath.Join(dir, "cal.npz"), filepath.Join(dir, "test.npz")
+	set := filepath.Join(dir, "ball.json")
+	if _, err := ccs("calibrate", "-geometry", "ball", "-cal", cal, "-alpha", "0.1", "-out", set); err != nil {
+		t.Fatal(err)
+	}
+	anchor := filepath.Join(dir, "anchor.npy")
+	if err := bundle.WriteNPY(anchor, bundle.Float32([]float32{0.1, -0.2, 0.3}, 3)); err != nil {
+		t.Fatal(err)
+	}
+	one := "clickhouse://" + srv.Addrs[0] + "/ccs.sim"
+	two := "clickhouse://" + srv.Addrs[0] + "/ccs.sim2"
+	for _, args := range [][]string{
+		{"collection", "load", "-db", one, "-in", test, "-quiet"},
+		{"collection", "load", "-db", two, "-in", test, "-cluster", chtest.Cluster, "-quiet"},
+	} {
+		if out, err := ccs(args...); err != nil || !strings.Contains(out, "wrote ") {
+			t.Fatalf("%v: %q, %v", args, out, err)
+		}
+	}
+	want, err := ccs("retrieve", "-set", set, "-db", test, "-anchor", anchor, "-json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []string{one, two} {
+		got, err := ccs("retrieve", "-set", set, "-db", db, "-anchor", anchor, "-json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := withoutRows(t, got), withoutRows(t, want); !reflect.DeepEqual(g, w) || len(w["hits"].([]any)) == 0 {
+			t.Errorf("%s:\n%v\nthe file:\n%v", db, g, w)
+		}
+	}
+	out, err := ccs("retrieve", "-set", set, "-db", test, "-anchor", anchor, "-limit", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inside, n int
+	if _, err := fmt.Sscanf(out, "%d of %d items", &inside, &n); err != nil {
+		t.Fatalf("%q: %v", out, err)
+	}
+	if _, err := ccs("collection", "load", "-db", one, "-in", test, "-quiet"); err == nil || !strings.Contains(err.Error(), "the table exists") {
+		t.Errorf("loading into an existing table: %v", err)
+	}
+	if _, err := ccs("collection", "load", "-db", one, "-in", test, "-append", "-quiet"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err = ccs("retrieve", "-set", set, "-db", one, "-anchor", anchor, "-limit", "1"); err != nil || !strings.HasPrefix(out, fmt.Sprintf("%d of %d items", 2*inside, 2*n)) {
+		t.Errorf("after -append: %q, %v", out, err)
+	}
+	if _, err := ccs("retrieve", "-set", set, "-db", one, "-anchor-index", "0"); !isUsage(err) {
+		t.Errorf("-anchor-index on a database: %v, want a usage error", err)
+	}
+}
+
+// withoutRows decodes retrieve's JSON and drops the hits' rows (a database
+// has none).
+func withoutRows(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("%v: %s", err, s)
+	}
+	for _, h := range v["hits"].([]any) {
+		delete(h.(map[string]any), "row")
+	}
+	return v
+}
