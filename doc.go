@@ -23,6 +23,7 @@
 //	hull                 convex hulls and their gauge, the paper's coverage baseline
 //	ood                  OOD scores: CCS and the baselines (MSP, Energy, KNN, ViM, CIDER, …)
 //	retrieve             certified retrieval: every collection item inside a set
+//	retrieve/clickhouse  the same answers from ClickHouse, one table or a cluster's shards
 //	serve                the HTTP service, and its load generator
 //	experiment           the paper's tables: simulation, Fashion-MNIST, OOD, convex hull
 //	cmd/ccs              the command-line tool
@@ -32,6 +33,7 @@
 //	internal/kernel      the fast kernels and every build variant of them (vectors, BLAS)
 //	internal/parallel    loops over fixed chunks: results independent of the goroutines
 //	internal/gradcheck   finite-difference checks of every gradient
+//	internal/chtest      real ClickHouse servers (two shards) for the tests
 //	internal/atomicfile  files written to a temporary name and renamed
 //
 // Vocabulary: a score φ(x) of a difference x = Z − z; the set at threshold t

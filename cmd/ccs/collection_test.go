@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
