@@ -3,12 +3,15 @@ package retrieve
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/ccsets/ccs/internal/atomicfile"
 )
 
 // embeddingNames are the column names ReadParquet looks for first.
@@ -134,4 +137,36 @@ func isFloat32List(t arrow.DataType) bool {
 		return t.Elem().ID() == arrow.FLOAT32
 	}
 	return false
+}
+
+// WriteParquet writes c as a Parquet file ReadParquet reads back: columns
+// id (int64) and embedding (list<float32>), in row groups of 65 536 rows,
+// written to a temporary file and renamed.
+func WriteParquet(path string, c *Collection) error {
+	mem := memory.DefaultAllocator
+	ib := array.NewInt64Builder(mem)
+	defer ib.Release()
+	ib.AppendValues(c.IDs, nil)
+	lb := array.NewListBuilder(mem, arrow.PrimitiveTypes.Float32)
+	defer lb.Release()
+	vb := lb.ValueBuilder().(*array.Float32Builder)
+	vb.Reserve(len(c.Rows))
+	for i := range c.N {
+		lb.Append(true)
+		vb.AppendValues(c.Rows[i*c.D:(i+1)*c.D], nil)
+	}
+	ids, embs := ib.NewArray(), lb.NewArray()
+	defer ids.Release()
+	defer embs.Release()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "embedding", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32)},
+	}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{ids, embs}, int64(c.N))
+	defer rec.Release()
+	tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
+	defer tbl.Release()
+	return atomicfile.Write(path, func(w io.Writer) error {
+		return pqarrow.WriteTable(tbl, w, 1<<16, nil, pqarrow.DefaultWriterProps())
+	})
 }

@@ -140,3 +140,31 @@ func TestReadParquet(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteParquetRoundTrip: WriteParquet's file, over two row groups,
+// reads back to the same collection.
+func TestWriteParquetRoundTrip(t *testing.T) {
+	t.Parallel()
+	const n, d = 70_000, 2
+	rows := make([]float32, n*d)
+	ids := make([]int64, n)
+	for i := range n {
+		rows[i*d], rows[i*d+1] = float32(i), -float32(i)/7
+		ids[i] = int64(n - i)
+	}
+	c, err := NewCollection(rows, d, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.parquet")
+	if err := WriteParquet(path, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadCollection(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.N != n || got.D != d || !slices.Equal(got.Rows, rows) || !slices.Equal(got.IDs, ids) {
+		t.Errorf("read back N=%d D=%d, rows equal %v, ids equal %v", got.N, got.D, slices.Equal(got.Rows, rows), slices.Equal(got.IDs, ids))
+	}
+}

@@ -161,6 +161,12 @@ func TestMatchesSearch(t *testing.T) {
 	c := testData(t, rng, n, d)
 	_, one, two := loaded(t, c)
 	ctx := context.Background()
+	oneHex, err := OpenTarget(ctx, one.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oneHex.Close()
+	oneHex.hexOnly = true
 	for _, s := range []*Store{one, two} {
 		if got, err := s.Len(ctx); err != nil || got != n {
 			t.Fatalf("%s: Len = %d, %v; want %d", s.t, got, err, n)
@@ -168,7 +174,7 @@ func TestMatchesSearch(t *testing.T) {
 	}
 	queries, boundary := 0, 0
 	for name, g := range testGeometries(t, rng, d) {
-		anchors := 6
+		anchors := 4
 		if testing.Short() {
 			anchors = 2
 		}
@@ -194,7 +200,7 @@ func TestMatchesSearch(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					for _, s := range []*Store{one, two} {
+					for _, s := range []*Store{one, two, oneHex} {
 						got, total, err := s.Search(ctx, set, anchor, limit)
 						if err != nil {
 							t.Fatalf("%s, %s, q=%v: %v", name, s.t, q, err)
@@ -217,6 +223,9 @@ func TestMatchesSearch(t *testing.T) {
 		}
 	}
 	t.Logf("%d queries, %d with an item exactly on the boundary, 0 differences", queries, boundary)
+	if n := one.fallbacks.Load() + two.fallbacks.Load(); n > 0 {
+		t.Errorf("the engine read the decimal constants of %d searches differently", n)
+	}
 	if boundary == 0 {
 		t.Fatal("no query had an item on the boundary")
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -38,7 +39,7 @@ const (
 // ellipsoid, the single-norm, a square head) it tests a box that contains
 // the set. A head that reduces the dimension leaves the set unbounded
 // along T's null space and has no filter here.
-func plan(g geometry.Geometry, q float64, anchor []float32) (filter, error) {
+func plan(g geometry.Geometry, q float64, anchor []float32, lit *consts) (filter, error) {
 	if math.IsInf(q, 1) {
 		return filter{where: "1"}, nil
 	}
@@ -51,7 +52,7 @@ func plan(g geometry.Geometry, q float64, anchor []float32) (filter, error) {
 		return filter{}, fmt.Errorf("no push-down for a %T set: its score does not decompose", g)
 	}
 	if dec.T == nil {
-		return sumFilter(&dec, q, anchor), nil
+		return sumFilter(&dec, q, anchor, lit), nil
 	}
 	if dec.Out != dec.In {
 		return filter{}, fmt.Errorf("no push-down for a set behind a %d→%d head: the set is unbounded along the head's null space; search a collection file instead", dec.In, dec.Out)
@@ -60,7 +61,7 @@ func plan(g geometry.Geometry, q float64, anchor []float32) (filter, error) {
 	if err != nil {
 		return filter{}, err
 	}
-	return boxFilter(b, anchor), nil
+	return boxFilter(b, anchor, lit), nil
 }
 
 // margin returns the bound the engine's sum of terms is compared with:
@@ -90,25 +91,25 @@ func margin(dec *geometry.Decomposition, q float64) float64 {
 
 // sumFilter compares the engine's sum of the terms — over the first
 // coordinates (which can only grow) and over all — with margin.
-func sumFilter(dec *geometry.Decomposition, q float64, anchor []float32) filter {
+func sumFilter(dec *geometry.Decomposition, q float64, anchor []float32, lit *consts) filter {
 	limit := margin(dec, q)
 	k := prefixDims(len(anchor))
 	sum := func(emb string, n int) string {
-		a := f32s(anchor[:n])
+		a := lit.f32s(anchor[:n])
 		switch {
 		case dec.Power == 2:
 			return fmt.Sprintf("arraySum(arrayMap((x, a) -> (x - a) * (x - a), %s, %s))", emb, a)
 		case dec.Power > 0:
-			return fmt.Sprintf("arraySum(arrayMap((x, a) -> pow(abs(x - a), %s), %s, %s))", f64(dec.Power), emb, a)
+			return fmt.Sprintf("arraySum(arrayMap((x, a) -> pow(abs(x - a), %s), %s, %s))", lit.f64(dec.Power), emb, a)
 		}
 		return fmt.Sprintf("arraySum(arrayMap((x, a, m, p) -> pow(m * abs(x - a), p), %s, %s, %s, %s))",
-			emb, a, f64s(dec.M[:n]), f64s(dec.P[:n]))
+			emb, a, lit.f64s(dec.M[:n]), lit.f64s(dec.P[:n]))
 	}
 	// NOT (s > limit) rather than s <= limit: a NaN sum is kept, for the
 	// rescoring to report.
-	f := filter{where: fmt.Sprintf("NOT (%s > %s)", sum("emb", len(anchor)), f64(limit))}
+	f := filter{where: fmt.Sprintf("NOT (%s > %s)", sum("emb", len(anchor)), lit.f64(limit))}
 	if k < len(anchor) {
-		f.pre = fmt.Sprintf("NOT (%s > %s)", sum(fmt.Sprintf("arraySlice(emb, 1, %d)", k), k), f64(limit))
+		f.pre = fmt.Sprintf("NOT (%s > %s)", sum(fmt.Sprintf("arraySlice(emb, 1, %d)", k), k), lit.f64(limit))
 	}
 	return f
 }
@@ -180,9 +181,9 @@ func box(dec *geometry.Decomposition, q float64) ([]float64, error) {
 // boxFilter keeps the items whose difference from the anchor is inside the
 // box b — first on the first coordinates, then on all. NOT arrayExists(… >
 // …) keeps a NaN coordinate for the rescoring to report.
-func boxFilter(b []float64, anchor []float32) filter {
+func boxFilter(b []float64, anchor []float32, lit *consts) filter {
 	test := func(emb string, n int) string {
-		return fmt.Sprintf("NOT arrayExists((x, a, b) -> abs(x - a) > b, %s, %s, %s)", emb, f32s(anchor[:n]), f64s(b[:n]))
+		return fmt.Sprintf("NOT arrayExists((x, a, b) -> abs(x - a) > b, %s, %s, %s)", emb, lit.f32s(anchor[:n]), lit.f64s(b[:n]))
 	}
 	f := filter{where: test("emb", len(b))}
 	if k := prefixDims(len(b)); k < len(b) {
@@ -191,25 +192,83 @@ func boxFilter(b []float64, anchor []float32) filter {
 	return f
 }
 
-// The constants are written as the hexadecimal of their bytes, so that the
-// engine reads exactly the float ccs holds, whatever its decimal parser.
-
-func f64(v float64) string {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
-	return "reinterpretAsFloat64(unhex('" + hex.EncodeToString(b[:]) + "'))"
+// consts writes the filter's constants into SQL, and keeps what it wrote
+// so that the engine's reading of them can be checked (see check). As
+// decimals (shortest round-trip float64 text; a float32 through its
+// float64 value, which CAST to Float32 then holds exactly) they cost the
+// engine nothing; as the hexadecimal of their bytes they are exact whatever
+// the engine's decimal parser, but 18.16 recomputes them on every block,
+// three times slower on a generalized ball. A search writes decimals,
+// checks them in one small query, and falls back to hexadecimal if any
+// constant was read differently.
+type consts struct {
+	hex   bool
+	exprs []string   // each decimal constant, as an Array(String) of its values' hex bytes
+	want  [][]string // those hex bytes, as ccs holds them
 }
 
-func f64s(v []float64) string {
-	return hexArray("Float64", len(v), func(b []byte, i int) []byte {
-		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v[i]))
-	})
+func (c *consts) f64(v float64) string {
+	if c.hex {
+		return "reinterpretAsFloat64(unhex('" + hex.EncodeToString(binary.LittleEndian.AppendUint64(nil, math.Float64bits(v))) + "'))"
+	}
+	lit := "toFloat64(" + strconv.FormatFloat(v, 'g', -1, 64) + ")"
+	c.record("["+lit+"]", 1, func(b []byte, _ int) []byte { return binary.LittleEndian.AppendUint64(b, math.Float64bits(v)) })
+	return lit
 }
 
-func f32s(v []float32) string {
-	return hexArray("Float32", len(v), func(b []byte, i int) []byte {
-		return binary.LittleEndian.AppendUint32(b, math.Float32bits(v[i]))
-	})
+func (c *consts) f64s(v []float64) string {
+	bytes := func(b []byte, i int) []byte { return binary.LittleEndian.AppendUint64(b, math.Float64bits(v[i])) }
+	if c.hex {
+		return hexArray("Float64", len(v), bytes)
+	}
+	lit := decimalArray("Float64", len(v), func(i int) float64 { return v[i] })
+	c.record(lit, len(v), bytes)
+	return lit
+}
+
+func (c *consts) f32s(v []float32) string {
+	bytes := func(b []byte, i int) []byte { return binary.LittleEndian.AppendUint32(b, math.Float32bits(v[i])) }
+	if c.hex {
+		return hexArray("Float32", len(v), bytes)
+	}
+	lit := decimalArray("Float32", len(v), func(i int) float64 { return float64(v[i]) })
+	c.record(lit, len(v), bytes)
+	return lit
+}
+
+// record keeps a decimal constant and its values' bytes, as the engine's
+// hex(reinterpretAsString(x)) prints them: trailing zero bytes dropped.
+func (c *consts) record(expr string, n int, bytes func(b []byte, i int) []byte) {
+	want := make([]string, n)
+	var b []byte
+	for i := range n {
+		b = bytes(b[:0], i)
+		for len(b) > 0 && b[len(b)-1] == 0 {
+			b = b[:len(b)-1]
+		}
+		want[i] = strings.ToUpper(hex.EncodeToString(b))
+	}
+	c.exprs = append(c.exprs, "arrayMap(x -> hex(reinterpretAsString(x)), "+expr+")")
+	c.want = append(c.want, want)
+}
+
+// checkQuery is the query whose answer check compares.
+func (c *consts) checkQuery() string {
+	return "SELECT " + strings.Join(c.exprs, ", ")
+}
+
+// decimalArray writes CAST([v_0, …] AS Array(typ)).
+func decimalArray(typ string, n int, v func(i int) float64) string {
+	var sb strings.Builder
+	sb.WriteString("CAST([")
+	for i := range n {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(strconv.FormatFloat(v(i), 'g', -1, 64))
+	}
+	sb.WriteString("] AS Array(" + typ + "))")
+	return sb.String()
 }
 
 // hexArray writes an Array(typ) of n values, value i's bytes from bytes.

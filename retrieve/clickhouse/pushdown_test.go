@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,16 +65,36 @@ func TestBoxContainsSet(t *testing.T) {
 	}
 }
 
-// TestSQLConstantsExact: the constants are their floats' bytes.
-func TestSQLConstantsExact(t *testing.T) {
+// TestSQLConstants: hexadecimal constants are their floats' bytes; a
+// decimal constant records the bytes the engine must read back.
+func TestSQLConstants(t *testing.T) {
 	t.Parallel()
-	if got := f64(1); got != "reinterpretAsFloat64(unhex('000000000000f03f'))" {
+	h := &consts{hex: true}
+	if got := h.f64(1); got != "reinterpretAsFloat64(unhex('000000000000f03f'))" {
 		t.Errorf("f64(1) = %s", got)
 	}
-	if got := f32s([]float32{1, 2}); got != "arrayMap(h -> reinterpretAsFloat32(unhex(h)), ['0000803f', '00000040'])" {
+	if got := h.f32s([]float32{1, 2}); got != "arrayMap(h -> reinterpretAsFloat32(unhex(h)), ['0000803f', '00000040'])" {
 		t.Errorf("f32s = %s", got)
 	}
-	if got := f64s([]float64{0.1}); !strings.Contains(got, "'9a9999999999b93f'") {
-		t.Errorf("f64s(0.1) = %s", got)
+	if got := h.f64s([]float64{0.1}); !strings.Contains(got, "'9a9999999999b93f'") || len(h.exprs) != 0 {
+		t.Errorf("f64s(0.1) = %s, %d checks", got, len(h.exprs))
+	}
+	d := &consts{}
+	if got := d.f32s([]float32{0.1, 2}); got != "CAST([0.10000000149011612, 2] AS Array(Float32))" {
+		t.Errorf("decimal f32s = %s", got)
+	}
+	if got := d.f64(1e-300); got != "toFloat64(1e-300)" {
+		t.Errorf("decimal f64 = %s", got)
+	}
+	// Little-endian bytes, trailing zero bytes dropped (as the engine's
+	// reinterpretAsString): 1.0 is 00 00 00 00 00 00 F0 3F, 0.5 is
+	// 00 … E0 3F, 2^-1074 is 01 00 … 00.
+	e := &consts{}
+	e.f64s([]float64{1, 0.5, 0x1p-1074})
+	if want := []string{"000000000000F03F", "000000000000E03F", "01"}; !slices.Equal(e.want[0], want) {
+		t.Errorf("recorded %v, want %v", e.want[0], want)
+	}
+	if want := []string{"CDCCCC3D", "00000040"}; !slices.Equal(d.want[0], want) {
+		t.Errorf("recorded %v, want %v", d.want[0], want)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
@@ -146,6 +147,11 @@ type Store struct {
 	conn     driver.Conn
 	d        int
 	prewhere bool // the engine takes PREWHERE (MergeTree, Distributed)
+	// hexOnly writes every constant as hexadecimal (the tests' second
+	// path); fallbacks counts the searches whose decimals the engine read
+	// differently.
+	hexOnly   bool
+	fallbacks atomic.Int64
 }
 
 // Open connects to the table u names, checks its columns and reads its
@@ -245,9 +251,9 @@ func (s *Store) Search(ctx context.Context, set *conformal.Set, anchor []float32
 	if err := retrieve.CheckQuery(set, anchor, s.d); err != nil {
 		return nil, 0, err
 	}
-	f, err := plan(set.Geometry, set.Threshold, anchor)
+	f, err := s.filter(ctx, set, anchor)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", s.t, err)
+		return nil, 0, err
 	}
 	cand, err := s.candidates(ctx, f)
 	if err != nil {
@@ -263,9 +269,40 @@ func (s *Store) Search(ctx context.Context, set *conformal.Set, anchor []float32
 	return hits, total, nil
 }
 
-// Query is the SQL a search sends (for the docs and the curious).
+// filter plans the search's filter with decimal constants and checks that
+// the engine reads them exactly; if it does not, with hexadecimal ones.
+func (s *Store) filter(ctx context.Context, set *conformal.Set, anchor []float32) (filter, error) {
+	lit := &consts{hex: s.hexOnly}
+	f, err := plan(set.Geometry, set.Threshold, anchor, lit)
+	if err != nil {
+		return filter{}, fmt.Errorf("%s: %w", s.t, err)
+	}
+	if len(lit.exprs) == 0 {
+		return f, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.t.Timeout)
+	defer cancel()
+	got := make([][]string, len(lit.exprs))
+	dest := make([]any, len(got))
+	for i := range got {
+		dest[i] = &got[i]
+	}
+	if err := s.conn.QueryRow(ctx, lit.checkQuery()).Scan(dest...); err != nil {
+		return filter{}, fmt.Errorf("%s: %w: %w", s.t, retrieve.ErrUnavailable, wrapCtx(ctx, err))
+	}
+	for i := range got {
+		if !slices.Equal(got[i], lit.want[i]) {
+			s.fallbacks.Add(1)
+			return plan(set.Geometry, set.Threshold, anchor, &consts{hex: true})
+		}
+	}
+	return f, nil
+}
+
+// Query is the SQL a search sends, its constants as decimals (for the docs
+// and the curious).
 func (s *Store) Query(set *conformal.Set, anchor []float32) (string, error) {
-	f, err := plan(set.Geometry, set.Threshold, anchor)
+	f, err := plan(set.Geometry, set.Threshold, anchor, &consts{})
 	if err != nil {
 		return "", err
 	}
