@@ -10,6 +10,7 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/ood"
+	"github.com/ccsets/ccs/retrieve"
 )
 
 // calibrateOptions are ccs calibrate's inputs: a baseline family or a
@@ -42,7 +43,7 @@ func calibrateCommand() *command {
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` choosing each anchor's positive and the ellipsoid's half split")
 			fs.Float64Var(&o.Ridge, "ridge", baseline.DefaultRidge, "ellipsoid: ridge added to Σ's diagonal, relative to tr(Σ)/d")
 			fs.IntVar(&o.Reference, "reference", 0, "keep `N` calibration anchors with the set as the reference pool of the per-input OOD scores (0: none)")
-			fs.StringVar(&o.ReferenceDB, "reference-db", "", "keep every row of `FILE` (.npz: \"embeddings\" or \"anchors\") as the reference pool instead")
+			fs.StringVar(&o.ReferenceDB, "reference-db", "", "keep every row of `FILE` (a collection: .npz with \"embeddings\" or \"anchors\", .npy or .parquet) as the reference pool instead")
 			fs.StringVar(&o.OODCal, "ood-cal", "", "calibrate the per-input OOD test on the in-distribution inputs of `FILE` (.npz: \"embeddings\" or \"anchors\"), held out from the pool and from everything the set was fitted on")
 			fs.IntVar(&o.OODK, "ood-k", 1, "the per-input OOD score's neighbour: the `K`-th smallest φ(a − x)/q̂ over the pool")
 			fs.BoolVar(&o.AllowInfinite, "allow-infinite", false, "accept a whole-space set (threshold +Inf) when the calibration split is too small")
@@ -143,14 +144,14 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 // referenceRows reads every row of a file of embeddings as a reference
 // pool.
 func referenceRows(path string, dim int) (*conformal.Reference, error) {
-	f, err := bundle.ReadFeatures(path)
+	c, err := retrieve.ReadCollection(path) // .npz, .npy or .parquet
 	if err != nil {
 		return nil, err
 	}
-	if f.D != dim {
-		return nil, fmt.Errorf("%s: embeddings of dimension %d, the set's is %d", path, f.D, dim)
+	if c.D != dim {
+		return nil, fmt.Errorf("%s: embeddings of dimension %d, the set's is %d", path, c.D, dim)
 	}
-	r, err := conformal.NewReferenceRows(f.Anchors, f.D, path)
+	r, err := conformal.NewReferenceRows(c.Rows, c.D, path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
