@@ -114,4 +114,3 @@ func BenchmarkScale(b *testing.B) {
 		})
 	}
 }
-

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -173,7 +174,9 @@ func TestMatchesSearch(t *testing.T) {
 		}
 	}
 	queries, boundary := 0, 0
-	for name, g := range testGeometries(t, rng, d) {
+	geoms := testGeometries(t, rng, d)
+	for _, name := range slices.Sorted(maps.Keys(geoms)) {
+		g := geoms[name]
 		anchors := 4
 		if testing.Short() {
 			anchors = 2
