@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/chtest"
 	"github.com/ccsets/ccs/retrieve"
@@ -62,30 +63,36 @@ func BenchmarkScale(b *testing.B) {
 	one := Target{Addr: srv.Addrs[0], Database: "ccs", Table: "one", Timeout: 5 * time.Minute}
 	two, pq := one, one
 	two.Table, pq.Table = "two", "pq"
-	start := time.Now()
-	if err := Load(ctx, one, c, LoadOptions{}); err != nil {
+	// Load from each file format: read the file, then write the table.
+	dir := b.TempDir()
+	npz, pqt := filepath.Join(dir, "c.npz"), filepath.Join(dir, "c.parquet")
+	if err := bundle.WriteNPZ(npz, map[string]bundle.Array{"embeddings": bundle.Float32(rows, n, d)}); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("load, one table: %d rows in %v (%.0f rows/s)", n, time.Since(start).Round(time.Millisecond), float64(n)/time.Since(start).Seconds())
-	start = time.Now()
-	if err := Load(ctx, two, c, LoadOptions{Cluster: chtest.Cluster}); err != nil {
+	if err := retrieve.WriteParquet(pqt, c); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("load, two shards: %d rows in %v (%.0f rows/s)", n, time.Since(start).Round(time.Millisecond), float64(n)/time.Since(start).Seconds())
-	path := filepath.Join(b.TempDir(), "c.parquet")
-	if err := retrieve.WriteParquet(path, c); err != nil {
-		b.Fatal(err)
+	for _, l := range []struct {
+		what, file string
+		t          Target
+		opt        LoadOptions
+	}{
+		{"one table from .npz", npz, one, LoadOptions{}},
+		{"two shards from .npz", npz, two, LoadOptions{Cluster: chtest.Cluster}},
+		{"one table from Parquet", pqt, pq, LoadOptions{}},
+	} {
+		start := time.Now()
+		fc, err := retrieve.ReadCollection(l.file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		read := time.Since(start)
+		if err := Load(ctx, l.t, fc, l.opt); err != nil {
+			b.Fatal(err)
+		}
+		el := time.Since(start)
+		b.Logf("load, %s: %d rows, read %v, total %v: %.0f rows/s", l.what, n, read.Round(time.Millisecond), el.Round(time.Millisecond), float64(n)/el.Seconds())
 	}
-	start = time.Now()
-	pc, err := retrieve.ReadCollection(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	read := time.Since(start)
-	if err := Load(ctx, pq, pc, LoadOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("from Parquet: read %v, read and load %v (%.0f rows/s)", read.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), float64(n)/time.Since(start).Seconds())
 
 	s1, err := OpenTarget(ctx, one)
 	if err != nil {
