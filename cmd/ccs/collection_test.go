@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/chtest"
+	"github.com/ccsets/ccs/retrieve"
 )
 
 // TestCollectionClickHouse: ccs collection load writes a file into one
@@ -80,6 +83,16 @@ func TestCollectionClickHouse(t *testing.T) {
 	}
 	if _, err := ccs("retrieve", "-set", set, "-db", one, "-anchor-index", "0"); !isUsage(err) {
 		t.Errorf("-anchor-index on a database: %v, want a usage error", err)
+	}
+	// A shard down: an error (exit 1) within the URL's timeout, no hits.
+	srv.Stop(1)
+	start := time.Now()
+	out, err = ccs("retrieve", "-set", set, "-db", two+"?timeout=10s", "-anchor", anchor)
+	if err == nil || isUsage(err) || !errors.Is(err, retrieve.ErrUnavailable) || out != "" {
+		t.Errorf("with a shard down: %q, %v", out, err)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("with a shard down the error took %v", el)
 	}
 }
 
