@@ -269,6 +269,41 @@ func TestFaults(t *testing.T) {
 			t.Fatalf("got %v, want context.Canceled", err)
 		}
 	})
+	t.Run("cancelled while running", func(t *testing.T) {
+		// A filter that sleeps 1 ms a row over blocks of 100 rows (3 s for
+		// the table; the engine checks for a cancel between blocks):
+		// cancelled after 200 ms, the search returns at once and the server
+		// stops the query (it leaves system.processes well before the 3 s).
+		cctx, cancel := context.WithCancel(ch.Context(ctx, ch.WithSettings(ch.Settings{"max_block_size": 100})))
+		time.AfterFunc(200*time.Millisecond, cancel)
+		start := time.Now()
+		_, err := one.candidates(cctx, filter{where: "sleepEachRow(0.001) = 0"})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v, want context.Canceled", err)
+		}
+		if el := time.Since(start); el > 2*time.Second {
+			t.Fatalf("the cancelled search returned after %v", el)
+		}
+		conn, err := ch.Open(&ch.Options{Addr: []string{srv.Addrs[0]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		for {
+			var n uint64
+			if err := conn.QueryRow(ctx, "SELECT count() FROM system.processes WHERE query LIKE '%sleepEachRow%' AND query NOT LIKE '%system.processes%'").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				t.Logf("the server dropped the query %v after the search began", time.Since(start).Round(time.Millisecond))
+				break
+			}
+			if time.Since(start) > 2500*time.Millisecond {
+				t.Fatal("the server still runs the cancelled query")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	exec := func(t *testing.T, q string) {
 		t.Helper()
 		conn, err := ch.Open(&ch.Options{Addr: []string{srv.Addrs[0]}})
