@@ -2,6 +2,8 @@ package clickhouse
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -66,11 +68,7 @@ func Load(ctx context.Context, t Target, c *retrieve.Collection, opt LoadOptions
 	if exists && !opt.Append {
 		return fmt.Errorf("%s: the table exists (give -append to add rows, or drop it)", t)
 	}
-	if exists {
-		if err := checkDim(ctx, t, c.D); err != nil {
-			return err
-		}
-	}
+	// Appending, each shard checks its own rows' dimension (loadTable).
 	parts := make([][]int, len(shards))
 	for i, id := range c.IDs {
 		s := int(uint64(id) % uint64(len(shards)))
@@ -128,7 +126,7 @@ func loadTable(ctx context.Context, conn driver.Conn, t Target, c *retrieve.Coll
 	case exists && !opt.Append:
 		return fmt.Errorf("%s: the table exists (give -append to add rows, or drop it)", t)
 	case exists:
-		if err := checkDim(ctx, t, c.D); err != nil {
+		if err := checkDim(ctx, conn, t, c.D); err != nil {
 			return err
 		}
 	}
@@ -183,15 +181,18 @@ func tableExists(ctx context.Context, conn driver.Conn, db, table string) (bool,
 	return n > 0, err
 }
 
-// checkDim refuses rows of a dimension other than the table's.
-func checkDim(ctx context.Context, t Target, d int) error {
-	s, err := OpenTarget(ctx, t)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	if s.Dim() != d {
-		return fmt.Errorf("%s: the table's rows have dimension %d, the file's %d", t, s.Dim(), d)
+// checkDim refuses rows of a dimension other than that of the table's
+// first row (an empty table takes any).
+func checkDim(ctx context.Context, conn driver.Conn, t Target, d int) error {
+	var have uint64
+	err := conn.QueryRow(ctx, "SELECT length(emb) FROM "+t.Database+"."+t.Table+" LIMIT 1").Scan(&have)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("%s: %w", t, err)
+	case int(have) != d:
+		return fmt.Errorf("%s: the table's rows have dimension %d, the file's %d", t, have, d)
 	}
 	return nil
 }
