@@ -102,14 +102,7 @@ func TestReferenceRoundTrip(t *testing.T) {
 	}
 	s := ballSet(2, 1)
 	s.Reference = r
-	path := filepath.Join(t.TempDir(), "set.json")
-	if err := s.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := conformal.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2, path := roundTrip(t, s)
 	if s2.Reference == nil || s2.Reference.N != 3 || s2.Reference.Source != "calibration anchors" || len(s2.Reference.Rows) != 6 {
 		t.Fatalf("reference after a round trip: %+v", s2.Reference)
 	}
@@ -182,14 +175,7 @@ func TestConformalRoundTrip(t *testing.T) {
 	if s.OOD, err = n.Calibrate(cal, "held-out"); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "set.json")
-	if err := s.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := conformal.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2, path := roundTrip(t, s)
 	if s2.OOD == nil || s2.OOD.N != 99 || s2.OOD.K != 1 || s2.OOD.Source != "held-out" {
 		t.Fatalf("OOD calibration after a round trip: %+v", s2.OOD)
 	}
@@ -222,4 +208,18 @@ func TestConformalRoundTrip(t *testing.T) {
 	if _, err := NewConformal(ballSet(1, 1), Test{Alpha: 0.05}); err == nil || !strings.Contains(err.Error(), "-ood-cal") {
 		t.Errorf("no OOD calibration: %v", err)
 	}
+}
+
+// roundTrip saves s to a temporary file and loads it back.
+func roundTrip(t *testing.T, s *conformal.Set) (loaded *conformal.Set, path string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "set.json")
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := conformal.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loaded, path
 }

@@ -45,7 +45,7 @@ func ReadParquet(path string) (*Collection, error) {
 					emb = i
 				}
 			}
-		case fld.Name == "id" || fld.Name == "ids" && id < 0:
+		case fld.Name == "id" || (fld.Name == "ids" && id < 0):
 			if fld.Type.ID() != arrow.INT64 {
 				return nil, fmt.Errorf("%s: column %q is %v, want int64 ids", path, fld.Name, fld.Type)
 			}
@@ -95,7 +95,7 @@ func ReadParquet(path string) (*Collection, error) {
 			if int(hi-lo) != d {
 				return nil, fmt.Errorf("%s: column %q, row %d has %d values, row 0 has %d", path, name, row, hi-lo, d)
 			}
-			for j := lo; j < hi; j++ {
+			for j := lo; j < hi && values.NullN() > 0; j++ {
 				if values.IsNull(int(j)) {
 					return nil, fmt.Errorf("%s: column %q, row %d, coordinate %d is null", path, name, row, j-lo)
 				}

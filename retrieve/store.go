@@ -69,14 +69,18 @@ func Register(scheme string, open Opener) {
 	openers[scheme] = open
 }
 
+// IsURL reports whether spec names a store by URL ("scheme://…") rather
+// than a file.
+func IsURL(spec string) bool { return strings.Contains(spec, "://") }
+
 // Open opens a collection: a URL of a registered scheme
 // ("clickhouse://host:port/database.table" once package
 // retrieve/clickhouse is imported), or else a file read by ReadCollection.
 func Open(ctx context.Context, spec string) (Store, error) {
-	scheme, _, isURL := strings.Cut(spec, "://")
-	if !isURL {
+	if !IsURL(spec) {
 		return ReadCollection(spec)
 	}
+	scheme, _, _ := strings.Cut(spec, "://")
 	openersMu.Lock()
 	open, ok := openers[scheme]
 	var have []string

@@ -24,7 +24,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -137,7 +136,7 @@ type Server struct {
 // database URL, opened on first use and kept: a reload re-reads files, but
 // a database table is live and its connection stays.
 func (s *Server) openCollection(spec string) (retrieve.Store, error) {
-	if !strings.Contains(spec, "://") {
+	if !retrieve.IsURL(spec) {
 		return retrieve.ReadCollection(spec)
 	}
 	s.dbMu.Lock()

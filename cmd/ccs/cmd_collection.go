@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ccsets/ccs/retrieve"
@@ -49,9 +48,6 @@ func runCollectionLoad(ctx context.Context, o collectionLoadOptions, out *output
 	}
 	if o.Batch < 1 {
 		return usagef("collection load: -batch %d must be at least 1", o.Batch)
-	}
-	if !strings.HasPrefix(o.DB, "clickhouse://") {
-		return usagef("collection load: -db %q is not a clickhouse:// URL", o.DB)
 	}
 	t, err := clickhouse.ParseURL(o.DB)
 	if err != nil {

@@ -16,6 +16,7 @@
 package clickhouse
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -299,16 +300,6 @@ func (s *Store) filter(ctx context.Context, set *conformal.Set, anchor []float32
 	return f, nil
 }
 
-// Query is the SQL a search sends, its constants as decimals (for the docs
-// and the curious).
-func (s *Store) Query(set *conformal.Set, anchor []float32) (string, error) {
-	f, err := plan(set.Geometry, set.Threshold, anchor, &consts{})
-	if err != nil {
-		return "", err
-	}
-	return s.sql(f), nil
-}
-
 func (s *Store) sql(f filter) string {
 	// Rows with a non-finite coordinate pass, for the rescoring to refuse.
 	const bad = "NOT arrayAll(x -> isFinite(x), emb)"
@@ -345,44 +336,23 @@ func (s *Store) candidates(ctx context.Context, f filter) (*retrieve.Collection,
 		if it.id > math.MaxInt64 {
 			return nil, fmt.Errorf("%s: %w: row id %d is above 2^63−1", s.t, retrieve.ErrUnavailable, it.id)
 		}
+		for j, v := range it.emb {
+			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, fmt.Errorf("%s: %w: row id %d, coordinate %d is %v", s.t, retrieve.ErrUnavailable, it.id, j, v)
+			}
+		}
 		items = append(items, it)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", s.t, retrieve.ErrUnavailable, wrapCtx(ctx, err))
 	}
-	slices.SortFunc(items, func(a, b item) int { return compareU64(a.id, b.id) })
-	ids := make([]int64, len(items))
-	flat := make([]float32, 0, len(items)*s.d)
+	slices.SortFunc(items, func(a, b item) int { return cmp.Compare(a.id, b.id) })
+	c := &retrieve.Collection{N: len(items), D: s.d, IDs: make([]int64, len(items)), Rows: make([]float32, 0, len(items)*s.d)}
 	for i, it := range items {
-		ids[i] = int64(it.id)
-		flat = append(flat, it.emb...)
-	}
-	if len(items) == 0 {
-		return &retrieve.Collection{D: s.d}, nil
-	}
-	c, err := retrieve.NewCollection(flat, s.d, ids)
-	if err != nil {
-		// NewCollection names the row; name the id instead.
-		for _, it := range items {
-			for j, v := range it.emb {
-				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					return nil, fmt.Errorf("%s: %w: row id %d, coordinate %d is %v", s.t, retrieve.ErrUnavailable, it.id, j, v)
-				}
-			}
-		}
-		return nil, fmt.Errorf("%s: %w: %w", s.t, retrieve.ErrUnavailable, err)
+		c.IDs[i] = int64(it.id)
+		c.Rows = append(c.Rows, it.emb...)
 	}
 	return c, nil
-}
-
-func compareU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // wrapCtx says so when the query ended because its context did.
