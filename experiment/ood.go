@@ -81,13 +81,6 @@ type OODTable struct {
 	FDRLevel float64 `json:"fdr_level,omitempty"`
 }
 
-// AddRun appends a row measured once from anchors' anomaly scores: id
-// against each of the table's OOD sets, or why it is unavailable (err
-// wrapping ood.ErrUnavailable). Other errors are returned.
-func (t *OODTable) AddRun(method string, id []float64, oods [][]float64, conv ood.Convention, err error) error {
-	return t.AddTest(method, id, oods, conv, nil, err)
-}
-
 // Alarms are a conformal test's rates, measured once: the shares of ID test
 // inputs and of each OOD set's inputs it flags (fractions), and, when
 // measured, Benjamini–Hochberg's false discovery proportion and power over
@@ -98,7 +91,10 @@ type Alarms struct {
 	FDP, Power []float64
 }
 
-// AddTest is AddRun with a conformal test's rates (nil: none).
+// AddTest appends a row measured once from anchors' anomaly scores: id
+// against each of the table's OOD sets, with a conformal test's rates (nil:
+// none), or why it is unavailable (err wrapping ood.ErrUnavailable). Other
+// errors are returned.
 func (t *OODTable) AddTest(method string, id []float64, oods [][]float64, conv ood.Convention, a *Alarms, err error) error {
 	row := OODRow{Method: method}
 	if errors.Is(err, ood.ErrUnavailable) {

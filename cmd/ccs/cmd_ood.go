@@ -172,10 +172,11 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 			a.TAR = append(a.TAR, rate(s))
 		}
 		if o.FDR > 0 {
+			// On the marginal p-values, whose positive dependence (PRDS)
+			// BH's guarantee rests on.
+			idP := cal.PValues(ids)
 			for _, s := range oods {
-				// On the marginal p-values, whose positive dependence
-				// (PRDS) BH's guarantee rests on.
-				fdp, power, err := bhMixed(cal.PValues(ids), cal.PValues(s), o.FDR)
+				fdp, power, err := bhMixed(idP, cal.PValues(s), o.FDR)
 				if err != nil {
 					return nil, err
 				}
