@@ -29,7 +29,7 @@ func TestDoc(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") || d.Name() == "testdata") {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || path == "." {

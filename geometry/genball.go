@@ -5,8 +5,6 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mathext"
-
-	"github.com/ccsets/ccs/internal/kernel"
 )
 
 // GenBall is the generalized hyper-ball, φ(x) = Σ_j (m_j·|x_j|)^{p_j}, with a
@@ -141,7 +139,6 @@ func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F,
 	for lo := 0; lo < n; lo += blk {
 		hi := min(n, lo+blk)
 		for i := lo; i < hi; i++ {
-			kernel.ClearUpper()
 			var ei, li []float64
 			if e != nil {
 				ei, li = e[(i-lo)*d:(i-lo+1)*d], l[(i-lo)*d:(i-lo+1)*d]
@@ -239,7 +236,6 @@ func genBallInputGrads[F Float](g *GenBall, dst []float64, diffs []F) []float64 
 	dst = sameLen(dst, len(diffs))
 	_, n := rows(nil, diffs, d)
 	for i := range n {
-		kernel.ClearUpper()
 		for j := range d {
 			v := float64(diffs[i*d+j])
 			if v == 0 {

@@ -6,8 +6,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/mathext"
-
-	"github.com/ccsets/ccs/internal/kernel"
 )
 
 // Norm is the paper's single-norm set, φ(x) = ‖M x‖_p with a free d×d
@@ -163,7 +161,6 @@ func pnorm(y []float64, p float64, up []float64) (phi, s, t float64) {
 	if p == 2 && up == nil {
 		return norm2(y), 0, 0
 	}
-	kernel.ClearUpper()
 	var a float64
 	for _, v := range y {
 		a = math.Max(a, math.Abs(v))

@@ -17,7 +17,6 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
-	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
@@ -252,7 +251,6 @@ func prefilter(g geometry.Geometry, q float64) func(anchor, row []float32) bool 
 		}
 		limit := q * (1 + 1e-9)
 		return func(anchor, row []float32) bool {
-			kernel.ClearUpper()
 			var acc float64
 			for j0 := 0; j0 < len(row); j0 += every {
 				for j := j0; j < min(len(row), j0+every); j++ {

@@ -53,3 +53,157 @@ func fastPowRowsPortable(dst []float64, m, p, diffs []float32) {
 		dst[i] = fastPowRow(m, p, diffs[i*d:(i+1)*d])
 	}
 }
+
+// ExpRow writes c_j = log m_j + L_j and e_j = exp(p_j·c_j) (Exp32) for one
+// row of prepared logarithms L and returns Σ_j e_j in float64: a vector at
+// a time with the vector kernels (the tail shorter than a vector, and every
+// row at the portable level, by the portable kernel).
+func ExpRow(logm, p, row, e, c []float32) float64 {
+	d := len(row)
+	if expRowV == nil || d < lanes {
+		return expRowPortable(logm, p, row, e, c)
+	}
+	_, _, _, _ = logm[d-1], p[d-1], e[d-1], c[d-1] // the assembly does not check
+	j := d &^ (lanes - 1)
+	phi := expRowV(logm, p, row[:j], e, c)
+	if j < d {
+		phi += expRowPortable(logm[j:], p[j:], row[j:], e[j:], c[j:])
+	}
+	return phi
+}
+
+// AddWeighted adds w·e_j to sumE_j and w·e_j·c_j to sumEC_j (the same
+// float64 products and sums at every level, so the same results to the
+// bit).
+func AddWeighted(sumE, sumEC []float64, w float64, e, c []float32) {
+	d := len(e)
+	if addWeightedV == nil || d < lanes/2 {
+		addWeightedPortable(sumE, sumEC, w, e, c)
+		return
+	}
+	_, _, _ = sumE[d-1], sumEC[d-1], c[d-1]
+	j := d &^ (lanes/2 - 1)
+	addWeightedV(sumE, sumEC, w, e[:j], c)
+	if j < d {
+		addWeightedPortable(sumE[j:], sumEC[j:], w, e[j:], c[j:])
+	}
+}
+
+// ExpRowsSmall is the generalized ball's prepared kernel for d < 16 with the
+// vector kernels, where a vector along a row would be mostly empty: a
+// vector's worth of rows at a time, one per lane. Each row's e and c are
+// ExpRow's and its sum is taken in float64 in coordinate order;
+// Σ_i w_i·e_ij and Σ_i w_i·e_ij·c_ij (into sumE and sumEC, when not nil) are
+// summed in float64 lanes. weights is called once per block of rows. It
+// reports false, doing nothing, where it does not apply (d ≥ 16, or the
+// portable level).
+func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs []float32, weights func(lo int, phi, w []float64)) bool {
+	d := len(logm)
+	if expSmallV == nil || d >= 16 || d < 1 {
+		return false
+	}
+	W := lanes
+	n := len(scores)
+	if len(p) != d || len(logs) != n*d {
+		panic("kernel: ExpRowsSmall: lengths differ")
+	}
+	grads := sumE != nil
+	e, c := make([]float32, d*W), make([]float32, d*W)
+	pad := make([]float32, d*W)
+	var acc []float64 // Σ w·e and Σ w·e·c per coordinate and lane, at (2j+0|1)·W
+	if grads {
+		acc = make([]float64, 2*d*W)
+	}
+	var w, phi [16]float64
+	for lo := 0; lo < n; lo += W {
+		hi := min(n, lo+W)
+		blk := logs[lo*d : hi*d]
+		if hi-lo < W {
+			for j := range pad {
+				pad[j] = LogZero // the padding: e = 0
+			}
+			copy(pad, blk)
+			blk = pad
+		}
+		expSmallV(blk, d, logm, p, phi[:W], e, c)
+		copy(scores[lo:hi], phi[:hi-lo])
+		if !grads {
+			continue
+		}
+		clear(w[hi-lo:])
+		weights(lo, scores[lo:hi], w[:hi-lo])
+		addSmallV(acc, w[:W], e, c, d)
+	}
+	for j := range sumE {
+		for l := range W {
+			sumE[j] += acc[2*j*W+l]
+			sumEC[j] += acc[(2*j+1)*W+l]
+		}
+	}
+	return true
+}
+
+// FastPowRows writes Σ_j 2^(p_j·log2(m_j·|x_j|)) of each row of diffs into
+// dst (Log2Poly and Exp2Poly in float32, summed in float32 lanes and then
+// float64; a vector at a time with the vector kernels); a row with an
+// m_j·|x_j| outside float32's normal range (other than 0) or a NaN scores
+// +Inf.
+func FastPowRows(dst []float64, m, p, diffs []float32) {
+	d := len(m)
+	if len(p) != d || len(diffs) != len(dst)*d {
+		panic("kernel: FastPowRows: lengths differ")
+	}
+	if powRowsV == nil {
+		fastPowRowsPortable(dst, m, p, diffs)
+		return
+	}
+	powRowsV(dst, m, p, diffs)
+}
+
+// FastPowRowsBound writes the fast score (FastPowRows) of anchor − item for
+// each row of items into dst, but stops a row once its partial sum passes
+// limit: such a row's score is then its partial sum (above limit, below
+// its full score up to the fast score's rounding). A coordinate outside
+// float32's normal range adds 0 to the partial sums, and a row that had one
+// and did not stop scores +Inf. With the portable kernels the sum is
+// checked every eight coordinates.
+func FastPowRowsBound(dst []float64, m, p, anchor, items []float32, limit float64) {
+	d := len(m)
+	if len(p) != d || len(anchor) != d || len(items) != len(dst)*d {
+		panic("kernel: FastPowRowsBound: lengths differ")
+	}
+	if powRowsBoundV != nil {
+		powRowsBoundV(dst, m, p, anchor, items, limit)
+		return
+	}
+	for i := range dst {
+		dst[i] = fastPowRowBound(m, p, anchor, items[i*d:(i+1)*d], limit)
+	}
+}
+
+// fastPowRowBound is FastPowRowsBound's portable form for one row.
+func fastPowRowBound(m, p, anchor, item []float32, limit float64) float64 {
+	const every = 8
+	var phi float64
+	special := false
+	for j0 := 0; j0 < len(m); j0 += every {
+		for j := j0; j < min(len(m), j0+every); j++ {
+			v := anchor[j] - item[j]
+			y := m[j] * math.Float32frombits(math.Float32bits(v)&0x7fffffff)
+			switch {
+			case y == 0:
+			case y >= MinNormal32 && y <= math.MaxFloat32:
+				phi += float64(Exp2Poly(p[j] * Log2Poly(y)))
+			default:
+				special = true
+			}
+		}
+		if phi > limit {
+			return phi
+		}
+	}
+	if special {
+		return math.Inf(1)
+	}
+	return phi
+}

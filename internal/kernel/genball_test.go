@@ -6,15 +6,15 @@ import (
 	"testing"
 )
 
-// TestExpRowMatchesPortable: the build's ExpRow (AVX-512 or AVX2 under
-// GOEXPERIMENT=simd, otherwise the portable kernel itself) agrees with the
-// portable kernel: e and c within the exp's bound, the row sum too, 0 below
-// the exp's range and +Inf above it; AddWeighted likewise. scripts/test runs
-// it in both builds.
-func TestExpRowMatchesPortable(t *testing.T) {
-	t.Parallel()
+// TestExpRowMatchesPortable: ExpRow at every level the processor has
+// (AVX-512, AVX2, portable) agrees with the portable kernel: e and c within
+// the exp's bound, the row sum too, 0 below the exp's range and +Inf above
+// it; AddWeighted likewise.
+func TestExpRowMatchesPortable(t *testing.T) { atLevels(t, testExpRow) }
+
+func testExpRow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 14))
-	for _, d := range []int{3, 8, 13, 128, 1408} {
+	for _, d := range []int{1, 3, 8, 13, 16, 17, 31, 128, 1408} {
 		logm, p, row := make([]float32, d), make([]float32, d), make([]float32, d)
 		for trial := range 50 {
 			for j := range d {
@@ -53,7 +53,7 @@ func TestExpRowMatchesPortable(t *testing.T) {
 		}
 	}
 	// The gradient accumulation against the scalar one.
-	for _, d := range []int{3, 8, 13, 128} {
+	for _, d := range []int{1, 3, 4, 8, 13, 128} {
 		e, c := make([]float32, d), make([]float32, d)
 		for j := range d {
 			e[j], c[j] = float32(rng.ExpFloat64()), float32(rng.NormFloat64())

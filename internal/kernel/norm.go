@@ -1,5 +1,13 @@
 package kernel
 
+import (
+	"math"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
 // NormTrainTol bounds the relative difference between NormTrain's scores and
 // gradients and the exact ones (geometry's TestNormTrainKernels).
 const NormTrainTol = 1e-4
@@ -13,3 +21,295 @@ type NormExact struct {
 	// Grad adds w·∂φ/∂θ of the row x into dtheta.
 	Grad func(dtheta []float64, x []float32, w float64)
 }
+
+// NormTrain is the single-norm's float32 training kernel, ‖M·x‖_p for each
+// row of diffs into scores and, with a non-nil dtheta, Σ_i w_i·∂φ_i/∂θ added
+// into it (θ: M row-major, then p), the weights drawn from weights a block
+// of rows at a time: from d = 16 on the products through blas32 and ‖y‖_p a
+// vector at a time along each row (normTrain32), below d = 16 a vector's
+// worth of rows at a time, one per lane (normSmall32). Rows it cannot
+// represent in float32 go to exact. At the portable level it reports false
+// and does nothing.
+func NormTrain(d int, m []float64, p float64, dtheta, scores []float64, diffs []float32, weights func(lo int, phi, w []float64), exact NormExact) bool {
+	if lanes == 0 {
+		return false
+	}
+	if len(m) != d*d || len(diffs) != len(scores)*d {
+		panic("kernel: NormTrain: lengths differ")
+	}
+	if d < normRowsMinDim {
+		normSmall32(d, m, p, dtheta, scores, diffs, weights, exact)
+	} else {
+		normTrain32(d, m, p, dtheta, scores, diffs, weights, exact)
+	}
+	return true
+}
+
+// normRowsMinDim is the dimension from which a row fills a vector of
+// sixteen lanes (and the products pay for a BLAS call).
+const normRowsMinDim = 16
+
+// normBlasRows is how many rows one pair of matrix products handles.
+const normBlasRows = 1024
+
+// pnorm32 is geometry's pnorm on a float32 row, given a = max|y_k|, with
+// u_k^p = 2^(p·log2 u_k) a vector at a time (the generalized ball's
+// fast-score polynomials), S' and T summed in float32 lanes then float64; a
+// tail shorter than a vector is computed in float64. It reports false — the
+// caller then takes the exact pnorm — for p = 2, rows shorter than a vector
+// and rows with a u_k below float32's normal range other than 0.
+func pnorm32(y []float32, a float32, p float64, up []float32) (phi, s, t float64, ok bool) {
+	d := len(y)
+	if pnormRowV == nil || d < lanes || p == 2 {
+		return 0, 0, 0, false
+	}
+	if a == 0 {
+		clear(up)
+		return 0, 0, 0, true
+	}
+	j := d &^ (lanes - 1)
+	var upv []float32
+	if up != nil {
+		upv = up[:j]
+	}
+	s, t, special := pnormRowV(y[:j], 1/a, float32(p), upv)
+	if special {
+		return 0, 0, 0, false
+	}
+	for ; j < d; j++ {
+		u := float64(y[j]) / float64(a)
+		var uk float64
+		if u != 0 {
+			lu := math.Log(math.Abs(u))
+			uk = math.Exp(p * lu)
+			t += uk * lu
+		}
+		s += uk
+		if up != nil {
+			up[j] = float32(uk)
+		}
+	}
+	return float64(a) * math.Exp(math.Log(s)/p), s, t, true
+}
+
+// norm32Scratch holds a block's Y = X·Mᵀ and G = w·∂φ/∂Y in float32, M in
+// float32 and the block's ∂/∂M.
+type norm32Scratch struct{ y, g, m, dm, up []float32 }
+
+var norm32Pool = sync.Pool{New: func() any { return new(norm32Scratch) }}
+
+func grow32(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// normTrain32 is geometry's normBlas in float32: the products through
+// blas32 (gonum's, or OpenBLAS with -tags openblas) on the float32
+// differences as they are, ‖y‖_p by pnorm32, ∂/∂M of each block added into
+// dtheta in float64. A row pnorm32 declines, with a max|y_k| of 2⁶⁴ or more,
+// or whose w·∂φ/∂y_k·x_l reach 2¹⁰⁰ (the block's float32 product would
+// overflow) is computed exactly in float64 (exact).
+func normTrain32(d int, mf []float64, p float64, dtheta, scores []float64, diffs []float32, weights func(lo int, phi, w []float64), exact NormExact) {
+	rowsN := len(scores)
+	s := norm32Pool.Get().(*norm32Scratch)
+	defer norm32Pool.Put(s)
+	s.m = grow32(s.m, d*d)
+	for i, v := range mf {
+		s.m[i] = float32(v)
+	}
+	blk := min(16, max(1, 2048/d)) // rows per call of weights
+	s.dm, s.up = grow32(s.dm, d*d), grow32(s.up, blk*d)
+	var ups []float32
+	if dtheta != nil {
+		ups = s.up
+	}
+	var (
+		w   = make([]float64, blk)
+		st  = make([][2]float64, blk) // each row's S' and T
+		amx = make([]float32, blk)    // each row's max|y_k|
+		ex  = make([]bool, blk)       // rows computed exactly
+	)
+	m := blas32.General{Rows: d, Cols: d, Data: s.m, Stride: d}
+	dm := blas32.General{Rows: d, Cols: d, Data: s.dm, Stride: d}
+	for lo := 0; lo < rowsN; lo += normBlasRows {
+		hi := min(rowsN, lo+normBlasRows)
+		r := hi - lo
+		s.y, s.g = grow32(s.y, r*d), grow32(s.g, r*d)
+		x := blas32.General{Rows: r, Cols: d, Data: diffs[lo*d : hi*d], Stride: d}
+		y := blas32.General{Rows: r, Cols: d, Data: s.y, Stride: d}
+		blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, m, 0, y)
+		var dp float64
+		for b0 := 0; b0 < r; b0 += blk {
+			b1 := min(r, b0+blk)
+			for i := b0; i < b1; i++ {
+				yi := s.y[i*d : (i+1)*d]
+				var up []float32
+				if ups != nil {
+					up = ups[(i-b0)*d : (i-b0+1)*d]
+				}
+				var a float32 // max |y_k|
+				for _, v := range yi {
+					a = max(a, math.Float32frombits(math.Float32bits(v)&0x7fffffff))
+				}
+				phi, sum, t, ok := pnorm32(yi, a, p, up)
+				amx[i-b0], st[i-b0] = a, [2]float64{sum, t}
+				ex[i-b0] = !ok || !(a < 0x1p64)
+				if ex[i-b0] {
+					// A u_k below float32's normal range, or y near its
+					// largest value: the row exactly in float64.
+					exact.Scores(scores[lo+i:lo+i+1], diffs[(lo+i)*d:(lo+i+1)*d])
+					continue
+				}
+				scores[lo+i] = phi
+			}
+			if dtheta == nil {
+				continue
+			}
+			// Every row's weight, in order; φ = 0 has no gradient.
+			weights(lo+b0, scores[lo+b0:lo+b1], w[:b1-b0])
+			for i := b0; i < b1; i++ {
+				yi, gi := s.y[i*d:(i+1)*d], s.g[i*d:(i+1)*d]
+				xi := diffs[(lo+i)*d : (lo+i+1)*d]
+				phi, wi := scores[lo+i], w[i-b0]
+				if phi == 0 || wi == 0 {
+					clear(gi)
+					continue
+				}
+				if ex[i-b0] {
+					clear(gi)
+					exact.Grad(dtheta, xi, wi)
+					continue
+				}
+				sum, t, a, up := st[i-b0][0], st[i-b0][1], amx[i-b0], ups[(i-b0)*d:(i-b0+1)*d]
+				// ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p}, as geometry's dphidy.
+				cw := float32(wi * math.Exp((1-p)/p*math.Log(sum)))
+				var gmax, xmax float32
+				for k, v := range yi {
+					if v == 0 {
+						gi[k] = 0
+						continue
+					}
+					gi[k] = up[k] * a / v * cw // up/u·c with the sign of v
+					gmax = max(gmax, math.Float32frombits(math.Float32bits(gi[k])&0x7fffffff))
+				}
+				for _, v := range xi {
+					xmax = max(xmax, math.Float32frombits(math.Float32bits(v)&0x7fffffff))
+				}
+				if !(gmax*xmax < 0x1p100) {
+					// w·∂φ/∂y·x would overflow float32 in the block's product:
+					// the row's gradient exactly, with the weight already drawn.
+					clear(gi)
+					exact.Grad(dtheta, xi, wi)
+					continue
+				}
+				dp += wi * phi * (t/(p*sum) - math.Log(sum)/(p*p))
+			}
+		}
+		if dtheta == nil {
+			continue
+		}
+		g := blas32.General{Rows: r, Cols: d, Data: s.g, Stride: d}
+		blas32.Gemm(blas.Trans, blas.NoTrans, 1, g, x, 0, dm)
+		for k, v := range s.dm {
+			dtheta[k] += float64(v)
+		}
+		dtheta[d*d] += dp
+	}
+}
+
+// normSmall32 is the single-norm's training kernel for d < 16, where a
+// vector along a row would be mostly empty: a vector's worth of rows (W) at
+// a time, one row per lane. normSmallFwd transposes the block (a gather per
+// coordinate); y = M·x is d² multiply-adds of broadcast entries of M, and
+// u_k^p = 2^(p·log2 u_k), S'^{1/p} and S'^{(1−p)/p} come from the
+// fast-score polynomials. ∂φ/∂M is summed in float32 lanes (normSmallBwd)
+// and added into dtheta in float64 every normSmallFlush rows; ∂φ/∂p in
+// float64.
+//
+// A row with a u_k below float32's normal range (other than 0) or a NaN
+// (y beyond float32's range), or whose w·∂φ/∂y_k·x_l reach 2¹⁰⁰, is computed
+// exactly in float64 (exact). weights is called once per block.
+func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs []float32, weights func(lo int, phi, w []float64), exact NormExact) {
+	rowsN := len(scores)
+	W := lanes
+	m32 := make([]float32, d*d)
+	for i, v := range m {
+		m32[i] = float32(v)
+	}
+	xt, y, up := make([]float32, d*W), make([]float32, d*W), make([]float32, d*W)
+	out := make([]float32, 7*W) // max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p}, w
+	pad := make([]float32, d*W)
+	var acc []float32 // ∂φ/∂M_kl summed per lane, at (k·d+l)·W
+	if dtheta != nil {
+		acc = make([]float32, d*d*W)
+	}
+	pf, invP, cpE := float32(p), float32(1/p), float32((1-p)/p)
+	a, pow, sS, tT, l2s, wv := out[:W], out[W:2*W], out[2*W:3*W], out[3*W:4*W], out[4*W:5*W], out[6*W:]
+	var wts, dp [16]float64 // each row's weight and w·∂φ/∂p
+	flush := func() {
+		for kl := range d * d {
+			var sum float64
+			for _, v := range acc[kl*W : (kl+1)*W] {
+				sum += float64(v)
+			}
+			dtheta[kl] += sum
+		}
+		clear(acc)
+	}
+	for lo := 0; lo < rowsN; lo += W {
+		hi := min(rowsN, lo+W)
+		nr := hi - lo
+		blk := diffs[lo*d : hi*d]
+		if nr < W {
+			clear(pad)
+			copy(pad, blk)
+			blk = pad
+		}
+		special := normSmallFwdV(blk, d, m32, pf, invP, cpE, xt, y, up, out)
+		for r := range nr {
+			if special>>r&1 != 0 {
+				i := lo + r
+				exact.Scores(scores[i:i+1], diffs[i*d:(i+1)*d])
+			} else {
+				scores[lo+r] = float64(a[r]) * float64(pow[r])
+			}
+		}
+		if dtheta == nil {
+			continue
+		}
+		w := wts[:nr]
+		weights(lo, scores[lo:hi], w)
+		for r := range W {
+			wv[r], dp[r] = 0, 0
+			if r >= nr || special>>r&1 != 0 || scores[lo+r] == 0 {
+				continue
+			}
+			phi, s, t := scores[lo+r], float64(sS[r]), float64(tT[r])
+			wv[r] = float32(w[r])
+			dp[r] = w[r] * phi * (t/(p*s) - float64(l2s[r])*math.Ln2/(p*p))
+		}
+		over := normSmallBwdV(xt, y, up, d, out, acc)
+		for r := range nr {
+			if special>>r&1 == 0 && over>>r&1 == 0 {
+				dtheta[d*d] += dp[r]
+				continue
+			}
+			// A row with a u_k the polynomials do not cover, or whose
+			// w·∂φ/∂y·x would overflow float32 (it added nothing to the lane
+			// sums): its gradient exactly, with the weight already drawn.
+			if i, w := lo+r, w[r]; w != 0 && scores[i] != 0 {
+				exact.Grad(dtheta, diffs[i*d:(i+1)*d], w)
+			}
+		}
+		if (lo/W+1)%(normSmallFlush/W) == 0 || hi == rowsN {
+			flush()
+		}
+	}
+}
+
+// normSmallFlush is how many rows normSmall32 sums in float32 lanes before
+// adding the sums into dtheta: each lane then sums at most 64 (AVX-512) or
+// 128 (AVX2) terms.
+const normSmallFlush = 1024

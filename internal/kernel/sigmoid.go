@@ -19,3 +19,30 @@ func sigmoidsPortable(T, t float64, phi, sig, der []float64) {
 		sig[k], der[k] = s, T*s*(1-s)
 	}
 }
+
+// Sigmoids writes sig_k = σ(T·(φ_k − t)) and der_k = T·σ·(1 − σ) for each
+// score φ_k. The vector kernels take a vector of float64 scores at a time:
+// with z = e^{−|u|} (Cody–Waite reduction by ln 2, the Taylor polynomial of
+// degree 12, 2ᵏ), σ(u) = (u ≥ 0 ? 1 : z)/(1+z) and σ'(u) = T·z/(1+z)², which
+// keeps its relative accuracy in both tails (T·σ·(1−σ) loses it where σ
+// rounds to 1). The last len(phi) mod (lanes/2) scores, and any whose |u| is
+// above 708 or not finite, are computed by sigmoidsPortable, so a block's
+// results do not depend on what follows it but may differ from the scalar
+// form in the last bits. TestSigmoids bounds the difference from the closed
+// forms.
+func Sigmoids(T, t float64, phi, sig, der []float64) {
+	n := len(phi) &^ (lanes/2 - 1)
+	if sigmoidsV == nil || n == 0 {
+		sigmoidsPortable(T, t, phi, sig, der)
+		return
+	}
+	_, _ = sig[len(phi)-1], der[len(phi)-1]
+	if sigmoidsV(T, t, phi[:n], sig, der) {
+		for j, v := range phi[:n] {
+			if u := T * (v - t); !(math.Abs(u) <= 708) {
+				sigmoidsPortable(T, t, phi[j:j+1], sig[j:j+1], der[j:j+1])
+			}
+		}
+	}
+	sigmoidsPortable(T, t, phi[n:], sig[n:], der[n:])
+}

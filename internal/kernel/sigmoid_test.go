@@ -5,15 +5,16 @@ import (
 	"testing"
 )
 
-// TestSigmoids: Sigmoids (float64 vectors in a GOEXPERIMENT=simd build on
-// AVX-512) agrees with the closed forms — σ(u) = 1/(1+e^{−u}) and
+// TestSigmoids: Sigmoids at every level (float64 vectors with the vector
+// kernels) agrees with the closed forms — σ(u) = 1/(1+e^{−u}) and
 // σ'(u) = e^{−|u|}/(1+e^{−|u|})², times T, with math.Exp — within 1e-12
 // relative (plus 1e-15·T absolute: the scalar T·σ·(1−σ) has no relative
 // accuracy where σ rounds to 1), over
 // u in [−200, 200], in blocks of every length from 1 to 40; a score of ±Inf
 // or NaN gives what the scalar form gives.
-func TestSigmoids(t *testing.T) {
-	t.Parallel()
+func TestSigmoids(t *testing.T) { atLevels(t, testSigmoids) }
+
+func testSigmoids(t *testing.T) {
 	const T, t0 = 7.0, 0.3
 	var phi []float64
 	for u := -200.0; u <= 200; u += 0.0137 {
@@ -38,7 +39,7 @@ func TestSigmoids(t *testing.T) {
 			}
 		}
 	}
-	special := []float64{math.Inf(1), math.Inf(-1), math.NaN(), 1e300, -1e300, 0.5}
+	special := []float64{math.Inf(1), math.Inf(-1), math.NaN(), 1e300, -1e300, 0.5, 800/T + t0, -710/T + t0}
 	sig, der := make([]float64, len(special)), make([]float64, len(special))
 	ws, wd := make([]float64, len(special)), make([]float64, len(special))
 	Sigmoids(T, t0, special, sig, der)

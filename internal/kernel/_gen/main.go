@@ -1,0 +1,729 @@
+// Command _gen writes internal/kernel's assembly kernels (vec_amd64.s) and
+// their Go declarations (vec_amd64.go) with avo: each kernel in an AVX-512F
+// form (suffix 512, sixteen float32 lanes) and an AVX2+FMA form (suffix 256,
+// eight lanes), written once against isa. Run by go generate in
+// internal/kernel.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	defineConsts()
+	for _, s := range []isa{avx512, avx2} {
+		expRow(s)
+		addWeighted(s)
+		powRows(s, false)
+		powRows(s, true)
+		sigmoids(s)
+		pnormRow(s)
+		transposeBlock(s)
+		normSmallFwd(s)
+		normSmallBwd(s)
+		expSmall(s)
+		addSmall(s)
+	}
+	Generate()
+}
+
+// text starts a function and its doc comment.
+func text(s isa, name, sig string, doc ...string) {
+	TEXT(name+s.suffix, NOSPLIT, sig)
+	doc[0] = name + s.suffix + " " + doc[0]
+	Doc(doc...)
+}
+
+func expRow(s isa) {
+	text(s, "expRow", "func(logm, p, row, e, c []float32) float64",
+		fmt.Sprintf("is ExpRow on the first len(row) − len(row) mod %d coordinates.", s.w))
+	logm, p, row, e, c := ptr("logm"), ptr("p"), ptr("row"), ptr("e"), ptr("c")
+	n := length("row")
+	SHRQ(U8(log2w(s)), n)
+	acc := s.vec()
+	s.zero(acc)
+	Label("loop")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	cj := s.vec()
+	VMOVUPS(mem(logm), cj)
+	VADDPS(mem(row), cj, cj)
+	x := s.vec()
+	VMULPS(mem(p), cj, x)
+	ej := s.exp32(x)
+	VMOVUPS(ej, mem(e))
+	VMOVUPS(cj, mem(c))
+	s.widen(ej, acc)
+	for _, r := range []Register{logm, p, row, e, c} {
+		ADDQ(U32(s.bytes()), r)
+	}
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	sum := s.hsum64(acc)
+	VZEROUPPER()
+	Store(sum, ReturnIndex(0))
+	RET()
+}
+
+func log2w(s isa) int {
+	if s.w == 16 {
+		return 4
+	}
+	return 3
+}
+
+func addWeighted(s isa) {
+	text(s, "addWeighted", "func(sumE, sumEC []float64, w float64, e, c []float32)",
+		fmt.Sprintf("is AddWeighted on the first len(e) − len(e) mod %d coordinates.", s.w/2))
+	sumE, sumEC, e, c := ptr("sumE"), ptr("sumEC"), ptr("e"), ptr("c")
+	n := length("e")
+	SHRQ(U8(log2w(s)-1), n)
+	wv := s.broadcast64(Load(Param("w"), XMM()))
+	Label("loop")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	we, ce, se := s.vec(), s.vec(), s.vec()
+	VCVTPS2PD(mem(e), we)
+	VMULPD(wv, we, we)
+	VCVTPS2PD(mem(c), ce)
+	VADDPD(mem(sumE), we, se)
+	VMOVUPD(se, mem(sumE))
+	VMULPD(ce, we, we)
+	VADDPD(mem(sumEC), we, we)
+	VMOVUPD(we, mem(sumEC))
+	ADDQ(U32(s.bytes()), sumE)
+	ADDQ(U32(s.bytes()), sumEC)
+	ADDQ(U32(s.bytes()/2), e)
+	ADDQ(U32(s.bytes()/2), c)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// powRows is FastPowRows (bound false) or, for retrieval, the same scores of
+// anchor − item with an early exit (bound true): once a row's partial sum
+// passes limit its scan stops and the partial sum is its score; the lanes
+// outside float32's normal range add 0 to the sum, and a row that had any
+// and did not stop scores +Inf (to be rescored exactly).
+func powRows(s isa, bound bool) {
+	if bound {
+		text(s, "powRowsBound", "func(dst []float64, m, p, anchor, items []float32, limit float64)",
+			"writes the fast score of anchor − item for each row of items into dst,",
+			"stopping a row once its partial sum passes limit.")
+	} else {
+		text(s, "powRows", "func(dst []float64, m, p, diffs []float32)", "is FastPowRows.")
+	}
+	dst := ptr("dst")
+	rows := length("dst")
+	d := length("m")
+	var x, anchor Register
+	var limit VecVirtual
+	if bound {
+		x = ptr("items")
+		anchor = ptr("anchor")
+		limit = XMM()
+		Load(Param("limit"), limit)
+	} else {
+		x = ptr("diffs")
+	}
+	mBase, pBase := ptr("m"), ptr("p")
+	// The tail: d mod w coordinates, loaded through a mask.
+	r := GP64()
+	MOVQ(d, r)
+	ANDQ(U32(s.w-1), r)
+	var tailK Register
+	var tailV VecVirtual
+	if s.avx512 {
+		tailK = K()
+		all, bits := GP64(), GP64()
+		MOVQ(U32(0xffff), all)
+		BZHIQ(r, all, bits) // (1 << r) − 1
+		KMOVW(bits.As32(), tailK)
+	} else {
+		tailV = YMM()
+		off := GP64()
+		MOVQ(U32(8), off)
+		SUBQ(r, off)
+		tab := GP64()
+		LEAQ(c32("tail"), tab)
+		VMOVUPS(Mem{Base: tab, Index: off, Scale: 4}, tailV)
+	}
+	nb := GP64()
+	MOVQ(d, nb)
+	SHRQ(U8(log2w(s)), nb)
+
+	Label("row")
+	TESTQ(rows, rows)
+	JZ(LabelRef("done"))
+	acc := s.vec()
+	s.zero(acc)
+	spec := GP32()
+	XORL(spec, spec)
+	mp, pp, ap := GP64(), GP64(), GP64()
+	MOVQ(mBase, mp)
+	MOVQ(pBase, pp)
+	if bound {
+		MOVQ(anchor, ap)
+	}
+	j := GP64()
+	MOVQ(nb, j)
+
+	term := func(xv VecVirtual, mv, pv Op) {
+		y := s.vec()
+		s.and(s.konst("absMask"), xv, y)
+		VMULPS(mv, y, y)
+		l2 := s.log2(y)
+		VMULPS(pv, l2, l2)
+		e := s.exp2(l2)
+		normal, special := s.classes(y)
+		s.keep(normal, e)
+		if bound {
+			s.orBits(special, spec)
+		} else {
+			s.sel(special, s.konst("inf"), e)
+		}
+		VADDPS(e, acc, acc)
+	}
+	load := func(xv VecVirtual, full bool) {
+		switch {
+		case full && bound:
+			VMOVUPS(mem(ap), xv)
+			VSUBPS(mem(x), xv, xv)
+		case full:
+			VMOVUPS(mem(x), xv)
+		case s.avx512 && bound:
+			t := s.vec()
+			VMOVUPS_Z(mem(ap), tailK, xv)
+			VMOVUPS_Z(mem(x), tailK, t)
+			VSUBPS(t, xv, xv)
+		case s.avx512:
+			VMOVUPS_Z(mem(x), tailK, xv)
+		case bound:
+			t := s.vec()
+			VMASKMOVPS(mem(ap), tailV, xv)
+			VMASKMOVPS(mem(x), tailV, t)
+			VSUBPS(t, xv, xv)
+		default:
+			VMASKMOVPS(mem(x), tailV, xv)
+		}
+	}
+	Label("chunk")
+	TESTQ(j, j)
+	JZ(LabelRef("tail"))
+	xv := s.vec()
+	load(xv, true)
+	term(xv, mem(mp), mem(pp))
+	for _, q := range []Register{mp, pp, x} {
+		ADDQ(U32(s.bytes()), q)
+	}
+	if bound {
+		ADDQ(U32(s.bytes()), ap)
+	}
+	DECQ(j)
+	if bound {
+		part := s.hsum32(acc)
+		VUCOMISD(limit, part)
+		JA(LabelRef("exit"))
+	}
+	JMP(LabelRef("chunk"))
+
+	Label("tail")
+	TESTQ(r, r)
+	JZ(LabelRef("sum"))
+	tv := s.vec()
+	load(tv, false)
+	mv, pv := s.vec(), s.vec()
+	if s.avx512 {
+		VMOVUPS_Z(mem(mp), tailK, mv)
+		VMOVUPS_Z(mem(pp), tailK, pv)
+	} else {
+		VMASKMOVPS(mem(mp), tailV, mv)
+		VMASKMOVPS(mem(pp), tailV, pv)
+	}
+	term(tv, mv, pv)
+	LEAQ(Mem{Base: x, Index: r, Scale: 4}, x)
+
+	Label("sum")
+	sum := s.hsum32(acc)
+	if bound {
+		TESTL(spec, spec)
+		JZ(LabelRef("store"))
+		VMOVSD(c32("inf64"), sum)
+		JMP(LabelRef("store"))
+		Label("exit")
+		// The row's remaining coordinates are not read: skip to the next row.
+		VMOVAPD(part64(s, acc), sum)
+		rest := GP64()
+		MOVQ(j, rest)
+		SHLQ(U8(log2w(s)+2), rest)
+		ADDQ(rest, x)
+		LEAQ(Mem{Base: x, Index: r, Scale: 4}, x)
+		Label("store")
+	}
+	VMOVSD(sum, mem(dst))
+	ADDQ(U32(8), dst)
+	DECQ(rows)
+	JMP(LabelRef("row"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// part64 recomputes a row's partial sum at the early exit (the register
+// holding it inside the loop is not live at the label).
+func part64(s isa, acc Register) Register { return s.hsum32(acc) }
+
+func sigmoids(s isa) {
+	text(s, "sigmoids", "func(T, t float64, phi, sig, der []float64) bool",
+		fmt.Sprintf("is Sigmoids on the first len(phi) − len(phi) mod %d scores; it", s.w/2),
+		"reports whether any has |T·(φ − t)| > 708 or not finite: those are for",
+		"the caller to recompute.")
+	phi, sig, der := ptr("phi"), ptr("sig"), ptr("der")
+	n := length("phi")
+	SHRQ(U8(log2w(s)-1), n)
+	tv := s.broadcast64(Load(Param("T"), XMM()))
+	t0 := s.broadcast64(Load(Param("t"), XMM()))
+	one := s.vec()
+	VMOVUPD(c32("one64"), one)
+	zero := s.vec()
+	s.zero(zero)
+	bad := GP32()
+	XORL(bad, bad)
+	Label("loop")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	u := s.vec()
+	VMOVUPD(mem(phi), u)
+	VSUBPD(t0, u, u)
+	VMULPD(tv, u, u) // T·(φ − t), as the scalar form
+	au := s.vec()
+	if s.avx512 {
+		VPANDQ(c32("absMask64"), u, au)
+	} else {
+		VPAND(c32("absMask64"), u, au)
+	}
+	b := s.bitsPD(s.cmpPD(0x16, c32("highX"), au)) // not |u| ≤ 708
+	ORL(b, bad)
+	x := s.vec()
+	VSUBPD(au, zero, x)
+	VMAXPD(c32("lowX"), x, x)
+	k := s.vec()
+	VMULPD(c32("log2e64"), x, k)
+	if s.avx512 {
+		VRNDSCALEPD(U8(0), k, k)
+	} else {
+		VROUNDPD(U8(0), k, k)
+	}
+	VFMADD231PD(c32("ln2hi"), k, x)
+	VFMADD231PD(c32("ln2lo"), k, x)
+	e := s.vec()
+	VMOVUPD(c32("t12"), e)
+	for i := 11; i >= 0; i-- {
+		VFMADD213PD(c32("t"+itoa(i)), x, e)
+	}
+	if s.avx512 {
+		VSCALEFPD(k, e, e)
+	} else {
+		ki := XMM()
+		VCVTPD2DQY(k, ki)
+		kq := YMM()
+		VPMOVSXDQ(ki, kq)
+		VPADDQ(c32("bias64"), kq, kq)
+		VPSLLQ(U8(52), kq, kq)
+		VMULPD(kq, e, e)
+	}
+	// e = z = e^{−|u|}.
+	den := s.vec()
+	VADDPD(one, e, den)
+	inv := s.vec()
+	VDIVPD(den, one, inv)
+	sv := s.vec()
+	VMOVUPD(one, sv)
+	s.selPD(s.cmpPD(cmpLT, zero, u), e, sv)
+	VMULPD(inv, sv, sv)
+	VMOVUPD(sv, mem(sig))
+	dv := s.vec()
+	VMULPD(e, tv, dv)
+	VMULPD(inv, dv, dv)
+	VMULPD(inv, dv, dv)
+	VMOVUPD(dv, mem(der))
+	for _, r := range []Register{phi, sig, der} {
+		ADDQ(U32(s.bytes()), r)
+	}
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	TESTL(bad, bad)
+	SETNE(AL)
+	Store(AL, ReturnIndex(0))
+	RET()
+}
+
+func pnormRow(s isa) {
+	text(s, "pnormRow", "func(y []float32, inv, p float32, up []float32) (sum, t float64, special bool)",
+		fmt.Sprintf("sums u^p and u^p·ln u, u = |y|·inv, over the first len(y) − len(y) mod %d", s.w),
+		"coordinates (writing u^p into up unless it is empty); special reports a u",
+		"outside float32's normal range other than 0.")
+	y, up := ptr("y"), ptr("up")
+	n := length("y")
+	store := length("up")
+	SHRQ(U8(log2w(s)), n)
+	inv := s.broadcast32(Load(Param("inv"), XMM()))
+	pv := s.broadcast32(Load(Param("p"), XMM()))
+	sAcc, tAcc := s.vec(), s.vec()
+	s.zero(sAcc)
+	s.zero(tAcc)
+	spec := GP32()
+	XORL(spec, spec)
+	Label("loop")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	u := s.vec()
+	VMULPS(mem(y), inv, u)
+	s.and(s.konst("absMask"), u, u)
+	l2 := s.log2(u)
+	a := s.vec()
+	VMULPS(pv, l2, a)
+	e := s.exp2(a)
+	normal, special := s.classes(u)
+	s.orBits(special, spec)
+	s.keep(normal, e)
+	VADDPS(e, sAcc, sAcc)
+	VMULPS(s.konst("ln2"), l2, l2)
+	s.keep(normal, l2)
+	VMULPS(e, l2, l2)
+	VADDPS(l2, tAcc, tAcc)
+	TESTQ(store, store)
+	JZ(LabelRef("next"))
+	VMOVUPS(e, mem(up))
+	ADDQ(U32(s.bytes()), up)
+	Label("next")
+	ADDQ(U32(s.bytes()), y)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	sum := s.hsum32(sAcc)
+	t := s.hsum32(tAcc)
+	VZEROUPPER()
+	Store(sum, ReturnIndex(0))
+	Store(t, ReturnIndex(1))
+	TESTL(spec, spec)
+	SETNE(AL)
+	Store(AL, ReturnIndex(2))
+	RET()
+}
+
+// transposeBlock writes the vectors of a block of w rows of d float32 (x,
+// w·d values, row-major) transposed into xt: vector l holds coordinate l of
+// each row (a gather per coordinate).
+func transposeLoop(s isa, x, d, xt Register) {
+	dv := s.vec()
+	VPBROADCASTD(d.(GPVirtual).As32(), dv)
+	idx := s.vec()
+	VPMULLD(c32("lanes"), dv, idx)
+	src, out := GP64(), GP64()
+	MOVQ(x, src)
+	MOVQ(xt, out)
+	l := GP64()
+	MOVQ(d, l)
+	Label("gather")
+	v := s.vec()
+	if s.avx512 {
+		k := K()
+		KXNORW(k, k, k)
+		VGATHERDPS(Mem{Base: src, Index: idx, Scale: 4}, k, v)
+	} else {
+		all := s.vec()
+		VPCMPEQD(all, all, all)
+		VGATHERDPS(all, Mem{Base: src, Index: idx, Scale: 4}, v)
+	}
+	VMOVUPS(v, mem(out))
+	ADDQ(U32(4), src)
+	ADDQ(U32(s.bytes()), out)
+	DECQ(l)
+	JNZ(LabelRef("gather"))
+}
+
+func transposeBlock(s isa) {
+	text(s, "transposeBlock", "func(xt, x []float32, d int)",
+		fmt.Sprintf("writes the %d rows of d values in x transposed into xt: vector l", s.w),
+		"of xt holds coordinate l of each row.")
+	xt, x := ptr("xt"), ptr("x")
+	d := Load(Param("d"), GP64())
+	transposeLoop(s, x, d, xt)
+	VZEROUPPER()
+	RET()
+}
+
+func normSmallFwd(s isa) {
+	text(s, "normSmallFwd", "func(x []float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32) uint16",
+		fmt.Sprintf("is the single-norm's forward pass on a block of %d rows of d < 16", s.w),
+		"(x, row-major): xt the block transposed, y = M·x, up = u^p, and in out",
+		"(lanes of a vector each) max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p}.",
+		"It returns the lanes with a u outside float32's normal range other than 0.")
+	x, m, xt, y, up, out := ptr("x"), ptr("m"), ptr("xt"), ptr("y"), ptr("up"), ptr("out")
+	d := Load(Param("d"), GP64())
+	transposeLoop(s, x, d, xt)
+	B := s.bytes()
+	// y = M·x, a = max|y|.
+	absR := s.load("absMask")
+	a := s.vec()
+	s.zero(a)
+	mp, yp := GP64(), GP64()
+	MOVQ(m, mp)
+	MOVQ(y, yp)
+	kk := GP64()
+	MOVQ(d, kk)
+	Label("yk")
+	yk := s.vec()
+	s.zero(yk)
+	xtp, l := GP64(), GP64()
+	MOVQ(xt, xtp)
+	MOVQ(d, l)
+	Label("yl")
+	mb := s.vec()
+	VBROADCASTSS(mem(mp), mb)
+	VFMADD231PS(mem(xtp), mb, yk)
+	ADDQ(U32(4), mp)
+	ADDQ(U32(B), xtp)
+	DECQ(l)
+	JNZ(LabelRef("yl"))
+	VMOVUPS(yk, mem(yp))
+	ADDQ(U32(B), yp)
+	s.and(absR, yk, yk)
+	VMAXPS(yk, a, a)
+	DECQ(kk)
+	JNZ(LabelRef("yk"))
+	VMOVUPS(a, mem(out))
+	zero := s.vec()
+	s.zero(zero)
+	live := s.cmp(cmpNEQ, zero, a)
+	one := s.load("one")
+	inv := s.vec()
+	VDIVPS(a, one, inv)
+	s.keep(live, inv)
+	pv := s.broadcast32(Load(Param("p"), XMM()))
+	sv, tv := s.vec(), s.vec()
+	s.zero(sv)
+	s.zero(tv)
+	spec := GP32()
+	XORL(spec, spec)
+	upp := GP64()
+	MOVQ(up, upp)
+	MOVQ(y, yp)
+	MOVQ(d, kk)
+	Label("uk")
+	u := s.vec()
+	VMULPS(mem(yp), inv, u)
+	s.and(absR, u, u)
+	l2 := s.log2(u)
+	ap := s.vec()
+	VMULPS(pv, l2, ap)
+	e := s.exp2(ap)
+	// u = 1 (the largest |y_k|): u^p = 1 exactly, as the exact kernel has
+	// it, so that S' = 1 exactly when the other u_k are 0.
+	s.sel(s.eqI(s.konst("oneBits"), u), one, e)
+	normal, special := s.classes(u)
+	s.orBits(special, spec)
+	s.keep(normal, e)
+	VMOVUPS(e, mem(upp))
+	VADDPS(e, sv, sv)
+	VMULPS(s.konst("ln2"), l2, l2)
+	VMULPS(e, l2, l2)
+	s.keep(normal, l2)
+	VADDPS(l2, tv, tv)
+	ADDQ(U32(B), yp)
+	ADDQ(U32(B), upp)
+	DECQ(kk)
+	JNZ(LabelRef("uk"))
+	s.sel(s.cmp(cmpEQ, zero, a), one, sv) // S' = 1 where a = 0
+	VMOVUPS(sv, mem(out).Offset(2*B))
+	VMOVUPS(tv, mem(out).Offset(3*B))
+	l2s := s.log2(sv)
+	VMOVUPS(l2s, mem(out).Offset(4*B))
+	a1 := s.broadcast32(Load(Param("invP"), XMM()))
+	VMULPS(l2s, a1, a1)
+	VMOVUPS(s.exp2(a1), mem(out).Offset(B))
+	a2 := s.broadcast32(Load(Param("cpE"), XMM()))
+	VMULPS(l2s, a2, a2)
+	VMOVUPS(s.exp2(a2), mem(out).Offset(5*B))
+	ANDL(s.bits(live), spec)
+	VZEROUPPER()
+	Store(spec.As16(), ReturnIndex(0))
+	RET()
+}
+
+func normSmallBwd(s isa) {
+	text(s, "normSmallBwd", "func(xt, y, up []float32, d int, io, acc []float32) uint16",
+		"adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l of a block into the lane sums acc (at",
+		"(k·d+l)·w), with ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p} (up is",
+		"overwritten with it); lanes of weight 0 add 0. It returns the lanes",
+		"whose products are not finite in float32 or reach 2¹⁰⁰, which it leaves",
+		"out. io is normSmallFwd's out with the weights in vector 6.")
+	xt, y, up, io, acc := ptr("xt"), ptr("y"), ptr("up"), ptr("io"), ptr("acc")
+	d := Load(Param("d"), GP64())
+	B := s.bytes()
+	wv := s.vec()
+	VMOVUPS(mem(io).Offset(6*B), wv)
+	f := s.vec()
+	VMULPS(mem(io).Offset(5*B), wv, f)
+	VMULPS(mem(io), f, f)
+	zero := s.vec()
+	s.zero(zero)
+	nonzero := s.cmp(cmpNEQ, zero, wv)
+	absR := s.load("absMask")
+	gmax, xmax := s.vec(), s.vec()
+	s.zero(gmax)
+	s.zero(xmax)
+	yp, upp, xtp, kk := GP64(), GP64(), GP64(), GP64()
+	MOVQ(y, yp)
+	MOVQ(up, upp)
+	MOVQ(xt, xtp)
+	MOVQ(d, kk)
+	Label("gk")
+	yk, g := s.vec(), s.vec()
+	VMOVUPS(mem(yp), yk)
+	VMULPS(mem(upp), f, g)
+	VDIVPS(yk, g, g)
+	s.keep(s.andM(s.cmp(cmpNEQ, zero, yk), nonzero), g)
+	ga, xa := s.vec(), s.vec()
+	s.and(absR, g, ga)
+	VMAXPS(ga, gmax, gmax)
+	s.and(mem(xtp), absR, xa)
+	VMAXPS(xa, xmax, xmax)
+	VMOVUPS(g, mem(upp))
+	ADDQ(U32(B), yp)
+	ADDQ(U32(B), upp)
+	ADDQ(U32(B), xtp)
+	DECQ(kk)
+	JNZ(LabelRef("gk"))
+	// Every product g_k·x_l below 2¹⁰⁰, so that the lane sums of many
+	// blocks stay finite (a NaN fails the comparison too).
+	VMULPS(xmax, gmax, gmax)
+	finite := s.andM(nonzero, s.cmp(cmpLT, s.konst("big"), gmax))
+	MOVQ(up, upp)
+	accp := GP64()
+	MOVQ(acc, accp)
+	MOVQ(d, kk)
+	Label("ak")
+	gk := s.vec()
+	VMOVUPS(mem(upp), gk)
+	s.keep(finite, gk)
+	l := GP64()
+	MOVQ(d, l)
+	MOVQ(xt, xtp)
+	Label("al")
+	av := s.vec()
+	VMOVUPS(mem(accp), av)
+	VFMADD231PS(mem(xtp), gk, av)
+	VMOVUPS(av, mem(accp))
+	ADDQ(U32(B), accp)
+	ADDQ(U32(B), xtp)
+	DECQ(l)
+	JNZ(LabelRef("al"))
+	ADDQ(U32(B), upp)
+	DECQ(kk)
+	JNZ(LabelRef("ak"))
+	over := s.bits(nonzero)
+	fb := s.bits(finite)
+	NOTL(fb)
+	ANDL(fb, over)
+	VZEROUPPER()
+	Store(over.As16(), ReturnIndex(0))
+	RET()
+}
+
+func expSmall(s isa) {
+	text(s, "expSmall", "func(logs []float32, d int, logm, p []float32, scores []float64, e, c []float32)",
+		fmt.Sprintf("is the generalized ball's prepared kernel on a block of %d rows of", s.w),
+		"d < 16 prepared logarithms (logs, row-major), one row per lane: e and c",
+		"(transposed: vector j holds coordinate j of each row) and each row's",
+		"Σ_j e_j, summed in float64 in coordinate order, into scores.")
+	logs, logm, p, scores, e, c := ptr("logs"), ptr("logm"), ptr("p"), ptr("scores"), ptr("e"), ptr("c")
+	d := Load(Param("d"), GP64())
+	transposeLoop(s, logs, d, c) // the logarithms, transposed, into c
+	B := s.bytes()
+	acc0, acc1 := s.vec(), s.vec()
+	s.zero(acc0)
+	s.zero(acc1)
+	j := GP64()
+	MOVQ(d, j)
+	Label("coord")
+	cj := s.vec()
+	VBROADCASTSS(mem(logm), cj)
+	VADDPS(mem(c), cj, cj)
+	x := s.vec()
+	VBROADCASTSS(mem(p), x)
+	VMULPS(cj, x, x)
+	ej := s.exp32(x)
+	VMOVUPS(ej, mem(e))
+	VMOVUPS(cj, mem(c))
+	lo := s.vec()
+	VCVTPS2PD(s.half(ej), lo)
+	VADDPD(lo, acc0, acc0)
+	hi := s.vec()
+	if s.avx512 {
+		VEXTRACTF64X4(U8(1), ej, hi.AsY())
+		VCVTPS2PD(hi.AsY(), hi)
+	} else {
+		VEXTRACTF128(U8(1), ej, hi.AsX())
+		VCVTPS2PD(hi.AsX(), hi)
+	}
+	VADDPD(hi, acc1, acc1)
+	ADDQ(U32(4), logm)
+	ADDQ(U32(4), p)
+	ADDQ(U32(B), e)
+	ADDQ(U32(B), c)
+	DECQ(j)
+	JNZ(LabelRef("coord"))
+	VMOVUPD(acc0, mem(scores))
+	VMOVUPD(acc1, mem(scores).Offset(B))
+	VZEROUPPER()
+	RET()
+}
+
+func addSmall(s isa) {
+	text(s, "addSmall", "func(acc, w []float64, e, c []float32, d int)",
+		"adds w_r·e_jr into acc at 2j·w + r and w_r·e_jr·c_jr at (2j+1)·w + r, for",
+		"the transposed e and c of expSmall; lanes of weight 0 add 0 (not 0·∞).")
+	acc, w, e, c := ptr("acc"), ptr("w"), ptr("e"), ptr("c")
+	d := Load(Param("d"), GP64())
+	B := s.bytes()
+	w0, w1 := s.vec(), s.vec()
+	VMOVUPD(mem(w), w0)
+	VMOVUPD(mem(w).Offset(B), w1)
+	zero := s.vec()
+	s.zero(zero)
+	m0 := s.cmpPD(cmpNEQ, zero, w0)
+	m1 := s.cmpPD(cmpNEQ, zero, w1)
+	Label("coord")
+	for h, wh := range []VecVirtual{w0, w1} {
+		m := []mask{m0, m1}[h]
+		we, ce, t := s.vec(), s.vec(), s.vec()
+		VCVTPS2PD(mem(e).Offset(h*B/2), we)
+		VMULPD(wh, we, we)
+		s.keepPD(m, we)
+		VADDPD(mem(acc).Offset(h*B), we, t)
+		VMOVUPD(t, mem(acc).Offset(h*B))
+		VCVTPS2PD(mem(c).Offset(h*B/2), ce)
+		VMULPD(ce, we, ce)
+		s.keepPD(m, ce)
+		VADDPD(mem(acc).Offset(2*B+h*B), ce, ce)
+		VMOVUPD(ce, mem(acc).Offset(2*B+h*B))
+	}
+	ADDQ(U32(4*B), acc)
+	ADDQ(U32(B), e)
+	ADDQ(U32(B), c)
+	DECQ(d)
+	JNZ(LabelRef("coord"))
+	VZEROUPPER()
+	RET()
+}

@@ -1,0 +1,114 @@
+package kernel
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// A level is a set of kernels: the portable Go ones, or the assembly ones
+// for AVX2 with FMA (eight float32 lanes) or AVX-512 (sixteen).
+type level int
+
+const (
+	portable level = iota
+	avx2
+	avx512
+)
+
+var levelNames = [...]string{portable: "portable", avx2: "avx2", avx512: "avx512"}
+
+func (l level) String() string { return levelNames[l] }
+
+// EnvLevel is the environment variable that forces a lower level than the
+// processor has: "portable", "avx2" or "avx512" (for tests and side-by-side
+// comparisons). A level the processor lacks falls back to the best it has;
+// Level says so.
+const EnvLevel = "CCS_KERNELS"
+
+var (
+	detected = detect() // the best level the processor runs
+	current  level      // the level in use
+	note     string     // why current is not detected, if it is not
+)
+
+func init() {
+	current, note = choose(detected, os.Getenv(EnvLevel))
+	setLevel(current)
+}
+
+// choose returns the level to use given the processor's best and the
+// environment's request (empty: the best).
+func choose(best level, want string) (level, string) {
+	if want == "" {
+		return best, ""
+	}
+	for l, name := range levelNames {
+		if strings.EqualFold(want, name) {
+			if level(l) > best {
+				return best, fmt.Sprintf("%s=%s asked for, the processor has %s", EnvLevel, want, best)
+			}
+			if level(l) < best {
+				return level(l), fmt.Sprintf("%s=%s; the processor has %s", EnvLevel, want, best)
+			}
+			return best, ""
+		}
+	}
+	return best, fmt.Sprintf("%s=%q not understood (portable, avx2 or avx512)", EnvLevel, want)
+}
+
+// lanes is the number of float32 lanes of the vector kernels in use (0:
+// the portable kernels).
+var lanes int
+
+// The vector kernels in use, nil at the portable level (setLevel assigns
+// them; vec_amd64.go declares the assembly).
+var (
+	expRowV       func(logm, p, row, e, c []float32) float64
+	addWeightedV  func(sumE, sumEC []float64, w float64, e, c []float32)
+	powRowsV      func(dst []float64, m, p, diffs []float32)
+	powRowsBoundV func(dst []float64, m, p, anchor, items []float32, limit float64)
+	sigmoidsV     func(T, t float64, phi, sig, der []float64) bool
+	pnormRowV     func(y []float32, inv, p float32, up []float32) (sum, t float64, special bool)
+	transposeV    func(xt, x []float32, d int)
+	normSmallFwdV func(x []float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32) uint16
+	normSmallBwdV func(xt, y, up []float32, d int, io, acc []float32) uint16
+	expSmallV     func(logs []float32, d int, logm, p []float32, scores []float64, e, c []float32)
+	addSmallV     func(acc, w []float64, e, c []float32, d int)
+)
+
+// setLevel puts the kernels of level l in use. Not safe while kernels run:
+// init and the package's tests call it.
+func setLevel(l level) {
+	current = l
+	lanes = 0
+	expRowV, addWeightedV, powRowsV, powRowsBoundV, sigmoidsV = nil, nil, nil, nil, nil
+	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = nil, nil, nil, nil, nil, nil
+	setVector(l)
+}
+
+// Level says which kernels run, e.g. "avx512: AVX-512 assembly kernels".
+func Level() string {
+	s := current.String()
+	switch current {
+	case avx512:
+		s += ": AVX-512 assembly kernels"
+	case avx2:
+		s += ": AVX2+FMA assembly kernels"
+	default:
+		s += ": portable Go kernels"
+	}
+	if note != "" {
+		s += " (" + note + ")"
+	}
+	return s
+}
+
+// Describe says which kernels run and which BLAS is linked, e.g.
+// "avx512: AVX-512 assembly kernels; BLAS: gonum (pure Go)".
+func Describe() string { return Level() + "; BLAS: " + BLAS }
+
+// Vector reports whether the vector kernels run (then training uses the
+// float32 kernels: the single-norm's products and ‖y‖_p, the generalized
+// ball's rows sixteen or eight at a time below d = 16).
+func Vector() bool { return lanes > 0 }

@@ -1,0 +1,31 @@
+package kernel
+
+import "golang.org/x/sys/cpu"
+
+// detect returns the best level the processor (and the operating system,
+// which must save the vector registers) runs.
+func detect() level {
+	x := cpu.X86
+	switch {
+	case x.HasAVX512F && x.HasBMI2 && x.HasAVX2 && x.HasFMA:
+		return avx512
+	case x.HasAVX2 && x.HasFMA:
+		return avx2
+	}
+	return portable
+}
+
+func setVector(l level) {
+	switch l {
+	case avx512:
+		lanes = 16
+		expRowV, addWeightedV, powRowsV, powRowsBoundV = expRow512, addWeighted512, powRows512, powRowsBound512
+		sigmoidsV, pnormRowV, transposeV = sigmoids512, pnormRow512, transposeBlock512
+		normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = normSmallFwd512, normSmallBwd512, expSmall512, addSmall512
+	case avx2:
+		lanes = 8
+		expRowV, addWeightedV, powRowsV, powRowsBoundV = expRow256, addWeighted256, powRows256, powRowsBound256
+		sigmoidsV, pnormRowV, transposeV = sigmoids256, pnormRow256, transposeBlock256
+		normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = normSmallFwd256, normSmallBwd256, expSmall256, addSmall256
+	}
+}
