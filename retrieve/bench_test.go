@@ -5,13 +5,16 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 )
 
 // BenchmarkSearch is one query over 10⁶ items at d = 128 (-short: 10⁵),
-// per geometry; the thresholds keep about 0.1% of the items.
+// per geometry; the thresholds keep about 0.1% of the items. The
+// single-norm runs twice: plain (d² per item), then transformed
+// (Transform, once; its time is logged).
 func BenchmarkSearch(b *testing.B) {
 	const d = 128
 	n := 1_000_000
@@ -31,16 +34,29 @@ func BenchmarkSearch(b *testing.B) {
 	}
 	gb, _ := geometry.NewGenBall(m, p)
 	mm := make([]float64, d*d)
+	for i := range mm {
+		mm[i] = 0.05 * rng.NormFloat64()
+	}
 	for j := range d {
-		mm[j*d+j] = 1
+		mm[j*d+j] += 1
 	}
 	nm, _ := geometry.NewNorm(d, mm, 2)
+	var sets []*conformal.Set
 	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, gb, nm} {
 		// The threshold: the 0.1% quantile of the scores of 10⁴ items.
 		sc := g.Scores(make([]float64, 10000), rows[:10000*d])
 		q := quantile(sc, 0.001)
-		s := &conformal.Set{Geometry: g, Threshold: q, Alpha: 0.05, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 100, Rank: 96}}
-		b.Run(g.Kind().String(), func(b *testing.B) {
+		sets = append(sets, &conformal.Set{Geometry: g, Threshold: q, Alpha: 0.05, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 100, Rank: 96}})
+	}
+	for _, s := range append(sets, sets[2]) {
+		g := s.Geometry
+		name := g.Kind().String()
+		if _, ok := g.(*geometry.Norm); ok && c.transformed(s) == nil {
+			name += "/plain"
+		} else if ok {
+			name += "/transformed"
+		}
+		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				if _, _, err := Search(context.Background(), s, anchor, c, 100); err != nil {
 					b.Fatal(err)
@@ -48,6 +64,14 @@ func BenchmarkSearch(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
 		})
+		if _, ok := g.(*geometry.Norm); ok && c.transformed(s) == nil {
+			// The next run: the same set on the collection transformed once.
+			start := time.Now()
+			if err := c.Transform(s, 0); err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("transform of %d items: %v, %d MiB", n, time.Since(start), TransformBytes(n, d)>>20)
+		}
 	}
 }
 

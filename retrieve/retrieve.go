@@ -13,10 +13,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
@@ -26,6 +28,9 @@ type Collection struct {
 	N, D int
 	IDs  []int64   // N
 	Rows []float32 // N×D
+
+	mu         sync.Mutex
+	transforms map[*conformal.Set]*normTransform // see Transform
 }
 
 // NewCollection checks rows (n×d) and ids (nil: the row numbers).
@@ -130,8 +135,8 @@ func CheckQuery(s *conformal.Set, anchor []float32, d int) error {
 	return nil
 }
 
-// chunk is the number of items a task scores; block the rows whose
-// differences are held at a time.
+// chunk is the number of items a task scores; block the rows filtered, and
+// whose differences are held, at a time.
 const (
 	chunk = 8192
 	block = 256
@@ -148,14 +153,11 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 	d := c.D
 	parts := make([][]Hit, parallel.Chunks(c.N, chunk))
 	q := s.Threshold
-	// With fast scores (a geometry.FastScorer) every item is scored fast and
-	// decided exactly by geometry.Members, the hits rescored exactly;
-	// otherwise a scalar prefilter stops each item's scan early.
-	_, fast := s.Geometry.(geometry.FastScorer)
-	var maybe func(anchor, row []float32) bool
-	if !fast {
-		maybe = prefilter(s.Geometry, q)
-	}
+	// A filter rules most items out fast (a partial sum that passes the
+	// threshold, with a margin for its rounding); the items it keeps are
+	// scored exactly, a block at a time, so the hits are those of an exact
+	// scan.
+	keep := c.filter(s, anchor)
 	parallel.For(c.N, chunk, 0, func(ci, lo, hi int) {
 		if ctx.Err() != nil {
 			return
@@ -163,38 +165,33 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 		diffs := make([]float32, block*d)
 		rows := make([]int, 0, block)
 		scores := make([]float64, block)
-		in := make([]bool, block)
-		var one [1]float64
+		kept := make([]bool, block)
+		scratch := make([]float64, block)
 		flush := func() {
 			n := len(rows)
-			if fast {
-				geometry.Members(s.Geometry, q, in[:n], scores[:n], diffs[:n*d])
-				for i := range n {
-					if in[i] {
-						sc := s.Geometry.Scores(one[:], diffs[i*d:(i+1)*d])[0]
-						parts[ci] = append(parts[ci], Hit{ID: c.IDs[rows[i]], Row: rows[i], Score: sc})
-					}
-				}
-			} else {
-				for i, sc := range s.Geometry.Scores(scores[:n], diffs[:n*d]) {
-					if sc <= q {
-						parts[ci] = append(parts[ci], Hit{ID: c.IDs[rows[i]], Row: rows[i], Score: sc})
-					}
+			for i, sc := range s.Geometry.Scores(scores[:n], diffs[:n*d]) {
+				if sc <= q {
+					parts[ci] = append(parts[ci], Hit{ID: c.IDs[rows[i]], Row: rows[i], Score: sc})
 				}
 			}
 			rows = rows[:0]
 		}
-		for r := lo; r < hi; r++ {
-			row := c.Rows[r*d : (r+1)*d]
-			if maybe != nil && !maybe(anchor, row) {
-				continue
+		for b0 := lo; b0 < hi; b0 += block {
+			b1 := min(hi, b0+block)
+			if keep != nil {
+				keep(b0, b1, kept[:b1-b0], scratch[:b1-b0])
 			}
-			dst := diffs[len(rows)*d : (len(rows)+1)*d]
-			for j, v := range row {
-				dst[j] = anchor[j] - v
-			}
-			if rows = append(rows, r); len(rows) == block {
-				flush()
+			for r := b0; r < b1; r++ {
+				if keep != nil && !kept[r-b0] {
+					continue
+				}
+				dst := diffs[len(rows)*d : (len(rows)+1)*d]
+				for j, v := range c.Rows[r*d : (r+1)*d] {
+					dst[j] = anchor[j] - v
+				}
+				if rows = append(rows, r); len(rows) == block {
+					flush()
+				}
 			}
 		}
 		if len(rows) > 0 {
@@ -218,52 +215,57 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 	return hits, total, nil
 }
 
-// prefilter returns a quick test that rules items out — false means
-// certainly outside — for the geometries whose score is a sum of
-// non-negative per-coordinate terms (the ℓ2 ball and the generalized ball):
-// the partial sum is checked every few coordinates and the scan of an item
-// stops once it exceeds the threshold (with a relative margin of 1e-9 for
-// rounding). Items it keeps are scored exactly by the geometry, so the hits
-// are the same as without it. nil means no quick test.
-func prefilter(g geometry.Geometry, q float64) func(anchor, row []float32) bool {
-	const every = 8
-	switch g := g.(type) {
+// filter returns a quick test of the rows lo…hi−1 of c that sets keep[i]
+// false where row lo+i is certainly outside s around anchor (scratch: one
+// float64 per row), or nil where there is none:
+//
+//   - the generalized ball: the fast score (kernel.FastPowRowsBound, on
+//     vectors) with its early exit, against the threshold widened by the
+//     fast score's error bound (geometry.FastTolerance);
+//   - the single-norm, once c is transformed for s (Transform): the same
+//     fast kernel on M·anchor − M·item, with m = 1 and the set's p;
+//   - the ℓ2 ball: the partial sum of squares every eight coordinates, with
+//     a relative margin of 1e-9 for rounding.
+func (c *Collection) filter(s *conformal.Set, anchor []float32) func(lo, hi int, keep []bool, scratch []float64) {
+	q, d := s.Threshold, c.D
+	switch g := s.Geometry.(type) {
 	case geometry.Ball:
 		limit := q * q * (1 + 1e-9)
-		return func(anchor, row []float32) bool {
-			var acc float64
-			for j0 := 0; j0 < len(row); j0 += every {
-				for j := j0; j < min(len(row), j0+every); j++ {
-					x := float64(anchor[j] - row[j])
-					acc += x * x
+		const every = 8
+		return func(lo, hi int, keep []bool, _ []float64) {
+			for r := lo; r < hi; r++ {
+				row := c.Rows[r*d : (r+1)*d]
+				var acc float64
+				in := true
+				for j0 := 0; j0 < d && in; j0 += every {
+					for j := j0; j < min(d, j0+every); j++ {
+						x := float64(anchor[j] - row[j])
+						acc += x * x
+					}
+					in = acc <= limit
 				}
-				if acc > limit {
-					return false
-				}
+				keep[r-lo] = in
 			}
-			return true
 		}
 	case *geometry.GenBall:
-		m, p := g.Scales(), g.Exponents()
-		logm := make([]float64, len(m))
-		for j := range m {
-			logm[j] = math.Log(m[j])
+		mf, pf := g.Scales(), g.Exponents()
+		m, p := make([]float32, d), make([]float32, d)
+		for j := range d {
+			m[j], p[j] = float32(mf[j]), float32(pf[j])
 		}
-		limit := q * (1 + 1e-9)
-		return func(anchor, row []float32) bool {
-			var acc float64
-			for j0 := 0; j0 < len(row); j0 += every {
-				for j := j0; j < min(len(row), j0+every); j++ {
-					// Widen before the zero test: see geometry.genBallScoreGrads.
-					if a := math.Abs(float64(anchor[j] - row[j])); a != 0 {
-						acc += math.Exp(p[j] * (logm[j] + math.Log(a)))
-					}
-				}
-				if acc > limit {
-					return false
-				}
+		rel, abs := g.FastTolerance()
+		// Above (q + abs)/(1 − rel) a fast score is certainly outside (see
+		// geometry.Members); partial sums are float32 lane sums: 1e-5 more.
+		limit := (q + abs) / (1 - rel) * (1 + 1e-5)
+		return func(lo, hi int, keep []bool, sc []float64) {
+			kernel.FastPowRowsBound(sc, m, p, anchor, c.Rows[lo*d:hi*d], limit)
+			for i, v := range sc {
+				keep[i] = !(v > limit) || math.IsInf(v, 1)
 			}
-			return true
+		}
+	case *geometry.Norm:
+		if t := c.transformed(s); t != nil {
+			return t.filter(q, anchor)
 		}
 	}
 	return nil

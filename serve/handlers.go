@@ -294,17 +294,18 @@ func (s *Server) points(r *http.Request, d int, anchor bool) (a, pts []float32, 
 
 // setInfo is one set in GET /v1/sets.
 type setInfo struct {
-	Name        string         `json:"name"`
-	Geometry    string         `json:"geometry"`
-	Dim         int            `json:"dim"`
-	Head        string         `json:"head,omitempty"`
-	Alpha       float64        `json:"alpha"`
-	Threshold   number         `json:"threshold"`
-	Guarantee   string         `json:"guarantee"`
-	Calibration conformal.Info `json:"calibration"`
-	Reference   int            `json:"ood_reference_rows"`
-	OOD         *oodInfo       `json:"ood,omitempty"`
-	Warnings    []string       `json:"warnings"`
+	Name        string          `json:"name"`
+	Geometry    string          `json:"geometry"`
+	Dim         int             `json:"dim"`
+	Head        string          `json:"head,omitempty"`
+	Alpha       float64         `json:"alpha"`
+	Threshold   number          `json:"threshold"`
+	Guarantee   string          `json:"guarantee"`
+	Calibration conformal.Info  `json:"calibration"`
+	Reference   int             `json:"ood_reference_rows"`
+	OOD         *oodInfo        `json:"ood,omitempty"`
+	Transforms  []transformInfo `json:"transforms,omitempty"`
+	Warnings    []string        `json:"warnings"`
 }
 
 // oodInfo is a set's per-input OOD test in GET /v1/sets.
@@ -334,6 +335,7 @@ func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
 		if o := st.ood[name]; o != nil {
 			info.OOD = &oodInfo{K: o.near.K(), Calibration: o.cal.N(), MinAlpha: ood.Test{}.MinAlpha(o.cal.N()), Monitor: o.monitor.State()}
 		}
+		info.Transforms = st.transforms[name]
 		if info.Warnings == nil {
 			info.Warnings = []string{}
 		}

@@ -33,6 +33,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/ood"
 	"github.com/ccsets/ccs/retrieve"
 	_ "github.com/ccsets/ccs/retrieve/clickhouse" // clickhouse:// collections
@@ -83,6 +84,12 @@ type Config struct {
 	// MonitorDelta is the alarm level of each set's OOD drift monitor: it
 	// raises its alarm at 1/δ; default 0.01.
 	MonitorDelta float64
+	// TransformBytes is the memory the single-norm sets' transformed
+	// collections (retrieve.Collection.Transform: M·z of every item, made at
+	// each load) may take in all; default 4 GiB; negative: none. A
+	// transform that would not fit is refused, and GET /v1/sets says why;
+	// that pair is then searched by the plain scan.
+	TransformBytes int64
 }
 
 func (c Config) withDefaults() Config {
@@ -98,15 +105,30 @@ func (c Config) withDefaults() Config {
 	if c.MonitorDelta == 0 {
 		c.MonitorDelta = 0.01
 	}
+	if c.TransformBytes == 0 {
+		c.TransformBytes = 4 << 30
+	}
 	return c
 }
 
 // state is one consistent generation of what is served.
 type state struct {
-	sets   map[string]*conformal.Set
-	ood    map[string]*oodState // the sets with an OOD calibration
-	colls  map[string]retrieve.Store
-	loaded time.Time
+	sets  map[string]*conformal.Set
+	ood   map[string]*oodState // the sets with an OOD calibration
+	colls map[string]retrieve.Store
+	// transforms lists, by set, the collections transformed for it (or
+	// why not).
+	transforms map[string][]transformInfo
+	loaded     time.Time
+}
+
+// transformInfo is one single-norm set's transform of one collection, in
+// GET /v1/sets.
+type transformInfo struct {
+	Collection string  `json:"collection"`
+	Bytes      int64   `json:"bytes,omitempty"`
+	Seconds    float64 `json:"seconds,omitempty"`
+	Refused    string  `json:"refused,omitempty"`
 }
 
 // oodState is a set's per-input OOD test, prepared once per generation,
@@ -226,7 +248,42 @@ func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, e
 		}
 		st.colls[name] = c
 	}
+	transformAll(st, cfg.TransformBytes)
 	return st, nil
+}
+
+// transformAll transforms each in-memory collection for each single-norm
+// set of its dimension (retrieve.Collection.Transform), in name order,
+// within budget bytes in all.
+func transformAll(st *state, budget int64) {
+	st.transforms = map[string][]transformInfo{}
+	for _, sn := range slices.Sorted(maps.Keys(st.sets)) {
+		set := st.sets[sn]
+		if _, ok := set.Geometry.(*geometry.Norm); !ok {
+			continue
+		}
+		for _, cn := range slices.Sorted(maps.Keys(st.colls)) {
+			c, ok := st.colls[cn].(*retrieve.Collection)
+			if !ok || c.Dim() != set.Geometry.Dim() {
+				continue
+			}
+			info := transformInfo{Collection: cn}
+			need := retrieve.TransformBytes(c.N, c.D)
+			start := time.Now()
+			switch {
+			case budget < need:
+				info.Refused = fmt.Sprintf("transform: needs %d MiB, %d MiB left of the limit (-transform-memory)", need>>20, max(budget, 0)>>20)
+			default:
+				if err := c.Transform(set, 0); err != nil {
+					info.Refused = err.Error()
+				} else {
+					info.Bytes, info.Seconds = need, time.Since(start).Seconds()
+					budget -= need
+				}
+			}
+			st.transforms[sn] = append(st.transforms[sn], info)
+		}
+	}
 }
 
 // newOODState prepares a set's per-input OOD test (its pool mapped once)

@@ -25,6 +25,7 @@ type serveOptions struct {
 	MaxResults        int
 	Grace             time.Duration // in-flight requests' time after SIGTERM
 	MonitorDelta      float64       // the OOD drift monitors' alarm level
+	TransformMemory   int64         // bytes the single-norm transforms may take
 }
 
 // serveSignals are what ccs serve listens for; tests replace them.
@@ -36,7 +37,7 @@ var serveSignals = func() (hup, stop <-chan os.Signal, done func()) {
 }
 
 func serveCommand() *command {
-	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-max-body BYTES] [-max-points N] [-max-results N] [-monitor-delta δ]",
+	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-max-body BYTES] [-max-points N] [-max-results N] [-monitor-delta δ] [-transform-memory BYTES]",
 		"serve fitted sets over HTTP: membership, OOD scores, certified retrieval (SIGHUP reloads, SIGTERM drains and stops)",
 		func(fs *flag.FlagSet, o *serveOptions) func() error {
 			*o = serveOptions{Sets: namedFiles{}, Collections: namedFiles{}}
@@ -48,6 +49,7 @@ func serveCommand() *command {
 			fs.IntVar(&o.MaxResults, "max-results", 10_000, "most retrieval hits per response")
 			fs.DurationVar(&o.Grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take after SIGTERM")
 			fs.Float64Var(&o.MonitorDelta, "monitor-delta", 0.01, "each OOD drift monitor raises its alarm when its test martingale reaches 1/`δ` (false alarm on an in-distribution stream: probability ≤ δ)")
+			fs.Int64Var(&o.TransformMemory, "transform-memory", 4<<30, "memory in `bytes` the single-norm sets may take for their transformed collections (M·z of each item, made at each load so that retrieval costs O(d) per item); a transform over it is refused and that pair scanned plainly (GET /v1/sets says which); 0 or negative: none")
 			return nil
 		}, runServe)
 }
@@ -63,7 +65,7 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 		return usagef("serve: -monitor-delta %v: want 0 < δ < 1", o.MonitorDelta)
 	}
 	srv, err := serve.New(serve.Config{Sets: o.Sets, Collections: o.Collections, MaxBody: o.MaxBody, MaxPoints: o.MaxPoints, MaxResults: o.MaxResults,
-		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01)})
+		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01), TransformBytes: cmp.Or(o.TransformMemory, -1)})
 	if err != nil {
 		return err
 	}

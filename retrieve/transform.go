@@ -1,0 +1,184 @@
+package retrieve
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/kernel"
+	"github.com/ccsets/ccs/internal/parallel"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// TransformBytes is the memory Transform takes for a collection of n items
+// of dimension d: the transformed items (float32) and each one's norm.
+func TransformBytes(n, d int) int64 { return int64(n) * int64(d+1) * 4 }
+
+// Transform prepares c for searches with the single-norm set s, whose score
+// ‖M(a − z)‖_p = ‖M·a − M·z‖_p: it computes M·z of every item once (in
+// float64, kept in float32: TransformBytes), so that a search costs O(d)
+// per item instead of O(d²) — the fast p-th power kernel with its early
+// exit on M·a − M·z, then an exact rescoring of the items it cannot rule
+// out, so the hits are those of the plain scan. It refuses, with the
+// reason, a set that is not a single-norm, a p below 1 (a quasi-norm: the
+// error bound needs the triangle inequality), a dimension other than c's,
+// or a transform larger than maxBytes (≤ 0: no limit). Transforming again
+// for the same set does nothing. Safe for concurrent use with Search.
+func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
+	g, ok := s.Geometry.(*geometry.Norm)
+	switch {
+	case !ok:
+		return fmt.Errorf("transform: only a single-norm set is transformed, not %T", s.Geometry)
+	case g.P() < 1:
+		return fmt.Errorf("transform: p = %v < 1 (a quasi-norm): the plain scan serves it", g.P())
+	case g.Dim() != c.D:
+		return fmt.Errorf("transform: the set has dimension %d, the collection %d", g.Dim(), c.D)
+	}
+	if need := TransformBytes(c.N, c.D); maxBytes > 0 && need > maxBytes {
+		return fmt.Errorf("transform: needs %d MiB (%d items of dimension %d), over the limit of %d MiB",
+			need>>20, c.N, c.D, maxBytes>>20)
+	}
+	if c.transformed(s) != nil {
+		return nil
+	}
+	t, err := newNormTransform(g, c)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.transforms == nil {
+		c.transforms = map[*conformal.Set]*normTransform{}
+	}
+	c.transforms[s] = t
+	return nil
+}
+
+// transformed returns c's transform for s, or nil.
+func (c *Collection) transformed(s *conformal.Set) *normTransform {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.transforms[s]
+}
+
+// normTransform is a collection transformed by a single-norm's M.
+type normTransform struct {
+	d        int
+	m        []float64 // M, row-major
+	p        float64
+	z        []float32 // M·item of each item, n×d
+	zn       []float32 // ‖M·item‖_p of each, rounded up
+	znMax    float64
+	ones, ps []float32 // the fast kernel's m = 1 and p
+	rel, abs float64   // its error bound (geometry.FastTolerance)
+}
+
+func newNormTransform(g *geometry.Norm, c *Collection) (*normTransform, error) {
+	d, p := c.D, g.P()
+	t := &normTransform{d: d, m: g.M(), p: p, z: make([]float32, c.N*d), zn: make([]float32, c.N),
+		ones: make([]float32, d), ps: make([]float32, d)}
+	pv := make([]float64, d)
+	for j := range d {
+		t.ones[j], t.ps[j], pv[j] = 1, float32(p), p
+	}
+	ones := make([]float64, d)
+	for j := range ones {
+		ones[j] = 1
+	}
+	gb, err := geometry.NewGenBall(ones, pv)
+	if err != nil {
+		return nil, fmt.Errorf("transform: %w", err)
+	}
+	t.rel, t.abs = gb.FastTolerance()
+	m := blas64.General{Rows: d, Cols: d, Data: t.m, Stride: d}
+	const rows = 2048
+	maxes := make([]float64, parallel.Chunks(c.N, rows))
+	parallel.For(c.N, rows, 0, func(ci, lo, hi int) {
+		n := hi - lo
+		x := make([]float64, n*d)
+		for i, v := range c.Rows[lo*d : hi*d] {
+			x[i] = float64(v)
+		}
+		y := make([]float64, n*d)
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1,
+			blas64.General{Rows: n, Cols: d, Data: x, Stride: d}, m, 0,
+			blas64.General{Rows: n, Cols: d, Data: y, Stride: d})
+		for i := range n {
+			yi := y[i*d : (i+1)*d]
+			var a float64
+			for k, v := range yi {
+				t.z[(lo+i)*d+k] = float32(v)
+				a = math.Max(a, math.Abs(v))
+			}
+			nrm := 0.0
+			if a > 0 {
+				var s float64
+				for _, v := range yi {
+					s += math.Pow(math.Abs(v)/a, p)
+				}
+				nrm = a * math.Pow(s, 1/p)
+			}
+			// Rounded up, with room for the float64 sums' rounding.
+			zn := float32(nrm * (1 + 1e-12))
+			if float64(zn) < nrm*(1+1e-12) {
+				zn = math.Nextafter32(zn, float32(math.Inf(1)))
+			}
+			t.zn[lo+i] = zn
+			maxes[ci] = math.Max(maxes[ci], float64(zn))
+		}
+	})
+	for _, v := range maxes {
+		t.znMax = math.Max(t.znMax, v)
+	}
+	return t, nil
+}
+
+// filter is Collection.filter for a transformed collection. With ỹ =
+// fl32(M·a) − fl32(M·z) in float32, ‖ỹ − y‖_p ≤ u·(‖M·a‖_p + ‖M·z‖_p + ‖ỹ‖_p)
+// (u = 2⁻²⁴ per rounding, Minkowski for p ≥ 1; taken as 4u), and the fast
+// kernel's φ̃ = S̃^{1/p} is within 2·rel·φ + (d·2⁻¹²⁶)^{1/p} of ‖ỹ‖_p. An item
+// is out once φ̃ passes q by that margin: with the largest ‖M·z‖_p for the
+// early exit on the partial sums, with the item's own afterwards.
+func (t *normTransform) filter(q float64, anchor []float32) func(lo, hi int, keep []bool, scratch []float64) {
+	d, p := t.d, t.p
+	ya := make([]float32, d)
+	var sa float64
+	amax := 0.0
+	yv := make([]float64, d)
+	for k := range d {
+		var v float64
+		for l := range d {
+			v += t.m[k*d+l] * float64(anchor[l])
+		}
+		yv[k], ya[k] = v, float32(v)
+		amax = math.Max(amax, math.Abs(v))
+	}
+	nya := 0.0
+	if amax > 0 {
+		for _, v := range yv {
+			sa += math.Pow(math.Abs(v)/amax, p)
+		}
+		nya = amax * math.Pow(sa, 1/p)
+	}
+	const u4 = 4 * 0x1p-24
+	slack := 1 - u4 - 2*t.rel
+	absPhi := math.Pow(float64(d)*kernel.MinNormal32, 1/p)
+	// φ̃ above cut(zn) is out: φ − q ≥ φ̃ − margin(φ̃) − q > 0.
+	cut := func(zn float64) float64 { return (q + u4*(nya+zn) + absPhi) / slack }
+	limit := math.Pow(cut(t.znMax), p) * (1 + 1e-5) // on the partial sums S̃
+	return func(lo, hi int, keep []bool, sc []float64) {
+		kernel.FastPowRowsBound(sc, t.ones, t.ps, ya, t.z[lo*d:hi*d], limit)
+		for i, v := range sc {
+			switch {
+			case math.IsInf(v, 1):
+				keep[i] = true // a coordinate the fast kernel does not cover
+			case v > limit:
+				keep[i] = false
+			default:
+				keep[i] = !(math.Pow(v, 1/p) > cut(float64(t.zn[lo+i])))
+			}
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package retrieve
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+)
+
+// TestTransformMatchesScan: a single-norm search on a transformed
+// collection returns exactly the plain scan's hits — ids, rows, scores to
+// the bit, order and total — for p in {1, 1.5, 2, 3.7}, dimensions 3 to 64
+// and items placed on the boundary (scores within 1e-7 of q on either
+// side), where the float32 transform's rounding would decide wrongly
+// without the margin.
+func TestTransformMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 5))
+	for _, d := range []int{3, 17, 64} {
+		for _, p := range []float64{1, 1.5, 2, 3.7} {
+			m := make([]float64, d*d)
+			for i := range m {
+				m[i] = 0.3 * rng.NormFloat64()
+			}
+			for k := range d {
+				m[k*d+k] += 1
+			}
+			g, err := geometry.NewNorm(d, m, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const n = 6000
+			rows := make([]float32, n*d)
+			for i := range rows {
+				rows[i] = float32(rng.NormFloat64())
+			}
+			anchor := make([]float32, d)
+			for j := range anchor {
+				anchor[j] = float32(0.3 * rng.NormFloat64())
+			}
+			// q at the 5% quantile of the scores; a fifth of the items then
+			// moved onto the boundary.
+			diff := make([]float32, d)
+			score := func(i int) float64 {
+				for j := range d {
+					diff[j] = anchor[j] - rows[i*d+j]
+				}
+				return g.Scores(nil, diff)[0]
+			}
+			sc := make([]float64, n)
+			for i := range n {
+				sc[i] = score(i)
+			}
+			sorted := slices.Clone(sc)
+			slices.Sort(sorted)
+			q := sorted[n/20]
+			for i := 0; i < n; i += 5 {
+				f := q / sc[i] * (1 + 1e-7*(2*rng.Float64()-1))
+				for j := range d {
+					rows[i*d+j] = anchor[j] - float32(f*float64(anchor[j]-rows[i*d+j]))
+				}
+			}
+			plain, err := NewCollection(rows, d, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fast, _ := NewCollection(rows, d, nil)
+			s := &conformal.Set{Geometry: g, Threshold: q, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 20, Rank: 19}}
+			if err := fast.Transform(s, 0); err != nil {
+				t.Fatal(err)
+			}
+			want, wt, err := Search(context.Background(), s, anchor, plain, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gt, err := Search(context.Background(), s, anchor, fast, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gt != wt || !slices.Equal(got, want) || wt < n/40 {
+				t.Fatalf("d=%d, p=%v: %d hits transformed, %d plain (of %d items)", d, p, gt, wt, n)
+			}
+		}
+	}
+}
+
+// TestTransformRefuses: Transform says why it does not apply.
+func TestTransformRefuses(t *testing.T) {
+	c, _ := NewCollection(make([]float32, 40), 4, nil)
+	nm := func(p float64) *conformal.Set {
+		g, err := geometry.NewNorm(4, []float64{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &conformal.Set{Geometry: g, Threshold: 1}
+	}
+	for _, tc := range []struct {
+		s    *conformal.Set
+		max  int64
+		want string
+	}{
+		{&conformal.Set{Geometry: geometry.Ball{D: 4}, Threshold: 1}, 0, "only a single-norm"},
+		{nm(0.7), 0, "p = 0.7 < 1"},
+		{nm(2), 100, "over the limit"},
+	} {
+		err := c.Transform(tc.s, tc.max)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Transform: %v, want an error with %q", err, tc.want)
+		}
+	}
+	if err := c.Transform(nm(2), TransformBytes(10, 4)); err != nil {
+		t.Errorf("Transform within the limit: %v", err)
+	}
+}

@@ -1,0 +1,81 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/retrieve"
+)
+
+// TestTransforms: a served single-norm set gets its in-memory collection
+// transformed at load (GET /v1/sets says so, with the bytes), its hits are
+// the plain scan's; under a smaller -transform-memory the transform is
+// refused with the reason and the hits stay the same.
+func TestTransforms(t *testing.T) {
+	dir := t.TempDir()
+	g, err := geometry.NewNorm(3, []float64{1, 0.3, 0, 0, 2, 0.1, 0, 0, 0.5}, 1.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &conformal.Set{Geometry: g, Threshold: 2.5, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90}}
+	path := filepath.Join(dir, "norm.json")
+	if err := set.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]float32, 3*500)
+	for i := range rows {
+		rows[i] = float32(i%17)/4 - 2
+	}
+	db := filepath.Join(dir, "db.npz")
+	if err := bundle.WriteNPZ(db, map[string]bundle.Array{"embeddings": bundle.Float32(rows, 500, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := retrieve.NewCollection(rows, 3, nil)
+	loaded, err := conformal.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, total, err := retrieve.Search(context.Background(), loaded, []float32{0.1, 0.2, -0.3}, plain, 0)
+	if err != nil || total == 0 {
+		t.Fatalf("plain scan: %d hits, %v", total, err)
+	}
+	for _, tc := range []struct {
+		budget  int64
+		refused string
+	}{{0, ""}, {100, "needs 0 MiB, 0 MiB left"}} {
+		s, err := New(Config{Sets: map[string]string{"norm": path}, Collections: map[string]string{"db": db}, MaxResults: 1000, TransformBytes: tc.budget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sets struct {
+			Sets []setInfo `json:"sets"`
+		}
+		if err := json.Unmarshal(do(t, s.Handler(), "GET", "/v1/sets", "", "").Body.Bytes(), &sets); err != nil {
+			t.Fatal(err)
+		}
+		tr := sets.Sets[0].Transforms
+		if len(tr) != 1 || tr[0].Collection != "db" || (tc.refused == "") != (tr[0].Bytes == retrieve.TransformBytes(500, 3)) ||
+			!strings.Contains(tr[0].Refused, tc.refused) {
+			t.Errorf("budget %d: transforms %+v", tc.budget, tr)
+		}
+		rec := do(t, s.Handler(), "POST", "/v1/sets/norm/retrieve", "", `{"anchor": [0.1, 0.2, -0.3], "collection": "db"}`)
+		var got struct {
+			Total int            `json:"total"`
+			Hits  []retrieve.Hit `json:"hits"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Total != total || !slices.Equal(got.Hits, want) {
+			t.Errorf("budget %d: %d hits, want the plain scan's %d", tc.budget, got.Total, total)
+		}
+		s.Close()
+	}
+}
