@@ -224,27 +224,19 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 //     fast score's error bound (geometry.FastTolerance);
 //   - the single-norm, once c is transformed for s (Transform): the same
 //     fast kernel on M·anchor − M·item, with m = 1 and the set's p;
-//   - the ℓ2 ball: the partial sum of squares every eight coordinates, with
-//     a relative margin of 1e-9 for rounding.
+//   - the ℓ2 ball: the sum of squares on vectors (kernel.SqRowsBound) with
+//     its early exit, against q² widened by its rounding.
 func (c *Collection) filter(s *conformal.Set, anchor []float32) func(lo, hi int, keep []bool, scratch []float64) {
 	q, d := s.Threshold, c.D
 	switch g := s.Geometry.(type) {
 	case geometry.Ball:
-		limit := q * q * (1 + 1e-9)
-		const every = 8
-		return func(lo, hi int, keep []bool, _ []float64) {
-			for r := lo; r < hi; r++ {
-				row := c.Rows[r*d : (r+1)*d]
-				var acc float64
-				in := true
-				for j0 := 0; j0 < d && in; j0 += every {
-					for j := j0; j < min(d, j0+every); j++ {
-						x := float64(anchor[j] - row[j])
-						acc += x * x
-					}
-					in = acc <= limit
-				}
-				keep[r-lo] = in
+		// The exact score sums the same float32 differences' squares in
+		// float64: above this the fast sum is certainly outside.
+		limit := q * q * (1 + 1e-9) * (1 + kernel.SqRowsBoundErr(d))
+		return func(lo, hi int, keep []bool, sc []float64) {
+			kernel.SqRowsBound(sc, anchor, c.Rows[lo*d:hi*d], limit)
+			for i, v := range sc {
+				keep[i] = !(v > limit)
 			}
 		}
 	case *geometry.GenBall:

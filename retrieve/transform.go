@@ -113,7 +113,15 @@ func newNormTransform(g *geometry.Norm, c *Collection) (*normTransform, error) {
 				a = math.Max(a, math.Abs(v))
 			}
 			nrm := 0.0
-			if a > 0 {
+			switch {
+			case a == 0:
+			case p == 2:
+				var s float64
+				for _, v := range yi {
+					s += (v / a) * (v / a)
+				}
+				nrm = a * math.Sqrt(s)
+			default:
 				var s float64
 				for _, v := range yi {
 					s += math.Pow(math.Abs(v)/a, p)

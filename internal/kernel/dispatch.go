@@ -67,7 +67,8 @@ var (
 	expRowV       func(logm, p, row, e, c []float32) float64
 	addWeightedV  func(sumE, sumEC []float64, w float64, e, c []float32)
 	powRowsV      func(dst []float64, m, p, diffs []float32)
-	powRowsBoundV func(dst []float64, m, p, anchor, items []float32, limit float64)
+	powRowsBoundV func(dst []float64, m, p, anchor, items []float32, limit float32)
+	sqRowsBoundV  func(dst []float64, anchor, items []float32, limit float32)
 	sigmoidsV     func(T, t float64, phi, sig, der []float64) bool
 	pnormRowV     func(y []float32, inv, p float32, up []float32) (sum, t float64, special bool)
 	transposeV    func(xt, x []float32, d int)
@@ -82,7 +83,7 @@ var (
 func setLevel(l level) {
 	current = l
 	lanes = 0
-	expRowV, addWeightedV, powRowsV, powRowsBoundV, sigmoidsV = nil, nil, nil, nil, nil
+	expRowV, addWeightedV, powRowsV, powRowsBoundV, sqRowsBoundV, sigmoidsV = nil, nil, nil, nil, nil, nil
 	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = nil, nil, nil, nil, nil, nil
 	setVector(l)
 }

@@ -161,19 +161,20 @@ func FastPowRows(dst []float64, m, p, diffs []float32) {
 }
 
 // FastPowRowsBound writes the fast score (FastPowRows) of anchor − item for
-// each row of items into dst, but stops a row once its partial sum passes
-// limit: such a row's score is then its partial sum (above limit, below
-// its full score up to the fast score's rounding). A coordinate outside
-// float32's normal range adds 0 to the partial sums, and a row that had one
-// and did not stop scores +Inf. With the portable kernels the sum is
-// checked every eight coordinates.
+// each row of items into dst, but stops a row once a partial sum passes
+// limit (rounded up to float32; checked every other vector): such a row's
+// score is then its partial sum (above limit, below its full score up to
+// the fast score's rounding). A coordinate outside float32's normal range
+// adds 0 to the partial sums, and a row that had one and did not stop
+// scores +Inf. With the portable kernels the sum is checked every eight
+// coordinates.
 func FastPowRowsBound(dst []float64, m, p, anchor, items []float32, limit float64) {
 	d := len(m)
 	if len(p) != d || len(anchor) != d || len(items) != len(dst)*d {
 		panic("kernel: FastPowRowsBound: lengths differ")
 	}
 	if powRowsBoundV != nil {
-		powRowsBoundV(dst, m, p, anchor, items, limit)
+		powRowsBoundV(dst, m, p, anchor, items, up32(limit))
 		return
 	}
 	for i := range dst {
@@ -206,4 +207,47 @@ func fastPowRowBound(m, p, anchor, item []float32, limit float64) float64 {
 		return math.Inf(1)
 	}
 	return phi
+}
+
+// up32 is x rounded up to float32 (+Inf beyond its range).
+func up32(x float64) float32 {
+	y := float32(x)
+	if float64(y) < x {
+		y = math.Nextafter32(y, float32(math.Inf(1)))
+	}
+	return y
+}
+
+// SqRowsBoundErr bounds the relative error of SqRowsBound's sums in d
+// dimensions: each square and each of the at most d/8 additions into a
+// float32 lane round by 2⁻²⁴ of at most the whole sum (doubled).
+func SqRowsBoundErr(d int) float64 { return float64(d/8+2) * 0x1p-23 }
+
+// SqRowsBound writes Σ_j (anchor_j − item_j)² of each row of items into dst
+// — the differences in float32 as the exact scores take them, the squares
+// and sums in float32 lanes, within SqRowsBoundErr(d) of the float64 sum —
+// but stops a row once a partial sum (every other vector) passes limit;
+// that row's value is then its partial sum. The portable form sums in
+// float64 and checks every eight coordinates.
+func SqRowsBound(dst []float64, anchor, items []float32, limit float64) {
+	d := len(anchor)
+	if len(items) != len(dst)*d {
+		panic("kernel: SqRowsBound: lengths differ")
+	}
+	if sqRowsBoundV != nil {
+		sqRowsBoundV(dst, anchor, items, up32(limit))
+		return
+	}
+	const every = 8
+	for i := range dst {
+		row := items[i*d : (i+1)*d]
+		var acc float64
+		for j0 := 0; j0 < d && !(acc > limit); j0 += every {
+			for j := j0; j < min(d, j0+every); j++ {
+				x := float64(anchor[j] - row[j])
+				acc += x * x
+			}
+		}
+		dst[i] = acc
+	}
 }

@@ -2,6 +2,11 @@
 
 package kernel
 
+// sqRowsBound512 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
+// lanes), stopping a row once a partial sum (every other vector) passes
+// limit.
+func sqRowsBound512(dst []float64, anchor []float32, items []float32, limit float32)
+
 // expRow512 is ExpRow on the first len(row) − len(row) mod 16 coordinates.
 func expRow512(logm []float32, p []float32, row []float32, e []float32, c []float32) float64
 
@@ -12,8 +17,8 @@ func addWeighted512(sumE []float64, sumEC []float64, w float64, e []float32, c [
 func powRows512(dst []float64, m []float32, p []float32, diffs []float32)
 
 // powRowsBound512 writes the fast score of anchor − item for each row of items into dst,
-// stopping a row once its partial sum passes limit.
-func powRowsBound512(dst []float64, m []float32, p []float32, anchor []float32, items []float32, limit float64)
+// stopping a row once a partial sum (every other vector) passes limit.
+func powRowsBound512(dst []float64, m []float32, p []float32, anchor []float32, items []float32, limit float32)
 
 // sigmoids512 is Sigmoids on the first len(phi) − len(phi) mod 8 scores; it
 // reports whether any has |T·(φ − t)| > 708 or not finite: those are for
@@ -52,6 +57,11 @@ func expSmall512(logs []float32, d int, logm []float32, p []float32, scores []fl
 // the transposed e and c of expSmall; lanes of weight 0 add 0 (not 0·∞).
 func addSmall512(acc []float64, w []float64, e []float32, c []float32, d int)
 
+// sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
+// lanes), stopping a row once a partial sum (every other vector) passes
+// limit.
+func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
+
 // expRow256 is ExpRow on the first len(row) − len(row) mod 8 coordinates.
 func expRow256(logm []float32, p []float32, row []float32, e []float32, c []float32) float64
 
@@ -62,8 +72,8 @@ func addWeighted256(sumE []float64, sumEC []float64, w float64, e []float32, c [
 func powRows256(dst []float64, m []float32, p []float32, diffs []float32)
 
 // powRowsBound256 writes the fast score of anchor − item for each row of items into dst,
-// stopping a row once its partial sum passes limit.
-func powRowsBound256(dst []float64, m []float32, p []float32, anchor []float32, items []float32, limit float64)
+// stopping a row once a partial sum (every other vector) passes limit.
+func powRowsBound256(dst []float64, m []float32, p []float32, anchor []float32, items []float32, limit float32)
 
 // sigmoids256 is Sigmoids on the first len(phi) − len(phi) mod 4 scores; it
 // reports whether any has |T·(φ − t)| > 708 or not finite: those are for

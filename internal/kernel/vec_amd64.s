@@ -844,6 +844,91 @@ DATA ccsconst<>+4080(SB)/8, $0x3ff0000000000000
 DATA ccsconst<>+4088(SB)/8, $0x3ff0000000000000
 GLOBL ccsconst<>(SB), RODATA|NOPTR, $4096
 
+// func sqRowsBound512(dst []float64, anchor []float32, items []float32, limit float32)
+// Requires: AVX, AVX512F, BMI2, MMX+
+TEXT ·sqRowsBound512(SB), NOSPLIT, $0-76
+	MOVQ   dst_base+0(FP), AX
+	MOVQ   items_base+48(FP), CX
+	MOVQ   anchor_base+24(FP), DX
+	MOVQ   dst_len+8(FP), BX
+	MOVQ   anchor_len+32(FP), SI
+	VMOVSS limit+72(FP), X0
+	MOVQ   SI, DI
+	ANDQ   $0x0000000f, DI
+	MOVQ   $0x0000ffff, R8
+	BZHIQ  DI, R8, R8
+	KMOVW  R8, K1
+	MOVQ   SI, R8
+	SHRQ   $0x04, R8
+	SHLQ   $0x05, SI
+
+row:
+	TESTQ  BX, BX
+	JZ     done
+	VPXORD Z1, Z1, Z1
+	MOVQ   DX, R9
+	MOVQ   R8, R10
+
+chunk:
+	TESTQ         R10, R10
+	JZ            tail
+	PREFETCHT0    (CX)(SI*1)
+	VMOVUPS       (R9), Z2
+	VSUBPS        (CX), Z2, Z2
+	VFMADD231PS   Z2, Z2, Z1
+	ADDQ          $0x00000040, R9
+	ADDQ          $0x00000040, CX
+	DECQ          R10
+	TESTQ         $0x00000001, R10
+	JNZ           chunk
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VADDPS        Y3, Y1, Y3
+	VEXTRACTF128  $0x01, Y3, X2
+	VADDPS        X2, X3, X2
+	VMOVHLPS      X2, X2, X3
+	VADDPS        X3, X2, X2
+	VMOVSHDUP     X2, X3
+	VADDSS        X3, X2, X2
+	VUCOMISS      X0, X2
+	JA            exit
+	JMP           chunk
+
+tail:
+	TESTQ       DI, DI
+	JZ          sum
+	VMOVUPS.Z   (R9), K1, Z2
+	VMOVUPS.Z   (CX), K1, Z3
+	VSUBPS      Z3, Z2, Z2
+	VFMADD231PS Z2, Z2, Z1
+	LEAQ        (CX)(DI*4), CX
+	JMP         sum
+
+exit:
+	MOVQ R10, R9
+	SHLQ $0x06, R9
+	ADDQ R9, CX
+	LEAQ (CX)(DI*4), CX
+
+sum:
+	VCVTPS2PD     Y1, Z2
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VCVTPS2PD     Y3, Z3
+	VADDPD        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPD        Y3, Y2, Y3
+	VEXTRACTF128  $0x01, Y3, X2
+	VADDPD        X2, X3, X2
+	VPERMILPD     $0x01, X2, X3
+	VADDSD        X3, X2, X2
+	VMOVSD        X2, (AX)
+	ADDQ          $0x00000008, AX
+	DECQ          BX
+	JMP           row
+
+done:
+	VZEROUPPER
+	RET
+
 // func expRow512(logm []float32, p []float32, row []float32, e []float32, c []float32) float64
 // Requires: AVX, AVX512F, SSE2
 TEXT ·expRow512(SB), NOSPLIT, $0-128
@@ -909,7 +994,7 @@ done:
 	RET
 
 // func addWeighted512(sumE []float64, sumEC []float64, w float64, e []float32, c []float32)
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·addWeighted512(SB), NOSPLIT, $0-104
 	MOVQ         sumE_base+0(FP), AX
 	MOVQ         sumEC_base+24(FP), CX
@@ -917,8 +1002,7 @@ TEXT ·addWeighted512(SB), NOSPLIT, $0-104
 	MOVQ         c_base+80(FP), BX
 	MOVQ         e_len+64(FP), SI
 	SHRQ         $0x03, SI
-	MOVSD        w+48(FP), X0
-	VBROADCASTSD X0, Z0
+	VBROADCASTSD w+48(FP), Z0
 
 loop:
 	TESTQ     SI, SI
@@ -943,7 +1027,7 @@ done:
 	RET
 
 // func powRows512(dst []float64, m []float32, p []float32, diffs []float32)
-// Requires: AVX, AVX512F, BMI2
+// Requires: AVX, AVX512DQ, AVX512F, BMI2
 TEXT ·powRows512(SB), NOSPLIT, $0-96
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
@@ -973,11 +1057,8 @@ chunk:
 	VMOVUPS     (BX), Z1
 	VPANDD      ccsconst<>+1984(SB), Z1, Z1
 	VMULPS      (R9), Z1, Z1
-	VPSRLD      $0x17, Z1, Z2
-	VPSUBD      ccsconst<>+2176(SB), Z2, Z2
-	VCVTDQ2PS   Z2, Z2
-	VPANDD      ccsconst<>+2048(SB), Z1, Z3
-	VPORD       ccsconst<>+2112(SB), Z3, Z3
+	VGETEXPPS   Z1, Z2
+	VGETMANTPS  $0x00, Z1, Z3
 	VSUBPS      ccsconst<>+704(SB), Z3, Z3
 	VMOVUPS     ccsconst<>+1536(SB), Z4
 	VFMADD213PS ccsconst<>+1472(SB), Z3, Z4
@@ -997,11 +1078,9 @@ chunk:
 	VFMADD213PS ccsconst<>+1664(SB), Z3, Z4
 	VFMADD213PS ccsconst<>+1600(SB), Z3, Z4
 	VSCALEFPS   Z2, Z4, Z4
-	VPCMPGTD    ccsconst<>+2048(SB), Z1, K2
-	VPCMPGTD    ccsconst<>+2432(SB), Z1, K3
-	KANDNW      K2, K3, K2
-	VPCMPGTD    ccsconst<>+2368(SB), Z1, K3
-	KANDNW      K3, K2, K3
+	VFPCLASSPSZ $0xbf, Z1, K2
+	VFPCLASSPSZ $0xb9, Z1, K3
+	KNOTW       K2, K2
 	VMOVAPS.Z   Z4, K2, Z4
 	VBLENDMPS   ccsconst<>+768(SB), Z4, K3, Z4
 	VADDPS      Z4, Z0, Z0
@@ -1019,11 +1098,8 @@ tail:
 	VMOVUPS.Z   (R10), K1, Z3
 	VPANDD      ccsconst<>+1984(SB), Z1, Z1
 	VMULPS      Z2, Z1, Z1
-	VPSRLD      $0x17, Z1, Z2
-	VPSUBD      ccsconst<>+2176(SB), Z2, Z2
-	VCVTDQ2PS   Z2, Z2
-	VPANDD      ccsconst<>+2048(SB), Z1, Z4
-	VPORD       ccsconst<>+2112(SB), Z4, Z4
+	VGETEXPPS   Z1, Z2
+	VGETMANTPS  $0x00, Z1, Z4
 	VSUBPS      ccsconst<>+704(SB), Z4, Z4
 	VMOVUPS     ccsconst<>+1536(SB), Z5
 	VFMADD213PS ccsconst<>+1472(SB), Z4, Z5
@@ -1043,11 +1119,9 @@ tail:
 	VFMADD213PS ccsconst<>+1664(SB), Z4, Z3
 	VFMADD213PS ccsconst<>+1600(SB), Z4, Z3
 	VSCALEFPS   Z2, Z3, Z3
-	VPCMPGTD    ccsconst<>+2048(SB), Z1, K2
-	VPCMPGTD    ccsconst<>+2432(SB), Z1, K3
-	KANDNW      K2, K3, K2
-	VPCMPGTD    ccsconst<>+2368(SB), Z1, K3
-	KANDNW      K3, K2, K3
+	VFPCLASSPSZ $0xbf, Z1, K2
+	VFPCLASSPSZ $0xb9, Z1, K3
+	KNOTW       K2, K2
 	VMOVAPS.Z   Z3, K2, Z3
 	VBLENDMPS   ccsconst<>+768(SB), Z3, K3, Z3
 	VADDPS      Z3, Z0, Z0
@@ -1073,46 +1147,47 @@ done:
 	VZEROUPPER
 	RET
 
-// func powRowsBound512(dst []float64, m []float32, p []float32, anchor []float32, items []float32, limit float64)
-// Requires: AVX, AVX512F, BMI2, SSE2
-TEXT ·powRowsBound512(SB), NOSPLIT, $0-128
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  m_len+32(FP), DX
-	MOVQ  items_base+96(FP), BX
-	MOVQ  anchor_base+72(FP), SI
-	MOVSD limit+120(FP), X0
-	MOVQ  m_base+24(FP), DI
-	MOVQ  p_base+48(FP), R8
-	MOVQ  DX, R9
-	ANDQ  $0x0000000f, R9
-	MOVQ  $0x0000ffff, R10
-	BZHIQ R9, R10, R10
-	KMOVW R10, K1
-	SHRQ  $0x04, DX
+// func powRowsBound512(dst []float64, m []float32, p []float32, anchor []float32, items []float32, limit float32)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, MMX+
+TEXT ·powRowsBound512(SB), NOSPLIT, $0-124
+	MOVQ   dst_base+0(FP), AX
+	MOVQ   dst_len+8(FP), CX
+	MOVQ   m_len+32(FP), DX
+	MOVQ   items_base+96(FP), BX
+	MOVQ   anchor_base+72(FP), SI
+	VMOVSS limit+120(FP), X0
+	MOVQ   m_base+24(FP), DI
+	MOVQ   p_base+48(FP), R8
+	MOVQ   DX, R9
+	ANDQ   $0x0000000f, R9
+	MOVQ   $0x0000ffff, R10
+	BZHIQ  R9, R10, R10
+	KMOVW  R10, K1
+	MOVQ   DX, R10
+	SHRQ   $0x04, R10
+	SHLQ   $0x05, DX
 
 row:
 	TESTQ  CX, CX
 	JZ     done
 	VPXORD Z1, Z1, Z1
-	XORL   R10, R10
+	XORL   R11, R11
+	KXORW  K2, K2, K2
 	MOVQ   DI, R11
 	MOVQ   R8, R12
 	MOVQ   SI, R13
-	MOVQ   DX, R14
+	MOVQ   R10, R14
 
 chunk:
 	TESTQ         R14, R14
 	JZ            tail
+	PREFETCHT0    (BX)(DX*1)
 	VMOVUPS       (R13), Z2
 	VSUBPS        (BX), Z2, Z2
 	VPANDD        ccsconst<>+1984(SB), Z2, Z2
 	VMULPS        (R11), Z2, Z2
-	VPSRLD        $0x17, Z2, Z3
-	VPSUBD        ccsconst<>+2176(SB), Z3, Z3
-	VCVTDQ2PS     Z3, Z3
-	VPANDD        ccsconst<>+2048(SB), Z2, Z4
-	VPORD         ccsconst<>+2112(SB), Z4, Z4
+	VGETEXPPS     Z2, Z3
+	VGETMANTPS    $0x00, Z2, Z4
 	VSUBPS        ccsconst<>+704(SB), Z4, Z4
 	VMOVUPS       ccsconst<>+1536(SB), Z5
 	VFMADD213PS   ccsconst<>+1472(SB), Z4, Z5
@@ -1132,31 +1207,28 @@ chunk:
 	VFMADD213PS   ccsconst<>+1664(SB), Z4, Z5
 	VFMADD213PS   ccsconst<>+1600(SB), Z4, Z5
 	VSCALEFPS     Z3, Z5, Z5
-	VPCMPGTD      ccsconst<>+2048(SB), Z2, K2
-	VPCMPGTD      ccsconst<>+2432(SB), Z2, K3
-	KANDNW        K2, K3, K2
-	VPCMPGTD      ccsconst<>+2368(SB), Z2, K3
-	KANDNW        K3, K2, K3
-	VMOVAPS.Z     Z5, K2, Z5
-	KMOVW         K3, R15
-	ORL           R15, R10
+	VFPCLASSPSZ   $0xbf, Z2, K3
+	VFPCLASSPSZ   $0xb9, Z2, K4
+	KNOTW         K3, K3
+	VMOVAPS.Z     Z5, K3, Z5
+	KORW          K4, K2, K2
 	VADDPS        Z5, Z1, Z1
 	ADDQ          $0x00000040, R11
 	ADDQ          $0x00000040, R12
 	ADDQ          $0x00000040, BX
 	ADDQ          $0x00000040, R13
 	DECQ          R14
-	VCVTPS2PD     Y1, Z2
+	TESTQ         $0x00000001, R14
+	JNZ           chunk
 	VEXTRACTF64X4 $0x01, Z1, Y3
-	VCVTPS2PD     Y3, Z3
-	VADDPD        Z3, Z2, Z2
-	VEXTRACTF64X4 $0x01, Z2, Y3
-	VADDPD        Y3, Y2, Y3
+	VADDPS        Y3, Y1, Y3
 	VEXTRACTF128  $0x01, Y3, X2
-	VADDPD        X2, X3, X2
-	VPERMILPD     $0x01, X2, X3
-	VADDSD        X3, X2, X2
-	VUCOMISD      X0, X2
+	VADDPS        X2, X3, X2
+	VMOVHLPS      X2, X2, X3
+	VADDPS        X3, X2, X2
+	VMOVSHDUP     X2, X3
+	VADDSS        X3, X2, X2
+	VUCOMISS      X0, X2
 	JA            exit
 	JMP           chunk
 
@@ -1170,11 +1242,8 @@ tail:
 	VMOVUPS.Z   (R12), K1, Z4
 	VPANDD      ccsconst<>+1984(SB), Z2, Z2
 	VMULPS      Z3, Z2, Z2
-	VPSRLD      $0x17, Z2, Z3
-	VPSUBD      ccsconst<>+2176(SB), Z3, Z3
-	VCVTDQ2PS   Z3, Z3
-	VPANDD      ccsconst<>+2048(SB), Z2, Z5
-	VPORD       ccsconst<>+2112(SB), Z5, Z5
+	VGETEXPPS   Z2, Z3
+	VGETMANTPS  $0x00, Z2, Z5
 	VSUBPS      ccsconst<>+704(SB), Z5, Z5
 	VMOVUPS     ccsconst<>+1536(SB), Z6
 	VFMADD213PS ccsconst<>+1472(SB), Z5, Z6
@@ -1194,14 +1263,11 @@ tail:
 	VFMADD213PS ccsconst<>+1664(SB), Z5, Z4
 	VFMADD213PS ccsconst<>+1600(SB), Z5, Z4
 	VSCALEFPS   Z3, Z4, Z4
-	VPCMPGTD    ccsconst<>+2048(SB), Z2, K2
-	VPCMPGTD    ccsconst<>+2432(SB), Z2, K3
-	KANDNW      K2, K3, K2
-	VPCMPGTD    ccsconst<>+2368(SB), Z2, K3
-	KANDNW      K3, K2, K3
-	VMOVAPS.Z   Z4, K2, Z4
-	KMOVW       K3, R11
-	ORL         R11, R10
+	VFPCLASSPSZ $0xbf, Z2, K3
+	VFPCLASSPSZ $0xb9, Z2, K4
+	KNOTW       K3, K3
+	VMOVAPS.Z   Z4, K3, Z4
+	KORW        K4, K2, K2
 	VADDPS      Z4, Z1, Z1
 	LEAQ        (BX)(R9*4), BX
 
@@ -1216,7 +1282,8 @@ sum:
 	VADDPD        X2, X3, X2
 	VPERMILPD     $0x01, X2, X3
 	VADDSD        X3, X2, X2
-	TESTL         R10, R10
+	KMOVW         K2, R11
+	TESTL         R11, R11
 	JZ            store
 	VMOVSD        ccsconst<>+3072(SB), X2
 	JMP           store
@@ -1233,9 +1300,9 @@ exit:
 	VPERMILPD     $0x01, X2, X3
 	VADDSD        X3, X2, X2
 	VMOVAPD       X2, X2
-	MOVQ          R14, R10
-	SHLQ          $0x06, R10
-	ADDQ          R10, BX
+	MOVQ          R14, R11
+	SHLQ          $0x06, R11
+	ADDQ          R11, BX
 	LEAQ          (BX)(R9*4), BX
 
 store:
@@ -1249,32 +1316,30 @@ done:
 	RET
 
 // func sigmoids512(T float64, t float64, phi []float64, sig []float64, der []float64) bool
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·sigmoids512(SB), NOSPLIT, $0-89
 	MOVQ         phi_base+16(FP), AX
 	MOVQ         sig_base+40(FP), CX
 	MOVQ         der_base+64(FP), DX
 	MOVQ         phi_len+24(FP), BX
 	SHRQ         $0x03, BX
-	MOVSD        T+0(FP), X0
-	VBROADCASTSD X0, Z0
-	MOVSD        t+8(FP), X2
-	VBROADCASTSD X2, Z2
-	VMOVUPD      ccsconst<>+2624(SB), Z3
-	VPXORD       Z1, Z1, Z1
+	VBROADCASTSD T+0(FP), Z0
+	VBROADCASTSD t+8(FP), Z1
+	VMOVUPD      ccsconst<>+2624(SB), Z2
+	VPXORD       Z3, Z3, Z3
 	XORL         SI, SI
 
 loop:
 	TESTQ       BX, BX
 	JZ          done
 	VMOVUPD     (AX), Z4
-	VSUBPD      Z2, Z4, Z4
+	VSUBPD      Z1, Z4, Z4
 	VMULPD      Z0, Z4, Z4
 	VPANDQ      ccsconst<>+3136(SB), Z4, Z5
 	VCMPPD      $0x16, ccsconst<>+2944(SB), Z5, K1
 	KMOVW       K1, DI
 	ORL         DI, SI
-	VSUBPD      Z5, Z1, Z5
+	VSUBPD      Z5, Z3, Z5
 	VMAXPD      ccsconst<>+2880(SB), Z5, Z5
 	VMULPD      ccsconst<>+2688(SB), Z5, Z6
 	VRNDSCALEPD $0x00, Z6, Z6
@@ -1294,10 +1359,10 @@ loop:
 	VFMADD213PD ccsconst<>+3968(SB), Z5, Z7
 	VFMADD213PD ccsconst<>+4032(SB), Z5, Z7
 	VSCALEFPD   Z6, Z7, Z7
-	VADDPD      Z3, Z7, Z5
-	VDIVPD      Z5, Z3, Z5
-	VMOVUPD     Z3, Z6
-	VCMPPD      $0x11, Z1, Z4, K1
+	VADDPD      Z2, Z7, Z5
+	VDIVPD      Z5, Z2, Z5
+	VMOVUPD     Z2, Z6
+	VCMPPD      $0x11, Z3, Z4, K1
 	VBLENDMPD   Z7, Z6, K1, Z6
 	VMULPD      Z5, Z6, Z6
 	VMOVUPD     Z6, (CX)
@@ -1319,19 +1384,17 @@ done:
 	RET
 
 // func pnormRow512(y []float32, inv float32, p float32, up []float32) (sum float64, t float64, special bool)
-// Requires: AVX, AVX512F, SSE, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·pnormRow512(SB), NOSPLIT, $0-73
 	MOVQ         y_base+0(FP), AX
 	MOVQ         up_base+32(FP), CX
 	MOVQ         y_len+8(FP), DX
 	MOVQ         up_len+40(FP), BX
 	SHRQ         $0x04, DX
-	MOVSS        inv+24(FP), X0
-	VBROADCASTSS X0, Z0
-	MOVSS        p+28(FP), X3
-	VBROADCASTSS X3, Z3
-	VPXORD       Z1, Z1, Z1
+	VBROADCASTSS inv+24(FP), Z0
+	VBROADCASTSS p+28(FP), Z1
 	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
 	XORL         SI, SI
 
 loop:
@@ -1339,11 +1402,8 @@ loop:
 	JZ          done
 	VMULPS      (AX), Z0, Z4
 	VPANDD      ccsconst<>+1984(SB), Z4, Z4
-	VPSRLD      $0x17, Z4, Z5
-	VPSUBD      ccsconst<>+2176(SB), Z5, Z5
-	VCVTDQ2PS   Z5, Z5
-	VPANDD      ccsconst<>+2048(SB), Z4, Z6
-	VPORD       ccsconst<>+2112(SB), Z6, Z6
+	VGETEXPPS   Z4, Z5
+	VGETMANTPS  $0x00, Z4, Z6
 	VSUBPS      ccsconst<>+704(SB), Z6, Z6
 	VMOVUPS     ccsconst<>+1536(SB), Z7
 	VFMADD213PS ccsconst<>+1472(SB), Z6, Z7
@@ -1353,7 +1413,7 @@ loop:
 	VFMADD213PS ccsconst<>+1216(SB), Z6, Z7
 	VFMADD213PS ccsconst<>+1152(SB), Z6, Z7
 	VFMADD213PS Z5, Z7, Z6
-	VMULPS      Z3, Z6, Z5
+	VMULPS      Z1, Z6, Z5
 	VRNDSCALEPS $0x01, Z5, Z7
 	VSUBPS      Z7, Z5, Z5
 	VMOVUPS     ccsconst<>+1920(SB), Z8
@@ -1363,19 +1423,17 @@ loop:
 	VFMADD213PS ccsconst<>+1664(SB), Z5, Z8
 	VFMADD213PS ccsconst<>+1600(SB), Z5, Z8
 	VSCALEFPS   Z7, Z8, Z8
-	VPCMPGTD    ccsconst<>+2048(SB), Z4, K1
-	VPCMPGTD    ccsconst<>+2432(SB), Z4, K2
-	KANDNW      K1, K2, K1
-	VPCMPGTD    ccsconst<>+2368(SB), Z4, K2
-	KANDNW      K2, K1, K2
+	VFPCLASSPSZ $0xbf, Z4, K1
+	VFPCLASSPSZ $0xb9, Z4, K2
+	KNOTW       K1, K1
 	KMOVW       K2, DI
 	ORL         DI, SI
 	VMOVAPS.Z   Z8, K1, Z8
-	VADDPS      Z8, Z1, Z1
+	VADDPS      Z8, Z2, Z2
 	VMULPS      ccsconst<>+832(SB), Z6, Z6
 	VMOVAPS.Z   Z6, K1, Z6
 	VMULPS      Z8, Z6, Z6
-	VADDPS      Z6, Z2, Z2
+	VADDPS      Z6, Z3, Z3
 	TESTQ       BX, BX
 	JZ          next
 	VMOVUPS     Z8, (CX)
@@ -1387,8 +1445,8 @@ next:
 	JMP  loop
 
 done:
-	VCVTPS2PD     Y1, Z0
-	VEXTRACTF64X4 $0x01, Z1, Y1
+	VCVTPS2PD     Y2, Z0
+	VEXTRACTF64X4 $0x01, Z2, Y1
 	VCVTPS2PD     Y1, Z1
 	VADDPD        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
@@ -1397,8 +1455,8 @@ done:
 	VADDPD        X0, X1, X0
 	VPERMILPD     $0x01, X0, X1
 	VADDSD        X1, X0, X0
-	VCVTPS2PD     Y2, Z1
-	VEXTRACTF64X4 $0x01, Z2, Y2
+	VCVTPS2PD     Y3, Z1
+	VEXTRACTF64X4 $0x01, Z3, Y2
 	VCVTPS2PD     Y2, Z2
 	VADDPD        Z2, Z1, Z1
 	VEXTRACTF64X4 $0x01, Z1, Y2
@@ -1437,7 +1495,7 @@ gather:
 	RET
 
 // func normSmallFwd512(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32) uint16
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·normSmallFwd512(SB), NOSPLIT, $0-170
 	MOVQ         x_base+0(FP), AX
 	MOVQ         m_base+32(FP), CX
@@ -1489,8 +1547,7 @@ yl:
 	VMOVUPS      ccsconst<>+704(SB), Z1
 	VDIVPS       Z2, Z1, Z3
 	VMOVAPS.Z    Z3, K1, Z3
-	MOVSS        p+56(FP), X7
-	VBROADCASTSS X7, Z7
+	VBROADCASTSS p+56(FP), Z7
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	XORL         AX, AX
@@ -1501,11 +1558,8 @@ yl:
 uk:
 	VMULPS       (CX), Z3, Z8
 	VPANDD       Z0, Z8, Z8
-	VPSRLD       $0x17, Z8, Z9
-	VPSUBD       ccsconst<>+2176(SB), Z9, Z9
-	VCVTDQ2PS    Z9, Z9
-	VPANDD       ccsconst<>+2048(SB), Z8, Z10
-	VPORD        ccsconst<>+2112(SB), Z10, Z10
+	VGETEXPPS    Z8, Z9
+	VGETMANTPS   $0x00, Z8, Z10
 	VSUBPS       ccsconst<>+704(SB), Z10, Z10
 	VMOVUPS      ccsconst<>+1536(SB), Z11
 	VFMADD213PS  ccsconst<>+1472(SB), Z10, Z11
@@ -1527,11 +1581,9 @@ uk:
 	VSCALEFPS    Z11, Z12, Z12
 	VPCMPEQD     ccsconst<>+2112(SB), Z8, K2
 	VBLENDMPS    Z1, Z12, K2, Z12
-	VPCMPGTD     ccsconst<>+2048(SB), Z8, K2
-	VPCMPGTD     ccsconst<>+2432(SB), Z8, K3
-	KANDNW       K2, K3, K2
-	VPCMPGTD     ccsconst<>+2368(SB), Z8, K3
-	KANDNW       K3, K2, K3
+	VFPCLASSPSZ  $0xbf, Z8, K2
+	VFPCLASSPSZ  $0xb9, Z8, K3
+	KNOTW        K2, K2
 	KMOVW        K3, BX
 	ORL          BX, AX
 	VMOVAPS.Z    Z12, K2, Z12
@@ -1549,11 +1601,8 @@ uk:
 	VBLENDMPS    Z1, Z5, K2, Z5
 	VMOVUPS      Z5, 128(DI)
 	VMOVUPS      Z6, 192(DI)
-	VPSRLD       $0x17, Z5, Z0
-	VPSUBD       ccsconst<>+2176(SB), Z0, Z0
-	VCVTDQ2PS    Z0, Z0
-	VPANDD       ccsconst<>+2048(SB), Z5, Z1
-	VPORD        ccsconst<>+2112(SB), Z1, Z1
+	VGETEXPPS    Z5, Z0
+	VGETMANTPS   $0x00, Z5, Z1
 	VSUBPS       ccsconst<>+704(SB), Z1, Z1
 	VMOVUPS      ccsconst<>+1536(SB), Z2
 	VFMADD213PS  ccsconst<>+1472(SB), Z1, Z2
@@ -1564,8 +1613,7 @@ uk:
 	VFMADD213PS  ccsconst<>+1152(SB), Z1, Z2
 	VFMADD213PS  Z0, Z2, Z1
 	VMOVUPS      Z1, 256(DI)
-	MOVSS        invP+60(FP), X0
-	VBROADCASTSS X0, Z0
+	VBROADCASTSS invP+60(FP), Z0
 	VMULPS       Z1, Z0, Z0
 	VRNDSCALEPS  $0x01, Z0, Z2
 	VSUBPS       Z2, Z0, Z0
@@ -1577,8 +1625,7 @@ uk:
 	VFMADD213PS  ccsconst<>+1600(SB), Z0, Z3
 	VSCALEFPS    Z2, Z3, Z3
 	VMOVUPS      Z3, 64(DI)
-	MOVSS        cpE+64(FP), X0
-	VBROADCASTSS X0, Z0
+	VBROADCASTSS cpE+64(FP), Z0
 	VMULPS       Z1, Z0, Z0
 	VRNDSCALEPS  $0x01, Z0, Z1
 	VSUBPS       Z1, Z0, Z0
@@ -1779,6 +1826,88 @@ coord:
 	VZEROUPPER
 	RET
 
+// func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sqRowsBound256(SB), NOSPLIT, $0-76
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    items_base+48(FP), CX
+	MOVQ    anchor_base+24(FP), DX
+	MOVQ    dst_len+8(FP), BX
+	MOVQ    anchor_len+32(FP), SI
+	VMOVSS  limit+72(FP), X0
+	MOVQ    SI, DI
+	ANDQ    $0x00000007, DI
+	MOVQ    $0x00000008, R8
+	SUBQ    DI, R8
+	LEAQ    ccsconst<>+2560(SB), R9
+	VMOVUPS (R9)(R8*4), Y1
+	MOVQ    SI, R8
+	SHRQ    $0x03, R8
+	SHLQ    $0x05, SI
+
+row:
+	TESTQ  BX, BX
+	JZ     done
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R9
+	MOVQ   R8, R10
+
+chunk:
+	TESTQ        R10, R10
+	JZ           tail
+	PREFETCHT0   (CX)(SI*1)
+	VMOVUPS      (R9), Y3
+	VSUBPS       (CX), Y3, Y3
+	VFMADD231PS  Y3, Y3, Y2
+	ADDQ         $0x00000020, R9
+	ADDQ         $0x00000020, CX
+	DECQ         R10
+	TESTQ        $0x00000001, R10
+	JNZ          chunk
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+	VUCOMISS     X0, X3
+	JA           exit
+	JMP          chunk
+
+tail:
+	TESTQ       DI, DI
+	JZ          sum
+	VMASKMOVPS  (R9), Y1, Y3
+	VMASKMOVPS  (CX), Y1, Y4
+	VSUBPS      Y4, Y3, Y3
+	VFMADD231PS Y3, Y3, Y2
+	LEAQ        (CX)(DI*4), CX
+	JMP         sum
+
+exit:
+	MOVQ R10, R9
+	SHLQ $0x05, R9
+	ADDQ R9, CX
+	LEAQ (CX)(DI*4), CX
+
+sum:
+	VCVTPS2PD    X2, Y3
+	VEXTRACTF128 $0x01, Y2, X2
+	VCVTPS2PD    X2, Y2
+	VADDPD       Y2, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPD       X2, X3, X2
+	VPERMILPD    $0x01, X2, X3
+	VADDSD       X3, X2, X2
+	VMOVSD       X2, (AX)
+	ADDQ         $0x00000008, AX
+	DECQ         BX
+	JMP          row
+
+done:
+	VZEROUPPER
+	RET
+
 // func expRow256(logm []float32, p []float32, row []float32, e []float32, c []float32) float64
 // Requires: AVX, AVX2, FMA3, SSE2
 TEXT ·expRow256(SB), NOSPLIT, $0-128
@@ -1845,7 +1974,7 @@ done:
 	RET
 
 // func addWeighted256(sumE []float64, sumEC []float64, w float64, e []float32, c []float32)
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX
 TEXT ·addWeighted256(SB), NOSPLIT, $0-104
 	MOVQ         sumE_base+0(FP), AX
 	MOVQ         sumEC_base+24(FP), CX
@@ -1853,8 +1982,7 @@ TEXT ·addWeighted256(SB), NOSPLIT, $0-104
 	MOVQ         c_base+80(FP), BX
 	MOVQ         e_len+64(FP), SI
 	SHRQ         $0x02, SI
-	MOVSD        w+48(FP), X0
-	VBROADCASTSD X0, Y0
+	VBROADCASTSD w+48(FP), Y0
 
 loop:
 	TESTQ     SI, SI
@@ -2022,15 +2150,15 @@ done:
 	VZEROUPPER
 	RET
 
-// func powRowsBound256(dst []float64, m []float32, p []float32, anchor []float32, items []float32, limit float64)
-// Requires: AVX, AVX2, FMA3, SSE2
-TEXT ·powRowsBound256(SB), NOSPLIT, $0-128
+// func powRowsBound256(dst []float64, m []float32, p []float32, anchor []float32, items []float32, limit float32)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·powRowsBound256(SB), NOSPLIT, $8-124
 	MOVQ    dst_base+0(FP), AX
 	MOVQ    dst_len+8(FP), CX
 	MOVQ    m_len+32(FP), DX
 	MOVQ    items_base+96(FP), BX
 	MOVQ    anchor_base+72(FP), SI
-	MOVSD   limit+120(FP), X0
+	VMOVSS  limit+120(FP), X0
 	MOVQ    m_base+24(FP), DI
 	MOVQ    p_base+48(FP), R8
 	MOVQ    DX, R9
@@ -2039,25 +2167,28 @@ TEXT ·powRowsBound256(SB), NOSPLIT, $0-128
 	SUBQ    R9, R10
 	LEAQ    ccsconst<>+2560(SB), R11
 	VMOVUPS (R11)(R10*4), Y1
-	SHRQ    $0x03, DX
+	MOVQ    DX, R10
+	SHRQ    $0x03, R10
+	SHLQ    $0x05, DX
 
 row:
 	TESTQ  CX, CX
 	JZ     done
 	VXORPS Y2, Y2, Y2
-	XORL   R10, R10
-	MOVQ   DI, R11
-	MOVQ   R8, R12
-	MOVQ   SI, R13
-	MOVQ   DX, R14
+	XORL   R11, R11
+	MOVQ   DI, R12
+	MOVQ   R8, R13
+	MOVQ   SI, R14
+	MOVQ   R10, R15
 
 chunk:
-	TESTQ        R14, R14
+	TESTQ        R15, R15
 	JZ           tail
-	VMOVUPS      (R13), Y3
+	PREFETCHT0   (BX)(DX*1)
+	VMOVUPS      (R14), Y3
 	VSUBPS       (BX), Y3, Y3
 	VPAND        ccsconst<>+1984(SB), Y3, Y3
-	VMULPS       (R11), Y3, Y3
+	VMULPS       (R12), Y3, Y3
 	VPSRLD       $0x17, Y3, Y4
 	VPSUBD       ccsconst<>+2176(SB), Y4, Y4
 	VCVTDQ2PS    Y4, Y4
@@ -2072,7 +2203,7 @@ chunk:
 	VFMADD213PS  ccsconst<>+1216(SB), Y5, Y6
 	VFMADD213PS  ccsconst<>+1152(SB), Y5, Y6
 	VFMADD213PS  Y4, Y6, Y5
-	VMULPS       (R12), Y5, Y5
+	VMULPS       (R13), Y5, Y5
 	VCMPPS       $0x1d, ccsconst<>+1024(SB), Y5, Y4
 	VMAXPS       ccsconst<>+896(SB), Y5, Y5
 	VMINPS       ccsconst<>+960(SB), Y5, Y5
@@ -2095,34 +2226,34 @@ chunk:
 	VPCMPGTD     ccsconst<>+2368(SB), Y3, Y3
 	VANDNPS      Y3, Y4, Y3
 	VANDPS       Y4, Y7, Y7
-	VMOVMSKPS    Y3, R15
-	ORL          R15, R10
+	VMOVMSKPS    Y3, BP
+	ORL          BP, R11
 	VADDPS       Y7, Y2, Y2
-	ADDQ         $0x00000020, R11
 	ADDQ         $0x00000020, R12
-	ADDQ         $0x00000020, BX
 	ADDQ         $0x00000020, R13
-	DECQ         R14
-	VCVTPS2PD    X2, Y3
-	VEXTRACTF128 $0x01, Y2, X4
-	VCVTPS2PD    X4, Y4
-	VADDPD       Y4, Y3, Y3
-	VEXTRACTF128 $0x01, Y3, X4
-	VADDPD       X4, X3, X4
-	VPERMILPD    $0x01, X4, X3
-	VADDSD       X3, X4, X4
-	VUCOMISD     X0, X4
+	ADDQ         $0x00000020, BX
+	ADDQ         $0x00000020, R14
+	DECQ         R15
+	TESTQ        $0x00000001, R15
+	JNZ          chunk
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+	VUCOMISS     X0, X3
 	JA           exit
 	JMP          chunk
 
 tail:
 	TESTQ       R9, R9
 	JZ          sum
-	VMASKMOVPS  (R13), Y1, Y3
+	VMASKMOVPS  (R14), Y1, Y3
 	VMASKMOVPS  (BX), Y1, Y4
 	VSUBPS      Y4, Y3, Y3
-	VMASKMOVPS  (R11), Y1, Y4
-	VMASKMOVPS  (R12), Y1, Y5
+	VMASKMOVPS  (R12), Y1, Y4
+	VMASKMOVPS  (R13), Y1, Y5
 	VPAND       ccsconst<>+1984(SB), Y3, Y3
 	VMULPS      Y4, Y3, Y3
 	VPSRLD      $0x17, Y3, Y4
@@ -2162,8 +2293,8 @@ tail:
 	VPCMPGTD    ccsconst<>+2368(SB), Y3, Y3
 	VANDNPS     Y3, Y4, Y3
 	VANDPS      Y4, Y7, Y7
-	VMOVMSKPS   Y3, R11
-	ORL         R11, R10
+	VMOVMSKPS   Y3, R12
+	ORL         R12, R11
 	VADDPS      Y7, Y2, Y2
 	LEAQ        (BX)(R9*4), BX
 
@@ -2176,7 +2307,7 @@ sum:
 	VADDPD       X2, X3, X2
 	VPERMILPD    $0x01, X2, X3
 	VADDSD       X3, X2, X2
-	TESTL        R10, R10
+	TESTL        R11, R11
 	JZ           store
 	VMOVSD       ccsconst<>+3072(SB), X2
 	JMP          store
@@ -2191,9 +2322,9 @@ exit:
 	VPERMILPD    $0x01, X2, X3
 	VADDSD       X3, X2, X2
 	VMOVAPD      X2, X2
-	MOVQ         R14, R10
-	SHLQ         $0x05, R10
-	ADDQ         R10, BX
+	MOVQ         R15, R11
+	SHLQ         $0x05, R11
+	ADDQ         R11, BX
 	LEAQ         (BX)(R9*4), BX
 
 store:
@@ -2207,17 +2338,15 @@ done:
 	RET
 
 // func sigmoids256(T float64, t float64, phi []float64, sig []float64, der []float64) bool
-// Requires: AVX, AVX2, FMA3, SSE2
+// Requires: AVX, AVX2, FMA3
 TEXT ·sigmoids256(SB), NOSPLIT, $0-89
 	MOVQ         phi_base+16(FP), AX
 	MOVQ         sig_base+40(FP), CX
 	MOVQ         der_base+64(FP), DX
 	MOVQ         phi_len+24(FP), BX
 	SHRQ         $0x02, BX
-	MOVSD        T+0(FP), X0
-	VBROADCASTSD X0, Y0
-	MOVSD        t+8(FP), X1
-	VBROADCASTSD X1, Y1
+	VBROADCASTSD T+0(FP), Y0
+	VBROADCASTSD t+8(FP), Y1
 	VMOVUPD      ccsconst<>+2624(SB), Y2
 	VXORPS       Y3, Y3, Y3
 	XORL         SI, SI
@@ -2281,17 +2410,15 @@ done:
 	RET
 
 // func pnormRow256(y []float32, inv float32, p float32, up []float32) (sum float64, t float64, special bool)
-// Requires: AVX, AVX2, FMA3, SSE, SSE2
+// Requires: AVX, AVX2, FMA3, SSE2
 TEXT ·pnormRow256(SB), NOSPLIT, $0-73
 	MOVQ         y_base+0(FP), AX
 	MOVQ         up_base+32(FP), CX
 	MOVQ         y_len+8(FP), DX
 	MOVQ         up_len+40(FP), BX
 	SHRQ         $0x03, DX
-	MOVSS        inv+24(FP), X0
-	VBROADCASTSS X0, Y0
-	MOVSS        p+28(FP), X1
-	VBROADCASTSS X1, Y1
+	VBROADCASTSS inv+24(FP), Y0
+	VBROADCASTSS p+28(FP), Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	XORL         SI, SI
@@ -2402,7 +2529,7 @@ gather:
 	RET
 
 // func normSmallFwd256(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32) uint16
-// Requires: AVX, AVX2, AVX512F, AVX512VL, FMA3, SSE
+// Requires: AVX, AVX2, AVX512F, AVX512VL, FMA3
 TEXT ·normSmallFwd256(SB), NOSPLIT, $0-170
 	MOVQ         x_base+0(FP), AX
 	MOVQ         m_base+32(FP), CX
@@ -2454,8 +2581,7 @@ yl:
 	VMOVUPS      ccsconst<>+704(SB), Y4
 	VDIVPS       Y1, Y4, Y5
 	VANDPS       Y3, Y5, Y5
-	MOVSS        p+56(FP), X6
-	VBROADCASTSS X6, Y6
+	VBROADCASTSS p+56(FP), Y6
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	XORL         AX, AX
@@ -2536,8 +2662,7 @@ uk:
 	VFMADD213PS  ccsconst<>+1152(SB), Y1, Y2
 	VFMADD213PS  Y0, Y2, Y1
 	VMOVUPS      Y1, 128(DI)
-	MOVSS        invP+60(FP), X0
-	VBROADCASTSS X0, Y0
+	VBROADCASTSS invP+60(FP), Y0
 	VMULPS       Y1, Y0, Y0
 	VCMPPS       $0x1d, ccsconst<>+1024(SB), Y0, Y2
 	VMAXPS       ccsconst<>+896(SB), Y0, Y0
@@ -2556,8 +2681,7 @@ uk:
 	VMULPS       Y0, Y5, Y5
 	VBLENDVPS    Y2, ccsconst<>+768(SB), Y5, Y5
 	VMOVUPS      Y5, 32(DI)
-	MOVSS        cpE+64(FP), X0
-	VBROADCASTSS X0, Y0
+	VBROADCASTSS cpE+64(FP), Y0
 	VMULPS       Y1, Y0, Y0
 	VCMPPS       $0x1d, ccsconst<>+1024(SB), Y0, Y1
 	VMAXPS       ccsconst<>+896(SB), Y0, Y0

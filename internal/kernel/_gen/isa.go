@@ -402,3 +402,48 @@ func c32(name string) Mem {
 	}
 	return constTab.Offset(off)
 }
+
+// tailMask returns d mod w (in a new register) and the mask of that many
+// leading lanes: a K register (AVX-512) or a vector (AVX2, for VMASKMOVPS).
+func (s isa) tailMask(d Register) (r Register, k Register, v VecVirtual) {
+	r = GP64()
+	MOVQ(d, r)
+	ANDQ(U32(s.w-1), r)
+	if s.avx512 {
+		k = K()
+		all, bits := GP64(), GP64()
+		MOVQ(U32(0xffff), all)
+		BZHIQ(r, all, bits) // (1 << r) − 1
+		KMOVW(bits.As32(), k)
+		return r, k, nil
+	}
+	v = YMM()
+	off, tab := GP64(), GP64()
+	MOVQ(U32(8), off)
+	SUBQ(r, off)
+	LEAQ(c32("tail"), tab)
+	VMOVUPS(Mem{Base: tab, Index: off, Scale: 4}, v)
+	return r, nil, v
+}
+
+// hsumPS returns the float32 sum of the lanes of v in an XMM register's
+// low lane.
+func (s isa) hsumPS(v Register) Register {
+	x := XMM()
+	if s.avx512 {
+		y := YMM()
+		VEXTRACTF64X4(U8(1), v, y)
+		VADDPS(y, v.(VecVirtual).AsY(), y)
+		VEXTRACTF128(U8(1), y, x)
+		VADDPS(x, y.AsX(), x)
+	} else {
+		VEXTRACTF128(U8(1), v, x)
+		VADDPS(x, v.(VecVirtual).AsX(), x)
+	}
+	h := XMM()
+	VMOVHLPS(x, x, h)
+	VADDPS(h, x, x)
+	VMOVSHDUP(x, h)
+	VADDSS(h, x, x)
+	return x
+}

@@ -44,6 +44,19 @@ func (s isa) exp32(x Register) Register {
 // log2 returns Log2Poly of the lanes whose bits (int32 lanes, a positive
 // normal float32) are bits: k + f·Q(f).
 func (s isa) log2(bits Register) Register {
+	if s.avx512 {
+		// VGETEXPPS and VGETMANTPS give k and 1 + f of a normal y exactly.
+		k, f := s.vec(), s.vec()
+		VGETEXPPS(bits, k)
+		VGETMANTPS(U8(0), bits, f) // [1, 2), the source's sign
+		VSUBPS(s.konst("one"), f, f)
+		q := s.load("q6")
+		for _, c := range []string{"q5", "q4", "q3", "q2", "q1", "q0"} {
+			VFMADD213PS(s.konst(c), f, q)
+		}
+		VFMADD213PS(k, q, f)
+		return f
+	}
 	k := s.vec()
 	VPSRLD(U8(23), bits, k)
 	VPSUBD(s.konst("bias"), k, k)
@@ -87,6 +100,16 @@ func (s isa) exp2(a Register) Register {
 // normal float32, and of those that are neither normal nor 0 (subnormal,
 // +Inf, NaN).
 func (s isa) classes(bits Register) (normal, special mask) {
+	if s.avx512 {
+		// VFPCLASSPS: 0x01 QNaN, 0x02 +0, 0x04 −0, 0x08 +Inf, 0x10 −Inf,
+		// 0x20 subnormal, 0x80 SNaN.
+		other, sp := K(), K()
+		VFPCLASSPSZ(U8(0xbf), bits, other)
+		VFPCLASSPSZ(U8(0xb9), bits, sp)
+		normal = K()
+		KNOTW(other, normal)
+		return normal, sp
+	}
 	atLeast := s.gtI(s.konst("mantMask"), bits) // normal or above
 	above := s.gtI(s.konst("maxNormal"), bits)  // +Inf or NaN
 	normal = s.andNotM(atLeast, above)
@@ -126,17 +149,29 @@ func (s isa) keepPD(m mask, v Register) {
 	}
 }
 
-// broadcast64 broadcasts the float64 in the low lane of x.
-func (s isa) broadcast64(x Register) VecVirtual {
+// paramAddr is the address of a scalar parameter. Scalars are read from
+// it by VEX instructions: avo's Load of a float emits the legacy-SSE MOVSS
+// or MOVSD, which after vector code pays the AVX–SSE transition (measured:
+// it made normSmallFwd twice as slow).
+func paramAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+// bcastParam32 broadcasts a float32 parameter into a new register.
+func (s isa) bcastParam32(name string) VecVirtual {
 	v := s.vec()
-	VBROADCASTSD(x, v)
+	VBROADCASTSS(paramAddr(name), v)
 	return v
 }
 
-// broadcast32 broadcasts the float32 in the low lane of x.
-func (s isa) broadcast32(x Register) VecVirtual {
+// bcastParam64 broadcasts a float64 parameter into a new register.
+func (s isa) bcastParam64(name string) VecVirtual {
 	v := s.vec()
-	VBROADCASTSS(x, v)
+	VBROADCASTSD(paramAddr(name), v)
 	return v
 }
 
