@@ -53,7 +53,7 @@ func members(g Geometry, q float64, dst []bool, scores []float64, diffs []float3
 	d := g.Dim()
 	var one [1]float64
 	for i, s := range scores {
-		if margin := rel*math.Max(s, q) + abs; math.IsInf(s, 0) || math.IsNaN(s) || math.Abs(s-q) <= margin {
+		if margin := rel*max(s, q) + abs; math.IsInf(s, 0) || math.IsNaN(s) || math.Abs(s-q) <= margin {
 			s = g.Scores(one[:], diffs[i*d:(i+1)*d])[0]
 			scores[i] = s
 		}
