@@ -69,6 +69,7 @@ var (
 	powRowsV      func(dst []float64, m, p, diffs []float32)
 	powRowsBoundV func(dst []float64, m, p, anchor, items []float32, limit float32)
 	sqRowsBoundV  func(dst []float64, anchor, items []float32, limit float32)
+	matRowsV      func(y, x, mt []float32, d int)
 	sigmoidsV     func(T, t float64, phi, sig, der []float64) bool
 	pnormRowV     func(y []float32, inv, p float32, up []float32) (sum, t float64, special bool)
 	transposeV    func(xt, x []float32, d int)
@@ -84,7 +85,7 @@ func setLevel(l level) {
 	current = l
 	lanes = 0
 	expRowV, addWeightedV, powRowsV, powRowsBoundV, sqRowsBoundV, sigmoidsV = nil, nil, nil, nil, nil, nil
-	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = nil, nil, nil, nil, nil, nil
+	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV, matRowsV = nil, nil, nil, nil, nil, nil, nil
 	setVector(l)
 }
 

@@ -168,3 +168,44 @@ func median(v []float64) float64 {
 	}
 	return s[len(s)/2]
 }
+
+// TestMatRows: the single-norm's vector product y = x·mt against the
+// float64 product, within float32 rounding of d terms, for odd and even
+// row counts and column counts that leave 0–3 vectors after the tiles of
+// four.
+func TestMatRows(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		if matRowsV == nil {
+			t.Skip("no vector product at the portable level")
+		}
+		rng := rand.New(rand.NewPCG(3, 3))
+		for _, nv := range []int{1, 2, 3, 4, 5, 7, 8, 9} {
+			d := nv * lanes
+			mt := make([]float32, d*d)
+			for i := range mt {
+				mt[i] = float32(rng.NormFloat64())
+			}
+			for _, r := range []int{1, 2, 3, 10} {
+				x := make([]float32, r*d)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+				y := make([]float32, r*d)
+				mulRows(y, x, mt, make([]float32, 4*d), d)
+				for i := range r {
+					for k := range d {
+						var want, mag float64
+						for l := range d {
+							p := float64(x[i*d+l]) * float64(mt[l*d+k])
+							want += p
+							mag += math.Abs(p)
+						}
+						if math.Abs(float64(y[i*d+k])-want) > 1e-6*mag*float64(d) {
+							t.Fatalf("d=%d, %d rows: y[%d][%d] = %v, want %v", d, r, i, k, y[i*d+k], want)
+						}
+					}
+				}
+			}
+		}
+	})
+}

@@ -7,6 +7,10 @@ package kernel
 // limit.
 func sqRowsBound512(dst []float64, anchor []float32, items []float32, limit float32)
 
+// matRows512 writes y = x·mt for the rows of x (an even number of rows of d, d a
+// multiple of 16; mt d×d row-major), two rows at a time.
+func matRows512(y []float32, x []float32, mt []float32, d int)
+
 // expRow512 is ExpRow on the first len(row) − len(row) mod 16 coordinates.
 func expRow512(logm []float32, p []float32, row []float32, e []float32, c []float32) float64
 
@@ -61,6 +65,10 @@ func addSmall512(acc []float64, w []float64, e []float32, c []float32, d int)
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.
 func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
+
+// matRows256 writes y = x·mt for the rows of x (an even number of rows of d, d a
+// multiple of 8; mt d×d row-major), two rows at a time.
+func matRows256(y []float32, x []float32, mt []float32, d int)
 
 // expRow256 is ExpRow on the first len(row) − len(row) mod 8 coordinates.
 func expRow256(logm []float32, p []float32, row []float32, e []float32, c []float32) float64

@@ -330,6 +330,7 @@ func defineConsts() {
 	f32("inf", float32(math.Inf(1)))
 	f32("ln2", math.Ln2)
 	f32("m127", -127)
+	f32("m126", -126)
 	f32("p127", math.Nextafter32(128, 0)) // the largest float32 below 128
 	f32("p128", 128)
 	f32("big", 0x1p100)

@@ -74,10 +74,14 @@ func (s isa) log2(bits Register) Register {
 }
 
 // exp2 returns Exp2Poly's 2^a of the lanes of a (clobbered): P(a − ⌊a⌋)·2^⌊a⌋,
-// 0 far below and +Inf far above.
+// 0 below −126 and +Inf from 128 on.
 func (s isa) exp2(a Register) Register {
-	var big mask
-	if !s.avx512 {
+	var big, low mask
+	if s.avx512 {
+		// Below −126, 0 as Exp2Poly has it (VSCALEFPS would give
+		// subnormals, which cost microcode assists wherever they go next).
+		low = s.cmp(cmpGE, s.konst("m126"), a)
+	} else {
 		big = s.cmp(cmpGE, s.konst("p128"), a)
 		VMAXPS(s.konst("m127"), a, a)
 		VMINPS(s.konst("p127"), a, a)
@@ -90,7 +94,9 @@ func (s isa) exp2(a Register) Register {
 		VFMADD213PS(s.konst(c), a, e)
 	}
 	s.pow2(fl, e)
-	if !s.avx512 {
+	if s.avx512 {
+		s.keep(low, e)
+	} else {
 		s.sel(big, s.konst("inf"), e)
 	}
 	return e
