@@ -9,8 +9,8 @@ import (
 )
 
 // TestNormTrainKernels: the single-norm's training kernels (ScoresPrepared,
-// ScoreGradsPrepared; float32 vector kernels in a GOEXPERIMENT=simd
-// build: along rows from d = 16, sixteen rows at a time below) agree with the
+// ScoreGradsPrepared; float32 vector kernels at the AVX2 and AVX-512
+// levels: along rows from d = 16, a vector of rows at a time below) agree with the
 // exact ones within kernel.NormTrainTol — scores row by row, gradients relative to
 // their norm — with a zero row, zero coordinates, a coordinate far below the
 // others and a partial last block. With a diagonal M (so that y keeps x's

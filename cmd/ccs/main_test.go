@@ -30,8 +30,8 @@ func golden(t *testing.T, name, tmp string, args ...string) error {
 }
 
 // goldenTrained is golden for output whose figures come from training. The
-// golden files are the default build's; where the training kernels are the
-// vector ones (kernel.Vector: a GOEXPERIMENT=simd build with AVX-512)
+// golden files are the portable kernels'; where the training kernels are the
+// vector ones (kernel.Vector: the AVX2 and AVX-512 levels)
 // float32 rounding sends training down a slightly different path, so there
 // only the text around the figures is compared.
 func goldenTrained(t *testing.T, name, tmp string, args ...string) error {
