@@ -236,7 +236,8 @@ func (c *Collection) filter(s *conformal.Set, anchor []float32) func(lo, hi int,
 		return func(lo, hi int, keep []bool, sc []float64) {
 			kernel.SqRowsBound(sc, anchor, c.Rows[lo*d:hi*d], limit)
 			for i, v := range sc {
-				keep[i] = !(v > limit)
+				// +Inf: a float32 square overflowed where float64 does not.
+				keep[i] = !(v > limit) || math.IsInf(v, 1)
 			}
 		}
 	case *geometry.GenBall:
@@ -246,6 +247,9 @@ func (c *Collection) filter(s *conformal.Set, anchor []float32) func(lo, hi int,
 			m[j], p[j] = float32(mf[j]), float32(pf[j])
 		}
 		rel, abs := g.FastTolerance()
+		if !(rel < 0.5) {
+			return nil // exponents so large that the fast score bounds nothing
+		}
 		// Above (q + abs)/(1 − rel) a fast score is certainly outside (see
 		// geometry.Members); partial sums are float32 lane sums: 1e-5 more.
 		limit := (q + abs) / (1 - rel) * (1 + 1e-5)
@@ -256,7 +260,7 @@ func (c *Collection) filter(s *conformal.Set, anchor []float32) func(lo, hi int,
 			}
 		}
 	case *geometry.Norm:
-		if t := c.transformed(s); t != nil {
+		if t := c.transformed(s); t != nil && t.matches(g) {
 			return t.filter(q, anchor)
 		}
 	}

@@ -175,3 +175,33 @@ func TestSearchErrors(t *testing.T) {
 func second[T any](_ T, err error) error { return err }
 
 func third[T, U any](_ T, _ U, err error) error { return err }
+
+// TestFilterEdges: the filters never drop an item the exact scan keeps —
+// an ℓ2 difference whose float32 square overflows (the exact score sums in
+// float64), and a generalized ball with exponents so large that the fast
+// score's error bound exceeds 1 (no filter then).
+func TestFilterEdges(t *testing.T) {
+	info := conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90}
+	gb, err := geometry.NewGenBall([]float64{1, 1}, []float64{5e4, 5e4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		s      *conformal.Set
+		rows   []float32
+		anchor []float32
+		want   int
+	}{
+		{"ℓ2 overflow", &conformal.Set{Geometry: geometry.Ball{D: 2}, Threshold: 2e20, Alpha: 0.1, Calibration: info},
+			[]float32{0, 0, 1e20, 0}, []float32{0, 0}, 2},
+		{"huge p", &conformal.Set{Geometry: gb, Threshold: 1, Alpha: 0.1, Calibration: info},
+			[]float32{0.5, 0.5}, []float32{0, 0}, 1},
+	} {
+		c, _ := NewCollection(tc.rows, 2, nil)
+		hits, _, err := Search(context.Background(), tc.s, tc.anchor, c, 0)
+		if err != nil || len(hits) != tc.want {
+			t.Errorf("%s: %d hits (%v), want %d", tc.name, len(hits), err, tc.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
@@ -18,14 +19,16 @@ func TransformBytes(n, d int) int64 { return int64(n) * int64(d+1) * 4 }
 
 // Transform prepares c for searches with the single-norm set s, whose score
 // ‖M(a − z)‖_p = ‖M·a − M·z‖_p: it computes M·z of every item once (in
-// float64, kept in float32: TransformBytes), so that a search costs O(d)
+// float64, kept in float32, with a bound on each item's rounding:
+// TransformBytes), so that a search costs O(d)
 // per item instead of O(d²) — the fast p-th power kernel with its early
 // exit on M·a − M·z, then an exact rescoring of the items it cannot rule
 // out, so the hits are those of the plain scan. It refuses, with the
 // reason, a set that is not a single-norm, a p below 1 (a quasi-norm: the
 // error bound needs the triangle inequality), a dimension other than c's,
 // or a transform larger than maxBytes (≤ 0: no limit). Transforming again
-// for the same set does nothing. Safe for concurrent use with Search.
+// for the same set does nothing; a set whose M or p has changed since is
+// scanned plainly. Safe for concurrent use with Search.
 func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	g, ok := s.Geometry.(*geometry.Norm)
 	switch {
@@ -66,13 +69,21 @@ func (c *Collection) transformed(s *conformal.Set) *normTransform {
 // normTransform is a collection transformed by a single-norm's M.
 type normTransform struct {
 	d        int
-	m        []float64 // M, row-major
+	m        []float64 // M, row-major, as transformed (matches checks it)
 	p        float64
 	z        []float32 // M·item of each item, n×d
-	zn       []float32 // ‖M·item‖_p of each, rounded up
+	zn       []float32 // Σ_l |item_l|·c_l of each, rounded up: ≥ ‖|M|·|item|‖_p ≥ ‖M·item‖_p
 	znMax    float64
+	c        []float64 // c_l = ‖column l of M‖_p
 	ones, ps []float32 // the fast kernel's m = 1 and p
 	rel, abs float64   // its error bound (geometry.FastTolerance)
+}
+
+// matches reports whether g still has the M and p the collection was
+// transformed with (a set's geometry changed after Transform is scanned
+// plainly).
+func (t *normTransform) matches(g *geometry.Norm) bool {
+	return g.P() == t.p && slices.Equal(g.M(), t.m)
 }
 
 func newNormTransform(g *geometry.Norm, c *Collection) (*normTransform, error) {
@@ -92,6 +103,20 @@ func newNormTransform(g *geometry.Norm, c *Collection) (*normTransform, error) {
 		return nil, fmt.Errorf("transform: %w", err)
 	}
 	t.rel, t.abs = gb.FastTolerance()
+	t.c = make([]float64, d)
+	for l := range d {
+		var a float64
+		for k := range d {
+			a = math.Max(a, math.Abs(t.m[k*d+l]))
+		}
+		if a > 0 {
+			var s float64
+			for k := range d {
+				s += math.Pow(math.Abs(t.m[k*d+l])/a, p)
+			}
+			t.c[l] = a * math.Pow(s, 1/p) * (1 + 1e-12)
+		}
+	}
 	m := blas64.General{Rows: d, Cols: d, Data: t.m, Stride: d}
 	const rows = 2048
 	maxes := make([]float64, parallel.Chunks(c.N, rows))
@@ -107,30 +132,18 @@ func newNormTransform(g *geometry.Norm, c *Collection) (*normTransform, error) {
 			blas64.General{Rows: n, Cols: d, Data: y, Stride: d})
 		for i := range n {
 			yi := y[i*d : (i+1)*d]
-			var a float64
 			for k, v := range yi {
 				t.z[(lo+i)*d+k] = float32(v)
-				a = math.Max(a, math.Abs(v))
 			}
-			nrm := 0.0
-			switch {
-			case a == 0:
-			case p == 2:
-				var s float64
-				for _, v := range yi {
-					s += (v / a) * (v / a)
-				}
-				nrm = a * math.Sqrt(s)
-			default:
-				var s float64
-				for _, v := range yi {
-					s += math.Pow(math.Abs(v)/a, p)
-				}
-				nrm = a * math.Pow(s, 1/p)
+			// Minkowski: ‖|M|·|z|‖_p ≤ Σ_l |z_l|·‖column l‖_p, which also
+			// bounds ‖M·z‖_p; rounded up, with room for the sum's rounding.
+			var nrm float64
+			for l, v := range c.Rows[(lo+i)*d : (lo+i+1)*d] {
+				nrm += math.Abs(float64(v)) * t.c[l]
 			}
-			// Rounded up, with room for the float64 sums' rounding.
-			zn := float32(nrm * (1 + 1e-12))
-			if float64(zn) < nrm*(1+1e-12) {
+			nrm *= 1 + 1e-12
+			zn := float32(nrm)
+			if float64(zn) < nrm {
 				zn = math.Nextafter32(zn, float32(math.Inf(1)))
 			}
 			t.zn[lo+i] = zn
@@ -143,38 +156,39 @@ func newNormTransform(g *geometry.Norm, c *Collection) (*normTransform, error) {
 	return t, nil
 }
 
-// filter is Collection.filter for a transformed collection. With ỹ =
-// fl32(M·a) − fl32(M·z) in float32, ‖ỹ − y‖_p ≤ u·(‖M·a‖_p + ‖M·z‖_p + ‖ỹ‖_p)
-// (u = 2⁻²⁴ per rounding, Minkowski for p ≥ 1; taken as 4u), and the fast
-// kernel's φ̃ = S̃^{1/p} is within 2·rel·φ + (d·2⁻¹²⁶)^{1/p} of ‖ỹ‖_p. An item
-// is out once φ̃ passes q by that margin: with the largest ‖M·z‖_p for the
-// early exit on the partial sums, with the item's own afterwards.
+// filter is Collection.filter for a transformed collection. The exact scan
+// scores ‖M·fl32(a − z)‖_p; the kernel sums |ỹ_k|^p with ỹ = fl32(M·a) −
+// fl32(M·z) in float32. Each of the three roundings and that of a − z is u =
+// 2⁻²⁴ of |M|·|a| + |M|·|z| or of |ỹ| per coordinate, so by Minkowski (p ≥ 1)
+// the two vectors differ by at most 2u·(A + Z) + u·‖ỹ‖_p, with A = Σ_l |a_l|·c_l
+// ≥ ‖|M|·|a|‖_p and Z the item's zn (taken as 4u·(A + Z + φ̃)); and the fast
+// kernel's φ̃ = S̃^{1/p} is within 2·rel·φ + (d·2⁻¹²⁶)^{1/p} of ‖ỹ‖_p. An item is
+// out once φ̃ passes q by that margin: with the largest Z for the early exit
+// on the partial sums, with the item's own afterwards. Where the margin
+// would not leave room (rel near 1: huge p) there is no filter.
 func (t *normTransform) filter(q float64, anchor []float32) func(lo, hi int, keep []bool, scratch []float64) {
 	d, p := t.d, t.p
 	ya := make([]float32, d)
-	var sa float64
-	amax := 0.0
-	yv := make([]float64, d)
+	var A float64
 	for k := range d {
 		var v float64
 		for l := range d {
 			v += t.m[k*d+l] * float64(anchor[l])
 		}
-		yv[k], ya[k] = v, float32(v)
-		amax = math.Max(amax, math.Abs(v))
+		ya[k] = float32(v)
 	}
-	nya := 0.0
-	if amax > 0 {
-		for _, v := range yv {
-			sa += math.Pow(math.Abs(v)/amax, p)
-		}
-		nya = amax * math.Pow(sa, 1/p)
+	for l, v := range anchor {
+		A += math.Abs(float64(v)) * t.c[l]
 	}
+	A *= 1 + 1e-12
 	const u4 = 4 * 0x1p-24
 	slack := 1 - u4 - 2*t.rel
+	if !(slack > 0.5) {
+		return nil
+	}
 	absPhi := math.Pow(float64(d)*kernel.MinNormal32, 1/p)
-	// φ̃ above cut(zn) is out: φ − q ≥ φ̃ − margin(φ̃) − q > 0.
-	cut := func(zn float64) float64 { return (q + u4*(nya+zn) + absPhi) / slack }
+	// φ̃ above cut(Z) is out: φ − q ≥ φ̃ − margin(φ̃) − q > 0.
+	cut := func(zn float64) float64 { return (q + u4*(A+zn) + absPhi) / slack }
 	limit := math.Pow(cut(t.znMax), p) * (1 + 1e-5) // on the partial sums S̃
 	return func(lo, hi int, keep []bool, sc []float64) {
 		kernel.FastPowRowsBound(sc, t.ones, t.ps, ya, t.z[lo*d:hi*d], limit)

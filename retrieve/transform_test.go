@@ -115,3 +115,37 @@ func TestTransformRefuses(t *testing.T) {
 		t.Errorf("Transform within the limit: %v", err)
 	}
 }
+
+// TestTransformEdges: the transformed scan keeps the plain scan's hits for
+// an ill-conditioned M (the rounding of a − z in float32, which the exact
+// scan scores, is far larger than that of M·a − M·z: without its term in the
+// margin the hit is lost), and a set whose M changed after Transform is
+// scanned plainly with the new M.
+func TestTransformEdges(t *testing.T) {
+	g, err := geometry.NewNorm(2, []float64{1, -1, 0, 1e-9}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []float32{3 * 0x1p-27, 0, 5, 6}
+	anchor := []float32{1, 1}
+	s := &conformal.Set{Geometry: g, Threshold: 1e-8, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90}}
+	plain, _ := NewCollection(rows, 2, nil)
+	fast, _ := NewCollection(rows, 2, nil)
+	if err := fast.Transform(s, 0); err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := Search(context.Background(), s, anchor, plain, 0)
+	got, _, _ := Search(context.Background(), s, anchor, fast, 0)
+	if len(want) != 1 || !slices.Equal(got, want) {
+		t.Fatalf("ill-conditioned M: %v transformed, %v plain", got, want)
+	}
+	// Change M: the old transform must not answer.
+	g.SetParams([]float64{1, 0, 0, 1, 2})
+	s.Threshold = 0.5
+	// a − z = (0.3, −0.3): 0.42 with M = I, 0.6 with the old M.
+	want, _, _ = Search(context.Background(), s, []float32{5.3, 5.7}, plain, 0)
+	got, _, _ = Search(context.Background(), s, []float32{5.3, 5.7}, fast, 0)
+	if len(want) != 1 || !slices.Equal(got, want) {
+		t.Fatalf("after SetParams: %v transformed, %v plain", got, want)
+	}
+}

@@ -88,7 +88,9 @@ type Config struct {
 	// collections (retrieve.Collection.Transform: M·z of every item, made at
 	// each load) may take in all; default 4 GiB; negative: none. A
 	// transform that would not fit is refused, and GET /v1/sets says why;
-	// that pair is then searched by the plain scan.
+	// that pair is then searched by the plain scan. During a reload the
+	// old generation is served while the new one is built, so both
+	// generations' transforms are held: up to twice this.
 	TransformBytes int64
 }
 

@@ -49,7 +49,7 @@ func serveCommand() *command {
 			fs.IntVar(&o.MaxResults, "max-results", 10_000, "most retrieval hits per response")
 			fs.DurationVar(&o.Grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take after SIGTERM")
 			fs.Float64Var(&o.MonitorDelta, "monitor-delta", 0.01, "each OOD drift monitor raises its alarm when its test martingale reaches 1/`δ` (false alarm on an in-distribution stream: probability ≤ δ)")
-			fs.Int64Var(&o.TransformMemory, "transform-memory", 4<<30, "memory in `bytes` the single-norm sets may take for their transformed collections (M·z of each item, made at each load so that retrieval costs O(d) per item); a transform over it is refused and that pair scanned plainly (GET /v1/sets says which); 0 or negative: none")
+			fs.Int64Var(&o.TransformMemory, "transform-memory", 4<<30, "memory in `bytes` the single-norm sets may take for their transformed collections (M·z of each item, made at each load so that retrieval costs O(d) per item); a transform over it is refused and that pair scanned plainly (GET /v1/sets says which); a reload holds both generations, up to twice this; 0 or negative: none")
 			return nil
 		}, runServe)
 }

@@ -3,11 +3,12 @@ package kernel
 import "golang.org/x/sys/cpu"
 
 // detect returns the best level the processor (and the operating system,
-// which must save the vector registers) runs.
+// which must save the vector registers) runs: the extensions each level's
+// functions require, as vec_amd64.s lists them (TestRequires).
 func detect() level {
 	x := cpu.X86
 	switch {
-	case x.HasAVX512F && x.HasBMI2 && x.HasAVX2 && x.HasFMA:
+	case x.HasAVX512F && x.HasAVX512DQ && x.HasAVX512VL && x.HasBMI2 && x.HasAVX2 && x.HasFMA:
 		return avx512
 	case x.HasAVX2 && x.HasFMA:
 		return avx2

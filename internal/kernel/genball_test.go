@@ -51,6 +51,16 @@ func testExpRow(t *testing.T) {
 		if s := ExpRow(logm, p, row, e, c); !math.IsInf(s, 1) {
 			t.Errorf("d=%d: overflowing row sums to %v, want +Inf", d, s)
 		}
+		// NaN stays NaN, as Exp32 has it, in every lane.
+		for j := range d {
+			row[j] = float32(math.NaN())
+		}
+		ExpRow(logm, p, row, e, c)
+		for j := range d {
+			if !math.IsNaN(float64(e[j])) {
+				t.Fatalf("d=%d: exp of NaN at %d is %v", d, j, e[j])
+			}
+		}
 	}
 	// The gradient accumulation against the scalar one.
 	for _, d := range []int{1, 3, 4, 8, 13, 128} {

@@ -3,6 +3,9 @@ package kernel
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -208,4 +211,48 @@ func TestMatRows(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRequires: every assembly function uses only the extensions its level
+// checks for (detect): the AVX2 forms nothing of AVX-512 — on a processor
+// without it they would stop with SIGILL, which tests on an AVX-512
+// machine under CCS_KERNELS=avx2 cannot see — and the AVX-512 forms only
+// F, DQ, VL and BMI2 besides. avo writes each function's requirements
+// above it in vec_amd64.s.
+func TestRequires(t *testing.T) {
+	src, err := os.ReadFile("vec_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"AVX", "AVX2", "FMA3", "SSE", "SSE2", "MMX+"}
+	allowed := map[string][]string{
+		"256": base,
+		"512": append(slices.Clone(base), "AVX512F", "AVX512DQ", "AVX512VL", "BMI2"),
+	}
+	lines := strings.Split(string(src), "\n")
+	n := 0
+	for i, line := range lines {
+		name, ok := strings.CutPrefix(line, "TEXT ·")
+		if !ok {
+			continue
+		}
+		name = name[:strings.Index(name, "(")]
+		level := name[len(name)-3:]
+		if allowed[level] == nil {
+			t.Fatalf("%s: no level suffix", name)
+		}
+		req, ok := strings.CutPrefix(lines[i-1], "// Requires: ")
+		if !ok {
+			t.Fatalf("%s: no Requires line above it", name)
+		}
+		for _, ext := range strings.Split(req, ", ") {
+			if !slices.Contains(allowed[level], ext) {
+				t.Errorf("%s requires %s, which its level does not check", name, ext)
+			}
+		}
+		n++
+	}
+	if n < 20 {
+		t.Fatalf("%d functions found in vec_amd64.s", n)
+	}
 }

@@ -328,6 +328,7 @@ func defineConsts() {
 	}
 	f32("one", 1)
 	f32("inf", float32(math.Inf(1)))
+	f32("nan", float32(math.NaN()))
 	f32("ln2", math.Ln2)
 	f32("m127", -127)
 	f32("m126", -126)

@@ -429,7 +429,15 @@ func pnormRow(s isa) {
 // each row (a gather per coordinate).
 func transposeLoop(s isa, x, d, xt Register) {
 	dv := s.vec()
-	VPBROADCASTD(d.(GPVirtual).As32(), dv)
+	if s.avx512 {
+		VPBROADCASTD(d.(GPVirtual).As32(), dv)
+	} else {
+		// AVX2 broadcasts from a vector register only (the general
+		// register form is AVX-512's).
+		x := XMM()
+		VMOVD(d.(GPVirtual).As32(), x)
+		VPBROADCASTD(x, dv)
+	}
 	idx := s.vec()
 	VPMULLD(c32("lanes"), dv, idx)
 	src, out := GP64(), GP64()

@@ -16,11 +16,12 @@ func (s isa) load(name string) VecVirtual {
 }
 
 // exp32 returns Exp32 of the lanes of x (clobbered): x = n·ln2 + r
-// (Cody–Waite), Cephes' polynomial, 2ⁿ; exactly 0 below ExpMin and +Inf
-// above ExpMax or for NaN.
+// (Cody–Waite), Cephes' polynomial, 2ⁿ; exactly 0 below ExpMin, +Inf above
+// ExpMax, NaN for NaN.
 func (s isa) exp32(x Register) Register {
 	inRange := s.cmp(cmpGE, s.konst("expMin"), x)
-	big := s.cmp(0x16, s.konst("expMax"), x) // not (x ≤ ExpMax): above, or NaN
+	big := s.cmp(cmpGT, s.konst("expMax"), x)
+	nan := s.cmp(0x03, x, x) // unordered: NaN, which stays NaN as in Exp32
 	VMAXPS(s.konst("expMin"), x, x)
 	VMINPS(s.konst("expMax"), x, x)
 	n := s.vec()
@@ -38,6 +39,7 @@ func (s isa) exp32(x Register) Register {
 	s.pow2(n, q)
 	s.keep(inRange, q)
 	s.sel(big, s.konst("inf"), q)
+	s.sel(nan, s.konst("nan"), q)
 	return q
 }
 
