@@ -17,12 +17,13 @@ func reproduceCommand() *command {
 	return &command{
 		name:    "reproduce",
 		args:    "TABLE [flags]",
-		short:   "reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed; sim-threshold: the threshold-mode comparison; fmnist: Fashion-MNIST with the project's encoders, Table 2's layout; ood: OOD detection, Fashion-MNIST against MNIST digits and noise)",
+		short:   "reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed; sim-threshold: the threshold-mode comparison; pnorm: the isotropic p-ball at fixed coverage and fixed volume; fmnist: Fashion-MNIST with the project's encoders, Table 2's layout; ood: OOD detection, Fashion-MNIST against MNIST digits and noise)",
 		subName: "TABLE",
 		sub: []*command{
 			reproduceSimCommand(),
 			reproduceSimDrawsCommand(),
 			reproduceSimThresholdCommand(),
+			reproducePNormCommand(),
 			reproduceFMNISTCommand(),
 			reproduceOODCommand(),
 		},

@@ -17,7 +17,7 @@ type versionOptions struct {
 
 func versionCommand() *command {
 	return newCommand("version", "[-json]",
-		"print the module version, the Go toolchain and the build's kernels (portable or vector) and BLAS",
+		"print the module version, the Go toolchain, the kernels in use (portable, AVX2 or AVX-512) and BLAS",
 		func(fs *flag.FlagSet, o *versionOptions) func() error {
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
 			return nil

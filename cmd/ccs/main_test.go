@@ -274,6 +274,9 @@ func TestReproduceSim(t *testing.T) {
 	if err := golden(t, "reproduce-sim-draws-small", "", "reproduce", "sim-draws", "-draws", "3", "-k", "20", "-per-class", "200", "-quiet"); err != nil {
 		t.Fatal(err)
 	}
+	if err := golden(t, "reproduce-pnorm-small", "", "reproduce", "pnorm", "-seeds", "2", "-k", "20", "-per-class", "200", "-quiet"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // checkHeadFile loads a set file with a head and checks its dimensions and

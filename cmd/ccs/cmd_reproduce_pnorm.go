@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"flag"
+
+	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/train"
+)
+
+// reproducePNormOptions are ccs reproduce pnorm's inputs.
+type reproducePNormOptions struct {
+	tableOptions
+	simOptions
+}
+
+func reproducePNormCommand() *command {
+	return newCommand("pnorm", "[-seeds 20] [-alpha 0.05] [-k 500] [-per-class 5000] [-data-seed N] [-json] [-quiet]",
+		"the paper's p-norm table: the isotropic p-ball on the simulation at p = 2, 1, 0.9 … 0.5, at fixed coverage and at the ℓ2 ball's volume",
+		func(fs *flag.FlagSet, o *reproducePNormOptions) func() error {
+			addTableFlags(fs, &o.tableOptions, 20)
+			addSimFlags(fs, &o.simOptions, true)
+			return nil
+		}, runReproducePNorm)
+}
+
+func runReproducePNorm(_ context.Context, o reproducePNormOptions, out *output) error {
+	if o.Out != "" {
+		return usagef("reproduce pnorm: -out is not supported (the table fits no learned set)")
+	}
+	cfg, err := o.simOptions.config(o.tableOptions, train.Config{}) // nothing is trained
+	if err != nil {
+		return err
+	}
+	bar := newProgress(out, o.Quiet, "seed")
+	t, err := experiment.PNorm(cfg, experiment.PNormPs, func(done, total int) { bar.step(done, total, "") })
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(out.stdout, t)
+	}
+	return t.WriteText(out.stdout)
+}
