@@ -34,16 +34,27 @@ func addWeightedPortable(sumE, sumEC []float64, w float64, e, c []float32) {
 func fastPowRow(m, p, x []float32) float64 {
 	var phi float64
 	for j, v := range x {
-		y := m[j] * math.Float32frombits(math.Float32bits(v)&0x7fffffff)
-		switch {
-		case y == 0:
-		case y >= MinNormal32 && y <= math.MaxFloat32:
-			phi += float64(Exp2Poly(p[j] * Log2Poly(y)))
-		default: // subnormal, +Inf or NaN: for the exact score
-			phi = math.Inf(1)
+		t, special := powTerm(m[j], p[j], v)
+		if special {
+			t = math.Inf(1)
 		}
+		phi += t
 	}
 	return phi
+}
+
+// powTerm is one coordinate's term of the fast score, 2^(p·log2(m·|v|)) by
+// Log2Poly and Exp2Poly; 0 for m·|v| = 0; special (and 0) where m·|v| is
+// subnormal, +Inf or NaN, for the exact score.
+func powTerm(m, p, v float32) (term float64, special bool) {
+	y := m * math.Float32frombits(math.Float32bits(v)&0x7fffffff)
+	switch {
+	case y == 0:
+		return 0, false
+	case y >= MinNormal32 && y <= math.MaxFloat32:
+		return float64(Exp2Poly(p * Log2Poly(y))), false
+	}
+	return 0, true
 }
 
 // fastPowRowsPortable is FastPowRows row by row.
@@ -189,15 +200,9 @@ func fastPowRowBound(m, p, anchor, item []float32, limit float64) float64 {
 	special := false
 	for j0 := 0; j0 < len(m); j0 += every {
 		for j := j0; j < min(len(m), j0+every); j++ {
-			v := anchor[j] - item[j]
-			y := m[j] * math.Float32frombits(math.Float32bits(v)&0x7fffffff)
-			switch {
-			case y == 0:
-			case y >= MinNormal32 && y <= math.MaxFloat32:
-				phi += float64(Exp2Poly(p[j] * Log2Poly(y)))
-			default:
-				special = true
-			}
+			t, sp := powTerm(m[j], p[j], anchor[j]-item[j])
+			phi += t
+			special = special || sp
 		}
 		if phi > limit {
 			return phi

@@ -55,13 +55,6 @@ func (s isa) zero(v Register) {
 	}
 }
 
-// bcast broadcasts a float32 constant (memory) into a new register.
-func (s isa) bcast(m Mem) VecVirtual {
-	v := s.vec()
-	VBROADCASTSS(m, v)
-	return v
-}
-
 // konst returns the operand of constant name: the replicated vector in
 // memory (a load folded into the instruction; AVX2's sixteen registers would
 // not hold the polynomials' constants besides the working values).
@@ -83,14 +76,18 @@ func (s isa) or(b, a Op, dst Register) {
 	}
 }
 
+// newMask allocates a mask: a K register (AVX-512) or a vector (AVX2). The
+// compare instructions take either as their destination.
+func (s isa) newMask() mask {
+	if s.avx512 {
+		return K()
+	}
+	return YMM()
+}
+
 // cmp returns the mask of a <pred> b (VCMPPS predicates).
 func (s isa) cmp(pred uint8, b Op, a Register) mask {
-	if s.avx512 {
-		k := K()
-		VCMPPS(U8(pred), b, a, k)
-		return k
-	}
-	m := YMM()
+	m := s.newMask()
 	VCMPPS(U8(pred), b, a, m)
 	return m
 }
@@ -107,24 +104,14 @@ const (
 
 // gtI returns the mask of a > b as signed int32 lanes.
 func (s isa) gtI(b Op, a Register) mask {
-	if s.avx512 {
-		k := K()
-		VPCMPGTD(b, a, k)
-		return k
-	}
-	m := YMM()
+	m := s.newMask()
 	VPCMPGTD(b, a, m)
 	return m
 }
 
 // eqI returns the mask of a == b as int32 lanes.
 func (s isa) eqI(b Op, a Register) mask {
-	if s.avx512 {
-		k := K()
-		VPCMPEQD(b, a, k)
-		return k
-	}
-	m := YMM()
+	m := s.newMask()
 	VPCMPEQD(b, a, m)
 	return m
 }
@@ -149,17 +136,6 @@ func (s isa) andNotM(a, b mask) mask {
 	}
 	m := YMM()
 	VANDNPS(a, b, m) // ¬b ∧ a
-	return m
-}
-
-func (s isa) orM(a, b mask) mask {
-	if s.avx512 {
-		k := K()
-		KORW(a, b, k)
-		return k
-	}
-	m := YMM()
-	VORPS(a, b, m)
 	return m
 }
 
@@ -224,21 +200,27 @@ func (s isa) pow2(n, v Register) {
 	VMULPS(t, v, v)
 }
 
+// halves returns the float32 lanes of v widened to float64: lanes
+// 0…w/2−1 and w/2…w−1.
+func (s isa) halves(v Register) (lo, hi VecVirtual) {
+	lo, hi = s.vec(), s.vec()
+	VCVTPS2PD(s.half(v), lo)
+	if s.avx512 {
+		VEXTRACTF64X4(U8(1), v, hi.AsY())
+		VCVTPS2PD(hi.AsY(), hi)
+	} else {
+		VEXTRACTF128(U8(1), v, hi.AsX())
+		VCVTPS2PD(hi.AsX(), hi)
+	}
+	return lo, hi
+}
+
 // widen adds the float32 lanes of v, as float64, into the float64
 // accumulator acc: first the low half, then the high half.
-func (s isa) widen(v Register, lo Register) {
-	t := s.vec()
-	VCVTPS2PD(s.half(v), t)
-	VADDPD(t, lo, lo)
-	h := s.vec()
-	if s.avx512 {
-		VEXTRACTF64X4(U8(1), v, h.AsY())
-		VCVTPS2PD(h.AsY(), h)
-	} else {
-		VEXTRACTF128(U8(1), v, h.AsX())
-		VCVTPS2PD(h.AsX(), h)
-	}
-	VADDPD(h, lo, lo)
+func (s isa) widen(v Register, acc Register) {
+	lo, hi := s.halves(v)
+	VADDPD(lo, acc, acc)
+	VADDPD(hi, acc, acc)
 }
 
 // hsum64 returns the sum of the float64 lanes of v in an XMM register's low
@@ -264,18 +246,9 @@ func (s isa) hsum64(v Register) Register {
 // hsum32 returns the float64 sum of the float32 lanes of v (widened, then
 // hsum64).
 func (s isa) hsum32(v Register) Register {
-	acc := s.vec()
-	VCVTPS2PD(s.half(v), acc)
-	h := s.vec()
-	if s.avx512 {
-		VEXTRACTF64X4(U8(1), v, h.AsY())
-		VCVTPS2PD(h.AsY(), h)
-	} else {
-		VEXTRACTF128(U8(1), v, h.AsX())
-		VCVTPS2PD(h.AsX(), h)
-	}
-	VADDPD(h, acc, acc)
-	return s.hsum64(acc)
+	lo, hi := s.halves(v)
+	VADDPD(hi, lo, lo)
+	return s.hsum64(lo)
 }
 
 // The constants: each float32 or int32 replicated in sixteen lanes (64

@@ -262,7 +262,7 @@ func powRows(s isa, bound bool) {
 		JMP(LabelRef("store"))
 		Label("exit")
 		// The row's remaining coordinates are not read: skip to the next row.
-		VMOVAPD(part64(s, acc), sum)
+		VMOVAPD(s.hsum32(acc), sum) // the partial sum (its register is not live here)
 		rest := GP64()
 		MOVQ(j, rest)
 		SHLQ(U8(log2w(s)+2), rest)
@@ -278,10 +278,6 @@ func powRows(s isa, bound bool) {
 	VZEROUPPER()
 	RET()
 }
-
-// part64 recomputes a row's partial sum at the early exit (the register
-// holding it inside the loop is not live at the label).
-func part64(s isa, acc Register) Register { return s.hsum32(acc) }
 
 func sigmoids(s isa) {
 	text(s, "sigmoids", "func(T, t float64, phi, sig, der []float64) bool",
@@ -677,17 +673,8 @@ func expSmall(s isa) {
 	ej := s.exp32(x)
 	VMOVUPS(ej, mem(e))
 	VMOVUPS(cj, mem(c))
-	lo := s.vec()
-	VCVTPS2PD(s.half(ej), lo)
+	lo, hi := s.halves(ej)
 	VADDPD(lo, acc0, acc0)
-	hi := s.vec()
-	if s.avx512 {
-		VEXTRACTF64X4(U8(1), ej, hi.AsY())
-		VCVTPS2PD(hi.AsY(), hi)
-	} else {
-		VEXTRACTF128(U8(1), ej, hi.AsX())
-		VCVTPS2PD(hi.AsX(), hi)
-	}
 	VADDPD(hi, acc1, acc1)
 	ADDQ(U32(4), logm)
 	ADDQ(U32(4), p)

@@ -128,15 +128,8 @@ func (s isa) classes(bits Register) (normal, special mask) {
 
 // Float64 lanes.
 
-func (s isa) konst64(name string) Op { return c32(name) }
-
 func (s isa) cmpPD(pred uint8, b Op, a Register) mask {
-	if s.avx512 {
-		k := K()
-		VCMPPD(U8(pred), b, a, k)
-		return k
-	}
-	m := YMM()
+	m := s.newMask()
 	VCMPPD(U8(pred), b, a, m)
 	return m
 }
