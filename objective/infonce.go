@@ -103,33 +103,33 @@ func InfoNCE(b Pairs, tau float64, ga, gp, gn []float64, workers int) (float64, 
 			// shared by all K positives: O(K + KNeg) per anchor. Cosines lie
 			// in [−1, 1], so shifting by the largest logit keeps every
 			// exponential within e^{−2/τ} of 1.
-			mx := math.Inf(-1)
+			// Each positive's term −log(e^{l₀}/(e^{l₀} + Σ e^{lₙ})) is
+			// computed about its own maximum m = max(l₀, max lₙ): with a
+			// shared maximum a low positive logit at a small τ would
+			// underflow its whole denominator to 0.
+			mn := math.Inf(-1)
 			for l := range b.KNeg {
 				logit[1+l] = sim(1+b.K+l) / tau
-				mx = max(mx, logit[1+l])
+				mn = max(mn, logit[1+l])
 			}
-			for j := 1; j <= b.K; j++ {
-				gs[j] = sim(j) / tau // the positives' logits, for now
-				mx = max(mx, gs[j])
-			}
-			var sNeg float64
+			var sNeg float64 // Σ e^{lₙ − mn}
 			for l := range b.KNeg {
-				logit[1+l] = math.Exp(logit[1+l] - mx)
+				logit[1+l] = math.Exp(logit[1+l] - mn)
 				sNeg += logit[1+l]
 			}
-			var loss, sumInvZ float64
+			var loss, negW float64 // negW = Σ_j e^{mn − m_j}/z_j
 			for j := 1; j <= b.K; j++ {
-				l0 := gs[j]
-				e0 := math.Exp(l0 - mx)
-				z := e0 + sNeg
-				loss += mx + math.Log(z) - l0
-				// ∂/∂logit: softmax − 1 for the positive, softmax for the
-				// negatives (summed over the K positives below).
+				l0 := sim(j) / tau
+				m := max(l0, mn)
+				e0 := math.Exp(l0 - m)
+				en := math.Exp(mn - m)
+				z := e0 + sNeg*en // ≥ 1: one of its terms is e⁰
+				loss += m + math.Log(z) - l0
 				gs[j] = (e0/z - 1) / tau
-				sumInvZ += 1 / z
+				negW += en / z
 			}
 			for l := range b.KNeg {
-				gs[1+b.K+l] = logit[1+l] * sumInvZ / tau
+				gs[1+b.K+l] = logit[1+l] * negW / tau
 			}
 			sums[c] += loss
 			if !grad {

@@ -46,6 +46,17 @@ func TestInfoNCEValue(t *testing.T) {
 	if math.Abs(got-want) > 1e-15 {
 		t.Errorf("two positives: loss %v, want %v", got, want)
 	}
+	// A small τ (the paper's sensitivity sweep goes to 0.001): two
+	// positives at s = 1 and s = −1 and a negative at s = 0 give the
+	// terms log(1 + e^{−1/τ}) ≈ 0 and log(1 + e^{1/τ}) ≈ 1/τ, 1000 and
+	// 2000 logits apart: finite, not −Inf from a shared maximum.
+	for _, tau := range []float64{0.01, 0.001} {
+		got, err := InfoNCE(b, tau, make([]float64, 2), make([]float64, 4), make([]float64, 2), 1)
+		want := (math.Log1p(math.Exp(-1/tau)) + 1/tau + math.Log1p(math.Exp(-1/tau))) / 2
+		if err != nil || math.Abs(got-want) > 1e-12*want {
+			t.Errorf("τ = %v: loss %v (%v), want %v", tau, got, err, want)
+		}
+	}
 }
 
 // TestInfoNCEGradients checks ∂L/∂ of anchors, positives and negatives
@@ -53,7 +64,7 @@ func TestInfoNCEValue(t *testing.T) {
 func TestInfoNCEGradients(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 1))
-	for _, tau := range []float64{0.1, 0.5} {
+	for _, tau := range []float64{0.1, 0.5, 0.02} {
 		b := randPairs(rng, 3, 2, 4, 5)
 		ga, gp, gn := make([]float64, len(b.Anchors)), make([]float64, len(b.Positives)), make([]float64, len(b.Negatives))
 		if _, err := InfoNCE(b, tau, ga, gp, gn, 1); err != nil {
