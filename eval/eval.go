@@ -4,11 +4,14 @@
 package eval
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
@@ -32,47 +35,110 @@ func Evaluate(s *conformal.Set, test *bundle.Bundle) (Result, error) {
 	if !s.Calibrated() {
 		return Result{}, conformal.ErrNotCalibrated
 	}
-	if s.Geometry.Dim() != test.D {
-		return Result{}, fmt.Errorf("set has dimension %d, test embeddings %d", s.Geometry.Dim(), test.D)
+	r, err := evaluate(s.Geometry, []float64{s.Threshold}, test)
+	if err != nil {
+		return Result{}, err
 	}
-	// One count per chunk of anchors, summed in chunk order: integers, so the
+	return r[0], nil
+}
+
+// Point is a geometry's result at one miscoverage level.
+type Point struct {
+	Alpha float64 `json:"alpha"`
+	N     int     `json:"n"` // calibration scores behind the threshold
+	Result
+}
+
+// Recalibrated calibrates s's geometry again at each α of alphas, on cal
+// with s's calibration mode and seed, and evaluates each set on test: the
+// trade-off between coverage and exclusion one geometry offers as α varies
+// (the geometry stays the one fitted for s.Alpha). Each score is computed
+// once. An α for which cal has too few scores is left out.
+func Recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64) ([]Point, error) {
+	if !s.Calibrated() {
+		return nil, conformal.ErrNotCalibrated
+	}
+	scores, err := conformal.Scores(s.Geometry, cal, s.Calibration.Mode, s.Calibration.Seed)
+	if err != nil {
+		return nil, err
+	}
+	var pts []Point
+	var qs []float64
+	for _, a := range alphas {
+		q, err := conformal.Threshold(scores, a)
+		if errors.Is(err, conformal.ErrTooFewCalibration) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		pts = append(pts, Point{Alpha: a, N: len(scores)})
+		qs = append(qs, q)
+	}
+	rs, err := evaluate(s.Geometry, qs, test)
+	if err != nil {
+		return nil, err
+	}
+	for i := range pts {
+		pts[i].Result = rs[i]
+	}
+	return pts, nil
+}
+
+// evaluate counts test's positives inside and negatives outside the set
+// {φ ≤ q} for each threshold q of qs, scoring each difference once.
+func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle) ([]Result, error) {
+	if g.Dim() != test.D {
+		return nil, fmt.Errorf("set has dimension %d, test embeddings %d", g.Dim(), test.D)
+	}
+	// Counts per chunk of anchors, summed in chunk order: integers, so the
 	// result does not depend on the number of goroutines.
 	const chunk = 64
-	type count struct{ in, out int }
-	counts := make([]count, parallel.Chunks(test.N, chunk))
+	nq := len(qs)
+	in := make([]int, parallel.Chunks(test.N, chunk)*nq)
+	out := make([]int, len(in))
 	parallel.For(test.N, chunk, 0, func(c, lo, hi int) {
 		pd := make([]float32, test.K*test.D)
 		nd := make([]float32, test.KNeg*test.D)
 		ps := make([]float64, test.K)
 		ns := make([]float64, test.KNeg)
+		cin, cout := in[c*nq:(c+1)*nq], out[c*nq:(c+1)*nq]
 		for i := lo; i < hi; i++ {
-			for _, v := range s.Geometry.Scores(ps, test.PositiveDiffs(pd, i)) {
-				if v <= s.Threshold {
-					counts[c].in++
+			for _, v := range g.Scores(ps, test.PositiveDiffs(pd, i)) {
+				for j, q := range qs {
+					if v <= q {
+						cin[j]++
+					}
 				}
 			}
 			if test.HasNegatives() {
-				for _, v := range s.Geometry.Scores(ns, test.NegativeDiffs(nd, i)) {
-					if v > s.Threshold {
-						counts[c].out++
+				for _, v := range g.Scores(ns, test.NegativeDiffs(nd, i)) {
+					for j, q := range qs {
+						if v > q {
+							cout[j]++
+						}
 					}
 				}
 			}
 		}
 	})
-	var in, out int
-	for _, c := range counts {
-		in += c.in
-		out += c.out
+	rs := make([]Result, nq)
+	for j, q := range qs {
+		var nin, nout int
+		for c := j; c < len(in); c += nq {
+			nin += in[c]
+			nout += out[c]
+		}
+		r := Result{Positives: test.N * test.K, Negatives: test.N * test.KNeg,
+			LogVolPerDim: g.LogVolume(q) / float64(test.D)}
+		r.Coverage = float64(nin) / float64(r.Positives)
+		r.Exclusion = math.NaN()
+		if r.Negatives > 0 {
+			r.Exclusion = float64(nout) / float64(r.Negatives)
+		}
+		rs[j] = r
 	}
-	r := Result{Positives: test.N * test.K, Negatives: test.N * test.KNeg,
-		LogVolPerDim: s.LogVolume() / float64(test.D)}
-	r.Coverage = float64(in) / float64(r.Positives)
-	r.Exclusion = math.NaN()
-	if r.Negatives > 0 {
-		r.Exclusion = float64(out) / float64(r.Negatives)
-	}
-	return r, nil
+	return rs, nil
 }
 
 // Summary is the mean and standard deviation of a metric over seeds. Std is
@@ -100,4 +166,93 @@ func Summarize(x []float64) Summary {
 	}
 	s.Std = math.Sqrt(ss / float64(len(x)))
 	return s
+}
+
+// nullable is a float64 in JSON: NaN (not measured) is null.
+type nullable float64
+
+func (f nullable) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+func (f *nullable) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = nullable(math.NaN())
+		return nil
+	}
+	return json.Unmarshal(b, (*float64)(f))
+}
+
+// resultJSON is Result with its NaN exclusion (no negatives) as null.
+type resultJSON struct {
+	Coverage     float64  `json:"coverage"`
+	Exclusion    nullable `json:"exclusion"`
+	LogVolPerDim float64  `json:"logvol_per_dim"`
+	Positives    int      `json:"positives"`
+	Negatives    int      `json:"negatives"`
+}
+
+// MarshalJSON writes a NaN exclusion (no negatives) as null.
+func (r Result) MarshalJSON() ([]byte, error) { return json.Marshal(r.jsonForm()) }
+
+func (r Result) jsonForm() resultJSON {
+	return resultJSON{r.Coverage, nullable(r.Exclusion), r.LogVolPerDim, r.Positives, r.Negatives}
+}
+
+// UnmarshalJSON reads a null exclusion as NaN.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	var j resultJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = Result{j.Coverage, float64(j.Exclusion), j.LogVolPerDim, j.Positives, j.Negatives}
+	return nil
+}
+
+// pointJSON is Point's JSON form: α, n and the result's fields.
+type pointJSON struct {
+	Alpha float64 `json:"alpha"`
+	N     int     `json:"n"`
+	resultJSON
+}
+
+// MarshalJSON writes the point flat, a NaN exclusion as null.
+func (p Point) MarshalJSON() ([]byte, error) {
+	return json.Marshal(pointJSON{p.Alpha, p.N, p.Result.jsonForm()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *Point) UnmarshalJSON(b []byte) error {
+	var j pointJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	r := j.resultJSON
+	*p = Point{j.Alpha, j.N, Result{r.Coverage, float64(r.Exclusion), r.LogVolPerDim, r.Positives, r.Negatives}}
+	return nil
+}
+
+// summaryJSON is Summary with NaN (no values) as null.
+type summaryJSON struct {
+	Mean nullable `json:"mean"`
+	Std  nullable `json:"std"`
+	N    int      `json:"n"`
+}
+
+// MarshalJSON writes NaN (a summary of nothing, or of NaN) as null.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(summaryJSON{nullable(s.Mean), nullable(s.Std), s.N})
+}
+
+// UnmarshalJSON reads null as NaN.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	var j summaryJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*s = Summary{float64(j.Mean), float64(j.Std), j.N}
+	return nil
 }

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -72,5 +73,86 @@ func TestSummarize(t *testing.T) {
 	}
 	if s := Summarize([]float64{5}); s.Std != 0 {
 		t.Errorf("one value: std %v", s.Std)
+	}
+}
+
+// TestRecalibrated: each point is what Calibrate at its α and Evaluate
+// give, and an α the calibration cannot reach is left out.
+func TestRecalibrated(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	bundleOf := func(n int) *bundle.Bundle {
+		b := &bundle.Bundle{N: n, K: 6, D: 3, KNeg: 4}
+		fill := func(m int, scale float64) []float32 {
+			x := make([]float32, m)
+			for i := range x {
+				x[i] = float32(scale * rng.NormFloat64())
+			}
+			return x
+		}
+		b.Anchors, b.Positives, b.Negatives = fill(n*3, 1), fill(n*6*3, 1), fill(n*4*3, 2)
+		return b
+	}
+	cal, test := bundleOf(150), bundleOf(97)
+	g := geometry.UnitGenBall(3, 1.3)
+	set, err := conformal.Calibrate(g, cal, 0.1, conformal.Options{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alphas := []float64{0.005, 0.05, 0.1, 0.3}
+	pts, err := Recalibrated(set, cal, test, alphas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 150 scores reach α ≥ 1/151 only: 0.005 is left out.
+	if len(pts) != 3 || pts[0].Alpha != 0.05 {
+		t.Fatalf("points %+v, want α 0.05, 0.1, 0.3", pts)
+	}
+	for _, p := range pts {
+		s, err := conformal.Calibrate(g, cal, p.Alpha, conformal.Options{Seed: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Evaluate(s, test)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Result != want || p.N != 150 {
+			t.Errorf("α=%v: %+v (n %d), want %+v (n 150)", p.Alpha, p.Result, p.N, want)
+		}
+	}
+	if pts[0].Coverage <= pts[2].Coverage || pts[0].Exclusion >= pts[2].Exclusion {
+		t.Errorf("coverage should fall and exclusion rise with α: %+v", pts)
+	}
+}
+
+// TestJSONNaN: a NaN exclusion or summary is null in JSON and NaN again
+// when read; the other fields survive the round trip.
+func TestJSONNaN(t *testing.T) {
+	in := []Point{{Alpha: 0.1, N: 9, Result: Result{Coverage: 0.9, Exclusion: math.NaN(), LogVolPerDim: -1.5, Positives: 10}},
+		{Alpha: 0.2, N: 9, Result: Result{Coverage: 0.8, Exclusion: 0.25, Positives: 10, Negatives: 4}}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"alpha":0.1,"n":9,"coverage":0.9,"exclusion":null,"logvol_per_dim":-1.5,"positives":10,"negatives":0},` +
+		`{"alpha":0.2,"n":9,"coverage":0.8,"exclusion":0.25,"logvol_per_dim":0,"positives":10,"negatives":4}]`
+	if string(b) != want {
+		t.Errorf("JSON\n%s\nwant\n%s", b, want)
+	}
+	var out []Point
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || !math.IsNaN(out[0].Exclusion) || out[1] != in[1] || out[0].Alpha != 0.1 || out[0].Coverage != 0.9 {
+		t.Errorf("round trip %+v, want %+v", out, in)
+	}
+	s := Summarize(nil)
+	b, err = json.Marshal(s)
+	if err != nil || string(b) != `{"mean":null,"std":null,"n":0}` {
+		t.Errorf("empty summary: %s, %v", b, err)
+	}
+	var s2 Summary
+	if err := json.Unmarshal([]byte(`{"mean":1.5,"std":null,"n":2}`), &s2); err != nil || s2.Mean != 1.5 || !math.IsNaN(s2.Std) || s2.N != 2 {
+		t.Errorf("read %+v, %v", s2, err)
 	}
 }

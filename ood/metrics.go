@@ -132,3 +132,42 @@ func count(x []float64, f func(float64) bool) int {
 	}
 	return n
 }
+
+// ROC returns the ROC curve of anomaly scores, OOD the positive class: for
+// each threshold t from +∞ down through every distinct score, the share of
+// ID scores ≥ t (false-positive rate) and of OOD scores ≥ t (true-positive
+// rate). The curve runs from (0, 0) to (1, 1); its trapezoidal area is
+// AUROC(id, ood). At most maxPoints points are returned (0: all), every
+// step's corners kept in order when there are fewer distinct scores, an
+// evenly spaced subset of them otherwise, so that a figure stays small.
+func ROC(id, ood []float64, maxPoints int) (fpr, tpr []float64) {
+	a, b := sorted(id), sorted(ood)
+	i, j := len(a), len(b) // a[i:], b[j:] are ≥ the current threshold
+	fpr, tpr = []float64{0}, []float64{0}
+	for i > 0 || j > 0 {
+		t := math.Inf(-1)
+		if i > 0 {
+			t = a[i-1]
+		}
+		if j > 0 {
+			t = max(t, b[j-1])
+		}
+		for i > 0 && a[i-1] >= t {
+			i--
+		}
+		for j > 0 && b[j-1] >= t {
+			j--
+		}
+		fpr = append(fpr, float64(len(a)-i)/float64(len(a)))
+		tpr = append(tpr, float64(len(b)-j)/float64(len(b)))
+	}
+	if maxPoints <= 1 || len(fpr) <= maxPoints {
+		return fpr, tpr
+	}
+	f, t := make([]float64, maxPoints), make([]float64, maxPoints)
+	for k := range maxPoints {
+		at := k * (len(fpr) - 1) / (maxPoints - 1)
+		f[k], t[k] = fpr[at], tpr[at]
+	}
+	return f, t
+}

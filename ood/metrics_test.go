@@ -95,3 +95,36 @@ func TestEvaluateErrors(t *testing.T) {
 		t.Error("ParseConvention accepted \"both\"")
 	}
 }
+
+// TestROC: the full curve's trapezoidal area is AUROC, ties included; it
+// runs from (0,0) to (1,1), never decreasing; a thinned curve keeps its
+// ends and at most the asked number of points.
+func TestROC(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	id, o := make([]float64, 300), make([]float64, 200)
+	for i := range id {
+		id[i] = math.Round(4 * rng.NormFloat64()) // ties on purpose
+	}
+	for i := range o {
+		o[i] = math.Round(4*rng.NormFloat64() + 3)
+	}
+	fpr, tpr := ROC(id, o, 0)
+	area := 0.0
+	for k := 1; k < len(fpr); k++ {
+		if fpr[k] < fpr[k-1] || tpr[k] < tpr[k-1] {
+			t.Fatalf("point %d decreases: (%v,%v) after (%v,%v)", k, fpr[k], tpr[k], fpr[k-1], tpr[k-1])
+		}
+		area += (fpr[k] - fpr[k-1]) * (tpr[k] + tpr[k-1]) / 2
+	}
+	if want := AUROC(id, o); math.Abs(area-want) > 1e-12 {
+		t.Errorf("area %v, AUROC %v", area, want)
+	}
+	n := len(fpr)
+	if fpr[0] != 0 || tpr[0] != 0 || fpr[n-1] != 1 || tpr[n-1] != 1 {
+		t.Errorf("ends (%v,%v), (%v,%v)", fpr[0], tpr[0], fpr[n-1], tpr[n-1])
+	}
+	f, p := ROC(id, o, 10)
+	if len(f) != 10 || len(p) != 10 || f[0] != 0 || f[9] != 1 || p[9] != 1 {
+		t.Errorf("thinned: %v %v", f, p)
+	}
+}
