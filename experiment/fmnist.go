@@ -54,7 +54,7 @@ func Real(e *Embedded, cfg RealConfig, methods []Method, progress func(done, tot
 	if e.Test.Labels == nil {
 		return nil, fmt.Errorf("%s: the test bundle has no labels, needed for the class-consistent coverage", e.Encoder)
 	}
-	results, err := runTable(cfg.Config, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
+	results, err := runTable(cfg.Config, "fmnist-"+e.Encoder, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
 		return realSplits(e, cfg, seed, trains, true, workers)
 	}, progress)
 	if err != nil {

@@ -61,7 +61,7 @@ func Hull(e *Embedded, views *bundle.Bundle, cfg HullConfig, progress func(done,
 	rc := cfg.RealConfig
 	var hullCov []float64
 	failed := 0
-	results, err := runTable(rc.Config, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
+	results, err := runTable(rc.Config, "hull-"+e.Encoder, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
 		sp, err := realSplits(e, rc, seed, trains, false, workers)
 		if err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -62,6 +63,8 @@ type OODRow struct {
 	FDP         []eval.Summary `json:"false_discovery_proportion,omitempty"`
 	Power       []eval.Summary `json:"power,omitempty"`
 	Unavailable string         `json:"unavailable,omitempty"`
+	// Curves are the detector's score curves on seed 0, one per OOD set.
+	Curves []ScoreCurve `json:"curves,omitempty"`
 }
 
 // OODTable is the paper's OOD table layout.
@@ -173,154 +176,154 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 			progress(done, total, what)
 		}
 	}
-	record := func(r int, id []float64, oods [][]float64) error {
-		for j, o := range oods {
-			m, err := ood.Evaluate(id, o, cfg.Convention)
-			if err != nil {
-				return err
-			}
-			auroc[r][j] = append(auroc[r][j], 100*m.AUROC)
-			fpr[r][j] = append(fpr[r][j], 100*m.FPR95)
-		}
-		return nil
-	}
-	// alarms records a conformal test's rates, calibrated on cal.
-	alarms := func(r int, cal, id []float64, oods [][]float64) error {
-		c, err := ood.NewCalibration(cal)
-		if err != nil {
-			return err
-		}
-		if err := cfg.Test.Check(c.N()); err != nil {
-			return err
-		}
-		rate := func(s []float64) float64 {
-			n := 0
-			for _, f := range cfg.Test.Flags(cfg.Test.PValues(c, s)) {
-				if f {
-					n++
-				}
-			}
-			return 100 * float64(n) / float64(len(s))
-		}
-		far[r] = append(far[r], rate(id))
-		for j, o := range oods {
-			tar[r][j] = append(tar[r][j], rate(o))
-		}
-		return nil
-	}
+	curves := make([][]ScoreCurve, nrows) // row, set (seed 0)
 	baseTrain := e.Train
 	if cfg.BaselineTrain != nil {
 		baseTrain = cfg.BaselineTrain
 	}
 	trainSample := ood.SampleOf(baseTrain)
-	var poolRows int
-	for s := range cfg.Seeds {
-		seed := uint64(s)
-		sp, err := realSplits(e, cfg.RealConfig, seed, true, true, 0)
-		if err != nil {
+	table := "ood-" + e.Encoder
+	// Each seed's splits are built when one of its cells is not kept.
+	var (
+		sp       *Splits
+		spSeed   uint64
+		oodB     []*bundle.Bundle
+		poolRows int
+	)
+	splits := func(seed uint64) (*Splits, error) {
+		if sp != nil && spSeed == seed {
+			return sp, nil
+		}
+		var err error
+		if sp, err = realSplits(e, cfg.RealConfig, seed, true, true, 0); err != nil {
 			return nil, err
 		}
-		poolRows = sp.Fit.N
-		oodB := make([]*bundle.Bundle, len(sets))
+		spSeed = seed
+		oodB = make([]*bundle.Bundle, len(sets))
 		for j, o := range sets {
 			oodB[j] = withBatchNegatives(o.B, cfg.KNeg, seed*16+uint64(j))
 		}
+		return sp, nil
+	}
+	// measure scores the ID test inputs and each OOD set (and, for a
+	// conformal test, the calibration inputs) with score.
+	measure := func(seed uint64, test bool, score func(b *bundle.Bundle) ([]float64, error)) (oodMeasure, []float64, error) {
+		var m oodMeasure
+		id, err := score(sp.Test)
+		if err != nil {
+			return m, nil, err
+		}
+		var oods [][]float64
+		for j, b := range oodB {
+			o, err := score(b)
+			if err != nil {
+				return m, nil, fmt.Errorf("on %s: %w", sets[j].Name, err)
+			}
+			oods = append(oods, o)
+		}
+		if err := m.record(id, oods, cfg.Convention); err != nil {
+			return m, nil, err
+		}
+		if seed == 0 {
+			m.curves(id, oods, sets)
+		}
+		if !test {
+			return m, nil, nil
+		}
+		cal, err := score(sp.Cal)
+		if err == nil {
+			err = m.alarms(cfg.Test, cal, id, oods)
+		}
+		return m, cal, err
+	}
+	fitted := make([]bool, len(cfg.Baselines))
+	for s := range cfg.Seeds {
+		seed := uint64(s)
 		for m, meth := range methods {
-			set, err := meth.Fit(sp, cfg.Config, seed)
-			if err != nil {
-				return nil, fmt.Errorf("%s, seed %d: %w", meth.Name, seed, err)
-			}
-			if set.Reference, err = conformal.NewReference(sp.Cal, min(cfg.Reference, sp.Cal.N), seed, "calibration anchors"); err != nil {
-				return nil, err
-			}
-			near, err := ood.NewNearest(set, sp.Fit.Anchors, cfg.Neighbour)
-			if err != nil {
-				return nil, fmt.Errorf("%s, seed %d: %w", meth.Name, seed, err)
-			}
-			for mode, score := range []func(b *bundle.Bundle) ([]float64, error){
-				func(b *bundle.Bundle) ([]float64, error) { return ood.CCSBatch(set, b) },
-				func(b *bundle.Bundle) ([]float64, error) { return ood.CCSReference(set, b.Anchors) },
-				func(b *bundle.Bundle) ([]float64, error) { return near.Scores(b.Anchors) },
-			} {
-				id, err := score(sp.Test)
+			c, err := cell(cfg.Cells, table, meth.File, seed, func() (oodCell, error) {
+				var c oodCell
+				sp, err := splits(seed)
 				if err != nil {
-					return nil, fmt.Errorf("%s, seed %d: %w", meth.Name, seed, err)
+					return c, err
 				}
-				var oods [][]float64
-				for j, b := range oodB {
-					o, err := score(b)
-					if err != nil {
-						return nil, fmt.Errorf("%s on %s, seed %d: %w", meth.Name, sets[j].Name, seed, err)
-					}
-					oods = append(oods, o)
+				set, err := meth.Fit(sp, cfg.Config, seed)
+				if err != nil {
+					return c, err
 				}
-				r := modes*m + mode
-				if err := record(r, id, oods); err != nil {
-					return nil, fmt.Errorf("%s, seed %d: %w", meth.Name, seed, err)
+				if set.Reference, err = conformal.NewReference(sp.Cal, min(cfg.Reference, sp.Cal.N), seed, "calibration anchors"); err != nil {
+					return c, err
 				}
-				if mode == 2 {
-					cal, err := score(sp.Cal)
-					if err == nil {
-						err = alarms(r, cal, id, oods)
-					}
-					if err == nil {
+				near, err := ood.NewNearest(set, sp.Fit.Anchors, cfg.Neighbour)
+				if err != nil {
+					return c, err
+				}
+				for mode, score := range []func(b *bundle.Bundle) ([]float64, error){
+					func(b *bundle.Bundle) ([]float64, error) { return ood.CCSBatch(set, b) },
+					func(b *bundle.Bundle) ([]float64, error) { return ood.CCSReference(set, b.Anchors) },
+					func(b *bundle.Bundle) ([]float64, error) { return near.Scores(b.Anchors) },
+				} {
+					perInput := mode == 2
+					r, cal, err := measure(seed, perInput, score)
+					if err == nil && perInput {
 						err = keepPerInput(cfg.Config, set, sp, near.K(), cal, seed, meth.File)
 					}
 					if err != nil {
-						return nil, fmt.Errorf("%s, per input, seed %d: %w", meth.Name, seed, err)
+						return c, fmt.Errorf("%s: %w", [modes]string{"batch", "reference", "per input"}[mode], err)
 					}
+					c.Rows = append(c.Rows, r)
 				}
+				c.PoolRows = sp.Fit.N
+				return c, nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("%s, seed %d: %w", meth.Name, seed, err)
 			}
+			for mode, r := range c.Rows {
+				r.add(modes*m+mode, auroc, fpr, tar, far, curves)
+			}
+			poolRows = c.PoolRows
 			step(meth.Name)
 		}
 		for bi, det := range cfg.Baselines {
 			r := modes*len(methods) + bi
-			if c, ok := det.(*ood.CIDER); ok {
-				c.Seed = seed
-			}
 			if why[r] != "" {
 				step(det.Name())
 				continue
 			}
-			// The deterministic baselines are fitted once; CIDER per seed.
-			_, seeded := det.(*ood.CIDER)
-			if s == 0 || seeded {
-				if err := det.Fit(trainSample); err != nil {
-					if errors.Is(err, ood.ErrUnavailable) {
-						why[r] = reason(det.Name(), err)
-						step(det.Name())
-						continue
+			c, err := cell(cfg.Cells, table, det.Name(), seed, func() (oodCell, error) {
+				var c oodCell
+				if ci, ok := det.(*ood.CIDER); ok {
+					ci.Seed = seed
+				}
+				// The deterministic baselines are fitted once; CIDER per seed.
+				if _, seeded := det.(*ood.CIDER); !fitted[bi] || seeded {
+					if err := det.Fit(trainSample); err != nil {
+						if errors.Is(err, ood.ErrUnavailable) {
+							c.Unavailable = reason(det.Name(), err)
+							return c, nil
+						}
+						return c, err
 					}
-					return nil, err
+					fitted[bi] = true
 				}
-			}
-			id, err := det.Score(ood.SampleOf(sp.Test))
-			var cal []float64
-			if err == nil {
-				cal, err = det.Score(ood.SampleOf(sp.Cal))
-			}
-			var oods [][]float64
-			for _, b := range oodB {
-				if err != nil {
-					break
+				if _, err := splits(seed); err != nil {
+					return c, err
 				}
-				var o []float64
-				o, err = det.Score(ood.SampleOf(b))
-				oods = append(oods, o)
-			}
-			if errors.Is(err, ood.ErrUnavailable) {
-				why[r] = reason(det.Name(), err)
-				step(det.Name())
-				continue
-			}
+				m, _, err := measure(seed, true, func(b *bundle.Bundle) ([]float64, error) { return det.Score(ood.SampleOf(b)) })
+				if errors.Is(err, ood.ErrUnavailable) {
+					c.Unavailable = reason(det.Name(), err)
+					return c, nil
+				}
+				c.Rows = []oodMeasure{m}
+				return c, err
+			})
 			if err != nil {
-				return nil, err
-			}
-			if err := record(r, id, oods); err != nil {
 				return nil, fmt.Errorf("%s, seed %d: %w", det.Name(), seed, err)
 			}
-			if err := alarms(r, cal, id, oods); err != nil {
-				return nil, fmt.Errorf("%s, seed %d: %w", det.Name(), seed, err)
+			if c.Unavailable != "" {
+				why[r] = c.Unavailable
+			} else {
+				c.Rows[0].add(r, auroc, fpr, tar, far, curves)
 			}
 			step(det.Name())
 		}
@@ -358,10 +361,147 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 					row.TAR = append(row.TAR, eval.Summarize(tar[r][j]))
 				}
 			}
+			row.Curves = curves[r]
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
+}
+
+// oodCell is a cell of the OOD table: a CCS method's three rows (batch,
+// reference, per input) or a baseline's one, on one seed, or why the
+// baseline is unavailable.
+type oodCell struct {
+	Rows        []oodMeasure `json:"rows,omitempty"`
+	Unavailable string       `json:"unavailable,omitempty"`
+	PoolRows    int          `json:"pool_rows,omitempty"` // the per-input score's reference pool
+}
+
+// oodMeasure is one detector on one seed: AUROC and FPR95 against each OOD
+// set (percent), its conformal test's false- and true-alarm rates
+// (percent), and on seed 0 its score curves.
+type oodMeasure struct {
+	AUROC  []float64    `json:"auroc"`
+	FPR95  []float64    `json:"fpr95"`
+	FAR    *float64     `json:"far,omitempty"`
+	TAR    []float64    `json:"tar,omitempty"`
+	Curves []ScoreCurve `json:"curves,omitempty"`
+}
+
+// record measures the ID scores against each OOD set's.
+func (m *oodMeasure) record(id []float64, oods [][]float64, conv ood.Convention) error {
+	for _, o := range oods {
+		r, err := ood.Evaluate(id, o, conv)
+		if err != nil {
+			return err
+		}
+		m.AUROC = append(m.AUROC, 100*r.AUROC)
+		m.FPR95 = append(m.FPR95, 100*r.FPR95)
+	}
+	return nil
+}
+
+// alarms measures test's rates, calibrated on cal.
+func (m *oodMeasure) alarms(test ood.Test, cal, id []float64, oods [][]float64) error {
+	c, err := ood.NewCalibration(cal)
+	if err != nil {
+		return err
+	}
+	if err := test.Check(c.N()); err != nil {
+		return err
+	}
+	rate := func(s []float64) float64 {
+		n := 0
+		for _, f := range test.Flags(test.PValues(c, s)) {
+			if f {
+				n++
+			}
+		}
+		return 100 * float64(n) / float64(len(s))
+	}
+	f := rate(id)
+	m.FAR = &f
+	for _, o := range oods {
+		m.TAR = append(m.TAR, rate(o))
+	}
+	return nil
+}
+
+// curveBins and curvePoints size the kept score curves.
+const curveBins, curvePoints = 40, 200
+
+// curves keeps the ROC curve and the histograms of the ID scores against
+// each OOD set's.
+func (m *oodMeasure) curves(id []float64, oods [][]float64, sets []OODSet) {
+	for j, o := range oods {
+		m.Curves = append(m.Curves, NewScoreCurve(sets[j].Name, id, o))
+	}
+}
+
+// add appends m's figures as row r's figures for one more seed.
+func (m oodMeasure) add(r int, auroc, fpr, tar [][][]float64, far [][]float64, curves [][]ScoreCurve) {
+	for j := range m.AUROC {
+		auroc[r][j] = append(auroc[r][j], m.AUROC[j])
+		fpr[r][j] = append(fpr[r][j], m.FPR95[j])
+	}
+	if m.FAR != nil {
+		far[r] = append(far[r], *m.FAR)
+		for j := range m.TAR {
+			tar[r][j] = append(tar[r][j], m.TAR[j])
+		}
+	}
+	if m.Curves != nil {
+		curves[r] = m.Curves
+	}
+}
+
+// ScoreCurve is a detector's scores on seed 0, ID test inputs against one
+// OOD set: the ROC curve (OOD the positive class, at most 200 points) and
+// both samples' histograms over shared bins (the share of each sample in
+// each bin; values outside the 0.5–99.5th percentiles of the pooled
+// scores are counted in the end bins).
+type ScoreCurve struct {
+	Set   string    `json:"set"`
+	FPR   []float64 `json:"fpr"`
+	TPR   []float64 `json:"tpr"`
+	Edges []float64 `json:"edges"`
+	ID    []float64 `json:"id"`
+	OOD   []float64 `json:"ood"`
+}
+
+// NewScoreCurve returns the ROC curve and the histograms of a detector's
+// scores of ID inputs (id) and of an OOD set's (o).
+func NewScoreCurve(set string, id, o []float64) ScoreCurve {
+	c := ScoreCurve{Set: set}
+	c.FPR, c.TPR = ood.ROC(id, o, curvePoints)
+	c.Edges, c.ID, c.OOD = histograms(id, o, curveBins)
+	return c
+}
+
+// histograms bins a and b over bins equal bins spanning the pooled scores'
+// 0.5–99.5th percentiles (a few extreme scores would otherwise squeeze the
+// rest into one bin); each histogram holds shares summing to 1.
+func histograms(a, b []float64, bins int) (edges, ha, hb []float64) {
+	pooled := append(slices.Clone(a), b...)
+	slices.Sort(pooled)
+	lo := pooled[int(0.005*float64(len(pooled)-1))]
+	hi := pooled[int(math.Ceil(0.995*float64(len(pooled)-1)))]
+	if !(hi > lo) {
+		hi = lo + 1
+	}
+	edges = make([]float64, bins+1)
+	for i := range edges {
+		edges[i] = lo + (hi-lo)*float64(i)/float64(bins)
+	}
+	hist := func(x []float64) []float64 {
+		h := make([]float64, bins)
+		for _, v := range x {
+			i := int((v - lo) / (hi - lo) * float64(bins))
+			h[min(max(i, 0), bins-1)] += 1 / float64(len(x))
+		}
+		return h
+	}
+	return edges, hist(a), hist(b)
 }
 
 // keepPerInput saves (with OutDir) the set as a service would load it:

@@ -3,7 +3,9 @@
 package experiment
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,6 +39,12 @@ type Config struct {
 	Train train.Config
 	// OutDir, if set, keeps every fitted set as OutDir/seed-S/METHOD.json.
 	OutDir string
+	// Cells, if not nil, keeps every finished (row, seed) result, and a
+	// rerun reads back those it has instead of computing them.
+	Cells *Cells
+	// shapes keeps seed 0's fitted sets in the cells (the simulation's
+	// figure of set shapes; small sets only).
+	shapes bool
 }
 
 // defaults fills the fields every table defaults alike.
@@ -76,7 +84,25 @@ type Row struct {
 	// split (positives of the anchor's class), when the table has one.
 	ClassCoverage  *eval.Summary `json:"class_coverage,omitempty"`
 	ClassExclusion *eval.Summary `json:"class_exclusion,omitempty"`
+	// Curve is the row's geometry recalibrated at each of CurveAlphas
+	// (eval.Recalibrated) on the test split, over seeds: coverage against
+	// α, and the inclusion–exclusion trade-off.
+	Curve []CurvePoint `json:"alpha_curve,omitempty"`
 }
+
+// CurvePoint is a row at one recalibrated α, over seeds: coverage and
+// exclusion in percent, LogVol/d; N is the calibration scores behind each
+// threshold (the finite-sample band is [1−α, 1−α+1/(N+1)]).
+type CurvePoint struct {
+	Alpha        float64      `json:"alpha"`
+	N            int          `json:"n"`
+	Coverage     eval.Summary `json:"coverage"`
+	Exclusion    eval.Summary `json:"exclusion"`
+	LogVolPerDim eval.Summary `json:"logvol_per_dim"`
+}
+
+// CurveAlphas are the levels each row is recalibrated at.
+var CurveAlphas = []float64{0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3}
 
 // PaperRow is a row of the paper's table, in percent and LogVol/d.
 type PaperRow struct {
@@ -89,6 +115,8 @@ type Table struct {
 	Config   string   `json:"config"`
 	Rows     []Row    `json:"rows"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Shapes, for the simulation, holds seed 0's sets and one anchor.
+	Shapes *Shapes `json:"shapes,omitempty"`
 }
 
 // Row returns the row of the method named name.
@@ -238,7 +266,8 @@ func Sim(cfg SimConfig, methods []Method, progress func(done, total int, what st
 	}
 	trains := slices.ContainsFunc(methods, func(m Method) bool { return m.Trains })
 	data := sim.Mixed(cfg.DataSeed, cfg.PerClass)
-	results, err := runTable(cfg.Config, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
+	cfg.shapes = true
+	results, err := runTable(cfg.Config, "sim", methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
 		return simSplits(data, cfg, seed, trains, workers)
 	}, progress)
 	if err != nil {
@@ -258,28 +287,57 @@ func Sim(cfg SimConfig, methods []Method, progress func(done, total int, what st
 		t.Warnings = append(t.Warnings, "pooled calibration: coverage is approximate, not guaranteed")
 	}
 	t.Rows = rows(methods, results)
+	// Seed 0's first test anchor, with its positives and negatives, for
+	// the figure of set shapes.
+	sp, err := simSplits(data, cfg, 0, false, 1)
+	if err != nil {
+		return nil, err
+	}
+	t.Shapes = &Shapes{D: sp.Test.D, Anchor: slices.Clone(sp.Test.Anchor(0)),
+		Positives: slices.Clone(sp.Test.Positives[:sp.Test.K*sp.Test.D]), Negatives: sp.Test.NegativeRows(nil, 0)}
+	for m, meth := range methods {
+		t.Shapes.Sets = append(t.Shapes.Sets, ShapeSet{Method: meth.Name, Set: results[0][m].Set})
+	}
 	return t, nil
 }
 
+// Shapes holds what the figure of set shapes draws: seed 0's fitted sets
+// (as set files) and one test anchor of seed 0 with its positives and
+// negatives (rows of D coordinates).
+type Shapes struct {
+	D         int        `json:"d"`
+	Anchor    []float32  `json:"anchor"`
+	Positives []float32  `json:"positives"`
+	Negatives []float32  `json:"negatives"`
+	Sets      []ShapeSet `json:"sets"`
+}
+
+// ShapeSet is one row's fitted set.
+type ShapeSet struct {
+	Method string          `json:"method"`
+	Set    json.RawMessage `json:"set"`
+}
+
 // rows summarises each method's results over seeds.
-func rows(methods []Method, results [][][2]eval.Result) []Row {
+func rows(methods []Method, results [][]cellResult) []Row {
 	var out []Row
 	for m, method := range methods {
 		var cov, exc, vol, ccov, cexc []float64
 		var per []eval.Result
 		for s := range results {
-			r := results[s][m][0]
+			r := results[s][m].Test
 			per = append(per, r)
 			cov = append(cov, 100*r.Coverage)
 			exc = append(exc, 100*r.Exclusion)
 			vol = append(vol, r.LogVolPerDim)
-			if c := results[s][m][1]; c.Positives > 0 {
+			if c := results[s][m].Class; c != nil {
 				ccov = append(ccov, 100*c.Coverage)
 				cexc = append(cexc, 100*c.Exclusion)
 			}
 		}
 		row := Row{Method: method.Name, Coverage: eval.Summarize(cov),
-			Exclusion: eval.Summarize(exc), LogVolPerDim: eval.Summarize(vol), PerSeed: per, Paper: method.Paper}
+			Exclusion: eval.Summarize(exc), LogVolPerDim: eval.Summarize(vol), PerSeed: per, Paper: method.Paper,
+			Curve: curve(results, m)}
 		if ccov != nil {
 			c, e := eval.Summarize(ccov), eval.Summarize(cexc)
 			row.ClassCoverage, row.ClassExclusion = &c, &e
@@ -289,12 +347,42 @@ func rows(methods []Method, results [][][2]eval.Result) []Row {
 	return out
 }
 
+// curve summarises method m's recalibrated points over seeds, at the α
+// every seed reached.
+func curve(results [][]cellResult, m int) []CurvePoint {
+	var pts []CurvePoint
+	for i, p := range results[0][m].Curve {
+		var cov, exc, vol []float64
+		for s := range results {
+			c := results[s][m].Curve
+			if i >= len(c) || c[i].Alpha != p.Alpha {
+				return pts
+			}
+			cov, exc, vol = append(cov, 100*c[i].Coverage), append(exc, 100*c[i].Exclusion), append(vol, c[i].LogVolPerDim)
+		}
+		pts = append(pts, CurvePoint{Alpha: p.Alpha, N: p.N, Coverage: eval.Summarize(cov),
+			Exclusion: eval.Summarize(exc), LogVolPerDim: eval.Summarize(vol)})
+	}
+	return pts
+}
+
+// cellResult is one run (a method on a seed): its evaluation on the test
+// split and, when the splits have one, on the class test split; its
+// recalibrated points; and, when the table keeps shapes and the seed is 0,
+// the fitted set.
+type cellResult struct {
+	Test  eval.Result     `json:"test"`
+	Class *eval.Result    `json:"class,omitempty"`
+	Curve []eval.Point    `json:"alpha_curve,omitempty"`
+	Set   json.RawMessage `json:"set,omitempty"`
+}
+
 // runTable runs every (seed, method) pair on cfg.Workers goroutines, each
-// into its own slot, building each seed's splits once (splits) and dropping
-// them after the seed's last run; it returns each run's evaluation on the
-// test split and, when the splits have one, on the class test split.
-func runTable(cfg Config, methods []Method, splits func(seed uint64, trains bool, workers int) (*Splits, error),
-	progress func(done, total int, what string)) ([][][2]eval.Result, error) {
+// into its own slot, building each seed's splits once (splits), when a
+// run of the seed is not in cfg.Cells, and dropping them after the seed's
+// last run.
+func runTable(cfg Config, table string, methods []Method, splits func(seed uint64, trains bool, workers int) (*Splits, error),
+	progress func(done, total int, what string)) ([][]cellResult, error) {
 	trains := slices.ContainsFunc(methods, func(m Method) bool { return m.Trains })
 	type job struct{ seed, method int }
 	var jobs []job
@@ -319,10 +407,10 @@ func runTable(cfg Config, methods []Method, splits func(seed uint64, trains bool
 		seeds[s] = &seedData{}
 		seeds[s].left.Store(int32(len(methods)))
 	}
-	results := make([][][2]eval.Result, cfg.Seeds)
+	results := make([][]cellResult, cfg.Seeds)
 	errs := make([][]error, cfg.Seeds)
 	for s := range results {
-		results[s] = make([][2]eval.Result, len(methods))
+		results[s] = make([]cellResult, len(methods))
 		errs[s] = make([]error, len(methods))
 	}
 	next := make(chan job)
@@ -334,13 +422,14 @@ func runTable(cfg Config, methods []Method, splits func(seed uint64, trains bool
 		go func() {
 			defer wg.Done()
 			for j := range next {
-				sd := seeds[j.seed]
-				sd.once.Do(func() { sd.sp, sd.err = splits(uint64(j.seed), trains, inner) })
-				if sd.err != nil {
-					errs[j.seed][j.method] = sd.err
-				} else {
-					results[j.seed][j.method], errs[j.seed][j.method] = simRun(sd.sp, cfg, methods[j.method], uint64(j.seed))
-				}
+				sd, seed := seeds[j.seed], uint64(j.seed)
+				results[j.seed][j.method], errs[j.seed][j.method] = cell(cfg.Cells, table, methods[j.method].File, seed, func() (cellResult, error) {
+					sd.once.Do(func() { sd.sp, sd.err = splits(seed, trains, inner) })
+					if sd.err != nil {
+						return cellResult{}, sd.err
+					}
+					return simRun(sd.sp, cfg, methods[j.method], seed)
+				})
 				if sd.left.Add(-1) == 0 {
 					sd.sp = nil
 				}
@@ -402,8 +491,8 @@ func (cfg Config) keep(set *conformal.Set, seed uint64, file string) error {
 	return set.Save(filepath.Join(dir, file+".json"))
 }
 
-func simRun(sp *Splits, cfg Config, m Method, seed uint64) ([2]eval.Result, error) {
-	var out [2]eval.Result
+func simRun(sp *Splits, cfg Config, m Method, seed uint64) (cellResult, error) {
+	var out cellResult
 	set, err := m.Fit(sp, cfg, seed)
 	if err != nil {
 		return out, err
@@ -411,9 +500,25 @@ func simRun(sp *Splits, cfg Config, m Method, seed uint64) ([2]eval.Result, erro
 	if err := cfg.keep(set, seed, m.File); err != nil {
 		return out, err
 	}
-	if out[0], err = eval.Evaluate(set, sp.Test); err != nil || sp.ClassTest == nil {
+	if out.Test, err = eval.Evaluate(set, sp.Test); err != nil {
 		return out, err
 	}
-	out[1], err = eval.Evaluate(set, sp.ClassTest)
-	return out, err
+	if out.Curve, err = eval.Recalibrated(set, sp.Cal, sp.Test, CurveAlphas); err != nil {
+		return out, err
+	}
+	if cfg.shapes && seed == 0 {
+		var b bytes.Buffer
+		if err := set.WriteJSON(&b); err != nil {
+			return out, err
+		}
+		out.Set = b.Bytes()
+	}
+	if sp.ClassTest != nil {
+		c, err := eval.Evaluate(set, sp.ClassTest)
+		if err != nil {
+			return out, err
+		}
+		out.Class = &c
+	}
+	return out, nil
 }

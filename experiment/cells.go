@@ -1,0 +1,108 @@
+package experiment
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/ccsets/ccs/internal/atomicfile"
+)
+
+// Cells keeps each finished cell of a table (one row on one seed) as a file
+// of its own, so that a long run that is stopped loses at most the cells in
+// progress, and a rerun computes only the cells that are missing.
+//
+// A cell is kept with Key, which the caller makes from everything that
+// changes its numbers: the configuration and the code version (ccs
+// reproduce hashes its flags and the binary). A cell kept under another key
+// is stale: it is computed again and replaced. Cells of different tables,
+// rows and seeds never share a file, so runs with different row sets or
+// numbers of seeds reuse each other's cells.
+type Cells struct {
+	dir, key                string
+	reused, computed, stale atomic.Int64
+}
+
+// NewCells keeps cells under dir/cells with key, creating the directory.
+func NewCells(dir, key string) (*Cells, error) {
+	if key == "" {
+		return nil, fmt.Errorf("cells in %s: empty key", dir)
+	}
+	d := filepath.Join(dir, "cells")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return nil, fmt.Errorf("cells: %w", err)
+	}
+	return &Cells{dir: d, key: key}, nil
+}
+
+// Dir is where the cells are kept.
+func (c *Cells) Dir() string { return c.dir }
+
+// Counts reports how many cells were read back, computed, and, among the
+// computed, found kept under another key.
+func (c *Cells) Counts() (reused, computed, stale int) {
+	return int(c.reused.Load()), int(c.computed.Load()), int(c.stale.Load())
+}
+
+// keptCell is a cell's file.
+type keptCell[T any] struct {
+	Key   string `json:"key"`
+	Table string `json:"table"`
+	Row   string `json:"row"`
+	Seed  uint64 `json:"seed"`
+	Value T      `json:"value"`
+}
+
+// slug makes a name safe as a file name: letters, digits, '.', '_' and '-'
+// are kept, every other rune becomes '-'.
+func slug(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			return r
+		}
+		return '-'
+	}, s)
+}
+
+func (c *Cells) path(table, row string, seed uint64) string {
+	return filepath.Join(c.dir, slug(table), slug(row), fmt.Sprintf("seed-%d.json", seed))
+}
+
+// cell returns the value kept for (table, row, seed) under c's key, or
+// computes it with compute and keeps it. A nil c computes.
+func cell[T any](c *Cells, table, row string, seed uint64, compute func() (T, error)) (T, error) {
+	if c == nil {
+		return compute()
+	}
+	path := c.path(table, row, seed)
+	if b, err := os.ReadFile(path); err == nil {
+		var k keptCell[T]
+		// A file that does not parse (a foreign file: the writes are
+		// atomic) is computed again, like a stale one.
+		if json.Unmarshal(b, &k) == nil && k.Key == c.key && k.Table == table && k.Row == row && k.Seed == seed {
+			c.reused.Add(1)
+			return k.Value, nil
+		}
+		c.stale.Add(1)
+	}
+	v, err := compute()
+	if err != nil {
+		return v, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return v, fmt.Errorf("keeping a cell: %w", err)
+	}
+	err = atomicfile.Write(path, func(w io.Writer) error {
+		return json.NewEncoder(w).Encode(keptCell[T]{Key: c.key, Table: table, Row: row, Seed: seed, Value: v})
+	})
+	if err != nil {
+		return v, fmt.Errorf("keeping a cell: %w", err)
+	}
+	c.computed.Add(1)
+	return v, nil
+}
