@@ -2,8 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"io"
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
@@ -24,6 +22,7 @@ func reproduceCommand() *command {
 			reproduceSimDrawsCommand(),
 			reproduceSimThresholdCommand(),
 			reproducePNormCommand(),
+			reproduceSensitivityCommand(),
 			reproduceFMNISTCommand(),
 			reproduceOODCommand(),
 		},
@@ -35,7 +34,8 @@ type tableOptions struct {
 	Seeds       int     // seeds 0..Seeds−1
 	Alpha       float64 // miscoverage level
 	Calibration string  // one or pooled
-	Out         string  // keeps every fitted set
+	Out         string  // the results directory: the document, the cells, every fitted set
+	Plots       string  // draws the figures there
 	JSON, Quiet bool
 }
 
@@ -43,7 +43,8 @@ func addTableFlags(fs *flag.FlagSet, o *tableOptions, seeds int) {
 	fs.IntVar(&o.Seeds, "seeds", seeds, "number of seeds (0..N−1)")
 	fs.Float64Var(&o.Alpha, "alpha", defaultAlpha, "miscoverage level α in (0,1)")
 	fs.StringVar(&o.Calibration, "calibration", "one", "calibration `mode`: one or pooled")
-	fs.StringVar(&o.Out, "out", "", "keep every fitted set as `DIR`/seed-S/METHOD.json")
+	fs.StringVar(&o.Out, "out", "", "results `DIR`: the result as DIR/TABLE.json, each finished (row, seed) cell in DIR/cells (a rerun with the same flags and code reads them back), every fitted set as DIR/[ENCODER/]seed-S/METHOD.json")
+	fs.StringVar(&o.Plots, "plots", "", "draw the table's figures in `DIR` (PNG and SVG)")
 	fs.BoolVar(&o.JSON, "json", false, "print JSON instead of the table")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no progress on stderr")
 }
@@ -91,33 +92,4 @@ func (o simOptions) config(t tableOptions, recipe train.Config) (experiment.SimC
 	}
 	c.K = o.K
 	return experiment.SimConfig{Config: c, PerClass: o.PerClass, DataSeed: o.DataSeed}, nil
-}
-
-// tableSink collects tables: printed as text one by one, or as one JSON
-// list at the end.
-type tableSink struct {
-	out    *output
-	asJSON bool
-	all    []any
-}
-
-// add keeps t and, for text output, prints it.
-func (ts *tableSink) add(t interface{ WriteText(io.Writer) error }) error {
-	ts.all = append(ts.all, t)
-	if ts.asJSON {
-		return nil
-	}
-	if err := t.WriteText(ts.out.stdout); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(ts.out.stdout)
-	return err
-}
-
-// done writes the JSON list, when asked for.
-func (ts *tableSink) done() error {
-	if ts.asJSON {
-		return writeJSON(ts.out.stdout, ts.all)
-	}
-	return nil
 }

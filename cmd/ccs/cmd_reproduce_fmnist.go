@@ -23,8 +23,8 @@ type realOptions struct {
 	Cache        string // directory keeping the embeddings
 }
 
-func addRealFlags(fs *flag.FlagSet, o *realOptions) {
-	fs.StringVar(&o.Models, "models", defaultModels, "encoders, `NAME=FILE.onnx,…`")
+func addRealFlags(fs *flag.FlagSet, o *realOptions, models string) {
+	fs.StringVar(&o.Models, "models", models, "encoders, `NAME=FILE.onnx,…`")
 	fs.IntVar(&o.TrainAnchors, "train-anchors", 12000, "anchors drawn from the training split (the paper: 20%)")
 	fs.IntVar(&o.TestAnchors, "test-anchors", 10000, "anchors of the test split, halved into calibration and test")
 	fs.IntVar(&o.K, "k", 20, "augmented views per anchor (positives), and negatives per anchor")
@@ -56,7 +56,7 @@ func reproduceFMNISTCommand() *command {
 		"Fashion-MNIST with the project's encoders, the paper's Table 2 layout, and the convex-hull comparison",
 		func(fs *flag.FlagSet, o *reproduceFMNISTOptions) func() error {
 			addTableFlags(fs, &o.tableOptions, 6)
-			addRealFlags(fs, &o.realOptions)
+			addRealFlags(fs, &o.realOptions, defaultModels)
 			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the two baselines, the six learned rows and the six with the InfoNCE head), baselines, learned or infonce")
 			fs.BoolVar(&o.Hull, "hull", true, "also the convex-hull comparison (75 views of each test anchor: 25 build the hull, 50 are held out)")
 			fs.IntVar(&o.HullAnchors, "hull-anchors", 1000, "test anchors whose convex hull is measured")
@@ -113,8 +113,12 @@ func runReproduceFMNIST(_ context.Context, o reproduceFMNISTOptions, out *output
 	if o.HullAnchors < 1 {
 		return usagef("reproduce: -hull-anchors must be at least 1")
 	}
+	tables, err := newResults(out, o.tableOptions, "fmnist", true)
+	if err != nil {
+		return err
+	}
+	c.Cells = tables.cells
 	cfg := experiment.RealConfig{Config: c}
-	tables := &tableSink{out: out, asJSON: o.JSON}
 	for _, m := range ms {
 		e, emb, err := o.realOptions.embed(out, o.Quiet, m)
 		if err != nil {

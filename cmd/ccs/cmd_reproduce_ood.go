@@ -36,7 +36,7 @@ func reproduceOODCommand() *command {
 		"OOD detection, Fashion-MNIST against MNIST digits and noise: the CCS scores and the baselines",
 		func(fs *flag.FlagSet, o *reproduceOODOptions) func() error {
 			addTableFlags(fs, &o.tableOptions, 6)
-			addRealFlags(fs, &o.realOptions)
+			addRealFlags(fs, &o.realOptions, defaultModels)
 			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the ℓ2 ball, Single (Neg) and Generalized (Neg), and the baselines) or baselines (the untrained ℓ2 ball and the baselines)")
 			fs.StringVar(&o.FPR, "fpr", "id-positive", "FPR95 `convention`: id-positive (the paper's text) or ood-positive (OpenOOD)")
 			fs.StringVar(&o.OODSets, "ood-sets", "mnist,noise", "OOD image `sets` (mnist, noise[:N])")
@@ -73,7 +73,11 @@ func runReproduceOOD(_ context.Context, o reproduceOODOptions, out *output) erro
 	if o.BaselineTrain < 0 {
 		return usagef("reproduce: -baseline-train must be ≥ 0")
 	}
-	tables := &tableSink{out: out, asJSON: o.JSON}
+	tables, err := newResults(out, o.tableOptions, "ood", true)
+	if err != nil {
+		return err
+	}
+	c.Cells = tables.cells
 	for _, m := range ms {
 		e, emb, err := o.realOptions.embed(out, o.Quiet, m)
 		if err != nil {

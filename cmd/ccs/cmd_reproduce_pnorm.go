@@ -25,9 +25,6 @@ func reproducePNormCommand() *command {
 }
 
 func runReproducePNorm(_ context.Context, o reproducePNormOptions, out *output) error {
-	if o.Out != "" {
-		return usagef("reproduce pnorm: -out is not supported (the table fits no learned set)")
-	}
 	cfg, err := o.simOptions.config(o.tableOptions, train.Config{}) // nothing is trained
 	if err != nil {
 		return err
@@ -37,8 +34,12 @@ func runReproducePNorm(_ context.Context, o reproducePNormOptions, out *output) 
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		return writeJSON(out.stdout, t)
+	res, err := newResults(out, o.tableOptions, "pnorm", false)
+	if err != nil {
+		return err
 	}
-	return t.WriteText(out.stdout)
+	if err := res.add(t); err != nil {
+		return err
+	}
+	return res.done()
 }

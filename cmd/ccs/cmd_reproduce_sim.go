@@ -55,12 +55,17 @@ func runReproduceSim(_ context.Context, o reproduceSimOptions, out *output) erro
 	if !ok {
 		return usagef("reproduce: -rows %q: want all, baselines, learned, infonce or all+infonce", o.Rows)
 	}
+	res, err := newResults(out, o.tableOptions, "sim", true)
+	if err != nil {
+		return err
+	}
+	cfg.Cells = res.cells
 	t, err := experiment.Sim(cfg, rows(), newProgress(out, o.Quiet, "run").step)
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		return t.WriteJSON(out.stdout)
+	if err := res.add(t); err != nil {
+		return err
 	}
-	return t.WriteText(out.stdout)
+	return res.done()
 }

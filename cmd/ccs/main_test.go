@@ -346,11 +346,12 @@ func TestEmbedAndFMNIST(t *testing.T) {
 		"-train-anchors", "100", "-test-anchors", "1000", "-k", "10", "-seeds", "2", "-cache", filepath.Join(dir, "cache"), "-quiet", "-json", "-hull=false"}); err != nil {
 		t.Fatal(err)
 	}
-	var tables []experiment.Table
-	if err := json.Unmarshal(stdout.Bytes(), &tables); err != nil {
+	var doc experiment.Document
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(tables) != 1 || len(tables[0].Rows) != 2 {
+	tables := doc.Tables
+	if doc.Kind != "fmnist" || len(tables) != 1 || len(tables[0].Rows) != 2 {
 		t.Fatalf("%d tables, want one of two rows:\n%s", len(tables), stdout.String())
 	}
 	for _, r := range tables[0].Rows {
@@ -445,10 +446,11 @@ func testOOD(t *testing.T, dir, idPath string) {
 	if err != nil || kept.Reference == nil || kept.Reference.N != 160 || kept.OOD == nil || kept.OOD.N != 200 {
 		t.Fatalf("reproduce ood -out: %+v, %v", kept, err)
 	}
-	var tabs []experiment.OODTable
-	if err := json.Unmarshal(stdout.Bytes(), &tabs); err != nil {
+	var doc experiment.Document
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
+	tabs := doc.OOD
 	if len(tabs) != 1 || len(tabs[0].Rows) != 11 || tabs[0].Runs != 2 || tabs[0].AlphaOOD != 0.05 {
 		t.Fatalf("reproduce ood: %s", stdout.String())
 	}

@@ -39,6 +39,9 @@ type command struct {
 	// (the tables); subName names that argument in messages.
 	sub     []*command
 	subName string
+	// positional commands take arguments after their flags (ccs plot's
+	// files).
+	positional bool
 }
 
 // runner runs a command whose flags are parsed.
@@ -73,6 +76,8 @@ func commands() []*command {
 		fitCommand(),
 		oodCommand(),
 		reproduceCommand(),
+		plotCommand(),
+		reportCommand(),
 		serveCommand(),
 		retrieveCommand(),
 		collectionCommand(),
@@ -85,7 +90,16 @@ func commands() []*command {
 // output carries the writers a command prints to.
 type output struct {
 	stdout, stderr io.Writer
+	// command is the command line as parsed ("ccs reproduce sim -seeds
+	// 2"), and config every flag that may change a number (all but
+	// unkeyedFlags), one name=value per line: a results directory's cells
+	// are keyed on it.
+	command, config string
 }
+
+// unkeyedFlags change what a command shows or where it keeps it, or which
+// cells it computes, never a cell's numbers.
+var unkeyedFlags = map[string]bool{"json": true, "quiet": true, "out": true, "plots": true, "seeds": true, "rows": true, "cache": true, "hull": true}
 
 // warn prints a warning no reader can miss.
 func (o *output) warn(msg string) { fmt.Fprintf(o.stderr, "WARNING: %s\n", msg) }
@@ -145,9 +159,17 @@ func (c *command) run(ctx context.Context, out *output, path string, args []stri
 		}
 		return usagef("%s: %v", path, err)
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() > 0 && !c.positional {
 		return usagef("%s: unexpected argument %q", path, fs.Arg(0))
 	}
+	kv := []string{"command=" + path}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !unkeyedFlags[f.Name] {
+			kv = append(kv, f.Name+"="+f.Value.String())
+		}
+	})
+	out.command = strings.TrimSpace("ccs " + path + " " + strings.Join(args, " "))
+	out.config = strings.Join(kv, "\n")
 	return r(ctx, out)
 }
 

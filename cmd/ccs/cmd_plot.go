@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/ccsets/ccs/experiment"
+)
+
+// plotOptions are ccs plot's inputs.
+type plotOptions struct {
+	Out   string
+	Files []string
+}
+
+func plotCommand() *command {
+	return &command{name: "plot", args: "-out DIR RESULT.json…",
+		short: "draw the figures of ccs reproduce results (-json output or a results directory's TABLE.json) as PNG and SVG",
+		flags: func(fs *flag.FlagSet) runner {
+			var o plotOptions
+			fs.StringVar(&o.Out, "out", "", "write the figures in `DIR` (required)")
+			return func(ctx context.Context, out *output) error {
+				o.Files = fs.Args()
+				return runPlot(ctx, o, out)
+			}
+		}, positional: true}
+}
+
+func runPlot(_ context.Context, o plotOptions, out *output) error {
+	if err := required("plot", "out", o.Out); err != nil {
+		return err
+	}
+	if len(o.Files) == 0 {
+		return usagef("plot: no result file given")
+	}
+	n := 0
+	for _, f := range o.Files {
+		doc, err := experiment.LoadDocument(f)
+		if err != nil {
+			return err
+		}
+		files, err := writeFigures(doc, o.Out)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		for _, p := range files {
+			fmt.Fprintln(out.stdout, p)
+		}
+		n += len(files)
+	}
+	if n == 0 {
+		return fmt.Errorf("plot: the results have nothing to draw (no curves: results of an older ccs?)")
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/figure"
+	"github.com/ccsets/ccs/internal/atomicfile"
+)
+
+// codeVersion identifies the code that computes the numbers: the module
+// version and VCS revision when the build is stamped with an unmodified
+// revision, otherwise the SHA-256 of the executable (Go builds are
+// reproducible: the same source gives the same binary); with the kernels
+// in use and BLAS, whose last bits may differ.
+var codeVersion = sync.OnceValue(func() string {
+	b := readBuildInfo()
+	v := b.Module + "@" + b.Version
+	switch {
+	case b.Revision != "" && !b.Modified:
+		v += "+" + b.Revision
+	default:
+		v += "+" + executableHash()
+	}
+	return v + " kernels=" + b.Kernels + " blas=" + b.BLAS
+})
+
+// executableHash is the running binary's SHA-256, or "unknown".
+func executableHash() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unknown"
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// cellKey is the key of a command's cells: its configuration (every flag
+// that may change a number) and the code version.
+func cellKey(out *output) string {
+	h := sha256.Sum256([]byte(out.config + "\n" + codeVersion()))
+	return hex.EncodeToString(h[:])
+}
+
+// results collects a reproduce command's tables into its document: each
+// table printed as text when it is done, or the document as JSON at the
+// end; with -out the document is kept as OUT/KIND.json and each finished
+// cell in OUT/cells (a rerun reads them back), with -plots its figures are
+// drawn.
+type results struct {
+	out   *output
+	o     tableOptions
+	doc   experiment.Document
+	cells *experiment.Cells
+	// printed reports whether a table was printed as text.
+	printed bool
+}
+
+// newResults starts kind's document; with -out and cells it opens the
+// cells, which the caller puts in the tables' configuration.
+func newResults(out *output, o tableOptions, kind string, cells bool) (*results, error) {
+	r := &results{out: out, o: o, doc: experiment.Document{Kind: kind, Command: out.command}}
+	b, err := json.Marshal(readBuildInfo())
+	if err != nil {
+		return nil, err
+	}
+	r.doc.Build = b
+	if o.Out != "" && cells {
+		if r.cells, err = experiment.NewCells(o.Out, cellKey(out)); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// add keeps a table and, for text output, prints it.
+func (r *results) add(t interface{ WriteText(io.Writer) error }) error {
+	switch t := t.(type) {
+	case *experiment.Table:
+		r.doc.Tables = append(r.doc.Tables, t)
+	case *experiment.HullTable:
+		r.doc.Hull = append(r.doc.Hull, t)
+	case *experiment.OODTable:
+		r.doc.OOD = append(r.doc.OOD, t)
+	case *experiment.PNormTable:
+		r.doc.PNorm = t
+	case *experiment.SensitivityTable:
+		r.doc.Sensitivity = t
+	default:
+		return fmt.Errorf("results: unknown table %T", t)
+	}
+	if r.o.JSON {
+		return nil
+	}
+	if r.printed {
+		fmt.Fprintln(r.out.stdout) // a blank line between tables
+	}
+	r.printed = true
+	return t.WriteText(r.out.stdout)
+}
+
+// done says how many cells were read back, keeps the document and draws its
+// figures, and prints the JSON when asked for.
+func (r *results) done() error {
+	if r.cells != nil {
+		reused, computed, stale := r.cells.Counts()
+		msg := fmt.Sprintf("cells in %s: %d read back, %d computed", r.cells.Dir(), reused, computed)
+		if stale > 0 {
+			msg += fmt.Sprintf(" (%d of them kept under another configuration or code version)", stale)
+		}
+		fmt.Fprintln(r.out.stderr, msg)
+	}
+	if r.o.Out != "" {
+		path := filepath.Join(r.o.Out, r.doc.Kind+".json")
+		if err := atomicfile.Write(path, func(w io.Writer) error { return writeJSON(w, r.doc) }); err != nil {
+			return err
+		}
+	}
+	if r.o.Plots != "" {
+		files, err := writeFigures(&r.doc, r.o.Plots)
+		if err != nil {
+			return err
+		}
+		if !r.o.Quiet {
+			fmt.Fprintf(r.out.stderr, "%d figures in %s\n", len(files), r.o.Plots)
+		}
+	}
+	if r.o.JSON {
+		return writeJSON(r.out.stdout, r.doc)
+	}
+	return nil
+}
+
+// writeFigures draws a document's figures in dir as PNG and SVG.
+func writeFigures(doc *experiment.Document, dir string) ([]string, error) {
+	figs, err := figure.Of(doc)
+	if err != nil {
+		return nil, err
+	}
+	return figure.Write(dir, figs)
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ccsets/ccs/experiment"
+)
+
+// TestMain lets a test run ccs as a process of its own (the test binary
+// with CCS_TEST_MAIN=1 is ccs), so that it can kill it.
+func TestMain(m *testing.M) {
+	if os.Getenv("CCS_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// keptCells counts the finished cells under dir (not the temporary files
+// of a write a kill interrupted).
+func keptCells(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "seed-") && strings.HasSuffix(d.Name(), ".json") {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// TestResume: a run killed after its first cells loses only the cells in
+// progress; the rerun reads the kept cells back, computes the rest and
+// prints the table an uninterrupted run prints; a third run computes
+// nothing; a changed flag or code version computes again.
+func TestResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and reruns a training table")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results")
+	args := func(out string, extra ...string) []string {
+		return append([]string{"reproduce", "sim", "-rows", "learned", "-seeds", "2", "-k", "40", "-per-class", "1500",
+			"-epochs", "40", "-patience", "100", "-quiet", "-json", "-out", out}, extra...)
+	}
+	const total = 12 // six rows, two seeds
+
+	cmd := exec.Command(os.Args[0], args(out)...)
+	cmd.Env = append(os.Environ(), "CCS_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cells := filepath.Join(out, "cells")
+	for deadline := time.Now().Add(2 * time.Minute); keptCells(t, cells) == 0; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no cell kept in 2 minutes:\n%s", stderr.String())
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	kept := keptCells(t, cells)
+	if kept == 0 || kept >= total {
+		t.Fatalf("%d of %d cells kept when the run was killed; want some, not all", kept, total)
+	}
+
+	rerun := func(args []string) (experiment.Document, string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, args); err != nil {
+			t.Fatal(err)
+		}
+		var doc experiment.Document
+		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc, stderr.String()
+	}
+	doc, msg := rerun(args(out))
+	if want := fmt.Sprintf("%d read back, %d computed\n", kept, total-kept); !strings.Contains(msg, want) {
+		t.Errorf("rerun says %q, want %q", msg, want)
+	}
+	fresh, _ := rerun(args(filepath.Join(dir, "fresh")))
+	a, _ := json.Marshal(doc.Tables)
+	b, _ := json.Marshal(fresh.Tables)
+	if !bytes.Equal(a, b) {
+		t.Errorf("the resumed table differs from an uninterrupted run's:\n%s\n%s", a, b)
+	}
+	kept2, err := experiment.LoadDocument(filepath.Join(out, "sim.json"))
+	if err != nil || len(kept2.Tables) != 1 {
+		t.Fatalf("the results directory's sim.json: %v", err)
+	}
+	if _, msg = rerun(args(out)); !strings.Contains(msg, fmt.Sprintf("%d read back, 0 computed\n", total)) {
+		t.Errorf("third run says %q", msg)
+	}
+	// Another T (a flag) and another code version invalidate seed 0's six
+	// cells; -seeds (not a cell's number) does not.
+	if _, msg = rerun(args(out, "-T", "5", "-seeds", "1")); !strings.Contains(msg, "0 read back, 6 computed (6 of them kept under another") {
+		t.Errorf("changed flag: %q", msg)
+	}
+	defer func(v func() string) { codeVersion = v }(codeVersion)
+	codeVersion = func() string { return "another build" }
+	if _, msg = rerun(args(out, "-seeds", "1")); !strings.Contains(msg, "0 read back, 6 computed (6 of them kept under another") {
+		t.Errorf("changed code version: %q", msg)
+	}
+}

@@ -1,0 +1,238 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/figure"
+	"github.com/ccsets/ccs/internal/fixture"
+	"github.com/ccsets/ccs/report"
+)
+
+// chromium drives Debian's headless Chromium through ChromeDriver (the W3C
+// WebDriver protocol over HTTP on loopback).
+type chromium struct {
+	t       *testing.T
+	base    string
+	session string
+}
+
+// startChromium starts ChromeDriver on a free loopback port and opens a
+// session; both are stopped when the test ends.
+func startChromium(t *testing.T) *chromium {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command("/usr/bin/chromedriver", fmt.Sprintf("--port=%d", port))
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("chromedriver (installed by scripts/setup): %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	c := &chromium{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		resp, err := http.Get(c.base + "/status")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("chromedriver did not start: %v\n%s", err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The flags keep Chromium off the network (the machine has none) and
+	// let it run as root in a container.
+	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
+		"goog:chromeOptions": map[string]any{"binary": "/usr/bin/chromium", "args": []string{
+			"--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+			"--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1200,900"}},
+		"goog:loggingPrefs": map[string]any{"browser": "ALL"},
+	}}}
+	var s struct {
+		SessionID string `json:"sessionId"`
+	}
+	c.call("POST", "/session", caps, &s)
+	if s.SessionID == "" {
+		t.Fatal("chromedriver: no session")
+	}
+	c.session = "/session/" + s.SessionID
+	t.Cleanup(func() { c.call("DELETE", c.session, nil, nil) })
+	return c
+}
+
+// call sends a WebDriver command and decodes its value into out.
+func (c *chromium) call(method, path string, body, out any) {
+	c.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.base+path, r)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		c.t.Fatalf("%s %s: %s: %s", method, path, resp.Status, b)
+	}
+	var v struct{ Value json.RawMessage }
+	if err := json.Unmarshal(b, &v); err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(v.Value, out); err != nil {
+			c.t.Fatalf("%s %s: %v: %s", method, path, err, v.Value)
+		}
+	}
+}
+
+// open loads a file and returns the console messages logged since the
+// last call, at level SEVERE (errors).
+func (c *chromium) open(path string) (errors []string) {
+	c.t.Helper()
+	c.call("POST", c.session+"/url", map[string]string{"url": "file://" + path}, nil)
+	var logs []struct{ Level, Message string }
+	c.call("POST", c.session+"/se/log", map[string]string{"type": "browser"}, &logs)
+	for _, l := range logs {
+		if l.Level == "SEVERE" {
+			errors = append(errors, l.Message)
+		}
+	}
+	return errors
+}
+
+func (c *chromium) eval(script string, out any) {
+	c.t.Helper()
+	c.call("POST", c.session+"/execute/sync", map[string]any{"script": script, "args": []any{}}, out)
+}
+
+// TestReportInChromium renders the report of small real results of every
+// kind and opens it in headless Chromium: it loads without console errors
+// and without fetching anything, every figure is there and drawn at a
+// readable size, every table has rows, and the paper's numbers and the
+// protocol lines are on the page. A page that logs an error is caught (the
+// check can fail).
+func TestReportInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("Chromium: not in -short (the full suite runs it)")
+	}
+	docs := fixture.Documents(t)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	var b bytes.Buffer
+	if err := report.Write(&b, "ccs report test", docs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, d := range docs {
+		figs, err := figure.Of(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range figs {
+			want = append(want, f.Name)
+		}
+	}
+	c := startChromium(t)
+
+	bad := filepath.Join(dir, "bad.html")
+	if err := os.WriteFile(bad, []byte(`<!DOCTYPE html><title>x</title><script>console.error("broken")</script>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if errs := c.open(bad); len(errs) != 1 || !strings.Contains(errs[0], "broken") {
+		t.Fatalf("a page logging an error: console errors %q, want the one", errs)
+	}
+
+	if errs := c.open(page); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+	var figs []struct {
+		ID            string
+		Width, Height float64
+		Paths         int
+		Caption       string
+	}
+	c.eval(`return Array.from(document.querySelectorAll("figure[data-figure]")).map(f => {
+		const s = f.querySelector("svg"), r = s ? s.getBoundingClientRect() : {width: 0, height: 0};
+		return {ID: f.dataset.figure, Width: r.width, Height: r.height, Paths: s ? s.querySelectorAll("path").length : 0,
+			Caption: (f.querySelector("figcaption") || {}).textContent || ""};
+	})`, &figs)
+	var got []string
+	for _, f := range figs {
+		got = append(got, f.ID)
+		if f.Width < 600 || f.Height < 150 || f.Paths < 20 || f.Caption == "" {
+			t.Errorf("figure %s: %.0f×%.0f px, %d paths, caption %q", f.ID, f.Width, f.Height, f.Paths, f.Caption)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("figures on the page %v, want %v", got, want)
+	}
+	var page1 struct {
+		Resources, Tables, Rows int
+		Text                    string
+	}
+	c.eval(`return {Resources: performance.getEntriesByType("resource").length,
+		Tables: document.querySelectorAll("table").length, Rows: document.querySelectorAll("tbody tr").length,
+		Text: document.body.innerText}`, &page1)
+	if page1.Resources != 0 {
+		t.Errorf("the page fetched %d resources; it must open offline", page1.Resources)
+	}
+	// sim, pnorm, four sweeps, ood.
+	if page1.Tables < 7 || page1.Rows < 20 {
+		t.Errorf("%d tables, %d rows", page1.Tables, page1.Rows)
+	}
+	for _, s := range []string{"94.7% / 15.3% / 2.74", "Paper (CIFAR100, d=512)", "calibration one-per-anchor", "ccs reproduce pnorm (fixture)", "Sweeping α"} {
+		if !strings.Contains(page1.Text, s) {
+			t.Errorf("the page lacks %q", s)
+		}
+	}
+}
+
+// TestWriteOrder: the documents' sections appear in the order given, each
+// table with its rows and protocol line.
+func TestWriteOrder(t *testing.T) {
+	docs := []*experiment.Document{{Kind: "ood", Command: "second", OOD: []*experiment.OODTable{fixture.OOD()}},
+		{Kind: "sim", Command: "first", Tables: []*experiment.Table{{Title: "T", Config: "c", Rows: []experiment.Row{{Method: "M"}}}}}}
+	var b bytes.Buffer
+	if err := report.Write(&b, "x", docs); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	if i, j := strings.Index(s, "<code>second</code>"), strings.Index(s, "<code>first</code>"); i < 0 || j < 0 || i > j {
+		t.Errorf("sections out of order: %d, %d", i, j)
+	}
+	if !strings.Contains(s, "<td>M</td>") || !strings.Contains(s, `<p class="protocol">c</p>`) {
+		t.Errorf("table T not rendered:\n%s", s[:min(len(s), 3000)])
+	}
+}
