@@ -40,18 +40,27 @@ func Ball(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, error
 	return s, nil
 }
 
-// Ellipsoid halves cal (seeded by opt.SplitSeed), estimates Σ on the first
-// half and calibrates the ellipsoid on the second.
-func Ellipsoid(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, error) {
+// Halves splits cal into the ellipsoid's two halves, seeded by seed: the
+// first (⌊n/2⌋ anchors) estimates Σ, the second calibrates the threshold.
+func Halves(cal *bundle.Bundle, seed uint64) (fit, calibration *bundle.Bundle, err error) {
 	if cal.N < 2 {
-		return nil, fmt.Errorf("baseline: ellipsoid: %d calibration anchors cannot be halved", cal.N)
+		return nil, nil, fmt.Errorf("baseline: ellipsoid: %d calibration anchors cannot be halved", cal.N)
 	}
-	rng := rand.New(rand.NewPCG(opt.SplitSeed, 0x68616c766573)) // "halves"
+	rng := rand.New(rand.NewPCG(seed, 0x68616c766573)) // "halves"
 	parts, err := bundle.SplitIndices(cal.N, rng, cal.N/2, cal.N-cal.N/2)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cal.Subset(parts[0]), cal.Subset(parts[1]), nil
+}
+
+// Ellipsoid halves cal (Halves, seeded by opt.SplitSeed), estimates Σ on
+// the first half and calibrates the ellipsoid on the second.
+func Ellipsoid(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, error) {
+	fitHalf, calHalf, err := Halves(cal, opt.SplitSeed)
 	if err != nil {
 		return nil, err
 	}
-	fitHalf, calHalf := cal.Subset(parts[0]), cal.Subset(parts[1])
 	ridge := opt.Ridge
 	if ridge == 0 {
 		ridge = DefaultRidge

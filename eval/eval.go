@@ -52,7 +52,10 @@ type Point struct {
 // Recalibrated calibrates s's geometry again at each α of alphas, on cal
 // with s's calibration mode and seed, and evaluates each set on test: the
 // trade-off between coverage and exclusion one geometry offers as α varies
-// (the geometry stays the one fitted for s.Alpha). Each score is computed
+// (the geometry stays the one fitted for s.Alpha). cal must be the bundle
+// s was calibrated on (disjoint from what chose the geometry: for an
+// ellipsoid, the half that did not estimate Σ); a bundle giving another
+// number of scores than s's calibration is refused. Each score is computed
 // once. An α for which cal has too few scores is left out.
 func Recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64) ([]Point, error) {
 	if !s.Calibrated() {
@@ -61,6 +64,9 @@ func Recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64) 
 	scores, err := conformal.Scores(s.Geometry, cal, s.Calibration.Mode, s.Calibration.Seed)
 	if err != nil {
 		return nil, err
+	}
+	if len(scores) != s.Calibration.N {
+		return nil, fmt.Errorf("eval: recalibrating on %d scores, but the set was calibrated on %d: not its calibration bundle", len(scores), s.Calibration.N)
 	}
 	var pts []Point
 	var qs []float64

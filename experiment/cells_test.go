@@ -3,7 +3,14 @@ package experiment
 import (
 	"errors"
 	"os"
+	"slices"
 	"testing"
+
+	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/objective"
+	"github.com/ccsets/ccs/sim"
+	"github.com/ccsets/ccs/train"
 )
 
 // TestCells: a cell is computed once and read back under its key; another
@@ -56,5 +63,42 @@ func TestCells(t *testing.T) {
 	}
 	if _, err := NewCells(dir, ""); err == nil {
 		t.Error("an empty key was accepted")
+	}
+}
+
+// TestCurveMatchesRow: each row's recalibrated curve, at the table's own
+// α, is the row itself (the ellipsoid's included: its curve calibrates on
+// the half that did not estimate Σ), and a bundle other than the set's
+// calibration bundle is refused.
+func TestCurveMatchesRow(t *testing.T) {
+	recipe := train.SimRecipe
+	recipe.MaxEpochs = 2
+	cfg := SimConfig{Config: Config{Seeds: 2, K: 20, Train: recipe}, PerClass: 200}
+	tab, err := Sim(cfg, append(Baselines(), Learned(geometry.KindGenBall, objective.Neg)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tab.Rows {
+		i := slices.IndexFunc(r.Curve, func(p CurvePoint) bool { return p.Alpha == 0.05 })
+		if i < 0 {
+			t.Fatalf("%s: no point at α = 0.05 in %+v", r.Method, r.Curve)
+		}
+		p := r.Curve[i]
+		if p.Coverage != r.Coverage || p.Exclusion != r.Exclusion || p.LogVolPerDim != r.LogVolPerDim {
+			t.Errorf("%s: curve at α = 0.05 %+v, the row %+v / %+v / %+v", r.Method, p, r.Coverage, r.Exclusion, r.LogVolPerDim)
+		}
+	}
+	data := sim.Mixed(0, 200)
+	sp, err := simSplits(data, cfg, 0, false, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Alpha = 0.05
+	set, err := Ellipsoid().Fit(sp, cfg.Config, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eval.Recalibrated(set, sp.Cal, sp.Test, CurveAlphas); err == nil {
+		t.Error("the ellipsoid recalibrated on its whole calibration split: no error")
 	}
 }

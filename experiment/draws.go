@@ -33,6 +33,7 @@ func SimDraws(cfg SimConfig, draws int, progress func(done, total int)) ([]Draw,
 	for ds := range draws {
 		c := cfg
 		c.DataSeed = uint64(ds)
+		c.plain() // one table per data seed: no cells
 		t, err := Sim(c, []Method{ballRow, ellRow}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("data seed %d: %w", ds, err)

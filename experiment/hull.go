@@ -195,12 +195,12 @@ func hullCoverage(b *bundle.Bundle, idx []int, proj func([]float64, []float32), 
 
 // WriteText renders the comparison in the paper's layout.
 func (t *HullTable) WriteText(w io.Writer) error {
-	if t.Failed > 0 {
-		fmt.Fprintf(w, "(%d held-out views left out of the hull's coverage: rounding defeated their programmes)\n", t.Failed)
-	}
 	fmt.Fprintf(w, "%s: %s\n\n| Method | Coverage |\n|---|---|\n| Convex Hull | %.1f ± %.1f%% |\n", t.Title, t.Config, t.Hull.Mean, t.Hull.Std)
 	for _, r := range t.Rows {
 		fmt.Fprintf(w, "| %s | %.1f ± %.1f%% |\n", r.Method, r.Coverage.Mean, r.Coverage.Std)
+	}
+	if t.Failed > 0 {
+		fmt.Fprintf(w, "\n(%d held-out views left out of the hull's coverage: rounding defeated their programmes)\n", t.Failed)
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ func ThresholdModes(cfg SimConfig, progress func(done, total int, what string)) 
 		for _, m := range modes {
 			c := cfg
 			c.Train.SGD, c.Train.Objective.Threshold = o.sgd, m
+			c.plain() // six configurations under one table name: no cells
 			t, err := Sim(c, LearnedRows(), func(done, total int, what string) {
 				if progress != nil {
 					progress(step*total+done, len(opts)*len(modes)*total, fmt.Sprintf("%s, %v: %s", o.name, m, what))

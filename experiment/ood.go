@@ -225,7 +225,9 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 			return m, nil, err
 		}
 		if seed == 0 {
-			m.curves(id, oods, sets)
+			if err := m.curves(id, oods, sets); err != nil {
+				return m, nil, err
+			}
 		}
 		if !test {
 			return m, nil, nil
@@ -432,10 +434,15 @@ const curveBins, curvePoints = 40, 200
 
 // curves keeps the ROC curve and the histograms of the ID scores against
 // each OOD set's.
-func (m *oodMeasure) curves(id []float64, oods [][]float64, sets []OODSet) {
+func (m *oodMeasure) curves(id []float64, oods [][]float64, sets []OODSet) error {
 	for j, o := range oods {
-		m.Curves = append(m.Curves, NewScoreCurve(sets[j].Name, id, o))
+		c, err := NewScoreCurve(sets[j].Name, id, o)
+		if err != nil {
+			return err
+		}
+		m.Curves = append(m.Curves, c)
 	}
+	return nil
 }
 
 // add appends m's figures as row r's figures for one more seed.
@@ -470,12 +477,16 @@ type ScoreCurve struct {
 }
 
 // NewScoreCurve returns the ROC curve and the histograms of a detector's
-// scores of ID inputs (id) and of an OOD set's (o).
-func NewScoreCurve(set string, id, o []float64) ScoreCurve {
+// scores of ID inputs (id) and of an OOD set's (o); empty samples and
+// non-finite scores are errors.
+func NewScoreCurve(set string, id, o []float64) (ScoreCurve, error) {
 	c := ScoreCurve{Set: set}
-	c.FPR, c.TPR = ood.ROC(id, o, curvePoints)
+	var err error
+	if c.FPR, c.TPR, err = ood.ROC(id, o, curvePoints); err != nil {
+		return c, fmt.Errorf("%s: %w", set, err)
+	}
 	c.Edges, c.ID, c.OOD = histograms(id, o, curveBins)
-	return c
+	return c, nil
 }
 
 // histograms bins a and b over bins equal bins spanning the pooled scores'

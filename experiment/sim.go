@@ -43,9 +43,14 @@ type Config struct {
 	// rerun reads back those it has instead of computing them.
 	Cells *Cells
 	// shapes keeps seed 0's fitted sets in the cells (the simulation's
-	// figure of set shapes; small sets only).
-	shapes bool
+	// figure of set shapes; small sets only); bare leaves out the figures'
+	// data (curves, shapes) for tables only read for their numbers.
+	shapes, bare bool
 }
+
+// plain makes c a table read only for its numbers, run under a name other
+// configurations share: no cells, no curves, no shapes.
+func (c *Config) plain() { c.Cells, c.bare = nil, true }
 
 // defaults fills the fields every table defaults alike.
 func (c *Config) defaults() {
@@ -136,7 +141,12 @@ type Method struct {
 	Paper *PaperRow
 	// Trains reports whether Fit needs the fit and validation splits.
 	Trains bool
-	Fit    func(sp *Splits, cfg Config, seed uint64) (*conformal.Set, error)
+	// Calibration, if not nil, returns the bundle Fit calibrates the
+	// threshold on, when it is not the whole calibration split (the
+	// ellipsoid's second half): the recalibrated curves use it, so that no
+	// anchor that chose the geometry calibrates it.
+	Calibration func(sp *Splits, seed uint64) (*bundle.Bundle, error)
+	Fit         func(sp *Splits, cfg Config, seed uint64) (*conformal.Set, error)
 }
 
 // Splits are one seed's bundles. Fit and Val are built only when a method
@@ -181,6 +191,10 @@ func Ball() Method {
 func Ellipsoid() Method {
 	const name = "Mahalanobis Ellipsoid"
 	return Method{Name: name, File: "ellipsoid", Paper: paperTable1[name],
+		Calibration: func(sp *Splits, seed uint64) (*bundle.Bundle, error) {
+			_, cal, err := baseline.Halves(sp.Cal, seed)
+			return cal, err
+		},
 		Fit: func(sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
 			return baseline.Ellipsoid(sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed), SplitSeed: seed})
 		}}
@@ -266,7 +280,7 @@ func Sim(cfg SimConfig, methods []Method, progress func(done, total int, what st
 	}
 	trains := slices.ContainsFunc(methods, func(m Method) bool { return m.Trains })
 	data := sim.Mixed(cfg.DataSeed, cfg.PerClass)
-	cfg.shapes = true
+	cfg.shapes = !cfg.bare
 	results, err := runTable(cfg.Config, "sim", methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
 		return simSplits(data, cfg, seed, trains, workers)
 	}, progress)
@@ -287,6 +301,9 @@ func Sim(cfg SimConfig, methods []Method, progress func(done, total int, what st
 		t.Warnings = append(t.Warnings, "pooled calibration: coverage is approximate, not guaranteed")
 	}
 	t.Rows = rows(methods, results)
+	if cfg.bare {
+		return t, nil
+	}
 	// Seed 0's first test anchor, with its positives and negatives, for
 	// the figure of set shapes.
 	sp, err := simSplits(data, cfg, 0, false, 1)
@@ -503,7 +520,23 @@ func simRun(sp *Splits, cfg Config, m Method, seed uint64) (cellResult, error) {
 	if out.Test, err = eval.Evaluate(set, sp.Test); err != nil {
 		return out, err
 	}
-	if out.Curve, err = eval.Recalibrated(set, sp.Cal, sp.Test, CurveAlphas); err != nil {
+	if sp.ClassTest != nil {
+		c, err := eval.Evaluate(set, sp.ClassTest)
+		if err != nil {
+			return out, err
+		}
+		out.Class = &c
+	}
+	if cfg.bare {
+		return out, nil
+	}
+	cal := sp.Cal
+	if m.Calibration != nil {
+		if cal, err = m.Calibration(sp, seed); err != nil {
+			return out, err
+		}
+	}
+	if out.Curve, err = eval.Recalibrated(set, cal, sp.Test, CurveAlphas); err != nil {
 		return out, err
 	}
 	if cfg.shapes && seed == 0 {
@@ -512,13 +545,6 @@ func simRun(sp *Splits, cfg Config, m Method, seed uint64) (cellResult, error) {
 			return out, err
 		}
 		out.Set = b.Bytes()
-	}
-	if sp.ClassTest != nil {
-		c, err := eval.Evaluate(set, sp.ClassTest)
-		if err != nil {
-			return out, err
-		}
-		out.Class = &c
 	}
 	return out, nil
 }

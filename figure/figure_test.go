@@ -125,11 +125,22 @@ func checkSVG(t *testing.T, path string, f *figure.Figure) {
 	}
 }
 
-// TestOfEmpty: a document with no curves (an older ccs) has no figures of
-// curves, and no error.
+// TestOfEmpty: a document with no curves (an older ccs) or no sweeps has
+// no figures, and no error; malformed curves are an error, not a panic.
 func TestOfEmpty(t *testing.T) {
-	figs, err := figure.Of(&experiment.Document{Kind: "sim", Tables: []*experiment.Table{{Title: "old", Rows: []experiment.Row{{Method: "x"}}}}})
-	if err != nil || len(figs) != 0 {
-		t.Errorf("figures %v, error %v", figs, err)
+	for _, d := range []*experiment.Document{
+		{Kind: "sim", Tables: []*experiment.Table{{Title: "old", Rows: []experiment.Row{{Method: "x"}}}}},
+		{Kind: "sensitivity", Sensitivity: &experiment.SensitivityTable{}},
+		{Kind: "sensitivity", Sensitivity: &experiment.SensitivityTable{Sweeps: []experiment.SensitivitySweep{{Param: "alpha"}}}},
+	} {
+		figs, err := figure.Of(d)
+		if err != nil || len(figs) != 0 {
+			t.Errorf("%s: figures %v, error %v", d.Kind, figs, err)
+		}
+	}
+	bad := fixture.OOD()
+	bad.Rows[1].Curves[0].Edges = bad.Rows[1].Curves[0].Edges[1:]
+	if _, err := figure.Of(&experiment.Document{Kind: "ood", OOD: []*experiment.OODTable{bad}}); err == nil || !strings.Contains(err.Error(), "malformed curve") {
+		t.Errorf("malformed curve: error %v", err)
 	}
 }

@@ -198,17 +198,27 @@ func PNorm(t *experiment.PNormTable) *Figure {
 
 // Sensitivity draws the sensitivity analysis: for each parameter a panel
 // of coverage and exclusion (mean ± std over seeds as bands, the paper's
-// points as squares, 1 − α dashed) above a panel of LogVol/d.
+// points as squares, 1 − α dashed) above a panel of LogVol/d. Nil when no
+// sweep has points.
 func Sensitivity(t *experiment.SensitivityTable) *Figure {
+	var sweeps []experiment.SensitivitySweep
+	for _, sw := range t.Sweeps {
+		if len(sw.Points) > 0 {
+			sweeps = append(sweeps, sw)
+		}
+	}
+	if len(sweeps) == 0 {
+		return nil
+	}
 	cov, exc, vol := palette[5], palette[6], palette[3]
 	cols := 3
-	nrow := (len(t.Sweeps) + cols - 1) / cols
+	nrow := (len(sweeps) + cols - 1) / cols
 	plots := make([][]*plot.Plot, 2*nrow)
 	for i := range plots {
 		plots[i] = make([]*plot.Plot, cols)
 	}
 	var entries []entry
-	for i, sw := range t.Sweeps {
+	for i, sw := range sweeps {
 		rate := newPlot("Sweeping "+sw.Label, sw.Label, "rate (%)")
 		lv := newPlot("", sw.Label, "LogVol/d (nats)")
 		var x, cm, cl, ch, em, el, eh, vm, vl, vh, target, px, pc, pe []float64
@@ -259,10 +269,7 @@ func Sensitivity(t *experiment.SensitivityTable) *Figure {
 			}
 		}
 	}
-	seeds := 0
-	if len(t.Sweeps) > 0 && len(t.Sweeps[0].Points) > 0 {
-		seeds = t.Sweeps[0].Points[0].Coverage.N
-	}
+	seeds := sweeps[0].Points[0].Coverage.N
 	return &Figure{Name: "sensitivity-" + slug(t.Data), W: 9 * vg.Inch, H: vg.Length(nrow)*4.2*vg.Inch + legendHeight(len(entries), 3),
 		Caption: fmt.Sprintf("%s: each parameter swept around the base point, the others held; coverage and exclusion of the test split (%%) above, LogVol/d (nats) below; mean ± std over %d seeds. The paper's points are its figure's (CIFAR100 embeddings, another dataset): they are for the shape of the curves, not the values. %s.", t.Title, seeds, t.Config),
 		draw:    grid(plots, entries, 3)}

@@ -99,14 +99,13 @@ func InfoNCE(b Pairs, tau float64, ga, gp, gn []float64, workers int) (float64, 
 				}
 				return s
 			}
-			// The negatives' logits, and the sum of their exponentials, are
-			// shared by all K positives: O(K + KNeg) per anchor. Cosines lie
-			// in [−1, 1], so shifting by the largest logit keeps every
-			// exponential within e^{−2/τ} of 1.
-			// Each positive's term −log(e^{l₀}/(e^{l₀} + Σ e^{lₙ})) is
-			// computed about its own maximum m = max(l₀, max lₙ): with a
-			// shared maximum a low positive logit at a small τ would
-			// underflow its whole denominator to 0.
+			// The negatives' logits, and the sum of their exponentials
+			// about their largest mn, are shared by all K positives:
+			// O(K + KNeg) per anchor. Each positive's term
+			// −log(e^{l₀}/(e^{l₀} + Σ e^{lₙ})) = (m − l₀) + log z is computed
+			// about its own maximum m = max(l₀, mn), so z ≥ 1: with one
+			// maximum shared by all logits a low positive logit at a small τ
+			// would underflow its whole denominator to 0.
 			mn := math.Inf(-1)
 			for l := range b.KNeg {
 				logit[1+l] = sim(1+b.K+l) / tau
@@ -124,7 +123,7 @@ func InfoNCE(b Pairs, tau float64, ga, gp, gn []float64, workers int) (float64, 
 				e0 := math.Exp(l0 - m)
 				en := math.Exp(mn - m)
 				z := e0 + sNeg*en // ≥ 1: one of its terms is e⁰
-				loss += m + math.Log(z) - l0
+				loss += (m - l0) + math.Log(z)
 				gs[j] = (e0/z - 1) / tau
 				negW += en / z
 			}

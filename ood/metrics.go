@@ -53,20 +53,28 @@ type Metrics struct {
 // Evaluate computes AUROC and FPR95 of anomaly scores (higher = more OOD)
 // for an ID and an OOD sample. Empty or non-finite scores are errors.
 func Evaluate(id, ood []float64, conv Convention) (Metrics, error) {
+	if err := checkScores(id, ood); err != nil {
+		return Metrics{}, err
+	}
+	return Metrics{AUROC: AUROC(id, ood), FPR95: FPR95(id, ood, conv)}, nil
+}
+
+// checkScores refuses empty samples and non-finite scores.
+func checkScores(id, ood []float64) error {
 	for _, s := range []struct {
 		name string
 		x    []float64
 	}{{"ID", id}, {"OOD", ood}} {
 		if len(s.x) == 0 {
-			return Metrics{}, fmt.Errorf("ood: no %s scores", s.name)
+			return fmt.Errorf("ood: no %s scores", s.name)
 		}
 		for i, v := range s.x {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return Metrics{}, fmt.Errorf("ood: %s score %d is %v", s.name, i, v)
+				return fmt.Errorf("ood: %s score %d is %v", s.name, i, v)
 			}
 		}
 	}
-	return Metrics{AUROC: AUROC(id, ood), FPR95: FPR95(id, ood, conv)}, nil
+	return nil
 }
 
 // AUROC is the area under the ROC curve of anomaly scores: the fraction of
@@ -140,7 +148,11 @@ func count(x []float64, f func(float64) bool) int {
 // AUROC(id, ood). At most maxPoints points are returned (0: all), every
 // step's corners kept in order when there are fewer distinct scores, an
 // evenly spaced subset of them otherwise, so that a figure stays small.
-func ROC(id, ood []float64, maxPoints int) (fpr, tpr []float64) {
+// Empty samples and NaN or infinite scores are errors, as in Evaluate.
+func ROC(id, ood []float64, maxPoints int) (fpr, tpr []float64, err error) {
+	if err := checkScores(id, ood); err != nil {
+		return nil, nil, err
+	}
 	a, b := sorted(id), sorted(ood)
 	i, j := len(a), len(b) // a[i:], b[j:] are ≥ the current threshold
 	fpr, tpr = []float64{0}, []float64{0}
@@ -162,12 +174,12 @@ func ROC(id, ood []float64, maxPoints int) (fpr, tpr []float64) {
 		tpr = append(tpr, float64(len(b)-j)/float64(len(b)))
 	}
 	if maxPoints <= 1 || len(fpr) <= maxPoints {
-		return fpr, tpr
+		return fpr, tpr, nil
 	}
 	f, t := make([]float64, maxPoints), make([]float64, maxPoints)
 	for k := range maxPoints {
 		at := k * (len(fpr) - 1) / (maxPoints - 1)
 		f[k], t[k] = fpr[at], tpr[at]
 	}
-	return f, t
+	return f, t, nil
 }

@@ -108,7 +108,10 @@ func TestROC(t *testing.T) {
 	for i := range o {
 		o[i] = math.Round(4*rng.NormFloat64() + 3)
 	}
-	fpr, tpr := ROC(id, o, 0)
+	fpr, tpr, err := ROC(id, o, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	area := 0.0
 	for k := 1; k < len(fpr); k++ {
 		if fpr[k] < fpr[k-1] || tpr[k] < tpr[k-1] {
@@ -123,7 +126,12 @@ func TestROC(t *testing.T) {
 	if fpr[0] != 0 || tpr[0] != 0 || fpr[n-1] != 1 || tpr[n-1] != 1 {
 		t.Errorf("ends (%v,%v), (%v,%v)", fpr[0], tpr[0], fpr[n-1], tpr[n-1])
 	}
-	f, p := ROC(id, o, 10)
+	f, p, _ := ROC(id, o, 10)
+	for _, bad := range [][]float64{nil, {1, math.NaN()}, {math.Inf(1)}} {
+		if _, _, err := ROC(bad, o, 10); err == nil {
+			t.Errorf("ID scores %v: no error", bad)
+		}
+	}
 	if len(f) != 10 || len(p) != 10 || f[0] != 0 || f[9] != 1 || p[9] != 1 {
 		t.Errorf("thinned: %v %v", f, p)
 	}

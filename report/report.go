@@ -24,19 +24,27 @@ const Paper = "Contrastive Conformal Sets"
 type section struct {
 	Kind, Command string
 	Build         []field
-	Tables        []table
+	Blocks        []block
 	Figures       []fig
+}
+
+// block is one table's text rendering: its heading and protocol line, and
+// its grids (most tables have one; the p-norm table two, the sensitivity
+// analysis one per parameter).
+type block struct {
+	Title, Protocol string
+	Notes           []string // prose before the first grid that is no caption
+	Tables          []table
 }
 
 type field struct{ Name, Value string }
 
-// table is a rendered table: its heading and protocol line, the grid and
-// the notes under it.
+// table is a grid: its caption, head and rows, and the notes under it.
 type table struct {
-	Title, Protocol string
-	Head            []string
-	Rows            [][]string
-	Notes           []string
+	Caption string
+	Head    []string
+	Rows    [][]string
+	Notes   []string
 }
 
 type fig struct {
@@ -70,7 +78,7 @@ func Write(w io.Writer, title string, docs []*experiment.Document) error {
 			if err := t.WriteText(&b); err != nil {
 				return err
 			}
-			s.Tables = append(s.Tables, parseText(b.String())...)
+			s.Blocks = append(s.Blocks, parseText(b.String()))
 		}
 		figs, err := figure.Of(d)
 		if err != nil {
@@ -109,66 +117,70 @@ func build(raw json.RawMessage) []field {
 	return out
 }
 
-// parseText turns a table's text rendering (a "Title: protocol" line, a
-// Markdown grid, notes; possibly several grids, each with its own heading
-// line) into tables.
-func parseText(s string) []table {
-	var out []table
-	var cur *table
+// parseText turns a table's text rendering into a block: its first prose
+// paragraph is "Title: protocol"; each Markdown grid is a table; a prose
+// paragraph right before a grid is that grid's caption, any other prose
+// after a grid a note under it.
+func parseText(s string) block {
+	var paras [][]string
+	var cur []string
 	for _, line := range strings.Split(s, "\n") {
 		line = strings.TrimRight(line, " ")
-		switch {
-		case strings.HasPrefix(line, "|"):
-			if cur == nil {
-				out = append(out, table{})
-				cur = &out[len(out)-1]
-			}
-			cells := strings.Split(strings.Trim(line, "|"), "|")
-			for i := range cells {
-				cells[i] = strings.TrimSpace(cells[i])
-			}
-			if strings.Trim(strings.Join(cells, ""), "-: ") == "" {
-				continue // the separator
-			}
-			if cur.Head == nil {
-				cur.Head = cells
-			} else {
-				cur.Rows = append(cur.Rows, cells)
-			}
-		case line == "":
-			if cur != nil && cur.Head != nil {
-				cur = nil // a grid ended: what follows is a note or a new table
-			}
-		default:
-			if cur == nil || cur.Head != nil {
-				if len(out) > 0 && out[len(out)-1].Head != nil && cur == nil && !strings.Contains(line, ": ") {
-					out[len(out)-1].Notes = append(out[len(out)-1].Notes, line)
-					continue
-				}
-				title, protocol, _ := strings.Cut(line, ": ")
-				out = append(out, table{Title: title, Protocol: protocol})
-				cur = &out[len(out)-1]
-				continue
-			}
-			cur.Notes = append(cur.Notes, line)
-		}
-	}
-	// A heading with no grid of its own (a sensitivity table's title line)
-	// is the protocol of the grids after it.
-	var kept []table
-	for i, t := range out {
-		if t.Head == nil {
-			if i+1 < len(out) && out[i+1].Title == "" {
-				out[i+1].Title, out[i+1].Protocol = t.Title, t.Protocol
-			} else if len(kept) > 0 && t.Title != "" {
-				kept[len(kept)-1].Notes = append(kept[len(kept)-1].Notes, strings.TrimSpace(t.Title+": "+t.Protocol))
+		if line == "" {
+			if cur != nil {
+				paras, cur = append(paras, cur), nil
 			}
 			continue
 		}
-		kept = append(kept, t)
+		// A grid starts a paragraph of its own, and prose after a grid
+		// another.
+		if cur != nil && isGrid(cur[len(cur)-1]) != isGrid(line) {
+			paras, cur = append(paras, cur), nil
+		}
+		cur = append(cur, line)
 	}
-	return kept
+	if cur != nil {
+		paras = append(paras, cur)
+	}
+	var b block
+	for i, p := range paras {
+		text := strings.Join(p, " ")
+		switch {
+		case isGrid(p[0]):
+			g := table{}
+			if i > 0 && !isGrid(paras[i-1][0]) && i-1 > 0 {
+				g.Caption = strings.Join(paras[i-1], " ")
+			}
+			for _, line := range p {
+				cells := strings.Split(strings.Trim(line, "|"), "|")
+				for k := range cells {
+					cells[k] = strings.TrimSpace(cells[k])
+				}
+				if strings.Trim(strings.Join(cells, ""), "-: ") == "" {
+					continue // the separator
+				}
+				if g.Head == nil {
+					g.Head = cells
+				} else {
+					g.Rows = append(g.Rows, cells)
+				}
+			}
+			b.Tables = append(b.Tables, g)
+		case i == 0:
+			b.Title, b.Protocol, _ = strings.Cut(text, ": ")
+		case i+1 < len(paras) && isGrid(paras[i+1][0]):
+			// the next grid's caption
+		case len(b.Tables) > 0:
+			last := &b.Tables[len(b.Tables)-1]
+			last.Notes = append(last.Notes, text)
+		default:
+			b.Notes = append(b.Notes, text)
+		}
+	}
+	return b
 }
+
+func isGrid(line string) bool { return strings.HasPrefix(line, "|") }
 
 var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en">
@@ -188,6 +200,7 @@ th { background: #f2f2f2; }
 figure { margin: 1.5em 0; } figure svg { width: 100%; height: auto; display: block; }
 figcaption { font-size: 0.85em; color: #333; margin-top: 0.4em; }
 .note { font-size: 0.85em; color: #633; }
+.caption { font-size: 0.9em; font-style: italic; margin: 0.8em 0 0.2em; }
 </style>
 </head>
 <body>
@@ -198,14 +211,18 @@ figcaption { font-size: 0.85em; color: #333; margin-top: 0.4em; }
 <h2>{{.Kind}}</h2>
 <p><code>{{.Command}}</code></p>
 {{if .Build}}<p class="build">{{range $i, $f := .Build}}{{if $i}} · {{end}}{{$f.Name}} {{$f.Value}}{{end}}</p>{{end}}
-{{range .Tables}}
+{{range .Blocks}}
 <h3>{{.Title}}</h3>
 {{if .Protocol}}<p class="protocol">{{.Protocol}}</p>{{end}}
+{{range .Notes}}<p class="note">{{.}}</p>{{end}}
+{{range .Tables}}
+{{if .Caption}}<p class="caption">{{.Caption}}</p>{{end}}
 <table>
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
 </table>
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}
+{{end}}
 {{end}}
 {{range .Figures}}
 <figure id="{{.ID}}" data-figure="{{.ID}}">

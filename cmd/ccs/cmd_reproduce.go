@@ -15,7 +15,7 @@ func reproduceCommand() *command {
 	return &command{
 		name:    "reproduce",
 		args:    "TABLE [flags]",
-		short:   "reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed; sim-threshold: the threshold-mode comparison; pnorm: the isotropic p-ball at fixed coverage and fixed volume; fmnist: Fashion-MNIST with the project's encoders, Table 2's layout; ood: OOD detection, Fashion-MNIST against MNIST digits and noise)",
+		short:   "reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed; sim-threshold: the threshold-mode comparison; pnorm: the isotropic p-ball at fixed coverage and fixed volume; sensitivity: the sensitivity analysis; fmnist: Fashion-MNIST with the project's encoders, Table 2's layout; ood: OOD detection, Fashion-MNIST against MNIST digits and noise)",
 		subName: "TABLE",
 		sub: []*command{
 			reproduceSimCommand(),
@@ -43,10 +43,19 @@ func addTableFlags(fs *flag.FlagSet, o *tableOptions, seeds int) {
 	fs.IntVar(&o.Seeds, "seeds", seeds, "number of seeds (0..N−1)")
 	fs.Float64Var(&o.Alpha, "alpha", defaultAlpha, "miscoverage level α in (0,1)")
 	fs.StringVar(&o.Calibration, "calibration", "one", "calibration `mode`: one or pooled")
-	fs.StringVar(&o.Out, "out", "", "results `DIR`: the result as DIR/TABLE.json, each finished (row, seed) cell in DIR/cells (a rerun with the same flags and code reads them back), every fitted set as DIR/[ENCODER/]seed-S/METHOD.json")
+	fs.StringVar(&o.Out, "out", "", "results `DIR`: the result as DIR/TABLE.json, each finished (row, seed) cell in DIR/cells (a rerun with the same flags and code reads them back), every fitted set as DIR/sets/TABLE/[ENCODER/]seed-S/METHOD.json")
 	fs.StringVar(&o.Plots, "plots", "", "draw the table's figures in `DIR` (PNG and SVG)")
 	fs.BoolVar(&o.JSON, "json", false, "print JSON instead of the table")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no progress on stderr")
+}
+
+// noResults refuses -out and -plots for a command that keeps no results
+// directory and draws no figures (sim-threshold, sim-draws).
+func (o tableOptions) noResults(cmd string) error {
+	if o.Out != "" || o.Plots != "" {
+		return usagef("reproduce %s: -out and -plots are not supported (the table keeps no results directory and has no figures)", cmd)
+	}
+	return nil
 }
 
 // config checks the options (usage errors) and returns the table

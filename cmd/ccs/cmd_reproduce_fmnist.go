@@ -113,11 +113,11 @@ func runReproduceFMNIST(_ context.Context, o reproduceFMNISTOptions, out *output
 	if o.HullAnchors < 1 {
 		return usagef("reproduce: -hull-anchors must be at least 1")
 	}
-	tables, err := newResults(out, o.tableOptions, "fmnist", true)
+	tables, err := newResults(out, o.tableOptions, "fmnist", true, modelInputs(ms)...)
 	if err != nil {
 		return err
 	}
-	c.Cells = tables.cells
+	c.Cells, c.OutDir = tables.cells, tables.sets
 	cfg := experiment.RealConfig{Config: c}
 	for _, m := range ms {
 		e, emb, err := o.realOptions.embed(out, o.Quiet, m)

@@ -73,11 +73,11 @@ func runReproduceOOD(_ context.Context, o reproduceOODOptions, out *output) erro
 	if o.BaselineTrain < 0 {
 		return usagef("reproduce: -baseline-train must be ≥ 0")
 	}
-	tables, err := newResults(out, o.tableOptions, "ood", true)
+	tables, err := newResults(out, o.tableOptions, "ood", true, modelInputs(ms)...)
 	if err != nil {
 		return err
 	}
-	c.Cells = tables.cells
+	c.Cells, c.OutDir = tables.cells, tables.sets
 	for _, m := range ms {
 		e, emb, err := o.realOptions.embed(out, o.Quiet, m)
 		if err != nil {

@@ -72,30 +72,43 @@ func runReproduceSensitivity(_ context.Context, o reproduceSensitivityOptions, o
 		}
 		sweeps[name] = v
 	}
-	res, err := newResults(out, o.tableOptions, "sensitivity", true)
-	if err != nil {
-		return err
+	if o.set["k"] {
+		base.K = o.K
 	}
-	c.Cells = res.cells
-	var data experiment.SensitivityData
+	var ms []model
 	switch o.Data {
 	case "sim":
-		data = experiment.SimSensitivityData(experiment.SimConfig{PerClass: o.Sim.PerClass, DataSeed: o.Sim.DataSeed})
 	case "fmnist":
-		ms, err := o.realOptions.check()
-		if err != nil {
+		if ms, err = o.realOptions.check(); err != nil {
 			return err
 		}
 		if len(ms) != 1 {
 			return usagef("reproduce sensitivity: -models names %d encoders, want one", len(ms))
 		}
+		// The embeddings hold -k views per anchor; a point at k uses the
+		// first k.
+		for _, v := range append(sweeps["k"], float64(base.K)) {
+			if v > float64(o.K) {
+				return usagef("reproduce sensitivity: k = %v exceeds -k %d, the views embedded per anchor", v, o.K)
+			}
+		}
+	default:
+		return usagef("reproduce sensitivity: -data %q: want fmnist or sim", o.Data)
+	}
+	res, err := newResults(out, o.tableOptions, "sensitivity", true, modelInputs(ms)...)
+	if err != nil {
+		return err
+	}
+	c.Cells = res.cells
+	var data experiment.SensitivityData
+	if o.Data == "sim" {
+		data = experiment.SimSensitivityData(experiment.SimConfig{PerClass: o.Sim.PerClass, DataSeed: o.Sim.DataSeed})
+	} else {
 		e, _, err := o.realOptions.embed(out, o.Quiet, ms[0])
 		if err != nil {
 			return err
 		}
 		data = experiment.RealSensitivityData(e, 0)
-	default:
-		return usagef("reproduce sensitivity: -data %q: want fmnist or sim", o.Data)
 	}
 	t, err := experiment.Sensitivity(data, experiment.SensitivityConfig{Config: c, Base: base, Sweeps: sweeps},
 		newProgress(out, o.Quiet, "run").step)

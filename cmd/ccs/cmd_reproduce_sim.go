@@ -59,7 +59,7 @@ func runReproduceSim(_ context.Context, o reproduceSimOptions, out *output) erro
 	if err != nil {
 		return err
 	}
-	cfg.Cells = res.cells
+	cfg.Cells, cfg.OutDir = res.cells, res.sets
 	t, err := experiment.Sim(cfg, rows(), newProgress(out, o.Quiet, "run").step)
 	if err != nil {
 		return err

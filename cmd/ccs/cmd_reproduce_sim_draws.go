@@ -27,6 +27,9 @@ func reproduceSimDrawsCommand() *command {
 }
 
 func runReproduceSimDraws(_ context.Context, o reproduceSimDrawsOptions, out *output) error {
+	if err := o.noResults("sim-draws"); err != nil {
+		return err
+	}
 	cfg, err := o.simOptions.config(o.tableOptions, train.Config{}) // the baselines train nothing
 	if err != nil {
 		return err

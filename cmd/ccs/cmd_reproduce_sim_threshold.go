@@ -13,6 +13,9 @@ func reproduceSimThresholdCommand() *command {
 }
 
 func runReproduceSimThreshold(_ context.Context, o reproduceSimOptions, out *output) error {
+	if err := o.noResults("sim-threshold"); err != nil {
+		return err
+	}
 	cfg, err := o.simOptions.config(o.tableOptions, o.Recipe)
 	if err != nil {
 		return err

@@ -75,9 +75,32 @@ func embeddings(out *output, quiet bool, file string, seed uint64, cacheDir stri
 // classifierFor returns the classifier file kept beside an encoder
 // (NAME.onnx → NAME-classifier.npz), or nil when there is none.
 func classifierFor(model string) (*ood.Classifier, error) {
-	path := strings.TrimSuffix(model, ".onnx") + "-classifier.npz"
-	if _, err := os.Stat(path); err != nil {
+	path := classifierPath(model)
+	if path == "" {
 		return nil, nil
 	}
 	return ood.ReadClassifier(path)
+}
+
+// classifierPath is the classifier file beside model, or "" if none.
+func classifierPath(model string) string {
+	path := strings.TrimSuffix(model, ".onnx") + "-classifier.npz"
+	if _, err := os.Stat(path); err != nil {
+		return ""
+	}
+	return path
+}
+
+// modelInputs are the files behind the encoders: each model and its
+// classifier, if it has one (a results directory's cells are keyed on
+// their content).
+func modelInputs(ms []model) []string {
+	var files []string
+	for _, m := range ms {
+		files = append(files, m.file)
+		if c := classifierPath(m.file); c != "" {
+			files = append(files, c)
+		}
+	}
+	return files
 }

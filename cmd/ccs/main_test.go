@@ -442,7 +442,7 @@ func testOOD(t *testing.T, dir, idPath string) {
 	}
 	// -out keeps each seed's set as a service would load it: the fit
 	// anchors (80% of 200) as the pool, the calibration half's scores.
-	kept, err := conformal.Load(filepath.Join(dir, "sets", "supervised", "seed-1", "ball.json"))
+	kept, err := conformal.Load(filepath.Join(dir, "sets", "sets", "ood", "supervised", "seed-1", "ball.json"))
 	if err != nil || kept.Reference == nil || kept.Reference.N != 160 || kept.OOD == nil || kept.OOD.N != 200 {
 		t.Fatalf("reproduce ood -out: %+v, %v", kept, err)
 	}

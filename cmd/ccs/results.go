@@ -51,17 +51,32 @@ func executableHash() string {
 }
 
 // cellKey is the key of a command's cells: its configuration (every flag
-// that may change a number) and the code version.
-func cellKey(out *output) string {
-	h := sha256.Sum256([]byte(out.config + "\n" + codeVersion()))
-	return hex.EncodeToString(h[:])
+// that may change a number), the SHA-256 of each input file named by the
+// command (the encoders: a file re-exported under the same name is another
+// input) and the code version.
+func cellKey(out *output, inputs ...string) (string, error) {
+	h := sha256.New()
+	io.WriteString(h, out.config+"\n"+codeVersion()+"\n")
+	for _, path := range inputs {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", err
+		}
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+		io.WriteString(h, "\n")
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // results collects a reproduce command's tables into its document: each
 // table printed as text when it is done, or the document as JSON at the
 // end; with -out the document is kept as OUT/KIND.json and each finished
-// cell in OUT/cells (a rerun reads them back), with -plots its figures are
-// drawn.
+// cell in OUT/cells (a rerun reads them back) and every fitted set in
+// OUT/sets/KIND, with -plots its figures are drawn.
 type results struct {
 	out   *output
 	o     tableOptions
@@ -69,19 +84,33 @@ type results struct {
 	cells *experiment.Cells
 	// printed reports whether a table was printed as text.
 	printed bool
+	// sets is where the tables keep their fitted sets (OUT/sets/KIND),
+	// empty without -out.
+	sets string
 }
 
 // newResults starts kind's document; with -out and cells it opens the
-// cells, which the caller puts in the tables' configuration.
-func newResults(out *output, o tableOptions, kind string, cells bool) (*results, error) {
+// cells, keyed also on the content of the input files, which the caller
+// puts in the tables' configuration.
+func newResults(out *output, o tableOptions, kind string, cells bool, inputs ...string) (*results, error) {
 	r := &results{out: out, o: o, doc: experiment.Document{Kind: kind, Command: out.command}}
 	b, err := json.Marshal(readBuildInfo())
 	if err != nil {
 		return nil, err
 	}
 	r.doc.Build = b
+	if o.Out != "" {
+		if err := os.MkdirAll(o.Out, 0o755); err != nil {
+			return nil, err
+		}
+		r.sets = filepath.Join(o.Out, "sets", kind)
+	}
 	if o.Out != "" && cells {
-		if r.cells, err = experiment.NewCells(o.Out, cellKey(out)); err != nil {
+		key, err := cellKey(out, inputs...)
+		if err != nil {
+			return nil, err
+		}
+		if r.cells, err = experiment.NewCells(o.Out, key); err != nil {
 			return nil, err
 		}
 	}

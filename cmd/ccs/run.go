@@ -99,7 +99,7 @@ type output struct {
 
 // unkeyedFlags change what a command shows or where it keeps it, or which
 // cells it computes, never a cell's numbers.
-var unkeyedFlags = map[string]bool{"json": true, "quiet": true, "out": true, "plots": true, "seeds": true, "rows": true, "cache": true, "hull": true}
+var unkeyedFlags = map[string]bool{"json": true, "quiet": true, "out": true, "plots": true, "seeds": true, "rows": true, "cache": true, "hull": true, "sweeps": true}
 
 // warn prints a warning no reader can miss.
 func (o *output) warn(msg string) { fmt.Fprintf(o.stderr, "WARNING: %s\n", msg) }
