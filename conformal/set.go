@@ -28,22 +28,31 @@ const (
 	// code does. The scores of one anchor's positives are not exchangeable
 	// with a test anchor's single positive, so the guarantee is approximate.
 	Pooled
+	// PAC takes one positive per anchor, as OnePerAnchor, and the
+	// training-conditional rank PACRank(n, α, δ): with probability ≥ 1 − δ
+	// over the calibration draw, the set's coverage is at least 1 − α.
+	PAC
 )
 
-// String returns "one-per-anchor" or "pooled".
+// String returns "one-per-anchor", "pooled" or "pac".
 func (m Mode) String() string {
 	switch m {
 	case OnePerAnchor:
 		return "one-per-anchor"
 	case Pooled:
 		return "pooled"
+	case PAC:
+		return "pac"
 	}
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
+// valid reports whether m is a known mode.
+func (m Mode) valid() bool { return m == OnePerAnchor || m == Pooled || m == PAC }
+
 // MarshalText implements encoding.TextMarshaler.
 func (m Mode) MarshalText() ([]byte, error) {
-	if m != OnePerAnchor && m != Pooled {
+	if !m.valid() {
 		return nil, fmt.Errorf("conformal: unknown calibration mode %d", int(m))
 	}
 	return []byte(m.String()), nil
@@ -58,15 +67,17 @@ func (m *Mode) UnmarshalText(b []byte) error {
 	return err
 }
 
-// ParseMode reads "one" (or "one-per-anchor") and "pooled".
+// ParseMode reads "one" (or "one-per-anchor"), "pooled" and "pac".
 func ParseMode(s string) (Mode, error) {
 	switch s {
 	case "one", "one-per-anchor":
 		return OnePerAnchor, nil
 	case "pooled":
 		return Pooled, nil
+	case "pac":
+		return PAC, nil
 	}
-	return 0, fmt.Errorf("unknown calibration mode %q (want one or pooled)", s)
+	return 0, fmt.Errorf("unknown calibration mode %q (want one, pooled or pac)", s)
 }
 
 // Scores returns the calibration scores of cal under g: one positive per
@@ -76,7 +87,7 @@ func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]
 		return nil, fmt.Errorf("conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
 	}
 	switch mode {
-	case OnePerAnchor:
+	case OnePerAnchor, PAC: // the same positives: PAC differs in the rank only
 		rng := rand.New(rand.NewPCG(seed, 0x63636f6e65)) // "cc one"
 		diffs := make([]float32, cal.N*cal.D)
 		for i := range cal.N {
@@ -98,7 +109,10 @@ func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]
 // seed 0, and an error when the rank exceeds n.
 type Options struct {
 	Mode Mode   // zero means OnePerAnchor
-	Seed uint64 // picks the positive of each anchor in OnePerAnchor mode
+	Seed uint64 // picks the positive of each anchor in OnePerAnchor and PAC modes
+	// Delta is PAC's δ: the probability over the calibration draw that the
+	// coverage falls below 1 − α. Only PAC uses it.
+	Delta float64
 	// AllowInfinite accepts a +Inf threshold (the whole space) when there
 	// are too few calibration scores, instead of returning the error. The
 	// set then says so in Warnings.
@@ -107,10 +121,60 @@ type Options struct {
 
 // Info records how a set was calibrated.
 type Info struct {
-	Mode Mode   `json:"mode"`
-	N    int    `json:"n"`    // calibration scores
-	Rank int    `json:"rank"` // ⌈(1−α)(n+1)⌉; > N means +Inf
-	Seed uint64 `json:"seed"`
+	Mode  Mode    `json:"mode"`
+	N     int     `json:"n"`    // calibration scores
+	Rank  int     `json:"rank"` // ⌈(1−α)(n+1)⌉, or PAC's; > N means +Inf
+	Seed  uint64  `json:"seed"`
+	Delta float64 `json:"delta,omitempty"` // PAC's δ
+}
+
+// guaranteeOf is a set file's guarantee field for a calibration mode:
+// "exact" (marginal, one positive per anchor), "training-conditional"
+// (PAC) or "approximate" (pooled).
+func guaranteeOf(m Mode) string {
+	switch m {
+	case PAC:
+		return "training-conditional"
+	case Pooled:
+		return "approximate"
+	}
+	return "exact"
+}
+
+// RankOf is the rank a calibration in mode m (with PAC's δ) takes among n
+// scores at level α.
+func RankOf(m Mode, n int, alpha, delta float64) (int, error) {
+	if m == PAC {
+		return PACRank(n, alpha, delta)
+	}
+	return Rank(n, alpha)
+}
+
+// Quantile returns the threshold a calibration with opt's mode (and δ)
+// takes among scores at level α, and its rank; scores is reordered. When
+// the rank exceeds n it returns +Inf with a *TooFewError, as Threshold.
+func Quantile(scores []float64, alpha float64, opt Options) (float64, int, error) {
+	if opt.Mode != PAC {
+		r, err := Rank(len(scores), alpha)
+		if err != nil {
+			return math.NaN(), 0, err
+		}
+		q, err := Threshold(scores, alpha)
+		return q, r, err
+	}
+	r, err := PACRank(len(scores), alpha, opt.Delta)
+	if err != nil {
+		return math.NaN(), 0, err
+	}
+	for i, s := range scores {
+		if math.IsNaN(s) {
+			return math.NaN(), r, fmt.Errorf("conformal: calibration score %d is NaN", i)
+		}
+	}
+	if r > len(scores) {
+		return math.Inf(1), r, &TooFewError{N: len(scores), Rank: r, Alpha: alpha, Delta: opt.Delta}
+	}
+	return Select(scores, r), r, nil
 }
 
 // FitInfo records how the geometry was obtained, for the file's reader.
@@ -155,20 +219,23 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	if opt.Mode == 0 {
 		opt.Mode = OnePerAnchor
 	}
+	if opt.Mode == PAC {
+		if err := CheckDelta(opt.Delta); err != nil {
+			return nil, err
+		}
+	} else {
+		opt.Delta = 0
+	}
 	scores, err := Scores(g, cal, opt.Mode, opt.Seed)
 	if err != nil {
 		return nil, err
 	}
-	r, err := Rank(len(scores), alpha)
-	if err != nil {
-		return nil, err
-	}
-	q, err := Threshold(scores, alpha)
+	q, r, err := Quantile(scores, alpha, opt)
 	if err != nil && !(opt.AllowInfinite && errors.Is(err, ErrTooFewCalibration)) {
 		return nil, err
 	}
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha,
-		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed}}, nil
+		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta}}, nil
 }
 
 // Uncalibrated returns a set that holds a fitted geometry and no threshold;
@@ -181,15 +248,18 @@ func Uncalibrated(g geometry.Geometry, fit *FitInfo) *Set {
 func (s *Set) Calibrated() bool { return s.Calibration.Mode != 0 }
 
 // Guaranteed reports whether the set carries the conformal guarantee: it
-// was calibrated with one positive per calibration anchor (not pooled).
-func (s *Set) Guaranteed() bool { return s.Calibration.Mode == OnePerAnchor }
+// was calibrated with one positive per calibration anchor (not pooled),
+// marginally (OnePerAnchor) or training-conditionally (PAC).
+func (s *Set) Guaranteed() bool {
+	return s.Calibration.Mode == OnePerAnchor || s.Calibration.Mode == PAC
+}
 
 // Warnings lists what a reader of this set's numbers must know: a whole-space
 // set, or a pooled (approximate) calibration.
 func (s *Set) Warnings() []string {
 	var w []string
 	if math.IsInf(s.Threshold, 1) {
-		w = append(w, (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha}).Reason())
+		w = append(w, (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason())
 	}
 	if d := geometry.Describe(s.Geometry); d.ProjectedVolume() {
 		w = append(w, fmt.Sprintf("the %d→%d projection head is not square: log-volumes are measured in its %d-dimensional output space, not comparable with sets on the %d-dimensional embeddings",
@@ -295,10 +365,7 @@ func (s *Set) WriteJSON(w io.Writer) error {
 	if s.Calibrated() {
 		alpha, t, c := s.Alpha, threshold(s.Threshold), s.Calibration
 		f.Alpha, f.Threshold, f.Calibration = &alpha, &t, &c
-		f.Guarantee = "exact"
-		if !s.Guaranteed() {
-			f.Guarantee = "approximate"
-		}
+		f.Guarantee = guaranteeOf(c.Mode)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -381,25 +448,28 @@ func readJSON(r io.Reader) (*Set, error) {
 		return nil, &fieldError{fmt.Sprintf("alpha %v, want 0 < alpha < 1", alpha), ErrAlpha}
 	}
 	c := *f.Calibration
-	if c.Mode != OnePerAnchor && c.Mode != Pooled {
+	if !c.Mode.valid() {
 		return nil, fmt.Errorf("calibration.mode is missing")
 	}
-	want := "exact"
-	if c.Mode == Pooled {
-		want = "approximate"
+	if c.Mode == PAC {
+		if err := CheckDelta(c.Delta); err != nil {
+			return nil, fmt.Errorf("calibration.delta: %w", err)
+		}
+	} else if c.Delta != 0 {
+		return nil, fmt.Errorf("calibration.delta %v given for mode %v (only pac has one)", c.Delta, c.Mode)
 	}
-	if f.Guarantee != want {
+	if want := guaranteeOf(c.Mode); f.Guarantee != want {
 		return nil, fmt.Errorf("guarantee %q contradicts calibration mode %v (%q)", f.Guarantee, c.Mode, want)
 	}
 	if c.N < 1 {
 		return nil, fmt.Errorf("calibration.n %d, want at least 1", c.N)
 	}
-	r0, err := Rank(c.N, alpha)
+	r0, err := RankOf(c.Mode, c.N, alpha, c.Delta)
 	if err != nil {
 		return nil, err
 	}
 	if r0 != c.Rank {
-		return nil, fmt.Errorf("calibration.rank %d, but n = %d and alpha = %v give %d", c.Rank, c.N, alpha, r0)
+		return nil, fmt.Errorf("calibration.rank %d, but n = %d and alpha = %v give %d (mode %v)", c.Rank, c.N, alpha, r0, c.Mode)
 	}
 	t := float64(*f.Threshold)
 	switch {

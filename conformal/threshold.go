@@ -28,8 +28,9 @@ var ErrTooFewCalibration = errors.New("conformal: too few calibration scores for
 // TooFewError is the error returned with a +Inf threshold.
 type TooFewError struct {
 	N     int     // calibration scores
-	Rank  int     // ⌈(1−α)(N+1)⌉ > N
+	Rank  int     // ⌈(1−α)(N+1)⌉, or PAC's rank, > N
 	Alpha float64 // miscoverage level
+	Delta float64 // PAC's δ; 0 for the marginal rank
 }
 
 // Error returns the reason with the package's prefix.
@@ -38,6 +39,11 @@ func (e *TooFewError) Error() string { return "conformal: " + e.Reason() }
 // Reason is the error's message without the package prefix: what Set's
 // Warnings says of a whole-space set.
 func (e *TooFewError) Reason() string {
+	if e.Delta > 0 {
+		need := minPACCalibration(e.Alpha, e.Delta)
+		return fmt.Sprintf("%d calibration scores are too few for alpha %v at delta %v: no rank r ≤ n has BinomCDF(r−1; n, 1−α) ≥ 1−δ, so the set is the whole space (threshold +Inf); alpha %v with delta %v needs at least %d",
+			e.N, e.Alpha, e.Delta, e.Alpha, e.Delta, need)
+	}
 	need := minCalibration(e.Alpha)
 	return fmt.Sprintf("%d calibration scores are too few for alpha %v: the rank ⌈(1−α)(n+1)⌉ = %d exceeds n, so the set is the whole space (threshold +Inf); alpha %v needs at least %d",
 		e.N, e.Alpha, e.Rank, e.Alpha, need)

@@ -50,7 +50,7 @@ type Point struct {
 }
 
 // Recalibrated calibrates s's geometry again at each α of alphas, on cal
-// with s's calibration mode and seed, and evaluates each set on test: the
+// with s's calibration mode (and PAC's δ) and seed, and evaluates each set on test: the
 // trade-off between coverage and exclusion one geometry offers as α varies
 // (the geometry stays the one fitted for s.Alpha). cal must be the bundle
 // s was calibrated on (disjoint from what chose the geometry: for an
@@ -70,8 +70,9 @@ func Recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64) 
 	}
 	var pts []Point
 	var qs []float64
+	opt := conformal.Options{Mode: s.Calibration.Mode, Delta: s.Calibration.Delta}
 	for _, a := range alphas {
-		q, err := conformal.Threshold(scores, a)
+		q, _, err := conformal.Quantile(scores, a, opt)
 		if errors.Is(err, conformal.ErrTooFewCalibration) {
 			continue
 		}

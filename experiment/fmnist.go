@@ -64,7 +64,7 @@ func Real(e *Embedded, cfg RealConfig, methods []Method, progress func(done, tot
 	t := &Table{
 		Title: "Fashion-MNIST, " + e.Encoder,
 		Config: fmt.Sprintf("%d training anchors (fit %.0f%%, the rest validation), %d test anchors halved into calibration and test, k=%d augmented views, %d negatives, α=%v, seeds 0–%d, calibration %v; training: batch %d, SGD lr %v momentum %v weight decay %v cosine %v, clip %v, T=%v, λ=%v, ≤%d epochs, patience %d",
-			e.Train.N, 100*cfg.FitFraction, e.Test.N, cfg.K, cfg.KNeg, cfg.Alpha, cfg.Seeds-1, cfg.Calibration,
+			e.Train.N, 100*cfg.FitFraction, e.Test.N, cfg.K, cfg.KNeg, cfg.Alpha, cfg.Seeds-1, cfg.calibrationName(),
 			tc.BatchSize, tc.SGD.LR, tc.SGD.Momentum, tc.SGD.WeightDecay, tc.SGD.Cosine, tc.ClipNorm, tc.Objective.T, tc.Objective.Lambda, tc.MaxEpochs, tc.Patience),
 		Rows: rows(methods, results),
 	}

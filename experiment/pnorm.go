@@ -127,7 +127,7 @@ func PNorm(cfg SimConfig, ps []float64, progress func(done, total int)) (*PNormT
 	t := &PNormTable{
 		Title: "The isotropic p-ball on the simulated 3D clusters (mixed)",
 		Config: fmt.Sprintf("%d clusters × %d points, k=%d, α=%v, seeds 0–%d, data seed %d, calibration %v; fixed volume: the ℓ2 ball's calibrated log-volume on each seed",
-			sim.Classes, cfg.PerClass, cfg.K, cfg.Alpha, cfg.Seeds-1, cfg.DataSeed, cfg.Calibration),
+			sim.Classes, cfg.PerClass, cfg.K, cfg.Alpha, cfg.Seeds-1, cfg.DataSeed, cfg.calibrationName()),
 	}
 	for i, p := range ps {
 		var cov, exc, vol, vcov, vexc, thr []float64

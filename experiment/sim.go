@@ -33,6 +33,7 @@ type Config struct {
 	K           int            // positives and negatives per anchor
 	Alpha       float64        // 0 means the paper's 0.05
 	Calibration conformal.Mode // 0 means one-per-anchor
+	Delta       float64        // PAC's δ, with Calibration PAC
 	Workers     int            // runs in parallel; 0 means GOMAXPROCS
 	// Train is the training recipe of the learned rows; its objective, α
 	// and seed are set per row. Zero fields take the table's recipe.
@@ -172,8 +173,17 @@ var paperTable1 = map[string]*PaperRow{
 	"Generalized (Neg,Vol)": {94.9, 66.7, 3.93},
 }
 
+// calibrationName is the calibration mode as the tables print it, with
+// PAC's δ.
+func (c Config) calibrationName() string {
+	if c.Calibration == conformal.PAC {
+		return fmt.Sprintf("pac (δ=%v)", c.Delta)
+	}
+	return c.Calibration.String()
+}
+
 func calOpts(cfg Config, seed uint64) conformal.Options {
-	return conformal.Options{Mode: cfg.Calibration, Seed: seed}
+	return conformal.Options{Mode: cfg.Calibration, Seed: seed, Delta: cfg.Delta}
 }
 
 // Ball is the vanilla conformal ℓ2 ball, calibrated on the calibration
@@ -290,7 +300,7 @@ func Sim(cfg SimConfig, methods []Method, progress func(done, total int, what st
 	t := &Table{
 		Title: "Simulated 3D clusters (mixed)",
 		Config: fmt.Sprintf("%d clusters × %d points, k=%d, α=%v, seeds 0–%d, data seed %d, calibration %v",
-			sim.Classes, cfg.PerClass, cfg.K, cfg.Alpha, cfg.Seeds-1, cfg.DataSeed, cfg.Calibration),
+			sim.Classes, cfg.PerClass, cfg.K, cfg.Alpha, cfg.Seeds-1, cfg.DataSeed, cfg.calibrationName()),
 	}
 	if trains {
 		tc := cfg.Train.WithDefaults()

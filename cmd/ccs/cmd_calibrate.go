@@ -20,7 +20,8 @@ type calibrateOptions struct {
 	Fitted        string // a fitted set's file
 	Cal, Out      string // files
 	Alpha         float64
-	Calibration   string // one or pooled
+	Calibration   string  // one, pooled or pac
+	Delta         float64 // pac's δ
 	Seed          uint64
 	Ridge         float64 // the ellipsoid's
 	Reference     int     // anchors kept as the OOD reference pool
@@ -31,7 +32,7 @@ type calibrateOptions struct {
 }
 
 func calibrateCommand() *command {
-	return newCommand("calibrate", "-geometry ball|ellipsoid | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pooled] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K]]",
+	return newCommand("calibrate", "-geometry ball|ellipsoid | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pac|pooled] [-delta δ] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K]]",
 		"calibrate a baseline set, or a fitted geometry, on a calibration bundle and save it",
 		func(fs *flag.FlagSet, o *calibrateOptions) func() error {
 			fs.StringVar(&o.Geometry, "geometry", "", "baseline set family: ball or ellipsoid")
@@ -39,7 +40,8 @@ func calibrateCommand() *command {
 			fs.StringVar(&o.Cal, "cal", "", "calibration bundle `file` (.npz)")
 			fs.StringVar(&o.Out, "out", "", "fitted set `file` to write (.json)")
 			fs.Float64Var(&o.Alpha, "alpha", defaultAlpha, "miscoverage level α in (0,1): the set holds positives with probability ≥ 1−α")
-			fs.StringVar(&o.Calibration, "calibration", "one", "calibration `mode`: one (one positive per anchor: the guarantee) or pooled (approximate)")
+			fs.StringVar(&o.Calibration, "calibration", "one", "calibration `mode`: one (one positive per anchor: the guarantee, on average over calibration draws), pac (one per anchor, training-conditional: coverage ≥ 1−α with probability ≥ 1−δ over the draw) or pooled (approximate)")
+			fs.Float64Var(&o.Delta, "delta", 0, "δ of -calibration pac, in (0,1)")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` choosing each anchor's positive and the ellipsoid's half split")
 			fs.Float64Var(&o.Ridge, "ridge", baseline.DefaultRidge, "ellipsoid: ridge added to Σ's diagonal, relative to tr(Σ)/d")
 			fs.IntVar(&o.Reference, "reference", 0, "keep `N` calibration anchors with the set as the reference pool of the per-input OOD scores (0: none)")
@@ -64,6 +66,9 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	m, err := conformal.ParseMode(o.Calibration)
 	if err != nil {
 		return usagef("calibrate: -calibration: %v", err)
+	}
+	if err := checkDelta("calibrate", m, o.Delta); err != nil {
+		return err
 	}
 	var kind geometry.Kind
 	var fitted *conformal.Set
@@ -96,7 +101,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	if err != nil {
 		return err
 	}
-	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, AllowInfinite: o.AllowInfinite},
+	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite},
 		Ridge: o.Ridge, SplitSeed: o.Seed}
 	var set *conformal.Set
 	switch {

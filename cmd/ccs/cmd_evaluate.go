@@ -94,6 +94,10 @@ func writeEvalJSON(out *output, set *conformal.Set, r eval.Result) error {
 // describe is a one-line account of a set.
 func describe(s *conformal.Set) string {
 	c := s.Calibration
-	return fmt.Sprintf("%v set, d=%d, α=%v, threshold %.6g (rank %d of n=%d, %v calibration)",
-		geometry.Describe(s.Geometry), s.Geometry.Dim(), s.Alpha, s.Threshold, c.Rank, c.N, c.Mode)
+	mode := c.Mode.String() + " calibration"
+	if c.Mode == conformal.PAC {
+		mode = fmt.Sprintf("pac calibration, δ=%v: coverage ≥ 1−α with probability ≥ 1−δ over the calibration draw", c.Delta)
+	}
+	return fmt.Sprintf("%v set, d=%d, α=%v, threshold %.6g (rank %d of n=%d, %s)",
+		geometry.Describe(s.Geometry), s.Geometry.Dim(), s.Alpha, s.Threshold, c.Rank, c.N, mode)
 }

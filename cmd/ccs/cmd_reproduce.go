@@ -33,7 +33,8 @@ func reproduceCommand() *command {
 type tableOptions struct {
 	Seeds       int     // seeds 0..Seeds−1
 	Alpha       float64 // miscoverage level
-	Calibration string  // one or pooled
+	Calibration string  // one, pac or pooled
+	Delta       float64 // pac's δ
 	Out         string  // the results directory: the document, the cells, every fitted set
 	Plots       string  // draws the figures there
 	JSON, Quiet bool
@@ -42,7 +43,8 @@ type tableOptions struct {
 func addTableFlags(fs *flag.FlagSet, o *tableOptions, seeds int) {
 	fs.IntVar(&o.Seeds, "seeds", seeds, "number of seeds (0..N−1)")
 	fs.Float64Var(&o.Alpha, "alpha", defaultAlpha, "miscoverage level α in (0,1)")
-	fs.StringVar(&o.Calibration, "calibration", "one", "calibration `mode`: one or pooled")
+	fs.StringVar(&o.Calibration, "calibration", "one", "calibration `mode`: one, pac (with -delta) or pooled")
+	fs.Float64Var(&o.Delta, "delta", 0, "δ of -calibration pac, in (0,1)")
 	fs.StringVar(&o.Out, "out", "", "results `DIR`: the result as DIR/TABLE.json, each finished (row, seed) cell in DIR/cells (a rerun with the same flags and code reads them back), every fitted set as DIR/sets/TABLE/[ENCODER/]seed-S/METHOD.json")
 	fs.StringVar(&o.Plots, "plots", "", "draw the table's figures in `DIR` (PNG and SVG)")
 	fs.BoolVar(&o.JSON, "json", false, "print JSON instead of the table")
@@ -71,7 +73,22 @@ func (o tableOptions) config(recipe train.Config) (experiment.Config, error) {
 	if err != nil {
 		return experiment.Config{}, usagef("reproduce: -calibration: %v", err)
 	}
-	return experiment.Config{Seeds: o.Seeds, Alpha: o.Alpha, Calibration: m, Train: recipe, OutDir: o.Out}, nil
+	if err := checkDelta("reproduce", m, o.Delta); err != nil {
+		return experiment.Config{}, err
+	}
+	return experiment.Config{Seeds: o.Seeds, Alpha: o.Alpha, Calibration: m, Delta: o.Delta, Train: recipe, OutDir: o.Out}, nil
+}
+
+// checkDelta requires -delta in (0,1) with -calibration pac, and no -delta
+// without it (usage errors).
+func checkDelta(cmd string, m conformal.Mode, delta float64) error {
+	switch {
+	case m == conformal.PAC && !(delta > 0 && delta < 1):
+		return usagef("%s: -calibration pac needs -delta in (0,1), got %v", cmd, delta)
+	case m != conformal.PAC && delta != 0:
+		return usagef("%s: -delta is for -calibration pac", cmd)
+	}
+	return nil
 }
 
 // simOptions are what the simulation's tables share.

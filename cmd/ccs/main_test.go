@@ -97,6 +97,8 @@ func TestUsageErrors(t *testing.T) {
 		{"calibrate-alpha", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-alpha", "1.5"}},
 		{"calibrate-geometry", []string{"calibrate", "-geometry", "cube", "-cal", "x.npz", "-out", "s.json"}},
 		{"calibrate-mode", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-calibration", "all"}},
+		{"calibrate-pac-delta", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-calibration", "pac"}},
+		{"calibrate-delta-mode", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-delta", "0.1"}},
 		{"badflag", []string{"evaluate", "-bogus"}},
 		{"reproduce-table", []string{"reproduce", "cifar"}},
 		{"reproduce-notable", []string{"reproduce", "-seeds", "2"}},
@@ -214,6 +216,13 @@ func TestPipeline(t *testing.T) {
 
 	pooled := filepath.Join(dir, "pooled.json")
 	if err := golden(t, "calibrate-pooled", dir, "calibrate", "-geometry", "ball", "-cal", cal, "-calibration", "pooled", "-out", pooled); err != nil {
+		t.Fatal(err)
+	}
+	pac := filepath.Join(dir, "pac.json")
+	if err := golden(t, "calibrate-pac", dir, "calibrate", "-geometry", "ball", "-cal", cal, "-calibration", "pac", "-delta", "0.1", "-alpha", "0.1", "-out", pac); err != nil {
+		t.Fatal(err)
+	}
+	if err := golden(t, "evaluate-pac", dir, "evaluate", "-set", pac, "-test", test); err != nil {
 		t.Fatal(err)
 	}
 

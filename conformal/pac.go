@@ -1,0 +1,129 @@
+package conformal
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+
+	"gonum.org/v1/gonum/mathext"
+)
+
+// exactPACLimit is the largest n whose PAC rank is computed in exact
+// integer arithmetic; above it the binomial CDF is gonum's regularised
+// incomplete beta (relative error about 1e-13, far below any δ used).
+const exactPACLimit = 20000
+
+// CheckDelta returns an error unless 0 < δ < 1.
+func CheckDelta(delta float64) error {
+	if !(delta > 0 && delta < 1) {
+		return fmt.Errorf("conformal: delta must lie strictly between 0 and 1, got %v", delta)
+	}
+	return nil
+}
+
+// PACRank is the training-conditional (PAC) rank: the smallest r in 1..n
+// with BinomCDF(r − 1; n, 1 − α) ≥ 1 − δ, or n + 1 when none qualifies.
+// The r-th smallest of n exchangeable calibration scores covers a fresh
+// score with probability F(q̂_r) ~ Beta(r, n + 1 − r), and
+// P(Beta(r, n + 1 − r) ≥ 1 − α) = BinomCDF(r − 1; n, 1 − α): with this r,
+// with probability ≥ 1 − δ over the calibration draw the set's coverage is
+// at least 1 − α (Vovk 2012, "Conditional validity of inductive conformal
+// predictors"). α and δ are taken as the decimals they print as, and for
+// n ≤ 20000 the CDF is summed in exact integer arithmetic.
+func PACRank(n int, alpha, delta float64) (int, error) {
+	if err := CheckAlpha(alpha); err != nil {
+		return 0, err
+	}
+	if err := CheckDelta(delta); err != nil {
+		return 0, err
+	}
+	if n < 1 {
+		return 0, fmt.Errorf("conformal: PAC rank of %d calibration scores: need at least 1", n)
+	}
+	if n <= exactPACLimit {
+		return exactPACRank(n, alpha, delta)
+	}
+	return floatPACRank(n, alpha, delta), nil
+}
+
+// floatPACRank is PACRank through the regularised incomplete beta.
+func floatPACRank(n int, alpha, delta float64) int {
+	// BinomCDF(k; n, p) = I_{1−p}(n − k, k + 1), increasing in k: bisect.
+	cdf := func(k int) float64 {
+		if k >= n {
+			return 1
+		}
+		return mathext.RegIncBeta(float64(n-k), float64(k+1), alpha)
+	}
+	if cdf(n-1) < 1-delta {
+		return n + 1
+	}
+	lo, hi := 0, n // cdf(lo−1) < 1−δ ≤ cdf(hi−1)
+	for lo+1 < hi {
+		m := (lo + hi) / 2
+		if cdf(m-1) >= 1-delta {
+			hi = m
+		} else {
+			lo = m
+		}
+	}
+	return hi
+}
+
+// decimal reads x as the decimal it prints as: numerator and denominator.
+func decimal(name string, x float64) (num, den *big.Int, err error) {
+	r, ok := new(big.Rat).SetString(strconv.FormatFloat(x, 'g', -1, 64))
+	if !ok {
+		return nil, nil, fmt.Errorf("conformal: cannot read %s %v as a decimal", name, x)
+	}
+	return r.Num(), r.Denom(), nil
+}
+
+// exactPACRank sums the binomial probabilities as integers: with 1 − α =
+// a/b and α = c/b, BinomCDF(k) ≥ 1 − δ (δ = e/f) exactly when
+// f·Σ_{i≤k} C(n,i)·a^i·c^(n−i) ≥ (f − e)·b^n. Each term follows from the
+// last by a multiplication and an exact division by small integers.
+func exactPACRank(n int, alpha, delta float64) (int, error) {
+	c, b, err := decimal("alpha", alpha)
+	if err != nil {
+		return 0, err
+	}
+	e, f, err := decimal("delta", delta)
+	if err != nil {
+		return 0, err
+	}
+	a := new(big.Int).Sub(b, c)
+	target := new(big.Int).Exp(b, big.NewInt(int64(n)), nil)
+	target.Mul(target, new(big.Int).Sub(f, e))
+	// T_0 = c^n; T_{i+1} = T_i·(n−i)·a / ((i+1)·c) is C(n,i+1)·a^(i+1)·c^(n−i−1).
+	term := new(big.Int).Exp(c, big.NewInt(int64(n)), nil)
+	sum := new(big.Int)
+	lhs := new(big.Int)
+	for r := 1; r <= n; r++ {
+		k := r - 1
+		if k > 0 {
+			term.Mul(term, big.NewInt(int64(n-k+1)))
+			term.Mul(term, a)
+			term.Quo(term, big.NewInt(int64(k)))
+			term.Quo(term, c)
+		}
+		sum.Add(sum, term)
+		if lhs.Mul(sum, f).Cmp(target) >= 0 {
+			return r, nil
+		}
+	}
+	return n + 1, nil
+}
+
+// minPACCalibration is the smallest n with PACRank(n, α, δ) ≤ n: the
+// smallest n with (1 − α)^n ≤ δ, n = ⌈log δ / log(1 − α)⌉ up to rounding,
+// checked exactly.
+func minPACCalibration(alpha, delta float64) int {
+	n := max(1, int(math.Ceil(math.Log(delta)/math.Log1p(-alpha)))-2)
+	for ; ; n++ {
+		if r, err := PACRank(n, alpha, delta); err != nil || r <= n {
+			return n
+		}
+	}
+}

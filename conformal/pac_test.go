@@ -1,0 +1,214 @@
+package conformal
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/geometry"
+)
+
+// TestPACRankVectors: ranks computed independently, in exact rational
+// arithmetic with Python's fractions module:
+//
+//	def pac_rank(n, alpha, delta):
+//	    p, q, target = 1 - F(str(alpha)), F(str(alpha)), 1 - F(str(delta))
+//	    cdf = F(0)
+//	    for r in range(1, n + 1):
+//	        cdf += comb(n, r - 1) * p**(r - 1) * q**(n - r + 1)
+//	        if cdf >= target: return r
+//	    return n + 1
+func TestPACRankVectors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		n            int
+		alpha, delta float64
+		rank         int
+	}{
+		{100, 0.1, 0.1, 95}, {1000, 0.05, 0.01, 966}, {19, 0.05, 0.1, 20}, {50, 0.1, 0.05, 49},
+		{200, 0.05, 0.1, 195}, {500, 0.1, 0.01, 466}, {59, 0.05, 0.05, 59}, {58, 0.05, 0.05, 59}, {10, 0.5, 0.2, 7},
+	} {
+		r, err := PACRank(c.n, c.alpha, c.delta)
+		if err != nil || r != c.rank {
+			t.Errorf("PACRank(%d, %v, %v) = %d, %v; want %d", c.n, c.alpha, c.delta, r, err, c.rank)
+		}
+	}
+}
+
+// TestPACRankPaths: the exact integer sum and the incomplete-beta path
+// agree where both run, and the PAC rank is never below the marginal one
+// for δ ≤ 0.1 (at δ = 1/2 it can be: n = 7, α = 0.1 gives 7 against 8,
+// the median of Beta(r, n+1−r) lying above its mean).
+func TestPACRankPaths(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 7, 99, 500, 999, 4999, 20000} {
+		for _, a := range []float64{0.01, 0.05, 0.1, 0.3} {
+			for _, d := range []float64{0.01, 0.1, 0.5} {
+				exact, err := exactPACRank(n, a, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f := floatPACRank(n, a, d); f != exact {
+					t.Errorf("n=%d α=%v δ=%v: exact %d, incomplete beta %d", n, a, d, exact, f)
+				}
+				if m, _ := Rank(n, a); d <= 0.1 && exact < m {
+					t.Errorf("n=%d α=%v δ=%v: PAC rank %d below the marginal %d", n, a, d, exact, m)
+				}
+			}
+		}
+	}
+	if r, err := PACRank(100000, 0.05, 0.1); err != nil || r < 95000 || r > 95300 {
+		t.Errorf("n = 10⁵: rank %d, %v", r, err)
+	}
+}
+
+// TestPACTooFew: the whole-space case names the smallest n that works.
+func TestPACTooFew(t *testing.T) {
+	t.Parallel()
+	scores := make([]float64, 58)
+	q, r, err := Quantile(scores, 0.05, Options{Mode: PAC, Delta: 0.05})
+	var tf *TooFewError
+	if !math.IsInf(q, 1) || r != 59 || !errors.As(err, &tf) || !strings.Contains(err.Error(), "needs at least 59") {
+		t.Errorf("n = 58, α = δ = 0.05: q %v, rank %d, error %v", q, r, err)
+	}
+	for _, d := range []float64{0, 1, -0.1, math.NaN()} {
+		if _, err := PACRank(100, 0.1, d); err == nil {
+			t.Errorf("δ = %v accepted", d)
+		}
+	}
+}
+
+// TestPACGuarantee: over 20 000 calibration draws of n = 100 uniform
+// scores, the coverage of the threshold q̂ is q̂ itself (the scores'
+// CDF); the PAC threshold falls below 1 − α in at most δ of the draws (plus
+// three Monte-Carlo standard errors), the marginal one in far more.
+func TestPACGuarantee(t *testing.T) {
+	t.Parallel()
+	const draws, n, alpha, delta = 20000, 100, 0.1, 0.1
+	rng := rand.New(rand.NewPCG(20, 20))
+	scores := make([]float64, n)
+	var pacLow, margLow int
+	for range draws {
+		for i := range scores {
+			scores[i] = rng.Float64()
+		}
+		q, _, err := Quantile(scores, alpha, Options{Mode: PAC, Delta: delta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q < 1-alpha {
+			pacLow++
+		}
+		if q, _ = Threshold(scores, alpha); q < 1-alpha {
+			margLow++
+		}
+	}
+	pac, marg := float64(pacLow)/draws, float64(margLow)/draws
+	se := math.Sqrt(delta * (1 - delta) / draws)
+	t.Logf("coverage below 1−α: PAC %.4f (δ = %v), marginal %.4f", pac, delta, marg)
+	if pac > delta+3*se {
+		t.Errorf("PAC: %.4f of the draws cover less than 1−α, want ≤ δ = %v", pac, delta)
+	}
+	if marg < 0.3 {
+		t.Errorf("marginal: %.4f of the draws below 1−α; expected a large share (the guarantee is only on average)", marg)
+	}
+}
+
+// TestPACResplits is the PAC guarantee through the pipeline: over 2000
+// seeded calibration draws (n = 100 anchors of the synthetic bundles, one
+// positive each, the ℓ2 ball), each draw's coverage measured on 20 000
+// fresh test positives; the share of draws below 1 − α is at most δ (plus
+// three Monte-Carlo standard errors) for PAC, and far above δ for the
+// marginal calibration of the same draws.
+func TestPACResplits(t *testing.T) {
+	t.Parallel()
+	const trials, n, nTest, alpha, delta = 2000, 100, 20000, 0.1, 0.1
+	rng := rand.New(rand.NewPCG(21, 21))
+	g := geometry.Ball{D: 2}
+	tb := synthetic(rng, nTest, 1)
+	test := make([]float32, nTest*2)
+	for i := range nTest {
+		tb.PositiveDiff(test[i*2:(i+1)*2], i, 0)
+	}
+	ts := g.Scores(nil, test)
+	slices.Sort(ts)
+	coverage := func(q float64) float64 {
+		i, _ := slices.BinarySearch(ts, math.Nextafter(q, math.Inf(1)))
+		return float64(i) / nTest
+	}
+	var pacLow, margLow int
+	for tr := range trials {
+		cal := synthetic(rng, n, 4)
+		pac, err := Calibrate(g, cal, alpha, Options{Mode: PAC, Delta: delta, Seed: uint64(tr)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		marg, err := Calibrate(g, cal, alpha, Options{Seed: uint64(tr)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pac.Calibration.Rank != 95 || marg.Calibration.Rank != 91 {
+			t.Fatalf("ranks %d and %d, want 95 and 91", pac.Calibration.Rank, marg.Calibration.Rank)
+		}
+		if coverage(pac.Threshold) < 1-alpha {
+			pacLow++
+		}
+		if coverage(marg.Threshold) < 1-alpha {
+			margLow++
+		}
+	}
+	p, m := float64(pacLow)/trials, float64(margLow)/trials
+	t.Logf("draws covering less than 1−α: PAC %.4f, marginal %.4f (δ = %v, %d draws)", p, m, delta, trials)
+	if se := math.Sqrt(delta * (1 - delta) / trials); p > delta+3*se {
+		t.Errorf("PAC: %.4f of the draws below 1−α, want ≤ %v", p, delta)
+	}
+	if m < 2*delta {
+		t.Errorf("marginal: %.4f of the draws below 1−α, expected far more than δ", m)
+	}
+}
+
+// TestPACSetFile: a PAC set keeps its δ and rank through its file, says
+// "training-conditional", and a file whose δ, rank or mode disagree is
+// refused.
+func TestPACSetFile(t *testing.T) {
+	t.Parallel()
+	cal := synthetic(rand.New(rand.NewPCG(8, 8)), 100, 3)
+	s, err := Calibrate(geometry.Ball{D: 2}, cal, 0.1, Options{Mode: PAC, Delta: 0.1, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Guaranteed() || s.Calibration.Rank != 95 || s.Calibration.Delta != 0.1 {
+		t.Fatalf("%+v", s.Calibration)
+	}
+	var buf bytes.Buffer
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.String()
+	s2, err := ReadJSON(strings.NewReader(good))
+	if err != nil || s2.Calibration != s.Calibration || s2.Threshold != s.Threshold {
+		t.Fatalf("round trip: %+v, %v", s2, err)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{`"delta": 0.1`, `"delta": 0.2`, "calibration.rank 95"},
+		{`"delta": 0.1`, `"delta": 1.5`, "delta must lie"},
+		{`"mode": "pac"`, `"mode": "one-per-anchor"`, "only pac has one"},
+		{`"rank": 95`, `"rank": 91`, "calibration.rank 91"},
+		{`"guarantee": "training-conditional"`, `"guarantee": "exact"`, "contradicts"},
+	} {
+		if !strings.Contains(good, c.from) {
+			t.Fatalf("fixture lacks %q:\n%s", c.from, good)
+		}
+		_, err := ReadJSON(strings.NewReader(strings.Replace(good, c.from, c.to, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s: error %v, want %q", c.from, c.to, err, c.want)
+		}
+	}
+	if _, err := Calibrate(geometry.Ball{D: 2}, cal, 0.1, Options{Mode: PAC}); err == nil {
+		t.Error("PAC without δ: no error")
+	}
+}
