@@ -48,6 +48,10 @@ type Bundle struct {
 	// activations for each anchor (N×A), e.g. each ReLU layer's maximum.
 	Activations []float32
 	Index       []int64 // optional, N: where each anchor came from (e.g. its image's row in the data set)
+	// Converted lists the arrays converted on reading, one "name: how"
+	// each ("anchors: float64 → float32"), in name order; nil when every
+	// array was read as stored.
+	Converted []string
 }
 
 // HasNegatives reports whether the bundle carries negatives.

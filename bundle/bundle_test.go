@@ -78,9 +78,8 @@ func TestReadNumPyFixtures(t *testing.T) {
 func TestReadErrors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ file, want string }{
-		{"float16.npz", `array "anchors": dtype float16 is not supported`},
-		{"fortran.npz", `array "anchors": Fortran order is not supported`},
-		{"float64.npz", `array "anchors": dtype "<f8" is not supported`},
+		{"overflow64.npz", `array "anchors": element [1][2] = 1e+39 overflows float32`},
+		{"underflow64.npz", `array "anchors": element [2][3] = 1e-50 underflows to zero in float32`},
 		{"shape.npz", `array "positives": shape [4 3 4], want (4, k, 5)`},
 		{"nan.npz", `positives[2][1][3] is NaN`},
 		{"index_range.npz", `negative_index[0][0] = 11 is outside the pool's 4 rows`},
@@ -99,6 +98,72 @@ func TestReadErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), c.file) {
 			t.Errorf("%s: error %q does not name the file", c.file, err)
 		}
+	}
+}
+
+// TestReadConversions: bundles written by NumPy in float64, float16,
+// int32 and Fortran order read the same values as their float32, int64,
+// C-order twins (explicit.npz, indexed.npz), and say what was converted.
+func TestReadConversions(t *testing.T) {
+	t.Parallel()
+	ex, err := Read("testdata/explicit.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := Read("testdata/indexed.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Converted != nil || in.Converted != nil {
+		t.Errorf("float32 C-order files converted: %v, %v", ex.Converted, in.Converted)
+	}
+	for _, c := range []struct {
+		file string
+		twin *Bundle
+		conv []string
+	}{
+		{"float64.npz", ex, []string{"anchors: float64 → float32"}},
+		{"float16.npz", ex, []string{"anchors: float16 → float32"}},
+		{"fortran.npz", ex, []string{"anchors: Fortran order → C order"}},
+		{"twin64.npz", ex, []string{"anchors: float64 → float32", "negatives: float64 → float32, Fortran order → C order", "positives: float64 → float32"}},
+		{"twin32.npz", in, []string{"anchors: Fortran order → C order", "labels: int32 → int64", "logits: float16 → float32",
+			"negative_index: int32 → int64, Fortran order → C order", "positives: Fortran order → C order"}},
+	} {
+		b, err := Read(filepath.Join("testdata", c.file))
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if !slices.Equal(b.Converted, c.conv) {
+			t.Errorf("%s: converted %q, want %q", c.file, b.Converted, c.conv)
+		}
+		if !slices.Equal(b.Anchors, c.twin.Anchors) || !slices.Equal(b.Positives, c.twin.Positives) {
+			t.Errorf("%s: anchors or positives differ from the twin's", c.file)
+		}
+		if c.file == "twin64.npz" && !slices.Equal(b.Negatives, c.twin.Negatives) {
+			t.Errorf("%s: negatives differ", c.file)
+		}
+		if c.file == "twin32.npz" && (!slices.Equal(b.NegativeIndex, c.twin.NegativeIndex) || !slices.Equal(b.Labels, c.twin.Labels) || !slices.Equal(b.Logits, c.twin.Logits)) {
+			t.Errorf("%s: negative_index, labels or logits differ", c.file)
+		}
+	}
+}
+
+// TestCOrder: a Fortran-order array of any rank is reordered to C order.
+func TestCOrder(t *testing.T) {
+	t.Parallel()
+	// shape (2, 3, 2); Fortran stores x[i][j][k] at i + 2j + 6k.
+	shape := []int{2, 3, 2}
+	f := make([]int, 12)
+	for i := range 2 {
+		for j := range 3 {
+			for k := range 2 {
+				f[i+2*j+6*k] = 100*i + 10*j + k
+			}
+		}
+	}
+	want := []int{0, 1, 10, 11, 20, 21, 100, 101, 110, 111, 120, 121}
+	if got := cOrder(f, shape); !slices.Equal(got, want) {
+		t.Errorf("C order %v, want %v", got, want)
 	}
 }
 

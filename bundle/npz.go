@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/sbinet/npyio/npy"
+	"github.com/sbinet/npyio/npy/float16"
 	"github.com/sbinet/npyio/npz"
 )
 
@@ -24,6 +26,10 @@ type Array struct {
 	Shape []int
 	F32   []float32 // set for float32 arrays
 	I64   []int64   // set for int64 arrays
+	// Converted says how the file's array was converted on reading
+	// ("float64 → float32", "Fortran order → C order", …); empty when it
+	// was read as stored.
+	Converted string
 }
 
 // Len is the number of elements the shape holds.
@@ -41,29 +47,30 @@ func Float32(data []float32, shape ...int) Array { return Array{Shape: shape, F3
 // Int64 returns an int64 array of the given shape (data is not copied).
 func Int64(data []int64, shape ...int) Array { return Array{Shape: shape, I64: data} }
 
-// readArray reads one .npy stream, accepting only little-endian float32
-// ('<f4') and int64 ('<i8') in C order.
+// readArray reads one .npy stream (DecodeNPY).
 func readArray(r io.Reader, name string) (Array, error) { return DecodeNPY(r, name, 0) }
 
-// DecodeNPY reads one .npy stream (little-endian float32 or int64, C order)
-// named name in errors. maxElems, if positive, caps the number of elements
-// the header may announce, checked before anything is allocated — for
-// untrusted input such as a request body. A malformed header is an error,
-// never a panic.
+// DecodeNPY reads one .npy stream named name in errors: little-endian
+// float32 ('<f4') and int64 ('<i8') as stored; float64 ('<f8') and float16
+// ('<f2') converted to float32, int32 ('<i4') to int64, Fortran order to C
+// order, each conversion said in Array.Converted. A float64 value that
+// overflows float32, or a nonzero one that float32 rounds to zero, is an
+// error naming the element (NaN and ±Inf pass, for the bundle's checks to
+// name). maxElems, if positive, caps the number of elements the header may
+// announce, checked before anything is allocated — for untrusted input such
+// as a request body. A malformed header is an error, never a panic.
 func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
 	defer func() {
 		if p := recover(); p != nil { // npyio on a malformed header
 			a, err = Array{}, fmt.Errorf("array %q: malformed .npy header (%v)", name, p)
 		}
 	}()
-	nr, err := npy.NewReader(bufio.NewReaderSize(r, 1<<16))
+	br := bufio.NewReaderSize(r, 1<<16)
+	nr, err := npy.NewReader(br)
 	if err != nil {
 		return Array{}, fmt.Errorf("array %q: %w", name, err)
 	}
 	h := nr.Header.Descr
-	if h.Fortran {
-		return Array{}, fmt.Errorf("array %q: Fortran order is not supported (write it with numpy.ascontiguousarray)", name)
-	}
 	n := 1
 	for _, s := range h.Shape {
 		if s < 0 || (s > 0 && n > math.MaxInt/8/s) {
@@ -75,26 +82,129 @@ func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
 		return Array{}, fmt.Errorf("array %q: shape %v holds %d values, more than the %d allowed", name, h.Shape, n, maxElems)
 	}
 	a = Array{Shape: slices.Clone(h.Shape)}
+	var conv []string
+	count := func(got int) error {
+		if got != n {
+			return fmt.Errorf("holds %d values, its shape %v says %d", got, a.Shape, n)
+		}
+		return nil
+	}
 	switch h.Type {
 	case "<f4":
-		err = nr.Read(&a.F32)
-		if err == nil && len(a.F32) != a.Len() {
-			err = fmt.Errorf("holds %d values, its shape %v says %d", len(a.F32), a.Shape, a.Len())
+		if err = nr.Read(&a.F32); err == nil {
+			err = count(len(a.F32))
 		}
 	case "<i8":
-		err = nr.Read(&a.I64)
-		if err == nil && len(a.I64) != a.Len() {
-			err = fmt.Errorf("holds %d values, its shape %v says %d", len(a.I64), a.Shape, a.Len())
+		if err = nr.Read(&a.I64); err == nil {
+			err = count(len(a.I64))
 		}
-	case "<f2", ">f2", "|f2":
-		return Array{}, fmt.Errorf("array %q: dtype float16 is not supported: convert to float32 (numpy: x.astype(np.float32))", name)
+	case "<f8":
+		var x []float64
+		if err = nr.Read(&x); err == nil {
+			err = count(len(x))
+		}
+		if err == nil {
+			a.F32, err = narrow(x, a.Shape, h.Fortran)
+		}
+		conv = append(conv, "float64 → float32")
+	case "<f2":
+		raw := make([]byte, 2*n)
+		if _, err = io.ReadFull(br, raw); err != nil {
+			err = fmt.Errorf("holds fewer than the %d values its shape %v says: %w", n, a.Shape, err)
+			break
+		}
+		a.F32 = make([]float32, n)
+		for i := range a.F32 {
+			a.F32[i] = float16.Float16Frombits(binary.LittleEndian.Uint16(raw[2*i:])).Float32()
+		}
+		conv = append(conv, "float16 → float32")
+	case "<i4":
+		var x []int32
+		if err = nr.Read(&x); err == nil {
+			err = count(len(x))
+		}
+		a.I64 = make([]int64, len(x))
+		for i, v := range x {
+			a.I64[i] = int64(v)
+		}
+		conv = append(conv, "int32 → int64")
 	default:
-		return Array{}, fmt.Errorf("array %q: dtype %q is not supported: want float32 ('<f4') or int64 ('<i8')", name, h.Type)
+		return Array{}, fmt.Errorf("array %q: dtype %q is not supported: want float32 ('<f4'), float64 ('<f8'), float16 ('<f2'), int64 ('<i8') or int32 ('<i4'), little-endian", name, h.Type)
 	}
 	if err != nil {
 		return Array{}, fmt.Errorf("array %q: %w", name, err)
 	}
+	if h.Fortran && len(a.Shape) > 1 {
+		if a.F32 != nil {
+			a.F32 = cOrder(a.F32, a.Shape)
+		} else {
+			a.I64 = cOrder(a.I64, a.Shape)
+		}
+		conv = append(conv, "Fortran order → C order")
+	}
+	a.Converted = strings.Join(conv, ", ")
 	return a, nil
+}
+
+// narrow converts float64 values to float32, refusing a finite value
+// beyond float32's range and a nonzero one that rounds to zero; the error
+// names the element by its index in shape (in the file's order).
+func narrow(x []float64, shape []int, fortran bool) ([]float32, error) {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		f := float32(v)
+		switch {
+		case math.IsNaN(v) || math.IsInf(v, 0):
+		case math.IsInf(float64(f), 0):
+			return nil, fmt.Errorf("element %s = %g overflows float32 (largest %g)", index(i, shape, fortran), v, math.MaxFloat32)
+		case f == 0 && v != 0:
+			return nil, fmt.Errorf("element %s = %g underflows to zero in float32 (smallest %g)", index(i, shape, fortran), v, math.SmallestNonzeroFloat32)
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// index writes the flat position i of an array of shape as [i0][i1]…, in C
+// order or, for a Fortran-order file, Fortran order.
+func index(i int, shape []int, fortran bool) string {
+	idx := make([]string, len(shape))
+	for k := range shape {
+		s := len(shape) - 1 - k // C order: the last axis varies fastest
+		if fortran {
+			s = k
+		}
+		idx[s] = fmt.Sprintf("[%d]", i%shape[s])
+		i /= shape[s]
+	}
+	return strings.Join(idx, "")
+}
+
+// cOrder returns the C-order copy of x, stored in Fortran order with shape.
+func cOrder[T any](x []T, shape []int) []T {
+	out := make([]T, len(x))
+	// Fortran strides: the first axis varies fastest.
+	fs := make([]int, len(shape))
+	st := 1
+	for k, s := range shape {
+		fs[k] = st
+		st *= s
+	}
+	idx := make([]int, len(shape))
+	for c := range out {
+		f := 0
+		for k, v := range idx {
+			f += v * fs[k]
+		}
+		out[c] = x[f]
+		for k := len(shape) - 1; k >= 0; k-- { // the next C index
+			if idx[k]++; idx[k] < shape[k] {
+				break
+			}
+			idx[k] = 0
+		}
+	}
+	return out
 }
 
 // ReadNPY reads a single .npy file.
@@ -305,6 +415,11 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		return nil, fmt.Errorf("array \"positives\" is missing")
 	}
 	b := &Bundle{N: anchors.Shape[0], D: anchors.Shape[1], Anchors: anchors.F32}
+	for _, name := range slices.Sorted(maps.Keys(arrays)) {
+		if c := arrays[name].Converted; c != "" {
+			b.Converted = append(b.Converted, name+": "+c)
+		}
+	}
 	if ok {
 		b.K, b.Positives = pos.Shape[1], pos.F32
 		if pos.Shape[0] != b.N || pos.Shape[2] != b.D {

@@ -22,10 +22,25 @@ np.savez_compressed("indexed.npz", anchors=anchors, positives=positives,
                     negative_index=neg_index, labels=labels, logits=logits)
 np.save("anchors.npy", anchors)
 
-# Bad files: each must give an error naming the file and the array.
+# Twins of explicit.npz and indexed.npz in the dtypes and orders people
+# have: ccs converts them (float64 and float16 to float32, int32 to int64,
+# Fortran to C order) and reads the same values.
 np.savez("float16.npz", anchors=anchors.astype(np.float16), positives=positives)
 np.savez("fortran.npz", anchors=np.asfortranarray(anchors), positives=positives)
 np.savez("float64.npz", anchors=anchors.astype(np.float64), positives=positives)
+np.savez("twin64.npz", anchors=anchors.astype(np.float64), positives=positives.astype(np.float64),
+         negatives=np.asfortranarray(negatives.astype(np.float64)))
+np.savez("twin32.npz", anchors=np.asfortranarray(anchors), positives=np.asfortranarray(positives),
+         negative_index=np.asfortranarray(neg_index.astype(np.int32)), labels=labels.astype(np.int32),
+         logits=logits.astype(np.float16))
+
+# Bad files: each must give an error naming the file and the array.
+over = anchors.astype(np.float64)
+over[1, 2] = 1e39
+np.savez("overflow64.npz", anchors=over, positives=positives)
+under = anchors.astype(np.float64)
+under[2, 3] = 1e-50
+np.savez("underflow64.npz", anchors=under, positives=positives)
 np.savez("shape.npz", anchors=anchors, positives=positives[:, :, :4])
 bad = positives.copy()
 bad[2, 1, 3] = np.nan

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/ccsets/ccs/baseline"
-	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/ood"
@@ -97,7 +96,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	if !(o.Ridge > 0) {
 		return usagef("calibrate: -ridge %v must be positive", o.Ridge)
 	}
-	cal, err := bundle.Read(o.Cal)
+	cal, err := readBundle(out, o.Cal)
 	if err != nil {
 		return err
 	}
@@ -128,7 +127,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		}
 	}
 	if o.OODCal != "" {
-		if set.OOD, err = oodCalibration(set, o.OODCal, max(o.OODK, 1)); err != nil {
+		if set.OOD, err = oodCalibration(out, set, o.OODCal, max(o.OODK, 1)); err != nil {
 			return err
 		}
 	}
@@ -165,8 +164,8 @@ func referenceRows(path string, dim int) (*conformal.Reference, error) {
 
 // oodCalibration calibrates the set's per-input OOD score (the k-th
 // nearest of its reference pool) on the in-distribution inputs of path.
-func oodCalibration(set *conformal.Set, path string, k int) (*conformal.OODCalibration, error) {
-	f, err := bundle.ReadFeatures(path)
+func oodCalibration(out *output, set *conformal.Set, path string, k int) (*conformal.OODCalibration, error) {
+	f, err := readFeatures(out, path)
 	if err != nil {
 		return nil, err
 	}

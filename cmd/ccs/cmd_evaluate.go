@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/geometry"
@@ -37,7 +36,7 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	if err != nil {
 		return err
 	}
-	test, err := bundle.Read(o.Test)
+	test, err := readBundle(out, o.Test)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/objective"
@@ -61,11 +60,11 @@ func runFit(_ context.Context, o fitOptions, out *output) error {
 	if o.HeadDim < 0 || (o.HeadDim > 0 && !withHead) {
 		return usagef("fit: -head-dim %d: want a positive dimension, with an objective that includes infonce", o.HeadDim)
 	}
-	fit, err := bundle.Read(o.Train)
+	fit, err := readBundle(out, o.Train)
 	if err != nil {
 		return err
 	}
-	val, err := bundle.Read(o.Val)
+	val, err := readBundle(out, o.Val)
 	if err != nil {
 		return err
 	}

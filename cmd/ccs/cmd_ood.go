@@ -121,7 +121,7 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 			return fmt.Errorf("%s: %w", o.Set, err)
 		}
 	}
-	id, err := bundle.ReadFeatures(o.ID)
+	id, err := readFeatures(out, o.ID)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 		if !ok {
 			name, file = strings.TrimSuffix(filepath.Base(p), ".npz"), p
 		}
-		b, err := bundle.ReadFeatures(file)
+		b, err := readFeatures(out, file)
 		if err != nil {
 			return err
 		}
@@ -227,13 +227,13 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 func runBaselines(o oodOptions, out *output, t *experiment.OODTable,
 	scoreAll func(func(*bundle.Bundle) ([]float64, error)) ([]float64, [][]float64, error),
 	alarms func(*ood.Calibration, []float64, [][]float64) (*experiment.Alarms, error), conv ood.Convention) error {
-	tr, err := bundle.ReadFeatures(o.Train)
+	tr, err := readFeatures(out, o.Train)
 	if err != nil {
 		return err
 	}
 	var calB *bundle.Bundle
 	if o.OODCal != "" {
-		if calB, err = bundle.ReadFeatures(o.OODCal); err != nil {
+		if calB, err = readFeatures(out, o.OODCal); err != nil {
 			return err
 		}
 	}

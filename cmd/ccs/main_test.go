@@ -236,7 +236,7 @@ func TestPipeline(t *testing.T) {
 	}{
 		{"bad-set", []string{"evaluate", "-set", bad, "-test", test}, "bad.json: version 9"},
 		{"nan-bundle", []string{"calibrate", "-geometry", "ball", "-cal", "../../bundle/testdata/nan.npz", "-out", filepath.Join(dir, "x.json")}, "nan.npz: positives[2][1][3] is NaN"},
-		{"float16", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/float16.npz"}, `float16.npz: array "anchors": dtype float16`},
+		{"overflow64", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/overflow64.npz"}, `overflow64.npz: array "anchors": element [1][2] = 1e+39 overflows float32`},
 		{"dim-mismatch", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/explicit.npz"}, "dimension 3, test embeddings 5"},
 		{"missing", []string{"evaluate", "-set", filepath.Join(dir, "none.json"), "-test", test}, "none.json: no such file"},
 		{"fit-k0", []string{"fit", "-geometry", "genball", "-objective", "neg", "-train", "../../bundle/testdata/k0.npz", "-val", filepath.Join(dir, "val.npz"), "-out", filepath.Join(dir, "x.json")}, "k0.npz: positives: 0 positives per anchor"},

@@ -116,3 +116,31 @@ func TestResume(t *testing.T) {
 		t.Errorf("changed code version: %q", msg)
 	}
 }
+
+// TestConvertedInputs: a bundle NumPy wrote in float64 with a Fortran-order
+// array evaluates exactly as its float32 twin, and the conversion is said
+// once on stderr.
+func TestConvertedInputs(t *testing.T) {
+	dir := t.TempDir()
+	set := filepath.Join(dir, "ball.json")
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, []string{"calibrate", "-geometry", "ball", "-cal", "../../bundle/testdata/twin64.npz", "-alpha", "0.5", "-allow-infinite", "-out", set}); err != nil {
+		t.Fatal(err)
+	}
+	want := "note: ../../bundle/testdata/twin64.npz: converted on reading: anchors: float64 → float32; negatives: float64 → float32, Fortran order → C order; positives: float64 → float32\n"
+	if stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	eval := func(file string) (string, string) {
+		var o, e bytes.Buffer
+		if err := run(&o, &e, []string{"evaluate", "-set", set, "-test", "../../bundle/testdata/" + file}); err != nil {
+			t.Fatal(err)
+		}
+		return o.String(), e.String()
+	}
+	o32, e32 := eval("explicit.npz")
+	o64, e64 := eval("twin64.npz")
+	if o32 != o64 || e32 != "" || strings.Count(e64, "note:") != 1 {
+		t.Errorf("float32:\n%s%s\nfloat64:\n%s%s", o32, e32, o64, e64)
+	}
+}

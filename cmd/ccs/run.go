@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/ccsets/ccs/bundle"
 	"io"
 	"os"
 	"strings"
@@ -261,3 +262,28 @@ type listFlag []string
 
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// readBundle reads a bundle, saying on stderr once which of its arrays
+// were converted on reading (float64, float16, int32, Fortran order).
+func readBundle(out *output, path string) (*bundle.Bundle, error) {
+	b, err := bundle.Read(path)
+	if err == nil {
+		noteConverted(out, path, b)
+	}
+	return b, err
+}
+
+// readFeatures is readBundle for bundle.ReadFeatures.
+func readFeatures(out *output, path string) (*bundle.Bundle, error) {
+	b, err := bundle.ReadFeatures(path)
+	if err == nil {
+		noteConverted(out, path, b)
+	}
+	return b, err
+}
+
+func noteConverted(out *output, path string, b *bundle.Bundle) {
+	if len(b.Converted) > 0 {
+		fmt.Fprintf(out.stderr, "note: %s: converted on reading: %s\n", path, strings.Join(b.Converted, "; "))
+	}
+}
