@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ccsets/ccs/eval"
@@ -100,5 +101,27 @@ func TestCurveMatchesRow(t *testing.T) {
 	}
 	if _, err := eval.Recalibrated(set, sp.Cal, sp.Test, CurveAlphas); err == nil {
 		t.Error("the ellipsoid recalibrated on its whole calibration split: no error")
+	}
+}
+
+// TestReadDocument: a document's kind is checked, and tables the text and
+// the figures would index out of range are refused, not a panic later.
+func TestReadDocument(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{`{"kind": "cifar"}`, `kind "cifar"`},
+		{`{"kind": "sim", "tables": [null]}`, "tables[0] is null"},
+		{`{"kind": "fmnist", "hull": [null]}`, "hull[0] is null"},
+		{`{"kind": "ood", "ood": [null]}`, "ood[0] is null"},
+		{`{"kind": "ood", "ood": [{"ood_sets": ["a", "b"], "rows": [{"method": "M", "auroc": [], "fpr95": []}]}]}`, "0 AUROC, 0 FPR95"},
+		{`{"kind": "ood", "ood": [{"ood_sets": ["a"], "rows": [{"method": "M", "auroc": [{}], "fpr95": [{}], "false_alarm_rate": {}}]}]}`, "0 TAR"},
+	} {
+		_, err := ReadDocument(strings.NewReader(c.doc))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.doc, err, c.want)
+		}
+	}
+	d, err := ReadDocument(strings.NewReader(`{"kind": "ood", "ood": [{"ood_sets": ["a"], "rows": [{"method": "M", "unavailable": "no logits"}]}]}`))
+	if err != nil || len(d.OOD[0].Rows) != 1 {
+		t.Errorf("an unavailable row: %v", err)
 	}
 }

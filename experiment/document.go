@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // Document is a reproduce command's result as -json prints it and as the
@@ -31,12 +32,59 @@ func ReadDocument(r io.Reader) (*Document, error) {
 	if err := json.NewDecoder(r).Decode(&d); err != nil {
 		return nil, err
 	}
-	for _, k := range Kinds {
-		if d.Kind == k {
-			return &d, nil
+	if !slices.Contains(Kinds, d.Kind) {
+		return nil, fmt.Errorf("kind %q, want one of %v (a JSON result of ccs reproduce)", d.Kind, Kinds)
+	}
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// Check is the validation ReadDocument does, for a document built in
+// memory.
+func (d *Document) Check() error { return d.validate() }
+
+// validate refuses what the text, the figures and the report would index
+// out of range: missing tables, and OOD rows whose figures do not match
+// the table's OOD sets (a file edited by hand, or not ccs's).
+func (d *Document) validate() error {
+	for i, t := range d.Tables {
+		if t == nil {
+			return fmt.Errorf("tables[%d] is null", i)
 		}
 	}
-	return nil, fmt.Errorf("kind %q, want one of %v (a JSON result of ccs reproduce)", d.Kind, Kinds)
+	for i, t := range d.Hull {
+		if t == nil {
+			return fmt.Errorf("hull[%d] is null", i)
+		}
+	}
+	for i, t := range d.OOD {
+		if t == nil {
+			return fmt.Errorf("ood[%d] is null", i)
+		}
+		n := len(t.Sets)
+		for _, r := range t.Rows {
+			if r.Unavailable != "" {
+				continue
+			}
+			bad := len(r.AUROC) != n || len(r.FPR95) != n ||
+				(r.FAR != nil && len(r.TAR) != n) ||
+				((r.FDP != nil || r.Power != nil) && (len(r.FDP) != n || len(r.Power) != n)) ||
+				(r.Curves != nil && len(r.Curves) != n)
+			if bad {
+				return fmt.Errorf("ood[%d], %s: %d AUROC, %d FPR95, %d TAR, %d FDP, %d power and %d curves for %d OOD sets",
+					i, r.Method, len(r.AUROC), len(r.FPR95), len(r.TAR), len(r.FDP), len(r.Power), len(r.Curves), n)
+			}
+			for _, c := range r.Curves {
+				if len(c.FPR) != len(c.TPR) || len(c.FPR) < 2 || len(c.ID) == 0 || len(c.Edges) != len(c.ID)+1 || len(c.OOD) != len(c.ID) {
+					return fmt.Errorf("ood[%d], %s, %s: malformed curve (%d FPR, %d TPR, %d edges, %d and %d bins)",
+						i, r.Method, c.Set, len(c.FPR), len(c.TPR), len(c.Edges), len(c.ID), len(c.OOD))
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // LoadDocument reads the document in a file.

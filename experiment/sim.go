@@ -50,8 +50,8 @@ type Config struct {
 }
 
 // plain makes c a table read only for its numbers, run under a name other
-// configurations share: no cells, no curves, no shapes.
-func (c *Config) plain() { c.Cells, c.bare = nil, true }
+// configurations share: no cells, no kept sets, no curves, no shapes.
+func (c *Config) plain() { c.Cells, c.OutDir, c.bare = nil, "", true }
 
 // defaults fills the fields every table defaults alike.
 func (c *Config) defaults() {

@@ -107,6 +107,9 @@ func Write(dir string, figs []*Figure) ([]string, error) {
 func Of(doc *experiment.Document) ([]*Figure, error) {
 	var figs []*Figure
 	for _, t := range doc.Tables {
+		if t == nil {
+			continue
+		}
 		stem := doc.Kind + "-" + slug(t.Title)
 		if f := Coverage(t, stem); f != nil {
 			figs = append(figs, f)
@@ -131,6 +134,9 @@ func Of(doc *experiment.Document) ([]*Figure, error) {
 		}
 	}
 	for _, t := range doc.OOD {
+		if t == nil {
+			continue
+		}
 		if err := checkCurves(t); err != nil {
 			return nil, err
 		}

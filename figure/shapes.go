@@ -201,6 +201,6 @@ func Shapes(t *experiment.Table, stem string) (*Figure, error) {
 		panels = append(panels, p)
 	}
 	return &Figure{Name: stem + "-shapes", W: 9 * vg.Inch, H: 3.3*vg.Inch + legendHeight(len(entries), 2),
-		Caption: fmt.Sprintf("%s, seed 0: the learned sets around one test anchor, sliced through the anchor along each pair of coordinates (the third held at the anchor's), at their calibrated thresholds; the anchor's positives and negatives projected onto each plane.", t.Title),
+		Caption: fmt.Sprintf("%s, seed 0: the fitted sets around one test anchor, sliced through the anchor along each pair of coordinates (the third held at the anchor's), at their calibrated thresholds; the anchor's positives and negatives projected onto each plane.", t.Title),
 		draw:    grid([][]*plot.Plot{panels}, entries, 2)}, nil
 }

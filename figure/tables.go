@@ -42,12 +42,18 @@ func Coverage(t *experiment.Table, stem string) *Figure {
 	}
 	left := newPlot("Coverage against α", "α (miscoverage level)", "coverage of test positives (%)")
 	right := newPlot("Coverage − (1 − α)", "α (miscoverage level)", "coverage − (1 − α) (percentage points)")
+	// The band is drawn for the smallest n among the rows (the widest):
+	// the ellipsoid calibrates on half the anchors, its Σ taking the other.
+	nMin, nMax := rs[0].Curve[0].N, rs[0].Curve[0].N
+	for _, r := range rs {
+		nMin, nMax = min(nMin, r.Curve[0].N), max(nMax, r.Curve[0].N)
+	}
 	var alphas, target, zero, upper []float64
 	for _, p := range rs[0].Curve {
 		alphas = append(alphas, p.Alpha)
 		target = append(target, 100*(1-p.Alpha))
 		zero = append(zero, 0)
-		upper = append(upper, 100/float64(p.N+1))
+		upper = append(upper, 100/float64(nMin+1))
 	}
 	grey := color.Gray{150}
 	bandFill := translucent(color.RGBA{0, 158, 115, 255}, 70)
@@ -75,10 +81,13 @@ func Coverage(t *experiment.Table, stem string) *Figure {
 	}
 	alphaTicks(left, alphas)
 	alphaTicks(right, alphas)
-	n := rs[0].Curve[0].N
 	seeds := rs[0].Coverage.N
+	ns := fmt.Sprintf("n = %d calibration scores", nMin)
+	if nMax != nMin {
+		ns = fmt.Sprintf("n = %d to %d calibration scores (the band is drawn for %d, the widest)", nMin, nMax, nMin)
+	}
 	return &Figure{Name: stem + "-coverage", W: 9 * vg.Inch, H: 4*vg.Inch + legendHeight(len(entries), legendCols(len(entries))),
-		Caption: fmt.Sprintf("%s: coverage of the test positives against α, each row's geometry (fitted at the table's α) recalibrated at each α on n = %d calibration scores; mean over %d seeds. Right: the distance to 1 − α, with the finite-sample band [0, 100/(n+1)] of the split-conformal guarantee.", t.Title, n, seeds),
+		Caption: fmt.Sprintf("%s: coverage of the test positives against α, each row's geometry (fitted at the table's α) recalibrated at each α on %s; mean over %d seeds. Right: the distance to 1 − α, with the finite-sample band [0, 100/(n+1)] of the split-conformal guarantee.", t.Title, ns, seeds),
 		draw:    grid([][]*plot.Plot{{left, right}}, entries, legendCols(len(entries)))}
 }
 

@@ -57,6 +57,9 @@ func Write(w io.Writer, title string, docs []*experiment.Document) error {
 	var secs []section
 	for _, d := range docs {
 		s := section{Kind: d.Kind, Command: d.Command, Build: build(d.Build)}
+		if err := d.Check(); err != nil {
+			return fmt.Errorf("%s: %w", d.Kind, err)
+		}
 		var texts []interface{ WriteText(io.Writer) error }
 		for _, t := range d.Tables {
 			texts = append(texts, t)

@@ -113,7 +113,7 @@ func runReproduceFMNIST(_ context.Context, o reproduceFMNISTOptions, out *output
 	if o.HullAnchors < 1 {
 		return usagef("reproduce: -hull-anchors must be at least 1")
 	}
-	tables, err := newResults(out, o.tableOptions, "fmnist", true, modelInputs(ms)...)
+	tables, err := newResults(out, o.tableOptions, "fmnist", true, modelInputs(ms, false)...)
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func runReproduceOOD(_ context.Context, o reproduceOODOptions, out *output) erro
 	if o.BaselineTrain < 0 {
 		return usagef("reproduce: -baseline-train must be ≥ 0")
 	}
-	tables, err := newResults(out, o.tableOptions, "ood", true, modelInputs(ms)...)
+	tables, err := newResults(out, o.tableOptions, "ood", true, modelInputs(ms, true)...)
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,9 @@ func runReproduceSensitivity(_ context.Context, o reproduceSensitivityOptions, o
 		sweeps[name] = v
 	}
 	if o.set["k"] {
+		if o.K < 1 {
+			return usagef("reproduce sensitivity: -k %d must be at least 1", o.K)
+		}
 		base.K = o.K
 	}
 	var ms []model
@@ -95,7 +98,7 @@ func runReproduceSensitivity(_ context.Context, o reproduceSensitivityOptions, o
 	default:
 		return usagef("reproduce sensitivity: -data %q: want fmnist or sim", o.Data)
 	}
-	res, err := newResults(out, o.tableOptions, "sensitivity", true, modelInputs(ms)...)
+	res, err := newResults(out, o.tableOptions, "sensitivity", true, modelInputs(ms, false)...)
 	if err != nil {
 		return err
 	}

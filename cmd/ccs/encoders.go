@@ -91,14 +91,14 @@ func classifierPath(model string) string {
 	return path
 }
 
-// modelInputs are the files behind the encoders: each model and its
-// classifier, if it has one (a results directory's cells are keyed on
-// their content).
-func modelInputs(ms []model) []string {
+// modelInputs are the files behind the encoders: each model and, with
+// classifiers (the OOD baselines read them), its classifier if it has one
+// (a results directory's cells are keyed on their content).
+func modelInputs(ms []model, classifiers bool) []string {
 	var files []string
 	for _, m := range ms {
 		files = append(files, m.file)
-		if c := classifierPath(m.file); c != "" {
+		if c := classifierPath(m.file); c != "" && classifiers {
 			files = append(files, c)
 		}
 	}
