@@ -9,20 +9,21 @@
 // function; reproduce chooses among the tables, each a command of its own
 // (cmd_reproduce_TABLE.go):
 //
-//	calibrate   calibrate a baseline set, or a fitted geometry, on a calibration bundle
-//	embed       embed images with an ONNX encoder into a bundle
-//	evaluate    measure a set's coverage, exclusion and LogVol/d on a test bundle
-//	fit         learn a set geometry on a training split, the checkpoint chosen on a validation split
-//	ood         score in-distribution and OOD bundles with a set's OOD score and the baselines
-//	reproduce   reproduce a table of the paper: sim, sim-draws, sim-threshold, pnorm, sensitivity, fmnist, ood
-//	plot        draw the figures of reproduce results as PNG and SVG
-//	report      write one self-contained HTML page of a results directory
-//	serve       serve fitted sets over HTTP
-//	retrieve    list the collection items inside a set around an anchor
-//	collection  load a collection file into ClickHouse (one table or a cluster)
-//	loadtest    drive a server with one request, bounded in time and count
-//	simulate    write the paper's 3-D simulation as fit, validation, calibration and test bundles
-//	version     print the module version and the build's kernels
+//	calibrate       calibrate a baseline set, or a fitted geometry, on a calibration bundle
+//	embed           embed images with an ONNX encoder into a bundle
+//	evaluate        measure a set's coverage, exclusion and LogVol/d on a test bundle
+//	coverage-check  the distribution of coverage over calibration/test resplits of a bundle
+//	fit             learn a set geometry on a training split, the checkpoint chosen on a validation split
+//	ood             score in-distribution and OOD bundles with a set's OOD score and the baselines
+//	reproduce       reproduce a table of the paper: sim, sim-draws, sim-threshold, pnorm, sensitivity, fmnist, ood
+//	plot            draw the figures of reproduce results as PNG and SVG
+//	report          write one self-contained HTML page of a results directory
+//	serve           serve fitted sets over HTTP
+//	retrieve        list the collection items inside a set around an anchor
+//	collection      load a collection file into ClickHouse (one table or a cluster)
+//	loadtest        drive a server with one request, bounded in time and count
+//	simulate        write the paper's 3-D simulation as fit, validation, calibration and test bundles
+//	version         print the module version and the build's kernels
 //
 // Run 'ccs help' for the list and 'ccs <command> -h' for a command's flags.
 //

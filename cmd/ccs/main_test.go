@@ -99,6 +99,7 @@ func TestUsageErrors(t *testing.T) {
 		{"calibrate-mode", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-calibration", "all"}},
 		{"calibrate-pac-delta", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-calibration", "pac"}},
 		{"calibrate-delta-mode", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-delta", "0.1"}},
+		{"coverage-check-fraction", []string{"coverage-check", "-set", "s.json", "-test", "t.npz", "-cal-fraction", "1"}},
 		{"badflag", []string{"evaluate", "-bogus"}},
 		{"reproduce-table", []string{"reproduce", "cifar"}},
 		{"reproduce-notable", []string{"reproduce", "-seeds", "2"}},
@@ -224,6 +225,11 @@ func TestPipeline(t *testing.T) {
 	}
 	if err := golden(t, "evaluate-pac", dir, "evaluate", "-set", pac, "-test", test); err != nil {
 		t.Fatal(err)
+	}
+	for _, s := range []string{"ball", "pac"} {
+		if err := golden(t, "coverage-check-"+s, dir, "coverage-check", "-set", filepath.Join(dir, s+".json"), "-test", test, "-resplits", "200", "-cal-fraction", "0.25"); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	// Data errors: exit 1, a message naming the file and what is wrong.

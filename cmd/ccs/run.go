@@ -74,6 +74,7 @@ func commands() []*command {
 		calibrateCommand(),
 		embedCommand(),
 		evaluateCommand(),
+		coverageCheckCommand(),
 		fitCommand(),
 		oodCommand(),
 		reproduceCommand(),
@@ -205,8 +206,12 @@ func printHelp(w io.Writer, cmds []*command) {
 	fmt.Fprintln(w, "Usage: ccs <command> [flags]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
+	width := 0
 	for _, c := range cmds {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.short)
+		width = max(width, len(c.name))
+	}
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-*s %s\n", width, c.name, c.short)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'ccs <command> -h' for a command's flags.")

@@ -1,0 +1,81 @@
+package eval
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+)
+
+// gaussBundle is n anchors with k positives and k negatives each, the
+// positives N(anchor, I), the negatives N(anchor, 4I), in d dimensions:
+// exchangeable anchors.
+func gaussBundle(rng *rand.Rand, n, k, d int) *bundle.Bundle {
+	b := &bundle.Bundle{N: n, K: k, D: d, KNeg: k}
+	b.Anchors = make([]float32, n*d)
+	b.Positives = make([]float32, n*k*d)
+	b.Negatives = make([]float32, n*k*d)
+	for i := range n {
+		for j := range d {
+			b.Anchors[i*d+j] = float32(rng.NormFloat64())
+		}
+		for a := range k {
+			for j := range d {
+				b.Positives[(i*k+a)*d+j] = b.Anchors[i*d+j] + float32(rng.NormFloat64())
+				b.Negatives[(i*k+a)*d+j] = b.Anchors[i*d+j] + float32(2*rng.NormFloat64())
+			}
+		}
+	}
+	return b
+}
+
+// TestResplits: over 2000 resplits with 100 calibration anchors, the
+// marginal calibration's mean coverage lies in its band (up to 4 Monte
+// Carlo standard errors) with about half the resplits below 1−α, and PAC
+// (δ = 0.1) puts at most δ of them below (plus sampling error).
+func TestResplits(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(30, 30))
+	b := gaussBundle(rng, 5100, 4, 2)
+	g := geometry.Ball{D: 2}
+	frac := 100.0 / 5100
+	for _, c := range []struct {
+		mode  conformal.Mode
+		delta float64
+	}{{conformal.OnePerAnchor, 0}, {conformal.PAC, 0.1}} {
+		set, err := conformal.Calibrate(g, b, 0.1, conformal.Options{Mode: c.mode, Delta: c.delta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Resplits(set, b, 2000, frac, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%v: mean %.4f ± %.4f, p05 %.4f, below 1−α %.3f, exclusion %.3f", c.mode, r.Coverage.Mean, r.Coverage.Std, r.P05, r.BelowShare, r.Exclusion.Mean)
+		if r.NCal != 100 || r.NTest != 5000 {
+			t.Fatalf("split %d + %d", r.NCal, r.NTest)
+		}
+		switch c.mode {
+		case conformal.OnePerAnchor:
+			se := r.Coverage.Std / math.Sqrt(2000)
+			if r.Coverage.Mean < r.Band[0]-4*se || r.Coverage.Mean > r.Band[1]+4*se || r.BelowShare < 0.3 {
+				t.Errorf("marginal: mean %.4f outside [%.4f, %.4f] ± %.4f, or %.3f below", r.Coverage.Mean, r.Band[0], r.Band[1], 4*se, r.BelowShare)
+			}
+		case conformal.PAC:
+			// The held-out coverage of 20 000 positives adds a little noise
+			// to the calibration draw's.
+			if r.BelowShare > 0.1+3*math.Sqrt(0.09/2000)+0.02 {
+				t.Errorf("PAC: %.3f of the resplits below 1−α, want ≤ δ = 0.1", r.BelowShare)
+			}
+		}
+	}
+	set, _ := conformal.Calibrate(g, b, 0.1, conformal.Options{})
+	for _, f := range []float64{0, 1, 0.5 / 5100} {
+		if _, err := Resplits(set, b, 10, f, 1); err == nil {
+			t.Errorf("calibration fraction %v accepted", f)
+		}
+	}
+}
