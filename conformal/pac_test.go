@@ -196,7 +196,7 @@ func TestPACSetFile(t *testing.T) {
 	for _, c := range []struct{ from, to, want string }{
 		{`"delta": 0.1`, `"delta": 0.2`, "calibration.rank 95"},
 		{`"delta": 0.1`, `"delta": 1.5`, "delta must lie"},
-		{`"mode": "pac"`, `"mode": "one-per-anchor"`, "only pac has one"},
+		{`"mode": "pac"`, `"mode": "one-per-anchor"`, "only pac and class have one"},
 		{`"rank": 95`, `"rank": 91`, "calibration.rank 91"},
 		{`"guarantee": "training-conditional"`, `"guarantee": "exact"`, "contradicts"},
 	} {
@@ -210,5 +210,51 @@ func TestPACSetFile(t *testing.T) {
 	}
 	if _, err := Calibrate(geometry.Ball{D: 2}, cal, 0.1, Options{Mode: PAC}); err == nil {
 		t.Error("PAC without δ: no error")
+	}
+}
+
+// TestClassSetFileValidation: a class-conditional set's file is refused
+// when its classes disagree with their n, α and δ, are out of order, or
+// appear under another mode.
+func TestClassSetFileValidation(t *testing.T) {
+	t.Parallel()
+	cal := synthetic(rand.New(rand.NewPCG(9, 9)), 60, 2)
+	cal.Labels = make([]int64, cal.N)
+	for i := range cal.Labels {
+		cal.Labels[i] = int64(i%2) * 5 // classes 0 and 5, 30 anchors each
+	}
+	s, err := Calibrate(geometry.Ball{D: 2}, cal, 0.1, Options{Mode: Class})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Classes) != 2 || s.Classes[1].Label != 5 || s.Classes[1].Rank != 28 {
+		t.Fatalf("classes %+v", s.Classes)
+	}
+	var buf bytes.Buffer
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.String()
+	if _, err := ReadJSON(strings.NewReader(good)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{`"rank": 28,`, `"rank": 27,`, "rank 27, but n = 30"},
+		{`"label": 5,`, `"label": -1,`, "increasing order"},
+		{`"mode": "class"`, `"mode": "one-per-anchor"`, "only class has them"},
+		{`"guarantee": "class-conditional"`, `"guarantee": "exact"`, "contradicts"},
+		{`"n": 30,`, `"n": 0,`, "n 0"},
+	} {
+		if !strings.Contains(good, c.from) {
+			t.Fatalf("fixture lacks %q:\n%s", c.from, good)
+		}
+		_, err := ReadJSON(strings.NewReader(strings.Replace(good, c.from, c.to, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s: error %v, want %q", c.from, c.to, err, c.want)
+		}
+	}
+	cal.Labels = nil
+	if _, err := Calibrate(geometry.Ball{D: 2}, cal, 0.1, Options{Mode: Class}); err == nil {
+		t.Error("class calibration without labels: no error")
 	}
 }

@@ -32,6 +32,12 @@ const (
 	// training-conditional rank PACRank(n, α, δ): with probability ≥ 1 − δ
 	// over the calibration draw, the set's coverage is at least 1 − α.
 	PAC
+	// Class is class-conditional (Mondrian) calibration: one positive per
+	// anchor and one threshold per class from that class's anchors, so that
+	// every class gets its 1 − α (marginally over the draw; with δ > 0,
+	// PAC per class). It needs the calibration anchors' labels, and an
+	// anchor's label to decide membership.
+	Class
 )
 
 // String returns "one-per-anchor", "pooled" or "pac".
@@ -43,12 +49,14 @@ func (m Mode) String() string {
 		return "pooled"
 	case PAC:
 		return "pac"
+	case Class:
+		return "class"
 	}
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
 // valid reports whether m is a known mode.
-func (m Mode) valid() bool { return m == OnePerAnchor || m == Pooled || m == PAC }
+func (m Mode) valid() bool { return m == OnePerAnchor || m == Pooled || m == PAC || m == Class }
 
 // MarshalText implements encoding.TextMarshaler.
 func (m Mode) MarshalText() ([]byte, error) {
@@ -76,8 +84,10 @@ func ParseMode(s string) (Mode, error) {
 		return Pooled, nil
 	case "pac":
 		return PAC, nil
+	case "class":
+		return Class, nil
 	}
-	return 0, fmt.Errorf("unknown calibration mode %q (want one, pooled or pac)", s)
+	return 0, fmt.Errorf("unknown calibration mode %q (want one, pooled, pac or class)", s)
 }
 
 // Scores returns the calibration scores of cal under g: one positive per
@@ -87,7 +97,7 @@ func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]
 		return nil, fmt.Errorf("conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
 	}
 	switch mode {
-	case OnePerAnchor, PAC: // the same positives: PAC differs in the rank only
+	case OnePerAnchor, PAC, Class: // the same positives: PAC differs in the rank, Class in the grouping
 		rng := rand.New(rand.NewPCG(seed, 0x63636f6e65)) // "cc one"
 		diffs := make([]float32, cal.N*cal.D)
 		for i := range cal.N {
@@ -131,11 +141,15 @@ type Info struct {
 // guaranteeOf is a set file's guarantee field for a calibration mode:
 // "exact" (marginal, one positive per anchor), "training-conditional"
 // (PAC) or "approximate" (pooled).
-func guaranteeOf(m Mode) string {
-	switch m {
-	case PAC:
+func guaranteeOf(m Mode, delta float64) string {
+	switch {
+	case m == PAC:
 		return "training-conditional"
-	case Pooled:
+	case m == Class && delta > 0:
+		return "class-conditional, training-conditional"
+	case m == Class:
+		return "class-conditional"
+	case m == Pooled:
 		return "approximate"
 	}
 	return "exact"
@@ -144,7 +158,7 @@ func guaranteeOf(m Mode) string {
 // RankOf is the rank a calibration in mode m (with PAC's δ) takes among n
 // scores at level α.
 func RankOf(m Mode, n int, alpha, delta float64) (int, error) {
-	if m == PAC {
+	if m == PAC || (m == Class && delta > 0) {
 		return PACRank(n, alpha, delta)
 	}
 	return Rank(n, alpha)
@@ -154,7 +168,7 @@ func RankOf(m Mode, n int, alpha, delta float64) (int, error) {
 // takes among scores at level α, and its rank; scores is reordered. When
 // the rank exceeds n it returns +Inf with a *TooFewError, as Threshold.
 func Quantile(scores []float64, alpha float64, opt Options) (float64, int, error) {
-	if opt.Mode != PAC {
+	if opt.Mode != PAC && !(opt.Mode == Class && opt.Delta > 0) {
 		r, err := Rank(len(scores), alpha)
 		if err != nil {
 			return math.NaN(), 0, err
@@ -203,6 +217,10 @@ type Set struct {
 	// Reference, when not nil, is a pool of in-distribution embeddings kept
 	// with the set for the per-input OOD scores (package ood).
 	Reference *Reference
+	// Classes, for a class-conditional set (Mode Class), are the
+	// per-class thresholds, by increasing label; Threshold is then the one
+	// over all anchors (no class guarantee).
+	Classes []ClassThreshold
 	// OOD, when not nil, calibrates the per-input OOD score on held-out
 	// in-distribution inputs: what a conformal OOD test needs (package
 	// ood). It comes with a Reference.
@@ -219,22 +237,32 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	if opt.Mode == 0 {
 		opt.Mode = OnePerAnchor
 	}
-	if opt.Mode == PAC {
+	switch {
+	case opt.Mode == PAC || (opt.Mode == Class && opt.Delta != 0):
 		if err := CheckDelta(opt.Delta); err != nil {
 			return nil, err
 		}
-	} else {
+	case opt.Mode != Class:
 		opt.Delta = 0
+	}
+	var classes []ClassThreshold
+	if opt.Mode == Class {
+		var err error
+		if classes, err = calibrateClasses(g, cal, alpha, opt); err != nil {
+			return nil, err
+		}
 	}
 	scores, err := Scores(g, cal, opt.Mode, opt.Seed)
 	if err != nil {
 		return nil, err
 	}
+	// A class-conditional set also keeps the threshold over all its
+	// anchors, for the anchors whose class a caller chooses not to give.
 	q, r, err := Quantile(scores, alpha, opt)
 	if err != nil && !(opt.AllowInfinite && errors.Is(err, ErrTooFewCalibration)) {
 		return nil, err
 	}
-	return &Set{Geometry: g, Threshold: q, Alpha: alpha,
+	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
 		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta}}, nil
 }
 
@@ -258,6 +286,11 @@ func (s *Set) Guaranteed() bool {
 // set, or a pooled (approximate) calibration.
 func (s *Set) Warnings() []string {
 	var w []string
+	for _, c := range s.Classes {
+		if math.IsInf(c.Threshold, 1) {
+			w = append(w, fmt.Sprintf("class %d: %s", c.Label, (&TooFewError{N: c.N, Rank: c.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason()))
+		}
+	}
 	if math.IsInf(s.Threshold, 1) {
 		w = append(w, (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason())
 	}
@@ -322,9 +355,18 @@ type fileSet struct {
 	Geometry    geometry.Spec   `json:"geometry"`
 	Head        *head.Linear    `json:"head,omitempty"` // dim → geometry.dim; scores are φ(W·x)
 	Calibration *Info           `json:"calibration,omitempty"`
+	Classes     []classFile     `json:"classes,omitempty"` // class-conditional thresholds
 	Fit         *FitInfo        `json:"fit,omitempty"`
 	Reference   *Reference      `json:"ood_reference,omitempty"`
 	OOD         *OODCalibration `json:"ood_calibration,omitempty"`
+}
+
+// classFile is a class's threshold in the file.
+type classFile struct {
+	Label     int64     `json:"label"`
+	N         int       `json:"n"`
+	Rank      int       `json:"rank"`
+	Threshold threshold `json:"threshold"`
 }
 
 // threshold is a float64 that writes +Inf as the JSON string "+Inf".
@@ -365,7 +407,10 @@ func (s *Set) WriteJSON(w io.Writer) error {
 	if s.Calibrated() {
 		alpha, t, c := s.Alpha, threshold(s.Threshold), s.Calibration
 		f.Alpha, f.Threshold, f.Calibration = &alpha, &t, &c
-		f.Guarantee = guaranteeOf(c.Mode)
+		f.Guarantee = guaranteeOf(c.Mode, c.Delta)
+		for _, k := range s.Classes {
+			f.Classes = append(f.Classes, classFile{Label: k.Label, N: k.N, Rank: k.Rank, Threshold: threshold(k.Threshold)})
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -451,14 +496,26 @@ func readJSON(r io.Reader) (*Set, error) {
 	if !c.Mode.valid() {
 		return nil, fmt.Errorf("calibration.mode is missing")
 	}
-	if c.Mode == PAC {
+	switch {
+	case c.Mode == PAC || (c.Mode == Class && c.Delta != 0):
 		if err := CheckDelta(c.Delta); err != nil {
 			return nil, fmt.Errorf("calibration.delta: %w", err)
 		}
-	} else if c.Delta != 0 {
-		return nil, fmt.Errorf("calibration.delta %v given for mode %v (only pac has one)", c.Delta, c.Mode)
+	case c.Mode != Class && c.Delta != 0:
+		return nil, fmt.Errorf("calibration.delta %v given for mode %v (only pac and class have one)", c.Delta, c.Mode)
 	}
-	if want := guaranteeOf(c.Mode); f.Guarantee != want {
+	var classes []ClassThreshold
+	for _, k := range f.Classes {
+		classes = append(classes, ClassThreshold{Label: k.Label, N: k.N, Rank: k.Rank, Threshold: float64(k.Threshold)})
+	}
+	if c.Mode == Class {
+		if err := checkClasses(classes, alpha, c.Delta); err != nil {
+			return nil, err
+		}
+	} else if f.Classes != nil {
+		return nil, fmt.Errorf("classes given for calibration mode %v (only class has them)", c.Mode)
+	}
+	if want := guaranteeOf(c.Mode, c.Delta); f.Guarantee != want {
 		return nil, fmt.Errorf("guarantee %q contradicts calibration mode %v (%q)", f.Guarantee, c.Mode, want)
 	}
 	if c.N < 1 {
@@ -478,7 +535,7 @@ func readJSON(r io.Reader) (*Set, error) {
 	case math.IsInf(t, 1) != (c.Rank > c.N):
 		return nil, fmt.Errorf("threshold %v contradicts rank %d of n = %d", t, c.Rank, c.N)
 	}
-	return &Set{Geometry: g, Threshold: t, Alpha: alpha, Calibration: c, Fit: f.Fit, Reference: f.Reference, OOD: f.OOD}, nil
+	return &Set{Geometry: g, Threshold: t, Alpha: alpha, Calibration: c, Classes: classes, Fit: f.Fit, Reference: f.Reference, OOD: f.OOD}, nil
 }
 
 // Load reads and validates a set file. Errors name the file.

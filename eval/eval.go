@@ -30,10 +30,15 @@ type Result struct {
 
 // Evaluate scores every positive and negative of test under s. It streams
 // over anchors: at most one anchor's differences per worker are held at a
-// time.
+// time. A class-conditional set judges each anchor with its class's
+// threshold (ByClass): the test bundle needs labels.
 func Evaluate(s *conformal.Set, test *bundle.Bundle) (Result, error) {
 	if !s.Calibrated() {
 		return Result{}, conformal.ErrNotCalibrated
+	}
+	if s.ClassConditional() {
+		r, _, err := ByClass(s, test)
+		return r, err
 	}
 	r, err := evaluate(s.Geometry, []float64{s.Threshold}, test)
 	if err != nil {
@@ -60,6 +65,9 @@ type Point struct {
 func Recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64) ([]Point, error) {
 	if !s.Calibrated() {
 		return nil, conformal.ErrNotCalibrated
+	}
+	if s.ClassConditional() {
+		return nil, fmt.Errorf("eval: recalibrating a class-conditional set is not supported")
 	}
 	scores, err := conformal.Scores(s.Geometry, cal, s.Calibration.Mode, s.Calibration.Seed)
 	if err != nil {

@@ -234,6 +234,9 @@ func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, e
 		if !set.Calibrated() {
 			return nil, fmt.Errorf("set %q (%s): %w", name, cfg.Sets[name], conformal.ErrNotCalibrated)
 		}
+		if set.ClassConditional() {
+			return nil, fmt.Errorf("set %q (%s): a class-conditional set is not served yet (its membership needs each anchor's label)", name, cfg.Sets[name])
+		}
 		st.sets[name] = set
 		if set.OOD != nil {
 			o, err := newOODState(set, cfg.MonitorDelta)

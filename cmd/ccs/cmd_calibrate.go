@@ -31,7 +31,7 @@ type calibrateOptions struct {
 }
 
 func calibrateCommand() *command {
-	return newCommand("calibrate", "-geometry ball|ellipsoid | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pac|pooled] [-delta δ] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K]]",
+	return newCommand("calibrate", "-geometry ball|ellipsoid | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pac|pooled|class] [-delta δ] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K]]",
 		"calibrate a baseline set, or a fitted geometry, on a calibration bundle and save it",
 		func(fs *flag.FlagSet, o *calibrateOptions) func() error {
 			fs.StringVar(&o.Geometry, "geometry", "", "baseline set family: ball or ellipsoid")
@@ -39,8 +39,8 @@ func calibrateCommand() *command {
 			fs.StringVar(&o.Cal, "cal", "", "calibration bundle `file` (.npz)")
 			fs.StringVar(&o.Out, "out", "", "fitted set `file` to write (.json)")
 			fs.Float64Var(&o.Alpha, "alpha", defaultAlpha, "miscoverage level α in (0,1): the set holds positives with probability ≥ 1−α")
-			fs.StringVar(&o.Calibration, "calibration", "one", "calibration `mode`: one (one positive per anchor: the guarantee, on average over calibration draws), pac (one per anchor, training-conditional: coverage ≥ 1−α with probability ≥ 1−δ over the draw) or pooled (approximate)")
-			fs.Float64Var(&o.Delta, "delta", 0, "δ of -calibration pac, in (0,1)")
+			fs.StringVar(&o.Calibration, "calibration", "one", "calibration `mode`: one (one positive per anchor: the guarantee, on average over calibration draws), pac (one per anchor, training-conditional: coverage ≥ 1−α with probability ≥ 1−δ over the draw), pooled (approximate) or class (one threshold per class of the bundle's labels: every class gets 1−α; with -delta, PAC per class)")
+			fs.Float64Var(&o.Delta, "delta", 0, "δ of -calibration pac (or class), in (0,1)")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` choosing each anchor's positive and the ellipsoid's half split")
 			fs.Float64Var(&o.Ridge, "ridge", baseline.DefaultRidge, "ellipsoid: ridge added to Σ's diagonal, relative to tr(Σ)/d")
 			fs.IntVar(&o.Reference, "reference", 0, "keep `N` calibration anchors with the set as the reference pool of the per-input OOD scores (0: none)")

@@ -47,6 +47,9 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if err != nil {
 		return err
 	}
+	if set.ClassConditional() {
+		return fmt.Errorf("%s: %s takes sets with one threshold; a class-conditional set's membership needs each anchor's label", o.Set, "coverage-check")
+	}
 	if !set.Calibrated() {
 		return fmt.Errorf("%s: %w", o.Set, conformal.ErrNotCalibrated)
 	}

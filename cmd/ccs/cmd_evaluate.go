@@ -14,15 +14,19 @@ import (
 // evaluateOptions are ccs evaluate's inputs.
 type evaluateOptions struct {
 	Set, Test string // files
+	PerClass  bool
+	Unlabeled string // error or marginal
 	JSON      bool
 }
 
 func evaluateCommand() *command {
-	return newCommand("evaluate", "-set SET.json -test FILE [-json]",
+	return newCommand("evaluate", "-set SET.json -test FILE [-per-class] [-unlabeled error|marginal] [-json]",
 		"measure a fitted set's coverage, exclusion and LogVol/d on a test bundle",
 		func(fs *flag.FlagSet, o *evaluateOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "fitted set `file` (.json)")
 			fs.StringVar(&o.Test, "test", "", "test bundle `file` (.npz)")
+			fs.BoolVar(&o.PerClass, "per-class", false, "also coverage and exclusion per class of the test bundle's labels, and the worst class")
+			fs.StringVar(&o.Unlabeled, "unlabeled", "error", "a class-conditional set on a test bundle without labels: error, or marginal (judge every anchor with the threshold over all classes, which has no class guarantee)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON instead of text")
 			return nil
 		}, runEvaluate)
@@ -32,6 +36,9 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	if err := required("evaluate", "set", o.Set, "test", o.Test); err != nil {
 		return err
 	}
+	if o.Unlabeled != "" && o.Unlabeled != "error" && o.Unlabeled != "marginal" {
+		return usagef("evaluate: -unlabeled %q: want error or marginal", o.Unlabeled)
+	}
 	set, err := conformal.Load(o.Set)
 	if err != nil {
 		return err
@@ -40,12 +47,33 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	if err != nil {
 		return err
 	}
+	if set.ClassConditional() && test.Labels == nil {
+		if o.Unlabeled != "marginal" {
+			return fmt.Errorf("%s on %s: %w: the test bundle has no labels (-unlabeled marginal judges every anchor with the threshold over all classes)", o.Set, o.Test, conformal.ErrNoLabel)
+		}
+		marginal := *set
+		marginal.Calibration.Mode, marginal.Classes = conformal.OnePerAnchor, nil
+		if set.Calibration.Delta > 0 {
+			marginal.Calibration.Mode = conformal.PAC
+		}
+		out.warn("the test bundle has no labels: every anchor is judged with the threshold over all classes, which has no class-conditional guarantee")
+		set = &marginal
+	}
 	r, err := eval.Evaluate(set, test)
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
 	}
+	var classes []eval.ClassResult
+	if o.PerClass {
+		if test.Labels == nil {
+			return fmt.Errorf("%s: -per-class: the test bundle has no labels", o.Test)
+		}
+		if _, classes, err = eval.ByClass(set, test); err != nil {
+			return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
+		}
+	}
 	if o.JSON {
-		return writeEvalJSON(out, set, r)
+		return writeEvalJSON(out, set, r, classes)
 	}
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
 	fmt.Fprintf(out.stdout, "coverage   %.2f%% of %d test positives\n", 100*r.Coverage, r.Positives)
@@ -55,13 +83,21 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 		fmt.Fprintf(out.stdout, "exclusion  %.2f%% of %d test negatives\n", 100*r.Exclusion, r.Negatives)
 	}
 	fmt.Fprintf(out.stdout, "LogVol/d   %.4g\n", r.LogVolPerDim)
+	if classes != nil {
+		fmt.Fprintf(out.stdout, "\n| class | anchors | threshold | coverage | exclusion |\n|---|---|---|---|---|\n")
+		for _, c := range classes {
+			fmt.Fprintf(out.stdout, "| %d | %d | %.6g | %.2f%% | %.2f%% |\n", c.Label, c.Anchors, c.Threshold, 100*c.Coverage, 100*c.Exclusion)
+		}
+		w := eval.Worst(classes)
+		fmt.Fprintf(out.stdout, "\nworst class %d: coverage %.2f%% (1−α = %.2f%%)\n", w.Label, 100*w.Coverage, 100*(1-set.Alpha))
+	}
 	for _, w := range set.Warnings() {
 		out.warn(w)
 	}
 	return nil
 }
 
-func writeEvalJSON(out *output, set *conformal.Set, r eval.Result) error {
+func writeEvalJSON(out *output, set *conformal.Set, r eval.Result, classes []eval.ClassResult) error {
 	type jsonResult struct {
 		Geometry    string         `json:"geometry"`
 		Dim         int            `json:"dim"`
@@ -74,6 +110,7 @@ func writeEvalJSON(out *output, set *conformal.Set, r eval.Result) error {
 		Positives   int            `json:"positives"`
 		Negatives   int            `json:"negatives"`
 		Warnings    []string       `json:"warnings"`
+		Classes     []classJSON    `json:"classes,omitempty"`
 	}
 	j := jsonResult{Geometry: set.Geometry.Kind().String(), Dim: set.Geometry.Dim(), Alpha: set.Alpha,
 		Threshold: set.Threshold, Calibration: set.Calibration, Coverage: r.Coverage,
@@ -87,13 +124,39 @@ func writeEvalJSON(out *output, set *conformal.Set, r eval.Result) error {
 	if j.Warnings == nil {
 		j.Warnings = []string{}
 	}
+	for _, c := range classes {
+		cj := classJSON{Label: c.Label, Anchors: c.Anchors, Threshold: c.Threshold, Coverage: c.Coverage}
+		if math.IsInf(c.Threshold, 1) {
+			cj.Threshold = "+Inf"
+		}
+		if !math.IsNaN(c.Exclusion) {
+			e := c.Exclusion
+			cj.Exclusion = &e
+		}
+		j.Classes = append(j.Classes, cj)
+	}
 	return writeJSON(out.stdout, j)
+}
+
+// classJSON is one class's result in evaluate's JSON.
+type classJSON struct {
+	Label     int64    `json:"label"`
+	Anchors   int      `json:"anchors"`
+	Threshold any      `json:"threshold"`
+	Coverage  float64  `json:"coverage"`
+	Exclusion *float64 `json:"exclusion"`
 }
 
 // describe is a one-line account of a set.
 func describe(s *conformal.Set) string {
 	c := s.Calibration
 	mode := c.Mode.String() + " calibration"
+	if c.Mode == conformal.Class {
+		mode = fmt.Sprintf("class-conditional calibration, %d classes; the threshold shown is the one over all classes", len(s.Classes))
+		if c.Delta > 0 {
+			mode += fmt.Sprintf(", PAC per class at δ=%v", c.Delta)
+		}
+	}
 	if c.Mode == conformal.PAC {
 		mode = fmt.Sprintf("pac calibration, δ=%v: coverage ≥ 1−α with probability ≥ 1−δ over the calibration draw", c.Delta)
 	}

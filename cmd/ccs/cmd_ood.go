@@ -97,6 +97,9 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 	if err != nil {
 		return err
 	}
+	if set.ClassConditional() {
+		return fmt.Errorf("%s: %s takes sets with one threshold; a class-conditional set's membership needs each anchor's label", o.Set, "ood")
+	}
 	mode := o.Mode
 	if mode == "" {
 		switch {

@@ -76,17 +76,22 @@ func (o tableOptions) config(recipe train.Config) (experiment.Config, error) {
 	if err := checkDelta("reproduce", m, o.Delta); err != nil {
 		return experiment.Config{}, err
 	}
+	if m == conformal.Class {
+		return experiment.Config{}, usagef("reproduce: -calibration class is for ccs calibrate and evaluate; the tables do not support it yet")
+	}
 	return experiment.Config{Seeds: o.Seeds, Alpha: o.Alpha, Calibration: m, Delta: o.Delta, Train: recipe, OutDir: o.Out}, nil
 }
 
-// checkDelta requires -delta in (0,1) with -calibration pac, and no -delta
-// without it (usage errors).
+// checkDelta requires -delta in (0,1) with -calibration pac, allows it
+// with class (PAC per class), and refuses it otherwise (usage errors).
 func checkDelta(cmd string, m conformal.Mode, delta float64) error {
 	switch {
 	case m == conformal.PAC && !(delta > 0 && delta < 1):
 		return usagef("%s: -calibration pac needs -delta in (0,1), got %v", cmd, delta)
-	case m != conformal.PAC && delta != 0:
-		return usagef("%s: -delta is for -calibration pac", cmd)
+	case m == conformal.Class && !(delta >= 0 && delta < 1):
+		return usagef("%s: -delta %v must lie in (0,1) (or be 0: marginal per class)", cmd, delta)
+	case m != conformal.PAC && m != conformal.Class && delta != 0:
+		return usagef("%s: -delta is for -calibration pac or class", cmd)
 	}
 	return nil
 }

@@ -49,6 +49,9 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	if err != nil {
 		return err
 	}
+	if set.ClassConditional() {
+		return fmt.Errorf("%s: %s takes sets with one threshold; a class-conditional set's membership needs each anchor's label", o.Set, "retrieve")
+	}
 	store, err := retrieve.Open(ctx, o.DB)
 	if err != nil {
 		return err

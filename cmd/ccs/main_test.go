@@ -100,6 +100,8 @@ func TestUsageErrors(t *testing.T) {
 		{"calibrate-pac-delta", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-calibration", "pac"}},
 		{"calibrate-delta-mode", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-delta", "0.1"}},
 		{"coverage-check-fraction", []string{"coverage-check", "-set", "s.json", "-test", "t.npz", "-cal-fraction", "1"}},
+		{"reproduce-class", []string{"reproduce", "sim", "-calibration", "class"}},
+		{"evaluate-unlabeled", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-unlabeled", "drop"}},
 		{"badflag", []string{"evaluate", "-bogus"}},
 		{"reproduce-table", []string{"reproduce", "cifar"}},
 		{"reproduce-notable", []string{"reproduce", "-seeds", "2"}},
@@ -226,6 +228,16 @@ func TestPipeline(t *testing.T) {
 	if err := golden(t, "evaluate-pac", dir, "evaluate", "-set", pac, "-test", test); err != nil {
 		t.Fatal(err)
 	}
+	class := filepath.Join(dir, "class.json")
+	if err := golden(t, "calibrate-class", dir, "calibrate", "-geometry", "ball", "-cal", cal, "-calibration", "class", "-alpha", "0.2", "-out", class); err != nil {
+		t.Fatal(err)
+	}
+	if err := golden(t, "evaluate-class", dir, "evaluate", "-set", class, "-test", test, "-per-class"); err != nil {
+		t.Fatal(err)
+	}
+	if err := golden(t, "evaluate-marginal-per-class", dir, "evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", test, "-per-class"); err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range []string{"ball", "pac"} {
 		if err := golden(t, "coverage-check-"+s, dir, "coverage-check", "-set", filepath.Join(dir, s+".json"), "-test", test, "-resplits", "200", "-cal-fraction", "0.25"); err != nil {
 			t.Fatal(err)
@@ -242,6 +254,7 @@ func TestPipeline(t *testing.T) {
 	}{
 		{"bad-set", []string{"evaluate", "-set", bad, "-test", test}, "bad.json: version 9"},
 		{"nan-bundle", []string{"calibrate", "-geometry", "ball", "-cal", "../../bundle/testdata/nan.npz", "-out", filepath.Join(dir, "x.json")}, "nan.npz: positives[2][1][3] is NaN"},
+		{"class-unlabeled", []string{"evaluate", "-set", filepath.Join(dir, "class.json"), "-test", "../../bundle/testdata/explicit.npz"}, "needs the anchor's label"},
 		{"overflow64", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/overflow64.npz"}, `overflow64.npz: array "anchors": element [1][2] = 1e+39 overflows float32`},
 		{"dim-mismatch", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/explicit.npz"}, "dimension 3, test embeddings 5"},
 		{"missing", []string{"evaluate", "-set", filepath.Join(dir, "none.json"), "-test", test}, "none.json: no such file"},

@@ -1,0 +1,120 @@
+package conformal
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/geometry"
+)
+
+// ClassThreshold is one class's threshold of a class-conditional
+// (Mondrian) set: the rank among the class's own n calibration scores, one
+// positive per anchor of the class.
+type ClassThreshold struct {
+	Label     int64   `json:"label"`
+	N         int     `json:"n"`
+	Rank      int     `json:"rank"`
+	Threshold float64 `json:"-"` // +Inf when Rank > N
+}
+
+// ErrNoLabel reports a class-conditional set asked about an anchor whose
+// class it does not know.
+var ErrNoLabel = errors.New("conformal: a class-conditional set needs the anchor's label")
+
+// calibrateClasses computes g's per-class thresholds on cal (Mondrian
+// calibration): each class's anchors, one positive each (the same
+// positives as OnePerAnchor with the same seed), at level α with the
+// marginal rank, or PAC's with δ > 0. A class too small for its rank gets
+// +Inf when allowInfinite, else the error names the class.
+func calibrateClasses(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Options) ([]ClassThreshold, error) {
+	if cal.Labels == nil {
+		return nil, fmt.Errorf("conformal: class-conditional calibration needs the calibration bundle's labels")
+	}
+	scores, err := Scores(g, cal, OnePerAnchor, opt.Seed)
+	if err != nil {
+		return nil, err
+	}
+	byClass := map[int64][]float64{}
+	for i, l := range cal.Labels {
+		byClass[l] = append(byClass[l], scores[i])
+	}
+	var out []ClassThreshold
+	for _, l := range slices.Sorted(maps.Keys(byClass)) {
+		s := byClass[l]
+		q, r, err := Quantile(s, alpha, Options{Mode: classRankMode(opt.Delta), Delta: opt.Delta})
+		if err != nil && !(opt.AllowInfinite && errors.Is(err, ErrTooFewCalibration)) {
+			return nil, fmt.Errorf("class %d: %w", l, err)
+		}
+		out = append(out, ClassThreshold{Label: l, N: len(s), Rank: r, Threshold: q})
+	}
+	return out, nil
+}
+
+// classRankMode is the rank rule of a class-conditional set: marginal, or
+// PAC with δ > 0.
+func classRankMode(delta float64) Mode {
+	if delta > 0 {
+		return PAC
+	}
+	return OnePerAnchor
+}
+
+// ClassConditional reports whether the set has one threshold per class.
+func (s *Set) ClassConditional() bool { return s.Calibration.Mode == Class }
+
+// ThresholdFor is the threshold for an anchor of class label: its class's
+// for a class-conditional set (a class the calibration never saw is an
+// error), the set's threshold otherwise.
+func (s *Set) ThresholdFor(label int64) (float64, error) {
+	if !s.ClassConditional() {
+		return s.Threshold, nil
+	}
+	i, ok := slices.BinarySearchFunc(s.Classes, label, func(c ClassThreshold, l int64) int {
+		switch {
+		case c.Label < l:
+			return -1
+		case c.Label > l:
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return math.NaN(), fmt.Errorf("conformal: class %d has no threshold: the calibration bundle had no anchor of it", label)
+	}
+	return s.Classes[i].Threshold, nil
+}
+
+// checkClasses validates a class-conditional set's classes as read from a
+// file: sorted distinct labels, each rank the rule's for its n, each
+// threshold +Inf exactly when the rank exceeds n.
+func checkClasses(cs []ClassThreshold, alpha, delta float64) error {
+	if len(cs) == 0 {
+		return fmt.Errorf("a class-conditional set needs classes")
+	}
+	for i, c := range cs {
+		if i > 0 && c.Label <= cs[i-1].Label {
+			return fmt.Errorf("classes[%d]: label %d after %d: want distinct labels in increasing order", i, c.Label, cs[i-1].Label)
+		}
+		if c.N < 1 {
+			return fmt.Errorf("classes[%d] (label %d): n %d, want at least 1", i, c.Label, c.N)
+		}
+		r, err := RankOf(classRankMode(delta), c.N, alpha, delta)
+		if err != nil {
+			return err
+		}
+		if r != c.Rank {
+			return fmt.Errorf("classes[%d] (label %d): rank %d, but n = %d and alpha = %v give %d", i, c.Label, c.Rank, c.N, alpha, r)
+		}
+		switch t := c.Threshold; {
+		case math.IsNaN(t) || t < 0:
+			return fmt.Errorf("classes[%d] (label %d): threshold %v, want ≥ 0", i, c.Label, t)
+		case math.IsInf(t, 1) != (c.Rank > c.N):
+			return fmt.Errorf("classes[%d] (label %d): threshold %v contradicts rank %d of n = %d", i, c.Label, t, c.Rank, c.N)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/internal/parallel"
+)
+
+// ClassResult is a set's result on the test anchors of one class.
+type ClassResult struct {
+	Label   int64 `json:"label"`
+	Anchors int   `json:"anchors"`
+	// Threshold is the one the class's anchors were judged with.
+	Threshold float64 `json:"threshold"`
+	Result
+}
+
+// ByClass evaluates s on test class by class (test.Labels required): each
+// anchor's positives and negatives are judged with the threshold of its
+// class for a class-conditional set, with the set's threshold otherwise
+// (which shows how a marginal set's coverage spreads over the classes).
+// It returns the whole result (LogVol/d averaged over the anchors) and one
+// per class, by increasing label. A class-conditional set refuses a test
+// class its calibration never saw.
+func ByClass(s *conformal.Set, test *bundle.Bundle) (Result, []ClassResult, error) {
+	if !s.Calibrated() {
+		return Result{}, nil, conformal.ErrNotCalibrated
+	}
+	if s.Geometry.Dim() != test.D {
+		return Result{}, nil, fmt.Errorf("set has dimension %d, test embeddings %d", s.Geometry.Dim(), test.D)
+	}
+	if test.Labels == nil {
+		return Result{}, nil, fmt.Errorf("%w: the test bundle has no labels", conformal.ErrNoLabel)
+	}
+	labels := slices.Compact(slices.Sorted(slices.Values(test.Labels)))
+	thr := make(map[int64]float64, len(labels))
+	for _, l := range labels {
+		q, err := s.ThresholdFor(l)
+		if err != nil {
+			return Result{}, nil, err
+		}
+		thr[l] = q
+	}
+	// Per-anchor integer counts: the sums do not depend on the goroutines.
+	in := make([]int, test.N)
+	out := make([]int, test.N)
+	parallel.For(test.N, 64, 0, func(_, lo, hi int) {
+		pd := make([]float32, test.K*test.D)
+		nd := make([]float32, test.KNeg*test.D)
+		ps := make([]float64, test.K)
+		ns := make([]float64, test.KNeg)
+		for i := lo; i < hi; i++ {
+			q := thr[test.Labels[i]]
+			for _, v := range s.Geometry.Scores(ps, test.PositiveDiffs(pd, i)) {
+				if v <= q {
+					in[i]++
+				}
+			}
+			if test.HasNegatives() {
+				for _, v := range s.Geometry.Scores(ns, test.NegativeDiffs(nd, i)) {
+					if v > q {
+						out[i]++
+					}
+				}
+			}
+		}
+	})
+	result := func(anchors, nin, nout int, logVol float64) Result {
+		r := Result{Positives: anchors * test.K, Negatives: anchors * test.KNeg, LogVolPerDim: logVol / float64(test.D)}
+		r.Coverage = float64(nin) / float64(r.Positives)
+		r.Exclusion = math.NaN()
+		if r.Negatives > 0 {
+			r.Exclusion = float64(nout) / float64(r.Negatives)
+		}
+		return r
+	}
+	idx := map[int64]int{}
+	classes := make([]ClassResult, len(labels))
+	for k, l := range labels {
+		idx[l] = k
+		classes[k] = ClassResult{Label: l, Threshold: thr[l]}
+	}
+	cin, cout := make([]int, len(labels)), make([]int, len(labels))
+	var tin, tout int
+	var logVol float64
+	for i, l := range test.Labels {
+		k := idx[l]
+		classes[k].Anchors++
+		cin[k] += in[i]
+		cout[k] += out[i]
+		tin += in[i]
+		tout += out[i]
+	}
+	for k := range classes {
+		lv := s.Geometry.LogVolume(classes[k].Threshold)
+		classes[k].Result = result(classes[k].Anchors, cin[k], cout[k], lv)
+		logVol += float64(classes[k].Anchors) * lv
+	}
+	return result(test.N, tin, tout, logVol/float64(test.N)), classes, nil
+}
+
+// Worst is the class with the lowest coverage (the first such by label).
+func Worst(classes []ClassResult) ClassResult {
+	w := classes[0]
+	for _, c := range classes[1:] {
+		if c.Coverage < w.Coverage {
+			w = c
+		}
+	}
+	return w
+}

@@ -1,0 +1,129 @@
+package eval
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+)
+
+// classBundle is n anchors of three classes (label i % 3) with k positives
+// N(anchor, σ²I), σ = 1 but 3 for class 2, and k negatives N(anchor, 16I).
+func classBundle(rng *rand.Rand, n, k, d int) *bundle.Bundle {
+	b := &bundle.Bundle{N: n, K: k, D: d, KNeg: k, Labels: make([]int64, n)}
+	b.Anchors, b.Positives, b.Negatives = make([]float32, n*d), make([]float32, n*k*d), make([]float32, n*k*d)
+	for i := range n {
+		b.Labels[i] = int64(i % 3)
+		sigma := 1.0
+		if i%3 == 2 {
+			sigma = 3
+		}
+		for j := range d {
+			b.Anchors[i*d+j] = float32(rng.NormFloat64())
+		}
+		for a := range k {
+			for j := range d {
+				b.Positives[(i*k+a)*d+j] = b.Anchors[i*d+j] + float32(sigma*rng.NormFloat64())
+				b.Negatives[(i*k+a)*d+j] = b.Anchors[i*d+j] + float32(4*rng.NormFloat64())
+			}
+		}
+	}
+	return b
+}
+
+// TestClassConditional: when one class's positives are three times wider,
+// the marginal threshold undercovers it and overcovers the others; over
+// 300 draws (100 calibration anchors per class), the class-conditional
+// thresholds give every class a mean coverage within its finite-sample
+// band [1−α, 1−α+1/(n_c+1)] (4 Monte-Carlo standard errors).
+func TestClassConditional(t *testing.T) {
+	t.Parallel()
+	const draws, alpha = 300, 0.1
+	rng := rand.New(rand.NewPCG(40, 40))
+	g := geometry.Ball{D: 2}
+	cov := [2][3][]float64{} // marginal, class; class label; draws
+	for dr := range draws {
+		// Fresh calibration and test anchors each draw: the guarantee's
+		// setting (a fixed test sample would add its own bias).
+		cal := classBundle(rng, 300, 2, 2)
+		test := classBundle(rng, 1500, 4, 2)
+		for m, mode := range []conformal.Mode{conformal.OnePerAnchor, conformal.Class} {
+			set, err := conformal.Calibrate(g, cal, alpha, conformal.Options{Mode: mode, Seed: uint64(dr)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, classes, err := ByClass(set, test)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range classes {
+				cov[m][c.Label] = append(cov[m][c.Label], c.Coverage)
+			}
+		}
+	}
+	for l := range 3 {
+		ms, cs := Summarize(cov[0][l]), Summarize(cov[1][l])
+		t.Logf("class %d: marginal %.4f, class-conditional %.4f ± %.4f", l, ms.Mean, cs.Mean, cs.Std)
+		se := cs.Std / math.Sqrt(draws)
+		if cs.Mean < 1-alpha-4*se || cs.Mean > 1-alpha+1.0/101+4*se {
+			t.Errorf("class %d: class-conditional mean coverage %.4f outside [%.4f, %.4f] ± %.4f", l, cs.Mean, 1-alpha, 1-alpha+1.0/101, 4*se)
+		}
+	}
+	if m := Summarize(cov[0][2]).Mean; m > 0.8 {
+		t.Errorf("the wide class under the marginal threshold: coverage %.4f, expected far below 1−α", m)
+	}
+}
+
+// TestClassSetFile: a class-conditional set's thresholds survive its file
+// and judge the same; labels the calibration never saw, test bundles
+// without labels, and malformed classes in a file are refused.
+func TestClassSetFile(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(41, 41))
+	cal := classBundle(rng, 60, 2, 2)
+	set, err := conformal.Calibrate(geometry.Ball{D: 2}, cal, 0.1, conformal.Options{Mode: conformal.Class, Delta: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Classes) != 3 || set.Classes[0].N != 20 || set.Calibration.Delta != 0.2 {
+		t.Fatalf("classes %+v, calibration %+v", set.Classes, set.Calibration)
+	}
+	path := t.TempDir() + "/class.json"
+	if err := set.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := conformal.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := classBundle(rng, 90, 3, 2)
+	r1, c1, err := ByClass(set, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, c2, err := ByClass(back, test)
+	if err != nil || r1 != r2 || len(c1) != len(c2) || c1[2] != c2[2] {
+		t.Errorf("loaded set judges differently: %+v %+v (%v)", r1, r2, err)
+	}
+	if r3, err := Evaluate(back, test); err != nil || r3 != r1 {
+		t.Errorf("Evaluate %+v, ByClass %+v (%v)", r3, r1, err)
+	}
+	test.Labels[5] = 7
+	if _, _, err := ByClass(set, test); err == nil {
+		t.Error("a class the calibration never saw: no error")
+	}
+	test.Labels = nil
+	if _, err := Evaluate(set, test); err == nil {
+		t.Error("a test bundle without labels: no error")
+	}
+	small := classBundle(rng, 12, 2, 2) // 4 anchors per class: too few for α = 0.1
+	if _, err := conformal.Calibrate(geometry.Ball{D: 2}, small, 0.1, conformal.Options{Mode: conformal.Class}); err == nil {
+		t.Error("classes of 4 anchors at α = 0.1: no error")
+	}
+	if s, err := conformal.Calibrate(geometry.Ball{D: 2}, small, 0.1, conformal.Options{Mode: conformal.Class, AllowInfinite: true}); err != nil || len(s.Warnings()) < 3 {
+		t.Errorf("allowed infinite: %v, warnings %q", err, s.Warnings())
+	}
+}
