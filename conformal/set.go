@@ -138,6 +138,11 @@ type Info struct {
 	Delta float64 `json:"delta,omitempty"` // PAC's δ
 }
 
+// Guarantee says what the set's threshold promises, as its file does:
+// "exact", "training-conditional", "class-conditional" (with ",
+// training-conditional" for PAC per class) or "approximate".
+func (s *Set) Guarantee() string { return guaranteeOf(s.Calibration.Mode, s.Calibration.Delta) }
+
 // guaranteeOf is a set file's guarantee field for a calibration mode:
 // "exact" (marginal, one positive per anchor), "training-conditional"
 // (PAC) or "approximate" (pooled).

@@ -11,6 +11,7 @@ type request struct {
 	Points     [][]float64 `json:"points"`
 	Collection string      `json:"collection"`
 	Limit      *int        `json:"limit"`
+	Label      *int64      `json:"label"` // score: the anchor's class, for a class-conditional set
 }
 
 // fastDecode parses the common shape of a request body — one object whose
@@ -54,6 +55,13 @@ func fastDecode(b []byte, allowed map[string]bool) (request, bool) {
 				return r, false
 			}
 			r.Limit = &n
+		case "label":
+			n, ok := p.integer()
+			if !ok {
+				return r, false
+			}
+			l := int64(n)
+			r.Label = &l
 		}
 		switch p.next() {
 		case ',':

@@ -148,6 +148,7 @@ func decodeJSON(body []byte, v any) error {
 // The fields each kind of request body may have.
 var (
 	pointFields    = map[string]bool{"anchor": true, "points": true}
+	scoreFields    = map[string]bool{"anchor": true, "points": true, "label": true}
 	retrieveFields = map[string]bool{"anchor": true, "collection": true, "limit": true}
 )
 
@@ -169,6 +170,16 @@ func readRequest(r *http.Request, fields map[string]bool) (request, error) {
 // exactly fields.
 func slowDecode(body []byte, fields map[string]bool) (request, error) {
 	var req request
+	if fields["label"] {
+		var v struct {
+			Anchor []float64   `json:"anchor"`
+			Points [][]float64 `json:"points"`
+			Label  *int64      `json:"label"`
+		}
+		err := decodeJSON(body, &v)
+		req.Anchor, req.Points, req.Label = v.Anchor, v.Points, v.Label
+		return req, err
+	}
 	if fields["points"] {
 		var v struct {
 			Anchor []float64   `json:"anchor"`
@@ -246,50 +257,65 @@ func (s *Server) checkCount(m int) error {
 // points reads the points of a request (and, with anchor, its anchor):
 // JSON fields, or a .npy body whose first row is the anchor.
 func (s *Server) points(r *http.Request, d int, anchor bool) (a, pts []float32, err error) {
+	a, pts, _, err = s.pointsLabel(r, d, anchor, pointFields)
+	return a, pts, err
+}
+
+// pointsLabel is points for a body that may also carry the anchor's
+// label (fields with "label"; in an .npy request, the query's ?label=).
+func (s *Server) pointsLabel(r *http.Request, d int, anchor bool, fields map[string]bool) (a, pts []float32, label *int64, err error) {
 	npy, err := isNPY(r)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if npy {
+		if q := r.URL.Query().Get("label"); q != "" && fields["label"] {
+			l, err := strconv.ParseInt(q, 10, 64)
+			if err != nil {
+				return nil, nil, nil, invalid("label", "%q is not an integer", q)
+			}
+			label = &l
+		}
 		rows, err := decodeNPY(r, d, s.cfg.MaxPoints+1)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if anchor {
 			if len(rows) < 2*d {
-				return nil, nil, invalid("", ".npy body: want the anchor then at least one point, (1+m, %d)", d)
+				return nil, nil, nil, invalid("", ".npy body: want the anchor then at least one point, (1+m, %d)", d)
 			}
 			a, rows = rows[:d], rows[d:]
 		}
 		if err := s.checkCount(len(rows) / d); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return a, rows, nil
+		return a, rows, label, nil
 	}
-	req, err := readRequest(r, pointFields)
+	req, err := readRequest(r, fields)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	label = req.Label
 	if anchor {
 		if req.Anchor == nil {
-			return nil, nil, invalid("anchor", "missing")
+			return nil, nil, nil, invalid("anchor", "missing")
 		}
 		if a, err = vector(nil, "anchor", req.Anchor, d); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	} else if req.Anchor != nil {
-		return nil, nil, badRequest("anchor", "this endpoint takes no anchor")
+		return nil, nil, nil, badRequest("anchor", "this endpoint takes no anchor")
 	}
 	if err := s.checkCount(len(req.Points)); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	pts = make([]float32, 0, len(req.Points)*d)
 	for i, p := range req.Points {
 		if pts, err = vector(pts, fmt.Sprintf("points[%d]", i), p, d); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	return a, pts, nil
+	return a, pts, label, nil
 }
 
 // setInfo is one set in GET /v1/sets.
@@ -302,10 +328,27 @@ type setInfo struct {
 	Threshold   number          `json:"threshold"`
 	Guarantee   string          `json:"guarantee"`
 	Calibration conformal.Info  `json:"calibration"`
+	Classes     []classInfo     `json:"classes,omitempty"` // a class-conditional set's thresholds
 	Reference   int             `json:"ood_reference_rows"`
 	OOD         *oodInfo        `json:"ood,omitempty"`
 	Transforms  []transformInfo `json:"transforms,omitempty"`
 	Warnings    []string        `json:"warnings"`
+}
+
+// classInfo is one class's threshold in GET /v1/sets.
+type classInfo struct {
+	Label     int64  `json:"label"`
+	N         int    `json:"n"`
+	Rank      int    `json:"rank"`
+	Threshold number `json:"threshold"`
+}
+
+func classInfos(set *conformal.Set) []classInfo {
+	var out []classInfo
+	for _, c := range set.Classes {
+		out = append(out, classInfo{c.Label, c.N, c.Rank, number(c.Threshold)})
+	}
+	return out
 }
 
 // oodInfo is a set's per-input OOD test in GET /v1/sets.
@@ -322,10 +365,7 @@ func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
 	for _, name := range slices.Sorted(maps.Keys(st.sets)) {
 		set := st.sets[name]
 		info := setInfo{Name: name, Geometry: set.Geometry.Kind().String(), Dim: set.Geometry.Dim(), Alpha: set.Alpha,
-			Threshold: number(set.Threshold), Guarantee: "exact", Calibration: set.Calibration, Warnings: set.Warnings()}
-		if !set.Guaranteed() {
-			info.Guarantee = "approximate"
-		}
+			Threshold: number(set.Threshold), Guarantee: set.Guarantee(), Calibration: set.Calibration, Classes: classInfos(set), Warnings: set.Warnings()}
 		if d := geometry.Describe(set.Geometry); d.Head() {
 			info.Head = fmt.Sprintf("%d→%d", d.HeadIn, d.HeadOut)
 		}
@@ -355,9 +395,20 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d := set.Geometry.Dim()
-	anchor, pts, err := s.points(r, d, true)
+	anchor, pts, label, err := s.pointsLabel(r, d, true, scoreFields)
 	if err != nil {
 		return err
+	}
+	// A class-conditional set judges with the anchor's class's threshold;
+	// another set ignores a label.
+	q := set.Threshold
+	if set.ClassConditional() {
+		if label == nil {
+			return invalid("label", "set %q is class-conditional: give the anchor's label (\"label\", or ?label= with an .npy body)", name)
+		}
+		if q, err = set.ThresholdFor(*label); err != nil {
+			return invalid("label", "%v", err)
+		}
 	}
 	m := len(pts) / d
 	diffs := make([]float32, len(pts))
@@ -376,14 +427,24 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 	}
 	inside := make([]bool, m)
 	for i, v := range scores {
-		inside[i] = v <= set.Threshold
+		inside[i] = v <= q
 	}
 	return writeJSON(w, http.StatusOK, struct {
 		Set       string   `json:"set"`
 		Threshold number   `json:"threshold"`
 		Scores    []number `json:"scores"`
 		Inside    []bool   `json:"inside"`
-	}{name, number(set.Threshold), numbers(scores), inside})
+	}{name, number(q), numbers(scores), inside})
+}
+
+// oneThreshold refuses a class-conditional set on the endpoints that judge
+// without a label.
+func oneThreshold(name string, set *conformal.Set) error {
+	if set.ClassConditional() {
+		return &apiError{status: http.StatusUnprocessableEntity, code: "class_conditional",
+			msg: fmt.Sprintf("set %q is class-conditional: this endpoint has no label to choose its threshold (use /score with \"label\")", name), field: "name"}
+	}
+	return nil
 }
 
 func cancelled(err error) error {
@@ -398,6 +459,9 @@ func cancelled(err error) error {
 func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 	st, name, set, err := s.lookupSet(r)
 	if err != nil {
+		return err
+	}
+	if err := oneThreshold(name, set); err != nil {
 		return err
 	}
 	o := st.ood[name]
@@ -530,6 +594,9 @@ func (s *Server) resetMonitor(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	st, name, set, err := s.lookupSet(r)
 	if err != nil {
+		return err
+	}
+	if err := oneThreshold(name, set); err != nil {
 		return err
 	}
 	d := set.Geometry.Dim()

@@ -234,9 +234,6 @@ func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, e
 		if !set.Calibrated() {
 			return nil, fmt.Errorf("set %q (%s): %w", name, cfg.Sets[name], conformal.ErrNotCalibrated)
 		}
-		if set.ClassConditional() {
-			return nil, fmt.Errorf("set %q (%s): a class-conditional set is not served yet (its membership needs each anchor's label)", name, cfg.Sets[name])
-		}
 		st.sets[name] = set
 		if set.OOD != nil {
 			o, err := newOODState(set, cfg.MonitorDelta)
@@ -264,7 +261,7 @@ func transformAll(st *state, budget int64) {
 	st.transforms = map[string][]transformInfo{}
 	for _, sn := range slices.Sorted(maps.Keys(st.sets)) {
 		set := st.sets[sn]
-		if _, ok := set.Geometry.(*geometry.Norm); !ok {
+		if _, ok := set.Geometry.(*geometry.Norm); !ok || set.ClassConditional() { // no retrieval without a label
 			continue
 		}
 		for _, cn := range slices.Sorted(maps.Keys(st.colls)) {

@@ -347,11 +347,12 @@ func FuzzScoreNPY(f *testing.F) {
 func FuzzFastDecode(f *testing.F) {
 	for _, seed := range []string{`{"anchor": [0, -1.5e3, 2E-2], "points": [[1, 0], []]}`, `{"anchor":[],"points":[]}`, `{}`,
 		`{"anchor": [1], "collection": "db", "limit": 3}`, `{"limit": -0, "limit": 2}`, `{"points": [[1e400]]}`, `{"ANCHOR": [1]}`,
-		`{"anchor": [01]}`, `{"collection": "d\u00e9"}`, `{"anchor": null}`, ` { "points" : [ [ 1 , 2 ] ] } `} {
+		`{"anchor": [01]}`, `{"collection": "d\u00e9"}`, `{"anchor": null}`, ` { "points" : [ [ 1 , 2 ] ] } `,
+		`{"anchor": [1], "points": [[2]], "label": 3}`, `{"label": -7}`, `{"label": 1.5}`} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, fields := range []map[string]bool{pointFields, retrieveFields} {
+		for _, fields := range []map[string]bool{pointFields, scoreFields, retrieveFields} {
 			fast, ok := fastDecode([]byte(body), fields)
 			if !ok {
 				continue

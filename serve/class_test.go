@@ -1,0 +1,128 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+)
+
+// TestClassAndPACSets: a class-conditional set and a PAC set, calibrated,
+// saved and served, decide on /score exactly as in memory: the class set
+// with the label's threshold (JSON "label" or ?label= with .npy), refusing
+// a missing or unknown label and the endpoints that have none; GET
+// /v1/sets says each set's guarantee.
+func TestClassAndPACSets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(50, 50))
+	const n, k, d = 120, 2, 3
+	cal := &bundle.Bundle{N: n, K: k, D: d, Labels: make([]int64, n)}
+	cal.Anchors, cal.Positives = make([]float32, n*d), make([]float32, n*k*d)
+	for i := range n {
+		cal.Labels[i] = int64(i % 2)
+		sigma := 1.0 + 2*float64(i%2) // class 1 three times wider
+		for j := range d {
+			cal.Anchors[i*d+j] = float32(rng.NormFloat64())
+			for a := range k {
+				cal.Positives[(i*k+a)*d+j] = cal.Anchors[i*d+j] + float32(sigma*rng.NormFloat64())
+			}
+		}
+	}
+	g := geometry.Ball{D: d}
+	class, err := conformal.Calibrate(g, cal, 0.1, conformal.Options{Mode: conformal.Class})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pac, err := conformal.Calibrate(g, cal, 0.1, conformal.Options{Mode: conformal.PAC, Delta: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	paths := map[string]string{"class": filepath.Join(dir, "class.json"), "pac": filepath.Join(dir, "pac.json")}
+	class.Save(paths["class"])
+	pac.Save(paths["pac"])
+	s, err := New(Config{Sets: paths, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	// Points at distances 0.5 … 7 from the anchor at the origin.
+	var pts []string
+	var diffs []float32
+	for i := range 14 {
+		r := 0.5 * float32(i+1)
+		pts = append(pts, fmt.Sprintf("[%g, 0, 0]", r))
+		diffs = append(diffs, -r, 0, 0)
+	}
+	body := func(label string) string {
+		return `{"anchor": [0, 0, 0], "points": [` + strings.Join(pts, ", ") + `]` + label + `}`
+	}
+	decide := func(set *conformal.Set, label int64) []bool {
+		q, err := set.ThresholdFor(label)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in []bool
+		for _, v := range set.Geometry.Scores(nil, diffs) {
+			in = append(in, v <= q)
+		}
+		return in
+	}
+	inside := func(rec *http.Response, raw []byte) []bool {
+		var v struct{ Inside []bool }
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Inside
+	}
+	for _, label := range []int64{0, 1} {
+		rec := do(t, h, "POST", "/v1/sets/class/score", "application/json", body(fmt.Sprintf(`, "label": %d`, label)))
+		if rec.Code != 200 {
+			t.Fatalf("label %d: %d %s", label, rec.Code, rec.Body)
+		}
+		got, want := inside(rec.Result(), rec.Body.Bytes()), decide(class, label)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("label %d: served %v, in memory %v", label, got, want)
+		}
+		rows := append([]float32{0, 0, 0}, make([]float32, 0)...)
+		for i := range 14 {
+			rows = append(rows, 0.5*float32(i+1), 0, 0)
+		}
+		rec = do(t, h, "POST", fmt.Sprintf("/v1/sets/class/score?label=%d", label), "application/x-npy", npyBody(t, rows, 15, 3))
+		if got := inside(rec.Result(), rec.Body.Bytes()); rec.Code != 200 || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("label %d, .npy: %d, %v, want %v", label, rec.Code, got, want)
+		}
+	}
+	if a, b := decide(class, 0), decide(class, 1); fmt.Sprint(a) == fmt.Sprint(b) {
+		t.Error("the two classes' thresholds decide alike: the test shows nothing")
+	}
+	rec := do(t, h, "POST", "/v1/sets/pac/score", "application/json", body(""))
+	if got := inside(rec.Result(), rec.Body.Bytes()); rec.Code != 200 || fmt.Sprint(got) != fmt.Sprint(decide(pac, 0)) {
+		t.Errorf("PAC: %d %v", rec.Code, got)
+	}
+	for _, c := range []struct {
+		path, ctype, body string
+		code              int
+		want              string
+	}{
+		{"/v1/sets/class/score", "application/json", body(""), 422, "give the anchor's label"},
+		{"/v1/sets/class/score", "application/json", body(`, "label": 7`), 422, "class 7 has no threshold"},
+		{"/v1/sets/class/score?label=x", "application/x-npy", npyBody(t, []float32{0, 0, 0, 1, 0, 0}, 2, 3), 422, "not an integer"},
+		{"/v1/sets/class/ood", "application/json", `{"points": [[1, 0, 0]]}`, 422, "class-conditional"},
+	} {
+		rec := do(t, h, "POST", c.path, c.ctype, c.body)
+		if rec.Code != c.code || !strings.Contains(rec.Body.String(), c.want) {
+			t.Errorf("%s: %d %s, want %d mentioning %q", c.path, rec.Code, rec.Body, c.code, c.want)
+		}
+	}
+	rec = do(t, h, "GET", "/v1/sets", "", "")
+	if b := rec.Body.String(); !strings.Contains(b, `"guarantee": "class-conditional"`) || !strings.Contains(b, `"guarantee": "training-conditional"`) || !strings.Contains(b, `"classes"`) {
+		t.Errorf("/v1/sets:\n%s", b)
+	}
+}
