@@ -304,7 +304,7 @@ func (s *Set) Warnings() []string {
 			d.HeadIn, d.HeadOut, d.HeadOut, d.HeadIn))
 	}
 	if s.Calibration.Mode == Pooled {
-		w = append(w, "pooled calibration (all positives of each anchor): the 1−α coverage is approximate, not guaranteed")
+		w = append(w, "pooled calibration (all positives of each anchor): the 1−α coverage is approximate, not guaranteed — the positives of one anchor are not exchangeable with a test anchor's single positive, so when an anchor's positives share a spread the set undercovers, the more so the fewer the anchors; -calibration one gives the guarantee")
 	}
 	return w
 }
