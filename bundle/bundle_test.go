@@ -382,3 +382,44 @@ func TestReadFeatures(t *testing.T) {
 		}
 	}
 }
+
+// TestFloat16Exact: every one of the 65 536 float16 values converts to the
+// float32 NumPy gives, bit for bit: subnormals, ±0, ±Inf and NaNs included.
+func TestFloat16Exact(t *testing.T) {
+	t.Parallel()
+	arrays, err := ReadNPZ("testdata/half.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, h32 := arrays["half"], arrays["half32"]
+	if h.Converted != "float16 → float32" || len(h.F32) != 65536 || len(h32.F32) != 65536 {
+		t.Fatalf("half: %q, %d and %d values", h.Converted, len(h.F32), len(h32.F32))
+	}
+	bad := 0
+	for i := range h.F32 {
+		if math.Float32bits(h.F32[i]) != math.Float32bits(h32.F32[i]) {
+			if bad++; bad <= 5 {
+				t.Errorf("float16 %#04x: %g (%#08x), NumPy %g (%#08x)", i, h.F32[i], math.Float32bits(h.F32[i]), h32.F32[i], math.Float32bits(h32.F32[i]))
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of 65536 values differ", bad)
+	}
+}
+
+// TestNPYHeaderCap: a header announcing more than 64 KiB is refused before
+// anything is allocated for it.
+func TestNPYHeaderCap(t *testing.T) {
+	t.Parallel()
+	for _, h := range []string{"\x93NUMPY\x02\x00\xff\xff\xff\x7f{}", "\x93NUMPY\x01\x00\xff\xff{}"} {
+		_, err := DecodeNPY(strings.NewReader(h), "body", 100)
+		want := "more than the 65536 allowed"
+		if h[6] == 1 {
+			want = "" // 65 535 bytes: allowed by the cap, then too short
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", h, err, want)
+		}
+	}
+}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/sbinet/npyio/npy"
-	"github.com/sbinet/npyio/npy/float16"
 	"github.com/sbinet/npyio/npz"
 )
 
@@ -66,6 +65,17 @@ func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
 		}
 	}()
 	br := bufio.NewReaderSize(r, 1<<16)
+	// npyio allocates the header's announced length before reading it: a
+	// 20-byte body announcing 4 GiB would be obeyed. Check it first.
+	if head, err := br.Peek(12); err == nil && string(head[:6]) == "\x93NUMPY" {
+		hlen := int(binary.LittleEndian.Uint16(head[8:10]))
+		if head[6] >= 2 {
+			hlen = int(binary.LittleEndian.Uint32(head[8:12]))
+		}
+		if hlen > maxHeader {
+			return Array{}, fmt.Errorf("array %q: .npy header of %d bytes, more than the %d allowed", name, hlen, maxHeader)
+		}
+	}
 	nr, err := npy.NewReader(br)
 	if err != nil {
 		return Array{}, fmt.Errorf("array %q: %w", name, err)
@@ -115,7 +125,7 @@ func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
 		}
 		a.F32 = make([]float32, n)
 		for i := range a.F32 {
-			a.F32[i] = float16.Float16Frombits(binary.LittleEndian.Uint16(raw[2*i:])).Float32()
+			a.F32[i] = halfToFloat32(binary.LittleEndian.Uint16(raw[2*i:]))
 		}
 		conv = append(conv, "float16 → float32")
 	case "<i4":
@@ -146,6 +156,24 @@ func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
 	return a, nil
 }
 
+// maxHeader caps a .npy header's length (NumPy's are a few hundred bytes).
+const maxHeader = 1 << 16
+
+// halfToFloat32 converts an IEEE 754 binary16 value exactly: subnormals
+// (exponent 0) are mant·2⁻²⁴, infinities and NaNs keep their payload.
+func halfToFloat32(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h & 0x3ff)
+	switch exp {
+	case 0:
+		return math.Float32frombits(sign | math.Float32bits(float32(mant)/(1<<24)))
+	case 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	}
+	return math.Float32frombits(sign | (exp-15+127)<<23 | mant<<13)
+}
+
 // narrow converts float64 values to float32, refusing a finite value
 // beyond float32's range and a nonzero one that rounds to zero; the error
 // names the element by its index in shape (in the file's order).
@@ -168,6 +196,9 @@ func narrow(x []float64, shape []int, fortran bool) ([]float32, error) {
 // index writes the flat position i of an array of shape as [i0][i1]…, in C
 // order or, for a Fortran-order file, Fortran order.
 func index(i int, shape []int, fortran bool) string {
+	if len(shape) == 0 {
+		return "(the scalar)"
+	}
 	idx := make([]string, len(shape))
 	for k := range shape {
 		s := len(shape) - 1 - k // C order: the last axis varies fastest

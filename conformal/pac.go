@@ -14,10 +14,14 @@ import (
 // incomplete beta (relative error about 1e-13, far below any δ used).
 const exactPACLimit = 20000
 
-// CheckDelta returns an error unless 0 < δ < 1.
+// MinDelta is the smallest δ PAC calibration takes: below it the binomial
+// tail is beyond float64's resolution near 1 and no n is practical.
+const MinDelta = 1e-12
+
+// CheckDelta returns an error unless MinDelta ≤ δ < 1.
 func CheckDelta(delta float64) error {
-	if !(delta > 0 && delta < 1) {
-		return fmt.Errorf("conformal: delta must lie strictly between 0 and 1, got %v", delta)
+	if !(delta >= MinDelta && delta < 1) {
+		return fmt.Errorf("conformal: delta must lie in [%v, 1), got %v", MinDelta, delta)
 	}
 	return nil
 }
@@ -41,28 +45,38 @@ func PACRank(n int, alpha, delta float64) (int, error) {
 	if n < 1 {
 		return 0, fmt.Errorf("conformal: PAC rank of %d calibration scores: need at least 1", n)
 	}
-	if n <= exactPACLimit {
+	// Exact integers while they stay small: n and the decimals' digits
+	// (α = 0.1234567890123456 would make each term thousands of digits
+	// longer).
+	if n <= exactPACLimit && decimalBits(alpha)+decimalBits(delta) <= 64 {
 		return exactPACRank(n, alpha, delta)
 	}
 	return floatPACRank(n, alpha, delta), nil
 }
 
-// floatPACRank is PACRank through the regularised incomplete beta.
-func floatPACRank(n int, alpha, delta float64) int {
-	// BinomCDF(k; n, p) = I_{1−p}(n − k, k + 1), increasing in k: bisect.
-	cdf := func(k int) float64 {
-		if k >= n {
-			return 1
-		}
-		return mathext.RegIncBeta(float64(n-k), float64(k+1), alpha)
+// decimalBits is the size of x's decimal denominator in bits (64 for one
+// that does not parse: the float path then).
+func decimalBits(x float64) int {
+	_, den, err := decimal("x", x)
+	if err != nil {
+		return 64
 	}
-	if cdf(n-1) < 1-delta {
+	return den.BitLen()
+}
+
+// floatPACRank is PACRank through the regularised incomplete beta, on the
+// upper tail: BinomCDF(r − 1; n, 1 − α) ≥ 1 − δ is P(Bin(n, 1 − α) ≥ r) =
+// I_{1−α}(r, n − r + 1) ≤ δ, which keeps its precision for small δ (1 − δ
+// would round). The tail decreases in r: bisect.
+func floatPACRank(n int, alpha, delta float64) int {
+	tail := func(r int) float64 { return mathext.RegIncBeta(float64(r), float64(n-r+1), 1-alpha) }
+	if tail(n) > delta {
 		return n + 1
 	}
-	lo, hi := 0, n // cdf(lo−1) < 1−δ ≤ cdf(hi−1)
+	lo, hi := 0, n // tail(lo) > δ ≥ tail(hi); tail(0) = 1
 	for lo+1 < hi {
 		m := (lo + hi) / 2
-		if cdf(m-1) >= 1-delta {
+		if tail(m) <= delta {
 			hi = m
 		} else {
 			lo = m
@@ -120,10 +134,11 @@ func exactPACRank(n int, alpha, delta float64) (int, error) {
 // smallest n with (1 − α)^n ≤ δ, n = ⌈log δ / log(1 − α)⌉ up to rounding,
 // checked exactly.
 func minPACCalibration(alpha, delta float64) int {
-	n := max(1, int(math.Ceil(math.Log(delta)/math.Log1p(-alpha)))-2)
-	for ; ; n++ {
+	est := max(1, int(math.Ceil(math.Log(delta)/math.Log1p(-alpha))))
+	for n := max(1, est-2); n <= est+2; n++ {
 		if r, err := PACRank(n, alpha, delta); err != nil || r <= n {
 			return n
 		}
 	}
+	return est // r = n first qualifies at (1 − α)^n ≤ δ: the estimate, up to rounding
 }

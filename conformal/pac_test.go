@@ -2,6 +2,7 @@ package conformal
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -63,6 +64,23 @@ func TestPACRankPaths(t *testing.T) {
 	}
 	if r, err := PACRank(100000, 0.05, 0.1); err != nil || r < 95000 || r > 95300 {
 		t.Errorf("n = 10⁵: rank %d, %v", r, err)
+	}
+	// Small δ: the float path works on the upper tail, not 1 − δ.
+	for _, c := range []struct {
+		n            int
+		alpha, delta float64
+	}{{20000, 0.1, 1e-12}, {20000, 0.01, 1e-12}, {5000, 0.05, 1e-9}} {
+		exact, _ := exactPACRank(c.n, c.alpha, c.delta)
+		if f := floatPACRank(c.n, c.alpha, c.delta); f != exact {
+			t.Errorf("n=%d α=%v δ=%v: exact %d, incomplete beta %d", c.n, c.alpha, c.delta, exact, f)
+		}
+	}
+	if _, err := PACRank(1000, 0.1, 1e-13); err == nil {
+		t.Error("δ below MinDelta accepted")
+	}
+	// The smallest n is (1 − α)^n ≤ δ, found at once even for tiny δ.
+	if n := minPACCalibration(0.001, 1e-12); n != 27618 {
+		t.Errorf("α = 0.001, δ = 1e-12: smallest n %d, want 27618", n)
 	}
 }
 
@@ -251,6 +269,27 @@ func TestClassSetFileValidation(t *testing.T) {
 		_, err := ReadJSON(strings.NewReader(strings.Replace(good, c.from, c.to, 1)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s → %s: error %v, want %q", c.from, c.to, err, c.want)
+		}
+	}
+	// Edited as JSON: a class without its threshold (it would read as 0,
+	// an empty set), and classes whose counts do not add up to n.
+	edit := func(f func(classes []any)) string {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(good), &m); err != nil {
+			t.Fatal(err)
+		}
+		f(m["classes"].([]any))
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	for _, c := range []struct {
+		doc, want string
+	}{
+		{edit(func(cs []any) { delete(cs[0].(map[string]any), "threshold") }), "threshold is missing"},
+		{edit(func(cs []any) { cs[0].(map[string]any)["n"], cs[0].(map[string]any)["rank"] = 31, 29 }), "classes hold 61 calibration anchors in all, but calibration.n is 60"},
+	} {
+		if _, err := ReadJSON(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
 		}
 	}
 	cal.Labels = nil

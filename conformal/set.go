@@ -282,10 +282,9 @@ func (s *Set) Calibrated() bool { return s.Calibration.Mode != 0 }
 
 // Guaranteed reports whether the set carries the conformal guarantee: it
 // was calibrated with one positive per calibration anchor (not pooled),
-// marginally (OnePerAnchor) or training-conditionally (PAC).
-func (s *Set) Guaranteed() bool {
-	return s.Calibration.Mode == OnePerAnchor || s.Calibration.Mode == PAC
-}
+// marginally (OnePerAnchor), training-conditionally (PAC) or per class
+// (Class).
+func (s *Set) Guaranteed() bool { return s.Calibrated() && s.Calibration.Mode != Pooled }
 
 // Warnings lists what a reader of this set's numbers must know: a whole-space
 // set, or a pooled (approximate) calibration.
@@ -368,10 +367,10 @@ type fileSet struct {
 
 // classFile is a class's threshold in the file.
 type classFile struct {
-	Label     int64     `json:"label"`
-	N         int       `json:"n"`
-	Rank      int       `json:"rank"`
-	Threshold threshold `json:"threshold"`
+	Label     int64      `json:"label"`
+	N         int        `json:"n"`
+	Rank      int        `json:"rank"`
+	Threshold *threshold `json:"threshold"`
 }
 
 // threshold is a float64 that writes +Inf as the JSON string "+Inf".
@@ -414,7 +413,8 @@ func (s *Set) WriteJSON(w io.Writer) error {
 		f.Alpha, f.Threshold, f.Calibration = &alpha, &t, &c
 		f.Guarantee = guaranteeOf(c.Mode, c.Delta)
 		for _, k := range s.Classes {
-			f.Classes = append(f.Classes, classFile{Label: k.Label, N: k.N, Rank: k.Rank, Threshold: threshold(k.Threshold)})
+			t := threshold(k.Threshold)
+			f.Classes = append(f.Classes, classFile{Label: k.Label, N: k.N, Rank: k.Rank, Threshold: &t})
 		}
 	}
 	enc := json.NewEncoder(w)
@@ -510,12 +510,22 @@ func readJSON(r io.Reader) (*Set, error) {
 		return nil, fmt.Errorf("calibration.delta %v given for mode %v (only pac and class have one)", c.Delta, c.Mode)
 	}
 	var classes []ClassThreshold
-	for _, k := range f.Classes {
-		classes = append(classes, ClassThreshold{Label: k.Label, N: k.N, Rank: k.Rank, Threshold: float64(k.Threshold)})
+	for i, k := range f.Classes {
+		if k.Threshold == nil {
+			return nil, fmt.Errorf("classes[%d] (label %d): threshold is missing", i, k.Label)
+		}
+		classes = append(classes, ClassThreshold{Label: k.Label, N: k.N, Rank: k.Rank, Threshold: float64(*k.Threshold)})
 	}
 	if c.Mode == Class {
 		if err := checkClasses(classes, alpha, c.Delta); err != nil {
 			return nil, err
+		}
+		total := 0
+		for _, k := range classes {
+			total += k.N
+		}
+		if total != c.N {
+			return nil, fmt.Errorf("classes hold %d calibration anchors in all, but calibration.n is %d", total, c.N)
 		}
 	} else if f.Classes != nil {
 		return nil, fmt.Errorf("classes given for calibration mode %v (only class has them)", c.Mode)

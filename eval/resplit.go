@@ -54,9 +54,17 @@ func Resplits(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction floa
 		return ResplitResult{}, fmt.Errorf("calibration fraction %v of %d anchors leaves no calibration or no test anchors", calFraction, b.N)
 	}
 	c := s.Calibration
-	opt := conformal.Options{Mode: c.Mode, Delta: c.Delta}
-	if _, err := conformal.RankOf(c.Mode, nCal, s.Alpha, c.Delta); err != nil {
+	// Every resplit calibrates on the same number of scores: one rank.
+	nScores := nCal
+	if c.Mode == conformal.Pooled {
+		nScores = nCal * b.K
+	}
+	rank, err := conformal.RankOf(c.Mode, nScores, s.Alpha, c.Delta)
+	if err != nil {
 		return ResplitResult{}, err
+	}
+	if rank > nScores {
+		return ResplitResult{}, &conformal.TooFewError{N: nScores, Rank: rank, Alpha: s.Alpha, Delta: c.Delta}
 	}
 	// Every positive's and negative's score, once.
 	pos := make([]float64, b.N*b.K)
@@ -87,10 +95,7 @@ func Resplits(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction floa
 				cal = append(cal, pos[i*b.K+rng.IntN(b.K)])
 			}
 		}
-		q, _, err := conformal.Quantile(cal, s.Alpha, opt)
-		if err != nil {
-			return ResplitResult{}, fmt.Errorf("resplit %d: %w", r, err)
-		}
+		q := conformal.Select(cal, rank)
 		in, out := 0, 0
 		for _, i := range perm[nCal:] {
 			for _, v := range pos[i*b.K : (i+1)*b.K] {

@@ -115,6 +115,7 @@ func TestClassAndPACSets(t *testing.T) {
 		{"/v1/sets/class/score", "application/json", body(`, "label": 7`), 422, "class 7 has no threshold"},
 		{"/v1/sets/class/score?label=x", "application/x-npy", npyBody(t, []float32{0, 0, 0, 1, 0, 0}, 2, 3), 422, "not an integer"},
 		{"/v1/sets/class/ood", "application/json", `{"points": [[1, 0, 0]]}`, 422, "class-conditional"},
+		{"/v1/sets/pac/score", "application/json", body(`, "label": 1`), 422, "takes no label"},
 	} {
 		rec := do(t, h, "POST", c.path, c.ctype, c.body)
 		if rec.Code != c.code || !strings.Contains(rec.Body.String(), c.want) {

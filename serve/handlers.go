@@ -211,7 +211,7 @@ func decodeNPY(r *http.Request, d, maxRows int) ([]float32, error) {
 		return nil, badRequest("", "%v", err)
 	}
 	if a.F32 == nil {
-		return nil, invalid("", ".npy body: dtype must be float32 ('<f4')")
+		return nil, invalid("", ".npy body: dtype must be floating point (float32, or float64 or float16, converted)")
 	}
 	switch {
 	case len(a.Shape) == 1 && a.Shape[0] == d:
@@ -400,8 +400,11 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// A class-conditional set judges with the anchor's class's threshold;
-	// another set ignores a label.
+	// another set has one threshold and takes no label.
 	q := set.Threshold
+	if !set.ClassConditional() && label != nil {
+		return invalid("label", "set %q has one threshold: it takes no label", name)
+	}
 	if set.ClassConditional() {
 		if label == nil {
 			return invalid("label", "set %q is class-conditional: give the anchor's label (\"label\", or ?label= with an .npy body)", name)

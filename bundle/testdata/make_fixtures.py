@@ -34,6 +34,11 @@ np.savez("twin32.npz", anchors=np.asfortranarray(anchors), positives=np.asfortra
          negative_index=np.asfortranarray(neg_index.astype(np.int32)), labels=labels.astype(np.int32),
          logits=logits.astype(np.float16))
 
+# Every float16 value (subnormals, ±0, ±Inf, NaNs) and what NumPy makes of it
+# in float32: the decoder must agree bit for bit.
+half = np.arange(65536, dtype=np.uint16).view(np.float16)
+np.savez_compressed("half.npz", half=half, half32=half.astype(np.float32))
+
 # Bad files: each must give an error naming the file and the array.
 over = anchors.astype(np.float64)
 over[1, 2] = 1e39
