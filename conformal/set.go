@@ -173,27 +173,12 @@ func RankOf(m Mode, n int, alpha, delta float64) (int, error) {
 // takes among scores at level α, and its rank; scores is reordered. When
 // the rank exceeds n it returns +Inf with a *TooFewError, as Threshold.
 func Quantile(scores []float64, alpha float64, opt Options) (float64, int, error) {
-	if opt.Mode != PAC && !(opt.Mode == Class && opt.Delta > 0) {
-		r, err := Rank(len(scores), alpha)
-		if err != nil {
-			return math.NaN(), 0, err
-		}
-		q, err := Threshold(scores, alpha)
-		return q, r, err
-	}
-	r, err := PACRank(len(scores), alpha, opt.Delta)
+	r, err := RankOf(opt.Mode, len(scores), alpha, opt.Delta)
 	if err != nil {
 		return math.NaN(), 0, err
 	}
-	for i, s := range scores {
-		if math.IsNaN(s) {
-			return math.NaN(), r, fmt.Errorf("conformal: calibration score %d is NaN", i)
-		}
-	}
-	if r > len(scores) {
-		return math.Inf(1), r, &TooFewError{N: len(scores), Rank: r, Alpha: alpha, Delta: opt.Delta}
-	}
-	return Select(scores, r), r, nil
+	q, err := selectRank(scores, r, alpha, opt.Delta)
+	return q, r, err
 }
 
 // FitInfo records how the geometry was obtained, for the file's reader.

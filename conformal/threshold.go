@@ -112,13 +112,19 @@ func Threshold(scores []float64, alpha float64) (float64, error) {
 	if err != nil {
 		return math.NaN(), err
 	}
+	return selectRank(scores, r, alpha, 0)
+}
+
+// selectRank is the r-th smallest score, refusing NaN scores by index and
+// returning +Inf with a *TooFewError when r exceeds n (δ > 0: PAC's rank).
+func selectRank(scores []float64, r int, alpha, delta float64) (float64, error) {
 	for i, s := range scores {
 		if math.IsNaN(s) {
 			return math.NaN(), fmt.Errorf("conformal: calibration score %d is NaN", i)
 		}
 	}
 	if r > len(scores) {
-		return math.Inf(1), &TooFewError{N: len(scores), Rank: r, Alpha: alpha}
+		return math.Inf(1), &TooFewError{N: len(scores), Rank: r, Alpha: alpha, Delta: delta}
 	}
 	return Select(scores, r), nil
 }

@@ -105,11 +105,13 @@ func Write(dir string, figs []*Figure) ([]string, error) {
 // Of returns the figures of a document: for each table those its data
 // allow.
 func Of(doc *experiment.Document) ([]*Figure, error) {
+	// The figures index the OOD rows' curves by set: a hand-edited
+	// document is checked as ReadDocument checks a file.
+	if err := doc.Check(); err != nil {
+		return nil, fmt.Errorf("figure: %w", err)
+	}
 	var figs []*Figure
 	for _, t := range doc.Tables {
-		if t == nil {
-			continue
-		}
 		stem := doc.Kind + "-" + slug(t.Title)
 		if f := Coverage(t, stem); f != nil {
 			figs = append(figs, f)
@@ -134,12 +136,6 @@ func Of(doc *experiment.Document) ([]*Figure, error) {
 		}
 	}
 	for _, t := range doc.OOD {
-		if t == nil {
-			continue
-		}
-		if err := checkCurves(t); err != nil {
-			return nil, err
-		}
 		stem := "ood-" + slug(strings.TrimPrefix(t.Title, "OOD detection, "))
 		if f := ROC(t, stem); f != nil {
 			figs = append(figs, f)
@@ -149,23 +145,6 @@ func Of(doc *experiment.Document) ([]*Figure, error) {
 		}
 	}
 	return figs, nil
-}
-
-// checkCurves refuses an OOD table whose curves are malformed (a file
-// edited by hand, or not ccs's): the figures index them.
-func checkCurves(t *experiment.OODTable) error {
-	for _, r := range t.Rows {
-		if len(r.Curves) > 0 && (len(r.Curves) != len(t.Sets) || len(r.AUROC) != len(t.Sets)) {
-			return fmt.Errorf("figure: %s, %s: %d curves and %d AUROCs for %d OOD sets", t.Title, r.Method, len(r.Curves), len(r.AUROC), len(t.Sets))
-		}
-		for _, c := range r.Curves {
-			if len(c.FPR) != len(c.TPR) || len(c.FPR) < 2 || len(c.ID) == 0 || len(c.Edges) != len(c.ID)+1 || len(c.OOD) != len(c.ID) {
-				return fmt.Errorf("figure: %s, %s, %s: malformed curve (%d FPR, %d TPR, %d edges, %d and %d bins)",
-					t.Title, r.Method, c.Set, len(c.FPR), len(c.TPR), len(c.Edges), len(c.ID), len(c.OOD))
-			}
-		}
-	}
-	return nil
 }
 
 // slug is a lower-case file name of a title.
