@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/sbinet/npyio/npy"
-	"github.com/sbinet/npyio/npz"
 )
 
 // Array is one NumPy array: float32 or int64, C order.
@@ -47,7 +45,12 @@ func Float32(data []float32, shape ...int) Array { return Array{Shape: shape, F3
 func Int64(data []int64, shape ...int) Array { return Array{Shape: shape, I64: data} }
 
 // readArray reads one .npy stream (DecodeNPY).
-func readArray(r io.Reader, name string) (Array, error) { return DecodeNPY(r, name, 0) }
+// readArray reads one .npy stream of at most maxBytes bytes (its header
+// included), so that a header announcing more data than the stream can hold
+// is refused before anything is allocated.
+func readArray(r io.Reader, name string, maxBytes int64) (Array, error) {
+	return decodeNPY(r, name, 0, maxBytes)
+}
 
 // DecodeNPY reads one .npy stream named name in errors: little-endian
 // float32 ('<f4') and int64 ('<i8') as stored; float64 ('<f8') and float16
@@ -59,6 +62,15 @@ func readArray(r io.Reader, name string) (Array, error) { return DecodeNPY(r, na
 // announce, checked before anything is allocated — for untrusted input such
 // as a request body. A malformed header is an error, never a panic.
 func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
+	return decodeNPY(r, name, maxElems, 0)
+}
+
+// itemSize is the bytes per element of each dtype DecodeNPY reads.
+var itemSize = map[string]int64{"<f4": 4, "<i8": 8, "<f8": 8, "<f2": 2, "<i4": 4}
+
+// decodeNPY is DecodeNPY with a cap, if maxBytes is positive, on the
+// stream's length: the data its header announces must fit in it.
+func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64) (a Array, err error) {
 	defer func() {
 		if p := recover(); p != nil { // npyio on a malformed header
 			a, err = Array{}, fmt.Errorf("array %q: malformed .npy header (%v)", name, p)
@@ -90,6 +102,9 @@ func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
 	}
 	if maxElems > 0 && n > maxElems {
 		return Array{}, fmt.Errorf("array %q: shape %v holds %d values, more than the %d allowed", name, h.Shape, n, maxElems)
+	}
+	if size, ok := itemSize[h.Type]; ok && maxBytes > 0 && int64(n) > maxBytes/size {
+		return Array{}, fmt.Errorf("array %q: shape %v of %s needs %d bytes of data, more than the %d bytes stored", name, h.Shape, h.Type, int64(n)*size, maxBytes)
 	}
 	a = Array{Shape: slices.Clone(h.Shape)}
 	var conv []string
@@ -238,42 +253,85 @@ func cOrder[T any](x []T, shape []int) []T {
 	return out
 }
 
-// ReadNPY reads a single .npy file.
+// ReadNPY reads a single .npy file. The data its header announces must fit
+// in the file: a header claiming more is refused before any allocation.
 func ReadNPY(path string) (Array, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Array{}, err
 	}
 	defer f.Close()
-	a, err := readArray(f, strings.TrimSuffix(filepath.Base(path), ".npy"))
+	fi, err := f.Stat()
+	if err != nil {
+		return Array{}, err
+	}
+	a, err := readArray(f, strings.TrimSuffix(filepath.Base(path), ".npy"), max(fi.Size(), 1))
 	if err != nil {
 		return Array{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return a, nil
 }
 
+// maxDeflateRatio bounds how much a deflated member can expand: deflate's
+// best is 1032:1, so a member whose directory claims more is not deflate's
+// output but a zip bomb's lie, refused before its data is read.
+const maxDeflateRatio = 1032
+
 // ReadNPZ reads every array of a .npz archive (as numpy.savez or
-// numpy.savez_compressed write it), keyed by name without ".npy".
+// numpy.savez_compressed write it), keyed by name without ".npy". Each
+// member's array must fit in the uncompressed size the archive's directory
+// gives it (archive/zip checks that the member holds exactly that), and a
+// deflated member may claim at most deflate's largest ratio: what a file
+// can make us allocate is bounded by its size, checked before allocation.
 func ReadNPZ(path string) (map[string]Array, error) {
-	if _, err := os.Stat(path); err != nil {
+	f, err := os.Open(path)
+	if err != nil {
 		return nil, err
 	}
-	r, err := npz.Open(path)
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a NumPy .npz archive: %w", path, errors.Unwrap(err))
+		return nil, err
 	}
-	defer r.Close()
+	out, err := readNPZ(f, fi.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// readNPZ is ReadNPZ on an archive of size bytes.
+func readNPZ(r io.ReaderAt, size int64) (map[string]Array, error) {
+	zr, err := zip.NewReader(r, size)
+	if err != nil {
+		return nil, fmt.Errorf("not a NumPy .npz archive: %w", err)
+	}
 	out := make(map[string]Array)
-	for _, key := range r.Keys() {
-		name := strings.TrimSuffix(key, ".npy")
-		rc, err := r.Open(key)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+	for _, f := range zr.File {
+		name := strings.TrimSuffix(f.Name, ".npy")
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("array %q appears twice in the archive", name)
 		}
-		a, err := readArray(rc, name)
+		switch f.Method {
+		case zip.Store:
+		case zip.Deflate:
+			if f.UncompressedSize64 > maxDeflateRatio*f.CompressedSize64+1024 {
+				return nil, fmt.Errorf("array %q: member claims %d bytes from %d compressed, beyond deflate's %d:1", name, f.UncompressedSize64, f.CompressedSize64, maxDeflateRatio)
+			}
+		default:
+			return nil, fmt.Errorf("array %q: compression method %d, want stored (0) or deflated (8)", name, f.Method)
+		}
+		if f.UncompressedSize64 > math.MaxInt64/2 {
+			return nil, fmt.Errorf("array %q: member claims %d bytes", name, f.UncompressedSize64)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, fmt.Errorf("array %q: %w", name, err)
+		}
+		a, err := readArray(rc, name, max(int64(f.UncompressedSize64), 1))
 		rc.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
 		out[name] = a
 	}

@@ -87,8 +87,7 @@ func ReadIDX(imagesPath, labelsPath string) (*Set, error) {
 	return s, nil
 }
 
-// maxIDX bounds the values an IDX header may announce (a corrupt header must
-// not make us allocate gigabytes).
+// maxIDX bounds the values an IDX header may announce.
 const maxIDX = 1 << 28
 
 // readIDX reads a gzipped IDX file of unsigned bytes with ndim dimensions.
@@ -102,32 +101,50 @@ func readIDX(path string, ndim int) ([]byte, []int, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: not a gzip file: %w", path, err)
 	}
+	data, dims, err := decodeIDX(zr, ndim)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return data, dims, nil
+}
+
+// decodeIDX reads an uncompressed IDX stream of unsigned bytes with ndim
+// dimensions. Its data is read as it comes, never allocated at the size the
+// header announces: a corrupt header costs what the stream holds, no more.
+func decodeIDX(r io.Reader, ndim int) ([]byte, []int, error) {
 	var magic uint32
-	if err := binary.Read(zr, binary.BigEndian, &magic); err != nil {
-		return nil, nil, fmt.Errorf("%s: reading the IDX header: %w", path, err)
+	if err := binary.Read(r, binary.BigEndian, &magic); err != nil {
+		return nil, nil, fmt.Errorf("reading the IDX header: %w", err)
 	}
 	if want := uint32(0x0800 | ndim); magic != want {
-		return nil, nil, fmt.Errorf("%s: IDX magic number %#08x, want %#08x (unsigned bytes, %d dimensions)", path, magic, want, ndim)
+		return nil, nil, fmt.Errorf("IDX magic number %#08x, want %#08x (unsigned bytes, %d dimensions)", magic, want, ndim)
 	}
 	dims := make([]int, ndim)
 	size := 1
 	for i := range dims {
 		var v uint32
-		if err := binary.Read(zr, binary.BigEndian, &v); err != nil {
-			return nil, nil, fmt.Errorf("%s: reading the IDX header: %w", path, err)
+		if err := binary.Read(r, binary.BigEndian, &v); err != nil {
+			return nil, nil, fmt.Errorf("reading the IDX header: %w", err)
 		}
 		if v == 0 || v > maxIDX || size*int(v) > maxIDX {
-			return nil, nil, fmt.Errorf("%s: IDX dimension %d is %d, out of range", path, i, v)
+			return nil, nil, fmt.Errorf("IDX dimension %d is %d, out of range", i, v)
 		}
 		dims[i] = int(v)
 		size *= int(v)
 	}
-	data := make([]byte, size)
-	if _, err := io.ReadFull(zr, data); err != nil {
-		return nil, nil, fmt.Errorf("%s: the header announces %v = %d bytes of data: %w", path, dims, size, err)
+	data, err := io.ReadAll(io.LimitReader(r, int64(size)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("the header announces %v = %d bytes of data: %w", dims, size, err)
 	}
-	if n, _ := io.Copy(io.Discard, zr); n > 0 {
-		return nil, nil, fmt.Errorf("%s: %d bytes beyond the %v announced by the header", path, n, dims)
+	if len(data) < size {
+		return nil, nil, fmt.Errorf("the header announces %v = %d bytes of data, the file holds %d", dims, size, len(data))
+	}
+	n, err := io.Copy(io.Discard, r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("after the %v announced by the header: %w", dims, err)
+	}
+	if n > 0 {
+		return nil, nil, fmt.Errorf("%d bytes beyond the %v announced by the header", n, dims)
 	}
 	return data, dims, nil
 }

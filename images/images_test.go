@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -132,4 +133,42 @@ func TestNoiseAndLoad(t *testing.T) {
 			t.Errorf("Load(%q): no error", name)
 		}
 	}
+}
+
+// FuzzDecodeIDX feeds the IDX decoder arbitrary (uncompressed) streams, for
+// both the image and the label layout: no panic, data of exactly the
+// announced size or an error, and never more memory than the stream holds
+// (about twice its length while reading), whatever its header announces.
+func FuzzDecodeIDX(f *testing.F) {
+	head := func(magic uint32, dims ...uint32) []byte {
+		b := binary.BigEndian.AppendUint32(nil, magic)
+		for _, d := range dims {
+			b = binary.BigEndian.AppendUint32(b, d)
+		}
+		return b
+	}
+	f.Add(append(head(0x803, 2, 2, 2), make([]byte, 8)...), uint8(3))
+	f.Add(append(head(0x801, 4), 1, 2, 3, 9), uint8(1))
+	f.Add(head(0x803, 1<<14, 1<<14, 1), uint8(3))
+	f.Add(append(head(0x801, 2), 1, 2, 3), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, ndim uint8) {
+		nd := 1 + int(ndim)%3
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got, dims, err := decodeIDX(bytes.NewReader(data), nd)
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*uint64(len(data))+1<<16 {
+			t.Fatalf("allocated %d bytes for a %d-byte stream", alloc, len(data))
+		}
+		if err != nil {
+			return
+		}
+		size := 1
+		for _, d := range dims {
+			size *= d
+		}
+		if len(dims) != nd || len(got) != size || 4+4*nd+size != len(data) {
+			t.Fatalf("dims %v, %d bytes of data from a %d-byte stream", dims, len(got), len(data))
+		}
+	})
 }

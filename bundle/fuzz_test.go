@@ -1,0 +1,173 @@
+package bundle
+
+import (
+	"archive/zip"
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// npyHeader is a .npy v1.0 header for descr and shape (a Python literal),
+// padded as NumPy pads it.
+func npyHeader(descr, shape string) []byte {
+	h := "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }"
+	for (10+len(h)+1)%64 != 0 {
+		h += " "
+	}
+	h += "\n"
+	b := []byte("\x93NUMPY\x01\x00")
+	b = append(b, byte(len(h)), byte(len(h)>>8))
+	return append(b, h...)
+}
+
+// npySeeds are .npy streams that reach every dtype and the size checks.
+func npySeeds() [][]byte {
+	var out [][]byte
+	for _, c := range []struct{ descr, shape string }{
+		{"<f4", "(2, 3)"}, {"<i8", "(3,)"}, {"<f8", "(2, 2)"}, {"<f2", "(4,)"}, {"<i4", "(2,)"},
+		{"<f4", "(1099511627776,)"}, {"<f4", "(4294967296, 4294967296)"}, {">f4", "(1,)"}, {"|u1", "(3,)"}, {"<f4", "()"},
+	} {
+		out = append(out, append(npyHeader(c.descr, c.shape), make([]byte, 24)...))
+	}
+	var b bytes.Buffer
+	if err := writeArray(&b, Float32([]float32{1, 2, 3, 4, 5, 6}, 2, 3)); err != nil {
+		panic(err)
+	}
+	return append(out, b.Bytes(), b.Bytes()[:len(b.Bytes())-3], []byte("\x93NUMPY\x02\x00\xff\xff\xff\x7f"))
+}
+
+// arrayBytes is the memory an array's values take.
+func arrayBytes(a Array) int64 { return 4*int64(len(a.F32)) + 8*int64(len(a.I64)) }
+
+// checkArray fails unless a read array is whole: its values fill its shape.
+func checkArray(t *testing.T, name string, a Array) {
+	t.Helper()
+	if (a.F32 == nil) == (a.I64 == nil) && a.Len() != 0 {
+		t.Fatalf("array %q: F32 %d and I64 %d values", name, len(a.F32), len(a.I64))
+	}
+	if n := len(a.F32) + len(a.I64); n != a.Len() {
+		t.Fatalf("array %q: %d values for shape %v", name, n, a.Shape)
+	}
+}
+
+// FuzzReadNPY feeds ReadNPY's decoder arbitrary files: it never panics,
+// refuses with an error naming the array, returns only whole arrays, and
+// allocates within its stated cap, about twice the file (float16 and int32
+// widen) plus its fixed buffers, whatever the header announces.
+func FuzzReadNPY(f *testing.F) {
+	for _, s := range npySeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		a, err := readArray(bytes.NewReader(data), "x", max(int64(len(data)), 1))
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3*uint64(len(data))+1<<20 {
+			t.Fatalf("allocated %d bytes for a %d-byte file", alloc, len(data))
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), `array "x"`) {
+				t.Fatalf("error does not name the array: %v", err)
+			}
+			return
+		}
+		checkArray(t, "x", a)
+		if arrayBytes(a) > 2*int64(len(data)) {
+			t.Fatalf("%d bytes of values from a %d-byte file", arrayBytes(a), len(data))
+		}
+	})
+}
+
+// npzOf is a .npz archive of the given members (name → .npy bytes), each
+// stored or deflated.
+func npzOf(tb testing.TB, deflate bool, members map[string][]byte) []byte {
+	tb.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for name, data := range members {
+		m := zip.Store
+		if deflate {
+			m = zip.Deflate
+		}
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: m})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		w.Write(data)
+	}
+	if err := zw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// FuzzReadNPZ feeds ReadNPZ's decoder arbitrary archives, seeded with every
+// committed fixture: no panic, whole arrays only, and no array larger than
+// its member's stored size allows (deflate's ratio bounds the rest).
+func FuzzReadNPZ(f *testing.F) {
+	paths, _ := filepath.Glob("testdata/*.npz")
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	seeds := npySeeds()
+	f.Add(npzOf(f, false, map[string][]byte{"anchors.npy": seeds[0], "index.npy": seeds[1]}))
+	f.Add(npzOf(f, true, map[string][]byte{"anchors.npy": seeds[5], "a.npy": seeds[2]}))
+	// A bomb's shape: a deflated member of zeros announcing a huge array.
+	f.Add(npzOf(f, true, map[string][]byte{"z.npy": append(npyHeader("<f4", "(268435456,)"), make([]byte, 1<<16)...)}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		arrays, err := readNPZ(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		var total int64
+		for name, a := range arrays {
+			checkArray(t, name, a)
+			total += arrayBytes(a)
+		}
+		if total > 2*maxDeflateRatio*int64(len(data))+1<<20 {
+			t.Fatalf("%d bytes of values from a %d-byte archive", total, len(data))
+		}
+		// Whatever reads as arrays must also make a bundle or say why.
+		if b, err := FromArrays(arrays); err == nil {
+			if err := b.Validate(); err != nil {
+				t.Fatalf("FromArrays accepted a bundle Validate refuses: %v", err)
+			}
+		}
+	})
+}
+
+// TestReadNPZBomb checks the caps on a deflated archive whose member
+// announces 1 GiB of float32 in a 1 MiB stream of zeros: refused before
+// the gigabyte is allocated, with the sizes in the message.
+func TestReadNPZBomb(t *testing.T) {
+	data := npzOf(t, true, map[string][]byte{"z.npy": append(npyHeader("<f4", "(268435456,)"), make([]byte, 1<<20)...)})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := readNPZ(bytes.NewReader(data), int64(len(data)))
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "needs 1073741824 bytes of data") {
+		t.Fatalf("got %v, want the announced data refused", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Fatalf("allocated %d bytes before refusing", alloc)
+	}
+	// A directory that lies about the uncompressed size beyond deflate's
+	// ratio is refused before reading.
+	lie := bytes.Clone(data)
+	i := bytes.LastIndex(lie, []byte("PK\x01\x02")) // central directory entry
+	copy(lie[i+24:], []byte{0xff, 0xff, 0xff, 0x7f})
+	if _, err := readNPZ(bytes.NewReader(lie), int64(len(lie))); err == nil || !strings.Contains(err.Error(), "beyond deflate's") {
+		t.Fatalf("got %v, want the claimed ratio refused", err)
+	}
+}

@@ -1,0 +1,90 @@
+package conformal
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ccsets/ccs/geometry"
+)
+
+// setSeeds are set files of every geometry and calibration mode, with and
+// without an OOD calibration.
+func setSeeds(tb testing.TB) [][]byte {
+	tb.Helper()
+	cal := synthetic(rand.New(rand.NewPCG(8, 8)), 120, 3)
+	cal.Labels = make([]int64, cal.N)
+	for i := range cal.Labels {
+		cal.Labels[i] = int64(i % 2)
+	}
+	el, _ := geometry.NewEllipsoid(2, []float64{2, 0.3, 0.3, 1})
+	nm, _ := geometry.NewNorm(2, []float64{1, 0.2, -0.1, 0.9}, 1.5)
+	gb, _ := geometry.NewGenBall([]float64{0.5, 2}, []float64{1.2, 3})
+	var out [][]byte
+	add := func(s *Set) {
+		var b bytes.Buffer
+		if err := s.WriteJSON(&b); err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, b.Bytes())
+	}
+	for _, g := range []geometry.Geometry{geometry.Ball{D: 2}, el, nm, gb} {
+		for _, opt := range []Options{{}, {Mode: Pooled}, {Mode: PAC, Delta: 0.1}, {Mode: Class}} {
+			s, err := Calibrate(g, cal, 0.1, opt)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			add(s)
+		}
+	}
+	s, _ := Calibrate(geometry.Ball{D: 2}, cal, 0.1, Options{})
+	s.Reference = &Reference{Source: "seed", N: 3, Rows: []float32{0, 0, 1, 1, 2, 0}}
+	s.OOD, _ = NewOODCalibration(1, []float64{0.1, 0.5, 0.9, 1.3}, "seed")
+	add(s)
+	add(Uncalibrated(gb, &FitInfo{Method: "seed", N: 3}))
+	return out
+}
+
+// FuzzLoadSet feeds the set-file reader arbitrary documents: it never
+// panics, and a document it accepts is a working set: it scores, and it
+// writes a file that reads back to the same bytes.
+func FuzzLoadSet(f *testing.F) {
+	for _, s := range setSeeds(f) {
+		f.Add(s)
+	}
+	f.Add([]byte(`{"format": "ccs-set", "version": 1, "dim": 1099511627776, "geometry": {"kind": "ball", "dim": 1099511627776}}`))
+	f.Add([]byte(`{"format": "ccs-set", "version": 1, "threshold": NaN}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ReadJSON(bytes.NewReader(data))
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if s.Calibrated() && (math.IsNaN(s.Threshold) || !(s.Alpha > 0 && s.Alpha < 1)) {
+			t.Fatalf("accepted threshold %v, α %v", s.Threshold, s.Alpha)
+		}
+		if d := s.Geometry.Dim(); d >= 1 && d <= 1<<12 {
+			x := make([]float32, d)
+			for i := range x {
+				x[i] = 0.5
+			}
+			if v := s.Geometry.Scores(nil, x)[0]; math.IsNaN(v) {
+				t.Fatalf("accepted set scores NaN: %s", data)
+			}
+		}
+		var b1, b2 bytes.Buffer
+		if err := s.WriteJSON(&b1); err != nil {
+			t.Fatalf("accepted set does not write: %v", err)
+		}
+		s2, err := ReadJSON(bytes.NewReader(b1.Bytes()))
+		if err != nil {
+			t.Fatalf("written set does not read back: %v\n%s", err, b1.Bytes())
+		}
+		if err := s2.WriteJSON(&b2); err != nil || !bytes.Equal(b1.Bytes(), b2.Bytes()) {
+			t.Fatalf("round trip changed the file: %v\n%s\n%s", err, b1.Bytes(), b2.Bytes())
+		}
+	})
+}
