@@ -156,9 +156,14 @@ var (
 // for the common shape, encoding/json (the reference, with its error
 // messages) for anything else.
 func readRequest(r *http.Request, fields map[string]bool) (request, error) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return request{}, bodyError(err, "JSON")
+	var body []byte
+	if b, ok := r.Body.(bufferedBody); ok {
+		body = b.data
+	} else {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			return request{}, bodyError(err, "JSON")
+		}
 	}
 	if req, ok := fastDecode(body, fields); ok {
 		return req, nil
@@ -381,7 +386,7 @@ func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
 		}
 		out = append(out, info)
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"sets": out})
+	return writeJSON(w, http.StatusOK, map[string]any{"generation": st.generation, "sets": out})
 }
 
 // chunk is the number of points scored between checks of the request's
@@ -390,7 +395,7 @@ const chunk = 1024
 
 // score answers whether each point is inside the set around the anchor.
 func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
-	_, name, set, err := s.lookupSet(r)
+	st, name, set, err := s.lookupSet(r)
 	if err != nil {
 		return err
 	}
@@ -433,11 +438,12 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 		inside[i] = v <= q
 	}
 	return writeJSON(w, http.StatusOK, struct {
-		Set       string   `json:"set"`
-		Threshold number   `json:"threshold"`
-		Scores    []number `json:"scores"`
-		Inside    []bool   `json:"inside"`
-	}{name, number(q), numbers(scores), inside})
+		Set        string   `json:"set"`
+		Generation uint64   `json:"generation"`
+		Threshold  number   `json:"threshold"`
+		Scores     []number `json:"scores"`
+		Inside     []bool   `json:"inside"`
+	}{name, st.generation, number(q), numbers(scores), inside})
 }
 
 // oneThreshold refuses a class-conditional set on the endpoints that judge
@@ -504,19 +510,20 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		results[i] = result{number(scores[i]), p[i], p[i] <= test.Alpha}
 	}
 	resp := struct {
-		Set       string            `json:"set"`
-		Threshold number            `json:"threshold"`
-		Reference int               `json:"reference_rows"`
-		K         int               `json:"k"`
-		AlphaOOD  float64           `json:"alpha_ood"`
-		Delta     float64           `json:"delta,omitempty"`
-		Guarantee string            `json:"guarantee"`
-		Scores    []number          `json:"scores"`
-		Results   []result          `json:"results"`
-		FDR       float64           `json:"fdr,omitempty"`
-		Flagged   []int             `json:"flagged,omitempty"`
-		Monitor   *ood.MonitorState `json:"monitor"`
-	}{Set: name, Threshold: number(set.Threshold), Reference: set.Reference.N, K: o.near.K(), AlphaOOD: test.Alpha, Delta: test.Delta,
+		Set        string            `json:"set"`
+		Generation uint64            `json:"generation"`
+		Threshold  number            `json:"threshold"`
+		Reference  int               `json:"reference_rows"`
+		K          int               `json:"k"`
+		AlphaOOD   float64           `json:"alpha_ood"`
+		Delta      float64           `json:"delta,omitempty"`
+		Guarantee  string            `json:"guarantee"`
+		Scores     []number          `json:"scores"`
+		Results    []result          `json:"results"`
+		FDR        float64           `json:"fdr,omitempty"`
+		Flagged    []int             `json:"flagged,omitempty"`
+		Monitor    *ood.MonitorState `json:"monitor"`
+	}{Set: name, Generation: st.generation, Threshold: number(set.Threshold), Reference: set.Reference.N, K: o.near.K(), AlphaOOD: test.Alpha, Delta: test.Delta,
 		Guarantee: test.String(), Scores: numbers(scores), Results: results}
 	if fdr > 0 {
 		resp.FDR = fdr
@@ -590,7 +597,7 @@ func (s *Server) resetMonitor(w http.ResponseWriter, r *http.Request) error {
 			msg: fmt.Sprintf("set %q has no OOD calibration, so no monitor", name), field: "name"}
 	}
 	o.monitor.Reset()
-	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "monitor": o.monitor.State()})
+	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "generation": st.generation, "monitor": o.monitor.State()})
 }
 
 // retrieve answers the collection items inside the set around the anchor.
@@ -670,10 +677,11 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusOK, struct {
 		Set        string         `json:"set"`
+		Generation uint64         `json:"generation"`
 		Collection string         `json:"collection"`
 		Threshold  number         `json:"threshold"`
 		Total      int            `json:"total"`
 		Truncated  bool           `json:"truncated"`
 		Hits       []retrieve.Hit `json:"hits"`
-	}{name, req.Collection, number(set.Threshold), total, total > len(hits), hits})
+	}{name, st.generation, req.Collection, number(set.Threshold), total, total > len(hits), hits})
 }

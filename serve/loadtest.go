@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,13 @@ type LoadConfig struct {
 	Duration    time.Duration
 	MaxRequests int
 	Concurrency int // default 8
+	// Token, if set, is sent as "Authorization: Bearer Token".
+	Token string
+	// TLS configures https URLs (nil: the system's roots).
+	TLS *tls.Config
+	// Check, if set, judges each 2xx answer's body; an error counts as an
+	// error of the test (the first one in FirstError).
+	Check func(body []byte) error
 }
 
 // LoadResult is what a load test measured. Latencies are from sending the
@@ -71,7 +79,7 @@ func LoadTest(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 		defer cancel()
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: cfg.Concurrency, MaxIdleConnsPerHost: cfg.Concurrency,
-		MaxConnsPerHost: cfg.Concurrency, IdleConnTimeout: time.Minute}}
+		MaxConnsPerHost: cfg.Concurrency, IdleConnTimeout: time.Minute, TLSClientConfig: cfg.TLS}}
 	defer client.CloseIdleConnections()
 
 	// tickets hands out the right to send one request: counted, and paced
@@ -119,6 +127,9 @@ func LoadTest(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 					continue
 				}
 				req.Header.Set("Content-Type", cfg.ContentType)
+				if cfg.Token != "" {
+					req.Header.Set("Authorization", "Bearer "+cfg.Token)
+				}
 				resp, err := client.Do(req)
 				if err != nil {
 					if ctx.Err() != nil {
@@ -128,12 +139,23 @@ func LoadTest(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 					first = err.Error()
 					continue
 				}
-				_, err = io.Copy(io.Discard, resp.Body)
+				var b []byte
+				if cfg.Check != nil {
+					b, err = io.ReadAll(resp.Body)
+				} else {
+					_, err = io.Copy(io.Discard, resp.Body)
+				}
 				resp.Body.Close()
 				mine = append(mine, time.Since(t0))
-				if err != nil || resp.StatusCode/100 != 2 {
+				switch {
+				case err != nil || resp.StatusCode/100 != 2:
 					errs++
 					first = fmt.Sprintf("status %d (%v)", resp.StatusCode, err)
+				case cfg.Check != nil:
+					if err := cfg.Check(b); err != nil {
+						errs++
+						first = err.Error()
+					}
 				}
 			}
 			mu.Lock()

@@ -8,9 +8,16 @@
 //	GET  /v1/sets                    the sets and their calibration facts
 //	POST /v1/sets/{name}/score       {"anchor": [...], "points": [[...], ...]}
 //	POST /v1/sets/{name}/ood         {"points": [[...], ...]}, ?alpha_ood=0.05&delta=0&fdr=Q
-//	POST /v1/sets/{name}/ood/monitor/reset
+//	POST /v1/sets/{name}/ood/monitor/reset                                (admin)
 //	POST /v1/sets/{name}/retrieve    {"anchor": [...], "collection": "db", "limit": 100}
-//	GET  /healthz, /readyz, /metrics (Prometheus text format)
+//	POST /v1/admin/reload            read every file again                (admin)
+//	GET  /healthz, /readyz           (open), /metrics (Prometheus text format)
+//
+// With tokens (Config.TokensFile), every endpoint but /healthz and /readyz
+// needs "Authorization: Bearer TOKEN": 401 without a valid token, 403 for a
+// read token on an admin endpoint; /metrics as Config.Metrics says. Every
+// answer about sets names the generation of the files it used; a reload
+// makes the next one.
 //
 // A request may carry its points as a .npy body (Content-Type
 // application/x-npy, float32, C order): score takes (1+m, d) with the anchor
@@ -18,11 +25,14 @@
 package serve
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -92,6 +102,50 @@ type Config struct {
 	// old generation is served while the new one is built, so both
 	// generations' transforms are held: up to twice this.
 	TransformBytes int64
+
+	// TokensFile, if set, is the tokens file (ReadTokens): every endpoint
+	// but /healthz and /readyz then needs a token. It is read again on
+	// each Reload.
+	TokensFile string
+	// Metrics is who may read /metrics when there are tokens.
+	Metrics MetricsAccess
+	// TLSCert and TLSKey, if set, are the PEM certificate chain and key
+	// TLSConfig serves; read again on each Reload.
+	TLSCert, TLSKey string
+	// MaxInflight is the number of requests handled at once (their bodies
+	// decoded and scored); others wait for a turn. Default: 2 per CPU,
+	// at least 4.
+	MaxInflight int
+	// BodyMemory is the memory all request bodies being read or handled
+	// may hold; a body that would exceed it is refused with 503 rather
+	// than queued. Default: 4 × MaxBody, at least 256 MiB. At least MaxBody
+	// plus 128 KiB.
+	BodyMemory int64
+}
+
+// MetricsAccess is who may read /metrics on a server with tokens.
+type MetricsAccess int
+
+const (
+	// MetricsToken needs a read token (Prometheus: authorization.credentials_file).
+	MetricsToken MetricsAccess = iota
+	// MetricsOpen lets anyone who reaches the port read the metrics.
+	MetricsOpen
+	// MetricsOff does not serve /metrics.
+	MetricsOff
+)
+
+// ParseMetricsAccess reads "token", "open" or "off".
+func ParseMetricsAccess(s string) (MetricsAccess, error) {
+	switch s {
+	case "token":
+		return MetricsToken, nil
+	case "open":
+		return MetricsOpen, nil
+	case "off":
+		return MetricsOff, nil
+	}
+	return 0, fmt.Errorf("metrics access %q: want token, open or off", s)
 }
 
 func (c Config) withDefaults() Config {
@@ -110,6 +164,12 @@ func (c Config) withDefaults() Config {
 	if c.TransformBytes == 0 {
 		c.TransformBytes = 4 << 30
 	}
+	if c.MaxInflight == 0 {
+		c.MaxInflight = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	if c.BodyMemory == 0 {
+		c.BodyMemory = max(256<<20, 4*c.MaxBody)
+	}
 	return c
 }
 
@@ -122,6 +182,7 @@ type state struct {
 	// why not).
 	transforms map[string][]transformInfo
 	loaded     time.Time
+	generation uint64 // 1 for the first load, one more for each reload
 }
 
 // transformInfo is one single-norm set's transform of one collection, in
@@ -150,7 +211,14 @@ type Server struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	reloads  *prometheus.CounterVec
+	denied   *prometheus.CounterVec
 	mux      *http.ServeMux
+
+	tokens   atomic.Pointer[Tokens]          // nil: no tokens, everything open
+	cert     atomic.Pointer[tls.Certificate] // nil: no TLS
+	reloadMu sync.Mutex                      // one reload at a time
+	inflight chan struct{}                   // a slot per request being handled
+	bodies   budget                          // request bodies' memory
 
 	dbMu sync.Mutex
 	dbs  map[string]retrieve.Store // database collections by URL, kept over reloads
@@ -204,12 +272,16 @@ func New(cfg Config) (*Server, error) {
 	if !(cfg.MonitorDelta > 0 && cfg.MonitorDelta < 1) {
 		return nil, fmt.Errorf("serve: monitor δ = %v, want 0 < δ < 1", cfg.MonitorDelta)
 	}
-	s := &Server{cfg: cfg, reg: prometheus.NewRegistry()}
-	st, err := load(cfg, s.openCollection)
-	if err != nil {
+	if cfg.MaxInflight < 1 || cfg.BodyMemory < cfg.MaxBody+2*bodyChunk {
+		return nil, fmt.Errorf("serve: %d requests at once, %d bytes of body memory: want at least 1 and max-body + 128 KiB", cfg.MaxInflight, cfg.BodyMemory)
+	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return nil, errors.New("serve: give both a TLS certificate and its key, or neither")
+	}
+	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), inflight: make(chan struct{}, cfg.MaxInflight), bodies: budget{limit: cfg.BodyMemory}}
+	if err := s.reload(); err != nil {
 		return nil, err
 	}
-	s.state.Store(st)
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ccs_requests_total",
 		Help: "Requests served, by endpoint and HTTP status code."}, []string{"endpoint", "code"})
 	s.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ccs_request_duration_seconds",
@@ -217,7 +289,9 @@ func New(cfg Config) (*Server, error) {
 		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16)}, []string{"endpoint"})
 	s.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ccs_reloads_total",
 		Help: "Reloads of the served files, by result."}, []string{"result"})
-	s.reg.MustRegister(s.requests, s.latency, s.reloads, monitorCollector{s},
+	s.denied = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ccs_auth_denied_total",
+		Help: "Requests refused for their token, by reason: missing, malformed, wrong (401), role (403)."}, []string{"reason"})
+	s.reg.MustRegister(s.requests, s.latency, s.reloads, s.denied, monitorCollector{s},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.routes()
 	return s, nil
@@ -306,19 +380,70 @@ func newOODState(set *conformal.Set, delta float64) (*oodState, error) {
 	return &oodState{near: near, cal: cal, monitor: mon}, nil
 }
 
-// Reload reads every file again and, if all are valid, serves the new
-// generation; otherwise it keeps the old one and returns why. The new
+// Reload reads every file again (sets, collections, the tokens file and
+// the TLS certificate) and, if all are valid, serves them as the next
+// generation; otherwise it keeps the current one and returns why. The new
 // generation's OOD monitors start afresh (a set's calibration may have
-// changed).
+// changed). Reloads are serialized.
 func (s *Server) Reload() error {
-	st, err := load(s.cfg, s.openCollection)
+	err := s.reload()
 	if err != nil {
 		s.reloads.WithLabelValues("failed").Inc()
 		return err
 	}
-	s.state.Store(st)
 	s.reloads.WithLabelValues("ok").Inc()
 	return nil
+}
+
+func (s *Server) reload() error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	var tokens *Tokens
+	if s.cfg.TokensFile != "" {
+		t, err := ReadTokens(s.cfg.TokensFile)
+		if err != nil {
+			return err
+		}
+		tokens = t
+	}
+	var cert *tls.Certificate
+	if s.cfg.TLSCert != "" {
+		c, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("TLS certificate %s, key %s: %w", s.cfg.TLSCert, s.cfg.TLSKey, err)
+		}
+		cert = &c
+	}
+	st, err := load(s.cfg, s.openCollection)
+	if err != nil {
+		return err
+	}
+	if old := s.state.Load(); old != nil {
+		st.generation = old.generation + 1
+	} else {
+		st.generation = 1
+	}
+	s.tokens.Store(tokens)
+	s.cert.Store(cert)
+	s.state.Store(st)
+	return nil
+}
+
+// Generation is the number of the files' generation being served: 1 after
+// New, one more after each successful Reload.
+func (s *Server) Generation() uint64 { return s.state.Load().generation }
+
+// TLSConfig is the TLS configuration serving the certificate of
+// Config.TLSCert (Go's defaults, TLS 1.2 at least; the certificate as last
+// loaded, so that a Reload renews it for new connections), or nil without
+// one.
+func (s *Server) TLSConfig() *tls.Config {
+	if s.cfg.TLSCert == "" {
+		return nil
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+		return s.cert.Load(), nil
+	}}
 }
 
 // Drain marks the server as stopping: /readyz answers 503 so that a load
@@ -339,24 +464,44 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 
 func (s *Server) routes() {
 	s.mux = http.NewServeMux()
-	s.mux.Handle("/v1/sets", s.endpoint("sets", http.MethodGet, s.listSets))
-	s.mux.Handle("/v1/sets/{name}/score", s.endpoint("score", http.MethodPost, s.score))
-	s.mux.Handle("/v1/sets/{name}/ood", s.endpoint("ood", http.MethodPost, s.ood))
-	s.mux.Handle("/v1/sets/{name}/ood/monitor/reset", s.endpoint("ood_monitor_reset", http.MethodPost, s.resetMonitor))
-	s.mux.Handle("/v1/sets/{name}/retrieve", s.endpoint("retrieve", http.MethodPost, s.retrieve))
-	s.mux.Handle("/healthz", s.endpoint("healthz", http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
+	s.mux.Handle("/v1/sets", s.endpoint("sets", http.MethodGet, RoleRead, s.listSets))
+	s.mux.Handle("/v1/sets/{name}/score", s.endpoint("score", http.MethodPost, RoleRead, s.score))
+	s.mux.Handle("/v1/sets/{name}/ood", s.endpoint("ood", http.MethodPost, RoleRead, s.ood))
+	s.mux.Handle("/v1/sets/{name}/ood/monitor/reset", s.endpoint("ood_monitor_reset", http.MethodPost, RoleAdmin, s.resetMonitor))
+	s.mux.Handle("/v1/sets/{name}/retrieve", s.endpoint("retrieve", http.MethodPost, RoleRead, s.retrieve))
+	s.mux.Handle("/v1/admin/reload", s.endpoint("admin_reload", http.MethodPost, RoleAdmin, s.adminReload))
+	s.mux.Handle("/healthz", s.endpoint("healthz", http.MethodGet, RoleNone, func(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
-	s.mux.Handle("/readyz", s.endpoint("readyz", http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
+	s.mux.Handle("/readyz", s.endpoint("readyz", http.MethodGet, RoleNone, func(w http.ResponseWriter, r *http.Request) error {
 		if s.draining.Load() {
 			return writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
 		}
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	}))
-	s.mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
-	s.mux.Handle("/", s.endpoint("other", "", func(w http.ResponseWriter, r *http.Request) error {
+	switch s.cfg.Metrics {
+	case MetricsToken:
+		s.mux.Handle("/metrics", s.guard(RoleRead, promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
+	case MetricsOpen:
+		s.mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	}
+	// Unknown paths need a token too: a stranger learns nothing of the
+	// routes.
+	s.mux.Handle("/", s.endpoint("other", "", RoleRead, func(w http.ResponseWriter, r *http.Request) error {
 		return &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no endpoint %s", r.URL.Path)}
 	}))
+}
+
+// adminReload is POST /v1/admin/reload: Reload, answering the generation
+// now served, or 422 with why the files were refused (the previous
+// generation still served).
+func (s *Server) adminReload(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Reload(); err != nil {
+		return &apiError{status: http.StatusUnprocessableEntity, code: "reload_failed",
+			msg: fmt.Sprintf("reload failed, still serving generation %d: %v", s.Generation(), err)}
+	}
+	st := s.state.Load()
+	return writeJSON(w, http.StatusOK, map[string]any{"generation": st.generation, "loaded": st.loaded.UTC().Format(time.RFC3339Nano)})
 }
 
 // statusWriter records the status a handler wrote.
@@ -370,10 +515,33 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-// endpoint wraps a handler: the method check, the body limit, errors as
-// JSON, request counts and latencies. A panic in a handler is a bug; it is
-// answered with 500 and counted, and the server goes on.
-func (s *Server) endpoint(name, method string, h func(http.ResponseWriter, *http.Request) error) http.Handler {
+// guard lets a request through to h only with a token of role need (when
+// the server has tokens); a refusal is answered with 401 (and
+// WWW-Authenticate) or 403 and counted by reason.
+func (s *Server) guard(need Role, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e, reason := s.authorize(r, need); e != nil {
+			s.deny(w, e, reason)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) deny(w http.ResponseWriter, e *apiError, reason string) {
+	s.denied.WithLabelValues(reason).Inc()
+	if e.status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="ccs"`)
+	}
+	writeError(w, e)
+}
+
+// endpoint wraps a handler: the token check (need), the method check, the
+// body read within its limits (MaxBody; the body memory), a turn among
+// MaxInflight, errors as JSON, request counts and latencies. A panic in a
+// handler is a bug; it is answered with 500 and counted, and the server
+// goes on.
+func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWriter, *http.Request) error) http.Handler {
 	lat := s.latency.WithLabelValues(name)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -385,14 +553,33 @@ func (s *Server) endpoint(name, method string, h func(http.ResponseWriter, *http
 			s.requests.WithLabelValues(name, fmt.Sprint(sw.status)).Inc()
 			lat.Observe(time.Since(start).Seconds())
 		}()
+		if e, reason := s.authorize(r, need); e != nil {
+			s.deny(sw, e, reason)
+			return
+		}
 		if method != "" && r.Method != method {
 			sw.Header().Set("Allow", method)
 			writeError(sw, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
 				msg: fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, method)})
 			return
 		}
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBody)
+		if r.Method == http.MethodPost && r.Body != nil {
+			data, release, err := readBody(http.MaxBytesReader(sw, r.Body, s.cfg.MaxBody), &s.bodies)
+			if err != nil {
+				writeError(sw, err)
+				return
+			}
+			defer release()
+			r.Body = bufferedBody{bytes.NewReader(data), data}
+		}
+		if need != RoleNone {
+			select {
+			case s.inflight <- struct{}{}:
+				defer func() { <-s.inflight }()
+			case <-r.Context().Done():
+				writeError(sw, cancelled(r.Context().Err()))
+				return
+			}
 		}
 		if err := h(sw, r); err != nil {
 			writeError(sw, err)

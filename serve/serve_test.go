@@ -25,6 +25,17 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // over them and the set file paths.
 func fixture(t testing.TB) (*Server, map[string]string) {
 	t.Helper()
+	cfg := fixtureConfig(t)
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, cfg.Sets
+}
+
+// fixtureConfig writes fixture's files and returns its configuration.
+func fixtureConfig(t testing.TB) Config {
+	t.Helper()
 	dir := t.TempDir()
 	info := conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 95}
 	cal := make([]float64, 99) // the per-input score on held-out inputs: 0.02 … 1.98
@@ -58,11 +69,7 @@ func fixture(t testing.TB) (*Server, map[string]string) {
 	if err := bundle.WriteNPZ(wrong, map[string]bundle.Array{"embeddings": bundle.Float32(make([]float32, 4), 2, 2)}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{Sets: paths, Collections: map[string]string{"db": db, "flat": wrong}, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, paths
+	return Config{Sets: paths, Collections: map[string]string{"db": db, "flat": wrong}, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 4}
 }
 
 func do(t testing.TB, h http.Handler, method, path, ctype, body string) *httptest.ResponseRecorder {

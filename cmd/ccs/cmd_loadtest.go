@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ccsets/ccs/serve"
@@ -21,10 +24,12 @@ type loadtestOptions struct {
 	Requests    int
 	Concurrency int
 	JSON        bool
+	TokenFile   string
+	CACert      string
 }
 
 func loadtestCommand() *command {
-	return newCommand("loadtest", "-url URL (-body FILE | -data JSON) [-content-type T] [-rate R] [-duration 10s] [-requests N] [-concurrency 8] [-json]",
+	return newCommand("loadtest", "-url URL (-body FILE | -data JSON) [-content-type T] [-rate R] [-duration 10s] [-requests N] [-concurrency 8] [-token-file FILE] [-ca-cert CERT.pem] [-json]",
 		"send one request repeatedly to a server, bounded in time and count, and report throughput and latency percentiles",
 		func(fs *flag.FlagSet, o *loadtestOptions) func() error {
 			fs.StringVar(&o.URL, "url", "", "request `URL`, e.g. http://127.0.0.1:8080/v1/sets/NAME/score")
@@ -36,6 +41,8 @@ func loadtestCommand() *command {
 			fs.IntVar(&o.Requests, "requests", 0, "stop after this many requests (0: only -duration bounds it)")
 			fs.IntVar(&o.Concurrency, "concurrency", 8, "keep-alive connections")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
+			fs.StringVar(&o.TokenFile, "token-file", "", "send the token in this `file` (its first line) as Authorization: Bearer")
+			fs.StringVar(&o.CACert, "ca-cert", "", "trust this PEM certificate `file` for https URLs (a self-signed server's)")
 			return nil
 		}, runLoadtest)
 }
@@ -60,8 +67,30 @@ func runLoadtest(ctx context.Context, o loadtestOptions, out *output) error {
 			return err
 		}
 	}
-	r, err := serve.LoadTest(ctx, serve.LoadConfig{URL: o.URL, ContentType: o.ContentType, Body: body,
-		Rate: o.Rate, Duration: o.Duration, MaxRequests: o.Requests, Concurrency: o.Concurrency})
+	cfg := serve.LoadConfig{URL: o.URL, ContentType: o.ContentType, Body: body,
+		Rate: o.Rate, Duration: o.Duration, MaxRequests: o.Requests, Concurrency: o.Concurrency}
+	if o.TokenFile != "" {
+		b, err := os.ReadFile(o.TokenFile)
+		if err != nil {
+			return err
+		}
+		tok, _, _ := strings.Cut(string(b), "\n")
+		if cfg.Token = strings.TrimSpace(tok); cfg.Token == "" {
+			return fmt.Errorf("%s: no token on its first line", o.TokenFile)
+		}
+	}
+	if o.CACert != "" {
+		pem, err := os.ReadFile(o.CACert)
+		if err != nil {
+			return err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("%s: no PEM certificate", o.CACert)
+		}
+		cfg.TLS = &tls.Config{RootCAs: pool}
+	}
+	r, err := serve.LoadTest(ctx, cfg)
 	if err != nil {
 		return err
 	}

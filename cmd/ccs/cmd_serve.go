@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"golang.org/x/net/netutil"
 
 	"github.com/ccsets/ccs/serve"
 )
@@ -26,6 +29,13 @@ type serveOptions struct {
 	Grace             time.Duration // in-flight requests' time after SIGTERM
 	MonitorDelta      float64       // the OOD drift monitors' alarm level
 	TransformMemory   int64         // bytes the single-norm transforms may take
+	AuthTokens        string        // tokens file
+	Metrics           string        // token, open or off
+	Insecure          bool          // listen beyond loopback without tokens
+	TLSCert, TLSKey   string
+	MaxConns          int
+	MaxInflight       int
+	BodyMemory        int64
 }
 
 // serveSignals are what ccs serve listens for; tests replace them.
@@ -37,7 +47,7 @@ var serveSignals = func() (hup, stop <-chan os.Signal, done func()) {
 }
 
 func serveCommand() *command {
-	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-max-body BYTES] [-max-points N] [-max-results N] [-monitor-delta δ] [-transform-memory BYTES]",
+	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-auth-tokens FILE] [-tls-cert CERT.pem -tls-key KEY.pem] [-metrics token|open|off] [-insecure] [-max-body BYTES] [-max-points N] [-max-results N] [-max-conns N] [-max-inflight N] [-body-memory BYTES] [-monitor-delta δ] [-transform-memory BYTES]",
 		"serve fitted sets over HTTP: membership, OOD scores, certified retrieval (SIGHUP reloads, SIGTERM drains and stops)",
 		func(fs *flag.FlagSet, o *serveOptions) func() error {
 			*o = serveOptions{Sets: namedFiles{}, Collections: namedFiles{}}
@@ -49,6 +59,14 @@ func serveCommand() *command {
 			fs.IntVar(&o.MaxResults, "max-results", 10_000, "most retrieval hits per response")
 			fs.DurationVar(&o.Grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take after SIGTERM")
 			fs.Float64Var(&o.MonitorDelta, "monitor-delta", 0.01, "each OOD drift monitor raises its alarm when its test martingale reaches 1/`δ` (false alarm on an in-distribution stream: probability ≤ δ)")
+			fs.StringVar(&o.AuthTokens, "auth-tokens", "", "tokens `file`: one per line, TOKEN, NAME:TOKEN or NAME:TOKEN:ROLE (read, the default, or admin; at least 16 characters); every endpoint but /healthz and /readyz then needs Authorization: Bearer TOKEN; read again on reload")
+			fs.StringVar(&o.Metrics, "metrics", "token", "who may read /metrics when there are tokens: token (a read token), open (anyone) or off (not served)")
+			fs.BoolVar(&o.Insecure, "insecure", false, "listen on an address beyond loopback without -auth-tokens (anyone who reaches the port may read the sets)")
+			fs.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) `file` (TLS 1.2 or later); read again on reload")
+			fs.StringVar(&o.TLSKey, "tls-key", "", "the PEM private key `file` of -tls-cert")
+			fs.IntVar(&o.MaxConns, "max-conns", 1024, "most connections open at once; more wait to be accepted")
+			fs.IntVar(&o.MaxInflight, "max-inflight", 0, "most requests handled at once, others wait their turn (0: 2 per CPU, at least 4)")
+			fs.Int64Var(&o.BodyMemory, "body-memory", 0, "memory in `bytes` all request bodies may hold at once, reserved as their bytes arrive; a body beyond it is answered 503 (0: 4 × -max-body, at least 256 MiB)")
 			fs.Int64Var(&o.TransformMemory, "transform-memory", 4<<30, "memory in `bytes` the single-norm sets may take for their transformed collections (M·z of each item, made at each load so that retrieval costs O(d) per item); a transform over it is refused and that pair scanned plainly (GET /v1/sets says which); a reload holds both generations, up to twice this; 0 or negative: none")
 			return nil
 		}, runServe)
@@ -58,14 +76,41 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 	if len(o.Sets) == 0 {
 		return usagef("serve: give at least one -set NAME=FILE.json")
 	}
-	if o.MaxBody < 1 || o.MaxPoints < 1 || o.MaxResults < 1 || o.Grace <= 0 {
-		return usagef("serve: -max-body, -max-points, -max-results and -shutdown-grace must be positive")
+	if o.MaxBody < 1 || o.MaxPoints < 1 || o.MaxResults < 1 || o.Grace <= 0 || o.MaxConns < 1 || o.MaxInflight < 0 || o.BodyMemory < 0 {
+		return usagef("serve: -max-body, -max-points, -max-results, -max-conns and -shutdown-grace must be positive, -max-inflight and -body-memory not negative")
 	}
 	if !(o.MonitorDelta > 0 && o.MonitorDelta < 1) {
 		return usagef("serve: -monitor-delta %v: want 0 < δ < 1", o.MonitorDelta)
 	}
+	metrics, err := serve.ParseMetricsAccess(o.Metrics)
+	if err != nil {
+		return usagef("serve: -metrics: %v", err)
+	}
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return usagef("serve: give -tls-cert and -tls-key together")
+	}
+	if o.AuthTokens == "" && !o.Insecure {
+		local, err := loopbackOnly(o.Addr)
+		if err != nil {
+			return usagef("serve: -addr %s: %v", o.Addr, err)
+		}
+		if !local {
+			return usagef("serve: -addr %s reaches beyond this machine, and without -auth-tokens anyone who reaches the port could read every set and collection: give -auth-tokens FILE (see docs/security.md), or -insecure if a proxy in front checks who calls", o.Addr)
+		}
+	}
+	if o.AuthTokens != "" {
+		if fi, err := os.Stat(o.AuthTokens); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			fmt.Fprintf(out.stderr, "ccs serve: warning: %s is readable by others (mode %v); chmod 600 it\n", o.AuthTokens, fi.Mode().Perm())
+		}
+		if o.TLSCert == "" {
+			if local, _ := loopbackOnly(o.Addr); !local {
+				fmt.Fprintf(out.stderr, "ccs serve: warning: tokens travel in clear text without -tls-cert; serve TLS, or put a TLS proxy in front on this machine\n")
+			}
+		}
+	}
 	srv, err := serve.New(serve.Config{Sets: o.Sets, Collections: o.Collections, MaxBody: o.MaxBody, MaxPoints: o.MaxPoints, MaxResults: o.MaxResults,
-		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01), TransformBytes: cmp.Or(o.TransformMemory, -1)})
+		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01), TransformBytes: cmp.Or(o.TransformMemory, -1),
+		TokensFile: o.AuthTokens, Metrics: metrics, TLSCert: o.TLSCert, TLSKey: o.TLSKey, MaxInflight: o.MaxInflight, BodyMemory: o.BodyMemory})
 	if err != nil {
 		return err
 	}
@@ -74,10 +119,21 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 	if err != nil {
 		return err
 	}
+	ln = netutil.LimitListener(ln, o.MaxConns)
 	hs := srv.HTTPServer(o.Addr)
+	scheme := "http"
+	if tc := srv.TLSConfig(); tc != nil {
+		hs.TLSConfig = tc
+		ln = tls.NewListener(ln, tc)
+		scheme = "https"
+	}
 	hup, stop, done := serveSignals()
 	defer done()
-	fmt.Fprintf(out.stderr, "ccs serve: %d sets, %d collections, listening on %s\n", len(o.Sets), len(o.Collections), ln.Addr())
+	auth := "no tokens"
+	if o.AuthTokens != "" {
+		auth = "tokens from " + o.AuthTokens
+	}
+	fmt.Fprintf(out.stderr, "ccs serve: %d sets, %d collections, %s, listening on %s://%s\n", len(o.Sets), len(o.Collections), auth, scheme, ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	for {
@@ -86,9 +142,9 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 			return err
 		case <-hup:
 			if err := srv.Reload(); err != nil {
-				fmt.Fprintf(out.stderr, "ccs serve: reload failed, still serving the previous files: %v\n", err)
+				fmt.Fprintf(out.stderr, "ccs serve: reload failed, still serving generation %d: %v\n", srv.Generation(), err)
 			} else {
-				fmt.Fprintf(out.stderr, "ccs serve: reloaded\n")
+				fmt.Fprintf(out.stderr, "ccs serve: reloaded: generation %d\n", srv.Generation())
 			}
 		case sig := <-stop:
 			fmt.Fprintf(out.stderr, "ccs serve: %v: draining\n", sig)
@@ -106,4 +162,30 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 			return nil
 		}
 	}
+}
+
+// loopbackOnly reports whether addr (host:port) can be reached only from
+// this machine: a loopback IP, or a name all of whose addresses are
+// loopback. An empty host or 0.0.0.0 listens everywhere.
+func loopbackOnly(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if host == "" {
+		return false, nil
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback(), nil
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil {
+		return false, err
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return false, nil
+		}
+	}
+	return len(ips) > 0, nil
 }

@@ -51,24 +51,8 @@ func TestServeRetrieveLoadtest(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	hup, stop := make(chan os.Signal, 1), make(chan os.Signal, 1)
-	old := serveSignals
-	serveSignals = func() (<-chan os.Signal, <-chan os.Signal, func()) { return hup, stop, func() {} }
-	defer func() { serveSignals = old }()
-	var stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(io.Discard, &stderr, []string{"serve", "-set", "ball=" + set, "-db", "test=" + db, "-addr", "127.0.0.1:0"})
-	}()
-	var base string
-	for i := 0; base == ""; i++ {
-		if m := regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(stderr.String()); m != nil {
-			base = "http://" + m[1]
-		} else if i > 200 {
-			t.Fatalf("the server did not start: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	sv := startServe(t, "serve", "-set", "ball="+set, "-db", "test="+db, "-addr", "127.0.0.1:0")
+	base, hup, stderr := sv.base, sv.hup, sv.stderr
 	get := func(path string) string {
 		resp, err := http.Get(base + path)
 		if err != nil {
@@ -112,26 +96,61 @@ func TestServeRetrieveLoadtest(t *testing.T) {
 	good, _ := os.ReadFile(set)
 	os.WriteFile(set, []byte("{"), 0o644)
 	hup <- os.Interrupt
-	waitFor(t, &stderr, "reload failed")
+	waitFor(t, stderr, "reload failed")
 	if got := get("/v1/sets"); !strings.HasPrefix(got, "200 ") {
 		t.Errorf("after a failed reload: %s", got)
 	}
 	os.WriteFile(set, good, 0o644)
 	hup <- os.Interrupt
-	waitFor(t, &stderr, "reloaded")
-	stop <- os.Interrupt
+	waitFor(t, stderr, "reloaded")
+	sv.stop(t)
+	for _, want := range []string{"draining", "stopped"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+// served is a ccs serve running in the test's process on a free port.
+type served struct {
+	base   string // http://127.0.0.1:PORT or https://…
+	hup    chan os.Signal
+	term   chan os.Signal
+	stderr *syncBuffer
+	done   chan error
+}
+
+// startServe runs ccs with args (a serve command) and waits until it
+// listens; its signals are the test's channels.
+func startServe(t *testing.T, args ...string) *served {
+	t.Helper()
+	s := &served{hup: make(chan os.Signal, 1), term: make(chan os.Signal, 1), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	old := serveSignals
+	serveSignals = func() (<-chan os.Signal, <-chan os.Signal, func()) { return s.hup, s.term, func() {} }
+	t.Cleanup(func() { serveSignals = old })
+	go func() { s.done <- run(io.Discard, s.stderr, args) }()
+	for i := 0; s.base == ""; i++ {
+		if m := regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(s.stderr.String()); m != nil {
+			s.base = m[1]
+		} else if i > 300 {
+			t.Fatalf("the server did not start: %s", s.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return s
+}
+
+// stop sends SIGTERM and waits for a clean stop.
+func (s *served) stop(t *testing.T) {
+	t.Helper()
+	s.term <- os.Interrupt
 	select {
-	case err := <-done:
+	case err := <-s.done:
 		if err != nil {
 			t.Fatal(err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server did not stop")
-	}
-	for _, want := range []string{"draining", "stopped"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
-		}
 	}
 }
 

@@ -1,0 +1,179 @@
+package serve
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+)
+
+// Role is what a token may do.
+type Role int
+
+const (
+	// RoleNone marks the endpoints anyone may call: /healthz and /readyz.
+	RoleNone Role = iota
+	// RoleRead may list the sets and ask for scores, OOD answers and
+	// retrievals (and read /metrics unless it is open or off).
+	RoleRead
+	// RoleAdmin may also reload the served files and reset a set's OOD
+	// drift monitor.
+	RoleAdmin
+)
+
+func (r Role) String() string {
+	switch r {
+	case RoleNone:
+		return "none"
+	case RoleRead:
+		return "read"
+	case RoleAdmin:
+		return "admin"
+	}
+	return fmt.Sprintf("Role(%d)", int(r))
+}
+
+// MinTokenLength is the shortest token a tokens file may hold: 16
+// characters (`openssl rand -hex 32` makes 64).
+const MinTokenLength = 16
+
+// token is one caller's credential: its name (for errors and metrics,
+// never the secret), its role and the SHA-256 of its secret.
+type token struct {
+	name string
+	role Role
+	hash [sha256.Size]byte
+}
+
+// Tokens are the credentials a server accepts.
+type Tokens struct{ list []token }
+
+// ReadTokens reads a tokens file: one token per line, as TOKEN, NAME:TOKEN
+// or NAME:TOKEN:ROLE, ROLE being read (the default) or admin; blank lines
+// and lines starting with # are skipped. Tokens are printable ASCII without
+// spaces or colons, at least MinTokenLength long; names and tokens are
+// unique. Errors name the file and line, never a token.
+func ReadTokens(path string) (*Tokens, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := parseTokens(f)
+	if err != nil {
+		return nil, fmt.Errorf("tokens file %s: %w", path, err)
+	}
+	return t, nil
+}
+
+func parseTokens(r io.Reader) (*Tokens, error) {
+	t := &Tokens{}
+	names := map[string]bool{}
+	hashes := map[[sha256.Size]byte]bool{}
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		f := strings.Split(text, ":")
+		tk := token{name: fmt.Sprintf("line-%d", line), role: RoleRead}
+		var secret string
+		switch len(f) {
+		case 1:
+			secret = f[0]
+		case 2, 3:
+			tk.name, secret = f[0], f[1]
+			if len(f) == 3 {
+				switch f[2] {
+				case "read":
+				case "admin":
+					tk.role = RoleAdmin
+				default:
+					return nil, fmt.Errorf("line %d: role %q, want read or admin", line, f[2])
+				}
+			}
+		default:
+			return nil, fmt.Errorf("line %d: %d colon-separated fields, want TOKEN, NAME:TOKEN or NAME:TOKEN:ROLE", line, len(f))
+		}
+		if tk.name == "" || strings.ContainsFunc(tk.name, func(r rune) bool { return r <= ' ' || r > '~' }) {
+			return nil, fmt.Errorf("line %d: the name must be printable ASCII without spaces", line)
+		}
+		if len(secret) < MinTokenLength {
+			return nil, fmt.Errorf("line %d (%s): the token has %d characters, want at least %d", line, tk.name, len(secret), MinTokenLength)
+		}
+		if strings.ContainsFunc(secret, func(r rune) bool { return r <= ' ' || r > '~' }) {
+			return nil, fmt.Errorf("line %d (%s): the token must be printable ASCII without spaces", line, tk.name)
+		}
+		if names[tk.name] {
+			return nil, fmt.Errorf("line %d: the name %q appears twice", line, tk.name)
+		}
+		tk.hash = sha256.Sum256([]byte(secret))
+		if hashes[tk.hash] {
+			return nil, fmt.Errorf("line %d (%s): the same token as an earlier line", line, tk.name)
+		}
+		names[tk.name], hashes[tk.hash] = true, true
+		t.list = append(t.list, tk)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(t.list) == 0 {
+		return nil, fmt.Errorf("no tokens")
+	}
+	return t, nil
+}
+
+// Len is the number of tokens.
+func (t *Tokens) Len() int { return len(t.list) }
+
+// lookup finds the token whose secret is the one presented. It compares
+// SHA-256 digests (equal lengths, whatever was presented) in constant time
+// against every token, without stopping at a match, so that its time says
+// nothing about which token or how much of one matched.
+func (t *Tokens) lookup(secret string) (token, bool) {
+	h := sha256.Sum256([]byte(secret))
+	found := -1
+	for i := range t.list {
+		if subtle.ConstantTimeCompare(h[:], t.list[i].hash[:]) == 1 {
+			found = i
+		}
+	}
+	if found < 0 {
+		return token{}, false
+	}
+	return t.list[found], true
+}
+
+// authorize checks a request's bearer token against need: nil when the
+// server has no tokens or the token's role suffices; else the 401 or 403
+// to answer, and the reason counted in ccs_auth_denied_total.
+func (s *Server) authorize(r *http.Request, need Role) (*apiError, string) {
+	t := s.tokens.Load()
+	if need == RoleNone || t == nil {
+		return nil, ""
+	}
+	h := r.Header.Get("Authorization")
+	scheme, secret, ok := strings.Cut(h, " ")
+	if h == "" {
+		return &apiError{status: http.StatusUnauthorized, code: "unauthorized", msg: "this endpoint needs a token: Authorization: Bearer TOKEN"}, "missing"
+	}
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return &apiError{status: http.StatusUnauthorized, code: "unauthorized", msg: "the Authorization header must be: Bearer TOKEN"}, "malformed"
+	}
+	tk, ok := t.lookup(strings.TrimSpace(secret))
+	if !ok {
+		return &apiError{status: http.StatusUnauthorized, code: "unauthorized", msg: "the token is not valid"}, "wrong"
+	}
+	if tk.role < need {
+		return &apiError{status: http.StatusForbidden, code: "forbidden",
+			msg: fmt.Sprintf("token %q has role %v; this endpoint needs %v", tk.name, tk.role, need)}, "role"
+	}
+	return nil, ""
+}

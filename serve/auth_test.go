@@ -1,0 +1,248 @@
+package serve
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	readToken  = "r3ad-0123456789abcdef"
+	adminToken = "adm1n-0123456789abcdef"
+)
+
+// writeTokens writes a tokens file and returns its path.
+func writeTokens(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestReadTokens(t *testing.T) {
+	t.Parallel()
+	good := "# the team's tokens\n\n" + readToken + "\nops:" + adminToken + ":admin\nci:ci-0123456789abcdef:read\n"
+	tk, err := ReadTokens(writeTokens(t, good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Len() != 3 {
+		t.Fatalf("%d tokens, want 3", tk.Len())
+	}
+	for _, c := range []struct {
+		secret string
+		name   string
+		role   Role
+	}{{readToken, "line-3", RoleRead}, {adminToken, "ops", RoleAdmin}, {"ci-0123456789abcdef", "ci", RoleRead}} {
+		got, ok := tk.lookup(c.secret)
+		if !ok || got.name != c.name || got.role != c.role {
+			t.Errorf("lookup(%s) = %v %v %v, want %s %v", c.name, got.name, got.role, ok, c.name, c.role)
+		}
+	}
+	for _, bad := range []string{"", readToken[:5], readToken + "x", adminToken[1:]} {
+		if _, ok := tk.lookup(bad); ok {
+			t.Errorf("lookup(%q) accepted", bad)
+		}
+	}
+	secret := "s3cret-0123456789abcdef"
+	for _, c := range []struct{ text, want string }{
+		{"", "no tokens"},
+		{"# only a comment\n", "no tokens"},
+		{"short", "line 1 (line-1): the token has 5 characters, want at least 16"},
+		{"a:" + secret + ":root", `line 1: role "root", want read or admin`},
+		{"a:b:" + secret + ":admin", "4 colon-separated fields"},
+		{"a:" + secret + "\na:x" + secret, `line 2: the name "a" appears twice`},
+		{"a:" + secret + "\nb:" + secret, "line 2 (b): the same token as an earlier line"},
+		{"a:" + secret + "é", "printable ASCII"},
+		{":" + secret, "the name must be"},
+	} {
+		_, err := ReadTokens(writeTokens(t, c.text))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "tokens file ") {
+			t.Errorf("%q: error %v, want %q after the file's name", c.text, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), secret) {
+			t.Errorf("%q: the error shows the token: %v", c.text, err)
+		}
+	}
+}
+
+// authRequest is one request of the auth matrix and the role it needs.
+type authRequest struct {
+	method, path, body string
+	need               Role
+}
+
+var authRequests = []authRequest{
+	{"GET", "/v1/sets", "", RoleRead},
+	{"POST", "/v1/sets/ball/score", `{"anchor": [0, 0, 0], "points": [[1, 0, 0]]}`, RoleRead},
+	{"POST", "/v1/sets/ball/ood", `{"points": [[1, 0, 0]]}`, RoleRead},
+	{"POST", "/v1/sets/ball/retrieve", `{"anchor": [0, 0, 0], "collection": "db"}`, RoleRead},
+	{"POST", "/v1/sets/ball/ood/monitor/reset", "", RoleAdmin},
+	{"POST", "/v1/admin/reload", "", RoleAdmin},
+	{"GET", "/healthz", "", RoleNone},
+	{"GET", "/readyz", "", RoleNone},
+	{"GET", "/metrics", "", RoleRead},
+	{"GET", "/no/such/thing", "", RoleRead},
+	{"DELETE", "/v1/sets", "", RoleRead}, // the token is checked before the method
+}
+
+// TestAuthMatrix calls every endpoint with no token, a malformed header, a
+// wrong token, a read token and an admin token: 401 (with
+// WWW-Authenticate) below what the endpoint needs without a valid token,
+// 403 for a valid token of too low a role, the endpoint's own answer
+// otherwise; every refusal counted by reason, and no answer shows a token.
+func TestAuthMatrix(t *testing.T) {
+	t.Parallel()
+	cfg := fixtureConfig(t)
+	cfg.TokensFile = writeTokens(t, "reader:"+readToken+"\nops:"+adminToken+":admin\n")
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callers := []struct {
+		name, header string
+		role         Role // what the caller holds; -1: an invalid credential
+	}{
+		{"none", "", -1},
+		{"malformed", "Basic " + readToken, -1},
+		{"wrong", "Bearer " + readToken + "x", -1},
+		{"read", "Bearer " + readToken, RoleRead},
+		{"admin", "bearer " + adminToken, RoleAdmin},
+	}
+	for _, q := range authRequests {
+		for _, c := range callers {
+			req := httptest.NewRequest(q.method, q.path, strings.NewReader(q.body))
+			if c.header != "" {
+				req.Header.Set("Authorization", c.header)
+			}
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, req)
+			want := 0 // the endpoint's own answer: anything but 401 and 403
+			switch {
+			case q.need == RoleNone:
+			case c.role < 0:
+				want = http.StatusUnauthorized
+			case c.role < q.need:
+				want = http.StatusForbidden
+			}
+			got := rec.Code
+			if want != 0 && got != want || want == 0 && (got == http.StatusUnauthorized || got == http.StatusForbidden) {
+				t.Errorf("%s %s as %s: %d, want %v\n%s", q.method, q.path, c.name, got, map[int]string{0: "the endpoint's answer"}[want]+http.StatusText(want), rec.Body)
+			}
+			if got == http.StatusUnauthorized && rec.Header().Get("WWW-Authenticate") != `Bearer realm="ccs"` {
+				t.Errorf("%s %s as %s: 401 without WWW-Authenticate", q.method, q.path, c.name)
+			}
+			if strings.Contains(rec.Body.String(), readToken) || strings.Contains(rec.Body.String(), adminToken) {
+				t.Errorf("%s %s as %s: the answer shows a token", q.method, q.path, c.name)
+			}
+		}
+	}
+	// The refusals, by reason, on /metrics (read with the admin token).
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	n := 0
+	for _, q := range authRequests {
+		if q.need != RoleNone {
+			n++
+		}
+	}
+	for reason, count := range map[string]int{"missing": n, "malformed": n, "wrong": n, "role": 2} {
+		line := `ccs_auth_denied_total{reason="` + reason + `"} ` + itoa(count)
+		if !strings.Contains(rec.Body.String(), line+"\n") {
+			t.Errorf("metrics lack %q", line)
+		}
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestMetricsAccess: /metrics needs a read token by default, is open with
+// MetricsOpen and absent with MetricsOff (the catch-all then needs a token
+// and answers 404).
+func TestMetricsAccess(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		access             MetricsAccess
+		anonymous, withTok int
+	}{{MetricsToken, 401, 200}, {MetricsOpen, 200, 200}, {MetricsOff, 401, 404}} {
+		cfg := fixtureConfig(t)
+		cfg.TokensFile = writeTokens(t, readToken+"\n")
+		cfg.Metrics = c.access
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range []struct {
+			header string
+			want   int
+		}{{"", c.anonymous}, {"Bearer " + readToken, c.withTok}} {
+			req := httptest.NewRequest("GET", "/metrics", nil)
+			if h.header != "" {
+				req.Header.Set("Authorization", h.header)
+			}
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, req)
+			if rec.Code != h.want {
+				t.Errorf("metrics %d, token %v: %d, want %d", c.access, h.header != "", rec.Code, h.want)
+			}
+		}
+	}
+	if _, err := ParseMetricsAccess("public"); err == nil {
+		t.Error("ParseMetricsAccess accepted public")
+	}
+}
+
+// TestAdminReload reloads over HTTP: the generation advances; an invalid
+// set file is refused with 422 naming the generation still served; a
+// rotated tokens file takes effect on reload (the old token 401, the new
+// one accepted).
+func TestAdminReload(t *testing.T) {
+	t.Parallel()
+	cfg := fixtureConfig(t)
+	cfg.TokensFile = writeTokens(t, "ops:"+adminToken+":admin\n")
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(tok, method, path string) (int, map[string]any) {
+		req := httptest.NewRequest(method, path, nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		var v map[string]any
+		json.Unmarshal(rec.Body.Bytes(), &v)
+		return rec.Code, v
+	}
+	if code, v := call(adminToken, "POST", "/v1/admin/reload"); code != 200 || v["generation"] != 2.0 {
+		t.Fatalf("reload: %d %v, want generation 2", code, v)
+	}
+	if _, v := call(adminToken, "GET", "/v1/sets"); v["generation"] != 2.0 {
+		t.Fatalf("sets after reload: generation %v", v["generation"])
+	}
+	good, _ := os.ReadFile(cfg.Sets["ball"])
+	os.WriteFile(cfg.Sets["ball"], []byte(`{"format": "ccs-set", "version": 9}`), 0o644)
+	code, v := call(adminToken, "POST", "/v1/admin/reload")
+	if msg, _ := json.Marshal(v); code != 422 || !strings.Contains(string(msg), "still serving generation 2") || !strings.Contains(string(msg), "version 9") {
+		t.Fatalf("invalid reload: %d %s", code, msg)
+	}
+	os.WriteFile(cfg.Sets["ball"], good, 0o644)
+	newAdmin := "n3w-admin-0123456789abcdef"
+	os.WriteFile(cfg.TokensFile, []byte("ops:"+newAdmin+":admin\n"), 0o600)
+	if code, v := call(adminToken, "POST", "/v1/admin/reload"); code != 200 || v["generation"] != 3.0 {
+		t.Fatalf("rotating reload: %d %v", code, v)
+	}
+	if code, _ := call(adminToken, "GET", "/v1/sets"); code != 401 {
+		t.Errorf("the old token after rotation: %d, want 401", code)
+	}
+	if code, v := call(newAdmin, "GET", "/v1/sets"); code != 200 || v["generation"] != 3.0 {
+		t.Errorf("the new token: %d %v", code, v)
+	}
+}
