@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -30,5 +31,31 @@ func TestWrite(t *testing.T) {
 	}
 	if st, _ := os.Stat(path); st.Mode().Perm() != 0o644 {
 		t.Errorf("mode %v, want 0644", st.Mode().Perm())
+	}
+}
+
+// TestSweep: a dead writer's temporary file is removed by the next write
+// of the same path; a live writer's (this process's, here the test's own
+// parent) and other paths' are kept.
+func TestSweep(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "set[1].json")
+	// A PID that is not running: past the kernel's largest.
+	dead := filepath.Join(dir, ".set[1].json.tmp-4194999-123")
+	live := filepath.Join(dir, ".set[1].json.tmp-"+strconv.Itoa(os.Getppid())+"-456")
+	other := filepath.Join(dir, ".other.json.tmp-4194999-789")
+	for _, p := range []string{dead, live, other} {
+		if err := os.WriteFile(p, []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Write(path, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{dead: false, live: true, other: true, path: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
+		}
 	}
 }
