@@ -44,6 +44,9 @@ func writeError(w http.ResponseWriter, err error) {
 	if !errors.As(err, &e) {
 		e = &apiError{status: http.StatusInternalServerError, code: "internal", msg: err.Error()}
 	}
+	if e.status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
 	type body struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`

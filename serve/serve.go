@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
 	"runtime"
 	"slices"
@@ -41,6 +42,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
@@ -112,6 +114,9 @@ type Config struct {
 	// TLSCert and TLSKey, if set, are the PEM certificate chain and key
 	// TLSConfig serves; read again on each Reload.
 	TLSCert, TLSKey string
+	// MaxConns caps the connections open at once (Listener); more wait
+	// to be accepted. Default 1024.
+	MaxConns int
 	// MaxInflight is the number of requests handled at once (their bodies
 	// decoded and scored); others wait for a turn. Default: 2 per CPU,
 	// at least 4.
@@ -164,6 +169,9 @@ func (c Config) withDefaults() Config {
 	if c.TransformBytes == 0 {
 		c.TransformBytes = 4 << 30
 	}
+	if c.MaxConns == 0 {
+		c.MaxConns = 1024
+	}
 	if c.MaxInflight == 0 {
 		c.MaxInflight = max(4, 2*runtime.GOMAXPROCS(0))
 	}
@@ -212,6 +220,7 @@ type Server struct {
 	latency  *prometheus.HistogramVec
 	reloads  *prometheus.CounterVec
 	denied   *prometheus.CounterVec
+	conns    prometheus.Gauge
 	mux      *http.ServeMux
 
 	tokens   atomic.Pointer[Tokens]          // nil: no tokens, everything open
@@ -272,8 +281,8 @@ func New(cfg Config) (*Server, error) {
 	if !(cfg.MonitorDelta > 0 && cfg.MonitorDelta < 1) {
 		return nil, fmt.Errorf("serve: monitor δ = %v, want 0 < δ < 1", cfg.MonitorDelta)
 	}
-	if cfg.MaxInflight < 1 || cfg.BodyMemory < cfg.MaxBody+2*bodyChunk {
-		return nil, fmt.Errorf("serve: %d requests at once, %d bytes of body memory: want at least 1 and max-body + 128 KiB", cfg.MaxInflight, cfg.BodyMemory)
+	if cfg.MaxConns < 1 || cfg.MaxInflight < 1 || cfg.BodyMemory < cfg.MaxBody+2*bodyChunk {
+		return nil, fmt.Errorf("serve: %d connections, %d requests at once, %d bytes of body memory: want at least 1, 1 and max-body + 128 KiB", cfg.MaxConns, cfg.MaxInflight, cfg.BodyMemory)
 	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, errors.New("serve: give both a TLS certificate and its key, or neither")
@@ -291,7 +300,9 @@ func New(cfg Config) (*Server, error) {
 		Help: "Reloads of the served files, by result."}, []string{"result"})
 	s.denied = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ccs_auth_denied_total",
 		Help: "Requests refused for their token, by reason: missing, malformed, wrong (401), role (403)."}, []string{"reason"})
-	s.reg.MustRegister(s.requests, s.latency, s.reloads, s.denied, monitorCollector{s},
+	s.conns = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ccs_open_connections",
+		Help: "Connections open now (at most -max-conns)."})
+	s.reg.MustRegister(s.requests, s.latency, s.reloads, s.denied, s.conns, monitorCollector{s},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.routes()
 	return s, nil
@@ -455,11 +466,33 @@ func (s *Server) Drain() { s.draining.Store(true) }
 func (s *Server) Handler() http.Handler { return s.mux }
 
 // HTTPServer wraps the handler in an http.Server with read, write and idle
-// timeouts.
+// timeouts: a client has 5 s to send its headers and 30 s for the whole
+// request; an idle keep-alive connection is closed after 60 s. It counts
+// the open connections (ccs_open_connections).
 func (s *Server) HTTPServer(addr string) *http.Server {
 	return &http.Server{Addr: addr, Handler: s.mux,
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
+		WriteTimeout: 60 * time.Second, IdleTimeout: 60 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		ConnState: func(_ net.Conn, cs http.ConnState) {
+			switch cs {
+			case http.StateNew:
+				s.conns.Inc()
+			case http.StateClosed, http.StateHijacked:
+				s.conns.Dec()
+			}
+		}}
+}
+
+// Listener wraps ln: at most MaxConns connections are open at once (the
+// next is accepted when one closes), and with a TLS certificate each is
+// TLS. It returns the scheme to name, http or https.
+func (s *Server) Listener(ln net.Listener) (net.Listener, string) {
+	ln = netutil.LimitListener(ln, s.cfg.MaxConns)
+	if tc := s.TLSConfig(); tc != nil {
+		return tls.NewListener(ln, tc), "https"
+	}
+	return ln, "http"
 }
 
 func (s *Server) routes() {

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,8 +12,6 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
-
-	"golang.org/x/net/netutil"
 
 	"github.com/ccsets/ccs/serve"
 )
@@ -110,7 +107,7 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 	}
 	srv, err := serve.New(serve.Config{Sets: o.Sets, Collections: o.Collections, MaxBody: o.MaxBody, MaxPoints: o.MaxPoints, MaxResults: o.MaxResults,
 		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01), TransformBytes: cmp.Or(o.TransformMemory, -1),
-		TokensFile: o.AuthTokens, Metrics: metrics, TLSCert: o.TLSCert, TLSKey: o.TLSKey, MaxInflight: o.MaxInflight, BodyMemory: o.BodyMemory})
+		TokensFile: o.AuthTokens, Metrics: metrics, TLSCert: o.TLSCert, TLSKey: o.TLSKey, MaxConns: o.MaxConns, MaxInflight: o.MaxInflight, BodyMemory: o.BodyMemory})
 	if err != nil {
 		return err
 	}
@@ -119,14 +116,8 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 	if err != nil {
 		return err
 	}
-	ln = netutil.LimitListener(ln, o.MaxConns)
+	ln, scheme := srv.Listener(ln)
 	hs := srv.HTTPServer(o.Addr)
-	scheme := "http"
-	if tc := srv.TLSConfig(); tc != nil {
-		hs.TLSConfig = tc
-		ln = tls.NewListener(ln, tc)
-		scheme = "https"
-	}
 	hup, stop, done := serveSignals()
 	defer done()
 	auth := "no tokens"
