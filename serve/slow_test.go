@@ -112,7 +112,7 @@ func TestSlowClients(t *testing.T) {
 		}
 	}
 	time.Sleep(200 * time.Millisecond)
-	open := gauge(t, s, "ccs_open_connections")
+	open := metric(t, s, "ccs_open_connections")
 	during := latencies(t, base, 400)
 	cancel()
 	wg.Wait()
@@ -125,21 +125,6 @@ func TestSlowClients(t *testing.T) {
 	t.Logf("score p50/p99: unloaded %v/%v, among 60 slow clients %v/%v (%.2f× the p99); %v connections open",
 		quantile(before, 0.5), quantile(before, 0.99), quantile(during, 0.5), quantile(during, 0.99),
 		float64(quantile(during, 0.99))/float64(quantile(before, 0.99)), open)
-}
-
-// gauge reads a metric's value from /metrics.
-func gauge(t *testing.T, s *Server, name string) float64 {
-	t.Helper()
-	rec := do(t, s.Handler(), "GET", "/metrics", "", "")
-	for _, line := range strings.Split(rec.Body.String(), "\n") {
-		var v float64
-		if strings.HasPrefix(line, name+" ") {
-			fmt.Sscan(strings.TrimPrefix(line, name+" "), &v)
-			return v
-		}
-	}
-	t.Fatalf("/metrics lacks %s", name)
-	return 0
 }
 
 // TestConnectionCap: with MaxConns 4 and four connections held open, a
