@@ -12,6 +12,7 @@
 #      Prometheus's stored counter must grow by exactly N.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+umask 077 # the token files and the wrk script hold a token
 SOAK=${SOAK:-300}
 N=${N:-20000}
 CONNS=${CONNS:-8}
@@ -45,13 +46,19 @@ ppid_=$!
 trap 'kill $spid $ppid_ 2>/dev/null || true' EXIT
 until curl -sf http://$addr/readyz >/dev/null; do sleep 0.2; done
 until curl -sf http://$paddr/-/ready >/dev/null; do sleep 0.2; done
-rss() { awk '/^VmRSS/ {print $2/1024 " MiB"}' /proc/$spid/status; }
+rss() { # resident memory (the kernel's), and the Go heap in use and goroutines (/metrics)
+  echo "resident $(awk '/^VmRSS/ {printf "%.0f MiB", $2/1024}' /proc/$spid/status);" \
+    "$(curl -s -H "Authorization: Bearer $token" http://$addr/metrics | awk '/^go_memstats_heap_inuse_bytes / {printf "heap in use %.0f MiB;", $2/1048576} /^go_goroutines / {printf " %d goroutines", $2}')"
+}
 lua() { # lua BODYFILE: a wrk script POSTing the file with the token
   printf 'local f = io.open("%s"); wrk.body = f:read("*a"); f:close()\nwrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["Authorization"] = "Bearer %s"\n' "$1" "$token" > "$dir/post.lua"
   echo "$dir/post.lua"
 }
 promq() { # promq QUERY: the value Prometheus stores now
   curl -s --get http://$paddr/api/v1/query --data-urlencode "query=$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)'
+}
+promall() { # promall QUERY: every series' labels and value
+  curl -s --get http://$paddr/api/v1/query --data-urlencode "query=$1" | python3 -c 'import json,sys; [print("  ", x["metric"], x["value"][1]) for x in json.load(sys.stdin)["data"]["result"]]'
 }
 echo "== resident memory before: $(rss)"
 echo "== wrk: score, $CONNS connections, ${SOAK}s"
@@ -70,11 +77,12 @@ echo "== counted phase: $N score requests by ccs loadtest (Prometheus stored $be
 .cache/ccs loadtest -url http://$addr/v1/sets/ball/score -body "$dir/score.json" -requests "$N" -duration 0 -concurrency "$CONNS" -token-file "$dir/token"
 sleep 3
 after=$(promq 'ccs_requests_total{job="ccs",endpoint="score",code="200"}')
-errors=$(promq 'sum(ccs_requests_total{job="ccs",code!="200"}) or vector(0)')
-python3 - "$before" "$after" "$N" "$errors" <<'PY'
+other=$(promq 'sum(ccs_requests_total{job="ccs",code!~"200|499"}) or vector(0)')
+python3 - "$before" "$after" "$N" "$other" <<'PY'
 import sys
 b, a, n, e = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-print(f"Prometheus: score counter {b:.0f} -> {a:.0f}, grew {a-b:.0f}; sent {n}; non-200 answers stored: {e:.0f}")
+print(f"Prometheus: score counter {b:.0f} -> {a:.0f}, grew {a-b:.0f}; sent {n}; answers other than 200 and 499: {e:.0f}")
 sys.exit(0 if a - b == n and e == 0 else 1)
 PY
-echo "== the same for every request of the run: $(promq 'sum(ccs_requests_total{job="ccs"})') stored"
+echo "== every answer Prometheus stored, by endpoint and code (499: in flight when a tool stopped at its duration)"
+promall 'sum by (endpoint, code) (ccs_requests_total{job="ccs"})'

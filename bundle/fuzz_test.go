@@ -86,6 +86,14 @@ func FuzzReadNPY(f *testing.F) {
 // stored or deflated.
 func npzOf(tb testing.TB, deflate bool, members map[string][]byte) []byte {
 	tb.Helper()
+	data, err := makeNPZ(deflate, members)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}
+
+func makeNPZ(deflate bool, members map[string][]byte) ([]byte, error) {
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
 	for name, data := range members {
@@ -95,14 +103,16 @@ func npzOf(tb testing.TB, deflate bool, members map[string][]byte) []byte {
 		}
 		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: m})
 		if err != nil {
-			tb.Fatal(err)
+			return nil, err
 		}
-		w.Write(data)
+		if _, err := w.Write(data); err != nil {
+			return nil, err
+		}
 	}
 	if err := zw.Close(); err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
-	return b.Bytes()
+	return b.Bytes(), nil
 }
 
 // FuzzReadNPZ feeds ReadNPZ's decoder arbitrary archives, seeded with every
@@ -170,4 +180,51 @@ func TestReadNPZBomb(t *testing.T) {
 	if _, err := readNPZ(bytes.NewReader(lie), int64(len(lie))); err == nil || !strings.Contains(err.Error(), "beyond deflate's") {
 		t.Fatalf("got %v, want the claimed ratio refused", err)
 	}
+	// A directory claiming 2 GiB, compressed and not, for a stored member
+	// of a tiny archive (archive/zip believes it); and a member claiming
+	// more compressed bytes than the archive holds.
+	small := npzOf(t, false, map[string][]byte{"a.npy": npyHeader("<f4", "(536870912,)")})
+	for _, c := range []struct {
+		off  int // in the central directory entry: 20 compressed, 24 uncompressed size
+		want string
+	}{{20, "compressed bytes, the archive has"}, {24, "stored member claims"}} {
+		lie := bytes.Clone(small)
+		i := bytes.LastIndex(lie, []byte("PK\x01\x02"))
+		copy(lie[i+c.off:], []byte{0, 0, 0, 0x80})
+		runtime.ReadMemStats(&before)
+		_, err := readNPZ(bytes.NewReader(lie), int64(len(lie)))
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("directory lie at +%d: %v, want %q", c.off, err, c.want)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+			t.Errorf("directory lie at +%d: allocated %d bytes before refusing", c.off, alloc)
+		}
+	}
+}
+
+// FuzzReadNPZMember fuzzes what lies inside an archive — a member's name,
+// its .npy bytes, stored or deflated — past the zip checksums the raw
+// archive fuzzer rarely gets through: no panic, whole arrays only, values
+// no larger than twice the member's bytes.
+func FuzzReadNPZMember(f *testing.F) {
+	for i, s := range npySeeds() {
+		f.Add("anchors.npy", s, i%2 == 0)
+	}
+	f.Fuzz(func(t *testing.T, name string, member []byte, deflate bool) {
+		data, err := makeNPZ(deflate, map[string][]byte{name: member})
+		if err != nil {
+			return
+		}
+		arrays, err := readNPZ(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		for n, a := range arrays {
+			checkArray(t, n, a)
+			if arrayBytes(a) > 2*int64(len(member)) {
+				t.Fatalf("%d bytes of values from a %d-byte member", arrayBytes(a), len(member))
+			}
+		}
+	})
 }

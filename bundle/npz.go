@@ -254,7 +254,8 @@ func cOrder[T any](x []T, shape []int) []T {
 }
 
 // ReadNPY reads a single .npy file. The data its header announces must fit
-// in the file: a header claiming more is refused before any allocation.
+// in the file (a regular one): a header claiming more is refused before any
+// allocation.
 func ReadNPY(path string) (Array, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -265,7 +266,11 @@ func ReadNPY(path string) (Array, error) {
 	if err != nil {
 		return Array{}, err
 	}
-	a, err := readArray(f, strings.TrimSuffix(filepath.Base(path), ".npy"), max(fi.Size(), 1))
+	limit := int64(0) // a pipe's length is unknown: no cap
+	if fi.Mode().IsRegular() {
+		limit = max(fi.Size(), 1)
+	}
+	a, err := readArray(f, strings.TrimSuffix(filepath.Base(path), ".npy"), limit)
 	if err != nil {
 		return Array{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -300,35 +305,50 @@ func ReadNPZ(path string) (map[string]Array, error) {
 	return out, nil
 }
 
-// readNPZ is ReadNPZ on an archive of size bytes.
+// readNPZ is ReadNPZ on an archive of size bytes. archive/zip believes the
+// sizes the archive's directory gives; they are checked here first: a
+// member's compressed size within the archive, a stored member's two sizes
+// equal, a deflated one's ratio within deflate's, and all members'
+// uncompressed sizes together within deflate's ratio of the archive (its
+// entries may share data). Only then is a member's array allocated, and
+// its data must fit in its member's size.
 func readNPZ(r io.ReaderAt, size int64) (map[string]Array, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("not a NumPy .npz archive: %w", err)
 	}
 	out := make(map[string]Array)
+	var total uint64
+	limit := maxDeflateRatio*uint64(size) + 1024*uint64(len(zr.File))
 	for _, f := range zr.File {
 		name := strings.TrimSuffix(f.Name, ".npy")
 		if _, dup := out[name]; dup {
 			return nil, fmt.Errorf("array %q appears twice in the archive", name)
 		}
+		c, u := f.CompressedSize64, f.UncompressedSize64
+		if c > uint64(size) {
+			return nil, fmt.Errorf("array %q: member claims %d compressed bytes, the archive has %d", name, c, size)
+		}
 		switch f.Method {
 		case zip.Store:
+			if u != c {
+				return nil, fmt.Errorf("array %q: stored member claims %d bytes from %d", name, u, c)
+			}
 		case zip.Deflate:
-			if f.UncompressedSize64 > maxDeflateRatio*f.CompressedSize64+1024 {
-				return nil, fmt.Errorf("array %q: member claims %d bytes from %d compressed, beyond deflate's %d:1", name, f.UncompressedSize64, f.CompressedSize64, maxDeflateRatio)
+			if u > 1024 && (u-1024)/maxDeflateRatio > c {
+				return nil, fmt.Errorf("array %q: member claims %d bytes from %d compressed, beyond deflate's %d:1", name, u, c, maxDeflateRatio)
 			}
 		default:
 			return nil, fmt.Errorf("array %q: compression method %d, want stored (0) or deflated (8)", name, f.Method)
 		}
-		if f.UncompressedSize64 > math.MaxInt64/2 {
-			return nil, fmt.Errorf("array %q: member claims %d bytes", name, f.UncompressedSize64)
+		if total += u; total > limit {
+			return nil, fmt.Errorf("array %q: the members claim %d bytes in all, beyond deflate's %d:1 of the %d-byte archive", name, total, maxDeflateRatio, size)
 		}
 		rc, err := f.Open()
 		if err != nil {
 			return nil, fmt.Errorf("array %q: %w", name, err)
 		}
-		a, err := readArray(rc, name, max(int64(f.UncompressedSize64), 1))
+		a, err := readArray(rc, name, max(int64(u), 1))
 		rc.Close()
 		if err != nil {
 			return nil, err

@@ -52,7 +52,7 @@ func TestReadIDX(t *testing.T) {
 	}{
 		{"magic", 0x804, []uint32{2, 2, 3}, pix, []byte{1, 2}, "magic number"},
 		{"short", 0x803, []uint32{2, 2, 3}, pix[:10], []byte{1, 2}, "announces [2 2 3] = 12 bytes"},
-		{"long", 0x803, []uint32{2, 2, 3}, append(pix, 9), []byte{1, 2}, "1 bytes beyond"},
+		{"long", 0x803, []uint32{2, 2, 3}, append(pix, 9), []byte{1, 2}, "data beyond"},
 		{"count", 0x803, []uint32{2, 2, 3}, pix, []byte{1}, "1 labels for the 2 images"},
 		{"label", 0x803, []uint32{2, 2, 3}, pix, []byte{1, 10}, "label 10 of image 1"},
 		{"huge", 0x803, []uint32{1 << 30, 2, 3}, pix, []byte{1, 2}, "out of range"},

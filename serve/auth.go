@@ -55,8 +55,10 @@ type Tokens struct{ list []token }
 // ReadTokens reads a tokens file: one token per line, as TOKEN, NAME:TOKEN
 // or NAME:TOKEN:ROLE, ROLE being read (the default) or admin; blank lines
 // and lines starting with # are skipped. Tokens are printable ASCII without
-// spaces or colons, at least MinTokenLength long; names and tokens are
-// unique. Errors name the file and line, never a token.
+// spaces or colons, at least MinTokenLength long; names are letters,
+// digits, '.', '_' and '-'; names and tokens are unique. Errors name the
+// file and the line, and echo nothing of the line: a malformed line may
+// hold a token.
 func ReadTokens(path string) (*Tokens, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -96,27 +98,29 @@ func parseTokens(r io.Reader) (*Tokens, error) {
 				case "admin":
 					tk.role = RoleAdmin
 				default:
-					return nil, fmt.Errorf("line %d: role %q, want read or admin", line, f[2])
+					return nil, fmt.Errorf("line %d: unknown role: want read or admin", line)
 				}
 			}
 		default:
 			return nil, fmt.Errorf("line %d: %d colon-separated fields, want TOKEN, NAME:TOKEN or NAME:TOKEN:ROLE", line, len(f))
 		}
-		if tk.name == "" || strings.ContainsFunc(tk.name, func(r rune) bool { return r <= ' ' || r > '~' }) {
-			return nil, fmt.Errorf("line %d: the name must be printable ASCII without spaces", line)
+		if tk.name == "" || strings.ContainsFunc(tk.name, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
+		}) {
+			return nil, fmt.Errorf("line %d: a name is letters, digits, '.', '_' and '-'", line)
 		}
 		if len(secret) < MinTokenLength {
-			return nil, fmt.Errorf("line %d (%s): the token has %d characters, want at least %d", line, tk.name, len(secret), MinTokenLength)
+			return nil, fmt.Errorf("line %d: the token has %d characters, want at least %d", line, len(secret), MinTokenLength)
 		}
 		if strings.ContainsFunc(secret, func(r rune) bool { return r <= ' ' || r > '~' }) {
-			return nil, fmt.Errorf("line %d (%s): the token must be printable ASCII without spaces", line, tk.name)
+			return nil, fmt.Errorf("line %d: the token must be printable ASCII without spaces", line)
 		}
 		if names[tk.name] {
-			return nil, fmt.Errorf("line %d: the name %q appears twice", line, tk.name)
+			return nil, fmt.Errorf("line %d: the name appears on an earlier line", line)
 		}
 		tk.hash = sha256.Sum256([]byte(secret))
 		if hashes[tk.hash] {
-			return nil, fmt.Errorf("line %d (%s): the same token as an earlier line", line, tk.name)
+			return nil, fmt.Errorf("line %d: the same token as an earlier line", line)
 		}
 		names[tk.name], hashes[tk.hash] = true, true
 		t.list = append(t.list, tk)

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"math"
 	"mime"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -130,6 +131,10 @@ func bodyError(err error, what string) error {
 	if errors.As(err, &tooBig) {
 		return &apiError{status: http.StatusRequestEntityTooLarge, code: "body_too_large",
 			msg: fmt.Sprintf("the request body exceeds %d bytes", tooBig.Limit)}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &apiError{status: http.StatusRequestTimeout, code: "timeout", msg: fmt.Sprintf("the %s did not arrive in time", what)}
 	}
 	return badRequest("", "malformed %s: %v", what, err)
 }

@@ -45,24 +45,33 @@ func (bufferedBody) Close() error { return nil }
 var errOverloaded = &apiError{status: http.StatusServiceUnavailable, code: "overloaded",
 	msg: "the memory for request bodies (-body-memory) is in use: try again"}
 
-// readBody reads r's body (already capped by MaxBytesReader) into memory,
-// reserving from b a chunk ahead of the bytes' arrival: a client that
-// trickles its body holds only what it has sent, plus one chunk. If the
-// budget is spent the request is refused (503) rather than made to wait.
-// release returns the reservation once the handler is done.
-func readBody(r io.Reader, b *budget) (data []byte, release func(), err error) {
+// readBody reads r's body (already capped by MaxBytesReader; length is its
+// Content-Length, -1 if unknown) into memory, reserving from b a chunk
+// ahead of the bytes' arrival: a client that trickles its body holds only
+// what it has sent, plus one chunk (the first sized by the announced
+// length, so that a small body reserves little). Joining several chunks
+// reserves the whole first. If the budget is spent the request is refused
+// (503) rather than made to wait. release returns the reservation once
+// the handler is done.
+func readBody(r io.Reader, length int64, b *budget) (data []byte, release func(), err error) {
 	var held int64
 	release = func() { b.give(held) }
 	var chunks [][]byte
+	total := 0
 	for {
-		if !b.tryTake(bodyChunk) {
+		size := int64(bodyChunk)
+		if len(chunks) == 0 && length >= 0 {
+			size = min(size, length+1) // +1: to see the end
+		}
+		if !b.tryTake(size) {
 			release()
 			return nil, nil, errOverloaded
 		}
-		held += bodyChunk
-		c := make([]byte, bodyChunk)
+		held += size
+		c := make([]byte, size)
 		n, err := io.ReadFull(r, c)
 		chunks = append(chunks, c[:n])
+		total += n
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
 		}
@@ -74,5 +83,12 @@ func readBody(r io.Reader, b *budget) (data []byte, release func(), err error) {
 	if len(chunks) == 1 {
 		return chunks[0], release, nil
 	}
-	return bytes.Join(chunks, nil), release, nil
+	if !b.tryTake(int64(total)) {
+		release()
+		return nil, nil, errOverloaded
+	}
+	data = bytes.Join(chunks, nil)
+	b.give(held) // the chunks are garbage now
+	held = int64(total)
+	return data, release, nil
 }

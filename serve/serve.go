@@ -391,9 +391,10 @@ func newOODState(set *conformal.Set, delta float64) (*oodState, error) {
 	return &oodState{near: near, cal: cal, monitor: mon}, nil
 }
 
-// Reload reads every file again (sets, collections, the tokens file and
-// the TLS certificate) and, if all are valid, serves them as the next
-// generation; otherwise it keeps the current one and returns why. The new
+// Reload reads every file again, in three parts each taken on its own: the
+// tokens file, the TLS certificate, and the sets with their collections,
+// which if all valid are served as the next generation. A part that fails
+// keeps its previous version, and Reload returns every failure. The new
 // generation's OOD monitors start afresh (a set's calibration may have
 // changed). Reloads are serialized.
 func (s *Server) Reload() error {
@@ -409,35 +410,34 @@ func (s *Server) Reload() error {
 func (s *Server) reload() error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
-	var tokens *Tokens
+	// Each part is read and committed on its own: a revoked token takes
+	// effect even while a set file is being rewritten, and a certificate
+	// caught mid-renewal does not hold back new sets.
+	var errs []error
 	if s.cfg.TokensFile != "" {
-		t, err := ReadTokens(s.cfg.TokensFile)
-		if err != nil {
-			return err
+		if t, err := ReadTokens(s.cfg.TokensFile); err != nil {
+			errs = append(errs, err)
+		} else {
+			s.tokens.Store(t)
 		}
-		tokens = t
 	}
-	var cert *tls.Certificate
 	if s.cfg.TLSCert != "" {
-		c, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
-		if err != nil {
-			return fmt.Errorf("TLS certificate %s, key %s: %w", s.cfg.TLSCert, s.cfg.TLSKey, err)
+		if c, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey); err != nil {
+			errs = append(errs, fmt.Errorf("TLS certificate %s, key %s: %w", s.cfg.TLSCert, s.cfg.TLSKey, err))
+		} else {
+			s.cert.Store(&c)
 		}
-		cert = &c
 	}
-	st, err := load(s.cfg, s.openCollection)
-	if err != nil {
-		return err
-	}
-	if old := s.state.Load(); old != nil {
-		st.generation = old.generation + 1
+	if st, err := load(s.cfg, s.openCollection); err != nil {
+		errs = append(errs, err)
 	} else {
 		st.generation = 1
+		if old := s.state.Load(); old != nil {
+			st.generation = old.generation + 1
+		}
+		s.state.Store(st)
 	}
-	s.tokens.Store(tokens)
-	s.cert.Store(cert)
-	s.state.Store(st)
-	return nil
+	return errors.Join(errs...)
 }
 
 // Generation is the number of the files' generation being served: 1 after
@@ -565,9 +565,15 @@ func (s *Server) deny(w http.ResponseWriter, e *apiError, reason string) {
 	s.denied.WithLabelValues(reason).Inc()
 	if e.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ccs"`)
+		// A caller without a valid token keeps no connection open.
+		w.Header().Set("Connection", "close")
 	}
 	writeError(w, e)
 }
+
+// bodied are the endpoints that read a request body; the others leave it
+// unread.
+var bodied = map[string]bool{"score": true, "ood": true, "retrieve": true}
 
 // endpoint wraps a handler: the token check (need), the method check, the
 // body read within its limits (MaxBody; the body memory), a turn among
@@ -596,8 +602,8 @@ func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWr
 				msg: fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, method)})
 			return
 		}
-		if r.Method == http.MethodPost && r.Body != nil {
-			data, release, err := readBody(http.MaxBytesReader(sw, r.Body, s.cfg.MaxBody), &s.bodies)
+		if bodied[name] && r.Body != nil {
+			data, release, err := readBody(http.MaxBytesReader(sw, r.Body, s.cfg.MaxBody), r.ContentLength, &s.bodies)
 			if err != nil {
 				writeError(sw, err)
 				return

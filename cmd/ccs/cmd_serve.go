@@ -86,23 +86,23 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return usagef("serve: give -tls-cert and -tls-key together")
 	}
-	if o.AuthTokens == "" && !o.Insecure {
-		local, err := loopbackOnly(o.Addr)
-		if err != nil {
-			return usagef("serve: -addr %s: %v", o.Addr, err)
-		}
-		if !local {
-			return usagef("serve: -addr %s reaches beyond this machine, and without -auth-tokens anyone who reaches the port could read every set and collection: give -auth-tokens FILE (see docs/security.md), or -insecure if a proxy in front checks who calls", o.Addr)
-		}
+	// Listen first, so that the address judged is the one bound (a name
+	// resolved once, by the listener).
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	local := ln.Addr().(*net.TCPAddr).IP.IsLoopback()
+	if !local && o.AuthTokens == "" && !o.Insecure {
+		return usagef("serve: -addr %s listens on %s, beyond this machine, and without -auth-tokens anyone who reaches the port could read every set and collection: give -auth-tokens FILE (see docs/security.md), or -insecure if a proxy in front checks who calls", o.Addr, ln.Addr())
 	}
 	if o.AuthTokens != "" {
 		if fi, err := os.Stat(o.AuthTokens); err == nil && fi.Mode().Perm()&0o077 != 0 {
 			fmt.Fprintf(out.stderr, "ccs serve: warning: %s is readable by others (mode %v); chmod 600 it\n", o.AuthTokens, fi.Mode().Perm())
 		}
-		if o.TLSCert == "" {
-			if local, _ := loopbackOnly(o.Addr); !local {
-				fmt.Fprintf(out.stderr, "ccs serve: warning: tokens travel in clear text without -tls-cert; serve TLS, or put a TLS proxy in front on this machine\n")
-			}
+		if o.TLSCert == "" && !local {
+			fmt.Fprintf(out.stderr, "ccs serve: warning: tokens travel in clear text without -tls-cert; serve TLS, or put a TLS proxy in front on this machine\n")
 		}
 	}
 	srv, err := serve.New(serve.Config{Sets: o.Sets, Collections: o.Collections, MaxBody: o.MaxBody, MaxPoints: o.MaxPoints, MaxResults: o.MaxResults,
@@ -112,10 +112,6 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 		return err
 	}
 	defer srv.Close()
-	ln, err := net.Listen("tcp", o.Addr)
-	if err != nil {
-		return err
-	}
 	ln, scheme := srv.Listener(ln)
 	hs := srv.HTTPServer(o.Addr)
 	hup, stop, done := serveSignals()
@@ -153,30 +149,4 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 			return nil
 		}
 	}
-}
-
-// loopbackOnly reports whether addr (host:port) can be reached only from
-// this machine: a loopback IP, or a name all of whose addresses are
-// loopback. An empty host or 0.0.0.0 listens everywhere.
-func loopbackOnly(addr string) (bool, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false, err
-	}
-	if host == "" {
-		return false, nil
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		return ip.IsLoopback(), nil
-	}
-	ips, err := net.LookupIP(host)
-	if err != nil {
-		return false, err
-	}
-	for _, ip := range ips {
-		if !ip.IsLoopback() {
-			return false, nil
-		}
-	}
-	return len(ips) > 0, nil
 }

@@ -77,10 +77,9 @@ func TestServeRefusesOpenAddress(t *testing.T) {
 	if _, err := ccs("serve", "-set", "a=x.json", "-metrics", "public"); !isUsage(err) {
 		t.Errorf("-metrics public: %v", err)
 	}
-	for addr, want := range map[string]bool{"127.0.0.1:1": true, "[::1]:1": true, "localhost:1": true, "0.0.0.0:1": false, ":1": false, "192.0.2.1:1": false} {
-		if got, err := loopbackOnly(addr); got != want || err != nil {
-			t.Errorf("loopbackOnly(%s) = %v, %v", addr, got, err)
-		}
+	// A name that resolves to loopback passes.
+	if _, err := ccs("serve", "-set", "a=missing.json", "-addr", "localhost:0"); err == nil || isUsage(err) {
+		t.Errorf("localhost: %v, want the set file's error", err)
 	}
 }
 
@@ -145,8 +144,10 @@ func TestServeTLSAuth(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	if _, err := get(client(cert, tls.VersionTLS11), token); err == nil || !strings.Contains(err.Error(), "version") {
-		t.Errorf("TLS 1.1: %v, want a protocol version error", err)
+	old := client(cert, tls.VersionTLS11)
+	old.Transport.(*http.Transport).TLSClientConfig.MinVersion = tls.VersionTLS10
+	if _, err := get(old, token); err == nil || !strings.Contains(err.Error(), "remote error: tls: protocol version not supported") {
+		t.Errorf("TLS 1.1: %v, want the server's protocol version alert", err)
 	}
 	var out bytes.Buffer
 	ball, err := conformal.Load(set)

@@ -132,8 +132,8 @@ func startServe(t *testing.T, args ...string) *served {
 	for i := 0; s.base == ""; i++ {
 		if m := regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(s.stderr.String()); m != nil {
 			s.base = m[1]
-		} else if i > 300 {
-			t.Fatalf("the server did not start: %s", s.stderr.String())
+		} else if i > 3000 {
+			t.Fatalf("the server did not start in 30 s: %s", s.stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

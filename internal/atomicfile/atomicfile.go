@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Write calls write with a buffered temporary file in path's directory and
@@ -19,11 +21,14 @@ import (
 // crash of the machine too.
 //
 // A process killed while writing leaves its temporary file
-// (.NAME.tmp-PID-RANDOM) beside path, never at it; the next Write of path
-// removes the temporaries of writers that are no longer running.
+// (.NAME.tmp-PID-RANDOM) beside path, never at it. The first Write into a
+// directory in a process removes the directory's temporaries that are at
+// least StaleAge old and whose writer is no longer running (by its PID:
+// the age guards against a writer in another PID namespace sharing the
+// directory).
 func Write(path string, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
-	sweep(dir, base)
+	sweep(dir)
 	f, err := os.CreateTemp(dir, "."+base+".tmp-"+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return err
@@ -60,28 +65,38 @@ func Write(path string, write func(io.Writer) error) (err error) {
 	return nil
 }
 
-// sweep removes dir's temporary files for base whose writing process has
-// ended (killed mid-write); a live writer's file is left alone.
-func sweep(dir, base string) {
-	names, _ := filepath.Glob(filepath.Join(dir, "."+escape(base)+".tmp-*-*"))
-	for _, name := range names {
-		rest := strings.TrimPrefix(filepath.Base(name), "."+base+".tmp-")
-		pid, err := strconv.Atoi(rest[:max(0, strings.IndexByte(rest, '-'))])
-		if err != nil || pid == os.Getpid() || running(pid) {
+// StaleAge is how old a dead writer's temporary file must be before a
+// Write sweeps it.
+var StaleAge = time.Minute
+
+// swept lists the directories this process has swept.
+var swept sync.Map
+
+// sweep removes dir's stale temporary files (once per directory per
+// process): those StaleAge old whose writing process has ended. A live
+// writer's file, and every other file, is left alone.
+func sweep(dir string) {
+	if _, done := swept.LoadOrStore(dir, true); done {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		i := strings.LastIndex(name, ".tmp-")
+		if !strings.HasPrefix(name, ".") || i < 0 || !e.Type().IsRegular() {
 			continue
 		}
-		os.Remove(name)
-	}
-}
-
-// escape quotes base's glob metacharacters.
-func escape(base string) string {
-	var b strings.Builder
-	for _, r := range base {
-		if strings.ContainsRune(`*?[\`, r) {
-			b.WriteByte('\\')
+		pidText, _, ok := strings.Cut(name[i+len(".tmp-"):], "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || running(pid) {
+			continue
 		}
-		b.WriteRune(r)
+		if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < StaleAge {
+			continue
+		}
+		os.Remove(filepath.Join(dir, name))
 	}
-	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 )
 
 func TestWrite(t *testing.T) {
@@ -34,26 +35,31 @@ func TestWrite(t *testing.T) {
 	}
 }
 
-// TestSweep: a dead writer's temporary file is removed by the next write
-// of the same path; a live writer's (this process's, here the test's own
-// parent) and other paths' are kept.
+// TestSweep: a dead writer's stale temporary file is removed by the first
+// write into its directory; a live writer's (here the test's parent), a
+// fresh one, and other files are kept.
 func TestSweep(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "set[1].json")
 	// A PID that is not running: past the kernel's largest.
 	dead := filepath.Join(dir, ".set[1].json.tmp-4194999-123")
+	fresh := filepath.Join(dir, ".other.json.tmp-4194999-789")
 	live := filepath.Join(dir, ".set[1].json.tmp-"+strconv.Itoa(os.Getppid())+"-456")
-	other := filepath.Join(dir, ".other.json.tmp-4194999-789")
-	for _, p := range []string{dead, live, other} {
+	plain := filepath.Join(dir, ".notes.tmp-x-1")
+	old := time.Now().Add(-2 * StaleAge)
+	for _, p := range []string{dead, fresh, live, plain} {
 		if err := os.WriteFile(p, []byte("half"), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		if p != fresh {
+			os.Chtimes(p, old, old)
 		}
 	}
 	if err := Write(path, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
 		t.Fatal(err)
 	}
-	for p, want := range map[string]bool{dead: false, live: true, other: true, path: true} {
+	for p, want := range map[string]bool{dead: false, fresh: true, live: true, plain: true, path: true} {
 		if _, err := os.Stat(p); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
 		}
