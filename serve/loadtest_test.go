@@ -25,12 +25,14 @@ func TestLoadTest(t *testing.T) {
 	if r.Requests != 300 || r.Errors != 0 || !(r.P50 <= r.P99 && r.P99 <= r.Max) || r.Throughput <= 0 {
 		t.Errorf("unpaced: %v", r)
 	}
-	// Paced at 400/s for 0.5 s: about 200 requests.
+	// Paced at 400/s for 0.5 s: about 200 requests, never more than the
+	// pace allows; fewer on a loaded machine (the race detector, other
+	// packages' tests on both cores), but not none.
 	r, err = LoadTest(context.Background(), LoadConfig{URL: ts.URL + "/v1/sets/ball/score", Body: body, Rate: 400, Duration: 500 * time.Millisecond, Concurrency: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Requests < 140 || r.Requests > 210 || r.Errors != 0 {
+	if r.Requests < 40 || r.Requests > 210 || r.Errors != 0 {
 		t.Errorf("paced at 400/s for 0.5 s: %v", r)
 	}
 	r, err = LoadTest(context.Background(), LoadConfig{URL: ts.URL + "/v1/sets/nope/score", Body: body, MaxRequests: 10})

@@ -108,6 +108,9 @@ func promValue(t *testing.T, addr, query string) float64 {
 // token from a credentials file) while requests of known outcomes are
 // sent; the counters it stores equal what was sent, by endpoint and code.
 func TestPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an outside tool on loopback: the full run has it")
+	}
 	cfg := fixtureConfig(t)
 	cfg.TokensFile = writeTokens(t, "prometheus:"+readToken+"\n")
 	s, err := New(cfg)

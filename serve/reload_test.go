@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -134,4 +137,49 @@ func TestReloadUnderLoad(t *testing.T) {
 		t.Errorf("generation %d after %d reloads; answers saw %d generations", s.Generation(), okReloads, len(gens))
 	}
 	t.Logf("%d requests (%d answers checked) across %d reloads (%d refused), %d generations seen", requests, len(answers), okReloads+failed, failed, len(gens))
+}
+
+// TestClientGoneMidAnswer: a client that closes its connection while a
+// long answer is being written is counted as 499 (it went away), not as a
+// server error; wrk and ccs loadtest do that at the end of their duration.
+func TestClientGoneMidAnswer(t *testing.T) {
+	dir := t.TempDir()
+	setPath, dbPath := filepath.Join(dir, "ball.json"), filepath.Join(dir, "db.npz")
+	set := &conformal.Set{Geometry: geometry.Ball{D: 3}, Threshold: 100, Alpha: 0.05, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 95}}
+	if err := set.Save(setPath); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200_000 // an answer of some megabytes
+	if err := bundle.WriteNPZ(dbPath, map[string]bundle.Array{"embeddings": bundle.Float32(make([]float32, 3*n), n, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Sets: map[string]string{"ball": setPath}, Collections: map[string]string{"db": dbPath}, MaxResults: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := listen(t, s)
+	for range 5 {
+		c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := `{"anchor": [0, 0, 0], "collection": "db"}`
+		fmt.Fprintf(c, "POST /v1/sets/ball/retrieve HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		buf := make([]byte, 4096)
+		io.ReadFull(c, buf) // the answer has begun
+		c.(*net.TCPConn).SetLinger(0)
+		c.Close()
+	}
+	var cut float64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cut = metric(t, s, `ccs_requests_total{code="499",endpoint="retrieve"}`); cut == 5 {
+			break
+		}
+	}
+	if cut != 5 {
+		t.Errorf("%v of 5 cut answers counted as 499", cut)
+	}
+	if rec := do(t, s.Handler(), "GET", "/metrics", "", ""); strings.Contains(rec.Body.String(), `code="500"`) {
+		t.Errorf("a cut answer was counted as a server error:\n%s", rec.Body.String())
+	}
 }

@@ -541,10 +541,11 @@ func (s *Server) adminReload(w http.ResponseWriter, r *http.Request) error {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	wrote  bool // the header is sent
 }
 
 func (w *statusWriter) WriteHeader(code int) {
-	w.status = code
+	w.status, w.wrote = code, true
 	w.ResponseWriter.WriteHeader(code)
 }
 
@@ -621,6 +622,13 @@ func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWr
 			}
 		}
 		if err := h(sw, r); err != nil {
+			if sw.wrote {
+				// The answer was cut while being written: the client went
+				// away (a load tool stopping at its duration). Not the
+				// server's error: counted as 499 like a cancelled request.
+				sw.status = 499
+				return
+			}
 			writeError(sw, err)
 		}
 	})

@@ -29,6 +29,9 @@ func wrkScript(t *testing.T, body, token string) string {
 // (plus at most the requests in flight on its 4 connections when it
 // stopped).
 func TestWrk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an outside tool on loopback: the full run has it")
+	}
 	bin, err := exec.LookPath("wrk")
 	if err != nil {
 		t.Fatalf("wrk is not installed (scripts/setup installs Debian's): %v", err)
