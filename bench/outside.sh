@@ -77,6 +77,8 @@ echo "== counted phase: $N score requests by ccs loadtest (Prometheus stored $be
 .cache/ccs loadtest -url http://$addr/v1/sets/ball/score -body "$dir/score.json" -requests "$N" -duration 0 -concurrency "$CONNS" -token-file "$dir/token"
 sleep 3
 after=$(promq 'ccs_requests_total{job="ccs",endpoint="score",code="200"}')
+echo "== every answer Prometheus stored, by endpoint and code (499: cut when a tool stopped at its duration)"
+promall 'sum by (endpoint, code) (ccs_requests_total{job="ccs"})'
 other=$(promq 'sum(ccs_requests_total{job="ccs",code!~"200|499"}) or vector(0)')
 python3 - "$before" "$after" "$N" "$other" <<'PY'
 import sys
@@ -84,5 +86,3 @@ b, a, n, e = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), float(sys
 print(f"Prometheus: score counter {b:.0f} -> {a:.0f}, grew {a-b:.0f}; sent {n}; answers other than 200 and 499: {e:.0f}")
 sys.exit(0 if a - b == n and e == 0 else 1)
 PY
-echo "== every answer Prometheus stored, by endpoint and code (499: in flight when a tool stopped at its duration)"
-promall 'sum by (endpoint, code) (ccs_requests_total{job="ccs"})'
