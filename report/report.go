@@ -22,6 +22,7 @@ const Paper = "Contrastive Conformal Sets"
 
 // section is one document's part of the page.
 type section struct {
+	ID            string // the kind, or KIND-N for its Nth document
 	Kind, Command string
 	Build         []field
 	Blocks        []block
@@ -53,10 +54,17 @@ type fig struct {
 }
 
 // Write renders docs (in the order given) as one HTML page titled title.
+// Several documents of one kind (the sensitivity analysis on the
+// simulation and on Fashion-MNIST, say) get sections KIND, KIND-2, …,
+// and their figures' ids that prefix.
 func Write(w io.Writer, title string, docs []*experiment.Document) error {
 	var secs []section
+	seen := map[string]int{}
 	for _, d := range docs {
-		s := section{Kind: d.Kind, Command: d.Command, Build: build(d.Build)}
+		s := section{ID: d.Kind, Kind: d.Kind, Command: d.Command, Build: build(d.Build)}
+		if seen[d.Kind]++; seen[d.Kind] > 1 {
+			s.ID = fmt.Sprintf("%s-%d", d.Kind, seen[d.Kind])
+		}
 		if err := d.Check(); err != nil {
 			return fmt.Errorf("%s: %w", d.Kind, err)
 		}
@@ -92,7 +100,11 @@ func Write(w io.Writer, title string, docs []*experiment.Document) error {
 			if err != nil {
 				return fmt.Errorf("figure %s: %w", f.Name, err)
 			}
-			s.Figures = append(s.Figures, fig{ID: f.Name, Caption: f.Caption, SVG: template.HTML(svg)}) // our own SVG
+			id := f.Name
+			if s.ID != d.Kind {
+				id = s.ID + "-" + f.Name
+			}
+			s.Figures = append(s.Figures, fig{ID: id, Caption: f.Caption, SVG: template.HTML(svg)}) // our own SVG
 		}
 		secs = append(secs, s)
 	}
@@ -210,7 +222,7 @@ figcaption { font-size: 0.85em; color: #333; margin-top: 0.4em; }
 <h1>{{.Title}}</h1>
 <p>Results of <code>ccs reproduce</code>, reproducing the tables of <em>{{.Paper}}</em>. Our numbers are computed by the command under each heading; the paper's, where the tables give them, stand beside ours.</p>
 {{range .Sections}}
-<section id="{{.Kind}}">
+<section id="{{.ID}}">
 <h2>{{.Kind}}</h2>
 <p><code>{{.Command}}</code></p>
 {{if .Build}}<p class="build">{{range $i, $f := .Build}}{{if $i}} · {{end}}{{$f.Name}} {{$f.Value}}{{end}}</p>{{end}}

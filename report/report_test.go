@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -234,5 +235,28 @@ func TestWriteOrder(t *testing.T) {
 	}
 	if !strings.Contains(s, "<td>M</td>") || !strings.Contains(s, `<p class="protocol">c</p>`) {
 		t.Errorf("table T not rendered:\n%s", s[:min(len(s), 3000)])
+	}
+}
+
+// TestWriteSameKind: two documents of one kind get distinct section and
+// figure ids (a page with duplicate ids would link and style wrongly).
+func TestWriteSameKind(t *testing.T) {
+	docs := []*experiment.Document{{Kind: "ood", Command: "one", OOD: []*experiment.OODTable{fixture.OOD()}},
+		{Kind: "ood", Command: "two", OOD: []*experiment.OODTable{fixture.OOD()}}}
+	var b bytes.Buffer
+	if err := report.Write(&b, "x", docs); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	for _, m := range regexp.MustCompile(` id="([^"]+)"`).FindAllStringSubmatch(b.String(), -1) {
+		ids[m[1]]++
+	}
+	for id, n := range ids {
+		if n > 1 {
+			t.Errorf("id %q appears %d times", id, n)
+		}
+	}
+	if ids["ood"] != 1 || ids["ood-2"] != 1 || len(ids) < 4 {
+		t.Errorf("sections: %v", ids)
 	}
 }

@@ -17,30 +17,48 @@ import (
 // reportOptions are ccs report's inputs.
 type reportOptions struct {
 	In, Out, Title string
+	Files          []string // result documents besides -in's
 }
 
 func reportCommand() *command {
-	return newCommand("report", "-in RESULTS_DIR -out report.html [-title TITLE]",
-		"write one self-contained HTML page (tables, figures as inline SVG, the paper's numbers beside ours, the build) from a results directory of ccs reproduce -out",
-		func(fs *flag.FlagSet, o *reportOptions) func() error {
+	return &command{name: "report", args: "(-in RESULTS_DIR | RESULT.json…) -out report.html [-title TITLE]",
+		short: "write one self-contained HTML page (tables, figures as inline SVG, the paper's numbers beside ours, the build) from a results directory of ccs reproduce -out, or result files",
+		flags: func(fs *flag.FlagSet) runner {
+			var o reportOptions
 			fs.StringVar(&o.In, "in", "", "results `DIR` (ccs reproduce … -out DIR): its sim.json, pnorm.json, fmnist.json, ood.json, sensitivity.json")
 			fs.StringVar(&o.Out, "out", "", "the HTML `file` to write")
 			fs.StringVar(&o.Title, "title", "ccs: the paper's tables reproduced", "the page's title")
-			return nil
-		}, runReport)
+			return func(ctx context.Context, out *output) error {
+				o.Files = fs.Args() // after -in's documents, in the order given: two of one kind (the sensitivity analysis on sim and on fmnist) both appear
+				return runReport(ctx, o, out)
+			}
+		}, positional: true}
 }
 
 func runReport(_ context.Context, o reportOptions, out *output) error {
-	if err := required("report", "in", o.In, "out", o.Out); err != nil {
+	if err := required("report", "out", o.Out); err != nil {
 		return err
+	}
+	if o.In == "" && len(o.Files) == 0 {
+		return usagef("report: give -in RESULTS_DIR or result files")
 	}
 	var docs []*experiment.Document
 	for _, kind := range experiment.Kinds {
+		if o.In == "" {
+			break
+		}
 		path := filepath.Join(o.In, kind+".json")
 		d, err := experiment.LoadDocument(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
+		if err != nil {
+			return err
+		}
+		docs = append(docs, d)
+	}
+	for _, f := range o.Files {
+		d, err := experiment.LoadDocument(f)
 		if err != nil {
 			return err
 		}

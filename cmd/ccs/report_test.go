@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReportCommand: ccs report from a results directory, from result
+// files, and from both (a document twice gets two sections); neither is
+// a usage error.
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "results")
+	if _, err := ccs("reproduce", "sim", "-rows", "baselines", "-seeds", "1", "-k", "10", "-per-class", "100", "-quiet", "-out", res); err != nil {
+		t.Fatal(err)
+	}
+	doc := filepath.Join(res, "sim.json")
+	for _, c := range []struct {
+		args     []string
+		sections []string
+	}{
+		{[]string{"-in", res}, []string{`id="sim"`}},
+		{[]string{doc}, []string{`id="sim"`}},
+		{[]string{"-in", res, doc}, []string{`id="sim"`, `id="sim-2"`}},
+	} {
+		page := filepath.Join(dir, "report.html")
+		if _, err := ccs(append([]string{"report", "-out", page}, c.args...)...); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		html, _ := os.ReadFile(page)
+		if n := strings.Count(string(html), "<section "); n != len(c.sections) {
+			t.Errorf("%v: %d sections, want %d", c.args, n, len(c.sections))
+		}
+		for _, s := range c.sections {
+			if !strings.Contains(string(html), s) {
+				t.Errorf("%v: no section %s", c.args, s)
+			}
+		}
+	}
+	if _, err := ccs("report", "-out", filepath.Join(dir, "r.html")); !isUsage(err) {
+		t.Errorf("no input: %v, want a usage error", err)
+	}
+}
