@@ -25,7 +25,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -41,7 +40,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/net/netutil"
 
 	"github.com/ccsets/ccs/conformal"
@@ -493,143 +491,4 @@ func (s *Server) Listener(ln net.Listener) (net.Listener, string) {
 		return tls.NewListener(ln, tc), "https"
 	}
 	return ln, "http"
-}
-
-func (s *Server) routes() {
-	s.mux = http.NewServeMux()
-	s.mux.Handle("/v1/sets", s.endpoint("sets", http.MethodGet, RoleRead, s.listSets))
-	s.mux.Handle("/v1/sets/{name}/score", s.endpoint("score", http.MethodPost, RoleRead, s.score))
-	s.mux.Handle("/v1/sets/{name}/ood", s.endpoint("ood", http.MethodPost, RoleRead, s.ood))
-	s.mux.Handle("/v1/sets/{name}/ood/monitor/reset", s.endpoint("ood_monitor_reset", http.MethodPost, RoleAdmin, s.resetMonitor))
-	s.mux.Handle("/v1/sets/{name}/retrieve", s.endpoint("retrieve", http.MethodPost, RoleRead, s.retrieve))
-	s.mux.Handle("/v1/admin/reload", s.endpoint("admin_reload", http.MethodPost, RoleAdmin, s.adminReload))
-	s.mux.Handle("/healthz", s.endpoint("healthz", http.MethodGet, RoleNone, func(w http.ResponseWriter, r *http.Request) error {
-		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	}))
-	s.mux.Handle("/readyz", s.endpoint("readyz", http.MethodGet, RoleNone, func(w http.ResponseWriter, r *http.Request) error {
-		if s.draining.Load() {
-			return writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
-		}
-		return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	}))
-	switch s.cfg.Metrics {
-	case MetricsToken:
-		s.mux.Handle("/metrics", s.guard(RoleRead, promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
-	case MetricsOpen:
-		s.mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
-	}
-	// Unknown paths need a token too: a stranger learns nothing of the
-	// routes.
-	s.mux.Handle("/", s.endpoint("other", "", RoleRead, func(w http.ResponseWriter, r *http.Request) error {
-		return &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no endpoint %s", r.URL.Path)}
-	}))
-}
-
-// adminReload is POST /v1/admin/reload: Reload, answering the generation
-// now served, or 422 with why the files were refused (the previous
-// generation still served).
-func (s *Server) adminReload(w http.ResponseWriter, r *http.Request) error {
-	if err := s.Reload(); err != nil {
-		return &apiError{status: http.StatusUnprocessableEntity, code: "reload_failed",
-			msg: fmt.Sprintf("reload failed, still serving generation %d: %v", s.Generation(), err)}
-	}
-	st := s.state.Load()
-	return writeJSON(w, http.StatusOK, map[string]any{"generation": st.generation, "loaded": st.loaded.UTC().Format(time.RFC3339Nano)})
-}
-
-// statusWriter records the status a handler wrote.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	wrote  bool // the header is sent
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.status, w.wrote = code, true
-	w.ResponseWriter.WriteHeader(code)
-}
-
-// guard lets a request through to h only with a token of role need (when
-// the server has tokens); a refusal is answered with 401 (and
-// WWW-Authenticate) or 403 and counted by reason.
-func (s *Server) guard(need Role, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if e, reason := s.authorize(r, need); e != nil {
-			s.deny(w, e, reason)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-func (s *Server) deny(w http.ResponseWriter, e *apiError, reason string) {
-	s.denied.WithLabelValues(reason).Inc()
-	if e.status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="ccs"`)
-		// A caller without a valid token keeps no connection open.
-		w.Header().Set("Connection", "close")
-	}
-	writeError(w, e)
-}
-
-// bodied are the endpoints that read a request body; the others leave it
-// unread.
-var bodied = map[string]bool{"score": true, "ood": true, "retrieve": true}
-
-// endpoint wraps a handler: the token check (need), the method check, the
-// body read within its limits (MaxBody; the body memory), a turn among
-// MaxInflight, errors as JSON, request counts and latencies. A panic in a
-// handler is a bug; it is answered with 500 and counted, and the server
-// goes on.
-func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWriter, *http.Request) error) http.Handler {
-	lat := s.latency.WithLabelValues(name)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		defer func() {
-			if p := recover(); p != nil {
-				writeError(sw, &apiError{status: http.StatusInternalServerError, code: "internal", msg: fmt.Sprint("internal error: ", p)})
-			}
-			s.requests.WithLabelValues(name, fmt.Sprint(sw.status)).Inc()
-			lat.Observe(time.Since(start).Seconds())
-		}()
-		if e, reason := s.authorize(r, need); e != nil {
-			s.deny(sw, e, reason)
-			return
-		}
-		if method != "" && r.Method != method {
-			sw.Header().Set("Allow", method)
-			writeError(sw, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
-				msg: fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, method)})
-			return
-		}
-		if bodied[name] && r.Body != nil {
-			data, release, err := readBody(http.MaxBytesReader(sw, r.Body, s.cfg.MaxBody), r.ContentLength, &s.bodies)
-			if err != nil {
-				writeError(sw, err)
-				return
-			}
-			defer release()
-			r.Body = bufferedBody{bytes.NewReader(data), data}
-		}
-		if need != RoleNone {
-			select {
-			case s.inflight <- struct{}{}:
-				defer func() { <-s.inflight }()
-			case <-r.Context().Done():
-				writeError(sw, cancelled(r.Context().Err()))
-				return
-			}
-		}
-		if err := h(sw, r); err != nil {
-			if sw.wrote {
-				// The answer was cut while being written: the client went
-				// away (a load tool stopping at its duration). Not the
-				// server's error: counted as 499 like a cancelled request.
-				sw.status = 499
-				return
-			}
-			writeError(sw, err)
-		}
-	})
 }
