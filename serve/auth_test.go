@@ -261,3 +261,43 @@ func TestAdminReload(t *testing.T) {
 		t.Errorf("the revoked token: %d, want 401", code)
 	}
 }
+
+// FuzzParseTokens: the tokens file parser never panics; a file it accepts
+// has every token findable and nothing else; an error it gives shows no
+// run of 8 characters of the file that could be part of a token.
+func FuzzParseTokens(f *testing.F) {
+	f.Add("# c\n" + readToken + "\nops:" + adminToken + ":admin\n")
+	f.Add("a:" + readToken + ":root\n")
+	f.Add("x:y:z:w\n" + readToken[:10])
+	f.Fuzz(func(t *testing.T, text string) {
+		tk, err := parseTokens(strings.NewReader(text))
+		if err != nil {
+			msg := err.Error()
+			for _, line := range strings.Split(text, "\n") {
+				for _, field := range strings.FieldsFunc(line, func(r rune) bool { return r == ':' }) {
+					if len(field) >= 8 && strings.Contains(msg, field) && !strings.Contains("read admin", field) {
+						t.Fatalf("the error %q shows %q of the file", msg, field)
+					}
+				}
+			}
+			return
+		}
+		for _, line := range strings.Split(text, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			f := strings.Split(line, ":")
+			secret := f[0]
+			if len(f) > 1 {
+				secret = f[1]
+			}
+			if _, ok := tk.lookup(secret); !ok {
+				t.Fatalf("accepted token of line %q is not found", line)
+			}
+		}
+		if _, ok := tk.lookup("not-a-token-in-this-file-at-all"); ok && !strings.Contains(text, "not-a-token-in-this-file-at-all") {
+			t.Fatal("lookup accepted a stranger")
+		}
+	})
+}
