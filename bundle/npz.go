@@ -3,6 +3,7 @@ package bundle
 import (
 	"archive/zip"
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -63,6 +64,13 @@ func readArray(r io.Reader, name string, maxBytes int64) (Array, error) {
 // as a request body. A malformed header is an error, never a panic.
 func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
 	return decodeNPY(r, name, maxElems, 0)
+}
+
+// DecodeNPYBytes is DecodeNPY on a .npy stream held in memory: the data
+// its header announces must also fit in data, checked before anything is
+// allocated (a 100-byte request body announcing 600 MB is refused).
+func DecodeNPYBytes(data []byte, name string, maxElems int) (Array, error) {
+	return decodeNPY(bytes.NewReader(data), name, maxElems, max(int64(len(data)), 1))
 }
 
 // itemSize is the bytes per element of each dtype DecodeNPY reads.

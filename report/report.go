@@ -49,14 +49,14 @@ type table struct {
 }
 
 type fig struct {
-	ID, Caption string
-	SVG         template.HTML
+	ID, Name, Caption string // Name: the figure's file name (ccs plot's)
+	SVG               template.HTML
 }
 
 // Write renders docs (in the order given) as one HTML page titled title.
 // Several documents of one kind (the sensitivity analysis on the
 // simulation and on Fashion-MNIST, say) get sections KIND, KIND-2, …,
-// and their figures' ids that prefix.
+// and their figures' ids that prefix; figure ids start with "fig-".
 func Write(w io.Writer, title string, docs []*experiment.Document) error {
 	var secs []section
 	seen := map[string]int{}
@@ -100,11 +100,11 @@ func Write(w io.Writer, title string, docs []*experiment.Document) error {
 			if err != nil {
 				return fmt.Errorf("figure %s: %w", f.Name, err)
 			}
-			id := f.Name
+			id := "fig-" + f.Name // apart from the sections' ids (the p-norm figure is named pnorm)
 			if s.ID != d.Kind {
-				id = s.ID + "-" + f.Name
+				id = "fig-" + s.ID + "-" + f.Name
 			}
-			s.Figures = append(s.Figures, fig{ID: id, Caption: f.Caption, SVG: template.HTML(svg)}) // our own SVG
+			s.Figures = append(s.Figures, fig{ID: id, Name: f.Name, Caption: f.Caption, SVG: template.HTML(svg)}) // our own SVG
 		}
 		secs = append(secs, s)
 	}
@@ -240,7 +240,7 @@ figcaption { font-size: 0.85em; color: #333; margin-top: 0.4em; }
 {{end}}
 {{end}}
 {{range .Figures}}
-<figure id="{{.ID}}" data-figure="{{.ID}}">
+<figure id="{{.ID}}" data-figure="{{.Name}}">
 {{.SVG}}
 <figcaption>{{.Caption}}</figcaption>
 </figure>

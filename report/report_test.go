@@ -239,10 +239,12 @@ func TestWriteOrder(t *testing.T) {
 }
 
 // TestWriteSameKind: two documents of one kind get distinct section and
-// figure ids (a page with duplicate ids would link and style wrongly).
+// figure ids, and no figure shares a section's id, for every kind's
+// real results (a page with duplicate ids would link and style wrongly).
 func TestWriteSameKind(t *testing.T) {
 	docs := []*experiment.Document{{Kind: "ood", Command: "one", OOD: []*experiment.OODTable{fixture.OOD()}},
 		{Kind: "ood", Command: "two", OOD: []*experiment.OODTable{fixture.OOD()}}}
+	docs = append(docs, fixture.Documents(t)...)
 	var b bytes.Buffer
 	if err := report.Write(&b, "x", docs); err != nil {
 		t.Fatal(err)

@@ -215,7 +215,13 @@ func slowDecode(body []byte, fields map[string]bool) (request, error) {
 // decodeNPY reads a float32 .npy body of at most maxRows rows of dimension
 // d: shape (d,) is one row, (m, d) m rows.
 func decodeNPY(r *http.Request, d, maxRows int) ([]float32, error) {
-	a, err := bundle.DecodeNPY(r.Body, "body", (maxRows+1)*d)
+	var a bundle.Array
+	var err error
+	if b, ok := r.Body.(bufferedBody); ok { // the body's length bounds what its header may announce
+		a, err = bundle.DecodeNPYBytes(b.data, "body", (maxRows+1)*d)
+	} else {
+		a, err = bundle.DecodeNPY(r.Body, "body", (maxRows+1)*d)
+	}
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {

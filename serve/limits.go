@@ -60,8 +60,8 @@ func readBody(r io.Reader, length int64, b *budget) (data []byte, release func()
 	total := 0
 	for {
 		size := int64(bodyChunk)
-		if len(chunks) == 0 && length >= 0 {
-			size = min(size, length+1) // +1: to see the end
+		if len(chunks) == 0 && length >= 0 && length < size {
+			size = length + 1 // +1: to see the end
 		}
 		if !b.tryTake(size) {
 			release()
@@ -79,6 +79,10 @@ func readBody(r io.Reader, length int64, b *budget) (data []byte, release func()
 			release()
 			return nil, nil, bodyError(err, "request body")
 		}
+	}
+	if length >= 0 && int64(total) != length {
+		release()
+		return nil, nil, cancelled(io.ErrUnexpectedEOF) // the client went away mid-body
 	}
 	if len(chunks) == 1 {
 		return chunks[0], release, nil

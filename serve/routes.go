@@ -47,7 +47,7 @@ func (s *Server) routes() {
 func (s *Server) adminReload(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Reload(); err != nil {
 		return &apiError{status: http.StatusUnprocessableEntity, code: "reload_failed",
-			msg: fmt.Sprintf("reload failed, still serving generation %d: %v", s.Generation(), err)}
+			msg: fmt.Sprintf("reload failed (the parts that failed keep their previous version; serving generation %d): %v", s.Generation(), err)}
 	}
 	st := s.state.Load()
 	return writeJSON(w, http.StatusOK, map[string]any{"generation": st.generation, "loaded": st.loaded.UTC().Format(time.RFC3339Nano)})
@@ -63,6 +63,11 @@ type statusWriter struct {
 func (w *statusWriter) WriteHeader(code int) {
 	w.status, w.wrote = code, true
 	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wrote = true // an implicit 200
+	return w.ResponseWriter.Write(b)
 }
 
 // guard lets a request through to h only with a token of role need (when
@@ -120,7 +125,14 @@ func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWr
 			return
 		}
 		if bodied[name] && r.Body != nil {
-			data, release, err := readBody(http.MaxBytesReader(sw, r.Body, s.cfg.MaxBody), r.ContentLength, &s.bodies)
+			if r.ContentLength > s.cfg.MaxBody {
+				writeError(sw, &apiError{status: http.StatusRequestEntityTooLarge, code: "body_too_large",
+					msg: fmt.Sprintf("the request body of %d bytes exceeds %d", r.ContentLength, s.cfg.MaxBody)})
+				return
+			}
+			// The raw writer: MaxBytesReader marks its connection to close
+			// after a 413.
+			data, release, err := readBody(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody), r.ContentLength, &s.bodies)
 			if err != nil {
 				writeError(sw, err)
 				return

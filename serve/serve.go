@@ -121,8 +121,8 @@ type Config struct {
 	MaxInflight int
 	// BodyMemory is the memory all request bodies being read or handled
 	// may hold; a body that would exceed it is refused with 503 rather
-	// than queued. Default: 4 × MaxBody, at least 256 MiB. At least MaxBody
-	// plus 128 KiB.
+	// than queued. Default: 4 × MaxBody, at least 256 MiB. At least twice
+	// MaxBody plus 128 KiB (a body's chunks and their joined copy).
 	BodyMemory int64
 }
 
@@ -279,14 +279,15 @@ func New(cfg Config) (*Server, error) {
 	if !(cfg.MonitorDelta > 0 && cfg.MonitorDelta < 1) {
 		return nil, fmt.Errorf("serve: monitor δ = %v, want 0 < δ < 1", cfg.MonitorDelta)
 	}
-	if cfg.MaxConns < 1 || cfg.MaxInflight < 1 || cfg.BodyMemory < cfg.MaxBody+2*bodyChunk {
-		return nil, fmt.Errorf("serve: %d connections, %d requests at once, %d bytes of body memory: want at least 1, 1 and max-body + 128 KiB", cfg.MaxConns, cfg.MaxInflight, cfg.BodyMemory)
+	if cfg.MaxConns < 1 || cfg.MaxInflight < 1 || cfg.BodyMemory < 2*cfg.MaxBody+2*bodyChunk {
+		return nil, fmt.Errorf("serve: %d connections, %d requests at once, %d bytes of body memory: want at least 1, 1 and 2 × max-body + 128 KiB (a body's chunks and their joined copy)", cfg.MaxConns, cfg.MaxInflight, cfg.BodyMemory)
 	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, errors.New("serve: give both a TLS certificate and its key, or neither")
 	}
 	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), inflight: make(chan struct{}, cfg.MaxInflight), bodies: budget{limit: cfg.BodyMemory}}
 	if err := s.reload(); err != nil {
+		s.Close() // the database connections opened so far
 		return nil, err
 	}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ccs_requests_total",

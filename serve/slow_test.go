@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -174,5 +175,76 @@ func TestConnectionCap(t *testing.T) {
 	}
 	for _, c := range held[1:] {
 		c.Close()
+	}
+}
+
+// TestBodyLimits: a Content-Length over -max-body is refused with 413
+// before anything is read or reserved (a length of 2⁶³−1 once wrapped the
+// budget's arithmetic); a small .npy body announcing 24 MB is refused
+// (24 MB) before the allocation; a body cut short by its client is counted as the
+// client's going away; afterwards no body memory is held.
+func TestBodyLimits(t *testing.T) {
+	cfg := fixtureConfig(t)
+	cfg.MaxPoints = 2_000_000 // the element cap allows the shape; the body's length does not
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := listen(t, s)
+	addr := strings.TrimPrefix(base, "http://")
+	raw := func(req string) string {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte(req))
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b, _ := io.ReadAll(c)
+		return string(b)
+	}
+	if got := raw("POST /v1/sets/ball/score HTTP/1.1\r\nHost: x\r\nContent-Length: 9223372036854775807\r\nConnection: close\r\n\r\n{}"); !strings.HasPrefix(got, "HTTP/1.1 413") {
+		t.Errorf("Content-Length 2^63-1: %.60q, want 413", got)
+	}
+	// A .npy header announcing (1000000, 3) float64 in a 128-byte body.
+	h := "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000, 3), }"
+	for (10+len(h)+1)%64 != 0 {
+		h += " "
+	}
+	npy := "\x93NUMPY\x01\x00" + string([]byte{byte(len(h) + 1), 0}) + h + "\n"
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rec := do(t, s.Handler(), "POST", "/v1/sets/ball/ood", "application/x-npy", npy)
+	runtime.ReadMemStats(&after)
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "bytes stored") {
+		t.Errorf(".npy announcing more than its body: %d %s", rec.Code, rec.Body)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf(".npy announcing 24 MB in %d bytes: %d bytes allocated", len(npy), alloc)
+	}
+	// A body cut short: the client closes after half of it.
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write([]byte("POST /v1/sets/ball/score HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"anchor\": [0, 0, 0],"))
+	time.Sleep(100 * time.Millisecond)
+	c.Close()
+	var cut float64
+	for deadline := time.Now().Add(10 * time.Second); cut < 1 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		cut = metric(t, s, `ccs_requests_total{code="499",endpoint="score"}`)
+	}
+	if cut != 1 {
+		t.Errorf("a body cut short: %v counted as 499", cut)
+	}
+	if rec := do(t, s.Handler(), "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[1, 0, 0]]}`); rec.Code != 200 {
+		t.Errorf("a normal request afterwards: %d %s", rec.Code, rec.Body)
+	}
+	if used := s.bodies.used.Load(); used != 0 {
+		t.Errorf("%d bytes of body memory still held", used)
+	}
+	if _, err := New(Config{Sets: fixtureConfig(t).Sets, MaxBody: 1 << 20, BodyMemory: 1<<20 + 1<<17}); err == nil || !strings.Contains(err.Error(), "2 × max-body") {
+		t.Errorf("body memory under twice max-body: %v", err)
 	}
 }

@@ -73,7 +73,7 @@ func TestWrk(t *testing.T) {
 }
 
 // metric reads a series' value from /metrics (sending a read token, which
-// a server without tokens ignores).
+// a server without tokens ignores); 0 for a series not there yet.
 func metric(t *testing.T, s *Server, series string) float64 {
 	t.Helper()
 	req := httptest.NewRequest("GET", "/metrics", nil)
@@ -86,6 +86,5 @@ func metric(t *testing.T, s *Server, series string) float64 {
 			return f
 		}
 	}
-	t.Fatalf("/metrics lacks %s", series)
 	return 0
 }

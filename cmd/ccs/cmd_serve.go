@@ -129,7 +129,7 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 			return err
 		case <-hup:
 			if err := srv.Reload(); err != nil {
-				fmt.Fprintf(out.stderr, "ccs serve: reload failed, still serving generation %d: %v\n", srv.Generation(), err)
+				fmt.Fprintf(out.stderr, "ccs serve: reload failed (the parts that failed keep their previous version; serving generation %d): %v\n", srv.Generation(), err)
 			} else {
 				fmt.Fprintf(out.stderr, "ccs serve: reloaded: generation %d\n", srv.Generation())
 			}

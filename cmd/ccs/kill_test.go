@@ -65,7 +65,7 @@ func partials(t *testing.T, dir string) (bad []string, temps int) {
 		if err != nil || d.IsDir() {
 			return nil
 		}
-		if strings.Contains(d.Name(), ".tmp-") {
+		if strings.Contains(d.Name(), ".ccs-tmp-") {
 			temps++
 			return nil
 		}
@@ -180,7 +180,7 @@ func TestKill(t *testing.T) {
 			}
 			if st := state(c.name, out, prev, want); !finished {
 				after[c.name+": "+st]++
-				if temps, _ := filepath.Glob(out[:len(out)-len(filepath.Base(out))] + "." + filepath.Base(out) + ".tmp-*"); len(temps) > 0 {
+				if temps, _ := filepath.Glob(out[:len(out)-len(filepath.Base(out))] + "." + filepath.Base(out) + ".ccs-tmp-*"); len(temps) > 0 {
 					after[c.name+": mid-write"]++
 				}
 			}

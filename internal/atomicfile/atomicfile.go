@@ -21,7 +21,7 @@ import (
 // crash of the machine too.
 //
 // A process killed while writing leaves its temporary file
-// (.NAME.tmp-PID-RANDOM) beside path, never at it. The first Write into a
+// (.NAME.ccs-tmp-PID-RANDOM) beside path, never at it. The first Write into a
 // directory in a process removes the directory's temporaries that are at
 // least StaleAge old and whose writer is no longer running (by its PID:
 // the age guards against a writer in another PID namespace sharing the
@@ -29,7 +29,7 @@ import (
 func Write(path string, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	sweep(dir)
-	f, err := os.CreateTemp(dir, "."+base+".tmp-"+strconv.Itoa(os.Getpid())+"-*")
+	f, err := os.CreateTemp(dir, "."+base+tmpMark+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return err
 	}
@@ -65,6 +65,15 @@ func Write(path string, write func(io.Writer) error) (err error) {
 	return nil
 }
 
+// tmpMark marks a temporary file's name: .NAME.ccs-tmp-PID-RANDOM, RANDOM
+// being os.CreateTemp's digits.
+const tmpMark = ".ccs-tmp-"
+
+// digits reports whether s is one or more decimal digits.
+func digits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
 // StaleAge is how old a dead writer's temporary file must be before a
 // Write sweeps it.
 var StaleAge = time.Minute
@@ -85,13 +94,13 @@ func sweep(dir string) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		i := strings.LastIndex(name, ".tmp-")
+		i := strings.LastIndex(name, tmpMark)
 		if !strings.HasPrefix(name, ".") || i < 0 || !e.Type().IsRegular() {
 			continue
 		}
-		pidText, _, ok := strings.Cut(name[i+len(".tmp-"):], "-")
+		pidText, random, ok := strings.Cut(name[i+len(tmpMark):], "-")
 		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || running(pid) {
+		if !ok || err != nil || !digits(random) || pid <= 0 || pid == os.Getpid() || running(pid) {
 			continue
 		}
 		if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < StaleAge {

@@ -43,12 +43,13 @@ func TestSweep(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "set[1].json")
 	// A PID that is not running: past the kernel's largest.
-	dead := filepath.Join(dir, ".set[1].json.tmp-4194999-123")
-	fresh := filepath.Join(dir, ".other.json.tmp-4194999-789")
-	live := filepath.Join(dir, ".set[1].json.tmp-"+strconv.Itoa(os.Getppid())+"-456")
-	plain := filepath.Join(dir, ".notes.tmp-x-1")
+	dead := filepath.Join(dir, ".set[1].json.ccs-tmp-4194999-123")
+	fresh := filepath.Join(dir, ".other.json.ccs-tmp-4194999-789")
+	live := filepath.Join(dir, ".set[1].json.ccs-tmp-"+strconv.Itoa(os.Getppid())+"-456")
+	plain := filepath.Join(dir, ".notes.tmp-2024-01")   // a user's file, not ours
+	odd := filepath.Join(dir, ".x.ccs-tmp-4194999-abc") // not os.CreateTemp's digits
 	old := time.Now().Add(-2 * StaleAge)
-	for _, p := range []string{dead, fresh, live, plain} {
+	for _, p := range []string{dead, fresh, live, plain, odd} {
 		if err := os.WriteFile(p, []byte("half"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +60,7 @@ func TestSweep(t *testing.T) {
 	if err := Write(path, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
 		t.Fatal(err)
 	}
-	for p, want := range map[string]bool{dead: false, fresh: true, live: true, plain: true, path: true} {
+	for p, want := range map[string]bool{dead: false, fresh: true, live: true, plain: true, odd: true, path: true} {
 		if _, err := os.Stat(p); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
 		}
