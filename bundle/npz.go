@@ -45,14 +45,6 @@ func Float32(data []float32, shape ...int) Array { return Array{Shape: shape, F3
 // Int64 returns an int64 array of the given shape (data is not copied).
 func Int64(data []int64, shape ...int) Array { return Array{Shape: shape, I64: data} }
 
-// readArray reads one .npy stream (DecodeNPY).
-// readArray reads one .npy stream of at most maxBytes bytes (its header
-// included), so that a header announcing more data than the stream can hold
-// is refused before anything is allocated.
-func readArray(r io.Reader, name string, maxBytes int64) (Array, error) {
-	return decodeNPY(r, name, 0, maxBytes)
-}
-
 // DecodeNPY reads one .npy stream named name in errors: little-endian
 // float32 ('<f4') and int64 ('<i8') as stored; float64 ('<f8') and float16
 // ('<f2') converted to float32, int32 ('<i4') to int64, Fortran order to C
@@ -278,7 +270,7 @@ func ReadNPY(path string) (Array, error) {
 	if fi.Mode().IsRegular() {
 		limit = max(fi.Size(), 1)
 	}
-	a, err := readArray(f, strings.TrimSuffix(filepath.Base(path), ".npy"), limit)
+	a, err := decodeNPY(f, strings.TrimSuffix(filepath.Base(path), ".npy"), 0, limit)
 	if err != nil {
 		return Array{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -356,7 +348,7 @@ func readNPZ(r io.ReaderAt, size int64) (map[string]Array, error) {
 		if err != nil {
 			return nil, fmt.Errorf("array %q: %w", name, err)
 		}
-		a, err := readArray(rc, name, max(int64(u), 1))
+		a, err := decodeNPY(rc, name, 0, max(int64(u), 1))
 		rc.Close()
 		if err != nil {
 			return nil, err

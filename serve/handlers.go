@@ -164,19 +164,27 @@ var (
 // for the common shape, encoding/json (the reference, with its error
 // messages) for anything else.
 func readRequest(r *http.Request, fields map[string]bool) (request, error) {
-	var body []byte
-	if b, ok := r.Body.(bufferedBody); ok {
-		body = b.data
-	} else {
-		var err error
-		if body, err = io.ReadAll(r.Body); err != nil {
-			return request{}, bodyError(err, "JSON")
-		}
+	body, err := bodyOf(r)
+	if err != nil {
+		return request{}, err
 	}
 	if req, ok := fastDecode(body, fields); ok {
 		return req, nil
 	}
 	return slowDecode(body, fields)
+}
+
+// bodyOf is the request's body: as endpoint read it within its limits, or
+// read here for a handler reached otherwise.
+func bodyOf(r *http.Request) ([]byte, error) {
+	if b, ok := r.Body.(bufferedBody); ok {
+		return b.data, nil
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, bodyError(err, "request body")
+	}
+	return data, nil
 }
 
 // slowDecode decodes body with encoding/json into the struct that has
@@ -215,18 +223,13 @@ func slowDecode(body []byte, fields map[string]bool) (request, error) {
 // decodeNPY reads a float32 .npy body of at most maxRows rows of dimension
 // d: shape (d,) is one row, (m, d) m rows.
 func decodeNPY(r *http.Request, d, maxRows int) ([]float32, error) {
-	var a bundle.Array
-	var err error
-	if b, ok := r.Body.(bufferedBody); ok { // the body's length bounds what its header may announce
-		a, err = bundle.DecodeNPYBytes(b.data, "body", (maxRows+1)*d)
-	} else {
-		a, err = bundle.DecodeNPY(r.Body, "body", (maxRows+1)*d)
-	}
+	body, err := bodyOf(r)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, bodyError(err, ".npy")
-		}
+		return nil, err
+	}
+	// The body's length bounds what its header may announce.
+	a, err := bundle.DecodeNPYBytes(body, "body", (maxRows+1)*d)
+	if err != nil {
 		return nil, badRequest("", "%v", err)
 	}
 	if a.F32 == nil {

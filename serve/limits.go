@@ -4,35 +4,13 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"sync/atomic"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // bodyChunk is the step in which a request body's memory is reserved from
 // the server's body budget as its bytes arrive.
 const bodyChunk = 64 << 10
-
-// budget is memory reserved by requests, up to a limit. A reservation that
-// does not fit fails at once rather than waiting, so that requests holding
-// part of what they need never wait on each other.
-type budget struct {
-	limit int64
-	used  atomic.Int64
-}
-
-// tryTake reserves n bytes if they fit.
-func (b *budget) tryTake(n int64) bool {
-	for {
-		u := b.used.Load()
-		if u+n > b.limit {
-			return false
-		}
-		if b.used.CompareAndSwap(u, u+n) {
-			return true
-		}
-	}
-}
-
-func (b *budget) give(n int64) { b.used.Add(-n) }
 
 // body is a request body read in full before its handler runs.
 type bufferedBody struct {
@@ -46,16 +24,29 @@ var errOverloaded = &apiError{status: http.StatusServiceUnavailable, code: "over
 	msg: "the memory for request bodies (-body-memory) is in use: try again"}
 
 // readBody reads r's body (already capped by MaxBytesReader; length is its
-// Content-Length, -1 if unknown) into memory, reserving from b a chunk
+// Content-Length, -1 if unknown) into memory, reserving from budget a chunk
 // ahead of the bytes' arrival: a client that trickles its body holds only
 // what it has sent, plus one chunk (the first sized by the announced
 // length, so that a small body reserves little). Joining several chunks
-// reserves the whole first. If the budget is spent the request is refused
-// (503) rather than made to wait. release returns the reservation once
+// reserves the whole first. Reservations never wait (TryAcquire): a
+// request holding part of what it needs never waits on another, and one
+// that does not fit is refused (503). release returns the reservation once
 // the handler is done.
-func readBody(r io.Reader, length int64, b *budget) (data []byte, release func(), err error) {
+func readBody(r io.Reader, length int64, budget *semaphore.Weighted) (data []byte, release func(), err error) {
 	var held int64
-	release = func() { b.give(held) }
+	giveBack := func() { budget.Release(held) }
+	take := func(n int64) bool {
+		if !budget.TryAcquire(n) {
+			return false
+		}
+		held += n
+		return true
+	}
+	defer func() {
+		if err != nil {
+			giveBack()
+		}
+	}()
 	var chunks [][]byte
 	total := 0
 	for {
@@ -63,11 +54,9 @@ func readBody(r io.Reader, length int64, b *budget) (data []byte, release func()
 		if len(chunks) == 0 && length >= 0 && length < size {
 			size = length + 1 // +1: to see the end
 		}
-		if !b.tryTake(size) {
-			release()
+		if !take(size) {
 			return nil, nil, errOverloaded
 		}
-		held += size
 		c := make([]byte, size)
 		n, err := io.ReadFull(r, c)
 		chunks = append(chunks, c[:n])
@@ -76,23 +65,21 @@ func readBody(r io.Reader, length int64, b *budget) (data []byte, release func()
 			break
 		}
 		if err != nil {
-			release()
 			return nil, nil, bodyError(err, "request body")
 		}
 	}
 	if length >= 0 && int64(total) != length {
-		release()
 		return nil, nil, cancelled(io.ErrUnexpectedEOF) // the client went away mid-body
 	}
 	if len(chunks) == 1 {
-		return chunks[0], release, nil
+		return chunks[0], giveBack, nil
 	}
-	if !b.tryTake(int64(total)) {
-		release()
+	chunksHeld := held
+	if !take(int64(total)) {
 		return nil, nil, errOverloaded
 	}
 	data = bytes.Join(chunks, nil)
-	b.give(held) // the chunks are garbage now
-	held = int64(total)
-	return data, release, nil
+	budget.Release(chunksHeld) // the chunks are garbage now
+	held -= chunksHeld
+	return data, giveBack, nil
 }

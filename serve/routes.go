@@ -97,6 +97,24 @@ func (s *Server) deny(w http.ResponseWriter, e *apiError, reason string) {
 // unread.
 var bodied = map[string]bool{"score": true, "ood": true, "retrieve": true}
 
+// bufferBody reads r's body into memory within MaxBody and the body
+// memory (readBody) and puts it back as a bufferedBody; release returns
+// its memory once the request is done.
+func (s *Server) bufferBody(w http.ResponseWriter, r *http.Request) (release func(), err error) {
+	if r.ContentLength > s.cfg.MaxBody {
+		return nil, &apiError{status: http.StatusRequestEntityTooLarge, code: "body_too_large",
+			msg: fmt.Sprintf("the request body of %d bytes exceeds %d", r.ContentLength, s.cfg.MaxBody)}
+	}
+	// The raw writer: MaxBytesReader marks its connection to close after
+	// a 413.
+	data, release, err := readBody(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody), r.ContentLength, s.bodies)
+	if err != nil {
+		return nil, err
+	}
+	r.Body = bufferedBody{bytes.NewReader(data), data}
+	return release, nil
+}
+
 // endpoint wraps a handler: the token check (need), the method check, the
 // body read within its limits (MaxBody; the body memory), a turn among
 // MaxInflight, errors as JSON, request counts and latencies. A panic in a
@@ -104,6 +122,7 @@ var bodied = map[string]bool{"score": true, "ood": true, "retrieve": true}
 // goes on.
 func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWriter, *http.Request) error) http.Handler {
 	lat := s.latency.WithLabelValues(name)
+	reads := bodied[name]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
@@ -124,21 +143,13 @@ func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWr
 				msg: fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, method)})
 			return
 		}
-		if bodied[name] && r.Body != nil {
-			if r.ContentLength > s.cfg.MaxBody {
-				writeError(sw, &apiError{status: http.StatusRequestEntityTooLarge, code: "body_too_large",
-					msg: fmt.Sprintf("the request body of %d bytes exceeds %d", r.ContentLength, s.cfg.MaxBody)})
-				return
-			}
-			// The raw writer: MaxBytesReader marks its connection to close
-			// after a 413.
-			data, release, err := readBody(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody), r.ContentLength, &s.bodies)
+		if reads && r.Body != nil {
+			release, err := s.bufferBody(w, r)
 			if err != nil {
 				writeError(sw, err)
 				return
 			}
 			defer release()
-			r.Body = bufferedBody{bytes.NewReader(data), data}
 		}
 		if need != RoleNone {
 			select {

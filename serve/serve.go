@@ -41,6 +41,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/net/netutil"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
@@ -225,7 +226,7 @@ type Server struct {
 	cert     atomic.Pointer[tls.Certificate] // nil: no TLS
 	reloadMu sync.Mutex                      // one reload at a time
 	inflight chan struct{}                   // a slot per request being handled
-	bodies   budget                          // request bodies' memory
+	bodies   *semaphore.Weighted             // request bodies' memory, in bytes
 
 	dbMu sync.Mutex
 	dbs  map[string]retrieve.Store // database collections by URL, kept over reloads
@@ -285,7 +286,7 @@ func New(cfg Config) (*Server, error) {
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, errors.New("serve: give both a TLS certificate and its key, or neither")
 	}
-	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), inflight: make(chan struct{}, cfg.MaxInflight), bodies: budget{limit: cfg.BodyMemory}}
+	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), inflight: make(chan struct{}, cfg.MaxInflight), bodies: semaphore.NewWeighted(cfg.BodyMemory)}
 	if err := s.reload(); err != nil {
 		s.Close() // the database connections opened so far
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -81,6 +82,23 @@ func do(t testing.TB, h http.Handler, method, path, ctype, body string) *httptes
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
+}
+
+// metric reads a series' value from /metrics (sending a read token, which
+// a server without tokens ignores); 0 for a series not there yet.
+func metric(t *testing.T, s *Server, series string) float64 {
+	t.Helper()
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+readToken)
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return 0
 }
 
 func golden(t *testing.T, name string, got []byte) {

@@ -241,8 +241,10 @@ func TestBodyLimits(t *testing.T) {
 	if rec := do(t, s.Handler(), "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[1, 0, 0]]}`); rec.Code != 200 {
 		t.Errorf("a normal request afterwards: %d %s", rec.Code, rec.Body)
 	}
-	if used := s.bodies.used.Load(); used != 0 {
-		t.Errorf("%d bytes of body memory still held", used)
+	if !s.bodies.TryAcquire(s.cfg.BodyMemory) { // all of it free
+		t.Errorf("body memory still held")
+	} else {
+		s.bodies.Release(s.cfg.BodyMemory)
 	}
 	if _, err := New(Config{Sets: fixtureConfig(t).Sets, MaxBody: 1 << 20, BodyMemory: 1<<20 + 1<<17}); err == nil || !strings.Contains(err.Error(), "2 × max-body") {
 		t.Errorf("body memory under twice max-body: %v", err)

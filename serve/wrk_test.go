@@ -2,7 +2,6 @@ package serve
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,21 +69,4 @@ func TestWrk(t *testing.T) {
 		}
 		t.Logf("%s: wrk completed %d requests in 2 s (%v counted by the server); %s", c.endpoint, n, counted, strings.Join(lat, ", "))
 	}
-}
-
-// metric reads a series' value from /metrics (sending a read token, which
-// a server without tokens ignores); 0 for a series not there yet.
-func metric(t *testing.T, s *Server, series string) float64 {
-	t.Helper()
-	req := httptest.NewRequest("GET", "/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+readToken)
-	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, req)
-	for _, line := range strings.Split(rec.Body.String(), "\n") {
-		if v, ok := strings.CutPrefix(line, series+" "); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			return f
-		}
-	}
-	return 0
 }

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,8 +24,7 @@ import (
 // after delay, and waits for it; it reports whether it finished first.
 func killRun(t *testing.T, delay time.Duration, args ...string) (finished bool) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "CCS_TEST_MAIN=1")
+	cmd := ccsProcess(args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,14 +48,7 @@ func TestServeMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a load test of a few seconds")
 	}
-	dir := t.TempDir()
-	if _, err := ccs("simulate", "-out", dir, "-per-class", "60", "-k", "3", "-seed", "4"); err != nil {
-		t.Fatal(err)
-	}
-	set := filepath.Join(dir, "ball.json")
-	if _, err := ccs("calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-out", set); err != nil {
-		t.Fatal(err)
-	}
+	set := calibratedBall(t, t.TempDir())
 	ball, err := conformal.Load(set)
 	if err != nil {
 		t.Fatal(err)
@@ -74,24 +64,15 @@ func TestServeMemory(t *testing.T) {
 	}
 	b.WriteString("]}")
 
-	cmd := exec.Command(os.Args[0], "serve", "-set", "ball="+set, "-addr", "127.0.0.1:0", "-max-body", strconv.Itoa(maxBody),
+	cmd := ccsProcess("serve", "-set", "ball="+set, "-addr", "127.0.0.1:0", "-max-body", strconv.Itoa(maxBody),
 		"-max-points", "10000000", "-body-memory", strconv.Itoa(bodyMemory), "-max-inflight", strconv.Itoa(inflight))
-	cmd.Env = append(os.Environ(), "CCS_TEST_MAIN=1")
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	var base string
-	for i := 0; base == ""; i++ {
-		if m := regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(stderr.String()); m != nil {
-			base = m[1]
-		} else if i > 500 {
-			t.Fatalf("the server did not start: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	base := listeningOn(t, &stderr)
 	idle := peakRSS(t, cmd.Process.Pid)
 	r, err := serve.LoadTest(context.Background(), serve.LoadConfig{URL: base + "/v1/sets/ball/score", Body: b.Bytes(),
 		Duration: 4 * time.Second, Concurrency: 16})

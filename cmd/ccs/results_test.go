@@ -25,6 +25,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// ccsProcess is a command running ccs with args as a process of its own
+// (the test binary, as TestMain lets it be), not yet started.
+func ccsProcess(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "CCS_TEST_MAIN=1")
+	return cmd
+}
+
 // keptCells counts the finished cells under dir (not the temporary files
 // of a write a kill interrupted).
 func keptCells(t *testing.T, dir string) int {
@@ -55,8 +63,7 @@ func TestResume(t *testing.T) {
 	}
 	const total = 12 // six rows, two seeds
 
-	cmd := exec.Command(os.Args[0], args(out)...)
-	cmd.Env = append(os.Environ(), "CCS_TEST_MAIN=1")
+	cmd := ccsProcess(args(out)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -57,6 +57,20 @@ func ccs(args ...string) (string, error) {
 	return out.String(), err
 }
 
+// calibratedBall simulates a small data set in dir and calibrates the ℓ2
+// ball on it; it returns the set file.
+func calibratedBall(t *testing.T, dir string) string {
+	t.Helper()
+	if _, err := ccs("simulate", "-out", dir, "-per-class", "60", "-k", "3", "-seed", "4"); err != nil {
+		t.Fatal(err)
+	}
+	set := filepath.Join(dir, "ball.json")
+	if _, err := ccs("calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-out", set); err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
 // TestServeRefusesOpenAddress: listening beyond loopback without tokens is
 // a usage error that says why, unless -insecure; -tls-cert alone is too.
 func TestServeRefusesOpenAddress(t *testing.T) {
@@ -92,13 +106,7 @@ func TestServeRefusesOpenAddress(t *testing.T) {
 func TestServeTLSAuth(t *testing.T) {
 	dir := t.TempDir()
 	var sink bytes.Buffer
-	if err := run(&sink, &sink, []string{"simulate", "-out", dir, "-per-class", "60", "-k", "3", "-seed", "4"}); err != nil {
-		t.Fatal(err)
-	}
-	set := filepath.Join(dir, "ball.json")
-	if err := run(&sink, &sink, []string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-out", set}); err != nil {
-		t.Fatal(err)
-	}
+	set := calibratedBall(t, dir)
 	cert, key := selfSigned(t, dir, "first")
 	const token = "test-token-0123456789abcdef"
 	tokens := filepath.Join(dir, "tokens")

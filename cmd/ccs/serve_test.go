@@ -129,15 +129,22 @@ func startServe(t *testing.T, args ...string) *served {
 	serveSignals = func() (<-chan os.Signal, <-chan os.Signal, func()) { return s.hup, s.term, func() {} }
 	t.Cleanup(func() { serveSignals = old })
 	go func() { s.done <- run(io.Discard, s.stderr, args) }()
-	for i := 0; s.base == ""; i++ {
-		if m := regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(s.stderr.String()); m != nil {
-			s.base = m[1]
+	s.base = listeningOn(t, s.stderr)
+	return s
+}
+
+// listeningOn waits until a ccs serve's log says where it listens and
+// returns that base URL (http://… or https://…).
+func listeningOn(t *testing.T, log *syncBuffer) string {
+	t.Helper()
+	for i := 0; ; i++ {
+		if m := regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(log.String()); m != nil {
+			return m[1]
 		} else if i > 3000 {
-			t.Fatalf("the server did not start in 30 s: %s", s.stderr.String())
+			t.Fatalf("the server did not start in 30 s: %s", log.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return s
 }
 
 // stop sends SIGTERM and waits for a clean stop.
