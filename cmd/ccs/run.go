@@ -100,8 +100,9 @@ type output struct {
 }
 
 // unkeyedFlags change what a command shows or where it keeps it, or which
-// cells it computes, never a cell's numbers.
-var unkeyedFlags = map[string]bool{"json": true, "quiet": true, "out": true, "plots": true, "seeds": true, "rows": true, "cache": true, "hull": true, "sweeps": true}
+// cells it computes, never a cell's numbers. (-hull-anchors changes the
+// convex hull's coverage, which is computed on every run, never kept.)
+var unkeyedFlags = map[string]bool{"json": true, "quiet": true, "out": true, "plots": true, "seeds": true, "rows": true, "cache": true, "hull": true, "hull-anchors": true, "sweeps": true}
 
 // warn prints a warning no reader can miss.
 func (o *output) warn(msg string) { fmt.Fprintf(o.stderr, "WARNING: %s\n", msg) }
