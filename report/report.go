@@ -7,6 +7,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -23,6 +24,7 @@ const Paper = "Contrastive Conformal Sets"
 // section is one document's part of the page.
 type section struct {
 	ID            string // the kind, or KIND-N for its Nth document
+	Heading       string // what the section is, for its heading and the contents
 	Kind, Command string
 	Build         []field
 	Blocks        []block
@@ -53,15 +55,28 @@ type fig struct {
 	SVG               template.HTML
 }
 
-// Write renders docs (in the order given) as one HTML page titled title.
-// Several documents of one kind (the sensitivity analysis on the
-// simulation and on Fashion-MNIST, say) get sections KIND, KIND-2, …,
+// headings name each kind of result in the page.
+var headings = map[string]string{
+	"sim":         "The simulation (the paper's Table 1)",
+	"pnorm":       "The effect of the p-norm",
+	"sensitivity": "Sensitivity analysis",
+	"fmnist":      "Fashion-MNIST (the layout of the paper's Table 2)",
+	"ood":         "OOD detection",
+}
+
+// Write renders docs (in the order given) as one HTML page titled title,
+// with a list of its sections at the top. Several documents of one kind
+// (the sensitivity analysis on the simulation and on Fashion-MNIST, say)
+// get sections KIND, KIND-2, …, headed by their first table's title too,
 // and their figures' ids that prefix; figure ids start with "fig-".
 func Write(w io.Writer, title string, docs []*experiment.Document) error {
 	var secs []section
-	seen := map[string]int{}
+	seen, count := map[string]int{}, map[string]int{}
 	for _, d := range docs {
-		s := section{ID: d.Kind, Kind: d.Kind, Command: d.Command, Build: build(d.Build)}
+		count[d.Kind]++
+	}
+	for _, d := range docs {
+		s := section{ID: d.Kind, Heading: cmp.Or(headings[d.Kind], d.Kind), Kind: d.Kind, Command: d.Command, Build: build(d.Build)}
 		if seen[d.Kind]++; seen[d.Kind] > 1 {
 			s.ID = fmt.Sprintf("%s-%d", d.Kind, seen[d.Kind])
 		}
@@ -105,6 +120,9 @@ func Write(w io.Writer, title string, docs []*experiment.Document) error {
 				id = "fig-" + s.ID + "-" + f.Name
 			}
 			s.Figures = append(s.Figures, fig{ID: id, Name: f.Name, Caption: f.Caption, SVG: template.HTML(svg)}) // our own SVG
+		}
+		if count[d.Kind] > 1 && len(s.Blocks) > 0 {
+			s.Heading += " — " + s.Blocks[0].Title
 		}
 		secs = append(secs, s)
 	}
@@ -221,9 +239,10 @@ figcaption { font-size: 0.85em; color: #333; margin-top: 0.4em; }
 <body>
 <h1>{{.Title}}</h1>
 <p>Results of <code>ccs reproduce</code>, reproducing the tables of <em>{{.Paper}}</em>. Our numbers are computed by the command under each heading; the paper's, where the tables give them, stand beside ours.</p>
+<nav><ul>{{range .Sections}}<li><a href="#{{.ID}}">{{.Heading}}</a></li>{{end}}</ul></nav>
 {{range .Sections}}
 <section id="{{.ID}}">
-<h2>{{.Kind}}</h2>
+<h2>{{.Heading}}</h2>
 <p><code>{{.Command}}</code></p>
 {{if .Build}}<p class="build">{{range $i, $f := .Build}}{{if $i}} · {{end}}{{$f.Name}} {{$f.Value}}{{end}}</p>{{end}}
 {{range .Blocks}}

@@ -242,8 +242,10 @@ func TestWriteOrder(t *testing.T) {
 // figure ids, and no figure shares a section's id, for every kind's
 // real results (a page with duplicate ids would link and style wrongly).
 func TestWriteSameKind(t *testing.T) {
+	other := fixture.OOD()
+	other.Title = "OOD detection, another encoder"
 	docs := []*experiment.Document{{Kind: "ood", Command: "one", OOD: []*experiment.OODTable{fixture.OOD()}},
-		{Kind: "ood", Command: "two", OOD: []*experiment.OODTable{fixture.OOD()}}}
+		{Kind: "ood", Command: "two", OOD: []*experiment.OODTable{other}}}
 	docs = append(docs, fixture.Documents(t)...)
 	var b bytes.Buffer
 	if err := report.Write(&b, "x", docs); err != nil {
@@ -260,5 +262,21 @@ func TestWriteSameKind(t *testing.T) {
 	}
 	if ids["ood"] != 1 || ids["ood-2"] != 1 || len(ids) < 4 {
 		t.Errorf("sections: %v", ids)
+	}
+	// The contents link every section, and the two OOD sections' headings
+	// tell them apart by their tables' titles; the others are headed by
+	// their kind's name alone.
+	page := b.String()
+	for _, want := range []string{
+		`<li><a href="#ood">OOD detection — OOD detection, fixture (ID), normal scores</a></li>`,
+		`<li><a href="#ood-2">OOD detection — OOD detection, another encoder</a></li>`,
+		`<li><a href="#ood-3">OOD detection — OOD detection, fixture (ID), normal scores</a></li>`,
+		`<li><a href="#sim">The simulation (the paper&#39;s Table 1)</a></li>`,
+		`<h2>Sensitivity analysis</h2>`,
+		`<h2>OOD detection — OOD detection, another encoder</h2>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
 	}
 }
