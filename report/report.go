@@ -60,18 +60,19 @@ var headings = map[string]string{
 	"sim":         "The simulation (the paper's Table 1)",
 	"pnorm":       "The effect of the p-norm",
 	"sensitivity": "Sensitivity analysis",
-	"fmnist":      "Fashion-MNIST (the layout of the paper's Table 2)",
+	"fmnist":      "Fashion-MNIST (the layout of the paper's real-image tables)",
 	"ood":         "OOD detection",
 }
 
 // Write renders docs (in the order given) as one HTML page titled title,
 // with a list of its sections at the top. Several documents of one kind
 // (the sensitivity analysis on the simulation and on Fashion-MNIST, say)
-// get sections KIND, KIND-2, …, headed by their first table's title too,
-// and their figures' ids that prefix; figure ids start with "fig-".
+// get sections KIND, KIND-2, …, headed by their first table's title too
+// (and by their number if that is not enough to tell them apart), and
+// their figures' ids that prefix; figure ids start with "fig-".
 func Write(w io.Writer, title string, docs []*experiment.Document) error {
 	var secs []section
-	seen, count := map[string]int{}, map[string]int{}
+	seen, count, used := map[string]int{}, map[string]int{}, map[string]bool{}
 	for _, d := range docs {
 		count[d.Kind]++
 	}
@@ -122,8 +123,16 @@ func Write(w io.Writer, title string, docs []*experiment.Document) error {
 			s.Figures = append(s.Figures, fig{ID: id, Name: f.Name, Caption: f.Caption, SVG: template.HTML(svg)}) // our own SVG
 		}
 		if count[d.Kind] > 1 && len(s.Blocks) > 0 {
-			s.Heading += " — " + s.Blocks[0].Title
+			if t := s.Blocks[0].Title; strings.HasPrefix(t, s.Heading) {
+				s.Heading = t
+			} else {
+				s.Heading += " — " + t
+			}
 		}
+		if used[s.Heading] {
+			s.Heading += fmt.Sprintf(" (%d)", seen[d.Kind])
+		}
+		used[s.Heading] = true
 		secs = append(secs, s)
 	}
 	return page.Execute(w, struct {

@@ -247,6 +247,11 @@ func TestWriteSameKind(t *testing.T) {
 	docs := []*experiment.Document{{Kind: "ood", Command: "one", OOD: []*experiment.OODTable{fixture.OOD()}},
 		{Kind: "ood", Command: "two", OOD: []*experiment.OODTable{other}}}
 	docs = append(docs, fixture.Documents(t)...)
+	sim2 := *docs[2] // the simulation again: its table's title does not start with its heading
+	if sim2.Kind != "sim" {
+		t.Fatalf("fixture order changed: %s", sim2.Kind)
+	}
+	docs = append(docs, &sim2)
 	var b bytes.Buffer
 	if err := report.Write(&b, "x", docs); err != nil {
 		t.Fatal(err)
@@ -263,17 +268,20 @@ func TestWriteSameKind(t *testing.T) {
 	if ids["ood"] != 1 || ids["ood-2"] != 1 || len(ids) < 4 {
 		t.Errorf("sections: %v", ids)
 	}
-	// The contents link every section, and the two OOD sections' headings
-	// tell them apart by their tables' titles; the others are headed by
-	// their kind's name alone.
+	// The contents link every section, and the three OOD sections' headings
+	// tell them apart by their tables' titles, and by their number where
+	// the titles are the same; the others are headed by their kind's name
+	// alone.
 	page := b.String()
 	for _, want := range []string{
-		`<li><a href="#ood">OOD detection — OOD detection, fixture (ID), normal scores</a></li>`,
-		`<li><a href="#ood-2">OOD detection — OOD detection, another encoder</a></li>`,
-		`<li><a href="#ood-3">OOD detection — OOD detection, fixture (ID), normal scores</a></li>`,
-		`<li><a href="#sim">The simulation (the paper&#39;s Table 1)</a></li>`,
+		`<li><a href="#ood">OOD detection, fixture (ID), normal scores</a></li>`,
+		`<li><a href="#ood-2">OOD detection, another encoder</a></li>`,
+		`<li><a href="#ood-3">OOD detection, fixture (ID), normal scores (3)</a></li>`,
+		`<li><a href="#sim">The simulation (the paper&#39;s Table 1) — Simulated 3D clusters (mixed)</a></li>`,
+		`<li><a href="#sim-2">The simulation (the paper&#39;s Table 1) — Simulated 3D clusters (mixed) (2)</a></li>`,
+		`<li><a href="#pnorm">The effect of the p-norm</a></li>`,
 		`<h2>Sensitivity analysis</h2>`,
-		`<h2>OOD detection — OOD detection, another encoder</h2>`,
+		`<h2>OOD detection, another encoder</h2>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)
