@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -149,5 +151,48 @@ func TestConvertedInputs(t *testing.T) {
 	o64, e64 := eval("twin64.npz")
 	if o32 != o64 || e32 != "" || strings.Count(e64, "note:") != 1 {
 		t.Errorf("float32:\n%s%s\nfloat64:\n%s%s", o32, e32, o64, e64)
+	}
+}
+
+// TestCellKeyFlags: the flags that choose which cells run, or only size
+// what is never kept (-hull-anchors), leave the cells' key alone; a flag
+// that changes a cell's numbers changes it.
+func TestCellKeyFlags(t *testing.T) {
+	var reproduce *command
+	for _, c := range commands() {
+		if c.name == "reproduce" {
+			reproduce = c
+		}
+	}
+	// config is the key's configuration of reproduce fmnist with args;
+	// -k 0 stops the command before it loads anything.
+	config := func(args ...string) string {
+		t.Helper()
+		out := &output{stdout: io.Discard, stderr: io.Discard}
+		if err := reproduce.run(context.Background(), out, "reproduce", append([]string{"fmnist", "-k", "0"}, args...)); err == nil {
+			t.Fatalf("reproduce fmnist -k 0 %v ran", args)
+		}
+		if out.config == "" {
+			t.Fatalf("no configuration for %v", args)
+		}
+		return out.config
+	}
+	base := config()
+	for _, c := range []struct {
+		args []string
+		same bool
+	}{
+		{[]string{"-hull-anchors", "300"}, true},
+		{[]string{"-hull=false"}, true},
+		{[]string{"-seeds", "2"}, true},
+		{[]string{"-rows", "infonce"}, true},
+		{[]string{"-quiet", "-json"}, true},
+		{[]string{"-T", "5"}, false},
+		{[]string{"-test-anchors", "500"}, false},
+		{[]string{"-alpha", "0.1"}, false},
+	} {
+		if got := config(c.args...) == base; got != c.same {
+			t.Errorf("%v: same key %v, want %v", c.args, got, c.same)
+		}
 	}
 }
