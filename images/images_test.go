@@ -181,7 +181,7 @@ func FuzzDecodeDigits(f *testing.F) {
 	f.Add([]byte(`{"data": [0.5, 2]}`))
 	f.Add([]byte(`{"data": [NaN]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		px, err := decodeDigits(data)
+		px, err := appendDigits(nil, data)
 		if err != nil {
 			return
 		}

@@ -58,14 +58,14 @@ func readBody(r io.Reader, length int64, budget *semaphore.Weighted) (data []byt
 			return nil, nil, errOverloaded
 		}
 		c := make([]byte, size)
-		n, err := io.ReadFull(r, c)
+		n, rerr := io.ReadFull(r, c)
 		chunks = append(chunks, c[:n])
 		total += n
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
 			break
 		}
-		if err != nil {
-			return nil, nil, bodyError(err, "request body")
+		if rerr != nil {
+			return nil, nil, bodyError(rerr, "request body")
 		}
 	}
 	if length >= 0 && int64(total) != length {

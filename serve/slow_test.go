@@ -180,8 +180,8 @@ func TestConnectionCap(t *testing.T) {
 
 // TestBodyLimits: a Content-Length over -max-body is refused with 413
 // before anything is read or reserved (a length of 2⁶³−1 once wrapped the
-// budget's arithmetic); a small .npy body announcing 24 MB is refused
-// (24 MB) before the allocation; a body cut short by its client is counted as the
+// budget's arithmetic); a 128-byte .npy body announcing 24 MB is refused
+// before the allocation; a body cut short by its client is counted as the
 // client's going away; afterwards no body memory is held.
 func TestBodyLimits(t *testing.T) {
 	cfg := fixtureConfig(t)

@@ -42,15 +42,17 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 	if o.In == "" && len(o.Files) == 0 {
 		return usagef("report: give -in RESULTS_DIR or result files")
 	}
-	var docs []*experiment.Document
-	for _, kind := range experiment.Kinds {
-		if o.In == "" {
-			break
+	var paths []string
+	if o.In != "" {
+		for _, kind := range experiment.Kinds {
+			paths = append(paths, filepath.Join(o.In, kind+".json"))
 		}
-		path := filepath.Join(o.In, kind+".json")
+	}
+	var docs []*experiment.Document
+	for _, path := range paths {
 		d, err := experiment.LoadDocument(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			continue
+			continue // a results directory holds the kinds it was given
 		}
 		if err != nil {
 			return err

@@ -137,8 +137,9 @@ func startServe(t *testing.T, args ...string) *served {
 // returns that base URL (http://… or https://…).
 func listeningOn(t *testing.T, log *syncBuffer) string {
 	t.Helper()
+	listening := regexp.MustCompile(`listening on (\S+)`)
 	for i := 0; ; i++ {
-		if m := regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(log.String()); m != nil {
+		if m := listening.FindStringSubmatch(log.String()); m != nil {
 			return m[1]
 		} else if i > 3000 {
 			t.Fatalf("the server did not start in 30 s: %s", log.String())
