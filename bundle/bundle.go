@@ -48,10 +48,22 @@ type Bundle struct {
 	// activations for each anchor (N×A), e.g. each ReLU layer's maximum.
 	Activations []float32
 	Index       []int64 // optional, N: where each anchor came from (e.g. its image's row in the data set)
+	// AnchorsFrom names the file's array the anchors were read from when
+	// it is not "anchors" ("embeddings" in a features file), for messages.
+	AnchorsFrom string
 	// Converted lists the arrays converted on reading, one "name: how"
 	// each ("anchors: float64 → float32"), in name order; nil when every
 	// array was read as stored.
 	Converted []string
+}
+
+// AnchorsArray is the name of the file's array that holds the anchors:
+// "anchors", or what AnchorsFrom says.
+func (b *Bundle) AnchorsArray() string {
+	if b.AnchorsFrom != "" {
+		return b.AnchorsFrom
+	}
+	return "anchors"
 }
 
 // HasNegatives reports whether the bundle carries negatives.

@@ -1,0 +1,213 @@
+package bundle
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Read reads and validates a bundle .npz file. Errors name the file and the
+// array.
+func Read(path string) (*Bundle, error) {
+	arrays, err := ReadNPZ(path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := FromArrays(arrays)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}
+
+// ReadFeatures reads a file of embeddings that needs no positives: a
+// bundle, or features alone — "anchors" (or "embeddings") (n, d) float32
+// with optional "labels", "index", "logits" and "activations" (K = 0). It
+// is what the OOD detectors read (training features, in-distribution and
+// OOD samples). Errors name the file and the array.
+func ReadFeatures(path string) (*Bundle, error) {
+	arrays, err := ReadNPZ(path)
+	if err != nil {
+		return nil, err
+	}
+	from := "anchors"
+	if _, ok := arrays["anchors"]; !ok {
+		if e, ok := arrays["embeddings"]; ok {
+			arrays["anchors"] = e
+			delete(arrays, "embeddings")
+			from = "embeddings"
+		}
+	}
+	b, err := fromArrays(arrays, false)
+	if err == nil && from != "anchors" {
+		b.AnchorsFrom = from
+		for i, c := range b.Converted {
+			if rest, ok := strings.CutPrefix(c, "anchors: "); ok {
+				b.Converted[i] = from + ": " + rest
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}
+
+// FromArrays builds and validates a bundle from named arrays.
+func FromArrays(arrays map[string]Array) (*Bundle, error) { return fromArrays(arrays, true) }
+
+// fromArrays is FromArrays; without needPositives "positives" may be
+// missing (features alone).
+func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
+	get := func(name string, i64 bool, ndim int) (Array, bool, error) {
+		a, ok := arrays[name]
+		if !ok {
+			return a, false, nil
+		}
+		if i64 && a.I64 == nil {
+			return a, true, fmt.Errorf("array %q: dtype %s, want an integer type (int64, int32, …)", name, a.Kind())
+		}
+		if !i64 && a.F32 == nil {
+			return a, true, fmt.Errorf("array %q: dtype %s, want floating point (float32, float64 or float16)", name, a.Kind())
+		}
+		if len(a.Shape) != ndim {
+			return a, true, fmt.Errorf("array %q: shape %v has %d dimensions, want %d", name, a.Shape, len(a.Shape), ndim)
+		}
+		return a, true, nil
+	}
+	anchors, ok, err := get("anchors", false, 2)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("array \"anchors\" is missing")
+	}
+	pos, ok, err := get("positives", false, 3)
+	if err != nil {
+		return nil, err
+	}
+	if !ok && needPositives {
+		return nil, fmt.Errorf("array \"positives\" is missing")
+	}
+	b := &Bundle{N: anchors.Shape[0], D: anchors.Shape[1], Anchors: anchors.F32}
+	for _, name := range slices.Sorted(maps.Keys(arrays)) {
+		if c := arrays[name].Converted; c != "" {
+			b.Converted = append(b.Converted, name+": "+c)
+		}
+	}
+	if ok {
+		b.K, b.Positives = pos.Shape[1], pos.F32
+		if pos.Shape[0] != b.N || pos.Shape[2] != b.D {
+			return nil, fmt.Errorf("array \"positives\": shape %v, want (%d, k, %d) to match anchors %v", pos.Shape, b.N, b.D, anchors.Shape)
+		}
+	}
+	neg, hasNeg, err := get("negatives", false, 3)
+	if err != nil {
+		return nil, err
+	}
+	idx, hasIdx, err := get("negative_index", true, 2)
+	if err != nil {
+		return nil, err
+	}
+	pool, hasPool, err := get("negative_pool", false, 2)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case hasNeg && hasIdx:
+		return nil, fmt.Errorf("both \"negatives\" and \"negative_index\" are present; give one")
+	case hasNeg:
+		if neg.Shape[0] != b.N || neg.Shape[2] != b.D {
+			return nil, fmt.Errorf("array \"negatives\": shape %v, want (%d, kn, %d) to match anchors %v", neg.Shape, b.N, b.D, anchors.Shape)
+		}
+		b.KNeg, b.Negatives = neg.Shape[1], neg.F32
+	case hasIdx:
+		if idx.Shape[0] != b.N {
+			return nil, fmt.Errorf("array \"negative_index\": shape %v, want (%d, kn) to match anchors %v", idx.Shape, b.N, anchors.Shape)
+		}
+		b.KNeg, b.NegativeIndex = idx.Shape[1], idx.I64
+		if hasPool {
+			if pool.Shape[1] != b.D {
+				return nil, fmt.Errorf("array \"negative_pool\": shape %v, want (m, %d)", pool.Shape, b.D)
+			}
+			b.Pool = pool.F32
+		}
+	case hasPool:
+		return nil, fmt.Errorf("array \"negative_pool\" is present without \"negative_index\"")
+	}
+	if a, ok, err := get("labels", true, 1); err != nil {
+		return nil, err
+	} else if ok {
+		if a.Shape[0] != b.N {
+			return nil, fmt.Errorf("array \"labels\": shape %v, want (%d,)", a.Shape, b.N)
+		}
+		b.Labels = a.I64
+	}
+	if a, ok, err := get("index", true, 1); err != nil {
+		return nil, err
+	} else if ok {
+		if a.Shape[0] != b.N {
+			return nil, fmt.Errorf("array \"index\": shape %v, want (%d,)", a.Shape, b.N)
+		}
+		b.Index = a.I64
+	}
+	if a, ok, err := get("logits", false, 2); err != nil {
+		return nil, err
+	} else if ok {
+		if a.Shape[0] != b.N {
+			return nil, fmt.Errorf("array \"logits\": shape %v, want (%d, C)", a.Shape, b.N)
+		}
+		b.C, b.Logits = a.Shape[1], a.F32
+	}
+	if a, ok, err := get("activations", false, 2); err != nil {
+		return nil, err
+	} else if ok {
+		if a.Shape[0] != b.N {
+			return nil, fmt.Errorf("array \"activations\": shape %v, want (%d, L)", a.Shape, b.N)
+		}
+		b.A, b.Activations = a.Shape[1], a.F32
+	}
+	if err := b.validate(needPositives); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Arrays returns the bundle's named arrays, as Write stores them.
+func (b *Bundle) Arrays() map[string]Array {
+	m := map[string]Array{
+		"anchors":   Float32(b.Anchors, b.N, b.D),
+		"positives": Float32(b.Positives, b.N, b.K, b.D),
+	}
+	if b.Negatives != nil {
+		m["negatives"] = Float32(b.Negatives, b.N, b.KNeg, b.D)
+	}
+	if b.NegativeIndex != nil {
+		m["negative_index"] = Int64(b.NegativeIndex, b.N, b.KNeg)
+		if b.Pool != nil {
+			m["negative_pool"] = Float32(b.Pool, len(b.Pool)/b.D, b.D)
+		}
+	}
+	if b.Labels != nil {
+		m["labels"] = Int64(b.Labels, b.N)
+	}
+	if b.Logits != nil {
+		m["logits"] = Float32(b.Logits, b.N, b.C)
+	}
+	if b.Activations != nil {
+		m["activations"] = Float32(b.Activations, b.N, b.A)
+	}
+	if b.Index != nil {
+		m["index"] = Int64(b.Index, b.N)
+	}
+	return m
+}
+
+// Write validates b and writes it to path as an .npz archive, atomically.
+func Write(path string, b *Bundle) error {
+	if err := b.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return WriteNPZ(path, b.Arrays())
+}

@@ -1,0 +1,479 @@
+package bundle
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ccsets/ccs/internal/atomicfile"
+	"github.com/sbinet/npyio/npy"
+)
+
+// Array is one NumPy array, held as float32 or int64 in C order whatever
+// the file stored.
+type Array struct {
+	Shape []int
+	F32   []float32 // set for floating-point arrays
+	I64   []int64   // set for integer arrays
+	// Dtype is the file's data type as NumPy names it ("float64",
+	// "int32", …); empty for an array made in memory.
+	Dtype string
+	// Converted says how the file's array was converted on reading
+	// ("float64 → float32", "Fortran order → C order", …); empty when it
+	// was read as stored.
+	Converted string
+}
+
+// Len is the number of elements the shape holds.
+func (a Array) Len() int {
+	n := 1
+	for _, s := range a.Shape {
+		n *= s
+	}
+	return n
+}
+
+// Kind is the array's data type for messages: the file's dtype when it
+// was read from one ("float64"), else "float32" or "int64".
+func (a Array) Kind() string {
+	switch {
+	case a.Dtype != "":
+		return a.Dtype
+	case a.I64 != nil:
+		return "int64"
+	}
+	return "float32"
+}
+
+// Float32 returns a float32 array of the given shape (data is not copied).
+func Float32(data []float32, shape ...int) Array { return Array{Shape: shape, F32: data} }
+
+// Int64 returns an int64 array of the given shape (data is not copied).
+func Int64(data []int64, shape ...int) Array { return Array{Shape: shape, I64: data} }
+
+// DecodeNPY reads one .npy stream named name in errors. Floating-point
+// data (float16, float32, float64) is read as float32 and integer data
+// (int8 to int64, uint8 to uint64) as int64, in either byte order; Fortran
+// order becomes C order. Each conversion is said in Array.Converted. A
+// float64 value that overflows float32, or a nonzero one that float32
+// rounds to zero, is an error naming the element (NaN and ±Inf pass, for
+// the bundle's checks to name), as is a uint64 beyond int64.
+//
+// The stream must hold exactly the data its header announces: fewer bytes,
+// or bytes after them, are an error (inside an .npz archive, reading to
+// the member's end also checks its CRC-32). maxElems, if positive, caps
+// the number of elements the header may announce, checked before anything
+// is allocated — for untrusted input such as a request body. Memory grows
+// with the bytes that arrive, never with what the header announces alone.
+// A malformed header is an error, never a panic.
+func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
+	return decodeNPY(r, name, maxElems, 0)
+}
+
+// DecodeNPYBytes is DecodeNPY on a .npy stream held in memory: the data
+// its header announces must also fit in data, checked before anything is
+// allocated (a 100-byte request body announcing 600 MB is refused).
+func DecodeNPYBytes(data []byte, name string, maxElems int) (Array, error) {
+	return decodeNPY(bytes.NewReader(data), name, maxElems, max(int64(len(data)), 1))
+}
+
+// dtype is a .npy data type that DecodeNPY reads.
+type dtype struct {
+	kind  byte // 'f' floating point, 'i' signed, 'u' unsigned integer
+	size  int  // bytes per element
+	order binary.ByteOrder
+	name  string // NumPy's name: "float64", "uint8", …
+}
+
+// parseDtype reads a .npy descr such as '<f8', '>i4' or '|u1'.
+func parseDtype(descr string) (dtype, bool) {
+	if len(descr) < 3 {
+		return dtype{}, false
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	switch descr[0] {
+	case '<', '=': // '=': native, little-endian on every platform ccs builds for
+	case '>':
+		order = binary.BigEndian
+	case '|':
+	default:
+		return dtype{}, false
+	}
+	size, err := strconv.Atoi(descr[2:])
+	if err != nil {
+		return dtype{}, false
+	}
+	t := dtype{kind: descr[1], size: size, order: order}
+	switch {
+	case t.kind == 'f' && (size == 2 || size == 4 || size == 8):
+		t.name = "float" + strconv.Itoa(8*size)
+	case t.kind == 'i' && (size == 1 || size == 2 || size == 4 || size == 8):
+		t.name = "int" + strconv.Itoa(8*size)
+	case t.kind == 'u' && (size == 1 || size == 2 || size == 4 || size == 8):
+		t.name = "uint" + strconv.Itoa(8*size)
+	default:
+		return dtype{}, false
+	}
+	if descr[0] == '|' && size != 1 {
+		return dtype{}, false
+	}
+	return t, true
+}
+
+// decodeNPY is DecodeNPY with a cap, if maxBytes is positive, on the
+// stream's length: the data its header announces must fit in it, and the
+// arrays are then allocated at once; without it they grow as data arrives.
+func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64) (a Array, err error) {
+	defer func() {
+		if p := recover(); p != nil { // npyio on a malformed header
+			a, err = Array{}, fmt.Errorf("array %q: malformed .npy header (%v)", name, p)
+		}
+	}()
+	br := bufio.NewReaderSize(r, 1<<16)
+	// npyio allocates the header's announced length before reading it: a
+	// 20-byte body announcing 4 GiB would be obeyed. Check it first.
+	if head, err := br.Peek(12); err == nil && string(head[:6]) == "\x93NUMPY" {
+		hlen := int(binary.LittleEndian.Uint16(head[8:10]))
+		if head[6] >= 2 {
+			hlen = int(binary.LittleEndian.Uint32(head[8:12]))
+		}
+		if hlen > maxHeader {
+			return Array{}, fmt.Errorf("array %q: .npy header of %d bytes, more than the %d allowed", name, hlen, maxHeader)
+		}
+	}
+	nr, err := npy.NewReader(br)
+	if err != nil {
+		return Array{}, fmt.Errorf("array %q: %w", name, err)
+	}
+	h := nr.Header.Descr
+	t, ok := parseDtype(h.Type)
+	if !ok {
+		return Array{}, fmt.Errorf("array %q: dtype %q is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order", name, h.Type)
+	}
+	n := 1
+	for _, s := range h.Shape {
+		if s < 0 || (s > 0 && n > math.MaxInt/8/s) {
+			return Array{}, fmt.Errorf("array %q: shape %v is too large", name, h.Shape)
+		}
+		n *= s
+	}
+	if maxElems > 0 && n > maxElems {
+		return Array{}, fmt.Errorf("array %q: shape %v holds %d values, more than the %d allowed", name, h.Shape, n, maxElems)
+	}
+	if maxBytes > 0 && int64(n) > maxBytes/int64(t.size) {
+		return Array{}, fmt.Errorf("array %q: shape %v of %s needs %d bytes of data, more than the %d bytes stored", name, h.Shape, t.name, int64(n)*int64(t.size), maxBytes)
+	}
+	a = Array{Shape: slices.Clone(h.Shape), Dtype: t.name}
+	if err := readData(br, &a, t, n, maxBytes > 0, h.Fortran); err != nil {
+		return Array{}, fmt.Errorf("array %q: %w", name, err)
+	}
+	// Exactly the announced data: a byte more is a file that lies about its
+	// shape. Reading to the end is also what makes an .npz member's reader
+	// check the member's CRC-32.
+	switch _, err := br.ReadByte(); {
+	case err == nil:
+		return Array{}, fmt.Errorf("array %q: bytes after the %d values its shape %v announces", name, n, a.Shape)
+	case errors.Is(err, io.EOF):
+	default:
+		return Array{}, fmt.Errorf("array %q: %w", name, err)
+	}
+	var conv []string
+	switch {
+	case t.kind == 'f' && t.size != 4:
+		conv = append(conv, t.name+" → float32")
+	case t.kind != 'f' && (t.kind != 'i' || t.size != 8):
+		conv = append(conv, t.name+" → int64")
+	}
+	if t.order == binary.BigEndian && t.size > 1 {
+		conv = append(conv, "big-endian → little-endian")
+	}
+	if h.Fortran && len(a.Shape) > 1 {
+		if a.F32 != nil {
+			a.F32 = cOrder(a.F32, a.Shape)
+		} else {
+			a.I64 = cOrder(a.I64, a.Shape)
+		}
+		conv = append(conv, "Fortran order → C order")
+	}
+	a.Converted = strings.Join(conv, ", ")
+	return a, nil
+}
+
+// readData reads n elements of type t from br into a.F32 (floating point)
+// or a.I64 (integers), converting each. With sized, the stream's length
+// was checked to hold them and the array is allocated at once; else it
+// grows with the bytes that arrive (a pipe announcing terabytes costs only
+// what it sends).
+func readData(br *bufio.Reader, a *Array, t dtype, n int, sized bool, fortran bool) error {
+	const chunk = 1 << 16 // elements per read
+	capFor := func(have int) int {
+		if sized {
+			return n
+		}
+		return min(n, max(2*have, chunk))
+	}
+	var f32 []float32
+	var i64 []int64
+	if t.kind == 'f' {
+		f32 = make([]float32, 0, capFor(0))
+	} else {
+		i64 = make([]int64, 0, capFor(0))
+	}
+	buf := make([]byte, chunk*t.size)
+	for done := 0; done < n; {
+		m := min(chunk, n-done)
+		raw := buf[:m*t.size]
+		if got, err := io.ReadFull(br, raw); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return fmt.Errorf("holds %d of the %d values its shape %v announces", done+got/t.size, n, a.Shape)
+			}
+			return err
+		}
+		if f32 != nil && len(f32)+m > cap(f32) {
+			f32 = slices.Grow(f32, capFor(len(f32))-len(f32))
+		}
+		if i64 != nil && len(i64)+m > cap(i64) {
+			i64 = slices.Grow(i64, capFor(len(i64))-len(i64))
+		}
+		for e := range m {
+			b := raw[e*t.size : (e+1)*t.size]
+			switch t.kind {
+			case 'f':
+				var v float32
+				switch t.size {
+				case 2:
+					v = halfToFloat32(t.order.Uint16(b))
+				case 4:
+					v = math.Float32frombits(t.order.Uint32(b))
+				default:
+					x := math.Float64frombits(t.order.Uint64(b))
+					var err error
+					if v, err = narrow(x); err != nil {
+						return fmt.Errorf("element %s = %g %v", index(done+e, a.Shape, fortran), x, err)
+					}
+				}
+				f32 = append(f32, v)
+			case 'i':
+				var v int64
+				switch t.size {
+				case 1:
+					v = int64(int8(b[0]))
+				case 2:
+					v = int64(int16(t.order.Uint16(b)))
+				case 4:
+					v = int64(int32(t.order.Uint32(b)))
+				default:
+					v = int64(t.order.Uint64(b))
+				}
+				i64 = append(i64, v)
+			default:
+				var v uint64
+				switch t.size {
+				case 1:
+					v = uint64(b[0])
+				case 2:
+					v = uint64(t.order.Uint16(b))
+				case 4:
+					v = uint64(t.order.Uint32(b))
+				default:
+					v = t.order.Uint64(b)
+				}
+				if v > math.MaxInt64 {
+					return fmt.Errorf("element %s = %d exceeds int64", index(done+e, a.Shape, fortran), v)
+				}
+				i64 = append(i64, int64(v))
+			}
+		}
+		done += m
+	}
+	if t.kind == 'f' {
+		a.F32 = f32
+	} else {
+		a.I64 = i64
+	}
+	return nil
+}
+
+// maxHeader caps a .npy header's length (NumPy's are a few hundred bytes).
+const maxHeader = 1 << 16
+
+// halfToFloat32 converts an IEEE 754 binary16 value exactly: subnormals
+// (exponent 0) are mant·2⁻²⁴, infinities and NaNs keep their payload.
+func halfToFloat32(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h & 0x3ff)
+	switch exp {
+	case 0:
+		return math.Float32frombits(sign | math.Float32bits(float32(mant)/(1<<24)))
+	case 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	}
+	return math.Float32frombits(sign | (exp-15+127)<<23 | mant<<13)
+}
+
+// narrow converts a float64 value to float32, refusing a finite value
+// beyond float32's range and a nonzero one that rounds to zero (NaN and
+// ±Inf pass).
+func narrow(v float64) (float32, error) {
+	f := float32(v)
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+	case math.IsInf(float64(f), 0):
+		return 0, fmt.Errorf("overflows float32 (largest %g)", math.MaxFloat32)
+	case f == 0 && v != 0:
+		return 0, fmt.Errorf("underflows to zero in float32 (smallest %g)", math.SmallestNonzeroFloat32)
+	}
+	return f, nil
+}
+
+// index writes the flat position i of an array of shape as [i0][i1]…, in C
+// order or, for a Fortran-order file, Fortran order.
+func index(i int, shape []int, fortran bool) string {
+	if len(shape) == 0 {
+		return "(the scalar)"
+	}
+	idx := make([]string, len(shape))
+	for k := range shape {
+		s := len(shape) - 1 - k // C order: the last axis varies fastest
+		if fortran {
+			s = k
+		}
+		idx[s] = fmt.Sprintf("[%d]", i%shape[s])
+		i /= shape[s]
+	}
+	return strings.Join(idx, "")
+}
+
+// cOrder returns the C-order copy of x, stored in Fortran order with shape.
+func cOrder[T any](x []T, shape []int) []T {
+	out := make([]T, len(x))
+	// Fortran strides: the first axis varies fastest.
+	fs := make([]int, len(shape))
+	st := 1
+	for k, s := range shape {
+		fs[k] = st
+		st *= s
+	}
+	idx := make([]int, len(shape))
+	for c := range out {
+		f := 0
+		for k, v := range idx {
+			f += v * fs[k]
+		}
+		out[c] = x[f]
+		for k := len(shape) - 1; k >= 0; k-- { // the next C index
+			if idx[k]++; idx[k] < shape[k] {
+				break
+			}
+			idx[k] = 0
+		}
+	}
+	return out
+}
+
+// ReadNPY reads a single .npy file. For a regular file the data its header
+// announces must fit in the file, checked before any allocation; a pipe or
+// other stream of unknown length is read as it arrives, its memory growing
+// with the bytes actually sent.
+func ReadNPY(path string) (Array, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Array{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Array{}, err
+	}
+	limit := int64(0) // a pipe's length is unknown: read as it arrives
+	if fi.Mode().IsRegular() {
+		limit = max(fi.Size(), 1)
+	}
+	a, err := decodeNPY(f, strings.TrimSuffix(filepath.Base(path), ".npy"), 0, limit)
+	if err != nil {
+		return Array{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return a, nil
+}
+
+// FormatShape writes a shape as NumPy prints it: (4, 5), (5,) or ().
+func FormatShape(shape []int) string {
+	dims := make([]string, len(shape))
+	for i, s := range shape {
+		dims[i] = strconv.Itoa(s)
+	}
+	if len(dims) == 1 {
+		return "(" + dims[0] + ",)"
+	}
+	return "(" + strings.Join(dims, ", ") + ")"
+}
+
+// WriteNPY writes one array to path atomically (a temporary file, then rename).
+func WriteNPY(path string, a Array) error {
+	return atomicfile.Write(path, func(w io.Writer) error { return writeArray(w, a) })
+}
+
+// writeArray writes a .npy v1.0 stream. npyio (v0.9.0) takes an array's
+// shape from its Go type, so it cannot write an n-D array held in a flat
+// slice; the header is written here by the format's specification (magic,
+// version, little-endian header length, a Python dict literal padded with
+// spaces to a multiple of 64 bytes and ended by a newline) and read back by
+// npyio and NumPy in the tests.
+func writeArray(w io.Writer, a Array) error {
+	var descr string
+	var n int
+	switch {
+	case a.F32 != nil && a.I64 == nil:
+		descr, n = "<f4", len(a.F32)
+	case a.I64 != nil && a.F32 == nil:
+		descr, n = "<i8", len(a.I64)
+	default:
+		return fmt.Errorf("array must hold exactly one of float32 or int64 data")
+	}
+	if n != a.Len() || len(a.Shape) == 0 {
+		return fmt.Errorf("%d values do not fill shape %v", n, a.Shape)
+	}
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, FormatShape(a.Shape))
+	const pre = 10 // magic (6) + version (2) + header length (2)
+	total := (pre + len(dict) + 1 + 63) / 64 * 64
+	hdr := make([]byte, 0, total)
+	hdr = append(hdr, "\x93NUMPY\x01\x00"...)
+	hdr = binary.LittleEndian.AppendUint16(hdr, uint16(total-pre))
+	hdr = append(hdr, dict...)
+	for len(hdr) < total-1 {
+		hdr = append(hdr, ' ')
+	}
+	hdr = append(hdr, '\n')
+	if _, err := w.Write(hdr); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 1<<15)
+	flush := func() error {
+		_, err := w.Write(buf)
+		buf = buf[:0]
+		return err
+	}
+	for i := range n {
+		if a.F32 != nil {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(a.F32[i]))
+		} else {
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(a.I64[i]))
+		}
+		if len(buf) >= cap(buf)-8 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}

@@ -1,0 +1,212 @@
+package bundle
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// storedNPZ is an .npz archive of one float32 member "a" of the given
+// values, as WriteNPZ stores it.
+func storedNPZ(t *testing.T, vals []float32) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "a.npz")
+	if err := WriteNPZ(path, map[string]Array{"a": Float32(vals, len(vals))}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestNPZChecksum: a member whose data changed after it was written (one
+// byte flipped) is refused by its CRC-32, as Python's zipfile refuses it,
+// not read as other numbers.
+func TestNPZChecksum(t *testing.T) {
+	t.Parallel()
+	vals := []float32{1, 2, 3, 4, 5, 6, 7, 8}
+	data := storedNPZ(t, vals)
+	if arrays, err := readNPZ(bytes.NewReader(data), int64(len(data))); err != nil || !slices.Equal(arrays["a"].F32, vals) {
+		t.Fatalf("the archive as written: %v, %v", arrays, err)
+	}
+	// The member's data: the float32 bytes of 3.
+	var three [4]byte
+	binary.LittleEndian.PutUint32(three[:], math.Float32bits(3))
+	i := bytes.Index(data, three[:])
+	if i < 0 {
+		t.Fatal("value 3 not found in the archive")
+	}
+	bad := bytes.Clone(data)
+	bad[i+3] ^= 0x01
+	_, err := readNPZ(bytes.NewReader(bad), int64(len(bad)))
+	if err == nil || !strings.Contains(err.Error(), "checksum") || !strings.Contains(err.Error(), `array "a"`) {
+		t.Fatalf("one byte flipped: %v, want a checksum error naming the array", err)
+	}
+}
+
+// TestNPYTrailingBytes: a .npy stream with bytes after the data its header
+// announces is refused — a file, a member of an archive, or a body.
+func TestNPYTrailingBytes(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	if err := writeArray(&b, Float32([]float32{1, 2, 3, 4}, 2, 2)); err != nil {
+		t.Fatal(err)
+	}
+	whole := b.Bytes()
+	for _, extra := range [][]byte{{0}, make([]byte, 16)} {
+		long := append(bytes.Clone(whole), extra...)
+		if _, err := DecodeNPYBytes(long, "body", 0); err == nil || !strings.Contains(err.Error(), "bytes after the 4 values") {
+			t.Errorf("body with %d bytes more: %v, want them refused", len(extra), err)
+		}
+		path := filepath.Join(t.TempDir(), "x.npy")
+		if err := os.WriteFile(path, long, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadNPY(path); err == nil || !strings.Contains(err.Error(), "bytes after") || !strings.Contains(err.Error(), path) {
+			t.Errorf("file with %d bytes more: %v, want them refused, naming the file", len(extra), err)
+		}
+		for _, deflate := range []bool{false, true} {
+			z := npzOf(t, deflate, map[string][]byte{"anchors.npy": long})
+			if _, err := readNPZ(bytes.NewReader(z), int64(len(z))); err == nil || !strings.Contains(err.Error(), "bytes after") {
+				t.Errorf("member (deflated %v) with %d bytes more: %v, want them refused", deflate, len(extra), err)
+			}
+		}
+	}
+	// One byte short is refused too, saying how many values arrived.
+	if _, err := DecodeNPYBytes(whole[:len(whole)-1], "body", 0); err == nil {
+		t.Error("a body one byte short was accepted")
+	}
+	if _, err := DecodeNPY(bytes.NewReader(whole[:len(whole)-4]), "body", 0); err == nil || !strings.Contains(err.Error(), "holds 3 of the 4 values") {
+		t.Errorf("a stream one value short: %v", err)
+	}
+}
+
+// TestNPYPipeBounded: a .npy read from a pipe, whose header announces 2³⁶
+// float32 values (256 GiB) and which then sends a little data, is refused
+// with memory in proportion to what arrived, not to what was announced.
+func TestNPYPipeBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		f.Write(npyHeader("<f4", "(68719476736,)"))
+		f.Write(make([]byte, 1<<20)) // 2¹⁸ values
+	}()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ReadNPY(path)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "holds 262144 of the 68719476736 values") {
+		t.Fatalf("got %v, want the short stream refused", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Fatalf("allocated %d bytes for a 1 MiB stream", alloc)
+	}
+}
+
+// TestDtypes: every dtype DecodeNPY takes, in both byte orders, reads the
+// same values; labels of a floating-point type are refused naming the
+// file's dtype.
+func TestDtypes(t *testing.T) {
+	t.Parallel()
+	raw := func(descr string, order binary.ByteOrder, size int, vals []float64) []byte {
+		b := npyHeader(descr, "(3,)")
+		for _, v := range vals {
+			e := make([]byte, size)
+			switch {
+			case descr[1] == 'f' && size == 8:
+				order.PutUint64(e, math.Float64bits(v))
+			case descr[1] == 'f' && size == 4:
+				order.PutUint32(e, math.Float32bits(float32(v)))
+			case size == 8:
+				order.PutUint64(e, uint64(int64(v)))
+			case size == 4:
+				order.PutUint32(e, uint32(int32(v)))
+			case size == 2:
+				order.PutUint16(e, uint16(int16(v)))
+			default:
+				e[0] = byte(int8(v))
+			}
+			b = append(b, e...)
+		}
+		return b
+	}
+	for _, c := range []struct {
+		descr string
+		size  int
+		vals  []float64
+		conv  string
+	}{
+		{"<f8", 8, []float64{1.5, -2, 3}, "float64 → float32"},
+		{">f8", 8, []float64{1.5, -2, 3}, "float64 → float32, big-endian → little-endian"},
+		{">f4", 4, []float64{1.5, -2, 3}, "big-endian → little-endian"},
+		{"<i8", 8, []float64{1, -2, 3}, ""},
+		{"<i4", 4, []float64{1, -2, 3}, "int32 → int64"},
+		{"<i2", 2, []float64{1, -2, 3}, "int16 → int64"},
+		{"|i1", 1, []float64{1, -2, 3}, "int8 → int64"},
+		{"|u1", 1, []float64{1, 254, 3}, "uint8 → int64"},
+		{"<u2", 2, []float64{1, 65534, 3}, "uint16 → int64"},
+		{">i4", 4, []float64{1, -2, 3}, "int32 → int64, big-endian → little-endian"},
+	} {
+		var order binary.ByteOrder = binary.LittleEndian
+		if c.descr[0] == '>' {
+			order = binary.BigEndian
+		}
+		vals := c.vals
+		data := raw(c.descr, order, c.size, vals)
+		if c.descr[1] == 'u' && c.size == 2 {
+			data = npyHeader(c.descr, "(3,)")
+			for _, v := range vals {
+				data = binary.LittleEndian.AppendUint16(data, uint16(v))
+			}
+		}
+		if c.descr == "|u1" {
+			data = append(npyHeader(c.descr, "(3,)"), 1, 254, 3)
+		}
+		a, err := DecodeNPYBytes(data, "x", 0)
+		if err != nil {
+			t.Errorf("%s: %v", c.descr, err)
+			continue
+		}
+		if a.Converted != c.conv {
+			t.Errorf("%s: converted %q, want %q", c.descr, a.Converted, c.conv)
+		}
+		for i, v := range vals {
+			got := float64(0)
+			if a.F32 != nil {
+				got = float64(a.F32[i])
+			} else {
+				got = float64(a.I64[i])
+			}
+			if got != v {
+				t.Errorf("%s: element %d = %v, want %v", c.descr, i, got, v)
+			}
+		}
+	}
+	big := append(npyHeader("<u8", "(1,)"), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
+	if _, err := DecodeNPYBytes(big, "x", 0); err == nil || !strings.Contains(err.Error(), "exceeds int64") {
+		t.Errorf("uint64 beyond int64: %v", err)
+	}
+	arrays := map[string]Array{
+		"anchors": Float32(make([]float32, 4), 2, 2),
+		"labels":  {Shape: []int{2}, F32: []float32{0, 1}, Dtype: "float64"},
+	}
+	if _, err := fromArrays(arrays, false); err == nil || !strings.Contains(err.Error(), `array "labels": dtype float64, want an integer type`) {
+		t.Errorf("float64 labels: %v", err)
+	}
+}
