@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -30,6 +31,8 @@ func TestQuantileVectors(t *testing.T) {
 		// not 18); float64 arithmetic gives (1−0.7)·10 = 3.0000000000000004,
 		// ceiling 4 where 3 is right.
 		{0.3, 9, 7}, {0.15, 19, 17}, {0.7, 9, 3}, {0.2, 4, 4}, {0.5, 1, 1}, {0.9, 1, 1},
+		// (1−0.45)·100 is 55.00000000000001 in float64: ceiling 56, where 55 is right.
+		{0.45, 99, 55},
 	} {
 		scores := make([]float64, c.n)
 		for i := range scores {
@@ -367,4 +370,92 @@ func sameFit(a, b *FitInfo) bool {
 	x, y := *a, *b
 	x.Training, y.Training = nil, nil
 	return reflect.DeepEqual(x, y) && ca.String() == cb.String()
+}
+
+// TestSetFileNull: a null anywhere in a set file — a coordinate of the
+// reference pool, an OOD calibration score, a geometry's parameter, the
+// threshold — is refused by name, not read as 0.
+func TestSetFileNull(t *testing.T) {
+	t.Parallel()
+	cal := synthetic(rand.New(rand.NewPCG(7, 7)), 50, 3)
+	s, err := Calibrate(geometry.UnitGenBall(2, 2), cal, 0.1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Reference, err = NewReferenceRows([]float32{1, 2, 3, 4, 5, 6}, 2, "test"); err != nil {
+		t.Fatal(err)
+	}
+	s.OOD = &OODCalibration{K: 1, Source: "test", N: 3, Scores: []float64{0.5, 1, 2}}
+	var buf bytes.Buffer
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.String()
+	if _, err := ReadJSON(strings.NewReader(good)); err != nil {
+		t.Fatalf("the file as written: %v", err)
+	}
+	compact := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	for _, c := range []struct{ from, to, want string }{
+		{`"rows":[1,2,3,4,5,6]`, `"rows":[1,2,null,4,5,6]`, "ood_reference.rows[2] is null"},
+		{`"scores":[0.5,1,2]`, `"scores":[0.5,null,2]`, "ood_calibration.scores[1] is null"},
+		{`"exponents":[2,2]`, `"exponents":[2,null]`, "geometry.exponents[1] is null"},
+		{`"threshold":`, `"threshold":null,"x":`, "threshold is null"},
+		{`"ood_reference":{`, `"ood_reference":null,"y":{`, "ood_reference is null"},
+	} {
+		g := compact(good)
+		if !strings.Contains(g, c.from) {
+			t.Fatalf("fixture lacks %q:\n%s", c.from, g)
+		}
+		_, err := ReadJSON(strings.NewReader(strings.Replace(g, c.from, c.to, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s: %v, want %q", c.from, c.to, err, c.want)
+		}
+	}
+}
+
+// TestSetFileOverflow: a file whose n and rank were computed with an
+// overflowing n + 1 (n = 2⁶³ − 1, rank −8762203435012037016 for α = 0.05)
+// is refused, and so is any n beyond 2⁵³.
+func TestSetFileOverflow(t *testing.T) {
+	t.Parallel()
+	cal := synthetic(rand.New(rand.NewPCG(8, 8)), 50, 3)
+	s, err := Calibrate(geometry.Ball{D: 2}, cal, 0.05, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	s.WriteJSON(&buf)
+	good := buf.String()
+	from := fmt.Sprintf(`"n": %d,`, s.Calibration.N)
+	rank := fmt.Sprintf(`"rank": %d,`, s.Calibration.Rank)
+	if !strings.Contains(good, from) || !strings.Contains(good, rank) {
+		t.Fatalf("fixture lacks %q or %q:\n%s", from, rank, good)
+	}
+	for _, c := range []struct{ n, rank string }{
+		{"9223372036854775807", "-8762203435012037016"},
+		{"9007199254740993", "8556839292003944"},
+	} {
+		bad := strings.Replace(strings.Replace(good, from, `"n": `+c.n+`,`, 1), rank, `"rank": `+c.rank+`,`, 1)
+		if _, err := ReadJSON(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "want 1 to 2⁵³") {
+			t.Errorf("n = %s, rank %s: %v, want it refused", c.n, c.rank, err)
+		}
+	}
+	// The largest n allowed still computes its exact rank.
+	if r, err := Rank(MaxCalibration, 0.05); err != nil || r != 8556839292003944 {
+		t.Errorf("Rank(2⁵³, 0.05) = %d, %v; want ⌈0.95·(2⁵³+1)⌉ = 8556839292003944", r, err)
+	}
+}
+
+// TestTooFewTinyAlpha: an α no file can reach says so rather than an
+// overflowed count.
+func TestTooFewTinyAlpha(t *testing.T) {
+	t.Parallel()
+	_, err := Threshold(make([]float64, 100), 1e-300)
+	if err == nil || !strings.Contains(err.Error(), "needs more than 2⁵³ calibration scores") || strings.Contains(err.Error(), "9223372036854775807") {
+		t.Errorf("α = 1e-300: %v", err)
+	}
+	_, _, err = Quantile(make([]float64, 100), 1e-300, Options{Mode: PAC, Delta: 0.1})
+	if err == nil || strings.Contains(err.Error(), "9223372036854775807") || strings.Contains(err.Error(), "-9223372036854775808") {
+		t.Errorf("PAC α = 1e-300: %v", err)
+	}
 }

@@ -42,8 +42,8 @@ func PACRank(n int, alpha, delta float64) (int, error) {
 	if err := CheckDelta(delta); err != nil {
 		return 0, err
 	}
-	if n < 1 {
-		return 0, fmt.Errorf("conformal: PAC rank of %d calibration scores: need at least 1", n)
+	if n < 1 || n > MaxCalibration {
+		return 0, fmt.Errorf("conformal: PAC rank of %d calibration scores: want 1 to 2⁵³", n)
 	}
 	// Exact integers while they stay small: n and the decimals' digits
 	// (α = 0.1234567890123456 would make each term thousands of digits
@@ -134,7 +134,11 @@ func exactPACRank(n int, alpha, delta float64) (int, error) {
 // smallest n with (1 − α)^n ≤ δ, n = ⌈log δ / log(1 − α)⌉ up to rounding,
 // checked exactly.
 func minPACCalibration(alpha, delta float64) int {
-	est := max(1, int(math.Ceil(math.Log(delta)/math.Log1p(-alpha))))
+	e := math.Ceil(math.Log(delta) / math.Log1p(-alpha))
+	if e > MaxCalibration/2 {
+		return 0 // needs tells
+	}
+	est := max(1, int(e))
 	for n := max(1, est-2); n <= est+2; n++ {
 		if r, err := PACRank(n, alpha, delta); err != nil || r <= n {
 			return n

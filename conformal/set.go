@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
@@ -323,6 +324,39 @@ func (s *Set) Members(dst []bool, diffs []float32) []bool {
 	return dst
 }
 
+// CheckDim is where embeddings meet a set: it returns nil when rows of the
+// given shape (the last axis is the dimension) suit the set's input
+// dimension, and otherwise an error naming source (a file and its array,
+// a request field), the shape found and the dimension wanted. Every reader
+// of embeddings for a set calls it — files, request bodies, collections,
+// reference pools, OOD calibration inputs — before anything is scored.
+func (s *Set) CheckDim(source string, shape ...int) error {
+	return CheckDim(source, s.Geometry.Dim(), shape...)
+}
+
+// CheckDim is Set.CheckDim for a set of dimension dim.
+func CheckDim(source string, dim int, shape ...int) error {
+	if len(shape) > 0 && shape[len(shape)-1] == dim {
+		return nil
+	}
+	return &DimError{Source: source, Shape: shape, Dim: dim}
+}
+
+// DimError reports embeddings whose dimension is not the set's.
+type DimError struct {
+	Source string // the file and array, or the request field
+	Shape  []int  // the shape found; its last axis is the dimension
+	Dim    int    // the set's dimension
+}
+
+func (e *DimError) Error() string {
+	got := "no dimension"
+	if len(e.Shape) > 0 {
+		got = fmt.Sprintf("dimension %d", e.Shape[len(e.Shape)-1])
+	}
+	return fmt.Sprintf("%s: embeddings of shape %s, %s; the set's dimension is %d", e.Source, bundle.FormatShape(e.Shape), got, e.Dim)
+}
+
 // LogVolume is the log-volume of the set.
 func (s *Set) LogVolume() float64 { return s.Geometry.LogVolume(s.Threshold) }
 
@@ -429,6 +463,9 @@ func readJSON(r io.Reader) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseNull(data); err != nil {
+		return nil, err
+	}
 	var f fileSet
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -507,7 +544,9 @@ func readJSON(r io.Reader) (*Set, error) {
 		}
 		total := 0
 		for _, k := range classes {
-			total += k.N
+			if total += k.N; total > MaxCalibration { // each k.N ≤ 2⁵³: no overflow
+				return nil, fmt.Errorf("classes hold more than 2⁵³ calibration anchors in all")
+			}
 		}
 		if total != c.N {
 			return nil, fmt.Errorf("classes hold %d calibration anchors in all, but calibration.n is %d", total, c.N)
@@ -550,6 +589,75 @@ func Load(path string) (*Set, error) {
 		return nil, fmt.Errorf("conformal: %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// refuseNull refuses a JSON null anywhere in a set file: encoding/json
+// reads a null number as 0 and a null array as absent, so a NaN that a
+// JavaScript writer turned into null would become a coordinate, a score or
+// a parameter of 0. The error names where the null is
+// ("ood_reference.rows[3]").
+func refuseNull(data []byte) error {
+	type frame struct {
+		array bool
+		key   string // an object's current key
+		i     int    // an array's current index
+	}
+	var stack []frame
+	path := func() string {
+		var b strings.Builder
+		for _, f := range stack {
+			switch {
+			case f.array:
+				fmt.Fprintf(&b, "[%d]", f.i)
+			case b.Len() > 0:
+				b.WriteString("." + f.key)
+			default:
+				b.WriteString(f.key)
+			}
+		}
+		return b.String()
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	expectKey := false // the next token is an object's key (or its end)
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("not a ccs set file: %w", err)
+		}
+		if expectKey {
+			if k, ok := tok.(string); ok {
+				stack[len(stack)-1].key = k
+				expectKey = false
+				continue
+			}
+		}
+		if tok == json.Delim('}') || tok == json.Delim(']') {
+			stack = stack[:len(stack)-1]
+			expectKey = len(stack) > 0 && !stack[len(stack)-1].array
+			continue
+		}
+		// A value: an array's next element, or an object's member.
+		if len(stack) > 0 && stack[len(stack)-1].array {
+			stack[len(stack)-1].i++
+		}
+		switch tok {
+		case nil:
+			if len(stack) == 0 {
+				return fmt.Errorf("not a ccs set file: the document is null")
+			}
+			return fmt.Errorf("%s is null: a set file holds no nulls (a NaN written by JavaScript becomes null)", path())
+		case json.Delim('{'):
+			stack = append(stack, frame{})
+			expectKey = true
+		case json.Delim('['):
+			stack = append(stack, frame{array: true, i: -1})
+		default:
+			expectKey = len(stack) > 0 && !stack[len(stack)-1].array
+		}
+	}
 }
 
 // fieldError is a file's bad field, in its own words, that still reports

@@ -41,19 +41,36 @@ func (e *TooFewError) Error() string { return "conformal: " + e.Reason() }
 func (e *TooFewError) Reason() string {
 	if e.Delta > 0 {
 		need := minPACCalibration(e.Alpha, e.Delta)
-		return fmt.Sprintf("%d calibration scores are too few for alpha %v at delta %v: no rank r ≤ n has BinomCDF(r−1; n, 1−α) ≥ 1−δ, so the set is the whole space (threshold +Inf); alpha %v with delta %v needs at least %d",
-			e.N, e.Alpha, e.Delta, e.Alpha, e.Delta, need)
+		return fmt.Sprintf("%d calibration scores are too few for alpha %v at delta %v: no rank r ≤ n has BinomCDF(r−1; n, 1−α) ≥ 1−δ, so the set is the whole space (threshold +Inf); %s",
+			e.N, e.Alpha, e.Delta, needs(fmt.Sprintf("alpha %v with delta %v", e.Alpha, e.Delta), need))
 	}
-	need := minCalibration(e.Alpha)
-	return fmt.Sprintf("%d calibration scores are too few for alpha %v: the rank ⌈(1−α)(n+1)⌉ = %d exceeds n, so the set is the whole space (threshold +Inf); alpha %v needs at least %d",
-		e.N, e.Alpha, e.Rank, e.Alpha, need)
+	return fmt.Sprintf("%d calibration scores are too few for alpha %v: the rank ⌈(1−α)(n+1)⌉ = %d exceeds n, so the set is the whole space (threshold +Inf); %s",
+		e.N, e.Alpha, e.Rank, needs(fmt.Sprintf("alpha %v", e.Alpha), minCalibration(e.Alpha)))
+}
+
+// needs says how many calibration scores what needs: n, or, for 0, more
+// than any set may have.
+func needs(what string, n int) string {
+	if n == 0 {
+		return what + " needs more than 2⁵³ calibration scores, more than any set may have"
+	}
+	return fmt.Sprintf("%s needs at least %d", what, n)
 }
 
 // Is makes errors.Is(err, ErrTooFewCalibration) true.
 func (e *TooFewError) Is(target error) bool { return target == ErrTooFewCalibration }
 
-// minCalibration is the smallest n with Rank(n, alpha) ≤ n.
+// MaxCalibration is the most calibration scores a set may have: 2⁵³, the
+// integers a float64 holds exactly. Ranks and the arithmetic on them then
+// stay exact and far inside int64, and a file claiming more is refused.
+const MaxCalibration = 1 << 53
+
+// minCalibration is the smallest n with Rank(n, alpha) ≤ n, or 0 when that
+// is beyond MaxCalibration.
 func minCalibration(alpha float64) int {
+	if 1/alpha > MaxCalibration/2 {
+		return 0
+	}
 	n := int(math.Ceil(1/alpha)) - 2
 	if n < 1 {
 		n = 1
@@ -75,15 +92,16 @@ func CheckAlpha(alpha float64) error {
 }
 
 // Rank is the conformal rank r = ⌈(1−α)(n+1)⌉, computed in exact integer
-// arithmetic. α is taken as the decimal it prints as (0.1 is 1/10, not the
-// binary double nearest to it), so α = 0.1 and n = 9 give r = 9 exactly and
-// not the 10 that floating-point rounding can produce.
+// arithmetic for 1 ≤ n ≤ MaxCalibration. α is taken as the decimal it
+// prints as (0.45 is 45/100, not the binary double nearest to it), so
+// α = 0.45 and n = 99 give r = 55 exactly, where floating point computes
+// (1−0.45)·100 = 55.00000000000001 and rounds it up to 56.
 func Rank(n int, alpha float64) (int, error) {
 	if err := CheckAlpha(alpha); err != nil {
 		return 0, err
 	}
-	if n < 1 {
-		return 0, fmt.Errorf("conformal: rank of %d calibration scores: need at least 1", n)
+	if n < 1 || n > MaxCalibration {
+		return 0, fmt.Errorf("conformal: rank of %d calibration scores: want 1 to 2⁵³", n)
 	}
 	a, ok := new(big.Rat).SetString(strconv.FormatFloat(alpha, 'g', -1, 64))
 	if !ok {
