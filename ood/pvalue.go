@@ -37,10 +37,13 @@ import (
 //     ≥ 1−δ, a false-alarm rate ≤ α, for any level α fixed in advance;
 //   - simultaneous (Bates, Candès, Lei, Romano and Sesia, "Testing for
 //     outliers with conformal p-values", Ann. Stat. 2023): p̃ = p + ε with
-//     ε = sqrt(log(2/δ)/(2n)), the Dvoretzky–Kiefer–Wolfowitz–Massart
-//     bound, valid for every level at once (a threshold chosen after
-//     seeing the p-values), at a large cost in power (n = 999, δ = 0.1,
-//     α = 0.05: the exact test flags at p ≤ 0.041, this one at p ≤ 0.011).
+//     ε = sqrt(log(1/δ)/(2n)), the one-sided Dvoretzky–Kiefer–Wolfowitz
+//     bound with Massart's constant (Ann. Probab. 1990; valid for
+//     δ ≤ 1/2): only the empirical distribution's excess on one side
+//     matters for false alarms. It holds for every level at once (a
+//     threshold chosen after seeing the p-values), at a cost in power
+//     (n = 999, δ = 0.1, α = 0.05: the exact test flags at p ≤ 0.041,
+//     this one at p ≤ 0.016).
 
 // Calibration holds a detector's anomaly scores on held-out
 // in-distribution inputs, sorted, for conformal p-values.
@@ -152,10 +155,10 @@ type Test struct {
 	// probability ≥ 1−Delta over the calibration draw, the false-alarm rate
 	// of this calibration is ≤ Alpha. 0 means the marginal guarantee.
 	Delta float64
-	// Simultaneous, with Delta, uses Bates et al.'s correction (p-values
-	// raised by sqrt(log(2/δ)/(2n))), valid at every level at once, instead
-	// of the exact one at the level Alpha; it needs more calibration
-	// inputs and flags fewer.
+	// Simultaneous, with Delta (at most 1/2), uses Bates et al.'s
+	// correction (p-values raised by sqrt(log(1/δ)/(2n))), valid at every
+	// level at once, instead of the exact one at the level Alpha; it needs
+	// more calibration inputs and flags fewer.
 	Simultaneous bool
 }
 
@@ -173,13 +176,13 @@ func (t Test) level(n, j int) float64 {
 }
 
 // Slack is what the simultaneous calibration-conditional correction adds
-// to every p-value of a calibration of n scores, sqrt(log(2/δ)/(2n)); 0
-// for the other tests.
+// to every p-value of a calibration of n scores, sqrt(log(1/δ)/(2n)) (the
+// one-sided DKW bound, Massart 1990, for δ ≤ 1/2); 0 for the other tests.
 func (t Test) Slack(n int) float64 {
 	if t.Delta == 0 || !t.Simultaneous {
 		return 0
 	}
-	return math.Sqrt(math.Log(2/t.Delta) / (2 * float64(n)))
+	return math.Sqrt(math.Log(1/t.Delta) / (2 * float64(n)))
 }
 
 // MinAlpha is the smallest Alpha the test can keep with n calibration
@@ -194,6 +197,8 @@ func (t Test) Check(n int) error {
 		return fmt.Errorf("ood: α_ood = %v, want 0 < α_ood < 1", t.Alpha)
 	case !(t.Delta >= 0 && t.Delta < 1):
 		return fmt.Errorf("ood: δ = %v, want 0 ≤ δ < 1 (0: the marginal guarantee)", t.Delta)
+	case t.Simultaneous && t.Delta > 0.5:
+		return fmt.Errorf("ood: δ = %v with the simultaneous correction, want δ ≤ 0.5 (the one-sided DKW bound holds there)", t.Delta)
 	case t.Alpha < t.MinAlpha(n):
 		need := n
 		for t.Alpha < t.MinAlpha(need) && need < 1<<40 {

@@ -322,3 +322,31 @@ func TestMonitor(t *testing.T) {
 		t.Errorf("a NaN score: %v, state %+v", err, m.State())
 	}
 }
+
+// TestSimultaneousOneSided: the simultaneous correction adds the one-sided
+// DKW–Massart slack √(log(1/δ)/(2n)): at α_ood = 0.05, δ = 0.1 it needs
+// n ≥ 500 (the two-sided constant needed 639) and with n = 999 flags
+// marginal p-values up to 0.016 (0.011 before); δ above 1/2, where
+// Massart's one-sided bound is not proved, is refused.
+func TestSimultaneousOneSided(t *testing.T) {
+	t.Parallel()
+	tt := Test{Alpha: 0.05, Delta: 0.1, Simultaneous: true}
+	if got, want := tt.Slack(999), math.Sqrt(math.Log(10)/1998); got != want {
+		t.Errorf("slack at n = 999: %v, want %v", got, want)
+	}
+	if tt.Check(500) != nil || tt.Check(499) == nil {
+		t.Errorf("n = 500: %v; n = 499: %v; want 500 the smallest n", tt.Check(500), tt.Check(499))
+	}
+	largest := 0.0 // the largest marginal p-value j/(n+1) the test flags
+	for j := 1; j <= 999; j++ {
+		if tt.level(999, j) <= tt.Alpha {
+			largest = float64(j) / 1000
+		}
+	}
+	if largest != 0.016 {
+		t.Errorf("n = 999 flags marginal p ≤ %v, want 0.016", largest)
+	}
+	if err := (Test{Alpha: 0.05, Delta: 0.6, Simultaneous: true}).Check(10000); err == nil || !strings.Contains(err.Error(), "δ ≤ 0.5") {
+		t.Errorf("δ = 0.6, simultaneous: %v", err)
+	}
+}
