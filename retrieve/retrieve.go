@@ -1,8 +1,9 @@
 // Package retrieve finds every item of a collection of embeddings that lies
-// inside a fitted set around a query anchor: retrieval whose recall of the
-// anchor's positives is guaranteed at 1−α (marginally over anchors, when
-// the query and the calibration anchors are exchangeable), by an exact scan
-// over all cores.
+// inside a fitted set around a query anchor, by an exact scan over all
+// cores: retrieval whose expected recall of the anchor's positives is at
+// least 1−α — in expectation over query anchors and calibration draws,
+// when the query and the calibration anchors are exchangeable. One query's
+// recall can be lower, even 0.
 package retrieve
 
 import (

@@ -23,7 +23,7 @@ type retrieveOptions struct {
 
 func retrieveCommand() *command {
 	return newCommand("retrieve", "-set SET.json -db FILE|clickhouse://HOST:PORT/DB.TABLE (-anchor-index I | -anchor FILE.npy) [-limit N] [-json]",
-		"list the collection items inside a fitted set around an anchor (retrieval with recall ≥ 1−α)",
+		"list the collection items inside a fitted set around an anchor (retrieval with expected recall ≥ 1−α)",
 		func(fs *flag.FlagSet, o *retrieveOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
 			fs.StringVar(&o.DB, "db", "", "the collection: a `file` (.npz, .npy, .parquet) or a ClickHouse table, clickhouse://[user[:password]@]host:port/database.table[?timeout=60s] (see docs/scale.md)")
@@ -57,6 +57,13 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		return err
 	}
 	defer store.Close()
+	n, err := store.Len(ctx)
+	if err != nil {
+		return err
+	}
+	if err := set.CheckDim(o.DB, n, store.Dim()); err != nil {
+		return err
+	}
 	var anchor []float32
 	if o.AnchorIndex >= 0 {
 		c, ok := store.(*retrieve.Collection)
@@ -72,8 +79,11 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		if err != nil {
 			return err
 		}
-		if a.F32 == nil || a.Len() != set.Geometry.Dim() || len(a.Shape) > 2 {
-			return fmt.Errorf("%s: want float32 (%d,) or (1, %d), got shape %v", o.Anchor, set.Geometry.Dim(), set.Geometry.Dim(), a.Shape)
+		if err := set.CheckDim(o.Anchor, a.Shape...); err != nil {
+			return err
+		}
+		if a.F32 == nil || len(a.Shape) > 2 || len(a.Shape) == 2 && a.Shape[0] != 1 {
+			return fmt.Errorf("%s: one anchor of %s, shape %v: want floating point, shape (%d,) or (1, %d)", o.Anchor, a.Kind(), a.Shape, set.Geometry.Dim(), set.Geometry.Dim())
 		}
 		anchor = a.F32
 	}
@@ -90,10 +100,6 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 			q = "+Inf"
 		}
 		return writeJSON(out.stdout, map[string]any{"total": total, "hits": hits, "threshold": q})
-	}
-	n, err := store.Len(ctx)
-	if err != nil {
-		return err
 	}
 	fmt.Fprintf(out.stdout, "%d of %d items inside the set (threshold %.6g, α=%v)\n", total, n, set.Threshold, set.Alpha)
 	for _, h := range hits {
