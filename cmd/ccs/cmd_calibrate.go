@@ -97,6 +97,9 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		return usagef("calibrate: -ridge %v must be positive", o.Ridge)
 	}
 	cal, err := readBundle(out, o.Cal)
+	if err == nil && fitted != nil {
+		err = checkDim(o.Cal, cal, fitted)
+	}
 	if err != nil {
 		return err
 	}
@@ -122,7 +125,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		}
 	}
 	if o.ReferenceDB != "" {
-		if set.Reference, err = referenceRows(o.ReferenceDB, set.Geometry.Dim()); err != nil {
+		if set.Reference, err = referenceRows(o.ReferenceDB, set); err != nil {
 			return err
 		}
 	}
@@ -147,13 +150,13 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 
 // referenceRows reads every row of a file of embeddings as a reference
 // pool.
-func referenceRows(path string, dim int) (*conformal.Reference, error) {
+func referenceRows(path string, set *conformal.Set) (*conformal.Reference, error) {
 	c, err := retrieve.ReadCollection(path) // .npz, .npy or .parquet
 	if err != nil {
 		return nil, err
 	}
-	if c.D != dim {
-		return nil, fmt.Errorf("%s: embeddings of dimension %d, the set's is %d", path, c.D, dim)
+	if err := set.CheckDim(path, c.N, c.D); err != nil {
+		return nil, err
 	}
 	r, err := conformal.NewReferenceRows(c.Rows, c.D, path)
 	if err != nil {
@@ -165,12 +168,9 @@ func referenceRows(path string, dim int) (*conformal.Reference, error) {
 // oodCalibration calibrates the set's per-input OOD score (the k-th
 // nearest of its reference pool) on the in-distribution inputs of path.
 func oodCalibration(out *output, set *conformal.Set, path string, k int) (*conformal.OODCalibration, error) {
-	f, err := readFeatures(out, path)
+	f, err := readFeaturesFor(out, path, set)
 	if err != nil {
 		return nil, err
-	}
-	if f.D != set.Geometry.Dim() {
-		return nil, fmt.Errorf("%s: embeddings of dimension %d, the set's is %d", path, f.D, set.Geometry.Dim())
 	}
 	n, err := ood.NewNearest(set, nil, k)
 	if err != nil {

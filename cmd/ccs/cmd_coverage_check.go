@@ -53,7 +53,7 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if !set.Calibrated() {
 		return fmt.Errorf("%s: %w", o.Set, conformal.ErrNotCalibrated)
 	}
-	b, err := readBundle(out, o.Test)
+	b, err := readBundleFor(out, o.Test, set)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	if err != nil {
 		return err
 	}
-	test, err := readBundle(out, o.Test)
+	test, err := readBundleFor(out, o.Test, set)
 	if err != nil {
 		return err
 	}

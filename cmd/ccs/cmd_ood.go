@@ -124,7 +124,7 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 			return fmt.Errorf("%s: %w", o.Set, err)
 		}
 	}
-	id, err := readFeatures(out, o.ID)
+	id, err := readFeaturesFor(out, o.ID, set)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 		if !ok {
 			name, file = strings.TrimSuffix(filepath.Base(p), ".npz"), p
 		}
-		b, err := readFeatures(out, file)
+		b, err := readFeaturesFor(out, file, set)
 		if err != nil {
 			return err
 		}
@@ -215,7 +215,7 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 		}
 	}
 	if o.Train != "" {
-		if err := runBaselines(o, out, t, scoreAll, alarms, conv); err != nil {
+		if err := runBaselines(o, out, set, t, scoreAll, alarms, conv); err != nil {
 			return err
 		}
 	}
@@ -227,16 +227,16 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 
 // runBaselines fits the baselines on -train and adds their rows, with their
 // conformal tests calibrated on -ood-cal when it is given.
-func runBaselines(o oodOptions, out *output, t *experiment.OODTable,
+func runBaselines(o oodOptions, out *output, set *conformal.Set, t *experiment.OODTable,
 	scoreAll func(func(*bundle.Bundle) ([]float64, error)) ([]float64, [][]float64, error),
 	alarms func(*ood.Calibration, []float64, [][]float64) (*experiment.Alarms, error), conv ood.Convention) error {
-	tr, err := readFeatures(out, o.Train)
+	tr, err := readFeaturesFor(out, o.Train, set)
 	if err != nil {
 		return err
 	}
 	var calB *bundle.Bundle
 	if o.OODCal != "" {
-		if calB, err = readFeatures(out, o.OODCal); err != nil {
+		if calB, err = readFeaturesFor(out, o.OODCal, set); err != nil {
 			return err
 		}
 	}

@@ -43,9 +43,15 @@ func main() {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "ccs: %s\n", err)
+	os.Exit(exitCode(err))
+}
+
+// exitCode is the exit status of a failed command: 2 for a usage error,
+// 1 for any other.
+func exitCode(err error) int {
 	var u *usageError
 	if errors.As(err, &u) {
-		os.Exit(2)
+		return 2
 	}
-	os.Exit(1)
+	return 1
 }

@@ -247,6 +247,12 @@ func TestPipeline(t *testing.T) {
 	// Data errors: exit 1, a message naming the file and what is wrong.
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"format": "ccs-set", "version": 9}`), 0o644)
+	unlabeled := filepath.Join(dir, "unlabeled.npz")
+	if b, err := bundle.Read(test); err != nil {
+		t.Fatal(err)
+	} else if b.Labels = nil; bundle.Write(unlabeled, b) != nil {
+		t.Fatal("writing the unlabeled bundle")
+	}
 	for _, c := range []struct {
 		name string
 		args []string
@@ -254,14 +260,14 @@ func TestPipeline(t *testing.T) {
 	}{
 		{"bad-set", []string{"evaluate", "-set", bad, "-test", test}, "bad.json: version 9"},
 		{"nan-bundle", []string{"calibrate", "-geometry", "ball", "-cal", "../../bundle/testdata/nan.npz", "-out", filepath.Join(dir, "x.json")}, "nan.npz: positives[2][1][3] is NaN"},
-		{"class-unlabeled", []string{"evaluate", "-set", filepath.Join(dir, "class.json"), "-test", "../../bundle/testdata/explicit.npz"}, "needs the anchor's label"},
+		{"class-unlabeled", []string{"evaluate", "-set", filepath.Join(dir, "class.json"), "-test", unlabeled}, "needs the anchor's label"},
 		{"overflow64", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/overflow64.npz"}, `overflow64.npz: array "anchors": element [1][2] = 1e+39 overflows float32`},
-		{"dim-mismatch", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/explicit.npz"}, "dimension 3, test embeddings 5"},
+		{"dim-mismatch", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/explicit.npz"}, `explicit.npz: array "anchors": embeddings of shape (4, 5), dimension 5; the set's dimension is 3`},
 		{"missing", []string{"evaluate", "-set", filepath.Join(dir, "none.json"), "-test", test}, "none.json: no such file"},
 		{"fit-k0", []string{"fit", "-geometry", "genball", "-objective", "neg", "-train", "../../bundle/testdata/k0.npz", "-val", filepath.Join(dir, "val.npz"), "-out", filepath.Join(dir, "x.json")}, "k0.npz: positives: 0 positives per anchor"},
 		{"fit-dims", []string{"fit", "-geometry", "genball", "-objective", "neg", "-train", "../../bundle/testdata/explicit.npz", "-val", filepath.Join(dir, "val.npz"), "-out", filepath.Join(dir, "x.json")}, "validation embeddings have dimension 3, training embeddings 5"},
 		{"fit-nan", []string{"fit", "-geometry", "genball", "-objective", "vol", "-train", "../../bundle/testdata/nan.npz", "-val", filepath.Join(dir, "val.npz"), "-out", filepath.Join(dir, "x.json")}, "nan.npz: positives[2][1][3] is NaN"},
-		{"calibrate-dims", []string{"calibrate", "-set", filepath.Join(dir, "fitted.json"), "-cal", "../../bundle/testdata/explicit.npz", "-out", filepath.Join(dir, "x.json")}, "geometry has dimension 3, calibration embeddings 5"},
+		{"calibrate-dims", []string{"calibrate", "-set", filepath.Join(dir, "fitted.json"), "-cal", "../../bundle/testdata/explicit.npz", "-out", filepath.Join(dir, "x.json")}, `explicit.npz: array "anchors": embeddings of shape (4, 5), dimension 5; the set's dimension is 3`},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(&stdout, &stderr, c.args)

@@ -100,7 +100,7 @@ func TestConformalOOD(t *testing.T) {
 		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-alpha-ood", "1.5"}, "α_ood", true},
 		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-fdr", "2"}, "-fdr 2", true},
 		{[]string{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-ood-cal", p("val.npz"), "-out", p("x.json")}, "needs a reference pool", true},
-		{[]string{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference", "20", "-ood-cal", "../../bundle/testdata/explicit.npz", "-out", p("x.json")}, "explicit.npz: embeddings of dimension 5", false},
+		{[]string{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference", "20", "-ood-cal", "../../bundle/testdata/explicit.npz", "-out", p("x.json")}, `explicit.npz: array "anchors": embeddings of shape (4, 5), dimension 5; the set's dimension is 3`, false},
 		{[]string{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference-db", p("cal.npz"), "-ood-cal", p("cal.npz"), "-out", p("x.json")}, "disjoint from the reference pool", false},
 	} {
 		_, err := run1(c.args...)

@@ -288,6 +288,32 @@ func readFeatures(out *output, path string) (*bundle.Bundle, error) {
 	return b, err
 }
 
+// readBundleFor is readBundle for a file scored with set: its embeddings
+// must have the set's dimension (conformal.CheckDim, the one place where
+// embeddings meet a set).
+func readBundleFor(out *output, path string, set *conformal.Set) (*bundle.Bundle, error) {
+	b, err := readBundle(out, path)
+	if err != nil {
+		return nil, err
+	}
+	return b, checkDim(path, b, set)
+}
+
+// readFeaturesFor is readFeatures for a file scored with set.
+func readFeaturesFor(out *output, path string, set *conformal.Set) (*bundle.Bundle, error) {
+	b, err := readFeatures(out, path)
+	if err != nil {
+		return nil, err
+	}
+	return b, checkDim(path, b, set)
+}
+
+// checkDim refuses a file whose embeddings are not of the set's dimension,
+// naming the file, its array, the shape found and the dimension wanted.
+func checkDim(path string, b *bundle.Bundle, set *conformal.Set) error {
+	return set.CheckDim(fmt.Sprintf("%s: array %q", path, b.AnchorsArray()), b.N, b.D)
+}
+
 func noteConverted(out *output, path string, b *bundle.Bundle) {
 	if len(b.Converted) > 0 {
 		fmt.Fprintf(out.stderr, "note: %s: converted on reading: %s\n", path, strings.Join(b.Converted, "; "))

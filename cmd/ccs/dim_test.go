@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+)
+
+// TestWrongDimension runs every command and endpoint that takes embeddings
+// for a set of dimension 3 with embeddings of another dimension, and
+// asserts the refusal: exit status 1 (an HTTP 422) with a message naming
+// the file (or the request field), the shape found and the dimension
+// wanted. A new reader of embeddings belongs in this table.
+func TestWrongDimension(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	var sink bytes.Buffer
+	mustRun := func(args ...string) {
+		t.Helper()
+		if err := run(io.Discard, &sink, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	mustRun("simulate", "-out", dir, "-per-class", "60", "-k", "4", "-seed", "3")
+	mustRun("calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference", "40", "-ood-cal", p("val.npz"), "-out", p("set.json"))
+	mustRun("fit", "-geometry", "genball", "-objective", "vol", "-train", p("fit.npz"), "-val", p("val.npz"), "-epochs", "1", "-quiet", "-out", p("fitted.json"))
+
+	// Embeddings of another dimension in every form a command reads: a
+	// bundle, features alone, a collection (.npz and .npy), an anchor
+	// (.npy); and one of dimension 3 given as a column (3, 1).
+	wrong := "../../bundle/testdata/explicit.npz" // anchors (4, 5)
+	five := make([]float32, 7*5)
+	for i := range five {
+		five[i] = float32(i%11) / 4
+	}
+	write := func(name string, arrays map[string]bundle.Array) {
+		t.Helper()
+		if err := bundle.WriteNPZ(p(name), arrays); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Features of dimension 6: a whole number of rows of 3, which the
+	// per-input OOD score once took as twice as many inputs.
+	six := make([]float32, 7*6)
+	for i := range six {
+		six[i] = float32(i%13) / 4
+	}
+	write("feats6.npz", map[string]bundle.Array{"embeddings": bundle.Float32(six, 7, 6)})
+	write("coll5.npz", map[string]bundle.Array{"embeddings": bundle.Float32(five, 7, 5)})
+	if err := bundle.WriteNPY(p("coll5.npy"), bundle.Float32(five, 7, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPY(p("a5.npy"), bundle.Float32(five[:5], 5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPY(p("a31.npy"), bundle.Float32(five[:3], 3, 1)); err != nil {
+		t.Fatal(err)
+	}
+	test, err := bundle.Read(p("test.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("coll3.npz", map[string]bundle.Array{"embeddings": bundle.Float32(test.Anchors, test.N, test.D)})
+
+	const want = "the set's dimension is 3"
+	for _, c := range []struct {
+		name string
+		args []string
+		file string // what the message must name
+	}{
+		{"calibrate -cal", []string{"calibrate", "-set", p("fitted.json"), "-cal", wrong, "-out", p("x.json")}, `explicit.npz: array "anchors": embeddings of shape (4, 5)`},
+		{"calibrate -ood-cal", []string{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference", "20", "-ood-cal", p("feats6.npz"), "-out", p("x.json")}, `feats6.npz: array "embeddings": embeddings of shape (7, 6)`},
+		{"calibrate -reference-db .npz", []string{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference-db", p("coll5.npz"), "-out", p("x.json")}, "coll5.npz: embeddings of shape (7, 5)"},
+		{"calibrate -reference-db .npy", []string{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference-db", p("coll5.npy"), "-out", p("x.json")}, "coll5.npy: embeddings of shape (7, 5)"},
+		{"evaluate", []string{"evaluate", "-set", p("set.json"), "-test", wrong}, `explicit.npz: array "anchors"`},
+		{"coverage-check", []string{"coverage-check", "-set", p("set.json"), "-test", wrong}, `explicit.npz: array "anchors"`},
+		{"ood conformal -id", []string{"ood", "-set", p("set.json"), "-id", p("feats6.npz"), "-ood", p("test.npz")}, `feats6.npz: array "embeddings"`},
+		{"ood conformal -ood", []string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("feats6.npz")}, `feats6.npz: array "embeddings"`},
+		{"ood batch", []string{"ood", "-set", p("set.json"), "-mode", "batch", "-id", wrong, "-ood", p("test.npz")}, `explicit.npz: array "anchors"`},
+		{"ood reference", []string{"ood", "-set", p("set.json"), "-mode", "reference", "-id", p("test.npz"), "-ood", "x=" + wrong}, `explicit.npz: array "anchors"`},
+		{"ood all", []string{"ood", "-set", p("set.json"), "-mode", "all", "-id", p("feats6.npz"), "-ood", p("test.npz")}, `feats6.npz`},
+		{"ood -train", []string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("test.npz"), "-train", p("feats6.npz"), "-quiet"}, `feats6.npz: array "embeddings"`},
+		{"ood -ood-cal", []string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("test.npz"), "-train", p("test.npz"), "-ood-cal", p("feats6.npz"), "-quiet"}, `feats6.npz: array "embeddings"`},
+		{"retrieve -db", []string{"retrieve", "-set", p("set.json"), "-db", p("coll5.npz"), "-anchor-index", "0"}, "coll5.npz: embeddings of shape (7, 5)"},
+		{"retrieve -anchor", []string{"retrieve", "-set", p("set.json"), "-db", p("coll3.npz"), "-anchor", p("a5.npy")}, "a5.npy: embeddings of shape (5,)"},
+		{"retrieve -anchor column", []string{"retrieve", "-set", p("set.json"), "-db", p("coll3.npz"), "-anchor", p("a31.npy")}, "a31.npy: embeddings of shape (3, 1), dimension 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(&stdout, &stderr, c.args)
+			if err == nil {
+				t.Fatalf("accepted:\n%s", stdout.String())
+			}
+			if code := exitCode(err); code != 1 {
+				t.Errorf("exit %d, want 1 (%v)", code, err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, c.file) || !strings.Contains(msg, want) {
+				t.Errorf("error %q, want it to name %q and say %q", msg, c.file, want)
+			}
+		})
+	}
+
+	// The service: each endpoint, with a JSON and an .npy body of
+	// dimension 5 (and the anchor of /score and /retrieve alone).
+	sv := startServe(t, "serve", "-set", "s="+p("set.json"), "-db", "c="+p("coll3.npz"), "-addr", "127.0.0.1:0")
+	defer sv.stop(t)
+	npy := func(rows, d int) []byte {
+		path := p("body.npy")
+		if err := bundle.WriteNPY(path, bundle.Float32(five[:rows*d], rows, d)); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	for _, c := range []struct {
+		name, path, ctype string
+		body              []byte
+		field             string
+	}{
+		{"score points", "/v1/sets/s/score", "application/json", []byte(`{"anchor":[0,0,0],"points":[[1,2,3,4,5]]}`), "points[0]"},
+		{"score anchor", "/v1/sets/s/score", "application/json", []byte(`{"anchor":[0,0,0,0,0],"points":[[1,2,3]]}`), "anchor"},
+		{"score .npy", "/v1/sets/s/score", "application/x-npy", npy(3, 5), ""},
+		{"ood", "/v1/sets/s/ood", "application/json", []byte(`{"points":[[1,2,3,4,5]]}`), "points[0]"},
+		{"ood .npy", "/v1/sets/s/ood", "application/x-npy", npy(2, 5), ""},
+		{"retrieve", "/v1/sets/s/retrieve", "application/json", []byte(`{"anchor":[1,2,3,4,5],"collection":"c"}`), "anchor"},
+		{"retrieve .npy", "/v1/sets/s/retrieve?collection=c", "application/x-npy", npy(1, 5), ""},
+	} {
+		t.Run("serve "+c.name, func(t *testing.T) {
+			resp, err := http.Post(sv.base+c.path, c.ctype, bytes.NewReader(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d, want 422: %s", resp.StatusCode, body)
+			}
+			if !strings.Contains(string(body), "5") || !strings.Contains(string(body), "dimension is 3") ||
+				!strings.Contains(string(body), `"field": "`+c.field+`"`) && c.field != "" {
+				t.Errorf("answer %s: want the field %q, the dimension found and the set's", body, c.field)
+			}
+		})
+	}
+}
