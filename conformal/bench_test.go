@@ -62,7 +62,8 @@ func BenchmarkMembershipGenBallD128(b *testing.B) {
 		in := make([]bool, n)
 		inside := 0
 		for b.Loop() {
-			for _, v := range s.Members(in, x) {
+			in, _ = s.Members(in, x, nil)
+			for _, v := range in {
 				if v {
 					inside++
 				}

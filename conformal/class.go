@@ -22,8 +22,13 @@ type ClassThreshold struct {
 }
 
 // ErrNoLabel reports a class-conditional set asked about an anchor whose
-// class it does not know.
-var ErrNoLabel = errors.New("conformal: a class-conditional set needs the anchor's label")
+// class it does not know: membership, scores against the threshold,
+// retrieval and OOD scores of such a set need the anchor's label. It is
+// the one refusal every caller reports (errors.Is).
+var ErrNoLabel = errors.New("conformal: the set is class-conditional: its threshold depends on the anchor's class, so it needs the anchor's label")
+
+// ErrLabel reports a label given to a set with one threshold.
+var ErrLabel = errors.New("conformal: the set has one threshold: it takes no label")
 
 // calibrateClasses computes g's per-class thresholds on cal (Mondrian
 // calibration): each class's anchors, one positive each (the same
@@ -65,6 +70,31 @@ func classRankMode(delta float64) Mode {
 
 // ClassConditional reports whether the set has one threshold per class.
 func (s *Set) ClassConditional() bool { return s.Calibration.Mode == Class }
+
+// ThresholdOf is the threshold for an anchor whose class is *label: its
+// class's for a class-conditional set, which needs the label (ErrNoLabel),
+// the set's threshold for a set with one, which takes none (ErrLabel).
+func (s *Set) ThresholdOf(label *int64) (float64, error) {
+	switch {
+	case s.ClassConditional() && label == nil:
+		return math.NaN(), ErrNoLabel
+	case !s.ClassConditional() && label != nil:
+		return math.NaN(), ErrLabel
+	case label == nil:
+		return s.Threshold, nil
+	}
+	return s.ThresholdFor(*label)
+}
+
+// OneThreshold returns nil for a set with one threshold and ErrNoLabel for
+// a class-conditional one: what a caller with no label to give checks (the
+// per-input OOD score, retrieval, coverage over resplits).
+func (s *Set) OneThreshold() error {
+	if s.ClassConditional() {
+		return ErrNoLabel
+	}
+	return nil
+}
 
 // ThresholdFor is the threshold for an anchor of class label: its class's
 // for a class-conditional set (a class the calibration never saw is an

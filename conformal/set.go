@@ -295,17 +295,27 @@ func (s *Set) Warnings() []string {
 }
 
 // Contains reports whether the point with difference x = anchor − point is
-// inside the set.
-func (s *Set) Contains(x []float32) bool {
-	return s.Geometry.Scores(make([]float64, 1), x)[0] <= s.Threshold
+// inside the set around an anchor of class *label (nil for a set with one
+// threshold; a class-conditional set needs it: ThresholdOf).
+func (s *Set) Contains(x []float32, label *int64) (bool, error) {
+	q, err := s.ThresholdOf(label)
+	if err != nil {
+		return false, err
+	}
+	return s.Geometry.Scores(make([]float64, 1), x)[0] <= q, nil
 }
 
 // Members writes into dst (allocated when nil) whether each point, given by
-// its difference row anchor − point in diffs, is inside the set, on all
-// cores. The decisions are those of Contains: geometries with a fast score
-// (geometry.FastScorer) are scored fast and rescored exactly only near the
-// threshold (geometry.Members).
-func (s *Set) Members(dst []bool, diffs []float32) []bool {
+// its difference row anchor − point in diffs, is inside the set around an
+// anchor of class *label (as Contains), on all cores. The decisions are
+// those of Contains: geometries with a fast score (geometry.FastScorer)
+// are scored fast and rescored exactly only near the threshold
+// (geometry.Members).
+func (s *Set) Members(dst []bool, diffs []float32, label *int64) ([]bool, error) {
+	q, err := s.ThresholdOf(label)
+	if err != nil {
+		return nil, err
+	}
 	d := s.Geometry.Dim()
 	n := len(diffs) / d
 	if len(diffs) != n*d {
@@ -319,9 +329,9 @@ func (s *Set) Members(dst []bool, diffs []float32) []bool {
 	}
 	const block = 1024
 	parallel.For(n, block, 0, func(_, lo, hi int) {
-		geometry.Members(s.Geometry, s.Threshold, dst[lo:hi], nil, diffs[lo*d:hi*d])
+		geometry.Members(s.Geometry, q, dst[lo:hi], nil, diffs[lo*d:hi*d])
 	})
-	return dst
+	return dst, nil
 }
 
 // CheckDim is where embeddings meet a set: it returns nil when rows of the

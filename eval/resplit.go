@@ -43,8 +43,8 @@ func Resplits(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction floa
 	if s.Geometry.Dim() != b.D {
 		return ResplitResult{}, fmt.Errorf("set has dimension %d, the bundle %d", s.Geometry.Dim(), b.D)
 	}
-	if s.ClassConditional() {
-		return ResplitResult{}, fmt.Errorf("resplits of a class-conditional set are not supported")
+	if err := s.OneThreshold(); err != nil {
+		return ResplitResult{}, err
 	}
 	if resplits < 1 {
 		return ResplitResult{}, fmt.Errorf("resplits %d, want at least 1", resplits)

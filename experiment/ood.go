@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -84,21 +85,10 @@ type OODTable struct {
 	FDRLevel float64 `json:"fdr_level,omitempty"`
 }
 
-// Alarms are a conformal test's rates, measured once: the shares of ID test
-// inputs and of each OOD set's inputs it flags (fractions), and, when
-// measured, Benjamini–Hochberg's false discovery proportion and power over
-// each OOD set mixed with the ID inputs.
-type Alarms struct {
-	FAR        float64
-	TAR        []float64
-	FDP, Power []float64
-}
-
-// AddTest appends a row measured once from anchors' anomaly scores: id
-// against each of the table's OOD sets, with a conformal test's rates (nil:
-// none), or why it is unavailable (err wrapping ood.ErrUnavailable). Other
-// errors are returned.
-func (t *OODTable) AddTest(method string, id []float64, oods [][]float64, conv ood.Convention, a *Alarms, err error) error {
+// AddMeasured appends a row measured once (ood.Evaluation.Measure), or
+// why it is unavailable (err wrapping ood.ErrUnavailable). Other errors
+// are returned.
+func (t *OODTable) AddMeasured(method string, m *ood.Measured, err error) error {
 	row := OODRow{Method: method}
 	if errors.Is(err, ood.ErrUnavailable) {
 		row.Unavailable = reason(method, err)
@@ -108,15 +98,11 @@ func (t *OODTable) AddTest(method string, id []float64, oods [][]float64, conv o
 	if err != nil {
 		return err
 	}
-	for j, o := range oods {
-		m, err := ood.Evaluate(id, o, conv)
-		if err != nil {
-			return fmt.Errorf("%s against %s: %w", method, t.Sets[j], err)
-		}
-		row.AUROC = append(row.AUROC, eval.Summarize([]float64{100 * m.AUROC}))
-		row.FPR95 = append(row.FPR95, eval.Summarize([]float64{100 * m.FPR95}))
+	for _, r := range m.Metrics {
+		row.AUROC = append(row.AUROC, eval.Summarize([]float64{100 * r.AUROC}))
+		row.FPR95 = append(row.FPR95, eval.Summarize([]float64{100 * r.FPR95}))
 	}
-	if a != nil {
+	if a := m.Alarms; a != nil {
 		f := eval.Summarize([]float64{100 * a.FAR})
 		row.FAR = &f
 		for _, v := range a.TAR {
@@ -153,11 +139,11 @@ func OODMethods() []Method {
 // from everything the detectors were trained on; the sets' thresholds come
 // from them too, but a p-value does not change when every score is divided
 // by the same q̂.
-func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress func(done, total int, what string)) (*OODTable, error) {
+func OOD(ctx context.Context, e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress func(done, total int, what string)) (*OODTable, error) {
 	cfg.realDefaults(e.Test.K)
 	cfg.Reference = cmp.Or(cfg.Reference, 256)
 	cfg.Neighbour = cmp.Or(cfg.Neighbour, 1)
-	cfg.Test.Alpha = cmp.Or(cfg.Test.Alpha, 0.05)
+	cfg.Test.Alpha = cmp.Or(cfg.Test.Alpha, ood.DefaultAlpha)
 	const modes = 3 // batch, reference, per input
 	nrows := modes*len(methods) + len(cfg.Baselines)
 	auroc := make([][][]float64, nrows) // row, set, seed
@@ -205,38 +191,33 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 		}
 		return sp, nil
 	}
+	names := make([]string, len(sets))
+	for j, o := range sets {
+		names[j] = o.Name
+	}
 	// measure scores the ID test inputs and each OOD set (and, for a
 	// conformal test, the calibration inputs) with score.
-	measure := func(seed uint64, test bool, score func(b *bundle.Bundle) ([]float64, error)) (oodMeasure, []float64, error) {
+	measure := func(seed uint64, test bool, score ood.Score) (oodMeasure, []float64, error) {
 		var m oodMeasure
-		id, err := score(sp.Test)
-		if err != nil {
-			return m, nil, err
-		}
-		var oods [][]float64
-		for j, b := range oodB {
-			o, err := score(b)
-			if err != nil {
-				return m, nil, fmt.Errorf("on %s: %w", sets[j].Name, err)
-			}
-			oods = append(oods, o)
-		}
-		if err := m.record(id, oods, cfg.Convention); err != nil {
-			return m, nil, err
-		}
-		if seed == 0 {
-			if err := m.curves(id, oods, sets); err != nil {
+		var cal []float64
+		if test {
+			var err error
+			if cal, err = score(sp.Cal); err != nil {
 				return m, nil, err
 			}
 		}
-		if !test {
-			return m, nil, nil
+		ev := ood.Evaluation{ID: sp.Test, OOD: oodB, Names: names, Convention: cfg.Convention, Test: cfg.Test}
+		r, err := ev.Measure(ctx, score, cal)
+		if err != nil {
+			return m, nil, err
 		}
-		cal, err := score(sp.Cal)
-		if err == nil {
-			err = m.alarms(cfg.Test, cal, id, oods)
+		m.record(r)
+		if seed == 0 {
+			if err := m.curves(r.ID, r.OOD, sets); err != nil {
+				return m, nil, err
+			}
 		}
-		return m, cal, err
+		return m, cal, nil
 	}
 	fitted := make([]bool, len(cfg.Baselines))
 	for s := range cfg.Seeds {
@@ -259,12 +240,12 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 				if err != nil {
 					return c, err
 				}
-				for mode, score := range []func(b *bundle.Bundle) ([]float64, error){
-					func(b *bundle.Bundle) ([]float64, error) { return ood.CCSBatch(set, b) },
-					func(b *bundle.Bundle) ([]float64, error) { return ood.CCSReference(set, b.Anchors) },
-					func(b *bundle.Bundle) ([]float64, error) { return near.Scores(b.Anchors) },
-				} {
-					perInput := mode == 2
+				for mode, m := range []ood.Mode{ood.Batch, ood.Reference, ood.PerInput} {
+					perInput := m == ood.PerInput
+					score, err := ood.CCS(set, m, near)
+					if err != nil {
+						return c, err
+					}
 					r, cal, err := measure(seed, perInput, score)
 					if err == nil && perInput {
 						err = keepPerInput(cfg.Config, set, sp, near.K(), cal, seed, meth.File)
@@ -311,7 +292,7 @@ func OOD(e *Embedded, sets []OODSet, cfg OODConfig, methods []Method, progress f
 				if _, err := splits(seed); err != nil {
 					return c, err
 				}
-				m, _, err := measure(seed, true, func(b *bundle.Bundle) ([]float64, error) { return det.Score(ood.SampleOf(b)) })
+				m, _, err := measure(seed, true, ood.DetectorScore(det))
 				if errors.Is(err, ood.ErrUnavailable) {
 					c.Unavailable = reason(det.Name(), err)
 					return c, nil
@@ -390,43 +371,20 @@ type oodMeasure struct {
 	Curves []ScoreCurve `json:"curves,omitempty"`
 }
 
-// record measures the ID scores against each OOD set's.
-func (m *oodMeasure) record(id []float64, oods [][]float64, conv ood.Convention) error {
-	for _, o := range oods {
-		r, err := ood.Evaluate(id, o, conv)
-		if err != nil {
-			return err
+// record keeps a measurement's AUROC and FPR95 against each OOD set and
+// its conformal test's rates, in percent.
+func (m *oodMeasure) record(r *ood.Measured) {
+	for _, x := range r.Metrics {
+		m.AUROC = append(m.AUROC, 100*x.AUROC)
+		m.FPR95 = append(m.FPR95, 100*x.FPR95)
+	}
+	if a := r.Alarms; a != nil {
+		f := 100 * a.FAR
+		m.FAR = &f
+		for _, v := range a.TAR {
+			m.TAR = append(m.TAR, 100*v)
 		}
-		m.AUROC = append(m.AUROC, 100*r.AUROC)
-		m.FPR95 = append(m.FPR95, 100*r.FPR95)
 	}
-	return nil
-}
-
-// alarms measures test's rates, calibrated on cal.
-func (m *oodMeasure) alarms(test ood.Test, cal, id []float64, oods [][]float64) error {
-	c, err := ood.NewCalibration(cal)
-	if err != nil {
-		return err
-	}
-	if err := test.Check(c.N()); err != nil {
-		return err
-	}
-	rate := func(s []float64) float64 {
-		n := 0
-		for _, f := range test.Flags(test.PValues(c, s)) {
-			if f {
-				n++
-			}
-		}
-		return 100 * float64(n) / float64(len(s))
-	}
-	f := rate(id)
-	m.FAR = &f
-	for _, o := range oods {
-		m.TAR = append(m.TAR, rate(o))
-	}
-	return nil
 }
 
 // curveBins and curvePoints size the kept score curves.

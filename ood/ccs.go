@@ -82,6 +82,9 @@ func CCSReference(s *conformal.Set, queries []float32) ([]float64, error) {
 }
 
 func checkSet(s *conformal.Set, d int) error {
+	if err := s.OneThreshold(); err != nil {
+		return err // the score divides by the one threshold
+	}
 	switch {
 	case !s.Calibrated():
 		return conformal.ErrNotCalibrated

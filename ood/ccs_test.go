@@ -1,8 +1,11 @@
 package ood
 
 import (
+	"context"
+	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -183,12 +186,27 @@ func TestConformalRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Run([]float32{1.2, 30})
+	a, err := c.Answer(context.Background(), []float32{1.2, 30}, 0.1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res[0].OOD || !res[1].OOD || res[1].PValue != 0.01 || res[1].Score != 27 {
-		t.Errorf("results %+v: want the input at 1.2 in distribution and the one at 30 flagged (p = 1/100, score 27)", res)
+	res := a.Results
+	if res[0].OOD || !res[1].OOD || res[1].PValue != 0.01 || res[1].Score != 27 || !slices.Equal(a.Flagged, []int{1}) {
+		t.Errorf("answer %+v: want the input at 1.2 in distribution and the one at 30 flagged (p = 1/100, score 27), by BH too", a)
+	}
+	if a, err := c.Answer(context.Background(), []float32{1.2}, 0.1); err != nil || a.Flagged == nil || len(a.Flagged) != 0 {
+		t.Errorf("nothing flagged by BH: %+v, %v; want an empty list, not none", a, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Answer(ctx, []float32{1.2, 30}, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	if c2, err := c.With(Test{Alpha: 0.2}); err != nil || c2.Test.Alpha != 0.2 || c.Test.Alpha != 0.05 {
+		t.Errorf("With: %+v, %v", c2, err)
+	}
+	if _, err := c.With(Test{Alpha: 0.001}); err == nil {
+		t.Error("With: a level below 1/(n+1) accepted")
 	}
 	if _, err := NewConformal(s2, Test{Alpha: 0.005}); err == nil || !strings.Contains(err.Error(), "needs at least") {
 		t.Errorf("α_ood below 1/(n+1): %v", err)

@@ -135,17 +135,3 @@ type Result struct {
 	PValue float64 `json:"p_value"` // its conformal p-value (with the calibration-conditional slack, if any)
 	OOD    bool    `json:"ood"`     // p ≤ α_ood
 }
-
-// Run scores the query rows and tests them.
-func (c *Conformal) Run(queries []float32) ([]Result, error) {
-	s, err := c.Score.Scores(queries)
-	if err != nil {
-		return nil, err
-	}
-	p := c.Test.PValues(c.Cal, s)
-	out := make([]Result, len(s))
-	for i := range s {
-		out[i] = Result{Score: s[i], PValue: p[i], OOD: p[i] <= c.Test.Alpha}
-	}
-	return out, nil
-}

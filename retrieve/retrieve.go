@@ -122,6 +122,9 @@ func CheckQuery(s *conformal.Set, anchor []float32, d int) error {
 	if !s.Calibrated() {
 		return conformal.ErrNotCalibrated
 	}
+	if err := s.OneThreshold(); err != nil {
+		return err
+	}
 	switch sd := s.Geometry.Dim(); {
 	case sd != d:
 		return fmt.Errorf("the set has dimension %d, the collection %d", sd, d)

@@ -47,9 +47,6 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if err != nil {
 		return err
 	}
-	if set.ClassConditional() {
-		return fmt.Errorf("%s: %s takes sets with one threshold; a class-conditional set's membership needs each anchor's label", o.Set, "coverage-check")
-	}
 	if !set.Calibrated() {
 		return fmt.Errorf("%s: %w", o.Set, conformal.ErrNotCalibrated)
 	}
@@ -59,7 +56,7 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	}
 	r, err := eval.Resplits(set, b, o.Resplits, o.CalFraction, o.Seed)
 	if err != nil {
-		return fmt.Errorf("coverage-check: %s: %w", o.Test, err)
+		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 	}
 	if o.JSON {
 		return writeJSON(out.stdout, r)

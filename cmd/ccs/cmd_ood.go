@@ -45,7 +45,7 @@ func oodCommand() *command {
 			fs.StringVar(&o.OODCal, "ood-cal", "", "held-out in-distribution `file` (as -id) calibrating the baselines' conformal tests (the set's own is stored with it)")
 			fs.StringVar(&o.Mode, "mode", "", "CCS score `mode`: conformal (the per-input score with its certified test), batch (negatives from the evaluated file, the paper's protocol), reference (the paper's score against the set's pool), both (batch and reference) or all; default: conformal when the set has an OOD calibration, else both when it has a pool, else batch")
 			fs.StringVar(&o.FPR, "fpr", "id-positive", "FPR95 `convention`: id-positive (the paper's text) or ood-positive (OpenOOD)")
-			fs.Float64Var(&o.AlphaOOD, "alpha-ood", 0.05, "the conformal tests' `level`: an in-distribution input is flagged with probability at most α_ood")
+			fs.Float64Var(&o.AlphaOOD, "alpha-ood", ood.DefaultAlpha, "the conformal tests' `level`: an in-distribution input is flagged with probability at most α_ood")
 			fs.Float64Var(&o.Delta, "delta", 0, "make the conformal tests calibration-conditional: with probability ≥ 1−`δ` over the calibration draw the false-alarm rate is ≤ α_ood (0: marginal)")
 			fs.BoolVar(&o.Simultaneous, "simultaneous", false, "with -delta, correct the p-values as Bates et al. (2023), valid at every level at once, instead of exactly at α_ood (needs more calibration inputs, flags fewer)")
 			fs.Float64Var(&o.FDR, "fdr", 0, "also flag each OOD file mixed with the ID inputs as one batch by Benjamini–Hochberg at false discovery rate `Q` (0: no)")
@@ -66,7 +66,7 @@ var oodModes = map[string][]string{
 	"all":       {"batch", "reference", "conformal"},
 }
 
-func runOOD(_ context.Context, o oodOptions, out *output) error {
+func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	if err := required("ood", "set", o.Set, "id", o.ID); err != nil {
 		return err
 	}
@@ -97,8 +97,8 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 	if err != nil {
 		return err
 	}
-	if set.ClassConditional() {
-		return fmt.Errorf("%s: %s takes sets with one threshold; a class-conditional set's membership needs each anchor's label", o.Set, "ood")
+	if err := set.OneThreshold(); err != nil {
+		return fmt.Errorf("%s: %w", o.Set, err)
 	}
 	mode := o.Mode
 	if mode == "" {
@@ -118,11 +118,13 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 	if slices.Contains(ms, "reference") && set.Reference == nil {
 		return fmt.Errorf("%s: no reference pool for -mode %s (calibrate with -reference N)", o.Set, mode)
 	}
-	var cc *ood.Conformal
+	var near *ood.Nearest
 	if slices.Contains(ms, "conformal") {
-		if cc, err = ood.NewConformal(set, test); err != nil {
+		cc, err := ood.NewConformal(set, test)
+		if err != nil {
 			return fmt.Errorf("%s: %w", o.Set, err)
 		}
+		near = cc.Score
 	}
 	id, err := readFeaturesFor(out, o.ID, set)
 	if err != nil {
@@ -130,10 +132,10 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 	}
 	t := &experiment.OODTable{Title: "OOD detection", Runs: 1,
 		Config: fmt.Sprintf("set %s, ID %s, FPR95 %v", o.Set, o.ID, conv)}
-	if cc != nil || o.OODCal != "" {
+	if near != nil || o.OODCal != "" {
 		t.AlphaOOD, t.Guarantee, t.FDRLevel = test.Alpha, test.String(), o.FDR
 	}
-	var oodFiles []*bundle.Bundle
+	ev := ood.Evaluation{ID: id, Convention: conv, Test: test, FDR: o.FDR}
 	for _, p := range o.OOD {
 		name, file, ok := strings.Cut(p, "=")
 		if !ok {
@@ -143,79 +145,31 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 		if err != nil {
 			return err
 		}
-		oodFiles = append(oodFiles, b)
+		ev.OOD, ev.Names = append(ev.OOD, b), append(ev.Names, name)
 		t.Sets = append(t.Sets, name)
 	}
-	scoreAll := func(f func(b *bundle.Bundle) ([]float64, error)) ([]float64, [][]float64, error) {
-		ids, err := f(id)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", o.ID, err)
-		}
-		var scores [][]float64
-		for j, b := range oodFiles {
-			s, err := f(b)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", t.Sets[j], err)
-			}
-			scores = append(scores, s)
-		}
-		return ids, scores, nil
-	}
-	// alarms tests the scores against a calibration: the rates, and
-	// Benjamini–Hochberg over each OOD file mixed with the ID inputs.
-	alarms := func(cal *ood.Calibration, ids []float64, oods [][]float64) (*experiment.Alarms, error) {
-		if err := test.Check(cal.N()); err != nil {
-			return nil, err
-		}
-		rate := func(s []float64) float64 {
-			return share(test.Flags(test.PValues(cal, s)))
-		}
-		a := &experiment.Alarms{FAR: rate(ids)}
-		for _, s := range oods {
-			a.TAR = append(a.TAR, rate(s))
-		}
-		if o.FDR > 0 {
-			// On the marginal p-values, whose positive dependence (PRDS)
-			// BH's guarantee rests on.
-			idP := cal.PValues(ids)
-			for _, s := range oods {
-				fdp, power, err := bhMixed(idP, cal.PValues(s), o.FDR)
-				if err != nil {
-					return nil, err
-				}
-				a.FDP, a.Power = append(a.FDP, fdp), append(a.Power, power)
-			}
-		}
-		return a, nil
-	}
+	modes := map[string]ood.Mode{"batch": ood.Batch, "reference": ood.Reference, "conformal": ood.PerInput}
 	for _, m := range ms {
-		var f func(b *bundle.Bundle) ([]float64, error)
-		switch m {
-		case "batch":
-			f = func(b *bundle.Bundle) ([]float64, error) { return ood.CCSBatch(set, b) }
-		case "reference":
-			f = func(b *bundle.Bundle) ([]float64, error) { return ood.CCSReference(set, b.Anchors) }
-		case "conformal":
-			f = func(b *bundle.Bundle) ([]float64, error) { return cc.Score.Scores(b.Anchors) }
-		}
-		ids, oods, err := scoreAll(f)
+		score, err := ood.CCS(set, modes[m], near)
 		if err != nil {
-			return fmt.Errorf("CCS (%s): %w", m, err)
+			return fmt.Errorf("%s: %w", o.Set, err)
 		}
-		var a *experiment.Alarms
 		name := "CCS (" + m + ")"
+		var cal []float64 // the per-input score's calibration, stored with the set
 		if m == "conformal" {
-			name = fmt.Sprintf("CCS (per input, %d-th nearest of %d)", cc.Score.K(), set.Reference.N)
-			if a, err = alarms(cc.Cal, ids, oods); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
+			name = fmt.Sprintf("CCS (per input, %d-th nearest of %d)", near.K(), set.Reference.N)
+			cal = set.OOD.Scores
 		}
-		if err := t.AddTest(name, ids, oods, conv, a, nil); err != nil {
+		r, err := ev.Measure(ctx, score, cal)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if err := t.AddMeasured(name, r, nil); err != nil {
 			return err
 		}
 	}
 	if o.Train != "" {
-		if err := runBaselines(o, out, set, t, scoreAll, alarms, conv); err != nil {
+		if err := runBaselines(ctx, o, out, set, t, ev); err != nil {
 			return err
 		}
 	}
@@ -227,9 +181,7 @@ func runOOD(_ context.Context, o oodOptions, out *output) error {
 
 // runBaselines fits the baselines on -train and adds their rows, with their
 // conformal tests calibrated on -ood-cal when it is given.
-func runBaselines(o oodOptions, out *output, set *conformal.Set, t *experiment.OODTable,
-	scoreAll func(func(*bundle.Bundle) ([]float64, error)) ([]float64, [][]float64, error),
-	alarms func(*ood.Calibration, []float64, [][]float64) (*experiment.Alarms, error), conv ood.Convention) error {
+func runBaselines(ctx context.Context, o oodOptions, out *output, set *conformal.Set, t *experiment.OODTable, ev ood.Evaluation) error {
 	tr, err := readFeaturesFor(out, o.Train, set)
 	if err != nil {
 		return err
@@ -253,59 +205,21 @@ func runBaselines(o oodOptions, out *output, set *conformal.Set, t *experiment.O
 			bar := newProgress(out, o.Quiet, "CIDER epoch")
 			c.Progress = func(e, n int) { bar.step(e, n, "") }
 		}
-		var ids []float64
-		var oods [][]float64
-		var a *experiment.Alarms
+		var r *ood.Measured
 		err := det.Fit(train)
 		if err == nil {
-			ids, oods, err = scoreAll(func(b *bundle.Bundle) ([]float64, error) { return det.Score(ood.SampleOf(b)) })
-		}
-		if err == nil && calB != nil {
-			var cs []float64
-			var cal *ood.Calibration
-			if cs, err = det.Score(ood.SampleOf(calB)); err == nil {
-				if cal, err = ood.NewCalibration(cs); err == nil {
-					a, err = alarms(cal, ids, oods)
-				}
+			score := ood.DetectorScore(det)
+			var cal []float64
+			if calB != nil {
+				cal, err = score(calB)
+			}
+			if err == nil {
+				r, err = ev.Measure(ctx, score, cal)
 			}
 		}
-		if err := t.AddTest(det.Name(), ids, oods, conv, a, err); err != nil {
+		if err := t.AddMeasured(det.Name(), r, err); err != nil {
 			return fmt.Errorf("%s: %w", det.Name(), err)
 		}
 	}
 	return nil
-}
-
-// share is the fraction of true values.
-func share(flags []bool) float64 {
-	n := 0
-	for _, f := range flags {
-		if f {
-			n++
-		}
-	}
-	return float64(n) / float64(len(flags))
-}
-
-// bhMixed runs Benjamini–Hochberg at level q over the p-values of ID and
-// OOD inputs as one batch and returns the share of ID inputs among the
-// flagged (the false discovery proportion) and the share of OOD inputs
-// flagged.
-func bhMixed(id, oodP []float64, q float64) (fdp, power float64, err error) {
-	flagged, err := ood.BenjaminiHochberg(append(slices.Clone(id), oodP...), q)
-	if err != nil {
-		return 0, 0, err
-	}
-	falses, trues := 0, 0
-	for _, i := range flagged {
-		if i < len(id) {
-			falses++
-		} else {
-			trues++
-		}
-	}
-	if len(flagged) > 0 {
-		fdp = float64(falses) / float64(len(flagged))
-	}
-	return fdp, float64(trues) / float64(len(oodP)), nil
 }

@@ -50,7 +50,7 @@ func reproduceOODCommand() *command {
 // runReproduceOOD embeds (or reads from the cache) each encoder's
 // Fashion-MNIST splits and the OOD image sets, and prints one OOD table per
 // encoder.
-func runReproduceOOD(_ context.Context, o reproduceOODOptions, out *output) error {
+func runReproduceOOD(ctx context.Context, o reproduceOODOptions, out *output) error {
 	c, err := o.tableOptions.config(o.Recipe)
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func runReproduceOOD(_ context.Context, o reproduceOODOptions, out *output) erro
 			}
 		}
 		runs := newProgress(out, o.Quiet, "run")
-		t, err := experiment.OOD(e, sets, cfg, rows(), runs.step)
+		t, err := experiment.OOD(ctx, e, sets, cfg, rows(), runs.step)
 		if err != nil {
 			return fmt.Errorf("ood, %s: %w", m.name, err)
 		}

@@ -49,8 +49,8 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	if err != nil {
 		return err
 	}
-	if set.ClassConditional() {
-		return fmt.Errorf("%s: %s takes sets with one threshold; a class-conditional set's membership needs each anchor's label", o.Set, "retrieve")
+	if err := set.OneThreshold(); err != nil { // before opening the database
+		return fmt.Errorf("%s: %w", o.Set, err)
 	}
 	store, err := retrieve.Open(ctx, o.DB)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
 )
 
 // TestWrongDimension runs every command and endpoint that takes embeddings
@@ -149,5 +151,41 @@ func TestWrongDimension(t *testing.T) {
 				t.Errorf("answer %s: want the field %q, the dimension found and the set's", body, c.field)
 			}
 		})
+	}
+}
+
+// TestClassSetNeedsLabel: every command that judges with a set's threshold
+// and has no anchor label to give refuses a class-conditional set, with
+// conformal's one message (ErrNoLabel) and the set's file.
+func TestClassSetNeedsLabel(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	var sink bytes.Buffer
+	for _, args := range [][]string{
+		{"simulate", "-out", dir, "-per-class", "60", "-k", "4", "-seed", "3"},
+		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-calibration", "class", "-alpha", "0.2", "-out", p("class.json")},
+	} {
+		if err := run(io.Discard, &sink, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	test, err := bundle.Read(p("test.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPZ(p("coll.npz"), map[string]bundle.Array{"embeddings": bundle.Float32(test.Anchors, test.N, test.D)}); err != nil {
+		t.Fatal(err)
+	}
+	want := conformal.ErrNoLabel.Error()[len("conformal: "):]
+	for _, args := range [][]string{
+		{"ood", "-set", p("class.json"), "-id", p("test.npz"), "-ood", p("val.npz")},
+		{"retrieve", "-set", p("class.json"), "-db", p("coll.npz"), "-anchor-index", "0"},
+		{"coverage-check", "-set", p("class.json"), "-test", p("test.npz")},
+	} {
+		err := run(io.Discard, io.Discard, args)
+		if err == nil || exitCode(err) != 1 || !errors.Is(err, conformal.ErrNoLabel) ||
+			!strings.Contains(err.Error(), "class.json") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want ErrNoLabel naming class.json", args[0], err)
+		}
 	}
 }

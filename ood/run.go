@@ -1,0 +1,283 @@
+package ood
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+)
+
+// DefaultAlpha is the conformal OOD tests' level α_ood when none is given:
+// an in-distribution input is flagged with probability at most 0.05.
+const DefaultAlpha = 0.05
+
+// A Score gives the anomaly score (higher: more likely OOD) of each anchor
+// of a bundle: a fitted detector's, or a set's CCS score in one of its
+// modes.
+type Score func(b *bundle.Bundle) ([]float64, error)
+
+// DetectorScore is a fitted detector's Score, on the anchors' features,
+// logits, activations and labels.
+func DetectorScore(d Detector) Score {
+	return func(b *bundle.Bundle) ([]float64, error) { return d.Score(SampleOf(b)) }
+}
+
+// Mode is where a set's CCS score finds the in-distribution embeddings it
+// compares an input with.
+type Mode int
+
+const (
+	// Batch is the paper's protocol: each anchor's own negatives, drawn
+	// within the evaluated sample (CCSBatch).
+	Batch Mode = iota + 1
+	// Reference is the paper's formula against the set's reference pool
+	// (CCSReference).
+	Reference
+	// PerInput is the certified per-input score: the k-th nearest pool
+	// anchor under the set's score over q̂ (Nearest), which a conformal
+	// test turns into p-values.
+	PerInput
+)
+
+// String names the mode as ccs ood's -mode spells it.
+func (m Mode) String() string {
+	switch m {
+	case Batch:
+		return "batch"
+	case Reference:
+		return "reference"
+	case PerInput:
+		return "conformal"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// CCS is the set's OOD score in mode m; PerInput scores with near (the
+// k-th nearest of a pool, NewNearest).
+func CCS(s *conformal.Set, m Mode, near *Nearest) (Score, error) {
+	switch m {
+	case Batch:
+		return func(b *bundle.Bundle) ([]float64, error) { return CCSBatch(s, b) }, nil
+	case Reference:
+		if s.Reference == nil {
+			return nil, fmt.Errorf("ood: no reference pool for the %v mode (calibrate with -reference N)", m)
+		}
+		return func(b *bundle.Bundle) ([]float64, error) { return CCSReference(s, b.Anchors) }, nil
+	case PerInput:
+		if near == nil {
+			return nil, fmt.Errorf("ood: the per-input score needs its pool (NewNearest)")
+		}
+		return func(b *bundle.Bundle) ([]float64, error) { return near.Scores(b.Anchors) }, nil
+	}
+	return nil, fmt.Errorf("ood: unknown mode %v", m)
+}
+
+// Evaluation is what detectors are measured on: in-distribution test
+// inputs against OOD samples, with the metrics' convention and the
+// conformal test's level.
+type Evaluation struct {
+	ID  *bundle.Bundle
+	OOD []*bundle.Bundle
+	// Names name the OOD samples in errors (the same length as OOD).
+	Names      []string
+	Convention Convention
+	// Test is the conformal test of a detector that has a calibration;
+	// a zero Alpha means DefaultAlpha.
+	Test Test
+	// FDR, when positive, also runs Benjamini–Hochberg at that level over
+	// each OOD sample mixed with the ID inputs.
+	FDR float64
+}
+
+// Measured is one detector on an Evaluation: its scores, AUROC and FPR95
+// against each OOD sample, and, with a calibration, its conformal test's
+// alarm rates.
+type Measured struct {
+	ID      []float64   // the ID inputs' scores
+	OOD     [][]float64 // each OOD sample's
+	Metrics []Metrics   // against each OOD sample
+	Alarms  *Alarms     // nil without a calibration
+}
+
+// Alarms are a conformal test's rates, measured once: the shares of ID
+// test inputs and of each OOD sample's inputs it flags (fractions), and,
+// when an FDR level was given, Benjamini–Hochberg's false discovery
+// proportion and power over each OOD sample mixed with the ID inputs.
+type Alarms struct {
+	FAR        float64
+	TAR        []float64
+	FDP, Power []float64
+}
+
+// Measure scores the ID inputs and each OOD sample with score and
+// measures AUROC and FPR95; given cal, the scores of held-out ID inputs
+// (disjoint from everything the detector was fitted on and from the ID
+// test inputs), it also measures the conformal test's alarm rates. The
+// context is checked between samples.
+func (e Evaluation) Measure(ctx context.Context, score Score, cal []float64) (*Measured, error) {
+	m := &Measured{}
+	var err error
+	if m.ID, err = score(e.ID); err != nil {
+		return nil, err
+	}
+	for j, b := range e.OOD {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s, err := score(b)
+		if err != nil {
+			return nil, fmt.Errorf("on %s: %w", e.name(j), err)
+		}
+		r, err := Evaluate(m.ID, s, e.Convention)
+		if err != nil {
+			return nil, fmt.Errorf("on %s: %w", e.name(j), err)
+		}
+		m.OOD, m.Metrics = append(m.OOD, s), append(m.Metrics, r)
+	}
+	if cal == nil {
+		return m, nil
+	}
+	c, err := NewCalibration(cal)
+	if err != nil {
+		return nil, err
+	}
+	if m.Alarms, err = e.Alarms(c, m.ID, m.OOD); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// name is OOD sample j's name.
+func (e Evaluation) name(j int) string {
+	if j < len(e.Names) {
+		return e.Names[j]
+	}
+	return fmt.Sprintf("OOD sample %d", j)
+}
+
+// test is the evaluation's conformal test with its default level.
+func (e Evaluation) test() Test {
+	t := e.Test
+	t.Alpha = cmp.Or(t.Alpha, DefaultAlpha)
+	return t
+}
+
+// Alarms measures the conformal test calibrated by c on the ID scores and
+// each OOD sample's: the share of each the test flags, and
+// Benjamini–Hochberg's FDP and power when the evaluation has an FDR level.
+func (e Evaluation) Alarms(c *Calibration, id []float64, oods [][]float64) (*Alarms, error) {
+	test := e.test()
+	if err := test.Check(c.N()); err != nil {
+		return nil, err
+	}
+	a := &Alarms{FAR: test.Rate(c, id)}
+	for _, s := range oods {
+		a.TAR = append(a.TAR, test.Rate(c, s))
+	}
+	if e.FDR > 0 {
+		// On the marginal p-values, whose positive dependence (PRDS)
+		// Benjamini–Hochberg's guarantee rests on.
+		idP := c.PValues(id)
+		for _, s := range oods {
+			fdp, power, err := FDPPower(idP, c.PValues(s), e.FDR)
+			if err != nil {
+				return nil, err
+			}
+			a.FDP, a.Power = append(a.FDP, fdp), append(a.Power, power)
+		}
+	}
+	return a, nil
+}
+
+// Rate is the share of scores the test calibrated by c flags.
+func (t Test) Rate(c *Calibration, scores []float64) float64 {
+	n := 0
+	for _, f := range t.Flags(t.PValues(c, scores)) {
+		if f {
+			n++
+		}
+	}
+	return float64(n) / float64(len(scores))
+}
+
+// FDPPower runs Benjamini–Hochberg at level q over the p-values of ID and
+// OOD inputs as one batch and returns the share of ID inputs among the
+// flagged (the false discovery proportion; 0 when nothing is flagged) and
+// the share of OOD inputs flagged (the power).
+func FDPPower(id, ood []float64, q float64) (fdp, power float64, err error) {
+	flagged, err := BenjaminiHochberg(append(slices.Clone(id), ood...), q)
+	if err != nil {
+		return 0, 0, err
+	}
+	falses := 0
+	for _, i := range flagged {
+		if i < len(id) {
+			falses++
+		}
+	}
+	if len(flagged) > 0 {
+		fdp = float64(falses) / float64(len(flagged))
+	}
+	return fdp, float64(len(flagged)-falses) / float64(len(ood)), nil
+}
+
+// With is the test c at another level: the same score and calibration,
+// refusing a level the calibration cannot reach.
+func (c *Conformal) With(test Test) (*Conformal, error) {
+	if err := test.Check(c.Cal.N()); err != nil {
+		return nil, err
+	}
+	t := *c
+	t.Test = test
+	return &t, nil
+}
+
+// Answer is the test's answer for a batch of inputs: each input's score,
+// p-value and flag, and, with an FDR level, the inputs
+// Benjamini–Hochberg flags as one batch (in increasing order; empty, not
+// nil, when none).
+type Answer struct {
+	Results []Result
+	Flagged []int
+}
+
+// chunk is the number of inputs scored between checks of the context.
+const chunk = 1024
+
+// Answer scores and tests the query rows (rows of the set's dimension), a
+// chunk at a time between checks of ctx; fdr, when positive, also flags
+// the batch by Benjamini–Hochberg on the marginal p-values.
+func (c *Conformal) Answer(ctx context.Context, queries []float32, fdr float64) (*Answer, error) {
+	d := c.Score.pool.d
+	if len(queries)%d != 0 {
+		return nil, fmt.Errorf("ood: %d query values are not rows of dimension %d", len(queries), d)
+	}
+	m := len(queries) / d
+	scores := make([]float64, 0, m)
+	for lo := 0; lo < m; lo += chunk {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s, err := c.Score.Scores(queries[lo*d : min(m, lo+chunk)*d])
+		if err != nil {
+			return nil, err
+		}
+		scores = append(scores, s...)
+	}
+	p := c.Test.PValues(c.Cal, scores)
+	a := &Answer{Results: make([]Result, m)}
+	for i := range m {
+		a.Results[i] = Result{Score: scores[i], PValue: p[i], OOD: p[i] <= c.Test.Alpha}
+	}
+	if fdr > 0 {
+		flagged, err := BenjaminiHochberg(c.Cal.PValues(scores), fdr)
+		if err != nil {
+			return nil, err
+		}
+		a.Flagged = append([]int{}, flagged...)
+	}
+	return a, nil
+}
