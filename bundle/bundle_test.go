@@ -423,3 +423,21 @@ func TestNPYHeaderCap(t *testing.T) {
 		}
 	}
 }
+
+// TestNegatives: k distinct others per anchor, never the anchor, the same
+// for the same seed.
+func TestNegatives(t *testing.T) {
+	t.Parallel()
+	const n, k = 50, 7
+	idx := Negatives(n, k, 3)
+	if len(idx) != n*k || !slices.Equal(idx, Negatives(n, k, 3)) || slices.Equal(idx, Negatives(n, k, 4)) {
+		t.Fatalf("%d indices; same seed equal, another seed different: want both", len(idx))
+	}
+	for a := range n {
+		row := slices.Clone(idx[a*k : (a+1)*k])
+		slices.Sort(row)
+		if slices.Contains(row, int64(a)) || len(slices.Compact(row)) != k || row[0] < 0 || row[k-1] >= n {
+			t.Fatalf("anchor %d: negatives %v", a, idx[a*k:(a+1)*k])
+		}
+	}
+}

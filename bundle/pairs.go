@@ -101,3 +101,24 @@ func swap(members, where []int, i, j int) {
 	members[i], members[j] = members[j], members[i]
 	where[members[i]], where[members[j]] = i, j
 }
+
+// Negatives draws, for each of n anchors, k others without replacement
+// (never the anchor itself): n×k indices into the anchors, seeded.
+func Negatives(n, k int, seed uint64) []int64 {
+	rng := rand.New(rand.NewPCG(seed, 0x6e65676174697665)) // "negative"
+	out := make([]int64, 0, n*k)
+	stamp := make([]int, n)
+	for a := range n {
+		stamp[a] = a + 1
+		for c := 0; c < k; {
+			j := rng.IntN(n)
+			if stamp[j] == a+1 {
+				continue
+			}
+			stamp[j] = a + 1
+			out = append(out, int64(j))
+			c++
+		}
+	}
+	return out
+}

@@ -128,30 +128,9 @@ func Build(enc Encoder, s *images.Set, idx []int, cfg Config, progress Progress)
 			progress("views", hi, n)
 		}
 	}
-	b.NegativeIndex = Negatives(n, cfg.KNeg, cfg.Seed)
+	b.NegativeIndex = bundle.Negatives(n, cfg.KNeg, cfg.Seed)
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
 	}
 	return b, nil
-}
-
-// Negatives draws, for each of n anchors, k others without replacement
-// (never the anchor itself): n×k indices into the anchors, seeded.
-func Negatives(n, k int, seed uint64) []int64 {
-	rng := rand.New(rand.NewPCG(seed, 0x6e65676174697665)) // "negative"
-	out := make([]int64, 0, n*k)
-	stamp := make([]int, n)
-	for a := range n {
-		stamp[a] = a + 1
-		for c := 0; c < k; {
-			j := rng.IntN(n)
-			if stamp[j] == a+1 {
-				continue
-			}
-			stamp[j] = a + 1
-			out = append(out, int64(j))
-			c++
-		}
-	}
-	return out
 }

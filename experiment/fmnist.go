@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/ccsets/ccs/bundle"
-	"github.com/ccsets/ccs/embed"
 	"github.com/ccsets/ccs/train"
 )
 
@@ -143,6 +142,6 @@ func withNegatives(b *bundle.Bundle, idx []int, kneg int, seed, stream uint64) (
 		C: b.C, Logits: b.Logits, A: b.A, Activations: b.Activations, Index: b.Index}
 	s = s.Subset(idx)
 	s.KNeg = kneg
-	s.NegativeIndex = embed.Negatives(len(idx), kneg, seed*8+stream)
+	s.NegativeIndex = bundle.Negatives(len(idx), kneg, seed*8+stream)
 	return s, s.Validate()
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
-	"github.com/ccsets/ccs/embed"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/objective"
@@ -275,11 +274,13 @@ func OOD(ctx context.Context, e *Embedded, sets []OODSet, cfg OODConfig, methods
 			}
 			c, err := cell(cfg.Cells, table, det.Name(), seed, func() (oodCell, error) {
 				var c oodCell
-				if ci, ok := det.(*ood.CIDER); ok {
-					ci.Seed = seed
+				// The deterministic baselines are fitted once; a seeded one
+				// (CIDER) per seed.
+				sd, seeded := det.(ood.Seeded)
+				if seeded {
+					sd.SetSeed(seed)
 				}
-				// The deterministic baselines are fitted once; CIDER per seed.
-				if _, seeded := det.(*ood.CIDER); !fitted[bi] || seeded {
+				if !fitted[bi] || seeded {
 					if err := det.Fit(trainSample); err != nil {
 						if errors.Is(err, ood.ErrUnavailable) {
 							c.Unavailable = reason(det.Name(), err)
@@ -494,7 +495,7 @@ func keepPerInput(cfg Config, set *conformal.Set, sp *Splits, k int, cal []float
 // withBatchNegatives returns b's anchors (with their logits, activations
 // and labels) with kneg negatives each drawn among themselves.
 func withBatchNegatives(b *bundle.Bundle, kneg int, seed uint64) *bundle.Bundle {
-	return &bundle.Bundle{N: b.N, D: b.D, Anchors: b.Anchors, KNeg: kneg, NegativeIndex: embed.Negatives(b.N, kneg, seed),
+	return &bundle.Bundle{N: b.N, D: b.D, Anchors: b.Anchors, KNeg: kneg, NegativeIndex: bundle.Negatives(b.N, kneg, seed),
 		Labels: b.Labels, C: b.C, Logits: b.Logits, A: b.A, Activations: b.Activations}
 }
 

@@ -445,10 +445,29 @@ func (v *ViM) Score(x Sample) ([]float64, error) {
 	return res, nil
 }
 
+// BaselineOptions configure the baselines Baselines returns; the zero
+// value is the paper's appendix without ViM.
+type BaselineOptions struct {
+	// Classifier is the encoder's last layer, which ViM needs (nil: ViM is
+	// "not available").
+	Classifier *Classifier
+	// Epochs are CIDER's training epochs (0: its default, 100), Seed its
+	// seed, and Progress, if not nil, hears the end of each of its epochs.
+	Epochs   int
+	Seed     uint64
+	Progress func(epoch, epochs int)
+}
+
 // Baselines are the paper's eight OOD baselines in its tables' order, with
-// the settings of its appendix; ViM needs the classifier (nil: "not
-// available").
-func Baselines(cl *Classifier) []Detector {
+// the settings of its appendix.
+func Baselines(o BaselineOptions) []Detector {
 	return []Detector{MSP{}, Energy{T: 1}, &Mahalanobis{}, &KNN{K: 50}, &COMBOOD{K: 50, C: 1},
-		&DKNN{K: 50, Var: 0.95, Alpha: 0.5}, &CIDER{}, &ViM{Classifier: cl}}
+		&DKNN{K: 50, Var: 0.95, Alpha: 0.5}, &CIDER{Epochs: o.Epochs, Seed: o.Seed, Progress: o.Progress}, &ViM{Classifier: o.Classifier}}
+}
+
+// A Seeded detector's fit depends on a seed (CIDER trains a projection
+// head): fitted again under another seed, it is another detector.
+type Seeded interface {
+	Detector
+	SetSeed(seed uint64)
 }

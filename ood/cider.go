@@ -47,6 +47,9 @@ type CIDER struct {
 // Name implements Detector.
 func (*CIDER) Name() string { return "CIDER" }
 
+// SetSeed implements Seeded: the next Fit trains under seed.
+func (c *CIDER) SetSeed(seed uint64) { c.Seed = seed }
+
 func (c *CIDER) defaults() {
 	def := func(p *int, v int) {
 		if *p == 0 {

@@ -19,7 +19,6 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
-	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
@@ -221,52 +220,25 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 
 // filter returns a quick test of the rows lo…hi−1 of c that sets keep[i]
 // false where row lo+i is certainly outside s around anchor (scratch: one
-// float64 per row), or nil where there is none:
-//
-//   - the generalized ball: the fast score (kernel.FastPowRowsBound, on
-//     vectors) with its early exit, against the threshold widened by the
-//     fast score's error bound (geometry.FastTolerance);
-//   - the single-norm, once c is transformed for s (Transform): the same
-//     fast kernel on M·anchor − M·item, with m = 1 and the set's p;
-//   - the ℓ2 ball: the sum of squares on vectors (kernel.SqRowsBound) with
-//     its early exit, against q² widened by its rounding.
+// float64 per row), or nil where there is none: for a single-norm set
+// (geometry.LinearNorm) once c is transformed for it (Transform), the fast
+// p-th power kernel on M·anchor − M·item; for a geometry that filters rows
+// itself (geometry.Filterer: the ℓ2 ball, the generalized ball), its
+// filter.
 func (c *Collection) filter(s *conformal.Set, anchor []float32) func(lo, hi int, keep []bool, scratch []float64) {
 	q, d := s.Threshold, c.D
-	switch g := s.Geometry.(type) {
-	case geometry.Ball:
-		// The exact score sums the same float32 differences' squares in
-		// float64: above this the fast sum is certainly outside.
-		limit := q * q * (1 + 1e-9) * (1 + kernel.SqRowsBoundErr(d))
-		return func(lo, hi int, keep []bool, sc []float64) {
-			kernel.SqRowsBound(sc, anchor, c.Rows[lo*d:hi*d], limit)
-			for i, v := range sc {
-				// +Inf: a float32 square overflowed where float64 does not.
-				keep[i] = !(v > limit) || math.IsInf(v, 1)
-			}
-		}
-	case *geometry.GenBall:
-		mf, pf := g.Scales(), g.Exponents()
-		m, p := make([]float32, d), make([]float32, d)
-		for j := range d {
-			m[j], p[j] = float32(mf[j]), float32(pf[j])
-		}
-		rel, abs := g.FastTolerance()
-		if !(rel < 0.5) {
-			return nil // exponents so large that the fast score bounds nothing
-		}
-		// Above (q + abs)/(1 − rel) a fast score is certainly outside (see
-		// geometry.Members); partial sums are float32 lane sums: 1e-5 more.
-		limit := (q + abs) / (1 - rel) * (1 + 1e-5)
-		return func(lo, hi int, keep []bool, sc []float64) {
-			kernel.FastPowRowsBound(sc, m, p, anchor, c.Rows[lo*d:hi*d], limit)
-			for i, v := range sc {
-				keep[i] = !(v > limit) || math.IsInf(v, 1)
-			}
-		}
-	case *geometry.Norm:
+	if g, ok := s.Geometry.(geometry.LinearNorm); ok {
 		if t := c.transformed(s); t != nil && t.matches(g) {
 			return t.filter(q, anchor)
 		}
 	}
-	return nil
+	f, ok := s.Geometry.(geometry.Filterer)
+	if !ok {
+		return nil
+	}
+	rows := f.Filter(anchor, q)
+	if rows == nil {
+		return nil
+	}
+	return func(lo, hi int, keep []bool, sc []float64) { rows(c.Rows[lo*d:hi*d], keep, sc) }
 }

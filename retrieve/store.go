@@ -29,6 +29,28 @@ type Store interface {
 	Close() error
 }
 
+// A RowReader is a store that reads an item's embedding by its row (a
+// collection in memory; not a database, whose rows have no order).
+type RowReader interface {
+	Store
+	Row(i int) ([]float32, error)
+}
+
+// A Transformer is a store that can prepare itself for a single-norm set's
+// searches (Collection.Transform).
+type Transformer interface {
+	Store
+	Transform(s *conformal.Set, maxBytes int64) error
+}
+
+// Row implements RowReader: row i's embedding (a view, not a copy).
+func (c *Collection) Row(i int) ([]float32, error) {
+	if i < 0 || i >= c.N {
+		return nil, fmt.Errorf("row %d: the collection has %d rows", i, c.N)
+	}
+	return c.Rows[i*c.D : (i+1)*c.D], nil
+}
+
 // Dim is the embeddings' dimension.
 func (c *Collection) Dim() int { return c.D }
 

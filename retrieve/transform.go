@@ -30,7 +30,7 @@ func TransformBytes(n, d int) int64 { return int64(n) * int64(d+1) * 4 }
 // for the same set does nothing; a set whose M or p has changed since is
 // scanned plainly. Safe for concurrent use with Search.
 func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
-	g, ok := s.Geometry.(*geometry.Norm)
+	g, ok := s.Geometry.(geometry.LinearNorm)
 	switch {
 	case !ok:
 		return fmt.Errorf("transform: only a single-norm set is transformed, not %T", s.Geometry)
@@ -82,11 +82,11 @@ type normTransform struct {
 // matches reports whether g still has the M and p the collection was
 // transformed with (a set's geometry changed after Transform is scanned
 // plainly).
-func (t *normTransform) matches(g *geometry.Norm) bool {
+func (t *normTransform) matches(g geometry.LinearNorm) bool {
 	return g.P() == t.p && slices.Equal(g.M(), t.m)
 }
 
-func newNormTransform(g *geometry.Norm, c *Collection) (*normTransform, error) {
+func newNormTransform(g geometry.LinearNorm, c *Collection) (*normTransform, error) {
 	d, p := c.D, g.P()
 	t := &normTransform{d: d, m: g.M(), p: p, z: make([]float32, c.N*d), zn: make([]float32, c.N),
 		ones: make([]float32, d), ps: make([]float32, d)}

@@ -346,16 +346,20 @@ func transformAll(st *state, budget int64) {
 	st.transforms = map[string][]transformInfo{}
 	for _, sn := range slices.Sorted(maps.Keys(st.sets)) {
 		set := st.sets[sn]
-		if _, ok := set.Geometry.(*geometry.Norm); !ok || set.ClassConditional() { // no retrieval without a label
+		if _, ok := set.Geometry.(geometry.LinearNorm); !ok || set.OneThreshold() != nil { // no retrieval without a label
 			continue
 		}
 		for _, cn := range slices.Sorted(maps.Keys(st.colls)) {
-			c, ok := st.colls[cn].(*retrieve.Collection)
+			c, ok := st.colls[cn].(retrieve.Transformer)
 			if !ok || c.Dim() != set.Geometry.Dim() {
 				continue
 			}
 			info := transformInfo{Collection: cn}
-			need := retrieve.TransformBytes(c.N, c.D)
+			n, err := c.Len(context.Background()) // a collection in memory: no query
+			if err != nil {
+				continue
+			}
+			need := retrieve.TransformBytes(n, c.Dim())
 			start := time.Now()
 			switch {
 			case budget < need:

@@ -199,12 +199,9 @@ func runBaselines(ctx context.Context, o oodOptions, out *output, set *conformal
 		}
 	}
 	train := ood.SampleOf(tr)
-	for _, det := range ood.Baselines(cl) {
-		if c, ok := det.(*ood.CIDER); ok {
-			c.Epochs, c.Seed = o.CiderEpochs, o.Seed
-			bar := newProgress(out, o.Quiet, "CIDER epoch")
-			c.Progress = func(e, n int) { bar.step(e, n, "") }
-		}
+	bar := newProgress(out, o.Quiet, "CIDER epoch")
+	for _, det := range ood.Baselines(ood.BaselineOptions{Classifier: cl, Epochs: o.CiderEpochs, Seed: o.Seed,
+		Progress: func(e, n int) { bar.step(e, n, "") }}) {
 		var r *ood.Measured
 		err := det.Fit(train)
 		if err == nil {

@@ -105,12 +105,7 @@ func runReproduceOOD(ctx context.Context, o reproduceOODOptions, out *output) er
 		if err != nil {
 			return err
 		}
-		cfg.Baselines = ood.Baselines(cl)
-		for _, d := range cfg.Baselines {
-			if ci, ok := d.(*ood.CIDER); ok {
-				ci.Epochs = o.CiderEpochs
-			}
-		}
+		cfg.Baselines = ood.Baselines(ood.BaselineOptions{Classifier: cl, Epochs: o.CiderEpochs})
 		runs := newProgress(out, o.Quiet, "run")
 		t, err := experiment.OOD(ctx, e, sets, cfg, rows(), runs.step)
 		if err != nil {

@@ -66,14 +66,13 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	}
 	var anchor []float32
 	if o.AnchorIndex >= 0 {
-		c, ok := store.(*retrieve.Collection)
+		c, ok := store.(retrieve.RowReader)
 		if !ok {
 			return usagef("retrieve: -anchor-index needs a collection file; give a database query's anchor with -anchor")
 		}
-		if o.AnchorIndex >= c.N {
-			return fmt.Errorf("%s: -anchor-index %d, the collection has %d rows", o.DB, o.AnchorIndex, c.N)
+		if anchor, err = c.Row(o.AnchorIndex); err != nil {
+			return fmt.Errorf("%s: -anchor-index: %w", o.DB, err)
 		}
-		anchor = c.Rows[o.AnchorIndex*c.D : (o.AnchorIndex+1)*c.D]
 	} else {
 		a, err := bundle.ReadNPY(o.Anchor)
 		if err != nil {

@@ -1,0 +1,67 @@
+package geometry
+
+import (
+	"math"
+
+	"github.com/ccsets/ccs/internal/kernel"
+)
+
+// A Filterer rules rows out fast. For an anchor and a threshold q, Filter
+// returns a function that sets keep[i] to false only for a row of rows
+// (rows of the geometry's dimension) whose score around the anchor
+// certainly exceeds q — a float32 bound with its rounding accounted for —
+// so that the rows kept, scored exactly, are the hits of an exact scan; or
+// nil when no useful bound exists. scratch holds one value per row.
+// Geometries whose score is a sum of non-negative per-coordinate terms
+// (the ℓ2 ball, the generalized ball) are Filterers: a row's partial sum
+// stops it as soon as it passes the bound. Retrieval uses it.
+type Filterer interface {
+	Filter(anchor []float32, q float64) func(rows []float32, keep []bool, scratch []float64)
+}
+
+// A LinearNorm is a geometry whose score is ‖M·x‖_p (the single-norm
+// family): rows mapped by M once can be scanned as a p-norm of M·a − M·z.
+type LinearNorm interface {
+	Geometry
+	M() []float64 // d×d, row-major (a copy)
+	P() float64
+}
+
+// Filter implements Filterer: the squared distance's float32 sum, which
+// stops a row once it passes q² with a margin for its rounding.
+func (b Ball) Filter(anchor []float32, q float64) func(rows []float32, keep []bool, scratch []float64) {
+	// The exact score sums the same float32 differences' squares in
+	// float64: above this the fast sum is certainly outside.
+	limit := q * q * (1 + 1e-9) * (1 + kernel.SqRowsBoundErr(b.D))
+	return func(rows []float32, keep []bool, sc []float64) {
+		kernel.SqRowsBound(sc[:len(keep)], anchor, rows, limit)
+		for i, v := range sc[:len(keep)] {
+			// +Inf: a float32 square overflowed where float64 does not.
+			keep[i] = !(v > limit) || math.IsInf(v, 1)
+		}
+	}
+}
+
+// Filter implements Filterer: the fast float32 score's partial sums
+// (FastScore), bounded by its tolerance; nil when the exponents are so
+// large that the fast score bounds nothing.
+func (g *GenBall) Filter(anchor []float32, q float64) func(rows []float32, keep []bool, scratch []float64) {
+	d := g.Dim()
+	m, p := make([]float32, d), make([]float32, d)
+	for j := range d {
+		m[j], p[j] = float32(g.m[j]), float32(g.p[j])
+	}
+	rel, abs := g.FastTolerance()
+	if !(rel < 0.5) {
+		return nil
+	}
+	// Above (q + abs)/(1 − rel) a fast score is certainly outside (see
+	// Members); partial sums are float32 lane sums: 1e-5 more.
+	limit := (q + abs) / (1 - rel) * (1 + 1e-5)
+	return func(rows []float32, keep []bool, sc []float64) {
+		kernel.FastPowRowsBound(sc[:len(keep)], m, p, anchor, rows, limit)
+		for i, v := range sc[:len(keep)] {
+			keep[i] = !(v > limit) || math.IsInf(v, 1)
+		}
+	}
+}
