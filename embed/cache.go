@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -36,7 +37,7 @@ type Cache struct {
 // more than the set has), each with k augmented views, embedded by model:
 // from the cache when it holds them (cached is then true), else embedded
 // and stored. progress, if not nil, hears the embedding's stages.
-func (c *Cache) Bundle(model, set string, n, k int, progress Progress) (b *bundle.Bundle, cached bool, err error) {
+func (c *Cache) Bundle(ctx context.Context, model, set string, n, k int, progress Progress) (b *bundle.Bundle, cached bool, err error) {
 	path, err := c.Path(model, set, n, k)
 	if err != nil {
 		return nil, false, err
@@ -58,7 +59,7 @@ func (c *Cache) Bundle(model, set string, n, k int, progress Progress) (b *bundl
 	if cl, ok := enc.(io.Closer); ok {
 		defer cl.Close()
 	}
-	b, err = Build(enc, imgs, Subset(imgs.N, n, c.Seed), Config{K: k, KNeg: 1, Seed: c.Seed, Augment: augment.Default}, progress)
+	b, err = Build(ctx, enc, imgs, Subset(imgs.N, n, c.Seed), Config{K: k, KNeg: 1, Seed: c.Seed, Augment: augment.Default}, progress)
 	if err != nil {
 		return nil, false, err
 	}

@@ -7,6 +7,7 @@
 package embed
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 
@@ -18,7 +19,9 @@ import (
 
 // Encoder maps images to features, logits and activation summaries.
 type Encoder interface {
-	Embed(s *images.Set, progress func(done, total int)) (Outputs, error)
+	// Embed runs the encoder on every image of s; a cancelled ctx stops it
+	// between batches with ctx's error.
+	Embed(ctx context.Context, s *images.Set, progress func(done, total int)) (Outputs, error)
 	Dim() int
 	Classes() int     // logits per image; 0 when the encoder gives none
 	Activations() int // activation summaries per image; 0 when none
@@ -55,7 +58,7 @@ const chunk = 512
 // negative_index into the bundle's anchors. Labels (when s has them), the
 // anchor images' logits and activations (when the encoder gives them) and
 // index = idx are kept with the bundle.
-func Build(enc Encoder, s *images.Set, idx []int, cfg Config, progress Progress) (*bundle.Bundle, error) {
+func Build(ctx context.Context, enc Encoder, s *images.Set, idx []int, cfg Config, progress Progress) (*bundle.Bundle, error) {
 	if cfg.KNeg == 0 {
 		cfg.KNeg = cfg.K
 	}
@@ -85,7 +88,7 @@ func Build(enc Encoder, s *images.Set, idx []int, cfg Config, progress Progress)
 	for j, i := range idx {
 		copy(anchors.Pixels[j*px:(j+1)*px], s.Image(i))
 	}
-	out, err := enc.Embed(anchors, report("anchors"))
+	out, err := enc.Embed(ctx, anchors, report("anchors"))
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +122,7 @@ func Build(enc Encoder, s *images.Set, idx []int, cfg Config, progress Progress)
 				}
 			}
 		})
-		f, err := enc.Embed(views, nil)
+		f, err := enc.Embed(ctx, views, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +18,7 @@ type fake struct{ calls int }
 func (f *fake) Dim() int         { return 3 }
 func (f *fake) Classes() int     { return 2 }
 func (f *fake) Activations() int { return 1 }
-func (f *fake) Embed(s *images.Set, progress func(int, int)) (Outputs, error) {
+func (f *fake) Embed(_ context.Context, s *images.Set, progress func(int, int)) (Outputs, error) {
 	f.calls++
 	feats, logits, acts := make([]float32, 0, 3*s.N), make([]float32, 0, 2*s.N), make([]float32, 0, s.N)
 	for i := range s.N {
@@ -47,7 +48,7 @@ func TestBuild(t *testing.T) {
 		s.Labels[i] = int64(i % 3)
 	}
 	idx := []int{5, 9, 2, 30, 31, 7, 11, 0}
-	b, err := Build(&fake{}, s, idx, Config{K: 4, KNeg: 3, Seed: 2, Augment: augment.Default}, nil)
+	b, err := Build(context.Background(), &fake{}, s, idx, Config{K: 4, KNeg: 3, Seed: 2, Augment: augment.Default}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestBuild(t *testing.T) {
 		}
 	}
 	// An image's views do not depend on the other anchors.
-	b2, err := Build(&fake{}, s, []int{30, 1, 2, 3}, Config{K: 4, KNeg: 3, Seed: 2, Augment: augment.Default}, nil)
+	b2, err := Build(context.Background(), &fake{}, s, []int{30, 1, 2, 3}, Config{K: 4, KNeg: 3, Seed: 2, Augment: augment.Default}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestBuild(t *testing.T) {
 		t.Error("the views of image 30 changed with the other anchors of the bundle")
 	}
 	// Without augmentation the views are the image itself.
-	b3, _ := Build(&fake{}, s, idx, Config{K: 2, Seed: 2}, nil)
+	b3, _ := Build(context.Background(), &fake{}, s, idx, Config{K: 2, Seed: 2}, nil)
 	for j := range idx {
 		for v := range 2 {
 			if !slices.Equal(b3.Positives[(j*2+v)*3:(j*2+v+1)*3], b3.Anchors[j*3:(j+1)*3]) {
@@ -98,7 +99,7 @@ func TestBuildErrors(t *testing.T) {
 		{[]int{1, 2, 12}, Config{K: 1}, "image 12 is outside"},
 		{[]int{1, 2, 3}, Config{K: 1, Augment: augment.Params{Flip: 3}}, "flip probability"},
 	} {
-		if _, err := Build(&fake{}, s, tc.idx, tc.cfg, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Build(context.Background(), &fake{}, s, tc.idx, tc.cfg, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.cfg, err, tc.want)
 		}
 	}
@@ -118,11 +119,11 @@ func TestCache(t *testing.T) {
 	opened := 0
 	c := &Cache{Dir: filepath.Join(dir, "cache"), Seed: 3, Options: struct{ Batch int }{8},
 		Open: func(string) (Encoder, error) { opened++; return &fake{}, nil }}
-	a, cached, err := c.Bundle(model, "noise:30", 10, 2, nil)
+	a, cached, err := c.Bundle(context.Background(), model, "noise:30", 10, 2, nil)
 	if err != nil || cached || opened != 1 {
 		t.Fatalf("first request: cached %v, opened %d, %v", cached, opened, err)
 	}
-	b, cached, err := c.Bundle(model, "noise:30", 10, 2, nil)
+	b, cached, err := c.Bundle(context.Background(), model, "noise:30", 10, 2, nil)
 	if err != nil || !cached || opened != 1 {
 		t.Fatalf("second request: cached %v, opened %d, %v", cached, opened, err)
 	}
@@ -137,14 +138,14 @@ func TestCache(t *testing.T) {
 		func() { os.WriteFile(model, []byte("other weights"), 0o644) },
 	} {
 		change()
-		if _, cached, err := c.Bundle(model, "noise:30", 10, 2, nil); err != nil || cached {
+		if _, cached, err := c.Bundle(context.Background(), model, "noise:30", 10, 2, nil); err != nil || cached {
 			t.Errorf("after a change: cached %v, %v", cached, err)
 		}
 	}
-	if _, cached, err := c.Bundle(model, "noise:30", 0, 2, nil); err != nil || cached {
+	if _, cached, err := c.Bundle(context.Background(), model, "noise:30", 0, 2, nil); err != nil || cached {
 		t.Errorf("all anchors: cached %v, %v", cached, err)
 	}
-	if _, _, err := c.Bundle(filepath.Join(dir, "none.onnx"), "noise:30", 10, 2, nil); err == nil || !strings.Contains(err.Error(), "none.onnx") {
+	if _, _, err := c.Bundle(context.Background(), filepath.Join(dir, "none.onnx"), "noise:30", 10, 2, nil); err == nil || !strings.Contains(err.Error(), "none.onnx") {
 		t.Errorf("missing model: %v", err)
 	}
 }

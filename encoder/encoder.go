@@ -10,6 +10,7 @@
 package encoder
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -224,10 +225,10 @@ func (m *Model) Close() error { return m.session.Destroy() }
 // model gives none).
 func (m *Model) Activations() int { return m.acts }
 
-// Embed runs the encoder on every image of s, in batches. progress, if not
-// nil, is called after each batch. A non-finite output is an error naming
+// Embed runs the encoder on every image of s, in batches, checking ctx
+// between them. progress, if not nil, is called after each batch. A non-finite output is an error naming
 // the output and the image.
-func (m *Model) Embed(s *images.Set, progress func(done, total int)) (embed.Outputs, error) {
+func (m *Model) Embed(ctx context.Context, s *images.Set, progress func(done, total int)) (embed.Outputs, error) {
 	var o embed.Outputs
 	if s.H != m.h || s.W != m.w {
 		return o, fmt.Errorf("%s: the model takes %d×%d images, %s has %d×%d", m.path, m.h, m.w, s.Name, s.H, s.W)
@@ -244,6 +245,9 @@ func (m *Model) Embed(s *images.Set, progress func(done, total int)) (embed.Outp
 	a := float32(255 * m.opt.Scale / m.opt.Std)
 	b := float32(-m.opt.Mean / m.opt.Std)
 	for lo := 0; lo < s.N; lo += m.opt.Batch {
+		if err := ctx.Err(); err != nil {
+			return embed.Outputs{}, err
+		}
 		hi := min(s.N, lo+m.opt.Batch)
 		n := hi - lo
 		x := buf[:n*m.c*px]

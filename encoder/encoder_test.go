@@ -1,6 +1,7 @@
 package encoder
 
 import (
+	"context"
 	"math"
 	"path/filepath"
 	"slices"
@@ -44,7 +45,7 @@ func TestMatchesPyTorch(t *testing.T) {
 			t.Errorf("%s: %d features and %d logits, want ≥ 128 and 10", name, m.Dim(), m.Classes())
 		}
 		calls := 0
-		out, err := m.Embed(sub, func(done, total int) { calls++ })
+		out, err := m.Embed(context.Background(), sub, func(done, total int) { calls++ })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +83,7 @@ func TestBatchInvariant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := m.Embed(s, nil)
+		o, err := m.Embed(context.Background(), s, nil)
 		m.Close()
 		f := o.Features
 		if err != nil {
@@ -125,7 +126,7 @@ func TestOpenErrors(t *testing.T) {
 	if m.Classes() != 0 {
 		t.Errorf("-logits -: %d classes, want none", m.Classes())
 	}
-	if _, err := m.Embed(images.Noise(2, 32, 32, 1), nil); err == nil || !strings.Contains(err.Error(), "takes 28×28 images") {
+	if _, err := m.Embed(context.Background(), images.Noise(2, 32, 32, 1), nil); err == nil || !strings.Contains(err.Error(), "takes 28×28 images") {
 		t.Errorf("wrong image size: error %v", err)
 	}
 }

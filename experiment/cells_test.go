@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"errors"
 	"os"
 	"slices"
@@ -75,7 +76,7 @@ func TestCurveMatchesRow(t *testing.T) {
 	recipe := train.SimRecipe
 	recipe.MaxEpochs = 2
 	cfg := SimConfig{Config: Config{Seeds: 2, K: 20, Train: recipe}, PerClass: 200}
-	tab, err := Sim(cfg, append(Baselines(), Learned(geometry.KindGenBall, objective.Neg)), nil)
+	tab, err := Sim(context.Background(), cfg, append(Baselines(), Learned(geometry.KindGenBall, objective.Neg)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestCurveMatchesRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Alpha = 0.05
-	set, err := Ellipsoid().Fit(sp, cfg.Config, 0)
+	set, err := Ellipsoid().Fit(context.Background(), sp, cfg.Config, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

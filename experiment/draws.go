@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -26,7 +27,7 @@ type Draw struct {
 // SimDraws runs the two baselines on data seeds 0..draws−1 (cfg.Seeds seeds
 // each) and measures how close each draw's figures come to the paper's
 // Table 1: the survey behind sim.PaperDataSeed.
-func SimDraws(cfg SimConfig, draws int, progress func(done, total int)) ([]Draw, error) {
+func SimDraws(ctx context.Context, cfg SimConfig, draws int, progress func(done, total int)) ([]Draw, error) {
 	ballRow, ellRow := Ball(), Ellipsoid()
 	ball, ell := ballRow.Paper, ellRow.Paper
 	out := make([]Draw, 0, draws)
@@ -34,7 +35,7 @@ func SimDraws(cfg SimConfig, draws int, progress func(done, total int)) ([]Draw,
 		c := cfg
 		c.DataSeed = uint64(ds)
 		c.plain() // one table per data seed: no cells
-		t, err := Sim(c, []Method{ballRow, ellRow}, nil)
+		t, err := Sim(ctx, c, []Method{ballRow, ellRow}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("data seed %d: %w", ds, err)
 		}

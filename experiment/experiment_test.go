@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"reflect"
 	"strings"
@@ -16,12 +17,12 @@ func TestSimDeterministic(t *testing.T) {
 	t.Parallel()
 	cfg := SimConfig{Config: Config{Seeds: 3, K: 20, Train: train.Config{MaxEpochs: 3}}, PerClass: 300}
 	cfg.Workers = 1
-	a, err := Sim(cfg, SimMethods(), nil)
+	a, err := Sim(context.Background(), cfg, SimMethods(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Workers = 3
-	b, err := Sim(cfg, SimMethods(), nil)
+	b, err := Sim(context.Background(), cfg, SimMethods(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestPaperSimulation(t *testing.T) {
 		t.Skip("the simulation table with training: long")
 	}
 	t.Parallel()
-	tab, err := Sim(SimConfig{Config: Config{Seeds: 5}, DataSeed: sim.PaperDataSeed}, SimMethods(), nil)
+	tab, err := Sim(context.Background(), SimConfig{Config: Config{Seeds: 5}, DataSeed: sim.PaperDataSeed}, SimMethods(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

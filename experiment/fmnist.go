@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -39,7 +40,7 @@ func RealMethods() []Method { return append(SimMethods(), InfoNCERows()...) }
 // negatives of other classes, all from the test half (the class-consistent
 // coverage transfer: sets calibrated with augmentation positives, coverage
 // measured on same-class positives).
-func Real(e *Embedded, cfg RealConfig, methods []Method, progress func(done, total int, what string)) (*Table, error) {
+func Real(ctx context.Context, e *Embedded, cfg RealConfig, methods []Method, progress func(done, total int, what string)) (*Table, error) {
 	cfg.realDefaults(e.Test.K)
 	// The paper's figures are for other data (CIFAR100, STL10); the README
 	// sets them side by side.
@@ -53,7 +54,7 @@ func Real(e *Embedded, cfg RealConfig, methods []Method, progress func(done, tot
 	if e.Test.Labels == nil {
 		return nil, fmt.Errorf("%s: the test bundle has no labels, needed for the class-consistent coverage", e.Encoder)
 	}
-	results, err := runTable(cfg.Config, "fmnist-"+e.Encoder, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
+	results, err := runTable(ctx, cfg.Config, "fmnist-"+e.Encoder, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
 		return realSplits(e, cfg, seed, trains, true, workers)
 	}, progress)
 	if err != nil {

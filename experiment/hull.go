@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 
@@ -44,7 +45,7 @@ type HullTable struct {
 // Hull runs the comparison. views holds the test split's anchors with at
 // least HullViews+HeldOut views each; e.Train the training anchors (PCA,
 // fit and validation).
-func Hull(e *Embedded, views *bundle.Bundle, cfg HullConfig, progress func(done, total int, what string)) (*HullTable, error) {
+func Hull(ctx context.Context, e *Embedded, views *bundle.Bundle, cfg HullConfig, progress func(done, total int, what string)) (*HullTable, error) {
 	cfg.HullViews, cfg.HeldOut, cfg.PCADim = cmp.Or(cfg.HullViews, 25), cmp.Or(cfg.HeldOut, 50), cmp.Or(cfg.PCADim, 8)
 	cfg.Level, cfg.Anchors = cmp.Or(cfg.Level, 0.95), cmp.Or(cfg.Anchors, 1000)
 	if views.K < cfg.HullViews+cfg.HeldOut {
@@ -61,7 +62,7 @@ func Hull(e *Embedded, views *bundle.Bundle, cfg HullConfig, progress func(done,
 	rc := cfg.RealConfig
 	var hullCov []float64
 	failed := 0
-	results, err := runTable(rc.Config, "hull-"+e.Encoder, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
+	results, err := runTable(ctx, rc.Config, "hull-"+e.Encoder, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
 		sp, err := realSplits(e, rc, seed, trains, false, workers)
 		if err != nil {
 			return nil, err

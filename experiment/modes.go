@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -22,7 +23,7 @@ type ModeRun struct {
 // (soft, order-statistic, detached) with both of the paper's optimisers
 // (plain SGD lr 0.3; SGD with momentum, weight decay and cosine annealing,
 // lr 0.1): the comparison behind the soft default (docs/threshold.md).
-func ThresholdModes(cfg SimConfig, progress func(done, total int, what string)) ([]ModeRun, error) {
+func ThresholdModes(ctx context.Context, cfg SimConfig, progress func(done, total int, what string)) ([]ModeRun, error) {
 	var runs []ModeRun
 	opts := []struct {
 		name string
@@ -35,7 +36,7 @@ func ThresholdModes(cfg SimConfig, progress func(done, total int, what string)) 
 			c := cfg
 			c.Train.SGD, c.Train.Objective.Threshold = o.sgd, m
 			c.plain() // six configurations under one table name: no cells
-			t, err := Sim(c, LearnedRows(), func(done, total int, what string) {
+			t, err := Sim(ctx, c, LearnedRows(), func(done, total int, what string) {
 				if progress != nil {
 					progress(step*total+done, len(opts)*len(modes)*total, fmt.Sprintf("%s, %v: %s", o.name, m, what))
 				}

@@ -224,11 +224,14 @@ func OOD(ctx context.Context, e *Embedded, sets []OODSet, cfg OODConfig, methods
 		for m, meth := range methods {
 			c, err := cell(cfg.Cells, table, meth.File, seed, func() (oodCell, error) {
 				var c oodCell
+				if err := ctx.Err(); err != nil {
+					return c, err
+				}
 				sp, err := splits(seed)
 				if err != nil {
 					return c, err
 				}
-				set, err := meth.Fit(sp, cfg.Config, seed)
+				set, err := meth.Fit(ctx, sp, cfg.Config, seed)
 				if err != nil {
 					return c, err
 				}
@@ -274,6 +277,9 @@ func OOD(ctx context.Context, e *Embedded, sets []OODSet, cfg OODConfig, methods
 			}
 			c, err := cell(cfg.Cells, table, det.Name(), seed, func() (oodCell, error) {
 				var c oodCell
+				if err := ctx.Err(); err != nil {
+					return c, err
+				}
 				// The deterministic baselines are fitted once; a seeded one
 				// (CIDER) per seed.
 				sd, seeded := det.(ood.Seeded)
@@ -281,7 +287,7 @@ func OOD(ctx context.Context, e *Embedded, sets []OODSet, cfg OODConfig, methods
 					sd.SetSeed(seed)
 				}
 				if !fitted[bi] || seeded {
-					if err := det.Fit(trainSample); err != nil {
+					if err := ood.Fit(ctx, det, trainSample); err != nil {
 						if errors.Is(err, ood.ErrUnavailable) {
 							c.Unavailable = reason(det.Name(), err)
 							return c, nil

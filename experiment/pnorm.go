@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -63,7 +64,7 @@ type PNormTable struct {
 // log-volume, both evaluated on the test split. Seeds go to cfg.Workers
 // goroutines, each into its own slot. progress, if not nil, is called
 // after each seed (one call at a time).
-func PNorm(cfg SimConfig, ps []float64, progress func(done, total int)) (*PNormTable, error) {
+func PNorm(ctx context.Context, cfg SimConfig, ps []float64, progress func(done, total int)) (*PNormTable, error) {
 	cfg.defaults()
 	if err := conformal.CheckAlpha(cfg.Alpha); err != nil {
 		return nil, err
@@ -87,6 +88,9 @@ func PNorm(cfg SimConfig, ps []float64, progress func(done, total int)) (*PNormT
 		r := &res[s]
 		r.cells, r.thr = make([]cell, len(ps)), make([]float64, len(ps))
 		r.err = func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			seed := uint64(s)
 			sp, err := simSplits(data, cfg, seed, false, 1)
 			if err != nil {
@@ -128,6 +132,9 @@ func PNorm(cfg SimConfig, ps []float64, progress func(done, total int)) (*PNormT
 		Title: "The isotropic p-ball on the simulated 3D clusters (mixed)",
 		Config: fmt.Sprintf("%d clusters × %d points, k=%d, α=%v, seeds 0–%d, data seed %d, calibration %v; fixed volume: the ℓ2 ball's calibrated log-volume on each seed",
 			sim.Classes, cfg.PerClass, cfg.K, cfg.Alpha, cfg.Seeds-1, cfg.DataSeed, cfg.calibrationName()),
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	for i, p := range ps {
 		var cov, exc, vol, vcov, vexc, thr []float64

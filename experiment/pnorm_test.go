@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // exclusion), calibrated rows cover about 1−α, and a bad p is refused.
 func TestPNorm(t *testing.T) {
 	cfg := SimConfig{Config: Config{Seeds: 1, K: 50}, PerClass: 400}
-	tab, err := PNorm(cfg, PNormPs, nil)
+	tab, err := PNorm(context.Background(), cfg, PNormPs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestPNorm(t *testing.T) {
 	if tab.Rows[0].Paper == nil || tab.Rows[len(tab.Rows)-1].Paper == nil {
 		t.Error("the paper's rows for p = 2 and 0.5 are missing")
 	}
-	if _, err := PNorm(cfg, []float64{2, 0}, nil); err == nil {
+	if _, err := PNorm(context.Background(), cfg, []float64{2, 0}, nil); err == nil {
 		t.Error("p = 0 accepted")
 	}
 }

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -49,7 +50,7 @@ func TestRealAndHull(t *testing.T) {
 	cfg := RealConfig{Config: Config{Seeds: 2, Train: train.Config{MaxEpochs: 3}, Workers: 1}}
 	methods := append(Baselines(), Learned(geometry.KindNorm, objective.Neg), Learned(geometry.KindGenBall, objective.Neg),
 		LearnedInfoNCE(geometry.KindNorm, objective.Vol))
-	a, err := Real(e, cfg, methods, nil)
+	a, err := Real(context.Background(), e, cfg, methods, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestRealAndHull(t *testing.T) {
 		}
 	}
 	cfg.Workers = 3
-	b, err := Real(e, cfg, methods, nil)
+	b, err := Real(context.Background(), e, cfg, methods, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestRealAndHull(t *testing.T) {
 
 	hv := views(2, 800, 12, 5) // the test anchors again, with 12 views
 	hv.Anchors = e.Test.Anchors
-	ht, err := Hull(e, hv, HullConfig{RealConfig: cfg, HullViews: 6, HeldOut: 6, PCADim: 3, Anchors: 100}, nil)
+	ht, err := Hull(context.Background(), e, hv, HullConfig{RealConfig: cfg, HullViews: 6, HeldOut: 6, PCADim: 3, Anchors: 100}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -215,7 +216,7 @@ type SensitivityTable struct {
 // Neg+Vol+InfoNCE objective (the paper's choice): each point over
 // cfg.Seeds seeds, calibrated at its own α and evaluated on the test split.
 // Points shared by sweeps (the base point is on every one) run once.
-func Sensitivity(data SensitivityData, cfg SensitivityConfig, progress func(done, total int, what string)) (*SensitivityTable, error) {
+func Sensitivity(ctx context.Context, data SensitivityData, cfg SensitivityConfig, progress func(done, total int, what string)) (*SensitivityTable, error) {
 	cfg.Base = cmp.Or(cfg.Base, PaperSensitivity)
 	if cfg.Sweeps == nil {
 		cfg.Sweeps = PaperSweeps
@@ -264,7 +265,7 @@ func Sensitivity(data SensitivityData, cfg SensitivityConfig, progress func(done
 		}
 		c := cfg.Config
 		c.OutDir = ""
-		rs, err := runTable(c, "sensitivity-"+data.Name, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
+		rs, err := runTable(ctx, c, "sensitivity-"+data.Name, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
 			return data.Splits(seed, k, trains, workers)
 		}, func(_, _ int, what string) {
 			done++
@@ -322,12 +323,12 @@ func sensitivityMethod(pt SensitivityPoint, recipe train.Config) Method {
 	m := LearnedInfoNCE(geometry.KindGenBall, objective.NegVol)
 	fit := m.Fit
 	m.Name, m.File, m.Paper = pt.file(), pt.file(), nil
-	m.Fit = func(sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
+	m.Fit = func(ctx context.Context, sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
 		cfg.Alpha = pt.Alpha
 		cfg.Train = recipe
 		cfg.Train.Objective.T, cfg.Train.Objective.Lambda = pt.T, pt.Lambda
 		cfg.Train.InfoNCE = &train.InfoNCE{Weight: pt.LambdaInfoNCE, Tau: pt.Tau}
-		return fit(sp, cfg, seed)
+		return fit(ctx, sp, cfg, seed)
 	}
 	return m
 }

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func TestSensitivity(t *testing.T) {
 	cfg := SensitivityConfig{Config: Config{Seeds: 2, Train: recipe},
 		Sweeps: map[string][]float64{"alpha": {0.05, 0.2}, "k": {5, 20}}}
 	var calls, total int
-	tab, err := Sensitivity(data, cfg, func(done, tot int, _ string) { calls, total = done, tot })
+	tab, err := Sensitivity(context.Background(), data, cfg, func(done, tot int, _ string) { calls, total = done, tot })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestSensitivity(t *testing.T) {
 	}
 	for _, bad := range []map[string][]float64{{"alpha": {1.5}}, {"k": {0}}, {"k": {2.5}}, {"gamma": {1}}, {"tau": {0}}} {
 		cfg.Sweeps = bad
-		if _, err := Sensitivity(data, cfg, nil); err == nil || !strings.Contains(err.Error(), "sensitivity") {
+		if _, err := Sensitivity(context.Background(), data, cfg, nil); err == nil || !strings.Contains(err.Error(), "sensitivity") {
 			t.Errorf("sweep %v: error %v", bad, err)
 		}
 	}

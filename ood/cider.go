@@ -1,6 +1,7 @@
 package ood
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -73,7 +74,11 @@ func (c *CIDER) defaults() {
 
 // Fit implements Detector: it trains the head and indexes the projected
 // training features.
-func (c *CIDER) Fit(train Sample) error {
+func (c *CIDER) Fit(train Sample) error { return c.FitContext(context.Background(), train) }
+
+// FitContext implements ContextFitter: Fit, stopped between epochs by a
+// cancelled ctx with its error.
+func (c *CIDER) FitContext(ctx context.Context, train Sample) error {
 	c.defaults()
 	if train.Labels == nil {
 		return unavailable("CIDER", "training labels")
@@ -105,6 +110,9 @@ func (c *CIDER) Fit(train Sample) error {
 	xb := make([]float64, c.Batch*d)
 	yb := make([]int, c.Batch)
 	for e := range c.Epochs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		lr := c.LR * (1 + math.Cos(math.Pi*float64(e)/float64(c.Epochs))) / 2
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for lo := 0; lo < train.N; lo += c.Batch {

@@ -1,6 +1,7 @@
 package ood
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -29,7 +30,7 @@ func embedImages(t *testing.T, s *images.Set, idx []int) []float32 {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	out, err := m.Embed(s, nil)
+	out, err := m.Embed(context.Background(), s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,24 @@ const DefaultAlpha = 0.05
 // modes.
 type Score func(b *bundle.Bundle) ([]float64, error)
 
+// A ContextFitter is a detector whose fit is long enough to be stopped
+// (CIDER trains a head for minutes): FitContext is Fit under a context.
+type ContextFitter interface {
+	Detector
+	FitContext(ctx context.Context, train Sample) error
+}
+
+// Fit fits d on train, under ctx when d is a ContextFitter.
+func Fit(ctx context.Context, d Detector, train Sample) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if f, ok := d.(ContextFitter); ok {
+		return f.FitContext(ctx, train)
+	}
+	return d.Fit(train)
+}
+
 // DetectorScore is a fitted detector's Score, on the anchors' features,
 // logits, activations and labels.
 func DetectorScore(d Detector) Score {

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -19,7 +20,7 @@ func benchEpoch(b *testing.B, g func(d int) geometry.Learnable, n, k, d int) {
 	cfg := Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: 1}
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := Train(g(d), fit, val, cfg, nil); err != nil {
+		if _, err := Train(context.Background(), g(d), fit, val, cfg, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -42,7 +43,7 @@ func benchHead(b *testing.B, g func(d int) geometry.Learnable, n, k, d int) {
 	cfg := Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: 2, InfoNCE: &InfoNCE{}}
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := TrainHead(g(d), head.Identity(d, d), fit, val, cfg, nil); err != nil {
+		if _, err := TrainHead(context.Background(), g(d), head.Identity(d, d), fit, val, cfg, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ccsets/ccs/bundle"
@@ -40,7 +41,7 @@ type Fitted struct {
 // geometry (geometry.Initial), trained on fit with the checkpoint chosen on val
 // (TrainHead, with a head when s asks for one), wrapped for calibration.
 // The calibration split is never given to it.
-func Fit(s Spec, fit, val *bundle.Bundle, obs Observer) (*Fitted, error) {
+func Fit(ctx context.Context, s Spec, fit, val *bundle.Bundle, obs Observer) (*Fitted, error) {
 	dim := fit.D
 	if s.Head && s.HeadDim > 0 {
 		dim = s.HeadDim
@@ -63,7 +64,7 @@ func Fit(s Spec, fit, val *bundle.Bundle, obs Observer) (*Fitted, error) {
 	} else {
 		cfg.InfoNCE = nil
 	}
-	res, err := TrainHead(g, h, fit, val, cfg, obs)
+	res, err := TrainHead(ctx, g, h, fit, val, cfg, obs)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -152,7 +153,7 @@ func TestInfoNCEHeadSeparates(t *testing.T) {
 		g := geometry.UnitGenBall(d, 2)
 		cfg := Config{Objective: objective.Config{Objective: objective.Neg}, InfoNCE: &InfoNCE{}, MaxEpochs: 12, Patience: 12,
 			BatchSize: 64, SGD: EmbeddingRecipe.SGD, Seed: 5, Workers: w}
-		res, err := TrainHead(g, h, fit, val, cfg, nil)
+		res, err := TrainHead(context.Background(), g, h, fit, val, cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,15 +183,15 @@ func TestTrainHeadErrors(t *testing.T) {
 	fit, val := labelled(t, 1, 30, 4, 5), labelled(t, 2, 30, 4, 5)
 	cfg := Config{Objective: objective.Config{Objective: objective.Neg}, InfoNCE: &InfoNCE{}, MaxEpochs: 2}
 	g := func() geometry.Learnable { return geometry.UnitGenBall(4, 2) }
-	if _, err := TrainHead(g(), nil, fit, val, cfg, nil); err == nil || !strings.Contains(err.Error(), "go together") {
+	if _, err := TrainHead(context.Background(), g(), nil, fit, val, cfg, nil); err == nil || !strings.Contains(err.Error(), "go together") {
 		t.Errorf("InfoNCE without a head: error %v", err)
 	}
-	if _, err := TrainHead(g(), head.Identity(4, 3), fit, val, cfg, nil); err == nil || !strings.Contains(err.Error(), "outputs 3 dimensions") {
+	if _, err := TrainHead(context.Background(), g(), head.Identity(4, 3), fit, val, cfg, nil); err == nil || !strings.Contains(err.Error(), "outputs 3 dimensions") {
 		t.Errorf("head/geometry mismatch: error %v", err)
 	}
 	h := head.Identity(4, 4)
 	h.W[5] = math.NaN()
-	if _, err := TrainHead(g(), h, fit, val, cfg, nil); err == nil || !strings.Contains(err.Error(), "w[1][1] = NaN") {
+	if _, err := TrainHead(context.Background(), g(), h, fit, val, cfg, nil); err == nil || !strings.Contains(err.Error(), "w[1][1] = NaN") {
 		t.Errorf("NaN head: error %v", err)
 	}
 	// A head that maps an embedding to zero: InfoNCE has no direction.
@@ -198,7 +199,7 @@ func TestTrainHeadErrors(t *testing.T) {
 	for j := range 4 {
 		fit.Anchors[3*4+j] = 0
 	}
-	_, err := TrainHead(g(), h, fit, val, cfg, nil)
+	_, err := TrainHead(context.Background(), g(), h, fit, val, cfg, nil)
 	if err == nil || !strings.Contains(err.Error(), "projected anchor 3 is zero") {
 		t.Errorf("zero embedding: error %v", err)
 	}

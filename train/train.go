@@ -11,6 +11,7 @@ package train
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -231,9 +232,10 @@ type Result struct {
 }
 
 // Train fits g on fit, selecting the checkpoint with the highest exclusion on
-// val. g is updated in place and holds the best parameters on return.
-func Train(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observer) (*Result, error) {
-	return TrainHead(g, nil, fit, val, cfg, obs)
+// val. g is updated in place and holds the best parameters on return. A
+// cancelled ctx stops it before the next epoch with ctx's error.
+func Train(ctx context.Context, g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observer) (*Result, error) {
+	return TrainHead(ctx, g, nil, fit, val, cfg, obs)
 }
 
 // TrainHead fits g jointly with the projection head h (DESIGN §2.4): odd
@@ -242,8 +244,9 @@ func Train(g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observ
 // cfg.InfoNCE's weighted InfoNCE loss with the set frozen. The checkpoint
 // with the highest validation exclusion (set and head together) is
 // restored into g and h. A nil h is Train; cfg.InfoNCE must be set exactly
-// when h is not nil. g lives in h's output space.
-func TrainHead(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle, cfg Config, obs Observer) (*Result, error) {
+// when h is not nil. g lives in h's output space. A cancelled ctx stops it
+// before the next epoch with ctx's error.
+func TrainHead(ctx context.Context, g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle, cfg Config, obs Observer) (*Result, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -295,6 +298,9 @@ func TrainHead(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle, cf
 	t.rng = rand.New(rand.NewPCG(cfg.Seed, 0x7472616e))
 	stale := 0
 	for epoch := 1; epoch <= cfg.MaxEpochs; epoch++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		lr := cfg.SGD.LR
 		if cfg.SGD.Cosine {
 			lr *= (1 + math.Cos(math.Pi*float64(epoch-1)/float64(cfg.MaxEpochs))) / 2

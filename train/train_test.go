@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -43,7 +44,7 @@ func TestDeterministic(t *testing.T) {
 		for _, w := range []int{1, 3} {
 			g := g0()
 			cfg := Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: 6, BatchSize: 64, Seed: 9, Workers: w}
-			res, err := Train(g, fit, val, cfg, nil)
+			res, err := Train(context.Background(), g, fit, val, cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +67,7 @@ func TestBestCheckpointRestored(t *testing.T) {
 	fit, val := smallSim(t, 600, 40, 2)
 	g := geometry.UnitGenBall(3, 2)
 	var seen []Progress
-	res, err := Train(g, fit, val, Config{Objective: objective.Config{Objective: objective.Neg}, MaxEpochs: 60, Patience: 3, BatchSize: 64},
+	res, err := Train(context.Background(), g, fit, val, Config{Objective: objective.Config{Objective: objective.Neg}, MaxEpochs: 60, Patience: 3, BatchSize: 64},
 		ObserverFunc(func(p Progress) { seen = append(seen, p) }))
 	if err != nil {
 		t.Fatal(err)
@@ -135,13 +136,13 @@ func TestBadInput(t *testing.T) {
 	nan := *fit
 	nan.Positives = slices.Clone(fit.Positives)
 	nan.Positives[7] = float32(math.NaN())
-	if _, err := Train(geometry.UnitGenBall(3, 2), &nan, val, cfg, nil); err == nil || !strings.Contains(err.Error(), "training bundle: positives[0][2][1] is NaN") {
+	if _, err := Train(context.Background(), geometry.UnitGenBall(3, 2), &nan, val, cfg, nil); err == nil || !strings.Contains(err.Error(), "training bundle: positives[0][2][1] is NaN") {
 		t.Errorf("NaN in a training positive: error %v", err)
 	}
 	// A geometry that overflows: scores of +Inf give a non-finite loss.
 	huge := geometry.UnitGenBall(3, 2)
 	huge.SetParams([]float64{1e200, 1e200, 1e200, 10, 10, 10})
-	if _, err := Train(huge, fit, val, Config{Objective: objective.Config{Objective: objective.Vol}, MaxEpochs: 2, Bounds: geometry.Bounds{PMax: 10}}, nil); !errors.Is(err, objective.ErrNonFinite) {
+	if _, err := Train(context.Background(), huge, fit, val, Config{Objective: objective.Config{Objective: objective.Vol}, MaxEpochs: 2, Bounds: geometry.Bounds{PMax: 10}}, nil); !errors.Is(err, objective.ErrNonFinite) {
 		t.Errorf("overflowing scores: error %v, want ErrNonFinite", err)
 	}
 	other := &bundle.Bundle{N: val.N, K: 1, D: 2, KNeg: 1, Anchors: make([]float32, 2*val.N), Positives: make([]float32, 2*val.N), Negatives: make([]float32, 2*val.N)}
@@ -158,7 +159,7 @@ func TestBadInput(t *testing.T) {
 		{"small val", geometry.UnitGenBall(3, 2), val.Subset([]int{0, 1, 2}), cfg, "fewer than 1/α = 20"},
 		{"lr", geometry.UnitGenBall(3, 2), val, Config{Objective: objective.Config{Objective: objective.Neg}, SGD: SGD{LR: -1}}, "learning rate"},
 	} {
-		if _, err := Train(c.g, fit, c.val, c.cfg, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := Train(context.Background(), c.g, fit, c.val, c.cfg, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
 	}
@@ -257,7 +258,7 @@ func TestFit(t *testing.T) {
 		{Spec{Kind: geometry.KindNorm, Head: true, Config: cfg}, true, 3, 3},
 		{Spec{Kind: geometry.KindNorm, Head: true, HeadDim: 2, Config: cfg}, true, 3, 2},
 	} {
-		f, err := Fit(c.spec, fit, val, nil)
+		f, err := Fit(context.Background(), c.spec, fit, val, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,8 +275,26 @@ func TestFit(t *testing.T) {
 		}
 	}
 	for _, s := range []Spec{{Kind: geometry.KindBall, Config: cfg}, {Kind: geometry.KindNorm, HeadDim: 2, Config: cfg}} {
-		if _, err := Fit(s, fit, val, nil); err == nil {
+		if _, err := Fit(context.Background(), s, fit, val, nil); err == nil {
 			t.Errorf("%+v: no error", s)
 		}
+	}
+}
+
+// TestTrainCancelled: a cancelled context stops training before its next
+// epoch with the context's error.
+func TestTrainCancelled(t *testing.T) {
+	t.Parallel()
+	fit, val := smallSim(t, 200, 5, 9)
+	ctx, cancel := context.WithCancel(context.Background())
+	epochs := 0
+	obs := ObserverFunc(func(p Progress) {
+		if epochs = p.Epoch; p.Epoch == 2 {
+			cancel()
+		}
+	})
+	_, err := Train(ctx, geometry.UnitGenBall(3, 2), fit, val, Config{Objective: objective.Config{Objective: objective.Neg}, MaxEpochs: 50, Patience: 50, BatchSize: 64}, obs)
+	if !errors.Is(err, context.Canceled) || epochs != 2 {
+		t.Errorf("cancelled after epoch 2: %v after epoch %d", err, epochs)
 	}
 }

@@ -9,6 +9,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -66,7 +67,7 @@ func run(gen, data string, n, k, d int, geom, cpuProfile string) error {
 	}
 	cfg := train.Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: epochs, Patience: 10}
 	start := time.Now()
-	_, err = train.Fit(train.Spec{Kind: kind, Config: cfg}, fit, val, train.ObserverFunc(func(p train.Progress) {
+	_, err = train.Fit(context.Background(), train.Spec{Kind: kind, Config: cfg}, fit, val, train.ObserverFunc(func(p train.Progress) {
 		if !p.Done {
 			marks = append(marks, time.Since(start))
 			if prof != nil && len(marks) == 2 {

@@ -123,7 +123,7 @@ func embedCommand() *command {
 		}, runEmbed)
 }
 
-func runEmbed(_ context.Context, o embedOptions, out *output) error {
+func runEmbed(ctx context.Context, o embedOptions, out *output) error {
 	if err := required("embed", "model", o.Model, "images", o.Images, "out", o.Out); err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func runEmbed(_ context.Context, o embedOptions, out *output) error {
 	}
 	defer m.Close()
 	bar := newProgress(out, o.Quiet, "anchors")
-	b, err := embed.Build(m, set, idx, embed.Config{K: o.K, KNeg: o.KNeg, Seed: o.Seed, Augment: o.Augment},
+	b, err := embed.Build(ctx, m, set, idx, embed.Config{K: o.K, KNeg: o.KNeg, Seed: o.Seed, Augment: o.Augment},
 		func(stage string, done, total int) { bar.step(done, total, stage) })
 	if err != nil {
 		return err

@@ -42,7 +42,7 @@ func fitCommand() *command {
 		}, runFit)
 }
 
-func runFit(_ context.Context, o fitOptions, out *output) error {
+func runFit(ctx context.Context, o fitOptions, out *output) error {
 	if err := required("fit", "geometry", o.Geometry, "objective", o.Objective, "train", o.Train, "val", o.Val, "out", o.Out); err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func runFit(_ context.Context, o fitOptions, out *output) error {
 	}
 	cfg := o.Recipe
 	cfg.Objective.Objective, cfg.Objective.Alpha, cfg.Seed = obj, o.Alpha, o.Seed
-	f, err := train.Fit(train.Spec{Kind: kind, Head: withHead, HeadDim: o.HeadDim, Config: cfg}, fit, val,
+	f, err := train.Fit(ctx, train.Spec{Kind: kind, Head: withHead, HeadDim: o.HeadDim, Config: cfg}, fit, val,
 		trainProgress{newProgress(out, o.Quiet, "epoch")})
 	if err != nil {
 		return fmt.Errorf("fit on %s (validation %s): %w", o.Train, o.Val, err)

@@ -203,7 +203,7 @@ func runBaselines(ctx context.Context, o oodOptions, out *output, set *conformal
 	for _, det := range ood.Baselines(ood.BaselineOptions{Classifier: cl, Epochs: o.CiderEpochs, Seed: o.Seed,
 		Progress: func(e, n int) { bar.step(e, n, "") }}) {
 		var r *ood.Measured
-		err := det.Fit(train)
+		err := ood.Fit(ctx, det, train)
 		if err == nil {
 			score := ood.DetectorScore(det)
 			var cal []float64

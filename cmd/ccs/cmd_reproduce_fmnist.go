@@ -82,8 +82,8 @@ func (o realOptions) check() ([]model, error) {
 // embed returns the model's embeddings of the Fashion-MNIST anchors the
 // options ask for (from the cache when it has them), and the function that
 // embeds more image sets the same way.
-func (o realOptions) embed(out *output, quiet bool, m model) (*experiment.Embedded, func(set string, n, k int) (*bundle.Bundle, error), error) {
-	emb := embeddings(out, quiet, m.file, o.EmbedSeed, o.Cache)
+func (o realOptions) embed(ctx context.Context, out *output, quiet bool, m model) (*experiment.Embedded, func(set string, n, k int) (*bundle.Bundle, error), error) {
+	emb := embeddings(ctx, out, quiet, m.file, o.EmbedSeed, o.Cache)
 	tr, err := emb("fashion-mnist:train", o.TrainAnchors, o.K)
 	if err != nil {
 		return nil, nil, err
@@ -97,7 +97,7 @@ func (o realOptions) embed(out *output, quiet bool, m model) (*experiment.Embedd
 
 // runReproduceFMNIST embeds (or reads from the cache) each encoder's splits
 // and prints one table per encoder, and its convex-hull table.
-func runReproduceFMNIST(_ context.Context, o reproduceFMNISTOptions, out *output) error {
+func runReproduceFMNIST(ctx context.Context, o reproduceFMNISTOptions, out *output) error {
 	c, err := o.tableOptions.config(o.Recipe)
 	if err != nil {
 		return err
@@ -120,7 +120,7 @@ func runReproduceFMNIST(_ context.Context, o reproduceFMNISTOptions, out *output
 	c.Cells, c.OutDir = tables.cells, tables.sets
 	cfg := experiment.RealConfig{Config: c}
 	for _, m := range ms {
-		e, emb, err := o.realOptions.embed(out, o.Quiet, m)
+		e, emb, err := o.realOptions.embed(ctx, out, o.Quiet, m)
 		if err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ func runReproduceFMNIST(_ context.Context, o reproduceFMNISTOptions, out *output
 		if mc.OutDir != "" {
 			mc.OutDir = filepath.Join(cfg.OutDir, m.name)
 		}
-		t, err := experiment.Real(e, mc, rows(), runs.step)
+		t, err := experiment.Real(ctx, e, mc, rows(), runs.step)
 		if err != nil {
 			return fmt.Errorf("fmnist, %s: %w", m.name, err)
 		}
@@ -145,7 +145,7 @@ func runReproduceFMNIST(_ context.Context, o reproduceFMNISTOptions, out *output
 		}
 		hc := experiment.HullConfig{RealConfig: cfg, Anchors: o.HullAnchors}
 		hc.OutDir = "" // its sets are the table's, kept above
-		ht, err := experiment.Hull(e, views, hc, runs.step)
+		ht, err := experiment.Hull(ctx, e, views, hc, runs.step)
 		if err != nil {
 			return fmt.Errorf("fmnist, %s, convex hull: %w", m.name, err)
 		}

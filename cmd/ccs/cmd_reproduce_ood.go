@@ -79,7 +79,7 @@ func runReproduceOOD(ctx context.Context, o reproduceOODOptions, out *output) er
 	}
 	c.Cells, c.OutDir = tables.cells, tables.sets
 	for _, m := range ms {
-		e, emb, err := o.realOptions.embed(out, o.Quiet, m)
+		e, emb, err := o.realOptions.embed(ctx, out, o.Quiet, m)
 		if err != nil {
 			return err
 		}

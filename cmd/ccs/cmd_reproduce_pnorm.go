@@ -24,13 +24,13 @@ func reproducePNormCommand() *command {
 		}, runReproducePNorm)
 }
 
-func runReproducePNorm(_ context.Context, o reproducePNormOptions, out *output) error {
+func runReproducePNorm(ctx context.Context, o reproducePNormOptions, out *output) error {
 	cfg, err := o.simOptions.config(o.tableOptions, train.Config{}) // nothing is trained
 	if err != nil {
 		return err
 	}
 	bar := newProgress(out, o.Quiet, "seed")
-	t, err := experiment.PNorm(cfg, experiment.PNormPs, func(done, total int) { bar.step(done, total, "") })
+	t, err := experiment.PNorm(ctx, cfg, experiment.PNormPs, func(done, total int) { bar.step(done, total, "") })
 	if err != nil {
 		return err
 	}

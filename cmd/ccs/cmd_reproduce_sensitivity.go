@@ -51,7 +51,7 @@ func reproduceSensitivityCommand() *command {
 		}, runReproduceSensitivity)
 }
 
-func runReproduceSensitivity(_ context.Context, o reproduceSensitivityOptions, out *output) error {
+func runReproduceSensitivity(ctx context.Context, o reproduceSensitivityOptions, out *output) error {
 	c, err := o.tableOptions.config(o.Recipe)
 	if err != nil {
 		return err
@@ -107,13 +107,13 @@ func runReproduceSensitivity(_ context.Context, o reproduceSensitivityOptions, o
 	if o.Data == "sim" {
 		data = experiment.SimSensitivityData(experiment.SimConfig{PerClass: o.Sim.PerClass, DataSeed: o.Sim.DataSeed})
 	} else {
-		e, _, err := o.realOptions.embed(out, o.Quiet, ms[0])
+		e, _, err := o.realOptions.embed(ctx, out, o.Quiet, ms[0])
 		if err != nil {
 			return err
 		}
 		data = experiment.RealSensitivityData(e, 0)
 	}
-	t, err := experiment.Sensitivity(data, experiment.SensitivityConfig{Config: c, Base: base, Sweeps: sweeps},
+	t, err := experiment.Sensitivity(ctx, data, experiment.SensitivityConfig{Config: c, Base: base, Sweeps: sweeps},
 		newProgress(out, o.Quiet, "run").step)
 	if err != nil {
 		return fmt.Errorf("sensitivity: %w", err)

@@ -46,7 +46,7 @@ func declareSim(seeds int, rows bool) func(fs *flag.FlagSet, o *reproduceSimOpti
 	}
 }
 
-func runReproduceSim(_ context.Context, o reproduceSimOptions, out *output) error {
+func runReproduceSim(ctx context.Context, o reproduceSimOptions, out *output) error {
 	cfg, err := o.simOptions.config(o.tableOptions, o.Recipe)
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func runReproduceSim(_ context.Context, o reproduceSimOptions, out *output) erro
 		return err
 	}
 	cfg.Cells, cfg.OutDir = res.cells, res.sets
-	t, err := experiment.Sim(cfg, rows(), newProgress(out, o.Quiet, "run").step)
+	t, err := experiment.Sim(ctx, cfg, rows(), newProgress(out, o.Quiet, "run").step)
 	if err != nil {
 		return err
 	}

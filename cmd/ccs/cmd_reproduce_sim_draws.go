@@ -26,7 +26,7 @@ func reproduceSimDrawsCommand() *command {
 		}, runReproduceSimDraws)
 }
 
-func runReproduceSimDraws(_ context.Context, o reproduceSimDrawsOptions, out *output) error {
+func runReproduceSimDraws(ctx context.Context, o reproduceSimDrawsOptions, out *output) error {
 	if err := o.noResults("sim-draws"); err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func runReproduceSimDraws(_ context.Context, o reproduceSimDrawsOptions, out *ou
 		return usagef("reproduce: -draws %d must be at least 1", o.Draws)
 	}
 	bar := newProgress(out, o.Quiet, "run")
-	ds, err := experiment.SimDraws(cfg, o.Draws, func(done, total int) { bar.step(done, total, "") })
+	ds, err := experiment.SimDraws(ctx, cfg, o.Draws, func(done, total int) { bar.step(done, total, "") })
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ func reproduceSimThresholdCommand() *command {
 		declareSim(3, false), runReproduceSimThreshold)
 }
 
-func runReproduceSimThreshold(_ context.Context, o reproduceSimOptions, out *output) error {
+func runReproduceSimThreshold(ctx context.Context, o reproduceSimOptions, out *output) error {
 	if err := o.noResults("sim-threshold"); err != nil {
 		return err
 	}
@@ -20,7 +20,7 @@ func runReproduceSimThreshold(_ context.Context, o reproduceSimOptions, out *out
 	if err != nil {
 		return err
 	}
-	runs, err := experiment.ThresholdModes(cfg, newProgress(out, o.Quiet, "run").step)
+	runs, err := experiment.ThresholdModes(ctx, cfg, newProgress(out, o.Quiet, "run").step)
 	if err != nil {
 		return err
 	}

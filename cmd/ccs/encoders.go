@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,7 +51,7 @@ func parseModels(s string) ([]model, error) {
 // embeddings returns a function that embeds n anchors of an image set with
 // k views each through the model file, or reads them from the cache in
 // cacheDir (embed.Cache), reporting on out's stderr unless quiet.
-func embeddings(out *output, quiet bool, file string, seed uint64, cacheDir string) func(set string, n, k int) (*bundle.Bundle, error) {
+func embeddings(ctx context.Context, out *output, quiet bool, file string, seed uint64, cacheDir string) func(set string, n, k int) (*bundle.Bundle, error) {
 	bar := newProgress(out, quiet, "anchors")
 	opt := encoder.Options{}
 	c := &embed.Cache{Dir: cacheDir, Seed: seed, Options: opt, Open: func(file string) (embed.Encoder, error) {
@@ -61,7 +62,7 @@ func embeddings(out *output, quiet bool, file string, seed uint64, cacheDir stri
 		return m, nil
 	}}
 	return func(set string, n, k int) (*bundle.Bundle, error) {
-		b, cached, err := c.Bundle(file, set, n, k, func(stage string, done, total int) {
+		b, cached, err := c.Bundle(ctx, file, set, n, k, func(stage string, done, total int) {
 			bar.step(done, total, filepath.Base(file)+" "+set+" "+stage)
 		})
 		if err == nil && cached && !quiet {

@@ -28,30 +28,48 @@
 // Run 'ccs help' for the list and 'ccs <command> -h' for a command's flags.
 //
 // EXIT STATUS: 0 on success, 1 when the work failed (bad data, a file that
-// cannot be read or written), 2 for a usage error.
+// cannot be read or written), 2 for a usage error, 130 when interrupted
+// (SIGINT or SIGTERM: the finished result cells are kept).
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
-	err := run(os.Stdout, os.Stderr, os.Args[1:])
+	// Ctrl-C (SIGINT) and SIGTERM cancel the command's context: a long run
+	// stops within a second, keeps its finished result cells and leaves no
+	// temporary file (ccs serve drains, as on its own signals).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := runContext(ctx, os.Stdout, os.Stderr, os.Args[1:])
+	interrupted := ctx.Err() != nil
+	stop()
 	if err == nil {
 		return
+	}
+	if interrupted && errors.Is(err, context.Canceled) {
+		fmt.Fprintf(os.Stderr, "ccs: interrupted\n")
+		os.Exit(130)
 	}
 	fmt.Fprintf(os.Stderr, "ccs: %s\n", err)
 	os.Exit(exitCode(err))
 }
 
 // exitCode is the exit status of a failed command: 2 for a usage error,
-// 1 for any other.
+// 130 (as a shell reports SIGINT) for a command its context stopped, 1
+// for any other.
 func exitCode(err error) int {
 	var u *usageError
-	if errors.As(err, &u) {
+	switch {
+	case errors.As(err, &u):
 		return 2
+	case errors.Is(err, context.Canceled):
+		return 130
 	}
 	return 1
 }

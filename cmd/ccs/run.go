@@ -124,13 +124,18 @@ func isHelp(arg string) bool {
 // run is ccs with its arguments: it parses the command line and runs the
 // command it names.
 func run(stdout, stderr io.Writer, args []string) error {
+	return runContext(context.Background(), stdout, stderr, args)
+}
+
+// runContext is run under ctx, which the command's long work checks.
+func runContext(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	if len(args) == 0 {
 		return usagef("no command given; run 'ccs help'")
 	}
 	name := args[0]
 	if isHelp(name) {
 		if len(args) > 1 {
-			return run(stdout, stderr, append(args[1:], "-h"))
+			return runContext(ctx, stdout, stderr, append(args[1:], "-h"))
 		}
 		printHelp(stdout, commands())
 		return nil
@@ -138,7 +143,7 @@ func run(stdout, stderr io.Writer, args []string) error {
 	out := &output{stdout: stdout, stderr: stderr}
 	for _, c := range commands() {
 		if c.name == name {
-			return c.run(context.Background(), out, c.name, args[1:])
+			return c.run(ctx, out, c.name, args[1:])
 		}
 	}
 	return usagef("unknown command %q; run 'ccs help'", name)
@@ -216,7 +221,7 @@ func printHelp(w io.Writer, cmds []*command) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'ccs <command> -h' for a command's flags.")
-	fmt.Fprintln(w, "Exit status: 0 success, 1 failure (bad data, I/O), 2 usage error.")
+	fmt.Fprintln(w, "Exit status: 0 success, 1 failure (bad data, I/O), 2 usage error, 130 interrupted.")
 }
 
 // required reports a missing required flag as a usage error.

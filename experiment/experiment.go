@@ -1,0 +1,74 @@
+// Package experiment reproduces the paper's tables: it runs methods over
+// seeds on fixed splits and renders the results in the paper's layout.
+package experiment
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/objective"
+	"github.com/ccsets/ccs/train"
+)
+
+// Config is what every table shares. Zero fields take the paper's values;
+// Seeds and K, whose values differ between tables, are filled by each
+// table (SimConfig, RealConfig).
+type Config struct {
+	Seeds       int            // seeds 0..Seeds−1
+	K           int            // positives and negatives per anchor
+	Alpha       float64        // 0 means the paper's 0.05
+	Calibration conformal.Mode // 0 means one-per-anchor
+	Delta       float64        // PAC's δ, with Calibration PAC
+	Workers     int            // runs in parallel; 0 means GOMAXPROCS
+	// Train is the training recipe of the learned rows; its objective, α
+	// and seed are set per row. Zero fields take the table's recipe.
+	Train train.Config
+	// OutDir, if set, keeps every fitted set as OutDir/seed-S/METHOD.json.
+	OutDir string
+	// Cells, if not nil, keeps every finished (row, seed) result, and a
+	// rerun reads back those it has instead of computing them.
+	Cells *Cells
+	// shapes keeps seed 0's fitted sets in the cells (the simulation's
+	// figure of set shapes; small sets only); bare leaves out the figures'
+	// data (curves, shapes) for tables only read for their numbers.
+	shapes, bare bool
+}
+
+// plain makes c a table read only for its numbers, run under a name other
+// configurations share: no cells, no kept sets, no curves, no shapes.
+func (c *Config) plain() { c.Cells, c.OutDir, c.bare = nil, "", true }
+
+// defaults fills the fields every table defaults alike.
+func (c *Config) defaults() {
+	c.Alpha, c.Calibration = cmp.Or(c.Alpha, objective.PaperConfig.Alpha), cmp.Or(c.Calibration, conformal.OnePerAnchor)
+	c.Workers = cmp.Or(c.Workers, runtime.GOMAXPROCS(0))
+}
+
+// calibrationName is the calibration mode as the tables print it, with
+// PAC's δ.
+func (c Config) calibrationName() string {
+	if c.Calibration == conformal.PAC {
+		return fmt.Sprintf("pac (δ=%v)", c.Delta)
+	}
+	return c.Calibration.String()
+}
+
+func calOpts(cfg Config, seed uint64) conformal.Options {
+	return conformal.Options{Mode: cfg.Calibration, Seed: seed, Delta: cfg.Delta}
+}
+
+// keep saves set as OutDir/seed-S/FILE.json when OutDir is set.
+func (cfg Config) keep(set *conformal.Set, seed uint64, file string) error {
+	if cfg.OutDir == "" {
+		return nil
+	}
+	dir := filepath.Join(cfg.OutDir, fmt.Sprintf("seed-%d", seed))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return set.Save(filepath.Join(dir, file+".json"))
+}

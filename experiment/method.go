@@ -1,0 +1,144 @@
+package experiment
+
+import (
+	"context"
+	"strings"
+
+	"github.com/ccsets/ccs/baseline"
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/objective"
+	"github.com/ccsets/ccs/train"
+)
+
+// Method builds a calibrated set from a seed's splits.
+type Method struct {
+	Name  string
+	File  string // file name stem for OutDir
+	Paper *PaperRow
+	// Trains reports whether Fit needs the fit and validation splits.
+	Trains bool
+	// Calibration, if not nil, returns the bundle Fit calibrates the
+	// threshold on, when it is not the whole calibration split (the
+	// ellipsoid's second half): the recalibrated curves use it, so that no
+	// anchor that chose the geometry calibrates it.
+	Calibration func(sp *Splits, seed uint64) (*bundle.Bundle, error)
+	Fit         func(ctx context.Context, sp *Splits, cfg Config, seed uint64) (*conformal.Set, error)
+}
+
+// Splits are one seed's bundles. Fit and Val are built only when a method
+// trains; the baselines use Cal alone.
+type Splits struct {
+	Fit, Val, Cal, Test *bundle.Bundle
+	// ClassTest, if set, is a second test bundle whose positives share the
+	// anchor's class (the real-image tables' coverage transfer).
+	ClassTest *bundle.Bundle
+	Workers   int // goroutines a training run may use
+}
+
+// paperTable1 holds the paper's Table 1 (α = 0.05, k = 500, 20 seeds):
+// coverage %, exclusion %, LogVol/d.
+var paperTable1 = map[string]*PaperRow{
+	"Conformal Ball (ℓ2)":   {94.7, 15.3, 2.74},
+	"Mahalanobis Ellipsoid": {94.6, 61.8, 2.28},
+	"Single (Neg)":          {94.7, 66.9, 5.87},
+	"Generalized (Neg)":     {94.9, 66.3, 4.93},
+	"Single (Vol)":          {94.7, 73.4, 2.24},
+	"Generalized (Vol)":     {94.7, 52.6, -4.13},
+	"Single (Neg,Vol)":      {94.7, 70.3, 3.41},
+	"Generalized (Neg,Vol)": {94.9, 66.7, 3.93},
+}
+
+// Ball is the vanilla conformal ℓ2 ball, calibrated on the calibration
+// split.
+func Ball() Method {
+	const name = "Conformal Ball (ℓ2)"
+	return Method{Name: name, File: "ball", Paper: paperTable1[name],
+		Fit: func(ctx context.Context, sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
+			return baseline.Ball(sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed)})
+		}}
+}
+
+// Ellipsoid is the Mahalanobis ellipsoid: Σ from one half of the
+// calibration split, the threshold from the other.
+func Ellipsoid() Method {
+	const name = "Mahalanobis Ellipsoid"
+	return Method{Name: name, File: "ellipsoid", Paper: paperTable1[name],
+		Calibration: func(sp *Splits, seed uint64) (*bundle.Bundle, error) {
+			_, cal, err := baseline.Halves(sp.Cal, seed)
+			return cal, err
+		},
+		Fit: func(ctx context.Context, sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
+			return baseline.Ellipsoid(sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed), SplitSeed: seed})
+		}}
+}
+
+// Baselines are the two vanilla rows.
+func Baselines() []Method { return []Method{Ball(), Ellipsoid()} }
+
+// Learned is the row of a learnable family trained with an objective
+// (train.Fit: initialised at the ℓ2 ball, trained on the fit split with the
+// checkpoint chosen on the validation split), calibrated on the calibration
+// split.
+func Learned(kind geometry.Kind, obj objective.Objective) Method { return learned(kind, obj, false) }
+
+// LearnedInfoNCE is Learned with the InfoNCE projection head (DESIGN §2.4):
+// a linear layer initialised at the identity, trained jointly with the set
+// in alternate epochs; the set is scored through it.
+func LearnedInfoNCE(kind geometry.Kind, obj objective.Objective) Method {
+	return learned(kind, obj, true)
+}
+
+func learned(kind geometry.Kind, obj objective.Objective, infoNCE bool) Method {
+	family := kind.Title()
+	terms := map[objective.Objective]string{objective.Neg: "Neg", objective.Vol: "Vol", objective.NegVol: "Neg,Vol"}[obj]
+	file := kind.String() + "-" + strings.ReplaceAll(obj.String(), ",", "-")
+	if infoNCE {
+		terms += ",InfoNCE"
+		file += "-infonce"
+	}
+	name := family + " (" + terms + ")"
+	return Method{Name: name, File: file, Paper: paperTable1[name], Trains: true,
+		Fit: func(ctx context.Context, sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
+			tc := cfg.Train
+			tc.Objective.Objective, tc.Objective.Alpha = obj, cfg.Alpha
+			tc.Seed, tc.Workers = seed, sp.Workers
+			f, err := train.Fit(ctx, train.Spec{Kind: kind, Head: infoNCE, Config: tc}, sp.Fit, sp.Val, nil)
+			if err != nil {
+				return nil, err
+			}
+			set, err := conformal.Calibrate(f.Geometry, sp.Cal, cfg.Alpha, calOpts(cfg, seed))
+			if err != nil {
+				return nil, err
+			}
+			set.Fit = f.Info
+			return set, nil
+		}}
+}
+
+// LearnedRows are the paper's six learned rows: Single and Generalized
+// under Neg, Vol and Neg,Vol.
+func LearnedRows() []Method {
+	return bothFamilies(Learned, objective.Neg, objective.Vol, objective.NegVol)
+}
+
+// InfoNCERows are the six rows with the InfoNCE head, in the paper's Table
+// 2 order (Vol, Neg, Neg,Vol; the paper has no simulation rows for them).
+func InfoNCERows() []Method {
+	return bothFamilies(LearnedInfoNCE, objective.Vol, objective.Neg, objective.NegVol)
+}
+
+// bothFamilies is row(kind, obj) for each objective, Single then
+// Generalized.
+func bothFamilies(row func(geometry.Kind, objective.Objective) Method, objs ...objective.Objective) []Method {
+	var m []Method
+	for _, obj := range objs {
+		m = append(m, row(geometry.KindNorm, obj), row(geometry.KindGenBall, obj))
+	}
+	return m
+}
+
+// SimMethods are the paper's eight rows of Table 1: the baselines and the
+// learned rows.
+func SimMethods() []Method { return append(Baselines(), LearnedRows()...) }

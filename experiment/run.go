@@ -1,0 +1,157 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ccsets/ccs/eval"
+)
+
+// The table runner every table uses: (seed, method) cells on a pool of
+// goroutines, each into its own slot, kept in Cells when given.
+
+// cellResult is one run (a method on a seed): its evaluation on the test
+// split and, when the splits have one, on the class test split; its
+// recalibrated points; and, when the table keeps shapes and the seed is 0,
+// the fitted set.
+type cellResult struct {
+	Test  eval.Result     `json:"test"`
+	Class *eval.Result    `json:"class,omitempty"`
+	Curve []eval.Point    `json:"alpha_curve,omitempty"`
+	Set   json.RawMessage `json:"set,omitempty"`
+}
+
+// runTable runs every (seed, method) pair on cfg.Workers goroutines, each
+// into its own slot, building each seed's splits once (splits), when a
+// run of the seed is not in cfg.Cells, and dropping them after the seed's
+// last run.
+func runTable(ctx context.Context, cfg Config, table string, methods []Method, splits func(seed uint64, trains bool, workers int) (*Splits, error),
+	progress func(done, total int, what string)) ([][]cellResult, error) {
+	trains := slices.ContainsFunc(methods, func(m Method) bool { return m.Trains })
+	type job struct{ seed, method int }
+	var jobs []job
+	for s := range cfg.Seeds {
+		for m := range methods {
+			jobs = append(jobs, job{s, m})
+		}
+	}
+	workers := min(cfg.Workers, len(jobs))
+	inner := max(1, runtime.GOMAXPROCS(0)/workers) // goroutines per training run
+
+	// Each seed's bundles are built once, on first use, and dropped when its
+	// last run is done.
+	type seedData struct {
+		once sync.Once
+		sp   *Splits
+		err  error
+		left atomic.Int32
+	}
+	seeds := make([]*seedData, cfg.Seeds)
+	for s := range seeds {
+		seeds[s] = &seedData{}
+		seeds[s].left.Store(int32(len(methods)))
+	}
+	results := make([][]cellResult, cfg.Seeds)
+	errs := make([][]error, cfg.Seeds)
+	for s := range results {
+		results[s] = make([]cellResult, len(methods))
+		errs[s] = make([]error, len(methods))
+	}
+	next := make(chan job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				sd, seed := seeds[j.seed], uint64(j.seed)
+				results[j.seed][j.method], errs[j.seed][j.method] = cell(cfg.Cells, table, methods[j.method].File, seed, func() (cellResult, error) {
+					if err := ctx.Err(); err != nil {
+						return cellResult{}, err // interrupted: the finished cells are kept
+					}
+					sd.once.Do(func() { sd.sp, sd.err = splits(seed, trains, inner) })
+					if sd.err != nil {
+						return cellResult{}, sd.err
+					}
+					return runCell(ctx, sd.sp, cfg, methods[j.method], seed)
+				})
+				if sd.left.Add(-1) == 0 {
+					sd.sp = nil
+				}
+				if progress != nil {
+					mu.Lock()
+					done++
+					progress(done, len(jobs), fmt.Sprintf("seed %d, %s", j.seed, methods[j.method].Name))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for s := range errs {
+		for m, err := range errs[s] {
+			if err != nil {
+				return nil, fmt.Errorf("seed %d, %s: %w", s, methods[m].Name, err)
+			}
+		}
+	}
+	return results, nil
+}
+
+// runCell fits, keeps and evaluates one method on one seed's splits.
+func runCell(ctx context.Context, sp *Splits, cfg Config, m Method, seed uint64) (cellResult, error) {
+	var out cellResult
+	set, err := m.Fit(ctx, sp, cfg, seed)
+	if err != nil {
+		return out, err
+	}
+	if err := cfg.keep(set, seed, m.File); err != nil {
+		return out, err
+	}
+	if out.Test, err = eval.Evaluate(set, sp.Test); err != nil {
+		return out, err
+	}
+	if sp.ClassTest != nil {
+		c, err := eval.Evaluate(set, sp.ClassTest)
+		if err != nil {
+			return out, err
+		}
+		out.Class = &c
+	}
+	if cfg.bare {
+		return out, nil
+	}
+	cal := sp.Cal
+	if m.Calibration != nil {
+		if cal, err = m.Calibration(sp, seed); err != nil {
+			return out, err
+		}
+	}
+	if out.Curve, err = eval.Recalibrated(set, cal, sp.Test, CurveAlphas); err != nil {
+		return out, err
+	}
+	if cfg.shapes && seed == 0 {
+		var b bytes.Buffer
+		if err := set.WriteJSON(&b); err != nil {
+			return out, err
+		}
+		out.Set = b.Bytes()
+	}
+	return out, nil
+}
