@@ -1,0 +1,119 @@
+package conformal
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/geometry"
+)
+
+// Scores returns the calibration scores of cal under g: one positive per
+// anchor (chosen with a PCG seeded by seed) or all positives pooled.
+func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]float64, error) {
+	if g.Dim() != cal.D {
+		return nil, fmt.Errorf("conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
+	}
+	switch mode {
+	case OnePerAnchor, PAC, Class: // the same positives: PAC differs in the rank, Class in the grouping
+		rng := rand.New(rand.NewPCG(seed, 0x63636f6e65)) // "cc one"
+		diffs := make([]float32, cal.N*cal.D)
+		for i := range cal.N {
+			cal.PositiveDiff(diffs[i*cal.D:(i+1)*cal.D], i, rng.IntN(cal.K))
+		}
+		return g.Scores(nil, diffs), nil
+	case Pooled:
+		out := make([]float64, cal.N*cal.K)
+		diffs := make([]float32, cal.K*cal.D)
+		for i := range cal.N {
+			g.Scores(out[i*cal.K:(i+1)*cal.K], cal.PositiveDiffs(diffs, i))
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("conformal: unknown calibration mode %v", mode)
+}
+
+// Options configures Calibrate. The zero value is one positive per anchor,
+// seed 0, and an error when the rank exceeds n.
+type Options struct {
+	Mode Mode   // zero means OnePerAnchor
+	Seed uint64 // picks the positive of each anchor in OnePerAnchor and PAC modes
+	// Delta is PAC's δ: the probability over the calibration draw that the
+	// coverage falls below 1 − α. Only PAC uses it.
+	Delta float64
+	// AllowInfinite accepts a +Inf threshold (the whole space) when there
+	// are too few calibration scores, instead of returning the error. The
+	// set then says so in Warnings.
+	AllowInfinite bool
+}
+
+// Info records how a set was calibrated.
+type Info struct {
+	Mode  Mode    `json:"mode"`
+	N     int     `json:"n"`    // calibration scores
+	Rank  int     `json:"rank"` // ⌈(1−α)(n+1)⌉, or PAC's; > N means +Inf
+	Seed  uint64  `json:"seed"`
+	Delta float64 `json:"delta,omitempty"` // PAC's δ
+}
+
+// RankOf is the rank a calibration in mode m (with PAC's δ) takes among n
+// scores at level α.
+func RankOf(m Mode, n int, alpha, delta float64) (int, error) {
+	if m == PAC || (m == Class && delta > 0) {
+		return PACRank(n, alpha, delta)
+	}
+	return Rank(n, alpha)
+}
+
+// Quantile returns the threshold a calibration with opt's mode (and δ)
+// takes among scores at level α, and its rank; scores is reordered. When
+// the rank exceeds n it returns +Inf with a *TooFewError, as Threshold.
+func Quantile(scores []float64, alpha float64, opt Options) (float64, int, error) {
+	r, err := RankOf(opt.Mode, len(scores), alpha, opt.Delta)
+	if err != nil {
+		return math.NaN(), 0, err
+	}
+	q, err := selectRank(scores, r, alpha, opt.Delta)
+	return q, r, err
+}
+
+// Calibrate computes g's threshold on the calibration bundle cal. The bundle
+// must be disjoint from everything used to choose g (the caller's duty:
+// the guarantee rests on it).
+func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Options) (*Set, error) {
+	if err := CheckAlpha(alpha); err != nil {
+		return nil, err
+	}
+	if opt.Mode == 0 {
+		opt.Mode = OnePerAnchor
+	}
+	switch {
+	case opt.Mode == PAC || (opt.Mode == Class && opt.Delta != 0):
+		if err := CheckDelta(opt.Delta); err != nil {
+			return nil, err
+		}
+	case opt.Mode != Class:
+		opt.Delta = 0
+	}
+	var classes []ClassThreshold
+	if opt.Mode == Class {
+		var err error
+		if classes, err = calibrateClasses(g, cal, alpha, opt); err != nil {
+			return nil, err
+		}
+	}
+	scores, err := Scores(g, cal, opt.Mode, opt.Seed)
+	if err != nil {
+		return nil, err
+	}
+	// A class-conditional set also keeps the threshold over all its
+	// anchors, for the anchors whose class a caller chooses not to give.
+	q, r, err := Quantile(scores, alpha, opt)
+	if err != nil && !(opt.AllowInfinite && errors.Is(err, ErrTooFewCalibration)) {
+		return nil, err
+	}
+	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
+		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta}}, nil
+}

@@ -1,0 +1,325 @@
+package conformal
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
+	"github.com/ccsets/ccs/internal/atomicfile"
+)
+
+// File format identifiers.
+const (
+	FileFormat  = "ccs-set"
+	FileVersion = 1
+)
+
+// fileSet is the file's layout. An uncalibrated set (a fitted geometry)
+// omits alpha, threshold, guarantee and calibration.
+type fileSet struct {
+	Format      string          `json:"format"`
+	Version     int             `json:"version"`
+	Dim         int             `json:"dim"`
+	Alpha       *float64        `json:"alpha,omitempty"`
+	Threshold   *threshold      `json:"threshold,omitempty"`
+	Guarantee   string          `json:"guarantee,omitempty"`
+	Geometry    geometry.Spec   `json:"geometry"`
+	Head        *head.Linear    `json:"head,omitempty"` // dim → geometry.dim; scores are φ(W·x)
+	Calibration *Info           `json:"calibration,omitempty"`
+	Classes     []classFile     `json:"classes,omitempty"` // class-conditional thresholds
+	Fit         *FitInfo        `json:"fit,omitempty"`
+	Reference   *Reference      `json:"ood_reference,omitempty"`
+	OOD         *OODCalibration `json:"ood_calibration,omitempty"`
+}
+
+// classFile is a class's threshold in the file.
+type classFile struct {
+	Label     int64      `json:"label"`
+	N         int        `json:"n"`
+	Rank      int        `json:"rank"`
+	Threshold *threshold `json:"threshold"`
+}
+
+// threshold is a float64 that writes +Inf as the JSON string "+Inf".
+type threshold float64
+
+func (t threshold) MarshalJSON() ([]byte, error) {
+	if math.IsInf(float64(t), 1) {
+		return []byte(`"+Inf"`), nil
+	}
+	return json.Marshal(float64(t))
+}
+
+func (t *threshold) UnmarshalJSON(b []byte) error {
+	if string(b) == `"+Inf"` {
+		*t = threshold(math.Inf(1))
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("threshold: want a number or \"+Inf\": %w", err)
+	}
+	*t = threshold(f)
+	return nil
+}
+
+// WriteJSON writes the set as an indented, versioned JSON document.
+func (s *Set) WriteJSON(w io.Writer) error {
+	g, h := head.Split(s.Geometry)
+	spec, err := geometry.Encode(g)
+	if err != nil {
+		return err
+	}
+	f := fileSet{Format: FileFormat, Version: FileVersion, Dim: s.Geometry.Dim(), Geometry: spec, Head: h, Fit: s.Fit,
+		Reference: s.Reference, OOD: s.OOD}
+	if err := checkOOD(s.Reference, s.OOD, s.Geometry.Dim()); err != nil {
+		return fmt.Errorf("conformal: %w", err)
+	}
+	if s.Calibrated() {
+		alpha, t, c := s.Alpha, threshold(s.Threshold), s.Calibration
+		f.Alpha, f.Threshold, f.Calibration = &alpha, &t, &c
+		f.Guarantee = guaranteeOf(c.Mode, c.Delta)
+		for _, k := range s.Classes {
+			t := threshold(k.Threshold)
+			f.Classes = append(f.Classes, classFile{Label: k.Label, N: k.N, Rank: k.Rank, Threshold: &t})
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(f)
+}
+
+// Save writes the set to path atomically.
+func (s *Set) Save(path string) error {
+	return atomicfile.Write(path, s.WriteJSON)
+}
+
+// ReadJSON reads and validates a set document: format and version, known
+// fields only, the geometry's parameters, α, the rank against n and α, and
+// the threshold against the rank.
+func ReadJSON(r io.Reader) (*Set, error) {
+	s, err := readJSON(r)
+	if err != nil {
+		return nil, fmt.Errorf("conformal: %w", err)
+	}
+	return s, nil
+}
+
+// readJSON is ReadJSON without its errors' prefix.
+func readJSON(r io.Reader) (*Set, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseNull(data); err != nil {
+		return nil, err
+	}
+	var f fileSet
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("not a ccs set file: %w", err)
+	}
+	if f.Format != FileFormat {
+		return nil, fmt.Errorf("format %q, want %q", f.Format, FileFormat)
+	}
+	if f.Version != FileVersion {
+		return nil, fmt.Errorf("version %d; this ccs reads version %d", f.Version, FileVersion)
+	}
+	inDim := f.Geometry.Dim
+	if f.Head != nil {
+		if f.Head.Out != f.Geometry.Dim {
+			return nil, fmt.Errorf("head.out %d differs from geometry.dim %d", f.Head.Out, f.Geometry.Dim)
+		}
+		inDim = f.Head.In
+	}
+	if inDim != f.Dim {
+		return nil, fmt.Errorf("dim %d, but the geometry (and head) take %d", f.Dim, inDim)
+	}
+	var g geometry.Geometry
+	g, err = geometry.Decode(f.Geometry)
+	if err != nil {
+		return nil, err // it names the geometry
+	}
+	if f.Head != nil {
+		if g, err = head.NewProjected(f.Head, g); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkOOD(f.Reference, f.OOD, f.Dim); err != nil {
+		return nil, err
+	}
+	if f.Calibration == nil {
+		if f.Alpha != nil || f.Threshold != nil || f.Guarantee != "" {
+			return nil, fmt.Errorf("alpha, threshold or guarantee given without calibration")
+		}
+		if f.OOD != nil {
+			return nil, fmt.Errorf("ood_calibration given without calibration: the OOD score is normalised by the threshold")
+		}
+		s := Uncalibrated(g, f.Fit)
+		s.Reference = f.Reference
+		return s, nil
+	}
+	if f.Alpha == nil || f.Threshold == nil {
+		return nil, fmt.Errorf("a calibrated set needs alpha and threshold")
+	}
+	alpha := *f.Alpha
+	if !(alpha > 0 && alpha < 1) {
+		return nil, &fieldError{fmt.Sprintf("alpha %v, want 0 < alpha < 1", alpha), ErrAlpha}
+	}
+	c := *f.Calibration
+	if !c.Mode.valid() {
+		return nil, fmt.Errorf("calibration.mode is missing")
+	}
+	switch {
+	case c.Mode == PAC || (c.Mode == Class && c.Delta != 0):
+		if err := CheckDelta(c.Delta); err != nil {
+			return nil, fmt.Errorf("calibration.delta: %w", err)
+		}
+	case c.Mode != Class && c.Delta != 0:
+		return nil, fmt.Errorf("calibration.delta %v given for mode %v (only pac and class have one)", c.Delta, c.Mode)
+	}
+	var classes []ClassThreshold
+	for i, k := range f.Classes {
+		if k.Threshold == nil {
+			return nil, fmt.Errorf("classes[%d] (label %d): threshold is missing", i, k.Label)
+		}
+		classes = append(classes, ClassThreshold{Label: k.Label, N: k.N, Rank: k.Rank, Threshold: float64(*k.Threshold)})
+	}
+	if c.Mode == Class {
+		if err := checkClasses(classes, alpha, c.Delta); err != nil {
+			return nil, err
+		}
+		total := 0
+		for _, k := range classes {
+			if total += k.N; total > MaxCalibration { // each k.N ≤ 2⁵³: no overflow
+				return nil, fmt.Errorf("classes hold more than 2⁵³ calibration anchors in all")
+			}
+		}
+		if total != c.N {
+			return nil, fmt.Errorf("classes hold %d calibration anchors in all, but calibration.n is %d", total, c.N)
+		}
+	} else if f.Classes != nil {
+		return nil, fmt.Errorf("classes given for calibration mode %v (only class has them)", c.Mode)
+	}
+	if want := guaranteeOf(c.Mode, c.Delta); f.Guarantee != want {
+		return nil, fmt.Errorf("guarantee %q contradicts calibration mode %v (%q)", f.Guarantee, c.Mode, want)
+	}
+	if c.N < 1 {
+		return nil, fmt.Errorf("calibration.n %d, want at least 1", c.N)
+	}
+	r0, err := RankOf(c.Mode, c.N, alpha, c.Delta)
+	if err != nil {
+		return nil, err
+	}
+	if r0 != c.Rank {
+		return nil, fmt.Errorf("calibration.rank %d, but n = %d and alpha = %v give %d (mode %v)", c.Rank, c.N, alpha, r0, c.Mode)
+	}
+	t := float64(*f.Threshold)
+	switch {
+	case math.IsNaN(t) || t < 0:
+		return nil, fmt.Errorf("threshold %v, want ≥ 0", t)
+	case math.IsInf(t, 1) != (c.Rank > c.N):
+		return nil, fmt.Errorf("threshold %v contradicts rank %d of n = %d", t, c.Rank, c.N)
+	}
+	return &Set{Geometry: g, Threshold: t, Alpha: alpha, Calibration: c, Classes: classes, Fit: f.Fit, Reference: f.Reference, OOD: f.OOD}, nil
+}
+
+// Load reads and validates a set file. Errors name the file.
+func Load(path string) (*Set, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	s, err := readJSON(fh)
+	if err != nil {
+		return nil, fmt.Errorf("conformal: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// refuseNull refuses a JSON null anywhere in a set file: encoding/json
+// reads a null number as 0 and a null array as absent, so a NaN that a
+// JavaScript writer turned into null would become a coordinate, a score or
+// a parameter of 0. The error names where the null is
+// ("ood_reference.rows[3]").
+func refuseNull(data []byte) error {
+	type frame struct {
+		array bool
+		key   string // an object's current key
+		i     int    // an array's current index
+	}
+	var stack []frame
+	path := func() string {
+		var b strings.Builder
+		for _, f := range stack {
+			switch {
+			case f.array:
+				fmt.Fprintf(&b, "[%d]", f.i)
+			case b.Len() > 0:
+				b.WriteString("." + f.key)
+			default:
+				b.WriteString(f.key)
+			}
+		}
+		return b.String()
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	expectKey := false // the next token is an object's key (or its end)
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("not a ccs set file: %w", err)
+		}
+		if expectKey {
+			if k, ok := tok.(string); ok {
+				stack[len(stack)-1].key = k
+				expectKey = false
+				continue
+			}
+		}
+		if tok == json.Delim('}') || tok == json.Delim(']') {
+			stack = stack[:len(stack)-1]
+			expectKey = len(stack) > 0 && !stack[len(stack)-1].array
+			continue
+		}
+		// A value: an array's next element, or an object's member.
+		if len(stack) > 0 && stack[len(stack)-1].array {
+			stack[len(stack)-1].i++
+		}
+		switch tok {
+		case nil:
+			if len(stack) == 0 {
+				return fmt.Errorf("not a ccs set file: the document is null")
+			}
+			return fmt.Errorf("%s is null: a set file holds no nulls (a NaN written by JavaScript becomes null)", path())
+		case json.Delim('{'):
+			stack = append(stack, frame{})
+			expectKey = true
+		case json.Delim('['):
+			stack = append(stack, frame{array: true, i: -1})
+		default:
+			expectKey = len(stack) > 0 && !stack[len(stack)-1].array
+		}
+	}
+}
+
+// fieldError is a file's bad field, in its own words, that still reports
+// the package's error it is (errors.Is).
+type fieldError struct {
+	msg string
+	err error
+}
+
+func (e *fieldError) Error() string { return e.msg }
+func (e *fieldError) Unwrap() error { return e.err }
