@@ -1,5 +1,5 @@
 // Package baseline builds the vanilla conformal sets the paper compares
-// against (DESIGN §2.5): the ℓ2 ball and the Mahalanobis ellipsoid.
+// against (docs/design.md §5): the ℓ2 ball and the Mahalanobis ellipsoid.
 //
 // The ball has no parameters and is calibrated on the whole calibration
 // split. The ellipsoid's Σ must not be estimated on the scores that set its

@@ -1,5 +1,5 @@
 // Package bundle holds embedding bundles: n anchors, k positives for each,
-// and negatives, as an encoder or a simulation produced them (DESIGN §3).
+// and negatives, as an encoder or a simulation produced them (docs/design.md §8).
 //
 // On disk a bundle is a NumPy .npz archive with these arrays (what
 // numpy.savez writes from PyTorch code; float32 and int64, C order):

@@ -83,7 +83,7 @@ func Baselines() []Method { return []Method{Ball(), Ellipsoid()} }
 // split.
 func Learned(kind geometry.Kind, obj objective.Objective) Method { return learned(kind, obj, false) }
 
-// LearnedInfoNCE is Learned with the InfoNCE projection head (DESIGN §2.4):
+// LearnedInfoNCE is Learned with the InfoNCE projection head (docs/design.md §4):
 // a linear layer initialised at the identity, trained jointly with the set
 // in alternate epochs; the set is scored through it.
 func LearnedInfoNCE(kind geometry.Kind, obj objective.Objective) Method {

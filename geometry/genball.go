@@ -12,7 +12,7 @@ import (
 // NewGenBall or UnitGenBall.
 //
 // This is the paper's score m_j^{p_j}·|x_j|^{p_j}, the one its volume formula
-// is right for (the paper's public code scores m_j·|x_j|^{p_j}; DESIGN §2.1).
+// is right for (the paper's public code scores m_j·|x_j|^{p_j}; docs/design.md §1).
 // Unlike the other families φ is not a norm: it scales as t ↦ Σ t^{p_j}, and
 // the threshold lives on that scale.
 //

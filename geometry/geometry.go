@@ -3,7 +3,7 @@
 // A geometry is a nonconformity score φ on difference vectors x = Z − z
 // between an anchor embedding Z and a point z. The set around Z at
 // threshold t is N_t(Z) = {z : φ(Z − z) ≤ t}; its volume does not depend on
-// Z and has a closed form for every family here (DESIGN §2.1):
+// Z and has a closed form for every family here (docs/design.md §1):
 //
 //	Ball       φ(x) = ‖x‖₂
 //	Ellipsoid  φ(x) = sqrt(xᵀ Σ⁻¹ x)

@@ -245,7 +245,7 @@ func TestGenBallMatchesNorm(t *testing.T) {
 	}
 }
 
-// TestKnownLogVolumes holds the unit ℓ2 ball's log-volume to DESIGN's values.
+// TestKnownLogVolumes holds the unit ℓ2 ball's log-volume to the closed form of docs/design.md §1.
 func TestKnownLogVolumes(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

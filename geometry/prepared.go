@@ -9,7 +9,7 @@ import (
 // Prepared is implemented by learnable geometries with a faster kernel on a
 // per-element transform of the differences. With frozen embeddings a
 // split's differences never change, so a trainer prepares them once and
-// every iteration reads the prepared values (DESIGN §5).
+// every iteration reads the prepared values (docs/design.md §9).
 type Prepared interface {
 	Learnable
 	// Prepare writes the transform of each element of diffs into dst

@@ -1,5 +1,5 @@
 // Package head is the InfoNCE projection head of contrastive conformal sets
-// (paper eq. (InfoNCE-objective), DESIGN §2.4): a linear layer h ↦ W·h + b
+// (paper eq. (InfoNCE-objective), docs/design.md §4): a linear layer h ↦ W·h + b
 // on frozen backbone features, trained jointly with a set geometry.
 //
 // The set lives in the projected space: a point z is in the set around

@@ -1,5 +1,5 @@
 // Package objective holds the training objectives of contrastive conformal
-// sets (paper §4.2, DESIGN §2.3) over a batch of positive and negative
+// sets (paper §4.2, docs/design.md §3) over a batch of positive and negative
 // difference vectors, with analytic gradients.
 //
 // With t the batch threshold (below), σ_T(u) = 1/(1+e^{−T·u}) and
@@ -168,7 +168,7 @@ type Config struct {
 	Workers   int           `json:"-"`         // goroutines; 0 means GOMAXPROCS
 }
 
-// PaperConfig holds the paper's numbers (DESIGN §2.3): α = 0.05, T = 7,
+// PaperConfig holds the paper's numbers (docs/design.md §3): α = 0.05, T = 7,
 // λ = 0.001, the Soft threshold over ±5 neighbours. Its Objective is the
 // caller's choice.
 var PaperConfig = Config{Alpha: 0.05, T: 7, Lambda: 0.001, Threshold: Soft, Window: 5}

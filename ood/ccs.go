@@ -19,7 +19,7 @@ import (
 
 // CCSBatch is the paper's protocol: each anchor of b is scored with its own
 // negatives, which come from the evaluated sample itself (negative_index
-// into b's anchors, as ccs embed draws them). Caution (DESIGN §2.6): with
+// into b's anchors, as ccs embed draws them). Caution (docs/design.md §6): with
 // batch negatives the score mostly measures how spread out the evaluated
 // sample is, so it compares one sample with another rather than one input
 // with the training distribution.

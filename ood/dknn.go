@@ -12,7 +12,7 @@ import (
 // DKNN is dual-space KNN (D-KNN, Peng et al. 2026). The paper is not
 // available on this machine; this is the definition as the CCS authors
 // implemented it for their comparison (ccs_official, ood_baselines_utils.py,
-// read, not copied), which DESIGN §2.6 asks us to pin down:
+// read, not copied), which docs/design.md §6 asks us to pin down:
 //
 //  1. Features are L2-normalised, z = x/‖x‖, and centred on the training
 //     mean μ.

@@ -1,5 +1,5 @@
 // Package ood detects out-of-distribution inputs with contrastive conformal
-// sets and with the baselines the paper compares against (DESIGN §2.6).
+// sets and with the baselines the paper compares against (docs/design.md §6).
 //
 // Every detector here returns anomaly scores: higher means more likely OOD.
 // The metrics take the scores of an in-distribution (ID) sample and of an

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestAUROCVector is DESIGN §2.6's test vector.
+// TestAUROCVector is docs/design.md §6's test vector.
 func TestAUROCVector(t *testing.T) {
 	t.Parallel()
 	if got := AUROC([]float64{0, 1, 2}, []float64{1, 2, 3}); math.Abs(got-7.0/9) > 1e-15 {

@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Conformal OOD tests (DESIGN §2.7). Any detector's anomaly score s
+// Conformal OOD tests (docs/design.md §7). Any detector's anomaly score s
 // (higher = more likely OOD) becomes a test with a guaranteed false-alarm
 // rate: calibrate it on n held-out in-distribution inputs s_1..s_n, disjoint
 // from everything the detector was built from, and give an input x the

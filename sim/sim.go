@@ -12,7 +12,7 @@
 //
 // These are the constants that reproduce the data behind the paper's Table 1
 // (the paper's published generator uses a stretch of 1 + 2U and radius 1.0,
-// which does not; DESIGN §6).
+// which does not; docs/design.md §10).
 package sim
 
 import (

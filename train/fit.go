@@ -16,7 +16,7 @@ type Spec struct {
 	// single-norm or the generalized ball.
 	Kind geometry.Kind
 	// Head, when true, trains a linear projection head jointly with the set
-	// (InfoNCE, DESIGN §2.4): HeadDim outputs (0: the embeddings'
+	// (InfoNCE, docs/design.md §4): HeadDim outputs (0: the embeddings'
 	// dimension), initialised at the identity; Config.InfoNCE configures its
 	// loss (nil: PaperInfoNCE). Without a head Config.InfoNCE is ignored.
 	Head    bool

@@ -1,5 +1,5 @@
 // Package train fits a learnable set geometry on a training split with the
-// paper's recipe (appendix "Optimization and Hyperparameters", DESIGN §2.3):
+// paper's recipe (appendix "Optimization and Hyperparameters", docs/design.md §3):
 // mini-batches of anchors with all their positives and negatives, SGD,
 // gradient-norm clipping, parameter bounds, validation exclusion after every
 // epoch, early stopping and the best checkpoint restored.
@@ -56,8 +56,8 @@ type Config struct {
 	InfoNCE *InfoNCE `json:"infonce,omitempty"`
 }
 
-// The paper's recipes (appendix "Optimization and Hyperparameters", DESIGN
-// §2.3): every number of them is here and nowhere else. The command line's
+// The paper's recipes (appendix "Optimization and Hyperparameters",
+// docs/design.md §3): every number of them is here and nowhere else. The command line's
 // flags take their defaults from these values.
 var (
 	// SimRecipe is the simulation's: batches of 256 anchors, at most 150
@@ -74,7 +74,7 @@ var (
 	// momentum 0.9, weight decay 5e-4 and cosine annealing.
 	EmbeddingRecipe = SimRecipe.WithSGD(SGD{LR: 0.1, Momentum: 0.9, WeightDecay: 5e-4, Cosine: true})
 	// PaperInfoNCE is the projection head's loss: λ_InfoNCE = 1, τ = 0.1
-	// (DESIGN §2.4).
+	// (docs/design.md §4).
 	PaperInfoNCE = InfoNCE{Weight: 1, Tau: 0.1}
 )
 
@@ -85,7 +85,7 @@ func (c Config) WithSGD(sgd SGD) Config {
 }
 
 // InfoNCE configures the head's loss: the set objective plus
-// Weight·L_InfoNCE at temperature Tau (DESIGN §2.4). Zero fields take
+// Weight·L_InfoNCE at temperature Tau (docs/design.md §4). Zero fields take
 // PaperInfoNCE's values.
 //
 // The set objective's volume term is measured in the backbone's space,
@@ -238,7 +238,7 @@ func Train(ctx context.Context, g geometry.Learnable, fit, val *bundle.Bundle, c
 	return TrainHead(ctx, g, nil, fit, val, cfg, obs)
 }
 
-// TrainHead fits g jointly with the projection head h (DESIGN §2.4): odd
+// TrainHead fits g jointly with the projection head h (docs/design.md §4): odd
 // epochs update the set's parameters on the projected embeddings with the
 // head frozen, even epochs update the head under the set objective plus
 // cfg.InfoNCE's weighted InfoNCE loss with the set frozen. The checkpoint

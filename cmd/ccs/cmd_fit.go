@@ -30,7 +30,7 @@ func fitCommand() *command {
 		"learn a set geometry on a training split, choosing the checkpoint on a validation split",
 		func(fs *flag.FlagSet, o *fitOptions) func() error {
 			fs.StringVar(&o.Geometry, "geometry", "", "learnable family: single (‖Mx‖_p) or genball (Σ (m_j|x_j|)^p_j)")
-			fs.StringVar(&o.Objective, "objective", "", "objective: neg, vol or neg,vol; add ,infonce to train a linear projection head jointly (DESIGN §2.4)")
+			fs.StringVar(&o.Objective, "objective", "", "objective: neg, vol or neg,vol; add ,infonce to train a linear projection head jointly (docs/design.md §4)")
 			fs.IntVar(&o.HeadDim, "head-dim", 0, "output dimension of the InfoNCE head (default: the embeddings' dimension)")
 			fs.StringVar(&o.Train, "train", "", "training bundle `file` (.npz)")
 			fs.StringVar(&o.Val, "val", "", "validation bundle `file` (.npz): selects the checkpoint")
