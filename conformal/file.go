@@ -12,6 +12,7 @@ import (
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/internal/atomicfile"
+	"github.com/ccsets/ccs/internal/jsonfloat"
 )
 
 // File format identifiers.
@@ -46,28 +47,9 @@ type classFile struct {
 	Threshold *threshold `json:"threshold"`
 }
 
-// threshold is a float64 that writes +Inf as the JSON string "+Inf".
-type threshold float64
-
-func (t threshold) MarshalJSON() ([]byte, error) {
-	if math.IsInf(float64(t), 1) {
-		return []byte(`"+Inf"`), nil
-	}
-	return json.Marshal(float64(t))
-}
-
-func (t *threshold) UnmarshalJSON(b []byte) error {
-	if string(b) == `"+Inf"` {
-		*t = threshold(math.Inf(1))
-		return nil
-	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return fmt.Errorf("threshold: want a number or \"+Inf\": %w", err)
-	}
-	*t = threshold(f)
-	return nil
-}
+// threshold is a threshold in the file: +Inf (a whole-space set) is the
+// string "+Inf" (jsonfloat).
+type threshold = jsonfloat.Float
 
 // WriteJSON writes the set as an indented, versioned JSON document.
 func (s *Set) WriteJSON(w io.Writer) error {

@@ -13,6 +13,8 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/parallel"
+
+	"github.com/ccsets/ccs/internal/jsonfloat"
 )
 
 // Result is a set's performance on one test bundle.
@@ -183,29 +185,15 @@ func Summarize(x []float64) Summary {
 	return s
 }
 
-// nullable is a float64 in JSON: NaN (not measured) is null.
-type nullable float64
-
-func (f nullable) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(f)) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(float64(f))
-}
-
-func (f *nullable) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*f = nullable(math.NaN())
-		return nil
-	}
-	return json.Unmarshal(b, (*float64)(f))
-}
+// nullable is a float64 in JSON: NaN (not measured) is null, ±Inf (a
+// whole-space set's volume) "+Inf"/"-Inf" (jsonfloat).
+type nullable = jsonfloat.Float
 
 // resultJSON is Result with its NaN exclusion (no negatives) as null.
 type resultJSON struct {
 	Coverage     float64  `json:"coverage"`
 	Exclusion    nullable `json:"exclusion"`
-	LogVolPerDim float64  `json:"logvol_per_dim"`
+	LogVolPerDim nullable `json:"logvol_per_dim"`
 	Positives    int      `json:"positives"`
 	Negatives    int      `json:"negatives"`
 }
@@ -214,7 +202,7 @@ type resultJSON struct {
 func (r Result) MarshalJSON() ([]byte, error) { return json.Marshal(r.jsonForm()) }
 
 func (r Result) jsonForm() resultJSON {
-	return resultJSON{r.Coverage, nullable(r.Exclusion), r.LogVolPerDim, r.Positives, r.Negatives}
+	return resultJSON{r.Coverage, nullable(r.Exclusion), nullable(r.LogVolPerDim), r.Positives, r.Negatives}
 }
 
 // UnmarshalJSON reads a null exclusion as NaN.
@@ -223,7 +211,7 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*r = Result{j.Coverage, float64(j.Exclusion), j.LogVolPerDim, j.Positives, j.Negatives}
+	*r = Result{j.Coverage, float64(j.Exclusion), float64(j.LogVolPerDim), j.Positives, j.Negatives}
 	return nil
 }
 
@@ -246,7 +234,7 @@ func (p *Point) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	r := j.resultJSON
-	*p = Point{j.Alpha, j.N, Result{r.Coverage, float64(r.Exclusion), r.LogVolPerDim, r.Positives, r.Negatives}}
+	*p = Point{j.Alpha, j.N, Result{r.Coverage, float64(r.Exclusion), float64(r.LogVolPerDim), r.Positives, r.Negatives}}
 	return nil
 }
 

@@ -4,10 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/internal/jsonfloat"
 	"github.com/ccsets/ccs/retrieve"
 	_ "github.com/ccsets/ccs/retrieve/clickhouse" // clickhouse:// collections
 )
@@ -94,11 +94,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		if hits == nil {
 			hits = []retrieve.Hit{}
 		}
-		var q any = set.Threshold
-		if math.IsInf(set.Threshold, 1) {
-			q = "+Inf"
-		}
-		return writeJSON(out.stdout, map[string]any{"total": total, "hits": hits, "threshold": q})
+		return writeJSON(out.stdout, map[string]any{"total": total, "hits": hits, "threshold": jsonfloat.Float(set.Threshold)})
 	}
 	fmt.Fprintf(out.stdout, "%d of %d items inside the set (threshold %.6g, α=%v)\n", total, n, set.Threshold, set.Alpha)
 	for _, h := range hits {
