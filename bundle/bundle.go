@@ -151,6 +151,19 @@ func sub(dst, a, b []float32) {
 	}
 }
 
+// WithNegatives returns b with other negatives: kneg for each anchor drawn
+// among b's anchors (never the anchor itself; Negatives), as
+// negative_index into them. Every other array is b's (not copied).
+func (b *Bundle) WithNegatives(kneg int, seed uint64) (*Bundle, error) {
+	if kneg < 1 || kneg > b.N-1 {
+		return nil, fmt.Errorf("bundle: %d negatives per anchor among %d anchors: want 1 to %d", kneg, b.N, b.N-1)
+	}
+	s := *b
+	s.Negatives, s.Pool = nil, nil
+	s.KNeg, s.NegativeIndex = kneg, Negatives(b.N, kneg, seed)
+	return &s, nil
+}
+
 // Subset returns the bundle of the anchors idx (in that order). Arrays are
 // copied; negative indices keep pointing into the original pool (the
 // original anchors when the bundle had no explicit pool).

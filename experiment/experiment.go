@@ -61,6 +61,28 @@ func calOpts(cfg Config, seed uint64) conformal.Options {
 	return conformal.Options{Mode: cfg.Calibration, Seed: seed, Delta: cfg.Delta}
 }
 
+// recipeShown are the parts of a training recipe a table's protocol line
+// shows beyond the batch, SGD's rate and momentum, and the epochs.
+type recipeShown struct{ optimiser, objective, threshold bool }
+
+// recipeLine is a table's account of its training recipe: "training:
+// batch B, SGD lr … momentum …[ weight decay … cosine …][, clip …, T=…,
+// λ=…][, threshold …], ≤E epochs, patience P". Every table writes it
+// here.
+func recipeLine(tc train.Config, show recipeShown) string {
+	s := fmt.Sprintf("training: batch %d, SGD lr %v momentum %v", tc.BatchSize, tc.SGD.LR, tc.SGD.Momentum)
+	if show.optimiser {
+		s += fmt.Sprintf(" weight decay %v cosine %v", tc.SGD.WeightDecay, tc.SGD.Cosine)
+	}
+	if show.objective {
+		s += fmt.Sprintf(", clip %v, T=%v, λ=%v", tc.ClipNorm, tc.Objective.T, tc.Objective.Lambda)
+	}
+	if show.threshold {
+		s += fmt.Sprintf(", threshold %v", tc.Objective.Threshold)
+	}
+	return s + fmt.Sprintf(", ≤%d epochs, patience %d", tc.MaxEpochs, tc.Patience)
+}
+
 // keep saves set as OutDir/seed-S/FILE.json when OutDir is set.
 func (cfg Config) keep(set *conformal.Set, seed uint64, file string) error {
 	if cfg.OutDir == "" {

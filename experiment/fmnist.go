@@ -63,9 +63,9 @@ func Real(ctx context.Context, e *Embedded, cfg RealConfig, methods []Method, pr
 	tc := cfg.Train.WithDefaults()
 	t := &Table{
 		Title: "Fashion-MNIST, " + e.Encoder,
-		Config: fmt.Sprintf("%d training anchors (fit %.0f%%, the rest validation), %d test anchors halved into calibration and test, k=%d augmented views, %d negatives, α=%v, seeds 0–%d, calibration %v; training: batch %d, SGD lr %v momentum %v weight decay %v cosine %v, clip %v, T=%v, λ=%v, ≤%d epochs, patience %d",
+		Config: fmt.Sprintf("%d training anchors (fit %.0f%%, the rest validation), %d test anchors halved into calibration and test, k=%d augmented views, %d negatives, α=%v, seeds 0–%d, calibration %v; %s",
 			e.Train.N, 100*cfg.FitFraction, e.Test.N, cfg.K, cfg.KNeg, cfg.Alpha, cfg.Seeds-1, cfg.calibrationName(),
-			tc.BatchSize, tc.SGD.LR, tc.SGD.Momentum, tc.SGD.WeightDecay, tc.SGD.Cosine, tc.ClipNorm, tc.Objective.T, tc.Objective.Lambda, tc.MaxEpochs, tc.Patience),
+			recipeLine(tc, recipeShown{optimiser: true, objective: true})),
 		Rows: rows(methods, results),
 	}
 	return t, nil
@@ -139,10 +139,9 @@ func withNegatives(b *bundle.Bundle, idx []int, kneg int, seed, stream uint64) (
 	if len(idx) < kneg+1 {
 		return nil, fmt.Errorf("%d anchors, too few for %d negatives each", len(idx), kneg)
 	}
-	s := &bundle.Bundle{N: b.N, K: b.K, D: b.D, Anchors: b.Anchors, Positives: b.Positives, Labels: b.Labels,
-		C: b.C, Logits: b.Logits, A: b.A, Activations: b.Activations, Index: b.Index}
-	s = s.Subset(idx)
-	s.KNeg = kneg
-	s.NegativeIndex = bundle.Negatives(len(idx), kneg, seed*8+stream)
+	s, err := b.Subset(idx).WithNegatives(kneg, seed*8+stream)
+	if err != nil {
+		return nil, err
+	}
 	return s, s.Validate()
 }

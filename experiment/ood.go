@@ -186,7 +186,10 @@ func OOD(ctx context.Context, e *Embedded, sets []OODSet, cfg OODConfig, methods
 		spSeed = seed
 		oodB = make([]*bundle.Bundle, len(sets))
 		for j, o := range sets {
-			oodB[j] = withBatchNegatives(o.B, cfg.KNeg, seed*16+uint64(j))
+			// The paper's batch protocol: negatives drawn within the sample.
+			if oodB[j], err = o.B.WithNegatives(cfg.KNeg, seed*16+uint64(j)); err != nil {
+				return nil, fmt.Errorf("%s: %w", o.Name, err)
+			}
 		}
 		return sp, nil
 	}
@@ -496,13 +499,6 @@ func keepPerInput(cfg Config, set *conformal.Set, sp *Splits, k int, cal []float
 		return err
 	}
 	return cfg.keep(&kept, seed, file)
-}
-
-// withBatchNegatives returns b's anchors (with their logits, activations
-// and labels) with kneg negatives each drawn among themselves.
-func withBatchNegatives(b *bundle.Bundle, kneg int, seed uint64) *bundle.Bundle {
-	return &bundle.Bundle{N: b.N, D: b.D, Anchors: b.Anchors, KNeg: kneg, NegativeIndex: bundle.Negatives(b.N, kneg, seed),
-		Labels: b.Labels, C: b.C, Logits: b.Logits, A: b.A, Activations: b.Activations}
 }
 
 // WriteText renders the table in the paper's layout: per OOD set, AUROC↑

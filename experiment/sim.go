@@ -53,8 +53,7 @@ func Sim(ctx context.Context, cfg SimConfig, methods []Method, progress func(don
 	}
 	if trains {
 		tc := cfg.Train.WithDefaults()
-		t.Config += fmt.Sprintf("; training: batch %d, SGD lr %v momentum %v, clip %v, T=%v, λ=%v, threshold %v, ≤%d epochs, patience %d",
-			tc.BatchSize, tc.SGD.LR, tc.SGD.Momentum, tc.ClipNorm, tc.Objective.T, tc.Objective.Lambda, tc.Objective.Threshold, tc.MaxEpochs, tc.Patience)
+		t.Config += "; " + recipeLine(tc, recipeShown{objective: true, threshold: true})
 	}
 	if cfg.Calibration == conformal.Pooled {
 		t.Warnings = append(t.Warnings, "pooled calibration: coverage is approximate, not guaranteed")
