@@ -1,7 +1,8 @@
 package conformal
 
 import (
-	"fmt"
+
+	"github.com/ccsets/ccs/internal/enum"
 )
 
 // Mode is how calibration anchors contribute scores.
@@ -27,55 +28,24 @@ const (
 	Class
 )
 
-// String returns "one-per-anchor", "pooled" or "pac".
-func (m Mode) String() string {
-	switch m {
-	case OnePerAnchor:
-		return "one-per-anchor"
-	case Pooled:
-		return "pooled"
-	case PAC:
-		return "pac"
-	case Class:
-		return "class"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
+var modes = enum.Names[Mode]{What: "calibration mode", Names: []string{"one-per-anchor", "pooled", "pac", "class"},
+	Alias: map[string]Mode{"one": OnePerAnchor}, Want: []string{"one", "pooled", "pac", "class"}}
+
+// String returns "one-per-anchor", "pooled", "pac" or "class".
+func (m Mode) String() string { return modes.String(m) }
 
 // valid reports whether m is a known mode.
-func (m Mode) valid() bool { return m == OnePerAnchor || m == Pooled || m == PAC || m == Class }
+func (m Mode) valid() bool { return modes.Valid(m) }
 
 // MarshalText implements encoding.TextMarshaler.
-func (m Mode) MarshalText() ([]byte, error) {
-	if !m.valid() {
-		return nil, fmt.Errorf("conformal: unknown calibration mode %d", int(m))
-	}
-	return []byte(m.String()), nil
-}
+func (m Mode) MarshalText() ([]byte, error) { return modes.Marshal(m) }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
-func (m *Mode) UnmarshalText(b []byte) error {
-	v, err := ParseMode(string(b))
-	if err == nil {
-		*m = v
-	}
-	return err
-}
+func (m *Mode) UnmarshalText(b []byte) error { return modes.Unmarshal(m, b) }
 
-// ParseMode reads "one" (or "one-per-anchor"), "pooled" and "pac".
-func ParseMode(s string) (Mode, error) {
-	switch s {
-	case "one", "one-per-anchor":
-		return OnePerAnchor, nil
-	case "pooled":
-		return Pooled, nil
-	case "pac":
-		return PAC, nil
-	case "class":
-		return Class, nil
-	}
-	return 0, fmt.Errorf("unknown calibration mode %q (want one, pooled, pac or class)", s)
-}
+// ParseMode reads "one" (or "one-per-anchor"), "pooled", "pac" and
+// "class".
+func ParseMode(s string) (Mode, error) { return modes.Parse(s) }
 
 // guaranteeOf is a set file's guarantee field for a calibration mode:
 // "exact" (marginal, one positive per anchor), "training-conditional"

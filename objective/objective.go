@@ -28,6 +28,8 @@ import (
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/internal/parallel"
+
+	"github.com/ccsets/ccs/internal/enum"
 )
 
 // Objective selects the loss.
@@ -40,48 +42,20 @@ const (
 	NegVol
 )
 
+var objectives = enum.Names[Objective]{What: "objective", Names: []string{"neg", "vol", "neg,vol"},
+	Alias: map[string]Objective{"vol,neg": NegVol, "neg+vol": NegVol}}
+
 // String returns "neg", "vol" or "neg,vol" (the command-line spelling).
-func (o Objective) String() string {
-	switch o {
-	case Neg:
-		return "neg"
-	case Vol:
-		return "vol"
-	case NegVol:
-		return "neg,vol"
-	}
-	return fmt.Sprintf("Objective(%d)", int(o))
-}
+func (o Objective) String() string { return objectives.String(o) }
 
 // MarshalText implements encoding.TextMarshaler.
-func (o Objective) MarshalText() ([]byte, error) {
-	if o < Neg || o > NegVol {
-		return nil, fmt.Errorf("unknown objective %d", int(o))
-	}
-	return []byte(o.String()), nil
-}
+func (o Objective) MarshalText() ([]byte, error) { return objectives.Marshal(o) }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
-func (o *Objective) UnmarshalText(b []byte) error {
-	v, err := ParseObjective(string(b))
-	if err == nil {
-		*o = v
-	}
-	return err
-}
+func (o *Objective) UnmarshalText(b []byte) error { return objectives.Unmarshal(o, b) }
 
 // ParseObjective reads neg, vol or neg,vol (also vol,neg and neg+vol).
-func ParseObjective(s string) (Objective, error) {
-	switch s {
-	case "neg":
-		return Neg, nil
-	case "vol":
-		return Vol, nil
-	case "neg,vol", "vol,neg", "neg+vol":
-		return NegVol, nil
-	}
-	return 0, fmt.Errorf("unknown objective %q (want neg, vol or neg,vol)", s)
-}
+func ParseObjective(s string) (Objective, error) { return objectives.Parse(s) }
 
 // ParseObjectives reads a command line's objective list: neg, vol or
 // neg,vol, optionally with infonce among the terms (neg,infonce,
@@ -119,42 +93,19 @@ const (
 	Detached
 )
 
-var modeNames = map[ThresholdMode]string{Soft: "soft", OrderStatistic: "order-statistic", Detached: "detached"}
+var thresholdModes = enum.Names[ThresholdMode]{What: "threshold mode", Names: []string{"soft", "order-statistic", "detached"}}
 
 // String returns soft, order-statistic or detached.
-func (m ThresholdMode) String() string {
-	if s, ok := modeNames[m]; ok {
-		return s
-	}
-	return fmt.Sprintf("ThresholdMode(%d)", int(m))
-}
+func (m ThresholdMode) String() string { return thresholdModes.String(m) }
 
 // MarshalText implements encoding.TextMarshaler.
-func (m ThresholdMode) MarshalText() ([]byte, error) {
-	if _, ok := modeNames[m]; !ok {
-		return nil, fmt.Errorf("unknown threshold mode %d", int(m))
-	}
-	return []byte(m.String()), nil
-}
+func (m ThresholdMode) MarshalText() ([]byte, error) { return thresholdModes.Marshal(m) }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
-func (m *ThresholdMode) UnmarshalText(b []byte) error {
-	v, err := ParseThresholdMode(string(b))
-	if err == nil {
-		*m = v
-	}
-	return err
-}
+func (m *ThresholdMode) UnmarshalText(b []byte) error { return thresholdModes.Unmarshal(m, b) }
 
 // ParseThresholdMode reads soft, order-statistic or detached.
-func ParseThresholdMode(s string) (ThresholdMode, error) {
-	for m, name := range modeNames {
-		if name == s {
-			return m, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown threshold mode %q (want soft, order-statistic or detached)", s)
-}
+func ParseThresholdMode(s string) (ThresholdMode, error) { return thresholdModes.Parse(s) }
 
 // Config configures an objective: which loss, and its numbers. Zero fields
 // take PaperConfig's values.
@@ -194,7 +145,7 @@ func (c Config) Validate() error {
 	if !(c.Lambda > 0 && c.Lambda <= 1) {
 		return fmt.Errorf("objective: lambda = %v, want 0 < λ ≤ 1 (λ = 0 is the neg objective)", c.Lambda)
 	}
-	if _, ok := modeNames[c.Threshold]; !ok {
+	if !thresholdModes.Valid(c.Threshold) {
 		return fmt.Errorf("objective: unknown threshold mode %d", int(c.Threshold))
 	}
 	if c.Window < 1 {

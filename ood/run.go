@@ -8,6 +8,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/internal/enum"
 )
 
 // DefaultAlpha is the conformal OOD tests' level α_ood when none is given:
@@ -60,18 +61,14 @@ const (
 	PerInput
 )
 
-// String names the mode as ccs ood's -mode spells it.
-func (m Mode) String() string {
-	switch m {
-	case Batch:
-		return "batch"
-	case Reference:
-		return "reference"
-	case PerInput:
-		return "conformal"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
+var modes = enum.Names[Mode]{What: "mode", Names: []string{"batch", "reference", "conformal"}}
+
+// String names the mode as ccs ood's -mode spells it: batch, reference or
+// conformal.
+func (m Mode) String() string { return modes.String(m) }
+
+// ParseMode reads batch, reference or conformal.
+func ParseMode(s string) (Mode, error) { return modes.Parse(s) }
 
 // CCS is the set's OOD score in mode m; PerInput scores with near (the
 // k-th nearest of a pool, NewNearest).

@@ -24,6 +24,8 @@ import (
 	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/internal/parallel"
 	"github.com/ccsets/ccs/objective"
+
+	"github.com/ccsets/ccs/internal/enum"
 )
 
 // SGD is stochastic gradient descent as PyTorch's torch.optim.SGD computes
@@ -180,34 +182,16 @@ const (
 	EarlyStop                       // Patience epochs passed without a better validation exclusion
 )
 
-var stopNames = map[StopReason]string{MaxEpochs: "max epochs", EarlyStop: "early stop"}
+var stopReasons = enum.Names[StopReason]{What: "stop reason", Names: []string{"max epochs", "early stop"}}
 
 // String returns "max epochs" or "early stop".
-func (r StopReason) String() string {
-	if s, ok := stopNames[r]; ok {
-		return s
-	}
-	return fmt.Sprintf("StopReason(%d)", int(r))
-}
+func (r StopReason) String() string { return stopReasons.String(r) }
 
 // MarshalText implements encoding.TextMarshaler.
-func (r StopReason) MarshalText() ([]byte, error) {
-	if _, ok := stopNames[r]; !ok {
-		return nil, fmt.Errorf("train: unknown stop reason %d", int(r))
-	}
-	return []byte(r.String()), nil
-}
+func (r StopReason) MarshalText() ([]byte, error) { return stopReasons.Marshal(r) }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
-func (r *StopReason) UnmarshalText(b []byte) error {
-	for v, name := range stopNames {
-		if name == string(b) {
-			*r = v
-			return nil
-		}
-	}
-	return fmt.Errorf("train: unknown stop reason %q (want max epochs or early stop)", b)
-}
+func (r *StopReason) UnmarshalText(b []byte) error { return stopReasons.Unmarshal(r, b) }
 
 // Observer receives progress. The trainer calls it from one goroutine.
 type Observer interface{ Observe(Progress) }

@@ -148,9 +148,12 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		ev.OOD, ev.Names = append(ev.OOD, b), append(ev.Names, name)
 		t.Sets = append(t.Sets, name)
 	}
-	modes := map[string]ood.Mode{"batch": ood.Batch, "reference": ood.Reference, "conformal": ood.PerInput}
 	for _, m := range ms {
-		score, err := ood.CCS(set, modes[m], near)
+		mode, err := ood.ParseMode(m)
+		if err != nil {
+			return err
+		}
+		score, err := ood.CCS(set, mode, near)
 		if err != nil {
 			return fmt.Errorf("%s: %w", o.Set, err)
 		}
