@@ -82,7 +82,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		return err
 	}
 	if o.Reference < 0 {
-		return usagef("calibrate: -reference %d must be ≥ 0", o.Reference)
+		return usagef("calibrate: -reference %d: want ≥ 0", o.Reference)
 	}
 	if o.Reference > 0 && o.ReferenceDB != "" {
 		return usagef("calibrate: give one of -reference and -reference-db")
@@ -90,11 +90,11 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	if o.OODCal != "" && o.Reference == 0 && o.ReferenceDB == "" {
 		return usagef("calibrate: -ood-cal needs a reference pool: give -reference N or -reference-db FILE")
 	}
-	if o.OODK < 0 {
-		return usagef("calibrate: -ood-k %d must be at least 1", o.OODK)
+	if o.OODK < 1 {
+		return usagef("calibrate: -ood-k %d: want at least 1", o.OODK)
 	}
 	if !(o.Ridge > 0) {
-		return usagef("calibrate: -ridge %v must be positive", o.Ridge)
+		return usagef("calibrate: -ridge %v: want a positive number", o.Ridge)
 	}
 	cal, err := readBundle(out, o.Cal)
 	if err == nil && fitted != nil {
@@ -130,7 +130,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		}
 	}
 	if o.OODCal != "" {
-		if set.OOD, err = oodCalibration(out, set, o.OODCal, max(o.OODK, 1)); err != nil {
+		if set.OOD, err = oodCalibration(out, set, o.OODCal, o.OODK); err != nil {
 			return err
 		}
 	}

@@ -47,7 +47,7 @@ func runCollectionLoad(ctx context.Context, o collectionLoadOptions, out *output
 		return err
 	}
 	if o.Batch < 1 {
-		return usagef("collection load: -batch %d must be at least 1", o.Batch)
+		return usagef("collection load: -batch %d: want at least 1", o.Batch)
 	}
 	t, err := clickhouse.ParseURL(o.DB)
 	if err != nil {

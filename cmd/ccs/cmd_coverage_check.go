@@ -38,10 +38,10 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 		return err
 	}
 	if o.Resplits < 1 {
-		return usagef("coverage-check: -resplits %d must be at least 1", o.Resplits)
+		return usagef("coverage-check: -resplits %d: want at least 1", o.Resplits)
 	}
 	if !(o.CalFraction > 0 && o.CalFraction < 1) {
-		return usagef("coverage-check: -cal-fraction %v must lie in (0,1)", o.CalFraction)
+		return usagef("coverage-check: -cal-fraction %v: want 0 < f < 1", o.CalFraction)
 	}
 	set, err := conformal.Load(o.Set)
 	if err != nil {

@@ -48,7 +48,7 @@ func addEncoderFlags(fs *flag.FlagSet) *encoderFlags {
 
 func (e *encoderFlags) options() (encoder.Options, error) {
 	if !(e.scale > 0) || !(e.std > 0) || e.batch < 1 || e.threads < 0 {
-		return encoder.Options{}, usagef("-scale, -std and -batch must be positive, -threads not negative")
+		return encoder.Options{}, usagef("want positive -scale, -std and -batch, and -threads ≥ 0")
 	}
 	return encoder.Options{Input: e.input, Features: e.features, Logits: e.logits, Activations: e.acts, Scale: e.scale, Mean: e.mean,
 		Std: e.std, Batch: e.batch, Threads: e.threads}, nil
@@ -128,7 +128,7 @@ func runEmbed(ctx context.Context, o embedOptions, out *output) error {
 		return err
 	}
 	if o.K < 1 || o.KNeg < 0 || o.Anchors < 0 {
-		return usagef("embed: -k must be positive, -kneg and -anchors not negative")
+		return usagef("embed: want -k at least 1, -kneg and -anchors ≥ 0")
 	}
 	set, err := images.Load(o.Images, o.Seed)
 	if err != nil {

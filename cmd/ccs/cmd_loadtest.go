@@ -55,10 +55,10 @@ func runLoadtest(ctx context.Context, o loadtestOptions, out *output) error {
 		return usagef("loadtest: give one of -body and -data")
 	}
 	if o.Duration <= 0 && o.Requests <= 0 {
-		return usagef("loadtest: give a positive -duration or -requests: a load test must stop by itself")
+		return usagef("loadtest: give a positive -duration or -requests: a load test stops by itself")
 	}
 	if o.Concurrency < 1 || o.Rate < 0 || o.Requests < 0 {
-		return usagef("loadtest: -concurrency must be at least 1, -rate and -requests at least 0")
+		return usagef("loadtest: want -concurrency at least 1, -rate and -requests ≥ 0")
 	}
 	body := []byte(o.Data)
 	if o.Body != "" {

@@ -78,7 +78,7 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		return usagef("ood: -fpr: %v", err)
 	}
 	if o.CiderEpochs < 1 {
-		return usagef("ood: -cider-epochs must be at least 1")
+		return usagef("ood: -cider-epochs %d: want at least 1", o.CiderEpochs)
 	}
 	if (o.Classifier != "" || o.OODCal != "") && o.Train == "" {
 		return usagef("ood: -classifier and -ood-cal are for the baselines: give -train too")

@@ -67,7 +67,7 @@ func (o tableOptions) config(recipe train.Config) (experiment.Config, error) {
 		return experiment.Config{}, err
 	}
 	if o.Seeds < 1 {
-		return experiment.Config{}, usagef("reproduce: -seeds %d must be at least 1", o.Seeds)
+		return experiment.Config{}, usagef("reproduce: -seeds %d: want at least 1", o.Seeds)
 	}
 	m, err := conformal.ParseMode(o.Calibration)
 	if err != nil {
@@ -89,7 +89,7 @@ func checkDelta(cmd string, m conformal.Mode, delta float64) error {
 	case m == conformal.PAC && !(delta > 0 && delta < 1):
 		return usagef("%s: -calibration pac needs -delta in (0,1), got %v", cmd, delta)
 	case m == conformal.Class && !(delta >= 0 && delta < 1):
-		return usagef("%s: -delta %v must lie in (0,1) (or be 0: marginal per class)", cmd, delta)
+		return usagef("%s: -delta %v: want 0 < δ < 1 (or 0: marginal per class)", cmd, delta)
 	case m != conformal.PAC && m != conformal.Class && delta != 0:
 		return usagef("%s: -delta is for -calibration pac or class", cmd)
 	}
@@ -119,7 +119,7 @@ func (o simOptions) config(t tableOptions, recipe train.Config) (experiment.SimC
 		return experiment.SimConfig{}, err
 	}
 	if o.K < 1 || o.PerClass < 2 {
-		return experiment.SimConfig{}, usagef("reproduce: -k must be at least 1 and -per-class at least 2")
+		return experiment.SimConfig{}, usagef("reproduce: want -k at least 1 and -per-class at least 2")
 	}
 	c.K = o.K
 	return experiment.SimConfig{Config: c, PerClass: o.PerClass, DataSeed: o.DataSeed}, nil

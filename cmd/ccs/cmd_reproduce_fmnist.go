@@ -67,14 +67,14 @@ func reproduceFMNISTCommand() *command {
 // check validates the options shared by the real-image tables.
 func (o realOptions) check() ([]model, error) {
 	if o.K < 1 {
-		return nil, usagef("reproduce: -k %d must be at least 1", o.K)
+		return nil, usagef("reproduce: -k %d: want at least 1", o.K)
 	}
 	ms, err := parseModels(o.Models)
 	if err != nil {
 		return nil, err
 	}
 	if o.TrainAnchors < 2 || o.TestAnchors < 4 {
-		return nil, usagef("reproduce: -train-anchors must be at least 2 and -test-anchors at least 4")
+		return nil, usagef("reproduce: want -train-anchors at least 2 and -test-anchors at least 4")
 	}
 	return ms, nil
 }
@@ -111,7 +111,7 @@ func runReproduceFMNIST(ctx context.Context, o reproduceFMNISTOptions, out *outp
 		return err
 	}
 	if o.HullAnchors < 1 {
-		return usagef("reproduce: -hull-anchors must be at least 1")
+		return usagef("reproduce: -hull-anchors %d: want at least 1", o.HullAnchors)
 	}
 	tables, err := newResults(out, o.tableOptions, "fmnist", true, modelInputs(ms, false)...)
 	if err != nil {

@@ -68,10 +68,10 @@ func runReproduceOOD(ctx context.Context, o reproduceOODOptions, out *output) er
 		return err
 	}
 	if o.Reference < 1 || o.CiderEpochs < 1 {
-		return usagef("reproduce: -reference and -cider-epochs must be at least 1")
+		return usagef("reproduce: want -reference and -cider-epochs at least 1")
 	}
 	if o.BaselineTrain < 0 {
-		return usagef("reproduce: -baseline-train must be ≥ 0")
+		return usagef("reproduce: -baseline-train %d: want ≥ 0", o.BaselineTrain)
 	}
 	tables, err := newResults(out, o.tableOptions, "ood", true, modelInputs(ms, true)...)
 	if err != nil {

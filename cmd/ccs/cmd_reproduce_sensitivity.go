@@ -74,7 +74,7 @@ func runReproduceSensitivity(ctx context.Context, o reproduceSensitivityOptions,
 	}
 	if o.set["k"] {
 		if o.K < 1 {
-			return usagef("reproduce sensitivity: -k %d must be at least 1", o.K)
+			return usagef("reproduce sensitivity: -k %d: want at least 1", o.K)
 		}
 		base.K = o.K
 	}

@@ -35,7 +35,7 @@ func runReproduceSimDraws(ctx context.Context, o reproduceSimDrawsOptions, out *
 		return err
 	}
 	if o.Draws < 1 {
-		return usagef("reproduce: -draws %d must be at least 1", o.Draws)
+		return usagef("reproduce: -draws %d: want at least 1", o.Draws)
 	}
 	bar := newProgress(out, o.Quiet, "run")
 	ds, err := experiment.SimDraws(ctx, cfg, o.Draws, func(done, total int) { bar.step(done, total, "") })

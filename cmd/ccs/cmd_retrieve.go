@@ -43,7 +43,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		return usagef("retrieve: give one of -anchor-index and -anchor")
 	}
 	if o.Limit < 0 {
-		return usagef("retrieve: -limit %d must be ≥ 0", o.Limit)
+		return usagef("retrieve: -limit %d: want ≥ 0", o.Limit)
 	}
 	set, err := conformal.Load(o.Set)
 	if err != nil {

@@ -38,7 +38,7 @@ func runSimulate(_ context.Context, o simulateOptions, out *output) error {
 		return err
 	}
 	if o.K < 1 || o.PerClass < 2 {
-		return usagef("simulate: -k %d and -per-class %d must be positive (per-class at least 2)", o.K, o.PerClass)
+		return usagef("simulate: -k %d and -per-class %d: want -k at least 1 and -per-class at least 2", o.K, o.PerClass)
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return err

@@ -224,20 +224,28 @@ func printHelp(w io.Writer, cmds []*command) {
 	fmt.Fprintln(w, "Exit status: 0 success, 1 failure (bad data, I/O), 2 usage error, 130 interrupted.")
 }
 
-// required reports a missing required flag as a usage error.
+// required reports the missing required flags (name, value pairs; a
+// flag is missing when its value is empty) as one usage error.
 func required(cmd string, pairs ...string) error {
+	var missing []string
 	for i := 0; i < len(pairs); i += 2 {
 		if pairs[i+1] == "" {
-			return usagef("%s: flag -%s is required", cmd, pairs[i])
+			missing = append(missing, "-"+pairs[i])
 		}
 	}
-	return nil
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return usagef("%s: flag %s is required", cmd, missing[0])
+	}
+	return usagef("%s: flags %s are required", cmd, strings.Join(missing[:len(missing)-1], ", ")+" and "+missing[len(missing)-1])
 }
 
 // checkAlpha validates -alpha at the command-line boundary (usage error).
 func checkAlpha(cmd string, alpha float64) error {
 	if err := conformal.CheckAlpha(alpha); err != nil {
-		return usagef("%s: -alpha %v: must lie strictly between 0 and 1", cmd, alpha)
+		return usagef("%s: -alpha %v: want 0 < α < 1", cmd, alpha)
 	}
 	return nil
 }
