@@ -90,7 +90,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	if o.OODCal != "" && o.Reference == 0 && o.ReferenceDB == "" {
 		return usagef("calibrate: -ood-cal needs a reference pool: give -reference N or -reference-db FILE")
 	}
-	if o.OODK < 1 {
+	if o.OODCal != "" && o.OODK < 1 {
 		return usagef("calibrate: -ood-k %d: want at least 1", o.OODK)
 	}
 	if !(o.Ridge > 0) {
