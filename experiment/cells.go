@@ -30,7 +30,7 @@ type Cells struct {
 // NewCells keeps cells under dir/cells with key, creating the directory.
 func NewCells(dir, key string) (*Cells, error) {
 	if key == "" {
-		return nil, fmt.Errorf("cells in %s: empty key", dir)
+		return nil, fmt.Errorf("experiment: cells in %s: empty key", dir)
 	}
 	d := filepath.Join(dir, "cells")
 	if err := os.MkdirAll(d, 0o755); err != nil {

@@ -49,10 +49,10 @@ func Real(ctx context.Context, e *Embedded, cfg RealConfig, methods []Method, pr
 		methods[i].Paper = nil
 	}
 	if !(cfg.FitFraction > 0 && cfg.FitFraction < 1) {
-		return nil, fmt.Errorf("fit fraction %v, want 0 < f < 1", cfg.FitFraction)
+		return nil, fmt.Errorf("experiment: fit fraction %v, want 0 < f < 1", cfg.FitFraction)
 	}
 	if e.Test.Labels == nil {
-		return nil, fmt.Errorf("%s: the test bundle has no labels, needed for the class-consistent coverage", e.Encoder)
+		return nil, fmt.Errorf("experiment: %s: the test bundle has no labels, needed for the class-consistent coverage", e.Encoder)
 	}
 	results, err := runTable(ctx, cfg.Config, "fmnist-"+e.Encoder, methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
 		return realSplits(e, cfg, seed, trains, true, workers)
@@ -137,7 +137,7 @@ func realSplits(e *Embedded, cfg RealConfig, seed uint64, trains, testSplits boo
 // among those anchors only (never the anchor itself).
 func withNegatives(b *bundle.Bundle, idx []int, kneg int, seed, stream uint64) (*bundle.Bundle, error) {
 	if len(idx) < kneg+1 {
-		return nil, fmt.Errorf("%d anchors, too few for %d negatives each", len(idx), kneg)
+		return nil, fmt.Errorf("experiment: %d anchors, too few for %d negatives each", len(idx), kneg)
 	}
 	s, err := b.Subset(idx).WithNegatives(kneg, seed*8+stream)
 	if err != nil {

@@ -79,11 +79,11 @@ func (p SensitivityPoint) with(name string, v float64) (SensitivityPoint, error)
 		p.Lambda = v
 	case "k":
 		if v != float64(int(v)) || v < 1 {
-			return p, fmt.Errorf("k = %v, want a whole number ≥ 1", v)
+			return p, fmt.Errorf("experiment: k = %v, want a whole number ≥ 1", v)
 		}
 		p.K = int(v)
 	default:
-		return p, fmt.Errorf("unknown sensitivity parameter %q", name)
+		return p, fmt.Errorf("experiment: unknown sensitivity parameter %q", name)
 	}
 	return p, nil
 }
@@ -95,15 +95,15 @@ func (p SensitivityPoint) check() error {
 	}
 	switch {
 	case !(p.T > 0):
-		return fmt.Errorf("T = %v, want T > 0", p.T)
+		return fmt.Errorf("experiment: T = %v, want T > 0", p.T)
 	case !(p.LambdaInfoNCE > 0):
-		return fmt.Errorf("λ_InfoNCE = %v, want > 0", p.LambdaInfoNCE)
+		return fmt.Errorf("experiment: λ_InfoNCE = %v, want > 0", p.LambdaInfoNCE)
 	case !(p.Tau > 0):
-		return fmt.Errorf("τ = %v, want τ > 0", p.Tau)
+		return fmt.Errorf("experiment: τ = %v, want τ > 0", p.Tau)
 	case !(p.Lambda > 0 && p.Lambda <= 1):
-		return fmt.Errorf("λ = %v, want 0 < λ ≤ 1", p.Lambda)
+		return fmt.Errorf("experiment: λ = %v, want 0 < λ ≤ 1", p.Lambda)
 	case p.K < 1:
-		return fmt.Errorf("k = %d, want k ≥ 1", p.K)
+		return fmt.Errorf("experiment: k = %d, want k ≥ 1", p.K)
 	}
 	return nil
 }
@@ -156,7 +156,7 @@ func RealSensitivityData(e *Embedded, fitFraction float64) SensitivityData {
 			e.Encoder, e.Train.N, 100*cfg.FitFraction, e.Test.N),
 		Splits: func(seed uint64, k int, trains bool, workers int) (*Splits, error) {
 			if k > e.Test.K || k > e.Train.K {
-				return nil, fmt.Errorf("k = %d, but the embeddings have %d views per anchor", k, min(e.Test.K, e.Train.K))
+				return nil, fmt.Errorf("experiment: k = %d, but the embeddings have %d views per anchor", k, min(e.Test.K, e.Train.K))
 			}
 			ek := &Embedded{Encoder: e.Encoder, Train: firstViews(e.Train, k), Test: firstViews(e.Test, k)}
 			c := cfg
@@ -252,7 +252,7 @@ func Sensitivity(ctx context.Context, data SensitivityData, cfg SensitivityConfi
 	}
 	for name := range cfg.Sweeps {
 		if !slices.ContainsFunc(SensitivityParams, func(p struct{ Name, Label string }) bool { return p.Name == name }) {
-			return nil, fmt.Errorf("sensitivity: unknown parameter %q", name)
+			return nil, fmt.Errorf("experiment: sensitivity: unknown parameter %q", name)
 		}
 	}
 	recipe := cfg.Train

@@ -36,7 +36,7 @@ type Collection struct {
 // NewCollection checks rows (n×d) and ids (nil: the row numbers).
 func NewCollection(rows []float32, d int, ids []int64) (*Collection, error) {
 	if d < 1 || len(rows)%d != 0 {
-		return nil, fmt.Errorf("collection: %d values are not rows of dimension %d", len(rows), d)
+		return nil, fmt.Errorf("retrieve: collection: %d values are not rows of dimension %d", len(rows), d)
 	}
 	n := len(rows) / d
 	if ids == nil {
@@ -46,11 +46,11 @@ func NewCollection(rows []float32, d int, ids []int64) (*Collection, error) {
 		}
 	}
 	if len(ids) != n {
-		return nil, fmt.Errorf("collection: %d ids for %d rows", len(ids), n)
+		return nil, fmt.Errorf("retrieve: collection: %d ids for %d rows", len(ids), n)
 	}
 	for i, v := range rows {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("collection: row %d, coordinate %d is %v", i/d, i%d, v)
+			return nil, fmt.Errorf("retrieve: collection: row %d, coordinate %d is %v", i/d, i%d, v)
 		}
 	}
 	return &Collection{N: n, D: d, IDs: ids, Rows: rows}, nil
@@ -126,13 +126,13 @@ func CheckQuery(s *conformal.Set, anchor []float32, d int) error {
 	}
 	switch sd := s.Geometry.Dim(); {
 	case sd != d:
-		return fmt.Errorf("the set has dimension %d, the collection %d", sd, d)
+		return fmt.Errorf("retrieve: the set has dimension %d, the collection %d", sd, d)
 	case len(anchor) != d:
-		return fmt.Errorf("anchor of dimension %d, the set has %d", len(anchor), d)
+		return fmt.Errorf("retrieve: anchor of dimension %d, the set has %d", len(anchor), d)
 	}
 	for j, v := range anchor {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("anchor coordinate %d is %v", j, v)
+			return fmt.Errorf("retrieve: anchor coordinate %d is %v", j, v)
 		}
 	}
 	return nil

@@ -46,7 +46,7 @@ type Transformer interface {
 // Row implements RowReader: row i's embedding (a view, not a copy).
 func (c *Collection) Row(i int) ([]float32, error) {
 	if i < 0 || i >= c.N {
-		return nil, fmt.Errorf("row %d: the collection has %d rows", i, c.N)
+		return nil, fmt.Errorf("retrieve: row %d: the collection has %d rows", i, c.N)
 	}
 	return c.Rows[i*c.D : (i+1)*c.D], nil
 }
@@ -69,7 +69,7 @@ func (c *Collection) Close() error { return nil }
 // down, a timeout, a table missing or holding bad rows — as opposed to a
 // query the store refuses: the request was fine, the store was not (a
 // service answers 502).
-var ErrUnavailable = errors.New("the collection's store did not answer")
+var ErrUnavailable = errors.New("retrieve: the collection's store did not answer")
 
 // An Opener opens the store a URL names.
 type Opener func(ctx context.Context, url string) (Store, error)

@@ -33,14 +33,14 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	g, ok := s.Geometry.(geometry.LinearNorm)
 	switch {
 	case !ok:
-		return fmt.Errorf("transform: only a single-norm set is transformed, not %T", s.Geometry)
+		return fmt.Errorf("retrieve: transform: only a single-norm set is transformed, not %T", s.Geometry)
 	case g.P() < 1:
-		return fmt.Errorf("transform: p = %v < 1 (a quasi-norm): the plain scan serves it", g.P())
+		return fmt.Errorf("retrieve: transform: p = %v < 1 (a quasi-norm): the plain scan serves it", g.P())
 	case g.Dim() != c.D:
-		return fmt.Errorf("transform: the set has dimension %d, the collection %d", g.Dim(), c.D)
+		return fmt.Errorf("retrieve: transform: the set has dimension %d, the collection %d", g.Dim(), c.D)
 	}
 	if need := TransformBytes(c.N, c.D); maxBytes > 0 && need > maxBytes {
-		return fmt.Errorf("transform: needs %d MiB (%d items of dimension %d), over the limit of %d MiB",
+		return fmt.Errorf("retrieve: transform: needs %d MiB (%d items of dimension %d), over the limit of %d MiB",
 			need>>20, c.N, c.D, maxBytes>>20)
 	}
 	if c.transformed(s) != nil {
@@ -100,7 +100,7 @@ func newNormTransform(g geometry.LinearNorm, c *Collection) (*normTransform, err
 	}
 	gb, err := geometry.NewGenBall(ones, pv)
 	if err != nil {
-		return nil, fmt.Errorf("transform: %w", err)
+		return nil, fmt.Errorf("retrieve: transform: %w", err)
 	}
 	t.rel, t.abs = gb.FastTolerance()
 	t.c = make([]float64, d)
