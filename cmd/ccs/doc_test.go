@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"go/parser"
-	"go/token"
+	"fmt"
+	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,37 +14,55 @@ import (
 	"github.com/ccsets/ccs/internal/kernel"
 )
 
-// TestDoc: the package doc (main.go) lists every command, in the order
-// 'ccs help' does, and nothing else; the reproduce line names every table
-// (benchstat's TestDoc keeps its doc true the same way).
+// commandList is the package doc's list of the commands, generated from
+// the one table of them (commands()): each name and its description, as
+// 'ccs help' prints them.
+func commandList() string {
+	cmds := commands()
+	width := 0
+	for _, c := range cmds {
+		width = max(width, len(c.name))
+	}
+	var b strings.Builder
+	for _, c := range cmds {
+		fmt.Fprintf(&b, "//\t%-*s %s\n", width, c.name, c.short)
+	}
+	return b.String()
+}
+
+// TestDoc: the package doc (main.go) lists every command with its
+// description, generated from commands() (go test -run TestDoc -update
+// rewrites it), and its reproduce line names every table (benchstat's
+// TestDoc keeps its doc true the same way).
 func TestDoc(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "main.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	src, err := os.ReadFile("main.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := f.Doc.Text()
-	line := regexp.MustCompile(`(?m)^\t([a-z-]+)\s{2,}(.*)$`)
-	var listed []string
-	var reproduce string
-	for _, m := range line.FindAllStringSubmatch(doc, -1) {
-		listed = append(listed, m[1])
-		if m[1] == "reproduce" {
-			reproduce = m[2]
+	const begin, end = "// (cmd_reproduce_TABLE.go):\n//\n", "//\n// Run 'ccs help'"
+	i, j := bytes.Index(src, []byte(begin)), bytes.Index(src, []byte(end))
+	if i < 0 || j < i {
+		t.Fatalf("main.go: the command list is not between %q and %q", begin, end)
+	}
+	i += len(begin)
+	want := commandList()
+	if got := string(src[i:j]); got != want {
+		if !*update {
+			t.Fatalf("main.go's command list differs from commands() (go test -run TestDoc -update rewrites it):\n%s\nwant:\n%s", got, want)
+		}
+		if err := os.WriteFile("main.go", append(append(append([]byte{}, src[:i]...), want...), src[j:]...), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	var names []string
 	for _, c := range commands() {
-		names = append(names, c.name)
-		if c.name == "reproduce" {
-			for _, s := range c.sub {
-				if !strings.Contains(reproduce, s.name) {
-					t.Errorf("the package doc's reproduce line does not name the table %q", s.name)
-				}
+		if c.name != "reproduce" {
+			continue
+		}
+		for _, s := range c.sub {
+			if !strings.Contains(c.short, s.name) {
+				t.Errorf("reproduce's description does not name the table %q", s.name)
 			}
 		}
-	}
-	if !slices.Equal(listed, names) {
-		t.Errorf("the package doc lists the commands %v; ccs has %v", listed, names)
 	}
 }
 
@@ -97,5 +114,107 @@ func TestVersion(t *testing.T) {
 	var b buildInfo
 	if err := json.Unmarshal(stdout.Bytes(), &b); err != nil || b.Kernels != kernel.Level() || b.Go == "" || b.Version == "" {
 		t.Errorf("ccs version -json: %+v, %v", b, err)
+	}
+}
+
+// sessionSizes are the flags TestDocSessions adds to a documented command
+// so that it runs in seconds (a flag given twice takes the last value):
+// the same commands, on small data.
+var sessionSizes = map[string][]string{
+	"simulate":              {"-per-class", "150", "-k", "8"},
+	"fit":                   {"-epochs", "3", "-quiet"},
+	"reproduce sim":         {"-seeds", "1", "-per-class", "150", "-k", "8", "-epochs", "2", "-quiet"},
+	"reproduce pnorm":       {"-seeds", "1", "-per-class", "150", "-k", "8", "-quiet"},
+	"reproduce sensitivity": {"-seeds", "1", "-per-class", "150", "-sweeps", "alpha", "-epochs", "2", "-quiet"},
+	"reproduce fmnist": {"-seeds", "1", "-rows", "baselines", "-train-anchors", "200", "-test-anchors", "300", "-k", "4",
+		"-hull=false", "-models", "supervised=" + encoderPath("fmnist-supervised.onnx"), "-quiet"},
+	"reproduce ood": {"-seeds", "1", "-rows", "baselines", "-train-anchors", "100", "-test-anchors", "200", "-k", "4",
+		"-ood-sets", "noise:100", "-baseline-train", "300", "-cider-epochs", "1", "-models", "supervised=" + encoderPath("fmnist-supervised.onnx"), "-quiet"},
+}
+
+// slowSessions are the documented commands TestDocSessions runs only in
+// the long suite (they embed images).
+var slowSessions = map[string]bool{"reproduce fmnist": true, "reproduce ood": true, "reproduce sensitivity": true}
+
+func encoderPath(name string) string {
+	p, err := filepath.Abs(filepath.Join("..", "..", "encoders", name))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// sessions returns the commands of the sh blocks of a Markdown file: each
+// line that runs ccs (or ./scripts/ccs), split into arguments, comments
+// dropped.
+func sessions(t *testing.T, path string) [][]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "```sh"):
+			in = true
+			continue
+		case strings.HasPrefix(line, "```"):
+			in = false
+			continue
+		}
+		if !in {
+			continue
+		}
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = line[:i]
+		}
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 1 && f[0] == "ccs", len(f) > 1 && f[0] == "./scripts/ccs":
+			out = append(out, f[1:])
+		}
+	}
+	return out
+}
+
+// TestDocSessions runs the command sessions of README.md and docs/*.md —
+// every ccs command of their sh blocks, in order, each file in a
+// directory of its own — on small data (sessionSizes): the documented
+// commands exist, take the flags shown and work together.
+func TestDocSessions(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append([]string{filepath.Join("..", "..", "README.md")}, files...)
+	ran := 0
+	for _, file := range files {
+		cmds := sessions(t, file)
+		if len(cmds) == 0 {
+			continue
+		}
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			for _, args := range cmds {
+				path := args[0]
+				if len(args) > 1 && args[0] == "reproduce" {
+					path += " " + args[1]
+				}
+				if slowSessions[path] && testing.Short() {
+					continue
+				}
+				full := append(slices.Clone(args), sessionSizes[path]...)
+				var stdout, stderr bytes.Buffer
+				if err := run(&stdout, &stderr, full); err != nil {
+					t.Fatalf("ccs %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+				}
+				ran++
+			}
+		})
+	}
+	if ran == 0 {
+		t.Fatal("no documented session ran")
 	}
 }

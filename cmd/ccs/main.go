@@ -9,21 +9,21 @@
 // function; reproduce chooses among the tables, each a command of its own
 // (cmd_reproduce_TABLE.go):
 //
-//	calibrate       calibrate a baseline set, or a fitted geometry, on a calibration bundle
-//	embed           embed images with an ONNX encoder into a bundle
-//	evaluate        measure a set's coverage, exclusion and LogVol/d on a test bundle
-//	coverage-check  the distribution of coverage over calibration/test resplits of a bundle
-//	fit             learn a set geometry on a training split, the checkpoint chosen on a validation split
-//	ood             score in-distribution and OOD bundles with a set's OOD score and the baselines
-//	reproduce       reproduce a table of the paper: sim, sim-draws, sim-threshold, pnorm, sensitivity, fmnist, ood
-//	plot            draw the figures of reproduce results as PNG and SVG
-//	report          write one self-contained HTML page of a results directory
-//	serve           serve fitted sets over HTTP
-//	retrieve        list the collection items inside a set around an anchor
-//	collection      load a collection file into ClickHouse (one table or a cluster)
-//	loadtest        drive a server with one request, bounded in time and count
-//	simulate        write the paper's 3-D simulation as fit, validation, calibration and test bundles
-//	version         print the module version and the build's kernels
+//	calibrate      calibrate a baseline set, or a fitted geometry, on a calibration bundle and save it
+//	embed          embed images with an ONNX encoder into a bundle: anchors, k augmented views as positives, other anchors as negatives
+//	evaluate       measure a fitted set's coverage, exclusion and LogVol/d on a test bundle
+//	coverage-check resplit a bundle into calibration and test many times, recalibrate the set's geometry on each (its α, mode, δ) and print the distribution of coverage: the guarantee, draw by draw
+//	fit            learn a set geometry on a training split, choosing the checkpoint on a validation split
+//	ood            score in-distribution and OOD inputs with a set's OOD scores (and, given training features, the eight baselines): AUROC, FPR95 and the conformal tests' alarm rates
+//	reproduce      reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed; sim-threshold: the threshold-mode comparison; pnorm: the isotropic p-ball at fixed coverage and fixed volume; sensitivity: the sensitivity analysis; fmnist: Fashion-MNIST with the project's encoders, Table 2's layout; ood: OOD detection, Fashion-MNIST against MNIST digits and noise)
+//	plot           draw the figures of ccs reproduce results (-json output or a results directory's TABLE.json) as PNG and SVG
+//	report         write one self-contained HTML page (tables, figures as inline SVG, the paper's numbers beside ours, the build) from a results directory of ccs reproduce -out, or result files
+//	serve          serve fitted sets over HTTP: membership, OOD scores, certified retrieval (SIGHUP reloads, SIGTERM drains and stops)
+//	retrieve       list the collection items inside a fitted set around an anchor (retrieval with expected recall ≥ 1−α)
+//	collection     manage collections in a database (load: write an .npz/.npy/.parquet collection into ClickHouse)
+//	loadtest       send one request repeatedly to a server, bounded in time and count, and report throughput and latency percentiles
+//	simulate       write the paper's 3-D mixed simulation as DIR/{fit,val,cal,test}.npz
+//	version        print the module version, the Go toolchain, the kernels in use (portable, AVX2 or AVX-512) and BLAS
 //
 // Run 'ccs help' for the list and 'ccs <command> -h' for a command's flags.
 //
