@@ -38,6 +38,8 @@
 //	internal/chtest      real ClickHouse servers (two shards) for the tests
 //	internal/atomicfile  files written to a temporary name and renamed
 //	internal/fixture     small real results of every kind, for the figure and report tests
+//	internal/enum        the enums' one form: names, text and parsing from a table
+//	internal/jsonfloat   NaN and infinities in JSON, one way for every output
 //
 // Vocabulary: a score φ(x) of a difference x = Z − z; the set at threshold t
 // is {z : φ(Z − z) ≤ t}. Coverage is the fraction of positives inside,

@@ -31,8 +31,17 @@ import (
 type Bundle struct {
 	N, K, D int // anchors, positives per anchor, embedding dimension
 
-	Anchors   []float32 // N×D
-	Positives []float32 // N×K×D
+	Anchors []float32 // N×D
+	// Positives are the K positives of each anchor, written out (N×K×D),
+	// or nil when PositiveIndex is used.
+	Positives []float32
+	// PositiveIndex holds each anchor's K positives as rows of
+	// PositivePool (N×K), or nil: a bundle of n items with k positives
+	// each then costs n·k indices, not n·k·d values.
+	PositiveIndex []int64
+	// PositivePool holds the rows PositiveIndex points into; nil means
+	// Anchors.
+	PositivePool []float32
 
 	KNeg          int       // negatives per anchor (0: none)
 	Negatives     []float32 // N×KNeg×D, or nil when NegativeIndex is used
@@ -76,6 +85,60 @@ func (b *Bundle) pool() []float32 {
 	return b.Anchors
 }
 
+func (b *Bundle) positivePool() []float32 {
+	if b.PositivePool != nil {
+		return b.PositivePool
+	}
+	return b.Anchors
+}
+
+// Positive returns the j-th positive of anchor i (a view, not a copy),
+// whichever form the bundle holds its positives in.
+func (b *Bundle) Positive(i, j int) []float32 {
+	d := b.D
+	if b.PositiveIndex != nil {
+		r := int(b.PositiveIndex[i*b.K+j])
+		return b.positivePool()[r*d : (r+1)*d]
+	}
+	off := (i*b.K + j) * d
+	return b.Positives[off : off+d]
+}
+
+// PositiveRows writes the K positives of anchor i (not their differences)
+// into dst (K×D values, allocated when nil) and returns it.
+func (b *Bundle) PositiveRows(dst []float32, i int) []float32 {
+	dst = need(dst, b.K*b.D)
+	for j := range b.K {
+		copy(dst[j*b.D:(j+1)*b.D], b.Positive(i, j))
+	}
+	return dst
+}
+
+// Explicit returns b with its positives and negatives written out
+// (Positives and Negatives), for code that reads them as arrays; b itself
+// when they already are.
+func (b *Bundle) Explicit() *Bundle {
+	if b.PositiveIndex == nil && (b.KNeg == 0 || b.Negatives != nil) {
+		return b
+	}
+	s := *b
+	if b.PositiveIndex != nil {
+		s.Positives = make([]float32, b.N*b.K*b.D)
+		for i := range b.N {
+			b.PositiveRows(s.Positives[i*b.K*b.D:(i+1)*b.K*b.D], i)
+		}
+		s.PositiveIndex, s.PositivePool = nil, nil
+	}
+	if b.KNeg > 0 && b.Negatives == nil {
+		s.Negatives = make([]float32, b.N*b.KNeg*b.D)
+		for i := range b.N {
+			b.NegativeRows(s.Negatives[i*b.KNeg*b.D:(i+1)*b.KNeg*b.D], i)
+		}
+		s.NegativeIndex, s.Pool = nil, nil
+	}
+	return &s
+}
+
 // Anchor returns anchor i's embedding (a view, not a copy).
 func (b *Bundle) Anchor(i int) []float32 { return b.Anchors[i*b.D : (i+1)*b.D] }
 
@@ -84,9 +147,8 @@ func (b *Bundle) Anchor(i int) []float32 { return b.Anchors[i*b.D : (i+1)*b.D] }
 func (b *Bundle) PositiveDiffs(dst []float32, i int) []float32 {
 	dst = need(dst, b.K*b.D)
 	a := b.Anchor(i)
-	pos := b.Positives[i*b.K*b.D : (i+1)*b.K*b.D]
 	for j := range b.K {
-		sub(dst[j*b.D:(j+1)*b.D], a, pos[j*b.D:(j+1)*b.D])
+		sub(dst[j*b.D:(j+1)*b.D], a, b.Positive(i, j))
 	}
 	return dst
 }
@@ -94,8 +156,7 @@ func (b *Bundle) PositiveDiffs(dst []float32, i int) []float32 {
 // PositiveDiff writes the single difference anchor_i − positive_ij into dst.
 func (b *Bundle) PositiveDiff(dst []float32, i, j int) []float32 {
 	dst = need(dst, b.D)
-	off := (i*b.K + j) * b.D
-	sub(dst, b.Anchor(i), b.Positives[off:off+b.D])
+	sub(dst, b.Anchor(i), b.Positive(i, j))
 	return dst
 }
 
@@ -165,12 +226,17 @@ func (b *Bundle) WithNegatives(kneg int, seed uint64) (*Bundle, error) {
 }
 
 // Subset returns the bundle of the anchors idx (in that order). Arrays are
-// copied; negative indices keep pointing into the original pool (the
-// original anchors when the bundle had no explicit pool).
+// copied; positive and negative indices keep pointing into the original
+// pools (the original anchors when the bundle had no explicit pool).
 func (b *Bundle) Subset(idx []int) *Bundle {
 	s := &Bundle{N: len(idx), K: b.K, D: b.D, KNeg: b.KNeg, C: b.C, A: b.A}
 	s.Anchors = gather(b.Anchors, idx, b.D)
-	s.Positives = gather(b.Positives, idx, b.K*b.D)
+	if b.PositiveIndex != nil {
+		s.PositiveIndex = gather(b.PositiveIndex, idx, b.K)
+		s.PositivePool = b.positivePool()
+	} else {
+		s.Positives = gather(b.Positives, idx, b.K*b.D)
+	}
 	if b.Negatives != nil {
 		s.Negatives = gather(b.Negatives, idx, b.KNeg*b.D)
 	}
@@ -221,14 +287,29 @@ func (b *Bundle) validate(needPositives bool) error {
 	if err := checkLen("anchors", len(b.Anchors), b.N, b.D); err != nil {
 		return err
 	}
-	if err := checkLen("positives", len(b.Positives), b.N, b.K, b.D); err != nil {
-		return err
-	}
 	if err := finite("anchors", b.Anchors, b.N, b.D); err != nil {
 		return err
 	}
-	if err := finite("positives", b.Positives, b.N, b.K, b.D); err != nil {
-		return err
+	if b.PositiveIndex != nil {
+		if b.Positives != nil {
+			return fmt.Errorf("positives: both positives and positive_index are present; give one")
+		}
+		if err := checkLen("positive_index", len(b.PositiveIndex), b.N, b.K); err != nil {
+			return err
+		}
+		if err := checkIndex("positive_index", "positive_pool", b.PositiveIndex, b.PositivePool, b.positivePool(), b.K, b.D); err != nil {
+			return err
+		}
+	} else {
+		if err := checkLen("positives", len(b.Positives), b.N, b.K, b.D); err != nil {
+			return err
+		}
+		if err := finite("positives", b.Positives, b.N, b.K, b.D); err != nil {
+			return err
+		}
+	}
+	if b.PositivePool != nil && b.PositiveIndex == nil {
+		return fmt.Errorf("positive_pool: present without positive_index")
 	}
 	switch {
 	case b.KNeg == 0:
@@ -248,20 +329,8 @@ func (b *Bundle) validate(needPositives bool) error {
 		if err := checkLen("negative_index", len(b.NegativeIndex), b.N, b.KNeg); err != nil {
 			return err
 		}
-		pool := b.pool()
-		if len(pool)%b.D != 0 {
-			return fmt.Errorf("negative_pool: %d values is not a whole number of rows of %d", len(pool), b.D)
-		}
-		if b.Pool != nil {
-			if err := finite("negative_pool", b.Pool, len(b.Pool)/b.D, b.D); err != nil {
-				return err
-			}
-		}
-		m := int64(len(pool) / b.D)
-		for i, r := range b.NegativeIndex {
-			if r < 0 || r >= m {
-				return fmt.Errorf("negative_index[%d][%d] = %d is outside the pool's %d rows", i/b.KNeg, i%b.KNeg, r, m)
-			}
+		if err := checkIndex("negative_index", "negative_pool", b.NegativeIndex, b.Pool, b.pool(), b.KNeg, b.D); err != nil {
+			return err
 		}
 	default:
 		return fmt.Errorf("negatives: KNeg is %d but neither negatives nor negative_index is present", b.KNeg)
@@ -296,6 +365,34 @@ func (b *Bundle) validate(needPositives bool) error {
 		}
 		if err := finite("activations", b.Activations, b.N, b.A); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkIndex checks an index array (k indices per anchor) into its pool
+// (given, or the anchors when given is nil): the pool's rows whole and
+// finite, every index within them.
+func checkIndex(name, poolName string, idx []int64, given, pool []float32, k, d int) error {
+	if k > 0 && len(idx)%k != 0 {
+		return fmt.Errorf("%s: %d indices are not rows of %d", name, len(idx), k)
+	}
+	if len(pool)%d != 0 {
+		return fmt.Errorf("%s: %d values is not a whole number of rows of %d", poolName, len(pool), d)
+	}
+	if given != nil {
+		if err := finite(poolName, given, len(given)/d, d); err != nil {
+			return err
+		}
+	}
+	m := int64(len(pool) / d)
+	for i, r := range idx {
+		if r < 0 || r >= m {
+			what := "the anchors'"
+			if given != nil {
+				what = "the pool's"
+			}
+			return fmt.Errorf("%s[%d][%d] = %d is outside %s %d rows", name, i/k, i%k, r, what, m)
 		}
 	}
 	return nil

@@ -82,8 +82,8 @@ func TestReadErrors(t *testing.T) {
 		{"underflow64.npz", `array "anchors": element [2][3] = 1e-50 underflows to zero in float32`},
 		{"shape.npz", `array "positives": shape [4 3 4], want (4, k, 5)`},
 		{"nan.npz", `positives[2][1][3] is NaN`},
-		{"index_range.npz", `negative_index[0][0] = 11 is outside the pool's 4 rows`},
-		{"missing.npz", `array "positives" is missing`},
+		{"index_range.npz", `negative_index[0][0] = 11 is outside the anchors' 4 rows`},
+		{"missing.npz", `array "positives" (or "positive_index") is missing`},
 		{"k0.npz", `positives: 0 positives per anchor, want at least 1`},
 		{"nonexistent.npz", `no such file`},
 	} {
@@ -362,8 +362,11 @@ func TestReadFeatures(t *testing.T) {
 		t.Fatalf("features: %+v, %v", b, err)
 	}
 	anchorsOnly := write("a.npz", map[string]Array{"anchors": Float32([]float32{1, 2}, 1, 2)})
-	if _, err := Read(anchorsOnly); err == nil || !strings.Contains(err.Error(), `"positives" is missing`) {
+	if _, err := Read(anchorsOnly); err == nil || !strings.Contains(err.Error(), `"positives" (or "positive_index") is missing`) || !strings.Contains(err.Error(), "ccs bundle") {
 		t.Errorf("Read of features alone: %v", err)
+	}
+	if _, err := Read(feats); err == nil || !strings.Contains(err.Error(), "this is a file of embeddings") || !strings.Contains(err.Error(), "ccs bundle") {
+		t.Errorf("Read of an embeddings file: %v", err)
 	}
 	full := write("b.npz", map[string]Array{"anchors": Float32([]float32{1, 2}, 1, 2), "positives": Float32([]float32{1, 2}, 1, 1, 2)})
 	if b, err := ReadFeatures(full); err != nil || b.K != 1 {
@@ -438,6 +441,71 @@ func TestNegatives(t *testing.T) {
 		slices.Sort(row)
 		if slices.Contains(row, int64(a)) || len(slices.Compact(row)) != k || row[0] < 0 || row[k-1] >= n {
 			t.Fatalf("anchor %d: negatives %v", a, idx[a*k:(a+1)*k])
+		}
+	}
+}
+
+// TestPositiveIndex: a bundle whose positives are rows of a pool (or of
+// its anchors) gives the same differences as the same bundle written out,
+// reads back as written, survives Subset, and is checked.
+func TestPositiveIndex(t *testing.T) {
+	t.Parallel()
+	const n, k, d = 5, 2, 3
+	rng := rand.New(rand.NewPCG(4, 4))
+	anchors, pool := make([]float32, n*d), make([]float32, 7*d)
+	for i := range anchors {
+		anchors[i] = float32(rng.NormFloat64())
+	}
+	for i := range pool {
+		pool[i] = float32(rng.NormFloat64())
+	}
+	for _, c := range []struct {
+		name string
+		pool []float32
+		rows int
+	}{{"pool", pool, 7}, {"anchors", nil, n}} {
+		idx := make([]int64, n*k)
+		for i := range idx {
+			idx[i] = int64(rng.IntN(c.rows))
+		}
+		ib := &Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: idx, PositivePool: c.pool}
+		if err := ib.Validate(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		eb := ib.Explicit()
+		if eb.PositiveIndex != nil || len(eb.Positives) != n*k*d {
+			t.Fatalf("%s: Explicit kept the index", c.name)
+		}
+		for i := range n {
+			if !slices.Equal(ib.PositiveDiffs(nil, i), eb.PositiveDiffs(nil, i)) || !slices.Equal(ib.PositiveDiff(nil, i, 1), eb.PositiveDiff(nil, i, 1)) {
+				t.Fatalf("%s: anchor %d's differences differ from the written-out bundle's", c.name, i)
+			}
+		}
+		path := filepath.Join(t.TempDir(), "b.npz")
+		if err := Write(path, ib); err != nil {
+			t.Fatal(err)
+		}
+		rb, err := Read(path)
+		if err != nil || !slices.Equal(rb.PositiveIndex, idx) || !slices.Equal(rb.PositivePool, c.pool) || rb.Positives != nil {
+			t.Fatalf("%s: read back %+v, %v", c.name, rb, err)
+		}
+		sub := ib.Subset([]int{3, 1})
+		if !slices.Equal(sub.PositiveDiffs(nil, 0), ib.PositiveDiffs(nil, 3)) || !slices.Equal(sub.PositiveDiffs(nil, 1), ib.PositiveDiffs(nil, 1)) {
+			t.Fatalf("%s: Subset moved the positives", c.name)
+		}
+	}
+	for _, c := range []struct {
+		b    *Bundle
+		want string
+	}{
+		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: []int64{0, 1, 2, 3, 4, 5, 0, 0, 0, 0}}, "positive_index[2][1] = 5 is outside the anchors' 5 rows"},
+		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n*k), PositivePool: pool[:4]}, "positive_pool: 4 values"},
+		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n*k), Positives: make([]float32, n*k*d)}, "both positives and positive_index"},
+		{&Bundle{N: n, K: k, D: d, Anchors: anchors, Positives: make([]float32, n*k*d), PositivePool: pool}, "positive_pool: present without positive_index"},
+		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n)}, "positive_index: 5 values"},
+	} {
+		if err := c.b.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want %q", err, c.want)
 		}
 	}
 }

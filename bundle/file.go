@@ -81,14 +81,25 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("array \"anchors\" is missing")
+		if _, raw := arrays["embeddings"]; raw {
+			return nil, fmt.Errorf("array \"anchors\" is missing: this is a file of embeddings (array \"embeddings\"), not a bundle; make bundles from embeddings and labels with ccs bundle")
+		}
+		return nil, fmt.Errorf("array \"anchors\" is missing (have %v): a bundle holds anchors with their positives; ccs bundle makes bundles from embeddings and labels", slices.Sorted(maps.Keys(arrays)))
 	}
-	pos, ok, err := get("positives", false, 3)
+	pos, hasPos, err := get("positives", false, 3)
 	if err != nil {
 		return nil, err
 	}
-	if !ok && needPositives {
-		return nil, fmt.Errorf("array \"positives\" is missing")
+	pidx, hasPIdx, err := get("positive_index", true, 2)
+	if err != nil {
+		return nil, err
+	}
+	ppool, hasPPool, err := get("positive_pool", false, 2)
+	if err != nil {
+		return nil, err
+	}
+	if !hasPos && !hasPIdx && needPositives {
+		return nil, fmt.Errorf("array \"positives\" (or \"positive_index\") is missing: a bundle needs each anchor's positives; ccs bundle makes them from embeddings and labels")
 	}
 	b := &Bundle{N: anchors.Shape[0], D: anchors.Shape[1], Anchors: anchors.F32}
 	for _, name := range slices.Sorted(maps.Keys(arrays)) {
@@ -96,11 +107,27 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 			b.Converted = append(b.Converted, name+": "+c)
 		}
 	}
-	if ok {
+	switch {
+	case hasPos && hasPIdx:
+		return nil, fmt.Errorf("both \"positives\" and \"positive_index\" are present; give one")
+	case hasPos:
 		b.K, b.Positives = pos.Shape[1], pos.F32
 		if pos.Shape[0] != b.N || pos.Shape[2] != b.D {
 			return nil, fmt.Errorf("array \"positives\": shape %v, want (%d, k, %d) to match anchors %v", pos.Shape, b.N, b.D, anchors.Shape)
 		}
+	case hasPIdx:
+		if pidx.Shape[0] != b.N {
+			return nil, fmt.Errorf("array \"positive_index\": shape %v, want (%d, k) to match anchors %v", pidx.Shape, b.N, anchors.Shape)
+		}
+		b.K, b.PositiveIndex = pidx.Shape[1], pidx.I64
+		if hasPPool {
+			if ppool.Shape[1] != b.D {
+				return nil, fmt.Errorf("array \"positive_pool\": shape %v, want (m, %d)", ppool.Shape, b.D)
+			}
+			b.PositivePool = ppool.F32
+		}
+	case hasPPool:
+		return nil, fmt.Errorf("array \"positive_pool\" is present without \"positive_index\"")
 	}
 	neg, hasNeg, err := get("negatives", false, 3)
 	if err != nil {
@@ -176,9 +203,15 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 
 // Arrays returns the bundle's named arrays, as Write stores them.
 func (b *Bundle) Arrays() map[string]Array {
-	m := map[string]Array{
-		"anchors":   Float32(b.Anchors, b.N, b.D),
-		"positives": Float32(b.Positives, b.N, b.K, b.D),
+	m := map[string]Array{"anchors": Float32(b.Anchors, b.N, b.D)}
+	switch {
+	case b.PositiveIndex != nil:
+		m["positive_index"] = Int64(b.PositiveIndex, b.N, b.K)
+		if b.PositivePool != nil {
+			m["positive_pool"] = Float32(b.PositivePool, len(b.PositivePool)/b.D, b.D)
+		}
+	case b.Positives != nil || b.K > 0:
+		m["positives"] = Float32(b.Positives, b.N, b.K, b.D)
 	}
 	if b.Negatives != nil {
 		m["negatives"] = Float32(b.Negatives, b.N, b.KNeg, b.D)

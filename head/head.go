@@ -244,14 +244,14 @@ func (l *Linear) AddLogAbsDetGrad(dtheta []float64, w float64) error {
 }
 
 // Project returns b with every embedding projected by the head (anchors,
-// positives, negatives or their pool). Labels and logits are shared with b.
+// positives or their pool, negatives or their pool; indices are kept). Labels and logits are shared with b.
 // A non-finite projected value is an error naming its array and row.
 func (l *Linear) Project(b *bundle.Bundle) (*bundle.Bundle, error) {
 	if b.D != l.In {
 		return nil, fmt.Errorf("head: embeddings have dimension %d, the head takes %d", b.D, l.In)
 	}
 	p := &bundle.Bundle{N: b.N, K: b.K, D: l.Out, KNeg: b.KNeg, NegativeIndex: b.NegativeIndex,
-		Labels: b.Labels, C: b.C, Logits: b.Logits}
+		PositiveIndex: b.PositiveIndex, Labels: b.Labels, C: b.C, Logits: b.Logits}
 	var err error
 	forward := func(name string, src []float32) []float32 {
 		if src == nil || err != nil {
@@ -263,6 +263,7 @@ func (l *Linear) Project(b *bundle.Bundle) (*bundle.Bundle, error) {
 	}
 	p.Anchors = forward("projected anchors", b.Anchors)
 	p.Positives = forward("projected positives", b.Positives)
+	p.PositivePool = forward("projected positive pool", b.PositivePool)
 	p.Negatives = forward("projected negatives", b.Negatives)
 	p.Pool = forward("projected pool", b.Pool)
 	if err != nil {

@@ -59,11 +59,12 @@ func (t *trainer) headGrad(ids []int, grad []float64) (loss, thr, nce float64, e
 	B, K, Kn, in, out := len(ids), fit.K, fit.KNeg, h.In, h.Out
 	hb.a = grow(hb.a, B*in)
 	hb.n = grow(hb.n, B*Kn*in)
+	hb.p = grow(hb.p, B*K*in)
 	for k, i := range ids {
 		copy(hb.a[k*in:(k+1)*in], fit.Anchor(i))
+		fit.PositiveRows(hb.p[k*K*in:(k+1)*K*in], i)
 		fit.NegativeRows(hb.n[k*Kn*in:(k+1)*Kn*in], i)
 	}
-	hb.p = gather(hb.p, fit.Positives, ids, K*in)
 	hb.za = h.Forward(grow(hb.za, B*out), hb.a)
 	hb.zp = h.Forward(grow(hb.zp, B*K*out), hb.p)
 	hb.zn = h.Forward(grow(hb.zn, B*Kn*out), hb.n)

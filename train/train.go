@@ -393,7 +393,7 @@ func (t *trainer) refresh() error {
 		for _, a := range []struct {
 			name string
 			x    []float32
-		}{{"anchor", fit.Anchors}, {"positive", fit.Positives}, {"negative", fit.Negatives}, {"pool row", fit.Pool}} {
+		}{{"anchor", fit.Anchors}, {"positive", fit.Positives}, {"positive pool row", fit.PositivePool}, {"negative", fit.Negatives}, {"pool row", fit.Pool}} {
 			if err := nonzeroRows(a.x, fit.D); err != nil {
 				return fmt.Errorf("training split: projected %s %w", a.name, err)
 			}
