@@ -31,6 +31,16 @@ type Array struct {
 	// ("float64 → float32", "Fortran order → C order", …); empty when it
 	// was read as stored.
 	Converted string
+	// Rows, for an array to be written, are the rows of F32 (rows of
+	// Shape[1] values) the array holds, gathered as it is written; nil:
+	// F32 itself. A split of a large file is written without a copy.
+	Rows []int
+}
+
+// Gathered is the float32 array of the rows of src (rows of d) listed in
+// rows, gathered when written (Array.Rows).
+func Gathered(src []float32, d int, rows []int) Array {
+	return Array{Shape: []int{len(rows), d}, F32: src, Rows: rows}
 }
 
 // Len is the number of elements the shape holds.
@@ -433,6 +443,17 @@ func writeArray(w io.Writer, a Array) error {
 	var descr string
 	var n int
 	switch {
+	case a.Rows != nil:
+		if a.F32 == nil || len(a.Shape) != 2 || a.Shape[0] != len(a.Rows) {
+			return fmt.Errorf("gathered rows need float32 data and shape (%d, d), got %v", len(a.Rows), a.Shape)
+		}
+		d := a.Shape[1]
+		for _, r := range a.Rows {
+			if r < 0 || (r+1)*d > len(a.F32) {
+				return fmt.Errorf("row %d is outside the %d rows of %d", r, len(a.F32)/d, d)
+			}
+		}
+		descr, n = "<f4", a.Len()
 	case a.F32 != nil && a.I64 == nil:
 		descr, n = "<f4", len(a.F32)
 	case a.I64 != nil && a.F32 == nil:
@@ -464,9 +485,13 @@ func writeArray(w io.Writer, a Array) error {
 		return err
 	}
 	for i := range n {
-		if a.F32 != nil {
+		switch {
+		case a.Rows != nil:
+			d := a.Shape[1]
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(a.F32[a.Rows[i/d]*d+i%d]))
+		case a.F32 != nil:
 			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(a.F32[i]))
-		} else {
+		default:
 			buf = binary.LittleEndian.AppendUint64(buf, uint64(a.I64[i]))
 		}
 		if len(buf) >= cap(buf)-8 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -22,7 +23,11 @@ var embeddingNames = []string{"embedding", "embeddings", "emb", "vector"}
 // embeddings, emb or vector, or else the only such column — every row of
 // the same length and none null; the ids from an int64 column "id" (or
 // "ids"), or else the row numbers.
-func ReadParquet(path string) (*Collection, error) {
+func ReadParquet(path string) (*Collection, error) { return ReadParquetColumn(path, "") }
+
+// ReadParquetColumn is ReadParquet with the embeddings from the named
+// column ("" chooses as ReadParquet does).
+func ReadParquetColumn(path, column string) (*Collection, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -50,6 +55,15 @@ func ReadParquet(path string) (*Collection, error) {
 				return nil, fmt.Errorf("%s: column %q is %v, want int64 ids", path, fld.Name, fld.Type)
 			}
 			id = i
+		}
+	}
+	if column != "" {
+		emb = slices.IndexFunc(schema.Fields(), func(f arrow.Field) bool { return f.Name == column })
+		if emb < 0 {
+			return nil, fmt.Errorf("%s: no column %q (have %v)", path, column, schema.Fields())
+		}
+		if !isFloat32List(schema.Field(emb).Type) {
+			return nil, fmt.Errorf("%s: column %q is %v, want float32 lists (the embeddings)", path, column, schema.Field(emb).Type)
 		}
 	}
 	if emb < 0 {

@@ -9,6 +9,7 @@
 // function; reproduce chooses among the tables, each a command of its own
 // (cmd_reproduce_TABLE.go):
 //
+//	bundle         make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json
 //	calibrate      calibrate a baseline set, or a fitted geometry, on a calibration bundle and save it
 //	embed          embed images with an ONNX encoder into a bundle: anchors, k augmented views as positives, other anchors as negatives
 //	evaluate       measure a fitted set's coverage, exclusion and LogVol/d on a test bundle

@@ -142,8 +142,10 @@ func TestHelp(t *testing.T) {
 	if err := golden(t, "help", "", "help"); err != nil {
 		t.Fatal(err)
 	}
-	if err := golden(t, "help-calibrate", "", "calibrate", "-h"); err != nil {
-		t.Fatal(err)
+	for _, c := range []string{"calibrate", "bundle"} {
+		if err := golden(t, "help-"+c, "", c, "-h"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -71,6 +71,7 @@ func newCommand[O any](name, args, short string, declare func(fs *flag.FlagSet, 
 // commands are ccs's subcommands, in the order 'ccs help' lists them.
 func commands() []*command {
 	return []*command{
+		bundleCommand(),
 		calibrateCommand(),
 		embedCommand(),
 		evaluateCommand(),

@@ -1,0 +1,768 @@
+package bundle
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ccsets/ccs/internal/parallel"
+)
+
+// Items are the data a user brings, to be made into bundles (Make): n
+// rows of embeddings, and what makes two rows positives of each other —
+// a class label per row, a group per row (the rows of one group are views
+// of one item: the augmentation setting), or relevance pairs between
+// queries and rows (the retrieval setting). Only indices live here; the
+// embeddings are given when the bundles are built (Plan.Bundle,
+// Plan.Write).
+type Items struct {
+	N int // rows of embeddings
+	// Labels is each row's class (or nil). Positives are rows of the
+	// anchor's class, negatives rows of other classes. With Groups, a
+	// group's rows must share their label.
+	Labels []int64
+	// Groups is each row's item (or nil): a group's first row is its
+	// item's anchor and its other rows the anchor's positives; negatives
+	// are other items' anchors (of other classes, with Labels).
+	Groups []int64
+	// Queries and Pairs, for relevance judgements (BEIR-style qrels): the
+	// anchors are Queries query rows (embedded apart), and pair p says
+	// that row Pairs[p][1] is relevant to query Pairs[p][0]. Positives
+	// are a query's relevant rows, negatives rows relevant to none of
+	// its.
+	Queries int
+	Pairs   [][2]int
+}
+
+// MakeConfig configures Make. K and Split have no defaults here (the
+// command line's are 20 and 0.5, 0.1, 0.2, 0.2).
+type MakeConfig struct {
+	K, KNeg int // positives and negatives per anchor (KNeg 0: K)
+	// Split are the shares of the items in the fit, validation,
+	// calibration and test splits, summing to at most 1 (items beyond are
+	// left out), each split stratified by label.
+	Split [4]float64
+	Seed  uint64
+	// OODClasses are labels whose rows are held out of every split as an
+	// out-of-distribution sample (the OOD split).
+	OODClasses []int64
+	// OODCalShare is the share of the in-distribution items set aside,
+	// before the splits, as held-out inputs that calibrate a per-input OOD
+	// test (the OODCal split); 0 for none.
+	OODCalShare float64
+	// AllowFewer lets an anchor with fewer than K possible positives
+	// repeat them (drawn without replacement until none is left, then
+	// again): it weighs its few positives more in training and
+	// evaluation, while calibration, one positive per anchor drawn
+	// uniformly, is unchanged. Without it such an anchor is an error.
+	AllowFewer bool
+}
+
+// The splits a plan makes, in order.
+const (
+	Fit = iota
+	Val
+	Cal
+	Test
+	OODCal // held-out in-distribution inputs for a per-input OOD test
+	OOD    // the held-out classes
+)
+
+// SplitNames are the splits' names, as their files are named (NAME.npz).
+var SplitNames = [...]string{"fit", "val", "cal", "test", "ood-cal", "ood"}
+
+// SplitPlan is one split of a Plan: its anchors as rows of the source,
+// and each anchor's positives and negatives as rows of the split (indices
+// into its pools). The OOD and OODCal splits hold anchors alone.
+type SplitPlan struct {
+	Name string
+	// Anchors are the source rows of the split's anchors (rows of the
+	// queries for relevance pairs), in the split's order.
+	Anchors []int
+	// PositivePool, if not nil, are the source rows positive_index points
+	// into; nil means the split's anchors. NegativePool likewise for
+	// negative_index.
+	PositivePool, NegativePool []int
+	K, KNeg                    int
+	PositiveIndex              []int64 // len(Anchors)×K
+	NegativeIndex              []int64 // len(Anchors)×KNeg
+	Labels                     []int64 // the anchors' labels, or nil
+}
+
+// Plan is how Items become bundles: the splits, indices only.
+type Plan struct {
+	Splits []SplitPlan // Fit, Val, Cal, Test, then OODCal and OOD when made
+	// Classes counts each split's anchors by label (nil without labels).
+	Classes  []map[int64]int
+	Warnings []string
+	queries  bool // anchors are query rows
+}
+
+// Make plans the bundles of items: the items (rows, groups or queries)
+// are split at random, seeded, into the fit, validation, calibration and
+// test splits, stratified by label, so that no item is in two splits and
+// the calibration and test anchors are exchangeable (what the guarantee
+// needs); then each anchor gets K positives drawn without replacement
+// from its own split (same class, same group, or relevant rows), never
+// itself, and KNeg negatives from its split's anchors of other classes
+// (or groups; or, for queries, from the rows relevant to none of its).
+// The draws depend only on the seed and the anchor, not on the number of
+// goroutines.
+func Make(items Items, cfg MakeConfig) (*Plan, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	if cfg.KNeg == 0 {
+		cfg.KNeg = cfg.K
+	}
+	switch {
+	case items.Pairs != nil || items.Queries > 0:
+		return makePairs(items, cfg)
+	case items.Groups != nil:
+		return makeGroups(items, cfg)
+	case items.Labels != nil:
+		return makeLabels(items, cfg)
+	}
+	return nil, fmt.Errorf("bundle: nothing says which rows are positives of each other: give labels, groups or relevance pairs")
+}
+
+// Check validates the configuration: what Make refuses before reading any item.
+func (c MakeConfig) Check() error {
+	sum := 0.0
+	for i, f := range c.Split {
+		if !(f >= 0 && f <= 1) {
+			return fmt.Errorf("bundle: split share %v of %s: want 0 to 1", f, SplitNames[i])
+		}
+		sum += f
+	}
+	switch {
+	case sum > 1+1e-9:
+		return fmt.Errorf("bundle: the split shares %v sum to %v, more than 1", c.Split, sum)
+	case c.Split[Cal] == 0 || c.Split[Test] == 0:
+		return fmt.Errorf("bundle: the calibration and test shares must be positive (got %v)", c.Split)
+	case c.K < 1:
+		return fmt.Errorf("bundle: k = %d positives per anchor: want at least 1", c.K)
+	case c.KNeg < 0:
+		return fmt.Errorf("bundle: %d negatives per anchor: want 0 (as many as positives) or more", c.KNeg)
+	case !(c.OODCalShare >= 0 && c.OODCalShare < 1):
+		return fmt.Errorf("bundle: OOD calibration share %v: want 0 ≤ share < 1", c.OODCalShare)
+	}
+	return nil
+}
+
+// stratify splits the items of each stratum (in index order) at random
+// into the parts whose shares are given, each stratum's counts rounded by
+// largest remainder; items beyond the shares' sum are left out. It
+// returns each part's items, sorted.
+func stratify(strata map[int64][]int, shares []float64, rng *rand.Rand) [][]int {
+	parts := make([][]int, len(shares))
+	for _, s := range slices.Sorted(maps.Keys(strata)) {
+		members := slices.Clone(strata[s])
+		rng.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
+		counts := shareOut(len(members), shares)
+		off := 0
+		for p, c := range counts {
+			parts[p] = append(parts[p], members[off:off+c]...)
+			off += c
+		}
+	}
+	for _, p := range parts {
+		slices.Sort(p)
+	}
+	return parts
+}
+
+// shareOut divides n by shares (summing to at most 1): each part's floor,
+// then the remainder, up to the shares' total, to the parts with the
+// largest fractional parts (the earlier part on a tie).
+func shareOut(n int, shares []float64) []int {
+	counts := make([]int, len(shares))
+	total := 0.0
+	given := 0
+	for i, f := range shares {
+		counts[i] = int(math.Floor(f * float64(n)))
+		given += counts[i]
+		total += f
+	}
+	want := min(n, int(math.Round(total*float64(n))))
+	order := make([]int, len(shares))
+	for i := range order {
+		order[i] = i
+	}
+	frac := func(i int) float64 { return shares[i]*float64(n) - float64(counts[i]) }
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(frac(b), frac(a)) })
+	for _, i := range order {
+		if given >= want {
+			break
+		}
+		if shares[i] > 0 {
+			counts[i]++
+			given++
+		}
+	}
+	return counts
+}
+
+// drawer draws an anchor's positives and negatives with a generator of
+// its own (the seed, the split and the anchor), so that the draws do not
+// depend on the order anchors are processed in.
+func drawer(seed uint64, split, anchor int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed^0x62756e646c65, uint64(split)<<40|uint64(anchor))) // "bundle"
+}
+
+// distinct draws k distinct members of from (skip excluded, when it is
+// one of them) into dst; when from holds fewer, all of them, then again
+// (the caller allowed it: AllowFewer).
+func distinct(dst []int64, from []int, skip int, k int, rng *rand.Rand) {
+	n := len(from)
+	avail := n
+	if skip >= 0 {
+		avail--
+	}
+	if avail >= 4*k {
+		// Rejection: few collisions among many.
+		for c := 0; c < k; {
+			v := from[rng.IntN(n)]
+			if v == skip || slices.Contains(dst[:c], int64(v)) {
+				continue
+			}
+			dst[c] = int64(v)
+			c++
+		}
+		return
+	}
+	// A partial Fisher–Yates over a copy: uniform k-subsets of few.
+	pool := make([]int, 0, avail)
+	for _, v := range from {
+		if v != skip {
+			pool = append(pool, v)
+		}
+	}
+	for c := 0; c < k; c++ {
+		j := c % len(pool) // past the end: every one drawn, draw them again (AllowFewer)
+		r := j + rng.IntN(len(pool)-j)
+		pool[j], pool[r] = pool[r], pool[j]
+		dst[c] = int64(pool[j])
+	}
+}
+
+// labelMembers groups positions 0..n−1 by label.
+func labelMembers(labels []int64, pos []int) map[int64][]int {
+	m := map[int64][]int{}
+	for i, p := range pos {
+		m[labels[p]] = append(m[labels[p]], i)
+	}
+	return m
+}
+
+// heldOut takes the OOD classes' rows out of strata and, with a share,
+// the OOD calibration items; it returns the split plans of both (nil when
+// not asked for) and the strata left.
+func heldOut(strata map[int64][]int, cfg MakeConfig, rng *rand.Rand) (oodCal, ood []int, left map[int64][]int, err error) {
+	left = map[int64][]int{}
+	for s, m := range strata {
+		left[s] = m
+	}
+	for _, c := range cfg.OODClasses {
+		m, ok := left[c]
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("bundle: OOD class %d is not among the labels (%s)", c, labelList(slices.Sorted(maps.Keys(strata))))
+		}
+		ood = append(ood, m...)
+		delete(left, c)
+	}
+	if len(cfg.OODClasses) > 0 && len(left) == 0 {
+		return nil, nil, nil, fmt.Errorf("bundle: every class is an OOD class: nothing is left in distribution")
+	}
+	slices.Sort(ood)
+	if cfg.OODCalShare > 0 {
+		parts := stratify(left, []float64{cfg.OODCalShare}, rng)
+		oodCal = parts[0]
+		taken := map[int]bool{}
+		for _, i := range oodCal {
+			taken[i] = true
+		}
+		for s, m := range left {
+			left[s] = slices.DeleteFunc(slices.Clone(m), func(i int) bool { return taken[i] })
+		}
+	}
+	return oodCal, ood, left, nil
+}
+
+// labelList writes labels as "0, 1, …" (the first twenty).
+func labelList(l []int64) string {
+	var s []string
+	for i, v := range l {
+		if i == 20 {
+			s = append(s, fmt.Sprintf("… %d in all", len(l)))
+			break
+		}
+		s = append(s, fmt.Sprint(v))
+	}
+	return strings.Join(s, ", ")
+}
+
+// makeLabels plans bundles whose items are rows with class labels.
+func makeLabels(items Items, cfg MakeConfig) (*Plan, error) {
+	if len(items.Labels) != items.N {
+		return nil, fmt.Errorf("bundle: %d labels for %d rows of embeddings", len(items.Labels), items.N)
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x73706c6974)) // "split"
+	strata := map[int64][]int{}
+	for i, l := range items.Labels {
+		strata[l] = append(strata[l], i)
+	}
+	oodCal, ood, left, err := heldOut(strata, cfg, rng)
+	if err != nil {
+		return nil, err
+	}
+	parts := stratify(left, cfg.Split[:], rng)
+	p := &Plan{}
+	for s, rows := range parts {
+		sp, err := labelSplit(SplitNames[s], s, rows, items.Labels, cfg)
+		if err != nil {
+			return nil, err
+		}
+		p.Splits = append(p.Splits, sp)
+	}
+	p.addHeldOut(oodCal, ood, cfg, func(r int) int64 { return items.Labels[r] })
+	p.count()
+	return p, nil
+}
+
+// labelSplit draws the positives (same class) and negatives (other
+// classes) of a split's rows.
+func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig) (SplitPlan, error) {
+	n := len(rows)
+	sp := SplitPlan{Name: name, Anchors: rows, K: cfg.K, KNeg: cfg.KNeg, Labels: make([]int64, n)}
+	for i, r := range rows {
+		sp.Labels[i] = labels[r]
+	}
+	if n == 0 {
+		return sp, fmt.Errorf("bundle: the %s split is empty: too few items for its share %v", name, cfg.Split[s])
+	}
+	byClass := labelMembers(sp.Labels, seq(n))
+	for _, c := range slices.Sorted(maps.Keys(byClass)) {
+		m := len(byClass[c])
+		switch {
+		case m-1 >= cfg.K:
+		case m == 1:
+			return sp, fmt.Errorf("bundle: class %d has 1 item in the %s split: no positive for it (a class needs at least 2 items per split; give it more items or leave it out)", c, name)
+		case !cfg.AllowFewer:
+			return sp, fmt.Errorf("bundle: class %d has %d items in the %s split, too few for k = %d positives per anchor (another of its class): lower -k, or allow fewer (-allow-fewer: its anchors repeat their %d positives)", c, m, name, cfg.K, m-1)
+		}
+		if others := n - m; others < cfg.KNeg {
+			return sp, fmt.Errorf("bundle: the %s split has %d items outside class %d, too few for %d negatives per anchor", name, others, c, cfg.KNeg)
+		}
+	}
+	sp.PositiveIndex = make([]int64, n*cfg.K)
+	sp.NegativeIndex = make([]int64, n*cfg.KNeg)
+	notOf := func(c int64) func(int) bool { return func(i int) bool { return sp.Labels[i] != c } }
+	lists := map[int64][]int{} // the items outside a class, where rejection would be slow
+	for c, m := range byClass {
+		if l := listOthers(n, n-len(m), cfg.KNeg, notOf(c)); l != nil {
+			lists[c] = l
+		}
+	}
+	parallel.For(n, 256, 0, func(_, lo, hi int) {
+		for a := lo; a < hi; a++ {
+			rng := drawer(cfg.Seed, s, a)
+			c := sp.Labels[a]
+			distinct(sp.PositiveIndex[a*cfg.K:(a+1)*cfg.K], byClass[c], a, cfg.K, rng)
+			others(sp.NegativeIndex[a*cfg.KNeg:(a+1)*cfg.KNeg], n, notOf(c), lists[c], rng)
+		}
+	})
+	return sp, nil
+}
+
+// others draws len(dst) distinct members of 0..n−1 that ok accepts:
+// from list when it is given (all of them, listed), else by rejection
+// (when they are at least a quarter of n: few draws each; listOthers
+// says when a list is needed).
+func others(dst []int64, n int, ok func(int) bool, list []int, rng *rand.Rand) {
+	if list != nil {
+		distinct(dst, list, -1, len(dst), rng)
+		return
+	}
+	for c := 0; c < len(dst); {
+		v := rng.IntN(n)
+		if !ok(v) || slices.Contains(dst[:c], int64(v)) {
+			continue
+		}
+		dst[c] = int64(v)
+		c++
+	}
+}
+
+// listOthers returns the members of 0..n−1 that ok accepts, avail of
+// them, when rejection would be slow for k draws (they are under a
+// quarter of n, or under 2k); else nil.
+func listOthers(n, avail, k int, ok func(int) bool) []int {
+	if avail*4 >= n && avail >= 2*k {
+		return nil
+	}
+	list := make([]int, 0, avail)
+	for i := range n {
+		if ok(i) {
+			list = append(list, i)
+		}
+	}
+	return list
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// addHeldOut adds the OOD calibration and OOD splits (anchors alone).
+func (p *Plan) addHeldOut(oodCal, ood []int, cfg MakeConfig, label func(row int) int64) {
+	add := func(name string, rows []int) {
+		sp := SplitPlan{Name: name, Anchors: rows}
+		if label != nil {
+			sp.Labels = make([]int64, len(rows))
+			for i, r := range rows {
+				sp.Labels[i] = label(r)
+			}
+		}
+		p.Splits = append(p.Splits, sp)
+	}
+	if cfg.OODCalShare > 0 {
+		add(SplitNames[OODCal], oodCal)
+	}
+	if len(cfg.OODClasses) > 0 {
+		add(SplitNames[OOD], ood)
+	}
+}
+
+// count fills Classes.
+func (p *Plan) count() {
+	for _, sp := range p.Splits {
+		var c map[int64]int
+		if sp.Labels != nil {
+			c = map[int64]int{}
+			for _, l := range sp.Labels {
+				c[l]++
+			}
+		}
+		p.Classes = append(p.Classes, c)
+	}
+}
+
+// makeGroups plans bundles whose items are groups of rows (views of one
+// item): each group's first row is an anchor, its other rows the
+// anchor's positives.
+func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
+	if len(items.Groups) != items.N {
+		return nil, fmt.Errorf("bundle: %d group ids for %d rows of embeddings", len(items.Groups), items.N)
+	}
+	if items.Labels != nil && len(items.Labels) != items.N {
+		return nil, fmt.Errorf("bundle: %d labels for %d rows of embeddings", len(items.Labels), items.N)
+	}
+	// The groups, in order of their first row.
+	index := map[int64]int{}
+	var groups [][]int
+	for r, g := range items.Groups {
+		i, ok := index[g]
+		if !ok {
+			i = len(groups)
+			index[g] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], r)
+	}
+	label := func(g int) int64 { return 0 }
+	if items.Labels != nil {
+		for _, rows := range groups {
+			for _, r := range rows[1:] {
+				if items.Labels[r] != items.Labels[rows[0]] {
+					return nil, fmt.Errorf("bundle: group %d has rows of labels %d and %d: a group's rows are views of one item, of one class", items.Groups[rows[0]], items.Labels[rows[0]], items.Labels[r])
+				}
+			}
+		}
+		label = func(g int) int64 { return items.Labels[groups[g][0]] }
+	}
+	strata := map[int64][]int{}
+	for g := range groups {
+		strata[label(g)] = append(strata[label(g)], g)
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x73706c6974))
+	if items.Labels == nil && len(cfg.OODClasses) > 0 {
+		return nil, fmt.Errorf("bundle: OOD classes need labels")
+	}
+	oodCal, ood, left, err := heldOut(strata, cfg, rng)
+	if err != nil {
+		return nil, err
+	}
+	parts := stratify(left, cfg.Split[:], rng)
+	p := &Plan{}
+	for s, gs := range parts {
+		name := SplitNames[s]
+		n := len(gs)
+		if n == 0 {
+			return nil, fmt.Errorf("bundle: the %s split is empty: too few items for its share %v", name, cfg.Split[s])
+		}
+		sp := SplitPlan{Name: name, K: cfg.K, KNeg: cfg.KNeg, Anchors: make([]int, n)}
+		if items.Labels != nil {
+			sp.Labels = make([]int64, n)
+		}
+		// The pool: every view of the split's items but their anchors.
+		start := make([]int, n+1)
+		for i, g := range gs {
+			sp.Anchors[i] = groups[g][0]
+			if sp.Labels != nil {
+				sp.Labels[i] = label(g)
+			}
+			views := groups[g][1:]
+			if len(views) == 0 || (len(views) < cfg.K && !cfg.AllowFewer) {
+				if len(views) == 0 {
+					return nil, fmt.Errorf("bundle: group %d has one row: no view to be its positive", items.Groups[groups[g][0]])
+				}
+				return nil, fmt.Errorf("bundle: group %d has %d views besides its anchor, too few for k = %d positives: lower -k, or allow fewer (-allow-fewer: its anchor repeats them)", items.Groups[groups[g][0]], len(views), cfg.K)
+			}
+			sp.PositivePool = append(sp.PositivePool, views...)
+			start[i+1] = len(sp.PositivePool)
+		}
+		sp.PositiveIndex = make([]int64, n*cfg.K)
+		sp.NegativeIndex = make([]int64, n*cfg.KNeg)
+		// Negatives: the other items' anchors, of other classes with labels.
+		class := func(i int) int64 { return 0 }
+		if sp.Labels != nil {
+			class = func(i int) int64 { return sp.Labels[i] }
+		}
+		byClass := map[int64]int{}
+		for i := range n {
+			byClass[class(i)]++
+		}
+		lists := map[int64][]int{}
+		for c, m := range byClass {
+			avail := n - m
+			if sp.Labels == nil {
+				avail = n - 1
+			}
+			if avail < cfg.KNeg {
+				return nil, fmt.Errorf("bundle: the %s split has %d items to be negatives, too few for %d negatives per anchor", name, avail, cfg.KNeg)
+			}
+			if sp.Labels != nil {
+				if l := listOthers(n, avail, cfg.KNeg, func(i int) bool { return class(i) != c }); l != nil {
+					lists[c] = l
+				}
+			}
+		}
+		parallel.For(n, 256, 0, func(_, lo, hi int) {
+			for a := lo; a < hi; a++ {
+				rng := drawer(cfg.Seed, s, a)
+				distinct(sp.PositiveIndex[a*cfg.K:(a+1)*cfg.K], seqFrom(start[a], start[a+1]), -1, cfg.K, rng)
+				ok := func(i int) bool { return i != a }
+				if sp.Labels != nil {
+					ok = func(i int) bool { return class(i) != class(a) }
+				}
+				list := lists[class(a)]
+				if sp.Labels == nil && n-1 < 2*cfg.KNeg {
+					list = slices.DeleteFunc(seq(n), func(i int) bool { return i == a })
+				}
+				others(sp.NegativeIndex[a*cfg.KNeg:(a+1)*cfg.KNeg], n, ok, list, rng)
+			}
+		})
+		p.Splits = append(p.Splits, sp)
+	}
+	rowsOf := func(gs []int) []int {
+		var rows []int
+		for _, g := range gs {
+			rows = append(rows, groups[g][0])
+		}
+		return rows
+	}
+	var lab func(int) int64
+	if items.Labels != nil {
+		lab = func(r int) int64 { return items.Labels[r] }
+	}
+	p.addHeldOut(rowsOf(oodCal), rowsOf(ood), cfg, lab)
+	p.count()
+	return p, nil
+}
+
+func seqFrom(lo, hi int) []int {
+	s := make([]int, hi-lo)
+	for i := range s {
+		s[i] = lo + i
+	}
+	return s
+}
+
+// makePairs plans bundles whose anchors are queries and whose positives
+// are the rows relevance pairs name for them.
+func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
+	if items.Queries < 1 || len(items.Pairs) == 0 {
+		return nil, fmt.Errorf("bundle: relevance pairs need query embeddings and at least one pair")
+	}
+	if len(cfg.OODClasses) > 0 || cfg.OODCalShare > 0 {
+		return nil, fmt.Errorf("bundle: OOD classes and an OOD calibration share are for labelled items, not relevance pairs")
+	}
+	relevant := make([][]int, items.Queries)
+	for i, pr := range items.Pairs {
+		q, r := pr[0], pr[1]
+		switch {
+		case q < 0 || q >= items.Queries:
+			return nil, fmt.Errorf("bundle: pair %d names query %d, there are %d queries", i, q, items.Queries)
+		case r < 0 || r >= items.N:
+			return nil, fmt.Errorf("bundle: pair %d names row %d, there are %d rows of embeddings", i, r, items.N)
+		}
+		if !slices.Contains(relevant[q], r) {
+			relevant[q] = append(relevant[q], r)
+		}
+	}
+	strata := map[int64][]int{}
+	for q, rel := range relevant {
+		if len(rel) > 0 {
+			strata[0] = append(strata[0], q)
+		}
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x73706c6974))
+	parts := stratify(strata, cfg.Split[:], rng)
+	p := &Plan{queries: true}
+	if n := items.Queries - len(strata[0]); n > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d of %d queries have no relevant row: left out", n, items.Queries))
+	}
+	for s, qs := range parts {
+		name := SplitNames[s]
+		n := len(qs)
+		if n == 0 {
+			return nil, fmt.Errorf("bundle: the %s split is empty: too few queries for its share %v", name, cfg.Split[s])
+		}
+		sp := SplitPlan{Name: name, K: cfg.K, KNeg: cfg.KNeg, Anchors: qs}
+		for _, q := range qs {
+			if len(relevant[q]) < cfg.K && !cfg.AllowFewer {
+				return nil, fmt.Errorf("bundle: query %d has %d relevant rows, too few for k = %d positives: lower -k, or allow fewer (-allow-fewer: it repeats them)", q, len(relevant[q]), cfg.K)
+			}
+		}
+		if items.N-1 < cfg.KNeg {
+			return nil, fmt.Errorf("bundle: %d rows, too few for %d negatives per query", items.N, cfg.KNeg)
+		}
+		// Draw in the source's row numbers, then keep the rows drawn as the
+		// split's pool (positives and negatives share it).
+		pos := make([]int64, n*cfg.K)
+		neg := make([]int64, n*cfg.KNeg)
+		for _, q := range qs {
+			if items.N-len(relevant[q]) < cfg.KNeg {
+				return nil, fmt.Errorf("bundle: query %d has %d rows relevant to it among %d, too few others for %d negatives", q, len(relevant[q]), items.N, cfg.KNeg)
+			}
+		}
+		parallel.For(n, 256, 0, func(_, lo, hi int) {
+			for a := lo; a < hi; a++ {
+				rel := relevant[qs[a]]
+				rng := drawer(cfg.Seed, s, a)
+				distinct(pos[a*cfg.K:(a+1)*cfg.K], rel, -1, cfg.K, rng)
+				ok := func(r int) bool { return !slices.Contains(rel, r) }
+				others(neg[a*cfg.KNeg:(a+1)*cfg.KNeg], items.N, ok, listOthers(items.N, items.N-len(rel), cfg.KNeg, ok), rng)
+			}
+		})
+		local := map[int64]int64{}
+		var pool []int
+		remap := func(x []int64) {
+			for i, r := range x {
+				l, ok := local[r]
+				if !ok {
+					l = int64(len(pool))
+					local[r] = l
+					pool = append(pool, int(r))
+				}
+				x[i] = l
+			}
+		}
+		remap(pos)
+		remap(neg)
+		sp.PositiveIndex, sp.NegativeIndex = pos, neg
+		sp.PositivePool, sp.NegativePool = pool, pool
+		p.Splits = append(p.Splits, sp)
+	}
+	p.count()
+	return p, nil
+}
+
+// Bundle builds split s of the plan in memory from the embeddings (rows
+// of d) and, for relevance pairs, the queries' embeddings.
+func (p *Plan) Bundle(s int, rows []float32, queries []float32, d int) (*Bundle, error) {
+	sp := p.Splits[s]
+	src := rows
+	if p.queries {
+		src = queries
+	}
+	b := &Bundle{N: len(sp.Anchors), K: sp.K, D: d, KNeg: sp.KNeg, Labels: sp.Labels,
+		Anchors: gather(src, sp.Anchors, d), PositiveIndex: sp.PositiveIndex, NegativeIndex: sp.NegativeIndex}
+	b.Index = make([]int64, b.N)
+	for i, r := range sp.Anchors {
+		b.Index[i] = int64(r)
+	}
+	if sp.PositivePool != nil {
+		b.PositivePool = gather(rows, sp.PositivePool, d)
+	}
+	if sp.NegativePool != nil {
+		b.Pool = gather(rows, sp.NegativePool, d)
+	}
+	if sp.K == 0 {
+		b.PositiveIndex, b.NegativeIndex = nil, nil
+	}
+	if err := b.validate(sp.K > 0); err != nil {
+		return nil, fmt.Errorf("bundle: the %s split: %w", sp.Name, err)
+	}
+	return b, nil
+}
+
+// Arrays are split s's arrays as Write stores them, its embeddings taken
+// from rows (and, for relevance pairs, queries) by gathering as they are
+// written.
+func (p *Plan) Arrays(s int, rows, queries []float32, d int) map[string]Array {
+	sp := p.Splits[s]
+	src := rows
+	if p.queries {
+		src = queries
+	}
+	n := len(sp.Anchors)
+	m := map[string]Array{"anchors": Gathered(src, d, sp.Anchors)}
+	index := make([]int64, n)
+	for i, r := range sp.Anchors {
+		index[i] = int64(r)
+	}
+	m["index"] = Int64(index, n)
+	if sp.Labels != nil {
+		m["labels"] = Int64(sp.Labels, n)
+	}
+	if sp.K > 0 {
+		m["positive_index"] = Int64(sp.PositiveIndex, n, sp.K)
+		if sp.PositivePool != nil {
+			m["positive_pool"] = Gathered(rows, d, sp.PositivePool)
+		}
+	}
+	if sp.KNeg > 0 {
+		m["negative_index"] = Int64(sp.NegativeIndex, n, sp.KNeg)
+		if sp.NegativePool != nil {
+			m["negative_pool"] = Gathered(rows, d, sp.NegativePool)
+		}
+	}
+	return m
+}
+
+// Write writes every split of the plan as DIR/NAME.npz (fit.npz, val.npz,
+// cal.npz, test.npz, and ood-cal.npz and ood.npz when made), each
+// atomically, its embeddings gathered from rows (and queries) as they are
+// written: no split is copied in memory. It returns the files' paths.
+func (p *Plan) Write(dir string, rows, queries []float32, d int) ([]string, error) {
+	var paths []string
+	for s, sp := range p.Splits {
+		path := filepath.Join(dir, sp.Name+".npz")
+		if err := WriteNPZ(path, p.Arrays(s, rows, queries, d)); err != nil {
+			return paths, fmt.Errorf("bundle: %s: %w", path, err)
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}

@@ -1,0 +1,283 @@
+package bundle
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// labelled is n rows of dimension d in the given classes (sizes), seeded.
+func labelled(seed uint64, d int, sizes ...int) ([]float32, []int64) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var rows []float32
+	var labels []int64
+	for c, n := range sizes {
+		for range n {
+			labels = append(labels, int64(c*10)) // labels need not be 0..C−1
+			for j := range d {
+				rows = append(rows, float32(c)+float32(rng.NormFloat64())+float32(j)/10)
+			}
+		}
+	}
+	// Shuffle the rows so that classes interleave.
+	perm := rng.Perm(len(labels))
+	r2, l2 := make([]float32, len(rows)), make([]int64, len(labels))
+	for i, p := range perm {
+		copy(r2[i*d:(i+1)*d], rows[p*d:(p+1)*d])
+		l2[i] = labels[p]
+	}
+	return r2, l2
+}
+
+var testSplit = [4]float64{0.5, 0.1, 0.2, 0.2}
+
+// TestMakeLabels: the splits partition the items, each stratified by
+// label; every anchor's positives are distinct items of its class in its
+// own split, never itself, its negatives distinct items of other classes
+// in its split; the OOD classes and the OOD calibration share are held
+// out; the plan does not depend on the number of goroutines.
+func TestMakeLabels(t *testing.T) {
+	const d, k = 4, 5
+	rows, labels := labelled(1, d, 300, 200, 120, 80)
+	cfg := MakeConfig{K: k, KNeg: 7, Split: testSplit, Seed: 9, OODClasses: []int64{30}, OODCalShare: 0.1}
+	p, err := Make(Items{N: len(labels), Labels: labels}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Splits) != 6 {
+		t.Fatalf("%d splits, want fit, val, cal, test, ood-cal and ood", len(p.Splits))
+	}
+	seen := map[int]string{}
+	for _, sp := range p.Splits {
+		for _, r := range sp.Anchors {
+			if s, dup := seen[r]; dup {
+				t.Fatalf("row %d is in the %s and %s splits", r, s, sp.Name)
+			}
+			seen[r] = sp.Name
+		}
+	}
+	if len(seen) != len(labels)-0 {
+		t.Errorf("%d of %d rows in a split (the shares sum to 1)", len(seen), len(labels))
+	}
+	for _, r := range p.Splits[OOD].Anchors {
+		if labels[r] != 30 {
+			t.Fatalf("ood split holds label %d", labels[r])
+		}
+	}
+	for s := range 4 {
+		sp := p.Splits[s]
+		n := len(sp.Anchors)
+		for c, size := range map[int64]int{0: 300, 10: 200, 20: 120} {
+			// Stratified: each class's share of the split is its share
+			// of the in-distribution items (90% of them: OOD calibration).
+			want := testSplit[s] * 0.9 * float64(size)
+			if got := p.Classes[s][c]; float64(got) < want-2 || float64(got) > want+2 {
+				t.Errorf("%s split: class %d has %d items, want about %.1f", sp.Name, c, got, want)
+			}
+			if p.Classes[s][30] != 0 {
+				t.Errorf("%s split holds the OOD class", sp.Name)
+			}
+		}
+		for a := range n {
+			pos := sp.PositiveIndex[a*k : (a+1)*k]
+			neg := sp.NegativeIndex[a*7 : (a+1)*7]
+			if len(slices.Compact(slices.Sorted(slices.Values(pos)))) != k || len(slices.Compact(slices.Sorted(slices.Values(neg)))) != 7 {
+				t.Fatalf("%s anchor %d: positives %v or negatives %v repeat", sp.Name, a, pos, neg)
+			}
+			for _, i := range pos {
+				if i < 0 || int(i) >= n || int(i) == a || sp.Labels[i] != sp.Labels[a] || labels[sp.Anchors[i]] != sp.Labels[a] {
+					t.Fatalf("%s anchor %d (class %d): positive %d", sp.Name, a, sp.Labels[a], i)
+				}
+			}
+			for _, i := range neg {
+				if i < 0 || int(i) >= n || sp.Labels[i] == sp.Labels[a] {
+					t.Fatalf("%s anchor %d (class %d): negative %d of class %d", sp.Name, a, sp.Labels[a], i, sp.Labels[i])
+				}
+			}
+		}
+	}
+	// The same plan on one goroutine.
+	old := runtime.GOMAXPROCS(1)
+	p1, err := Make(Items{N: len(labels), Labels: labels}, cfg)
+	runtime.GOMAXPROCS(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := range p.Splits {
+		a, b := p.Splits[s], p1.Splits[s]
+		if !slices.Equal(a.Anchors, b.Anchors) || !slices.Equal(a.PositiveIndex, b.PositiveIndex) || !slices.Equal(a.NegativeIndex, b.NegativeIndex) {
+			t.Fatalf("%s split differs on one goroutine", a.Name)
+		}
+	}
+	// Another seed, another plan.
+	cfg.Seed = 10
+	p2, _ := Make(Items{N: len(labels), Labels: labels}, cfg)
+	if slices.Equal(p.Splits[Cal].Anchors, p2.Splits[Cal].Anchors) {
+		t.Error("another seed drew the same calibration split")
+	}
+	// The bundles: in memory and through files, the same.
+	dir := t.TempDir()
+	paths, err := p.Write(dir, rows, nil, d)
+	if err != nil || len(paths) != 6 {
+		t.Fatalf("Write: %v, %v", paths, err)
+	}
+	for s, sp := range p.Splits {
+		mem, err := p.Bundle(s, rows, nil, d)
+		if err != nil {
+			t.Fatalf("%s: %v", sp.Name, err)
+		}
+		read := Read
+		if sp.K == 0 {
+			read = ReadFeatures
+		}
+		file, err := read(filepath.Join(dir, sp.Name+".npz"))
+		if err != nil {
+			t.Fatalf("%s: %v", sp.Name, err)
+		}
+		if !slices.Equal(mem.Anchors, file.Anchors) || !slices.Equal(mem.PositiveIndex, file.PositiveIndex) ||
+			!slices.Equal(mem.NegativeIndex, file.NegativeIndex) || !slices.Equal(mem.Labels, file.Labels) || !slices.Equal(mem.Index, file.Index) {
+			t.Fatalf("%s: the file differs from the bundle in memory", sp.Name)
+		}
+		for i, r := range sp.Anchors {
+			if !slices.Equal(file.Anchor(i), rows[r*d:(r+1)*d]) || file.Index[i] != int64(r) {
+				t.Fatalf("%s: anchor %d is not row %d", sp.Name, i, r)
+			}
+		}
+	}
+}
+
+// TestMakeGroupsAndViews: groups are split whole; a group's first row is
+// its anchor and its other rows the positives (through the pool); the
+// negatives are other groups' anchors.
+func TestMakeGroups(t *testing.T) {
+	const d, v, items = 3, 4, 200
+	rng := rand.New(rand.NewPCG(2, 2))
+	groups := make([]int64, items*v)
+	rows := make([]float32, items*v*d)
+	for i := range groups {
+		groups[i] = int64(1000 + i/v)
+		for j := range d {
+			rows[i*d+j] = float32(i/v) + 0.1*float32(rng.NormFloat64())
+		}
+	}
+	p, err := Make(Items{N: len(groups), Groups: groups}, MakeConfig{K: v - 1, KNeg: 5, Split: testSplit, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]string{}
+	for s := range 4 {
+		sp := p.Splits[s]
+		b, err := p.Bundle(s, rows, nil, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for a, r := range sp.Anchors {
+			g := groups[r]
+			if s0, dup := seen[g]; dup {
+				t.Fatalf("group %d in the %s and %s splits", g, s0, sp.Name)
+			}
+			seen[g] = sp.Name
+			for j := range v - 1 {
+				pr := sp.PositivePool[sp.PositiveIndex[a*(v-1)+j]]
+				if groups[pr] != g || pr == r {
+					t.Fatalf("%s anchor %d: positive row %d of group %d", sp.Name, a, pr, groups[pr])
+				}
+				if !slices.Equal(b.Positive(a, j), rows[pr*d:(pr+1)*d]) {
+					t.Fatalf("%s anchor %d: the bundle's positive %d is not row %d", sp.Name, a, j, pr)
+				}
+			}
+			for _, i := range sp.NegativeIndex[a*5 : (a+1)*5] {
+				if groups[sp.Anchors[i]] == g {
+					t.Fatalf("%s anchor %d: a negative of its own group", sp.Name, a)
+				}
+			}
+		}
+	}
+}
+
+// TestMakePairs: queries are split; positives are relevant rows,
+// negatives rows relevant to none of the query's; the pool holds the rows
+// drawn.
+func TestMakePairs(t *testing.T) {
+	const d, nq, nr = 3, 120, 500
+	rows := make([]float32, nr*d)
+	for i := range rows {
+		rows[i] = float32(i % 17)
+	}
+	queries := make([]float32, nq*d)
+	var pairs [][2]int
+	for q := range nq {
+		for j := range 3 {
+			pairs = append(pairs, [2]int{q, (q*7 + j*101) % nr})
+		}
+	}
+	p, err := Make(Items{N: nr, Queries: nq, Pairs: pairs}, MakeConfig{K: 2, KNeg: 10, Split: testSplit, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	relevant := func(q, r int) bool { return slices.Contains(pairs, [2]int{q, r}) }
+	for s := range 4 {
+		sp := p.Splits[s]
+		b, err := p.Bundle(s, rows, queries, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for a, q := range sp.Anchors {
+			for j := range 2 {
+				r := sp.PositivePool[sp.PositiveIndex[a*2+j]]
+				if !relevant(q, r) || !slices.Equal(b.Positive(a, j), rows[r*d:(r+1)*d]) {
+					t.Fatalf("query %d: positive row %d", q, r)
+				}
+			}
+			for _, i := range sp.NegativeIndex[a*10 : (a+1)*10] {
+				if r := sp.NegativePool[i]; relevant(q, r) {
+					t.Fatalf("query %d: negative row %d is relevant", q, r)
+				}
+			}
+		}
+	}
+}
+
+// TestMakeErrors: bad items and configurations are clear errors.
+func TestMakeErrors(t *testing.T) {
+	_, labels := labelled(1, 2, 100, 100)
+	one := append(slices.Clone(labels), 99)
+	for _, c := range []struct {
+		name  string
+		items Items
+		cfg   MakeConfig
+		want  string
+	}{
+		{"labels of another length", Items{N: 150, Labels: labels}, MakeConfig{K: 3, Split: testSplit}, "200 labels for 150 rows"},
+		{"a class with one member", Items{N: 201, Labels: one}, MakeConfig{K: 3, Split: testSplit}, "class 99 has 1 item"},
+		{"k larger than every class", Items{N: 200, Labels: labels}, MakeConfig{K: 60, Split: testSplit}, "too few for k = 60 positives"},
+		{"shares over 1", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0.5, 0.3, 0.2, 0.2}}, "sum to 1.2, more than 1"},
+		{"absent OOD class", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: testSplit, OODClasses: []int64{7}}, "OOD class 7 is not among the labels (0, 10)"},
+		{"every class OOD", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: testSplit, OODClasses: []int64{0, 10}}, "nothing is left"},
+		{"nothing positive", Items{N: 200}, MakeConfig{K: 3, Split: testSplit}, "give labels, groups or relevance pairs"},
+		{"no calibration", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0.5, 0.5, 0, 0}}, "calibration and test shares must be positive"},
+	} {
+		if _, err := Make(c.items, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// Allowing fewer positives: a class of 4 items per split repeats its 3.
+	_, small := labelled(2, 2, 400, 40)
+	p, err := Make(Items{N: 440, Labels: small}, MakeConfig{K: 10, KNeg: 3, Split: testSplit, AllowFewer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := p.Splits[Val] // 4 items of class 10
+	for a := range sp.Anchors {
+		if sp.Labels[a] != 10 {
+			continue
+		}
+		pos := sp.PositiveIndex[a*10 : (a+1)*10]
+		if d := slices.Compact(slices.Sorted(slices.Values(pos))); len(d) != 3 || slices.Contains(pos, int64(a)) {
+			t.Errorf("a class of 4: positives %v, want its 3 others repeated", pos)
+		}
+	}
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/retrieve"
+)
+
+// mixture is n embeddings of dimension d from classes Gaussian clusters,
+// as float64 (what a NumPy pipeline hands over), with int32-range labels.
+func mixture(seed uint64, n, d, classes int) ([]float32, []float64, []int64) {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	centers := make([]float64, classes*d)
+	for i := range centers {
+		centers[i] = 2 * rng.NormFloat64()
+	}
+	x32, x64, y := make([]float32, n*d), make([]float64, n*d), make([]int64, n)
+	for i := range n {
+		y[i] = int64(rng.IntN(classes))
+		for j := range d {
+			x64[i*d+j] = centers[int(y[i])*d+j] + rng.NormFloat64()
+			x32[i*d+j] = float32(x64[i*d+j])
+		}
+	}
+	return x32, x64, y
+}
+
+// writeNPY64 writes float64 values as an .npy of the given shape (the
+// bundle package writes float32 and int64 only; NumPy's float64 is what
+// users bring).
+func writeNPY64(t *testing.T, path string, x []float64, shape ...int) {
+	t.Helper()
+	var b bytes.Buffer
+	dims := make([]string, len(shape))
+	for i, s := range shape {
+		dims[i] = fmt.Sprint(s)
+	}
+	h := "{'descr': '<f8', 'fortran_order': False, 'shape': (" + strings.Join(dims, ", ") + ",), }"
+	for (10+len(h)+1)%64 != 0 {
+		h += " "
+	}
+	h += "\n"
+	b.WriteString("\x93NUMPY\x01\x00")
+	b.WriteByte(byte(len(h)))
+	b.WriteByte(byte(len(h) >> 8))
+	b.WriteString(h)
+	for _, v := range x {
+		u := math.Float64bits(v)
+		for k := range 8 {
+			b.WriteByte(byte(u >> (8 * k)))
+		}
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeLabelsParquet writes string labels as a Parquet column "label".
+func writeLabelsParquet(t *testing.T, path string, labels []string) {
+	t.Helper()
+	mem := memory.DefaultAllocator
+	sb := array.NewStringBuilder(mem)
+	defer sb.Release()
+	sb.AppendValues(labels, nil)
+	col := sb.NewArray()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "label", Type: arrow.BinaryTypes.String}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(len(labels)))
+	defer rec.Release()
+	tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
+	defer tbl.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pqarrow.WriteTable(tbl, f, 1<<16, nil, pqarrow.DefaultWriterProps()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBundleCommand: ccs bundle on a user's float64 embeddings and
+// labels (.npy, and Parquet with string labels), on views, on groups and
+// on relevance pairs; the bundles it writes go through fit, calibrate and
+// evaluate, and its manifest says what it did.
+func TestBundleCommand(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 1200, 6
+	x32, x64, y := mixture(5, n, d, 4)
+	writeNPY64(t, p("emb.npy"), x64, n, d)
+	if err := bundle.WriteNPY(p("labels.npy"), bundle.Int64(y, n)); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b"), "-k", "8", "-ood-classes", "3", "-ood-cal-share", "0.1", "-seed", "4"}
+	if err := run(&stdout, &stderr, args); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
+		if !strings.Contains(stdout.String(), "wrote "+p("b/"+f+".npz")) {
+			t.Errorf("stdout does not say it wrote %s.npz:\n%s", f, stdout.String())
+		}
+	}
+	if got := strings.Count(stderr.String(), "converted on reading: float64 → float32"); got != 1 || !strings.Contains(stderr.String(), "emb.npy") {
+		t.Errorf("want one note naming emb.npy, got:\n%s", stderr.String())
+	}
+	var m bundleManifest
+	data, err := os.ReadFile(p("b/manifest.json"))
+	if err != nil || json.Unmarshal(data, &m) != nil {
+		t.Fatalf("manifest: %v\n%s", err, data)
+	}
+	if m.Format != manifestFormat || m.Seed != 4 || m.K != 8 || len(m.Files) != 6 || len(m.Inputs["embeddings"].SHA256) != 64 {
+		t.Errorf("manifest: %+v", m)
+	}
+	for _, args := range [][]string{
+		{"fit", "-geometry", "genball", "-objective", "neg", "-train", p("b/fit.npz"), "-val", p("b/val.npz"), "-epochs", "3", "-quiet", "-out", p("f.json")},
+		{"calibrate", "-set", p("f.json"), "-cal", p("b/cal.npz"), "-reference", "50", "-ood-cal", p("b/ood-cal.npz"), "-out", p("s.json")},
+		{"evaluate", "-set", p("s.json"), "-test", p("b/test.npz"), "-per-class"},
+		{"ood", "-set", p("s.json"), "-id", p("b/test.npz"), "-ood", p("b/ood.npz")},
+	} {
+		if err := run(io.Discard, io.Discard, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+
+	// The same from Parquet with string labels, and from an .npz array.
+	emb, err := retrieve.NewCollection(x32, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := retrieve.WriteParquet(p("emb.parquet"), emb); err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, n)
+	for i, l := range y {
+		names[i] = []string{"boot", "coat", "dress", "shirt"}[l]
+	}
+	writeLabelsParquet(t, p("labels.parquet"), names)
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.parquet") + ":embedding", "-labels", p("labels.parquet"), "-out", p("pq"), "-k", "8"}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ = os.ReadFile(p("pq/manifest.json"))
+	if !strings.Contains(string(data), `"shirt"`) {
+		t.Errorf("the manifest does not keep the string labels' names:\n%s", data)
+	}
+	if err := bundle.WriteNPZ(p("arrays.npz"), map[string]bundle.Array{"x": bundle.Float32(x32, n, d), "y": bundle.Int64(y, n)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("arrays.npz") + ":x", "-labels", p("arrays.npz") + ":y", "-out", p("npz"), "-k", "8"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Views (n, v, d): view 0 the anchor, the others its positives.
+	if err := bundle.WriteNPY(p("views.npy"), bundle.Float32(x32, n/4, 4, d)); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-views", p("views.npy"), "-out", p("v"), "-k", "3", "-kneg", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	vb, err := bundle.Read(p("v/cal.npz"))
+	if err != nil || vb.K != 3 || vb.PositivePool == nil {
+		t.Fatalf("views: %+v, %v", vb, err)
+	}
+	// Relevance pairs: the queries' relevant rows are their positives.
+	var pairs strings.Builder
+	pairs.WriteString("query-id\tcorpus-id\tscore\n")
+	for q := range 100 {
+		fmt.Fprintf(&pairs, "%d\t%d\t1\n%d\t%d\t1\n%d\t%d\t0\n", q, q*11%n, q, (q*7+1)%n, q, q*3%n)
+	}
+	os.WriteFile(p("qrels.tsv"), []byte(pairs.String()), 0o644)
+	if err := bundle.WriteNPY(p("queries.npy"), bundle.Float32(x32[:100*d], 100, d)); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-queries", p("queries.npy"), "-pairs", p("qrels.tsv"), "-out", p("rag"), "-k", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", p("rag/cal.npz"), "-alpha", "0.1", "-out", p("rag.json")}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBundleBadInput: every input that lies is a clear error naming the
+// file and what is wrong, before anything is written.
+func TestBundleBadInput(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 400, 3
+	x32, x64, y := mixture(6, n, d, 3)
+	writeNPY64(t, p("emb.npy"), x64, n, d)
+	bundle.WriteNPY(p("labels.npy"), bundle.Int64(y, n))
+	bundle.WriteNPY(p("short.npy"), bundle.Int64(y[:n-1], n-1))
+	nan := append([]float64(nil), x64...)
+	nan[7*d+1] = math.NaN()
+	writeNPY64(t, p("nan.npy"), nan, n, d)
+	one := append([]int64(nil), y...)
+	one[0] = 77
+	bundle.WriteNPY(p("one.npy"), bundle.Int64(one, n))
+	flabels := make([]float64, n)
+	for i, l := range y {
+		flabels[i] = float64(l)
+	}
+	writeNPY64(t, p("flabels.npy"), flabels, n)
+	os.WriteFile(p("emb.json"), []byte("[1,2,3]\n"), 0o644)
+	_ = x32
+	for _, c := range []struct {
+		name  string
+		args  []string
+		usage bool
+		want  string
+	}{
+		{"labels of another length", []string{"-labels", p("short.npy")}, false, "short.npy: 399 labels for the 400 rows of " + p("emb.npy")},
+		{"NaN rows", []string{"-embeddings", p("nan.npy")}, false, "nan.npy: row 7, coordinate 1 is NaN"},
+		{"a class with one member", []string{"-labels", p("one.npy")}, false, "class 77 has 1 item"},
+		{"k larger than every class", []string{"-k", "500"}, false, "too few for k = 500 positives"},
+		{"shares over 1", []string{"-split", "0.6,0.2,0.2,0.2"}, true, "sum to 1.2, more than 1"},
+		{"unknown file type", []string{"-embeddings", p("emb.json")}, false, `emb.json: unknown file type ".json"`},
+		{"absent OOD class", []string{"-ood-classes", "5"}, false, "OOD class 5 is not among the labels (0, 1, 2)"},
+		{"float labels", []string{"-labels", p("flabels.npy")}, false, "flabels.npy: dtype float64, want integer labels"},
+		{"no positives", []string{"-labels", ""}, true, "give -labels FILE, -groups FILE, or -queries FILE with -pairs FILE"},
+		{"missing file", []string{"-labels", p("none.npy")}, false, "none.npy: no such file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := p("out-" + strings.ReplaceAll(c.name, " ", "-"))
+			args := append([]string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", out, "-k", "5"}, c.args...)
+			err := run(io.Discard, io.Discard, args)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%v, want %q", err, c.want)
+			}
+			if code := exitCode(err); code != map[bool]int{true: 2, false: 1}[c.usage] {
+				t.Errorf("exit %d (%v)", code, err)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%s exists after the error", out)
+			}
+		})
+	}
+}

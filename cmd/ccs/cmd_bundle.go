@@ -1,0 +1,346 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/internal/atomicfile"
+)
+
+// bundleOptions are ccs bundle's inputs.
+type bundleOptions struct {
+	Embeddings, Labels, Groups, Views string // files (FILE or FILE:NAME)
+	Queries, Pairs                    string // relevance pairs
+	Out                               string // directory
+	K, KNeg                           int
+	Split                             string // fit,val,cal,test shares
+	Seed                              uint64
+	OODClasses                        string // comma-separated labels
+	OODCalShare                       float64
+	AllowFewer                        bool
+}
+
+func bundleCommand() *command {
+	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE) -out DIR [-k 20] [-kneg K] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer]",
+		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
+		func(fs *flag.FlagSet, o *bundleOptions) func() error {
+			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), or .parquet (FILE:COLUMN, a column of float32 lists); float16, float32 or float64, either order")
+			fs.StringVar(&o.Labels, "labels", "", "class labels `FILE`, one per row: .npy, .npz (FILE:ARRAY) of any integer type, or .parquet (FILE:COLUMN) of integers or strings; positives are rows of the anchor's class")
+			fs.StringVar(&o.Groups, "groups", "", "group ids `FILE`, one per row (as -labels): the rows of one group are views of one item; its first row is the anchor, its other rows the positives")
+			fs.StringVar(&o.Views, "views", "", "views `FILE`: an (n, v, d) array, v views of each of n items (view 0 the anchor, the others its positives)")
+			fs.StringVar(&o.Queries, "queries", "", "query embeddings `FILE` (as -embeddings): the anchors of relevance pairs; -embeddings are the rows they retrieve")
+			fs.StringVar(&o.Pairs, "pairs", "", "relevance pairs `FILE`: (query row, relevant row), an (m, 2) integer .npy/.npz or a two-column .tsv/.csv (a header and a third column of scores, BEIR's qrels, allowed)")
+			fs.StringVar(&o.Out, "out", "", "output `directory` (created if missing)")
+			fs.IntVar(&o.K, "k", 20, "positives per anchor, drawn without replacement from its class (group, relevant rows) within its split, never itself")
+			fs.IntVar(&o.KNeg, "kneg", 0, "negatives per anchor, from other classes (groups; rows relevant to none of its) within its split (0: as many as -k)")
+			fs.StringVar(&o.Split, "split", "0.5,0.1,0.2,0.2", "the fit,validation,calibration,test `shares` of the items (summing to at most 1; stratified by label)")
+			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the splits and the draws")
+			fs.StringVar(&o.OODClasses, "ood-classes", "", "comma-separated `labels` held out of every split as an OOD sample (DIR/ood.npz)")
+			fs.Float64Var(&o.OODCalShare, "ood-cal-share", 0, "`share` of the in-distribution items held out before the splits as DIR/ood-cal.npz: the inputs that calibrate a per-input OOD test (calibrate -ood-cal)")
+			fs.BoolVar(&o.AllowFewer, "allow-fewer", false, "let an anchor with fewer than -k possible positives repeat them (they weigh more in training and evaluation; calibration, one positive per anchor, is unchanged) instead of refusing")
+			return nil
+		}, runBundle)
+}
+
+// bundleManifest is DIR/manifest.json: what ccs bundle read, how it split
+// and drew, and what each file holds.
+type bundleManifest struct {
+	Format      string                   `json:"format"`
+	Version     int                      `json:"version"`
+	Command     string                   `json:"command"`
+	Inputs      map[string]manifestInput `json:"inputs"`
+	Seed        uint64                   `json:"seed"`
+	K           int                      `json:"k"`
+	KNeg        int                      `json:"kneg"`
+	Split       map[string]float64       `json:"split"`
+	OODClasses  []int64                  `json:"ood_classes,omitempty"`
+	OODCalShare float64                  `json:"ood_cal_share,omitempty"`
+	AllowFewer  bool                     `json:"allow_fewer,omitempty"`
+	Positives   string                   `json:"positives"`
+	Negatives   string                   `json:"negatives"`
+	LabelNames  []string                 `json:"label_names,omitempty"` // a string label column's values, in order: label i is LabelNames[i]
+	Files       []manifestFile           `json:"files"`
+	Warnings    []string                 `json:"warnings"`
+}
+
+type manifestInput struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Shape  []int  `json:"shape,omitempty"`
+}
+
+type manifestFile struct {
+	Split   string         `json:"split"`
+	File    string         `json:"file"`
+	Anchors int            `json:"anchors"`
+	Classes map[string]int `json:"classes,omitempty"` // anchors per label
+	Pools   map[string]int `json:"pools,omitempty"`   // rows of positive_pool and negative_pool
+}
+
+// manifestFormat names the file ccs bundle writes beside its bundles.
+const manifestFormat = "ccs-bundles"
+
+func runBundle(ctx context.Context, o bundleOptions, out *output) error {
+	if err := required("bundle", "out", o.Out); err != nil {
+		return err
+	}
+	mode := ""
+	switch {
+	case o.Views != "":
+		mode = "views"
+		if o.Embeddings != "" || o.Groups != "" || o.Queries != "" || o.Pairs != "" {
+			return usagef("bundle: -views holds the embeddings: give it without -embeddings, -groups, -queries or -pairs")
+		}
+	case o.Queries != "" || o.Pairs != "":
+		mode = "pairs"
+		if err := required("bundle", "embeddings", o.Embeddings, "queries", o.Queries, "pairs", o.Pairs); err != nil {
+			return err
+		}
+		if o.Labels != "" || o.Groups != "" {
+			return usagef("bundle: relevance pairs say which rows are positives: give no -labels or -groups")
+		}
+	default:
+		if err := required("bundle", "embeddings", o.Embeddings); err != nil {
+			return err
+		}
+		switch {
+		case o.Groups != "":
+			mode = "groups"
+		case o.Labels != "":
+			mode = "labels"
+		default:
+			return usagef("bundle: say which rows are positives of each other: give -labels FILE, -groups FILE, or -queries FILE with -pairs FILE")
+		}
+	}
+	cfg := bundle.MakeConfig{K: o.K, KNeg: o.KNeg, Seed: o.Seed, OODCalShare: o.OODCalShare, AllowFewer: o.AllowFewer}
+	shares := strings.Split(o.Split, ",")
+	if len(shares) != 4 {
+		return usagef("bundle: -split %q: want four shares, fit,val,cal,test", o.Split)
+	}
+	for i, s := range shares {
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return usagef("bundle: -split %q: %q is not a number", o.Split, s)
+		}
+		cfg.Split[i] = f
+	}
+	if o.K < 1 || o.KNeg < 0 {
+		return usagef("bundle: -k %d, -kneg %d: want -k at least 1 and -kneg ≥ 0", o.K, o.KNeg)
+	}
+	if !(o.OODCalShare >= 0 && o.OODCalShare < 1) {
+		return usagef("bundle: -ood-cal-share %v: want 0 ≤ share < 1", o.OODCalShare)
+	}
+	if o.OODClasses != "" {
+		for _, s := range strings.Split(o.OODClasses, ",") {
+			c, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			if err != nil {
+				return usagef("bundle: -ood-classes %q: %q is not an integer label", o.OODClasses, s)
+			}
+			cfg.OODClasses = append(cfg.OODClasses, c)
+		}
+	}
+	if err := cfg.Check(); err != nil {
+		return usagef("bundle: %v", strings.TrimPrefix(err.Error(), "bundle: "))
+	}
+
+	m := bundleManifest{Format: manifestFormat, Version: 1, Command: out.command, Inputs: map[string]manifestInput{},
+		Seed: o.Seed, K: o.K, KNeg: max(o.KNeg, 0), OODClasses: cfg.OODClasses, OODCalShare: o.OODCalShare, AllowFewer: o.AllowFewer,
+		Split: map[string]float64{"fit": cfg.Split[0], "val": cfg.Split[1], "cal": cfg.Split[2], "test": cfg.Split[3]}, Warnings: []string{}}
+	if m.KNeg == 0 {
+		m.KNeg = o.K
+	}
+	input := func(role, arg string, shape []int) error {
+		path, _ := splitInput(arg)
+		h, err := fileSHA256(path)
+		if err != nil {
+			return err
+		}
+		m.Inputs[role] = manifestInput{Path: arg, SHA256: h, Shape: shape}
+		return nil
+	}
+	items := bundle.Items{}
+	var emb, queries *embeddingsFile
+	var err error
+	switch mode {
+	case "views":
+		if emb, err = readEmbeddings(o.Views, true); err != nil {
+			return err
+		}
+		if emb.views < 2 {
+			return fmt.Errorf("%s: %d views per item: want at least 2 (the anchor and a positive)", emb.source, emb.views)
+		}
+		items.Groups = make([]int64, emb.n*emb.views)
+		for i := range items.Groups {
+			items.Groups[i] = int64(i / emb.views)
+		}
+		if err := input("views", o.Views, []int{emb.n, emb.views, emb.d}); err != nil {
+			return err
+		}
+		emb.n *= emb.views
+		m.Positives, m.Negatives = "the item's other views", "other items' first views"
+	default:
+		if emb, err = readEmbeddings(o.Embeddings, false); err != nil {
+			return err
+		}
+		if err := input("embeddings", o.Embeddings, []int{emb.n, emb.d}); err != nil {
+			return err
+		}
+	}
+	items.N = emb.n
+	noteInput(out, emb)
+	if o.Labels != "" {
+		labels, names, err := readIDs(o.Labels, "labels")
+		if err != nil {
+			return err
+		}
+		if mode == "views" {
+			if len(labels) != emb.n/emb.views {
+				return fmt.Errorf("%s: %d labels for %d items of %s", o.Labels, len(labels), emb.n/emb.views, emb.source)
+			}
+			per := make([]int64, emb.n)
+			for i := range per {
+				per[i] = labels[i/emb.views]
+			}
+			labels = per
+		} else if len(labels) != emb.n {
+			return fmt.Errorf("%s: %d labels for the %d rows of %s", o.Labels, len(labels), emb.n, emb.source)
+		}
+		items.Labels, m.LabelNames = labels, names
+		if err := input("labels", o.Labels, []int{len(labels)}); err != nil {
+			return err
+		}
+		if mode == "labels" {
+			m.Positives, m.Negatives = "rows of the anchor's class in its split, never the anchor", "rows of other classes in its split"
+		} else {
+			m.Negatives += ", of other classes"
+		}
+	}
+	if o.Groups != "" {
+		groups, _, err := readIDs(o.Groups, "groups")
+		if err != nil {
+			return err
+		}
+		if len(groups) != emb.n {
+			return fmt.Errorf("%s: %d group ids for the %d rows of %s", o.Groups, len(groups), emb.n, emb.source)
+		}
+		items.Groups = groups
+		if err := input("groups", o.Groups, []int{len(groups)}); err != nil {
+			return err
+		}
+		m.Positives = "the other rows of the anchor's group (its first row)"
+		if m.Negatives == "" {
+			m.Negatives = "other groups' first rows"
+		}
+	}
+	if mode == "pairs" {
+		if queries, err = readEmbeddings(o.Queries, false); err != nil {
+			return err
+		}
+		if queries.d != emb.d {
+			return fmt.Errorf("%s: queries of dimension %d, the embeddings %s have %d", queries.source, queries.d, emb.source, emb.d)
+		}
+		noteInput(out, queries)
+		if items.Pairs, err = readPairs(o.Pairs); err != nil {
+			return err
+		}
+		items.Queries = queries.n
+		for _, r := range []struct{ role, arg string }{{"queries", o.Queries}, {"pairs", o.Pairs}} {
+			if err := input(r.role, r.arg, nil); err != nil {
+				return err
+			}
+		}
+		m.Positives, m.Negatives = "rows relevant to the query", "rows relevant to none of the query's, drawn from all rows"
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	plan, err := bundle.Make(items, cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", emb.source, err)
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return err
+	}
+	var qrows []float32
+	if queries != nil {
+		qrows = queries.rows
+	}
+	m.Warnings = append(m.Warnings, plan.Warnings...)
+	for s, sp := range plan.Splits {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		path := filepath.Join(o.Out, sp.Name+".npz")
+		if err := bundle.WriteNPZ(path, plan.Arrays(s, emb.rows, qrows, emb.d)); err != nil {
+			return err
+		}
+		f := manifestFile{Split: sp.Name, File: sp.Name + ".npz", Anchors: len(sp.Anchors)}
+		if c := plan.Classes[s]; c != nil {
+			f.Classes = map[string]int{}
+			for _, l := range slices.Sorted(maps.Keys(c)) {
+				f.Classes[strconv.FormatInt(l, 10)] = c[l]
+			}
+		}
+		if sp.PositivePool != nil || sp.NegativePool != nil {
+			f.Pools = map[string]int{"positive_pool": len(sp.PositivePool), "negative_pool": len(sp.NegativePool)}
+		}
+		m.Files = append(m.Files, f)
+		fmt.Fprintf(out.stdout, "wrote %s: %d anchors", path, f.Anchors)
+		if sp.K > 0 {
+			fmt.Fprintf(out.stdout, ", %d positives and %d negatives each, by index", sp.K, sp.KNeg)
+		}
+		if f.Classes != nil {
+			fmt.Fprintf(out.stdout, ", %s", plural(len(f.Classes), "class", "classes"))
+		}
+		fmt.Fprintln(out.stdout)
+	}
+	path := filepath.Join(o.Out, "manifest.json")
+	if err := atomicfile.Write(path, func(w io.Writer) error { return writeJSON(w, m) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(out.stdout, "wrote %s\n", path)
+	for _, w := range m.Warnings {
+		out.warn(w)
+	}
+	return nil
+}
+
+// noteInput says once how a file of embeddings was converted on reading.
+func noteInput(out *output, e *embeddingsFile) {
+	if e.conv != "" {
+		fmt.Fprintf(out.stderr, "note: %s: converted on reading: %s\n", e.source, e.conv)
+	}
+}
+
+// fileSHA256 is the hex SHA-256 of a file's bytes.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// plural is "1 class" or "n classes".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

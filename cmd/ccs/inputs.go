@@ -1,0 +1,326 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/retrieve"
+)
+
+// The user's own arrays, as ccs bundle reads them: a file, or FILE:NAME
+// for an array of an .npz or a column of a .parquet.
+
+// splitInput reads FILE or FILE:NAME (a name after the last colon, when
+// the part before it names a file that exists).
+func splitInput(arg string) (path, name string) {
+	if i := strings.LastIndex(arg, ":"); i > 0 {
+		if _, err := os.Stat(arg[:i]); err == nil {
+			return arg[:i], arg[i+1:]
+		}
+	}
+	return arg, ""
+}
+
+// inputKind is a file's type by its extension.
+func inputKind(path string) (string, error) {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".npy", ".npz", ".parquet":
+		return ext, nil
+	case ".tsv", ".csv", ".txt":
+		return ".txt", nil
+	default:
+		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .parquet (FILE:COLUMN picks a column)", path, ext)
+	}
+}
+
+// readArray reads an .npy, or one array of an .npz: the named one, else
+// the one of the given names present, else the only one.
+func readArray(path, name string, names ...string) (bundle.Array, string, error) {
+	kind, err := inputKind(path)
+	if err != nil {
+		return bundle.Array{}, "", err
+	}
+	switch kind {
+	case ".npy":
+		if name != "" {
+			return bundle.Array{}, "", fmt.Errorf("%s: an .npy holds one array: no :%s", path, name)
+		}
+		a, err := bundle.ReadNPY(path)
+		return a, strings.TrimSuffix(filepath.Base(path), ".npy"), err
+	case ".npz":
+		arrays, err := bundle.ReadNPZ(path)
+		if err != nil {
+			return bundle.Array{}, "", err
+		}
+		have := slices.Sorted(func(yield func(string) bool) {
+			for k := range arrays {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		if name != "" {
+			a, ok := arrays[name]
+			if !ok {
+				return bundle.Array{}, "", fmt.Errorf("%s: no array %q (have %v)", path, name, have)
+			}
+			return a, name, nil
+		}
+		for _, n := range names {
+			if a, ok := arrays[n]; ok {
+				return a, n, nil
+			}
+		}
+		if len(arrays) == 1 {
+			return arrays[have[0]], have[0], nil
+		}
+		return bundle.Array{}, "", fmt.Errorf("%s: which array? give FILE:ARRAY (have %v)", path, have)
+	}
+	return bundle.Array{}, "", fmt.Errorf("%s: %s files hold no NumPy array", path, kind)
+}
+
+// embeddingsFile is a matrix of embeddings read from a file.
+type embeddingsFile struct {
+	source string    // FILE or FILE: ARRAY, for messages
+	rows   []float32 // n×d (n·v×d for views)
+	n, d   int
+	views  int // v for an (n, v, d) array; 0 otherwise
+	conv   string
+}
+
+// readEmbeddings reads embeddings: an (n, d) array (or (n, v, d) views,
+// when views is allowed) of any floating-point dtype, or a Parquet column
+// of float32 lists. Every value must be finite.
+func readEmbeddings(arg string, allowViews bool) (*embeddingsFile, error) {
+	path, name := splitInput(arg)
+	kind, err := inputKind(path)
+	if err != nil {
+		return nil, err
+	}
+	e := &embeddingsFile{source: path}
+	switch kind {
+	case ".parquet":
+		c, err := retrieve.ReadParquetColumn(path, name)
+		if err != nil {
+			return nil, err
+		}
+		e.rows, e.n, e.d = c.Rows, c.N, c.D
+	case ".txt":
+		return nil, fmt.Errorf("%s: embeddings come as .npy, .npz or .parquet", path)
+	default:
+		a, got, err := readArray(path, name, "embeddings", "anchors", "features", "queries")
+		if err != nil {
+			return nil, err
+		}
+		if kind == ".npz" {
+			e.source = path + ": array " + strconv.Quote(got)
+		}
+		if a.F32 == nil {
+			return nil, fmt.Errorf("%s: dtype %s, want floating point (float16, float32 or float64) embeddings", e.source, a.Kind())
+		}
+		switch {
+		case len(a.Shape) == 2:
+			e.n, e.d = a.Shape[0], a.Shape[1]
+		case len(a.Shape) == 3 && allowViews:
+			e.n, e.views, e.d = a.Shape[0], a.Shape[1], a.Shape[2]
+		default:
+			want := "(n, d)"
+			if allowViews {
+				want = "(n, v, d) views"
+			}
+			return nil, fmt.Errorf("%s: shape %s, want %s", e.source, bundle.FormatShape(a.Shape), want)
+		}
+		e.rows, e.conv = a.F32, a.Converted
+	}
+	if e.n < 1 || e.d < 1 {
+		return nil, fmt.Errorf("%s: no embeddings (%d rows of dimension %d)", e.source, e.n, e.d)
+	}
+	rowLen := e.d
+	for i, v := range e.rows {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("%s: row %d, coordinate %d is %v", e.source, i/rowLen, i%rowLen, v)
+		}
+	}
+	return e, nil
+}
+
+// readIDs reads one integer per row — labels or group ids — from an .npy,
+// an .npz's array, or a Parquet column of integers or strings (strings
+// become 0, 1, … in sorted order, their names returned).
+func readIDs(arg string, what string) (ids []int64, names []string, err error) {
+	path, name := splitInput(arg)
+	kind, err := inputKind(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch kind {
+	case ".parquet":
+		return readParquetIDs(path, name, what)
+	case ".txt":
+		return nil, nil, fmt.Errorf("%s: %s come as .npy, .npz or .parquet", path, what)
+	}
+	a, got, err := readArray(path, name, what)
+	if err != nil {
+		return nil, nil, err
+	}
+	source := path
+	if kind == ".npz" {
+		source += ": array " + strconv.Quote(got)
+	}
+	if a.I64 == nil {
+		return nil, nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type)", source, a.Kind(), what)
+	}
+	if len(a.Shape) != 1 {
+		return nil, nil, fmt.Errorf("%s: shape %s, want one %s per row, (n,)", source, bundle.FormatShape(a.Shape), strings.TrimSuffix(what, "s"))
+	}
+	return a.I64, nil, nil
+}
+
+// readParquetIDs reads an integer or string column.
+func readParquetIDs(path, column, what string) ([]int64, []string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	tbl, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer tbl.Release()
+	schema := tbl.Schema()
+	col := -1
+	for i, fld := range schema.Fields() {
+		if fld.Name == column || (column == "" && (fld.Name == what || fld.Name == strings.TrimSuffix(what, "s"))) {
+			col = i
+		}
+	}
+	if col < 0 {
+		return nil, nil, fmt.Errorf("%s: no column %q (have %v): give FILE:COLUMN", path, cmpOr(column, what), schema.Fields())
+	}
+	fld := schema.Field(col)
+	var ids []int64
+	var strs []string
+	for _, chunk := range tbl.Column(col).Data().Chunks() {
+		for i := range chunk.Len() {
+			if chunk.IsNull(i) {
+				return nil, nil, fmt.Errorf("%s: column %q, row %d is null", path, fld.Name, len(ids)+len(strs))
+			}
+			switch a := chunk.(type) {
+			case *array.Int64:
+				ids = append(ids, a.Value(i))
+			case *array.Int32:
+				ids = append(ids, int64(a.Value(i)))
+			case *array.Int16:
+				ids = append(ids, int64(a.Value(i)))
+			case *array.Int8:
+				ids = append(ids, int64(a.Value(i)))
+			case *array.String:
+				strs = append(strs, a.Value(i))
+			case *array.LargeString:
+				strs = append(strs, a.Value(i))
+			default:
+				return nil, nil, fmt.Errorf("%s: column %q is %v, want integer or string %s", path, fld.Name, fld.Type, what)
+			}
+		}
+	}
+	if strs == nil {
+		return ids, nil, nil
+	}
+	names := slices.Compact(slices.Sorted(slices.Values(strs)))
+	ids = make([]int64, len(strs))
+	for i, s := range strs {
+		j, _ := slices.BinarySearch(names, s)
+		ids[i] = int64(j)
+	}
+	return ids, names, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// readPairs reads relevance pairs (query row, relevant row): an (m, 2)
+// integer array (.npy, an .npz's array), or a text file of two integer
+// columns separated by tabs, commas or spaces (a header line, and a third
+// column of relevance scores — pairs scored 0 are left out — as BEIR's
+// qrels files have them, are allowed).
+func readPairs(arg string) ([][2]int, error) {
+	path, name := splitInput(arg)
+	kind, err := inputKind(path)
+	if err != nil {
+		return nil, err
+	}
+	if kind == ".txt" {
+		return readPairsText(path)
+	}
+	a, _, err := readArray(path, name, "pairs", "qrels")
+	if err != nil {
+		return nil, err
+	}
+	if a.I64 == nil || len(a.Shape) != 2 || a.Shape[1] != 2 {
+		return nil, fmt.Errorf("%s: dtype %s, shape %s: want integer pairs (m, 2)", path, a.Kind(), bundle.FormatShape(a.Shape))
+	}
+	pairs := make([][2]int, a.Shape[0])
+	for i := range pairs {
+		pairs[i] = [2]int{int(a.I64[2*i]), int(a.I64[2*i+1])}
+	}
+	return pairs, nil
+}
+
+func readPairsText(path string) ([][2]int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var pairs [][2]int
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		fields := strings.FieldsFunc(sc.Text(), func(r rune) bool { return r == '\t' || r == ',' || r == ' ' })
+		if len(fields) == 0 {
+			continue
+		}
+		if len(fields) < 2 || len(fields) > 3 {
+			return nil, fmt.Errorf("%s:%d: %d columns, want query row, relevant row [, score]", path, line, len(fields))
+		}
+		q, err1 := strconv.Atoi(fields[0])
+		r, err2 := strconv.Atoi(fields[1])
+		if err1 != nil || err2 != nil {
+			if line == 1 {
+				continue // a header
+			}
+			return nil, fmt.Errorf("%s:%d: %q, want two integer rows", path, line, sc.Text())
+		}
+		if len(fields) == 3 {
+			if s, err := strconv.ParseFloat(fields[2], 64); err != nil {
+				return nil, fmt.Errorf("%s:%d: score %q is not a number", path, line, fields[2])
+			} else if s <= 0 {
+				continue
+			}
+		}
+		pairs = append(pairs, [2]int{q, r})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(pairs) == 0 {
+		return nil, fmt.Errorf("%s: no pairs", path)
+	}
+	return pairs, nil
+}
