@@ -21,10 +21,11 @@ type Document struct {
 	OOD         []*OODTable       `json:"ood,omitempty"`
 	PNorm       *PNormTable       `json:"pnorm,omitempty"`
 	Sensitivity *SensitivityTable `json:"sensitivity,omitempty"`
+	Compare     []*CompareTable   `json:"compare,omitempty"`
 }
 
 // Kinds are the documents' kinds.
-var Kinds = []string{"sim", "pnorm", "fmnist", "ood", "sensitivity"}
+var Kinds = []string{"sim", "pnorm", "fmnist", "ood", "sensitivity", "compare"}
 
 // ReadDocument reads a document, checking its kind.
 func ReadDocument(r io.Reader) (*Document, error) {

@@ -36,6 +36,10 @@ type Config struct {
 	// figure of set shapes; small sets only); bare leaves out the figures'
 	// data (curves, shapes) for tables only read for their numbers.
 	shapes, bare bool
+	// compare, for Compare, measures each run's extra columns on
+	// compareData.
+	compare     *CompareConfig
+	compareData *CompareData
 }
 
 // plain makes c a table read only for its numbers, run under a name other

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ccsets/ccs/eval"
 )
@@ -21,10 +22,11 @@ import (
 // recalibrated points; and, when the table keeps shapes and the seed is 0,
 // the fitted set.
 type cellResult struct {
-	Test  eval.Result     `json:"test"`
-	Class *eval.Result    `json:"class,omitempty"`
-	Curve []eval.Point    `json:"alpha_curve,omitempty"`
-	Set   json.RawMessage `json:"set,omitempty"`
+	Test    eval.Result     `json:"test"`
+	Class   *eval.Result    `json:"class,omitempty"`
+	Curve   []eval.Point    `json:"alpha_curve,omitempty"`
+	Set     json.RawMessage `json:"set,omitempty"`
+	Compare *compareCell    `json:"compare,omitempty"`
 }
 
 // runTable runs every (seed, method) pair on cfg.Workers goroutines, each
@@ -117,10 +119,12 @@ func runTable(ctx context.Context, cfg Config, table string, methods []Method, s
 // runCell fits, keeps and evaluates one method on one seed's splits.
 func runCell(ctx context.Context, sp *Splits, cfg Config, m Method, seed uint64) (cellResult, error) {
 	var out cellResult
+	start := time.Now()
 	set, err := m.Fit(ctx, sp, cfg, seed)
 	if err != nil {
 		return out, err
 	}
+	fit := time.Since(start)
 	if err := cfg.keep(set, seed, m.File); err != nil {
 		return out, err
 	}
@@ -134,7 +138,12 @@ func runCell(ctx context.Context, sp *Splits, cfg Config, m Method, seed uint64)
 		}
 		out.Class = &c
 	}
-	if cfg.bare {
+	if cfg.compare != nil {
+		if out.Compare, err = measureCompare(ctx, cfg.compare, cfg.compareData, set, sp, seed, fit); err != nil {
+			return out, err
+		}
+	}
+	if cfg.bare || set.ClassConditional() { // no recalibrated curve per class
 		return out, nil
 	}
 	cal := sp.Cal

@@ -63,21 +63,27 @@ func (o tableOptions) noResults(cmd string) error {
 // config checks the options (usage errors) and returns the table
 // configuration they give, with the learned rows' recipe.
 func (o tableOptions) config(recipe train.Config) (experiment.Config, error) {
-	if err := checkAlpha("reproduce", o.Alpha); err != nil {
+	return o.configFor("reproduce", recipe, false)
+}
+
+// configFor is config for the command cmd, which may take class-conditional
+// calibration when class is true (compare does; the paper's tables not).
+func (o tableOptions) configFor(cmd string, recipe train.Config, class bool) (experiment.Config, error) {
+	if err := checkAlpha(cmd, o.Alpha); err != nil {
 		return experiment.Config{}, err
 	}
 	if o.Seeds < 1 {
-		return experiment.Config{}, usagef("reproduce: -seeds %d: want at least 1", o.Seeds)
+		return experiment.Config{}, usagef("%s: -seeds %d: want at least 1", cmd, o.Seeds)
 	}
 	m, err := conformal.ParseMode(o.Calibration)
 	if err != nil {
-		return experiment.Config{}, usagef("reproduce: -calibration: %v", err)
+		return experiment.Config{}, usagef("%s: -calibration: %v", cmd, err)
 	}
-	if err := checkDelta("reproduce", m, o.Delta); err != nil {
+	if err := checkDelta(cmd, m, o.Delta); err != nil {
 		return experiment.Config{}, err
 	}
-	if m == conformal.Class {
-		return experiment.Config{}, usagef("reproduce: -calibration class is for ccs calibrate and evaluate; the tables do not support it yet")
+	if m == conformal.Class && !class {
+		return experiment.Config{}, usagef("%s: -calibration class is for ccs calibrate, evaluate and compare; the paper's tables do not take it", cmd)
 	}
 	return experiment.Config{Seeds: o.Seeds, Alpha: o.Alpha, Calibration: m, Delta: o.Delta, Train: recipe, OutDir: o.Out}, nil
 }

@@ -14,6 +14,7 @@
 //	embed          embed images with an ONNX encoder into a bundle: anchors, k augmented views as positives, other anchors as negatives
 //	evaluate       measure a fitted set's coverage, exclusion and LogVol/d on a test bundle
 //	coverage-check resplit a bundle into calibration and test many times, recalibrate the set's geometry on each (its α, mode, δ) and print the distribution of coverage: the guarantee, draw by draw
+//	compare        compare the set families on your own bundles (ccs bundle's directory): the paper's Table 1 for your data, over seeds, with the worst class, resplits and the OOD test
 //	fit            learn a set geometry on a training split, choosing the checkpoint on a validation split
 //	ood            score in-distribution and OOD inputs with a set's OOD scores (and, given training features, the eight baselines): AUROC, FPR95 and the conformal tests' alarm rates
 //	reproduce      reproduce a table of the paper (sim: the 3-D simulation, Table 1; sim-draws: the survey of point clouds behind -data-seed; sim-threshold: the threshold-mode comparison; pnorm: the isotropic p-ball at fixed coverage and fixed volume; sensitivity: the sensitivity analysis; fmnist: Fashion-MNIST with the project's encoders, Table 2's layout; ood: OOD detection, Fashion-MNIST against MNIST digits and noise)

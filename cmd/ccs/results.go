@@ -130,6 +130,8 @@ func (r *results) add(t interface{ WriteText(io.Writer) error }) error {
 		r.doc.PNorm = t
 	case *experiment.SensitivityTable:
 		r.doc.Sensitivity = t
+	case *experiment.CompareTable:
+		r.doc.Compare = append(r.doc.Compare, t)
 	default:
 		return fmt.Errorf("results: unknown table %T", t)
 	}

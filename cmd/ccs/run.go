@@ -76,6 +76,7 @@ func commands() []*command {
 		embedCommand(),
 		evaluateCommand(),
 		coverageCheckCommand(),
+		compareCommand(),
 		fitCommand(),
 		oodCommand(),
 		reproduceCommand(),

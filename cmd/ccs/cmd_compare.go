@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/train"
+)
+
+// compareOptions are ccs compare's inputs.
+type compareOptions struct {
+	tableOptions
+	Data     string // the bundles' directory (ccs bundle's)
+	Rows     string
+	Resplits int
+	Recipe   train.Config
+}
+
+func compareCommand() *command {
+	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce] [-alpha 0.05] [-calibration one|pac|class] [-delta δ] [-resplits 200] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
+		"compare the set families on your own bundles (ccs bundle's directory): the paper's Table 1 for your data, over seeds, with the worst class, resplits and the OOD test",
+		func(fs *flag.FlagSet, o *compareOptions) func() error {
+			addTableFlags(fs, &o.tableOptions, 3)
+			fs.StringVar(&o.Data, "data", "", "the bundles' `directory`: fit.npz, val.npz, cal.npz, test.npz (ccs bundle's), and ood.npz and ood-cal.npz when there")
+			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the ℓ2 ball, the ellipsoid, and single-norm and generalized balls under Neg, Vol and Neg+Vol), baselines, learned, infonce (with the InfoNCE head) or all+infonce")
+			fs.IntVar(&o.Resplits, "resplits", 200, "random halvings of the test split behind the share of resplits covering less than 1−α")
+			return recipeOption(fs, "embedding", "compare", &o.Recipe)
+		}, runCompare)
+}
+
+func runCompare(ctx context.Context, o compareOptions, out *output) error {
+	if err := required("compare", "data", o.Data); err != nil {
+		return err
+	}
+	cfg, err := o.tableOptions.configFor("compare", o.Recipe, true)
+	if err != nil {
+		return err
+	}
+	rows, ok := simRows[o.Rows]
+	if !ok {
+		return usagef("compare: -rows %q: want all, baselines, learned, infonce or all+infonce", o.Rows)
+	}
+	if o.Resplits < 1 {
+		return usagef("compare: -resplits %d: want at least 1", o.Resplits)
+	}
+	methods := rows()
+	trains := false
+	for _, m := range methods {
+		trains = trains || m.Trains
+	}
+	data := experiment.CompareData{Name: o.Data}
+	var inputs []string
+	for _, f := range []struct {
+		name     string
+		dst      **bundle.Bundle
+		need     bool
+		features bool
+	}{{"fit", &data.Fit, trains, false}, {"val", &data.Val, trains, false}, {"cal", &data.Cal, true, false}, {"test", &data.Test, true, false},
+		{"ood", &data.OOD, false, true}, {"ood-cal", &data.OODCal, false, true}} {
+		path := filepath.Join(o.Data, f.name+".npz")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			if f.need {
+				return fmt.Errorf("%s: %s.npz is missing: make the bundles with ccs bundle -out %s", o.Data, f.name, o.Data)
+			}
+			continue
+		}
+		read := readBundle
+		if f.features {
+			read = readFeatures
+		}
+		b, err := read(out, path)
+		if err != nil {
+			return err
+		}
+		if data.Test != nil && b.D != data.Test.D || data.Cal != nil && b.D != data.Cal.D {
+			return fmt.Errorf("%s: embeddings of dimension %d, the other bundles' is %d", path, b.D, data.Cal.D)
+		}
+		*f.dst = b
+		inputs = append(inputs, path)
+	}
+	res, err := newResults(out, o.tableOptions, "compare", true, inputs...)
+	if err != nil {
+		return err
+	}
+	cfg.Cells, cfg.OutDir = res.cells, res.sets
+	t, err := experiment.Compare(ctx, data, experiment.CompareConfig{Config: cfg, Resplits: o.Resplits}, methods, newProgress(out, o.Quiet, "run").step)
+	if err != nil {
+		return err
+	}
+	if err := res.add(t); err != nil {
+		return err
+	}
+	return res.done()
+}

@@ -1,0 +1,281 @@
+package experiment
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/ood"
+	"github.com/ccsets/ccs/train"
+)
+
+// CompareData are a user's bundles, as ccs bundle writes them: the fit,
+// validation, calibration and test splits, and optionally an OOD sample and
+// held-out in-distribution inputs that calibrate a per-input OOD test.
+type CompareData struct {
+	Name                string // for the title: the bundles' directory
+	Fit, Val, Cal, Test *bundle.Bundle
+	OOD, OODCal         *bundle.Bundle // nil when absent
+}
+
+// CompareConfig configures Compare. Zero fields take the defaults: 3
+// seeds, α = 0.05, the embedding recipe (train.EmbeddingRecipe), 200
+// resplits.
+type CompareConfig struct {
+	Config
+	// Resplits is the number of random calibration/test halvings of the
+	// test split behind each row's share of resplits below 1−α.
+	Resplits int
+}
+
+func (c *CompareConfig) defaults() {
+	c.Seeds = cmp.Or(c.Seeds, 3)
+	c.Resplits = cmp.Or(c.Resplits, 200)
+	if c.Train.SGD == (train.SGD{}) {
+		c.Train.SGD = train.EmbeddingRecipe.SGD
+	}
+	c.Config.defaults()
+}
+
+// CompareRow is one method on the user's data, over seeds: the table's
+// figures (Row), and beside them the worst class's coverage (with labels),
+// the share of resplits of the test split whose coverage falls below 1−α,
+// the time each fit took, and with an OOD sample the per-input OOD test's
+// AUROC, FPR95 and false-alarm rate (percent).
+type CompareRow struct {
+	Row
+	WorstClass *eval.Summary `json:"worst_class_coverage,omitempty"`
+	BelowShare *eval.Summary `json:"resplits_below,omitempty"`
+	FitSeconds eval.Summary  `json:"fit_seconds"`
+	OODAUROC   *eval.Summary `json:"ood_auroc,omitempty"`
+	OODFPR95   *eval.Summary `json:"ood_fpr95,omitempty"`
+	OODFAR     *eval.Summary `json:"ood_false_alarm_rate,omitempty"`
+}
+
+// CompareTable is the paper's Table 1 for a user's data.
+type CompareTable struct {
+	Title    string       `json:"title"`
+	Config   string       `json:"config"`
+	Alpha    float64      `json:"alpha"`
+	Rows     []CompareRow `json:"rows"`
+	Warnings []string     `json:"warnings,omitempty"`
+}
+
+// compareCell is what each (seed, method) run of Compare measures beyond
+// the test split's figures.
+type compareCell struct {
+	WorstClass *float64 `json:"worst_class,omitempty"` // fraction
+	Below      *float64 `json:"below,omitempty"`       // fraction of resplits
+	FitSeconds float64  `json:"fit_seconds"`
+	AUROC      *float64 `json:"ood_auroc,omitempty"` // fractions
+	FPR95      *float64 `json:"ood_fpr95,omitempty"`
+	FAR        *float64 `json:"ood_far,omitempty"`
+}
+
+// Compare runs methods on the user's bundles over cfg.Seeds seeds. The
+// splits are those of the bundles (ccs bundle drew them once, seeded); each
+// seed refits the learned rows (the training's seed) and recalibrates every
+// row (which positive of each calibration anchor scores, and the
+// ellipsoid's halving), so the spread over seeds is the method's, not the
+// split's. Each row is evaluated on the test split: coverage, exclusion,
+// LogVol/d, with labels the worst class's coverage, the share of
+// cfg.Resplits random halvings of the test split (recalibrated on one half,
+// tested on the other) that cover less than 1−α, and with an OOD sample the
+// per-input OOD test (the k-th nearest fit anchor under the set's score;
+// its false-alarm rate calibrated on the held-out ID inputs when given).
+func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods []Method, progress func(done, total int, what string)) (*CompareTable, error) {
+	cfg.defaults()
+	if err := conformal.CheckAlpha(cfg.Alpha); err != nil {
+		return nil, err
+	}
+	if data.Cal == nil || data.Test == nil {
+		return nil, fmt.Errorf("experiment: compare needs calibration and test bundles")
+	}
+	trains := slices.ContainsFunc(methods, func(m Method) bool { return m.Trains })
+	if trains && (data.Fit == nil || data.Val == nil) {
+		return nil, fmt.Errorf("experiment: the learned rows need fit and validation bundles")
+	}
+	cfg.compare = &cfg
+	cfg.compareData = &data
+	results, err := runTable(ctx, cfg.Config, "compare", methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
+		return &Splits{Fit: data.Fit, Val: data.Val, Cal: data.Cal, Test: data.Test, Workers: workers}, nil
+	}, progress)
+	if err != nil {
+		return nil, err
+	}
+	t := &CompareTable{
+		Title: "Your data: " + data.Name, Alpha: cfg.Alpha,
+		Config: fmt.Sprintf("%d fit, %d validation, %d calibration and %d test anchors, d=%d, k=%d, α=%v, seeds 0–%d (the splits are the bundles'; each seed refits and recalibrates), calibration %v; resplits: %d halvings of the test split",
+			nOf(data.Fit), nOf(data.Val), data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, cfg.Seeds-1, cfg.calibrationName(), cfg.Resplits),
+	}
+	if trains {
+		t.Config += "; " + recipeLine(cfg.Train.WithDefaults(), recipeShown{optimiser: true, objective: true})
+	}
+	if data.OOD != nil {
+		t.Config += fmt.Sprintf("; OOD: %d inputs, per-input score against the %d fit anchors", data.OOD.N, nOf(data.Fit))
+		if data.OODCal != nil {
+			t.Config += fmt.Sprintf(", calibrated on %d held-out ID inputs at α_ood = %v", data.OODCal.N, ood.DefaultAlpha)
+		}
+	}
+	if cfg.Calibration == conformal.Pooled {
+		t.Warnings = append(t.Warnings, "pooled calibration: coverage is approximate, not guaranteed")
+	}
+	base := rows(methods, results)
+	for m, r := range base {
+		cr := CompareRow{Row: r}
+		var worst, below, secs, auroc, fpr, far []float64
+		for s := range results {
+			c := results[s][m].Compare
+			if c == nil {
+				continue
+			}
+			secs = append(secs, c.FitSeconds)
+			for _, v := range []struct {
+				p   *float64
+				dst *[]float64
+			}{{c.WorstClass, &worst}, {c.Below, &below}, {c.AUROC, &auroc}, {c.FPR95, &fpr}, {c.FAR, &far}} {
+				if v.p != nil {
+					*v.dst = append(*v.dst, 100**v.p)
+				}
+			}
+		}
+		cr.FitSeconds = eval.Summarize(secs)
+		summary := func(x []float64) *eval.Summary {
+			if len(x) == 0 {
+				return nil
+			}
+			s := eval.Summarize(x)
+			return &s
+		}
+		cr.WorstClass, cr.BelowShare = summary(worst), summary(below)
+		cr.OODAUROC, cr.OODFPR95, cr.OODFAR = summary(auroc), summary(fpr), summary(far)
+		t.Rows = append(t.Rows, cr)
+	}
+	return t, nil
+}
+
+func nOf(b *bundle.Bundle) int {
+	if b == nil {
+		return 0
+	}
+	return b.N
+}
+
+// measureCompare is what Compare adds to a run: the worst class, the
+// resplits, and the per-input OOD test.
+func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, seed uint64, fit time.Duration) (*compareCell, error) {
+	c := &compareCell{FitSeconds: fit.Seconds()}
+	if sp.Test.Labels != nil {
+		_, classes, err := eval.ByClass(set, sp.Test)
+		if err != nil {
+			return nil, err
+		}
+		w := eval.Worst(classes).Coverage
+		c.WorstClass = &w
+	}
+	if set.OneThreshold() == nil {
+		r, err := eval.Resplits(set, sp.Test, cfg.Resplits, 0.5, seed)
+		if err != nil {
+			return nil, fmt.Errorf("resplits: %w", err)
+		}
+		c.Below = &r.BelowShare
+	}
+	if data.OOD != nil && set.OneThreshold() == nil && sp.Fit != nil {
+		near, err := ood.NewNearest(set, sp.Fit.Anchors, 1)
+		if err != nil {
+			return nil, err
+		}
+		score, err := ood.CCS(set, ood.PerInput, near)
+		if err != nil {
+			return nil, err
+		}
+		var cal []float64
+		if data.OODCal != nil {
+			if cal, err = score(data.OODCal); err != nil {
+				return nil, err
+			}
+		}
+		m, err := ood.Evaluation{ID: sp.Test, OOD: []*bundle.Bundle{data.OOD}, Names: []string{"ood"}}.Measure(ctx, score, cal)
+		if err != nil {
+			return nil, fmt.Errorf("OOD: %w", err)
+		}
+		c.AUROC, c.FPR95 = &m.Metrics[0].AUROC, &m.Metrics[0].FPR95
+		if m.Alarms != nil {
+			c.FAR = &m.Alarms.FAR
+		}
+	}
+	return c, nil
+}
+
+// WriteText renders the comparison: coverage, exclusion and LogVol/d as
+// the paper's Table 1, then the worst class's coverage, the share of
+// resplits below 1−α, the OOD test's figures when measured, and the fit
+// time, each mean ± std over seeds.
+func (t *CompareTable) WriteText(w io.Writer) error {
+	has := func(f func(CompareRow) bool) bool { return slices.ContainsFunc(t.Rows, f) }
+	worst, below := has(func(r CompareRow) bool { return r.WorstClass != nil }), has(func(r CompareRow) bool { return r.BelowShare != nil })
+	oodCols, far := has(func(r CompareRow) bool { return r.OODAUROC != nil }), has(func(r CompareRow) bool { return r.OODFAR != nil })
+	head := []string{"Method", "Coverage", "Exclusion↑", "LogVol/d↓"}
+	if worst {
+		head = append(head, "Worst class")
+	}
+	if below {
+		head = append(head, fmt.Sprintf("Resplits < %g%%", 100*(1-t.Alpha)))
+	}
+	if oodCols {
+		head = append(head, "OOD AUROC↑", "OOD FPR95↓")
+	}
+	if far {
+		head = append(head, fmt.Sprintf("FAR@%v", ood.DefaultAlpha))
+	}
+	head = append(head, "Fit s")
+	pct := func(s *eval.Summary) string {
+		if s == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%.1f ± %.1f%%", s.Mean, s.Std)
+	}
+	grid := [][]string{head}
+	for _, r := range t.Rows {
+		cells := []string{r.Method, pct(&r.Coverage), pct(&r.Exclusion), fmt.Sprintf("%.2f ± %.2f", r.LogVolPerDim.Mean, r.LogVolPerDim.Std)}
+		if worst {
+			cells = append(cells, pct(r.WorstClass))
+		}
+		if below {
+			cells = append(cells, pct(r.BelowShare))
+		}
+		if oodCols {
+			cells = append(cells, pct(r.OODAUROC), pct(r.OODFPR95))
+		}
+		if far {
+			cells = append(cells, pct(r.OODFAR))
+		}
+		secs := "—"
+		if !math.IsNaN(r.FitSeconds.Mean) && r.FitSeconds.Mean > 0 {
+			secs = fmt.Sprintf("%.1f", r.FitSeconds.Mean)
+		}
+		cells = append(cells, secs)
+		grid = append(grid, cells)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n\n", t.Title, t.Config)
+	writeGrid(&b, grid)
+	fmt.Fprintf(&b, "\nCoverage is guaranteed ≥ %g%% on average over calibration draws for every row but a pooled calibration's; ", 100*(1-t.Alpha))
+	if below {
+		b.WriteString("the resplits column is the share of random halvings of the test split whose coverage falls below it (about half is the guarantee working as stated: it is marginal, not conditional on the draw)")
+	}
+	b.WriteString(".\n")
+	for _, warn := range t.Warnings {
+		fmt.Fprintf(&b, "\nWARNING: %s\n", warn)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
