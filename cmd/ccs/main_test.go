@@ -384,7 +384,7 @@ func TestEmbedAndFMNIST(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	tables := doc.Tables
+	tables := doc.Result.(*experiment.FMNISTResult).Tables
 	if doc.Kind != "fmnist" || len(tables) != 1 || len(tables[0].Rows) != 2 {
 		t.Fatalf("%d tables, want one of two rows:\n%s", len(tables), stdout.String())
 	}
@@ -484,7 +484,7 @@ func testOOD(t *testing.T, dir, idPath string) {
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	tabs := doc.OOD
+	tabs := doc.Result.(*experiment.OODResult).OOD
 	if len(tabs) != 1 || len(tabs[0].Rows) != 11 || tabs[0].Runs != 2 || tabs[0].AlphaOOD != 0.05 {
 		t.Fatalf("reproduce ood: %s", stdout.String())
 	}
