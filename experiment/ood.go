@@ -115,6 +115,11 @@ func (t *OODTable) AddTest(method string, id []float64, oods [][]float64, conv o
 		}
 		row.AUROC = append(row.AUROC, eval.Summarize([]float64{100 * m.AUROC}))
 		row.FPR95 = append(row.FPR95, eval.Summarize([]float64{100 * m.FPR95}))
+		c, err := NewScoreCurve(t.Sets[j], id, o) // the figures' ROC curve and histograms
+		if err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		row.Curves = append(row.Curves, c)
 	}
 	if a != nil {
 		f := eval.Summarize([]float64{100 * a.FAR})

@@ -10,6 +10,9 @@ import (
 func init() {
 	Register(Kind{Name: "ood", Heading: "OOD detection", Order: 40,
 		New: func() Result { return new(OODResult) }})
+	// ccs ood's result is one table, its keys the document's.
+	Register(Kind{Name: "ood-detection", Heading: "OOD detection with a fitted set (ccs ood)", Order: 80,
+		New: func() Result { return new(OODTable) }})
 }
 
 // OODResult is ccs reproduce ood's result (kind "ood"): an OOD table per
@@ -58,6 +61,10 @@ func (r *OODResult) Check() error {
 	}
 	return nil
 }
+
+// Texts are the table itself: an OOD table is a result of its own, ccs
+// ood's (kind "ood-detection").
+func (t *OODTable) Texts() []Text { return []Text{t} }
 
 // Figures are the table's ROC curves (stem-roc) and score histograms
 // (stem-histograms), when its rows have score curves.

@@ -14,10 +14,10 @@ import (
 )
 
 // TestFigures draws every kind of result's figures, from small real
-// results, and checks each file (a PNG of
+// results and from the commands' documents, and checks each file (a PNG of
 // the figure's size with ink, an SVG of its width with labels and data).
 func TestFigures(t *testing.T) {
-	docs := fixture.Documents(t)
+	docs := append(fixture.Documents(t), fixture.CommandDocuments(t)...)
 	dir := t.TempDir()
 	var names []string
 	for _, d := range docs {
@@ -45,15 +45,16 @@ func TestFigures(t *testing.T) {
 	}
 	// One of each kind.
 	for _, want := range []string{"sim-simulated-3d-clusters-mixed-coverage", "-tradeoff", "-shapes", "pnorm", "sensitivity-sim",
-		"ood-fixture-id-normal-scores-roc", "ood-fixture-id-normal-scores-histograms"} {
+		"ood-fixture-id-normal-scores-roc", "ood-fixture-id-normal-scores-histograms",
+		"evaluate-coverage", "coverage-check-distribution", "ood-detection-roc", "ood-detection-histograms"} {
 		if !slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, want) || n == want }) {
 			t.Errorf("no %s figure among %v", want, names)
 		}
 	}
 }
 
-// TestFiguresEmpty: a result with no curves (an older ccs) or no sweeps
-// has no figures, and no error; malformed curves are
+// TestFiguresEmpty: a result with no curves (an older ccs), no sweeps or no
+// resplits' coverages has no figures, and no error; malformed curves are
 // an error, not a panic.
 func TestFiguresEmpty(t *testing.T) {
 	for _, d := range []*experiment.Document{
@@ -61,6 +62,8 @@ func TestFiguresEmpty(t *testing.T) {
 		{Kind: "sensitivity", Result: &experiment.SensitivityResult{Sensitivity: &experiment.SensitivityTable{}}},
 		{Kind: "sensitivity", Result: &experiment.SensitivityResult{Sensitivity: &experiment.SensitivityTable{Sweeps: []experiment.SensitivitySweep{{Param: "alpha"}}}}},
 		{Kind: "pnorm", Result: &experiment.PNormResult{}},
+		{Kind: "coverage-check", Result: &experiment.CoverageCheck{}},
+		{Kind: "ood-detection", Result: &experiment.OODTable{Title: "OOD detection", Sets: []string{"a"}}},
 	} {
 		figs, err := d.Figures()
 		if err != nil || len(figs) != 0 {
@@ -71,6 +74,7 @@ func TestFiguresEmpty(t *testing.T) {
 	bad.Rows[1].Curves[0].Edges = bad.Rows[1].Curves[0].Edges[1:]
 	for _, d := range []*experiment.Document{
 		{Kind: "ood", Result: &experiment.OODResult{OOD: []*experiment.OODTable{bad}}},
+		{Kind: "ood-detection", Result: bad},
 	} {
 		if _, err := d.Figures(); err == nil || !strings.Contains(err.Error(), "malformed curve") {
 			t.Errorf("%s, malformed curve: error %v", d.Kind, err)
@@ -144,11 +148,33 @@ func TestDocumentLayout(t *testing.T) {
 	}
 }
 
+// TestCommandDocuments: the commands' documents read back into their kinds'
+// results and write again byte for byte as the command printed them.
+func TestCommandDocuments(t *testing.T) {
+	for i, d := range fixture.CommandDocuments(t) {
+		want := []string{"evaluate", "evaluate", "coverage-check", "ood-detection"}[i]
+		if d.Kind != want || !strings.HasPrefix(d.Command, "ccs "+strings.TrimSuffix(want, "-detection")+" ") || len(d.Build) == 0 {
+			t.Errorf("document %d: kind %q, command %q, build %s", i, d.Kind, d.Command, d.Build)
+		}
+		b := indented(t, d)
+		back, err := experiment.ReadDocument(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again := indented(t, back); !bytes.Equal(again, b) {
+			t.Errorf("%s: read back and written again, the document differs:\n%s\n%s", d.Kind, again, b)
+		}
+		if !bytes.HasPrefix(b, []byte("{\n  \"kind\": \""+d.Kind+"\",\n  \"command\": ")) {
+			t.Errorf("%s: the envelope's keys are not first:\n%.200s", d.Kind, b)
+		}
+	}
+}
+
 // TestDocumentTexts: every kind's tables write as text that starts with its
 // title and protocol line and holds a Markdown grid (the form the report
 // parses).
 func TestDocumentTexts(t *testing.T) {
-	for _, d := range fixture.Documents(t) {
+	for _, d := range append(fixture.Documents(t), fixture.CommandDocuments(t)...) {
 		texts := d.Result.Texts()
 		if len(texts) == 0 {
 			t.Errorf("%s: no tables", d.Kind)
@@ -183,7 +209,7 @@ func TestDocumentErrors(t *testing.T) {
 	}{
 		{"no result", experiment.Document{Kind: "sim"}, "holds no result"},
 		{"a key of the envelope's", experiment.Document{Kind: "clash", Result: &clash{Kind: "x"}}, `has a key "kind"`},
-		{"not an object", experiment.Document{Kind: "null", Result: (*experiment.SimResult)(nil)}, "must be a JSON object"},
+		{"not an object", experiment.Document{Kind: "null", Result: (*experiment.OODTable)(nil)}, "must be a JSON object"},
 	} {
 		if _, err := json.Marshal(c.doc); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
@@ -192,7 +218,7 @@ func TestDocumentErrors(t *testing.T) {
 	if err := (&experiment.Document{Kind: "sim"}).Check(); err == nil {
 		t.Error("Check: a document without a result passes")
 	}
-	if _, err := experiment.NewResult("cifar"); err == nil || !strings.Contains(err.Error(), "want one of [sim pnorm fmnist ood sensitivity]") {
+	if _, err := experiment.NewResult("cifar"); err == nil || !strings.Contains(err.Error(), "want one of [sim pnorm fmnist ood sensitivity evaluate coverage-check ood-detection]") {
 		t.Errorf("NewResult of an unknown kind: %v", err)
 	}
 }
@@ -201,7 +227,7 @@ func TestDocumentErrors(t *testing.T) {
 // each with a heading and read into its own result; registering a
 // kind twice, or without a name, panics.
 func TestRegister(t *testing.T) {
-	if got, want := experiment.KindNames(), []string{"sim", "pnorm", "fmnist", "ood", "sensitivity"}; !slices.Equal(got, want) {
+	if got, want := experiment.KindNames(), []string{"sim", "pnorm", "fmnist", "ood", "sensitivity", "evaluate", "coverage-check", "ood-detection"}; !slices.Equal(got, want) {
 		t.Errorf("kinds %v, want %v", got, want)
 	}
 	for _, k := range experiment.Kinds() {

@@ -134,8 +134,10 @@ func (c *chromium) eval(script string, out any) {
 	c.call("POST", c.session+"/execute/sync", map[string]any{"script": script, "args": []any{}}, out)
 }
 
-// TestReportInChromium renders the report of small real results of every
-// reproduced table and opens it in headless Chromium: it loads without console
+// TestReportInChromium renders two reports and opens them in headless
+// Chromium: one of small real results of every reproduced table, one of
+// the documents ccs evaluate (with and without -per-class), ccs
+// coverage-check and ccs ood printed with -json. Each loads without console
 // errors and without fetching anything, every figure is there and drawn at
 // a readable size, every table has rows, and the numbers (the paper's
 // beside ours for the reproduced tables) and the protocol lines are on the
@@ -158,6 +160,11 @@ func TestReportInChromium(t *testing.T) {
 	// sim, pnorm, four sweeps, ood.
 	checkPage(t, c, filepath.Join(dir, "reproduced.html"), fixture.Documents(t), 7, 20,
 		[]string{"Results of ccs reproduce", "94.7% / 15.3% / 2.74", "Paper (CIFAR100, d=512)", "calibration one-per-anchor", "ccs reproduce pnorm (fixture)", "Sweeping α"})
+	// evaluate: two tables and one; coverage-check one; ood one.
+	checkPage(t, c, filepath.Join(dir, "commands.html"), fixture.CommandDocuments(t), 5, 18,
+		[]string{"Results of ccs.", "A fitted set on a test bundle (ccs evaluate)", "ccs evaluate -set ball.json -test test.npz -per-class -json",
+			"Per class of the test bundle's labels", "Worst class 0: coverage 59.19%", "Coverage over resplits (ccs coverage-check)",
+			"the mean over calibration draws lies in [90.00%, 90.99%]", "OOD detection with a fitted set (ccs ood)", "CCS (batch)", "D-KNN"})
 }
 
 // checkPage writes the report of docs at page, opens it in c and checks it:

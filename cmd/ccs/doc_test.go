@@ -65,11 +65,15 @@ func TestRunFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var direct bytes.Buffer
-	if err := runEvaluate(ctx, evaluateOptions{Set: set, Test: filepath.Join(dir, "test.npz"), JSON: true}, &output{stdout: &direct, stderr: &sink}); err != nil {
+	args := []string{"evaluate", "-set", set, "-test", filepath.Join(dir, "test.npz"), "-json"}
+	// The document names its command line: the direct call's is the one
+	// the flags give.
+	directOut := &output{stdout: &direct, stderr: &sink, command: "ccs " + strings.Join(args, " ")}
+	if err := runEvaluate(ctx, evaluateOptions{Set: set, Test: filepath.Join(dir, "test.npz"), JSON: true}, directOut); err != nil {
 		t.Fatal(err)
 	}
 	var viaFlags bytes.Buffer
-	if err := run(&viaFlags, &sink, []string{"evaluate", "-set", set, "-test", filepath.Join(dir, "test.npz"), "-json"}); err != nil {
+	if err := run(&viaFlags, &sink, args); err != nil {
 		t.Fatal(err)
 	}
 	if direct.String() != viaFlags.String() || !strings.Contains(direct.String(), `"coverage"`) {

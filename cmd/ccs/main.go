@@ -16,8 +16,8 @@
 //	fit             learn a set geometry on a training split, the checkpoint chosen on a validation split
 //	ood             score in-distribution and OOD bundles with a set's OOD score and the baselines
 //	reproduce       reproduce a table of the paper: sim, sim-draws, sim-threshold, pnorm, sensitivity, fmnist, ood
-//	plot            draw the figures of reproduce results as PNG and SVG
-//	report          write one self-contained HTML page of a results directory
+//	plot            draw the figures of results (any command's -json) as PNG and SVG
+//	report          write one self-contained HTML page of a results directory or result files
 //	serve           serve fitted sets over HTTP
 //	retrieve        list the collection items inside a set around an anchor
 //	collection      load a collection file into ClickHouse (one table or a cluster)
