@@ -161,7 +161,7 @@ func (r *results) done() error {
 			return err
 		}
 		if !r.o.Quiet {
-			fmt.Fprintf(r.out.stderr, "%d figures in %s\n", len(files), r.o.Plots)
+			fmt.Fprintf(r.out.stderr, "%d figures in %s (PNG and SVG)\n", len(files)/2, r.o.Plots)
 		}
 	}
 	if r.o.JSON {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"html"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/report"
 )
 
 // TestUserResults: what ccs evaluate and ccs coverage-check print with
@@ -83,5 +86,47 @@ func TestUserResults(t *testing.T) {
 		if _, err := ccs(cmd...); err == nil || !strings.Contains(err.Error(), `old.json: experiment: kind "", want one of [sim`) {
 			t.Errorf("%s of a JSON without a kind: %v", cmd[0], err)
 		}
+	}
+}
+
+// TestGoldenDocuments: every golden output that is a document (a command's
+// -json) reads back as its kind, draws figures and renders in a report
+// under its kind's heading: a kind of result added with its golden is
+// checked here with no other change.
+func TestGoldenDocuments(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte("{\n  \"kind\": ")) {
+			continue
+		}
+		doc, err := experiment.ReadDocument(bytes.NewReader(b))
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		kinds = append(kinds, doc.Kind)
+		figs, err := doc.Figures()
+		if err != nil || len(figs) == 0 {
+			t.Errorf("%s: %d figures, error %v", path, len(figs), err)
+		}
+		var page bytes.Buffer
+		if err := report.Write(&page, "golden", []*experiment.Document{doc}); err != nil {
+			t.Errorf("%s: report: %v", path, err)
+		}
+		k, _ := experiment.KindOf(doc.Kind)
+		if !strings.Contains(page.String(), "<h2>"+html.EscapeString(k.Heading)+"</h2>") {
+			t.Errorf("%s: the report has no section headed %q", path, k.Heading)
+		}
+	}
+	if !slices.Contains(kinds, "evaluate") {
+		t.Errorf("golden documents of the kinds %v, want evaluate's among them", kinds)
 	}
 }
