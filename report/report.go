@@ -21,6 +21,13 @@ import (
 // Paper is the paper the tables reproduce, as the report cites it.
 const Paper = "Contrastive Conformal Sets"
 
+// The page's titles when Write is given none: for results of ccs reproduce
+// only, and for any others (ccs evaluate's, say).
+const (
+	ReproducedTitle = "ccs: the paper's tables reproduced"
+	ResultsTitle    = "ccs results"
+)
+
 // section is one document's part of the page.
 type section struct {
 	ID            string // the kind, or KIND-N for its Nth document
@@ -55,8 +62,8 @@ type fig struct {
 	SVG               template.HTML
 }
 
-// Write renders docs (in the order given) as one HTML page titled title,
-// with a list of its sections at the top, each headed by its kind's
+// Write renders docs (in the order given) as one HTML page titled title
+// (ReproducedTitle or ResultsTitle when it is empty), with a list of its sections at the top, each headed by its kind's
 // heading (experiment.Kind). Several documents of one kind
 // (the sensitivity analysis on the simulation and on Fashion-MNIST, say)
 // get sections KIND, KIND-2, …, headed by their first table's title too
@@ -113,6 +120,12 @@ func Write(w io.Writer, title string, docs []*experiment.Document) error {
 		}
 		used[s.Heading] = true
 		secs = append(secs, s)
+	}
+	if title == "" {
+		title = ResultsTitle
+		if reproduced {
+			title = ReproducedTitle
+		}
 	}
 	return page.Execute(w, struct {
 		Title, Paper string

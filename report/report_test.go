@@ -302,3 +302,36 @@ func TestWriteSameKind(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTitle: without a title, a page of ccs reproduce's results only
+// is titled and introduced as the paper's tables, any other as ccs's
+// results; a title given is kept.
+func TestWriteTitle(t *testing.T) {
+	doc := func(command string) *experiment.Document {
+		return &experiment.Document{Kind: "sim", Command: command,
+			Result: &experiment.SimResult{Tables: []*experiment.Table{{Title: "T", Config: "c", Rows: []experiment.Row{{Method: "M"}}}}}}
+	}
+	for _, c := range []struct {
+		title     string
+		commands  []string
+		want, not string
+	}{
+		{"", []string{"ccs reproduce sim", "ccs reproduce sim -seeds 2"}, "<title>" + report.ReproducedTitle + "</title>", "Results of <code>ccs</code>."},
+		{"", []string{"ccs reproduce sim", "ccs evaluate -json"}, "<title>" + report.ResultsTitle + "</title>", "Results of <code>ccs reproduce</code>"},
+		{"", []string{""}, "<title>" + report.ResultsTitle + "</title>", "Results of <code>ccs reproduce</code>"},
+		{"Mine", []string{"ccs reproduce sim"}, "<title>Mine</title>", "Results of <code>ccs</code>."},
+	} {
+		var docs []*experiment.Document
+		for _, cmd := range c.commands {
+			docs = append(docs, doc(cmd))
+		}
+		var b bytes.Buffer
+		if err := report.Write(&b, c.title, docs); err != nil {
+			t.Fatal(err)
+		}
+		page := strings.ReplaceAll(b.String(), "&#39;", "'")
+		if !strings.Contains(page, c.want) || strings.Contains(page, c.not) {
+			t.Errorf("%q of %q: want %q and not %q in\n%.900s", c.title, c.commands, c.want, c.not, page)
+		}
+	}
+}

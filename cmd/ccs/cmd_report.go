@@ -15,13 +15,6 @@ import (
 	"github.com/ccsets/ccs/report"
 )
 
-// The page's default titles: for results of ccs reproduce only, and for
-// any others (ccs evaluate's, say).
-const (
-	reproducedTitle = "ccs: the paper's tables reproduced"
-	resultsTitle    = "ccs results"
-)
-
 // reportOptions are ccs report's inputs.
 type reportOptions struct {
 	In, Out, Title string
@@ -35,7 +28,7 @@ func reportCommand() *command {
 			var o reportOptions
 			fs.StringVar(&o.In, "in", "", "results `DIR` (ccs reproduce … -out DIR): its KIND.json for each kind of result ("+strings.Join(experiment.KindNames(), ", ")+")")
 			fs.StringVar(&o.Out, "out", "", "the HTML `file` to write")
-			fs.StringVar(&o.Title, "title", "", "the page's title (default \""+reproducedTitle+"\" for results of ccs reproduce only, else \""+resultsTitle+"\")")
+			fs.StringVar(&o.Title, "title", "", "the page's title (default \""+report.ReproducedTitle+"\" for results of ccs reproduce only, else \""+report.ResultsTitle+"\")")
 			return func(ctx context.Context, out *output) error {
 				o.Files = fs.Args() // after -in's documents, in the order given: two of one kind (the sensitivity analysis on sim and on fmnist) both appear
 				return runReport(ctx, o, out)
@@ -76,14 +69,6 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 	}
 	if len(docs) == 0 {
 		return fmt.Errorf("report: %s holds no results (want one of %v as KIND.json, written by ccs reproduce -out %s)", o.In, experiment.KindNames(), o.In)
-	}
-	if o.Title == "" {
-		o.Title = reproducedTitle
-		for _, d := range docs {
-			if !strings.HasPrefix(d.Command, "ccs reproduce ") {
-				o.Title = resultsTitle
-			}
-		}
 	}
 	err := atomicfile.Write(o.Out, func(w io.Writer) error { return report.Write(w, o.Title, docs) })
 	if err != nil {
