@@ -25,8 +25,8 @@
 //	retrieve             certified retrieval: every collection item inside a set
 //	retrieve/clickhouse  the same answers from ClickHouse, one table or a cluster's shards
 //	serve                the HTTP service, and its load generator
-//	experiment           the paper's tables: simulation, p-norm, sensitivity, Fashion-MNIST, OOD, convex hull
-//	figure               the tables' figures (gonum.org/v1/plot), PNG and SVG
+//	experiment           the paper's tables (simulation, p-norm, sensitivity, Fashion-MNIST, OOD, convex hull); every kind of result, registered once, with its figures
+//	figure               a plotting library (gonum.org/v1/plot): figures as PNG and SVG, panels, legends, the palette
 //	report               one self-contained HTML page of the results
 //	cmd/ccs              the command-line tool
 //	bench/epoch          times training epochs, beside PyTorch (bench/run.sh)
@@ -37,7 +37,7 @@
 //	internal/gradcheck   finite-difference checks of every gradient
 //	internal/chtest      real ClickHouse servers (two shards) for the tests
 //	internal/atomicfile  files written to a temporary name and renamed
-//	internal/fixture     small real results of every kind, for the figure and report tests
+//	internal/fixture     small real results of every kind and the commands' -json, for the figure and report tests
 //	internal/enum        the enums' one form: names, text and parsing from a table
 //	internal/jsonfloat   NaN and infinities in JSON, one way for every output
 //

@@ -1,7 +1,6 @@
 package conformal
 
 import (
-
 	"github.com/ccsets/ccs/internal/enum"
 )
 

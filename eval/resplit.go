@@ -28,6 +28,9 @@ type ResplitResult struct {
 	// Band is the marginal guarantee's [1−α, 1−α + 1/(n+1)] for the mean
 	// (one positive per anchor, the marginal rank).
 	Band [2]float64 `json:"band"`
+	// Coverages are each resplit's coverage, in order: the distribution
+	// the summary above describes.
+	Coverages []float64 `json:"coverages,omitempty"`
 }
 
 // Resplits measures s's geometry recalibrated on random halves of b:
@@ -118,7 +121,7 @@ func Resplits(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction floa
 			below++
 		}
 	}
-	res.Coverage, res.Exclusion = Summarize(cov), Summarize(exc)
+	res.Coverage, res.Exclusion, res.Coverages = Summarize(cov), Summarize(exc), cov
 	res.BelowShare = float64(below) / float64(resplits)
 	sorted := slices.Sorted(slices.Values(cov))
 	res.P05 = sorted[int(0.05*float64(resplits-1))]

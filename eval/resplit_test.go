@@ -58,6 +58,16 @@ func TestResplits(t *testing.T) {
 		if r.NCal != 100 || r.NTest != 5000 {
 			t.Fatalf("split %d + %d", r.NCal, r.NTest)
 		}
+		// The per-resplit coverages are the distribution summarised.
+		below := 0
+		for _, v := range r.Coverages {
+			if v < 1-set.Alpha {
+				below++
+			}
+		}
+		if s := Summarize(r.Coverages); len(r.Coverages) != 2000 || s != r.Coverage || float64(below)/2000 != r.BelowShare {
+			t.Errorf("%d coverages: %+v, %d below 1−α; the summary %+v, %.3f below", len(r.Coverages), s, below, r.Coverage, r.BelowShare)
+		}
 		switch c.mode {
 		case conformal.OnePerAnchor:
 			se := r.Coverage.Std / math.Sqrt(2000)

@@ -110,6 +110,10 @@ func TestCurveMatchesRow(t *testing.T) {
 func TestReadDocument(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
 		{`{"kind": "cifar"}`, `kind "cifar"`},
+		{`{"geometry": "ball", "coverage": 0.9}`, `kind ""`}, // ccs evaluate's before it had a kind
+		{`{"kind": "sim", "tables": {}}`, "sim result: json: cannot unmarshal object"},
+		{`{"kind": "coverage-check", "resplits": 3, "coverages": [0.9, 0.8]}`, "2 coverages for 3 resplits"},
+		{`{"kind": "coverage-check", "resplits": 1, "coverages": [1.5]}`, "not a fraction"},
 		{`{"kind": "sim", "tables": [null]}`, "tables[0] is null"},
 		{`{"kind": "fmnist", "hull": [null]}`, "hull[0] is null"},
 		{`{"kind": "ood", "ood": [null]}`, "ood[0] is null"},
@@ -122,7 +126,7 @@ func TestReadDocument(t *testing.T) {
 		}
 	}
 	d, err := ReadDocument(strings.NewReader(`{"kind": "ood", "ood": [{"ood_sets": ["a"], "rows": [{"method": "M", "unavailable": "no logits"}]}]}`))
-	if err != nil || len(d.OOD[0].Rows) != 1 {
+	if err != nil || len(d.Result.(*OODResult).OOD[0].Rows) != 1 {
 		t.Errorf("an unavailable row: %v", err)
 	}
 }

@@ -58,6 +58,18 @@ type CompareRow struct {
 	OODAUROC   *eval.Summary `json:"ood_auroc,omitempty"`
 	OODFPR95   *eval.Summary `json:"ood_fpr95,omitempty"`
 	OODFAR     *eval.Summary `json:"ood_false_alarm_rate,omitempty"`
+	// Classes are each test class's coverage (percent, over seeds), with
+	// labels.
+	Classes []ClassCoverage `json:"classes,omitempty"`
+	// OODCurve is the OOD test's scores on seed 0: ROC and histograms.
+	OODCurve *ScoreCurve `json:"ood_curve,omitempty"`
+}
+
+// ClassCoverage is one class's coverage of its test positives (percent,
+// over seeds).
+type ClassCoverage struct {
+	Label    int64        `json:"label"`
+	Coverage eval.Summary `json:"coverage"`
 }
 
 // CompareTable is the paper's Table 1 for a user's data.
@@ -72,12 +84,14 @@ type CompareTable struct {
 // compareCell is what each (seed, method) run of Compare measures beyond
 // the test split's figures.
 type compareCell struct {
-	WorstClass *float64 `json:"worst_class,omitempty"` // fraction
-	Below      *float64 `json:"below,omitempty"`       // fraction of resplits
-	FitSeconds float64  `json:"fit_seconds"`
-	AUROC      *float64 `json:"ood_auroc,omitempty"` // fractions
-	FPR95      *float64 `json:"ood_fpr95,omitempty"`
-	FAR        *float64 `json:"ood_far,omitempty"`
+	Classes    []ClassCoverage `json:"classes,omitempty"` // each class's coverage (fractions, one seed)
+	Curve      *ScoreCurve     `json:"ood_curve,omitempty"`
+	WorstClass *float64        `json:"worst_class,omitempty"` // fraction
+	Below      *float64        `json:"below,omitempty"`       // fraction of resplits
+	FitSeconds float64         `json:"fit_seconds"`
+	AUROC      *float64        `json:"ood_auroc,omitempty"` // fractions
+	FPR95      *float64        `json:"ood_fpr95,omitempty"`
+	FAR        *float64        `json:"ood_far,omitempty"`
 }
 
 // Compare runs methods on the user's bundles over cfg.Seeds seeds. The
@@ -157,6 +171,26 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		}
 		cr.WorstClass, cr.BelowShare = summary(worst), summary(below)
 		cr.OODAUROC, cr.OODFPR95, cr.OODFAR = summary(auroc), summary(fpr), summary(far)
+		byClass := map[int64][]float64{}
+		var labels []int64
+		for s := range results {
+			c := results[s][m].Compare
+			if c == nil {
+				continue
+			}
+			if s == 0 {
+				cr.OODCurve = c.Curve
+			}
+			for _, k := range c.Classes {
+				if _, ok := byClass[k.Label]; !ok {
+					labels = append(labels, k.Label)
+				}
+				byClass[k.Label] = append(byClass[k.Label], 100*k.Coverage.Mean)
+			}
+		}
+		for _, l := range labels {
+			cr.Classes = append(cr.Classes, ClassCoverage{Label: l, Coverage: eval.Summarize(byClass[l])})
+		}
 		t.Rows = append(t.Rows, cr)
 	}
 	return t, nil
@@ -180,6 +214,9 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 		}
 		w := eval.Worst(classes).Coverage
 		c.WorstClass = &w
+		for _, k := range classes {
+			c.Classes = append(c.Classes, ClassCoverage{Label: k.Label, Coverage: eval.Summary{Mean: k.Coverage, N: 1}})
+		}
 	}
 	if set.OneThreshold() == nil {
 		r, err := eval.Resplits(set, sp.Test, cfg.Resplits, 0.5, seed)
@@ -208,6 +245,13 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 			return nil, fmt.Errorf("OOD: %w", err)
 		}
 		c.AUROC, c.FPR95 = &m.Metrics[0].AUROC, &m.Metrics[0].FPR95
+		if seed == 0 {
+			curve, err := NewScoreCurve("ood", m.ID, m.OOD[0])
+			if err != nil {
+				return nil, err
+			}
+			c.Curve = &curve
+		}
 		if m.Alarms != nil {
 			c.FAR = &m.Alarms.FAR
 		}

@@ -1,88 +1,110 @@
 package experiment
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"slices"
+
+	"github.com/ccsets/ccs/figure"
 )
 
-// Document is a reproduce command's result as -json prints it and as the
-// results directory keeps it (KIND.json): what ran, on which build, and its
-// tables. The figures (package figure) and the report are drawn from it.
+// Document is a result as -json prints it and as a results directory keeps
+// it (KIND.json): its kind, the command line that computed it, the build
+// (ccs version -json) and the result itself, whose keys follow the
+// envelope's in the same JSON object:
+//
+//	{"kind": "sim", "command": "ccs reproduce sim …", "build": {…}, "tables": […]}
+//
+// Its kind is a registered one (Register); ccs plot draws its figures and
+// package report renders it.
 type Document struct {
-	Kind    string `json:"kind"` // sim, pnorm, fmnist, ood or sensitivity
-	Command string `json:"command"`
+	Kind    string
+	Command string
 	// Build is the binary's version information (ccs version -json).
-	Build       json.RawMessage   `json:"build,omitempty"`
-	Tables      []*Table          `json:"tables,omitempty"`
-	Hull        []*HullTable      `json:"hull,omitempty"`
-	OOD         []*OODTable       `json:"ood,omitempty"`
-	PNorm       *PNormTable       `json:"pnorm,omitempty"`
-	Sensitivity *SensitivityTable `json:"sensitivity,omitempty"`
-	Compare     []*CompareTable   `json:"compare,omitempty"`
+	Build  json.RawMessage
+	Result Result
 }
 
-// Kinds are the documents' kinds.
-var Kinds = []string{"sim", "pnorm", "fmnist", "ood", "sensitivity", "compare"}
+// envelope is a document's own keys, first in its JSON object.
+type envelope struct {
+	Kind    string          `json:"kind"`
+	Command string          `json:"command"`
+	Build   json.RawMessage `json:"build,omitempty"`
+}
 
-// ReadDocument reads a document, checking its kind.
+// MarshalJSON writes the envelope's keys, then the result's.
+func (d Document) MarshalJSON() ([]byte, error) {
+	if d.Result == nil {
+		return nil, fmt.Errorf("experiment: document of kind %q holds no result", d.Kind)
+	}
+	env, err := json.Marshal(envelope{d.Kind, d.Command, d.Build})
+	if err != nil {
+		return nil, err
+	}
+	res, err := json.Marshal(d.Result)
+	if err != nil {
+		return nil, err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(res, &keys); err != nil || keys == nil {
+		return nil, fmt.Errorf("experiment: a %s result must be a JSON object, not %.20s", d.Kind, res)
+	}
+	for _, k := range []string{"kind", "command", "build"} {
+		if _, ok := keys[k]; ok {
+			return nil, fmt.Errorf("experiment: a %s result has a key %q, the document's own", d.Kind, k)
+		}
+	}
+	res = bytes.TrimSpace(res)
+	if len(keys) == 0 {
+		return env, nil
+	}
+	out := append(env[:len(env)-1], ',')
+	return append(out, res[1:]...), nil
+}
+
+// UnmarshalJSON reads a document of a registered kind.
+func (d *Document) UnmarshalJSON(b []byte) error {
+	var env envelope
+	if err := json.Unmarshal(b, &env); err != nil {
+		return err
+	}
+	r, err := NewResult(env.Kind)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, r); err != nil {
+		return fmt.Errorf("experiment: %s result: %w", env.Kind, err)
+	}
+	*d = Document{Kind: env.Kind, Command: env.Command, Build: env.Build, Result: r}
+	return nil
+}
+
+// ReadDocument reads a document, checking its kind and its result.
 func ReadDocument(r io.Reader) (*Document, error) {
 	var d Document
 	if err := json.NewDecoder(r).Decode(&d); err != nil {
 		return nil, err
 	}
-	if !slices.Contains(Kinds, d.Kind) {
-		return nil, fmt.Errorf("kind %q, want one of %v (a JSON result of ccs reproduce)", d.Kind, Kinds)
-	}
-	if err := d.validate(); err != nil {
+	if err := d.Check(); err != nil {
 		return nil, err
 	}
 	return &d, nil
 }
 
-// Check is the validation ReadDocument does, for a document built in
-// memory.
-func (d *Document) Check() error { return d.validate() }
-
-// validate refuses what the text, the figures and the report would index
-// out of range: missing tables, and OOD rows whose figures do not match
-// the table's OOD sets (a file edited by hand, or not ccs's).
-func (d *Document) validate() error {
-	for i, t := range d.Tables {
-		if t == nil {
-			return fmt.Errorf("tables[%d] is null", i)
-		}
+// Check refuses a document without a result, and one whose result's own
+// Check (when it has one) fails: what the text, the figures and the
+// report would index out of range (a file edited by hand, or not ccs's).
+// ReadDocument checks what it reads; a document built in memory is
+// checked here.
+func (d *Document) Check() error {
+	if d.Result == nil {
+		return fmt.Errorf("experiment: document of kind %q holds no result", d.Kind)
 	}
-	for i, t := range d.Hull {
-		if t == nil {
-			return fmt.Errorf("hull[%d] is null", i)
-		}
-	}
-	for i, t := range d.OOD {
-		if t == nil {
-			return fmt.Errorf("ood[%d] is null", i)
-		}
-		n := len(t.Sets)
-		for _, r := range t.Rows {
-			if r.Unavailable != "" {
-				continue
-			}
-			bad := len(r.AUROC) != n || len(r.FPR95) != n ||
-				(r.FAR != nil && len(r.TAR) != n) ||
-				((r.FDP != nil || r.Power != nil) && (len(r.FDP) != n || len(r.Power) != n)) ||
-				(r.Curves != nil && len(r.Curves) != n)
-			if bad {
-				return fmt.Errorf("ood[%d], %s: %d AUROC, %d FPR95, %d TAR, %d FDP, %d power and %d curves for %d OOD sets",
-					i, r.Method, len(r.AUROC), len(r.FPR95), len(r.TAR), len(r.FDP), len(r.Power), len(r.Curves), n)
-			}
-			for _, c := range r.Curves {
-				if len(c.FPR) != len(c.TPR) || len(c.FPR) < 2 || len(c.ID) == 0 || len(c.Edges) != len(c.ID)+1 || len(c.OOD) != len(c.ID) {
-					return fmt.Errorf("ood[%d], %s, %s: malformed curve (%d FPR, %d TPR, %d edges, %d and %d bins)",
-						i, r.Method, c.Set, len(c.FPR), len(c.TPR), len(c.Edges), len(c.ID), len(c.OOD))
-				}
-			}
+	if c, ok := d.Result.(interface{ Check() error }); ok {
+		if err := c.Check(); err != nil {
+			return fmt.Errorf("experiment: %s: %w", d.Kind, err)
 		}
 	}
 	return nil
@@ -100,4 +122,17 @@ func LoadDocument(path string) (*Document, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return d, nil
+}
+
+// Figures checks the document and draws its result's figures, their
+// names starting with its kind.
+func (d *Document) Figures() ([]*figure.Figure, error) {
+	if err := d.Check(); err != nil {
+		return nil, err
+	}
+	figs, err := d.Result.Figures(d.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %s figures: %w", d.Kind, err)
+	}
+	return figs, nil
 }

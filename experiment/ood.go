@@ -97,9 +97,14 @@ func (t *OODTable) AddMeasured(method string, m *ood.Measured, err error) error 
 	if err != nil {
 		return err
 	}
-	for _, r := range m.Metrics {
+	for j, r := range m.Metrics {
 		row.AUROC = append(row.AUROC, eval.Summarize([]float64{100 * r.AUROC}))
 		row.FPR95 = append(row.FPR95, eval.Summarize([]float64{100 * r.FPR95}))
+		c, err := NewScoreCurve(t.Sets[j], m.ID, m.OOD[j]) // the figures' ROC curve and histograms
+		if err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		row.Curves = append(row.Curves, c)
 	}
 	if a := m.Alarms; a != nil {
 		f := eval.Summarize([]float64{100 * a.FAR})

@@ -2,145 +2,129 @@ package figure_test
 
 import (
 	"bytes"
-	"encoding/xml"
-	"image"
-	"image/png"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/ccsets/ccs/experiment"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
 	"github.com/ccsets/ccs/figure"
 	"github.com/ccsets/ccs/internal/fixture"
 )
 
-// TestFigures draws every kind of figure from small real results and
-// checks each file: a PNG of the figure's size in pixels with ink on it
-// (not a blank page), and an SVG that parses as XML with an <svg> root of
-// the figure's size holding text (labels) and paths (data).
-func TestFigures(t *testing.T) {
-	docs := fixture.Documents(t)
+// TestWrite draws a figure of two panels from the primitives (lines,
+// markers, a band, a histogram's outline, a legend strip) and checks its
+// files: a PNG of the figure's size with ink on it, an SVG of its width
+// with labels and data. (Each kind of result's figures are checked in
+// package experiment.)
+func TestWrite(t *testing.T) {
+	x := []float64{0, 1, 2, 3, 4}
+	y := []float64{1, 3, 2, 5, 4}
+	left := figure.Panel("Lines and markers", "x", "y")
+	l := figure.Line(left, x, y, figure.Style(0))
+	pts := figure.Points(left, x, y, figure.Color(6), draw.CircleGlyph{}, vg.Points(3))
+	band := figure.Band(left, x, []float64{0, 1, 1, 2, 2}, y, figure.Translucent(figure.Color(3), 70))
+	figure.TicksAt(left, x)
+	right := figure.Panel("A histogram", "score", "share")
+	hx, hy := figure.Steps([]float64{0, 1, 2, 3}, []float64{0.2, 0.5, 0.3})
+	h := figure.Line(right, hx, hy, figure.Style(5))
+	right.Y.Tick.Marker = figure.FixedTicks{Decimals: 2}
+	entries := []figure.Entry{{Name: "a line", Thumbs: []plot.Thumbnailer{l}}, {Name: "markers", Thumbs: []plot.Thumbnailer{pts}},
+		{Name: "a band", Thumbs: []plot.Thumbnailer{band}}, {Name: "a histogram", Thumbs: []plot.Thumbnailer{h}}}
+	cols := figure.LegendCols(len(entries))
+	f := &figure.Figure{Name: "test-primitives", Caption: "the primitives", W: 9 * vg.Inch, H: 4*vg.Inch + figure.LegendHeight(len(entries), cols),
+		Draw: figure.Grid([][]*plot.Plot{{left, right}}, entries, cols)}
 	dir := t.TempDir()
-	var names []string
-	for _, d := range docs {
-		figs, err := figure.Of(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files, err := figure.Write(dir, figs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(files) != 2*len(figs) {
-			t.Errorf("%s: %d files for %d figures", d.Kind, len(files), len(figs))
-		}
-		for _, f := range figs {
-			names = append(names, f.Name)
-			if f.Caption == "" {
-				t.Errorf("%s: no caption", f.Name)
-			}
-			checkPNG(t, filepath.Join(dir, f.Name+".png"), f)
-			checkSVG(t, filepath.Join(dir, f.Name+".svg"), f)
-		}
-	}
-	// One of each kind the issue asks for.
-	for _, want := range []string{"-coverage", "-tradeoff", "-shapes", "pnorm", "sensitivity-sim", "-roc", "-histograms"} {
-		if !slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, want) || n == want }) {
-			t.Errorf("no %s figure among %v", want, names)
-		}
-	}
-}
-
-func checkPNG(t *testing.T, path string, f *figure.Figure) {
-	t.Helper()
-	b, err := os.ReadFile(path)
+	files, err := figure.Write(dir, []*figure.Figure{f})
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
+	if len(files) != 2 || !strings.HasSuffix(files[0], "test-primitives.png") || !strings.HasSuffix(files[1], "test-primitives.svg") {
+		t.Errorf("files %v", files)
 	}
-	w, h := f.PixelSize()
-	if got := img.Bounds(); got != image.Rect(0, 0, w, h) {
-		t.Errorf("%s: %v, want %d×%d", path, got, w, h)
-	}
-	// Ink: the share of pixels that are not white.
-	ink, n := 0, 0
-	for y := 0; y < h; y += 3 {
-		for x := 0; x < w; x += 3 {
-			r, g, b, _ := img.At(x, y).RGBA()
-			if r < 0xf000 || g < 0xf000 || b < 0xf000 {
-				ink++
-			}
-			n++
-		}
-	}
-	if share := float64(ink) / float64(n); share < 0.01 {
-		t.Errorf("%s: %.3f%% of the pixels inked: a blank figure", path, 100*share)
+	fixture.CheckFigure(t, dir, f)
+	svg, err := f.SVGString()
+	if err != nil || !strings.HasPrefix(svg, "<svg") {
+		t.Errorf("SVGString: %.40q, %v", svg, err)
 	}
 }
 
-func checkSVG(t *testing.T, path string, f *figure.Figure) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+// TestNoDraw: a figure without Draw is an error, not a panic.
+func TestNoDraw(t *testing.T) {
+	f := &figure.Figure{Name: "empty", W: vg.Inch, H: vg.Inch}
+	var b bytes.Buffer
+	if err := f.PNG(&b); err == nil || !strings.Contains(err.Error(), "figure empty") {
+		t.Errorf("PNG: %v", err)
 	}
-	dec := xml.NewDecoder(bytes.NewReader(b))
-	var root string
-	var width string
-	count := map[string]int{}
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: not XML: %v", path, err)
-		}
-		if se, ok := tok.(xml.StartElement); ok {
-			if root == "" {
-				root = se.Name.Local
-				for _, a := range se.Attr {
-					if a.Name.Local == "width" {
-						width = a.Value
-					}
-				}
-			}
-			count[se.Name.Local]++
-		}
-	}
-	w, err := strconv.ParseFloat(strings.TrimSuffix(width, "pt"), 64)
-	if root != "svg" || err != nil || math.Abs(w-float64(f.W)) > 0.5 {
-		t.Errorf("%s: root <%s width=%q>, want <svg width=\"%gpt\">", path, root, width, float64(f.W))
-	}
-	if count["text"] < 5 || count["path"] < 20 {
-		t.Errorf("%s: %d texts and %d paths, want labels and data", path, count["text"], count["path"])
+	if err := f.SVG(&b); err == nil || !strings.Contains(err.Error(), "figure empty") {
+		t.Errorf("SVG: %v", err)
 	}
 }
 
-// TestOfEmpty: a document with no curves (an older ccs) or no sweeps has
-// no figures, and no error; malformed curves are an error, not a panic.
-func TestOfEmpty(t *testing.T) {
-	for _, d := range []*experiment.Document{
-		{Kind: "sim", Tables: []*experiment.Table{{Title: "old", Rows: []experiment.Row{{Method: "x"}}}}},
-		{Kind: "sensitivity", Sensitivity: &experiment.SensitivityTable{}},
-		{Kind: "sensitivity", Sensitivity: &experiment.SensitivityTable{Sweeps: []experiment.SensitivitySweep{{Param: "alpha"}}}},
+func TestSlug(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Simulated 3D clusters (mixed)", "simulated-3d-clusters-mixed"},
+		{"OOD detection", "ood-detection"},
+		{"  Fashion-MNIST, ID: supervised  ", "fashion-mnist-id-supervised"},
+		{"ℓ2 ball", "2-ball"},
+		{"", ""},
 	} {
-		figs, err := figure.Of(d)
-		if err != nil || len(figs) != 0 {
-			t.Errorf("%s: figures %v, error %v", d.Kind, figs, err)
+		if got := figure.Slug(c.in); got != c.want {
+			t.Errorf("Slug(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
-	bad := fixture.OOD()
-	bad.Rows[1].Curves[0].Edges = bad.Rows[1].Curves[0].Edges[1:]
-	if _, err := figure.Of(&experiment.Document{Kind: "ood", OOD: []*experiment.OODTable{bad}}); err == nil || !strings.Contains(err.Error(), "malformed curve") {
-		t.Errorf("malformed curve: error %v", err)
+}
+
+func TestSteps(t *testing.T) {
+	x, y := figure.Steps([]float64{0, 1, 3}, []float64{0.25, 0.75})
+	if !slices.Equal(x, []float64{0, 1, 1, 3}) || !slices.Equal(y, []float64{0.25, 0.25, 0.75, 0.75}) {
+		t.Errorf("Steps: %v, %v", x, y)
+	}
+}
+
+func TestLegend(t *testing.T) {
+	for _, c := range []struct{ n, cols int }{{0, 1}, {1, 1}, {4, 1}, {5, 2}, {12, 3}, {16, 4}, {40, 4}} {
+		if got := figure.LegendCols(c.n); got != c.cols {
+			t.Errorf("LegendCols(%d) = %d, want %d", c.n, got, c.cols)
+		}
+	}
+	if a, b := figure.LegendHeight(4, 2), figure.LegendHeight(5, 2); !(b > a) {
+		t.Errorf("a third legend row adds no height: %v, %v", a, b)
+	}
+}
+
+// TestTicks: ticks at the values drawn, those crowding the last labelled
+// one unlabelled; fixed decimals.
+func TestTicks(t *testing.T) {
+	p := figure.Panel("", "", "")
+	figure.TicksAt(p, []float64{0.01, 0.02, 0.05, 0.1, 0.3})
+	var labels []string
+	for _, tk := range p.X.Tick.Marker.Ticks(0, 0.3) {
+		labels = append(labels, tk.Label)
+	}
+	if want := []string{"0.01", "", "0.05", "0.1", "0.3"}; !slices.Equal(labels, want) {
+		t.Errorf("TicksAt labels %q, want %q", labels, want)
+	}
+	for _, tk := range (figure.FixedTicks{Decimals: 2}).Ticks(1, 1.1) {
+		if _, frac, ok := strings.Cut(tk.Label, "."); tk.Label != "" && (!ok || len(frac) != 2) {
+			t.Errorf("FixedTicks label %q", tk.Label)
+		}
+	}
+}
+
+// TestStyle: the palette's eight colours, then the same dashed.
+func TestStyle(t *testing.T) {
+	if figure.Style(0).Dashes != nil || figure.Style(8).Dashes == nil || figure.Style(16).Dashes != nil {
+		t.Error("dashes: want solid, dashed after eight, solid after sixteen")
+	}
+	if figure.Style(3).Color != figure.Color(3) || figure.Color(11) != figure.Color(3) {
+		t.Error("colours do not cycle through the palette")
+	}
+	r, g, b, a := figure.Translucent(figure.Color(1), 128).RGBA()
+	if a>>8 != 128 || math.Abs(float64(r>>8)-230*128/255.0) > 1 || g == 0 || b != 0 {
+		t.Errorf("Translucent: %d %d %d %d", r>>8, g>>8, b>>8, a>>8)
 	}
 }

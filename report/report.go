@@ -1,8 +1,9 @@
-// Package report renders ccs reproduce results (experiment.Document) as one
-// self-contained HTML page: each table with its protocol line and the
-// paper's numbers beside ours, each figure inlined as SVG with its caption,
-// and the build that computed them. The page loads nothing: it opens
-// offline.
+// Package report renders results of ccs (experiment.Document, of any
+// registered kind: the tables of ccs reproduce, ccs evaluate's, a user's
+// own) as one self-contained HTML page: each table with its protocol line
+// (and, for a reproduced table, the paper's numbers beside ours), each
+// figure inlined as SVG with its caption, and the build that computed
+// them. The page loads nothing: it opens offline.
 package report
 
 import (
@@ -15,11 +16,17 @@ import (
 	"strings"
 
 	"github.com/ccsets/ccs/experiment"
-	"github.com/ccsets/ccs/figure"
 )
 
 // Paper is the paper the tables reproduce, as the report cites it.
 const Paper = "Contrastive Conformal Sets"
+
+// The page's titles when Write is given none: for results of ccs reproduce
+// only, and for any others (ccs evaluate's, say).
+const (
+	ReproducedTitle = "ccs: the paper's tables reproduced"
+	ResultsTitle    = "ccs results"
+)
 
 // section is one document's part of the page.
 type section struct {
@@ -55,61 +62,40 @@ type fig struct {
 	SVG               template.HTML
 }
 
-// headings name each kind of result in the page.
-var headings = map[string]string{
-	"sim":         "The simulation (the paper's Table 1)",
-	"pnorm":       "The effect of the p-norm",
-	"sensitivity": "Sensitivity analysis",
-	"fmnist":      "Fashion-MNIST (the layout of the paper's real-image tables)",
-	"ood":         "OOD detection",
-}
-
-// Write renders docs (in the order given) as one HTML page titled title,
-// with a list of its sections at the top. Several documents of one kind
+// Write renders docs (in the order given) as one HTML page titled title
+// (ReproducedTitle or ResultsTitle when it is empty), with a list of its sections at the top, each headed by its kind's
+// heading (experiment.Kind). Several documents of one kind
 // (the sensitivity analysis on the simulation and on Fashion-MNIST, say)
 // get sections KIND, KIND-2, …, headed by their first table's title too
 // (and by their number if that is not enough to tell them apart), and
 // their figures' ids that prefix; figure ids start with "fig-".
 func Write(w io.Writer, title string, docs []*experiment.Document) error {
 	var secs []section
+	reproduced := len(docs) > 0 // every document's command a ccs reproduce
 	seen, count, used := map[string]int{}, map[string]int{}, map[string]bool{}
 	for _, d := range docs {
 		count[d.Kind]++
+		reproduced = reproduced && strings.HasPrefix(d.Command, "ccs reproduce ")
 	}
 	for _, d := range docs {
-		s := section{ID: d.Kind, Heading: cmp.Or(headings[d.Kind], d.Kind), Kind: d.Kind, Command: d.Command, Build: build(d.Build)}
+		k, _ := experiment.KindOf(d.Kind)
+		s := section{ID: d.Kind, Heading: cmp.Or(k.Heading, d.Kind), Kind: d.Kind, Command: d.Command, Build: build(d.Build)}
 		if seen[d.Kind]++; seen[d.Kind] > 1 {
 			s.ID = fmt.Sprintf("%s-%d", d.Kind, seen[d.Kind])
 		}
 		if err := d.Check(); err != nil {
-			return fmt.Errorf("%s: %w", d.Kind, err)
+			return err
 		}
-		var texts []interface{ WriteText(io.Writer) error }
-		for _, t := range d.Tables {
-			texts = append(texts, t)
-		}
-		for _, t := range d.Hull {
-			texts = append(texts, t)
-		}
-		for _, t := range d.OOD {
-			texts = append(texts, t)
-		}
-		if d.PNorm != nil {
-			texts = append(texts, d.PNorm)
-		}
-		if d.Sensitivity != nil {
-			texts = append(texts, d.Sensitivity)
-		}
-		for _, t := range texts {
+		for _, t := range d.Result.Texts() {
 			var b bytes.Buffer
 			if err := t.WriteText(&b); err != nil {
-				return err
+				return fmt.Errorf("%s: %w", d.Kind, err)
 			}
 			s.Blocks = append(s.Blocks, parseText(b.String()))
 		}
-		figs, err := figure.Of(d)
+		figs, err := d.Figures()
 		if err != nil {
-			return fmt.Errorf("%s: %w", d.Kind, err)
+			return err
 		}
 		for _, f := range figs {
 			svg, err := f.SVGString()
@@ -135,10 +121,17 @@ func Write(w io.Writer, title string, docs []*experiment.Document) error {
 		used[s.Heading] = true
 		secs = append(secs, s)
 	}
+	if title == "" {
+		title = ResultsTitle
+		if reproduced {
+			title = ReproducedTitle
+		}
+	}
 	return page.Execute(w, struct {
 		Title, Paper string
+		Reproduced   bool
 		Sections     []section
-	}{title, Paper, secs})
+	}{title, Paper, reproduced, secs})
 }
 
 // build lists a document's build fields (ccs version -json) in order.
@@ -247,7 +240,7 @@ figcaption { font-size: 0.85em; color: #333; margin-top: 0.4em; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p>Results of <code>ccs reproduce</code>, reproducing the tables of <em>{{.Paper}}</em>. Our numbers are computed by the command under each heading; the paper's, where the tables give them, stand beside ours.</p>
+{{if .Reproduced}}<p>Results of <code>ccs reproduce</code>, reproducing the tables of <em>{{.Paper}}</em>. Our numbers are computed by the command under each heading; the paper's, where the tables give them, stand beside ours.</p>{{else}}<p>Results of <code>ccs</code>. The numbers are computed by the command under each heading; where a table reproduces one of the paper's (<em>{{.Paper}}</em>), its numbers stand beside ours.</p>{{end}}
 <nav><ul>{{range .Sections}}<li><a href="#{{.ID}}">{{.Heading}}</a></li>{{end}}</ul></nav>
 {{range .Sections}}
 <section id="{{.ID}}">

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/ccsets/ccs/experiment"
-	"github.com/ccsets/ccs/figure"
 	"github.com/ccsets/ccs/internal/fixture"
 	"github.com/ccsets/ccs/report"
 )
@@ -135,36 +134,19 @@ func (c *chromium) eval(script string, out any) {
 	c.call("POST", c.session+"/execute/sync", map[string]any{"script": script, "args": []any{}}, out)
 }
 
-// TestReportInChromium renders the report of small real results of every
-// kind and opens it in headless Chromium: it loads without console errors
-// and without fetching anything, every figure is there and drawn at a
-// readable size, every table has rows, and the paper's numbers and the
-// protocol lines are on the page. A page that logs an error is caught (the
-// check can fail).
+// TestReportInChromium renders two reports and opens them in headless
+// Chromium: one of small real results of every reproduced table, one of
+// the documents ccs evaluate (with and without -per-class), ccs
+// coverage-check and ccs ood printed with -json. Each loads without console
+// errors and without fetching anything, every figure is there and drawn at
+// a readable size, every table has rows, and the numbers (the paper's
+// beside ours for the reproduced tables) and the protocol lines are on the
+// page. A page that logs an error is caught (the check can fail).
 func TestReportInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Chromium: not in -short (the full suite runs it)")
 	}
-	docs := fixture.Documents(t)
 	dir := t.TempDir()
-	page := filepath.Join(dir, "report.html")
-	var b bytes.Buffer
-	if err := report.Write(&b, "ccs report test", docs); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var want []string
-	for _, d := range docs {
-		figs, err := figure.Of(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range figs {
-			want = append(want, f.Name)
-		}
-	}
 	c := startChromium(t)
 
 	bad := filepath.Join(dir, "bad.html")
@@ -175,8 +157,41 @@ func TestReportInChromium(t *testing.T) {
 		t.Fatalf("a page logging an error: console errors %q, want the one", errs)
 	}
 
+	// sim, pnorm, four sweeps, ood.
+	checkPage(t, c, filepath.Join(dir, "reproduced.html"), fixture.Documents(t), 7, 20,
+		[]string{"Results of ccs reproduce", "94.7% / 15.3% / 2.74", "Paper (CIFAR100, d=512)", "calibration one-per-anchor", "ccs reproduce pnorm (fixture)", "Sweeping α"})
+	// evaluate: two tables and one; coverage-check one; ood one.
+	checkPage(t, c, filepath.Join(dir, "commands.html"), fixture.CommandDocuments(t), 5, 18,
+		[]string{"Results of ccs.", "A fitted set on a test bundle (ccs evaluate)", "ccs evaluate -set ball.json -test test.npz -per-class -json",
+			"Per class of the test bundle's labels", "Worst class 0: coverage 59.19%", "Coverage over resplits (ccs coverage-check)",
+			"the mean over calibration draws lies in [90.00%, 90.99%]", "OOD detection with a fitted set (ccs ood)", "CCS (batch)", "D-KNN"})
+}
+
+// checkPage writes the report of docs at page, opens it in c and checks it:
+// no console error, nothing fetched, every figure of the documents there
+// in order, drawn at least 600 × 150 px with its caption, at least tables
+// tables and rows rows, and each of texts on the page.
+func checkPage(t *testing.T, c *chromium, page string, docs []*experiment.Document, tables, rows int, texts []string) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := report.Write(&b, "ccs report test", docs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, d := range docs {
+		figs, err := d.Figures()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range figs {
+			want = append(want, f.Name)
+		}
+	}
 	if errs := c.open(page); len(errs) > 0 {
-		t.Errorf("console errors: %q", errs)
+		t.Errorf("%s: console errors: %q", page, errs)
 	}
 	var figs []struct {
 		ID            string
@@ -193,29 +208,28 @@ func TestReportInChromium(t *testing.T) {
 	for _, f := range figs {
 		got = append(got, f.ID)
 		if f.Width < 600 || f.Height < 150 || f.Paths < 20 || f.Caption == "" {
-			t.Errorf("figure %s: %.0f×%.0f px, %d paths, caption %q", f.ID, f.Width, f.Height, f.Paths, f.Caption)
+			t.Errorf("%s: figure %s: %.0f×%.0f px, %d paths, caption %q", page, f.ID, f.Width, f.Height, f.Paths, f.Caption)
 		}
 	}
-	if !slices.Equal(got, want) {
-		t.Errorf("figures on the page %v, want %v", got, want)
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("%s: figures on the page %v, want %v", page, got, want)
 	}
-	var page1 struct {
+	var p struct {
 		Resources, Tables, Rows int
 		Text                    string
 	}
 	c.eval(`return {Resources: performance.getEntriesByType("resource").length,
 		Tables: document.querySelectorAll("table").length, Rows: document.querySelectorAll("tbody tr").length,
-		Text: document.body.innerText}`, &page1)
-	if page1.Resources != 0 {
-		t.Errorf("the page fetched %d resources; it must open offline", page1.Resources)
+		Text: document.body.innerText}`, &p)
+	if p.Resources != 0 {
+		t.Errorf("%s: the page fetched %d resources; it must open offline", page, p.Resources)
 	}
-	// sim, pnorm, four sweeps, ood.
-	if page1.Tables < 7 || page1.Rows < 20 {
-		t.Errorf("%d tables, %d rows", page1.Tables, page1.Rows)
+	if p.Tables < tables || p.Rows < rows {
+		t.Errorf("%s: %d tables, %d rows; want at least %d and %d", page, p.Tables, p.Rows, tables, rows)
 	}
-	for _, s := range []string{"94.7% / 15.3% / 2.74", "Paper (CIFAR100, d=512)", "calibration one-per-anchor", "ccs reproduce pnorm (fixture)", "Sweeping α"} {
-		if !strings.Contains(page1.Text, s) {
-			t.Errorf("the page lacks %q", s)
+	for _, s := range texts {
+		if !strings.Contains(p.Text, s) {
+			t.Errorf("%s: the page lacks %q", page, s)
 		}
 	}
 }
@@ -223,8 +237,8 @@ func TestReportInChromium(t *testing.T) {
 // TestWriteOrder: the documents' sections appear in the order given, each
 // table with its rows and protocol line.
 func TestWriteOrder(t *testing.T) {
-	docs := []*experiment.Document{{Kind: "ood", Command: "second", OOD: []*experiment.OODTable{fixture.OOD()}},
-		{Kind: "sim", Command: "first", Tables: []*experiment.Table{{Title: "T", Config: "c", Rows: []experiment.Row{{Method: "M"}}}}}}
+	docs := []*experiment.Document{{Kind: "ood", Command: "second", Result: &experiment.OODResult{OOD: []*experiment.OODTable{fixture.OOD()}}},
+		{Kind: "sim", Command: "first", Result: &experiment.SimResult{Tables: []*experiment.Table{{Title: "T", Config: "c", Rows: []experiment.Row{{Method: "M"}}}}}}}
 	var b bytes.Buffer
 	if err := report.Write(&b, "x", docs); err != nil {
 		t.Fatal(err)
@@ -244,8 +258,8 @@ func TestWriteOrder(t *testing.T) {
 func TestWriteSameKind(t *testing.T) {
 	other := fixture.OOD()
 	other.Title = "OOD detection, another encoder"
-	docs := []*experiment.Document{{Kind: "ood", Command: "one", OOD: []*experiment.OODTable{fixture.OOD()}},
-		{Kind: "ood", Command: "two", OOD: []*experiment.OODTable{other}}}
+	docs := []*experiment.Document{{Kind: "ood", Command: "one", Result: &experiment.OODResult{OOD: []*experiment.OODTable{fixture.OOD()}}},
+		{Kind: "ood", Command: "two", Result: &experiment.OODResult{OOD: []*experiment.OODTable{other}}}}
 	docs = append(docs, fixture.Documents(t)...)
 	sim2 := *docs[2] // the simulation again: its table's title does not start with its heading
 	if sim2.Kind != "sim" {
@@ -285,6 +299,39 @@ func TestWriteSameKind(t *testing.T) {
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)
+		}
+	}
+}
+
+// TestWriteTitle: without a title, a page of ccs reproduce's results only
+// is titled and introduced as the paper's tables, any other as ccs's
+// results; a title given is kept.
+func TestWriteTitle(t *testing.T) {
+	doc := func(command string) *experiment.Document {
+		return &experiment.Document{Kind: "sim", Command: command,
+			Result: &experiment.SimResult{Tables: []*experiment.Table{{Title: "T", Config: "c", Rows: []experiment.Row{{Method: "M"}}}}}}
+	}
+	for _, c := range []struct {
+		title     string
+		commands  []string
+		want, not string
+	}{
+		{"", []string{"ccs reproduce sim", "ccs reproduce sim -seeds 2"}, "<title>" + report.ReproducedTitle + "</title>", "Results of <code>ccs</code>."},
+		{"", []string{"ccs reproduce sim", "ccs evaluate -json"}, "<title>" + report.ResultsTitle + "</title>", "Results of <code>ccs reproduce</code>"},
+		{"", []string{""}, "<title>" + report.ResultsTitle + "</title>", "Results of <code>ccs reproduce</code>"},
+		{"Mine", []string{"ccs reproduce sim"}, "<title>Mine</title>", "Results of <code>ccs</code>."},
+	} {
+		var docs []*experiment.Document
+		for _, cmd := range c.commands {
+			docs = append(docs, doc(cmd))
+		}
+		var b bytes.Buffer
+		if err := report.Write(&b, c.title, docs); err != nil {
+			t.Fatal(err)
+		}
+		page := strings.ReplaceAll(b.String(), "&#39;", "'")
+		if !strings.Contains(page, c.want) || strings.Contains(page, c.not) {
+			t.Errorf("%q of %q: want %q and not %q in\n%.900s", c.title, c.commands, c.want, c.not, page)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/experiment"
 )
 
 // coverageCheckOptions are ccs coverage-check's inputs.
@@ -59,7 +60,7 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 	}
 	if o.JSON {
-		return writeJSON(out.stdout, r)
+		return writeDocument(out, "coverage-check", &experiment.CoverageCheck{ResplitResult: r})
 	}
 	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/geometry"
 )
 
@@ -73,7 +74,7 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 		}
 	}
 	if o.JSON {
-		return writeEvalJSON(out, set, r, classes)
+		return writeDocument(out, "evaluate", experiment.NewEvaluation(set, r, classes))
 	}
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
 	fmt.Fprintf(out.stdout, "coverage   %.2f%% of %d test positives\n", 100*r.Coverage, r.Positives)
@@ -95,56 +96,6 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 		out.warn(w)
 	}
 	return nil
-}
-
-func writeEvalJSON(out *output, set *conformal.Set, r eval.Result, classes []eval.ClassResult) error {
-	type jsonResult struct {
-		Geometry    string         `json:"geometry"`
-		Dim         int            `json:"dim"`
-		Alpha       float64        `json:"alpha"`
-		Threshold   any            `json:"threshold"`
-		Calibration conformal.Info `json:"calibration"`
-		Coverage    float64        `json:"coverage"`
-		Exclusion   *float64       `json:"exclusion"`      // null without negatives
-		LogVolPerD  any            `json:"logvol_per_dim"` // "+Inf" for a whole-space set
-		Positives   int            `json:"positives"`
-		Negatives   int            `json:"negatives"`
-		Warnings    []string       `json:"warnings"`
-		Classes     []classJSON    `json:"classes,omitempty"`
-	}
-	j := jsonResult{Geometry: set.Geometry.Kind().String(), Dim: set.Geometry.Dim(), Alpha: set.Alpha,
-		Threshold: set.Threshold, Calibration: set.Calibration, Coverage: r.Coverage,
-		LogVolPerD: r.LogVolPerDim, Positives: r.Positives, Negatives: r.Negatives, Warnings: set.Warnings()}
-	if math.IsInf(set.Threshold, 1) { // JSON has no +Inf
-		j.Threshold, j.LogVolPerD = "+Inf", "+Inf"
-	}
-	if !math.IsNaN(r.Exclusion) {
-		j.Exclusion = &r.Exclusion
-	}
-	if j.Warnings == nil {
-		j.Warnings = []string{}
-	}
-	for _, c := range classes {
-		cj := classJSON{Label: c.Label, Anchors: c.Anchors, Threshold: c.Threshold, Coverage: c.Coverage}
-		if math.IsInf(c.Threshold, 1) {
-			cj.Threshold = "+Inf"
-		}
-		if !math.IsNaN(c.Exclusion) {
-			e := c.Exclusion
-			cj.Exclusion = &e
-		}
-		j.Classes = append(j.Classes, cj)
-	}
-	return writeJSON(out.stdout, j)
-}
-
-// classJSON is one class's result in evaluate's JSON.
-type classJSON struct {
-	Label     int64    `json:"label"`
-	Anchors   int      `json:"anchors"`
-	Threshold any      `json:"threshold"`
-	Coverage  float64  `json:"coverage"`
-	Exclusion *float64 `json:"exclusion"`
 }
 
 // describe is a one-line account of a set.

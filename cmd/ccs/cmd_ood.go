@@ -177,7 +177,7 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		}
 	}
 	if o.JSON {
-		return writeJSON(out.stdout, t)
+		return writeDocument(out, "ood-detection", t)
 	}
 	return t.WriteText(out.stdout)
 }

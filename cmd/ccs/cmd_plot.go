@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/figure"
 )
 
 // plotOptions are ccs plot's inputs.
@@ -35,12 +36,25 @@ func runPlot(_ context.Context, o plotOptions, out *output) error {
 		return usagef("plot: no result file given")
 	}
 	n := 0
+	seen := map[string]int{} // figure names drawn, and how often
 	for _, f := range o.Files {
 		doc, err := experiment.LoadDocument(f)
 		if err != nil {
 			return err
 		}
-		files, err := writeFigures(doc, o.Out)
+		figs, err := doc.Figures()
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		// Two results of one kind (two evaluations, say) draw figures of
+		// the same names: the second's are NAME-2, as the report's
+		// sections.
+		for _, fig := range figs {
+			if seen[fig.Name]++; seen[fig.Name] > 1 {
+				fig.Name = fmt.Sprintf("%s-%d", fig.Name, seen[fig.Name])
+			}
+		}
+		files, err := figure.Write(o.Out, figs)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/internal/atomicfile"
@@ -25,9 +26,9 @@ func reportCommand() *command {
 		short: "write one self-contained HTML page (tables, figures as inline SVG, the paper's numbers beside ours, the build) from a results directory of ccs reproduce -out, or result files",
 		flags: func(fs *flag.FlagSet) runner {
 			var o reportOptions
-			fs.StringVar(&o.In, "in", "", "results `DIR` (ccs reproduce … -out DIR): its sim.json, pnorm.json, fmnist.json, ood.json, sensitivity.json")
+			fs.StringVar(&o.In, "in", "", "results `DIR` (ccs reproduce … -out DIR): its KIND.json for each kind of result ("+strings.Join(experiment.KindNames(), ", ")+")")
 			fs.StringVar(&o.Out, "out", "", "the HTML `file` to write")
-			fs.StringVar(&o.Title, "title", "ccs: the paper's tables reproduced", "the page's title")
+			fs.StringVar(&o.Title, "title", "", "the page's title (default \""+report.ReproducedTitle+"\" for results of ccs reproduce only, else \""+report.ResultsTitle+"\")")
 			return func(ctx context.Context, out *output) error {
 				o.Files = fs.Args() // after -in's documents, in the order given: two of one kind (the sensitivity analysis on sim and on fmnist) both appear
 				return runReport(ctx, o, out)
@@ -44,7 +45,7 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 	}
 	var paths []string
 	if o.In != "" {
-		for _, kind := range experiment.Kinds {
+		for _, kind := range experiment.KindNames() {
 			paths = append(paths, filepath.Join(o.In, kind+".json"))
 		}
 	}
@@ -67,7 +68,7 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 		docs = append(docs, d)
 	}
 	if len(docs) == 0 {
-		return fmt.Errorf("report: %s holds no results (want one of %v as KIND.json, written by ccs reproduce -out %s)", o.In, experiment.Kinds, o.In)
+		return fmt.Errorf("report: %s holds no results (want one of %v as KIND.json, written by ccs reproduce -out %s)", o.In, experiment.KindNames(), o.In)
 	}
 	err := atomicfile.Write(o.Out, func(w io.Writer) error { return report.Write(w, o.Title, docs) })
 	if err != nil {

@@ -82,11 +82,15 @@ func TestRunFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var direct bytes.Buffer
-	if err := runEvaluate(ctx, evaluateOptions{Set: set, Test: filepath.Join(dir, "test.npz"), JSON: true}, &output{stdout: &direct, stderr: &sink}); err != nil {
+	args := []string{"evaluate", "-set", set, "-test", filepath.Join(dir, "test.npz"), "-json"}
+	// The document names its command line: the direct call's is the one
+	// the flags give.
+	directOut := &output{stdout: &direct, stderr: &sink, command: "ccs " + strings.Join(args, " ")}
+	if err := runEvaluate(ctx, evaluateOptions{Set: set, Test: filepath.Join(dir, "test.npz"), JSON: true}, directOut); err != nil {
 		t.Fatal(err)
 	}
 	var viaFlags bytes.Buffer
-	if err := run(&viaFlags, &sink, []string{"evaluate", "-set", set, "-test", filepath.Join(dir, "test.npz"), "-json"}); err != nil {
+	if err := run(&viaFlags, &sink, args); err != nil {
 		t.Fatal(err)
 	}
 	if direct.String() != viaFlags.String() || !strings.Contains(direct.String(), `"coverage"`) {
@@ -205,10 +209,20 @@ func TestDocSessions(t *testing.T) {
 				if slowSessions[path] && testing.Short() {
 					continue
 				}
+				// "> FILE": standard output into FILE, as a shell would.
+				redirect := ""
+				if i := slices.Index(args, ">"); i >= 0 && i == len(args)-2 {
+					args, redirect = args[:i], args[i+1]
+				}
 				full := append(slices.Clone(args), sessionSizes[path]...)
 				var stdout, stderr bytes.Buffer
 				if err := run(&stdout, &stderr, full); err != nil {
 					t.Fatalf("ccs %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+				}
+				if redirect != "" {
+					if err := os.WriteFile(redirect, stdout.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
 				}
 				ran++
 			}

@@ -23,7 +23,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // golden runs ccs with args and compares its stdout and stderr with
 // testdata/NAME.stdout and .stderr (a missing file counts as empty). tmp, if
-// not empty, is replaced by $TMP in the output. It returns run's error.
+// not empty, is replaced by $TMP in the output, and a JSON document's build
+// by "$BUILD". It returns run's error.
 func golden(t *testing.T, name, tmp string, args ...string) error {
 	t.Helper()
 	return compareGolden(t, name, tmp, false, args...)
@@ -38,6 +39,11 @@ func goldenTrained(t *testing.T, name, tmp string, args ...string) error {
 	t.Helper()
 	return compareGolden(t, name, tmp, kernel.Vector(), args...)
 }
+
+// buildField matches a JSON document's build (ccs version -json: the Go
+// version, the platform, the kernels in use), which the golden files keep
+// as "$BUILD".
+var buildField = regexp.MustCompile(`"build": \{[^{}]*\}`)
 
 // figures matches the numbers in an output, for goldenTrained.
 var figures = regexp.MustCompile(`[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?`)
@@ -58,6 +64,7 @@ func compareGolden(t *testing.T, name, tmp string, textOnly bool, args ...string
 		if tmp != "" {
 			got = bytes.ReplaceAll(got, []byte(tmp), []byte("$TMP"))
 		}
+		got = buildField.ReplaceAllLiteral(got, []byte(`"build": "$BUILD"`))
 		path := filepath.Join("testdata", name+out.ext)
 		if *update {
 			if len(got) == 0 {
@@ -386,7 +393,7 @@ func TestEmbedAndFMNIST(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	tables := doc.Tables
+	tables := doc.Result.(*experiment.FMNISTResult).Tables
 	if doc.Kind != "fmnist" || len(tables) != 1 || len(tables[0].Rows) != 2 {
 		t.Fatalf("%d tables, want one of two rows:\n%s", len(tables), stdout.String())
 	}
@@ -439,23 +446,35 @@ func testOOD(t *testing.T, dir, idPath string) {
 			"-classifier", "../../encoders/fmnist-supervised-classifier.npz", "-cider-epochs", "3", "-json"}); err != nil {
 			t.Fatal(err)
 		}
-		var tab experiment.OODTable
-		if err := json.Unmarshal(stdout.Bytes(), &tab); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "ood-detection.json"), stdout.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return tab
+		doc, err := experiment.ReadDocument(&stdout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab, ok := doc.Result.(*experiment.OODTable)
+		if doc.Kind != "ood-detection" || !ok {
+			t.Fatalf("ccs ood -json: a document of kind %q holding a %T", doc.Kind, doc.Result)
+		}
+		return *tab
 	}
 	tab := ood(idPath, idPath)
 	var names []string
 	for _, r := range tab.Rows {
 		names = append(names, r.Method)
-		if r.Unavailable != "" || len(r.AUROC) != 1 || r.AUROC[0].Mean < 0 || r.AUROC[0].Mean > 100 || r.FPR95[0].Mean < 0 || r.FPR95[0].Mean > 100 {
+		if r.Unavailable != "" || len(r.AUROC) != 1 || r.AUROC[0].Mean < 0 || r.AUROC[0].Mean > 100 || r.FPR95[0].Mean < 0 || r.FPR95[0].Mean > 100 || len(r.Curves) != 1 {
 			t.Errorf("%s: %+v", r.Method, r)
 		}
 	}
 	want := []string{"CCS (batch)", "CCS (reference)", "MSP", "Energy", "Mahalanobis", "KNN", "COMBOOD", "D-KNN", "CIDER", "ViM"}
 	if !slices.Equal(names, want) {
 		t.Errorf("rows %v, want %v", names, want)
+	}
+	// ccs plot draws ccs ood's document as reproduce ood's tables.
+	if out, err := ccs("plot", "-out", filepath.Join(dir, "plots"), filepath.Join(dir, "ood-detection.json")); err != nil ||
+		!strings.Contains(out, "ood-detection-roc.png") || !strings.Contains(out, "ood-detection-histograms.svg") {
+		t.Errorf("ccs plot of ccs ood -json: %v\n%s", err, out)
 	}
 	// ID and training bundles without logits: MSP, Energy and ViM are not
 	// available, the rest run.
@@ -486,7 +505,7 @@ func testOOD(t *testing.T, dir, idPath string) {
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	tabs := doc.OOD
+	tabs := doc.Result.(*experiment.OODResult).OOD
 	if len(tabs) != 1 || len(tabs[0].Rows) != 11 || tabs[0].Runs != 2 || tabs[0].AlphaOOD != 0.05 {
 		t.Fatalf("reproduce ood: %s", stdout.String())
 	}

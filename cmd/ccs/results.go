@@ -93,12 +93,14 @@ type results struct {
 // cells, keyed also on the content of the input files, which the caller
 // puts in the tables' configuration.
 func newResults(out *output, o tableOptions, kind string, cells bool, inputs ...string) (*results, error) {
-	r := &results{out: out, o: o, doc: experiment.Document{Kind: kind, Command: out.command}}
-	b, err := json.Marshal(readBuildInfo())
+	doc, err := newDocument(out, kind, nil)
 	if err != nil {
 		return nil, err
 	}
-	r.doc.Build = b
+	if doc.Result, err = experiment.NewResult(kind); err != nil {
+		return nil, err
+	}
+	r := &results{out: out, o: o, doc: *doc}
 	if o.Out != "" {
 		if err := os.MkdirAll(o.Out, 0o755); err != nil {
 			return nil, err
@@ -117,23 +119,14 @@ func newResults(out *output, o tableOptions, kind string, cells bool, inputs ...
 	return r, nil
 }
 
-// add keeps a table and, for text output, prints it.
-func (r *results) add(t interface{ WriteText(io.Writer) error }) error {
-	switch t := t.(type) {
-	case *experiment.Table:
-		r.doc.Tables = append(r.doc.Tables, t)
-	case *experiment.HullTable:
-		r.doc.Hull = append(r.doc.Hull, t)
-	case *experiment.OODTable:
-		r.doc.OOD = append(r.doc.OOD, t)
-	case *experiment.PNormTable:
-		r.doc.PNorm = t
-	case *experiment.SensitivityTable:
-		r.doc.Sensitivity = t
-	case *experiment.CompareTable:
-		r.doc.Compare = append(r.doc.Compare, t)
-	default:
-		return fmt.Errorf("results: unknown table %T", t)
+// add keeps a table in the result and, for text output, prints it.
+func (r *results) add(t experiment.Text) error {
+	a, ok := r.doc.Result.(interface{ Add(experiment.Text) error })
+	if !ok {
+		return fmt.Errorf("results: a %s result is not built a table at a time", r.doc.Kind)
+	}
+	if err := a.Add(t); err != nil {
+		return err
 	}
 	if r.o.JSON {
 		return nil
@@ -168,7 +161,7 @@ func (r *results) done() error {
 			return err
 		}
 		if !r.o.Quiet {
-			fmt.Fprintf(r.out.stderr, "%d figures in %s\n", len(files), r.o.Plots)
+			fmt.Fprintf(r.out.stderr, "%d figures in %s (PNG and SVG)\n", len(files)/2, r.o.Plots)
 		}
 	}
 	if r.o.JSON {
@@ -179,9 +172,28 @@ func (r *results) done() error {
 
 // writeFigures draws a document's figures in dir as PNG and SVG.
 func writeFigures(doc *experiment.Document, dir string) ([]string, error) {
-	figs, err := figure.Of(doc)
+	figs, err := doc.Figures()
 	if err != nil {
 		return nil, err
 	}
 	return figure.Write(dir, figs)
+}
+
+// newDocument is a document of kind holding res, computed by the command
+// running now on this build.
+func newDocument(out *output, kind string, res experiment.Result) (*experiment.Document, error) {
+	b, err := json.Marshal(readBuildInfo())
+	if err != nil {
+		return nil, err
+	}
+	return &experiment.Document{Kind: kind, Command: out.command, Build: b, Result: res}, nil
+}
+
+// writeDocument prints res as a document of kind: a command's -json.
+func writeDocument(out *output, kind string, res experiment.Result) error {
+	doc, err := newDocument(out, kind, res)
+	if err != nil {
+		return err
+	}
+	return writeJSON(out.stdout, doc)
 }

@@ -102,13 +102,13 @@ func TestResume(t *testing.T) {
 		t.Errorf("rerun says %q, want %q", msg, want)
 	}
 	fresh, _ := rerun(args(filepath.Join(dir, "fresh")))
-	a, _ := json.Marshal(doc.Tables)
-	b, _ := json.Marshal(fresh.Tables)
+	a, _ := json.Marshal(doc.Result)
+	b, _ := json.Marshal(fresh.Result)
 	if !bytes.Equal(a, b) {
 		t.Errorf("the resumed table differs from an uninterrupted run's:\n%s\n%s", a, b)
 	}
 	kept2, err := experiment.LoadDocument(filepath.Join(out, "sim.json"))
-	if err != nil || len(kept2.Tables) != 1 {
+	if err != nil || len(kept2.Result.(*experiment.SimResult).Tables) != 1 {
 		t.Fatalf("the results directory's sim.json: %v", err)
 	}
 	if _, msg = rerun(args(out)); !strings.Contains(msg, fmt.Sprintf("%d read back, 0 computed\n", total)) {

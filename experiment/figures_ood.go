@@ -1,4 +1,4 @@
-package figure
+package experiment
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/figure"
 )
 
 // isCCS reports whether an OOD row is one of the CCS scores (a method in
@@ -26,7 +26,7 @@ func isCCS(method string) bool {
 
 // best returns the indices of t's rows with curves on set j, CCS rows or
 // baselines, by decreasing mean AUROC on set j, at most n.
-func best(t *experiment.OODTable, j int, ccs bool, n int) []int {
+func best(t *OODTable, j int, ccs bool, n int) []int {
 	var idx []int
 	for i, r := range t.Rows {
 		if r.Unavailable == "" && len(r.Curves) > j && len(r.AUROC) > j && isCCS(r.Method) == ccs {
@@ -46,24 +46,24 @@ func best(t *experiment.OODTable, j int, ccs bool, n int) []int {
 	return idx[:min(n, len(idx))]
 }
 
-// ROC draws, for each OOD set, the ROC curves (seed 0) of the three best
+// rocFigure draws, for each OOD set, the ROC curves (seed 0) of the three best
 // CCS rows and the two best baselines by mean AUROC, whole above and with
 // the false-positive rate up to 10% below (good detectors differ there).
 // Nil when the table has no curves.
-func ROC(t *experiment.OODTable, stem string) *Figure {
+func rocFigure(t *OODTable, stem string) *figure.Figure {
 	var whole, zoom []*plot.Plot
-	var entries []entry
+	var entries []figure.Entry
 	named := map[string]int{} // a row's colour, the same in every panel
 	for j, set := range t.Sets {
 		rows := append(best(t, j, true, 3), best(t, j, false, 2)...)
 		if len(rows) == 0 {
 			continue
 		}
-		p := newPlot("ID vs "+set, "false-positive rate (share of ID flagged)", "true-positive rate (share of OOD flagged)")
+		p := figure.Panel("ID vs "+set, "false-positive rate (share of ID flagged)", "true-positive rate (share of OOD flagged)")
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
-		z := newPlot("ID vs "+set+", false-positive rate ≤ 10%", "false-positive rate (share of ID flagged)", "true-positive rate (share of OOD flagged)")
+		z := figure.Panel("ID vs "+set+", false-positive rate ≤ 10%", "false-positive rate (share of ID flagged)", "true-positive rate (share of OOD flagged)")
 		z.X.Min, z.X.Max, z.Y.Max = 0, 0.1, 1
-		line(p, []float64{0, 1}, []float64{0, 1}, draw.LineStyle{Color: color.Gray{170}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(3), vg.Points(3)}})
+		figure.Line(p, []float64{0, 1}, []float64{0, 1}, draw.LineStyle{Color: color.Gray{170}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(3), vg.Points(3)}})
 		zmin := 1.0
 		for _, i := range rows {
 			r := t.Rows[i]
@@ -73,8 +73,8 @@ func ROC(t *experiment.OODTable, stem string) *Figure {
 				k = len(named)
 				named[r.Method] = k
 			}
-			s := style(k)
-			l := line(p, c.FPR, c.TPR, s)
+			s := figure.Style(k)
+			l := figure.Line(p, c.FPR, c.TPR, s)
 			// The zoomed curve: its points up to 10%, and where it crosses 10%.
 			var zx, zy []float64
 			for m := range c.FPR {
@@ -90,9 +90,9 @@ func ROC(t *experiment.OODTable, stem string) *Figure {
 			for _, v := range zy[min(1, len(zy)):] {
 				zmin = min(zmin, v)
 			}
-			line(z, zx, zy, s)
+			figure.Line(z, zx, zy, s)
 			if !ok {
-				entries = append(entries, entry{r.Method, []plot.Thumbnailer{l}})
+				entries = append(entries, figure.Entry{Name: r.Method, Thumbs: []plot.Thumbnailer{l}})
 			}
 		}
 		z.Y.Min = max(0, 0.1*float64(int(10*zmin))-0.05)
@@ -101,19 +101,19 @@ func ROC(t *experiment.OODTable, stem string) *Figure {
 	if len(whole) == 0 {
 		return nil
 	}
-	cols := legendCols(len(entries))
-	return &Figure{Name: stem + "-roc", W: 9 * vg.Inch, H: 7*vg.Inch + legendHeight(len(entries), cols),
+	cols := figure.LegendCols(len(entries))
+	return &figure.Figure{Name: stem + "-roc", W: 9 * vg.Inch, H: 7*vg.Inch + figure.LegendHeight(len(entries), cols),
 		Caption: fmt.Sprintf("%s: ROC curves on seed 0 (OOD the positive class) of the three best CCS rows and the two best baselines by mean AUROC against each OOD set; the diagonal is chance. Below, the same curves up to a false-positive rate of 10%%.", t.Title),
-		draw:    grid([][]*plot.Plot{whole, zoom}, entries, cols)}
+		Draw:    figure.Grid([][]*plot.Plot{whole, zoom}, entries, cols)}
 }
 
-// Histograms draws, for each OOD set, the seed-0 score histograms of the
+// histogramsFigure draws, for each OOD set, the seed-0 score histograms of the
 // ID test inputs and of the OOD set for the best CCS row and the best
 // baseline by mean AUROC. Nil when the table has no curves.
-func Histograms(t *experiment.OODTable, stem string) *Figure {
+func histogramsFigure(t *OODTable, stem string) *figure.Figure {
 	var plots [][]*plot.Plot
-	idC, oodC := palette[5], palette[6]
-	var entries []entry
+	idC, oodC := figure.Color(5), figure.Color(6)
+	var entries []figure.Entry
 	for j, set := range t.Sets {
 		var row []*plot.Plot
 		for _, ccs := range []bool{true, false} {
@@ -123,16 +123,16 @@ func Histograms(t *experiment.OODTable, stem string) *Figure {
 			}
 			r := t.Rows[b[0]]
 			c := r.Curves[j]
-			p := newPlot(fmt.Sprintf("%s, vs %s (AUROC %.1f)", r.Method, set, r.AUROC[j].Mean), "score (higher: more OOD)", "share of inputs per bin")
-			x, yi := steps(c.Edges, c.ID)
-			_, yo := steps(c.Edges, c.OOD)
+			p := figure.Panel(fmt.Sprintf("%s, vs %s (AUROC %.1f)", r.Method, set, r.AUROC[j].Mean), "score (higher: more OOD)", "share of inputs per bin")
+			x, yi := figure.Steps(c.Edges, c.ID)
+			_, yo := figure.Steps(c.Edges, c.OOD)
 			zero := make([]float64, len(x))
-			band(p, x, zero, yi, translucent(idC, 90))
-			band(p, x, zero, yo, translucent(oodC, 90))
-			li := line(p, x, yi, draw.LineStyle{Color: idC, Width: vg.Points(1.2)})
-			lo := line(p, x, yo, draw.LineStyle{Color: oodC, Width: vg.Points(1.2)})
+			figure.Band(p, x, zero, yi, figure.Translucent(idC, 90))
+			figure.Band(p, x, zero, yo, figure.Translucent(oodC, 90))
+			li := figure.Line(p, x, yi, draw.LineStyle{Color: idC, Width: vg.Points(1.2)})
+			lo := figure.Line(p, x, yo, draw.LineStyle{Color: oodC, Width: vg.Points(1.2)})
 			if entries == nil {
-				entries = []entry{{"ID test inputs", []plot.Thumbnailer{li}}, {"OOD inputs", []plot.Thumbnailer{lo}}}
+				entries = []figure.Entry{{Name: "ID test inputs", Thumbs: []plot.Thumbnailer{li}}, {Name: "OOD inputs", Thumbs: []plot.Thumbnailer{lo}}}
 			}
 			row = append(row, p)
 		}
@@ -146,16 +146,7 @@ func Histograms(t *experiment.OODTable, stem string) *Figure {
 	if len(plots) == 0 {
 		return nil
 	}
-	return &Figure{Name: stem + "-histograms", W: 9 * vg.Inch, H: vg.Length(len(plots))*3.2*vg.Inch + legendHeight(2, 2),
+	return &figure.Figure{Name: stem + "-histograms", W: 9 * vg.Inch, H: vg.Length(len(plots))*3.2*vg.Inch + figure.LegendHeight(2, 2),
 		Caption: fmt.Sprintf("%s: score histograms on seed 0, ID test inputs against each OOD set, for the best CCS row (left) and the best baseline (right) by mean AUROC; the bins span the pooled scores' 0.5–99.5th percentiles, the end bins hold the rest.", t.Title),
-		draw:    grid(plots, entries, 2)}
-}
-
-// steps returns a histogram's outline: x at each bin edge twice, y the
-// bin's height on both of its edges.
-func steps(edges, h []float64) (x, y []float64) {
-	for i, v := range h {
-		x, y = append(x, edges[i], edges[i+1]), append(y, v, v)
-	}
-	return x, y
+		Draw:    figure.Grid(plots, entries, 2)}
 }

@@ -1,4 +1,4 @@
-package figure
+package experiment
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/ccsets/ccs/conformal"
-	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/figure"
 )
 
 // shapeGrid is the number of grid points per side of a slice.
@@ -34,8 +34,8 @@ func (s *slice) Y(r int) float64    { return s.ys[r] }
 // shapeRows picks the sets the figure draws: the two baselines and one
 // objective's single-norm and generalized ball (Neg,Vol when the table has
 // it, else the first learned pair).
-func shapeRows(sets []experiment.ShapeSet) []experiment.ShapeSet {
-	var out []experiment.ShapeSet
+func shapeRows(sets []ShapeSet) []ShapeSet {
+	var out []ShapeSet
 	pick := func(ok func(string) bool) {
 		for _, s := range sets {
 			if ok(s.Method) && len(s.Set) > 0 {
@@ -47,7 +47,7 @@ func shapeRows(sets []experiment.ShapeSet) []experiment.ShapeSet {
 	pick(func(m string) bool { return m == "Conformal Ball (ℓ2)" })
 	pick(func(m string) bool { return m == "Mahalanobis Ellipsoid" })
 	obj := "(Neg,Vol)"
-	if !slices.ContainsFunc(sets, func(s experiment.ShapeSet) bool { return strings.HasSuffix(s.Method, obj) }) {
+	if !slices.ContainsFunc(sets, func(s ShapeSet) bool { return strings.HasSuffix(s.Method, obj) }) {
 		obj = ""
 		for _, s := range sets {
 			if i := strings.Index(s.Method, " ("); i > 0 && (strings.HasPrefix(s.Method, "Single") || strings.HasPrefix(s.Method, "Generalized")) {
@@ -91,12 +91,12 @@ func extent(s *conformal.Set, a int) float64 {
 	return far
 }
 
-// Shapes draws seed 0's learned sets around one test anchor of the
+// shapesFigure draws seed 0's learned sets around one test anchor of the
 // simulation: for each pair of coordinates, the slice through the anchor
 // of the ℓ2 ball, the ellipsoid, the single-norm set and the generalized
 // ball at their calibrated thresholds, with the anchor's positives and
 // negatives projected onto the plane.
-func Shapes(t *experiment.Table, stem string) (*Figure, error) {
+func shapesFigure(t *Table, stem string) (*figure.Figure, error) {
 	sh := t.Shapes
 	d := sh.D
 	if d < 2 || len(sh.Anchor) != d {
@@ -145,10 +145,10 @@ func Shapes(t *experiment.Table, stem string) (*Figure, error) {
 		}
 	}
 	var panels []*plot.Plot
-	var entries []entry
+	var entries []figure.Entry
 	for pi, pr := range pairs {
 		a, b := pr[0], pr[1]
-		p := newPlot(fmt.Sprintf("Slice x%d–x%d through the anchor", a+1, b+1), fmt.Sprintf("x%d", a+1), fmt.Sprintf("x%d", b+1))
+		p := figure.Panel(fmt.Sprintf("Slice x%d–x%d through the anchor", a+1, b+1), fmt.Sprintf("x%d", a+1), fmt.Sprintf("x%d", b+1))
 		za, zb := float64(sh.Anchor[a]), float64(sh.Anchor[b])
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = za-r, za+r, zb-r, zb+r
 		proj := func(pts []float32) (x, y []float64) {
@@ -161,10 +161,10 @@ func Shapes(t *experiment.Table, stem string) (*Figure, error) {
 			return x, y
 		}
 		nx, ny := proj(sh.Negatives)
-		neg := points(p, nx, ny, translucent(palette[6], 110), draw.CrossGlyph{}, vg.Points(1.8))
+		neg := figure.Points(p, nx, ny, figure.Translucent(figure.Color(6), 110), draw.CrossGlyph{}, vg.Points(1.8))
 		px, py := proj(sh.Positives)
-		pos := points(p, px, py, translucent(palette[5], 110), draw.CircleGlyph{}, vg.Points(1.2))
-		anchor := points(p, []float64{za}, []float64{zb}, palette[0], draw.PyramidGlyph{}, vg.Points(4))
+		pos := figure.Points(p, px, py, figure.Translucent(figure.Color(5), 110), draw.CircleGlyph{}, vg.Points(1.2))
+		anchor := figure.Points(p, []float64{za}, []float64{zb}, figure.Color(0), draw.PyramidGlyph{}, vg.Points(4))
 		// Each set's score over the grid, the other coordinates at the
 		// anchor's: φ(Z − z) for z in the plane.
 		g := &slice{xs: make([]float64, shapeGrid), ys: make([]float64, shapeGrid)}
@@ -181,7 +181,7 @@ func Shapes(t *experiment.Table, stem string) (*Figure, error) {
 			}
 		}
 		for si, s := range sets {
-			st := style([]int{0, 1, 5, 6}[si%4])
+			st := figure.Style([]int{0, 1, 5, 6}[si%4])
 			st.Width = vg.Points(2)
 			if math.IsInf(s.Threshold, 1) || math.IsNaN(s.Threshold) {
 				continue
@@ -191,16 +191,16 @@ func Shapes(t *experiment.Table, stem string) (*Figure, error) {
 			c.LineStyles = []draw.LineStyle{st}
 			p.Add(c)
 			if pi == 0 {
-				entries = append(entries, entry{rows[si].Method + " at its calibrated threshold", []plot.Thumbnailer{&plotter.Line{LineStyle: st}}})
+				entries = append(entries, figure.Entry{Name: rows[si].Method + " at its calibrated threshold", Thumbs: []plot.Thumbnailer{&plotter.Line{LineStyle: st}}})
 			}
 		}
 		if pi == 0 {
-			entries = append(entries, entry{"the anchor", []plot.Thumbnailer{anchor}},
-				entry{"its positives (projected)", []plot.Thumbnailer{pos}}, entry{"its negatives (projected)", []plot.Thumbnailer{neg}})
+			entries = append(entries, figure.Entry{Name: "the anchor", Thumbs: []plot.Thumbnailer{anchor}},
+				figure.Entry{Name: "its positives (projected)", Thumbs: []plot.Thumbnailer{pos}}, figure.Entry{Name: "its negatives (projected)", Thumbs: []plot.Thumbnailer{neg}})
 		}
 		panels = append(panels, p)
 	}
-	return &Figure{Name: stem + "-shapes", W: 9 * vg.Inch, H: 3.3*vg.Inch + legendHeight(len(entries), 2),
+	return &figure.Figure{Name: stem + "-shapes", W: 9 * vg.Inch, H: 3.3*vg.Inch + figure.LegendHeight(len(entries), 2),
 		Caption: fmt.Sprintf("%s, seed 0: the fitted sets around one test anchor, sliced through the anchor along each pair of coordinates (the third held at the anchor's), at their calibrated thresholds; the anchor's positives and negatives projected onto each plane.", t.Title),
-		draw:    grid([][]*plot.Plot{panels}, entries, 2)}, nil
+		Draw:    figure.Grid([][]*plot.Plot{panels}, entries, 2)}, nil
 }

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"html"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/report"
+)
+
+// TestUserResults: what ccs evaluate and ccs coverage-check print with
+// -json is a document of its kind, which ccs plot draws (two of one kind
+// side by side) and ccs report renders; a JSON that is no document (the
+// old ccs evaluate -json, without its kind) is refused by name.
+func TestUserResults(t *testing.T) {
+	dir := t.TempDir()
+	set := calibratedBall(t, dir)
+	test := filepath.Join(dir, "test.npz")
+	var files []string
+	for _, c := range []struct {
+		name, kind string
+		args       []string
+	}{
+		{"evaluate.json", "evaluate", []string{"evaluate", "-set", set, "-test", test, "-json"}},
+		{"evaluate-classes.json", "evaluate", []string{"evaluate", "-set", set, "-test", test, "-per-class", "-json"}},
+		{"coverage-check.json", "coverage-check", []string{"coverage-check", "-set", set, "-test", test, "-resplits", "50", "-json"}},
+	} {
+		out, err := ccs(c.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		path := filepath.Join(dir, c.name)
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := experiment.LoadDocument(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Kind != c.kind || doc.Command != "ccs "+strings.Join(c.args, " ") || len(doc.Build) == 0 {
+			t.Errorf("%s: kind %q, command %q, build %s", c.name, doc.Kind, doc.Command, doc.Build)
+		}
+		files = append(files, path)
+	}
+
+	plots := filepath.Join(dir, "plots")
+	out, err := ccs(append([]string{"plot", "-out", plots}, files...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drawn []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		drawn = append(drawn, filepath.Base(line))
+	}
+	want := []string{"evaluate-coverage.png", "evaluate-coverage.svg", "evaluate-coverage-2.png", "evaluate-coverage-2.svg",
+		"coverage-check-distribution.png", "coverage-check-distribution.svg"}
+	if !slices.Equal(drawn, want) {
+		t.Errorf("ccs plot drew %v, want %v", drawn, want)
+	}
+
+	page := filepath.Join(dir, "report.html")
+	if _, err := ccs(append([]string{"report", "-out", page}, files...)...); err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`<title>ccs results</title>`, `<section id="evaluate">`, `<section id="evaluate-2">`, `<section id="coverage-check">`,
+		`data-figure="evaluate-coverage"`, `data-figure="coverage-check-distribution"`, "Per class of the test bundle&#39;s labels"} {
+		if !strings.Contains(string(html), s) {
+			t.Errorf("the report lacks %s", s)
+		}
+	}
+
+	old := filepath.Join(dir, "old.json")
+	if err := os.WriteFile(old, []byte(`{"geometry": "ball", "coverage": 0.9}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"plot", "-out", plots, old}, {"report", "-out", page, old}} {
+		if _, err := ccs(cmd...); err == nil || !strings.Contains(err.Error(), `old.json: experiment: kind "", want one of [sim`) {
+			t.Errorf("%s of a JSON without a kind: %v", cmd[0], err)
+		}
+	}
+}
+
+// TestGoldenDocuments: every golden output that is a document (a command's
+// -json) reads back as its kind, draws figures and renders in a report
+// under its kind's heading: a kind of result added with its golden is
+// checked here with no other change.
+func TestGoldenDocuments(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte("{\n  \"kind\": ")) {
+			continue
+		}
+		doc, err := experiment.ReadDocument(bytes.NewReader(b))
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		kinds = append(kinds, doc.Kind)
+		figs, err := doc.Figures()
+		if err != nil || len(figs) == 0 {
+			t.Errorf("%s: %d figures, error %v", path, len(figs), err)
+		}
+		var page bytes.Buffer
+		if err := report.Write(&page, "golden", []*experiment.Document{doc}); err != nil {
+			t.Errorf("%s: report: %v", path, err)
+		}
+		k, _ := experiment.KindOf(doc.Kind)
+		if !strings.Contains(page.String(), "<h2>"+html.EscapeString(k.Heading)+"</h2>") {
+			t.Errorf("%s: the report has no section headed %q", path, k.Heading)
+		}
+	}
+	if !slices.Contains(kinds, "evaluate") {
+		t.Errorf("golden documents of the kinds %v, want evaluate's among them", kinds)
+	}
+}

@@ -1,0 +1,125 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/figure"
+)
+
+func init() {
+	Register(Kind{Name: "compare", Heading: "Your data: the set families compared (ccs compare)", Order: 100,
+		New: func() Result { return new(CompareResult) }})
+}
+
+// CompareResult is ccs compare's result (kind "compare"): the comparison
+// of the set families on a user's bundles.
+type CompareResult struct {
+	Tables []*CompareTable `json:"tables,omitempty"`
+}
+
+// Add keeps a comparison.
+func (r *CompareResult) Add(t Text) error {
+	ct, ok := t.(*CompareTable)
+	if !ok {
+		return fmt.Errorf("experiment: a compare result takes comparisons, not %T", t)
+	}
+	r.Tables = append(r.Tables, ct)
+	return nil
+}
+
+// Texts are the comparisons.
+func (r *CompareResult) Texts() []Text { return texts(r.Tables) }
+
+// Check refuses null comparisons.
+func (r *CompareResult) Check() error { return noNulls("tables", r.Tables) }
+
+// Figures are each comparison's: coverage against α with the
+// finite-sample band and the inclusion–exclusion trade-off (the rows
+// recalibrated at other levels), each class's coverage, and with an OOD
+// sample the per-input test's ROC curves and score histograms.
+func (r *CompareResult) Figures(stem string) ([]*figure.Figure, error) {
+	var figs []*figure.Figure
+	for _, t := range r.Tables {
+		s := stem + "-" + figure.Slug(t.Title)
+		view := &Table{Title: t.Title, Config: t.Config}
+		for _, row := range t.Rows {
+			view.Rows = append(view.Rows, row.Row)
+		}
+		if f := coverageFigure(view, s); f != nil {
+			figs = append(figs, f)
+		}
+		if f := tradeoffFigure(view, s); f != nil {
+			figs = append(figs, f)
+		}
+		if f := classesFigure(t, s); f != nil {
+			figs = append(figs, f)
+		}
+		ot := &OODTable{Title: "OOD detection, " + t.Title, Config: t.Config, Sets: []string{"ood"}, Runs: 1}
+		for _, row := range t.Rows {
+			if row.OODCurve == nil || row.OODAUROC == nil {
+				continue
+			}
+			ot.Rows = append(ot.Rows, OODRow{Method: row.Method, AUROC: []eval.Summary{*row.OODAUROC}, FPR95: []eval.Summary{*row.OODFPR95},
+				Curves: []ScoreCurve{*row.OODCurve}})
+		}
+		if len(ot.Rows) > 0 {
+			if f := rocFigure(ot, s+"-ood"); f != nil {
+				figs = append(figs, f)
+			}
+			if f := histogramsFigure(ot, s+"-ood"); f != nil {
+				figs = append(figs, f)
+			}
+		}
+	}
+	return figs, nil
+}
+
+// classesFigure draws each class's coverage of its test positives for each
+// row (mean over seeds) against 1 − α; nil without labels.
+func classesFigure(t *CompareTable, stem string) *figure.Figure {
+	var rows []CompareRow
+	for _, r := range t.Rows {
+		if len(r.Classes) > 0 {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	target := 100 * (1 - t.Alpha)
+	p := figure.Panel("Coverage of each class's test positives", "class", "coverage (%)")
+	labels := rows[0].Classes
+	n := float64(len(labels))
+	lo := target
+	var entries []figure.Entry
+	for i, r := range rows {
+		var x, y []float64
+		for j, c := range r.Classes {
+			x, y = append(x, float64(j)), append(y, c.Coverage.Mean)
+			lo = math.Min(lo, c.Coverage.Mean)
+		}
+		st := figure.Style(i)
+		l := figure.Line(p, x, y, st)
+		pts := figure.Points(p, x, y, st.Color, draw.CircleGlyph{}, vg.Points(3))
+		entries = append(entries, figure.Entry{Name: r.Method, Thumbs: []plot.Thumbnailer{l, pts}})
+	}
+	tl := figure.Line(p, []float64{-0.5, n - 0.5}, []float64{target, target}, draw.LineStyle{Color: figure.Color(7), Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}})
+	entries = append([]figure.Entry{{Name: "1 − α", Thumbs: []plot.Thumbnailer{tl}}}, entries...)
+	var ticks []plot.Tick
+	for j, c := range labels {
+		ticks = append(ticks, plot.Tick{Value: float64(j), Label: fmt.Sprint(c.Label)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Min, p.X.Max = -0.5, n-0.5
+	p.Y.Min, p.Y.Max = math.Max(0, 5*math.Floor((lo-1)/5)), 100
+	cols := figure.LegendCols(len(entries))
+	caption := fmt.Sprintf("Each test class's coverage of its positives, mean over seeds, per row, against 1 − α = %.4g%% (dashed). Marginal calibration guarantees the coverage over all classes, not each class's: a class may fall below 1 − α unless the calibration is class-conditional (-calibration class).", target)
+	return &figure.Figure{Name: stem + "-classes", Caption: caption, W: 9 * vg.Inch, H: 3.6*vg.Inch + figure.LegendHeight(len(entries), cols),
+		Draw: figure.Grid([][]*plot.Plot{{p}}, entries, cols)}
+}

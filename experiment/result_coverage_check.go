@@ -1,0 +1,138 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/figure"
+)
+
+func init() {
+	Register(Kind{Name: "coverage-check", Heading: "Coverage over resplits (ccs coverage-check)", Order: 70,
+		New: func() Result { return new(CoverageCheck) }})
+}
+
+// CoverageCheck is ccs coverage-check's result (kind "coverage-check"): a
+// set's coverage over random calibration/test resplits of a bundle, the
+// guarantee seen draw by draw.
+type CoverageCheck struct {
+	eval.ResplitResult
+}
+
+// Texts is the check as one table.
+func (c *CoverageCheck) Texts() []Text { return []Text{c} }
+
+// guarantee says what the calibration mode promises of the distribution.
+func (c *CoverageCheck) guarantee() string {
+	switch c.Mode {
+	case conformal.PAC.String():
+		return fmt.Sprintf("at most δ = %.2f%% of calibration draws cover less than 1 − α", 100*c.Delta)
+	case conformal.Pooled.String():
+		return "none: pooled calibration is approximate"
+	}
+	return fmt.Sprintf("the mean over calibration draws lies in [%.2f%%, %.2f%%]", 100*c.Band[0], 100*c.Band[1])
+}
+
+// Check refuses resplits' coverages that are not the resplits' (a file
+// edited by hand): one per resplit, each a fraction.
+func (c *CoverageCheck) Check() error {
+	if len(c.Coverages) > 0 && len(c.Coverages) != c.Resplits {
+		return fmt.Errorf("%d coverages for %d resplits", len(c.Coverages), c.Resplits)
+	}
+	for i, v := range c.Coverages {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("coverages[%d] = %v, not a fraction", i, v)
+		}
+	}
+	return nil
+}
+
+// WriteText writes the distribution's summary as a table.
+func (c *CoverageCheck) WriteText(w io.Writer) error {
+	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	pm := func(s eval.Summary) string {
+		if math.IsNaN(s.Mean) {
+			return "n/a"
+		}
+		return pct(s.Mean) + " ± " + pct(s.Std)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Coverage over resplits: %d resplits of the test bundle, %d calibration anchors and %d held out in each, α=%v, calibration %s\n\n",
+		c.Resplits, c.NCal, c.NTest, c.Alpha, c.Mode)
+	writeGrid(&b, [][]string{
+		{"Coverage", "5th percentile", "Resplits below 1 − α", "Exclusion", "Guarantee"},
+		{pm(c.Coverage), pct(c.P05), pct(c.BelowShare), pm(c.Exclusion), c.guarantee()},
+	})
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Figures is the distribution of coverage over the resplits
+// (stem-distribution): a histogram, with 1 − α and, for one-per-anchor
+// calibration, the band its mean lies in. None without the resplits'
+// coverages.
+func (c *CoverageCheck) Figures(stem string) ([]*figure.Figure, error) {
+	if len(c.Coverages) == 0 {
+		return nil, nil
+	}
+	cov := make([]float64, len(c.Coverages))
+	for i, v := range c.Coverages {
+		cov[i] = 100 * v
+	}
+	target := 100 * (1 - c.Alpha)
+	marginal := c.Mode == conformal.OnePerAnchor.String()
+	lo, hi := slices.Min(cov), slices.Max(cov)
+	lo, hi = min(lo, target), max(hi, target)
+	if marginal {
+		hi = max(hi, 100*c.Band[1])
+	}
+	if !(hi > lo) {
+		lo, hi = lo-0.5, hi+0.5
+	}
+	// About √resplits bins (5 to 40), one edge at 1 − α: the share below
+	// it is the bins' on its left.
+	w := (hi - lo) / float64(min(max(int(math.Ceil(math.Sqrt(float64(len(cov))))), 5), 40))
+	lo = target - math.Ceil((target-lo)/w)*w
+	bins := max(1, int(math.Ceil((hi-lo)/w-1e-9)))
+	hi = lo + float64(bins)*w
+	edges := make([]float64, bins+1)
+	for i := range edges {
+		edges[i] = lo + w*float64(i)
+	}
+	h := make([]float64, bins)
+	for _, v := range cov {
+		i := int((v - lo) / (hi - lo) * float64(bins))
+		h[min(max(i, 0), bins-1)] += 1 / float64(len(cov))
+	}
+	top := 1.1 * slices.Max(h)
+	p := figure.Panel(fmt.Sprintf("Coverage over %d resplits", c.Resplits), "coverage of the held-out positives (%)", "share of resplits per bin")
+	p.Y.Min, p.Y.Max = 0, top
+	var entries []figure.Entry
+	if marginal {
+		fill := figure.Translucent(figure.Color(3), 70)
+		b := figure.Band(p, []float64{100 * c.Band[0], 100 * c.Band[1]}, []float64{0, 0}, []float64{top, top}, fill)
+		entries = append(entries, figure.Entry{Name: fmt.Sprintf("band [1 − α, 1 − α + 1/(n+1)], n = %d: the mean's", c.NCal), Thumbs: []plot.Thumbnailer{b}})
+	}
+	x, y := figure.Steps(edges, h)
+	zero := make([]float64, len(x))
+	figure.Band(p, x, zero, y, figure.Translucent(figure.Color(5), 90))
+	hl := figure.Line(p, x, y, draw.LineStyle{Color: figure.Color(5), Width: vg.Points(1.2)})
+	tl := figure.Line(p, []float64{target, target}, []float64{0, top}, draw.LineStyle{Color: figure.Color(0), Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}})
+	ml := figure.Line(p, []float64{100 * c.Coverage.Mean, 100 * c.Coverage.Mean}, []float64{0, top}, draw.LineStyle{Color: figure.Color(6), Width: vg.Points(1.5)})
+	entries = append([]figure.Entry{{Name: "resplits' coverage", Thumbs: []plot.Thumbnailer{hl}}, {Name: "1 − α", Thumbs: []plot.Thumbnailer{tl}},
+		{Name: "their mean", Thumbs: []plot.Thumbnailer{ml}}}, entries...)
+	cols := figure.LegendCols(len(entries))
+	caption := fmt.Sprintf("Coverage of the held-out positives over %d random resplits of the test bundle (%d calibration anchors, %d held out in each), the set's geometry recalibrated on each at α = %v (calibration %s): %.2f%% of the resplits fall below 1 − α (dashed). The guarantee: %s.",
+		c.Resplits, c.NCal, c.NTest, c.Alpha, c.Mode, 100*c.BelowShare, c.guarantee())
+	return []*figure.Figure{{Name: stem + "-distribution", Caption: caption, W: 9 * vg.Inch, H: 3.6*vg.Inch + figure.LegendHeight(len(entries), cols),
+		Draw: figure.Grid([][]*plot.Plot{{p}}, entries, cols)}}, nil
+}

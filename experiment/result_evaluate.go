@@ -1,0 +1,218 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/figure"
+	"github.com/ccsets/ccs/internal/jsonfloat"
+)
+
+func init() {
+	Register(Kind{Name: "evaluate", Heading: "A fitted set on a test bundle (ccs evaluate)", Order: 60,
+		New: func() Result { return new(Evaluation) }})
+}
+
+// Evaluation is ccs evaluate's result (kind "evaluate"): a fitted set's
+// coverage of the test positives, exclusion of the test negatives and
+// LogVol/d on a test bundle (fractions), with -per-class each class's.
+type Evaluation struct {
+	Geometry    string         `json:"geometry"`
+	Dim         int            `json:"dim"`
+	Alpha       float64        `json:"alpha"`
+	Threshold   Number         `json:"threshold"`
+	Calibration conformal.Info `json:"calibration"`
+	Coverage    float64        `json:"coverage"`
+	Exclusion   *float64       `json:"exclusion"` // null without negatives
+	// LogVolPerDim is +Inf for a whole-space set.
+	LogVolPerDim Number            `json:"logvol_per_dim"`
+	Positives    int               `json:"positives"`
+	Negatives    int               `json:"negatives"`
+	Warnings     []string          `json:"warnings"`
+	Classes      []ClassEvaluation `json:"classes,omitempty"`
+}
+
+// ClassEvaluation is one class's part of an Evaluation: its test anchors,
+// the threshold they were judged with, coverage and exclusion (null
+// without negatives).
+type ClassEvaluation struct {
+	Label     int64    `json:"label"`
+	Anchors   int      `json:"anchors"`
+	Threshold Number   `json:"threshold"`
+	Coverage  float64  `json:"coverage"`
+	Exclusion *float64 `json:"exclusion"`
+}
+
+// Number is a float64 in JSON: +Inf (a whole-space set's threshold and
+// volume) as "+Inf" (jsonfloat, the one form every output uses).
+type Number = jsonfloat.Float
+
+// NewEvaluation is the evaluation of set on a test bundle: its result r
+// and, when measured, each class's.
+func NewEvaluation(set *conformal.Set, r eval.Result, classes []eval.ClassResult) *Evaluation {
+	e := &Evaluation{Geometry: set.Geometry.Kind().String(), Dim: set.Geometry.Dim(), Alpha: set.Alpha,
+		Threshold: Number(set.Threshold), Calibration: set.Calibration, Coverage: r.Coverage,
+		LogVolPerDim: Number(r.LogVolPerDim), Positives: r.Positives, Negatives: r.Negatives, Warnings: set.Warnings()}
+	if math.IsInf(set.Threshold, 1) {
+		e.LogVolPerDim = Number(math.Inf(1))
+	}
+	if !math.IsNaN(r.Exclusion) {
+		x := r.Exclusion
+		e.Exclusion = &x
+	}
+	if e.Warnings == nil {
+		e.Warnings = []string{}
+	}
+	for _, c := range classes {
+		ce := ClassEvaluation{Label: c.Label, Anchors: c.Anchors, Threshold: Number(c.Threshold), Coverage: c.Coverage}
+		if !math.IsNaN(c.Exclusion) {
+			x := c.Exclusion
+			ce.Exclusion = &x
+		}
+		e.Classes = append(e.Classes, ce)
+	}
+	return e
+}
+
+// Texts is the evaluation as one table.
+func (e *Evaluation) Texts() []Text { return []Text{e} }
+
+// WriteText writes the evaluation as a table: the set, then its coverage
+// against 1 − α, exclusion and LogVol/d; each class's, and the worst.
+func (e *Evaluation) WriteText(w io.Writer) error {
+	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	opt := func(x *float64) string {
+		if x == nil {
+			return "n/a"
+		}
+		return pct(*x)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "A fitted set on a test bundle: %s set, d=%d, α=%v, threshold %.6g, %s\n\n", e.Geometry, e.Dim, e.Alpha, float64(e.Threshold), calibrationText(e.Calibration))
+	writeGrid(&b, [][]string{
+		{"Coverage", "1 − α", "Exclusion", "LogVol/d", "Test positives", "Test negatives"},
+		{pct(e.Coverage), pct(1 - e.Alpha), opt(e.Exclusion), fmt.Sprintf("%.4g", float64(e.LogVolPerDim)), fmt.Sprint(e.Positives), fmt.Sprint(e.Negatives)},
+	})
+	if len(e.Classes) > 0 {
+		rows := [][]string{{"Class", "Anchors", "Threshold", "Coverage", "Exclusion"}}
+		worst := e.Classes[0]
+		for _, c := range e.Classes {
+			rows = append(rows, []string{fmt.Sprint(c.Label), fmt.Sprint(c.Anchors), fmt.Sprintf("%.6g", float64(c.Threshold)), pct(c.Coverage), opt(c.Exclusion)})
+			if c.Coverage < worst.Coverage {
+				worst = c
+			}
+		}
+		fmt.Fprintf(&b, "\nPer class of the test bundle's labels:\n\n")
+		writeGrid(&b, rows)
+		fmt.Fprintf(&b, "\nWorst class %d: coverage %s (1 − α = %s).\n", worst.Label, pct(worst.Coverage), pct(1-e.Alpha))
+	}
+	for _, warn := range e.Warnings {
+		fmt.Fprintf(&b, "\nWARNING: %s\n", warn)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// calibrationText says how a set was calibrated.
+func calibrationText(c conformal.Info) string {
+	s := fmt.Sprintf("calibration %v (rank %d of n=%d", c.Mode, c.Rank, c.N)
+	if c.Delta > 0 {
+		s += fmt.Sprintf(", δ=%v", c.Delta)
+	}
+	return s + ")"
+}
+
+// Figures is the coverage of the test positives against 1 − α: over all
+// test anchors and, with classes, per class, each a marker on a stem from
+// 1 − α (stem-coverage).
+func (e *Evaluation) Figures(stem string) ([]*figure.Figure, error) {
+	target := 100 * (1 - e.Alpha)
+	labels := []string{"all"}
+	values := []float64{100 * e.Coverage}
+	for _, c := range e.Classes {
+		labels = append(labels, fmt.Sprint(c.Label))
+		values = append(values, 100*c.Coverage)
+	}
+	title := "Coverage of the test positives"
+	if len(e.Classes) > 0 {
+		title += ", over all test anchors and per class"
+	}
+	p := figure.Panel(title, "test anchors (all, then each class)", "coverage of test positives (%)")
+	if len(e.Classes) == 0 {
+		p.X.Label.Text = ""
+	}
+	n := float64(len(values))
+	var entries []figure.Entry
+	if e.Calibration.Mode == conformal.OnePerAnchor && e.Calibration.N > 0 {
+		band := figure.Translucent(figure.Color(3), 70)
+		hi := target + 100/float64(e.Calibration.N+1)
+		poly := figure.Band(p, []float64{-0.5, n - 0.5}, []float64{target, target}, []float64{hi, hi}, band)
+		entries = append(entries, figure.Entry{Name: fmt.Sprintf("band [1 − α, 1 − α + 1/(n+1)], n = %d", e.Calibration.N), Thumbs: []plot.Thumbnailer{poly}})
+	}
+	// Each coverage a marker on a stem from 1 − α: the distance to the
+	// floor, the axis cut where it may be.
+	above, below, all := figure.Color(5), figure.Color(6), figure.Color(0)
+	var thumbs [3]plot.Thumbnailer
+	for i, v := range values {
+		c, k := above, 1
+		switch {
+		case i == 0:
+			c, k = all, 0
+		case v < target:
+			c, k = below, 2
+		}
+		figure.Line(p, []float64{float64(i), float64(i)}, []float64{target, v}, draw.LineStyle{Color: c, Width: vg.Points(2)})
+		thumbs[k] = figure.Points(p, []float64{float64(i)}, []float64{v}, c, draw.CircleGlyph{}, vg.Points(4))
+	}
+	tl := figure.Line(p, []float64{-0.5, n - 0.5}, []float64{target, target}, draw.LineStyle{Color: figure.Color(7), Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}})
+	entries = append([]figure.Entry{{Name: "1 − α", Thumbs: []plot.Thumbnailer{tl}}, {Name: "all test anchors", Thumbs: []plot.Thumbnailer{thumbs[0]}}}, entries...)
+	if thumbs[1] != nil {
+		entries = append(entries, figure.Entry{Name: "a class at or above 1 − α", Thumbs: []plot.Thumbnailer{thumbs[1]}})
+	}
+	if thumbs[2] != nil {
+		entries = append(entries, figure.Entry{Name: "a class below 1 − α", Thumbs: []plot.Thumbnailer{thumbs[2]}})
+	}
+	// The axis from a little below the lowest coverage or 1 − α, to 100%.
+	lo := target
+	for _, v := range values {
+		lo = min(lo, v)
+	}
+	p.Y.Min, p.Y.Max = max(0, 5*math.Floor((lo-1)/5)), 100
+	p.X.Min, p.X.Max = -0.5, n-0.5
+	var ticks []plot.Tick
+	every := max(1, (len(values)+19)/20) // at most about 20 labels
+	for i, l := range labels {
+		t := plot.Tick{Value: float64(i)}
+		if i%every == 0 {
+			t.Label = l
+		}
+		ticks = append(ticks, t)
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	var guarantee string
+	switch c := e.Calibration; c.Mode {
+	case conformal.OnePerAnchor:
+		guarantee = fmt.Sprintf("one-per-anchor calibration on n = %d anchors puts the expected coverage over all test anchors in the band [1 − α, 1 − α + 1/(n+1)] (shaded; one calibration draw varies about it)", c.N)
+	case conformal.PAC:
+		guarantee = fmt.Sprintf("PAC calibration puts the coverage over all test anchors at or above 1 − α with probability at least 1 − δ over the calibration draw (δ = %v)", c.Delta)
+	case conformal.Class:
+		guarantee = "class-conditional calibration puts each class's expected coverage at or above 1 − α"
+	default:
+		guarantee = "pooled calibration has no guarantee"
+	}
+	caption := fmt.Sprintf("Coverage of the test positives (%d of them) by a %s set (d=%d) against 1 − α = %.4g%% (dashed), each a marker on a stem from 1 − α: %s.", e.Positives, e.Geometry, e.Dim, target, guarantee)
+	if len(e.Classes) > 0 {
+		caption += " Per class of the test bundle's labels, each class's anchors judged with its own threshold (a class-conditional set) or the set's; a set calibrated over all classes may fall below 1 − α in some."
+	}
+	cols := figure.LegendCols(len(entries))
+	return []*figure.Figure{{Name: stem + "-coverage", Caption: caption, W: 9 * vg.Inch, H: 3.6*vg.Inch + figure.LegendHeight(len(entries), cols),
+		Draw: figure.Grid([][]*plot.Plot{{p}}, entries, cols)}}, nil
+}
