@@ -22,10 +22,10 @@ func ExampleThreshold() {
 func ExampleRank() {
 	for _, n := range []int{19, 101, 1000} {
 		r, _ := conformal.Rank(n, 0.05)
-		fmt.Printf("n=%d: the %d-th smallest\n", n, r)
+		fmt.Printf("n=%d: rank %d\n", n, r)
 	}
 	// Output:
-	// n=19: the 19-th smallest
-	// n=101: the 97-th smallest
-	// n=1000: the 951-th smallest
+	// n=19: rank 19
+	// n=101: rank 97
+	// n=1000: rank 951
 }

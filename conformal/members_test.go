@@ -94,3 +94,20 @@ func TestMembersOfClassSet(t *testing.T) {
 		t.Errorf("marginal OneThreshold: %v", err)
 	}
 }
+
+// TestClassAtMaximumWarned: a class whose rank is n (its threshold its
+// largest score) is warned about, with the calibration size that lifts it.
+func TestClassAtMaximumWarned(t *testing.T) {
+	t.Parallel()
+	r30, _ := Rank(30, 0.05)
+	r45, _ := Rank(45, 0.05)
+	s := &Set{Geometry: geometry.Ball{D: 2}, Threshold: 2, Alpha: 0.05, Calibration: Info{Mode: Class},
+		Classes: []ClassThreshold{{Label: 1, N: 30, Rank: r30, Threshold: 3}, {Label: 2, N: 45, Rank: r45, Threshold: 3}}}
+	w := strings.Join(s.Warnings(), "\n")
+	if r30 != 30 || !strings.Contains(w, "class 1: its 30 calibration anchors give rank n = 30") || !strings.Contains(w, "39 would lift it off the maximum") {
+		t.Errorf("rank %d of 30; warnings:\n%s", r30, w)
+	}
+	if r45 == 45 || strings.Contains(w, "class 2") {
+		t.Errorf("rank %d of 45: class 2 warned:\n%s", r45, w)
+	}
+}

@@ -58,6 +58,21 @@ func Uncalibrated(g geometry.Geometry, fit *FitInfo) *Set {
 // training-conditional" for PAC per class) or "approximate".
 func (s *Set) Guarantee() string { return guaranteeOf(s.Calibration.Mode, s.Calibration.Delta) }
 
+// offTheMaximum is the fewest calibration scores, more than n, whose rank
+// at α (and PAC's δ) is below their number; 0 when none is near.
+func offTheMaximum(alpha, delta float64, n int) int {
+	mode := OnePerAnchor
+	if delta > 0 {
+		mode = PAC
+	}
+	for m := n + 1; m <= 4*n+100; m++ {
+		if r, err := RankOf(mode, m, alpha, delta); err == nil && r < m {
+			return m
+		}
+	}
+	return 0
+}
+
 // Calibrated reports whether the set has a threshold.
 func (s *Set) Calibrated() bool { return s.Calibration.Mode != 0 }
 
@@ -72,8 +87,16 @@ func (s *Set) Guaranteed() bool { return s.Calibrated() && s.Calibration.Mode !=
 func (s *Set) Warnings() []string {
 	var w []string
 	for _, c := range s.Classes {
-		if math.IsInf(c.Threshold, 1) {
+		switch {
+		case math.IsInf(c.Threshold, 1):
 			w = append(w, fmt.Sprintf("class %d: %s", c.Label, (&TooFewError{N: c.N, Rank: c.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason()))
+		case c.Rank == c.N:
+			more := ""
+			if n := offTheMaximum(s.Alpha, s.Calibration.Delta, c.N); n > 0 {
+				more = fmt.Sprintf("; %d would lift it off the maximum", n)
+			}
+			w = append(w, fmt.Sprintf("class %d: its %d calibration anchors give rank n = %d: its threshold is its largest calibration score (the guarantee holds, but one outlying score sets the class's set%s)",
+				c.Label, c.N, c.Rank, more))
 		}
 	}
 	if math.IsInf(s.Threshold, 1) {

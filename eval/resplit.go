@@ -40,6 +40,12 @@ type ResplitResult struct {
 // disjoint from everything that chose the geometry. Every score is computed
 // once.
 func Resplits(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64) (ResplitResult, error) {
+	return resplits1(s, b, resplits, calFraction, seed, nil)
+}
+
+// resplits1 is Resplits; visit, if not nil, sees each resplit's held-out
+// anchors, every positive's score and the threshold.
+func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64, visit func(r int, held []int, pos []float64, q float64)) (ResplitResult, error) {
 	if !s.Calibrated() {
 		return ResplitResult{}, conformal.ErrNotCalibrated
 	}
@@ -69,22 +75,11 @@ func Resplits(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction floa
 	if rank > nScores {
 		return ResplitResult{}, &conformal.TooFewError{N: nScores, Rank: rank, Alpha: s.Alpha, Delta: c.Delta}
 	}
-	// Every positive's and negative's score, once.
-	pos := make([]float64, b.N*b.K)
-	neg := make([]float64, b.N*b.KNeg)
-	pd := make([]float32, b.K*b.D)
-	nd := make([]float32, b.KNeg*b.D)
-	for i := range b.N {
-		s.Geometry.Scores(pos[i*b.K:(i+1)*b.K], b.PositiveDiffs(pd, i))
-		if b.HasNegatives() {
-			s.Geometry.Scores(neg[i*b.KNeg:(i+1)*b.KNeg], b.NegativeDiffs(nd, i))
-		}
-	}
+	pos, neg := scoresOf(s, b)
 	res := ResplitResult{Resplits: resplits, NCal: nCal, NTest: b.N - nCal, Alpha: s.Alpha, Mode: c.Mode.String(), Delta: c.Delta,
 		Band: [2]float64{1 - s.Alpha, 1 - s.Alpha + 1/float64(nCal+1)}}
 	cov := make([]float64, resplits)
 	exc := make([]float64, resplits)
-	below := 0
 	var cal []float64
 	for r := range resplits {
 		rng := rand.New(rand.NewPCG(seed, uint64(r)))
@@ -99,6 +94,9 @@ func Resplits(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction floa
 			}
 		}
 		q := conformal.Select(cal, rank)
+		if visit != nil {
+			visit(r, perm[nCal:], pos, q)
+		}
 		in, out := 0, 0
 		for _, i := range perm[nCal:] {
 			for _, v := range pos[i*b.K : (i+1)*b.K] {
@@ -117,13 +115,219 @@ func Resplits(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction floa
 		if b.HasNegatives() {
 			exc[r] = float64(out) / float64(res.NTest*b.KNeg)
 		}
-		if cov[r] < 1-s.Alpha {
+	}
+	res.finish(cov, exc)
+	return res, nil
+}
+
+// scoresOf is every positive's and negative's score under s, once.
+func scoresOf(s *conformal.Set, b *bundle.Bundle) (pos, neg []float64) {
+	pos = make([]float64, b.N*b.K)
+	neg = make([]float64, b.N*b.KNeg)
+	pd := make([]float32, b.K*b.D)
+	nd := make([]float32, b.KNeg*b.D)
+	for i := range b.N {
+		s.Geometry.Scores(pos[i*b.K:(i+1)*b.K], b.PositiveDiffs(pd, i))
+		if b.HasNegatives() {
+			s.Geometry.Scores(neg[i*b.KNeg:(i+1)*b.KNeg], b.NegativeDiffs(nd, i))
+		}
+	}
+	return pos, neg
+}
+
+// finish summarises the resplits' coverages and exclusions.
+func (res *ResplitResult) finish(cov, exc []float64) {
+	res.Coverage, res.Exclusion, res.Coverages = Summarize(cov), Summarize(exc), cov
+	below := 0
+	for _, v := range cov {
+		if v < 1-res.Alpha {
 			below++
 		}
 	}
-	res.Coverage, res.Exclusion, res.Coverages = Summarize(cov), Summarize(exc), cov
-	res.BelowShare = float64(below) / float64(resplits)
+	res.BelowShare = float64(below) / float64(len(cov))
 	sorted := slices.Sorted(slices.Values(cov))
-	res.P05 = sorted[int(0.05*float64(resplits-1))]
-	return res, nil
+	res.P05 = sorted[int(0.05*float64(len(sorted)-1))]
+}
+
+// ClassResplit is one class's coverage over resplits: its anchors'
+// held-out positives, each resplit judged with the class's threshold
+// recalibrated on the resplit's calibration anchors of the class (a
+// class-conditional set) or with the set's recalibrated threshold.
+type ClassResplit struct {
+	Label      int64   `json:"label"`
+	NCal       int     `json:"n_calibration"` // the class's calibration anchors per resplit (a class-conditional set)
+	NTest      int     `json:"n_test"`        // the class's held-out anchors per resplit (the mean, for a marginal set)
+	Coverage   Summary `json:"coverage"`
+	P05        float64 `json:"coverage_p05"`
+	BelowShare float64 `json:"coverage_below_share"`
+}
+
+// ResplitsByClass is Resplits with each class's coverage (b.Labels
+// needed). A class-conditional set is recalibrated class by class: each
+// resplit shuffles each class's anchors, a calFraction of them calibrate
+// that class's threshold (the set's rank rule: marginal, or PAC per class
+// with δ), and the others' positives are judged with it — the guarantee
+// each class gets, seen draw by draw. A set with one threshold is
+// resplit as Resplits does, and its held-out positives are counted class by
+// class.
+func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64) (ResplitResult, []ClassResplit, error) {
+	if b.Labels == nil {
+		return ResplitResult{}, nil, fmt.Errorf("%w: the bundle has no labels for per-class resplits", conformal.ErrNoLabel)
+	}
+	if !s.ClassConditional() {
+		return marginalByClass(s, b, resplits, calFraction, seed)
+	}
+	if !s.Calibrated() {
+		return ResplitResult{}, nil, conformal.ErrNotCalibrated
+	}
+	if resplits < 1 {
+		return ResplitResult{}, nil, fmt.Errorf("resplits %d, want at least 1", resplits)
+	}
+	if !(calFraction > 0 && calFraction < 1) {
+		return ResplitResult{}, nil, fmt.Errorf("calibration fraction %v, want 0 < f < 1", calFraction)
+	}
+	delta := s.Calibration.Delta
+	mode := conformal.OnePerAnchor
+	if delta > 0 {
+		mode = conformal.PAC
+	}
+	byClass := map[int64][]int{}
+	for i, l := range b.Labels {
+		byClass[l] = append(byClass[l], i)
+	}
+	labels := slices.Sorted(func(yield func(int64) bool) {
+		for l := range byClass {
+			if !yield(l) {
+				return
+			}
+		}
+	})
+	type class struct {
+		members    []int
+		nCal, rank int
+	}
+	classes := make([]class, len(labels))
+	nTest := 0
+	for ci, l := range labels {
+		m := byClass[l]
+		nCal := int(calFraction * float64(len(m)))
+		if nCal < 1 || nCal >= len(m) {
+			return ResplitResult{}, nil, fmt.Errorf("class %d: calibration fraction %v of its %d anchors leaves no calibration or no test anchor", l, calFraction, len(m))
+		}
+		r, err := conformal.RankOf(mode, nCal, s.Alpha, delta)
+		if err != nil {
+			return ResplitResult{}, nil, fmt.Errorf("class %d: %w", l, err)
+		}
+		classes[ci] = class{members: m, nCal: nCal, rank: r}
+		nTest += len(m) - nCal
+	}
+	pos, neg := scoresOf(s, b)
+	// The band of the class with the fewest calibration anchors: every
+	// class's mean coverage lies in its own band, within this one.
+	fewest := b.N
+	for _, c := range classes {
+		fewest = min(fewest, c.nCal)
+	}
+	res := ResplitResult{Resplits: resplits, NCal: b.N - nTest, NTest: nTest, Alpha: s.Alpha, Mode: s.Calibration.Mode.String(), Delta: delta,
+		Band: [2]float64{1 - s.Alpha, 1 - s.Alpha + 1/float64(fewest+1)}}
+	cov, exc := make([]float64, resplits), make([]float64, resplits)
+	classCov := make([][]float64, len(labels))
+	var cal []float64
+	for r := range resplits {
+		rng := rand.New(rand.NewPCG(seed, uint64(r)))
+		in, out := 0, 0
+		for ci, c := range classes {
+			perm := slices.Clone(c.members)
+			rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+			cal = cal[:0]
+			for _, i := range perm[:c.nCal] {
+				cal = append(cal, pos[i*b.K+rng.IntN(b.K)])
+			}
+			q := math.Inf(1) // a rank beyond n: the whole space
+			if c.rank <= c.nCal {
+				q = conformal.Select(cal, c.rank)
+			}
+			cin := 0
+			for _, i := range perm[c.nCal:] {
+				for _, v := range pos[i*b.K : (i+1)*b.K] {
+					if v <= q {
+						cin++
+					}
+				}
+				for _, v := range neg[i*b.KNeg : (i+1)*b.KNeg] {
+					if v > q {
+						out++
+					}
+				}
+			}
+			in += cin
+			classCov[ci] = append(classCov[ci], float64(cin)/float64((len(c.members)-c.nCal)*b.K))
+		}
+		cov[r] = float64(in) / float64(nTest*b.K)
+		exc[r] = math.NaN()
+		if b.HasNegatives() {
+			exc[r] = float64(out) / float64(nTest*b.KNeg)
+		}
+	}
+	res.finish(cov, exc)
+	var out []ClassResplit
+	for ci, l := range labels {
+		c := classes[ci]
+		out = append(out, classResplit(l, c.nCal, len(c.members)-c.nCal, classCov[ci], s.Alpha))
+	}
+	return res, out, nil
+}
+
+// marginalByClass is Resplits, counting each class's held-out positives.
+func marginalByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64) (ResplitResult, []ClassResplit, error) {
+	var perClass map[int64][]float64
+	var tested map[int64]int
+	res, err := resplits1(s, b, resplits, calFraction, seed, func(r int, held []int, pos []float64, q float64) {
+		if perClass == nil {
+			perClass, tested = map[int64][]float64{}, map[int64]int{}
+		}
+		in, n := map[int64]int{}, map[int64]int{}
+		for _, i := range held {
+			l := b.Labels[i]
+			n[l] += b.K
+			for _, v := range pos[i*b.K : (i+1)*b.K] {
+				if v <= q {
+					in[l]++
+				}
+			}
+		}
+		for l, c := range n {
+			perClass[l] = append(perClass[l], float64(in[l])/float64(c))
+			tested[l] += c / b.K
+		}
+	})
+	if err != nil {
+		return res, nil, err
+	}
+	var out []ClassResplit
+	for _, l := range slices.Sorted(func(yield func(int64) bool) {
+		for l := range perClass {
+			if !yield(l) {
+				return
+			}
+		}
+	}) {
+		// A class absent from a resplit's held-out part has no coverage there.
+		out = append(out, classResplit(l, 0, tested[l]/resplits, perClass[l], s.Alpha))
+	}
+	return res, out, nil
+}
+
+func classResplit(label int64, nCal, nTest int, cov []float64, alpha float64) ClassResplit {
+	c := ClassResplit{Label: label, NCal: nCal, NTest: nTest, Coverage: Summarize(cov)}
+	below := 0
+	for _, v := range cov {
+		if v < 1-alpha {
+			below++
+		}
+	}
+	c.BelowShare = float64(below) / float64(len(cov))
+	sorted := slices.Sorted(slices.Values(cov))
+	c.P05 = sorted[int(0.05*float64(len(sorted)-1))]
+	return c
 }

@@ -89,3 +89,63 @@ func TestResplits(t *testing.T) {
 		}
 	}
 }
+
+// twoSpreads is a labelled bundle of two classes whose positives lie at
+// spreads 1 (label 0) and 3 (label 1): a threshold over both undercovers
+// the wide class.
+func twoSpreads(rng *rand.Rand, n, k, d int) *bundle.Bundle {
+	b := &bundle.Bundle{N: n, K: k, D: d, Anchors: make([]float32, n*d), Positives: make([]float32, n*k*d), Labels: make([]int64, n)}
+	for i := range n {
+		b.Labels[i] = int64(i % 2)
+		sigma := 1 + 2*float64(i%2)
+		for p := range k {
+			for j := range d {
+				b.Positives[(i*k+p)*d+j] = float32(sigma * rng.NormFloat64())
+			}
+		}
+	}
+	return b
+}
+
+// TestResplitsByClass: a class-conditional set, recalibrated class by
+// class, covers each class at 1−α on average over resplits; the marginal
+// set covers the pair but undercovers the wide class, which per-class
+// resplits show.
+func TestResplitsByClass(t *testing.T) {
+	t.Parallel()
+	const alpha = 0.1
+	rng := rand.New(rand.NewPCG(9, 9))
+	cal, test := twoSpreads(rng, 400, 1, 2), twoSpreads(rng, 1600, 4, 2)
+	marginal, err := conformal.Calibrate(geometry.Ball{D: 2}, cal, alpha, conformal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	class, err := conformal.Calibrate(geometry.Ball{D: 2}, cal, alpha, conformal.Options{Mode: conformal.Class})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, classes, err := ResplitsByClass(class, test, 300, 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(classes) != 2 || classes[0].NCal != 400 || r.NTest != 800 {
+		t.Fatalf("classes %+v, result %+v", classes, r)
+	}
+	for _, c := range classes {
+		// 400 calibration anchors per class: the mean lies in
+		// [0.9, 0.9 + 1/401], up to 300 resplits' Monte-Carlo error.
+		if c.Coverage.Mean < 1-alpha-0.006 || c.Coverage.Mean > 1-alpha+1.0/401+0.006 {
+			t.Errorf("class-conditional, class %d: mean coverage %.4f, want in the band", c.Label, c.Coverage.Mean)
+		}
+	}
+	_, mclasses, err := ResplitsByClass(marginal, test, 300, 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wide := mclasses[1].Coverage.Mean; wide > 1-alpha-0.05 || mclasses[0].Coverage.Mean < 1-alpha+0.05 {
+		t.Errorf("marginal: classes %.3f and %.3f, want the wide class well below 1−α and the narrow well above", mclasses[0].Coverage.Mean, wide)
+	}
+	if _, _, err := ResplitsByClass(class, &bundle.Bundle{N: 1, K: 1, D: 2, Anchors: []float32{0, 0}, Positives: []float32{0, 0}}, 10, 0.5, 1); err == nil {
+		t.Error("a bundle without labels accepted")
+	}
+}

@@ -65,6 +65,23 @@ func calOpts(cfg Config, seed uint64) conformal.Options {
 	return conformal.Options{Mode: cfg.Calibration, Seed: seed, Delta: cfg.Delta}
 }
 
+// Ordinal writes n as English does: 1st, 2nd, 3rd, 4th, 11th, 21st.
+func Ordinal(n int) string {
+	suffix := "th"
+	switch n % 10 {
+	case 1:
+		suffix = "st"
+	case 2:
+		suffix = "nd"
+	case 3:
+		suffix = "rd"
+	}
+	if n%100 >= 11 && n%100 <= 13 {
+		suffix = "th"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
+}
+
 // recipeShown are the parts of a training recipe a table's protocol line
 // shows beyond the batch, SGD's rate and momentum, and the epochs.
 type recipeShown struct{ optimiser, objective, threshold bool }

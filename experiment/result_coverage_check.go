@@ -26,6 +26,31 @@ func init() {
 // guarantee seen draw by draw.
 type CoverageCheck struct {
 	eval.ResplitResult
+	// Classes are each class's coverage over the resplits (-per-class, and
+	// always for a class-conditional set).
+	Classes []eval.ClassResplit `json:"classes,omitempty"`
+}
+
+// WriteClasses writes each class's coverage over the resplits as a table.
+func (c *CoverageCheck) WriteClasses(w io.Writer) error {
+	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	rows := [][]string{{"class", "calibration anchors", "held out", "coverage", "5th percentile", "resplits below 1 − α"}}
+	for _, k := range c.Classes {
+		ncal := "—"
+		if k.NCal > 0 {
+			ncal = fmt.Sprint(k.NCal)
+		}
+		rows = append(rows, []string{fmt.Sprint(k.Label), ncal, fmt.Sprint(k.NTest), pct(k.Coverage.Mean) + " ± " + pct(k.Coverage.Std), pct(k.P05), pct(k.BelowShare)})
+	}
+	var b strings.Builder
+	writeGrid(&b, rows)
+	if c.Mode == conformal.Class.String() {
+		b.WriteString("\nEach class recalibrated on its own calibration anchors of each resplit: each class's mean coverage is guaranteed ≥ 1 − α.\n")
+	} else {
+		b.WriteString("\nOne threshold for all classes: the coverage over all classes is guaranteed, not each class's (-calibration class gives each its own).\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // Texts is the check as one table.
@@ -38,6 +63,8 @@ func (c *CoverageCheck) guarantee() string {
 		return fmt.Sprintf("at most δ = %.2f%% of calibration draws cover less than 1 − α", 100*c.Delta)
 	case conformal.Pooled.String():
 		return "none: pooled calibration is approximate"
+	case conformal.Class.String():
+		return "each class's mean over calibration draws is ≥ 1 − α"
 	}
 	return fmt.Sprintf("the mean over calibration draws lies in [%.2f%%, %.2f%%]", 100*c.Band[0], 100*c.Band[1])
 }
@@ -72,6 +99,12 @@ func (c *CoverageCheck) WriteText(w io.Writer) error {
 		{"Coverage", "5th percentile", "Resplits below 1 − α", "Exclusion", "Guarantee"},
 		{pm(c.Coverage), pct(c.P05), pct(c.BelowShare), pm(c.Exclusion), c.guarantee()},
 	})
+	if c.Classes != nil {
+		b.WriteString("\nEach class's coverage over the resplits:\n\n")
+		if err := c.WriteClasses(&b); err != nil {
+			return err
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ccsets/ccs/baseline"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/ood"
 	"github.com/ccsets/ccs/retrieve"
@@ -139,8 +140,8 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	}
 	fmt.Fprintf(out.stdout, "wrote %s: %s\n", o.Out, describe(set))
 	if c := set.OOD; c != nil {
-		fmt.Fprintf(out.stdout, "per-input OOD test: the %d-th nearest of %d pool rows, calibrated on %d inputs of %s; it certifies α_ood ≥ 1/(n+1) = %.4g\n",
-			c.K, set.Reference.N, c.N, c.Source, 1/float64(c.N+1))
+		fmt.Fprintf(out.stdout, "per-input OOD test: the %s nearest of %d pool rows, calibrated on %d inputs of %s; it certifies α_ood ≥ 1/(n+1) = %.4g\n",
+			experiment.Ordinal(c.K), set.Reference.N, c.N, c.Source, 1/float64(c.N+1))
 	}
 	for _, w := range set.Warnings() {
 		out.warn(w)

@@ -17,11 +17,12 @@ type coverageCheckOptions struct {
 	Resplits    int
 	CalFraction float64
 	Seed        uint64
+	PerClass    bool
 	JSON        bool
 }
 
 func coverageCheckCommand() *command {
-	return newCommand("coverage-check", "-set SET.json -test FILE [-resplits 1000] [-cal-fraction 0.5] [-seed S] [-json]",
+	return newCommand("coverage-check", "-set SET.json -test FILE [-resplits 1000] [-cal-fraction 0.5] [-seed S] [-per-class] [-json]",
 		"resplit a bundle into calibration and test many times, recalibrate the set's geometry on each (its α, mode, δ) and print the distribution of coverage: the guarantee, draw by draw",
 		func(fs *flag.FlagSet, o *coverageCheckOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json) whose geometry, α and calibration mode to use")
@@ -29,6 +30,7 @@ func coverageCheckCommand() *command {
 			fs.IntVar(&o.Resplits, "resplits", 1000, "number of random resplits")
 			fs.Float64Var(&o.CalFraction, "cal-fraction", 0.5, "share of the anchors that calibrate in each resplit")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the resplits and of each anchor's calibration positive")
+			fs.BoolVar(&o.PerClass, "per-class", false, "also each class's coverage over the resplits (the bundle's labels); a class-conditional set is always resplit class by class")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
 			return nil
 		}, runCoverageCheck)
@@ -55,12 +57,19 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if err != nil {
 		return err
 	}
-	r, err := eval.Resplits(set, b, o.Resplits, o.CalFraction, o.Seed)
+	var r eval.ResplitResult
+	var classes []eval.ClassResplit
+	if o.PerClass || set.ClassConditional() {
+		r, classes, err = eval.ResplitsByClass(set, b, o.Resplits, o.CalFraction, o.Seed)
+	} else {
+		r, err = eval.Resplits(set, b, o.Resplits, o.CalFraction, o.Seed)
+	}
 	if err != nil {
 		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 	}
+	check := &experiment.CoverageCheck{ResplitResult: r, Classes: classes}
 	if o.JSON {
-		return writeDocument(out, "coverage-check", &experiment.CoverageCheck{ResplitResult: r})
+		return writeDocument(out, "coverage-check", check)
 	}
 	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
@@ -72,12 +81,18 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 		fmt.Fprintf(out.stdout, "guarantee  training-conditional: at most δ = %s of calibration draws cover less than 1−α (each resplit's held-out coverage adds its own sampling error)\n", pct(r.Delta))
 	case conformal.Pooled:
 		fmt.Fprintf(out.stdout, "guarantee  none: pooled calibration is approximate\n")
+	case conformal.Class:
+		fmt.Fprintf(out.stdout, "guarantee  class-conditional: each class's mean coverage over calibration draws is ≥ 1−α (below, class by class)\n")
 	default:
 		fmt.Fprintf(out.stdout, "guarantee  marginal: the mean over calibration draws lies in [%s, %s]; a single draw undercovers about half the time (use -calibration pac for a per-draw bound)\n",
 			pct(r.Band[0]), pct(r.Band[1]))
 	}
 	if !math.IsNaN(r.Exclusion.Mean) {
 		fmt.Fprintf(out.stdout, "exclusion  mean %s ± %s\n", pct(r.Exclusion.Mean), pct(r.Exclusion.Std))
+	}
+	if classes != nil {
+		fmt.Fprintln(out.stdout)
+		return check.WriteClasses(out.stdout)
 	}
 	return nil
 }

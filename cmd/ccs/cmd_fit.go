@@ -4,7 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/objective"
@@ -18,6 +22,7 @@ type fitOptions struct {
 	HeadDim   int    // the InfoNCE head's outputs; 0: the embeddings' dimension
 	Train     string // files
 	Val       string
+	ValShare  float64 // without Val, the share of Train held out to select the checkpoint
 	Out       string
 	Alpha     float64
 	Seed      uint64 // the batch order
@@ -26,14 +31,15 @@ type fitOptions struct {
 }
 
 func fitCommand() *command {
-	return newCommand("fit", "-geometry single|genball -objective neg|vol|neg,vol[,infonce] [-head-dim D] -train FILE -val FILE -out SET.json [-alpha A] [recipe flags] [-seed S] [-quiet]",
+	return newCommand("fit", "-geometry single|genball -objective neg|vol|neg,vol[,infonce] [-head-dim D] -train FILE [-val FILE | -val-share 0.1] -out SET.json [-alpha A] [recipe flags] [-seed S] [-quiet]",
 		"learn a set geometry on a training split, choosing the checkpoint on a validation split",
 		func(fs *flag.FlagSet, o *fitOptions) func() error {
 			fs.StringVar(&o.Geometry, "geometry", "", "learnable family: single (‖Mx‖_p) or genball (Σ (m_j|x_j|)^p_j)")
 			fs.StringVar(&o.Objective, "objective", "", "objective: neg, vol or neg,vol; add ,infonce to train a linear projection head jointly (docs/design.md §4)")
 			fs.IntVar(&o.HeadDim, "head-dim", 0, "output dimension of the InfoNCE head (default: the embeddings' dimension)")
 			fs.StringVar(&o.Train, "train", "", "training bundle `file` (.npz)")
-			fs.StringVar(&o.Val, "val", "", "validation bundle `file` (.npz): selects the checkpoint")
+			fs.StringVar(&o.Val, "val", "", "validation bundle `file` (.npz): selects the checkpoint; without it, -val-share of the training anchors do")
+			fs.Float64Var(&o.ValShare, "val-share", 0.1, "without -val, the `share` of the training anchors held out (seeded by -seed) to select the checkpoint")
 			fs.StringVar(&o.Out, "out", "", "fitted set `file` to write (.json; calibrate it next)")
 			fs.Float64Var(&o.Alpha, "alpha", defaultAlpha, "miscoverage level α of the training threshold, in (0,1)")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the batch order")
@@ -43,8 +49,11 @@ func fitCommand() *command {
 }
 
 func runFit(ctx context.Context, o fitOptions, out *output) error {
-	if err := required("fit", "geometry", o.Geometry, "objective", o.Objective, "train", o.Train, "val", o.Val, "out", o.Out); err != nil {
+	if err := required("fit", "geometry", o.Geometry, "objective", o.Objective, "train", o.Train, "out", o.Out); err != nil {
 		return err
+	}
+	if o.Val == "" && !(o.ValShare > 0 && o.ValShare < 1) {
+		return usagef("fit: -val-share %v: want 0 < share < 1 (or give -val FILE)", o.ValShare)
 	}
 	if err := checkAlpha("fit", o.Alpha); err != nil {
 		return err
@@ -64,16 +73,37 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 	if err != nil {
 		return err
 	}
-	val, err := readBundle(out, o.Val)
-	if err != nil {
-		return err
+	var val *bundle.Bundle
+	valName := o.Val
+	if o.Val != "" {
+		if val, err = readBundle(out, o.Val); err != nil {
+			return err
+		}
+	} else {
+		// A seeded share of the training anchors selects the checkpoint
+		// (their positives and negatives may be rows of the others: the
+		// selection sees data the fit saw, which the calibration never does).
+		nv := int(math.Round(o.ValShare * float64(fit.N)))
+		if nv < 1 || nv >= fit.N {
+			return fmt.Errorf("%s: -val-share %v of %d anchors leaves no validation or no training anchor: give -val FILE", o.Train, o.ValShare, fit.N)
+		}
+		parts, err := bundle.SplitIndices(fit.N, rand.New(rand.NewPCG(o.Seed, 0x76616c)), fit.N-nv, nv) // "val"
+		if err != nil {
+			return err
+		}
+		slices.Sort(parts[0])
+		slices.Sort(parts[1])
+		fit, val = fit.Subset(parts[0]), fit.Subset(parts[1])
+		valName = fmt.Sprintf("%d of its anchors", nv)
+		fmt.Fprintf(out.stderr, "fit: no -val: %d of the %d training anchors (%.0f%%, seed %d) select the checkpoint, the other %d train\n",
+			nv, fit.N+nv, 100*o.ValShare, o.Seed, fit.N)
 	}
 	cfg := o.Recipe
 	cfg.Objective.Objective, cfg.Objective.Alpha, cfg.Seed = obj, o.Alpha, o.Seed
 	f, err := train.Fit(ctx, train.Spec{Kind: kind, Head: withHead, HeadDim: o.HeadDim, Config: cfg}, fit, val,
 		trainProgress{newProgress(out, o.Quiet, "epoch")})
 	if err != nil {
-		return fmt.Errorf("fit on %s (validation %s): %w", o.Train, o.Val, err)
+		return fmt.Errorf("fit on %s (validation %s): %w", o.Train, valName, err)
 	}
 	if err := conformal.Uncalibrated(f.Geometry, f.Info).Save(o.Out); err != nil {
 		return err

@@ -160,7 +160,7 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		name := "CCS (" + m + ")"
 		var cal []float64 // the per-input score's calibration, stored with the set
 		if m == "conformal" {
-			name = fmt.Sprintf("CCS (per input, %d-th nearest of %d)", near.K(), set.Reference.N)
+			name = fmt.Sprintf("CCS (per input, %s nearest of %d)", experiment.Ordinal(near.K()), set.Reference.N)
 			cal = set.OOD.Scores
 		}
 		r, err := ev.Measure(ctx, score, cal)

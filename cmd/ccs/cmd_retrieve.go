@@ -97,6 +97,9 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		return writeJSON(out.stdout, map[string]any{"total": total, "hits": hits, "threshold": jsonfloat.Float(set.Threshold)})
 	}
 	fmt.Fprintf(out.stdout, "%d of %d items inside the set (threshold %.6g, α=%v)\n", total, n, set.Threshold, set.Alpha)
+	if len(hits) > 0 {
+		fmt.Fprintf(out.stdout, "id\trow\tscore\n")
+	}
 	for _, h := range hits {
 		fmt.Fprintf(out.stdout, "%d\t%d\t%.6g\n", h.ID, h.Row, h.Score)
 	}

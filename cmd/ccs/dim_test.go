@@ -156,7 +156,8 @@ func TestWrongDimension(t *testing.T) {
 
 // TestClassSetNeedsLabel: every command that judges with a set's threshold
 // and has no anchor label to give refuses a class-conditional set, with
-// conformal's one message (ErrNoLabel) and the set's file.
+// conformal's one message (ErrNoLabel) and the set's file; coverage-check
+// resplits class by class when the bundle has labels (TestCoverageCheckByClass).
 func TestClassSetNeedsLabel(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
@@ -176,16 +177,53 @@ func TestClassSetNeedsLabel(t *testing.T) {
 	if err := bundle.WriteNPZ(p("coll.npz"), map[string]bundle.Array{"embeddings": bundle.Float32(test.Anchors, test.N, test.D)}); err != nil {
 		t.Fatal(err)
 	}
+	unlabeled := *test
+	unlabeled.Labels = nil
+	if err := bundle.Write(p("unlabeled.npz"), &unlabeled); err != nil {
+		t.Fatal(err)
+	}
 	want := conformal.ErrNoLabel.Error()[len("conformal: "):]
 	for _, args := range [][]string{
 		{"ood", "-set", p("class.json"), "-id", p("test.npz"), "-ood", p("val.npz")},
 		{"retrieve", "-set", p("class.json"), "-db", p("coll.npz"), "-anchor-index", "0"},
-		{"coverage-check", "-set", p("class.json"), "-test", p("test.npz")},
+		{"coverage-check", "-set", p("class.json"), "-test", p("unlabeled.npz")},
 	} {
 		err := run(io.Discard, io.Discard, args)
 		if err == nil || exitCode(err) != 1 || !errors.Is(err, conformal.ErrNoLabel) ||
 			!strings.Contains(err.Error(), "class.json") || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want ErrNoLabel naming class.json", args[0], err)
+		}
+	}
+}
+
+// TestCoverageCheckByClass: coverage-check resplits a class-conditional set
+// class by class, and with -per-class reports a marginal set's classes.
+func TestCoverageCheckByClass(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	for _, args := range [][]string{
+		{"simulate", "-out", dir, "-per-class", "100", "-k", "4", "-seed", "3"},
+		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-calibration", "class", "-alpha", "0.2", "-out", p("class.json")},
+		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-alpha", "0.2", "-out", p("ball.json")},
+	} {
+		if err := run(io.Discard, io.Discard, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	for _, c := range []struct{ set, flag, want string }{
+		{"class.json", "", "each class's mean coverage is guaranteed ≥ 1 − α"},
+		{"ball.json", "-per-class", "the coverage over all classes is guaranteed, not each class's"},
+	} {
+		args := []string{"coverage-check", "-set", p(c.set), "-test", p("test.npz"), "-resplits", "50"}
+		if c.flag != "" {
+			args = append(args, c.flag)
+		}
+		var stdout bytes.Buffer
+		if err := run(&stdout, io.Discard, args); err != nil {
+			t.Fatalf("%s: %v", c.set, err)
+		}
+		if got := stdout.String(); !strings.Contains(got, c.want) || strings.Count(got, "\n| ") < 6 {
+			t.Errorf("%s: no class table:\n%s", c.set, got)
 		}
 	}
 }

@@ -51,7 +51,7 @@ func TestConformalOOD(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := run1("calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference", "150", "-ood-cal", p("val.npz"), "-out", p("set.json"))
-	if err != nil || !strings.Contains(out, "per-input OOD test: the 1-th nearest of 150 pool rows") {
+	if err != nil || !strings.Contains(out, "per-input OOD test: the 1st nearest of 150 pool rows") {
 		t.Fatalf("calibrate: %v\n%s", err, out)
 	}
 	out, err = run1("ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", "far="+p("far.npz"), "-train", p("feats.npz"),
