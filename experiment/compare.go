@@ -34,11 +34,15 @@ type CompareConfig struct {
 	// Resplits is the number of random calibration/test halvings of the
 	// test split behind each row's share of resplits below 1−α.
 	Resplits int
+	// Reference is the number of fit anchors, drawn once (seeded), in the
+	// per-input OOD score's pool (0: 2000; more than the fit split: all).
+	Reference int
 }
 
 func (c *CompareConfig) defaults() {
 	c.Seeds = cmp.Or(c.Seeds, 3)
 	c.Resplits = cmp.Or(c.Resplits, 200)
+	c.Reference = cmp.Or(c.Reference, 2000)
 	if c.Train.SGD == (train.SGD{}) {
 		c.Train.SGD = train.EmbeddingRecipe.SGD
 	}
@@ -134,7 +138,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		t.Config += "; " + recipeLine(cfg.Train.WithDefaults(), recipeShown{optimiser: true, objective: true})
 	}
 	if data.OOD != nil {
-		t.Config += fmt.Sprintf("; OOD: %d inputs, per-input score against the %d fit anchors", data.OOD.N, nOf(data.Fit))
+		t.Config += fmt.Sprintf("; OOD: %d inputs, per-input score against %d fit anchors", data.OOD.N, min(cfg.Reference, nOf(data.Fit)))
 		if data.OODCal != nil {
 			t.Config += fmt.Sprintf(", calibrated on %d held-out ID inputs at α_ood = %v", data.OODCal.N, ood.DefaultAlpha)
 		}
@@ -226,7 +230,11 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 		c.Below = &r.BelowShare
 	}
 	if data.OOD != nil && set.OneThreshold() == nil && sp.Fit != nil {
-		near, err := ood.NewNearest(set, sp.Fit.Anchors, 1)
+		pool, err := conformal.NewReference(sp.Fit, min(cfg.Reference, sp.Fit.N), 0, "fit anchors")
+		if err != nil {
+			return nil, err
+		}
+		near, err := ood.NewNearest(set, pool.Rows, 1)
 		if err != nil {
 			return nil, err
 		}

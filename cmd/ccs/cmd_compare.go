@@ -19,18 +19,20 @@ type compareOptions struct {
 	tableOptions
 	Data     string // the bundles' directory (ccs bundle's)
 	Rows     string
-	Resplits int
-	Recipe   train.Config
+	Resplits  int
+	Reference int
+	Recipe    train.Config
 }
 
 func compareCommand() *command {
-	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce] [-alpha 0.05] [-calibration one|pac|class] [-delta δ] [-resplits 200] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
+	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce] [-alpha 0.05] [-calibration one|pac|class] [-delta δ] [-resplits 200] [-reference 2000] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
 		"compare the set families on your own bundles (ccs bundle's directory): the paper's Table 1 for your data, over seeds, with the worst class, resplits and the OOD test",
 		func(fs *flag.FlagSet, o *compareOptions) func() error {
 			addTableFlags(fs, &o.tableOptions, 3)
 			fs.StringVar(&o.Data, "data", "", "the bundles' `directory`: fit.npz, val.npz, cal.npz, test.npz (ccs bundle's), and ood.npz and ood-cal.npz when there")
 			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the ℓ2 ball, the ellipsoid, and single-norm and generalized balls under Neg, Vol and Neg+Vol), baselines, learned, infonce (with the InfoNCE head) or all+infonce")
 			fs.IntVar(&o.Resplits, "resplits", 200, "random halvings of the test split behind the share of resplits covering less than 1−α")
+			fs.IntVar(&o.Reference, "reference", 2000, "fit anchors (drawn once, seeded) in the per-input OOD score's pool, with ood.npz")
 			return recipeOption(fs, "embedding", "compare", &o.Recipe)
 		}, runCompare)
 }
@@ -47,8 +49,8 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	if !ok {
 		return usagef("compare: -rows %q: want all, baselines, learned, infonce or all+infonce", o.Rows)
 	}
-	if o.Resplits < 1 {
-		return usagef("compare: -resplits %d: want at least 1", o.Resplits)
+	if o.Resplits < 1 || o.Reference < 1 {
+		return usagef("compare: -resplits %d, -reference %d: want at least 1", o.Resplits, o.Reference)
 	}
 	methods := rows()
 	trains := false
@@ -90,7 +92,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		return err
 	}
 	cfg.Cells, cfg.OutDir = res.cells, res.sets
-	t, err := experiment.Compare(ctx, data, experiment.CompareConfig{Config: cfg, Resplits: o.Resplits}, methods, newProgress(out, o.Quiet, "run").step)
+	t, err := experiment.Compare(ctx, data, experiment.CompareConfig{Config: cfg, Resplits: o.Resplits, Reference: o.Reference}, methods, newProgress(out, o.Quiet, "run").step)
 	if err != nil {
 		return err
 	}
