@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 )
 
 // stream writes a JSON object answer field by field, byte for byte as
@@ -20,10 +21,16 @@ type stream struct {
 	first bool
 }
 
+// streams are the streams not in use: a request of one point does not
+// allocate a buffer of 32 KiB.
+var streams = sync.Pool{New: func() any { return &stream{w: bufio.NewWriterSize(nil, 32<<10)} }}
+
 func newStream(w http.ResponseWriter, status int) *stream {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	s := &stream{w: bufio.NewWriterSize(w, 32<<10), first: true}
+	s := streams.Get().(*stream)
+	s.w.Reset(w)
+	s.first = true
 	s.w.WriteByte('{')
 	return s
 }
@@ -69,7 +76,10 @@ func (s *stream) array(name string, n int, elem func(b []byte, i int) []byte) {
 // write's that failed (the client went away).
 func (s *stream) close() error {
 	s.w.WriteString("\n}\n")
-	return s.w.Flush()
+	err := s.w.Flush()
+	s.w.Reset(nil) // keeps nothing of the request
+	streams.Put(s)
+	return err
 }
 
 // indented is v as JSON for a field of a stream, as encoding/json would

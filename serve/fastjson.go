@@ -147,22 +147,31 @@ func (p *reader) object(r *request) error {
 	if !p.eat('}') {
 		for {
 			p.skip()
-			raw, ok := p.str()
+			tok, plain, ok := p.str()
 			if !ok {
 				return p.syntax("a field name in quotes")
+			}
+			name := tok[1 : len(tok)-1] // as sent; decoded if short
+			if !plain && len(tok) <= maxKey {
+				var s string
+				if json.Unmarshal(tok, &s) != nil {
+					p.i -= len(tok)
+					return p.syntax("a field name in quotes")
+				}
+				name = []byte(s)
 			}
 			if !p.eat(':') {
 				return p.syntax("':'")
 			}
 			f, key := field(0), ""
 			for _, n := range fieldNames {
-				if string(raw) == n.name {
+				if string(name) == n.name {
 					f, key = n.f, n.name
 				}
 			}
 			switch {
 			case f == 0:
-				return badRequest(clip(string(raw)), "unknown field %s: this endpoint takes %s", quote(string(raw)), p.spec.fields.names())
+				return badRequest(clip(string(name)), "unknown field %s: this endpoint takes %s", quote(string(name)), p.spec.fields.names())
 			case p.spec.fields&f == 0:
 				return badRequest(key, "this endpoint takes no %s (it takes %s)", key, p.spec.fields.names())
 			case seen&f != 0:
@@ -199,11 +208,18 @@ func (p *reader) value(f field, r *request) error {
 	case fieldPoints:
 		r.points, err = p.rows()
 	case fieldCollection:
-		s, ok := p.str()
-		if !ok {
+		tok, plain, ok := p.str()
+		switch {
+		case !ok:
 			return badRequest("collection", "want a string, found %s", p.found())
+		case len(tok)-2 > maxName:
+			return badRequest("collection", "a name of %d bytes: at most %d", len(tok)-2, maxName)
+		case plain:
+			r.collection = string(tok[1 : len(tok)-1])
+		case json.Unmarshal(tok, &r.collection) != nil:
+			p.i -= len(tok)
+			return p.syntax("a string")
 		}
-		r.collection = string(s)
 	case fieldLimit:
 		n, err := p.integer("limit", strconv.IntSize)
 		if err != nil {
@@ -228,44 +244,47 @@ func (p *reader) guess(n int) int {
 	return min(n, bytes.Count(p.b[p.i:], []byte(","))+1)
 }
 
-// str reads a JSON string: the body's own bytes for a string without
-// escapes or non-ASCII bytes (the caller copies what it keeps), else as
-// encoding/json reads it (its escapes, and invalid UTF-8 replaced by
-// U+FFFD). On failure the reader stays at the string's start.
-func (p *reader) str() ([]byte, bool) {
+// maxKey is the longest field name read (quotes included): a known
+// name is at most 10 characters, 60 bytes even with every one escaped
+// (\u0061); a longer one is unknown without being decoded.
+const maxKey = 64
+
+// maxName is the longest collection name read, in bytes as sent: its
+// decoding (escapes, invalid UTF-8 made U+FFFD) takes a few times its
+// length, and no collection has such a name.
+const maxName = 1024
+
+// str scans the JSON string at the reader's position: the token as sent,
+// quotes included, and whether it is plain (no escapes, ASCII only: its
+// bytes are its value); an other is decoded by the caller
+// (encoding/json, for the escapes and invalid UTF-8 made U+FFFD). On
+// failure the reader stays at the string's start.
+func (p *reader) str() (tok []byte, plain, ok bool) {
 	start := p.i
 	if p.i >= len(p.b) || p.b[p.i] != '"' {
-		return nil, false
+		return nil, false, false
 	}
 	p.i++
-	plain := true
+	plain = true
 	for p.i < len(p.b) {
 		switch c := p.b[p.i]; {
 		case c == '"':
 			p.i++
-			if plain {
-				return p.b[start+1 : p.i-1], true
-			}
-			var s string
-			if json.Unmarshal(p.b[start:p.i], &s) != nil {
-				p.i = start
-				return nil, false
-			}
-			return []byte(s), true
+			return p.b[start:p.i], plain, true
 		case c == '\\':
 			plain = false
 			p.i += 2 // the escaped byte cannot end the string
 			continue
 		case c < 0x20:
 			p.i = start
-			return nil, false
+			return nil, false, false
 		case c >= 0x80:
 			plain = false
 		}
 		p.i++
 	}
 	p.i = start
-	return nil, false
+	return nil, false, false
 }
 
 // numberEnd is the end of the JSON number (its strict grammar) at the

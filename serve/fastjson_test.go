@@ -15,7 +15,8 @@ import (
 // fields, each at most once; a field null is absent; the anchor and each
 // point an array of spec.dim numbers (no null), each a finite float32
 // (strconv, correctly rounded); at most spec.maxPoints points; the
-// collection a string, the limit an int, the label an int64. It reports
+// collection a string of at most maxName bytes as sent, the limit an int,
+// the label an int64. It reports
 // whether the body is accepted.
 func referenceDecode(body []byte, spec bodySpec) (request, bool) {
 	var r request
@@ -82,7 +83,7 @@ func referenceDecode(body []byte, spec bodySpec) (request, bool) {
 				r.points = append(r.points, v...)
 			}
 		case fieldCollection:
-			ok = json.Unmarshal(raw, &r.collection) == nil
+			ok = len(raw)-2 <= maxName && json.Unmarshal(raw, &r.collection) == nil
 		case fieldLimit:
 			var n int
 			ok = json.Unmarshal(raw, &n) == nil
@@ -175,6 +176,10 @@ func FuzzDecode(f *testing.F) {
 // TestDecodeErrors: what each problem is answered, and where.
 func TestDecodeErrors(t *testing.T) {
 	spec := bodySpec{fields: fieldAnchor | fieldPoints, dim: 3, maxPoints: 2}
+	long := `{"collection": "` + strings.Repeat("x", maxName+1) + `"}`
+	if _, err := decodeRequest([]byte(long), bodySpec{fields: fieldCollection}); err == nil || !strings.Contains(err.Error(), "at most 1024") {
+		t.Errorf("a collection name of %d bytes: %v", maxName+1, err)
+	}
 	for _, c := range []struct {
 		body   string
 		status int
@@ -208,6 +213,10 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"points": [[1, -1e999, 3]]}`, 422, "points[0][1]", "-1e999 is not a finite float32"},
 		{`{"points": [[1, 2, 3], [1, 2, 3], [1, 2, 3]]}`, 413, "points", "more than 2 points"},
 		{`{"points": [[1, 2, 3], [1, 2, 3], [`, 413, "points", "more than 2 points"},
+		{`{"an\u0063hor": [1, 2]}`, 422, "anchor", "has 2 coordinates"},
+		{`{"an\x": [1, 2]}`, 400, "", "byte 1: want a field name"},
+		{`{"` + strings.Repeat("\u0061", 20) + `": 1}`, 400, strings.Repeat("a", 20), "unknown field"},
+		{`{"` + strings.Repeat("\xff", 100) + `": 1}`, 400, strings.Repeat("\xff", 64) + "… (100 bytes)", "unknown field"},
 	} {
 		_, err := decodeRequest([]byte(c.body), spec)
 		e, _ := err.(*apiError)
