@@ -62,10 +62,10 @@ func classInfos(set *conformal.Set) []classInfo {
 
 // oodInfo is a set's per-input OOD test in GET /v1/sets.
 type oodInfo struct {
-	K           int              `json:"k"`
-	Calibration int              `json:"calibration_n"`
-	MinAlpha    float64          `json:"min_alpha_ood"`
-	Monitor     ood.MonitorState `json:"monitor"`
+	K           int          `json:"k"`
+	Calibration int          `json:"calibration_n"`
+	MinAlpha    float64      `json:"min_alpha_ood"`
+	Monitor     monitorState `json:"monitor"`
 }
 
 func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
@@ -82,7 +82,7 @@ func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
 			info.Reference = set.Reference.N
 		}
 		if o := st.ood[name]; o != nil {
-			info.OOD = &oodInfo{K: o.near.K(), Calibration: o.cal.N(), MinAlpha: ood.Test{}.MinAlpha(o.cal.N()), Monitor: o.monitor.State()}
+			info.OOD = &oodInfo{K: o.near.K(), Calibration: o.cal.N(), MinAlpha: ood.Test{}.MinAlpha(o.cal.N()), Monitor: monitorOf(o.monitor)}
 		}
 		info.Transforms = st.transforms[name]
 		if info.Warnings == nil {
@@ -214,7 +214,7 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		return invalid("points", "%v", err)
 	}
 	head, err := fields("set", name, "generation", st.generation, "threshold", number(set.Threshold), "reference_rows", set.Reference.N,
-		"k", o.near.K(), "alpha_ood", test.Alpha, "delta", test.Delta, "guarantee", test.String(), "fdr", fdr, "monitor", o.monitor.State())
+		"k", o.near.K(), "alpha_ood", test.Alpha, "delta", test.Delta, "guarantee", test.String(), "fdr", fdr, "monitor", monitorOf(o.monitor))
 	if err != nil {
 		return err
 	}
@@ -283,6 +283,24 @@ func oodParams(r *http.Request, n int) (ood.Test, float64, error) {
 	return test, fdr, nil
 }
 
+// monitorState is an OOD drift monitor's state as answered. Under a long
+// drift its martingale passes the largest float64: +Inf, written "+Inf"
+// as thresholds are (encoding/json refuses it, and every /ood and GET
+// /v1/sets answer was a 500 from then on).
+type monitorState struct {
+	N          int     `json:"n"`
+	Martingale number  `json:"martingale"`
+	Max        number  `json:"max"`
+	Delta      float64 `json:"delta"`
+	Alarm      bool    `json:"alarm"`
+	AlarmAt    int     `json:"alarm_at,omitempty"`
+}
+
+func monitorOf(m *ood.Monitor) monitorState {
+	st := m.State()
+	return monitorState{st.N, number(st.Martingale), number(st.Max), st.Delta, st.Alarm, st.AlarmAt}
+}
+
 // resetMonitor starts a set's OOD drift monitor afresh.
 func (s *Server) resetMonitor(w http.ResponseWriter, r *http.Request) error {
 	st, name, _, err := s.lookupSet(r)
@@ -295,7 +313,7 @@ func (s *Server) resetMonitor(w http.ResponseWriter, r *http.Request) error {
 			msg: fmt.Sprintf("set %q has no OOD calibration, so no monitor", name), field: "name"}
 	}
 	o.monitor.Reset()
-	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "generation": st.generation, "monitor": o.monitor.State()})
+	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "generation": st.generation, "monitor": monitorOf(o.monitor)})
 }
 
 // retrieve answers the collection items inside the set around the anchor.

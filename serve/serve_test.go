@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -473,7 +475,7 @@ func FuzzScoreJSON(f *testing.F) {
 			if rec.Code >= 400 {
 				var e apiErr
 				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Message == "" ||
-					len(e.Error.Message) > maxMessage+16 || len(e.Error.Field) > 2*maxEcho {
+					len(e.Error.Message) > maxMessage+16 || utf8.RuneCountInString(e.Error.Field) > 2*maxEcho { // an invalid byte is 3 as U+FFFD
 					t.Fatalf("%s: %d %.2000s", path, rec.Code, rec.Body)
 				}
 			}
@@ -551,5 +553,31 @@ func TestHostileBodies(t *testing.T) {
 			t.Errorf("%s: a %d-byte body made the request allocate %d MiB, over %d MiB", c.name, len(c.body), alloc>>20, limit>>20)
 		}
 		t.Logf("%s: %d bytes: %d %s; %.1f MiB allocated", c.name, len(c.body), rec.Code, e.Error.Field, float64(alloc)/(1<<20))
+	}
+}
+
+// TestMonitorOverflow: a long drift takes an OOD monitor's martingale past
+// the largest float64; it is answered "+Inf" (as thresholds are), not a
+// 500 on every /ood request and on GET /v1/sets from then on.
+func TestMonitorOverflow(t *testing.T) {
+	s, _ := fixture(t)
+	h := s.Handler()
+	var m struct{ Monitor struct{ Martingale, Max any } }
+	for i := range 20 { // each point farther than all before: p = θ/(n+1)
+		rows := make([]string, 50)
+		for j := range rows {
+			rows[j] = fmt.Sprintf("[%d, 0, 0]", 30+50*i+j)
+		}
+		rec := do(t, h, "POST", "/v1/sets/ball/ood", "", `{"points": [`+strings.Join(rows, ", ")+`]}`)
+		if rec.Code != 200 {
+			t.Fatalf("/ood: %d %s", rec.Code, rec.Body)
+		}
+		json.Unmarshal(rec.Body.Bytes(), &m)
+	}
+	if m.Monitor.Martingale != "+Inf" || m.Monitor.Max != "+Inf" {
+		t.Errorf("after 1 000 far points the martingale is %v (max %v), want \"+Inf\"", m.Monitor.Martingale, m.Monitor.Max)
+	}
+	if rec := do(t, h, "GET", "/v1/sets", "", ""); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"martingale": "+Inf"`) {
+		t.Errorf("GET /v1/sets after the overflow: %d %.300s", rec.Code, rec.Body)
 	}
 }
