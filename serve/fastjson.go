@@ -71,8 +71,9 @@ type request struct {
 // Its memory follows the numbers it read, not the body's shape: the
 // anchor and the points are float32s appended to one slice each, sized
 // from the commas left in the body (a bound on the numbers it holds) and
-// the limits; a row is never allocated on its own. Numbers are parsed as
-// float32 directly (correctly rounded), not through float64.
+// the limits; a row is never allocated on its own; what strings may cost
+// is bounded by maxKey and maxName. Numbers are parsed as float32
+// directly (correctly rounded), not through float64.
 func decodeRequest(body []byte, spec bodySpec) (request, error) {
 	p := &reader{b: body, spec: spec}
 	var r request
