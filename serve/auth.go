@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -125,8 +126,10 @@ func parseTokens(r io.Reader) (*Tokens, error) {
 		names[tk.name], hashes[tk.hash] = true, true
 		t.list = append(t.list, tk)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("line %d: longer than %d bytes", line+1, bufio.MaxScanTokenSize)
+	} else if err != nil {
+		return nil, fmt.Errorf("line %d: %w", line+1, err)
 	}
 	if len(t.list) == 0 {
 		return nil, fmt.Errorf("no tokens")
@@ -153,6 +156,18 @@ func (t *Tokens) lookup(secret string) (token, bool) {
 		return token{}, false
 	}
 	return t.list[found], true
+}
+
+// caller is the name of the token r carries, "" if none is valid (or the
+// server has no tokens).
+func (s *Server) caller(r *http.Request) string {
+	t := s.tokens.Load()
+	scheme, secret, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if t == nil || !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	tk, _ := t.lookup(strings.TrimSpace(secret))
+	return tk.name
 }
 
 // authorize checks a request's bearer token against need: nil when the

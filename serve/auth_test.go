@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -63,6 +65,7 @@ func TestReadTokens(t *testing.T) {
 		{"a:" + secret + "é", "printable ASCII"},
 		{":" + secret, "a name is letters"},
 		{secret[:8] + "/:" + secret[8:], "a name is letters"},
+		{"a:" + secret + "\n# " + strings.Repeat("x", 70<<10) + "\n", "line 2: longer than 65536 bytes"},
 	} {
 		_, err := ReadTokens(writeTokens(t, c.text))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "tokens file ") {
@@ -92,6 +95,9 @@ var authRequests = []authRequest{
 	{"GET", "/metrics", "", RoleRead},
 	{"GET", "/no/such/thing", "", RoleRead},
 	{"DELETE", "/v1/sets", "", RoleRead}, // the token is checked before the method
+	// and before the path is judged: no redirect to the clean path.
+	{"POST", "/v1/sets/../admin/reload", "", RoleRead},
+	{"GET", "//v1/sets", "", RoleRead},
 }
 
 // TestAuthMatrix calls every endpoint with no token, a malformed header, a
@@ -205,11 +211,14 @@ func TestMetricsAccess(t *testing.T) {
 // TestAdminReload reloads over HTTP: the generation advances; an invalid
 // set file is refused with 422 naming the generation still served; a
 // rotated tokens file takes effect on reload (the old token 401, the new
-// one accepted), even when the sets fail to reload.
+// one accepted), even when the sets fail to reload. Each reload is
+// logged, naming the token and address that asked for it.
 func TestAdminReload(t *testing.T) {
 	t.Parallel()
 	cfg := fixtureConfig(t)
 	cfg.TokensFile = writeTokens(t, "ops:"+adminToken+":admin\n")
+	var logged bytes.Buffer
+	cfg.Logger = log.New(&logged, "", 0)
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -226,6 +235,9 @@ func TestAdminReload(t *testing.T) {
 	if code, v := call(adminToken, "POST", "/v1/admin/reload"); code != 200 || v["generation"] != 2.0 {
 		t.Fatalf("reload: %d %v, want generation 2", code, v)
 	}
+	if want := `reloaded (POST /v1/admin/reload from 192.0.2.1:1234, token "ops"): generation 2` + "\n"; logged.String() != want {
+		t.Errorf("logged %q, want %q", logged.String(), want)
+	}
 	if _, v := call(adminToken, "GET", "/v1/sets"); v["generation"] != 2.0 {
 		t.Fatalf("sets after reload: generation %v", v["generation"])
 	}
@@ -234,6 +246,9 @@ func TestAdminReload(t *testing.T) {
 	code, v := call(adminToken, "POST", "/v1/admin/reload")
 	if msg, _ := json.Marshal(v); code != 422 || !strings.Contains(string(msg), "serving generation 2") || !strings.Contains(string(msg), "version 9") {
 		t.Fatalf("invalid reload: %d %s", code, msg)
+	}
+	if want := `reload failed (POST /v1/admin/reload from 192.0.2.1:1234, token "ops"; the parts that failed keep their previous version; serving generation 2): set "ball"`; !strings.Contains(logged.String(), want) {
+		t.Errorf("logged %q, want a line %q…", logged.String(), want)
 	}
 	os.WriteFile(cfg.Sets["ball"], good, 0o644)
 	newAdmin := "n3w-admin-0123456789abcdef"

@@ -77,7 +77,7 @@ func TestRetrieveClickHouse(t *testing.T) {
 		t.Fatalf("with a shard down: %d %v", code, got)
 	}
 	srv.Restart(1)
-	if err := s.Reload(); err != nil {
+	if err := s.Reload("test"); err != nil {
 		t.Fatal(err)
 	}
 	check()

@@ -1,84 +1,96 @@
 package serve
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
 	"strconv"
+	"strings"
 	"unsafe"
 )
 
-// request is the union of the request bodies' fields.
+// field is one of the fields a JSON request body may carry.
+type field uint8
+
+const (
+	fieldAnchor field = 1 << iota
+	fieldPoints
+	fieldCollection
+	fieldLimit
+	fieldLabel
+)
+
+// fieldNames are the fields' names in a body, in the order docs list them.
+var fieldNames = []struct {
+	name string
+	f    field
+}{{"anchor", fieldAnchor}, {"points", fieldPoints}, {"collection", fieldCollection}, {"limit", fieldLimit}, {"label", fieldLabel}}
+
+// names lists the fields of fs, for an error message.
+func (fs field) names() string {
+	var out []string
+	for _, n := range fieldNames {
+		if fs&n.f != 0 {
+			out = append(out, strconv.Quote(n.name))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// bodySpec is what a JSON request body may hold.
+type bodySpec struct {
+	fields    field // the fields it may have
+	dim       int   // the coordinates of the anchor and of each point: the set's dimension
+	maxPoints int   // the most points; the start of one more is refused at once (413)
+}
+
+// request is a decoded JSON request body. A field that is absent, or
+// null, has its zero value.
 type request struct {
-	Anchor     []float64   `json:"anchor"`
-	Points     [][]float64 `json:"points"`
-	Collection string      `json:"collection"`
-	Limit      *int        `json:"limit"`
-	Label      *int64      `json:"label"` // score: the anchor's class, for a class-conditional set
+	anchor     []float32 // dim coordinates; nil: absent
+	points     []float32 // m × dim coordinates, one point after the other; nil: absent, empty: []
+	collection string
+	limit      *int
+	label      *int64
 }
 
-// fastDecode parses the common shape of a request body — one object whose
-// keys are exactly "anchor", "points", "collection" or "limit" (no
-// escapes), with number arrays, a plain string and an integer — without
-// reflection. It reports false for anything else (including every
-// malformed body), and the caller then decodes with encoding/json, whose
-// result and errors are the reference: a body fastDecode accepts decodes to
-// the same value there (FuzzFastDecode checks it).
-func fastDecode(b []byte, allowed map[string]bool) (request, bool) {
+// decodeRequest reads a JSON request body: one object with only the
+// fields of spec, each at most once (keys compared exactly, after their
+// escapes are read), its anchor and points arrays of numbers of spec.dim
+// coordinates, with nothing after it but white space.
+//
+// It reads the body once, from left to right, and answers the first
+// problem it meets: a malformed body 400; a field of the wrong type 400
+// naming it; a null coordinate (JavaScript's JSON.stringify writes NaN and
+// ±Infinity as null), a vector of another length or a number beyond
+// float32 422 naming it (points[i][j], anchor[j]); the start of a point
+// beyond spec.maxPoints 413. A whole field null is absent, as in
+// encoding/json.
+//
+// Its memory follows the numbers it read, not the body's shape: the
+// anchor and the points are float32s appended to one slice each, sized
+// from the commas left in the body (a bound on the numbers it holds) and
+// the limits; a row is never allocated on its own; what strings may cost
+// is bounded by maxKey and maxName. Numbers are parsed as float32
+// directly (correctly rounded), not through float64.
+func decodeRequest(body []byte, spec bodySpec) (request, error) {
+	p := &reader{b: body, spec: spec}
 	var r request
-	p := &parser{b: b}
-	if !p.byte('{') {
-		return r, false
+	if err := p.object(&r); err != nil {
+		return request{}, err
 	}
-	if p.peek() == '}' {
-		p.i++
-		return r, p.end()
-	}
-	for {
-		key, ok := p.key()
-		if !ok || !allowed[key] || !p.byte(':') {
-			return r, false
-		}
-		switch key {
-		case "anchor":
-			if r.Anchor, ok = p.numbers(r.Anchor[:0]); !ok {
-				return r, false
-			}
-		case "points":
-			if r.Points, ok = p.rows(); !ok {
-				return r, false
-			}
-		case "collection":
-			if r.Collection, ok = p.key(); !ok {
-				return r, false
-			}
-		case "limit":
-			n, ok := p.integer()
-			if !ok {
-				return r, false
-			}
-			r.Limit = &n
-		case "label":
-			n, ok := p.integer()
-			if !ok {
-				return r, false
-			}
-			l := int64(n)
-			r.Label = &l
-		}
-		switch p.next() {
-		case ',':
-		case '}':
-			return r, p.end()
-		default:
-			return r, false
-		}
-	}
+	return r, nil
 }
 
-type parser struct {
-	b []byte
-	i int
+// reader is decodeRequest's position in a body.
+type reader struct {
+	b    []byte
+	i    int
+	spec bodySpec
 }
 
-func (p *parser) skip() {
+func (p *reader) skip() {
 	for p.i < len(p.b) {
 		switch p.b[p.i] {
 		case ' ', '\t', '\n', '\r':
@@ -89,52 +101,197 @@ func (p *parser) skip() {
 	}
 }
 
-func (p *parser) peek() byte {
+// eat consumes c, after white space, if it is next.
+func (p *reader) eat(c byte) bool {
 	p.skip()
-	if p.i < len(p.b) {
-		return p.b[p.i]
-	}
-	return 0
-}
-
-func (p *parser) next() byte {
-	c := p.peek()
-	if c != 0 {
+	if p.i < len(p.b) && p.b[p.i] == c {
 		p.i++
+		return true
 	}
-	return c
+	return false
 }
 
-func (p *parser) byte(c byte) bool { return p.next() == c }
-
-func (p *parser) end() bool { p.skip(); return p.i == len(p.b) }
-
-// key reads a string without escapes or control characters.
-func (p *parser) key() (string, bool) {
-	if !p.byte('"') {
-		return "", false
+// null consumes the literal null, after white space, if it is next.
+func (p *reader) null() bool {
+	p.skip()
+	if bytes.HasPrefix(p.b[p.i:], []byte("null")) {
+		p.i += 4
+		return true
 	}
-	start := p.i
-	for p.i < len(p.b) {
-		c := p.b[p.i]
+	return false
+}
+
+// found shows what is at the reader's position, for an error message.
+func (p *reader) found() string {
+	if p.i >= len(p.b) {
+		return "the end of the body"
+	}
+	const show = 16
+	s := string(p.b[p.i:min(len(p.b), p.i+show+1)])
+	if len(s) > show {
+		return strconv.Quote(s[:cutAt(s, show)]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// syntax is the error of a malformed body at the reader's position.
+func (p *reader) syntax(want string) error {
+	return badRequest("", "malformed JSON at byte %d: want %s, found %s", p.i, want, p.found())
+}
+
+// object reads the body's one object into r.
+func (p *reader) object(r *request) error {
+	if !p.eat('{') {
+		return p.syntax("a JSON object")
+	}
+	var seen field
+	if !p.eat('}') {
+		for {
+			p.skip()
+			tok, plain, ok := p.str()
+			if !ok {
+				return p.syntax("a field name in quotes")
+			}
+			name := tok[1 : len(tok)-1] // as sent; decoded if short
+			if !plain && len(tok) <= maxKey {
+				var s string
+				if json.Unmarshal(tok, &s) != nil {
+					p.i -= len(tok)
+					return p.syntax("a field name in quotes")
+				}
+				name = []byte(s)
+			}
+			if !p.eat(':') {
+				return p.syntax("':'")
+			}
+			f, key := field(0), ""
+			for _, n := range fieldNames {
+				if string(name) == n.name {
+					f, key = n.f, n.name
+				}
+			}
+			switch {
+			case f == 0:
+				return badRequest(clip(string(name)), "unknown field %s: this endpoint takes %s", quote(string(name)), p.spec.fields.names())
+			case p.spec.fields&f == 0:
+				return badRequest(key, "this endpoint takes no %s (it takes %s)", key, p.spec.fields.names())
+			case seen&f != 0:
+				return badRequest(key, "%s appears twice", key)
+			}
+			seen |= f
+			if err := p.value(f, r); err != nil {
+				return err
+			}
+			if p.eat(',') {
+				continue
+			}
+			if p.eat('}') {
+				break
+			}
+			return p.syntax("',' or '}'")
+		}
+	}
+	if p.skip(); p.i != len(p.b) {
+		return p.syntax("the end of the body after the request object")
+	}
+	return nil
+}
+
+// value reads the value of field f into r; null leaves it absent.
+func (p *reader) value(f field, r *request) error {
+	if p.null() {
+		return nil
+	}
+	var err error
+	switch f {
+	case fieldAnchor:
+		r.anchor, err = p.vector(make([]float32, 0, p.guess(p.spec.dim)), -1)
+	case fieldPoints:
+		r.points, err = p.rows()
+	case fieldCollection:
+		tok, plain, ok := p.str()
 		switch {
+		case !ok:
+			return badRequest("collection", "want a string, found %s", p.found())
+		case len(tok)-2 > maxName:
+			return badRequest("collection", "a name of %d bytes: at most %d", len(tok)-2, maxName)
+		case plain:
+			r.collection = string(tok[1 : len(tok)-1])
+		case json.Unmarshal(tok, &r.collection) != nil:
+			p.i -= len(tok)
+			return p.syntax("a string")
+		}
+	case fieldLimit:
+		n, err := p.integer("limit", strconv.IntSize)
+		if err != nil {
+			return err
+		}
+		limit := int(n)
+		r.limit = &limit
+	case fieldLabel:
+		n, err := p.integer("label", 64)
+		if err != nil {
+			return err
+		}
+		r.label = &n
+	}
+	return err
+}
+
+// guess is the capacity for up to n numbers from here: no more than
+// the commas left in the body allow (each number but the last is
+// followed by one), so that what is allocated follows what was sent.
+func (p *reader) guess(n int) int {
+	return min(n, bytes.Count(p.b[p.i:], []byte(","))+1)
+}
+
+// maxKey is the longest field name read (quotes included): a known
+// name is at most 10 characters, 60 bytes even with every one escaped
+// (\u0061); a longer one is unknown without being decoded.
+const maxKey = 64
+
+// maxName is the longest collection name read, in bytes as sent: its
+// decoding (escapes, invalid UTF-8 made U+FFFD) takes a few times its
+// length, and no collection has such a name.
+const maxName = 1024
+
+// str scans the JSON string at the reader's position: the token as sent,
+// quotes included, and whether it is plain (no escapes, ASCII only: its
+// bytes are its value); an other is decoded by the caller
+// (encoding/json, for the escapes and invalid UTF-8 made U+FFFD). On
+// failure the reader stays at the string's start.
+func (p *reader) str() (tok []byte, plain, ok bool) {
+	start := p.i
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return nil, false, false
+	}
+	p.i++
+	plain = true
+	for p.i < len(p.b) {
+		switch c := p.b[p.i]; {
 		case c == '"':
-			s := string(p.b[start:p.i])
 			p.i++
-			return s, true
-		case c == '\\' || c < 0x20 || c >= 0x80: // escapes and non-ASCII: encoding/json's business
-			return "", false
+			return p.b[start:p.i], plain, true
+		case c == '\\':
+			plain = false
+			p.i += 2 // the escaped byte cannot end the string
+			continue
+		case c < 0x20:
+			p.i = start
+			return nil, false, false
+		case c >= 0x80:
+			plain = false
 		}
 		p.i++
 	}
-	return "", false
+	p.i = start
+	return nil, false, false
 }
 
-// number reads a JSON number (its strict grammar) as a float64.
-func (p *parser) number() (float64, bool) {
-	p.skip()
-	start, b := p.i, p.b
-	i := p.i
+// numberEnd is the end of the JSON number (its strict grammar) at the
+// reader's position, and whether there is one.
+func (p *reader) numberEnd() (int, bool) {
+	b, i := p.b, p.i
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
@@ -171,80 +328,141 @@ func (p *parser) number() (float64, bool) {
 			return 0, false
 		}
 	}
-	// ParseFloat keeps nothing of its argument: view the bytes in place.
-	v, err := strconv.ParseFloat(unsafe.String(&b[start], i-start), 64)
-	if err != nil {
-		return 0, false
-	}
-	p.i = i
-	return v, true
+	return i, true
 }
 
-// integer reads a number that encoding/json would store in an int.
-func (p *parser) integer() (int, bool) {
+// token is b[start:end] as a string without a copy: strconv keeps
+// nothing of its argument.
+func (p *reader) token(start, end int) string {
+	return unsafe.String(&p.b[start], end-start)
+}
+
+// integer reads a number that is an integer of the given bits, as
+// encoding/json would store it in an int of that size.
+func (p *reader) integer(name string, bits int) (int64, error) {
 	p.skip()
 	start := p.i
-	if _, ok := p.number(); !ok {
-		return 0, false
+	end, ok := p.numberEnd()
+	if !ok {
+		return 0, badRequest(name, "want an integer, found %s", p.found())
 	}
-	n, err := strconv.Atoi(string(p.b[start:p.i]))
-	return n, err == nil
+	n, err := strconv.ParseInt(p.token(start, end), 10, bits)
+	if err != nil {
+		return 0, badRequest(name, "%s is not an integer of %d bits", clip(p.token(start, end)), bits)
+	}
+	p.i = end
+	return n, nil
 }
 
-// numbers reads [n, n, …] (or null) appending to dst.
-func (p *parser) numbers(dst []float64) ([]float64, bool) {
-	if p.peek() == 'n' {
-		return nil, false // null: rare, left to encoding/json
+// vectorName is the field name of the anchor (row -1) or of a point.
+func vectorName(row int) string {
+	if row < 0 {
+		return "anchor"
 	}
-	if !p.byte('[') {
-		return nil, false
-	}
-	out := dst
-	if out == nil {
-		out = make([]float64, 0, 16)
-	}
-	if p.peek() == ']' {
-		p.i++
-		return out, true
-	}
-	for {
-		v, ok := p.number()
-		if !ok {
-			return nil, false
+	return fmt.Sprintf("points[%d]", row)
+}
+
+// vector reads an array of exactly dim numbers, appending them to dst;
+// row is the point's index, -1 for the anchor (to name it in errors).
+func (p *reader) vector(dst []float32, row int) ([]float32, error) {
+	dim := p.spec.dim
+	if !p.eat('[') {
+		if p.null() {
+			return nil, invalid(vectorName(row), "null: want an array of %d numbers", dim)
 		}
-		out = append(out, v)
-		switch p.next() {
-		case ',':
-		case ']':
-			return out, true
-		default:
-			return nil, false
+		return nil, badRequest(vectorName(row), "want an array of %d numbers, found %s", dim, p.found())
+	}
+	if p.eat(']') {
+		return nil, invalid(vectorName(row), "has 0 coordinates, the set's dimension is %d", dim)
+	}
+	for n := 0; ; n++ {
+		if n == dim {
+			if p.skip(); p.i == len(p.b) || p.b[p.i] == ']' { // [1, 2, 3,]
+				return nil, p.syntax("a value")
+			}
+			return nil, invalid(vectorName(row), "has more than %d coordinates, the set's dimension is %d", dim, dim)
 		}
+		v, err := p.coordinate(row, n)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, v)
+		if p.eat(',') {
+			continue
+		}
+		if p.eat(']') {
+			if n+1 != dim {
+				return nil, invalid(vectorName(row), "has %d coordinates, the set's dimension is %d", n+1, dim)
+			}
+			return dst, nil
+		}
+		return nil, p.syntax("',' or ']'")
 	}
 }
 
-// rows reads [[…], […], …].
-func (p *parser) rows() ([][]float64, bool) {
-	if !p.byte('[') {
-		return nil, false
-	}
-	out := [][]float64{}
-	if p.peek() == ']' {
-		p.i++
-		return out, true
-	}
-	for {
-		row, ok := p.numbers(nil)
-		if !ok {
-			return nil, false
+// coordinate reads coordinate j of the anchor (row -1) or of a point: a
+// number that is a finite float32.
+func (p *reader) coordinate(row, j int) (float32, error) {
+	p.skip()
+	start := p.i
+	end, ok := p.numberEnd()
+	if !ok {
+		name := fmt.Sprintf("%s[%d]", vectorName(row), j)
+		if p.null() {
+			return 0, invalid(name, "null is not a number (JavaScript's JSON.stringify writes NaN and ±Infinity as null)")
 		}
-		out = append(out, row)
-		switch p.next() {
-		case ',':
-		case ']':
-			return out, true
-		default:
-			return nil, false
-		}
+		return 0, badRequest(name, "want a number, found %s", p.found())
 	}
+	v, err := strconv.ParseFloat(p.token(start, end), 32)
+	if err != nil { // beyond float32: the parse is ±Inf
+		return 0, invalid(fmt.Sprintf("%s[%d]", vectorName(row), j), "%s is not a finite float32", clip(p.token(start, end)))
+	}
+	p.i = end
+	return float32(v), nil
+}
+
+// rows reads the points: an array of at most maxPoints arrays of dim
+// numbers, into one slice.
+func (p *reader) rows() ([]float32, error) {
+	dim := p.spec.dim
+	if !p.eat('[') {
+		return nil, badRequest("points", "want an array of points (arrays of %d numbers), found %s", dim, p.found())
+	}
+	if p.eat(']') {
+		return []float32{}, nil
+	}
+	// The first point gets its own dim; from the second on, the numbers
+	// the body may still hold (its commas), within the cap.
+	left := p.guess(math.MaxInt)
+	out := make([]float32, 0, min(dim, left))
+	for m := 0; ; m++ {
+		if m == p.spec.maxPoints {
+			return nil, &apiError{status: 413, code: "too_many_points",
+				msg: fmt.Sprintf("more than %d points: at most %d per request", m, p.spec.maxPoints), field: "points"}
+		}
+		if m == 1 {
+			out = growTo(out, min(left, mulCap(p.spec.maxPoints, dim)))
+		}
+		var err error
+		if out, err = p.vector(out, m); err != nil {
+			return nil, err
+		}
+		if p.eat(',') {
+			continue
+		}
+		if p.eat(']') {
+			return out, nil
+		}
+		return nil, p.syntax("',' or ']'")
+	}
+}
+
+// growTo is s with a capacity of at least n.
+func growTo(s []float32, n int) []float32 {
+	if n <= cap(s) {
+		return s
+	}
+	out := make([]float32, len(s), n)
+	copy(out, s)
+	return out
 }

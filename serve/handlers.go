@@ -1,96 +1,19 @@
 package serve
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"math"
-	"mime"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
 
-	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/ood"
 	"github.com/ccsets/ccs/retrieve"
 )
-
-// apiError is an error answered as {"error": {"code", "message", "field"}}.
-type apiError struct {
-	status int
-	code   string
-	msg    string
-	field  string
-}
-
-func (e *apiError) Error() string { return e.msg }
-
-func badRequest(field, format string, args ...any) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "bad_request", msg: fmt.Sprintf(format, args...), field: field}
-}
-
-func invalid(field, format string, args ...any) *apiError {
-	return &apiError{status: http.StatusUnprocessableEntity, code: "invalid", msg: fmt.Sprintf(format, args...), field: field}
-}
-
-func writeError(w http.ResponseWriter, err error) {
-	var e *apiError
-	if !errors.As(err, &e) {
-		e = &apiError{status: http.StatusInternalServerError, code: "internal", msg: err.Error()}
-	}
-	if e.status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "1")
-	}
-	type body struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Field   string `json:"field,omitempty"`
-	}
-	writeJSON(w, e.status, map[string]body{"error": {e.code, e.msg, e.field}})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, err := w.Write(b.Bytes())
-	return err
-}
-
-// number is a float64 that JSON-encodes ±Inf as the strings "+Inf"/"-Inf".
-type number float64
-
-func (n number) MarshalJSON() ([]byte, error) {
-	switch f := float64(n); {
-	case math.IsInf(f, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(f, -1):
-		return []byte(`"-Inf"`), nil
-	case math.IsNaN(f):
-		return []byte(`null`), nil
-	}
-	return json.Marshal(float64(n))
-}
-
-func numbers(x []float64) []number {
-	out := make([]number, len(x))
-	for i, v := range x {
-		out[i] = number(v)
-	}
-	return out
-}
 
 // lookupSet finds the set of the path's {name}.
 func (s *Server) lookupSet(r *http.Request) (*state, string, *conformal.Set, error) {
@@ -99,245 +22,9 @@ func (s *Server) lookupSet(r *http.Request) (*state, string, *conformal.Set, err
 	set, ok := st.sets[name]
 	if !ok {
 		return nil, "", nil, &apiError{status: http.StatusNotFound, code: "unknown_set",
-			msg: fmt.Sprintf("no set %q (have %v)", name, slices.Sorted(maps.Keys(st.sets))), field: "name"}
+			msg: fmt.Sprintf("no set %s (have %v)", quote(name), slices.Sorted(maps.Keys(st.sets))), field: "name"}
 	}
 	return st, name, set, nil
-}
-
-// isNPY reports whether the request carries a .npy body; another content
-// type than JSON or .npy is an error.
-func isNPY(r *http.Request) (bool, error) {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		return false, nil
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false, &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type", msg: fmt.Sprintf("Content-Type %q: %v", ct, err)}
-	}
-	switch mt {
-	case "application/json":
-		return false, nil
-	case "application/x-npy":
-		return true, nil
-	}
-	return false, &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type",
-		msg: fmt.Sprintf("Content-Type %q: want application/json or application/x-npy", mt)}
-}
-
-// bodyError maps a body-reading error to its answer.
-func bodyError(err error, what string) error {
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return &apiError{status: http.StatusRequestEntityTooLarge, code: "body_too_large",
-			msg: fmt.Sprintf("the request body exceeds %d bytes", tooBig.Limit)}
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return &apiError{status: http.StatusRequestTimeout, code: "timeout", msg: fmt.Sprintf("the %s did not arrive in time", what)}
-	}
-	return badRequest("", "malformed %s: %v", what, err)
-}
-
-// decodeJSON reads one JSON object into v: unknown fields and trailing
-// data are errors.
-func decodeJSON(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("", "malformed JSON: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return badRequest("", "malformed JSON: data after the request object")
-	}
-	return nil
-}
-
-// The fields each kind of request body may have.
-var (
-	pointFields    = map[string]bool{"anchor": true, "points": true}
-	scoreFields    = map[string]bool{"anchor": true, "points": true, "label": true}
-	retrieveFields = map[string]bool{"anchor": true, "collection": true, "limit": true}
-)
-
-// readRequest reads a JSON body with the given fields: the fast decoder
-// for the common shape, encoding/json (the reference, with its error
-// messages) for anything else.
-func readRequest(r *http.Request, fields map[string]bool) (request, error) {
-	body, err := bodyOf(r)
-	if err != nil {
-		return request{}, err
-	}
-	if req, ok := fastDecode(body, fields); ok {
-		return req, nil
-	}
-	return slowDecode(body, fields)
-}
-
-// bodyOf is the request's body: as endpoint read it within its limits, or
-// read here for a handler reached otherwise.
-func bodyOf(r *http.Request) ([]byte, error) {
-	if b, ok := r.Body.(bufferedBody); ok {
-		return b.data, nil
-	}
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nil, bodyError(err, "request body")
-	}
-	return data, nil
-}
-
-// slowDecode decodes body with encoding/json into the struct that has
-// exactly fields.
-func slowDecode(body []byte, fields map[string]bool) (request, error) {
-	var req request
-	if fields["label"] {
-		var v struct {
-			Anchor []float64   `json:"anchor"`
-			Points [][]float64 `json:"points"`
-			Label  *int64      `json:"label"`
-		}
-		err := decodeJSON(body, &v)
-		req.Anchor, req.Points, req.Label = v.Anchor, v.Points, v.Label
-		return req, err
-	}
-	if fields["points"] {
-		var v struct {
-			Anchor []float64   `json:"anchor"`
-			Points [][]float64 `json:"points"`
-		}
-		err := decodeJSON(body, &v)
-		req.Anchor, req.Points = v.Anchor, v.Points
-		return req, err
-	}
-	var v struct {
-		Anchor     []float64 `json:"anchor"`
-		Collection string    `json:"collection"`
-		Limit      *int      `json:"limit"`
-	}
-	err := decodeJSON(body, &v)
-	req.Anchor, req.Collection, req.Limit = v.Anchor, v.Collection, v.Limit
-	return req, err
-}
-
-// decodeNPY reads a float32 .npy body of at most maxRows rows of dimension
-// d: shape (d,) is one row, (m, d) m rows.
-func decodeNPY(r *http.Request, d, maxRows int) ([]float32, error) {
-	body, err := bodyOf(r)
-	if err != nil {
-		return nil, err
-	}
-	// The body's length bounds what its header may announce.
-	a, err := bundle.DecodeNPYBytes(body, "body", (maxRows+1)*d)
-	if err != nil {
-		return nil, badRequest("", "%v", err)
-	}
-	if a.F32 == nil {
-		return nil, invalid("", ".npy body: dtype must be floating point (float32, or float64 or float16, converted)")
-	}
-	switch {
-	case len(a.Shape) == 1 && a.Shape[0] == d:
-	case len(a.Shape) == 2 && a.Shape[1] == d:
-	default:
-		return nil, invalid("", ".npy body: shape %v, want (%d,) or (m, %d): the set's dimension is %d", a.Shape, d, d, d)
-	}
-	for i, v := range a.F32 {
-		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, invalid(fmt.Sprintf("body[%d][%d]", i/d, i%d), "coordinate is %v", v)
-		}
-	}
-	return a.F32, nil
-}
-
-// vector converts a JSON vector of dimension d to float32, naming the
-// field of a wrong length or a value that is not a finite float32.
-func vector(dst []float32, field string, x []float64, d int) ([]float32, error) {
-	if len(x) != d {
-		return nil, invalid(field, "has %d coordinates, the set's dimension is %d", len(x), d)
-	}
-	for j, v := range x {
-		f := float32(v)
-		if math.IsNaN(v) || math.IsInf(float64(f), 0) {
-			return nil, invalid(fmt.Sprintf("%s[%d]", field, j), "%v is not a finite float32", v)
-		}
-		dst = append(dst, f)
-	}
-	return dst, nil
-}
-
-func (s *Server) checkCount(m int) error {
-	switch {
-	case m == 0:
-		return invalid("points", "no points")
-	case m > s.cfg.MaxPoints:
-		return &apiError{status: http.StatusRequestEntityTooLarge, code: "too_many_points",
-			msg: fmt.Sprintf("%d points, at most %d per request", m, s.cfg.MaxPoints), field: "points"}
-	}
-	return nil
-}
-
-// points reads the points of a request (and, with anchor, its anchor):
-// JSON fields, or a .npy body whose first row is the anchor.
-func (s *Server) points(r *http.Request, d int, anchor bool) (a, pts []float32, err error) {
-	a, pts, _, err = s.pointsLabel(r, d, anchor, pointFields)
-	return a, pts, err
-}
-
-// pointsLabel is points for a body that may also carry the anchor's
-// label (fields with "label"; in an .npy request, the query's ?label=).
-func (s *Server) pointsLabel(r *http.Request, d int, anchor bool, fields map[string]bool) (a, pts []float32, label *int64, err error) {
-	npy, err := isNPY(r)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if npy {
-		if q := r.URL.Query().Get("label"); q != "" && fields["label"] {
-			l, err := strconv.ParseInt(q, 10, 64)
-			if err != nil {
-				return nil, nil, nil, invalid("label", "%q is not an integer", q)
-			}
-			label = &l
-		}
-		rows, err := decodeNPY(r, d, s.cfg.MaxPoints+1)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if anchor {
-			if len(rows) < 2*d {
-				return nil, nil, nil, invalid("", ".npy body: want the anchor then at least one point, (1+m, %d)", d)
-			}
-			a, rows = rows[:d], rows[d:]
-		}
-		if err := s.checkCount(len(rows) / d); err != nil {
-			return nil, nil, nil, err
-		}
-		return a, rows, label, nil
-	}
-	req, err := readRequest(r, fields)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	label = req.Label
-	if anchor {
-		if req.Anchor == nil {
-			return nil, nil, nil, invalid("anchor", "missing")
-		}
-		if a, err = vector(nil, "anchor", req.Anchor, d); err != nil {
-			return nil, nil, nil, err
-		}
-	} else if req.Anchor != nil {
-		return nil, nil, nil, badRequest("anchor", "this endpoint takes no anchor")
-	}
-	if err := s.checkCount(len(req.Points)); err != nil {
-		return nil, nil, nil, err
-	}
-	pts = make([]float32, 0, len(req.Points)*d)
-	for i, p := range req.Points {
-		if pts, err = vector(pts, fmt.Sprintf("points[%d]", i), p, d); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	return a, pts, label, nil
 }
 
 // setInfo is one set in GET /v1/sets.
@@ -375,10 +62,10 @@ func classInfos(set *conformal.Set) []classInfo {
 
 // oodInfo is a set's per-input OOD test in GET /v1/sets.
 type oodInfo struct {
-	K           int              `json:"k"`
-	Calibration int              `json:"calibration_n"`
-	MinAlpha    float64          `json:"min_alpha_ood"`
-	Monitor     ood.MonitorState `json:"monitor"`
+	K           int          `json:"k"`
+	Calibration int          `json:"calibration_n"`
+	MinAlpha    float64      `json:"min_alpha_ood"`
+	Monitor     monitorState `json:"monitor"`
 }
 
 func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
@@ -395,7 +82,7 @@ func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
 			info.Reference = set.Reference.N
 		}
 		if o := st.ood[name]; o != nil {
-			info.OOD = &oodInfo{K: o.near.K(), Calibration: o.cal.N(), MinAlpha: ood.Test{}.MinAlpha(o.cal.N()), Monitor: o.monitor.State()}
+			info.OOD = &oodInfo{K: o.near.K(), Calibration: o.cal.N(), MinAlpha: ood.Test{}.MinAlpha(o.cal.N()), Monitor: monitorOf(o.monitor)}
 		}
 		info.Transforms = st.transforms[name]
 		if info.Warnings == nil {
@@ -417,7 +104,7 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d := set.Geometry.Dim()
-	anchor, pts, label, err := s.pointsLabel(r, d, true, scoreFields)
+	anchor, pts, label, err := s.pointsLabel(r, d, true, fieldAnchor|fieldPoints|fieldLabel)
 	if err != nil {
 		return err
 	}
@@ -435,8 +122,10 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 			return invalid("label", "%v", err)
 		}
 	}
+	// The points are this request's own: their differences to the anchor
+	// take their place.
 	m := len(pts) / d
-	diffs := make([]float32, len(pts))
+	diffs := pts
 	for i := range m {
 		for j := range d {
 			diffs[i*d+j] = anchor[j] - pts[i*d+j]
@@ -450,17 +139,17 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 		hi := min(m, lo+chunk)
 		set.Geometry.Scores(scores[lo:hi], diffs[lo*d:hi*d])
 	}
-	inside := make([]bool, m)
-	for i, v := range scores {
-		inside[i] = v <= q
+	head, err := fields("set", name, "generation", st.generation, "threshold", number(q))
+	if err != nil {
+		return err
 	}
-	return writeJSON(w, http.StatusOK, struct {
-		Set        string   `json:"set"`
-		Generation uint64   `json:"generation"`
-		Threshold  number   `json:"threshold"`
-		Scores     []number `json:"scores"`
-		Inside     []bool   `json:"inside"`
-	}{name, st.generation, number(q), numbers(scores), inside})
+	out := newStream(w, http.StatusOK)
+	for _, name := range []string{"set", "generation", "threshold"} {
+		out.raw(name, head[name])
+	}
+	out.array("scores", m, func(b []byte, i int) []byte { return appendNumber(b, scores[i]) })
+	out.array("inside", m, func(b []byte, i int) []byte { return strconv.AppendBool(b, scores[i] <= q) })
+	return out.close()
 }
 
 // oneThreshold refuses a class-conditional set on the endpoints that judge
@@ -471,10 +160,6 @@ func oneThreshold(name string, set *conformal.Set) error {
 			msg: fmt.Sprintf("set %q is class-conditional: this endpoint has no label to choose its threshold (use /score with \"label\")", name), field: "name"}
 	}
 	return nil
-}
-
-func cancelled(err error) error {
-	return &apiError{status: 499, code: "cancelled", msg: "request cancelled: " + err.Error()}
 }
 
 // ood answers the per-input OOD test of the points: each point's score
@@ -517,48 +202,44 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		scores = append(scores, sc...)
 	}
 	p := test.PValues(o.cal, scores)
-	type result struct {
-		Score  number  `json:"score"`
-		PValue float64 `json:"p_value"`
-		OOD    bool    `json:"ood"`
-	}
-	results := make([]result, m)
-	for i := range m {
-		results[i] = result{number(scores[i]), p[i], p[i] <= test.Alpha}
-	}
-	resp := struct {
-		Set        string            `json:"set"`
-		Generation uint64            `json:"generation"`
-		Threshold  number            `json:"threshold"`
-		Reference  int               `json:"reference_rows"`
-		K          int               `json:"k"`
-		AlphaOOD   float64           `json:"alpha_ood"`
-		Delta      float64           `json:"delta,omitempty"`
-		Guarantee  string            `json:"guarantee"`
-		Scores     []number          `json:"scores"`
-		Results    []result          `json:"results"`
-		FDR        float64           `json:"fdr,omitempty"`
-		Flagged    []int             `json:"flagged,omitempty"`
-		Monitor    *ood.MonitorState `json:"monitor"`
-	}{Set: name, Generation: st.generation, Threshold: number(set.Threshold), Reference: set.Reference.N, K: o.near.K(), AlphaOOD: test.Alpha, Delta: test.Delta,
-		Guarantee: test.String(), Scores: numbers(scores), Results: results}
+	var flagged []int
 	if fdr > 0 {
-		resp.FDR = fdr
 		// BH on the marginal p-values: their positive dependence (PRDS) is
 		// what its guarantee rests on.
-		if resp.Flagged, err = ood.BenjaminiHochberg(o.cal.PValues(scores), fdr); err != nil {
+		if flagged, err = ood.BenjaminiHochberg(o.cal.PValues(scores), fdr); err != nil {
 			return invalid("fdr", "%v", err)
-		}
-		if resp.Flagged == nil {
-			resp.Flagged = []int{}
 		}
 	}
 	if _, err := o.monitor.Observe(scores); err != nil {
 		return invalid("points", "%v", err)
 	}
-	ms := o.monitor.State()
-	resp.Monitor = &ms
-	return writeJSON(w, http.StatusOK, resp)
+	head, err := fields("set", name, "generation", st.generation, "threshold", number(set.Threshold), "reference_rows", set.Reference.N,
+		"k", o.near.K(), "alpha_ood", test.Alpha, "delta", test.Delta, "guarantee", test.String(), "fdr", fdr, "monitor", monitorOf(o.monitor))
+	if err != nil {
+		return err
+	}
+	out := newStream(w, http.StatusOK)
+	for _, name := range []string{"set", "generation", "threshold", "reference_rows", "k", "alpha_ood", "delta", "guarantee"} {
+		if name != "delta" || test.Delta != 0 { // omitted when 0
+			out.raw(name, head[name])
+		}
+	}
+	out.array("scores", m, func(b []byte, i int) []byte { return appendNumber(b, scores[i]) })
+	out.array("results", m, func(b []byte, i int) []byte {
+		b = append(b, "{\n      \"score\": "...)
+		b = appendNumber(b, scores[i])
+		b = append(b, ",\n      \"p_value\": "...)
+		b = appendNumber(b, p[i])
+		b = append(b, ",\n      \"ood\": "...)
+		b = strconv.AppendBool(b, p[i] <= test.Alpha)
+		return append(b, "\n    }"...)
+	})
+	if fdr > 0 { // flagged is [] when BH flags none
+		out.raw("fdr", head["fdr"])
+		out.array("flagged", len(flagged), func(b []byte, i int) []byte { return strconv.AppendInt(b, int64(flagged[i]), 10) })
+	}
+	out.raw("monitor", head["monitor"])
+	return out.close()
 }
 
 // oodParams reads ?alpha_ood (default 0.05), ?delta (default 0) and ?fdr
@@ -572,7 +253,7 @@ func oodParams(r *http.Request, n int) (ood.Test, float64, error) {
 		}
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return 0, badRequest(name, "%q is not a number", v)
+			return 0, badRequest(name, "%s is not a number", quote(v))
 		}
 		return f, nil
 	}
@@ -602,6 +283,24 @@ func oodParams(r *http.Request, n int) (ood.Test, float64, error) {
 	return test, fdr, nil
 }
 
+// monitorState is an OOD drift monitor's state as answered. Under a long
+// drift its martingale passes the largest float64: +Inf, written "+Inf"
+// as thresholds are (encoding/json refuses it, and every /ood and GET
+// /v1/sets answer was a 500 from then on).
+type monitorState struct {
+	N          int     `json:"n"`
+	Martingale number  `json:"martingale"`
+	Max        number  `json:"max"`
+	Delta      float64 `json:"delta"`
+	Alarm      bool    `json:"alarm"`
+	AlarmAt    int     `json:"alarm_at,omitempty"`
+}
+
+func monitorOf(m *ood.Monitor) monitorState {
+	st := m.State()
+	return monitorState{st.N, number(st.Martingale), number(st.Max), st.Delta, st.Alarm, st.AlarmAt}
+}
+
 // resetMonitor starts a set's OOD drift monitor afresh.
 func (s *Server) resetMonitor(w http.ResponseWriter, r *http.Request) error {
 	st, name, _, err := s.lookupSet(r)
@@ -614,7 +313,7 @@ func (s *Server) resetMonitor(w http.ResponseWriter, r *http.Request) error {
 			msg: fmt.Sprintf("set %q has no OOD calibration, so no monitor", name), field: "name"}
 	}
 	o.monitor.Reset()
-	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "generation": st.generation, "monitor": o.monitor.State()})
+	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "generation": st.generation, "monitor": monitorOf(o.monitor)})
 }
 
 // retrieve answers the collection items inside the set around the anchor.
@@ -628,56 +327,53 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	}
 	d := set.Geometry.Dim()
 	var req request
-	var anchor []float32
 	npy, err := isNPY(r)
 	if err != nil {
 		return err
 	}
 	if npy {
-		if anchor, err = decodeNPY(r, d, 1); err != nil {
+		var rows int
+		if req.anchor, rows, err = decodeNPY(r, d, 1); err != nil {
 			return err
 		}
-		if len(anchor) != d {
-			return invalid("", ".npy body: one anchor of dimension %d, got %d values", d, len(anchor))
+		if rows != 1 {
+			return invalid("body", ".npy body: %d rows, want one anchor: (%d,) or (1, %d), the set's dimension is %d", rows, d, d, d)
 		}
-		req.Collection = r.URL.Query().Get("collection")
+		req.collection = r.URL.Query().Get("collection")
 		if l := r.URL.Query().Get("limit"); l != "" {
 			n, err := strconv.Atoi(l)
 			if err != nil {
-				return badRequest("limit", "limit %q is not an integer", l)
+				return badRequest("limit", "limit %s is not an integer", quote(l))
 			}
-			req.Limit = &n
+			req.limit = &n
 		}
 	} else {
-		if req, err = readRequest(r, retrieveFields); err != nil {
+		if req, err = s.readJSON(r, fieldAnchor|fieldCollection|fieldLimit, d); err != nil {
 			return err
 		}
-		if req.Anchor == nil {
-			return invalid("anchor", "missing")
-		}
-		if anchor, err = vector(nil, "anchor", req.Anchor, d); err != nil {
-			return err
+		if req.anchor == nil {
+			return invalid("anchor", "missing (or null)")
 		}
 	}
 	limit := s.cfg.MaxResults
-	if req.Limit != nil {
-		if *req.Limit < 1 || *req.Limit > s.cfg.MaxResults {
-			return invalid("limit", "limit %d: want 1 to %d", *req.Limit, s.cfg.MaxResults)
+	if req.limit != nil {
+		if *req.limit < 1 || *req.limit > s.cfg.MaxResults {
+			return invalid("limit", "limit %d: want 1 to %d", *req.limit, s.cfg.MaxResults)
 		}
-		limit = *req.Limit
+		limit = *req.limit
 	}
-	if req.Collection == "" {
+	if req.collection == "" {
 		return invalid("collection", "missing")
 	}
-	c, ok := st.colls[req.Collection]
+	c, ok := st.colls[req.collection]
 	if !ok {
 		return &apiError{status: http.StatusNotFound, code: "unknown_collection",
-			msg: fmt.Sprintf("no collection %q (have %v)", req.Collection, slices.Sorted(maps.Keys(st.colls))), field: "collection"}
+			msg: fmt.Sprintf("no collection %s (have %v)", quote(req.collection), slices.Sorted(maps.Keys(st.colls))), field: "collection"}
 	}
 	if c.Dim() != d {
-		return invalid("collection", "collection %q has dimension %d, set %q has %d", req.Collection, c.Dim(), name, d)
+		return invalid("collection", "collection %q has dimension %d, set %q has %d", req.collection, c.Dim(), name, d)
 	}
-	hits, total, err := c.Search(r.Context(), set, anchor, limit)
+	hits, total, err := c.Search(r.Context(), set, req.anchor, limit)
 	switch {
 	case err == nil:
 	case r.Context().Err() != nil:
@@ -685,7 +381,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(err, retrieve.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded):
 		// A database that failed: no answer rather than part of one.
 		return &apiError{status: http.StatusBadGateway, code: "collection_unavailable",
-			msg: fmt.Sprintf("collection %q: %v", req.Collection, err), field: "collection"}
+			msg: fmt.Sprintf("collection %q: %v", req.collection, err), field: "collection"}
 	default:
 		return invalid("", "%v", err)
 	}
@@ -700,5 +396,5 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 		Total      int            `json:"total"`
 		Truncated  bool           `json:"truncated"`
 		Hits       []retrieve.Hit `json:"hits"`
-	}{name, st.generation, req.Collection, number(set.Threshold), total, total > len(hits), hits})
+	}{name, st.generation, req.collection, number(set.Threshold), total, total > len(hits), hits})
 }

@@ -3,6 +3,8 @@ package serve
 import (
 	"bytes"
 	"io"
+	"math"
+	"math/bits"
 	"net/http"
 
 	"golang.org/x/sync/semaphore"
@@ -82,4 +84,37 @@ func readBody(r io.Reader, length int64, budget *semaphore.Weighted) (data []byt
 	budget.Release(chunksHeld) // the chunks are garbage now
 	held -= chunksHeld
 	return data, giveBack, nil
+}
+
+// mulCap is a × b for non-negative ints, or math.MaxInt where that
+// would overflow: a cap computed from limits that cannot wrap.
+func mulCap(a, b int) int {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > math.MaxInt/b {
+		return math.MaxInt
+	}
+	return a * b
+}
+
+// addCap is a + b for non-negative ints, or math.MaxInt where that would
+// overflow.
+func addCap(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
+}
+
+// mul64 is a × b for non-negative int64s, and whether it fits.
+func mul64(a, b int64) (int64, bool) {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	return int64(lo), hi == 0 && lo <= math.MaxInt64
+}
+
+// add64 is a + b for non-negative int64s, and whether it fits.
+func add64(a, b int64) (int64, bool) {
+	s := a + b
+	return s, s >= a
 }

@@ -100,7 +100,7 @@ func TestReloadUnderLoad(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 		if i%3 == 2 {
 			os.WriteFile(setPath, []byte(`{"format": "ccs-set", "version": 1, "dim": 3}`), 0o644)
-			if err := s.Reload(); err == nil {
+			if err := s.Reload("test"); err == nil {
 				t.Fatal("an invalid set file reloaded")
 			}
 			failed++
@@ -108,7 +108,7 @@ func TestReloadUnderLoad(t *testing.T) {
 		}
 		v := variants[(okReloads+1)%2]
 		write(v)
-		if err := s.Reload(); err != nil {
+		if err := s.Reload("test"); err != nil {
 			t.Fatal(err)
 		}
 		okReloads++

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"path"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -37,15 +38,49 @@ func (s *Server) routes() {
 	// Unknown paths need a token too: a stranger learns nothing of the
 	// routes.
 	s.mux.Handle("/", s.endpoint("other", "", RoleRead, func(w http.ResponseWriter, r *http.Request) error {
-		return &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no endpoint %s", r.URL.Path)}
+		return &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no endpoint %s", quote(r.URL.Path))}
 	}))
+	// A path that is not clean (., .., an empty segment) is refused here,
+	// after the token (a read token, as an unknown path): the mux would
+	// redirect it to its clean form before any check.
+	unclean := s.endpoint("other", "", RoleRead, func(w http.ResponseWriter, r *http.Request) error {
+		return badRequest("", "the path %s is not clean (no '.' or '..' segments, no '//'): send %s", quote(r.URL.Path), quote(cleanPath(r.URL.Path)))
+	})
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodConnect && cleanPath(r.URL.Path) != r.URL.Path {
+			unclean.ServeHTTP(w, r)
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is p as http.ServeMux would redirect it: rooted, without
+// '.', '..' or empty segments, keeping a final slash.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // adminReload is POST /v1/admin/reload: Reload, answering the generation
 // now served, or 422 with why the files were refused (the previous
-// generation still served).
+// generation still served). The reload is logged as a SIGHUP's is, naming
+// the token that asked and its address.
 func (s *Server) adminReload(w http.ResponseWriter, r *http.Request) error {
-	if err := s.Reload(); err != nil {
+	trigger := "POST /v1/admin/reload from " + r.RemoteAddr
+	if name := s.caller(r); name != "" {
+		trigger += fmt.Sprintf(", token %q", name)
+	}
+	if err := s.Reload(trigger); err != nil {
 		return &apiError{status: http.StatusUnprocessableEntity, code: "reload_failed",
 			msg: fmt.Sprintf("reload failed (the parts that failed keep their previous version; serving generation %d): %v", s.Generation(), err)}
 	}
@@ -140,7 +175,7 @@ func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWr
 		if method != "" && r.Method != method {
 			sw.Header().Set("Allow", method)
 			writeError(sw, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
-				msg: fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, method)})
+				msg: fmt.Sprintf("%s %s: use %s", clip(r.Method), quote(r.URL.Path), method)})
 			return
 		}
 		if reads && r.Body != nil {

@@ -22,6 +22,13 @@
 // A request may carry its points as a .npy body (Content-Type
 // application/x-npy, float32, C order): score takes (1+m, d) with the anchor
 // first, ood (m, d), retrieve (d,) or (1, d) with ?collection=NAME&limit=N.
+//
+// JSON bodies are read strictly: the endpoint's fields only, each once; a
+// null coordinate or point is refused (422 naming it), a whole field null
+// is absent; the number of points is checked while reading. A path that
+// is not clean (/v1/sets/../admin/reload) is refused with 400 after the
+// token check, never redirected. Config.MemoryBound is the bound on the
+// server's memory that its limits imply.
 package serve
 
 import (
@@ -29,6 +36,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"maps"
 	"net"
 	"net/http"
@@ -125,6 +133,10 @@ type Config struct {
 	// than queued. Default: 4 × MaxBody, at least 256 MiB. At least twice
 	// MaxBody plus 128 KiB (a body's chunks and their joined copy).
 	BodyMemory int64
+
+	// Logger, if set, gets a line for each reload (what asked for it and
+	// its outcome). Nil: nothing is logged.
+	Logger *log.Logger
 }
 
 // MetricsAccess is who may read /metrics on a server with tokens.
@@ -152,7 +164,9 @@ func ParseMetricsAccess(s string) (MetricsAccess, error) {
 	return 0, fmt.Errorf("metrics access %q: want token, open or off", s)
 }
 
-func (c Config) withDefaults() Config {
+// withDefaults is c with its zero limits set to their defaults, or an
+// error if a default would overflow.
+func (c Config) withDefaults() (Config, error) {
 	if c.MaxBody == 0 {
 		c.MaxBody = 32 << 20
 	}
@@ -174,10 +188,89 @@ func (c Config) withDefaults() Config {
 	if c.MaxInflight == 0 {
 		c.MaxInflight = max(4, 2*runtime.GOMAXPROCS(0))
 	}
-	if c.BodyMemory == 0 {
-		c.BodyMemory = max(256<<20, 4*c.MaxBody)
+	if c.BodyMemory == 0 && c.MaxBody > 0 {
+		m, ok := mul64(4, c.MaxBody)
+		if !ok {
+			return c, fmt.Errorf("serve: -max-body %d: the default -body-memory, 4 × -max-body, overflows int64", c.MaxBody)
+		}
+		c.BodyMemory = max(256<<20, m)
 	}
-	return c
+	return c, nil
+}
+
+// Check reports whether c's limits, with their defaults, are valid: each
+// positive, the body memory at least 2 × MaxBody + 128 KiB, and every
+// byte budget they imply (MemoryBound included) within an int64. It reads
+// no file; New makes the same checks first. Its errors name the ccs serve
+// flags.
+func (c Config) Check() error {
+	_, err := c.MemoryBound()
+	return err
+}
+
+// The constants of the memory bound (MemoryBound): the process's own
+// memory (runtime, metrics, buffers; not the files loaded), and the
+// working memory of a request being handled, per byte of MaxBody (its
+// numbers decoded, in a margin: at most 2 bytes of float32 per byte of
+// JSON) and per point of MaxPoints (scores, p-values, Benjamini–Hochberg's
+// order, the monitor's p-values: about 60 bytes live on /ood, the
+// heaviest).
+const (
+	processMemory = 64 << 20
+	workPerBody   = 8
+	workPerPoint  = 128
+)
+
+// MemoryBound is the bound on the server's resident memory stated in
+// docs/security.md (and measured under hostile bodies):
+//
+//	64 MiB + 2 × (BodyMemory + MaxInflight × (8 × MaxBody + 128 × MaxPoints))
+//
+// with c's defaults — the process, plus twice (Go's collector lets the heap
+// grow to twice what is live) the request bodies held and the working
+// memory of each request being handled. It does not count the sets,
+// collections and transforms loaded (their size is that of their files,
+// and TransformBytes), nor the scores each OOD drift monitor keeps (8
+// bytes per point /ood has answered since the monitor's last reset). An
+// error says which limit is invalid or overflows.
+func (c Config) MemoryBound() (int64, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case c.MaxBody < 1 || c.MaxPoints < 1 || c.MaxResults < 1:
+		return 0, fmt.Errorf("serve: limits must be positive (body %d, points %d, results %d)", c.MaxBody, c.MaxPoints, c.MaxResults)
+	case !(c.MonitorDelta > 0 && c.MonitorDelta < 1):
+		return 0, fmt.Errorf("serve: monitor δ = %v, want 0 < δ < 1", c.MonitorDelta)
+	case c.MaxConns < 1 || c.MaxInflight < 1 || c.BodyMemory < 1:
+		return 0, fmt.Errorf("serve: %d connections, %d requests at once, %d bytes of body memory: want at least 1 of each", c.MaxConns, c.MaxInflight, c.BodyMemory)
+	}
+	twice, ok := mul64(2, c.MaxBody)
+	least, ok2 := add64(twice, 2*bodyChunk)
+	if !ok || !ok2 {
+		return 0, fmt.Errorf("serve: -max-body %d: 2 × -max-body + 128 KiB, the least -body-memory, overflows int64", c.MaxBody)
+	}
+	if c.BodyMemory < least {
+		return 0, fmt.Errorf("serve: -body-memory %d: want at least 2 × -max-body + 128 KiB = %d (a body's chunks and their joined copy)", c.BodyMemory, least)
+	}
+	// Each step checked: v is the last result, ok whether all fitted.
+	v, ok := int64(0), true
+	step := func(r int64, fits bool) { v, ok = r, ok && fits }
+	step(mul64(workPerBody, c.MaxBody))
+	perBody := v
+	step(mul64(workPerPoint, int64(c.MaxPoints)))
+	step(add64(perBody, v))              // one request's working memory
+	step(mul64(v, int64(c.MaxInflight))) // all requests'
+	step(add64(v, c.BodyMemory))         // and the bodies
+	step(mul64(2, v))                    // the collector's slack
+	step(add64(v, processMemory))
+	bound := v
+	if !ok {
+		return 0, fmt.Errorf("serve: the memory bound 64 MiB + 2 × (-body-memory + -max-inflight × (8 × -max-body + 128 × -max-points)) overflows int64 (-max-body %d, -max-points %d, -body-memory %d, -max-inflight %d)",
+			c.MaxBody, c.MaxPoints, c.BodyMemory, c.MaxInflight)
+	}
+	return bound, nil
 }
 
 // state is one consistent generation of what is served.
@@ -221,6 +314,7 @@ type Server struct {
 	denied   *prometheus.CounterVec
 	conns    prometheus.Gauge
 	mux      *http.ServeMux
+	handler  http.Handler // mux behind the check of the path (routes)
 
 	tokens   atomic.Pointer[Tokens]          // nil: no tokens, everything open
 	cert     atomic.Pointer[tls.Certificate] // nil: no TLS
@@ -270,24 +364,18 @@ func (s *Server) Close() error {
 // New loads every file of cfg (an error names the first bad one) and
 // returns a server ready to serve them.
 func New(cfg Config) (*Server, error) {
-	cfg = cfg.withDefaults()
 	if len(cfg.Sets) == 0 {
 		return nil, errors.New("serve: no sets to serve")
 	}
-	if cfg.MaxBody < 1 || cfg.MaxPoints < 1 || cfg.MaxResults < 1 {
-		return nil, fmt.Errorf("serve: limits must be positive (body %d, points %d, results %d)", cfg.MaxBody, cfg.MaxPoints, cfg.MaxResults)
+	if err := cfg.Check(); err != nil {
+		return nil, err
 	}
-	if !(cfg.MonitorDelta > 0 && cfg.MonitorDelta < 1) {
-		return nil, fmt.Errorf("serve: monitor δ = %v, want 0 < δ < 1", cfg.MonitorDelta)
-	}
-	if cfg.MaxConns < 1 || cfg.MaxInflight < 1 || cfg.BodyMemory < 2*cfg.MaxBody+2*bodyChunk {
-		return nil, fmt.Errorf("serve: %d connections, %d requests at once, %d bytes of body memory: want at least 1, 1 and 2 × max-body + 128 KiB (a body's chunks and their joined copy)", cfg.MaxConns, cfg.MaxInflight, cfg.BodyMemory)
-	}
+	cfg, _ = cfg.withDefaults() // checked
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, errors.New("serve: give both a TLS certificate and its key, or neither")
 	}
 	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), inflight: make(chan struct{}, cfg.MaxInflight), bodies: semaphore.NewWeighted(cfg.BodyMemory)}
-	if err := s.reload(); err != nil {
+	if _, err := s.reload(); err != nil {
 		s.Close() // the database connections opened so far
 		return nil, err
 	}
@@ -400,18 +488,30 @@ func newOODState(set *conformal.Set, delta float64) (*oodState, error) {
 // which if all valid are served as the next generation. A part that fails
 // keeps its previous version, and Reload returns every failure. The new
 // generation's OOD monitors start afresh (a set's calibration may have
-// changed). Reloads are serialized.
-func (s *Server) Reload() error {
-	err := s.reload()
+// changed). Reloads are serialized. Trigger says what asked for the
+// reload ("SIGHUP", …); it is logged with the outcome (Config.Logger).
+func (s *Server) Reload(trigger string) error {
+	gen, err := s.reload()
 	if err != nil {
 		s.reloads.WithLabelValues("failed").Inc()
+		s.logf("reload failed (%s; the parts that failed keep their previous version; serving generation %d): %v", trigger, gen, err)
 		return err
 	}
 	s.reloads.WithLabelValues("ok").Inc()
+	s.logf("reloaded (%s): generation %d", trigger, gen)
 	return nil
 }
 
-func (s *Server) reload() error {
+// logf logs a line through Config.Logger, if there is one.
+func (s *Server) logf(format string, args ...any) {
+	if s.cfg.Logger != nil {
+		s.cfg.Logger.Printf(format, args...)
+	}
+}
+
+// reload is Reload without its count and log line; it returns the
+// generation served when it is done.
+func (s *Server) reload() (uint64, error) {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	// Each part is read and committed on its own: a revoked token takes
@@ -441,7 +541,11 @@ func (s *Server) reload() error {
 		}
 		s.state.Store(st)
 	}
-	return errors.Join(errs...)
+	var gen uint64
+	if st := s.state.Load(); st != nil {
+		gen = st.generation
+	}
+	return gen, errors.Join(errs...)
 }
 
 // Generation is the number of the files' generation being served: 1 after
@@ -467,14 +571,14 @@ func (s *Server) TLSConfig() *tls.Config {
 func (s *Server) Drain() { s.draining.Store(true) }
 
 // Handler is the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // HTTPServer wraps the handler in an http.Server with read, write and idle
 // timeouts: a client has 5 s to send its headers and 30 s for the whole
 // request; an idle keep-alive connection is closed after 60 s. It counts
 // the open connections (ccs_open_connections).
 func (s *Server) HTTPServer(addr string) *http.Server {
-	return &http.Server{Addr: addr, Handler: s.mux,
+	return &http.Server{Addr: addr, Handler: s.handler,
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 60 * time.Second,
 		MaxHeaderBytes: 64 << 10,

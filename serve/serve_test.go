@@ -5,15 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -201,17 +204,19 @@ func TestErrors(t *testing.T) {
 	}{
 		{"unknown set", "POST", "/v1/sets/nope/score", "", `{}`, 404, "unknown_set", "name"},
 		{"unknown path", "GET", "/v2/things", "", "", 404, "not_found", ""},
+		{"unclean path", "POST", "/v1/sets/../admin/reload", "", "", 400, "bad_request", ""}, // not redirected
+		{"unclean path, empty segment", "GET", "/v1//sets", "", "", 400, "bad_request", ""},
 		{"method", "GET", "/v1/sets/ball/score", "", "", 405, "method_not_allowed", ""},
 		{"method sets", "POST", "/v1/sets", "", "", 405, "method_not_allowed", ""},
 		{"malformed JSON", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0`, 400, "bad_request", ""},
-		{"unknown field", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "pts": []}`, 400, "bad_request", ""},
+		{"unknown field", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "pts": []}`, 400, "bad_request", "pts"},
 		{"trailing data", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0]]} {}`, 400, "bad_request", ""},
-		{"wrong type", "POST", "/v1/sets/ball/score", "", `{"anchor": "origin", "points": [[0, 0, 0]]}`, 400, "bad_request", ""},
+		{"wrong type", "POST", "/v1/sets/ball/score", "", `{"anchor": "origin", "points": [[0, 0, 0]]}`, 400, "bad_request", "anchor"},
 		{"missing anchor", "POST", "/v1/sets/ball/score", "", `{"points": [[0, 0, 0]]}`, 422, "invalid", "anchor"},
 		{"anchor dimension", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0], "points": [[0, 0, 0]]}`, 422, "invalid", "anchor"},
 		{"point dimension", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0], [1, 2]]}`, 422, "invalid", "points[1]"},
 		{"not float32", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, 1e39, 0]]}`, 422, "invalid", "points[0][1]"},
-		{"not float64", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, 1e999, 0]]}`, 400, "bad_request", ""},
+		{"not float64", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, 1e999, 0]]}`, 422, "invalid", "points[0][1]"},
 		{"no points", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": []}`, 422, "invalid", "points"},
 		{"too many points", "POST", "/v1/sets/ball/score", "", many, 413, "too_many_points", "points"},
 		{"body too large", "POST", "/v1/sets/ball/score", "", huge, 413, "body_too_large", ""},
@@ -228,12 +233,29 @@ func TestErrors(t *testing.T) {
 		{"collection dimension", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0], "collection": "flat"}`, 422, "invalid", "collection"},
 		{"missing collection", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0]}`, 422, "invalid", "collection"},
 		{"limit", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0], "collection": "db", "limit": 5}`, 422, "invalid", "limit"},
-		{"npy shape", "POST", "/v1/sets/ball/score", "application/x-npy", npyBody(t, make([]float32, 8), 2, 4), 422, "invalid", ""},
-		{"npy anchor only", "POST", "/v1/sets/ball/score", "application/x-npy", npyBody(t, make([]float32, 3), 1, 3), 422, "invalid", ""},
+		{"npy shape", "POST", "/v1/sets/ball/score", "application/x-npy", npyBody(t, make([]float32, 8), 2, 4), 422, "invalid", "body"},
+		{"npy anchor only", "POST", "/v1/sets/ball/score", "application/x-npy", npyBody(t, make([]float32, 3), 1, 3), 422, "invalid", "body"},
 		{"npy NaN", "POST", "/v1/sets/ball/ood", "application/x-npy", npyBody(t, []float32{0, float32(math.NaN()), 0}, 1, 3), 422, "invalid", "body[0][1]"},
-		{"npy int64", "POST", "/v1/sets/ball/ood", "application/x-npy", npyInt(t), 422, "invalid", ""},
-		{"npy garbage", "POST", "/v1/sets/ball/ood", "application/x-npy", "\x93NUMPY garbage", 400, "bad_request", ""},
+		{"npy int64", "POST", "/v1/sets/ball/ood", "application/x-npy", npyInt(t), 422, "invalid", "body"},
+		{"npy garbage", "POST", "/v1/sets/ball/ood", "application/x-npy", "\x93NUMPY garbage", 400, "bad_request", "body"},
 		{"npy limit", "POST", "/v1/sets/ball/retrieve?collection=db&limit=x", "application/x-npy", npyBody(t, []float32{0, 0, 0}, 3), 400, "bad_request", "limit"},
+		// JavaScript's JSON.stringify writes NaN and ±Infinity as null.
+		{"null point coordinate", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[null, null, null], [9, 9, 9]]}`, 422, "invalid", "points[0][0]"},
+		{"null anchor coordinate", "POST", "/v1/sets/ball/score", "", `{"anchor": [0, 0, null], "points": [[9, 9, 9]]}`, 422, "invalid", "anchor[2]"},
+		{"null retrieve anchor coordinate", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, null, 0], "collection": "db"}`, 422, "invalid", "anchor[1]"},
+		{"null ood coordinate", "POST", "/v1/sets/ball/ood", "", `{"points": [[0, 0, 0], [1, 2, null]]}`, 422, "invalid", "points[1][2]"},
+		{"null point", "POST", "/v1/sets/ball/ood", "", `{"points": [[0, 0, 0], null]}`, 422, "invalid", "points[1]"},
+		{"null anchor", "POST", "/v1/sets/ball/score", "", `{"anchor": null, "points": [[0, 0, 0]]}`, 422, "invalid", "anchor"},
+		{"null points", "POST", "/v1/sets/ball/ood", "", `{"points": null}`, 422, "invalid", "points"},
+		{"null retrieve anchor", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": null, "collection": "db"}`, 422, "invalid", "anchor"},
+		{"duplicate field", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0], "collection": "db", "limit": 1, "limit": 2}`, 400, "bad_request", "limit"},
+		{"deep arrays", "POST", "/v1/sets/ball/ood", "", `{"points": [` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `]}`, 400, "bad_request", "points[0][0]"},
+		{"too many points, then garbage", "POST", "/v1/sets/ball/score", "", strings.TrimSuffix(many, "]}") + `, [0, 0, 0]] garbage`, 413, "too_many_points", "points"},
+		{"ood point dimension", "POST", "/v1/sets/ball/ood", "", `{"points": [[0, 0, 0], [1, 2, 3, 4]]}`, 422, "invalid", "points[1]"},
+		{"retrieve anchor dimension", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0], "collection": "db"}`, 422, "invalid", "anchor"},
+		{"npy ood dimension", "POST", "/v1/sets/ball/ood", "application/x-npy", npyBody(t, make([]float32, 8), 2, 4), 422, "invalid", "body"},
+		{"npy retrieve dimension", "POST", "/v1/sets/ball/retrieve?collection=db", "application/x-npy", npyBody(t, make([]float32, 2), 2), 422, "invalid", "body"},
+		{"npy retrieve rows", "POST", "/v1/sets/ball/retrieve?collection=db", "application/x-npy", npyBody(t, make([]float32, 6), 2, 3), 422, "invalid", "body"},
 	} {
 		rec := do(t, h, c.method, c.path, c.ctype, c.body)
 		var e struct {
@@ -246,6 +268,88 @@ func TestErrors(t *testing.T) {
 		if rec.Code != c.status || e.Error.Code != c.code || e.Error.Field != c.field || e.Error.Message == "" {
 			t.Errorf("%s: %d %+v, want %d %s field %q", c.name, rec.Code, e.Error, c.status, c.code, c.field)
 		}
+	}
+}
+
+// apiErr is an error answer's body.
+type apiErr struct {
+	Error struct{ Code, Message, Field string }
+}
+
+// TestWrongDimension: a body of another dimension than the set's is
+// refused on every endpoint, JSON or .npy, with 422 naming the field, the
+// shape found and the dimension wanted.
+func TestWrongDimension(t *testing.T) {
+	s, _ := fixture(t)
+	h := s.Handler()
+	for _, c := range []struct {
+		path, ctype, body string
+		field, found      string
+	}{
+		{"/v1/sets/ball/score", "", `{"anchor": [0, 0], "points": [[0, 0, 0]]}`, "anchor", "2 coordinates"},
+		{"/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0, 0]]}`, "points[0]", "more than 3 coordinates"},
+		{"/v1/sets/ball/ood", "", `{"points": [[0, 0, 0], [0]]}`, "points[1]", "1 coordinates"},
+		{"/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0, 0, 0], "collection": "db"}`, "anchor", "more than 3 coordinates"},
+		{"/v1/sets/ball/score", "application/x-npy", npyBody(t, make([]float32, 8), 2, 4), "body", "shape (2, 4)"},
+		{"/v1/sets/ball/ood", "application/x-npy", npyBody(t, make([]float32, 4), 4), "body", "shape (4,)"},
+		{"/v1/sets/ball/retrieve?collection=db", "application/x-npy", npyBody(t, make([]float32, 2), 1, 2), "body", "shape (1, 2)"},
+	} {
+		rec := do(t, h, "POST", c.path, c.ctype, c.body)
+		var e apiErr
+		json.Unmarshal(rec.Body.Bytes(), &e)
+		if rec.Code != 422 || e.Error.Field != c.field || !strings.Contains(e.Error.Message, c.found) || !strings.Contains(e.Error.Message, "dimension is 3") {
+			t.Errorf("%s %s: %d %+v, want 422 naming %s, %q and the dimension 3", c.path, c.ctype, rec.Code, e.Error, c.field, c.found)
+		}
+	}
+}
+
+// TestEchoCut: an error message repeats at most 64 bytes of any input
+// (a 100 kB number, set name, collection, query value, content type or
+// field name), marked as cut.
+func TestEchoCut(t *testing.T) {
+	cfg := fixtureConfig(t)
+	cfg.MaxBody = 1 << 20
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	long := strings.Repeat("7", 100_000)
+	for _, c := range []struct{ name, path, ctype, body string }{
+		{"number", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, ` + long + `, 0]]}`},
+		{"number beyond float64", "/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, ` + long + `e999, 0]]}`},
+		{"integer", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0], "collection": "db", "limit": ` + long + `}`},
+		{"set", "/v1/sets/" + long + "/score", "", `{}`},
+		{"collection", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0], "collection": "` + long + `"}`},
+		{"field", "/v1/sets/ball/retrieve", "", `{"` + long + `": 1}`},
+		{"query", "/v1/sets/ball/ood?alpha_ood=" + long, "", `{"points": [[0, 0, 0]]}`},
+		{"label", "/v1/sets/ball/score?label=" + long, "application/x-npy", npyBody(t, make([]float32, 6), 2, 3)},
+		{"content type", "/v1/sets/ball/score", "text/" + long, "0"},
+		{"path", "/v2/" + long, "", ""},
+	} {
+		rec := do(t, h, "POST", c.path, c.ctype, c.body)
+		var e apiErr
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code < 400 {
+			t.Errorf("%s: %d %.200s", c.name, rec.Code, rec.Body)
+			continue
+		}
+		if len(e.Error.Message) > 300 || len(e.Error.Field) > 100 || strings.Contains(e.Error.Message, strings.Repeat("7", 65)) {
+			t.Errorf("%s: %d, a message of %d bytes and a field of %d: %.300s", c.name, rec.Code, len(e.Error.Message), len(e.Error.Field), e.Error.Message)
+		}
+	}
+}
+
+// TestFlaggedEmpty: ?fdr=Q with no rejection answers "flagged": [], not
+// no field.
+func TestFlaggedEmpty(t *testing.T) {
+	s, _ := fixture(t)
+	rec := do(t, s.Handler(), "POST", "/v1/sets/ball/ood?fdr=0.1", "", `{"points": [[0, 0, 0]]}`)
+	var v map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil || rec.Code != 200 {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if f, ok := v["flagged"].([]any); !ok || len(f) != 0 {
+		t.Errorf("flagged = %#v, want []:\n%s", v["flagged"], rec.Body)
 	}
 }
 
@@ -272,7 +376,7 @@ func TestReload(t *testing.T) {
 	if err := os.WriteFile(paths["ball"], []byte(`{"format": "ccs-set"`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reload(); err == nil || !strings.Contains(err.Error(), `set "ball"`) {
+	if err := s.Reload("test"); err == nil || !strings.Contains(err.Error(), `set "ball"`) {
 		t.Errorf("reload of a broken file: %v", err)
 	}
 	if q := threshold(); q != 1.5 {
@@ -282,7 +386,7 @@ func TestReload(t *testing.T) {
 	if err := set.Save(paths["ball"]); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reload(); err != nil {
+	if err := s.Reload("test"); err != nil {
 		t.Fatal(err)
 	}
 	if q := threshold(); q != 2.5 {
@@ -315,6 +419,22 @@ func TestCancelled(t *testing.T) {
 	}
 }
 
+// TestMemoryBound: the bound docs/security.md states, at its two
+// examples.
+func TestMemoryBound(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want int64
+	}{
+		{Config{MaxBody: 4 << 20, BodyMemory: 64 << 20, MaxInflight: 4}, 64<<20 + 2*(64<<20+4*(8*4<<20+128*100_000))},
+		{Config{MaxInflight: 4}, 64<<20 + 2*(256<<20+4*(8*32<<20+128*100_000))},
+	} {
+		if got, err := c.cfg.MemoryBound(); err != nil || got != c.want {
+			t.Errorf("%+v: %d %v, want %d", c.cfg, got, err, c.want)
+		}
+	}
+}
+
 func TestNewErrors(t *testing.T) {
 	_, paths := fixture(t)
 	for _, c := range []struct {
@@ -325,6 +445,10 @@ func TestNewErrors(t *testing.T) {
 		{Config{Sets: map[string]string{"x": "/nonexistent.json"}}, `set "x"`},
 		{Config{Sets: paths, Collections: map[string]string{"db": paths["ball"]}}, `collection "db"`},
 		{Config{Sets: paths, MaxPoints: -1}, "limits must be positive"},
+		// Byte budgets that would wrap around int64.
+		{Config{Sets: paths, MaxBody: 1 << 62}, "overflows"},
+		{Config{Sets: paths, MaxBody: 1 << 40, MaxInflight: 1 << 30}, "overflows"},
+		{Config{Sets: paths, MaxBody: 1 << 20, BodyMemory: math.MaxInt64}, "overflows"},
 	} {
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
@@ -332,19 +456,28 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
-// FuzzScoreJSON: no request body makes the score endpoint panic or answer
-// 500.
+// FuzzScoreJSON: no request body makes the score or retrieve endpoint
+// panic or answer 500, and every error answer is a JSON error whose
+// message and field are short (the body is never echoed whole).
 func FuzzScoreJSON(f *testing.F) {
-	for _, seed := range []string{`{"anchor": [0, 0, 0], "points": [[1, 0, 0]]}`, `{"anchor": [1e38, -1e38, 0], "points": [[3, 4, 5], [0, 0, 0]]}`,
-		`{"points": []}`, `[]`, `null`, `{"anchor": [0, 0, 0], "points": [[1, 0, 0]]} x`} {
+	for _, seed := range append([]string{`{"anchor": [0, 0, 0], "points": [[1, 0, 0]]}`, `{"anchor": [1e38, -1e38, 0], "points": [[3, 4, 5], [0, 0, 0]]}`,
+		`{"points": []}`, `[]`, `null`, `{"anchor": [0, 0, 0], "points": [[1, 0, 0]]} x`}, decodeSeeds...) {
 		f.Add(seed)
 	}
 	s, _ := fixture(f)
 	h := s.Handler()
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, path := range []string{"/v1/sets/ball/score", "/v1/sets/gen/ood", "/v1/sets/ball/retrieve"} {
-			if rec := do(t, h, "POST", path, "", body); rec.Code >= 500 {
+		for _, path := range []string{"/v1/sets/ball/score", "/v1/sets/gen/score", "/v1/sets/ball/retrieve"} {
+			rec := do(t, h, "POST", path, "", body)
+			if rec.Code >= 500 {
 				t.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+			}
+			if rec.Code >= 400 {
+				var e apiErr
+				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Message == "" ||
+					len(e.Error.Message) > maxMessage+16 || utf8.RuneCountInString(e.Error.Field) > 2*maxEcho { // an invalid byte is 3 as U+FFFD
+					t.Fatalf("%s: %d %.2000s", path, rec.Code, rec.Body)
+				}
 			}
 		}
 	})
@@ -367,28 +500,84 @@ func FuzzScoreNPY(f *testing.F) {
 	})
 }
 
-// FuzzFastDecode: whatever the fast decoder accepts, encoding/json decodes
-// to the same request.
-func FuzzFastDecode(f *testing.F) {
-	for _, seed := range []string{`{"anchor": [0, -1.5e3, 2E-2], "points": [[1, 0], []]}`, `{"anchor":[],"points":[]}`, `{}`,
-		`{"anchor": [1], "collection": "db", "limit": 3}`, `{"limit": -0, "limit": 2}`, `{"points": [[1e400]]}`, `{"ANCHOR": [1]}`,
-		`{"anchor": [01]}`, `{"collection": "d\u00e9"}`, `{"anchor": null}`, ` { "points" : [ [ 1 , 2 ] ] } `,
-		`{"anchor": [1], "points": [[2]], "label": 3}`, `{"label": -7}`, `{"label": 1.5}`} {
-		f.Add(seed)
+// hostileBody is a JSON body of about size bytes: head, then rows
+// repeated, then tail.
+func hostileBody(size int, head, row, tail string) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for b.Len()+len(row)+len(tail) < size {
+		b.WriteString(row)
 	}
-	f.Fuzz(func(t *testing.T, body string) {
-		for _, fields := range []map[string]bool{pointFields, scoreFields, retrieveFields} {
-			fast, ok := fastDecode([]byte(body), fields)
-			if !ok {
-				continue
-			}
-			slow, err := slowDecode([]byte(body), fields)
-			if err != nil {
-				t.Fatalf("fast decoder accepted %q, encoding/json: %v", body, err)
-			}
-			if !reflect.DeepEqual(fast, slow) {
-				t.Fatalf("%q: fast %+v, encoding/json %+v", body, fast, slow)
-			}
+	return strings.TrimSuffix(b.String(), ",") + tail
+}
+
+// TestHostileBodies: bodies built to make the decoder allocate far more
+// than they weigh — 4 MiB of empty rows (with and without a null at the
+// end), of arrays nested 2 million deep, of rows of one number, one row of
+// a million numbers, and more points than the cap — are refused with
+// what is wrong, and the whole request (the body read into memory,
+// decoded and answered) allocates at most 3 × the body + 1 MiB.
+func TestHostileBodies(t *testing.T) {
+	cfg := fixtureConfig(t)
+	cfg.MaxBody, cfg.MaxPoints = 8<<20, 100_000
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 4 << 20
+	for _, c := range []struct {
+		name, path, body string
+		status           int
+		field            string
+	}{
+		{"empty rows", "/v1/sets/ball/score", hostileBody(size, `{"anchor": [0, 0, 0], "points": [`, "[],", "]}"), 422, "points[0]"},
+		{"empty rows then null", "/v1/sets/ball/score", hostileBody(size, `{"anchor": [0, 0, 0], "points": [`, "[],", ", null]}"), 422, "points[0]"},
+		{"empty ood rows", "/v1/sets/ball/ood", hostileBody(size, `{"points": [`, "[],", "]}"), 422, "points[0]"},
+		{"deep arrays", "/v1/sets/ball/ood", `{"points": ` + strings.Repeat("[", size/2) + strings.Repeat("]", size/2) + `}`, 400, "points[0][0]"},
+		{"tiny rows", "/v1/sets/ball/ood", hostileBody(size, `{"points": [`, "[0],", "]}"), 422, "points[0]"},
+		{"wide row", "/v1/sets/ball/ood", hostileBody(size, `{"points": [[`, "0,", "]]}"), 422, "points[0]"},
+		{"too many points", "/v1/sets/ball/ood", hostileBody(size, `{"points": [`, "[0,0,0],", "]}"), 413, "points"},
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		rec := do(t, s.Handler(), "POST", c.path, "", c.body)
+		runtime.ReadMemStats(&after)
+		var e apiErr
+		json.Unmarshal(rec.Body.Bytes(), &e)
+		if rec.Code != c.status || e.Error.Field != c.field {
+			t.Errorf("%s: %d %.200s, want %d naming %s", c.name, rec.Code, rec.Body, c.status, c.field)
 		}
-	})
+		alloc := after.TotalAlloc - before.TotalAlloc
+		if limit := 3*uint64(len(c.body)) + 1<<20; alloc > limit {
+			t.Errorf("%s: a %d-byte body made the request allocate %d MiB, over %d MiB", c.name, len(c.body), alloc>>20, limit>>20)
+		}
+		t.Logf("%s: %d bytes: %d %s; %.1f MiB allocated", c.name, len(c.body), rec.Code, e.Error.Field, float64(alloc)/(1<<20))
+	}
+}
+
+// TestMonitorOverflow: a long drift takes an OOD monitor's martingale past
+// the largest float64; it is answered "+Inf" (as thresholds are), not a
+// 500 on every /ood request and on GET /v1/sets from then on.
+func TestMonitorOverflow(t *testing.T) {
+	s, _ := fixture(t)
+	h := s.Handler()
+	var m struct{ Monitor struct{ Martingale, Max any } }
+	for i := range 20 { // each point farther than all before: p = θ/(n+1)
+		rows := make([]string, 50)
+		for j := range rows {
+			rows[j] = fmt.Sprintf("[%d, 0, 0]", 30+50*i+j)
+		}
+		rec := do(t, h, "POST", "/v1/sets/ball/ood", "", `{"points": [`+strings.Join(rows, ", ")+`]}`)
+		if rec.Code != 200 {
+			t.Fatalf("/ood: %d %s", rec.Code, rec.Body)
+		}
+		json.Unmarshal(rec.Body.Bytes(), &m)
+	}
+	if m.Monitor.Martingale != "+Inf" || m.Monitor.Max != "+Inf" {
+		t.Errorf("after 1 000 far points the martingale is %v (max %v), want \"+Inf\"", m.Monitor.Martingale, m.Monitor.Max)
+	}
+	if rec := do(t, h, "GET", "/v1/sets", "", ""); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"martingale": "+Inf"`) {
+		t.Errorf("GET /v1/sets after the overflow: %d %.300s", rec.Code, rec.Body)
+	}
 }

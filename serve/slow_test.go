@@ -246,7 +246,7 @@ func TestBodyLimits(t *testing.T) {
 	} else {
 		s.bodies.Release(s.cfg.BodyMemory)
 	}
-	if _, err := New(Config{Sets: fixtureConfig(t).Sets, MaxBody: 1 << 20, BodyMemory: 1<<20 + 1<<17}); err == nil || !strings.Contains(err.Error(), "2 × max-body") {
+	if _, err := New(Config{Sets: fixtureConfig(t).Sets, MaxBody: 1 << 20, BodyMemory: 1<<20 + 1<<17}); err == nil || !strings.Contains(err.Error(), "2 × -max-body") {
 		t.Errorf("body memory under twice max-body: %v", err)
 	}
 }

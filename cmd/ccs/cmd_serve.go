@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -86,6 +87,15 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return usagef("serve: give -tls-cert and -tls-key together")
 	}
+	cfg := serve.Config{Sets: o.Sets, Collections: o.Collections, MaxBody: o.MaxBody, MaxPoints: o.MaxPoints, MaxResults: o.MaxResults,
+		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01), TransformBytes: cmp.Or(o.TransformMemory, -1),
+		TokensFile: o.AuthTokens, Metrics: metrics, TLSCert: o.TLSCert, TLSKey: o.TLSKey, MaxConns: o.MaxConns, MaxInflight: o.MaxInflight, BodyMemory: o.BodyMemory,
+		Logger: log.New(out.stderr, "ccs serve: ", 0)}
+	// Limits whose byte budgets would overflow are refused before
+	// anything is read or bound.
+	if err := cfg.Check(); err != nil {
+		return usagef("%v", err)
+	}
 	// Listen first, so that the address judged is the one bound (a name
 	// resolved once, by the listener).
 	ln, err := net.Listen("tcp", o.Addr)
@@ -105,9 +115,7 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 			fmt.Fprintf(out.stderr, "ccs serve: warning: tokens travel in clear text without -tls-cert; serve TLS, or put a TLS proxy in front on this machine\n")
 		}
 	}
-	srv, err := serve.New(serve.Config{Sets: o.Sets, Collections: o.Collections, MaxBody: o.MaxBody, MaxPoints: o.MaxPoints, MaxResults: o.MaxResults,
-		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01), TransformBytes: cmp.Or(o.TransformMemory, -1),
-		TokensFile: o.AuthTokens, Metrics: metrics, TLSCert: o.TLSCert, TLSKey: o.TLSKey, MaxConns: o.MaxConns, MaxInflight: o.MaxInflight, BodyMemory: o.BodyMemory})
+	srv, err := serve.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -128,11 +136,7 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 		case err := <-errc:
 			return err
 		case <-hup:
-			if err := srv.Reload(); err != nil {
-				fmt.Fprintf(out.stderr, "ccs serve: reload failed (the parts that failed keep their previous version; serving generation %d): %v\n", srv.Generation(), err)
-			} else {
-				fmt.Fprintf(out.stderr, "ccs serve: reloaded: generation %d\n", srv.Generation())
-			}
+			srv.Reload("SIGHUP") // logged, as over HTTP
 		case sig := <-stop:
 			fmt.Fprintf(out.stderr, "ccs serve: %v: draining\n", sig)
 			srv.Drain()
