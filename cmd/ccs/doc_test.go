@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/kernel"
 )
 
@@ -127,6 +130,8 @@ func TestVersion(t *testing.T) {
 var sessionSizes = map[string][]string{
 	"simulate":              {"-per-class", "150", "-k", "8"},
 	"fit":                   {"-epochs", "3", "-quiet"},
+	"compare":               {"-seeds", "1", "-epochs", "2", "-resplits", "20", "-quiet"},
+	"coverage-check":        {"-resplits", "50"},
 	"reproduce sim":         {"-seeds", "1", "-per-class", "150", "-k", "8", "-epochs", "2", "-quiet"},
 	"reproduce pnorm":       {"-seeds", "1", "-per-class", "150", "-k", "8", "-quiet"},
 	"reproduce sensitivity": {"-seeds", "1", "-per-class", "150", "-sweeps", "alpha", "-epochs", "2", "-quiet"},
@@ -149,8 +154,9 @@ func encoderPath(name string) string {
 }
 
 // sessions returns the commands of the sh blocks of a Markdown file: each
-// line that runs ccs (or ./scripts/ccs), split into arguments, comments
-// dropped.
+// line that runs ccs (or ./scripts/ccs) or curl, split into arguments as
+// a shell splits them (quotes), comments dropped; a ccs command starts
+// with "ccs".
 func sessions(t *testing.T, path string) [][]string {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -159,7 +165,7 @@ func sessions(t *testing.T, path string) [][]string {
 	}
 	var out [][]string
 	in := false
-	for _, line := range strings.Split(string(data), "\n") {
+	for n, line := range strings.Split(string(data), "\n") {
 		switch {
 		case strings.HasPrefix(line, "```sh"):
 			in = true
@@ -171,22 +177,122 @@ func sessions(t *testing.T, path string) [][]string {
 		if !in {
 			continue
 		}
-		if i := strings.Index(line, " #"); i >= 0 {
-			line = line[:i]
+		f, err := shellWords(line)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", path, n+1, err)
 		}
-		f := strings.Fields(line)
 		switch {
-		case len(f) > 1 && f[0] == "ccs", len(f) > 1 && f[0] == "./scripts/ccs":
-			out = append(out, f[1:])
+		case len(f) > 1 && (f[0] == "ccs" || f[0] == "./scripts/ccs"):
+			out = append(out, append([]string{"ccs"}, f[1:]...))
+		case len(f) > 1 && f[0] == "curl":
+			out = append(out, f)
 		}
 	}
 	return out
 }
 
+// shellWords splits a command line as a shell does: words apart by
+// spaces, 'single' and "double" quotes keeping theirs; a # starting a word
+// starts a comment.
+func shellWords(line string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord, quote := false, rune(0)
+	for _, r := range line {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				w.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		case r == '#' && !inWord:
+			return words, nil
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unclosed %c in %q", quote, line)
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
+}
+
+// docFixtures make the files a page's session starts from, in the
+// session's directory: for your-data.md, a user's embeddings (float64, d =
+// 8, 10 classes) and labels, queries with relevance pairs, and the request
+// bodies its curl commands send.
+var docFixtures = map[string]func(t *testing.T){
+	"your-data.md": func(t *testing.T) {
+		const n, d = 4000, 8
+		x32, x64, y := mixture(11, n, d, 10)
+		writeNPY64(t, "embeddings.npy", x64, n, d)
+		writeNPY64(t, "passages.npy", x64, n, d)
+		if err := bundle.WriteNPY("labels.npy", bundle.Int64(y, n)); err != nil {
+			t.Fatal(err)
+		}
+		const nq = 300
+		q := make([]float32, nq*d)
+		var qrels strings.Builder
+		qrels.WriteString("query-id\tcorpus-id\tscore\n")
+		for i := range nq {
+			// A query near item 7i, relevant: it and the next item of its class.
+			r := (7 * i) % n
+			for j := range d {
+				q[i*d+j] = x32[r*d+j] + 0.1
+			}
+			fmt.Fprintf(&qrels, "%d\t%d\t1\n", i, r)
+			for s := r + 1; s < n; s++ {
+				if y[s] == y[r] {
+					fmt.Fprintf(&qrels, "%d\t%d\t1\n", i, s)
+					break
+				}
+			}
+		}
+		if err := bundle.WriteNPY("queries.npy", bundle.Float32(q, nq, d)); err != nil {
+			t.Fatal(err)
+		}
+		if err := bundle.WriteNPY("query.npy", bundle.Float32(q[:d], d)); err != nil {
+			t.Fatal(err)
+		}
+		if err := bundle.WriteNPY("anchor.npy", bundle.Float32(x32[:d], d)); err != nil {
+			t.Fatal(err)
+		}
+		vec := func(i int) string {
+			b, _ := json.Marshal(x32[i*d : (i+1)*d])
+			return string(b)
+		}
+		for name, body := range map[string]string{
+			"qrels.tsv":   qrels.String(),
+			"score.json":  `{"anchor": ` + vec(0) + `, "points": [` + vec(1) + `, ` + vec(2) + `]}`,
+			"points.json": `{"points": [` + vec(3) + `, ` + vec(4) + `]}`,
+			"query.json":  `{"anchor": ` + vec(5) + `, "collection": "corpus", "limit": 10}`,
+		} {
+			if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	},
+}
+
 // TestDocSessions runs the command sessions of README.md and docs/*.md —
-// every ccs command of their sh blocks, in order, each file in a
-// directory of its own — on small data (sessionSizes): the documented
-// commands exist, take the flags shown and work together.
+// every ccs and curl command of their sh blocks, in order, each file in a
+// directory of its own — on small data (sessionSizes, docFixtures): the
+// documented commands exist, take the flags shown and work together. A
+// ccs serve runs in the test's process on a free port, and the page's curl
+// commands go to it.
 func TestDocSessions(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil {
@@ -201,12 +307,40 @@ func TestDocSessions(t *testing.T) {
 		}
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			t.Chdir(t.TempDir())
+			if f := docFixtures[filepath.Base(file)]; f != nil {
+				f(t)
+			}
+			var sv *served
+			defer func() {
+				if sv != nil {
+					sv.stop(t)
+				}
+			}()
 			for _, args := range cmds {
+				if args[0] == "curl" {
+					if sv == nil {
+						t.Fatalf("%v: no ccs serve before it", args)
+					}
+					curl(t, sv.base, args[1:])
+					ran++
+					continue
+				}
+				args = args[1:]
 				path := args[0]
 				if len(args) > 1 && args[0] == "reproduce" {
 					path += " " + args[1]
 				}
 				if slowSessions[path] && testing.Short() {
+					continue
+				}
+				if path == "serve" {
+					// On a free port: the page's address is the curl commands'.
+					full := slices.Clone(args)
+					if i := slices.Index(full, "-addr"); i >= 0 {
+						full = slices.Delete(full, i, i+2)
+					}
+					sv = startServe(t, append(full, "-addr", "127.0.0.1:0")...)
+					ran++
 					continue
 				}
 				// "> FILE": standard output into FILE, as a shell would.
@@ -230,5 +364,75 @@ func TestDocSessions(t *testing.T) {
 	}
 	if ran == 0 {
 		t.Fatal("no documented session ran")
+	}
+}
+
+// curl does what curl does with the arguments the docs use (-s, -H,
+// -d/--data-binary with @FILE, -X), sending to base instead of the
+// documented address, and fails unless the answer is 200.
+func curl(t *testing.T, base string, args []string) {
+	t.Helper()
+	var url, method string
+	var body []byte
+	header := http.Header{}
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; a {
+		case "-s", "--silent":
+		case "-H", "-d", "--data-binary", "-X":
+			if i+1 == len(args) {
+				t.Fatalf("curl %v: %s without its value", args, a)
+			}
+			v := args[i+1]
+			i++
+			switch a {
+			case "-H":
+				k, val, _ := strings.Cut(v, ":")
+				header.Add(strings.TrimSpace(k), strings.TrimSpace(val))
+			case "-X":
+				method = v
+			default:
+				if f, ok := strings.CutPrefix(v, "@"); ok {
+					data, err := os.ReadFile(f)
+					if err != nil {
+						t.Fatalf("curl %v: %v", args, err)
+					}
+					body = data
+				} else {
+					body = []byte(v)
+				}
+			}
+		default:
+			if strings.HasPrefix(a, "-") {
+				t.Fatalf("curl %v: the test does not know %s", args, a)
+			}
+			u, ok := strings.CutPrefix(a, "http://127.0.0.1:8080")
+			if !ok {
+				t.Fatalf("curl %v: want a URL at http://127.0.0.1:8080", args)
+			}
+			url = base + u
+		}
+	}
+	if method == "" {
+		method = "GET"
+		if body != nil {
+			method = "POST"
+		}
+	}
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = header
+	if body != nil && header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded") // curl's default
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("curl %v: %s\n%s", args, resp.Status, got)
 	}
 }
