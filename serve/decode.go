@@ -15,7 +15,10 @@ import (
 )
 
 // isNPY reports whether the request carries a .npy body; another content
-// type than JSON or .npy is an error.
+// type than JSON or .npy is an error. curl's default for -d,
+// application/x-www-form-urlencoded, is read as JSON: a command line that
+// forgets -H 'Content-Type: application/json' still works (a body that is
+// not JSON is then refused as malformed JSON).
 func isNPY(r *http.Request) (bool, error) {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
@@ -26,7 +29,7 @@ func isNPY(r *http.Request) (bool, error) {
 		return false, &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type", msg: fmt.Sprintf("Content-Type %s: %v", quote(ct), err)}
 	}
 	switch mt {
-	case "application/json":
+	case "application/json", "application/x-www-form-urlencoded":
 		return false, nil
 	case "application/x-npy":
 		return true, nil

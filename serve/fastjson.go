@@ -380,7 +380,25 @@ func (p *reader) vector(dst []float32, row int) ([]float32, error) {
 			if p.skip(); p.i == len(p.b) || p.b[p.i] == ']' { // [1, 2, 3,]
 				return nil, p.syntax("a value")
 			}
-			return nil, invalid(vectorName(row), "has more than %d coordinates, the set's dimension is %d", dim, dim)
+			// Count the rest without keeping it, to say how many there are.
+			for {
+				p.skip()
+				end, ok := p.numberEnd()
+				if !ok && !p.null() {
+					return nil, p.syntax("a number")
+				}
+				if ok {
+					p.i = end
+				}
+				n++
+				if p.eat(',') {
+					continue
+				}
+				if p.eat(']') {
+					return nil, invalid(vectorName(row), "has %d coordinates, the set's dimension is %d", n, dim)
+				}
+				return nil, p.syntax("',' or ']'")
+			}
 		}
 		v, err := p.coordinate(row, n)
 		if err != nil {

@@ -208,7 +208,7 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"anchor": [1, 2, null]}`, 422, "anchor[2]", "null is not a number"},
 		{`{"points": [[1, 2]]}`, 422, "points[0]", "has 2 coordinates, the set's dimension is 3"},
 		{`{"points": [[]]}`, 422, "points[0]", "has 0 coordinates"},
-		{`{"points": [[1, 2, 3, 4, 5]]}`, 422, "points[0]", "has more than 3 coordinates"},
+		{`{"points": [[1, 2, 3, 4, 5]]}`, 422, "points[0]", "has 5 coordinates, the set's dimension is 3"},
 		{`{"points": [[1, 1e39, 3]]}`, 422, "points[0][1]", "1e39 is not a finite float32"},
 		{`{"points": [[1, -1e999, 3]]}`, 422, "points[0][1]", "-1e999 is not a finite float32"},
 		{`{"points": [[1, 2, 3], [1, 2, 3], [1, 2, 3]]}`, 413, "points", "more than 2 points"},

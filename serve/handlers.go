@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
@@ -82,7 +83,8 @@ func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
 			info.Reference = set.Reference.N
 		}
 		if o := st.ood[name]; o != nil {
-			info.OOD = &oodInfo{K: o.near.K(), Calibration: o.cal.N(), MinAlpha: ood.Test{}.MinAlpha(o.cal.N()), Monitor: monitorOf(o.monitor)}
+			n := o.test.Cal.N()
+			info.OOD = &oodInfo{K: o.test.Score.K(), Calibration: n, MinAlpha: ood.Test{}.MinAlpha(n), Monitor: monitorOf(o.monitor)}
 		}
 		info.Transforms = st.transforms[name]
 		if info.Warnings == nil {
@@ -109,18 +111,13 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// A class-conditional set judges with the anchor's class's threshold;
-	// another set has one threshold and takes no label.
-	q := set.Threshold
-	if !set.ClassConditional() && label != nil {
-		return invalid("label", "set %q has one threshold: it takes no label", name)
-	}
-	if set.ClassConditional() {
-		if label == nil {
-			return invalid("label", "set %q is class-conditional: give the anchor's label (\"label\", or ?label= with an .npy body)", name)
-		}
-		if q, err = set.ThresholdFor(*label); err != nil {
-			return invalid("label", "%v", err)
-		}
+	// another set has one threshold and takes no label (conformal's rule).
+	q, err := set.ThresholdOf(label)
+	switch {
+	case errors.Is(err, conformal.ErrNoLabel):
+		return invalid("label", "set %q: %s: give the anchor's label (\"label\", or ?label= with an .npy body)", name, strings.TrimPrefix(err.Error(), "conformal: "))
+	case err != nil:
+		return invalid("label", "set %q: %s", name, strings.TrimPrefix(err.Error(), "conformal: "))
 	}
 	// The points are this request's own: their differences to the anchor
 	// take their place.
@@ -155,9 +152,9 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 // oneThreshold refuses a class-conditional set on the endpoints that judge
 // without a label.
 func oneThreshold(name string, set *conformal.Set) error {
-	if set.ClassConditional() {
+	if err := set.OneThreshold(); err != nil {
 		return &apiError{status: http.StatusUnprocessableEntity, code: "class_conditional",
-			msg: fmt.Sprintf("set %q is class-conditional: this endpoint has no label to choose its threshold (use /score with \"label\")", name), field: "name"}
+			msg: fmt.Sprintf("set %q: %s, and this endpoint has none to give (use /score with \"label\")", name, strings.TrimPrefix(err.Error(), "conformal: ")), field: "name"}
 	}
 	return nil
 }
@@ -180,7 +177,7 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		return &apiError{status: http.StatusUnprocessableEntity, code: "no_ood_calibration",
 			msg: fmt.Sprintf("set %q has no OOD calibration, so its per-input OOD answers would carry no guarantee: calibrate it with -reference N (or -reference-db FILE) and -ood-cal FILE", name), field: "name"}
 	}
-	test, fdr, err := oodParams(r, o.cal.N())
+	test, fdr, err := oodParams(r, o.test.Cal.N())
 	if err != nil {
 		return err
 	}
@@ -190,31 +187,30 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	m := len(pts) / d
-	scores := make([]float64, 0, m)
-	for lo := 0; lo < m; lo += chunk {
-		if err := r.Context().Err(); err != nil {
-			return cancelled(err)
-		}
-		sc, err := o.near.Scores(pts[lo*d : min(m, lo+chunk)*d])
-		if err != nil {
-			return invalid("points", "%v", err)
-		}
-		scores = append(scores, sc...)
+	c, err := o.test.With(test)
+	if err != nil {
+		return invalid("alpha_ood", "%v", err)
 	}
-	p := test.PValues(o.cal, scores)
-	var flagged []int
-	if fdr > 0 {
-		// BH on the marginal p-values: their positive dependence (PRDS) is
-		// what its guarantee rests on.
-		if flagged, err = ood.BenjaminiHochberg(o.cal.PValues(scores), fdr); err != nil {
-			return invalid("fdr", "%v", err)
-		}
+	// The scores, p-values and flags, and with fdr Benjamini–Hochberg on
+	// the marginal p-values (whose positive dependence its guarantee rests
+	// on): package ood's one pipeline.
+	ans, err := c.Answer(r.Context(), pts, fdr)
+	switch {
+	case r.Context().Err() != nil:
+		return cancelled(r.Context().Err())
+	case err != nil:
+		return invalid("points", "%v", err)
 	}
+	scores := make([]float64, m)
+	for i, res := range ans.Results {
+		scores[i] = res.Score
+	}
+	flagged := ans.Flagged
 	if _, err := o.monitor.Observe(scores); err != nil {
 		return invalid("points", "%v", err)
 	}
 	head, err := fields("set", name, "generation", st.generation, "threshold", number(set.Threshold), "reference_rows", set.Reference.N,
-		"k", o.near.K(), "alpha_ood", test.Alpha, "delta", test.Delta, "guarantee", test.String(), "fdr", fdr, "monitor", monitorOf(o.monitor))
+		"k", o.test.Score.K(), "alpha_ood", test.Alpha, "delta", test.Delta, "guarantee", test.String(), "fdr", fdr, "monitor", monitorOf(o.monitor))
 	if err != nil {
 		return err
 	}
@@ -229,9 +225,9 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		b = append(b, "{\n      \"score\": "...)
 		b = appendNumber(b, scores[i])
 		b = append(b, ",\n      \"p_value\": "...)
-		b = appendNumber(b, p[i])
+		b = appendNumber(b, ans.Results[i].PValue)
 		b = append(b, ",\n      \"ood\": "...)
-		b = strconv.AppendBool(b, p[i] <= test.Alpha)
+		b = strconv.AppendBool(b, ans.Results[i].OOD)
 		return append(b, "\n    }"...)
 	})
 	if fdr > 0 { // flagged is [] when BH flags none
@@ -257,7 +253,7 @@ func oodParams(r *http.Request, n int) (ood.Test, float64, error) {
 		}
 		return f, nil
 	}
-	alpha, err := get("alpha_ood", 0.05)
+	alpha, err := get("alpha_ood", ood.DefaultAlpha)
 	if err != nil {
 		return ood.Test{}, 0, err
 	}

@@ -55,7 +55,6 @@ import (
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/ood"
 	"github.com/ccsets/ccs/retrieve"
-	_ "github.com/ccsets/ccs/retrieve/clickhouse" // clickhouse:// collections
 )
 
 // monitorCollector exports each served set's OOD drift monitor at scrape
@@ -297,8 +296,7 @@ type transformInfo struct {
 // oodState is a set's per-input OOD test, prepared once per generation,
 // and its drift monitor.
 type oodState struct {
-	near    *ood.Nearest
-	cal     *ood.Calibration
+	test    *ood.Conformal // its level is each request's (With)
 	monitor *ood.Monitor
 }
 
@@ -468,19 +466,15 @@ func transformAll(st *state, budget int64) {
 // newOODState prepares a set's per-input OOD test (its pool mapped once)
 // and starts its monitor.
 func newOODState(set *conformal.Set, delta float64) (*oodState, error) {
-	near, err := ood.NewNearest(set, nil, set.OOD.K)
+	test, err := ood.NewConformal(set, ood.Test{})
 	if err != nil {
 		return nil, err
 	}
-	cal, err := ood.NewCalibration(set.OOD.Scores)
+	mon, err := ood.NewMonitor(test.Cal, delta, 0)
 	if err != nil {
 		return nil, err
 	}
-	mon, err := ood.NewMonitor(cal, delta, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &oodState{near: near, cal: cal, monitor: mon}, nil
+	return &oodState{test: test, monitor: mon}, nil
 }
 
 // Reload reads every file again, in three parts each taken on its own: the

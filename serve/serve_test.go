@@ -221,6 +221,7 @@ func TestErrors(t *testing.T) {
 		{"too many points", "POST", "/v1/sets/ball/score", "", many, 413, "too_many_points", "points"},
 		{"body too large", "POST", "/v1/sets/ball/score", "", huge, 413, "body_too_large", ""},
 		{"media type", "POST", "/v1/sets/ball/score", "text/csv", "0,0,0", 415, "unsupported_media_type", ""},
+		{"curl's default type, not JSON", "POST", "/v1/sets/ball/score", "application/x-www-form-urlencoded", "a=1&b=2", 400, "bad_request", ""},
 		{"ood anchor", "POST", "/v1/sets/ball/ood", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0]]}`, 400, "bad_request", "anchor"},
 		{"no OOD calibration", "POST", "/v1/sets/gen/ood", "", `{"points": [[0, 0, 0]]}`, 422, "no_ood_calibration", "name"},
 		{"no OOD monitor", "POST", "/v1/sets/gen/ood/monitor/reset", "", "", 422, "no_ood_calibration", "name"},
@@ -287,9 +288,9 @@ func TestWrongDimension(t *testing.T) {
 		field, found      string
 	}{
 		{"/v1/sets/ball/score", "", `{"anchor": [0, 0], "points": [[0, 0, 0]]}`, "anchor", "2 coordinates"},
-		{"/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0, 0]]}`, "points[0]", "more than 3 coordinates"},
+		{"/v1/sets/ball/score", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0, 0]]}`, "points[0]", "has 4 coordinates"},
 		{"/v1/sets/ball/ood", "", `{"points": [[0, 0, 0], [0]]}`, "points[1]", "1 coordinates"},
-		{"/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0, 0, 0], "collection": "db"}`, "anchor", "more than 3 coordinates"},
+		{"/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0, 0, 0], "collection": "db"}`, "anchor", "has 5 coordinates"},
 		{"/v1/sets/ball/score", "application/x-npy", npyBody(t, make([]float32, 8), 2, 4), "body", "shape (2, 4)"},
 		{"/v1/sets/ball/ood", "application/x-npy", npyBody(t, make([]float32, 4), 4), "body", "shape (4,)"},
 		{"/v1/sets/ball/retrieve?collection=db", "application/x-npy", npyBody(t, make([]float32, 2), 1, 2), "body", "shape (1, 2)"},
@@ -579,5 +580,18 @@ func TestMonitorOverflow(t *testing.T) {
 	}
 	if rec := do(t, h, "GET", "/v1/sets", "", ""); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"martingale": "+Inf"`) {
 		t.Errorf("GET /v1/sets after the overflow: %d %.300s", rec.Code, rec.Body)
+	}
+}
+
+// TestCurlDefaultType: a JSON body sent with curl's default content type
+// (curl -d, application/x-www-form-urlencoded) is read as JSON.
+func TestCurlDefaultType(t *testing.T) {
+	s, _ := fixture(t)
+	req := httptest.NewRequest("POST", "/v1/sets/ball/score", strings.NewReader(`{"anchor": [0, 0, 0], "points": [[1, 0, 0]]}`))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"inside"`) {
+		t.Errorf("%d %s", rec.Code, rec.Body.String())
 	}
 }

@@ -17,8 +17,8 @@ import (
 // compareOptions are ccs compare's inputs.
 type compareOptions struct {
 	tableOptions
-	Data     string // the bundles' directory (ccs bundle's)
-	Rows     string
+	Data      string // the bundles' directory (ccs bundle's)
+	Rows      string
 	Resplits  int
 	Reference int
 	Recipe    train.Config

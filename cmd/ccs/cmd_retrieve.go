@@ -9,7 +9,6 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/internal/jsonfloat"
 	"github.com/ccsets/ccs/retrieve"
-	_ "github.com/ccsets/ccs/retrieve/clickhouse" // clickhouse:// collections
 )
 
 // retrieveOptions are ccs retrieve's inputs.

@@ -235,6 +235,17 @@ func shellWords(line string) ([]string, error) {
 // 8, 10 classes) and labels, queries with relevance pairs, and the request
 // bodies its curl commands send.
 var docFixtures = map[string]func(t *testing.T){
+	"serve.md": func(t *testing.T) {
+		for name, a := range map[string]bundle.Array{
+			"score.npy":  bundle.Float32([]float32{0, 0, 0, 1, 0, 0, 0, 2, 0}, 3, 3),
+			"points.npy": bundle.Float32([]float32{0, 0, 0, 30, 0, 0}, 2, 3),
+			"anchor.npy": bundle.Float32([]float32{0, 0, 0}, 3),
+		} {
+			if err := bundle.WriteNPY(name, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+	},
 	"your-data.md": func(t *testing.T) {
 		const n, d = 4000, 8
 		x32, x64, y := mixture(11, n, d, 10)

@@ -41,6 +41,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// The program chooses its drivers (as database/sql's do): clickhouse://
+	// collections for retrieve, serve and collection load.
+	_ "github.com/ccsets/ccs/retrieve/clickhouse"
 )
 
 func main() {
