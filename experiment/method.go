@@ -129,12 +129,15 @@ func InfoNCERows() []Method {
 	return bothFamilies(LearnedInfoNCE, objective.Vol, objective.Neg, objective.NegVol)
 }
 
-// bothFamilies is row(kind, obj) for each objective, Single then
-// Generalized.
+// bothFamilies is row(kind, obj) for each objective and each learnable
+// family, in the families' order (Single, then Generalized): a family
+// added to geometry's table appears in every table and comparison.
 func bothFamilies(row func(geometry.Kind, objective.Objective) Method, objs ...objective.Objective) []Method {
 	var m []Method
 	for _, obj := range objs {
-		m = append(m, row(geometry.KindNorm, obj), row(geometry.KindGenBall, obj))
+		for _, k := range geometry.LearnableKinds() {
+			m = append(m, row(k, obj))
+		}
 	}
 	return m
 }
