@@ -152,7 +152,7 @@ func TestDocumentLayout(t *testing.T) {
 // results and write again byte for byte as the command printed them.
 func TestCommandDocuments(t *testing.T) {
 	for i, d := range fixture.CommandDocuments(t) {
-		want := []string{"evaluate", "evaluate", "coverage-check", "ood-detection"}[i]
+		want := []string{"evaluate", "evaluate", "coverage-check", "ood-detection", "compare"}[i]
 		if d.Kind != want || !strings.HasPrefix(d.Command, "ccs "+strings.TrimSuffix(want, "-detection")+" ") || len(d.Build) == 0 {
 			t.Errorf("document %d: kind %q, command %q, build %s", i, d.Kind, d.Command, d.Build)
 		}

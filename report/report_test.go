@@ -160,11 +160,13 @@ func TestReportInChromium(t *testing.T) {
 	// sim, pnorm, four sweeps, ood.
 	checkPage(t, c, filepath.Join(dir, "reproduced.html"), fixture.Documents(t), 7, 20,
 		[]string{"Results of ccs reproduce", "94.7% / 15.3% / 2.74", "Paper (CIFAR100, d=512)", "calibration one-per-anchor", "ccs reproduce pnorm (fixture)", "Sweeping α"})
-	// evaluate: two tables and one; coverage-check one; ood one.
-	checkPage(t, c, filepath.Join(dir, "commands.html"), fixture.CommandDocuments(t), 5, 18,
+	// evaluate: two tables and one; coverage-check one; ood one; compare
+	// one of eight rows.
+	checkPage(t, c, filepath.Join(dir, "commands.html"), fixture.CommandDocuments(t), 6, 26,
 		[]string{"Results of ccs.", "A fitted set on a test bundle (ccs evaluate)", "ccs evaluate -set ball.json -test test.npz -per-class -json",
 			"Per class of the test bundle's labels", "Worst class 0: coverage 59.19%", "Coverage over resplits (ccs coverage-check)",
-			"the mean over calibration draws lies in [90.00%, 90.99%]", "OOD detection with a fitted set (ccs ood)", "CCS (batch)", "D-KNN"})
+			"the mean over calibration draws lies in [90.00%, 90.99%]", "OOD detection with a fitted set (ccs ood)", "CCS (batch)", "D-KNN",
+			"Your data: the set families compared (ccs compare)", "Generalized (Neg,Vol)", "Worst class", "Resplits < 95%", "Coverage of each class's test positives"})
 }
 
 // checkPage writes the report of docs at page, opens it in c and checks it:
