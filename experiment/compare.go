@@ -81,6 +81,7 @@ type CompareTable struct {
 	Title    string       `json:"title"`
 	Config   string       `json:"config"`
 	Alpha    float64      `json:"alpha"`
+	Seeds    int          `json:"seeds,omitempty"` // one: the text shows each mean alone
 	Rows     []CompareRow `json:"rows"`
 	Warnings []string     `json:"warnings,omitempty"`
 }
@@ -130,7 +131,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		return nil, err
 	}
 	t := &CompareTable{
-		Title: "Your data: " + data.Name, Alpha: cfg.Alpha,
+		Title: "Your data: " + data.Name, Alpha: cfg.Alpha, Seeds: cfg.Seeds,
 		Config: fmt.Sprintf("%d fit, %d validation, %d calibration and %d test anchors, d=%d, k=%d, α=%v, seeds 0–%d (the splits are the bundles'; each seed refits and recalibrates), calibration %v; resplits: %d halvings of the test split",
 			nOf(data.Fit), nOf(data.Val), data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, cfg.Seeds-1, cfg.calibrationName(), cfg.Resplits),
 	}
@@ -270,7 +271,8 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 // WriteText renders the comparison: coverage, exclusion and LogVol/d as
 // the paper's Table 1, then the worst class's coverage, the share of
 // resplits below 1−α, the OOD test's figures when measured, and the fit
-// time, each mean ± std over seeds.
+// time, each mean ± std over seeds (the mean alone for one seed: there is
+// no spread to show).
 func (t *CompareTable) WriteText(w io.Writer) error {
 	has := func(f func(CompareRow) bool) bool { return slices.ContainsFunc(t.Rows, f) }
 	worst, below := has(func(r CompareRow) bool { return r.WorstClass != nil }), has(func(r CompareRow) bool { return r.BelowShare != nil })
@@ -293,11 +295,18 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 		if s == nil {
 			return "—"
 		}
+		if t.Seeds == 1 {
+			return fmt.Sprintf("%.1f%%", s.Mean)
+		}
 		return fmt.Sprintf("%.1f ± %.1f%%", s.Mean, s.Std)
 	}
 	grid := [][]string{head}
 	for _, r := range t.Rows {
-		cells := []string{r.Method, pct(&r.Coverage), pct(&r.Exclusion), fmt.Sprintf("%.2f ± %.2f", r.LogVolPerDim.Mean, r.LogVolPerDim.Std)}
+		logVol := fmt.Sprintf("%.2f ± %.2f", r.LogVolPerDim.Mean, r.LogVolPerDim.Std)
+		if t.Seeds == 1 {
+			logVol = fmt.Sprintf("%.2f", r.LogVolPerDim.Mean)
+		}
+		cells := []string{r.Method, pct(&r.Coverage), pct(&r.Exclusion), logVol}
 		if worst {
 			cells = append(cells, pct(r.WorstClass))
 		}

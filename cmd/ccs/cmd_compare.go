@@ -25,10 +25,11 @@ type compareOptions struct {
 }
 
 func compareCommand() *command {
-	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce] [-alpha 0.05] [-calibration one|pac|class] [-delta δ] [-resplits 200] [-reference 2000] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
+	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce] [-alpha 0.05] [-calibration one|pac|class|pooled] [-delta δ] [-resplits 200] [-reference 2000] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
 		"compare the set families on your own bundles (ccs bundle's directory): the paper's Table 1 for your data, over seeds, with the worst class, resplits and the OOD test",
 		func(fs *flag.FlagSet, o *compareOptions) func() error {
 			addTableFlags(fs, &o.tableOptions, 3)
+			fs.Lookup("calibration").Usage = "calibration `mode`: one, pac (with -delta), class (one threshold per label; -delta makes each PAC) or pooled"
 			fs.StringVar(&o.Data, "data", "", "the bundles' `directory`: fit.npz, val.npz, cal.npz, test.npz (ccs bundle's), and ood.npz and ood-cal.npz when there")
 			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the ℓ2 ball, the ellipsoid, and single-norm and generalized balls under Neg, Vol and Neg+Vol), baselines, learned, infonce (with the InfoNCE head) or all+infonce")
 			fs.IntVar(&o.Resplits, "resplits", 200, "random halvings of the test split behind the share of resplits covering less than 1−α")

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/experiment"
+)
+
+// TestCompareCommand: ccs compare on ccs bundle's directory agrees with
+// the single commands it stands for — each row's per-seed coverage,
+// exclusion and volume are those ccs evaluate measures of the set it kept,
+// and its ℓ2 ball is ccs calibrate's at the same seed — its worst class is
+// no better than the whole, the held-out OOD class is neither a class of
+// the table nor unseen by the OOD test, a rerun reads every cell back to
+// the same document, and one seed prints no spread.
+func TestCompareCommand(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 1500, 5
+	_, x64, y := mixture(11, n, d, 5)
+	writeNPY64(t, p("emb.npy"), x64, n, d)
+	if err := bundle.WriteNPY(p("labels.npy"), bundle.Int64(y, n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b"),
+		"-k", "5", "-ood-classes", "4", "-ood-cal-share", "0.1", "-seed", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"compare", "-data", p("b"), "-seeds", "2", "-epochs", "3", "-resplits", "40", "-out", p("r"), "-json", "-quiet"}
+	var first, stderr bytes.Buffer
+	if err := run(&first, &stderr, args); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	doc, err := experiment.ReadDocument(bytes.NewReader(first.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, ok := doc.Result.(*experiment.CompareResult)
+	if !ok || doc.Kind != "compare" || len(res.Tables) != 1 {
+		t.Fatalf("kind %q, result %T", doc.Kind, doc.Result)
+	}
+	table := res.Tables[0]
+	if len(table.Rows) != 8 {
+		t.Fatalf("%d rows, want the 8 of -rows all", len(table.Rows))
+	}
+	for _, r := range table.Rows {
+		if r.Coverage.N != 2 || len(r.PerSeed) != 2 {
+			t.Fatalf("%s: %d seeds", r.Method, len(r.PerSeed))
+		}
+		if r.WorstClass == nil || r.WorstClass.Mean > r.Coverage.Mean+1e-9 {
+			t.Errorf("%s: worst class %v, coverage %v", r.Method, r.WorstClass, r.Coverage)
+		}
+		var labels []int64
+		for _, c := range r.Classes {
+			labels = append(labels, c.Label)
+		}
+		if !slices.Equal(labels, []int64{0, 1, 2, 3}) {
+			t.Errorf("%s: classes %v, want 0–3 (4 is the OOD class)", r.Method, labels)
+		}
+		if r.OODAUROC == nil || r.OODAUROC.Mean < 70 || r.OODFAR == nil || r.BelowShare == nil || r.OODCurve == nil {
+			t.Errorf("%s: OOD AUROC %v, FAR %v, resplits %v, curve %v", r.Method, r.OODAUROC, r.OODFAR, r.BelowShare, r.OODCurve != nil)
+		}
+	}
+
+	// The sets it kept, evaluated one by one, give its per-seed figures.
+	for seed := range 2 {
+		sets, err := filepath.Glob(p("r/sets/compare/seed-" + string(rune('0'+seed)) + "/*.json"))
+		if err != nil || len(sets) != 8 {
+			t.Fatalf("seed %d: %d sets kept, want 8 (%v)", seed, len(sets), err)
+		}
+		for i, r := range table.Rows {
+			set := p("r/sets/compare/seed-" + string(rune('0'+seed)) + "/" + methodFile(t, table, i) + ".json")
+			out, err := ccs("evaluate", "-set", set, "-test", p("b/test.npz"), "-json")
+			if err != nil {
+				t.Fatalf("%s: %v", set, err)
+			}
+			var e struct {
+				Coverage     float64 `json:"coverage"`
+				Exclusion    float64 `json:"exclusion"`
+				LogVolPerDim float64 `json:"logvol_per_dim"`
+			}
+			if err := json.Unmarshal([]byte(out), &e); err != nil {
+				t.Fatal(err)
+			}
+			got := r.PerSeed[seed]
+			if e.Coverage != got.Coverage || e.Exclusion != got.Exclusion || e.LogVolPerDim != got.LogVolPerDim {
+				t.Errorf("%s seed %d: evaluate gives %+v, compare %+v", r.Method, seed, e, got)
+			}
+		}
+	}
+	if _, err := ccs("calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-seed", "1", "-out", p("ball.json")); err != nil {
+		t.Fatal(err)
+	}
+	mine, _ := os.ReadFile(p("ball.json"))
+	kept, _ := os.ReadFile(p("r/sets/compare/seed-1/ball.json"))
+	if threshold(t, mine) != threshold(t, kept) {
+		t.Errorf("ccs calibrate -seed 1 gives threshold %v, compare's seed 1 %v", threshold(t, mine), threshold(t, kept))
+	}
+
+	// A rerun reads every cell back and prints the same document.
+	var again bytes.Buffer
+	stderr.Reset()
+	if err := run(&again, &stderr, args); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first.Bytes(), again.Bytes()) {
+		t.Error("the rerun's document differs from the first run's")
+	}
+
+	// One seed: means alone, no spread of zero.
+	out, err := ccs("compare", "-data", p("b"), "-seeds", "1", "-rows", "baselines", "-resplits", "20", "-quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "±") || !strings.Contains(out, "Conformal Ball") {
+		t.Errorf("one seed shows a spread:\n%s", out)
+	}
+	// Class-conditional calibration: no resplits column (it resplits class
+	// by class in ccs coverage-check -per-class).
+	out, err = ccs("compare", "-data", p("b"), "-seeds", "1", "-rows", "baselines", "-calibration", "class", "-json", "-quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "resplits_below") || !strings.Contains(out, "worst_class_coverage") {
+		t.Errorf("class calibration: %s", out)
+	}
+
+	for _, c := range []struct {
+		name  string
+		args  []string
+		usage bool
+		want  string
+	}{
+		{"no data", []string{"compare"}, true, "-data"},
+		{"unknown rows", []string{"compare", "-data", p("b"), "-rows", "best"}, true, `-rows "best": want all, baselines`},
+		{"no resplits", []string{"compare", "-data", p("b"), "-resplits", "0"}, true, "want at least 1"},
+		{"class with pac's delta", []string{"compare", "-data", p("b"), "-calibration", "class", "-delta", "2"}, true, "want 0 < δ < 1"},
+		{"no bundles", []string{"compare", "-data", dir}, false, "fit.npz is missing: make the bundles with ccs bundle -out "},
+		{"embeddings for bundles", []string{"compare", "-data", p("emb-dir")}, false, `emb-dir/fit.npz: array "anchors" is missing (have [x]): a bundle holds anchors with their positives; ccs bundle makes bundles`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "embeddings for bundles" {
+				os.MkdirAll(p("emb-dir"), 0o755)
+				for _, f := range []string{"fit", "val", "cal", "test"} {
+					if err := bundle.WriteNPZ(p("emb-dir/"+f+".npz"), map[string]bundle.Array{"x": bundle.Float32(make([]float32, 6), 2, 3)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			_, err := ccs(c.args...)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%v, want %q", err, c.want)
+			}
+			if isUsage(err) != c.usage {
+				t.Errorf("usage error %v, want %v (%v)", isUsage(err), c.usage, err)
+			}
+		})
+	}
+}
+
+// methodFile is the file name compare keeps row i's set under.
+func methodFile(t *testing.T, table *experiment.CompareTable, i int) string {
+	t.Helper()
+	name := map[string]string{
+		"Conformal Ball (ℓ2)": "ball", "Mahalanobis Ellipsoid": "ellipsoid",
+		"Single (Neg)": "single-neg", "Generalized (Neg)": "genball-neg",
+		"Single (Vol)": "single-vol", "Generalized (Vol)": "genball-vol",
+		"Single (Neg,Vol)": "single-neg-vol", "Generalized (Neg,Vol)": "genball-neg-vol",
+	}[table.Rows[i].Method]
+	if name == "" {
+		t.Fatalf("row %q has no file name", table.Rows[i].Method)
+	}
+	return name
+}
+
+func threshold(t *testing.T, set []byte) float64 {
+	t.Helper()
+	var s struct {
+		Threshold float64 `json:"threshold"`
+	}
+	if err := json.Unmarshal(set, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s.Threshold
+}
