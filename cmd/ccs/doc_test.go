@@ -231,10 +231,11 @@ func shellWords(line string) ([]string, error) {
 }
 
 // docFixtures make the files a page's session starts from, in the
-// session's directory: for your-data.md, a user's embeddings (float64, d =
+// session's directory: for README.md and your-data.md, a user's embeddings (float64, d =
 // 8, 10 classes) and labels, queries with relevance pairs, and the request
 // bodies its curl commands send.
 var docFixtures = map[string]func(t *testing.T){
+	"README.md": userEmbeddings,
 	"serve.md": func(t *testing.T) {
 		for name, a := range map[string]bundle.Array{
 			"score.npy":  bundle.Float32([]float32{0, 0, 0, 1, 0, 0, 0, 2, 0}, 3, 3),
@@ -246,56 +247,60 @@ var docFixtures = map[string]func(t *testing.T){
 			}
 		}
 	},
-	"your-data.md": func(t *testing.T) {
-		const n, d = 4000, 8
-		x32, x64, y := mixture(11, n, d, 10)
-		writeNPY64(t, "embeddings.npy", x64, n, d)
-		writeNPY64(t, "passages.npy", x64, n, d)
-		if err := bundle.WriteNPY("labels.npy", bundle.Int64(y, n)); err != nil {
-			t.Fatal(err)
+	"your-data.md": userEmbeddings,
+}
+
+// userEmbeddings is what a user brings: embeddings (float64, d = 8, 10
+// classes) and labels, queries with relevance pairs, and request bodies.
+func userEmbeddings(t *testing.T) {
+	const n, d = 4000, 8
+	x32, x64, y := mixture(11, n, d, 10)
+	writeNPY64(t, "embeddings.npy", x64, n, d)
+	writeNPY64(t, "passages.npy", x64, n, d)
+	if err := bundle.WriteNPY("labels.npy", bundle.Int64(y, n)); err != nil {
+		t.Fatal(err)
+	}
+	const nq = 300
+	q := make([]float32, nq*d)
+	var qrels strings.Builder
+	qrels.WriteString("query-id\tcorpus-id\tscore\n")
+	for i := range nq {
+		// A query near item 7i, relevant: it and the next item of its class.
+		r := (7 * i) % n
+		for j := range d {
+			q[i*d+j] = x32[r*d+j] + 0.1
 		}
-		const nq = 300
-		q := make([]float32, nq*d)
-		var qrels strings.Builder
-		qrels.WriteString("query-id\tcorpus-id\tscore\n")
-		for i := range nq {
-			// A query near item 7i, relevant: it and the next item of its class.
-			r := (7 * i) % n
-			for j := range d {
-				q[i*d+j] = x32[r*d+j] + 0.1
-			}
-			fmt.Fprintf(&qrels, "%d\t%d\t1\n", i, r)
-			for s := r + 1; s < n; s++ {
-				if y[s] == y[r] {
-					fmt.Fprintf(&qrels, "%d\t%d\t1\n", i, s)
-					break
-				}
-			}
-		}
-		if err := bundle.WriteNPY("queries.npy", bundle.Float32(q, nq, d)); err != nil {
-			t.Fatal(err)
-		}
-		if err := bundle.WriteNPY("query.npy", bundle.Float32(q[:d], d)); err != nil {
-			t.Fatal(err)
-		}
-		if err := bundle.WriteNPY("anchor.npy", bundle.Float32(x32[:d], d)); err != nil {
-			t.Fatal(err)
-		}
-		vec := func(i int) string {
-			b, _ := json.Marshal(x32[i*d : (i+1)*d])
-			return string(b)
-		}
-		for name, body := range map[string]string{
-			"qrels.tsv":   qrels.String(),
-			"score.json":  `{"anchor": ` + vec(0) + `, "points": [` + vec(1) + `, ` + vec(2) + `]}`,
-			"points.json": `{"points": [` + vec(3) + `, ` + vec(4) + `]}`,
-			"query.json":  `{"anchor": ` + vec(5) + `, "collection": "corpus", "limit": 10}`,
-		} {
-			if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
-				t.Fatal(err)
+		fmt.Fprintf(&qrels, "%d\t%d\t1\n", i, r)
+		for s := r + 1; s < n; s++ {
+			if y[s] == y[r] {
+				fmt.Fprintf(&qrels, "%d\t%d\t1\n", i, s)
+				break
 			}
 		}
-	},
+	}
+	if err := bundle.WriteNPY("queries.npy", bundle.Float32(q, nq, d)); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPY("query.npy", bundle.Float32(q[:d], d)); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPY("anchor.npy", bundle.Float32(x32[:d], d)); err != nil {
+		t.Fatal(err)
+	}
+	vec := func(i int) string {
+		b, _ := json.Marshal(x32[i*d : (i+1)*d])
+		return string(b)
+	}
+	for name, body := range map[string]string{
+		"qrels.tsv":   qrels.String(),
+		"score.json":  `{"anchor": ` + vec(0) + `, "points": [` + vec(1) + `, ` + vec(2) + `]}`,
+		"points.json": `{"points": [` + vec(3) + `, ` + vec(4) + `]}`,
+		"query.json":  `{"anchor": ` + vec(5) + `, "collection": "corpus", "limit": 10}`,
+	} {
+		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestDocSessions runs the command sessions of README.md and docs/*.md —
