@@ -142,7 +142,7 @@ func TestGuaranteeFashionMNIST(t *testing.T) {
 			cal[i] = scores[j]
 		}
 		c, _ := NewCalibration(cal)
-		m, err := NewMonitor(c, mdelta, uint64(s))
+		m, err := NewMonitor(c, MonitorOptions{Delta: mdelta, Seed: uint64(s)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,7 +23,11 @@ import (
 // so by Ville's inequality it ever reaches 1/δ with probability at most δ
 // on an in-distribution stream. It is a monitor of the stream as a whole,
 // not a per-input test: it says the stream has changed, not which input is
-// OOD. Its memory grows with the stream (8 bytes a score).
+// OOD. Its memory grows with the stream (8 bytes a score, 16 at most with
+// its buckets' slack) up to its limit: a full monitor observes nothing
+// more until Reset. Stopping at a fixed count keeps Ville's bound (the
+// martingale stopped is still one), so an alarm raised before is valid and
+// a full monitor's state is that of the stream's first Limit scores.
 type Monitor struct {
 	mu     sync.Mutex
 	cal    []float64 // the calibration scores, sorted
@@ -32,9 +36,21 @@ type Monitor struct {
 	seed   uint64
 	logM   []float64 // log of each power martingale
 	n      int       // scores seen
+	limit  int       // the most scores seen before it is full; 0: none
 	delta  float64
 	max    float64 // the largest value reached
 	alarmN int     // the first n at which the martingale reached 1/δ; 0: none
+}
+
+// MonitorOptions are a monitor's alarm level, seed and limit.
+type MonitorOptions struct {
+	// Delta is the alarm level: the alarm is raised at 1/Delta, in (0, 1).
+	Delta float64
+	// Seed draws the p-values' smoothing.
+	Seed uint64
+	// Limit is the number of scores observed (and kept) before the
+	// monitor is full; 0: no limit.
+	Limit int
 }
 
 // epsilons is the mixture's grid: 100 midpoints of (0, 1).
@@ -46,13 +62,24 @@ var epsilons = func() []float64 {
 	return e
 }()
 
-// NewMonitor starts a monitor over the calibration scores c, raising its
-// alarm at 1/delta; seed draws the smoothing.
-func NewMonitor(c *Calibration, delta float64, seed uint64) (*Monitor, error) {
-	if !(delta > 0 && delta < 1) {
-		return nil, fmt.Errorf("ood: monitor δ = %v, want 0 < δ < 1", delta)
+// logEpsilons are the logarithms of epsilons.
+var logEpsilons = func() []float64 {
+	l := make([]float64, len(epsilons))
+	for i, e := range epsilons {
+		l[i] = math.Log(e)
 	}
-	m := &Monitor{cal: c.Scores(), delta: delta, seed: seed}
+	return l
+}()
+
+// NewMonitor starts a monitor over the calibration scores c.
+func NewMonitor(c *Calibration, o MonitorOptions) (*Monitor, error) {
+	if !(o.Delta > 0 && o.Delta < 1) {
+		return nil, fmt.Errorf("ood: monitor δ = %v, want 0 < δ < 1", o.Delta)
+	}
+	if o.Limit < 0 {
+		return nil, fmt.Errorf("ood: monitor limit %d, want ≥ 0", o.Limit)
+	}
+	m := &Monitor{cal: c.Scores(), delta: o.Delta, seed: o.Seed, limit: o.Limit}
 	m.Reset()
 	return m, nil
 }
@@ -67,8 +94,9 @@ func (m *Monitor) Reset() {
 	m.n, m.max, m.alarmN = 0, 1, 0
 }
 
-// Observe adds scores to the stream and returns their online p-values.
-// Non-finite scores are an error and change nothing.
+// Observe adds scores to the stream and returns their online p-values:
+// those of the scores it observed, fewer than given when it became full
+// (State says so). Non-finite scores are an error and change nothing.
 func (m *Monitor) Observe(scores []float64) ([]float64, error) {
 	for i, s := range scores {
 		if math.IsNaN(s) || math.IsInf(s, 0) {
@@ -77,6 +105,9 @@ func (m *Monitor) Observe(scores []float64) ([]float64, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.limit > 0 {
+		scores = scores[:min(len(scores), m.limit-m.n)]
+	}
 	out := make([]float64, len(scores))
 	for i, s := range scores {
 		above, tied := m.bag.counts(s)
@@ -87,7 +118,7 @@ func (m *Monitor) Observe(scores []float64) ([]float64, error) {
 		m.n++
 		lp := math.Log(p)
 		for k, e := range epsilons {
-			m.logM[k] += math.Log(e) + (e-1)*lp
+			m.logM[k] += logEpsilons[k] + (e-1)*lp
 		}
 		v := m.value()
 		m.max = max(m.max, v)
@@ -116,19 +147,28 @@ type MonitorState struct {
 	Delta      float64 `json:"delta"`      // the alarm is at 1/δ
 	Alarm      bool    `json:"alarm"`      // it reached 1/δ
 	AlarmAt    int     `json:"alarm_at,omitempty"`
+	Limit      int     `json:"limit,omitempty"` // scores observed at most; 0: no limit
+	Full       bool    `json:"full,omitempty"`  // it reached its limit and observes no more
 }
 
 // State returns the monitor's state.
 func (m *Monitor) State() MonitorState {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return MonitorState{N: m.n, Martingale: m.value(), Max: m.max, Delta: m.delta, Alarm: m.alarmN > 0, AlarmAt: m.alarmN}
+	return MonitorState{N: m.n, Martingale: m.value(), Max: m.max, Delta: m.delta, Alarm: m.alarmN > 0, AlarmAt: m.alarmN,
+		Limit: m.limit, Full: m.limit > 0 && m.n >= m.limit}
 }
 
-// bag is a multiset of scores with insertions and counts above and at a
-// value in O(√n): sorted buckets of at most bucketSize.
+// bag is a multiset of scores: sorted buckets of at most bucketSize,
+// ordered (every score of a bucket is at most every score of the next),
+// with a Fenwick tree over the buckets' sizes, so that counting the scores
+// below or at a value and inserting one take O(log n) (a split, every
+// bucketSize/2 insertions at least, rebuilds the tree in O(n/bucketSize)).
+// Ties are counted by binary search, not one by one: a stream of 10⁵
+// copies of one score costs what any other stream does.
 type bag struct {
 	buckets [][]float64
+	tree    []int // Fenwick tree of len(buckets[i])
 	n       int
 }
 
@@ -140,35 +180,57 @@ func newBag(sorted []float64) bag {
 		b.buckets = append(b.buckets, slices.Clone(sorted[lo:min(len(sorted), lo+bucketSize/2)]))
 	}
 	b.n = len(sorted)
+	b.rebuild()
 	return b
+}
+
+// rebuild makes the Fenwick tree of the buckets' sizes.
+func (b *bag) rebuild() {
+	b.tree = make([]int, len(b.buckets)+1)
+	for i, k := range b.buckets {
+		b.tree[i+1] += len(k)
+		if j := i + 1 + (i+1)&-(i+1); j <= len(b.buckets) {
+			b.tree[j] += b.tree[i+1]
+		}
+	}
+}
+
+// before is the number of scores in the buckets before bucket i.
+func (b *bag) before(i int) int {
+	c := 0
+	for ; i > 0; i -= i & -i {
+		c += b.tree[i]
+	}
+	return c
+}
+
+// rank returns #{b < s} (strict) or #{b ≤ s} (not strict).
+func (b *bag) rank(s float64, strict bool) int {
+	past := func(x float64) bool { return x > s || (strict && x == s) } // x is counted out
+	i := sort.Search(len(b.buckets), func(i int) bool { return past(b.buckets[i][len(b.buckets[i])-1]) })
+	if i == len(b.buckets) {
+		return b.n
+	}
+	k := b.buckets[i]
+	return b.before(i) + sort.Search(len(k), func(j int) bool { return past(k[j]) })
 }
 
 // counts returns #{b > s} and #{b = s}.
 func (b *bag) counts(s float64) (above, tied int) {
-	for _, k := range b.buckets {
-		if len(k) == 0 || k[len(k)-1] < s {
-			continue
-		}
-		lo := sort.SearchFloat64s(k, s)
-		hi := lo
-		for hi < len(k) && k[hi] == s {
-			hi++
-		}
-		above += len(k) - hi
-		tied += hi - lo
-	}
-	return above, tied
+	le := b.rank(s, false)
+	return b.n - le, le - b.rank(s, true)
 }
 
 func (b *bag) insert(s float64) {
 	b.n++
 	if len(b.buckets) == 0 {
 		b.buckets = [][]float64{{s}}
+		b.rebuild()
 		return
 	}
 	i := sort.Search(len(b.buckets), func(i int) bool {
 		k := b.buckets[i]
-		return len(k) > 0 && k[len(k)-1] >= s
+		return k[len(k)-1] >= s
 	})
 	if i == len(b.buckets) {
 		i--
@@ -178,8 +240,13 @@ func (b *bag) insert(s float64) {
 	k = slices.Insert(k, j, s)
 	if len(k) > bucketSize { // split
 		half := slices.Clone(k[len(k)/2:])
-		k = k[:len(k)/2]
+		b.buckets[i] = slices.Clip(k[:len(k)/2])
 		b.buckets = slices.Insert(b.buckets, i+1, half)
+		b.rebuild()
+		return
 	}
 	b.buckets[i] = k
+	for i++; i < len(b.tree); i += i & -i {
+		b.tree[i]++
+	}
 }

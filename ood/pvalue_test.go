@@ -282,7 +282,7 @@ func TestMonitor(t *testing.T) {
 	c, _ := NewCalibration(cal)
 	alarms := 0
 	for s := range streams {
-		m, err := NewMonitor(c, delta, uint64(s))
+		m, err := NewMonitor(c, MonitorOptions{Delta: delta, Seed: uint64(s)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -300,7 +300,7 @@ func TestMonitor(t *testing.T) {
 	if share := float64(alarms) / streams; share > delta+3*math.Sqrt(delta/streams) {
 		t.Errorf("%.3f of exchangeable streams raised the alarm, want ≤ %v", share, delta)
 	}
-	m, _ := NewMonitor(c, delta, 1)
+	m, _ := NewMonitor(c, MonitorOptions{Delta: delta, Seed: 1})
 	x := make([]float64, 400)
 	for i := range x {
 		x[i] = rng.NormFloat64()
@@ -348,5 +348,112 @@ func TestSimultaneousOneSided(t *testing.T) {
 	}
 	if err := (Test{Alpha: 0.05, Delta: 0.6, Simultaneous: true}).Check(10000); err == nil || !strings.Contains(err.Error(), "δ ≤ 0.5") {
 		t.Errorf("δ = 0.6, simultaneous: %v", err)
+	}
+}
+
+// TestMonitorBag: the monitor's bag counts the scores above and tied with
+// a value as a sorted list does, through thousands of insertions (bucket
+// splits) of scores drawn from few values (long runs of ties) and from many.
+func TestMonitorBag(t *testing.T) {
+	t.Parallel()
+	for _, distinct := range []int{3, 50, 0} {
+		rng := rand.New(rand.NewPCG(uint64(distinct), 7))
+		draw := func() float64 {
+			if distinct == 0 {
+				return rng.NormFloat64()
+			}
+			return float64(rng.IntN(distinct))
+		}
+		cal := make([]float64, 700)
+		for i := range cal {
+			cal[i] = draw()
+		}
+		slices.Sort(cal)
+		b := newBag(cal)
+		all := slices.Clone(cal)
+		for i := range 6000 {
+			s := draw()
+			if i%3 == 0 && len(all) > 0 {
+				s = all[rng.IntN(len(all))] // a value already there
+			}
+			above, tied := b.counts(s)
+			wantAbove, wantTied := 0, 0
+			for _, x := range all {
+				switch {
+				case x > s:
+					wantAbove++
+				case x == s:
+					wantTied++
+				}
+			}
+			if above != wantAbove || tied != wantTied {
+				t.Fatalf("%d distinct, insertion %d, score %v: counts %d above, %d tied; want %d, %d", distinct, i, s, above, tied, wantAbove, wantTied)
+			}
+			b.insert(s)
+			all = append(all, s)
+			if b.n != len(all) || b.rank(math.Inf(1), false) != len(all) {
+				t.Fatalf("bag holds %d (rank of +Inf %d), want %d", b.n, b.rank(math.Inf(1), false), len(all))
+			}
+		}
+	}
+}
+
+// TestMonitorLimit: a monitor with a limit observes the stream's first
+// Limit scores, with the p-values an unlimited one gives them, and then
+// nothing until Reset; its state says it is full.
+func TestMonitorLimit(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 9))
+	cal := make([]float64, 199)
+	for i := range cal {
+		cal[i] = rng.NormFloat64()
+	}
+	c, _ := NewCalibration(cal)
+	x := make([]float64, 500)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	free, _ := NewMonitor(c, MonitorOptions{Delta: 0.01, Seed: 3})
+	capped, err := NewMonitor(c, MonitorOptions{Delta: 0.01, Seed: 3, Limit: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := free.Observe(x)
+	p1, _ := capped.Observe(x[:250])
+	p2, _ := capped.Observe(x[250:])
+	got := append(p1, p2...)
+	if !slices.Equal(got, want[:300]) {
+		t.Errorf("the capped monitor's %d p-values differ from the first 300 of the free one's", len(got))
+	}
+	st := capped.State()
+	if st.N != 300 || !st.Full || st.Limit != 300 {
+		t.Errorf("capped: %+v, want n 300, full", st)
+	}
+	if p, _ := capped.Observe(x[:10]); len(p) != 0 || capped.State().N != 300 {
+		t.Errorf("a full monitor observed %d more", len(p))
+	}
+	capped.Reset()
+	if st := capped.State(); st.N != 0 || st.Full {
+		t.Errorf("after Reset: %+v", st)
+	}
+	if _, err := NewMonitor(c, MonitorOptions{Delta: 0.01, Limit: -1}); err == nil {
+		t.Error("a negative limit was accepted")
+	}
+}
+
+// BenchmarkMonitorTies: 10⁵ copies of one score on a monitor with 10⁴
+// calibration scores (each counted by binary search, not one by one).
+func BenchmarkMonitorTies(b *testing.B) {
+	cal := make([]float64, 10000)
+	for i := range cal {
+		cal[i] = float64(i % 10)
+	}
+	c, _ := NewCalibration(cal)
+	x := make([]float64, 100000)
+	for b.Loop() {
+		m, _ := NewMonitor(c, MonitorOptions{Delta: 0.01})
+		if _, err := m.Observe(x); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

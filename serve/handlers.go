@@ -290,11 +290,13 @@ type monitorState struct {
 	Delta      float64 `json:"delta"`
 	Alarm      bool    `json:"alarm"`
 	AlarmAt    int     `json:"alarm_at,omitempty"`
+	Limit      int     `json:"limit,omitempty"`
+	Full       bool    `json:"full,omitempty"`
 }
 
 func monitorOf(m *ood.Monitor) monitorState {
 	st := m.State()
-	return monitorState{st.N, number(st.Martingale), number(st.Max), st.Delta, st.Alarm, st.AlarmAt}
+	return monitorState{st.N, number(st.Martingale), number(st.Max), st.Delta, st.Alarm, st.AlarmAt, st.Limit, st.Full}
 }
 
 // resetMonitor starts a set's OOD drift monitor afresh.

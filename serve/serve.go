@@ -58,32 +58,39 @@ import (
 )
 
 // monitorCollector exports each served set's OOD drift monitor at scrape
-// time: the martingale's value and whether it raised its alarm.
+// time: the martingale's value, whether it raised its alarm, the inputs
+// it saw and whether it is full.
 type monitorCollector struct{ s *Server }
 
 var (
 	monitorValue = prometheus.NewDesc("ccs_ood_martingale", "The OOD drift monitor's test martingale: under exchangeable in-distribution inputs it reaches 1/δ with probability at most δ.", []string{"set"}, nil)
 	monitorAlarm = prometheus.NewDesc("ccs_ood_martingale_alarm", "1 once the OOD drift monitor reached 1/δ since its last reset.", []string{"set"}, nil)
 	monitorSeen  = prometheus.NewDesc("ccs_ood_monitored_inputs", "Inputs the OOD drift monitor has seen since its last reset.", []string{"set"}, nil)
+	monitorFull  = prometheus.NewDesc("ccs_ood_monitor_full", "1 once the OOD drift monitor has seen its limit of inputs (-monitor-limit) and observes no more until its reset.", []string{"set"}, nil)
 )
 
 func (c monitorCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- monitorValue
 	ch <- monitorAlarm
 	ch <- monitorSeen
+	ch <- monitorFull
 }
 
 func (c monitorCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.s.state.Load()
 	for _, name := range slices.Sorted(maps.Keys(st.ood)) {
 		m := st.ood[name].monitor.State()
-		alarm := 0.0
+		alarm, full := 0.0, 0.0
 		if m.Alarm {
 			alarm = 1
+		}
+		if m.Full {
+			full = 1
 		}
 		ch <- prometheus.MustNewConstMetric(monitorValue, prometheus.GaugeValue, m.Martingale, name)
 		ch <- prometheus.MustNewConstMetric(monitorAlarm, prometheus.GaugeValue, alarm, name)
 		ch <- prometheus.MustNewConstMetric(monitorSeen, prometheus.GaugeValue, float64(m.N), name)
+		ch <- prometheus.MustNewConstMetric(monitorFull, prometheus.GaugeValue, full, name)
 	}
 }
 
@@ -102,6 +109,10 @@ type Config struct {
 	// MonitorDelta is the alarm level of each set's OOD drift monitor: it
 	// raises its alarm at 1/δ; default 0.01.
 	MonitorDelta float64
+	// MonitorLimit is the number of /ood points each set's monitor
+	// observes (and keeps, 8 to 16 bytes each) before it is full and
+	// observes no more until its reset; default 10⁶; negative: none.
+	MonitorLimit int
 	// TransformBytes is the memory the single-norm sets' transformed
 	// collections (retrieve.Collection.Transform: M·z of every item, made at
 	// each load) may take in all; default 4 GiB; negative: none. A
@@ -178,6 +189,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MonitorDelta == 0 {
 		c.MonitorDelta = 0.01
 	}
+	if c.MonitorLimit == 0 {
+		c.MonitorLimit = 1_000_000
+	}
 	if c.TransformBytes == 0 {
 		c.TransformBytes = 4 << 30
 	}
@@ -229,8 +243,9 @@ const (
 // grow to twice what is live) the request bodies held and the working
 // memory of each request being handled. It does not count the sets,
 // collections and transforms loaded (their size is that of their files,
-// and TransformBytes), nor the scores each OOD drift monitor keeps (8
-// bytes per point /ood has answered since the monitor's last reset). An
+// and TransformBytes), nor the scores each OOD drift monitor keeps (8 to
+// 16 bytes per point /ood has answered since the monitor's last reset, up
+// to MonitorLimit points). An
 // error says which limit is invalid or overflows.
 func (c Config) MemoryBound() (int64, error) {
 	c, err := c.withDefaults()
@@ -407,7 +422,7 @@ func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, e
 		}
 		st.sets[name] = set
 		if set.OOD != nil {
-			o, err := newOODState(set, cfg.MonitorDelta)
+			o, err := newOODState(set, cfg.MonitorDelta, cfg.MonitorLimit)
 			if err != nil {
 				return nil, fmt.Errorf("set %q (%s): %w", name, cfg.Sets[name], err)
 			}
@@ -465,12 +480,12 @@ func transformAll(st *state, budget int64) {
 
 // newOODState prepares a set's per-input OOD test (its pool mapped once)
 // and starts its monitor.
-func newOODState(set *conformal.Set, delta float64) (*oodState, error) {
+func newOODState(set *conformal.Set, delta float64, limit int) (*oodState, error) {
 	test, err := ood.NewConformal(set, ood.Test{})
 	if err != nil {
 		return nil, err
 	}
-	mon, err := ood.NewMonitor(test.Cal, delta, 0)
+	mon, err := ood.NewMonitor(test.Cal, ood.MonitorOptions{Delta: delta, Limit: max(limit, 0)})
 	if err != nil {
 		return nil, err
 	}

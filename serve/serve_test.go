@@ -595,3 +595,41 @@ func TestCurlDefaultType(t *testing.T) {
 		t.Errorf("%d %s", rec.Code, rec.Body.String())
 	}
 }
+
+// TestMonitorLimit: a set's OOD monitor observes MonitorLimit points and
+// then no more, saying so in every answer and in /metrics, while /ood keeps
+// answering each point's test; a reset makes room again.
+func TestMonitorLimit(t *testing.T) {
+	cfg := fixtureConfig(t)
+	cfg.MonitorLimit = 5
+	cfg.Metrics = MetricsOpen
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	var m struct {
+		Results []any
+		Monitor struct {
+			N     int
+			Limit int
+			Full  bool
+		}
+	}
+	for i, want := range []int{3, 5, 5} {
+		rec := do(t, h, "POST", "/v1/sets/ball/ood", "", `{"points": [[1, 0, 0], [0, 1, 0], [9, 9, 9]]}`)
+		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &m) != nil {
+			t.Fatalf("/ood: %d %s", rec.Code, rec.Body)
+		}
+		if len(m.Results) != 3 || m.Monitor.N != want || m.Monitor.Limit != 5 || m.Monitor.Full != (want == 5) {
+			t.Errorf("request %d: %d results, monitor %+v; want n %d", i, len(m.Results), m.Monitor, want)
+		}
+	}
+	if rec := do(t, h, "GET", "/metrics", "", ""); !strings.Contains(rec.Body.String(), `ccs_ood_monitor_full{set="ball"} 1`) {
+		t.Errorf("/metrics does not say the monitor is full:\n%s", rec.Body)
+	}
+	rec := do(t, h, "POST", "/v1/sets/ball/ood/monitor/reset", "", "")
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"n": 0`) || strings.Contains(rec.Body.String(), `"full"`) {
+		t.Errorf("reset: %d %s", rec.Code, rec.Body)
+	}
+}

@@ -26,6 +26,7 @@ type serveOptions struct {
 	MaxResults        int
 	Grace             time.Duration // in-flight requests' time after SIGTERM
 	MonitorDelta      float64       // the OOD drift monitors' alarm level
+	MonitorLimit      int           // the points each monitor observes before it is full
 	TransformMemory   int64         // bytes the single-norm transforms may take
 	AuthTokens        string        // tokens file
 	Metrics           string        // token, open or off
@@ -45,7 +46,7 @@ var serveSignals = func() (hup, stop <-chan os.Signal, done func()) {
 }
 
 func serveCommand() *command {
-	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-auth-tokens FILE] [-tls-cert CERT.pem -tls-key KEY.pem] [-metrics token|open|off] [-insecure] [-max-body BYTES] [-max-points N] [-max-results N] [-max-conns N] [-max-inflight N] [-body-memory BYTES] [-monitor-delta δ] [-transform-memory BYTES]",
+	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-auth-tokens FILE] [-tls-cert CERT.pem -tls-key KEY.pem] [-metrics token|open|off] [-insecure] [-max-body BYTES] [-max-points N] [-max-results N] [-max-conns N] [-max-inflight N] [-body-memory BYTES] [-monitor-delta δ] [-monitor-limit N] [-transform-memory BYTES]",
 		"serve fitted sets over HTTP: membership, OOD scores, certified retrieval (SIGHUP reloads, SIGTERM drains and stops)",
 		func(fs *flag.FlagSet, o *serveOptions) func() error {
 			*o = serveOptions{Sets: namedFiles{}, Collections: namedFiles{}}
@@ -57,6 +58,7 @@ func serveCommand() *command {
 			fs.IntVar(&o.MaxResults, "max-results", 10_000, "most retrieval hits per response")
 			fs.DurationVar(&o.Grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take after SIGTERM")
 			fs.Float64Var(&o.MonitorDelta, "monitor-delta", 0.01, "each OOD drift monitor raises its alarm when its test martingale reaches 1/`δ` (false alarm on an in-distribution stream: probability ≤ δ)")
+			fs.IntVar(&o.MonitorLimit, "monitor-limit", 1_000_000, "points each OOD drift monitor observes (8 to 16 bytes of memory each) before it is full: it then observes no more, and says so, until POST …/ood/monitor/reset; 0: no limit")
 			fs.StringVar(&o.AuthTokens, "auth-tokens", "", "tokens `file`: one per line, TOKEN, NAME:TOKEN or NAME:TOKEN:ROLE (read, the default, or admin; at least 16 characters); every endpoint but /healthz and /readyz then needs Authorization: Bearer TOKEN; read again on reload")
 			fs.StringVar(&o.Metrics, "metrics", "token", "who may read /metrics when there are tokens: token (a read token), open (anyone) or off (not served)")
 			fs.BoolVar(&o.Insecure, "insecure", false, "listen on an address beyond loopback without -auth-tokens (anyone who reaches the port may read the sets)")
@@ -80,6 +82,13 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 	if !(o.MonitorDelta > 0 && o.MonitorDelta < 1) {
 		return usagef("serve: -monitor-delta %v: want 0 < δ < 1", o.MonitorDelta)
 	}
+	if o.MonitorLimit < 0 {
+		return usagef("serve: -monitor-limit %d: want ≥ 0 (0: no limit)", o.MonitorLimit)
+	}
+	monitorLimit := o.MonitorLimit
+	if monitorLimit == 0 {
+		monitorLimit = -1 // serve.Config's "none"
+	}
 	metrics, err := serve.ParseMetricsAccess(o.Metrics)
 	if err != nil {
 		return usagef("serve: -metrics: %v", err)
@@ -88,7 +97,7 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 		return usagef("serve: give -tls-cert and -tls-key together")
 	}
 	cfg := serve.Config{Sets: o.Sets, Collections: o.Collections, MaxBody: o.MaxBody, MaxPoints: o.MaxPoints, MaxResults: o.MaxResults,
-		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01), TransformBytes: cmp.Or(o.TransformMemory, -1),
+		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01), MonitorLimit: monitorLimit, TransformBytes: cmp.Or(o.TransformMemory, -1),
 		TokensFile: o.AuthTokens, Metrics: metrics, TLSCert: o.TLSCert, TLSKey: o.TLSKey, MaxConns: o.MaxConns, MaxInflight: o.MaxInflight, BodyMemory: o.BodyMemory,
 		Logger: log.New(out.stderr, "ccs serve: ", 0)}
 	// Limits whose byte budgets would overflow are refused before
