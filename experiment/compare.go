@@ -132,10 +132,11 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	t := &CompareTable{
 		Title: "Your data: " + data.Name, Alpha: cfg.Alpha, Seeds: cfg.Seeds,
-		Config: fmt.Sprintf("%d fit, %d validation, %d calibration and %d test anchors, d=%d, k=%d, α=%v, seeds 0–%d (the splits are the bundles'; each seed refits and recalibrates), calibration %v; resplits: %d halvings of the test split",
-			nOf(data.Fit), nOf(data.Val), data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, cfg.Seeds-1, cfg.calibrationName(), cfg.Resplits),
+		Config: fmt.Sprintf("%d calibration and %d test anchors, d=%d, k=%d, α=%v, seeds 0–%d (the splits are the bundles'; each seed refits and recalibrates), calibration %v; resplits: %d halvings of the test split",
+			data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, cfg.Seeds-1, cfg.calibrationName(), cfg.Resplits),
 	}
 	if trains {
+		t.Config = fmt.Sprintf("%d fit, %d validation, ", nOf(data.Fit), nOf(data.Val)) + t.Config
 		t.Config += "; " + recipeLine(cfg.Train.WithDefaults(), recipeShown{optimiser: true, objective: true})
 	}
 	if data.OOD != nil {

@@ -58,6 +58,13 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	for _, m := range methods {
 		trains = trains || m.Trains
 	}
+	if st, err := os.Stat(o.Data); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("compare: -data %s: no such directory (ccs bundle -out %s makes it)", o.Data, o.Data)
+	} else if err != nil {
+		return fmt.Errorf("compare: -data: %w", err)
+	} else if !st.IsDir() {
+		return fmt.Errorf("compare: -data %s is a file, want the directory ccs bundle -out wrote", o.Data)
+	}
 	data := experiment.CompareData{Name: o.Data}
 	var inputs []string
 	for _, f := range []struct {

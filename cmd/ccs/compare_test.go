@@ -144,6 +144,8 @@ func TestCompareCommand(t *testing.T) {
 		{"no resplits", []string{"compare", "-data", p("b"), "-resplits", "0"}, true, "want at least 1"},
 		{"class with pac's delta", []string{"compare", "-data", p("b"), "-calibration", "class", "-delta", "2"}, true, "want 0 < δ < 1"},
 		{"no bundles", []string{"compare", "-data", dir}, false, "fit.npz is missing: make the bundles with ccs bundle -out "},
+		{"no directory", []string{"compare", "-data", p("none")}, false, "none: no such directory (ccs bundle -out "},
+		{"a file", []string{"compare", "-data", p("emb.npy")}, false, "emb.npy is a file, want the directory ccs bundle -out wrote"},
 		{"embeddings for bundles", []string{"compare", "-data", p("emb-dir")}, false, `emb-dir/fit.npz: array "anchors" is missing (have [x]): a bundle holds anchors with their positives; ccs bundle makes bundles`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
