@@ -97,19 +97,7 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 		if visit != nil {
 			visit(r, perm[nCal:], pos, q)
 		}
-		in, out := 0, 0
-		for _, i := range perm[nCal:] {
-			for _, v := range pos[i*b.K : (i+1)*b.K] {
-				if v <= q {
-					in++
-				}
-			}
-			for _, v := range neg[i*b.KNeg : (i+1)*b.KNeg] {
-				if v > q {
-					out++
-				}
-			}
-		}
+		in, out := counted(b, pos, neg, perm[nCal:], q)
 		cov[r] = float64(in) / float64(res.NTest*b.K)
 		exc[r] = math.NaN()
 		if b.HasNegatives() {
@@ -118,6 +106,24 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 	}
 	res.finish(cov, exc)
 	return res, nil
+}
+
+// counted is the number of the test anchors' positives inside the set of
+// threshold q and of their negatives outside it (pos and neg: scoresOf's).
+func counted(b *bundle.Bundle, pos, neg []float64, test []int, q float64) (in, out int) {
+	for _, i := range test {
+		for _, v := range pos[i*b.K : (i+1)*b.K] {
+			if v <= q {
+				in++
+			}
+		}
+		for _, v := range neg[i*b.KNeg : (i+1)*b.KNeg] {
+			if v > q {
+				out++
+			}
+		}
+	}
+	return in, out
 }
 
 // scoresOf is every positive's and negative's score under s, once.
@@ -247,20 +253,8 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 			if c.rank <= c.nCal {
 				q = conformal.Select(cal, c.rank)
 			}
-			cin := 0
-			for _, i := range perm[c.nCal:] {
-				for _, v := range pos[i*b.K : (i+1)*b.K] {
-					if v <= q {
-						cin++
-					}
-				}
-				for _, v := range neg[i*b.KNeg : (i+1)*b.KNeg] {
-					if v > q {
-						out++
-					}
-				}
-			}
-			in += cin
+			cin, cout := counted(b, pos, neg, perm[c.nCal:], q)
+			in, out = in+cin, out+cout
 			classCov[ci] = append(classCov[ci], float64(cin)/float64((len(c.members)-c.nCal)*b.K))
 		}
 		cov[r] = float64(in) / float64(nTest*b.K)

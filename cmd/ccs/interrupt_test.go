@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -20,19 +19,8 @@ func TestInterrupt(t *testing.T) {
 	out := filepath.Join(dir, "results")
 	args := []string{"reproduce", "sim", "-rows", "learned", "-seeds", "2", "-k", "20", "-per-class", "400",
 		"-epochs", "150", "-patience", "150", "-quiet", "-json", "-out", out}
-	cmd := ccsProcess(args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	cells := filepath.Join(out, "cells")
-	for deadline := time.Now().Add(2 * time.Minute); keptCells(t, cells) == 0; time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no cell kept in 2 minutes:\n%s", stderr.String())
-		}
-	}
+	cmd, stderr := startUntilCell(t, cells, args...)
 	sent := time.Now()
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
@@ -58,7 +46,7 @@ func TestInterrupt(t *testing.T) {
 	}
 	stderr.Reset()
 	rerun := ccsProcess(args...)
-	rerun.Stderr = &stderr
+	rerun.Stderr = stderr
 	if err := rerun.Run(); err != nil {
 		t.Fatalf("rerun: %v\n%s", err, stderr.String())
 	}

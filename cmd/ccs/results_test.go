@@ -37,6 +37,27 @@ func ccsProcess(args ...string) *exec.Cmd {
 
 // keptCells counts the finished cells under dir (not the temporary files
 // of a write a kill interrupted).
+// startUntilCell starts ccs with args in a process of its own and returns
+// once it has kept its first cell in cells, with the process and its
+// standard error.
+func startUntilCell(t *testing.T, cells string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := ccsProcess(args...)
+	stderr := new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); keptCells(t, cells) == 0; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no cell kept in 2 minutes:\n%s", stderr.String())
+		}
+	}
+	return cmd, stderr
+}
+
+// keptCells counts the cells kept under dir.
 func keptCells(t *testing.T, dir string) int {
 	t.Helper()
 	n := 0
@@ -65,19 +86,8 @@ func TestResume(t *testing.T) {
 	}
 	const total = 12 // six rows, two seeds
 
-	cmd := ccsProcess(args(out)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	cells := filepath.Join(out, "cells")
-	for deadline := time.Now().Add(2 * time.Minute); keptCells(t, cells) == 0; time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no cell kept in 2 minutes:\n%s", stderr.String())
-		}
-	}
+	cmd, _ := startUntilCell(t, cells, args(out)...)
 	cmd.Process.Kill()
 	cmd.Wait()
 	kept := keptCells(t, cells)
