@@ -82,6 +82,9 @@ type CompareTable struct {
 	Config   string       `json:"config"`
 	Alpha    float64      `json:"alpha"`
 	Seeds    int          `json:"seeds,omitempty"` // one: the text shows each mean alone
+	// OODCal is the number of held-out ID inputs that calibrate the
+	// per-input OOD test; 0: none.
+	OODCal int `json:"ood_cal,omitempty"`
 	Rows     []CompareRow `json:"rows"`
 	Warnings []string     `json:"warnings,omitempty"`
 }
@@ -142,6 +145,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if data.OOD != nil {
 		t.Config += fmt.Sprintf("; OOD: %d inputs, per-input score against %d fit anchors", data.OOD.N, min(cfg.Reference, nOf(data.Fit)))
 		if data.OODCal != nil {
+			t.OODCal = data.OODCal.N
 			t.Config += fmt.Sprintf(", calibrated on %d held-out ID inputs at α_ood = %v", data.OODCal.N, ood.DefaultAlpha)
 		}
 	}
@@ -335,6 +339,11 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 		b.WriteString("the resplits column is the share of random halvings of the test split whose coverage falls below it (about half is the guarantee working as stated: it is marginal, not conditional on the draw)")
 	}
 	b.WriteString(".\n")
+	if far && t.OODCal > 0 {
+		a := ood.DefaultAlpha
+		fmt.Fprintf(&b, "\nFAR is the per-input OOD test's false-alarm rate on the ID test inputs: at most %g%% on average over the draw of the %d held-out inputs that calibrate it; the bundles fix that draw, so every seed shares it, and one draw's own rate has a standard deviation of about %.1f points (√(α(1−α)/n)) around that average.\n",
+			100*a, t.OODCal, 100*math.Sqrt(a*(1-a)/float64(t.OODCal)))
+	}
 	for _, warn := range t.Warnings {
 		fmt.Fprintf(&b, "\nWARNING: %s\n", warn)
 	}
