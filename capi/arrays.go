@@ -7,9 +7,11 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/internal/parallel"
 )
 
 // rawArray is an array as the caller holds it: its bytes (a view of the
@@ -98,6 +100,12 @@ func decode(r rawArray) (bundle.Array, error) {
 		out := make([]int64, n)
 		copy(out, viewI64(r.Data))
 		return bundle.Array{Shape: clone(r.Shape), I64: out, Dtype: "int64"}, nil
+	case r.Dtype[1:] == "f8" && littleEndian(r.Dtype) && cOrder:
+		// NumPy's default dtype: converted on all cores; a value float32
+		// cannot hold goes the decoder's way below, for its message.
+		if out, ok := narrowAll(viewF64(r.Data)); ok {
+			return bundle.Array{Shape: clone(r.Shape), F32: out, Dtype: "float64", Converted: "float64 → float32"}, nil
+		}
 	}
 	// Every other dtype and order goes through the .npy decoder itself: the
 	// same conversions, the same messages.
@@ -157,6 +165,31 @@ func viewF32(b []byte) []float32 {
 		return nil
 	}
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+func viewF64(b []byte) []float64 {
+	if len(b) < 8 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), len(b)/8)
+}
+
+// narrowAll converts x to float32 on all cores, as the .npz reader
+// converts float64 (bundle.DecodeNPY); ok is false when a finite value
+// overflows float32 or a nonzero one rounds to zero (NaN and ±Inf pass).
+func narrowAll(x []float64) (out []float32, ok bool) {
+	out = make([]float32, len(x))
+	var bad atomic.Bool
+	parallel.For(len(x), 1<<16, 0, func(_, lo, hi int) {
+		for i, v := range x[lo:hi] {
+			f := float32(v)
+			out[lo+i] = f
+			if (f == 0 && v != 0) || (math.IsInf(float64(f), 0) && !math.IsInf(v, 0)) {
+				bad.Store(true)
+			}
+		}
+	})
+	return out, !bad.Load()
 }
 
 func viewI64(b []byte) []int64 {

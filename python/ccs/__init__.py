@@ -198,7 +198,7 @@ class Bundle(_Handle):
         return f"<ccs.Bundle n={i['n']} k={i['k']} kneg={i['kneg']} d={i['d']}>"
 
 
-def _bundles(h, count, info):
+def _bundles(h, info):
     made = loads(info)
     _warn(made["warnings"])
     return {name: Bundle._wrap(h[i]) for i, name in enumerate(made["names"])}
@@ -225,7 +225,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
                    ood_classes=[int(c) for c in ood_classes], ood_cal_share=ood_cal_share, allow_fewer=allow_fewer)
     h = (c_handle * 6)()
     info = call_string(lib.ccs_bundle_make, arr, n, opts, h, 6)
-    return _bundles(h, 6, info)
+    return _bundles(h, info)
 
 
 def simulate(*, seed=0, data_seed=None, k=None, per_class=None):
@@ -235,7 +235,7 @@ def simulate(*, seed=0, data_seed=None, k=None, per_class=None):
     anchor (default 500) and per_class points per class (default 5000)."""
     h = (c_handle * 4)()
     info = call_string(lib.ccs_simulate, options(seed=seed, data_seed=data_seed, k=k, per_class=per_class), h, 4)
-    return _bundles(h, 4, info)
+    return _bundles(h, info)
 
 
 def _bundle_of(b, what):
@@ -339,30 +339,32 @@ def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, v
 
 def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, ridge=None, reference=None,
               ood_cal=None, ood_k=None, allow_infinite=False):
-    """Calibrates a set on the bundle cal, as ccs calibrate does: fitted is
-    a fitted Set (from fit, or Set.load of a file ccs fit wrote), or "ball"
-    or "ellipsoid" for the baseline sets. calibration: "one" (one positive
-    per anchor: the guarantee), "pac" (with delta: coverage >= 1 - alpha
-    with probability >= 1 - delta over the calibration draw), "class" (a
-    threshold per class of cal's labels) or "pooled" (approximate). seed
-    chooses each anchor's positive (and the ellipsoid's half split); ridge
-    is the ellipsoid's.
+    """Calibrates a set on the bundle cal (or a bundle file's path), as ccs
+    calibrate does. fitted: a fitted Set (from fit, or Set.load of a file
+    ccs fit wrote, or that file's path), or "ball" or "ellipsoid" for the
+    baseline sets. calibration: "one" (one positive per anchor: the
+    guarantee), "pac" (with delta: coverage >= 1 - alpha with probability
+    >= 1 - delta over the calibration draw), "class" (a threshold per class
+    of cal's labels; with delta, PAC per class) or "pooled" (approximate).
+    seed chooses each anchor's positive (and the ellipsoid's half split);
+    ridge is the ellipsoid's; allow_infinite accepts a whole-space set.
 
     reference keeps an OOD reference pool with the set: a number of
     calibration anchors, a collection file (.npz, .npy, .parquet) or an
     (m, d) array; ood_cal calibrates the per-input OOD test (Set.ood) on
     in-distribution inputs held out from everything else: a features file
     (as ccs calibrate -ood-cal), a Bundle (its anchors) or an (n, d) array;
-    ood_k is its neighbour (default 1)."""
+    ood_k is its neighbour (default 1). The set's warnings are issued as
+    CCSWarning."""
     cb, close_cal = _bundle_of(cal, "cal")
     fitted_h, geometry, close_fitted = 0, None, None
     if isinstance(fitted, Set):
         fitted_h = fitted._handle()
-    elif fitted in ("ball", "ellipsoid"):
-        geometry = fitted
-    elif isinstance(fitted, (str, bytes, os.PathLike)):
+    elif isinstance(fitted, (str, bytes, os.PathLike)) and os.path.exists(fitted):
         close_fitted = Set.load(fitted)
         fitted_h = close_fitted._handle()
+    elif isinstance(fitted, str):
+        geometry = fitted  # "ball" or "ellipsoid"; the library says what else
     else:
         raise TypeError(f"ccs: calibrate: want a fitted ccs.Set, \"ball\" or \"ellipsoid\", got {type(fitted).__name__}")
     lent = Lent()

@@ -61,3 +61,11 @@ def labelled(tmp_path_factory):
     run_cli("bundle", "-embeddings", d / "embeddings.npy", "-labels", d / "labels.npy", "-out", d / "bundles",
             "-k", 8, "-kneg", 6, "-seed", 3, "-ood-classes", 4, "-ood-cal-share", 0.1)
     return {"dir": d, "embeddings": emb, "labels": labels, "bundles": d / "bundles"}
+
+
+def child_env():
+    """The environment of a child interpreter that imports this checkout's
+    package and the library built for the tests."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    return env
