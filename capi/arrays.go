@@ -181,15 +181,28 @@ func narrowAll(x []float64) (out []float32, ok bool) {
 	out = make([]float32, len(x))
 	var bad atomic.Bool
 	parallel.For(len(x), 1<<16, 0, func(_, lo, hi int) {
-		for i, v := range x[lo:hi] {
-			f := float32(v)
-			out[lo+i] = f
-			if (f == 0 && v != 0) || (math.IsInf(float64(f), 0) && !math.IsInf(v, 0)) {
-				bad.Store(true)
-			}
+		if !narrowInto(out[lo:hi], x[lo:hi]) {
+			bad.Store(true)
 		}
 	})
 	return out, !bad.Load()
+}
+
+// narrowInto converts src to float32 into dst (as long), reporting false
+// when a value float32 cannot hold is among them (narrowAll).
+func narrowInto(dst []float32, src []float64) bool {
+	ok := true
+	src = src[:len(dst)]
+	for i, v := range src {
+		f := float32(v)
+		dst[i] = f
+		if f == 0 || f-f != 0 { // rare: zero, ±Inf or NaN
+			if (f == 0 && v != 0) || (math.IsInf(float64(f), 0) && !math.IsInf(v, 0)) {
+				ok = false
+			}
+		}
+	}
+	return ok
 }
 
 func viewI64(b []byte) []int64 {

@@ -15,7 +15,8 @@ var sinkN int
 // library on differences already made; "diffs+Members" a Go caller that
 // makes them (anchor − point, 512 MB) and calls Set.Members; "contains" the
 // path the Python package takes (ccs_set_contains: the differences made a
-// block at a time on all cores). python/bench/bench.py times the same
+// block at a time on all cores), and "contains-float64" the same on
+// float64 points (NumPy's default dtype, narrowed a block at a time). python/bench/bench.py times the same
 // from Python; docs/python.md compares them.
 func BenchmarkMembers1e6D128(b *testing.B) {
 	const m, d = 1_000_000, 128
@@ -63,6 +64,23 @@ func BenchmarkMembers1e6D128(b *testing.B) {
 		b.Run(s.name+"/contains", func(b *testing.B) {
 			for b.Loop() {
 				qr, err := newQuery(s.set, raw("anchor", anchor, d), raw("points", points, m, d))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := contains(s.set, qr, nil, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			count()
+		})
+		b.Run(s.name+"/contains-float64", func(b *testing.B) {
+			p64 := make([]float64, len(points))
+			for i, v := range points {
+				p64[i] = float64(v)
+			}
+			pts := rawArray{Name: "points", Data: bytesOf(p64), Dtype: "<f8", Shape: []int{m, d}}
+			for b.Loop() {
+				qr, err := newQuery(s.set, raw("anchor", anchor, d), pts)
 				if err != nil {
 					b.Fatal(err)
 				}

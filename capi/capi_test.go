@@ -202,6 +202,19 @@ func TestContainsIsMembers(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: contains differs from Members", name)
 		}
+		// float64 points, narrowed a block at a time: the same decisions.
+		p64 := make([]float64, len(points))
+		for i, v := range points {
+			p64[i] = float64(v)
+		}
+		qr64, err := newQuery(s, raw("anchor", anchor, 1, d), rawArray{Name: "points", Data: bytesOf(p64), Dtype: "<f8", Shape: []int{m, d}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got64 := make([]bool, m)
+		if err := contains(s, qr64, label, got64); err != nil || !slices.Equal(got64, want) {
+			t.Errorf("%s: float64 points: %v, or other decisions", name, err)
+		}
 		sc := make([]float64, m)
 		if err := scores(s, qr, sc); err != nil {
 			t.Fatal(err)
@@ -244,6 +257,10 @@ func TestQueryRefuses(t *testing.T) {
 		{"NaN anchor", s, raw("anchor", []float32{1, float32(math.NaN()), 3}, 3), raw("points", make([]float32, 3), 3), nil,
 			"anchor: coordinate 1 is NaN", true},
 		{"Inf point", s, raw("anchor", []float32{1, 2, 3}, 3), raw("points", nan, 3, 3), nil, "points[2][1] is +Inf", false},
+		{"float64 overflow", s, raw("anchor", []float32{1, 2, 3}, 3), rawArray{Name: "points", Dtype: "<f8", Shape: []int{2, 3},
+			Data: encode([]float64{1, 2, 3, 4, 5, -1e39}, 'f', 8, false)}, nil, `array "points": element [1][2] = -1e+39 overflows float32`, false},
+		{"NaN float64 point", s, raw("anchor", []float32{1, 2, 3}, 3), rawArray{Name: "points", Dtype: "<f8", Shape: []int{2, 3},
+			Data: encode([]float64{1, 2, 3, 4, math.NaN(), 6}, 'f', 8, false)}, nil, "points[1][1] is NaN", false},
 		{"no label", sets["class"], raw("anchor", []float32{1, 2, 3}, 3), raw("points", make([]float32, 3), 1, 3), nil,
 			conformal.ErrNoLabel.Error(), false},
 		{"uncalibrated", conformal.Uncalibrated(s.Geometry, nil), raw("anchor", []float32{1, 2, 3}, 3), raw("points", make([]float32, 3), 1, 3), nil,
