@@ -43,7 +43,7 @@ import (
 	"github.com/ccsets/ccs/retrieve"
 )
 
-// The ABI. Every function that can fail returns a status code (0: ok;
+// The ABI (doc.go). Every function that can fail returns a status code (0: ok;
 // handles.go lists the others) and, on failure, stores a message in *err,
 // a C string the caller frees with ccs_free. Results of a size the caller
 // knows are written into the caller's buffers; strings (JSON) and a
