@@ -49,8 +49,11 @@ type hits struct {
 }
 
 // search is ccs retrieve: the items of c inside s around anchor ((d,) or
-// (1, d)), nearest first, at most limit (≤ 0: all).
+// (1, d)), nearest first, at most limit (0: all).
 func search(ctx context.Context, s *conformal.Set, c *retrieve.Collection, anchor rawArray, limit int) (*hits, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("retrieve: limit=%d: want ≥ 1, or None for all", limit)
+	}
 	anchor.Name = "anchor"
 	a, err := decodeF32(anchor, true)
 	if err != nil {

@@ -23,7 +23,6 @@ message; a missing file FileNotFoundError. docs/python.md has the whole API.
 """
 
 import os
-import threading
 import warnings
 from ctypes import byref, c_double, c_int, c_int64, c_uint8, c_void_p, POINTER
 

@@ -5,7 +5,6 @@ import ctypes
 import ctypes.util
 import json
 import os
-import re
 import subprocess
 import sys
 
@@ -152,6 +151,7 @@ ERRORS = [
     ("fit objective", lambda s, a: ccs.fit("genball", ccs.Bundle(*gauss(5)), objective="volume"), ValueError, "fit: objective: "),
     ("class set without labels", lambda s, a: ccs.calibrate("ball", ccs.Bundle(*gauss(5)), calibration="class"), ValueError,
      "class-conditional calibration needs the calibration bundle's labels"),
+    ("negative limit", lambda s, a: s.retrieve(a[0], a, limit=-1), ValueError, "retrieve: limit=-1: want ≥ 1, or None for all"),
     ("no ood calibration", lambda s, a: s.ood(a), ValueError, "the set has no OOD calibration"),
     ("missing file", lambda s, a: ccs.Set.load("/nonexistent/set.json"), FileNotFoundError, "no such file or directory"),
     ("missing bundle", lambda s, a: ccs.Bundle.load("/nonexistent/b.npz"), FileNotFoundError, "no such file or directory"),
