@@ -22,7 +22,6 @@ func newBundle(arrays []rawArray) (*bundle.Bundle, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.Converted = ""
 		m[r.Name] = a
 	}
 	return bundle.FromArrays(m)

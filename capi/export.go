@@ -43,14 +43,9 @@ import (
 	"github.com/ccsets/ccs/retrieve"
 )
 
-// The ABI (doc.go). Every function that can fail returns a status code (0: ok;
-// handles.go lists the others) and, on failure, stores a message in *err,
-// a C string the caller frees with ccs_free. Results of a size the caller
-// knows are written into the caller's buffers; strings (JSON) and a
-// retrieval's hits are allocated with malloc and freed with ccs_free.
-// Handles (uintptr_t, never 0) name the library's objects; ccs_close
-// releases one. No Go pointer is ever given to the caller, and no pointer
-// of the caller's is kept after a call returns.
+// The rules of the ABI are in doc.go. Every function that can fail
+// returns a status code (handles.go lists them) and, on failure, stores a
+// message in *err, a C string the caller frees with ccs_free.
 
 // run runs an exported function's body f: its error becomes the status
 // code, its message *errOut; a panic becomes statusInternal with its

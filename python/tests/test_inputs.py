@@ -52,6 +52,7 @@ def test_float64_round_trip_equals_the_command(tmp_path):
                     "-out", tmp_path / "cli.json"], check=True, capture_output=True)
     b = ccs.Bundle(Tensor(a), positives=Tensor(p), negatives=Tensor(q))
     assert b.anchors.dtype == np.float32 and np.array_equal(b.anchors, a.astype(np.float32))
+    assert b.converted == [f"{n}: float64 → float32" for n in ("anchors", "negatives", "positives")]
     assert np.array_equal(b.positives, p.astype(np.float32))
     ccs.calibrate("ellipsoid", b, seed=4).save(tmp_path / "py.json")
     assert open(tmp_path / "py.json").read() == open(tmp_path / "cli.json").read()
@@ -88,6 +89,9 @@ def test_lists_views_and_single_points():
     strided = np.repeat(pts, 2, axis=0)[::2]  # not contiguous
     assert not strided.flags.c_contiguous and np.array_equal(s.contains(a[5], strided), want)
     assert np.array_equal(s.contains(a[5], pts.T.copy().T), want)  # Fortran order
+    assert np.array_equal(s.contains(a[5], pts.astype(">f4")), want)  # big-endian
+    unaligned = np.frombuffer(b"\0" + pts.tobytes(), dtype=np.float32, offset=1).reshape(pts.shape)
+    assert not unaligned.flags.aligned and np.array_equal(s.contains(a[5], unaligned), want)
     one = s.contains(a[5], pts[3])
     assert one.shape == (1,) and one[0] == want[3]
     assert s.contains(a[5], np.empty((0, 5), np.float32)).shape == (0,)
