@@ -29,6 +29,7 @@
 //	figure               a plotting library (gonum.org/v1/plot): figures as PNG and SVG, panels, legends, the palette
 //	report               one self-contained HTML page of the results
 //	cmd/ccs              the command-line tool
+//	capi                 the C ABI (cgo, c-shared) under the Python package python/ccs
 //	bench/epoch          times training epochs, beside PyTorch (bench/run.sh)
 //	bench/serve          drives the HTTP service for its benchmark
 //	bench/oodpool        times the per-input OOD score of a set file on real embeddings

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/sim"
+)
+
+// newBundle builds a bundle from named arrays, as bundle.Read builds one
+// from a file's: the same names, conversions, checks and messages.
+func newBundle(arrays []rawArray) (*bundle.Bundle, error) {
+	m := make(map[string]bundle.Array, len(arrays))
+	for _, r := range arrays {
+		if _, dup := m[r.Name]; dup {
+			return nil, fmt.Errorf("array %q given twice", r.Name)
+		}
+		a, err := decode(r)
+		if err != nil {
+			return nil, err
+		}
+		m[r.Name] = a
+	}
+	return bundle.FromArrays(m)
+}
+
+// loadBundle reads a bundle file as the CLI does: bundle.Read, or with
+// features bundle.ReadFeatures (anchors alone, as ccs ood and calibrate
+// -ood-cal read them).
+func loadBundle(path string, features bool) (*bundle.Bundle, error) {
+	if features {
+		return bundle.ReadFeatures(path)
+	}
+	return bundle.Read(path)
+}
+
+// saveBundle writes b as an .npz, atomically: bundle.Write, or for a
+// bundle of anchors alone (an OOD split of ccs.bundle) its arrays as ccs
+// bundle writes them.
+func saveBundle(path string, b *bundle.Bundle) error {
+	if b.K == 0 {
+		return bundle.WriteNPZ(path, b.Arrays())
+	}
+	return bundle.Write(path, b)
+}
+
+// arrayInfo describes one of a bundle's arrays for the caller, who
+// allocates its copy (bundleArray).
+type arrayInfo struct {
+	Dtype string `json:"dtype"` // "float32" or "int64"
+	Shape []int  `json:"shape"`
+}
+
+// bundleInfo is what the caller learns of a bundle: its sizes and arrays.
+type bundleInfo struct {
+	N         int                  `json:"n"`
+	K         int                  `json:"k"`
+	D         int                  `json:"d"`
+	KNeg      int                  `json:"kneg"`
+	Arrays    map[string]arrayInfo `json:"arrays"`
+	Converted []string             `json:"converted"`
+	Path      string               `json:"path,omitempty"`
+}
+
+func infoOf(o *bundleObj) bundleInfo {
+	b := o.b
+	info := bundleInfo{N: b.N, K: b.K, D: b.D, KNeg: b.KNeg, Arrays: map[string]arrayInfo{},
+		Converted: b.Converted, Path: o.path}
+	if info.Converted == nil {
+		info.Converted = []string{}
+	}
+	for name, a := range b.Arrays() {
+		info.Arrays[name] = arrayInfo{Dtype: a.Kind(), Shape: a.Shape}
+	}
+	return info
+}
+
+// bundleArray copies the bundle's array name into dst, which must have
+// exactly its size in bytes.
+func bundleArray(b *bundle.Bundle, name string, dst []byte) error {
+	a, ok := b.Arrays()[name]
+	if !ok {
+		return fmt.Errorf("the bundle has no array %q (have %s)", name, strings.Join(slices.Sorted(maps.Keys(b.Arrays())), ", "))
+	}
+	var src []byte
+	switch {
+	case a.F32 != nil:
+		src = bytesOf(a.F32)
+	default:
+		src = bytesOf(a.I64)
+	}
+	if len(src) != len(dst) {
+		return fmt.Errorf("array %q: %d bytes, the buffer has %d", name, len(src), len(dst))
+	}
+	copy(dst, src)
+	return nil
+}
+
+// makeOptions are ccs.bundle's keywords (ccs bundle's flags).
+type makeOptions struct {
+	K           int        `json:"k"`
+	KNeg        int        `json:"kneg"`
+	Split       [4]float64 `json:"split"`
+	Seed        uint64     `json:"seed"`
+	OODClasses  []int64    `json:"ood_classes"`
+	OODCalShare float64    `json:"ood_cal_share"`
+	AllowFewer  bool       `json:"allow_fewer"`
+}
+
+// defaultMake are ccs bundle's defaults.
+var defaultMake = makeOptions{K: 20, Split: [4]float64{0.5, 0.1, 0.2, 0.2}}
+
+// madeBundles are ccs.bundle's result: a bundle per split, in the plan's
+// order, with their names, and the plan's warnings.
+type madeBundles struct {
+	Names    []string
+	Bundles  []*bundle.Bundle
+	Warnings []string
+}
+
+// makeBundles is ccs bundle on arrays: embeddings (n, d) with labels
+// and/or groups, or views (n, v, d) with optional labels, or embeddings
+// with queries and relevance pairs. Arrays absent are nil.
+func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error) {
+	for name := range arrays {
+		switch name {
+		case "embeddings", "views", "labels", "groups", "queries", "pairs":
+		default:
+			return nil, fmt.Errorf("bundle: unknown array %q", name)
+		}
+	}
+	_, hasEmb := arrays["embeddings"]
+	_, hasViews := arrays["views"]
+	_, hasLabels := arrays["labels"]
+	_, hasGroups := arrays["groups"]
+	_, hasQueries := arrays["queries"]
+	_, hasPairs := arrays["pairs"]
+	mode := ""
+	switch {
+	case hasViews:
+		mode = "views"
+		if hasEmb || hasGroups || hasQueries || hasPairs {
+			return nil, fmt.Errorf("bundle: views hold the embeddings: give them without embeddings, groups, queries or pairs")
+		}
+	case hasQueries || hasPairs:
+		mode = "pairs"
+		if !hasEmb || !hasQueries || !hasPairs {
+			return nil, fmt.Errorf("bundle: relevance pairs need embeddings, queries and pairs")
+		}
+		if hasLabels || hasGroups {
+			return nil, fmt.Errorf("bundle: relevance pairs say which rows are positives: give no labels or groups")
+		}
+	default:
+		if !hasEmb {
+			return nil, fmt.Errorf("bundle: give embeddings (or views)")
+		}
+		switch {
+		case hasGroups:
+			mode = "groups"
+		case hasLabels:
+			mode = "labels"
+		default:
+			return nil, fmt.Errorf("bundle: say which rows are positives of each other: give labels, groups, or queries with pairs")
+		}
+	}
+	if o.K < 1 || o.KNeg < 0 {
+		return nil, fmt.Errorf("bundle: k=%d, kneg=%d: want k at least 1 and kneg ≥ 0", o.K, o.KNeg)
+	}
+	if !(o.OODCalShare >= 0 && o.OODCalShare < 1) {
+		return nil, fmt.Errorf("bundle: ood_cal_share=%v: want 0 ≤ share < 1", o.OODCalShare)
+	}
+	cfg := bundle.MakeConfig{K: o.K, KNeg: o.KNeg, Split: o.Split, Seed: o.Seed, OODClasses: o.OODClasses,
+		OODCalShare: o.OODCalShare, AllowFewer: o.AllowFewer}
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	items := bundle.Items{}
+	var emb *embeddings
+	var err error
+	if mode == "views" {
+		if emb, err = readEmbeddings(arrays["views"], true); err != nil {
+			return nil, err
+		}
+		if emb.views < 2 {
+			return nil, fmt.Errorf("views: %d views per item: want at least 2 (the anchor and a positive)", emb.views)
+		}
+		items.Groups = make([]int64, emb.n*emb.views)
+		for i := range items.Groups {
+			items.Groups[i] = int64(i / emb.views)
+		}
+		emb.n *= emb.views
+	} else if emb, err = readEmbeddings(arrays["embeddings"], false); err != nil {
+		return nil, err
+	}
+	items.N = emb.n
+	if hasLabels {
+		labels, err := readIDs(arrays["labels"], "labels")
+		if err != nil {
+			return nil, err
+		}
+		if mode == "views" {
+			if len(labels) != emb.n/emb.views {
+				return nil, fmt.Errorf("labels: %d labels for %d items of views", len(labels), emb.n/emb.views)
+			}
+			per := make([]int64, emb.n)
+			for i := range per {
+				per[i] = labels[i/emb.views]
+			}
+			labels = per
+		} else if len(labels) != emb.n {
+			return nil, fmt.Errorf("labels: %d labels for the %d rows of embeddings", len(labels), emb.n)
+		}
+		items.Labels = labels
+	}
+	if hasGroups {
+		groups, err := readIDs(arrays["groups"], "groups")
+		if err != nil {
+			return nil, err
+		}
+		if len(groups) != emb.n {
+			return nil, fmt.Errorf("groups: %d group ids for the %d rows of embeddings", len(groups), emb.n)
+		}
+		items.Groups = groups
+	}
+	var qrows []float32
+	if mode == "pairs" {
+		q, err := readEmbeddings(arrays["queries"], false)
+		if err != nil {
+			return nil, err
+		}
+		if q.d != emb.d {
+			return nil, fmt.Errorf("queries: queries of dimension %d, the embeddings have %d", q.d, emb.d)
+		}
+		if items.Pairs, err = readPairs(arrays["pairs"]); err != nil {
+			return nil, err
+		}
+		items.Queries, qrows = q.n, q.rows
+	}
+	plan, err := bundle.Make(items, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", emb.source, err)
+	}
+	out := &madeBundles{Warnings: plan.Warnings}
+	for s, sp := range plan.Splits {
+		b, err := plan.Bundle(s, emb.rows, qrows, emb.d)
+		if err != nil {
+			return nil, err
+		}
+		out.Names, out.Bundles = append(out.Names, sp.Name), append(out.Bundles, b)
+	}
+	return out, nil
+}
+
+// embeddings are the rows of an (n, d) array, or of (n, v, d) views.
+type embeddings struct {
+	source string
+	rows   []float32
+	n, d   int
+	views  int
+}
+
+// readEmbeddings reads embeddings as ccs bundle reads a file of them: any
+// floating-point dtype, (n, d) (or (n, v, d) views), every value finite.
+// The rows are a copy: the bundles made from them keep parts of them.
+func readEmbeddings(r rawArray, allowViews bool) (*embeddings, error) {
+	a, err := decode(r)
+	if err != nil {
+		return nil, err
+	}
+	e := &embeddings{source: r.Name}
+	if a.F32 == nil {
+		return nil, fmt.Errorf("%s: dtype %s, want floating point (float16, float32 or float64) embeddings", e.source, a.Kind())
+	}
+	switch {
+	case len(a.Shape) == 2:
+		e.n, e.d = a.Shape[0], a.Shape[1]
+	case len(a.Shape) == 3 && allowViews:
+		e.n, e.views, e.d = a.Shape[0], a.Shape[1], a.Shape[2]
+	default:
+		want := "(n, d)"
+		if allowViews {
+			want = "(n, v, d) views"
+		}
+		return nil, fmt.Errorf("%s: shape %s, want %s", e.source, bundle.FormatShape(a.Shape), want)
+	}
+	if e.n < 1 || e.d < 1 {
+		return nil, fmt.Errorf("%s: no embeddings (%d rows of dimension %d)", e.source, e.n, e.d)
+	}
+	e.rows = a.F32
+	return e, finiteRows(e.source, e.rows, e.d)
+}
+
+// readIDs reads one integer per row: labels or group ids.
+func readIDs(r rawArray, what string) ([]int64, error) {
+	a, err := decode(r)
+	if err != nil {
+		return nil, err
+	}
+	if a.I64 == nil {
+		return nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type)", r.Name, a.Kind(), what)
+	}
+	if len(a.Shape) != 1 {
+		return nil, fmt.Errorf("%s: shape %s, want one %s per row, (n,)", r.Name, bundle.FormatShape(a.Shape), strings.TrimSuffix(what, "s"))
+	}
+	return a.I64, nil
+}
+
+// readPairs reads relevance pairs (query row, relevant row): (m, 2)
+// integers.
+func readPairs(r rawArray) ([][2]int, error) {
+	a, err := decode(r)
+	if err != nil {
+		return nil, err
+	}
+	if a.I64 == nil || len(a.Shape) != 2 || a.Shape[1] != 2 {
+		return nil, fmt.Errorf("%s: dtype %s, shape %s: want integer pairs (m, 2)", r.Name, a.Kind(), bundle.FormatShape(a.Shape))
+	}
+	pairs := make([][2]int, a.Shape[0])
+	for i := range pairs {
+		pairs[i] = [2]int{int(a.I64[2*i]), int(a.I64[2*i+1])}
+	}
+	return pairs, nil
+}
+
+// simulateOptions are ccs.simulate's keywords (ccs simulate's flags).
+type simulateOptions struct {
+	Seed     uint64 `json:"seed"`
+	DataSeed uint64 `json:"data_seed"`
+	K        int    `json:"k"`
+	PerClass int    `json:"per_class"`
+}
+
+// defaultSimulate are ccs simulate's defaults.
+var defaultSimulate = simulateOptions{DataSeed: sim.PaperDataSeed, K: sim.K, PerClass: sim.PerClass}
+
+// simulate is ccs simulate: the paper's 3-D mixed simulation, split into
+// the fit, validation, calibration and test bundles.
+func simulate(o simulateOptions) (*madeBundles, error) {
+	if o.K < 1 || o.PerClass < 2 {
+		return nil, fmt.Errorf("simulate: k=%d and per_class=%d: want k at least 1 and per_class at least 2", o.K, o.PerClass)
+	}
+	data := sim.Mixed(o.DataSeed, o.PerClass)
+	split := data.Split(o.Seed)
+	out := &madeBundles{}
+	for _, part := range []struct {
+		name string
+		idx  []int
+	}{{"fit", split.Fit}, {"val", split.Val}, {"cal", split.Cal}, {"test", split.Test}} {
+		b, err := data.Pairs(part.idx, o.K, o.Seed, part.name)
+		if err != nil {
+			return nil, err
+		}
+		out.Names, out.Bundles = append(out.Names, part.name), append(out.Bundles, b)
+	}
+	return out, nil
+}

@@ -1,0 +1,427 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ccsets/ccs/baseline"
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/sim"
+)
+
+// raw is the rawArray of a float32 or int64 array in C order.
+func raw[T float32 | int64](name string, x []T, shape ...int) rawArray {
+	dtype := "<f4"
+	var z T
+	if _, ok := any(z).(int64); ok {
+		dtype = "<i8"
+	}
+	return rawArray{Name: name, Data: bytesOf(x), Dtype: dtype, Shape: shape}
+}
+
+func TestHandles(t *testing.T) {
+	t.Parallel()
+	b := &bundleObj{b: &bundle.Bundle{N: 1}}
+	h := newHandle(b)
+	if got, err := lookup[*bundleObj](h, "a bundle"); err != nil || got != b {
+		t.Fatalf("lookup: %v, %v", got, err)
+	}
+	tests := []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"another kind", func() error { _, err := lookup[*setObj](h, "a set"); return err }, "holds a bundle, not a set"},
+		{"zero", func() error { _, err := lookup[*setObj](0, "a set"); return err }, "no a set: the handle is 0"},
+		{"never made", func() error { _, err := lookup[*setObj](h+1000, "a set"); return err }, "closed, or never made"},
+		{"close", func() error { return closeHandle(h) }, ""},
+		{"closed", func() error { _, err := lookup[*bundleObj](h, "a bundle"); return err }, "closed, or never made"},
+		{"closed twice", func() error { return closeHandle(h) }, "closed, or never made"},
+	}
+	for _, tt := range tests {
+		err := tt.err()
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tt.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) || statusOf(err) != statusHandle {
+			t.Errorf("%s: %v (status %d), want %q, status %d", tt.name, err, statusOf(err), tt.want, statusHandle)
+		}
+	}
+}
+
+func TestStatusOf(t *testing.T) {
+	t.Parallel()
+	_, notFound := os.Open(filepath.Join(t.TempDir(), "absent"))
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{nil, statusOK},
+		{errors.New("bad alpha"), statusValue},
+		{notFound, statusNotFound},
+		{fmt.Errorf("reading: %w", &os.PathError{Op: "write", Path: "x", Err: errors.New("disk full")}), statusOS},
+		{fmt.Errorf("fit: %w", context.Canceled), statusCancelled},
+		{&errHandle{"closed"}, statusHandle},
+	}
+	for _, tt := range tests {
+		if got := statusOf(tt.err); got != tt.want {
+			t.Errorf("statusOf(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
+
+// gauss is a small bundle of n anchors with k positives and negatives.
+func gauss(seed uint64, n, k, d int) *bundle.Bundle {
+	return sim.Gauss(rand.New(rand.NewPCG(seed, 1)), n, k, d)
+}
+
+func TestNewBundleIsWhatReadReads(t *testing.T) {
+	t.Parallel()
+	b := gauss(1, 20, 3, 4)
+	b.Labels = make([]int64, b.N)
+	path := filepath.Join(t.TempDir(), "b.npz")
+	if err := bundle.Write(path, b); err != nil {
+		t.Fatal(err)
+	}
+	want, err := bundle.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrays := []rawArray{raw("anchors", b.Anchors, 20, 4), raw("positives", b.Positives, 20, 3, 4),
+		raw("negatives", b.Negatives, 20, 3, 4), raw("labels", b.Labels, 20)}
+	got, err := newBundle(arrays)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Anchors, want.Anchors) || !slices.Equal(got.Positives, want.Positives) ||
+		!slices.Equal(got.Negatives, want.Negatives) || !slices.Equal(got.Labels, want.Labels) || got.KNeg != 3 {
+		t.Errorf("a bundle from arrays differs from the file's")
+	}
+	// Its arrays are its own: the caller's memory is not kept.
+	b.Anchors[0] = 42
+	if got.Anchors[0] == 42 {
+		t.Errorf("the bundle kept the caller's memory")
+	}
+
+	bad := slices.Clone(b.Positives)
+	bad[(2*3+1)*4+3] = float32(math.NaN())
+	tests := []struct {
+		name   string
+		arrays []rawArray
+		want   string
+	}{
+		{"NaN", []rawArray{arrays[0], raw("positives", bad, 20, 3, 4)}, "positives[2][1][3] is NaN"},
+		{"rank", []rawArray{arrays[0], raw("positives", b.Positives, 20, 12)}, `array "positives": shape [20 12] has 2 dimensions, want 3`},
+		{"no positives", arrays[:1], `array "positives" (or "positive_index") is missing`},
+		{"twice", []rawArray{arrays[0], arrays[0]}, `array "anchors" given twice`},
+		{"labels of floats", []rawArray{arrays[0], arrays[1], raw("labels", make([]float32, 20), 20)}, `array "labels": dtype float32, want an integer type`},
+	}
+	for _, tt := range tests {
+		if _, err := newBundle(tt.arrays); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// calibrated returns a set of each kind calibrated on a small bundle.
+func calibrated(t *testing.T, d int) map[string]*conformal.Set {
+	t.Helper()
+	cal := gauss(2, 400, 4, d)
+	cal.Labels = make([]int64, cal.N)
+	for i := range cal.Labels {
+		cal.Labels[i] = int64(i % 3)
+	}
+	sets := map[string]*conformal.Set{}
+	var err error
+	if sets["ball"], err = baseline.Ball(cal, 0.1, baseline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if sets["ellipsoid"], err = baseline.Ellipsoid(cal, 0.1, baseline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	g := geometry.UnitGenBall(d, 1.5)
+	if sets["genball"], err = conformal.Calibrate(g, cal, 0.1, conformal.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if sets["class"], err = conformal.Calibrate(g, cal, 0.1, conformal.Options{Mode: conformal.Class}); err != nil {
+		t.Fatal(err)
+	}
+	return sets
+}
+
+// normals are n seeded normal values of standard deviation sd.
+func normals(seed uint64, n int, sd float64) []float32 {
+	rng := rand.New(rand.NewPCG(seed, uint64(n)))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(sd * rng.NormFloat64())
+	}
+	return x
+}
+
+func TestContainsIsMembers(t *testing.T) {
+	t.Parallel()
+	const d, m = 8, 5000 // several blocks, the last one partial
+	anchor, points := normals(3, d, 1), normals(3, m*d, 1.5)
+	diffs := make([]float32, m*d)
+	for i := range diffs {
+		diffs[i] = anchor[i%d] - points[i]
+	}
+	for name, s := range calibrated(t, d) {
+		var label *int64
+		if name == "class" {
+			l := int64(1)
+			label = &l
+		}
+		qr, err := newQuery(s, raw("anchor", anchor, 1, d), raw("points", points, m, d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := s.Members(nil, diffs, label)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]bool, m)
+		if err := contains(s, qr, label, got); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: contains differs from Members", name)
+		}
+		// float64 points, narrowed a block at a time: the same decisions.
+		p64 := make([]float64, len(points))
+		for i, v := range points {
+			p64[i] = float64(v)
+		}
+		qr64, err := newQuery(s, raw("anchor", anchor, 1, d), rawArray{Name: "points", Data: bytesOf(p64), Dtype: "<f8", Shape: []int{m, d}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got64 := make([]bool, m)
+		if err := contains(s, qr64, label, got64); err != nil || !slices.Equal(got64, want) {
+			t.Errorf("%s: float64 points: %v, or other decisions", name, err)
+		}
+		sc := make([]float64, m)
+		if err := scores(s, qr, sc); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(sc, s.Geometry.Scores(nil, diffs)) {
+			t.Errorf("%s: scores differ from the geometry's", name)
+		}
+		inside := 0
+		for _, v := range got {
+			if v {
+				inside++
+			}
+		}
+		if inside == 0 || inside == m {
+			t.Errorf("%s: %d of %d inside: the test decides nothing", name, inside, m)
+		}
+	}
+}
+
+func TestQueryRefuses(t *testing.T) {
+	t.Parallel()
+	sets := calibrated(t, 3)
+	s := sets["genball"]
+	nan := []float32{0, 0, 0, 1, 2, 3, 4, float32(math.Inf(1)), 6}
+	tests := []struct {
+		name    string
+		s       *conformal.Set
+		anchor  rawArray
+		points  rawArray
+		label   *int64
+		want    string
+		inQuery bool // refused when the query is read
+	}{
+		{"dimension", s, raw("anchor", []float32{1, 2}, 2), raw("points", make([]float32, 6), 2, 3), nil,
+			"anchor: embeddings of shape (2,), dimension 2; the set's dimension is 3", true},
+		{"points rank", s, raw("anchor", []float32{1, 2, 3}, 3), raw("points", make([]float32, 12), 2, 2, 3), nil,
+			"points: shape (2, 2, 3): want (m, 3), or (3,) for one point", true},
+		{"two anchors", s, raw("anchor", make([]float32, 6), 2, 3), raw("points", make([]float32, 6), 2, 3), nil,
+			"anchor: shape (2, 3): want one anchor, (3,) or (1, 3)", true},
+		{"NaN anchor", s, raw("anchor", []float32{1, float32(math.NaN()), 3}, 3), raw("points", make([]float32, 3), 3), nil,
+			"anchor: coordinate 1 is NaN", true},
+		{"Inf point", s, raw("anchor", []float32{1, 2, 3}, 3), raw("points", nan, 3, 3), nil, "points[2][1] is +Inf", false},
+		{"float64 overflow", s, raw("anchor", []float32{1, 2, 3}, 3), rawArray{Name: "points", Dtype: "<f8", Shape: []int{2, 3},
+			Data: encode([]float64{1, 2, 3, 4, 5, -1e39}, 'f', 8, false)}, nil, `array "points": element [1][2] = -1e+39 overflows float32`, false},
+		{"NaN float64 point", s, raw("anchor", []float32{1, 2, 3}, 3), rawArray{Name: "points", Dtype: "<f8", Shape: []int{2, 3},
+			Data: encode([]float64{1, 2, 3, 4, math.NaN(), 6}, 'f', 8, false)}, nil, "points[1][1] is NaN", false},
+		{"no label", sets["class"], raw("anchor", []float32{1, 2, 3}, 3), raw("points", make([]float32, 3), 1, 3), nil,
+			conformal.ErrNoLabel.Error(), false},
+		{"uncalibrated", conformal.Uncalibrated(s.Geometry, nil), raw("anchor", []float32{1, 2, 3}, 3), raw("points", make([]float32, 3), 1, 3), nil,
+			conformal.ErrNotCalibrated.Error(), false},
+	}
+	for _, tt := range tests {
+		qr, err := newQuery(tt.s, tt.anchor, tt.points)
+		if (err != nil) != tt.inQuery {
+			t.Errorf("%s: reading the query: %v", tt.name, err)
+			continue
+		}
+		if err == nil {
+			err = contains(tt.s, qr, tt.label, make([]bool, qr.m))
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	t.Parallel()
+	var o calibrateOptions
+	if err := parseOptions(`{"alpha": 0.1, "calibration": "pac", "delta": 0.05}`, &o); err != nil || *o.Alpha != 0.1 || o.Delta != 0.05 {
+		t.Errorf("parseOptions: %+v, %v", o, err)
+	}
+	for _, s := range []string{`{"alpah": 0.1}`, `{"alpha": "x"}`, `{} {}`, `[`} {
+		if err := parseOptions(s, &o); err == nil || !strings.HasPrefix(err.Error(), "keywords: ") {
+			t.Errorf("parseOptions(%s): %v", s, err)
+		}
+	}
+}
+
+func TestFitOptions(t *testing.T) {
+	t.Parallel()
+	f := func(v float64) *float64 { return &v }
+	n := func(v int) *int { return &v }
+	tests := []struct {
+		name string
+		o    fitOptions
+		want string // an error, or "" for a valid spec
+	}{
+		{"paper", fitOptions{Geometry: "genball", Objective: "neg,vol"}, ""},
+		{"embedding", fitOptions{Geometry: "single", Objective: "vol", Recipe: "embedding", LR: f(0.05), Batch: n(64)}, ""},
+		{"ball", fitOptions{Geometry: "ball", Objective: "neg"}, `fit: geometry "ball": want single or genball`},
+		{"objective", fitOptions{Geometry: "genball", Objective: "volume"}, "fit: objective:"},
+		{"alpha", fitOptions{Geometry: "genball", Objective: "neg", Alpha: f(1.5)}, "fit: alpha=1.5: want 0 < α < 1"},
+		{"recipe", fitOptions{Geometry: "genball", Objective: "neg", Recipe: "adam"}, `fit: recipe "adam": want sim or embedding`},
+		{"lr", fitOptions{Geometry: "genball", Objective: "neg", LR: f(-1)}, "fit: train: learning rate -1, want > 0"},
+		{"head", fitOptions{Geometry: "genball", Objective: "neg", HeadDim: 4}, "fit: head_dim=4: want a positive dimension, with an objective that includes infonce"},
+	}
+	for _, tt := range tests {
+		spec, _, err := tt.o.spec()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+		if tt.name == "embedding" && (spec.Config.SGD.LR != 0.05 || spec.Config.SGD.Momentum != 0.9 || spec.Config.BatchSize != 64) {
+			t.Errorf("embedding: %+v", spec.Config)
+		}
+	}
+}
+
+func TestFitJob(t *testing.T) {
+	t.Parallel()
+	data := sim.Mixed(1, 200)
+	split := data.Split(1)
+	fit, err := data.Pairs(split.Fit, 10, 1, "fit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	val, err := data.Pairs(split.Val, 10, 1, "val")
+	if err != nil {
+		t.Fatal(err)
+	}
+	epochs := 3
+	j, err := startFit(fit, val, fitOptions{Geometry: "genball", Objective: "neg,vol", Epochs: &epochs, Patience: &epochs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := j.outcome(); err == nil && !j.wait(0) {
+		t.Errorf("a running job has an outcome")
+	}
+	var reports []progressReport
+	for !j.wait(10 * time.Millisecond) {
+		reports = append(reports, j.progress()...)
+	}
+	reports = append(reports, j.progress()...)
+	s, res, err := j.outcome()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) != res.Epochs+1 || !reports[len(reports)-1].Done || reports[0].Epoch != 0 || s.Calibrated() {
+		t.Errorf("%d reports for %d epochs (the initial geometry, then each epoch, the last done): %+v", len(reports), res.Epochs, reports)
+	}
+
+	// Cancelled: the job ends with context.Canceled, the status the
+	// Python side turns into KeyboardInterrupt.
+	epochs = 150
+	j, err = startFit(fit, val, fitOptions{Geometry: "genball", Objective: "neg", Epochs: &epochs, Patience: &epochs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.cancel()
+	if !j.wait(time.Minute) {
+		t.Fatal("a cancelled job did not stop")
+	}
+	if _, _, err := j.outcome(); statusOf(err) != statusCancelled {
+		t.Errorf("cancelled: %v (status %d)", err, statusOf(err))
+	}
+}
+
+func TestMakeBundlesIsThePlan(t *testing.T) {
+	t.Parallel()
+	data := sim.Mixed(2, 100)
+	items := bundle.Items{N: data.N, Labels: data.Labels}
+	cfg := bundle.MakeConfig{K: 5, KNeg: 5, Split: defaultMake.Split, Seed: 9}
+	plan, err := bundle.Make(items, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := defaultMake
+	o.K, o.KNeg, o.Seed = 5, 5, 9
+	got, err := makeBundles(map[string]rawArray{"embeddings": raw("embeddings", data.Points, data.N, sim.Dim),
+		"labels": raw("labels", data.Labels, data.N)}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, sp := range plan.Splits {
+		want, err := plan.Bundle(s, data.Points, nil, sim.Dim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := got.Bundles[s]
+		if got.Names[s] != sp.Name || !slices.Equal(b.Anchors, want.Anchors) || !slices.Equal(b.PositiveIndex, want.PositiveIndex) ||
+			!slices.Equal(b.NegativeIndex, want.NegativeIndex) || !slices.Equal(b.Labels, want.Labels) {
+			t.Errorf("split %s differs from the plan's", sp.Name)
+		}
+	}
+	nan := slices.Clone(data.Points)
+	nan[7] = float32(math.NaN())
+	tests := []struct {
+		name   string
+		arrays map[string]rawArray
+		o      makeOptions
+		want   string
+	}{
+		{"NaN", map[string]rawArray{"embeddings": raw("embeddings", nan, data.N, sim.Dim), "labels": raw("labels", data.Labels, data.N)},
+			defaultMake, "embeddings: row 2, coordinate 1 is NaN"},
+		{"no labels", map[string]rawArray{"embeddings": raw("embeddings", data.Points, data.N, sim.Dim)},
+			defaultMake, "bundle: say which rows are positives of each other"},
+		{"k", map[string]rawArray{"embeddings": raw("embeddings", data.Points, data.N, sim.Dim), "labels": raw("labels", data.Labels, data.N)},
+			makeOptions{K: 0, Split: defaultMake.Split}, "bundle: k=0, kneg=0: want k at least 1"},
+		{"labels", map[string]rawArray{"embeddings": raw("embeddings", data.Points, data.N, sim.Dim), "labels": raw("labels", data.Labels[:10], 10)},
+			defaultMake, "labels: 10 labels for the 500 rows of embeddings"},
+	}
+	for _, tt := range tests {
+		if _, err := makeBundles(tt.arrays, tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}

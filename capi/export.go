@@ -1,0 +1,683 @@
+package main
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+
+// ccs_array is an array the caller lends for the duration of one call:
+// its memory (never kept), NumPy's dtype string ("<f4", "<f8", "<f2",
+// "<i8", …), its shape and its order.
+typedef struct {
+	const char *name;     // the array's name (a bundle's arrays), or NULL
+	const void *data;
+	const char *dtype;
+	const int64_t *shape;
+	int64_t ndim;
+	int64_t fortran;      // 1: Fortran order, 0: C order
+	int64_t nbytes;       // the size of data, checked against shape and dtype
+} ccs_array;
+
+// ccs_hits is a retrieval's answer: count hits (ids, rows, scores, each
+// allocated by the library with malloc, freed by the caller with
+// ccs_free) of total inside the set.
+typedef struct {
+	int64_t total;
+	int64_t count;
+	int64_t *ids;
+	int64_t *rows;
+	double *scores;
+} ccs_hits;
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/retrieve"
+)
+
+// The rules of the ABI are in doc.go. Every function that can fail
+// returns a status code (handles.go lists them) and, on failure, stores a
+// message in *err, a C string the caller frees with ccs_free.
+
+// run runs an exported function's body f: its error becomes the status
+// code, its message *errOut; a panic becomes statusInternal with its
+// message, since a bug in ccs must not take the caller's process down.
+func run(errOut **C.char, f func() error) (status C.int) {
+	defer func() {
+		if p := recover(); p != nil {
+			status = fail(errOut, internalError(p))
+		}
+	}()
+	if err := f(); err != nil {
+		return fail(errOut, err)
+	}
+	return statusOK
+}
+
+// fail stores err's message in *errOut and returns its status.
+func fail(errOut **C.char, err error) C.int {
+	if errOut != nil {
+		*errOut = C.CString(err.Error())
+	}
+	return C.int(statusOf(err))
+}
+
+// cString stores b as a malloc'd C string in *out.
+func cString(out **C.char, b []byte) {
+	*out = C.CString(string(b))
+}
+
+// jsonOut stores v, as JSON, as a malloc'd C string in *out.
+func jsonOut(out **C.char, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	cString(out, b)
+	return nil
+}
+
+// goArray reads a ccs_array: its memory as a view, the rest copied.
+func goArray(a *C.ccs_array, name string) (rawArray, error) {
+	if a == nil {
+		return rawArray{}, fmt.Errorf("array %q: missing", name)
+	}
+	if a.name != nil {
+		name = C.GoString(a.name)
+	}
+	if a.ndim < 0 || a.ndim > maxDims || (a.ndim > 0 && a.shape == nil) || a.nbytes < 0 || (a.nbytes > 0 && a.data == nil) || a.dtype == nil {
+		return rawArray{}, fmt.Errorf("array %q: a malformed array descriptor", name)
+	}
+	r := rawArray{Name: name, Dtype: C.GoString(a.dtype), Fortran: a.fortran != 0}
+	if a.ndim > 0 {
+		for _, s := range unsafe.Slice((*int64)(unsafe.Pointer(a.shape)), int(a.ndim)) {
+			r.Shape = append(r.Shape, int(s))
+		}
+	} else {
+		r.Shape = []int{}
+	}
+	if a.nbytes > 0 {
+		r.Data = unsafe.Slice((*byte)(a.data), int(a.nbytes))
+	}
+	return r, nil
+}
+
+// optionalArray is goArray for an argument that may be NULL.
+func optionalArray(a *C.ccs_array, name string) (*rawArray, error) {
+	if a == nil {
+		return nil, nil
+	}
+	r, err := goArray(a, name)
+	return &r, err
+}
+
+// goArrays reads n ccs_arrays, each named.
+func goArrays(a *C.ccs_array, n C.int64_t) ([]rawArray, error) {
+	if n < 0 || (n > 0 && a == nil) {
+		return nil, errors.New("a malformed list of arrays")
+	}
+	var out []rawArray
+	for i, x := range unsafe.Slice(a, int(n)) {
+		if x.name == nil {
+			return nil, fmt.Errorf("array %d has no name", i)
+		}
+		r, err := goArray(&x, "")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// options decodes a call's keywords, a JSON object (NULL: none).
+func options(s *C.char, dst any) error {
+	if s == nil {
+		return nil
+	}
+	return parseOptions(C.GoString(s), dst)
+}
+
+// handles stores the handles of bs in out (room for capacity).
+func handles(bs []*bundle.Bundle, out *C.uintptr_t, capacity C.int64_t) error {
+	if int(capacity) < len(bs) || out == nil {
+		return fmt.Errorf("room for %d handles, %d needed", capacity, len(bs))
+	}
+	dst := unsafe.Slice((*uintptr)(unsafe.Pointer(out)), len(bs))
+	for i, b := range bs {
+		dst[i] = newHandle(&bundleObj{b: b})
+	}
+	return nil
+}
+
+//export ccs_abi_version
+func ccs_abi_version() C.int { return abiVersion }
+
+//export ccs_free
+func ccs_free(p unsafe.Pointer) { C.free(p) }
+
+//export ccs_version
+func ccs_version(out **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		return jsonOut(out, readVersion())
+	})
+}
+
+//export ccs_close
+func ccs_close(h C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		return closeHandle(uintptr(h))
+	})
+}
+
+//export ccs_bundle_new
+func ccs_bundle_new(arrays *C.ccs_array, n C.int64_t, out *C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		rs, err := goArrays(arrays, n)
+		if err != nil {
+			return err
+		}
+		b, err := newBundle(rs)
+		if err != nil {
+			return err
+		}
+		*out = C.uintptr_t(newHandle(&bundleObj{b: b}))
+		return nil
+	})
+}
+
+//export ccs_bundle_load
+func ccs_bundle_load(path *C.char, features C.int, out *C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		p := C.GoString(path)
+		b, err := loadBundle(p, features != 0)
+		if err != nil {
+			return err
+		}
+		*out = C.uintptr_t(newHandle(&bundleObj{b: b, path: p}))
+		return nil
+	})
+}
+
+//export ccs_bundle_save
+func ccs_bundle_save(h C.uintptr_t, path *C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*bundleObj](uintptr(h), "a bundle")
+		if err != nil {
+			return err
+		}
+		return saveBundle(C.GoString(path), o.b)
+	})
+}
+
+//export ccs_bundle_info
+func ccs_bundle_info(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*bundleObj](uintptr(h), "a bundle")
+		if err != nil {
+			return err
+		}
+		return jsonOut(out, infoOf(o))
+	})
+}
+
+//export ccs_bundle_array
+func ccs_bundle_array(h C.uintptr_t, name *C.char, out unsafe.Pointer, nbytes C.int64_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*bundleObj](uintptr(h), "a bundle")
+		if err != nil {
+			return err
+		}
+		var dst []byte
+		if nbytes > 0 {
+			if out == nil {
+				return errors.New("no output buffer")
+			}
+			dst = unsafe.Slice((*byte)(out), int(nbytes))
+		}
+		return bundleArray(o.b, C.GoString(name), dst)
+	})
+}
+
+// madeJSON is what ccs_bundle_make and ccs_simulate say beside the
+// handles: the splits' names, in the handles' order, and the warnings.
+func madeJSON(m *madeBundles) []byte {
+	w := m.Warnings
+	if w == nil {
+		w = []string{}
+	}
+	b, _ := json.Marshal(map[string]any{"names": m.Names, "warnings": w})
+	return b
+}
+
+//export ccs_bundle_make
+func ccs_bundle_make(arrays *C.ccs_array, n C.int64_t, opts *C.char, out *C.uintptr_t, capacity C.int64_t, info **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		rs, err := goArrays(arrays, n)
+		if err != nil {
+			return err
+		}
+		byName := map[string]rawArray{}
+		for _, r := range rs {
+			if _, dup := byName[r.Name]; dup {
+				return fmt.Errorf("bundle: array %q given twice", r.Name)
+			}
+			byName[r.Name] = r
+		}
+		o := defaultMake
+		if err := options(opts, &o); err != nil {
+			return err
+		}
+		m, err := makeBundles(byName, o)
+		if err != nil {
+			return err
+		}
+		if err := handles(m.Bundles, out, capacity); err != nil {
+			return err
+		}
+		cString(info, madeJSON(m))
+		return nil
+	})
+}
+
+//export ccs_simulate
+func ccs_simulate(opts *C.char, out *C.uintptr_t, capacity C.int64_t, info **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o := defaultSimulate
+		if err := options(opts, &o); err != nil {
+			return err
+		}
+		m, err := simulate(o)
+		if err != nil {
+			return err
+		}
+		if err := handles(m.Bundles, out, capacity); err != nil {
+			return err
+		}
+		cString(info, madeJSON(m))
+		return nil
+	})
+}
+
+//export ccs_fit_start
+func ccs_fit_start(fitH, valH C.uintptr_t, opts *C.char, out *C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		fit, err := lookup[*bundleObj](uintptr(fitH), "a bundle")
+		if err != nil {
+			return err
+		}
+		var val *bundle.Bundle
+		if valH != 0 {
+			v, err := lookup[*bundleObj](uintptr(valH), "a bundle")
+			if err != nil {
+				return err
+			}
+			val = v.b
+		}
+		var o fitOptions
+		if err := options(opts, &o); err != nil {
+			return err
+		}
+		j, err := startFit(fit.b, val, o)
+		if err != nil {
+			return err
+		}
+		*out = C.uintptr_t(newHandle(j))
+		return nil
+	})
+}
+
+//export ccs_job_wait
+func ccs_job_wait(h C.uintptr_t, timeoutMS C.int64_t, finished *C.int, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		j, err := lookup[*fitJob](uintptr(h), "a fit job")
+		if err != nil {
+			return err
+		}
+		*finished = 0
+		if j.wait(time.Duration(timeoutMS) * time.Millisecond) {
+			*finished = 1
+		}
+		return nil
+	})
+}
+
+//export ccs_job_progress
+func ccs_job_progress(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		j, err := lookup[*fitJob](uintptr(h), "a fit job")
+		if err != nil {
+			return err
+		}
+		return jsonOut(out, j.progress())
+	})
+}
+
+//export ccs_job_cancel
+func ccs_job_cancel(h C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		j, err := lookup[*fitJob](uintptr(h), "a fit job")
+		if err != nil {
+			return err
+		}
+		j.cancel()
+		return nil
+	})
+}
+
+//export ccs_job_result
+func ccs_job_result(h C.uintptr_t, out *C.uintptr_t, training **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		j, err := lookup[*fitJob](uintptr(h), "a fit job")
+		if err != nil {
+			return err
+		}
+		s, r, err := j.outcome()
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(trainingJSON(r))
+		if err != nil {
+			return err
+		}
+		*out = C.uintptr_t(newHandle(&setObj{s: s}))
+		cString(training, b)
+		return nil
+	})
+}
+
+//export ccs_calibrate
+func ccs_calibrate(fittedH, calH C.uintptr_t, opts *C.char, reference, oodCal *C.ccs_array, out *C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		var fitted *conformal.Set
+		if fittedH != 0 {
+			f, err := lookup[*setObj](uintptr(fittedH), "a set")
+			if err != nil {
+				return err
+			}
+			fitted = f.s
+		}
+		cal, err := lookup[*bundleObj](uintptr(calH), "a bundle")
+		if err != nil {
+			return err
+		}
+		var o calibrateOptions
+		if err := options(opts, &o); err != nil {
+			return err
+		}
+		var in calibrateInputs
+		if in.Reference, err = optionalArray(reference, "reference"); err != nil {
+			return err
+		}
+		if in.OODCal, err = optionalArray(oodCal, "ood_cal"); err != nil {
+			return err
+		}
+		s, err := calibrate(fitted, cal, o, in)
+		if err != nil {
+			return err
+		}
+		*out = C.uintptr_t(newHandle(&setObj{s: s}))
+		return nil
+	})
+}
+
+//export ccs_set_load
+func ccs_set_load(path *C.char, out *C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		s, err := conformal.Load(C.GoString(path))
+		if err != nil {
+			return err
+		}
+		*out = C.uintptr_t(newHandle(&setObj{s: s}))
+		return nil
+	})
+}
+
+//export ccs_set_save
+func ccs_set_save(h C.uintptr_t, path *C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*setObj](uintptr(h), "a set")
+		if err != nil {
+			return err
+		}
+		return o.s.Save(C.GoString(path))
+	})
+}
+
+//export ccs_set_json
+func ccs_set_json(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*setObj](uintptr(h), "a set")
+		if err != nil {
+			return err
+		}
+		b, err := setJSON(o.s)
+		if err != nil {
+			return err
+		}
+		cString(out, b)
+		return nil
+	})
+}
+
+//export ccs_set_evaluate
+func ccs_set_evaluate(h, testH C.uintptr_t, opts *C.char, out **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*setObj](uintptr(h), "a set")
+		if err != nil {
+			return err
+		}
+		test, err := lookup[*bundleObj](uintptr(testH), "a bundle")
+		if err != nil {
+			return err
+		}
+		var opt evaluateOptions
+		if err := options(opts, &opt); err != nil {
+			return err
+		}
+		e, warnings, err := evaluate(o.s, test, opt)
+		if err != nil {
+			return err
+		}
+		if warnings == nil {
+			warnings = []string{}
+		}
+		return jsonOut(out, map[string]any{"result": e, "warnings": warnings})
+	})
+}
+
+// setQuery reads a set handle and a query's arrays.
+func setQuery(h C.uintptr_t, anchor, points *C.ccs_array) (*conformal.Set, query, error) {
+	o, err := lookup[*setObj](uintptr(h), "a set")
+	if err != nil {
+		return nil, query{}, err
+	}
+	a, err := goArray(anchor, "anchor")
+	if err != nil {
+		return nil, query{}, err
+	}
+	p, err := goArray(points, "points")
+	if err != nil {
+		return nil, query{}, err
+	}
+	qr, err := newQuery(o.s, a, p)
+	return o.s, qr, err
+}
+
+//export ccs_set_contains
+func ccs_set_contains(h C.uintptr_t, anchor, points *C.ccs_array, hasLabel C.int, label C.int64_t, out *C.uint8_t, n C.int64_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		s, qr, err := setQuery(h, anchor, points)
+		if err != nil {
+			return err
+		}
+		var l *int64
+		if hasLabel != 0 {
+			v := int64(label)
+			l = &v
+		}
+		var dst []bool
+		if n > 0 {
+			dst = unsafe.Slice((*bool)(unsafe.Pointer(out)), int(n))
+		}
+		return contains(s, qr, l, dst)
+	})
+}
+
+//export ccs_set_scores
+func ccs_set_scores(h C.uintptr_t, anchor, points *C.ccs_array, out *C.double, n C.int64_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		s, qr, err := setQuery(h, anchor, points)
+		if err != nil {
+			return err
+		}
+		var dst []float64
+		if n > 0 {
+			dst = unsafe.Slice((*float64)(unsafe.Pointer(out)), int(n))
+		}
+		return scores(s, qr, dst)
+	})
+}
+
+//export ccs_collection_new
+func ccs_collection_new(rows, ids *C.ccs_array, out *C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		r, err := goArray(rows, "collection")
+		if err != nil {
+			return err
+		}
+		i, err := optionalArray(ids, "ids")
+		if err != nil {
+			return err
+		}
+		c, err := newCollection(r, i, false)
+		if err != nil {
+			return err
+		}
+		*out = C.uintptr_t(newHandle(&collectionObj{c: c}))
+		return nil
+	})
+}
+
+//export ccs_collection_load
+func ccs_collection_load(path *C.char, out *C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		c, err := retrieve.ReadCollection(C.GoString(path))
+		if err != nil {
+			return err
+		}
+		*out = C.uintptr_t(newHandle(&collectionObj{c: c}))
+		return nil
+	})
+}
+
+//export ccs_collection_size
+func ccs_collection_size(h C.uintptr_t, n, d *C.int64_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*collectionObj](uintptr(h), "a collection")
+		if err != nil {
+			return err
+		}
+		*n, *d = C.int64_t(o.c.N), C.int64_t(o.c.D)
+		return nil
+	})
+}
+
+//export ccs_set_retrieve
+func ccs_set_retrieve(h, collH C.uintptr_t, rows, ids, anchor *C.ccs_array, limit C.int64_t, out *C.ccs_hits, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*setObj](uintptr(h), "a set")
+		if err != nil {
+			return err
+		}
+		var c *retrieve.Collection
+		if collH != 0 {
+			co, err := lookup[*collectionObj](uintptr(collH), "a collection")
+			if err != nil {
+				return err
+			}
+			c = co.c
+		} else {
+			r, err := goArray(rows, "collection")
+			if err != nil {
+				return err
+			}
+			i, err := optionalArray(ids, "ids")
+			if err != nil {
+				return err
+			}
+			if c, err = newCollection(r, i, true); err != nil {
+				return err
+			}
+		}
+		a, err := goArray(anchor, "anchor")
+		if err != nil {
+			return err
+		}
+		hs, err := search(context.Background(), o.s, c, a, int(limit))
+		if err != nil {
+			return err
+		}
+		k := len(hs.IDs)
+		out.total, out.count = C.int64_t(hs.Total), C.int64_t(k)
+		out.ids, out.rows, out.scores = nil, nil, nil
+		if k > 0 {
+			out.ids = (*C.int64_t)(C.malloc(C.size_t(8 * k)))
+			out.rows = (*C.int64_t)(C.malloc(C.size_t(8 * k)))
+			out.scores = (*C.double)(C.malloc(C.size_t(8 * k)))
+			copy(unsafe.Slice((*int64)(unsafe.Pointer(out.ids)), k), hs.IDs)
+			copy(unsafe.Slice((*int64)(unsafe.Pointer(out.rows)), k), hs.Rows)
+			copy(unsafe.Slice((*float64)(unsafe.Pointer(out.scores)), k), hs.Scores)
+		}
+		return nil
+	})
+}
+
+//export ccs_set_ood
+func ccs_set_ood(h C.uintptr_t, points *C.ccs_array, opts *C.char, scoresOut, pvalues *C.double, oodOut, flagged *C.uint8_t, n C.int64_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*setObj](uintptr(h), "a set")
+		if err != nil {
+			return err
+		}
+		p, err := goArray(points, "points")
+		if err != nil {
+			return err
+		}
+		var opt oodOptions
+		if err := options(opts, &opt); err != nil {
+			return err
+		}
+		var res oodResult
+		if n > 0 {
+			res = oodResult{Scores: unsafe.Slice((*float64)(unsafe.Pointer(scoresOut)), int(n)),
+				PValues: unsafe.Slice((*float64)(unsafe.Pointer(pvalues)), int(n)),
+				OOD:     unsafe.Slice((*bool)(unsafe.Pointer(oodOut)), int(n)),
+				Flagged: unsafe.Slice((*bool)(unsafe.Pointer(flagged)), int(n))}
+		}
+		return oodAnswer(context.Background(), o, p, opt, res)
+	})
+}
+
+//export ccs_set_warnings
+func ccs_set_warnings(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*setObj](uintptr(h), "a set")
+		if err != nil {
+			return err
+		}
+		w := o.s.Warnings()
+		if w == nil {
+			w = []string{}
+		}
+		return jsonOut(out, w)
+	})
+}

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/jsonfloat"
+	"github.com/ccsets/ccs/objective"
+	"github.com/ccsets/ccs/train"
+)
+
+// fitOptions are ccs.fit's keywords: ccs fit's flags, the recipe's
+// included. A nil field was not given and takes the recipe's value.
+type fitOptions struct {
+	Geometry  string   `json:"geometry"`
+	Objective string   `json:"objective"`
+	HeadDim   int      `json:"head_dim"`
+	ValShare  *float64 `json:"val_share"`
+	Alpha     *float64 `json:"alpha"`
+	Seed      uint64   `json:"seed"`
+
+	Recipe        string   `json:"recipe"`
+	Threshold     string   `json:"threshold"`
+	Batch         *int     `json:"batch"`
+	Epochs        *int     `json:"epochs"`
+	Patience      *int     `json:"patience"`
+	Clip          *float64 `json:"clip"`
+	LR            *float64 `json:"lr"`
+	Momentum      *float64 `json:"momentum"`
+	WeightDecay   *float64 `json:"weight_decay"`
+	Cosine        *bool    `json:"cosine"`
+	T             *float64 `json:"T"`
+	Lambda        *float64 `json:"lambda"`
+	PMin          *float64 `json:"p_min"`
+	PMax          *float64 `json:"p_max"`
+	MMin          *float64 `json:"m_min"`
+	MMax          *float64 `json:"m_max"`
+	Tau           *float64 `json:"tau"`
+	InfoNCEWeight *float64 `json:"infonce_weight"`
+	HeadVolume    string   `json:"head_volume"`
+}
+
+// fitSpec turns the keywords into what train.Fit takes, as ccs fit turns
+// its flags (cmd/ccs recipe.go): the recipe's values, overridden by each
+// keyword given, validated.
+func (o fitOptions) spec() (train.Spec, float64, error) {
+	kind, err := geometry.ParseKind(o.Geometry)
+	if err != nil || !kind.Learnable() {
+		return train.Spec{}, 0, fmt.Errorf("fit: geometry %q: want %s", o.Geometry, geometry.OrList(geometry.LearnableKinds()))
+	}
+	obj, withHead, err := objective.ParseObjectives(o.Objective)
+	if err != nil {
+		return train.Spec{}, 0, fmt.Errorf("fit: objective: %v", err)
+	}
+	if o.HeadDim < 0 || (o.HeadDim > 0 && !withHead) {
+		return train.Spec{}, 0, fmt.Errorf("fit: head_dim=%d: want a positive dimension, with an objective that includes infonce", o.HeadDim)
+	}
+	alpha := objective.PaperConfig.Alpha
+	if o.Alpha != nil {
+		alpha = *o.Alpha
+	}
+	if err := conformal.CheckAlpha(alpha); err != nil {
+		return train.Spec{}, 0, fmt.Errorf("fit: alpha=%v: want 0 < α < 1", alpha)
+	}
+	valShare := 0.1
+	if o.ValShare != nil {
+		valShare = *o.ValShare
+	}
+	cfg := train.SimRecipe
+	switch o.Recipe {
+	case "", "sim":
+	case "embedding":
+		cfg.SGD = train.EmbeddingRecipe.SGD
+	default:
+		return train.Spec{}, 0, fmt.Errorf("fit: recipe %q: want sim or embedding", o.Recipe)
+	}
+	set := func(dst *float64, v *float64) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	setInt := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	setInt(&cfg.BatchSize, o.Batch)
+	setInt(&cfg.MaxEpochs, o.Epochs)
+	setInt(&cfg.Patience, o.Patience)
+	set(&cfg.ClipNorm, o.Clip)
+	set(&cfg.SGD.LR, o.LR)
+	set(&cfg.SGD.Momentum, o.Momentum)
+	set(&cfg.SGD.WeightDecay, o.WeightDecay)
+	if o.Cosine != nil {
+		cfg.SGD.Cosine = *o.Cosine
+	}
+	set(&cfg.Objective.T, o.T)
+	set(&cfg.Objective.Lambda, o.Lambda)
+	set(&cfg.Bounds.PMin, o.PMin)
+	set(&cfg.Bounds.PMax, o.PMax)
+	set(&cfg.Bounds.MMin, o.MMin)
+	set(&cfg.Bounds.MMax, o.MMax)
+	if o.Threshold != "" {
+		if cfg.Objective.Threshold, err = objective.ParseThresholdMode(o.Threshold); err != nil {
+			return train.Spec{}, 0, fmt.Errorf("fit: threshold: %v", err)
+		}
+	}
+	n := train.PaperInfoNCE
+	set(&n.Tau, o.Tau)
+	set(&n.Weight, o.InfoNCEWeight)
+	switch o.HeadVolume {
+	case "", "backbone":
+	case "projected":
+		n.ProjectedVolume = true
+	default:
+		return train.Spec{}, 0, fmt.Errorf("fit: head_volume %q: want backbone or projected", o.HeadVolume)
+	}
+	cfg.InfoNCE = &n
+	if err := cfg.Validate(); err != nil {
+		return train.Spec{}, 0, fmt.Errorf("fit: %v", err)
+	}
+	cfg.Objective.Objective, cfg.Objective.Alpha, cfg.Seed = obj, alpha, o.Seed
+	return train.Spec{Kind: kind, Head: withHead, HeadDim: o.HeadDim, Config: cfg}, valShare, nil
+}
+
+// fitJob is a training run on its own goroutine: the caller polls its
+// progress and waits for it in slices, so that no call into the caller's
+// language is ever made from Go, and cancels it by closing it.
+type fitJob struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	reports []progressReport // not yet taken by the caller
+	set     *conformal.Set
+	result  *train.Result
+	err     error
+}
+
+// progressReport is one train.Progress, as the caller reads it.
+type progressReport struct {
+	Epoch         int             `json:"epoch"`
+	MaxEpochs     int             `json:"max_epochs"`
+	Loss          jsonfloat.Float `json:"loss"` // null at epoch 0
+	Threshold     jsonfloat.Float `json:"threshold"`
+	ValExclusion  float64         `json:"val_exclusion"`
+	BestExclusion float64         `json:"best_exclusion"`
+	BestEpoch     int             `json:"best_epoch"`
+	Elapsed       float64         `json:"elapsed"` // seconds
+	Head          bool            `json:"head"`
+	Done          bool            `json:"done"`
+	StopReason    string          `json:"stop_reason,omitempty"`
+}
+
+// startFit checks the keywords and the bundles, then trains on a
+// goroutine of its own: ccs fit.
+func startFit(fit, val *bundle.Bundle, o fitOptions) (*fitJob, error) {
+	spec, valShare, err := o.spec()
+	if err != nil {
+		return nil, err
+	}
+	if val == nil {
+		if !(valShare > 0 && valShare < 1) {
+			return nil, fmt.Errorf("fit: val_share=%v: want 0 < share < 1 (or give val)", valShare)
+		}
+		// As ccs fit without -val: a seeded share of the training anchors
+		// selects the checkpoint.
+		nv := int(math.Round(valShare * float64(fit.N)))
+		if nv < 1 || nv >= fit.N {
+			return nil, fmt.Errorf("fit: val_share=%v of %d anchors leaves no validation or no training anchor: give val", valShare, fit.N)
+		}
+		parts, err := bundle.SplitIndices(fit.N, rand.New(rand.NewPCG(o.Seed, 0x76616c)), fit.N-nv, nv) // "val"
+		if err != nil {
+			return nil, err
+		}
+		slices.Sort(parts[0])
+		slices.Sort(parts[1])
+		fit, val = fit.Subset(parts[0]), fit.Subset(parts[1])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	j := &fitJob{cancel: cancel, done: make(chan struct{})}
+	go j.run(ctx, spec, fit, val)
+	return j, nil
+}
+
+func (j *fitJob) run(ctx context.Context, spec train.Spec, fit, val *bundle.Bundle) {
+	defer close(j.done)
+	defer j.cancel()
+	var f *train.Fitted
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = internalError(p)
+			}
+		}()
+		f, err = train.Fit(ctx, spec, fit, val, train.ObserverFunc(j.observe))
+		return err
+	}()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err != nil {
+		j.err = fmt.Errorf("fit: %w", err)
+		return
+	}
+	j.set, j.result = conformal.Uncalibrated(f.Geometry, f.Info), f.Result
+}
+
+func (j *fitJob) observe(p train.Progress) {
+	r := progressReport{Epoch: p.Epoch, MaxEpochs: p.MaxEpochs, Loss: jsonfloat.Float(p.Loss), Threshold: jsonfloat.Float(p.Threshold),
+		ValExclusion: p.ValExclusion, BestExclusion: p.BestExclusion, BestEpoch: p.BestEpoch,
+		Elapsed: p.Elapsed.Seconds(), Head: p.Head, Done: p.Done}
+	if p.Done {
+		r.StopReason = p.StopReason.String()
+	}
+	j.mu.Lock()
+	j.reports = append(j.reports, r)
+	j.mu.Unlock()
+}
+
+// wait waits for the job at most timeout and reports whether it is done.
+func (j *fitJob) wait(timeout time.Duration) bool {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-j.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// progress takes the reports made since the last call.
+func (j *fitJob) progress() []progressReport {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r := j.reports
+	j.reports = nil
+	if r == nil {
+		r = []progressReport{}
+	}
+	return r
+}
+
+// outcome is the job's result once it is done: the fitted (uncalibrated)
+// set and the training's account, or its error.
+func (j *fitJob) outcome() (*conformal.Set, *train.Result, error) {
+	select {
+	case <-j.done:
+	default:
+		return nil, nil, fmt.Errorf("fit: the job is still running")
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.set, j.result, j.err
+}
+
+// trainingJSON is the training's account as the caller reads it: the
+// numbers of train.Result, NaN as null.
+func trainingJSON(r *train.Result) map[string]any {
+	return map[string]any{
+		"epochs": r.Epochs, "best_epoch": r.BestEpoch, "val_exclusion": jsonfloat.Float(r.ValExclusion),
+		"stop_reason": r.StopReason.String(), "val_history": jsonfloat.Floats(r.ValHistory),
+		"loss_history": jsonfloat.Floats(r.LossHistory), "threshold_history": jsonfloat.Floats(r.ThresholdHist),
+		"head_epochs": r.HeadEpochs, "infonce_history": jsonfloat.Floats(r.InfoNCEHist),
+	}
+}

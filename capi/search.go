@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/ood"
+	"github.com/ccsets/ccs/retrieve"
+)
+
+// newCollection makes a collection of rows ((n, d), floating point) and
+// ids ((n,) integers, or nil: the row numbers). With view, rows of
+// float32 in C order are the caller's memory (a collection for one call);
+// otherwise they are copied (a collection kept in a handle).
+func newCollection(rows rawArray, ids *rawArray, view bool) (*retrieve.Collection, error) {
+	rows.Name = "collection"
+	x, err := decodeF32(rows, view)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows.Shape) != 2 || rows.Shape[0] < 1 || rows.Shape[1] < 1 {
+		return nil, fmt.Errorf("collection: shape %s: want (n, d), n, d ≥ 1", bundle.FormatShape(rows.Shape))
+	}
+	var id []int64
+	if ids != nil {
+		ids.Name = "ids"
+		a, err := decode(*ids)
+		if err != nil {
+			return nil, err
+		}
+		if a.I64 == nil || len(a.Shape) != 1 || a.Shape[0] != rows.Shape[0] {
+			return nil, fmt.Errorf("ids: dtype %s, shape %s: want integers (%d,)", a.Kind(), bundle.FormatShape(a.Shape), rows.Shape[0])
+		}
+		id = a.I64
+	}
+	return retrieve.NewCollection(x, rows.Shape[1], id)
+}
+
+// hits are a retrieval's answer: the items inside, nearest first (at most
+// the limit asked for), and how many are inside in all.
+type hits struct {
+	IDs    []int64
+	Rows   []int64
+	Scores []float64
+	Total  int
+}
+
+// search is ccs retrieve: the items of c inside s around anchor ((d,) or
+// (1, d)), nearest first, at most limit (0: all).
+func search(ctx context.Context, s *conformal.Set, c *retrieve.Collection, anchor rawArray, limit int) (*hits, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("retrieve: limit=%d: want ≥ 1, or None for all", limit)
+	}
+	anchor.Name = "anchor"
+	a, err := decodeF32(anchor, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.CheckDim("anchor", anchor.Shape...); err != nil {
+		return nil, err
+	}
+	if len(anchor.Shape) > 2 || len(anchor.Shape) == 2 && anchor.Shape[0] != 1 {
+		d := s.Geometry.Dim()
+		return nil, fmt.Errorf("anchor: shape %s: want one anchor, (%d,) or (1, %d)", bundle.FormatShape(anchor.Shape), d, d)
+	}
+	if err := s.CheckDim("collection", c.N, c.D); err != nil {
+		return nil, err
+	}
+	hs, total, err := retrieve.Search(ctx, s, a, c, limit)
+	if err != nil {
+		return nil, err
+	}
+	h := &hits{Total: total, IDs: make([]int64, len(hs)), Rows: make([]int64, len(hs)), Scores: make([]float64, len(hs))}
+	for i, x := range hs {
+		h.IDs[i], h.Rows[i], h.Scores[i] = x.ID, int64(x.Row), x.Score
+	}
+	return h, nil
+}
+
+// oodCache is a set's per-input OOD test, built once (its pool is
+// prepared for scoring) on first use.
+type oodCache struct {
+	once sync.Once
+	test *ood.Conformal
+	err  error
+}
+
+// oodOptions are the keywords of Set.ood: the test's level (ccs serve's
+// ?alpha_ood, ?delta and ?fdr; ccs ood's -simultaneous).
+type oodOptions struct {
+	Alpha        *float64 `json:"alpha_ood"`
+	Delta        float64  `json:"delta"`
+	Simultaneous bool     `json:"simultaneous"`
+	FDR          float64  `json:"fdr"`
+}
+
+// oodResult is the per-input test's answer for m points, in the caller's
+// buffers: scores, p-values, flags, and with an FDR level the points
+// Benjamini–Hochberg flags as one batch.
+type oodResult struct {
+	Scores, PValues []float64
+	OOD, Flagged    []bool
+}
+
+// oodAnswer is the set's per-input OOD test on points ((m, d)): package
+// ood's pipeline, the one ccs serve's /ood answers with.
+func oodAnswer(ctx context.Context, o *setObj, points rawArray, opt oodOptions, out oodResult) error {
+	s := o.s
+	if err := s.OneThreshold(); err != nil {
+		return err
+	}
+	o.oods.once.Do(func() {
+		if s.OOD == nil {
+			o.oods.err = fmt.Errorf("the set has no OOD calibration, so its per-input OOD answers would carry no guarantee: calibrate it with reference= and ood_cal=")
+			return
+		}
+		o.oods.test, o.oods.err = ood.NewConformal(s, ood.Test{})
+	})
+	if o.oods.err != nil {
+		return o.oods.err
+	}
+	test := ood.Test{Alpha: ood.DefaultAlpha, Delta: opt.Delta, Simultaneous: opt.Simultaneous}
+	if opt.Alpha != nil {
+		test.Alpha = *opt.Alpha
+	}
+	if opt.Simultaneous && opt.Delta == 0 {
+		return fmt.Errorf("ood: simultaneous needs delta")
+	}
+	if opt.FDR != 0 && !(opt.FDR > 0 && opt.FDR < 1) {
+		return fmt.Errorf("ood: fdr=%v: want 0 < Q < 1 (or 0: none)", opt.FDR)
+	}
+	c, err := o.oods.test.With(test)
+	if err != nil {
+		return fmt.Errorf("ood: alpha_ood, delta: %v", err)
+	}
+	points.Name = "points"
+	p, err := decodeF32(points, true)
+	if err != nil {
+		return err
+	}
+	if err := s.CheckDim("points", points.Shape...); err != nil {
+		return err
+	}
+	d := s.Geometry.Dim()
+	if len(points.Shape) > 2 {
+		return fmt.Errorf("points: shape %s: want (m, %d), or (%d,) for one point", bundle.FormatShape(points.Shape), d, d)
+	}
+	if err := finiteRows("points", p, d); err != nil {
+		return err
+	}
+	m := len(p) / d
+	if len(out.Scores) != m || len(out.PValues) != m || len(out.OOD) != m || len(out.Flagged) != m {
+		return fmt.Errorf("ood: outputs of %d for %d points", len(out.Scores), m)
+	}
+	ans, err := c.Answer(ctx, p, opt.FDR)
+	if err != nil {
+		return err
+	}
+	for i, r := range ans.Results {
+		out.Scores[i], out.PValues[i], out.OOD[i] = r.Score, r.PValue, r.OOD
+		out.Flagged[i] = false
+	}
+	for _, i := range ans.Flagged {
+		out.Flagged[i] = true
+	}
+	return nil
+}

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/ccsets/ccs/baseline"
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/ood"
+	"github.com/ccsets/ccs/retrieve"
+)
+
+// calibrateOptions are ccs.calibrate's keywords: ccs calibrate's flags.
+// A pool or OOD calibration given as an array comes apart (calibrateInputs).
+type calibrateOptions struct {
+	Geometry      string   `json:"geometry"` // ball or ellipsoid, without a fitted set
+	Alpha         *float64 `json:"alpha"`
+	Calibration   string   `json:"calibration"`
+	Delta         float64  `json:"delta"`
+	Seed          uint64   `json:"seed"`
+	Ridge         *float64 `json:"ridge"`
+	AllowInfinite bool     `json:"allow_infinite"`
+	// Reference keeps that many calibration anchors as the OOD reference
+	// pool; ReferenceDB every row of a collection file instead;
+	// ReferenceSource names a pool given as an array.
+	Reference       int    `json:"reference"`
+	ReferenceDB     string `json:"reference_db"`
+	ReferenceSource string `json:"reference_source"`
+	// OODCal is a features file calibrating the per-input OOD test;
+	// OODCalSource names inputs given as an array.
+	OODCal       string `json:"ood_cal"`
+	OODCalSource string `json:"ood_cal_source"`
+	OODK         *int   `json:"ood_k"`
+}
+
+// calibrateInputs are the arrays ccs.calibrate may take besides the
+// bundle: a reference pool's rows and the OOD calibration inputs (nil:
+// not given).
+type calibrateInputs struct {
+	Reference, OODCal *rawArray
+}
+
+// calibrate is ccs calibrate: the fitted geometry of fitted (nil for a
+// baseline family, o.Geometry) calibrated on cal, with the OOD reference
+// pool and calibration asked for.
+func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in calibrateInputs) (*conformal.Set, error) {
+	if (o.Geometry == "") == (fitted == nil) {
+		return nil, fmt.Errorf("calibrate: give a fitted set or a baseline geometry (ball or ellipsoid), not both")
+	}
+	alpha := 0.05
+	if o.Alpha != nil {
+		alpha = *o.Alpha
+	}
+	if err := conformal.CheckAlpha(alpha); err != nil {
+		return nil, fmt.Errorf("calibrate: alpha=%v: want 0 < α < 1", alpha)
+	}
+	if o.Calibration == "" {
+		o.Calibration = "one"
+	}
+	m, err := conformal.ParseMode(o.Calibration)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: calibration: %v", err)
+	}
+	switch d := o.Delta; {
+	case m == conformal.PAC && !(d > 0 && d < 1):
+		return nil, fmt.Errorf("calibrate: calibration=\"pac\" needs delta in (0,1), got %v", d)
+	case m == conformal.Class && !(d >= 0 && d < 1):
+		return nil, fmt.Errorf("calibrate: delta=%v: want 0 < δ < 1 (or 0: marginal per class)", d)
+	case m != conformal.PAC && m != conformal.Class && d != 0:
+		return nil, fmt.Errorf("calibrate: delta is for calibration \"pac\" or \"class\"")
+	}
+	var kind geometry.Kind
+	if fitted == nil {
+		if kind, err = geometry.ParseKind(o.Geometry); err != nil {
+			return nil, fmt.Errorf("calibrate: geometry: %v", err)
+		}
+		if kind.Learnable() {
+			return nil, fmt.Errorf("calibrate: geometry %s is learned: fit it with ccs.fit, then calibrate the fitted set", kind)
+		}
+	}
+	refArray := in.Reference != nil
+	if o.Reference < 0 {
+		return nil, fmt.Errorf("calibrate: reference=%d: want ≥ 0", o.Reference)
+	}
+	if btoi(o.Reference > 0)+btoi(o.ReferenceDB != "")+btoi(refArray) > 1 {
+		return nil, fmt.Errorf("calibrate: give one reference pool: a number of calibration anchors, a file or an array")
+	}
+	hasOODCal := o.OODCal != "" || in.OODCal != nil
+	if hasOODCal && o.Reference == 0 && o.ReferenceDB == "" && !refArray {
+		return nil, fmt.Errorf("calibrate: ood_cal needs a reference pool: give reference")
+	}
+	oodK := 1
+	if o.OODK != nil {
+		oodK = *o.OODK
+	}
+	if hasOODCal && oodK < 1 {
+		return nil, fmt.Errorf("calibrate: ood_k=%d: want at least 1", oodK)
+	}
+	ridge := baseline.DefaultRidge
+	if o.Ridge != nil {
+		ridge = *o.Ridge
+	}
+	if !(ridge > 0) {
+		return nil, fmt.Errorf("calibrate: ridge=%v: want a positive number", ridge)
+	}
+	calName := cal.name("cal")
+	if fitted != nil {
+		if err := checkDim(calName, cal.b, fitted); err != nil {
+			return nil, err
+		}
+	}
+	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite},
+		Ridge: ridge, SplitSeed: o.Seed}
+	var set *conformal.Set
+	switch {
+	case fitted != nil:
+		if set, err = conformal.Calibrate(fitted.Geometry, cal.b, alpha, opt.Calibration); err == nil {
+			set.Fit = fitted.Fit
+		}
+	case kind == geometry.KindBall:
+		set, err = baseline.Ball(cal.b, alpha, opt)
+	default:
+		set, err = baseline.Ellipsoid(cal.b, alpha, opt)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", calName, err)
+	}
+	switch {
+	case o.Reference > 0:
+		if set.Reference, err = conformal.NewReference(cal.b, o.Reference, o.Seed, "calibration anchors"); err != nil {
+			return nil, fmt.Errorf("%s: %w", calName, err)
+		}
+	case o.ReferenceDB != "":
+		c, err := retrieve.ReadCollection(o.ReferenceDB)
+		if err != nil {
+			return nil, err
+		}
+		if set.Reference, err = referenceRows(set, c.Rows, c.N, c.D, o.ReferenceDB); err != nil {
+			return nil, err
+		}
+	case refArray:
+		source := cmpOr(o.ReferenceSource, "reference")
+		rows, n, d, err := matrix(*in.Reference, source)
+		if err != nil {
+			return nil, err
+		}
+		if set.Reference, err = referenceRows(set, rows, n, d, source); err != nil {
+			return nil, err
+		}
+	}
+	if hasOODCal {
+		var rows []float32
+		source := o.OODCal
+		if o.OODCal != "" {
+			f, err := bundle.ReadFeatures(o.OODCal)
+			if err != nil {
+				return nil, err
+			}
+			if err := checkDim(o.OODCal, f, set); err != nil {
+				return nil, err
+			}
+			rows = f.Anchors
+		} else {
+			source = cmpOr(o.OODCalSource, "ood_cal")
+			var n, d int
+			if rows, n, d, err = matrix(*in.OODCal, source); err != nil {
+				return nil, err
+			}
+			if err := set.CheckDim(source, n, d); err != nil {
+				return nil, err
+			}
+		}
+		n, err := ood.NewNearest(set, nil, oodK)
+		if err != nil {
+			return nil, fmt.Errorf("ood_k: %w", err)
+		}
+		if set.OOD, err = n.Calibrate(rows, source); err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+	}
+	return set, nil
+}
+
+// referenceRows checks rows (n×d) against the set and makes them its pool.
+func referenceRows(set *conformal.Set, rows []float32, n, d int, source string) (*conformal.Reference, error) {
+	if err := set.CheckDim(source, n, d); err != nil {
+		return nil, err
+	}
+	r, err := conformal.NewReferenceRows(rows, d, source)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	return r, nil
+}
+
+// matrix reads an (n, d) floating-point array with every value finite (a
+// copy: what it is made into is kept).
+func matrix(r rawArray, source string) (rows []float32, n, d int, err error) {
+	r.Name = source
+	a, err := decode(r)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if a.F32 == nil || len(a.Shape) != 2 || a.Shape[0] < 1 || a.Shape[1] < 1 {
+		return nil, 0, 0, fmt.Errorf("%s: dtype %s, shape %s: want floating point (n, d), n, d ≥ 1", source, a.Kind(), bundle.FormatShape(a.Shape))
+	}
+	n, d = a.Shape[0], a.Shape[1]
+	return a.F32, n, d, finiteRows(source, a.F32, d)
+}
+
+// name is how the bundle is named in messages: its file, or what the
+// caller called it.
+func (o *bundleObj) name(what string) string { return cmpOr(o.path, what) }
+
+// checkDim refuses a bundle whose embeddings are not of the set's
+// dimension, as the CLI does.
+func checkDim(path string, b *bundle.Bundle, set *conformal.Set) error {
+	return set.CheckDim(fmt.Sprintf("%s: array %q", path, b.AnchorsArray()), b.N, b.D)
+}
+
+// evaluateOptions are the keywords of Set.evaluate: ccs evaluate's flags.
+type evaluateOptions struct {
+	PerClass  bool   `json:"per_class"`
+	Unlabeled string `json:"unlabeled"`
+}
+
+// evaluate is ccs evaluate -json: the set's coverage, exclusion and
+// LogVol/d on the test bundle (experiment.NewEvaluation), and the warning
+// the CLI prints for a class-conditional set judged without labels.
+func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experiment.Evaluation, []string, error) {
+	if o.Unlabeled == "" {
+		o.Unlabeled = "error"
+	}
+	if o.Unlabeled != "error" && o.Unlabeled != "marginal" {
+		return nil, nil, fmt.Errorf("evaluate: unlabeled=%q: want error or marginal", o.Unlabeled)
+	}
+	name := test.name("test")
+	if err := checkDim(name, test.b, set); err != nil {
+		return nil, nil, err
+	}
+	var warnings []string
+	if set.ClassConditional() && test.b.Labels == nil {
+		if o.Unlabeled != "marginal" {
+			return nil, nil, fmt.Errorf("%s: %w: the test bundle has no labels (unlabeled=\"marginal\" judges every anchor with the threshold over all classes)", name, conformal.ErrNoLabel)
+		}
+		marginal := *set
+		marginal.Calibration.Mode, marginal.Classes = conformal.OnePerAnchor, nil
+		if set.Calibration.Delta > 0 {
+			marginal.Calibration.Mode = conformal.PAC
+		}
+		warnings = append(warnings, "the test bundle has no labels: every anchor is judged with the threshold over all classes, which has no class-conditional guarantee")
+		set = &marginal
+	}
+	r, err := eval.Evaluate(set, test.b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var classes []eval.ClassResult
+	if o.PerClass {
+		if test.b.Labels == nil {
+			return nil, nil, fmt.Errorf("%s: per_class: the test bundle has no labels", name)
+		}
+		if _, classes, err = eval.ByClass(set, test.b); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return experiment.NewEvaluation(set, r, classes), warnings, nil
+}
+
+// setJSON is the set's file, as Save writes it.
+func setJSON(s *conformal.Set) ([]byte, error) {
+	var b bytes.Buffer
+	if err := s.WriteJSON(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,589 @@
+"""ccs: contrastive conformal sets, from Python.
+
+Sets in an embedding space, around an anchor's embedding, that contain the
+embeddings of its positives with probability at least 1 - alpha (a
+distribution-free split-conformal guarantee), while their learned shape
+excludes negatives or has small volume. This package is a thin layer over
+ccs's Go engine (the library libccs.so, loaded with ctypes): the same
+numbers, and the same files, as the ccs command-line tool and service.
+
+    import ccs
+    splits = ccs.bundle(embeddings, labels, k=20, seed=0)       # ccs bundle
+    fitted = ccs.fit("genball", splits["fit"], splits["val"], objective="neg,vol")
+    s = ccs.calibrate(fitted, splits["cal"], alpha=0.05)        # ccs calibrate
+    s.evaluate(splits["test"])                                  # ccs evaluate -json
+    s.contains(anchor, points)                                  # np.ndarray of bool
+    s.save("set.json")                                          # what ccs serve reads
+
+Arrays: NumPy arrays of float16, float32 or float64, in C or Fortran order,
+or anything np.asarray takes (lists; a PyTorch tensor as
+tensor.detach().cpu().numpy()). Embeddings are held as float32, as the
+command line holds them. Bad input raises ValueError with the command line's
+message; a missing file FileNotFoundError. docs/python.md has the whole API.
+"""
+
+import os
+import warnings
+from ctypes import byref, c_double, c_int, c_int64, c_uint8, c_void_p, POINTER
+
+import numpy as np
+
+from . import _lib
+from ._lib import Lent, c_handle, call, call_string, lib, loads, options
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Bundle",
+    "CCSWarning",
+    "Collection",
+    "Set",
+    "bundle",
+    "calibrate",
+    "fit",
+    "simulate",
+    "version",
+]
+
+
+class CCSWarning(UserWarning):
+    """What the command line prints as a warning: a set whose threshold is
+    +Inf, a pooled (approximate) calibration, a bundle's draws that repeat."""
+
+
+def _warn(messages):
+    for m in messages:
+        warnings.warn(m, CCSWarning, stacklevel=3)
+
+
+def _path(p):
+    return os.fsencode(os.fspath(p))
+
+
+class _Handle:
+    """An object of the library, named by a handle; close() releases it
+    (it is released when garbage collected too). Usable as a context
+    manager."""
+
+    _h = 0
+    _info = None
+    _what = "object"
+
+    @classmethod
+    def _wrap(cls, h):
+        """The object of handle h (which it then owns)."""
+        o = cls.__new__(cls)
+        o._h = h
+        return o
+
+    def _handle(self):
+        h = self._h
+        if not h:
+            raise ValueError(f"ccs: this {self._what} is closed")
+        return h
+
+    def close(self):
+        """Releases the library's object. Using it afterwards raises ValueError."""
+        with _lib._close_lock:
+            h, self._h = self._h, 0
+        if h:
+            _lib.close(h)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Bundle(_Handle):
+    """An embedding bundle: n anchors (n, d), each with k positives and kneg
+    negatives, optional labels; what a .npz bundle file holds.
+
+    Bundle(anchors, positives=None, negatives=None, *, positive_index=None,
+    positive_pool=None, negative_index=None, negative_pool=None, labels=None,
+    logits=None, activations=None, index=None) builds one from arrays with the
+    names and shapes of the file format (README "Data: embedding bundles"),
+    checked as a file's are: positives (n, k, d) or positive_index (n, k) into
+    positive_pool (or the anchors); negatives (n, kn, d) or negative_index
+    (n, kn) into negative_pool (or the anchors). The arrays are copied.
+    """
+
+    _what = "bundle"
+
+    def __init__(self, anchors, positives=None, negatives=None, *, positive_index=None, positive_pool=None,
+                 negative_index=None, negative_pool=None, labels=None, logits=None, activations=None, index=None):
+        lent = Lent()
+        arr, n = lent.arrays({
+            "anchors": anchors, "positives": positives, "negatives": negatives,
+            "positive_index": positive_index, "positive_pool": positive_pool,
+            "negative_index": negative_index, "negative_pool": negative_pool,
+            "labels": labels, "logits": logits, "activations": activations, "index": index,
+        })
+        h = c_handle()
+        call(lib.ccs_bundle_new, arr, n, byref(h))
+        self._h = h.value
+
+    @classmethod
+    def load(cls, path, *, features=False):
+        """Reads a bundle file (.npz) as the command line does. With
+        features=True a file of anchors alone (embeddings, as ccs ood and
+        calibrate -ood-cal read them) is accepted too."""
+        h = c_handle()
+        call(lib.ccs_bundle_load, _path(path), 1 if features else 0, byref(h))
+        return cls._wrap(h.value)
+
+    def save(self, path):
+        """Writes the bundle as an .npz file (atomically), as ccs bundle and
+        ccs simulate write theirs."""
+        call(lib.ccs_bundle_save, self._handle(), _path(path))
+
+    @property
+    def info(self):
+        """The bundle's sizes and arrays: n, k, d, kneg, arrays (name ->
+        dtype and shape), converted (how arrays were converted on reading),
+        path (the file it was read from, if any)."""
+        if self._info is None:
+            self._info = loads(call_string(lib.ccs_bundle_info, self._handle()))
+        return self._info
+
+    n = property(lambda self: self.info["n"], doc="Anchors.")
+    k = property(lambda self: self.info["k"], doc="Positives per anchor.")
+    d = property(lambda self: self.info["d"], doc="The embeddings' dimension.")
+    kneg = property(lambda self: self.info["kneg"], doc="Negatives per anchor (0: none).")
+    path = property(lambda self: self.info.get("path"), doc="The file the bundle was read from, or None.")
+    converted = property(lambda self: list(self.info["converted"]),
+                         doc='How arrays were converted on reading ("anchors: float64 → float32").')
+
+    def __len__(self):
+        return self.n
+
+    def array(self, name):
+        """A copy of the bundle's array name (float32 or int64), or None when
+        the bundle has none."""
+        a = self.info["arrays"].get(name)
+        if a is None:
+            return None
+        out = np.empty(a["shape"], dtype=np.float32 if a["dtype"] == "float32" else np.int64)
+        call(lib.ccs_bundle_array, self._handle(), name.encode(), out.ctypes.data_as(c_void_p), out.nbytes)
+        return out
+
+    def arrays(self):
+        """Every array of the bundle, by name, as save() writes them."""
+        return {name: self.array(name) for name in sorted(self.info["arrays"])}
+
+    anchors = property(lambda self: self.array("anchors"), doc="(n, d) float32.")
+    positives = property(lambda self: self.array("positives"), doc="(n, k, d) float32, or None (positive_index).")
+    negatives = property(lambda self: self.array("negatives"), doc="(n, kn, d) float32, or None.")
+    positive_index = property(lambda self: self.array("positive_index"), doc="(n, k) int64, or None.")
+    positive_pool = property(lambda self: self.array("positive_pool"), doc="(m, d) float32, or None.")
+    negative_index = property(lambda self: self.array("negative_index"), doc="(n, kn) int64, or None.")
+    negative_pool = property(lambda self: self.array("negative_pool"), doc="(m, d) float32, or None.")
+    labels = property(lambda self: self.array("labels"), doc="(n,) int64, or None.")
+    index = property(lambda self: self.array("index"), doc="(n,) int64, or None: each anchor's source row.")
+    logits = property(lambda self: self.array("logits"), doc="(n, C) float32, or None.")
+    activations = property(lambda self: self.array("activations"), doc="(n, L) float32, or None.")
+
+    def __repr__(self):
+        if not self._h:
+            return "<ccs.Bundle (closed)>"
+        i = self.info
+        return f"<ccs.Bundle n={i['n']} k={i['k']} kneg={i['kneg']} d={i['d']}>"
+
+
+def _bundles(h, info):
+    made = loads(info)
+    _warn(made["warnings"])
+    return {name: Bundle._wrap(h[i]) for i, name in enumerate(made["names"])}
+
+
+def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=None, pairs=None, k=20, kneg=0,
+           split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0, allow_fewer=False):
+    """Makes bundles of your own embeddings, as ccs bundle does: a dict from
+    split name ("fit", "val", "cal", "test", and "ood-cal", "ood" when asked
+    for) to Bundle, with the same arrays as the files ccs bundle writes.
+
+    Positives of each other are rows of one class (labels, (n,) integers),
+    of one group (groups: views of one item; its first row is the anchor),
+    the views of one item (views, (n, v, d) instead of embeddings), or the
+    rows relevant to a query (queries (q, d) and pairs (m, 2) of query row,
+    relevant row). k positives and kneg negatives (0: k) per anchor, within
+    its split; split are the fit, val, cal and test shares; ood_classes are
+    labels held out as the "ood" split; ood_cal_share the share of the items
+    held out as "ood-cal" (inputs that calibrate a per-input OOD test)."""
+    lent = Lent()
+    arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": labels, "groups": groups,
+                          "queries": queries, "pairs": pairs})
+    opts = options(k=k, kneg=kneg, split=[float(s) for s in split], seed=seed,
+                   ood_classes=[int(c) for c in ood_classes], ood_cal_share=ood_cal_share, allow_fewer=allow_fewer)
+    h = (c_handle * 6)()
+    info = call_string(lib.ccs_bundle_make, arr, n, opts, h, 6)
+    return _bundles(h, info)
+
+
+def simulate(*, seed=0, data_seed=None, k=None, per_class=None):
+    """The paper's 3-D mixed simulation, as ccs simulate writes it: a dict
+    from "fit", "val", "cal" and "test" to Bundle. data_seed (default 178:
+    the draw closest to the paper's Table 1), k positives and negatives per
+    anchor (default 500) and per_class points per class (default 5000)."""
+    h = (c_handle * 4)()
+    info = call_string(lib.ccs_simulate, options(seed=seed, data_seed=data_seed, k=k, per_class=per_class), h, 4)
+    return _bundles(h, info)
+
+
+def _bundle_of(b, what):
+    """A Bundle, or one read from a path."""
+    if isinstance(b, Bundle):
+        return b, False
+    if isinstance(b, (str, bytes, os.PathLike)):
+        return Bundle.load(b), True
+    raise TypeError(f"ccs: {what}: want a ccs.Bundle or a path to a bundle file, got {type(b).__name__}")
+
+
+class _Progress:
+    """Sends a fit's progress reports to a callable (each report, a dict)
+    or to a tqdm-like object (update() by epochs, total = max epochs)."""
+
+    def __init__(self, target):
+        self.target, self.epoch = target, 0
+
+    def send(self, reports):
+        t = self.target
+        for r in reports:
+            if callable(t):
+                t(r)
+                continue
+            if getattr(t, "total", None) != r["max_epochs"]:
+                t.total = r["max_epochs"]
+                if hasattr(t, "refresh"):
+                    t.refresh()
+            if r["epoch"] > self.epoch:
+                t.update(r["epoch"] - self.epoch)
+                self.epoch = r["epoch"]
+            if hasattr(t, "set_postfix"):
+                t.set_postfix(val_exclusion=f"{100 * r['val_exclusion']:.1f}%", refresh=False)
+
+
+def _job(job, progress):
+    """Waits for a fit job in slices of 100 ms (the GIL released), passing its
+    progress on; Ctrl-C (or an exception from the callback) cancels it."""
+    send = _Progress(progress).send if progress is not None else None
+    finished = c_int()
+    try:
+        while True:
+            call(lib.ccs_job_wait, job, 100, byref(finished))
+            if send is not None:
+                send(loads(call_string(lib.ccs_job_progress, job)))
+            if finished.value:
+                break
+        h = c_handle()
+        training = call_string(lib.ccs_job_result, job, byref(h))
+        return h.value, loads(training)
+    except BaseException:
+        call(lib.ccs_job_cancel, job)
+        while not finished.value:
+            call(lib.ccs_job_wait, job, 100, byref(finished))
+        raise
+    finally:
+        _lib.close(job)
+
+
+def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, val_share=None, recipe="sim",
+        threshold=None, batch=None, epochs=None, patience=None, clip=None, lr=None, momentum=None,
+        weight_decay=None, cosine=None, T=None, lambda_=None, p_min=None, p_max=None, m_min=None, m_max=None,
+        tau=None, infonce_weight=None, head_volume=None, progress=None):
+    """Learns a set geometry, as ccs fit does: geometry "single" (||Mx||_p)
+    or "genball" (sum (m_j |x_j|)^p_j), trained on the bundle fit with the
+    checkpoint chosen on val (without val, a val_share of fit's anchors,
+    default 0.1, seeded by seed). objective: "neg", "vol" or "neg,vol",
+    with ",infonce" to train a projection head (head_dim outputs).
+
+    The recipe's keywords are ccs fit's flags (recipe "sim" or "embedding";
+    threshold, batch, epochs, patience, clip, lr, momentum, weight_decay,
+    cosine, T, lambda_, p_min, p_max, m_min, m_max, tau, infonce_weight,
+    head_volume); None takes the recipe's value. progress: a callable, given
+    a dict after every epoch (epoch, max_epochs, loss, val_exclusion,
+    best_exclusion, best_epoch, elapsed, done, ...), or a tqdm bar. The
+    training runs on the library's threads; this thread waits with the GIL
+    released and calls progress itself; Ctrl-C stops the training.
+
+    Returns an uncalibrated Set (save() writes what ccs fit writes; its
+    training attribute holds the run's histories): calibrate it next."""
+    fb, close_fit = _bundle_of(fit, "fit")
+    vb, close_val = (None, False) if val is None else _bundle_of(val, "val")
+    try:
+        opts = options(geometry=geometry, objective=objective, alpha=alpha, seed=seed, head_dim=head_dim,
+                       val_share=val_share, recipe=recipe, threshold=threshold, batch=batch, epochs=epochs,
+                       patience=patience, clip=clip, lr=lr, momentum=momentum, weight_decay=weight_decay,
+                       cosine=cosine, T=T, **{"lambda": lambda_}, p_min=p_min, p_max=p_max, m_min=m_min,
+                       m_max=m_max, tau=tau, infonce_weight=infonce_weight, head_volume=head_volume)
+        job = c_handle()
+        call(lib.ccs_fit_start, fb._handle(), vb._handle() if vb is not None else 0, opts, byref(job))
+        h, training = _job(job.value, progress)
+    finally:
+        if close_fit:
+            fb.close()
+        if close_val:
+            vb.close()
+    s = Set._wrap(h)
+    s.training = training
+    return s
+
+
+def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, ridge=None, reference=None,
+              ood_cal=None, ood_k=None, allow_infinite=False):
+    """Calibrates a set on the bundle cal (or a bundle file's path), as ccs
+    calibrate does. fitted: a fitted Set (from fit, or Set.load of a file
+    ccs fit wrote, or that file's path), or "ball" or "ellipsoid" for the
+    baseline sets. calibration: "one" (one positive per anchor: the
+    guarantee), "pac" (with delta: coverage >= 1 - alpha with probability
+    >= 1 - delta over the calibration draw), "class" (a threshold per class
+    of cal's labels; with delta, PAC per class) or "pooled" (approximate).
+    seed chooses each anchor's positive (and the ellipsoid's half split);
+    ridge is the ellipsoid's; allow_infinite accepts a whole-space set.
+
+    reference keeps an OOD reference pool with the set: a number of
+    calibration anchors, a collection file (.npz, .npy, .parquet) or an
+    (m, d) array; ood_cal calibrates the per-input OOD test (Set.ood) on
+    in-distribution inputs held out from everything else: a features file
+    (as ccs calibrate -ood-cal), a Bundle (its anchors) or an (n, d) array;
+    ood_k is its neighbour (default 1). The set's warnings are issued as
+    CCSWarning."""
+    cb, close_cal = _bundle_of(cal, "cal")
+    fitted_h, geometry, close_fitted = 0, None, None
+    if isinstance(fitted, Set):
+        fitted_h = fitted._handle()
+    elif isinstance(fitted, (str, bytes, os.PathLike)) and os.path.exists(fitted):
+        close_fitted = Set.load(fitted)
+        fitted_h = close_fitted._handle()
+    elif isinstance(fitted, str):
+        geometry = fitted  # "ball" or "ellipsoid"; the library says what else
+    else:
+        raise TypeError(f"ccs: calibrate: want a fitted ccs.Set, \"ball\" or \"ellipsoid\", got {type(fitted).__name__}")
+    lent = Lent()
+    ref_n, ref_db, ref_rows, ref_source = 0, None, None, None
+    if isinstance(reference, (int, np.integer)) and not isinstance(reference, bool):
+        ref_n = int(reference)
+    elif isinstance(reference, (str, bytes, os.PathLike)):
+        ref_db = os.fsdecode(reference)
+    elif reference is not None:
+        ref_rows, ref_source = reference, "array"
+    cal_path, cal_rows, cal_source = None, None, None
+    if isinstance(ood_cal, (str, bytes, os.PathLike)):
+        cal_path = os.fsdecode(ood_cal)
+    elif isinstance(ood_cal, Bundle):
+        cal_rows, cal_source = ood_cal.anchors, ood_cal.path or "bundle"
+    elif ood_cal is not None:
+        cal_rows, cal_source = ood_cal, "array"
+    try:
+        opts = options(geometry=geometry, alpha=alpha, calibration=calibration, delta=delta, seed=seed,
+                       ridge=ridge, allow_infinite=allow_infinite, reference=ref_n, reference_db=ref_db,
+                       reference_source=ref_source, ood_cal=cal_path, ood_cal_source=cal_source, ood_k=ood_k)
+        h = c_handle()
+        call(lib.ccs_calibrate, fitted_h, cb._handle(), opts, lent.ref(ref_rows, "reference"),
+             lent.ref(cal_rows, "ood_cal"), byref(h))
+    finally:
+        if close_cal:
+            cb.close()
+        if close_fitted is not None:
+            close_fitted.close()
+    s = Set._wrap(h.value)
+    if isinstance(fitted, Set):
+        s.training = fitted.training
+    _warn(s.warnings)
+    return s
+
+
+class Collection(_Handle):
+    """A searchable collection of embeddings (n, d) with ids (n,) integers
+    (default: the row numbers), for Set.retrieve; the rows are copied once.
+    Collection.load reads a collection file as ccs retrieve -db does."""
+
+    _what = "collection"
+
+    def __init__(self, rows, ids=None):
+        lent = Lent()
+        h = c_handle()
+        call(lib.ccs_collection_new, lent.ref(rows, "collection"), lent.ref(ids, "ids"), byref(h))
+        self._h = h.value
+
+    @classmethod
+    def load(cls, path):
+        """Reads a collection file: .npz ("embeddings" or "anchors", ids as
+        "ids" or "index"), .npy (n, d) or .parquet."""
+        h = c_handle()
+        call(lib.ccs_collection_load, _path(path), byref(h))
+        return cls._wrap(h.value)
+
+    @property
+    def shape(self):
+        """(n, d)."""
+        n, d = c_int64(), c_int64()
+        call(lib.ccs_collection_size, self._handle(), byref(n), byref(d))
+        return n.value, d.value
+
+    def __len__(self):
+        return self.shape[0]
+
+
+class Set(_Handle):
+    """A contrastive conformal set: a geometry and, once calibrated, its
+    threshold. A point z is inside the set around anchor Z when
+    score(Z - z) <= threshold. Set.load reads the JSON set files ccs
+    calibrate and ccs fit write, and ccs serve reads; save() writes them."""
+
+    _what = "set"
+    training = None  # a fit's account (fit()): epochs, best_epoch, histories
+
+    @classmethod
+    def load(cls, path):
+        """Reads a set file (checked: format, version, parameters, ranks)."""
+        h = c_handle()
+        call(lib.ccs_set_load, _path(path), byref(h))
+        return cls._wrap(h.value)
+
+    def save(self, path):
+        """Writes the set file (atomically): byte for byte what ccs calibrate
+        (or ccs fit, for an uncalibrated set) writes for the same inputs."""
+        call(lib.ccs_set_save, self._handle(), _path(path))
+
+    def to_json(self):
+        """The set file's text."""
+        return call_string(lib.ccs_set_json, self._handle())
+
+    @property
+    def info(self):
+        """The set file as a dict ("+Inf" thresholds as float inf)."""
+        if self._info is None:
+            self._info = loads(self.to_json())
+        return self._info
+
+    dim = property(lambda self: self.info["dim"], doc="The embeddings' dimension.")
+    calibrated = property(lambda self: "calibration" in self.info, doc="Whether the set has a threshold.")
+    alpha = property(lambda self: self.info.get("alpha"), doc="The miscoverage level, or None (uncalibrated).")
+    threshold = property(lambda self: self.info.get("threshold", float("nan")),
+                         doc="The threshold (inf: the whole space; nan: uncalibrated).")
+    guarantee = property(lambda self: self.info.get("guarantee"), doc='"exact", "training-conditional", ….')
+    geometry = property(lambda self: self.info["geometry"]["kind"], doc='The geometry\'s family: "ball", "genball", ….')
+
+    @property
+    def warnings(self):
+        """What a reader of this set's numbers must know, as ccs calibrate
+        warns: a whole-space threshold, a pooled calibration, …"""
+        return loads(call_string(lib.ccs_set_warnings, self._handle()))
+
+    def evaluate(self, test, *, per_class=False, unlabeled="error"):
+        """Coverage of the test positives, exclusion of the test negatives,
+        LogVol/d (and per class with per_class=True): the result of ccs
+        evaluate -json, field for field. unlabeled="marginal" judges a
+        class-conditional set on a bundle without labels with the threshold
+        over all classes (with a CCSWarning)."""
+        tb, close_test = _bundle_of(test, "test")
+        try:
+            out = loads(call_string(lib.ccs_set_evaluate, self._handle(), tb._handle(),
+                                    options(per_class=per_class, unlabeled=unlabeled)))
+        finally:
+            if close_test:
+                tb.close()
+        _warn(out["warnings"])
+        return out["result"]
+
+    def contains(self, anchor, points, label=None):
+        """Whether each point ((m, d), or (d,) for one) is inside the set
+        around anchor ((d,) or (1, d)): np.ndarray of m bools. A
+        class-conditional set needs the anchor's label."""
+        lent = Lent()
+        p = np.asarray(points)
+        m = _lib.rows_of(p)
+        out = np.empty(m, dtype=np.bool_)
+        call(lib.ccs_set_contains, self._handle(), lent.ref(anchor, "anchor"), lent.ref(p, "points"),
+             0 if label is None else 1, 0 if label is None else int(label),
+             out.ctypes.data_as(POINTER(c_uint8)), m)
+        return out
+
+    def scores(self, anchor, points):
+        """The score of each point ((m, d), or (d,) for one) around anchor:
+        np.ndarray of m float64; the point is inside when its score is at
+        most the threshold."""
+        lent = Lent()
+        p = np.asarray(points)
+        m = _lib.rows_of(p)
+        out = np.empty(m, dtype=np.float64)
+        call(lib.ccs_set_scores, self._handle(), lent.ref(anchor, "anchor"), lent.ref(p, "points"),
+             out.ctypes.data_as(POINTER(c_double)), m)
+        return out
+
+    def retrieve(self, anchor, collection, limit=None):
+        """The items of collection inside the set around anchor, nearest
+        first (at most limit): (ids, scores), np.ndarrays of int64 and
+        float64 — what ccs retrieve lists. collection: a Collection, a
+        collection file's path, or an (n, d) array (ids: the row numbers)."""
+        lent = Lent()
+        coll, rows, opened = 0, None, None
+        if isinstance(collection, Collection):
+            coll = collection._handle()
+        elif isinstance(collection, (str, bytes, os.PathLike)):
+            opened = Collection.load(collection)
+            coll = opened._handle()
+        else:
+            rows = collection
+        hits = _lib.Hits()
+        try:
+            call(lib.ccs_set_retrieve, self._handle(), coll, lent.ref(rows, "collection"), None,
+                 lent.ref(anchor, "anchor"), 0 if limit is None else int(limit), byref(hits))
+        finally:
+            if opened is not None:
+                opened.close()
+        k = hits.count
+        ids, scores = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.float64)
+        try:
+            if k:
+                ids[:] = np.ctypeslib.as_array(hits.ids, (k,))
+                scores[:] = np.ctypeslib.as_array(hits.scores, (k,))
+        finally:
+            for p in (hits.ids, hits.rows, hits.scores):
+                if p:
+                    lib.ccs_free(p)
+        return ids, scores
+
+    def ood(self, points, *, alpha_ood=0.05, delta=0.0, simultaneous=False, fdr=None):
+        """The set's per-input OOD test on points ((m, d)), for a set
+        calibrated with reference= and ood_cal=: a dict of score (the k-th
+        nearest pool anchor's score over the threshold), p_value (conformal)
+        and ood (p_value <= alpha_ood), each an np.ndarray of m; with fdr=Q,
+        also flagged: the points Benjamini-Hochberg flags as one batch at
+        false discovery rate Q. The numbers ccs serve's /ood answers."""
+        lent = Lent()
+        p = np.asarray(points)
+        m = _lib.rows_of(p)
+        score, pv = np.empty(m, dtype=np.float64), np.empty(m, dtype=np.float64)
+        flag, bh = np.empty(m, dtype=np.bool_), np.empty(m, dtype=np.bool_)
+        call(lib.ccs_set_ood, self._handle(), lent.ref(p, "points"),
+             options(alpha_ood=alpha_ood, delta=delta, simultaneous=simultaneous, fdr=fdr or 0.0),
+             score.ctypes.data_as(POINTER(c_double)), pv.ctypes.data_as(POINTER(c_double)),
+             flag.ctypes.data_as(POINTER(c_uint8)), bh.ctypes.data_as(POINTER(c_uint8)), m)
+        out = {"score": score, "p_value": pv, "ood": flag}
+        if fdr:
+            out["flagged"] = np.flatnonzero(bh)
+        return out
+
+    def __repr__(self):
+        if not self._h:
+            return "<ccs.Set (closed)>"
+        if not self.calibrated:
+            return f"<ccs.Set {self.geometry} d={self.dim} (uncalibrated)>"
+        return f"<ccs.Set {self.geometry} d={self.dim} alpha={self.alpha} threshold={self.threshold:.6g}>"
+
+
+def version():
+    """The package, the library and the engine: package, abi, library (the
+    file loaded), and ccs version -json's fields (module, version,
+    revision, go, platform, kernels, blas)."""
+    v = loads(call_string(lib.ccs_version))
+    return {"package": __version__, "library": lib.path, **v}

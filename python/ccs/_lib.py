@@ -1,0 +1,242 @@
+"""The ccs library (libccs.so, built from the Go package capi) through ctypes.
+
+Everything here is private: the public API is in ccs/__init__.py. The ABI
+is described in docs/python.md and in capi/export.go; ABI_VERSION must equal
+the library's ccs_abi_version(), checked when the library is loaded.
+"""
+
+import ctypes
+import json
+import os
+import threading
+from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int64, c_uint8, c_void_p
+
+import numpy as np
+
+ABI_VERSION = 1
+
+c_handle = ctypes.c_size_t  # uintptr_t
+
+
+class Array(ctypes.Structure):
+    """ccs_array: an array lent to the library for one call."""
+
+    _fields_ = [
+        ("name", c_char_p),
+        ("data", c_void_p),
+        ("dtype", c_char_p),
+        ("shape", POINTER(c_int64)),
+        ("ndim", c_int64),
+        ("fortran", c_int64),
+        ("nbytes", c_int64),
+    ]
+
+
+class Hits(ctypes.Structure):
+    """ccs_hits: a retrieval's answer, its arrays allocated by the library."""
+
+    _fields_ = [
+        ("total", c_int64),
+        ("count", c_int64),
+        ("ids", POINTER(c_int64)),
+        ("rows", POINTER(c_int64)),
+        ("scores", POINTER(c_double)),
+    ]
+
+
+_A = POINTER(Array)
+_S = POINTER(c_void_p)  # a C string the library allocates (freed with ccs_free)
+_H = POINTER(c_handle)
+
+# name: (argument types without the trailing error pointer)
+_SIGNATURES = {
+    "ccs_version": [_S],
+    "ccs_close": [c_handle],
+    "ccs_bundle_new": [_A, c_int64, _H],
+    "ccs_bundle_load": [c_char_p, c_int, _H],
+    "ccs_bundle_save": [c_handle, c_char_p],
+    "ccs_bundle_info": [c_handle, _S],
+    "ccs_bundle_array": [c_handle, c_char_p, c_void_p, c_int64],
+    "ccs_bundle_make": [_A, c_int64, c_char_p, _H, c_int64, _S],
+    "ccs_simulate": [c_char_p, _H, c_int64, _S],
+    "ccs_fit_start": [c_handle, c_handle, c_char_p, _H],
+    "ccs_job_wait": [c_handle, c_int64, POINTER(c_int)],
+    "ccs_job_progress": [c_handle, _S],
+    "ccs_job_cancel": [c_handle],
+    "ccs_job_result": [c_handle, _H, _S],
+    "ccs_calibrate": [c_handle, c_handle, c_char_p, _A, _A, _H],
+    "ccs_set_load": [c_char_p, _H],
+    "ccs_set_save": [c_handle, c_char_p],
+    "ccs_set_json": [c_handle, _S],
+    "ccs_set_warnings": [c_handle, _S],
+    "ccs_set_evaluate": [c_handle, c_handle, c_char_p, _S],
+    "ccs_set_contains": [c_handle, _A, _A, c_int, c_int64, POINTER(c_uint8), c_int64],
+    "ccs_set_scores": [c_handle, _A, _A, POINTER(c_double), c_int64],
+    "ccs_collection_new": [_A, _A, _H],
+    "ccs_collection_load": [c_char_p, _H],
+    "ccs_collection_size": [c_handle, POINTER(c_int64), POINTER(c_int64)],
+    "ccs_set_retrieve": [c_handle, c_handle, _A, _A, _A, c_int64, POINTER(Hits)],
+    "ccs_set_ood": [c_handle, _A, c_char_p, POINTER(c_double), POINTER(c_double), POINTER(c_uint8), POINTER(c_uint8), c_int64],
+}
+
+# Status codes (capi/handles.go).
+STATUS_CANCELLED = 5
+_EXCEPTIONS = {1: ValueError, 2: OSError, 3: FileNotFoundError, 4: ValueError, 5: KeyboardInterrupt, 6: RuntimeError}
+
+
+def default_path():
+    """The library this package loads: $CCS_LIBRARY, or libccs.so beside this file."""
+    return os.environ.get("CCS_LIBRARY") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "libccs.so")
+
+
+def load(path=None, abi=ABI_VERSION):
+    """Loads the library at path and checks that it speaks ABI version abi."""
+    path = path or default_path()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise ImportError(
+            f"ccs: cannot load the library {path}: {e} (build the wheel with ./scripts/python-wheel and install it, "
+            "or point CCS_LIBRARY at a libccs.so built with go build -buildmode=c-shared ./capi)"
+        ) from e
+    try:
+        version = lib.ccs_abi_version
+    except AttributeError:
+        raise ImportError(f"ccs: {path} is not the ccs library: it has no ccs_abi_version") from None
+    version.restype, version.argtypes = c_int, []
+    got = version()
+    if got != abi:
+        raise ImportError(
+            f"ccs: the library {path} speaks ABI version {got}, this ccs package version {abi}: "
+            "install the library and the package from one wheel (./scripts/python-wheel)"
+        )
+    lib.ccs_free.restype, lib.ccs_free.argtypes = None, [c_void_p]
+    for name, args in _SIGNATURES.items():
+        f = getattr(lib, name)
+        f.restype = c_int
+        f.argtypes = args + [_S]
+    lib.path = path
+    return lib
+
+
+lib = load()
+
+
+def take_string(p):
+    """The C string p (a c_void_p the library allocated), freed."""
+    if not p.value:
+        return ""
+    try:
+        return ctypes.string_at(p.value).decode("utf-8")
+    finally:
+        lib.ccs_free(p)
+
+
+def call(fn, *args):
+    """Calls the library's function fn; a failure raises its exception."""
+    err = c_void_p()
+    status = fn(*args, byref(err))
+    if status != 0:
+        msg = take_string(err) or f"ccs: error {status}"
+        raise _EXCEPTIONS.get(status, RuntimeError)(msg)
+
+
+def call_string(fn, *args):
+    """Calls fn, whose last result is a C string, and returns it."""
+    out = c_void_p()
+    try:
+        call(fn, *args, byref(out))
+    except BaseException:
+        take_string(out)
+        raise
+    return take_string(out)
+
+
+def _special(s):
+    # How ccs's JSON writes numbers that are not finite (jsonfloat).
+    return {"+Inf": float("inf"), "-Inf": float("-inf")}.get(s, s)
+
+
+def _floats(v):
+    if isinstance(v, dict):
+        return {k: _floats(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_floats(x) for x in v]
+    if isinstance(v, str):
+        return _special(v)
+    return v
+
+
+def loads(s):
+    """ccs's JSON, with "+Inf" and "-Inf" as floats (null stays None)."""
+    return _floats(json.loads(s))
+
+
+def options(**kw):
+    """The keywords given (not None), as the JSON object the library reads."""
+    return json.dumps({k: v for k, v in kw.items() if v is not None}).encode()
+
+
+class Lent:
+    """Arrays lent to the library for one call: their descriptors, and the
+    NumPy arrays they point into (kept alive until the call returns)."""
+
+    def __init__(self):
+        self.keep = []
+
+    def array(self, x, name=None, dtype=None):
+        """A ccs_array for x (anything np.asarray takes), or None for None."""
+        if x is None:
+            return None
+        a = np.asarray(x, dtype=dtype)
+        if not (a.flags.c_contiguous or a.flags.f_contiguous):
+            a = np.ascontiguousarray(a)
+        if not a.flags.aligned:
+            a = a.copy()
+        shape = (c_int64 * max(a.ndim, 1))(*a.shape)
+        desc = Array(
+            name.encode() if name else None,
+            a.ctypes.data if a.nbytes else None,
+            a.dtype.str.encode(),
+            shape,
+            a.ndim,
+            1 if (a.flags.f_contiguous and not a.flags.c_contiguous) else 0,
+            a.nbytes,
+        )
+        self.keep.append((a, shape))
+        return desc
+
+    def ref(self, x, name=None):
+        """A pointer to the ccs_array of x, or NULL for None."""
+        d = self.array(x, name)
+        if d is None:
+            return None
+        self.keep.append(d)
+        return byref(d)
+
+    def arrays(self, named):
+        """A C array of ccs_arrays for the named arrays given (not None)."""
+        descs = [self.array(x, name) for name, x in named.items() if x is not None]
+        arr = (Array * max(len(descs), 1))(*descs)
+        self.keep.append(arr)
+        return arr, len(descs)
+
+
+def rows_of(x):
+    """The number of rows (points) of an array of points: the product of all
+    axes but the last; 1 for a single point (d,); 0 for a scalar."""
+    shape = np.shape(x)
+    if len(shape) == 0:
+        return 0
+    n = 1
+    for s in shape[:-1]:
+        n *= s
+    return n
+
+
+_close_lock = threading.Lock()
+
+
+def close(h):
+    """Releases handle h."""
+    call(lib.ccs_close, h)

@@ -1,0 +1,292 @@
+"""Every function of the package against the ccs command on the same files:
+the same arrays, the same set files byte for byte, the same numbers (equal,
+not close)."""
+
+import io
+import json
+import os
+import re
+import subprocess
+import urllib.request
+import warnings
+
+import numpy as np
+import pytest
+
+import ccs
+from ccs import _lib
+from conftest import CLI
+
+
+def same_file(a, b):
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        return fa.read() == fb.read()
+
+
+def cli_json(cli, *args):
+    return _lib.loads(cli(*args))
+
+
+def test_bundle_equals_ccs_bundle(labelled, tmp_path):
+    splits = ccs.bundle(labelled["embeddings"], labelled["labels"], k=8, kneg=6, seed=3, ood_classes=[4],
+                        ood_cal_share=0.1)
+    assert sorted(splits) == sorted(["fit", "val", "cal", "test", "ood-cal", "ood"])
+    for name, b in splits.items():
+        want = np.load(labelled["bundles"] / f"{name}.npz")
+        got = b.arrays()
+        assert sorted(got) == sorted(want.files), name
+        for k in want.files:
+            assert got[k].dtype == want[k].dtype and np.array_equal(got[k], want[k]), (name, k)
+        b.save(tmp_path / f"{name}.npz")
+        assert same_file(tmp_path / f"{name}.npz", labelled["bundles"] / f"{name}.npz"), name
+
+
+@pytest.mark.parametrize("mode", ["groups", "views", "pairs"])
+def test_bundle_other_modes_equal_ccs_bundle(mode, tmp_path, cli):
+    rng = np.random.default_rng(11)
+    emb = rng.normal(size=(240, 4)).astype(np.float32)
+    args, kw = [], {}
+    if mode == "groups":
+        groups = np.repeat(np.arange(60), 4)
+        np.save(tmp_path / "groups.npy", groups)
+        np.save(tmp_path / "emb.npy", emb)
+        args, kw = ["-embeddings", tmp_path / "emb.npy", "-groups", tmp_path / "groups.npy"], dict(embeddings=emb, groups=groups)
+    elif mode == "views":
+        views = emb.reshape(60, 4, 4)
+        np.save(tmp_path / "views.npy", views)
+        args, kw = ["-views", tmp_path / "views.npy"], dict(views=views)
+    else:
+        queries = rng.normal(size=(80, 4)).astype(np.float32)
+        pairs = np.stack([np.repeat(np.arange(80), 3), rng.integers(0, 240, size=240)], axis=1)
+        pairs = np.unique(pairs, axis=0)
+        np.save(tmp_path / "emb.npy", emb)
+        np.save(tmp_path / "queries.npy", queries)
+        np.save(tmp_path / "pairs.npy", pairs)
+        args = ["-embeddings", tmp_path / "emb.npy", "-queries", tmp_path / "queries.npy", "-pairs", tmp_path / "pairs.npy"]
+        kw = dict(embeddings=emb, queries=queries, pairs=pairs)
+    cli("bundle", *args, "-out", tmp_path / "out", "-k", 2, "-seed", 5, "-allow-fewer")
+    for name, b in ccs.bundle(**kw, k=2, seed=5, allow_fewer=True).items():
+        b.save(tmp_path / f"py-{name}.npz")
+        assert same_file(tmp_path / f"py-{name}.npz", tmp_path / "out" / f"{name}.npz"), (mode, name)
+
+
+def test_simulate_equals_ccs_simulate(tmp_path, cli):
+    cli("simulate", "-out", tmp_path / "sim", "-seed", 2, "-k", 10, "-per-class", 60)
+    splits = ccs.simulate(seed=2, k=10, per_class=60)
+    assert list(splits) == ["fit", "val", "cal", "test"]
+    for name, b in splits.items():
+        b.save(tmp_path / f"{name}.npz")
+        assert same_file(tmp_path / f"{name}.npz", tmp_path / "sim" / f"{name}.npz"), name
+        assert Bundle_equal(b, ccs.Bundle.load(tmp_path / "sim" / f"{name}.npz"))
+
+
+def Bundle_equal(a, b):
+    x, y = a.arrays(), b.arrays()
+    return sorted(x) == sorted(y) and all(np.array_equal(x[k], y[k]) for k in x)
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory, cli):
+    d = tmp_path_factory.mktemp("sim")
+    cli("simulate", "-out", d, "-seed", 1, "-k", 20, "-per-class", 300)
+    return d
+
+
+FITS = [
+    ("genball-negvol", ["-geometry", "genball", "-objective", "neg,vol", "-epochs", 6, "-seed", 1],
+     dict(geometry="genball", objective="neg,vol", epochs=6, seed=1), True),
+    ("single-vol-embedding", ["-geometry", "single", "-objective", "vol", "-recipe", "embedding", "-lr", 0.05,
+                              "-threshold", "order-statistic", "-epochs", 4, "-batch", 128],
+     dict(geometry="single", objective="vol", recipe="embedding", lr=0.05, threshold="order-statistic", epochs=4,
+          batch=128), True),
+    ("genball-neg-valshare", ["-geometry", "genball", "-objective", "neg", "-val-share", 0.2, "-epochs", 3,
+                              "-seed", 4, "-T", 5, "-p-max", 4, "-m-max", 50, "-patience", 2],
+     dict(geometry="genball", objective="neg", val_share=0.2, epochs=3, seed=4, T=5, p_max=4, m_max=50, patience=2),
+     False),
+    ("genball-infonce", ["-geometry", "genball", "-objective", "neg,vol,infonce", "-epochs", 2, "-tau", 0.2,
+                         "-lambda", 0.01, "-head-volume", "projected", "-alpha", 0.1],
+     dict(geometry="genball", objective="neg,vol,infonce", epochs=2, tau=0.2, lambda_=0.01, head_volume="projected",
+          alpha=0.1), True),
+]
+
+
+@pytest.fixture(scope="module")
+def fitted(sim, cli, tmp_path_factory):
+    """Each fit by the command and by the package: their files."""
+    d = tmp_path_factory.mktemp("fitted")
+    out = {}
+    for name, args, kw, with_val in FITS:
+        val = ["-val", sim / "val.npz"] if with_val else []
+        cli("fit", *args, "-train", sim / "fit.npz", *val, "-out", d / f"{name}.json", "-quiet")
+        kw = dict(kw)
+        g = kw.pop("geometry")
+        f = ccs.fit(g, ccs.Bundle.load(sim / "fit.npz"), sim / "val.npz" if with_val else None, **kw)
+        f.save(d / f"{name}.py.json")
+        out[name] = (d / f"{name}.json", d / f"{name}.py.json", f)
+    return out
+
+
+@pytest.mark.parametrize("name", [f[0] for f in FITS])
+def test_fit_equals_ccs_fit(fitted, name):
+    cli_file, py_file, f = fitted[name]
+    assert same_file(cli_file, py_file)
+    assert not f.calibrated and f.training["epochs"] >= 1
+    assert f.info == _lib.loads(open(cli_file).read())
+
+
+CALIBRATIONS = [
+    ("ball", None, [], {}),
+    ("ellipsoid", None, ["-seed", 3, "-ridge", 1e-3], dict(seed=3, ridge=1e-3)),
+    ("one", "genball-negvol", ["-seed", 2], dict(seed=2)),
+    ("pac", "genball-negvol", ["-calibration", "pac", "-delta", 0.1, "-alpha", 0.1],
+     dict(calibration="pac", delta=0.1, alpha=0.1)),
+    ("class", "single-vol-embedding", ["-calibration", "class"], dict(calibration="class")),
+    ("pooled", "genball-negvol", ["-calibration", "pooled"], dict(calibration="pooled")),
+    ("infonce", "genball-infonce", [], {}),
+    ("ood", "genball-negvol", ["-reference", 40, "-ood-cal", "OODCAL", "-ood-k", 2],
+     dict(reference=40, ood_cal="OODCAL", ood_k=2)),
+    ("ood-db", "genball-negvol", ["-reference-db", "DB", "-ood-cal", "OODCAL"], dict(reference="DB", ood_cal="OODCAL")),
+]
+
+
+@pytest.fixture(scope="module")
+def calibrated(sim, fitted, cli, tmp_path_factory):
+    """Each calibration by the command and by the package: their files."""
+    d = tmp_path_factory.mktemp("calibrated")
+    # Held-out inputs for the OOD tests: the test split's anchors, and a
+    # pool from the validation split's.
+    test = np.load(sim / "test.npz")
+    np.savez(d / "oodcal.npz", anchors=test["anchors"][:60])
+    np.save(d / "db.npy", np.load(sim / "val.npz")["anchors"][:50])
+    subst = {"OODCAL": str(d / "oodcal.npz"), "DB": str(d / "db.npy")}
+    out = {}
+    for name, fit, args, kw in CALIBRATIONS:
+        args = [subst.get(a, a) if isinstance(a, str) else a for a in args]
+        kw = {k: subst.get(v, v) if isinstance(v, str) else v for k, v in kw.items()}
+        src = ["-set", fitted[fit][0]] if fit else ["-geometry", name]
+        cli("calibrate", *src, "-cal", sim / "cal.npz", *args, "-out", d / f"{name}.json")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ccs.CCSWarning)  # the pooled set's
+            s = ccs.calibrate(ccs.Set.load(fitted[fit][0]) if fit else name, sim / "cal.npz", **kw)
+        s.save(d / f"{name}.py.json")
+        out[name] = (d / f"{name}.json", d / f"{name}.py.json", s)
+    return out
+
+
+@pytest.mark.parametrize("name", [c[0] for c in CALIBRATIONS])
+def test_calibrate_equals_ccs_calibrate(calibrated, name):
+    cli_file, py_file, s = calibrated[name]
+    assert same_file(cli_file, py_file)
+    assert s.calibrated and s.threshold == _lib.loads(open(cli_file).read())["threshold"]
+
+
+@pytest.mark.parametrize("name", [c[0] for c in CALIBRATIONS])
+def test_evaluate_equals_ccs_evaluate(calibrated, sim, cli, name):
+    cli_file, _, s = calibrated[name]
+    args = ["-per-class"] if name == "class" else []
+    want = cli_json(cli, "evaluate", "-set", cli_file, "-test", sim / "test.npz", "-json", *args)
+    assert want.pop("kind") == "evaluate"
+    del want["command"], want["build"]  # the document's head; the rest is the result
+    got = s.evaluate(ccs.Bundle.load(sim / "test.npz"), per_class=bool(args))
+    assert got == want
+
+
+@pytest.fixture(scope="module")
+def server(calibrated, cli, tmp_path_factory):
+    """ccs serve over the calibrated sets, on a free loopback port."""
+    args = []
+    for name in ("one", "class", "infonce", "ood", "ood-db"):
+        args += ["-set", f"{name}={calibrated[name][0]}"]
+    p = subprocess.Popen([CLI, "serve", *args, "-addr", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stderr.readline()
+        m = re.search(r"listening on http://(\S+)", line)
+        assert m, line
+        yield f"http://{m.group(1)}"
+    finally:
+        p.terminate()
+        p.wait()
+
+
+def post_npy(url, rows):
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(rows, dtype=np.float32))
+    req = urllib.request.Request(url, data=buf.getvalue(), headers={"Content-Type": "application/x-npy"})
+    with urllib.request.urlopen(req) as r:
+        return _lib.loads(r.read())
+
+
+@pytest.mark.parametrize("name,label", [("one", None), ("class", 2), ("infonce", None)])
+def test_contains_and_scores_equal_ccs_serve(server, calibrated, sim, name, label):
+    s = calibrated[name][2]
+    test = np.load(sim / "test.npz")
+    anchor, points = test["anchors"][7], test["anchors"][:300]
+    q = f"?label={label}" if label is not None else ""
+    want = post_npy(f"{server}/v1/sets/{name}/score{q}", np.vstack([anchor, points]))
+    scores = s.scores(anchor, points)
+    assert scores.dtype == np.float64 and list(scores) == want["scores"]
+    inside = s.contains(anchor, points, label=label)
+    assert inside.dtype == np.bool_ and list(inside) == want["inside"]
+    assert 0 < inside.sum() < len(inside)
+
+
+@pytest.mark.parametrize("name", ["ood", "ood-db"])
+def test_ood_equals_ccs_serve(server, calibrated, sim, name):
+    s = calibrated[name][2]
+    rng = np.random.default_rng(3)
+    points = np.vstack([np.load(sim / "test.npz")["anchors"][100:160], rng.normal(0, 6, size=(20, 3))])
+    want = post_npy(f"{server}/v1/sets/{name}/ood?alpha_ood=0.1&fdr=0.2", points)
+    got = s.ood(points, alpha_ood=0.1, fdr=0.2)
+    assert list(got["score"]) == want["scores"]
+    assert list(got["p_value"]) == [r["p_value"] for r in want["results"]]
+    assert list(got["ood"]) == [r["ood"] for r in want["results"]]
+    assert list(got["flagged"]) == want["flagged"]
+    assert got["ood"][-20:].sum() > 10
+
+
+@pytest.mark.parametrize("limit", [0, 5])
+def test_retrieve_equals_ccs_retrieve(calibrated, sim, cli, tmp_path, limit):
+    cli_file, _, s = calibrated["one"]
+    rows = np.load(sim / "test.npz")["anchors"]
+    ids = np.arange(len(rows), dtype=np.int64) * 10 + 3
+    np.savez(tmp_path / "coll.npz", embeddings=rows, ids=ids)
+    want = cli_json(cli, "retrieve", "-set", cli_file, "-db", tmp_path / "coll.npz", "-anchor-index", 11,
+                    "-limit", limit, "-json")
+    assert want["total"] > 5
+    want_ids = [h["id"] for h in want["hits"]]
+    want_scores = [h["score"] for h in want["hits"]]
+    for coll in (ccs.Collection(rows, ids), ccs.Collection.load(tmp_path / "coll.npz"), tmp_path / "coll.npz"):
+        got_ids, got_scores = s.retrieve(rows[11], coll, limit=limit or None)
+        assert list(got_ids) == want_ids and list(got_scores) == want_scores
+    # An array is a collection whose ids are its row numbers.
+    got_ids, got_scores = s.retrieve(rows[11], rows, limit=limit or None)
+    assert list(got_ids * 10 + 3) == want_ids and list(got_scores) == want_scores
+    # retrieve's scores are scores' scores.
+    assert list(s.scores(rows[11], rows[got_ids])) == want_scores
+
+
+def test_set_load_save_round_trip(calibrated, tmp_path):
+    for name, (cli_file, _, _) in calibrated.items():
+        s = ccs.Set.load(cli_file)
+        s.save(tmp_path / "again.json")
+        assert same_file(cli_file, tmp_path / "again.json"), name
+        assert s.to_json() == open(cli_file).read()
+
+
+def test_warnings_equal_ccs_calibrate(sim, cli, tmp_path):
+    # A pooled calibration and a whole-space set: what the command warns.
+    err = subprocess.run([CLI, "calibrate", "-geometry", "ball", "-cal", sim / "cal.npz", "-calibration", "pooled",
+                          "-out", tmp_path / "p.json"], capture_output=True, text=True).stderr
+    with pytest.warns(ccs.CCSWarning) as w:
+        s = ccs.calibrate("ball", sim / "cal.npz", calibration="pooled")
+    assert [str(x.message) for x in w] == s.warnings
+    assert all(m in err for m in s.warnings) and s.warnings
+
+
+def test_version(cli):
+    v = ccs.version()
+    want = json.loads(cli("version", "-json"))
+    assert v["package"] == ccs.__version__ and v["abi"] == _lib.ABI_VERSION
+    for k in ("module", "go", "platform", "kernels", "blas"):
+        assert v[k] == want[k], k
+    assert os.path.exists(v["library"])

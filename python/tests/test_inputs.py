@@ -1,0 +1,261 @@
+"""Arrays in every form the package takes, and bad input: a Python
+exception with the command line's message, never a crash."""
+
+import ctypes
+import ctypes.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ccs
+from ccs import _lib
+from conftest import CLI, child_env
+
+
+def gauss(seed, n=200, k=4, d=5, dtype=np.float64):
+    """A bundle's arrays: anchors ~ N(0, I), positives at spread 0.5,
+    negatives at spread 1.5 (as ccs's sim.Gauss)."""
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(n, d))
+    p = a[:, None, :] + 0.5 * rng.normal(size=(n, k, d))
+    q = a[:, None, :] + 1.5 * rng.normal(size=(n, k, d))
+    return a.astype(dtype), p.astype(dtype), q.astype(dtype)
+
+
+class Tensor:
+    """What a PyTorch tensor looks like to NumPy: an object with __array__
+    (the package takes tensor.detach().cpu().numpy(), or the tensor)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __array__(self, dtype=None):
+        return self.a if dtype is None else self.a.astype(dtype)
+
+
+def cli_error(*args):
+    r = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True)
+    assert r.returncode == 1, r
+    return r.stderr.strip().removeprefix("ccs: ")
+
+
+def test_float64_round_trip_equals_the_command(tmp_path):
+    # PyTorch-style: float64 arrays, saved with np.savez for the command,
+    # given as tensors to the package: the same conversions, the same set.
+    a, p, q = gauss(1)
+    np.savez(tmp_path / "cal.npz", anchors=a, positives=p, negatives=q)
+    subprocess.run([CLI, "calibrate", "-geometry", "ellipsoid", "-cal", tmp_path / "cal.npz", "-seed", "4",
+                    "-out", tmp_path / "cli.json"], check=True, capture_output=True)
+    b = ccs.Bundle(Tensor(a), positives=Tensor(p), negatives=Tensor(q))
+    assert b.anchors.dtype == np.float32 and np.array_equal(b.anchors, a.astype(np.float32))
+    assert b.converted == [f"{n}: float64 → float32" for n in ("anchors", "negatives", "positives")]
+    assert np.array_equal(b.positives, p.astype(np.float32))
+    ccs.calibrate("ellipsoid", b, seed=4).save(tmp_path / "py.json")
+    assert open(tmp_path / "py.json").read() == open(tmp_path / "cli.json").read()
+    loaded = ccs.Bundle.load(tmp_path / "cal.npz")
+    assert loaded.converted == [f"{n}: float64 → float32" for n in ("anchors", "negatives", "positives")]
+    assert loaded.path == str(tmp_path / "cal.npz")
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_dtypes_and_orders(dtype, order, tmp_path):
+    a, p, q = gauss(2, dtype=dtype)
+    a, p, q = (np.asarray(x, order=order) for x in (a, p, q))
+    np.savez(tmp_path / "b.npz", anchors=a, positives=p, negatives=q)
+    want = ccs.Bundle.load(tmp_path / "b.npz")  # the .npz reader's conversions
+    got = ccs.Bundle(a, p, q)
+    for name in ("anchors", "positives", "negatives"):
+        assert np.array_equal(got.array(name), want.array(name)), name
+    assert np.array_equal(got.anchors, a.astype(np.float32))
+    s = ccs.calibrate("ball", got)
+    pts = p[:, 0, :]
+    ref = s.contains(a[0].astype(np.float32), np.ascontiguousarray(pts, dtype=np.float32))
+    assert np.array_equal(s.contains(a[0], pts), ref)
+    assert np.array_equal(s.scores(a[0], pts), s.scores(a[0].astype(np.float32), pts.astype(np.float32)))
+
+
+def test_lists_views_and_single_points():
+    a, p, q = gauss(3, dtype=np.float32)
+    s = ccs.calibrate("ball", ccs.Bundle(a, p, q))
+    pts = q[:, 1, :]
+    want = s.contains(a[5], pts)
+    assert np.array_equal(s.contains(a[5].tolist(), pts.tolist()), want)
+    assert np.array_equal(s.contains(a[5:6], pts), want)  # (1, d) anchor
+    strided = np.repeat(pts, 2, axis=0)[::2]  # not contiguous
+    assert not strided.flags.c_contiguous and np.array_equal(s.contains(a[5], strided), want)
+    assert np.array_equal(s.contains(a[5], pts.T.copy().T), want)  # Fortran order
+    assert np.array_equal(s.contains(a[5], pts.astype(">f4")), want)  # big-endian
+    unaligned = np.frombuffer(b"\0" + pts.tobytes(), dtype=np.float32, offset=1).reshape(pts.shape)
+    assert not unaligned.flags.aligned and np.array_equal(s.contains(a[5], unaligned), want)
+    one = s.contains(a[5], pts[3])
+    assert one.shape == (1,) and one[0] == want[3]
+    assert s.contains(a[5], np.empty((0, 5), np.float32)).shape == (0,)
+    assert s.contains(a[5], a[5])[0]  # the anchor is inside its own set
+
+
+def test_bundle_arrays_by_index(tmp_path):
+    a, p, q = gauss(4, dtype=np.float32)
+    n = len(a)
+    rng = np.random.default_rng(0)
+    pidx = np.stack([(np.arange(n) + j + 1) % n for j in range(3)], axis=1)
+    nidx = rng.integers(0, 50, size=(n, 2)).astype(np.int32)
+    pool = rng.normal(size=(50, 5)).astype(np.float32)
+    b = ccs.Bundle(a, positive_index=pidx, negative_index=nidx, negative_pool=pool, labels=np.arange(n) % 3,
+                   index=np.arange(n) + 100)
+    assert (b.n, b.k, b.kneg, b.d) == (n, 3, 2, 5) and len(b) == n
+    assert b.positives is None and np.array_equal(b.positive_index, pidx)
+    assert b.negative_index.dtype == np.int64 and np.array_equal(b.negative_index, nidx)
+    assert np.array_equal(b.negative_pool, pool) and np.array_equal(b.index, np.arange(n) + 100)
+    b.save(tmp_path / "b.npz")
+    again = ccs.Bundle.load(tmp_path / "b.npz")
+    assert all(np.array_equal(x, y) for x, y in zip(b.arrays().values(), again.arrays().values()))
+    assert sorted(again.arrays()) == ["anchors", "index", "labels", "negative_index", "negative_pool", "positive_index"]
+
+
+# (what, the call, the exception, a part of its message)
+def _closed_set():
+    s = ccs.calibrate("ball", ccs.Bundle(*gauss(5, dtype=np.float32)))
+    s.close()
+    return s
+
+
+ERRORS = [
+    ("complex points", lambda s, a: s.contains(a[0], np.ones((3, 5), np.complex128)), ValueError,
+     'array "points": dtype "<c16" is not supported: want float16, float32 or float64'),
+    ("object points", lambda s, a: s.contains(a[0], np.array([[1, None, 3, 4, 5]], dtype=object)), ValueError,
+     'array "points": dtype "|O" is not supported'),
+    ("ragged points", lambda s, a: s.contains(a[0], [[1, 2, 3, 4, 5], [1, 2]]), ValueError, "inhomogeneous"),
+    ("strings", lambda s, a: s.scores(["a", "b", "c", "d", "e"], a), ValueError, 'array "anchor": dtype "<U1" is not supported'),
+    ("dimension", lambda s, a: s.contains(a[0], np.ones((3, 4))), ValueError,
+     "points: embeddings of shape (3, 4), dimension 4; the set's dimension is 5"),
+    ("rank", lambda s, a: s.scores(a[0], np.ones((2, 3, 5))), ValueError, "points: shape (2, 3, 5): want (m, 5)"),
+    ("scalar", lambda s, a: s.scores(a[0], 3.0), ValueError, "points: embeddings of shape (), no dimension"),
+    ("NaN point", lambda s, a: s.contains(a[0], np.where(np.arange(25).reshape(5, 5) == 16, np.nan, 1.0)), ValueError,
+     "points[3][1] is NaN"),
+    ("NaN anchor", lambda s, a: s.scores(np.full(5, np.inf), a), ValueError, "anchor: coordinate 0 is +Inf"),
+    ("float64 overflow", lambda s, a: s.contains(np.full(5, 1e300), a), ValueError,
+     'array "anchor": element [0] = 1e+300 overflows float32'),
+    ("label of a marginal set", lambda s, a: s.contains(a[0], a, label=1), ValueError, "the set has one threshold: it takes no label"),
+    ("closed set", lambda s, a: _closed_set().scores(a[0], a), ValueError, "ccs: this set is closed"),
+    ("alpha", lambda s, a: ccs.calibrate("ball", ccs.Bundle(*gauss(5)), alpha=1.5), ValueError,
+     "calibrate: alpha=1.5: want 0 < α < 1"),
+    ("calibration", lambda s, a: ccs.calibrate("ball", ccs.Bundle(*gauss(5)), calibration="bogus"), ValueError,
+     "calibrate: calibration: "),
+    ("pac without delta", lambda s, a: ccs.calibrate("ball", ccs.Bundle(*gauss(5)), calibration="pac"), ValueError,
+     'calibrate: calibration="pac" needs delta in (0,1), got 0'),
+    ("learned geometry", lambda s, a: ccs.calibrate("genball", ccs.Bundle(*gauss(5))), ValueError,
+     "calibrate: geometry genball is learned: fit it with ccs.fit"),
+    ("fit geometry", lambda s, a: ccs.fit("ball", ccs.Bundle(*gauss(5)), objective="neg"), ValueError,
+     'fit: geometry "ball": want single or genball'),
+    ("fit objective", lambda s, a: ccs.fit("genball", ccs.Bundle(*gauss(5)), objective="volume"), ValueError, "fit: objective: "),
+    ("class set without labels", lambda s, a: ccs.calibrate("ball", ccs.Bundle(*gauss(5)), calibration="class"), ValueError,
+     "class-conditional calibration needs the calibration bundle's labels"),
+    ("negative limit", lambda s, a: s.retrieve(a[0], a, limit=-1), ValueError, "retrieve: limit=-1: want ≥ 1, or None for all"),
+    ("no ood calibration", lambda s, a: s.ood(a), ValueError, "the set has no OOD calibration"),
+    ("missing file", lambda s, a: ccs.Set.load("/nonexistent/set.json"), FileNotFoundError, "no such file or directory"),
+    ("missing bundle", lambda s, a: ccs.Bundle.load("/nonexistent/b.npz"), FileNotFoundError, "no such file or directory"),
+    ("not a bundle", lambda s, a: ccs.Bundle.load(__file__), ValueError, "not a NumPy .npz archive"),
+]
+
+
+@pytest.mark.parametrize("what,f,exc,msg", ERRORS, ids=[e[0] for e in ERRORS])
+def test_errors(what, f, exc, msg):
+    a, p, q = gauss(5, dtype=np.float32)
+    s = ccs.calibrate("ball", ccs.Bundle(a, p, q))
+    with pytest.raises(exc) as e:
+        f(s, a)
+    assert msg in str(e.value)
+    assert s.contains(a[0], a).any()  # and the library goes on
+
+
+@pytest.mark.parametrize("what,arrays,shape_msg", [
+    ("NaN", "nan", "positives[2][1][3] is NaN"),
+    ("rank", "rank", 'array "anchors": shape [200] has 1 dimensions, want 2'),
+    ("index", "index", 'negative_index[0][1] = 999 is outside the anchors\' 200 rows'),
+])
+def test_bundle_errors_are_the_command_s(what, arrays, shape_msg, tmp_path):
+    a, p, q = gauss(6, dtype=np.float32)
+    kw = dict(anchors=a, positives=p, negatives=q)
+    if arrays == "nan":
+        kw["positives"] = p.copy()
+        kw["positives"][2, 1, 3] = np.nan
+    elif arrays == "rank":
+        kw["anchors"] = a[:, 0]
+    else:
+        del kw["negatives"]
+        kw["negative_index"] = np.tile([0, 999], (200, 1))
+    np.savez(tmp_path / "bad.npz", **kw)
+    cli = cli_error("calibrate", "-geometry", "ball", "-cal", tmp_path / "bad.npz", "-out", tmp_path / "s.json")
+    assert cli == f"{tmp_path / 'bad.npz'}: {shape_msg}"
+    with pytest.raises(ValueError) as e:
+        ccs.Bundle.load(tmp_path / "bad.npz")
+    assert str(e.value) == cli
+    with pytest.raises(ValueError) as e:
+        ccs.Bundle(kw.pop("anchors"), **kw)
+    assert str(e.value) == shape_msg
+
+
+def test_set_file_of_another_version(tmp_path):
+    s = ccs.calibrate("ball", ccs.Bundle(*gauss(7)))
+    doc = json.loads(s.to_json())
+    doc["version"] = 2
+    (tmp_path / "v2.json").write_text(json.dumps(doc))
+    cli = cli_error("evaluate", "-set", tmp_path / "v2.json", "-test", "x.npz")
+    with pytest.raises(ValueError) as e:
+        ccs.Set.load(tmp_path / "v2.json")
+    assert str(e.value) == cli and "version 2; this ccs reads version 1" in cli
+
+
+def test_handles_checked_in_the_library():
+    # Past the Python objects: the library itself refuses a closed handle,
+    # a handle of another kind and a handle never made.
+    b = ccs.Bundle(*gauss(8))
+    s = ccs.calibrate("ball", b)
+    stale = s._h
+    s.close()
+    out = ctypes.c_void_p()
+    for h, msg in [(stale, f"a set handle {stale}: closed, or never made"), (b._h, f"handle {b._h} holds a bundle, not a set"),
+                   (0, "no a set: the handle is 0"), (2**60, "closed, or never made")]:
+        with pytest.raises(ValueError) as e:
+            _lib.call(_lib.lib.ccs_set_json, h, ctypes.byref(out))
+        assert msg in str(e.value)
+    with pytest.raises(ValueError, match="closed, or never made"):
+        _lib.close(stale)
+    s.close()  # closing twice is harmless in Python
+    with s:
+        pass
+
+
+def test_abi_version_is_checked(tmp_path):
+    with pytest.raises(ImportError, match=r"speaks ABI version 1, this ccs package version 2"):
+        _lib.load(_lib.lib.path, abi=2)
+    with pytest.raises(ImportError, match="is not the ccs library: it has no ccs_abi_version"):
+        _lib.load(ctypes.util.find_library("c"))
+    with pytest.raises(ImportError, match="cannot load the library"):
+        _lib.load(str(tmp_path / "absent.so"))
+
+
+def test_crash_free_in_a_fresh_interpreter(tmp_path):
+    # The bad inputs above, in a child interpreter: it must end normally
+    # (a Go panic or a signal would kill it).
+    code = """
+import numpy as np, ccs
+s = ccs.calibrate("ball", ccs.Bundle(np.ones((3, 2)), np.ones((3, 1, 2)) * 2), alpha=0.5)
+for bad in (np.ones((2, 2), np.complex64), np.array([[1, None]], dtype=object), np.full((2, 2), np.nan), [[1], [2, 3]]):
+    try:
+        s.contains([0, 0], bad)
+    except ValueError:
+        pass
+s.close()
+try:
+    s.contains([0, 0], [[1, 1]])
+except ValueError:
+    print("ok")
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env())
+    assert r.returncode == 0 and r.stdout == "ok\n", r.stderr

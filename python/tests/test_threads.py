@@ -1,0 +1,185 @@
+"""Threads, the GIL, progress and cancellation; memory over many calls."""
+
+import gc
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import ccs
+from conftest import child_env
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return ccs.simulate(seed=3, k=20, per_class=400)
+
+
+@pytest.fixture(scope="module")
+def learned(splits):
+    f = ccs.fit("genball", splits["fit"], splits["val"], objective="neg,vol", epochs=3)
+    return ccs.calibrate(f, splits["cal"], reference=50, ood_cal=splits["test"].anchors[:100])
+
+
+def test_threads_at_once(splits, learned):
+    # Several Python threads use one set, one bundle and one collection at
+    # once; each gets what a lone caller gets.
+    rng = np.random.default_rng(1)
+    anchors = splits["test"].anchors
+    points = rng.normal(0, 3, size=(20000, 3)).astype(np.float32)
+    coll = ccs.Collection(points)
+    want = {i: (learned.contains(anchors[i], points), learned.scores(anchors[i], points),
+                learned.retrieve(anchors[i], coll, limit=20), learned.ood(points[:500])["p_value"]) for i in range(8)}
+    evaluation = learned.evaluate(splits["test"])
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(15):
+                c, s, (ids, sc), p = want[i]
+                assert np.array_equal(learned.contains(anchors[i], points), c)
+                assert np.array_equal(learned.scores(anchors[i], points), s)
+                got = learned.retrieve(anchors[i], coll, limit=20)
+                assert np.array_equal(got[0], ids) and np.array_equal(got[1], sc)
+                assert np.array_equal(learned.ood(points[:500])["p_value"], p)
+            assert learned.evaluate(splits["test"]) == evaluation
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_the_gil_is_released(learned):
+    # While one thread is inside a long call, another runs Python code.
+    points = np.random.default_rng(2).normal(size=(1_000_000, 3)).astype(np.float32)
+    ticks, inside = [0], threading.Event()
+
+    def count():
+        inside.wait()
+        while inside.is_set():
+            ticks[0] += 1
+
+    t = threading.Thread(target=count)
+    t.start()
+    inside.set()
+    start = ticks[0]
+    for _ in range(3):
+        learned.scores(points[0], points)
+    during = ticks[0] - start
+    inside.clear()
+    t.join()
+    assert during > 1000, f"{during} ticks of another thread during the calls"
+
+
+class Bar:
+    """What fit needs of a tqdm bar: total, update(n), refresh(), set_postfix()."""
+
+    def __init__(self):
+        self.total, self.n, self.postfix, self.refreshed = None, 0, None, 0
+
+    def update(self, n):
+        self.n += n
+
+    def refresh(self):
+        self.refreshed += 1
+
+    def set_postfix(self, refresh=True, **kw):
+        self.postfix = kw
+
+
+def test_progress(splits):
+    reports = []
+    f = ccs.fit("genball", splits["fit"], splits["val"], objective="neg", epochs=4, patience=4, progress=reports.append)
+    assert [r["epoch"] for r in reports] == list(range(f.training["epochs"] + 1))
+    assert reports[-1]["done"] and reports[-1]["stop_reason"] == "max epochs"
+    assert reports[0]["loss"] is None and reports[1]["loss"] < 0 and reports[-1]["max_epochs"] == 4
+    bar = Bar()
+    ccs.fit("genball", splits["fit"], splits["val"], objective="neg", epochs=4, patience=4, progress=bar)
+    assert (bar.total, bar.n, bar.refreshed) == (4, 4, 1) and "val_exclusion" in bar.postfix
+
+
+def test_a_failing_callback_stops_the_fit(splits):
+    calls = []
+
+    def stop(r):
+        calls.append(r)
+        if r["epoch"] == 2:
+            raise RuntimeError("enough")
+
+    t = time.monotonic()
+    with pytest.raises(RuntimeError, match="enough"):
+        ccs.fit("genball", splits["fit"], splits["val"], objective="neg", epochs=150, patience=150, progress=stop)
+    assert time.monotonic() - t < 20 and calls[-1]["epoch"] == 2
+    # The library goes on.
+    assert ccs.version()["abi"] == 1
+
+
+def test_ctrl_c_stops_a_fit():
+    # SIGINT during a fit: KeyboardInterrupt within a moment, the training
+    # cancelled, the interpreter alive.
+    code = """
+import os, signal, threading, time, ccs
+splits = ccs.simulate(seed=1, k=50, per_class=2000)
+epochs = []
+def progress(r):  # Ctrl-C from another thread at epoch 3, while this one waits in the library
+    epochs.append(r["epoch"])
+    if r["epoch"] == 3:
+        threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()
+t = time.monotonic()
+try:
+    ccs.fit("genball", splits["fit"], splits["val"], objective="neg,vol", epochs=150, patience=150, progress=progress)
+    print("finished")
+except KeyboardInterrupt:
+    print("interrupted at epoch", epochs[-1], "after", round(time.monotonic() - t, 1), "s;", ccs.version()["abi"])
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("interrupted at epoch") and r.stdout.endswith("; 1\n"), r.stdout
+    assert int(r.stdout.split()[3]) < 100, r.stdout
+
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_no_growth_over_many_calls(splits, learned):
+    # 10⁴ rounds of calls (arrays in and out, strings, handles made and
+    # closed, errors): the process's resident memory must not grow.
+    rng = np.random.default_rng(4)
+    points = rng.normal(size=(64, 3)).astype(np.float32)
+    anchors = rng.normal(size=(32, 3)).astype(np.float32)
+    bad = points.copy()
+    bad[5, 1] = np.nan
+
+    def round_(i):
+        learned.contains(anchors[i % 32], points)
+        learned.scores(anchors[i % 32], points)
+        learned.retrieve(anchors[i % 32], points, limit=5)
+        learned.ood(points[:4])
+        learned.info if i % 2 else learned.to_json()
+        with ccs.Bundle(anchors, anchors[:, None, :] + 0.1) as b:
+            b.n
+        try:
+            learned.contains(anchors[0], bad)
+        except ValueError:
+            pass
+
+    for i in range(1000):
+        round_(i)
+    gc.collect()
+    before = rss()
+    for i in range(10_000):
+        round_(i)
+    gc.collect()
+    grown = rss() - before
+    assert grown < 16 << 20, f"resident memory grew by {grown >> 20} MiB over 10⁴ rounds"
