@@ -177,53 +177,26 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	items := bundle.Items{}
-	var emb *embeddings
+	var in bundle.Inputs
 	var err error
+	name := "embeddings"
 	if mode == "views" {
-		if emb, err = readEmbeddings(arrays["views"], true); err != nil {
-			return nil, err
-		}
-		if emb.views < 2 {
-			return nil, fmt.Errorf("views: %d views per item: want at least 2 (the anchor and a positive)", emb.views)
-		}
-		items.Groups = make([]int64, emb.n*emb.views)
-		for i := range items.Groups {
-			items.Groups[i] = int64(i / emb.views)
-		}
-		emb.n *= emb.views
-	} else if emb, err = readEmbeddings(arrays["embeddings"], false); err != nil {
+		name = "views"
+	}
+	if in.Embeddings, err = readEmbeddings(arrays[name], mode == "views"); err != nil {
 		return nil, err
 	}
-	items.N = emb.n
 	if hasLabels {
-		labels, err := readIDs(arrays["labels"], "labels")
-		if err != nil {
+		if in.Labels, err = readIDs(arrays["labels"], "labels"); err != nil {
 			return nil, err
 		}
-		if mode == "views" {
-			if len(labels) != emb.n/emb.views {
-				return nil, fmt.Errorf("labels: %d labels for %d items of views", len(labels), emb.n/emb.views)
-			}
-			per := make([]int64, emb.n)
-			for i := range per {
-				per[i] = labels[i/emb.views]
-			}
-			labels = per
-		} else if len(labels) != emb.n {
-			return nil, fmt.Errorf("labels: %d labels for the %d rows of embeddings", len(labels), emb.n)
-		}
-		items.Labels = labels
+		in.LabelsSource = "labels"
 	}
 	if hasGroups {
-		groups, err := readIDs(arrays["groups"], "groups")
-		if err != nil {
+		if in.Groups, err = readIDs(arrays["groups"], "groups"); err != nil {
 			return nil, err
 		}
-		if len(groups) != emb.n {
-			return nil, fmt.Errorf("groups: %d group ids for the %d rows of embeddings", len(groups), emb.n)
-		}
-		items.Groups = groups
+		in.GroupsSource = "groups"
 	}
 	var qrows []float32
 	if mode == "pairs" {
@@ -231,21 +204,23 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		if err != nil {
 			return nil, err
 		}
-		if q.d != emb.d {
-			return nil, fmt.Errorf("queries: queries of dimension %d, the embeddings have %d", q.d, emb.d)
-		}
-		if items.Pairs, err = readPairs(arrays["pairs"]); err != nil {
+		if in.Pairs, err = readPairs(arrays["pairs"]); err != nil {
 			return nil, err
 		}
-		items.Queries, qrows = q.n, q.rows
+		in.Queries, qrows = &q, q.Rows
 	}
+	items, err := in.Items()
+	if err != nil {
+		return nil, err
+	}
+	emb := in.Embeddings
 	plan, err := bundle.Make(items, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", emb.source, err)
+		return nil, fmt.Errorf("%s: %w", emb.Source, err)
 	}
 	out := &madeBundles{Warnings: plan.Warnings}
 	for s, sp := range plan.Splits {
-		b, err := plan.Bundle(s, emb.rows, qrows, emb.d)
+		b, err := plan.Bundle(s, emb.Rows, qrows, emb.D)
 		if err != nil {
 			return nil, err
 		}
@@ -254,43 +229,15 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	return out, nil
 }
 
-// embeddings are the rows of an (n, d) array, or of (n, v, d) views.
-type embeddings struct {
-	source string
-	rows   []float32
-	n, d   int
-	views  int
-}
-
-// readEmbeddings reads embeddings as ccs bundle reads a file of them: any
-// floating-point dtype, (n, d) (or (n, v, d) views), every value finite.
-// The rows are a copy: the bundles made from them keep parts of them.
-func readEmbeddings(r rawArray, allowViews bool) (*embeddings, error) {
+// readEmbeddings reads embeddings as ccs bundle reads a file of them
+// (bundle.EmbeddingsOf). The rows are a copy: the bundles made from them
+// keep parts of them.
+func readEmbeddings(r rawArray, allowViews bool) (bundle.Embeddings, error) {
 	a, err := decode(r)
 	if err != nil {
-		return nil, err
+		return bundle.Embeddings{}, err
 	}
-	e := &embeddings{source: r.Name}
-	if a.F32 == nil {
-		return nil, fmt.Errorf("%s: dtype %s, want floating point (float16, float32 or float64) embeddings", e.source, a.Kind())
-	}
-	switch {
-	case len(a.Shape) == 2:
-		e.n, e.d = a.Shape[0], a.Shape[1]
-	case len(a.Shape) == 3 && allowViews:
-		e.n, e.views, e.d = a.Shape[0], a.Shape[1], a.Shape[2]
-	default:
-		want := "(n, d)"
-		if allowViews {
-			want = "(n, v, d) views"
-		}
-		return nil, fmt.Errorf("%s: shape %s, want %s", e.source, bundle.FormatShape(a.Shape), want)
-	}
-	if e.n < 1 || e.d < 1 {
-		return nil, fmt.Errorf("%s: no embeddings (%d rows of dimension %d)", e.source, e.n, e.d)
-	}
-	e.rows = a.F32
-	return e, finiteRows(e.source, e.rows, e.d)
+	return bundle.EmbeddingsOf(a, r.Name, allowViews)
 }
 
 // readIDs reads one integer per row: labels or group ids.

@@ -169,7 +169,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		m.Inputs[role] = manifestInput{Path: arg, SHA256: h, Shape: shape}
 		return nil
 	}
-	items := bundle.Items{}
+	var in bundle.Inputs
 	var emb, queries *embeddingsFile
 	var err error
 	switch mode {
@@ -177,46 +177,26 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if emb, err = readEmbeddings(o.Views, true); err != nil {
 			return err
 		}
-		if emb.views < 2 {
-			return fmt.Errorf("%s: %d views per item: want at least 2 (the anchor and a positive)", emb.source, emb.views)
-		}
-		items.Groups = make([]int64, emb.n*emb.views)
-		for i := range items.Groups {
-			items.Groups[i] = int64(i / emb.views)
-		}
-		if err := input("views", o.Views, []int{emb.n, emb.views, emb.d}); err != nil {
+		if err := input("views", o.Views, []int{emb.N, emb.Views, emb.D}); err != nil {
 			return err
 		}
-		emb.n *= emb.views
 		m.Positives, m.Negatives = "the item's other views", "other items' first views"
 	default:
 		if emb, err = readEmbeddings(o.Embeddings, false); err != nil {
 			return err
 		}
-		if err := input("embeddings", o.Embeddings, []int{emb.n, emb.d}); err != nil {
+		if err := input("embeddings", o.Embeddings, []int{emb.N, emb.D}); err != nil {
 			return err
 		}
 	}
-	items.N = emb.n
+	in.Embeddings = emb.Embeddings
 	noteInput(out, emb)
 	if o.Labels != "" {
 		labels, names, err := readIDs(o.Labels, "labels")
 		if err != nil {
 			return err
 		}
-		if mode == "views" {
-			if len(labels) != emb.n/emb.views {
-				return fmt.Errorf("%s: %d labels for %d items of %s", o.Labels, len(labels), emb.n/emb.views, emb.source)
-			}
-			per := make([]int64, emb.n)
-			for i := range per {
-				per[i] = labels[i/emb.views]
-			}
-			labels = per
-		} else if len(labels) != emb.n {
-			return fmt.Errorf("%s: %d labels for the %d rows of %s", o.Labels, len(labels), emb.n, emb.source)
-		}
-		items.Labels, m.LabelNames = labels, names
+		in.Labels, in.LabelsSource, m.LabelNames = labels, o.Labels, names
 		if err := input("labels", o.Labels, []int{len(labels)}); err != nil {
 			return err
 		}
@@ -231,10 +211,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if err != nil {
 			return err
 		}
-		if len(groups) != emb.n {
-			return fmt.Errorf("%s: %d group ids for the %d rows of %s", o.Groups, len(groups), emb.n, emb.source)
-		}
-		items.Groups = groups
+		in.Groups, in.GroupsSource = groups, o.Groups
 		if err := input("groups", o.Groups, []int{len(groups)}); err != nil {
 			return err
 		}
@@ -247,14 +224,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if queries, err = readEmbeddings(o.Queries, false); err != nil {
 			return err
 		}
-		if queries.d != emb.d {
-			return fmt.Errorf("%s: queries of dimension %d, the embeddings %s have %d", queries.source, queries.d, emb.source, emb.d)
-		}
 		noteInput(out, queries)
-		if items.Pairs, err = readPairs(o.Pairs); err != nil {
+		if in.Pairs, err = readPairs(o.Pairs); err != nil {
 			return err
 		}
-		items.Queries = queries.n
+		in.Queries = &queries.Embeddings
 		for _, r := range []struct{ role, arg string }{{"queries", o.Queries}, {"pairs", o.Pairs}} {
 			if err := input(r.role, r.arg, nil); err != nil {
 				return err
@@ -262,19 +236,23 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		m.Positives, m.Negatives = "rows relevant to the query", "rows relevant to none of the query's, drawn from all rows"
 	}
+	items, err := in.Items()
+	if err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	plan, err := bundle.Make(items, cfg)
 	if err != nil {
-		return fmt.Errorf("%s: %w", emb.source, err)
+		return fmt.Errorf("%s: %w", emb.Source, err)
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return err
 	}
 	var qrows []float32
 	if queries != nil {
-		qrows = queries.rows
+		qrows = queries.Rows
 	}
 	m.Warnings = append(m.Warnings, plan.Warnings...)
 	for s, sp := range plan.Splits {
@@ -282,7 +260,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return err
 		}
 		path := filepath.Join(o.Out, sp.Name+".npz")
-		if err := bundle.WriteNPZ(path, plan.Arrays(s, emb.rows, qrows, emb.d)); err != nil {
+		if err := bundle.WriteNPZ(path, plan.Arrays(s, emb.Rows, qrows, emb.D)); err != nil {
 			return err
 		}
 		f := manifestFile{Split: sp.Name, File: sp.Name + ".npz", Anchors: len(sp.Anchors)}
@@ -319,7 +297,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 // noteInput says once how a file of embeddings was converted on reading.
 func noteInput(out *output, e *embeddingsFile) {
 	if e.conv != "" {
-		fmt.Fprintf(out.stderr, "note: %s: converted on reading: %s\n", e.source, e.conv)
+		fmt.Fprintf(out.stderr, "note: %s: converted on reading: %s\n", e.Source, e.conv)
 	}
 }
 

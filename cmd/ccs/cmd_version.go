@@ -4,10 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"runtime"
-	"runtime/debug"
 
-	"github.com/ccsets/ccs/internal/kernel"
+	"github.com/ccsets/ccs/internal/buildinfo"
 )
 
 // versionOptions are ccs version's inputs.
@@ -24,46 +22,8 @@ func versionCommand() *command {
 		}, runVersion)
 }
 
-// buildInfo is what ccs version reports.
-type buildInfo struct {
-	Module   string `json:"module"`
-	Version  string `json:"version"`            // the module version, or (devel) in a checkout without VCS stamps
-	Revision string `json:"revision,omitempty"` // the VCS revision the binary was built from
-	Modified bool   `json:"modified,omitempty"` // the working tree had changes
-	Go       string `json:"go"`
-	Platform string `json:"platform"`
-	Kernels  string `json:"kernels"` // which kernels run on this processor
-	BLAS     string `json:"blas"`
-}
-
-func readBuildInfo() buildInfo {
-	b := buildInfo{Module: "github.com/ccsets/ccs", Version: "(devel)", Go: runtime.Version(),
-		Platform: runtime.GOOS + "/" + runtime.GOARCH, Kernels: kernel.Level(), BLAS: kernel.BLAS}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return b
-	}
-	if info.Main.Path != "" {
-		b.Module = info.Main.Path
-	}
-	if info.Main.Version != "" {
-		b.Version = info.Main.Version
-	}
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			b.Revision = s.Value
-		case "vcs.modified":
-			b.Modified = s.Value == "true"
-		case "-tags":
-			b.Go += " -tags " + s.Value
-		}
-	}
-	return b
-}
-
 func runVersion(_ context.Context, o versionOptions, out *output) error {
-	b := readBuildInfo()
+	b := buildinfo.Read()
 	if o.JSON {
 		return writeJSON(out.stdout, b)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/internal/buildinfo"
 	"github.com/ccsets/ccs/internal/kernel"
 )
 
@@ -118,7 +119,7 @@ func TestVersion(t *testing.T) {
 	if err := run(&stdout, &stderr, []string{"version", "-json"}); err != nil {
 		t.Fatal(err)
 	}
-	var b buildInfo
+	var b buildinfo.Info
 	if err := json.Unmarshal(stdout.Bytes(), &b); err != nil || b.Kernels != kernel.Level() || b.Go == "" || b.Version == "" {
 		t.Errorf("ccs version -json: %+v, %v", b, err)
 	}

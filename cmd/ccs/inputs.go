@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,67 +92,43 @@ func readArray(path, name string, names ...string) (bundle.Array, string, error)
 
 // embeddingsFile is a matrix of embeddings read from a file.
 type embeddingsFile struct {
-	source string    // FILE or FILE: ARRAY, for messages
-	rows   []float32 // n×d (n·v×d for views)
-	n, d   int
-	views  int // v for an (n, v, d) array; 0 otherwise
-	conv   string
+	bundle.Embeddings
+	conv string // the conversions made on reading, for the note on stderr
 }
 
 // readEmbeddings reads embeddings: an (n, d) array (or (n, v, d) views,
 // when views is allowed) of any floating-point dtype, or a Parquet column
-// of float32 lists. Every value must be finite.
+// of float32 lists. Every value must be finite (bundle.EmbeddingsOf).
 func readEmbeddings(arg string, allowViews bool) (*embeddingsFile, error) {
 	path, name := splitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
 		return nil, err
 	}
-	e := &embeddingsFile{source: path}
 	switch kind {
 	case ".parquet":
 		c, err := retrieve.ReadParquetColumn(path, name)
 		if err != nil {
 			return nil, err
 		}
-		e.rows, e.n, e.d = c.Rows, c.N, c.D
+		e := bundle.Embeddings{Source: path, Rows: c.Rows, N: c.N, D: c.D}
+		return &embeddingsFile{Embeddings: e}, bundle.CheckEmbeddings(e)
 	case ".txt":
 		return nil, fmt.Errorf("%s: embeddings come as .npy, .npz or .parquet", path)
-	default:
-		a, got, err := readArray(path, name, "embeddings", "anchors", "features", "queries")
-		if err != nil {
-			return nil, err
-		}
-		if kind == ".npz" {
-			e.source = path + ": array " + strconv.Quote(got)
-		}
-		if a.F32 == nil {
-			return nil, fmt.Errorf("%s: dtype %s, want floating point (float16, float32 or float64) embeddings", e.source, a.Kind())
-		}
-		switch {
-		case len(a.Shape) == 2:
-			e.n, e.d = a.Shape[0], a.Shape[1]
-		case len(a.Shape) == 3 && allowViews:
-			e.n, e.views, e.d = a.Shape[0], a.Shape[1], a.Shape[2]
-		default:
-			want := "(n, d)"
-			if allowViews {
-				want = "(n, v, d) views"
-			}
-			return nil, fmt.Errorf("%s: shape %s, want %s", e.source, bundle.FormatShape(a.Shape), want)
-		}
-		e.rows, e.conv = a.F32, a.Converted
 	}
-	if e.n < 1 || e.d < 1 {
-		return nil, fmt.Errorf("%s: no embeddings (%d rows of dimension %d)", e.source, e.n, e.d)
+	a, got, err := readArray(path, name, "embeddings", "anchors", "features", "queries")
+	if err != nil {
+		return nil, err
 	}
-	rowLen := e.d
-	for i, v := range e.rows {
-		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("%s: row %d, coordinate %d is %v", e.source, i/rowLen, i%rowLen, v)
-		}
+	source := path
+	if kind == ".npz" {
+		source = path + ": array " + strconv.Quote(got)
 	}
-	return e, nil
+	e, err := bundle.EmbeddingsOf(a, source, allowViews)
+	if err != nil {
+		return nil, err
+	}
+	return &embeddingsFile{Embeddings: e, conv: a.Converted}, nil
 }
 
 // readIDs reads one integer per row — labels or group ids — from an .npy,

@@ -13,6 +13,7 @@ import (
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/figure"
 	"github.com/ccsets/ccs/internal/atomicfile"
+	"github.com/ccsets/ccs/internal/buildinfo"
 )
 
 // codeVersion identifies the code that computes the numbers: the module
@@ -21,7 +22,7 @@ import (
 // reproducible: the same source gives the same binary); with the kernels
 // in use and BLAS, whose last bits may differ.
 var codeVersion = sync.OnceValue(func() string {
-	b := readBuildInfo()
+	b := buildinfo.Read()
 	v := b.Module + "@" + b.Version
 	switch {
 	case b.Revision != "" && !b.Modified:
@@ -182,7 +183,7 @@ func writeFigures(doc *experiment.Document, dir string) ([]string, error) {
 // newDocument is a document of kind holding res, computed by the command
 // running now on this build.
 func newDocument(out *output, kind string, res experiment.Result) (*experiment.Document, error) {
-	b, err := json.Marshal(readBuildInfo())
+	b, err := json.Marshal(buildinfo.Read())
 	if err != nil {
 		return nil, err
 	}

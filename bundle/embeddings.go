@@ -1,0 +1,126 @@
+package bundle
+
+import (
+	"fmt"
+	"math"
+)
+
+// Embeddings are a user's embeddings as Make's bundles are built from
+// them: N rows of dimension D in Rows, or with Views > 0, N items of Views
+// views each (N·Views rows, item-major).
+type Embeddings struct {
+	Source string    // the file, array or argument they came from, for messages
+	Rows   []float32 // N×D, or N·Views×D
+	N, D   int
+	Views  int // v of an (n, v, d) array; 0 otherwise
+}
+
+// EmbeddingsOf checks a decoded array as embeddings: floating point (any
+// dtype Array decodes), shape (n, d) — or (n, v, d) views when views is
+// true — with n, d ≥ 1, every value finite. Errors name source.
+func EmbeddingsOf(a Array, source string, views bool) (Embeddings, error) {
+	e := Embeddings{Source: source}
+	if a.F32 == nil {
+		return e, fmt.Errorf("%s: dtype %s, want floating point (float16, float32 or float64) embeddings", source, a.Kind())
+	}
+	switch {
+	case len(a.Shape) == 2:
+		e.N, e.D = a.Shape[0], a.Shape[1]
+	case len(a.Shape) == 3 && views:
+		e.N, e.Views, e.D = a.Shape[0], a.Shape[1], a.Shape[2]
+	default:
+		want := "(n, d)"
+		if views {
+			want = "(n, v, d) views"
+		}
+		return e, fmt.Errorf("%s: shape %s, want %s", source, FormatShape(a.Shape), want)
+	}
+	e.Rows = a.F32
+	return e, e.check()
+}
+
+// check refuses no rows and non-finite values, naming the row and
+// coordinate.
+func (e Embeddings) check() error {
+	if e.N < 1 || e.D < 1 {
+		return fmt.Errorf("%s: no embeddings (%d rows of dimension %d)", e.Source, e.N, e.D)
+	}
+	for i, v := range e.Rows {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%s: row %d, coordinate %d is %v", e.Source, i/e.D, i%e.D, v)
+		}
+	}
+	return nil
+}
+
+// CheckEmbeddings checks embeddings read otherwise (a Parquet column): at
+// least one row, every value finite.
+func CheckEmbeddings(e Embeddings) error { return e.check() }
+
+// Inputs are what a user brings to Make, read and checked one by one
+// (EmbeddingsOf and the readers of labels, groups and pairs): embeddings
+// (with Views, each item's views), and what says which rows are positives
+// of each other. Their Sources name them in errors.
+type Inputs struct {
+	Embeddings Embeddings
+	// Labels are one class per row, or per item with views; nil: none.
+	Labels       []int64
+	LabelsSource string
+	// Groups are one group id per row; nil: none.
+	Groups       []int64
+	GroupsSource string
+	// Queries and Pairs are relevance judgements (Items.Queries, Pairs);
+	// Queries nil: none.
+	Queries *Embeddings
+	Pairs   [][2]int
+}
+
+// Items checks that the inputs agree — a label or a group per row (a label
+// per item with views), queries of the embeddings' dimension, at least two
+// views per item — and returns Make's items: with views, every row's group
+// is its item and its label its item's.
+func (in Inputs) Items() (Items, error) {
+	e := in.Embeddings
+	it := Items{N: e.N}
+	if e.Views > 0 {
+		if e.Views < 2 {
+			return Items{}, fmt.Errorf("%s: %d views per item: want at least 2 (the anchor and a positive)", e.Source, e.Views)
+		}
+		it.N = e.N * e.Views
+		it.Groups = make([]int64, it.N)
+		for i := range it.Groups {
+			it.Groups[i] = int64(i / e.Views)
+		}
+	}
+	if in.Labels != nil {
+		switch {
+		case e.Views > 0 && len(in.Labels) != e.N:
+			return Items{}, fmt.Errorf("%s: %d labels for %d items of %s", in.LabelsSource, len(in.Labels), e.N, e.Source)
+		case e.Views > 0:
+			it.Labels = make([]int64, it.N)
+			for i := range it.Labels {
+				it.Labels[i] = in.Labels[i/e.Views]
+			}
+		case len(in.Labels) != e.N:
+			return Items{}, fmt.Errorf("%s: %d labels for the %d rows of %s", in.LabelsSource, len(in.Labels), e.N, e.Source)
+		default:
+			it.Labels = in.Labels
+		}
+	}
+	if in.Groups != nil {
+		if e.Views > 0 {
+			return Items{}, fmt.Errorf("%s: views are their items' groups: give no group ids with them", in.GroupsSource)
+		}
+		if len(in.Groups) != e.N {
+			return Items{}, fmt.Errorf("%s: %d group ids for the %d rows of %s", in.GroupsSource, len(in.Groups), e.N, e.Source)
+		}
+		it.Groups = in.Groups
+	}
+	if q := in.Queries; q != nil {
+		if q.D != e.D {
+			return Items{}, fmt.Errorf("%s: queries of dimension %d; %s: embeddings of dimension %d", q.Source, q.D, e.Source, e.D)
+		}
+		it.Queries, it.Pairs = q.N, in.Pairs
+	}
+	return it, nil
+}
