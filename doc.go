@@ -41,6 +41,7 @@
 //	internal/fixture     small real results of every kind and the commands' -json, for the figure and report tests
 //	internal/enum        the enums' one form: names, text and parsing from a table
 //	internal/jsonfloat   NaN and infinities in JSON, one way for every output
+//	internal/buildinfo   which build runs: version, revision, Go, kernels, BLAS
 //
 // Vocabulary: a score φ(x) of a difference x = Z − z; the set at threshold t
 // is {z : φ(Z − z) ≤ t}. Coverage is the fraction of positives inside,
