@@ -78,13 +78,13 @@ type ClassCoverage struct {
 
 // CompareTable is the paper's Table 1 for a user's data.
 type CompareTable struct {
-	Title    string       `json:"title"`
-	Config   string       `json:"config"`
-	Alpha    float64      `json:"alpha"`
-	Seeds    int          `json:"seeds,omitempty"` // one: the text shows each mean alone
+	Title  string  `json:"title"`
+	Config string  `json:"config"`
+	Alpha  float64 `json:"alpha"`
+	Seeds  int     `json:"seeds,omitempty"` // one: the text shows each mean alone
 	// OODCal is the number of held-out ID inputs that calibrate the
 	// per-input OOD test; 0: none.
-	OODCal int `json:"ood_cal,omitempty"`
+	OODCal   int          `json:"ood_cal,omitempty"`
 	Rows     []CompareRow `json:"rows"`
 	Warnings []string     `json:"warnings,omitempty"`
 }
