@@ -27,14 +27,15 @@ type NormExact struct {
 // into it (θ: M row-major, then p), the weights drawn from weights a block
 // of rows at a time: from d = 16 on the products through blas32 and ‖y‖_p a
 // vector at a time along each row (normTrain32), below d = 16 a vector's
-// worth of rows at a time, one per lane (normSmall32). Rows it cannot
-// represent in float32 go to exact. At the portable level it reports false
-// and does nothing.
-func NormTrain(d int, m []float64, p float64, dtheta, scores []float64, diffs []float32, weights func(lo int, phi, w []float64), exact NormExact) bool {
+// worth of rows at a time, one per lane (normSmall32). The rows are those
+// of diffs, read in place (a block that straddles two spans is copied).
+// Rows it cannot represent in float32 go to exact. At the portable level
+// it reports false and does nothing.
+func NormTrain(d int, m []float64, p float64, dtheta, scores []float64, diffs Spans, weights func(lo int, phi, w []float64), exact NormExact) bool {
 	if lanes == 0 {
 		return false
 	}
-	if len(m) != d*d || len(diffs) != len(scores)*d {
+	if len(m) != d*d || diffs.Len() != len(scores)*d {
 		panic("kernel: NormTrain: lengths differ")
 	}
 	if d < normRowsMinDim {
@@ -94,7 +95,7 @@ func pnorm32(y []float32, a float32, p float64, up []float32) (phi, s, t float64
 
 // norm32Scratch holds a block's Y = X·Mᵀ and G = w·∂φ/∂Y in float32, M in
 // float32 and the block's ∂/∂M.
-type norm32Scratch struct{ y, g, m, mt, dm, up, two []float32 }
+type norm32Scratch struct{ x, y, g, m, mt, dm, up, two []float32 }
 
 var norm32Pool = sync.Pool{New: func() any { return new(norm32Scratch) }}
 
@@ -111,7 +112,7 @@ func grow32(b []float32, n int) []float32 {
 // dtheta in float64. A row pnorm32 declines, with a max|y_k| of 2⁶⁴ or more,
 // or whose w·∂φ/∂y_k·x_l reach 2¹⁰⁰ (the block's float32 product would
 // overflow) is computed exactly in float64 (exact).
-func normTrain32(d int, mf []float64, p float64, dtheta, scores []float64, diffs []float32, weights func(lo int, phi, w []float64), exact NormExact) {
+func normTrain32(d int, mf []float64, p float64, dtheta, scores []float64, diffs Spans, weights func(lo int, phi, w []float64), exact NormExact) {
 	rowsN := len(scores)
 	s := norm32Pool.Get().(*norm32Scratch)
 	defer norm32Pool.Put(s)
@@ -142,14 +143,16 @@ func normTrain32(d int, mf []float64, p float64, dtheta, scores []float64, diffs
 	)
 	m := blas32.General{Rows: d, Cols: d, Data: s.m, Stride: d}
 	dm := blas32.General{Rows: d, Cols: d, Data: s.dm, Stride: d}
+	cur := cursor{s: diffs}
 	for lo := 0; lo < rowsN; lo += normBlasRows {
 		hi := min(rowsN, lo+normBlasRows)
 		r := hi - lo
-		s.y, s.g = grow32(s.y, r*d), grow32(s.g, r*d)
-		x := blas32.General{Rows: r, Cols: d, Data: diffs[lo*d : hi*d], Stride: d}
+		s.x, s.y, s.g = grow32(s.x, r*d), grow32(s.y, r*d), grow32(s.g, r*d)
+		xb := cur.take(r, d, s.x) // the block's rows
+		x := blas32.General{Rows: r, Cols: d, Data: xb, Stride: d}
 		y := blas32.General{Rows: r, Cols: d, Data: s.y, Stride: d}
 		if vecProducts {
-			mulRows(s.y, diffs[lo*d:hi*d], s.mt, s.two, d)
+			mulRows(s.y, xb, s.mt, s.two, d)
 		} else {
 			blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, m, 0, y)
 		}
@@ -172,7 +175,7 @@ func normTrain32(d int, mf []float64, p float64, dtheta, scores []float64, diffs
 				if ex[i-b0] {
 					// A u_k below float32's normal range, or y near its
 					// largest value: the row exactly in float64.
-					exact.Scores(scores[lo+i:lo+i+1], diffs[(lo+i)*d:(lo+i+1)*d])
+					exact.Scores(scores[lo+i:lo+i+1], xb[i*d:(i+1)*d])
 					continue
 				}
 				scores[lo+i] = phi
@@ -184,7 +187,7 @@ func normTrain32(d int, mf []float64, p float64, dtheta, scores []float64, diffs
 			weights(lo+b0, scores[lo+b0:lo+b1], w[:b1-b0])
 			for i := b0; i < b1; i++ {
 				yi, gi := s.y[i*d:(i+1)*d], s.g[i*d:(i+1)*d]
-				xi := diffs[(lo+i)*d : (lo+i+1)*d]
+				xi := xb[i*d : (i+1)*d]
 				phi, wi := scores[lo+i], w[i-b0]
 				if phi == 0 || wi == 0 {
 					clear(gi)
@@ -268,7 +271,7 @@ func normTrain32(d int, mf []float64, p float64, dtheta, scores []float64, diffs
 // A row with a u_k below float32's normal range (other than 0) or a NaN
 // (y beyond float32's range), or whose w·∂φ/∂y_k·x_l reach 2¹⁰⁰, is computed
 // exactly in float64 (exact). weights is called once per block.
-func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs []float32, weights func(lo int, phi, w []float64), exact NormExact) {
+func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs Spans, weights func(lo int, phi, w []float64), exact NormExact) {
 	rowsN := len(scores)
 	W := lanes
 	m32 := make([]float32, d*d)
@@ -295,20 +298,20 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 		}
 		clear(acc)
 	}
+	cur := cursor{s: diffs}
 	for lo := 0; lo < rowsN; lo += W {
 		hi := min(rowsN, lo+W)
 		nr := hi - lo
-		blk := diffs[lo*d : hi*d]
+		blk := cur.take(nr, d, pad)
 		if nr < W {
-			clear(pad)
 			copy(pad, blk)
+			clear(pad[nr*d:])
 			blk = pad
 		}
 		special := normSmallFwdV(blk, d, m32, pf, invP, cpE, xt, y, up, out)
 		for r := range nr {
 			if special>>r&1 != 0 {
-				i := lo + r
-				exact.Scores(scores[i:i+1], diffs[i*d:(i+1)*d])
+				exact.Scores(scores[lo+r:lo+r+1], blk[r*d:(r+1)*d])
 			} else {
 				scores[lo+r] = float64(a[r]) * float64(pow[r])
 			}
@@ -336,8 +339,8 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 			// A row with a u_k the polynomials do not cover, or whose
 			// w·∂φ/∂y·x would overflow float32 (it added nothing to the lane
 			// sums): its gradient exactly, with the weight already drawn.
-			if i, w := lo+r, w[r]; w != 0 && scores[i] != 0 {
-				exact.Grad(dtheta, diffs[i*d:(i+1)*d], w)
+			if w := w[r]; w != 0 && scores[lo+r] != 0 {
+				exact.Grad(dtheta, blk[r*d:(r+1)*d], w)
 			}
 		}
 		if (lo/W+1)%(normSmallFlush/W) == 0 || hi == rowsN {
