@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/ccsets/ccs/internal/kernel"
+
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/mathext"
 )
@@ -25,6 +27,9 @@ type Norm struct {
 	// at every step, factorises M where its volume term runs (beside the
 	// negatives' kernels) rather than in the serial step.
 	det atomic.Pointer[float64]
+	// mt is M for the float32 training kernels (kernel.NewNormMatrix),
+	// kept in step with m.
+	mt kernel.NormMatrix
 }
 
 var _ Learnable = (*Norm)(nil)
@@ -47,6 +52,7 @@ func NewNorm(d int, m []float64, p float64) (*Norm, error) {
 		return nil, fmt.Errorf("geometry: single-norm exponent p = %v, want a finite p > 0", p)
 	}
 	n := &Norm{d: d, m: append([]float64(nil), m...), p: p}
+	n.mt = kernel.NewNormMatrix(n.m, d, kernel.NormMatrix{})
 	if math.IsInf(n.logAbsDet(), -1) {
 		return nil, fmt.Errorf("geometry: single-norm M is singular (its set has infinite volume)")
 	}
@@ -129,6 +135,7 @@ func (n *Norm) SetParams(theta []float64) {
 	copy(n.m, theta)
 	n.p = theta[len(n.m)]
 	n.det.Store(nil)
+	n.mt = kernel.NewNormMatrix(n.m, n.d, n.mt)
 }
 
 // Scores computes ‖M x‖_p for each row of diffs.

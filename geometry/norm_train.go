@@ -30,7 +30,7 @@ func (n *Norm) ScoresPrepared(dst []float64, prepared []float32) []float64 {
 // portable level copies them together for Scores).
 func (n *Norm) ScoresSpans(dst []float64, spans [][]float32) []float64 {
 	dst = n.spanRows(dst, spans)
-	if kernel.NormTrain(n.d, n.m, n.p, nil, dst, spans, nil, n.exact()) {
+	if kernel.NormTrain(n.d, n.m, n.mt, n.p, nil, dst, spans, nil, n.exact()) {
 		return dst
 	}
 	return n.Scores(dst, joined(spans))
@@ -69,7 +69,7 @@ func (n *Norm) ScoreGradsSpans(dtheta, scores []float64, spans [][]float32, w We
 	}
 	scores = n.spanRows(scores, spans)
 	w = orOnes(w)
-	if kernel.NormTrain(n.d, n.m, n.p, dtheta, scores, spans, w, n.exact()) {
+	if kernel.NormTrain(n.d, n.m, n.mt, n.p, dtheta, scores, spans, w, n.exact()) {
 		return scores
 	}
 	return n.ScoreGrads(dtheta, scores, joined(spans), w)
