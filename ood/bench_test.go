@@ -22,7 +22,7 @@ func BenchmarkKNN(b *testing.B) {
 	x := newIndex(ref, d)
 	b.Run(fmt.Sprintf("n=%d/m=%d/d=%d", n, m, d), func(b *testing.B) {
 		for b.Loop() {
-			x.kth(q, 50, false)
+			x.kth(q, 50, false, nil)
 		}
 		b.ReportMetric(float64(n)*float64(m)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
 	})
