@@ -453,6 +453,8 @@ type Evaluator struct {
 	partial  [][]float64   // one gradient (or weights) per parallel chunk
 	spans    [][][]float32 // one chunk's rows per parallel chunk
 	vol      []float64     // the volume term's gradient
+	rankN    int           // the batch size rank is for
+	rank     int           // the threshold's rank for rankN positives
 }
 
 // New returns an evaluator for cfg (zero fields take PaperConfig's
