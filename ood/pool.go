@@ -159,13 +159,20 @@ func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
 	// which share their bound (each chunk's k-th smallest sum is at least
 	// the pool's), and whose candidates are merged.
 	chunk := max(minPoolChunk, (p.n+4*workers-1)/(4*workers))
+	var y []float64 // T·x, once per query for all its chunks
+	if p.ok {
+		y = make([]float64, p.dec.Out)
+	}
 	for q := range m {
 		x := queries[q*d : (q+1)*d]
+		if p.ok {
+			p.dec.Apply(y, x)
+		}
 		parts := make([]*scan, parallel.Chunks(p.n, chunk))
 		var shared atomic.Uint64
 		shared.Store(math.Float64bits(math.Inf(1)))
 		parallel.For(p.n, chunk, 0, func(c, lo, hi int) {
-			s := p.newScan()
+			s := &scan{p: p, y: y, given: true}
 			s.shared = &shared
 			s.start(x, k)
 			s.rows(lo, hi)
@@ -210,6 +217,7 @@ type scan struct {
 	// shared, when not nil, holds the smallest bound of the scans of one
 	// query's chunks (float64 bits).
 	shared *atomic.Uint64
+	given  bool // y is T·x already, shared by the query's chunks
 }
 
 func (p *Pool) newScan() *scan {
@@ -222,7 +230,7 @@ func (p *Pool) newScan() *scan {
 
 func (s *scan) start(x []float32, k int) {
 	s.best, s.cands, s.special, s.x32, s.k = s.best[:0], s.cands[:0], s.special[:0], x, k
-	if s.p.ok {
+	if s.p.ok && !s.given {
 		s.p.dec.Apply(s.y, x)
 	}
 }
@@ -305,12 +313,7 @@ func (s *scan) blocks(lo, hi int) {
 		items := p.rows[b0*p.d : b1*p.d]
 		if p.dec.T != nil {
 			items = s.blk[:(b1-b0)*out]
-			for i := b0; i < b1; i++ {
-				a, row := p.t[i*out:(i+1)*out], items[(i-b0)*out:(i-b0+1)*out]
-				for j, v := range a {
-					row[j] = float32(v - s.y[j])
-				}
-			}
+			kernel.SubRows64(items, p.t[b0*out:b1*out], s.y)
 		}
 		sums := s.sums[:b1-b0]
 		if p.dec.Power == 2 {

@@ -72,6 +72,7 @@ var (
 	gemmTileV     func(c []float32, ldc int, a []float32, si, sk int, b []float32, ldb, k int)
 	maxAbsV       func(x []float32) float32
 	gradRowV      func(g, y, up []float32, a, cw, thr float32) float32
+	subRows64V    func(dst []float32, a, y []float64)
 	sigmoidsV     func(T, t float64, phi, sig, der []float64) bool
 	pnormRowV     func(y []float32, inv, p float32, up []float32) (sum, t float64, special bool)
 	transposeV    func(xt, x []float32, d int)
@@ -88,7 +89,7 @@ func setLevel(l level) {
 	lanes = 0
 	expRowV, addWeightedV, powRowsV, powRowsBoundV, sqRowsBoundV, sigmoidsV = nil, nil, nil, nil, nil, nil
 	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = nil, nil, nil, nil, nil, nil
-	gemmTileV, maxAbsV, gradRowV = nil, nil, nil
+	gemmTileV, maxAbsV, gradRowV, subRows64V = nil, nil, nil, nil
 	setVector(l)
 }
 

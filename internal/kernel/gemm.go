@@ -156,3 +156,28 @@ func abs32(v float32) float32 {
 	}
 	return v
 }
+
+// SubRows64 writes a_i − y, rounded to float32, into dst for each row a_i
+// of a (rows of len(y), float64; dst: rows of len(y)): float64
+// differences rounded once, as float32(a_ij − y_j) gives them, a vector at
+// a time with the vector kernels.
+func SubRows64(dst []float32, a, y []float64) {
+	d := len(y)
+	if d == 0 || len(a)%d != 0 || len(dst) != len(a) {
+		panic("kernel: SubRows64: lengths differ")
+	}
+	j := 0
+	if subRows64V != nil {
+		subRows64V(dst, a, y)
+		j = d &^ (lanes/2 - 1)
+	}
+	if j == d {
+		return
+	}
+	for r := range len(a) / d {
+		row, out := a[r*d:(r+1)*d], dst[r*d:(r+1)*d]
+		for k := j; k < d; k++ {
+			out[k] = float32(row[k] - y[k])
+		}
+	}
+}

@@ -239,6 +239,31 @@ func TestGemmPanics(t *testing.T) {
 	Gemm(2, 2, 2, make([]float32, 4), 2, 1, make([]float32, 4), 2, make([]float32, 3), 2)
 }
 
+// TestSubRows64: SubRows64 at every level is float32(a − y) to the bit,
+// for row lengths around the vector width.
+func TestSubRows64(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(6, 6))
+		for d := 1; d <= 40; d++ {
+			const rows = 5
+			a, y := make([]float64, rows*d), make([]float64, d)
+			for i := range a {
+				a[i] = 1e3 * rng.NormFloat64()
+			}
+			for i := range y {
+				y[i] = 1e3 * rng.NormFloat64()
+			}
+			got := make([]float32, rows*d)
+			SubRows64(got, a, y)
+			for i, v := range got {
+				if want := float32(a[i] - y[i%d]); v != want {
+					t.Fatalf("d=%d: value %d is %v, want %v", d, i, v, want)
+				}
+			}
+		}
+	})
+}
+
 // TestMaxAbsGradRow: MaxAbs and gradRow at every level against their
 // definitions, for lengths around the vector width, with zeros, a NaN
 // (passed over by MaxAbs) and entries below the threshold.

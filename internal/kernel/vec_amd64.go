@@ -69,6 +69,10 @@ func maxAbs512(x []float32) float32
 // first len(y) − len(y) mod 16 coordinates, and returns the largest |g_k|.
 func gradRow512(g []float32, y []float32, up []float32, a float32, cw float32, thr float32) float32
 
+// subRows64512 writes (a_i − y) rounded to float32 into dst for each row a_i of a (rows of
+// len(y)), over each row's first len(y) − len(y) mod 8 coordinates.
+func subRows64512(dst []float32, a []float64, y []float64)
+
 // sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.
@@ -135,3 +139,7 @@ func maxAbs256(x []float32) float32
 // gradRow256 writes g_k = (up_k·a/y_k)·cw where y_k ≠ 0 and |up_k·a/y_k| ≥ thr, else 0, over the
 // first len(y) − len(y) mod 8 coordinates, and returns the largest |g_k|.
 func gradRow256(g []float32, y []float32, up []float32, a float32, cw float32, thr float32) float32
+
+// subRows64256 writes (a_i − y) rounded to float32 into dst for each row a_i of a (rows of
+// len(y)), over each row's first len(y) − len(y) mod 4 coordinates.
+func subRows64256(dst []float32, a []float64, y []float64)

@@ -2075,6 +2075,52 @@ done:
 	MOVSS         X1, ret+88(FP)
 	RET
 
+// func subRows64512(dst []float32, a []float64, y []float64)
+// Requires: AVX, AVX512F
+TEXT ·subRows64512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ y_base+48(FP), DX
+	MOVQ y_len+56(FP), BX
+	MOVQ a_len+32(FP), SI
+	MOVQ BX, DI
+	SHRQ $0x03, DI
+	MOVQ BX, R8
+	SHLQ $0x03, R8
+	MOVQ BX, R9
+	SHLQ $0x02, R9
+
+row:
+	CMPQ SI, BX
+	JL   done
+	MOVQ CX, R10
+	MOVQ AX, R11
+	MOVQ DX, R12
+	MOVQ DI, R13
+
+vec:
+	TESTQ     R13, R13
+	JZ        next
+	VMOVUPD   (R10), Z0
+	VSUBPD    (R12), Z0, Z0
+	VCVTPD2PS Z0, Y0
+	VMOVUPS   Y0, (R11)
+	ADDQ      $0x00000040, R10
+	ADDQ      $0x00000040, R12
+	ADDQ      $0x00000020, R11
+	DECQ      R13
+	JMP       vec
+
+next:
+	ADDQ R8, CX
+	ADDQ R9, AX
+	SUBQ BX, SI
+	JMP  row
+
+done:
+	VZEROUPPER
+	RET
+
 // func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
 // Requires: AVX, FMA3, MMX+
 TEXT ·sqRowsBound256(SB), NOSPLIT, $0-76
@@ -3301,4 +3347,50 @@ done:
 	VMAXSS       X1, X0, X0
 	VZEROUPPER
 	MOVSS        X0, ret+88(FP)
+	RET
+
+// func subRows64256(dst []float32, a []float64, y []float64)
+// Requires: AVX
+TEXT ·subRows64256(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ y_base+48(FP), DX
+	MOVQ y_len+56(FP), BX
+	MOVQ a_len+32(FP), SI
+	MOVQ BX, DI
+	SHRQ $0x02, DI
+	MOVQ BX, R8
+	SHLQ $0x03, R8
+	MOVQ BX, R9
+	SHLQ $0x02, R9
+
+row:
+	CMPQ SI, BX
+	JL   done
+	MOVQ CX, R10
+	MOVQ AX, R11
+	MOVQ DX, R12
+	MOVQ DI, R13
+
+vec:
+	TESTQ      R13, R13
+	JZ         next
+	VMOVUPD    (R10), Y0
+	VSUBPD     (R12), Y0, Y0
+	VCVTPD2PSY Y0, X0
+	VMOVUPS    X0, (R11)
+	ADDQ       $0x00000020, R10
+	ADDQ       $0x00000020, R12
+	ADDQ       $0x00000010, R11
+	DECQ       R13
+	JMP        vec
+
+next:
+	ADDQ R8, CX
+	ADDQ R9, AX
+	SUBQ BX, SI
+	JMP  row
+
+done:
+	VZEROUPPER
 	RET

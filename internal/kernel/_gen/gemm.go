@@ -166,3 +166,60 @@ func gradRow(s isa) {
 	Store(r, ReturnIndex(0))
 	RET()
 }
+
+// subRows64 writes each row of a (rows of len(y) float64) minus y into dst
+// as float32 (rows of len(y)): the float64 differences rounded once, a
+// vector of float64 lanes at a time, over each row's first
+// len(y) − len(y) mod (lanes/2) coordinates.
+func subRows64(s isa) {
+	text(s, "subRows64", "func(dst []float32, a, y []float64)",
+		"writes (a_i − y) rounded to float32 into dst for each row a_i of a (rows of",
+		fmt.Sprintf("len(y)), over each row's first len(y) − len(y) mod %d coordinates.", s.w/2))
+	dst, a, yBase := ptr("dst"), ptr("a"), ptr("y")
+	n := length("y")
+	total := length("a")
+	vecs := GP64()
+	MOVQ(n, vecs)
+	SHRQ(U8(log2w(s)-1), vecs)
+	rowIn, rowOut := GP64(), GP64() // bytes per row of a and of dst
+	MOVQ(n, rowIn)
+	SHLQ(U8(3), rowIn)
+	MOVQ(n, rowOut)
+	SHLQ(U8(2), rowOut)
+	rows := GP64()
+	MOVQ(total, rows)
+	Label("row")
+	CMPQ(rows, n)
+	JL(LabelRef("done"))
+	ap, op, yp, j := GP64(), GP64(), GP64(), GP64()
+	MOVQ(a, ap)
+	MOVQ(dst, op)
+	MOVQ(yBase, yp)
+	MOVQ(vecs, j)
+	Label("vec")
+	TESTQ(j, j)
+	JZ(LabelRef("next"))
+	v := s.vec()
+	VMOVUPD(mem(ap), v)
+	VSUBPD(mem(yp), v, v)
+	h := s.half(v)
+	if s.avx512 {
+		VCVTPD2PS(v, h) // zmm → ymm
+	} else {
+		VCVTPD2PSY(v, h) // ymm → xmm
+	}
+	VMOVUPS(h, mem(op))
+	ADDQ(U32(s.bytes()), ap)
+	ADDQ(U32(s.bytes()), yp)
+	ADDQ(U32(s.bytes()/2), op)
+	DECQ(j)
+	JMP(LabelRef("vec"))
+	Label("next")
+	ADDQ(rowIn, a)
+	ADDQ(rowOut, dst)
+	SUBQ(n, rows)
+	JMP(LabelRef("row"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}

@@ -31,6 +31,7 @@ func main() {
 		gemmTile(s)
 		maxAbs(s)
 		gradRow(s)
+		subRows64(s)
 	}
 	Generate()
 }
