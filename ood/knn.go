@@ -2,6 +2,7 @@ package ood
 
 import (
 	"math"
+	"math/bits"
 	"sync"
 
 	"github.com/ccsets/ccs/internal/kernel"
@@ -24,24 +25,33 @@ import (
 // goroutine in a fixed order, so the result does not depend on the number
 // of goroutines (or on the kernels' level, up to float64 rounding).
 type index struct {
-	ref     []float64 // n×d, for the exact pass
-	refT    []float32 // d×n: the rows transposed, the product's B
+	ref []float64 // n×d, for the exact pass
+	// refP is the rows in float32, transposed a panel of 64 rows at a
+	// time (d×64 each, the last padded with zeros): the product's B, whose
+	// k steps then read consecutive memory (transposed whole, they were 4n
+	// bytes apart: a page each).
+	refP    []float32
 	norms   []float64 // ‖r‖²
 	norms32 []float32
 	maxNorm float64
 	n, d    int
 }
 
+// panel is the rows of a panel of refP.
+const panel = 64
+
 func newIndex(ref []float64, d int) *index {
 	n := len(ref) / d
-	x := &index{ref: ref, refT: make([]float32, d*n), norms: make([]float64, n), norms32: make([]float32, n), n: n, d: d}
+	x := &index{ref: ref, refP: make([]float32, parallel.Chunks(n, panel)*panel*d), norms: make([]float64, n),
+		norms32: make([]float32, n), n: n, d: d}
 	parallel.For(n, 4096, 0, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r := ref[i*d : (i+1)*d]
 			x.norms[i] = dot(r, r)
 			x.norms32[i] = float32(x.norms[i])
-			for j, v := range r {
-				x.refT[j*n+i] = float32(v)
+			p := x.refP[i/panel*panel*d+i%panel:]
+			for l, v := range r {
+				p[l*panel] = float32(v)
 			}
 		}
 	})
@@ -61,7 +71,7 @@ func (x *index) dim() int {
 
 const (
 	queryBlock = 96   // queries per task: 16 of Gemm's row groups
-	refBlock   = 1024 // reference rows per product: 16 of its column tiles (AVX-512)
+	refBlock   = 1024 // reference rows per screen: 16 panels
 )
 
 // screened is a reference row kept by the screen: its screened
@@ -89,6 +99,7 @@ func (x *index) kth(queries []float64, k int, self bool, progress func(done, tot
 			q32[i] = float32(v)
 		}
 		prod := make([]float32, nq*refBlock)
+		masks := make([]uint16, (refBlock+7)/8)
 		qs := make([]queryScan, nq)
 		for i := range qs {
 			q := queries[(lo+i)*d : (lo+i+1)*d]
@@ -96,13 +107,15 @@ func (x *index) kth(queries []float64, k int, self bool, progress func(done, tot
 		}
 		for r0 := 0; r0 < x.n; r0 += refBlock {
 			nr := min(x.n, r0+refBlock) - r0
-			kernel.Gemm(nq, nr, d, q32, d, 1, x.refT[r0:], x.n, prod, nr)
+			for c := 0; c < nr; c += panel {
+				kernel.Gemm(nq, min(panel, nr-c), d, q32, d, 1, x.refP[(r0+c)*d:], panel, prod[c:], nr)
+			}
 			for i := range qs {
 				skip := -1
 				if self {
 					skip = lo + i - r0
 				}
-				qs[i].screen(prod[i*nr:(i+1)*nr], x.norms32[r0:r0+nr], r0, skip)
+				qs[i].screen(prod[i*nr:(i+1)*nr], x.norms32[r0:r0+nr], r0, skip, masks)
 			}
 		}
 		for i := range qs {
@@ -139,12 +152,16 @@ func (s *queryScan) start(x *index, q []float64, k int) {
 
 // screen keeps the rows of a block whose s = ‖r‖² − 2·q·r is within the
 // bound (prod: q·r of the block's rows, norms: their ‖r‖², r0: the
-// block's first row; skip: the block's row to leave out, or −1).
-func (s *queryScan) screen(prod, norms []float32, r0, skip int) {
-	b := s.bound
-	for j, p := range prod {
-		if v := norms[j] - 2*p; v <= b && j != skip {
-			s.cands = append(s.cands, screened{s: v, row: int32(r0 + j)})
+// block's first row; skip: the block's row to leave out, or −1): the
+// vector kernel marks them, a group of lanes at a time (masks: scratch).
+func (s *queryScan) screen(prod, norms []float32, r0, skip int, masks []uint16) {
+	w := kernel.ScreenMask(masks, prod, norms, s.bound)
+	for g, m := range masks[:(len(prod)+w-1)/w] {
+		for ; m != 0; m &= m - 1 {
+			j := g*w + bits.TrailingZeros16(m)
+			if j != skip {
+				s.cands = append(s.cands, screened{s: norms[j] - 2*prod[j], row: int32(r0 + j)})
+			}
 		}
 	}
 	if len(s.cands) >= max(4*s.k, 256) {

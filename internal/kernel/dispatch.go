@@ -73,6 +73,7 @@ var (
 	maxAbsV       func(x []float32) float32
 	gradRowV      func(g, y, up []float32, a, cw, thr float32) float32
 	subRows64V    func(dst []float32, a, y []float64)
+	screenMaskV   func(masks []uint16, prod, norms []float32, bound float32)
 	sigmoidsV     func(T, t float64, phi, sig, der []float64) bool
 	pnormRowV     func(y []float32, inv, p float32, up []float32) (sum, t float64, special bool)
 	transposeV    func(xt, x []float32, d int)
@@ -89,7 +90,7 @@ func setLevel(l level) {
 	lanes = 0
 	expRowV, addWeightedV, powRowsV, powRowsBoundV, sqRowsBoundV, sigmoidsV = nil, nil, nil, nil, nil, nil
 	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = nil, nil, nil, nil, nil, nil
-	gemmTileV, maxAbsV, gradRowV, subRows64V = nil, nil, nil, nil
+	gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = nil, nil, nil, nil, nil
 	setVector(l)
 }
 

@@ -181,3 +181,35 @@ func SubRows64(dst []float32, a, y []float64) {
 		}
 	}
 }
+
+// ScreenMask marks the values j of a row with norms[j] − 2·prod[j] ≤ bound
+// (one rounding: 2·prod[j] is exact), a group of w values at a time: bit l
+// of masks[g] is value g·w + l, for every group (the last may be partial).
+// It returns w: the vector kernels' lanes, 16 at the portable level. A
+// nearest-neighbour screen keeps few values, so its caller looks at the
+// few groups whose mask is not 0 (masks must hold (len(prod)+7)/8 values,
+// for the narrowest groups).
+func ScreenMask(masks []uint16, prod, norms []float32, bound float32) (w int) {
+	n := len(prod)
+	if len(norms) != n {
+		panic("kernel: ScreenMask: lengths differ")
+	}
+	w, j := 16, 0
+	if screenMaskV != nil {
+		w = lanes
+		j = n &^ (lanes - 1)
+		if j > 0 {
+			screenMaskV(masks[:j/w], prod[:j], norms[:j], bound)
+		}
+	}
+	for g := j / w; g*w < n; g++ {
+		var m uint16
+		for k := g * w; k < min(n, (g+1)*w); k++ {
+			if v := norms[k] - 2*prod[k]; v <= bound {
+				m |= 1 << (k - g*w)
+			}
+		}
+		masks[g] = m
+	}
+	return w
+}

@@ -264,6 +264,32 @@ func TestSubRows64(t *testing.T) {
 	})
 }
 
+// TestScreenMask: ScreenMask at every level marks exactly the values with
+// norms − 2·prod ≤ bound, for lengths around the vector width, with
+// values on the bound and a NaN (never kept).
+func TestScreenMask(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 7))
+		for n := 1; n <= 70; n++ {
+			prod, norms := make([]float32, n), make([]float32, n)
+			for j := range prod {
+				prod[j], norms[j] = float32(rng.NormFloat64()), float32(rng.Float64())
+			}
+			const bound = 0.5
+			norms[rng.IntN(n)], prod[0] = bound, 0
+			prod[n-1] = float32(math.NaN())
+			masks := make([]uint16, (n+7)/8)
+			w := ScreenMask(masks, prod, norms, bound)
+			for j := range n {
+				got := masks[j/w]>>(j%w)&1 == 1
+				if want := norms[j]-2*prod[j] <= bound; got != want {
+					t.Fatalf("n=%d: value %d marked %v, want %v", n, j, got, want)
+				}
+			}
+		}
+	})
+}
+
 // TestMaxAbsGradRow: MaxAbs and gradRow at every level against their
 // definitions, for lengths around the vector width, with zeros, a NaN
 // (passed over by MaxAbs) and entries below the threshold.

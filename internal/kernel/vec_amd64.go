@@ -73,6 +73,10 @@ func gradRow512(g []float32, y []float32, up []float32, a float32, cw float32, t
 // len(y)), over each row's first len(y) − len(y) mod 8 coordinates.
 func subRows64512(dst []float32, a []float64, y []float64)
 
+// screenMask512 writes, for each whole vector of prod, the bits of the lanes whose
+// norms − 2·prod ≤ bound into masks (one uint16 per 16 values).
+func screenMask512(masks []uint16, prod []float32, norms []float32, bound float32)
+
 // sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.
@@ -143,3 +147,7 @@ func gradRow256(g []float32, y []float32, up []float32, a float32, cw float32, t
 // subRows64256 writes (a_i − y) rounded to float32 into dst for each row a_i of a (rows of
 // len(y)), over each row's first len(y) − len(y) mod 4 coordinates.
 func subRows64256(dst []float32, a []float64, y []float64)
+
+// screenMask256 writes, for each whole vector of prod, the bits of the lanes whose
+// norms − 2·prod ≤ bound into masks (one uint16 per 8 values).
+func screenMask256(masks []uint16, prod []float32, norms []float32, bound float32)

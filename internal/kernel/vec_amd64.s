@@ -2121,6 +2121,36 @@ done:
 	VZEROUPPER
 	RET
 
+// func screenMask512(masks []uint16, prod []float32, norms []float32, bound float32)
+// Requires: AVX, AVX512F
+TEXT ·screenMask512(SB), NOSPLIT, $0-76
+	MOVQ         masks_base+0(FP), AX
+	MOVQ         prod_base+24(FP), CX
+	MOVQ         norms_base+48(FP), DX
+	MOVQ         prod_len+32(FP), BX
+	SHRQ         $0x04, BX
+	VBROADCASTSS bound+72(FP), Z0
+	VMOVUPS      ccsconst<>+704(SB), Z1
+	VADDPS       Z1, Z1, Z1
+
+loop:
+	TESTQ        BX, BX
+	JZ           done
+	VMOVUPS      (DX), Z2
+	VFNMADD231PS (CX), Z1, Z2
+	VCMPPS       $0x12, Z0, Z2, K1
+	KMOVW        K1, SI
+	MOVW         SI, (AX)
+	ADDQ         $0x00000002, AX
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, DX
+	DECQ         BX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
 // Requires: AVX, FMA3, MMX+
 TEXT ·sqRowsBound256(SB), NOSPLIT, $0-76
@@ -3390,6 +3420,36 @@ next:
 	ADDQ R9, AX
 	SUBQ BX, SI
 	JMP  row
+
+done:
+	VZEROUPPER
+	RET
+
+// func screenMask256(masks []uint16, prod []float32, norms []float32, bound float32)
+// Requires: AVX, FMA3
+TEXT ·screenMask256(SB), NOSPLIT, $0-76
+	MOVQ         masks_base+0(FP), AX
+	MOVQ         prod_base+24(FP), CX
+	MOVQ         norms_base+48(FP), DX
+	MOVQ         prod_len+32(FP), BX
+	SHRQ         $0x03, BX
+	VBROADCASTSS bound+72(FP), Y0
+	VMOVUPS      ccsconst<>+704(SB), Y1
+	VADDPS       Y1, Y1, Y1
+
+loop:
+	TESTQ        BX, BX
+	JZ           done
+	VMOVUPS      (DX), Y2
+	VFNMADD231PS (CX), Y1, Y2
+	VCMPPS       $0x12, Y0, Y2, Y2
+	VMOVMSKPS    Y2, SI
+	MOVW         SI, (AX)
+	ADDQ         $0x00000002, AX
+	ADDQ         $0x00000020, CX
+	ADDQ         $0x00000020, DX
+	DECQ         BX
+	JMP          loop
 
 done:
 	VZEROUPPER

@@ -223,3 +223,35 @@ func subRows64(s isa) {
 	VZEROUPPER()
 	RET()
 }
+
+// screenMask marks the lanes of v = norms − 2·prod that are ≤ bound: one
+// mask of lane bits per vector, into masks (a nearest-neighbour search's
+// screen, where a vector with a lane to keep is rare).
+func screenMask(s isa) {
+	text(s, "screenMask", "func(masks []uint16, prod, norms []float32, bound float32)",
+		"writes, for each whole vector of prod, the bits of the lanes whose",
+		fmt.Sprintf("norms − 2·prod ≤ bound into masks (one uint16 per %d values).", s.w))
+	mp, pp, np := ptr("masks"), ptr("prod"), ptr("norms")
+	n := length("prod")
+	SHRQ(U8(log2w(s)), n)
+	bv := s.bcastParam32("bound")
+	two := s.load("one")
+	VADDPS(two, two, two)
+	Label("loop")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	v := s.vec()
+	VMOVUPS(mem(np), v)
+	VFNMADD231PS(mem(pp), two, v) // norms − 2·prod, one rounding (2·prod is exact)
+	m := s.cmp(cmpLE, bv, v)
+	b := s.bits(m)
+	MOVW(b.As16(), mem(mp))
+	ADDQ(U32(2), mp)
+	ADDQ(U32(s.bytes()), pp)
+	ADDQ(U32(s.bytes()), np)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}

@@ -32,6 +32,7 @@ func main() {
 		maxAbs(s)
 		gradRow(s)
 		subRows64(s)
+		screenMask(s)
 	}
 	Generate()
 }
