@@ -423,9 +423,10 @@ func (e *Evaluator) addPartials(grad []float64, nc int) {
 }
 
 // growRows returns s with at least n entries, keeping those it has.
-func growRows[T any](s [][]T, n int) [][]T {
+func growRows[E any](s []E, n int) []E {
 	for len(s) < n {
-		s = append(s, nil)
+		var zero E
+		s = append(s, zero)
 	}
 	return s
 }
@@ -455,6 +456,12 @@ type Evaluator struct {
 	vol      []float64     // the volume term's gradient
 	rankN    int           // the batch size rank is for
 	rank     int           // the threshold's rank for rankN positives
+	// The guess of the window's scores, and each chunk's rows against it
+	// (window.go).
+	guess     bracket
+	chunkRows []brackets
+	nChunks   int
+	hits      int // batches whose window the guess bracketed
 }
 
 // New returns an evaluator for cfg (zero fields take PaperConfig's
@@ -529,10 +536,13 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 	ch := chunkRows(d)
 	nc := parallel.Chunks(nPos, ch)
 	e.spans = growRows(e.spans, nc)
+	e.nChunks = nc
+	e.chunkRows = growRows(e.chunkRows, nc)
 	parallel.For(nPos, ch, e.cfg.Workers, func(c, lo, hi int) {
 		sp := pos.spans(e.spans[c][:0], lo, hi)
 		e.spans[c] = sp
 		k.scores(e.pos[lo:hi], sp)
+		e.bracketChunk(c, lo, hi)
 	})
 
 	// The batch threshold and the rows (and weights) its value is made of.

@@ -390,3 +390,46 @@ func TestAnchorsInPlace(t *testing.T) {
 		t.Error("an anchor beyond the rows: no error")
 	}
 }
+
+// TestWindowFromChunks: an evaluator that guesses each batch's window from
+// the last (and finds it in the scoring chunks' counts) gives a sequence of
+// batches — drifting, with a jump the guess misses, ties, and a NaN — the
+// value and gradient of a fresh evaluator, to the bit.
+func TestWindowFromChunks(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(12, 12))
+	const d = 3
+	g := learnables(rng, d)[1]
+	kept, _ := New(Config{Objective: NegVol, Workers: 3})
+	for step := range 12 {
+		scale := 1 + 0.002*float64(step)
+		if step == 7 {
+			scale = 5 // the guess misses
+		}
+		b := Batch{Pos: randRows(rng, 9000+37*step, d, scale), Neg: randRows(rng, 5000, d, 2)}
+		if step == 4 { // ties
+			for i := 0; i < len(b.Pos); i += 2 * d {
+				copy(b.Pos[i+d:i+2*d], b.Pos[i:i+d])
+			}
+		}
+		if step == 10 {
+			b.Pos[5*d] = float32(math.NaN())
+		}
+		fresh, _ := New(Config{Objective: NegVol, Workers: 3})
+		g1, g2 := make([]float64, g.NumParams()), make([]float64, g.NumParams())
+		v1, err1 := kept.Eval(g, b, Grads{Params: g1})
+		v2, err2 := fresh.Eval(g, b, Grads{Params: g2})
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("step %d: errors %v and %v", step, err1, err2)
+		}
+		same := v1 == v2 || (math.IsNaN(v1.Loss) && math.IsNaN(v2.Loss))
+		if !same || (err1 == nil && !slices.Equal(g1, g2)) {
+			t.Fatalf("step %d: value %+v with the guess, %+v fresh (or the gradients differ)", step, v1, v2)
+		}
+	}
+	// Steps 1–6, 8–9 and 11 should find their window from the guess (the
+	// first has none, 7 jumps, 10 has a NaN): the fast path is exercised.
+	if kept.hits < 8 {
+		t.Errorf("the guess bracketed %d of 12 windows, want at least 8", kept.hits)
+	}
+}
