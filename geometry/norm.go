@@ -5,10 +5,10 @@ import (
 	"math"
 	"sync/atomic"
 
-	"github.com/ccsets/ccs/internal/kernel"
-
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/mathext"
+
+	"github.com/ccsets/ccs/internal/kernel"
 )
 
 // Norm is the paper's single-norm set, φ(x) = ‖M x‖_p with a free d×d

@@ -228,7 +228,7 @@ type Batch struct {
 	// and the batch's positives are anchor Anchors[0]'s, then
 	// Anchors[1]'s, and so on; its negatives likewise. The numbers are
 	// those of the rows gathered into Pos and Neg in that order, without
-	// the copy (a trainer's batches, DESIGN's scaling notes).
+	// the copy (a trainer's batches: a split's rows prepared once).
 	Anchors        []int
 	PosPer, NegPer int
 }
@@ -338,8 +338,7 @@ type Value struct {
 }
 
 // negTerm scores the negatives on all cores into e.neg and returns
-// Σ_j σ_T(φ_j − t) and Σ_j σ'_T(φ_j − t), summed in row order; with a
-// non-nil negW it writes each row's ∂Loss/∂φ_j = −a·σ'_j/n into it. With a
+// Σ_j σ_T(φ_j − t) and Σ_j σ'_T(φ_j − t); with a non-nil negW it writes each row's ∂Loss/∂φ_j = −a·σ'_j/n into it. With a
 // non-nil grad it adds the negatives' parameter gradient into it, fused:
 // one pass per parallel chunk, in which each negative's score gives its
 // sigmoid and its weight −a·σ'_j/n, applied by the kernel at once (a block
