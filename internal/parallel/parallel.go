@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Chunks returns the number of chunks of size chunk covering n items.
@@ -39,6 +40,7 @@ func For(n, chunk, workers int, f func(c, lo, hi int)) {
 	invite(j, workers-1)
 	j.run()
 	<-j.fin
+	withdraw(j)
 }
 
 // Tasks calls f(i) for i = 0..n−1 on up to workers goroutines (0 means
@@ -58,6 +60,7 @@ type job struct {
 	nc       int64
 	next     atomic.Int64
 	done     atomic.Int64
+	seats    atomic.Int32  // workers that may still join
 	fin      chan struct{} // closed by whoever finishes the last chunk
 }
 
@@ -75,26 +78,52 @@ func (j *job) run() {
 	}
 }
 
-// The pool: workers wait on an unbuffered channel, so a send succeeds only
-// while a worker is idle, and a job is never queued behind busy ones.
+// The pool. A worker that has finished a job spins for a while (spinFor)
+// watching offer, where For puts its job first: the next call of a loop
+// of calls (a training step's) then starts on every core at once instead
+// of waiting for a sleeping worker to wake. Otherwise workers wait on an
+// unbuffered channel, so a send succeeds only while a worker is idle, and
+// a job is never queued behind busy ones.
 var (
 	jobs    = make(chan *job)
+	offer   atomic.Pointer[job] // a job for spinning workers to join
 	mu      sync.Mutex
 	started atomic.Int64 // workers started
 )
 
-// invite offers j to up to k idle workers, starting workers (once, for
-// the life of the process) until there are k.
+// spinFor is how long an idle worker watches offer before it sleeps: a few
+// times what waking a sleeping goroutine costs, about the serial part of a
+// training step between two calls of For.
+const spinFor = 50 * time.Microsecond
+
+// invite offers j to up to k workers: those spinning join it through
+// offer, and it is sent to idle ones, starting workers (once, for the life
+// of the process) until there are k.
 func invite(j *job, k int) {
 	if int(started.Load()) < k {
 		grow(k)
 	}
+	j.seats.Store(int32(k))
+	offer.CompareAndSwap(nil, j) // unless another call's job is there
 	for range k {
+		if j.seats.Load() <= 0 {
+			break
+		}
 		select {
 		case jobs <- j:
 		default:
 			return // no idle worker: the caller and those invited do the rest
 		}
+	}
+}
+
+// withdraw takes j out of offer once it is done.
+func withdraw(j *job) { offer.CompareAndSwap(j, nil) }
+
+// join runs j's chunks if one of its seats is free.
+func (j *job) join() {
+	if j.seats.Add(-1) >= 0 {
+		j.run()
 	}
 }
 
@@ -111,8 +140,30 @@ func grow(k int) {
 }
 
 func worker() {
-	for j := range jobs {
-		j.run()
+	var last *job
+	for {
+		j := spin(last)
+		if j == nil {
+			j = <-jobs
+		}
+		j.join()
+		last = j
+	}
+}
+
+// spin watches offer for a job other than last, for spinFor.
+func spin(last *job) *job {
+	start := time.Now()
+	for i := 0; ; i++ {
+		if j := offer.Load(); j != nil && j != last && j.next.Load() < j.nc {
+			return j
+		}
+		if i%64 == 63 {
+			if time.Since(start) > spinFor {
+				return nil
+			}
+			runtime.Gosched()
+		}
 	}
 }
 

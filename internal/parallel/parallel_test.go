@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestForCoversEachChunkOnce: every chunk once, with the boundaries that
@@ -91,6 +92,30 @@ func TestForUsesPool(t *testing.T) {
 	}
 }
 
+// TestForWorkersLimit: a call never runs its chunks on more goroutines
+// than it asks for, also when pool workers are spinning from an earlier
+// call with more.
+func TestForWorkersLimit(t *testing.T) {
+	old := runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(old)
+	busy := func(running, most *atomic.Int32) func(c, lo, hi int) {
+		return func(_, _, _ int) {
+			n := running.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(200 * time.Microsecond)
+			running.Add(-1)
+		}
+	}
+	for _, w := range []int{4, 2, 3, 2} {
+		var running, most atomic.Int32
+		For(64, 1, w, busy(&running, &most))
+		if most.Load() > int32(w) {
+			t.Errorf("workers %d: %d goroutines ran chunks at once", w, most.Load())
+		}
+	}
+}
+
 func TestTasks(t *testing.T) {
 	got := make([]int, 37)
 	Tasks(len(got), 0, func(i int) { got[i] = i * i })
@@ -109,3 +134,29 @@ func BenchmarkForEmpty(b *testing.B) {
 		For(64, 1, 0, func(c, _, _ int) { sink.Add(int64(c)) })
 	}
 }
+
+// benchWork is a training step's shape: three calls of For in a row, 50
+// chunks each of about 25 µs of arithmetic, with a little serial work
+// between them. -cpu 1,2 shows what a second core adds.
+func benchWork(b *testing.B) {
+	var sink atomic.Uint64
+	work := func(c, lo, hi int) {
+		x := uint64(c + 1)
+		for i := lo; i < hi; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		sink.Add(x)
+	}
+	for b.Loop() {
+		for range 3 {
+			For(50*20000, 20000, 0, work)
+			x := uint64(1)
+			for range 20000 { // serial work between the calls
+				x = x*6364136223846793005 + 1
+			}
+			sink.Add(x)
+		}
+	}
+}
+
+func BenchmarkForWork(b *testing.B) { benchWork(b) }
