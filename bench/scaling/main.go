@@ -55,6 +55,7 @@ func main() {
 	flag.IntVar(&o.items, "items", 1_000_000, "retrieval collection size")
 	flag.IntVar(&o.pool, "pool", 10000, "OOD reference pool size")
 	flag.IntVar(&o.reps, "reps", 30, "queries per figure (retrieval and OOD)")
+	flag.BoolVar(&o.interleave, "interleave", false, "train: switch the thread count every epoch, cycling through -threads in one run (on a shared machine the others' load then falls on every count alike)")
 	threads := flag.String("threads", "", "thread counts for training, comma-separated (default 1, 2, 4, … NumCPU)")
 	parts := flag.String("parts", "train,retrieve,ood", "what to measure: train, retrieve, ood")
 	geoms := flag.String("geometries", "genball,single", "training geometries")
@@ -76,6 +77,7 @@ type options struct {
 	n, k, d, epochs, items, pool, reps int
 	threads                            []int
 	parts, geometries                  []string
+	interleave                         bool
 }
 
 // parseThreads reads "1,2,4"; empty means 1, 2, 4, … up to NumCPU (and
@@ -193,10 +195,20 @@ func trainFigures(o options) ([]Figure, error) {
 			return nil, err
 		}
 		var one float64
+		byThreads := map[int][]float64{}
+		if o.interleave {
+			var err error
+			if byThreads, err = interleaved(kind, fit, val, o.threads, o.epochs); err != nil {
+				return nil, fmt.Errorf("%s: %w", g, err)
+			}
+		}
 		for _, t := range o.threads {
-			times, err := epochs(kind, fit, val, t, o.epochs)
-			if err != nil {
-				return nil, fmt.Errorf("%s at %d threads: %w", g, t, err)
+			times := byThreads[t]
+			if !o.interleave {
+				var err error
+				if times, err = epochs(kind, fit, val, t, o.epochs); err != nil {
+					return nil, fmt.Errorf("%s at %d threads: %w", g, t, err)
+				}
 			}
 			f := figure("train", g, t, times)
 			if t == 1 {
@@ -232,6 +244,29 @@ func epochs(kind geometry.Kind, fit, val *bundle.Bundle, threads, steady int) ([
 		times = append(times, marks[e].Sub(marks[e-1]).Seconds())
 	}
 	return times, nil
+}
+
+// interleaved trains for 1 + steady·len(threads) epochs, switching
+// GOMAXPROCS (the trainer's workers follow it) to the next of threads
+// before every epoch, and returns the steady epochs' seconds by thread
+// count.
+func interleaved(kind geometry.Kind, fit, val *bundle.Bundle, threads []int, steady int) (map[int][]float64, error) {
+	cfg := train.Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: 1 + steady*len(threads),
+		Patience: 2 + steady*len(threads)}
+	out := map[int][]float64{}
+	last, epoch := time.Now(), 0
+	runtime.GOMAXPROCS(threads[0])
+	_, err := train.Fit(train.Spec{Kind: kind, Config: cfg}, fit, val, train.ObserverFunc(func(p train.Progress) {
+		now := time.Now()
+		if epoch >= 2 { // epoch 0 is the preparation, epoch 1 the first
+			t := threads[(epoch-1)%len(threads)]
+			out[t] = append(out[t], now.Sub(last).Seconds())
+		}
+		epoch++
+		runtime.GOMAXPROCS(threads[(epoch-1)%len(threads)])
+		last = time.Now()
+	}))
+	return out, err
 }
 
 // queryThreads are 2 and NumCPU (once when they are the same).
