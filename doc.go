@@ -33,6 +33,8 @@
 //	bench/epoch          times training epochs, beside PyTorch (bench/run.sh)
 //	bench/serve          drives the HTTP service for its benchmark
 //	bench/oodpool        times the per-input OOD score of a set file on real embeddings
+//	bench/oodbase        times each OOD baseline's fit and scoring on feature files
+//	bench/scaling        times training, retrieval and OOD queries at 1, 2, 4 … NumCPU threads
 //	internal/kernel      the fast kernels and every build variant of them (vectors, BLAS)
 //	internal/parallel    loops over fixed chunks: results independent of the goroutines
 //	internal/gradcheck   finite-difference checks of every gradient

@@ -120,3 +120,40 @@ func benchNormTrain(b *testing.B, d int) {
 
 func BenchmarkGradsNormTrainD3(b *testing.B)   { benchNormTrain(b, 3) }
 func BenchmarkGradsNormTrainD128(b *testing.B) { benchNormTrain(b, 128) }
+
+// benchSpans times a training batch's kernel on rows of a split far larger
+// than the caches (anchors × per rows of d, prepared): the rows of 256
+// random anchors read in place (ScoreGradsSpans) or first gathered into
+// one slice (what training did before). Per element of the batch.
+func benchSpans(b *testing.B, g Streamed, per int, gathered bool) {
+	const anchors, batch = 20000, 256
+	d := g.Dim()
+	rng := rand.New(rand.NewPCG(1, 1))
+	split := g.Prepare(nil, randDiffs32(rng, anchors*per, d))
+	dtheta := make([]float64, g.NumParams())
+	scores := make([]float64, batch*per)
+	buf := make([]float32, batch*per*d)
+	b.ResetTimer()
+	for b.Loop() {
+		spans := make([][]float32, batch)
+		for i := range spans {
+			a := rng.IntN(anchors)
+			spans[i] = split[a*per*d : (a+1)*per*d]
+		}
+		if gathered {
+			k := 0
+			for _, s := range spans {
+				k += copy(buf[k:], s)
+			}
+			sink = g.ScoreGradsPrepared(dtheta, scores, buf, nil)
+		} else {
+			sink = g.ScoreGradsSpans(dtheta, scores, spans, nil)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(batch*per*d), "ns/element")
+}
+
+func BenchmarkSpansGenBallD128(b *testing.B)         { benchSpans(b, UnitGenBall(128, 1.5), 50, false) }
+func BenchmarkSpansGatheredGenBallD128(b *testing.B) { benchSpans(b, UnitGenBall(128, 1.5), 50, true) }
+func BenchmarkSpansNormD128(b *testing.B)            { benchSpans(b, IdentityNorm(128, 1.5), 50, false) }
+func BenchmarkSpansGatheredNormD128(b *testing.B)    { benchSpans(b, IdentityNorm(128, 1.5), 50, true) }

@@ -19,6 +19,10 @@ import (
 // Parameter layout θ: m_1..m_d, then p_1..p_d.
 type GenBall struct {
 	m, p []float64
+	// log m and p in float32, for the prepared kernels (kept in step by
+	// the constructors and SetParams, so that each call does not compute
+	// d logarithms).
+	logm32, p32 []float32
 }
 
 var _ Learnable = (*GenBall)(nil)
@@ -41,7 +45,9 @@ func NewGenBall(m, p []float64) (*GenBall, error) {
 			return nil, fmt.Errorf("geometry: genball exponent p[%d] = %v, want a finite p > 0", j, p[j])
 		}
 	}
-	return &GenBall{m: append([]float64(nil), m...), p: append([]float64(nil), p...)}, nil
+	g := &GenBall{m: append([]float64(nil), m...), p: append([]float64(nil), p...)}
+	g.sync()
+	return g, nil
 }
 
 // UnitGenBall returns the generalized ball with all m_j = 1 and p_j = p.
@@ -50,7 +56,19 @@ func UnitGenBall(d int, p float64) *GenBall {
 	for j := range d {
 		g.m[j], g.p[j] = 1, p
 	}
+	g.sync()
 	return g
+}
+
+// sync computes the float32 log m and p from m and p.
+func (g *GenBall) sync() {
+	d := len(g.m)
+	if len(g.logm32) != d {
+		g.logm32, g.p32 = make([]float32, d), make([]float32, d)
+	}
+	for j := range d {
+		g.logm32[j], g.p32[j] = float32(math.Log(g.m[j])), float32(g.p[j])
+	}
 }
 
 // Kind returns KindGenBall.
@@ -104,6 +122,7 @@ func (g *GenBall) SetParams(theta []float64) {
 	d := len(g.m)
 	copy(g.m, theta[:d])
 	copy(g.p, theta[d:])
+	g.sync()
 }
 
 // Scores computes Σ_j (m_j·|x_j|)^{p_j} for each row of diffs.

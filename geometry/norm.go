@@ -3,9 +3,12 @@ package geometry
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/mathext"
+
+	"github.com/ccsets/ccs/internal/kernel"
 )
 
 // Norm is the paper's single-norm set, φ(x) = ‖M x‖_p with a free d×d
@@ -16,10 +19,17 @@ import (
 // For p < 1, ‖·‖_p is a quasi-norm and the set is star-shaped; the volume
 // formula holds for every p > 0.
 type Norm struct {
-	d         int
-	m         []float64 // d×d row-major
-	p         float64
-	logAbsDet float64 // log|det M|, kept in step with m
+	d int
+	m []float64 // d×d row-major
+	p float64
+	// det holds log|det M| once computed for the current M: SetParams
+	// clears it and LogVolume computes it, so that training, which sets M
+	// at every step, factorises M where its volume term runs (beside the
+	// negatives' kernels) rather than in the serial step.
+	det atomic.Pointer[float64]
+	// mt is M for the float32 training kernels (kernel.NewNormMatrix),
+	// kept in step with m.
+	mt kernel.NormMatrix
 }
 
 var _ Learnable = (*Norm)(nil)
@@ -42,8 +52,8 @@ func NewNorm(d int, m []float64, p float64) (*Norm, error) {
 		return nil, fmt.Errorf("geometry: single-norm exponent p = %v, want a finite p > 0", p)
 	}
 	n := &Norm{d: d, m: append([]float64(nil), m...), p: p}
-	n.update()
-	if math.IsInf(n.logAbsDet, -1) {
+	n.mt = kernel.NewNormMatrix(n.m, d, kernel.NormMatrix{})
+	if math.IsInf(n.logAbsDet(), -1) {
 		return nil, fmt.Errorf("geometry: single-norm M is singular (its set has infinite volume)")
 	}
 	return n, nil
@@ -62,10 +72,17 @@ func IdentityNorm(d int, p float64) *Norm {
 	return n
 }
 
-func (n *Norm) update() {
+// logAbsDet returns log|det M|, factorising M the first time after a
+// change (concurrent first calls compute the same value).
+func (n *Norm) logAbsDet() float64 {
+	if v := n.det.Load(); v != nil {
+		return *v
+	}
 	var lu mat.LU
 	lu.Factorize(mat.NewDense(n.d, n.d, append([]float64(nil), n.m...)))
-	n.logAbsDet, _ = lu.LogDet()
+	v, _ := lu.LogDet()
+	n.det.Store(&v)
+	return v
 }
 
 // Kind returns KindNorm.
@@ -117,7 +134,8 @@ func (n *Norm) SetParams(theta []float64) {
 	}
 	copy(n.m, theta)
 	n.p = theta[len(n.m)]
-	n.update()
+	n.det.Store(nil)
+	n.mt = kernel.NewNormMatrix(n.m, n.d, n.mt)
 }
 
 // Scores computes ‖M x‖_p for each row of diffs.
@@ -202,7 +220,7 @@ func pnorm(y []float64, p float64, up []float64) (phi, s, t float64) {
 // LogVolume is d·log t − log|det M| + d·log 2 + d·lgamma(1+1/p) − lgamma(1+d/p).
 func (n *Norm) LogVolume(t float64) float64 {
 	d := float64(n.d)
-	return d*math.Log(t) - n.logAbsDet + d*math.Ln2 + d*lgamma(1+1/n.p) - lgamma(1+d/n.p)
+	return d*math.Log(t) - n.logAbsDet() + d*math.Ln2 + d*lgamma(1+1/n.p) - lgamma(1+d/n.p)
 }
 
 // dphidy writes ∂φ/∂y_k = sign(y_k)·(|y_k|/φ)^{p−1} into g (0 where

@@ -23,25 +23,56 @@ func (n *Norm) Prepare(dst, diffs []float32) []float32 {
 // Scores, relative; TestNormTrainKernels); otherwise it is Scores.
 // Calibration and evaluation use Scores.
 func (n *Norm) ScoresPrepared(dst []float64, prepared []float32) []float64 {
-	dst, _ = rows(dst, prepared, n.d)
-	if kernel.NormTrain(n.d, n.m, n.p, nil, dst, prepared, nil, n.exact()) {
+	return n.ScoresSpans(dst, [][]float32{prepared})
+}
+
+// ScoresSpans is ScoresPrepared on the rows of spans, read in place (the
+// portable level copies them together for Scores).
+func (n *Norm) ScoresSpans(dst []float64, spans [][]float32) []float64 {
+	dst = n.spanRows(dst, spans)
+	if kernel.NormTrain(n.d, n.m, n.mt, n.p, nil, dst, spans, nil, n.exact()) {
 		return dst
 	}
-	return n.Scores(dst, prepared)
+	return n.Scores(dst, joined(spans))
+}
+
+// spanRows checks that spans hold whole rows and that dst has one slot per
+// row, allocating it when nil.
+func (n *Norm) spanRows(dst []float64, spans [][]float32) []float64 {
+	nv := spanLen(spans)
+	if nv%n.d != 0 {
+		panic(errRows)
+	}
+	return sameLen(dst, nv/n.d)
+}
+
+// joined is the rows of spans in one slice: the only span itself, or a
+// copy.
+func joined(spans [][]float32) []float32 {
+	if len(spans) == 1 {
+		return spans[0]
+	}
+	return kernel.Spans(spans).Gather(make([]float32, spanLen(spans)))
 }
 
 // ScoreGradsPrepared is ScoreGrads for training, with ScoresPrepared's
 // ‖y‖_p.
 func (n *Norm) ScoreGradsPrepared(dtheta, scores []float64, prepared []float32, w Weights) []float64 {
+	return n.ScoreGradsSpans(dtheta, scores, [][]float32{prepared}, w)
+}
+
+// ScoreGradsSpans is ScoreGradsPrepared on the rows of spans, read in
+// place (the portable level copies them together for ScoreGrads).
+func (n *Norm) ScoreGradsSpans(dtheta, scores []float64, spans [][]float32, w Weights) []float64 {
 	if len(dtheta) != n.NumParams() {
 		panic(errLength)
 	}
-	scores, _ = rows(scores, prepared, n.d)
+	scores = n.spanRows(scores, spans)
 	w = orOnes(w)
-	if kernel.NormTrain(n.d, n.m, n.p, dtheta, scores, prepared, w, n.exact()) {
+	if kernel.NormTrain(n.d, n.m, n.mt, n.p, dtheta, scores, spans, w, n.exact()) {
 		return scores
 	}
-	return n.ScoreGrads(dtheta, scores, prepared, w)
+	return n.ScoreGrads(dtheta, scores, joined(spans), w)
 }
 
 // exact is what the float32 training kernel hands the rows it cannot

@@ -2,6 +2,7 @@ package geometry
 
 import (
 	"math"
+	"sync"
 
 	"github.com/ccsets/ccs/internal/kernel"
 )
@@ -21,7 +22,27 @@ type Prepared interface {
 	ScoreGradsPrepared(dtheta, scores []float64, prep []float32, w Weights) []float64
 }
 
-var _ Prepared = (*GenBall)(nil)
+// Streamed is implemented by prepared geometries whose training kernels
+// read a batch's prepared rows where they lie: spans of rows of a split
+// prepared once (each span a whole number of rows; the rows are those of
+// the first span, then the second's, and so on). The numbers are those of
+// ScoresPrepared and ScoreGradsPrepared on the rows gathered into one
+// slice, without the copy.
+type Streamed interface {
+	Prepared
+	// ScoresSpans is ScoresPrepared on the rows of spans.
+	ScoresSpans(dst []float64, spans [][]float32) []float64
+	// ScoreGradsSpans is ScoreGradsPrepared on the rows of spans.
+	ScoreGradsSpans(dtheta, scores []float64, spans [][]float32, w Weights) []float64
+}
+
+var (
+	_ Streamed = (*GenBall)(nil)
+	_ Streamed = (*Norm)(nil)
+)
+
+// spanLen is the number of values in spans.
+func spanLen(spans [][]float32) int { return kernel.Spans(spans).Len() }
 
 // LogZero stands for log|0| in prepared logarithms: finite, and so far below
 // any argument in use that exp(p·(log m + LogZero)) is exactly 0 and its
@@ -50,7 +71,21 @@ func (g *GenBall) Prepare(dst, diffs []float32) []float32 {
 // logarithms L: one float32 exp per element (kernel.Exp32, relative error
 // ≤ 1e-6), summed in float64.
 func (g *GenBall) ScoresPrepared(dst []float64, logs []float32) []float64 {
-	return g.preparedKernel(nil, dst, logs, nil)
+	return g.preparedKernel(nil, dst, kernel.Spans{logs}, nil)
+}
+
+// ScoresSpans is ScoresPrepared on the rows of spans, read in place.
+func (g *GenBall) ScoresSpans(dst []float64, spans [][]float32) []float64 {
+	return g.preparedKernel(nil, dst, spans, nil)
+}
+
+// ScoreGradsSpans is ScoreGradsPrepared on the rows of spans, read in
+// place.
+func (g *GenBall) ScoreGradsSpans(dtheta, scores []float64, spans [][]float32, w Weights) []float64 {
+	if len(dtheta) != g.NumParams() {
+		panic(errLength)
+	}
+	return g.preparedKernel(dtheta, scores, spans, orOnes(w))
 }
 
 // ScoreGradsPrepared computes the scores from prepared logarithms and adds
@@ -60,33 +95,63 @@ func (g *GenBall) ScoreGradsPrepared(dtheta, scores []float64, logs []float32, w
 	if len(dtheta) != g.NumParams() {
 		panic(errLength)
 	}
-	return g.preparedKernel(dtheta, scores, logs, orOnes(w))
+	return g.preparedKernel(dtheta, scores, kernel.Spans{logs}, orOnes(w))
 }
 
-func (g *GenBall) preparedKernel(dtheta, scores []float64, logs []float32, weights Weights) []float64 {
-	d := len(g.m)
-	scores, n := rows(scores, logs, d)
-	logm, p := make([]float32, d), make([]float32, d)
-	for j := range d {
-		logm[j], p[j] = float32(math.Log(g.m[j])), float32(g.p[j])
+// preparedScratch is a call's buffers: a block's e and c, its weights,
+// and the gradient's sums. Calls take them from a pool: training calls the
+// kernel for every chunk of 256 rows, and allocating them was 4% of an
+// epoch.
+type preparedScratch struct {
+	e, c           []float32
+	w, sumE, sumEC []float64
+}
+
+var preparedPool = sync.Pool{New: func() any { return new(preparedScratch) }}
+
+// grown sets *b to a slice of n values, reusing its storage when it can.
+func grown[T any](b *[]T, n int) []T {
+	if cap(*b) < n {
+		*b = make([]T, n)
 	}
+	*b = (*b)[:n]
+	return *b
+}
+
+func (g *GenBall) preparedKernel(dtheta, scores []float64, logs kernel.Spans, weights Weights) []float64 {
+	d := len(g.m)
+	nv := logs.Len()
+	if nv%d != 0 {
+		panic(errRows)
+	}
+	scores = sameLen(scores, nv/d)
+	n := len(scores)
+	logm, p := g.logm32, g.p32
 	// Rows go in blocks whose e and c stay in the L1 cache, so that
 	// weights gets a block at a time.
 	blk := weightBlock(d)
-	e, c := make([]float32, blk*d), make([]float32, blk*d)
+	sc := preparedPool.Get().(*preparedScratch)
+	defer preparedPool.Put(sc)
+	e, c, w := grown(&sc.e, blk*d), grown(&sc.c, blk*d), grown(&sc.w, blk)
 	var sumE, sumEC []float64 // Σ_i w_i e_ij and Σ_i w_i e_ij c_ij
 	if dtheta != nil {
-		sumE, sumEC = make([]float64, d), make([]float64, d)
+		sumE, sumEC = grown(&sc.sumE, d), grown(&sc.sumEC, d)
+		clear(sumE)
+		clear(sumEC)
 	}
 	if kernel.ExpRowsSmall(logm, p, sumE, sumEC, scores, logs, weights) {
 		n = 0 // done, sixteen rows at a time
 	}
-	w := make([]float64, blk)
+	span, off := 0, 0 // the next row: logs[span][off:off+d]
 	for lo := 0; lo < n; lo += blk {
 		hi := min(n, lo+blk)
 		for i := lo; i < hi; i++ {
+			for off == len(logs[span]) {
+				span, off = span+1, 0
+			}
 			r := (i - lo) * d
-			scores[i] = kernel.ExpRow(logm, p, logs[i*d:(i+1)*d], e[r:r+d], c[r:r+d])
+			scores[i] = kernel.ExpRow(logm, p, logs[span][off:off+d], e[r:r+d], c[r:r+d])
+			off += d
 		}
 		if dtheta == nil {
 			continue

@@ -173,6 +173,111 @@ type Batch struct {
 	// Prepared says Pos and Neg hold the geometry's prepared rows
 	// (geometry.Prepared.Prepare) rather than raw differences.
 	Prepared bool
+	// Anchors, when not nil, makes the batch the rows of these anchors,
+	// read where they lie: Pos and Neg then hold a whole split's rows,
+	// PosPer and NegPer rows per anchor (anchor a's from row a·PosPer on),
+	// and the batch's positives are anchor Anchors[0]'s, then
+	// Anchors[1]'s, and so on; its negatives likewise. The numbers are
+	// those of the rows gathered into Pos and Neg in that order, without
+	// the copy (a trainer's batches: a split's rows prepared once).
+	Anchors        []int
+	PosPer, NegPer int
+}
+
+// side is one side of a batch: n rows of d, contiguous in data (ids nil)
+// or the per rows of each anchor in ids, in place.
+type side struct {
+	data []float32
+	d    int
+	ids  []int
+	per  int
+	n    int
+}
+
+func (b Batch) sides(d int) (pos, neg side, err error) {
+	pos, neg = side{data: b.Pos, d: d}, side{data: b.Neg, d: d}
+	if b.Anchors == nil {
+		pos.n, neg.n = len(b.Pos)/d, len(b.Neg)/d
+		return pos, neg, nil
+	}
+	pos.ids, pos.per, neg.ids, neg.per = b.Anchors, b.PosPer, b.Anchors, b.NegPer
+	for _, s := range []*side{&pos, &neg} {
+		if s.per < 0 || len(s.data)%d != 0 {
+			return pos, neg, fmt.Errorf("objective: %d values in rows of %d per anchor and dimension %d", len(s.data), s.per, d)
+		}
+		rows := len(s.data) / d
+		for _, a := range s.ids {
+			if a < 0 || (a+1)*s.per > rows {
+				return pos, neg, fmt.Errorf("objective: anchor %d's %d rows are not among the %d rows given", a, s.per, rows)
+			}
+		}
+		s.n = len(s.ids) * s.per
+	}
+	// Whole rows, as the contiguous form checks them.
+	pos.data, neg.data = pos.data[:len(pos.data)/d*d], neg.data[:len(neg.data)/d*d]
+	return pos, neg, nil
+}
+
+// spans appends rows lo..hi−1 of s to dst as spans of rows where they lie.
+func (s side) spans(dst [][]float32, lo, hi int) [][]float32 {
+	d := s.d
+	if s.ids == nil {
+		return append(dst, s.data[lo*d:hi*d])
+	}
+	for lo < hi {
+		a, r := lo/s.per, lo%s.per
+		end := min(s.per, r+hi-lo)
+		base := s.ids[a] * s.per
+		dst = append(dst, s.data[(base+r)*d:(base+end)*d])
+		lo += end - r
+	}
+	return dst
+}
+
+// row returns row i of s.
+func (s side) row(i int) []float32 {
+	d := s.d
+	if s.ids != nil {
+		i = s.ids[i/s.per]*s.per + i%s.per
+	}
+	return s.data[i*d : (i+1)*d]
+}
+
+// kernels are a geometry's score kernels on spans of rows: its Streamed
+// kernels, or its contiguous ones, given one span or a copy of several.
+type kernels struct {
+	scores     func(dst []float64, spans [][]float32)
+	scoreGrads func(dtheta, scores []float64, spans [][]float32, w geometry.Weights)
+}
+
+func kernelsOf(g geometry.Learnable, prepared bool) (kernels, error) {
+	scores, scoreGrads := g.Scores, g.ScoreGrads
+	if prepared {
+		gp, ok := g.(geometry.Prepared)
+		if !ok {
+			return kernels{}, fmt.Errorf("objective: a prepared batch for a %v geometry, which has no prepared kernel", g.Kind())
+		}
+		if gs, ok := gp.(geometry.Streamed); ok {
+			return kernels{
+				scores:     func(dst []float64, sp [][]float32) { gs.ScoresSpans(dst, sp) },
+				scoreGrads: func(dt, sc []float64, sp [][]float32, w geometry.Weights) { gs.ScoreGradsSpans(dt, sc, sp, w) },
+			}, nil
+		}
+		scores, scoreGrads = gp.ScoresPrepared, gp.ScoreGradsPrepared
+	}
+	return kernels{
+		scores:     func(dst []float64, sp [][]float32) { scores(dst, joined(sp)) },
+		scoreGrads: func(dt, sc []float64, sp [][]float32, w geometry.Weights) { scoreGrads(dt, sc, joined(sp), w) },
+	}, nil
+}
+
+// joined is the rows of spans in one slice: the only span itself, or a
+// copy.
+func joined(spans [][]float32) []float32 {
+	if len(spans) == 1 {
+		return spans[0]
+	}
+	return kernel.Spans(spans).Gather(make([]float32, kernel.Spans(spans).Len()))
 }
 
 // Value is the objective at one point.
@@ -183,41 +288,34 @@ type Value struct {
 	LogVol  float64 // log Vol(N_t)
 }
 
-// negTerm scores the negatives (rows of d) on all cores into e.neg and
-// returns Σ_j σ_T(φ_j − t) and Σ_j σ'_T(φ_j − t), summed in row order; with
-// a non-nil negW it writes each row's ∂Loss/∂φ_j = −a·σ'_j/n into it.
-func (e *Evaluator) negTerm(scores func(dst []float64, rows []float32) []float64, neg []float32, d int, t float64, negW []float64) (s, ds float64) {
-	n := len(neg) / d
-	parallel.For(n, chunk, e.cfg.Workers, func(_, lo, hi int) { scores(e.neg[lo:hi], neg[lo*d:hi*d]) })
-	e.sig, e.der = grow(e.sig, n), grow(e.der, n)
-	kernel.Sigmoids(e.cfg.T, t, e.neg, e.sig, e.der)
+// negTerm scores the negatives on all cores into e.neg and returns
+// Σ_j σ_T(φ_j − t) and Σ_j σ'_T(φ_j − t); with a non-nil negW it writes each row's ∂Loss/∂φ_j = −a·σ'_j/n into it. With a
+// non-nil grad it adds the negatives' parameter gradient into it, fused:
+// one pass per parallel chunk, in which each negative's score gives its
+// sigmoid and its weight −a·σ'_j/n, applied by the kernel at once (a block
+// of rows at a time: kernel.Sigmoids runs on vectors where the build has
+// them). The sums are taken per chunk, then over the chunks in order.
+// extra, when not nil, runs as one more task beside the chunks (the first
+// handed out).
+func (e *Evaluator) negTerm(k kernels, neg side, t float64, grad, negW []float64, extra func()) (s, ds float64) {
+	n := neg.n
 	a, _ := e.cfg.Weights()
-	for j := range n {
-		s += e.sig[j]
-		ds += e.der[j]
-		if negW != nil {
-			negW[j] = -a * e.der[j] / float64(n)
-		}
-	}
-	return s, ds
-}
-
-// negTermGrad is negTerm with the negatives' parameter gradient added into
-// grad, fused: one pass per parallel chunk, in which each negative's score
-// gives its sigmoid and its weight −a·σ'_j/n, applied by the kernel at once
-// (a block of rows at a time: kernel.Sigmoids runs on vectors where the
-// build has them). The sums are taken per chunk, then over the chunks in
-// order.
-func (e *Evaluator) negTermGrad(scoreGrads func(dtheta, scores []float64, rows []float32, w geometry.Weights) []float64,
-	neg []float32, d int, t float64, grad, negW []float64) (s, ds float64) {
-	n := len(neg) / d
-	a, _ := e.cfg.Weights()
-	nc := parallel.Chunks(n, chunk)
+	ch := chunkRows(neg.d)
+	nc := parallel.Chunks(n, ch)
 	sums := make([][2]float64, nc)
-	for len(e.partial) < nc {
-		e.partial = append(e.partial, nil)
+	e.partial = growRows(e.partial, nc)
+	e.spans = growRows(e.spans, nc)
+	first := 0
+	if extra != nil {
+		first = 1
 	}
-	parallel.For(n, chunk, e.cfg.Workers, func(c, lo, hi int) {
+	parallel.Tasks(nc+first, e.cfg.Workers, func(task int) {
+		if task < first {
+			extra()
+			return
+		}
+		c := task - first
+		lo, hi := c*ch, min(n, (c+1)*ch)
 		var s, ds float64
 		var sig, der []float64
 		weights := func(k0 int, phi, w []float64) {
@@ -232,28 +330,66 @@ func (e *Evaluator) negTermGrad(scoreGrads func(dtheta, scores []float64, rows [
 				copy(negW[lo+k0:], w)
 			}
 		}
-		p := grow(e.partial[c], len(grad))
-		e.partial[c] = p
-		clear(p)
-		scoreGrads(p, e.neg[lo:hi], neg[lo*d:hi*d], weights)
+		sp := neg.spans(e.spans[c][:0], lo, hi)
+		e.spans[c] = sp
+		if grad == nil {
+			k.scores(e.neg[lo:hi], sp)
+			e.partial[c] = grow(e.partial[c], hi-lo)
+			weights(0, e.neg[lo:hi], e.partial[c])
+		} else {
+			p := grow(e.partial[c], len(grad))
+			e.partial[c] = p
+			clear(p)
+			k.scoreGrads(p, e.neg[lo:hi], sp, weights)
+		}
 		sums[c] = [2]float64{s, ds}
 	})
-	for c, p := range sums {
+	for _, p := range sums {
 		s += p[0]
 		ds += p[1]
-		for i, v := range e.partial[c] {
-			grad[i] += v
-		}
+	}
+	if grad != nil {
+		e.addPartials(grad, nc)
 	}
 	return s, ds
+}
+
+// addPartials adds the first nc chunks' partial gradients into grad, in
+// chunk order for every entry; long gradients (the single-norm's d²
+// entries) on all cores, a range of entries per task.
+func (e *Evaluator) addPartials(grad []float64, nc int) {
+	const block = 2048
+	workers := e.cfg.Workers
+	if len(grad) < 2*block {
+		workers = 1
+	}
+	parallel.For(len(grad), block, workers, func(_, lo, hi int) {
+		for _, p := range e.partial[:nc] {
+			for i, v := range p[lo:hi] {
+				grad[lo+i] += v
+			}
+		}
+	})
+}
+
+// growRows returns s with at least n entries, keeping those it has.
+func growRows[E any](s []E, n int) []E {
+	for len(s) < n {
+		var zero E
+		s = append(s, zero)
+	}
+	return s
 }
 
 // ErrNonFinite reports a NaN or infinite loss or gradient.
 var ErrNonFinite = errors.New("non-finite objective")
 
-// chunk is the number of rows per parallel chunk (fixed, so results do not
-// depend on the number of goroutines).
-const chunk = 4096
+// chunkRows is the number of rows of d per parallel chunk: fixed for d,
+// so that results do not depend on the number of goroutines; about 32 768
+// values (128 KiB of float32, well inside a core's L2 cache), between 256
+// and 4096 rows and a multiple of 16 (the kernels' blocks), so that a
+// batch of a few thousand rows still makes tens of chunks to share out.
+func chunkRows(d int) int { return min(4096, max(256, 32768/d/16*16)) }
 
 // Evaluator computes an objective and its gradient. It keeps scratch space
 // between calls and is not safe for concurrent use; the geometry's Scores
@@ -263,10 +399,19 @@ type Evaluator struct {
 	cfg      Config
 	pos, neg []float64
 	sel      []float64 // a copy of pos (or a part) for selection
-	sig, der []float64 // the negatives' sigmoids and derivatives (without a parameter gradient)
 	idx      []int32
-	cand     []int32     // rows inside the bracket (bracketed)
-	partial  [][]float64 // one gradient per parallel chunk
+	cand     []int32       // rows inside the bracket (bracketed)
+	partial  [][]float64   // one gradient (or weights) per parallel chunk
+	spans    [][][]float32 // one chunk's rows per parallel chunk
+	vol      []float64     // the volume term's gradient
+	rankN    int           // the batch size rank is for
+	rank     int           // the threshold's rank for rankN positives
+	// The guess of the window's scores, and each chunk's rows against it
+	// (window.go).
+	guess     bracket
+	chunkRows []brackets
+	nChunks   int
+	hits      int // batches whose window the guess bracketed
 }
 
 // New returns an evaluator for cfg (zero fields take PaperConfig's
@@ -311,13 +456,17 @@ type Grads struct {
 func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error) {
 	d := g.Dim()
 	a, bv := e.cfg.Weights()
-	if len(b.Pos) == 0 || len(b.Pos)%d != 0 {
+	pos, neg, err := b.sides(d)
+	if err != nil {
+		return Value{}, err
+	}
+	if pos.n == 0 || (b.Anchors == nil && len(b.Pos)%d != 0) {
 		return Value{}, fmt.Errorf("objective: %d positive values is not a positive number of rows of %d", len(b.Pos), d)
 	}
-	if a != 0 && (len(b.Neg) == 0 || len(b.Neg)%d != 0) {
+	if a != 0 && (neg.n == 0 || (b.Anchors == nil && len(b.Neg)%d != 0)) {
 		return Value{}, fmt.Errorf("objective %v: %d negative values is not a positive number of rows of %d", e.cfg.Objective, len(b.Neg), d)
 	}
-	nPos, nNeg := len(b.Pos)/d, len(b.Neg)/d
+	nPos, nNeg := pos.n, neg.n
 	grad := out.Params
 	if grad != nil {
 		if len(grad) != g.NumParams() {
@@ -329,45 +478,59 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 		panic("ccs/objective: slice length mismatch")
 	}
 	// The kernels: on raw differences, or on the geometry's prepared rows.
-	scores, scoreGrads := g.Scores, g.ScoreGrads
-	if b.Prepared {
-		gp, ok := g.(geometry.Prepared)
-		if !ok {
-			return Value{}, fmt.Errorf("objective: a prepared batch for a %v geometry, which has no prepared kernel", g.Kind())
-		}
-		scores, scoreGrads = gp.ScoresPrepared, gp.ScoreGradsPrepared
+	k, err := kernelsOf(g, b.Prepared)
+	if err != nil {
+		return Value{}, err
 	}
 	e.pos = grow(e.pos, nPos)
-	parallel.For(nPos, chunk, e.cfg.Workers, func(_, lo, hi int) {
-		scores(e.pos[lo:hi], b.Pos[lo*d:hi*d])
+	ch := chunkRows(d)
+	nc := parallel.Chunks(nPos, ch)
+	e.spans = growRows(e.spans, nc)
+	e.nChunks = nc
+	e.chunkRows = growRows(e.chunkRows, nc)
+	parallel.For(nPos, ch, e.cfg.Workers, func(c, lo, hi int) {
+		sp := pos.spans(e.spans[c][:0], lo, hi)
+		e.spans[c] = sp
+		k.scores(e.pos[lo:hi], sp)
+		e.bracketChunk(c, lo, hi)
 	})
 
 	// The batch threshold and the rows (and weights) its value is made of.
 	t, rows, wts := e.threshold(nPos)
-	v := Value{T: t, NegTerm: math.NaN(), LogVol: g.LogVolume(t)}
+	v := Value{T: t, NegTerm: math.NaN()}
 
-	var cT float64 // ∂Loss/∂t
+	// The volume term: log Vol(N_t) and, when a gradient is wanted, its
+	// gradient into e.vol, beside the negatives' chunks (the single-norm's
+	// needs M's inverse: a serial step otherwise).
+	var cT, dLogVolDt float64 // ∂Loss/∂t, ∂logVol/∂t
+	volGrad := bv != 0 && (grad != nil || out.Pos != nil)
+	volume := func() {
+		v.LogVol = g.LogVolume(t)
+		if volGrad {
+			e.vol = grow(e.vol, g.NumParams())
+			clear(e.vol)
+			dLogVolDt = g.LogVolumeGrad(e.vol, t, bv)
+		}
+	}
 	if a != 0 {
 		e.neg = grow(e.neg, nNeg)
-		var s, ds float64
-		if grad == nil {
-			s, ds = e.negTerm(scores, b.Neg, d, t, out.Neg)
-		} else {
-			s, ds = e.negTermGrad(scoreGrads, b.Neg, d, t, grad, out.Neg)
-		}
+		s, ds := e.negTerm(k, neg, t, grad, out.Neg, volume)
 		v.NegTerm = s / float64(nNeg)
 		cT += a * ds / float64(nNeg)
+	} else {
+		volume()
 	}
 	v.Loss = bv * v.LogVol
 	if a != 0 {
 		v.Loss -= a * v.NegTerm
 	}
-	if bv != 0 && (grad != nil || out.Pos != nil) {
-		dv := grad
-		if dv == nil {
-			dv = make([]float64, g.NumParams()) // only ∂logVol/∂t is wanted
+	if volGrad {
+		if grad != nil {
+			for i, x := range e.vol {
+				grad[i] += x
+			}
 		}
-		cT += bv * g.LogVolumeGrad(dv, t, bv)
+		cT += bv * dLogVolDt
 	}
 	if out.Pos != nil {
 		clear(out.Pos)
@@ -380,9 +543,9 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 		if grad != nil {
 			sub := make([]float32, 0, len(rows)*d)
 			for _, r := range rows {
-				sub = append(sub, b.Pos[int(r)*d:(int(r)+1)*d]...)
+				sub = append(sub, pos.row(int(r))...)
 			}
-			scoreGrads(grad, make([]float64, len(rows)), sub, geometry.Fixed(w))
+			k.scoreGrads(grad, make([]float64, len(rows)), [][]float32{sub}, geometry.Fixed(w))
 		}
 		if out.Pos != nil {
 			for k, r := range rows {

@@ -2,6 +2,7 @@ package objective
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -218,32 +219,33 @@ func TestWindowBracketed(t *testing.T) {
 	check("a sample that misleads", n/2, n/2+5, false)
 }
 
-// TestDeterministicAcrossWorkers: the same loss and gradient, to the bit, for
-// 1 and 4 goroutines, over batches larger than one parallel chunk.
+// TestDeterministicAcrossWorkers: the same loss and gradient, to the bit,
+// for 1 to 7 goroutines, over batches of many parallel chunks (and a
+// volume term computed beside them).
 func TestDeterministicAcrossWorkers(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 3))
-	b := Batch{Pos: randRows(rng, 9000, 3, 1), Neg: randRows(rng, 13000, 3, 2)}
-	for _, g := range learnables(rng, 3) {
-		var ref []float64
-		var refLoss float64
-		for _, w := range []int{1, 4} {
-			e, _ := New(Config{Objective: NegVol, Workers: w})
-			grad := make([]float64, g.NumParams())
-			v, err := e.Eval(g, b, Grads{Params: grad})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ref == nil {
-				ref, refLoss = grad, v.Loss
-				continue
-			}
-			if v.Loss != refLoss {
-				t.Errorf("%v: loss %v with %d workers, %v with 1", g.Kind(), v.Loss, w, refLoss)
-			}
-			for i := range grad {
-				if grad[i] != ref[i] {
-					t.Fatalf("%v: gradient[%d] differs between 1 and %d workers", g.Kind(), i, w)
+	for _, d := range []int{3, 40} {
+		b := Batch{Pos: randRows(rng, 9000, d, 1), Neg: randRows(rng, 13000, d, 2)}
+		for _, g := range learnables(rng, d) {
+			var ref []float64
+			var refLoss float64
+			for _, w := range []int{1, 2, 4, 7} {
+				e, _ := New(Config{Objective: NegVol, Workers: w})
+				grad := make([]float64, g.NumParams())
+				v, err := e.Eval(g, b, Grads{Params: grad})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ref == nil {
+					ref, refLoss = grad, v.Loss
+					continue
+				}
+				if v.Loss != refLoss {
+					t.Errorf("d=%d %v: loss %v with %d workers, %v with 1", d, g.Kind(), v.Loss, w, refLoss)
+				}
+				if !slices.Equal(grad, ref) {
+					t.Errorf("d=%d %v: the gradient differs between 1 and %d workers", d, g.Kind(), w)
 				}
 			}
 		}
@@ -324,5 +326,110 @@ func TestPreparedBatch(t *testing.T) {
 	e, _ := New(Config{Objective: Neg})
 	if _, err := e.Eval(nm, pb, Grads{}); err == nil {
 		t.Error("a prepared batch for a geometry without a prepared kernel: no error")
+	}
+}
+
+// TestAnchorsInPlace: a batch read in place (Batch.Anchors) gives the loss
+// and gradients of the same rows gathered, to the bit, with 1 and 4
+// goroutines, for raw and prepared rows, rows per anchor that do and do
+// not divide the parallel chunks, and an anchor twice.
+func TestAnchorsInPlace(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, c := range []struct{ d, per, negPer int }{{3, 50, 70}, {3, 512, 512}, {20, 7, 13}} {
+		const n = 120 // anchors in the split
+		pos, neg := randRows(rng, n*c.per, c.d, 1), randRows(rng, n*c.negPer, c.d, 2)
+		ids := rng.Perm(n)[:80]
+		ids = append(ids, ids[3])
+		gather := func(src []float32, per int) []float32 {
+			var out []float32
+			for _, a := range ids {
+				out = append(out, src[a*per*c.d:(a+1)*per*c.d]...)
+			}
+			return out
+		}
+		for _, g := range learnables(rng, c.d) {
+			for _, prep := range []bool{false, true} {
+				p, q := pos, neg
+				if gp, ok := g.(geometry.Prepared); ok && prep {
+					p, q = gp.Prepare(nil, pos), gp.Prepare(nil, neg)
+				} else if prep {
+					continue
+				}
+				want := Batch{Pos: gather(p, c.per), Neg: gather(q, c.negPer), Prepared: prep}
+				got := Batch{Pos: p, Neg: q, Prepared: prep, Anchors: ids, PosPer: c.per, NegPer: c.negPer}
+				for _, w := range []int{1, 4} {
+					e, _ := New(Config{Objective: NegVol, Workers: w})
+					g1, g2 := make([]float64, g.NumParams()), make([]float64, g.NumParams())
+					np, nn := len(ids)*c.per, len(ids)*c.negPer
+					r1 := Grads{Params: g1, Pos: make([]float64, np), Neg: make([]float64, nn)}
+					r2 := Grads{Params: g2, Pos: make([]float64, np), Neg: make([]float64, nn)}
+					v1, err1 := e.Eval(g, want, r1)
+					v2, err2 := e.Eval(g, got, r2)
+					if err1 != nil || err2 != nil {
+						t.Fatal(err1, err2)
+					}
+					name := func() string {
+						return fmt.Sprintf("d=%d per=%d %v prepared=%v workers=%d", c.d, c.per, g.Kind(), prep, w)
+					}
+					if v1 != v2 {
+						t.Errorf("%s: value %+v in place, %+v gathered", name(), v2, v1)
+					}
+					if !slices.Equal(g1, g2) || !slices.Equal(r1.Pos, r2.Pos) || !slices.Equal(r1.Neg, r2.Neg) {
+						t.Errorf("%s: gradients differ in place and gathered", name())
+					}
+				}
+			}
+		}
+	}
+	// Rows that are not there.
+	e, _ := New(Config{Objective: NegVol})
+	g := geometry.UnitGenBall(2, 2)
+	b := Batch{Pos: make([]float32, 20), Neg: make([]float32, 20), Anchors: []int{0, 5}, PosPer: 2, NegPer: 2}
+	if _, err := e.Eval(g, b, Grads{}); err == nil {
+		t.Error("an anchor beyond the rows: no error")
+	}
+}
+
+// TestWindowFromChunks: an evaluator that guesses each batch's window from
+// the last (and finds it in the scoring chunks' counts) gives a sequence of
+// batches — drifting, with a jump the guess misses, ties, and a NaN — the
+// value and gradient of a fresh evaluator, to the bit.
+func TestWindowFromChunks(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(12, 12))
+	const d = 3
+	g := learnables(rng, d)[1]
+	kept, _ := New(Config{Objective: NegVol, Workers: 3})
+	for step := range 12 {
+		scale := 1 + 0.002*float64(step)
+		if step == 7 {
+			scale = 5 // the guess misses
+		}
+		b := Batch{Pos: randRows(rng, 9000+37*step, d, scale), Neg: randRows(rng, 5000, d, 2)}
+		if step == 4 { // ties
+			for i := 0; i < len(b.Pos); i += 2 * d {
+				copy(b.Pos[i+d:i+2*d], b.Pos[i:i+d])
+			}
+		}
+		if step == 10 {
+			b.Pos[5*d] = float32(math.NaN())
+		}
+		fresh, _ := New(Config{Objective: NegVol, Workers: 3})
+		g1, g2 := make([]float64, g.NumParams()), make([]float64, g.NumParams())
+		v1, err1 := kept.Eval(g, b, Grads{Params: g1})
+		v2, err2 := fresh.Eval(g, b, Grads{Params: g2})
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("step %d: errors %v and %v", step, err1, err2)
+		}
+		same := v1 == v2 || (math.IsNaN(v1.Loss) && math.IsNaN(v2.Loss))
+		if !same || (err1 == nil && !slices.Equal(g1, g2)) {
+			t.Fatalf("step %d: value %+v with the guess, %+v fresh (or the gradients differ)", step, v1, v2)
+		}
+	}
+	// Steps 1–6, 8–9 and 11 should find their window from the guess (the
+	// first has none, 7 jumps, 10 has a NaN): the fast path is exercised.
+	if kept.hits < 8 {
+		t.Errorf("the guess bracketed %d of 12 windows, want at least 8", kept.hits)
 	}
 }

@@ -14,15 +14,27 @@ import (
 // threshold returns t from e.pos and the positive rows it is made of, with
 // their weights (one row of weight 1 except in Soft mode).
 func (e *Evaluator) threshold(n int) (float64, []int32, []float64) {
-	r, err := conformal.Rank(n, e.cfg.Alpha)
-	if err != nil || r > n {
-		r = n // a batch smaller than the rank needs: its largest score
+	if n != e.rankN {
+		// Exact rational arithmetic: a few microseconds, once per batch
+		// size rather than per batch (the serial part of a step).
+		r, err := conformal.Rank(n, e.cfg.Alpha)
+		if err != nil || r > n {
+			r = n // a batch smaller than the rank needs: its largest score
+		}
+		e.rankN, e.rank = n, r
 	}
+	r := e.rank
 	lo, hi := r, r
 	if e.cfg.Threshold == Soft {
 		lo, hi = max(1, r-e.cfg.Window), min(n, r+e.cfg.Window)
 	}
-	win := e.window(n, lo, hi)
+	win, ok := e.fromChunks(lo, hi)
+	if ok {
+		e.hits++
+	} else {
+		win = e.window(n, lo, hi)
+	}
+	e.guess.set(e.pos, win, ok)
 	rows := slices.Clone(win)
 	wts := make([]float64, len(rows))
 	var z, t float64
@@ -167,4 +179,97 @@ func (e *Evaluator) bracketed(pos []float64, lo, hi int) ([]int32, bool) {
 	}
 	// Ranks lo..hi overall are ranks lo−below..hi−below among cand.
 	return e.among(pos, cand, lo-below, hi-below), true
+}
+
+// The window on all cores. The scores are computed a parallel chunk at a
+// time; each chunk also counts its rows below a bracket [a, b] and gathers
+// those inside (brackets), guessed from the previous batch's window (which
+// moves little between steps). When the bracket holds the window the
+// selection is among the few gathered rows (fromChunks), with no pass of
+// its own over the batch: the step's serial part is then a sort of a few
+// hundred rows. When it does not, window runs as before. Either way the
+// rows are those of ranks lo..hi under cmpKey: the bracket changes how
+// they are found, never which.
+
+// bracket is the guess of the next batch's window scores.
+type bracket struct {
+	a, b  float64 // rows with a ≤ score ≤ b are gathered
+	ok    bool    // a guess is there
+	widen float64 // slack in units of the window's spread, doubled on a miss
+}
+
+// set makes the guess from the window just found (rows win of pos): twice
+// as wide when this batch's guess missed, a little narrower when it held.
+func (g *bracket) set(pos []float64, win []int32, hit bool) {
+	if len(win) == 0 {
+		g.ok = false
+		return
+	}
+	vlo, vhi := pos[win[0]], pos[win[len(win)-1]]
+	if math.IsNaN(vlo) || math.IsNaN(vhi) || math.IsInf(vlo, 0) || math.IsInf(vhi, 0) {
+		g.ok = false
+		return
+	}
+	switch {
+	case g.widen == 0:
+		g.widen = 4
+	case !hit:
+		g.widen = min(2*g.widen, 1<<20)
+	default:
+		g.widen = max(0.9*g.widen, 4)
+	}
+	spread := max(vhi-vlo, 1e-6*max(math.Abs(vlo), math.Abs(vhi)))
+	g.a, g.b, g.ok = vlo-g.widen*spread, vhi+g.widen*spread, true
+}
+
+// brackets is one chunk's count of rows below the bracket, its rows inside
+// it (ascending), and whether it saw a NaN.
+type brackets struct {
+	below int
+	rows  []int32
+	nan   bool
+}
+
+// bracketChunk counts and gathers rows lo..hi−1 of e.pos against the
+// guess into e.chunkRows[c] (a chunk's part of the scoring).
+func (e *Evaluator) bracketChunk(c, lo, hi int) {
+	br := &e.chunkRows[c]
+	br.below, br.rows, br.nan = 0, br.rows[:0], false
+	if !e.guess.ok {
+		return
+	}
+	a, b := e.guess.a, e.guess.b
+	for i, v := range e.pos[lo:hi] {
+		switch {
+		case v < a:
+			br.below++
+		case v <= b:
+			br.rows = append(br.rows, int32(lo+i))
+		case v != v:
+			br.nan = true
+		}
+	}
+}
+
+// fromChunks is the window from the chunks' counts, when the guess
+// brackets ranks lo..hi.
+func (e *Evaluator) fromChunks(lo, hi int) ([]int32, bool) {
+	if !e.guess.ok {
+		return nil, false
+	}
+	below := 0
+	cand := e.cand[:0]
+	for c := range e.nChunks {
+		br := &e.chunkRows[c]
+		if br.nan {
+			return nil, false
+		}
+		below += br.below
+		cand = append(cand, br.rows...)
+	}
+	e.cand = cand
+	if below >= lo || below+len(cand) < hi {
+		return nil, false
+	}
+	return e.among(e.pos, cand, lo-below, hi-below), true
 }

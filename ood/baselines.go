@@ -51,6 +51,20 @@ func unavailable(name, what string) error {
 	return fmt.Errorf("%s: %w: needs %s", name, ErrUnavailable, what)
 }
 
+// Steps is told how far a detector's long step has come: step names it
+// (e.g. "D-KNN fit: principal space"), done of total units. A detector
+// calls it from one goroutine at a time; the command line draws it as a
+// progress bar (libraries never print).
+type Steps func(step string, done, total int)
+
+// report calls p, when not nil, for step.
+func (p Steps) report(step string) func(done, total int) {
+	if p == nil {
+		return nil
+	}
+	return func(done, total int) { p(step, done, total) }
+}
+
 // Detector is an OOD baseline: fitted on in-distribution training data,
 // then giving anomaly scores (higher = more likely OOD).
 type Detector interface {
@@ -125,8 +139,10 @@ func logSumExp(x []float64) float64 {
 // L2-normalised, anomaly = distance to the K-th nearest normalised training
 // feature (K = 50 when 0), exact, over all training features.
 type KNN struct {
-	K     int
-	index *index
+	K int
+	// Progress, if not nil, hears how many inputs Score has done.
+	Progress Steps
+	index    *index
 }
 
 // Name implements Detector.
@@ -149,7 +165,7 @@ func (k *KNN) Score(x Sample) ([]float64, error) {
 	if err := fitted("KNN", k.index.dim(), x.D); err != nil {
 		return nil, err
 	}
-	return k.index.kth(normalized(x.Features, x.D), k.K, false), nil
+	return k.index.kth(normalized(x.Features, x.D), k.K, false, k.Progress.report("KNN score")), nil
 }
 
 // fitted checks that a detector was fitted (fitDim > 0) on features of the

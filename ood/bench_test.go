@@ -22,7 +22,7 @@ func BenchmarkKNN(b *testing.B) {
 	x := newIndex(ref, d)
 	b.Run(fmt.Sprintf("n=%d/m=%d/d=%d", n, m, d), func(b *testing.B) {
 		for b.Loop() {
-			x.kth(q, 50, false)
+			x.kth(q, 50, false, nil)
 		}
 		b.ReportMetric(float64(n)*float64(m)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
 	})
@@ -98,3 +98,22 @@ func BenchmarkPoolOneGenBall(b *testing.B)  { benchPool(b, benchGeometries(128)[
 func BenchmarkPoolManyBall(b *testing.B)    { benchPool(b, benchGeometries(128)["Ball"], true) }
 func BenchmarkPoolManyGenBall(b *testing.B) { benchPool(b, benchGeometries(128)["GenBall"], true) }
 func BenchmarkPoolManyNormP15(b *testing.B) { benchPool(b, benchGeometries(128)["NormP1.5"], true) }
+
+// BenchmarkDKNNFit is D-KNN's fit at the size: each of 60 000
+// normalised features' 50-th neighbour among the others, in the principal
+// and the residual space (-short: 6 000 features).
+func BenchmarkDKNNFit(b *testing.B) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	n, d := 60000, 128
+	if testing.Short() {
+		n = 6000
+	}
+	train := Sample{N: n, D: d, Features: randRows(rng, n, d)}
+	for b.Loop() {
+		k := &DKNN{}
+		if err := k.Fit(train); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(2*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
+}

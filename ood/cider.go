@@ -148,7 +148,7 @@ func (c *CIDER) Score(x Sample) ([]float64, error) {
 	if x.D != c.h.d {
 		return nil, fmt.Errorf("CIDER: fitted on dimension %d, scoring dimension %d", c.h.d, x.D)
 	}
-	return c.index.kth(c.h.project(x.Features), c.K, false), nil
+	return c.index.kth(c.h.project(x.Features), c.K, false, nil), nil
 }
 
 // ciderHead is the two-layer head and its prototypes; theta is

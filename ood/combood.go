@@ -27,6 +27,9 @@ import (
 type COMBOOD struct {
 	K int
 	C float64
+	// Progress, if not nil, hears how many inputs the KNN part of Score
+	// has done.
+	Progress Steps
 
 	knn     KNN
 	lambdas []float64
@@ -51,7 +54,7 @@ func (c *COMBOOD) Fit(train Sample) error {
 	if train.Activations == nil {
 		return unavailable("COMBOOD", "activation summaries (an encoder with an \"activations\" output)")
 	}
-	c.knn = KNN{K: c.K}
+	c.knn = KNN{K: c.K, Progress: c.Progress}
 	if err := c.knn.Fit(train); err != nil {
 		return fmt.Errorf("COMBOOD: %w", err)
 	}

@@ -29,6 +29,9 @@ type DKNN struct {
 	K     int
 	Var   float64
 	Alpha float64
+	// Progress, if not nil, hears how many training points Fit and how
+	// many inputs Score have done, in each space.
+	Progress Steps
 
 	mu             []float64
 	prin, resid    *mat.Dense // D×D projectors
@@ -94,8 +97,8 @@ func (k *DKNN) Fit(train Sample) error {
 	k.resid.Sub(k.resid, k.prin)
 	zp, zr := k.retract(c)
 	k.ip, k.ir = newIndex(zp, d), newIndex(zr, d)
-	k.mp, k.sp = meanStd(k.ip.kth(zp, k.K, true))
-	k.mr, k.sr = meanStd(k.ir.kth(zr, k.K, true))
+	k.mp, k.sp = meanStd(k.ip.kth(zp, k.K, true, k.Progress.report("D-KNN fit: principal space")))
+	k.mr, k.sr = meanStd(k.ir.kth(zr, k.K, true, k.Progress.report("D-KNN fit: residual space")))
 	return nil
 }
 
@@ -132,7 +135,8 @@ func (k *DKNN) Score(x Sample) ([]float64, error) {
 		}
 	}
 	zp, zr := k.retract(c)
-	sp, sr := k.ip.kth(zp, k.K, false), k.ir.kth(zr, k.K, false)
+	sp := k.ip.kth(zp, k.K, false, k.Progress.report("D-KNN score: principal space"))
+	sr := k.ir.kth(zr, k.K, false, k.Progress.report("D-KNN score: residual space"))
 	out := make([]float64, x.N)
 	for i := range out {
 		out[i] = k.Alpha*(sp[i]-k.mp)/(k.sp+1e-8) + (1-k.Alpha)*(sr[i]-k.mr)/(k.sr+1e-8)

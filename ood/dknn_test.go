@@ -26,7 +26,7 @@ func TestDKNNAllComponents(t *testing.T) {
 		t.Fatal(err)
 	}
 	z := normalized(train.Features, d)
-	m, s := meanStd(newIndex(z, d).kth(z, k, true))
+	m, s := meanStd(newIndex(z, d).kth(z, k, true, nil))
 	ref := &KNN{K: k}
 	ref.Fit(train)
 	want, _ := ref.Score(q)

@@ -2,29 +2,61 @@ package ood
 
 import (
 	"math"
+	"math/bits"
+	"sync"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-
+	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
 // index is an exact nearest-neighbour index over n reference rows of
-// dimension d (float64, row-major). Distances come from blocked matrix
-// products, ‖q − r‖² = ‖q‖² + ‖r‖² − 2·q·r, over all cores; each query's
-// result is computed by one goroutine in a fixed order, so it does not
-// depend on the number of goroutines.
+// dimension d (float64, row-major).
+//
+// A query's k-th nearest distance is found in two passes. The screen: the
+// squared distances ‖q − r‖² = ‖q‖² + ‖r‖² − 2·q·r of a block of queries
+// against a block of reference rows come from a float32 matrix product
+// (kernel.Gemm), and a row is kept as a candidate only while its screened
+// distance is within the screen's error bound of the k-th smallest kept so
+// far (a blockwise partial selection: the candidates are cut back to the
+// bound of their own k-th smallest whenever they grow, instead of a heap
+// push per pair). The exact pass: the few candidates left are measured in
+// float64 and the k-th smallest of those is the answer — the screen can
+// only have dropped rows farther than it. Each query is computed by one
+// goroutine in a fixed order, so the result does not depend on the number
+// of goroutines (or on the kernels' level, up to float64 rounding).
 type index struct {
-	ref   []float64
-	norms []float64
-	n, d  int
+	ref []float64 // n×d, for the exact pass
+	// refP is the rows in float32, transposed a panel of 64 rows at a
+	// time (d×64 each, the last padded with zeros): the product's B, whose
+	// k steps then read consecutive memory (transposed whole, they were 4n
+	// bytes apart: a page each).
+	refP    []float32
+	norms   []float64 // ‖r‖²
+	norms32 []float32
+	maxNorm float64
+	n, d    int
 }
+
+// panel is the rows of a panel of refP.
+const panel = 64
 
 func newIndex(ref []float64, d int) *index {
 	n := len(ref) / d
-	x := &index{ref: ref, norms: make([]float64, n), n: n, d: d}
-	for i := range n {
-		x.norms[i] = dot(ref[i*d:(i+1)*d], ref[i*d:(i+1)*d])
+	x := &index{ref: ref, refP: make([]float32, parallel.Chunks(n, panel)*panel*d), norms: make([]float64, n),
+		norms32: make([]float32, n), n: n, d: d}
+	parallel.For(n, 4096, 0, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := ref[i*d : (i+1)*d]
+			x.norms[i] = dot(r, r)
+			x.norms32[i] = float32(x.norms[i])
+			p := x.refP[i/panel*panel*d+i%panel:]
+			for l, v := range r {
+				p[l*panel] = float32(v)
+			}
+		}
+	})
+	for _, v := range x.norms {
+		x.maxNorm = max(x.maxNorm, v)
 	}
 	return x
 }
@@ -38,90 +70,207 @@ func (x *index) dim() int {
 }
 
 const (
-	queryBlock = 64   // queries per task
-	refBlock   = 2048 // reference rows per matrix product
+	queryBlock = 96   // queries per task: 16 of Gemm's row groups
+	refBlock   = 1024 // reference rows per screen: 16 panels
 )
 
+// screened is a reference row kept by the screen: its screened
+// ‖r‖² − 2·q·r (the squared distance less ‖q‖²) and its row.
+type screened struct {
+	s   float32
+	row int32
+}
+
 // kth returns, for each query row, the Euclidean distance to its k-th
-// nearest reference row. With self, the queries are the reference rows
-// themselves and each row's own entry is left out.
-func (x *index) kth(queries []float64, k int, self bool) []float64 {
+// nearest reference row (NaN when there are fewer than k). With self, the
+// queries are the reference rows themselves and each row's own entry is
+// left out. progress, when not nil, is told how many queries are done
+// after each block of them (from one goroutine at a time).
+func (x *index) kth(queries []float64, k int, self bool, progress func(done, total int)) []float64 {
 	d := x.d
 	m := len(queries) / d
 	out := make([]float64, m)
+	var mu sync.Mutex
+	done := 0
 	parallel.For(m, queryBlock, 0, func(_, lo, hi int) {
 		nq := hi - lo
-		prod := make([]float64, nq*refBlock)
-		heaps := make([][]float64, nq)
-		qn := make([]float64, nq)
-		for i := range nq {
-			heaps[i] = make([]float64, 0, k)
+		q32 := make([]float32, nq*d)
+		for i, v := range queries[lo*d : hi*d] {
+			q32[i] = float32(v)
+		}
+		prod := make([]float32, nq*refBlock)
+		masks := make([]uint16, (refBlock+7)/8)
+		qs := make([]queryScan, nq)
+		for i := range qs {
 			q := queries[(lo+i)*d : (lo+i+1)*d]
-			qn[i] = dot(q, q)
+			qs[i].start(x, q, k)
 		}
 		for r0 := 0; r0 < x.n; r0 += refBlock {
-			r1 := min(x.n, r0+refBlock)
-			nr := r1 - r0
-			blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-				blas64.General{Rows: nq, Cols: d, Stride: d, Data: queries[lo*d : hi*d]},
-				blas64.General{Rows: nr, Cols: d, Stride: d, Data: x.ref[r0*d : r1*d]},
-				0, blas64.General{Rows: nq, Cols: nr, Stride: nr, Data: prod[:nq*nr]})
-			for i := range nq {
-				row := prod[i*nr : (i+1)*nr]
-				h := heaps[i]
-				for j, p := range row {
-					if self && r0+j == lo+i {
-						continue
-					}
-					d2 := max(qn[i]+x.norms[r0+j]-2*p, 0)
-					h = push(h, k, d2)
+			nr := min(x.n, r0+refBlock) - r0
+			for c := 0; c < nr; c += panel {
+				kernel.Gemm(nq, min(panel, nr-c), d, q32, d, 1, x.refP[(r0+c)*d:], panel, prod[c:], nr)
+			}
+			for i := range qs {
+				skip := -1
+				if self {
+					skip = lo + i - r0
 				}
-				heaps[i] = h
+				qs[i].screen(prod[i*nr:(i+1)*nr], x.norms32[r0:r0+nr], r0, skip, masks)
 			}
 		}
-		for i := range nq {
-			if len(heaps[i]) < k {
-				out[lo+i] = math.NaN() // fewer than k reference rows
-				continue
-			}
-			out[lo+i] = math.Sqrt(heaps[i][0])
+		for i := range qs {
+			out[lo+i] = qs[i].finish(x, queries[(lo+i)*d:(lo+i+1)*d])
+		}
+		if progress != nil {
+			mu.Lock()
+			done += nq
+			progress(done, m)
+			mu.Unlock()
 		}
 	})
 	return out
 }
 
-// push keeps the k smallest values seen in h, a max-heap (h[0] largest).
-func push(h []float64, k int, v float64) []float64 {
-	if len(h) < k {
-		h = append(h, v)
-		for i := len(h) - 1; i > 0; { // sift up
-			p := (i - 1) / 2
-			if h[p] >= h[i] {
-				break
+// queryScan is one query's screen: its candidates and their bound.
+type queryScan struct {
+	qn     float64 // ‖q‖²
+	k      int
+	margin float32 // the screen's error bound on ‖r‖² − 2·q·r
+	bound  float32 // keep rows with s ≤ bound (+Inf until k are kept)
+	cands  []screened
+	vals   []float32 // scratch for the selection
+}
+
+func (s *queryScan) start(x *index, q []float64, k int) {
+	s.qn, s.k = dot(q, q), k
+	// |screened − exact| ≤ 2·(γ_d + rounding the inputs and the sum to
+	// float32)·‖q‖·‖r‖ ≤ (γ_d + 4u)·(‖q‖² + ‖r‖²); doubled for safety.
+	s.margin = float32((2*kernel.GemmErr(x.d) + 16*0x1p-24) * (s.qn + x.maxNorm))
+	s.bound = float32(math.Inf(1))
+	s.cands = s.cands[:0]
+}
+
+// screen keeps the rows of a block whose s = ‖r‖² − 2·q·r is within the
+// bound (prod: q·r of the block's rows, norms: their ‖r‖², r0: the
+// block's first row; skip: the block's row to leave out, or −1): the
+// vector kernel marks them, a group of lanes at a time (masks: scratch).
+func (s *queryScan) screen(prod, norms []float32, r0, skip int, masks []uint16) {
+	w := kernel.ScreenMask(masks, prod, norms, s.bound)
+	for g, m := range masks[:(len(prod)+w-1)/w] {
+		for ; m != 0; m &= m - 1 {
+			j := g*w + bits.TrailingZeros16(m)
+			if j != skip {
+				s.cands = append(s.cands, screened{s: norms[j] - 2*prod[j], row: int32(r0 + j)})
 			}
-			h[p], h[i] = h[i], h[p]
-			i = p
 		}
-		return h
 	}
-	if v >= h[0] {
-		return h
+	if len(s.cands) >= max(4*s.k, 256) {
+		s.cut()
 	}
-	h[0] = v
-	for i := 0; ; { // sift down
-		l, r, big := 2*i+1, 2*i+2, i
-		if l < k && h[l] > h[big] {
-			big = l
-		}
-		if r < k && h[r] > h[big] {
-			big = r
-		}
-		if big == i {
-			return h
-		}
-		h[i], h[big] = h[big], h[i]
-		i = big
+}
+
+// cut keeps the candidates within twice the margin of the k-th smallest
+// screened value (any row beyond is farther, exactly, than k rows already
+// kept) and lowers the bound to it.
+func (s *queryScan) cut() {
+	if len(s.cands) < s.k {
+		return
 	}
+	s.vals = s.vals[:0]
+	for _, c := range s.cands {
+		s.vals = append(s.vals, c.s)
+	}
+	kth := select32(s.vals, s.k)
+	b := kth + 2*s.margin
+	if !(b < s.bound) {
+		return
+	}
+	s.bound = b
+	kept := s.cands[:0]
+	for _, c := range s.cands {
+		if c.s <= b {
+			kept = append(kept, c)
+		}
+	}
+	s.cands = kept
+}
+
+// finish measures the candidates exactly and returns the k-th smallest
+// distance.
+func (s *queryScan) finish(x *index, q []float64) float64 {
+	s.cut()
+	if len(s.cands) < s.k {
+		return math.NaN() // fewer than k reference rows
+	}
+	d := x.d
+	exact := make([]float64, len(s.cands))
+	for i, c := range s.cands {
+		r := x.ref[int(c.row)*d : (int(c.row)+1)*d]
+		exact[i] = max(s.qn+x.norms[c.row]-2*dot4(q, r), 0)
+	}
+	return math.Sqrt(selectKth(exact, s.k))
+}
+
+// select32 returns the k-th smallest of v (1-based; reordering v):
+// Hoare's selection with a median-of-three pivot.
+func select32(v []float32, k int) float32 {
+	lo, hi := 0, len(v)-1
+	k--
+	for hi > lo {
+		mid := int(uint(lo+hi) >> 1)
+		if v[mid] < v[lo] {
+			v[mid], v[lo] = v[lo], v[mid]
+		}
+		if v[hi] < v[lo] {
+			v[hi], v[lo] = v[lo], v[hi]
+		}
+		if v[hi] < v[mid] {
+			v[hi], v[mid] = v[mid], v[hi]
+		}
+		p := v[mid]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < p {
+				i++
+			}
+			for v[j] > p {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return v[k]
+		}
+	}
+	return v[k]
+}
+
+// dot4 is a·b summed in four interleaved partial sums (a quarter of
+// dot's chain of dependent additions: the exact pass measures every
+// query's k candidates with it).
+func dot4(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 func dot(a, b []float64) float64 {

@@ -18,7 +18,7 @@ func TestKthBruteForce(t *testing.T) {
 		ref := randRows(rng, tc.n, d)
 		queries := randRows(rng, tc.m, d)
 		x := newIndex(ref, d)
-		got := x.kth(queries, tc.k, false)
+		got := x.kth(queries, tc.k, false, nil)
 		for i := range tc.m {
 			want := bruteKth(ref, queries[i*d:(i+1)*d], d, tc.k, -1)
 			if math.Abs(got[i]-want) > 1e-9 {
@@ -26,7 +26,7 @@ func TestKthBruteForce(t *testing.T) {
 			}
 		}
 		if tc.n > tc.k {
-			self := x.kth(ref, tc.k, true)
+			self := x.kth(ref, tc.k, true, nil)
 			for i := 0; i < tc.n; i += 97 {
 				want := bruteKth(ref, ref[i*d:(i+1)*d], d, tc.k, i)
 				if math.Abs(self[i]-want) > 1e-9 {
@@ -37,10 +37,10 @@ func TestKthBruteForce(t *testing.T) {
 	}
 	// k = 1 on a tiny set by hand: the nearest of 0, 3, 10 to 4 is 3.
 	x := newIndex([]float64{0, 3, 10}, 1)
-	if got := x.kth([]float64{4, -2}, 1, false); got[0] != 1 || got[1] != 2 {
+	if got := x.kth([]float64{4, -2}, 1, false, nil); got[0] != 1 || got[1] != 2 {
 		t.Errorf("k=1: %v, want [1 2]", got)
 	}
-	if got := x.kth([]float64{4}, 4, false); !math.IsNaN(got[0]) {
+	if got := x.kth([]float64{4}, 4, false, nil); !math.IsNaN(got[0]) {
 		t.Errorf("k beyond the reference rows: %v, want NaN", got)
 	}
 }
@@ -51,7 +51,7 @@ func TestKthDeterministic(t *testing.T) {
 	var first []float64
 	for _, p := range []int{1, 2, 4} {
 		old := runtime.GOMAXPROCS(p)
-		got := newIndex(ref, 16).kth(q, 10, false)
+		got := newIndex(ref, 16).kth(q, 10, false, nil)
 		runtime.GOMAXPROCS(old)
 		if first == nil {
 			first = got
@@ -85,3 +85,52 @@ func bruteKth(ref, q []float64, d, k, skip int) float64 {
 	slices.Sort(all)
 	return all[k-1]
 }
+
+// TestKthNearTies: rows whose distances to the query differ by less than
+// the float32 screen can tell apart (a cluster of rows 1e-6 apart, far from
+// the origin) still give the float64 brute force's k-th distance, because
+// the screen keeps every row within its error bound for the exact pass.
+func TestKthNearTies(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	const d, n = 24, 3000
+	base := randRows(rng, 1, d)
+	ref := make([]float64, n*d)
+	for i := range n {
+		for j := range d {
+			ref[i*d+j] = 30*base[j] + 1e-6*rng.NormFloat64()
+		}
+	}
+	queries := randRows(rng, 40, d)
+	for i := range queries {
+		queries[i] += 30 * base[i%d]
+	}
+	x := newIndex(ref, d)
+	for _, k := range []int{1, 50, 700} {
+		got := x.kth(queries, k, false, nil)
+		for i := range 40 {
+			if want := bruteKth(ref, queries[i*d:(i+1)*d], d, k, -1); math.Abs(got[i]-want) > 1e-9*want {
+				t.Fatalf("k=%d query %d: %v, brute force %v", k, i, got[i], want)
+			}
+		}
+	}
+}
+
+// TestKthProgress: progress hears every query once, in blocks, up to the
+// total.
+func TestKthProgress(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	ref, q := randRows(rng, 500, 8), randRows(rng, 1000, 8)
+	last, calls := 0, 0
+	newIndex(ref, 8).kth(q, 5, false, func(done, total int) {
+		if total != 1000 || done <= last || done > total {
+			t.Errorf("progress %d of %d after %d", done, total, last)
+		}
+		last, calls = done, calls+1
+	})
+	if last != 1000 || calls != parallelChunks(1000, queryBlock) {
+		t.Errorf("progress ended at %d after %d calls", last, calls)
+	}
+}
+
+func parallelChunks(n, chunk int) int { return (n + chunk - 1) / chunk }

@@ -36,6 +36,11 @@ type Pool struct {
 	logm         []float64 // the generalized ball's log m_j
 	p32, log2m32 []float32 // its p_j and log2 m_j in float32
 	rho          float64   // relative margin of the scan's sums
+	abs          float64   // and absolute margin
+	// The screen on vectors (kernel.SqRowsBound, kernel.FastPowRowsBound)
+	// over a block of rows at a time: m and p of each term in float32
+	// (powers other than 2).
+	vm, vp []float32
 }
 
 // NewPool prepares rows (n×d, row-major, finite) as a pool for g. It keeps
@@ -83,6 +88,28 @@ func NewPool(g geometry.Geometry, rows []float32) (*Pool, error) {
 	default:
 		p.rho = 1e-9
 	}
+	// The vector screen sums float32 lanes: its margin is its error bound
+	// (twice, as the scalar screen's), at least the scalar's.
+	if p.dec.Power == 2 {
+		p.rho = max(p.rho, 2*kernel.SqRowsBoundErr(out)+0x1p-20)
+		return p, nil
+	}
+	p.vm, p.vp = make([]float32, out), make([]float32, out)
+	var fast *geometry.GenBall
+	if p.dec.Power == 0 {
+		fast, _ = geometry.NewGenBall(p.dec.M, p.dec.P)
+	} else {
+		fast = geometry.UnitGenBall(out, p.dec.Power)
+	}
+	for j := range out {
+		m, e := fast.Scales()[j], fast.Exponents()[j]
+		p.vm[j], p.vp[j] = float32(m), float32(e)
+	}
+	rel, abs := fast.FastTolerance()
+	if p.dec.T != nil {
+		rel += 0x1p-22 // the differences rounded to float32
+	}
+	p.rho, p.abs = max(p.rho, 2*rel), 2*abs
 	return p, nil
 }
 
@@ -132,13 +159,20 @@ func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
 	// which share their bound (each chunk's k-th smallest sum is at least
 	// the pool's), and whose candidates are merged.
 	chunk := max(minPoolChunk, (p.n+4*workers-1)/(4*workers))
+	var y []float64 // T·x, once per query for all its chunks
+	if p.ok {
+		y = make([]float64, p.dec.Out)
+	}
 	for q := range m {
 		x := queries[q*d : (q+1)*d]
+		if p.ok {
+			p.dec.Apply(y, x)
+		}
 		parts := make([]*scan, parallel.Chunks(p.n, chunk))
 		var shared atomic.Uint64
 		shared.Store(math.Float64bits(math.Inf(1)))
 		parallel.For(p.n, chunk, 0, func(c, lo, hi int) {
-			s := p.newScan()
+			s := &scan{p: p, y: y, given: true}
 			s.shared = &shared
 			s.start(x, k)
 			s.rows(lo, hi)
@@ -147,6 +181,7 @@ func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
 		all := parts[0]
 		for _, s := range parts[1:] {
 			all.cands = append(all.cands, s.cands...)
+			all.special = append(all.special, s.special...)
 		}
 		dst[q] = all.finish(x, k)
 	}
@@ -171,11 +206,18 @@ type scan struct {
 	best  []float64 // the k smallest sums so far (a max-heap of at most k)
 	k     int
 	cands []candidate // every row whose sum was within the margin of best's largest when scanned
-	diffs []float32
-	exact []float64
+	// special are the rows the vector screen could not sum (a term outside
+	// float32's range): rescored exactly whatever the others' sums.
+	special []int
+	diffs   []float32
+	exact   []float64
+	sums    []float64 // a block's screened sums
+	blk     []float32 // a block's differences in float32 (through a linear map)
+	zero    []float32
 	// shared, when not nil, holds the smallest bound of the scans of one
 	// query's chunks (float64 bits).
 	shared *atomic.Uint64
+	given  bool // y is T·x already, shared by the query's chunks
 }
 
 func (p *Pool) newScan() *scan {
@@ -187,15 +229,16 @@ func (p *Pool) newScan() *scan {
 }
 
 func (s *scan) start(x []float32, k int) {
-	s.best, s.cands, s.x32, s.k = s.best[:0], s.cands[:0], x, k
-	if s.p.ok {
+	s.best, s.cands, s.special, s.x32, s.k = s.best[:0], s.cands[:0], s.special[:0], x, k
+	if s.p.ok && !s.given {
 		s.p.dec.Apply(s.y, x)
 	}
 }
 
 // rows scans pool rows lo..hi−1. A row is left out once its partial sum
 // passes the k-th smallest sum so far (times 1 + the margin): the final
-// k-th smallest can only be smaller.
+// k-th smallest can only be smaller. With the vector kernels the rows go a
+// block at a time against the bound as it stood before the block.
 func (s *scan) rows(lo, hi int) {
 	p := s.p
 	if !p.ok {
@@ -204,24 +247,87 @@ func (s *scan) rows(lo, hi int) {
 		}
 		return
 	}
+	if kernel.Vector() {
+		s.blocks(lo, hi)
+		return
+	}
 	out := p.dec.Out
 	limit := math.Inf(1)
 	for i := lo; i < hi; i++ {
-		if s.shared != nil {
-			limit = min(limit, math.Float64frombits(s.shared.Load()))
-		}
+		limit = s.bound(limit)
 		a := p.t[i*out : (i+1)*out]
 		sum, in := p.sum(a, s.y, s.x32, p.rows[i*p.d:(i+1)*p.d], limit)
-		if !in {
-			continue
+		if in {
+			limit = s.keep(i, sum, limit)
 		}
-		s.cands = append(s.cands, candidate{row: i, sum: sum})
-		s.push(sum)
-		if len(s.best) == s.k {
-			limit = min(limit, s.best[0]*(1+p.rho))
-			if s.shared != nil {
-				for old := s.shared.Load(); limit < math.Float64frombits(old) && !s.shared.CompareAndSwap(old, math.Float64bits(limit)); old = s.shared.Load() {
-				}
+	}
+}
+
+// bound is limit lowered to the bound the scans of one query share.
+func (s *scan) bound(limit float64) float64 {
+	if s.shared != nil {
+		limit = min(limit, math.Float64frombits(s.shared.Load()))
+	}
+	return limit
+}
+
+// keep makes row i, of screened sum sum, a candidate and returns the
+// scan's new limit (shared with the query's other scans).
+func (s *scan) keep(i int, sum, limit float64) float64 {
+	p := s.p
+	s.cands = append(s.cands, candidate{row: i, sum: sum})
+	s.push(sum)
+	if len(s.best) == s.k {
+		limit = min(limit, s.best[0]*(1+p.rho)+p.abs)
+		if s.shared != nil {
+			for old := s.shared.Load(); limit < math.Float64frombits(old) && !s.shared.CompareAndSwap(old, math.Float64bits(limit)); old = s.shared.Load() {
+			}
+		}
+	}
+	return limit
+}
+
+// screenBlock is the rows the vector screen sums at a time.
+const screenBlock = 128
+
+// blocks is rows on the vector kernels: through the identity the kernels
+// take x and the pool's rows as they are (x − a_i in float32, as Scores
+// takes it); through a linear map the float64 differences T·a_i − T·x are
+// rounded to float32 first, as the scalar screen rounds them.
+func (s *scan) blocks(lo, hi int) {
+	p := s.p
+	out := p.dec.Out
+	s.sums = slices.Grow(s.sums[:0], screenBlock)[:screenBlock]
+	anchor := s.x32
+	if p.dec.T != nil {
+		s.blk = slices.Grow(s.blk[:0], screenBlock*out)[:screenBlock*out]
+		if len(s.zero) != out {
+			s.zero = make([]float32, out)
+		}
+		anchor = s.zero
+	}
+	limit := math.Inf(1)
+	for b0 := lo; b0 < hi; b0 += screenBlock {
+		b1 := min(hi, b0+screenBlock)
+		limit = s.bound(limit)
+		items := p.rows[b0*p.d : b1*p.d]
+		if p.dec.T != nil {
+			items = s.blk[:(b1-b0)*out]
+			kernel.SubRows64(items, p.t[b0*out:b1*out], s.y)
+		}
+		sums := s.sums[:b1-b0]
+		if p.dec.Power == 2 {
+			kernel.SqRowsBound(sums, anchor, items, limit)
+		} else {
+			kernel.FastPowRowsBound(sums, p.vm, p.vp, anchor, items, limit)
+		}
+		for i, sum := range sums {
+			switch {
+			case math.IsInf(sum, 1):
+				// A term the float32 screen cannot hold: rescored exactly.
+				s.special = append(s.special, b0+i)
+			case sum <= limit:
+				limit = s.keep(b0+i, sum, limit)
 			}
 		}
 	}
@@ -324,8 +430,11 @@ func (s *scan) finish(x []float32, k int) float64 {
 		for i, c := range s.cands {
 			sums[i] = c.sum
 		}
-		cut := selectKth(sums, k) * (1 + p.rho)
+		cut := selectKth(sums, k)*(1+p.rho) + p.abs
 		s.cands = slices.DeleteFunc(s.cands, func(c candidate) bool { return c.sum > cut })
+	}
+	for _, i := range s.special {
+		s.cands = append(s.cands, candidate{row: i, sum: math.Inf(-1)})
 	}
 	d := p.d
 	n := len(s.cands)

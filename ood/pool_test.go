@@ -84,13 +84,16 @@ func brutePoolKth(g geometry.Geometry, pool, x []float32, k int) float64 {
 
 // TestPoolExact: the pool's k-th nearest scores are the brute force's to
 // the bit, for every family and behind a head, for k = 1, 3 and 20, with
-// duplicate pool rows, a query on a pool row (score 0), one query against a
-// pool large enough to be split over cores, and many queries at once.
+// duplicate pool rows, a query on a pool row (score 0), a query a
+// subnormal difference away from a pool row (a term the float32 screens
+// cannot hold), one query against a pool large enough to be split over
+// cores, and many queries at once; d = 6 and 40 (the vector screens' tails
+// and whole vectors).
 func TestPoolExact(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(71, 71))
-	const d = 6
-	for _, n := range []int{50, 3000} {
+	for _, c := range []struct{ d, n int }{{6, 50}, {6, 3000}, {40, 700}} {
+		d, n := c.d, c.n
 		pool := make([]float32, n*d)
 		for i := range pool {
 			pool[i] = float32(rng.NormFloat64())
@@ -101,6 +104,9 @@ func TestPoolExact(t *testing.T) {
 			queries[i] = float32(1.5 * rng.NormFloat64())
 		}
 		copy(queries[d:2*d], pool[5*d:6*d]) // a query on a pool row
+		pool[7*d+1] = 1e-39
+		copy(queries[2*d:3*d], pool[7*d:8*d]) // and one a subnormal away
+		queries[2*d+1] = 3e-39
 		for _, g := range testGeometries(t, rng, d) {
 			p, err := NewPool(g, pool)
 			if err != nil {

@@ -69,7 +69,11 @@ var (
 	powRowsV      func(dst []float64, m, p, diffs []float32)
 	powRowsBoundV func(dst []float64, m, p, anchor, items []float32, limit float32)
 	sqRowsBoundV  func(dst []float64, anchor, items []float32, limit float32)
-	matRowsV      func(y, x, mt []float32, d int)
+	gemmTileV     func(c []float32, ldc int, a []float32, si, sk int, b []float32, ldb, k int)
+	maxAbsV       func(x []float32) float32
+	gradRowV      func(g, y, up []float32, a, cw, thr float32) float32
+	subRows64V    func(dst []float32, a, y []float64)
+	screenMaskV   func(masks []uint16, prod, norms []float32, bound float32)
 	sigmoidsV     func(T, t float64, phi, sig, der []float64) bool
 	pnormRowV     func(y []float32, inv, p float32, up []float32) (sum, t float64, special bool)
 	transposeV    func(xt, x []float32, d int)
@@ -85,7 +89,8 @@ func setLevel(l level) {
 	current = l
 	lanes = 0
 	expRowV, addWeightedV, powRowsV, powRowsBoundV, sqRowsBoundV, sigmoidsV = nil, nil, nil, nil, nil, nil
-	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV, matRowsV = nil, nil, nil, nil, nil, nil, nil
+	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = nil, nil, nil, nil, nil, nil
+	gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = nil, nil, nil, nil, nil
 	setVector(l)
 }
 

@@ -105,17 +105,18 @@ func AddWeighted(sumE, sumEC []float64, w float64, e, c []float32) {
 // vector's worth of rows at a time, one per lane. Each row's e and c are
 // ExpRow's and its sum is taken in float64 in coordinate order;
 // Σ_i w_i·e_ij and Σ_i w_i·e_ij·c_ij (into sumE and sumEC, when not nil) are
-// summed in float64 lanes. weights is called once per block of rows. It
-// reports false, doing nothing, where it does not apply (d ≥ 16, or the
-// portable level).
-func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs []float32, weights func(lo int, phi, w []float64)) bool {
+// summed in float64 lanes. weights is called once per block of rows. The
+// rows are those of logs, read in place (a block that straddles two spans
+// is copied). It reports false, doing nothing, where it does not apply
+// (d ≥ 16, or the portable level).
+func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs Spans, weights func(lo int, phi, w []float64)) bool {
 	d := len(logm)
 	if expSmallV == nil || d >= 16 || d < 1 {
 		return false
 	}
 	W := lanes
 	n := len(scores)
-	if len(p) != d || len(logs) != n*d {
+	if len(p) != d || logs.Len() != n*d {
 		panic("kernel: ExpRowsSmall: lengths differ")
 	}
 	grads := sumE != nil
@@ -126,14 +127,15 @@ func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs []float
 		acc = make([]float64, 2*d*W)
 	}
 	var w, phi [16]float64
+	cur := cursor{s: logs}
 	for lo := 0; lo < n; lo += W {
 		hi := min(n, lo+W)
-		blk := logs[lo*d : hi*d]
+		blk := cur.take(hi-lo, d, pad)
 		if hi-lo < W {
-			for j := range pad {
+			copy(pad, blk)
+			for j := (hi - lo) * d; j < len(pad); j++ {
 				pad[j] = LogZero // the padding: e = 0
 			}
-			copy(pad, blk)
 			blk = pad
 		}
 		expSmallV(blk, d, logm, p, phi[:W], e, c)

@@ -172,45 +172,171 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-// TestMatRows: the single-norm's vector product y = x·mt against the
-// float64 product, within float32 rounding of d terms, for odd and even
-// row counts and column counts that leave 0–3 vectors after the tiles of
-// four.
-func TestMatRows(t *testing.T) {
-	atLevels(t, func(t *testing.T) {
-		if matRowsV == nil {
-			t.Skip("no vector product at the portable level")
+// TestGemm: the product at every level against a float64 reference,
+// within the float32 sum's bound |ĉ − c| ≤ γ_k·Σ_l |a_il·b_lj|,
+// γ_k = k·2⁻²⁴/(1 − k·2⁻²⁴) (GemmErr), for shapes around the tiles' edges,
+// A row-major and transposed, strides wider than the rows, and C's values
+// outside its m×n untouched.
+func TestGemm(t *testing.T) { atLevels(t, testGemm) }
+
+func testGemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	rnd := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
 		}
-		rng := rand.New(rand.NewPCG(3, 3))
-		for _, nv := range []int{1, 2, 3, 4, 5, 7, 8, 9} {
-			d := nv * lanes
-			mt := make([]float32, d*d)
-			for i := range mt {
-				mt[i] = float32(rng.NormFloat64())
-			}
-			for _, r := range []int{1, 2, 3, 10} {
-				x := make([]float32, r*d)
-				for i := range x {
-					x[i] = float32(rng.NormFloat64())
-				}
-				y := make([]float32, r*d)
-				mulRows(y, x, mt, make([]float32, 4*d), d)
-				for i := range r {
-					for k := range d {
-						var want, mag float64
-						for l := range d {
-							p := float64(x[i*d+l]) * float64(mt[l*d+k])
-							want += p
-							mag += math.Abs(p)
-						}
-						if math.Abs(float64(y[i*d+k])-want) > 1e-6*mag*float64(d) {
-							t.Fatalf("d=%d, %d rows: y[%d][%d] = %v, want %v", d, r, i, k, y[i*d+k], want)
+		return x
+	}
+	for _, m := range []int{1, 5, 6, 7, 13, 37} {
+		for _, n := range []int{1, 15, 16, 17, 63, 64, 65, 130} {
+			for _, k := range []int{0, 1, 7, 128, 300} {
+				for _, trans := range []bool{false, true} {
+					lda, ldb, ldc := k+3, n+5, n+2
+					si, sk := lda, 1
+					if trans { // A stored as Aᵀ, k rows of m
+						lda = m + 3
+						si, sk = 1, lda
+					}
+					a, b := rnd(max(1, m*k+lda*max(m, k))), rnd(max(1, k*ldb))
+					c := rnd(m * ldc)
+					before := slices.Clone(c)
+					Gemm(m, n, k, a, si, sk, b, ldb, c, ldc)
+					bound := GemmErr(k)
+					for i := range m {
+						for j := range ldc {
+							got := c[i*ldc+j]
+							if j >= n {
+								if got != before[i*ldc+j] {
+									t.Fatalf("m=%d n=%d k=%d trans=%v: C[%d][%d] beyond n written", m, n, k, trans, i, j)
+								}
+								continue
+							}
+							var want, mag float64
+							for l := range k {
+								p := float64(a[i*si+l*sk]) * float64(b[l*ldb+j])
+								want += p
+								mag += math.Abs(p)
+							}
+							if math.Abs(float64(got)-want) > bound*mag {
+								t.Fatalf("m=%d n=%d k=%d trans=%v: C[%d][%d] = %v, want %v (bound %.3g)", m, n, k, trans, i, j, got, want, bound*mag)
+							}
 						}
 					}
 				}
 			}
 		}
+	}
+}
+
+// TestGemmPanics: slices shorter than the shapes are a programmer error.
+func TestGemmPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("Gemm with a short C did not panic")
+		}
+	}()
+	Gemm(2, 2, 2, make([]float32, 4), 2, 1, make([]float32, 4), 2, make([]float32, 3), 2)
+}
+
+// TestSubRows64: SubRows64 at every level is float32(a − y) to the bit,
+// for row lengths around the vector width.
+func TestSubRows64(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(6, 6))
+		for d := 1; d <= 40; d++ {
+			const rows = 5
+			a, y := make([]float64, rows*d), make([]float64, d)
+			for i := range a {
+				a[i] = 1e3 * rng.NormFloat64()
+			}
+			for i := range y {
+				y[i] = 1e3 * rng.NormFloat64()
+			}
+			got := make([]float32, rows*d)
+			SubRows64(got, a, y)
+			for i, v := range got {
+				if want := float32(a[i] - y[i%d]); v != want {
+					t.Fatalf("d=%d: value %d is %v, want %v", d, i, v, want)
+				}
+			}
+		}
 	})
+}
+
+// TestScreenMask: ScreenMask at every level marks exactly the values with
+// norms − 2·prod ≤ bound, for lengths around the vector width, with
+// values on the bound and a NaN (never kept).
+func TestScreenMask(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 7))
+		for n := 1; n <= 70; n++ {
+			prod, norms := make([]float32, n), make([]float32, n)
+			for j := range prod {
+				prod[j], norms[j] = float32(rng.NormFloat64()), float32(rng.Float64())
+			}
+			const bound = 0.5
+			norms[rng.IntN(n)], prod[0] = bound, 0
+			prod[n-1] = float32(math.NaN())
+			masks := make([]uint16, (n+7)/8)
+			w := ScreenMask(masks, prod, norms, bound)
+			for j := range n {
+				got := masks[j/w]>>(j%w)&1 == 1
+				if want := norms[j]-2*prod[j] <= bound; got != want {
+					t.Fatalf("n=%d: value %d marked %v, want %v", n, j, got, want)
+				}
+			}
+		}
+	})
+}
+
+// TestMaxAbsGradRow: MaxAbs and gradRow at every level against their
+// definitions, for lengths around the vector width, with zeros, a NaN
+// (passed over by MaxAbs) and entries below the threshold.
+func TestMaxAbsGradRow(t *testing.T) { atLevels(t, testMaxAbsGradRow) }
+
+func testMaxAbsGradRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for d := 1; d <= 70; d++ {
+		y, up, g := make([]float32, d), make([]float32, d), make([]float32, d)
+		for j := range y {
+			y[j] = float32(rng.NormFloat64())
+			up[j] = float32(rng.Float64())
+		}
+		y[rng.IntN(d)] = 0
+		var want float32
+		for _, v := range y {
+			want = max(want, float32(math.Abs(float64(v))))
+		}
+		if got := MaxAbs(y); got != want {
+			t.Fatalf("d=%d: MaxAbs %v, want %v", d, got, want)
+		}
+		withNaN := slices.Clone(y)
+		withNaN[rng.IntN(d)] = float32(math.NaN())
+		if got := MaxAbs(withNaN); math.IsNaN(float64(got)) || got > want {
+			t.Fatalf("d=%d: MaxAbs with a NaN %v, want at most %v", d, got, want)
+		}
+		const a, cw, thr = 1.7, -0.3, 0.5
+		gmax := gradRow(g, y, up, a, cw, thr)
+		var wmax float32
+		for j := range y {
+			var q float64
+			if y[j] != 0 {
+				q = float64(up[j]) * a / float64(y[j])
+			}
+			if math.Abs(q) < thr {
+				q = 0
+			}
+			w := q * cw
+			if math.Abs(float64(g[j])-w) > 1e-6*math.Abs(w) {
+				t.Fatalf("d=%d: g[%d] = %v, want %v", d, j, g[j], w)
+			}
+			wmax = max(wmax, float32(math.Abs(w)))
+		}
+		if math.Abs(float64(gmax-wmax)) > 1e-6*float64(wmax) {
+			t.Fatalf("d=%d: gradRow's largest |g| %v, want %v", d, gmax, wmax)
+		}
+	}
 }
 
 // TestRequires: every assembly function uses only the extensions its level

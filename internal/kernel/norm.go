@@ -3,9 +3,6 @@ package kernel
 import (
 	"math"
 	"sync"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // NormTrainTol bounds the relative difference between NormTrain's scores and
@@ -22,50 +19,82 @@ type NormExact struct {
 	Grad func(dtheta []float64, x []float32, w float64)
 }
 
+// NormMatrix is M as the single-norm's float32 training kernel reads it:
+// Mᵀ in float32, row-major. The zero value (what NewNormMatrix gives at the
+// portable level) is for NormTrain's small-d kernel, which reads M itself.
+type NormMatrix struct {
+	d  int
+	mt []float32
+}
+
+// NewNormMatrix prepares M (d×d, row-major) for NormTrain, in buf's
+// storage when it has room; a geometry keeps it with M, so that every call
+// does not convert and transpose d² values.
+func NewNormMatrix(m []float64, d int, buf NormMatrix) NormMatrix {
+	if lanes == 0 || d < normRowsMinDim {
+		return NormMatrix{}
+	}
+	mt := grow32(buf.mt, d*d)
+	for k := range d {
+		for l := range d {
+			mt[l*d+k] = float32(m[k*d+l])
+		}
+	}
+	return NormMatrix{d: d, mt: mt}
+}
+
 // NormTrain is the single-norm's float32 training kernel, ‖M·x‖_p for each
 // row of diffs into scores and, with a non-nil dtheta, Σ_i w_i·∂φ_i/∂θ added
 // into it (θ: M row-major, then p), the weights drawn from weights a block
-// of rows at a time: from d = 16 on the products through blas32 and ‖y‖_p a
-// vector at a time along each row (normTrain32), below d = 16 a vector's
-// worth of rows at a time, one per lane (normSmall32). Rows it cannot
-// represent in float32 go to exact. At the portable level it reports false
-// and does nothing.
-func NormTrain(d int, m []float64, p float64, dtheta, scores []float64, diffs []float32, weights func(lo int, phi, w []float64), exact NormExact) bool {
+// of rows at a time: from d = 16 on the products by Gemm and ‖y‖_p a
+// vector at a time along each row (normTrain32; mt is NewNormMatrix(m, d)),
+// below d = 16 a vector's worth of rows at a time, one per lane
+// (normSmall32). The rows are those of diffs, read in place (a block that
+// straddles two spans is copied). Rows it cannot represent in float32 go to
+// exact. At the portable level it reports false and does nothing.
+func NormTrain(d int, m []float64, mt NormMatrix, p float64, dtheta, scores []float64, diffs Spans, weights func(lo int, phi, w []float64), exact NormExact) bool {
 	if lanes == 0 {
 		return false
 	}
-	if len(m) != d*d || len(diffs) != len(scores)*d {
+	if len(m) != d*d || diffs.Len() != len(scores)*d {
 		panic("kernel: NormTrain: lengths differ")
 	}
 	if d < normRowsMinDim {
 		normSmall32(d, m, p, dtheta, scores, diffs, weights, exact)
-	} else {
-		normTrain32(d, m, p, dtheta, scores, diffs, weights, exact)
+		return true
 	}
+	if mt.d != d {
+		panic("kernel: NormTrain: M not prepared for the vector kernels (NewNormMatrix)")
+	}
+	normTrain32(d, mt.mt, p, dtheta, scores, diffs, weights, exact)
 	return true
 }
 
 // normRowsMinDim is the dimension from which a row fills a vector of
-// sixteen lanes (and the products pay for a BLAS call).
+// sixteen lanes (and the products pay for Gemm).
 const normRowsMinDim = 16
 
-// normBlasRows is how many rows one pair of matrix products handles.
-const normBlasRows = 1024
+// normBlockRows is how many rows one pair of matrix products handles: the
+// block's X, Y and G (d = 128: 128 KiB each) stay in the L2 cache between
+// the forward product, the rows' norms and gradients, and the backward
+// product.
+const normBlockRows = 256
 
 // pnorm32 is geometry's pnorm on a float32 row, given a = max|y_k|, with
 // u_k^p = 2^(p·log2 u_k) a vector at a time (the generalized ball's
 // fast-score polynomials), S' and T summed in float32 lanes then float64; a
-// tail shorter than a vector is computed in float64. It reports false — the
-// caller then takes the exact pnorm — for p = 2, rows shorter than a vector
-// and rows with a u_k below float32's normal range other than 0.
-func pnorm32(y []float32, a float32, p float64, up []float32) (phi, s, t float64, ok bool) {
+// tail shorter than a vector is computed in float64. ls is log S'. It
+// reports false — the caller then takes the exact pnorm — for p = 2, rows
+// shorter than a vector and rows with a u_k below float32's normal range
+// other than 0.
+func pnorm32(y []float32, a float32, p float64, up []float32) (phi, s, t, ls float64, ok bool) {
 	d := len(y)
 	if pnormRowV == nil || d < lanes || p == 2 {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	if a == 0 {
 		clear(up)
-		return 0, 0, 0, true
+		return 0, 0, 0, 0, true
 	}
 	j := d &^ (lanes - 1)
 	var upv []float32
@@ -74,7 +103,7 @@ func pnorm32(y []float32, a float32, p float64, up []float32) (phi, s, t float64
 	}
 	s, t, special := pnormRowV(y[:j], 1/a, float32(p), upv)
 	if special {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	for ; j < d; j++ {
 		u := float64(y[j]) / float64(a)
@@ -89,12 +118,14 @@ func pnorm32(y []float32, a float32, p float64, up []float32) (phi, s, t float64
 			up[j] = float32(uk)
 		}
 	}
-	return float64(a) * math.Exp(math.Log(s)/p), s, t, true
+	ls = math.Log(s)
+	return float64(a) * math.Exp(ls/p), s, t, ls, true
 }
 
-// norm32Scratch holds a block's Y = X·Mᵀ and G = w·∂φ/∂Y in float32, M in
-// float32 and the block's ∂/∂M.
-type norm32Scratch struct{ y, g, m, mt, dm, up, two []float32 }
+// norm32Scratch holds a block's rows X (when they straddle spans), Y =
+// X·Mᵀ, u^p, and the rows of G = w·∂φ/∂Y and X whose weights are not 0,
+// packed, and the block's ∂/∂M, in float32.
+type norm32Scratch struct{ x, y, up, g, xg, dm []float32 }
 
 var norm32Pool = sync.Pool{New: func() any { return new(norm32Scratch) }}
 
@@ -105,54 +136,39 @@ func grow32(b []float32, n int) []float32 {
 	return b[:n]
 }
 
-// normTrain32 is geometry's normBlas in float32: the products through
-// blas32 (gonum's, or OpenBLAS with -tags openblas) on the float32
-// differences as they are, ‖y‖_p by pnorm32, ∂/∂M of each block added into
-// dtheta in float64. A row pnorm32 declines, with a max|y_k| of 2⁶⁴ or more,
-// or whose w·∂φ/∂y_k·x_l reach 2¹⁰⁰ (the block's float32 product would
-// overflow) is computed exactly in float64 (exact).
-func normTrain32(d int, mf []float64, p float64, dtheta, scores []float64, diffs []float32, weights func(lo int, phi, w []float64), exact NormExact) {
+// normTrain32 is geometry's normBlas in float32, a block of normBlockRows
+// rows at a time: Y = X·Mᵀ by Gemm on the float32 differences as they are
+// (mt is Mᵀ), ‖y‖_p by pnorm32, the rows' w·∂φ/∂y by gradRow, and ∂/∂M =
+// Gᵀ·X by Gemm over the rows whose gradient is not 0 (often most of a
+// batch's negatives have weight 0), added into dtheta in float64. A row
+// pnorm32 declines, with a max|y_k| of 2⁶⁴ or more, or whose w·∂φ/∂y_k·x_l
+// reach 2¹⁰⁰ (the block's float32 product would overflow) is computed
+// exactly in float64 (exact).
+func normTrain32(d int, mt []float32, p float64, dtheta, scores []float64, diffs Spans, weights func(lo int, phi, w []float64), exact NormExact) {
 	rowsN := len(scores)
 	s := norm32Pool.Get().(*norm32Scratch)
 	defer norm32Pool.Put(s)
-	s.m = grow32(s.m, d*d)
-	for i, v := range mf {
-		s.m[i] = float32(v)
-	}
-	vecProducts := matRowsV != nil && d%lanes == 0
-	if vecProducts {
-		s.mt, s.two = grow32(s.mt, d*d), grow32(s.two, 4*d)
-		for k := range d {
-			for l := range d {
-				s.mt[l*d+k] = s.m[k*d+l]
-			}
-		}
-	}
 	blk := min(16, max(1, 2048/d)) // rows per call of weights
-	s.dm, s.up = grow32(s.dm, d*d), grow32(s.up, blk*d)
-	var ups []float32
-	if dtheta != nil {
-		ups = s.up
-	}
 	var (
 		w   = make([]float64, blk)
-		st  = make([][2]float64, blk) // each row's S' and T
+		st  = make([][3]float64, blk) // each row's S', T and log S'
 		amx = make([]float32, blk)    // each row's max|y_k|
 		ex  = make([]bool, blk)       // rows computed exactly
 	)
-	m := blas32.General{Rows: d, Cols: d, Data: s.m, Stride: d}
-	dm := blas32.General{Rows: d, Cols: d, Data: s.dm, Stride: d}
-	for lo := 0; lo < rowsN; lo += normBlasRows {
-		hi := min(rowsN, lo+normBlasRows)
+	cur := cursor{s: diffs}
+	for lo := 0; lo < rowsN; lo += normBlockRows {
+		hi := min(rowsN, lo+normBlockRows)
 		r := hi - lo
-		s.y, s.g = grow32(s.y, r*d), grow32(s.g, r*d)
-		x := blas32.General{Rows: r, Cols: d, Data: diffs[lo*d : hi*d], Stride: d}
-		y := blas32.General{Rows: r, Cols: d, Data: s.y, Stride: d}
-		if vecProducts {
-			mulRows(s.y, diffs[lo*d:hi*d], s.mt, s.two, d)
-		} else {
-			blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, m, 0, y)
+		s.x, s.y = grow32(s.x, r*d), grow32(s.y, r*d)
+		xb := cur.take(r, d, s.x) // the block's rows
+		Gemm(r, d, d, xb, d, 1, mt, d, s.y, d)
+		var ups []float32
+		if dtheta != nil {
+			s.up = grow32(s.up, blk*d)
+			ups = s.up
+			s.g, s.xg = grow32(s.g, r*d), grow32(s.xg, r*d)
 		}
+		kept := 0 // rows of G and X packed for the backward product
 		var dp float64
 		for b0 := 0; b0 < r; b0 += blk {
 			b1 := min(r, b0+blk)
@@ -162,17 +178,14 @@ func normTrain32(d int, mf []float64, p float64, dtheta, scores []float64, diffs
 				if ups != nil {
 					up = ups[(i-b0)*d : (i-b0+1)*d]
 				}
-				var a float32 // max |y_k|
-				for _, v := range yi {
-					a = max(a, math.Float32frombits(math.Float32bits(v)&0x7fffffff))
-				}
-				phi, sum, t, ok := pnorm32(yi, a, p, up)
-				amx[i-b0], st[i-b0] = a, [2]float64{sum, t}
+				a := MaxAbs(yi)
+				phi, sum, t, ls, ok := pnorm32(yi, a, p, up)
+				amx[i-b0], st[i-b0] = a, [3]float64{sum, t, ls}
 				ex[i-b0] = !ok || !(a < 0x1p64)
 				if ex[i-b0] {
 					// A u_k below float32's normal range, or y near its
 					// largest value: the row exactly in float64.
-					exact.Scores(scores[lo+i:lo+i+1], diffs[(lo+i)*d:(lo+i+1)*d])
+					exact.Scores(scores[lo+i:lo+i+1], xb[i*d:(i+1)*d])
 					continue
 				}
 				scores[lo+i] = phi
@@ -183,77 +196,91 @@ func normTrain32(d int, mf []float64, p float64, dtheta, scores []float64, diffs
 			// Every row's weight, in order; φ = 0 has no gradient.
 			weights(lo+b0, scores[lo+b0:lo+b1], w[:b1-b0])
 			for i := b0; i < b1; i++ {
-				yi, gi := s.y[i*d:(i+1)*d], s.g[i*d:(i+1)*d]
-				xi := diffs[(lo+i)*d : (lo+i+1)*d]
+				xi := xb[i*d : (i+1)*d]
 				phi, wi := scores[lo+i], w[i-b0]
 				if phi == 0 || wi == 0 {
-					clear(gi)
 					continue
 				}
 				if ex[i-b0] {
-					clear(gi)
 					exact.Grad(dtheta, xi, wi)
 					continue
 				}
-				sum, t, a, up := st[i-b0][0], st[i-b0][1], amx[i-b0], ups[(i-b0)*d:(i-b0+1)*d]
+				sum, t, ls, a := st[i-b0][0], st[i-b0][1], st[i-b0][2], amx[i-b0]
 				// ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p}, as geometry's dphidy.
-				cw64 := wi * math.Exp((1-p)/p*math.Log(sum))
-				cw := float32(cw64)
-				var gmax, xmax float32
-				for _, v := range xi {
-					xmax = max(xmax, math.Float32frombits(math.Float32bits(v)&0x7fffffff))
-				}
+				cw := float32(wi * math.Exp((1-p)/p*ls))
+				xmax := MaxAbs(xi)
 				// Entries whose products with x stay below 2⁻¹⁰⁰ are 0, and
 				// are not computed: a subnormal operand or result costs a
-				// microcode assist (in this loop and in gonum's SSE kernels
-				// of the block's product: an epoch at d = 128 took 21 s,
-				// 2.7 s without them). Each adds at most 2⁻¹⁰⁰ to a gradient
-				// entry. With |u_k^p/u_k| ≤ 1 (p ≥ 1), a row whose |c_w| is
-				// below that has no entry left.
+				// microcode assist (in the gradient and in the block's
+				// product: an epoch at d = 128 once took 21 s, 2.7 s without
+				// them). Each adds at most 2⁻¹⁰⁰ to a gradient entry. With
+				// |u_k^p/u_k| ≤ 1 (p ≥ 1), a row whose |c_w| is below that
+				// has no entry left.
 				tiny := float32(0x1p-100) / max(xmax, 0x1p-26)
-				thr := float32(math.Inf(1)) // |up·a/v| below it: 0
+				thr := float32(math.Inf(1)) // |up·a/y| below it: 0
 				if cw != 0 {
-					thr = tiny / math.Float32frombits(math.Float32bits(cw)&0x7fffffff)
+					thr = tiny / abs32(cw)
 				}
+				dpi := wi * phi * (t/(p*sum) - ls/(p*p))
 				if p >= 1 && !(thr <= 1) {
-					clear(gi)
-					dp += wi * phi * (t/(p*sum) - math.Log(sum)/(p*p))
+					dp += dpi
 					continue
 				}
-				for k, v := range yi {
-					g := float32(0)
-					if v != 0 {
-						g = up[k] * a / v // u_k^p/u_k with the sign of v
-					}
-					ga := math.Float32frombits(math.Float32bits(g) & 0x7fffffff)
-					if ga < thr {
-						gi[k] = 0
-						continue
-					}
-					g *= cw
-					gi[k] = g
-					gmax = max(gmax, ga*math.Float32frombits(math.Float32bits(cw)&0x7fffffff))
-				}
-				if !(gmax*xmax < 0x1p100) {
+				gi := s.g[kept*d : (kept+1)*d]
+				if gmax := gradRow(gi, s.y[i*d:(i+1)*d], ups[(i-b0)*d:(i-b0+1)*d], a, cw, thr); !(gmax*xmax < 0x1p100) {
 					// w·∂φ/∂y·x would overflow float32 in the block's product:
 					// the row's gradient exactly, with the weight already drawn.
-					clear(gi)
 					exact.Grad(dtheta, xi, wi)
 					continue
 				}
-				dp += wi * phi * (t/(p*sum) - math.Log(sum)/(p*p))
+				copy(s.xg[kept*d:(kept+1)*d], xi)
+				kept++
+				dp += dpi
 			}
 		}
 		if dtheta == nil {
 			continue
 		}
-		g := blas32.General{Rows: r, Cols: d, Data: s.g, Stride: d}
-		blas32.Gemm(blas.Trans, blas.NoTrans, 1, g, x, 0, dm)
-		for k, v := range s.dm {
-			dtheta[k] += float64(v)
+		if kept > 0 {
+			s.dm = grow32(s.dm, d*d)
+			Gemm(d, d, kept, s.g, 1, d, s.xg, d, s.dm, d) // Gᵀ·X over the kept rows
+			for k, v := range s.dm {
+				dtheta[k] += float64(v)
+			}
 		}
 		dtheta[d*d] += dp
 	}
+}
+
+// gradRow writes g_k = (up_k·a/y_k)·cw where y_k ≠ 0 and |up_k·a/y_k| ≥ thr
+// and 0 elsewhere (∂φ/∂y_k of a single-norm row, weighted, the entries too
+// small to matter left out) and returns the largest |g_k|: a vector at a
+// time with the vector kernels, the tail in Go.
+func gradRow(g, y, up []float32, a, cw, thr float32) float32 {
+	d := len(y)
+	_, _ = g[d-1], up[d-1]
+	var gmax float32
+	j := 0
+	if gradRowV != nil {
+		j = d &^ (lanes - 1)
+		if j > 0 {
+			gmax = gradRowV(g[:j], y[:j], up[:j], a, cw, thr)
+		}
+	}
+	for ; j < d; j++ {
+		var q float32
+		if y[j] != 0 {
+			q = up[j] * a / y[j]
+		}
+		if !(abs32(q) >= thr) {
+			q = 0
+		}
+		g[j] = q * cw
+		if v := abs32(g[j]); v > gmax {
+			gmax = v
+		}
+	}
+	return gmax
 }
 
 // normSmall32 is the single-norm's training kernel for d < 16, where a
@@ -268,7 +295,7 @@ func normTrain32(d int, mf []float64, p float64, dtheta, scores []float64, diffs
 // A row with a u_k below float32's normal range (other than 0) or a NaN
 // (y beyond float32's range), or whose w·∂φ/∂y_k·x_l reach 2¹⁰⁰, is computed
 // exactly in float64 (exact). weights is called once per block.
-func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs []float32, weights func(lo int, phi, w []float64), exact NormExact) {
+func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs Spans, weights func(lo int, phi, w []float64), exact NormExact) {
 	rowsN := len(scores)
 	W := lanes
 	m32 := make([]float32, d*d)
@@ -295,20 +322,20 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 		}
 		clear(acc)
 	}
+	cur := cursor{s: diffs}
 	for lo := 0; lo < rowsN; lo += W {
 		hi := min(rowsN, lo+W)
 		nr := hi - lo
-		blk := diffs[lo*d : hi*d]
+		blk := cur.take(nr, d, pad)
 		if nr < W {
-			clear(pad)
 			copy(pad, blk)
+			clear(pad[nr*d:])
 			blk = pad
 		}
 		special := normSmallFwdV(blk, d, m32, pf, invP, cpE, xt, y, up, out)
 		for r := range nr {
 			if special>>r&1 != 0 {
-				i := lo + r
-				exact.Scores(scores[i:i+1], diffs[i*d:(i+1)*d])
+				exact.Scores(scores[lo+r:lo+r+1], blk[r*d:(r+1)*d])
 			} else {
 				scores[lo+r] = float64(a[r]) * float64(pow[r])
 			}
@@ -336,8 +363,8 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 			// A row with a u_k the polynomials do not cover, or whose
 			// w·∂φ/∂y·x would overflow float32 (it added nothing to the lane
 			// sums): its gradient exactly, with the weight already drawn.
-			if i, w := lo+r, w[r]; w != 0 && scores[i] != 0 {
-				exact.Grad(dtheta, diffs[i*d:(i+1)*d], w)
+			if w := w[r]; w != 0 && scores[lo+r] != 0 {
+				exact.Grad(dtheta, blk[r*d:(r+1)*d], w)
 			}
 		}
 		if (lo/W+1)%(normSmallFlush/W) == 0 || hi == rowsN {
@@ -350,20 +377,3 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 // adding the sums into dtheta: each lane then sums at most 64 (AVX-512) or
 // 128 (AVX2) terms.
 const normSmallFlush = 1024
-
-// mulRows writes y = x·mt (the rows of x, mt d×d) with the vector kernel,
-// two rows at a time; an odd last row goes through two, a scratch of 4·d.
-func mulRows(y, x, mt, two []float32, d int) {
-	r := len(x) / d
-	even := r &^ 1
-	if even > 0 {
-		matRowsV(y[:even*d], x[:even*d], mt, d)
-	}
-	if r > even {
-		in, out := two[:2*d], two[2*d:]
-		copy(in, x[even*d:])
-		clear(in[d:])
-		matRowsV(out, in, mt, d)
-		copy(y[even*d:], out[:d])
-	}
-}

@@ -15,8 +15,19 @@ func Sigmoid(u float64) float64 {
 // the Neg term's sigmoid and its derivative, for each score φ_k.
 func sigmoidsPortable(T, t float64, phi, sig, der []float64) {
 	for k, v := range phi {
-		s := Sigmoid(T * (v - t))
-		sig[k], der[k] = s, T*s*(1-s)
+		u := T * (v - t)
+		switch {
+		// Beyond ±746, e^{−|u|} is 0 in float64 (math.Exp underflows below
+		// −745.13): σ is exactly 1 or 0 and σ' is 0, as Sigmoid gives them,
+		// without the exponential (most far negatives of a batch are here).
+		case u > 746:
+			sig[k], der[k] = 1, 0
+		case u < -746:
+			sig[k], der[k] = 0, 0
+		default:
+			s := Sigmoid(u)
+			sig[k], der[k] = s, T*s*(1-s)
+		}
 	}
 }
 

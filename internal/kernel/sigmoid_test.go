@@ -53,3 +53,23 @@ func testSigmoids(t *testing.T) {
 		}
 	}
 }
+
+// TestSigmoidsPortableTails: the portable form's shortcut beyond ±746
+// gives Sigmoid's values to the bit (around the underflow of math.Exp and
+// at ±Inf).
+func TestSigmoidsPortableTails(t *testing.T) {
+	const T = 7.0
+	var phi []float64
+	for u := 700.0; u <= 800; u += 0.37 {
+		phi = append(phi, u/T, -u/T)
+	}
+	phi = append(phi, 746/T, -746/T, math.Inf(1), math.Inf(-1), math.MaxFloat64, -math.MaxFloat64)
+	sig, der := make([]float64, len(phi)), make([]float64, len(phi))
+	sigmoidsPortable(T, 0, phi, sig, der)
+	for k, v := range phi {
+		s := Sigmoid(T * v)
+		if sig[k] != s || der[k] != T*s*(1-s) {
+			t.Errorf("u = %v: σ = %v, σ' = %v; Sigmoid gives %v, %v", T*v, sig[k], der[k], s, T*s*(1-s))
+		}
+	}
+}

@@ -7,10 +7,6 @@ package kernel
 // limit.
 func sqRowsBound512(dst []float64, anchor []float32, items []float32, limit float32)
 
-// matRows512 writes y = x·mt for the rows of x (an even number of rows of d, d a
-// multiple of 16; mt d×d row-major), two rows at a time.
-func matRows512(y []float32, x []float32, mt []float32, d int)
-
 // expRow512 is ExpRow on the first len(row) − len(row) mod 16 coordinates.
 func expRow512(logm []float32, p []float32, row []float32, e []float32, c []float32) float64
 
@@ -61,14 +57,30 @@ func expSmall512(logs []float32, d int, logm []float32, p []float32, scores []fl
 // the transposed e and c of expSmall; lanes of weight 0 add 0 (not 0·∞).
 func addSmall512(acc []float64, w []float64, e []float32, c []float32, d int)
 
+// gemmTile512 writes the 6×64 tile C = A·B (row i of C at c[i·ldc:]) over k steps:
+// A's element (i, l) at a[i·si + l·sk], B's row l at b[l·ldb:].
+func gemmTile512(c []float32, ldc int, a []float32, si int, sk int, b []float32, ldb int, k int)
+
+// maxAbs512 returns the largest |x_i| over the first len(x) − len(x) mod 16 values
+// (0 for none; NaN lanes are passed over).
+func maxAbs512(x []float32) float32
+
+// gradRow512 writes g_k = (up_k·a/y_k)·cw where y_k ≠ 0 and |up_k·a/y_k| ≥ thr, else 0, over the
+// first len(y) − len(y) mod 16 coordinates, and returns the largest |g_k|.
+func gradRow512(g []float32, y []float32, up []float32, a float32, cw float32, thr float32) float32
+
+// subRows64512 writes (a_i − y) rounded to float32 into dst for each row a_i of a (rows of
+// len(y)), over each row's first len(y) − len(y) mod 8 coordinates.
+func subRows64512(dst []float32, a []float64, y []float64)
+
+// screenMask512 writes, for each whole vector of prod, the bits of the lanes whose
+// norms − 2·prod ≤ bound into masks (one uint16 per 16 values).
+func screenMask512(masks []uint16, prod []float32, norms []float32, bound float32)
+
 // sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.
 func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
-
-// matRows256 writes y = x·mt for the rows of x (an even number of rows of d, d a
-// multiple of 8; mt d×d row-major), two rows at a time.
-func matRows256(y []float32, x []float32, mt []float32, d int)
 
 // expRow256 is ExpRow on the first len(row) − len(row) mod 8 coordinates.
 func expRow256(logm []float32, p []float32, row []float32, e []float32, c []float32) float64
@@ -119,3 +131,23 @@ func expSmall256(logs []float32, d int, logm []float32, p []float32, scores []fl
 // addSmall256 adds w_r·e_jr into acc at 2j·w + r and w_r·e_jr·c_jr at (2j+1)·w + r, for
 // the transposed e and c of expSmall; lanes of weight 0 add 0 (not 0·∞).
 func addSmall256(acc []float64, w []float64, e []float32, c []float32, d int)
+
+// gemmTile256 writes the 6×16 tile C = A·B (row i of C at c[i·ldc:]) over k steps:
+// A's element (i, l) at a[i·si + l·sk], B's row l at b[l·ldb:].
+func gemmTile256(c []float32, ldc int, a []float32, si int, sk int, b []float32, ldb int, k int)
+
+// maxAbs256 returns the largest |x_i| over the first len(x) − len(x) mod 8 values
+// (0 for none; NaN lanes are passed over).
+func maxAbs256(x []float32) float32
+
+// gradRow256 writes g_k = (up_k·a/y_k)·cw where y_k ≠ 0 and |up_k·a/y_k| ≥ thr, else 0, over the
+// first len(y) − len(y) mod 8 coordinates, and returns the largest |g_k|.
+func gradRow256(g []float32, y []float32, up []float32, a float32, cw float32, thr float32) float32
+
+// subRows64256 writes (a_i − y) rounded to float32 into dst for each row a_i of a (rows of
+// len(y)), over each row's first len(y) − len(y) mod 4 coordinates.
+func subRows64256(dst []float32, a []float64, y []float64)
+
+// screenMask256 writes, for each whole vector of prod, the bits of the lanes whose
+// norms − 2·prod ≤ bound into masks (one uint16 per 8 values).
+func screenMask256(masks []uint16, prod []float32, norms []float32, bound float32)

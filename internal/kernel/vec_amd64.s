@@ -961,118 +961,6 @@ done:
 	VZEROUPPER
 	RET
 
-// func matRows512(y []float32, x []float32, mt []float32, d int)
-// Requires: AVX, AVX512F
-TEXT ·matRows512(SB), NOSPLIT, $0-80
-	MOVQ y_base+0(FP), AX
-	MOVQ x_base+24(FP), CX
-	MOVQ mt_base+48(FP), DX
-	MOVQ x_len+32(FP), BX
-	MOVQ d+72(FP), SI
-	MOVQ SI, DI
-	SHLQ $0x02, DI
-	MOVQ SI, R8
-	SHRQ $0x04, R8
-
-rows:
-	TESTQ BX, BX
-	JZ    done
-	XORQ  R9, R9
-
-tile4:
-	MOVQ   R8, R10
-	SUBQ   R9, R10
-	CMPQ   R10, $0x00000004
-	JL     tile1
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	MOVQ   CX, R10
-	MOVQ   R9, R11
-	SHLQ   $0x06, R11
-	ADDQ   DX, R11
-	MOVQ   SI, R12
-
-k4:
-	VBROADCASTSS (R10), Z8
-	VBROADCASTSS (R10)(DI*1), Z9
-	VMOVUPS      (R11), Z10
-	VFMADD231PS  Z10, Z8, Z0
-	VFMADD231PS  Z10, Z9, Z4
-	VMOVUPS      64(R11), Z10
-	VFMADD231PS  Z10, Z8, Z1
-	VFMADD231PS  Z10, Z9, Z5
-	VMOVUPS      128(R11), Z10
-	VFMADD231PS  Z10, Z8, Z2
-	VFMADD231PS  Z10, Z9, Z6
-	VMOVUPS      192(R11), Z10
-	VFMADD231PS  Z10, Z8, Z3
-	VFMADD231PS  Z10, Z9, Z7
-	ADDQ         $0x00000004, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JNZ          k4
-	MOVQ         R9, R10
-	SHLQ         $0x06, R10
-	ADDQ         AX, R10
-	VMOVUPS      Z0, (R10)
-	VMOVUPS      Z4, (R10)(DI*1)
-	VMOVUPS      Z1, 64(R10)
-	VMOVUPS      Z5, 64(R10)(DI*1)
-	VMOVUPS      Z2, 128(R10)
-	VMOVUPS      Z6, 128(R10)(DI*1)
-	VMOVUPS      Z3, 192(R10)
-	VMOVUPS      Z7, 192(R10)(DI*1)
-	ADDQ         $0x00000004, R9
-	JMP          tile4
-
-tile1:
-	CMPQ   R9, R8
-	JGE    next
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	MOVQ   CX, R10
-	MOVQ   R9, R11
-	SHLQ   $0x06, R11
-	ADDQ   DX, R11
-	MOVQ   SI, R12
-
-k1:
-	VBROADCASTSS (R10), Z8
-	VBROADCASTSS (R10)(DI*1), Z9
-	VMOVUPS      (R11), Z10
-	VFMADD231PS  Z10, Z8, Z11
-	VFMADD231PS  Z10, Z9, Z12
-	ADDQ         $0x00000004, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JNZ          k1
-	MOVQ         R9, R10
-	SHLQ         $0x06, R10
-	ADDQ         AX, R10
-	VMOVUPS      Z11, (R10)
-	VMOVUPS      Z12, (R10)(DI*1)
-	INCQ         R9
-	JMP          tile1
-
-next:
-	ADDQ DI, CX
-	ADDQ DI, CX
-	ADDQ DI, AX
-	ADDQ DI, AX
-	SUBQ SI, BX
-	SUBQ SI, BX
-	JMP  rows
-
-done:
-	VZEROUPPER
-	RET
-
 // func expRow512(logm []float32, p []float32, row []float32, e []float32, c []float32) float64
 // Requires: AVX, AVX512F, SSE2
 TEXT ·expRow512(SB), NOSPLIT, $0-128
@@ -1990,6 +1878,279 @@ coord:
 	VZEROUPPER
 	RET
 
+// func gemmTile512(c []float32, ldc int, a []float32, si int, sk int, b []float32, ldb int, k int)
+// Requires: AVX, AVX512F
+TEXT ·gemmTile512(SB), NOSPLIT, $0-112
+	MOVQ   c_base+0(FP), AX
+	MOVQ   a_base+32(FP), CX
+	MOVQ   b_base+72(FP), DX
+	MOVQ   ldc+24(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   si+56(FP), SI
+	SHLQ   $0x02, SI
+	MOVQ   sk+64(FP), DI
+	SHLQ   $0x02, DI
+	MOVQ   ldb+96(FP), R8
+	SHLQ   $0x02, R8
+	MOVQ   k+104(FP), R9
+	LEAQ   (CX)(SI*2), R10
+	ADDQ   SI, R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+step:
+	TESTQ        R9, R9
+	JZ           store
+	VMOVUPS      (DX), Z24
+	VMOVUPS      64(DX), Z25
+	VMOVUPS      128(DX), Z26
+	VMOVUPS      192(DX), Z27
+	VBROADCASTSS (CX), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z1
+	VFMADD231PS  Z26, Z28, Z2
+	VFMADD231PS  Z27, Z28, Z3
+	VBROADCASTSS (CX)(SI*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z5
+	VFMADD231PS  Z26, Z28, Z6
+	VFMADD231PS  Z27, Z28, Z7
+	VBROADCASTSS (CX)(SI*2), Z28
+	VFMADD231PS  Z24, Z28, Z8
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z10
+	VFMADD231PS  Z27, Z28, Z11
+	VBROADCASTSS (R10), Z28
+	VFMADD231PS  Z24, Z28, Z12
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z15
+	VBROADCASTSS (R10)(SI*1), Z28
+	VFMADD231PS  Z24, Z28, Z16
+	VFMADD231PS  Z25, Z28, Z17
+	VFMADD231PS  Z26, Z28, Z18
+	VFMADD231PS  Z27, Z28, Z19
+	VBROADCASTSS (R10)(SI*2), Z28
+	VFMADD231PS  Z24, Z28, Z20
+	VFMADD231PS  Z25, Z28, Z21
+	VFMADD231PS  Z26, Z28, Z22
+	VFMADD231PS  Z27, Z28, Z23
+	ADDQ         DI, CX
+	ADDQ         DI, R10
+	ADDQ         R8, DX
+	DECQ         R9
+	JMP          step
+
+store:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    BX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, 64(AX)
+	VMOVUPS Z6, 128(AX)
+	VMOVUPS Z7, 192(AX)
+	ADDQ    BX, AX
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, 64(AX)
+	VMOVUPS Z10, 128(AX)
+	VMOVUPS Z11, 192(AX)
+	ADDQ    BX, AX
+	VMOVUPS Z12, (AX)
+	VMOVUPS Z13, 64(AX)
+	VMOVUPS Z14, 128(AX)
+	VMOVUPS Z15, 192(AX)
+	ADDQ    BX, AX
+	VMOVUPS Z16, (AX)
+	VMOVUPS Z17, 64(AX)
+	VMOVUPS Z18, 128(AX)
+	VMOVUPS Z19, 192(AX)
+	ADDQ    BX, AX
+	VMOVUPS Z20, (AX)
+	VMOVUPS Z21, 64(AX)
+	VMOVUPS Z22, 128(AX)
+	VMOVUPS Z23, 192(AX)
+	VZEROUPPER
+	RET
+
+// func maxAbs512(x []float32) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·maxAbs512(SB), NOSPLIT, $0-28
+	MOVQ   x_base+0(FP), AX
+	MOVQ   x_len+8(FP), CX
+	SHRQ   $0x04, CX
+	VPXORD Z0, Z0, Z0
+
+loop:
+	TESTQ   CX, CX
+	JZ      done
+	VMOVUPS (AX), Z1
+	VPANDD  ccsconst<>+2112(SB), Z1, Z1
+	VMAXPS  Z0, Z1, Z0
+	ADDQ    $0x00000040, AX
+	DECQ    CX
+	JMP     loop
+
+done:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMAXPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VMAXPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXSS        X1, X0, X0
+	VZEROUPPER
+	MOVSS         X0, ret+24(FP)
+	RET
+
+// func gradRow512(g []float32, y []float32, up []float32, a float32, cw float32, thr float32) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·gradRow512(SB), NOSPLIT, $0-92
+	MOVQ         g_base+0(FP), AX
+	MOVQ         y_base+24(FP), CX
+	MOVQ         up_base+48(FP), DX
+	MOVQ         y_len+32(FP), BX
+	SHRQ         $0x04, BX
+	VBROADCASTSS a+72(FP), Z0
+	VBROADCASTSS cw+76(FP), Z1
+	VBROADCASTSS thr+80(FP), Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+
+loop:
+	TESTQ     BX, BX
+	JZ        done
+	VMOVUPS   (CX), Z5
+	VMULPS    (DX), Z0, Z6
+	VDIVPS    Z5, Z6, Z6
+	VCMPPS    $0x04, Z3, Z5, K1
+	VMOVAPS.Z Z6, K1, Z6
+	VPANDD    ccsconst<>+2112(SB), Z6, Z5
+	VCMPPS    $0x1d, Z2, Z5, K1
+	VMOVAPS.Z Z6, K1, Z6
+	VMULPS    Z1, Z6, Z6
+	VMOVUPS   Z6, (AX)
+	VPANDD    ccsconst<>+2112(SB), Z6, Z6
+	VMAXPS    Z4, Z6, Z4
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, DX
+	DECQ      BX
+	JMP       loop
+
+done:
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VMAXPS        Y0, Y4, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VMAXPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VMAXPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VMAXSS        X0, X1, X1
+	VZEROUPPER
+	MOVSS         X1, ret+88(FP)
+	RET
+
+// func subRows64512(dst []float32, a []float64, y []float64)
+// Requires: AVX, AVX512F
+TEXT ·subRows64512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ y_base+48(FP), DX
+	MOVQ y_len+56(FP), BX
+	MOVQ a_len+32(FP), SI
+	MOVQ BX, DI
+	SHRQ $0x03, DI
+	MOVQ BX, R8
+	SHLQ $0x03, R8
+	MOVQ BX, R9
+	SHLQ $0x02, R9
+
+row:
+	CMPQ SI, BX
+	JL   done
+	MOVQ CX, R10
+	MOVQ AX, R11
+	MOVQ DX, R12
+	MOVQ DI, R13
+
+vec:
+	TESTQ     R13, R13
+	JZ        next
+	VMOVUPD   (R10), Z0
+	VSUBPD    (R12), Z0, Z0
+	VCVTPD2PS Z0, Y0
+	VMOVUPS   Y0, (R11)
+	ADDQ      $0x00000040, R10
+	ADDQ      $0x00000040, R12
+	ADDQ      $0x00000020, R11
+	DECQ      R13
+	JMP       vec
+
+next:
+	ADDQ R8, CX
+	ADDQ R9, AX
+	SUBQ BX, SI
+	JMP  row
+
+done:
+	VZEROUPPER
+	RET
+
+// func screenMask512(masks []uint16, prod []float32, norms []float32, bound float32)
+// Requires: AVX, AVX512F
+TEXT ·screenMask512(SB), NOSPLIT, $0-76
+	MOVQ         masks_base+0(FP), AX
+	MOVQ         prod_base+24(FP), CX
+	MOVQ         norms_base+48(FP), DX
+	MOVQ         prod_len+32(FP), BX
+	SHRQ         $0x04, BX
+	VBROADCASTSS bound+72(FP), Z0
+	VMOVUPS      ccsconst<>+704(SB), Z1
+	VADDPS       Z1, Z1, Z1
+
+loop:
+	TESTQ        BX, BX
+	JZ           done
+	VMOVUPS      (DX), Z2
+	VFNMADD231PS (CX), Z1, Z2
+	VCMPPS       $0x12, Z0, Z2, K1
+	KMOVW        K1, SI
+	MOVW         SI, (AX)
+	ADDQ         $0x00000002, AX
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, DX
+	DECQ         BX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
 // Requires: AVX, FMA3, MMX+
 TEXT ·sqRowsBound256(SB), NOSPLIT, $0-76
@@ -2067,118 +2228,6 @@ sum:
 	ADDQ         $0x00000008, AX
 	DECQ         BX
 	JMP          row
-
-done:
-	VZEROUPPER
-	RET
-
-// func matRows256(y []float32, x []float32, mt []float32, d int)
-// Requires: AVX, FMA3
-TEXT ·matRows256(SB), NOSPLIT, $0-80
-	MOVQ y_base+0(FP), AX
-	MOVQ x_base+24(FP), CX
-	MOVQ mt_base+48(FP), DX
-	MOVQ x_len+32(FP), BX
-	MOVQ d+72(FP), SI
-	MOVQ SI, DI
-	SHLQ $0x02, DI
-	MOVQ SI, R8
-	SHRQ $0x03, R8
-
-rows:
-	TESTQ BX, BX
-	JZ    done
-	XORQ  R9, R9
-
-tile4:
-	MOVQ   R8, R10
-	SUBQ   R9, R10
-	CMPQ   R10, $0x00000004
-	JL     tile1
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   CX, R10
-	MOVQ   R9, R11
-	SHLQ   $0x05, R11
-	ADDQ   DX, R11
-	MOVQ   SI, R12
-
-k4:
-	VBROADCASTSS (R10), Y8
-	VBROADCASTSS (R10)(DI*1), Y9
-	VMOVUPS      (R11), Y10
-	VFMADD231PS  Y10, Y8, Y0
-	VFMADD231PS  Y10, Y9, Y4
-	VMOVUPS      32(R11), Y10
-	VFMADD231PS  Y10, Y8, Y1
-	VFMADD231PS  Y10, Y9, Y5
-	VMOVUPS      64(R11), Y10
-	VFMADD231PS  Y10, Y8, Y2
-	VFMADD231PS  Y10, Y9, Y6
-	VMOVUPS      96(R11), Y10
-	VFMADD231PS  Y10, Y8, Y3
-	VFMADD231PS  Y10, Y9, Y7
-	ADDQ         $0x00000004, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JNZ          k4
-	MOVQ         R9, R10
-	SHLQ         $0x05, R10
-	ADDQ         AX, R10
-	VMOVUPS      Y0, (R10)
-	VMOVUPS      Y4, (R10)(DI*1)
-	VMOVUPS      Y1, 32(R10)
-	VMOVUPS      Y5, 32(R10)(DI*1)
-	VMOVUPS      Y2, 64(R10)
-	VMOVUPS      Y6, 64(R10)(DI*1)
-	VMOVUPS      Y3, 96(R10)
-	VMOVUPS      Y7, 96(R10)(DI*1)
-	ADDQ         $0x00000004, R9
-	JMP          tile4
-
-tile1:
-	CMPQ   R9, R8
-	JGE    next
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	MOVQ   CX, R10
-	MOVQ   R9, R11
-	SHLQ   $0x05, R11
-	ADDQ   DX, R11
-	MOVQ   SI, R12
-
-k1:
-	VBROADCASTSS (R10), Y2
-	VBROADCASTSS (R10)(DI*1), Y3
-	VMOVUPS      (R11), Y4
-	VFMADD231PS  Y4, Y2, Y0
-	VFMADD231PS  Y4, Y3, Y1
-	ADDQ         $0x00000004, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JNZ          k1
-	MOVQ         R9, R10
-	SHLQ         $0x05, R10
-	ADDQ         AX, R10
-	VMOVUPS      Y0, (R10)
-	VMOVUPS      Y1, (R10)(DI*1)
-	INCQ         R9
-	JMP          tile1
-
-next:
-	ADDQ DI, CX
-	ADDQ DI, CX
-	ADDQ DI, AX
-	ADDQ DI, AX
-	SUBQ SI, BX
-	SUBQ SI, BX
-	JMP  rows
 
 done:
 	VZEROUPPER
@@ -3172,5 +3221,236 @@ coord:
 	ADDQ      $0x00000020, BX
 	DECQ      SI
 	JNZ       coord
+	VZEROUPPER
+	RET
+
+// func gemmTile256(c []float32, ldc int, a []float32, si int, sk int, b []float32, ldb int, k int)
+// Requires: AVX, FMA3
+TEXT ·gemmTile256(SB), NOSPLIT, $0-112
+	MOVQ   c_base+0(FP), AX
+	MOVQ   a_base+32(FP), CX
+	MOVQ   b_base+72(FP), DX
+	MOVQ   ldc+24(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   si+56(FP), SI
+	SHLQ   $0x02, SI
+	MOVQ   sk+64(FP), DI
+	SHLQ   $0x02, DI
+	MOVQ   ldb+96(FP), R8
+	SHLQ   $0x02, R8
+	MOVQ   k+104(FP), R9
+	LEAQ   (CX)(SI*2), R10
+	ADDQ   SI, R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+step:
+	TESTQ        R9, R9
+	JZ           store
+	VMOVUPS      (DX), Y12
+	VMOVUPS      32(DX), Y13
+	VBROADCASTSS (CX), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS (CX)(SI*1), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y3
+	VBROADCASTSS (CX)(SI*2), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS (R10), Y14
+	VFMADD231PS  Y12, Y14, Y6
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS (R10)(SI*1), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (R10)(SI*2), Y14
+	VFMADD231PS  Y12, Y14, Y10
+	VFMADD231PS  Y13, Y14, Y11
+	ADDQ         DI, CX
+	ADDQ         DI, R10
+	ADDQ         R8, DX
+	DECQ         R9
+	JMP          step
+
+store:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    BX, AX
+	VMOVUPS Y2, (AX)
+	VMOVUPS Y3, 32(AX)
+	ADDQ    BX, AX
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y5, 32(AX)
+	ADDQ    BX, AX
+	VMOVUPS Y6, (AX)
+	VMOVUPS Y7, 32(AX)
+	ADDQ    BX, AX
+	VMOVUPS Y8, (AX)
+	VMOVUPS Y9, 32(AX)
+	ADDQ    BX, AX
+	VMOVUPS Y10, (AX)
+	VMOVUPS Y11, 32(AX)
+	VZEROUPPER
+	RET
+
+// func maxAbs256(x []float32) float32
+// Requires: AVX, AVX2, SSE
+TEXT ·maxAbs256(SB), NOSPLIT, $0-28
+	MOVQ   x_base+0(FP), AX
+	MOVQ   x_len+8(FP), CX
+	SHRQ   $0x03, CX
+	VXORPS Y0, Y0, Y0
+
+loop:
+	TESTQ   CX, CX
+	JZ      done
+	VMOVUPS (AX), Y1
+	VPAND   ccsconst<>+2112(SB), Y1, Y1
+	VMAXPS  Y0, Y1, Y0
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JMP     loop
+
+done:
+	VEXTRACTF128 $0x01, Y0, X1
+	VMAXPS       X1, X0, X1
+	VMOVHLPS     X1, X1, X0
+	VMAXPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VMAXSS       X0, X1, X1
+	VZEROUPPER
+	MOVSS        X1, ret+24(FP)
+	RET
+
+// func gradRow256(g []float32, y []float32, up []float32, a float32, cw float32, thr float32) float32
+// Requires: AVX, AVX2, SSE
+TEXT ·gradRow256(SB), NOSPLIT, $0-92
+	MOVQ         g_base+0(FP), AX
+	MOVQ         y_base+24(FP), CX
+	MOVQ         up_base+48(FP), DX
+	MOVQ         y_len+32(FP), BX
+	SHRQ         $0x03, BX
+	VBROADCASTSS a+72(FP), Y0
+	VBROADCASTSS cw+76(FP), Y1
+	VBROADCASTSS thr+80(FP), Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+
+loop:
+	TESTQ   BX, BX
+	JZ      done
+	VMOVUPS (CX), Y5
+	VMULPS  (DX), Y0, Y6
+	VDIVPS  Y5, Y6, Y6
+	VCMPPS  $0x04, Y3, Y5, Y5
+	VANDPS  Y5, Y6, Y6
+	VPAND   ccsconst<>+2112(SB), Y6, Y5
+	VCMPPS  $0x1d, Y2, Y5, Y5
+	VANDPS  Y5, Y6, Y6
+	VMULPS  Y1, Y6, Y6
+	VMOVUPS Y6, (AX)
+	VPAND   ccsconst<>+2112(SB), Y6, Y6
+	VMAXPS  Y4, Y6, Y4
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	DECQ    BX
+	JMP     loop
+
+done:
+	VEXTRACTF128 $0x01, Y4, X0
+	VMAXPS       X0, X4, X0
+	VMOVHLPS     X0, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VMAXSS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+88(FP)
+	RET
+
+// func subRows64256(dst []float32, a []float64, y []float64)
+// Requires: AVX
+TEXT ·subRows64256(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ y_base+48(FP), DX
+	MOVQ y_len+56(FP), BX
+	MOVQ a_len+32(FP), SI
+	MOVQ BX, DI
+	SHRQ $0x02, DI
+	MOVQ BX, R8
+	SHLQ $0x03, R8
+	MOVQ BX, R9
+	SHLQ $0x02, R9
+
+row:
+	CMPQ SI, BX
+	JL   done
+	MOVQ CX, R10
+	MOVQ AX, R11
+	MOVQ DX, R12
+	MOVQ DI, R13
+
+vec:
+	TESTQ      R13, R13
+	JZ         next
+	VMOVUPD    (R10), Y0
+	VSUBPD     (R12), Y0, Y0
+	VCVTPD2PSY Y0, X0
+	VMOVUPS    X0, (R11)
+	ADDQ       $0x00000020, R10
+	ADDQ       $0x00000020, R12
+	ADDQ       $0x00000010, R11
+	DECQ       R13
+	JMP        vec
+
+next:
+	ADDQ R8, CX
+	ADDQ R9, AX
+	SUBQ BX, SI
+	JMP  row
+
+done:
+	VZEROUPPER
+	RET
+
+// func screenMask256(masks []uint16, prod []float32, norms []float32, bound float32)
+// Requires: AVX, FMA3
+TEXT ·screenMask256(SB), NOSPLIT, $0-76
+	MOVQ         masks_base+0(FP), AX
+	MOVQ         prod_base+24(FP), CX
+	MOVQ         norms_base+48(FP), DX
+	MOVQ         prod_len+32(FP), BX
+	SHRQ         $0x03, BX
+	VBROADCASTSS bound+72(FP), Y0
+	VMOVUPS      ccsconst<>+704(SB), Y1
+	VADDPS       Y1, Y1, Y1
+
+loop:
+	TESTQ        BX, BX
+	JZ           done
+	VMOVUPS      (DX), Y2
+	VFNMADD231PS (CX), Y1, Y2
+	VCMPPS       $0x12, Y0, Y2, Y2
+	VMOVMSKPS    Y2, SI
+	MOVW         SI, (AX)
+	ADDQ         $0x00000002, AX
+	ADDQ         $0x00000020, CX
+	ADDQ         $0x00000020, DX
+	DECQ         BX
+	JMP          loop
+
+done:
 	VZEROUPPER
 	RET

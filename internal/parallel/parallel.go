@@ -1,21 +1,29 @@
-// Package parallel runs loops over fixed chunks on several goroutines so that
-// results do not depend on how many goroutines there are.
+// Package parallel runs loops over fixed chunks on a persistent pool of
+// goroutines, so that results do not depend on how many goroutines there
+// are and no goroutine is started per call.
 package parallel
 
 import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Chunks returns the number of chunks of size chunk covering n items.
 func Chunks(n, chunk int) int { return (n + chunk - 1) / chunk }
 
 // For calls f(c, lo, hi) for every chunk c = 0..Chunks(n, chunk)−1 covering
-// items [lo, hi), on up to workers goroutines (0 means GOMAXPROCS). The chunk
-// boundaries depend only on n and chunk, never on workers, so a caller that
-// keeps one partial result per chunk and combines them in chunk order gets
-// the same numbers for any number of goroutines.
+// items [lo, hi), on up to workers goroutines (0 means GOMAXPROCS): the
+// caller and idle workers of the package's pool. The chunk boundaries
+// depend only on n and chunk, never on workers, so a caller that keeps one
+// partial result per chunk and combines them in chunk order gets the same
+// numbers for any number of goroutines.
+//
+// Chunks are handed out in order, one at a time, to whichever goroutine
+// asks next. f may call For itself: a call that finds no idle worker runs
+// its chunks on the calling goroutine alone, so nested calls never wait
+// for each other.
 func For(n, chunk, workers int, f func(c, lo, hi int)) {
 	nc := Chunks(n, chunk)
 	if workers <= 0 {
@@ -28,27 +36,137 @@ func For(n, chunk, workers int, f func(c, lo, hi int)) {
 		}
 		return
 	}
-	var next atomic.Int64
-	work := func() {
-		for {
-			c := int(next.Add(1)) - 1
-			if c >= nc {
-				return
-			}
-			f(c, c*chunk, min(n, (c+1)*chunk))
+	j := &job{f: f, n: n, chunk: chunk, nc: int64(nc), fin: make(chan struct{})}
+	invite(j, workers-1)
+	j.run()
+	<-j.fin
+	withdraw(j)
+}
+
+// Tasks calls f(i) for i = 0..n−1 on up to workers goroutines (0 means
+// GOMAXPROCS), as For with chunks of one item. Tasks are handed out in
+// the order of i: a caller with tasks of unequal length puts the longest
+// first.
+func Tasks(n, workers int, f func(i int)) {
+	For(n, 1, workers, func(i, _, _ int) { f(i) })
+}
+
+// job is one call of For: its chunks, the next to hand out and how many
+// are done. A worker may still hold a job after its last chunk is done; it
+// then finds no chunk left and drops it.
+type job struct {
+	f        func(c, lo, hi int)
+	n, chunk int
+	nc       int64
+	next     atomic.Int64
+	done     atomic.Int64
+	seats    atomic.Int32  // workers that may still join
+	fin      chan struct{} // closed by whoever finishes the last chunk
+}
+
+func (j *job) run() {
+	for {
+		c := j.next.Add(1) - 1
+		if c >= j.nc {
+			return
+		}
+		lo := int(c) * j.chunk
+		j.f(int(c), lo, min(j.n, lo+j.chunk))
+		if j.done.Add(1) == j.nc {
+			close(j.fin)
 		}
 	}
-	// The caller is one of the workers: one goroutine fewer to start and
-	// to wait for (measured: Set.Members on 4096 rows, 1.3·10⁷ → see
-	// BENCHMARKS.md).
-	var wg sync.WaitGroup
-	for range workers - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
-	work()
-	wg.Wait()
 }
+
+// The pool. A worker that has finished a job spins for a while (spinFor)
+// watching offer, where For puts its job first: the next call of a loop
+// of calls (a training step's) then starts on every core at once instead
+// of waiting for a sleeping worker to wake. Otherwise workers wait on an
+// unbuffered channel, so a send succeeds only while a worker is idle, and
+// a job is never queued behind busy ones.
+var (
+	jobs    = make(chan *job)
+	offer   atomic.Pointer[job] // a job for spinning workers to join
+	mu      sync.Mutex
+	started atomic.Int64 // workers started
+)
+
+// spinFor is how long an idle worker watches offer before it sleeps: a few
+// times what waking a sleeping goroutine costs, about the serial part of a
+// training step between two calls of For.
+const spinFor = 50 * time.Microsecond
+
+// invite offers j to up to k workers: those spinning join it through
+// offer, and it is sent to idle ones, starting workers (once, for the life
+// of the process) until there are k.
+func invite(j *job, k int) {
+	if int(started.Load()) < k {
+		grow(k)
+	}
+	j.seats.Store(int32(k))
+	offer.CompareAndSwap(nil, j) // unless another call's job is there
+	for range k {
+		if j.seats.Load() <= 0 {
+			break
+		}
+		select {
+		case jobs <- j:
+		default:
+			return // no idle worker: the caller and those invited do the rest
+		}
+	}
+}
+
+// withdraw takes j out of offer once it is done.
+func withdraw(j *job) { offer.CompareAndSwap(j, nil) }
+
+// join runs j's chunks if one of its seats is free.
+func (j *job) join() {
+	if j.seats.Add(-1) >= 0 {
+		j.run()
+	}
+}
+
+func grow(k int) {
+	mu.Lock()
+	defer mu.Unlock()
+	for int(started.Load()) < k {
+		go worker()
+		started.Add(1)
+	}
+	// Give the new workers a chance to reach their receive, so that this
+	// call's invitations can find them.
+	runtime.Gosched()
+}
+
+func worker() {
+	var last *job
+	for {
+		j := spin(last)
+		if j == nil {
+			j = <-jobs
+		}
+		j.join()
+		last = j
+	}
+}
+
+// spin watches offer for a job other than last, for spinFor.
+func spin(last *job) *job {
+	start := time.Now()
+	for i := 0; ; i++ {
+		if j := offer.Load(); j != nil && j != last && j.next.Load() < j.nc {
+			return j
+		}
+		if i%64 == 63 {
+			if time.Since(start) > spinFor {
+				return nil
+			}
+			runtime.Gosched()
+		}
+	}
+}
+
+// Started reports how many pool workers are running (for tests and
+// benchmarks; they are started on demand and never stopped).
+func Started() int { return int(started.Load()) }

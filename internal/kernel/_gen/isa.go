@@ -403,22 +403,30 @@ func (s isa) tailMask(d Register) (r Register, k Register, v VecVirtual) {
 
 // hsumPS returns the float32 sum of the lanes of v in an XMM register's
 // low lane.
-func (s isa) hsumPS(v Register) Register {
+func (s isa) hsumPS(v Register) Register { return s.hfoldPS(v, VADDPS, VADDSS) }
+
+// hmaxPS returns the largest float32 lane of v in an XMM register's low
+// lane.
+func (s isa) hmaxPS(v Register) Register { return s.hfoldPS(v, VMAXPS, VMAXSS) }
+
+// hfoldPS folds the float32 lanes of v with op (ps on vectors, ss on the
+// last pair) into an XMM register's low lane, halving in a fixed order.
+func (s isa) hfoldPS(v Register, ps, ss func(...Op)) Register {
 	x := XMM()
 	if s.avx512 {
 		y := YMM()
 		VEXTRACTF64X4(U8(1), v, y)
-		VADDPS(y, v.(VecVirtual).AsY(), y)
+		ps(y, v.(VecVirtual).AsY(), y)
 		VEXTRACTF128(U8(1), y, x)
-		VADDPS(x, y.AsX(), x)
+		ps(x, y.AsX(), x)
 	} else {
 		VEXTRACTF128(U8(1), v, x)
-		VADDPS(x, v.(VecVirtual).AsX(), x)
+		ps(x, v.(VecVirtual).AsX(), x)
 	}
 	h := XMM()
 	VMOVHLPS(x, x, h)
-	VADDPS(h, x, x)
+	ps(h, x, x)
 	VMOVSHDUP(x, h)
-	VADDSS(h, x, x)
+	ss(h, x, x)
 	return x
 }

@@ -17,7 +17,6 @@ func main() {
 	defineConsts()
 	for _, s := range []isa{avx512, avx2} {
 		sqRowsBound(s)
-		matRows(s)
 		expRow(s)
 		addWeighted(s)
 		powRows(s, false)
@@ -29,6 +28,11 @@ func main() {
 		normSmallBwd(s)
 		expSmall(s)
 		addSmall(s)
+		gemmTile(s)
+		maxAbs(s)
+		gradRow(s)
+		subRows64(s)
+		screenMask(s)
 	}
 	Generate()
 }
@@ -808,118 +812,4 @@ func prefetchDistance(d Register) Register {
 	MOVQ(d, r)
 	SHLQ(U8(2+3), r) // 4 bytes × 8 rows
 	return r
-}
-
-// matRows writes y = x·mt for rows of x (an even number of rows of d, d a
-// multiple of the vector width; mt is d×d row-major): two rows at a time
-// against four vectors of columns (eight accumulators), then the columns
-// left one vector at a time. The single-norm's Y = X·Mᵀ (mt = Mᵀ).
-func matRows(s isa) {
-	text(s, "matRows", "func(y, x, mt []float32, d int)",
-		"writes y = x·mt for the rows of x (an even number of rows of d, d a",
-		fmt.Sprintf("multiple of %d; mt d×d row-major), two rows at a time.", s.w))
-	yBase, xBase, mtBase := ptr("y"), ptr("x"), ptr("mt")
-	n := length("x")
-	d := Load(Param("d"), GP64())
-	B := s.bytes()
-	rowBytes := GP64() // 4·d
-	MOVQ(d, rowBytes)
-	SHLQ(U8(2), rowBytes)
-	cols := GP64() // vectors per row
-	MOVQ(d, cols)
-	SHRQ(U8(log2w(s)), cols)
-	Label("rows")
-	// n counts the floats of x left.
-	TESTQ(n, n)
-	JZ(LabelRef("done"))
-	c := GP64()
-	XORQ(c, c) // column vectors done
-	Label("tile4")
-	left := GP64()
-	MOVQ(cols, left)
-	SUBQ(c, left)
-	CMPQ(left, U32(4))
-	JL(LabelRef("tile1"))
-	{
-		acc := make([]VecVirtual, 8)
-		for i := range acc {
-			acc[i] = s.vec()
-			s.zero(acc[i])
-		}
-		xp, mp, l := GP64(), GP64(), GP64()
-		MOVQ(xBase, xp)
-		MOVQ(c, mp)
-		SHLQ(U8(log2w(s)+2), mp)
-		ADDQ(mtBase, mp)
-		MOVQ(d, l)
-		Label("k4")
-		b0, b1 := s.vec(), s.vec()
-		VBROADCASTSS(mem(xp), b0)
-		VBROADCASTSS(Mem{Base: xp, Index: rowBytes, Scale: 1}, b1)
-		for v := range 4 {
-			m := s.vec()
-			VMOVUPS(mem(mp).Offset(v*B), m)
-			VFMADD231PS(m, b0, acc[v])
-			VFMADD231PS(m, b1, acc[4+v])
-		}
-		ADDQ(U32(4), xp)
-		ADDQ(rowBytes, mp)
-		DECQ(l)
-		JNZ(LabelRef("k4"))
-		yp := GP64()
-		MOVQ(c, yp)
-		SHLQ(U8(log2w(s)+2), yp)
-		ADDQ(yBase, yp)
-		for v := range 4 {
-			VMOVUPS(acc[v], mem(yp).Offset(v*B))
-			VMOVUPS(acc[4+v], Mem{Base: yp, Index: rowBytes, Scale: 1}.Offset(v*B))
-		}
-		ADDQ(U32(4), c)
-		JMP(LabelRef("tile4"))
-	}
-	Label("tile1")
-	CMPQ(c, cols)
-	JGE(LabelRef("next"))
-	{
-		a0, a1 := s.vec(), s.vec()
-		s.zero(a0)
-		s.zero(a1)
-		xp, mp, l := GP64(), GP64(), GP64()
-		MOVQ(xBase, xp)
-		MOVQ(c, mp)
-		SHLQ(U8(log2w(s)+2), mp)
-		ADDQ(mtBase, mp)
-		MOVQ(d, l)
-		Label("k1")
-		b0, b1, m := s.vec(), s.vec(), s.vec()
-		VBROADCASTSS(mem(xp), b0)
-		VBROADCASTSS(Mem{Base: xp, Index: rowBytes, Scale: 1}, b1)
-		VMOVUPS(mem(mp), m)
-		VFMADD231PS(m, b0, a0)
-		VFMADD231PS(m, b1, a1)
-		ADDQ(U32(4), xp)
-		ADDQ(rowBytes, mp)
-		DECQ(l)
-		JNZ(LabelRef("k1"))
-		yp := GP64()
-		MOVQ(c, yp)
-		SHLQ(U8(log2w(s)+2), yp)
-		ADDQ(yBase, yp)
-		VMOVUPS(a0, mem(yp))
-		VMOVUPS(a1, Mem{Base: yp, Index: rowBytes, Scale: 1})
-		INCQ(c)
-		JMP(LabelRef("tile1"))
-	}
-	Label("next")
-	// Two rows done.
-	ADDQ(rowBytes, xBase)
-	ADDQ(rowBytes, xBase)
-	ADDQ(rowBytes, yBase)
-	ADDQ(rowBytes, yBase)
-	SUBQ(d, n)
-	SUBQ(d, n)
-	JMP(LabelRef("rows"))
-	Label("done")
-	VZEROUPPER()
-	RET()
 }

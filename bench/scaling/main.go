@@ -1,0 +1,412 @@
+// Command scaling measures how ccs's hot paths scale with the number of
+// threads, on generated data, in one process:
+//
+//   - the steady training epoch (Neg+Vol, batch 256) of the generalized
+//     ball and the single-norm at 1, 2, 4, … NumCPU threads (GOMAXPROCS
+//     and the trainer's workers both set to the count);
+//   - one retrieval query over a collection (ℓ2 ball, generalized ball,
+//     single-norm after its transform) at 2 and NumCPU threads;
+//   - one per-input OOD query (the k-th nearest pool row under each
+//     geometry's score) at 2 and NumCPU threads.
+//
+// It prints a table and, with -json FILE, writes the figures as JSON.
+//
+//	go run ./bench/scaling                        # everything, the issue's sizes
+//	go run ./bench/scaling -parts train -epochs 8 -threads 1,2
+//
+// Each figure is the median over repetitions in the same process (epochs
+// after the first, which prepares the split; queries after a warm-up), with
+// the minimum beside it: on a shared machine the minimum is the better
+// estimate of the cost, the median of what a user sees.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/kernel"
+	"github.com/ccsets/ccs/objective"
+	"github.com/ccsets/ccs/ood"
+	"github.com/ccsets/ccs/retrieve"
+	"github.com/ccsets/ccs/sim"
+	"github.com/ccsets/ccs/train"
+)
+
+func main() {
+	o := options{}
+	flag.IntVar(&o.n, "n", 10000, "training anchors")
+	flag.IntVar(&o.k, "k", 50, "positives and negatives per anchor")
+	flag.IntVar(&o.d, "d", 128, "dimension")
+	flag.IntVar(&o.epochs, "epochs", 5, "steady epochs per thread count (after the first)")
+	flag.IntVar(&o.items, "items", 1_000_000, "retrieval collection size")
+	flag.IntVar(&o.pool, "pool", 10000, "OOD reference pool size")
+	flag.IntVar(&o.reps, "reps", 30, "queries per figure (retrieval and OOD)")
+	flag.BoolVar(&o.interleave, "interleave", false, "train: switch the thread count every epoch, cycling through -threads in one run (on a shared machine the others' load then falls on every count alike)")
+	threads := flag.String("threads", "", "thread counts for training, comma-separated (default 1, 2, 4, … NumCPU)")
+	parts := flag.String("parts", "train,retrieve,ood", "what to measure: train, retrieve, ood")
+	geoms := flag.String("geometries", "genball,single", "training geometries")
+	jsonOut := flag.String("json", "", "write the figures as JSON to this file")
+	flag.Parse()
+	var err error
+	if o.threads, err = parseThreads(*threads); err != nil {
+		fmt.Fprintln(os.Stderr, "scaling: -threads:", err)
+		os.Exit(2)
+	}
+	o.parts, o.geometries = strings.Split(*parts, ","), strings.Split(*geoms, ",")
+	if err := run(os.Stdout, o, *jsonOut); err != nil {
+		fmt.Fprintln(os.Stderr, "scaling:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	n, k, d, epochs, items, pool, reps int
+	threads                            []int
+	parts, geometries                  []string
+	interleave                         bool
+}
+
+// parseThreads reads "1,2,4"; empty means 1, 2, 4, … up to NumCPU (and
+// NumCPU itself).
+func parseThreads(s string) ([]int, error) {
+	if s == "" {
+		var t []int
+		for c := 1; c < runtime.NumCPU(); c *= 2 {
+			t = append(t, c)
+		}
+		return append(t, runtime.NumCPU()), nil
+	}
+	var t []int
+	for _, f := range strings.Split(s, ",") {
+		c, err := strconv.Atoi(f)
+		if err != nil || c < 1 {
+			return nil, fmt.Errorf("%q is not a thread count", f)
+		}
+		t = append(t, c)
+	}
+	return t, nil
+}
+
+// Figure is one measurement: the median and minimum over its repetitions.
+type Figure struct {
+	Part     string  `json:"part"`     // train, retrieve or ood
+	Name     string  `json:"name"`     // geometry (and variant)
+	Threads  int     `json:"threads"`  // GOMAXPROCS and workers
+	MedianS  float64 `json:"median_s"` // seconds
+	MinS     float64 `json:"min_s"`
+	Reps     int     `json:"reps"`
+	Speedup  float64 `json:"speedup,omitempty"`    // over 1 thread (training)
+	Efficacy float64 `json:"efficiency,omitempty"` // speedup / threads
+}
+
+// Report is what -json writes.
+type Report struct {
+	Date    string   `json:"date"`
+	CPUs    int      `json:"num_cpu"`
+	Kernels string   `json:"kernels"`
+	Sizes   string   `json:"sizes"`
+	Figures []Figure `json:"figures"`
+}
+
+func run(w io.Writer, o options, jsonOut string) error {
+	rep := Report{Date: time.Now().Format(time.DateOnly), CPUs: runtime.NumCPU(), Kernels: kernel.Describe(),
+		Sizes: fmt.Sprintf("train n=%d k=%d d=%d; retrieval %d items; OOD pool %d", o.n, o.k, o.d, o.items, o.pool)}
+	saved := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(saved)
+	for _, p := range o.parts {
+		var figs []Figure
+		var err error
+		switch p {
+		case "train":
+			figs, err = trainFigures(o)
+		case "retrieve":
+			figs, err = retrieveFigures(o)
+		case "ood":
+			figs, err = oodFigures(o)
+		default:
+			err = fmt.Errorf("unknown part %q (train, retrieve, ood)", p)
+		}
+		if err != nil {
+			return err
+		}
+		rep.Figures = append(rep.Figures, figs...)
+	}
+	fmt.Fprintf(w, "%s, %d CPUs, %s; %s\n", rep.Date, rep.CPUs, rep.Kernels, rep.Sizes)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "part\tname\tthreads\tmedian\tmin\treps\tspeedup\tefficiency\t")
+	for _, f := range rep.Figures {
+		sp, ef := "", ""
+		if f.Speedup > 0 {
+			sp, ef = fmt.Sprintf("%.2f×", f.Speedup), fmt.Sprintf("%.0f%%", 100*f.Efficacy)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t\n", f.Part, f.Name, f.Threads, dur(f.MedianS), dur(f.MinS), f.Reps, sp, ef)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if jsonOut == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(jsonOut, append(b, '\n'), 0o644)
+}
+
+func dur(s float64) string {
+	switch {
+	case s >= 1:
+		return fmt.Sprintf("%.3f s", s)
+	case s >= 1e-3:
+		return fmt.Sprintf("%.2f ms", s*1e3)
+	}
+	return fmt.Sprintf("%.1f µs", s*1e6)
+}
+
+func figure(part, name string, threads int, times []float64) Figure {
+	s := slices.Clone(times)
+	slices.Sort(s)
+	return Figure{Part: part, Name: name, Threads: threads, MedianS: s[len(s)/2], MinS: s[0], Reps: len(s)}
+}
+
+// trainFigures times the steady epochs at each thread count.
+func trainFigures(o options) ([]Figure, error) {
+	fit := sim.Gauss(rand.New(rand.NewPCG(1, 1)), o.n, o.k, o.d)
+	val := sim.Gauss(rand.New(rand.NewPCG(2, 2)), 200, o.k, o.d)
+	var figs []Figure
+	for _, g := range o.geometries {
+		kind, err := geometry.ParseKind(g)
+		if err != nil {
+			return nil, err
+		}
+		var one float64
+		byThreads := map[int][]float64{}
+		if o.interleave {
+			var err error
+			if byThreads, err = interleaved(kind, fit, val, o.threads, o.epochs); err != nil {
+				return nil, fmt.Errorf("%s: %w", g, err)
+			}
+		}
+		for _, t := range o.threads {
+			times := byThreads[t]
+			if !o.interleave {
+				var err error
+				if times, err = epochs(kind, fit, val, t, o.epochs); err != nil {
+					return nil, fmt.Errorf("%s at %d threads: %w", g, t, err)
+				}
+			}
+			f := figure("train", g, t, times)
+			if t == 1 {
+				one = f.MedianS
+			}
+			if one > 0 {
+				f.Speedup = one / f.MedianS
+				f.Efficacy = f.Speedup / float64(t)
+			}
+			figs = append(figs, f)
+		}
+	}
+	return figs, nil
+}
+
+// epochs trains for 1 + steady epochs on threads threads and returns the
+// steady epochs' seconds (each with its validation pass).
+func epochs(kind geometry.Kind, fit, val *bundle.Bundle, threads, steady int) ([]float64, error) {
+	runtime.GOMAXPROCS(threads)
+	cfg := train.Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: steady + 1,
+		Patience: steady + 2, Workers: threads}
+	var marks []time.Time
+	_, err := train.Fit(train.Spec{Kind: kind, Config: cfg}, fit, val, train.ObserverFunc(func(p train.Progress) {
+		marks = append(marks, time.Now())
+	}))
+	if err != nil {
+		return nil, err
+	}
+	// marks: epoch 0 (preparation), epochs 1…steady+1 (the last one's
+	// report is the Done one).
+	var times []float64
+	for e := 2; e < len(marks); e++ {
+		times = append(times, marks[e].Sub(marks[e-1]).Seconds())
+	}
+	return times, nil
+}
+
+// interleaved trains for 1 + steady·len(threads) epochs, switching
+// GOMAXPROCS (the trainer's workers follow it) to the next of threads
+// before every epoch, and returns the steady epochs' seconds by thread
+// count.
+func interleaved(kind geometry.Kind, fit, val *bundle.Bundle, threads []int, steady int) (map[int][]float64, error) {
+	cfg := train.Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: 1 + steady*len(threads),
+		Patience: 2 + steady*len(threads)}
+	out := map[int][]float64{}
+	last, epoch := time.Now(), 0
+	runtime.GOMAXPROCS(threads[0])
+	_, err := train.Fit(train.Spec{Kind: kind, Config: cfg}, fit, val, train.ObserverFunc(func(p train.Progress) {
+		now := time.Now()
+		if epoch >= 2 { // epoch 0 is the preparation, epoch 1 the first
+			t := threads[(epoch-1)%len(threads)]
+			out[t] = append(out[t], now.Sub(last).Seconds())
+		}
+		epoch++
+		runtime.GOMAXPROCS(threads[(epoch-1)%len(threads)])
+		last = time.Now()
+	}))
+	return out, err
+}
+
+// queryThreads are 2 and NumCPU (once when they are the same).
+func queryThreads() []int {
+	if runtime.NumCPU() <= 2 {
+		return []int{2}
+	}
+	return []int{2, runtime.NumCPU()}
+}
+
+// sets returns an ℓ2 ball, a generalized ball and a single-norm at d with
+// thresholds that keep about a fraction keep of rows (scored on the first
+// 10 000).
+func sets(rng *rand.Rand, rows []float32, d int, keep float64) ([]*conformal.Set, error) {
+	m, p := make([]float64, d), make([]float64, d)
+	for j := range d {
+		m[j], p[j] = 0.5+rng.Float64(), 1.5+rng.Float64()
+	}
+	gb, err := geometry.NewGenBall(m, p)
+	if err != nil {
+		return nil, err
+	}
+	mm := make([]float64, d*d)
+	for i := range mm {
+		mm[i] = 0.05 * rng.NormFloat64()
+	}
+	for j := range d {
+		mm[j*d+j] += 1
+	}
+	nm, err := geometry.NewNorm(d, mm, 1.5)
+	if err != nil {
+		return nil, err
+	}
+	var out []*conformal.Set
+	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, gb, nm} {
+		n := min(10000, len(rows)/d)
+		sc := g.Scores(make([]float64, n), rows[:n*d])
+		slices.Sort(sc)
+		out = append(out, &conformal.Set{Geometry: g, Threshold: sc[int(keep*float64(n))], Alpha: 0.05,
+			Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 100, Rank: 96}})
+	}
+	return out, nil
+}
+
+func gaussRows(rng *rand.Rand, n, d int) []float32 {
+	x := make([]float32, n*d)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	return x
+}
+
+// retrieveFigures times one query over the collection per geometry, the
+// single-norm after its one-time transform (as retrieve's BenchmarkSearch).
+func retrieveFigures(o options) ([]Figure, error) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	rows := gaussRows(rng, o.items, o.d)
+	c, err := retrieve.NewCollection(rows, o.d, nil)
+	if err != nil {
+		return nil, err
+	}
+	ss, err := sets(rng, rows, o.d, 0.001)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Transform(ss[2], 0); err != nil {
+		return nil, err
+	}
+	anchor := make([]float32, o.d)
+	names := []string{"ball", "genball", "single (transformed)"}
+	var figs []Figure
+	for _, t := range queryThreads() {
+		runtime.GOMAXPROCS(t)
+		for i, s := range ss {
+			times, err := repeat(o.reps, func() error {
+				_, _, err := retrieve.Search(context.Background(), s, anchor, c, 100)
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			figs = append(figs, figure("retrieve", names[i], t, times))
+		}
+	}
+	return figs, nil
+}
+
+// oodFigures times one per-input query (k = 1) against a pool per
+// geometry (as ood's BenchmarkPoolOne*).
+func oodFigures(o options) ([]Figure, error) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	pool := gaussRows(rng, o.pool, o.d)
+	ss, err := sets(rng, pool, o.d, 0.05)
+	if err != nil {
+		return nil, err
+	}
+	n2, err := geometry.NewNorm(o.d, ss[2].Geometry.(*geometry.Norm).M(), 2)
+	if err != nil {
+		return nil, err
+	}
+	geoms := []geometry.Geometry{ss[0].Geometry, ss[1].Geometry, n2, ss[2].Geometry}
+	names := []string{"ball", "genball", "single p=2", "single p=1.5"}
+	queries := gaussRows(rng, o.reps, o.d)
+	var figs []Figure
+	for _, t := range queryThreads() {
+		runtime.GOMAXPROCS(t)
+		for i, g := range geoms {
+			p, err := ood.NewPool(g, pool)
+			if err != nil {
+				return nil, err
+			}
+			dst := make([]float64, 1)
+			q := 0
+			times, err := repeat(o.reps, func() error {
+				_, err := p.Kth(dst, queries[q*o.d:(q+1)*o.d], 1)
+				q = (q + 1) % o.reps
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			figs = append(figs, figure("ood", names[i], t, times))
+		}
+	}
+	return figs, nil
+}
+
+// repeat runs f once to warm up, then reps times, and returns the seconds
+// of each.
+func repeat(reps int, f func() error) ([]float64, error) {
+	if err := f(); err != nil {
+		return nil, err
+	}
+	times := make([]float64, reps)
+	for r := range times {
+		start := time.Now()
+		if err := f(); err != nil {
+			return nil, err
+		}
+		times[r] = time.Since(start).Seconds()
+	}
+	return times, nil
+}

@@ -1,0 +1,57 @@
+package kernel
+
+// Spans are rows read where they lie: the rows of Spans[0], then those of
+// Spans[1], and so on, each span a whole number of rows. A training batch
+// is a few rows of many anchors of a split prepared once; the kernels read
+// them in place instead of copying them together first.
+type Spans [][]float32
+
+// Len is the number of values in s.
+func (s Spans) Len() int {
+	n := 0
+	for _, sp := range s {
+		n += len(sp)
+	}
+	return n
+}
+
+// Gather copies the values of s, in order, into dst (which must hold
+// s.Len() values) and returns it.
+func (s Spans) Gather(dst []float32) []float32 {
+	k := 0
+	for _, sp := range s {
+		k += copy(dst[k:], sp)
+	}
+	return dst[:k]
+}
+
+// cursor walks spans from the start, a block of rows at a time.
+type cursor struct {
+	s      Spans
+	i, off int // the next value: s[i][off]
+}
+
+// take returns the next n rows of d values: a slice of the span they lie
+// in, or, when they straddle two or more, a copy in buf (which must hold
+// n·d values).
+func (c *cursor) take(n, d int, buf []float32) []float32 {
+	w := n * d
+	for c.i < len(c.s) && c.off == len(c.s[c.i]) {
+		c.i, c.off = c.i+1, 0
+	}
+	if sp := c.s[c.i]; c.off+w <= len(sp) {
+		r := sp[c.off : c.off+w]
+		c.off += w
+		return r
+	}
+	out := buf[:w]
+	for k := 0; k < w; {
+		sp := c.s[c.i]
+		m := copy(out[k:], sp[c.off:])
+		k += m
+		if c.off += m; c.off == len(sp) {
+			c.i, c.off = c.i+1, 0
+		}
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package parallel
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestForCoversEachChunkOnce: every chunk once, with the boundaries that
+// depend only on n and chunk, for any number of workers (more than
+// GOMAXPROCS included).
+func TestForCoversEachChunkOnce(t *testing.T) {
+	for _, tc := range []struct{ n, chunk, workers int }{
+		{0, 4, 3}, {1, 4, 3}, {10, 3, 1}, {10, 3, 2}, {10, 3, 0}, {1000, 7, 8}, {64, 64, 4}, {65, 64, 4}, {5000, 1, 16},
+	} {
+		seen := make([]atomic.Int32, Chunks(tc.n, tc.chunk))
+		var bad atomic.Int32
+		For(tc.n, tc.chunk, tc.workers, func(c, lo, hi int) {
+			if lo != c*tc.chunk || hi != min(tc.n, (c+1)*tc.chunk) {
+				bad.Add(1)
+			}
+			seen[c].Add(1)
+		})
+		if bad.Load() != 0 {
+			t.Errorf("n=%d chunk=%d workers=%d: %d chunks with wrong bounds", tc.n, tc.chunk, tc.workers, bad.Load())
+		}
+		for c := range seen {
+			if v := seen[c].Load(); v != 1 {
+				t.Errorf("n=%d chunk=%d workers=%d: chunk %d ran %d times", tc.n, tc.chunk, tc.workers, c, v)
+			}
+		}
+	}
+}
+
+// TestForNested: For inside For's chunks, deeper than there are workers,
+// finishes and covers everything (a call that finds no idle worker runs
+// alone).
+func TestForNested(t *testing.T) {
+	var total atomic.Int64
+	For(16, 1, 0, func(_, _, _ int) {
+		For(16, 1, 0, func(_, _, _ int) {
+			For(8, 2, 3, func(_, lo, hi int) { total.Add(int64(hi - lo)) })
+		})
+	})
+	if got := total.Load(); got != 16*16*8 {
+		t.Errorf("nested For covered %d items, want %d", got, 16*16*8)
+	}
+}
+
+// TestForConcurrentCallers: For from many goroutines at once.
+func TestForConcurrentCallers(t *testing.T) {
+	var wg sync.WaitGroup
+	sums := make([]int64, 12)
+	for g := range sums {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			part := make([]int64, Chunks(1000, 9))
+			For(1000, 9, 0, func(c, lo, hi int) {
+				for i := lo; i < hi; i++ {
+					part[c] += int64(i)
+				}
+			})
+			for _, v := range part {
+				sums[g] += v
+			}
+		}()
+	}
+	wg.Wait()
+	for g, s := range sums {
+		if s != 999*1000/2 {
+			t.Errorf("caller %d: sum %d, want %d", g, s, 999*1000/2)
+		}
+	}
+}
+
+// TestForUsesPool: calls start no goroutines beyond the pool's workers.
+func TestForUsesPool(t *testing.T) {
+	w := max(2, runtime.GOMAXPROCS(0))
+	For(100, 1, w, func(_, _, _ int) {}) // the pool's workers exist from here on
+	before := runtime.NumGoroutine()
+	for range 100 {
+		For(100, 1, w, func(_, _, _ int) {})
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("%d goroutines after 100 calls, %d before", after, before)
+	}
+	if Started() < w-1 {
+		t.Errorf("%d pool workers for %d goroutines", Started(), w)
+	}
+}
+
+// TestForWorkersLimit: a call never runs its chunks on more goroutines
+// than it asks for, also when pool workers are spinning from an earlier
+// call with more.
+func TestForWorkersLimit(t *testing.T) {
+	old := runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(old)
+	busy := func(running, most *atomic.Int32) func(c, lo, hi int) {
+		return func(_, _, _ int) {
+			n := running.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(200 * time.Microsecond)
+			running.Add(-1)
+		}
+	}
+	for _, w := range []int{4, 2, 3, 2} {
+		var running, most atomic.Int32
+		For(64, 1, w, busy(&running, &most))
+		if most.Load() > int32(w) {
+			t.Errorf("workers %d: %d goroutines ran chunks at once", w, most.Load())
+		}
+	}
+}
+
+func TestTasks(t *testing.T) {
+	got := make([]int, 37)
+	Tasks(len(got), 0, func(i int) { got[i] = i * i })
+	for i, v := range got {
+		if v != i*i {
+			t.Fatalf("task %d wrote %d", i, v)
+		}
+	}
+}
+
+// BenchmarkForEmpty is the cost of one call of For with nothing to do in
+// its chunks (what a loop of small calls pays per call).
+func BenchmarkForEmpty(b *testing.B) {
+	var sink atomic.Int64
+	for b.Loop() {
+		For(64, 1, 0, func(c, _, _ int) { sink.Add(int64(c)) })
+	}
+}
+
+// benchWork is a training step's shape: three calls of For in a row, 50
+// chunks each of about 25 µs of arithmetic, with a little serial work
+// between them. -cpu 1,2 shows what a second core adds.
+func benchWork(b *testing.B) {
+	var sink atomic.Uint64
+	work := func(c, lo, hi int) {
+		x := uint64(c + 1)
+		for i := lo; i < hi; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		sink.Add(x)
+	}
+	for b.Loop() {
+		for range 3 {
+			For(50*20000, 20000, 0, work)
+			x := uint64(1)
+			for range 20000 { // serial work between the calls
+				x = x*6364136223846793005 + 1
+			}
+			sink.Add(x)
+		}
+	}
+}
+
+func BenchmarkForWork(b *testing.B) { benchWork(b) }
