@@ -60,10 +60,8 @@ func run(trainPath, idPath, oodPath, clPath string, ciderEpochs int, quiet bool)
 		}
 	})
 	enc := json.NewEncoder(os.Stdout)
-	for _, det := range ood.Baselines(cl) {
+	for _, det := range ood.Baselines(ood.BaselineOptions{Classifier: cl, Epochs: ciderEpochs}) {
 		switch d := det.(type) {
-		case *ood.CIDER:
-			d.Epochs = ciderEpochs
 		case *ood.KNN:
 			d.Progress = steps
 		case *ood.DKNN:

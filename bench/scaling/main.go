@@ -231,7 +231,7 @@ func epochs(kind geometry.Kind, fit, val *bundle.Bundle, threads, steady int) ([
 	cfg := train.Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: steady + 1,
 		Patience: steady + 2, Workers: threads}
 	var marks []time.Time
-	_, err := train.Fit(train.Spec{Kind: kind, Config: cfg}, fit, val, train.ObserverFunc(func(p train.Progress) {
+	_, err := train.Fit(context.Background(), train.Spec{Kind: kind, Config: cfg}, fit, val, train.ObserverFunc(func(p train.Progress) {
 		marks = append(marks, time.Now())
 	}))
 	if err != nil {
@@ -256,7 +256,7 @@ func interleaved(kind geometry.Kind, fit, val *bundle.Bundle, threads []int, ste
 	out := map[int][]float64{}
 	last, epoch := time.Now(), 0
 	runtime.GOMAXPROCS(threads[0])
-	_, err := train.Fit(train.Spec{Kind: kind, Config: cfg}, fit, val, train.ObserverFunc(func(p train.Progress) {
+	_, err := train.Fit(context.Background(), train.Spec{Kind: kind, Config: cfg}, fit, val, train.ObserverFunc(func(p train.Progress) {
 		now := time.Now()
 		if epoch >= 2 { // epoch 0 is the preparation, epoch 1 the first
 			t := threads[(epoch-1)%len(threads)]

@@ -424,7 +424,7 @@ func pnormRow(s isa) {
 	RET()
 }
 
-// transposeBlock writes the vectors of a block of w rows of d float32 (x,
+// transposeLoop writes the vectors of a block of w rows of d float32 (x,
 // w·d values, row-major) transposed into xt: vector l holds coordinate l of
 // each row (a gather per coordinate).
 func transposeLoop(s isa, x, d, xt Register) {
@@ -463,6 +463,7 @@ func transposeLoop(s isa, x, d, xt Register) {
 	JNZ(LabelRef("gather"))
 }
 
+// transposeBlock is the kernel around transposeLoop.
 func transposeBlock(s isa) {
 	text(s, "transposeBlock", "func(xt, x []float32, d int)",
 		fmt.Sprintf("writes the %d rows of d values in x transposed into xt: vector l", s.w),
