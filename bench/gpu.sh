@@ -5,7 +5,8 @@
 #   bench/gpu.sh BIN OUT
 #
 # BIN holds ccs, scaling and epoch (go build ./cmd/ccs ./bench/scaling
-# ./bench/epoch), OUT receives each step's output. In order of importance, each
+# ./bench/epoch); OUT receives log.txt (every step's output, in order) and
+# bench/scaling's JSON. In order of importance, each
 # step under its own time limit so that one slow step cannot lose the others:
 # the GPU's epochs (PyTorch eager and torch.compile) and ccs's on the same data,
 # the thread sweep of bench/scaling, the GPU's retrieval scan, the 20-seed
@@ -15,18 +16,16 @@ bin=$1 out=$2
 mkdir -p "$out"
 data=$(mktemp -d)/data.npz
 here=$(dirname "$0")
-log() { echo "== $*" | tee -a "$out/steps.txt"; }
-step() { # step NAME SECONDS COMMAND...: the output into OUT/NAME.txt
+step() { # step NAME SECONDS COMMAND...: the output into OUT/log.txt
   local name=$1 limit=$2; shift 2
-  log "$name (limit ${limit}s): $*"
+  echo "== $name (limit ${limit}s): $*"
   local t0=$(date +%s%N)
-  timeout "$limit" "$@" >"$out/$name.txt" 2>&1
-  local rc=$?
-  log "$name: rc=$rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-  tail -n 20 "$out/$name.txt"
+  timeout "$limit" "$@" 2>&1
+  echo "== $name: rc=$?, $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 }
-{ nproc; lscpu | grep -E 'Model name|^CPU\(s\)|Flags' | cut -c1-400; nvidia-smi -L; python3 -c 'import torch; print(torch.__version__)'; } >"$out/machine.txt" 2>&1
-cat "$out/machine.txt"
+exec > >(tee "$out/log.txt") 2>&1
+nproc; lscpu | grep -E 'Model name|^CPU\(s\)|Flags' | cut -c1-400; nvidia-smi -L
+python3 -c 'import torch; print(torch.__version__)'
 step gen 60 "$bin/epoch" -gen "$data"
 for g in genball single; do
   step "torch-cuda-$g" 90 python3 "$here/torch_epoch.py" "$data" "$g" --device cuda --epochs 5

@@ -5,7 +5,6 @@ import (
 	"math"
 	"sync/atomic"
 
-	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/mathext"
 
 	"github.com/ccsets/ccs/internal/kernel"
@@ -22,11 +21,11 @@ type Norm struct {
 	d int
 	m []float64 // d×d row-major
 	p float64
-	// det holds log|det M| once computed for the current M: SetParams
-	// clears it and LogVolume computes it, so that training, which sets M
-	// at every step, factorises M where its volume term runs (beside the
-	// negatives' kernels) rather than in the serial step.
-	det atomic.Pointer[float64]
+	// vol holds M's factorisation, log|det M| and M⁻ᵀ once computed for
+	// the current M (normvolume.go): SetParams clears it; training computes
+	// it in tasks beside the kernels' chunks (VolumeStaged) rather than in
+	// the serial step.
+	vol atomic.Pointer[normVolume]
 	// mt is M for the float32 training kernels (kernel.NewNormMatrix),
 	// kept in step with m.
 	mt kernel.NormMatrix
@@ -70,19 +69,6 @@ func IdentityNorm(d int, p float64) *Norm {
 		panic("ccs/geometry: " + err.Error())
 	}
 	return n
-}
-
-// logAbsDet returns log|det M|, factorising M the first time after a
-// change (concurrent first calls compute the same value).
-func (n *Norm) logAbsDet() float64 {
-	if v := n.det.Load(); v != nil {
-		return *v
-	}
-	var lu mat.LU
-	lu.Factorize(mat.NewDense(n.d, n.d, append([]float64(nil), n.m...)))
-	v, _ := lu.LogDet()
-	n.det.Store(&v)
-	return v
 }
 
 // Kind returns KindNorm.
@@ -134,7 +120,7 @@ func (n *Norm) SetParams(theta []float64) {
 	}
 	copy(n.m, theta)
 	n.p = theta[len(n.m)]
-	n.det.Store(nil)
+	n.vol.Store(nil)
 	n.mt = kernel.NewNormMatrix(n.m, n.d, n.mt)
 }
 
@@ -311,18 +297,18 @@ func (n *Norm) LogVolumeGrad(dtheta []float64, t, w float64) float64 {
 	if len(dtheta) != n.NumParams() {
 		panic(errLength)
 	}
-	var inv mat.Dense
-	if err := inv.Inverse(mat.NewDense(d, d, append([]float64(nil), n.m...))); err != nil {
+	if v := n.volume(); v.singular {
 		// A singular M has an infinite volume and no gradient: say so with
 		// NaN, which the trainer reports, rather than a made-up number.
 		for k := range d * d {
 			dtheta[k] = math.NaN()
 		}
 	} else {
-		for k := range d {
-			for l := range d {
-				dtheta[k*d+l] -= w * inv.At(l, k)
-			}
+		for b := range v.blocks {
+			v.solve(b)
+		}
+		for k, x := range v.invT {
+			dtheta[k] -= w * x
 		}
 	}
 	fd, p := float64(d), n.p

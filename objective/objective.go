@@ -295,9 +295,8 @@ type Value struct {
 // sigmoid and its weight −a·σ'_j/n, applied by the kernel at once (a block
 // of rows at a time: kernel.Sigmoids runs on vectors where the build has
 // them). The sums are taken per chunk, then over the chunks in order.
-// extra, when not nil, runs as one more task beside the chunks (the first
-// handed out).
-func (e *Evaluator) negTerm(k kernels, neg side, t float64, grad, negW []float64, extra func()) (s, ds float64) {
+// extra run as more tasks beside the chunks (the first handed out).
+func (e *Evaluator) negTerm(k kernels, neg side, t float64, grad, negW []float64, extra []func()) (s, ds float64) {
 	n := neg.n
 	a, _ := e.cfg.Weights()
 	ch := chunkRows(neg.d)
@@ -305,13 +304,10 @@ func (e *Evaluator) negTerm(k kernels, neg side, t float64, grad, negW []float64
 	sums := make([][2]float64, nc)
 	e.partial = growRows(e.partial, nc)
 	e.spans = growRows(e.spans, nc)
-	first := 0
-	if extra != nil {
-		first = 1
-	}
+	first := len(extra)
 	parallel.Tasks(nc+first, e.cfg.Workers, func(task int) {
 		if task < first {
-			extra()
+			extra[task]()
 			return
 		}
 		c := task - first
@@ -488,7 +484,24 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 	e.spans = growRows(e.spans, nc)
 	e.nChunks = nc
 	e.chunkRows = growRows(e.chunkRows, nc)
-	parallel.For(nPos, ch, e.cfg.Workers, func(c, lo, hi int) {
+	// A staged volume term (geometry.VolumeStaged: the single-norm's
+	// factorisation of M, then the solves for M⁻ᵀ) runs beside the
+	// positives' chunks and then the negatives', not in the serial part.
+	staged, _ := g.(geometry.VolumeStaged)
+	if bv == 0 {
+		staged = nil
+	}
+	var pre []func()
+	if staged != nil {
+		pre = []func(){staged.PrepareVolume}
+	}
+	parallel.Tasks(len(pre)+nc, e.cfg.Workers, func(task int) {
+		if task < len(pre) {
+			pre[task]()
+			return
+		}
+		c := task - len(pre)
+		lo, hi := c*ch, min(nPos, (c+1)*ch)
 		sp := pos.spans(e.spans[c][:0], lo, hi)
 		e.spans[c] = sp
 		k.scores(e.pos[lo:hi], sp)
@@ -512,12 +525,25 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 			dLogVolDt = g.LogVolumeGrad(e.vol, t, bv)
 		}
 	}
+	// Beside the negatives' chunks: the volume term itself, or a staged
+	// one's gradient tasks (the volume term then follows, its costly part
+	// done).
+	extra := []func(){volume}
+	if staged != nil {
+		extra = nil
+		if volGrad {
+			extra = staged.VolumeGradTasks()
+		}
+	}
 	if a != 0 {
 		e.neg = grow(e.neg, nNeg)
-		s, ds := e.negTerm(k, neg, t, grad, out.Neg, volume)
+		s, ds := e.negTerm(k, neg, t, grad, out.Neg, extra)
 		v.NegTerm = s / float64(nNeg)
 		cT += a * ds / float64(nNeg)
-	} else {
+	} else if staged != nil {
+		parallel.Tasks(len(extra), e.cfg.Workers, func(i int) { extra[i]() })
+	}
+	if a == 0 || staged != nil {
 		volume()
 	}
 	v.Loss = bv * v.LogVol

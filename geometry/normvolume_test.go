@@ -1,0 +1,106 @@
+package geometry
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TestNormVolumeStaged checks the single-norm's volume gradient: −w·M⁻ᵀ
+// against gonum's mat.Inverse, the same bits whether its tasks ran first
+// (concurrently, in any order) or LogVolumeGrad did the work, and a fresh
+// factorisation after SetParams.
+func TestNormVolumeStaged(t *testing.T) {
+	for _, d := range []int{1, 3, 16, 37, 128} {
+		rng := rand.New(rand.NewPCG(uint64(d), 7))
+		serial := randNorm(rng, d, 1.5)
+		staged, err := NewNorm(d, serial.M(), serial.P())
+		if err != nil {
+			t.Fatal(err)
+		}
+		staged.PrepareVolume()
+		tasks := staged.VolumeGradTasks()
+		if want := (d + invBlock - 1) / invBlock; len(tasks) != want {
+			t.Fatalf("d=%d: %d tasks, want %d", d, len(tasks), want)
+		}
+		var wg sync.WaitGroup
+		for i := len(tasks) - 1; i >= 0; i-- {
+			wg.Go(tasks[i])
+		}
+		wg.Wait()
+		const w = 0.25
+		g1 := make([]float64, serial.NumParams())
+		g2 := make([]float64, staged.NumParams())
+		r1 := serial.LogVolumeGrad(g1, 2, w)
+		r2 := staged.LogVolumeGrad(g2, 2, w)
+		for i := range g1 {
+			if math.Float64bits(g1[i]) != math.Float64bits(g2[i]) {
+				t.Fatalf("d=%d: gradient[%d] %v serially, %v staged", d, i, g1[i], g2[i])
+			}
+		}
+		if r1 != r2 || serial.LogVolume(2) != staged.LogVolume(2) {
+			t.Fatalf("d=%d: ∂logVol/∂t or logVol differ", d)
+		}
+		var inv mat.Dense
+		if err := inv.Inverse(mat.NewDense(d, d, serial.M())); err != nil {
+			t.Fatal(err)
+		}
+		for k := range d {
+			for l := range d {
+				want := -w * inv.At(l, k)
+				if got := g1[k*d+l]; math.Abs(got-want) > 1e-12*(1+math.Abs(want)) {
+					t.Fatalf("d=%d: ∂logVol/∂M[%d][%d] = %v, want −w·(M⁻¹)[%d][%d] = %v", d, k, l, got, l, k, want)
+				}
+			}
+		}
+		var lu mat.LU
+		lu.Factorize(mat.NewDense(d, d, serial.M()))
+		if ld, _ := lu.LogDet(); math.Abs(staged.logAbsDet()-ld) > 1e-12*(1+math.Abs(ld)) {
+			t.Fatalf("d=%d: log|det M| = %v, gonum's %v", d, staged.logAbsDet(), ld)
+		}
+
+		// A new M: the factorisation and the inverse follow it.
+		other := randNorm(rng, d, 1.5)
+		staged.SetParams(other.Params(nil))
+		g3 := make([]float64, d*d+1)
+		g4 := make([]float64, d*d+1)
+		staged.LogVolumeGrad(g3, 2, w)
+		other.LogVolumeGrad(g4, 2, w)
+		for i := range g3 {
+			if g3[i] != g4[i] {
+				t.Fatalf("d=%d: after SetParams, gradient[%d] = %v, a fresh norm's %v", d, i, g3[i], g4[i])
+			}
+		}
+	}
+}
+
+// TestNormVolumeSingular: a singular or numerically singular M has an
+// infinite (or meaningless) volume; its gradient is NaN, which training
+// reports, and it has no tasks to run.
+func TestNormVolumeSingular(t *testing.T) {
+	const d = 4
+	for _, tc := range []struct {
+		name string
+		m    []float64
+	}{
+		{"zero row", []float64{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}},
+		{"repeated row", []float64{1, 2, 3, 4, 1, 2, 3, 4, 0, 0, 1, 0, 0, 0, 0, 1}},
+		{"condition 1e18", []float64{1, 0, 0, 0, 0, 1e-18, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}},
+	} {
+		n := IdentityNorm(d, 2)
+		n.SetParams(append(append([]float64(nil), tc.m...), 2))
+		if k := len(n.VolumeGradTasks()); k != 0 {
+			t.Errorf("%s: %d tasks, want none", tc.name, k)
+		}
+		g := make([]float64, d*d+1)
+		n.LogVolumeGrad(g, 1, 1)
+		for i := range d * d {
+			if !math.IsNaN(g[i]) {
+				t.Fatalf("%s: gradient[%d] = %v, want NaN", tc.name, i, g[i])
+			}
+		}
+	}
+}
