@@ -60,7 +60,7 @@ for geometry in ["ball", "genball", "single"]:
     for i in range(args.reps + 3):
         sync()
         t0 = time.perf_counter()
-        a = anchor.to(dev, non_blocking=False)
+        a = anchor.to(dev)
         idx = torch.nonzero(scores(geometry, a) <= t).squeeze(1).cpu()
         sync()
         if i >= 3:

@@ -297,7 +297,7 @@ func (n *Norm) LogVolumeGrad(dtheta []float64, t, w float64) float64 {
 	if len(dtheta) != n.NumParams() {
 		panic(errLength)
 	}
-	if v := n.volume(); v.singular {
+	if v := n.volume(); v.invT == nil {
 		// A singular M has an infinite volume and no gradient: say so with
 		// NaN, which the trainer reports, rather than a made-up number.
 		for k := range d * d {

@@ -6,7 +6,6 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
@@ -38,13 +37,12 @@ const invBlock = 32
 // normVolume is what the single-norm's volume term needs, computed once per
 // M: M's LU factors, log|det M|, and M⁻ᵀ a block of columns at a time.
 type normVolume struct {
-	d        int
-	logDet   float64
-	lu       []float64 // LU factors of M (LAPACK's layout), row-major
-	ipiv     []int
-	singular bool // singular, or too ill-conditioned to invert
-	invT     []float64
-	blocks   []sync.Once
+	d      int
+	logDet float64
+	lu     []float64 // LU factors of M (LAPACK's layout), row-major
+	ipiv   []int
+	invT   []float64 // nil: M is singular, or too ill-conditioned to invert
+	blocks []sync.Once
 }
 
 // volume returns M's factorisation, computing it the first time after a
@@ -56,7 +54,7 @@ func (n *Norm) volume() *normVolume {
 	d := n.d
 	v := &normVolume{d: d, lu: append([]float64(nil), n.m...), ipiv: make([]int, d)}
 	a := blas64.General{Rows: d, Cols: d, Stride: d, Data: v.lu}
-	anorm := lapack64.Lange(lapack.MaxColumnSum, a, make([]float64, d))
+	anorm := lapack64.Lange(mat.CondNorm, a, make([]float64, d))
 	ok := lapack64.Getrf(a, v.ipiv)
 	for i := range d {
 		v.logDet += math.Log(math.Abs(v.lu[i*d+i]))
@@ -64,10 +62,9 @@ func (n *Norm) volume() *normVolume {
 	if ok {
 		// As gonum's mat.Inverse: a matrix whose condition number exceeds
 		// mat.ConditionTolerance has no trustworthy inverse.
-		rcond := lapack64.Gecon(lapack.MaxColumnSum, a, anorm, make([]float64, 4*d), make([]int, d))
+		rcond := lapack64.Gecon(mat.CondNorm, a, anorm, make([]float64, 4*d), make([]int, d))
 		ok = rcond*mat.ConditionTolerance >= 1
 	}
-	v.singular = !ok
 	if ok {
 		v.invT = make([]float64, d*d)
 		v.blocks = make([]sync.Once, (d+invBlock-1)/invBlock)

@@ -513,8 +513,7 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 	v := Value{T: t, NegTerm: math.NaN()}
 
 	// The volume term: log Vol(N_t) and, when a gradient is wanted, its
-	// gradient into e.vol, beside the negatives' chunks (the single-norm's
-	// needs M's inverse: a serial step otherwise).
+	// gradient into e.vol.
 	var cT, dLogVolDt float64 // ∂Loss/∂t, ∂logVol/∂t
 	volGrad := bv != 0 && (grad != nil || out.Pos != nil)
 	volume := func() {
@@ -525,9 +524,9 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 			dLogVolDt = g.LogVolumeGrad(e.vol, t, bv)
 		}
 	}
-	// Beside the negatives' chunks: the volume term itself, or a staged
-	// one's gradient tasks (the volume term then follows, its costly part
-	// done).
+	// Beside the negatives' chunks (alone without a Neg term): the volume
+	// term, or a staged one's gradient tasks, the volume term following
+	// with its costly part done.
 	extra := []func(){volume}
 	if staged != nil {
 		extra = nil
@@ -540,10 +539,10 @@ func (e *Evaluator) Eval(g geometry.Learnable, b Batch, out Grads) (Value, error
 		s, ds := e.negTerm(k, neg, t, grad, out.Neg, extra)
 		v.NegTerm = s / float64(nNeg)
 		cT += a * ds / float64(nNeg)
-	} else if staged != nil {
+	} else {
 		parallel.Tasks(len(extra), e.cfg.Workers, func(i int) { extra[i]() })
 	}
-	if a == 0 || staged != nil {
+	if staged != nil {
 		volume()
 	}
 	v.Loss = bv * v.LogVol
