@@ -17,14 +17,15 @@ type Embeddings struct {
 
 // EmbeddingsOf checks a decoded array as embeddings: floating point (any
 // dtype Array decodes), shape (n, d) — or (n, v, d) views when views is
-// true — with n, d ≥ 1, every value finite. Errors name source.
+// true, and only then — with n, d ≥ 1, every value finite. Errors name
+// source.
 func EmbeddingsOf(a Array, source string, views bool) (Embeddings, error) {
 	e := Embeddings{Source: source}
 	if a.F32 == nil {
 		return e, fmt.Errorf("%s: dtype %s, want floating point (float16, float32 or float64) embeddings", source, a.Kind())
 	}
 	switch {
-	case len(a.Shape) == 2:
+	case len(a.Shape) == 2 && !views:
 		e.N, e.D = a.Shape[0], a.Shape[1]
 	case len(a.Shape) == 3 && views:
 		e.N, e.Views, e.D = a.Shape[0], a.Shape[1], a.Shape[2]

@@ -234,6 +234,9 @@ func TestBundleBadInput(t *testing.T) {
 		{"float labels", []string{"-labels", p("flabels.npy")}, false, "flabels.npy: dtype float64, want integer labels"},
 		{"no positives", []string{"-labels", ""}, true, "give -labels FILE, -groups FILE, or -queries FILE with -pairs FILE"},
 		{"missing file", []string{"-labels", p("none.npy")}, false, "none.npy: no such file"},
+		{"missing file with an array name", []string{"-labels", p("none.npz") + ":y"}, false, "none.npz: no such file"},
+		{"views of two dimensions", []string{"-embeddings", "", "-labels", "", "-views", p("emb.npy")}, false, "shape (400, 3), want (n, v, d) views"},
+		{"OOD classes without labels", []string{"-labels", "", "-groups", p("labels.npy"), "-ood-classes", "1"}, true, "the classes are labels: give -labels FILE too"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := p("out-" + strings.ReplaceAll(c.name, " ", "-"))

@@ -40,7 +40,7 @@ func bundleCommand() *command {
 			fs.StringVar(&o.Groups, "groups", "", "group ids `FILE`, one per row (as -labels): the rows of one group are views of one item; its first row is the anchor, its other rows the positives")
 			fs.StringVar(&o.Views, "views", "", "views `FILE`: an (n, v, d) array, v views of each of n items (view 0 the anchor, the others its positives)")
 			fs.StringVar(&o.Queries, "queries", "", "query embeddings `FILE` (as -embeddings): the anchors of relevance pairs; -embeddings are the rows they retrieve")
-			fs.StringVar(&o.Pairs, "pairs", "", "relevance pairs `FILE`: (query row, relevant row), an (m, 2) integer .npy/.npz or a two-column .tsv/.csv (a header and a third column of scores, BEIR's qrels, allowed)")
+			fs.StringVar(&o.Pairs, "pairs", "", "relevance pairs `FILE`: (query row, relevant row), an (m, 2) integer .npy/.npz or a two-column .tsv/.csv (a header and a third column of scores allowed, as in BEIR's qrels once its ids are row numbers)")
 			fs.StringVar(&o.Out, "out", "", "output `directory` (created if missing)")
 			fs.IntVar(&o.K, "k", 20, "positives per anchor, drawn without replacement from its class (group, relevant rows) within its split, never itself")
 			fs.IntVar(&o.KNeg, "kneg", 0, "negatives per anchor, from other classes (groups; rows relevant to none of its) within its split (0: as many as -k)")
@@ -140,6 +140,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	}
 	if !(o.OODCalShare >= 0 && o.OODCalShare < 1) {
 		return usagef("bundle: -ood-cal-share %v: want 0 ≤ share < 1", o.OODCalShare)
+	}
+	if o.OODClasses != "" && o.Labels == "" {
+		return usagef("bundle: -ood-classes %s: the classes are labels: give -labels FILE too", o.OODClasses)
 	}
 	if o.OODClasses != "" {
 		for _, s := range strings.Split(o.OODClasses, ",") {

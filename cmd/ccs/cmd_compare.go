@@ -66,7 +66,8 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		return fmt.Errorf("compare: -data %s is a file, want the directory ccs bundle -out wrote", o.Data)
 	}
 	data := experiment.CompareData{Name: o.Data}
-	var inputs []string
+	var inputs []string // read so far; the first's dimension is the others'
+	var first *bundle.Bundle
 	for _, f := range []struct {
 		name     string
 		dst      **bundle.Bundle
@@ -89,8 +90,11 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		if err != nil {
 			return err
 		}
-		if data.Test != nil && b.D != data.Test.D || data.Cal != nil && b.D != data.Cal.D {
-			return fmt.Errorf("%s: embeddings of dimension %d, the other bundles' is %d", path, b.D, data.Cal.D)
+		if len(inputs) > 0 && b.D != first.D {
+			return fmt.Errorf("%s: embeddings of dimension %d, %s's is %d", path, b.D, inputs[0], first.D)
+		}
+		if len(inputs) == 0 {
+			first = b
 		}
 		*f.dst = b
 		inputs = append(inputs, path)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/sim"
 )
 
 // TestCompareCommand: ccs compare on ccs bundle's directory agrees with
@@ -148,6 +150,7 @@ func TestCompareCommand(t *testing.T) {
 		{"no directory", []string{"compare", "-data", p("none")}, false, "none: no such directory (ccs bundle -out "},
 		{"a file", []string{"compare", "-data", p("emb.npy")}, false, "emb.npy is a file, want the directory ccs bundle -out wrote"},
 		{"embeddings for bundles", []string{"compare", "-data", p("emb-dir")}, false, `emb-dir/fit.npz: array "anchors" is missing (have [x]): a bundle holds anchors with their positives; ccs bundle makes bundles`},
+		{"fit of another dimension", []string{"compare", "-data", p("dim-dir")}, false, "val.npz: embeddings of dimension 5, " + p("dim-dir/fit.npz") + "'s is 4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name == "embeddings for bundles" {
@@ -156,6 +159,21 @@ func TestCompareCommand(t *testing.T) {
 					if err := bundle.WriteNPZ(p("emb-dir/"+f+".npz"), map[string]bundle.Array{"x": bundle.Float32(make([]float32, 6), 2, 3)}); err != nil {
 						t.Fatal(err)
 					}
+				}
+			}
+			if c.name == "fit of another dimension" {
+				// The fit split from another embedding (d = 4), the others
+				// as made (d = 5).
+				os.MkdirAll(p("dim-dir"), 0o755)
+				for _, f := range []string{"val", "cal", "test"} {
+					data, err := os.ReadFile(p("b/" + f + ".npz"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					os.WriteFile(p("dim-dir/"+f+".npz"), data, 0o644)
+				}
+				if err := bundle.Write(p("dim-dir/fit.npz"), sim.Gauss(rand.New(rand.NewPCG(1, 2)), 40, 3, 4)); err != nil {
+					t.Fatal(err)
 				}
 			}
 			_, err := ccs(c.args...)

@@ -22,10 +22,13 @@ import (
 // for an array of an .npz or a column of a .parquet.
 
 // splitInput reads FILE or FILE:NAME (a name after the last colon, when
-// the part before it names a file that exists).
+// the part before it names a file that exists or has an extension of
+// files that hold several arrays or columns, so that a missing file is
+// said to be missing).
 func splitInput(arg string) (path, name string) {
 	if i := strings.LastIndex(arg, ":"); i > 0 {
-		if _, err := os.Stat(arg[:i]); err == nil {
+		ext := strings.ToLower(filepath.Ext(arg[:i]))
+		if _, err := os.Stat(arg[:i]); err == nil || ext == ".npz" || ext == ".parquet" {
 			return arg[:i], arg[i+1:]
 		}
 	}
@@ -96,10 +99,10 @@ type embeddingsFile struct {
 	conv string // the conversions made on reading, for the note on stderr
 }
 
-// readEmbeddings reads embeddings: an (n, d) array (or (n, v, d) views,
-// when views is allowed) of any floating-point dtype, or a Parquet column
-// of float32 lists. Every value must be finite (bundle.EmbeddingsOf).
-func readEmbeddings(arg string, allowViews bool) (*embeddingsFile, error) {
+// readEmbeddings reads embeddings: an (n, d) array (or, with views,
+// (n, v, d) views) of any floating-point dtype, or a Parquet column of
+// float32 lists. Every value must be finite (bundle.EmbeddingsOf).
+func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 	path, name := splitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
@@ -107,6 +110,9 @@ func readEmbeddings(arg string, allowViews bool) (*embeddingsFile, error) {
 	}
 	switch kind {
 	case ".parquet":
+		if views {
+			return nil, fmt.Errorf("%s: views come as an (n, v, d) array in an .npy or .npz", path)
+		}
 		c, err := retrieve.ReadParquetColumn(path, name)
 		if err != nil {
 			return nil, err
@@ -124,7 +130,7 @@ func readEmbeddings(arg string, allowViews bool) (*embeddingsFile, error) {
 	if kind == ".npz" {
 		source = path + ": array " + strconv.Quote(got)
 	}
-	e, err := bundle.EmbeddingsOf(a, source, allowViews)
+	e, err := bundle.EmbeddingsOf(a, source, views)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +240,8 @@ func cmpOr(a, b string) string {
 // integer array (.npy, an .npz's array), or a text file of two integer
 // columns separated by tabs, commas or spaces (a header line, and a third
 // column of relevance scores — pairs scored 0 are left out — as BEIR's
-// qrels files have them, are allowed).
+// qrels files have them, are allowed; the ids are 0-based row numbers,
+// where BEIR's are strings).
 func readPairs(arg string) ([][2]int, error) {
 	path, name := splitInput(arg)
 	kind, err := inputKind(path)
