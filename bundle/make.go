@@ -346,7 +346,7 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig) 
 	if n == 0 {
 		return sp, fmt.Errorf("bundle: the %s split is empty: too few items for its share %v", name, cfg.Split[s])
 	}
-	byClass := labelMembers(sp.Labels, seq(n))
+	byClass := labelMembers(sp.Labels, seqFrom(0, n))
 	for _, c := range slices.Sorted(maps.Keys(byClass)) {
 		m := len(byClass[c])
 		switch {
@@ -413,14 +413,6 @@ func listOthers(n, avail, k int, ok func(int) bool) []int {
 		}
 	}
 	return list
-}
-
-func seq(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
 }
 
 // addHeldOut adds the OOD calibration and OOD splits (anchors alone).
@@ -567,7 +559,7 @@ func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
 				}
 				list := lists[class(a)]
 				if sp.Labels == nil && n-1 < 2*cfg.KNeg {
-					list = slices.DeleteFunc(seq(n), func(i int) bool { return i == a })
+					list = slices.DeleteFunc(seqFrom(0, n), func(i int) bool { return i == a })
 				}
 				others(sp.NegativeIndex[a*cfg.KNeg:(a+1)*cfg.KNeg], n, ok, list, rng)
 			}

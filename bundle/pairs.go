@@ -2,7 +2,9 @@ package bundle
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // SplitIndices shuffles 0..n−1 with rng and cuts the permutation into
@@ -26,6 +28,25 @@ func SplitIndices(n int, rng *rand.Rand, sizes ...int) ([][]int, error) {
 		off += s
 	}
 	return parts, nil
+}
+
+// HoldOut splits b's anchors into the rest and a seeded held-out share of
+// round(share·N) of them, each side in b's order: the anchors that select
+// the checkpoint when a training has no validation bundle (ccs fit
+// without -val, the Python package's fit without val). It returns nil
+// bundles, and no error, when the share leaves either side empty.
+func HoldOut(b *Bundle, share float64, seed uint64) (rest, held *Bundle, err error) {
+	nv := int(math.Round(share * float64(b.N)))
+	if nv < 1 || nv >= b.N {
+		return nil, nil, nil
+	}
+	parts, err := SplitIndices(b.N, rand.New(rand.NewPCG(seed, 0x76616c)), b.N-nv, nv) // "val"
+	if err != nil {
+		return nil, nil, err
+	}
+	slices.Sort(parts[0])
+	slices.Sort(parts[1])
+	return b.Subset(parts[0]), b.Subset(parts[1]), nil
 }
 
 // FromLabels builds the bundle of the labelled points idx (rows of d in

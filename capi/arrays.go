@@ -142,9 +142,6 @@ func npyHeader(r rawArray) []byte {
 		order = "True"
 	}
 	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': %s, 'shape': %s, }", r.Dtype, order, bundle.FormatShape(r.Shape))
-	if len(r.Shape) == 0 {
-		dict = fmt.Sprintf("{'descr': '%s', 'fortran_order': %s, 'shape': (), }", r.Dtype, order)
-	}
 	const pre = 10
 	total := (pre + len(dict) + 1 + 63) / 64 * 64
 	h := make([]byte, 0, total)

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"slices"
 	"sync"
 	"time"
 
@@ -173,17 +170,14 @@ func startFit(fit, val *bundle.Bundle, o fitOptions) (*fitJob, error) {
 		}
 		// As ccs fit without -val: a seeded share of the training anchors
 		// selects the checkpoint.
-		nv := int(math.Round(valShare * float64(fit.N)))
-		if nv < 1 || nv >= fit.N {
-			return nil, fmt.Errorf("fit: val_share=%v of %d anchors leaves no validation or no training anchor: give val", valShare, fit.N)
-		}
-		parts, err := bundle.SplitIndices(fit.N, rand.New(rand.NewPCG(o.Seed, 0x76616c)), fit.N-nv, nv) // "val"
+		rest, held, err := bundle.HoldOut(fit, valShare, o.Seed)
 		if err != nil {
 			return nil, err
 		}
-		slices.Sort(parts[0])
-		slices.Sort(parts[1])
-		fit, val = fit.Subset(parts[0]), fit.Subset(parts[1])
+		if held == nil {
+			return nil, fmt.Errorf("fit: val_share=%v of %d anchors leaves no validation or no training anchor: give val", valShare, fit.N)
+		}
+		fit, val = rest, held
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	j := &fitJob{cancel: cancel, done: make(chan struct{})}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 
 	"github.com/ccsets/ccs/baseline"
@@ -143,7 +144,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 			return nil, err
 		}
 	case refArray:
-		source := cmpOr(o.ReferenceSource, "reference")
+		source := cmp.Or(o.ReferenceSource, "reference")
 		rows, n, d, err := matrix(*in.Reference, source)
 		if err != nil {
 			return nil, err
@@ -165,7 +166,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 			}
 			rows = f.Anchors
 		} else {
-			source = cmpOr(o.OODCalSource, "ood_cal")
+			source = cmp.Or(o.OODCalSource, "ood_cal")
 			var n, d int
 			if rows, n, d, err = matrix(*in.OODCal, source); err != nil {
 				return nil, err
@@ -214,7 +215,7 @@ func matrix(r rawArray, source string) (rows []float32, n, d int, err error) {
 
 // name is how the bundle is named in messages: its file, or what the
 // caller called it.
-func (o *bundleObj) name(what string) string { return cmpOr(o.path, what) }
+func (o *bundleObj) name(what string) string { return cmp.Or(o.path, what) }
 
 // checkDim refuses a bundle whose embeddings are not of the set's
 // dimension, as the CLI does.
@@ -285,11 +286,4 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

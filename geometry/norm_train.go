@@ -33,26 +33,17 @@ func (n *Norm) ScoresSpans(dst []float64, spans [][]float32) []float64 {
 	if kernel.NormTrain(n.d, n.m, n.mt, n.p, nil, dst, spans, nil, n.exact()) {
 		return dst
 	}
-	return n.Scores(dst, joined(spans))
+	return n.Scores(dst, kernel.Spans(spans).Joined())
 }
 
 // spanRows checks that spans hold whole rows and that dst has one slot per
 // row, allocating it when nil.
 func (n *Norm) spanRows(dst []float64, spans [][]float32) []float64 {
-	nv := spanLen(spans)
+	nv := kernel.Spans(spans).Len()
 	if nv%n.d != 0 {
 		panic(errRows)
 	}
 	return sameLen(dst, nv/n.d)
-}
-
-// joined is the rows of spans in one slice: the only span itself, or a
-// copy.
-func joined(spans [][]float32) []float32 {
-	if len(spans) == 1 {
-		return spans[0]
-	}
-	return kernel.Spans(spans).Gather(make([]float32, spanLen(spans)))
 }
 
 // ScoreGradsPrepared is ScoreGrads for training, with ScoresPrepared's
@@ -72,7 +63,7 @@ func (n *Norm) ScoreGradsSpans(dtheta, scores []float64, spans [][]float32, w We
 	if kernel.NormTrain(n.d, n.m, n.mt, n.p, dtheta, scores, spans, w, n.exact()) {
 		return scores
 	}
-	return n.ScoreGrads(dtheta, scores, joined(spans), w)
+	return n.ScoreGrads(dtheta, scores, kernel.Spans(spans).Joined(), w)
 }
 
 // exact is what the float32 training kernel hands the rows it cannot

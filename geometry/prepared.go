@@ -41,9 +41,6 @@ var (
 	_ Streamed = (*Norm)(nil)
 )
 
-// spanLen is the number of values in spans.
-func spanLen(spans [][]float32) int { return kernel.Spans(spans).Len() }
-
 // LogZero stands for log|0| in prepared logarithms: finite, and so far below
 // any argument in use that exp(p·(log m + LogZero)) is exactly 0 and its
 // products vanish (no 0·∞ = NaN).

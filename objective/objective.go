@@ -266,18 +266,11 @@ func kernelsOf(g geometry.Learnable, prepared bool) (kernels, error) {
 		scores, scoreGrads = gp.ScoresPrepared, gp.ScoreGradsPrepared
 	}
 	return kernels{
-		scores:     func(dst []float64, sp [][]float32) { scores(dst, joined(sp)) },
-		scoreGrads: func(dt, sc []float64, sp [][]float32, w geometry.Weights) { scoreGrads(dt, sc, joined(sp), w) },
+		scores: func(dst []float64, sp [][]float32) { scores(dst, kernel.Spans(sp).Joined()) },
+		scoreGrads: func(dt, sc []float64, sp [][]float32, w geometry.Weights) {
+			scoreGrads(dt, sc, kernel.Spans(sp).Joined(), w)
+		},
 	}, nil
-}
-
-// joined is the rows of spans in one slice: the only span itself, or a
-// copy.
-func joined(spans [][]float32) []float32 {
-	if len(spans) == 1 {
-		return spans[0]
-	}
-	return kernel.Spans(spans).Gather(make([]float32, kernel.Spans(spans).Len()))
 }
 
 // Value is the objective at one point.

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+
+	"github.com/ccsets/ccs/internal/parallel"
 )
 
 // TestKthBruteForce: the blocked index agrees with sorting all distances,
@@ -128,9 +130,7 @@ func TestKthProgress(t *testing.T) {
 		}
 		last, calls = done, calls+1
 	})
-	if last != 1000 || calls != parallelChunks(1000, queryBlock) {
+	if last != 1000 || calls != parallel.Chunks(1000, queryBlock) {
 		t.Errorf("progress ended at %d after %d calls", last, calls)
 	}
 }
-
-func parallelChunks(n, chunk int) int { return (n + chunk - 1) / chunk }

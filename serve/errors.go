@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/ccsets/ccs/internal/jsonfloat"
 )
 
 // apiError is an error answered as {"error": {"code", "message", "field"}}.
@@ -104,17 +105,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	return err
 }
 
-// number is a float64 that JSON-encodes ±Inf as the strings "+Inf"/"-Inf".
-type number float64
-
-func (n number) MarshalJSON() ([]byte, error) {
-	switch f := float64(n); {
-	case math.IsInf(f, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(f, -1):
-		return []byte(`"-Inf"`), nil
-	case math.IsNaN(f):
-		return []byte(`null`), nil
-	}
-	return json.Marshal(float64(n))
-}
+// number is a float64 that JSON-encodes ±Inf as the strings "+Inf"/"-Inf"
+// (and NaN as null), as every ccs JSON file does.
+type number = jsonfloat.Float

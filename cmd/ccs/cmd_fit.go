@@ -4,9 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"slices"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -83,17 +80,15 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 		// A seeded share of the training anchors selects the checkpoint
 		// (their positives and negatives may be rows of the others: the
 		// selection sees data the fit saw, which the calibration never does).
-		nv := int(math.Round(o.ValShare * float64(fit.N)))
-		if nv < 1 || nv >= fit.N {
-			return fmt.Errorf("%s: -val-share %v of %d anchors leaves no validation or no training anchor: give -val FILE", o.Train, o.ValShare, fit.N)
-		}
-		parts, err := bundle.SplitIndices(fit.N, rand.New(rand.NewPCG(o.Seed, 0x76616c)), fit.N-nv, nv) // "val"
+		rest, held, err := bundle.HoldOut(fit, o.ValShare, o.Seed)
 		if err != nil {
 			return err
 		}
-		slices.Sort(parts[0])
-		slices.Sort(parts[1])
-		fit, val = fit.Subset(parts[0]), fit.Subset(parts[1])
+		if held == nil {
+			return fmt.Errorf("%s: -val-share %v of %d anchors leaves no validation or no training anchor: give -val FILE", o.Train, o.ValShare, fit.N)
+		}
+		nv := held.N
+		fit, val = rest, held
 		valName = fmt.Sprintf("%d of its anchors", nv)
 		fmt.Fprintf(out.stderr, "fit: no -val: %d of the %d training anchors (%.0f%%, seed %d) select the checkpoint, the other %d train\n",
 			nv, fit.N+nv, 100*o.ValShare, o.Seed, fit.N)

@@ -39,16 +39,11 @@ func executableHash() string {
 	if err != nil {
 		return "unknown"
 	}
-	f, err := os.Open(exe)
+	sum, err := fileSHA256(exe)
 	if err != nil {
 		return "unknown"
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "unknown"
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return "sha256:" + sum
 }
 
 // cellKey is the key of a command's cells: its configuration (every flag

@@ -25,6 +25,15 @@ func (s Spans) Gather(dst []float32) []float32 {
 	return dst[:k]
 }
 
+// Joined is the values of s in one slice: its only span itself, or a
+// gathered copy.
+func (s Spans) Joined() []float32 {
+	if len(s) == 1 {
+		return s[0]
+	}
+	return s.Gather(make([]float32, s.Len()))
+}
+
 // cursor walks spans from the start, a block of rows at a time.
 type cursor struct {
 	s      Spans
