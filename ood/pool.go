@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ccsets/ccs/geometry"
@@ -41,6 +42,9 @@ type Pool struct {
 	// over a block of rows at a time: m and p of each term in float32
 	// (powers other than 2).
 	vm, vp []float32
+	// scans are the few-queries path's chunk scans, kept with their
+	// buffers between queries and calls.
+	scans sync.Pool
 }
 
 // NewPool prepares rows (n×d, row-major, finite) as a pool for g. It keeps
@@ -172,8 +176,11 @@ func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
 		var shared atomic.Uint64
 		shared.Store(math.Float64bits(math.Inf(1)))
 		parallel.For(p.n, chunk, 0, func(c, lo, hi int) {
-			s := &scan{p: p, y: y, given: true}
-			s.shared = &shared
+			s, _ := p.scans.Get().(*scan)
+			if s == nil {
+				s = &scan{p: p}
+			}
+			s.y, s.given, s.shared = y, true, &shared
 			s.start(x, k)
 			s.rows(lo, hi)
 			parts[c] = s
@@ -184,6 +191,10 @@ func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
 			all.special = append(all.special, s.special...)
 		}
 		dst[q] = all.finish(x, k)
+		for _, s := range parts {
+			s.y, s.shared = nil, nil
+			p.scans.Put(s)
+		}
 	}
 	return dst, nil
 }
