@@ -217,6 +217,7 @@ func TestBundleBadInput(t *testing.T) {
 	}
 	writeNPY64(t, p("flabels.npy"), flabels, n)
 	os.WriteFile(p("emb.json"), []byte("[1,2,3]\n"), 0o644)
+	bundle.WriteNPY(p("pairs.npy"), bundle.Int64([]int64{0, 9999}, 1, 2))
 	_ = x32
 	for _, c := range []struct {
 		name  string
@@ -236,6 +237,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"missing file", []string{"-labels", p("none.npy")}, false, "none.npy: no such file"},
 		{"missing file with an array name", []string{"-labels", p("none.npz") + ":y"}, false, "none.npz: no such file"},
 		{"views of two dimensions", []string{"-embeddings", "", "-labels", "", "-views", p("emb.npy")}, false, "shape (400, 3), want (n, v, d) views"},
+		{"a pair beyond the rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs.npy")}, false, p("pairs.npy") + ": bundle: pair 0 names row 9999, there are 400 rows"},
 		{"OOD classes without labels", []string{"-labels", "", "-groups", p("labels.npy"), "-ood-classes", "1"}, true, "the classes are labels: give -labels FILE too"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

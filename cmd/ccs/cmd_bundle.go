@@ -248,7 +248,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	}
 	plan, err := bundle.Make(items, cfg)
 	if err != nil {
-		return fmt.Errorf("%s: %w", emb.Source, err)
+		// Make's refusals are about which rows go together: the file that
+		// says so.
+		return fmt.Errorf("%s: %w", map[string]string{"views": o.Views, "pairs": o.Pairs, "groups": o.Groups, "labels": o.Labels}[mode], err)
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return err
