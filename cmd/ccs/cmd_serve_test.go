@@ -18,6 +18,9 @@ func TestServeLimitFlags(t *testing.T) {
 		{[]string{"-max-body", "1048576", "-body-memory", "9223372036854775807"}, "-body-memory"},         // so does this one
 		{[]string{"-max-body", "9223372036854775807"}, "-max-body"},                                       // 2 × max-body + 128 KiB
 		{[]string{"-max-body", "1048576", "-body-memory", "1048576"}, "at least 2 × -max-body + 128 KiB"}, // not an overflow, the same check
+		{[]string{"-monitor-limit", "-1"}, "-monitor-limit"},
+		{[]string{"-monitor-delta", "0"}, "-monitor-delta"},
+		{[]string{"-monitor-delta", "1"}, "-monitor-delta"},
 	} {
 		_, err := ccs(append([]string{"serve", "-set", "a=missing.json"}, c.args...)...)
 		if !isUsage(err) || !strings.Contains(err.Error(), c.want) {
