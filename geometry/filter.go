@@ -65,3 +65,52 @@ func (g *GenBall) Filter(anchor []float32, q float64) func(rows []float32, keep 
 		}
 	}
 }
+
+// A HalfScreener rules rows out from their half-precision copy
+// (kernel.HalfRows), at half the bytes of the rows and, for the
+// generalized ball, a fraction of the fast score's arithmetic. For an
+// anchor and a threshold q, ScreenHalf returns a function that writes one
+// mask per block of the copy (kernel.HalfBlock rows) whose clear bits are
+// rows whose score around the anchor certainly exceeds q — every rounding,
+// the half floats' included, accounted for — or nil where no useful bound
+// exists (an anchor far outside the copy's range, a bound that overflows).
+// The function writes the masks of h's blocks b0 … b0+len(masks)−1. The
+// rows it keeps go on to Filter and the exact score. Retrieval uses it.
+type HalfScreener interface {
+	ScreenHalf(anchor []float32, q float64, h *kernel.HalfRows) func(b0 int, masks []uint16)
+}
+
+// ScreenHalf implements HalfScreener: ‖h − Scale·a‖² against the bound of
+// kernel.HalfRows.SqHalfParams. The exact score sums float32 differences,
+// each within 2⁻²⁴ of the true one, so a row whose true distance exceeds
+// q·(1 + 2⁻²²) scores above q.
+func (b Ball) ScreenHalf(anchor []float32, q float64, h *kernel.HalfRows) func(b0 int, masks []uint16) {
+	a, ok := h.ScaleAnchor(anchor)
+	if !ok || h.D != b.D {
+		return nil
+	}
+	return h.SqScreen(a, q*(1+0x1p-22))
+}
+
+// ScreenHalf implements HalfScreener: the cheap bound of
+// kernel.PowHalfMask against kernel.HalfRows.PowHalfLimit. The exact score
+// takes (m_j·|x_j|)^{p_j} of float32 differences x_j (each within 2⁻²⁴ of
+// the true one) in float64, so it is at least (1 − (p_max + 1)·2⁻²³)
+// times the true score.
+func (g *GenBall) ScreenHalf(anchor []float32, q float64, h *kernel.HalfRows) func(b0 int, masks []uint16) {
+	d := g.Dim()
+	a, ok := h.ScaleAnchor(anchor)
+	if !ok || h.D != d {
+		return nil
+	}
+	log2m := make([]float64, d)
+	var pmax float64
+	for j := range d {
+		log2m[j] = math.Log2(g.m[j])
+		pmax = max(pmax, g.p[j])
+	}
+	if !(pmax < 1e6) {
+		return nil
+	}
+	return h.PowScreen(a, log2m, g.p, q/(1-(pmax+1)*0x1p-23)+float64(d)*0x1p-1000)
+}

@@ -43,6 +43,14 @@ type Transformer interface {
 	Transform(s *conformal.Set, maxBytes int64) error
 }
 
+// A HalfPreparer is a store that keeps a half-precision copy of its items
+// for the balls' searches and can make it before the first one
+// (Collection.PrepareHalf).
+type HalfPreparer interface {
+	Store
+	PrepareHalf() int64
+}
+
 // Row implements RowReader: row i's embedding (a view, not a copy).
 func (c *Collection) Row(i int) ([]float32, error) {
 	if i < 0 || i >= c.N {

@@ -14,8 +14,15 @@ import (
 )
 
 // TransformBytes is the memory Transform takes for a collection of n items
-// of dimension d: the transformed items (float32) and each one's norm.
-func TransformBytes(n, d int) int64 { return int64(n) * int64(d+1) * 4 }
+// of dimension d: the transformed items (float32), each one's norm and,
+// from HalfMinRows items on, their half-precision copy (HalfBytes).
+func TransformBytes(n, d int) int64 {
+	b := int64(n) * int64(d+1) * 4
+	if n >= HalfMinRows {
+		b += HalfBytes(n, d)
+	}
+	return b
+}
 
 // Transform prepares c for searches with the single-norm set s, whose score
 // ‖M(a − z)‖_p = ‖M·a − M·z‖_p: it computes M·z of every item once (in
@@ -74,9 +81,10 @@ type normTransform struct {
 	z        []float32 // M·item of each item, n×d
 	zn       []float32 // Σ_l |item_l|·c_l of each, rounded up: ≥ ‖|M|·|item|‖_p ≥ ‖M·item‖_p
 	znMax    float64
-	c        []float64 // c_l = ‖column l of M‖_p
-	ones, ps []float32 // the fast kernel's m = 1 and p
-	rel, abs float64   // its error bound (geometry.FastTolerance)
+	c        []float64        // c_l = ‖column l of M‖_p
+	ones, ps []float32        // the fast kernel's m = 1 and p
+	rel, abs float64          // its error bound (geometry.FastTolerance)
+	half     *kernel.HalfRows // z in half precision (nil below HalfMinRows items)
 }
 
 // matches reports whether g still has the M and p the collection was
@@ -153,6 +161,11 @@ func newNormTransform(g geometry.LinearNorm, c *Collection) (*normTransform, err
 	for _, v := range maxes {
 		t.znMax = math.Max(t.znMax, v)
 	}
+	if c.N >= HalfMinRows {
+		t.half = kernel.NewHalfRows(t.z, d, func(nb int, fill func(b0, b1 int)) {
+			parallel.For(nb, 256, 0, func(_, b0, b1 int) { fill(b0, b1) })
+		})
+	}
 	return t, nil
 }
 
@@ -166,7 +179,12 @@ func newNormTransform(g geometry.LinearNorm, c *Collection) (*normTransform, err
 // out once φ̃ passes q by that margin: with the largest Z for the early exit
 // on the partial sums, with the item's own afterwards. Where the margin
 // would not leave room (rel near 1: huge p) there is no filter.
-func (t *normTransform) filter(q float64, anchor []float32) func(lo, hi int, keep []bool, scratch []float64) {
+//
+// The screen on the half-precision copy of the M·z (nil where there is
+// none) rules out an item once ‖fl32(M·a) − M·z‖_p, in exact arithmetic,
+// passes cut(largest Z): then ‖ỹ‖_p, each coordinate rounded once, passes
+// (q + 2u·(A + Z))/(1 − u), and the exact score passes q.
+func (t *normTransform) filter(q float64, anchor []float32) (func(lo, hi int, keep []bool, scratch []float64), func(b0 int, masks []uint16)) {
 	d, p := t.d, t.p
 	ya := make([]float32, d)
 	var A float64
@@ -184,7 +202,7 @@ func (t *normTransform) filter(q float64, anchor []float32) func(lo, hi int, kee
 	const u4 = 4 * 0x1p-24
 	slack := 1 - u4 - 2*t.rel
 	if !(slack > 0.5) {
-		return nil
+		return nil, nil
 	}
 	absPhi := math.Pow(float64(d)*kernel.MinNormal32, 1/p)
 	// φ̃ above cut(Z) is out: φ − q ≥ φ̃ − margin(φ̃) − q > 0.
@@ -202,5 +220,26 @@ func (t *normTransform) filter(q float64, anchor []float32) func(lo, hi int, kee
 				keep[i] = !(math.Pow(v, 1/p) > cut(float64(t.zn[lo+i])))
 			}
 		}
+	}, t.screen(ya, cut(t.znMax))
+}
+
+// screen is the half-precision screen of the items whose ‖ya − M·z‖_p
+// exceeds c (nil where there is no copy or the bound overflows).
+func (t *normTransform) screen(ya []float32, c float64) func(b0 int, masks []uint16) {
+	h := t.half
+	if h == nil {
+		return nil
 	}
+	a, ok := h.ScaleAnchor(ya)
+	if !ok {
+		return nil
+	}
+	if t.p == 2 {
+		return h.SqScreen(a, c*(1+0x1p-22))
+	}
+	zeros, ps := make([]float64, t.d), make([]float64, t.d)
+	for j := range ps {
+		ps[j] = t.p
+	}
+	return h.PowScreen(a, zeros, ps, math.Pow(c, t.p)*(1+0x1p-20))
 }

@@ -243,7 +243,8 @@ const (
 // grow to twice what is live) the request bodies held and the working
 // memory of each request being handled. It does not count the sets,
 // collections and transforms loaded (their size is that of their files,
-// and TransformBytes), nor the scores each OOD drift monitor keeps (8 to
+// half again for a collection an ℓ2 or generalized ball searches — its
+// half-precision copy, retrieve.HalfBytes — and TransformBytes), nor the scores each OOD drift monitor keeps (8 to
 // 16 bytes per point /ood has answered since the monitor's last reset, up
 // to MonitorLimit points). An
 // error says which limit is invalid or overflows.
@@ -437,7 +438,27 @@ func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, e
 		st.colls[name] = c
 	}
 	transformAll(st, cfg.TransformBytes)
+	prepareHalf(st)
 	return st, nil
+}
+
+// prepareHalf makes the half-precision copy (retrieve.Collection.PrepareHalf)
+// of each in-memory collection that a set screening it (an ℓ2 or
+// generalized ball of its dimension) may search, at load rather than at
+// the first query.
+func prepareHalf(st *state) {
+	for _, cn := range slices.Sorted(maps.Keys(st.colls)) {
+		c, ok := st.colls[cn].(retrieve.HalfPreparer)
+		if !ok {
+			continue
+		}
+		for _, set := range st.sets {
+			if _, ok := set.Geometry.(geometry.HalfScreener); ok && set.Geometry.Dim() == c.Dim() && set.OneThreshold() == nil {
+				c.PrepareHalf()
+				break
+			}
+		}
+	}
 }
 
 // transformAll transforms each in-memory collection for each single-norm

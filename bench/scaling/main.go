@@ -320,7 +320,8 @@ func gaussRows(rng *rand.Rand, n, d int) []float32 {
 }
 
 // retrieveFigures times one query over the collection per geometry, the
-// single-norm after its one-time transform (as retrieve's BenchmarkSearch).
+// single-norm after its one-time transform and the balls after the
+// collection's half-precision copy (as retrieve's BenchmarkSearch).
 func retrieveFigures(o options) ([]Figure, error) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	rows := gaussRows(rng, o.items, o.d)
@@ -335,6 +336,7 @@ func retrieveFigures(o options) ([]Figure, error) {
 	if err := c.Transform(ss[2], 0); err != nil {
 		return nil, err
 	}
+	c.PrepareHalf() // as the first ball search would (ccs serve: at load)
 	anchor := make([]float32, o.d)
 	names := []string{"ball", "genball", "single (transformed)"}
 	var figs []Figure

@@ -81,6 +81,8 @@ var (
 	normSmallBwdV func(xt, y, up []float32, d int, io, acc []float32) uint16
 	expSmallV     func(logs []float32, d int, logm, p []float32, scores []float64, e, c []float32)
 	addSmallV     func(acc, w []float64, e, c []float32, d int)
+	sqHalfV       func(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r, c float32)
+	powHalfV      func(masks []uint16, consts []float32, blocks []uint16, limit float32)
 )
 
 // setLevel puts the kernels of level l in use. Not safe while kernels run:
@@ -91,6 +93,7 @@ func setLevel(l level) {
 	expRowV, addWeightedV, powRowsV, powRowsBoundV, sqRowsBoundV, sigmoidsV = nil, nil, nil, nil, nil, nil
 	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = nil, nil, nil, nil, nil, nil
 	gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = nil, nil, nil, nil, nil
+	sqHalfV, powHalfV = nil, nil
 	setVector(l)
 }
 

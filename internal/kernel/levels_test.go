@@ -352,8 +352,8 @@ func TestRequires(t *testing.T) {
 	}
 	base := []string{"AVX", "AVX2", "FMA3", "SSE", "SSE2", "MMX+"}
 	allowed := map[string][]string{
-		"256": base,
-		"512": append(slices.Clone(base), "AVX512F", "AVX512DQ", "AVX512VL", "BMI2"),
+		"256": append(slices.Clone(base), "F16C"),
+		"512": append(slices.Clone(base), "F16C", "AVX512F", "AVX512DQ", "AVX512VL", "BMI2"),
 	}
 	lines := strings.Split(string(src), "\n")
 	n := 0

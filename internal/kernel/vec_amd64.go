@@ -77,6 +77,16 @@ func subRows64512(dst []float32, a []float64, y []float64)
 // norms − 2·prod ≤ bound into masks (one uint16 per 16 values).
 func screenMask512(masks []uint16, prod []float32, norms []float32, bound float32)
 
+// sqHalf512 sets bit l of masks[b] unless Σ_j (h − anchor_j)² > (r + errs[b])²·c for
+// row l of block b of blocks (half floats, coordinate-major, 16 rows a
+// block; float32 lanes, four partial sums a lane).
+func sqHalf512(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r float32, c float32)
+
+// powHalf512 sets bit l of masks[b] unless the sum over j of the float with bits
+// clamp(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j, 2²³, 254·2²³) is
+// above limit for row l of block b (consts: a_j, A_j, B_j, T_j for each j).
+func powHalf512(masks []uint16, consts []float32, blocks []uint16, limit float32)
+
 // sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.
@@ -151,3 +161,13 @@ func subRows64256(dst []float32, a []float64, y []float64)
 // screenMask256 writes, for each whole vector of prod, the bits of the lanes whose
 // norms − 2·prod ≤ bound into masks (one uint16 per 8 values).
 func screenMask256(masks []uint16, prod []float32, norms []float32, bound float32)
+
+// sqHalf256 sets bit l of masks[b] unless Σ_j (h − anchor_j)² > (r + errs[b])²·c for
+// row l of block b of blocks (half floats, coordinate-major, 16 rows a
+// block; float32 lanes, four partial sums a lane).
+func sqHalf256(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r float32, c float32)
+
+// powHalf256 sets bit l of masks[b] unless the sum over j of the float with bits
+// clamp(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j, 2²³, 254·2²³) is
+// above limit for row l of block b (consts: a_j, A_j, B_j, T_j for each j).
+func powHalf256(masks []uint16, consts []float32, blocks []uint16, limit float32)

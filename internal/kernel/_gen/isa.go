@@ -308,6 +308,10 @@ func defineConsts() {
 	f32("p127", math.Nextafter32(128, 0)) // the largest float32 below 128
 	f32("p128", 128)
 	f32("big", 0x1p100)
+	// The half-precision screens (kernel/half.go).
+	f32("halfKeep", 1-0x1p-11*(1+0x1p-8)-0x1p-24) // below 1 − HalfRel
+	f32("two23", 0x1p23)
+	f32("w254", 254*0x1p23)
 	// Log2Poly and Exp2Poly (kernel/pow.go).
 	for i, v := range []float32{1.4426765441894531, -0.720753014087677, 0.474651575088501, -0.3292442262172699, 0.19945797324180603, -0.08348825573921204, 0.016700226813554764} {
 		f32("q"+string(rune('0'+i)), v)

@@ -33,6 +33,8 @@ func main() {
 		gradRow(s)
 		subRows64(s)
 		screenMask(s)
+		sqHalf(s)
+		powHalf(s)
 	}
 	Generate()
 }

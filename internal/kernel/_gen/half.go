@@ -1,0 +1,184 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The half-precision screens read a copy of a collection stored as IEEE
+// half floats in blocks of sixteen rows, coordinate-major (block b holds
+// the 16 values of coordinate j at b·16·d + 16·j): one vector load is one
+// coordinate of sixteen rows (AVX2: two loads of eight), so a row's sum
+// needs no horizontal adds. Each block's result is a 16-bit mask of the
+// rows that are not ruled out (bit l: row l of the block).
+
+// halfParts is the number of vectors a block's sixteen rows take.
+func halfParts(s isa) int { return 16 / s.w }
+
+// halfLoad widens part k of coordinate j's sixteen halves (at p) to float32.
+func halfLoad(s isa, p Register, k int, dst VecVirtual) {
+	VCVTPH2PS(Mem{Base: p, Disp: 2 * s.w * k}, dst)
+}
+
+// halfMask stores the bits of the lanes of the block's sums that are not
+// above limit (NaN included: kept) at mp.
+func halfMask(s isa, sums []VecVirtual, limit Op, mp Register) {
+	const cmpNGTUQ = 0x1a // not greater than, unordered, quiet
+	if s.avx512 {
+		m := s.cmp(cmpNGTUQ, limit, sums[0])
+		MOVW(s.bits(m).As16(), mem(mp))
+		return
+	}
+	lo := s.bits(s.cmp(cmpNGTUQ, limit, sums[0]))
+	hi := s.bits(s.cmp(cmpNGTUQ, limit, sums[1]))
+	SHLL(U8(8), hi)
+	ORL(hi, lo)
+	MOVW(lo.As16(), mem(mp))
+}
+
+// sqHalf writes the squared distances' mask: Σ_j (h_j − anchor_j)² ≤
+// (r + errs[b])²·c.
+func sqHalf(s isa) {
+	text(s, "sqHalf", "func(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r, c float32)",
+		"sets bit l of masks[b] unless Σ_j (h − anchor_j)² > (r + errs[b])²·c for",
+		"row l of block b of blocks (half floats, coordinate-major, 16 rows a",
+		"block; float32 lanes, four partial sums a lane).")
+	mp, bp, anchor, ep := ptr("masks"), ptr("blocks"), ptr("anchor"), ptr("errs")
+	nb := length("masks")
+	d := length("anchor")
+	rr, cc := XMM(), XMM()
+	VMOVSS(paramAddr("r"), rr)
+	VMOVSS(paramAddr("c"), cc)
+	P := halfParts(s)
+	U := 4 / P // coordinates a step, so that four sums a lane run at once
+	Label("block")
+	TESTQ(nb, nb)
+	JZ(LabelRef("done"))
+	acc := make([][]VecVirtual, U)
+	for u := range U {
+		acc[u] = make([]VecVirtual, P)
+		for k := range P {
+			acc[u][k] = s.vec()
+			s.zero(acc[u][k])
+		}
+	}
+	ap, j := GP64(), GP64()
+	MOVQ(anchor, ap)
+	MOVQ(d, j)
+	step := func(u int) {
+		a := s.vec()
+		VBROADCASTSS(Mem{Base: ap, Disp: 4 * u}, a)
+		for k := range P {
+			h := s.vec()
+			VCVTPH2PS(Mem{Base: bp, Disp: 32*u + 2*s.w*k}, h)
+			VSUBPS(a, h, h)
+			VFMADD231PS(h, h, acc[u][k])
+		}
+	}
+	Label("steps")
+	CMPQ(j, U32(U))
+	JB(LabelRef("rest"))
+	for u := range U {
+		step(u)
+	}
+	ADDQ(U32(4*U), ap)
+	ADDQ(U32(32*U), bp)
+	SUBQ(U32(U), j)
+	JMP(LabelRef("steps"))
+	Label("rest")
+	TESTQ(j, j)
+	JZ(LabelRef("sum"))
+	step(0)
+	ADDQ(U32(4), ap)
+	ADDQ(U32(32), bp)
+	DECQ(j)
+	JMP(LabelRef("rest"))
+	Label("sum")
+	for u := 1; u < U; u++ {
+		for k := range P {
+			VADDPS(acc[u][k], acc[0][k], acc[0][k])
+		}
+	}
+	e := XMM()
+	VMOVSS(mem(ep), e)
+	VADDSS(rr, e, e)
+	VMULSS(e, e, e)
+	VMULSS(cc, e, e)
+	limit := s.vec()
+	VBROADCASTSS(e, limit)
+	halfMask(s, acc[0], limit, mp)
+	ADDQ(U32(4), ep)
+	ADDQ(U32(2), mp)
+	DECQ(nb)
+	JMP(LabelRef("block"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// powHalf writes the generalized ball's cheap lower bound's mask. Per
+// coordinate, with consts (a_j, A_j, B_j, T_j) four float32 a coordinate:
+// y = (1 − c)·|h − a_j| − T_j (at most the distance to the row's own
+// coordinate: its half float's rounding c·|h| + t ≤ c·|h − a_j| + T_j),
+// L = int(bits(y)) (≤ 2²³·(log2 y + 127)
+// for a normal y), w = clamp(A_j·L + B_j, 2²³, 254·2²³) (2²³·(z + 127)) and
+// the float whose bits are int(w); the lane sums those over j.
+func powHalf(s isa) {
+	text(s, "powHalf", "func(masks []uint16, consts []float32, blocks []uint16, limit float32)",
+		"sets bit l of masks[b] unless the sum over j of the float with bits",
+		"clamp(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j, 2²³, 254·2²³) is",
+		"above limit for row l of block b (consts: a_j, A_j, B_j, T_j for each j).")
+	mp, bp, cp := ptr("masks"), ptr("blocks"), ptr("consts")
+	nb := length("masks")
+	d := length("consts")
+	SHRQ(U8(2), d)
+	limit := s.bcastParam32("limit")
+	P := halfParts(s)
+	keep := s.vec()
+	VMOVUPS(s.konst("halfKeep"), keep)
+	Label("block")
+	TESTQ(nb, nb)
+	JZ(LabelRef("done"))
+	acc := make([]VecVirtual, P)
+	for k := range P {
+		acc[k] = s.vec()
+		s.zero(acc[k])
+	}
+	kp, j := GP64(), GP64()
+	MOVQ(cp, kp)
+	MOVQ(d, j)
+	Label("coord")
+	TESTQ(j, j)
+	JZ(LabelRef("sum"))
+	a, A, B, T := s.vec(), s.vec(), s.vec(), s.vec()
+	VBROADCASTSS(Mem{Base: kp}, a)
+	VBROADCASTSS(Mem{Base: kp, Disp: 4}, A)
+	VBROADCASTSS(Mem{Base: kp, Disp: 8}, B)
+	VBROADCASTSS(Mem{Base: kp, Disp: 12}, T)
+	for k := range P {
+		y := s.vec()
+		halfLoad(s, bp, k, y)
+		VSUBPS(a, y, y)
+		s.and(s.konst("absMask"), y, y)
+		VFMSUB213PS(T, keep, y) // (1 − c)·|h − a_j| − T_j
+		VCVTDQ2PS(y, y)
+		VFMADD213PS(B, A, y) // A·L + B
+		VMAXPS(s.konst("two23"), y, y)
+		VMINPS(s.konst("w254"), y, y)
+		VCVTTPS2DQ(y, y)
+		VADDPS(y, acc[k], acc[k])
+	}
+	ADDQ(U32(16), kp)
+	ADDQ(U32(32), bp)
+	DECQ(j)
+	JMP(LabelRef("coord"))
+	Label("sum")
+	halfMask(s, acc, limit, mp)
+	ADDQ(U32(2), mp)
+	DECQ(nb)
+	JMP(LabelRef("block"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}

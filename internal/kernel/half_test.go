@@ -1,0 +1,185 @@
+package kernel
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestToHalf: every half float survives the round trip, and ToHalf rounds
+// any float32 to the nearest half (ties to even), as 11 significant bits
+// in float64 do.
+func TestToHalf(t *testing.T) {
+	for h := range 1 << 16 {
+		f := FromHalf(uint16(h))
+		if f != f {
+			if g := FromHalf(ToHalf(f)); g == g {
+				t.Fatalf("NaN half %#04x: came back %v", h, g)
+			}
+			continue
+		}
+		if got := ToHalf(f); got != uint16(h) {
+			t.Fatalf("half %#04x = %v: ToHalf gives %#04x", h, f, got)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 2_000_000 {
+		x := float32(math.Ldexp(rng.Float64()*2-1, rng.IntN(50)-30))
+		if i%5 == 0 { // ties and near-ties
+			x = FromHalf(uint16(rng.IntN(0x7c00))) + float32(rng.IntN(3)-1)*math.Nextafter32(0, 1)
+		}
+		want := nearestHalf(float64(x))
+		if got := float64(FromHalf(ToHalf(x))); got != want && !(math.IsInf(want, 0) && math.IsInf(got, 0)) {
+			t.Fatalf("ToHalf(%v) = %v, want %v", x, got, want)
+		}
+		if h := float64(FromHalf(ToHalf(x))); math.Abs(x64(x)) < 65504 && math.Abs(x64(x)-h) > 0x1p-11*math.Abs(h)+0x1p-25 {
+			t.Fatalf("ToHalf(%v) = %v: off by more than HalfRel·|h| + HalfAbs", x, h)
+		}
+	}
+}
+
+func x64(x float32) float64 { return float64(x) }
+
+// nearestHalf rounds x to a half float's precision: 11 significant bits,
+// no finer than 2⁻²⁴, ties to even; ±Inf at 65520 and beyond.
+func nearestHalf(x float64) float64 {
+	if x == 0 {
+		return x
+	}
+	_, e := math.Frexp(math.Abs(x)) // |x| ∈ [2^(e−1), 2^e)
+	ulp := math.Ldexp(1, max(e-11, -24))
+	r := math.RoundToEven(x/ulp) * ulp
+	if math.Abs(r) > 65504 {
+		return math.Copysign(math.Inf(1), x)
+	}
+	return r
+}
+
+// halfRows builds a HalfRows serially.
+func halfRows(rows []float32, d int) *HalfRows {
+	return NewHalfRows(rows, d, func(nb int, fill func(b0, b1 int)) { fill(0, nb) })
+}
+
+// TestSqHalfMask: at every level, no row within q of the anchor is ruled
+// out, and every row beyond 1.01·q is (the half floats' error is about
+// 2⁻¹² of the rows' norms); the padding rows never pass.
+func TestSqHalfMask(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, d := range []int{1, 3, 4, 5, 16, 37, 128} {
+			for trial := range 20 {
+				n := 1 + rng.IntN(90)
+				scale := math.Ldexp(1, rng.IntN(40)-20)
+				rows := make([]float32, n*d)
+				for i := range rows {
+					rows[i] = float32(rng.NormFloat64() * scale)
+				}
+				anchor := make([]float32, d)
+				for j := range anchor {
+					anchor[j] = float32(rng.NormFloat64() * scale)
+				}
+				dist := make([]float64, n)
+				for i := range n {
+					var s float64
+					for j := range d {
+						x := float64(anchor[j]) - float64(rows[i*d+j])
+						s += x * x
+					}
+					dist[i] = math.Sqrt(s)
+				}
+				q := dist[rng.IntN(n)]
+				h := halfRows(rows, d)
+				a := make([]float32, d)
+				for j := range a {
+					a[j] = anchor[j] * h.Scale
+				}
+				masks := make([]uint16, len(h.Blocks)/(HalfBlock*d))
+				r, c := h.SqHalfParams(q)
+				SqHalfMask(masks, a, h.Blocks, h.BlockErr, r, c)
+				for i := range len(masks) * HalfBlock {
+					kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
+					switch {
+					case i >= n && kept:
+						t.Fatalf("d %d trial %d: padding row %d kept", d, trial, i)
+					case i < n && dist[i] <= q && !kept:
+						t.Fatalf("d %d trial %d: row %d at %v ≤ q = %v ruled out", d, trial, i, dist[i], q)
+					case i < n && dist[i] > 1.01*q && kept:
+						t.Fatalf("d %d trial %d: row %d at %v > 1.01·q = %v kept", d, trial, i, dist[i], q)
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestPowHalfMask: at every level, no row whose generalized-ball score
+// Σ (m_j·|a_j − x_j|)^{p_j} is at most q is ruled out — exponents below
+// and above 1, rows at the anchor's coordinates, scales from 2⁻²⁰ to 2²⁰,
+// zeros — and most rows beyond 1.5·q are. (The padding rows' bits mean
+// nothing.)
+func TestPowHalfMask(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		var far, farOut int
+		for _, d := range []int{1, 2, 7, 16, 33, 128} {
+			for trial := range 20 {
+				n := 1 + rng.IntN(90)
+				scale := math.Ldexp(1, rng.IntN(40)-20)
+				m, p, log2m := make([]float64, d), make([]float64, d), make([]float64, d)
+				for j := range d {
+					m[j] = math.Exp(rng.NormFloat64()) / scale
+					p[j] = 0.5 + 3.5*rng.Float64()
+					log2m[j] = math.Log2(m[j])
+				}
+				anchor := make([]float32, d)
+				for j := range anchor {
+					anchor[j] = float32(rng.NormFloat64() * scale)
+				}
+				rows := make([]float32, n*d)
+				for i := range rows {
+					switch rng.IntN(10) {
+					case 0:
+						rows[i] = anchor[i%d] // a zero difference
+					case 1:
+						rows[i] = 0
+					case 2:
+						rows[i] = anchor[i%d] * (1 + float32(rng.NormFloat64())*1e-4)
+					default:
+						rows[i] = float32(rng.NormFloat64() * scale)
+					}
+				}
+				score := make([]float64, n)
+				for i := range n {
+					for j := range d {
+						score[i] += math.Pow(m[j]*math.Abs(float64(anchor[j])-float64(rows[i*d+j])), p[j])
+					}
+				}
+				q := score[rng.IntN(n)]
+				h := halfRows(rows, d)
+				a := make([]float32, d)
+				for j := range a {
+					a[j] = anchor[j] * h.Scale
+				}
+				consts := make([]float32, 4*d)
+				PowHalfConsts(consts, a, log2m, p, h.Log2)
+				masks := make([]uint16, len(h.Blocks)/(HalfBlock*d))
+				PowHalfMask(masks, consts, h.Blocks, h.PowHalfLimit(q, log2m, p))
+				for i := range len(masks) * HalfBlock {
+					kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
+					switch {
+					case i < n && score[i] <= q && !kept:
+						t.Fatalf("d %d trial %d: row %d scoring %v ≤ q = %v ruled out", d, trial, i, score[i], q)
+					case i < n && score[i] > 1.5*q:
+						far++
+						if !kept {
+							farOut++
+						}
+					}
+				}
+			}
+		}
+		if farOut < far*9/10 {
+			t.Errorf("%d of %d rows scoring above 1.5·q ruled out, want ≥ 90%%", farOut, far)
+		}
+	})
+}
