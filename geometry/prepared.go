@@ -115,6 +115,18 @@ func grown[T any](b *[]T, n int) []T {
 	return *b
 }
 
+// prefetchAhead is how many rows ahead preparedKernel prefetches (8 rows of
+// d = 128: a page).
+const prefetchAhead = 8
+
+// nextRow steps the cursor (span, off) past one row of d in logs.
+func nextRow(logs kernel.Spans, span, off, d int) (int, int) {
+	for off == len(logs[span]) {
+		span, off = span+1, 0
+	}
+	return span, off + d
+}
+
 func (g *GenBall) preparedKernel(dtheta, scores []float64, logs kernel.Spans, weights Weights) []float64 {
 	d := len(g.m)
 	nv := logs.Len()
@@ -140,11 +152,24 @@ func (g *GenBall) preparedKernel(dtheta, scores []float64, logs kernel.Spans, we
 		n = 0 // done, sixteen rows at a time
 	}
 	span, off := 0, 0 // the next row: logs[span][off:off+d]
+	// The row prefetchAhead rows on, asked for before it is read: the rows
+	// lie in spans apart, and the hardware prefetchers stop at each page.
+	aSpan, aOff := 0, 0
+	for i := 0; i < min(n, prefetchAhead); i++ {
+		aSpan, aOff = nextRow(logs, aSpan, aOff, d)
+	}
 	for lo := 0; lo < n; lo += blk {
 		hi := min(n, lo+blk)
 		for i := lo; i < hi; i++ {
 			for off == len(logs[span]) {
 				span, off = span+1, 0
+			}
+			if i+prefetchAhead < n {
+				for aOff == len(logs[aSpan]) {
+					aSpan, aOff = aSpan+1, 0
+				}
+				kernel.Prefetch(logs[aSpan][aOff : aOff+d])
+				aOff += d
 			}
 			r := (i - lo) * d
 			scores[i] = kernel.ExpRow(logm, p, logs[span][off:off+d], e[r:r+d], c[r:r+d])

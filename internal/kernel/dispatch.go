@@ -83,6 +83,7 @@ var (
 	addSmallV     func(acc, w []float64, e, c []float32, d int)
 	sqHalfV       func(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r, c float32)
 	powHalfV      func(masks []uint16, consts []float32, blocks []uint16, limit float32)
+	prefetchV     func(x []float32)
 )
 
 // setLevel puts the kernels of level l in use. Not safe while kernels run:
@@ -93,7 +94,7 @@ func setLevel(l level) {
 	expRowV, addWeightedV, powRowsV, powRowsBoundV, sqRowsBoundV, sigmoidsV = nil, nil, nil, nil, nil, nil
 	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = nil, nil, nil, nil, nil, nil
 	gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = nil, nil, nil, nil, nil
-	sqHalfV, powHalfV = nil, nil
+	sqHalfV, powHalfV, prefetchV = nil, nil, nil
 	setVector(l)
 }
 

@@ -156,6 +156,16 @@ func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs Spans, 
 	return true
 }
 
+// Prefetch asks the processor to bring x's cache lines into its caches
+// (a row about to be read, that lies apart from the one being read: the
+// hardware's prefetchers stop at each page); nothing with the portable
+// kernels.
+func Prefetch(x []float32) {
+	if prefetchV != nil && len(x) > 0 {
+		prefetchV(x)
+	}
+}
+
 // FastPowRows writes Σ_j 2^(p_j·log2(m_j·|x_j|)) of each row of diffs into
 // dst (Log2Poly and Exp2Poly in float32, summed in float32 lanes and then
 // float64; a vector at a time with the vector kernels); a row with an

@@ -87,6 +87,9 @@ func sqHalf512(masks []uint16, anchor []float32, blocks []uint16, errs []float32
 // above limit for row l of block b (consts: a_j, A_j, B_j, T_j for each j).
 func powHalf512(masks []uint16, consts []float32, blocks []uint16, limit float32)
 
+// prefetch512 prefetches the cache lines of x into every level.
+func prefetch512(x []float32)
+
 // sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.
@@ -171,3 +174,6 @@ func sqHalf256(masks []uint16, anchor []float32, blocks []uint16, errs []float32
 // clamp(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j, 2²³, 254·2²³) is
 // above limit for row l of block b (consts: a_j, A_j, B_j, T_j for each j).
 func powHalf256(masks []uint16, consts []float32, blocks []uint16, limit float32)
+
+// prefetch256 prefetches the cache lines of x into every level.
+func prefetch256(x []float32)

@@ -2200,7 +2200,7 @@ done:
 	RET
 
 // func sqHalf512(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r float32, c float32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·sqHalf512(SB), NOSPLIT, $0-104
 	MOVQ   masks_base+0(FP), AX
 	MOVQ   blocks_base+48(FP), CX
@@ -2210,6 +2210,8 @@ TEXT ·sqHalf512(SB), NOSPLIT, $0-104
 	MOVQ   anchor_len+32(FP), DI
 	VMOVSS r+96(FP), X0
 	VMOVSS c+100(FP), X1
+	MOVQ   DI, R8
+	SHLQ   $0x06, R8
 
 block:
 	TESTQ  SI, SI
@@ -2218,43 +2220,45 @@ block:
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	MOVQ   DX, R8
-	MOVQ   DI, R9
+	MOVQ   DX, R9
+	MOVQ   DI, R10
 
 steps:
-	CMPQ         R9, $0x00000004
+	CMPQ         R10, $0x00000004
 	JB           rest
-	VBROADCASTSS (R8), Z6
+	PREFETCHT0   (CX)(R8*1)
+	PREFETCHT0   64(CX)(R8*1)
+	VBROADCASTSS (R9), Z6
 	VCVTPH2PS    (CX), Z7
 	VSUBPS       Z6, Z7, Z7
 	VFMADD231PS  Z7, Z7, Z2
-	VBROADCASTSS 4(R8), Z6
+	VBROADCASTSS 4(R9), Z6
 	VCVTPH2PS    32(CX), Z7
 	VSUBPS       Z6, Z7, Z7
 	VFMADD231PS  Z7, Z7, Z3
-	VBROADCASTSS 8(R8), Z6
+	VBROADCASTSS 8(R9), Z6
 	VCVTPH2PS    64(CX), Z7
 	VSUBPS       Z6, Z7, Z7
 	VFMADD231PS  Z7, Z7, Z4
-	VBROADCASTSS 12(R8), Z6
+	VBROADCASTSS 12(R9), Z6
 	VCVTPH2PS    96(CX), Z7
 	VSUBPS       Z6, Z7, Z7
 	VFMADD231PS  Z7, Z7, Z5
-	ADDQ         $0x00000010, R8
+	ADDQ         $0x00000010, R9
 	ADDQ         $0x00000080, CX
-	SUBQ         $0x00000004, R9
+	SUBQ         $0x00000004, R10
 	JMP          steps
 
 rest:
-	TESTQ        R9, R9
+	TESTQ        R10, R10
 	JZ           sum
-	VBROADCASTSS (R8), Z6
+	VBROADCASTSS (R9), Z6
 	VCVTPH2PS    (CX), Z7
 	VSUBPS       Z6, Z7, Z7
 	VFMADD231PS  Z7, Z7, Z2
-	ADDQ         $0x00000004, R8
+	ADDQ         $0x00000004, R9
 	ADDQ         $0x00000020, CX
-	DECQ         R9
+	DECQ         R10
 	JMP          rest
 
 sum:
@@ -2267,8 +2271,8 @@ sum:
 	VMULSS       X1, X6, X6
 	VBROADCASTSS X6, Z6
 	VCMPPS       $0x1a, Z6, Z2, K1
-	KMOVW        K1, R8
-	MOVW         R8, (AX)
+	KMOVW        K1, R9
+	MOVW         R9, (AX)
 	ADDQ         $0x00000004, BX
 	ADDQ         $0x00000002, AX
 	DECQ         SI
@@ -2279,7 +2283,7 @@ done:
 	RET
 
 // func powHalf512(masks []uint16, consts []float32, blocks []uint16, limit float32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·powHalf512(SB), NOSPLIT, $0-76
 	MOVQ         masks_base+0(FP), AX
 	MOVQ         blocks_base+48(FP), CX
@@ -2289,21 +2293,24 @@ TEXT ·powHalf512(SB), NOSPLIT, $0-76
 	SHRQ         $0x02, SI
 	VBROADCASTSS limit+72(FP), Z0
 	VMOVUPS      ccsconst<>+1280(SB), Z1
+	MOVQ         SI, DI
+	SHLQ         $0x06, DI
 
 block:
 	TESTQ  BX, BX
 	JZ     done
 	VPXORD Z2, Z2, Z2
-	MOVQ   DX, DI
-	MOVQ   SI, R8
+	MOVQ   DX, R8
+	MOVQ   SI, R9
 
 coord:
-	TESTQ        R8, R8
+	TESTQ        R9, R9
 	JZ           sum
-	VBROADCASTSS (DI), Z3
-	VBROADCASTSS 4(DI), Z4
-	VBROADCASTSS 8(DI), Z5
-	VBROADCASTSS 12(DI), Z6
+	PREFETCHT0   (CX)(DI*1)
+	VBROADCASTSS (R8), Z3
+	VBROADCASTSS 4(R8), Z4
+	VBROADCASTSS 8(R8), Z5
+	VBROADCASTSS 12(R8), Z6
 	VCVTPH2PS    (CX), Z7
 	VSUBPS       Z3, Z7, Z7
 	VPANDD       ccsconst<>+2304(SB), Z7, Z7
@@ -2314,21 +2321,38 @@ coord:
 	VMINPS       ccsconst<>+1408(SB), Z7, Z7
 	VCVTTPS2DQ   Z7, Z7
 	VADDPS       Z7, Z2, Z2
-	ADDQ         $0x00000010, DI
+	ADDQ         $0x00000010, R8
 	ADDQ         $0x00000020, CX
-	DECQ         R8
+	DECQ         R9
 	JMP          coord
 
 sum:
 	VCMPPS $0x1a, Z0, Z2, K1
-	KMOVW  K1, DI
-	MOVW   DI, (AX)
+	KMOVW  K1, R8
+	MOVW   R8, (AX)
 	ADDQ   $0x00000002, AX
 	DECQ   BX
 	JMP    block
 
 done:
 	VZEROUPPER
+	RET
+
+// func prefetch512(x []float32)
+// Requires: MMX+
+TEXT ·prefetch512(SB), NOSPLIT, $0-24
+	MOVQ x_base+0(FP), AX
+	MOVQ x_len+8(FP), CX
+	LEAQ (AX)(CX*4), CX
+
+line:
+	CMPQ       AX, CX
+	JAE        done
+	PREFETCHT0 (AX)
+	ADDQ       $0x00000040, AX
+	JMP        line
+
+done:
 	RET
 
 // func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
@@ -3636,7 +3660,7 @@ done:
 	RET
 
 // func sqHalf256(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r float32, c float32)
-// Requires: AVX, AVX2, F16C, FMA3
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
 TEXT ·sqHalf256(SB), NOSPLIT, $0-104
 	MOVQ   masks_base+0(FP), AX
 	MOVQ   blocks_base+48(FP), CX
@@ -3646,6 +3670,8 @@ TEXT ·sqHalf256(SB), NOSPLIT, $0-104
 	MOVQ   anchor_len+32(FP), DI
 	VMOVSS r+96(FP), X0
 	VMOVSS c+100(FP), X1
+	MOVQ   DI, R8
+	SHLQ   $0x06, R8
 
 block:
 	TESTQ  SI, SI
@@ -3654,44 +3680,45 @@ block:
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	MOVQ   DX, R8
-	MOVQ   DI, R9
+	MOVQ   DX, R9
+	MOVQ   DI, R10
 
 steps:
-	CMPQ         R9, $0x00000002
+	CMPQ         R10, $0x00000002
 	JB           rest
-	VBROADCASTSS (R8), Y6
+	PREFETCHT0   (CX)(R8*1)
+	VBROADCASTSS (R9), Y6
 	VCVTPH2PS    (CX), Y7
 	VSUBPS       Y6, Y7, Y7
 	VFMADD231PS  Y7, Y7, Y2
 	VCVTPH2PS    16(CX), Y7
 	VSUBPS       Y6, Y7, Y7
 	VFMADD231PS  Y7, Y7, Y3
-	VBROADCASTSS 4(R8), Y6
+	VBROADCASTSS 4(R9), Y6
 	VCVTPH2PS    32(CX), Y7
 	VSUBPS       Y6, Y7, Y7
 	VFMADD231PS  Y7, Y7, Y4
 	VCVTPH2PS    48(CX), Y7
 	VSUBPS       Y6, Y7, Y7
 	VFMADD231PS  Y7, Y7, Y5
-	ADDQ         $0x00000008, R8
+	ADDQ         $0x00000008, R9
 	ADDQ         $0x00000040, CX
-	SUBQ         $0x00000002, R9
+	SUBQ         $0x00000002, R10
 	JMP          steps
 
 rest:
-	TESTQ        R9, R9
+	TESTQ        R10, R10
 	JZ           sum
-	VBROADCASTSS (R8), Y6
+	VBROADCASTSS (R9), Y6
 	VCVTPH2PS    (CX), Y7
 	VSUBPS       Y6, Y7, Y7
 	VFMADD231PS  Y7, Y7, Y2
 	VCVTPH2PS    16(CX), Y7
 	VSUBPS       Y6, Y7, Y7
 	VFMADD231PS  Y7, Y7, Y3
-	ADDQ         $0x00000004, R8
+	ADDQ         $0x00000004, R9
 	ADDQ         $0x00000020, CX
-	DECQ         R9
+	DECQ         R10
 	JMP          rest
 
 sum:
@@ -3703,12 +3730,12 @@ sum:
 	VMULSS       X1, X4, X4
 	VBROADCASTSS X4, Y4
 	VCMPPS       $0x1a, Y4, Y2, Y2
-	VMOVMSKPS    Y2, R8
-	VCMPPS       $0x1a, Y4, Y3, Y2
 	VMOVMSKPS    Y2, R9
-	SHLL         $0x08, R9
-	ORL          R9, R8
-	MOVW         R8, (AX)
+	VCMPPS       $0x1a, Y4, Y3, Y2
+	VMOVMSKPS    Y2, R10
+	SHLL         $0x08, R10
+	ORL          R10, R9
+	MOVW         R9, (AX)
 	ADDQ         $0x00000004, BX
 	ADDQ         $0x00000002, AX
 	DECQ         SI
@@ -3719,7 +3746,7 @@ done:
 	RET
 
 // func powHalf256(masks []uint16, consts []float32, blocks []uint16, limit float32)
-// Requires: AVX, AVX2, F16C, FMA3
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
 TEXT ·powHalf256(SB), NOSPLIT, $0-76
 	MOVQ         masks_base+0(FP), AX
 	MOVQ         blocks_base+48(FP), CX
@@ -3729,22 +3756,25 @@ TEXT ·powHalf256(SB), NOSPLIT, $0-76
 	SHRQ         $0x02, SI
 	VBROADCASTSS limit+72(FP), Y0
 	VMOVUPS      ccsconst<>+1280(SB), Y1
+	MOVQ         SI, DI
+	SHLQ         $0x06, DI
 
 block:
 	TESTQ  BX, BX
 	JZ     done
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	MOVQ   DX, DI
-	MOVQ   SI, R8
+	MOVQ   DX, R8
+	MOVQ   SI, R9
 
 coord:
-	TESTQ        R8, R8
+	TESTQ        R9, R9
 	JZ           sum
-	VBROADCASTSS (DI), Y4
-	VBROADCASTSS 4(DI), Y5
-	VBROADCASTSS 8(DI), Y6
-	VBROADCASTSS 12(DI), Y7
+	PREFETCHT0   (CX)(DI*1)
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS 4(R8), Y5
+	VBROADCASTSS 8(R8), Y6
+	VBROADCASTSS 12(R8), Y7
 	VCVTPH2PS    (CX), Y8
 	VSUBPS       Y4, Y8, Y8
 	VPAND        ccsconst<>+2304(SB), Y8, Y8
@@ -3765,23 +3795,40 @@ coord:
 	VMINPS       ccsconst<>+1408(SB), Y8, Y8
 	VCVTTPS2DQ   Y8, Y8
 	VADDPS       Y8, Y3, Y3
-	ADDQ         $0x00000010, DI
+	ADDQ         $0x00000010, R8
 	ADDQ         $0x00000020, CX
-	DECQ         R8
+	DECQ         R9
 	JMP          coord
 
 sum:
 	VCMPPS    $0x1a, Y0, Y2, Y2
-	VMOVMSKPS Y2, DI
-	VCMPPS    $0x1a, Y0, Y3, Y2
 	VMOVMSKPS Y2, R8
-	SHLL      $0x08, R8
-	ORL       R8, DI
-	MOVW      DI, (AX)
+	VCMPPS    $0x1a, Y0, Y3, Y2
+	VMOVMSKPS Y2, R9
+	SHLL      $0x08, R9
+	ORL       R9, R8
+	MOVW      R8, (AX)
 	ADDQ      $0x00000002, AX
 	DECQ      BX
 	JMP       block
 
 done:
 	VZEROUPPER
+	RET
+
+// func prefetch256(x []float32)
+// Requires: MMX+
+TEXT ·prefetch256(SB), NOSPLIT, $0-24
+	MOVQ x_base+0(FP), AX
+	MOVQ x_len+8(FP), CX
+	LEAQ (AX)(CX*4), CX
+
+line:
+	CMPQ       AX, CX
+	JAE        done
+	PREFETCHT0 (AX)
+	ADDQ       $0x00000040, AX
+	JMP        line
+
+done:
 	RET

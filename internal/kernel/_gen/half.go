@@ -13,6 +13,17 @@ import (
 // needs no horizontal adds. Each block's result is a 16-bit mask of the
 // rows that are not ruled out (bit l: row l of the block).
 
+// halfAhead is how far ahead the half-precision screens prefetch, in bytes:
+// two blocks of sixteen rows of d coordinates (the next block's page, and
+// the one after, before the hardware prefetcher, which stops at pages,
+// would reach them).
+func halfAhead(d Register) Register {
+	r := GP64()
+	MOVQ(d, r)
+	SHLQ(U8(6), r) // 2 blocks × 16 rows × 2 bytes
+	return r
+}
+
 // halfParts is the number of vectors a block's sixteen rows take.
 func halfParts(s isa) int { return 16 / s.w }
 
@@ -52,6 +63,7 @@ func sqHalf(s isa) {
 	VMOVSS(paramAddr("c"), cc)
 	P := halfParts(s)
 	U := 4 / P // coordinates a step, so that four sums a lane run at once
+	ahead := halfAhead(d)
 	Label("block")
 	TESTQ(nb, nb)
 	JZ(LabelRef("done"))
@@ -79,6 +91,10 @@ func sqHalf(s isa) {
 	Label("steps")
 	CMPQ(j, U32(U))
 	JB(LabelRef("rest"))
+	PREFETCHT0(Mem{Base: bp, Index: ahead, Scale: 1})
+	if U == 4 {
+		PREFETCHT0(Mem{Base: bp, Index: ahead, Scale: 1, Disp: 64})
+	}
 	for u := range U {
 		step(u)
 	}
@@ -137,6 +153,7 @@ func powHalf(s isa) {
 	P := halfParts(s)
 	keep := s.vec()
 	VMOVUPS(s.konst("halfKeep"), keep)
+	ahead := halfAhead(d)
 	Label("block")
 	TESTQ(nb, nb)
 	JZ(LabelRef("done"))
@@ -151,6 +168,7 @@ func powHalf(s isa) {
 	Label("coord")
 	TESTQ(j, j)
 	JZ(LabelRef("sum"))
+	PREFETCHT0(Mem{Base: bp, Index: ahead, Scale: 1})
 	a, A, B, T := s.vec(), s.vec(), s.vec(), s.vec()
 	VBROADCASTSS(Mem{Base: kp}, a)
 	VBROADCASTSS(Mem{Base: kp, Disp: 4}, A)
@@ -180,5 +198,25 @@ func powHalf(s isa) {
 	JMP(LabelRef("block"))
 	Label("done")
 	VZEROUPPER()
+	RET()
+}
+
+// prefetch asks for the cache lines of x (a row read soon, not yet): a
+// scan of rows that lie apart (a batch's spans, read in place) would
+// otherwise wait on memory at each one's start and each page it crosses,
+// where the hardware's prefetchers stop.
+func prefetch(s isa) {
+	text(s, "prefetch", "func(x []float32)", "prefetches the cache lines of x into every level.")
+	x := ptr("x")
+	n := length("x")
+	end := GP64()
+	LEAQ(Mem{Base: x, Index: n, Scale: 4}, end)
+	Label("line")
+	CMPQ(x, end)
+	JAE(LabelRef("done"))
+	PREFETCHT0(mem(x))
+	ADDQ(U32(64), x)
+	JMP(LabelRef("line"))
+	Label("done")
 	RET()
 }

@@ -35,6 +35,7 @@ func main() {
 		screenMask(s)
 		sqHalf(s)
 		powHalf(s)
+		prefetch(s)
 	}
 	Generate()
 }
