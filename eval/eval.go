@@ -114,6 +114,7 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle) ([]Result,
 	nq := len(qs)
 	in := make([]int, parallel.Chunks(test.N, chunk)*nq)
 	out := make([]int, len(in))
+	scores := decisive(g, qs)
 	parallel.For(test.N, chunk, 0, func(c, lo, hi int) {
 		pd := make([]float32, test.K*test.D)
 		nd := make([]float32, test.KNeg*test.D)
@@ -121,7 +122,7 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle) ([]Result,
 		ns := make([]float64, test.KNeg)
 		cin, cout := in[c*nq:(c+1)*nq], out[c*nq:(c+1)*nq]
 		for i := lo; i < hi; i++ {
-			for _, v := range g.Scores(ps, test.PositiveDiffs(pd, i)) {
+			for _, v := range scores(ps, test.PositiveDiffs(pd, i)) {
 				for j, q := range qs {
 					if v <= q {
 						cin[j]++
@@ -129,7 +130,7 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle) ([]Result,
 				}
 			}
 			if test.HasNegatives() {
-				for _, v := range g.Scores(ns, test.NegativeDiffs(nd, i)) {
+				for _, v := range scores(ns, test.NegativeDiffs(nd, i)) {
 					for j, q := range qs {
 						if v > q {
 							cout[j]++
@@ -156,6 +157,37 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle) ([]Result,
 		rs[j] = r
 	}
 	return rs, nil
+}
+
+// decisive returns a scorer whose scores fall on the same side of every
+// threshold in qs as the exact ones (Scores): for a geometry with a fast
+// score (geometry.FastScorer), the fast scores, and the exact score of each
+// row whose fast score lies within the fast score's error bound of some
+// threshold (or is not finite) — as geometry.Members decides one threshold.
+func decisive(g geometry.Geometry, qs []float64) func(dst []float64, diffs []float32) []float64 {
+	f, ok := g.(geometry.FastScorer)
+	if !ok {
+		return g.Scores
+	}
+	rel, abs := f.FastTolerance()
+	if !(rel < 0.5) || rel == 0 && abs == 0 {
+		return g.Scores // no bound worth the fast pass, or ScoresFast is Scores
+	}
+	d := g.Dim()
+	return func(dst []float64, diffs []float32) []float64 {
+		dst = f.ScoresFast(dst, diffs)
+		var one [1]float64
+		for i, s := range dst {
+			near := math.IsInf(s, 0) || math.IsNaN(s)
+			for _, q := range qs {
+				near = near || math.Abs(s-q) <= rel*max(s, q)+abs
+			}
+			if near {
+				dst[i] = g.Scores(one[:], diffs[i*d:(i+1)*d])[0]
+			}
+		}
+		return dst
+	}
 }
 
 // Summary is the mean and standard deviation of a metric over seeds. Std is

@@ -103,3 +103,82 @@ func (g *GenBall) FastTolerance() (rel, abs float64) {
 	rel = math.Ln2*(pmax*(kernel.Log2PolyErr+129*2*u+2*u)+150*u) + kernel.Exp2PolyRelErr + math.Ceil(d/8)*u
 	return 2 * rel, d * kernel.MinNormal32
 }
+
+var _ FastScorer = (*Norm)(nil)
+
+// ScoresFast computes ‖M·x‖_p as Scores does — y = M·x in float64 and the
+// powers of u_k = |y_k|/max_k |y_k| ≤ 1, so that S = Σ u_k^p lies in [1, d]
+// — with u_k rounded to float32, the powers by kernel.FastPowRows and the
+// root max|y|·S^{1/p} by Log2Poly and Exp2Poly. Where that does not pay
+// (p = 2, whose exact score is a square root, or d ≥ 16, where Scores runs
+// on BLAS) it is Scores, and FastTolerance is 0. A row with a u_k below
+// float32's normal range (other than 0) or a NaN scores +Inf or NaN, for
+// Members to rescore exactly.
+func (n *Norm) ScoresFast(dst []float64, diffs []float32) []float64 {
+	d, p := n.d, n.p
+	if p == 2 || d >= blasMinDim {
+		return n.Scores(dst, diffs)
+	}
+	dst, nr := rows(dst, diffs, d)
+	u := make([]float32, nr*d)
+	amax := make([]float64, nr)
+	y := make([]float64, d)
+	for i := range nr {
+		mulRows(y, n.m, diffs[i*d:(i+1)*d])
+		var a float64
+		for _, v := range y {
+			a = max(a, math.Abs(v))
+		}
+		if a != a { // NaN
+			a = math.NaN()
+		}
+		amax[i] = a
+		if a == 0 || math.IsNaN(a) || math.IsInf(a, 0) {
+			continue
+		}
+		for k, v := range y {
+			u[i*d+k] = float32(math.Abs(v) / a)
+		}
+	}
+	ones, ps := make([]float32, d), make([]float32, d)
+	for k := range d {
+		ones[k], ps[k] = 1, float32(p)
+	}
+	kernel.FastPowRows(dst[:nr], ones, ps, u)
+	for i, s := range dst[:nr] {
+		switch a := amax[i]; {
+		case a == 0:
+			dst[i] = 0
+		case math.IsNaN(a) || math.IsInf(a, 0) || math.IsNaN(s) || math.IsInf(s, 0):
+			dst[i] = math.Inf(1) // rescored
+		default:
+			dst[i] = a * float64(kernel.Exp2Poly(kernel.Log2Poly(float32(s))/float32(p)))
+		}
+	}
+	return dst
+}
+
+// FastTolerance bounds ScoresFast's error against Scores: the powers' sum
+// is within r = rel_g + p·2⁻²³ + d·2⁻¹²⁶ + 10⁻¹⁴ of S (rel_g the fast
+// powers' bound, FastTolerance of the generalized ball with m = 1 and
+// these p; p·2⁻²³ the rounding of u_k to float32; S ≥ 1 makes the lost
+// terms relative), so its root within (1 + r)^{1/p} − 1; Log2Poly,
+// Exp2Poly and their roundings add ln 2·(Log2PolyErr + (log2 d + 3)·2⁻²³)/p
+// + Exp2PolyRelErr. The bound is doubled for the second-order terms. 0
+// where ScoresFast is Scores.
+func (n *Norm) FastTolerance() (rel, abs float64) {
+	d, p := n.d, n.p
+	if p == 2 || d >= blasMinDim {
+		return 0, 0
+	}
+	ones, ps := make([]float64, d), make([]float64, d)
+	for k := range d {
+		ones[k], ps[k] = 1, p
+	}
+	g := &GenBall{m: ones, p: ps}
+	relG, _ := g.FastTolerance()
+	r := relG + p*0x1p-23 + float64(d)*kernel.MinNormal32 + 1e-14
+	root := math.Pow(1+r, 1/p) - 1
+	polys := math.Ln2*(kernel.Log2PolyErr+(math.Log2(float64(d))+3)*0x1p-23)/p + kernel.Exp2PolyRelErr
+	return 2 * (root + polys), 0
+}

@@ -175,3 +175,97 @@ func TestMembersNonFast(t *testing.T) {
 		t.Errorf("Members(ℓ2, 1) = %v, want [false true]", got)
 	}
 }
+
+// wideNorm draws a single-norm with exponent p and entries of M log-uniform
+// in [1e-2, 1e2] with random signs.
+func wideNorm(t *testing.T, rng *rand.Rand, d int, p float64) *Norm {
+	t.Helper()
+	m := make([]float64, d*d)
+	for i := range m {
+		m[i] = math.Exp((2*rng.Float64() - 1) * math.Log(1e2))
+		if rng.IntN(2) == 0 {
+			m[i] = -m[i]
+		}
+	}
+	n, err := NewNorm(d, m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestNormScoresFastWithinTolerance: the single-norm's fast scores stay
+// within FastTolerance of the exact ones — exponents from 0.2 to 8, M over
+// four orders of magnitude, rows over eight — and the bound is not idle
+// (the worst error is logged).
+func TestNormScoresFastWithinTolerance(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(41, 41))
+	worst := 0.0
+	for _, d := range []int{1, 2, 3, 7, 15, 16} {
+		for trial := range 150 {
+			p := 0.2 + 7.8*rng.Float64()
+			if trial%10 == 0 {
+				p = 2
+			}
+			g := wideNorm(t, rng, d, p)
+			x := heavyDiffs(rng, 64*d)
+			exact := g.Scores(nil, x)
+			fast := g.ScoresFast(nil, x)
+			rel, abs := g.FastTolerance()
+			if (p == 2 || d >= 16) != (rel == 0) {
+				t.Fatalf("d=%d p=%v: tolerance %v", d, p, rel)
+			}
+			for i := range exact {
+				diff := math.Abs(fast[i] - exact[i])
+				if diff > rel*exact[i]+abs {
+					t.Fatalf("d=%d p=%v row %d: fast %v, exact %v: error %.3g > bound %.3g", d, p, i, fast[i], exact[i], diff, rel*exact[i]+abs)
+				}
+				if rel > 0 && exact[i] > 0 {
+					worst = math.Max(worst, diff/exact[i]/rel)
+				}
+			}
+		}
+	}
+	t.Logf("%s: worst relative error %.3g of the bound", kernel.Describe(), worst)
+}
+
+// TestNormMembersExact: Members decides as the exact single-norm scores do,
+// also for rows scaled to within 1e-7 of the threshold on either side.
+func TestNormMembersExact(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(42, 42))
+	for _, d := range []int{2, 3, 9} {
+		for range 20 {
+			g := wideNorm(t, rng, d, 0.3+5*rng.Float64())
+			const n = 400
+			x := heavyDiffs(rng, n*d)
+			exact := g.Scores(nil, x)
+			q := exact[0]
+			for i := 1; i < 100; i++ { // homogeneous: scale the row to q·(1 ± 1e-7)
+				if exact[i] == 0 {
+					continue
+				}
+				t := q * (1 + 1e-7*float64(2*(i%2)-1)) / exact[i]
+				for j := range d {
+					x[i*d+j] *= float32(t)
+				}
+			}
+			exact = g.Scores(exact, x)
+			scores := make([]float64, n)
+			in := members(g, q, nil, scores, x, true)
+			near := 0
+			for i := range n {
+				if in[i] != (exact[i] <= q) {
+					t.Fatalf("d=%d row %d: member %v, exact score %v vs q %v", d, i, in[i], exact[i], q)
+				}
+				if math.Abs(exact[i]-q) <= 1e-6*q {
+					near++
+				}
+			}
+			if near < 50 {
+				t.Fatalf("d=%d: only %d rows near the threshold", d, near)
+			}
+		}
+	}
+}
