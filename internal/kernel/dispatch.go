@@ -76,10 +76,10 @@ var (
 	screenMaskV   func(masks []uint16, prod, norms []float32, bound float32)
 	sigmoidsV     func(T, t float64, phi, sig, der []float64) bool
 	pnormRowV     func(y []float32, inv, p float32, up []float32) (sum, t float64, special bool)
-	transposeV    func(xt, x []float32, d int)
-	normSmallFwdV func(x []float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32) uint16
+	transposeV    func(xt, x []float32, d int, tab []int32)
+	normSmallFwdV func(x []float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32, tab []int32) uint16
 	normSmallBwdV func(xt, y, up []float32, d int, io, acc []float32) uint16
-	expSmallV     func(logs []float32, d int, logm, p []float32, scores []float64, e, c []float32)
+	expSmallV     func(logs []float32, d int, logm, p []float32, scores []float64, e, c []float32, tab []int32)
 	addSmallV     func(acc, w []float64, e, c []float32, d int)
 	sqHalfV       func(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r, c float32)
 	powHalfV      func(masks []uint16, consts []float32, blocks []uint16, limit float32)
@@ -96,6 +96,43 @@ func setLevel(l level) {
 	gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = nil, nil, nil, nil, nil
 	sqHalfV, powHalfV, prefetchV = nil, nil, nil
 	setVector(l)
+	transposeTabs = [16][]int32{}
+	if lanes > 0 {
+		for d := 1; d < 16; d++ {
+			transposeTabs[d] = transposeTab(d, lanes)
+		}
+	}
+}
+
+// transposeTabs holds transposeTab(d, lanes) for d = 1…15 at the level in
+// use.
+var transposeTabs [16][]int32
+
+// transposeTab is the assembly transpose's table for blocks of w rows of
+// d < 16 values (the vector kernels' width w): index vector l (lane r: (r·d
+// + l) mod w), then for each l and source vector s the lanes r with ⌊(r·d +
+// l)/w⌋ = s — a 16-bit mask in an int32 slot for w = 16, a vector of
+// all-ones and zero lanes for w = 8.
+func transposeTab(d, w int) []int32 {
+	words := 1
+	if w == 8 {
+		words = 8
+	}
+	tab := make([]int32, d*w+d*d*words)
+	masks := tab[d*w:]
+	for l := range d {
+		for r := range w {
+			v := r*d + l
+			tab[l*w+r] = int32(v % w)
+			s := v / w
+			if words == 1 {
+				masks[l*d+s] |= 1 << r
+			} else {
+				masks[(l*d+s)*w+r] = -1
+			}
+		}
+	}
+	return tab
 }
 
 // Level says which kernels run, e.g. "avx512: AVX-512 assembly kernels".

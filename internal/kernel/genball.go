@@ -138,7 +138,7 @@ func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs Spans, 
 			}
 			blk = pad
 		}
-		expSmallV(blk, d, logm, p, phi[:W], e, c)
+		expSmallV(blk, d, logm, p, phi[:W], e, c, transposeTabs[d])
 		copy(scores[lo:hi], phi[:hi-lo])
 		if !grads {
 			continue

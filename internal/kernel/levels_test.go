@@ -60,7 +60,7 @@ func TestTranspose(t *testing.T) {
 				x[i] = float32(i + 1)
 			}
 			got := make([]float32, W*d)
-			transposeV(got, x, d)
+			transposeV(got, x, d, transposeTabs[d])
 			for l := range d {
 				for r := range W {
 					if got[l*W+r] != x[r*d+l] {

@@ -332,7 +332,7 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 			clear(pad[nr*d:])
 			blk = pad
 		}
-		special := normSmallFwdV(blk, d, m32, pf, invP, cpE, xt, y, up, out)
+		special := normSmallFwdV(blk, d, m32, pf, invP, cpE, xt, y, up, out, transposeTabs[d])
 		for r := range nr {
 			if special>>r&1 != 0 {
 				exact.Scores(scores[lo+r:lo+r+1], blk[r*d:(r+1)*d])

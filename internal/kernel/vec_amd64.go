@@ -31,14 +31,14 @@ func sigmoids512(T float64, t float64, phi []float64, sig []float64, der []float
 func pnormRow512(y []float32, inv float32, p float32, up []float32) (sum float64, t float64, special bool)
 
 // transposeBlock512 writes the 16 rows of d values in x transposed into xt: vector l
-// of xt holds coordinate l of each row.
-func transposeBlock512(xt []float32, x []float32, d int)
+// of xt holds coordinate l of each row (tab: kernel.transposeTab).
+func transposeBlock512(xt []float32, x []float32, d int, tab []int32)
 
 // normSmallFwd512 is the single-norm's forward pass on a block of 16 rows of d < 16
 // (x, row-major): xt the block transposed, y = M·x, up = u^p, and in out
 // (lanes of a vector each) max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p}.
 // It returns the lanes with a u outside float32's normal range other than 0.
-func normSmallFwd512(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32) uint16
+func normSmallFwd512(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32) uint16
 
 // normSmallBwd512 adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l of a block into the lane sums acc (at
 // (k·d+l)·w), with ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p} (up is
@@ -51,7 +51,7 @@ func normSmallBwd512(xt []float32, y []float32, up []float32, d int, io []float3
 // d < 16 prepared logarithms (logs, row-major), one row per lane: e and c
 // (transposed: vector j holds coordinate j of each row) and each row's
 // Σ_j e_j, summed in float64 in coordinate order, into scores.
-func expSmall512(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32)
+func expSmall512(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
 
 // addSmall512 adds w_r·e_jr into acc at 2j·w + r and w_r·e_jr·c_jr at (2j+1)·w + r, for
 // the transposed e and c of expSmall; lanes of weight 0 add 0 (not 0·∞).
@@ -119,14 +119,14 @@ func sigmoids256(T float64, t float64, phi []float64, sig []float64, der []float
 func pnormRow256(y []float32, inv float32, p float32, up []float32) (sum float64, t float64, special bool)
 
 // transposeBlock256 writes the 8 rows of d values in x transposed into xt: vector l
-// of xt holds coordinate l of each row.
-func transposeBlock256(xt []float32, x []float32, d int)
+// of xt holds coordinate l of each row (tab: kernel.transposeTab).
+func transposeBlock256(xt []float32, x []float32, d int, tab []int32)
 
 // normSmallFwd256 is the single-norm's forward pass on a block of 8 rows of d < 16
 // (x, row-major): xt the block transposed, y = M·x, up = u^p, and in out
 // (lanes of a vector each) max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p}.
 // It returns the lanes with a u outside float32's normal range other than 0.
-func normSmallFwd256(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32) uint16
+func normSmallFwd256(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32) uint16
 
 // normSmallBwd256 adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l of a block into the lane sums acc (at
 // (k·d+l)·w), with ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p} (up is
@@ -139,7 +139,7 @@ func normSmallBwd256(xt []float32, y []float32, up []float32, d int, io []float3
 // d < 16 prepared logarithms (logs, row-major), one row per lane: e and c
 // (transposed: vector j holds coordinate j of each row) and each row's
 // Σ_j e_j, summed in float64 in coordinate order, into scores.
-func expSmall256(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32)
+func expSmall256(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
 
 // addSmall256 adds w_r·e_jr into acc at 2j·w + r and w_r·e_jr·c_jr at (2j+1)·w + r, for
 // the transposed e and c of expSmall; lanes of weight 0 add 0 (not 0·∞).

@@ -1565,55 +1565,80 @@ done:
 	MOVB          AL, special+72(FP)
 	RET
 
-// func transposeBlock512(xt []float32, x []float32, d int)
+// func transposeBlock512(xt []float32, x []float32, d int, tab []int32)
 // Requires: AVX, AVX512F
-TEXT ·transposeBlock512(SB), NOSPLIT, $0-56
-	MOVQ         xt_base+0(FP), AX
-	MOVQ         x_base+24(FP), CX
-	MOVQ         d+48(FP), DX
-	VPBROADCASTD DX, Z0
-	VPMULLD      ccsconst<>+2816(SB), Z0, Z0
-	MOVQ         AX, AX
+TEXT ·transposeBlock512(SB), NOSPLIT, $0-80
+	MOVQ xt_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ tab_base+56(FP), DX
+	MOVQ d+48(FP), BX
+	MOVQ BX, SI
+	SHLQ $0x06, SI
+	ADDQ DX, SI
+	MOVQ AX, AX
+	MOVQ BX, DI
 
-gather:
-	KXNORW     K1, K1, K1
-	VGATHERDPS (CX)(Z0*4), K1, Z1
-	VMOVUPS    Z1, (AX)
-	ADDQ       $0x00000004, CX
-	ADDQ       $0x00000040, AX
-	DECQ       DX
-	JNZ        gather
+tl:
+	VMOVUPS (DX), Z0
+	VPXORD  Z1, Z1, Z1
+	MOVQ    CX, R8
+	MOVQ    BX, R9
+
+ts:
+	KMOVW   (SI), K1
+	VPERMPS (R8), Z0, K1, Z1
+	ADDQ    $0x00000040, R8
+	ADDQ    $0x00000004, SI
+	DECQ    R9
+	JNZ     ts
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, DX
+	DECQ    DI
+	JNZ     tl
 	VZEROUPPER
 	RET
 
-// func normSmallFwd512(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32) uint16
+// func normSmallFwd512(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32) uint16
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·normSmallFwd512(SB), NOSPLIT, $0-170
-	MOVQ         x_base+0(FP), AX
-	MOVQ         m_base+32(FP), CX
-	MOVQ         xt_base+72(FP), DX
-	MOVQ         y_base+96(FP), BX
-	MOVQ         up_base+120(FP), SI
-	MOVQ         out_base+144(FP), DI
-	MOVQ         d+24(FP), R8
-	VPBROADCASTD R8, Z0
-	VPMULLD      ccsconst<>+2816(SB), Z0, Z0
-	MOVQ         DX, R9
-	MOVQ         R8, R10
+TEXT ·normSmallFwd512(SB), NOSPLIT, $0-194
+	MOVQ x_base+0(FP), AX
+	MOVQ m_base+32(FP), CX
+	MOVQ xt_base+72(FP), DX
+	MOVQ y_base+96(FP), BX
+	MOVQ up_base+120(FP), SI
+	MOVQ out_base+144(FP), DI
+	MOVQ d+24(FP), R8
+	MOVQ tab_base+168(FP), R9
+	MOVQ R8, R10
+	SHLQ $0x06, R10
+	ADDQ R9, R10
+	MOVQ DX, R11
+	MOVQ R8, R12
 
-gather:
-	KXNORW     K1, K1, K1
-	VGATHERDPS (AX)(Z0*4), K1, Z1
-	VMOVUPS    Z1, (R9)
-	ADDQ       $0x00000004, AX
-	ADDQ       $0x00000040, R9
-	DECQ       R10
-	JNZ        gather
-	VMOVUPS    ccsconst<>+2304(SB), Z0
-	VPXORD     Z2, Z2, Z2
-	MOVQ       CX, AX
-	MOVQ       BX, CX
-	MOVQ       R8, R9
+tl:
+	VMOVUPS (R9), Z0
+	VPXORD  Z1, Z1, Z1
+	MOVQ    AX, R13
+	MOVQ    R8, R14
+
+ts:
+	KMOVW   (R10), K1
+	VPERMPS (R13), Z0, K1, Z1
+	ADDQ    $0x00000040, R13
+	ADDQ    $0x00000004, R10
+	DECQ    R14
+	JNZ     ts
+	VMOVUPS Z1, (R11)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R9
+	DECQ    R12
+	JNZ     tl
+	VMOVUPS ccsconst<>+2304(SB), Z0
+	VPXORD  Z2, Z2, Z2
+	MOVQ    CX, AX
+	MOVQ    BX, CX
+	MOVQ    R8, R9
 
 yk:
 	VPXORD Z3, Z3, Z3
@@ -1738,7 +1763,7 @@ uk:
 	KMOVW        K1, CX
 	ANDL         CX, AX
 	VZEROUPPER
-	MOVW         AX, ret+168(FP)
+	MOVW         AX, ret+192(FP)
 	RET
 
 // func normSmallBwd512(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16
@@ -1811,32 +1836,44 @@ al:
 	MOVW        AX, ret+128(FP)
 	RET
 
-// func expSmall512(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32)
+// func expSmall512(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
 // Requires: AVX, AVX512F
-TEXT ·expSmall512(SB), NOSPLIT, $0-152
-	MOVQ         logs_base+0(FP), AX
-	MOVQ         logm_base+32(FP), CX
-	MOVQ         p_base+56(FP), DX
-	MOVQ         scores_base+80(FP), BX
-	MOVQ         e_base+104(FP), SI
-	MOVQ         c_base+128(FP), DI
-	MOVQ         d+24(FP), R8
-	VPBROADCASTD R8, Z0
-	VPMULLD      ccsconst<>+2816(SB), Z0, Z0
-	MOVQ         DI, R9
-	MOVQ         R8, R10
+TEXT ·expSmall512(SB), NOSPLIT, $0-176
+	MOVQ logs_base+0(FP), AX
+	MOVQ logm_base+32(FP), CX
+	MOVQ p_base+56(FP), DX
+	MOVQ scores_base+80(FP), BX
+	MOVQ e_base+104(FP), SI
+	MOVQ c_base+128(FP), DI
+	MOVQ d+24(FP), R8
+	MOVQ tab_base+152(FP), R9
+	MOVQ R8, R10
+	SHLQ $0x06, R10
+	ADDQ R9, R10
+	MOVQ DI, R11
+	MOVQ R8, R12
 
-gather:
-	KXNORW     K1, K1, K1
-	VGATHERDPS (AX)(Z0*4), K1, Z1
-	VMOVUPS    Z1, (R9)
-	ADDQ       $0x00000004, AX
-	ADDQ       $0x00000040, R9
-	DECQ       R10
-	JNZ        gather
-	VPXORD     Z2, Z2, Z2
-	VPXORD     Z3, Z3, Z3
-	MOVQ       R8, AX
+tl:
+	VMOVUPS (R9), Z0
+	VPXORD  Z1, Z1, Z1
+	MOVQ    AX, R13
+	MOVQ    R8, R14
+
+ts:
+	KMOVW   (R10), K1
+	VPERMPS (R13), Z0, K1, Z1
+	ADDQ    $0x00000040, R13
+	ADDQ    $0x00000004, R10
+	DECQ    R14
+	JNZ     ts
+	VMOVUPS Z1, (R11)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R9
+	DECQ    R12
+	JNZ     tl
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
+	MOVQ    R8, AX
 
 coord:
 	VBROADCASTSS  (CX), Z0
@@ -3038,57 +3075,82 @@ done:
 	MOVB         AL, special+72(FP)
 	RET
 
-// func transposeBlock256(xt []float32, x []float32, d int)
+// func transposeBlock256(xt []float32, x []float32, d int, tab []int32)
 // Requires: AVX, AVX2
-TEXT ·transposeBlock256(SB), NOSPLIT, $0-56
-	MOVQ         xt_base+0(FP), AX
-	MOVQ         x_base+24(FP), CX
-	MOVQ         d+48(FP), DX
-	VMOVD        DX, X0
-	VPBROADCASTD X0, Y0
-	VPMULLD      ccsconst<>+2816(SB), Y0, Y0
-	MOVQ         AX, AX
+TEXT ·transposeBlock256(SB), NOSPLIT, $0-80
+	MOVQ xt_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ tab_base+56(FP), DX
+	MOVQ d+48(FP), BX
+	MOVQ BX, SI
+	SHLQ $0x05, SI
+	ADDQ DX, SI
+	MOVQ AX, AX
+	MOVQ BX, DI
 
-gather:
-	VPCMPEQD   Y2, Y2, Y2
-	VGATHERDPS Y2, (CX)(Y0*4), Y1
-	VMOVUPS    Y1, (AX)
-	ADDQ       $0x00000004, CX
-	ADDQ       $0x00000020, AX
-	DECQ       DX
-	JNZ        gather
+tl:
+	VMOVUPS (DX), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    CX, R8
+	MOVQ    BX, R9
+
+ts:
+	VPERMPS   (R8), Y0, Y2
+	VMOVUPS   (SI), Y3
+	VBLENDVPS Y3, Y2, Y1, Y1
+	ADDQ      $0x00000020, R8
+	ADDQ      $0x00000020, SI
+	DECQ      R9
+	JNZ       ts
+	VMOVUPS   Y1, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, DX
+	DECQ      DI
+	JNZ       tl
 	VZEROUPPER
 	RET
 
-// func normSmallFwd256(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32) uint16
+// func normSmallFwd256(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32) uint16
 // Requires: AVX, AVX2, FMA3
-TEXT ·normSmallFwd256(SB), NOSPLIT, $0-170
-	MOVQ         x_base+0(FP), AX
-	MOVQ         m_base+32(FP), CX
-	MOVQ         xt_base+72(FP), DX
-	MOVQ         y_base+96(FP), BX
-	MOVQ         up_base+120(FP), SI
-	MOVQ         out_base+144(FP), DI
-	MOVQ         d+24(FP), R8
-	VMOVD        R8, X0
-	VPBROADCASTD X0, Y0
-	VPMULLD      ccsconst<>+2816(SB), Y0, Y0
-	MOVQ         DX, R9
-	MOVQ         R8, R10
+TEXT ·normSmallFwd256(SB), NOSPLIT, $0-194
+	MOVQ x_base+0(FP), AX
+	MOVQ m_base+32(FP), CX
+	MOVQ xt_base+72(FP), DX
+	MOVQ y_base+96(FP), BX
+	MOVQ up_base+120(FP), SI
+	MOVQ out_base+144(FP), DI
+	MOVQ d+24(FP), R8
+	MOVQ tab_base+168(FP), R9
+	MOVQ R8, R10
+	SHLQ $0x05, R10
+	ADDQ R9, R10
+	MOVQ DX, R11
+	MOVQ R8, R12
 
-gather:
-	VPCMPEQD   Y2, Y2, Y2
-	VGATHERDPS Y2, (AX)(Y0*4), Y1
-	VMOVUPS    Y1, (R9)
-	ADDQ       $0x00000004, AX
-	ADDQ       $0x00000020, R9
-	DECQ       R10
-	JNZ        gather
-	VMOVUPS    ccsconst<>+2304(SB), Y0
-	VXORPS     Y1, Y1, Y1
-	MOVQ       CX, AX
-	MOVQ       BX, CX
-	MOVQ       R8, R9
+tl:
+	VMOVUPS (R9), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    AX, R13
+	MOVQ    R8, R14
+
+ts:
+	VPERMPS   (R13), Y0, Y2
+	VMOVUPS   (R10), Y3
+	VBLENDVPS Y3, Y2, Y1, Y1
+	ADDQ      $0x00000020, R13
+	ADDQ      $0x00000020, R10
+	DECQ      R14
+	JNZ       ts
+	VMOVUPS   Y1, (R11)
+	ADDQ      $0x00000020, R11
+	ADDQ      $0x00000020, R9
+	DECQ      R12
+	JNZ       tl
+	VMOVUPS   ccsconst<>+2304(SB), Y0
+	VXORPS    Y1, Y1, Y1
+	MOVQ      CX, AX
+	MOVQ      BX, CX
+	MOVQ      R8, R9
 
 yk:
 	VXORPS Y2, Y2, Y2
@@ -3236,7 +3298,7 @@ uk:
 	VMOVMSKPS    Y3, CX
 	ANDL         CX, AX
 	VZEROUPPER
-	MOVW         AX, ret+168(FP)
+	MOVW         AX, ret+192(FP)
 	RET
 
 // func normSmallBwd256(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16
@@ -3309,33 +3371,45 @@ al:
 	MOVW        AX, ret+128(FP)
 	RET
 
-// func expSmall256(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32)
+// func expSmall256(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·expSmall256(SB), NOSPLIT, $0-152
-	MOVQ         logs_base+0(FP), AX
-	MOVQ         logm_base+32(FP), CX
-	MOVQ         p_base+56(FP), DX
-	MOVQ         scores_base+80(FP), BX
-	MOVQ         e_base+104(FP), SI
-	MOVQ         c_base+128(FP), DI
-	MOVQ         d+24(FP), R8
-	VMOVD        R8, X0
-	VPBROADCASTD X0, Y0
-	VPMULLD      ccsconst<>+2816(SB), Y0, Y0
-	MOVQ         DI, R9
-	MOVQ         R8, R10
+TEXT ·expSmall256(SB), NOSPLIT, $0-176
+	MOVQ logs_base+0(FP), AX
+	MOVQ logm_base+32(FP), CX
+	MOVQ p_base+56(FP), DX
+	MOVQ scores_base+80(FP), BX
+	MOVQ e_base+104(FP), SI
+	MOVQ c_base+128(FP), DI
+	MOVQ d+24(FP), R8
+	MOVQ tab_base+152(FP), R9
+	MOVQ R8, R10
+	SHLQ $0x05, R10
+	ADDQ R9, R10
+	MOVQ DI, R11
+	MOVQ R8, R12
 
-gather:
-	VPCMPEQD   Y2, Y2, Y2
-	VGATHERDPS Y2, (AX)(Y0*4), Y1
-	VMOVUPS    Y1, (R9)
-	ADDQ       $0x00000004, AX
-	ADDQ       $0x00000020, R9
-	DECQ       R10
-	JNZ        gather
-	VXORPS     Y0, Y0, Y0
-	VXORPS     Y1, Y1, Y1
-	MOVQ       R8, AX
+tl:
+	VMOVUPS (R9), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    AX, R13
+	MOVQ    R8, R14
+
+ts:
+	VPERMPS   (R13), Y0, Y2
+	VMOVUPS   (R10), Y3
+	VBLENDVPS Y3, Y2, Y1, Y1
+	ADDQ      $0x00000020, R13
+	ADDQ      $0x00000020, R10
+	DECQ      R14
+	JNZ       ts
+	VMOVUPS   Y1, (R11)
+	ADDQ      $0x00000020, R11
+	ADDQ      $0x00000020, R9
+	DECQ      R12
+	JNZ       tl
+	VXORPS    Y0, Y0, Y0
+	VXORPS    Y1, Y1, Y1
+	MOVQ      R8, AX
 
 coord:
 	VBROADCASTSS (CX), Y2

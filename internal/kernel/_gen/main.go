@@ -428,65 +428,78 @@ func pnormRow(s isa) {
 }
 
 // transposeLoop writes the vectors of a block of w rows of d float32 (x,
-// w·d values, row-major) transposed into xt: vector l holds coordinate l of
-// each row (a gather per coordinate).
-func transposeLoop(s isa, x, d, xt Register) {
-	dv := s.vec()
-	if s.avx512 {
-		VPBROADCASTD(d.(GPVirtual).As32(), dv)
-	} else {
-		// AVX2 broadcasts from a vector register only (the general
-		// register form is AVX-512's).
-		x := XMM()
-		VMOVD(d.(GPVirtual).As32(), x)
-		VPBROADCASTD(x, dv)
+// w·d values, row-major: d vectors) transposed into xt: vector l holds
+// coordinate l of each row. Lane r of vector l is value r·d + l of the
+// block, lane (r·d + l) mod w of source vector ⌊(r·d + l)/w⌋: for each l, one
+// permute of each source vector by tab's index vector l, merged into the
+// lanes whose source it is (tab, kernel.transposeTab: d index vectors, then
+// the d·d masks — 16-bit masks in int32 slots for AVX-512, vectors for
+// AVX2). Permutes, not gathers: a gather is slow on some processors (eight
+// or more cycles a vector on AMD's).
+func transposeLoop(s isa, x, d, xt, tab Register) {
+	B := s.bytes()
+	maskStride := 4
+	if !s.avx512 {
+		maskStride = B
 	}
-	idx := s.vec()
-	VPMULLD(c32("lanes"), dv, idx)
-	src, out := GP64(), GP64()
-	MOVQ(x, src)
+	mb := GP64()
+	MOVQ(d, mb)
+	SHLQ(U8(log2w(s)+2), mb)
+	ADDQ(tab, mb) // the masks follow the d index vectors
+	ip, out, l := GP64(), GP64(), GP64()
+	MOVQ(tab, ip)
 	MOVQ(xt, out)
-	l := GP64()
 	MOVQ(d, l)
-	Label("gather")
-	v := s.vec()
+	Label("tl")
+	idx, acc := s.vec(), s.vec()
+	VMOVUPS(mem(ip), idx)
+	s.zero(acc)
+	src, sc := GP64(), GP64()
+	MOVQ(x, src)
+	MOVQ(d, sc)
+	Label("ts")
 	if s.avx512 {
 		k := K()
-		KXNORW(k, k, k)
-		VGATHERDPS(Mem{Base: src, Index: idx, Scale: 4}, k, v)
+		KMOVW(mem(mb), k)
+		VPERMPS(mem(src), idx, k, acc)
 	} else {
-		all := s.vec()
-		VPCMPEQD(all, all, all)
-		VGATHERDPS(all, Mem{Base: src, Index: idx, Scale: 4}, v)
+		pv, m := s.vec(), s.vec()
+		VPERMPS(mem(src), idx, pv)
+		VMOVUPS(mem(mb), m)
+		VBLENDVPS(m, pv, acc, acc)
 	}
-	VMOVUPS(v, mem(out))
-	ADDQ(U32(4), src)
-	ADDQ(U32(s.bytes()), out)
+	ADDQ(U32(B), src)
+	ADDQ(U32(maskStride), mb)
+	DECQ(sc)
+	JNZ(LabelRef("ts"))
+	VMOVUPS(acc, mem(out))
+	ADDQ(U32(B), out)
+	ADDQ(U32(B), ip)
 	DECQ(l)
-	JNZ(LabelRef("gather"))
+	JNZ(LabelRef("tl"))
 }
 
 // transposeBlock is the kernel around transposeLoop.
 func transposeBlock(s isa) {
-	text(s, "transposeBlock", "func(xt, x []float32, d int)",
+	text(s, "transposeBlock", "func(xt, x []float32, d int, tab []int32)",
 		fmt.Sprintf("writes the %d rows of d values in x transposed into xt: vector l", s.w),
-		"of xt holds coordinate l of each row.")
-	xt, x := ptr("xt"), ptr("x")
+		"of xt holds coordinate l of each row (tab: kernel.transposeTab).")
+	xt, x, tab := ptr("xt"), ptr("x"), ptr("tab")
 	d := Load(Param("d"), GP64())
-	transposeLoop(s, x, d, xt)
+	transposeLoop(s, x, d, xt, tab)
 	VZEROUPPER()
 	RET()
 }
 
 func normSmallFwd(s isa) {
-	text(s, "normSmallFwd", "func(x []float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32) uint16",
+	text(s, "normSmallFwd", "func(x []float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32, tab []int32) uint16",
 		fmt.Sprintf("is the single-norm's forward pass on a block of %d rows of d < 16", s.w),
 		"(x, row-major): xt the block transposed, y = M·x, up = u^p, and in out",
 		"(lanes of a vector each) max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p}.",
 		"It returns the lanes with a u outside float32's normal range other than 0.")
 	x, m, xt, y, up, out := ptr("x"), ptr("m"), ptr("xt"), ptr("y"), ptr("up"), ptr("out")
 	d := Load(Param("d"), GP64())
-	transposeLoop(s, x, d, xt)
+	transposeLoop(s, x, d, xt, ptr("tab"))
 	B := s.bytes()
 	// y = M·x, a = max|y|.
 	absR := s.load("absMask")
@@ -657,14 +670,14 @@ func normSmallBwd(s isa) {
 }
 
 func expSmall(s isa) {
-	text(s, "expSmall", "func(logs []float32, d int, logm, p []float32, scores []float64, e, c []float32)",
+	text(s, "expSmall", "func(logs []float32, d int, logm, p []float32, scores []float64, e, c []float32, tab []int32)",
 		fmt.Sprintf("is the generalized ball's prepared kernel on a block of %d rows of", s.w),
 		"d < 16 prepared logarithms (logs, row-major), one row per lane: e and c",
 		"(transposed: vector j holds coordinate j of each row) and each row's",
 		"Σ_j e_j, summed in float64 in coordinate order, into scores.")
 	logs, logm, p, scores, e, c := ptr("logs"), ptr("logm"), ptr("p"), ptr("scores"), ptr("e"), ptr("c")
 	d := Load(Param("d"), GP64())
-	transposeLoop(s, logs, d, c) // the logarithms, transposed, into c
+	transposeLoop(s, logs, d, c, ptr("tab")) // the logarithms, transposed, into c
 	B := s.bytes()
 	acc0, acc1 := s.vec(), s.vec()
 	s.zero(acc0)
