@@ -73,3 +73,18 @@ func BenchmarkMembershipGenBallD128(b *testing.B) {
 		sinkF = float64(inside)
 	})
 }
+
+// BenchmarkSelect1e5 is one selection of the 95% rank among 10⁵ normal
+// scores (a validation threshold's size).
+func BenchmarkSelect1e5(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := make([]float64, 100_000)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	y := make([]float64, len(x))
+	for b.Loop() {
+		copy(y, x)
+		Select(y, 95_000)
+	}
+}

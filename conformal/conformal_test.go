@@ -459,3 +459,57 @@ func TestTooFewTinyAlpha(t *testing.T) {
 		t.Errorf("PAC α = 1e-300: %v", err)
 	}
 }
+
+// TestSelectLarge: above sampledMin, Select (the sample's bracket, then
+// quickselect) returns the sort's r-th value and leaves x partitioned
+// around it, for random, tied, sorted, reversed and constant inputs and
+// ranks at both ends; and it falls back where the bracket misses (a
+// sample of a sorted run that hides the rest).
+func TestSelectLarge(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		n := sampledMin + rng.IntN(30000)
+		x := make([]float64, n)
+		for i := range x {
+			switch trial % 6 {
+			case 0:
+				x[i] = float64(rng.IntN(7))
+			case 1:
+				x[i] = rng.NormFloat64()
+			case 2:
+				x[i] = float64(i)
+			case 3:
+				x[i] = float64(n - i)
+			case 4:
+				x[i] = 1.5
+			default: // sorted, with a run the evenly spaced sample misses
+				x[i] = float64(i)
+				if i%97 == 3 {
+					x[i] = -1e9 - float64(i)
+				}
+			}
+		}
+		sorted := slices.Sorted(slices.Values(x))
+		for _, r := range []int{1, n, 1 + rng.IntN(n), n / 2, 1 + n/20} {
+			z := slices.Clone(x)
+			if v, ok := selectSampled(z, r-1, false); ok && (v != sorted[r-1] || !slices.Equal(z, x)) {
+				t.Fatalf("trial %d n=%d r=%d: the value path gives %v (sort %v) or moved x", trial, n, r, v, sorted[r-1])
+			}
+			y := slices.Clone(x)
+			got := Select(y, r)
+			if got != sorted[r-1] {
+				t.Fatalf("trial %d n=%d r=%d: Select %v, sort %v", trial, n, r, got, sorted[r-1])
+			}
+			for i, v := range y {
+				if i < r-1 && v > got || i > r-1 && v < got {
+					t.Fatalf("trial %d n=%d r=%d: element %d = %v on the wrong side of %v", trial, n, r, i, v, got)
+				}
+			}
+			slices.Sort(y)
+			if !slices.Equal(y, sorted) {
+				t.Fatalf("trial %d: Select lost or changed elements", trial)
+			}
+		}
+	}
+}

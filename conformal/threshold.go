@@ -16,6 +16,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"sync"
 )
 
 // ErrAlpha reports a miscoverage level outside (0, 1).
@@ -120,8 +121,8 @@ func Rank(n int, alpha float64) (int, error) {
 }
 
 // Threshold returns q̂, the Rank(n, α)-th smallest of the n calibration
-// scores, found by selection in expected O(n) time. scores is reordered in
-// place. When the rank exceeds n, it returns +Inf together with a
+// scores, found by selection in expected O(n) time. scores may be reordered
+// in place. When the rank exceeds n, it returns +Inf together with a
 // *TooFewError (errors.Is(err, ErrTooFewCalibration)): the caller decides
 // whether a whole-space set is acceptable, nothing is clamped silently. A NaN
 // score is an error naming its index.
@@ -144,18 +145,108 @@ func selectRank(scores []float64, r int, alpha, delta float64) (float64, error) 
 	if r > len(scores) {
 		return math.Inf(1), &TooFewError{N: len(scores), Rank: r, Alpha: alpha, Delta: delta}
 	}
+	if len(scores) >= sampledMin {
+		if v, ok := selectSampled(scores, r-1, false); ok {
+			return v, nil // scores untouched
+		}
+	}
 	return Select(scores, r), nil
 }
 
 // Select returns the r-th smallest (1-based) element of x, reordering x in
-// place. It is quickselect with a three-way partition (many equal values
-// cost nothing extra) and pivots from a fixed pseudo-random sequence, so the
-// result and the work are deterministic. It panics if r is outside [1, len(x)].
+// place so that no element before position r−1 is larger and none after it
+// smaller (NaN, comparing false, counts as equal to anything). Above
+// sampledMin elements it first brackets the rank between two values of an
+// evenly spaced sample and moves x into the three parts below, within and
+// above the bracket in one pass without branches (selectSampled); then,
+// or directly, quickselect with a three-way partition (many equal values
+// cost nothing extra) and pivots from a fixed pseudo-random sequence. The
+// result and the work are deterministic. It panics if r is outside [1,
+// len(x)].
 func Select(x []float64, r int) float64 {
 	if r < 1 || r > len(x) {
 		panic("ccs/conformal: rank out of range")
 	}
-	k := r - 1
+	if len(x) >= sampledMin {
+		if v, ok := selectSampled(x, r-1, true); ok {
+			return v
+		}
+	}
+	return quickselect(x, r-1)
+}
+
+// sampledMin is the length from which Select samples first: below it the
+// quickselect's few passes cost less than the sample's sorting.
+const sampledMin = 2048
+
+// bufPool holds selectSampled's buffers.
+var bufPool = sync.Pool{New: func() any { return new([]float64) }}
+
+// selectSampled is Select's first stage for the 0-based rank k: the values
+// of rank k·m/n ∓ 2√m in an evenly spaced sample of m = 2√n elements
+// bracket x's k-th value [p1, p2] but for data far from exchangeable; one
+// pass counts the elements below p1 and above p2, and where the bracket
+// holds, quickselect finishes among those within it (a few √n): with
+// partition, a second pass writes x as [below | within | above] and the
+// quickselect runs there; without, x is left as it is and the ones within
+// are copied out. It reports false, leaving x as it was in content, where
+// the bracket misses the rank or holds NaN.
+func selectSampled(x []float64, k int, partition bool) (float64, bool) {
+	n := len(x)
+	m := 2 * int(math.Sqrt(float64(n)))
+	sample := make([]float64, m)
+	for i := range sample {
+		sample[i] = x[int(int64(i)*int64(n)/int64(m))]
+	}
+	gap := 2 * int(math.Sqrt(float64(m)))
+	ks := int(int64(k) * int64(m) / int64(n))
+	p1 := quickselect(sample, max(0, ks-gap))
+	p2 := quickselect(sample, min(m-1, ks+gap))
+	if p1 != p1 || p2 != p2 {
+		return 0, false
+	}
+	var below, above int
+	for _, v := range x {
+		below += b2i(v < p1)
+		above += b2i(v > p2)
+	}
+	if !(below <= k && k < n-above) {
+		return 0, false
+	}
+	if !partition {
+		within := make([]float64, 0, n-above-below)
+		for _, v := range x {
+			if !(v < p1) && !(v > p2) {
+				within = append(within, v)
+			}
+		}
+		return quickselect(within, k-below), true
+	}
+	bp := bufPool.Get().(*[]float64)
+	defer bufPool.Put(bp)
+	if cap(*bp) < n {
+		*bp = make([]float64, n)
+	}
+	buf := (*bp)[:n]
+	pos := [3]int{0, below, n - above}
+	for _, v := range x {
+		c := b2i(!(v < p1)) + b2i(v > p2) // 0 below, 1 within (or NaN), 2 above
+		buf[pos[c]] = v
+		pos[c]++
+	}
+	copy(x, buf)
+	return quickselect(x[below:n-above], k-below), true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// quickselect is Select's quickselect for the 0-based rank k.
+func quickselect(x []float64, k int) float64 {
 	lo, hi := 0, len(x) // search x[lo:hi]
 	state := uint64(0x9e3779b97f4a7c15)
 	for hi-lo > 1 {
