@@ -239,16 +239,18 @@ func (e *Evaluator) bracketChunk(c, lo, hi int) {
 		return
 	}
 	a, b := e.guess.a, e.guess.b
+	below, rows, nan := 0, br.rows, false // in registers, not through br
 	for i, v := range e.pos[lo:hi] {
 		switch {
 		case v < a:
-			br.below++
+			below++
 		case v <= b:
-			br.rows = append(br.rows, int32(lo+i))
+			rows = append(rows, int32(lo+i))
 		case v != v:
-			br.nan = true
+			nan = true
 		}
 	}
+	br.below, br.rows, br.nan = below, rows, nan
 }
 
 // fromChunks is the window from the chunks' counts, when the guess
