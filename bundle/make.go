@@ -44,8 +44,8 @@ type Items struct {
 type MakeConfig struct {
 	K, KNeg int // positives and negatives per anchor (KNeg 0: K)
 	// Split are the shares of the items in the fit, validation,
-	// calibration and test splits, summing to at most 1 (items beyond are
-	// left out), each split stratified by label.
+	// calibration and test splits, each positive, summing to at most 1
+	// (items beyond are left out), each split stratified by label.
 	Split [4]float64
 	Seed  uint64
 	// OODClasses are labels whose rows are held out of every split as an
@@ -143,8 +143,8 @@ func (c MakeConfig) Check() error {
 	switch {
 	case sum > 1+1e-9:
 		return fmt.Errorf("bundle: the split shares %v sum to %v, more than 1", c.Split, sum)
-	case c.Split[Cal] == 0 || c.Split[Test] == 0:
-		return fmt.Errorf("bundle: the calibration and test shares must be positive (got %v)", c.Split)
+	case c.Split[Fit] == 0 || c.Split[Val] == 0 || c.Split[Cal] == 0 || c.Split[Test] == 0:
+		return fmt.Errorf("bundle: every split's share must be positive — fit trains, val picks the epoch, cal calibrates, test evaluates (got %v)", c.Split)
 	case c.K < 1:
 		return fmt.Errorf("bundle: k = %d positives per anchor: want at least 1", c.K)
 	case c.KNeg < 0:

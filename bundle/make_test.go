@@ -258,7 +258,8 @@ func TestMakeErrors(t *testing.T) {
 		{"absent OOD class", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: testSplit, OODClasses: []int64{7}}, "OOD class 7 is not among the labels (0, 10)"},
 		{"every class OOD", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: testSplit, OODClasses: []int64{0, 10}}, "nothing is left"},
 		{"nothing positive", Items{N: 200}, MakeConfig{K: 3, Split: testSplit}, "give labels, groups or relevance pairs"},
-		{"no calibration", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0.5, 0.5, 0, 0}}, "calibration and test shares must be positive"},
+		{"no calibration", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0.5, 0.5, 0, 0}}, "every split's share must be positive"},
+		{"no fit", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0, 0.2, 0.4, 0.4}}, "every split's share must be positive"},
 	} {
 		if _, err := Make(c.items, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)

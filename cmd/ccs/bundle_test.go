@@ -230,6 +230,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"a class with one member", []string{"-labels", p("one.npy")}, false, "class 77 has 1 item"},
 		{"k larger than every class", []string{"-k", "500"}, false, "too few for k = 500 positives"},
 		{"shares over 1", []string{"-split", "0.6,0.2,0.2,0.2"}, true, "sum to 1.2, more than 1"},
+		{"a zero validation share", []string{"-split", "0.5,0,0.25,0.25"}, true, "every split's share must be positive"},
 		{"unknown file type", []string{"-embeddings", p("emb.json")}, false, `emb.json: unknown file type ".json"`},
 		{"absent OOD class", []string{"-ood-classes", "5"}, false, "OOD class 5 is not among the labels (0, 1, 2)"},
 		{"float labels", []string{"-labels", p("flabels.npy")}, false, "flabels.npy: dtype float64, want integer labels"},
