@@ -2332,11 +2332,71 @@ TEXT ·powHalf512(SB), NOSPLIT, $0-76
 	VMOVUPS      ccsconst<>+1280(SB), Z1
 	MOVQ         SI, DI
 	SHLQ         $0x06, DI
+	MOVQ         SI, R8
+	SHLQ         $0x05, R8
+
+pair:
+	CMPQ   BX, $0x00000002
+	JB     block
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   DX, R9
+	MOVQ   SI, R10
+	MOVQ   CX, R11
+	ADDQ   R8, R11
+
+pcoord:
+	TESTQ        R10, R10
+	JZ           psum
+	PREFETCHT0   (CX)(DI*2)
+	PREFETCHT0   (R11)(DI*2)
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VBROADCASTSS 8(R9), Z6
+	VBROADCASTSS 12(R9), Z7
+	VCVTPH2PS    (CX), Z8
+	VSUBPS       Z4, Z8, Z8
+	VPANDD       ccsconst<>+2304(SB), Z8, Z8
+	VFMSUB213PS  Z7, Z1, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD213PS  Z6, Z5, Z8
+	VMAXPS       ccsconst<>+1344(SB), Z8, Z8
+	VMINPS       ccsconst<>+1408(SB), Z8, Z8
+	VCVTTPS2DQ   Z8, Z8
+	VADDPS       Z8, Z2, Z2
+	VCVTPH2PS    (R11), Z8
+	VSUBPS       Z4, Z8, Z8
+	VPANDD       ccsconst<>+2304(SB), Z8, Z8
+	VFMSUB213PS  Z7, Z1, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD213PS  Z6, Z5, Z8
+	VMAXPS       ccsconst<>+1344(SB), Z8, Z8
+	VMINPS       ccsconst<>+1408(SB), Z8, Z8
+	VCVTTPS2DQ   Z8, Z8
+	VADDPS       Z8, Z3, Z3
+	ADDQ         $0x00000010, R9
+	ADDQ         $0x00000020, CX
+	ADDQ         $0x00000020, R11
+	DECQ         R10
+	JMP          pcoord
+
+psum:
+	VCMPPS $0x1a, Z0, Z2, K1
+	KMOVW  K1, CX
+	MOVW   CX, (AX)
+	ADDQ   $0x00000002, AX
+	VCMPPS $0x1a, Z0, Z3, K1
+	KMOVW  K1, CX
+	MOVW   CX, (AX)
+	ADDQ   $0x00000002, AX
+	MOVQ   R11, CX
+	SUBQ   $0x00000002, BX
+	JMP    pair
 
 block:
 	TESTQ  BX, BX
 	JZ     done
-	VPXORD Z2, Z2, Z2
+	VPXORD Z9, Z9, Z9
 	MOVQ   DX, R8
 	MOVQ   SI, R9
 
@@ -2344,27 +2404,27 @@ coord:
 	TESTQ        R9, R9
 	JZ           sum
 	PREFETCHT0   (CX)(DI*1)
-	VBROADCASTSS (R8), Z3
-	VBROADCASTSS 4(R8), Z4
-	VBROADCASTSS 8(R8), Z5
-	VBROADCASTSS 12(R8), Z6
-	VCVTPH2PS    (CX), Z7
-	VSUBPS       Z3, Z7, Z7
-	VPANDD       ccsconst<>+2304(SB), Z7, Z7
-	VFMSUB213PS  Z6, Z1, Z7
-	VCVTDQ2PS    Z7, Z7
-	VFMADD213PS  Z5, Z4, Z7
-	VMAXPS       ccsconst<>+1344(SB), Z7, Z7
-	VMINPS       ccsconst<>+1408(SB), Z7, Z7
-	VCVTTPS2DQ   Z7, Z7
-	VADDPS       Z7, Z2, Z2
+	VBROADCASTSS (R8), Z2
+	VBROADCASTSS 4(R8), Z3
+	VBROADCASTSS 8(R8), Z4
+	VBROADCASTSS 12(R8), Z5
+	VCVTPH2PS    (CX), Z6
+	VSUBPS       Z2, Z6, Z6
+	VPANDD       ccsconst<>+2304(SB), Z6, Z6
+	VFMSUB213PS  Z5, Z1, Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD213PS  Z4, Z3, Z6
+	VMAXPS       ccsconst<>+1344(SB), Z6, Z6
+	VMINPS       ccsconst<>+1408(SB), Z6, Z6
+	VCVTTPS2DQ   Z6, Z6
+	VADDPS       Z6, Z9, Z9
 	ADDQ         $0x00000010, R8
 	ADDQ         $0x00000020, CX
 	DECQ         R9
 	JMP          coord
 
 sum:
-	VCMPPS $0x1a, Z0, Z2, K1
+	VCMPPS $0x1a, Z0, Z9, K1
 	KMOVW  K1, R8
 	MOVW   R8, (AX)
 	ADDQ   $0x00000002, AX
@@ -3832,6 +3892,96 @@ TEXT ·powHalf256(SB), NOSPLIT, $0-76
 	VMOVUPS      ccsconst<>+1280(SB), Y1
 	MOVQ         SI, DI
 	SHLQ         $0x06, DI
+	MOVQ         SI, R8
+	SHLQ         $0x05, R8
+
+pair:
+	CMPQ   BX, $0x00000002
+	JB     block
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   DX, R9
+	MOVQ   SI, R10
+	MOVQ   CX, R11
+	ADDQ   R8, R11
+
+pcoord:
+	TESTQ        R10, R10
+	JZ           psum
+	PREFETCHT0   (CX)(DI*2)
+	PREFETCHT0   (R11)(DI*2)
+	VBROADCASTSS (R9), Y6
+	VBROADCASTSS 4(R9), Y7
+	VBROADCASTSS 8(R9), Y8
+	VBROADCASTSS 12(R9), Y9
+	VCVTPH2PS    (CX), Y10
+	VSUBPS       Y6, Y10, Y10
+	VPAND        ccsconst<>+2304(SB), Y10, Y10
+	VFMSUB213PS  Y9, Y1, Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD213PS  Y8, Y7, Y10
+	VMAXPS       ccsconst<>+1344(SB), Y10, Y10
+	VMINPS       ccsconst<>+1408(SB), Y10, Y10
+	VCVTTPS2DQ   Y10, Y10
+	VADDPS       Y10, Y2, Y2
+	VCVTPH2PS    16(CX), Y10
+	VSUBPS       Y6, Y10, Y10
+	VPAND        ccsconst<>+2304(SB), Y10, Y10
+	VFMSUB213PS  Y9, Y1, Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD213PS  Y8, Y7, Y10
+	VMAXPS       ccsconst<>+1344(SB), Y10, Y10
+	VMINPS       ccsconst<>+1408(SB), Y10, Y10
+	VCVTTPS2DQ   Y10, Y10
+	VADDPS       Y10, Y3, Y3
+	VCVTPH2PS    (R11), Y10
+	VSUBPS       Y6, Y10, Y10
+	VPAND        ccsconst<>+2304(SB), Y10, Y10
+	VFMSUB213PS  Y9, Y1, Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD213PS  Y8, Y7, Y10
+	VMAXPS       ccsconst<>+1344(SB), Y10, Y10
+	VMINPS       ccsconst<>+1408(SB), Y10, Y10
+	VCVTTPS2DQ   Y10, Y10
+	VADDPS       Y10, Y4, Y4
+	VCVTPH2PS    16(R11), Y10
+	VSUBPS       Y6, Y10, Y10
+	VPAND        ccsconst<>+2304(SB), Y10, Y10
+	VFMSUB213PS  Y9, Y1, Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD213PS  Y8, Y7, Y10
+	VMAXPS       ccsconst<>+1344(SB), Y10, Y10
+	VMINPS       ccsconst<>+1408(SB), Y10, Y10
+	VCVTTPS2DQ   Y10, Y10
+	VADDPS       Y10, Y5, Y5
+	ADDQ         $0x00000010, R9
+	ADDQ         $0x00000020, CX
+	ADDQ         $0x00000020, R11
+	DECQ         R10
+	JMP          pcoord
+
+psum:
+	VCMPPS    $0x1a, Y0, Y2, Y2
+	VMOVMSKPS Y2, CX
+	VCMPPS    $0x1a, Y0, Y3, Y2
+	VMOVMSKPS Y2, R9
+	SHLL      $0x08, R9
+	ORL       R9, CX
+	MOVW      CX, (AX)
+	ADDQ      $0x00000002, AX
+	VCMPPS    $0x1a, Y0, Y4, Y2
+	VMOVMSKPS Y2, CX
+	VCMPPS    $0x1a, Y0, Y5, Y2
+	VMOVMSKPS Y2, R9
+	SHLL      $0x08, R9
+	ORL       R9, CX
+	MOVW      CX, (AX)
+	ADDQ      $0x00000002, AX
+	MOVQ      R11, CX
+	SUBQ      $0x00000002, BX
+	JMP       pair
 
 block:
 	TESTQ  BX, BX

@@ -144,7 +144,8 @@ func powHalf(s isa) {
 	text(s, "powHalf", "func(masks []uint16, consts []float32, blocks []uint16, limit float32)",
 		"sets bit l of masks[b] unless the sum over j of the float with bits",
 		"clamp(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j, 2²³, 254·2²³) is",
-		"above limit for row l of block b (consts: a_j, A_j, B_j, T_j for each j).")
+		"above limit for row l of block b (consts: a_j, A_j, B_j, T_j for each j);",
+		"two blocks at a time, sharing each coordinate's constants.")
 	mp, bp, cp := ptr("masks"), ptr("blocks"), ptr("consts")
 	nb := length("masks")
 	d := length("consts")
@@ -154,48 +155,98 @@ func powHalf(s isa) {
 	keep := s.vec()
 	VMOVUPS(s.konst("halfKeep"), keep)
 	ahead := halfAhead(d)
+	blockBytes := GP64()
+	MOVQ(d, blockBytes)
+	SHLQ(U8(5), blockBytes) // 16 rows × 2 bytes × d
+	// terms adds coordinate j's bound for the blocks at bases into accs.
+	terms := func(kp Register, bases []Register, accs [][]VecVirtual) {
+		a, A, B, T := s.vec(), s.vec(), s.vec(), s.vec()
+		VBROADCASTSS(Mem{Base: kp}, a)
+		VBROADCASTSS(Mem{Base: kp, Disp: 4}, A)
+		VBROADCASTSS(Mem{Base: kp, Disp: 8}, B)
+		VBROADCASTSS(Mem{Base: kp, Disp: 12}, T)
+		for i, base := range bases {
+			for k := range P {
+				y := s.vec()
+				halfLoad(s, base, k, y)
+				VSUBPS(a, y, y)
+				s.and(s.konst("absMask"), y, y)
+				VFMSUB213PS(T, keep, y) // (1 − c)·|h − a_j| − T_j
+				VCVTDQ2PS(y, y)
+				VFMADD213PS(B, A, y) // A·L + B
+				VMAXPS(s.konst("two23"), y, y)
+				VMINPS(s.konst("w254"), y, y)
+				VCVTTPS2DQ(y, y)
+				VADDPS(y, accs[i][k], accs[i][k])
+			}
+		}
+	}
+	newAccs := func(n int) [][]VecVirtual {
+		accs := make([][]VecVirtual, n)
+		for i := range accs {
+			accs[i] = make([]VecVirtual, P)
+			for k := range P {
+				accs[i][k] = s.vec()
+				s.zero(accs[i][k])
+			}
+		}
+		return accs
+	}
+
+	Label("pair")
+	CMPQ(nb, U32(2))
+	JB(LabelRef("block"))
+	{
+		accs := newAccs(2)
+		kp, j, bp2 := GP64(), GP64(), GP64()
+		MOVQ(cp, kp)
+		MOVQ(d, j)
+		MOVQ(bp, bp2)
+		ADDQ(blockBytes, bp2)
+		Label("pcoord")
+		TESTQ(j, j)
+		JZ(LabelRef("psum"))
+		PREFETCHT0(Mem{Base: bp, Index: ahead, Scale: 2}) // the pair after next
+		PREFETCHT0(Mem{Base: bp2, Index: ahead, Scale: 2})
+		terms(kp, []Register{bp, bp2}, accs)
+		ADDQ(U32(16), kp)
+		ADDQ(U32(32), bp)
+		ADDQ(U32(32), bp2)
+		DECQ(j)
+		JMP(LabelRef("pcoord"))
+		Label("psum")
+		halfMask(s, accs[0], limit, mp)
+		ADDQ(U32(2), mp)
+		halfMask(s, accs[1], limit, mp)
+		ADDQ(U32(2), mp)
+		MOVQ(bp2, bp) // past both blocks
+		SUBQ(U32(2), nb)
+		JMP(LabelRef("pair"))
+	}
+
 	Label("block")
 	TESTQ(nb, nb)
 	JZ(LabelRef("done"))
-	acc := make([]VecVirtual, P)
-	for k := range P {
-		acc[k] = s.vec()
-		s.zero(acc[k])
+	{
+		accs := newAccs(1)
+		kp, j := GP64(), GP64()
+		MOVQ(cp, kp)
+		MOVQ(d, j)
+		Label("coord")
+		TESTQ(j, j)
+		JZ(LabelRef("sum"))
+		PREFETCHT0(Mem{Base: bp, Index: ahead, Scale: 1})
+		terms(kp, []Register{bp}, accs)
+		ADDQ(U32(16), kp)
+		ADDQ(U32(32), bp)
+		DECQ(j)
+		JMP(LabelRef("coord"))
+		Label("sum")
+		halfMask(s, accs[0], limit, mp)
+		ADDQ(U32(2), mp)
+		DECQ(nb)
+		JMP(LabelRef("block"))
 	}
-	kp, j := GP64(), GP64()
-	MOVQ(cp, kp)
-	MOVQ(d, j)
-	Label("coord")
-	TESTQ(j, j)
-	JZ(LabelRef("sum"))
-	PREFETCHT0(Mem{Base: bp, Index: ahead, Scale: 1})
-	a, A, B, T := s.vec(), s.vec(), s.vec(), s.vec()
-	VBROADCASTSS(Mem{Base: kp}, a)
-	VBROADCASTSS(Mem{Base: kp, Disp: 4}, A)
-	VBROADCASTSS(Mem{Base: kp, Disp: 8}, B)
-	VBROADCASTSS(Mem{Base: kp, Disp: 12}, T)
-	for k := range P {
-		y := s.vec()
-		halfLoad(s, bp, k, y)
-		VSUBPS(a, y, y)
-		s.and(s.konst("absMask"), y, y)
-		VFMSUB213PS(T, keep, y) // (1 − c)·|h − a_j| − T_j
-		VCVTDQ2PS(y, y)
-		VFMADD213PS(B, A, y) // A·L + B
-		VMAXPS(s.konst("two23"), y, y)
-		VMINPS(s.konst("w254"), y, y)
-		VCVTTPS2DQ(y, y)
-		VADDPS(y, acc[k], acc[k])
-	}
-	ADDQ(U32(16), kp)
-	ADDQ(U32(32), bp)
-	DECQ(j)
-	JMP(LabelRef("coord"))
-	Label("sum")
-	halfMask(s, acc, limit, mp)
-	ADDQ(U32(2), mp)
-	DECQ(nb)
-	JMP(LabelRef("block"))
 	Label("done")
 	VZEROUPPER()
 	RET()
