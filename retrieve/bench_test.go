@@ -30,7 +30,7 @@ func BenchmarkSearch(b *testing.B) {
 	}
 	c, _ := NewCollection(rows, d, nil)
 	start := time.Now()
-	c.halfRows() // made by the first search; made here, outside the timings
+	c.PrepareHalf() // made by the second search; made here, outside the timings
 	b.Logf("half-precision copy of %d items: %v, %d MiB", n, time.Since(start), HalfBytes(n, d)>>20)
 	anchor := make([]float32, d)
 	m, p := make([]float64, d), make([]float64, d)

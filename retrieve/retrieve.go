@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -31,16 +32,19 @@ type Collection struct {
 	Rows []float32 // N×D
 
 	// NoHalf keeps Search from making the collection's half-precision
-	// copy (set it before the first Search). By default the first search
+	// copy (set it before the first Search). By default the second search
 	// with an ℓ2 or generalized ball over at least HalfMinRows items makes
-	// it (HalfBytes more memory: half the rows'), and every later one
-	// screens the items there first.
+	// it (HalfBytes more memory: half the rows'; a one-off query scans
+	// plainly, since making the copy costs more than one scan), and every
+	// search from then on screens the items there first. PrepareHalf makes
+	// it at once.
 	NoHalf bool
 
 	mu         sync.Mutex
 	transforms map[*conformal.Set]*normTransform // see Transform
+	searches   atomic.Int64                      // ball searches, until the copy is made
 	halfOnce   sync.Once
-	half       *kernel.HalfRows
+	half       atomic.Pointer[kernel.HalfRows]
 }
 
 // HalfMinRows is the smallest collection Search makes a half-precision
@@ -51,30 +55,43 @@ const HalfMinRows = 4096
 // of dimension d, two bytes a value (rounded up to whole blocks of 16 rows).
 func HalfBytes(n, d int) int64 { return kernel.HalfBytes(n, d) }
 
-// PrepareHalf makes c's half-precision copy now (the first search with an
-// ℓ2 or generalized ball would), so that no query waits for it: 0.33 s
+// PrepareHalf makes c's half-precision copy now (the second search with
+// an ℓ2 or generalized ball would), so that no query waits for it: 0.33 s
 // for 10⁶ items of dimension 128 on 2 cores. It reports the bytes the copy
 // takes (HalfBytes; 0 where c makes none: NoHalf, or fewer than
 // HalfMinRows items).
 func (c *Collection) PrepareHalf() int64 {
-	if c.halfRows() == nil {
+	if c.makeHalf() == nil {
 		return 0
 	}
 	return HalfBytes(c.N, c.D)
 }
 
-// halfRows returns c's half-precision copy, made on the first call, or
-// nil where c has none (NoHalf, or fewer than HalfMinRows items).
+// halfRows returns c's half-precision copy for a search: nil on the first
+// call (a one-off query scans plainly) and where c has none (NoHalf, or
+// fewer than HalfMinRows items); made by the second.
 func (c *Collection) halfRows() *kernel.HalfRows {
+	if h := c.half.Load(); h != nil {
+		return h
+	}
+	if c.NoHalf || c.N < HalfMinRows || c.searches.Add(1) < 2 {
+		return nil
+	}
+	return c.makeHalf()
+}
+
+// makeHalf returns c's half-precision copy, made on the first call, or nil
+// where c has none.
+func (c *Collection) makeHalf() *kernel.HalfRows {
 	if c.NoHalf || c.N < HalfMinRows {
 		return nil
 	}
 	c.halfOnce.Do(func() {
-		c.half = kernel.NewHalfRows(c.Rows, c.D, func(nb int, fill func(b0, b1 int)) {
+		c.half.Store(kernel.NewHalfRows(c.Rows, c.D, func(nb int, fill func(b0, b1 int)) {
 			parallel.For(nb, 256, 0, func(_, b0, b1 int) { fill(b0, b1) })
-		})
+		}))
 	})
-	return c.half
+	return c.half.Load()
 }
 
 // NewCollection checks rows (n×d) and ids (nil: the row numbers).

@@ -306,6 +306,7 @@ func TestHalfScreenExact(t *testing.T) {
 		plain, _ := NewCollection(rows, d, nil)
 		plain.NoHalf = true
 		fast, _ := NewCollection(rows, d, nil)
+		fast.PrepareHalf()
 		for _, g := range []geometry.Geometry{geometry.Ball{D: d}, gb, n2, n15} {
 			// The threshold: the exact score of an item among the nearest.
 			// A single-norm's score can differ in its last bit with the
@@ -359,4 +360,49 @@ func diffsTo(anchor, rows []float32, d int) []float32 {
 		out[i] = anchor[i%d] - v
 	}
 	return out
+}
+
+// TestHalfWhen: a collection makes its half-precision copy at the second
+// ball search (a one-off query scans plainly), at once with PrepareHalf,
+// never with NoHalf or below HalfMinRows items; the answers are the same
+// before and after.
+func TestHalfWhen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	const d = 8
+	rows := make([]float32, HalfMinRows*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	info := conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90}
+	s := &conformal.Set{Geometry: geometry.Ball{D: d}, Threshold: 3, Alpha: 0.1, Calibration: info}
+	anchor := rows[:d]
+	search := func(c *Collection) []Hit {
+		h, _, err := Search(context.Background(), s, anchor, c, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	c, _ := NewCollection(rows, d, nil)
+	first := search(c)
+	if c.half.Load() != nil {
+		t.Fatal("the first search made the copy")
+	}
+	if second := search(c); c.half.Load() == nil || !slices.Equal(first, second) || len(first) == 0 {
+		t.Fatalf("the second search: copy %v, %d hits against %d", c.half.Load() != nil, len(second), len(first))
+	}
+	p, _ := NewCollection(rows, d, nil)
+	if b := p.PrepareHalf(); p.half.Load() == nil || b != HalfBytes(p.N, d) {
+		t.Fatalf("PrepareHalf: %d bytes, copy %v", b, p.half.Load() != nil)
+	}
+	off, _ := NewCollection(rows, d, nil)
+	off.NoHalf = true
+	search(off)
+	search(off)
+	small, _ := NewCollection(rows[:(HalfMinRows-1)*d], d, nil)
+	search(small)
+	search(small)
+	if off.half.Load() != nil || off.PrepareHalf() != 0 || small.half.Load() != nil || small.PrepareHalf() != 0 {
+		t.Fatal("a copy made with NoHalf or below HalfMinRows items")
+	}
 }
