@@ -101,6 +101,12 @@ func getScratch(d int) *scratch {
 // score from finite points is a point far outside, not an error). A
 // float64 coordinate that float32 cannot hold is the decoder's error.
 func (qr query) each(d int, f func(lo, hi int, diffs []float32, scores []float64)) error {
+	return qr.blocks(d, true, f)
+}
+
+// blocks is each, with f given the block's points (as float32) instead of
+// their differences where diffs is false.
+func (qr query) blocks(d int, diffs bool, f func(lo, hi int, rows []float32, scores []float64)) error {
 	var bad atomic.Int64
 	bad.Store(math.MaxInt64)
 	var narrow atomic.Bool
@@ -108,16 +114,22 @@ func (qr query) each(d int, f func(lo, hi int, diffs []float32, scores []float64
 		s := getScratch(d)
 		defer scratches.Put(s)
 		n := hi - lo
-		diffs, scores := s.diffs[:n*d], s.scores[:n]
+		scores := s.scores[:n]
+		var pts []float32
 		if qr.p64 != nil {
-			if !narrowInto(s.pts[:n*d], qr.p64[lo*d:hi*d]) {
+			pts = s.pts[:n*d]
+			if !narrowInto(pts, qr.p64[lo*d:hi*d]) {
 				narrow.Store(true)
 			}
-			sub(diffs, qr.anchor, s.pts[:n*d])
 		} else {
-			sub(diffs, qr.anchor, qr.p32[lo*d:hi*d])
+			pts = qr.p32[lo*d : hi*d]
 		}
-		f(lo, hi, diffs, scores)
+		rows := pts
+		if diffs {
+			rows = s.diffs[:n*d]
+			sub(rows, qr.anchor, pts)
+		}
+		f(lo, hi, rows, scores)
 		for i, sc := range scores {
 			if math.IsNaN(sc) || math.IsInf(sc, 0) {
 				if !qr.finite(lo+i, d) {
@@ -168,7 +180,9 @@ func (qr query) finite(i, d int) bool {
 
 // contains writes into dst whether each point is inside the set around
 // the anchor (of class *label for a class-conditional set): Set.Members's
-// decisions, the differences made a block at a time on all cores.
+// decisions, a block at a time on all cores, by geometry.MembersAround —
+// for the balls, fast kernels that read the anchor and the points, no
+// differences made but for the rows rescored exactly.
 func contains(s *conformal.Set, qr query, label *int64, dst []bool) error {
 	if !s.Calibrated() {
 		return conformal.ErrNotCalibrated
@@ -180,8 +194,8 @@ func contains(s *conformal.Set, qr query, label *int64, dst []bool) error {
 	if len(dst) != qr.m {
 		return fmt.Errorf("contains: an output of %d for %d points", len(dst), qr.m)
 	}
-	return qr.each(s.Geometry.Dim(), func(lo, hi int, diffs []float32, scores []float64) {
-		geometry.Members(s.Geometry, q, dst[lo:hi], scores, diffs)
+	return qr.blocks(s.Geometry.Dim(), false, func(lo, hi int, points []float32, scores []float64) {
+		geometry.MembersAround(s.Geometry, q, qr.anchor, points, dst[lo:hi], scores)
 	})
 }
 

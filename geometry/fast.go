@@ -50,11 +50,90 @@ func members(g Geometry, q float64, dst []bool, scores []float64, diffs []float3
 	}
 	f.ScoresFast(scores, diffs)
 	rel, abs := f.FastTolerance()
+	if rel == 0 && abs == 0 { // ScoresFast is Scores (a single-norm with p = 2 or d ≥ 16)
+		for i, s := range scores {
+			dst[i] = s <= q
+		}
+		return dst
+	}
 	d := g.Dim()
 	var one [1]float64
 	for i, s := range scores {
 		if margin := rel*max(s, q) + abs; math.IsInf(s, 0) || math.IsNaN(s) || math.Abs(s-q) <= margin {
 			s = g.Scores(one[:], diffs[i*d:(i+1)*d])[0]
+			scores[i] = s
+		}
+		dst[i] = s <= q
+	}
+	return dst
+}
+
+// MembersAround is Members on the differences anchor − point of the rows of
+// points, made only for the rows it rescores exactly: for the ℓ2 ball and
+// the generalized ball the fast kernels read the anchor and the points
+// themselves (each difference rounded to float32 as Scores takes it) and
+// the rows within the fast score's error bound of q, or not finite, are
+// rescored exactly; other geometries, and a q that is not positive and
+// finite, make the differences and call Members. dst and scores as
+// Members's. No row stops early: a NaN or infinite coordinate anywhere in
+// a row makes its score NaN or infinite, as the exact score has it, for a
+// caller that refuses such points.
+func MembersAround(g Geometry, q float64, anchor, points []float32, dst []bool, scores []float64) []bool {
+	d := g.Dim()
+	if len(anchor) != d {
+		panic(errLength)
+	}
+	scores, n := rows(scores, points, d)
+	if dst == nil {
+		dst = make([]bool, n)
+	}
+	if len(dst) != n {
+		panic(errLength)
+	}
+	var rel, abs float64
+	switch gg := g.(type) {
+	case Ball:
+		if !(q > 0 && q*q < math.Inf(1)) {
+			break
+		}
+		rel, _ = gg.FastTolerance()
+		kernel.SqRowsBound(scores, anchor, points, math.Inf(1))
+		for i, s := range scores {
+			scores[i] = math.Sqrt(s)
+		}
+		return decideAround(g, q, rel, 0, anchor, points, dst, scores)
+	case *GenBall:
+		rel, abs = gg.FastTolerance()
+		if !(rel < 0.5) || !(q >= 0 && q < math.Inf(1)) {
+			break
+		}
+		m, p := gg.fast32()
+		kernel.FastPowRowsAround(scores, m, p, anchor, points)
+		return decideAround(g, q, rel, abs, anchor, points, dst, scores)
+	}
+	diffs := make([]float32, len(points))
+	for i, v := range points {
+		diffs[i] = anchor[i%d] - v
+	}
+	return Members(g, q, dst, scores, diffs)
+}
+
+// decideAround is MembersAround's decision from fast scores: inside or
+// outside where the fast score lies beyond its error bound of q, else the
+// exact score of the difference.
+func decideAround(g Geometry, q, rel, abs float64, anchor, points []float32, dst []bool, scores []float64) []bool {
+	d := len(anchor)
+	var diff []float32
+	var one [1]float64
+	for i, s := range scores {
+		if margin := rel*max(s, q) + abs; math.IsInf(s, 0) || math.IsNaN(s) || math.Abs(s-q) <= margin {
+			if diff == nil {
+				diff = make([]float32, d)
+			}
+			for j, v := range points[i*d : (i+1)*d] {
+				diff[j] = anchor[j] - v
+			}
+			s = g.Scores(one[:], diff)[0]
 			scores[i] = s
 		}
 		dst[i] = s <= q
@@ -102,6 +181,26 @@ func (g *GenBall) FastTolerance() (rel, abs float64) {
 	d := float64(len(g.m))
 	rel = math.Ln2*(pmax*(kernel.Log2PolyErr+129*2*u+2*u)+150*u) + kernel.Exp2PolyRelErr + math.Ceil(d/8)*u
 	return 2 * rel, d * kernel.MinNormal32
+}
+
+var _ FastScorer = Ball{}
+
+// ScoresFast is the ℓ2 norm of each row from its float32 sum of squares
+// (kernel.SqRowsBound: float32 lanes, on vectors where the build has
+// them), a NaN or infinite coordinate giving NaN or +Inf.
+func (b Ball) ScoresFast(dst []float64, diffs []float32) []float64 {
+	dst, _ = rows(dst, diffs, b.D)
+	kernel.SqRowsBound(dst, make([]float32, b.D), diffs, math.Inf(1))
+	for i, s := range dst {
+		dst[i] = math.Sqrt(s)
+	}
+	return dst
+}
+
+// FastTolerance bounds ScoresFast's error: the float32 sum of squares is
+// within SqRowsBoundErr(d) of the float64 one, its root within as much.
+func (b Ball) FastTolerance() (rel, abs float64) {
+	return kernel.SqRowsBoundErr(b.D) + 1e-12, 0
 }
 
 var _ FastScorer = (*Norm)(nil)

@@ -269,3 +269,123 @@ func TestNormMembersExact(t *testing.T) {
 		}
 	}
 }
+
+// TestMembersAround: MembersAround decides as Members on the differences
+// does — the ℓ2 ball, generalized balls over wide scales and exponents, a
+// single-norm (made differences), rows scaled to within 1e-7 of q, NaN and
+// infinite coordinates (their scores NaN or infinite, as the exact ones) —
+// and q of 0 and +Inf.
+func TestMembersAround(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(51, 51))
+	for _, d := range []int{1, 3, 16, 37, 128} {
+		for trial := range 30 {
+			var g Geometry
+			switch trial % 3 {
+			case 0:
+				g = Ball{D: d}
+			case 1:
+				g = wideGenBall(t, rng, d)
+			default:
+				g = wideNorm(t, rng, d, 0.5+3*rng.Float64())
+			}
+			const n = 300
+			anchor := heavyDiffs(rng, d)
+			points := heavyDiffs(rng, n*d)
+			diffs := func() []float32 {
+				x := make([]float32, n*d)
+				for i, v := range points {
+					x[i] = anchor[i%d] - v
+				}
+				return x
+			}
+			exact := g.Scores(nil, diffs())
+			q := exact[rng.IntN(n)]
+			// Rows 1…60: moved towards the anchor until their exact score is
+			// within 1e-7 of q (bisection on the step).
+			for i := 1; i <= 60; i++ {
+				row := points[i*d : (i+1)*d]
+				base := append([]float32(nil), row...)
+				target := q * (1 + 1e-7*float64(2*(i%2)-1))
+				set := func(t float64) float64 {
+					for j := range d {
+						row[j] = anchor[j] + float32(t)*(base[j]-anchor[j])
+					}
+					x := make([]float32, d)
+					for j := range d {
+						x[j] = anchor[j] - row[j]
+					}
+					return g.Scores(nil, x)[0]
+				}
+				lo, hi := 0.0, 1.0
+				for k := 0; set(hi) < target && k < 60; k++ {
+					hi *= 2
+				}
+				for range 60 {
+					if mid := (lo + hi) / 2; set(mid) < target {
+						lo = mid
+					} else {
+						hi = mid
+					}
+				}
+				set(lo)
+			}
+			points[70*d] = float32(math.NaN())
+			points[71*d+d-1] = float32(math.Inf(1))
+			for _, qq := range []float64{q, 0, math.Inf(1)} {
+				want := members(g, qq, nil, nil, diffs(), false) // the exact scores' decisions
+				sc := make([]float64, n)
+				got := MembersAround(g, qq, anchor, points, nil, sc)
+				for i := range n {
+					if got[i] != want[i] {
+						t.Fatalf("d=%d %v q=%v row %d: around %v, on differences %v", d, g.Kind(), qq, i, got[i], want[i])
+					}
+				}
+				if !math.IsNaN(sc[70]) || !(math.IsInf(sc[71], 1) || math.IsNaN(sc[71])) {
+					t.Fatalf("d=%d %v q=%v: rows with NaN and +Inf score %v and %v", d, g.Kind(), qq, sc[70], sc[71])
+				}
+			}
+		}
+	}
+}
+
+// TestBallScoresFast: the ball's fast scores (a float32 sum of squares)
+// stay within FastTolerance of the exact ones, and Members with them
+// decides as the exact scores do for rows within 1e-7 of q.
+func TestBallScoresFast(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(52, 52))
+	worst := 0.0
+	for _, d := range []int{1, 3, 7, 16, 17, 128, 1408} {
+		b := Ball{D: d}
+		rel, abs := b.FastTolerance()
+		for range 20 {
+			x := heavyDiffs(rng, 64*d)
+			exact, fast := b.Scores(nil, x), b.ScoresFast(nil, x)
+			for i := range exact {
+				if diff := math.Abs(fast[i] - exact[i]); diff > rel*exact[i]+abs {
+					t.Fatalf("d=%d row %d: fast %v, exact %v", d, i, fast[i], exact[i])
+				} else if exact[i] > 0 {
+					worst = math.Max(worst, diff/exact[i]/rel)
+				}
+			}
+			q := exact[0]
+			for i := 1; i < 64; i++ { // homogeneous: rows scaled to q·(1 ± 1e-7)
+				if exact[i] > 0 {
+					f := float32(q * (1 + 1e-7*float64(2*(i%2)-1)) / exact[i])
+					for j := range d {
+						x[i*d+j] *= f
+					}
+				}
+			}
+			want := members(b, q, nil, nil, x, false)
+			got := Members(b, q, nil, nil, x)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("d=%d row %d: fast path %v, exact %v", d, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	t.Logf("%s: worst relative error %.3g of the bound", kernel.Describe(), worst)
+}

@@ -68,6 +68,7 @@ var (
 	addWeightedV  func(sumE, sumEC []float64, w float64, e, c []float32)
 	powRowsV      func(dst []float64, m, p, diffs []float32)
 	powRowsBoundV func(dst []float64, m, p, anchor, items []float32, limit float32)
+	powRowsAncV   func(dst []float64, m, p, anchor, items []float32)
 	sqRowsBoundV  func(dst []float64, anchor, items []float32, limit float32)
 	gemmTileV     func(c []float32, ldc int, a []float32, si, sk int, b []float32, ldb, k int)
 	maxAbsV       func(x []float32) float32
@@ -94,7 +95,7 @@ func setLevel(l level) {
 	expRowV, addWeightedV, powRowsV, powRowsBoundV, sqRowsBoundV, sigmoidsV = nil, nil, nil, nil, nil, nil
 	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = nil, nil, nil, nil, nil, nil
 	gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = nil, nil, nil, nil, nil
-	sqHalfV, powHalfV, prefetchV = nil, nil, nil
+	sqHalfV, powHalfV, prefetchV, powRowsAncV = nil, nil, nil, nil
 	setVector(l)
 	transposeTabs = [16][]int32{}
 	if lanes > 0 {

@@ -24,13 +24,13 @@ func setVector(l level) {
 		sigmoidsV, pnormRowV, transposeV, sqRowsBoundV = sigmoids512, pnormRow512, transposeBlock512, sqRowsBound512
 		gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = gemmTile512, maxAbs512, gradRow512, subRows64512, screenMask512
 		normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = normSmallFwd512, normSmallBwd512, expSmall512, addSmall512
-		sqHalfV, powHalfV, prefetchV = sqHalf512, powHalf512, prefetch512
+		sqHalfV, powHalfV, prefetchV, powRowsAncV = sqHalf512, powHalf512, prefetch512, powRowsAnchor512
 	case avx2:
 		lanes = 8
 		expRowV, addWeightedV, powRowsV, powRowsBoundV = expRow256, addWeighted256, powRows256, powRowsBound256
 		sigmoidsV, pnormRowV, transposeV, sqRowsBoundV = sigmoids256, pnormRow256, transposeBlock256, sqRowsBound256
 		gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = gemmTile256, maxAbs256, gradRow256, subRows64256, screenMask256
 		normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = normSmallFwd256, normSmallBwd256, expSmall256, addSmall256
-		sqHalfV, powHalfV, prefetchV = sqHalf256, powHalf256, prefetch256
+		sqHalfV, powHalfV, prefetchV, powRowsAncV = sqHalf256, powHalf256, prefetch256, powRowsAnchor256
 	}
 }

@@ -205,6 +205,24 @@ func FastPowRowsBound(dst []float64, m, p, anchor, items []float32, limit float6
 	}
 }
 
+// FastPowRowsAround writes the fast score (FastPowRows) of anchor − item
+// for each row of items into dst — the differences rounded to float32 as
+// FastPowRows takes them, never made in memory; a row with a coordinate
+// outside float32's normal range (other than 0) or a NaN scores +Inf.
+func FastPowRowsAround(dst []float64, m, p, anchor, items []float32) {
+	d := len(m)
+	if len(p) != d || len(anchor) != d || len(items) != len(dst)*d {
+		panic("kernel: FastPowRowsAround: lengths differ")
+	}
+	if powRowsAncV != nil {
+		powRowsAncV(dst, m, p, anchor, items)
+		return
+	}
+	for i := range dst {
+		dst[i] = fastPowRowBound(m, p, anchor, items[i*d:(i+1)*d], math.Inf(1))
+	}
+}
+
 // fastPowRowBound is FastPowRowsBound's portable form for one row.
 func fastPowRowBound(m, p, anchor, item []float32, limit float64) float64 {
 	const every = 8

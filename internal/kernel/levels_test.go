@@ -142,6 +142,26 @@ func testFastPowRows(t *testing.T) {
 				t.Fatalf("d=%d, row %d: full score %v above the limit %v, bounded %v", d, i, full[i], limit, bound[i])
 			}
 		}
+		// The anchored form, every row to its end: the full scores, the
+		// special rows +Inf (items made so that anchor − item is each
+		// special value of the first rows above).
+		around := make([]float64, rows)
+		it2 := append([]float32(nil), items...)
+		for _, i := range []int{0, d, 2*d + d - 1, 3 * d} {
+			it2[i] = anchor[i%d] - diffs[i]
+		}
+		it2[d] = anchor[0] - 1e-42 // rounds to anchor[0]: a zero, not a subnormal
+		FastPowRowsAround(around, m, p, anchor, it2)
+		want2 := make([]float64, rows)
+		FastPowRows(want2, m, p, diffsOf(anchor, it2, d))
+		for i := range rows {
+			if around[i] != want2[i] && !(math.Abs(around[i]-want2[i]) <= 1e-6*want2[i]) {
+				t.Fatalf("d=%d, row %d: around %v, on the differences %v", d, i, around[i], want2[i])
+			}
+		}
+		if !math.IsInf(around[2], 1) || !math.IsInf(around[3], 1) {
+			t.Fatalf("d=%d: rows with +Inf and NaN score %v, %v around, want +Inf", d, around[2], around[3])
+		}
 		// A subnormal coordinate: +Inf unless the row stops.
 		a2 := append([]float32(nil), anchor...)
 		a2[0], items[0] = 2e-42, 1e-42

@@ -20,6 +20,10 @@ func powRows512(dst []float64, m []float32, p []float32, diffs []float32)
 // stopping a row once a partial sum (every other vector) passes limit.
 func powRowsBound512(dst []float64, m []float32, p []float32, anchor []float32, items []float32, limit float32)
 
+// powRowsAnchor512 writes the fast score of anchor − item for each row of items into dst
+// (a coordinate outside float32's normal range makes the row's +Inf).
+func powRowsAnchor512(dst []float64, m []float32, p []float32, anchor []float32, items []float32)
+
 // sigmoids512 is Sigmoids on the first len(phi) − len(phi) mod 8 scores; it
 // reports whether any has |T·(φ − t)| > 708 or not finite: those are for
 // the caller to recompute.
@@ -108,6 +112,10 @@ func powRows256(dst []float64, m []float32, p []float32, diffs []float32)
 // powRowsBound256 writes the fast score of anchor − item for each row of items into dst,
 // stopping a row once a partial sum (every other vector) passes limit.
 func powRowsBound256(dst []float64, m []float32, p []float32, anchor []float32, items []float32, limit float32)
+
+// powRowsAnchor256 writes the fast score of anchor − item for each row of items into dst
+// (a coordinate outside float32's normal range makes the row's +Inf).
+func powRowsAnchor256(dst []float64, m []float32, p []float32, anchor []float32, items []float32)
 
 // sigmoids256 is Sigmoids on the first len(phi) − len(phi) mod 4 scores; it
 // reports whether any has |T·(φ − t)| > 708 or not finite: those are for

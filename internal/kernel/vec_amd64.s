@@ -1405,6 +1405,140 @@ done:
 	VZEROUPPER
 	RET
 
+// func powRowsAnchor512(dst []float64, m []float32, p []float32, anchor []float32, items []float32)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, MMX+
+TEXT ·powRowsAnchor512(SB), NOSPLIT, $0-120
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  m_len+32(FP), DX
+	MOVQ  items_base+96(FP), BX
+	MOVQ  anchor_base+72(FP), SI
+	MOVQ  m_base+24(FP), DI
+	MOVQ  p_base+48(FP), R8
+	MOVQ  DX, R9
+	ANDQ  $0x0000000f, R9
+	MOVQ  $0x0000ffff, R10
+	BZHIQ R9, R10, R10
+	KMOVW R10, K1
+	MOVQ  DX, R10
+	SHRQ  $0x04, R10
+	SHLQ  $0x05, DX
+
+row:
+	TESTQ  CX, CX
+	JZ     done
+	VPXORD Z0, Z0, Z0
+	XORL   R11, R11
+	MOVQ   DI, R11
+	MOVQ   R8, R12
+	MOVQ   SI, R13
+	MOVQ   R10, R14
+
+chunk:
+	TESTQ       R14, R14
+	JZ          tail
+	PREFETCHT0  (BX)(DX*1)
+	VMOVUPS     (R13), Z1
+	VSUBPS      (BX), Z1, Z1
+	VPANDD      ccsconst<>+2304(SB), Z1, Z1
+	VMULPS      (R11), Z1, Z1
+	VGETEXPPS   Z1, Z2
+	VGETMANTPS  $0x00, Z1, Z3
+	VSUBPS      ccsconst<>+704(SB), Z3, Z3
+	VMOVUPS     ccsconst<>+1856(SB), Z4
+	VFMADD213PS ccsconst<>+1792(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1728(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1664(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1600(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1536(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1472(SB), Z3, Z4
+	VFMADD213PS Z2, Z4, Z3
+	VMULPS      (R12), Z3, Z3
+	VCMPPS      $0x1d, ccsconst<>+1024(SB), Z3, K2
+	VRNDSCALEPS $0x01, Z3, Z2
+	VSUBPS      Z2, Z3, Z3
+	VMOVUPS     ccsconst<>+2240(SB), Z4
+	VFMADD213PS ccsconst<>+2176(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+2112(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+2048(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1984(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1920(SB), Z3, Z4
+	VSCALEFPS   Z2, Z4, Z4
+	VMOVAPS.Z   Z4, K2, Z4
+	VFPCLASSPSZ $0xbf, Z1, K2
+	VFPCLASSPSZ $0xb9, Z1, K3
+	KNOTW       K2, K2
+	VMOVAPS.Z   Z4, K2, Z4
+	VBLENDMPS   ccsconst<>+768(SB), Z4, K3, Z4
+	VADDPS      Z4, Z0, Z0
+	ADDQ        $0x00000040, R11
+	ADDQ        $0x00000040, R12
+	ADDQ        $0x00000040, BX
+	ADDQ        $0x00000040, R13
+	DECQ        R14
+	JMP         chunk
+
+tail:
+	TESTQ       R9, R9
+	JZ          sum
+	VMOVUPS.Z   (R13), K1, Z1
+	VMOVUPS.Z   (BX), K1, Z2
+	VSUBPS      Z2, Z1, Z1
+	VMOVUPS.Z   (R11), K1, Z2
+	VMOVUPS.Z   (R12), K1, Z3
+	VPANDD      ccsconst<>+2304(SB), Z1, Z1
+	VMULPS      Z2, Z1, Z1
+	VGETEXPPS   Z1, Z2
+	VGETMANTPS  $0x00, Z1, Z4
+	VSUBPS      ccsconst<>+704(SB), Z4, Z4
+	VMOVUPS     ccsconst<>+1856(SB), Z5
+	VFMADD213PS ccsconst<>+1792(SB), Z4, Z5
+	VFMADD213PS ccsconst<>+1728(SB), Z4, Z5
+	VFMADD213PS ccsconst<>+1664(SB), Z4, Z5
+	VFMADD213PS ccsconst<>+1600(SB), Z4, Z5
+	VFMADD213PS ccsconst<>+1536(SB), Z4, Z5
+	VFMADD213PS ccsconst<>+1472(SB), Z4, Z5
+	VFMADD213PS Z2, Z5, Z4
+	VMULPS      Z3, Z4, Z4
+	VCMPPS      $0x1d, ccsconst<>+1024(SB), Z4, K2
+	VRNDSCALEPS $0x01, Z4, Z2
+	VSUBPS      Z2, Z4, Z4
+	VMOVUPS     ccsconst<>+2240(SB), Z3
+	VFMADD213PS ccsconst<>+2176(SB), Z4, Z3
+	VFMADD213PS ccsconst<>+2112(SB), Z4, Z3
+	VFMADD213PS ccsconst<>+2048(SB), Z4, Z3
+	VFMADD213PS ccsconst<>+1984(SB), Z4, Z3
+	VFMADD213PS ccsconst<>+1920(SB), Z4, Z3
+	VSCALEFPS   Z2, Z3, Z3
+	VMOVAPS.Z   Z3, K2, Z3
+	VFPCLASSPSZ $0xbf, Z1, K2
+	VFPCLASSPSZ $0xb9, Z1, K3
+	KNOTW       K2, K2
+	VMOVAPS.Z   Z3, K2, Z3
+	VBLENDMPS   ccsconst<>+768(SB), Z3, K3, Z3
+	VADDPS      Z3, Z0, Z0
+	LEAQ        (BX)(R9*4), BX
+
+sum:
+	VCVTPS2PD     Y0, Z1
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VCVTPS2PD     Y2, Z2
+	VADDPD        Z2, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPD        Y2, Y1, Y2
+	VEXTRACTF128  $0x01, Y2, X1
+	VADDPD        X1, X2, X1
+	VPERMILPD     $0x01, X1, X2
+	VADDSD        X2, X1, X1
+	VMOVSD        X1, (AX)
+	ADDQ          $0x00000008, AX
+	DECQ          CX
+	JMP           row
+
+done:
+	VZEROUPPER
+	RET
+
 // func sigmoids512(T float64, t float64, phi []float64, sig []float64, der []float64) bool
 // Requires: AVX, AVX512F
 TEXT ·sigmoids512(SB), NOSPLIT, $0-89
@@ -2960,6 +3094,159 @@ store:
 	ADDQ   $0x00000008, AX
 	DECQ   CX
 	JMP    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func powRowsAnchor256(dst []float64, m []float32, p []float32, anchor []float32, items []float32)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·powRowsAnchor256(SB), NOSPLIT, $0-120
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    m_len+32(FP), DX
+	MOVQ    items_base+96(FP), BX
+	MOVQ    anchor_base+72(FP), SI
+	MOVQ    m_base+24(FP), DI
+	MOVQ    p_base+48(FP), R8
+	MOVQ    DX, R9
+	ANDQ    $0x00000007, R9
+	MOVQ    $0x00000008, R10
+	SUBQ    R9, R10
+	LEAQ    ccsconst<>+2880(SB), R11
+	VMOVUPS (R11)(R10*4), Y0
+	MOVQ    DX, R10
+	SHRQ    $0x03, R10
+	SHLQ    $0x05, DX
+
+row:
+	TESTQ  CX, CX
+	JZ     done
+	VXORPS Y1, Y1, Y1
+	XORL   R11, R11
+	MOVQ   DI, R11
+	MOVQ   R8, R12
+	MOVQ   SI, R13
+	MOVQ   R10, R14
+
+chunk:
+	TESTQ       R14, R14
+	JZ          tail
+	PREFETCHT0  (BX)(DX*1)
+	VMOVUPS     (R13), Y2
+	VSUBPS      (BX), Y2, Y2
+	VPAND       ccsconst<>+2304(SB), Y2, Y2
+	VMULPS      (R11), Y2, Y2
+	VPSRLD      $0x17, Y2, Y3
+	VPSUBD      ccsconst<>+2496(SB), Y3, Y3
+	VCVTDQ2PS   Y3, Y3
+	VPAND       ccsconst<>+2368(SB), Y2, Y4
+	VPOR        ccsconst<>+2432(SB), Y4, Y4
+	VSUBPS      ccsconst<>+704(SB), Y4, Y4
+	VMOVUPS     ccsconst<>+1856(SB), Y5
+	VFMADD213PS ccsconst<>+1792(SB), Y4, Y5
+	VFMADD213PS ccsconst<>+1728(SB), Y4, Y5
+	VFMADD213PS ccsconst<>+1664(SB), Y4, Y5
+	VFMADD213PS ccsconst<>+1600(SB), Y4, Y5
+	VFMADD213PS ccsconst<>+1536(SB), Y4, Y5
+	VFMADD213PS ccsconst<>+1472(SB), Y4, Y5
+	VFMADD213PS Y3, Y5, Y4
+	VMULPS      (R12), Y4, Y4
+	VCMPPS      $0x1d, ccsconst<>+1152(SB), Y4, Y3
+	VMAXPS      ccsconst<>+960(SB), Y4, Y4
+	VMINPS      ccsconst<>+1088(SB), Y4, Y4
+	VROUNDPS    $0x01, Y4, Y5
+	VSUBPS      Y5, Y4, Y4
+	VMOVUPS     ccsconst<>+2240(SB), Y6
+	VFMADD213PS ccsconst<>+2176(SB), Y4, Y6
+	VFMADD213PS ccsconst<>+2112(SB), Y4, Y6
+	VFMADD213PS ccsconst<>+2048(SB), Y4, Y6
+	VFMADD213PS ccsconst<>+1984(SB), Y4, Y6
+	VFMADD213PS ccsconst<>+1920(SB), Y4, Y6
+	VCVTPS2DQ   Y5, Y4
+	VPADDD      ccsconst<>+2496(SB), Y4, Y4
+	VPSLLD      $0x17, Y4, Y4
+	VMULPS      Y4, Y6, Y6
+	VBLENDVPS   Y3, ccsconst<>+768(SB), Y6, Y6
+	VPCMPGTD    ccsconst<>+2368(SB), Y2, Y3
+	VPCMPGTD    ccsconst<>+2752(SB), Y2, Y4
+	VANDNPS     Y3, Y4, Y3
+	VPCMPGTD    ccsconst<>+2688(SB), Y2, Y2
+	VANDNPS     Y2, Y3, Y2
+	VANDPS      Y3, Y6, Y6
+	VBLENDVPS   Y2, ccsconst<>+768(SB), Y6, Y6
+	VADDPS      Y6, Y1, Y1
+	ADDQ        $0x00000020, R11
+	ADDQ        $0x00000020, R12
+	ADDQ        $0x00000020, BX
+	ADDQ        $0x00000020, R13
+	DECQ        R14
+	JMP         chunk
+
+tail:
+	TESTQ       R9, R9
+	JZ          sum
+	VMASKMOVPS  (R13), Y0, Y2
+	VMASKMOVPS  (BX), Y0, Y3
+	VSUBPS      Y3, Y2, Y2
+	VMASKMOVPS  (R11), Y0, Y3
+	VMASKMOVPS  (R12), Y0, Y4
+	VPAND       ccsconst<>+2304(SB), Y2, Y2
+	VMULPS      Y3, Y2, Y2
+	VPSRLD      $0x17, Y2, Y3
+	VPSUBD      ccsconst<>+2496(SB), Y3, Y3
+	VCVTDQ2PS   Y3, Y3
+	VPAND       ccsconst<>+2368(SB), Y2, Y5
+	VPOR        ccsconst<>+2432(SB), Y5, Y5
+	VSUBPS      ccsconst<>+704(SB), Y5, Y5
+	VMOVUPS     ccsconst<>+1856(SB), Y6
+	VFMADD213PS ccsconst<>+1792(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1728(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1664(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1600(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1536(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1472(SB), Y5, Y6
+	VFMADD213PS Y3, Y6, Y5
+	VMULPS      Y4, Y5, Y5
+	VCMPPS      $0x1d, ccsconst<>+1152(SB), Y5, Y3
+	VMAXPS      ccsconst<>+960(SB), Y5, Y5
+	VMINPS      ccsconst<>+1088(SB), Y5, Y5
+	VROUNDPS    $0x01, Y5, Y4
+	VSUBPS      Y4, Y5, Y5
+	VMOVUPS     ccsconst<>+2240(SB), Y6
+	VFMADD213PS ccsconst<>+2176(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+2112(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+2048(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1984(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1920(SB), Y5, Y6
+	VCVTPS2DQ   Y4, Y4
+	VPADDD      ccsconst<>+2496(SB), Y4, Y4
+	VPSLLD      $0x17, Y4, Y4
+	VMULPS      Y4, Y6, Y6
+	VBLENDVPS   Y3, ccsconst<>+768(SB), Y6, Y6
+	VPCMPGTD    ccsconst<>+2368(SB), Y2, Y3
+	VPCMPGTD    ccsconst<>+2752(SB), Y2, Y4
+	VANDNPS     Y3, Y4, Y3
+	VPCMPGTD    ccsconst<>+2688(SB), Y2, Y2
+	VANDNPS     Y2, Y3, Y2
+	VANDPS      Y3, Y6, Y6
+	VBLENDVPS   Y2, ccsconst<>+768(SB), Y6, Y6
+	VADDPS      Y6, Y1, Y1
+	LEAQ        (BX)(R9*4), BX
+
+sum:
+	VCVTPS2PD    X1, Y2
+	VEXTRACTF128 $0x01, Y1, X1
+	VCVTPS2PD    X1, Y1
+	VADDPD       Y1, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X1
+	VADDPD       X1, X2, X1
+	VPERMILPD    $0x01, X1, X2
+	VADDSD       X2, X1, X1
+	VMOVSD       X1, (AX)
+	ADDQ         $0x00000008, AX
+	DECQ         CX
+	JMP          row
 
 done:
 	VZEROUPPER

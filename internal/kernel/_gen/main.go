@@ -21,6 +21,7 @@ func main() {
 		addWeighted(s)
 		powRows(s, false)
 		powRows(s, true)
+		powRowsOf(s, true, false)
 		sigmoids(s)
 		pnormRow(s)
 		transposeBlock(s)
@@ -121,12 +122,22 @@ func addWeighted(s isa) {
 // passes limit its scan stops and the partial sum is its score; the lanes
 // outside float32's normal range add 0 to the sum, and a row that had any
 // and did not stop scores +Inf (to be rescored exactly).
-func powRows(s isa, bound bool) {
-	if bound {
+func powRows(s isa, bound bool) { powRowsOf(s, bound, bound) }
+
+// powRowsOf is powRows on anchor − item (anchored) with or without the
+// early exit (bound): powRows, powRowsBound, and powRowsAnchor (anchored,
+// every row to its end, no partial sums checked).
+func powRowsOf(s isa, anchored, bound bool) {
+	switch {
+	case bound:
 		text(s, "powRowsBound", "func(dst []float64, m, p, anchor, items []float32, limit float32)",
 			"writes the fast score of anchor − item for each row of items into dst,",
 			"stopping a row once a partial sum (every other vector) passes limit.")
-	} else {
+	case anchored:
+		text(s, "powRowsAnchor", "func(dst []float64, m, p, anchor, items []float32)",
+			"writes the fast score of anchor − item for each row of items into dst",
+			"(a coordinate outside float32's normal range makes the row's +Inf).")
+	default:
 		text(s, "powRows", "func(dst []float64, m, p, diffs []float32)", "is FastPowRows.")
 	}
 	dst := ptr("dst")
@@ -134,13 +145,15 @@ func powRows(s isa, bound bool) {
 	d := length("m")
 	var x, anchor Register
 	var limit VecVirtual
-	if bound {
+	if anchored {
 		x = ptr("items")
 		anchor = ptr("anchor")
-		limit = XMM()
-		VMOVSS(paramAddr("limit"), limit)
 	} else {
 		x = ptr("diffs")
+	}
+	if bound {
+		limit = XMM()
+		VMOVSS(paramAddr("limit"), limit)
 	}
 	mBase, pBase := ptr("m"), ptr("p")
 	r, tailK, tailV := s.tailMask(d)
@@ -148,7 +161,7 @@ func powRows(s isa, bound bool) {
 	MOVQ(d, nb)
 	SHRQ(U8(log2w(s)), nb)
 	var ahead Register
-	if bound {
+	if anchored {
 		ahead = prefetchDistance(d)
 	}
 
@@ -167,7 +180,7 @@ func powRows(s isa, bound bool) {
 	mp, pp, ap := GP64(), GP64(), GP64()
 	MOVQ(mBase, mp)
 	MOVQ(pBase, pp)
-	if bound {
+	if anchored {
 		MOVQ(anchor, ap)
 	}
 	j := GP64()
@@ -193,19 +206,19 @@ func powRows(s isa, bound bool) {
 	}
 	load := func(xv VecVirtual, full bool) {
 		switch {
-		case full && bound:
+		case full && anchored:
 			VMOVUPS(mem(ap), xv)
 			VSUBPS(mem(x), xv, xv)
 		case full:
 			VMOVUPS(mem(x), xv)
-		case s.avx512 && bound:
+		case s.avx512 && anchored:
 			t := s.vec()
 			VMOVUPS_Z(mem(ap), tailK, xv)
 			VMOVUPS_Z(mem(x), tailK, t)
 			VSUBPS(t, xv, xv)
 		case s.avx512:
 			VMOVUPS_Z(mem(x), tailK, xv)
-		case bound:
+		case anchored:
 			t := s.vec()
 			VMASKMOVPS(mem(ap), tailV, xv)
 			VMASKMOVPS(mem(x), tailV, t)
@@ -217,9 +230,10 @@ func powRows(s isa, bound bool) {
 	Label("chunk")
 	TESTQ(j, j)
 	JZ(LabelRef("tail"))
-	if bound {
+	if anchored {
 		// The rows ahead: a row that stops mispredicts its branch and
-		// would leave the loads of the next ones unissued.
+		// would leave the loads of the next ones unissued (and the
+		// hardware prefetchers stop at pages).
 		PREFETCHT0(Mem{Base: x, Index: ahead, Scale: 1})
 	}
 	xv := s.vec()
@@ -228,7 +242,7 @@ func powRows(s isa, bound bool) {
 	for _, q := range []Register{mp, pp, x} {
 		ADDQ(U32(s.bytes()), q)
 	}
-	if bound {
+	if anchored {
 		ADDQ(U32(s.bytes()), ap)
 	}
 	DECQ(j)
