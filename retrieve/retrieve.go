@@ -322,10 +322,11 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 // (geometry.LinearNorm) once c is transformed for it (Transform), the fast
 // p-th power kernel on M·anchor − M·item; for a geometry that filters rows
 // itself (geometry.Filterer: the ℓ2 ball, the generalized ball), its
-// filter. Before it, where there is one, a screen of the half-precision
-// copy (of the rows, or of the transformed rows) and the copy: the rows it
-// keeps go on to the test: screen(b0, masks) writes the masks of the copy's
-// blocks b0… (kernel.HalfBlock rows each).
+// filter. And, where there is one, the screen that runs before it on the
+// half-precision copy (of the rows, or of the transformed rows):
+// screen(b0, masks) writes the masks of the copy's blocks b0 … (each of
+// kernel.HalfBlock rows; a clear bit rules its row out), and only the rows
+// it keeps go on to keep.
 func (c *Collection) filter(s *conformal.Set, anchor []float32) (keep func(lo, hi int, keep []bool, scratch []float64), screen func(b0 int, masks []uint16)) {
 	q, d := s.Threshold, c.D
 	if g, ok := s.Geometry.(geometry.LinearNorm); ok {
