@@ -20,7 +20,7 @@ const (
 // HalfRows is a copy of n rows of dimension d in IEEE half precision, made
 // to be scanned at half of float32's bytes: every value scaled by Scale (a
 // power of two putting the largest |value| in [2¹⁰, 2¹¹), so that no value
-// overflows and few are subnormal) and rounded to the nearest half float,
+// overflows and few are subnormal; at most 2¹²⁶, which float32 holds) and rounded to the nearest half float,
 // in blocks of HalfBlock rows stored coordinate-major (block b's coordinate
 // j at Blocks[(b·d + j)·16 :]; the last block's missing rows are +Inf, and
 // their bits in a mask mean nothing). BlockErr[b] bounds ‖Scale·x − h‖₂
@@ -71,7 +71,7 @@ func NewHalfRows(rows []float32, d int, each func(nb int, fill func(b0, b1 int))
 	if top > 0 {
 		_, e = math.Frexp(float64(top)) // top ∈ [2^(e−1), 2^e)
 	}
-	k := 11 - e
+	k := min(11-e, 126) // float32 holds 2¹²⁶ (values below 2⁻¹¹⁵ end up subnormal halves: still bounded)
 	h := &HalfRows{N: n, D: d, Scale: float32(math.Ldexp(1, k)), Log2: k}
 	h.Blocks = make([]uint16, nb*HalfBlock*d)
 	errs := make([]float64, nb)

@@ -195,3 +195,43 @@ func TestPrefetch(t *testing.T) {
 		}
 	})
 }
+
+// TestHalfRowsExtremeScales: rows of the largest and the smallest float32
+// magnitudes get a finite scale and bounds that still hold.
+func TestHalfRowsExtremeScales(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	const d, n = 5, 40
+	for _, scale := range []float64{0x1p126, 0x1p-120, 0x1p-140, 1e-44} {
+		rows := make([]float32, n*d)
+		for i := range rows {
+			rows[i] = float32(scale * rng.NormFloat64())
+		}
+		h := halfRows(rows, d)
+		if math.IsInf(float64(h.Scale), 0) || h.Scale == 0 {
+			t.Fatalf("scale %g: HalfRows scale %v", scale, h.Scale)
+		}
+		anchor := make([]float32, d)
+		dist := make([]float64, n)
+		for i := range n {
+			var s float64
+			for j := range d {
+				x := float64(rows[i*d+j])
+				s += x * x
+			}
+			dist[i] = math.Sqrt(s)
+		}
+		q := dist[n/2]
+		a, ok := h.ScaleAnchor(anchor)
+		screen := h.SqScreen(a, q)
+		if !ok || screen == nil {
+			t.Fatalf("scale %g: no screen", scale)
+		}
+		masks := make([]uint16, len(h.BlockErr))
+		screen(0, masks)
+		for i := range n {
+			if dist[i] <= q && masks[i/HalfBlock]>>(i%HalfBlock)&1 == 0 {
+				t.Fatalf("scale %g: row %d at %v ≤ q = %v ruled out", scale, i, dist[i], q)
+			}
+		}
+	}
+}
