@@ -80,8 +80,8 @@ type HalfScreener interface {
 	ScreenHalf(anchor []float32, q float64, h *kernel.HalfRows) func(b0 int, masks []uint16)
 }
 
-// ScreenHalf implements HalfScreener: ‖h − Scale·a‖² against the bound of
-// kernel.HalfRows.SqHalfParams. The exact score sums float32 differences,
+// ScreenHalf implements HalfScreener: the scaled ‖h − a‖ against its bound
+// (kernel.HalfRows.SqScreen). The exact score sums float32 differences,
 // each within 2⁻²⁴ of the true one, so a row whose true distance exceeds
 // q·(1 + 2⁻²²) scores above q.
 func (b Ball) ScreenHalf(anchor []float32, q float64, h *kernel.HalfRows) func(b0 int, masks []uint16) {
@@ -92,8 +92,8 @@ func (b Ball) ScreenHalf(anchor []float32, q float64, h *kernel.HalfRows) func(b
 	return h.SqScreen(a, q*(1+0x1p-22))
 }
 
-// ScreenHalf implements HalfScreener: the cheap bound of
-// kernel.PowHalfMask against kernel.HalfRows.PowHalfLimit. The exact score
+// ScreenHalf implements HalfScreener: the cheap lower bound of the score
+// from the half floats' bits (kernel.HalfRows.PowScreen). The exact score
 // takes (m_j·|x_j|)^{p_j} of float32 differences x_j (each within 2⁻²⁴ of
 // the true one) in float64, so it is at least (1 − (p_max + 1)·2⁻²³)
 // times the true score.

@@ -7,36 +7,39 @@ import (
 // HalfBlock is the number of rows of a HalfRows block.
 const HalfBlock = 16
 
-// HalfRel and HalfAbs bound a HalfRows value's rounding: |s·x − h| ≤
-// HalfRel·|h| + HalfAbs for each coordinate x and its half float h (round
+// halfRel and halfAbs bound a HalfRows value's rounding: |s·x − h| ≤
+// halfRel·|h| + halfAbs for each coordinate x and its half float h (round
 // to nearest: half an ulp of h, at most 2⁻¹¹·|h| for a normal h and 2⁻²⁵
 // among the subnormals), with room for the one rounding the kernels make
 // in computing it (the constants the assembly uses).
 const (
-	HalfRel = 0x1p-11 * (1 + 0x1p-8)
-	HalfAbs = 0x1p-25 * (1 + 0x1p-8)
+	halfRel = 0x1p-11 * (1 + 0x1p-8)
+	halfAbs = 0x1p-25 * (1 + 0x1p-8)
 )
 
 // HalfRows is a copy of n rows of dimension d in IEEE half precision, made
-// to be scanned at half of float32's bytes: every value scaled by Scale (a
-// power of two putting the largest |value| in [2¹⁰, 2¹¹), so that no value
-// overflows and few are subnormal; at most 2¹²⁶, which float32 holds) and rounded to the nearest half float,
-// in blocks of HalfBlock rows stored coordinate-major (block b's coordinate
-// j at Blocks[(b·d + j)·16 :]; the last block's missing rows are +Inf, and
-// their bits in a mask mean nothing). BlockErr[b] bounds ‖Scale·x − h‖₂
-// over block b's rows: a block's own, so that rows of a far larger norm
-// elsewhere do not loosen its bound.
+// to be scanned at half of float32's bytes: every value scaled by one power
+// of two (putting the largest |value| in [2¹⁰, 2¹¹), so that no value
+// overflows and few are subnormal; at most 2¹²⁶, which float32 holds) and
+// rounded to the nearest half float, in blocks of HalfBlock rows stored
+// coordinate-major (block b's coordinate j at blocks[(b·d + j)·16 :]; the
+// last block's missing rows are +Inf, and their bits in a mask mean
+// nothing). blockErr[b] bounds ‖scale·x − h‖₂ over block b's rows: a
+// block's own, so that rows of a far larger norm elsewhere do not loosen
+// its bound. SqScreen and PowScreen scan it.
 type HalfRows struct {
 	N, D     int
-	Scale    float32
-	Log2     int // Scale = 2^Log2
-	Blocks   []uint16
-	BlockErr []float32
+	log2     int // the scale is 2^log2
+	blocks   []uint16
+	blockErr []float32
 }
 
-// Block is the window of Blocks holding blocks b0 … b1−1.
-func (h *HalfRows) Block(b0, b1 int) []uint16 {
-	return h.Blocks[b0*HalfBlock*h.D : b1*HalfBlock*h.D]
+// scale is the power of two the values were multiplied by.
+func (h *HalfRows) scale() float32 { return float32(math.Ldexp(1, h.log2)) }
+
+// block is the window of blocks holding blocks b0 … b1−1.
+func (h *HalfRows) block(b0, b1 int) []uint16 {
+	return h.blocks[b0*HalfBlock*h.D : b1*HalfBlock*h.D]
 }
 
 // HalfBytes is the memory NewHalfRows takes for n rows of dimension d.
@@ -71,13 +74,15 @@ func NewHalfRows(rows []float32, d int, each func(nb int, fill func(b0, b1 int))
 	if top > 0 {
 		_, e = math.Frexp(float64(top)) // top ∈ [2^(e−1), 2^e)
 	}
-	k := min(11-e, 126) // float32 holds 2¹²⁶ (values below 2⁻¹¹⁵ end up subnormal halves: still bounded)
-	h := &HalfRows{N: n, D: d, Scale: float32(math.Ldexp(1, k)), Log2: k}
-	h.Blocks = make([]uint16, nb*HalfBlock*d)
+	// float32 holds 2¹²⁶; values below 2⁻¹¹⁵ then end up subnormal halves,
+	// whose rounding the bounds carry.
+	h := &HalfRows{N: n, D: d, log2: min(11-e, 126)}
+	h.blocks = make([]uint16, nb*HalfBlock*d)
+	scale := h.scale()
 	errs := make([]float64, nb)
 	each(nb, func(b0, b1 int) {
 		for b := b0; b < b1; b++ {
-			blk := h.Blocks[b*HalfBlock*d : (b+1)*HalfBlock*d]
+			blk := h.block(b, b+1)
 			for l := range HalfBlock {
 				i := b*HalfBlock + l
 				if i >= n {
@@ -88,30 +93,32 @@ func NewHalfRows(rows []float32, d int, each func(nb int, fill func(b0, b1 int))
 				}
 				var s float64
 				for j, v := range rows[i*d : (i+1)*d] {
-					x := v * h.Scale // exact: a power of two, no overflow
-					hv := ToHalf(x)
+					// Exact (a power of two) but for an underflow below
+					// 2⁻¹²⁶, which the bounds' 2⁻¹⁴⁹ terms carry.
+					x := v * scale
+					hv := toHalf(x)
 					blk[j*HalfBlock+l] = hv
-					r := float64(x) - float64(FromHalf(hv))
+					r := float64(x) - float64(fromHalf(hv))
 					s += r * r
 				}
 				errs[b] = max(errs[b], s)
 			}
 		}
 	})
-	h.BlockErr = make([]float32, nb)
+	h.blockErr = make([]float32, nb)
 	for b, v := range errs {
-		h.BlockErr[b] = up32(math.Sqrt(v) * (1 + 1e-12))
+		h.blockErr[b] = up32(math.Sqrt(v) * (1 + 1e-12))
 	}
 	return h
 }
 
-// ToHalf rounds f to the nearest IEEE half float (ties to even; beyond the
+// toHalf rounds f to the nearest IEEE half float (ties to even; beyond the
 // largest, ±Inf; NaN stays NaN).
-func ToHalf(f float32) uint16 {
+func toHalf(f float32) uint16 {
 	b := math.Float32bits(f)
 	sign := uint16(b>>16) & 0x8000
 	b &^= 1 << 31
-	if b-0x38800000 < 0x477ff000-0x38800000 { // a normal half (the usual case first)
+	if b-0x38800000 < 0x477ff000-0x38800000 { // ≥ 2⁻¹⁴ and < 65520: a normal half
 		m := b - 112<<23
 		m += 0xfff + (m>>13)&1
 		return sign | uint16(m>>13)
@@ -121,10 +128,6 @@ func ToHalf(f float32) uint16 {
 		return sign | 0x7e00
 	case b >= 0x477ff000: // ≥ 65520: rounds to Inf
 		return sign | 0x7c00
-	case b >= 0x38800000: // ≥ 2⁻¹⁴: a normal half
-		m := b - 112<<23
-		m += 0xfff + (m>>13)&1
-		return sign | uint16(m>>13)
 	case b >= 0x33000000: // ≥ 2⁻²⁵: a subnormal half (or 2⁻¹⁴)
 		e := b >> 23
 		mant := b&0x7fffff | 0x800000
@@ -139,36 +142,32 @@ func ToHalf(f float32) uint16 {
 	return sign
 }
 
-// FromHalf is the float32 of the half float h (exact).
-func FromHalf(h uint16) float32 {
+// fromHalf is the float32 of the half float h (exact).
+func fromHalf(h uint16) float32 {
 	sign := uint32(h&0x8000) << 16
 	if a := uint32(h & 0x7fff); a-0x400 < 0x7c00-0x400 { // normal
 		return math.Float32frombits(sign | (a<<13 + 112<<23))
 	}
-	e := uint32(h>>10) & 0x1f
 	m := uint32(h & 0x3ff)
-	switch {
-	case e == 0x1f:
+	if h&0x7c00 == 0x7c00 { // ±Inf, NaN
 		return math.Float32frombits(sign | 0x7f800000 | m<<13)
-	case e == 0:
-		v := float32(m) * 0x1p-24
-		if sign != 0 {
-			v = -v
-		}
-		return v
 	}
-	return math.Float32frombits(sign | (e+112)<<23 | m<<13)
+	v := float32(m) * 0x1p-24 // zero or subnormal
+	if sign != 0 {
+		v = -v
+	}
+	return v
 }
 
-// SqHalfMask sets bit l of masks[b] unless Σ_j (h − anchor_j)² > (r +
+// sqHalfMask sets bit l of masks[b] unless Σ_j (h − anchor_j)² > (r +
 // errs[b])²·c for row l of block b of blocks (len(masks) blocks of
 // HalfBlock rows; h the row's half floats; the sums in float32, four
-// partial sums a row, within SqHalfErr(d) of the exact sum; the limit in
-// float32). A NaN sum keeps its row. SqHalfParams gives r and c.
-func SqHalfMask(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r, c float32) {
+// partial sums a row, within sqHalfErr(d) of the exact sum; the limit in
+// float32). A NaN sum keeps its row. sqHalfParams gives r and c.
+func sqHalfMask(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r, c float32) {
 	d := len(anchor)
 	if len(blocks) != len(masks)*HalfBlock*d || len(errs) != len(masks) {
-		panic("kernel: SqHalfMask: lengths differ")
+		panic("kernel: sqHalfMask: lengths differ")
 	}
 	if sqHalfV != nil {
 		sqHalfV(masks, anchor, blocks, errs, r, c)
@@ -182,7 +181,7 @@ func SqHalfMask(masks []uint16, anchor []float32, blocks []uint16, errs []float3
 		for l := range HalfBlock {
 			var s float32
 			for j, a := range anchor {
-				x := FromHalf(blk[j*HalfBlock+l]) - a
+				x := fromHalf(blk[j*HalfBlock+l]) - a
 				s += x * x
 			}
 			if !(s > limit) {
@@ -193,44 +192,44 @@ func SqHalfMask(masks []uint16, anchor []float32, blocks []uint16, errs []float3
 	}
 }
 
-// SqHalfErr bounds SqHalfMask's relative error: the computed sum S̃ of d
-// terms is within SqHalfErr(d)·S of the exact sum S of the exact squared
+// sqHalfErr bounds sqHalfMask's relative error: the computed sum S̃ of d
+// terms is within sqHalfErr(d)·S of the exact sum S of the exact squared
 // differences (each difference and square rounded once, then d/4 + 3
 // additions a lane, or d with the portable kernels).
-func SqHalfErr(d int) float64 { return float64(d+8) * 0x1p-23 }
+func sqHalfErr(d int) float64 { return float64(d+8) * 0x1p-23 }
 
-// halfKeep is 1 − HalfRel, rounded down (the assembly's constant).
-const halfKeep = float32(1 - HalfRel - 0x1p-24)
+// halfKeep is 1 − halfRel, rounded down (the assembly's constant).
+const halfKeep = float32(1 - halfRel - 0x1p-24)
 
-// PowHalfConsts writes the constants PowHalfMask takes for a generalized
+// powHalfConsts writes the constants powHalfMask takes for a generalized
 // ball's exponents p and log2 m, its anchor a (already scaled by
 // 2^log2Scale, the rows' scale) and the scale: a_j, A_j = p_j, B_j =
-// 2²³·(p_j·(log2 m_j − log2Scale − 127) + 127) and T_j ≥ HalfRel·|a_j| +
-// HalfAbs for each j — so that A_j·bits(y) + B_j is 2²³·(z + 127) for z =
+// 2²³·(p_j·(log2 m_j − log2Scale − 127) + 127) and T_j ≥ halfRel·|a_j| +
+// halfAbs for each j — so that A_j·bits(y) + B_j is 2²³·(z + 127) for z =
 // p_j·(log2 m_j − log2Scale + bits(y)·2⁻²³ − 127), and a half float h off
-// its value x by at most HalfRel·|h| + HalfAbs ≤ HalfRel·|h − a_j| + T_j
-// leaves (1 − HalfRel)·|h − a_j| − T_j ≤ |x − a_j|.
-func PowHalfConsts(dst []float32, a []float32, log2m, p []float64, log2Scale int) {
+// its value x by at most halfRel·|h| + halfAbs ≤ halfRel·|h − a_j| + T_j
+// leaves (1 − halfRel)·|h − a_j| − T_j ≤ |x − a_j|.
+func powHalfConsts(dst []float32, a []float32, log2m, p []float64, log2Scale int) {
 	for j := range a {
 		dst[4*j] = a[j]
 		dst[4*j+1] = float32(p[j])
 		dst[4*j+2] = float32(0x1p23 * (p[j]*(log2m[j]-float64(log2Scale)-127) + 127))
-		dst[4*j+3] = up32((HalfRel*math.Abs(float64(a[j])) + HalfAbs) * (1 + 0x1p-20))
+		dst[4*j+3] = up32((halfRel*math.Abs(float64(a[j])) + halfAbs) * (1 + 0x1p-20))
 	}
 }
 
-// PowHalfMask sets bit l of masks[b] unless the cheap bound of the
+// powHalfMask sets bit l of masks[b] unless the cheap bound of the
 // generalized ball's score is above limit for row l of block b: per
-// coordinate, y = (1 − HalfRel)·|h − a_j| − T_j (≤ the distance to the
-// row's true coordinate; PowHalfConsts), then 2^z with z = p_j·(log2 m_j − k +
+// coordinate, y = (1 − halfRel)·|h − a_j| − T_j (≤ the distance to the
+// row's true coordinate; powHalfConsts), then 2^z with z = p_j·(log2 m_j − k +
 // log2 y) computed from y's bits (bits(y)·2⁻²³ − 127 ≤ log2 y) and back
 // (the float of bits 2²³·(z + 127) is 2ⁿ·(1 + f) ≥ 2^z, at most 1.0615·2^z),
 // z clamped to [−126, 127] (one FMA, A_j·bits(y) + B_j, gives 2²³·(z +
-// 127)); summed in float32. consts is PowHalfConsts's.
-func PowHalfMask(masks []uint16, consts []float32, blocks []uint16, limit float32) {
+// 127)); summed in float32. consts is powHalfConsts's.
+func powHalfMask(masks []uint16, consts []float32, blocks []uint16, limit float32) {
 	d := len(consts) / 4
 	if len(consts) != 4*d || len(blocks) != len(masks)*HalfBlock*d {
-		panic("kernel: PowHalfMask: lengths differ")
+		panic("kernel: powHalfMask: lengths differ")
 	}
 	if powHalfV != nil {
 		powHalfV(masks, consts, blocks, limit)
@@ -242,7 +241,7 @@ func PowHalfMask(masks []uint16, consts []float32, blocks []uint16, limit float3
 		for l := range HalfBlock {
 			var s float32
 			for j := range d {
-				h := FromHalf(blk[j*HalfBlock+l])
+				h := fromHalf(blk[j*HalfBlock+l])
 				y := float32(math.FMA(float64(abs32(h-consts[4*j])), float64(halfKeep), -float64(consts[4*j+3])))
 				L := float32(int32(math.Float32bits(y)))
 				w := float32(math.FMA(float64(L), float64(consts[4*j+1]), float64(consts[4*j+2])))
@@ -257,28 +256,28 @@ func PowHalfMask(masks []uint16, consts []float32, blocks []uint16, limit float3
 	}
 }
 
-// SqHalfParams is r and c for SqHalfMask that rule out only rows x with
-// ‖a − x‖₂ > q, for h the HalfRows of the rows, its BlockErr the errs and
+// sqHalfParams is r and c for sqHalfMask that rule out only rows x with
+// ‖a − x‖₂ > q, for h the HalfRows of the rows, its blockErr the errs and
 // a' = Scale·a the anchor given to the mask: a row ruled out has ‖h − a'‖
-// > Scale·q + BlockErr[b] (room left for the three float32 roundings of
+// > Scale·q + blockErr[b] (room left for the three float32 roundings of
 // the limit and the scaled anchor's underflow), and ‖Scale·x − h‖ ≤
-// BlockErr[b]. A bound that overflows float32 is +Inf: no row is ruled
+// blockErr[b]. A bound that overflows float32 is +Inf: no row is ruled
 // out.
-func (h *HalfRows) SqHalfParams(q float64) (r, c float32) {
-	r = up32(q*float64(h.Scale)*(1+0x1p-20) + math.Sqrt(float64(h.D))*0x1p-149)
-	return r, up32((1 + SqHalfErr(h.D)) * (1 + 0x1p-20))
+func (h *HalfRows) sqHalfParams(q float64) (r, c float32) {
+	r = up32(q*float64(h.scale())*(1+0x1p-20) + math.Sqrt(float64(h.D))*0x1p-149)
+	return r, up32((1 + sqHalfErr(h.D)) * (1 + 0x1p-20))
 }
 
-// PowHalfLimit is the limit for PowHalfMask that rules out only rows x
+// powHalfLimit is the limit for powHalfMask that rules out only rows x
 // with Σ_j (m_j·|a_j − x_j|)^{p_j} > q, for h the HalfRows of the rows and
-// consts PowHalfConsts's for log2 m, p and h.Log2 (see PowHalfMask: the
+// consts powHalfConsts's for log2 m, p and h.log2 (see powHalfMask: the
 // bound's 2ⁿ·(1 + f) is at most 1.0615 times 2^z, z is off by the
 // roundings Δ of its operations and conversions, a
 // coordinate whose y is below 2⁻¹²⁶ adds at most 1.0615·2^max(−126,
 // p_j·(log2 m_j − k − 126) + Δ), and the float32 lane sum is within
 // (d + 2)·2⁻²⁴); +Inf where the bound overflows float32.
-func (h *HalfRows) PowHalfLimit(q float64, log2m, p []float64) float32 {
-	k := float64(h.Log2)
+func (h *HalfRows) powHalfLimit(q float64, log2m, p []float64) float32 {
+	k := float64(h.log2)
 	var delta, pmax, slack float64
 	for j := range p {
 		// In units of z: bits(y) ≤ 2³¹ rounded to float32 (p·2⁻¹⁶), A_j
@@ -300,7 +299,7 @@ func (h *HalfRows) PowHalfLimit(q float64, log2m, p []float64) float32 {
 func (h *HalfRows) ScaleAnchor(anchor []float32) ([]float32, bool) {
 	a := make([]float32, len(anchor))
 	for j, v := range anchor {
-		a[j] = v * h.Scale
+		a[j] = v * h.scale()
 		if !(math.Abs(float64(a[j])) < 0x1p60) {
 			return nil, false
 		}
@@ -308,32 +307,32 @@ func (h *HalfRows) ScaleAnchor(anchor []float32) ([]float32, bool) {
 	return a, true
 }
 
-// SqScreen returns SqHalfMask for the scaled anchor a (ScaleAnchor) and
+// SqScreen returns sqHalfMask for the scaled anchor a (ScaleAnchor) and
 // the distance q, on h's blocks b0 … b0+len(masks)−1: it rules out only
 // rows x with ‖a/Scale − x‖₂ > q. Nil where the bound overflows.
 func (h *HalfRows) SqScreen(a []float32, q float64) func(b0 int, masks []uint16) {
-	r, c := h.SqHalfParams(q)
+	r, c := h.sqHalfParams(q)
 	if math.IsInf(float64(r), 0) || math.IsInf(float64(c), 0) {
 		return nil
 	}
 	return func(b0 int, masks []uint16) {
 		b1 := b0 + len(masks)
-		SqHalfMask(masks, a, h.Block(b0, b1), h.BlockErr[b0:b1], r, c)
+		sqHalfMask(masks, a, h.block(b0, b1), h.blockErr[b0:b1], r, c)
 	}
 }
 
-// PowScreen returns PowHalfMask for the scaled anchor a (ScaleAnchor),
+// PowScreen returns powHalfMask for the scaled anchor a (ScaleAnchor),
 // log2 m, p and the score q, on h's blocks b0 … b0+len(masks)−1: it rules
 // out only rows x with Σ_j (m_j·|a_j/Scale − x_j|)^{p_j} > q. Nil where the
 // bound overflows.
 func (h *HalfRows) PowScreen(a []float32, log2m, p []float64, q float64) func(b0 int, masks []uint16) {
-	limit := h.PowHalfLimit(q, log2m, p)
+	limit := h.powHalfLimit(q, log2m, p)
 	if math.IsInf(float64(limit), 0) {
 		return nil
 	}
 	consts := make([]float32, 4*h.D)
-	PowHalfConsts(consts, a, log2m, p, h.Log2)
+	powHalfConsts(consts, a, log2m, p, h.log2)
 	return func(b0 int, masks []uint16) {
-		PowHalfMask(masks, consts, h.Block(b0, b0+len(masks)), limit)
+		powHalfMask(masks, consts, h.block(b0, b0+len(masks)), limit)
 	}
 }

@@ -6,34 +6,34 @@ import (
 	"testing"
 )
 
-// TestToHalf: every half float survives the round trip, and ToHalf rounds
+// TestToHalf: every half float survives the round trip, and toHalf rounds
 // any float32 to the nearest half (ties to even), as 11 significant bits
 // in float64 do.
 func TestToHalf(t *testing.T) {
 	for h := range 1 << 16 {
-		f := FromHalf(uint16(h))
+		f := fromHalf(uint16(h))
 		if f != f {
-			if g := FromHalf(ToHalf(f)); g == g {
+			if g := fromHalf(toHalf(f)); g == g {
 				t.Fatalf("NaN half %#04x: came back %v", h, g)
 			}
 			continue
 		}
-		if got := ToHalf(f); got != uint16(h) {
-			t.Fatalf("half %#04x = %v: ToHalf gives %#04x", h, f, got)
+		if got := toHalf(f); got != uint16(h) {
+			t.Fatalf("half %#04x = %v: toHalf gives %#04x", h, f, got)
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 2_000_000 {
 		x := float32(math.Ldexp(rng.Float64()*2-1, rng.IntN(50)-30))
 		if i%5 == 0 { // ties and near-ties
-			x = FromHalf(uint16(rng.IntN(0x7c00))) + float32(rng.IntN(3)-1)*math.Nextafter32(0, 1)
+			x = fromHalf(uint16(rng.IntN(0x7c00))) + float32(rng.IntN(3)-1)*math.Nextafter32(0, 1)
 		}
 		want := nearestHalf(float64(x))
-		if got := float64(FromHalf(ToHalf(x))); got != want && !(math.IsInf(want, 0) && math.IsInf(got, 0)) {
-			t.Fatalf("ToHalf(%v) = %v, want %v", x, got, want)
+		if got := float64(fromHalf(toHalf(x))); got != want && !(math.IsInf(want, 0) && math.IsInf(got, 0)) {
+			t.Fatalf("toHalf(%v) = %v, want %v", x, got, want)
 		}
-		if h := float64(FromHalf(ToHalf(x))); math.Abs(x64(x)) < 65504 && math.Abs(x64(x)-h) > 0x1p-11*math.Abs(h)+0x1p-25 {
-			t.Fatalf("ToHalf(%v) = %v: off by more than HalfRel·|h| + HalfAbs", x, h)
+		if h := float64(fromHalf(toHalf(x))); math.Abs(x64(x)) < 65504 && math.Abs(x64(x)-h) > 0x1p-11*math.Abs(h)+0x1p-25 {
+			t.Fatalf("toHalf(%v) = %v: off by more than halfRel·|h| + halfAbs", x, h)
 		}
 	}
 }
@@ -91,11 +91,11 @@ func TestSqHalfMask(t *testing.T) {
 				h := halfRows(rows, d)
 				a := make([]float32, d)
 				for j := range a {
-					a[j] = anchor[j] * h.Scale
+					a[j] = anchor[j] * h.scale()
 				}
-				masks := make([]uint16, len(h.Blocks)/(HalfBlock*d))
-				r, c := h.SqHalfParams(q)
-				SqHalfMask(masks, a, h.Blocks, h.BlockErr, r, c)
+				masks := make([]uint16, len(h.blocks)/(HalfBlock*d))
+				r, c := h.sqHalfParams(q)
+				sqHalfMask(masks, a, h.blocks, h.blockErr, r, c)
 				for i := range len(masks) * HalfBlock {
 					kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
 					switch {
@@ -158,12 +158,12 @@ func TestPowHalfMask(t *testing.T) {
 				h := halfRows(rows, d)
 				a := make([]float32, d)
 				for j := range a {
-					a[j] = anchor[j] * h.Scale
+					a[j] = anchor[j] * h.scale()
 				}
 				consts := make([]float32, 4*d)
-				PowHalfConsts(consts, a, log2m, p, h.Log2)
-				masks := make([]uint16, len(h.Blocks)/(HalfBlock*d))
-				PowHalfMask(masks, consts, h.Blocks, h.PowHalfLimit(q, log2m, p))
+				powHalfConsts(consts, a, log2m, p, h.log2)
+				masks := make([]uint16, len(h.blocks)/(HalfBlock*d))
+				powHalfMask(masks, consts, h.blocks, h.powHalfLimit(q, log2m, p))
 				for i := range len(masks) * HalfBlock {
 					kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
 					switch {
@@ -207,8 +207,8 @@ func TestHalfRowsExtremeScales(t *testing.T) {
 			rows[i] = float32(scale * rng.NormFloat64())
 		}
 		h := halfRows(rows, d)
-		if math.IsInf(float64(h.Scale), 0) || h.Scale == 0 {
-			t.Fatalf("scale %g: HalfRows scale %v", scale, h.Scale)
+		if math.IsInf(float64(h.scale()), 0) || h.scale() == 0 {
+			t.Fatalf("scale %g: HalfRows scale %v", scale, h.scale())
 		}
 		anchor := make([]float32, d)
 		dist := make([]float64, n)
@@ -226,7 +226,7 @@ func TestHalfRowsExtremeScales(t *testing.T) {
 		if !ok || screen == nil {
 			t.Fatalf("scale %g: no screen", scale)
 		}
-		masks := make([]uint16, len(h.BlockErr))
+		masks := make([]uint16, len(h.blockErr))
 		screen(0, masks)
 		for i := range n {
 			if dist[i] <= q && masks[i/HalfBlock]>>(i%HalfBlock)&1 == 0 {
