@@ -2471,7 +2471,7 @@ TEXT ·powHalf512(SB), NOSPLIT, $0-76
 
 pair:
 	CMPQ   BX, $0x00000002
-	JB     block
+	JB     single
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	MOVQ   DX, R9
@@ -2479,9 +2479,9 @@ pair:
 	MOVQ   CX, R11
 	ADDQ   R8, R11
 
-pcoord:
+pairCoord:
 	TESTQ        R10, R10
-	JZ           psum
+	JZ           pairSum
 	PREFETCHT0   (CX)(DI*2)
 	PREFETCHT0   (R11)(DI*2)
 	VBROADCASTSS (R9), Z4
@@ -2512,9 +2512,9 @@ pcoord:
 	ADDQ         $0x00000020, CX
 	ADDQ         $0x00000020, R11
 	DECQ         R10
-	JMP          pcoord
+	JMP          pairCoord
 
-psum:
+pairSum:
 	VCMPPS $0x1a, Z0, Z2, K1
 	KMOVW  K1, CX
 	MOVW   CX, (AX)
@@ -2527,16 +2527,16 @@ psum:
 	SUBQ   $0x00000002, BX
 	JMP    pair
 
-block:
-	TESTQ  BX, BX
-	JZ     done
+single:
+	CMPQ   BX, $0x00000001
+	JB     done
 	VPXORD Z9, Z9, Z9
 	MOVQ   DX, R8
 	MOVQ   SI, R9
 
-coord:
+singleCoord:
 	TESTQ        R9, R9
-	JZ           sum
+	JZ           singleSum
 	PREFETCHT0   (CX)(DI*1)
 	VBROADCASTSS (R8), Z2
 	VBROADCASTSS 4(R8), Z3
@@ -2555,15 +2555,15 @@ coord:
 	ADDQ         $0x00000010, R8
 	ADDQ         $0x00000020, CX
 	DECQ         R9
-	JMP          coord
+	JMP          singleCoord
 
-sum:
+singleSum:
 	VCMPPS $0x1a, Z0, Z9, K1
 	KMOVW  K1, R8
 	MOVW   R8, (AX)
 	ADDQ   $0x00000002, AX
-	DECQ   BX
-	JMP    block
+	SUBQ   $0x00000001, BX
+	JMP    single
 
 done:
 	VZEROUPPER
@@ -4184,7 +4184,7 @@ TEXT ·powHalf256(SB), NOSPLIT, $0-76
 
 pair:
 	CMPQ   BX, $0x00000002
-	JB     block
+	JB     single
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -4194,9 +4194,9 @@ pair:
 	MOVQ   CX, R11
 	ADDQ   R8, R11
 
-pcoord:
+pairCoord:
 	TESTQ        R10, R10
-	JZ           psum
+	JZ           pairSum
 	PREFETCHT0   (CX)(DI*2)
 	PREFETCHT0   (R11)(DI*2)
 	VBROADCASTSS (R9), Y6
@@ -4247,9 +4247,9 @@ pcoord:
 	ADDQ         $0x00000020, CX
 	ADDQ         $0x00000020, R11
 	DECQ         R10
-	JMP          pcoord
+	JMP          pairCoord
 
-psum:
+pairSum:
 	VCMPPS    $0x1a, Y0, Y2, Y2
 	VMOVMSKPS Y2, CX
 	VCMPPS    $0x1a, Y0, Y3, Y2
@@ -4270,17 +4270,17 @@ psum:
 	SUBQ      $0x00000002, BX
 	JMP       pair
 
-block:
-	TESTQ  BX, BX
-	JZ     done
+single:
+	CMPQ   BX, $0x00000001
+	JB     done
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	MOVQ   DX, R8
 	MOVQ   SI, R9
 
-coord:
+singleCoord:
 	TESTQ        R9, R9
-	JZ           sum
+	JZ           singleSum
 	PREFETCHT0   (CX)(DI*1)
 	VBROADCASTSS (R8), Y4
 	VBROADCASTSS 4(R8), Y5
@@ -4309,9 +4309,9 @@ coord:
 	ADDQ         $0x00000010, R8
 	ADDQ         $0x00000020, CX
 	DECQ         R9
-	JMP          coord
+	JMP          singleCoord
 
-sum:
+singleSum:
 	VCMPPS    $0x1a, Y0, Y2, Y2
 	VMOVMSKPS Y2, R8
 	VCMPPS    $0x1a, Y0, Y3, Y2
@@ -4320,8 +4320,8 @@ sum:
 	ORL       R9, R8
 	MOVW      R8, (AX)
 	ADDQ      $0x00000002, AX
-	DECQ      BX
-	JMP       block
+	SUBQ      $0x00000001, BX
+	JMP       single
 
 done:
 	VZEROUPPER

@@ -193,60 +193,47 @@ func powHalf(s isa) {
 		return accs
 	}
 
-	Label("pair")
-	CMPQ(nb, U32(2))
-	JB(LabelRef("block"))
-	{
-		accs := newAccs(2)
-		kp, j, bp2 := GP64(), GP64(), GP64()
-		MOVQ(cp, kp)
-		MOVQ(d, j)
-		MOVQ(bp, bp2)
-		ADDQ(blockBytes, bp2)
-		Label("pcoord")
-		TESTQ(j, j)
-		JZ(LabelRef("psum"))
-		PREFETCHT0(Mem{Base: bp, Index: ahead, Scale: 2}) // the pair after next
-		PREFETCHT0(Mem{Base: bp2, Index: ahead, Scale: 2})
-		terms(kp, []Register{bp, bp2}, accs)
-		ADDQ(U32(16), kp)
-		ADDQ(U32(32), bp)
-		ADDQ(U32(32), bp2)
-		DECQ(j)
-		JMP(LabelRef("pcoord"))
-		Label("psum")
-		halfMask(s, accs[0], limit, mp)
-		ADDQ(U32(2), mp)
-		halfMask(s, accs[1], limit, mp)
-		ADDQ(U32(2), mp)
-		MOVQ(bp2, bp) // past both blocks
-		SUBQ(U32(2), nb)
-		JMP(LabelRef("pair"))
-	}
-
-	Label("block")
-	TESTQ(nb, nb)
-	JZ(LabelRef("done"))
-	{
-		accs := newAccs(1)
+	// loop runs the blocks k at a time (k = 2 while two are left, then 1),
+	// each coordinate's constants broadcast once for the k blocks.
+	loop := func(k int, name, after string) {
+		Label(name)
+		CMPQ(nb, U32(k))
+		JB(LabelRef(after))
+		accs := newAccs(k)
 		kp, j := GP64(), GP64()
 		MOVQ(cp, kp)
 		MOVQ(d, j)
-		Label("coord")
+		bases := []Register{bp}
+		for range k - 1 {
+			next := GP64()
+			MOVQ(bases[len(bases)-1], next)
+			ADDQ(blockBytes, next)
+			bases = append(bases, next)
+		}
+		Label(name + "Coord")
 		TESTQ(j, j)
-		JZ(LabelRef("sum"))
-		PREFETCHT0(Mem{Base: bp, Index: ahead, Scale: 1})
-		terms(kp, []Register{bp}, accs)
+		JZ(LabelRef(name + "Sum"))
+		for _, base := range bases {
+			PREFETCHT0(Mem{Base: base, Index: ahead, Scale: uint8(k)}) // k groups ahead
+		}
+		terms(kp, bases, accs)
 		ADDQ(U32(16), kp)
-		ADDQ(U32(32), bp)
+		for _, base := range bases {
+			ADDQ(U32(32), base)
+		}
 		DECQ(j)
-		JMP(LabelRef("coord"))
-		Label("sum")
-		halfMask(s, accs[0], limit, mp)
-		ADDQ(U32(2), mp)
-		DECQ(nb)
-		JMP(LabelRef("block"))
+		JMP(LabelRef(name + "Coord"))
+		Label(name + "Sum")
+		for i := range k {
+			halfMask(s, accs[i], limit, mp)
+			ADDQ(U32(2), mp)
+		}
+		MOVQ(bases[k-1], bp) // past the k blocks
+		SUBQ(U32(k), nb)
+		JMP(LabelRef(name))
 	}
+	loop(2, "pair", "single")
+	loop(1, "single", "done")
 	Label("done")
 	VZEROUPPER()
 	RET()
