@@ -138,24 +138,7 @@ func TestMembersExact(t *testing.T) {
 				}
 				scaled(row, base, lo)
 			}
-			exact = g.Scores(exact, x)
-			scores := make([]float64, n)
-			in := members(g, q, nil, scores, x, true)
-			near := 0
-			for i := range n {
-				if in[i] != (exact[i] <= q) {
-					t.Fatalf("d=%d row %d: member %v, exact score %v vs q %v", d, i, in[i], exact[i], q)
-				}
-				if math.Abs(exact[i]-q) <= 1e-6*q {
-					near++
-					if scores[i] != exact[i] {
-						t.Fatalf("d=%d row %d near q: score %v, want the exact %v", d, i, scores[i], exact[i])
-					}
-				}
-			}
-			if near < 50 {
-				t.Fatalf("d=%d: only %d rows near the threshold; the test does not exercise the band", d, near)
-			}
+			checkMembers(t, g, q, x, true)
 		}
 	}
 }
@@ -173,6 +156,33 @@ func TestMembersNonFast(t *testing.T) {
 	x := []float32{3, 4, 0, 1}
 	if got := Members(Ball{D: 2}, 1, nil, nil, x); got[0] || !got[1] {
 		t.Errorf("Members(ℓ2, 1) = %v, want [false true]", got)
+	}
+}
+
+// checkMembers fails t unless Members' fast path on the rows of x decides
+// as their exact scores do and at least 50 rows lie within 1e-6 of q (so
+// that the band is exercised); with exactNear, the scores it reports
+// there must be the exact ones.
+func checkMembers(t *testing.T, g Geometry, q float64, x []float32, exactNear bool) {
+	t.Helper()
+	d := g.Dim()
+	exact := g.Scores(nil, x)
+	scores := make([]float64, len(exact))
+	in := members(g, q, nil, scores, x, true)
+	near := 0
+	for i := range exact {
+		if in[i] != (exact[i] <= q) {
+			t.Fatalf("d=%d row %d: member %v, exact score %v vs q %v", d, i, in[i], exact[i], q)
+		}
+		if math.Abs(exact[i]-q) <= 1e-6*q {
+			near++
+			if exactNear && scores[i] != exact[i] {
+				t.Fatalf("d=%d row %d near q: score %v, want the exact %v", d, i, scores[i], exact[i])
+			}
+		}
+	}
+	if near < 50 {
+		t.Fatalf("d=%d: only %d rows near the threshold; the test does not exercise the band", d, near)
 	}
 }
 
@@ -251,21 +261,7 @@ func TestNormMembersExact(t *testing.T) {
 					x[i*d+j] *= float32(t)
 				}
 			}
-			exact = g.Scores(exact, x)
-			scores := make([]float64, n)
-			in := members(g, q, nil, scores, x, true)
-			near := 0
-			for i := range n {
-				if in[i] != (exact[i] <= q) {
-					t.Fatalf("d=%d row %d: member %v, exact score %v vs q %v", d, i, in[i], exact[i], q)
-				}
-				if math.Abs(exact[i]-q) <= 1e-6*q {
-					near++
-				}
-			}
-			if near < 50 {
-				t.Fatalf("d=%d: only %d rows near the threshold", d, near)
-			}
+			checkMembers(t, g, q, x, false)
 		}
 	}
 }
