@@ -180,7 +180,7 @@ func decisive(g geometry.Geometry, qs []float64) func(dst []float64, diffs []flo
 		for i, s := range dst {
 			near := math.IsInf(s, 0) || math.IsNaN(s)
 			for _, q := range qs {
-				near = near || math.Abs(s-q) <= rel*max(s, q)+abs
+				near = near || geometry.Undecided(s, q, rel, abs)
 			}
 			if near {
 				dst[i] = g.Scores(one[:], diffs[i*d:(i+1)*d])[0]

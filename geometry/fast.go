@@ -50,17 +50,29 @@ func members(g Geometry, q float64, dst []bool, scores []float64, diffs []float3
 	}
 	f.ScoresFast(scores, diffs)
 	rel, abs := f.FastTolerance()
-	if rel == 0 && abs == 0 { // ScoresFast is Scores (a single-norm with p = 2 or d ≥ 16)
-		for i, s := range scores {
-			dst[i] = s <= q
-		}
-		return dst
-	}
 	d := g.Dim()
+	return decide(g, q, rel, abs, dst, scores, func(i int) []float32 { return diffs[i*d : (i+1)*d] })
+}
+
+// Undecided reports whether a fast score s, within rel·φ + abs of the
+// exact score φ (FastTolerance), leaves φ ≤ q open: s within that bound of
+// q, or not finite. Elsewhere s ≤ q decides as φ ≤ q does.
+func Undecided(s, q, rel, abs float64) bool {
+	return math.IsInf(s, 0) || math.IsNaN(s) || math.Abs(s-q) <= rel*max(s, q)+abs
+}
+
+// decide sets dst[i] to whether row i is inside {φ ≤ q}: from its fast
+// score scores[i] (within rel·φ + abs of the exact one) where that lies
+// beyond the bound of q, else from the exact score of row(i), written into
+// scores (also where the fast score is not finite). rel = abs = 0 says the
+// scores are exact: no row is rescored (a single-norm's single-row score
+// can differ in its last bit from its block's).
+func decide(g Geometry, q, rel, abs float64, dst []bool, scores []float64, row func(i int) []float32) []bool {
+	exact := rel == 0 && abs == 0
 	var one [1]float64
 	for i, s := range scores {
-		if margin := rel*max(s, q) + abs; math.IsInf(s, 0) || math.IsNaN(s) || math.Abs(s-q) <= margin {
-			s = g.Scores(one[:], diffs[i*d:(i+1)*d])[0]
+		if !exact && Undecided(s, q, rel, abs) {
+			s = g.Scores(one[:], row(i))[0]
 			scores[i] = s
 		}
 		dst[i] = s <= q
@@ -97,10 +109,7 @@ func MembersAround(g Geometry, q float64, anchor, points []float32, dst []bool, 
 			break
 		}
 		rel, _ = gg.FastTolerance()
-		kernel.SqRowsBound(scores, anchor, points, math.Inf(1))
-		for i, s := range scores {
-			scores[i] = math.Sqrt(s)
-		}
+		scoresAround(scores, anchor, points)
 		return decideAround(g, q, rel, 0, anchor, points, dst, scores)
 	case *GenBall:
 		rel, abs = gg.FastTolerance()
@@ -118,27 +127,17 @@ func MembersAround(g Geometry, q float64, anchor, points []float32, dst []bool, 
 	return Members(g, q, dst, scores, diffs)
 }
 
-// decideAround is MembersAround's decision from fast scores: inside or
-// outside where the fast score lies beyond its error bound of q, else the
-// exact score of the difference.
+// decideAround is decide for MembersAround: the difference anchor − point
+// made for a row only when it is rescored.
 func decideAround(g Geometry, q, rel, abs float64, anchor, points []float32, dst []bool, scores []float64) []bool {
 	d := len(anchor)
-	var diff []float32
-	var one [1]float64
-	for i, s := range scores {
-		if margin := rel*max(s, q) + abs; math.IsInf(s, 0) || math.IsNaN(s) || math.Abs(s-q) <= margin {
-			if diff == nil {
-				diff = make([]float32, d)
-			}
-			for j, v := range points[i*d : (i+1)*d] {
-				diff[j] = anchor[j] - v
-			}
-			s = g.Scores(one[:], diff)[0]
-			scores[i] = s
+	diff := make([]float32, d)
+	return decide(g, q, rel, abs, dst, scores, func(i int) []float32 {
+		for j, v := range points[i*d : (i+1)*d] {
+			diff[j] = anchor[j] - v
 		}
-		dst[i] = s <= q
-	}
-	return dst
+		return diff
+	})
 }
 
 // ScoresFast computes Σ_j 2^(p_j·log2(m_j·|x_j|)) in float32 (kernel.Log2Poly
@@ -190,11 +189,17 @@ var _ FastScorer = Ball{}
 // them), a NaN or infinite coordinate giving NaN or +Inf.
 func (b Ball) ScoresFast(dst []float64, diffs []float32) []float64 {
 	dst, _ = rows(dst, diffs, b.D)
-	kernel.SqRowsBound(dst, make([]float32, b.D), diffs, math.Inf(1))
+	scoresAround(dst, make([]float32, b.D), diffs)
+	return dst
+}
+
+// scoresAround is the ball's fast score of anchor − item for each row of
+// items (0 − x is −x exactly: ScoresFast with a zero anchor).
+func scoresAround(dst []float64, anchor, items []float32) {
+	kernel.SqRowsBound(dst, anchor, items, math.Inf(1))
 	for i, s := range dst {
 		dst[i] = math.Sqrt(s)
 	}
-	return dst
 }
 
 // FastTolerance bounds ScoresFast's error: the float32 sum of squares is
