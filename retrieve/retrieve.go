@@ -86,12 +86,15 @@ func (c *Collection) makeHalf() *kernel.HalfRows {
 	if c.NoHalf || c.N < HalfMinRows {
 		return nil
 	}
-	c.halfOnce.Do(func() {
-		c.half.Store(kernel.NewHalfRows(c.Rows, c.D, func(nb int, fill func(b0, b1 int)) {
-			parallel.For(nb, 256, 0, func(_, b0, b1 int) { fill(b0, b1) })
-		}))
-	})
+	c.halfOnce.Do(func() { c.half.Store(newHalf(c.Rows, c.D)) })
 	return c.half.Load()
+}
+
+// newHalf makes the half-precision copy of rows (n×d) on all cores.
+func newHalf(rows []float32, d int) *kernel.HalfRows {
+	return kernel.NewHalfRows(rows, d, func(nb int, fill func(b0, b1 int)) {
+		parallel.For(nb, 256, 0, func(_, b0, b1 int) { fill(b0, b1) })
+	})
 }
 
 // NewCollection checks rows (n×d) and ids (nil: the row numbers).

@@ -162,9 +162,7 @@ func newNormTransform(g geometry.LinearNorm, c *Collection) (*normTransform, err
 		t.znMax = math.Max(t.znMax, v)
 	}
 	if c.N >= HalfMinRows {
-		t.half = kernel.NewHalfRows(t.z, d, func(nb int, fill func(b0, b1 int)) {
-			parallel.For(nb, 256, 0, func(_, b0, b1 int) { fill(b0, b1) })
-		})
+		t.half = newHalf(t.z, d)
 	}
 	return t, nil
 }

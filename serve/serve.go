@@ -244,9 +244,9 @@ const (
 // memory of each request being handled. It does not count the sets,
 // collections and transforms loaded (their size is that of their files,
 // half again for a collection an ℓ2 or generalized ball searches — its
-// half-precision copy, retrieve.HalfBytes — and TransformBytes), nor the scores each OOD drift monitor keeps (8 to
-// 16 bytes per point /ood has answered since the monitor's last reset, up
-// to MonitorLimit points). An
+// half-precision copy, retrieve.HalfBytes — and TransformBytes), nor the
+// scores each OOD drift monitor keeps (8 to 16 bytes per point /ood has
+// answered since the monitor's last reset, up to MonitorLimit points). An
 // error says which limit is invalid or overflows.
 func (c Config) MemoryBound() (int64, error) {
 	c, err := c.withDefaults()
@@ -445,7 +445,7 @@ func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, e
 // prepareHalf makes the half-precision copy (retrieve.Collection.PrepareHalf)
 // of each in-memory collection that a set screening it (an ℓ2 or
 // generalized ball of its dimension) may search, at load rather than at
-// the first query.
+// its second query.
 func prepareHalf(st *state) {
 	for _, cn := range slices.Sorted(maps.Keys(st.colls)) {
 		c, ok := st.colls[cn].(retrieve.HalfPreparer)
