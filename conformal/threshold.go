@@ -150,15 +150,15 @@ func selectRank(scores []float64, r int, alpha, delta float64) (float64, error) 
 			return v, nil // scores untouched
 		}
 	}
-	return Select(scores, r), nil
+	return quickselect(scores, r-1), nil // (Select would try the same sample again)
 }
 
 // Select returns the r-th smallest (1-based) element of x, reordering x in
 // place so that no element before position r−1 is larger and none after it
 // smaller (NaN, comparing false, counts as equal to anything). Above
 // sampledMin elements it first brackets the rank between two values of an
-// evenly spaced sample and moves x into the three parts below, within and
-// above the bracket in one pass without branches (selectSampled); then,
+// evenly spaced sample, counts the parts below, within and above it in one
+// pass and moves x into them in another (selectSampled); then,
 // or directly, quickselect with a three-way partition (many equal values
 // cost nothing extra) and pivots from a fixed pseudo-random sequence. The
 // result and the work are deterministic. It panics if r is outside [1,
@@ -176,7 +176,7 @@ func Select(x []float64, r int) float64 {
 }
 
 // sampledMin is the length from which Select samples first: below it the
-// quickselect's few passes cost less than the sample's sorting.
+// quickselect's few passes cost less than the sample's two selections.
 const sampledMin = 2048
 
 // bufPool holds selectSampled's buffers.
