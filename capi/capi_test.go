@@ -261,6 +261,10 @@ func TestQueryRefuses(t *testing.T) {
 			Data: encode([]float64{1, 2, 3, 4, 5, -1e39}, 'f', 8, false)}, nil, `array "points": element [1][2] = -1e+39 overflows float32`, false},
 		{"NaN float64 point", s, raw("anchor", []float32{1, 2, 3}, 3), rawArray{Name: "points", Dtype: "<f8", Shape: []int{2, 3},
 			Data: encode([]float64{1, 2, 3, 4, math.NaN(), 6}, 'f', 8, false)}, nil, "points[1][1] is NaN", false},
+		// The ball reads points in its own kernel (geometry.MembersAround).
+		{"Inf point, ball", sets["ball"], raw("anchor", []float32{1, 2, 3}, 3), raw("points", nan, 3, 3), nil, "points[2][1] is +Inf", false},
+		{"NaN float64 point, ball", sets["ball"], raw("anchor", []float32{1, 2, 3}, 3), rawArray{Name: "points", Dtype: "<f8", Shape: []int{2, 3},
+			Data: encode([]float64{1, 2, 3, 4, math.NaN(), 6}, 'f', 8, false)}, nil, "points[1][1] is NaN", false},
 		{"no label", sets["class"], raw("anchor", []float32{1, 2, 3}, 3), raw("points", make([]float32, 3), 1, 3), nil,
 			conformal.ErrNoLabel.Error(), false},
 		{"uncalibrated", conformal.Uncalibrated(s.Geometry, nil), raw("anchor", []float32{1, 2, 3}, 3), raw("points", make([]float32, 3), 1, 3), nil,
