@@ -336,7 +336,7 @@ func retrieveFigures(o options) ([]Figure, error) {
 	if err := c.Transform(ss[2], 0); err != nil {
 		return nil, err
 	}
-	c.PrepareHalf() // as the first ball search would (ccs serve: at load)
+	c.PrepareHalf() // as the second ball search would (ccs serve: at load)
 	anchor := make([]float32, o.d)
 	names := []string{"ball", "genball", "single (transformed)"}
 	var figs []Figure
