@@ -201,3 +201,34 @@ func ptr(name string) Register { return Load(Param(name).Base(), GP64()) }
 
 // length loads a slice parameter's length.
 func length(name string) Register { return Load(Param(name).Len(), GP64()) }
+
+// step is a pointer a vector loop advances by so many bytes a turn.
+type step struct {
+	r  Register
+	by int
+}
+
+// every is each of rs advanced by the same number of bytes.
+func every(by int, rs ...Register) []step {
+	st := make([]step, len(rs))
+	for i, r := range rs {
+		st[i] = step{r, by}
+	}
+	return st
+}
+
+// vecLoop emits the kernels' loop over n vectors (n counted down): body,
+// then each pointer advanced by its step, between the labels loop and
+// done.
+func vecLoop(n Register, steps []step, body func()) {
+	Label("loop")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	body()
+	for _, st := range steps {
+		ADDQ(U32(st.by), st.r)
+	}
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+}
