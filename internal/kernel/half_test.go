@@ -184,18 +184,6 @@ func TestPowHalfMask(t *testing.T) {
 	})
 }
 
-// TestPrefetch: prefetching asks for lines, reads nothing into the
-// program and never faults, whatever the length (at every level).
-func TestPrefetch(t *testing.T) {
-	atLevels(t, func(t *testing.T) {
-		x := make([]float32, 1000)
-		for _, n := range []int{0, 1, 15, 16, 17, 128, 1000} {
-			Prefetch(x[:n])
-			Prefetch(x[len(x)-n:])
-		}
-	})
-}
-
 // TestHalfRowsExtremeScales: rows of the largest and the smallest float32
 // magnitudes get a finite scale and bounds that still hold.
 func TestHalfRowsExtremeScales(t *testing.T) {
