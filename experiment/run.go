@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/internal/parallel"
 )
 
 // The table runner every table uses: (seed, method) cells on a pool of
@@ -29,7 +30,7 @@ type cellResult struct {
 	Compare *compareCell    `json:"compare,omitempty"`
 }
 
-// runTable runs every (seed, method) pair on cfg.Workers goroutines, each
+// runTable runs every (seed, method) pair on up to cfg.Workers goroutines, each
 // into its own slot, building each seed's splits once (splits), when a
 // run of the seed is not in cfg.Cells, and dropping them after the seed's
 // last run.
@@ -43,8 +44,13 @@ func runTable(ctx context.Context, cfg Config, table string, methods []Method, s
 			jobs = append(jobs, job{s, m})
 		}
 	}
+	// The runs are tasks of the package parallel's pool, and each training
+	// run may use every core: its loops are offered only to the pool's idle
+	// workers, so while every worker holds a run each run goes alone, and a
+	// run still going when the others are done (a seed that trains for all
+	// its epochs can take five times a typical run) gets the idle cores.
 	workers := min(cfg.Workers, len(jobs))
-	inner := max(1, runtime.GOMAXPROCS(0)/workers) // goroutines per training run
+	inner := runtime.GOMAXPROCS(0) // goroutines a training run may use
 
 	// Each seed's bundles are built once, on first use, and dropped when its
 	// last run is done.
@@ -65,43 +71,31 @@ func runTable(ctx context.Context, cfg Config, table string, methods []Method, s
 		results[s] = make([]cellResult, len(methods))
 		errs[s] = make([]error, len(methods))
 	}
-	next := make(chan job)
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range next {
-				sd, seed := seeds[j.seed], uint64(j.seed)
-				results[j.seed][j.method], errs[j.seed][j.method] = cell(cfg.Cells, table, methods[j.method].File, seed, func() (cellResult, error) {
-					if err := ctx.Err(); err != nil {
-						return cellResult{}, err // interrupted: the finished cells are kept
-					}
-					sd.once.Do(func() { sd.sp, sd.err = splits(seed, trains, inner) })
-					if sd.err != nil {
-						return cellResult{}, sd.err
-					}
-					return runCell(ctx, sd.sp, cfg, methods[j.method], seed)
-				})
-				if sd.left.Add(-1) == 0 {
-					sd.sp = nil
-				}
-				if progress != nil {
-					mu.Lock()
-					done++
-					progress(done, len(jobs), fmt.Sprintf("seed %d, %s", j.seed, methods[j.method].Name))
-					mu.Unlock()
-				}
+	parallel.Tasks(len(jobs), workers, func(i int) {
+		j := jobs[i]
+		sd, seed := seeds[j.seed], uint64(j.seed)
+		results[j.seed][j.method], errs[j.seed][j.method] = cell(cfg.Cells, table, methods[j.method].File, seed, func() (cellResult, error) {
+			if err := ctx.Err(); err != nil {
+				return cellResult{}, err // interrupted: the finished cells are kept
 			}
-		}()
-	}
-	for _, j := range jobs {
-		next <- j
-	}
-	close(next)
-	wg.Wait()
+			sd.once.Do(func() { sd.sp, sd.err = splits(seed, trains, inner) })
+			if sd.err != nil {
+				return cellResult{}, sd.err
+			}
+			return runCell(ctx, sd.sp, cfg, methods[j.method], seed)
+		})
+		if sd.left.Add(-1) == 0 {
+			sd.sp = nil
+		}
+		if progress != nil {
+			mu.Lock()
+			done++
+			progress(done, len(jobs), fmt.Sprintf("seed %d, %s", j.seed, methods[j.method].Name))
+			mu.Unlock()
+		}
+	})
 
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -68,6 +68,10 @@ func (j *job) run() {
 	for {
 		c := j.next.Add(1) - 1
 		if c >= j.nc {
+			// Every chunk is handed out: make room in offer for another
+			// call's job (a nested one, whose caller may still be running
+			// one of these chunks).
+			withdraw(j)
 			return
 		}
 		lo := int(c) * j.chunk

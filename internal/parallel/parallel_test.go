@@ -160,3 +160,37 @@ func benchWork(b *testing.B) {
 }
 
 func BenchmarkForWork(b *testing.B) { benchWork(b) }
+
+// TestTasksTailGetsIdleWorkers: a task still running when the other tasks
+// are done gets the freed worker for its loops (the table runner's long
+// last run, a training run calling For every step), instead of running
+// them alone.
+func TestTasksTailGetsIdleWorkers(t *testing.T) {
+	first := make(chan struct{})
+	var together atomic.Bool
+	Tasks(2, 2, func(i int) {
+		if i == 0 {
+			close(first)
+			return
+		}
+		<-first
+		deadline := time.Now().Add(5 * time.Second)
+		for !together.Load() && time.Now().Before(deadline) {
+			var running atomic.Int32
+			For(2, 1, 2, func(_, _, _ int) {
+				running.Add(1)
+				defer running.Add(-1)
+				for range 50 {
+					if running.Load() >= 2 {
+						together.Store(true)
+						return
+					}
+					time.Sleep(20 * time.Microsecond)
+				}
+			})
+		}
+	})
+	if !together.Load() {
+		t.Error("the last task's loops ran alone for 5 s: the worker freed by the other task never joined")
+	}
+}
