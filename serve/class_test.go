@@ -43,10 +43,16 @@ func TestClassAndPACSets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// At α = 0.02 each class's 60 anchors give rank n: a warning per class.
+	edge, err := conformal.Calibrate(g, cal, 0.02, conformal.Options{Mode: conformal.Class})
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	paths := map[string]string{"class": filepath.Join(dir, "class.json"), "pac": filepath.Join(dir, "pac.json")}
+	paths := map[string]string{"class": filepath.Join(dir, "class.json"), "pac": filepath.Join(dir, "pac.json"), "edge": filepath.Join(dir, "edge.json")}
 	class.Save(paths["class"])
 	pac.Save(paths["pac"])
+	edge.Save(paths["edge"])
 	s, err := New(Config{Sets: paths, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -125,5 +131,23 @@ func TestClassAndPACSets(t *testing.T) {
 	rec = do(t, h, "GET", "/v1/sets", "", "")
 	if b := rec.Body.String(); !strings.Contains(b, `"guarantee": "class-conditional"`) || !strings.Contains(b, `"guarantee": "training-conditional"`) || !strings.Contains(b, `"classes"`) {
 		t.Errorf("/v1/sets:\n%s", b)
+	}
+	var listed struct {
+		Sets []struct {
+			Name     string   `json:"name"`
+			Warnings []string `json:"warnings"`
+		} `json:"sets"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &listed); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"class": class.Warnings(), "pac": pac.Warnings(), "edge": edge.Warnings()}
+	if len(want["edge"]) != 2 {
+		t.Fatalf("the edge set has %d warnings, want one per class: the test shows nothing", len(want["edge"]))
+	}
+	for _, l := range listed.Sets {
+		if fmt.Sprint(l.Warnings) != fmt.Sprint(want[l.Name]) {
+			t.Errorf("/v1/sets: set %s warns %q, want %q", l.Name, l.Warnings, want[l.Name])
+		}
 	}
 }

@@ -75,7 +75,7 @@ func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
 	for _, name := range slices.Sorted(maps.Keys(st.sets)) {
 		set := st.sets[name]
 		info := setInfo{Name: name, Geometry: set.Geometry.Kind().String(), Dim: set.Geometry.Dim(), Alpha: set.Alpha,
-			Threshold: number(set.Threshold), Guarantee: set.Guarantee(), Calibration: set.Calibration, Classes: classInfos(set), Warnings: set.Warnings()}
+			Threshold: number(set.Threshold), Guarantee: set.Guarantee(), Calibration: set.Calibration, Classes: classInfos(set), Warnings: st.warnings[name]}
 		if d := geometry.Describe(set.Geometry); d.Head() {
 			info.Head = fmt.Sprintf("%d→%d", d.HeadIn, d.HeadOut)
 		}

@@ -296,6 +296,9 @@ type state struct {
 	// transforms lists, by set, the collections transformed for it (or
 	// why not).
 	transforms map[string][]transformInfo
+	// warnings holds each set's Warnings, made at load: a PAC set's
+	// classes can take a quarter second to describe.
+	warnings   map[string][]string
 	loaded     time.Time
 	generation uint64 // 1 for the first load, one more for each reload
 }
@@ -412,7 +415,8 @@ func New(cfg Config) (*Server, error) {
 
 // load reads and validates every file of cfg; open opens a collection.
 func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, error) {
-	st := &state{sets: map[string]*conformal.Set{}, ood: map[string]*oodState{}, colls: map[string]retrieve.Store{}, loaded: time.Now()}
+	st := &state{sets: map[string]*conformal.Set{}, ood: map[string]*oodState{}, colls: map[string]retrieve.Store{},
+		warnings: map[string][]string{}, loaded: time.Now()}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Sets)) {
 		set, err := conformal.Load(cfg.Sets[name])
 		if err != nil {
@@ -422,6 +426,7 @@ func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, e
 			return nil, fmt.Errorf("set %q (%s): %w", name, cfg.Sets[name], conformal.ErrNotCalibrated)
 		}
 		st.sets[name] = set
+		st.warnings[name] = set.Warnings()
 		if set.OOD != nil {
 			o, err := newOODState(set, cfg.MonitorDelta, cfg.MonitorLimit)
 			if err != nil {
