@@ -402,3 +402,50 @@ func TestRequires(t *testing.T) {
 		t.Fatalf("%d functions found in vec_amd64.s", n)
 	}
 }
+
+// TestNormSmallBwdSubnormals: the small-d backward kernel leaves out
+// weights below float32's normal range (it runs with flush-to-zero and
+// denormals-are-zero, which spare an Intel core a microcode assist per
+// operation) while a normal weight adds in, and it gives the caller its
+// MXCSR back: Go's own float32 arithmetic still makes subnormals after it.
+func TestNormSmallBwdSubnormals(t *testing.T) { atLevels(t, testNormSmallBwdSubnormals) }
+
+func testNormSmallBwdSubnormals(t *testing.T) {
+	if lanes == 0 {
+		return // no vector kernel at the portable level
+	}
+	const d = 3
+	W := lanes
+	rng := rand.New(rand.NewPCG(7, 7))
+	x := make([]float32, W*d)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	m := []float32{1, 0.2, 0, 0, 1, 0.3, 0.1, 0, 1}
+	const p = 1.5
+	xt, y, up, out := make([]float32, d*W), make([]float32, d*W), make([]float32, d*W), make([]float32, 7*W)
+	acc := make([]float32, d*d*W)
+	for _, tc := range []struct {
+		w        float32
+		wantZero bool
+	}{{1e-39, true}, {0x1p-127, true}, {1, false}} {
+		normSmallFwdV(x, d, m, p, 1/p, (1-p)/p, xt, y, up, out, transposeTabs[d])
+		for r := range W {
+			out[6*W+r] = tc.w
+		}
+		clear(acc)
+		normSmallBwdV(xt, y, up, d, out, acc)
+		if zero := !slices.ContainsFunc(acc, func(v float32) bool { return v != 0 }); zero != tc.wantZero {
+			t.Errorf("weight %g: the lane sums all zero %v, want %v", tc.w, zero, tc.wantZero)
+		}
+	}
+	// Compared as bits: with DAZ left set, a comparison would take the
+	// subnormal 2⁻¹⁴⁰ for 0 too.
+	if got := tiny[0] * tiny[1]; math.Float32bits(got) != math.Float32bits(0x1p-140) {
+		t.Errorf("after the kernel Go's float32 2⁻⁷⁰·2⁻⁷⁰ = %g, want 2⁻¹⁴⁰: MXCSR left flushing", got)
+	}
+}
+
+// tiny is two float32s whose product is subnormal, kept in a variable so
+// that the compiler does not fold the product.
+var tiny = []float32{0x1p-70, 0x1p-70}

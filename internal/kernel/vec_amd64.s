@@ -1901,14 +1901,19 @@ uk:
 	RET
 
 // func normSmallBwd512(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16
-// Requires: AVX, AVX512F
-TEXT ·normSmallBwd512(SB), NOSPLIT, $0-130
+// Requires: AVX, AVX512F, SSE
+TEXT ·normSmallBwd512(SB), NOSPLIT, $8-130
 	MOVQ    xt_base+0(FP), AX
 	MOVQ    y_base+24(FP), CX
 	MOVQ    up_base+48(FP), DX
 	MOVQ    io_base+80(FP), BX
 	MOVQ    acc_base+104(FP), SI
 	MOVQ    d+72(FP), DI
+	STMXCSR (SP)
+	MOVL    (SP), R8
+	ORL     $0x00008040, R8
+	MOVL    R8, 4(SP)
+	LDMXCSR 4(SP)
 	VMOVUPS 384(BX), Z0
 	VMULPS  320(BX), Z0, Z1
 	VMULPS  (BX), Z1, Z1
@@ -1966,6 +1971,7 @@ al:
 	KMOVW       K2, CX
 	NOTL        CX
 	ANDL        CX, AX
+	LDMXCSR     (SP)
 	VZEROUPPER
 	MOVW        AX, ret+128(FP)
 	RET
@@ -3649,14 +3655,19 @@ uk:
 	RET
 
 // func normSmallBwd256(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16
-// Requires: AVX, AVX2, FMA3
-TEXT ·normSmallBwd256(SB), NOSPLIT, $0-130
+// Requires: AVX, AVX2, FMA3, SSE
+TEXT ·normSmallBwd256(SB), NOSPLIT, $8-130
 	MOVQ    xt_base+0(FP), AX
 	MOVQ    y_base+24(FP), CX
 	MOVQ    up_base+48(FP), DX
 	MOVQ    io_base+80(FP), BX
 	MOVQ    acc_base+104(FP), SI
 	MOVQ    d+72(FP), DI
+	STMXCSR (SP)
+	MOVL    (SP), R8
+	ORL     $0x00008040, R8
+	MOVL    R8, 4(SP)
+	LDMXCSR 4(SP)
 	VMOVUPS 192(BX), Y0
 	VMULPS  160(BX), Y0, Y1
 	VMULPS  (BX), Y1, Y1
@@ -3714,6 +3725,7 @@ al:
 	VMOVMSKPS   Y1, CX
 	NOTL        CX
 	ANDL        CX, AX
+	LDMXCSR     (SP)
 	VZEROUPPER
 	MOVW        AX, ret+128(FP)
 	RET
