@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"math"
+	"math/bits"
 	"sync"
 )
 
@@ -305,12 +306,13 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 	xt, y, up := make([]float32, d*W), make([]float32, d*W), make([]float32, d*W)
 	out := make([]float32, 7*W) // max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p}, w
 	pad := make([]float32, d*W)
-	var acc []float32 // ∂φ/∂M_kl summed per lane, at (k·d+l)·W
+	pad64 := make([]float64, W) // a last block's scores
+	var acc []float32           // ∂φ/∂M_kl summed per lane, at (k·d+l)·W
 	if dtheta != nil {
 		acc = make([]float32, d*d*W)
 	}
 	pf, invP, cpE := float32(p), float32(1/p), float32((1-p)/p)
-	a, pow, sS, tT, l2s, wv := out[:W], out[W:2*W], out[2*W:3*W], out[3*W:4*W], out[4*W:5*W], out[6*W:]
+	sS, tT, l2s, wv := out[2*W:3*W], out[3*W:4*W], out[4*W:5*W], out[6*W:]
 	var wts, dp [16]float64 // each row's weight and w·∂φ/∂p
 	flush := func() {
 		for kl := range d * d {
@@ -332,13 +334,18 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 			clear(pad[nr*d:])
 			blk = pad
 		}
-		special := normSmallFwdV(blk, d, m32, pf, invP, cpE, xt, y, up, out, transposeTabs[d])
-		for r := range nr {
-			if special>>r&1 != 0 {
-				exact.Scores(scores[lo+r:lo+r+1], blk[r*d:(r+1)*d])
-			} else {
-				scores[lo+r] = float64(a[r]) * float64(pow[r])
-			}
+		dst := scores[lo:hi]
+		if nr < W {
+			dst = pad64
+		}
+		special := normSmallFwdV(blk, d, m32, pf, invP, cpE, xt, y, up, out, transposeTabs[d], dst)
+		if nr < W {
+			copy(scores[lo:hi], pad64)
+			special &= 1<<nr - 1
+		}
+		for sp := special; sp != 0; sp &= sp - 1 {
+			r := bits.TrailingZeros16(sp)
+			exact.Scores(scores[lo+r:lo+r+1], blk[r*d:(r+1)*d])
 		}
 		if dtheta == nil {
 			continue

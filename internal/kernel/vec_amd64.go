@@ -39,10 +39,12 @@ func pnormRow512(y []float32, inv float32, p float32, up []float32) (sum float64
 func transposeBlock512(xt []float32, x []float32, d int, tab []int32)
 
 // normSmallFwd512 is the single-norm's forward pass on a block of 16 rows of d < 16
-// (x, row-major): xt the block transposed, y = M·x, up = u^p, and in out
-// (lanes of a vector each) max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p}.
-// It returns the lanes with a u outside float32's normal range other than 0.
-func normSmallFwd512(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32) uint16
+// (x, row-major): xt the block transposed, y = M·x, up = u^p, in out
+// (lanes of a vector each) max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p},
+// and into scores (16 float64s) each row's max|y|·S'^{1/p} in float64.
+// It returns the lanes with a u outside float32's normal range other than 0
+// (whose scores are not meaningful).
+func normSmallFwd512(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64) uint16
 
 // normSmallBwd512 adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l of a block into the lane sums acc (at
 // (k·d+l)·w), with ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p} (up is
@@ -132,10 +134,12 @@ func pnormRow256(y []float32, inv float32, p float32, up []float32) (sum float64
 func transposeBlock256(xt []float32, x []float32, d int, tab []int32)
 
 // normSmallFwd256 is the single-norm's forward pass on a block of 8 rows of d < 16
-// (x, row-major): xt the block transposed, y = M·x, up = u^p, and in out
-// (lanes of a vector each) max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p}.
-// It returns the lanes with a u outside float32's normal range other than 0.
-func normSmallFwd256(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32) uint16
+// (x, row-major): xt the block transposed, y = M·x, up = u^p, in out
+// (lanes of a vector each) max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p},
+// and into scores (8 float64s) each row's max|y|·S'^{1/p} in float64.
+// It returns the lanes with a u outside float32's normal range other than 0
+// (whose scores are not meaningful).
+func normSmallFwd256(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64) uint16
 
 // normSmallBwd256 adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l of a block into the lane sums acc (at
 // (k·d+l)·w), with ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p} (up is

@@ -1733,9 +1733,9 @@ ts:
 	VZEROUPPER
 	RET
 
-// func normSmallFwd512(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32) uint16
+// func normSmallFwd512(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64) uint16
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·normSmallFwd512(SB), NOSPLIT, $0-194
+TEXT ·normSmallFwd512(SB), NOSPLIT, $0-218
 	MOVQ x_base+0(FP), AX
 	MOVQ m_base+32(FP), CX
 	MOVQ xt_base+72(FP), DX
@@ -1807,97 +1807,108 @@ yl:
 	MOVQ         R8, R9
 
 uk:
-	VMULPS       (CX), Z3, Z8
-	VPANDD       Z0, Z8, Z8
-	VGETEXPPS    Z8, Z9
-	VGETMANTPS   $0x00, Z8, Z10
-	VSUBPS       ccsconst<>+704(SB), Z10, Z10
-	VMOVUPS      ccsconst<>+1856(SB), Z11
-	VFMADD213PS  ccsconst<>+1792(SB), Z10, Z11
-	VFMADD213PS  ccsconst<>+1728(SB), Z10, Z11
-	VFMADD213PS  ccsconst<>+1664(SB), Z10, Z11
-	VFMADD213PS  ccsconst<>+1600(SB), Z10, Z11
-	VFMADD213PS  ccsconst<>+1536(SB), Z10, Z11
-	VFMADD213PS  ccsconst<>+1472(SB), Z10, Z11
-	VFMADD213PS  Z9, Z11, Z10
-	VMULPS       Z7, Z10, Z9
-	VCMPPS       $0x1d, ccsconst<>+1024(SB), Z9, K2
-	VRNDSCALEPS  $0x01, Z9, Z11
-	VSUBPS       Z11, Z9, Z9
-	VMOVUPS      ccsconst<>+2240(SB), Z12
-	VFMADD213PS  ccsconst<>+2176(SB), Z9, Z12
-	VFMADD213PS  ccsconst<>+2112(SB), Z9, Z12
-	VFMADD213PS  ccsconst<>+2048(SB), Z9, Z12
-	VFMADD213PS  ccsconst<>+1984(SB), Z9, Z12
-	VFMADD213PS  ccsconst<>+1920(SB), Z9, Z12
-	VSCALEFPS    Z11, Z12, Z12
-	VMOVAPS.Z    Z12, K2, Z12
-	VPCMPEQD     ccsconst<>+2432(SB), Z8, K2
-	VBLENDMPS    Z1, Z12, K2, Z12
-	VFPCLASSPSZ  $0xbf, Z8, K2
-	VFPCLASSPSZ  $0xb9, Z8, K3
-	KNOTW        K2, K2
-	KMOVW        K3, BX
-	ORL          BX, AX
-	VMOVAPS.Z    Z12, K2, Z12
-	VMOVUPS      Z12, (DX)
-	VADDPS       Z12, Z5, Z5
-	VMULPS       ccsconst<>+896(SB), Z10, Z10
-	VMULPS       Z12, Z10, Z10
-	VMOVAPS.Z    Z10, K2, Z10
-	VADDPS       Z10, Z6, Z6
-	ADDQ         $0x00000040, CX
-	ADDQ         $0x00000040, DX
-	DECQ         R9
-	JNZ          uk
-	VCMPPS       $0x00, Z4, Z2, K2
-	VBLENDMPS    Z1, Z5, K2, Z5
-	VMOVUPS      Z5, 128(DI)
-	VMOVUPS      Z6, 192(DI)
-	VGETEXPPS    Z5, Z0
-	VGETMANTPS   $0x00, Z5, Z1
-	VSUBPS       ccsconst<>+704(SB), Z1, Z1
-	VMOVUPS      ccsconst<>+1856(SB), Z2
-	VFMADD213PS  ccsconst<>+1792(SB), Z1, Z2
-	VFMADD213PS  ccsconst<>+1728(SB), Z1, Z2
-	VFMADD213PS  ccsconst<>+1664(SB), Z1, Z2
-	VFMADD213PS  ccsconst<>+1600(SB), Z1, Z2
-	VFMADD213PS  ccsconst<>+1536(SB), Z1, Z2
-	VFMADD213PS  ccsconst<>+1472(SB), Z1, Z2
-	VFMADD213PS  Z0, Z2, Z1
-	VMOVUPS      Z1, 256(DI)
-	VBROADCASTSS invP+60(FP), Z0
-	VMULPS       Z1, Z0, Z0
-	VCMPPS       $0x1d, ccsconst<>+1024(SB), Z0, K2
-	VRNDSCALEPS  $0x01, Z0, Z2
-	VSUBPS       Z2, Z0, Z0
-	VMOVUPS      ccsconst<>+2240(SB), Z3
-	VFMADD213PS  ccsconst<>+2176(SB), Z0, Z3
-	VFMADD213PS  ccsconst<>+2112(SB), Z0, Z3
-	VFMADD213PS  ccsconst<>+2048(SB), Z0, Z3
-	VFMADD213PS  ccsconst<>+1984(SB), Z0, Z3
-	VFMADD213PS  ccsconst<>+1920(SB), Z0, Z3
-	VSCALEFPS    Z2, Z3, Z3
-	VMOVAPS.Z    Z3, K2, Z3
-	VMOVUPS      Z3, 64(DI)
-	VBROADCASTSS cpE+64(FP), Z0
-	VMULPS       Z1, Z0, Z0
-	VCMPPS       $0x1d, ccsconst<>+1024(SB), Z0, K2
-	VRNDSCALEPS  $0x01, Z0, Z1
-	VSUBPS       Z1, Z0, Z0
-	VMOVUPS      ccsconst<>+2240(SB), Z2
-	VFMADD213PS  ccsconst<>+2176(SB), Z0, Z2
-	VFMADD213PS  ccsconst<>+2112(SB), Z0, Z2
-	VFMADD213PS  ccsconst<>+2048(SB), Z0, Z2
-	VFMADD213PS  ccsconst<>+1984(SB), Z0, Z2
-	VFMADD213PS  ccsconst<>+1920(SB), Z0, Z2
-	VSCALEFPS    Z1, Z2, Z2
-	VMOVAPS.Z    Z2, K2, Z2
-	VMOVUPS      Z2, 320(DI)
-	KMOVW        K1, CX
-	ANDL         CX, AX
+	VMULPS        (CX), Z3, Z8
+	VPANDD        Z0, Z8, Z8
+	VGETEXPPS     Z8, Z9
+	VGETMANTPS    $0x00, Z8, Z10
+	VSUBPS        ccsconst<>+704(SB), Z10, Z10
+	VMOVUPS       ccsconst<>+1856(SB), Z11
+	VFMADD213PS   ccsconst<>+1792(SB), Z10, Z11
+	VFMADD213PS   ccsconst<>+1728(SB), Z10, Z11
+	VFMADD213PS   ccsconst<>+1664(SB), Z10, Z11
+	VFMADD213PS   ccsconst<>+1600(SB), Z10, Z11
+	VFMADD213PS   ccsconst<>+1536(SB), Z10, Z11
+	VFMADD213PS   ccsconst<>+1472(SB), Z10, Z11
+	VFMADD213PS   Z9, Z11, Z10
+	VMULPS        Z7, Z10, Z9
+	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z9, K2
+	VRNDSCALEPS   $0x01, Z9, Z11
+	VSUBPS        Z11, Z9, Z9
+	VMOVUPS       ccsconst<>+2240(SB), Z12
+	VFMADD213PS   ccsconst<>+2176(SB), Z9, Z12
+	VFMADD213PS   ccsconst<>+2112(SB), Z9, Z12
+	VFMADD213PS   ccsconst<>+2048(SB), Z9, Z12
+	VFMADD213PS   ccsconst<>+1984(SB), Z9, Z12
+	VFMADD213PS   ccsconst<>+1920(SB), Z9, Z12
+	VSCALEFPS     Z11, Z12, Z12
+	VMOVAPS.Z     Z12, K2, Z12
+	VPCMPEQD      ccsconst<>+2432(SB), Z8, K2
+	VBLENDMPS     Z1, Z12, K2, Z12
+	VFPCLASSPSZ   $0xbf, Z8, K2
+	VFPCLASSPSZ   $0xb9, Z8, K3
+	KNOTW         K2, K2
+	KMOVW         K3, BX
+	ORL           BX, AX
+	VMOVAPS.Z     Z12, K2, Z12
+	VMOVUPS       Z12, (DX)
+	VADDPS        Z12, Z5, Z5
+	VMULPS        ccsconst<>+896(SB), Z10, Z10
+	VMULPS        Z12, Z10, Z10
+	VMOVAPS.Z     Z10, K2, Z10
+	VADDPS        Z10, Z6, Z6
+	ADDQ          $0x00000040, CX
+	ADDQ          $0x00000040, DX
+	DECQ          R9
+	JNZ           uk
+	VCMPPS        $0x00, Z4, Z2, K2
+	VBLENDMPS     Z1, Z5, K2, Z5
+	VMOVUPS       Z5, 128(DI)
+	VMOVUPS       Z6, 192(DI)
+	VGETEXPPS     Z5, Z0
+	VGETMANTPS    $0x00, Z5, Z1
+	VSUBPS        ccsconst<>+704(SB), Z1, Z1
+	VMOVUPS       ccsconst<>+1856(SB), Z3
+	VFMADD213PS   ccsconst<>+1792(SB), Z1, Z3
+	VFMADD213PS   ccsconst<>+1728(SB), Z1, Z3
+	VFMADD213PS   ccsconst<>+1664(SB), Z1, Z3
+	VFMADD213PS   ccsconst<>+1600(SB), Z1, Z3
+	VFMADD213PS   ccsconst<>+1536(SB), Z1, Z3
+	VFMADD213PS   ccsconst<>+1472(SB), Z1, Z3
+	VFMADD213PS   Z0, Z3, Z1
+	VMOVUPS       Z1, 256(DI)
+	VBROADCASTSS  invP+60(FP), Z0
+	VMULPS        Z1, Z0, Z0
+	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z0, K2
+	VRNDSCALEPS   $0x01, Z0, Z3
+	VSUBPS        Z3, Z0, Z0
+	VMOVUPS       ccsconst<>+2240(SB), Z4
+	VFMADD213PS   ccsconst<>+2176(SB), Z0, Z4
+	VFMADD213PS   ccsconst<>+2112(SB), Z0, Z4
+	VFMADD213PS   ccsconst<>+2048(SB), Z0, Z4
+	VFMADD213PS   ccsconst<>+1984(SB), Z0, Z4
+	VFMADD213PS   ccsconst<>+1920(SB), Z0, Z4
+	VSCALEFPS     Z3, Z4, Z4
+	VMOVAPS.Z     Z4, K2, Z4
+	VMOVUPS       Z4, 64(DI)
+	MOVQ          scores_base+192(FP), CX
+	VCVTPS2PD     Y2, Z0
+	VEXTRACTF64X4 $0x01, Z2, Y2
+	VCVTPS2PD     Y2, Z2
+	VCVTPS2PD     Y4, Z3
+	VEXTRACTF64X4 $0x01, Z4, Y4
+	VCVTPS2PD     Y4, Z4
+	VMULPD        Z3, Z0, Z0
+	VMULPD        Z4, Z2, Z2
+	VMOVUPD       Z0, (CX)
+	VMOVUPD       Z2, 64(CX)
+	VBROADCASTSS  cpE+64(FP), Z0
+	VMULPS        Z1, Z0, Z0
+	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z0, K2
+	VRNDSCALEPS   $0x01, Z0, Z1
+	VSUBPS        Z1, Z0, Z0
+	VMOVUPS       ccsconst<>+2240(SB), Z2
+	VFMADD213PS   ccsconst<>+2176(SB), Z0, Z2
+	VFMADD213PS   ccsconst<>+2112(SB), Z0, Z2
+	VFMADD213PS   ccsconst<>+2048(SB), Z0, Z2
+	VFMADD213PS   ccsconst<>+1984(SB), Z0, Z2
+	VFMADD213PS   ccsconst<>+1920(SB), Z0, Z2
+	VSCALEFPS     Z1, Z2, Z2
+	VMOVAPS.Z     Z2, K2, Z2
+	VMOVUPS       Z2, 320(DI)
+	KMOVW         K1, CX
+	ANDL          CX, AX
 	VZEROUPPER
-	MOVW         AX, ret+192(FP)
+	MOVW          AX, ret+216(FP)
 	RET
 
 // func normSmallBwd512(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16
@@ -3463,9 +3474,9 @@ ts:
 	VZEROUPPER
 	RET
 
-// func normSmallFwd256(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32) uint16
+// func normSmallFwd256(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64) uint16
 // Requires: AVX, AVX2, FMA3
-TEXT ·normSmallFwd256(SB), NOSPLIT, $0-194
+TEXT ·normSmallFwd256(SB), NOSPLIT, $0-218
 	MOVQ x_base+0(FP), AX
 	MOVQ m_base+32(FP), CX
 	MOVQ xt_base+72(FP), DX
@@ -3598,39 +3609,50 @@ uk:
 	VPSRLD       $0x17, Y7, Y0
 	VPSUBD       ccsconst<>+2496(SB), Y0, Y0
 	VCVTDQ2PS    Y0, Y0
-	VPAND        ccsconst<>+2368(SB), Y7, Y1
-	VPOR         ccsconst<>+2432(SB), Y1, Y1
-	VSUBPS       ccsconst<>+704(SB), Y1, Y1
-	VMOVUPS      ccsconst<>+1856(SB), Y2
-	VFMADD213PS  ccsconst<>+1792(SB), Y1, Y2
-	VFMADD213PS  ccsconst<>+1728(SB), Y1, Y2
-	VFMADD213PS  ccsconst<>+1664(SB), Y1, Y2
-	VFMADD213PS  ccsconst<>+1600(SB), Y1, Y2
-	VFMADD213PS  ccsconst<>+1536(SB), Y1, Y2
-	VFMADD213PS  ccsconst<>+1472(SB), Y1, Y2
-	VFMADD213PS  Y0, Y2, Y1
-	VMOVUPS      Y1, 128(DI)
+	VPAND        ccsconst<>+2368(SB), Y7, Y2
+	VPOR         ccsconst<>+2432(SB), Y2, Y2
+	VSUBPS       ccsconst<>+704(SB), Y2, Y2
+	VMOVUPS      ccsconst<>+1856(SB), Y4
+	VFMADD213PS  ccsconst<>+1792(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1728(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1664(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1600(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1536(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1472(SB), Y2, Y4
+	VFMADD213PS  Y0, Y4, Y2
+	VMOVUPS      Y2, 128(DI)
 	VBROADCASTSS invP+60(FP), Y0
-	VMULPS       Y1, Y0, Y0
-	VCMPPS       $0x1d, ccsconst<>+1152(SB), Y0, Y2
+	VMULPS       Y2, Y0, Y0
+	VCMPPS       $0x1d, ccsconst<>+1152(SB), Y0, Y4
 	VMAXPS       ccsconst<>+960(SB), Y0, Y0
 	VMINPS       ccsconst<>+1088(SB), Y0, Y0
-	VROUNDPS     $0x01, Y0, Y4
-	VSUBPS       Y4, Y0, Y0
-	VMOVUPS      ccsconst<>+2240(SB), Y5
-	VFMADD213PS  ccsconst<>+2176(SB), Y0, Y5
-	VFMADD213PS  ccsconst<>+2112(SB), Y0, Y5
-	VFMADD213PS  ccsconst<>+2048(SB), Y0, Y5
-	VFMADD213PS  ccsconst<>+1984(SB), Y0, Y5
-	VFMADD213PS  ccsconst<>+1920(SB), Y0, Y5
-	VCVTPS2DQ    Y4, Y0
+	VROUNDPS     $0x01, Y0, Y5
+	VSUBPS       Y5, Y0, Y0
+	VMOVUPS      ccsconst<>+2240(SB), Y6
+	VFMADD213PS  ccsconst<>+2176(SB), Y0, Y6
+	VFMADD213PS  ccsconst<>+2112(SB), Y0, Y6
+	VFMADD213PS  ccsconst<>+2048(SB), Y0, Y6
+	VFMADD213PS  ccsconst<>+1984(SB), Y0, Y6
+	VFMADD213PS  ccsconst<>+1920(SB), Y0, Y6
+	VCVTPS2DQ    Y5, Y0
 	VPADDD       ccsconst<>+2496(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y5, Y5
-	VBLENDVPS    Y2, ccsconst<>+768(SB), Y5, Y5
-	VMOVUPS      Y5, 32(DI)
+	VMULPS       Y0, Y6, Y6
+	VBLENDVPS    Y4, ccsconst<>+768(SB), Y6, Y6
+	VMOVUPS      Y6, 32(DI)
+	MOVQ         scores_base+192(FP), CX
+	VCVTPS2PD    X1, Y0
+	VEXTRACTF128 $0x01, Y1, X1
+	VCVTPS2PD    X1, Y1
+	VCVTPS2PD    X6, Y4
+	VEXTRACTF128 $0x01, Y6, X5
+	VCVTPS2PD    X5, Y5
+	VMULPD       Y4, Y0, Y0
+	VMULPD       Y5, Y1, Y1
+	VMOVUPD      Y0, (CX)
+	VMOVUPD      Y1, 32(CX)
 	VBROADCASTSS cpE+64(FP), Y0
-	VMULPS       Y1, Y0, Y0
+	VMULPS       Y2, Y0, Y0
 	VCMPPS       $0x1d, ccsconst<>+1152(SB), Y0, Y1
 	VMAXPS       ccsconst<>+960(SB), Y0, Y0
 	VMINPS       ccsconst<>+1088(SB), Y0, Y0
@@ -3651,7 +3673,7 @@ uk:
 	VMOVMSKPS    Y3, CX
 	ANDL         CX, AX
 	VZEROUPPER
-	MOVW         AX, ret+192(FP)
+	MOVW         AX, ret+216(FP)
 	RET
 
 // func normSmallBwd256(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16

@@ -479,11 +479,13 @@ func transposeBlock(s isa) {
 }
 
 func normSmallFwd(s isa) {
-	text(s, "normSmallFwd", "func(x []float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32, tab []int32) uint16",
+	text(s, "normSmallFwd", "func(x []float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32, tab []int32, scores []float64) uint16",
 		fmt.Sprintf("is the single-norm's forward pass on a block of %d rows of d < 16", s.w),
-		"(x, row-major): xt the block transposed, y = M·x, up = u^p, and in out",
-		"(lanes of a vector each) max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p}.",
-		"It returns the lanes with a u outside float32's normal range other than 0.")
+		"(x, row-major): xt the block transposed, y = M·x, up = u^p, in out",
+		"(lanes of a vector each) max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p},",
+		fmt.Sprintf("and into scores (%d float64s) each row's max|y|·S'^{1/p} in float64.", s.w),
+		"It returns the lanes with a u outside float32's normal range other than 0",
+		"(whose scores are not meaningful).")
 	x, m, xt, y, up, out := ptr("x"), ptr("m"), ptr("xt"), ptr("y"), ptr("up"), ptr("out")
 	d := Load(Param("d"), GP64())
 	transposeLoop(s, x, d, xt, ptr("tab"))
@@ -566,7 +568,16 @@ func normSmallFwd(s isa) {
 	VMOVUPS(l2s, mem(out).Offset(4*B))
 	a1 := s.bcastParam32("invP")
 	VMULPS(l2s, a1, a1)
-	VMOVUPS(s.exp2(a1), mem(out).Offset(B))
+	pow := s.exp2(a1)
+	VMOVUPS(pow, mem(out).Offset(B))
+	// The scores, float64(a)·float64(S'^{1/p}) as Go would have them.
+	scp := ptr("scores")
+	aLo, aHi := s.halves(a)
+	pLo, pHi := s.halves(pow)
+	VMULPD(pLo, aLo, aLo)
+	VMULPD(pHi, aHi, aHi)
+	VMOVUPD(aLo, mem(scp))
+	VMOVUPD(aHi, mem(scp).Offset(B))
 	a2 := s.bcastParam32("cpE")
 	VMULPS(l2s, a2, a2)
 	VMOVUPS(s.exp2(a2), mem(out).Offset(5*B))
