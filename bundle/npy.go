@@ -165,25 +165,41 @@ func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64) (a Array,
 		return Array{}, fmt.Errorf("array %q: %w", name, err)
 	}
 	h := nr.Header.Descr
-	t, ok := parseDtype(h.Type)
+	return decodeData(br, name, h.Type, h.Shape, h.Fortran, maxElems, maxBytes)
+}
+
+// DecodeRaw decodes an array given as its raw bytes and what a .npy
+// header would say of them — NumPy's dtype string (descr, such as '<f8'),
+// the shape and whether the order is Fortran's — with DecodeNPY's
+// conversions, checks and messages; data must hold exactly the values
+// the shape announces. The result holds no reference to data. This is how
+// arrays handed over in memory (the C API's) are read.
+func DecodeRaw(data []byte, name, descr string, shape []int, fortran bool) (Array, error) {
+	return decodeData(bufio.NewReader(bytes.NewReader(data)), name, descr, shape, fortran, 0, max(int64(len(data)), 1))
+}
+
+// decodeData is decodeNPY after the header: the values of dtype descr,
+// shape and order read from br, which must end with them.
+func decodeData(br *bufio.Reader, name, descr string, shape []int, fortran bool, maxElems int, maxBytes int64) (Array, error) {
+	t, ok := parseDtype(descr)
 	if !ok {
-		return Array{}, fmt.Errorf("array %q: dtype %q is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order", name, h.Type)
+		return Array{}, fmt.Errorf("array %q: dtype %q is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order", name, descr)
 	}
 	n := 1
-	for _, s := range h.Shape {
+	for _, s := range shape {
 		if s < 0 || (s > 0 && n > math.MaxInt/8/s) {
-			return Array{}, fmt.Errorf("array %q: shape %v is too large", name, h.Shape)
+			return Array{}, fmt.Errorf("array %q: shape %v is too large", name, shape)
 		}
 		n *= s
 	}
 	if maxElems > 0 && n > maxElems {
-		return Array{}, fmt.Errorf("array %q: shape %v holds %d values, more than the %d allowed", name, h.Shape, n, maxElems)
+		return Array{}, fmt.Errorf("array %q: shape %v holds %d values, more than the %d allowed", name, shape, n, maxElems)
 	}
 	if maxBytes > 0 && int64(n) > maxBytes/int64(t.size) {
-		return Array{}, fmt.Errorf("array %q: shape %v of %s needs %d bytes of data, more than the %d bytes stored", name, h.Shape, t.name, int64(n)*int64(t.size), maxBytes)
+		return Array{}, fmt.Errorf("array %q: shape %v of %s needs %d bytes of data, more than the %d bytes stored", name, shape, t.name, int64(n)*int64(t.size), maxBytes)
 	}
-	a = Array{Shape: slices.Clone(h.Shape), Dtype: t.name}
-	if err := readData(br, &a, t, n, maxBytes > 0, h.Fortran); err != nil {
+	a := Array{Shape: slices.Clone(shape), Dtype: t.name}
+	if err := readData(br, &a, t, n, maxBytes > 0, fortran); err != nil {
 		return Array{}, fmt.Errorf("array %q: %w", name, err)
 	}
 	// Exactly the announced data: a byte more is a file that lies about its
@@ -206,7 +222,7 @@ func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64) (a Array,
 	if t.order == binary.BigEndian && t.size > 1 {
 		conv = append(conv, "big-endian → little-endian")
 	}
-	if h.Fortran && len(a.Shape) > 1 {
+	if fortran && len(a.Shape) > 1 {
 		if a.F32 != nil {
 			a.F32 = cOrder(a.F32, a.Shape)
 		} else {

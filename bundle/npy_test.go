@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -208,5 +209,68 @@ func TestDtypes(t *testing.T) {
 	}
 	if _, err := fromArrays(arrays, false); err == nil || !strings.Contains(err.Error(), `array "labels": dtype float64, want an integer type`) {
 		t.Errorf("float64 labels: %v", err)
+	}
+}
+
+// TestDecodeRaw: an array given as raw bytes and its dtype, shape and order
+// decodes exactly as the same array in a .npy stream, errors included
+// (DecodeRaw is the C API's reader).
+func TestDecodeRaw(t *testing.T) {
+	le := func(vals ...float64) []byte { // float64 little-endian
+		var b []byte
+		for _, v := range vals {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		}
+		return b
+	}
+	be32 := func(vals ...float32) []byte {
+		var b []byte
+		for _, v := range vals {
+			b = binary.BigEndian.AppendUint32(b, math.Float32bits(v))
+		}
+		return b
+	}
+	for _, c := range []struct {
+		name, descr string
+		shape       []int
+		fortran     bool
+		data        []byte
+		err         string
+	}{
+		{"float64", "<f8", []int{2, 2}, false, le(1, 2, 3, 4), ""},
+		{"fortran", "<f8", []int{2, 2}, true, le(1, 2, 3, 4), ""},
+		{"big-endian", ">f4", []int{3}, false, be32(1, -2, 0.5), ""},
+		{"int16", "<i2", []int{2}, false, []byte{1, 0, 0xff, 0xff}, ""},
+		{"empty", "<f4", []int{0, 3}, false, nil, ""},
+		{"overflow", "<f8", []int{1}, false, le(1e300), "float32"},
+		{"short", "<f8", []int{3}, false, le(1, 2), "more than the"},
+		{"long", "<f8", []int{1}, false, le(1, 2), "bytes after"},
+		{"dtype", "<c8", []int{1}, false, le(1), "not supported"},
+	} {
+		got, gerr := DecodeRaw(c.data, "x", c.descr, c.shape, c.fortran)
+		order := "False"
+		if c.fortran {
+			order = "True"
+		}
+		h := "{'descr': '" + c.descr + "', 'fortran_order': " + order + ", 'shape': " + FormatShape(c.shape) + ", }"
+		for (10+len(h)+1)%64 != 0 {
+			h += " "
+		}
+		stream := append([]byte("\x93NUMPY\x01\x00"), byte(len(h)+1), byte((len(h)+1)>>8))
+		stream = append(append(append(stream, h...), '\n'), c.data...)
+		want, werr := DecodeNPY(bytes.NewReader(stream), "x", 0)
+		switch {
+		case c.err != "":
+			if gerr == nil || !strings.Contains(gerr.Error(), c.err) {
+				t.Errorf("%s: error %v, want one mentioning %q", c.name, gerr, c.err)
+			}
+			if werr == nil {
+				t.Errorf("%s: the .npy stream decodes, the raw array does not: %v", c.name, gerr)
+			}
+		case gerr != nil || werr != nil:
+			t.Errorf("%s: errors %v (raw), %v (.npy)", c.name, gerr, werr)
+		case !reflect.DeepEqual(got, want):
+			t.Errorf("%s: raw %+v, .npy %+v", c.name, got, want)
+		}
 	}
 }

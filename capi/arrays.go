@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -107,9 +104,9 @@ func decode(r rawArray) (bundle.Array, error) {
 			return bundle.Array{Shape: clone(r.Shape), F32: out, Dtype: "float64", Converted: "float64 → float32"}, nil
 		}
 	}
-	// Every other dtype and order goes through the .npy decoder itself: the
-	// same conversions, the same messages.
-	return bundle.DecodeNPY(io.MultiReader(bytes.NewReader(npyHeader(r)), bytes.NewReader(r.Data)), r.Name, 0)
+	// Every other dtype and order goes through the .npy decoder's own
+	// conversions: the same results, the same messages.
+	return bundle.DecodeRaw(r.Data, r.Name, r.Dtype, r.Shape, r.Fortran)
 }
 
 // decodeF32 is decode for an array that must be floating point: its
@@ -131,27 +128,6 @@ func decodeF32(r rawArray, view bool) ([]float32, error) {
 		return nil, fmt.Errorf("array %q: dtype %s, want floating point (float32, float64 or float16)", r.Name, a.Kind())
 	}
 	return a.F32, nil
-}
-
-// npyHeader is the .npy v1.0 header of r (the format's specification: the
-// magic, the version, the header's length, a Python dict literal padded
-// with spaces to a multiple of 64 bytes and ended by a newline).
-func npyHeader(r rawArray) []byte {
-	order := "False"
-	if r.Fortran {
-		order = "True"
-	}
-	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': %s, 'shape': %s, }", r.Dtype, order, bundle.FormatShape(r.Shape))
-	const pre = 10
-	total := (pre + len(dict) + 1 + 63) / 64 * 64
-	h := make([]byte, 0, total)
-	h = append(h, "\x93NUMPY\x01\x00"...)
-	h = binary.LittleEndian.AppendUint16(h, uint16(total-pre))
-	h = append(h, dict...)
-	for len(h) < total-1 {
-		h = append(h, ' ')
-	}
-	return append(h, '\n')
 }
 
 // viewF32 and viewI64 read bytes as the values they hold, without a copy.

@@ -152,16 +152,6 @@ func TestDecodeF32View(t *testing.T) {
 	}
 }
 
-func TestNPYHeaderIsAligned(t *testing.T) {
-	t.Parallel()
-	for _, shape := range [][]int{{}, {3}, {2, 3}, {1000000, 768, 20}} {
-		h := npyHeader(rawArray{Dtype: "<f8", Shape: shape})
-		if len(h)%64 != 0 || h[len(h)-1] != '\n' || string(h[:6]) != "\x93NUMPY" {
-			t.Errorf("shape %v: a header of %d bytes: %q", shape, len(h), h)
-		}
-	}
-}
-
 // TestFloat64FastPath checks the float64 path taken on all cores against
 // the decoder's (the same values big-endian, which it converts one by one).
 func TestFloat64FastPath(t *testing.T) {
