@@ -80,6 +80,30 @@ func (r *CompareResult) Figures(stem string) ([]*figure.Figure, error) {
 	return figs, nil
 }
 
+// maxClassLabels is how many class labels the per-class figure's axis
+// shows at most: past it the labels would overlap, and every step-th is
+// shown.
+const maxClassLabels = 30
+
+// classTicks are the per-class figure's x ticks: every class's label up
+// to maxClassLabels classes; beyond, every step-th class labelled so that
+// at most maxClassLabels are, and the others marked by a minor tick while
+// there are at most 200.
+func classTicks(classes []ClassCoverage) []plot.Tick {
+	n := len(classes)
+	step := (n + maxClassLabels - 1) / maxClassLabels
+	var ticks []plot.Tick
+	for j, c := range classes {
+		switch {
+		case j%step == 0:
+			ticks = append(ticks, plot.Tick{Value: float64(j), Label: fmt.Sprint(c.Label)})
+		case n <= 200:
+			ticks = append(ticks, plot.Tick{Value: float64(j)})
+		}
+	}
+	return ticks
+}
+
 // classesFigure draws each class's coverage of its test positives for each
 // row (mean over seeds) against 1 − α; nil without labels.
 func classesFigure(t *CompareTable, stem string) *figure.Figure {
@@ -111,11 +135,7 @@ func classesFigure(t *CompareTable, stem string) *figure.Figure {
 	}
 	tl := figure.Line(p, []float64{-0.5, n - 0.5}, []float64{target, target}, draw.LineStyle{Color: figure.Color(7), Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}})
 	entries = append([]figure.Entry{{Name: "1 − α", Thumbs: []plot.Thumbnailer{tl}}}, entries...)
-	var ticks []plot.Tick
-	for j, c := range labels {
-		ticks = append(ticks, plot.Tick{Value: float64(j), Label: fmt.Sprint(c.Label)})
-	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Tick.Marker = plot.ConstantTicks(classTicks(labels))
 	p.X.Min, p.X.Max = -0.5, n-0.5
 	p.Y.Min, p.Y.Max = math.Max(0, 5*math.Floor((lo-1)/5)), 100
 	cols := figure.LegendCols(len(entries))

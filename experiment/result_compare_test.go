@@ -1,0 +1,34 @@
+package experiment
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestClassTicks: the per-class figure labels every class up to 30, then
+// every step-th (at most 30 labels), with minor ticks for the others up to
+// 200 classes and none beyond.
+func TestClassTicks(t *testing.T) {
+	for _, tc := range []struct{ n, labels, minor int }{
+		{1, 1, 0}, {10, 10, 0}, {30, 30, 0}, {31, 16, 15}, {100, 25, 75}, {200, 29, 171}, {201, 29, 0}, {10000, 30, 0},
+	} {
+		classes := make([]ClassCoverage, tc.n)
+		for i := range classes {
+			classes[i].Label = int64(100 + i)
+		}
+		var labels, minor int
+		for _, tk := range classTicks(classes) {
+			if tk.IsMinor() {
+				minor++
+			} else {
+				labels++
+				if want := fmt.Sprint(100 + int(tk.Value)); tk.Label != want {
+					t.Errorf("n=%d: the tick at %v is labelled %q, want %q", tc.n, tk.Value, tk.Label, want)
+				}
+			}
+		}
+		if labels != tc.labels || minor != tc.minor || labels > maxClassLabels {
+			t.Errorf("n=%d: %d labels and %d minor ticks, want %d and %d", tc.n, labels, minor, tc.labels, tc.minor)
+		}
+	}
+}
