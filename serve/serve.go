@@ -121,6 +121,13 @@ type Config struct {
 	// old generation is served while the new one is built, so both
 	// generations' transforms are held: up to twice this.
 	TransformBytes int64
+	// NoHalf keeps the in-memory collections from making their
+	// half-precision copies (retrieve.Collection.NoHalf): the ℓ2 and
+	// generalized balls' searches then scan the float32 rows alone, about
+	// twice as slow, and the copies' memory (retrieve.HalfBytes, half
+	// again each collection's) is not taken. The transformed collections'
+	// copies stay within TransformBytes.
+	NoHalf bool
 
 	// TokensFile, if set, is the tokens file (ReadTokens): every endpoint
 	// but /healthz and /readyz then needs a token. It is read again on
@@ -244,7 +251,8 @@ const (
 // memory of each request being handled. It does not count the sets,
 // collections and transforms loaded (their size is that of their files,
 // half again for a collection an ℓ2 or generalized ball searches — its
-// half-precision copy, retrieve.HalfBytes — and TransformBytes), nor the
+// half-precision copy, retrieve.HalfBytes, unless NoHalf — and
+// TransformBytes), nor the
 // scores each OOD drift monitor keeps (8 to 16 bytes per point /ood has
 // answered since the monitor's last reset, up to MonitorLimit points). An
 // error says which limit is invalid or overflows.
@@ -440,10 +448,15 @@ func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, e
 		if err != nil {
 			return nil, fmt.Errorf("collection %q: %w", name, err)
 		}
+		if c, ok := c.(*retrieve.Collection); ok && cfg.NoHalf {
+			c.NoHalf = true
+		}
 		st.colls[name] = c
 	}
 	transformAll(st, cfg.TransformBytes)
-	prepareHalf(st)
+	if !cfg.NoHalf {
+		prepareHalf(st)
+	}
 	return st, nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/retrieve"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -631,5 +632,44 @@ func TestMonitorLimit(t *testing.T) {
 	rec := do(t, h, "POST", "/v1/sets/ball/ood/monitor/reset", "", "")
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"n": 0`) || strings.Contains(rec.Body.String(), `"full"`) {
 		t.Errorf("reset: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestNoHalf: by default the server makes the half-precision copy of a
+// collection a ball searches at load; with NoHalf (ccs serve
+// -half-copy=false) it makes none, and the hits are the same.
+func TestNoHalf(t *testing.T) {
+	cfg := fixtureConfig(t)
+	const n = retrieve.HalfMinRows // the smallest collection with a copy
+	rows := make([]float32, 3*n)
+	for i := range rows {
+		rows[i] = float32(i%7) * 0.25
+	}
+	big := filepath.Join(t.TempDir(), "big.npz")
+	if err := bundle.WriteNPZ(big, map[string]bundle.Array{"embeddings": bundle.Float32(rows, n, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Collections = map[string]string{"big": big}
+	var answers []string
+	for _, noHalf := range []bool{false, true} {
+		cfg.NoHalf = noHalf
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// PrepareHalf reports the copy's bytes: the one made at load, or
+		// none where NoHalf forbids it.
+		got := s.state.Load().colls["big"].(retrieve.HalfPreparer).PrepareHalf()
+		if want := map[bool]int64{false: retrieve.HalfBytes(n, 3), true: 0}[noHalf]; got != want {
+			t.Errorf("NoHalf %v: a copy of %d bytes, want %d", noHalf, got, want)
+		}
+		rec := do(t, s.Handler(), "POST", "/v1/sets/ball/retrieve", "application/json", `{"anchor": [0.5, 0.5, 0.5], "collection": "big", "limit": 4}`)
+		if rec.Code != 200 {
+			t.Fatalf("NoHalf %v: %d %s", noHalf, rec.Code, rec.Body)
+		}
+		answers = append(answers, rec.Body.String())
+	}
+	if answers[0] != answers[1] {
+		t.Errorf("the hits differ without the copy:\n%s\n%s", answers[0], answers[1])
 	}
 }

@@ -28,6 +28,7 @@ type serveOptions struct {
 	MonitorDelta      float64       // the OOD drift monitors' alarm level
 	MonitorLimit      int           // the points each monitor observes before it is full
 	TransformMemory   int64         // bytes the single-norm transforms may take
+	HalfCopy          bool          // the collections' half-precision copies
 	AuthTokens        string        // tokens file
 	Metrics           string        // token, open or off
 	Insecure          bool          // listen beyond loopback without tokens
@@ -46,7 +47,7 @@ var serveSignals = func() (hup, stop <-chan os.Signal, done func()) {
 }
 
 func serveCommand() *command {
-	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-auth-tokens FILE] [-tls-cert CERT.pem -tls-key KEY.pem] [-metrics token|open|off] [-insecure] [-max-body BYTES] [-max-points N] [-max-results N] [-max-conns N] [-max-inflight N] [-body-memory BYTES] [-monitor-delta δ] [-monitor-limit N] [-transform-memory BYTES]",
+	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-auth-tokens FILE] [-tls-cert CERT.pem -tls-key KEY.pem] [-metrics token|open|off] [-insecure] [-max-body BYTES] [-max-points N] [-max-results N] [-max-conns N] [-max-inflight N] [-body-memory BYTES] [-monitor-delta δ] [-monitor-limit N] [-transform-memory BYTES] [-half-copy=false]",
 		"serve fitted sets over HTTP: membership, OOD scores, certified retrieval (SIGHUP reloads, SIGTERM drains and stops)",
 		func(fs *flag.FlagSet, o *serveOptions) func() error {
 			*o = serveOptions{Sets: namedFiles{}, Collections: namedFiles{}}
@@ -67,6 +68,7 @@ func serveCommand() *command {
 			fs.IntVar(&o.MaxConns, "max-conns", 1024, "most connections open at once; more wait to be accepted")
 			fs.IntVar(&o.MaxInflight, "max-inflight", 0, "most requests handled at once, others wait their turn (0: 2 per CPU, at least 4)")
 			fs.Int64Var(&o.BodyMemory, "body-memory", 0, "memory in `bytes` all request bodies may hold at once, reserved as their bytes arrive; a body beyond it is answered 503 (0: 4 × -max-body, at least 256 MiB)")
+			fs.BoolVar(&o.HalfCopy, "half-copy", true, "keep a half-precision copy of each collection an ℓ2 or generalized ball set searches, made at load: half again the collection's memory, and searches that screen it first, about twice as fast; -half-copy=false scans the float32 rows alone")
 			fs.Int64Var(&o.TransformMemory, "transform-memory", 4<<30, "memory in `bytes` the single-norm sets may take for their transformed collections (M·z of each item, made at each load so that retrieval costs O(d) per item); a transform over it is refused and that pair scanned plainly (GET /v1/sets says which); a reload holds both generations, up to twice this; 0 or negative: none")
 			return nil
 		}, runServe)
@@ -97,7 +99,7 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 		return usagef("serve: give -tls-cert and -tls-key together")
 	}
 	cfg := serve.Config{Sets: o.Sets, Collections: o.Collections, MaxBody: o.MaxBody, MaxPoints: o.MaxPoints, MaxResults: o.MaxResults,
-		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01), MonitorLimit: monitorLimit, TransformBytes: cmp.Or(o.TransformMemory, -1),
+		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01), MonitorLimit: monitorLimit, TransformBytes: cmp.Or(o.TransformMemory, -1), NoHalf: !o.HalfCopy,
 		TokensFile: o.AuthTokens, Metrics: metrics, TLSCert: o.TLSCert, TLSKey: o.TLSKey, MaxConns: o.MaxConns, MaxInflight: o.MaxInflight, BodyMemory: o.BodyMemory,
 		Logger: log.New(out.stderr, "ccs serve: ", 0)}
 	// Limits whose byte budgets would overflow are refused before
