@@ -48,7 +48,9 @@ func runTable(ctx context.Context, cfg Config, table string, methods []Method, s
 	// run may use every core: its loops are offered only to the pool's idle
 	// workers, so while every worker holds a run each run goes alone, and a
 	// run still going when the others are done (a seed that trains for all
-	// its epochs can take five times a typical run) gets the idle cores.
+	// its epochs can take five times a typical run) gets the workers they
+	// free. (Not the goroutine that called runTable, a task runner too:
+	// once the tasks are handed out it waits.)
 	workers := min(cfg.Workers, len(jobs))
 	inner := runtime.GOMAXPROCS(0) // goroutines a training run may use
 

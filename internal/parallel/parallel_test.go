@@ -162,18 +162,21 @@ func benchWork(b *testing.B) {
 func BenchmarkForWork(b *testing.B) { benchWork(b) }
 
 // TestTasksTailGetsIdleWorkers: a task still running when the other tasks
-// are done gets the freed worker for its loops (the table runner's long
-// last run, a training run calling For every step), instead of running
-// them alone.
+// are done gets a pool worker they freed for its loops (the table runner's
+// long last run, a training run calling For every step), instead of
+// running them alone. Three tasks on three goroutines (the caller and two
+// workers): whichever runs the long one, a pool worker is left free (the
+// caller, once its tasks are handed out, only waits).
 func TestTasksTailGetsIdleWorkers(t *testing.T) {
-	first := make(chan struct{})
+	var short sync.WaitGroup
+	short.Add(2)
 	var together atomic.Bool
-	Tasks(2, 2, func(i int) {
-		if i == 0 {
-			close(first)
+	Tasks(3, 3, func(i int) {
+		if i < 2 {
+			short.Done()
 			return
 		}
-		<-first
+		short.Wait()
 		deadline := time.Now().Add(5 * time.Second)
 		for !together.Load() && time.Now().Before(deadline) {
 			var running atomic.Int32
@@ -191,6 +194,6 @@ func TestTasksTailGetsIdleWorkers(t *testing.T) {
 		}
 	})
 	if !together.Load() {
-		t.Error("the last task's loops ran alone for 5 s: the worker freed by the other task never joined")
+		t.Error("the last task's loops ran alone for 5 s: no worker freed by the other tasks joined")
 	}
 }
