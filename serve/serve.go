@@ -454,9 +454,7 @@ func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, e
 		st.colls[name] = c
 	}
 	transformAll(st, cfg.TransformBytes)
-	if !cfg.NoHalf {
-		prepareHalf(st)
-	}
+	prepareHalf(st) // nothing for a collection with NoHalf set above
 	return st, nil
 }
 

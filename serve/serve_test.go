@@ -635,9 +635,10 @@ func TestMonitorLimit(t *testing.T) {
 	}
 }
 
-// TestNoHalf: by default the server makes the half-precision copy of a
-// collection a ball searches at load; with NoHalf (ccs serve
-// -half-copy=false) it makes none, and the hits are the same.
+// TestNoHalf: with NoHalf (ccs serve -half-copy=false) the server's
+// collections make no half-precision copy, and the hits are those of a
+// server with one. (That the default makes the copy at load, not at the
+// second search, this does not check: PrepareHalf below would make it.)
 func TestNoHalf(t *testing.T) {
 	cfg := fixtureConfig(t)
 	const n = retrieve.HalfMinRows // the smallest collection with a copy
@@ -657,8 +658,8 @@ func TestNoHalf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// PrepareHalf reports the copy's bytes: the one made at load, or
-		// none where NoHalf forbids it.
+		// PrepareHalf reports the copy's bytes: none where NoHalf forbids
+		// it.
 		got := s.state.Load().colls["big"].(retrieve.HalfPreparer).PrepareHalf()
 		if want := map[bool]int64{false: retrieve.HalfBytes(n, 3), true: 0}[noHalf]; got != want {
 			t.Errorf("NoHalf %v: a copy of %d bytes, want %d", noHalf, got, want)

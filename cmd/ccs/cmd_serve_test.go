@@ -21,6 +21,7 @@ func TestServeLimitFlags(t *testing.T) {
 		{[]string{"-monitor-limit", "-1"}, "-monitor-limit"},
 		{[]string{"-monitor-delta", "0"}, "-monitor-delta"},
 		{[]string{"-monitor-delta", "1"}, "-monitor-delta"},
+		{[]string{"-half-copy=maybe"}, "-half-copy"},
 	} {
 		_, err := ccs(append([]string{"serve", "-set", "a=missing.json"}, c.args...)...)
 		if !isUsage(err) || !strings.Contains(err.Error(), c.want) {
