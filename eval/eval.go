@@ -65,21 +65,38 @@ type Point struct {
 // number of scores than s's calibration is refused. Each score is computed
 // once. An α for which cal has too few scores is left out.
 func Recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64) ([]Point, error) {
+	_, pts, err := recalibrated(s, cal, test, alphas, false)
+	return pts, err
+}
+
+// WithCurve is Evaluate and Recalibrated in one pass over test: s's own
+// result and its recalibrated points, each test difference scored once
+// (the same numbers as the two calls, which score every difference twice).
+func WithCurve(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64) (Result, []Point, error) {
+	return recalibrated(s, cal, test, alphas, true)
+}
+
+// recalibrated is Recalibrated, with s's own threshold evaluated in the
+// same pass when own is set.
+func recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64, own bool) (Result, []Point, error) {
 	if !s.Calibrated() {
-		return nil, conformal.ErrNotCalibrated
+		return Result{}, nil, conformal.ErrNotCalibrated
 	}
 	if s.ClassConditional() {
-		return nil, fmt.Errorf("eval: recalibrating a class-conditional set is not supported")
+		return Result{}, nil, fmt.Errorf("eval: recalibrating a class-conditional set is not supported")
 	}
 	scores, err := conformal.Scores(s.Geometry, cal, s.Calibration.Mode, s.Calibration.Seed)
 	if err != nil {
-		return nil, err
+		return Result{}, nil, err
 	}
 	if len(scores) != s.Calibration.N {
-		return nil, fmt.Errorf("eval: recalibrating on %d scores, but the set was calibrated on %d: not its calibration bundle", len(scores), s.Calibration.N)
+		return Result{}, nil, fmt.Errorf("eval: recalibrating on %d scores, but the set was calibrated on %d: not its calibration bundle", len(scores), s.Calibration.N)
 	}
 	var pts []Point
 	var qs []float64
+	if own {
+		qs = append(qs, s.Threshold)
+	}
 	opt := conformal.Options{Mode: s.Calibration.Mode, Delta: s.Calibration.Delta}
 	for _, a := range alphas {
 		q, _, err := conformal.Quantile(scores, a, opt)
@@ -87,19 +104,23 @@ func Recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64) 
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return Result{}, nil, err
 		}
 		pts = append(pts, Point{Alpha: a, N: len(scores)})
 		qs = append(qs, q)
 	}
 	rs, err := evaluate(s.Geometry, qs, test)
 	if err != nil {
-		return nil, err
+		return Result{}, nil, err
+	}
+	var r Result
+	if own {
+		r, rs = rs[0], rs[1:]
 	}
 	for i := range pts {
 		pts[i].Result = rs[i]
 	}
-	return pts, nil
+	return r, pts, nil
 }
 
 // evaluate counts test's positives inside and negatives outside the set

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
@@ -122,6 +123,21 @@ func TestRecalibrated(t *testing.T) {
 	}
 	if pts[0].Coverage <= pts[2].Coverage || pts[0].Exclusion >= pts[2].Exclusion {
 		t.Errorf("coverage should fall and exclusion rise with α: %+v", pts)
+	}
+	// WithCurve: the set's own result and the same points, in one pass.
+	own, err := Evaluate(set, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, both, err := WithCurve(set, cal, test, alphas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r != own || !slices.Equal(both, pts) {
+		t.Errorf("WithCurve: %+v and %+v, want %+v and %+v", r, both, own, pts)
+	}
+	if _, _, err := WithCurve(set, test, test, alphas); err == nil {
+		t.Error("WithCurve accepted a bundle the set was not calibrated on")
 	}
 }
 
