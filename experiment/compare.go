@@ -127,8 +127,9 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	cfg.compare = &cfg
 	cfg.compareData = &data
+	shared := new(train.Rows) // every seed trains on the same bundles
 	results, err := runTable(ctx, cfg.Config, "compare", methods, func(seed uint64, trains bool, workers int) (*Splits, error) {
-		return &Splits{Fit: data.Fit, Val: data.Val, Cal: data.Cal, Test: data.Test, Workers: workers}, nil
+		return &Splits{Fit: data.Fit, Val: data.Val, Cal: data.Cal, Test: data.Test, Workers: workers, Rows: shared}, nil
 	}, progress)
 	if err != nil {
 		return nil, err

@@ -103,7 +103,7 @@ func seedOrder(seed uint64, n int) (*rand.Rand, []int) {
 // from seedOrder).
 func realSplits(e *Embedded, cfg RealConfig, seed uint64, trains, testSplits bool, workers int) (*Splits, error) {
 	rng, test := seedOrder(seed, e.Test.N)
-	sp := &Splits{Workers: workers}
+	sp := &Splits{Workers: workers, Rows: new(train.Rows)}
 	half := e.Test.N / 2
 	var err error
 	if testSplits {

@@ -35,6 +35,9 @@ type Splits struct {
 	// anchor's class (the real-image tables' coverage transfer).
 	ClassTest *bundle.Bundle
 	Workers   int // goroutines a training run may use
+	// Rows, when set, shares the prepared training rows between the
+	// methods trained on these splits.
+	Rows *train.Rows
 }
 
 // paperTable1 holds the paper's Table 1 (α = 0.05, k = 500, 20 seeds):
@@ -103,7 +106,7 @@ func learned(kind geometry.Kind, obj objective.Objective, infoNCE bool) Method {
 		Fit: func(ctx context.Context, sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
 			tc := cfg.Train
 			tc.Objective.Objective, tc.Objective.Alpha = obj, cfg.Alpha
-			tc.Seed, tc.Workers = seed, sp.Workers
+			tc.Seed, tc.Workers, tc.Rows = seed, sp.Workers, sp.Rows
 			f, err := train.Fit(ctx, train.Spec{Kind: kind, Head: infoNCE, Config: tc}, sp.Fit, sp.Val, nil)
 			if err != nil {
 				return nil, err

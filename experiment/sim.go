@@ -9,6 +9,7 @@ import (
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/sim"
+	"github.com/ccsets/ccs/train"
 )
 
 // SimConfig configures the simulation table. Zero fields take the paper's
@@ -95,7 +96,7 @@ type ShapeSet struct {
 
 func simSplits(data *sim.Data, cfg SimConfig, seed uint64, trains bool, workers int) (*Splits, error) {
 	split := data.Split(seed)
-	sp := &Splits{Workers: workers}
+	sp := &Splits{Workers: workers, Rows: new(train.Rows)}
 	var err error
 	if sp.Cal, err = data.Pairs(split.Cal, cfg.K, seed, "cal"); err != nil {
 		return nil, err

@@ -14,7 +14,9 @@ import (
 type Prepared interface {
 	Learnable
 	// Prepare writes the transform of each element of diffs into dst
-	// (same layout; allocated when nil).
+	// (same layout; allocated when nil). The transform depends on the
+	// geometry's type alone, never on its parameters, so geometries of one
+	// type may share prepared rows (train.Rows).
 	Prepare(dst, diffs []float32) []float32
 	// ScoresPrepared computes the scores of prepared rows.
 	ScoresPrepared(dst []float64, prep []float32) []float64

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
@@ -296,5 +297,57 @@ func TestTrainCancelled(t *testing.T) {
 	_, err := Train(ctx, geometry.UnitGenBall(3, 2), fit, val, Config{Objective: objective.Config{Objective: objective.Neg}, MaxEpochs: 50, Patience: 50, BatchSize: 64}, obs)
 	if !errors.Is(err, context.Canceled) || epochs != 2 {
 		t.Errorf("cancelled after epoch 2: %v after epoch %d", err, epochs)
+	}
+}
+
+// TestSharedRows: runs given one Rows, at once, end where runs that prepare
+// their own rows do, and the Rows holds one preparation per bundle and
+// geometry type.
+func TestSharedRows(t *testing.T) {
+	t.Parallel()
+	fit, val := smallSim(t, 400, 30, 2)
+	geoms := []func() geometry.Learnable{
+		func() geometry.Learnable { return geometry.UnitGenBall(3, 2) },
+		func() geometry.Learnable { return geometry.IdentityNorm(3, 2) },
+	}
+	objs := []objective.Objective{objective.Neg, objective.Vol, objective.NegVol}
+	run := func(mk func() geometry.Learnable, obj objective.Objective, rows *Rows) ([]float64, []float64, error) {
+		g := mk()
+		cfg := Config{Objective: objective.Config{Objective: obj}, MaxEpochs: 4, BatchSize: 64, Seed: 3, Workers: 2, Rows: rows}
+		res, err := Train(context.Background(), g, fit, val, cfg, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return g.Params(nil), res.ValHistory, nil
+	}
+	type out struct{ params, hist []float64 }
+	want := make([]out, len(geoms)*len(objs))
+	for i := range want {
+		p, h, err := run(geoms[i/len(objs)], objs[i%len(objs)], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = out{p, h}
+	}
+	rows := new(Rows)
+	got := make([]out, len(want))
+	errs := make([]error, len(want))
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			got[i].params, got[i].hist, errs[i] = run(geoms[i/len(objs)], objs[i%len(objs)], rows)
+		})
+	}
+	wg.Wait()
+	for i := range got {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if !slices.Equal(got[i].params, want[i].params) || !slices.Equal(got[i].hist, want[i].hist) {
+			t.Errorf("run %d with shared rows: θ %v, validation %v; alone θ %v, validation %v", i, got[i].params, got[i].hist, want[i].params, want[i].hist)
+		}
+	}
+	if len(rows.m) != 4 { // (fit, val) × (generalized ball, single-norm)
+		t.Errorf("%d preparations kept, want 4", len(rows.m))
 	}
 }
