@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -506,6 +507,46 @@ func TestPositiveIndex(t *testing.T) {
 	} {
 		if err := c.b.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
+}
+
+// TestFiniteFindsFirst: finite's block pass names the first ±Inf or NaN,
+// wherever it lies (block edges, the tail, among subnormals and the
+// largest finite values), as a plain scan does.
+func TestFiniteFindsFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	bad := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.Float32frombits(0xffc00001)}
+	for trial := range 2000 {
+		n := 1 + rng.IntN(3000)
+		x := make([]float32, n)
+		for i := range x {
+			switch rng.IntN(4) {
+			case 0:
+				x[i] = math.MaxFloat32
+			case 1:
+				x[i] = -math.SmallestNonzeroFloat32
+			default:
+				x[i] = float32(rng.NormFloat64())
+			}
+		}
+		want := -1
+		if trial%5 != 0 {
+			for range 1 + rng.IntN(3) {
+				i := rng.IntN(n)
+				if trial%7 == 0 { // a block's edge
+					i = min(n-1, 1023+rng.IntN(2))
+				}
+				x[i] = bad[rng.IntN(len(bad))]
+			}
+			want = slices.IndexFunc(x, func(v float32) bool { return v != v || math.IsInf(float64(v), 0) })
+		}
+		err := finite("a", x, n)
+		switch {
+		case want < 0 && err != nil:
+			t.Fatalf("trial %d: %v on finite values", trial, err)
+		case want >= 0 && (err == nil || !strings.HasPrefix(err.Error(), "a["+strconv.Itoa(want)+"] is ")):
+			t.Fatalf("trial %d: %v, want a[%d] named", trial, err, want)
 		}
 	}
 }
