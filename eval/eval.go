@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -130,43 +131,58 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle) ([]Result,
 		return nil, fmt.Errorf("set has dimension %d, test embeddings %d", g.Dim(), test.D)
 	}
 	// Counts per chunk of anchors, summed in chunk order: integers, so the
-	// result does not depend on the number of goroutines.
+	// result does not depend on the number of goroutines. A score is
+	// counted once, in the bin of the sorted thresholds it falls below
+	// (sq[b-1] < v ≤ sq[b]); a threshold's count is then a prefix sum.
 	const chunk = 64
-	nq := len(qs)
-	in := make([]int, parallel.Chunks(test.N, chunk)*nq)
+	sq := slices.DeleteFunc(slices.Sorted(slices.Values(qs)), func(q float64) bool { return q != q })
+	nq := len(sq)
+	nb := nq + 1 // bin nq: above every threshold
+	in := make([]int, parallel.Chunks(test.N, chunk)*nb)
 	out := make([]int, len(in))
 	scores := decisive(g, qs)
+	bin := func(v float64) int {
+		b := 0
+		for b < nq && sq[b] < v {
+			b++
+		}
+		return b
+	}
 	parallel.For(test.N, chunk, 0, func(c, lo, hi int) {
 		pd := make([]float32, test.K*test.D)
 		nd := make([]float32, test.KNeg*test.D)
 		ps := make([]float64, test.K)
 		ns := make([]float64, test.KNeg)
-		cin, cout := in[c*nq:(c+1)*nq], out[c*nq:(c+1)*nq]
+		cin, cout := in[c*nb:(c+1)*nb], out[c*nb:(c+1)*nb]
 		for i := lo; i < hi; i++ {
 			for _, v := range scores(ps, test.PositiveDiffs(pd, i)) {
-				for j, q := range qs {
-					if v <= q {
-						cin[j]++
-					}
+				if v == v { // a NaN is inside no set
+					cin[bin(v)]++
 				}
 			}
 			if test.HasNegatives() {
 				for _, v := range scores(ns, test.NegativeDiffs(nd, i)) {
-					for j, q := range qs {
-						if v > q {
-							cout[j]++
-						}
+					if v == v { // nor excluded by one
+						cout[bin(v)]++
 					}
 				}
 			}
 		}
 	})
-	rs := make([]Result, nq)
+	rs := make([]Result, len(qs))
 	for j, q := range qs {
+		// Positives with v ≤ q are those of the bins up to q's; negatives
+		// with v > q those of the bins after it.
+		last, _ := slices.BinarySearch(sq, q)
 		var nin, nout int
-		for c := j; c < len(in); c += nq {
-			nin += in[c]
-			nout += out[c]
+		for c := 0; c < len(in) && q == q; c += nb { // nothing is ≤ or > NaN
+			for b := range nb {
+				if b <= last {
+					nin += in[c+b]
+				} else {
+					nout += out[c+b]
+				}
+			}
 		}
 		r := Result{Positives: test.N * test.K, Negatives: test.N * test.KNeg,
 			LogVolPerDim: g.LogVolume(q) / float64(test.D)}
@@ -199,9 +215,10 @@ func decisive(g geometry.Geometry, qs []float64) func(dst []float64, diffs []flo
 		dst = f.ScoresFast(dst, diffs)
 		var one [1]float64
 		for i, s := range dst {
+			// geometry.Undecided for each q, its finiteness test once.
 			near := math.IsInf(s, 0) || math.IsNaN(s)
 			for _, q := range qs {
-				near = near || geometry.Undecided(s, q, rel, abs)
+				near = near || math.Abs(s-q) <= rel*max(s, q)+abs
 			}
 			if near {
 				dst[i] = g.Scores(one[:], diffs[i*d:(i+1)*d])[0]

@@ -172,3 +172,58 @@ func TestJSONNaN(t *testing.T) {
 		t.Errorf("read %+v, %v", s2, err)
 	}
 }
+
+// TestEvaluateCounts: evaluate's binned counts equal a plain count of the
+// exact scores against each threshold, for thresholds that tie with
+// scores, repeat, are ±Inf or NaN, in any order, for a geometry with fast
+// scores (the generalized ball) and one without (the ℓ2 ball).
+func TestEvaluateCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	b := &bundle.Bundle{N: 40, K: 7, D: 3, KNeg: 5}
+	fill := func(m int, scale float64) []float32 {
+		x := make([]float32, m)
+		for i := range x {
+			x[i] = float32(scale * rng.NormFloat64())
+		}
+		return x
+	}
+	b.Anchors, b.Positives, b.Negatives = fill(b.N*3, 1), fill(b.N*b.K*3, 1), fill(b.N*b.KNeg*3, 2)
+	for _, g := range []geometry.Geometry{geometry.UnitGenBall(3, 1.3), geometry.Ball{D: 3}} {
+		var pos, neg []float64
+		for i := range b.N {
+			pos = append(pos, g.Scores(make([]float64, b.K), b.PositiveDiffs(nil, i))...)
+			neg = append(neg, g.Scores(make([]float64, b.KNeg), b.NegativeDiffs(nil, i))...)
+		}
+		for trial := range 50 {
+			qs := []float64{math.Inf(1), math.Inf(-1), math.NaN()}[:trial%4]
+			for range 1 + rng.IntN(8) {
+				q := pos[rng.IntN(len(pos))] // a tie with a positive
+				if rng.IntN(2) == 0 {
+					q = neg[rng.IntN(len(neg))]
+				}
+				qs = append(qs, q, q) // and a repeat
+			}
+			rng.Shuffle(len(qs), func(i, j int) { qs[i], qs[j] = qs[j], qs[i] })
+			rs, err := evaluate(g, qs, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j, q := range qs {
+				var in, out int
+				for _, v := range pos {
+					if v <= q {
+						in++
+					}
+				}
+				for _, v := range neg {
+					if v > q {
+						out++
+					}
+				}
+				if got := rs[j]; got.Coverage != float64(in)/float64(len(pos)) || got.Exclusion != float64(out)/float64(len(neg)) {
+					t.Fatalf("%T, q=%v: coverage %v exclusion %v, want %d/%d and %d/%d", g, q, got.Coverage, got.Exclusion, in, len(pos), out, len(neg))
+				}
+			}
+		}
+	}
+}
