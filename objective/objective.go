@@ -310,11 +310,11 @@ func (e *Evaluator) negTerm(k kernels, neg side, t float64, grad, negW []float64
 		weights := func(k0 int, phi, w []float64) {
 			sig, der = grow(sig, len(phi)), grow(der, len(phi))
 			kernel.Sigmoids(e.cfg.T, t, phi, sig, der)
-			ls, lds := s, ds // the captured sums in registers, added in the same order
+			kernel.MulDiv(w, der, -a, float64(n)) // w_k = −a·σ'_k/n, on vectors
+			ls, lds := s, ds                      // the captured sums in registers, added in the same order
 			for k := range phi {
 				ls += sig[k]
 				lds += der[k]
-				w[k] = -a * der[k] / float64(n)
 			}
 			s, ds = ls, lds
 			if negW != nil {

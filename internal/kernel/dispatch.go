@@ -80,6 +80,7 @@ var (
 	transposeV    func(xt, x []float32, d int, tab []int32)
 	normSmallFwdV func(x []float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32, tab []int32, scores []float64) uint16
 	normSmallBwdV func(xt, y, up []float32, d int, io, acc []float32) uint16
+	mulDivV       func(dst, x []float64, c, n float64)
 	expSmallV     func(logs []float32, d int, logm, p []float32, scores []float64, e, c []float32, tab []int32)
 	addSmallV     func(acc, w []float64, e, c []float32, d int)
 	sqHalfV       func(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r, c float32)
@@ -96,6 +97,7 @@ func setLevel(l level) {
 	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = nil, nil, nil, nil, nil, nil
 	gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = nil, nil, nil, nil, nil
 	sqHalfV, powHalfV, prefetchV, powRowsAncV = nil, nil, nil, nil
+	mulDivV = nil
 	setVector(l)
 	transposeTabs = [16][]int32{}
 	if lanes > 0 {

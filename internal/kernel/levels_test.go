@@ -449,3 +449,32 @@ func testNormSmallBwdSubnormals(t *testing.T) {
 // tiny is two float32s whose product is subnormal, kept in a variable so
 // that the compiler does not fold the product.
 var tiny = []float32{0x1p-70, 0x1p-70}
+
+// TestMulDiv: MulDiv gives the bits of Go's c * x[i] / n at every level,
+// for every length from 0 to 40 (the vector part and the scalar tail),
+// subnormal, huge, zero and non-finite values included.
+func TestMulDiv(t *testing.T) { atLevels(t, testMulDiv) }
+
+func testMulDiv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	special := []float64{0, math.Copysign(0, -1), 5e-324, 1e-310, math.MaxFloat64, math.Inf(1), math.Inf(-1), math.NaN()}
+	for n := range 41 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(40)-20))
+			if rng.IntN(8) == 0 {
+				x[i] = special[rng.IntN(len(special))]
+			}
+		}
+		for _, cn := range [][2]float64{{-7, 12800}, {0.3, 3}, {-1e300, 1e-10}, {2.5, 1e308}} {
+			c, nn := cn[0], cn[1]
+			dst := make([]float64, n)
+			MulDiv(dst, x, c, nn)
+			for i, v := range x {
+				if want := c * v / nn; math.Float64bits(dst[i]) != math.Float64bits(want) && !(want != want && dst[i] != dst[i]) {
+					t.Fatalf("n=%d, c=%g, n=%g: MulDiv(%g) = %g, want %g", n, c, nn, v, dst[i], want)
+				}
+			}
+		}
+	}
+}

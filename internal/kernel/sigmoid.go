@@ -57,3 +57,18 @@ func Sigmoids(T, t float64, phi, sig, der []float64) {
 	}
 	sigmoidsPortable(T, t, phi[n:], sig[n:], der[n:])
 }
+
+// MulDiv writes c·x_i/n into dst for each value x_i of x, with the bits of
+// Go's c * x[i] / n (a product, then a quotient, each rounded): on vectors
+// of float64 where the build has them. dst must hold len(x) values.
+func MulDiv(dst, x []float64, c, n float64) {
+	dst = dst[:len(x)]
+	m := 0
+	if mulDivV != nil {
+		m = len(x) &^ (lanes/2 - 1)
+		mulDivV(dst[:m], x[:m], c, n)
+	}
+	for i := m; i < len(x); i++ {
+		dst[i] = c * x[i] / n
+	}
+}

@@ -53,6 +53,9 @@ func normSmallFwd512(x []float32, d int, m []float32, p float32, invP float32, c
 // out. io is normSmallFwd's out with the weights in vector 6.
 func normSmallBwd512(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16
 
+// mulDiv512 is MulDiv on the first len(x) − len(x) mod 8 values.
+func mulDiv512(dst []float64, x []float64, c float64, n float64)
+
 // expSmall512 is the generalized ball's prepared kernel on a block of 16 rows of
 // d < 16 prepared logarithms (logs, row-major), one row per lane: e and c
 // (transposed: vector j holds coordinate j of each row) and each row's
@@ -147,6 +150,9 @@ func normSmallFwd256(x []float32, d int, m []float32, p float32, invP float32, c
 // whose products are not finite in float32 or reach 2¹⁰⁰, which it leaves
 // out. io is normSmallFwd's out with the weights in vector 6.
 func normSmallBwd256(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16
+
+// mulDiv256 is MulDiv on the first len(x) − len(x) mod 4 values.
+func mulDiv256(dst []float64, x []float64, c float64, n float64)
 
 // expSmall256 is the generalized ball's prepared kernel on a block of 8 rows of
 // d < 16 prepared logarithms (logs, row-major), one row per lane: e and c

@@ -1987,6 +1987,31 @@ al:
 	MOVW        AX, ret+128(FP)
 	RET
 
+// func mulDiv512(dst []float64, x []float64, c float64, n float64)
+// Requires: AVX, AVX512F
+TEXT ·mulDiv512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	SHRQ         $0x03, DX
+	VBROADCASTSD c+48(FP), Z0
+	VBROADCASTSD n+56(FP), Z1
+
+loop:
+	TESTQ   DX, DX
+	JZ      done
+	VMULPD  (CX), Z0, Z2
+	VDIVPD  Z1, Z2, Z2
+	VMOVUPD Z2, (AX)
+	ADDQ    $0x00000040, CX
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func expSmall512(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
 // Requires: AVX, AVX512F
 TEXT ·expSmall512(SB), NOSPLIT, $0-176
@@ -3750,6 +3775,31 @@ al:
 	LDMXCSR     (SP)
 	VZEROUPPER
 	MOVW        AX, ret+128(FP)
+	RET
+
+// func mulDiv256(dst []float64, x []float64, c float64, n float64)
+// Requires: AVX
+TEXT ·mulDiv256(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	SHRQ         $0x02, DX
+	VBROADCASTSD c+48(FP), Y0
+	VBROADCASTSD n+56(FP), Y1
+
+loop:
+	TESTQ   DX, DX
+	JZ      done
+	VMULPD  (CX), Y0, Y2
+	VDIVPD  Y1, Y2, Y2
+	VMOVUPD Y2, (AX)
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, AX
+	DECQ    DX
+	JMP     loop
+
+done:
+	VZEROUPPER
 	RET
 
 // func expSmall256(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)

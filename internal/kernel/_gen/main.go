@@ -27,6 +27,7 @@ func main() {
 		transposeBlock(s)
 		normSmallFwd(s)
 		normSmallBwd(s)
+		mulDiv(s)
 		expSmall(s)
 		addSmall(s)
 		gemmTile(s)
@@ -584,6 +585,23 @@ func normSmallFwd(s isa) {
 	ANDL(s.bits(live), spec)
 	VZEROUPPER()
 	Store(spec.As16(), ReturnIndex(0))
+	RET()
+}
+
+func mulDiv(s isa) {
+	text(s, "mulDiv", "func(dst, x []float64, c, n float64)",
+		fmt.Sprintf("is MulDiv on the first len(x) − len(x) mod %d values.", s.w/2))
+	dst, x := ptr("dst"), ptr("x")
+	cnt := length("x")
+	SHRQ(U8(log2w(s)-1), cnt)
+	cv, nv := s.bcastParam64("c"), s.bcastParam64("n")
+	vecLoop(cnt, every(s.bytes(), x, dst), func() {
+		v := s.vec()
+		VMULPD(mem(x), cv, v)
+		VDIVPD(nv, v, v)
+		VMOVUPD(v, mem(dst))
+	})
+	VZEROUPPER()
 	RET()
 }
 
