@@ -1,0 +1,43 @@
+package kernel
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkNormTrainSpans: the single-norm's small-d training kernel (d =
+// 3) on a batch as training reads it: 256 anchors' 500 rows each, spans
+// of a 12 500-anchor split (45 MB) in random order, so that each span
+// starts in memory the last one did not touch.
+func BenchmarkNormTrainSpans(b *testing.B) {
+	const d, per, anchors, batch = 3, 500, 12500, 256
+	rng := rand.New(rand.NewPCG(1, 1))
+	split := make([]float32, anchors*per*d)
+	for i := range split {
+		split[i] = float32(rng.NormFloat64())
+	}
+	spans := make(Spans, batch)
+	for k := range spans {
+		a := rng.IntN(anchors)
+		spans[k] = split[a*per*d : (a+1)*per*d]
+	}
+	m := []float64{1, 0.1, 0, 0, 1, 0.2, 0.1, 0, 1}
+	scores := make([]float64, batch*per)
+	dtheta := make([]float64, d*d+1)
+	weights := func(lo int, phi, w []float64) {
+		for i := range w {
+			w[i] = 1e-3
+		}
+	}
+	exact := NormExact{Scores: func(dst []float64, x []float32) {}, Grad: func([]float64, []float32, float64) {}}
+	b.SetBytes(int64(len(scores) * d * 4))
+	for b.Loop() {
+		for k := range spans { // a new batch each time, as an epoch's
+			a := rng.IntN(anchors)
+			spans[k] = split[a*per*d : (a+1)*per*d]
+		}
+		if !NormTrain(d, m, NormMatrix{}, 1.5, dtheta, scores, spans, weights, exact) {
+			b.Skip("no vector kernels")
+		}
+	}
+}
