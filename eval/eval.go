@@ -169,18 +169,25 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle) ([]Result,
 			}
 		}
 	})
+	binIn, binOut := make([]int, nb), make([]int, nb)
+	for c := 0; c < len(in); c += nb {
+		for b := range nb {
+			binIn[b] += in[c+b]
+			binOut[b] += out[c+b]
+		}
+	}
 	rs := make([]Result, len(qs))
 	for j, q := range qs {
 		// Positives with v ≤ q are those of the bins up to q's; negatives
-		// with v > q those of the bins after it.
-		last, _ := slices.BinarySearch(sq, q)
+		// with v > q those of the bins after it. Nothing is ≤ or > NaN.
 		var nin, nout int
-		for c := 0; c < len(in) && q == q; c += nb { // nothing is ≤ or > NaN
+		if q == q {
+			last, _ := slices.BinarySearch(sq, q)
 			for b := range nb {
 				if b <= last {
-					nin += in[c+b]
+					nin += binIn[b]
 				} else {
-					nout += out[c+b]
+					nout += binOut[b]
 				}
 			}
 		}
@@ -218,7 +225,7 @@ func decisive(g geometry.Geometry, qs []float64) func(dst []float64, diffs []flo
 			// geometry.Undecided for each q, its finiteness test once.
 			near := math.IsInf(s, 0) || math.IsNaN(s)
 			for _, q := range qs {
-				near = near || math.Abs(s-q) <= rel*max(s, q)+abs
+				near = near || geometry.Near(s, q, rel, abs)
 			}
 			if near {
 				dst[i] = g.Scores(one[:], diffs[i*d:(i+1)*d])[0]

@@ -127,7 +127,8 @@ func runCell(ctx context.Context, sp *Splits, cfg Config, m Method, seed uint64)
 	// The recalibrated curve (none per class) is scored in the same pass
 	// over the test split as the set itself (a second pass was 6% of the
 	// simulation's CPU).
-	if cfg.bare || set.ClassConditional() {
+	curve := !cfg.bare && !set.ClassConditional()
+	if !curve {
 		out.Test, err = eval.Evaluate(set, sp.Test)
 	} else {
 		cal := sp.Cal
@@ -153,7 +154,7 @@ func runCell(ctx context.Context, sp *Splits, cfg Config, m Method, seed uint64)
 			return out, err
 		}
 	}
-	if cfg.bare || set.ClassConditional() {
+	if !curve {
 		return out, nil
 	}
 	if cfg.shapes && seed == 0 {

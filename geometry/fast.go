@@ -58,8 +58,13 @@ func members(g Geometry, q float64, dst []bool, scores []float64, diffs []float3
 // exact score φ (FastTolerance), leaves φ ≤ q open: s within that bound of
 // q, or not finite. Elsewhere s ≤ q decides as φ ≤ q does.
 func Undecided(s, q, rel, abs float64) bool {
-	return math.IsInf(s, 0) || math.IsNaN(s) || math.Abs(s-q) <= rel*max(s, q)+abs
+	return math.IsInf(s, 0) || math.IsNaN(s) || Near(s, q, rel, abs)
 }
+
+// Near is Undecided for a fast score s known to be finite: s within
+// rel·max(s, q) + abs of q. A caller that weighs one score against many
+// thresholds tests its finiteness once and calls Near for each.
+func Near(s, q, rel, abs float64) bool { return math.Abs(s-q) <= rel*max(s, q)+abs }
 
 // decide sets dst[i] to whether row i is inside {φ ≤ q}: from its fast
 // score scores[i] (within rel·φ + abs of the exact one) where that lies
