@@ -105,7 +105,8 @@ func AddWeighted(sumE, sumEC []float64, w float64, e, c []float32) {
 // vector's worth of rows at a time, one per lane. Each row's e and c are
 // ExpRow's and its sum is taken in float64 in coordinate order;
 // Σ_i w_i·e_ij and Σ_i w_i·e_ij·c_ij (into sumE and sumEC, when not nil) are
-// summed in float64 lanes. weights is called once per block of rows. The
+// summed in float64 lanes. weights is called once per group of blocks
+// (smallGroup). The
 // rows are those of logs, read in place (a block that straddles two spans
 // is copied). It reports false, doing nothing, where it does not apply
 // (d ≥ 16, or the portable level).
@@ -120,32 +121,45 @@ func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs Spans, 
 		panic("kernel: ExpRowsSmall: lengths differ")
 	}
 	grads := sumE != nil
-	e, c := make([]float32, d*W), make([]float32, d*W)
-	pad := make([]float32, d*W)
-	var acc []float64 // Σ w·e and Σ w·e·c per coordinate and lane, at (2j+0|1)·W
-	if grads {
-		acc = make([]float64, 2*d*W)
-	}
-	var w, phi [16]float64
+	// A group of blocks at a time (smallGroup): every block's kernel, then
+	// the group's weights in one call, then the weighted sums in block
+	// order, as normSmall32.
+	G := smallGroup(d, W)
+	dw := d * W
+	sc := smallPool.Get().(*smallScratch)
+	defer sc.put()
+	es, cs, pad := sc.f32(0, G*dw), sc.f32(1, G*dw), sc.f32(2, dw)
+	f64 := sc.f64(2*d*W + G*W)
+	acc := f64[:2*d*W] // Σ w·e and Σ w·e·c per coordinate and lane, at (2j+0|1)·W
+	w := f64[2*d*W:]   // the group's weights, then 0 to the end of its last block
+	clear(acc)
+	var phi [16]float64
 	cur := cursor{s: logs}
-	for lo := 0; lo < n; lo += W {
-		hi := min(n, lo+W)
-		blk := cur.take(hi-lo, d, pad)
-		if hi-lo < W {
-			copy(pad, blk)
-			for j := (hi - lo) * d; j < len(pad); j++ {
-				pad[j] = LogZero // the padding: e = 0
+	for glo := 0; glo < n; glo += G * W {
+		ghi := min(n, glo+G*W)
+		nb := (ghi - glo + W - 1) / W
+		for b := range nb {
+			lo := glo + b*W
+			hi := min(ghi, lo+W)
+			blk := cur.take(hi-lo, d, pad)
+			if hi-lo < W {
+				copy(pad, blk)
+				for j := (hi - lo) * d; j < len(pad); j++ {
+					pad[j] = LogZero // the padding: e = 0
+				}
+				blk = pad
 			}
-			blk = pad
+			expSmallV(blk, d, logm, p, phi[:W], es[b*dw:(b+1)*dw], cs[b*dw:(b+1)*dw], transposeTabs[d])
+			copy(scores[lo:hi], phi[:hi-lo])
 		}
-		expSmallV(blk, d, logm, p, phi[:W], e, c, transposeTabs[d])
-		copy(scores[lo:hi], phi[:hi-lo])
 		if !grads {
 			continue
 		}
-		clear(w[hi-lo:])
-		weights(lo, scores[lo:hi], w[:hi-lo])
-		addSmallV(acc, w[:W], e, c, d)
+		clear(w[ghi-glo:])
+		weights(glo, scores[glo:ghi], w[:ghi-glo])
+		for b := range nb {
+			addSmallV(acc, w[b*W:(b+1)*W], es[b*dw:(b+1)*dw], cs[b*dw:(b+1)*dw], d)
+		}
 	}
 	for j := range sumE {
 		for l := range W {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"sync"
+	"unsafe"
 )
 
 // NormTrainTol bounds the relative difference between NormTrain's scores and
@@ -293,27 +294,36 @@ func gradRow(g, y, up []float32, a, cw, thr float32) float32 {
 // and added into dtheta in float64 every normSmallFlush rows; ∂φ/∂p in
 // float64.
 //
+// The blocks go in groups (smallGroup): the forward pass of every block of
+// a group, then the group's weights in one call, then the backward passes
+// in block order, so that the weights' own vector arithmetic (a sigmoid
+// per row) runs on long vectors and is called a sixteenth as often. What
+// is summed, and in which order, is as block by block.
+//
 // A row with a u_k below float32's normal range (other than 0) or a NaN
 // (y beyond float32's range), or whose w·∂φ/∂y_k·x_l reach 2¹⁰⁰, is computed
-// exactly in float64 (exact). weights is called once per block.
+// exactly in float64 (exact). weights is called once per group.
 func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs Spans, weights func(lo int, phi, w []float64), exact NormExact) {
 	rowsN := len(scores)
 	W := lanes
-	m32 := make([]float32, d*d)
+	G := smallGroup(d, W)
+	// Per block of a group: the rows (where copied), xt, y, up and out
+	// (max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p}, w: a vector each).
+	dw, ow := d*W, 7*W
+	sc := smallPool.Get().(*smallScratch)
+	defer sc.put()
+	xts, ys, ups, pads := sc.f32(0, G*dw), sc.f32(1, G*dw), sc.f32(2, G*dw), sc.f32(3, G*dw)
+	outs, m32 := sc.f32(4, G*ow), sc.f32(5, d*d)
+	acc := sc.f32(6, d*d*W) // ∂φ/∂M_kl summed per lane, at (k·d+l)·W
 	for i, v := range m {
 		m32[i] = float32(v)
 	}
-	xt, y, up := make([]float32, d*W), make([]float32, d*W), make([]float32, d*W)
-	out := make([]float32, 7*W) // max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p}, w
-	pad := make([]float32, d*W)
-	pad64 := make([]float64, W) // a last block's scores
-	var acc []float32           // ∂φ/∂M_kl summed per lane, at (k·d+l)·W
-	if dtheta != nil {
-		acc = make([]float32, d*d*W)
-	}
+	clear(acc)
+	f64 := sc.f64(W + G*W)
+	pad64, wts := f64[:W], f64[W:] // a last block's scores; the group's weights
+	blks, specials := sc.blocks(G)
 	pf, invP, cpE := float32(p), float32(1/p), float32((1-p)/p)
-	sS, tT, l2s, wv := out[2*W:3*W], out[3*W:4*W], out[4*W:5*W], out[6*W:]
-	var wts, dp [16]float64 // each row's weight and w·∂φ/∂p
+	var dp [16]float64 // each row's w·∂φ/∂p
 	flush := func() {
 		for kl := range d * d {
 			var sum float64
@@ -326,70 +336,156 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 	}
 	cur := cursor{s: diffs}
 	blocks := 0 // since the last flush
-	for lo := 0; lo < rowsN; lo += W {
-		hi := min(rowsN, lo+W)
-		nr := hi - lo
-		blk := cur.take(nr, d, pad)
-		if nr < W {
-			copy(pad, blk)
-			clear(pad[nr*d:])
-			blk = pad
-		}
-		dst := scores[lo:hi]
-		if nr < W {
-			dst = pad64
-		}
-		special := normSmallFwdV(blk, d, m32, pf, invP, cpE, xt, y, up, out, transposeTabs[d], dst)
-		if nr < W {
-			copy(scores[lo:hi], pad64)
-			special &= 1<<nr - 1
-		}
-		for sp := special; sp != 0; sp &= sp - 1 {
-			r := bits.TrailingZeros16(sp)
-			exact.Scores(scores[lo+r:lo+r+1], blk[r*d:(r+1)*d])
+	tab := transposeTabs[d]
+	for glo := 0; glo < rowsN; glo += G * W {
+		ghi := min(rowsN, glo+G*W)
+		nb := (ghi - glo + W - 1) / W
+		for b := range nb {
+			lo := glo + b*W
+			hi := min(ghi, lo+W)
+			nr := hi - lo
+			pad := pads[b*dw : (b+1)*dw]
+			blk := cur.take(nr, d, pad)
+			if nr < W {
+				copy(pad, blk)
+				clear(pad[nr*d:])
+				blk = pad
+			}
+			blks[b] = blk
+			dst := scores[lo:hi]
+			if nr < W {
+				dst = pad64
+			}
+			special := normSmallFwdV(blk, d, m32, pf, invP, cpE, xts[b*dw:(b+1)*dw], ys[b*dw:(b+1)*dw], ups[b*dw:(b+1)*dw], outs[b*ow:(b+1)*ow], tab, dst)
+			if nr < W {
+				copy(scores[lo:hi], pad64)
+				special &= 1<<nr - 1
+			}
+			for sp := special; sp != 0; sp &= sp - 1 {
+				r := bits.TrailingZeros16(sp)
+				exact.Scores(scores[lo+r:lo+r+1], blk[r*d:(r+1)*d])
+			}
+			specials[b] = special
 		}
 		if dtheta == nil {
 			continue
 		}
-		w := wts[:nr]
-		weights(lo, scores[lo:hi], w)
-		for r := range W {
-			wv[r], dp[r] = 0, 0
-			if r >= nr || special>>r&1 != 0 || scores[lo+r] == 0 {
-				continue
+		gw := wts[:ghi-glo]
+		weights(glo, scores[glo:ghi], gw)
+		for b := range nb {
+			lo := glo + b*W
+			hi := min(ghi, lo+W)
+			nr := hi - lo
+			w := gw[b*W : b*W+nr]
+			special, blk, out := specials[b], blks[b], outs[b*ow:(b+1)*ow]
+			sS, tT, l2s, wv := out[2*W:3*W], out[3*W:4*W], out[4*W:5*W], out[6*W:]
+			for r := range W {
+				wv[r], dp[r] = 0, 0
+				if r >= nr || special>>r&1 != 0 || scores[lo+r] == 0 {
+					continue
+				}
+				phi, s, t := scores[lo+r], float64(sS[r]), float64(tT[r])
+				wv[r] = float32(w[r])
+				dp[r] = w[r] * phi * (t/(p*s) - float64(l2s[r])*math.Ln2/(p*p))
 			}
-			phi, s, t := scores[lo+r], float64(sS[r]), float64(tT[r])
-			wv[r] = float32(w[r])
-			dp[r] = w[r] * phi * (t/(p*s) - float64(l2s[r])*math.Ln2/(p*p))
-		}
-		over := normSmallBwdV(xt, y, up, d, out, acc)
-		// ∂φ/∂p summed in a register, in row order (through memory it was
-		// a store and a load per row, 2.6% of the simulation's CPU).
-		sum := dtheta[d*d]
-		for r := range nr {
-			if special>>r&1 == 0 && over>>r&1 == 0 {
-				sum += dp[r]
-				continue
+			over := normSmallBwdV(xts[b*dw:(b+1)*dw], ys[b*dw:(b+1)*dw], ups[b*dw:(b+1)*dw], d, out, acc)
+			// ∂φ/∂p summed in a register, in row order (through memory it
+			// was a store and a load per row, 2.6% of the simulation's CPU).
+			sum := dtheta[d*d]
+			for r := range nr {
+				if special>>r&1 == 0 && over>>r&1 == 0 {
+					sum += dp[r]
+					continue
+				}
+				// A row with a u_k the polynomials do not cover, or whose
+				// w·∂φ/∂y·x would overflow float32 (it added nothing to the
+				// lane sums): its gradient exactly, with the weight already
+				// drawn.
+				if w := w[r]; w != 0 && scores[lo+r] != 0 {
+					dtheta[d*d] = sum
+					exact.Grad(dtheta, blk[r*d:(r+1)*d], w)
+					sum = dtheta[d*d]
+				}
 			}
-			// A row with a u_k the polynomials do not cover, or whose
-			// w·∂φ/∂y·x would overflow float32 (it added nothing to the lane
-			// sums): its gradient exactly, with the weight already drawn.
-			if w := w[r]; w != 0 && scores[lo+r] != 0 {
-				dtheta[d*d] = sum
-				exact.Grad(dtheta, blk[r*d:(r+1)*d], w)
-				sum = dtheta[d*d]
+			dtheta[d*d] = sum
+			// Every normSmallFlush/W blocks, counted (two integer
+			// divisions a block by a W not known at compile time were 0.6%
+			// of the simulation's CPU with AVX2).
+			if blocks++; blocks == normSmallFlush/W || hi == rowsN {
+				flush()
+				blocks = 0
 			}
-		}
-		dtheta[d*d] = sum
-		// Every normSmallFlush/W blocks, counted (two integer divisions a
-		// block by a W not known at compile time were 0.6% of the
-		// simulation's CPU with AVX2).
-		if blocks++; blocks == normSmallFlush/W || hi == rowsN {
-			flush()
-			blocks = 0
 		}
 	}
 }
+
+// smallScratch holds a small-d kernel's buffers between calls (most are
+// a group's worth, a few KiB, and a training epoch makes thousands of
+// calls).
+type smallScratch struct {
+	a        [7][]float32 // vector arrays, each of a multiple of W (they stay aligned as allocated)
+	b        []float64
+	blks     [][]float32
+	specials []uint16
+}
+
+var smallPool = sync.Pool{New: func() any { return new(smallScratch) }}
+
+// f32 returns the i-th array with n float32s (not cleared), starting at
+// a cache line.
+func (s *smallScratch) f32(i, n int) []float32 {
+	if cap(s.a[i]) < n {
+		s.a[i] = aligned[float32](n)
+	}
+	return s.a[i][:n]
+}
+
+// f64 returns n float64s (not cleared), starting at a cache line.
+func (s *smallScratch) f64(n int) []float64 {
+	if cap(s.b) < n {
+		s.b = aligned[float64](n)
+	}
+	return s.b[:n]
+}
+
+// aligned returns n zeros starting at a 64-byte boundary: the allocator
+// aligns some size classes only to 16 bytes, and there every other
+// 32-byte vector of a kernel's array would straddle two cache lines (with
+// the small-d arrays in one allocation at 36-byte offsets, the backward
+// kernel took 2.8× its time).
+func aligned[E float32 | float64](n int) []E {
+	var e E
+	size := int(unsafe.Sizeof(e))
+	b := make([]E, n+64/size-1)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) % 64 / uintptr(size))
+	return b[off : off+n : off+n]
+}
+
+// put clears the block slices (rows a caller owns) and returns s to the
+// pool.
+func (s *smallScratch) put() {
+	clear(s.blks)
+	smallPool.Put(s)
+}
+
+// blocks returns g block slices and g uint16s.
+func (s *smallScratch) blocks(g int) ([][]float32, []uint16) {
+	if cap(s.blks) < g {
+		s.blks, s.specials = make([][]float32, g), make([]uint16, g)
+	}
+	return s.blks[:g], s.specials[:g]
+}
+
+// smallGroup is how many blocks of W rows the small-d kernels handle
+// between two calls of their weights: 128 rows, fewer where one of a
+// group's per-block arrays (d·W float32s a block) would pass 4 KiB.
+func smallGroup(d, W int) int {
+	return max(1, min(smallGroupRows/W, 1024/(d*W)))
+}
+
+// smallGroupRows is the rows of a group of blocks (smallGroup) where d is
+// small.
+var smallGroupRows = 128
 
 // normSmallFlush is how many rows normSmall32 sums in float32 lanes before
 // adding the sums into dtheta: each lane then sums at most 64 (AVX-512) or

@@ -1,0 +1,104 @@
+package kernel
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+)
+
+// TestSmallGroups: the small-d kernels give the same bits whether a
+// group holds one block or many (the weights drawn a group at a time, the
+// backward passes in block order), at every vector level, for every d
+// below 16 and row counts that end a group, a block or neither; and the
+// weights are asked for every row once, in order.
+func TestSmallGroups(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		if lanes == 0 {
+			t.Skip("the portable level has no small-d vector kernels") // atLevels runs the vector levels too
+		}
+		rng := rand.New(rand.NewPCG(7, 7))
+		for trial := range 60 {
+			d := 1 + trial%15
+			n := 1 + rng.IntN(3*smallGroupRows)
+			spans := randSpans(rng, n, d)
+			m := make([]float64, d*d)
+			for i := range m {
+				m[i] = rng.NormFloat64()
+			}
+			p := 1.2 + rng.Float64()
+			logm, pv := make([]float32, d), make([]float32, d)
+			for j := range d {
+				logm[j], pv[j] = float32(rng.NormFloat64()), float32(1+rng.Float64())
+			}
+			run := func(group int) (norm, gen [][]float64) {
+				saved := smallGroupRows
+				smallGroupRows = group
+				defer func() { smallGroupRows = saved }()
+				next := 0
+				weights := func(lo int, phi, w []float64) {
+					if lo != next || len(phi) != len(w) {
+						t.Fatalf("d %d: weights asked for rows %d+%d after %d", d, lo, len(w), next)
+					}
+					next = lo + len(w)
+					for k, v := range phi {
+						w[k] = math.Sin(v * float64(lo+k+1)) // depends on the row and its score
+					}
+				}
+				exact := NormExact{Scores: func(dst []float64, x []float32) { dst[0] = -1 }, Grad: func(dt []float64, _ []float32, w float64) { dt[0] += w }}
+				sc, dt := make([]float64, n), make([]float64, d*d+1)
+				if !NormTrain(d, m, NormMatrix{}, p, dt, sc, spans, weights, exact) {
+					t.Fatal("NormTrain declined")
+				}
+				if next != n {
+					t.Fatalf("d %d: weights asked for %d of %d rows", d, next, n)
+				}
+				next = 0
+				gsc, sumE, sumEC := make([]float64, n), make([]float64, d), make([]float64, d)
+				if !ExpRowsSmall(logm, pv, sumE, sumEC, gsc, spans, weights) {
+					t.Fatal("ExpRowsSmall declined")
+				}
+				return [][]float64{sc, dt}, [][]float64{gsc, sumE, sumEC}
+			}
+			n1, g1 := run(lanes)
+			n2, g2 := run(smallGroupRows)
+			for i, pair := range [][2][][]float64{{n1, n2}, {g1, g2}} {
+				for a := range pair[0] {
+					for k := range pair[0][a] {
+						if math.Float64bits(pair[0][a][k]) != math.Float64bits(pair[1][a][k]) {
+							t.Fatalf("d %d, n %d, kernel %d, output %d[%d]: %v a block at a time, %v grouped", d, n, i, a, k, pair[0][a][k], pair[1][a][k])
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// randSpans returns n rows of d values split into spans of random lengths.
+func randSpans(rng *rand.Rand, n, d int) Spans {
+	var s Spans
+	for n > 0 {
+		r := min(n, 1+rng.IntN(40))
+		sp := make([]float32, r*d)
+		for i := range sp {
+			sp[i] = float32(rng.NormFloat64())
+		}
+		s = append(s, sp)
+		n -= r
+	}
+	return s
+}
+
+// TestAligned: aligned's arrays start at a cache line.
+func TestAligned(t *testing.T) {
+	for n := range 200 {
+		a, b := aligned[float32](n+1), aligned[float64](n+1)
+		if len(a) != n+1 || len(b) != n+1 {
+			t.Fatalf("n %d: lengths %d, %d", n+1, len(a), len(b))
+		}
+		if p, q := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0])); p%64 != 0 || q%64 != 0 {
+			t.Fatalf("n %d: addresses %#x, %#x", n+1, p, q)
+		}
+	}
+}
