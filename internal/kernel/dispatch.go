@@ -78,10 +78,10 @@ var (
 	sigmoidsV     func(T, t float64, phi, sig, der []float64) bool
 	pnormRowV     func(y []float32, inv, p float32, up []float32) (sum, t float64, special bool)
 	transposeV    func(xt, x []float32, d int, tab []int32)
-	normSmallFwdV func(x []float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32, tab []int32, scores []float64) uint16
+	normSmallFwdV func(blks [][]float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32, tab []int32, scores []float64, special []uint16)
 	normSmallBwdV func(xt, y, up []float32, d int, io, acc []float32) uint16
 	mulDivV       func(dst, x []float64, c, n float64)
-	expSmallV     func(logs []float32, d int, logm, p []float32, scores []float64, e, c []float32, tab []int32)
+	expSmallV     func(blks [][]float32, d int, logm, p []float32, scores []float64, e, c []float32, tab []int32)
 	addSmallV     func(acc, w []float64, e, c []float32, d int)
 	sqHalfV       func(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r, c float32)
 	powHalfV      func(masks []uint16, consts []float32, blocks []uint16, limit float32)

@@ -128,30 +128,31 @@ func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs Spans, 
 	dw := d * W
 	sc := smallPool.Get().(*smallScratch)
 	defer sc.put()
-	es, cs, pad := sc.f32(0, G*dw), sc.f32(1, G*dw), sc.f32(2, dw)
-	f64 := sc.f64(2*d*W + G*W)
-	acc := f64[:2*d*W] // Σ w·e and Σ w·e·c per coordinate and lane, at (2j+0|1)·W
-	w := f64[2*d*W:]   // the group's weights, then 0 to the end of its last block
+	es, cs, pads := sc.f32(0, G*dw), sc.f32(1, G*dw), sc.f32(2, G*dw)
+	f64 := sc.f64(2*d*W + 2*G*W)
+	acc := f64[:2*d*W]                            // Σ w·e and Σ w·e·c per coordinate and lane, at (2j+0|1)·W
+	phis, w := f64[2*d*W:][:G*W], f64[2*d*W+G*W:] // the group's scores; its weights, then 0 to the end of its last block
 	clear(acc)
-	var phi [16]float64
+	blks, _ := sc.blocks(G)
 	cur := cursor{s: logs}
 	for glo := 0; glo < n; glo += G * W {
 		ghi := min(n, glo+G*W)
 		nb := (ghi - glo + W - 1) / W
 		for b := range nb {
-			lo := glo + b*W
-			hi := min(ghi, lo+W)
-			blk := cur.take(hi-lo, d, pad)
-			if hi-lo < W {
+			nr := min(W, ghi-glo-b*W)
+			pad := pads[b*dw : (b+1)*dw] // a block's own: the kernel reads them all at once
+			blk := cur.take(nr, d, pad)
+			if nr < W {
 				copy(pad, blk)
-				for j := (hi - lo) * d; j < len(pad); j++ {
+				for j := nr * d; j < len(pad); j++ {
 					pad[j] = LogZero // the padding: e = 0
 				}
 				blk = pad
 			}
-			expSmallV(blk, d, logm, p, phi[:W], es[b*dw:(b+1)*dw], cs[b*dw:(b+1)*dw], transposeTabs[d])
-			copy(scores[lo:hi], phi[:hi-lo])
+			blks[b] = blk
 		}
+		expSmallV(blks[:nb], d, logm, p, phis, es, cs, transposeTabs[d])
+		copy(scores[glo:ghi], phis)
 		if !grads {
 			continue
 		}

@@ -21,7 +21,17 @@ func TestSmallGroups(t *testing.T) {
 		for trial := range 60 {
 			d := 1 + trial%15
 			n := 1 + rng.IntN(3*smallGroupRows)
-			spans := randSpans(rng, n, d)
+			rows := make([]float32, n*d)
+			for i := range rows {
+				rows[i] = float32(rng.NormFloat64())
+			}
+			var odd []int // rows made special: an infinite value (u = Inf·0)
+			for range rng.IntN(4) {
+				r := rng.IntN(n)
+				odd = append(odd, r)
+				rows[r*d] = float32(math.Inf(1))
+			}
+			spans := randSpans(rng, rows, d) // many blocks straddle two spans
 			m := make([]float64, d*d)
 			for i := range m {
 				m[i] = rng.NormFloat64()
@@ -45,13 +55,20 @@ func TestSmallGroups(t *testing.T) {
 						w[k] = math.Sin(v * float64(lo+k+1)) // depends on the row and its score
 					}
 				}
-				exact := NormExact{Scores: func(dst []float64, x []float32) { dst[0] = -1 }, Grad: func(dt []float64, _ []float32, w float64) { dt[0] += w }}
+				// The exact kernel's stand-ins: a row's score is -(its first
+				// value), to check that the right row went to it.
+				exact := NormExact{Scores: func(dst []float64, x []float32) { dst[0] = -float64(x[0]) }, Grad: func(dt []float64, _ []float32, w float64) { dt[0] += w }}
 				sc, dt := make([]float64, n), make([]float64, d*d+1)
 				if !NormTrain(d, m, NormMatrix{}, p, dt, sc, spans, weights, exact) {
 					t.Fatal("NormTrain declined")
 				}
 				if next != n {
 					t.Fatalf("d %d: weights asked for %d of %d rows", d, next, n)
+				}
+				for _, r := range odd {
+					if !math.IsInf(sc[r], -1) {
+						t.Fatalf("d %d: row %d (special) scored %v, want the exact kernel's", d, r, sc[r])
+					}
 				}
 				next = 0
 				gsc, sumE, sumEC := make([]float64, n), make([]float64, d), make([]float64, d)
@@ -75,17 +92,12 @@ func TestSmallGroups(t *testing.T) {
 	})
 }
 
-// randSpans returns n rows of d values split into spans of random lengths.
-func randSpans(rng *rand.Rand, n, d int) Spans {
+// randSpans splits rows of d values into spans of 1 to 40 rows.
+func randSpans(rng *rand.Rand, rows []float32, d int) Spans {
 	var s Spans
-	for n > 0 {
-		r := min(n, 1+rng.IntN(40))
-		sp := make([]float32, r*d)
-		for i := range sp {
-			sp[i] = float32(rng.NormFloat64())
-		}
-		s = append(s, sp)
-		n -= r
+	for len(rows) > 0 {
+		r := min(len(rows), (1+rng.IntN(40))*d)
+		s, rows = append(s, rows[:r]), rows[r:]
 	}
 	return s
 }

@@ -429,7 +429,7 @@ func testNormSmallBwdSubnormals(t *testing.T) {
 		w        float32
 		wantZero bool
 	}{{1e-39, true}, {0x1p-127, true}, {1, false}} {
-		normSmallFwdV(x, d, m, p, 1/p, (1-p)/p, xt, y, up, out, transposeTabs[d], make([]float64, W))
+		normSmallFwdV([][]float32{x}, d, m, p, 1/p, (1-p)/p, xt, y, up, out, transposeTabs[d], make([]float64, W), make([]uint16, 1))
 		for r := range W {
 			out[6*W+r] = tc.w
 		}

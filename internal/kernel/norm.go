@@ -294,10 +294,12 @@ func gradRow(g, y, up []float32, a, cw, thr float32) float32 {
 // and added into dtheta in float64 every normSmallFlush rows; ∂φ/∂p in
 // float64.
 //
-// The blocks go in groups (smallGroup): the forward pass of every block of
-// a group, then the group's weights in one call, then the backward passes
-// in block order, so that the weights' own vector arithmetic (a sigmoid
-// per row) runs on long vectors and is called a sixteenth as often. What
+// The blocks go in groups (smallGroup): the forward passes of a group's
+// blocks in one call, then the group's weights in one call, then the
+// backward passes in block order. The weights' own vector arithmetic (a
+// sigmoid per row) then runs on long vectors, the calls' overhead is paid
+// a group at a time, and the processor overlaps one block's long chain of
+// dependent operations (log2, exp2, log2, exp2) with the next block's. What
 // is summed, and in which order, is as block by block.
 //
 // A row with a u_k below float32's normal range (other than 0) or a NaN
@@ -319,8 +321,8 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 		m32[i] = float32(v)
 	}
 	clear(acc)
-	f64 := sc.f64(W + G*W)
-	pad64, wts := f64[:W], f64[W:] // a last block's scores; the group's weights
+	f64 := sc.f64(2 * G * W)
+	phis, wts := f64[:G*W], f64[G*W:] // the group's scores (to its last block's end) and weights
 	blks, specials := sc.blocks(G)
 	pf, invP, cpE := float32(p), float32(1/p), float32((1-p)/p)
 	var dp [16]float64 // each row's w·∂φ/∂p
@@ -341,9 +343,7 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 		ghi := min(rowsN, glo+G*W)
 		nb := (ghi - glo + W - 1) / W
 		for b := range nb {
-			lo := glo + b*W
-			hi := min(ghi, lo+W)
-			nr := hi - lo
+			nr := min(W, ghi-glo-b*W)
 			pad := pads[b*dw : (b+1)*dw]
 			blk := cur.take(nr, d, pad)
 			if nr < W {
@@ -352,20 +352,17 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 				blk = pad
 			}
 			blks[b] = blk
-			dst := scores[lo:hi]
-			if nr < W {
-				dst = pad64
-			}
-			special := normSmallFwdV(blk, d, m32, pf, invP, cpE, xts[b*dw:(b+1)*dw], ys[b*dw:(b+1)*dw], ups[b*dw:(b+1)*dw], outs[b*ow:(b+1)*ow], tab, dst)
-			if nr < W {
-				copy(scores[lo:hi], pad64)
-				special &= 1<<nr - 1
-			}
+		}
+		normSmallFwdV(blks[:nb], d, m32, pf, invP, cpE, xts, ys, ups, outs, tab, phis, specials[:nb])
+		copy(scores[glo:ghi], phis)
+		if nr := ghi - glo - (nb-1)*W; nr < W {
+			specials[nb-1] &= 1<<nr - 1
+		}
+		for b, special := range specials[:nb] {
 			for sp := special; sp != 0; sp &= sp - 1 {
-				r := bits.TrailingZeros16(sp)
-				exact.Scores(scores[lo+r:lo+r+1], blk[r*d:(r+1)*d])
+				r := b*W + bits.TrailingZeros16(sp)
+				exact.Scores(scores[glo+r:glo+r+1], blks[b][r%W*d:(r%W+1)*d])
 			}
-			specials[b] = special
 		}
 		if dtheta == nil {
 			continue

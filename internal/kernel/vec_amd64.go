@@ -38,13 +38,16 @@ func pnormRow512(y []float32, inv float32, p float32, up []float32) (sum float64
 // of xt holds coordinate l of each row (tab: kernel.transposeTab).
 func transposeBlock512(xt []float32, x []float32, d int, tab []int32)
 
-// normSmallFwd512 is the single-norm's forward pass on a block of 16 rows of d < 16
-// (x, row-major): xt the block transposed, y = M·x, up = u^p, in out
-// (lanes of a vector each) max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p},
-// and into scores (16 float64s) each row's max|y|·S'^{1/p} in float64.
-// It returns the lanes with a u outside float32's normal range other than 0
-// (whose scores are not meaningful).
-func normSmallFwd512(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64) uint16
+// normSmallFwd512 is the single-norm's forward pass on len(special) blocks of 16 rows of
+// d < 16 (blks, each row-major), block b's arrays at b times their size:
+// xt the block transposed, y = M·x, up = u^p (d vectors each), in out
+// (7 vectors, the last left alone) max|y|, S'^{1/p}, S', T, log2 S',
+// S'^{(1−p)/p}, and into scores (16 float64s) each row's max|y|·S'^{1/p}
+// in float64. special[b] gets block b's lanes with a u outside float32's
+// normal range other than 0 (whose scores are not meaningful). One call
+// for a group of blocks: a call per block, with its 27 argument words,
+// had been 7% of the AVX2 simulation's time.
+func normSmallFwd512(blks [][]float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64, special []uint16)
 
 // normSmallBwd512 adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l of a block into the lane sums acc (at
 // (k·d+l)·w), with ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p} (up is
@@ -56,11 +59,12 @@ func normSmallBwd512(xt []float32, y []float32, up []float32, d int, io []float3
 // mulDiv512 is MulDiv on the first len(x) − len(x) mod 8 values.
 func mulDiv512(dst []float64, x []float64, c float64, n float64)
 
-// expSmall512 is the generalized ball's prepared kernel on a block of 16 rows of
-// d < 16 prepared logarithms (logs, row-major), one row per lane: e and c
-// (transposed: vector j holds coordinate j of each row) and each row's
-// Σ_j e_j, summed in float64 in coordinate order, into scores.
-func expSmall512(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
+// expSmall512 is the generalized ball's prepared kernel on len(blks) blocks of 16 rows
+// of d < 16 prepared logarithms (each row-major), one row per lane: e and
+// c (transposed: vector j holds coordinate j of each row; block b's at b
+// times d vectors) and each row's Σ_j e_j, summed in float64 in
+// coordinate order, into scores (16 float64s a block).
+func expSmall512(blks [][]float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
 
 // addSmall512 adds w_r·e_jr into acc at 2j·w + r and w_r·e_jr·c_jr at (2j+1)·w + r, for
 // the transposed e and c of expSmall; lanes of weight 0 add 0 (not 0·∞).
@@ -136,13 +140,16 @@ func pnormRow256(y []float32, inv float32, p float32, up []float32) (sum float64
 // of xt holds coordinate l of each row (tab: kernel.transposeTab).
 func transposeBlock256(xt []float32, x []float32, d int, tab []int32)
 
-// normSmallFwd256 is the single-norm's forward pass on a block of 8 rows of d < 16
-// (x, row-major): xt the block transposed, y = M·x, up = u^p, in out
-// (lanes of a vector each) max|y|, S'^{1/p}, S', T, log2 S', S'^{(1−p)/p},
-// and into scores (8 float64s) each row's max|y|·S'^{1/p} in float64.
-// It returns the lanes with a u outside float32's normal range other than 0
-// (whose scores are not meaningful).
-func normSmallFwd256(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64) uint16
+// normSmallFwd256 is the single-norm's forward pass on len(special) blocks of 8 rows of
+// d < 16 (blks, each row-major), block b's arrays at b times their size:
+// xt the block transposed, y = M·x, up = u^p (d vectors each), in out
+// (7 vectors, the last left alone) max|y|, S'^{1/p}, S', T, log2 S',
+// S'^{(1−p)/p}, and into scores (8 float64s) each row's max|y|·S'^{1/p}
+// in float64. special[b] gets block b's lanes with a u outside float32's
+// normal range other than 0 (whose scores are not meaningful). One call
+// for a group of blocks: a call per block, with its 27 argument words,
+// had been 7% of the AVX2 simulation's time.
+func normSmallFwd256(blks [][]float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64, special []uint16)
 
 // normSmallBwd256 adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l of a block into the lane sums acc (at
 // (k·d+l)·w), with ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p} (up is
@@ -154,11 +161,12 @@ func normSmallBwd256(xt []float32, y []float32, up []float32, d int, io []float3
 // mulDiv256 is MulDiv on the first len(x) − len(x) mod 4 values.
 func mulDiv256(dst []float64, x []float64, c float64, n float64)
 
-// expSmall256 is the generalized ball's prepared kernel on a block of 8 rows of
-// d < 16 prepared logarithms (logs, row-major), one row per lane: e and c
-// (transposed: vector j holds coordinate j of each row) and each row's
-// Σ_j e_j, summed in float64 in coordinate order, into scores.
-func expSmall256(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
+// expSmall256 is the generalized ball's prepared kernel on len(blks) blocks of 8 rows
+// of d < 16 prepared logarithms (each row-major), one row per lane: e and
+// c (transposed: vector j holds coordinate j of each row; block b's at b
+// times d vectors) and each row's Σ_j e_j, summed in float64 in
+// coordinate order, into scores (8 float64s a block).
+func expSmall256(blks [][]float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
 
 // addSmall256 adds w_r·e_jr into acc at 2j·w + r and w_r·e_jr·c_jr at (2j+1)·w + r, for
 // the transposed e and c of expSmall; lanes of weight 0 add 0 (not 0·∞).

@@ -1733,21 +1733,42 @@ ts:
 	VZEROUPPER
 	RET
 
-// func normSmallFwd512(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64) uint16
+// func normSmallFwd512(blks [][]float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64, special []uint16)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·normSmallFwd512(SB), NOSPLIT, $0-218
-	MOVQ x_base+0(FP), AX
-	MOVQ m_base+32(FP), CX
-	MOVQ xt_base+72(FP), DX
-	MOVQ y_base+96(FP), BX
-	MOVQ up_base+120(FP), SI
-	MOVQ out_base+144(FP), DI
+TEXT ·normSmallFwd512(SB), NOSPLIT, $64-240
+	MOVQ  blks_base+0(FP), AX
+	MOVQ  AX, (SP)
+	MOVQ  xt_base+72(FP), AX
+	MOVQ  AX, 8(SP)
+	MOVQ  y_base+96(FP), AX
+	MOVQ  AX, 16(SP)
+	MOVQ  up_base+120(FP), AX
+	MOVQ  AX, 24(SP)
+	MOVQ  out_base+144(FP), AX
+	MOVQ  AX, 32(SP)
+	MOVQ  scores_base+192(FP), AX
+	MOVQ  AX, 40(SP)
+	MOVQ  special_base+216(FP), AX
+	MOVQ  AX, 48(SP)
+	MOVQ  special_len+224(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  AX, 56(SP)
+
+block:
+	MOVQ (SP), AX
+	MOVQ (AX), AX
+	MOVQ 8(SP), CX
+	MOVQ 16(SP), DX
+	MOVQ 24(SP), BX
+	MOVQ 32(SP), SI
+	MOVQ m_base+32(FP), DI
 	MOVQ d+24(FP), R8
 	MOVQ tab_base+168(FP), R9
 	MOVQ R8, R10
 	SHLQ $0x06, R10
 	ADDQ R9, R10
-	MOVQ DX, R11
+	MOVQ CX, R11
 	MOVQ R8, R12
 
 tl:
@@ -1770,145 +1791,159 @@ ts:
 	JNZ     tl
 	VMOVUPS ccsconst<>+2304(SB), Z0
 	VPXORD  Z2, Z2, Z2
-	MOVQ    CX, AX
-	MOVQ    BX, CX
+	MOVQ    DI, AX
+	MOVQ    DX, DI
 	MOVQ    R8, R9
 
 yk:
 	VPXORD Z3, Z3, Z3
-	MOVQ   DX, R10
+	MOVQ   CX, R10
 	MOVQ   R8, R11
 
 yl:
-	VBROADCASTSS (AX), Z1
-	VFMADD231PS  (R10), Z1, Z3
+	VBROADCASTSS (AX), Z7
+	VFMADD231PS  (R10), Z7, Z3
 	ADDQ         $0x00000004, AX
 	ADDQ         $0x00000040, R10
 	DECQ         R11
 	JNZ          yl
-	VMOVUPS      Z3, (CX)
-	ADDQ         $0x00000040, CX
+	VMOVUPS      Z3, (DI)
+	ADDQ         $0x00000040, DI
 	VPANDD       Z0, Z3, Z3
 	VMAXPS       Z3, Z2, Z2
 	DECQ         R9
 	JNZ          yk
-	VMOVUPS      Z2, (DI)
+	VMOVUPS      Z2, (SI)
 	VPXORD       Z4, Z4, Z4
 	VCMPPS       $0x04, Z4, Z2, K1
-	VMOVUPS      ccsconst<>+704(SB), Z1
-	VDIVPS       Z2, Z1, Z3
-	VMOVAPS.Z    Z3, K1, Z3
-	VBROADCASTSS p+56(FP), Z7
+	VMOVUPS      ccsconst<>+704(SB), Z7
+	VDIVPS       Z2, Z7, Z8
+	VMOVAPS.Z    Z8, K1, Z8
+	VBROADCASTSS p+56(FP), Z9
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	XORL         AX, AX
-	MOVQ         SI, DX
 	MOVQ         BX, CX
+	MOVQ         DX, DI
 	MOVQ         R8, R9
 
 uk:
-	VMULPS        (CX), Z3, Z8
-	VPANDD        Z0, Z8, Z8
-	VGETEXPPS     Z8, Z9
-	VGETMANTPS    $0x00, Z8, Z10
-	VSUBPS        ccsconst<>+704(SB), Z10, Z10
-	VMOVUPS       ccsconst<>+1856(SB), Z11
-	VFMADD213PS   ccsconst<>+1792(SB), Z10, Z11
-	VFMADD213PS   ccsconst<>+1728(SB), Z10, Z11
-	VFMADD213PS   ccsconst<>+1664(SB), Z10, Z11
-	VFMADD213PS   ccsconst<>+1600(SB), Z10, Z11
-	VFMADD213PS   ccsconst<>+1536(SB), Z10, Z11
-	VFMADD213PS   ccsconst<>+1472(SB), Z10, Z11
-	VFMADD213PS   Z9, Z11, Z10
-	VMULPS        Z7, Z10, Z9
-	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z9, K2
-	VRNDSCALEPS   $0x01, Z9, Z11
-	VSUBPS        Z11, Z9, Z9
-	VMOVUPS       ccsconst<>+2240(SB), Z12
-	VFMADD213PS   ccsconst<>+2176(SB), Z9, Z12
-	VFMADD213PS   ccsconst<>+2112(SB), Z9, Z12
-	VFMADD213PS   ccsconst<>+2048(SB), Z9, Z12
-	VFMADD213PS   ccsconst<>+1984(SB), Z9, Z12
-	VFMADD213PS   ccsconst<>+1920(SB), Z9, Z12
-	VSCALEFPS     Z11, Z12, Z12
-	VMOVAPS.Z     Z12, K2, Z12
-	VPCMPEQD      ccsconst<>+2432(SB), Z8, K2
-	VBLENDMPS     Z1, Z12, K2, Z12
-	VFPCLASSPSZ   $0xbf, Z8, K2
-	VFPCLASSPSZ   $0xb9, Z8, K3
+	VMULPS        (DI), Z8, Z10
+	VPANDD        Z0, Z10, Z10
+	VGETEXPPS     Z10, Z11
+	VGETMANTPS    $0x00, Z10, Z12
+	VSUBPS        ccsconst<>+704(SB), Z12, Z12
+	VMOVUPS       ccsconst<>+1856(SB), Z13
+	VFMADD213PS   ccsconst<>+1792(SB), Z12, Z13
+	VFMADD213PS   ccsconst<>+1728(SB), Z12, Z13
+	VFMADD213PS   ccsconst<>+1664(SB), Z12, Z13
+	VFMADD213PS   ccsconst<>+1600(SB), Z12, Z13
+	VFMADD213PS   ccsconst<>+1536(SB), Z12, Z13
+	VFMADD213PS   ccsconst<>+1472(SB), Z12, Z13
+	VFMADD213PS   Z11, Z13, Z12
+	VMULPS        Z9, Z12, Z11
+	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z11, K2
+	VRNDSCALEPS   $0x01, Z11, Z13
+	VSUBPS        Z13, Z11, Z11
+	VMOVUPS       ccsconst<>+2240(SB), Z14
+	VFMADD213PS   ccsconst<>+2176(SB), Z11, Z14
+	VFMADD213PS   ccsconst<>+2112(SB), Z11, Z14
+	VFMADD213PS   ccsconst<>+2048(SB), Z11, Z14
+	VFMADD213PS   ccsconst<>+1984(SB), Z11, Z14
+	VFMADD213PS   ccsconst<>+1920(SB), Z11, Z14
+	VSCALEFPS     Z13, Z14, Z14
+	VMOVAPS.Z     Z14, K2, Z14
+	VPCMPEQD      ccsconst<>+2432(SB), Z10, K2
+	VBLENDMPS     Z7, Z14, K2, Z14
+	VFPCLASSPSZ   $0xbf, Z10, K2
+	VFPCLASSPSZ   $0xb9, Z10, K3
 	KNOTW         K2, K2
-	KMOVW         K3, BX
-	ORL           BX, AX
+	KMOVW         K3, DX
+	ORL           DX, AX
+	VMOVAPS.Z     Z14, K2, Z14
+	VMOVUPS       Z14, (CX)
+	VADDPS        Z14, Z5, Z5
+	VMULPS        ccsconst<>+896(SB), Z12, Z12
+	VMULPS        Z14, Z12, Z12
 	VMOVAPS.Z     Z12, K2, Z12
-	VMOVUPS       Z12, (DX)
-	VADDPS        Z12, Z5, Z5
-	VMULPS        ccsconst<>+896(SB), Z10, Z10
-	VMULPS        Z12, Z10, Z10
-	VMOVAPS.Z     Z10, K2, Z10
-	VADDPS        Z10, Z6, Z6
+	VADDPS        Z12, Z6, Z6
+	ADDQ          $0x00000040, DI
 	ADDQ          $0x00000040, CX
-	ADDQ          $0x00000040, DX
 	DECQ          R9
 	JNZ           uk
 	VCMPPS        $0x00, Z4, Z2, K2
-	VBLENDMPS     Z1, Z5, K2, Z5
-	VMOVUPS       Z5, 128(DI)
-	VMOVUPS       Z6, 192(DI)
+	VBLENDMPS     Z7, Z5, K2, Z5
+	VMOVUPS       Z5, 128(SI)
+	VMOVUPS       Z6, 192(SI)
 	VGETEXPPS     Z5, Z0
-	VGETMANTPS    $0x00, Z5, Z1
-	VSUBPS        ccsconst<>+704(SB), Z1, Z1
-	VMOVUPS       ccsconst<>+1856(SB), Z3
-	VFMADD213PS   ccsconst<>+1792(SB), Z1, Z3
-	VFMADD213PS   ccsconst<>+1728(SB), Z1, Z3
-	VFMADD213PS   ccsconst<>+1664(SB), Z1, Z3
-	VFMADD213PS   ccsconst<>+1600(SB), Z1, Z3
-	VFMADD213PS   ccsconst<>+1536(SB), Z1, Z3
-	VFMADD213PS   ccsconst<>+1472(SB), Z1, Z3
-	VFMADD213PS   Z0, Z3, Z1
-	VMOVUPS       Z1, 256(DI)
+	VGETMANTPS    $0x00, Z5, Z7
+	VSUBPS        ccsconst<>+704(SB), Z7, Z7
+	VMOVUPS       ccsconst<>+1856(SB), Z8
+	VFMADD213PS   ccsconst<>+1792(SB), Z7, Z8
+	VFMADD213PS   ccsconst<>+1728(SB), Z7, Z8
+	VFMADD213PS   ccsconst<>+1664(SB), Z7, Z8
+	VFMADD213PS   ccsconst<>+1600(SB), Z7, Z8
+	VFMADD213PS   ccsconst<>+1536(SB), Z7, Z8
+	VFMADD213PS   ccsconst<>+1472(SB), Z7, Z8
+	VFMADD213PS   Z0, Z8, Z7
+	VMOVUPS       Z7, 256(SI)
 	VBROADCASTSS  invP+60(FP), Z0
-	VMULPS        Z1, Z0, Z0
+	VMULPS        Z7, Z0, Z0
 	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z0, K2
-	VRNDSCALEPS   $0x01, Z0, Z3
-	VSUBPS        Z3, Z0, Z0
-	VMOVUPS       ccsconst<>+2240(SB), Z4
-	VFMADD213PS   ccsconst<>+2176(SB), Z0, Z4
-	VFMADD213PS   ccsconst<>+2112(SB), Z0, Z4
-	VFMADD213PS   ccsconst<>+2048(SB), Z0, Z4
-	VFMADD213PS   ccsconst<>+1984(SB), Z0, Z4
-	VFMADD213PS   ccsconst<>+1920(SB), Z0, Z4
-	VSCALEFPS     Z3, Z4, Z4
-	VMOVAPS.Z     Z4, K2, Z4
-	VMOVUPS       Z4, 64(DI)
-	MOVQ          scores_base+192(FP), CX
+	VRNDSCALEPS   $0x01, Z0, Z8
+	VSUBPS        Z8, Z0, Z0
+	VMOVUPS       ccsconst<>+2240(SB), Z9
+	VFMADD213PS   ccsconst<>+2176(SB), Z0, Z9
+	VFMADD213PS   ccsconst<>+2112(SB), Z0, Z9
+	VFMADD213PS   ccsconst<>+2048(SB), Z0, Z9
+	VFMADD213PS   ccsconst<>+1984(SB), Z0, Z9
+	VFMADD213PS   ccsconst<>+1920(SB), Z0, Z9
+	VSCALEFPS     Z8, Z9, Z9
+	VMOVAPS.Z     Z9, K2, Z9
+	VMOVUPS       Z9, 64(SI)
+	MOVQ          40(SP), CX
 	VCVTPS2PD     Y2, Z0
-	VEXTRACTF64X4 $0x01, Z2, Y2
-	VCVTPS2PD     Y2, Z2
-	VCVTPS2PD     Y4, Z3
-	VEXTRACTF64X4 $0x01, Z4, Y4
-	VCVTPS2PD     Y4, Z4
-	VMULPD        Z3, Z0, Z0
-	VMULPD        Z4, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VCVTPS2PD     Y8, Z8
+	VCVTPS2PD     Y9, Z10
+	VEXTRACTF64X4 $0x01, Z9, Y9
+	VCVTPS2PD     Y9, Z9
+	VMULPD        Z10, Z0, Z0
+	VMULPD        Z9, Z8, Z8
 	VMOVUPD       Z0, (CX)
-	VMOVUPD       Z2, 64(CX)
+	VMOVUPD       Z8, 64(CX)
 	VBROADCASTSS  cpE+64(FP), Z0
-	VMULPS        Z1, Z0, Z0
+	VMULPS        Z7, Z0, Z0
 	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z0, K2
-	VRNDSCALEPS   $0x01, Z0, Z1
-	VSUBPS        Z1, Z0, Z0
-	VMOVUPS       ccsconst<>+2240(SB), Z2
-	VFMADD213PS   ccsconst<>+2176(SB), Z0, Z2
-	VFMADD213PS   ccsconst<>+2112(SB), Z0, Z2
-	VFMADD213PS   ccsconst<>+2048(SB), Z0, Z2
-	VFMADD213PS   ccsconst<>+1984(SB), Z0, Z2
-	VFMADD213PS   ccsconst<>+1920(SB), Z0, Z2
-	VSCALEFPS     Z1, Z2, Z2
-	VMOVAPS.Z     Z2, K2, Z2
-	VMOVUPS       Z2, 320(DI)
+	VRNDSCALEPS   $0x01, Z0, Z7
+	VSUBPS        Z7, Z0, Z0
+	VMOVUPS       ccsconst<>+2240(SB), Z8
+	VFMADD213PS   ccsconst<>+2176(SB), Z0, Z8
+	VFMADD213PS   ccsconst<>+2112(SB), Z0, Z8
+	VFMADD213PS   ccsconst<>+2048(SB), Z0, Z8
+	VFMADD213PS   ccsconst<>+1984(SB), Z0, Z8
+	VFMADD213PS   ccsconst<>+1920(SB), Z0, Z8
+	VSCALEFPS     Z7, Z8, Z8
+	VMOVAPS.Z     Z8, K2, Z8
+	VMOVUPS       Z8, 320(SI)
 	KMOVW         K1, CX
 	ANDL          CX, AX
+	MOVQ          48(SP), CX
+	MOVW          AX, (CX)
+	ADDQ          $0x00000018, (SP)
+	MOVQ          d+24(FP), AX
+	SHLQ          $0x06, AX
+	ADDQ          AX, 8(SP)
+	ADDQ          AX, 16(SP)
+	ADDQ          AX, 24(SP)
+	ADDQ          $0x000001c0, 32(SP)
+	ADDQ          $0x00000080, 40(SP)
+	ADDQ          $0x00000002, 48(SP)
+	DECQ          56(SP)
+	JNZ           block
+
+done:
 	VZEROUPPER
-	MOVW          AX, ret+216(FP)
 	RET
 
 // func normSmallBwd512(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16
@@ -2012,87 +2047,110 @@ done:
 	VZEROUPPER
 	RET
 
-// func expSmall512(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
+// func expSmall512(blks [][]float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
 // Requires: AVX, AVX512F
-TEXT ·expSmall512(SB), NOSPLIT, $0-176
-	MOVQ logs_base+0(FP), AX
-	MOVQ logm_base+32(FP), CX
-	MOVQ p_base+56(FP), DX
-	MOVQ scores_base+80(FP), BX
-	MOVQ e_base+104(FP), SI
-	MOVQ c_base+128(FP), DI
-	MOVQ d+24(FP), R8
-	MOVQ tab_base+152(FP), R9
-	MOVQ R8, R10
-	SHLQ $0x06, R10
-	ADDQ R9, R10
+TEXT ·expSmall512(SB), NOSPLIT, $40-176
+	MOVQ  blks_base+0(FP), AX
+	MOVQ  AX, (SP)
+	MOVQ  e_base+104(FP), AX
+	MOVQ  AX, 8(SP)
+	MOVQ  c_base+128(FP), AX
+	MOVQ  AX, 16(SP)
+	MOVQ  scores_base+80(FP), AX
+	MOVQ  AX, 24(SP)
+	MOVQ  blks_len+8(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  AX, 32(SP)
+
+block:
+	MOVQ (SP), AX
+	MOVQ (AX), AX
+	MOVQ 8(SP), CX
+	MOVQ 16(SP), DX
+	MOVQ logm_base+32(FP), BX
+	MOVQ p_base+56(FP), SI
+	MOVQ d+24(FP), DI
+	MOVQ tab_base+152(FP), R8
+	MOVQ DI, R9
+	SHLQ $0x06, R9
+	ADDQ R8, R9
+	MOVQ DX, R10
 	MOVQ DI, R11
-	MOVQ R8, R12
 
 tl:
-	VMOVUPS (R9), Z0
+	VMOVUPS (R8), Z0
 	VPXORD  Z1, Z1, Z1
-	MOVQ    AX, R13
-	MOVQ    R8, R14
+	MOVQ    AX, R12
+	MOVQ    DI, R13
 
 ts:
-	KMOVW   (R10), K1
-	VPERMPS (R13), Z0, K1, Z1
-	ADDQ    $0x00000040, R13
-	ADDQ    $0x00000004, R10
-	DECQ    R14
+	KMOVW   (R9), K1
+	VPERMPS (R12), Z0, K1, Z1
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000004, R9
+	DECQ    R13
 	JNZ     ts
-	VMOVUPS Z1, (R11)
-	ADDQ    $0x00000040, R11
-	ADDQ    $0x00000040, R9
-	DECQ    R12
+	VMOVUPS Z1, (R10)
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R8
+	DECQ    R11
 	JNZ     tl
 	VPXORD  Z2, Z2, Z2
 	VPXORD  Z3, Z3, Z3
-	MOVQ    R8, AX
+	MOVQ    DI, AX
 
 coord:
-	VBROADCASTSS  (CX), Z0
-	VADDPS        (DI), Z0, Z0
-	VBROADCASTSS  (DX), Z1
-	VMULPS        Z0, Z1, Z1
-	VCMPPS        $0x1d, ccsconst<>+0(SB), Z1, K1
-	VCMPPS        $0x1e, ccsconst<>+64(SB), Z1, K2
-	VCMPPS        $0x03, Z1, Z1, K3
-	VMAXPS        ccsconst<>+0(SB), Z1, Z1
-	VMINPS        ccsconst<>+64(SB), Z1, Z1
-	VMULPS        ccsconst<>+128(SB), Z1, Z4
-	VRNDSCALEPS   $0x00, Z4, Z4
-	VFMADD231PS   ccsconst<>+192(SB), Z4, Z1
-	VFMADD231PS   ccsconst<>+256(SB), Z4, Z1
-	VMOVUPS       ccsconst<>+320(SB), Z5
-	VFMADD213PS   ccsconst<>+384(SB), Z1, Z5
-	VFMADD213PS   ccsconst<>+448(SB), Z1, Z5
-	VFMADD213PS   ccsconst<>+512(SB), Z1, Z5
-	VFMADD213PS   ccsconst<>+576(SB), Z1, Z5
-	VFMADD213PS   ccsconst<>+640(SB), Z1, Z5
-	VMULPS        Z1, Z5, Z5
-	VFMADD213PS   Z1, Z1, Z5
-	VADDPS        ccsconst<>+704(SB), Z5, Z5
-	VSCALEFPS     Z4, Z5, Z5
-	VMOVAPS.Z     Z5, K1, Z5
-	VBLENDMPS     ccsconst<>+768(SB), Z5, K2, Z5
-	VBLENDMPS     ccsconst<>+832(SB), Z5, K3, Z5
-	VMOVUPS       Z5, (SI)
-	VMOVUPS       Z0, (DI)
-	VCVTPS2PD     Y5, Z0
-	VEXTRACTF64X4 $0x01, Z5, Y1
-	VCVTPS2PD     Y1, Z1
+	VBROADCASTSS  (BX), Z0
+	VADDPS        (DX), Z0, Z0
+	VBROADCASTSS  (SI), Z4
+	VMULPS        Z0, Z4, Z4
+	VCMPPS        $0x1d, ccsconst<>+0(SB), Z4, K1
+	VCMPPS        $0x1e, ccsconst<>+64(SB), Z4, K2
+	VCMPPS        $0x03, Z4, Z4, K3
+	VMAXPS        ccsconst<>+0(SB), Z4, Z4
+	VMINPS        ccsconst<>+64(SB), Z4, Z4
+	VMULPS        ccsconst<>+128(SB), Z4, Z5
+	VRNDSCALEPS   $0x00, Z5, Z5
+	VFMADD231PS   ccsconst<>+192(SB), Z5, Z4
+	VFMADD231PS   ccsconst<>+256(SB), Z5, Z4
+	VMOVUPS       ccsconst<>+320(SB), Z6
+	VFMADD213PS   ccsconst<>+384(SB), Z4, Z6
+	VFMADD213PS   ccsconst<>+448(SB), Z4, Z6
+	VFMADD213PS   ccsconst<>+512(SB), Z4, Z6
+	VFMADD213PS   ccsconst<>+576(SB), Z4, Z6
+	VFMADD213PS   ccsconst<>+640(SB), Z4, Z6
+	VMULPS        Z4, Z6, Z6
+	VFMADD213PS   Z4, Z4, Z6
+	VADDPS        ccsconst<>+704(SB), Z6, Z6
+	VSCALEFPS     Z5, Z6, Z6
+	VMOVAPS.Z     Z6, K1, Z6
+	VBLENDMPS     ccsconst<>+768(SB), Z6, K2, Z6
+	VBLENDMPS     ccsconst<>+832(SB), Z6, K3, Z6
+	VMOVUPS       Z6, (CX)
+	VMOVUPS       Z0, (DX)
+	VCVTPS2PD     Y6, Z0
+	VEXTRACTF64X4 $0x01, Z6, Y4
+	VCVTPS2PD     Y4, Z4
 	VADDPD        Z0, Z2, Z2
-	VADDPD        Z1, Z3, Z3
-	ADDQ          $0x00000004, CX
-	ADDQ          $0x00000004, DX
-	ADDQ          $0x00000040, SI
-	ADDQ          $0x00000040, DI
+	VADDPD        Z4, Z3, Z3
+	ADDQ          $0x00000004, BX
+	ADDQ          $0x00000004, SI
+	ADDQ          $0x00000040, CX
+	ADDQ          $0x00000040, DX
 	DECQ          AX
 	JNZ           coord
-	VMOVUPD       Z2, (BX)
-	VMOVUPD       Z3, 64(BX)
+	MOVQ          24(SP), AX
+	VMOVUPD       Z2, (AX)
+	VMOVUPD       Z3, 64(AX)
+	MOVQ          CX, 8(SP)
+	MOVQ          DX, 16(SP)
+	ADDQ          $0x00000018, (SP)
+	ADDQ          $0x00000080, 24(SP)
+	DECQ          32(SP)
+	JNZ           block
+
+done:
 	VZEROUPPER
 	RET
 
@@ -3499,21 +3557,42 @@ ts:
 	VZEROUPPER
 	RET
 
-// func normSmallFwd256(x []float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64) uint16
+// func normSmallFwd256(blks [][]float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64, special []uint16)
 // Requires: AVX, AVX2, FMA3
-TEXT ·normSmallFwd256(SB), NOSPLIT, $0-218
-	MOVQ x_base+0(FP), AX
-	MOVQ m_base+32(FP), CX
-	MOVQ xt_base+72(FP), DX
-	MOVQ y_base+96(FP), BX
-	MOVQ up_base+120(FP), SI
-	MOVQ out_base+144(FP), DI
+TEXT ·normSmallFwd256(SB), NOSPLIT, $64-240
+	MOVQ  blks_base+0(FP), AX
+	MOVQ  AX, (SP)
+	MOVQ  xt_base+72(FP), AX
+	MOVQ  AX, 8(SP)
+	MOVQ  y_base+96(FP), AX
+	MOVQ  AX, 16(SP)
+	MOVQ  up_base+120(FP), AX
+	MOVQ  AX, 24(SP)
+	MOVQ  out_base+144(FP), AX
+	MOVQ  AX, 32(SP)
+	MOVQ  scores_base+192(FP), AX
+	MOVQ  AX, 40(SP)
+	MOVQ  special_base+216(FP), AX
+	MOVQ  AX, 48(SP)
+	MOVQ  special_len+224(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  AX, 56(SP)
+
+block:
+	MOVQ (SP), AX
+	MOVQ (AX), AX
+	MOVQ 8(SP), CX
+	MOVQ 16(SP), DX
+	MOVQ 24(SP), BX
+	MOVQ 32(SP), SI
+	MOVQ m_base+32(FP), DI
 	MOVQ d+24(FP), R8
 	MOVQ tab_base+168(FP), R9
 	MOVQ R8, R10
 	SHLQ $0x05, R10
 	ADDQ R9, R10
-	MOVQ DX, R11
+	MOVQ CX, R11
 	MOVQ R8, R12
 
 tl:
@@ -3537,13 +3616,13 @@ ts:
 	JNZ       tl
 	VMOVUPS   ccsconst<>+2304(SB), Y0
 	VXORPS    Y1, Y1, Y1
-	MOVQ      CX, AX
-	MOVQ      BX, CX
+	MOVQ      DI, AX
+	MOVQ      DX, DI
 	MOVQ      R8, R9
 
 yk:
 	VXORPS Y2, Y2, Y2
-	MOVQ   DX, R10
+	MOVQ   CX, R10
 	MOVQ   R8, R11
 
 yl:
@@ -3553,13 +3632,13 @@ yl:
 	ADDQ         $0x00000020, R10
 	DECQ         R11
 	JNZ          yl
-	VMOVUPS      Y2, (CX)
-	ADDQ         $0x00000020, CX
+	VMOVUPS      Y2, (DI)
+	ADDQ         $0x00000020, DI
 	VPAND        Y0, Y2, Y2
 	VMAXPS       Y2, Y1, Y1
 	DECQ         R9
 	JNZ          yk
-	VMOVUPS      Y1, (DI)
+	VMOVUPS      Y1, (SI)
 	VXORPS       Y2, Y2, Y2
 	VCMPPS       $0x04, Y2, Y1, Y3
 	VMOVUPS      ccsconst<>+704(SB), Y4
@@ -3569,12 +3648,12 @@ yl:
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	XORL         AX, AX
-	MOVQ         SI, DX
 	MOVQ         BX, CX
+	MOVQ         DX, DI
 	MOVQ         R8, R9
 
 uk:
-	VMULPS       (CX), Y5, Y9
+	VMULPS       (DI), Y5, Y9
 	VPAND        Y0, Y9, Y9
 	VPSRLD       $0x17, Y9, Y10
 	VPSUBD       ccsconst<>+2496(SB), Y10, Y10
@@ -3614,23 +3693,23 @@ uk:
 	VANDNPS      Y10, Y12, Y10
 	VPCMPGTD     ccsconst<>+2688(SB), Y9, Y9
 	VANDNPS      Y9, Y10, Y9
-	VMOVMSKPS    Y9, BX
-	ORL          BX, AX
+	VMOVMSKPS    Y9, DX
+	ORL          DX, AX
 	VANDPS       Y10, Y14, Y14
-	VMOVUPS      Y14, (DX)
+	VMOVUPS      Y14, (CX)
 	VADDPS       Y14, Y7, Y7
 	VMULPS       ccsconst<>+896(SB), Y11, Y11
 	VMULPS       Y14, Y11, Y11
 	VANDPS       Y10, Y11, Y11
 	VADDPS       Y11, Y8, Y8
+	ADDQ         $0x00000020, DI
 	ADDQ         $0x00000020, CX
-	ADDQ         $0x00000020, DX
 	DECQ         R9
 	JNZ          uk
 	VCMPPS       $0x00, Y2, Y1, Y0
 	VBLENDVPS    Y0, Y4, Y7, Y7
-	VMOVUPS      Y7, 64(DI)
-	VMOVUPS      Y8, 96(DI)
+	VMOVUPS      Y7, 64(SI)
+	VMOVUPS      Y8, 96(SI)
 	VPSRLD       $0x17, Y7, Y0
 	VPSUBD       ccsconst<>+2496(SB), Y0, Y0
 	VCVTDQ2PS    Y0, Y0
@@ -3645,7 +3724,7 @@ uk:
 	VFMADD213PS  ccsconst<>+1536(SB), Y2, Y4
 	VFMADD213PS  ccsconst<>+1472(SB), Y2, Y4
 	VFMADD213PS  Y0, Y4, Y2
-	VMOVUPS      Y2, 128(DI)
+	VMOVUPS      Y2, 128(SI)
 	VBROADCASTSS invP+60(FP), Y0
 	VMULPS       Y2, Y0, Y0
 	VCMPPS       $0x1d, ccsconst<>+1152(SB), Y0, Y4
@@ -3664,8 +3743,8 @@ uk:
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y6, Y6
 	VBLENDVPS    Y4, ccsconst<>+768(SB), Y6, Y6
-	VMOVUPS      Y6, 32(DI)
-	MOVQ         scores_base+192(FP), CX
+	VMOVUPS      Y6, 32(SI)
+	MOVQ         40(SP), CX
 	VCVTPS2PD    X1, Y0
 	VEXTRACTF128 $0x01, Y1, X1
 	VCVTPS2PD    X1, Y1
@@ -3694,11 +3773,25 @@ uk:
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y4, Y4
 	VBLENDVPS    Y1, ccsconst<>+768(SB), Y4, Y4
-	VMOVUPS      Y4, 160(DI)
+	VMOVUPS      Y4, 160(SI)
 	VMOVMSKPS    Y3, CX
 	ANDL         CX, AX
+	MOVQ         48(SP), CX
+	MOVW         AX, (CX)
+	ADDQ         $0x00000018, (SP)
+	MOVQ         d+24(FP), AX
+	SHLQ         $0x05, AX
+	ADDQ         AX, 8(SP)
+	ADDQ         AX, 16(SP)
+	ADDQ         AX, 24(SP)
+	ADDQ         $0x000000e0, 32(SP)
+	ADDQ         $0x00000040, 40(SP)
+	ADDQ         $0x00000002, 48(SP)
+	DECQ         56(SP)
+	JNZ          block
+
+done:
 	VZEROUPPER
-	MOVW         AX, ret+216(FP)
 	RET
 
 // func normSmallBwd256(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16
@@ -3802,50 +3895,64 @@ done:
 	VZEROUPPER
 	RET
 
-// func expSmall256(logs []float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
+// func expSmall256(blks [][]float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·expSmall256(SB), NOSPLIT, $0-176
-	MOVQ logs_base+0(FP), AX
-	MOVQ logm_base+32(FP), CX
-	MOVQ p_base+56(FP), DX
-	MOVQ scores_base+80(FP), BX
-	MOVQ e_base+104(FP), SI
-	MOVQ c_base+128(FP), DI
-	MOVQ d+24(FP), R8
-	MOVQ tab_base+152(FP), R9
-	MOVQ R8, R10
-	SHLQ $0x05, R10
-	ADDQ R9, R10
+TEXT ·expSmall256(SB), NOSPLIT, $40-176
+	MOVQ  blks_base+0(FP), AX
+	MOVQ  AX, (SP)
+	MOVQ  e_base+104(FP), AX
+	MOVQ  AX, 8(SP)
+	MOVQ  c_base+128(FP), AX
+	MOVQ  AX, 16(SP)
+	MOVQ  scores_base+80(FP), AX
+	MOVQ  AX, 24(SP)
+	MOVQ  blks_len+8(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  AX, 32(SP)
+
+block:
+	MOVQ (SP), AX
+	MOVQ (AX), AX
+	MOVQ 8(SP), CX
+	MOVQ 16(SP), DX
+	MOVQ logm_base+32(FP), BX
+	MOVQ p_base+56(FP), SI
+	MOVQ d+24(FP), DI
+	MOVQ tab_base+152(FP), R8
+	MOVQ DI, R9
+	SHLQ $0x05, R9
+	ADDQ R8, R9
+	MOVQ DX, R10
 	MOVQ DI, R11
-	MOVQ R8, R12
 
 tl:
-	VMOVUPS (R9), Y0
+	VMOVUPS (R8), Y0
 	VXORPS  Y1, Y1, Y1
-	MOVQ    AX, R13
-	MOVQ    R8, R14
+	MOVQ    AX, R12
+	MOVQ    DI, R13
 
 ts:
-	VPERMPS   (R13), Y0, Y2
-	VMOVUPS   (R10), Y3
+	VPERMPS   (R12), Y0, Y2
+	VMOVUPS   (R9), Y3
 	VBLENDVPS Y3, Y2, Y1, Y1
-	ADDQ      $0x00000020, R13
-	ADDQ      $0x00000020, R10
-	DECQ      R14
-	JNZ       ts
-	VMOVUPS   Y1, (R11)
-	ADDQ      $0x00000020, R11
+	ADDQ      $0x00000020, R12
 	ADDQ      $0x00000020, R9
-	DECQ      R12
+	DECQ      R13
+	JNZ       ts
+	VMOVUPS   Y1, (R10)
+	ADDQ      $0x00000020, R10
+	ADDQ      $0x00000020, R8
+	DECQ      R11
 	JNZ       tl
 	VXORPS    Y0, Y0, Y0
 	VXORPS    Y1, Y1, Y1
-	MOVQ      R8, AX
+	MOVQ      DI, AX
 
 coord:
-	VBROADCASTSS (CX), Y2
-	VADDPS       (DI), Y2, Y2
-	VBROADCASTSS (DX), Y3
+	VBROADCASTSS (BX), Y2
+	VADDPS       (DX), Y2, Y2
+	VBROADCASTSS (SI), Y3
 	VMULPS       Y2, Y3, Y3
 	VCMPPS       $0x1d, ccsconst<>+0(SB), Y3, Y4
 	VCMPPS       $0x1e, ccsconst<>+64(SB), Y3, Y5
@@ -3872,21 +3979,30 @@ coord:
 	VANDPS       Y4, Y8, Y8
 	VBLENDVPS    Y5, ccsconst<>+768(SB), Y8, Y8
 	VBLENDVPS    Y6, ccsconst<>+832(SB), Y8, Y8
-	VMOVUPS      Y8, (SI)
-	VMOVUPS      Y2, (DI)
+	VMOVUPS      Y8, (CX)
+	VMOVUPS      Y2, (DX)
 	VCVTPS2PD    X8, Y2
 	VEXTRACTF128 $0x01, Y8, X3
 	VCVTPS2PD    X3, Y3
 	VADDPD       Y2, Y0, Y0
 	VADDPD       Y3, Y1, Y1
-	ADDQ         $0x00000004, CX
-	ADDQ         $0x00000004, DX
-	ADDQ         $0x00000020, SI
-	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000004, BX
+	ADDQ         $0x00000004, SI
+	ADDQ         $0x00000020, CX
+	ADDQ         $0x00000020, DX
 	DECQ         AX
 	JNZ          coord
-	VMOVUPD      Y0, (BX)
-	VMOVUPD      Y1, 32(BX)
+	MOVQ         24(SP), AX
+	VMOVUPD      Y0, (AX)
+	VMOVUPD      Y1, 32(AX)
+	MOVQ         CX, 8(SP)
+	MOVQ         DX, 16(SP)
+	ADDQ         $0x00000018, (SP)
+	ADDQ         $0x00000040, 24(SP)
+	DECQ         32(SP)
+	JNZ          block
+
+done:
 	VZEROUPPER
 	RET
 
