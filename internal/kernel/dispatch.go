@@ -79,7 +79,7 @@ var (
 	pnormRowV     func(y []float32, inv, p float32, up []float32) (sum, t float64, special bool)
 	transposeV    func(xt, x []float32, d int, tab []int32)
 	normSmallFwdV func(blks [][]float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32, tab []int32, scores []float64, special []uint16)
-	normSmallBwdV func(xt, y, up []float32, d int, io, acc []float32) uint16
+	normSmallBwdV func(xt, y, up []float32, d int, out, acc []float32, w, phi []float64, p, pp float64, dp []float64, over []uint16)
 	mulDivV       func(dst, x []float64, c, n float64)
 	expSmallV     func(blks [][]float32, d int, logm, p []float32, scores []float64, e, c []float32, tab []int32)
 	addSmallV     func(acc, w []float64, e, c []float32, d int)

@@ -133,7 +133,7 @@ func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs Spans, 
 	acc := f64[:2*d*W]                            // Σ w·e and Σ w·e·c per coordinate and lane, at (2j+0|1)·W
 	phis, w := f64[2*d*W:][:G*W], f64[2*d*W+G*W:] // the group's scores; its weights, then 0 to the end of its last block
 	clear(acc)
-	blks, _ := sc.blocks(G)
+	blks, _, _ := sc.blocks(G)
 	cur := cursor{s: logs}
 	for glo := 0; glo < n; glo += G * W {
 		ghi := min(n, glo+G*W)
@@ -151,6 +151,7 @@ func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs Spans, 
 			}
 			blks[b] = blk
 		}
+		cur.prefetchNext(spanAhead)
 		expSmallV(blks[:nb], d, logm, p, phis, es, cs, transposeTabs[d])
 		copy(scores[glo:ghi], phis)
 		if !grads {

@@ -21,20 +21,27 @@ func TestSmallGroups(t *testing.T) {
 		for trial := range 60 {
 			d := 1 + trial%15
 			n := 1 + rng.IntN(3*smallGroupRows)
+			if trial%4 == 0 {
+				n += 2 * normSmallFlush // lane sums flushed within a call
+			}
 			rows := make([]float32, n*d)
 			for i := range rows {
 				rows[i] = float32(rng.NormFloat64())
 			}
-			var odd []int // rows made special: an infinite value (u = Inf·0)
+			const big = float32(3e38)
+			var odd []int // rows made special: y = M·x past float32's range (u = Inf·0)
 			for range rng.IntN(4) {
 				r := rng.IntN(n)
 				odd = append(odd, r)
-				rows[r*d] = float32(math.Inf(1))
+				rows[r*d] = big
 			}
 			spans := randSpans(rng, rows, d) // many blocks straddle two spans
 			m := make([]float64, d*d)
 			for i := range m {
 				m[i] = rng.NormFloat64()
+				if i%d == 0 {
+					m[i] = 10 // every y_k of a special row overflows
+				}
 			}
 			p := 1.2 + rng.Float64()
 			logm, pv := make([]float32, d), make([]float32, d)
@@ -52,7 +59,10 @@ func TestSmallGroups(t *testing.T) {
 					}
 					next = lo + len(w)
 					for k, v := range phi {
-						w[k] = math.Sin(v * float64(lo+k+1)) // depends on the row and its score
+						w[k] = math.Sin(float64(lo+k+1) + math.Tanh(v)) // depends on the row and its score
+						if (lo+k)%97 == 5 {
+							w[k] = 1e33 // w·∂φ/∂y·x past 2¹⁰⁰: the exact kernel's
+						}
 					}
 				}
 				// The exact kernel's stand-ins: a row's score is -(its first
@@ -65,8 +75,11 @@ func TestSmallGroups(t *testing.T) {
 				if next != n {
 					t.Fatalf("d %d: weights asked for %d of %d rows", d, next, n)
 				}
+				if n > 5 && !(dt[0] > 1e32) {
+					t.Fatalf("d %d: dtheta[0] = %v: the rows of huge weight did not go to the exact kernel", d, dt[0])
+				}
 				for _, r := range odd {
-					if !math.IsInf(sc[r], -1) {
+					if sc[r] != -float64(big) {
 						t.Fatalf("d %d: row %d (special) scored %v, want the exact kernel's", d, r, sc[r])
 					}
 				}
@@ -87,6 +100,40 @@ func TestSmallGroups(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	})
+}
+
+// TestSmallSpecialRows: rows the small-d kernel leaves to the exact one (a
+// u_k below float32's normal range) add nothing to its own sums, at every
+// vector level: with an exact kernel that adds nothing, ∂φ/∂θ stays 0.
+func TestSmallSpecialRows(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		if lanes == 0 {
+			t.Skip("the portable level has no small-d vector kernels")
+		}
+		const d, n = 3, 300
+		rows := make([]float32, n*d)
+		for i := range n {
+			copy(rows[i*d:], []float32{1 + float32(i)/n, 1e-39, 0.5}) // u_1 subnormal
+		}
+		m := []float64{1, 0, 0, 0, 1, 0, 0, 0, 1}
+		calls := 0
+		exact := NormExact{Scores: func(dst []float64, _ []float32) { dst[0] = 1 }, Grad: func([]float64, []float32, float64) { calls++ }}
+		sc, dt := make([]float64, n), make([]float64, d*d+1)
+		ones := func(_ int, _, w []float64) {
+			for k := range w {
+				w[k] = 1
+			}
+		}
+		NormTrain(d, m, NormMatrix{}, 1.5, dt, sc, Spans{rows}, ones, exact)
+		if calls != n {
+			t.Errorf("the exact gradient for %d of %d rows", calls, n)
+		}
+		for i, v := range dt {
+			if v != 0 {
+				t.Fatalf("dtheta[%d] = %v, want 0: a row left to the exact kernel added to the vector sums", i, v)
 			}
 		}
 	})

@@ -429,12 +429,14 @@ func testNormSmallBwdSubnormals(t *testing.T) {
 		w        float32
 		wantZero bool
 	}{{1e-39, true}, {0x1p-127, true}, {1, false}} {
-		normSmallFwdV([][]float32{x}, d, m, p, 1/p, (1-p)/p, xt, y, up, out, transposeTabs[d], make([]float64, W), make([]uint16, 1))
+		phi := make([]float64, W)
+		normSmallFwdV([][]float32{x}, d, m, p, 1/p, (1-p)/p, xt, y, up, out, transposeTabs[d], phi, make([]uint16, 1))
+		w := make([]float64, W)
 		for r := range W {
-			out[6*W+r] = tc.w
+			w[r] = float64(tc.w)
 		}
 		clear(acc)
-		normSmallBwdV(xt, y, up, d, out, acc)
+		normSmallBwdV(xt, y, up, d, out, acc, w, phi, p, p*p, make([]float64, W), make([]uint16, 1))
 		if zero := !slices.ContainsFunc(acc, func(v float32) bool { return v != 0 }); zero != tc.wantZero {
 			t.Errorf("weight %g: the lane sums all zero %v, want %v", tc.w, zero, tc.wantZero)
 		}

@@ -321,11 +321,12 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 		m32[i] = float32(v)
 	}
 	clear(acc)
-	f64 := sc.f64(2 * G * W)
-	phis, wts := f64[:G*W], f64[G*W:] // the group's scores (to its last block's end) and weights
-	blks, specials := sc.blocks(G)
+	f64 := sc.f64(3 * G * W)
+	// The group's scores from the kernel (0 for the rows it leaves to
+	// exact), weights (0 past its rows) and w·∂φ/∂p, to its last block's end.
+	phis, wts, dps := f64[:G*W], f64[G*W:2*G*W], f64[2*G*W:]
+	blks, specials, overs := sc.blocks(G)
 	pf, invP, cpE := float32(p), float32(1/p), float32((1-p)/p)
-	var dp [16]float64 // each row's w·∂φ/∂p
 	flush := func() {
 		for kl := range d * d {
 			var sum float64
@@ -353,6 +354,7 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 			}
 			blks[b] = blk
 		}
+		cur.prefetchNext(spanAhead)
 		normSmallFwdV(blks[:nb], d, m32, pf, invP, cpE, xts, ys, ups, outs, tab, phis, specials[:nb])
 		copy(scores[glo:ghi], phis)
 		if nr := ghi - glo - (nb-1)*W; nr < W {
@@ -362,56 +364,46 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 			for sp := special; sp != 0; sp &= sp - 1 {
 				r := b*W + bits.TrailingZeros16(sp)
 				exact.Scores(scores[glo+r:glo+r+1], blks[b][r%W*d:(r%W+1)*d])
+				phis[r] = 0 // no weight for the vector kernel
 			}
 		}
 		if dtheta == nil {
 			continue
 		}
-		gw := wts[:ghi-glo]
-		weights(glo, scores[glo:ghi], gw)
+		gw := wts[:nb*W]
+		weights(glo, scores[glo:ghi], gw[:ghi-glo])
+		clear(gw[ghi-glo:])
+		normSmallBwdV(xts, ys, ups, d, outs, acc, gw, phis[:nb*W], p, p*p, dps, overs[:nb])
+		// ∂φ/∂p summed in a register, in row order; the rows the vector
+		// kernels leave out (a u_k the polynomials do not cover, or a
+		// w·∂φ/∂y·x that would overflow float32) exactly, with the weight
+		// already drawn.
+		sum := dtheta[d*d]
 		for b := range nb {
-			lo := glo + b*W
-			hi := min(ghi, lo+W)
-			nr := hi - lo
-			w := gw[b*W : b*W+nr]
-			special, blk, out := specials[b], blks[b], outs[b*ow:(b+1)*ow]
-			sS, tT, l2s, wv := out[2*W:3*W], out[3*W:4*W], out[4*W:5*W], out[6*W:]
-			for r := range W {
-				wv[r], dp[r] = 0, 0
-				if r >= nr || special>>r&1 != 0 || scores[lo+r] == 0 {
-					continue
+			special, over := specials[b], overs[b]
+			if special|over == 0 {
+				for _, v := range dps[b*W : b*W+min(W, ghi-glo-b*W)] {
+					sum += v
 				}
-				phi, s, t := scores[lo+r], float64(sS[r]), float64(tT[r])
-				wv[r] = float32(w[r])
-				dp[r] = w[r] * phi * (t/(p*s) - float64(l2s[r])*math.Ln2/(p*p))
+				continue
 			}
-			over := normSmallBwdV(xts[b*dw:(b+1)*dw], ys[b*dw:(b+1)*dw], ups[b*dw:(b+1)*dw], d, out, acc)
-			// ∂φ/∂p summed in a register, in row order (through memory it
-			// was a store and a load per row, 2.6% of the simulation's CPU).
-			sum := dtheta[d*d]
-			for r := range nr {
+			for r := range min(W, ghi-glo-b*W) {
 				if special>>r&1 == 0 && over>>r&1 == 0 {
-					sum += dp[r]
+					sum += dps[b*W+r]
 					continue
 				}
-				// A row with a u_k the polynomials do not cover, or whose
-				// w·∂φ/∂y·x would overflow float32 (it added nothing to the
-				// lane sums): its gradient exactly, with the weight already
-				// drawn.
-				if w := w[r]; w != 0 && scores[lo+r] != 0 {
+				if w := gw[b*W+r]; w != 0 && scores[glo+b*W+r] != 0 {
 					dtheta[d*d] = sum
-					exact.Grad(dtheta, blk[r*d:(r+1)*d], w)
+					exact.Grad(dtheta, blks[b][r*d:(r+1)*d], w)
 					sum = dtheta[d*d]
 				}
 			}
-			dtheta[d*d] = sum
-			// Every normSmallFlush/W blocks, counted (two integer
-			// divisions a block by a W not known at compile time were 0.6%
-			// of the simulation's CPU with AVX2).
-			if blocks++; blocks == normSmallFlush/W || hi == rowsN {
-				flush()
-				blocks = 0
-			}
+		}
+		dtheta[d*d] = sum
+		// Every normSmallFlush/W blocks, a whole number of groups.
+		if blocks += nb; blocks == normSmallFlush/W || ghi == rowsN {
+			flush()
+			blocks = 0
 		}
 	}
 }
@@ -424,6 +416,7 @@ type smallScratch struct {
 	b        []float64
 	blks     [][]float32
 	specials []uint16
+	overs    []uint16
 }
 
 var smallPool = sync.Pool{New: func() any { return new(smallScratch) }}
@@ -465,20 +458,26 @@ func (s *smallScratch) put() {
 	smallPool.Put(s)
 }
 
-// blocks returns g block slices and g uint16s.
-func (s *smallScratch) blocks(g int) ([][]float32, []uint16) {
+// blocks returns g block slices and two arrays of g uint16s.
+func (s *smallScratch) blocks(g int) ([][]float32, []uint16, []uint16) {
 	if cap(s.blks) < g {
-		s.blks, s.specials = make([][]float32, g), make([]uint16, g)
+		s.blks, s.specials, s.overs = make([][]float32, g), make([]uint16, g), make([]uint16, g)
 	}
-	return s.blks[:g], s.specials[:g]
+	return s.blks[:g], s.specials[:g], s.overs[:g]
 }
 
 // smallGroup is how many blocks of W rows the small-d kernels handle
 // between two calls of their weights: 128 rows, fewer where one of a
-// group's per-block arrays (d·W float32s a block) would pass 4 KiB.
+// group's per-block arrays (d·W float32s a block) would pass 4 KiB; a
+// power of two, so that normSmallFlush's rows are whole groups.
 func smallGroup(d, W int) int {
-	return max(1, min(smallGroupRows/W, 1024/(d*W)))
+	g := max(1, min(smallGroupRows/W, 1024/(d*W)))
+	return 1 << (bits.Len(uint(g)) - 1)
 }
+
+// spanAhead is how many values of the next span the small-d kernels ask
+// for while they work on a group: four cache lines.
+const spanAhead = 64
 
 // smallGroupRows is the rows of a group of blocks (smallGroup) where d is
 // small.

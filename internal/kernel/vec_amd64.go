@@ -49,12 +49,16 @@ func transposeBlock512(xt []float32, x []float32, d int, tab []int32)
 // had been 7% of the AVX2 simulation's time.
 func normSmallFwd512(blks [][]float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64, special []uint16)
 
-// normSmallBwd512 adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l of a block into the lane sums acc (at
-// (k·d+l)·w), with ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p} (up is
-// overwritten with it); lanes of weight 0 add 0. It returns the lanes
-// whose products are not finite in float32 or reach 2¹⁰⁰, which it leaves
-// out. io is normSmallFwd's out with the weights in vector 6.
-func normSmallBwd512(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16
+// normSmallBwd512 is the single-norm's backward pass on len(over) blocks, laid out as
+// normSmallFwd left them. First, for every block, in float64 as Go has
+// them, each row's w·φ·(T/(p·S') − log2 S'·ln2/pp) into dp and float32(w)
+// into out's vector 6, both 0 for a row whose φ (phi) is 0 (pp: p·p).
+// Then, with flush-to-zero, it adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l into the
+// lane sums acc (at (k·d+l)·w), with ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p}
+// (up is overwritten with it); lanes of weight 0 add 0. over[b] gets block
+// b's lanes whose products are not finite in float32 or reach 2¹⁰⁰, which
+// it leaves out.
+func normSmallBwd512(xt []float32, y []float32, up []float32, d int, out []float32, acc []float32, w []float64, phi []float64, p float64, pp float64, dp []float64, over []uint16)
 
 // mulDiv512 is MulDiv on the first len(x) − len(x) mod 8 values.
 func mulDiv512(dst []float64, x []float64, c float64, n float64)
@@ -151,12 +155,16 @@ func transposeBlock256(xt []float32, x []float32, d int, tab []int32)
 // had been 7% of the AVX2 simulation's time.
 func normSmallFwd256(blks [][]float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64, special []uint16)
 
-// normSmallBwd256 adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l of a block into the lane sums acc (at
-// (k·d+l)·w), with ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p} (up is
-// overwritten with it); lanes of weight 0 add 0. It returns the lanes
-// whose products are not finite in float32 or reach 2¹⁰⁰, which it leaves
-// out. io is normSmallFwd's out with the weights in vector 6.
-func normSmallBwd256(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16
+// normSmallBwd256 is the single-norm's backward pass on len(over) blocks, laid out as
+// normSmallFwd left them. First, for every block, in float64 as Go has
+// them, each row's w·φ·(T/(p·S') − log2 S'·ln2/pp) into dp and float32(w)
+// into out's vector 6, both 0 for a row whose φ (phi) is 0 (pp: p·p).
+// Then, with flush-to-zero, it adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l into the
+// lane sums acc (at (k·d+l)·w), with ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p}
+// (up is overwritten with it); lanes of weight 0 add 0. over[b] gets block
+// b's lanes whose products are not finite in float32 or reach 2¹⁰⁰, which
+// it leaves out.
+func normSmallBwd256(xt []float32, y []float32, up []float32, d int, out []float32, acc []float32, w []float64, phi []float64, p float64, pp float64, dp []float64, over []uint16)
 
 // mulDiv256 is MulDiv on the first len(x) − len(x) mod 4 values.
 func mulDiv256(dst []float64, x []float64, c float64, n float64)

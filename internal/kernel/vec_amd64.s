@@ -794,126 +794,126 @@ DATA ccsconst<>+3360(SB)/8, $0x0000000000000000
 DATA ccsconst<>+3368(SB)/8, $0x0000000000000000
 DATA ccsconst<>+3376(SB)/8, $0x0000000000000000
 DATA ccsconst<>+3384(SB)/8, $0x0000000000000000
-DATA ccsconst<>+3392(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3400(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3408(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3416(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3424(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3432(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3440(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3448(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3456(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3464(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3472(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3480(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3488(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3496(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3504(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3512(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3520(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3528(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3536(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3544(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3552(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3560(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3568(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3576(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3584(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3592(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3600(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3608(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3616(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3624(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3632(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3640(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3648(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3656(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3664(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3672(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3680(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3688(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3696(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3704(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3712(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3720(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3728(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3736(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3744(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3752(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3760(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3768(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3776(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3784(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3792(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3800(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3808(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3816(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3824(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3832(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3840(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3848(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3856(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3864(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3872(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3880(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3888(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3896(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3904(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3912(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3920(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3928(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3936(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3944(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3952(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3960(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3968(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+3976(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+3984(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+3992(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4000(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4008(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4016(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4024(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4032(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4040(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4048(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4056(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4064(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4072(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4080(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4088(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4096(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4104(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4112(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4120(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4128(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4136(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4144(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4152(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4160(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4168(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4176(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4184(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4192(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4200(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4208(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4216(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4224(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4232(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4240(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4248(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4256(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4264(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4272(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4280(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4288(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4296(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4304(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4312(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4320(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4328(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4336(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4344(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+3392(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3400(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3408(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3416(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3424(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3432(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3440(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3448(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3456(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3464(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3472(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3480(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3488(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3496(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3504(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3512(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3520(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3528(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3536(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3544(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3552(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3560(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3568(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3576(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3584(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3592(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3600(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3608(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3616(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3624(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3632(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3640(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3648(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3656(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3664(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3672(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3680(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3688(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3696(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3704(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3712(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3720(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3728(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3736(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3744(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3752(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3760(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3768(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3776(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3784(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3792(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3800(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3808(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3816(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3824(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3832(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3840(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3848(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3856(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3864(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3872(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3880(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3888(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3896(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3904(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3912(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3920(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3928(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3936(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3944(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3952(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3960(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3968(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+3976(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+3984(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+3992(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+4000(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+4008(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+4016(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+4024(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+4032(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+4040(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+4048(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+4056(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+4064(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+4072(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+4080(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+4088(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+4096(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4104(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4112(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4120(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4128(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4136(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4144(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4152(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4160(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4168(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4176(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4184(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4192(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4200(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4208(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4216(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4224(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4232(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4240(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4248(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4256(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4264(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4272(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4280(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4288(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4296(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4304(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4312(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4320(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4328(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4336(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4344(SB)/8, $0x3fe0000000000000
 DATA ccsconst<>+4352(SB)/8, $0x3ff0000000000000
 DATA ccsconst<>+4360(SB)/8, $0x3ff0000000000000
 DATA ccsconst<>+4368(SB)/8, $0x3ff0000000000000
@@ -922,7 +922,15 @@ DATA ccsconst<>+4384(SB)/8, $0x3ff0000000000000
 DATA ccsconst<>+4392(SB)/8, $0x3ff0000000000000
 DATA ccsconst<>+4400(SB)/8, $0x3ff0000000000000
 DATA ccsconst<>+4408(SB)/8, $0x3ff0000000000000
-GLOBL ccsconst<>(SB), RODATA|NOPTR, $4416
+DATA ccsconst<>+4416(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4424(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4432(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4440(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4448(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4456(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4464(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4472(SB)/8, $0x3ff0000000000000
+GLOBL ccsconst<>(SB), RODATA|NOPTR, $4480
 
 // func sqRowsBound512(dst []float64, anchor []float32, items []float32, limit float32)
 // Requires: AVX, AVX512F, BMI2, MMX+
@@ -1375,7 +1383,7 @@ sum:
 	KMOVW         K2, R11
 	TESTL         R11, R11
 	JZ            store
-	VMOVSD        ccsconst<>+3392(SB), X2
+	VMOVSD        ccsconst<>+3456(SB), X2
 	JMP           store
 
 exit:
@@ -1559,7 +1567,7 @@ loop:
 	VMOVUPD     (AX), Z4
 	VSUBPD      Z1, Z4, Z4
 	VMULPD      Z0, Z4, Z4
-	VPANDQ      ccsconst<>+3456(SB), Z4, Z5
+	VPANDQ      ccsconst<>+3520(SB), Z4, Z5
 	VCMPPD      $0x16, ccsconst<>+3264(SB), Z5, K1
 	KMOVW       K1, DI
 	ORL         DI, SI
@@ -1569,8 +1577,7 @@ loop:
 	VRNDSCALEPD $0x00, Z6, Z6
 	VFMADD231PD ccsconst<>+3072(SB), Z6, Z5
 	VFMADD231PD ccsconst<>+3136(SB), Z6, Z5
-	VMOVUPD     ccsconst<>+3584(SB), Z7
-	VFMADD213PD ccsconst<>+3648(SB), Z5, Z7
+	VMOVUPD     ccsconst<>+3648(SB), Z7
 	VFMADD213PD ccsconst<>+3712(SB), Z5, Z7
 	VFMADD213PD ccsconst<>+3776(SB), Z5, Z7
 	VFMADD213PD ccsconst<>+3840(SB), Z5, Z7
@@ -1582,6 +1589,7 @@ loop:
 	VFMADD213PD ccsconst<>+4224(SB), Z5, Z7
 	VFMADD213PD ccsconst<>+4288(SB), Z5, Z7
 	VFMADD213PD ccsconst<>+4352(SB), Z5, Z7
+	VFMADD213PD ccsconst<>+4416(SB), Z5, Z7
 	VSCALEFPD   Z6, Z7, Z7
 	VADDPD      Z2, Z7, Z5
 	VDIVPD      Z5, Z2, Z5
@@ -1946,51 +1954,120 @@ done:
 	VZEROUPPER
 	RET
 
-// func normSmallBwd512(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16
+// func normSmallBwd512(xt []float32, y []float32, up []float32, d int, out []float32, acc []float32, w []float64, phi []float64, p float64, pp float64, dp []float64, over []uint16)
 // Requires: AVX, AVX512F, SSE
-TEXT ·normSmallBwd512(SB), NOSPLIT, $8-130
-	MOVQ    xt_base+0(FP), AX
-	MOVQ    y_base+24(FP), CX
-	MOVQ    up_base+48(FP), DX
-	MOVQ    io_base+80(FP), BX
+TEXT ·normSmallBwd512(SB), NOSPLIT, $56-240
+	MOVQ         over_len+224(FP), AX
+	TESTQ        AX, AX
+	JZ           done
+	MOVQ         out_base+80(FP), CX
+	MOVQ         w_base+128(FP), DX
+	MOVQ         phi_base+152(FP), BX
+	MOVQ         dp_base+192(FP), SI
+	VBROADCASTSD p+176(FP), Z0
+	VBROADCASTSD pp+184(FP), Z1
+	VPXORD       Z2, Z2, Z2
+	MOVQ         AX, DI
+	SHLQ         $0x01, DI
+
+weights:
+	VMOVUPD   (BX), Z3
+	VCMPPD    $0x04, Z2, Z3, K1
+	VCVTPS2PD 128(CX), Z4
+	VCVTPS2PD 192(CX), Z5
+	VCVTPS2PD 256(CX), Z6
+	VMULPD    Z4, Z0, Z4
+	VDIVPD    Z4, Z5, Z5
+	VMULPD    ccsconst<>+3392(SB), Z6, Z6
+	VDIVPD    Z1, Z6, Z6
+	VSUBPD    Z6, Z5, Z5
+	VMOVUPD   (DX), Z4
+	VMULPD    Z3, Z4, Z3
+	VMULPD    Z5, Z3, Z3
+	VMOVAPD.Z Z3, K1, Z3
+	VMOVUPD   Z3, (SI)
+	VMOVAPD.Z Z4, K1, Z4
+	VCVTPD2PS Z4, Y3
+	VMOVUPS   Y3, 384(CX)
+	VMOVUPD   64(BX), Z3
+	VCMPPD    $0x04, Z2, Z3, K1
+	VCVTPS2PD 160(CX), Z4
+	VCVTPS2PD 224(CX), Z5
+	VCVTPS2PD 288(CX), Z6
+	VMULPD    Z4, Z0, Z4
+	VDIVPD    Z4, Z5, Z5
+	VMULPD    ccsconst<>+3392(SB), Z6, Z6
+	VDIVPD    Z1, Z6, Z6
+	VSUBPD    Z6, Z5, Z5
+	VMOVUPD   64(DX), Z4
+	VMULPD    Z3, Z4, Z3
+	VMULPD    Z5, Z3, Z3
+	VMOVAPD.Z Z3, K1, Z3
+	VMOVUPD   Z3, 64(SI)
+	VMOVAPD.Z Z4, K1, Z4
+	VCVTPD2PS Z4, Y3
+	VMOVUPS   Y3, 416(CX)
+	ADDQ      $0x000001c0, CX
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000080, BX
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x00000002, DI
+	JNZ       weights
+	MOVQ      xt_base+0(FP), CX
+	MOVQ      CX, (SP)
+	MOVQ      y_base+24(FP), CX
+	MOVQ      CX, 8(SP)
+	MOVQ      up_base+48(FP), CX
+	MOVQ      CX, 16(SP)
+	MOVQ      out_base+80(FP), CX
+	MOVQ      CX, 24(SP)
+	MOVQ      over_base+216(FP), CX
+	MOVQ      CX, 32(SP)
+	MOVQ      AX, 40(SP)
+	STMXCSR   48(SP)
+	MOVL      48(SP), AX
+	ORL       $0x00008040, AX
+	MOVL      AX, 52(SP)
+	LDMXCSR   52(SP)
+
+block:
+	MOVQ    (SP), AX
+	MOVQ    8(SP), CX
+	MOVQ    16(SP), DX
+	MOVQ    24(SP), BX
 	MOVQ    acc_base+104(FP), SI
 	MOVQ    d+72(FP), DI
-	STMXCSR (SP)
-	MOVL    (SP), R8
-	ORL     $0x00008040, R8
-	MOVL    R8, 4(SP)
-	LDMXCSR 4(SP)
 	VMOVUPS 384(BX), Z0
 	VMULPS  320(BX), Z0, Z1
 	VMULPS  (BX), Z1, Z1
-	VPXORD  Z2, Z2, Z2
-	VCMPPS  $0x04, Z2, Z0, K1
+	VPXORD  Z7, Z7, Z7
+	VCMPPS  $0x04, Z7, Z0, K1
 	VMOVUPS ccsconst<>+2304(SB), Z0
-	VPXORD  Z3, Z3, Z3
-	VPXORD  Z4, Z4, Z4
+	VPXORD  Z8, Z8, Z8
+	VPXORD  Z9, Z9, Z9
 	MOVQ    DX, BX
 	MOVQ    AX, R8
 	MOVQ    DI, R9
 
 gk:
-	VMOVUPS   (CX), Z5
-	VMULPS    (BX), Z1, Z6
-	VDIVPS    Z5, Z6, Z6
-	VCMPPS    $0x04, Z2, Z5, K2
+	VMOVUPS   (CX), Z2
+	VMULPS    (BX), Z1, Z3
+	VDIVPS    Z2, Z3, Z3
+	VCMPPS    $0x04, Z7, Z2, K2
 	KANDW     K2, K1, K2
-	VMOVAPS.Z Z6, K2, Z6
-	VPANDD    Z0, Z6, Z5
-	VMAXPS    Z5, Z3, Z3
-	VPANDD    (R8), Z0, Z5
-	VMAXPS    Z5, Z4, Z4
-	VMOVUPS   Z6, (BX)
+	VMOVAPS.Z Z3, K2, Z3
+	VPANDD    Z0, Z3, Z2
+	VMAXPS    Z2, Z8, Z8
+	VPANDD    (R8), Z0, Z2
+	VMAXPS    Z2, Z9, Z9
+	VMOVUPS   Z3, (BX)
 	ADDQ      $0x00000040, CX
 	ADDQ      $0x00000040, BX
 	ADDQ      $0x00000040, R8
 	DECQ      R9
 	JNZ       gk
-	VMULPS    Z4, Z3, Z3
-	VCMPPS    $0x11, ccsconst<>+1216(SB), Z3, K2
+	VMULPS    Z9, Z8, Z8
+	VCMPPS    $0x11, ccsconst<>+1216(SB), Z8, K2
 	KANDW     K1, K2, K2
 	MOVQ      DX, BX
 	MOVQ      SI, CX
@@ -2017,9 +2094,21 @@ al:
 	KMOVW       K2, CX
 	NOTL        CX
 	ANDL        CX, AX
-	LDMXCSR     (SP)
+	MOVQ        32(SP), CX
+	MOVW        AX, (CX)
+	MOVQ        d+72(FP), AX
+	SHLQ        $0x06, AX
+	ADDQ        AX, (SP)
+	ADDQ        AX, 8(SP)
+	ADDQ        AX, 16(SP)
+	ADDQ        $0x000001c0, 24(SP)
+	ADDQ        $0x00000002, 32(SP)
+	DECQ        40(SP)
+	JNZ         block
+	LDMXCSR     48(SP)
+
+done:
 	VZEROUPPER
-	MOVW        AX, ret+128(FP)
 	RET
 
 // func mulDiv512(dst []float64, x []float64, c float64, n float64)
@@ -3171,7 +3260,7 @@ sum:
 	VADDSD       X3, X2, X2
 	TESTL        R11, R11
 	JZ           store
-	VMOVSD       ccsconst<>+3392(SB), X2
+	VMOVSD       ccsconst<>+3456(SB), X2
 	JMP          store
 
 exit:
@@ -3372,7 +3461,7 @@ loop:
 	VMOVUPD     (AX), Y4
 	VSUBPD      Y1, Y4, Y4
 	VMULPD      Y0, Y4, Y4
-	VPAND       ccsconst<>+3456(SB), Y4, Y5
+	VPAND       ccsconst<>+3520(SB), Y4, Y5
 	VCMPPD      $0x16, ccsconst<>+3264(SB), Y5, Y6
 	VMOVMSKPD   Y6, DI
 	ORL         DI, SI
@@ -3382,8 +3471,7 @@ loop:
 	VROUNDPD    $0x00, Y6, Y6
 	VFMADD231PD ccsconst<>+3072(SB), Y6, Y5
 	VFMADD231PD ccsconst<>+3136(SB), Y6, Y5
-	VMOVUPD     ccsconst<>+3584(SB), Y7
-	VFMADD213PD ccsconst<>+3648(SB), Y5, Y7
+	VMOVUPD     ccsconst<>+3648(SB), Y7
 	VFMADD213PD ccsconst<>+3712(SB), Y5, Y7
 	VFMADD213PD ccsconst<>+3776(SB), Y5, Y7
 	VFMADD213PD ccsconst<>+3840(SB), Y5, Y7
@@ -3395,9 +3483,10 @@ loop:
 	VFMADD213PD ccsconst<>+4224(SB), Y5, Y7
 	VFMADD213PD ccsconst<>+4288(SB), Y5, Y7
 	VFMADD213PD ccsconst<>+4352(SB), Y5, Y7
+	VFMADD213PD ccsconst<>+4416(SB), Y5, Y7
 	VCVTPD2DQY  Y6, X5
 	VPMOVSXDQ   X5, Y5
-	VPADDQ      ccsconst<>+3520(SB), Y5, Y5
+	VPADDQ      ccsconst<>+3584(SB), Y5, Y5
 	VPSLLQ      $0x34, Y5, Y5
 	VMULPD      Y5, Y7, Y7
 	VADDPD      Y2, Y7, Y5
@@ -3794,20 +3883,89 @@ done:
 	VZEROUPPER
 	RET
 
-// func normSmallBwd256(xt []float32, y []float32, up []float32, d int, io []float32, acc []float32) uint16
+// func normSmallBwd256(xt []float32, y []float32, up []float32, d int, out []float32, acc []float32, w []float64, phi []float64, p float64, pp float64, dp []float64, over []uint16)
 // Requires: AVX, AVX2, FMA3, SSE
-TEXT ·normSmallBwd256(SB), NOSPLIT, $8-130
-	MOVQ    xt_base+0(FP), AX
-	MOVQ    y_base+24(FP), CX
-	MOVQ    up_base+48(FP), DX
-	MOVQ    io_base+80(FP), BX
+TEXT ·normSmallBwd256(SB), NOSPLIT, $56-240
+	MOVQ         over_len+224(FP), AX
+	TESTQ        AX, AX
+	JZ           done
+	MOVQ         out_base+80(FP), CX
+	MOVQ         w_base+128(FP), DX
+	MOVQ         phi_base+152(FP), BX
+	MOVQ         dp_base+192(FP), SI
+	VBROADCASTSD p+176(FP), Y0
+	VBROADCASTSD pp+184(FP), Y1
+	VXORPS       Y2, Y2, Y2
+	MOVQ         AX, DI
+	SHLQ         $0x01, DI
+
+weights:
+	VMOVUPD    (BX), Y3
+	VCMPPD     $0x04, Y2, Y3, Y4
+	VCVTPS2PD  64(CX), Y5
+	VCVTPS2PD  96(CX), Y6
+	VCVTPS2PD  128(CX), Y7
+	VMULPD     Y5, Y0, Y5
+	VDIVPD     Y5, Y6, Y6
+	VMULPD     ccsconst<>+3392(SB), Y7, Y7
+	VDIVPD     Y1, Y7, Y7
+	VSUBPD     Y7, Y6, Y6
+	VMOVUPD    (DX), Y5
+	VMULPD     Y3, Y5, Y3
+	VMULPD     Y6, Y3, Y3
+	VANDPD     Y4, Y3, Y3
+	VMOVUPD    Y3, (SI)
+	VANDPD     Y4, Y5, Y5
+	VCVTPD2PSY Y5, X3
+	VMOVUPS    X3, 192(CX)
+	VMOVUPD    32(BX), Y3
+	VCMPPD     $0x04, Y2, Y3, Y4
+	VCVTPS2PD  80(CX), Y5
+	VCVTPS2PD  112(CX), Y6
+	VCVTPS2PD  144(CX), Y7
+	VMULPD     Y5, Y0, Y5
+	VDIVPD     Y5, Y6, Y6
+	VMULPD     ccsconst<>+3392(SB), Y7, Y7
+	VDIVPD     Y1, Y7, Y7
+	VSUBPD     Y7, Y6, Y6
+	VMOVUPD    32(DX), Y5
+	VMULPD     Y3, Y5, Y3
+	VMULPD     Y6, Y3, Y3
+	VANDPD     Y4, Y3, Y3
+	VMOVUPD    Y3, 32(SI)
+	VANDPD     Y4, Y5, Y5
+	VCVTPD2PSY Y5, X3
+	VMOVUPS    X3, 208(CX)
+	ADDQ       $0x000000e0, CX
+	ADDQ       $0x00000040, DX
+	ADDQ       $0x00000040, BX
+	ADDQ       $0x00000040, SI
+	SUBQ       $0x00000002, DI
+	JNZ        weights
+	MOVQ       xt_base+0(FP), CX
+	MOVQ       CX, (SP)
+	MOVQ       y_base+24(FP), CX
+	MOVQ       CX, 8(SP)
+	MOVQ       up_base+48(FP), CX
+	MOVQ       CX, 16(SP)
+	MOVQ       out_base+80(FP), CX
+	MOVQ       CX, 24(SP)
+	MOVQ       over_base+216(FP), CX
+	MOVQ       CX, 32(SP)
+	MOVQ       AX, 40(SP)
+	STMXCSR    48(SP)
+	MOVL       48(SP), AX
+	ORL        $0x00008040, AX
+	MOVL       AX, 52(SP)
+	LDMXCSR    52(SP)
+
+block:
+	MOVQ    (SP), AX
+	MOVQ    8(SP), CX
+	MOVQ    16(SP), DX
+	MOVQ    24(SP), BX
 	MOVQ    acc_base+104(FP), SI
 	MOVQ    d+72(FP), DI
-	STMXCSR (SP)
-	MOVL    (SP), R8
-	ORL     $0x00008040, R8
-	MOVL    R8, 4(SP)
-	LDMXCSR 4(SP)
 	VMOVUPS 192(BX), Y0
 	VMULPS  160(BX), Y0, Y1
 	VMULPS  (BX), Y1, Y1
@@ -3865,9 +4023,21 @@ al:
 	VMOVMSKPS   Y1, CX
 	NOTL        CX
 	ANDL        CX, AX
-	LDMXCSR     (SP)
+	MOVQ        32(SP), CX
+	MOVW        AX, (CX)
+	MOVQ        d+72(FP), AX
+	SHLQ        $0x05, AX
+	ADDQ        AX, (SP)
+	ADDQ        AX, 8(SP)
+	ADDQ        AX, 16(SP)
+	ADDQ        $0x000000e0, 24(SP)
+	ADDQ        $0x00000002, 32(SP)
+	DECQ        40(SP)
+	JNZ         block
+	LDMXCSR     48(SP)
+
+done:
 	VZEROUPPER
-	MOVW        AX, ret+128(FP)
 	RET
 
 // func mulDiv256(dst []float64, x []float64, c float64, n float64)

@@ -351,6 +351,7 @@ func defineConsts() {
 	f64("lowX", -708)
 	f64("highX", 708)
 	f64("zero64", 0)
+	f64("ln2d", math.Ln2)
 	f64("inf64", math.Inf(1))
 	i64("absMask64", math.MaxInt64)
 	i64("bias64", 1023)

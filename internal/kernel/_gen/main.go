@@ -608,11 +608,7 @@ func normSmallFwd(s isa) {
 	MOVW(spec.As16(), Mem{Base: spp})
 	// The next block.
 	ADDQ(U32(24), blkL)
-	stride := Load(Param("d"), GP64())
-	SHLQ(U8(log2w(s)+2), stride)
-	ADDQ(stride, xtL)
-	ADDQ(stride, yL)
-	ADDQ(stride, upL)
+	byBlock(s, xtL, yL, upL)
 	ADDQ(U32(7*B), outL)
 	ADDQ(U32(2*B), scL)
 	ADDQ(U32(2), spL)
@@ -621,6 +617,15 @@ func normSmallFwd(s isa) {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// byBlock advances the pointers in locals by a block's d vectors.
+func byBlock(s isa, locals ...Mem) {
+	stride := Load(Param("d"), GP64())
+	SHLQ(U8(log2w(s)+2), stride)
+	for _, at := range locals {
+		ADDQ(stride, at)
+	}
 }
 
 // inFrame copies the named slice parameters' pointers into locals of the
@@ -652,21 +657,85 @@ func mulDiv(s isa) {
 }
 
 func normSmallBwd(s isa) {
-	text(s, "normSmallBwd", "func(xt, y, up []float32, d int, io, acc []float32) uint16",
-		"adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l of a block into the lane sums acc (at",
-		"(k·d+l)·w), with ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p} (up is",
-		"overwritten with it); lanes of weight 0 add 0. It returns the lanes",
-		"whose products are not finite in float32 or reach 2¹⁰⁰, which it leaves",
-		"out. io is normSmallFwd's out with the weights in vector 6.")
-	xt, y, up, io, acc := ptr("xt"), ptr("y"), ptr("up"), ptr("io"), ptr("acc")
-	d := Load(Param("d"), GP64())
-	restore := flushSubnormals()
+	text(s, "normSmallBwd", "func(xt, y, up []float32, d int, out, acc []float32, w, phi []float64, p, pp float64, dp []float64, over []uint16)",
+		"is the single-norm's backward pass on len(over) blocks, laid out as",
+		"normSmallFwd left them. First, for every block, in float64 as Go has",
+		"them, each row's w·φ·(T/(p·S') − log2 S'·ln2/pp) into dp and float32(w)",
+		"into out's vector 6, both 0 for a row whose φ (phi) is 0 (pp: p·p).",
+		"Then, with flush-to-zero, it adds w·∂φ/∂M_kl = w·∂φ/∂y_k·x_l into the",
+		"lane sums acc (at (k·d+l)·w), with ∂φ/∂y_k = sign(y_k)·(u_k^p/u_k)·S'^{(1−p)/p}",
+		"(up is overwritten with it); lanes of weight 0 add 0. over[b] gets block",
+		"b's lanes whose products are not finite in float32 or reach 2¹⁰⁰, which",
+		"it leaves out.")
 	B := s.bytes()
+	n := length("over")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	// The weights and dp, a half-vector of float64 at a time.
+	{
+		out, w, phi, dp := ptr("out"), ptr("w"), ptr("phi"), ptr("dp")
+		pv, ppv := s.bcastParam64("p"), s.bcastParam64("pp")
+		zero := s.vec()
+		s.zero(zero)
+		k := GP64()
+		MOVQ(n, k)
+		SHLQ(U8(1), k) // two halves a block
+		Label("weights")
+		for h := range 2 {
+			f := func(i int) Mem { return mem(out).Offset(i*B + h*B/2) }
+			ph := s.vec()
+			VMOVUPD(mem(phi).Offset(h*B), ph)
+			m := s.cmpPD(cmpNEQ, zero, ph)
+			sv, tv, lv := s.vec(), s.vec(), s.vec()
+			VCVTPS2PD(f(2), sv)
+			VCVTPS2PD(f(3), tv)
+			VCVTPS2PD(f(4), lv)
+			VMULPD(sv, pv, sv) // p·S'
+			VDIVPD(sv, tv, tv) // T/(p·S')
+			VMULPD(c32("ln2d"), lv, lv)
+			VDIVPD(ppv, lv, lv) // log2 S'·ln2/(p·p)
+			VSUBPD(lv, tv, tv)
+			wh := s.vec()
+			VMOVUPD(mem(w).Offset(h*B), wh)
+			VMULPD(ph, wh, ph) // w·φ
+			VMULPD(tv, ph, ph)
+			s.keepPD(m, ph)
+			VMOVUPD(ph, mem(dp).Offset(h*B))
+			s.keepPD(m, wh)
+			if s.avx512 {
+				wf := YMM()
+				VCVTPD2PS(wh, wf)
+				VMOVUPS(wf, f(6))
+			} else {
+				wf := XMM()
+				VCVTPD2PSY(wh, wf)
+				VMOVUPS(wf, f(6))
+			}
+		}
+		ADDQ(U32(7*B), out)
+		ADDQ(U32(2*B), w)
+		ADDQ(U32(2*B), phi)
+		ADDQ(U32(2*B), dp)
+		SUBQ(U32(2), k)
+		JNZ(LabelRef("weights"))
+	}
+	f := inFrame("xt", "y", "up", "out", "over")
+	xtL, yL, upL, ioL, ovL, nL := f[0], f[1], f[2], f[3], f[4], AllocLocal(8)
+	MOVQ(n, nL)
+	restore := flushSubnormals()
+	Label("block")
+	xt, y, up, io := GP64(), GP64(), GP64(), GP64()
+	MOVQ(xtL, xt)
+	MOVQ(yL, y)
+	MOVQ(upL, up)
+	MOVQ(ioL, io)
+	acc := ptr("acc")
+	d := Load(Param("d"), GP64())
 	wv := s.vec()
 	VMOVUPS(mem(io).Offset(6*B), wv)
-	f := s.vec()
-	VMULPS(mem(io).Offset(5*B), wv, f)
-	VMULPS(mem(io), f, f)
+	fv := s.vec()
+	VMULPS(mem(io).Offset(5*B), wv, fv)
+	VMULPS(mem(io), fv, fv)
 	zero := s.vec()
 	s.zero(zero)
 	nonzero := s.cmp(cmpNEQ, zero, wv)
@@ -682,7 +751,7 @@ func normSmallBwd(s isa) {
 	Label("gk")
 	yk, g := s.vec(), s.vec()
 	VMOVUPS(mem(yp), yk)
-	VMULPS(mem(upp), f, g)
+	VMULPS(mem(upp), fv, g)
 	VDIVPS(yk, g, g)
 	s.keep(s.andM(s.cmp(cmpNEQ, zero, yk), nonzero), g)
 	ga, xa := s.vec(), s.vec()
@@ -727,9 +796,18 @@ func normSmallBwd(s isa) {
 	fb := s.bits(finite)
 	NOTL(fb)
 	ANDL(fb, over)
+	ovp := GP64()
+	MOVQ(ovL, ovp)
+	MOVW(over.As16(), Mem{Base: ovp})
+	// The next block.
+	byBlock(s, xtL, yL, upL)
+	ADDQ(U32(7*B), ioL)
+	ADDQ(U32(2), ovL)
+	DECQ(nL)
+	JNZ(LabelRef("block"))
 	restore()
+	Label("done")
 	VZEROUPPER()
-	Store(over.As16(), ReturnIndex(0))
 	RET()
 }
 
