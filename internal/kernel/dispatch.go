@@ -79,13 +79,15 @@ var (
 	pnormRowV     func(y []float32, inv, p float32, up []float32) (sum, t float64, special bool)
 	transposeV    func(xt, x []float32, d int, tab []int32)
 	normSmallFwdV func(blks [][]float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32, tab []int32, scores []float64, special []uint16)
-	normSmallBwdV func(xt, y, up []float32, d int, out, acc []float32, w, phi []float64, p, pp float64, dp []float64, over []uint16)
-	mulDivV       func(dst, x []float64, c, n float64)
-	expSmallV     func(blks [][]float32, d int, logm, p []float32, scores []float64, e, c []float32, tab []int32)
-	addSmallV     func(acc, w []float64, e, c []float32, d int)
-	sqHalfV       func(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r, c float32)
-	powHalfV      func(masks []uint16, consts []float32, blocks []uint16, limit float32)
-	prefetchV     func(x []float32)
+	// normSmallScoreV is normSmallFwdV for scores alone.
+	normSmallScoreV func(blks [][]float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32, tab []int32, scores []float64, special []uint16)
+	normSmallBwdV   func(xt, y, up []float32, d int, out, acc []float32, w, phi []float64, p, pp float64, dp []float64, over []uint16)
+	mulDivV         func(dst, x []float64, c, n float64)
+	expSmallV       func(blks [][]float32, d int, logm, p []float32, scores []float64, e, c []float32, tab []int32)
+	addSmallV       func(acc, w []float64, e, c []float32, d int)
+	sqHalfV         func(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r, c float32)
+	powHalfV        func(masks []uint16, consts []float32, blocks []uint16, limit float32)
+	prefetchV       func(x []float32)
 )
 
 // setLevel puts the kernels of level l in use. Not safe while kernels run:
@@ -97,7 +99,7 @@ func setLevel(l level) {
 	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = nil, nil, nil, nil, nil, nil
 	gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = nil, nil, nil, nil, nil
 	sqHalfV, powHalfV, prefetchV, powRowsAncV = nil, nil, nil, nil
-	mulDivV = nil
+	mulDivV, normSmallScoreV = nil, nil
 	setVector(l)
 	transposeTabs = [16][]int32{}
 	if lanes > 0 {

@@ -11,7 +11,8 @@ import (
 // group holds one block or many (the weights drawn a group at a time, the
 // backward passes in block order), at every vector level, for every d
 // below 16 and row counts that end a group, a block or neither; and the
-// weights are asked for every row once, in order.
+// weights are asked for every row once, in order; scores alone are the
+// same bits as with gradients.
 func TestSmallGroups(t *testing.T) {
 	atLevels(t, func(t *testing.T) {
 		if lanes == 0 {
@@ -74,6 +75,14 @@ func TestSmallGroups(t *testing.T) {
 				}
 				if next != n {
 					t.Fatalf("d %d: weights asked for %d of %d rows", d, next, n)
+				}
+				// Scores alone (normSmallScore): the same bits.
+				alone := make([]float64, n)
+				NormTrain(d, m, NormMatrix{}, p, nil, alone, spans, nil, exact)
+				for i := range alone {
+					if math.Float64bits(alone[i]) != math.Float64bits(sc[i]) {
+						t.Fatalf("d %d: row %d scores %v alone, %v with gradients", d, i, alone[i], sc[i])
+					}
 				}
 				if n > 5 && !(dt[0] > 1e32) {
 					t.Fatalf("d %d: dtheta[0] = %v: the rows of huge weight did not go to the exact kernel", d, dt[0])

@@ -340,6 +340,10 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 	cur := cursor{s: diffs}
 	blocks := 0 // since the last flush
 	tab := transposeTabs[d]
+	fwd := normSmallFwdV
+	if dtheta == nil {
+		fwd = normSmallScoreV // nothing kept for a backward pass
+	}
 	for glo := 0; glo < rowsN; glo += G * W {
 		ghi := min(rowsN, glo+G*W)
 		nb := (ghi - glo + W - 1) / W
@@ -355,7 +359,7 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 			blks[b] = blk
 		}
 		cur.prefetchNext(spanAhead)
-		normSmallFwdV(blks[:nb], d, m32, pf, invP, cpE, xts, ys, ups, outs, tab, phis, specials[:nb])
+		fwd(blks[:nb], d, m32, pf, invP, cpE, xts, ys, ups, outs, tab, phis, specials[:nb])
 		copy(scores[glo:ghi], phis)
 		if nr := ghi - glo - (nb-1)*W; nr < W {
 			specials[nb-1] &= 1<<nr - 1

@@ -9,7 +9,22 @@ import (
 // 3) on a batch as training reads it: 256 anchors' 500 rows each, spans
 // of a 12 500-anchor split (45 MB) in random order, so that each span
 // starts in memory the last one did not touch.
-func BenchmarkNormTrainSpans(b *testing.B) {
+func BenchmarkNormTrainSpans(b *testing.B) { benchNormSpans(b, true) }
+
+// BenchmarkNormScoreSpans: the same batch scored alone (a training step's
+// positives, a validation pass), with normSmallScore and, for comparison,
+// with the forward kernel that keeps what a backward pass reads.
+func BenchmarkNormScoreSpans(b *testing.B) {
+	b.Run("score", func(b *testing.B) { benchNormSpans(b, false) })
+	b.Run("fwd", func(b *testing.B) {
+		saved := normSmallScoreV
+		normSmallScoreV = normSmallFwdV
+		defer func() { normSmallScoreV = saved }()
+		benchNormSpans(b, false)
+	})
+}
+
+func benchNormSpans(b *testing.B, grads bool) {
 	const d, per, anchors, batch = 3, 500, 12500, 256
 	rng := rand.New(rand.NewPCG(1, 1))
 	split := make([]float32, anchors*per*d)
@@ -17,13 +32,12 @@ func BenchmarkNormTrainSpans(b *testing.B) {
 		split[i] = float32(rng.NormFloat64())
 	}
 	spans := make(Spans, batch)
-	for k := range spans {
-		a := rng.IntN(anchors)
-		spans[k] = split[a*per*d : (a+1)*per*d]
-	}
 	m := []float64{1, 0.1, 0, 0, 1, 0.2, 0.1, 0, 1}
 	scores := make([]float64, batch*per)
-	dtheta := make([]float64, d*d+1)
+	var dtheta []float64
+	if grads {
+		dtheta = make([]float64, d*d+1)
+	}
 	weights := func(lo int, phi, w []float64) {
 		for i := range w {
 			w[i] = 1e-3

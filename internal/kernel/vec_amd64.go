@@ -49,6 +49,10 @@ func transposeBlock512(xt []float32, x []float32, d int, tab []int32)
 // had been 7% of the AVX2 simulation's time.
 func normSmallFwd512(blks [][]float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64, special []uint16)
 
+// normSmallScore512 is normSmallFwd512 without what the backward pass reads
+// (up and out), for scores alone.
+func normSmallScore512(blks [][]float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64, special []uint16)
+
 // normSmallBwd512 is the single-norm's backward pass on len(over) blocks, laid out as
 // normSmallFwd left them. First, for every block, in float64 as Go has
 // them, each row's w·φ·(T/(p·S') − log2 S'·ln2/pp) into dp and float32(w)
@@ -154,6 +158,10 @@ func transposeBlock256(xt []float32, x []float32, d int, tab []int32)
 // for a group of blocks: a call per block, with its 27 argument words,
 // had been 7% of the AVX2 simulation's time.
 func normSmallFwd256(blks [][]float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64, special []uint16)
+
+// normSmallScore256 is normSmallFwd256 without what the backward pass reads
+// (up and out), for scores alone.
+func normSmallScore256(blks [][]float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64, special []uint16)
 
 // normSmallBwd256 is the single-norm's backward pass on len(over) blocks, laid out as
 // normSmallFwd left them. First, for every block, in float64 as Go has

@@ -1829,8 +1829,8 @@ yl:
 	VMOVAPS.Z    Z8, K1, Z8
 	VBROADCASTSS p+56(FP), Z9
 	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
 	XORL         AX, AX
+	VPXORD       Z6, Z6, Z6
 	MOVQ         BX, CX
 	MOVQ         DX, DI
 	MOVQ         R8, R9
@@ -1869,8 +1869,8 @@ uk:
 	KMOVW         K3, DX
 	ORL           DX, AX
 	VMOVAPS.Z     Z14, K2, Z14
-	VMOVUPS       Z14, (CX)
 	VADDPS        Z14, Z5, Z5
+	VMOVUPS       Z14, (CX)
 	VMULPS        ccsconst<>+896(SB), Z12, Z12
 	VMULPS        Z14, Z12, Z12
 	VMOVAPS.Z     Z12, K2, Z12
@@ -1934,6 +1934,192 @@ uk:
 	VSCALEFPS     Z7, Z8, Z8
 	VMOVAPS.Z     Z8, K2, Z8
 	VMOVUPS       Z8, 320(SI)
+	KMOVW         K1, CX
+	ANDL          CX, AX
+	MOVQ          48(SP), CX
+	MOVW          AX, (CX)
+	ADDQ          $0x00000018, (SP)
+	MOVQ          d+24(FP), AX
+	SHLQ          $0x06, AX
+	ADDQ          AX, 8(SP)
+	ADDQ          AX, 16(SP)
+	ADDQ          AX, 24(SP)
+	ADDQ          $0x000001c0, 32(SP)
+	ADDQ          $0x00000080, 40(SP)
+	ADDQ          $0x00000002, 48(SP)
+	DECQ          56(SP)
+	JNZ           block
+
+done:
+	VZEROUPPER
+	RET
+
+// func normSmallScore512(blks [][]float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64, special []uint16)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·normSmallScore512(SB), NOSPLIT, $64-240
+	MOVQ  blks_base+0(FP), AX
+	MOVQ  AX, (SP)
+	MOVQ  xt_base+72(FP), AX
+	MOVQ  AX, 8(SP)
+	MOVQ  y_base+96(FP), AX
+	MOVQ  AX, 16(SP)
+	MOVQ  up_base+120(FP), AX
+	MOVQ  AX, 24(SP)
+	MOVQ  out_base+144(FP), AX
+	MOVQ  AX, 32(SP)
+	MOVQ  scores_base+192(FP), AX
+	MOVQ  AX, 40(SP)
+	MOVQ  special_base+216(FP), AX
+	MOVQ  AX, 48(SP)
+	MOVQ  special_len+224(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  AX, 56(SP)
+
+block:
+	MOVQ (SP), AX
+	MOVQ (AX), AX
+	MOVQ 8(SP), CX
+	MOVQ 16(SP), DX
+	MOVQ 24(SP), BX
+	MOVQ 32(SP), BX
+	MOVQ m_base+32(FP), BX
+	MOVQ d+24(FP), SI
+	MOVQ tab_base+168(FP), DI
+	MOVQ SI, R8
+	SHLQ $0x06, R8
+	ADDQ DI, R8
+	MOVQ CX, R9
+	MOVQ SI, R10
+
+tl:
+	VMOVUPS (DI), Z0
+	VPXORD  Z1, Z1, Z1
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+
+ts:
+	KMOVW   (R8), K1
+	VPERMPS (R11), Z0, K1, Z1
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000004, R8
+	DECQ    R12
+	JNZ     ts
+	VMOVUPS Z1, (R9)
+	ADDQ    $0x00000040, R9
+	ADDQ    $0x00000040, DI
+	DECQ    R10
+	JNZ     tl
+	VMOVUPS ccsconst<>+2304(SB), Z0
+	VPXORD  Z2, Z2, Z2
+	MOVQ    BX, AX
+	MOVQ    DX, BX
+	MOVQ    SI, DI
+
+yk:
+	VPXORD Z3, Z3, Z3
+	MOVQ   CX, R8
+	MOVQ   SI, R9
+
+yl:
+	VBROADCASTSS (AX), Z6
+	VFMADD231PS  (R8), Z6, Z3
+	ADDQ         $0x00000004, AX
+	ADDQ         $0x00000040, R8
+	DECQ         R9
+	JNZ          yl
+	VMOVUPS      Z3, (BX)
+	ADDQ         $0x00000040, BX
+	VPANDD       Z0, Z3, Z3
+	VMAXPS       Z3, Z2, Z2
+	DECQ         DI
+	JNZ          yk
+	VPXORD       Z4, Z4, Z4
+	VCMPPS       $0x04, Z4, Z2, K1
+	VMOVUPS      ccsconst<>+704(SB), Z6
+	VDIVPS       Z2, Z6, Z7
+	VMOVAPS.Z    Z7, K1, Z7
+	VBROADCASTSS p+56(FP), Z8
+	VPXORD       Z5, Z5, Z5
+	XORL         AX, AX
+	MOVQ         DX, BX
+	MOVQ         SI, DI
+
+uk:
+	VMULPS        (BX), Z7, Z9
+	VPANDD        Z0, Z9, Z9
+	VGETEXPPS     Z9, Z10
+	VGETMANTPS    $0x00, Z9, Z11
+	VSUBPS        ccsconst<>+704(SB), Z11, Z11
+	VMOVUPS       ccsconst<>+1856(SB), Z12
+	VFMADD213PS   ccsconst<>+1792(SB), Z11, Z12
+	VFMADD213PS   ccsconst<>+1728(SB), Z11, Z12
+	VFMADD213PS   ccsconst<>+1664(SB), Z11, Z12
+	VFMADD213PS   ccsconst<>+1600(SB), Z11, Z12
+	VFMADD213PS   ccsconst<>+1536(SB), Z11, Z12
+	VFMADD213PS   ccsconst<>+1472(SB), Z11, Z12
+	VFMADD213PS   Z10, Z12, Z11
+	VMULPS        Z8, Z11, Z10
+	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z10, K2
+	VRNDSCALEPS   $0x01, Z10, Z11
+	VSUBPS        Z11, Z10, Z10
+	VMOVUPS       ccsconst<>+2240(SB), Z12
+	VFMADD213PS   ccsconst<>+2176(SB), Z10, Z12
+	VFMADD213PS   ccsconst<>+2112(SB), Z10, Z12
+	VFMADD213PS   ccsconst<>+2048(SB), Z10, Z12
+	VFMADD213PS   ccsconst<>+1984(SB), Z10, Z12
+	VFMADD213PS   ccsconst<>+1920(SB), Z10, Z12
+	VSCALEFPS     Z11, Z12, Z12
+	VMOVAPS.Z     Z12, K2, Z12
+	VPCMPEQD      ccsconst<>+2432(SB), Z9, K2
+	VBLENDMPS     Z6, Z12, K2, Z12
+	VFPCLASSPSZ   $0xbf, Z9, K2
+	VFPCLASSPSZ   $0xb9, Z9, K3
+	KNOTW         K2, K2
+	KMOVW         K3, CX
+	ORL           CX, AX
+	VMOVAPS.Z     Z12, K2, Z12
+	VADDPS        Z12, Z5, Z5
+	ADDQ          $0x00000040, BX
+	DECQ          DI
+	JNZ           uk
+	VCMPPS        $0x00, Z4, Z2, K2
+	VBLENDMPS     Z6, Z5, K2, Z5
+	VGETEXPPS     Z5, Z0
+	VGETMANTPS    $0x00, Z5, Z6
+	VSUBPS        ccsconst<>+704(SB), Z6, Z6
+	VMOVUPS       ccsconst<>+1856(SB), Z7
+	VFMADD213PS   ccsconst<>+1792(SB), Z6, Z7
+	VFMADD213PS   ccsconst<>+1728(SB), Z6, Z7
+	VFMADD213PS   ccsconst<>+1664(SB), Z6, Z7
+	VFMADD213PS   ccsconst<>+1600(SB), Z6, Z7
+	VFMADD213PS   ccsconst<>+1536(SB), Z6, Z7
+	VFMADD213PS   ccsconst<>+1472(SB), Z6, Z7
+	VFMADD213PS   Z0, Z7, Z6
+	VBROADCASTSS  invP+60(FP), Z0
+	VMULPS        Z6, Z0, Z0
+	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z0, K2
+	VRNDSCALEPS   $0x01, Z0, Z6
+	VSUBPS        Z6, Z0, Z0
+	VMOVUPS       ccsconst<>+2240(SB), Z7
+	VFMADD213PS   ccsconst<>+2176(SB), Z0, Z7
+	VFMADD213PS   ccsconst<>+2112(SB), Z0, Z7
+	VFMADD213PS   ccsconst<>+2048(SB), Z0, Z7
+	VFMADD213PS   ccsconst<>+1984(SB), Z0, Z7
+	VFMADD213PS   ccsconst<>+1920(SB), Z0, Z7
+	VSCALEFPS     Z6, Z7, Z7
+	VMOVAPS.Z     Z7, K2, Z7
+	MOVQ          40(SP), CX
+	VCVTPS2PD     Y2, Z0
+	VEXTRACTF64X4 $0x01, Z2, Y6
+	VCVTPS2PD     Y6, Z6
+	VCVTPS2PD     Y7, Z8
+	VEXTRACTF64X4 $0x01, Z7, Y7
+	VCVTPS2PD     Y7, Z7
+	VMULPD        Z8, Z0, Z0
+	VMULPD        Z7, Z6, Z6
+	VMOVUPD       Z0, (CX)
+	VMOVUPD       Z6, 64(CX)
 	KMOVW         K1, CX
 	ANDL          CX, AX
 	MOVQ          48(SP), CX
@@ -3735,8 +3921,8 @@ yl:
 	VANDPS       Y3, Y5, Y5
 	VBROADCASTSS p+56(FP), Y6
 	VXORPS       Y7, Y7, Y7
-	VXORPS       Y8, Y8, Y8
 	XORL         AX, AX
+	VXORPS       Y8, Y8, Y8
 	MOVQ         BX, CX
 	MOVQ         DX, DI
 	MOVQ         R8, R9
@@ -3785,8 +3971,8 @@ uk:
 	VMOVMSKPS    Y9, DX
 	ORL          DX, AX
 	VANDPS       Y10, Y14, Y14
-	VMOVUPS      Y14, (CX)
 	VADDPS       Y14, Y7, Y7
+	VMOVUPS      Y14, (CX)
 	VMULPS       ccsconst<>+896(SB), Y11, Y11
 	VMULPS       Y14, Y11, Y11
 	VANDPS       Y10, Y11, Y11
@@ -3863,6 +4049,211 @@ uk:
 	VMULPS       Y0, Y4, Y4
 	VBLENDVPS    Y1, ccsconst<>+768(SB), Y4, Y4
 	VMOVUPS      Y4, 160(SI)
+	VMOVMSKPS    Y3, CX
+	ANDL         CX, AX
+	MOVQ         48(SP), CX
+	MOVW         AX, (CX)
+	ADDQ         $0x00000018, (SP)
+	MOVQ         d+24(FP), AX
+	SHLQ         $0x05, AX
+	ADDQ         AX, 8(SP)
+	ADDQ         AX, 16(SP)
+	ADDQ         AX, 24(SP)
+	ADDQ         $0x000000e0, 32(SP)
+	ADDQ         $0x00000040, 40(SP)
+	ADDQ         $0x00000002, 48(SP)
+	DECQ         56(SP)
+	JNZ          block
+
+done:
+	VZEROUPPER
+	RET
+
+// func normSmallScore256(blks [][]float32, d int, m []float32, p float32, invP float32, cpE float32, xt []float32, y []float32, up []float32, out []float32, tab []int32, scores []float64, special []uint16)
+// Requires: AVX, AVX2, FMA3
+TEXT ·normSmallScore256(SB), NOSPLIT, $64-240
+	MOVQ  blks_base+0(FP), AX
+	MOVQ  AX, (SP)
+	MOVQ  xt_base+72(FP), AX
+	MOVQ  AX, 8(SP)
+	MOVQ  y_base+96(FP), AX
+	MOVQ  AX, 16(SP)
+	MOVQ  up_base+120(FP), AX
+	MOVQ  AX, 24(SP)
+	MOVQ  out_base+144(FP), AX
+	MOVQ  AX, 32(SP)
+	MOVQ  scores_base+192(FP), AX
+	MOVQ  AX, 40(SP)
+	MOVQ  special_base+216(FP), AX
+	MOVQ  AX, 48(SP)
+	MOVQ  special_len+224(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  AX, 56(SP)
+
+block:
+	MOVQ (SP), AX
+	MOVQ (AX), AX
+	MOVQ 8(SP), CX
+	MOVQ 16(SP), DX
+	MOVQ 24(SP), BX
+	MOVQ 32(SP), BX
+	MOVQ m_base+32(FP), BX
+	MOVQ d+24(FP), SI
+	MOVQ tab_base+168(FP), DI
+	MOVQ SI, R8
+	SHLQ $0x05, R8
+	ADDQ DI, R8
+	MOVQ CX, R9
+	MOVQ SI, R10
+
+tl:
+	VMOVUPS (DI), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+
+ts:
+	VPERMPS   (R11), Y0, Y2
+	VMOVUPS   (R8), Y3
+	VBLENDVPS Y3, Y2, Y1, Y1
+	ADDQ      $0x00000020, R11
+	ADDQ      $0x00000020, R8
+	DECQ      R12
+	JNZ       ts
+	VMOVUPS   Y1, (R9)
+	ADDQ      $0x00000020, R9
+	ADDQ      $0x00000020, DI
+	DECQ      R10
+	JNZ       tl
+	VMOVUPS   ccsconst<>+2304(SB), Y0
+	VXORPS    Y1, Y1, Y1
+	MOVQ      BX, AX
+	MOVQ      DX, BX
+	MOVQ      SI, DI
+
+yk:
+	VXORPS Y2, Y2, Y2
+	MOVQ   CX, R8
+	MOVQ   SI, R9
+
+yl:
+	VBROADCASTSS (AX), Y3
+	VFMADD231PS  (R8), Y3, Y2
+	ADDQ         $0x00000004, AX
+	ADDQ         $0x00000020, R8
+	DECQ         R9
+	JNZ          yl
+	VMOVUPS      Y2, (BX)
+	ADDQ         $0x00000020, BX
+	VPAND        Y0, Y2, Y2
+	VMAXPS       Y2, Y1, Y1
+	DECQ         DI
+	JNZ          yk
+	VXORPS       Y2, Y2, Y2
+	VCMPPS       $0x04, Y2, Y1, Y3
+	VMOVUPS      ccsconst<>+704(SB), Y4
+	VDIVPS       Y1, Y4, Y5
+	VANDPS       Y3, Y5, Y5
+	VBROADCASTSS p+56(FP), Y6
+	VXORPS       Y7, Y7, Y7
+	XORL         AX, AX
+	MOVQ         DX, BX
+	MOVQ         SI, DI
+
+uk:
+	VMULPS       (BX), Y5, Y8
+	VPAND        Y0, Y8, Y8
+	VPSRLD       $0x17, Y8, Y9
+	VPSUBD       ccsconst<>+2496(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPAND        ccsconst<>+2368(SB), Y8, Y10
+	VPOR         ccsconst<>+2432(SB), Y10, Y10
+	VSUBPS       ccsconst<>+704(SB), Y10, Y10
+	VMOVUPS      ccsconst<>+1856(SB), Y11
+	VFMADD213PS  ccsconst<>+1792(SB), Y10, Y11
+	VFMADD213PS  ccsconst<>+1728(SB), Y10, Y11
+	VFMADD213PS  ccsconst<>+1664(SB), Y10, Y11
+	VFMADD213PS  ccsconst<>+1600(SB), Y10, Y11
+	VFMADD213PS  ccsconst<>+1536(SB), Y10, Y11
+	VFMADD213PS  ccsconst<>+1472(SB), Y10, Y11
+	VFMADD213PS  Y9, Y11, Y10
+	VMULPS       Y6, Y10, Y9
+	VCMPPS       $0x1d, ccsconst<>+1152(SB), Y9, Y10
+	VMAXPS       ccsconst<>+960(SB), Y9, Y9
+	VMINPS       ccsconst<>+1088(SB), Y9, Y9
+	VROUNDPS     $0x01, Y9, Y11
+	VSUBPS       Y11, Y9, Y9
+	VMOVUPS      ccsconst<>+2240(SB), Y12
+	VFMADD213PS  ccsconst<>+2176(SB), Y9, Y12
+	VFMADD213PS  ccsconst<>+2112(SB), Y9, Y12
+	VFMADD213PS  ccsconst<>+2048(SB), Y9, Y12
+	VFMADD213PS  ccsconst<>+1984(SB), Y9, Y12
+	VFMADD213PS  ccsconst<>+1920(SB), Y9, Y12
+	VCVTPS2DQ    Y11, Y9
+	VPADDD       ccsconst<>+2496(SB), Y9, Y9
+	VPSLLD       $0x17, Y9, Y9
+	VMULPS       Y9, Y12, Y12
+	VBLENDVPS    Y10, ccsconst<>+768(SB), Y12, Y12
+	VPCMPEQD     ccsconst<>+2432(SB), Y8, Y9
+	VBLENDVPS    Y9, Y4, Y12, Y12
+	VPCMPGTD     ccsconst<>+2368(SB), Y8, Y9
+	VPCMPGTD     ccsconst<>+2752(SB), Y8, Y10
+	VANDNPS      Y9, Y10, Y9
+	VPCMPGTD     ccsconst<>+2688(SB), Y8, Y8
+	VANDNPS      Y8, Y9, Y8
+	VMOVMSKPS    Y8, CX
+	ORL          CX, AX
+	VANDPS       Y9, Y12, Y12
+	VADDPS       Y12, Y7, Y7
+	ADDQ         $0x00000020, BX
+	DECQ         DI
+	JNZ          uk
+	VCMPPS       $0x00, Y2, Y1, Y0
+	VBLENDVPS    Y0, Y4, Y7, Y7
+	VPSRLD       $0x17, Y7, Y0
+	VPSUBD       ccsconst<>+2496(SB), Y0, Y0
+	VCVTDQ2PS    Y0, Y0
+	VPAND        ccsconst<>+2368(SB), Y7, Y2
+	VPOR         ccsconst<>+2432(SB), Y2, Y2
+	VSUBPS       ccsconst<>+704(SB), Y2, Y2
+	VMOVUPS      ccsconst<>+1856(SB), Y4
+	VFMADD213PS  ccsconst<>+1792(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1728(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1664(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1600(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1536(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1472(SB), Y2, Y4
+	VFMADD213PS  Y0, Y4, Y2
+	VBROADCASTSS invP+60(FP), Y0
+	VMULPS       Y2, Y0, Y0
+	VCMPPS       $0x1d, ccsconst<>+1152(SB), Y0, Y2
+	VMAXPS       ccsconst<>+960(SB), Y0, Y0
+	VMINPS       ccsconst<>+1088(SB), Y0, Y0
+	VROUNDPS     $0x01, Y0, Y4
+	VSUBPS       Y4, Y0, Y0
+	VMOVUPS      ccsconst<>+2240(SB), Y5
+	VFMADD213PS  ccsconst<>+2176(SB), Y0, Y5
+	VFMADD213PS  ccsconst<>+2112(SB), Y0, Y5
+	VFMADD213PS  ccsconst<>+2048(SB), Y0, Y5
+	VFMADD213PS  ccsconst<>+1984(SB), Y0, Y5
+	VFMADD213PS  ccsconst<>+1920(SB), Y0, Y5
+	VCVTPS2DQ    Y4, Y0
+	VPADDD       ccsconst<>+2496(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y5, Y5
+	VBLENDVPS    Y2, ccsconst<>+768(SB), Y5, Y5
+	MOVQ         40(SP), CX
+	VCVTPS2PD    X1, Y0
+	VEXTRACTF128 $0x01, Y1, X1
+	VCVTPS2PD    X1, Y1
+	VCVTPS2PD    X5, Y2
+	VEXTRACTF128 $0x01, Y5, X4
+	VCVTPS2PD    X4, Y4
+	VMULPD       Y2, Y0, Y0
+	VMULPD       Y4, Y1, Y1
+	VMOVUPD      Y0, (CX)
+	VMOVUPD      Y1, 32(CX)
 	VMOVMSKPS    Y3, CX
 	ANDL         CX, AX
 	MOVQ         48(SP), CX

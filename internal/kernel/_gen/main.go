@@ -25,7 +25,8 @@ func main() {
 		sigmoids(s)
 		pnormRow(s)
 		transposeBlock(s)
-		normSmallFwd(s)
+		normSmallFwd(s, true)
+		normSmallFwd(s, false)
 		normSmallBwd(s)
 		mulDiv(s)
 		expSmall(s)
@@ -479,8 +480,15 @@ func transposeBlock(s isa) {
 	RET()
 }
 
-func normSmallFwd(s isa) {
-	text(s, "normSmallFwd", "func(blks [][]float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32, tab []int32, scores []float64, special []uint16)",
+// normSmallFwd writes normSmallFwd or, without grads, normSmallScore: the
+// same scores (the same operations, in the same order) with nothing kept
+// for a backward pass.
+func normSmallFwd(s isa, grads bool) {
+	name := "normSmallFwd"
+	if !grads {
+		name = "normSmallScore"
+	}
+	text(s, name, "func(blks [][]float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32, tab []int32, scores []float64, special []uint16)",
 		fmt.Sprintf("is the single-norm's forward pass on len(special) blocks of %d rows of", s.w),
 		"d < 16 (blks, each row-major), block b's arrays at b times their size:",
 		"xt the block transposed, y = M·x, up = u^p (d vectors each), in out",
@@ -490,6 +498,10 @@ func normSmallFwd(s isa) {
 		"normal range other than 0 (whose scores are not meaningful). One call",
 		"for a group of blocks: a call per block, with its 27 argument words,",
 		"had been 7% of the AVX2 simulation's time.")
+	if !grads {
+		Doc(name+s.suffix+" is normSmallFwd"+s.suffix+" without what the backward pass reads",
+			"(up and out), for scores alone.")
+	}
 	B := s.bytes()
 	// The loop's state lives in the frame: the block's own work needs every
 	// general register but two.
@@ -539,7 +551,9 @@ func normSmallFwd(s isa) {
 	VMAXPS(yk, a, a)
 	DECQ(kk)
 	JNZ(LabelRef("yk"))
-	VMOVUPS(a, mem(out))
+	if grads {
+		VMOVUPS(a, mem(out))
+	}
 	zero := s.vec()
 	s.zero(zero)
 	live := s.cmp(cmpNEQ, zero, a)
@@ -550,11 +564,13 @@ func normSmallFwd(s isa) {
 	pv := s.bcastParam32("p")
 	sv, tv := s.vec(), s.vec()
 	s.zero(sv)
-	s.zero(tv)
 	spec := GP32()
 	XORL(spec, spec)
 	upp := GP64()
-	MOVQ(up, upp)
+	if grads {
+		s.zero(tv)
+		MOVQ(up, upp)
+	}
 	MOVQ(y, yp)
 	MOVQ(d, kk)
 	Label("uk")
@@ -571,25 +587,35 @@ func normSmallFwd(s isa) {
 	normal, special := s.classes(u)
 	s.orBits(special, spec)
 	s.keep(normal, e)
-	VMOVUPS(e, mem(upp))
 	VADDPS(e, sv, sv)
-	VMULPS(s.konst("ln2"), l2, l2)
-	VMULPS(e, l2, l2)
-	s.keep(normal, l2)
-	VADDPS(l2, tv, tv)
+	if grads {
+		VMOVUPS(e, mem(upp))
+		VMULPS(s.konst("ln2"), l2, l2)
+		VMULPS(e, l2, l2)
+		s.keep(normal, l2)
+		VADDPS(l2, tv, tv)
+	}
 	ADDQ(U32(B), yp)
-	ADDQ(U32(B), upp)
+	if grads {
+		ADDQ(U32(B), upp)
+	}
 	DECQ(kk)
 	JNZ(LabelRef("uk"))
 	s.sel(s.cmp(cmpEQ, zero, a), one, sv) // S' = 1 where a = 0
-	VMOVUPS(sv, mem(out).Offset(2*B))
-	VMOVUPS(tv, mem(out).Offset(3*B))
+	if grads {
+		VMOVUPS(sv, mem(out).Offset(2*B))
+		VMOVUPS(tv, mem(out).Offset(3*B))
+	}
 	l2s := s.log2(sv)
-	VMOVUPS(l2s, mem(out).Offset(4*B))
+	if grads {
+		VMOVUPS(l2s, mem(out).Offset(4*B))
+	}
 	a1 := s.bcastParam32("invP")
 	VMULPS(l2s, a1, a1)
 	pow := s.exp2(a1)
-	VMOVUPS(pow, mem(out).Offset(B))
+	if grads {
+		VMOVUPS(pow, mem(out).Offset(B))
+	}
 	// The scores, float64(a)·float64(S'^{1/p}) as Go would have them.
 	scp := GP64()
 	MOVQ(scL, scp)
@@ -599,9 +625,11 @@ func normSmallFwd(s isa) {
 	VMULPD(pHi, aHi, aHi)
 	VMOVUPD(aLo, mem(scp))
 	VMOVUPD(aHi, mem(scp).Offset(B))
-	a2 := s.bcastParam32("cpE")
-	VMULPS(l2s, a2, a2)
-	VMOVUPS(s.exp2(a2), mem(out).Offset(5*B))
+	if grads {
+		a2 := s.bcastParam32("cpE")
+		VMULPS(l2s, a2, a2)
+		VMOVUPS(s.exp2(a2), mem(out).Offset(5*B))
+	}
 	ANDL(s.bits(live), spec)
 	spp := GP64()
 	MOVQ(spL, spp)
