@@ -151,7 +151,6 @@ func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs Spans, 
 			}
 			blks[b] = blk
 		}
-		cur.prefetchNext(spanAhead)
 		expSmallV(blks[:nb], d, logm, p, phis, es, cs, transposeTabs[d])
 		copy(scores[glo:ghi], phis)
 		if !grads {

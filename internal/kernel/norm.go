@@ -358,7 +358,6 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 			}
 			blks[b] = blk
 		}
-		cur.prefetchNext(spanAhead)
 		fwd(blks[:nb], d, m32, pf, invP, cpE, xts, ys, ups, outs, tab, phis, specials[:nb])
 		copy(scores[glo:ghi], phis)
 		if nr := ghi - glo - (nb-1)*W; nr < W {
@@ -478,10 +477,6 @@ func smallGroup(d, W int) int {
 	g := max(1, min(smallGroupRows/W, 1024/(d*W)))
 	return 1 << (bits.Len(uint(g)) - 1)
 }
-
-// spanAhead is how many values of the next span the small-d kernels ask
-// for while they work on a group: four cache lines.
-const spanAhead = 64
 
 // smallGroupRows is the rows of a group of blocks (smallGroup) where d is
 // small.

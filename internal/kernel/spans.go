@@ -38,7 +38,6 @@ func (s Spans) Joined() []float32 {
 type cursor struct {
 	s      Spans
 	i, off int // the next value: s[i][off]
-	asked  int // the last span prefetchNext asked for
 }
 
 // take returns the next n rows of d values: a slice of the span they lie
@@ -64,16 +63,4 @@ func (c *cursor) take(n, d int, buf []float32) []float32 {
 		}
 	}
 	return out
-}
-
-// prefetchNext asks for the first n values of the span after the current
-// one: a batch's spans lie apart (one anchor's rows each, in a random
-// order), and the hardware's prefetchers start again at each.
-// Each span is asked for once.
-func (c *cursor) prefetchNext(n int) {
-	if next := c.i + 1; next < len(c.s) && next > c.asked {
-		c.asked = next
-		sp := c.s[next]
-		Prefetch(sp[:min(len(sp), n)])
-	}
 }
