@@ -138,18 +138,14 @@ func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs Spans, 
 	for glo := 0; glo < n; glo += G * W {
 		ghi := min(n, glo+G*W)
 		nb := (ghi - glo + W - 1) / W
-		for b := range nb {
-			nr := min(W, ghi-glo-b*W)
-			pad := pads[b*dw : (b+1)*dw] // a block's own: the kernel reads them all at once
-			blk := cur.take(nr, d, pad)
-			if nr < W {
-				copy(pad, blk)
-				for j := nr * d; j < len(pad); j++ {
-					pad[j] = LogZero // the padding: e = 0
-				}
-				blk = pad
+		cur.blocks(blks[:nb], ghi-glo, W, d, pads) // a block's own pad: the kernel reads them all at once
+		if nr := ghi - glo - (nb-1)*W; nr < W {
+			pad := pads[(nb-1)*dw : nb*dw]
+			copy(pad, blks[nb-1])
+			for j := nr * d; j < len(pad); j++ {
+				pad[j] = LogZero // the padding: e = 0
 			}
-			blks[b] = blk
+			blks[nb-1] = pad
 		}
 		expSmallV(blks[:nb], d, logm, p, phis, es, cs, transposeTabs[d])
 		copy(scores[glo:ghi], phis)

@@ -347,16 +347,12 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 	for glo := 0; glo < rowsN; glo += G * W {
 		ghi := min(rowsN, glo+G*W)
 		nb := (ghi - glo + W - 1) / W
-		for b := range nb {
-			nr := min(W, ghi-glo-b*W)
-			pad := pads[b*dw : (b+1)*dw]
-			blk := cur.take(nr, d, pad)
-			if nr < W {
-				copy(pad, blk)
-				clear(pad[nr*d:])
-				blk = pad
-			}
-			blks[b] = blk
+		cur.blocks(blks[:nb], ghi-glo, W, d, pads)
+		if nr := ghi - glo - (nb-1)*W; nr < W { // the last block, padded with zeros
+			pad := pads[(nb-1)*dw : nb*dw]
+			copy(pad, blks[nb-1])
+			clear(pad[nr*d:])
+			blks[nb-1] = pad
 		}
 		fwd(blks[:nb], d, m32, pf, invP, cpE, xts, ys, ups, outs, tab, phis, specials[:nb])
 		copy(scores[glo:ghi], phis)

@@ -64,3 +64,30 @@ func (c *cursor) take(n, d int, buf []float32) []float32 {
 	}
 	return out
 }
+
+// blocks sets dst[b] to the next block of W rows of d values, for each b
+// (the last block holds what is left of rows, if fewer): take's, with the
+// blocks that lie inside one span sliced in a loop of their own; a block
+// that straddles spans is copied into its own part of pads (W·d values a
+// block).
+func (c *cursor) blocks(dst [][]float32, rows, W, d int, pads []float32) {
+	dw := W * d
+	for b := 0; b < len(dst); {
+		for c.i < len(c.s) && c.off == len(c.s[c.i]) {
+			c.i, c.off = c.i+1, 0
+		}
+		// The whole blocks left in this span, at most those asked for.
+		sp := c.s[c.i]
+		whole := min((len(sp)-c.off)/dw, len(dst)-b, (rows-b*W)/W)
+		for range whole {
+			dst[b] = sp[c.off : c.off+dw : c.off+dw]
+			c.off += dw
+			b++
+		}
+		if b < len(dst) {
+			nr := min(W, rows-b*W)
+			dst[b] = c.take(nr, d, pads[b*dw:(b+1)*dw])
+			b++
+		}
+	}
+}

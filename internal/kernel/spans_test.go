@@ -51,3 +51,58 @@ func TestSpansTake(t *testing.T) {
 		t.Error("a block inside one span was copied")
 	}
 }
+
+// TestSpansBlocks: a cursor's blocks are the rows of the spans gathered,
+// W rows a block and what is left in the last, whatever the spans'
+// lengths; a block inside one span is that span's own memory, one that
+// straddles two is in its own part of pads.
+func TestSpansBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for trial := range 300 {
+		d, W := 1+rng.IntN(4), []int{8, 16}[rng.IntN(2)]
+		var s Spans
+		total := 0
+		for range 1 + rng.IntN(8) {
+			r := rng.IntN(3 * W) // rows in this span, 0 included
+			sp := make([]float32, r*d)
+			for i := range sp {
+				sp[i] = float32(total + i)
+			}
+			total += len(sp)
+			s = append(s, sp)
+		}
+		want := s.Gather(make([]float32, s.Len()))
+		rows := total / d
+		c := cursor{s: s}
+		var got []float32
+		for lo := 0; lo < rows; {
+			g := min(rows-lo, (1+rng.IntN(4))*W) // a group's rows
+			nb := (g + W - 1) / W
+			dst := make([][]float32, nb)
+			pads := make([]float32, nb*W*d)
+			c.blocks(dst, g, W, d, pads)
+			for b, blk := range dst {
+				if n := min(W, g-b*W) * d; len(blk) != n {
+					t.Fatalf("trial %d: block %d of %d values, want %d", trial, b, len(blk), n)
+				}
+				inSpan := false // blk is a span's own memory (values are their global index)
+				for _, sp := range s {
+					if len(sp) == 0 {
+						continue
+					}
+					if off := int(blk[0]) - int(sp[0]); off >= 0 && off+len(blk) <= len(sp) && &sp[off] == &blk[0] {
+						inSpan = true
+					}
+				}
+				if !inSpan && &blk[0] != &pads[b*W*d] {
+					t.Fatalf("trial %d: block %d is neither in a span nor in its pad", trial, b)
+				}
+				got = append(got, blk...)
+			}
+			lo += g
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: blocks %v, want %v", trial, got, want)
+		}
+	}
+}
