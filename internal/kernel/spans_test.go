@@ -13,20 +13,15 @@ func TestSpansTake(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	for trial := range 200 {
 		d := 1 + rng.IntN(5)
-		var s Spans
-		total := 0
-		for range 1 + rng.IntN(6) {
-			r := rng.IntN(7) // rows in this span, 0 included
-			sp := make([]float32, r*d)
-			for i := range sp {
-				sp[i] = float32(total + i)
-			}
-			total += len(sp)
-			s = append(s, sp)
-		}
+		s := indexSpans(rng, d, 1+rng.IntN(6), 7)
+		total := s.Len()
 		want := s.Gather(make([]float32, s.Len()))
-		if s.Len() != total || len(want) != total {
-			t.Fatalf("trial %d: Len %d, Gather %d values, want %d", trial, s.Len(), len(want), total)
+		count := 0 // the values, counted one by one
+		for _, sp := range s {
+			count += len(sp)
+		}
+		if total != count || len(want) != count {
+			t.Fatalf("trial %d: Len %d, Gather %d values, want %d", trial, total, len(want), count)
 		}
 		c := cursor{s: s}
 		var got []float32
@@ -60,17 +55,8 @@ func TestSpansBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	for trial := range 300 {
 		d, W := 1+rng.IntN(4), []int{8, 16}[rng.IntN(2)]
-		var s Spans
-		total := 0
-		for range 1 + rng.IntN(8) {
-			r := rng.IntN(3 * W) // rows in this span, 0 included
-			sp := make([]float32, r*d)
-			for i := range sp {
-				sp[i] = float32(total + i)
-			}
-			total += len(sp)
-			s = append(s, sp)
-		}
+		s := indexSpans(rng, d, 1+rng.IntN(8), 3*W)
+		total := s.Len()
 		want := s.Gather(make([]float32, s.Len()))
 		rows := total / d
 		c := cursor{s: s}
@@ -105,4 +91,20 @@ func TestSpansBlocks(t *testing.T) {
 			t.Fatalf("trial %d: blocks %v, want %v", trial, got, want)
 		}
 	}
+}
+
+// indexSpans returns n spans of 0 to maxRows−1 rows of d values each,
+// every value its index among all of them.
+func indexSpans(rng *rand.Rand, d, n, maxRows int) Spans {
+	var s Spans
+	total := 0
+	for range n {
+		sp := make([]float32, rng.IntN(maxRows)*d)
+		for i := range sp {
+			sp[i] = float32(total + i)
+		}
+		total += len(sp)
+		s = append(s, sp)
+	}
+	return s
 }
