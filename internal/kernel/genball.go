@@ -106,10 +106,9 @@ func AddWeighted(sumE, sumEC []float64, w float64, e, c []float32) {
 // ExpRow's and its sum is taken in float64 in coordinate order;
 // Σ_i w_i·e_ij and Σ_i w_i·e_ij·c_ij (into sumE and sumEC, when not nil) are
 // summed in float64 lanes. weights is called once per group of blocks
-// (smallGroup). The
-// rows are those of logs, read in place (a block that straddles two spans
-// is copied). It reports false, doing nothing, where it does not apply
-// (d ≥ 16, or the portable level).
+// (smallGroup). The rows are those of logs, read in place (a block that
+// straddles two spans is copied). It reports false, doing nothing, where it
+// does not apply (d ≥ 16, or the portable level).
 func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs Spans, weights func(lo int, phi, w []float64)) bool {
 	d := len(logm)
 	if expSmallV == nil || d >= 16 || d < 1 {
