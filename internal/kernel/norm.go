@@ -295,8 +295,9 @@ func gradRow(g, y, up []float32, a, cw, thr float32) float32 {
 // float64.
 //
 // The blocks go in groups (smallGroup): the forward passes of a group's
-// blocks in one call, then the group's weights in one call, then the
-// backward passes in block order. The weights' own vector arithmetic (a
+// blocks in one call (normSmallScore's where there is no gradient), then
+// the group's weights in one call, then its backward passes in one call,
+// in block order. The weights' own vector arithmetic (a
 // sigmoid per row) then runs on long vectors, the calls' overhead is paid
 // a group at a time, and the processor overlaps one block's long chain of
 // dependent operations (log2, exp2, log2, exp2) with the next block's. What
