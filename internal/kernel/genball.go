@@ -138,13 +138,8 @@ func ExpRowsSmall(logm, p []float32, sumE, sumEC, scores []float64, logs Spans, 
 		ghi := min(n, glo+G*W)
 		nb := (ghi - glo + W - 1) / W
 		cur.blocks(blks[:nb], ghi-glo, W, d, pads) // a block's own pad: the kernel reads them all at once
-		if nr := ghi - glo - (nb-1)*W; nr < W {
-			pad := pads[(nb-1)*dw : nb*dw]
-			copy(pad, blks[nb-1])
-			for j := nr * d; j < len(pad); j++ {
-				pad[j] = LogZero // the padding: e = 0
-			}
-			blks[nb-1] = pad
+		if ghi-glo < nb*W {
+			blks[nb-1] = padded(blks[nb-1], pads[(nb-1)*dw:nb*dw], LogZero) // e = 0
 		}
 		expSmallV(blks[:nb], d, logm, p, phis, es, cs, transposeTabs[d])
 		copy(scores[glo:ghi], phis)

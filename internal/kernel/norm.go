@@ -297,11 +297,11 @@ func gradRow(g, y, up []float32, a, cw, thr float32) float32 {
 // The blocks go in groups (smallGroup): the forward passes of a group's
 // blocks in one call (normSmallScore's where there is no gradient), then
 // the group's weights in one call, then its backward passes in one call,
-// in block order. The weights' own vector arithmetic (a
-// sigmoid per row) then runs on long vectors, the calls' overhead is paid
-// a group at a time, and the processor overlaps one block's long chain of
-// dependent operations (log2, exp2, log2, exp2) with the next block's. What
-// is summed, and in which order, is as block by block.
+// in block order. The weights' own vector arithmetic (a sigmoid per row)
+// then runs on long vectors, the calls' overhead is paid a group at a
+// time, and the processor overlaps one block's long chain of dependent
+// operations (log2, exp2, log2, exp2) with the next block's. What is
+// summed, and in which order, is as block by block.
 //
 // A row with a u_k below float32's normal range (other than 0) or a NaN
 // (y beyond float32's range), or whose w·∂φ/∂y_k·x_l reach 2¹⁰⁰, is computed
@@ -349,22 +349,20 @@ func normSmall32(d int, m []float64, p float64, dtheta, scores []float64, diffs 
 		ghi := min(rowsN, glo+G*W)
 		nb := (ghi - glo + W - 1) / W
 		cur.blocks(blks[:nb], ghi-glo, W, d, pads)
-		if nr := ghi - glo - (nb-1)*W; nr < W { // the last block, padded with zeros
-			pad := pads[(nb-1)*dw : nb*dw]
-			copy(pad, blks[nb-1])
-			clear(pad[nr*d:])
-			blks[nb-1] = pad
+		last := ghi - glo - (nb-1)*W // the last block's rows
+		if last < W {
+			blks[nb-1] = padded(blks[nb-1], pads[(nb-1)*dw:nb*dw], 0) // zero rows
 		}
 		fwd(blks[:nb], d, m32, pf, invP, cpE, xts, ys, ups, outs, tab, phis, specials[:nb])
 		copy(scores[glo:ghi], phis)
-		if nr := ghi - glo - (nb-1)*W; nr < W {
-			specials[nb-1] &= 1<<nr - 1
+		if last < W {
+			specials[nb-1] &= 1<<last - 1
 		}
 		for b, special := range specials[:nb] {
 			for sp := special; sp != 0; sp &= sp - 1 {
-				r := b*W + bits.TrailingZeros16(sp)
-				exact.Scores(scores[glo+r:glo+r+1], blks[b][r%W*d:(r%W+1)*d])
-				phis[r] = 0 // no weight for the vector kernel
+				r := bits.TrailingZeros16(sp)
+				exact.Scores(scores[glo+b*W+r:][:1], blks[b][r*d:(r+1)*d])
+				phis[b*W+r] = 0 // no weight for the vector kernel
 			}
 		}
 		if dtheta == nil {

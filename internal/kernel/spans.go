@@ -91,3 +91,13 @@ func (c *cursor) blocks(dst [][]float32, rows, W, d int, pads []float32) {
 		}
 	}
 }
+
+// padded copies blk, a last block of fewer rows than pad holds, into pad
+// and fills the rest of pad with fill.
+func padded(blk, pad []float32, fill float32) []float32 {
+	n := copy(pad, blk)
+	for j := n; j < len(pad); j++ {
+		pad[j] = fill
+	}
+	return pad
+}
