@@ -9,7 +9,8 @@
 # bench/scaling's JSON. In order of importance, each
 # step under its own time limit so that one slow step cannot lose the others:
 # the GPU's epochs (PyTorch eager and torch.compile) and ccs's on the same data,
-# the thread sweep of bench/scaling, the GPU's retrieval scan, the 20-seed
+# the thread sweep of bench/scaling and the machine's own ceiling for it
+# (-parts ceiling), the GPU's retrieval scan, the 20-seed
 # simulation, PyTorch on every CPU core.
 set -uo pipefail
 bin=$1 out=$2
@@ -33,6 +34,7 @@ for g in genball single; do
   step "ccs-epoch-$g" 60 "$bin/epoch" -data "$data" -geometry "$g"
 done
 step scaling-train 150 "$bin/scaling" -parts train -epochs 5 -json "$out/scaling-train.json"
+step scaling-ceiling 60 "$bin/scaling" -parts ceiling -reps 10 -json "$out/scaling-ceiling.json"
 step scaling-queries 120 "$bin/scaling" -parts retrieve,ood -json "$out/scaling-queries.json"
 step torch-retrieve 60 python3 "$here/torch_retrieve.py"
 step sim20 150 "$bin/ccs" reproduce sim -seeds 20 -quiet

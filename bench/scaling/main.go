@@ -7,7 +7,10 @@
 //   - one retrieval query over a collection (ℓ2 ball, generalized ball,
 //     single-norm after its transform) at 2 and NumCPU threads;
 //   - one per-input OOD query (the k-th nearest pool row under each
-//     geometry's score) at 2 and NumCPU threads.
+//     geometry's score) at 2 and NumCPU threads;
+//   - the machine's own ceiling for the training's speedup (-parts
+//     ceiling): the generalized epoch's kernel on data each thread keeps in
+//     its L1 cache, at the -threads counts.
 //
 // It prints a table and, with -json FILE, writes the figures as JSON.
 //
@@ -32,6 +35,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -57,7 +61,7 @@ func main() {
 	flag.IntVar(&o.reps, "reps", 30, "queries per figure (retrieval and OOD)")
 	flag.BoolVar(&o.interleave, "interleave", false, "train: switch the thread count every epoch, cycling through -threads in one run (on a shared machine the others' load then falls on every count alike)")
 	threads := flag.String("threads", "", "thread counts for training, comma-separated (default 1, 2, 4, … NumCPU)")
-	parts := flag.String("parts", "train,retrieve,ood", "what to measure: train, retrieve, ood")
+	parts := flag.String("parts", "train,retrieve,ood", "what to measure: train, retrieve, ood, ceiling")
 	geoms := flag.String("geometries", "genball,single", "training geometries")
 	jsonOut := flag.String("json", "", "write the figures as JSON to this file")
 	flag.Parse()
@@ -67,6 +71,12 @@ func main() {
 		os.Exit(2)
 	}
 	o.parts, o.geometries = strings.Split(*parts, ","), strings.Split(*geoms, ",")
+	for _, p := range o.parts {
+		if !slices.Contains([]string{"train", "retrieve", "ood", "ceiling"}, p) {
+			fmt.Fprintf(os.Stderr, "scaling: -parts: unknown part %q (train, retrieve, ood, ceiling)\n", p)
+			os.Exit(2)
+		}
+	}
 	if err := run(os.Stdout, o, *jsonOut); err != nil {
 		fmt.Fprintln(os.Stderr, "scaling:", err)
 		os.Exit(1)
@@ -103,13 +113,13 @@ func parseThreads(s string) ([]int, error) {
 
 // Figure is one measurement: the median and minimum over its repetitions.
 type Figure struct {
-	Part     string  `json:"part"`     // train, retrieve or ood
+	Part     string  `json:"part"`     // train, retrieve, ood or ceiling
 	Name     string  `json:"name"`     // geometry (and variant)
 	Threads  int     `json:"threads"`  // GOMAXPROCS and workers
 	MedianS  float64 `json:"median_s"` // seconds
 	MinS     float64 `json:"min_s"`
 	Reps     int     `json:"reps"`
-	Speedup  float64 `json:"speedup,omitempty"`    // over 1 thread (training)
+	Speedup  float64 `json:"speedup,omitempty"`    // over 1 thread (training, ceiling)
 	Efficacy float64 `json:"efficiency,omitempty"` // speedup / threads
 }
 
@@ -137,8 +147,10 @@ func run(w io.Writer, o options, jsonOut string) error {
 			figs, err = retrieveFigures(o)
 		case "ood":
 			figs, err = oodFigures(o)
+		case "ceiling":
+			figs = ceilingFigures(o)
 		default:
-			err = fmt.Errorf("unknown part %q (train, retrieve, ood)", p)
+			err = fmt.Errorf("unknown part %q (train, retrieve, ood, ceiling)", p)
 		}
 		if err != nil {
 			return err
@@ -394,6 +406,69 @@ func oodFigures(o options) ([]Figure, error) {
 		}
 	}
 	return figs, nil
+}
+
+// ceilingFigures measures what the training's speedup cannot beat on this
+// machine: the generalized epoch's kernel (kernel.ExpRow at d) on one row
+// that each thread keeps in its L1 cache, so that the threads share no
+// data and read no memory. T threads each do the work one does alone; the
+// figure is the wall time, and the speedup the throughput's, T × one
+// thread's median / T threads' median. Below T× it says that the threads
+// share a core's units (SMT, or a hypervisor's vCPUs on one physical core)
+// or its clock. The thread counts take turns, rep by rep, so that a shared
+// machine's load falls on all alike.
+func ceilingFigures(o options) []Figure {
+	const calls = 500_000 // about 50 ms at d = 128 on one Zen 4 core
+	d := o.d
+	rows := make([][5][]float32, slices.Max(o.threads))
+	for i := range rows {
+		for j := range rows[i] {
+			rows[i][j] = make([]float32, d)
+		}
+		for j := range d {
+			rows[i][0][j], rows[i][1][j], rows[i][2][j] = 0.1, 1.5, float32(j%7)-3.1
+		}
+	}
+	sink := make([]float64, len(rows))
+	work := func(t int) float64 {
+		start := time.Now()
+		var wg sync.WaitGroup
+		for g := range t {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := rows[g]
+				var s float64
+				for range calls {
+					s += kernel.ExpRow(r[0], r[1], r[2], r[3], r[4])
+				}
+				sink[g] = s
+			}()
+		}
+		wg.Wait()
+		return time.Since(start).Seconds()
+	}
+	times := map[int][]float64{}
+	for range o.reps + 1 { // the first round warms up
+		for _, t := range o.threads {
+			runtime.GOMAXPROCS(t)
+			times[t] = append(times[t], work(t))
+		}
+	}
+	var figs []Figure
+	var one float64
+	for _, t := range o.threads {
+		f := figure("ceiling", fmt.Sprintf("ExpRow d=%d in L1", d), t, times[t][1:])
+		if t == 1 {
+			one = f.MedianS
+		}
+		if one > 0 {
+			f.Speedup = float64(t) * one / f.MedianS
+			f.Efficacy = f.Speedup / float64(t)
+		}
+		figs = append(figs, f)
+	}
+	return figs
 }
 
 // repeat runs f once to warm up, then reps times, and returns the seconds
