@@ -8,9 +8,10 @@
 //     single-norm after its transform) at 2 and NumCPU threads;
 //   - one per-input OOD query (the k-th nearest pool row under each
 //     geometry's score) at 2 and NumCPU threads;
-//   - the machine's own ceiling for the training's speedup (-parts
+//   - the machine's own ceilings for the training's speedup (-parts
 //     ceiling): the generalized epoch's kernel on data each thread keeps in
-//     its L1 cache, at the -threads counts.
+//     its L1 cache, and the memory's read rate over as many bytes as the
+//     training's rows, at the -threads counts.
 //
 // It prints a table and, with -json FILE, writes the figures as JSON.
 //
@@ -121,6 +122,7 @@ type Figure struct {
 	Reps     int     `json:"reps"`
 	Speedup  float64 `json:"speedup,omitempty"`    // over 1 thread (training, ceiling)
 	Efficacy float64 `json:"efficiency,omitempty"` // speedup / threads
+	Bytes    int64   `json:"bytes,omitempty"`      // read once a repetition (the memory's read rate)
 }
 
 // Report is what -json writes.
@@ -159,13 +161,16 @@ func run(w io.Writer, o options, jsonOut string) error {
 	}
 	fmt.Fprintf(w, "%s, %d CPUs, %s; %s\n", rep.Date, rep.CPUs, rep.Kernels, rep.Sizes)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "part\tname\tthreads\tmedian\tmin\treps\tspeedup\tefficiency\t")
+	fmt.Fprintln(tw, "part\tname\tthreads\tmedian\tmin\treps\tspeedup\tefficiency\trate\t")
 	for _, f := range rep.Figures {
-		sp, ef := "", ""
+		sp, ef, rate := "", "", ""
 		if f.Speedup > 0 {
 			sp, ef = fmt.Sprintf("%.2f×", f.Speedup), fmt.Sprintf("%.0f%%", 100*f.Efficacy)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t\n", f.Part, f.Name, f.Threads, dur(f.MedianS), dur(f.MinS), f.Reps, sp, ef)
+		if f.Bytes > 0 {
+			rate = fmt.Sprintf("%.1f GB/s", float64(f.Bytes)/f.MedianS/1e9)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t\n", f.Part, f.Name, f.Threads, dur(f.MedianS), dur(f.MinS), f.Reps, sp, ef, rate)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -464,6 +469,58 @@ func ceilingFigures(o options) []Figure {
 		}
 		if one > 0 {
 			f.Speedup = float64(t) * one / f.MedianS
+			f.Efficacy = f.Speedup / float64(t)
+		}
+		figs = append(figs, f)
+	}
+	return append(figs, readFigures(o)...)
+}
+
+// readFigures measures the memory's read rate at the -threads counts: one
+// pass of kernel.MaxAbs (a vector compare a cache line) over as many
+// float32s as the training's prepared rows (n·2k·d), each thread its own
+// contiguous part. A training epoch that streams its rows at this rate is
+// bound by the memory, not the threads. The speedup is one thread's time
+// over T threads' (the same bytes in all).
+func readFigures(o options) []Figure {
+	x := make([]float32, o.n*2*o.k*o.d)
+	for i := range x {
+		x[i] = float32(i & 1023)
+	}
+	bytes := int64(len(x)) * 4
+	sink := make([]float32, slices.Max(o.threads))
+	read := func(t int) float64 {
+		start := time.Now()
+		var wg sync.WaitGroup
+		part := (len(x)/t + 15) &^ 15
+		for g := range t {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				lo := min(len(x), g*part)
+				sink[g] = kernel.MaxAbs(x[lo:min(len(x), lo+part)])
+			}()
+		}
+		wg.Wait()
+		return time.Since(start).Seconds()
+	}
+	times := map[int][]float64{}
+	for range min(o.reps, 10) + 1 {
+		for _, t := range o.threads {
+			runtime.GOMAXPROCS(t)
+			times[t] = append(times[t], read(t))
+		}
+	}
+	var figs []Figure
+	var one float64
+	for _, t := range o.threads {
+		f := figure("ceiling", fmt.Sprintf("read %d MB", bytes/1e6), t, times[t][1:])
+		f.Bytes = bytes
+		if t == 1 {
+			one = f.MedianS
+		}
+		if one > 0 {
+			f.Speedup = one / f.MedianS
 			f.Efficacy = f.Speedup / float64(t)
 		}
 		figs = append(figs, f)
