@@ -2,7 +2,6 @@ package bundle
 
 import (
 	"fmt"
-	"math"
 )
 
 // Embeddings are a user's embeddings as Make's bundles are built from
@@ -46,10 +45,8 @@ func (e Embeddings) check() error {
 	if e.N < 1 || e.D < 1 {
 		return fmt.Errorf("%s: no embeddings (%d rows of dimension %d)", e.Source, e.N, e.D)
 	}
-	for i, v := range e.Rows {
-		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("%s: row %d, coordinate %d is %v", e.Source, i/e.D, i%e.D, v)
-		}
+	if i := firstNonFinite(e.Rows); i >= 0 {
+		return fmt.Errorf("%s: row %d, coordinate %d is %v", e.Source, i/e.D, i%e.D, e.Rows[i])
 	}
 	return nil
 }

@@ -3,7 +3,9 @@ package bundle
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -271,6 +273,117 @@ func TestDecodeRaw(t *testing.T) {
 			t.Errorf("%s: errors %v (raw), %v (.npy)", c.name, gerr, werr)
 		case !reflect.DeepEqual(got, want):
 			t.Errorf("%s: raw %+v, .npy %+v", c.name, got, want)
+		}
+	}
+}
+
+// TestLongArrays: arrays of more than one read's 65 536 values, in the
+// byte orders and float widths that have their own loops, read back value
+// for value (bits: ±0, subnormals, ±Inf, NaN payloads) against a decoding
+// of each element; a float64 that overflows float32 beyond the first read
+// is refused by its own index; written back, with and without gathered
+// rows, they are the same bytes as the values encoded one by one.
+func TestLongArrays(t *testing.T) {
+	t.Parallel()
+	const n = 3*65536/2 + 7
+	rng := rand.New(rand.NewPCG(7, 7))
+	bits := make([]uint32, n)
+	for i := range bits {
+		switch i % 11 {
+		case 0:
+			bits[i] = 0x80000000 // −0
+		case 1:
+			bits[i] = rng.Uint32N(0x800000) // subnormal
+		case 2:
+			bits[i] = 0x7f800000 | rng.Uint32N(2)<<31 // ±Inf
+		case 3:
+			bits[i] = 0x7fc00000 | rng.Uint32N(0x400000) // NaN, with a payload
+		default:
+			bits[i] = math.Float32bits(float32(rng.NormFloat64()))
+		}
+	}
+	type byteOrder interface {
+		binary.ByteOrder
+		binary.AppendByteOrder
+	}
+	for _, c := range []struct {
+		descr string
+		order byteOrder
+		size  int
+	}{{"<f4", binary.LittleEndian, 4}, {">f4", binary.BigEndian, 4}, {"<f8", binary.LittleEndian, 8}, {">f8", binary.BigEndian, 8}} {
+		data := npyHeader(c.descr, fmt.Sprintf("(%d,)", n))
+		for _, b := range bits {
+			if c.size == 4 {
+				data = c.order.AppendUint32(data, b)
+			} else {
+				data = c.order.AppendUint64(data, math.Float64bits(float64(math.Float32frombits(b))))
+			}
+		}
+		a, err := DecodeNPYBytes(data, "x", 0)
+		if err != nil {
+			t.Fatalf("%s: %v", c.descr, err)
+		}
+		for i, b := range bits {
+			if got := math.Float32bits(a.F32[i]); got != b {
+				t.Fatalf("%s: element %d = %#x, want %#x", c.descr, i, got, b)
+			}
+		}
+		if c.size == 8 {
+			at := 65536 + 99
+			bad := slices.Clone(data)
+			c.order.PutUint64(bad[len(bad)-8*(n-at):], math.Float64bits(1e300))
+			if _, err := DecodeNPYBytes(bad, "x", 0); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("element [%d] = 1e+300 overflows float32", at)) {
+				t.Errorf("%s: overflow at %d: %v", c.descr, at, err)
+			}
+			c.order.PutUint64(bad[len(bad)-8*(n-at):], math.Float64bits(1e-300))
+			if _, err := DecodeNPYBytes(bad, "x", 0); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("element [%d] = 1e-300 underflows", at)) {
+				t.Errorf("%s: underflow at %d: %v", c.descr, at, err)
+			}
+		}
+	}
+	// Written back: the values, and rows gathered from them, as bytes.
+	const d = 5
+	vals := make([]float32, n/d*d)
+	for i := range vals {
+		vals[i] = math.Float32frombits(bits[i])
+	}
+	rows := make([]int, 9000)
+	for i := range rows {
+		rows[i] = rng.IntN(len(vals) / d)
+	}
+	ints := make([]int64, 70000)
+	for i := range ints {
+		ints[i] = int64(rng.Uint64())
+	}
+	for name, arr := range map[string]Array{
+		"values":   Float32(vals, len(vals)),
+		"gathered": Gathered(vals, d, rows),
+		"ints":     {Shape: []int{len(ints)}, I64: ints},
+	} {
+		var buf bytes.Buffer
+		if err := writeArray(&buf, arr); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var want []byte
+		switch name {
+		case "values":
+			for _, v := range vals {
+				want = binary.LittleEndian.AppendUint32(want, math.Float32bits(v))
+			}
+		case "gathered":
+			for _, r := range rows {
+				for _, v := range vals[r*d : (r+1)*d] {
+					want = binary.LittleEndian.AppendUint32(want, math.Float32bits(v))
+				}
+			}
+		default:
+			for _, v := range ints {
+				want = binary.LittleEndian.AppendUint64(want, uint64(v))
+			}
+		}
+		got := buf.Bytes()
+		if hdr := len(got) - len(want); hdr < 0 || !bytes.Equal(got[hdr:], want) {
+			t.Errorf("%s: the %d bytes written differ from the values encoded one by one", name, len(got))
 		}
 	}
 }
