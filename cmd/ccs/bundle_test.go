@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -125,8 +127,17 @@ func TestBundleCommand(t *testing.T) {
 	if err != nil || json.Unmarshal(data, &m) != nil {
 		t.Fatalf("manifest: %v\n%s", err, data)
 	}
-	if m.Format != manifestFormat || m.Seed != 4 || m.K != 8 || len(m.Files) != 6 || len(m.Inputs["embeddings"].SHA256) != 64 {
+	if m.Format != manifestFormat || m.Seed != 4 || m.K != 8 || len(m.Files) != 6 {
 		t.Errorf("manifest: %+v", m)
+	}
+	for role, f := range map[string]string{"embeddings": "emb.npy", "labels": "labels.npy"} {
+		raw, err := os.ReadFile(p(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := m.Inputs[role].SHA256, fmt.Sprintf("%x", sha256.Sum256(raw)); got != want {
+			t.Errorf("manifest: %s's SHA-256 %s, want %s (the file's)", role, got, want)
+		}
 	}
 	for _, args := range [][]string{
 		{"fit", "-geometry", "genball", "-objective", "neg", "-train", p("b/fit.npz"), "-val", p("b/val.npz"), "-epochs", "3", "-quiet", "-out", p("f.json")},
@@ -255,5 +266,35 @@ func TestBundleBadInput(t *testing.T) {
 				t.Errorf("%s exists after the error", out)
 			}
 		})
+	}
+}
+
+// TestHashChanged: an input whose size or modification time changed after
+// its hash began (while ccs bundle read it) is refused by name, not
+// recorded with a hash of other bytes.
+func TestHashChanged(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "emb.npy")
+	if err := os.WriteFile(path, []byte("first"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := hashFile(context.Background(), path)
+	<-h.done
+	if got, err := hashFile(context.Background(), path).wait(); err != nil || got != fmt.Sprintf("%x", sha256.Sum256([]byte("first"))) {
+		t.Fatalf("unchanged: %q, %v", got, err)
+	}
+	if err := os.WriteFile(path, []byte("second, longer"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.wait(); err == nil || !strings.Contains(err.Error(), path+": changed while ccs bundle read it (5 bytes") {
+		t.Errorf("changed: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := hashFile(ctx, path).wait(); err != context.Canceled {
+		t.Errorf("cancelled: %v", err)
+	}
+	if _, err := hashFile(context.Background(), path+".gone").wait(); err == nil || !strings.Contains(err.Error(), "emb.npy.gone") {
+		t.Errorf("missing: %v", err)
 	}
 }
