@@ -27,6 +27,11 @@ type ClassResult struct {
 // per class, by increasing label. A class-conditional set refuses a test
 // class its calibration never saw.
 func ByClass(s *conformal.Set, test *bundle.Bundle) (Result, []ClassResult, error) {
+	return byClass(s, test, nil)
+}
+
+// byClass is ByClass, with sc (test's scores under s) counted from it.
+func byClass(s *conformal.Set, test *bundle.Bundle, sc *Scored) (Result, []ClassResult, error) {
 	if !s.Calibrated() {
 		return Result{}, nil, conformal.ErrNotCalibrated
 	}
@@ -48,23 +53,23 @@ func ByClass(s *conformal.Set, test *bundle.Bundle) (Result, []ClassResult, erro
 	// Per-anchor integer counts: the sums do not depend on the goroutines.
 	in := make([]int, test.N)
 	out := make([]int, test.N)
+	per := streamed(test, s.Geometry.Scores)
+	if sc != nil {
+		per = sc.stored
+	}
 	parallel.For(test.N, 64, 0, func(_, lo, hi int) {
-		pd := make([]float32, test.K*test.D)
-		nd := make([]float32, test.KNeg*test.D)
-		ps := make([]float64, test.K)
-		ns := make([]float64, test.KNeg)
+		scores := per()
 		for i := lo; i < hi; i++ {
 			q := thr[test.Labels[i]]
-			for _, v := range s.Geometry.Scores(ps, test.PositiveDiffs(pd, i)) {
+			pos, neg := scores(i)
+			for _, v := range pos {
 				if v <= q {
 					in[i]++
 				}
 			}
-			if test.HasNegatives() {
-				for _, v := range s.Geometry.Scores(ns, test.NegativeDiffs(nd, i)) {
-					if v > q {
-						out[i]++
-					}
+			for _, v := range neg {
+				if v > q {
+					out[i]++
 				}
 			}
 		}

@@ -43,7 +43,7 @@ func Evaluate(s *conformal.Set, test *bundle.Bundle) (Result, error) {
 		r, _, err := ByClass(s, test)
 		return r, err
 	}
-	r, err := evaluate(s.Geometry, []float64{s.Threshold}, test)
+	r, err := evaluate(s.Geometry, []float64{s.Threshold}, test, nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -66,7 +66,7 @@ type Point struct {
 // number of scores than s's calibration is refused. Each score is computed
 // once. An α for which cal has too few scores is left out.
 func Recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64) ([]Point, error) {
-	_, pts, err := recalibrated(s, cal, test, alphas, false)
+	_, pts, err := recalibrated(s, cal, test, alphas, false, nil)
 	return pts, err
 }
 
@@ -74,12 +74,13 @@ func Recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64) 
 // result and its recalibrated points, each test difference scored once
 // (the same numbers as the two calls, which score every difference twice).
 func WithCurve(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64) (Result, []Point, error) {
-	return recalibrated(s, cal, test, alphas, true)
+	return recalibrated(s, cal, test, alphas, true, nil)
 }
 
 // recalibrated is Recalibrated, with s's own threshold evaluated in the
-// same pass when own is set.
-func recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64, own bool) (Result, []Point, error) {
+// same pass when own is set; with sc (test's scores under s), counted
+// from them.
+func recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64, own bool, sc *Scored) (Result, []Point, error) {
 	if !s.Calibrated() {
 		return Result{}, nil, conformal.ErrNotCalibrated
 	}
@@ -110,7 +111,7 @@ func recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64, 
 		pts = append(pts, Point{Alpha: a, N: len(scores)})
 		qs = append(qs, q)
 	}
-	rs, err := evaluate(s.Geometry, qs, test)
+	rs, err := evaluate(s.Geometry, qs, test, sc)
 	if err != nil {
 		return Result{}, nil, err
 	}
@@ -125,8 +126,9 @@ func recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64, 
 }
 
 // evaluate counts test's positives inside and negatives outside the set
-// {φ ≤ q} for each threshold q of qs, scoring each difference once.
-func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle) ([]Result, error) {
+// {φ ≤ q} for each threshold q of qs, scoring each difference once (or,
+// with sc, counting test's scores under g from it).
+func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle, sc *Scored) ([]Result, error) {
 	if g.Dim() != test.D {
 		return nil, fmt.Errorf("set has dimension %d, test embeddings %d", g.Dim(), test.D)
 	}
@@ -140,7 +142,10 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle) ([]Result,
 	nb := nq + 1 // bin nq: above every threshold
 	in := make([]int, parallel.Chunks(test.N, chunk)*nb)
 	out := make([]int, len(in))
-	scores := decisive(g, qs)
+	per := streamed(test, decisive(g, qs))
+	if sc != nil {
+		per = sc.stored
+	}
 	bin := func(v float64) int {
 		b := 0
 		for b < nq && sq[b] < v {
@@ -149,22 +154,18 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle) ([]Result,
 		return b
 	}
 	parallel.For(test.N, chunk, 0, func(c, lo, hi int) {
-		pd := make([]float32, test.K*test.D)
-		nd := make([]float32, test.KNeg*test.D)
-		ps := make([]float64, test.K)
-		ns := make([]float64, test.KNeg)
+		scores := per()
 		cin, cout := in[c*nb:(c+1)*nb], out[c*nb:(c+1)*nb]
 		for i := lo; i < hi; i++ {
-			for _, v := range scores(ps, test.PositiveDiffs(pd, i)) {
+			pos, neg := scores(i)
+			for _, v := range pos {
 				if v == v { // a NaN is inside no set
 					cin[bin(v)]++
 				}
 			}
-			if test.HasNegatives() {
-				for _, v := range scores(ns, test.NegativeDiffs(nd, i)) {
-					if v == v { // nor excluded by one
-						cout[bin(v)]++
-					}
+			for _, v := range neg {
+				if v == v { // nor excluded by one
+					cout[bin(v)]++
 				}
 			}
 		}

@@ -40,12 +40,13 @@ type ResplitResult struct {
 // disjoint from everything that chose the geometry. Every score is computed
 // once.
 func Resplits(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64) (ResplitResult, error) {
-	return resplits1(s, b, resplits, calFraction, seed, nil)
+	return resplits1(s, b, resplits, calFraction, seed, nil, nil)
 }
 
 // resplits1 is Resplits; visit, if not nil, sees each resplit's held-out
-// anchors, every positive's score and the threshold.
-func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64, visit func(r int, held []int, pos []float64, q float64)) (ResplitResult, error) {
+// anchors, every positive's score and the threshold; sc, if not nil, is
+// b's scores under s.
+func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64, visit func(r int, held []int, pos []float64, q float64), sc *Scored) (ResplitResult, error) {
 	if !s.Calibrated() {
 		return ResplitResult{}, conformal.ErrNotCalibrated
 	}
@@ -75,7 +76,10 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 	if rank > nScores {
 		return ResplitResult{}, &conformal.TooFewError{N: nScores, Rank: rank, Alpha: s.Alpha, Delta: c.Delta}
 	}
-	pos, neg := scoresOf(s, b)
+	pos, neg, err := sc.all(s, b)
+	if err != nil {
+		return ResplitResult{}, err
+	}
 	res := ResplitResult{Resplits: resplits, NCal: nCal, NTest: b.N - nCal, Alpha: s.Alpha, Mode: c.Mode.String(), Delta: c.Delta,
 		Band: [2]float64{1 - s.Alpha, 1 - s.Alpha + 1/float64(nCal+1)}}
 	cov := make([]float64, resplits)
@@ -109,7 +113,7 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 }
 
 // counted is the number of the test anchors' positives inside the set of
-// threshold q and of their negatives outside it (pos and neg: scoresOf's).
+// threshold q and of their negatives outside it (pos and neg: Scored's).
 func counted(b *bundle.Bundle, pos, neg []float64, test []int, q float64) (in, out int) {
 	for _, i := range test {
 		for _, v := range pos[i*b.K : (i+1)*b.K] {
@@ -124,21 +128,6 @@ func counted(b *bundle.Bundle, pos, neg []float64, test []int, q float64) (in, o
 		}
 	}
 	return in, out
-}
-
-// scoresOf is every positive's and negative's score under s, once.
-func scoresOf(s *conformal.Set, b *bundle.Bundle) (pos, neg []float64) {
-	pos = make([]float64, b.N*b.K)
-	neg = make([]float64, b.N*b.KNeg)
-	pd := make([]float32, b.K*b.D)
-	nd := make([]float32, b.KNeg*b.D)
-	for i := range b.N {
-		s.Geometry.Scores(pos[i*b.K:(i+1)*b.K], b.PositiveDiffs(pd, i))
-		if b.HasNegatives() {
-			s.Geometry.Scores(neg[i*b.KNeg:(i+1)*b.KNeg], b.NegativeDiffs(nd, i))
-		}
-	}
-	return pos, neg
 }
 
 // finish summarises the resplits' coverages and exclusions.
@@ -227,7 +216,10 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		classes[ci] = class{members: m, nCal: nCal, rank: r}
 		nTest += len(m) - nCal
 	}
-	pos, neg := scoresOf(s, b)
+	pos, neg, err := (*Scored)(nil).all(s, b)
+	if err != nil {
+		return ResplitResult{}, nil, err
+	}
 	// The band of the class with the fewest calibration anchors: every
 	// class's mean coverage lies in its own band, within this one.
 	fewest := b.N
@@ -294,7 +286,7 @@ func marginalByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 			perClass[l] = append(perClass[l], float64(in[l])/float64(c))
 			tested[l] += c / b.K
 		}
-	})
+	}, nil)
 	if err != nil {
 		return res, nil, err
 	}

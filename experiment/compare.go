@@ -215,11 +215,12 @@ func nOf(b *bundle.Bundle) int {
 }
 
 // measureCompare is what Compare adds to a run: the worst class, the
-// resplits, and the per-input OOD test.
-func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, seed uint64, fit time.Duration) (*compareCell, error) {
+// resplits (both from the test split's scores under set, scored), and the
+// per-input OOD test.
+func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, scored *eval.Scored, seed uint64, fit time.Duration) (*compareCell, error) {
 	c := &compareCell{FitSeconds: fit.Seconds()}
 	if sp.Test.Labels != nil {
-		_, classes, err := eval.ByClass(set, sp.Test)
+		_, classes, err := scored.ByClass()
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +231,7 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 		}
 	}
 	if set.OneThreshold() == nil {
-		r, err := eval.Resplits(set, sp.Test, cfg.Resplits, 0.5, seed)
+		r, err := scored.Resplits(cfg.Resplits, 0.5, seed)
 		if err != nil {
 			return nil, fmt.Errorf("resplits: %w", err)
 		}

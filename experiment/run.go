@@ -126,18 +126,32 @@ func runCell(ctx context.Context, sp *Splits, cfg Config, m Method, seed uint64)
 	}
 	// The recalibrated curve (none per class) is scored in the same pass
 	// over the test split as the set itself (a second pass was 6% of the
-	// simulation's CPU).
+	// simulation's CPU). A comparison, which measures the test split three
+	// ways, scores it once (eval.Scored).
+	var scored *eval.Scored
+	if cfg.compare != nil {
+		if scored, err = eval.Score(set, sp.Test); err != nil {
+			return out, err
+		}
+	}
 	curve := !cfg.bare && !set.ClassConditional()
-	if !curve {
+	switch {
+	case !curve && scored != nil:
+		out.Test, err = scored.Evaluate()
+	case !curve:
 		out.Test, err = eval.Evaluate(set, sp.Test)
-	} else {
+	default:
 		cal := sp.Cal
 		if m.Calibration != nil {
 			if cal, err = m.Calibration(sp, seed); err != nil {
 				return out, err
 			}
 		}
-		out.Test, out.Curve, err = eval.WithCurve(set, cal, sp.Test, CurveAlphas)
+		if scored != nil {
+			out.Test, out.Curve, err = scored.WithCurve(cal, CurveAlphas)
+		} else {
+			out.Test, out.Curve, err = eval.WithCurve(set, cal, sp.Test, CurveAlphas)
+		}
 	}
 	if err != nil {
 		return out, err
@@ -150,7 +164,7 @@ func runCell(ctx context.Context, sp *Splits, cfg Config, m Method, seed uint64)
 		out.Class = &c
 	}
 	if cfg.compare != nil {
-		if out.Compare, err = measureCompare(ctx, cfg.compare, cfg.compareData, set, sp, seed, fit); err != nil {
+		if out.Compare, err = measureCompare(ctx, cfg.compare, cfg.compareData, set, sp, scored, seed, fit); err != nil {
 			return out, err
 		}
 	}
