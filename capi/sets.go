@@ -256,18 +256,19 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 		warnings = append(warnings, "the test bundle has no labels: every anchor is judged with the threshold over all classes, which has no class-conditional guarantee")
 		set = &marginal
 	}
-	r, err := eval.Evaluate(set, test.b)
+	if o.PerClass && test.b.Labels == nil {
+		return nil, nil, fmt.Errorf("%s: per_class: the test bundle has no labels", name)
+	}
+	var r eval.Result
+	var classes []eval.ClassResult
+	var err error
+	if o.PerClass {
+		r, classes, err = eval.WithClasses(set, test.b)
+	} else {
+		r, err = eval.Evaluate(set, test.b)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
-	}
-	var classes []eval.ClassResult
-	if o.PerClass {
-		if test.b.Labels == nil {
-			return nil, nil, fmt.Errorf("%s: per_class: the test bundle has no labels", name)
-		}
-		if _, classes, err = eval.ByClass(set, test.b); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", name, err)
-		}
 	}
 	return experiment.NewEvaluation(set, r, classes), warnings, nil
 }

@@ -60,18 +60,18 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 		out.warn("the test bundle has no labels: every anchor is judged with the threshold over all classes, which has no class-conditional guarantee")
 		set = &marginal
 	}
-	r, err := eval.Evaluate(set, test)
-	if err != nil {
-		return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
+	if o.PerClass && test.Labels == nil {
+		return fmt.Errorf("%s: -per-class: the test bundle has no labels", o.Test)
 	}
+	var r eval.Result
 	var classes []eval.ClassResult
 	if o.PerClass {
-		if test.Labels == nil {
-			return fmt.Errorf("%s: -per-class: the test bundle has no labels", o.Test)
-		}
-		if _, classes, err = eval.ByClass(set, test); err != nil {
-			return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
-		}
+		r, classes, err = eval.WithClasses(set, test)
+	} else {
+		r, err = eval.Evaluate(set, test)
+	}
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
 	}
 	if o.JSON {
 		return writeDocument(out, "evaluate", experiment.NewEvaluation(set, r, classes))
