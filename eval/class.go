@@ -53,15 +53,30 @@ func byClass(s *conformal.Set, test *bundle.Bundle, sc *Scored) (Result, []Class
 	// Per-anchor integer counts: the sums do not depend on the goroutines.
 	in := make([]int, test.N)
 	out := make([]int, test.N)
-	per := streamed(test, s.Geometry.Scores)
-	if sc != nil {
-		per = sc.stored
+	// Each anchor's scores decide the side of its class's threshold as the
+	// exact ones do (decisive): the fast scores where the geometry has them.
+	per := func() func(i int, q float64) (pos, neg []float64) {
+		if sc != nil {
+			stored := sc.stored()
+			return func(i int, _ float64) (pos, neg []float64) { return stored(i) }
+		}
+		score := decisiveAt(s.Geometry)
+		if score == nil {
+			scores := streamed(test, s.Geometry.Scores)()
+			return func(i int, _ float64) (pos, neg []float64) { return scores(i) }
+		}
+		qs := make([]float64, 1)
+		scores := streamed(test, func(dst []float64, diffs []float32) []float64 { return score(dst, diffs, qs) })()
+		return func(i int, q float64) (pos, neg []float64) {
+			qs[0] = q
+			return scores(i)
+		}
 	}
 	parallel.For(test.N, 64, 0, func(_, lo, hi int) {
 		scores := per()
 		for i := lo; i < hi; i++ {
 			q := thr[test.Labels[i]]
-			pos, neg := scores(i)
+			pos, neg := scores(i, q)
 			for _, v := range pos {
 				if v <= q {
 					in[i]++

@@ -210,16 +210,26 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle, sc *Scored
 // row whose fast score lies within the fast score's error bound of some
 // threshold (or is not finite) — as geometry.Members decides one threshold.
 func decisive(g geometry.Geometry, qs []float64) func(dst []float64, diffs []float32) []float64 {
+	score := decisiveAt(g)
+	if score == nil {
+		return g.Scores
+	}
+	return func(dst []float64, diffs []float32) []float64 { return score(dst, diffs, qs) }
+}
+
+// decisiveAt is decisive with the thresholds given at each call, or nil
+// for a geometry without a fast score worth the pass.
+func decisiveAt(g geometry.Geometry) func(dst []float64, diffs []float32, qs []float64) []float64 {
 	f, ok := g.(geometry.FastScorer)
 	if !ok {
-		return g.Scores
+		return nil
 	}
 	rel, abs := f.FastTolerance()
 	if !(rel < 0.5) || rel == 0 && abs == 0 {
-		return g.Scores // no bound worth the fast pass, or ScoresFast is Scores
+		return nil // no bound worth the fast pass, or ScoresFast is Scores
 	}
 	d := g.Dim()
-	return func(dst []float64, diffs []float32) []float64 {
+	return func(dst []float64, diffs []float32, qs []float64) []float64 {
 		dst = f.ScoresFast(dst, diffs)
 		var one [1]float64
 		for i, s := range dst {

@@ -44,11 +44,21 @@ func Score(s *conformal.Set, b *bundle.Bundle) (*Scored, error) {
 	return sc, nil
 }
 
-// WithClasses is Evaluate and ByClass in one scoring of test (whose labels
-// it needs): s's result and each class's, the numbers of the two calls.
+// WithClasses is Evaluate and ByClass (test's labels needed): s's result
+// and each class's, the numbers of the two calls. For a geometry with a
+// fast score, they are the two calls, each a pass of fast scores;
+// otherwise test is scored once, exactly (Score), for both.
 func WithClasses(s *conformal.Set, test *bundle.Bundle) (Result, []ClassResult, error) {
 	if test.Labels == nil {
 		return Result{}, nil, fmt.Errorf("%w: the test bundle has no labels", conformal.ErrNoLabel)
+	}
+	if decisiveAt(s.Geometry) != nil {
+		r, err := Evaluate(s, test)
+		if err != nil {
+			return Result{}, nil, err
+		}
+		_, classes, err := ByClass(s, test)
+		return r, classes, err
 	}
 	sc, err := Score(s, test)
 	if err != nil {

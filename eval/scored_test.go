@@ -14,7 +14,8 @@ import (
 // give the numbers of the functions they are named after, which score the
 // bundle themselves, to the bit, for geometries with fast scores and
 // without (a single-norm of d ≥ 16 scores on BLAS), marginal, PAC and
-// class-conditional sets, and a bundle without negatives.
+// class-conditional sets, a bundle without negatives and one whose scores
+// tie the thresholds.
 func TestScoredSame(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(50, 50))
@@ -39,7 +40,8 @@ func TestScoredSame(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, b := range []*bundle.Bundle{test, &bare} {
+				// The calibration bundle itself: its scores tie the thresholds.
+				for _, b := range []*bundle.Bundle{test, &bare, cal} {
 					name := fmt.Sprintf("d=%d %T %v negatives=%d", d, g, opt.Mode, b.KNeg)
 					sc, err := Score(set, b)
 					if err != nil {
