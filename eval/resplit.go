@@ -8,6 +8,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/internal/parallel"
 )
 
 // ResplitResult is the distribution of a set's coverage over random
@@ -44,8 +45,8 @@ func Resplits(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction floa
 }
 
 // resplits1 is Resplits; visit, if not nil, sees each resplit's held-out
-// anchors, every positive's score and the threshold; sc, if not nil, is
-// b's scores under s.
+// anchors, every positive's score and the threshold (called from several
+// goroutines, once for each r); sc, if not nil, is b's scores under s.
 func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64, visit func(r int, held []int, pos []float64, q float64), sc *Scored) (ResplitResult, error) {
 	if !s.Calibrated() {
 		return ResplitResult{}, conformal.ErrNotCalibrated
@@ -84,30 +85,34 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 		Band: [2]float64{1 - s.Alpha, 1 - s.Alpha + 1/float64(nCal+1)}}
 	cov := make([]float64, resplits)
 	exc := make([]float64, resplits)
-	var cal []float64
-	for r := range resplits {
-		rng := rand.New(rand.NewPCG(seed, uint64(r)))
-		perm := rng.Perm(b.N)
-		cal = cal[:0]
-		for _, i := range perm[:nCal] {
-			switch c.Mode {
-			case conformal.Pooled:
-				cal = append(cal, pos[i*b.K:(i+1)*b.K]...)
-			default: // one positive per anchor
-				cal = append(cal, pos[i*b.K+rng.IntN(b.K)])
+	// Each resplit draws from its own generator (seed, r) into its own
+	// slots: they run on all cores, with the same numbers.
+	parallel.For(resplits, 4, 0, func(_, lo, hi int) {
+		var cal []float64
+		for r := lo; r < hi; r++ {
+			rng := rand.New(rand.NewPCG(seed, uint64(r)))
+			perm := rng.Perm(b.N)
+			cal = cal[:0]
+			for _, i := range perm[:nCal] {
+				switch c.Mode {
+				case conformal.Pooled:
+					cal = append(cal, pos[i*b.K:(i+1)*b.K]...)
+				default: // one positive per anchor
+					cal = append(cal, pos[i*b.K+rng.IntN(b.K)])
+				}
+			}
+			q := conformal.Select(cal, rank)
+			if visit != nil {
+				visit(r, perm[nCal:], pos, q)
+			}
+			in, out := counted(b, pos, neg, perm[nCal:], q)
+			cov[r] = float64(in) / float64(res.NTest*b.K)
+			exc[r] = math.NaN()
+			if b.HasNegatives() {
+				exc[r] = float64(out) / float64(res.NTest*b.KNeg)
 			}
 		}
-		q := conformal.Select(cal, rank)
-		if visit != nil {
-			visit(r, perm[nCal:], pos, q)
-		}
-		in, out := counted(b, pos, neg, perm[nCal:], q)
-		cov[r] = float64(in) / float64(res.NTest*b.K)
-		exc[r] = math.NaN()
-		if b.HasNegatives() {
-			exc[r] = float64(out) / float64(res.NTest*b.KNeg)
-		}
-	}
+	})
 	res.finish(cov, exc)
 	return res, nil
 }
@@ -230,31 +235,38 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		Band: [2]float64{1 - s.Alpha, 1 - s.Alpha + 1/float64(fewest+1)}}
 	cov, exc := make([]float64, resplits), make([]float64, resplits)
 	classCov := make([][]float64, len(labels))
-	var cal []float64
-	for r := range resplits {
-		rng := rand.New(rand.NewPCG(seed, uint64(r)))
-		in, out := 0, 0
-		for ci, c := range classes {
-			perm := slices.Clone(c.members)
-			rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-			cal = cal[:0]
-			for _, i := range perm[:c.nCal] {
-				cal = append(cal, pos[i*b.K+rng.IntN(b.K)])
-			}
-			q := math.Inf(1) // a rank beyond n: the whole space
-			if c.rank <= c.nCal {
-				q = conformal.Select(cal, c.rank)
-			}
-			cin, cout := counted(b, pos, neg, perm[c.nCal:], q)
-			in, out = in+cin, out+cout
-			classCov[ci] = append(classCov[ci], float64(cin)/float64((len(c.members)-c.nCal)*b.K))
-		}
-		cov[r] = float64(in) / float64(nTest*b.K)
-		exc[r] = math.NaN()
-		if b.HasNegatives() {
-			exc[r] = float64(out) / float64(nTest*b.KNeg)
-		}
+	for ci := range classCov {
+		classCov[ci] = make([]float64, resplits)
 	}
+	// Each resplit's own generator and slots, as in resplits1.
+	parallel.For(resplits, 4, 0, func(_, lo, hi int) {
+		var cal []float64
+		var perm []int
+		for r := lo; r < hi; r++ {
+			rng := rand.New(rand.NewPCG(seed, uint64(r)))
+			in, out := 0, 0
+			for ci, c := range classes {
+				perm = append(perm[:0], c.members...)
+				rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+				cal = cal[:0]
+				for _, i := range perm[:c.nCal] {
+					cal = append(cal, pos[i*b.K+rng.IntN(b.K)])
+				}
+				q := math.Inf(1) // a rank beyond n: the whole space
+				if c.rank <= c.nCal {
+					q = conformal.Select(cal, c.rank)
+				}
+				cin, cout := counted(b, pos, neg, perm[c.nCal:], q)
+				in, out = in+cin, out+cout
+				classCov[ci][r] = float64(cin) / float64((len(c.members)-c.nCal)*b.K)
+			}
+			cov[r] = float64(in) / float64(nTest*b.K)
+			exc[r] = math.NaN()
+			if b.HasNegatives() {
+				exc[r] = float64(out) / float64(nTest*b.KNeg)
+			}
+		}
+	})
 	res.finish(cov, exc)
 	var out []ClassResplit
 	for ci, l := range labels {
@@ -266,40 +278,45 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 
 // marginalByClass is Resplits, counting each class's held-out positives.
 func marginalByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64) (ResplitResult, []ClassResplit, error) {
-	var perClass map[int64][]float64
-	var tested map[int64]int
+	labels := slices.Compact(slices.Sorted(slices.Values(b.Labels)))
+	class := make([]int32, b.N) // each anchor's index in labels
+	for i, l := range b.Labels {
+		k, _ := slices.BinarySearch(labels, l)
+		class[i] = int32(k)
+	}
+	nc := len(labels)
+	// Per resplit and class: positives inside, positives held out.
+	in, n := make([]int, resplits*nc), make([]int, resplits*nc)
 	res, err := resplits1(s, b, resplits, calFraction, seed, func(r int, held []int, pos []float64, q float64) {
-		if perClass == nil {
-			perClass, tested = map[int64][]float64{}, map[int64]int{}
-		}
-		in, n := map[int64]int{}, map[int64]int{}
+		rin, rn := in[r*nc:(r+1)*nc], n[r*nc:(r+1)*nc]
 		for _, i := range held {
-			l := b.Labels[i]
-			n[l] += b.K
+			k := class[i]
+			rn[k] += b.K
 			for _, v := range pos[i*b.K : (i+1)*b.K] {
 				if v <= q {
-					in[l]++
+					rin[k]++
 				}
 			}
-		}
-		for l, c := range n {
-			perClass[l] = append(perClass[l], float64(in[l])/float64(c))
-			tested[l] += c / b.K
 		}
 	}, nil)
 	if err != nil {
 		return res, nil, err
 	}
 	var out []ClassResplit
-	for _, l := range slices.Sorted(func(yield func(int64) bool) {
-		for l := range perClass {
-			if !yield(l) {
-				return
+	for k, l := range labels {
+		var cov []float64
+		tested := 0
+		for r := range resplits {
+			// A class absent from a resplit's held-out part has no
+			// coverage there.
+			if c := n[r*nc+k]; c > 0 {
+				cov = append(cov, float64(in[r*nc+k])/float64(c))
+				tested += c / b.K
 			}
 		}
-	}) {
-		// A class absent from a resplit's held-out part has no coverage there.
-		out = append(out, classResplit(l, 0, tested[l]/resplits, perClass[l], s.Alpha))
+		if cov != nil {
+			out = append(out, classResplit(l, 0, tested/resplits, cov, s.Alpha))
+		}
 	}
 	return res, out, nil
 }

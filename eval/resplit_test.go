@@ -1,8 +1,10 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
@@ -147,5 +149,28 @@ func TestResplitsByClass(t *testing.T) {
 	}
 	if _, _, err := ResplitsByClass(class, &bundle.Bundle{N: 1, K: 1, D: 2, Anchors: []float32{0, 0}, Positives: []float32{0, 0}}, 10, 0.5, 1); err == nil {
 		t.Error("a bundle without labels accepted")
+	}
+}
+
+// TestResplitsDeterministic: the resplits run on all cores with the
+// numbers of one goroutine, for a marginal set class by class and a
+// class-conditional one.
+func TestResplitsDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(60, 60))
+	cal, test := classBundle(rng, 300, 3, 2), classBundle(rng, 600, 4, 2)
+	for _, mode := range []conformal.Mode{conformal.OnePerAnchor, conformal.Class} {
+		set, err := conformal.Calibrate(geometry.Ball{D: 2}, cal, 0.1, conformal.Options{Mode: mode, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(procs int) string {
+			prev := runtime.GOMAXPROCS(procs)
+			defer runtime.GOMAXPROCS(prev)
+			r, classes, err := ResplitsByClass(set, test, 97, 0.5, 5)
+			return fmt.Sprint(r, classes, err)
+		}
+		if one, four := run(1), run(4); one != four {
+			t.Errorf("%v: 1 goroutine\n%s\n4 goroutines\n%s", mode, one, four)
+		}
 	}
 }
