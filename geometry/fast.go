@@ -2,6 +2,9 @@ package geometry
 
 import (
 	"math"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/ccsets/ccs/internal/kernel"
 )
@@ -215,17 +218,27 @@ func (b Ball) FastTolerance() (rel, abs float64) {
 
 var _ FastScorer = (*Norm)(nil)
 
-// ScoresFast computes ‖M·x‖_p as Scores does — y = M·x in float64 and the
-// powers of u_k = |y_k|/max_k |y_k| ≤ 1, so that S = Σ u_k^p lies in [1, d]
-// — with u_k rounded to float32, the powers by kernel.FastPowRows and the
-// root max|y|·S^{1/p} by Log2Poly and Exp2Poly. Where that does not pay
-// (p = 2, whose exact score is a square root, or d ≥ 16, where Scores runs
-// on BLAS) it is Scores, and FastTolerance is 0. A row with a u_k below
-// float32's normal range (other than 0) or a NaN scores +Inf or NaN, for
-// Members to rescore exactly.
+// ScoresFast computes ‖M·x‖_p as Scores does — y = M·x, then the powers
+// of u_k = |y_k|/max_k |y_k| ≤ 1, so that S = Σ u_k^p lies in [1, d] —
+// with u_k rounded to float32, the powers by kernel.FastPowRows and the
+// root max|y|·S^{1/p} by Log2Poly and Exp2Poly. Below d = 16, y is Scores'
+// own (float64); from d = 16 on, where y's product is most of the cost, it
+// is float32 (kernel.NormMatrix.Products) and its error is bounded through
+// M's condition (normFast). Where that does not pay it is Scores, and
+// FastTolerance is 0: below d = 16 for p = 2, whose exact score is a
+// square root; from d = 16 on for an M beyond float32 or too ill-conditioned
+// for a useful bound, p well below 1, or the portable kernels. A row with a
+// u_k below float32's normal range (other than 0) or a NaN scores +Inf or
+// NaN, for Members to rescore exactly.
 func (n *Norm) ScoresFast(dst []float64, diffs []float32) []float64 {
 	d, p := n.d, n.p
-	if p == 2 || d >= blasMinDim {
+	if d >= blasMinDim {
+		if f := n.fastLarge(); f.ok {
+			return n.scoresFastLarge(f, dst, diffs)
+		}
+		return n.Scores(dst, diffs)
+	}
+	if p == 2 {
 		return n.Scores(dst, diffs)
 	}
 	dst, nr := rows(dst, diffs, d)
@@ -234,27 +247,42 @@ func (n *Norm) ScoresFast(dst []float64, diffs []float32) []float64 {
 	y := make([]float64, d)
 	for i := range nr {
 		mulRows(y, n.m, diffs[i*d:(i+1)*d])
-		var a float64
-		for _, v := range y {
-			a = max(a, math.Abs(v))
-		}
-		if a != a { // NaN
-			a = math.NaN()
-		}
-		amax[i] = a
-		if a == 0 || math.IsNaN(a) || math.IsInf(a, 0) {
-			continue
-		}
-		for k, v := range y {
-			u[i*d+k] = float32(math.Abs(v) / a)
-		}
+		amax[i] = unitRow(u[i*d:(i+1)*d], y)
 	}
 	ones, ps := make([]float32, d), make([]float32, d)
 	for k := range d {
 		ones[k], ps[k] = 1, float32(p)
 	}
 	kernel.FastPowRows(dst[:nr], ones, ps, u)
-	for i, s := range dst[:nr] {
+	normRoots(dst[:nr], amax, p)
+	return dst
+}
+
+// unitRow writes u_k = |y_k|/a rounded to float32 for a = max_k |y_k| and
+// returns a: NaN where y has a NaN, and u left alone where a is 0, NaN or
+// infinite (normRoots decides those rows).
+func unitRow[F float32 | float64](u []float32, y []F) float64 {
+	var a float64
+	for _, v := range y {
+		if v != v {
+			return math.NaN()
+		}
+		a = max(a, math.Abs(float64(v)))
+	}
+	if a == 0 || math.IsInf(a, 0) {
+		return a
+	}
+	for k, v := range y {
+		u[k] = float32(math.Abs(float64(v)) / a)
+	}
+	return a
+}
+
+// normRoots turns each row's fast power sum S (FastPowRows) into its score
+// a·S^{1/p}, a the row's max|y_k|: 0 where a = 0, +Inf (rescored) where a
+// or S is not finite.
+func normRoots(dst, amax []float64, p float64) {
+	for i, s := range dst {
 		switch a := amax[i]; {
 		case a == 0:
 			dst[i] = 0
@@ -264,22 +292,33 @@ func (n *Norm) ScoresFast(dst []float64, diffs []float32) []float64 {
 			dst[i] = a * float64(kernel.Exp2Poly(kernel.Log2Poly(float32(s))/float32(p)))
 		}
 	}
-	return dst
 }
 
-// FastTolerance bounds ScoresFast's error against Scores: the powers' sum
-// is within r = rel_g + p·2⁻²³ + d·2⁻¹²⁶ + 10⁻¹⁴ of S (rel_g the fast
-// powers' bound, FastTolerance of the generalized ball with m = 1 and
+// FastTolerance bounds ScoresFast's error against Scores. Below d = 16: the
+// powers' sum is within r = rel_g + p·2⁻²³ + d·2⁻¹²⁶ + 10⁻¹⁴ of S (rel_g the
+// fast powers' bound, FastTolerance of the generalized ball with m = 1 and
 // these p; p·2⁻²³ the rounding of u_k to float32; S ≥ 1 makes the lost
 // terms relative), so its root within (1 + r)^{1/p} − 1; Log2Poly,
 // Exp2Poly and their roundings add ln 2·(Log2PolyErr + (log2 d + 3)·2⁻²³)/p
-// + Exp2PolyRelErr. The bound is doubled for the second-order terms. 0
-// where ScoresFast is Scores.
+// + Exp2PolyRelErr. The bound is doubled for the second-order terms. From
+// d = 16 on, normFast's. 0 where ScoresFast is Scores.
 func (n *Norm) FastTolerance() (rel, abs float64) {
 	d, p := n.d, n.p
-	if p == 2 || d >= blasMinDim {
+	if d >= blasMinDim {
+		if f := n.fastLarge(); f.ok {
+			return f.rel, f.abs
+		}
 		return 0, 0
 	}
+	if p == 2 {
+		return 0, 0
+	}
+	return 2 * powerTolerance(d, p), 0
+}
+
+// powerTolerance is the relative error of the powers and the root of
+// ScoresFast given y (FastTolerance's, not doubled).
+func powerTolerance(d int, p float64) float64 {
 	ones, ps := make([]float64, d), make([]float64, d)
 	for k := range d {
 		ones[k], ps[k] = 1, p
@@ -289,5 +328,160 @@ func (n *Norm) FastTolerance() (rel, abs float64) {
 	r := relG + p*0x1p-23 + float64(d)*kernel.MinNormal32 + 1e-14
 	root := math.Pow(1+r, 1/p) - 1
 	polys := math.Ln2*(kernel.Log2PolyErr+(math.Log2(float64(d))+3)*0x1p-23)/p + kernel.Exp2PolyRelErr
-	return 2 * (root + polys), 0
+	return root + polys
+}
+
+// normFast is a single-norm's fast score from d = 16 on, once computed for
+// its M and p: ŷ = X·M̂ᵀ in float32 (M̂ = M rounded to float32), then
+// ScoresFast's powers and root of ŷ. Its error against the exact φ = ‖y‖_p:
+//
+//   - |M̂ − M| ≤ u·|M| (u = 2⁻²⁴; every nonzero entry of M is a normal
+//     float32) and Gemm's sums are within γ = GemmErr(d) of Σ|m̂·x|, so
+//     |ŷ − y| ≤ g·|M|·|x| with g = γ·(1 + u) + u, plus a₀ = d·2⁻¹⁴⁹ a
+//     coordinate for products and sums below float32's normal range.
+//   - ‖|M|·|x|‖_p ≤ C·φ, C = ‖|M|·|M⁻¹|‖ in the operator norm of ℓ_p
+//     (|x| = |M⁻¹·y| ≤ |M⁻¹|·|y|): for p ≥ 1 bounded by
+//     ‖A‖_1^{1/p}·‖A‖_∞^{1−1/p} (Riesz–Thorin), for p < 1 exactly the
+//     largest column's ‖·‖_p. With Z the computed inverse and R = M·Z − I,
+//     |M⁻¹| ≤ |Z|·(I − |R|)⁻¹, so C ≤ ‖|M|·|Z|‖/(1 − ‖R‖), for p < 1
+//     ‖|M|·|Z|‖/(1 − ‖R‖^p)^{1/p}.
+//   - For p ≥ 1, ‖ŷ‖_p is within g·C·φ + d^{1/p}·a₀ of φ (the triangle
+//     inequality); for p < 1, ‖ŷ‖_p^p within (g·C)^p·φ^p + A of φ^p, A =
+//     d·a₀^p (‖·‖_p^p is subadditive), so ‖ŷ‖_p is within ((1 + (g·C)^p)^{1/p}
+//     − 1)·φ + A/p of φ, to first order in A.
+//   - The powers and the root add powerTolerance's R relative to ‖ŷ‖_p,
+//     and Scores' own float64 product and powers differ from φ by the same
+//     terms with g = d·2⁻⁵⁰, plus 10⁻¹².
+//
+// The bound is doubled. ok is false where an entry of M is not a normal
+// float32, ‖R‖ ≥ 1/2, the bound reaches 1/4 (the fast pass would rescore
+// too much: p well below 1, or M ill-conditioned), or the kernels are
+// portable.
+type normFast struct {
+	rel, abs float64
+	ok       bool
+	ones, ps []float32 // FastPowRows's m (all 1) and p
+}
+
+// fastLarge returns n's normFast, computed on first use for the current M.
+func (n *Norm) fastLarge() *normFast {
+	if f := n.fast.Load(); f != nil {
+		return f
+	}
+	f := n.newFast()
+	n.fast.Store(f)
+	return f
+}
+
+func (n *Norm) newFast() *normFast {
+	d, p := n.d, n.p
+	f := &normFast{}
+	if !n.mt.Ready() {
+		return f
+	}
+	for _, v := range n.m {
+		if a := math.Abs(v); a != 0 && !(a >= kernel.MinNormal32 && a <= math.MaxFloat32) {
+			return f
+		}
+	}
+	m := mat.NewDense(d, d, n.m)
+	var z mat.Dense
+	if err := z.Inverse(m); err != nil {
+		return f
+	}
+	var r mat.Dense
+	r.Mul(m, &z)
+	for k := range d {
+		r.Set(k, k, r.At(k, k)-1)
+	}
+	// |M|·|Z|: ‖|M|·|M⁻¹|‖ bounds C (|M⁻¹·y| ≤ |M⁻¹|·|y|), often far below
+	// ‖M‖·‖M⁻¹‖ (1 for a diagonal M).
+	abs := func(a *mat.Dense) *mat.Dense {
+		b := mat.DenseCopyOf(a)
+		b.Apply(func(_, _ int, v float64) float64 { return math.Abs(v) }, b)
+		return b
+	}
+	var mz mat.Dense
+	mz.Mul(abs(m), abs(&z))
+	fd := float64(d)
+	const u = 0x1p-24
+	g := kernel.GemmErr(d)*(1+u) + u
+	a0 := fd * 0x1p-149
+	// relOf is the relative error of ‖ŷ‖_p for products within g·|M|·|x|.
+	var c, absY float64
+	var relOf func(g float64) float64
+	if p >= 1 {
+		opNorm := func(a mat.Matrix) float64 {
+			return math.Pow(mat.Norm(a, 1), 1/p) * math.Pow(mat.Norm(a, math.Inf(1)), 1-1/p)
+		}
+		res := opNorm(&r)
+		if !(res < 0.5) {
+			return f
+		}
+		c = opNorm(&mz) / (1 - res)
+		relOf = func(g float64) float64 { return g * c }
+		absY = math.Pow(fd, 1/p) * a0
+	} else {
+		colNorm := func(a *mat.Dense) float64 { // the largest column's ‖·‖_p
+			var most float64
+			for j := range d {
+				var s float64
+				for k := range d {
+					s += math.Pow(math.Abs(a.At(k, j)), p)
+				}
+				most = max(most, math.Pow(s, 1/p))
+			}
+			return most
+		}
+		res := math.Pow(colNorm(&r), p)
+		if !(res < 0.5) {
+			return f
+		}
+		c = colNorm(&mz) / math.Pow(1-res, 1/p)
+		relOf = func(g float64) float64 { return math.Pow(1+math.Pow(g*c, p), 1/p) - 1 }
+		absY = fd * math.Pow(a0, p) / p
+	}
+	big := powerTolerance(d, p)
+	rel := big + (1+big)*relOf(g) + relOf(fd*0x1p-50) + 1e-12
+	if !(2*rel < 0.25) {
+		return f
+	}
+	f.rel, f.abs, f.ok = 2*rel, 2*(1+big)*absY, true
+	f.ones, f.ps = make([]float32, d), make([]float32, d)
+	for k := range d {
+		f.ones[k], f.ps[k] = 1, float32(p)
+	}
+	return f
+}
+
+// largeScratch is scoresFastLarge's block of ŷ and u.
+type largeScratch struct{ y, u []float32 }
+
+var largePool = sync.Pool{New: func() any { return new(largeScratch) }}
+
+// largeRows is how many rows scoresFastLarge takes at a time.
+const largeRows = 256
+
+// scoresFastLarge is ScoresFast from d = 16 on (normFast).
+func (n *Norm) scoresFastLarge(f *normFast, dst []float64, diffs []float32) []float64 {
+	d := n.d
+	dst, nr := rows(dst, diffs, d)
+	s := largePool.Get().(*largeScratch)
+	defer largePool.Put(s)
+	var amax [largeRows]float64
+	for lo := 0; lo < nr; lo += largeRows {
+		hi := min(nr, lo+largeRows)
+		r := hi - lo
+		if cap(s.y) < r*d {
+			s.y, s.u = make([]float32, largeRows*d), make([]float32, largeRows*d)
+		}
+		y, u := s.y[:r*d], s.u[:r*d]
+		n.mt.Products(y, diffs[lo*d:hi*d], r)
+		for i := range r {
+			amax[i] = unitRow(u[i*d:(i+1)*d], y[i*d:(i+1)*d])
+		}
+		kernel.FastPowRows(dst[lo:hi], f.ones, f.ps, u)
+		normRoots(dst[lo:hi], amax[:r], n.p)
+	}
+	return dst
 }

@@ -223,7 +223,7 @@ func TestNormScoresFastWithinTolerance(t *testing.T) {
 			exact := g.Scores(nil, x)
 			fast := g.ScoresFast(nil, x)
 			rel, abs := g.FastTolerance()
-			if (p == 2 || d >= 16) != (rel == 0) {
+			if d < 16 && (p == 2) != (rel == 0) || d >= 16 && g.fastLarge().ok != (rel > 0) {
 				t.Fatalf("d=%d p=%v: tolerance %v", d, p, rel)
 			}
 			for i := range exact {
@@ -248,19 +248,7 @@ func TestNormMembersExact(t *testing.T) {
 	for _, d := range []int{2, 3, 9} {
 		for range 20 {
 			g := wideNorm(t, rng, d, 0.3+5*rng.Float64())
-			const n = 400
-			x := heavyDiffs(rng, n*d)
-			exact := g.Scores(nil, x)
-			q := exact[0]
-			for i := 1; i < 100; i++ { // homogeneous: scale the row to q·(1 ± 1e-7)
-				if exact[i] == 0 {
-					continue
-				}
-				t := q * (1 + 1e-7*float64(2*(i%2)-1)) / exact[i]
-				for j := range d {
-					x[i*d+j] *= float32(t)
-				}
-			}
+			x, q := nearThreshold(rng, g, 400)
 			checkMembers(t, g, q, x, false)
 		}
 	}
@@ -384,4 +372,143 @@ func TestBallScoresFast(t *testing.T) {
 		}
 	}
 	t.Logf("%s: worst relative error %.3g of the bound", kernel.Describe(), worst)
+}
+
+// TestNormScoresFastLarge: from d = 16 on, the single-norm's fast scores
+// (a float32 product, bounded through M's condition) stay within
+// FastTolerance of the exact ones — M near the identity, Gaussian, and with
+// rows scaled over four orders of magnitude; p from 1 to 6 and 2; rows over
+// forty orders of magnitude, sparse rows, rows with one large coordinate —
+// and the fast path is on where M allows it: for M near the identity
+// always, and the worst error is logged. Rows with a NaN or an infinite
+// coordinate score NaN or +Inf (rescored).
+func TestNormScoresFastLarge(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(43, 43))
+	worst, on, trials := 0.0, 0, 0
+	for _, d := range []int{16, 17, 40, 128} {
+		for trial := range 24 {
+			p := 1 + 5*rng.Float64()
+			if trial%6 == 0 {
+				p = 2
+			}
+			kind := trial % 3
+			m := make([]float64, d*d)
+			for i := range m {
+				m[i] = rng.NormFloat64()
+				switch kind {
+				case 0: // near the identity
+					m[i] *= 0.3 / math.Sqrt(float64(d))
+				case 2: // rows over four orders of magnitude
+					m[i] *= math.Pow(10, float64((i/d)%5)-2)
+				}
+			}
+			if kind == 0 {
+				for k := range d {
+					m[k*d+k] += 1
+				}
+			}
+			g, err := NewNorm(d, m, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const n = 96
+			x := make([]float32, n*d)
+			for i := range n {
+				row := x[i*d : (i+1)*d]
+				scale := math.Pow(10, float64(i%9)*5-20)
+				for j := range row {
+					row[j] = float32(scale * rng.NormFloat64())
+				}
+				switch i % 7 {
+				case 1: // sparse
+					for j := range row {
+						if j != i%d {
+							row[j] = 0
+						}
+					}
+				case 2: // one coordinate far larger
+					row[i%d] *= 1e6
+				case 3:
+					clear(row)
+				}
+			}
+			exact := g.Scores(nil, x)
+			fast := g.ScoresFast(nil, x)
+			rel, abs := g.FastTolerance()
+			trials++
+			if rel > 0 {
+				on++
+			} else if kind == 0 && kernel.Vector() {
+				t.Errorf("d=%d p=%v: M near the identity has no fast score", d, p)
+			}
+			for i := range exact {
+				diff := math.Abs(fast[i] - exact[i])
+				if diff > rel*exact[i]+abs {
+					t.Fatalf("d=%d p=%v M kind %d row %d: fast %v, exact %v: error %.3g > bound %.3g (rel %.3g)", d, p, kind, i, fast[i], exact[i], diff, rel*exact[i]+abs, rel)
+				}
+				if rel > 0 && exact[i] > 0 {
+					worst = math.Max(worst, diff/exact[i]/rel)
+				}
+			}
+			x[0], x[d+1] = float32(math.NaN()), float32(math.Inf(-1))
+			fast = g.ScoresFast(fast, x)
+			if !math.IsNaN(fast[0]) && !math.IsInf(fast[0], 1) || !math.IsNaN(fast[1]) && !math.IsInf(fast[1], 1) {
+				t.Fatalf("d=%d: rows with NaN and −Inf score %v and %v", d, fast[0], fast[1])
+			}
+		}
+	}
+	t.Logf("%s: fast path on in %d of %d; worst relative error %.3g of the bound", kernel.Describe(), on, trials, worst)
+}
+
+// TestNormMembersExactLarge: from d = 16 on, Members decides as the exact
+// single-norm scores do with the float32 fast score on (M near the
+// identity), for rows scaled to within 1e-7 of the threshold on either
+// side, whose exact scores it must take.
+func TestNormMembersExactLarge(t *testing.T) {
+	t.Parallel()
+	if !kernel.Vector() {
+		t.Log("portable kernels: no fast score from d = 16 on; Members scores exactly")
+	}
+	rng := rand.New(rand.NewPCG(44, 44))
+	for _, d := range []int{17, 64} {
+		for _, p := range []float64{0.9, 1.5, 2, 3} {
+			m := make([]float64, d*d)
+			for i := range m {
+				m[i] = 0.2 * rng.NormFloat64() / math.Sqrt(float64(d))
+			}
+			for k := range d {
+				m[k*d+k] += 1
+			}
+			g, err := NewNorm(d, m, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rel, _ := g.FastTolerance(); (rel > 0) != kernel.Vector() {
+				t.Fatalf("d=%d p=%v: tolerance %v with vector kernels %v", d, p, rel, kernel.Vector())
+			}
+			x, q := nearThreshold(rng, g, 400)
+			checkMembers(t, g, q, x, true)
+		}
+	}
+}
+
+// nearThreshold draws n heavy rows for the single-norm g and takes the
+// first one's exact score as q: rows 1 to 99 are scaled (the score is
+// homogeneous) to q·(1 ± 1e-7).
+func nearThreshold(rng *rand.Rand, g *Norm, n int) ([]float32, float64) {
+	d := g.Dim()
+	x := heavyDiffs(rng, n*d)
+	exact := g.Scores(nil, x)
+	q := exact[0]
+	for i := 1; i < 100; i++ {
+		if exact[i] == 0 {
+			continue
+		}
+		t := q * (1 + 1e-7*float64(2*(i%2)-1)) / exact[i]
+		for j := range d {
+			x[i*d+j] *= float32(t)
+		}
+	}
+	return x, q
 }

@@ -29,6 +29,9 @@ type Norm struct {
 	// mt is M for the float32 training kernels (kernel.NewNormMatrix),
 	// kept in step with m.
 	mt kernel.NormMatrix
+	// fast is the fast score's bound from d = 16 on, once computed for
+	// the current M (fast.go): SetParams clears it.
+	fast atomic.Pointer[normFast]
 }
 
 var _ Learnable = (*Norm)(nil)
@@ -121,6 +124,7 @@ func (n *Norm) SetParams(theta []float64) {
 	copy(n.m, theta)
 	n.p = theta[len(n.m)]
 	n.vol.Store(nil)
+	n.fast.Store(nil)
 	n.mt = kernel.NewNormMatrix(n.m, n.d, n.mt)
 }
 

@@ -45,6 +45,23 @@ func NewNormMatrix(m []float64, d int, buf NormMatrix) NormMatrix {
 	return NormMatrix{d: d, mt: mt}
 }
 
+// Ready reports whether m holds a matrix (from d = 16 on, with the vector
+// kernels).
+func (m NormMatrix) Ready() bool { return m.mt != nil }
+
+// Products writes Y = X·Mᵀ (rows × d, row-major) for the d-dimensional
+// rows of x, each element a float32 sum of d products (within GemmErr(d)
+// of Σ_l |m_kl·x_l| of the exact product for M rounded to float32). It
+// reports false, writing nothing, where m holds no matrix (below d = 16, or
+// at the portable level).
+func (m NormMatrix) Products(y, x []float32, rows int) bool {
+	if m.mt == nil {
+		return false
+	}
+	Gemm(rows, m.d, m.d, x, m.d, 1, m.mt, m.d, y, m.d)
+	return true
+}
+
 // NormTrain is the single-norm's float32 training kernel, ‖M·x‖_p for each
 // row of diffs into scores and, with a non-nil dtheta, Σ_i w_i·∂φ_i/∂θ added
 // into it (θ: M row-major, then p), the weights drawn from weights a block
