@@ -95,6 +95,40 @@ func BenchmarkScoresFastGenBallD3(b *testing.B)    { benchFast(b, 3) }
 func BenchmarkScoresFastGenBallD128(b *testing.B)  { benchFast(b, 128) }
 func BenchmarkScoresFastGenBallD1408(b *testing.B) { benchFast(b, 1408) }
 
+// benchMembersNorm times Members of 4096 rows of d for a single-norm with M
+// near the identity and p = 1.5, the threshold at the rows' median score
+// (one goroutine): from d = 16 on, the float32 fast score and the rows
+// within its bound rescored; with exact, Scores alone, as before it.
+func benchMembersNorm(b *testing.B, d int, exact bool) {
+	const rows = 4096
+	rng := rand.New(rand.NewPCG(1, 1))
+	m := make([]float64, d*d)
+	for i := range m {
+		m[i] = 0.2 * rng.NormFloat64() / math.Sqrt(float64(d))
+	}
+	for k := range d {
+		m[k*d+k] += 1
+	}
+	g, err := NewNorm(d, m, 1.5)
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := randDiffs32(rng, rows, d)
+	scores := g.Scores(nil, x)
+	q := scores[rows/2]
+	in := make([]bool, rows)
+	b.ResetTimer()
+	for b.Loop() {
+		members(g, q, in, scores, x, !exact)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*d), "ns/element")
+}
+
+func BenchmarkMembersNormD128(b *testing.B)      { benchMembersNorm(b, 128, false) }
+func BenchmarkMembersNormD128Exact(b *testing.B) { benchMembersNorm(b, 128, true) }
+func BenchmarkMembersNormD768(b *testing.B)      { benchMembersNorm(b, 768, false) }
+func BenchmarkMembersNormD768Exact(b *testing.B) { benchMembersNorm(b, 768, true) }
+
 // benchNormTrain times the single-norm's training kernel
 // (ScoreGradsPrepared: float32 vector kernels where the build has them)
 // on 4096 rows of d with a random M.
