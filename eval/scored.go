@@ -45,14 +45,18 @@ func Score(s *conformal.Set, b *bundle.Bundle) (*Scored, error) {
 }
 
 // WithClasses is Evaluate and ByClass (test's labels needed): s's result
-// and each class's, the numbers of the two calls. For a geometry with a
-// fast score, they are the two calls, each a pass of fast scores;
-// otherwise test is scored once, exactly (Score), for both.
+// and each class's, the numbers of the two calls. For a class-conditional
+// set that is ByClass alone; for a geometry with a fast score, the two
+// calls, each a pass of fast scores; otherwise test is scored once,
+// exactly (Score), for both.
 func WithClasses(s *conformal.Set, test *bundle.Bundle) (Result, []ClassResult, error) {
 	if test.Labels == nil {
 		return Result{}, nil, fmt.Errorf("%w: the test bundle has no labels", conformal.ErrNoLabel)
 	}
-	if decisiveAt(s.Geometry) != nil {
+	if s.ClassConditional() || decisiveAt(s.Geometry) != nil {
+		if s.ClassConditional() { // Evaluate is ByClass's whole result
+			return ByClass(s, test)
+		}
 		r, err := Evaluate(s, test)
 		if err != nil {
 			return Result{}, nil, err
