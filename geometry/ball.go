@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -82,6 +83,9 @@ type Ellipsoid struct {
 	sigma  []float64 // d×d row-major, as given
 	chol   []float64 // lower Cholesky factor L, Σ = L·Lᵀ, row-major
 	logDet float64   // log det Σ
+	// fast is the fast score's L⁻¹ in float32 and its bound from d = 16
+	// on, computed on first use (fast.go).
+	fast atomic.Pointer[ellipsoidFast]
 }
 
 var _ Geometry = (*Ellipsoid)(nil)

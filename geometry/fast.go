@@ -3,6 +3,7 @@ package geometry
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -364,13 +365,17 @@ type normFast struct {
 }
 
 // fastLarge returns n's normFast, computed on first use for the current M.
-func (n *Norm) fastLarge() *normFast {
-	if f := n.fast.Load(); f != nil {
-		return f
+func (n *Norm) fastLarge() *normFast { return lazy(&n.fast, n.newFast) }
+
+// lazy is *p, made by make and stored on first use (two goroutines may
+// both make it: the same value).
+func lazy[T any](p *atomic.Pointer[T], make func() *T) *T {
+	if v := p.Load(); v != nil {
+		return v
 	}
-	f := n.newFast()
-	n.fast.Store(f)
-	return f
+	v := make()
+	p.Store(v)
+	return v
 }
 
 func (n *Norm) newFast() *normFast {
@@ -396,13 +401,8 @@ func (n *Norm) newFast() *normFast {
 	}
 	// |M|·|Z|: ‖|M|·|M⁻¹|‖ bounds C (|M⁻¹·y| ≤ |M⁻¹|·|y|), often far below
 	// ‖M‖·‖M⁻¹‖ (1 for a diagonal M).
-	abs := func(a *mat.Dense) *mat.Dense {
-		b := mat.DenseCopyOf(a)
-		b.Apply(func(_, _ int, v float64) float64 { return math.Abs(v) }, b)
-		return b
-	}
 	var mz mat.Dense
-	mz.Mul(abs(m), abs(&z))
+	mz.Mul(absDense(m), absDense(&z))
 	fd := float64(d)
 	const u = 0x1p-24
 	g := kernel.GemmErr(d)*(1+u) + u
@@ -465,23 +465,147 @@ const largeRows = 256
 // scoresFastLarge is ScoresFast from d = 16 on (normFast).
 func (n *Norm) scoresFastLarge(f *normFast, dst []float64, diffs []float32) []float64 {
 	d := n.d
-	dst, nr := rows(dst, diffs, d)
+	dst, _ = rows(dst, diffs, d)
+	var amax [largeRows]float64
+	products(n.mt, d, diffs, func(lo, r int, y, u []float32) {
+		for i := range r {
+			amax[i] = unitRow(u[i*d:(i+1)*d], y[i*d:(i+1)*d])
+		}
+		kernel.FastPowRows(dst[lo:lo+r], f.ones, f.ps, u)
+		normRoots(dst[lo:lo+r], amax[:r], n.p)
+	})
+	return dst
+}
+
+// products gives each block of up to largeRows rows of diffs (d values
+// each), from row lo, to f with y = the block's rows times wᵀ (w's
+// Products) and scratch u of the same size.
+func products(w kernel.NormMatrix, d int, diffs []float32, f func(lo, r int, y, u []float32)) {
+	nr := len(diffs) / d
 	s := largePool.Get().(*largeScratch)
 	defer largePool.Put(s)
-	var amax [largeRows]float64
 	for lo := 0; lo < nr; lo += largeRows {
-		hi := min(nr, lo+largeRows)
-		r := hi - lo
+		r := min(nr-lo, largeRows)
 		if cap(s.y) < r*d {
 			s.y, s.u = make([]float32, largeRows*d), make([]float32, largeRows*d)
 		}
 		y, u := s.y[:r*d], s.u[:r*d]
-		n.mt.Products(y, diffs[lo*d:hi*d], r)
-		for i := range r {
-			amax[i] = unitRow(u[i*d:(i+1)*d], y[i*d:(i+1)*d])
-		}
-		kernel.FastPowRows(dst[lo:hi], f.ones, f.ps, u)
-		normRoots(dst[lo:hi], amax[:r], n.p)
+		w.Products(y, diffs[lo*d:(lo+r)*d], r)
+		f(lo, r, y, u)
 	}
+}
+
+// absDense is |a|, entry by entry.
+func absDense(a *mat.Dense) *mat.Dense {
+	b := mat.DenseCopyOf(a)
+	b.Apply(func(_, _ int, v float64) float64 { return math.Abs(v) }, b)
+	return b
+}
+
+var _ FastScorer = (*Ellipsoid)(nil)
+
+// ScoresFast computes ‖L⁻¹x‖₂ from d = 16 on as ŷ = W·x in float32
+// (kernel.NormMatrix.Products, W = L⁻¹ computed once in float64 and rounded
+// to float32) and √Σŷ_k² in float64, where the exact score solves L·y = x
+// a row at a time; below d = 16, or where ellipsoidFast finds no useful
+// bound, it is Scores and FastTolerance is 0. A row with a NaN scores NaN,
+// one whose product leaves float32's range +Inf (Members rescores both).
+func (e *Ellipsoid) ScoresFast(dst []float64, diffs []float32) []float64 {
+	d := e.d
+	f := e.fastScore()
+	if !f.ok {
+		return e.Scores(dst, diffs)
+	}
+	dst, _ = rows(dst, diffs, d)
+	products(f.w, d, diffs, func(lo, r int, y, _ []float32) {
+		for i := range r {
+			dst[lo+i] = norm2(y[i*d : (i+1)*d])
+		}
+	})
 	return dst
+}
+
+// FastTolerance bounds ScoresFast's error against Scores (ellipsoidFast);
+// 0 where ScoresFast is Scores.
+func (e *Ellipsoid) FastTolerance() (rel, abs float64) {
+	f := e.fastScore()
+	return f.rel, f.abs
+}
+
+// ellipsoidFast is an ellipsoid's fast score from d = 16 on. With W the
+// computed L⁻¹, R = W·L − I (computed in float64, ρ its ℓ₂ operator norm
+// bounded by √(‖R‖_1·‖R‖_∞) plus that product's own rounding) and
+// C = ‖|W|·|L|‖₂ bounded the same way, for y = L⁻¹x:
+//
+//   - W·x − y = R·y, within ρ·‖y‖;
+//   - the float32 product of W rounded to float32 is within g·|W|·|x| of
+//     W·x (g = GemmErr(d)·(1 + u) + u, u = 2⁻²⁴; every nonzero entry of W
+//     a normal float32), plus d·2⁻¹⁴⁹ a coordinate below float32's normal
+//     range; |W|·|x| ≤ |W|·|L|·|y|, so the whole is within g·C·‖y‖ + √d·d·2⁻¹⁴⁹;
+//   - √Σŷ² in float64 adds (d + 2)·2⁻⁵³, and the exact forward substitution
+//     differs from ‖y‖ by at most γ_d·‖|L⁻¹|·|L|‖ ≤ d·2⁻⁵⁰·C/(1 − ρ) (its
+//     computed y solves (L + ΔL)·y = x, |ΔL| ≤ γ_d·|L|) plus its own
+//     norm's (d + 2)·2⁻⁵³.
+//
+// rel = g·C + ρ + d·2⁻⁵⁰·C/(1 − ρ) + (2d + 4)·2⁻⁵³ + 10⁻¹², first order,
+// doubled; ok where it stays below 1/4, ρ < 1/2, and the vector kernels
+// run.
+type ellipsoidFast struct {
+	w        kernel.NormMatrix
+	rel, abs float64
+	ok       bool
+}
+
+// fastScore returns e's ellipsoidFast, computed on first use.
+func (e *Ellipsoid) fastScore() *ellipsoidFast { return lazy(&e.fast, e.newFast) }
+
+func (e *Ellipsoid) newFast() *ellipsoidFast {
+	d := e.d
+	f := &ellipsoidFast{}
+	if d < blasMinDim || !kernel.Vector() {
+		return f
+	}
+	l := mat.NewTriDense(d, mat.Lower, nil)
+	for i := range d {
+		for j := 0; j <= i; j++ {
+			l.SetTri(i, j, e.chol[i*d+j])
+		}
+	}
+	var wt mat.TriDense
+	if err := wt.InverseTri(l); err != nil {
+		return f
+	}
+	w := mat.DenseCopyOf(&wt)
+	for _, v := range w.RawMatrix().Data {
+		if a := math.Abs(v); a != 0 && !(a >= kernel.MinNormal32 && a <= math.MaxFloat32) {
+			return f
+		}
+	}
+	ld := mat.DenseCopyOf(l)
+	var r mat.Dense
+	r.Mul(w, ld)
+	for k := range d {
+		r.Set(k, k, r.At(k, k)-1)
+	}
+	var wl mat.Dense
+	wl.Mul(absDense(w), absDense(ld))
+	op2 := func(a mat.Matrix) float64 { return math.Sqrt(mat.Norm(a, 1) * mat.Norm(a, math.Inf(1))) }
+	fd := float64(d)
+	c := op2(&wl)
+	rho := op2(&r) + fd*0x1p-50*c
+	if !(rho < 0.5) {
+		return f
+	}
+	const u = 0x1p-24
+	g := kernel.GemmErr(d)*(1+u) + u
+	rel := g*c + rho + fd*0x1p-50*c/(1-rho) + (2*fd+4)*0x1p-53 + 1e-12
+	if !(2*rel < 0.25) {
+		return f
+	}
+	f.w = kernel.NewNormMatrix(w.RawMatrix().Data, d, kernel.NormMatrix{})
+	if !f.w.Ready() {
+		return f
+	}
+	f.rel, f.abs, f.ok = 2*rel, 2*math.Sqrt(fd)*fd*0x1p-149, true
+	return f
 }

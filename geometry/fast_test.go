@@ -1,6 +1,7 @@
 package geometry
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -226,15 +227,7 @@ func TestNormScoresFastWithinTolerance(t *testing.T) {
 			if d < 16 && (p == 2) != (rel == 0) || d >= 16 && g.fastLarge().ok != (rel > 0) {
 				t.Fatalf("d=%d p=%v: tolerance %v", d, p, rel)
 			}
-			for i := range exact {
-				diff := math.Abs(fast[i] - exact[i])
-				if diff > rel*exact[i]+abs {
-					t.Fatalf("d=%d p=%v row %d: fast %v, exact %v: error %.3g > bound %.3g", d, p, i, fast[i], exact[i], diff, rel*exact[i]+abs)
-				}
-				if rel > 0 && exact[i] > 0 {
-					worst = math.Max(worst, diff/exact[i]/rel)
-				}
-			}
+			worst = max(worst, within(t, fmt.Sprintf("d=%d p=%v", d, p), fast, exact, rel, abs))
 		}
 	}
 	t.Logf("%s: worst relative error %.3g of the bound", kernel.Describe(), worst)
@@ -442,15 +435,7 @@ func TestNormScoresFastLarge(t *testing.T) {
 			} else if kind == 0 && kernel.Vector() {
 				t.Errorf("d=%d p=%v: M near the identity has no fast score", d, p)
 			}
-			for i := range exact {
-				diff := math.Abs(fast[i] - exact[i])
-				if diff > rel*exact[i]+abs {
-					t.Fatalf("d=%d p=%v M kind %d row %d: fast %v, exact %v: error %.3g > bound %.3g (rel %.3g)", d, p, kind, i, fast[i], exact[i], diff, rel*exact[i]+abs, rel)
-				}
-				if rel > 0 && exact[i] > 0 {
-					worst = math.Max(worst, diff/exact[i]/rel)
-				}
-			}
+			worst = max(worst, within(t, fmt.Sprintf("d=%d p=%v M kind %d", d, p, kind), fast, exact, rel, abs))
 			x[0], x[d+1] = float32(math.NaN()), float32(math.Inf(-1))
 			fast = g.ScoresFast(fast, x)
 			if !math.IsNaN(fast[0]) && !math.IsInf(fast[0], 1) || !math.IsNaN(fast[1]) && !math.IsInf(fast[1], 1) {
@@ -493,10 +478,10 @@ func TestNormMembersExactLarge(t *testing.T) {
 	}
 }
 
-// nearThreshold draws n heavy rows for the single-norm g and takes the
-// first one's exact score as q: rows 1 to 99 are scaled (the score is
-// homogeneous) to q·(1 ± 1e-7).
-func nearThreshold(rng *rand.Rand, g *Norm, n int) ([]float32, float64) {
+// nearThreshold draws n heavy rows for g (a score homogeneous of degree 1)
+// and takes the first one's exact score as q: rows 1 to 99 are scaled to
+// q·(1 ± 1e-7).
+func nearThreshold(rng *rand.Rand, g Geometry, n int) ([]float32, float64) {
 	d := g.Dim()
 	x := heavyDiffs(rng, n*d)
 	exact := g.Scores(nil, x)
@@ -511,4 +496,92 @@ func nearThreshold(rng *rand.Rand, g *Norm, n int) ([]float32, float64) {
 		}
 	}
 	return x, q
+}
+
+// TestEllipsoidScoresFast: from d = 16 on, the ellipsoid's fast score (a
+// float32 product by L⁻¹) stays within FastTolerance of the exact forward
+// substitution — Σ near the identity, a Wishart draw, and one with
+// variances over four orders of magnitude; rows over forty orders of
+// magnitude — is on for Σ near the identity, and Members decides rows
+// within 1e-7 of the threshold as the exact scores do.
+func TestEllipsoidScoresFast(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(45, 45))
+	worst, on := 0.0, 0
+	for _, d := range []int{16, 17, 64, 128} {
+		for kind := range 3 {
+			a := make([]float64, d*d)
+			for i := range a {
+				a[i] = rng.NormFloat64()
+				switch kind {
+				case 0:
+					a[i] *= 0.2 / math.Sqrt(float64(d))
+				case 2:
+					a[i] *= math.Pow(10, float64((i/d)%5)-2) / math.Sqrt(float64(d))
+				}
+			}
+			sigma := make([]float64, d*d) // A·Aᵀ (+ I near the identity)
+			for i := range d {
+				for j := range d {
+					var s float64
+					for k := range d {
+						s += a[i*d+k] * a[j*d+k]
+					}
+					sigma[i*d+j] = s
+				}
+				if kind == 0 {
+					sigma[i*d+i] += 1
+				}
+			}
+			for i := range d { // exactly symmetric
+				for j := range i {
+					sigma[j*d+i] = sigma[i*d+j]
+				}
+			}
+			e, err := NewEllipsoid(d, sigma)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, abs := e.FastTolerance()
+			if rel > 0 {
+				on++
+			} else if kind == 0 && kernel.Vector() {
+				t.Errorf("d=%d: Σ near the identity has no fast score", d)
+			}
+			const n = 96
+			x := make([]float32, n*d)
+			for i := range n {
+				scale := math.Pow(10, float64(i%9)*5-20)
+				for j := range d {
+					x[i*d+j] = float32(scale * rng.NormFloat64())
+				}
+			}
+			exact := e.Scores(nil, x)
+			fast := e.ScoresFast(nil, x)
+			worst = max(worst, within(t, fmt.Sprintf("d=%d Σ kind %d", d, kind), fast, exact, rel, abs))
+			if rel > 0 {
+				x, q := nearThreshold(rng, e, 400)
+				checkMembers(t, e, q, x, true)
+			}
+		}
+	}
+	t.Logf("%s: fast path on in %d of 12; worst relative error %.3g of the bound", kernel.Describe(), on, worst)
+}
+
+// within fails the test where a fast score is farther from the exact one
+// than rel·exact + abs, and returns the largest error as a share of rel
+// (0 where rel is 0).
+func within(t *testing.T, name string, fast, exact []float64, rel, abs float64) float64 {
+	t.Helper()
+	var worst float64
+	for i := range exact {
+		diff := math.Abs(fast[i] - exact[i])
+		if diff > rel*exact[i]+abs {
+			t.Fatalf("%s row %d: fast %v, exact %v: error %.3g > bound %.3g (rel %.3g)", name, i, fast[i], exact[i], diff, rel*exact[i]+abs, rel)
+		}
+		if rel > 0 && exact[i] > 0 {
+			worst = math.Max(worst, diff/exact[i]/rel)
+		}
+	}
+	return worst
 }
