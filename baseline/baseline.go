@@ -12,10 +12,16 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/parallel"
 )
+
+// covBlock is about how many differences Covariance centres at a time.
+const covBlock = 256
 
 // DefaultRidge is the ridge added to Σ's diagonal, relative to tr(Σ)/d.
 const DefaultRidge = 1e-6
@@ -85,6 +91,13 @@ func Ellipsoid(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, 
 // Covariance is the sample covariance (divisor m−1, numpy.cov's) of all m
 // anchor−positive differences of b, with ridge·tr(Σ)/d added to the diagonal;
 // it returns Σ (d×d row-major) and the amount added. It needs m ≥ 2.
+//
+// Each entry Σ_rc sums its m products x_r·x_c in the differences' order,
+// as a rank-one update a difference at a time would: the differences go in
+// blocks of covBlock, centred once a block, and Σ's rows are shared out
+// over all cores (each row's products a vector at a time, floats.AddScaled)
+// with the same sums whatever the number of goroutines. At d = 512 and
+// m = 200 000 it took 18 s in one goroutine, a scalar update a product.
 func Covariance(b *bundle.Bundle, ridge float64) ([]float64, float64, error) {
 	d := b.D
 	m := b.N * b.K
@@ -102,21 +115,28 @@ func Covariance(b *bundle.Bundle, ridge float64) ([]float64, float64, error) {
 		mean[j] /= float64(m)
 	}
 	sigma := make([]float64, d*d)
-	x := make([]float64, d)
-	for i := range b.N {
-		b.PositiveDiffs(diffs, i)
-		for a := range b.K {
-			for j := range d {
-				x[j] = float64(diffs[a*d+j]) - mean[j]
-			}
-			for r := range d {
-				xr := x[r]
-				row := sigma[r*d : (r+1)*d]
-				for c := 0; c <= r; c++ {
-					row[c] += xr * x[c]
-				}
+	// A block of centred differences, whole anchors at a time.
+	anchors := max(1, covBlock/b.K)
+	x := make([]float64, anchors*b.K*d)
+	for i0 := 0; i0 < b.N; i0 += anchors {
+		i1 := min(b.N, i0+anchors)
+		rows := 0
+		for i := i0; i < i1; i++ {
+			for _, v := range b.PositiveDiffs(diffs, i) {
+				x[rows] = float64(v) - mean[rows%d]
+				rows++
 			}
 		}
+		rows /= d
+		parallel.For(d, 8, 0, func(_, lo, hi int) {
+			for r := lo; r < hi; r++ {
+				row := sigma[r*d : r*d+r+1]
+				for t := range rows {
+					xt := x[t*d : (t+1)*d]
+					floats.AddScaled(row, xt[r], xt[:r+1])
+				}
+			}
+		})
 	}
 	var trace float64
 	for r := range d {

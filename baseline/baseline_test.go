@@ -3,6 +3,7 @@ package baseline
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
@@ -118,5 +119,72 @@ func TestEllipsoidBeatsBallOnAnisotropicData(t *testing.T) {
 	}
 	if re.Exclusion <= rb.Exclusion || re.LogVolPerDim >= rb.LogVolPerDim {
 		t.Errorf("ellipsoid exclusion %.3f / LogVol/d %.3f vs ball %.3f / %.3f", re.Exclusion, re.LogVolPerDim, rb.Exclusion, rb.LogVolPerDim)
+	}
+}
+
+// covarianceOneByOne is Covariance as a rank-one update a difference at a
+// time, a product at a time: the order of sums Covariance keeps.
+func covarianceOneByOne(b *bundle.Bundle) []float64 {
+	d, m := b.D, b.N*b.K
+	mean := make([]float64, d)
+	for i := range b.N {
+		for j, v := range b.PositiveDiffs(nil, i) {
+			mean[j%d] += float64(v)
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(m)
+	}
+	sigma := make([]float64, d*d)
+	x := make([]float64, d)
+	for i := range b.N {
+		diffs := b.PositiveDiffs(nil, i)
+		for a := range b.K {
+			for j := range d {
+				x[j] = float64(diffs[a*d+j]) - mean[j]
+			}
+			for r := range d {
+				for c := 0; c <= r; c++ {
+					sigma[r*d+c] += x[r] * x[c]
+				}
+			}
+		}
+	}
+	for r := range d {
+		for c := 0; c <= r; c++ {
+			sigma[r*d+c] /= float64(m - 1)
+			sigma[c*d+r] = sigma[r*d+c]
+		}
+	}
+	return sigma
+}
+
+// TestCovarianceSameSums: the blocked covariance on all cores has the
+// bits of the update a difference at a time, for several dimensions, block
+// counts (an anchor's differences never split) and goroutine counts.
+func TestCovarianceSameSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, c := range []struct{ n, k, d int }{{40, 3, 3}, {300, 7, 17}, {90, 11, 70}, {1, 2, 5}} {
+		b := &bundle.Bundle{N: c.n, K: c.k, D: c.d, Anchors: make([]float32, c.n*c.d), Positives: make([]float32, c.n*c.k*c.d)}
+		for i := range b.Anchors {
+			b.Anchors[i] = float32(rng.NormFloat64())
+		}
+		for i := range b.Positives {
+			b.Positives[i] = float32(3 * rng.NormFloat64())
+		}
+		want := covarianceOneByOne(b)
+		for _, procs := range []int{1, 4} {
+			prev := runtime.GOMAXPROCS(procs)
+			got, _, err := Covariance(b, 0)
+			runtime.GOMAXPROCS(prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("n=%d k=%d d=%d, %d goroutines: Σ[%d] = %v, want %v", c.n, c.k, c.d, procs, i, got[i], want[i])
+				}
+			}
+		}
 	}
 }
