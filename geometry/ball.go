@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/ccsets/ccs/internal/parallel"
 )
 
 // Ball is the ℓ2 ball, φ(x) = ‖x‖₂: the vanilla conformal baseline.
@@ -144,9 +146,20 @@ func (e *Ellipsoid) Sigma() []float64 { return append([]float64(nil), e.sigma...
 
 func (e *Ellipsoid) params() Params { return Params{"sigma": e.Sigma()} }
 
-// Scores computes sqrt(xᵀ Σ⁻¹ x) = ‖L⁻¹x‖₂ for each row of diffs.
+// Scores computes sqrt(xᵀ Σ⁻¹ x) = ‖L⁻¹x‖₂ for each row of diffs: many
+// rows in blocks on all cores (each row's solve its own, so the scores
+// are those of one goroutine; a calibration split of 40 000 rows at
+// d = 512 took 4.4 s in one).
 func (e *Ellipsoid) Scores(dst []float64, diffs []float32) []float64 {
-	return ellipsoidScores(e, dst, diffs)
+	const block = 256
+	dst, n := rows(dst, diffs, e.d)
+	if n < 2*block {
+		return ellipsoidScores(e, dst, diffs)
+	}
+	parallel.For(n, block, 0, func(_, lo, hi int) {
+		ellipsoidScores(e, dst[lo:hi], diffs[lo*e.d:hi*e.d])
+	})
+	return dst
 }
 
 func ellipsoidScores[F Float](e *Ellipsoid, dst []float64, diffs []F) []float64 {

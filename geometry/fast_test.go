@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/ccsets/ccs/internal/kernel"
@@ -584,4 +585,30 @@ func within(t *testing.T, name string, fast, exact []float64, rel, abs float64) 
 		}
 	}
 	return worst
+}
+
+// TestEllipsoidScoresBlocks: many rows, scored in blocks on all cores,
+// score as each row alone does, with 1 and 4 goroutines.
+func TestEllipsoidScoresBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(46, 46))
+	const d, n = 20, 1500
+	sigma := make([]float64, d*d)
+	for k := range d {
+		sigma[k*d+k] = 0.5 + rng.Float64()
+	}
+	e, err := NewEllipsoid(d, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := heavyDiffs(rng, n*d)
+	for _, procs := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		got := e.Scores(nil, x)
+		runtime.GOMAXPROCS(prev)
+		for i := range n {
+			if want := ellipsoidScores(e, nil, x[i*d:(i+1)*d])[0]; math.Float64bits(got[i]) != math.Float64bits(want) {
+				t.Fatalf("%d goroutines: row %d scores %v, alone %v", procs, i, got[i], want)
+			}
+		}
+	}
 }
