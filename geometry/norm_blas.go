@@ -28,6 +28,31 @@ func (s *normScratch) size(n int) {
 	s.x, s.y, s.g = s.x[:n], s.y[:n], s.g[:n]
 }
 
+// productsMT writes Y = X·Mᵀ (X r×d, M d×d) into y with BLAS, a block of
+// blasK columns of X (rows of M) at a time, each added into Y: every entry
+// is then its sum of blasK-long dot products whatever r. gonum's Dgemm sums
+// the whole inner dimension in one dot product for a product too small to
+// share out (r ≤ 64 at d ≤ 192) and in blocks of 64 otherwise, so a row's
+// exact score depended, in its last bit, on how many rows were scored with
+// it (TestNormScoresBlockFree).
+func productsMT(y []float64, x, m blas64.General) {
+	d := m.Rows
+	out := blas64.General{Rows: x.Rows, Cols: d, Data: y, Stride: d}
+	for k0 := 0; k0 < d; k0 += blasK {
+		k1 := min(d, k0+blasK)
+		beta := 1.0
+		if k0 == 0 {
+			beta = 0
+		}
+		xk := blas64.General{Rows: x.Rows, Cols: k1 - k0, Data: x.Data[k0:], Stride: x.Stride}
+		mk := blas64.General{Rows: d, Cols: k1 - k0, Data: m.Data[k0:], Stride: m.Stride}
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, xk, mk, beta, out)
+	}
+}
+
+// blasK is productsMT's block of the inner dimension: gonum's own block.
+const blasK = 64
+
 // normBlas computes the scores of diffs and, with a non-nil dtheta, adds the
 // weighted gradients, a block of rows at a time: Y = X·Mᵀ, then per row φ
 // and G_i = w_i·∂φ/∂y_i, then ∂/∂M += Gᵀ·X. The products are gonum's BLAS
@@ -54,8 +79,7 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weights Weight
 			s.x[i] = float64(v)
 		}
 		x := blas64.General{Rows: r, Cols: d, Data: s.x, Stride: d}
-		y := blas64.General{Rows: r, Cols: d, Data: s.y, Stride: d}
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, x, m, 0, y)
+		productsMT(s.y, x, m)
 		if dtheta == nil {
 			for i := range r {
 				scores[lo+i], _, _ = pnorm(s.y[i*d:(i+1)*d], n.p, nil)

@@ -42,3 +42,40 @@ func TestNormBlasMatchesRows(t *testing.T) {
 		}
 	}
 }
+
+// TestNormScoresBlockFree: from d = 16 on (BLAS), a row's exact score does
+// not depend on the rows scored with it — alone, in blocks of any size, or
+// among 1 500 — at dimensions below, at and above gonum's block of 64 and
+// its limit for sharing a product out (192).
+func TestNormScoresBlockFree(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(47, 47))
+	for _, d := range []int{17, 64, 65, 128, 200} {
+		m := make([]float64, d*d)
+		for i := range m {
+			m[i] = rng.NormFloat64() / math.Sqrt(float64(d))
+		}
+		for k := range d {
+			m[k*d+k] += 1
+		}
+		g, err := NewNorm(d, m, 1.5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 1500
+		x := randDiffs32(rng, n, d)
+		whole := g.Scores(nil, x)
+		for lo := 0; lo < n; {
+			hi := min(n, lo+1+rng.IntN(300))
+			if rng.IntN(4) == 0 {
+				hi = lo + 1
+			}
+			for i, v := range g.Scores(nil, x[lo*d:hi*d]) {
+				if math.Float64bits(v) != math.Float64bits(whole[lo+i]) {
+					t.Fatalf("d=%d: row %d scores %v in a block of %d, %v among %d", d, lo+i, v, hi-lo, whole[lo+i], n)
+				}
+			}
+			lo = hi
+		}
+	}
+}
