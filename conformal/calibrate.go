@@ -8,6 +8,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/parallel"
 )
 
 // Scores returns the calibration scores of cal under g: one positive per
@@ -19,17 +20,26 @@ func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]
 	switch mode {
 	case OnePerAnchor, PAC, Class: // the same positives: PAC differs in the rank, Class in the grouping
 		rng := rand.New(rand.NewPCG(seed, 0x63636f6e65)) // "cc one"
-		diffs := make([]float32, cal.N*cal.D)
+		d := cal.D
+		diffs := make([]float32, cal.N*d)
 		for i := range cal.N {
-			cal.PositiveDiff(diffs[i*cal.D:(i+1)*cal.D], i, rng.IntN(cal.K))
+			cal.PositiveDiff(diffs[i*d:(i+1)*d], i, rng.IntN(cal.K))
 		}
-		return g.Scores(nil, diffs), nil
+		// A row's exact score does not depend on the rows scored with it
+		// (TestScoresByBlocks): blocks of rows on all cores.
+		out := make([]float64, cal.N)
+		parallel.For(cal.N, 1024, 0, func(_, lo, hi int) {
+			g.Scores(out[lo:hi], diffs[lo*d:hi*d])
+		})
+		return out, nil
 	case Pooled:
 		out := make([]float64, cal.N*cal.K)
-		diffs := make([]float32, cal.K*cal.D)
-		for i := range cal.N {
-			g.Scores(out[i*cal.K:(i+1)*cal.K], cal.PositiveDiffs(diffs, i))
-		}
+		parallel.For(cal.N, 64, 0, func(_, lo, hi int) {
+			diffs := make([]float32, cal.K*cal.D)
+			for i := lo; i < hi; i++ {
+				g.Scores(out[i*cal.K:(i+1)*cal.K], cal.PositiveDiffs(diffs, i))
+			}
+		})
 		return out, nil
 	}
 	return nil, fmt.Errorf("conformal: unknown calibration mode %v", mode)
