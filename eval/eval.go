@@ -142,9 +142,11 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle, sc *Scored
 	nb := nq + 1 // bin nq: above every threshold
 	in := make([]int, parallel.Chunks(test.N, chunk)*nb)
 	out := make([]int, len(in))
-	per := streamed(test, decisive(g, qs))
+	var per func() anchorScores
 	if sc != nil {
 		per = sc.stored
+	} else {
+		per = streamed(test, decisive(g, qs))
 	}
 	bin := func(v float64) int {
 		b := 0

@@ -77,10 +77,12 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 	if rank > nScores {
 		return ResplitResult{}, &conformal.TooFewError{N: nScores, Rank: rank, Alpha: s.Alpha, Delta: c.Delta}
 	}
-	pos, neg, err := sc.all(s, b)
-	if err != nil {
-		return ResplitResult{}, err
+	if sc == nil {
+		if sc, err = Score(s, b); err != nil {
+			return ResplitResult{}, err
+		}
 	}
+	pos, neg := sc.pos, sc.neg
 	res := ResplitResult{Resplits: resplits, NCal: nCal, NTest: b.N - nCal, Alpha: s.Alpha, Mode: c.Mode.String(), Delta: c.Delta,
 		Band: [2]float64{1 - s.Alpha, 1 - s.Alpha + 1/float64(nCal+1)}}
 	cov := make([]float64, resplits)
@@ -221,10 +223,11 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		classes[ci] = class{members: m, nCal: nCal, rank: r}
 		nTest += len(m) - nCal
 	}
-	pos, neg, err := (*Scored)(nil).all(s, b)
+	sc, err := Score(s, b)
 	if err != nil {
 		return ResplitResult{}, nil, err
 	}
+	pos, neg := sc.pos, sc.neg
 	// The band of the class with the fewest calibration anchors: every
 	// class's mean coverage lies in its own band, within this one.
 	fewest := b.N

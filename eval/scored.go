@@ -53,10 +53,10 @@ func WithClasses(s *conformal.Set, test *bundle.Bundle) (Result, []ClassResult, 
 	if test.Labels == nil {
 		return Result{}, nil, fmt.Errorf("%w: the test bundle has no labels", conformal.ErrNoLabel)
 	}
-	if s.ClassConditional() || decisiveAt(s.Geometry) != nil {
-		if s.ClassConditional() { // Evaluate is ByClass's whole result
-			return ByClass(s, test)
-		}
+	if s.ClassConditional() { // Evaluate is ByClass's whole result
+		return ByClass(s, test)
+	}
+	if decisiveAt(s.Geometry) != nil {
 		r, err := Evaluate(s, test)
 		if err != nil {
 			return Result{}, nil, err
@@ -129,15 +129,4 @@ func streamed(b *bundle.Bundle, score func(dst []float64, diffs []float32) []flo
 			return pos, neg
 		}
 	}
-}
-
-// all is every positive's and negative's score of b under s: sc's stored
-// ones, or (sc nil) computed now.
-func (sc *Scored) all(s *conformal.Set, b *bundle.Bundle) (pos, neg []float64, err error) {
-	if sc == nil {
-		if sc, err = Score(s, b); err != nil {
-			return nil, nil, err
-		}
-	}
-	return sc.pos, sc.neg, nil
 }

@@ -384,10 +384,8 @@ func (n *Norm) newFast() *normFast {
 	if !n.mt.Ready() {
 		return f
 	}
-	for _, v := range n.m {
-		if a := math.Abs(v); a != 0 && !(a >= kernel.MinNormal32 && a <= math.MaxFloat32) {
-			return f
-		}
+	if !normal32(n.m) {
+		return f
 	}
 	m := mat.NewDense(d, d, n.m)
 	var z mat.Dense
@@ -495,6 +493,17 @@ func products(w kernel.NormMatrix, d int, diffs []float32, f func(lo, r int, y, 
 	}
 }
 
+// normal32 reports whether every nonzero value of m rounds to a normal
+// float32 (relative error 2⁻²⁴, the fast scores' bounds assume).
+func normal32(m []float64) bool {
+	for _, v := range m {
+		if a := math.Abs(v); a != 0 && !(a >= kernel.MinNormal32 && a <= math.MaxFloat32) {
+			return false
+		}
+	}
+	return true
+}
+
 // absDense is |a|, entry by entry.
 func absDense(a *mat.Dense) *mat.Dense {
 	b := mat.DenseCopyOf(a)
@@ -576,10 +585,8 @@ func (e *Ellipsoid) newFast() *ellipsoidFast {
 		return f
 	}
 	w := mat.DenseCopyOf(&wt)
-	for _, v := range w.RawMatrix().Data {
-		if a := math.Abs(v); a != 0 && !(a >= kernel.MinNormal32 && a <= math.MaxFloat32) {
-			return f
-		}
+	if !normal32(w.RawMatrix().Data) {
+		return f
 	}
 	ld := mat.DenseCopyOf(l)
 	var r mat.Dense

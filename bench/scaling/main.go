@@ -435,44 +435,16 @@ func ceilingFigures(o options) []Figure {
 		}
 	}
 	sink := make([]float64, len(rows))
-	work := func(t int) float64 {
-		start := time.Now()
-		var wg sync.WaitGroup
-		for g := range t {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r := rows[g]
-				var s float64
-				for range calls {
-					s += kernel.ExpRow(r[0], r[1], r[2], r[3], r[4])
-				}
-				sink[g] = s
-			}()
-		}
-		wg.Wait()
-		return time.Since(start).Seconds()
-	}
-	times := map[int][]float64{}
-	for range o.reps + 1 { // the first round warms up
-		for _, t := range o.threads {
-			runtime.GOMAXPROCS(t)
-			times[t] = append(times[t], work(t))
-		}
-	}
-	var figs []Figure
-	var one float64
-	for _, t := range o.threads {
-		f := figure("ceiling", fmt.Sprintf("ExpRow d=%d in L1", d), t, times[t][1:])
-		if t == 1 {
-			one = f.MedianS
-		}
-		if one > 0 {
-			f.Speedup = float64(t) * one / f.MedianS
-			f.Efficacy = f.Speedup / float64(t)
-		}
-		figs = append(figs, f)
-	}
+	figs := inTurns(o.threads, o.reps, func(t int) float64 {
+		return onGoroutines(t, func(g int) {
+			r := rows[g]
+			var s float64
+			for range calls {
+				s += kernel.ExpRow(r[0], r[1], r[2], r[3], r[4])
+			}
+			sink[g] = s
+		})
+	}, fmt.Sprintf("ExpRow d=%d in L1", d), true)
 	return append(figs, readFigures(o)...)
 }
 
@@ -489,38 +461,60 @@ func readFigures(o options) []Figure {
 	}
 	bytes := int64(len(x)) * 4
 	sink := make([]float32, slices.Max(o.threads))
-	read := func(t int) float64 {
-		start := time.Now()
-		var wg sync.WaitGroup
+	figs := inTurns(o.threads, min(o.reps, 10), func(t int) float64 {
 		part := (len(x)/t + 15) &^ 15
-		for g := range t {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				lo := min(len(x), g*part)
-				sink[g] = kernel.MaxAbs(x[lo:min(len(x), lo+part)])
-			}()
-		}
-		wg.Wait()
-		return time.Since(start).Seconds()
+		return onGoroutines(t, func(g int) {
+			lo := min(len(x), g*part)
+			sink[g] = kernel.MaxAbs(x[lo:min(len(x), lo+part)])
+		})
+	}, fmt.Sprintf("read %d MB", bytes/1e6), false)
+	for i := range figs {
+		figs[i].Bytes = bytes
 	}
+	return figs
+}
+
+// onGoroutines runs f(0) … f(t−1) on t goroutines and returns the wall
+// seconds until the last returns.
+func onGoroutines(t int, f func(g int)) float64 {
+	start := time.Now()
+	var wg sync.WaitGroup
+	for g := range t {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(g)
+		}()
+	}
+	wg.Wait()
+	return time.Since(start).Seconds()
+}
+
+// inTurns times run(t) reps times at each thread count of threads, the
+// counts taking turns (after a first round that warms up), GOMAXPROCS set
+// to each, and returns a ceiling figure per count: the speedup over one
+// thread is the throughput's (T threads doing T times one's work) with
+// scaled, else the time's.
+func inTurns(threads []int, reps int, run func(t int) float64, name string, scaled bool) []Figure {
 	times := map[int][]float64{}
-	for range min(o.reps, 10) + 1 {
-		for _, t := range o.threads {
+	for range reps + 1 {
+		for _, t := range threads {
 			runtime.GOMAXPROCS(t)
-			times[t] = append(times[t], read(t))
+			times[t] = append(times[t], run(t))
 		}
 	}
 	var figs []Figure
 	var one float64
-	for _, t := range o.threads {
-		f := figure("ceiling", fmt.Sprintf("read %d MB", bytes/1e6), t, times[t][1:])
-		f.Bytes = bytes
+	for _, t := range threads {
+		f := figure("ceiling", name, t, times[t][1:])
 		if t == 1 {
 			one = f.MedianS
 		}
 		if one > 0 {
 			f.Speedup = one / f.MedianS
+			if scaled {
+				f.Speedup *= float64(t)
+			}
 			f.Efficacy = f.Speedup / float64(t)
 		}
 		figs = append(figs, f)
