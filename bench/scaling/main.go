@@ -5,9 +5,10 @@
 //     ball and the single-norm at 1, 2, 4, … NumCPU threads (GOMAXPROCS
 //     and the trainer's workers both set to the count);
 //   - one retrieval query over a collection (ℓ2 ball, generalized ball,
-//     single-norm after its transform) at 2 and NumCPU threads;
+//     single-norm after its transform) at 2 and NumCPU threads (or the
+//     -threads counts);
 //   - one per-input OOD query (the k-th nearest pool row under each
-//     geometry's score) at 2 and NumCPU threads;
+//     geometry's score) at 2 and NumCPU threads (or the -threads counts);
 //   - the machine's own ceilings for the training's speedup (-parts
 //     ceiling): the generalized epoch's kernel on data each thread keeps in
 //     its L1 cache, and the memory's read rate over as many bytes as the
@@ -33,6 +34,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,16 +64,19 @@ func main() {
 	flag.IntVar(&o.pool, "pool", 10000, "OOD reference pool size")
 	flag.IntVar(&o.reps, "reps", 30, "queries per figure (retrieval and OOD)")
 	flag.BoolVar(&o.interleave, "interleave", false, "train: switch the thread count every epoch, cycling through -threads in one run (on a shared machine the others' load then falls on every count alike)")
-	threads := flag.String("threads", "", "thread counts for training, comma-separated (default 1, 2, 4, … NumCPU)")
+	threads := flag.String("threads", "", "thread counts, comma-separated (default: training and ceiling 1, 2, 4, … NumCPU; queries 2 and NumCPU)")
 	parts := flag.String("parts", "train,retrieve,ood", "what to measure: train, retrieve, ood, ceiling")
 	geoms := flag.String("geometries", "genball,single", "training geometries")
 	jsonOut := flag.String("json", "", "write the figures as JSON to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	traceOut := flag.String("trace", "", "write an execution trace of the measured part of the run (runtime/trace) to this file")
 	flag.Parse()
 	var err error
 	if o.threads, err = parseThreads(*threads); err != nil {
 		fmt.Fprintln(os.Stderr, "scaling: -threads:", err)
 		os.Exit(2)
 	}
+	o.threadsGiven = *threads != ""
 	o.parts, o.geometries = strings.Split(*parts, ","), strings.Split(*geoms, ",")
 	for _, p := range o.parts {
 		if !slices.Contains([]string{"train", "retrieve", "ood", "ceiling"}, p) {
@@ -78,17 +84,49 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if err := run(os.Stdout, o, *jsonOut); err != nil {
+	if *traceOut != "" {
+		f, err := os.Create(*traceOut)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scaling: -trace:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		o.trace = f
+	}
+	if err := profiled(*cpuProfile, func() error { return run(os.Stdout, o, *jsonOut) }); err != nil {
 		fmt.Fprintln(os.Stderr, "scaling:", err)
 		os.Exit(1)
 	}
+}
+
+// profiled runs f, under a CPU profile written to file when file is not
+// empty.
+func profiled(file string, f func() error) error {
+	if file == "" {
+		return f()
+	}
+	out, err := os.Create(file)
+	if err != nil {
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	err = f()
+	pprof.StopCPUProfile()
+	if cerr := out.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("-cpuprofile: %w", cerr)
+	}
+	return err
 }
 
 type options struct {
 	n, k, d, epochs, items, pool, reps int
 	threads                            []int
 	parts, geometries                  []string
-	interleave                         bool
+	interleave, threadsGiven           bool
+	trace                              io.Writer // where the steady epochs' trace goes, if anywhere
 }
 
 // parseThreads reads "1,2,4"; empty means 1, 2, 4, … up to NumCPU (and
@@ -223,9 +261,10 @@ func trainFigures(o options) ([]Figure, error) {
 			times := byThreads[t]
 			if !o.interleave {
 				var err error
-				if times, err = epochs(kind, fit, val, t, o.epochs); err != nil {
+				if times, err = epochs(kind, fit, val, t, o.epochs, o.trace); err != nil {
 					return nil, fmt.Errorf("%s at %d threads: %w", g, t, err)
 				}
+				o.trace = nil // the first geometry and thread count only
 			}
 			f := figure("train", g, t, times)
 			if t == 1 {
@@ -242,15 +281,26 @@ func trainFigures(o options) ([]Figure, error) {
 }
 
 // epochs trains for 1 + steady epochs on threads threads and returns the
-// steady epochs' seconds (each with its validation pass).
-func epochs(kind geometry.Kind, fit, val *bundle.Bundle, threads, steady int) ([]float64, error) {
+// steady epochs' seconds (each with its validation pass), writing an
+// execution trace of them to tr when it is not nil.
+func epochs(kind geometry.Kind, fit, val *bundle.Bundle, threads, steady int, tr io.Writer) ([]float64, error) {
 	runtime.GOMAXPROCS(threads)
 	cfg := train.Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: steady + 1,
 		Patience: steady + 2, Workers: threads}
 	var marks []time.Time
+	var traceErr error
 	_, err := train.Fit(context.Background(), train.Spec{Kind: kind, Config: cfg}, fit, val, train.ObserverFunc(func(p train.Progress) {
 		marks = append(marks, time.Now())
+		if tr != nil && len(marks) == 2 {
+			traceErr = trace.Start(tr)
+		}
 	}))
+	if tr != nil && traceErr == nil {
+		trace.Stop()
+	}
+	if err == nil && traceErr != nil {
+		err = fmt.Errorf("-trace: %w", traceErr)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -286,8 +336,12 @@ func interleaved(kind geometry.Kind, fit, val *bundle.Bundle, threads []int, ste
 	return out, err
 }
 
-// queryThreads are 2 and NumCPU (once when they are the same).
-func queryThreads() []int {
+// queryThreads are the -threads counts when they were given, else 2 and
+// NumCPU (once when they are the same).
+func (o options) queryThreads() []int {
+	if o.threadsGiven {
+		return o.threads
+	}
 	if runtime.NumCPU() <= 2 {
 		return []int{2}
 	}
@@ -357,7 +411,7 @@ func retrieveFigures(o options) ([]Figure, error) {
 	anchor := make([]float32, o.d)
 	names := []string{"ball", "genball", "single (transformed)"}
 	var figs []Figure
-	for _, t := range queryThreads() {
+	for _, t := range o.queryThreads() {
 		runtime.GOMAXPROCS(t)
 		for i, s := range ss {
 			times, err := repeat(o.reps, func() error {
@@ -390,7 +444,7 @@ func oodFigures(o options) ([]Figure, error) {
 	names := []string{"ball", "genball", "single p=2", "single p=1.5"}
 	queries := gaussRows(rng, o.reps, o.d)
 	var figs []Figure
-	for _, t := range queryThreads() {
+	for _, t := range o.queryThreads() {
 		runtime.GOMAXPROCS(t)
 		for i, g := range geoms {
 			p, err := ood.NewPool(g, pool)
