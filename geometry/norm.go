@@ -301,7 +301,7 @@ func (n *Norm) LogVolumeGrad(dtheta []float64, t, w float64) float64 {
 	if len(dtheta) != n.NumParams() {
 		panic(errLength)
 	}
-	if v := n.volume(); v.invT == nil {
+	if v := n.volume(); !v.conditioned() {
 		// A singular M has an infinite volume and no gradient: say so with
 		// NaN, which the trainer reports, rather than a made-up number.
 		for k := range d * d {
@@ -311,9 +311,7 @@ func (n *Norm) LogVolumeGrad(dtheta []float64, t, w float64) float64 {
 		for b := range v.blocks {
 			v.solve(b)
 		}
-		for k, x := range v.invT {
-			dtheta[k] -= w * x
-		}
+		v.subInvT(dtheta[:d*d], w)
 	}
 	fd, p := float64(d), n.p
 	dtheta[d*d] += w * fd / (p * p) * (mathext.Digamma(1+fd/p) - mathext.Digamma(1+1/p))

@@ -3,6 +3,7 @@ package geometry
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -10,8 +11,9 @@ import (
 )
 
 // TestNormVolumeStaged checks the single-norm's volume gradient: −w·M⁻ᵀ
-// against gonum's mat.Inverse, the same bits whether its tasks ran first
-// (concurrently, in any order) or LogVolumeGrad did the work, and a fresh
+// against gonum's mat.Inverse, the same bits whether its tasks (the
+// condition check and the solves) ran first (concurrently, in any order) or
+// LogVolumeGrad did the work, and a fresh
 // factorisation after SetParams.
 func TestNormVolumeStaged(t *testing.T) {
 	for _, d := range []int{1, 3, 16, 37, 128} {
@@ -23,7 +25,7 @@ func TestNormVolumeStaged(t *testing.T) {
 		}
 		staged.PrepareVolume()
 		tasks := staged.VolumeGradTasks()
-		if want := (d + invBlock - 1) / invBlock; len(tasks) != want {
+		if want := 1 + len(staged.volume().blocks); len(tasks) != want { // the condition check and the solves
 			t.Fatalf("d=%d: %d tasks, want %d", d, len(tasks), want)
 		}
 		var wg sync.WaitGroup
@@ -80,6 +82,46 @@ func TestNormVolumeStaged(t *testing.T) {
 // TestNormVolumeSingular: a singular or numerically singular M has an
 // infinite (or meaningless) volume; its gradient is NaN, which training
 // reports, and it has no tasks to run.
+// TestNormInverseBlocks checks that M⁻ᵀ has the same bits however many
+// blocks its columns are solved in (their number follows GOMAXPROCS), and
+// that the blocks, solved concurrently, fill all of it.
+func TestNormInverseBlocks(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, d := range []int{7, 37, 128} {
+		rng := rand.New(rand.NewPCG(uint64(d), 9))
+		m := randNorm(rng, d, 1.5).M()
+		var want []float64
+		var nb []int
+		for _, procs := range []int{1, 3, 16, 64} {
+			runtime.GOMAXPROCS(procs)
+			n, err := NewNorm(d, m, 1.5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for _, task := range n.VolumeGradTasks() {
+				wg.Go(task)
+			}
+			wg.Wait()
+			nb = append(nb, len(n.volume().blocks))
+			g := make([]float64, n.NumParams())
+			n.LogVolumeGrad(g, 1, 1)
+			if want == nil {
+				want = g
+				continue
+			}
+			for i := range g {
+				if math.Float64bits(g[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("d=%d, GOMAXPROCS %d (%d blocks): gradient[%d] = %v, %v in one block", d, procs, nb[len(nb)-1], i, g[i], want[i])
+				}
+			}
+		}
+		if d >= 2*minInvBlock && (nb[0] != 1 || nb[1] == 1 || nb[2] == nb[1]) {
+			t.Errorf("d=%d: blocks %v at GOMAXPROCS 1, 3, 16, 64: the test compares no different blockings", d, nb)
+		}
+	}
+}
+
 func TestNormVolumeSingular(t *testing.T) {
 	// Ones in row 0 and ε in the last diagonal entry: a condition number
 	// over mat.ConditionTolerance in the ∞-norm mat.Inverse uses, but not
@@ -110,8 +152,11 @@ func TestNormVolumeSingular(t *testing.T) {
 		}
 		n := IdentityNorm(d, 2)
 		n.SetParams(append(append([]float64(nil), tc.m...), 2))
-		if k := len(n.VolumeGradTasks()); k != 0 {
-			t.Errorf("%s: %d tasks, want none", tc.name, k)
+		// The tasks (none where a pivot is exactly zero; the condition
+		// check and solves whose results are dropped otherwise) run as an
+		// objective runs them, before the gradient.
+		for _, task := range n.VolumeGradTasks() {
+			task()
 		}
 		g := make([]float64, d*d+1)
 		n.LogVolumeGrad(g, 1, 1)
