@@ -82,12 +82,12 @@ func (j *job) run() {
 	}
 }
 
-// The pool. A worker that has finished a job spins for a while (spinFor)
-// watching offer, where For puts its job first: the next call of a loop
-// of calls (a training step's) then starts on every core at once instead
-// of waiting for a sleeping worker to wake. Otherwise workers wait on an
-// unbuffered channel, so a send succeeds only while a worker is idle, and
-// a job is never queued behind busy ones.
+// The pool. A worker that has finished a job spins for a while watching
+// offer, where For puts its job first: the next call of a loop of calls (a
+// training step's) then starts on every core at once instead of waiting
+// for sleeping workers to wake. Otherwise workers wait on an unbuffered
+// channel, so a send succeeds only while a worker is idle, and a job is
+// never queued behind busy ones.
 var (
 	jobs    = make(chan *job)
 	offer   atomic.Pointer[job] // a job for spinning workers to join
@@ -95,10 +95,24 @@ var (
 	started atomic.Int64 // workers started
 )
 
-// spinFor is how long an idle worker watches offer before it sleeps: a few
-// times what waking a sleeping goroutine costs, about the serial part of a
-// training step between two calls of For.
-const spinFor = 50 * time.Microsecond
+// spinShort and spinLong are how long an idle worker watches offer before
+// it sleeps: spinLong after a spin that found a job (the worker is in a
+// loop of calls, whose serial parts between calls it spans), spinShort
+// after a sleep (a few times what waking a sleeping goroutine costs), so
+// that a process calling For now and then spends little on spinning.
+//
+// Waking sleeping workers is slow on many cores: each woken worker's
+// thread is woken in turn, so on a lent 16-core Xeon (a virtual machine)
+// the 15th joined a call about 130 µs after it began, in a training step
+// whose calls take 150–900 µs. With 50 µs for every spin, the single-norm
+// step's serial part (about 270 µs there: the SGD update, the selection of
+// the threshold, M's float32 copy) put every worker to sleep once a step.
+// Spinning 200 µs made the 16-thread generalized epoch 16.8–18.5 ms
+// against 24.7–25.7 (one machine, alternating runs).
+const (
+	spinShort = 50 * time.Microsecond
+	spinLong  = 500 * time.Microsecond
+)
 
 // yieldEvery is how many turns of the spin loop (a multiple of 64) pass
 // between two runtime.Gosched calls, about 10 µs: a goroutine waiting for
@@ -157,10 +171,14 @@ func grow(k int) {
 
 func worker() {
 	var last *job
+	spinFor := spinShort
 	for {
-		j := spin(last)
+		j := spin(last, spinFor)
+		spinFor = spinShort
 		if j == nil {
 			j = <-jobs
+		} else {
+			spinFor = spinLong
 		}
 		j.join()
 		last = j
@@ -168,7 +186,7 @@ func worker() {
 }
 
 // spin watches offer for a job other than last, for spinFor.
-func spin(last *job) *job {
+func spin(last *job, spinFor time.Duration) *job {
 	start := time.Now()
 	for i := 0; ; i++ {
 		if j := offer.Load(); j != nil && j != last && j.next.Load() < j.nc {
