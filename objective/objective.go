@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 
 	"github.com/ccsets/ccs/conformal"
@@ -347,11 +348,21 @@ func (e *Evaluator) negTerm(k kernels, neg side, t float64, grad, negW []float64
 
 // addPartials adds the first nc chunks' partial gradients into grad, in
 // chunk order for every entry; long gradients (the single-norm's d²
-// entries) on all cores, a range of entries per task.
+// entries) on all cores, a range of entries per task, one range per
+// worker (at least minBlock entries each). Every entry's sum is the same
+// however the entries are shared out. With fixed ranges of 2048 entries a
+// single-norm at d = 128 had 9 to share among 16 workers, and the sum (50
+// partials of 16 385 entries, read from the cores that wrote them) took
+// about 300 µs a step at 16 threads on a lent Xeon.
 func (e *Evaluator) addPartials(grad []float64, nc int) {
-	const block = 2048
+	const minBlock = 1024
 	workers := e.cfg.Workers
-	if len(grad) < 2*block {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	block := max(minBlock, (len(grad)+workers-1)/workers)
+	block = (block + 7) &^ 7 // whole cache lines
+	if len(grad) < 2*minBlock {
 		workers = 1
 	}
 	parallel.For(len(grad), block, workers, func(_, lo, hi int) {
