@@ -108,7 +108,9 @@ var (
 // step's serial part (about 270 µs there: the SGD update, the selection of
 // the threshold, M's float32 copy) put every worker to sleep once a step.
 // Spinning 200 µs made the 16-thread generalized epoch 16.8–18.5 ms
-// against 24.7–25.7 (one machine, alternating runs).
+// against 24.7–25.7 (one machine, alternating runs); these spins, with the
+// single-norm's volume solves shared out better, 20.0–24.3 ms against
+// 23.5–26.9, and the single-norm's 106–120 ms against 121–133.
 const (
 	spinShort = 50 * time.Microsecond
 	spinLong  = 500 * time.Microsecond
