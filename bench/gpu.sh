@@ -5,12 +5,14 @@
 #   bench/gpu.sh BIN OUT
 #
 # BIN holds ccs, scaling and epoch (go build ./cmd/ccs ./bench/scaling
-# ./bench/epoch); OUT receives log.txt (every step's output, in order) and
-# bench/scaling's JSON. In order of importance, each
+# ./bench/epoch); OUT receives log.txt (every step's output, in order),
+# bench/scaling's JSON and train.trace, an execution trace of the
+# generalized epoch on every core (read it here: go tool trace -d=parsed
+# OUT/train.trace | python3 bench/traceinfo.py). In order of importance, each
 # step under its own time limit so that one slow step cannot lose the others:
 # the GPU's epochs (PyTorch eager and torch.compile) and ccs's on the same data,
 # the thread sweep of bench/scaling and the machine's own ceiling for it
-# (-parts ceiling), the GPU's retrieval scan, the 20-seed
+# (-parts ceiling), a trace of the generalized epoch, the GPU's retrieval scan, the 20-seed
 # simulation, PyTorch on every CPU core.
 set -uo pipefail
 bin=$1 out=$2
@@ -35,6 +37,7 @@ for g in genball single; do
 done
 step scaling-train 150 "$bin/scaling" -parts train -epochs 5 -json "$out/scaling-train.json"
 step scaling-ceiling 60 "$bin/scaling" -parts ceiling -reps 10 -json "$out/scaling-ceiling.json"
+step scaling-trace 60 "$bin/scaling" -parts train -geometries genball -threads "$(nproc)" -epochs 20 -trace "$out/train.trace"
 step scaling-queries 120 "$bin/scaling" -parts retrieve,ood -json "$out/scaling-queries.json"
 step torch-retrieve 60 python3 "$here/torch_retrieve.py"
 step sim20 150 "$bin/ccs" reproduce sim -seeds 20 -quiet

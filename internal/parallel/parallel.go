@@ -1,10 +1,17 @@
 // Package parallel runs loops over fixed chunks on a persistent pool of
 // goroutines, so that results do not depend on how many goroutines there
 // are and no goroutine is started per call.
+//
+// In an execution trace (runtime/trace) each call of For is a region
+// "parallel.For" on the calling goroutine, and each goroutine's turn at a
+// call's chunks a region "parallel.chunks": when the workers joined, how
+// long the caller waited for the last chunks (bench/traceinfo.py).
 package parallel
 
 import (
+	"context"
 	"runtime"
+	"runtime/trace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +43,7 @@ func For(n, chunk, workers int, f func(c, lo, hi int)) {
 		}
 		return
 	}
+	defer trace.StartRegion(context.Background(), "parallel.For").End()
 	j := &job{f: f, n: n, chunk: chunk, nc: int64(nc), fin: make(chan struct{})}
 	invite(j, workers-1)
 	j.run()
@@ -66,6 +74,7 @@ type job struct {
 }
 
 func (j *job) run() {
+	defer trace.StartRegion(context.Background(), "parallel.chunks").End()
 	for {
 		c := j.next.Add(1) - 1
 		if c >= j.nc {

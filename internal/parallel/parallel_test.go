@@ -1,7 +1,13 @@
 package parallel
 
 import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/trace"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -195,5 +201,51 @@ func TestTasksTailGetsIdleWorkers(t *testing.T) {
 	})
 	if !together.Load() {
 		t.Error("the last task's loops ran alone for 5 s: no worker freed by the other tasks joined")
+	}
+}
+
+// TestTraceRegions: a traced run's calls and chunk turns appear as the
+// regions bench/traceinfo.py reads (go tool trace's parsed events through
+// the script), so that a renamed region cannot silently empty its report.
+func TestTraceRegions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go tool and python3 (the full suite runs it)")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	file := filepath.Join(t.TempDir(), "trace.out")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trace.Start(f); err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float64, 1<<16)
+	for range 50 {
+		For(len(x), 1024, 4, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				x[i] += float64(i)
+			}
+		})
+	}
+	trace.Stop()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "trace", "-d=parsed", file).Output()
+	if err != nil {
+		t.Fatalf("go tool trace: %v", err)
+	}
+	cmd := exec.Command("/usr/bin/python3", filepath.Join("..", "..", "bench", "traceinfo.py"))
+	cmd.Stdin = bytes.NewReader(parsed)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("traceinfo.py: %v\n%s", err, out)
+	}
+	report := string(out)
+	for _, want := range []string{"driver G", "50 calls", "goroutine #2 started after", "the caller waited for the last chunks"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("traceinfo.py's report lacks %q:\n%s", want, report)
+		}
 	}
 }
