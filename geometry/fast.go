@@ -367,13 +367,13 @@ type normFast struct {
 // fastLarge returns n's normFast, computed on first use for the current M.
 func (n *Norm) fastLarge() *normFast { return lazy(&n.fast, n.newFast) }
 
-// lazy is *p, made by make and stored on first use (two goroutines may
+// lazy is *p, made by newT and stored on first use (two goroutines may
 // both make it: the same value).
-func lazy[T any](p *atomic.Pointer[T], make func() *T) *T {
+func lazy[T any](p *atomic.Pointer[T], newT func() *T) *T {
 	if v := p.Load(); v != nil {
 		return v
 	}
-	v := make()
+	v := newT()
 	p.Store(v)
 	return v
 }

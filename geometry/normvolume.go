@@ -79,7 +79,8 @@ func (n *Norm) volume() *normVolume {
 	}
 	if ok {
 		v.invT = make([]float64, d*d)
-		v.width = (d + invBlocks(d) - 1) / invBlocks(d)
+		nb := invBlocks(d)
+		v.width = (d + nb - 1) / nb
 		v.blocks = make([]sync.Once, (d+v.width-1)/v.width)
 	}
 	if !n.vol.CompareAndSwap(nil, v) {
@@ -117,10 +118,10 @@ func (v *normVolume) block(b int) (lo, hi int, x []float64) {
 // solve writes block b of M⁻ᵀ's columns: the solution X of Mᵀ X = I
 // restricted to those columns. The block is stored on its own (not as
 // columns of a d × d matrix), so that blocks solved at once on different
-// cores share no cache lines, nor lines the cores' prefetchers fetch
-// beside them: stored as columns of one matrix, each of four blocks of 32
-// took 4.7 times its one-thread time when solved at once at 16 threads (CPU
-// profiles on a lent 16-core Xeon).
+// cores share no cache lines: stored as columns of one matrix, each of four
+// blocks of 32 took 4.7 times its one-thread CPU time when solved at once
+// at 16 threads (CPU profiles on a lent 16-core Xeon; lines the cores'
+// prefetchers fetch beside their own are the likely cause, not measured).
 func (v *normVolume) solve(b int) {
 	v.blocks[b].Do(func() {
 		d := v.d

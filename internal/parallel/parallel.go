@@ -106,15 +106,16 @@ var (
 )
 
 // spinShort and spinLong are how long an idle worker watches offer before
-// it sleeps: spinLong after a spin that found a job (the worker is in a
-// loop of calls, whose serial parts between calls it spans), spinShort
-// after a sleep (a few times what waking a sleeping goroutine costs), so
-// that a process calling For now and then spends little on spinning.
+// it sleeps: spinLong after a spin that found a job of longSpinners or more
+// workers (the worker is in a loop of wide calls, whose serial parts
+// between calls it spans), otherwise spinShort (a few times what waking a
+// sleeping goroutine costs), so that a process calling For now and then
+// spends little on spinning.
 //
 // Waking sleeping workers is slow on many cores: each woken worker's
 // thread is woken in turn, so on a lent 16-core Xeon (a virtual machine)
-// the 15th joined a call about 130 µs after it began, in a training step
-// whose calls take 150–900 µs. With 50 µs for every spin, the single-norm
+// the 13th worker joined a call 118 µs after it began (the median), in a
+// training step whose calls take 150–900 µs. With 50 µs for every spin, the single-norm
 // step's serial part (about 270 µs there: the SGD update, the selection of
 // the threshold, M's float32 copy) put every worker to sleep once a step.
 // Spinning 200 µs made the 16-thread generalized epoch 16.8–18.5 ms
@@ -127,7 +128,7 @@ var (
 // running two packages' tests on 2 cores) a spinning worker takes a core
 // from the other process's work: long spins for calls of any width made
 // two of the test suite's longest packages, run side by side on 2 cores,
-// 13% slower (80.6, 88.2 s against 92.1, 99.0).
+// 13% slower (92.1, 99.0 s against 80.6, 88.2).
 const (
 	spinShort    = 50 * time.Microsecond
 	spinLong     = 500 * time.Microsecond
