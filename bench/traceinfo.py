@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Where a traced run's cores went: a summary of a Go execution trace.
 
-  go tool trace -d=parsed TRACE | python3 bench/traceinfo.py
+  go tool trace -d=parsed TRACE | python3 bench/traceinfo.py [PARSED]
 
 TRACE is what `bench/scaling -trace FILE` writes (the steady epochs of the
-first geometry and thread count). It needs the Go toolchain's trace reader
+first geometry and thread count); PARSED, that command's output saved to a
+file, is read instead of the standard input. It needs the Go toolchain's trace reader
 and Python's standard library alone, so a trace made on a lent host is read
 here. It prints:
 
@@ -20,6 +21,7 @@ here. It prints:
 
 Times are in microseconds: p10 / p50 / p90 / max.
 """
+import argparse
 import bisect
 import collections
 import re
@@ -119,8 +121,7 @@ def main(lines):
                 starts.append(ts[i])
         for k, tb in enumerate(sorted(starts)):
             joins[k + 2].append((tb - b) / 1e3)
-        i = bisect.bisect_left(own_begins, b)
-        mine = [te for _, te in own[i:i + 4] if te <= e]
+        mine = [te for _, te in own[bisect.bisect_left(own_begins, b):bisect.bisect_right(own_begins, e)] if te <= e]
         if mine:
             tails.append((e - max(mine)) / 1e3)
     for k in sorted(joins):
@@ -130,4 +131,18 @@ def main(lines):
 
 
 if __name__ == "__main__":
-    main(sys.stdin)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="usage: go tool trace -d=parsed TRACE | %(prog)s")
+    ap.add_argument("parsed", nargs="?", help="go tool trace -d=parsed's output (default: the standard input)")
+    args = ap.parse_args()
+    if args.parsed:
+        try:
+            f = open(args.parsed)
+        except OSError as e:
+            ap.error("PARSED: %s" % e)
+        with f:
+            main(f)
+    elif sys.stdin.isatty():
+        ap.error("give go tool trace -d=parsed's output on the standard input or as PARSED")
+    else:
+        main(sys.stdin)

@@ -69,7 +69,7 @@ func main() {
 	geoms := flag.String("geometries", "genball,single", "training geometries")
 	jsonOut := flag.String("json", "", "write the figures as JSON to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
-	traceOut := flag.String("trace", "", "write an execution trace of the measured part of the run (runtime/trace) to this file")
+	traceOut := flag.String("trace", "", "write an execution trace (runtime/trace) of the steady epochs of the first geometry at the first thread count to this file (-parts train, without -interleave)")
 	flag.Parse()
 	var err error
 	if o.threads, err = parseThreads(*threads); err != nil {
@@ -83,6 +83,10 @@ func main() {
 			fmt.Fprintf(os.Stderr, "scaling: -parts: unknown part %q (train, retrieve, ood, ceiling)\n", p)
 			os.Exit(2)
 		}
+	}
+	if *traceOut != "" && (!slices.Contains(o.parts, "train") || o.interleave) {
+		fmt.Fprintln(os.Stderr, "scaling: -trace traces training epochs: it needs -parts train, without -interleave")
+		os.Exit(2)
 	}
 	if *traceOut != "" {
 		f, err := os.Create(*traceOut)
