@@ -225,7 +225,9 @@ func powHalfConsts(dst []float32, a []float32, log2m, p []float64, log2Scale int
 // log2 y) computed from y's bits (bits(y)·2⁻²³ − 127 ≤ log2 y) and back
 // (the float of bits 2²³·(z + 127) is 2ⁿ·(1 + f) ≥ 2^z, at most 1.0615·2^z),
 // z clamped to [−126, 127] (one FMA, A_j·bits(y) + B_j, gives 2²³·(z +
-// 127)); summed in float32. consts is powHalfConsts's.
+// 127)); summed in float32. consts is powHalfConsts's. Every term is
+// positive, so a sum only grows: a row (the vector kernels: a pair of
+// blocks) above limit part way is ruled out without its other coordinates.
 func powHalfMask(masks []uint16, consts []float32, blocks []uint16, limit float32) {
 	d := len(consts) / 4
 	if len(consts) != 4*d || len(blocks) != len(masks)*HalfBlock*d {
@@ -241,6 +243,9 @@ func powHalfMask(masks []uint16, consts []float32, blocks []uint16, limit float3
 		for l := range HalfBlock {
 			var s float32
 			for j := range d {
+				if j%16 == 0 && s > limit {
+					break // the sum only grows (as the vector kernels' looks)
+				}
 				h := fromHalf(blk[j*HalfBlock+l])
 				y := float32(math.FMA(float64(abs32(h-consts[4*j])), float64(halfKeep), -float64(consts[4*j+3])))
 				L := float32(int32(math.Float32bits(y)))

@@ -223,3 +223,87 @@ func TestHalfRowsExtremeScales(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfMaskLooks: powHalfMask stops adding a pair of blocks'
+// coordinates (the portable kernel: a row's) once every row is above the
+// limit, and goes on to the next: on collections of many blocks (odd and
+// even numbers of them: pairs and a single one) whose rows are far from
+// the anchor through a few large coordinates placed early, late or
+// anywhere, some blocks with one row near the anchor, every row's mask
+// bit is its whole sum's (every score is below a third of the limit or
+// above thirty times it, far from any rounding), at every level. A look
+// that stopped at a row within the limit, or a wrong step to the next
+// pair, fails it; sqHalfMask, which does not look, is held to the same.
+func TestHalfMaskLooks(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 10))
+		for _, d := range []int{1, 5, 16, 33, 37, 128, 200} {
+			for trial := range 6 {
+				nb := 2*rng.IntN(6) + 1 + trial%2 // odd and even block counts
+				n := nb*HalfBlock - rng.IntN(HalfBlock)
+				rows := make([]float32, n*d)
+				near := make([]bool, n)
+				for b := range nb {
+					kind := rng.IntN(4) // 0: far early, 1: far late, 2: far at random places, 3: one near row
+					at := rng.IntN(d)
+					for l := range HalfBlock {
+						i := b*HalfBlock + l
+						if i >= n {
+							break
+						}
+						row := rows[i*d : (i+1)*d]
+						for j := range row {
+							row[j] = float32(rng.NormFloat64() * 0.01)
+						}
+						if kind == 3 && l == at%HalfBlock {
+							near[i] = true
+							continue
+						}
+						var j int
+						switch kind {
+						case 0:
+							j = rng.IntN(min(d, 3))
+						case 1:
+							j = d - 1 - rng.IntN(min(d, 3))
+						default:
+							j = (at + rng.IntN(3)) % d
+						}
+						row[j] = float32(10 + rng.Float64())
+					}
+				}
+				anchor := make([]float32, d)
+				h := halfRows(rows, d)
+				a := make([]float32, d)
+				for j := range a {
+					a[j] = anchor[j] * h.scale()
+				}
+				// Near rows' squared norms are below 0.1, far rows' above 100.
+				q := 1.0
+				check := func(name string, masks []uint16) {
+					t.Helper()
+					for i := range n {
+						kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
+						if kept != near[i] {
+							t.Fatalf("%s d %d trial %d (%d blocks): row %d kept %v, want %v", name, d, trial, nb, i, kept, near[i])
+						}
+					}
+				}
+				masks := make([]uint16, nb)
+				r, c := h.sqHalfParams(math.Sqrt(q))
+				sqHalfMask(masks, a, h.blocks, h.blockErr, r, c)
+				check("sqHalfMask", masks)
+				// m = 1, p from 1.5 to 2.5: near rows' scores below 0.3, far
+				// rows' above 10^1.5; the limit for 1 (its slack: about 1.07).
+				log2m, p := make([]float64, d), make([]float64, d)
+				for j := range d {
+					p[j] = 1.5 + rng.Float64()
+				}
+				consts := make([]float32, 4*d)
+				powHalfConsts(consts, a, log2m, p, h.log2)
+				clear(masks)
+				powHalfMask(masks, consts, h.blocks, h.powHalfLimit(1, log2m, p))
+				check("powHalfMask", masks)
+			}
+		}
+	})
+}

@@ -2851,14 +2851,15 @@ pair:
 	VPXORD Z3, Z3, Z3
 	MOVQ   DX, R9
 	MOVQ   SI, R10
-	MOVQ   CX, R11
-	ADDQ   R8, R11
+	MOVQ   $0x00000010, R11
+	MOVQ   CX, R12
+	ADDQ   R8, R12
 
 pairCoord:
 	TESTQ        R10, R10
 	JZ           pairSum
 	PREFETCHT0   (CX)(DI*2)
-	PREFETCHT0   (R11)(DI*2)
+	PREFETCHT0   (R12)(DI*2)
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VBROADCASTSS 8(R9), Z6
@@ -2873,7 +2874,7 @@ pairCoord:
 	VMINPS       ccsconst<>+1408(SB), Z8, Z8
 	VCVTTPS2DQ   Z8, Z8
 	VADDPS       Z8, Z2, Z2
-	VCVTPH2PS    (R11), Z8
+	VCVTPH2PS    (R12), Z8
 	VSUBPS       Z4, Z8, Z8
 	VPANDD       ccsconst<>+2304(SB), Z8, Z8
 	VFMSUB213PS  Z7, Z1, Z8
@@ -2885,8 +2886,16 @@ pairCoord:
 	VADDPS       Z8, Z3, Z3
 	ADDQ         $0x00000010, R9
 	ADDQ         $0x00000020, CX
-	ADDQ         $0x00000020, R11
+	ADDQ         $0x00000020, R12
 	DECQ         R10
+	DECQ         R11
+	JNZ          pairCoord
+	MOVQ         $0x00000010, R11
+	VCMPPS       $0x1a, Z0, Z2, K1
+	VCMPPS       $0x1a, Z0, Z3, K2
+	KORW         K1, K2, K1
+	KORTESTW     K1, K1
+	JZ           pairSum
 	JMP          pairCoord
 
 pairSum:
@@ -2898,7 +2907,9 @@ pairSum:
 	KMOVW  K1, CX
 	MOVW   CX, (AX)
 	ADDQ   $0x00000002, AX
-	MOVQ   R11, CX
+	SHLQ   $0x05, R10
+	ADDQ   R10, R12
+	MOVQ   R12, CX
 	SUBQ   $0x00000002, BX
 	JMP    pair
 
@@ -2908,6 +2919,7 @@ single:
 	VPXORD Z9, Z9, Z9
 	MOVQ   DX, R8
 	MOVQ   SI, R9
+	MOVQ   $0x00000010, R10
 
 singleCoord:
 	TESTQ        R9, R9
@@ -2930,6 +2942,12 @@ singleCoord:
 	ADDQ         $0x00000010, R8
 	ADDQ         $0x00000020, CX
 	DECQ         R9
+	DECQ         R10
+	JNZ          singleCoord
+	MOVQ         $0x00000010, R10
+	VCMPPS       $0x1a, Z0, Z9, K1
+	KORTESTW     K1, K1
+	JZ           singleSum
 	JMP          singleCoord
 
 singleSum:
@@ -2937,6 +2955,8 @@ singleSum:
 	KMOVW  K1, R8
 	MOVW   R8, (AX)
 	ADDQ   $0x00000002, AX
+	SHLQ   $0x05, R9
+	ADDQ   R9, CX
 	SUBQ   $0x00000001, BX
 	JMP    single
 
@@ -4952,14 +4972,15 @@ pair:
 	VXORPS Y5, Y5, Y5
 	MOVQ   DX, R9
 	MOVQ   SI, R10
-	MOVQ   CX, R11
-	ADDQ   R8, R11
+	MOVQ   $0x00000010, R11
+	MOVQ   CX, R12
+	ADDQ   R8, R12
 
 pairCoord:
 	TESTQ        R10, R10
 	JZ           pairSum
 	PREFETCHT0   (CX)(DI*2)
-	PREFETCHT0   (R11)(DI*2)
+	PREFETCHT0   (R12)(DI*2)
 	VBROADCASTSS (R9), Y6
 	VBROADCASTSS 4(R9), Y7
 	VBROADCASTSS 8(R9), Y8
@@ -4984,7 +5005,7 @@ pairCoord:
 	VMINPS       ccsconst<>+1408(SB), Y10, Y10
 	VCVTTPS2DQ   Y10, Y10
 	VADDPS       Y10, Y3, Y3
-	VCVTPH2PS    (R11), Y10
+	VCVTPH2PS    (R12), Y10
 	VSUBPS       Y6, Y10, Y10
 	VPAND        ccsconst<>+2304(SB), Y10, Y10
 	VFMSUB213PS  Y9, Y1, Y10
@@ -4994,7 +5015,7 @@ pairCoord:
 	VMINPS       ccsconst<>+1408(SB), Y10, Y10
 	VCVTTPS2DQ   Y10, Y10
 	VADDPS       Y10, Y4, Y4
-	VCVTPH2PS    16(R11), Y10
+	VCVTPH2PS    16(R12), Y10
 	VSUBPS       Y6, Y10, Y10
 	VPAND        ccsconst<>+2304(SB), Y10, Y10
 	VFMSUB213PS  Y9, Y1, Y10
@@ -5006,8 +5027,20 @@ pairCoord:
 	VADDPS       Y10, Y5, Y5
 	ADDQ         $0x00000010, R9
 	ADDQ         $0x00000020, CX
-	ADDQ         $0x00000020, R11
+	ADDQ         $0x00000020, R12
 	DECQ         R10
+	DECQ         R11
+	JNZ          pairCoord
+	MOVQ         $0x00000010, R11
+	VCMPPS       $0x1a, Y0, Y2, Y6
+	VCMPPS       $0x1a, Y0, Y3, Y7
+	VORPS        Y6, Y7, Y6
+	VCMPPS       $0x1a, Y0, Y4, Y7
+	VORPS        Y6, Y7, Y6
+	VCMPPS       $0x1a, Y0, Y5, Y7
+	VORPS        Y6, Y7, Y6
+	VTESTPS      Y6, Y6
+	JZ           pairSum
 	JMP          pairCoord
 
 pairSum:
@@ -5027,7 +5060,9 @@ pairSum:
 	ORL       R9, CX
 	MOVW      CX, (AX)
 	ADDQ      $0x00000002, AX
-	MOVQ      R11, CX
+	SHLQ      $0x05, R10
+	ADDQ      R10, R12
+	MOVQ      R12, CX
 	SUBQ      $0x00000002, BX
 	JMP       pair
 
@@ -5038,6 +5073,7 @@ single:
 	VXORPS Y3, Y3, Y3
 	MOVQ   DX, R8
 	MOVQ   SI, R9
+	MOVQ   $0x00000010, R10
 
 singleCoord:
 	TESTQ        R9, R9
@@ -5070,17 +5106,27 @@ singleCoord:
 	ADDQ         $0x00000010, R8
 	ADDQ         $0x00000020, CX
 	DECQ         R9
+	DECQ         R10
+	JNZ          singleCoord
+	MOVQ         $0x00000010, R10
+	VCMPPS       $0x1a, Y0, Y2, Y4
+	VCMPPS       $0x1a, Y0, Y3, Y5
+	VORPS        Y4, Y5, Y4
+	VTESTPS      Y4, Y4
+	JZ           singleSum
 	JMP          singleCoord
 
 singleSum:
 	VCMPPS    $0x1a, Y0, Y2, Y2
 	VMOVMSKPS Y2, R8
 	VCMPPS    $0x1a, Y0, Y3, Y2
-	VMOVMSKPS Y2, R9
-	SHLL      $0x08, R9
-	ORL       R9, R8
+	VMOVMSKPS Y2, R10
+	SHLL      $0x08, R10
+	ORL       R10, R8
 	MOVW      R8, (AX)
 	ADDQ      $0x00000002, AX
+	SHLQ      $0x05, R9
+	ADDQ      R9, CX
 	SUBQ      $0x00000001, BX
 	JMP       single
 

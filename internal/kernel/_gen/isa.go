@@ -116,7 +116,7 @@ func (s isa) eqI(b Op, a Register) mask {
 	return m
 }
 
-// andM returns a ∧ b; andNotM a ∧ ¬b.
+// andM returns a ∧ b; andNotM a ∧ ¬b (orM, below, a ∨ b).
 func (s isa) andM(a, b mask) mask {
 	if s.avx512 {
 		k := K()
@@ -125,6 +125,18 @@ func (s isa) andM(a, b mask) mask {
 	}
 	m := YMM()
 	VANDPS(a, b, m)
+	return m
+}
+
+// orM returns a ∨ b.
+func (s isa) orM(a, b mask) mask {
+	if s.avx512 {
+		k := K()
+		KORW(a, b, k)
+		return k
+	}
+	m := YMM()
+	VORPS(a, b, m)
 	return m
 }
 

@@ -1,0 +1,82 @@
+package kernel
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// The half-precision screens on one goroutine over 2¹⁶ blocks (2²⁰ rows of
+// d = 128: 256 MB, from memory) of standard normal rows around the origin,
+// the limit at the 0.1% quantile of the rows' scores, as retrieval's
+// (rare hits among many near misses: the scores concentrate near their
+// mean); "Far", that of the rows halved, as if every row were twice as
+// far: powHalf's pairs then stop at their first look.
+func BenchmarkSqHalf(b *testing.B)     { benchHalf(b, true, 1) }
+func BenchmarkSqHalfFar(b *testing.B)  { benchHalf(b, true, 2) }
+func BenchmarkPowHalf(b *testing.B)    { benchHalf(b, false, 1) }
+func BenchmarkPowHalfFar(b *testing.B) { benchHalf(b, false, 2) }
+
+var halfBench struct {
+	h    *HalfRows
+	rows []float32
+}
+
+func benchHalf(b *testing.B, sq bool, far float32) {
+	const d, nb = 128, 1 << 16
+	rng := rand.New(rand.NewPCG(1, 2))
+	if halfBench.h == nil {
+		rows := make([]float32, nb*HalfBlock*d)
+		for i := range rows {
+			rows[i] = float32(rng.NormFloat64())
+		}
+		halfBench.rows = rows
+		halfBench.h = NewHalfRows(rows, d, func(nb int, fill func(b0, b1 int)) { fill(0, nb) })
+	}
+	h := halfBench.h
+	a := make([]float32, d)
+	for j := range a {
+		a[j] = 0
+	}
+	log2m, p := make([]float64, d), make([]float64, d)
+	for j := range d {
+		log2m[j], p[j] = math.Log2(0.5+rng.Float64()), 1.5+rng.Float64()
+	}
+	// The 0.1% quantile of the first 10⁴ rows' scores, rows scaled by
+	// 1/far (the same as the anchor's scale by far: the limit shrinks).
+	sc := make([]float64, 10000)
+	for i := range sc {
+		for j, v := range halfBench.rows[i*d : (i+1)*d] {
+			x := float64(v / far)
+			if sq {
+				sc[i] += x * x
+			} else {
+				sc[i] += math.Pow(math.Exp2(log2m[j])*math.Abs(x), p[j])
+			}
+		}
+	}
+	slices.Sort(sc)
+	q := sc[10]
+	var f func(b0 int, masks []uint16)
+	if sq {
+		f = h.SqScreen(a, math.Sqrt(q))
+	} else {
+		f = h.PowScreen(a, log2m, p, q)
+	}
+	masks := make([]uint16, 64)
+	kept := 0
+	b.SetBytes(int64(nb * HalfBlock * d * 2))
+	for b.Loop() {
+		kept = 0
+		for b0 := 0; b0 < nb; b0 += len(masks) {
+			f(b0, masks)
+			for _, m := range masks {
+				for ; m != 0; m &= m - 1 {
+					kept++
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(kept)/float64(nb*HalfBlock), "kept/row")
+}
