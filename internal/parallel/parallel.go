@@ -159,9 +159,11 @@ const yieldEvery = 4096
 // worker ran 122 µs after the send, the median, its processor having
 // started after 26 µs. So the caller yields once after waking workers:
 // the last woken runs at once, on the caller's processor, and the caller
-// goes on where a processor is free. The single-norm's slowest tenth of
-// joins (workers asleep through the step's serial part, ~250 µs there)
-// began after 152 µs and more before, after 34 µs and more with the yield.
+// goes on where a processor is free. Traced (three single-norm epochs at
+// two threads), the worker began a call's chunks 24 µs after it began
+// instead of 114 µs, the caller its own 53 µs instead of 16: together
+// 35.5 ms of the epochs instead of 46.0 (the generalized ball's, 11.3
+// instead of 9.3 ms: no gain).
 func invite(j *job, k int) {
 	if int(started.Load()) < k {
 		grow(k)
@@ -227,14 +229,18 @@ func worker() {
 }
 
 // spin watches offer for a job other than last, for spinFor after last
-// is done: while another goroutine still runs one of last's chunks, the
-// call it belongs to is not over, and its caller's next call may follow
-// at once (for at most spinTail: a chunk may be a whole training). With
-// spinFor counted from the worker's last chunk, the caller's last chunk
-// and the serial part after it outlasted it in 196 of the generalized
-// ball's 410 calls at two threads (the trace above): the worker joined
-// calls 85 µs after they began, the median; counted from the call's end,
-// after 1.2 µs (the single-norm's, 127–141 µs before, 18 µs).
+// is done when last is a call of longSpinners workers or more: while
+// another goroutine still runs one of its chunks, the call is not over,
+// and its caller's next call may follow at once (for at most spinTail: a
+// chunk may be a whole training). Counted from the worker's own last
+// chunk, as for narrower calls, the caller's last chunk and the serial
+// part after it outlasted a 50 µs spin in 196 of the generalized ball's
+// 410 calls at two threads (the trace above). Counting from the call's
+// end at two threads too cut the delays before the caller's and the
+// worker's chunks from 46.0 to 16.3 ms in three single-norm epochs (9.3
+// to 5.9 ms, generalized), but made five of the test suite's packages,
+// run as go test runs them on 2 cores, 4.5% slower (128, 116 s against
+// 122, 111); gated as the long spins are, 110, 115 s against 108, 122.
 func spin(last *job, spinFor time.Duration) *job {
 	start := time.Now()
 	from := start // when last was last seen running
@@ -244,7 +250,7 @@ func spin(last *job, spinFor time.Duration) *job {
 		}
 		if i%64 == 63 {
 			now := time.Now()
-			if last != nil && last.done.Load() < last.nc && now.Sub(start) < spinTail {
+			if last != nil && last.invited >= longSpinners && last.done.Load() < last.nc && now.Sub(start) < spinTail {
 				from = now
 			} else if now.Sub(from) > spinFor {
 				return nil
