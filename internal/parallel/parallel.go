@@ -228,14 +228,14 @@ func worker() {
 	}
 }
 
-// spin watches offer for a job other than last, for spinFor after last
-// is done when last is a call of longSpinners workers or more: while
-// another goroutine still runs one of its chunks, the call is not over,
-// and its caller's next call may follow at once (for at most spinTail: a
-// chunk may be a whole training). Counted from the worker's own last
-// chunk, as for narrower calls, the caller's last chunk and the serial
-// part after it outlasted a 50 µs spin in 196 of the generalized ball's
-// 410 calls at two threads (the trace above). Counting from the call's
+// spin watches offer for a job other than last for spinFor, counted from
+// the worker's own last chunk — or, where last is a call of longSpinners
+// workers or more, from the end of that call: while another goroutine
+// still runs one of its chunks the call is not over, and its caller's
+// next call may follow at once (this for at most spinTail: a chunk may be
+// a whole training). Counted from the worker's last chunk, the caller's
+// last chunk and the serial part after it outlasted a 50 µs spin in 196
+// of the generalized ball's 410 calls at two threads (invite's trace). Counting from the call's
 // end at two threads too cut the delays before the caller's and the
 // worker's chunks from 46.0 to 16.3 ms in three single-norm epochs (9.3
 // to 5.9 ms, generalized), but made five of the test suite's packages,
