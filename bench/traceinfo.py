@@ -17,7 +17,10 @@ here. It prints:
     "parallel.For"): their durations and the serial gaps between them;
   - how long after a call began its k-th goroutine started on its chunks
     (the regions "parallel.chunks"), and how long the caller waited for the
-    last chunks after its own were done.
+    last chunks after its own were done;
+  - how long after a call began the caller started on its own chunks, and
+    these delays summed over the calls (the caller's and the first other
+    goroutine's: time the call's first two goroutines spent not on it).
 
 Times are in microseconds: p10 / p50 / p90 / max.
 """
@@ -109,7 +112,7 @@ def main(lines):
         driver, len(cs), 100 * sum(e - b for b, e in cs) / span,
         quant([(e - b) / 1e3 for b, e in cs]), quant(gaps)))
     joins = collections.defaultdict(list)
-    tails = []
+    tails, ownStarts = [], []
     others = [sorted(tb for tb, _ in ts) for g, ts in turns.items() if g != driver]
     own = sorted(turns.get(driver, []))
     own_begins = [tb for tb, _ in own]
@@ -121,13 +124,19 @@ def main(lines):
                 starts.append(ts[i])
         for k, tb in enumerate(sorted(starts)):
             joins[k + 2].append((tb - b) / 1e3)
-        mine = [te for _, te in own[bisect.bisect_left(own_begins, b):bisect.bisect_right(own_begins, e)] if te <= e]
+        turnsIn = own[bisect.bisect_left(own_begins, b):bisect.bisect_right(own_begins, e)]
+        if turnsIn:
+            ownStarts.append((turnsIn[0][0] - b) / 1e3)
+        mine = [te for _, te in turnsIn if te <= e]
         if mine:
             tails.append((e - max(mine)) / 1e3)
     for k in sorted(joins):
         if k <= 4 or k % 4 == 1:
             print("  goroutine #%d started after µs %s" % (k, quant(joins[k])))
     print("the caller waited for the last chunks µs %s" % quant(tails))
+    print("the caller started on its own chunks after µs %s" % quant(ownStarts))
+    print("delays before the first chunks, summed: the caller %.1f ms, goroutine #2 %.1f ms" % (
+        sum(ownStarts) / 1e3, sum(joins.get(2, [])) / 1e3))
 
 
 if __name__ == "__main__":

@@ -243,7 +243,8 @@ func TestTraceRegions(t *testing.T) {
 		t.Fatalf("traceinfo.py: %v\n%s", err, out)
 	}
 	report := string(out)
-	for _, want := range []string{"driver G", "50 calls", "goroutine #2 started after", "the caller waited for the last chunks"} {
+	for _, want := range []string{"driver G", "50 calls", "goroutine #2 started after", "the caller waited for the last chunks",
+		"the caller started on its own chunks after", "delays before the first chunks, summed"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("traceinfo.py's report lacks %q:\n%s", want, report)
 		}
