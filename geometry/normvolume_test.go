@@ -79,9 +79,6 @@ func TestNormVolumeStaged(t *testing.T) {
 	}
 }
 
-// TestNormVolumeSingular: a singular or numerically singular M has an
-// infinite (or meaningless) volume; its gradient is NaN, which training
-// reports, and it has no tasks to run.
 // TestNormInverseBlocks checks that M⁻ᵀ has the same bits however many
 // blocks its columns are solved in (their number follows GOMAXPROCS), and
 // that the blocks, solved concurrently, fill all of it.
@@ -122,6 +119,9 @@ func TestNormInverseBlocks(t *testing.T) {
 	}
 }
 
+// TestNormVolumeSingular: a singular or numerically singular M has an
+// infinite (or meaningless) volume; its gradient is NaN, which training
+// reports, whether or not its tasks ran first.
 func TestNormVolumeSingular(t *testing.T) {
 	// Ones in row 0 and ε in the last diagonal entry: a condition number
 	// over mat.ConditionTolerance in the ∞-norm mat.Inverse uses, but not

@@ -25,8 +25,8 @@ var halfBench struct {
 
 func benchHalf(b *testing.B, sq bool, far float32) {
 	const d, nb = 128, 1 << 16
-	rng := rand.New(rand.NewPCG(1, 2))
 	if halfBench.h == nil {
+		rng := rand.New(rand.NewPCG(1, 2))
 		rows := make([]float32, nb*HalfBlock*d)
 		for i := range rows {
 			rows[i] = float32(rng.NormFloat64())
@@ -35,10 +35,9 @@ func benchHalf(b *testing.B, sq bool, far float32) {
 		halfBench.h = NewHalfRows(rows, d, func(nb int, fill func(b0, b1 int)) { fill(0, nb) })
 	}
 	h := halfBench.h
-	a := make([]float32, d)
-	for j := range a {
-		a[j] = 0
-	}
+	a := make([]float32, d) // the origin
+	// The same m and p whichever benchmark made the rows.
+	rng := rand.New(rand.NewPCG(3, 4))
 	log2m, p := make([]float64, d), make([]float64, d)
 	for j := range d {
 		log2m[j], p[j] = math.Log2(0.5+rng.Float64()), 1.5+rng.Float64()

@@ -115,9 +115,10 @@ var (
 // Waking sleeping workers is slow on many cores: each woken worker's
 // thread is woken in turn, so on a lent 16-core Xeon (a virtual machine)
 // the 13th worker joined a call 118 µs after it began (the median), in a
-// training step whose calls take 150–900 µs. With 50 µs for every spin, the single-norm
-// step's serial part (about 270 µs there: the SGD update, the selection of
-// the threshold, M's float32 copy) put every worker to sleep once a step.
+// training step whose calls take 150–900 µs. With 50 µs for every spin,
+// the single-norm step's serial part (about 270 µs there: the SGD update,
+// the selection of the threshold, M's float32 copy) put every worker to
+// sleep once a step.
 // Spinning 200 µs made the 16-thread generalized epoch 16.8–18.5 ms
 // against 24.7–25.7 (one machine, alternating runs); these spins, with the
 // single-norm's volume solves shared out better, 20.0–24.3 ms against
@@ -173,20 +174,23 @@ func invite(j *job, k int) {
 	offer.CompareAndSwap(nil, j) // unless another call's job is there
 	woke := false
 	for range k {
-		if j.seats.Load() <= 0 {
-			break
+		if j.seats.Load() <= 0 || !trySend(j) {
+			break // every seat taken, or no idle worker: the caller and those invited do the rest
 		}
-		select {
-		case jobs <- j:
-			woke = true
-			continue
-		default:
-			// No idle worker: the caller and those invited do the rest.
-		}
-		break
+		woke = true
 	}
 	if woke {
 		runtime.Gosched()
+	}
+}
+
+// trySend hands j to an idle worker, if one is waiting.
+func trySend(j *job) bool {
+	select {
+	case jobs <- j:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -235,12 +239,13 @@ func worker() {
 // next call may follow at once (this for at most spinTail: a chunk may be
 // a whole training). Counted from the worker's last chunk, the caller's
 // last chunk and the serial part after it outlasted a 50 µs spin in 196
-// of the generalized ball's 410 calls at two threads (invite's trace). Counting from the call's
-// end at two threads too cut the delays before the caller's and the
-// worker's chunks from 46.0 to 16.3 ms in three single-norm epochs (9.3
-// to 5.9 ms, generalized), but made five of the test suite's packages,
-// run as go test runs them on 2 cores, 4.5% slower (128, 116 s against
-// 122, 111); gated as the long spins are, 110, 115 s against 108, 122.
+// of the generalized ball's 410 calls at two threads (invite's trace).
+// Counting from the call's end at two threads too cut the delays before
+// the caller's and the worker's chunks from 46.0 to 16.3 ms in three
+// single-norm epochs (9.3 to 5.9 ms, generalized), but made five of the
+// test suite's packages, run as go test runs them on 2 cores, 4.5% slower
+// (128, 116 s against 122, 111); gated as the long spins are, 110, 115 s
+// against 108, 122.
 func spin(last *job, spinFor time.Duration) *job {
 	start := time.Now()
 	from := start // when last was last seen running
