@@ -99,21 +99,24 @@ const normRowsMinDim = 16
 // product.
 const normBlockRows = 256
 
-// pnorm32 is geometry's pnorm on a float32 row, given a = max|y_k|, with
+// pnorm32 is the sums of geometry's pnorm on a float32 row, given a =
+// max|y_k|: S' = Σ u_k^p and T = Σ u_k^p·log u_k (u_k = |y_k|/a), with
 // u_k^p = 2^(p·log2 u_k) a vector at a time (the generalized ball's
-// fast-score polynomials), S' and T summed in float32 lanes then float64; a
-// tail shorter than a vector is computed in float64. ls is log S'. It
-// reports false — the caller then takes the exact pnorm — for p = 2, rows
-// shorter than a vector and rows with a u_k below float32's normal range
-// other than 0.
-func pnorm32(y []float32, a float32, p float64, up []float32) (phi, s, t, ls float64, ok bool) {
+// fast-score polynomials), summed in float32 lanes then float64; a tail
+// shorter than a vector is computed in float64. ‖y‖_p = a·S'^(1/p) is left
+// to the caller (pnormFinish), a block of rows at a time: the logarithm
+// and exponential of one row wait on its sums, those of a block's rows do
+// not wait on each other. It reports false — the caller then takes the
+// exact pnorm — for p = 2, rows shorter than a vector and rows with a u_k
+// below float32's normal range other than 0.
+func pnorm32(y []float32, a float32, p float64, up []float32) (s, t float64, ok bool) {
 	d := len(y)
 	if pnormRowV == nil || d < lanes || p == 2 {
-		return 0, 0, 0, 0, false
+		return 0, 0, false
 	}
 	if a == 0 {
 		clear(up)
-		return 0, 0, 0, 0, true
+		return 0, 0, true
 	}
 	j := d &^ (lanes - 1)
 	var upv []float32
@@ -122,7 +125,7 @@ func pnorm32(y []float32, a float32, p float64, up []float32) (phi, s, t, ls flo
 	}
 	s, t, special := pnormRowV(y[:j], 1/a, float32(p), upv)
 	if special {
-		return 0, 0, 0, 0, false
+		return 0, 0, false
 	}
 	for ; j < d; j++ {
 		u := float64(y[j]) / float64(a)
@@ -137,8 +140,17 @@ func pnorm32(y []float32, a float32, p float64, up []float32) (phi, s, t, ls flo
 			up[j] = float32(uk)
 		}
 	}
+	return s, t, true
+}
+
+// pnormFinish returns ‖y‖_p = a·exp(log S' / p) and log S' from pnorm32's
+// S' (0 and 0 for a = 0).
+func pnormFinish(a float32, s, p float64) (phi, ls float64) {
+	if a == 0 {
+		return 0, 0
+	}
 	ls = math.Log(s)
-	return float64(a) * math.Exp(ls/p), s, t, ls, true
+	return float64(a) * math.Exp(ls/p), ls
 }
 
 // norm32Scratch holds a block's rows X (when they straddle spans), Y =
@@ -198,16 +210,21 @@ func normTrain32(d int, mt []float32, p float64, dtheta, scores []float64, diffs
 					up = ups[(i-b0)*d : (i-b0+1)*d]
 				}
 				a := MaxAbs(yi)
-				phi, sum, t, ls, ok := pnorm32(yi, a, p, up)
-				amx[i-b0], st[i-b0] = a, [3]float64{sum, t, ls}
+				sum, t, ok := pnorm32(yi, a, p, up)
+				amx[i-b0], st[i-b0] = a, [3]float64{sum, t}
 				ex[i-b0] = !ok || !(a < 0x1p64)
 				if ex[i-b0] {
 					// A u_k below float32's normal range, or y near its
 					// largest value: the row exactly in float64.
 					exact.Scores(scores[lo+i:lo+i+1], xb[i*d:(i+1)*d])
-					continue
 				}
-				scores[lo+i] = phi
+			}
+			// The rows' norms from their sums, in a loop of their own
+			// (pnorm32).
+			for i := b0; i < b1; i++ {
+				if !ex[i-b0] {
+					scores[lo+i], st[i-b0][2] = pnormFinish(amx[i-b0], st[i-b0][0], p)
+				}
 			}
 			if dtheta == nil {
 				continue
