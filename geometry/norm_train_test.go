@@ -23,7 +23,7 @@ func TestNormTrainKernels(t *testing.T) {
 		for _, c := range []struct {
 			p    float64
 			diag bool
-		}{{0.7, false}, {1.5, false}, {2, false}, {3.3, false}, {0.7, true}, {0.05, true}, {4, true}} {
+		}{{0.7, false}, {1.5, false}, {2, false}, {3.3, false}, {0.7, true}, {0.05, true}, {2, true}, {4, true}} {
 			p := c.p
 			m := make([]float64, d*d)
 			for i := range m {
