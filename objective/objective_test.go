@@ -274,6 +274,38 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestFirstNonFinite: the first NaN or ±Inf wherever it lies (in the
+// four-lane part, in the tail, first among several), none in finite values
+// up to float64's largest, which the check multiplies by 0.
+func TestFirstNonFinite(t *testing.T) {
+	t.Parallel()
+	inf, nan := math.Inf(1), math.NaN()
+	for _, n := range []int{0, 1, 3, 4, 7, 16385} {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = float64(i%5-2) * (math.MaxFloat64 / 2)
+		}
+		if got := firstNonFinite(x); got != -1 {
+			t.Fatalf("n=%d finite: %d, want -1", n, got)
+		}
+		for _, at := range []int{0, n / 2, n - 1} {
+			for _, v := range []float64{nan, inf, -inf} {
+				if n == 0 {
+					continue
+				}
+				y := slices.Clone(x)
+				y[at] = v
+				if at+1 < n {
+					y[n-1] = nan // a later one
+				}
+				if got := firstNonFinite(y); got != at {
+					t.Errorf("n=%d %v at %d: %d", n, v, at, got)
+				}
+			}
+		}
+	}
+}
+
 func TestParse(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"neg", "vol", "neg,vol"} {
