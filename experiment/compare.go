@@ -125,6 +125,9 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if trains && (data.Fit == nil || data.Val == nil) {
 		return nil, fmt.Errorf("experiment: the learned rows need fit and validation bundles")
 	}
+	if data.Fit == nil && slices.ContainsFunc(methods, func(m Method) bool { return m.NeedsFit }) {
+		return nil, fmt.Errorf("experiment: the ellipsoid's Σ needs the fit bundle")
+	}
 	cfg.compare = &cfg
 	cfg.compareData = &data
 	shared := new(train.Rows) // every seed trains on the same bundles

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/ccsets/ccs/baseline"
@@ -19,6 +20,9 @@ type Method struct {
 	Paper *PaperRow
 	// Trains reports whether Fit needs the fit and validation splits.
 	Trains bool
+	// NeedsFit reports whether Fit reads the fit split without training
+	// (EllipsoidFromFit's Σ).
+	NeedsFit bool
 	// Calibration, if not nil, returns the bundle Fit calibrates the
 	// threshold on, when it is not the whole calibration split (the
 	// ellipsoid's second half): the recalibrated curves use it, so that no
@@ -75,6 +79,31 @@ func Ellipsoid() Method {
 		Fit: func(ctx context.Context, sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
 			return baseline.Ellipsoid(sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed), SplitSeed: seed})
 		}}
+}
+
+// EllipsoidFromFit is the Mahalanobis ellipsoid with Σ from the fit split
+// and the threshold from the whole calibration split (baseline.EllipsoidFrom):
+// Compare's row, on bundles whose positives are other items of the split,
+// where the halves of the calibration split that Ellipsoid uses share rows.
+func EllipsoidFromFit() Method {
+	m := Ellipsoid()
+	m.Calibration, m.NeedsFit = nil, true
+	m.Fit = func(ctx context.Context, sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
+		return baseline.EllipsoidFrom(sp.Fit, sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed)})
+	}
+	return m
+}
+
+// ForCompare is methods as Compare runs them on a user's bundles: the
+// ellipsoid's Σ from the fit split (EllipsoidFromFit).
+func ForCompare(methods []Method) []Method {
+	out := slices.Clone(methods)
+	for i, m := range out {
+		if m.File == "ellipsoid" {
+			out[i] = EllipsoidFromFit()
+		}
+	}
+	return out
 }
 
 // Baselines are the two vanilla rows.

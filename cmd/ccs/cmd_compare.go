@@ -53,10 +53,11 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	if o.Resplits < 1 || o.Reference < 1 {
 		return usagef("compare: -resplits %d, -reference %d: want at least 1", o.Resplits, o.Reference)
 	}
-	methods := rows()
-	trains := false
+	methods := experiment.ForCompare(rows())
+	trains, needFit := false, false
 	for _, m := range methods {
 		trains = trains || m.Trains
+		needFit = needFit || m.Trains || m.NeedsFit
 	}
 	if st, err := os.Stat(o.Data); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("compare: -data %s: no such directory (ccs bundle -out %s makes it)", o.Data, o.Data)
@@ -73,7 +74,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		dst      **bundle.Bundle
 		need     bool
 		features bool
-	}{{"fit", &data.Fit, trains, false}, {"val", &data.Val, trains, false}, {"cal", &data.Cal, true, false}, {"test", &data.Test, true, false},
+	}{{"fit", &data.Fit, needFit, false}, {"val", &data.Val, trains, false}, {"cal", &data.Cal, true, false}, {"test", &data.Test, true, false},
 		{"ood", &data.OOD, false, true}, {"ood-cal", &data.OODCal, false, true}} {
 		path := filepath.Join(o.Data, f.name+".npz")
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {

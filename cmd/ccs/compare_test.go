@@ -151,6 +151,8 @@ func TestCompareCommand(t *testing.T) {
 		{"a file", []string{"compare", "-data", p("emb.npy")}, false, "emb.npy is a file, want the directory ccs bundle -out wrote"},
 		{"embeddings for bundles", []string{"compare", "-data", p("emb-dir")}, false, `emb-dir/fit.npz: array "anchors" is missing (have [x]): a bundle holds anchors with their positives; ccs bundle makes bundles`},
 		{"fit of another dimension", []string{"compare", "-data", p("dim-dir")}, false, "val.npz: embeddings of dimension 5, " + p("dim-dir/fit.npz") + "'s is 4"},
+		// The ellipsoid's Σ comes from the fit split, trained rows or not.
+		{"baselines without fit", []string{"compare", "-data", p("nofit-dir"), "-rows", "baselines"}, false, "fit.npz is missing: make the bundles with ccs bundle -out "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name == "embeddings for bundles" {
@@ -159,6 +161,16 @@ func TestCompareCommand(t *testing.T) {
 					if err := bundle.WriteNPZ(p("emb-dir/"+f+".npz"), map[string]bundle.Array{"x": bundle.Float32(make([]float32, 6), 2, 3)}); err != nil {
 						t.Fatal(err)
 					}
+				}
+			}
+			if c.name == "baselines without fit" {
+				os.MkdirAll(p("nofit-dir"), 0o755)
+				for _, f := range []string{"cal", "test"} {
+					data, err := os.ReadFile(p("b/" + f + ".npz"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					os.WriteFile(p("nofit-dir/"+f+".npz"), data, 0o644)
 				}
 			}
 			if c.name == "fit of another dimension" {
