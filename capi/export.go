@@ -395,7 +395,7 @@ func ccs_job_result(h C.uintptr_t, out *C.uintptr_t, training **C.char, errOut *
 }
 
 //export ccs_calibrate
-func ccs_calibrate(fittedH, calH C.uintptr_t, opts *C.char, reference, oodCal *C.ccs_array, out *C.uintptr_t, errOut **C.char) C.int {
+func ccs_calibrate(fittedH, calH, fitH C.uintptr_t, opts *C.char, reference, oodCal *C.ccs_array, out *C.uintptr_t, errOut **C.char) C.int {
 	return run(errOut, func() error {
 		var fitted *conformal.Set
 		if fittedH != 0 {
@@ -414,6 +414,11 @@ func ccs_calibrate(fittedH, calH C.uintptr_t, opts *C.char, reference, oodCal *C
 			return err
 		}
 		var in calibrateInputs
+		if fitH != 0 {
+			if in.Fit, err = lookup[*bundleObj](uintptr(fitH), "a bundle"); err != nil {
+				return err
+			}
+		}
 		if in.Reference, err = optionalArray(reference, "reference"); err != nil {
 			return err
 		}

@@ -38,10 +38,11 @@ type calibrateOptions struct {
 	OODK         *int   `json:"ood_k"`
 }
 
-// calibrateInputs are the arrays ccs.calibrate may take besides the
-// bundle: a reference pool's rows and the OOD calibration inputs (nil:
-// not given).
+// calibrateInputs are what ccs.calibrate may take besides the bundle: the
+// split the ellipsoid's Σ comes from, a reference pool's rows and the OOD
+// calibration inputs (nil: not given).
 type calibrateInputs struct {
+	Fit               *bundleObj
 	Reference, OODCal *rawArray
 }
 
@@ -82,6 +83,12 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		if kind.Learnable() {
 			return nil, fmt.Errorf("calibrate: geometry %s is learned: fit it with ccs.fit, then calibrate the fitted set", kind)
 		}
+	}
+	if in.Fit != nil && kind != geometry.KindEllipsoid {
+		return nil, fmt.Errorf("calibrate: fit is for the ellipsoid (its Σ)")
+	}
+	if in.Fit != nil && in.Fit.b.D != cal.b.D {
+		return nil, fmt.Errorf("calibrate: %s: embeddings of dimension %d, %s's is %d", in.Fit.name("fit"), in.Fit.b.D, cal.name("cal"), cal.b.D)
 	}
 	refArray := in.Reference != nil
 	if o.Reference < 0 {
@@ -124,6 +131,8 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		}
 	case kind == geometry.KindBall:
 		set, err = baseline.Ball(cal.b, alpha, opt)
+	case in.Fit != nil:
+		set, err = baseline.EllipsoidFrom(in.Fit.b, cal.b, alpha, opt)
 	default:
 		set, err = baseline.Ellipsoid(cal.b, alpha, opt)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ccsets/ccs/baseline"
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/geometry"
@@ -24,6 +25,7 @@ type calibrateOptions struct {
 	Delta         float64 // pac's δ
 	Seed          uint64
 	Ridge         float64 // the ellipsoid's
+	Fit           string  // the ellipsoid's Σ from this bundle instead of half of Cal
 	Reference     int     // anchors kept as the OOD reference pool
 	ReferenceDB   string  // or a file's rows as the pool
 	OODCal        string  // held-out ID inputs calibrating the per-input OOD test
@@ -32,7 +34,7 @@ type calibrateOptions struct {
 }
 
 func calibrateCommand() *command {
-	return newCommand("calibrate", "-geometry ball|ellipsoid | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pac|pooled|class] [-delta δ] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K]]",
+	return newCommand("calibrate", "-geometry ball|ellipsoid [-fit FILE] | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pac|pooled|class] [-delta δ] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K]]",
 		"calibrate a baseline set, or a fitted geometry, on a calibration bundle and save it",
 		func(fs *flag.FlagSet, o *calibrateOptions) func() error {
 			fs.StringVar(&o.Geometry, "geometry", "", "baseline set family: ball or ellipsoid")
@@ -44,6 +46,7 @@ func calibrateCommand() *command {
 			fs.Float64Var(&o.Delta, "delta", 0, "δ of -calibration pac (or class), in (0,1)")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` choosing each anchor's positive and the ellipsoid's half split")
 			fs.Float64Var(&o.Ridge, "ridge", baseline.DefaultRidge, "ellipsoid: ridge added to Σ's diagonal, relative to tr(Σ)/d")
+			fs.StringVar(&o.Fit, "fit", "", "ellipsoid: estimate Σ on the bundle `file` (the fit split) and calibrate on the whole -cal bundle, instead of halving -cal (whose halves share rows where positives are other items of the split, as in bundles made from labels)")
 			fs.IntVar(&o.Reference, "reference", 0, "keep `N` calibration anchors with the set as the reference pool of the per-input OOD scores (0: none)")
 			fs.StringVar(&o.ReferenceDB, "reference-db", "", "keep every row of `FILE` (a collection: .npz with \"embeddings\" or \"anchors\", .npy or .parquet) as the reference pool instead")
 			fs.StringVar(&o.OODCal, "ood-cal", "", "calibrate the per-input OOD test on the in-distribution inputs of `FILE` (.npz: \"embeddings\" or \"anchors\"), held out from the pool and from everything the set was fitted on")
@@ -82,6 +85,9 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	} else if fitted, err = conformal.Load(o.Fitted); err != nil {
 		return err
 	}
+	if o.Fit != "" && kind != geometry.KindEllipsoid {
+		return usagef("calibrate: -fit is for -geometry ellipsoid (its Σ)")
+	}
 	if o.Reference < 0 {
 		return usagef("calibrate: -reference %d: want ≥ 0", o.Reference)
 	}
@@ -114,6 +120,15 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		}
 	case kind == geometry.KindBall:
 		set, err = baseline.Ball(cal, o.Alpha, opt)
+	case o.Fit != "":
+		var fit *bundle.Bundle
+		if fit, err = readBundle(out, o.Fit); err != nil {
+			return err
+		}
+		if fit.D != cal.D {
+			return fmt.Errorf("%s: embeddings of dimension %d, %s's is %d", o.Fit, fit.D, o.Cal, cal.D)
+		}
+		set, err = baseline.EllipsoidFrom(fit, cal, o.Alpha, opt)
 	default:
 		set, err = baseline.Ellipsoid(cal, o.Alpha, opt)
 	}

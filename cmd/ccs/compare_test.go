@@ -106,6 +106,26 @@ func TestCompareCommand(t *testing.T) {
 	if threshold(t, mine) != threshold(t, kept) {
 		t.Errorf("ccs calibrate -seed 1 gives threshold %v, compare's seed 1 %v", threshold(t, mine), threshold(t, kept))
 	}
+	// compare's ellipsoid: Σ from the fit split, the threshold from the whole
+	// calibration split, as ccs calibrate -fit makes it (and not as the
+	// halves of the calibration split make it).
+	for _, c := range []struct {
+		args []string
+		same bool
+	}{
+		{[]string{"-fit", p("b/fit.npz")}, true},
+		{nil, false},
+	} {
+		args := append([]string{"calibrate", "-geometry", "ellipsoid", "-cal", p("b/cal.npz"), "-seed", "1", "-out", p("ell.json")}, c.args...)
+		if _, err := ccs(args...); err != nil {
+			t.Fatal(err)
+		}
+		mine, _ := os.ReadFile(p("ell.json"))
+		kept, _ := os.ReadFile(p("r/sets/compare/seed-1/ellipsoid.json"))
+		if same := threshold(t, mine) == threshold(t, kept); same != c.same {
+			t.Errorf("ccs calibrate -geometry ellipsoid %v gives threshold %v, compare's seed 1 %v", c.args, threshold(t, mine), threshold(t, kept))
+		}
+	}
 
 	// A rerun reads every cell back and prints the same document.
 	var again bytes.Buffer
@@ -151,6 +171,8 @@ func TestCompareCommand(t *testing.T) {
 		{"a file", []string{"compare", "-data", p("emb.npy")}, false, "emb.npy is a file, want the directory ccs bundle -out wrote"},
 		{"embeddings for bundles", []string{"compare", "-data", p("emb-dir")}, false, `emb-dir/fit.npz: array "anchors" is missing (have [x]): a bundle holds anchors with their positives; ccs bundle makes bundles`},
 		{"fit of another dimension", []string{"compare", "-data", p("dim-dir")}, false, "val.npz: embeddings of dimension 5, " + p("dim-dir/fit.npz") + "'s is 4"},
+		{"calibrate -fit of another dimension", []string{"calibrate", "-geometry", "ellipsoid", "-fit", p("dim-dir/fit.npz"), "-cal", p("b/cal.npz"), "-out", p("x.json")}, false, "dim-dir/fit.npz: embeddings of dimension 4, " + p("b/cal.npz") + "'s is 5"},
+		{"calibrate -fit for the ball", []string{"calibrate", "-geometry", "ball", "-fit", p("b/fit.npz"), "-cal", p("b/cal.npz"), "-out", p("x.json")}, true, "-fit is for -geometry ellipsoid"},
 		// The ellipsoid's Σ comes from the fit split, trained rows or not.
 		{"baselines without fit", []string{"compare", "-data", p("nofit-dir"), "-rows", "baselines"}, false, "fit.npz is missing: make the bundles with ccs bundle -out "},
 	} {

@@ -336,7 +336,7 @@ def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, v
     return s
 
 
-def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, ridge=None, reference=None,
+def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, ridge=None, fit=None, reference=None,
               ood_cal=None, ood_k=None, allow_infinite=False):
     """Calibrates a set on the bundle cal (or a bundle file's path), as ccs
     calibrate does. fitted: a fitted Set (from fit, or Set.load of a file
@@ -346,7 +346,11 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
     >= 1 - delta over the calibration draw), "class" (a threshold per class
     of cal's labels; with delta, PAC per class) or "pooled" (approximate).
     seed chooses each anchor's positive (and the ellipsoid's half split);
-    ridge is the ellipsoid's; allow_infinite accepts a whole-space set.
+    ridge is the ellipsoid's; fit (a Bundle or a path: the fit split) gives
+    the ellipsoid's Σ, calibrated then on the whole of cal, as ccs calibrate
+    -fit and ccs compare do (without it Σ comes from half of cal, whose
+    halves share rows when positives are other items of the split, as in
+    bundles made from labels); allow_infinite accepts a whole-space set.
 
     reference keeps an OOD reference pool with the set: a number of
     calibration anchors, a collection file (.npz, .npy, .parquet) or an
@@ -356,6 +360,7 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
     ood_k is its neighbour (default 1). The set's warnings are issued as
     CCSWarning."""
     cb, close_cal = _bundle_of(cal, "cal")
+    fb, close_fit = (None, False) if fit is None else _bundle_of(fit, "fit")
     fitted_h, geometry, close_fitted = 0, None, None
     if isinstance(fitted, Set):
         fitted_h = fitted._handle()
@@ -386,11 +391,13 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
                        ridge=ridge, allow_infinite=allow_infinite, reference=ref_n, reference_db=ref_db,
                        reference_source=ref_source, ood_cal=cal_path, ood_cal_source=cal_source, ood_k=ood_k)
         h = c_handle()
-        call(lib.ccs_calibrate, fitted_h, cb._handle(), opts, lent.ref(ref_rows, "reference"),
-             lent.ref(cal_rows, "ood_cal"), byref(h))
+        call(lib.ccs_calibrate, fitted_h, cb._handle(), 0 if fb is None else fb._handle(), opts,
+             lent.ref(ref_rows, "reference"), lent.ref(cal_rows, "ood_cal"), byref(h))
     finally:
         if close_cal:
             cb.close()
+        if close_fit:
+            fb.close()
         if close_fitted is not None:
             close_fitted.close()
     s = Set._wrap(h.value)

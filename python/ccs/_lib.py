@@ -64,7 +64,7 @@ _SIGNATURES = {
     "ccs_job_progress": [c_handle, _S],
     "ccs_job_cancel": [c_handle],
     "ccs_job_result": [c_handle, _H, _S],
-    "ccs_calibrate": [c_handle, c_handle, c_char_p, _A, _A, _H],
+    "ccs_calibrate": [c_handle, c_handle, c_handle, c_char_p, _A, _A, _H],
     "ccs_set_load": [c_char_p, _H],
     "ccs_set_save": [c_handle, c_char_p],
     "ccs_set_json": [c_handle, _S],

@@ -137,6 +137,7 @@ def test_fit_equals_ccs_fit(fitted, name):
 CALIBRATIONS = [
     ("ball", None, [], {}),
     ("ellipsoid", None, ["-seed", 3, "-ridge", 1e-3], dict(seed=3, ridge=1e-3)),
+    ("ellipsoid-fit", None, ["-fit", "FIT", "-seed", 3], dict(fit="FIT", seed=3)),
     ("one", "genball-negvol", ["-seed", 2], dict(seed=2)),
     ("pac", "genball-negvol", ["-calibration", "pac", "-delta", 0.1, "-alpha", 0.1],
      dict(calibration="pac", delta=0.1, alpha=0.1)),
@@ -158,16 +159,17 @@ def calibrated(sim, fitted, cli, tmp_path_factory):
     test = np.load(sim / "test.npz")
     np.savez(d / "oodcal.npz", anchors=test["anchors"][:60])
     np.save(d / "db.npy", np.load(sim / "val.npz")["anchors"][:50])
-    subst = {"OODCAL": str(d / "oodcal.npz"), "DB": str(d / "db.npy")}
+    subst = {"OODCAL": str(d / "oodcal.npz"), "DB": str(d / "db.npy"), "FIT": str(sim / "fit.npz")}
     out = {}
     for name, fit, args, kw in CALIBRATIONS:
         args = [subst.get(a, a) if isinstance(a, str) else a for a in args]
         kw = {k: subst.get(v, v) if isinstance(v, str) else v for k, v in kw.items()}
-        src = ["-set", fitted[fit][0]] if fit else ["-geometry", name]
+        geometry = name.removesuffix("-fit")  # ellipsoid-fit: the ellipsoid, Σ from the fit split
+        src = ["-set", fitted[fit][0]] if fit else ["-geometry", geometry]
         cli("calibrate", *src, "-cal", sim / "cal.npz", *args, "-out", d / f"{name}.json")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ccs.CCSWarning)  # the pooled set's
-            s = ccs.calibrate(ccs.Set.load(fitted[fit][0]) if fit else name, sim / "cal.npz", **kw)
+            s = ccs.calibrate(ccs.Set.load(fitted[fit][0]) if fit else geometry, sim / "cal.npz", **kw)
         s.save(d / f"{name}.py.json")
         out[name] = (d / f"{name}.json", d / f"{name}.py.json", s)
     return out
