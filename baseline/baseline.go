@@ -85,13 +85,29 @@ func Ellipsoid(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, 
 }
 
 // EllipsoidFrom estimates Σ on the anchor−positive differences of fit and
-// calibrates the ellipsoid on the whole of cal. With fit a split of items
-// disjoint from cal's and the test's (ccs bundle's fit split), Σ is
-// independent of every score the guarantee is about.
+// calibrates the ellipsoid on the whole of cal (FitEllipsoid, then its
+// Calibrate). With fit a split of items disjoint from cal's and the test's
+// (ccs bundle's fit split), Σ is independent of every score the guarantee
+// is about.
 func EllipsoidFrom(fit, cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, error) {
-	if fit.D != cal.D {
-		return nil, fmt.Errorf("baseline: ellipsoid: Σ's split has dimension %d, the calibration split %d", fit.D, cal.D)
+	f, err := FitEllipsoid(fit, opt)
+	if err != nil {
+		return nil, err
 	}
+	return f.Calibrate(cal, alpha, opt)
+}
+
+// FittedEllipsoid is an ellipsoid whose Σ was estimated on a fit split, not
+// yet calibrated: Σ does not depend on the calibration's seed, so a caller
+// calibrating on several seeds (ccs compare) estimates it once.
+type FittedEllipsoid struct {
+	Geometry *geometry.Ellipsoid
+	Info     conformal.FitInfo // how Σ was estimated, for each set's file
+}
+
+// FitEllipsoid estimates Σ on the anchor−positive differences of fit (plus
+// opt.Ridge, or DefaultRidge, times tr(Σ)/d on the diagonal).
+func FitEllipsoid(fit *bundle.Bundle, opt Options) (*FittedEllipsoid, error) {
 	ridge := opt.Ridge
 	if ridge == 0 {
 		ridge = DefaultRidge
@@ -100,16 +116,26 @@ func EllipsoidFrom(fit, cal *bundle.Bundle, alpha float64, opt Options) (*confor
 	if err != nil {
 		return nil, err
 	}
-	g, err := geometry.NewEllipsoid(cal.D, sigma)
+	g, err := geometry.NewEllipsoid(fit.D, sigma)
 	if err != nil {
 		return nil, fmt.Errorf("baseline: ellipsoid: covariance of %d anchor−positive differences: %w", fit.N*fit.K, err)
 	}
-	s, err := conformal.Calibrate(g, cal, alpha, opt.Calibration)
+	return &FittedEllipsoid{Geometry: g, Info: conformal.FitInfo{Method: "covariance of anchor−positive differences on the fit split",
+		N: fit.N, Ridge: added}}, nil
+}
+
+// Calibrate calibrates the ellipsoid on cal; the set's Fit is a copy of
+// f.Info. The geometry is shared, read only, by every set f calibrates.
+func (f *FittedEllipsoid) Calibrate(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, error) {
+	if d := f.Geometry.Dim(); d != cal.D {
+		return nil, fmt.Errorf("baseline: ellipsoid: Σ's split has dimension %d, the calibration split %d", d, cal.D)
+	}
+	s, err := conformal.Calibrate(f.Geometry, cal, alpha, opt.Calibration)
 	if err != nil {
 		return nil, err
 	}
-	s.Fit = &conformal.FitInfo{Method: "covariance of anchor−positive differences on the fit split",
-		N: fit.N, Ridge: added}
+	info := f.Info
+	s.Fit = &info
 	return s, nil
 }
 

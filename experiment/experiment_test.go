@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/sim"
 	"github.com/ccsets/ccs/train"
 )
@@ -72,5 +75,37 @@ func TestOrdinal(t *testing.T) {
 		if got := Ordinal(n); got != want {
 			t.Errorf("Ordinal(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestEllipsoidFromFitOnce: compare's ellipsoid estimates Σ once per fit
+// bundle — every seed's set shares its geometry, each calibrated on its own
+// draw — and another fit bundle gets its own Σ.
+func TestEllipsoidFromFitOnce(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 3))
+	fit, other, cal := sim.Gauss(rng, 60, 4, 3), sim.Gauss(rng, 60, 4, 3), sim.Gauss(rng, 80, 4, 3)
+	m := ForCompare(Baselines())[1]
+	if !m.NeedsFit || m.Calibration != nil {
+		t.Fatalf("compare's ellipsoid: NeedsFit %v, a calibration half %v", m.NeedsFit, m.Calibration != nil)
+	}
+	cfg := Config{Alpha: 0.1}
+	cfg.defaults()
+	var sets []*conformal.Set
+	for seed, f := range []*bundle.Bundle{fit, fit, other} {
+		s, err := m.Fit(context.Background(), &Splits{Fit: f, Cal: cal}, cfg, uint64(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Calibration.N != cal.N {
+			t.Errorf("seed %d: calibrated on %d anchors, want the whole split's %d", seed, s.Calibration.N, cal.N)
+		}
+		sets = append(sets, s)
+	}
+	if sets[0].Geometry != sets[1].Geometry {
+		t.Error("two seeds on one fit bundle estimated Σ twice")
+	}
+	if sets[0].Geometry == sets[2].Geometry {
+		t.Error("another fit bundle reused the first's Σ")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ccsets/ccs/baseline"
 	"github.com/ccsets/ccs/bundle"
@@ -85,11 +86,32 @@ func Ellipsoid() Method {
 // and the threshold from the whole calibration split (baseline.EllipsoidFrom):
 // Compare's row, on bundles whose positives are other items of the split,
 // where the halves of the calibration split that Ellipsoid uses share rows.
+// Σ does not depend on the seed: the method estimates it once per fit
+// bundle (a covariance of every difference of a large fit split takes
+// minutes at d = 768) and calibrates it on each seed.
 func EllipsoidFromFit() Method {
 	m := Ellipsoid()
 	m.Calibration, m.NeedsFit = nil, true
+	type fitted struct {
+		once sync.Once
+		f    *baseline.FittedEllipsoid
+		err  error
+	}
+	var mu sync.Mutex
+	cache := map[*bundle.Bundle]*fitted{}
 	m.Fit = func(ctx context.Context, sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
-		return baseline.EllipsoidFrom(sp.Fit, sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed)})
+		mu.Lock()
+		e := cache[sp.Fit]
+		if e == nil {
+			e = new(fitted)
+			cache[sp.Fit] = e
+		}
+		mu.Unlock()
+		e.once.Do(func() { e.f, e.err = baseline.FitEllipsoid(sp.Fit, baseline.Options{}) })
+		if e.err != nil {
+			return nil, e.err
+		}
+		return e.f.Calibrate(sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed)})
 	}
 	return m
 }
