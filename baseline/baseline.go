@@ -81,6 +81,8 @@ func Ellipsoid(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, 
 	}
 	s.Fit.Method = "covariance of anchor−positive differences on half of the calibration split"
 	s.Fit.Seed = opt.SplitSeed
+	// Positives that index the bundle's own anchors are rows of both halves.
+	s.Fit.SharedRows = cal.PositiveIndex != nil && cal.PositivePool == nil
 	return s, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/stat"
@@ -276,5 +278,49 @@ func TestEllipsoidFromCoverage(t *testing.T) {
 	}
 	if mh > mf-3*math.Hypot(sf, sh) {
 		t.Errorf("halves of the calibration split: mean coverage %.4f, not below the fit split's %.4f: the draws no longer show the shared rows' bias", mh, mf)
+	}
+}
+
+// TestEllipsoidSharedRows: an ellipsoid whose Σ comes from half of a
+// bundle whose positives index its own anchors says so in its file and
+// its warnings; positives written out, a pool of their own, or Σ from
+// another split do not.
+func TestEllipsoidSharedRows(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 9))
+	const n, k, d = 40, 3, 3
+	byIndex := &bundle.Bundle{N: n, K: k, D: d, Anchors: make([]float32, n*d), PositiveIndex: make([]int64, n*k)}
+	for i := range byIndex.Anchors {
+		byIndex.Anchors[i] = float32(rng.NormFloat64())
+	}
+	for i := range n {
+		for j := range k {
+			byIndex.PositiveIndex[i*k+j] = int64((i + 2*(j+1)) % n) // same parity: the same class
+		}
+	}
+	if err := byIndex.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	pooled := *byIndex
+	pooled.PositivePool = slices.Clone(byIndex.Anchors) // a pool of its own (views, passages)
+	written := correlated(rng, n, k)
+	for _, c := range []struct {
+		name   string
+		make   func() (*conformal.Set, error)
+		shared bool
+	}{
+		{"halves, positives index the anchors", func() (*conformal.Set, error) { return Ellipsoid(byIndex, 0.1, Options{}) }, true},
+		{"halves, a positive pool", func() (*conformal.Set, error) { return Ellipsoid(&pooled, 0.1, Options{}) }, false},
+		{"halves, positives written out", func() (*conformal.Set, error) { return Ellipsoid(written, 0.1, Options{}) }, false},
+		{"Σ from another split", func() (*conformal.Set, error) { return EllipsoidFrom(written, byIndex, 0.1, Options{}) }, false},
+	} {
+		s, err := c.make()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		warned := slices.ContainsFunc(s.Warnings(), func(w string) bool { return strings.Contains(w, "shares rows") })
+		if s.Fit.SharedRows != c.shared || warned != c.shared {
+			t.Errorf("%s: shared rows %v, warned %v, want %v", c.name, s.Fit.SharedRows, warned, c.shared)
+		}
 	}
 }
