@@ -146,6 +146,9 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		t.Config = fmt.Sprintf("%d fit, %d validation, ", nOf(data.Fit), nOf(data.Val)) + t.Config
 		t.Config += "; " + recipeLine(cfg.Train.WithDefaults(), recipeShown{optimiser: true, objective: true})
 	}
+	if slices.ContainsFunc(methods, func(m Method) bool { return m.NeedsFit }) {
+		t.Config += fmt.Sprintf("; the ellipsoid's Σ from the %d fit anchors' differences, its threshold from the whole calibration split", data.Fit.N)
+	}
 	if data.OOD != nil {
 		t.Config += fmt.Sprintf("; OOD: %d inputs, per-input score against %d fit anchors", data.OOD.N, min(cfg.Reference, nOf(data.Fit)))
 		if data.OODCal != nil {

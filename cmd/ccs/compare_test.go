@@ -146,6 +146,9 @@ func TestCompareCommand(t *testing.T) {
 	if strings.Contains(out, "±") || !strings.Contains(out, "Conformal Ball") || !strings.Contains(out, "held-out inputs that calibrate it") {
 		t.Errorf("one seed shows a spread:\n%s", out)
 	}
+	if !strings.Contains(out, "the ellipsoid's Σ from the ") {
+		t.Errorf("the table does not say where the ellipsoid's Σ comes from:\n%s", out)
+	}
 	// Class-conditional calibration: no resplits column (it resplits class
 	// by class in ccs coverage-check -per-class).
 	out, err = ccs("compare", "-data", p("b"), "-seeds", "1", "-rows", "baselines", "-calibration", "class", "-json", "-quiet")
