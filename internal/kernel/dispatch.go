@@ -83,6 +83,7 @@ var (
 	normSmallScoreV func(blks [][]float32, d int, m []float32, p, invP, cpE float32, xt, y, up, out []float32, tab []int32, scores []float64, special []uint16)
 	normSmallBwdV   func(xt, y, up []float32, d int, out, acc []float32, w, phi []float64, p, pp float64, dp []float64, over []uint16)
 	mulDivV         func(dst, x []float64, c, n float64)
+	addWidenV       func(dst []float64, x []float32)
 	expSmallV       func(blks [][]float32, d int, logm, p []float32, scores []float64, e, c []float32, tab []int32)
 	addSmallV       func(acc, w []float64, e, c []float32, d int)
 	sqHalfV         func(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r, c float32)
@@ -99,7 +100,7 @@ func setLevel(l level) {
 	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = nil, nil, nil, nil, nil, nil
 	gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = nil, nil, nil, nil, nil
 	sqHalfV, powHalfV, prefetchV, powRowsAncV = nil, nil, nil, nil
-	mulDivV, normSmallScoreV = nil, nil
+	mulDivV, normSmallScoreV, addWidenV = nil, nil, nil
 	setVector(l)
 	transposeTabs = [16][]int32{}
 	if lanes > 0 {

@@ -25,7 +25,7 @@ func setVector(l level) {
 		gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = gemmTile512, maxAbs512, gradRow512, subRows64512, screenMask512
 		normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = normSmallFwd512, normSmallBwd512, expSmall512, addSmall512
 		sqHalfV, powHalfV, prefetchV, powRowsAncV = sqHalf512, powHalf512, prefetch512, powRowsAnchor512
-		mulDivV, normSmallScoreV = mulDiv512, normSmallScore512
+		mulDivV, normSmallScoreV, addWidenV = mulDiv512, normSmallScore512, addWiden512
 	case avx2:
 		lanes = 8
 		expRowV, addWeightedV, powRowsV, powRowsBoundV = expRow256, addWeighted256, powRows256, powRowsBound256
@@ -33,6 +33,6 @@ func setVector(l level) {
 		gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = gemmTile256, maxAbs256, gradRow256, subRows64256, screenMask256
 		normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = normSmallFwd256, normSmallBwd256, expSmall256, addSmall256
 		sqHalfV, powHalfV, prefetchV, powRowsAncV = sqHalf256, powHalf256, prefetch256, powRowsAnchor256
-		mulDivV, normSmallScoreV = mulDiv256, normSmallScore256
+		mulDivV, normSmallScoreV, addWidenV = mulDiv256, normSmallScore256, addWiden256
 	}
 }

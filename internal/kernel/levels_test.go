@@ -452,6 +452,49 @@ func testNormSmallBwdSubnormals(t *testing.T) {
 // that the compiler does not fold the product.
 var tiny = []float32{0x1p-70, 0x1p-70}
 
+// TestAddWiden: AddWiden gives the bits of Go's dst[i] += float64(x[i]) at
+// every level, for every length from 0 to 40 and the single-norm's d² at
+// d = 128 (the vector part and the scalar tail), with values of every
+// magnitude, subnormal, zero and non-finite ones on either side, and
+// nothing written past len(x).
+func TestAddWiden(t *testing.T) { atLevels(t, testAddWiden) }
+
+func testAddWiden(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	special32 := []float32{0, float32(math.Copysign(0, -1)), 0x1p-149, 1e-40, math.MaxFloat32, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	special64 := []float64{0, math.Copysign(0, -1), 5e-324, math.MaxFloat64, math.Inf(-1), math.NaN()}
+	lengths := append(make([]int, 0, 42), 128*128)
+	for n := range 41 {
+		lengths = append(lengths, n)
+	}
+	for _, n := range lengths {
+		x := make([]float32, n)
+		dst := make([]float64, n+3)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(60)-30)))
+			if rng.IntN(8) == 0 {
+				x[i] = special32[rng.IntN(len(special32))]
+			}
+		}
+		for i := range dst {
+			dst[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(80)-40))
+			if rng.IntN(8) == 0 {
+				dst[i] = special64[rng.IntN(len(special64))]
+			}
+		}
+		want := slices.Clone(dst)
+		for i, v := range x {
+			want[i] += float64(v)
+		}
+		AddWiden(dst[:n], x)
+		for i := range dst {
+			if math.Float64bits(dst[i]) != math.Float64bits(want[i]) && !(want[i] != want[i] && dst[i] != dst[i]) {
+				t.Fatalf("n=%d: dst[%d] = %g, want %g", n, i, dst[i], want[i])
+			}
+		}
+	}
+}
+
 // TestMulDiv: MulDiv gives the bits of Go's c * x[i] / n at every level,
 // for every length from 0 to 40 (the vector part and the scalar tail),
 // subnormal, huge, zero and non-finite values included.

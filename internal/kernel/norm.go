@@ -285,9 +285,7 @@ func normTrain32(d int, mt []float32, p float64, dtheta, scores []float64, diffs
 		if kept > 0 {
 			s.dm = grow32(s.dm, d*d)
 			Gemm(d, d, kept, s.g, 1, d, s.xg, d, s.dm, d) // Gᵀ·X over the kept rows
-			for k, v := range s.dm {
-				dtheta[k] += float64(v)
-			}
+			AddWiden(dtheta[:d*d], s.dm)
 		}
 		dtheta[d*d] += dp
 	}

@@ -67,6 +67,9 @@ func normSmallBwd512(xt []float32, y []float32, up []float32, d int, out []float
 // mulDiv512 is MulDiv on the first len(x) − len(x) mod 8 values.
 func mulDiv512(dst []float64, x []float64, c float64, n float64)
 
+// addWiden512 is AddWiden on the first len(x) − len(x) mod 8 values.
+func addWiden512(dst []float64, x []float32)
+
 // expSmall512 is the generalized ball's prepared kernel on len(blks) blocks of 16 rows
 // of d < 16 prepared logarithms (each row-major), one row per lane: e and
 // c (transposed: vector j holds coordinate j of each row; block b's at b
@@ -177,6 +180,9 @@ func normSmallBwd256(xt []float32, y []float32, up []float32, d int, out []float
 
 // mulDiv256 is MulDiv on the first len(x) − len(x) mod 4 values.
 func mulDiv256(dst []float64, x []float64, c float64, n float64)
+
+// addWiden256 is AddWiden on the first len(x) − len(x) mod 4 values.
+func addWiden256(dst []float64, x []float32)
 
 // expSmall256 is the generalized ball's prepared kernel on len(blks) blocks of 8 rows
 // of d < 16 prepared logarithms (each row-major), one row per lane: e and

@@ -2322,6 +2322,29 @@ done:
 	VZEROUPPER
 	RET
 
+// func addWiden512(dst []float64, x []float32)
+// Requires: AVX, AVX512F
+TEXT ·addWiden512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ x_len+32(FP), DX
+	SHRQ $0x03, DX
+
+loop:
+	TESTQ     DX, DX
+	JZ        done
+	VCVTPS2PD (CX), Z0
+	VADDPD    (AX), Z0, Z0
+	VMOVUPD   Z0, (AX)
+	ADDQ      $0x00000020, CX
+	ADDQ      $0x00000040, AX
+	DECQ      DX
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func expSmall512(blks [][]float32, d int, logm []float32, p []float32, scores []float64, e []float32, c []float32, tab []int32)
 // Requires: AVX, AVX512F
 TEXT ·expSmall512(SB), NOSPLIT, $40-176
@@ -4471,6 +4494,29 @@ loop:
 	ADDQ    $0x00000020, AX
 	DECQ    DX
 	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func addWiden256(dst []float64, x []float32)
+// Requires: AVX
+TEXT ·addWiden256(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ x_len+32(FP), DX
+	SHRQ $0x02, DX
+
+loop:
+	TESTQ     DX, DX
+	JZ        done
+	VCVTPS2PD (CX), Y0
+	VADDPD    (AX), Y0, Y0
+	VMOVUPD   Y0, (AX)
+	ADDQ      $0x00000010, CX
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JMP       loop
 
 done:
 	VZEROUPPER

@@ -29,6 +29,7 @@ func main() {
 		normSmallFwd(s, false)
 		normSmallBwd(s)
 		mulDiv(s)
+		addWiden(s)
 		expSmall(s)
 		addSmall(s)
 		gemmTile(s)
@@ -678,6 +679,22 @@ func mulDiv(s isa) {
 		v := s.vec()
 		VMULPD(mem(x), cv, v)
 		VDIVPD(nv, v, v)
+		VMOVUPD(v, mem(dst))
+	})
+	VZEROUPPER()
+	RET()
+}
+
+func addWiden(s isa) {
+	text(s, "addWiden", "func(dst []float64, x []float32)",
+		fmt.Sprintf("is AddWiden on the first len(x) − len(x) mod %d values.", s.w/2))
+	dst, x := ptr("dst"), ptr("x")
+	cnt := length("x")
+	SHRQ(U8(log2w(s)-1), cnt)
+	vecLoop(cnt, []step{{x, s.bytes() / 2}, {dst, s.bytes()}}, func() {
+		v := s.vec()
+		VCVTPS2PD(mem(x), v)
+		VADDPD(mem(dst), v, v)
 		VMOVUPD(v, mem(dst))
 	})
 	VZEROUPPER()
