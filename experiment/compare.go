@@ -125,7 +125,8 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if trains && (data.Fit == nil || data.Val == nil) {
 		return nil, fmt.Errorf("experiment: the learned rows need fit and validation bundles")
 	}
-	if data.Fit == nil && slices.ContainsFunc(methods, func(m Method) bool { return m.NeedsFit }) {
+	needsFit := slices.ContainsFunc(methods, func(m Method) bool { return m.NeedsFit })
+	if needsFit && data.Fit == nil {
 		return nil, fmt.Errorf("experiment: the ellipsoid's Σ needs the fit bundle")
 	}
 	cfg.compare = &cfg
@@ -146,7 +147,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		t.Config = fmt.Sprintf("%d fit, %d validation, ", nOf(data.Fit), nOf(data.Val)) + t.Config
 		t.Config += "; " + recipeLine(cfg.Train.WithDefaults(), recipeShown{optimiser: true, objective: true})
 	}
-	if slices.ContainsFunc(methods, func(m Method) bool { return m.NeedsFit }) {
+	if needsFit {
 		t.Config += fmt.Sprintf("; the ellipsoid's Σ from the %d fit anchors' differences, its threshold from the whole calibration split", data.Fit.N)
 	}
 	if data.OOD != nil {

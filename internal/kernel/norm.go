@@ -291,6 +291,23 @@ func normTrain32(d int, mt []float32, p float64, dtheta, scores []float64, diffs
 	}
 }
 
+// AddWiden adds float64(x_i) into dst_i for each value of x (the bits of
+// Go's dst[i] += float64(x[i]): the conversion is exact, the sum rounded
+// once): on vectors of float64 where the build has them. dst must hold
+// len(x) values. A single-norm block's float32 ∂/∂M goes into the float64
+// gradient this way: a loop a value at a time took 4% of its training's CPU.
+func AddWiden(dst []float64, x []float32) {
+	dst = dst[:len(x)]
+	m := 0
+	if addWidenV != nil {
+		m = len(x) &^ (lanes/2 - 1)
+		addWidenV(dst[:m], x[:m])
+	}
+	for i := m; i < len(x); i++ {
+		dst[i] += float64(x[i])
+	}
+}
+
 // gradRow writes g_k = (up_k·a/y_k)·cw where y_k ≠ 0 and |up_k·a/y_k| ≥ thr
 // and 0 elsewhere (∂φ/∂y_k of a single-norm row, weighted, the entries too
 // small to matter left out) and returns the largest |g_k|: a vector at a

@@ -58,23 +58,6 @@ func Sigmoids(T, t float64, phi, sig, der []float64) {
 	sigmoidsPortable(T, t, phi[n:], sig[n:], der[n:])
 }
 
-// AddWiden adds float64(x_i) into dst_i for each value of x (the bits of
-// Go's dst[i] += float64(x[i]): the conversion is exact, the sum rounded
-// once): on vectors of float64 where the build has them. dst must hold
-// len(x) values. A single-norm block's float32 ∂/∂M goes into the float64
-// gradient this way: a loop a value at a time took 4% of its training's CPU.
-func AddWiden(dst []float64, x []float32) {
-	dst = dst[:len(x)]
-	m := 0
-	if addWidenV != nil {
-		m = len(x) &^ (lanes/2 - 1)
-		addWidenV(dst[:m], x[:m])
-	}
-	for i := m; i < len(x); i++ {
-		dst[i] += float64(x[i])
-	}
-}
-
 // MulDiv writes c·x_i/n into dst for each value x_i of x, with the bits of
 // Go's c * x[i] / n (a product, then a quotient, each rounded): on vectors
 // of float64 where the build has them. dst must hold len(x) values.
