@@ -223,11 +223,17 @@ func powHalfConsts(dst []float32, a []float32, log2m, p []float64, log2Scale int
 // coordinate, y = (1 − halfRel)·|h − a_j| − T_j (≤ the distance to the
 // row's true coordinate; powHalfConsts), then 2^z with z = p_j·(log2 m_j − k +
 // log2 y) computed from y's bits (bits(y)·2⁻²³ − 127 ≤ log2 y) and back
-// (the float of bits 2²³·(z + 127) is 2ⁿ·(1 + f) ≥ 2^z, at most 1.0615·2^z),
-// z clamped to [−126, 127] (one FMA, A_j·bits(y) + B_j, gives 2²³·(z +
-// 127)); summed in float32. consts is powHalfConsts's. Every term is
-// positive, so a sum only grows: a row (the vector kernels: a pair of
-// blocks) above limit part way is ruled out without its other coordinates.
+// (the float of bits 2²³·(z + 127) is 2ⁿ·(1 + f) ≥ 2^z, at most 1.0615·2^z;
+// one FMA, w = A_j·bits(y) + B_j, gives 2²³·(z + 127)), the bits taken as
+// max(int(w), 2²³): z below −126 gives 2⁻¹²⁶ (the limit's slack carries
+// it); summed in float32. consts is powHalfConsts's. z is not clamped
+// above (one integer max where a float clamp to [2²³, 254·2²³] took two
+// vector operations): from z = 128 the bits are those of +Inf (above any
+// limit, as the term: 2^z > float32's largest), of a NaN (the row is kept)
+// or, from w = 2³¹, 2⁻¹²⁶ (less than the term): each only keeps rows, so
+// a row ruled out still scores above q. Every term is positive (or NaN),
+// so a sum only grows: a row (the vector kernels: a pair of blocks) above
+// limit part way is ruled out without its other coordinates.
 func powHalfMask(masks []uint16, consts []float32, blocks []uint16, limit float32) {
 	d := len(consts) / 4
 	if len(consts) != 4*d || len(blocks) != len(masks)*HalfBlock*d {
@@ -250,8 +256,7 @@ func powHalfMask(masks []uint16, consts []float32, blocks []uint16, limit float3
 				y := float32(math.FMA(float64(abs32(h-consts[4*j])), float64(halfKeep), -float64(consts[4*j+3])))
 				L := float32(int32(math.Float32bits(y)))
 				w := float32(math.FMA(float64(L), float64(consts[4*j+1]), float64(consts[4*j+2])))
-				w = min(max(w, 0x1p23), 254*0x1p23)
-				s += math.Float32frombits(uint32(int32(w)))
+				s += math.Float32frombits(uint32(max(truncInt32(w), 1<<23)))
 			}
 			if !(s > limit) {
 				m |= 1 << l
@@ -259,6 +264,15 @@ func powHalfMask(masks []uint16, consts []float32, blocks []uint16, limit float3
 		}
 		masks[b] = m
 	}
+}
+
+// truncInt32 is w truncated to an int32, math.MinInt32 beyond int32's
+// range and for a NaN: CVTTPS2DQ's result.
+func truncInt32(w float32) int32 {
+	if w > -0x1p31 && w < 0x1p31 {
+		return int32(w)
+	}
+	return math.MinInt32
 }
 
 // sqHalfParams is r and c for sqHalfMask that rule out only rows x with
@@ -330,7 +344,33 @@ func (h *HalfRows) SqScreen(a []float32, q float64) func(b0 int, masks []uint16)
 // log2 m, p and the score q, on h's blocks b0 … b0+len(masks)−1: it rules
 // out only rows x with Σ_j (m_j·|a_j/Scale − x_j|)^{p_j} > q. Nil where the
 // bound overflows.
+//
+// powHalfMask keeps the rows with a term of 2¹²⁸ or more (scaled): so
+// that rows far out are still ruled out where a large p makes such terms
+// (p = 10, m_j·|a_j − x_j| = 7000), PowScreen scales every term and q by
+// 2⁻ˢ (m_j by 2^{−s/p_j}), s the least that keeps the largest term a
+// coordinate's half floats allow below 2¹²¹.
 func (h *HalfRows) PowScreen(a []float32, log2m, p []float64, q float64) func(b0 int, masks []uint16) {
+	// |h| ≤ 2¹¹ (the scale), so |h − a_j| < 2¹² + 2|a_j| with room for
+	// its roundings; z is in the rows' scaled units, as powHalfConsts's B.
+	var zmax float64
+	for j := range a {
+		zmax = max(zmax, p[j]*(log2m[j]-float64(h.log2)+math.Log2(0x1p12+2*math.Abs(float64(a[j])))))
+	}
+	if !(zmax < 1e4) {
+		return nil
+	}
+	if s := math.Ceil(zmax - 120); s > 0 {
+		shifted := make([]float64, len(log2m))
+		for j := range log2m {
+			shifted[j] = log2m[j] - s/p[j]
+		}
+		qs := math.Ldexp(q, -int(s))
+		if math.Ldexp(qs, int(s)) != q {
+			return nil // q underflows
+		}
+		log2m, q = shifted, qs
+	}
 	limit := h.powHalfLimit(q, log2m, p)
 	if math.IsInf(float64(limit), 0) {
 		return nil

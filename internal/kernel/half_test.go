@@ -3,6 +3,7 @@ package kernel
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -89,10 +90,7 @@ func TestSqHalfMask(t *testing.T) {
 				}
 				q := dist[rng.IntN(n)]
 				h := halfRows(rows, d)
-				a := make([]float32, d)
-				for j := range a {
-					a[j] = anchor[j] * h.scale()
-				}
+				a := scaled(h, anchor)
 				masks := make([]uint16, len(h.blocks)/(HalfBlock*d))
 				r, c := h.sqHalfParams(q)
 				sqHalfMask(masks, a, h.blocks, h.blockErr, r, c)
@@ -156,10 +154,7 @@ func TestPowHalfMask(t *testing.T) {
 				}
 				q := score[rng.IntN(n)]
 				h := halfRows(rows, d)
-				a := make([]float32, d)
-				for j := range a {
-					a[j] = anchor[j] * h.scale()
-				}
+				a := scaled(h, anchor)
 				consts := make([]float32, 4*d)
 				powHalfConsts(consts, a, log2m, p, h.log2)
 				masks := make([]uint16, len(h.blocks)/(HalfBlock*d))
@@ -273,10 +268,7 @@ func TestHalfMaskLooks(t *testing.T) {
 				}
 				anchor := make([]float32, d)
 				h := halfRows(rows, d)
-				a := make([]float32, d)
-				for j := range a {
-					a[j] = anchor[j] * h.scale()
-				}
+				a := scaled(h, anchor)
 				// Near rows' squared norms are below 0.1, far rows' above 100.
 				q := 1.0
 				check := func(name string, masks []uint16) {
@@ -306,4 +298,118 @@ func TestHalfMaskLooks(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPowHalfMaskHugeTerms: where a coordinate's term is beyond float32
+// (z from 104 to 136: the bits of w = 2²³·(z + 127) reach the NaNs and,
+// from w = 2³¹, int32's overflow), powHalfMask keeps every row scoring at
+// most q, rules out every row above q whose term is finite (only a NaN or
+// an overflowed w may keep a row above q), and the vector kernels' masks
+// equal the portable kernel's bit for bit; PowScreen, which scales such
+// terms down, rules them out.
+func TestPowHalfMaskHugeTerms(t *testing.T) {
+	const d, n = 24, 200
+	rng := rand.New(rand.NewPCG(11, 12))
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	// Row i's coordinate 0 at distance 2^e_i from the anchor, e_i from
+	// −4 to 4: with m_0 = 2^30 and p_0 = 4, z_0 = 4·(30 + e_i), 104 to 136;
+	// the other coordinates' terms are small.
+	for i := range n {
+		rows[i*d] = float32(math.Exp2(-4 + 8*float64(i)/n))
+	}
+	anchor := make([]float32, d)
+	log2m, p := make([]float64, d), make([]float64, d)
+	for j := range d {
+		p[j] = 1.5
+	}
+	log2m[0], p[0] = 30, 4
+	score := make([]float64, n)
+	for i := range n {
+		for j := range d {
+			score[i] += math.Pow(math.Exp2(log2m[j])*math.Abs(float64(rows[i*d+j])), p[j])
+		}
+	}
+	q := score[n/4] // about 2^126: some rows kept, the rest above
+	h := halfRows(rows, d)
+	a := scaled(h, anchor)
+	consts := make([]float32, 4*d)
+	powHalfConsts(consts, a, log2m, p, h.log2)
+	limit := h.powHalfLimit(q, log2m, p)
+	if math.IsInf(float64(limit), 0) {
+		t.Fatalf("limit for q = %v overflows", q)
+	}
+	var want []uint16
+	atLevels(t, func(t *testing.T) {
+		masks := make([]uint16, len(h.blockErr))
+		powHalfMask(masks, consts, h.blocks, limit)
+		for i := range n {
+			kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
+			if score[i] <= q && !kept {
+				t.Fatalf("row %d scoring %v ≤ q = %v ruled out", i, score[i], q)
+			}
+		}
+		if want == nil {
+			want = masks // the portable kernel's: the first level
+			return
+		}
+		if !slices.Equal(masks, want) {
+			t.Errorf("masks %x, the portable kernel's %x", masks, want)
+		}
+	})
+	// Coordinate 0's w for each row, as the kernels compute it: the test
+	// must reach every regime, and rows above q whose terms stay finite
+	// are ruled out.
+	var finite, nans, over, finiteAbove, finiteOut int
+	for i := range n {
+		hv := fromHalf(h.blocks[i/HalfBlock*d*HalfBlock+i%HalfBlock])
+		y := float32(math.FMA(float64(abs32(hv-consts[0])), float64(halfKeep), -float64(consts[3])))
+		w := float32(math.FMA(float64(float32(int32(math.Float32bits(y)))), float64(consts[1]), float64(consts[2])))
+		switch bits := truncInt32(w); {
+		case bits == math.MinInt32:
+			over++
+		case bits>>23 == 0xff:
+			nans++
+		default:
+			finite++
+			if score[i] > q {
+				finiteAbove++
+				if want[i/HalfBlock]>>(i%HalfBlock)&1 == 0 {
+					finiteOut++
+				}
+			}
+		}
+	}
+	if finite == 0 || nans == 0 || over == 0 || finiteAbove == 0 {
+		t.Fatalf("rows with a finite term %d (%d above q), NaN's bits %d, w beyond int32 %d: want each > 0", finite, finiteAbove, nans, over)
+	}
+	if finiteOut != finiteAbove {
+		t.Errorf("%d of %d rows above q with finite terms ruled out", finiteOut, finiteAbove)
+	}
+	// PowScreen scales the terms below 2¹²¹: it keeps the rows at most q
+	// and rules out every row above 1.1·q, the huge ones included.
+	screen := h.PowScreen(a, log2m, p, q)
+	if screen == nil {
+		t.Fatal("PowScreen: no screen")
+	}
+	masks := make([]uint16, len(h.blockErr))
+	screen(0, masks)
+	for i := range n {
+		kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
+		if score[i] <= q && !kept || score[i] > 1.1*q && kept {
+			t.Errorf("PowScreen: row %d scoring %v against q = %v kept %v", i, score[i], q, kept)
+		}
+	}
+}
+
+// scaled is anchor scaled as h's rows are (ScaleAnchor without its range
+// check).
+func scaled(h *HalfRows, anchor []float32) []float32 {
+	a := make([]float32, len(anchor))
+	for j, v := range anchor {
+		a[j] = v * h.scale()
+	}
+	return a
 }

@@ -107,7 +107,7 @@ func screenMask512(masks []uint16, prod []float32, norms []float32, bound float3
 func sqHalf512(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r float32, c float32)
 
 // powHalf512 sets bit l of masks[b] unless the sum over j of the float with bits
-// clamp(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j, 2²³, 254·2²³) is
+// max(int(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j), 2²³) is
 // above limit for row l of block b (consts: a_j, A_j, B_j, T_j for each j);
 // two blocks at a time, sharing each coordinate's constants; a pair whose
 // rows are all above limit part way skips its remaining coordinates.
@@ -221,7 +221,7 @@ func screenMask256(masks []uint16, prod []float32, norms []float32, bound float3
 func sqHalf256(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r float32, c float32)
 
 // powHalf256 sets bit l of masks[b] unless the sum over j of the float with bits
-// clamp(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j, 2²³, 254·2²³) is
+// max(int(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j), 2²³) is
 // above limit for row l of block b (consts: a_j, A_j, B_j, T_j for each j);
 // two blocks at a time, sharing each coordinate's constants; a pair whose
 // rows are all above limit part way skips its remaining coordinates.

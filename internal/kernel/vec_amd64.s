@@ -338,582 +338,574 @@ DATA ccsconst<>+1328(SB)/4, $0x3f7fdfdf
 DATA ccsconst<>+1332(SB)/4, $0x3f7fdfdf
 DATA ccsconst<>+1336(SB)/4, $0x3f7fdfdf
 DATA ccsconst<>+1340(SB)/4, $0x3f7fdfdf
-DATA ccsconst<>+1344(SB)/4, $0x4b000000
-DATA ccsconst<>+1348(SB)/4, $0x4b000000
-DATA ccsconst<>+1352(SB)/4, $0x4b000000
-DATA ccsconst<>+1356(SB)/4, $0x4b000000
-DATA ccsconst<>+1360(SB)/4, $0x4b000000
-DATA ccsconst<>+1364(SB)/4, $0x4b000000
-DATA ccsconst<>+1368(SB)/4, $0x4b000000
-DATA ccsconst<>+1372(SB)/4, $0x4b000000
-DATA ccsconst<>+1376(SB)/4, $0x4b000000
-DATA ccsconst<>+1380(SB)/4, $0x4b000000
-DATA ccsconst<>+1384(SB)/4, $0x4b000000
-DATA ccsconst<>+1388(SB)/4, $0x4b000000
-DATA ccsconst<>+1392(SB)/4, $0x4b000000
-DATA ccsconst<>+1396(SB)/4, $0x4b000000
-DATA ccsconst<>+1400(SB)/4, $0x4b000000
-DATA ccsconst<>+1404(SB)/4, $0x4b000000
-DATA ccsconst<>+1408(SB)/4, $0x4efe0000
-DATA ccsconst<>+1412(SB)/4, $0x4efe0000
-DATA ccsconst<>+1416(SB)/4, $0x4efe0000
-DATA ccsconst<>+1420(SB)/4, $0x4efe0000
-DATA ccsconst<>+1424(SB)/4, $0x4efe0000
-DATA ccsconst<>+1428(SB)/4, $0x4efe0000
-DATA ccsconst<>+1432(SB)/4, $0x4efe0000
-DATA ccsconst<>+1436(SB)/4, $0x4efe0000
-DATA ccsconst<>+1440(SB)/4, $0x4efe0000
-DATA ccsconst<>+1444(SB)/4, $0x4efe0000
-DATA ccsconst<>+1448(SB)/4, $0x4efe0000
-DATA ccsconst<>+1452(SB)/4, $0x4efe0000
-DATA ccsconst<>+1456(SB)/4, $0x4efe0000
-DATA ccsconst<>+1460(SB)/4, $0x4efe0000
-DATA ccsconst<>+1464(SB)/4, $0x4efe0000
-DATA ccsconst<>+1468(SB)/4, $0x4efe0000
-DATA ccsconst<>+1472(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1476(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1480(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1484(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1488(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1492(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1496(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1500(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1504(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1508(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1512(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1516(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1520(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1524(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1528(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1532(SB)/4, $0x3fb8a9a0
-DATA ccsconst<>+1536(SB)/4, $0xbf388345
-DATA ccsconst<>+1540(SB)/4, $0xbf388345
-DATA ccsconst<>+1544(SB)/4, $0xbf388345
-DATA ccsconst<>+1548(SB)/4, $0xbf388345
-DATA ccsconst<>+1552(SB)/4, $0xbf388345
-DATA ccsconst<>+1556(SB)/4, $0xbf388345
-DATA ccsconst<>+1560(SB)/4, $0xbf388345
-DATA ccsconst<>+1564(SB)/4, $0xbf388345
-DATA ccsconst<>+1568(SB)/4, $0xbf388345
-DATA ccsconst<>+1572(SB)/4, $0xbf388345
-DATA ccsconst<>+1576(SB)/4, $0xbf388345
-DATA ccsconst<>+1580(SB)/4, $0xbf388345
-DATA ccsconst<>+1584(SB)/4, $0xbf388345
-DATA ccsconst<>+1588(SB)/4, $0xbf388345
-DATA ccsconst<>+1592(SB)/4, $0xbf388345
-DATA ccsconst<>+1596(SB)/4, $0xbf388345
-DATA ccsconst<>+1600(SB)/4, $0x3ef30588
-DATA ccsconst<>+1604(SB)/4, $0x3ef30588
-DATA ccsconst<>+1608(SB)/4, $0x3ef30588
-DATA ccsconst<>+1612(SB)/4, $0x3ef30588
-DATA ccsconst<>+1616(SB)/4, $0x3ef30588
-DATA ccsconst<>+1620(SB)/4, $0x3ef30588
-DATA ccsconst<>+1624(SB)/4, $0x3ef30588
-DATA ccsconst<>+1628(SB)/4, $0x3ef30588
-DATA ccsconst<>+1632(SB)/4, $0x3ef30588
-DATA ccsconst<>+1636(SB)/4, $0x3ef30588
-DATA ccsconst<>+1640(SB)/4, $0x3ef30588
-DATA ccsconst<>+1644(SB)/4, $0x3ef30588
-DATA ccsconst<>+1648(SB)/4, $0x3ef30588
-DATA ccsconst<>+1652(SB)/4, $0x3ef30588
-DATA ccsconst<>+1656(SB)/4, $0x3ef30588
-DATA ccsconst<>+1660(SB)/4, $0x3ef30588
-DATA ccsconst<>+1664(SB)/4, $0xbea892b3
-DATA ccsconst<>+1668(SB)/4, $0xbea892b3
-DATA ccsconst<>+1672(SB)/4, $0xbea892b3
-DATA ccsconst<>+1676(SB)/4, $0xbea892b3
-DATA ccsconst<>+1680(SB)/4, $0xbea892b3
-DATA ccsconst<>+1684(SB)/4, $0xbea892b3
-DATA ccsconst<>+1688(SB)/4, $0xbea892b3
-DATA ccsconst<>+1692(SB)/4, $0xbea892b3
-DATA ccsconst<>+1696(SB)/4, $0xbea892b3
-DATA ccsconst<>+1700(SB)/4, $0xbea892b3
-DATA ccsconst<>+1704(SB)/4, $0xbea892b3
-DATA ccsconst<>+1708(SB)/4, $0xbea892b3
-DATA ccsconst<>+1712(SB)/4, $0xbea892b3
-DATA ccsconst<>+1716(SB)/4, $0xbea892b3
-DATA ccsconst<>+1720(SB)/4, $0xbea892b3
-DATA ccsconst<>+1724(SB)/4, $0xbea892b3
-DATA ccsconst<>+1728(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1732(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1736(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1740(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1744(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1748(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1752(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1756(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1760(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1764(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1768(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1772(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1776(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1780(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1784(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1788(SB)/4, $0x3e4c3eb6
-DATA ccsconst<>+1792(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1796(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1800(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1804(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1808(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1812(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1816(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1820(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1824(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1828(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1832(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1836(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1840(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1844(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1848(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1852(SB)/4, $0xbdaafbe4
-DATA ccsconst<>+1856(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1860(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1864(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1868(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1872(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1876(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1880(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1884(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1888(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1892(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1896(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1900(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1904(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1908(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1912(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1916(SB)/4, $0x3c88ceea
-DATA ccsconst<>+1920(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1924(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1928(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1932(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1936(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1940(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1944(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1948(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1952(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1956(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1960(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1964(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1968(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1972(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1976(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1980(SB)/4, $0x3f7ffffd
-DATA ccsconst<>+1984(SB)/4, $0x3f317296
-DATA ccsconst<>+1988(SB)/4, $0x3f317296
-DATA ccsconst<>+1992(SB)/4, $0x3f317296
-DATA ccsconst<>+1996(SB)/4, $0x3f317296
-DATA ccsconst<>+2000(SB)/4, $0x3f317296
-DATA ccsconst<>+2004(SB)/4, $0x3f317296
-DATA ccsconst<>+2008(SB)/4, $0x3f317296
-DATA ccsconst<>+2012(SB)/4, $0x3f317296
-DATA ccsconst<>+2016(SB)/4, $0x3f317296
-DATA ccsconst<>+2020(SB)/4, $0x3f317296
-DATA ccsconst<>+2024(SB)/4, $0x3f317296
-DATA ccsconst<>+2028(SB)/4, $0x3f317296
-DATA ccsconst<>+2032(SB)/4, $0x3f317296
-DATA ccsconst<>+2036(SB)/4, $0x3f317296
-DATA ccsconst<>+2040(SB)/4, $0x3f317296
-DATA ccsconst<>+2044(SB)/4, $0x3f317296
-DATA ccsconst<>+2048(SB)/4, $0x3e75e888
-DATA ccsconst<>+2052(SB)/4, $0x3e75e888
-DATA ccsconst<>+2056(SB)/4, $0x3e75e888
-DATA ccsconst<>+2060(SB)/4, $0x3e75e888
-DATA ccsconst<>+2064(SB)/4, $0x3e75e888
-DATA ccsconst<>+2068(SB)/4, $0x3e75e888
-DATA ccsconst<>+2072(SB)/4, $0x3e75e888
-DATA ccsconst<>+2076(SB)/4, $0x3e75e888
-DATA ccsconst<>+2080(SB)/4, $0x3e75e888
-DATA ccsconst<>+2084(SB)/4, $0x3e75e888
-DATA ccsconst<>+2088(SB)/4, $0x3e75e888
-DATA ccsconst<>+2092(SB)/4, $0x3e75e888
-DATA ccsconst<>+2096(SB)/4, $0x3e75e888
-DATA ccsconst<>+2100(SB)/4, $0x3e75e888
-DATA ccsconst<>+2104(SB)/4, $0x3e75e888
-DATA ccsconst<>+2108(SB)/4, $0x3e75e888
-DATA ccsconst<>+2112(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2116(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2120(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2124(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2128(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2132(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2136(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2140(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2144(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2148(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2152(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2156(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2160(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2164(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2168(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2172(SB)/4, $0x3d64bd81
-DATA ccsconst<>+2176(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2180(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2184(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2188(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2192(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2196(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2200(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2204(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2208(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2212(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2216(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2220(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2224(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2228(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2232(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2236(SB)/4, $0x3c1304ae
-DATA ccsconst<>+2240(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2244(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2248(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2252(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2256(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2260(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2264(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2268(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2272(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2276(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2280(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2284(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2288(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2292(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2296(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2300(SB)/4, $0x3af6b80d
-DATA ccsconst<>+2304(SB)/4, $0x7fffffff
-DATA ccsconst<>+2308(SB)/4, $0x7fffffff
-DATA ccsconst<>+2312(SB)/4, $0x7fffffff
-DATA ccsconst<>+2316(SB)/4, $0x7fffffff
-DATA ccsconst<>+2320(SB)/4, $0x7fffffff
-DATA ccsconst<>+2324(SB)/4, $0x7fffffff
-DATA ccsconst<>+2328(SB)/4, $0x7fffffff
-DATA ccsconst<>+2332(SB)/4, $0x7fffffff
-DATA ccsconst<>+2336(SB)/4, $0x7fffffff
-DATA ccsconst<>+2340(SB)/4, $0x7fffffff
-DATA ccsconst<>+2344(SB)/4, $0x7fffffff
-DATA ccsconst<>+2348(SB)/4, $0x7fffffff
-DATA ccsconst<>+2352(SB)/4, $0x7fffffff
-DATA ccsconst<>+2356(SB)/4, $0x7fffffff
-DATA ccsconst<>+2360(SB)/4, $0x7fffffff
-DATA ccsconst<>+2364(SB)/4, $0x7fffffff
-DATA ccsconst<>+2368(SB)/4, $0x007fffff
-DATA ccsconst<>+2372(SB)/4, $0x007fffff
-DATA ccsconst<>+2376(SB)/4, $0x007fffff
-DATA ccsconst<>+2380(SB)/4, $0x007fffff
-DATA ccsconst<>+2384(SB)/4, $0x007fffff
-DATA ccsconst<>+2388(SB)/4, $0x007fffff
-DATA ccsconst<>+2392(SB)/4, $0x007fffff
-DATA ccsconst<>+2396(SB)/4, $0x007fffff
-DATA ccsconst<>+2400(SB)/4, $0x007fffff
-DATA ccsconst<>+2404(SB)/4, $0x007fffff
-DATA ccsconst<>+2408(SB)/4, $0x007fffff
-DATA ccsconst<>+2412(SB)/4, $0x007fffff
-DATA ccsconst<>+2416(SB)/4, $0x007fffff
-DATA ccsconst<>+2420(SB)/4, $0x007fffff
-DATA ccsconst<>+2424(SB)/4, $0x007fffff
-DATA ccsconst<>+2428(SB)/4, $0x007fffff
-DATA ccsconst<>+2432(SB)/4, $0x3f800000
-DATA ccsconst<>+2436(SB)/4, $0x3f800000
-DATA ccsconst<>+2440(SB)/4, $0x3f800000
-DATA ccsconst<>+2444(SB)/4, $0x3f800000
-DATA ccsconst<>+2448(SB)/4, $0x3f800000
-DATA ccsconst<>+2452(SB)/4, $0x3f800000
-DATA ccsconst<>+2456(SB)/4, $0x3f800000
-DATA ccsconst<>+2460(SB)/4, $0x3f800000
-DATA ccsconst<>+2464(SB)/4, $0x3f800000
-DATA ccsconst<>+2468(SB)/4, $0x3f800000
-DATA ccsconst<>+2472(SB)/4, $0x3f800000
-DATA ccsconst<>+2476(SB)/4, $0x3f800000
-DATA ccsconst<>+2480(SB)/4, $0x3f800000
-DATA ccsconst<>+2484(SB)/4, $0x3f800000
-DATA ccsconst<>+2488(SB)/4, $0x3f800000
-DATA ccsconst<>+2492(SB)/4, $0x3f800000
-DATA ccsconst<>+2496(SB)/4, $0x0000007f
-DATA ccsconst<>+2500(SB)/4, $0x0000007f
-DATA ccsconst<>+2504(SB)/4, $0x0000007f
-DATA ccsconst<>+2508(SB)/4, $0x0000007f
-DATA ccsconst<>+2512(SB)/4, $0x0000007f
-DATA ccsconst<>+2516(SB)/4, $0x0000007f
-DATA ccsconst<>+2520(SB)/4, $0x0000007f
-DATA ccsconst<>+2524(SB)/4, $0x0000007f
-DATA ccsconst<>+2528(SB)/4, $0x0000007f
-DATA ccsconst<>+2532(SB)/4, $0x0000007f
-DATA ccsconst<>+2536(SB)/4, $0x0000007f
-DATA ccsconst<>+2540(SB)/4, $0x0000007f
-DATA ccsconst<>+2544(SB)/4, $0x0000007f
-DATA ccsconst<>+2548(SB)/4, $0x0000007f
-DATA ccsconst<>+2552(SB)/4, $0x0000007f
-DATA ccsconst<>+2556(SB)/4, $0x0000007f
-DATA ccsconst<>+2560(SB)/4, $0x7f800000
-DATA ccsconst<>+2564(SB)/4, $0x7f800000
-DATA ccsconst<>+2568(SB)/4, $0x7f800000
-DATA ccsconst<>+2572(SB)/4, $0x7f800000
-DATA ccsconst<>+2576(SB)/4, $0x7f800000
-DATA ccsconst<>+2580(SB)/4, $0x7f800000
-DATA ccsconst<>+2584(SB)/4, $0x7f800000
-DATA ccsconst<>+2588(SB)/4, $0x7f800000
-DATA ccsconst<>+2592(SB)/4, $0x7f800000
-DATA ccsconst<>+2596(SB)/4, $0x7f800000
-DATA ccsconst<>+2600(SB)/4, $0x7f800000
-DATA ccsconst<>+2604(SB)/4, $0x7f800000
-DATA ccsconst<>+2608(SB)/4, $0x7f800000
-DATA ccsconst<>+2612(SB)/4, $0x7f800000
-DATA ccsconst<>+2616(SB)/4, $0x7f800000
-DATA ccsconst<>+2620(SB)/4, $0x7f800000
-DATA ccsconst<>+2624(SB)/4, $0xffffffff
-DATA ccsconst<>+2628(SB)/4, $0xffffffff
-DATA ccsconst<>+2632(SB)/4, $0xffffffff
-DATA ccsconst<>+2636(SB)/4, $0xffffffff
-DATA ccsconst<>+2640(SB)/4, $0xffffffff
-DATA ccsconst<>+2644(SB)/4, $0xffffffff
-DATA ccsconst<>+2648(SB)/4, $0xffffffff
-DATA ccsconst<>+2652(SB)/4, $0xffffffff
-DATA ccsconst<>+2656(SB)/4, $0xffffffff
-DATA ccsconst<>+2660(SB)/4, $0xffffffff
-DATA ccsconst<>+2664(SB)/4, $0xffffffff
-DATA ccsconst<>+2668(SB)/4, $0xffffffff
-DATA ccsconst<>+2672(SB)/4, $0xffffffff
-DATA ccsconst<>+2676(SB)/4, $0xffffffff
-DATA ccsconst<>+2680(SB)/4, $0xffffffff
-DATA ccsconst<>+2684(SB)/4, $0xffffffff
-DATA ccsconst<>+2688(SB)/4, $0x00000000
-DATA ccsconst<>+2692(SB)/4, $0x00000000
-DATA ccsconst<>+2696(SB)/4, $0x00000000
-DATA ccsconst<>+2700(SB)/4, $0x00000000
-DATA ccsconst<>+2704(SB)/4, $0x00000000
-DATA ccsconst<>+2708(SB)/4, $0x00000000
-DATA ccsconst<>+2712(SB)/4, $0x00000000
-DATA ccsconst<>+2716(SB)/4, $0x00000000
-DATA ccsconst<>+2720(SB)/4, $0x00000000
-DATA ccsconst<>+2724(SB)/4, $0x00000000
-DATA ccsconst<>+2728(SB)/4, $0x00000000
-DATA ccsconst<>+2732(SB)/4, $0x00000000
-DATA ccsconst<>+2736(SB)/4, $0x00000000
-DATA ccsconst<>+2740(SB)/4, $0x00000000
-DATA ccsconst<>+2744(SB)/4, $0x00000000
-DATA ccsconst<>+2748(SB)/4, $0x00000000
-DATA ccsconst<>+2752(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2756(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2760(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2764(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2768(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2772(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2776(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2780(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2784(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2788(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2792(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2796(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2800(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2804(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2808(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2812(SB)/4, $0x7f7fffff
-DATA ccsconst<>+2816(SB)/4, $0x00000000
-DATA ccsconst<>+2820(SB)/4, $0x00000001
-DATA ccsconst<>+2824(SB)/4, $0x00000002
-DATA ccsconst<>+2828(SB)/4, $0x00000003
-DATA ccsconst<>+2832(SB)/4, $0x00000004
-DATA ccsconst<>+2836(SB)/4, $0x00000005
-DATA ccsconst<>+2840(SB)/4, $0x00000006
-DATA ccsconst<>+2844(SB)/4, $0x00000007
-DATA ccsconst<>+2848(SB)/4, $0x00000008
-DATA ccsconst<>+2852(SB)/4, $0x00000009
-DATA ccsconst<>+2856(SB)/4, $0x0000000a
-DATA ccsconst<>+2860(SB)/4, $0x0000000b
-DATA ccsconst<>+2864(SB)/4, $0x0000000c
-DATA ccsconst<>+2868(SB)/4, $0x0000000d
-DATA ccsconst<>+2872(SB)/4, $0x0000000e
-DATA ccsconst<>+2876(SB)/4, $0x0000000f
-DATA ccsconst<>+2880(SB)/4, $0xffffffff
-DATA ccsconst<>+2884(SB)/4, $0xffffffff
-DATA ccsconst<>+2888(SB)/4, $0xffffffff
-DATA ccsconst<>+2892(SB)/4, $0xffffffff
-DATA ccsconst<>+2896(SB)/4, $0xffffffff
-DATA ccsconst<>+2900(SB)/4, $0xffffffff
-DATA ccsconst<>+2904(SB)/4, $0xffffffff
-DATA ccsconst<>+2908(SB)/4, $0xffffffff
-DATA ccsconst<>+2912(SB)/4, $0x00000000
-DATA ccsconst<>+2916(SB)/4, $0x00000000
-DATA ccsconst<>+2920(SB)/4, $0x00000000
-DATA ccsconst<>+2924(SB)/4, $0x00000000
-DATA ccsconst<>+2928(SB)/4, $0x00000000
-DATA ccsconst<>+2932(SB)/4, $0x00000000
-DATA ccsconst<>+2936(SB)/4, $0x00000000
-DATA ccsconst<>+2940(SB)/4, $0x00000000
-DATA ccsconst<>+2944(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+2952(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+2960(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+2968(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+2976(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+2984(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+2992(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+3000(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+3008(SB)/8, $0x3ff71547652b82fe
-DATA ccsconst<>+3016(SB)/8, $0x3ff71547652b82fe
-DATA ccsconst<>+3024(SB)/8, $0x3ff71547652b82fe
-DATA ccsconst<>+3032(SB)/8, $0x3ff71547652b82fe
-DATA ccsconst<>+3040(SB)/8, $0x3ff71547652b82fe
-DATA ccsconst<>+3048(SB)/8, $0x3ff71547652b82fe
-DATA ccsconst<>+3056(SB)/8, $0x3ff71547652b82fe
-DATA ccsconst<>+3064(SB)/8, $0x3ff71547652b82fe
-DATA ccsconst<>+3072(SB)/8, $0xbfe62e42fee00000
-DATA ccsconst<>+3080(SB)/8, $0xbfe62e42fee00000
-DATA ccsconst<>+3088(SB)/8, $0xbfe62e42fee00000
-DATA ccsconst<>+3096(SB)/8, $0xbfe62e42fee00000
-DATA ccsconst<>+3104(SB)/8, $0xbfe62e42fee00000
-DATA ccsconst<>+3112(SB)/8, $0xbfe62e42fee00000
-DATA ccsconst<>+3120(SB)/8, $0xbfe62e42fee00000
-DATA ccsconst<>+3128(SB)/8, $0xbfe62e42fee00000
-DATA ccsconst<>+3136(SB)/8, $0xbdea39ef35793c76
-DATA ccsconst<>+3144(SB)/8, $0xbdea39ef35793c76
-DATA ccsconst<>+3152(SB)/8, $0xbdea39ef35793c76
-DATA ccsconst<>+3160(SB)/8, $0xbdea39ef35793c76
-DATA ccsconst<>+3168(SB)/8, $0xbdea39ef35793c76
-DATA ccsconst<>+3176(SB)/8, $0xbdea39ef35793c76
-DATA ccsconst<>+3184(SB)/8, $0xbdea39ef35793c76
-DATA ccsconst<>+3192(SB)/8, $0xbdea39ef35793c76
-DATA ccsconst<>+3200(SB)/8, $0xc086200000000000
-DATA ccsconst<>+3208(SB)/8, $0xc086200000000000
-DATA ccsconst<>+3216(SB)/8, $0xc086200000000000
-DATA ccsconst<>+3224(SB)/8, $0xc086200000000000
-DATA ccsconst<>+3232(SB)/8, $0xc086200000000000
-DATA ccsconst<>+3240(SB)/8, $0xc086200000000000
-DATA ccsconst<>+3248(SB)/8, $0xc086200000000000
-DATA ccsconst<>+3256(SB)/8, $0xc086200000000000
-DATA ccsconst<>+3264(SB)/8, $0x4086200000000000
-DATA ccsconst<>+3272(SB)/8, $0x4086200000000000
-DATA ccsconst<>+3280(SB)/8, $0x4086200000000000
-DATA ccsconst<>+3288(SB)/8, $0x4086200000000000
-DATA ccsconst<>+3296(SB)/8, $0x4086200000000000
-DATA ccsconst<>+3304(SB)/8, $0x4086200000000000
-DATA ccsconst<>+3312(SB)/8, $0x4086200000000000
-DATA ccsconst<>+3320(SB)/8, $0x4086200000000000
-DATA ccsconst<>+3328(SB)/8, $0x0000000000000000
-DATA ccsconst<>+3336(SB)/8, $0x0000000000000000
-DATA ccsconst<>+3344(SB)/8, $0x0000000000000000
-DATA ccsconst<>+3352(SB)/8, $0x0000000000000000
-DATA ccsconst<>+3360(SB)/8, $0x0000000000000000
-DATA ccsconst<>+3368(SB)/8, $0x0000000000000000
-DATA ccsconst<>+3376(SB)/8, $0x0000000000000000
-DATA ccsconst<>+3384(SB)/8, $0x0000000000000000
-DATA ccsconst<>+3392(SB)/8, $0x3fe62e42fefa39ef
-DATA ccsconst<>+3400(SB)/8, $0x3fe62e42fefa39ef
-DATA ccsconst<>+3408(SB)/8, $0x3fe62e42fefa39ef
-DATA ccsconst<>+3416(SB)/8, $0x3fe62e42fefa39ef
-DATA ccsconst<>+3424(SB)/8, $0x3fe62e42fefa39ef
-DATA ccsconst<>+3432(SB)/8, $0x3fe62e42fefa39ef
-DATA ccsconst<>+3440(SB)/8, $0x3fe62e42fefa39ef
-DATA ccsconst<>+3448(SB)/8, $0x3fe62e42fefa39ef
-DATA ccsconst<>+3456(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3464(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3472(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3480(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3488(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3496(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3504(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3512(SB)/8, $0x7ff0000000000000
-DATA ccsconst<>+3520(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3528(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3536(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3544(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3552(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3560(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3568(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3576(SB)/8, $0x7fffffffffffffff
-DATA ccsconst<>+3584(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3592(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3600(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3608(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3616(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3624(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3632(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3640(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3648(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3656(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3664(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3672(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3680(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3688(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3696(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3704(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3712(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3720(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3728(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3736(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3744(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3752(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3760(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3768(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3776(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3784(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3792(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3800(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3808(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3816(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3824(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3832(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3840(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3848(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3856(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3864(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3872(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3880(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3888(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3896(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3904(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3912(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3920(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3928(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3936(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3944(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3952(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3960(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3968(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3976(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3984(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3992(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+4000(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+4008(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+4016(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+4024(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+4032(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4040(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4048(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4056(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4064(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4072(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4080(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4088(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4096(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4104(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4112(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4120(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4128(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4136(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4144(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4152(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4160(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4168(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4176(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4184(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4192(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4200(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4208(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4216(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4224(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4232(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4240(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4248(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4256(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4264(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4272(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4280(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4288(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4296(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4304(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4312(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4320(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4328(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4336(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4344(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+1344(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1348(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1352(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1356(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1360(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1364(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1368(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1372(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1376(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1380(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1384(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1388(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1392(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1396(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1400(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1404(SB)/4, $0x3fb8a9a0
+DATA ccsconst<>+1408(SB)/4, $0xbf388345
+DATA ccsconst<>+1412(SB)/4, $0xbf388345
+DATA ccsconst<>+1416(SB)/4, $0xbf388345
+DATA ccsconst<>+1420(SB)/4, $0xbf388345
+DATA ccsconst<>+1424(SB)/4, $0xbf388345
+DATA ccsconst<>+1428(SB)/4, $0xbf388345
+DATA ccsconst<>+1432(SB)/4, $0xbf388345
+DATA ccsconst<>+1436(SB)/4, $0xbf388345
+DATA ccsconst<>+1440(SB)/4, $0xbf388345
+DATA ccsconst<>+1444(SB)/4, $0xbf388345
+DATA ccsconst<>+1448(SB)/4, $0xbf388345
+DATA ccsconst<>+1452(SB)/4, $0xbf388345
+DATA ccsconst<>+1456(SB)/4, $0xbf388345
+DATA ccsconst<>+1460(SB)/4, $0xbf388345
+DATA ccsconst<>+1464(SB)/4, $0xbf388345
+DATA ccsconst<>+1468(SB)/4, $0xbf388345
+DATA ccsconst<>+1472(SB)/4, $0x3ef30588
+DATA ccsconst<>+1476(SB)/4, $0x3ef30588
+DATA ccsconst<>+1480(SB)/4, $0x3ef30588
+DATA ccsconst<>+1484(SB)/4, $0x3ef30588
+DATA ccsconst<>+1488(SB)/4, $0x3ef30588
+DATA ccsconst<>+1492(SB)/4, $0x3ef30588
+DATA ccsconst<>+1496(SB)/4, $0x3ef30588
+DATA ccsconst<>+1500(SB)/4, $0x3ef30588
+DATA ccsconst<>+1504(SB)/4, $0x3ef30588
+DATA ccsconst<>+1508(SB)/4, $0x3ef30588
+DATA ccsconst<>+1512(SB)/4, $0x3ef30588
+DATA ccsconst<>+1516(SB)/4, $0x3ef30588
+DATA ccsconst<>+1520(SB)/4, $0x3ef30588
+DATA ccsconst<>+1524(SB)/4, $0x3ef30588
+DATA ccsconst<>+1528(SB)/4, $0x3ef30588
+DATA ccsconst<>+1532(SB)/4, $0x3ef30588
+DATA ccsconst<>+1536(SB)/4, $0xbea892b3
+DATA ccsconst<>+1540(SB)/4, $0xbea892b3
+DATA ccsconst<>+1544(SB)/4, $0xbea892b3
+DATA ccsconst<>+1548(SB)/4, $0xbea892b3
+DATA ccsconst<>+1552(SB)/4, $0xbea892b3
+DATA ccsconst<>+1556(SB)/4, $0xbea892b3
+DATA ccsconst<>+1560(SB)/4, $0xbea892b3
+DATA ccsconst<>+1564(SB)/4, $0xbea892b3
+DATA ccsconst<>+1568(SB)/4, $0xbea892b3
+DATA ccsconst<>+1572(SB)/4, $0xbea892b3
+DATA ccsconst<>+1576(SB)/4, $0xbea892b3
+DATA ccsconst<>+1580(SB)/4, $0xbea892b3
+DATA ccsconst<>+1584(SB)/4, $0xbea892b3
+DATA ccsconst<>+1588(SB)/4, $0xbea892b3
+DATA ccsconst<>+1592(SB)/4, $0xbea892b3
+DATA ccsconst<>+1596(SB)/4, $0xbea892b3
+DATA ccsconst<>+1600(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1604(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1608(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1612(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1616(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1620(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1624(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1628(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1632(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1636(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1640(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1644(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1648(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1652(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1656(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1660(SB)/4, $0x3e4c3eb6
+DATA ccsconst<>+1664(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1668(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1672(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1676(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1680(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1684(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1688(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1692(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1696(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1700(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1704(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1708(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1712(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1716(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1720(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1724(SB)/4, $0xbdaafbe4
+DATA ccsconst<>+1728(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1732(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1736(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1740(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1744(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1748(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1752(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1756(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1760(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1764(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1768(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1772(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1776(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1780(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1784(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1788(SB)/4, $0x3c88ceea
+DATA ccsconst<>+1792(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1796(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1800(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1804(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1808(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1812(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1816(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1820(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1824(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1828(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1832(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1836(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1840(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1844(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1848(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1852(SB)/4, $0x3f7ffffd
+DATA ccsconst<>+1856(SB)/4, $0x3f317296
+DATA ccsconst<>+1860(SB)/4, $0x3f317296
+DATA ccsconst<>+1864(SB)/4, $0x3f317296
+DATA ccsconst<>+1868(SB)/4, $0x3f317296
+DATA ccsconst<>+1872(SB)/4, $0x3f317296
+DATA ccsconst<>+1876(SB)/4, $0x3f317296
+DATA ccsconst<>+1880(SB)/4, $0x3f317296
+DATA ccsconst<>+1884(SB)/4, $0x3f317296
+DATA ccsconst<>+1888(SB)/4, $0x3f317296
+DATA ccsconst<>+1892(SB)/4, $0x3f317296
+DATA ccsconst<>+1896(SB)/4, $0x3f317296
+DATA ccsconst<>+1900(SB)/4, $0x3f317296
+DATA ccsconst<>+1904(SB)/4, $0x3f317296
+DATA ccsconst<>+1908(SB)/4, $0x3f317296
+DATA ccsconst<>+1912(SB)/4, $0x3f317296
+DATA ccsconst<>+1916(SB)/4, $0x3f317296
+DATA ccsconst<>+1920(SB)/4, $0x3e75e888
+DATA ccsconst<>+1924(SB)/4, $0x3e75e888
+DATA ccsconst<>+1928(SB)/4, $0x3e75e888
+DATA ccsconst<>+1932(SB)/4, $0x3e75e888
+DATA ccsconst<>+1936(SB)/4, $0x3e75e888
+DATA ccsconst<>+1940(SB)/4, $0x3e75e888
+DATA ccsconst<>+1944(SB)/4, $0x3e75e888
+DATA ccsconst<>+1948(SB)/4, $0x3e75e888
+DATA ccsconst<>+1952(SB)/4, $0x3e75e888
+DATA ccsconst<>+1956(SB)/4, $0x3e75e888
+DATA ccsconst<>+1960(SB)/4, $0x3e75e888
+DATA ccsconst<>+1964(SB)/4, $0x3e75e888
+DATA ccsconst<>+1968(SB)/4, $0x3e75e888
+DATA ccsconst<>+1972(SB)/4, $0x3e75e888
+DATA ccsconst<>+1976(SB)/4, $0x3e75e888
+DATA ccsconst<>+1980(SB)/4, $0x3e75e888
+DATA ccsconst<>+1984(SB)/4, $0x3d64bd81
+DATA ccsconst<>+1988(SB)/4, $0x3d64bd81
+DATA ccsconst<>+1992(SB)/4, $0x3d64bd81
+DATA ccsconst<>+1996(SB)/4, $0x3d64bd81
+DATA ccsconst<>+2000(SB)/4, $0x3d64bd81
+DATA ccsconst<>+2004(SB)/4, $0x3d64bd81
+DATA ccsconst<>+2008(SB)/4, $0x3d64bd81
+DATA ccsconst<>+2012(SB)/4, $0x3d64bd81
+DATA ccsconst<>+2016(SB)/4, $0x3d64bd81
+DATA ccsconst<>+2020(SB)/4, $0x3d64bd81
+DATA ccsconst<>+2024(SB)/4, $0x3d64bd81
+DATA ccsconst<>+2028(SB)/4, $0x3d64bd81
+DATA ccsconst<>+2032(SB)/4, $0x3d64bd81
+DATA ccsconst<>+2036(SB)/4, $0x3d64bd81
+DATA ccsconst<>+2040(SB)/4, $0x3d64bd81
+DATA ccsconst<>+2044(SB)/4, $0x3d64bd81
+DATA ccsconst<>+2048(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2052(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2056(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2060(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2064(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2068(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2072(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2076(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2080(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2084(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2088(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2092(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2096(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2100(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2104(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2108(SB)/4, $0x3c1304ae
+DATA ccsconst<>+2112(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2116(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2120(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2124(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2128(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2132(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2136(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2140(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2144(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2148(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2152(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2156(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2160(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2164(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2168(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2172(SB)/4, $0x3af6b80d
+DATA ccsconst<>+2176(SB)/4, $0x7fffffff
+DATA ccsconst<>+2180(SB)/4, $0x7fffffff
+DATA ccsconst<>+2184(SB)/4, $0x7fffffff
+DATA ccsconst<>+2188(SB)/4, $0x7fffffff
+DATA ccsconst<>+2192(SB)/4, $0x7fffffff
+DATA ccsconst<>+2196(SB)/4, $0x7fffffff
+DATA ccsconst<>+2200(SB)/4, $0x7fffffff
+DATA ccsconst<>+2204(SB)/4, $0x7fffffff
+DATA ccsconst<>+2208(SB)/4, $0x7fffffff
+DATA ccsconst<>+2212(SB)/4, $0x7fffffff
+DATA ccsconst<>+2216(SB)/4, $0x7fffffff
+DATA ccsconst<>+2220(SB)/4, $0x7fffffff
+DATA ccsconst<>+2224(SB)/4, $0x7fffffff
+DATA ccsconst<>+2228(SB)/4, $0x7fffffff
+DATA ccsconst<>+2232(SB)/4, $0x7fffffff
+DATA ccsconst<>+2236(SB)/4, $0x7fffffff
+DATA ccsconst<>+2240(SB)/4, $0x007fffff
+DATA ccsconst<>+2244(SB)/4, $0x007fffff
+DATA ccsconst<>+2248(SB)/4, $0x007fffff
+DATA ccsconst<>+2252(SB)/4, $0x007fffff
+DATA ccsconst<>+2256(SB)/4, $0x007fffff
+DATA ccsconst<>+2260(SB)/4, $0x007fffff
+DATA ccsconst<>+2264(SB)/4, $0x007fffff
+DATA ccsconst<>+2268(SB)/4, $0x007fffff
+DATA ccsconst<>+2272(SB)/4, $0x007fffff
+DATA ccsconst<>+2276(SB)/4, $0x007fffff
+DATA ccsconst<>+2280(SB)/4, $0x007fffff
+DATA ccsconst<>+2284(SB)/4, $0x007fffff
+DATA ccsconst<>+2288(SB)/4, $0x007fffff
+DATA ccsconst<>+2292(SB)/4, $0x007fffff
+DATA ccsconst<>+2296(SB)/4, $0x007fffff
+DATA ccsconst<>+2300(SB)/4, $0x007fffff
+DATA ccsconst<>+2304(SB)/4, $0x3f800000
+DATA ccsconst<>+2308(SB)/4, $0x3f800000
+DATA ccsconst<>+2312(SB)/4, $0x3f800000
+DATA ccsconst<>+2316(SB)/4, $0x3f800000
+DATA ccsconst<>+2320(SB)/4, $0x3f800000
+DATA ccsconst<>+2324(SB)/4, $0x3f800000
+DATA ccsconst<>+2328(SB)/4, $0x3f800000
+DATA ccsconst<>+2332(SB)/4, $0x3f800000
+DATA ccsconst<>+2336(SB)/4, $0x3f800000
+DATA ccsconst<>+2340(SB)/4, $0x3f800000
+DATA ccsconst<>+2344(SB)/4, $0x3f800000
+DATA ccsconst<>+2348(SB)/4, $0x3f800000
+DATA ccsconst<>+2352(SB)/4, $0x3f800000
+DATA ccsconst<>+2356(SB)/4, $0x3f800000
+DATA ccsconst<>+2360(SB)/4, $0x3f800000
+DATA ccsconst<>+2364(SB)/4, $0x3f800000
+DATA ccsconst<>+2368(SB)/4, $0x0000007f
+DATA ccsconst<>+2372(SB)/4, $0x0000007f
+DATA ccsconst<>+2376(SB)/4, $0x0000007f
+DATA ccsconst<>+2380(SB)/4, $0x0000007f
+DATA ccsconst<>+2384(SB)/4, $0x0000007f
+DATA ccsconst<>+2388(SB)/4, $0x0000007f
+DATA ccsconst<>+2392(SB)/4, $0x0000007f
+DATA ccsconst<>+2396(SB)/4, $0x0000007f
+DATA ccsconst<>+2400(SB)/4, $0x0000007f
+DATA ccsconst<>+2404(SB)/4, $0x0000007f
+DATA ccsconst<>+2408(SB)/4, $0x0000007f
+DATA ccsconst<>+2412(SB)/4, $0x0000007f
+DATA ccsconst<>+2416(SB)/4, $0x0000007f
+DATA ccsconst<>+2420(SB)/4, $0x0000007f
+DATA ccsconst<>+2424(SB)/4, $0x0000007f
+DATA ccsconst<>+2428(SB)/4, $0x0000007f
+DATA ccsconst<>+2432(SB)/4, $0x7f800000
+DATA ccsconst<>+2436(SB)/4, $0x7f800000
+DATA ccsconst<>+2440(SB)/4, $0x7f800000
+DATA ccsconst<>+2444(SB)/4, $0x7f800000
+DATA ccsconst<>+2448(SB)/4, $0x7f800000
+DATA ccsconst<>+2452(SB)/4, $0x7f800000
+DATA ccsconst<>+2456(SB)/4, $0x7f800000
+DATA ccsconst<>+2460(SB)/4, $0x7f800000
+DATA ccsconst<>+2464(SB)/4, $0x7f800000
+DATA ccsconst<>+2468(SB)/4, $0x7f800000
+DATA ccsconst<>+2472(SB)/4, $0x7f800000
+DATA ccsconst<>+2476(SB)/4, $0x7f800000
+DATA ccsconst<>+2480(SB)/4, $0x7f800000
+DATA ccsconst<>+2484(SB)/4, $0x7f800000
+DATA ccsconst<>+2488(SB)/4, $0x7f800000
+DATA ccsconst<>+2492(SB)/4, $0x7f800000
+DATA ccsconst<>+2496(SB)/4, $0xffffffff
+DATA ccsconst<>+2500(SB)/4, $0xffffffff
+DATA ccsconst<>+2504(SB)/4, $0xffffffff
+DATA ccsconst<>+2508(SB)/4, $0xffffffff
+DATA ccsconst<>+2512(SB)/4, $0xffffffff
+DATA ccsconst<>+2516(SB)/4, $0xffffffff
+DATA ccsconst<>+2520(SB)/4, $0xffffffff
+DATA ccsconst<>+2524(SB)/4, $0xffffffff
+DATA ccsconst<>+2528(SB)/4, $0xffffffff
+DATA ccsconst<>+2532(SB)/4, $0xffffffff
+DATA ccsconst<>+2536(SB)/4, $0xffffffff
+DATA ccsconst<>+2540(SB)/4, $0xffffffff
+DATA ccsconst<>+2544(SB)/4, $0xffffffff
+DATA ccsconst<>+2548(SB)/4, $0xffffffff
+DATA ccsconst<>+2552(SB)/4, $0xffffffff
+DATA ccsconst<>+2556(SB)/4, $0xffffffff
+DATA ccsconst<>+2560(SB)/4, $0x00000000
+DATA ccsconst<>+2564(SB)/4, $0x00000000
+DATA ccsconst<>+2568(SB)/4, $0x00000000
+DATA ccsconst<>+2572(SB)/4, $0x00000000
+DATA ccsconst<>+2576(SB)/4, $0x00000000
+DATA ccsconst<>+2580(SB)/4, $0x00000000
+DATA ccsconst<>+2584(SB)/4, $0x00000000
+DATA ccsconst<>+2588(SB)/4, $0x00000000
+DATA ccsconst<>+2592(SB)/4, $0x00000000
+DATA ccsconst<>+2596(SB)/4, $0x00000000
+DATA ccsconst<>+2600(SB)/4, $0x00000000
+DATA ccsconst<>+2604(SB)/4, $0x00000000
+DATA ccsconst<>+2608(SB)/4, $0x00000000
+DATA ccsconst<>+2612(SB)/4, $0x00000000
+DATA ccsconst<>+2616(SB)/4, $0x00000000
+DATA ccsconst<>+2620(SB)/4, $0x00000000
+DATA ccsconst<>+2624(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2628(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2632(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2636(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2640(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2644(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2648(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2652(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2656(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2660(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2664(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2668(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2672(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2676(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2680(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2684(SB)/4, $0x7f7fffff
+DATA ccsconst<>+2688(SB)/4, $0x00800000
+DATA ccsconst<>+2692(SB)/4, $0x00800000
+DATA ccsconst<>+2696(SB)/4, $0x00800000
+DATA ccsconst<>+2700(SB)/4, $0x00800000
+DATA ccsconst<>+2704(SB)/4, $0x00800000
+DATA ccsconst<>+2708(SB)/4, $0x00800000
+DATA ccsconst<>+2712(SB)/4, $0x00800000
+DATA ccsconst<>+2716(SB)/4, $0x00800000
+DATA ccsconst<>+2720(SB)/4, $0x00800000
+DATA ccsconst<>+2724(SB)/4, $0x00800000
+DATA ccsconst<>+2728(SB)/4, $0x00800000
+DATA ccsconst<>+2732(SB)/4, $0x00800000
+DATA ccsconst<>+2736(SB)/4, $0x00800000
+DATA ccsconst<>+2740(SB)/4, $0x00800000
+DATA ccsconst<>+2744(SB)/4, $0x00800000
+DATA ccsconst<>+2748(SB)/4, $0x00800000
+DATA ccsconst<>+2752(SB)/4, $0x00000000
+DATA ccsconst<>+2756(SB)/4, $0x00000001
+DATA ccsconst<>+2760(SB)/4, $0x00000002
+DATA ccsconst<>+2764(SB)/4, $0x00000003
+DATA ccsconst<>+2768(SB)/4, $0x00000004
+DATA ccsconst<>+2772(SB)/4, $0x00000005
+DATA ccsconst<>+2776(SB)/4, $0x00000006
+DATA ccsconst<>+2780(SB)/4, $0x00000007
+DATA ccsconst<>+2784(SB)/4, $0x00000008
+DATA ccsconst<>+2788(SB)/4, $0x00000009
+DATA ccsconst<>+2792(SB)/4, $0x0000000a
+DATA ccsconst<>+2796(SB)/4, $0x0000000b
+DATA ccsconst<>+2800(SB)/4, $0x0000000c
+DATA ccsconst<>+2804(SB)/4, $0x0000000d
+DATA ccsconst<>+2808(SB)/4, $0x0000000e
+DATA ccsconst<>+2812(SB)/4, $0x0000000f
+DATA ccsconst<>+2816(SB)/4, $0xffffffff
+DATA ccsconst<>+2820(SB)/4, $0xffffffff
+DATA ccsconst<>+2824(SB)/4, $0xffffffff
+DATA ccsconst<>+2828(SB)/4, $0xffffffff
+DATA ccsconst<>+2832(SB)/4, $0xffffffff
+DATA ccsconst<>+2836(SB)/4, $0xffffffff
+DATA ccsconst<>+2840(SB)/4, $0xffffffff
+DATA ccsconst<>+2844(SB)/4, $0xffffffff
+DATA ccsconst<>+2848(SB)/4, $0x00000000
+DATA ccsconst<>+2852(SB)/4, $0x00000000
+DATA ccsconst<>+2856(SB)/4, $0x00000000
+DATA ccsconst<>+2860(SB)/4, $0x00000000
+DATA ccsconst<>+2864(SB)/4, $0x00000000
+DATA ccsconst<>+2868(SB)/4, $0x00000000
+DATA ccsconst<>+2872(SB)/4, $0x00000000
+DATA ccsconst<>+2876(SB)/4, $0x00000000
+DATA ccsconst<>+2880(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+2888(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+2896(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+2904(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+2912(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+2920(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+2928(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+2936(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+2944(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+2952(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+2960(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+2968(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+2976(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+2984(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+2992(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+3000(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+3008(SB)/8, $0xbfe62e42fee00000
+DATA ccsconst<>+3016(SB)/8, $0xbfe62e42fee00000
+DATA ccsconst<>+3024(SB)/8, $0xbfe62e42fee00000
+DATA ccsconst<>+3032(SB)/8, $0xbfe62e42fee00000
+DATA ccsconst<>+3040(SB)/8, $0xbfe62e42fee00000
+DATA ccsconst<>+3048(SB)/8, $0xbfe62e42fee00000
+DATA ccsconst<>+3056(SB)/8, $0xbfe62e42fee00000
+DATA ccsconst<>+3064(SB)/8, $0xbfe62e42fee00000
+DATA ccsconst<>+3072(SB)/8, $0xbdea39ef35793c76
+DATA ccsconst<>+3080(SB)/8, $0xbdea39ef35793c76
+DATA ccsconst<>+3088(SB)/8, $0xbdea39ef35793c76
+DATA ccsconst<>+3096(SB)/8, $0xbdea39ef35793c76
+DATA ccsconst<>+3104(SB)/8, $0xbdea39ef35793c76
+DATA ccsconst<>+3112(SB)/8, $0xbdea39ef35793c76
+DATA ccsconst<>+3120(SB)/8, $0xbdea39ef35793c76
+DATA ccsconst<>+3128(SB)/8, $0xbdea39ef35793c76
+DATA ccsconst<>+3136(SB)/8, $0xc086200000000000
+DATA ccsconst<>+3144(SB)/8, $0xc086200000000000
+DATA ccsconst<>+3152(SB)/8, $0xc086200000000000
+DATA ccsconst<>+3160(SB)/8, $0xc086200000000000
+DATA ccsconst<>+3168(SB)/8, $0xc086200000000000
+DATA ccsconst<>+3176(SB)/8, $0xc086200000000000
+DATA ccsconst<>+3184(SB)/8, $0xc086200000000000
+DATA ccsconst<>+3192(SB)/8, $0xc086200000000000
+DATA ccsconst<>+3200(SB)/8, $0x4086200000000000
+DATA ccsconst<>+3208(SB)/8, $0x4086200000000000
+DATA ccsconst<>+3216(SB)/8, $0x4086200000000000
+DATA ccsconst<>+3224(SB)/8, $0x4086200000000000
+DATA ccsconst<>+3232(SB)/8, $0x4086200000000000
+DATA ccsconst<>+3240(SB)/8, $0x4086200000000000
+DATA ccsconst<>+3248(SB)/8, $0x4086200000000000
+DATA ccsconst<>+3256(SB)/8, $0x4086200000000000
+DATA ccsconst<>+3264(SB)/8, $0x0000000000000000
+DATA ccsconst<>+3272(SB)/8, $0x0000000000000000
+DATA ccsconst<>+3280(SB)/8, $0x0000000000000000
+DATA ccsconst<>+3288(SB)/8, $0x0000000000000000
+DATA ccsconst<>+3296(SB)/8, $0x0000000000000000
+DATA ccsconst<>+3304(SB)/8, $0x0000000000000000
+DATA ccsconst<>+3312(SB)/8, $0x0000000000000000
+DATA ccsconst<>+3320(SB)/8, $0x0000000000000000
+DATA ccsconst<>+3328(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3336(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3344(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3352(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3360(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3368(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3376(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3384(SB)/8, $0x3fe62e42fefa39ef
+DATA ccsconst<>+3392(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3400(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3408(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3416(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3424(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3432(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3440(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3448(SB)/8, $0x7ff0000000000000
+DATA ccsconst<>+3456(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3464(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3472(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3480(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3488(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3496(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3504(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3512(SB)/8, $0x7fffffffffffffff
+DATA ccsconst<>+3520(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3528(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3536(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3544(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3552(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3560(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3568(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3576(SB)/8, $0x00000000000003ff
+DATA ccsconst<>+3584(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3592(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3600(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3608(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3616(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3624(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3632(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3640(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+3648(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3656(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3664(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3672(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3680(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3688(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3696(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3704(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+3712(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3720(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3728(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3736(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3744(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3752(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3760(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3768(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+3776(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3784(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3792(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3800(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3808(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3816(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3824(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3832(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+3840(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3848(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3856(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3864(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3872(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3880(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3888(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3896(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+3904(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+3912(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+3920(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+3928(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+3936(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+3944(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+3952(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+3960(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+3968(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+3976(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+3984(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+3992(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+4000(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+4008(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+4016(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+4024(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+4032(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4040(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4048(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4056(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4064(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4072(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4080(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4088(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4096(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4104(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4112(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4120(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4128(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4136(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4144(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4152(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4160(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4168(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4176(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4184(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4192(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4200(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4208(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4216(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4224(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4232(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4240(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4248(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4256(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4264(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4272(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4280(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+4288(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4296(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4304(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4312(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4320(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4328(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4336(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+4344(SB)/8, $0x3ff0000000000000
 DATA ccsconst<>+4352(SB)/8, $0x3ff0000000000000
 DATA ccsconst<>+4360(SB)/8, $0x3ff0000000000000
 DATA ccsconst<>+4368(SB)/8, $0x3ff0000000000000
@@ -922,15 +914,7 @@ DATA ccsconst<>+4384(SB)/8, $0x3ff0000000000000
 DATA ccsconst<>+4392(SB)/8, $0x3ff0000000000000
 DATA ccsconst<>+4400(SB)/8, $0x3ff0000000000000
 DATA ccsconst<>+4408(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4416(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4424(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4432(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4440(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4448(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4456(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4464(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4472(SB)/8, $0x3ff0000000000000
-GLOBL ccsconst<>(SB), RODATA|NOPTR, $4480
+GLOBL ccsconst<>(SB), RODATA|NOPTR, $4416
 
 // func sqRowsBound512(dst []float64, anchor []float32, items []float32, limit float32)
 // Requires: AVX, AVX512F, BMI2, MMX+
@@ -1145,29 +1129,29 @@ chunk:
 	TESTQ       R11, R11
 	JZ          tail
 	VMOVUPS     (BX), Z1
-	VPANDD      ccsconst<>+2304(SB), Z1, Z1
+	VPANDD      ccsconst<>+2176(SB), Z1, Z1
 	VMULPS      (R9), Z1, Z1
 	VGETEXPPS   Z1, Z2
 	VGETMANTPS  $0x00, Z1, Z3
 	VSUBPS      ccsconst<>+704(SB), Z3, Z3
-	VMOVUPS     ccsconst<>+1856(SB), Z4
-	VFMADD213PS ccsconst<>+1792(SB), Z3, Z4
-	VFMADD213PS ccsconst<>+1728(SB), Z3, Z4
+	VMOVUPS     ccsconst<>+1728(SB), Z4
 	VFMADD213PS ccsconst<>+1664(SB), Z3, Z4
 	VFMADD213PS ccsconst<>+1600(SB), Z3, Z4
 	VFMADD213PS ccsconst<>+1536(SB), Z3, Z4
 	VFMADD213PS ccsconst<>+1472(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1408(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1344(SB), Z3, Z4
 	VFMADD213PS Z2, Z4, Z3
 	VMULPS      (R10), Z3, Z3
 	VCMPPS      $0x1d, ccsconst<>+1024(SB), Z3, K2
 	VRNDSCALEPS $0x01, Z3, Z2
 	VSUBPS      Z2, Z3, Z3
-	VMOVUPS     ccsconst<>+2240(SB), Z4
-	VFMADD213PS ccsconst<>+2176(SB), Z3, Z4
-	VFMADD213PS ccsconst<>+2112(SB), Z3, Z4
+	VMOVUPS     ccsconst<>+2112(SB), Z4
 	VFMADD213PS ccsconst<>+2048(SB), Z3, Z4
 	VFMADD213PS ccsconst<>+1984(SB), Z3, Z4
 	VFMADD213PS ccsconst<>+1920(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1856(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1792(SB), Z3, Z4
 	VSCALEFPS   Z2, Z4, Z4
 	VMOVAPS.Z   Z4, K2, Z4
 	VFPCLASSPSZ $0xbf, Z1, K2
@@ -1188,29 +1172,29 @@ tail:
 	VMOVUPS.Z   (BX), K1, Z1
 	VMOVUPS.Z   (R9), K1, Z2
 	VMOVUPS.Z   (R10), K1, Z3
-	VPANDD      ccsconst<>+2304(SB), Z1, Z1
+	VPANDD      ccsconst<>+2176(SB), Z1, Z1
 	VMULPS      Z2, Z1, Z1
 	VGETEXPPS   Z1, Z2
 	VGETMANTPS  $0x00, Z1, Z4
 	VSUBPS      ccsconst<>+704(SB), Z4, Z4
-	VMOVUPS     ccsconst<>+1856(SB), Z5
-	VFMADD213PS ccsconst<>+1792(SB), Z4, Z5
-	VFMADD213PS ccsconst<>+1728(SB), Z4, Z5
+	VMOVUPS     ccsconst<>+1728(SB), Z5
 	VFMADD213PS ccsconst<>+1664(SB), Z4, Z5
 	VFMADD213PS ccsconst<>+1600(SB), Z4, Z5
 	VFMADD213PS ccsconst<>+1536(SB), Z4, Z5
 	VFMADD213PS ccsconst<>+1472(SB), Z4, Z5
+	VFMADD213PS ccsconst<>+1408(SB), Z4, Z5
+	VFMADD213PS ccsconst<>+1344(SB), Z4, Z5
 	VFMADD213PS Z2, Z5, Z4
 	VMULPS      Z3, Z4, Z4
 	VCMPPS      $0x1d, ccsconst<>+1024(SB), Z4, K2
 	VRNDSCALEPS $0x01, Z4, Z2
 	VSUBPS      Z2, Z4, Z4
-	VMOVUPS     ccsconst<>+2240(SB), Z3
-	VFMADD213PS ccsconst<>+2176(SB), Z4, Z3
-	VFMADD213PS ccsconst<>+2112(SB), Z4, Z3
+	VMOVUPS     ccsconst<>+2112(SB), Z3
 	VFMADD213PS ccsconst<>+2048(SB), Z4, Z3
 	VFMADD213PS ccsconst<>+1984(SB), Z4, Z3
 	VFMADD213PS ccsconst<>+1920(SB), Z4, Z3
+	VFMADD213PS ccsconst<>+1856(SB), Z4, Z3
+	VFMADD213PS ccsconst<>+1792(SB), Z4, Z3
 	VSCALEFPS   Z2, Z3, Z3
 	VMOVAPS.Z   Z3, K2, Z3
 	VFPCLASSPSZ $0xbf, Z1, K2
@@ -1278,29 +1262,29 @@ chunk:
 	PREFETCHT0    (BX)(DX*1)
 	VMOVUPS       (R13), Z2
 	VSUBPS        (BX), Z2, Z2
-	VPANDD        ccsconst<>+2304(SB), Z2, Z2
+	VPANDD        ccsconst<>+2176(SB), Z2, Z2
 	VMULPS        (R11), Z2, Z2
 	VGETEXPPS     Z2, Z3
 	VGETMANTPS    $0x00, Z2, Z4
 	VSUBPS        ccsconst<>+704(SB), Z4, Z4
-	VMOVUPS       ccsconst<>+1856(SB), Z5
-	VFMADD213PS   ccsconst<>+1792(SB), Z4, Z5
-	VFMADD213PS   ccsconst<>+1728(SB), Z4, Z5
+	VMOVUPS       ccsconst<>+1728(SB), Z5
 	VFMADD213PS   ccsconst<>+1664(SB), Z4, Z5
 	VFMADD213PS   ccsconst<>+1600(SB), Z4, Z5
 	VFMADD213PS   ccsconst<>+1536(SB), Z4, Z5
 	VFMADD213PS   ccsconst<>+1472(SB), Z4, Z5
+	VFMADD213PS   ccsconst<>+1408(SB), Z4, Z5
+	VFMADD213PS   ccsconst<>+1344(SB), Z4, Z5
 	VFMADD213PS   Z3, Z5, Z4
 	VMULPS        (R12), Z4, Z4
 	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z4, K3
 	VRNDSCALEPS   $0x01, Z4, Z3
 	VSUBPS        Z3, Z4, Z4
-	VMOVUPS       ccsconst<>+2240(SB), Z5
-	VFMADD213PS   ccsconst<>+2176(SB), Z4, Z5
-	VFMADD213PS   ccsconst<>+2112(SB), Z4, Z5
+	VMOVUPS       ccsconst<>+2112(SB), Z5
 	VFMADD213PS   ccsconst<>+2048(SB), Z4, Z5
 	VFMADD213PS   ccsconst<>+1984(SB), Z4, Z5
 	VFMADD213PS   ccsconst<>+1920(SB), Z4, Z5
+	VFMADD213PS   ccsconst<>+1856(SB), Z4, Z5
+	VFMADD213PS   ccsconst<>+1792(SB), Z4, Z5
 	VSCALEFPS     Z3, Z5, Z5
 	VMOVAPS.Z     Z5, K3, Z5
 	VFPCLASSPSZ   $0xbf, Z2, K3
@@ -1336,29 +1320,29 @@ tail:
 	VSUBPS      Z3, Z2, Z2
 	VMOVUPS.Z   (R11), K1, Z3
 	VMOVUPS.Z   (R12), K1, Z4
-	VPANDD      ccsconst<>+2304(SB), Z2, Z2
+	VPANDD      ccsconst<>+2176(SB), Z2, Z2
 	VMULPS      Z3, Z2, Z2
 	VGETEXPPS   Z2, Z3
 	VGETMANTPS  $0x00, Z2, Z5
 	VSUBPS      ccsconst<>+704(SB), Z5, Z5
-	VMOVUPS     ccsconst<>+1856(SB), Z6
-	VFMADD213PS ccsconst<>+1792(SB), Z5, Z6
-	VFMADD213PS ccsconst<>+1728(SB), Z5, Z6
+	VMOVUPS     ccsconst<>+1728(SB), Z6
 	VFMADD213PS ccsconst<>+1664(SB), Z5, Z6
 	VFMADD213PS ccsconst<>+1600(SB), Z5, Z6
 	VFMADD213PS ccsconst<>+1536(SB), Z5, Z6
 	VFMADD213PS ccsconst<>+1472(SB), Z5, Z6
+	VFMADD213PS ccsconst<>+1408(SB), Z5, Z6
+	VFMADD213PS ccsconst<>+1344(SB), Z5, Z6
 	VFMADD213PS Z3, Z6, Z5
 	VMULPS      Z4, Z5, Z5
 	VCMPPS      $0x1d, ccsconst<>+1024(SB), Z5, K3
 	VRNDSCALEPS $0x01, Z5, Z3
 	VSUBPS      Z3, Z5, Z5
-	VMOVUPS     ccsconst<>+2240(SB), Z4
-	VFMADD213PS ccsconst<>+2176(SB), Z5, Z4
-	VFMADD213PS ccsconst<>+2112(SB), Z5, Z4
+	VMOVUPS     ccsconst<>+2112(SB), Z4
 	VFMADD213PS ccsconst<>+2048(SB), Z5, Z4
 	VFMADD213PS ccsconst<>+1984(SB), Z5, Z4
 	VFMADD213PS ccsconst<>+1920(SB), Z5, Z4
+	VFMADD213PS ccsconst<>+1856(SB), Z5, Z4
+	VFMADD213PS ccsconst<>+1792(SB), Z5, Z4
 	VSCALEFPS   Z3, Z4, Z4
 	VMOVAPS.Z   Z4, K3, Z4
 	VFPCLASSPSZ $0xbf, Z2, K3
@@ -1383,7 +1367,7 @@ sum:
 	KMOVW         K2, R11
 	TESTL         R11, R11
 	JZ            store
-	VMOVSD        ccsconst<>+3456(SB), X2
+	VMOVSD        ccsconst<>+3392(SB), X2
 	JMP           store
 
 exit:
@@ -1448,29 +1432,29 @@ chunk:
 	PREFETCHT0  (BX)(DX*1)
 	VMOVUPS     (R13), Z1
 	VSUBPS      (BX), Z1, Z1
-	VPANDD      ccsconst<>+2304(SB), Z1, Z1
+	VPANDD      ccsconst<>+2176(SB), Z1, Z1
 	VMULPS      (R11), Z1, Z1
 	VGETEXPPS   Z1, Z2
 	VGETMANTPS  $0x00, Z1, Z3
 	VSUBPS      ccsconst<>+704(SB), Z3, Z3
-	VMOVUPS     ccsconst<>+1856(SB), Z4
-	VFMADD213PS ccsconst<>+1792(SB), Z3, Z4
-	VFMADD213PS ccsconst<>+1728(SB), Z3, Z4
+	VMOVUPS     ccsconst<>+1728(SB), Z4
 	VFMADD213PS ccsconst<>+1664(SB), Z3, Z4
 	VFMADD213PS ccsconst<>+1600(SB), Z3, Z4
 	VFMADD213PS ccsconst<>+1536(SB), Z3, Z4
 	VFMADD213PS ccsconst<>+1472(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1408(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1344(SB), Z3, Z4
 	VFMADD213PS Z2, Z4, Z3
 	VMULPS      (R12), Z3, Z3
 	VCMPPS      $0x1d, ccsconst<>+1024(SB), Z3, K2
 	VRNDSCALEPS $0x01, Z3, Z2
 	VSUBPS      Z2, Z3, Z3
-	VMOVUPS     ccsconst<>+2240(SB), Z4
-	VFMADD213PS ccsconst<>+2176(SB), Z3, Z4
-	VFMADD213PS ccsconst<>+2112(SB), Z3, Z4
+	VMOVUPS     ccsconst<>+2112(SB), Z4
 	VFMADD213PS ccsconst<>+2048(SB), Z3, Z4
 	VFMADD213PS ccsconst<>+1984(SB), Z3, Z4
 	VFMADD213PS ccsconst<>+1920(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1856(SB), Z3, Z4
+	VFMADD213PS ccsconst<>+1792(SB), Z3, Z4
 	VSCALEFPS   Z2, Z4, Z4
 	VMOVAPS.Z   Z4, K2, Z4
 	VFPCLASSPSZ $0xbf, Z1, K2
@@ -1494,29 +1478,29 @@ tail:
 	VSUBPS      Z2, Z1, Z1
 	VMOVUPS.Z   (R11), K1, Z2
 	VMOVUPS.Z   (R12), K1, Z3
-	VPANDD      ccsconst<>+2304(SB), Z1, Z1
+	VPANDD      ccsconst<>+2176(SB), Z1, Z1
 	VMULPS      Z2, Z1, Z1
 	VGETEXPPS   Z1, Z2
 	VGETMANTPS  $0x00, Z1, Z4
 	VSUBPS      ccsconst<>+704(SB), Z4, Z4
-	VMOVUPS     ccsconst<>+1856(SB), Z5
-	VFMADD213PS ccsconst<>+1792(SB), Z4, Z5
-	VFMADD213PS ccsconst<>+1728(SB), Z4, Z5
+	VMOVUPS     ccsconst<>+1728(SB), Z5
 	VFMADD213PS ccsconst<>+1664(SB), Z4, Z5
 	VFMADD213PS ccsconst<>+1600(SB), Z4, Z5
 	VFMADD213PS ccsconst<>+1536(SB), Z4, Z5
 	VFMADD213PS ccsconst<>+1472(SB), Z4, Z5
+	VFMADD213PS ccsconst<>+1408(SB), Z4, Z5
+	VFMADD213PS ccsconst<>+1344(SB), Z4, Z5
 	VFMADD213PS Z2, Z5, Z4
 	VMULPS      Z3, Z4, Z4
 	VCMPPS      $0x1d, ccsconst<>+1024(SB), Z4, K2
 	VRNDSCALEPS $0x01, Z4, Z2
 	VSUBPS      Z2, Z4, Z4
-	VMOVUPS     ccsconst<>+2240(SB), Z3
-	VFMADD213PS ccsconst<>+2176(SB), Z4, Z3
-	VFMADD213PS ccsconst<>+2112(SB), Z4, Z3
+	VMOVUPS     ccsconst<>+2112(SB), Z3
 	VFMADD213PS ccsconst<>+2048(SB), Z4, Z3
 	VFMADD213PS ccsconst<>+1984(SB), Z4, Z3
 	VFMADD213PS ccsconst<>+1920(SB), Z4, Z3
+	VFMADD213PS ccsconst<>+1856(SB), Z4, Z3
+	VFMADD213PS ccsconst<>+1792(SB), Z4, Z3
 	VSCALEFPS   Z2, Z3, Z3
 	VMOVAPS.Z   Z3, K2, Z3
 	VFPCLASSPSZ $0xbf, Z1, K2
@@ -1557,7 +1541,7 @@ TEXT ·sigmoids512(SB), NOSPLIT, $0-89
 	SHRQ         $0x03, BX
 	VBROADCASTSD T+0(FP), Z0
 	VBROADCASTSD t+8(FP), Z1
-	VMOVUPD      ccsconst<>+2944(SB), Z2
+	VMOVUPD      ccsconst<>+2880(SB), Z2
 	VPXORD       Z3, Z3, Z3
 	XORL         SI, SI
 
@@ -1567,17 +1551,18 @@ loop:
 	VMOVUPD     (AX), Z4
 	VSUBPD      Z1, Z4, Z4
 	VMULPD      Z0, Z4, Z4
-	VPANDQ      ccsconst<>+3520(SB), Z4, Z5
-	VCMPPD      $0x16, ccsconst<>+3264(SB), Z5, K1
+	VPANDQ      ccsconst<>+3456(SB), Z4, Z5
+	VCMPPD      $0x16, ccsconst<>+3200(SB), Z5, K1
 	KMOVW       K1, DI
 	ORL         DI, SI
 	VSUBPD      Z5, Z3, Z5
-	VMAXPD      ccsconst<>+3200(SB), Z5, Z5
-	VMULPD      ccsconst<>+3008(SB), Z5, Z6
+	VMAXPD      ccsconst<>+3136(SB), Z5, Z5
+	VMULPD      ccsconst<>+2944(SB), Z5, Z6
 	VRNDSCALEPD $0x00, Z6, Z6
+	VFMADD231PD ccsconst<>+3008(SB), Z6, Z5
 	VFMADD231PD ccsconst<>+3072(SB), Z6, Z5
-	VFMADD231PD ccsconst<>+3136(SB), Z6, Z5
-	VMOVUPD     ccsconst<>+3648(SB), Z7
+	VMOVUPD     ccsconst<>+3584(SB), Z7
+	VFMADD213PD ccsconst<>+3648(SB), Z5, Z7
 	VFMADD213PD ccsconst<>+3712(SB), Z5, Z7
 	VFMADD213PD ccsconst<>+3776(SB), Z5, Z7
 	VFMADD213PD ccsconst<>+3840(SB), Z5, Z7
@@ -1589,7 +1574,6 @@ loop:
 	VFMADD213PD ccsconst<>+4224(SB), Z5, Z7
 	VFMADD213PD ccsconst<>+4288(SB), Z5, Z7
 	VFMADD213PD ccsconst<>+4352(SB), Z5, Z7
-	VFMADD213PD ccsconst<>+4416(SB), Z5, Z7
 	VSCALEFPD   Z6, Z7, Z7
 	VADDPD      Z2, Z7, Z5
 	VDIVPD      Z5, Z2, Z5
@@ -1633,28 +1617,28 @@ loop:
 	TESTQ       DX, DX
 	JZ          done
 	VMULPS      (AX), Z0, Z4
-	VPANDD      ccsconst<>+2304(SB), Z4, Z4
+	VPANDD      ccsconst<>+2176(SB), Z4, Z4
 	VGETEXPPS   Z4, Z5
 	VGETMANTPS  $0x00, Z4, Z6
 	VSUBPS      ccsconst<>+704(SB), Z6, Z6
-	VMOVUPS     ccsconst<>+1856(SB), Z7
-	VFMADD213PS ccsconst<>+1792(SB), Z6, Z7
-	VFMADD213PS ccsconst<>+1728(SB), Z6, Z7
+	VMOVUPS     ccsconst<>+1728(SB), Z7
 	VFMADD213PS ccsconst<>+1664(SB), Z6, Z7
 	VFMADD213PS ccsconst<>+1600(SB), Z6, Z7
 	VFMADD213PS ccsconst<>+1536(SB), Z6, Z7
 	VFMADD213PS ccsconst<>+1472(SB), Z6, Z7
+	VFMADD213PS ccsconst<>+1408(SB), Z6, Z7
+	VFMADD213PS ccsconst<>+1344(SB), Z6, Z7
 	VFMADD213PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z5
 	VCMPPS      $0x1d, ccsconst<>+1024(SB), Z5, K1
 	VRNDSCALEPS $0x01, Z5, Z7
 	VSUBPS      Z7, Z5, Z5
-	VMOVUPS     ccsconst<>+2240(SB), Z8
-	VFMADD213PS ccsconst<>+2176(SB), Z5, Z8
-	VFMADD213PS ccsconst<>+2112(SB), Z5, Z8
+	VMOVUPS     ccsconst<>+2112(SB), Z8
 	VFMADD213PS ccsconst<>+2048(SB), Z5, Z8
 	VFMADD213PS ccsconst<>+1984(SB), Z5, Z8
 	VFMADD213PS ccsconst<>+1920(SB), Z5, Z8
+	VFMADD213PS ccsconst<>+1856(SB), Z5, Z8
+	VFMADD213PS ccsconst<>+1792(SB), Z5, Z8
 	VSCALEFPS   Z7, Z8, Z8
 	VMOVAPS.Z   Z8, K1, Z8
 	VFPCLASSPSZ $0xbf, Z4, K1
@@ -1797,7 +1781,7 @@ ts:
 	ADDQ    $0x00000040, R9
 	DECQ    R12
 	JNZ     tl
-	VMOVUPS ccsconst<>+2304(SB), Z0
+	VMOVUPS ccsconst<>+2176(SB), Z0
 	VPXORD  Z2, Z2, Z2
 	MOVQ    DI, AX
 	MOVQ    DX, DI
@@ -1841,27 +1825,27 @@ uk:
 	VGETEXPPS     Z10, Z11
 	VGETMANTPS    $0x00, Z10, Z12
 	VSUBPS        ccsconst<>+704(SB), Z12, Z12
-	VMOVUPS       ccsconst<>+1856(SB), Z13
-	VFMADD213PS   ccsconst<>+1792(SB), Z12, Z13
-	VFMADD213PS   ccsconst<>+1728(SB), Z12, Z13
+	VMOVUPS       ccsconst<>+1728(SB), Z13
 	VFMADD213PS   ccsconst<>+1664(SB), Z12, Z13
 	VFMADD213PS   ccsconst<>+1600(SB), Z12, Z13
 	VFMADD213PS   ccsconst<>+1536(SB), Z12, Z13
 	VFMADD213PS   ccsconst<>+1472(SB), Z12, Z13
+	VFMADD213PS   ccsconst<>+1408(SB), Z12, Z13
+	VFMADD213PS   ccsconst<>+1344(SB), Z12, Z13
 	VFMADD213PS   Z11, Z13, Z12
 	VMULPS        Z9, Z12, Z11
 	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z11, K2
 	VRNDSCALEPS   $0x01, Z11, Z13
 	VSUBPS        Z13, Z11, Z11
-	VMOVUPS       ccsconst<>+2240(SB), Z14
-	VFMADD213PS   ccsconst<>+2176(SB), Z11, Z14
-	VFMADD213PS   ccsconst<>+2112(SB), Z11, Z14
+	VMOVUPS       ccsconst<>+2112(SB), Z14
 	VFMADD213PS   ccsconst<>+2048(SB), Z11, Z14
 	VFMADD213PS   ccsconst<>+1984(SB), Z11, Z14
 	VFMADD213PS   ccsconst<>+1920(SB), Z11, Z14
+	VFMADD213PS   ccsconst<>+1856(SB), Z11, Z14
+	VFMADD213PS   ccsconst<>+1792(SB), Z11, Z14
 	VSCALEFPS     Z13, Z14, Z14
 	VMOVAPS.Z     Z14, K2, Z14
-	VPCMPEQD      ccsconst<>+2432(SB), Z10, K2
+	VPCMPEQD      ccsconst<>+2304(SB), Z10, K2
 	VBLENDMPS     Z7, Z14, K2, Z14
 	VFPCLASSPSZ   $0xbf, Z10, K2
 	VFPCLASSPSZ   $0xb9, Z10, K3
@@ -1886,13 +1870,13 @@ uk:
 	VGETEXPPS     Z5, Z0
 	VGETMANTPS    $0x00, Z5, Z7
 	VSUBPS        ccsconst<>+704(SB), Z7, Z7
-	VMOVUPS       ccsconst<>+1856(SB), Z8
-	VFMADD213PS   ccsconst<>+1792(SB), Z7, Z8
-	VFMADD213PS   ccsconst<>+1728(SB), Z7, Z8
+	VMOVUPS       ccsconst<>+1728(SB), Z8
 	VFMADD213PS   ccsconst<>+1664(SB), Z7, Z8
 	VFMADD213PS   ccsconst<>+1600(SB), Z7, Z8
 	VFMADD213PS   ccsconst<>+1536(SB), Z7, Z8
 	VFMADD213PS   ccsconst<>+1472(SB), Z7, Z8
+	VFMADD213PS   ccsconst<>+1408(SB), Z7, Z8
+	VFMADD213PS   ccsconst<>+1344(SB), Z7, Z8
 	VFMADD213PS   Z0, Z8, Z7
 	VMOVUPS       Z7, 256(SI)
 	VBROADCASTSS  invP+60(FP), Z0
@@ -1900,12 +1884,12 @@ uk:
 	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z0, K2
 	VRNDSCALEPS   $0x01, Z0, Z8
 	VSUBPS        Z8, Z0, Z0
-	VMOVUPS       ccsconst<>+2240(SB), Z9
-	VFMADD213PS   ccsconst<>+2176(SB), Z0, Z9
-	VFMADD213PS   ccsconst<>+2112(SB), Z0, Z9
+	VMOVUPS       ccsconst<>+2112(SB), Z9
 	VFMADD213PS   ccsconst<>+2048(SB), Z0, Z9
 	VFMADD213PS   ccsconst<>+1984(SB), Z0, Z9
 	VFMADD213PS   ccsconst<>+1920(SB), Z0, Z9
+	VFMADD213PS   ccsconst<>+1856(SB), Z0, Z9
+	VFMADD213PS   ccsconst<>+1792(SB), Z0, Z9
 	VSCALEFPS     Z8, Z9, Z9
 	VMOVAPS.Z     Z9, K2, Z9
 	VMOVUPS       Z9, 64(SI)
@@ -1925,12 +1909,12 @@ uk:
 	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z0, K2
 	VRNDSCALEPS   $0x01, Z0, Z7
 	VSUBPS        Z7, Z0, Z0
-	VMOVUPS       ccsconst<>+2240(SB), Z8
-	VFMADD213PS   ccsconst<>+2176(SB), Z0, Z8
-	VFMADD213PS   ccsconst<>+2112(SB), Z0, Z8
+	VMOVUPS       ccsconst<>+2112(SB), Z8
 	VFMADD213PS   ccsconst<>+2048(SB), Z0, Z8
 	VFMADD213PS   ccsconst<>+1984(SB), Z0, Z8
 	VFMADD213PS   ccsconst<>+1920(SB), Z0, Z8
+	VFMADD213PS   ccsconst<>+1856(SB), Z0, Z8
+	VFMADD213PS   ccsconst<>+1792(SB), Z0, Z8
 	VSCALEFPS     Z7, Z8, Z8
 	VMOVAPS.Z     Z8, K2, Z8
 	VMOVUPS       Z8, 320(SI)
@@ -2010,7 +1994,7 @@ ts:
 	ADDQ    $0x00000040, DI
 	DECQ    R10
 	JNZ     tl
-	VMOVUPS ccsconst<>+2304(SB), Z0
+	VMOVUPS ccsconst<>+2176(SB), Z0
 	VPXORD  Z2, Z2, Z2
 	MOVQ    BX, AX
 	MOVQ    DX, BX
@@ -2051,27 +2035,27 @@ uk:
 	VGETEXPPS     Z9, Z10
 	VGETMANTPS    $0x00, Z9, Z11
 	VSUBPS        ccsconst<>+704(SB), Z11, Z11
-	VMOVUPS       ccsconst<>+1856(SB), Z12
-	VFMADD213PS   ccsconst<>+1792(SB), Z11, Z12
-	VFMADD213PS   ccsconst<>+1728(SB), Z11, Z12
+	VMOVUPS       ccsconst<>+1728(SB), Z12
 	VFMADD213PS   ccsconst<>+1664(SB), Z11, Z12
 	VFMADD213PS   ccsconst<>+1600(SB), Z11, Z12
 	VFMADD213PS   ccsconst<>+1536(SB), Z11, Z12
 	VFMADD213PS   ccsconst<>+1472(SB), Z11, Z12
+	VFMADD213PS   ccsconst<>+1408(SB), Z11, Z12
+	VFMADD213PS   ccsconst<>+1344(SB), Z11, Z12
 	VFMADD213PS   Z10, Z12, Z11
 	VMULPS        Z8, Z11, Z10
 	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z10, K2
 	VRNDSCALEPS   $0x01, Z10, Z11
 	VSUBPS        Z11, Z10, Z10
-	VMOVUPS       ccsconst<>+2240(SB), Z12
-	VFMADD213PS   ccsconst<>+2176(SB), Z10, Z12
-	VFMADD213PS   ccsconst<>+2112(SB), Z10, Z12
+	VMOVUPS       ccsconst<>+2112(SB), Z12
 	VFMADD213PS   ccsconst<>+2048(SB), Z10, Z12
 	VFMADD213PS   ccsconst<>+1984(SB), Z10, Z12
 	VFMADD213PS   ccsconst<>+1920(SB), Z10, Z12
+	VFMADD213PS   ccsconst<>+1856(SB), Z10, Z12
+	VFMADD213PS   ccsconst<>+1792(SB), Z10, Z12
 	VSCALEFPS     Z11, Z12, Z12
 	VMOVAPS.Z     Z12, K2, Z12
-	VPCMPEQD      ccsconst<>+2432(SB), Z9, K2
+	VPCMPEQD      ccsconst<>+2304(SB), Z9, K2
 	VBLENDMPS     Z6, Z12, K2, Z12
 	VFPCLASSPSZ   $0xbf, Z9, K2
 	VFPCLASSPSZ   $0xb9, Z9, K3
@@ -2088,25 +2072,25 @@ uk:
 	VGETEXPPS     Z5, Z0
 	VGETMANTPS    $0x00, Z5, Z6
 	VSUBPS        ccsconst<>+704(SB), Z6, Z6
-	VMOVUPS       ccsconst<>+1856(SB), Z7
-	VFMADD213PS   ccsconst<>+1792(SB), Z6, Z7
-	VFMADD213PS   ccsconst<>+1728(SB), Z6, Z7
+	VMOVUPS       ccsconst<>+1728(SB), Z7
 	VFMADD213PS   ccsconst<>+1664(SB), Z6, Z7
 	VFMADD213PS   ccsconst<>+1600(SB), Z6, Z7
 	VFMADD213PS   ccsconst<>+1536(SB), Z6, Z7
 	VFMADD213PS   ccsconst<>+1472(SB), Z6, Z7
+	VFMADD213PS   ccsconst<>+1408(SB), Z6, Z7
+	VFMADD213PS   ccsconst<>+1344(SB), Z6, Z7
 	VFMADD213PS   Z0, Z7, Z6
 	VBROADCASTSS  invP+60(FP), Z0
 	VMULPS        Z6, Z0, Z0
 	VCMPPS        $0x1d, ccsconst<>+1024(SB), Z0, K2
 	VRNDSCALEPS   $0x01, Z0, Z6
 	VSUBPS        Z6, Z0, Z0
-	VMOVUPS       ccsconst<>+2240(SB), Z7
-	VFMADD213PS   ccsconst<>+2176(SB), Z0, Z7
-	VFMADD213PS   ccsconst<>+2112(SB), Z0, Z7
+	VMOVUPS       ccsconst<>+2112(SB), Z7
 	VFMADD213PS   ccsconst<>+2048(SB), Z0, Z7
 	VFMADD213PS   ccsconst<>+1984(SB), Z0, Z7
 	VFMADD213PS   ccsconst<>+1920(SB), Z0, Z7
+	VFMADD213PS   ccsconst<>+1856(SB), Z0, Z7
+	VFMADD213PS   ccsconst<>+1792(SB), Z0, Z7
 	VSCALEFPS     Z6, Z7, Z7
 	VMOVAPS.Z     Z7, K2, Z7
 	MOVQ          40(SP), CX
@@ -2164,7 +2148,7 @@ weights:
 	VCVTPS2PD 256(CX), Z6
 	VMULPD    Z4, Z0, Z4
 	VDIVPD    Z4, Z5, Z5
-	VMULPD    ccsconst<>+3392(SB), Z6, Z6
+	VMULPD    ccsconst<>+3328(SB), Z6, Z6
 	VDIVPD    Z1, Z6, Z6
 	VSUBPD    Z6, Z5, Z5
 	VMOVUPD   (DX), Z4
@@ -2182,7 +2166,7 @@ weights:
 	VCVTPS2PD 288(CX), Z6
 	VMULPD    Z4, Z0, Z4
 	VDIVPD    Z4, Z5, Z5
-	VMULPD    ccsconst<>+3392(SB), Z6, Z6
+	VMULPD    ccsconst<>+3328(SB), Z6, Z6
 	VDIVPD    Z1, Z6, Z6
 	VSUBPD    Z6, Z5, Z5
 	VMOVUPD   64(DX), Z4
@@ -2228,7 +2212,7 @@ block:
 	VMULPS  (BX), Z1, Z1
 	VPXORD  Z7, Z7, Z7
 	VCMPPS  $0x04, Z7, Z0, K1
-	VMOVUPS ccsconst<>+2304(SB), Z0
+	VMOVUPS ccsconst<>+2176(SB), Z0
 	VPXORD  Z8, Z8, Z8
 	VPXORD  Z9, Z9, Z9
 	MOVQ    DX, BX
@@ -2625,7 +2609,7 @@ loop:
 	TESTQ   CX, CX
 	JZ      done
 	VMOVUPS (AX), Z1
-	VPANDD  ccsconst<>+2304(SB), Z1, Z1
+	VPANDD  ccsconst<>+2176(SB), Z1, Z1
 	VMAXPS  Z0, Z1, Z0
 	ADDQ    $0x00000040, AX
 	DECQ    CX
@@ -2666,12 +2650,12 @@ loop:
 	VDIVPS    Z5, Z6, Z6
 	VCMPPS    $0x04, Z3, Z5, K1
 	VMOVAPS.Z Z6, K1, Z6
-	VPANDD    ccsconst<>+2304(SB), Z6, Z5
+	VPANDD    ccsconst<>+2176(SB), Z6, Z5
 	VCMPPS    $0x1d, Z2, Z5, K1
 	VMOVAPS.Z Z6, K1, Z6
 	VMULPS    Z1, Z6, Z6
 	VMOVUPS   Z6, (AX)
-	VPANDD    ccsconst<>+2304(SB), Z6, Z6
+	VPANDD    ccsconst<>+2176(SB), Z6, Z6
 	VMAXPS    Z4, Z6, Z4
 	ADDQ      $0x00000040, AX
 	ADDQ      $0x00000040, CX
@@ -2889,23 +2873,21 @@ pairCoord:
 	VBROADCASTSS 12(R9), Z7
 	VCVTPH2PS    (CX), Z8
 	VSUBPS       Z4, Z8, Z8
-	VPANDD       ccsconst<>+2304(SB), Z8, Z8
+	VPANDD       ccsconst<>+2176(SB), Z8, Z8
 	VFMSUB213PS  Z7, Z1, Z8
 	VCVTDQ2PS    Z8, Z8
 	VFMADD213PS  Z6, Z5, Z8
-	VMAXPS       ccsconst<>+1344(SB), Z8, Z8
-	VMINPS       ccsconst<>+1408(SB), Z8, Z8
 	VCVTTPS2DQ   Z8, Z8
+	VPMAXSD      ccsconst<>+2688(SB), Z8, Z8
 	VADDPS       Z8, Z2, Z2
 	VCVTPH2PS    (R12), Z8
 	VSUBPS       Z4, Z8, Z8
-	VPANDD       ccsconst<>+2304(SB), Z8, Z8
+	VPANDD       ccsconst<>+2176(SB), Z8, Z8
 	VFMSUB213PS  Z7, Z1, Z8
 	VCVTDQ2PS    Z8, Z8
 	VFMADD213PS  Z6, Z5, Z8
-	VMAXPS       ccsconst<>+1344(SB), Z8, Z8
-	VMINPS       ccsconst<>+1408(SB), Z8, Z8
 	VCVTTPS2DQ   Z8, Z8
+	VPMAXSD      ccsconst<>+2688(SB), Z8, Z8
 	VADDPS       Z8, Z3, Z3
 	ADDQ         $0x00000010, R9
 	ADDQ         $0x00000020, CX
@@ -2954,13 +2936,12 @@ singleCoord:
 	VBROADCASTSS 12(R8), Z5
 	VCVTPH2PS    (CX), Z6
 	VSUBPS       Z2, Z6, Z6
-	VPANDD       ccsconst<>+2304(SB), Z6, Z6
+	VPANDD       ccsconst<>+2176(SB), Z6, Z6
 	VFMSUB213PS  Z5, Z1, Z6
 	VCVTDQ2PS    Z6, Z6
 	VFMADD213PS  Z4, Z3, Z6
-	VMAXPS       ccsconst<>+1344(SB), Z6, Z6
-	VMINPS       ccsconst<>+1408(SB), Z6, Z6
 	VCVTTPS2DQ   Z6, Z6
+	VPMAXSD      ccsconst<>+2688(SB), Z6, Z6
 	VADDPS       Z6, Z9, Z9
 	ADDQ         $0x00000010, R8
 	ADDQ         $0x00000020, CX
@@ -3017,7 +2998,7 @@ TEXT ·sqRowsBound256(SB), NOSPLIT, $0-76
 	ANDQ    $0x00000007, DI
 	MOVQ    $0x00000008, R8
 	SUBQ    DI, R8
-	LEAQ    ccsconst<>+2880(SB), R9
+	LEAQ    ccsconst<>+2816(SB), R9
 	VMOVUPS (R9)(R8*4), Y1
 	MOVQ    SI, R8
 	SHRQ    $0x03, R8
@@ -3123,7 +3104,7 @@ loop:
 	VFMADD213PS  Y2, Y2, Y7
 	VADDPS       ccsconst<>+704(SB), Y7, Y7
 	VCVTPS2DQ    Y6, Y2
-	VPADDD       ccsconst<>+2496(SB), Y2, Y2
+	VPADDD       ccsconst<>+2368(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y7, Y7
 	VANDPS       Y3, Y7, Y7
@@ -3199,7 +3180,7 @@ TEXT ·powRows256(SB), NOSPLIT, $0-96
 	ANDQ    $0x00000007, R8
 	MOVQ    $0x00000008, R9
 	SUBQ    R8, R9
-	LEAQ    ccsconst<>+2880(SB), R10
+	LEAQ    ccsconst<>+2816(SB), R10
 	VMOVUPS (R10)(R9*4), Y0
 	SHRQ    $0x03, DX
 
@@ -3216,21 +3197,21 @@ chunk:
 	TESTQ       R11, R11
 	JZ          tail
 	VMOVUPS     (BX), Y2
-	VPAND       ccsconst<>+2304(SB), Y2, Y2
+	VPAND       ccsconst<>+2176(SB), Y2, Y2
 	VMULPS      (R9), Y2, Y2
 	VPSRLD      $0x17, Y2, Y3
-	VPSUBD      ccsconst<>+2496(SB), Y3, Y3
+	VPSUBD      ccsconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS   Y3, Y3
-	VPAND       ccsconst<>+2368(SB), Y2, Y4
-	VPOR        ccsconst<>+2432(SB), Y4, Y4
+	VPAND       ccsconst<>+2240(SB), Y2, Y4
+	VPOR        ccsconst<>+2304(SB), Y4, Y4
 	VSUBPS      ccsconst<>+704(SB), Y4, Y4
-	VMOVUPS     ccsconst<>+1856(SB), Y5
-	VFMADD213PS ccsconst<>+1792(SB), Y4, Y5
-	VFMADD213PS ccsconst<>+1728(SB), Y4, Y5
+	VMOVUPS     ccsconst<>+1728(SB), Y5
 	VFMADD213PS ccsconst<>+1664(SB), Y4, Y5
 	VFMADD213PS ccsconst<>+1600(SB), Y4, Y5
 	VFMADD213PS ccsconst<>+1536(SB), Y4, Y5
 	VFMADD213PS ccsconst<>+1472(SB), Y4, Y5
+	VFMADD213PS ccsconst<>+1408(SB), Y4, Y5
+	VFMADD213PS ccsconst<>+1344(SB), Y4, Y5
 	VFMADD213PS Y3, Y5, Y4
 	VMULPS      (R10), Y4, Y4
 	VCMPPS      $0x1d, ccsconst<>+1152(SB), Y4, Y3
@@ -3238,21 +3219,21 @@ chunk:
 	VMINPS      ccsconst<>+1088(SB), Y4, Y4
 	VROUNDPS    $0x01, Y4, Y5
 	VSUBPS      Y5, Y4, Y4
-	VMOVUPS     ccsconst<>+2240(SB), Y6
-	VFMADD213PS ccsconst<>+2176(SB), Y4, Y6
-	VFMADD213PS ccsconst<>+2112(SB), Y4, Y6
+	VMOVUPS     ccsconst<>+2112(SB), Y6
 	VFMADD213PS ccsconst<>+2048(SB), Y4, Y6
 	VFMADD213PS ccsconst<>+1984(SB), Y4, Y6
 	VFMADD213PS ccsconst<>+1920(SB), Y4, Y6
+	VFMADD213PS ccsconst<>+1856(SB), Y4, Y6
+	VFMADD213PS ccsconst<>+1792(SB), Y4, Y6
 	VCVTPS2DQ   Y5, Y4
-	VPADDD      ccsconst<>+2496(SB), Y4, Y4
+	VPADDD      ccsconst<>+2368(SB), Y4, Y4
 	VPSLLD      $0x17, Y4, Y4
 	VMULPS      Y4, Y6, Y6
 	VBLENDVPS   Y3, ccsconst<>+768(SB), Y6, Y6
-	VPCMPGTD    ccsconst<>+2368(SB), Y2, Y3
-	VPCMPGTD    ccsconst<>+2752(SB), Y2, Y4
+	VPCMPGTD    ccsconst<>+2240(SB), Y2, Y3
+	VPCMPGTD    ccsconst<>+2624(SB), Y2, Y4
 	VANDNPS     Y3, Y4, Y3
-	VPCMPGTD    ccsconst<>+2688(SB), Y2, Y2
+	VPCMPGTD    ccsconst<>+2560(SB), Y2, Y2
 	VANDNPS     Y2, Y3, Y2
 	VANDPS      Y3, Y6, Y6
 	VBLENDVPS   Y2, ccsconst<>+768(SB), Y6, Y6
@@ -3269,21 +3250,21 @@ tail:
 	VMASKMOVPS  (BX), Y0, Y2
 	VMASKMOVPS  (R9), Y0, Y3
 	VMASKMOVPS  (R10), Y0, Y4
-	VPAND       ccsconst<>+2304(SB), Y2, Y2
+	VPAND       ccsconst<>+2176(SB), Y2, Y2
 	VMULPS      Y3, Y2, Y2
 	VPSRLD      $0x17, Y2, Y3
-	VPSUBD      ccsconst<>+2496(SB), Y3, Y3
+	VPSUBD      ccsconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS   Y3, Y3
-	VPAND       ccsconst<>+2368(SB), Y2, Y5
-	VPOR        ccsconst<>+2432(SB), Y5, Y5
+	VPAND       ccsconst<>+2240(SB), Y2, Y5
+	VPOR        ccsconst<>+2304(SB), Y5, Y5
 	VSUBPS      ccsconst<>+704(SB), Y5, Y5
-	VMOVUPS     ccsconst<>+1856(SB), Y6
-	VFMADD213PS ccsconst<>+1792(SB), Y5, Y6
-	VFMADD213PS ccsconst<>+1728(SB), Y5, Y6
+	VMOVUPS     ccsconst<>+1728(SB), Y6
 	VFMADD213PS ccsconst<>+1664(SB), Y5, Y6
 	VFMADD213PS ccsconst<>+1600(SB), Y5, Y6
 	VFMADD213PS ccsconst<>+1536(SB), Y5, Y6
 	VFMADD213PS ccsconst<>+1472(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1408(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1344(SB), Y5, Y6
 	VFMADD213PS Y3, Y6, Y5
 	VMULPS      Y4, Y5, Y5
 	VCMPPS      $0x1d, ccsconst<>+1152(SB), Y5, Y3
@@ -3291,21 +3272,21 @@ tail:
 	VMINPS      ccsconst<>+1088(SB), Y5, Y5
 	VROUNDPS    $0x01, Y5, Y4
 	VSUBPS      Y4, Y5, Y5
-	VMOVUPS     ccsconst<>+2240(SB), Y6
-	VFMADD213PS ccsconst<>+2176(SB), Y5, Y6
-	VFMADD213PS ccsconst<>+2112(SB), Y5, Y6
+	VMOVUPS     ccsconst<>+2112(SB), Y6
 	VFMADD213PS ccsconst<>+2048(SB), Y5, Y6
 	VFMADD213PS ccsconst<>+1984(SB), Y5, Y6
 	VFMADD213PS ccsconst<>+1920(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1856(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1792(SB), Y5, Y6
 	VCVTPS2DQ   Y4, Y4
-	VPADDD      ccsconst<>+2496(SB), Y4, Y4
+	VPADDD      ccsconst<>+2368(SB), Y4, Y4
 	VPSLLD      $0x17, Y4, Y4
 	VMULPS      Y4, Y6, Y6
 	VBLENDVPS   Y3, ccsconst<>+768(SB), Y6, Y6
-	VPCMPGTD    ccsconst<>+2368(SB), Y2, Y3
-	VPCMPGTD    ccsconst<>+2752(SB), Y2, Y4
+	VPCMPGTD    ccsconst<>+2240(SB), Y2, Y3
+	VPCMPGTD    ccsconst<>+2624(SB), Y2, Y4
 	VANDNPS     Y3, Y4, Y3
-	VPCMPGTD    ccsconst<>+2688(SB), Y2, Y2
+	VPCMPGTD    ccsconst<>+2560(SB), Y2, Y2
 	VANDNPS     Y2, Y3, Y2
 	VANDPS      Y3, Y6, Y6
 	VBLENDVPS   Y2, ccsconst<>+768(SB), Y6, Y6
@@ -3345,7 +3326,7 @@ TEXT ·powRowsBound256(SB), NOSPLIT, $8-124
 	ANDQ    $0x00000007, R9
 	MOVQ    $0x00000008, R10
 	SUBQ    R9, R10
-	LEAQ    ccsconst<>+2880(SB), R11
+	LEAQ    ccsconst<>+2816(SB), R11
 	VMOVUPS (R11)(R10*4), Y1
 	MOVQ    DX, R10
 	SHRQ    $0x03, R10
@@ -3367,21 +3348,21 @@ chunk:
 	PREFETCHT0   (BX)(DX*1)
 	VMOVUPS      (R14), Y3
 	VSUBPS       (BX), Y3, Y3
-	VPAND        ccsconst<>+2304(SB), Y3, Y3
+	VPAND        ccsconst<>+2176(SB), Y3, Y3
 	VMULPS       (R12), Y3, Y3
 	VPSRLD       $0x17, Y3, Y4
-	VPSUBD       ccsconst<>+2496(SB), Y4, Y4
+	VPSUBD       ccsconst<>+2368(SB), Y4, Y4
 	VCVTDQ2PS    Y4, Y4
-	VPAND        ccsconst<>+2368(SB), Y3, Y5
-	VPOR         ccsconst<>+2432(SB), Y5, Y5
+	VPAND        ccsconst<>+2240(SB), Y3, Y5
+	VPOR         ccsconst<>+2304(SB), Y5, Y5
 	VSUBPS       ccsconst<>+704(SB), Y5, Y5
-	VMOVUPS      ccsconst<>+1856(SB), Y6
-	VFMADD213PS  ccsconst<>+1792(SB), Y5, Y6
-	VFMADD213PS  ccsconst<>+1728(SB), Y5, Y6
+	VMOVUPS      ccsconst<>+1728(SB), Y6
 	VFMADD213PS  ccsconst<>+1664(SB), Y5, Y6
 	VFMADD213PS  ccsconst<>+1600(SB), Y5, Y6
 	VFMADD213PS  ccsconst<>+1536(SB), Y5, Y6
 	VFMADD213PS  ccsconst<>+1472(SB), Y5, Y6
+	VFMADD213PS  ccsconst<>+1408(SB), Y5, Y6
+	VFMADD213PS  ccsconst<>+1344(SB), Y5, Y6
 	VFMADD213PS  Y4, Y6, Y5
 	VMULPS       (R13), Y5, Y5
 	VCMPPS       $0x1d, ccsconst<>+1152(SB), Y5, Y4
@@ -3389,21 +3370,21 @@ chunk:
 	VMINPS       ccsconst<>+1088(SB), Y5, Y5
 	VROUNDPS     $0x01, Y5, Y6
 	VSUBPS       Y6, Y5, Y5
-	VMOVUPS      ccsconst<>+2240(SB), Y7
-	VFMADD213PS  ccsconst<>+2176(SB), Y5, Y7
-	VFMADD213PS  ccsconst<>+2112(SB), Y5, Y7
+	VMOVUPS      ccsconst<>+2112(SB), Y7
 	VFMADD213PS  ccsconst<>+2048(SB), Y5, Y7
 	VFMADD213PS  ccsconst<>+1984(SB), Y5, Y7
 	VFMADD213PS  ccsconst<>+1920(SB), Y5, Y7
+	VFMADD213PS  ccsconst<>+1856(SB), Y5, Y7
+	VFMADD213PS  ccsconst<>+1792(SB), Y5, Y7
 	VCVTPS2DQ    Y6, Y5
-	VPADDD       ccsconst<>+2496(SB), Y5, Y5
+	VPADDD       ccsconst<>+2368(SB), Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
 	VMULPS       Y5, Y7, Y7
 	VBLENDVPS    Y4, ccsconst<>+768(SB), Y7, Y7
-	VPCMPGTD     ccsconst<>+2368(SB), Y3, Y4
-	VPCMPGTD     ccsconst<>+2752(SB), Y3, Y5
+	VPCMPGTD     ccsconst<>+2240(SB), Y3, Y4
+	VPCMPGTD     ccsconst<>+2624(SB), Y3, Y5
 	VANDNPS      Y4, Y5, Y4
-	VPCMPGTD     ccsconst<>+2688(SB), Y3, Y3
+	VPCMPGTD     ccsconst<>+2560(SB), Y3, Y3
 	VANDNPS      Y3, Y4, Y3
 	VANDPS       Y4, Y7, Y7
 	VMOVMSKPS    Y3, BP
@@ -3434,21 +3415,21 @@ tail:
 	VSUBPS      Y4, Y3, Y3
 	VMASKMOVPS  (R12), Y1, Y4
 	VMASKMOVPS  (R13), Y1, Y5
-	VPAND       ccsconst<>+2304(SB), Y3, Y3
+	VPAND       ccsconst<>+2176(SB), Y3, Y3
 	VMULPS      Y4, Y3, Y3
 	VPSRLD      $0x17, Y3, Y4
-	VPSUBD      ccsconst<>+2496(SB), Y4, Y4
+	VPSUBD      ccsconst<>+2368(SB), Y4, Y4
 	VCVTDQ2PS   Y4, Y4
-	VPAND       ccsconst<>+2368(SB), Y3, Y6
-	VPOR        ccsconst<>+2432(SB), Y6, Y6
+	VPAND       ccsconst<>+2240(SB), Y3, Y6
+	VPOR        ccsconst<>+2304(SB), Y6, Y6
 	VSUBPS      ccsconst<>+704(SB), Y6, Y6
-	VMOVUPS     ccsconst<>+1856(SB), Y7
-	VFMADD213PS ccsconst<>+1792(SB), Y6, Y7
-	VFMADD213PS ccsconst<>+1728(SB), Y6, Y7
+	VMOVUPS     ccsconst<>+1728(SB), Y7
 	VFMADD213PS ccsconst<>+1664(SB), Y6, Y7
 	VFMADD213PS ccsconst<>+1600(SB), Y6, Y7
 	VFMADD213PS ccsconst<>+1536(SB), Y6, Y7
 	VFMADD213PS ccsconst<>+1472(SB), Y6, Y7
+	VFMADD213PS ccsconst<>+1408(SB), Y6, Y7
+	VFMADD213PS ccsconst<>+1344(SB), Y6, Y7
 	VFMADD213PS Y4, Y7, Y6
 	VMULPS      Y5, Y6, Y6
 	VCMPPS      $0x1d, ccsconst<>+1152(SB), Y6, Y4
@@ -3456,21 +3437,21 @@ tail:
 	VMINPS      ccsconst<>+1088(SB), Y6, Y6
 	VROUNDPS    $0x01, Y6, Y5
 	VSUBPS      Y5, Y6, Y6
-	VMOVUPS     ccsconst<>+2240(SB), Y7
-	VFMADD213PS ccsconst<>+2176(SB), Y6, Y7
-	VFMADD213PS ccsconst<>+2112(SB), Y6, Y7
+	VMOVUPS     ccsconst<>+2112(SB), Y7
 	VFMADD213PS ccsconst<>+2048(SB), Y6, Y7
 	VFMADD213PS ccsconst<>+1984(SB), Y6, Y7
 	VFMADD213PS ccsconst<>+1920(SB), Y6, Y7
+	VFMADD213PS ccsconst<>+1856(SB), Y6, Y7
+	VFMADD213PS ccsconst<>+1792(SB), Y6, Y7
 	VCVTPS2DQ   Y5, Y5
-	VPADDD      ccsconst<>+2496(SB), Y5, Y5
+	VPADDD      ccsconst<>+2368(SB), Y5, Y5
 	VPSLLD      $0x17, Y5, Y5
 	VMULPS      Y5, Y7, Y7
 	VBLENDVPS   Y4, ccsconst<>+768(SB), Y7, Y7
-	VPCMPGTD    ccsconst<>+2368(SB), Y3, Y4
-	VPCMPGTD    ccsconst<>+2752(SB), Y3, Y5
+	VPCMPGTD    ccsconst<>+2240(SB), Y3, Y4
+	VPCMPGTD    ccsconst<>+2624(SB), Y3, Y5
 	VANDNPS     Y4, Y5, Y4
-	VPCMPGTD    ccsconst<>+2688(SB), Y3, Y3
+	VPCMPGTD    ccsconst<>+2560(SB), Y3, Y3
 	VANDNPS     Y3, Y4, Y3
 	VANDPS      Y4, Y7, Y7
 	VMOVMSKPS   Y3, R12
@@ -3489,7 +3470,7 @@ sum:
 	VADDSD       X3, X2, X2
 	TESTL        R11, R11
 	JZ           store
-	VMOVSD       ccsconst<>+3456(SB), X2
+	VMOVSD       ccsconst<>+3392(SB), X2
 	JMP          store
 
 exit:
@@ -3531,7 +3512,7 @@ TEXT ·powRowsAnchor256(SB), NOSPLIT, $0-120
 	ANDQ    $0x00000007, R9
 	MOVQ    $0x00000008, R10
 	SUBQ    R9, R10
-	LEAQ    ccsconst<>+2880(SB), R11
+	LEAQ    ccsconst<>+2816(SB), R11
 	VMOVUPS (R11)(R10*4), Y0
 	MOVQ    DX, R10
 	SHRQ    $0x03, R10
@@ -3553,21 +3534,21 @@ chunk:
 	PREFETCHT0  (BX)(DX*1)
 	VMOVUPS     (R13), Y2
 	VSUBPS      (BX), Y2, Y2
-	VPAND       ccsconst<>+2304(SB), Y2, Y2
+	VPAND       ccsconst<>+2176(SB), Y2, Y2
 	VMULPS      (R11), Y2, Y2
 	VPSRLD      $0x17, Y2, Y3
-	VPSUBD      ccsconst<>+2496(SB), Y3, Y3
+	VPSUBD      ccsconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS   Y3, Y3
-	VPAND       ccsconst<>+2368(SB), Y2, Y4
-	VPOR        ccsconst<>+2432(SB), Y4, Y4
+	VPAND       ccsconst<>+2240(SB), Y2, Y4
+	VPOR        ccsconst<>+2304(SB), Y4, Y4
 	VSUBPS      ccsconst<>+704(SB), Y4, Y4
-	VMOVUPS     ccsconst<>+1856(SB), Y5
-	VFMADD213PS ccsconst<>+1792(SB), Y4, Y5
-	VFMADD213PS ccsconst<>+1728(SB), Y4, Y5
+	VMOVUPS     ccsconst<>+1728(SB), Y5
 	VFMADD213PS ccsconst<>+1664(SB), Y4, Y5
 	VFMADD213PS ccsconst<>+1600(SB), Y4, Y5
 	VFMADD213PS ccsconst<>+1536(SB), Y4, Y5
 	VFMADD213PS ccsconst<>+1472(SB), Y4, Y5
+	VFMADD213PS ccsconst<>+1408(SB), Y4, Y5
+	VFMADD213PS ccsconst<>+1344(SB), Y4, Y5
 	VFMADD213PS Y3, Y5, Y4
 	VMULPS      (R12), Y4, Y4
 	VCMPPS      $0x1d, ccsconst<>+1152(SB), Y4, Y3
@@ -3575,21 +3556,21 @@ chunk:
 	VMINPS      ccsconst<>+1088(SB), Y4, Y4
 	VROUNDPS    $0x01, Y4, Y5
 	VSUBPS      Y5, Y4, Y4
-	VMOVUPS     ccsconst<>+2240(SB), Y6
-	VFMADD213PS ccsconst<>+2176(SB), Y4, Y6
-	VFMADD213PS ccsconst<>+2112(SB), Y4, Y6
+	VMOVUPS     ccsconst<>+2112(SB), Y6
 	VFMADD213PS ccsconst<>+2048(SB), Y4, Y6
 	VFMADD213PS ccsconst<>+1984(SB), Y4, Y6
 	VFMADD213PS ccsconst<>+1920(SB), Y4, Y6
+	VFMADD213PS ccsconst<>+1856(SB), Y4, Y6
+	VFMADD213PS ccsconst<>+1792(SB), Y4, Y6
 	VCVTPS2DQ   Y5, Y4
-	VPADDD      ccsconst<>+2496(SB), Y4, Y4
+	VPADDD      ccsconst<>+2368(SB), Y4, Y4
 	VPSLLD      $0x17, Y4, Y4
 	VMULPS      Y4, Y6, Y6
 	VBLENDVPS   Y3, ccsconst<>+768(SB), Y6, Y6
-	VPCMPGTD    ccsconst<>+2368(SB), Y2, Y3
-	VPCMPGTD    ccsconst<>+2752(SB), Y2, Y4
+	VPCMPGTD    ccsconst<>+2240(SB), Y2, Y3
+	VPCMPGTD    ccsconst<>+2624(SB), Y2, Y4
 	VANDNPS     Y3, Y4, Y3
-	VPCMPGTD    ccsconst<>+2688(SB), Y2, Y2
+	VPCMPGTD    ccsconst<>+2560(SB), Y2, Y2
 	VANDNPS     Y2, Y3, Y2
 	VANDPS      Y3, Y6, Y6
 	VBLENDVPS   Y2, ccsconst<>+768(SB), Y6, Y6
@@ -3609,21 +3590,21 @@ tail:
 	VSUBPS      Y3, Y2, Y2
 	VMASKMOVPS  (R11), Y0, Y3
 	VMASKMOVPS  (R12), Y0, Y4
-	VPAND       ccsconst<>+2304(SB), Y2, Y2
+	VPAND       ccsconst<>+2176(SB), Y2, Y2
 	VMULPS      Y3, Y2, Y2
 	VPSRLD      $0x17, Y2, Y3
-	VPSUBD      ccsconst<>+2496(SB), Y3, Y3
+	VPSUBD      ccsconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS   Y3, Y3
-	VPAND       ccsconst<>+2368(SB), Y2, Y5
-	VPOR        ccsconst<>+2432(SB), Y5, Y5
+	VPAND       ccsconst<>+2240(SB), Y2, Y5
+	VPOR        ccsconst<>+2304(SB), Y5, Y5
 	VSUBPS      ccsconst<>+704(SB), Y5, Y5
-	VMOVUPS     ccsconst<>+1856(SB), Y6
-	VFMADD213PS ccsconst<>+1792(SB), Y5, Y6
-	VFMADD213PS ccsconst<>+1728(SB), Y5, Y6
+	VMOVUPS     ccsconst<>+1728(SB), Y6
 	VFMADD213PS ccsconst<>+1664(SB), Y5, Y6
 	VFMADD213PS ccsconst<>+1600(SB), Y5, Y6
 	VFMADD213PS ccsconst<>+1536(SB), Y5, Y6
 	VFMADD213PS ccsconst<>+1472(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1408(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1344(SB), Y5, Y6
 	VFMADD213PS Y3, Y6, Y5
 	VMULPS      Y4, Y5, Y5
 	VCMPPS      $0x1d, ccsconst<>+1152(SB), Y5, Y3
@@ -3631,21 +3612,21 @@ tail:
 	VMINPS      ccsconst<>+1088(SB), Y5, Y5
 	VROUNDPS    $0x01, Y5, Y4
 	VSUBPS      Y4, Y5, Y5
-	VMOVUPS     ccsconst<>+2240(SB), Y6
-	VFMADD213PS ccsconst<>+2176(SB), Y5, Y6
-	VFMADD213PS ccsconst<>+2112(SB), Y5, Y6
+	VMOVUPS     ccsconst<>+2112(SB), Y6
 	VFMADD213PS ccsconst<>+2048(SB), Y5, Y6
 	VFMADD213PS ccsconst<>+1984(SB), Y5, Y6
 	VFMADD213PS ccsconst<>+1920(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1856(SB), Y5, Y6
+	VFMADD213PS ccsconst<>+1792(SB), Y5, Y6
 	VCVTPS2DQ   Y4, Y4
-	VPADDD      ccsconst<>+2496(SB), Y4, Y4
+	VPADDD      ccsconst<>+2368(SB), Y4, Y4
 	VPSLLD      $0x17, Y4, Y4
 	VMULPS      Y4, Y6, Y6
 	VBLENDVPS   Y3, ccsconst<>+768(SB), Y6, Y6
-	VPCMPGTD    ccsconst<>+2368(SB), Y2, Y3
-	VPCMPGTD    ccsconst<>+2752(SB), Y2, Y4
+	VPCMPGTD    ccsconst<>+2240(SB), Y2, Y3
+	VPCMPGTD    ccsconst<>+2624(SB), Y2, Y4
 	VANDNPS     Y3, Y4, Y3
-	VPCMPGTD    ccsconst<>+2688(SB), Y2, Y2
+	VPCMPGTD    ccsconst<>+2560(SB), Y2, Y2
 	VANDNPS     Y2, Y3, Y2
 	VANDPS      Y3, Y6, Y6
 	VBLENDVPS   Y2, ccsconst<>+768(SB), Y6, Y6
@@ -3680,7 +3661,7 @@ TEXT ·sigmoids256(SB), NOSPLIT, $0-89
 	SHRQ         $0x02, BX
 	VBROADCASTSD T+0(FP), Y0
 	VBROADCASTSD t+8(FP), Y1
-	VMOVUPD      ccsconst<>+2944(SB), Y2
+	VMOVUPD      ccsconst<>+2880(SB), Y2
 	VXORPS       Y3, Y3, Y3
 	XORL         SI, SI
 
@@ -3690,17 +3671,18 @@ loop:
 	VMOVUPD     (AX), Y4
 	VSUBPD      Y1, Y4, Y4
 	VMULPD      Y0, Y4, Y4
-	VPAND       ccsconst<>+3520(SB), Y4, Y5
-	VCMPPD      $0x16, ccsconst<>+3264(SB), Y5, Y6
+	VPAND       ccsconst<>+3456(SB), Y4, Y5
+	VCMPPD      $0x16, ccsconst<>+3200(SB), Y5, Y6
 	VMOVMSKPD   Y6, DI
 	ORL         DI, SI
 	VSUBPD      Y5, Y3, Y5
-	VMAXPD      ccsconst<>+3200(SB), Y5, Y5
-	VMULPD      ccsconst<>+3008(SB), Y5, Y6
+	VMAXPD      ccsconst<>+3136(SB), Y5, Y5
+	VMULPD      ccsconst<>+2944(SB), Y5, Y6
 	VROUNDPD    $0x00, Y6, Y6
+	VFMADD231PD ccsconst<>+3008(SB), Y6, Y5
 	VFMADD231PD ccsconst<>+3072(SB), Y6, Y5
-	VFMADD231PD ccsconst<>+3136(SB), Y6, Y5
-	VMOVUPD     ccsconst<>+3648(SB), Y7
+	VMOVUPD     ccsconst<>+3584(SB), Y7
+	VFMADD213PD ccsconst<>+3648(SB), Y5, Y7
 	VFMADD213PD ccsconst<>+3712(SB), Y5, Y7
 	VFMADD213PD ccsconst<>+3776(SB), Y5, Y7
 	VFMADD213PD ccsconst<>+3840(SB), Y5, Y7
@@ -3712,10 +3694,9 @@ loop:
 	VFMADD213PD ccsconst<>+4224(SB), Y5, Y7
 	VFMADD213PD ccsconst<>+4288(SB), Y5, Y7
 	VFMADD213PD ccsconst<>+4352(SB), Y5, Y7
-	VFMADD213PD ccsconst<>+4416(SB), Y5, Y7
 	VCVTPD2DQY  Y6, X5
 	VPMOVSXDQ   X5, Y5
-	VPADDQ      ccsconst<>+3584(SB), Y5, Y5
+	VPADDQ      ccsconst<>+3520(SB), Y5, Y5
 	VPSLLQ      $0x34, Y5, Y5
 	VMULPD      Y5, Y7, Y7
 	VADDPD      Y2, Y7, Y5
@@ -3760,20 +3741,20 @@ loop:
 	TESTQ       DX, DX
 	JZ          done
 	VMULPS      (AX), Y0, Y4
-	VPAND       ccsconst<>+2304(SB), Y4, Y4
+	VPAND       ccsconst<>+2176(SB), Y4, Y4
 	VPSRLD      $0x17, Y4, Y5
-	VPSUBD      ccsconst<>+2496(SB), Y5, Y5
+	VPSUBD      ccsconst<>+2368(SB), Y5, Y5
 	VCVTDQ2PS   Y5, Y5
-	VPAND       ccsconst<>+2368(SB), Y4, Y6
-	VPOR        ccsconst<>+2432(SB), Y6, Y6
+	VPAND       ccsconst<>+2240(SB), Y4, Y6
+	VPOR        ccsconst<>+2304(SB), Y6, Y6
 	VSUBPS      ccsconst<>+704(SB), Y6, Y6
-	VMOVUPS     ccsconst<>+1856(SB), Y7
-	VFMADD213PS ccsconst<>+1792(SB), Y6, Y7
-	VFMADD213PS ccsconst<>+1728(SB), Y6, Y7
+	VMOVUPS     ccsconst<>+1728(SB), Y7
 	VFMADD213PS ccsconst<>+1664(SB), Y6, Y7
 	VFMADD213PS ccsconst<>+1600(SB), Y6, Y7
 	VFMADD213PS ccsconst<>+1536(SB), Y6, Y7
 	VFMADD213PS ccsconst<>+1472(SB), Y6, Y7
+	VFMADD213PS ccsconst<>+1408(SB), Y6, Y7
+	VFMADD213PS ccsconst<>+1344(SB), Y6, Y7
 	VFMADD213PS Y5, Y7, Y6
 	VMULPS      Y1, Y6, Y5
 	VCMPPS      $0x1d, ccsconst<>+1152(SB), Y5, Y7
@@ -3781,21 +3762,21 @@ loop:
 	VMINPS      ccsconst<>+1088(SB), Y5, Y5
 	VROUNDPS    $0x01, Y5, Y8
 	VSUBPS      Y8, Y5, Y5
-	VMOVUPS     ccsconst<>+2240(SB), Y9
-	VFMADD213PS ccsconst<>+2176(SB), Y5, Y9
-	VFMADD213PS ccsconst<>+2112(SB), Y5, Y9
+	VMOVUPS     ccsconst<>+2112(SB), Y9
 	VFMADD213PS ccsconst<>+2048(SB), Y5, Y9
 	VFMADD213PS ccsconst<>+1984(SB), Y5, Y9
 	VFMADD213PS ccsconst<>+1920(SB), Y5, Y9
+	VFMADD213PS ccsconst<>+1856(SB), Y5, Y9
+	VFMADD213PS ccsconst<>+1792(SB), Y5, Y9
 	VCVTPS2DQ   Y8, Y5
-	VPADDD      ccsconst<>+2496(SB), Y5, Y5
+	VPADDD      ccsconst<>+2368(SB), Y5, Y5
 	VPSLLD      $0x17, Y5, Y5
 	VMULPS      Y5, Y9, Y9
 	VBLENDVPS   Y7, ccsconst<>+768(SB), Y9, Y9
-	VPCMPGTD    ccsconst<>+2368(SB), Y4, Y5
-	VPCMPGTD    ccsconst<>+2752(SB), Y4, Y7
+	VPCMPGTD    ccsconst<>+2240(SB), Y4, Y5
+	VPCMPGTD    ccsconst<>+2624(SB), Y4, Y7
 	VANDNPS     Y5, Y7, Y5
-	VPCMPGTD    ccsconst<>+2688(SB), Y4, Y4
+	VPCMPGTD    ccsconst<>+2560(SB), Y4, Y4
 	VANDNPS     Y4, Y5, Y4
 	VMOVMSKPS   Y4, DI
 	ORL         DI, SI
@@ -3932,7 +3913,7 @@ ts:
 	ADDQ      $0x00000020, R9
 	DECQ      R12
 	JNZ       tl
-	VMOVUPS   ccsconst<>+2304(SB), Y0
+	VMOVUPS   ccsconst<>+2176(SB), Y0
 	VXORPS    Y1, Y1, Y1
 	MOVQ      DI, AX
 	MOVQ      DX, DI
@@ -3974,18 +3955,18 @@ uk:
 	VMULPS       (DI), Y5, Y9
 	VPAND        Y0, Y9, Y9
 	VPSRLD       $0x17, Y9, Y10
-	VPSUBD       ccsconst<>+2496(SB), Y10, Y10
+	VPSUBD       ccsconst<>+2368(SB), Y10, Y10
 	VCVTDQ2PS    Y10, Y10
-	VPAND        ccsconst<>+2368(SB), Y9, Y11
-	VPOR         ccsconst<>+2432(SB), Y11, Y11
+	VPAND        ccsconst<>+2240(SB), Y9, Y11
+	VPOR         ccsconst<>+2304(SB), Y11, Y11
 	VSUBPS       ccsconst<>+704(SB), Y11, Y11
-	VMOVUPS      ccsconst<>+1856(SB), Y12
-	VFMADD213PS  ccsconst<>+1792(SB), Y11, Y12
-	VFMADD213PS  ccsconst<>+1728(SB), Y11, Y12
+	VMOVUPS      ccsconst<>+1728(SB), Y12
 	VFMADD213PS  ccsconst<>+1664(SB), Y11, Y12
 	VFMADD213PS  ccsconst<>+1600(SB), Y11, Y12
 	VFMADD213PS  ccsconst<>+1536(SB), Y11, Y12
 	VFMADD213PS  ccsconst<>+1472(SB), Y11, Y12
+	VFMADD213PS  ccsconst<>+1408(SB), Y11, Y12
+	VFMADD213PS  ccsconst<>+1344(SB), Y11, Y12
 	VFMADD213PS  Y10, Y12, Y11
 	VMULPS       Y6, Y11, Y10
 	VCMPPS       $0x1d, ccsconst<>+1152(SB), Y10, Y12
@@ -3993,23 +3974,23 @@ uk:
 	VMINPS       ccsconst<>+1088(SB), Y10, Y10
 	VROUNDPS     $0x01, Y10, Y13
 	VSUBPS       Y13, Y10, Y10
-	VMOVUPS      ccsconst<>+2240(SB), Y14
-	VFMADD213PS  ccsconst<>+2176(SB), Y10, Y14
-	VFMADD213PS  ccsconst<>+2112(SB), Y10, Y14
+	VMOVUPS      ccsconst<>+2112(SB), Y14
 	VFMADD213PS  ccsconst<>+2048(SB), Y10, Y14
 	VFMADD213PS  ccsconst<>+1984(SB), Y10, Y14
 	VFMADD213PS  ccsconst<>+1920(SB), Y10, Y14
+	VFMADD213PS  ccsconst<>+1856(SB), Y10, Y14
+	VFMADD213PS  ccsconst<>+1792(SB), Y10, Y14
 	VCVTPS2DQ    Y13, Y10
-	VPADDD       ccsconst<>+2496(SB), Y10, Y10
+	VPADDD       ccsconst<>+2368(SB), Y10, Y10
 	VPSLLD       $0x17, Y10, Y10
 	VMULPS       Y10, Y14, Y14
 	VBLENDVPS    Y12, ccsconst<>+768(SB), Y14, Y14
-	VPCMPEQD     ccsconst<>+2432(SB), Y9, Y10
+	VPCMPEQD     ccsconst<>+2304(SB), Y9, Y10
 	VBLENDVPS    Y10, Y4, Y14, Y14
-	VPCMPGTD     ccsconst<>+2368(SB), Y9, Y10
-	VPCMPGTD     ccsconst<>+2752(SB), Y9, Y12
+	VPCMPGTD     ccsconst<>+2240(SB), Y9, Y10
+	VPCMPGTD     ccsconst<>+2624(SB), Y9, Y12
 	VANDNPS      Y10, Y12, Y10
-	VPCMPGTD     ccsconst<>+2688(SB), Y9, Y9
+	VPCMPGTD     ccsconst<>+2560(SB), Y9, Y9
 	VANDNPS      Y9, Y10, Y9
 	VMOVMSKPS    Y9, DX
 	ORL          DX, AX
@@ -4029,18 +4010,18 @@ uk:
 	VMOVUPS      Y7, 64(SI)
 	VMOVUPS      Y8, 96(SI)
 	VPSRLD       $0x17, Y7, Y0
-	VPSUBD       ccsconst<>+2496(SB), Y0, Y0
+	VPSUBD       ccsconst<>+2368(SB), Y0, Y0
 	VCVTDQ2PS    Y0, Y0
-	VPAND        ccsconst<>+2368(SB), Y7, Y2
-	VPOR         ccsconst<>+2432(SB), Y2, Y2
+	VPAND        ccsconst<>+2240(SB), Y7, Y2
+	VPOR         ccsconst<>+2304(SB), Y2, Y2
 	VSUBPS       ccsconst<>+704(SB), Y2, Y2
-	VMOVUPS      ccsconst<>+1856(SB), Y4
-	VFMADD213PS  ccsconst<>+1792(SB), Y2, Y4
-	VFMADD213PS  ccsconst<>+1728(SB), Y2, Y4
+	VMOVUPS      ccsconst<>+1728(SB), Y4
 	VFMADD213PS  ccsconst<>+1664(SB), Y2, Y4
 	VFMADD213PS  ccsconst<>+1600(SB), Y2, Y4
 	VFMADD213PS  ccsconst<>+1536(SB), Y2, Y4
 	VFMADD213PS  ccsconst<>+1472(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1408(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1344(SB), Y2, Y4
 	VFMADD213PS  Y0, Y4, Y2
 	VMOVUPS      Y2, 128(SI)
 	VBROADCASTSS invP+60(FP), Y0
@@ -4050,14 +4031,14 @@ uk:
 	VMINPS       ccsconst<>+1088(SB), Y0, Y0
 	VROUNDPS     $0x01, Y0, Y5
 	VSUBPS       Y5, Y0, Y0
-	VMOVUPS      ccsconst<>+2240(SB), Y6
-	VFMADD213PS  ccsconst<>+2176(SB), Y0, Y6
-	VFMADD213PS  ccsconst<>+2112(SB), Y0, Y6
+	VMOVUPS      ccsconst<>+2112(SB), Y6
 	VFMADD213PS  ccsconst<>+2048(SB), Y0, Y6
 	VFMADD213PS  ccsconst<>+1984(SB), Y0, Y6
 	VFMADD213PS  ccsconst<>+1920(SB), Y0, Y6
+	VFMADD213PS  ccsconst<>+1856(SB), Y0, Y6
+	VFMADD213PS  ccsconst<>+1792(SB), Y0, Y6
 	VCVTPS2DQ    Y5, Y0
-	VPADDD       ccsconst<>+2496(SB), Y0, Y0
+	VPADDD       ccsconst<>+2368(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y6, Y6
 	VBLENDVPS    Y4, ccsconst<>+768(SB), Y6, Y6
@@ -4080,14 +4061,14 @@ uk:
 	VMINPS       ccsconst<>+1088(SB), Y0, Y0
 	VROUNDPS     $0x01, Y0, Y2
 	VSUBPS       Y2, Y0, Y0
-	VMOVUPS      ccsconst<>+2240(SB), Y4
-	VFMADD213PS  ccsconst<>+2176(SB), Y0, Y4
-	VFMADD213PS  ccsconst<>+2112(SB), Y0, Y4
+	VMOVUPS      ccsconst<>+2112(SB), Y4
 	VFMADD213PS  ccsconst<>+2048(SB), Y0, Y4
 	VFMADD213PS  ccsconst<>+1984(SB), Y0, Y4
 	VFMADD213PS  ccsconst<>+1920(SB), Y0, Y4
+	VFMADD213PS  ccsconst<>+1856(SB), Y0, Y4
+	VFMADD213PS  ccsconst<>+1792(SB), Y0, Y4
 	VCVTPS2DQ    Y2, Y0
-	VPADDD       ccsconst<>+2496(SB), Y0, Y0
+	VPADDD       ccsconst<>+2368(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y4, Y4
 	VBLENDVPS    Y1, ccsconst<>+768(SB), Y4, Y4
@@ -4169,7 +4150,7 @@ ts:
 	ADDQ      $0x00000020, DI
 	DECQ      R10
 	JNZ       tl
-	VMOVUPS   ccsconst<>+2304(SB), Y0
+	VMOVUPS   ccsconst<>+2176(SB), Y0
 	VXORPS    Y1, Y1, Y1
 	MOVQ      BX, AX
 	MOVQ      DX, BX
@@ -4208,18 +4189,18 @@ uk:
 	VMULPS       (BX), Y5, Y8
 	VPAND        Y0, Y8, Y8
 	VPSRLD       $0x17, Y8, Y9
-	VPSUBD       ccsconst<>+2496(SB), Y9, Y9
+	VPSUBD       ccsconst<>+2368(SB), Y9, Y9
 	VCVTDQ2PS    Y9, Y9
-	VPAND        ccsconst<>+2368(SB), Y8, Y10
-	VPOR         ccsconst<>+2432(SB), Y10, Y10
+	VPAND        ccsconst<>+2240(SB), Y8, Y10
+	VPOR         ccsconst<>+2304(SB), Y10, Y10
 	VSUBPS       ccsconst<>+704(SB), Y10, Y10
-	VMOVUPS      ccsconst<>+1856(SB), Y11
-	VFMADD213PS  ccsconst<>+1792(SB), Y10, Y11
-	VFMADD213PS  ccsconst<>+1728(SB), Y10, Y11
+	VMOVUPS      ccsconst<>+1728(SB), Y11
 	VFMADD213PS  ccsconst<>+1664(SB), Y10, Y11
 	VFMADD213PS  ccsconst<>+1600(SB), Y10, Y11
 	VFMADD213PS  ccsconst<>+1536(SB), Y10, Y11
 	VFMADD213PS  ccsconst<>+1472(SB), Y10, Y11
+	VFMADD213PS  ccsconst<>+1408(SB), Y10, Y11
+	VFMADD213PS  ccsconst<>+1344(SB), Y10, Y11
 	VFMADD213PS  Y9, Y11, Y10
 	VMULPS       Y6, Y10, Y9
 	VCMPPS       $0x1d, ccsconst<>+1152(SB), Y9, Y10
@@ -4227,23 +4208,23 @@ uk:
 	VMINPS       ccsconst<>+1088(SB), Y9, Y9
 	VROUNDPS     $0x01, Y9, Y11
 	VSUBPS       Y11, Y9, Y9
-	VMOVUPS      ccsconst<>+2240(SB), Y12
-	VFMADD213PS  ccsconst<>+2176(SB), Y9, Y12
-	VFMADD213PS  ccsconst<>+2112(SB), Y9, Y12
+	VMOVUPS      ccsconst<>+2112(SB), Y12
 	VFMADD213PS  ccsconst<>+2048(SB), Y9, Y12
 	VFMADD213PS  ccsconst<>+1984(SB), Y9, Y12
 	VFMADD213PS  ccsconst<>+1920(SB), Y9, Y12
+	VFMADD213PS  ccsconst<>+1856(SB), Y9, Y12
+	VFMADD213PS  ccsconst<>+1792(SB), Y9, Y12
 	VCVTPS2DQ    Y11, Y9
-	VPADDD       ccsconst<>+2496(SB), Y9, Y9
+	VPADDD       ccsconst<>+2368(SB), Y9, Y9
 	VPSLLD       $0x17, Y9, Y9
 	VMULPS       Y9, Y12, Y12
 	VBLENDVPS    Y10, ccsconst<>+768(SB), Y12, Y12
-	VPCMPEQD     ccsconst<>+2432(SB), Y8, Y9
+	VPCMPEQD     ccsconst<>+2304(SB), Y8, Y9
 	VBLENDVPS    Y9, Y4, Y12, Y12
-	VPCMPGTD     ccsconst<>+2368(SB), Y8, Y9
-	VPCMPGTD     ccsconst<>+2752(SB), Y8, Y10
+	VPCMPGTD     ccsconst<>+2240(SB), Y8, Y9
+	VPCMPGTD     ccsconst<>+2624(SB), Y8, Y10
 	VANDNPS      Y9, Y10, Y9
-	VPCMPGTD     ccsconst<>+2688(SB), Y8, Y8
+	VPCMPGTD     ccsconst<>+2560(SB), Y8, Y8
 	VANDNPS      Y8, Y9, Y8
 	VMOVMSKPS    Y8, CX
 	ORL          CX, AX
@@ -4255,18 +4236,18 @@ uk:
 	VCMPPS       $0x00, Y2, Y1, Y0
 	VBLENDVPS    Y0, Y4, Y7, Y7
 	VPSRLD       $0x17, Y7, Y0
-	VPSUBD       ccsconst<>+2496(SB), Y0, Y0
+	VPSUBD       ccsconst<>+2368(SB), Y0, Y0
 	VCVTDQ2PS    Y0, Y0
-	VPAND        ccsconst<>+2368(SB), Y7, Y2
-	VPOR         ccsconst<>+2432(SB), Y2, Y2
+	VPAND        ccsconst<>+2240(SB), Y7, Y2
+	VPOR         ccsconst<>+2304(SB), Y2, Y2
 	VSUBPS       ccsconst<>+704(SB), Y2, Y2
-	VMOVUPS      ccsconst<>+1856(SB), Y4
-	VFMADD213PS  ccsconst<>+1792(SB), Y2, Y4
-	VFMADD213PS  ccsconst<>+1728(SB), Y2, Y4
+	VMOVUPS      ccsconst<>+1728(SB), Y4
 	VFMADD213PS  ccsconst<>+1664(SB), Y2, Y4
 	VFMADD213PS  ccsconst<>+1600(SB), Y2, Y4
 	VFMADD213PS  ccsconst<>+1536(SB), Y2, Y4
 	VFMADD213PS  ccsconst<>+1472(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1408(SB), Y2, Y4
+	VFMADD213PS  ccsconst<>+1344(SB), Y2, Y4
 	VFMADD213PS  Y0, Y4, Y2
 	VBROADCASTSS invP+60(FP), Y0
 	VMULPS       Y2, Y0, Y0
@@ -4275,14 +4256,14 @@ uk:
 	VMINPS       ccsconst<>+1088(SB), Y0, Y0
 	VROUNDPS     $0x01, Y0, Y4
 	VSUBPS       Y4, Y0, Y0
-	VMOVUPS      ccsconst<>+2240(SB), Y5
-	VFMADD213PS  ccsconst<>+2176(SB), Y0, Y5
-	VFMADD213PS  ccsconst<>+2112(SB), Y0, Y5
+	VMOVUPS      ccsconst<>+2112(SB), Y5
 	VFMADD213PS  ccsconst<>+2048(SB), Y0, Y5
 	VFMADD213PS  ccsconst<>+1984(SB), Y0, Y5
 	VFMADD213PS  ccsconst<>+1920(SB), Y0, Y5
+	VFMADD213PS  ccsconst<>+1856(SB), Y0, Y5
+	VFMADD213PS  ccsconst<>+1792(SB), Y0, Y5
 	VCVTPS2DQ    Y4, Y0
-	VPADDD       ccsconst<>+2496(SB), Y0, Y0
+	VPADDD       ccsconst<>+2368(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y5, Y5
 	VBLENDVPS    Y2, ccsconst<>+768(SB), Y5, Y5
@@ -4341,7 +4322,7 @@ weights:
 	VCVTPS2PD  128(CX), Y7
 	VMULPD     Y5, Y0, Y5
 	VDIVPD     Y5, Y6, Y6
-	VMULPD     ccsconst<>+3392(SB), Y7, Y7
+	VMULPD     ccsconst<>+3328(SB), Y7, Y7
 	VDIVPD     Y1, Y7, Y7
 	VSUBPD     Y7, Y6, Y6
 	VMOVUPD    (DX), Y5
@@ -4359,7 +4340,7 @@ weights:
 	VCVTPS2PD  144(CX), Y7
 	VMULPD     Y5, Y0, Y5
 	VDIVPD     Y5, Y6, Y6
-	VMULPD     ccsconst<>+3392(SB), Y7, Y7
+	VMULPD     ccsconst<>+3328(SB), Y7, Y7
 	VDIVPD     Y1, Y7, Y7
 	VSUBPD     Y7, Y6, Y6
 	VMOVUPD    32(DX), Y5
@@ -4405,7 +4386,7 @@ block:
 	VMULPS  (BX), Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	VCMPPS  $0x04, Y2, Y0, Y0
-	VMOVUPS ccsconst<>+2304(SB), Y3
+	VMOVUPS ccsconst<>+2176(SB), Y3
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
 	MOVQ    DX, BX
@@ -4600,7 +4581,7 @@ coord:
 	VFMADD213PS  Y3, Y3, Y8
 	VADDPS       ccsconst<>+704(SB), Y8, Y8
 	VCVTPS2DQ    Y7, Y3
-	VPADDD       ccsconst<>+2496(SB), Y3, Y3
+	VPADDD       ccsconst<>+2368(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y8, Y8
 	VANDPS       Y4, Y8, Y8
@@ -4768,7 +4749,7 @@ loop:
 	TESTQ   CX, CX
 	JZ      done
 	VMOVUPS (AX), Y1
-	VPAND   ccsconst<>+2304(SB), Y1, Y1
+	VPAND   ccsconst<>+2176(SB), Y1, Y1
 	VMAXPS  Y0, Y1, Y0
 	ADDQ    $0x00000020, AX
 	DECQ    CX
@@ -4807,12 +4788,12 @@ loop:
 	VDIVPS  Y5, Y6, Y6
 	VCMPPS  $0x04, Y3, Y5, Y5
 	VANDPS  Y5, Y6, Y6
-	VPAND   ccsconst<>+2304(SB), Y6, Y5
+	VPAND   ccsconst<>+2176(SB), Y6, Y5
 	VCMPPS  $0x1d, Y2, Y5, Y5
 	VANDPS  Y5, Y6, Y6
 	VMULPS  Y1, Y6, Y6
 	VMOVUPS Y6, (AX)
-	VPAND   ccsconst<>+2304(SB), Y6, Y6
+	VPAND   ccsconst<>+2176(SB), Y6, Y6
 	VMAXPS  Y4, Y6, Y4
 	ADDQ    $0x00000020, AX
 	ADDQ    $0x00000020, CX
@@ -5033,43 +5014,39 @@ pairCoord:
 	VBROADCASTSS 12(R9), Y9
 	VCVTPH2PS    (CX), Y10
 	VSUBPS       Y6, Y10, Y10
-	VPAND        ccsconst<>+2304(SB), Y10, Y10
+	VPAND        ccsconst<>+2176(SB), Y10, Y10
 	VFMSUB213PS  Y9, Y1, Y10
 	VCVTDQ2PS    Y10, Y10
 	VFMADD213PS  Y8, Y7, Y10
-	VMAXPS       ccsconst<>+1344(SB), Y10, Y10
-	VMINPS       ccsconst<>+1408(SB), Y10, Y10
 	VCVTTPS2DQ   Y10, Y10
+	VPMAXSD      ccsconst<>+2688(SB), Y10, Y10
 	VADDPS       Y10, Y2, Y2
 	VCVTPH2PS    16(CX), Y10
 	VSUBPS       Y6, Y10, Y10
-	VPAND        ccsconst<>+2304(SB), Y10, Y10
+	VPAND        ccsconst<>+2176(SB), Y10, Y10
 	VFMSUB213PS  Y9, Y1, Y10
 	VCVTDQ2PS    Y10, Y10
 	VFMADD213PS  Y8, Y7, Y10
-	VMAXPS       ccsconst<>+1344(SB), Y10, Y10
-	VMINPS       ccsconst<>+1408(SB), Y10, Y10
 	VCVTTPS2DQ   Y10, Y10
+	VPMAXSD      ccsconst<>+2688(SB), Y10, Y10
 	VADDPS       Y10, Y3, Y3
 	VCVTPH2PS    (R12), Y10
 	VSUBPS       Y6, Y10, Y10
-	VPAND        ccsconst<>+2304(SB), Y10, Y10
+	VPAND        ccsconst<>+2176(SB), Y10, Y10
 	VFMSUB213PS  Y9, Y1, Y10
 	VCVTDQ2PS    Y10, Y10
 	VFMADD213PS  Y8, Y7, Y10
-	VMAXPS       ccsconst<>+1344(SB), Y10, Y10
-	VMINPS       ccsconst<>+1408(SB), Y10, Y10
 	VCVTTPS2DQ   Y10, Y10
+	VPMAXSD      ccsconst<>+2688(SB), Y10, Y10
 	VADDPS       Y10, Y4, Y4
 	VCVTPH2PS    16(R12), Y10
 	VSUBPS       Y6, Y10, Y10
-	VPAND        ccsconst<>+2304(SB), Y10, Y10
+	VPAND        ccsconst<>+2176(SB), Y10, Y10
 	VFMSUB213PS  Y9, Y1, Y10
 	VCVTDQ2PS    Y10, Y10
 	VFMADD213PS  Y8, Y7, Y10
-	VMAXPS       ccsconst<>+1344(SB), Y10, Y10
-	VMINPS       ccsconst<>+1408(SB), Y10, Y10
 	VCVTTPS2DQ   Y10, Y10
+	VPMAXSD      ccsconst<>+2688(SB), Y10, Y10
 	VADDPS       Y10, Y5, Y5
 	ADDQ         $0x00000010, R9
 	ADDQ         $0x00000020, CX
@@ -5131,23 +5108,21 @@ singleCoord:
 	VBROADCASTSS 12(R8), Y7
 	VCVTPH2PS    (CX), Y8
 	VSUBPS       Y4, Y8, Y8
-	VPAND        ccsconst<>+2304(SB), Y8, Y8
+	VPAND        ccsconst<>+2176(SB), Y8, Y8
 	VFMSUB213PS  Y7, Y1, Y8
 	VCVTDQ2PS    Y8, Y8
 	VFMADD213PS  Y6, Y5, Y8
-	VMAXPS       ccsconst<>+1344(SB), Y8, Y8
-	VMINPS       ccsconst<>+1408(SB), Y8, Y8
 	VCVTTPS2DQ   Y8, Y8
+	VPMAXSD      ccsconst<>+2688(SB), Y8, Y8
 	VADDPS       Y8, Y2, Y2
 	VCVTPH2PS    16(CX), Y8
 	VSUBPS       Y4, Y8, Y8
-	VPAND        ccsconst<>+2304(SB), Y8, Y8
+	VPAND        ccsconst<>+2176(SB), Y8, Y8
 	VFMSUB213PS  Y7, Y1, Y8
 	VCVTDQ2PS    Y8, Y8
 	VFMADD213PS  Y6, Y5, Y8
-	VMAXPS       ccsconst<>+1344(SB), Y8, Y8
-	VMINPS       ccsconst<>+1408(SB), Y8, Y8
 	VCVTTPS2DQ   Y8, Y8
+	VPMAXSD      ccsconst<>+2688(SB), Y8, Y8
 	VADDPS       Y8, Y3, Y3
 	ADDQ         $0x00000010, R8
 	ADDQ         $0x00000020, CX

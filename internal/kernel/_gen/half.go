@@ -174,12 +174,14 @@ func sqHalf(s isa) {
 // y = (1 − c)·|h − a_j| − T_j (at most the distance to the row's own
 // coordinate: its half float's rounding c·|h| + t ≤ c·|h − a_j| + T_j),
 // L = int(bits(y)) (≤ 2²³·(log2 y + 127)
-// for a normal y), w = clamp(A_j·L + B_j, 2²³, 254·2²³) (2²³·(z + 127)) and
-// the float whose bits are int(w); the lane sums those over j.
+// for a normal y), w = A_j·L + B_j (2²³·(z + 127)) and the float whose
+// bits are max(int(w), 2²³) (one integer max where a float clamp to
+// [2²³, 254·2²³] took two: powHalfMask says why the upper clamp is not
+// needed); the lane sums those over j.
 func powHalf(s isa) {
 	text(s, "powHalf", "func(masks []uint16, consts []float32, blocks []uint16, limit float32)",
 		"sets bit l of masks[b] unless the sum over j of the float with bits",
-		"clamp(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j, 2²³, 254·2²³) is",
+		"max(int(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j), 2²³) is",
 		"above limit for row l of block b (consts: a_j, A_j, B_j, T_j for each j);",
 		"two blocks at a time, sharing each coordinate's constants; a pair whose",
 		"rows are all above limit part way skips its remaining coordinates.")
@@ -210,10 +212,9 @@ func powHalf(s isa) {
 				s.and(s.konst("absMask"), y, y)
 				VFMSUB213PS(T, keep, y) // (1 − c)·|h − a_j| − T_j
 				VCVTDQ2PS(y, y)
-				VFMADD213PS(B, A, y) // A·L + B
-				VMAXPS(s.konst("two23"), y, y)
-				VMINPS(s.konst("w254"), y, y)
-				VCVTTPS2DQ(y, y)
+				VFMADD213PS(B, A, y) // w = A·L + B
+				VCVTTPS2DQ(y, y)     // int(w); 0x80000000 beyond int32 (and for NaN)
+				VPMAXSD(s.konst("minNormal"), y, y)
 				VADDPS(y, accs[i][k], accs[i][k])
 			}
 		}

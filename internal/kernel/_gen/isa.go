@@ -322,8 +322,6 @@ func defineConsts() {
 	f32("big", 0x1p100)
 	// The half-precision screens (kernel/half.go).
 	f32("halfKeep", 1-0x1p-11*(1+0x1p-8)-0x1p-24) // below 1 − HalfRel
-	f32("two23", 0x1p23)
-	f32("w254", 254*0x1p23)
 	// Log2Poly and Exp2Poly (kernel/pow.go).
 	for i, v := range []float32{1.4426765441894531, -0.720753014087677, 0.474651575088501, -0.3292442262172699, 0.19945797324180603, -0.08348825573921204, 0.016700226813554764} {
 		f32("q"+string(rune('0'+i)), v)
@@ -339,6 +337,7 @@ func defineConsts() {
 	i32("allOnes", 0xffffffff)
 	i32("zeroI", 0)
 	i32("maxNormal", 0x7f7fffff)
+	i32("minNormal", 0x00800000) // 2⁻¹²⁶'s bits: the half screen's least term
 	// The lane numbers 0…15 and, for AVX2 tails, eight all-ones lanes then
 	// eight zero lanes.
 	constOffs["lanes"] = off
