@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -266,34 +267,49 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 			rows = rows[:0]
 		}
 		var masks [block / kernel.HalfBlock]uint16
+		add := func(r int) { // row r for the exact score
+			dst := diffs[len(rows)*d : (len(rows)+1)*d]
+			for j, v := range c.Rows[r*d : (r+1)*d] {
+				dst[j] = anchor[j] - v
+			}
+			if rows = append(rows, r); len(rows) == block {
+				flush()
+			}
+		}
 		for b0 := lo; b0 < hi; b0 += block {
 			b1 := min(hi, b0+block)
 			switch {
 			case screen != nil:
 				// The half floats first (b0 is a multiple of the block);
-				// the filter only for the rows they keep.
+				// the filter only for the rows they keep, found from the
+				// masks' set bits (most masks are 0).
 				k0, k1 := b0/kernel.HalfBlock, (b1+kernel.HalfBlock-1)/kernel.HalfBlock
 				screen(k0, masks[:k1-k0])
-				for r := b0; r < b1; r++ {
-					i := r - b0
-					kept[i] = masks[i/kernel.HalfBlock]>>(i%kernel.HalfBlock)&1 == 1
-					if kept[i] && keep != nil {
-						keep(r, r+1, kept[i:i+1], filtered[i:i+1])
+				for k, m := range masks[:k1-k0] {
+					for ; m != 0; m &= m - 1 {
+						r := b0 + k*kernel.HalfBlock + bits.TrailingZeros16(m)
+						if r >= b1 {
+							break // the last block's padding
+						}
+						if keep != nil {
+							kept[0] = true
+							if keep(r, r+1, kept[:1], filtered[:1]); !kept[0] {
+								continue
+							}
+						}
+						add(r)
 					}
 				}
 			case keep != nil:
 				keep(b0, b1, kept[:b1-b0], filtered[:b1-b0])
-			}
-			for r := b0; r < b1; r++ {
-				if (screen != nil || keep != nil) && !kept[r-b0] {
-					continue
+				for r := b0; r < b1; r++ {
+					if kept[r-b0] {
+						add(r)
+					}
 				}
-				dst := diffs[len(rows)*d : (len(rows)+1)*d]
-				for j, v := range c.Rows[r*d : (r+1)*d] {
-					dst[j] = anchor[j] - v
-				}
-				if rows = append(rows, r); len(rows) == block {
-					flush()
+			default:
+				for r := b0; r < b1; r++ {
+					add(r)
 				}
 			}
 		}
