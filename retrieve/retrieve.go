@@ -208,6 +208,7 @@ func CheckQuery(s *conformal.Set, anchor []float32, d int) error {
 const (
 	chunk = 8192
 	block = 256
+	ahead = 8 // rows the screen keeps asked for ahead of their filter
 )
 
 // scratch is a task's buffers: a block's differences, scores, filter
@@ -219,6 +220,16 @@ type scratch struct {
 	scores, filtered []float64
 	kept             []bool
 	rows             []int
+	masks            []uint16 // the half screen's, a chunk's
+	cand             []int    // the rows the screen keeps
+}
+
+// grow returns s.masks with n entries.
+func (s *scratch) grow(n int) []uint16 {
+	if cap(s.masks) < n {
+		s.masks = make([]uint16, n)
+	}
+	return s.masks[:n]
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -266,7 +277,6 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 			}
 			rows = rows[:0]
 		}
-		var masks [block / kernel.HalfBlock]uint16
 		add := func(r int) { // row r for the exact score
 			dst := diffs[len(rows)*d : (len(rows)+1)*d]
 			for j, v := range c.Rows[r*d : (r+1)*d] {
@@ -276,41 +286,56 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 				flush()
 			}
 		}
-		for b0 := lo; b0 < hi; b0 += block {
-			b1 := min(hi, b0+block)
-			switch {
-			case screen != nil:
-				// The half floats first (b0 is a multiple of the block);
-				// the filter only for the rows they keep, found from the
-				// masks' set bits (most masks are 0).
-				k0, k1 := b0/kernel.HalfBlock, (b1+kernel.HalfBlock-1)/kernel.HalfBlock
-				screen(k0, masks[:k1-k0])
-				for k, m := range masks[:k1-k0] {
-					for ; m != 0; m &= m - 1 {
-						r := b0 + k*kernel.HalfBlock + bits.TrailingZeros16(m)
-						if r >= b1 {
-							break // the last block's padding
-						}
-						if keep != nil {
-							kept[0] = true
-							if keep(r, r+1, kept[:1], filtered[:1]); !kept[0] {
-								continue
-							}
-						}
-						add(r)
+		switch {
+		case screen != nil:
+			// The half floats first, the whole chunk (lo is a multiple of
+			// the chunk); then the rows they keep, found from the masks'
+			// set bits (most masks are 0), each asked for from memory
+			// ahead rows before it is read (they lie apart: read one at
+			// a time, each waited on the memory), then the filter and the
+			// exact score for those.
+			masks := sc.grow((hi - lo + kernel.HalfBlock - 1) / kernel.HalfBlock)
+			screen(lo/kernel.HalfBlock, masks)
+			cand := sc.cand[:0]
+			for k, m := range masks {
+				for ; m != 0; m &= m - 1 {
+					r := lo + k*kernel.HalfBlock + bits.TrailingZeros16(m)
+					if r >= hi {
+						break // the last block's padding
+					}
+					cand = append(cand, r)
+				}
+			}
+			sc.cand = cand
+			for _, r := range cand[:min(ahead, len(cand))] {
+				kernel.Prefetch(c.Rows[r*d : (r+1)*d])
+			}
+			for i, r := range cand {
+				if i+ahead < len(cand) {
+					r := cand[i+ahead]
+					kernel.Prefetch(c.Rows[r*d : (r+1)*d])
+				}
+				if keep != nil {
+					kept[0] = true
+					if keep(r, r+1, kept[:1], filtered[:1]); !kept[0] {
+						continue
 					}
 				}
-			case keep != nil:
+				add(r)
+			}
+		case keep != nil:
+			for b0 := lo; b0 < hi; b0 += block {
+				b1 := min(hi, b0+block)
 				keep(b0, b1, kept[:b1-b0], filtered[:b1-b0])
 				for r := b0; r < b1; r++ {
 					if kept[r-b0] {
 						add(r)
 					}
 				}
-			default:
-				for r := b0; r < b1; r++ {
-					add(r)
-				}
+			}
+		default:
+			for r := lo; r < hi; r++ {
+				add(r)
 			}
 		}
 		if len(rows) > 0 {
