@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mathext"
+
+	"github.com/ccsets/ccs/internal/kernel"
 )
 
 // GenBall is the generalized hyper-ball, φ(x) = Σ_j (m_j·|x_j|)^{p_j}, with a
@@ -152,6 +154,7 @@ func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F,
 	}
 	blk := weightBlock(d)
 	var e, l, w []float64 // each row's e_ij and log(m_j·|x_ij|), and the block's weights
+	buf := make([]float64, 4*d)
 	if dtheta != nil {
 		e, l, w = make([]float64, blk*d), make([]float64, blk*d), make([]float64, blk)
 	}
@@ -162,7 +165,7 @@ func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F,
 			if e != nil {
 				ei, li = e[(i-lo)*d:(i-lo+1)*d], l[(i-lo)*d:(i-lo+1)*d]
 			}
-			scores[i] = genBallRow(logm, g.p, diffs[i*d:(i+1)*d], ei, li)
+			scores[i] = genBallRow(logm, g.p, diffs[i*d:(i+1)*d], ei, li, buf)
 		}
 		if dtheta == nil {
 			continue
@@ -188,9 +191,37 @@ func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F,
 
 // genBallRow returns Σ_j (m_j·|x_j|)^{p_j} of one row and, when e is not
 // nil, writes each term into e and log(m_j·|x_j|) into l (e_j = 0 where
-// x_j = 0).
-func genBallRow[F Float](logm, p []float64, x []F, e, l []float64) float64 {
+// x_j = 0). With buf (4·len(x) values of scratch) the logarithms and
+// exponentials are taken a vector at a time (kernel.Log64, kernel.Exp64:
+// math.Log's and math.Exp's bits), then summed in the same order.
+func genBallRow[F Float](logm, p []float64, x []F, e, l, buf []float64) float64 {
 	var phi float64
+	if buf != nil {
+		d := len(x)
+		a, lg, arg, ex := buf[:d], buf[d:2*d], buf[2*d:3*d], buf[3*d:4*d]
+		for j, v := range x {
+			a[j] = math.Abs(float64(v))
+		}
+		kernel.Log64(lg, a)
+		for j, v := range lg {
+			lg[j] = logm[j] + v
+			arg[j] = p[j] * lg[j]
+		}
+		kernel.Exp64(ex, arg)
+		for j, aj := range a {
+			if aj == 0 {
+				if e != nil {
+					e[j] = 0
+				}
+				continue
+			}
+			phi += ex[j]
+			if e != nil {
+				e[j], l[j] = ex[j], lg[j]
+			}
+		}
+		return phi
+	}
 	for j, v := range x {
 		// Widen first, then test: testing the float32 before widening
 		// makes the compiler write the widened value into the register

@@ -486,3 +486,74 @@ func perRow(weight func(i int, score float64) float64) Weights {
 		}
 	}
 }
+
+// TestVectorLogExpRows: genBallRow and pnorm give the same bits with
+// their scratch (the logarithms and exponentials a vector at a time) as
+// without it (math.Log and math.Exp a value at a time): the score, the
+// terms and logarithms, S' and T — on rows with zeros, ties for the
+// largest coordinate, tiny and huge coordinates, a NaN and an infinity,
+// at lengths around the vector widths, exponents below, at and above 1.
+func TestVectorLogExpRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+	for _, d := range []int{1, 3, 4, 7, 8, 9, 16, 33, 128} {
+		for trial := range 40 {
+			x := make([]float32, d)
+			y := make([]float64, d)
+			for j := range d {
+				v := rng.NormFloat64() * math.Exp(3*rng.NormFloat64())
+				switch rng.IntN(12) {
+				case 0:
+					v = 0
+				case 1:
+					v = 1e-40
+				case 2:
+					v = 3e38
+				}
+				x[j], y[j] = float32(v), v
+			}
+			if trial%10 == 9 {
+				x[rng.IntN(d)] = float32(math.Inf(1))
+				y[rng.IntN(d)] = math.NaN()
+			}
+			if d > 1 && trial%5 == 4 {
+				y[0], y[d-1] = 7, -7 // a tie for the largest
+			}
+			logm, p := make([]float64, d), make([]float64, d)
+			for j := range d {
+				logm[j], p[j] = rng.NormFloat64(), 0.2+4*rng.Float64()
+			}
+			buf := make([]float64, 4*d)
+			e1, l1, e2, l2 := make([]float64, d), make([]float64, d), make([]float64, d), make([]float64, d)
+			want := genBallRow(logm, p, x, e1, l1, nil)
+			got := genBallRow(logm, p, x, e2, l2, buf)
+			if !same(got, want) {
+				t.Fatalf("d %d trial %d: genBallRow %v with scratch, %v without", d, trial, got, want)
+			}
+			for j := range d {
+				if !same(e1[j], e2[j]) || !same(l1[j], l2[j]) {
+					t.Fatalf("d %d trial %d: coordinate %d: e %v, l %v with scratch; %v, %v without", d, trial, j, e2[j], l2[j], e1[j], l1[j])
+				}
+			}
+			if got := genBallRow(logm, p, x, nil, nil, buf); !same(got, want) {
+				t.Fatalf("d %d trial %d: genBallRow alone %v, %v", d, trial, got, want)
+			}
+			for _, pp := range []float64{0.5, 1, 1.5, 2, 3.7} {
+				up1, up2 := make([]float64, d), make([]float64, d)
+				phi1, s1, t1 := pnorm(y, pp, up1, nil)
+				phi2, s2, t2 := pnorm(y, pp, up2, buf)
+				if !same(phi1, phi2) || !same(s1, s2) || !same(t1, t2) {
+					t.Fatalf("d %d trial %d p %v: pnorm (%v, %v, %v) with scratch, (%v, %v, %v) without", d, trial, pp, phi2, s2, t2, phi1, s1, t1)
+				}
+				for j := range d {
+					if !same(up1[j], up2[j]) {
+						t.Fatalf("d %d trial %d p %v: up[%d] %v with scratch, %v without", d, trial, pp, j, up2[j], up1[j])
+					}
+				}
+				if phi, _, _ := pnorm(y, pp, nil, buf); !same(phi, phi1) {
+					t.Fatalf("d %d trial %d p %v: pnorm alone %v, %v", d, trial, pp, phi, phi1)
+				}
+			}
+		}
+	}
+}

@@ -139,10 +139,10 @@ func normScores[F Float](n *Norm, dst []float64, diffs []F) []float64 {
 		normBlas(n, nil, dst, d32, nil)
 		return dst
 	}
-	y := make([]float64, n.d)
+	y, buf := make([]float64, n.d), make([]float64, 4*n.d)
 	for i := range rowsN {
 		mulRows(y, n.m, diffs[i*n.d:(i+1)*n.d])
-		dst[i], _, _ = pnorm(y, n.p, nil)
+		dst[i], _, _ = pnorm(y, n.p, nil, buf)
 	}
 	return dst
 }
@@ -165,7 +165,10 @@ func mulRows[F Float](y, m []float64, x []F) {
 // T = Σ u_k^p·log u_k, which give ∂φ/∂p and ∂φ/∂y. For p = 2 φ is
 // sqrt(Σ y_k²) exactly as the ball computes it, so that Norm(I, 2) and Ball
 // agree to the last bit.
-func pnorm(y []float64, p float64, up []float64) (phi, s, t float64) {
+// With buf (4·len(y) values of scratch) and p ≠ 2 the logarithms and
+// exponentials are taken a vector at a time (kernel.Log64, kernel.Exp64:
+// math.Log's and math.Exp's bits), then summed in the same order.
+func pnorm(y []float64, p float64, up, buf []float64) (phi, s, t float64) {
 	if p == 2 && up == nil {
 		return norm2(y), 0, 0
 	}
@@ -176,6 +179,34 @@ func pnorm(y []float64, p float64, up []float64) (phi, s, t float64) {
 	if a == 0 {
 		clear(up)
 		return 0, 0, 0
+	}
+	if buf != nil && p != 2 {
+		d := len(y)
+		u, lu, arg, uk := buf[:d], buf[d:2*d], buf[2*d:3*d], buf[3*d:4*d]
+		for k, v := range y {
+			u[k] = math.Abs(v) / a
+		}
+		kernel.Log64(lu, u)
+		for k, l := range lu {
+			arg[k] = p * l
+		}
+		kernel.Exp64(uk, arg)
+		for k, uv := range u {
+			var e float64
+			switch {
+			case uv == 0:
+			case uv == 1:
+				e = 1
+			default:
+				e = uk[k]
+				t += e * lu[k]
+			}
+			s += e
+			if up != nil {
+				up[k] = e
+			}
+		}
+		return a * math.Exp(math.Log(s)/p), s, t
 	}
 	for k, v := range y {
 		u := math.Abs(v) / a
@@ -256,13 +287,13 @@ func normScoreGrads[F Float](n *Norm, dtheta, scores []float64, diffs []F, weigh
 	// Each row of a block: ∂φ/∂y (which needs no weight) and the part of
 	// ∂φ/∂p that is not φ's factor, then the block's weights, then the
 	// weighted sums.
-	y, up, gy := make([]float64, d), make([]float64, d), make([]float64, blk*d)
+	y, up, gy, buf := make([]float64, d), make([]float64, d), make([]float64, blk*d), make([]float64, 4*d)
 	var dp, w [16]float64 // (weightBlock ≤ 16)
 	for lo := 0; lo < rowsN; lo += blk {
 		hi := min(rowsN, lo+blk)
 		for i := lo; i < hi; i++ {
 			mulRows(y, n.m, diffs[i*d:(i+1)*d])
-			phi, s, t := pnorm(y, n.p, up)
+			phi, s, t := pnorm(y, n.p, up, buf)
 			scores[i] = phi
 			if phi != 0 {
 				dphidy(gy[(i-lo)*d:(i-lo+1)*d], y, up, s, n.p)
@@ -329,10 +360,10 @@ func normInputGrads[F Float](n *Norm, dst []float64, diffs []F) []float64 {
 	_, rowsN := rows(nil, diffs, d)
 	y := make([]float64, d)
 	g := make([]float64, d)
-	up := make([]float64, d)
+	up, buf := make([]float64, d), make([]float64, 4*d)
 	for i := range rowsN {
 		mulRows(y, n.m, diffs[i*d:(i+1)*d])
-		_, s, _ := pnorm(y, n.p, up)
+		_, s, _ := pnorm(y, n.p, up, buf)
 		dphidy(g, y, up, s, n.p)
 		out := dst[i*d : (i+1)*d]
 		clear(out)

@@ -64,7 +64,7 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weights Weight
 	s := normPool.Get().(*normScratch)
 	defer normPool.Put(s)
 	blk := weightBlock(d)
-	up := make([]float64, d)
+	up, buf := make([]float64, d), make([]float64, 4*d)
 	var dp, w [16]float64 // (weightBlock ≤ 16)
 	m := blas64.General{Rows: d, Cols: d, Data: n.m, Stride: d}
 	var dm blas64.General
@@ -82,7 +82,7 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weights Weight
 		productsMT(s.y, x, m)
 		if dtheta == nil {
 			for i := range r {
-				scores[lo+i], _, _ = pnorm(s.y[i*d:(i+1)*d], n.p, nil)
+				scores[lo+i], _, _ = pnorm(s.y[i*d:(i+1)*d], n.p, nil, buf)
 			}
 			continue
 		}
@@ -93,7 +93,7 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weights Weight
 			// part of ∂φ/∂p that is not φ's factor.
 			for i := b0; i < b1; i++ {
 				yi, gi := s.y[i*d:(i+1)*d], s.g[i*d:(i+1)*d]
-				phi, sum, t := pnorm(yi, n.p, up)
+				phi, sum, t := pnorm(yi, n.p, up, buf)
 				scores[lo+i] = phi
 				if phi != 0 {
 					dphidy(gi, yi, up, sum, n.p)

@@ -116,6 +116,14 @@ func powHalf512(masks []uint16, consts []float32, blocks []uint16, limit float32
 // prefetch512 prefetches the cache lines of x into every level.
 func prefetch512(x []float32)
 
+// log64512 writes math.Log's amd64 main path for the first len(x) − len(x) mod 8
+// values of x into dst: right where a value is positive, normal and finite.
+func log64512(dst []float64, x []float64)
+
+// exp64512 writes math.Exp's amd64 FMA path for the first len(x) − len(x) mod 8
+// values of x into dst: right where a value is in [−708, 709].
+func exp64512(dst []float64, x []float64)
+
 // sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.
@@ -229,3 +237,11 @@ func powHalf256(masks []uint16, consts []float32, blocks []uint16, limit float32
 
 // prefetch256 prefetches the cache lines of x into every level.
 func prefetch256(x []float32)
+
+// log64256 writes math.Log's amd64 main path for the first len(x) − len(x) mod 4
+// values of x into dst: right where a value is positive, normal and finite.
+func log64256(dst []float64, x []float64)
+
+// exp64256 writes math.Exp's amd64 FMA path for the first len(x) − len(x) mod 4
+// values of x into dst: right where a value is in [−708, 709].
+func exp64256(dst []float64, x []float64)

@@ -810,111 +810,311 @@ DATA ccsconst<>+3552(SB)/8, $0x00000000000003ff
 DATA ccsconst<>+3560(SB)/8, $0x00000000000003ff
 DATA ccsconst<>+3568(SB)/8, $0x00000000000003ff
 DATA ccsconst<>+3576(SB)/8, $0x00000000000003ff
-DATA ccsconst<>+3584(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3592(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3600(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3608(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3616(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3624(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3632(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3640(SB)/8, $0x3e21eed8eff8d898
-DATA ccsconst<>+3648(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3656(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3664(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3672(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3680(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3688(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3696(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3704(SB)/8, $0x3e5ae64567f544e4
-DATA ccsconst<>+3712(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3720(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3728(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3736(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3744(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3752(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3760(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3768(SB)/8, $0x3e927e4fb7789f5c
-DATA ccsconst<>+3776(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3784(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3792(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3800(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3808(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3816(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3824(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3832(SB)/8, $0x3ec71de3a556c734
-DATA ccsconst<>+3840(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3848(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3856(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3864(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3872(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3880(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3888(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3896(SB)/8, $0x3efa01a01a01a01a
-DATA ccsconst<>+3904(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3912(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3920(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3928(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3936(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3944(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3952(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3960(SB)/8, $0x3f2a01a01a01a01a
-DATA ccsconst<>+3968(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+3976(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+3984(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+3992(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4000(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4008(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4016(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4024(SB)/8, $0x3f56c16c16c16c17
-DATA ccsconst<>+4032(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4040(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4048(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4056(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4064(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4072(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4080(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4088(SB)/8, $0x3f81111111111111
-DATA ccsconst<>+4096(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4104(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4112(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4120(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4128(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4136(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4144(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4152(SB)/8, $0x3fa5555555555555
-DATA ccsconst<>+4160(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4168(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4176(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4184(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4192(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4200(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4208(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4216(SB)/8, $0x3fc5555555555555
-DATA ccsconst<>+4224(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4232(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4240(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4248(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4256(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4264(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4272(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4280(SB)/8, $0x3fe0000000000000
-DATA ccsconst<>+4288(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4296(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4304(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4312(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4320(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4328(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4336(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4344(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4352(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4360(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4368(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4376(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4384(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4392(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4400(SB)/8, $0x3ff0000000000000
-DATA ccsconst<>+4408(SB)/8, $0x3ff0000000000000
-GLOBL ccsconst<>(SB), RODATA|NOPTR, $4416
+DATA ccsconst<>+3584(SB)/8, $0x000fffffffffffff
+DATA ccsconst<>+3592(SB)/8, $0x000fffffffffffff
+DATA ccsconst<>+3600(SB)/8, $0x000fffffffffffff
+DATA ccsconst<>+3608(SB)/8, $0x000fffffffffffff
+DATA ccsconst<>+3616(SB)/8, $0x000fffffffffffff
+DATA ccsconst<>+3624(SB)/8, $0x000fffffffffffff
+DATA ccsconst<>+3632(SB)/8, $0x000fffffffffffff
+DATA ccsconst<>+3640(SB)/8, $0x000fffffffffffff
+DATA ccsconst<>+3648(SB)/8, $0x4337fffffffffc02
+DATA ccsconst<>+3656(SB)/8, $0x4337fffffffffc02
+DATA ccsconst<>+3664(SB)/8, $0x4337fffffffffc02
+DATA ccsconst<>+3672(SB)/8, $0x4337fffffffffc02
+DATA ccsconst<>+3680(SB)/8, $0x4337fffffffffc02
+DATA ccsconst<>+3688(SB)/8, $0x4337fffffffffc02
+DATA ccsconst<>+3696(SB)/8, $0x4337fffffffffc02
+DATA ccsconst<>+3704(SB)/8, $0x4337fffffffffc02
+DATA ccsconst<>+3712(SB)/8, $0x4338000000000000
+DATA ccsconst<>+3720(SB)/8, $0x4338000000000000
+DATA ccsconst<>+3728(SB)/8, $0x4338000000000000
+DATA ccsconst<>+3736(SB)/8, $0x4338000000000000
+DATA ccsconst<>+3744(SB)/8, $0x4338000000000000
+DATA ccsconst<>+3752(SB)/8, $0x4338000000000000
+DATA ccsconst<>+3760(SB)/8, $0x4338000000000000
+DATA ccsconst<>+3768(SB)/8, $0x4338000000000000
+DATA ccsconst<>+3776(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+3784(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+3792(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+3800(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+3808(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+3816(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+3824(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+3832(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+3840(SB)/8, $0x4000000000000000
+DATA ccsconst<>+3848(SB)/8, $0x4000000000000000
+DATA ccsconst<>+3856(SB)/8, $0x4000000000000000
+DATA ccsconst<>+3864(SB)/8, $0x4000000000000000
+DATA ccsconst<>+3872(SB)/8, $0x4000000000000000
+DATA ccsconst<>+3880(SB)/8, $0x4000000000000000
+DATA ccsconst<>+3888(SB)/8, $0x4000000000000000
+DATA ccsconst<>+3896(SB)/8, $0x4000000000000000
+DATA ccsconst<>+3904(SB)/8, $0x3fe6a09e667f3bcd
+DATA ccsconst<>+3912(SB)/8, $0x3fe6a09e667f3bcd
+DATA ccsconst<>+3920(SB)/8, $0x3fe6a09e667f3bcd
+DATA ccsconst<>+3928(SB)/8, $0x3fe6a09e667f3bcd
+DATA ccsconst<>+3936(SB)/8, $0x3fe6a09e667f3bcd
+DATA ccsconst<>+3944(SB)/8, $0x3fe6a09e667f3bcd
+DATA ccsconst<>+3952(SB)/8, $0x3fe6a09e667f3bcd
+DATA ccsconst<>+3960(SB)/8, $0x3fe6a09e667f3bcd
+DATA ccsconst<>+3968(SB)/8, $0x3fe5555555555593
+DATA ccsconst<>+3976(SB)/8, $0x3fe5555555555593
+DATA ccsconst<>+3984(SB)/8, $0x3fe5555555555593
+DATA ccsconst<>+3992(SB)/8, $0x3fe5555555555593
+DATA ccsconst<>+4000(SB)/8, $0x3fe5555555555593
+DATA ccsconst<>+4008(SB)/8, $0x3fe5555555555593
+DATA ccsconst<>+4016(SB)/8, $0x3fe5555555555593
+DATA ccsconst<>+4024(SB)/8, $0x3fe5555555555593
+DATA ccsconst<>+4032(SB)/8, $0x3fd999999997fa04
+DATA ccsconst<>+4040(SB)/8, $0x3fd999999997fa04
+DATA ccsconst<>+4048(SB)/8, $0x3fd999999997fa04
+DATA ccsconst<>+4056(SB)/8, $0x3fd999999997fa04
+DATA ccsconst<>+4064(SB)/8, $0x3fd999999997fa04
+DATA ccsconst<>+4072(SB)/8, $0x3fd999999997fa04
+DATA ccsconst<>+4080(SB)/8, $0x3fd999999997fa04
+DATA ccsconst<>+4088(SB)/8, $0x3fd999999997fa04
+DATA ccsconst<>+4096(SB)/8, $0x3fd2492494229359
+DATA ccsconst<>+4104(SB)/8, $0x3fd2492494229359
+DATA ccsconst<>+4112(SB)/8, $0x3fd2492494229359
+DATA ccsconst<>+4120(SB)/8, $0x3fd2492494229359
+DATA ccsconst<>+4128(SB)/8, $0x3fd2492494229359
+DATA ccsconst<>+4136(SB)/8, $0x3fd2492494229359
+DATA ccsconst<>+4144(SB)/8, $0x3fd2492494229359
+DATA ccsconst<>+4152(SB)/8, $0x3fd2492494229359
+DATA ccsconst<>+4160(SB)/8, $0x3fcc71c51d8e78af
+DATA ccsconst<>+4168(SB)/8, $0x3fcc71c51d8e78af
+DATA ccsconst<>+4176(SB)/8, $0x3fcc71c51d8e78af
+DATA ccsconst<>+4184(SB)/8, $0x3fcc71c51d8e78af
+DATA ccsconst<>+4192(SB)/8, $0x3fcc71c51d8e78af
+DATA ccsconst<>+4200(SB)/8, $0x3fcc71c51d8e78af
+DATA ccsconst<>+4208(SB)/8, $0x3fcc71c51d8e78af
+DATA ccsconst<>+4216(SB)/8, $0x3fcc71c51d8e78af
+DATA ccsconst<>+4224(SB)/8, $0x3fc7466496cb03de
+DATA ccsconst<>+4232(SB)/8, $0x3fc7466496cb03de
+DATA ccsconst<>+4240(SB)/8, $0x3fc7466496cb03de
+DATA ccsconst<>+4248(SB)/8, $0x3fc7466496cb03de
+DATA ccsconst<>+4256(SB)/8, $0x3fc7466496cb03de
+DATA ccsconst<>+4264(SB)/8, $0x3fc7466496cb03de
+DATA ccsconst<>+4272(SB)/8, $0x3fc7466496cb03de
+DATA ccsconst<>+4280(SB)/8, $0x3fc7466496cb03de
+DATA ccsconst<>+4288(SB)/8, $0x3fc39a09d078c69f
+DATA ccsconst<>+4296(SB)/8, $0x3fc39a09d078c69f
+DATA ccsconst<>+4304(SB)/8, $0x3fc39a09d078c69f
+DATA ccsconst<>+4312(SB)/8, $0x3fc39a09d078c69f
+DATA ccsconst<>+4320(SB)/8, $0x3fc39a09d078c69f
+DATA ccsconst<>+4328(SB)/8, $0x3fc39a09d078c69f
+DATA ccsconst<>+4336(SB)/8, $0x3fc39a09d078c69f
+DATA ccsconst<>+4344(SB)/8, $0x3fc39a09d078c69f
+DATA ccsconst<>+4352(SB)/8, $0x3fc2f112df3e5244
+DATA ccsconst<>+4360(SB)/8, $0x3fc2f112df3e5244
+DATA ccsconst<>+4368(SB)/8, $0x3fc2f112df3e5244
+DATA ccsconst<>+4376(SB)/8, $0x3fc2f112df3e5244
+DATA ccsconst<>+4384(SB)/8, $0x3fc2f112df3e5244
+DATA ccsconst<>+4392(SB)/8, $0x3fc2f112df3e5244
+DATA ccsconst<>+4400(SB)/8, $0x3fc2f112df3e5244
+DATA ccsconst<>+4408(SB)/8, $0x3fc2f112df3e5244
+DATA ccsconst<>+4416(SB)/8, $0x3fe62e42fee00000
+DATA ccsconst<>+4424(SB)/8, $0x3fe62e42fee00000
+DATA ccsconst<>+4432(SB)/8, $0x3fe62e42fee00000
+DATA ccsconst<>+4440(SB)/8, $0x3fe62e42fee00000
+DATA ccsconst<>+4448(SB)/8, $0x3fe62e42fee00000
+DATA ccsconst<>+4456(SB)/8, $0x3fe62e42fee00000
+DATA ccsconst<>+4464(SB)/8, $0x3fe62e42fee00000
+DATA ccsconst<>+4472(SB)/8, $0x3fe62e42fee00000
+DATA ccsconst<>+4480(SB)/8, $0x3dea39ef35793c76
+DATA ccsconst<>+4488(SB)/8, $0x3dea39ef35793c76
+DATA ccsconst<>+4496(SB)/8, $0x3dea39ef35793c76
+DATA ccsconst<>+4504(SB)/8, $0x3dea39ef35793c76
+DATA ccsconst<>+4512(SB)/8, $0x3dea39ef35793c76
+DATA ccsconst<>+4520(SB)/8, $0x3dea39ef35793c76
+DATA ccsconst<>+4528(SB)/8, $0x3dea39ef35793c76
+DATA ccsconst<>+4536(SB)/8, $0x3dea39ef35793c76
+DATA ccsconst<>+4544(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+4552(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+4560(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+4568(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+4576(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+4584(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+4592(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+4600(SB)/8, $0x3ff71547652b82fe
+DATA ccsconst<>+4608(SB)/8, $0x3fe62e42fefa3000
+DATA ccsconst<>+4616(SB)/8, $0x3fe62e42fefa3000
+DATA ccsconst<>+4624(SB)/8, $0x3fe62e42fefa3000
+DATA ccsconst<>+4632(SB)/8, $0x3fe62e42fefa3000
+DATA ccsconst<>+4640(SB)/8, $0x3fe62e42fefa3000
+DATA ccsconst<>+4648(SB)/8, $0x3fe62e42fefa3000
+DATA ccsconst<>+4656(SB)/8, $0x3fe62e42fefa3000
+DATA ccsconst<>+4664(SB)/8, $0x3fe62e42fefa3000
+DATA ccsconst<>+4672(SB)/8, $0x3d53de6af278ece6
+DATA ccsconst<>+4680(SB)/8, $0x3d53de6af278ece6
+DATA ccsconst<>+4688(SB)/8, $0x3d53de6af278ece6
+DATA ccsconst<>+4696(SB)/8, $0x3d53de6af278ece6
+DATA ccsconst<>+4704(SB)/8, $0x3d53de6af278ece6
+DATA ccsconst<>+4712(SB)/8, $0x3d53de6af278ece6
+DATA ccsconst<>+4720(SB)/8, $0x3d53de6af278ece6
+DATA ccsconst<>+4728(SB)/8, $0x3d53de6af278ece6
+DATA ccsconst<>+4736(SB)/8, $0x3fb0000000000000
+DATA ccsconst<>+4744(SB)/8, $0x3fb0000000000000
+DATA ccsconst<>+4752(SB)/8, $0x3fb0000000000000
+DATA ccsconst<>+4760(SB)/8, $0x3fb0000000000000
+DATA ccsconst<>+4768(SB)/8, $0x3fb0000000000000
+DATA ccsconst<>+4776(SB)/8, $0x3fb0000000000000
+DATA ccsconst<>+4784(SB)/8, $0x3fb0000000000000
+DATA ccsconst<>+4792(SB)/8, $0x3fb0000000000000
+DATA ccsconst<>+4800(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4808(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4816(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4824(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4832(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4840(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4848(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4856(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+4864(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4872(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4880(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4888(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4896(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4904(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4912(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4920(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+4928(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4936(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4944(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4952(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4960(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4968(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4976(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4984(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+4992(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5000(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5008(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5016(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5024(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5032(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5040(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5048(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5056(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5064(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5072(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5080(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5088(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5096(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5104(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5112(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5120(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5128(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5136(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5144(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5152(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5160(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5168(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5176(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5184(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+5192(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+5200(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+5208(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+5216(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+5224(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+5232(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+5240(SB)/8, $0x3e21eed8eff8d898
+DATA ccsconst<>+5248(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+5256(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+5264(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+5272(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+5280(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+5288(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+5296(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+5304(SB)/8, $0x3e5ae64567f544e4
+DATA ccsconst<>+5312(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+5320(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+5328(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+5336(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+5344(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+5352(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+5360(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+5368(SB)/8, $0x3e927e4fb7789f5c
+DATA ccsconst<>+5376(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+5384(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+5392(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+5400(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+5408(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+5416(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+5424(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+5432(SB)/8, $0x3ec71de3a556c734
+DATA ccsconst<>+5440(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5448(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5456(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5464(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5472(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5480(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5488(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5496(SB)/8, $0x3efa01a01a01a01a
+DATA ccsconst<>+5504(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5512(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5520(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5528(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5536(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5544(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5552(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5560(SB)/8, $0x3f2a01a01a01a01a
+DATA ccsconst<>+5568(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5576(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5584(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5592(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5600(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5608(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5616(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5624(SB)/8, $0x3f56c16c16c16c17
+DATA ccsconst<>+5632(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+5640(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+5648(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+5656(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+5664(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+5672(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+5680(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+5688(SB)/8, $0x3f81111111111111
+DATA ccsconst<>+5696(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+5704(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+5712(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+5720(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+5728(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+5736(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+5744(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+5752(SB)/8, $0x3fa5555555555555
+DATA ccsconst<>+5760(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+5768(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+5776(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+5784(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+5792(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+5800(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+5808(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+5816(SB)/8, $0x3fc5555555555555
+DATA ccsconst<>+5824(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+5832(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+5840(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+5848(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+5856(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+5864(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+5872(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+5880(SB)/8, $0x3fe0000000000000
+DATA ccsconst<>+5888(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+5896(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+5904(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+5912(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+5920(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+5928(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+5936(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+5944(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+5952(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+5960(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+5968(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+5976(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+5984(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+5992(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+6000(SB)/8, $0x3ff0000000000000
+DATA ccsconst<>+6008(SB)/8, $0x3ff0000000000000
+GLOBL ccsconst<>(SB), RODATA|NOPTR, $6016
 
 // func sqRowsBound512(dst []float64, anchor []float32, items []float32, limit float32)
 // Requires: AVX, AVX512F, BMI2, MMX+
@@ -1561,19 +1761,19 @@ loop:
 	VRNDSCALEPD $0x00, Z6, Z6
 	VFMADD231PD ccsconst<>+3008(SB), Z6, Z5
 	VFMADD231PD ccsconst<>+3072(SB), Z6, Z5
-	VMOVUPD     ccsconst<>+3584(SB), Z7
-	VFMADD213PD ccsconst<>+3648(SB), Z5, Z7
-	VFMADD213PD ccsconst<>+3712(SB), Z5, Z7
-	VFMADD213PD ccsconst<>+3776(SB), Z5, Z7
-	VFMADD213PD ccsconst<>+3840(SB), Z5, Z7
-	VFMADD213PD ccsconst<>+3904(SB), Z5, Z7
-	VFMADD213PD ccsconst<>+3968(SB), Z5, Z7
-	VFMADD213PD ccsconst<>+4032(SB), Z5, Z7
-	VFMADD213PD ccsconst<>+4096(SB), Z5, Z7
-	VFMADD213PD ccsconst<>+4160(SB), Z5, Z7
-	VFMADD213PD ccsconst<>+4224(SB), Z5, Z7
-	VFMADD213PD ccsconst<>+4288(SB), Z5, Z7
-	VFMADD213PD ccsconst<>+4352(SB), Z5, Z7
+	VMOVUPD     ccsconst<>+5184(SB), Z7
+	VFMADD213PD ccsconst<>+5248(SB), Z5, Z7
+	VFMADD213PD ccsconst<>+5312(SB), Z5, Z7
+	VFMADD213PD ccsconst<>+5376(SB), Z5, Z7
+	VFMADD213PD ccsconst<>+5440(SB), Z5, Z7
+	VFMADD213PD ccsconst<>+5504(SB), Z5, Z7
+	VFMADD213PD ccsconst<>+5568(SB), Z5, Z7
+	VFMADD213PD ccsconst<>+5632(SB), Z5, Z7
+	VFMADD213PD ccsconst<>+5696(SB), Z5, Z7
+	VFMADD213PD ccsconst<>+5760(SB), Z5, Z7
+	VFMADD213PD ccsconst<>+5824(SB), Z5, Z7
+	VFMADD213PD ccsconst<>+5888(SB), Z5, Z7
+	VFMADD213PD ccsconst<>+5952(SB), Z5, Z7
 	VSCALEFPD   Z6, Z7, Z7
 	VADDPD      Z2, Z7, Z5
 	VDIVPD      Z5, Z2, Z5
@@ -2985,6 +3185,115 @@ line:
 done:
 	RET
 
+// func log64512(dst []float64, x []float64)
+// Requires: AVX, AVX512F
+TEXT ·log64512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ x_len+32(FP), DX
+	SHRQ $0x03, DX
+
+loop:
+	TESTQ     DX, DX
+	JZ        done
+	VMOVUPD   (CX), Z0
+	VPANDD    ccsconst<>+3584(SB), Z0, Z1
+	VPORD     ccsconst<>+3776(SB), Z1, Z1
+	VPSRLQ    $0x34, Z0, Z0
+	VPADDQ    ccsconst<>+3648(SB), Z0, Z0
+	VSUBPD    ccsconst<>+3712(SB), Z0, Z0
+	VCMPPD    $0x12, ccsconst<>+3904(SB), Z1, K1
+	VMOVUPD   ccsconst<>+2880(SB), Z2
+	VMOVAPD.Z Z2, K1, Z2
+	VSUBPD    Z2, Z0, Z0
+	VADDPD    ccsconst<>+2880(SB), Z2, Z2
+	VMULPD    Z2, Z1, Z1
+	VSUBPD    ccsconst<>+2880(SB), Z1, Z1
+	VADDPD    ccsconst<>+3840(SB), Z1, Z2
+	VDIVPD    Z2, Z1, Z2
+	VMULPD    Z2, Z2, Z3
+	VMULPD    Z3, Z3, Z4
+	VMULPD    ccsconst<>+4352(SB), Z4, Z5
+	VADDPD    ccsconst<>+4224(SB), Z5, Z5
+	VMULPD    Z4, Z5, Z5
+	VADDPD    ccsconst<>+4096(SB), Z5, Z5
+	VMULPD    Z4, Z5, Z5
+	VADDPD    ccsconst<>+3968(SB), Z5, Z5
+	VMULPD    Z5, Z3, Z3
+	VMULPD    ccsconst<>+4288(SB), Z4, Z5
+	VADDPD    ccsconst<>+4160(SB), Z5, Z5
+	VMULPD    Z4, Z5, Z5
+	VADDPD    ccsconst<>+4032(SB), Z5, Z5
+	VMULPD    Z5, Z4, Z4
+	VADDPD    Z4, Z3, Z3
+	VMULPD    ccsconst<>+3776(SB), Z1, Z4
+	VMULPD    Z1, Z4, Z4
+	VADDPD    Z4, Z3, Z3
+	VMULPD    Z3, Z2, Z2
+	VMULPD    ccsconst<>+4480(SB), Z0, Z5
+	VADDPD    Z5, Z2, Z2
+	VSUBPD    Z2, Z4, Z4
+	VSUBPD    Z1, Z4, Z4
+	VMULPD    ccsconst<>+4416(SB), Z0, Z0
+	VSUBPD    Z4, Z0, Z0
+	VMOVUPD   Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	DECQ      DX
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func exp64512(dst []float64, x []float64)
+// Requires: AVX, AVX512F
+TEXT ·exp64512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ x_len+32(FP), DX
+	SHRQ $0x03, DX
+
+loop:
+	TESTQ        DX, DX
+	JZ           done
+	VMOVUPD      (CX), Z0
+	VMULPD       ccsconst<>+4544(SB), Z0, Z1
+	VADDPD       ccsconst<>+3712(SB), Z1, Z1
+	VSUBPD       ccsconst<>+3712(SB), Z1, Z2
+	VFNMADD231PD ccsconst<>+4608(SB), Z2, Z0
+	VFNMADD231PD ccsconst<>+4672(SB), Z2, Z0
+	VMULPD       ccsconst<>+4736(SB), Z0, Z0
+	VMOVUPD      ccsconst<>+5120(SB), Z2
+	VFMADD213PD  ccsconst<>+5056(SB), Z0, Z2
+	VFMADD213PD  ccsconst<>+4992(SB), Z0, Z2
+	VFMADD213PD  ccsconst<>+4928(SB), Z0, Z2
+	VFMADD213PD  ccsconst<>+4864(SB), Z0, Z2
+	VFMADD213PD  ccsconst<>+4800(SB), Z0, Z2
+	VFMADD213PD  ccsconst<>+3776(SB), Z0, Z2
+	VFMADD213PD  ccsconst<>+2880(SB), Z0, Z2
+	VMULPD       Z2, Z0, Z0
+	VADDPD       ccsconst<>+3840(SB), Z0, Z2
+	VMULPD       Z2, Z0, Z0
+	VADDPD       ccsconst<>+3840(SB), Z0, Z2
+	VMULPD       Z2, Z0, Z0
+	VADDPD       ccsconst<>+3840(SB), Z0, Z2
+	VMULPD       Z2, Z0, Z0
+	VADDPD       ccsconst<>+3840(SB), Z0, Z2
+	VFMADD213PD  ccsconst<>+2880(SB), Z2, Z0
+	VPADDQ       ccsconst<>+3520(SB), Z1, Z1
+	VPSLLQ       $0x34, Z1, Z1
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, (AX)
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x00000040, CX
+	DECQ         DX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
 // Requires: AVX, FMA3, MMX+
 TEXT ·sqRowsBound256(SB), NOSPLIT, $0-76
@@ -3681,19 +3990,19 @@ loop:
 	VROUNDPD    $0x00, Y6, Y6
 	VFMADD231PD ccsconst<>+3008(SB), Y6, Y5
 	VFMADD231PD ccsconst<>+3072(SB), Y6, Y5
-	VMOVUPD     ccsconst<>+3584(SB), Y7
-	VFMADD213PD ccsconst<>+3648(SB), Y5, Y7
-	VFMADD213PD ccsconst<>+3712(SB), Y5, Y7
-	VFMADD213PD ccsconst<>+3776(SB), Y5, Y7
-	VFMADD213PD ccsconst<>+3840(SB), Y5, Y7
-	VFMADD213PD ccsconst<>+3904(SB), Y5, Y7
-	VFMADD213PD ccsconst<>+3968(SB), Y5, Y7
-	VFMADD213PD ccsconst<>+4032(SB), Y5, Y7
-	VFMADD213PD ccsconst<>+4096(SB), Y5, Y7
-	VFMADD213PD ccsconst<>+4160(SB), Y5, Y7
-	VFMADD213PD ccsconst<>+4224(SB), Y5, Y7
-	VFMADD213PD ccsconst<>+4288(SB), Y5, Y7
-	VFMADD213PD ccsconst<>+4352(SB), Y5, Y7
+	VMOVUPD     ccsconst<>+5184(SB), Y7
+	VFMADD213PD ccsconst<>+5248(SB), Y5, Y7
+	VFMADD213PD ccsconst<>+5312(SB), Y5, Y7
+	VFMADD213PD ccsconst<>+5376(SB), Y5, Y7
+	VFMADD213PD ccsconst<>+5440(SB), Y5, Y7
+	VFMADD213PD ccsconst<>+5504(SB), Y5, Y7
+	VFMADD213PD ccsconst<>+5568(SB), Y5, Y7
+	VFMADD213PD ccsconst<>+5632(SB), Y5, Y7
+	VFMADD213PD ccsconst<>+5696(SB), Y5, Y7
+	VFMADD213PD ccsconst<>+5760(SB), Y5, Y7
+	VFMADD213PD ccsconst<>+5824(SB), Y5, Y7
+	VFMADD213PD ccsconst<>+5888(SB), Y5, Y7
+	VFMADD213PD ccsconst<>+5952(SB), Y5, Y7
 	VCVTPD2DQY  Y6, X5
 	VPMOVSXDQ   X5, Y5
 	VPADDQ      ccsconst<>+3520(SB), Y5, Y5
@@ -5170,4 +5479,113 @@ line:
 	JMP        line
 
 done:
+	RET
+
+// func log64256(dst []float64, x []float64)
+// Requires: AVX, AVX2
+TEXT ·log64256(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ x_len+32(FP), DX
+	SHRQ $0x02, DX
+
+loop:
+	TESTQ   DX, DX
+	JZ      done
+	VMOVUPD (CX), Y0
+	VPAND   ccsconst<>+3584(SB), Y0, Y1
+	VPOR    ccsconst<>+3776(SB), Y1, Y1
+	VPSRLQ  $0x34, Y0, Y0
+	VPADDQ  ccsconst<>+3648(SB), Y0, Y0
+	VSUBPD  ccsconst<>+3712(SB), Y0, Y0
+	VCMPPD  $0x12, ccsconst<>+3904(SB), Y1, Y2
+	VMOVUPD ccsconst<>+2880(SB), Y3
+	VANDPD  Y2, Y3, Y3
+	VSUBPD  Y3, Y0, Y0
+	VADDPD  ccsconst<>+2880(SB), Y3, Y3
+	VMULPD  Y3, Y1, Y1
+	VSUBPD  ccsconst<>+2880(SB), Y1, Y1
+	VADDPD  ccsconst<>+3840(SB), Y1, Y2
+	VDIVPD  Y2, Y1, Y2
+	VMULPD  Y2, Y2, Y3
+	VMULPD  Y3, Y3, Y4
+	VMULPD  ccsconst<>+4352(SB), Y4, Y5
+	VADDPD  ccsconst<>+4224(SB), Y5, Y5
+	VMULPD  Y4, Y5, Y5
+	VADDPD  ccsconst<>+4096(SB), Y5, Y5
+	VMULPD  Y4, Y5, Y5
+	VADDPD  ccsconst<>+3968(SB), Y5, Y5
+	VMULPD  Y5, Y3, Y3
+	VMULPD  ccsconst<>+4288(SB), Y4, Y5
+	VADDPD  ccsconst<>+4160(SB), Y5, Y5
+	VMULPD  Y4, Y5, Y5
+	VADDPD  ccsconst<>+4032(SB), Y5, Y5
+	VMULPD  Y5, Y4, Y4
+	VADDPD  Y4, Y3, Y3
+	VMULPD  ccsconst<>+3776(SB), Y1, Y4
+	VMULPD  Y1, Y4, Y4
+	VADDPD  Y4, Y3, Y3
+	VMULPD  Y3, Y2, Y2
+	VMULPD  ccsconst<>+4480(SB), Y0, Y5
+	VADDPD  Y5, Y2, Y2
+	VSUBPD  Y2, Y4, Y4
+	VSUBPD  Y1, Y4, Y4
+	VMULPD  ccsconst<>+4416(SB), Y0, Y0
+	VSUBPD  Y4, Y0, Y0
+	VMOVUPD Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	DECQ    DX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func exp64256(dst []float64, x []float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·exp64256(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ x_len+32(FP), DX
+	SHRQ $0x02, DX
+
+loop:
+	TESTQ        DX, DX
+	JZ           done
+	VMOVUPD      (CX), Y0
+	VMULPD       ccsconst<>+4544(SB), Y0, Y1
+	VADDPD       ccsconst<>+3712(SB), Y1, Y1
+	VSUBPD       ccsconst<>+3712(SB), Y1, Y2
+	VFNMADD231PD ccsconst<>+4608(SB), Y2, Y0
+	VFNMADD231PD ccsconst<>+4672(SB), Y2, Y0
+	VMULPD       ccsconst<>+4736(SB), Y0, Y0
+	VMOVUPD      ccsconst<>+5120(SB), Y2
+	VFMADD213PD  ccsconst<>+5056(SB), Y0, Y2
+	VFMADD213PD  ccsconst<>+4992(SB), Y0, Y2
+	VFMADD213PD  ccsconst<>+4928(SB), Y0, Y2
+	VFMADD213PD  ccsconst<>+4864(SB), Y0, Y2
+	VFMADD213PD  ccsconst<>+4800(SB), Y0, Y2
+	VFMADD213PD  ccsconst<>+3776(SB), Y0, Y2
+	VFMADD213PD  ccsconst<>+2880(SB), Y0, Y2
+	VMULPD       Y2, Y0, Y0
+	VADDPD       ccsconst<>+3840(SB), Y0, Y2
+	VMULPD       Y2, Y0, Y0
+	VADDPD       ccsconst<>+3840(SB), Y0, Y2
+	VMULPD       Y2, Y0, Y0
+	VADDPD       ccsconst<>+3840(SB), Y0, Y2
+	VMULPD       Y2, Y0, Y0
+	VADDPD       ccsconst<>+3840(SB), Y0, Y2
+	VFMADD213PD  ccsconst<>+2880(SB), Y2, Y0
+	VPADDQ       ccsconst<>+3520(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPD      Y0, (AX)
+	ADDQ         $0x00000020, AX
+	ADDQ         $0x00000020, CX
+	DECQ         DX
+	JMP          loop
+
+done:
+	VZEROUPPER
 	RET

@@ -366,6 +366,7 @@ func defineConsts() {
 	f64("inf64", math.Inf(1))
 	i64("absMask64", math.MaxInt64)
 	i64("bias64", 1023)
+	defineMath64Consts(f64, i64)
 	fact := 1.0
 	for k := 2; k <= 12; k++ {
 		fact *= float64(k)

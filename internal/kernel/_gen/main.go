@@ -40,6 +40,8 @@ func main() {
 		sqHalf(s)
 		powHalf(s)
 		prefetch(s)
+		log64(s)
+		exp64(s)
 	}
 	Generate()
 }

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+)
+
+// The float64 logarithm and exponential of Go's math package on amd64
+// (math/log_amd64.s, and math/exp_amd64.s's path for processors with FMA),
+// the same operations in the same order a vector of lanes at a time: each
+// lane's result has the bits math.Log or math.Exp gives, wherever the
+// scalar code takes its main path (a positive, normal, finite x for the
+// logarithm; x in [−708, 709] for the exponential, whose result is then
+// normal). The Go side (kernel/math64.go) recomputes every other lane with
+// the math package.
+
+// defineMath64Consts adds log64's and exp64's constants: the decimal
+// literals of math/log_amd64.s and math/exp_amd64.s, which the Go assembler
+// and the Go compiler both round to the nearest float64.
+func defineMath64Consts(f64 func(string, float64), i64 func(string, uint64)) {
+	i64("mant64", 0x000FFFFFFFFFFFFF)
+	i64("kMagic", 0x4338000000000000-0x3FE) // 1.5·2⁵² + e − 1022
+	f64("magic64", 0x1p52*1.5)
+	f64("half64", 0.5)
+	f64("two64", 2)
+	f64("hSqrt2", 7.07106781186547524401e-01)
+	f64("logL1", 6.666666666666735130e-01)
+	f64("logL2", 3.999999999940941908e-01)
+	f64("logL3", 2.857142874366239149e-01)
+	f64("logL4", 2.222219843214978396e-01)
+	f64("logL5", 1.818357216161805012e-01)
+	f64("logL6", 1.531383769920937332e-01)
+	f64("logL7", 1.479819860511658591e-01)
+	f64("logLn2Hi", 6.93147180369123816490e-01)
+	f64("logLn2Lo", 1.90821492927058770002e-10)
+	f64("expLog2e", 1.4426950408889634073599246810018920)
+	f64("expLn2U", 0.69314718055966295651160180568695068359375)
+	f64("expLn2L", 0.28235290563031577122588448175013436025525412068e-12)
+	f64("sixteenth", 0.0625)
+	f64("exp24", 1.6666666666666666667e-1)
+	f64("exp32", 4.1666666666666666667e-2)
+	f64("exp40", 8.3333333333333333333e-3)
+	f64("exp48", 1.3888888888888888889e-3)
+	f64("exp56", 1.9841269841269841270e-4)
+	f64("exp64", 2.4801587301587301587e-5)
+}
+
+// log64 is math/log_amd64.s's main path on float64 lanes.
+func log64(s isa) {
+	text(s, "log64", "func(dst, x []float64)",
+		fmt.Sprintf("writes math.Log's amd64 main path for the first len(x) − len(x) mod %d", s.w/2),
+		"values of x into dst: right where a value is positive, normal and finite.")
+	dst, x := ptr("dst"), ptr("x")
+	n := length("x")
+	SHRQ(U8(log2w(s)-1), n)
+	vecLoop(n, every(s.bytes(), dst, x), func() {
+		bits := s.vec()
+		VMOVUPD(mem(x), bits)
+		// f1, k := Frexp(x): f1 ∈ [0.5, 1), k = e − 1022, as a float.
+		f := s.vec()
+		s.and(c32("mant64"), bits, f)
+		s.or(c32("half64"), f, f)
+		k := s.vec()
+		VPSRLQ(U8(52), bits, k)
+		VPADDQ(c32("kMagic"), k, k)
+		VSUBPD(c32("magic64"), k, k)
+		// if f1 ≤ √2/2 { k −= 1; f1 *= 2 }, as 1 or 0, then 2 or 1.
+		m := s.cmpPD(cmpLE, c32("hSqrt2"), f)
+		c := s.vec()
+		VMOVUPD(c32("one64"), c)
+		s.keepPD(m, c)
+		VSUBPD(c, k, k)
+		VADDPD(c32("one64"), c, c)
+		VMULPD(c, f, f)
+		VSUBPD(c32("one64"), f, f) // f = f1 − 1
+		sv := s.vec()
+		VADDPD(c32("two64"), f, sv)
+		VDIVPD(sv, f, sv) // s = f/(2 + f)
+		s2, s4 := s.vec(), s.vec()
+		VMULPD(sv, sv, s2)
+		VMULPD(s2, s2, s4)
+		// t1 = s2·(L1 + s4·(L3 + s4·(L5 + s4·L7))), without FMA.
+		t := s.vec()
+		VMULPD(c32("logL7"), s4, t)
+		VADDPD(c32("logL5"), t, t)
+		VMULPD(s4, t, t)
+		VADDPD(c32("logL3"), t, t)
+		VMULPD(s4, t, t)
+		VADDPD(c32("logL1"), t, t)
+		VMULPD(t, s2, s2) // t1
+		// t2 = s4·(L2 + s4·(L4 + s4·L6)).
+		VMULPD(c32("logL6"), s4, t)
+		VADDPD(c32("logL4"), t, t)
+		VMULPD(s4, t, t)
+		VADDPD(c32("logL2"), t, t)
+		VMULPD(t, s4, s4)  // t2
+		VADDPD(s4, s2, s2) // R = t1 + t2
+		h := s.vec()
+		VMULPD(c32("half64"), f, h)
+		VMULPD(f, h, h)    // hfsq = 0.5·f·f
+		VADDPD(h, s2, s2)  // hfsq + R
+		VMULPD(s2, sv, sv) // s·(hfsq + R)
+		VMULPD(c32("logLn2Lo"), k, t)
+		VADDPD(t, sv, sv) // s·(hfsq + R) + k·Ln2Lo
+		VSUBPD(sv, h, h)  // hfsq − (…)
+		VSUBPD(f, h, h)   // (hfsq − (…)) − f
+		VMULPD(c32("logLn2Hi"), k, k)
+		VSUBPD(h, k, k) // k·Ln2Hi − ((hfsq − (…)) − f)
+		VMOVUPD(k, mem(dst))
+	})
+	VZEROUPPER()
+	RET()
+}
+
+// exp64 is math/exp_amd64.s's FMA path on float64 lanes.
+func exp64(s isa) {
+	text(s, "exp64", "func(dst, x []float64)",
+		fmt.Sprintf("writes math.Exp's amd64 FMA path for the first len(x) − len(x) mod %d", s.w/2),
+		"values of x into dst: right where a value is in [−708, 709].")
+	dst, x := ptr("dst"), ptr("x")
+	n := length("x")
+	SHRQ(U8(log2w(s)-1), n)
+	vecLoop(n, every(s.bytes(), dst, x), func() {
+		v := s.vec()
+		VMOVUPD(mem(x), v)
+		// n = round(x·log2 e) (CVTSD2SL: to nearest, ties to even), as
+		// the low bits of 1.5·2⁵² + n and as a float.
+		r, nf := s.vec(), s.vec()
+		VMULPD(c32("expLog2e"), v, r)
+		VADDPD(c32("magic64"), r, r)
+		VSUBPD(c32("magic64"), r, nf)
+		VFNMADD231PD(c32("expLn2U"), nf, v) // x − n·Ln2U
+		VFNMADD231PD(c32("expLn2L"), nf, v) // … − n·Ln2L
+		VMULPD(c32("sixteenth"), v, v)
+		p := s.vec()
+		VMOVUPD(c32("exp64"), p)
+		for _, c := range []string{"exp56", "exp48", "exp40", "exp32", "exp24", "half64", "one64"} {
+			VFMADD213PD(c32(c), v, p) // p = p·x + c
+		}
+		VMULPD(p, v, v)
+		for range 3 {
+			VADDPD(c32("two64"), v, p)
+			VMULPD(p, v, v)
+		}
+		VADDPD(c32("two64"), v, p)
+		VFMADD213PD(c32("one64"), p, v) // v = p·v + 1
+		// ·2ⁿ: the exponent bits n + 1023.
+		VPADDQ(c32("bias64"), r, r)
+		VPSLLQ(U8(52), r, r)
+		VMULPD(r, v, v)
+		VMOVUPD(v, mem(dst))
+	})
+	VZEROUPPER()
+	RET()
+}

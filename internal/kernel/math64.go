@@ -1,0 +1,58 @@
+package kernel
+
+import "math"
+
+// Log64 writes math.Log(x[i]) into dst[i], bit for bit, on vectors where
+// the build has them: the steps of the math package's amd64 assembly, a
+// vector of lanes at a time, for the positive, normal, finite values, and
+// math.Log itself for the others (zeros, subnormals, negatives, ±Inf,
+// NaNs) and the tail. dst and x must not overlap.
+func Log64(dst, x []float64) {
+	if len(dst) != len(x) {
+		panic("kernel: Log64: lengths differ")
+	}
+	n := 0
+	if log64V != nil && len(x) > 0 {
+		if &dst[0] == &x[0] {
+			panic("kernel: Log64: dst is x")
+		}
+		log64V(dst, x)
+		n = len(x) - len(x)%(lanes/2)
+	}
+	for i, v := range x[:n] {
+		if !(v >= 0x1p-1022 && v <= math.MaxFloat64) {
+			dst[i] = math.Log(v)
+		}
+	}
+	for i := n; i < len(x); i++ {
+		dst[i] = math.Log(x[i])
+	}
+}
+
+// Exp64 writes math.Exp(x[i]) into dst[i], bit for bit, on vectors where
+// the build has them: the steps of the math package's amd64 assembly (its
+// path for processors with FMA, which every vector level has), a vector of
+// lanes at a time, for x in [−708, 709], and math.Exp itself for the
+// others (results that overflow, are subnormal or 0, ±Inf, NaNs) and the
+// tail. dst and x must not overlap.
+func Exp64(dst, x []float64) {
+	if len(dst) != len(x) {
+		panic("kernel: Exp64: lengths differ")
+	}
+	n := 0
+	if exp64V != nil && len(x) > 0 {
+		if &dst[0] == &x[0] {
+			panic("kernel: Exp64: dst is x")
+		}
+		exp64V(dst, x)
+		n = len(x) - len(x)%(lanes/2)
+	}
+	for i, v := range x[:n] {
+		if !(v >= -708 && v <= 709) {
+			dst[i] = math.Exp(v)
+		}
+	}
+	for i := n; i < len(x); i++ {
+		dst[i] = math.Exp(x[i])
+	}
+}

@@ -1,0 +1,122 @@
+package kernel
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// math64Inputs returns values for Log64 and Exp64: random bits of every
+// exponent and sign, the special values, and values around the vector
+// paths' limits and the scalar code's branches (f1 against √2/2 in the
+// logarithm; the rounding of x·log2 e to an integer in the exponential).
+func math64Inputs(rng *rand.Rand, exp bool) []float64 {
+	xs := []float64{0, math.Copysign(0, -1), 1, -1, 2, 0.5, math.Inf(1), math.Inf(-1), math.NaN(),
+		math.MaxFloat64, -math.MaxFloat64, 0x1p-1022, math.Nextafter(0x1p-1022, 0), 0x1p-1074,
+		math.Sqrt2 / 2, 7.07106781186547524401e-01, math.Nextafter(7.07106781186547524401e-01, 1),
+		-708, 709, math.Nextafter(-708, -1000), math.Nextafter(709, 1000), 709.782712893384, 709.79, -745.1, -745.2, -1000, 1000}
+	for range 20000 {
+		var v float64
+		switch rng.IntN(6) {
+		case 0: // any bits
+			v = math.Float64frombits(rng.Uint64())
+		case 1: // near 1 and powers of two
+			v = math.Ldexp(1+rng.NormFloat64()*1e-6, rng.IntN(200)-100)
+		case 2: // the exponential's range and beyond
+			v = (rng.Float64()*2 - 1) * 760
+		case 3: // small arguments
+			v = rng.NormFloat64() * math.Ldexp(1, -rng.IntN(60))
+		case 4: // halves: x·log2 e near k + 1/2
+			v = (float64(rng.IntN(2000)-1000) + 0.5) * math.Ln2 * (1 + rng.NormFloat64()*1e-15)
+		default: // positive values of every magnitude
+			v = math.Ldexp(rng.Float64()+0.5, rng.IntN(2100)-1075)
+		}
+		xs = append(xs, v)
+	}
+	if !exp {
+		for i, v := range xs {
+			if i%2 == 0 {
+				xs[i] = math.Abs(v)
+			}
+		}
+	}
+	return xs
+}
+
+// TestLog64Exp64: at every level, Log64 and Exp64 give math.Log's and
+// math.Exp's bits for every input, at lengths around the vector widths;
+// and the assembly alone (where the level has it) gives them on the
+// values it is for (positive normal finite x; x in [−708, 709]).
+func TestLog64Exp64(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(21, 22))
+		for _, c := range []struct {
+			name   string
+			f      func(dst, x []float64)
+			ref    func(float64) float64
+			v      func(dst, x []float64)
+			inPath func(float64) bool
+		}{
+			{"Log64", Log64, math.Log, log64V, func(x float64) bool { return x >= 0x1p-1022 && x <= math.MaxFloat64 }},
+			{"Exp64", Exp64, math.Exp, exp64V, func(x float64) bool { return x >= -708 && x <= 709 }},
+		} {
+			xs := math64Inputs(rng, c.name == "Exp64")
+			for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, len(xs)} {
+				off := rng.IntN(len(xs) - n + 1)
+				x := xs[off : off+n]
+				dst := make([]float64, n)
+				c.f(dst, x)
+				for i, v := range x {
+					if want := c.ref(v); math.Float64bits(dst[i]) != math.Float64bits(want) {
+						t.Fatalf("%s(%v (%#x)) = %v (%#x), math's %v (%#x)", c.name, v, math.Float64bits(v), dst[i], math.Float64bits(dst[i]), want, math.Float64bits(want))
+					}
+				}
+			}
+			if c.v == nil {
+				continue
+			}
+			var x []float64
+			for _, v := range xs {
+				if c.inPath(v) {
+					x = append(x, v)
+				}
+			}
+			x = x[:len(x)-len(x)%8]
+			dst := make([]float64, len(x))
+			c.v(dst, x)
+			for i, v := range x {
+				if want := c.ref(v); math.Float64bits(dst[i]) != math.Float64bits(want) {
+					t.Fatalf("%s's assembly on %v (%#x) = %v (%#x), math's %v (%#x)", c.name, v, math.Float64bits(v), dst[i], math.Float64bits(dst[i]), want, math.Float64bits(want))
+				}
+			}
+			if len(x) < 10000 {
+				t.Errorf("%s: %d values on the assembly's path, want ≥ 10 000", c.name, len(x))
+			}
+		}
+	})
+}
+
+// Log64 and Exp64 on 128 values (a d = 128 row's), against the math
+// package's functions one value at a time.
+func BenchmarkLog64(b *testing.B)     { benchMath64(b, Log64, math.Log) }
+func BenchmarkExp64(b *testing.B)     { benchMath64(b, Exp64, math.Exp) }
+func BenchmarkMathLog64(b *testing.B) { benchMath64(b, nil, math.Log) }
+func BenchmarkMathExp64(b *testing.B) { benchMath64(b, nil, math.Exp) }
+
+func benchMath64(b *testing.B, f func(dst, x []float64), ref func(float64) float64) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x, dst := make([]float64, 128), make([]float64, 128)
+	for i := range x {
+		x[i] = math.Abs(rng.NormFloat64())
+	}
+	for b.Loop() {
+		if f != nil {
+			f(dst, x)
+			continue
+		}
+		for i, v := range x {
+			dst[i] = ref(v)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/128, "ns/value")
+}
