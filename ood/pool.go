@@ -42,7 +42,7 @@ type Pool struct {
 	// over a block of rows at a time: m and p of each term in float32
 	// (powers other than 2).
 	vm, vp []float32
-	// scans are the few-queries path's chunk scans, kept with their
+	// scans are the scans of past queries (and chunks), kept with their
 	// buffers between queries and calls.
 	scans sync.Pool
 }
@@ -149,13 +149,15 @@ func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
 	if m >= 2*workers || p.n < 2*minPoolChunk {
 		// Many queries: one per task, each scanning the whole pool.
 		parallel.For(m, 1, 0, func(_, lo, hi int) {
-			s := p.newScan()
+			s := p.ownScan()
 			for q := lo; q < hi; q++ {
 				x := queries[q*d : (q+1)*d]
 				s.start(x, k)
 				s.rows(0, p.n)
 				dst[q] = s.finish(x, k)
 			}
+			s.y = nil
+			p.scans.Put(s)
 		})
 		return dst, nil
 	}
@@ -228,14 +230,25 @@ type scan struct {
 	// shared, when not nil, holds the smallest bound of the scans of one
 	// query's chunks (float64 bits).
 	shared *atomic.Uint64
-	given  bool // y is T·x already, shared by the query's chunks
+	given  bool      // y is T·x already, shared by the query's chunks
+	ownY   []float64 // y's memory where the scan computes it (ownScan)
 }
 
-func (p *Pool) newScan() *scan {
-	s := &scan{p: p}
-	if p.ok {
-		s.y = make([]float64, p.dec.Out)
+// ownScan is a scan from p's pool (or a new one) that takes its own T·x:
+// a task a query, and a new scan's buffers a task (a block's differences,
+// 64 KB at d = 128) had cost as much as a third of the scans' time.
+func (p *Pool) ownScan() *scan {
+	s, _ := p.scans.Get().(*scan)
+	if s == nil {
+		s = &scan{p: p}
 	}
+	if p.ok {
+		if len(s.ownY) != p.dec.Out {
+			s.ownY = make([]float64, p.dec.Out)
+		}
+		s.y = s.ownY
+	}
+	s.given, s.shared = false, nil
 	return s
 }
 
