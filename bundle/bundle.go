@@ -25,6 +25,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/ccsets/ccs/internal/kernel"
 )
 
 // Bundle is an embedding bundle. Arrays are flat and row-major.
@@ -206,11 +208,8 @@ func need(dst []float32, n int) []float32 {
 	return dst
 }
 
-func sub(dst, a, b []float32) {
-	for j := range dst {
-		dst[j] = a[j] - b[j]
-	}
-}
+// sub writes a − b into dst (kernel.Sub: on vectors, the same bits).
+func sub(dst, a, b []float32) { kernel.Sub(dst, a, b) }
 
 // WithNegatives returns b with other negatives: kneg for each anchor drawn
 // among b's anchors (never the anchor itself; Negatives), as

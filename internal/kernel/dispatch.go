@@ -90,6 +90,7 @@ var (
 	powHalfV        func(masks []uint16, consts []float32, blocks []uint16, limit float32)
 	prefetchV       func(x []float32)
 	log64V, exp64V  func(dst, x []float64)
+	sub32V          func(dst, a, b []float32)
 )
 
 // setLevel puts the kernels of level l in use. Not safe while kernels run:
@@ -102,7 +103,7 @@ func setLevel(l level) {
 	gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = nil, nil, nil, nil, nil
 	sqHalfV, powHalfV, prefetchV, powRowsAncV = nil, nil, nil, nil
 	mulDivV, normSmallScoreV, addWidenV = nil, nil, nil
-	log64V, exp64V = nil, nil
+	log64V, exp64V, sub32V = nil, nil, nil
 	setVector(l)
 	transposeTabs = [16][]int32{}
 	if lanes > 0 {

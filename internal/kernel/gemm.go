@@ -213,3 +213,21 @@ func ScreenMask(masks []uint16, prod, norms []float32, bound float32) (w int) {
 	}
 	return w
 }
+
+// Sub writes a[i] − b[i] into dst[i] (float32, the same bits as the Go
+// expression), on vectors where the build has them: a bundle's difference
+// rows, anchor − positive, are made with it. The three may be the same
+// slice, not otherwise overlap.
+func Sub(dst, a, b []float32) {
+	if len(a) != len(dst) || len(b) != len(dst) {
+		panic("kernel: Sub: lengths differ")
+	}
+	n := 0
+	if sub32V != nil {
+		sub32V(dst, a, b)
+		n = len(dst) - len(dst)%lanes
+	}
+	for i := n; i < len(dst); i++ {
+		dst[i] = a[i] - b[i]
+	}
+}

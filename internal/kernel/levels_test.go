@@ -284,6 +284,44 @@ func TestSubRows64(t *testing.T) {
 	})
 }
 
+// TestSub: Sub at every level gives a − b's float32 bits, at lengths 0–40
+// and 1000, with special values (±0, ±Inf, NaN, subnormals, the largest
+// float32), and in place (dst the same slice as a).
+func TestSub(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(8, 8))
+		specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-45, -3e-39, math.MaxFloat32, -math.MaxFloat32}
+		value := func() float32 {
+			if rng.IntN(8) == 0 {
+				return specials[rng.IntN(len(specials))]
+			}
+			return float32(rng.NormFloat64() * math.Exp(10*rng.NormFloat64()))
+		}
+		lengths := []int{1000}
+		for n := range 41 {
+			lengths = append(lengths, n)
+		}
+		for _, n := range lengths {
+			a, b, got := make([]float32, n), make([]float32, n), make([]float32, n)
+			for i := range n {
+				a[i], b[i] = value(), value()
+			}
+			Sub(got, a, b)
+			for i := range n {
+				if want := a[i] - b[i]; math.Float32bits(got[i]) != math.Float32bits(want) {
+					t.Fatalf("n=%d: %v − %v is %v, want %v", n, a[i], b[i], got[i], want)
+				}
+			}
+			Sub(a, a, b)
+			for i := range n {
+				if math.Float32bits(a[i]) != math.Float32bits(got[i]) {
+					t.Fatalf("n=%d in place: value %d is %v, want %v", n, i, a[i], got[i])
+				}
+			}
+		}
+	})
+}
+
 // TestScreenMask: ScreenMask at every level marks exactly the values with
 // norms − 2·prod ≤ bound, for lengths around the vector width, with
 // values on the bound and a NaN (never kept).

@@ -124,6 +124,9 @@ func log64512(dst []float64, x []float64)
 // values of x into dst: right where a value is in [−708, 709].
 func exp64512(dst []float64, x []float64)
 
+// sub32512 is Sub on the first len(dst) − len(dst) mod 16 values.
+func sub32512(dst []float32, a []float32, b []float32)
+
 // sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.
@@ -245,3 +248,6 @@ func log64256(dst []float64, x []float64)
 // exp64256 writes math.Exp's amd64 FMA path for the first len(x) − len(x) mod 4
 // values of x into dst: right where a value is in [−708, 709].
 func exp64256(dst []float64, x []float64)
+
+// sub32256 is Sub on the first len(dst) − len(dst) mod 8 values.
+func sub32256(dst []float32, a []float32, b []float32)

@@ -3294,6 +3294,31 @@ done:
 	VZEROUPPER
 	RET
 
+// func sub32512(dst []float32, a []float32, b []float32)
+// Requires: AVX, AVX512F
+TEXT ·sub32512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	SHRQ $0x04, BX
+
+loop:
+	TESTQ   BX, BX
+	JZ      done
+	VMOVUPS (CX), Z0
+	VSUBPS  (DX), Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	ADDQ    $0x00000040, DX
+	DECQ    BX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
 // Requires: AVX, FMA3, MMX+
 TEXT ·sqRowsBound256(SB), NOSPLIT, $0-76
@@ -5585,6 +5610,31 @@ loop:
 	ADDQ         $0x00000020, CX
 	DECQ         DX
 	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func sub32256(dst []float32, a []float32, b []float32)
+// Requires: AVX
+TEXT ·sub32256(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	SHRQ $0x03, BX
+
+loop:
+	TESTQ   BX, BX
+	JZ      done
+	VMOVUPS (CX), Y0
+	VSUBPS  (DX), Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	DECQ    BX
+	JMP     loop
 
 done:
 	VZEROUPPER

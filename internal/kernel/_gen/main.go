@@ -42,6 +42,7 @@ func main() {
 		prefetch(s)
 		log64(s)
 		exp64(s)
+		sub32(s)
 	}
 	Generate()
 }
@@ -1062,4 +1063,21 @@ func prefetchDistance(d Register) Register {
 	MOVQ(d, r)
 	SHLQ(U8(2+3), r) // 4 bytes × 8 rows
 	return r
+}
+
+// sub32 is Sub a vector at a time.
+func sub32(s isa) {
+	text(s, "sub32", "func(dst, a, b []float32)",
+		fmt.Sprintf("is Sub on the first len(dst) − len(dst) mod %d values.", s.w))
+	dst, a, b := ptr("dst"), ptr("a"), ptr("b")
+	n := length("dst")
+	SHRQ(U8(log2w(s)), n)
+	vecLoop(n, every(s.bytes(), dst, a, b), func() {
+		v := s.vec()
+		VMOVUPS(mem(a), v)
+		VSUBPS(mem(b), v, v)
+		VMOVUPS(v, mem(dst))
+	})
+	VZEROUPPER()
+	RET()
 }
