@@ -487,7 +487,8 @@ func perRow(weight func(i int, score float64) float64) Weights {
 	}
 }
 
-// TestVectorLogExpRows: genBallRow and pnorm give the same bits with
+// TestVectorLogExpRows: maxAbs is math.Max's fold (NaN included), and
+// genBallRow and pnorm give the same bits with
 // their scratch (the logarithms and exponentials a vector at a time) as
 // without it (math.Log and math.Exp a value at a time): the score, the
 // terms and logarithms, S' and T — on rows with zeros, ties for the
@@ -522,6 +523,13 @@ func TestVectorLogExpRows(t *testing.T) {
 			logm, p := make([]float64, d), make([]float64, d)
 			for j := range d {
 				logm[j], p[j] = rng.NormFloat64(), 0.2+4*rng.Float64()
+			}
+			var a float64
+			for _, v := range y {
+				a = math.Max(a, math.Abs(v))
+			}
+			if !same(maxAbs(y), a) {
+				t.Fatalf("d %d trial %d: maxAbs %v, math.Max's %v", d, trial, maxAbs(y), a)
 			}
 			buf := make([]float64, 4*d)
 			e1, l1, e2, l2 := make([]float64, d), make([]float64, d), make([]float64, d), make([]float64, d)

@@ -172,10 +172,7 @@ func pnorm(y []float64, p float64, up, buf []float64) (phi, s, t float64) {
 	if p == 2 && up == nil {
 		return norm2(y), 0, 0
 	}
-	var a float64
-	for _, v := range y {
-		a = math.Max(a, math.Abs(v))
-	}
+	a := maxAbs(y)
 	if a == 0 {
 		clear(up)
 		return 0, 0, 0
@@ -183,9 +180,7 @@ func pnorm(y []float64, p float64, up, buf []float64) (phi, s, t float64) {
 	if buf != nil && p != 2 {
 		d := len(y)
 		u, lu, arg, uk := buf[:d], buf[d:2*d], buf[2*d:3*d], buf[3*d:4*d]
-		for k, v := range y {
-			u[k] = math.Abs(v) / a
-		}
+		kernel.AbsDiv(u, y, a)
 		kernel.Log64(lu, u)
 		for k, l := range lu {
 			arg[k] = p * l
@@ -238,6 +233,19 @@ func pnorm(y []float64, p float64, up, buf []float64) (phi, s, t float64) {
 	return phi, s, t
 }
 
+// maxAbs is the largest |y_k| (NaN if one is NaN): math.Max's result over
+// the values, without a call a value.
+func maxAbs(y []float64) float64 {
+	var a float64
+	for _, v := range y {
+		// math.Max(a, |v|) for a ≥ +0 and |v| ≥ +0: a NaN stays.
+		if av := math.Abs(v); av > a || av != av {
+			a = av
+		}
+	}
+	return a
+}
+
 // LogVolume is d·log t − log|det M| + d·log 2 + d·lgamma(1+1/p) − lgamma(1+d/p).
 func (n *Norm) LogVolume(t float64) float64 {
 	d := float64(n.d)
@@ -248,10 +256,7 @@ func (n *Norm) LogVolume(t float64) float64 {
 // y_k = 0), from u_k^p and S': with u_k = |y_k|/max|y| and φ = max|y|·S'^{1/p},
 // (|y_k|/φ)^{p−1} = (u_k^p/u_k)·S'^{(1−p)/p}, one power per row.
 func dphidy(g, y, up []float64, s, p float64) {
-	var a float64
-	for _, v := range y {
-		a = math.Max(a, math.Abs(v))
-	}
+	a := maxAbs(y)
 	if a == 0 {
 		clear(g)
 		return

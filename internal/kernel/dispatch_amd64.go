@@ -26,7 +26,7 @@ func setVector(l level) {
 		normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = normSmallFwd512, normSmallBwd512, expSmall512, addSmall512
 		sqHalfV, powHalfV, prefetchV, powRowsAncV = sqHalf512, powHalf512, prefetch512, powRowsAnchor512
 		mulDivV, normSmallScoreV, addWidenV = mulDiv512, normSmallScore512, addWiden512
-		log64V, exp64V, sub32V = log64512, exp64512, sub32512
+		log64V, exp64V, sub32V, absDiv64V = log64512, exp64512, sub32512, absDiv64512
 	case avx2:
 		lanes = 8
 		expRowV, addWeightedV, powRowsV, powRowsBoundV = expRow256, addWeighted256, powRows256, powRowsBound256
@@ -35,6 +35,6 @@ func setVector(l level) {
 		normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = normSmallFwd256, normSmallBwd256, expSmall256, addSmall256
 		sqHalfV, powHalfV, prefetchV, powRowsAncV = sqHalf256, powHalf256, prefetch256, powRowsAnchor256
 		mulDivV, normSmallScoreV, addWidenV = mulDiv256, normSmallScore256, addWiden256
-		log64V, exp64V, sub32V = log64256, exp64256, sub32256
+		log64V, exp64V, sub32V, absDiv64V = log64256, exp64256, sub32256, absDiv64256
 	}
 }

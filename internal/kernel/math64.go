@@ -56,3 +56,20 @@ func Exp64(dst, x []float64) {
 		dst[i] = math.Exp(x[i])
 	}
 }
+
+// AbsDiv writes |x[i]|/a into dst[i] (the same bits as math.Abs(x[i])/a),
+// on vectors where the build has them. dst may be x, not otherwise overlap
+// it.
+func AbsDiv(dst, x []float64, a float64) {
+	if len(dst) != len(x) {
+		panic("kernel: AbsDiv: lengths differ")
+	}
+	n := 0
+	if absDiv64V != nil {
+		absDiv64V(dst, x, a)
+		n = len(x) - len(x)%(lanes/2)
+	}
+	for i := n; i < len(x); i++ {
+		dst[i] = math.Abs(x[i]) / a
+	}
+}

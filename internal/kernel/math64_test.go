@@ -3,6 +3,7 @@ package kernel
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -119,4 +120,32 @@ func benchMath64(b *testing.B, f func(dst, x []float64), ref func(float64) float
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/128, "ns/value")
+}
+
+// TestAbsDiv: AbsDiv at every level gives math.Abs(x)/a's bits for the
+// inputs of TestLog64Exp64 (NaNs, infinities, subnormals, ±0 among them)
+// and divisors of every kind, at lengths around the vector widths, and in
+// place.
+func TestAbsDiv(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(23, 24))
+		xs := math64Inputs(rng, true)
+		for _, a := range []float64{1, 3, 0.7, 1e-310, 1e300, math.Inf(1), math.NaN(), 0, math.Copysign(0, -1), -2.5} {
+			for _, n := range []int{0, 1, 3, 4, 5, 8, 9, 17, 1000} {
+				off := rng.IntN(len(xs) - n + 1)
+				x := slices.Clone(xs[off : off+n])
+				dst := make([]float64, n)
+				AbsDiv(dst, x, a)
+				for i, v := range x {
+					if want := math.Abs(v) / a; math.Float64bits(dst[i]) != math.Float64bits(want) {
+						t.Fatalf("|%v|/%v = %v, want %v", v, a, dst[i], want)
+					}
+				}
+				AbsDiv(x, x, a)
+				if !slices.EqualFunc(x, dst, func(u, v float64) bool { return math.Float64bits(u) == math.Float64bits(v) }) {
+					t.Fatalf("a = %v, n = %d: in place %v, want %v", a, n, x, dst)
+				}
+			}
+		}
+	})
 }

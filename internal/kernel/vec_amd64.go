@@ -127,6 +127,9 @@ func exp64512(dst []float64, x []float64)
 // sub32512 is Sub on the first len(dst) − len(dst) mod 16 values.
 func sub32512(dst []float32, a []float32, b []float32)
 
+// absDiv64512 is AbsDiv on the first len(x) − len(x) mod 8 values.
+func absDiv64512(dst []float64, x []float64, a float64)
+
 // sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.
@@ -251,3 +254,6 @@ func exp64256(dst []float64, x []float64)
 
 // sub32256 is Sub on the first len(dst) − len(dst) mod 8 values.
 func sub32256(dst []float32, a []float32, b []float32)
+
+// absDiv64256 is AbsDiv on the first len(x) − len(x) mod 4 values.
+func absDiv64256(dst []float64, x []float64, a float64)

@@ -3319,6 +3319,31 @@ done:
 	VZEROUPPER
 	RET
 
+// func absDiv64512(dst []float64, x []float64, a float64)
+// Requires: AVX, AVX512F
+TEXT ·absDiv64512(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	SHRQ         $0x03, DX
+	VBROADCASTSD a+48(FP), Z0
+
+loop:
+	TESTQ   DX, DX
+	JZ      done
+	VMOVUPD (CX), Z1
+	VPANDD  ccsconst<>+3456(SB), Z1, Z1
+	VDIVPD  Z0, Z1, Z1
+	VMOVUPD Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	DECQ    DX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
 // Requires: AVX, FMA3, MMX+
 TEXT ·sqRowsBound256(SB), NOSPLIT, $0-76
@@ -5634,6 +5659,31 @@ loop:
 	ADDQ    $0x00000020, CX
 	ADDQ    $0x00000020, DX
 	DECQ    BX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func absDiv64256(dst []float64, x []float64, a float64)
+// Requires: AVX, AVX2
+TEXT ·absDiv64256(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	SHRQ         $0x02, DX
+	VBROADCASTSD a+48(FP), Y0
+
+loop:
+	TESTQ   DX, DX
+	JZ      done
+	VMOVUPD (CX), Y1
+	VPAND   ccsconst<>+3456(SB), Y1, Y1
+	VDIVPD  Y0, Y1, Y1
+	VMOVUPD Y1, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	DECQ    DX
 	JMP     loop
 
 done:

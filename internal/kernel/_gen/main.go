@@ -43,6 +43,7 @@ func main() {
 		log64(s)
 		exp64(s)
 		sub32(s)
+		absDiv64(s)
 	}
 	Generate()
 }

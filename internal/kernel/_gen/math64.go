@@ -155,3 +155,22 @@ func exp64(s isa) {
 	VZEROUPPER()
 	RET()
 }
+
+// absDiv64 is AbsDiv a vector at a time.
+func absDiv64(s isa) {
+	text(s, "absDiv64", "func(dst, x []float64, a float64)",
+		fmt.Sprintf("is AbsDiv on the first len(x) − len(x) mod %d values.", s.w/2))
+	dst, x := ptr("dst"), ptr("x")
+	n := length("x")
+	SHRQ(U8(log2w(s)-1), n)
+	av := s.bcastParam64("a")
+	vecLoop(n, every(s.bytes(), dst, x), func() {
+		v := s.vec()
+		VMOVUPD(mem(x), v)
+		s.and(c32("absMask64"), v, v)
+		VDIVPD(av, v, v)
+		VMOVUPD(v, mem(dst))
+	})
+	VZEROUPPER()
+	RET()
+}
