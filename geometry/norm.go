@@ -32,6 +32,25 @@ type Norm struct {
 	// fast is the fast score's bound from d = 16 on, once computed for
 	// the current M (fast.go): SetParams clears it.
 	fast atomic.Pointer[normFast]
+	// mT is Mᵀ in float64 for the exact products (kernel.DotMT), once
+	// computed for the current M: SetParams clears it.
+	mT atomic.Pointer[[]float64]
+}
+
+// transposed is Mᵀ (d×d row-major), computed once for the current M.
+func (n *Norm) transposed() []float64 {
+	if t := n.mT.Load(); t != nil {
+		return *t
+	}
+	d := n.d
+	t := make([]float64, d*d)
+	for j := range d {
+		for k, v := range n.m[j*d : (j+1)*d] {
+			t[k*d+j] = v
+		}
+	}
+	n.mT.Store(&t)
+	return t
 }
 
 var _ Learnable = (*Norm)(nil)
@@ -125,6 +144,7 @@ func (n *Norm) SetParams(theta []float64) {
 	n.p = theta[len(n.m)]
 	n.vol.Store(nil)
 	n.fast.Store(nil)
+	n.mT.Store(nil)
 	n.mt = kernel.NewNormMatrix(n.m, n.d, n.mt)
 }
 

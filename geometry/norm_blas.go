@@ -6,6 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/ccsets/ccs/internal/kernel"
 )
 
 // blasMinDim is the dimension from which the single-norm computes a chunk of
@@ -35,8 +37,23 @@ func (s *normScratch) size(n int) {
 // share out (r ≤ 64 at d ≤ 192) and in blocks of 64 otherwise, so a row's
 // exact score depended, in its last bit, on how many rows were scored with
 // it (TestNormScoresBlockFree).
-func productsMT(y []float64, x, m blas64.General) {
+//
+// With mt (Mᵀ, d×d row-major) and at most dotRows rows, the products are
+// kernel.DotMT's, a row at a time on vectors (and the outputs past its
+// lanes, blas64.Dot's over the same blocks): the same bits as Dgemm's,
+// without its per-entry calls. Larger products (a caller's single call
+// over many rows) keep Dgemm, which shares them out over the cores.
+func productsMT(y []float64, x, m blas64.General, mt []float64) {
 	d := m.Rows
+	if mt != nil && x.Rows <= dotRows && kernel.Vector() {
+		for i := range x.Rows {
+			xi, yi := x.Data[i*x.Stride:i*x.Stride+d], y[i*d:(i+1)*d]
+			for j := kernel.DotMT(yi, xi, mt); j < d; j++ {
+				yi[j] = dotBlocks(xi, m.Data[j*m.Stride:j*m.Stride+d])
+			}
+		}
+		return
+	}
 	out := blas64.General{Rows: x.Rows, Cols: d, Data: y, Stride: d}
 	for k0 := 0; k0 < d; k0 += blasK {
 		k1 := min(d, k0+blasK)
@@ -52,6 +69,21 @@ func productsMT(y []float64, x, m blas64.General) {
 
 // blasK is productsMT's block of the inner dimension: gonum's own block.
 const blasK = 64
+
+// dotRows is the most rows productsMT computes with kernel.DotMT.
+const dotRows = 256
+
+// dotBlocks is the entry Dgemm's products of blasK columns at a time give
+// for rows x and m_j: 0 plus each block's dot product (gonum's DotUnitary,
+// through blas64.Dot) in turn.
+func dotBlocks(x, mj []float64) float64 {
+	var c float64
+	for k0 := 0; k0 < len(x); k0 += blasK {
+		k1 := min(len(x), k0+blasK)
+		c += blas64.Dot(blas64.Vector{N: k1 - k0, Inc: 1, Data: x[k0:k1]}, blas64.Vector{N: k1 - k0, Inc: 1, Data: mj[k0:k1]})
+	}
+	return c
+}
 
 // normBlas computes the scores of diffs and, with a non-nil dtheta, adds the
 // weighted gradients, a block of rows at a time: Y = X·Mᵀ, then per row φ
@@ -79,7 +111,7 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weights Weight
 			s.x[i] = float64(v)
 		}
 		x := blas64.General{Rows: r, Cols: d, Data: s.x, Stride: d}
-		productsMT(s.y, x, m)
+		productsMT(s.y, x, m, n.transposed())
 		if dtheta == nil {
 			for i := range r {
 				scores[lo+i], _, _ = pnorm(s.y[i*d:(i+1)*d], n.p, nil, buf)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // TestNormBlasMatchesRows: the BLAS path (d ≥ blasMinDim, float32 input) and
@@ -76,6 +78,49 @@ func TestNormScoresBlockFree(t *testing.T) {
 				}
 			}
 			lo = hi
+		}
+	}
+}
+
+// TestProductsMTVectors: productsMT with Mᵀ (kernel.DotMT on vectors, the
+// outputs past its lanes by blas64.Dot) gives Dgemm's bits, at dimensions
+// around the lanes and gonum's block of 64, for 1 to 256 rows, with
+// values of every magnitude, zeros, an infinity and a NaN.
+func TestProductsMTVectors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	for _, d := range []int{16, 17, 20, 31, 63, 64, 65, 67, 100, 128, 129, 200} {
+		m := make([]float64, d*d)
+		for i := range m {
+			m[i] = rng.NormFloat64() * math.Exp(4*rng.NormFloat64())
+		}
+		g, err := NewNorm(d, m, 1.5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []int{1, 3, 64, 256} {
+			xs := make([]float64, r*d)
+			for i := range xs {
+				switch rng.IntN(50) {
+				case 0:
+					xs[i] = 0
+				case 1:
+					xs[i] = math.Inf(1)
+				case 2:
+					xs[i] = math.NaN()
+				default:
+					xs[i] = rng.NormFloat64() * math.Exp(6*rng.NormFloat64())
+				}
+			}
+			x := blas64.General{Rows: r, Cols: d, Data: xs, Stride: d}
+			mg := blas64.General{Rows: d, Cols: d, Data: g.m, Stride: d}
+			want, got := make([]float64, r*d), make([]float64, r*d)
+			productsMT(want, x, mg, nil)
+			productsMT(got, x, mg, g.transposed())
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("d=%d r=%d: entry %d is %v (%#x), Dgemm's %v (%#x)", d, r, i, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
+				}
+			}
 		}
 	}
 }

@@ -92,6 +92,7 @@ var (
 	log64V, exp64V  func(dst, x []float64)
 	sub32V          func(dst, a, b []float32)
 	absDiv64V       func(dst, x []float64, a float64)
+	dotMT64V        func(y, x, mt []float64)
 )
 
 // setLevel puts the kernels of level l in use. Not safe while kernels run:
@@ -104,7 +105,7 @@ func setLevel(l level) {
 	gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = nil, nil, nil, nil, nil
 	sqHalfV, powHalfV, prefetchV, powRowsAncV = nil, nil, nil, nil
 	mulDivV, normSmallScoreV, addWidenV = nil, nil, nil
-	log64V, exp64V, sub32V, absDiv64V = nil, nil, nil, nil
+	log64V, exp64V, sub32V, absDiv64V, dotMT64V = nil, nil, nil, nil, nil
 	setVector(l)
 	transposeTabs = [16][]int32{}
 	if lanes > 0 {

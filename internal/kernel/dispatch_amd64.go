@@ -27,6 +27,7 @@ func setVector(l level) {
 		sqHalfV, powHalfV, prefetchV, powRowsAncV = sqHalf512, powHalf512, prefetch512, powRowsAnchor512
 		mulDivV, normSmallScoreV, addWidenV = mulDiv512, normSmallScore512, addWiden512
 		log64V, exp64V, sub32V, absDiv64V = log64512, exp64512, sub32512, absDiv64512
+		dotMT64V = dotMT64512
 	case avx2:
 		lanes = 8
 		expRowV, addWeightedV, powRowsV, powRowsBoundV = expRow256, addWeighted256, powRows256, powRowsBound256
@@ -36,5 +37,6 @@ func setVector(l level) {
 		sqHalfV, powHalfV, prefetchV, powRowsAncV = sqHalf256, powHalf256, prefetch256, powRowsAnchor256
 		mulDivV, normSmallScoreV, addWidenV = mulDiv256, normSmallScore256, addWiden256
 		log64V, exp64V, sub32V, absDiv64V = log64256, exp64256, sub32256, absDiv64256
+		dotMT64V = dotMT64256
 	}
 }

@@ -73,3 +73,25 @@ func AbsDiv(dst, x []float64, a float64) {
 		dst[i] = math.Abs(x[i]) / a
 	}
 }
+
+// DotMT writes into y[j], for the first d − d mod (a vector's float64
+// lanes) outputs j, row x's entry of X·Mᵀ as gonum's Dgemm computes it a
+// block of 64 columns at a time (geometry's exact single-norm products):
+// the output, from 0, plus each block's DotUnitary(x[block], M_j[block])
+// in turn, with DotUnitary's own order (partial sums of the coordinates 0,
+// 1, 2 and 3 mod 4, products rounded before they are added, the block's
+// last n mod 4 coordinates into the first, then (s1 + s3) + (s0 + s2)) —
+// the same bits, on vectors. mt is Mᵀ (d×d row-major, mt[k·d + j] = M_jk,
+// d = len(x)). It returns how many outputs it wrote (0 at the portable
+// level); the caller computes the others.
+func DotMT(y, x, mt []float64) int {
+	d := len(x)
+	if len(y) < d || len(mt) != d*d {
+		panic("kernel: DotMT: lengths differ")
+	}
+	if dotMT64V == nil {
+		return 0
+	}
+	dotMT64V(y, x, mt)
+	return d - d%(lanes/2)
+}

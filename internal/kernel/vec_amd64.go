@@ -130,6 +130,10 @@ func sub32512(dst []float32, a []float32, b []float32)
 // absDiv64512 is AbsDiv on the first len(x) − len(x) mod 8 values.
 func absDiv64512(dst []float64, x []float64, a float64)
 
+// dotMT64512 writes y[j] = Σ over 64-coordinate blocks of DotUnitary(x[block], M_j[block]) for the first len(x) − len(x) mod 8
+// outputs j (mt is Mᵀ, d×d row-major: mt[k·d + j] = M_jk; d = len(x)).
+func dotMT64512(y []float64, x []float64, mt []float64)
+
 // sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.
@@ -257,3 +261,7 @@ func sub32256(dst []float32, a []float32, b []float32)
 
 // absDiv64256 is AbsDiv on the first len(x) − len(x) mod 4 values.
 func absDiv64256(dst []float64, x []float64, a float64)
+
+// dotMT64256 writes y[j] = Σ over 64-coordinate blocks of DotUnitary(x[block], M_j[block]) for the first len(x) − len(x) mod 4
+// outputs j (mt is Mᵀ, d×d row-major: mt[k·d + j] = M_jk; d = len(x)).
+func dotMT64256(y []float64, x []float64, mt []float64)

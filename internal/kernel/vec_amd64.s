@@ -3344,6 +3344,101 @@ done:
 	VZEROUPPER
 	RET
 
+// func dotMT64512(y []float64, x []float64, mt []float64)
+// Requires: AVX, AVX512F
+TEXT ·dotMT64512(SB), NOSPLIT, $0-72
+	MOVQ y_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ mt_base+48(FP), DX
+	MOVQ x_len+32(FP), BX
+	MOVQ BX, SI
+	SHRQ $0x03, SI
+	MOVQ BX, DI
+	SHLQ $0x03, DI
+
+group:
+	TESTQ  SI, SI
+	JZ     done
+	VPXORD Z0, Z0, Z0
+	XORQ   R8, R8
+
+block:
+	CMPQ R8, BX
+	JAE  store
+	MOVQ BX, R9
+	SUBQ R8, R9
+	CMPQ R9, $0x00000040
+	JBE  sized
+	MOVQ $0x00000040, R9
+
+sized:
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	LEAQ   (CX)(R8*8), R10
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	ADDQ   DX, R11
+	MOVQ   R9, R12
+	SHRQ   $0x02, R12
+
+quad:
+	TESTQ        R12, R12
+	JZ           tail
+	VBROADCASTSD (R10), Z5
+	VMULPD       (R11), Z5, Z5
+	VADDPD       Z5, Z1, Z1
+	ADDQ         DI, R11
+	VBROADCASTSD 8(R10), Z5
+	VMULPD       (R11), Z5, Z5
+	VADDPD       Z5, Z2, Z2
+	ADDQ         DI, R11
+	VBROADCASTSD 16(R10), Z5
+	VMULPD       (R11), Z5, Z5
+	VADDPD       Z5, Z3, Z3
+	ADDQ         DI, R11
+	VBROADCASTSD 24(R10), Z5
+	VMULPD       (R11), Z5, Z5
+	VADDPD       Z5, Z4, Z4
+	ADDQ         DI, R11
+	ADDQ         $0x00000020, R10
+	DECQ         R12
+	JMP          quad
+
+tail:
+	ANDQ $0x00000003, R9
+
+one:
+	TESTQ        R9, R9
+	JZ           sum
+	VBROADCASTSD (R10), Z5
+	VMULPD       (R11), Z5, Z5
+	VADDPD       Z5, Z1, Z1
+	ADDQ         DI, R11
+	ADDQ         $0x00000008, R10
+	DECQ         R9
+	JMP          one
+
+sum:
+	VADDPD Z4, Z2, Z2
+	VADDPD Z3, Z1, Z1
+	VADDPD Z1, Z2, Z2
+	VADDPD Z0, Z2, Z0
+	ADDQ   $0x00000040, R8
+	JMP    block
+
+store:
+	VMOVUPD Z0, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, DX
+	DECQ    SI
+	JMP     group
+
+done:
+	VZEROUPPER
+	RET
+
 // func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
 // Requires: AVX, FMA3, MMX+
 TEXT ·sqRowsBound256(SB), NOSPLIT, $0-76
@@ -5685,6 +5780,101 @@ loop:
 	ADDQ    $0x00000020, CX
 	DECQ    DX
 	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func dotMT64256(y []float64, x []float64, mt []float64)
+// Requires: AVX
+TEXT ·dotMT64256(SB), NOSPLIT, $0-72
+	MOVQ y_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ mt_base+48(FP), DX
+	MOVQ x_len+32(FP), BX
+	MOVQ BX, SI
+	SHRQ $0x02, SI
+	MOVQ BX, DI
+	SHLQ $0x03, DI
+
+group:
+	TESTQ  SI, SI
+	JZ     done
+	VXORPS Y0, Y0, Y0
+	XORQ   R8, R8
+
+block:
+	CMPQ R8, BX
+	JAE  store
+	MOVQ BX, R9
+	SUBQ R8, R9
+	CMPQ R9, $0x00000040
+	JBE  sized
+	MOVQ $0x00000040, R9
+
+sized:
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	LEAQ   (CX)(R8*8), R10
+	MOVQ   R8, R11
+	IMULQ  DI, R11
+	ADDQ   DX, R11
+	MOVQ   R9, R12
+	SHRQ   $0x02, R12
+
+quad:
+	TESTQ        R12, R12
+	JZ           tail
+	VBROADCASTSD (R10), Y5
+	VMULPD       (R11), Y5, Y5
+	VADDPD       Y5, Y1, Y1
+	ADDQ         DI, R11
+	VBROADCASTSD 8(R10), Y5
+	VMULPD       (R11), Y5, Y5
+	VADDPD       Y5, Y2, Y2
+	ADDQ         DI, R11
+	VBROADCASTSD 16(R10), Y5
+	VMULPD       (R11), Y5, Y5
+	VADDPD       Y5, Y3, Y3
+	ADDQ         DI, R11
+	VBROADCASTSD 24(R10), Y5
+	VMULPD       (R11), Y5, Y5
+	VADDPD       Y5, Y4, Y4
+	ADDQ         DI, R11
+	ADDQ         $0x00000020, R10
+	DECQ         R12
+	JMP          quad
+
+tail:
+	ANDQ $0x00000003, R9
+
+one:
+	TESTQ        R9, R9
+	JZ           sum
+	VBROADCASTSD (R10), Y5
+	VMULPD       (R11), Y5, Y5
+	VADDPD       Y5, Y1, Y1
+	ADDQ         DI, R11
+	ADDQ         $0x00000008, R10
+	DECQ         R9
+	JMP          one
+
+sum:
+	VADDPD Y4, Y2, Y2
+	VADDPD Y3, Y1, Y1
+	VADDPD Y1, Y2, Y2
+	VADDPD Y0, Y2, Y0
+	ADDQ   $0x00000040, R8
+	JMP    block
+
+store:
+	VMOVUPD Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, DX
+	DECQ    SI
+	JMP     group
 
 done:
 	VZEROUPPER

@@ -44,6 +44,7 @@ func main() {
 		exp64(s)
 		sub32(s)
 		absDiv64(s)
+		dotMT64(s)
 	}
 	Generate()
 }

@@ -5,6 +5,7 @@ import (
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
 )
 
 // The float64 logarithm and exponential of Go's math package on amd64
@@ -171,6 +172,98 @@ func absDiv64(s isa) {
 		VDIVPD(av, v, v)
 		VMOVUPD(v, mem(dst))
 	})
+	VZEROUPPER()
+	RET()
+}
+
+// dotMT64 is DotMT's vector part: gonum's DotUnitary (4 partial sums:
+// coordinates 0, 1, 2, 3 mod 4, products rounded then added, the block's
+// last n mod 4 coordinates into the first sum, then (s1 + s3) + (s0 + s2))
+// for a lane of outputs each, over blocks of 64 coordinates added in turn
+// into the output (from 0), as Dgemm computes X·Mᵀ a block of 64 columns
+// at a time.
+func dotMT64(s isa) {
+	text(s, "dotMT64", "func(y, x, mt []float64)",
+		fmt.Sprintf("writes y[j] = Σ over 64-coordinate blocks of DotUnitary(x[block], M_j[block]) for the first len(x) − len(x) mod %d", s.w/2),
+		"outputs j (mt is Mᵀ, d×d row-major: mt[k·d + j] = M_jk; d = len(x)).")
+	yp, xp, mtp := ptr("y"), ptr("x"), ptr("mt")
+	d := length("x")
+	groups := GP64()
+	MOVQ(d, groups)
+	SHRQ(U8(log2w(s)-1), groups)
+	rowBytes := GP64()
+	MOVQ(d, rowBytes)
+	SHLQ(U8(3), rowBytes)
+	colp := GP64()
+	MOVQ(mtp, colp)
+	Label("group")
+	TESTQ(groups, groups)
+	JZ(LabelRef("done"))
+	res := s.vec()
+	s.zero(res)
+	k0 := GP64()
+	XORQ(k0, k0)
+	Label("block")
+	CMPQ(k0, d)
+	JAE(LabelRef("store"))
+	n := GP64()
+	MOVQ(d, n)
+	SUBQ(k0, n)
+	CMPQ(n, U32(64))
+	JBE(LabelRef("sized"))
+	MOVQ(U32(64), n)
+	Label("sized")
+	acc := []VecVirtual{s.vec(), s.vec(), s.vec(), s.vec()}
+	for _, a := range acc {
+		s.zero(a)
+	}
+	xk, mk := GP64(), GP64()
+	LEAQ(Mem{Base: xp, Index: k0, Scale: 8}, xk)
+	MOVQ(k0, mk)
+	IMULQ(rowBytes, mk)
+	ADDQ(colp, mk)
+	q := GP64()
+	MOVQ(n, q)
+	SHRQ(U8(2), q)
+	term := func(r int, disp int) {
+		b, p := s.vec(), s.vec()
+		VBROADCASTSD(Mem{Base: xk, Disp: disp}, b)
+		VMULPD(Mem{Base: mk}, b, p)
+		VADDPD(p, acc[r], acc[r])
+		ADDQ(rowBytes, mk)
+	}
+	Label("quad")
+	TESTQ(q, q)
+	JZ(LabelRef("tail"))
+	for r := range 4 {
+		term(r, 8*r)
+	}
+	ADDQ(U32(32), xk)
+	DECQ(q)
+	JMP(LabelRef("quad"))
+	Label("tail")
+	ANDQ(U32(3), n)
+	Label("one")
+	TESTQ(n, n)
+	JZ(LabelRef("sum"))
+	term(0, 0)
+	ADDQ(U32(8), xk)
+	DECQ(n)
+	JMP(LabelRef("one"))
+	Label("sum")
+	VADDPD(acc[3], acc[1], acc[1]) // s1 + s3
+	VADDPD(acc[2], acc[0], acc[0]) // s0 + s2
+	VADDPD(acc[0], acc[1], acc[1]) // (s1 + s3) + (s0 + s2)
+	VADDPD(res, acc[1], res)       // the output += the block's dot product, the latter first (so a NaN's payload is as the compiled gonum's)
+	ADDQ(U32(64), k0)
+	JMP(LabelRef("block"))
+	Label("store")
+	VMOVUPD(res, mem(yp))
+	ADDQ(U32(s.bytes()), yp)
+	ADDQ(U32(s.bytes()), colp)
+	DECQ(groups)
+	JMP(LabelRef("group"))
+	Label("done")
 	VZEROUPPER()
 	RET()
 }
