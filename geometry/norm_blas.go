@@ -2,6 +2,7 @@ package geometry
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -19,7 +20,10 @@ const blasMinDim = 16
 const blasRows = 1024
 
 // normScratch holds a chunk's float64 copies of X, Y = X·Mᵀ and G = w·∂φ/∂Y.
-type normScratch struct{ x, y, g []float64 }
+type normScratch struct {
+	x, y, g []float64
+	buf     []float64 // pnorm's scratch, 4·d values
+}
 
 var normPool = sync.Pool{New: func() any { return new(normScratch) }}
 
@@ -96,7 +100,9 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weights Weight
 	s := normPool.Get().(*normScratch)
 	defer normPool.Put(s)
 	blk := weightBlock(d)
-	up, buf := make([]float64, d), make([]float64, 4*d)
+	up := make([]float64, d)
+	s.buf = slices.Grow(s.buf[:0], 4*d)[:4*d]
+	buf, mt := s.buf, n.transposed()
 	var dp, w [16]float64 // (weightBlock ≤ 16)
 	m := blas64.General{Rows: d, Cols: d, Data: n.m, Stride: d}
 	var dm blas64.General
@@ -111,7 +117,7 @@ func normBlas(n *Norm, dtheta, scores []float64, diffs []float32, weights Weight
 			s.x[i] = float64(v)
 		}
 		x := blas64.General{Rows: r, Cols: d, Data: s.x, Stride: d}
-		productsMT(s.y, x, m, n.transposed())
+		productsMT(s.y, x, m, mt)
 		if dtheta == nil {
 			for i := range r {
 				scores[lo+i], _, _ = pnorm(s.y[i*d:(i+1)*d], n.p, nil, buf)

@@ -236,7 +236,7 @@ type scan struct {
 
 // ownScan is a scan from p's pool (or a new one) that takes its own T·x:
 // a task a query, and a new scan's buffers a task (a block's differences,
-// 64 KB at d = 128) had cost as much as a third of the scans' time.
+// 64 KB at d = 128) had cost a quarter of the scans' time.
 func (p *Pool) ownScan() *scan {
 	s, _ := p.scans.Get().(*scan)
 	if s == nil {

@@ -224,14 +224,6 @@ type scratch struct {
 	cand             []int    // the rows the screen keeps
 }
 
-// grow returns s.masks with n entries.
-func (s *scratch) grow(n int) []uint16 {
-	if cap(s.masks) < n {
-		s.masks = make([]uint16, n)
-	}
-	return s.masks[:n]
-}
-
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func (s *scratch) size(d int) (diffs []float32, scores []float64, kept []bool, filtered []float64) {
@@ -278,10 +270,7 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 			rows = rows[:0]
 		}
 		add := func(r int) { // row r for the exact score
-			dst := diffs[len(rows)*d : (len(rows)+1)*d]
-			for j, v := range c.Rows[r*d : (r+1)*d] {
-				dst[j] = anchor[j] - v
-			}
+			kernel.Sub(diffs[len(rows)*d:(len(rows)+1)*d], anchor, c.Rows[r*d:(r+1)*d])
 			if rows = append(rows, r); len(rows) == block {
 				flush()
 			}
@@ -294,7 +283,9 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 			// ahead rows before it is read (they lie apart: read one at
 			// a time, each waited on the memory), then the filter and the
 			// exact score for those.
-			masks := sc.grow((hi - lo + kernel.HalfBlock - 1) / kernel.HalfBlock)
+			nb := (hi - lo + kernel.HalfBlock - 1) / kernel.HalfBlock
+			masks := slices.Grow(sc.masks[:0], nb)[:nb]
+			sc.masks = masks
 			screen(lo/kernel.HalfBlock, masks)
 			cand := sc.cand[:0]
 			for k, m := range masks {
@@ -316,7 +307,6 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 					kernel.Prefetch(c.Rows[r*d : (r+1)*d])
 				}
 				if keep != nil {
-					kept[0] = true
 					if keep(r, r+1, kept[:1], filtered[:1]); !kept[0] {
 						continue
 					}
