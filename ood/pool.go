@@ -21,8 +21,9 @@ import (
 //
 // The search is exact and fast. A geometry that decomposes
 // (geometry.Decomposer: every family, and a set behind a head) has its pool
-// mapped by T once; a query sums the per-coordinate terms of T·a_i − T·x
-// and stops a row once its partial sum passes the k-th best so far (with a
+// mapped by T once; a query sums the per-coordinate terms of T·a_i − T·x,
+// the coordinates whose terms are largest between pool rows first, and
+// stops a row once its partial sum passes the k-th best so far (with a
 // relative margin for rounding). The few rows that survive are rescored
 // exactly with Scores, so the result is Scores' to the last bit. Many
 // queries run on all cores, one query per task; a single query splits the
@@ -42,6 +43,14 @@ type Pool struct {
 	// over a block of rows at a time: m and p of each term in float32
 	// (powers other than 2).
 	vm, vp []float32
+	// The scans take the terms in the order perm (perm[j] is the j-th
+	// output coordinate summed): those with the largest terms between pool
+	// rows first, so that a far row's partial sum passes the bound after
+	// few of them. t, logm, p32, log2m32, vm, vp and pexp are in that
+	// order; rowsP is rows in it (through the identity; nil otherwise).
+	perm  []int
+	rowsP []float32
+	pexp  []float64 // the generalized ball's p_j
 	// scans are the scans of past queries (and chunks), kept with their
 	// buffers between queries and calls.
 	scans sync.Pool
@@ -73,10 +82,26 @@ func NewPool(g geometry.Geometry, rows []float32) (*Pool, error) {
 			p.dec.Apply(p.t[i*out:(i+1)*out], rows[i*d:(i+1)*d])
 		}
 	})
+	p.perm = termOrder(&p.dec, p.t, p.n)
+	parallel.For(p.n, 256, 0, func(_, lo, hi int) {
+		tmp := make([]float64, out)
+		for i := lo; i < hi; i++ {
+			r := p.t[i*out : (i+1)*out]
+			copy(tmp, r)
+			permute(r, tmp, p.perm)
+		}
+	})
+	if p.dec.T == nil {
+		p.rowsP = make([]float32, len(rows))
+		for i := range p.n {
+			permute(p.rowsP[i*d:(i+1)*d], rows[i*d:(i+1)*d], p.perm)
+		}
+	}
 	if p.dec.Power == 0 {
-		p.logm, p.p32, p.log2m32 = make([]float64, out), make([]float32, out), make([]float32, out)
-		for j, m := range p.dec.M {
-			p.logm[j], p.p32[j], p.log2m32[j] = math.Log(m), float32(p.dec.P[j]), float32(math.Log2(m))
+		p.logm, p.p32, p.log2m32, p.pexp = make([]float64, out), make([]float32, out), make([]float32, out), make([]float64, out)
+		for j, k := range p.perm {
+			m := p.dec.M[k]
+			p.logm[j], p.p32[j], p.log2m32[j], p.pexp[j] = math.Log(m), float32(p.dec.P[k]), float32(math.Log2(m)), p.dec.P[k]
 		}
 	}
 	// Through the identity the scan's differences are Scores' own (the
@@ -105,8 +130,8 @@ func NewPool(g geometry.Geometry, rows []float32) (*Pool, error) {
 	} else {
 		fast = geometry.UnitGenBall(out, p.dec.Power)
 	}
-	for j := range out {
-		m, e := fast.Scales()[j], fast.Exponents()[j]
+	for j, k := range p.perm {
+		m, e := fast.Scales()[k], fast.Exponents()[k]
 		p.vm[j], p.vp[j] = float32(m), float32(e)
 	}
 	rel, abs := fast.FastTolerance()
@@ -165,15 +190,14 @@ func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
 	// which share their bound (each chunk's k-th smallest sum is at least
 	// the pool's), and whose candidates are merged.
 	chunk := max(minPoolChunk, (p.n+4*workers-1)/(4*workers))
-	var y []float64 // T·x, once per query for all its chunks
+	var y, tmp []float64 // T·x, once per query for all its chunks
+	var xp []float32     // x in the scans' order
 	if p.ok {
-		y = make([]float64, p.dec.Out)
+		y, tmp, xp = make([]float64, p.dec.Out), make([]float64, p.dec.Out), make([]float32, d)
 	}
 	for q := range m {
 		x := queries[q*d : (q+1)*d]
-		if p.ok {
-			p.dec.Apply(y, x)
-		}
+		xq := p.prepare(y, tmp, xp, x)
 		parts := make([]*scan, parallel.Chunks(p.n, chunk))
 		var shared atomic.Uint64
 		shared.Store(math.Float64bits(math.Inf(1)))
@@ -182,7 +206,7 @@ func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
 			if s == nil {
 				s = &scan{p: p}
 			}
-			s.y, s.given, s.shared = y, true, &shared
+			s.y, s.x32, s.given, s.shared = y, xq, true, &shared
 			s.start(x, k)
 			s.rows(lo, hi)
 			parts[c] = s
@@ -214,8 +238,8 @@ type candidate struct {
 // scan is one query's pass over pool rows.
 type scan struct {
 	p     *Pool
-	y     []float64 // T·x
-	x32   []float32 // x, for the identity's float32 differences
+	y     []float64 // T·x, in the scans' order
+	x32   []float32 // x in the scans' order, for the identity's float32 differences
 	best  []float64 // the k smallest sums so far (a max-heap of at most k)
 	k     int
 	cands []candidate // every row whose sum was within the margin of best's largest when scanned
@@ -230,8 +254,56 @@ type scan struct {
 	// shared, when not nil, holds the smallest bound of the scans of one
 	// query's chunks (float64 bits).
 	shared *atomic.Uint64
-	given  bool      // y is T·x already, shared by the query's chunks
+	given  bool      // y and x32 are the query's already, shared by its chunks
 	ownY   []float64 // y's memory where the scan computes it (ownScan)
+	tmp    []float64 // T·x before it is put in the scans' order
+	ownX   []float32 // x32's memory where the scan computes it
+}
+
+// prepare writes T·x into y (through tmp) and, through the identity, x
+// into xp, both in the scans' order, and returns the x the scans take: xp
+// through the identity, else x.
+func (p *Pool) prepare(y, tmp []float64, xp, x []float32) []float32 {
+	if !p.ok {
+		return x
+	}
+	p.dec.Apply(tmp, x)
+	permute(y, tmp, p.perm)
+	if p.dec.T != nil {
+		return x
+	}
+	permute(xp, x, p.perm)
+	return xp
+}
+
+// permute sets dst[j] = src[perm[j]].
+func permute[T any](dst, src []T, perm []int) {
+	for j, k := range perm {
+		dst[j] = src[k]
+	}
+}
+
+// termOrder is the order in which the scans take the terms: the output
+// coordinates by decreasing mean term between pool rows (over up to 1 024
+// pairs of rows half the pool apart; t holds T·a_i, n rows), ties by index.
+// A row far from the query then passes the scan's bound after few terms.
+func termOrder(dec *geometry.Decomposition, t []float64, n int) []int {
+	out := dec.Out
+	mean := make([]float64, out)
+	pairs := min(n/2, 1024)
+	for s := range pairs {
+		i := s * (n / 2) / pairs
+		a, b := t[i*out:(i+1)*out], t[(i+n/2)*out:(i+n/2+1)*out]
+		for j := range out {
+			mean[j] += dec.Term(j, a[j]-b[j])
+		}
+	}
+	perm := make([]int, out)
+	for j := range perm {
+		perm[j] = j
+	}
+	slices.SortStableFunc(perm, func(i, j int) int { return cmp.Compare(mean[j], mean[i]) })
+	return perm
 }
 
 // ownScan is a scan from p's pool (or a new one) that takes its own T·x:
@@ -244,7 +316,7 @@ func (p *Pool) ownScan() *scan {
 	}
 	if p.ok {
 		if len(s.ownY) != p.dec.Out {
-			s.ownY = make([]float64, p.dec.Out)
+			s.ownY, s.tmp, s.ownX = make([]float64, p.dec.Out), make([]float64, p.dec.Out), make([]float32, p.d)
 		}
 		s.y = s.ownY
 	}
@@ -253,9 +325,9 @@ func (p *Pool) ownScan() *scan {
 }
 
 func (s *scan) start(x []float32, k int) {
-	s.best, s.cands, s.special, s.x32, s.k = s.best[:0], s.cands[:0], s.special[:0], x, k
-	if s.p.ok && !s.given {
-		s.p.dec.Apply(s.y, x)
+	s.best, s.cands, s.special, s.k = s.best[:0], s.cands[:0], s.special[:0], k
+	if !s.given {
+		s.x32 = s.p.prepare(s.y, s.tmp, s.ownX, x)
 	}
 }
 
@@ -280,7 +352,11 @@ func (s *scan) rows(lo, hi int) {
 	for i := lo; i < hi; i++ {
 		limit = s.bound(limit)
 		a := p.t[i*out : (i+1)*out]
-		sum, in := p.sum(a, s.y, s.x32, p.rows[i*p.d:(i+1)*p.d], limit)
+		var row32 []float32
+		if p.rowsP != nil {
+			row32 = p.rowsP[i*p.d : (i+1)*p.d]
+		}
+		sum, in := p.sum(a, s.y, s.x32, row32, limit)
 		if in {
 			limit = s.keep(i, sum, limit)
 		}
@@ -334,10 +410,12 @@ func (s *scan) blocks(lo, hi int) {
 	for b0 := lo; b0 < hi; b0 += screenBlock {
 		b1 := min(hi, b0+screenBlock)
 		limit = s.bound(limit)
-		items := p.rows[b0*p.d : b1*p.d]
+		var items []float32
 		if p.dec.T != nil {
 			items = s.blk[:(b1-b0)*out]
 			kernel.SubRows64(items, p.t[b0*out:b1*out], s.y)
+		} else {
+			items = p.rowsP[b0*p.d : b1*p.d]
 		}
 		sums := s.sums[:b1-b0]
 		if p.dec.Power == 2 {
@@ -434,7 +512,7 @@ func (p *Pool) sum(a, y []float64, x32, row32 []float32, limit float64) (float64
 			if power > 0 {
 				s += math.Pow(u, power)
 			} else {
-				s += math.Exp(p.dec.P[j] * (p.logm[j] + math.Log(u)))
+				s += math.Exp(p.pexp[j] * (p.logm[j] + math.Log(u)))
 			}
 		}
 		if s > limit {

@@ -1,6 +1,7 @@
 package ood
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -88,15 +89,26 @@ func brutePoolKth(g geometry.Geometry, pool, x []float32, k int) float64 {
 // subnormal difference away from a pool row (a term the float32 screens
 // cannot hold), one query against a pool large enough to be split over
 // cores, and many queries at once; d = 6 and 40 (the vector screens' tails
-// and whole vectors).
+// and whole vectors), and at d = 40 coordinates of spreads from 0.1 to 10
+// (the scans take them in an order of their own).
 func TestPoolExact(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(71, 71))
-	for _, c := range []struct{ d, n int }{{6, 50}, {6, 3000}, {40, 700}} {
+	for _, c := range []struct {
+		d, n   int
+		spread bool
+	}{{6, 50, false}, {6, 3000, false}, {40, 700, false}, {40, 700, true}} {
 		d, n := c.d, c.n
+		scale := make([]float64, d)
+		for j := range scale {
+			scale[j] = 1
+			if c.spread {
+				scale[j] = math.Pow(10, 2*rng.Float64()-1)
+			}
+		}
 		pool := make([]float32, n*d)
 		for i := range pool {
-			pool[i] = float32(rng.NormFloat64())
+			pool[i] = float32(scale[i%d] * rng.NormFloat64())
 		}
 		copy(pool[d:2*d], pool[:d]) // a duplicate row
 		queries := make([]float32, 40*d)
@@ -129,6 +141,50 @@ func TestPoolExact(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestTermOrder: the scans take the coordinates in decreasing order of
+// their mean term between pool rows: through the identity the coordinates
+// of the larger spreads first, for the ball and for a generalized ball
+// whose scales reverse that order.
+func TestTermOrder(t *testing.T) {
+	const d, n = 12, 400
+	rng := rand.New(rand.NewPCG(5, 9))
+	spread := []float64{3, 0.5, 8, 1, 0.1, 2, 5, 0.3, 4, 0.7, 6, 0.2}
+	pool := make([]float32, n*d)
+	for i := range pool {
+		pool[i] = float32(spread[i%d] * rng.NormFloat64())
+	}
+	byDesc := func(w []float64) []int {
+		perm := make([]int, d)
+		for j := range perm {
+			perm[j] = j
+		}
+		slices.SortFunc(perm, func(a, b int) int { return cmp.Compare(w[b], w[a]) })
+		return perm
+	}
+	m, p := make([]float64, d), make([]float64, d)
+	weight := make([]float64, d)
+	for j := range d {
+		m[j], p[j] = 1/(spread[j]*spread[j]), 1.5
+		weight[j] = 1 / spread[j] // (m·spread)^p falls with the spread
+	}
+	gb, err := geometry.NewGenBall(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		g    geometry.Geometry
+		want []int
+	}{{geometry.Ball{D: d}, byDesc(spread)}, {gb, byDesc(weight)}} {
+		pl, err := NewPool(c.g, pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(pl.perm, c.want) {
+			t.Errorf("%v: order %v, want %v", geometry.Describe(c.g), pl.perm, c.want)
 		}
 	}
 }
