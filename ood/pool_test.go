@@ -89,15 +89,15 @@ func brutePoolKth(g geometry.Geometry, pool, x []float32, k int) float64 {
 // subnormal difference away from a pool row (a term the float32 screens
 // cannot hold), one query against a pool large enough to be split over
 // cores, and many queries at once; d = 6 and 40 (the vector screens' tails
-// and whole vectors), and at d = 40 coordinates of spreads from 0.1 to 10
-// (the scans take them in an order of their own).
+// and whole vectors), and at d = 40 and 80 coordinates of spreads from 0.1
+// to 10 (the scans take them in an order of their own).
 func TestPoolExact(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(71, 71))
 	for _, c := range []struct {
 		d, n   int
 		spread bool
-	}{{6, 50, false}, {6, 3000, false}, {40, 700, false}, {40, 700, true}} {
+	}{{6, 50, false}, {6, 3000, false}, {40, 700, false}, {40, 700, true}, {80, 400, true}} {
 		d, n := c.d, c.n
 		scale := make([]float64, d)
 		for j := range scale {
