@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -24,7 +25,9 @@ import (
 // mapped by T once; a query sums the per-coordinate terms of T·a_i − T·x,
 // the coordinates whose terms are largest between pool rows first, and
 // stops a row once its partial sum passes the k-th best so far (with a
-// relative margin for rounding). The few rows that survive are rescored
+// relative margin for rounding); for the generalized ball a block's rows
+// are first screened in half precision against that bound
+// (kernel.PowScreener). The few rows that survive are rescored
 // exactly with Scores, so the result is Scores' to the last bit. Many
 // queries run on all cores, one query per task; a single query splits the
 // pool. Results do not depend on the number of goroutines.
@@ -51,6 +54,17 @@ type Pool struct {
 	perm  []int
 	rowsP []float32
 	pexp  []float64 // the generalized ball's p_j
+	// half is rowsP in half precision for the generalized ball through the
+	// identity: once a scan has a bound, each block's rows go through the
+	// half-precision screen (kernel.PowScreener) first, and the float32
+	// screen sums only the rows it leaves in. log2mH is log2 m_j in the
+	// scans' order; qScale turns a bound on the exact scores into one on
+	// the rows' true terms (as geometry's filter does).
+	half   *kernel.PowScreens
+	log2mH []float64
+	qScale float64
+	// halfRows are the half rows themselves.
+	halfRows *kernel.HalfRows
 	// scans are the scans of past queries (and chunks), kept with their
 	// buffers between queries and calls.
 	scans sync.Pool
@@ -103,6 +117,18 @@ func NewPool(g geometry.Geometry, rows []float32) (*Pool, error) {
 			m := p.dec.M[k]
 			p.logm[j], p.p32[j], p.log2m32[j], p.pexp[j] = math.Log(m), float32(p.dec.P[k]), float32(math.Log2(m)), p.dec.P[k]
 		}
+	}
+	if p.dec.Power == 0 && p.dec.T == nil {
+		h := kernel.NewHalfRows(p.rowsP, d, func(nb int, fill func(b0, b1 int)) {
+			parallel.For(nb, 64, 0, func(_, lo, hi int) { fill(lo, hi) })
+		})
+		p.log2mH = make([]float64, out)
+		pmax := 0.0
+		for j, k := range p.perm {
+			p.log2mH[j], pmax = math.Log2(p.dec.M[k]), max(pmax, p.dec.P[k])
+		}
+		p.halfRows, p.half = h, h.PowScreens(p.log2mH, p.pexp)
+		p.qScale = 1 / (1 - (pmax+1)*0x1p-23)
 	}
 	// Through the identity the scan's differences are Scores' own (the
 	// float32 difference, widened), and the ℓ2 terms too. Through a linear
@@ -254,6 +280,10 @@ type scan struct {
 	// shared, when not nil, holds the smallest bound of the scans of one
 	// query's chunks (float64 bits).
 	shared *atomic.Uint64
+	half   *kernel.PowScreener // the half-precision screen about x (Pool.half), or nil
+	hs     kernel.PowScreener  // half's memory
+	masks  []uint16
+	kept   []int     // a block's rows the half screen leaves in
 	given  bool      // y and x32 are the query's already, shared by its chunks
 	ownY   []float64 // y's memory where the scan computes it (ownScan)
 	tmp    []float64 // T·x before it is put in the scans' order
@@ -399,12 +429,20 @@ func (s *scan) blocks(lo, hi int) {
 	out := p.dec.Out
 	s.sums = slices.Grow(s.sums[:0], screenBlock)[:screenBlock]
 	anchor := s.x32
-	if p.dec.T != nil {
+	if p.dec.T != nil || p.half != nil {
 		s.blk = slices.Grow(s.blk[:0], screenBlock*out)[:screenBlock*out]
+	}
+	if p.dec.T != nil {
 		if len(s.zero) != out {
 			s.zero = make([]float32, out)
 		}
 		anchor = s.zero
+	}
+	s.half = nil
+	if p.half != nil {
+		if a, ok := p.halfRows.ScaleAnchor(s.x32); ok && p.half.At(&s.hs, a) {
+			s.half = &s.hs
+		}
 	}
 	limit := math.Inf(1)
 	for b0 := lo; b0 < hi; b0 += screenBlock {
@@ -418,9 +456,11 @@ func (s *scan) blocks(lo, hi int) {
 			items = p.rowsP[b0*p.d : b1*p.d]
 		}
 		sums := s.sums[:b1-b0]
-		if p.dec.Power == 2 {
+		switch {
+		case s.half != nil && !math.IsInf(limit, 1) && s.halfBlock(b0, b1, limit):
+		case p.dec.Power == 2:
 			kernel.SqRowsBound(sums, anchor, items, limit)
-		} else {
+		default:
 			kernel.FastPowRowsBound(sums, p.vm, p.vp, anchor, items, limit)
 		}
 		for i, sum := range sums {
@@ -433,6 +473,47 @@ func (s *scan) blocks(lo, hi int) {
 			}
 		}
 	}
+}
+
+// halfBlock writes the sums of rows b0 … b1−1 into s.sums as blocks
+// would, screening them in half precision first: a row the half screen
+// rules out (its exact score is above limit) gets math.MaxFloat64, and
+// the float32 screen sums the others. False where the half screen has no
+// bound for limit (s.sums unset).
+func (s *scan) halfBlock(b0, b1 int, limit float64) bool {
+	p := s.p
+	d := p.d
+	h0, h1 := b0/kernel.HalfBlock, (b1+kernel.HalfBlock-1)/kernel.HalfBlock
+	s.masks = slices.Grow(s.masks[:0], h1-h0)[:h1-h0]
+	if !s.half.Masks(h0, s.masks, limit*p.qScale+float64(d)*0x1p-1000) {
+		return false
+	}
+	sums := s.sums[:b1-b0]
+	for i := range sums {
+		sums[i] = math.MaxFloat64
+	}
+	s.kept = s.kept[:0]
+	for b, m := range s.masks {
+		for ; m != 0; m &= m - 1 {
+			r := (h0+b)*kernel.HalfBlock + bits.TrailingZeros16(m)
+			if r < b0 || r >= b1 {
+				continue
+			}
+			k := len(s.kept)
+			copy(s.blk[k*d:(k+1)*d], p.rowsP[r*d:(r+1)*d])
+			s.kept = append(s.kept, r-b0)
+		}
+	}
+	if len(s.kept) == 0 {
+		return true
+	}
+	ks := slices.Grow(s.exact[:0], len(s.kept))[:len(s.kept)]
+	kernel.FastPowRowsBound(ks, p.vm, p.vp, s.x32, s.blk[:len(ks)*d], limit)
+	for k, i := range s.kept {
+		sums[i] = ks[k]
+	}
+	s.exact = ks[:0]
+	return true
 }
 
 // push keeps the k smallest sums in a max-heap.

@@ -296,6 +296,14 @@ func (h *HalfRows) sqHalfParams(q float64) (r, c float32) {
 // p_j·(log2 m_j − k − 126) + Δ), and the float32 lane sum is within
 // (d + 2)·2⁻²⁴); +Inf where the bound overflows float32.
 func (h *HalfRows) powHalfLimit(q float64, log2m, p []float64) float32 {
+	return h.powHalfLimits(log2m, p).of(q)
+}
+
+// halfLimits is powHalfLimit's parts that do not depend on q.
+type halfLimits struct{ c, slack, f float64 }
+
+// powHalfLimits is powHalfLimit for log2 m and p, for any q (of).
+func (h *HalfRows) powHalfLimits(log2m, p []float64) halfLimits {
 	k := float64(h.log2)
 	var delta, pmax, slack float64
 	for j := range p {
@@ -309,8 +317,12 @@ func (h *HalfRows) powHalfLimit(q float64, log2m, p []float64) float32 {
 	for j := range p {
 		slack += 1.0615 * math.Exp2(max(-126, p[j]*(log2m[j]-k-126)+delta))
 	}
-	lim := 1.0615 * math.Exp2(delta) * math.Pow(1+0x1p-22, pmax) * q
-	return up32((lim + slack) * (1 + float64(len(p)+2)*0x1p-23) * (1 + 0x1p-22))
+	return halfLimits{c: 1.0615 * math.Exp2(delta) * math.Pow(1+0x1p-22, pmax), slack: slack, f: 1 + float64(len(p)+2)*0x1p-23}
+}
+
+// of is the limit for q.
+func (l halfLimits) of(q float64) float32 {
+	return up32((l.c*q + l.slack) * l.f * (1 + 0x1p-22))
 }
 
 // ScaleAnchor is anchor scaled as h's rows are, or false where a
@@ -351,6 +363,45 @@ func (h *HalfRows) SqScreen(a []float32, q float64) func(b0 int, masks []uint16)
 // 2⁻ˢ (m_j by 2^{−s/p_j}), s the least that keeps the largest term a
 // coordinate's half floats allow below 2¹²¹.
 func (h *HalfRows) PowScreen(a []float32, log2m, p []float64, q float64) func(b0 int, masks []uint16) {
+	sc := new(PowScreener)
+	if !h.PowScreens(log2m, p).At(sc, a) {
+		return nil
+	}
+	limit, ok := sc.limit(q)
+	if !ok {
+		return nil
+	}
+	return func(b0 int, masks []uint16) { sc.masks(b0, masks, limit) }
+}
+
+// A PowScreener is PowScreen for one anchor and a score given at each
+// call (Masks): its constants are made once (PowScreens, then At).
+type PowScreener struct {
+	base   *PowScreens
+	consts []float32
+	shift  int // the terms' and q's scale is 2^−shift
+	lim    halfLimits
+}
+
+// PowScreens is PowScreen's constants for log2 m and p that do not depend
+// on the anchor, shared by the PowScreeners At makes.
+type PowScreens struct {
+	h        *HalfRows
+	log2m, p []float64
+	lim      halfLimits // without a shift
+}
+
+// PowScreens prepares PowScreen for log2 m and p (kept: the caller must
+// not change them), for any anchor (At) and score.
+func (h *HalfRows) PowScreens(log2m, p []float64) *PowScreens {
+	return &PowScreens{h: h, log2m: log2m, p: p, lim: h.powHalfLimits(log2m, p)}
+}
+
+// At makes sc (its memory reused) PowScreen's screen about the scaled
+// anchor a (ScaleAnchor), for any score; false where the anchor's terms
+// would overflow.
+func (ps *PowScreens) At(sc *PowScreener, a []float32) bool {
+	h, log2m, p := ps.h, ps.log2m, ps.p
 	// |h| ≤ 2¹¹ (the scale), so |h − a_j| < 2¹² + 2|a_j| with room for
 	// its roundings; z is in the rows' scaled units, as powHalfConsts's B.
 	var zmax float64
@@ -358,26 +409,48 @@ func (h *HalfRows) PowScreen(a []float32, log2m, p []float64, q float64) func(b0
 		zmax = max(zmax, p[j]*(log2m[j]-float64(h.log2)+math.Log2(0x1p12+2*math.Abs(float64(a[j])))))
 	}
 	if !(zmax < 1e4) {
-		return nil
+		return false
 	}
+	sc.base, sc.shift, sc.lim = ps, 0, ps.lim
 	if s := math.Ceil(zmax - 120); s > 0 {
 		shifted := make([]float64, len(log2m))
 		for j := range log2m {
 			shifted[j] = log2m[j] - s/p[j]
 		}
-		qs := math.Ldexp(q, -int(s))
-		if math.Ldexp(qs, int(s)) != q {
-			return nil // q underflows
+		log2m, sc.shift = shifted, int(s)
+		sc.lim = h.powHalfLimits(log2m, p)
+	}
+	if len(sc.consts) != 4*h.D {
+		sc.consts = make([]float32, 4*h.D)
+	}
+	powHalfConsts(sc.consts, a, log2m, p, h.log2)
+	return true
+}
+
+// limit is powHalfMask's limit for the score q, or false where q
+// underflows in the terms' scale or the bound overflows.
+func (sc *PowScreener) limit(q float64) (float32, bool) {
+	if sc.shift > 0 {
+		qs := math.Ldexp(q, -sc.shift)
+		if math.Ldexp(qs, sc.shift) != q {
+			return 0, false // q underflows
 		}
-		log2m, q = shifted, qs
+		q = qs
 	}
-	limit := h.powHalfLimit(q, log2m, p)
-	if math.IsInf(float64(limit), 0) {
-		return nil
+	limit := sc.lim.of(q)
+	return limit, !math.IsInf(float64(limit), 0)
+}
+
+func (sc *PowScreener) masks(b0 int, masks []uint16, limit float32) {
+	powHalfMask(masks, sc.consts, sc.base.h.block(b0, b0+len(masks)), limit)
+}
+
+// Masks is PowScreen(a, log2m, p, q)'s masks on blocks b0 … b0+len(masks)−1;
+// false, and masks unset, where PowScreen would be nil.
+func (sc *PowScreener) Masks(b0 int, masks []uint16, q float64) bool {
+	limit, ok := sc.limit(q)
+	if ok {
+		sc.masks(b0, masks, limit)
 	}
-	consts := make([]float32, 4*h.D)
-	powHalfConsts(consts, a, log2m, p, h.log2)
-	return func(b0 int, masks []uint16) {
-		powHalfMask(masks, consts, h.block(b0, b0+len(masks)), limit)
-	}
+	return ok
 }

@@ -402,6 +402,51 @@ func TestPowHalfMaskHugeTerms(t *testing.T) {
 			t.Errorf("PowScreen: row %d scoring %v against q = %v kept %v", i, score[i], q, kept)
 		}
 	}
+	// PowScreens: one anchor's constants for every q, the same masks as
+	// PowScreen's (here with the terms scaled, and without).
+	testPowScreens(t, h, a, log2m, p, score)
+	for j := range log2m {
+		log2m[j] = 0
+	}
+	testPowScreens(t, h, a, log2m, p, nil)
+}
+
+// testPowScreens: PowScreener.Masks for q at each of scores' deciles (or
+// 1, 10, 100 without scores) and at 0 equals PowScreen's masks, and
+// reports false where PowScreen is nil (q = +Inf).
+func testPowScreens(t *testing.T, h *HalfRows, a []float32, log2m, p []float64, scores []float64) {
+	t.Helper()
+	sc := new(PowScreener)
+	if !h.PowScreens(log2m, p).At(sc, a) {
+		t.Fatal("PowScreens.At: false")
+	}
+	qs := []float64{0, 1, 10, 100, math.Inf(1)}
+	if scores != nil {
+		sorted := slices.Sorted(slices.Values(scores))
+		qs = []float64{0, math.Inf(1)}
+		for k := 1; k < 10; k++ {
+			qs = append(qs, sorted[k*len(sorted)/10])
+		}
+	}
+	nb := len(h.blockErr)
+	for _, q := range qs {
+		got, want := make([]uint16, nb), make([]uint16, nb)
+		ok := sc.Masks(0, got, q)
+		f := h.PowScreen(a, log2m, p, q)
+		if ok != (f != nil) {
+			t.Fatalf("q = %v: Masks reports %v, PowScreen nil is %v", q, ok, f == nil)
+		}
+		if f == nil {
+			continue
+		}
+		f(0, want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("q = %v: Masks %x, PowScreen's %x", q, got, want)
+		}
+		if sc.shift == 0 && scores != nil {
+			t.Fatalf("the scaled test's terms were not scaled")
+		}
+	}
 }
 
 // scaled is anchor scaled as h's rows are (ScaleAnchor without its range
