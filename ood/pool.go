@@ -37,7 +37,7 @@ type Pool struct {
 	rows         []float32 // n×d, as given
 	dec          geometry.Decomposition
 	ok           bool      // dec applies
-	t            []float64 // n×dec.Out: T·a_i (a_i widened when T is the identity)
+	t            []float64 // n×dec.Out: T·a_i (nil through the identity)
 	logm         []float64 // the generalized ball's log m_j
 	p32, log2m32 []float32 // its p_j and log2 m_j in float32
 	rho          float64   // relative margin of the scan's sums
@@ -97,19 +97,22 @@ func NewPool(g geometry.Geometry, rows []float32) (*Pool, error) {
 		}
 	})
 	p.perm = termOrder(&p.dec, p.t, p.n)
-	parallel.For(p.n, 256, 0, func(_, lo, hi int) {
-		tmp := make([]float64, out)
-		for i := lo; i < hi; i++ {
-			r := p.t[i*out : (i+1)*out]
-			copy(tmp, r)
-			permute(r, tmp, p.perm)
-		}
-	})
 	if p.dec.T == nil {
+		// The scans take the float32 rows themselves (in their order).
+		p.t = nil
 		p.rowsP = make([]float32, len(rows))
 		for i := range p.n {
 			permute(p.rowsP[i*d:(i+1)*d], rows[i*d:(i+1)*d], p.perm)
 		}
+	} else {
+		parallel.For(p.n, 256, 0, func(_, lo, hi int) {
+			tmp := make([]float64, out)
+			for i := lo; i < hi; i++ {
+				r := p.t[i*out : (i+1)*out]
+				copy(tmp, r)
+				permute(r, tmp, p.perm)
+			}
+		})
 	}
 	if p.dec.Power == 0 {
 		p.logm, p.p32, p.log2m32, p.pexp = make([]float64, out), make([]float32, out), make([]float32, out), make([]float64, out)
@@ -381,7 +384,10 @@ func (s *scan) rows(lo, hi int) {
 	limit := math.Inf(1)
 	for i := lo; i < hi; i++ {
 		limit = s.bound(limit)
-		a := p.t[i*out : (i+1)*out]
+		var a []float64
+		if p.t != nil {
+			a = p.t[i*out : (i+1)*out]
+		}
 		var row32 []float32
 		if p.rowsP != nil {
 			row32 = p.rowsP[i*p.d : (i+1)*p.d]
