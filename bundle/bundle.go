@@ -150,7 +150,7 @@ func (b *Bundle) PositiveDiffs(dst []float32, i int) []float32 {
 	dst = need(dst, b.K*b.D)
 	a := b.Anchor(i)
 	for j := range b.K {
-		sub(dst[j*b.D:(j+1)*b.D], a, b.Positive(i, j))
+		kernel.Sub(dst[j*b.D:(j+1)*b.D], a, b.Positive(i, j))
 	}
 	return dst
 }
@@ -158,7 +158,7 @@ func (b *Bundle) PositiveDiffs(dst []float32, i int) []float32 {
 // PositiveDiff writes the single difference anchor_i − positive_ij into dst.
 func (b *Bundle) PositiveDiff(dst []float32, i, j int) []float32 {
 	dst = need(dst, b.D)
-	sub(dst, b.Anchor(i), b.Positive(i, j))
+	kernel.Sub(dst, b.Anchor(i), b.Positive(i, j))
 	return dst
 }
 
@@ -171,13 +171,13 @@ func (b *Bundle) NegativeDiffs(dst []float32, i int) []float32 {
 	if b.Negatives != nil {
 		neg := b.Negatives[i*b.KNeg*d : (i+1)*b.KNeg*d]
 		for j := range b.KNeg {
-			sub(dst[j*d:(j+1)*d], a, neg[j*d:(j+1)*d])
+			kernel.Sub(dst[j*d:(j+1)*d], a, neg[j*d:(j+1)*d])
 		}
 		return dst
 	}
 	pool := b.pool()
 	for j, r := range b.NegativeIndex[i*b.KNeg : (i+1)*b.KNeg] {
-		sub(dst[j*d:(j+1)*d], a, pool[int(r)*d:(int(r)+1)*d])
+		kernel.Sub(dst[j*d:(j+1)*d], a, pool[int(r)*d:(int(r)+1)*d])
 	}
 	return dst
 }
@@ -207,9 +207,6 @@ func need(dst []float32, n int) []float32 {
 	}
 	return dst
 }
-
-// sub writes a − b into dst (kernel.Sub: on vectors, the same bits).
-func sub(dst, a, b []float32) { kernel.Sub(dst, a, b) }
 
 // WithNegatives returns b with other negatives: kneg for each anchor drawn
 // among b's anchors (never the anchor itself; Negatives), as

@@ -57,14 +57,12 @@ type Pool struct {
 	// half is rowsP in half precision for the generalized ball through the
 	// identity: once a scan has a bound, each block's rows go through the
 	// half-precision screen (kernel.PowScreener) first, and the float32
-	// screen sums only the rows it leaves in. log2mH is log2 m_j in the
-	// scans' order; qScale turns a bound on the exact scores into one on
-	// the rows' true terms (as geometry's filter does).
-	half   *kernel.PowScreens
-	log2mH []float64
-	qScale float64
-	// halfRows are the half rows themselves.
+	// screen sums only the rows it leaves in (halfRows are the half rows);
+	// qScale turns a bound on the exact scores into one on the rows' true
+	// terms (as geometry's filter does).
+	half     *kernel.PowScreens
 	halfRows *kernel.HalfRows
+	qScale   float64
 	// scans are the scans of past queries (and chunks), kept with their
 	// buffers between queries and calls.
 	scans sync.Pool
@@ -90,21 +88,21 @@ func NewPool(g geometry.Geometry, rows []float32) (*Pool, error) {
 		return p, nil
 	}
 	out := p.dec.Out
-	p.t = make([]float64, p.n*out)
-	parallel.For(p.n, 256, 0, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			p.dec.Apply(p.t[i*out:(i+1)*out], rows[i*d:(i+1)*d])
-		}
-	})
-	p.perm = termOrder(&p.dec, p.t, p.n)
 	if p.dec.T == nil {
 		// The scans take the float32 rows themselves (in their order).
-		p.t = nil
+		p.perm = termOrder(&p.dec, p.n, func(i, j int) float64 { return float64(rows[i*d+j]) })
 		p.rowsP = make([]float32, len(rows))
 		for i := range p.n {
 			permute(p.rowsP[i*d:(i+1)*d], rows[i*d:(i+1)*d], p.perm)
 		}
 	} else {
+		p.t = make([]float64, p.n*out)
+		parallel.For(p.n, 256, 0, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				p.dec.Apply(p.t[i*out:(i+1)*out], rows[i*d:(i+1)*d])
+			}
+		})
+		p.perm = termOrder(&p.dec, p.n, func(i, j int) float64 { return p.t[i*out+j] })
 		parallel.For(p.n, 256, 0, func(_, lo, hi int) {
 			tmp := make([]float64, out)
 			for i := lo; i < hi; i++ {
@@ -125,12 +123,12 @@ func NewPool(g geometry.Geometry, rows []float32) (*Pool, error) {
 		h := kernel.NewHalfRows(p.rowsP, d, func(nb int, fill func(b0, b1 int)) {
 			parallel.For(nb, 64, 0, func(_, lo, hi int) { fill(lo, hi) })
 		})
-		p.log2mH = make([]float64, out)
+		log2m := make([]float64, out)
 		pmax := 0.0
 		for j, k := range p.perm {
-			p.log2mH[j], pmax = math.Log2(p.dec.M[k]), max(pmax, p.dec.P[k])
+			log2m[j], pmax = math.Log2(p.dec.M[k]), max(pmax, p.dec.P[k])
 		}
-		p.halfRows, p.half = h, h.PowScreens(p.log2mH, p.pexp)
+		p.halfRows, p.half = h, h.PowScreens(log2m, p.pexp)
 		p.qScale = 1 / (1 - (pmax+1)*0x1p-23)
 	}
 	// Through the identity the scan's differences are Scores' own (the
@@ -267,7 +265,7 @@ type candidate struct {
 // scan is one query's pass over pool rows.
 type scan struct {
 	p     *Pool
-	y     []float64 // T·x, in the scans' order
+	y     []float64 // T·x in the scans' order (through a linear map)
 	x32   []float32 // x in the scans' order, for the identity's float32 differences
 	best  []float64 // the k smallest sums so far (a max-heap of at most k)
 	k     int
@@ -293,20 +291,20 @@ type scan struct {
 	ownX   []float32 // x32's memory where the scan computes it
 }
 
-// prepare writes T·x into y (through tmp) and, through the identity, x
-// into xp, both in the scans' order, and returns the x the scans take: xp
-// through the identity, else x.
+// prepare puts x into the scans' order and returns the x the scans take:
+// through the identity x in that order (in xp), through a linear map x
+// itself, with T·x in that order written into y (through tmp).
 func (p *Pool) prepare(y, tmp []float64, xp, x []float32) []float32 {
-	if !p.ok {
+	switch {
+	case !p.ok:
 		return x
+	case p.dec.T == nil:
+		permute(xp, x, p.perm)
+		return xp
 	}
 	p.dec.Apply(tmp, x)
 	permute(y, tmp, p.perm)
-	if p.dec.T != nil {
-		return x
-	}
-	permute(xp, x, p.perm)
-	return xp
+	return x
 }
 
 // permute sets dst[j] = src[perm[j]].
@@ -318,17 +316,17 @@ func permute[T any](dst, src []T, perm []int) {
 
 // termOrder is the order in which the scans take the terms: the output
 // coordinates by decreasing mean term between pool rows (over up to 1 024
-// pairs of rows half the pool apart; t holds T·a_i, n rows), ties by index.
-// A row far from the query then passes the scan's bound after few terms.
-func termOrder(dec *geometry.Decomposition, t []float64, n int) []int {
+// pairs of rows half the pool apart; ta(i, j) is (T·a_i)_j, n rows), ties
+// by index. A row far from the query then passes the scan's bound after
+// few terms.
+func termOrder(dec *geometry.Decomposition, n int, ta func(i, j int) float64) []int {
 	out := dec.Out
 	mean := make([]float64, out)
 	pairs := min(n/2, 1024)
 	for s := range pairs {
 		i := s * (n / 2) / pairs
-		a, b := t[i*out:(i+1)*out], t[(i+n/2)*out:(i+n/2+1)*out]
 		for j := range out {
-			mean[j] += dec.Term(j, a[j]-b[j])
+			mean[j] += dec.Term(j, ta(i, j)-ta(i+n/2, j))
 		}
 	}
 	perm := make([]int, out)

@@ -441,6 +441,7 @@ func (sc *PowScreener) limit(q float64) (float32, bool) {
 	return limit, !math.IsInf(float64(limit), 0)
 }
 
+// masks is powHalfMask's masks on blocks b0 … b0+len(masks)−1 for limit.
 func (sc *PowScreener) masks(b0 int, masks []uint16, limit float32) {
 	powHalfMask(masks, sc.consts, sc.base.h.block(b0, b0+len(masks)), limit)
 }
