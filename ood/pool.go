@@ -22,11 +22,11 @@ import (
 //
 // The search is exact and fast. A geometry that decomposes
 // (geometry.Decomposer: every family, and a set behind a head) has its pool
-// mapped by T once; a query sums the per-coordinate terms of T·a_i − T·x,
-// the coordinates whose terms are largest between pool rows first, and
-// stops a row once its partial sum passes the k-th best so far (with a
-// relative margin for rounding); for the generalized ball a block's rows
-// are first screened in half precision against that bound
+// mapped by T once; a query sums the per-coordinate terms of T·a_i − T·x
+// (each rounded to float32), the coordinates whose terms are largest
+// between pool rows first, and stops a row once its partial sum passes the
+// k-th best so far (with margins for rounding); for the generalized ball a
+// block's rows are first screened in half precision against that bound
 // (kernel.PowScreener). The few rows that survive are rescored
 // exactly with Scores, so the result is Scores' to the last bit. Many
 // queries run on all cores, one query per task; a single query splits the
@@ -37,7 +37,6 @@ type Pool struct {
 	rows         []float32 // n×d, as given
 	dec          geometry.Decomposition
 	ok           bool      // dec applies
-	t            []float64 // n×dec.Out: T·a_i (nil through the identity)
 	logm         []float64 // the generalized ball's log m_j
 	p32, log2m32 []float32 // its p_j and log2 m_j in float32
 	rho          float64   // relative margin of the scan's sums
@@ -49,11 +48,32 @@ type Pool struct {
 	// The scans take the terms in the order perm (perm[j] is the j-th
 	// output coordinate summed): those with the largest terms between pool
 	// rows first, so that a far row's partial sum passes the bound after
-	// few of them. t, logm, p32, log2m32, vm, vp and pexp are in that
-	// order; rowsP is rows in it (through the identity; nil otherwise).
-	perm  []int
+	// few of them. rowsP, logm, p32, log2m32, vm, vp, pexp and tmax are in
+	// that order.
+	perm []int
+	// rowsP are the rows the scans take (n×dec.Out, float32): through the
+	// identity the pool's rows, through a linear map T·a_i rounded to
+	// float32, which the scans take as the identity's rows, against T·x
+	// rounded (so a block needs no differences made in memory). That
+	// rounding moves a coordinate of the difference by at most
+	// 2⁻²⁴·(|T·a_i| + |T·x|): the scans' margin takes it in, through tmax
+	// and termErr (roundMargin). Where that margin would be wide against
+	// the pool's distances (small powers, whose terms grow steeply from 0),
+	// the pool keeps T·a_i in float64 in t instead, and a block's float64
+	// differences T·a_i − T·x are rounded to float32 (kernel.SubRows64):
+	// then off by a relative 2⁻²⁴ only.
 	rowsP []float32
+	t     []float64
 	pexp  []float64 // the generalized ball's p_j
+	// tmax[j] is the largest |(T·a_i)_j| (through a linear map); termErr
+	// and pmin, pmax bound what a coordinate's error e adds to a term
+	// (roundMargin); rhoT is the relative part.
+	tmax             []float64
+	termErr          float64
+	pmin, pmax, rhoT float64
+	// tT is T transposed where T is square, for T·x on the vector kernels
+	// (kernel.DotMT); nil otherwise.
+	tT []float64
 	// half is rowsP in half precision for the generalized ball through the
 	// identity: once a scan has a bound, each block's rows go through the
 	// half-precision screen (kernel.PowScreener) first, and the float32
@@ -90,27 +110,55 @@ func NewPool(g geometry.Geometry, rows []float32) (*Pool, error) {
 	out := p.dec.Out
 	if p.dec.T == nil {
 		// The scans take the float32 rows themselves (in their order).
-		p.perm = termOrder(&p.dec, p.n, func(i, j int) float64 { return float64(rows[i*d+j]) })
+		p.perm, _ = termOrder(&p.dec, p.n, func(i, j int) float64 { return float64(rows[i*d+j]) })
 		p.rowsP = make([]float32, len(rows))
 		for i := range p.n {
 			permute(p.rowsP[i*d:(i+1)*d], rows[i*d:(i+1)*d], p.perm)
 		}
 	} else {
-		p.t = make([]float64, p.n*out)
+		t := make([]float64, p.n*out)
 		parallel.For(p.n, 256, 0, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
-				p.dec.Apply(p.t[i*out:(i+1)*out], rows[i*d:(i+1)*d])
+				p.dec.Apply(t[i*out:(i+1)*out], rows[i*d:(i+1)*d])
 			}
 		})
-		p.perm = termOrder(&p.dec, p.n, func(i, j int) float64 { return p.t[i*out+j] })
+		var pairSum float64
+		p.perm, pairSum = termOrder(&p.dec, p.n, func(i, j int) float64 { return t[i*out+j] })
+		p.tmax = make([]float64, out)
+		for i := range p.n {
+			for j, k := range p.perm {
+				p.tmax[j] = max(p.tmax[j], math.Abs(t[i*out+k]))
+			}
+		}
+		p.roundTerms()
+		if p.roundMargin(2*slices.Max(p.tmax)) <= pairSum*0x1p-10 {
+			p.rowsP = make([]float32, p.n*out)
+		} else {
+			p.t = t // the margin would be too wide: float64 rows
+		}
 		parallel.For(p.n, 256, 0, func(_, lo, hi int) {
 			tmp := make([]float64, out)
 			for i := lo; i < hi; i++ {
-				r := p.t[i*out : (i+1)*out]
-				copy(tmp, r)
-				permute(r, tmp, p.perm)
+				r := t[i*out : (i+1)*out]
+				if p.t != nil {
+					copy(tmp, r)
+					permute(r, tmp, p.perm)
+					continue
+				}
+				dst := p.rowsP[i*out : (i+1)*out]
+				for j, k := range p.perm {
+					dst[j] = float32(r[k])
+				}
 			}
 		})
+		if p.dec.Out == d {
+			p.tT = make([]float64, d*d)
+			for k := range d {
+				for l := range d {
+					p.tT[l*d+k] = p.dec.T[k*d+l]
+				}
+			}
+		}
 	}
 	if p.dec.Power == 0 {
 		p.logm, p.p32, p.log2m32, p.pexp = make([]float64, out), make([]float32, out), make([]float32, out), make([]float64, out)
@@ -134,11 +182,12 @@ func NewPool(g geometry.Geometry, rows []float32) (*Pool, error) {
 	// Through the identity the scan's differences are Scores' own (the
 	// float32 difference, widened), and the ℓ2 terms too. Through a linear
 	// map the differences are T·a − T·x instead of T applied to the rounded
-	// difference: off by float32's rounding times T's condition. Powers
-	// other than 2 are screened with float32 polynomials.
+	// difference: off by float32's rounding times T's condition (and by the
+	// rounding of T·a and T·x to float32, roundMargin). Powers other than 2
+	// are screened with float32 polynomials.
 	switch {
 	case p.dec.T != nil:
-		p.rho = 1e-3
+		p.rho = 1e-3 + 2*p.rhoT
 	case p.dec.Power != 2:
 		p.rho = 1e-4
 	default:
@@ -167,6 +216,71 @@ func NewPool(g geometry.Geometry, rows []float32) (*Pool, error) {
 	}
 	p.rho, p.abs = max(p.rho, 2*rel), 2*abs
 	return p, nil
+}
+
+// transform writes T·x into y, through x64 (x widened): on the vector
+// kernels where T is square, else as Decomposition.Apply. Only the scans
+// take it, within their margin, so its rounding need not be Apply's.
+func (p *Pool) transform(y, x64 []float64, x []float32) {
+	if p.tT == nil {
+		p.dec.Apply(y, x)
+		return
+	}
+	for l, v := range x {
+		x64[l] = float64(v)
+	}
+	for k := kernel.DotMT(y, x64, p.tT); k < len(y); k++ {
+		var s float64
+		for l, v := range x64 {
+			s += p.dec.T[k*p.d+l] * v
+		}
+		y[k] = s
+	}
+}
+
+// roundEps is the ε of roundMargin's bound for powers above 1: a relative
+// margin of (1+ε)^(p−1) − 1 on the sums, and an absolute one that grows
+// as (1 + 1/ε)^(p−1).
+const roundEps = 0x1p-12
+
+// roundTerms sets what roundMargin needs: for each term, whose exponent
+// is p_j and scale m_j (1 for a single power), an error e in the
+// coordinate moves the term by at most (m_j·e)^p_j where p_j ≤ 1 (a
+// concave power is subadditive), and where p_j > 1 the term of |v| + e is
+// at most (1+ε)^(p_j−1) times the term of |v| plus (1 + 1/ε)^(p_j−1)·
+// (m_j·e)^p_j (and the same the other way); termErr is the sum over j of
+// those factors times m_j^p_j, rhoT the largest relative part.
+func (p *Pool) roundTerms() {
+	out := p.dec.Out
+	p.pmin, p.pmax = math.Inf(1), 0
+	for j := range out {
+		e, m := p.dec.Power, 1.0
+		if e == 0 {
+			e, m = p.dec.P[j], p.dec.M[j]
+		}
+		c := 1.0
+		if e > 1 {
+			c = math.Pow(1+1/roundEps, e-1)
+		}
+		p.termErr += c * math.Pow(m, e)
+		p.pmin, p.pmax = min(p.pmin, e), max(p.pmax, e)
+	}
+	if p.pmax > 1 {
+		p.rhoT = math.Pow(1+roundEps, p.pmax-1) - 1
+	}
+}
+
+// roundMargin is the absolute margin a query's scans add to the pool's,
+// through a linear map, for big the largest tmax_j + |y_j| over the
+// coordinates j of y = T·x: every coordinate of the float32 difference the
+// scans take is within e = 2⁻²⁴·big + 2⁻¹⁴⁹ of T·a_i − T·x's (T·a_i and
+// T·x each rounded once to float32), so a row's sum of terms is within
+// rhoT (relative) and termErr·max(e^pmin, e^pmax) (absolute) of its true
+// one. Doubled, as the pool's margins are, since both the bound and a
+// row's sum may be off.
+func (p *Pool) roundMargin(big float64) float64 {
+	e := big*0x1p-24*(1+0x1p-20) + 0x1p-149
+	return 2 * (1 + p.rho) * p.termErr * max(math.Pow(e, p.pmin), math.Pow(e, p.pmax))
 }
 
 // N is the number of pool rows.
@@ -208,7 +322,6 @@ func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
 				s.rows(0, p.n)
 				dst[q] = s.finish(x, k)
 			}
-			s.y = nil
 			p.scans.Put(s)
 		})
 		return dst, nil
@@ -217,14 +330,14 @@ func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
 	// which share their bound (each chunk's k-th smallest sum is at least
 	// the pool's), and whose candidates are merged.
 	chunk := max(minPoolChunk, (p.n+4*workers-1)/(4*workers))
-	var y, tmp []float64 // T·x, once per query for all its chunks
-	var xp []float32     // x in the scans' order
+	var tmp []float64 // T·x
+	var xp []float32  // x as the scans take it, once per query for all its chunks
 	if p.ok {
-		y, tmp, xp = make([]float64, p.dec.Out), make([]float64, p.dec.Out), make([]float32, d)
+		tmp, xp = make([]float64, 2*p.dec.Out+d), make([]float32, p.dec.Out)
 	}
 	for q := range m {
 		x := queries[q*d : (q+1)*d]
-		xq := p.prepare(y, tmp, xp, x)
+		xq, y, abs := p.prepare(tmp, xp, x)
 		parts := make([]*scan, parallel.Chunks(p.n, chunk))
 		var shared atomic.Uint64
 		shared.Store(math.Float64bits(math.Inf(1)))
@@ -233,7 +346,7 @@ func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
 			if s == nil {
 				s = &scan{p: p}
 			}
-			s.y, s.x32, s.given, s.shared = y, xq, true, &shared
+			s.x32, s.y, s.abs, s.given, s.shared = xq, y, abs, true, &shared
 			s.start(x, k)
 			s.rows(lo, hi)
 			parts[c] = s
@@ -245,7 +358,7 @@ func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
 		}
 		dst[q] = all.finish(x, k)
 		for _, s := range parts {
-			s.y, s.shared = nil, nil
+			s.x32, s.y, s.shared = nil, nil, nil
 			p.scans.Put(s)
 		}
 	}
@@ -265,8 +378,9 @@ type candidate struct {
 // scan is one query's pass over pool rows.
 type scan struct {
 	p     *Pool
-	y     []float64 // T·x in the scans' order (through a linear map)
-	x32   []float32 // x in the scans' order, for the identity's float32 differences
+	x32   []float32 // x as the scans take it (Pool.prepare)
+	y     []float64 // T·x in the scans' order, where the pool keeps T·a_i in float64
+	abs   float64   // the absolute margin of its sums (Pool.prepare)
 	best  []float64 // the k smallest sums so far (a max-heap of at most k)
 	k     int
 	cands []candidate // every row whose sum was within the margin of best's largest when scanned
@@ -276,8 +390,7 @@ type scan struct {
 	diffs   []float32
 	exact   []float64
 	sums    []float64 // a block's screened sums
-	blk     []float32 // a block's differences in float32 (through a linear map)
-	zero    []float32
+	blk     []float32 // a block's float32 differences (Pool.t), or the rows the half screen leaves in
 	// shared, when not nil, holds the smallest bound of the scans of one
 	// query's chunks (float64 bits).
 	shared *atomic.Uint64
@@ -285,26 +398,42 @@ type scan struct {
 	hs     kernel.PowScreener  // half's memory
 	masks  []uint16
 	kept   []int     // a block's rows the half screen leaves in
-	given  bool      // y and x32 are the query's already, shared by its chunks
-	ownY   []float64 // y's memory where the scan computes it (ownScan)
-	tmp    []float64 // T·x before it is put in the scans' order
+	given  bool      // x32 and abs are the query's already, shared by its chunks
+	tmp    []float64 // T·x before it is put in the scans' order, and x widened
 	ownX   []float32 // x32's memory where the scan computes it
 }
 
-// prepare puts x into the scans' order and returns the x the scans take:
-// through the identity x in that order (in xp), through a linear map x
-// itself, with T·x in that order written into y (through tmp).
-func (p *Pool) prepare(y, tmp []float64, xp, x []float32) []float32 {
+// prepare returns x as the scans take it, in the scans' order (written
+// into xp, of dec.Out values), and the absolute margin of the scans' sums:
+// through the identity x itself, through a linear map T·x rounded to
+// float32, whose margin takes in that rounding (roundMargin) — or, where
+// the pool keeps T·a_i in float64, zeros and T·x in float64 (y, in the
+// scans' order: the block's differences are made from it). tmp holds
+// 2·dec.Out + Dim() values.
+func (p *Pool) prepare(tmp []float64, xp, x []float32) (x32 []float32, y []float64, abs float64) {
 	switch {
 	case !p.ok:
-		return x
+		return x, nil, p.abs
 	case p.dec.T == nil:
 		permute(xp, x, p.perm)
-		return xp
+		return xp, nil, p.abs
 	}
-	p.dec.Apply(tmp, x)
-	permute(y, tmp, p.perm)
-	return x
+	out := p.dec.Out
+	tx := tmp[:out]
+	p.transform(tx, tmp[2*out:], x)
+	if p.t != nil {
+		y = tmp[out : 2*out]
+		permute(y, tx, p.perm)
+		clear(xp)
+		return xp, y, p.abs
+	}
+	big := 0.0 // the largest tmax_j + |y_j|
+	for j, k := range p.perm {
+		v := tx[k]
+		xp[j] = float32(v)
+		big = max(big, p.tmax[j]+math.Abs(v))
+	}
+	return xp, nil, p.abs + p.roundMargin(big)
 }
 
 // permute sets dst[j] = src[perm[j]].
@@ -318,8 +447,9 @@ func permute[T any](dst, src []T, perm []int) {
 // coordinates by decreasing mean term between pool rows (over up to 1 024
 // pairs of rows half the pool apart; ta(i, j) is (T·a_i)_j, n rows), ties
 // by index. A row far from the query then passes the scan's bound after
-// few terms.
-func termOrder(dec *geometry.Decomposition, n int, ta func(i, j int) float64) []int {
+// few terms. It also returns the sum of the mean terms, a pair of rows'
+// mean sum.
+func termOrder(dec *geometry.Decomposition, n int, ta func(i, j int) float64) ([]int, float64) {
 	out := dec.Out
 	mean := make([]float64, out)
 	pairs := min(n/2, 1024)
@@ -334,7 +464,11 @@ func termOrder(dec *geometry.Decomposition, n int, ta func(i, j int) float64) []
 		perm[j] = j
 	}
 	slices.SortStableFunc(perm, func(i, j int) int { return cmp.Compare(mean[j], mean[i]) })
-	return perm
+	var sum float64
+	for _, v := range mean {
+		sum += v
+	}
+	return perm, sum / float64(max(1, pairs))
 }
 
 // ownScan is a scan from p's pool (or a new one) that takes its own T·x:
@@ -345,11 +479,8 @@ func (p *Pool) ownScan() *scan {
 	if s == nil {
 		s = &scan{p: p}
 	}
-	if p.ok {
-		if len(s.ownY) != p.dec.Out {
-			s.ownY, s.tmp, s.ownX = make([]float64, p.dec.Out), make([]float64, p.dec.Out), make([]float32, p.d)
-		}
-		s.y = s.ownY
+	if p.ok && len(s.ownX) != p.dec.Out {
+		s.tmp, s.ownX = make([]float64, 2*p.dec.Out+p.d), make([]float32, p.dec.Out)
 	}
 	s.given, s.shared = false, nil
 	return s
@@ -358,7 +489,7 @@ func (p *Pool) ownScan() *scan {
 func (s *scan) start(x []float32, k int) {
 	s.best, s.cands, s.special, s.k = s.best[:0], s.cands[:0], s.special[:0], k
 	if !s.given {
-		s.x32 = s.p.prepare(s.y, s.tmp, s.ownX, x)
+		s.x32, s.y, s.abs = s.p.prepare(s.tmp, s.ownX, x)
 	}
 }
 
@@ -382,15 +513,13 @@ func (s *scan) rows(lo, hi int) {
 	limit := math.Inf(1)
 	for i := lo; i < hi; i++ {
 		limit = s.bound(limit)
-		var a []float64
+		var sum float64
+		var in bool
 		if p.t != nil {
-			a = p.t[i*out : (i+1)*out]
+			sum, in = p.sum(nil, s.x32, p.t[i*out:(i+1)*out], s.y, limit)
+		} else {
+			sum, in = p.sum(p.rowsP[i*out:(i+1)*out], s.x32, nil, nil, limit)
 		}
-		var row32 []float32
-		if p.rowsP != nil {
-			row32 = p.rowsP[i*p.d : (i+1)*p.d]
-		}
-		sum, in := p.sum(a, s.y, s.x32, row32, limit)
 		if in {
 			limit = s.keep(i, sum, limit)
 		}
@@ -412,7 +541,7 @@ func (s *scan) keep(i int, sum, limit float64) float64 {
 	s.cands = append(s.cands, candidate{row: i, sum: sum})
 	s.push(sum)
 	if len(s.best) == s.k {
-		limit = min(limit, s.best[0]*(1+p.rho)+p.abs)
+		limit = min(limit, s.best[0]*(1+p.rho)+s.abs)
 		if s.shared != nil {
 			for old := s.shared.Load(); limit < math.Float64frombits(old) && !s.shared.CompareAndSwap(old, math.Float64bits(limit)); old = s.shared.Load() {
 			}
@@ -424,23 +553,18 @@ func (s *scan) keep(i int, sum, limit float64) float64 {
 // screenBlock is the rows the vector screen sums at a time.
 const screenBlock = 128
 
-// blocks is rows on the vector kernels: through the identity the kernels
-// take x and the pool's rows as they are (x − a_i in float32, as Scores
-// takes it); through a linear map the float64 differences T·a_i − T·x are
-// rounded to float32 first, as the scalar screen rounds them.
+// blocks is rows on the vector kernels, which take x and the scans' rows
+// as they are: through the identity x − a_i in float32, as Scores takes
+// it, through a linear map the float32 difference of T·x and T·a_i
+// rounded (Pool.rowsP) — or, where the pool keeps T·a_i in float64, the
+// float64 differences rounded to float32, against zeros.
 func (s *scan) blocks(lo, hi int) {
 	p := s.p
 	out := p.dec.Out
 	s.sums = slices.Grow(s.sums[:0], screenBlock)[:screenBlock]
 	anchor := s.x32
-	if p.dec.T != nil || p.half != nil {
+	if p.half != nil || p.t != nil {
 		s.blk = slices.Grow(s.blk[:0], screenBlock*out)[:screenBlock*out]
-	}
-	if p.dec.T != nil {
-		if len(s.zero) != out {
-			s.zero = make([]float32, out)
-		}
-		anchor = s.zero
 	}
 	s.half = nil
 	if p.half != nil {
@@ -453,11 +577,11 @@ func (s *scan) blocks(lo, hi int) {
 		b1 := min(hi, b0+screenBlock)
 		limit = s.bound(limit)
 		var items []float32
-		if p.dec.T != nil {
+		if p.t != nil {
 			items = s.blk[:(b1-b0)*out]
 			kernel.SubRows64(items, p.t[b0*out:b1*out], s.y)
 		} else {
-			items = p.rowsP[b0*p.d : b1*p.d]
+			items = p.rowsP[b0*out : b1*out]
 		}
 		sums := s.sums[:b1-b0]
 		switch {
@@ -556,24 +680,25 @@ func (s *scan) push(v float64) {
 	}
 }
 
-// sum returns Σ_j term_j(a_j − y_j), stopping (in = false) once it passes
-// limit; through the identity the difference is taken in float32 as
-// Scores takes it. The powers other than 2 are screened with float32
-// polynomials (kernel.Log2Poly and kernel.Exp2Poly, about 1e-6 per term
-// and unit of the exponent), within the pool's margin.
-func (p *Pool) sum(a, y []float64, x32, row32 []float32, limit float64) (float64, bool) {
+// sum returns Σ_j term_j(row_j − x_j), stopping (in = false) once it
+// passes limit, the difference taken in float32 (through the identity as
+// Scores takes it) — or, given a (T·a_i in float64), that of a and y in
+// float64. The powers other than 2 are screened with float32 polynomials
+// (kernel.Log2Poly and kernel.Exp2Poly, about 1e-6 per term and unit of
+// the exponent), within the pool's margin.
+func (p *Pool) sum(row32, x32 []float32, a, y []float64, limit float64) (float64, bool) {
 	const every = 4
 	var s float64
-	n := len(a)
-	ident, power := p.dec.T == nil, p.dec.Power
+	n := len(x32)
+	power := p.dec.Power
 	for j0 := 0; j0 < n; j0 += every {
 		j1 := min(n, j0+every)
 		for j := j0; j < j1; j++ {
 			var v float64
-			if ident {
-				v = float64(row32[j] - x32[j])
-			} else {
+			if a != nil {
 				v = a[j] - y[j]
+			} else {
+				v = float64(row32[j] - x32[j])
 			}
 			if power == 2 {
 				s += v * v
@@ -617,7 +742,7 @@ func (s *scan) finish(x []float32, k int) float64 {
 		for i, c := range s.cands {
 			sums[i] = c.sum
 		}
-		cut := selectKth(sums, k)*(1+p.rho) + p.abs
+		cut := selectKth(sums, k)*(1+p.rho) + s.abs
 		s.cands = slices.DeleteFunc(s.cands, func(c candidate) bool { return c.sum > cut })
 	}
 	for _, i := range s.special {

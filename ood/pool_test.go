@@ -95,9 +95,12 @@ func TestPoolExact(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(71, 71))
 	for _, c := range []struct {
-		d, n   int
-		spread bool
-	}{{6, 50, false}, {6, 3000, false}, {40, 700, false}, {40, 700, true}, {80, 400, true}} {
+		d, n    int
+		spread  bool
+		offset  float64
+		cluster bool
+	}{{6, 50, false, 0, false}, {6, 3000, false, 0, true}, {40, 700, false, 0, true}, {40, 700, true, 0, false},
+		{80, 400, true, 0, false}, {6, 400, false, 300, false}, {40, 300, false, 300, false}} {
 		d, n := c.d, c.n
 		scale := make([]float64, d)
 		for j := range scale {
@@ -106,14 +109,35 @@ func TestPoolExact(t *testing.T) {
 				scale[j] = math.Pow(10, 2*rng.Float64()-1)
 			}
 		}
+		// With an offset the rows sit far from 0 and close to each other
+		// (spread 10⁻³ a coordinate): T·a_i rounded to float32 is then off by
+		// a good part of the rows' differences.
+		spread := 1.0
+		if c.offset != 0 {
+			spread = 1e-3
+		}
 		pool := make([]float32, n*d)
 		for i := range pool {
-			pool[i] = float32(scale[i%d] * rng.NormFloat64())
+			pool[i] = float32(c.offset + spread*scale[i%d]*rng.NormFloat64())
 		}
 		copy(pool[d:2*d], pool[:d]) // a duplicate row
 		queries := make([]float32, 40*d)
 		for i := range queries {
-			queries[i] = float32(1.5 * rng.NormFloat64())
+			queries[i] = float32(c.offset + 1.5*spread*rng.NormFloat64())
+		}
+		if c.cluster {
+			// 20 pool rows and 10 queries within 10⁻⁵ of row 10: near ties
+			// that T·a_i rounded to float32 cannot tell apart.
+			for i := 11; i < 31; i++ {
+				for j := range d {
+					pool[i*d+j] = pool[10*d+j] + float32(1e-5*rng.NormFloat64())
+				}
+			}
+			for q := 3; q < 13; q++ {
+				for j := range d {
+					queries[q*d+j] = pool[10*d+j] + float32(1e-5*rng.NormFloat64())
+				}
+			}
 		}
 		copy(queries[d:2*d], pool[5*d:6*d]) // a query on a pool row
 		pool[7*d+1] = 1e-39
