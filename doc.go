@@ -42,6 +42,7 @@
 //	internal/atomicfile  files written to a temporary name and renamed
 //	internal/fixture     small real results of every kind and the commands' -json, for the figure and report tests
 //	internal/enum        the enums' one form: names, text and parsing from a table
+//	internal/hugepage    huge pages asked for the large buffers written once (Linux)
 //	internal/jsonfloat   NaN and infinities in JSON, one way for every output
 //	internal/buildinfo   which build runs: version, revision, Go, kernels, BLAS
 //
