@@ -131,27 +131,31 @@ func NewPool(g geometry.Geometry, rows []float32) (*Pool, error) {
 			}
 		}
 		p.roundTerms()
+		// The float32 rows where a query within the pool's range would get
+		// a margin under 2⁻¹⁰ of a pair of rows' mean sum (p.rho is still 0
+		// here: its factor 1 + rho is left out of this choice alone).
 		if p.roundMargin(2*slices.Max(p.tmax)) <= pairSum*0x1p-10 {
 			p.rowsP = make([]float32, p.n*out)
-		} else {
-			p.t = t // the margin would be too wide: float64 rows
-		}
-		parallel.For(p.n, 256, 0, func(_, lo, hi int) {
-			tmp := make([]float64, out)
-			for i := lo; i < hi; i++ {
-				r := t[i*out : (i+1)*out]
-				if p.t != nil {
+			parallel.For(p.n, 256, 0, func(_, lo, hi int) {
+				for i := lo; i < hi; i++ {
+					r, dst := t[i*out:(i+1)*out], p.rowsP[i*out:(i+1)*out]
+					for j, k := range p.perm {
+						dst[j] = float32(r[k])
+					}
+				}
+			})
+		} else { // the margin would be too wide: float64 rows, in place
+			p.t = t
+			parallel.For(p.n, 256, 0, func(_, lo, hi int) {
+				tmp := make([]float64, out)
+				for i := lo; i < hi; i++ {
+					r := t[i*out : (i+1)*out]
 					copy(tmp, r)
 					permute(r, tmp, p.perm)
-					continue
 				}
-				dst := p.rowsP[i*out : (i+1)*out]
-				for j, k := range p.perm {
-					dst[j] = float32(r[k])
-				}
-			}
-		})
-		if p.dec.Out == d {
+			})
+		}
+		if p.dec.Out == d && kernel.Vector() {
 			p.tT = make([]float64, d*d)
 			for k := range d {
 				for l := range d {

@@ -27,16 +27,17 @@ func TestInner(t *testing.T) {
 	}
 }
 
-// TestAdvise: advised slices of every size (and an empty one) keep what
-// is written to them.
+// TestAdvise: Advise changes no value of slices of every size (and an
+// empty one), whole huge pages inside or none, even written before it (a
+// destructive advice, such as MADV_DONTNEED, would zero them).
 func TestAdvise(t *testing.T) {
 	Advise([]float32(nil))
 	for _, n := range []int{1, 1000, minBytes/4 - 1, minBytes / 4, 3*Size/4 + 123} {
 		x := make([]float32, n)
-		Advise(x)
 		for i := range x {
 			x[i] = float32(i)
 		}
+		Advise(x)
 		for i, v := range x {
 			if v != float32(i) {
 				t.Fatalf("n=%d: x[%d] = %v after Advise", n, i, v)
