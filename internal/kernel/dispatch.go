@@ -88,6 +88,7 @@ var (
 	addSmallV       func(acc, w []float64, e, c []float32, d int)
 	sqHalfV         func(masks []uint16, anchor []float32, blocks []uint16, errs []float32, r, c float32)
 	powHalfV        func(masks []uint16, consts []float32, blocks []uint16, limit float32)
+	powByteV        func(masks []uint16, consts []float32, blocks []uint8, limit float32)
 	prefetchV       func(x []float32)
 	log64V, exp64V  func(dst, x []float64)
 	sub32V          func(dst, a, b []float32)
@@ -103,7 +104,7 @@ func setLevel(l level) {
 	expRowV, addWeightedV, powRowsV, powRowsBoundV, sqRowsBoundV, sigmoidsV = nil, nil, nil, nil, nil, nil
 	pnormRowV, transposeV, normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = nil, nil, nil, nil, nil, nil
 	gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = nil, nil, nil, nil, nil
-	sqHalfV, powHalfV, prefetchV, powRowsAncV = nil, nil, nil, nil
+	sqHalfV, powHalfV, powByteV, prefetchV, powRowsAncV = nil, nil, nil, nil, nil
 	mulDivV, normSmallScoreV, addWidenV = nil, nil, nil
 	log64V, exp64V, sub32V, absDiv64V, dotMT64V = nil, nil, nil, nil, nil
 	setVector(l)

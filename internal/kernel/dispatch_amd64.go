@@ -24,7 +24,7 @@ func setVector(l level) {
 		sigmoidsV, pnormRowV, transposeV, sqRowsBoundV = sigmoids512, pnormRow512, transposeBlock512, sqRowsBound512
 		gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = gemmTile512, maxAbs512, gradRow512, subRows64512, screenMask512
 		normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = normSmallFwd512, normSmallBwd512, expSmall512, addSmall512
-		sqHalfV, powHalfV, prefetchV, powRowsAncV = sqHalf512, powHalf512, prefetch512, powRowsAnchor512
+		sqHalfV, powHalfV, powByteV, prefetchV, powRowsAncV = sqHalf512, powHalf512, powByte512, prefetch512, powRowsAnchor512
 		mulDivV, normSmallScoreV, addWidenV = mulDiv512, normSmallScore512, addWiden512
 		log64V, exp64V, sub32V, absDiv64V = log64512, exp64512, sub32512, absDiv64512
 		dotMT64V = dotMT64512
@@ -34,7 +34,7 @@ func setVector(l level) {
 		sigmoidsV, pnormRowV, transposeV, sqRowsBoundV = sigmoids256, pnormRow256, transposeBlock256, sqRowsBound256
 		gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = gemmTile256, maxAbs256, gradRow256, subRows64256, screenMask256
 		normSmallFwdV, normSmallBwdV, expSmallV, addSmallV = normSmallFwd256, normSmallBwd256, expSmall256, addSmall256
-		sqHalfV, powHalfV, prefetchV, powRowsAncV = sqHalf256, powHalf256, prefetch256, powRowsAnchor256
+		sqHalfV, powHalfV, powByteV, prefetchV, powRowsAncV = sqHalf256, powHalf256, powByte256, prefetch256, powRowsAnchor256
 		mulDivV, normSmallScoreV, addWidenV = mulDiv256, normSmallScore256, addWiden256
 		log64V, exp64V, sub32V, absDiv64V = log64256, exp64256, sub32256, absDiv64256
 		dotMT64V = dotMT64256

@@ -243,6 +243,13 @@ func powHalfMask(masks []uint16, consts []float32, blocks []uint16, limit float3
 		powHalfV(masks, consts, blocks, limit)
 		return
 	}
+	powMask(masks, consts, blocks, limit, fromHalf)
+}
+
+// powMask is powHalfMask's portable kernel on blocks of values whose
+// float32 value is value(v) (half floats, or ByteRows' codes).
+func powMask[V uint8 | uint16](masks []uint16, consts []float32, blocks []V, limit float32, value func(V) float32) {
+	d := len(consts) / 4
 	for b := range masks {
 		blk := blocks[b*HalfBlock*d : (b+1)*HalfBlock*d]
 		var m uint16
@@ -252,11 +259,7 @@ func powHalfMask(masks []uint16, consts []float32, blocks []uint16, limit float3
 				if j%16 == 0 && s > limit {
 					break // the sum only grows (as the vector kernels' looks)
 				}
-				h := fromHalf(blk[j*HalfBlock+l])
-				y := float32(math.FMA(float64(abs32(h-consts[4*j])), float64(halfKeep), -float64(consts[4*j+3])))
-				L := float32(int32(math.Float32bits(y)))
-				w := float32(math.FMA(float64(L), float64(consts[4*j+1]), float64(consts[4*j+2])))
-				s += math.Float32frombits(uint32(max(truncInt32(w), 1<<23)))
+				s += screenTerm(value(blk[j*HalfBlock+l]), consts[4*j:4*j+4])
 			}
 			if !(s > limit) {
 				m |= 1 << l
@@ -264,6 +267,15 @@ func powHalfMask(masks []uint16, consts []float32, blocks []uint16, limit float3
 		}
 		masks[b] = m
 	}
+}
+
+// screenTerm is powHalfMask's term for the value h (a half float's, or a
+// code's) and a coordinate's constants c (a_j, A_j, B_j, T_j).
+func screenTerm(h float32, c []float32) float32 {
+	y := float32(math.FMA(float64(abs32(h-c[0])), float64(halfKeep), -float64(c[3])))
+	L := float32(int32(math.Float32bits(y)))
+	w := float32(math.FMA(float64(L), float64(c[1]), float64(c[2])))
+	return math.Float32frombits(uint32(max(truncInt32(w), 1<<23)))
 }
 
 // truncInt32 is w truncated to an int32, math.MinInt32 beyond int32's
@@ -304,7 +316,12 @@ type halfLimits struct{ c, slack, f float64 }
 
 // powHalfLimits is powHalfLimit for log2 m and p, for any q (of).
 func (h *HalfRows) powHalfLimits(log2m, p []float64) halfLimits {
-	k := float64(h.log2)
+	return powLimits(float64(h.log2), log2m, p)
+}
+
+// powLimits is powHalfLimits for rows scaled by 2^k (ByteRows: k = 0, the
+// steps in log2 m).
+func powLimits(k float64, log2m, p []float64) halfLimits {
 	var delta, pmax, slack float64
 	for j := range p {
 		// In units of z: bits(y) ≤ 2³¹ rounded to float32 (p·2⁻¹⁶), A_j

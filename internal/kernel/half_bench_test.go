@@ -18,12 +18,22 @@ func BenchmarkSqHalfFar(b *testing.B)  { benchHalf(b, true, 2) }
 func BenchmarkPowHalf(b *testing.B)    { benchHalf(b, false, 1) }
 func BenchmarkPowHalfFar(b *testing.B) { benchHalf(b, false, 2) }
 
+// The 8-bit screen (ByteRows.PowScreen) on the same rows, m, p and limits:
+// a quarter of float32's bytes (128 MB).
+func BenchmarkPowByte(b *testing.B)    { benchByte(b, 1) }
+func BenchmarkPowByteFar(b *testing.B) { benchByte(b, 2) }
+
 var halfBench struct {
 	h    *HalfRows
 	rows []float32
+	by   *ByteRows
 }
 
-func benchHalf(b *testing.B, sq bool, far float32) {
+func benchHalf(b *testing.B, sq bool, far float32) { benchScreen(b, sq, false, far) }
+
+func benchByte(b *testing.B, far float32) { benchScreen(b, false, true, far) }
+
+func benchScreen(b *testing.B, sq, byteRows bool, far float32) {
 	const d, nb = 128, 1 << 16
 	if halfBench.h == nil {
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -58,14 +68,20 @@ func benchHalf(b *testing.B, sq bool, far float32) {
 	slices.Sort(sc)
 	q := sc[10]
 	var f func(b0 int, masks []uint16)
-	if sq {
+	switch {
+	case byteRows:
+		if halfBench.by == nil {
+			halfBench.by = NewByteRows(halfBench.rows, d, func(nb int, fill func(b0, b1 int)) { fill(0, nb) })
+		}
+		f = halfBench.by.PowScreen(make([]float32, d), log2m, p, q)
+	case sq:
 		f = h.SqScreen(a, math.Sqrt(q))
-	} else {
+	default:
 		f = h.PowScreen(a, log2m, p, q)
 	}
 	masks := make([]uint16, 64)
 	kept := 0
-	b.SetBytes(int64(nb * HalfBlock * d * 2))
+	b.SetBytes(int64(nb * HalfBlock * d * map[bool]int{false: 2, true: 1}[byteRows]))
 	for b.Loop() {
 		kept = 0
 		for b0 := 0; b0 < nb; b0 += len(masks) {

@@ -122,36 +122,7 @@ func TestPowHalfMask(t *testing.T) {
 		for _, d := range []int{1, 2, 7, 16, 33, 128} {
 			for trial := range 20 {
 				n := 1 + rng.IntN(90)
-				scale := math.Ldexp(1, rng.IntN(40)-20)
-				m, p, log2m := make([]float64, d), make([]float64, d), make([]float64, d)
-				for j := range d {
-					m[j] = math.Exp(rng.NormFloat64()) / scale
-					p[j] = 0.5 + 3.5*rng.Float64()
-					log2m[j] = math.Log2(m[j])
-				}
-				anchor := make([]float32, d)
-				for j := range anchor {
-					anchor[j] = float32(rng.NormFloat64() * scale)
-				}
-				rows := make([]float32, n*d)
-				for i := range rows {
-					switch rng.IntN(10) {
-					case 0:
-						rows[i] = anchor[i%d] // a zero difference
-					case 1:
-						rows[i] = 0
-					case 2:
-						rows[i] = anchor[i%d] * (1 + float32(rng.NormFloat64())*1e-4)
-					default:
-						rows[i] = float32(rng.NormFloat64() * scale)
-					}
-				}
-				score := make([]float64, n)
-				for i := range n {
-					for j := range d {
-						score[i] += math.Pow(m[j]*math.Abs(float64(anchor[j])-float64(rows[i*d+j])), p[j])
-					}
-				}
+				_, p, log2m, anchor, rows, score := powCase(rng, n, d, false, false)
 				q := score[rng.IntN(n)]
 				h := halfRows(rows, d)
 				a := scaled(h, anchor)
@@ -177,6 +148,51 @@ func TestPowHalfMask(t *testing.T) {
 			t.Errorf("%d of %d rows scoring above 1.5·q ruled out, want ≥ 90%%", farOut, far)
 		}
 	})
+}
+
+// powCase draws a generalized ball's test case for n rows of dimension d:
+// m and p ∈ [0.5, 4] at a scale from 2⁻²⁰ to 2²⁰, an anchor (with far, far
+// outside the rows' range), rows with zero differences, zeros and near
+// ties (with constant, a constant last column), and the rows' exact
+// scores.
+func powCase(rng *rand.Rand, n, d int, far, constant bool) (m, p, log2m []float64, anchor, rows []float32, score []float64) {
+	scale := math.Ldexp(1, rng.IntN(40)-20)
+	m, p, log2m = make([]float64, d), make([]float64, d), make([]float64, d)
+	for j := range d {
+		m[j] = math.Exp(rng.NormFloat64()) / scale
+		p[j] = 0.5 + 3.5*rng.Float64()
+		log2m[j] = math.Log2(m[j])
+	}
+	anchor = make([]float32, d)
+	for j := range anchor {
+		anchor[j] = float32(rng.NormFloat64() * scale)
+		if far {
+			anchor[j] += float32(100 * scale)
+		}
+	}
+	rows = make([]float32, n*d)
+	for i := range rows {
+		switch rng.IntN(10) {
+		case 0:
+			rows[i] = anchor[i%d] // a zero difference
+		case 1:
+			rows[i] = 0
+		case 2:
+			rows[i] = anchor[i%d] * (1 + float32(rng.NormFloat64())*1e-4)
+		default:
+			rows[i] = float32(rng.NormFloat64() * scale)
+		}
+		if constant && i%d == d-1 && d > 2 {
+			rows[i] = float32(scale)
+		}
+	}
+	score = make([]float64, n)
+	for i := range n {
+		for j := range d {
+			score[i] += math.Pow(m[j]*math.Abs(float64(anchor[j])-float64(rows[i*d+j])), p[j])
+		}
+	}
+	return m, p, log2m, anchor, rows, score
 }
 
 // TestHalfRowsExtremeScales: rows of the largest and the smallest float32
@@ -228,7 +244,8 @@ func TestHalfRowsExtremeScales(t *testing.T) {
 // bit is its whole sum's (every score is below a third of the limit or
 // above thirty times it, far from any rounding), at every level. A look
 // that stopped at a row within the limit, or a wrong step to the next
-// pair, fails it; sqHalfMask, which does not look, is held to the same.
+// pair, fails it; sqHalfMask, which does not look, is held to the same,
+// and powByteMask (ByteRows), which looks as powHalfMask, too.
 func TestHalfMaskLooks(t *testing.T) {
 	atLevels(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(9, 10))
@@ -295,6 +312,10 @@ func TestHalfMaskLooks(t *testing.T) {
 				clear(masks)
 				powHalfMask(masks, consts, h.blocks, h.powHalfLimit(1, log2m, p))
 				check("powHalfMask", masks)
+				// The 8-bit copy's screen, which looks as powHalfMask.
+				clear(masks)
+				byteRows(rows, d).PowScreen(anchor, log2m, p, 1)(0, masks)
+				check("powByteMask", masks)
 			}
 		}
 	})

@@ -113,6 +113,13 @@ func sqHalf512(masks []uint16, anchor []float32, blocks []uint16, errs []float32
 // rows are all above limit part way skips its remaining coordinates.
 func powHalf512(masks []uint16, consts []float32, blocks []uint16, limit float32)
 
+// powByte512 sets bit l of masks[b] unless the sum over j of the float with bits
+// max(int(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j), 2²³) is
+// above limit for row l of block b (consts: a_j, A_j, B_j, T_j for each j);
+// two blocks at a time, sharing each coordinate's constants; a pair whose
+// rows are all above limit part way skips its remaining coordinates.
+func powByte512(masks []uint16, consts []float32, blocks []uint8, limit float32)
+
 // prefetch512 prefetches the cache lines of x into every level.
 func prefetch512(x []float32)
 
@@ -244,6 +251,13 @@ func sqHalf256(masks []uint16, anchor []float32, blocks []uint16, errs []float32
 // two blocks at a time, sharing each coordinate's constants; a pair whose
 // rows are all above limit part way skips its remaining coordinates.
 func powHalf256(masks []uint16, consts []float32, blocks []uint16, limit float32)
+
+// powByte256 sets bit l of masks[b] unless the sum over j of the float with bits
+// max(int(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j), 2²³) is
+// above limit for row l of block b (consts: a_j, A_j, B_j, T_j for each j);
+// two blocks at a time, sharing each coordinate's constants; a pair whose
+// rows are all above limit part way skips its remaining coordinates.
+func powByte256(masks []uint16, consts []float32, blocks []uint8, limit float32)
 
 // prefetch256 prefetches the cache lines of x into every level.
 func prefetch256(x []float32)

@@ -3168,6 +3168,142 @@ done:
 	VZEROUPPER
 	RET
 
+// func powByte512(masks []uint16, consts []float32, blocks []uint8, limit float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·powByte512(SB), NOSPLIT, $0-76
+	MOVQ         masks_base+0(FP), AX
+	MOVQ         blocks_base+48(FP), CX
+	MOVQ         consts_base+24(FP), DX
+	MOVQ         masks_len+8(FP), BX
+	MOVQ         consts_len+32(FP), SI
+	SHRQ         $0x02, SI
+	VBROADCASTSS limit+72(FP), Z0
+	VMOVUPS      ccsconst<>+1280(SB), Z1
+	MOVQ         SI, DI
+	SHLQ         $0x05, DI
+	MOVQ         SI, R8
+	SHLQ         $0x04, R8
+
+pair:
+	CMPQ   BX, $0x00000002
+	JB     single
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   DX, R9
+	MOVQ   SI, R10
+	MOVQ   $0x00000010, R11
+	MOVQ   CX, R12
+	ADDQ   R8, R12
+
+pairCoord:
+	TESTQ        R10, R10
+	JZ           pairSum
+	PREFETCHT0   (CX)(DI*2)
+	PREFETCHT0   (R12)(DI*2)
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VBROADCASTSS 8(R9), Z6
+	VBROADCASTSS 12(R9), Z7
+	VPMOVZXBD    (CX), Z8
+	VCVTDQ2PS    Z8, Z8
+	VSUBPS       Z4, Z8, Z8
+	VPANDD       ccsconst<>+2176(SB), Z8, Z8
+	VFMSUB213PS  Z7, Z1, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD213PS  Z6, Z5, Z8
+	VCVTTPS2DQ   Z8, Z8
+	VPMAXSD      ccsconst<>+2688(SB), Z8, Z8
+	VADDPS       Z8, Z2, Z2
+	VPMOVZXBD    (R12), Z8
+	VCVTDQ2PS    Z8, Z8
+	VSUBPS       Z4, Z8, Z8
+	VPANDD       ccsconst<>+2176(SB), Z8, Z8
+	VFMSUB213PS  Z7, Z1, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD213PS  Z6, Z5, Z8
+	VCVTTPS2DQ   Z8, Z8
+	VPMAXSD      ccsconst<>+2688(SB), Z8, Z8
+	VADDPS       Z8, Z3, Z3
+	ADDQ         $0x00000010, R9
+	ADDQ         $0x00000010, CX
+	ADDQ         $0x00000010, R12
+	DECQ         R10
+	DECQ         R11
+	JNZ          pairCoord
+	MOVQ         $0x00000010, R11
+	VCMPPS       $0x1a, Z0, Z2, K1
+	VCMPPS       $0x1a, Z0, Z3, K2
+	KORW         K1, K2, K1
+	KORTESTW     K1, K1
+	JZ           pairSum
+	JMP          pairCoord
+
+pairSum:
+	VCMPPS $0x1a, Z0, Z2, K1
+	KMOVW  K1, CX
+	MOVW   CX, (AX)
+	ADDQ   $0x00000002, AX
+	VCMPPS $0x1a, Z0, Z3, K1
+	KMOVW  K1, CX
+	MOVW   CX, (AX)
+	ADDQ   $0x00000002, AX
+	SHLQ   $0x04, R10
+	ADDQ   R10, R12
+	MOVQ   R12, CX
+	SUBQ   $0x00000002, BX
+	JMP    pair
+
+single:
+	CMPQ   BX, $0x00000001
+	JB     done
+	VPXORD Z9, Z9, Z9
+	MOVQ   DX, R8
+	MOVQ   SI, R9
+	MOVQ   $0x00000010, R10
+
+singleCoord:
+	TESTQ        R9, R9
+	JZ           singleSum
+	PREFETCHT0   (CX)(DI*1)
+	VBROADCASTSS (R8), Z2
+	VBROADCASTSS 4(R8), Z3
+	VBROADCASTSS 8(R8), Z4
+	VBROADCASTSS 12(R8), Z5
+	VPMOVZXBD    (CX), Z6
+	VCVTDQ2PS    Z6, Z6
+	VSUBPS       Z2, Z6, Z6
+	VPANDD       ccsconst<>+2176(SB), Z6, Z6
+	VFMSUB213PS  Z5, Z1, Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD213PS  Z4, Z3, Z6
+	VCVTTPS2DQ   Z6, Z6
+	VPMAXSD      ccsconst<>+2688(SB), Z6, Z6
+	VADDPS       Z6, Z9, Z9
+	ADDQ         $0x00000010, R8
+	ADDQ         $0x00000010, CX
+	DECQ         R9
+	DECQ         R10
+	JNZ          singleCoord
+	MOVQ         $0x00000010, R10
+	VCMPPS       $0x1a, Z0, Z9, K1
+	KORTESTW     K1, K1
+	JZ           singleSum
+	JMP          singleCoord
+
+singleSum:
+	VCMPPS $0x1a, Z0, Z9, K1
+	KMOVW  K1, R8
+	MOVW   R8, (AX)
+	ADDQ   $0x00000002, AX
+	SHLQ   $0x04, R9
+	ADDQ   R9, CX
+	SUBQ   $0x00000001, BX
+	JMP    single
+
+done:
+	VZEROUPPER
+	RET
+
 // func prefetch512(x []float32)
 // Requires: MMX+
 TEXT ·prefetch512(SB), NOSPLIT, $0-24
@@ -5601,6 +5737,193 @@ singleSum:
 	MOVW      R8, (AX)
 	ADDQ      $0x00000002, AX
 	SHLQ      $0x05, R9
+	ADDQ      R9, CX
+	SUBQ      $0x00000001, BX
+	JMP       single
+
+done:
+	VZEROUPPER
+	RET
+
+// func powByte256(masks []uint16, consts []float32, blocks []uint8, limit float32)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·powByte256(SB), NOSPLIT, $0-76
+	MOVQ         masks_base+0(FP), AX
+	MOVQ         blocks_base+48(FP), CX
+	MOVQ         consts_base+24(FP), DX
+	MOVQ         masks_len+8(FP), BX
+	MOVQ         consts_len+32(FP), SI
+	SHRQ         $0x02, SI
+	VBROADCASTSS limit+72(FP), Y0
+	VMOVUPS      ccsconst<>+1280(SB), Y1
+	MOVQ         SI, DI
+	SHLQ         $0x05, DI
+	MOVQ         SI, R8
+	SHLQ         $0x04, R8
+
+pair:
+	CMPQ   BX, $0x00000002
+	JB     single
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   DX, R9
+	MOVQ   SI, R10
+	MOVQ   $0x00000010, R11
+	MOVQ   CX, R12
+	ADDQ   R8, R12
+
+pairCoord:
+	TESTQ        R10, R10
+	JZ           pairSum
+	PREFETCHT0   (CX)(DI*2)
+	PREFETCHT0   (R12)(DI*2)
+	VBROADCASTSS (R9), Y6
+	VBROADCASTSS 4(R9), Y7
+	VBROADCASTSS 8(R9), Y8
+	VBROADCASTSS 12(R9), Y9
+	VPMOVZXBD    (CX), Y10
+	VCVTDQ2PS    Y10, Y10
+	VSUBPS       Y6, Y10, Y10
+	VPAND        ccsconst<>+2176(SB), Y10, Y10
+	VFMSUB213PS  Y9, Y1, Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD213PS  Y8, Y7, Y10
+	VCVTTPS2DQ   Y10, Y10
+	VPMAXSD      ccsconst<>+2688(SB), Y10, Y10
+	VADDPS       Y10, Y2, Y2
+	VPMOVZXBD    8(CX), Y10
+	VCVTDQ2PS    Y10, Y10
+	VSUBPS       Y6, Y10, Y10
+	VPAND        ccsconst<>+2176(SB), Y10, Y10
+	VFMSUB213PS  Y9, Y1, Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD213PS  Y8, Y7, Y10
+	VCVTTPS2DQ   Y10, Y10
+	VPMAXSD      ccsconst<>+2688(SB), Y10, Y10
+	VADDPS       Y10, Y3, Y3
+	VPMOVZXBD    (R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VSUBPS       Y6, Y10, Y10
+	VPAND        ccsconst<>+2176(SB), Y10, Y10
+	VFMSUB213PS  Y9, Y1, Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD213PS  Y8, Y7, Y10
+	VCVTTPS2DQ   Y10, Y10
+	VPMAXSD      ccsconst<>+2688(SB), Y10, Y10
+	VADDPS       Y10, Y4, Y4
+	VPMOVZXBD    8(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VSUBPS       Y6, Y10, Y10
+	VPAND        ccsconst<>+2176(SB), Y10, Y10
+	VFMSUB213PS  Y9, Y1, Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD213PS  Y8, Y7, Y10
+	VCVTTPS2DQ   Y10, Y10
+	VPMAXSD      ccsconst<>+2688(SB), Y10, Y10
+	VADDPS       Y10, Y5, Y5
+	ADDQ         $0x00000010, R9
+	ADDQ         $0x00000010, CX
+	ADDQ         $0x00000010, R12
+	DECQ         R10
+	DECQ         R11
+	JNZ          pairCoord
+	MOVQ         $0x00000010, R11
+	VCMPPS       $0x1a, Y0, Y2, Y6
+	VCMPPS       $0x1a, Y0, Y3, Y7
+	VORPS        Y6, Y7, Y6
+	VCMPPS       $0x1a, Y0, Y4, Y7
+	VORPS        Y6, Y7, Y6
+	VCMPPS       $0x1a, Y0, Y5, Y7
+	VORPS        Y6, Y7, Y6
+	VTESTPS      Y6, Y6
+	JZ           pairSum
+	JMP          pairCoord
+
+pairSum:
+	VCMPPS    $0x1a, Y0, Y2, Y2
+	VMOVMSKPS Y2, CX
+	VCMPPS    $0x1a, Y0, Y3, Y2
+	VMOVMSKPS Y2, R9
+	SHLL      $0x08, R9
+	ORL       R9, CX
+	MOVW      CX, (AX)
+	ADDQ      $0x00000002, AX
+	VCMPPS    $0x1a, Y0, Y4, Y2
+	VMOVMSKPS Y2, CX
+	VCMPPS    $0x1a, Y0, Y5, Y2
+	VMOVMSKPS Y2, R9
+	SHLL      $0x08, R9
+	ORL       R9, CX
+	MOVW      CX, (AX)
+	ADDQ      $0x00000002, AX
+	SHLQ      $0x04, R10
+	ADDQ      R10, R12
+	MOVQ      R12, CX
+	SUBQ      $0x00000002, BX
+	JMP       pair
+
+single:
+	CMPQ   BX, $0x00000001
+	JB     done
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   DX, R8
+	MOVQ   SI, R9
+	MOVQ   $0x00000010, R10
+
+singleCoord:
+	TESTQ        R9, R9
+	JZ           singleSum
+	PREFETCHT0   (CX)(DI*1)
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS 4(R8), Y5
+	VBROADCASTSS 8(R8), Y6
+	VBROADCASTSS 12(R8), Y7
+	VPMOVZXBD    (CX), Y8
+	VCVTDQ2PS    Y8, Y8
+	VSUBPS       Y4, Y8, Y8
+	VPAND        ccsconst<>+2176(SB), Y8, Y8
+	VFMSUB213PS  Y7, Y1, Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD213PS  Y6, Y5, Y8
+	VCVTTPS2DQ   Y8, Y8
+	VPMAXSD      ccsconst<>+2688(SB), Y8, Y8
+	VADDPS       Y8, Y2, Y2
+	VPMOVZXBD    8(CX), Y8
+	VCVTDQ2PS    Y8, Y8
+	VSUBPS       Y4, Y8, Y8
+	VPAND        ccsconst<>+2176(SB), Y8, Y8
+	VFMSUB213PS  Y7, Y1, Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD213PS  Y6, Y5, Y8
+	VCVTTPS2DQ   Y8, Y8
+	VPMAXSD      ccsconst<>+2688(SB), Y8, Y8
+	VADDPS       Y8, Y3, Y3
+	ADDQ         $0x00000010, R8
+	ADDQ         $0x00000010, CX
+	DECQ         R9
+	DECQ         R10
+	JNZ          singleCoord
+	MOVQ         $0x00000010, R10
+	VCMPPS       $0x1a, Y0, Y2, Y4
+	VCMPPS       $0x1a, Y0, Y3, Y5
+	VORPS        Y4, Y5, Y4
+	VTESTPS      Y4, Y4
+	JZ           singleSum
+	JMP          singleCoord
+
+singleSum:
+	VCMPPS    $0x1a, Y0, Y2, Y2
+	VMOVMSKPS Y2, R8
+	VCMPPS    $0x1a, Y0, Y3, Y2
+	VMOVMSKPS Y2, R10
+	SHLL      $0x08, R10
+	ORL       R10, R8
+	MOVW      R8, (AX)
+	ADDQ      $0x00000002, AX
+	SHLQ      $0x04, R9
 	ADDQ      R9, CX
 	SUBQ      $0x00000001, BX
 	JMP       single

@@ -177,9 +177,15 @@ func sqHalf(s isa) {
 // for a normal y), w = A_j·L + B_j (2²³·(z + 127)) and the float whose
 // bits are max(int(w), 2²³) (one integer max where a float clamp to
 // [2²³, 254·2²³] took two: powHalfMask says why the upper clamp is not
-// needed); the lane sums those over j.
-func powHalf(s isa) {
-	text(s, "powHalf", "func(masks []uint16, consts []float32, blocks []uint16, limit float32)",
+// needed); the lane sums those over j. With bytes, the same on a ByteRows
+// copy: h is a row's 8-bit code, widened to float32 (an integer 0 … 255,
+// exact), and a_j the anchor in the codes' units (powByteConsts).
+func powHalf(s isa, bytes bool) {
+	name, sig, es := "powHalf", "func(masks []uint16, consts []float32, blocks []uint16, limit float32)", 2
+	if bytes {
+		name, sig, es = "powByte", "func(masks []uint16, consts []float32, blocks []uint8, limit float32)", 1
+	}
+	text(s, name, sig,
 		"sets bit l of masks[b] unless the sum over j of the float with bits",
 		"max(int(A_j·int(bits((1 − c)·|h − a_j| − T_j)) + B_j), 2²³) is",
 		"above limit for row l of block b (consts: a_j, A_j, B_j, T_j for each j);",
@@ -193,10 +199,12 @@ func powHalf(s isa) {
 	P := halfParts(s)
 	keep := s.vec()
 	VMOVUPS(s.konst("halfKeep"), keep)
-	ahead := halfAhead(d)
+	ahead := GP64() // two blocks ahead
+	MOVQ(d, ahead)
+	SHLQ(U8(4+uint8(es)), ahead) // 2 blocks × 16 rows × es bytes × d
 	blockBytes := GP64()
 	MOVQ(d, blockBytes)
-	SHLQ(U8(5), blockBytes) // 16 rows × 2 bytes × d
+	SHLQ(U8(3+uint8(es)), blockBytes) // 16 rows × es bytes × d
 	// terms adds coordinate j's bound for the blocks at bases into accs.
 	terms := func(kp Register, bases []Register, accs [][]VecVirtual) {
 		a, A, B, T := s.vec(), s.vec(), s.vec(), s.vec()
@@ -207,7 +215,12 @@ func powHalf(s isa) {
 		for i, base := range bases {
 			for k := range P {
 				y := s.vec()
-				halfLoad(s, base, k, y)
+				if bytes {
+					VPMOVZXBD(Mem{Base: base, Disp: s.w * k}, y)
+					VCVTDQ2PS(y, y)
+				} else {
+					halfLoad(s, base, k, y)
+				}
 				VSUBPS(a, y, y)
 				s.and(s.konst("absMask"), y, y)
 				VFMSUB213PS(T, keep, y) // (1 − c)·|h − a_j| − T_j
@@ -258,7 +271,7 @@ func powHalf(s isa) {
 		terms(kp, bases, accs)
 		ADDQ(U32(16), kp)
 		for _, base := range bases {
-			ADDQ(U32(32), base)
+			ADDQ(U32(16*es), base)
 		}
 		DECQ(j)
 		DECQ(look)
@@ -275,7 +288,7 @@ func powHalf(s isa) {
 			halfMask(s, accs[i], limit, mp)
 			ADDQ(U32(2), mp)
 		}
-		SHLQ(U8(5), j) // the coordinates a look skipped (none otherwise)
+		SHLQ(U8(3+uint8(es)), j) // the coordinates a look skipped (none otherwise)
 		ADDQ(j, bases[k-1])
 		MOVQ(bases[k-1], bp) // past the k blocks
 		SUBQ(U32(k), nb)
