@@ -67,8 +67,7 @@ func (g *GenBall) Filter(anchor []float32, q float64) func(rows []float32, keep 
 }
 
 // A HalfScreener rules rows out from their half-precision copy
-// (kernel.HalfRows), at half the bytes of the rows and, for the
-// generalized ball, a fraction of the fast score's arithmetic. For an
+// (kernel.HalfRows), at half the bytes of the rows (the ℓ2 ball). For an
 // anchor and a threshold q, ScreenHalf returns a function that writes one
 // mask per block of the copy (kernel.HalfBlock rows) whose clear bits are
 // rows whose score around the anchor certainly exceeds q — every rounding,
@@ -92,15 +91,25 @@ func (b Ball) ScreenHalf(anchor []float32, q float64, h *kernel.HalfRows) func(b
 	return h.SqScreen(a, q*(1+0x1p-22))
 }
 
-// ScreenHalf implements HalfScreener: the cheap lower bound of the score
-// from the half floats' bits (kernel.HalfRows.PowScreen). The exact score
-// takes (m_j·|x_j|)^{p_j} of float32 differences x_j (each within 2⁻²⁴ of
-// the true one) in float64, so it is at least (1 − (p_max + 1)·2⁻²³)
-// times the true score.
-func (g *GenBall) ScreenHalf(anchor []float32, q float64, h *kernel.HalfRows) func(b0 int, masks []uint16) {
+// A ByteScreener rules rows out from their 8-bit copy (kernel.ByteRows),
+// at a quarter of the rows' bytes and a fraction of the fast score's
+// arithmetic: as HalfScreener, for the generalized ball, whose bound
+// gains little from half floats' precision (on 10⁶ Gaussian rows of
+// d = 128 its screen keeps 1.3% of rows from the codes, 0.7% from half
+// floats, 0.1% inside) and whose scan is bound by its arithmetic on two
+// cores and by memory on many.
+type ByteScreener interface {
+	ScreenBytes(anchor []float32, q float64, h *kernel.ByteRows) func(b0 int, masks []uint16)
+}
+
+// ScreenBytes implements ByteScreener: the cheap lower bound of the score
+// from the codes (kernel.ByteRows.PowScreen). The exact score takes
+// (m_j·|x_j|)^{p_j} of float32 differences x_j (each within 2⁻²⁴ of the
+// true one) in float64, so it is at least (1 − (p_max + 1)·2⁻²³) times the
+// true score.
+func (g *GenBall) ScreenBytes(anchor []float32, q float64, h *kernel.ByteRows) func(b0 int, masks []uint16) {
 	d := g.Dim()
-	a, ok := h.ScaleAnchor(anchor)
-	if !ok || h.D != d {
+	if h.D != d {
 		return nil
 	}
 	log2m := make([]float64, d)
@@ -112,5 +121,5 @@ func (g *GenBall) ScreenHalf(anchor []float32, q float64, h *kernel.HalfRows) fu
 	if !(pmax < 1e6) {
 		return nil
 	}
-	return h.PowScreen(a, log2m, g.p, q/(1-(pmax+1)*0x1p-23)+float64(d)*0x1p-1000)
+	return h.PowScreen(anchor, log2m, g.p, q/(1-(pmax+1)*0x1p-23)+float64(d)*0x1p-1000)
 }

@@ -32,68 +32,106 @@ type Collection struct {
 	IDs  []int64   // N
 	Rows []float32 // N×D
 
-	// NoHalf keeps Search from making the collection's half-precision
-	// copy (set it before the first Search). By default the second search
-	// with an ℓ2 or generalized ball over at least HalfMinRows items makes
-	// it (HalfBytes more memory: half the rows'; a one-off query scans
-	// plainly, since making the copy costs more than one scan), and every
-	// search from then on screens the items there first. PrepareHalf makes
-	// it at once.
+	// NoHalf keeps Search from making the collection's compact copies
+	// (set it before the first Search): the half-precision copy the ℓ2
+	// ball screens (HalfBytes more memory: half the rows') and the 8-bit
+	// copy the generalized ball screens (ByteBytes: a quarter of the
+	// rows'). By default the second search with such a set over at least
+	// HalfMinRows items makes its copy (a one-off query scans plainly,
+	// since making a copy costs more than one scan), and every search
+	// from then on screens the items there first. PrepareHalf and
+	// PrepareBytes make them at once.
 	NoHalf bool
 
 	mu         sync.Mutex
 	transforms map[*conformal.Set]*normTransform // see Transform
-	searches   atomic.Int64                      // ball searches, until the copy is made
-	halfOnce   sync.Once
-	half       atomic.Pointer[kernel.HalfRows]
+	half       lazyCopy[kernel.HalfRows]
+	bytes      lazyCopy[kernel.ByteRows]
 }
 
-// HalfMinRows is the smallest collection Search makes a half-precision
-// copy of.
+// A lazyCopy is one of a collection's compact copies: made by the second
+// search that would screen it (or make, at once), then kept.
+type lazyCopy[T any] struct {
+	searches atomic.Int64 // searches, until the copy is made
+	once     sync.Once
+	p        atomic.Pointer[T]
+}
+
+// get returns the copy for a search: nil on the first call and where ok
+// is false; made by new on the second.
+func (l *lazyCopy[T]) get(ok bool, new func() *T) *T {
+	if h := l.p.Load(); h != nil {
+		return h
+	}
+	if !ok || l.searches.Add(1) < 2 {
+		return nil
+	}
+	return l.make(ok, new)
+}
+
+// make returns the copy, made now if it is not yet; nil where ok is
+// false.
+func (l *lazyCopy[T]) make(ok bool, new func() *T) *T {
+	if !ok {
+		return nil
+	}
+	l.once.Do(func() { l.p.Store(new()) })
+	return l.p.Load()
+}
+
+// HalfMinRows is the smallest collection Search makes a compact copy
+// (half-precision or 8-bit) of.
 const HalfMinRows = 4096
 
 // HalfBytes is the memory of a collection's half-precision copy: n rows
 // of dimension d, two bytes a value (rounded up to whole blocks of 16 rows).
 func HalfBytes(n, d int) int64 { return kernel.HalfBytes(n, d) }
 
+// ByteBytes is the memory of a collection's 8-bit copy: n rows of
+// dimension d, one byte a value (rounded up to whole blocks of 16 rows),
+// and each coordinate's offset and step.
+func ByteBytes(n, d int) int64 { return kernel.ByteRowsBytes(n, d) }
+
+// copies reports whether c makes compact copies.
+func (c *Collection) copies() bool { return !c.NoHalf && c.N >= HalfMinRows }
+
 // PrepareHalf makes c's half-precision copy now (the second search with
-// an ℓ2 or generalized ball would), so that no query waits for it: 0.33 s
-// for 10⁶ items of dimension 128 on 2 cores. It reports the bytes the copy
-// takes (HalfBytes; 0 where c makes none: NoHalf, or fewer than
-// HalfMinRows items).
+// an ℓ2 ball would), so that no query waits for it: 0.33 s for 10⁶ items
+// of dimension 128 on 2 cores. It reports the bytes the copy takes
+// (HalfBytes; 0 where c makes none: NoHalf, or fewer than HalfMinRows
+// items).
 func (c *Collection) PrepareHalf() int64 {
-	if c.makeHalf() == nil {
+	if c.half.make(c.copies(), c.newHalf) == nil {
 		return 0
 	}
 	return HalfBytes(c.N, c.D)
 }
 
-// halfRows returns c's half-precision copy for a search: nil on the first
-// call (a one-off query scans plainly) and where c has none (NoHalf, or
-// fewer than HalfMinRows items); made by the second.
-func (c *Collection) halfRows() *kernel.HalfRows {
-	if h := c.half.Load(); h != nil {
-		return h
+// PrepareBytes makes c's 8-bit copy now (the second search with a
+// generalized ball would), so that no query waits for it. It reports the
+// bytes the copy takes (ByteBytes; 0 where c makes none: NoHalf, or fewer
+// than HalfMinRows items).
+func (c *Collection) PrepareBytes() int64 {
+	if c.bytes.make(c.copies(), c.newBytes) == nil {
+		return 0
 	}
-	if c.NoHalf || c.N < HalfMinRows || c.searches.Add(1) < 2 {
-		return nil
-	}
-	return c.makeHalf()
+	return ByteBytes(c.N, c.D)
 }
 
-// makeHalf returns c's half-precision copy, made on the first call, or nil
-// where c has none.
-func (c *Collection) makeHalf() *kernel.HalfRows {
-	if c.NoHalf || c.N < HalfMinRows {
-		return nil
-	}
-	c.halfOnce.Do(func() { c.half.Store(newHalf(c.Rows, c.D)) })
-	return c.half.Load()
-}
+func (c *Collection) newHalf() *kernel.HalfRows { return newHalf(c.Rows, c.D) }
+
+func (c *Collection) newBytes() *kernel.ByteRows { return newBytes(c.Rows, c.D) }
 
 // newHalf makes the half-precision copy of rows (n×d) on all cores.
 func newHalf(rows []float32, d int) *kernel.HalfRows {
 	return kernel.NewHalfRows(rows, d, func(nb int, fill func(b0, b1 int)) {
+		parallel.For(nb, 256, 0, func(_, b0, b1 int) { fill(b0, b1) })
+	})
+}
+
+// newBytes makes the 8-bit copy of rows (n×d) on all cores.
+func newBytes(rows []float32, d int) *kernel.ByteRows {
+	return kernel.NewByteRows(rows, d, func(nb int, fill func(b0, b1 int)) {
 		parallel.For(nb, 256, 0, func(_, b0, b1 int) { fill(b0, b1) })
 	})
 }
@@ -368,8 +406,12 @@ func (c *Collection) filter(s *conformal.Set, anchor []float32) (keep func(lo, h
 			return t.filter(q, anchor)
 		}
 	}
-	if hs, ok := s.Geometry.(geometry.HalfScreener); ok {
-		if half := c.halfRows(); half != nil {
+	if bs, ok := s.Geometry.(geometry.ByteScreener); ok {
+		if by := c.bytes.get(c.copies(), c.newBytes); by != nil {
+			screen = bs.ScreenBytes(anchor, q, by)
+		}
+	} else if hs, ok := s.Geometry.(geometry.HalfScreener); ok {
+		if half := c.half.get(c.copies(), c.newHalf); half != nil {
 			screen = hs.ScreenHalf(anchor, q, half)
 		}
 	}

@@ -307,6 +307,7 @@ func TestHalfScreenExact(t *testing.T) {
 		plain.NoHalf = true
 		fast, _ := NewCollection(rows, d, nil)
 		fast.PrepareHalf()
+		fast.PrepareBytes()
 		for _, g := range []geometry.Geometry{geometry.Ball{D: d}, gb, n2, n15} {
 			// The threshold: the exact score of an item among the nearest.
 			// A single-norm's score can differ in its last bit with the
@@ -333,7 +334,7 @@ func TestHalfScreenExact(t *testing.T) {
 			}
 			keep, screen := fast.filter(s, anchor)
 			if screen == nil || keep == nil {
-				t.Fatalf("trial %d, %v: no half-precision screen", trial, g.Kind())
+				t.Fatalf("trial %d, %v: no screen of a compact copy", trial, g.Kind())
 			}
 			screened++
 			got, gotN, err := Search(context.Background(), s, anchor, fast, 0)
@@ -362,11 +363,13 @@ func diffsTo(anchor, rows []float32, d int) []float32 {
 	return out
 }
 
-// TestHalfWhen: a collection makes its half-precision copy at the second
-// ball search (a one-off query scans plainly), at once with PrepareHalf,
-// never with NoHalf or below HalfMinRows items; the answers are the same
-// before and after.
-func TestHalfWhen(t *testing.T) {
+// TestCopiesWhen: a collection makes its half-precision copy at the
+// second ℓ2 ball search and its 8-bit copy at the second generalized ball
+// search (a one-off query scans plainly; one kind's searches do not make
+// the other's copy), at once with PrepareHalf and PrepareBytes, never
+// with NoHalf or below HalfMinRows items; the answers are the same before
+// and after.
+func TestCopiesWhen(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	const d = 8
 	rows := make([]float32, HalfMinRows*d)
@@ -374,35 +377,53 @@ func TestHalfWhen(t *testing.T) {
 		rows[i] = float32(rng.NormFloat64())
 	}
 	info := conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90}
-	s := &conformal.Set{Geometry: geometry.Ball{D: d}, Threshold: 3, Alpha: 0.1, Calibration: info}
-	anchor := rows[:d]
-	search := func(c *Collection) []Hit {
-		h, _, err := Search(context.Background(), s, anchor, c, 0)
-		if err != nil {
-			t.Fatal(err)
+	m, p := make([]float64, d), make([]float64, d)
+	for j := range d {
+		m[j], p[j] = 1, 1.5
+	}
+	gb, _ := geometry.NewGenBall(m, p)
+	half := func(c *Collection) bool { return c.half.p.Load() != nil }
+	bytes := func(c *Collection) bool { return c.bytes.p.Load() != nil }
+	for _, k := range []struct {
+		g           geometry.Geometry
+		q           float64
+		made, other func(*Collection) bool
+		prepare     func(*Collection) int64
+		bytes       int64
+	}{
+		{geometry.Ball{D: d}, 3, half, bytes, (*Collection).PrepareHalf, HalfBytes(HalfMinRows, d)},
+		{gb, 12, bytes, half, (*Collection).PrepareBytes, ByteBytes(HalfMinRows, d)},
+	} {
+		s := &conformal.Set{Geometry: k.g, Threshold: k.q, Alpha: 0.1, Calibration: info}
+		anchor := rows[:d]
+		search := func(c *Collection) []Hit {
+			h, _, err := Search(context.Background(), s, anchor, c, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
 		}
-		return h
-	}
-	c, _ := NewCollection(rows, d, nil)
-	first := search(c)
-	if c.half.Load() != nil {
-		t.Fatal("the first search made the copy")
-	}
-	if second := search(c); c.half.Load() == nil || !slices.Equal(first, second) || len(first) == 0 {
-		t.Fatalf("the second search: copy %v, %d hits against %d", c.half.Load() != nil, len(second), len(first))
-	}
-	p, _ := NewCollection(rows, d, nil)
-	if b := p.PrepareHalf(); p.half.Load() == nil || b != HalfBytes(p.N, d) {
-		t.Fatalf("PrepareHalf: %d bytes, copy %v", b, p.half.Load() != nil)
-	}
-	off, _ := NewCollection(rows, d, nil)
-	off.NoHalf = true
-	search(off)
-	search(off)
-	small, _ := NewCollection(rows[:(HalfMinRows-1)*d], d, nil)
-	search(small)
-	search(small)
-	if off.half.Load() != nil || off.PrepareHalf() != 0 || small.half.Load() != nil || small.PrepareHalf() != 0 {
-		t.Fatal("a copy made with NoHalf or below HalfMinRows items")
+		c, _ := NewCollection(rows, d, nil)
+		first := search(c)
+		if k.made(c) {
+			t.Fatalf("%v: the first search made the copy", k.g.Kind())
+		}
+		if second := search(c); !k.made(c) || k.other(c) || !slices.Equal(first, second) || len(first) < 2 {
+			t.Fatalf("%v: the second search: copy %v (the other kind's %v), %d hits against %d", k.g.Kind(), k.made(c), k.other(c), len(second), len(first))
+		}
+		pc, _ := NewCollection(rows, d, nil)
+		if b := k.prepare(pc); !k.made(pc) || b != k.bytes {
+			t.Fatalf("%v: prepared %d bytes, copy %v", k.g.Kind(), b, k.made(pc))
+		}
+		off, _ := NewCollection(rows, d, nil)
+		off.NoHalf = true
+		search(off)
+		search(off)
+		small, _ := NewCollection(rows[:(HalfMinRows-1)*d], d, nil)
+		search(small)
+		search(small)
+		if k.made(off) || k.prepare(off) != 0 || k.made(small) || k.prepare(small) != 0 {
+			t.Fatalf("%v: a copy made with NoHalf or below HalfMinRows items", k.g.Kind())
+		}
 	}
 }

@@ -43,12 +43,14 @@ type Transformer interface {
 	Transform(s *conformal.Set, maxBytes int64) error
 }
 
-// A HalfPreparer is a store that keeps a half-precision copy of its items
-// for the balls' searches and can make it before the first one
-// (Collection.PrepareHalf).
+// A HalfPreparer is a store that keeps compact copies of its items for
+// the balls' searches — half-precision for the ℓ2 ball's, 8-bit for the
+// generalized ball's — and can make them before the first search
+// (Collection.PrepareHalf, Collection.PrepareBytes).
 type HalfPreparer interface {
 	Store
 	PrepareHalf() int64
+	PrepareBytes() int64
 }
 
 // Row implements RowReader: row i's embedding (a view, not a copy).

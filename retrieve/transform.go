@@ -14,8 +14,9 @@ import (
 )
 
 // TransformBytes is the memory Transform takes for a collection of n items
-// of dimension d: the transformed items (float32), each one's norm and,
-// from HalfMinRows items on, their half-precision copy (HalfBytes).
+// of dimension d, at most: the transformed items (float32), each one's
+// norm and, from HalfMinRows items on, their compact copy (HalfBytes for
+// p = 2; for other p the 8-bit copy, ByteBytes, half of that).
 func TransformBytes(n, d int) int64 {
 	b := int64(n) * int64(d+1) * 4
 	if n >= HalfMinRows {
@@ -84,7 +85,8 @@ type normTransform struct {
 	c        []float64        // c_l = ‖column l of M‖_p
 	ones, ps []float32        // the fast kernel's m = 1 and p
 	rel, abs float64          // its error bound (geometry.FastTolerance)
-	half     *kernel.HalfRows // z in half precision (nil below HalfMinRows items)
+	half     *kernel.HalfRows // p = 2: z in half precision (nil below HalfMinRows items)
+	bytes    *kernel.ByteRows // other p: z in 8 bits (nil below HalfMinRows items)
 }
 
 // matches reports whether g still has the M and p the collection was
@@ -161,8 +163,12 @@ func newNormTransform(g geometry.LinearNorm, c *Collection) (*normTransform, err
 	for _, v := range maxes {
 		t.znMax = math.Max(t.znMax, v)
 	}
-	if c.N >= HalfMinRows {
+	switch {
+	case c.N < HalfMinRows:
+	case p == 2:
 		t.half = newHalf(t.z, d)
+	default:
+		t.bytes = newBytes(t.z, d)
 	}
 	return t, nil
 }
@@ -178,7 +184,7 @@ func newNormTransform(g geometry.LinearNorm, c *Collection) (*normTransform, err
 // on the partial sums, with the item's own afterwards. Where the margin
 // would not leave room (rel near 1: huge p) there is no filter.
 //
-// The screen on the half-precision copy of the M·z (nil where there is
+// The screen on the compact copy of the M·z (nil where there is
 // none) rules out an item once ‖fl32(M·a) − M·z‖_p, in exact arithmetic,
 // passes cut(largest Z): then ‖ỹ‖_p, each coordinate rounded once, passes
 // (q + 2u·(A + Z))/(1 − u), and the exact score passes q.
@@ -221,23 +227,23 @@ func (t *normTransform) filter(q float64, anchor []float32) (func(lo, hi int, ke
 	}, t.screen(ya, cut(t.znMax))
 }
 
-// screen is the half-precision screen of the items whose ‖ya − M·z‖_p
-// exceeds c (nil where there is no copy or the bound overflows).
+// screen is the screen of the items whose ‖ya − M·z‖_p exceeds c, on the
+// compact copy of the M·z (nil where there is none or the bound
+// overflows).
 func (t *normTransform) screen(ya []float32, c float64) func(b0 int, masks []uint16) {
-	h := t.half
-	if h == nil {
-		return nil
-	}
-	a, ok := h.ScaleAnchor(ya)
-	if !ok {
-		return nil
-	}
-	if t.p == 2 {
+	if h := t.half; h != nil {
+		a, ok := h.ScaleAnchor(ya)
+		if !ok {
+			return nil
+		}
 		return h.SqScreen(a, c*(1+0x1p-22))
+	}
+	if t.bytes == nil {
+		return nil
 	}
 	zeros, ps := make([]float64, t.d), make([]float64, t.d)
 	for j := range ps {
 		ps[j] = t.p
 	}
-	return h.PowScreen(a, zeros, ps, math.Pow(c, t.p)*(1+0x1p-20))
+	return t.bytes.PowScreen(ya, zeros, ps, math.Pow(c, t.p)*(1+0x1p-20))
 }

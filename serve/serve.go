@@ -121,11 +121,12 @@ type Config struct {
 	// old generation is served while the new one is built, so both
 	// generations' transforms are held: up to twice this.
 	TransformBytes int64
-	// NoHalf keeps the in-memory collections from making their
-	// half-precision copies (retrieve.Collection.NoHalf): the ℓ2 and
-	// generalized balls' searches then scan the float32 rows alone, about
-	// twice as slow, and the copies' memory (retrieve.HalfBytes, half
-	// again each collection's) is not taken. The transformed collections'
+	// NoHalf keeps the in-memory collections from making their compact
+	// copies (retrieve.Collection.NoHalf): the ℓ2 and generalized balls'
+	// searches then scan the float32 rows alone, about twice as slow, and
+	// the copies' memory (retrieve.HalfBytes, half again each
+	// collection's, for the ℓ2 ball; retrieve.ByteBytes, a quarter, for
+	// the generalized ball) is not taken. The transformed collections'
 	// copies stay within TransformBytes.
 	NoHalf bool
 
@@ -250,8 +251,9 @@ const (
 // grow to twice what is live) the request bodies held and the working
 // memory of each request being handled. It does not count the sets,
 // collections and transforms loaded (their size is that of their files,
-// half again for a collection an ℓ2 or generalized ball searches — its
-// half-precision copy, retrieve.HalfBytes, unless NoHalf — and
+// half again for a collection an ℓ2 ball searches — its half-precision
+// copy, retrieve.HalfBytes — and a quarter again for one a generalized
+// ball searches — its 8-bit copy, retrieve.ByteBytes — unless NoHalf, and
 // TransformBytes), nor the
 // scores each OOD drift monitor keeps (8 to 16 bytes per point /ood has
 // answered since the monitor's last reset, up to MonitorLimit points). An
@@ -458,20 +460,28 @@ func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, e
 	return st, nil
 }
 
-// prepareHalf makes the half-precision copy (retrieve.Collection.PrepareHalf)
-// of each in-memory collection that a set screening it (an ℓ2 or
-// generalized ball of its dimension) may search, at load rather than at
-// its second query.
+// prepareHalf makes the compact copies (retrieve.Collection.PrepareHalf,
+// PrepareBytes) of each in-memory collection that a set screening it (an
+// ℓ2 or generalized ball of its dimension) may search, at load rather
+// than at its second query.
 func prepareHalf(st *state) {
 	for _, cn := range slices.Sorted(maps.Keys(st.colls)) {
 		c, ok := st.colls[cn].(retrieve.HalfPreparer)
 		if !ok {
 			continue
 		}
-		for _, set := range st.sets {
-			if _, ok := set.Geometry.(geometry.HalfScreener); ok && set.Geometry.Dim() == c.Dim() && set.OneThreshold() == nil {
+		var half, bytes bool
+		for _, sn := range slices.Sorted(maps.Keys(st.sets)) {
+			set := st.sets[sn]
+			if set.Geometry.Dim() != c.Dim() || set.OneThreshold() != nil {
+				continue
+			}
+			if _, ok := set.Geometry.(geometry.ByteScreener); ok && !bytes {
+				c.PrepareBytes()
+				bytes = true
+			} else if _, ok := set.Geometry.(geometry.HalfScreener); ok && !half {
 				c.PrepareHalf()
-				break
+				half = true
 			}
 		}
 	}

@@ -636,7 +636,7 @@ func TestMonitorLimit(t *testing.T) {
 }
 
 // TestNoHalf: with NoHalf (ccs serve -half-copy=false) the server's
-// collections make no half-precision copy, and the hits are those of a
+// collections make no compact copy (half-precision or 8-bit), and the hits are those of a
 // server with one. (That the default makes the copy at load, not at the
 // second search, this does not check: PrepareHalf below would make it.)
 func TestNoHalf(t *testing.T) {
@@ -660,9 +660,12 @@ func TestNoHalf(t *testing.T) {
 		}
 		// PrepareHalf reports the copy's bytes: none where NoHalf forbids
 		// it.
-		got := s.state.Load().colls["big"].(retrieve.HalfPreparer).PrepareHalf()
-		if want := map[bool]int64{false: retrieve.HalfBytes(n, 3), true: 0}[noHalf]; got != want {
-			t.Errorf("NoHalf %v: a copy of %d bytes, want %d", noHalf, got, want)
+		c := s.state.Load().colls["big"].(retrieve.HalfPreparer)
+		if got, want := c.PrepareHalf(), map[bool]int64{false: retrieve.HalfBytes(n, 3), true: 0}[noHalf]; got != want {
+			t.Errorf("NoHalf %v: a half-precision copy of %d bytes, want %d", noHalf, got, want)
+		}
+		if got, want := c.PrepareBytes(), map[bool]int64{false: retrieve.ByteBytes(n, 3), true: 0}[noHalf]; got != want {
+			t.Errorf("NoHalf %v: an 8-bit copy of %d bytes, want %d", noHalf, got, want)
 		}
 		rec := do(t, s.Handler(), "POST", "/v1/sets/ball/retrieve", "application/json", `{"anchor": [0.5, 0.5, 0.5], "collection": "big", "limit": 4}`)
 		if rec.Code != 200 {
