@@ -3,6 +3,7 @@ package geometry
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/mathext"
 
@@ -21,9 +22,11 @@ import (
 // Parameter layout θ: m_1..m_d, then p_1..p_d.
 type GenBall struct {
 	m, p []float64
-	// log m and p in float32, for the prepared kernels (kept in step by
-	// the constructors and SetParams, so that each call does not compute
-	// d logarithms).
+	// log m, and log m and p in float32 for the prepared kernels (kept in
+	// step by the constructors and SetParams, so that each call does not
+	// compute d logarithms: a retrieval's exact scores come a few rows a
+	// call).
+	logm        []float64
 	logm32, p32 []float32
 }
 
@@ -62,14 +65,15 @@ func UnitGenBall(d int, p float64) *GenBall {
 	return g
 }
 
-// sync computes the float32 log m and p from m and p.
+// sync computes log m and the float32 log m and p from m and p.
 func (g *GenBall) sync() {
 	d := len(g.m)
 	if len(g.logm32) != d {
-		g.logm32, g.p32 = make([]float32, d), make([]float32, d)
+		g.logm, g.logm32, g.p32 = make([]float64, d), make([]float32, d), make([]float32, d)
 	}
 	for j := range d {
-		g.logm32[j], g.p32[j] = float32(math.Log(g.m[j])), float32(g.p[j])
+		g.logm[j] = math.Log(g.m[j])
+		g.logm32[j], g.p32[j] = float32(g.logm[j]), float32(g.p[j])
 	}
 }
 
@@ -148,13 +152,24 @@ func (g *GenBall) ScoreGrads(dtheta, scores []float64, diffs []float32, w Weight
 func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F, weights Weights) []float64 {
 	d := len(g.m)
 	scores, n := rows(scores, diffs, d)
-	logm := make([]float64, d)
-	for j, m := range g.m {
-		logm[j] = math.Log(m)
+	logm := g.logm
+	if len(logm) != d { // a GenBall made without sync
+		logm = make([]float64, d)
+		for j, m := range g.m {
+			logm[j] = math.Log(m)
+		}
 	}
 	blk := weightBlock(d)
 	var e, l, w []float64 // each row's e_ij and log(m_j·|x_ij|), and the block's weights
-	buf := make([]float64, 4*d)
+	// genBallRow's scratch, reused: a retrieval scores a few rows a call,
+	// and fresh memory each call cost more than the rows (its first
+	// writes).
+	bp := rowBufPool.Get().(*[]float64)
+	defer rowBufPool.Put(bp)
+	if cap(*bp) < 4*d {
+		*bp = make([]float64, 4*d)
+	}
+	buf := (*bp)[:4*d]
 	if dtheta != nil {
 		e, l, w = make([]float64, blk*d), make([]float64, blk*d), make([]float64, blk)
 	}
@@ -188,6 +203,8 @@ func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F,
 	}
 	return scores
 }
+
+var rowBufPool = sync.Pool{New: func() any { return new([]float64) }}
 
 // genBallRow returns Σ_j (m_j·|x_j|)^{p_j} of one row and, when e is not
 // nil, writes each term into e and log(m_j·|x_j|) into l (e_j = 0 where

@@ -13,8 +13,9 @@ import (
 
 // BenchmarkSearch is one query over 10⁶ items at d = 128 (-short: 10⁵),
 // per geometry; the thresholds keep about 0.1% of the items. The
-// ball and generalized ball screen the collection's half-precision copy
-// first (made once before the timings, its time logged). The
+// ball screens the collection's half-precision copy first, the
+// generalized ball its 8-bit copy (each made once before the timings,
+// its time logged). The
 // single-norm runs twice: plain (d² per item), then transformed
 // (Transform, once; its time is logged).
 func BenchmarkSearch(b *testing.B) {
@@ -32,6 +33,9 @@ func BenchmarkSearch(b *testing.B) {
 	start := time.Now()
 	c.PrepareHalf() // made by the second search; made here, outside the timings
 	b.Logf("half-precision copy of %d items: %v, %d MiB", n, time.Since(start), HalfBytes(n, d)>>20)
+	start = time.Now()
+	c.PrepareBytes()
+	b.Logf("8-bit copy of %d items: %v, %d MiB", n, time.Since(start), ByteBytes(n, d)>>20)
 	anchor := make([]float32, d)
 	m, p := make([]float64, d), make([]float64, d)
 	for j := range d {
