@@ -66,15 +66,28 @@ func NewByteRows(rows []float32, d int, each func(nb int, fill func(b0, b1 int))
 		}
 		mu.Unlock()
 	})
+	// A coordinate of one value (or none) has every code 0, exactly, with
+	// the largest step of the others (or 1): a step far below the
+	// anchors' distances would put u_j = (a_j − lo_j)/s_j out of float32's
+	// comfortable range, and PowScreen would give up.
+	var top float64
 	for j := range d {
-		s := (hi[j] - h.lo[j]) / 255
-		if !(s > 0) { // one value (or no rows): every code is 0, exactly
-			s = 1
+		h.step[j] = (hi[j] - h.lo[j]) / 255
+		if h.step[j] > 0 {
+			top = max(top, h.step[j])
+		}
+	}
+	if top == 0 {
+		top = 1
+	}
+	for j := range d {
+		if !(h.step[j] > 0) {
+			h.step[j] = top
 			if !(hi[j] >= h.lo[j]) {
 				h.lo[j] = 0
 			}
 		}
-		h.step[j], h.log2Step[j] = s, math.Log2(s)
+		h.log2Step[j] = math.Log2(h.step[j])
 	}
 	h.blocks = make([]uint8, nb*HalfBlock*d)
 	each(nb, func(b0, b1 int) {
