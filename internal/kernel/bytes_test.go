@@ -174,3 +174,58 @@ func TestPowByteShift(t *testing.T) {
 		}
 	})
 }
+
+// TestByteRowsConstantColumn: a coordinate of one value at any scale
+// leaves the screen working: rows of scale 2⁷⁰ or 2⁻⁷⁰ with a constant
+// coordinate, the anchor off it by the rows' scale, still get a screen
+// that rules out far rows and keeps those within q.
+func TestByteRowsConstantColumn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	const d, n = 4, 64
+	for _, scale := range []float64{0x1p70, 0x1p-70, 1} {
+		rows := make([]float32, n*d)
+		for i := range rows {
+			rows[i] = float32(scale * rng.NormFloat64())
+			if i%d == 0 {
+				rows[i] = float32(3 * scale)
+			}
+		}
+		anchor := []float32{float32(4 * scale), 0, 0, 0}
+		log2m, p := make([]float64, d), make([]float64, d)
+		score := make([]float64, n)
+		for j := range d {
+			log2m[j], p[j] = -math.Log2(scale), 2
+		}
+		for i := range n {
+			for j := range d {
+				x := (float64(rows[i*d+j]) - float64(anchor[j])) / scale
+				score[i] += x * x
+			}
+		}
+		sorted := slices.Clone(score)
+		slices.Sort(sorted)
+		q := sorted[n/4]
+		screen := byteRows(rows, d).PowScreen(anchor, log2m, p, q)
+		if screen == nil {
+			t.Fatalf("scale %g: no screen", scale)
+		}
+		masks := make([]uint16, n/HalfBlock)
+		screen(0, masks)
+		var far, out int
+		for i := range n {
+			kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
+			if score[i] <= q && !kept {
+				t.Fatalf("scale %g: row %d scoring %v ≤ q = %v ruled out", scale, i, score[i], q)
+			}
+			if score[i] > 2*q {
+				far++
+				if !kept {
+					out++
+				}
+			}
+		}
+		if far == 0 || out < far*9/10 {
+			t.Errorf("scale %g: %d of %d rows above 2·q ruled out", scale, out, far)
+		}
+	}
+}
