@@ -58,24 +58,24 @@ type lazyCopy[T any] struct {
 }
 
 // get returns the copy for a search: nil on the first call and where ok
-// is false; made by new on the second.
-func (l *lazyCopy[T]) get(ok bool, new func() *T) *T {
+// is false; made by mk on the second.
+func (l *lazyCopy[T]) get(ok bool, mk func() *T) *T {
 	if h := l.p.Load(); h != nil {
 		return h
 	}
 	if !ok || l.searches.Add(1) < 2 {
 		return nil
 	}
-	return l.make(ok, new)
+	return l.make(ok, mk)
 }
 
-// make returns the copy, made now if it is not yet; nil where ok is
-// false.
-func (l *lazyCopy[T]) make(ok bool, new func() *T) *T {
+// make returns the copy, made now (by mk) if it is not yet; nil where ok
+// is false.
+func (l *lazyCopy[T]) make(ok bool, mk func() *T) *T {
 	if !ok {
 		return nil
 	}
-	l.once.Do(func() { l.p.Store(new()) })
+	l.once.Do(func() { l.p.Store(mk()) })
 	return l.p.Load()
 }
 
