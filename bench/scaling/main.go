@@ -6,7 +6,8 @@
 //     and the trainer's workers both set to the count);
 //   - one retrieval query over a collection (ℓ2 ball, generalized ball,
 //     single-norm after its transform) at 2 and NumCPU threads (or the
-//     -threads counts);
+//     -threads counts), with the rate at which it read the compact copy
+//     it screens;
 //   - one per-input OOD query (the k-th nearest pool row under each
 //     geometry's score) at 2 and NumCPU threads (or the -threads counts);
 //   - the machine's own ceilings for the training's speedup (-parts
@@ -411,9 +412,16 @@ func retrieveFigures(o options) ([]Figure, error) {
 	if err := c.Transform(ss[2], 0); err != nil {
 		return nil, err
 	}
-	c.PrepareHalf() // as the second ball search would (ccs serve: at load)
+	// The compact copies, as the second search of each kind would make
+	// them (ccs serve: at load): the ℓ2 ball screens the half floats, the
+	// generalized ball the 8-bit codes, the transformed single-norm (p =
+	// 1.5) its M·z's 8-bit codes. The rate column is those bytes over
+	// the query's median, a lower bound of the memory's read rate.
+	c.PrepareHalf()
+	c.PrepareBytes()
 	anchor := make([]float32, o.d)
 	names := []string{"ball", "genball", "single (transformed)"}
+	screened := []int64{retrieve.HalfBytes(o.items, o.d), retrieve.ByteBytes(o.items, o.d), retrieve.ByteBytes(o.items, o.d)}
 	var figs []Figure
 	for _, t := range o.queryThreads() {
 		runtime.GOMAXPROCS(t)
@@ -425,7 +433,9 @@ func retrieveFigures(o options) ([]Figure, error) {
 			if err != nil {
 				return nil, err
 			}
-			figs = append(figs, figure("retrieve", names[i], t, times))
+			f := figure("retrieve", names[i], t, times)
+			f.Bytes = screened[i]
+			figs = append(figs, f)
 		}
 	}
 	return figs, nil
