@@ -470,18 +470,16 @@ func prepareHalf(st *state) {
 		if !ok {
 			continue
 		}
-		var half, bytes bool
-		for _, sn := range slices.Sorted(maps.Keys(st.sets)) {
-			set := st.sets[sn]
+		// Each copy is made once, however many sets ask for it.
+		for _, set := range st.sets {
 			if set.Geometry.Dim() != c.Dim() || set.OneThreshold() != nil {
 				continue
 			}
-			if _, ok := set.Geometry.(geometry.ByteScreener); ok && !bytes {
+			switch set.Geometry.(type) {
+			case geometry.ByteScreener:
 				c.PrepareBytes()
-				bytes = true
-			} else if _, ok := set.Geometry.(geometry.HalfScreener); ok && !half {
+			case geometry.HalfScreener:
 				c.PrepareHalf()
-				half = true
 			}
 		}
 	}

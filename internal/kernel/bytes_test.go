@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -148,26 +149,7 @@ func TestPowByteShift(t *testing.T) {
 			sorted := slices.Clone(score)
 			slices.Sort(sorted)
 			q := sorted[n/10]
-			h := byteRows(rows, d)
-			screen := h.PowScreen(anchor, log2m, p, q)
-			if screen == nil {
-				t.Fatalf("scale %g: no screen", scale)
-			}
-			masks := make([]uint16, (n+HalfBlock-1)/HalfBlock)
-			screen(0, masks)
-			out, far := 0, 0
-			for i := range n {
-				kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
-				if score[i] <= q && !kept {
-					t.Fatalf("scale %g: row %d scoring %v ≤ q = %v ruled out", scale, i, score[i], q)
-				}
-				if score[i] > 2*q {
-					far++
-					if !kept {
-						out++
-					}
-				}
-			}
+			out, far := screenFar(t, fmt.Sprintf("scale %g", scale), byteRows(rows, d), anchor, log2m, p, score, q)
 			if out < far*9/10 {
 				t.Errorf("scale %g: %d of %d rows above 2·q ruled out", scale, out, far)
 			}
@@ -205,27 +187,36 @@ func TestByteRowsConstantColumn(t *testing.T) {
 		sorted := slices.Clone(score)
 		slices.Sort(sorted)
 		q := sorted[n/4]
-		screen := byteRows(rows, d).PowScreen(anchor, log2m, p, q)
-		if screen == nil {
-			t.Fatalf("scale %g: no screen", scale)
-		}
-		masks := make([]uint16, n/HalfBlock)
-		screen(0, masks)
-		var far, out int
-		for i := range n {
-			kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
-			if score[i] <= q && !kept {
-				t.Fatalf("scale %g: row %d scoring %v ≤ q = %v ruled out", scale, i, score[i], q)
-			}
-			if score[i] > 2*q {
-				far++
-				if !kept {
-					out++
-				}
-			}
-		}
+		out, far := screenFar(t, fmt.Sprintf("scale %g", scale), byteRows(rows, d), anchor, log2m, p, score, q)
 		if far == 0 || out < far*9/10 {
 			t.Errorf("scale %g: %d of %d rows above 2·q ruled out", scale, out, far)
 		}
 	}
+}
+
+// screenFar runs h's screen about anchor for q on rows scoring score,
+// fails the test where it has none or rules out a row within q, and
+// reports how many of the rows scoring above 2·q it rules out (out) of
+// how many there are (far).
+func screenFar(t *testing.T, name string, h *ByteRows, anchor []float32, log2m, p, score []float64, q float64) (out, far int) {
+	t.Helper()
+	screen := h.PowScreen(anchor, log2m, p, q)
+	if screen == nil {
+		t.Fatalf("%s: no screen", name)
+	}
+	masks := make([]uint16, (h.N+HalfBlock-1)/HalfBlock)
+	screen(0, masks)
+	for i, sc := range score {
+		kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
+		if sc <= q && !kept {
+			t.Fatalf("%s: row %d scoring %v ≤ q = %v ruled out", name, i, sc, q)
+		}
+		if sc > 2*q {
+			far++
+			if !kept {
+				out++
+			}
+		}
+	}
+	return out, far
 }
