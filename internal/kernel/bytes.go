@@ -3,6 +3,8 @@ package kernel
 import (
 	"math"
 	"sync"
+
+	"github.com/ccsets/ccs/internal/parallel"
 )
 
 // ByteRows is a copy of n rows of dimension d in 8 bits a value, made to
@@ -113,7 +115,23 @@ func NewByteRows(rows []float32, d int, each func(nb int, fill func(b0, b1 int))
 // bound of powHalfMask, on codes: per coordinate, |x_j − a_j| ≥ s_j·(|c −
 // u_j| − 1/2 − …) for u_j = (a_j − lo_j)/s_j). Nil where the anchor or the
 // bound leaves float32's range.
+//
+// Where the processor has AVX512BW and AVX512VBMI (at the AVX-512 level)
+// the screen looks each term up in a table made for the query
+// (lutScreen); elsewhere it computes a looser bound from the codes
+// (powScreen).
 func (h *ByteRows) PowScreen(anchor []float32, log2m, p []float64, q float64) func(b0 int, masks []uint16) {
+	if lutByteV != nil {
+		if s := h.lutScreen(anchor, log2m, p, q); s != nil {
+			return s
+		}
+	}
+	return h.powScreen(anchor, log2m, p, q)
+}
+
+// powScreen is PowScreen by arithmetic on the codes: the bound of
+// powHalfMask, in the codes' units.
+func (h *ByteRows) powScreen(anchor []float32, log2m, p []float64, q float64) func(b0 int, masks []uint16) {
 	d := h.D
 	if len(anchor) != d || len(log2m) != d || len(p) != d {
 		return nil
@@ -185,4 +203,113 @@ func powByteMask(masks []uint16, consts []float32, blocks []uint8, limit float32
 		return
 	}
 	powMask(masks, consts, blocks, limit, func(c uint8) float32 { return float32(c) })
+}
+
+// lutScreen is PowScreen by table: for each coordinate j and code c, a
+// table holds b_j(c) = ⌊min(2¹⁶ − 1, t·R/q)⌋ for a t no larger than
+// (m_j·|x − a_j|)^{p_j} at any x whose code is c (the distance from a_j to
+// the code's cell, less the roundings, to the power p_j, all in float64),
+// and a row is ruled out where Σ_j b_j(c_j) > R = lutLimit, which implies
+// that its score is above q. The sums lose less than d·q/R to the floors
+// (0.2% of q at d = 128), and one term of 2¹⁶ − 1 is above q. Nil where
+// q, a p_j or the anchor is not usable.
+func (h *ByteRows) lutScreen(anchor []float32, log2m, p []float64, q float64) func(b0 int, masks []uint16) {
+	tab := h.lutTables(anchor, log2m, p, q)
+	if tab == nil {
+		return nil
+	}
+	d, R := h.D, uint64(lutLimit)
+	return func(b0 int, masks []uint16) {
+		blocks := h.blocks[b0*HalfBlock*d : (b0+len(masks))*HalfBlock*d]
+		n := 0
+		if lutByteV != nil {
+			n = len(masks) &^ 7
+			lutByteV(masks[:n], tab, blocks[:n*HalfBlock*d], R)
+		}
+		lutMask(masks[n:], tab, blocks[n*HalfBlock*d:], R)
+	}
+}
+
+// lutTables is lutScreen's tables: the low byte of b_j(c) at tab[512·j +
+// c], the high at tab[512·j + 256 + c]; or nil.
+func (h *ByteRows) lutTables(anchor []float32, log2m, p []float64, q float64) []uint8 {
+	d := h.D
+	if len(anchor) != d || len(log2m) != d || len(p) != d || !(q > 0 && q <= math.MaxFloat64) {
+		return nil
+	}
+	for j := range d {
+		a := float64(anchor[j])
+		if !(p[j] > 0 && p[j] <= 1e6) || math.IsInf(a, 0) || math.IsNaN(a) || math.IsInf(log2m[j], 0) || math.IsNaN(log2m[j]) {
+			return nil
+		}
+	}
+	tab := make([]uint8, 512*d)
+	lr := math.Log(lutLimit) - math.Log(q)
+	// Each coordinate's table on its own (the same bits in any order), a
+	// few coordinates a chunk on every core.
+	parallel.For(d, 8, 0, func(_, j0, j1 int) {
+		var v, lg [256]float64
+		for j := j0; j < j1; j++ {
+			a, lo, s, pj := float64(anchor[j]), h.lo[j], h.step[j], p[j]
+			// |x − a| ≥ |lo + c·s − a| − s·byteErr for x of code c;
+			// the float64 sum and difference are within 2⁻⁵²(|lo| +
+			// 255·s + |a|) of the exact ones.
+			slack := s*byteErr + 0x1p-50*(math.Abs(lo)+256*s+math.Abs(a))
+			for c := range v {
+				x := math.Abs(lo+float64(c)*s-a)*(1-0x1p-50) - slack
+				if x < 0 {
+					x = 0
+				}
+				v[c] = x
+			}
+			Log64(lg[:], v[:])
+			// L = ln(t·R/q), less a margin far above the roundings of
+			// its sum and of Log and Exp (each within an ulp): L − A −
+			// B·|ln v| (ln v = −Inf: L = −Inf, t = 0).
+			lm := log2m[j] * math.Ln2
+			A, B := 0x1p-40*(math.Abs(lr)+pj*math.Abs(lm)+1), 0x1p-40*pj
+			c0 := lr + pj*lm
+			for c, l := range lg {
+				v[c] = c0 + pj*l - A - B*math.Abs(l)
+			}
+			Exp64(lg[:], v[:])
+			lo8, hi8 := tab[j*512:j*512+256], tab[j*512+256:j*512+512]
+			for c, t := range lg {
+				b := uint16(min(t, 0xffff)) // the floor; t ≥ 0, never NaN
+				lo8[c], hi8[c] = uint8(b), uint8(b>>8)
+			}
+		}
+	})
+	return tab
+}
+
+// lutLimit is the table screen's R: the largest sum of 16 bits the
+// vector kernel's saturating sums can tell from 2¹⁶ − 1, whatever d.
+const lutLimit = 65024
+
+// lutMask is lutByteV, portable: bit l of masks[b] is set unless the sum
+// of the entries tab[512·j + c] + 256·tab[512·j + 256 + c] over the codes
+// c of row l of block b is above limit.
+func lutMask(masks []uint16, tab, blocks []uint8, limit uint64) {
+	d := len(tab) / 512
+	if len(tab) != 512*d || len(blocks) != len(masks)*HalfBlock*d {
+		panic("kernel: lutMask: lengths differ")
+	}
+	for b := range masks {
+		var sums [HalfBlock]uint64
+		blk := blocks[b*HalfBlock*d : (b+1)*HalfBlock*d]
+		for j := range d {
+			lo, hi := tab[j*512:j*512+256], tab[j*512+256:j*512+512]
+			for l, c := range blk[j*HalfBlock : (j+1)*HalfBlock] {
+				sums[l] += uint64(lo[c]) | uint64(hi[c])<<8
+			}
+		}
+		var m uint16
+		for l, s := range sums {
+			if s <= limit {
+				m |= 1 << l
+			}
+		}
+		masks[b] = m
+	}
 }

@@ -73,7 +73,7 @@ func TestByteRowsCodes(t *testing.T) {
 	}
 }
 
-// TestPowByteMask: the 8-bit screen never rules out a row whose exact
+// TestPowByteMask: the 8-bit screen by arithmetic (powScreen) never rules out a row whose exact
 // score is at most q, over random m, p ∈ [0.5, 4], scales from 2⁻²⁰ to
 // 2²⁰, anchors inside and far outside the rows' range, zero differences
 // and constant columns; it rules out at least 90% of rows scoring above
@@ -90,7 +90,7 @@ func TestPowByteMask(t *testing.T) {
 				_, p, log2m, anchor, rows, score := powCase(rng, n, d, trial%5 == 4, true)
 				q := score[rng.IntN(n)]
 				h := byteRows(rows, d)
-				screen := h.PowScreen(anchor, log2m, p, q)
+				screen := h.powScreen(anchor, log2m, p, q)
 				if screen == nil {
 					t.Fatalf("d %d trial %d: no screen", d, trial)
 				}
@@ -102,18 +102,8 @@ func TestPowByteMask(t *testing.T) {
 					t.Fatalf("d %d trial %d: masks %x, the portable kernel's %x", d, trial, masks, want[k])
 				}
 				k++
-				for i := range n {
-					kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
-					switch {
-					case score[i] <= q && !kept:
-						t.Fatalf("d %d trial %d: row %d scoring %v ≤ q = %v ruled out", d, trial, i, score[i], q)
-					case score[i] > 1.5*q:
-						far++
-						if !kept {
-							farOut++
-						}
-					}
-				}
+				f, out := checkMasks(t, fmt.Sprintf("d %d trial %d", d, trial), masks, score, q)
+				far, farOut = far+f, farOut+out
 			}
 		}
 		first = false
@@ -194,29 +184,148 @@ func TestByteRowsConstantColumn(t *testing.T) {
 	}
 }
 
-// screenFar runs h's screen about anchor for q on rows scoring score,
-// fails the test where it has none or rules out a row within q, and
-// reports how many of the rows scoring above 2·q it rules out (out) of
-// how many there are (far).
+// screenFar runs h's screens about anchor for q (by arithmetic, and by
+// table at the level in use: the portable loop, or the vector kernel
+// where the processor has one) on rows scoring score, fails the test
+// where one is missing or rules out a row within q, and reports how many
+// of the rows scoring above 2·q the arithmetic one rules out (out) of how
+// many there are (far); the table's rules out at least as many.
 func screenFar(t *testing.T, name string, h *ByteRows, anchor []float32, log2m, p, score []float64, q float64) (out, far int) {
 	t.Helper()
-	screen := h.PowScreen(anchor, log2m, p, q)
-	if screen == nil {
-		t.Fatalf("%s: no screen", name)
+	lutOut := 0
+	for k, screen := range []func(int, []uint16){h.powScreen(anchor, log2m, p, q), h.lutScreen(anchor, log2m, p, q)} {
+		if screen == nil {
+			t.Fatalf("%s: screen %d: none", name, k)
+		}
+		masks := make([]uint16, (h.N+HalfBlock-1)/HalfBlock)
+		screen(0, masks)
+		for i, sc := range score {
+			kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
+			if sc <= q && !kept {
+				t.Fatalf("%s: screen %d: row %d scoring %v ≤ q = %v ruled out", name, k, i, sc, q)
+			}
+			if sc > 2*q && !kept {
+				if k == 0 {
+					out++
+				} else {
+					lutOut++
+				}
+			}
+			if k == 0 && sc > 2*q {
+				far++
+			}
+		}
 	}
-	masks := make([]uint16, (h.N+HalfBlock-1)/HalfBlock)
-	screen(0, masks)
+	if lutOut < out {
+		t.Errorf("%s: the table rules out %d of %d rows above 2·q, the arithmetic %d", name, lutOut, far, out)
+	}
+	return out, far
+}
+
+// TestLUTMask: the screen by table never rules out a row whose exact
+// score is at most q (over the cases of TestPowByteMask, in groups of
+// blocks that leave the vector kernel a tail, and from every first block),
+// rules out at least 99% of rows scoring above 1.5·q, and its vector
+// kernel's masks are the portable loop's bit for bit.
+func TestLUTMask(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	var far, farOut, vec int
+	for _, d := range []int{1, 2, 7, 16, 33, 128, 300} {
+		for trial := range 20 {
+			n := 1 + rng.IntN(200)
+			_, p, log2m, anchor, rows, score := powCase(rng, n, d, trial%5 == 4, true)
+			q := score[rng.IntN(n)]
+			if q == 0 {
+				continue // no table for q = 0
+			}
+			h := byteRows(rows, d)
+			screen := h.lutScreen(anchor, log2m, p, q)
+			if screen == nil {
+				t.Fatalf("d %d trial %d: no screen", d, trial)
+			}
+			nb := (n + HalfBlock - 1) / HalfBlock
+			b0 := rng.IntN(nb)
+			masks := make([]uint16, nb)
+			screen(b0, masks[b0:])
+			screen(0, masks[:b0])
+			if lutByteV != nil {
+				// The portable loop on the same tables (made again: the
+				// same bits).
+				want := make([]uint16, nb)
+				tab := h.lutTables(anchor, log2m, p, q)
+				lutMask(want, tab, h.blocks, lutLimit)
+				if !slices.Equal(masks, want) {
+					t.Fatalf("d %d trial %d: masks %x, the portable loop's %x", d, trial, masks, want)
+				}
+				vec++
+			}
+			f, out := checkMasks(t, fmt.Sprintf("d %d trial %d", d, trial), masks, score, q)
+			far, farOut = far+f, farOut+out
+		}
+	}
+	if farOut < far*99/100 {
+		t.Errorf("%d of %d rows scoring above 1.5·q ruled out, want ≥ 99%%", farOut, far)
+	}
+	t.Logf("%d of %d rows above 1.5·q ruled out; %d cases on the vector kernel", farOut, far, vec)
+}
+
+// checkMasks fails the test where masks rule out a row scoring at most q,
+// and reports how many rows score above 1.5·q (far) and how many of those
+// the masks rule out (out).
+func checkMasks(t *testing.T, name string, masks []uint16, score []float64, q float64) (far, out int) {
+	t.Helper()
 	for i, sc := range score {
 		kept := masks[i/HalfBlock]>>(i%HalfBlock)&1 == 1
-		if sc <= q && !kept {
+		switch {
+		case sc <= q && !kept:
 			t.Fatalf("%s: row %d scoring %v ≤ q = %v ruled out", name, i, sc, q)
-		}
-		if sc > 2*q {
+		case sc > 1.5*q:
 			far++
 			if !kept {
 				out++
 			}
 		}
 	}
-	return out, far
+	return far, out
+}
+
+// TestLUTSkip: groups of eight blocks whose rows are all far from the
+// anchor stop at the vector kernel's first look and skip the rest of
+// their codes; the groups after them, of rows near the anchor, are still
+// read from their own codes (near rows kept, far ruled out, the portable
+// loop's masks).
+func TestLUTSkip(t *testing.T) {
+	const d, groups = 128, 6
+	n := groups * 8 * HalfBlock
+	rng := rand.New(rand.NewPCG(17, 18))
+	rows := make([]float32, n*d)
+	anchor := make([]float32, d)
+	for i := range n {
+		far := i/(8*HalfBlock)%2 == 0
+		for j := range d {
+			v := 0.01 * rng.NormFloat64()
+			if far {
+				v += 10
+			}
+			rows[i*d+j] = float32(v)
+		}
+	}
+	log2m, p := make([]float64, d), make([]float64, d)
+	for j := range p {
+		p[j] = 2
+	}
+	h := byteRows(rows, d)
+	masks := make([]uint16, n/HalfBlock)
+	h.lutScreen(anchor, log2m, p, 1)(0, masks)
+	want := make([]uint16, len(masks))
+	lutMask(want, h.lutTables(anchor, log2m, p, 1), h.blocks, lutLimit)
+	for b, m := range masks {
+		in := uint16(0xffff)
+		if b/8%2 == 0 {
+			in = 0
+		}
+		if m != in || want[b] != in {
+			t.Fatalf("block %d: mask %x, portable %x, want %x", b, m, want[b], in)
+		}
+	}
 }

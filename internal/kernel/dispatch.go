@@ -94,6 +94,10 @@ var (
 	sub32V          func(dst, a, b []float32)
 	absDiv64V       func(dst, x []float64, a float64)
 	dotMT64V        func(y, x, mt []float64)
+
+	// lutByteV is the 8-bit copy's screen by table: at the AVX-512 level
+	// on processors with AVX512BW and AVX512VBMI (VPERMT2B), else nil.
+	lutByteV func(masks []uint16, tables []uint8, blocks []uint8, limit uint64)
 )
 
 // setLevel puts the kernels of level l in use. Not safe while kernels run:
@@ -107,6 +111,7 @@ func setLevel(l level) {
 	sqHalfV, powHalfV, powByteV, prefetchV, powRowsAncV = nil, nil, nil, nil, nil
 	mulDivV, normSmallScoreV, addWidenV = nil, nil, nil
 	log64V, exp64V, sub32V, absDiv64V, dotMT64V = nil, nil, nil, nil, nil
+	lutByteV = nil
 	setVector(l)
 	transposeTabs = [16][]int32{}
 	if lanes > 0 {
@@ -147,12 +152,17 @@ func transposeTab(d, w int) []int32 {
 	return tab
 }
 
-// Level says which kernels run, e.g. "avx512: AVX-512 assembly kernels".
+// Level says which kernels run, e.g. "avx512: AVX-512 assembly kernels"
+// (with "VBMI tables" where the 8-bit copy's screen looks its bounds up in
+// tables).
 func Level() string {
 	s := current.String()
 	switch current {
 	case avx512:
 		s += ": AVX-512 assembly kernels"
+		if lutByteV != nil {
+			s += ", VBMI tables"
+		}
 	case avx2:
 		s += ": AVX2+FMA assembly kernels"
 	default:

@@ -28,6 +28,9 @@ func setVector(l level) {
 		mulDivV, normSmallScoreV, addWidenV = mulDiv512, normSmallScore512, addWiden512
 		log64V, exp64V, sub32V, absDiv64V = log64512, exp64512, sub32512, absDiv64512
 		dotMT64V = dotMT64512
+		if x := cpu.X86; x.HasAVX512BW && x.HasAVX512VBMI {
+			lutByteV = lutByte512
+		}
 	case avx2:
 		lanes = 8
 		expRowV, addWeightedV, powRowsV, powRowsBoundV = expRow256, addWeighted256, powRows256, powRowsBound256

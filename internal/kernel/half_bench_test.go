@@ -23,17 +23,41 @@ func BenchmarkPowHalfFar(b *testing.B) { benchHalf(b, false, 2) }
 func BenchmarkPowByte(b *testing.B)    { benchByte(b, 1) }
 func BenchmarkPowByteFar(b *testing.B) { benchByte(b, 2) }
 
+// The 8-bit screen by table (ByteRows.lutScreen, with the vector kernel
+// where the processor has it), the same rows and limits; the table's
+// making is inside each query.
+func BenchmarkLUTByte(b *testing.B)    { benchScreen(b, false, true, 1, true) }
+func BenchmarkLUTByteFar(b *testing.B) { benchScreen(b, false, true, 2, true) }
+
+// BenchmarkLUTTables: making one query's tables (d = 128).
+func BenchmarkLUTTables(b *testing.B) {
+	const d = 128
+	rng := rand.New(rand.NewPCG(1, 2))
+	rows := make([]float32, 64*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	h := NewByteRows(rows, d, func(nb int, fill func(b0, b1 int)) { fill(0, nb) })
+	log2m, p := make([]float64, d), make([]float64, d)
+	for j := range d {
+		log2m[j], p[j] = math.Log2(0.5+rng.Float64()), 1.5+rng.Float64()
+	}
+	for b.Loop() {
+		h.lutTables(rows[:d], log2m, p, 50)
+	}
+}
+
 var halfBench struct {
 	h    *HalfRows
 	rows []float32
 	by   *ByteRows
 }
 
-func benchHalf(b *testing.B, sq bool, far float32) { benchScreen(b, sq, false, far) }
+func benchHalf(b *testing.B, sq bool, far float32) { benchScreen(b, sq, false, far, false) }
 
-func benchByte(b *testing.B, far float32) { benchScreen(b, false, true, far) }
+func benchByte(b *testing.B, far float32) { benchScreen(b, false, true, far, false) }
 
-func benchScreen(b *testing.B, sq, byteRows bool, far float32) {
+func benchScreen(b *testing.B, sq, byteRows bool, far float32, lut bool) {
 	const d, nb = 128, 1 << 16
 	if halfBench.h == nil {
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -73,7 +97,9 @@ func benchScreen(b *testing.B, sq, byteRows bool, far float32) {
 		if halfBench.by == nil {
 			halfBench.by = NewByteRows(halfBench.rows, d, func(nb int, fill func(b0, b1 int)) { fill(0, nb) })
 		}
-		f = halfBench.by.PowScreen(make([]float32, d), log2m, p, q)
+		if f = halfBench.by.powScreen(make([]float32, d), log2m, p, q); lut {
+			f = halfBench.by.lutScreen(make([]float32, d), log2m, p, q)
+		}
 	case sq:
 		f = h.SqScreen(a, math.Sqrt(q))
 	default:
@@ -84,6 +110,9 @@ func benchScreen(b *testing.B, sq, byteRows bool, far float32) {
 	b.SetBytes(int64(nb * HalfBlock * d * map[bool]int{false: 2, true: 1}[byteRows]))
 	for b.Loop() {
 		kept = 0
+		if lut {
+			f = halfBench.by.lutScreen(make([]float32, d), log2m, p, q)
+		}
 		for b0 := 0; b0 < nb; b0 += len(masks) {
 			f(b0, masks)
 			for _, m := range masks {

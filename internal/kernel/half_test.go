@@ -314,7 +314,7 @@ func TestHalfMaskLooks(t *testing.T) {
 				check("powHalfMask", masks)
 				// The 8-bit copy's screen, which looks as powHalfMask.
 				clear(masks)
-				byteRows(rows, d).PowScreen(anchor, log2m, p, 1)(0, masks)
+				byteRows(rows, d).powScreen(anchor, log2m, p, 1)(0, masks)
 				check("powByteMask", masks)
 			}
 		}

@@ -279,3 +279,9 @@ func absDiv64256(dst []float64, x []float64, a float64)
 // dotMT64256 writes y[j] = Σ over 64-coordinate blocks of DotUnitary(x[block], M_j[block]) for the first len(x) − len(x) mod 4
 // outputs j (mt is Mᵀ, d×d row-major: mt[k·d + j] = M_jk; d = len(x)).
 func dotMT64256(y []float64, x []float64, mt []float64)
+
+// lutByte512 sets bit l of masks[b] unless the sum over j of the entries
+// tables[512·j + c] + 256·tables[512·j + 256 + c], for code c of row l
+// of block b at coordinate j, is above limit (the blocks eight at a
+// time: len(masks) a multiple of 8, limit below 2¹⁶ − 1).
+func lutByte512(masks []uint16, tables []uint8, blocks []uint8, limit uint64)

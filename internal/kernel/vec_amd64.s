@@ -6202,3 +6202,134 @@ store:
 done:
 	VZEROUPPER
 	RET
+
+// func lutByte512(masks []uint16, tables []uint8, blocks []uint8, limit uint64)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, BMI2, MMX+
+TEXT ·lutByte512(SB), NOSPLIT, $0-80
+	MOVQ         masks_base+0(FP), AX
+	MOVQ         blocks_base+48(FP), CX
+	MOVQ         tables_base+24(FP), DX
+	MOVQ         masks_len+8(FP), BX
+	SHRQ         $0x03, BX
+	MOVQ         tables_len+32(FP), SI
+	SHRQ         $0x09, SI
+	MOVQ         limit+72(FP), DI
+	VPBROADCASTW DI, Z0
+	MOVQ         SI, DI
+	SHLQ         $0x04, DI
+	LEAQ         (DI)(DI*2), R8
+	MOVQ         $0x00ff00ff00ff00ff, R9
+	MOVQ         $0xff00ff00ff00ff00, R10
+
+group:
+	TESTQ  BX, BX
+	JZ     done
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   DX, R11
+	MOVQ   SI, R12
+	MOVQ   $0x00000020, R13
+	LEAQ   (CX)(DI*4), R14
+	MOVQ   DI, R15
+	SHLQ   $0x04, R15
+	ADDQ   CX, R15
+
+coord:
+	TESTQ        R12, R12
+	JZ           sum
+	PREFETCHT0   (R15)
+	PREFETCHT0   64(R15)
+	ADDQ         $0x00000080, R15
+	VMOVDQU      (CX), X5
+	VINSERTI32X4 $0x01, (CX)(DI*1), Z5, Z5
+	VINSERTI32X4 $0x02, (CX)(DI*2), Z5, Z5
+	VINSERTI32X4 $0x03, (CX)(R8*1), Z5, Z5
+	VPMOVB2M     Z5, K1
+	VMOVDQU      (R14), X6
+	VINSERTI32X4 $0x01, (R14)(DI*1), Z6, Z6
+	VINSERTI32X4 $0x02, (R14)(DI*2), Z6, Z6
+	VINSERTI32X4 $0x03, (R14)(R8*1), Z6, Z6
+	VPMOVB2M     Z6, K2
+	VMOVDQU64    (R11), Z7
+	VMOVDQU64    64(R11), Z8
+	VMOVDQU64    128(R11), Z9
+	VMOVDQU64    192(R11), Z10
+	VMOVDQA64    Z7, Z11
+	VPERMT2B     Z8, Z5, Z11
+	VMOVDQA64    Z9, Z12
+	VPERMT2B     Z10, Z5, Z12
+	VPBLENDMB    Z12, Z11, K1, Z11
+	VMOVDQA64    Z7, Z7
+	VPERMT2B     Z8, Z6, Z7
+	VMOVDQA64    Z9, Z8
+	VPERMT2B     Z10, Z6, Z8
+	VPBLENDMB    Z8, Z7, K2, Z7
+	VMOVDQU64    256(R11), Z8
+	VMOVDQU64    320(R11), Z9
+	VMOVDQU64    384(R11), Z10
+	VMOVDQU64    448(R11), Z12
+	VMOVDQA64    Z8, Z13
+	VPERMT2B     Z9, Z5, Z13
+	VMOVDQA64    Z10, Z14
+	VPERMT2B     Z12, Z5, Z14
+	VPBLENDMB    Z14, Z13, K1, Z13
+	VMOVDQA64    Z8, Z8
+	VPERMT2B     Z9, Z6, Z8
+	VMOVDQA64    Z10, Z9
+	VPERMT2B     Z12, Z6, Z9
+	VPBLENDMB    Z9, Z8, K2, Z8
+	VPUNPCKLBW   Z13, Z11, Z9
+	VPADDUSW     Z9, Z1, Z1
+	VPUNPCKHBW   Z13, Z11, Z9
+	VPADDUSW     Z9, Z2, Z2
+	VPUNPCKLBW   Z8, Z7, Z9
+	VPADDUSW     Z9, Z3, Z3
+	VPUNPCKHBW   Z8, Z7, Z9
+	VPADDUSW     Z9, Z4, Z4
+	ADDQ         $0x00000200, R11
+	ADDQ         $0x00000010, CX
+	ADDQ         $0x00000010, R14
+	DECQ         R12
+	DECQ         R13
+	JNZ          coord
+	MOVQ         $0x00000020, R13
+	VPCMPUW      $0x02, Z0, Z1, K1
+	VPCMPUW      $0x02, Z0, Z2, K2
+	KORD         K1, K2, K1
+	VPCMPUW      $0x02, Z0, Z3, K2
+	KORD         K2, K1, K1
+	VPCMPUW      $0x02, Z0, Z4, K2
+	KORTESTD     K2, K1
+	JNZ          coord
+	SHLQ         $0x04, R12
+	ADDQ         R12, CX
+	XORQ         R12, R12
+
+sum:
+	VPCMPUW $0x02, Z0, Z1, K1
+	KMOVD   K1, R11
+	VPCMPUW $0x02, Z0, Z2, K1
+	KMOVD   K1, R12
+	PDEPQ   R9, R11, R11
+	PDEPQ   R10, R12, R12
+	ORQ     R12, R11
+	MOVQ    R11, (AX)
+	VPCMPUW $0x02, Z0, Z3, K1
+	KMOVD   K1, R11
+	VPCMPUW $0x02, Z0, Z4, K1
+	KMOVD   K1, R12
+	PDEPQ   R9, R11, R11
+	PDEPQ   R10, R12, R12
+	ORQ     R12, R11
+	MOVQ    R11, 8(AX)
+	ADDQ    $0x00000010, AX
+	ADDQ    R8, CX
+	LEAQ    (CX)(DI*4), CX
+	DECQ    BX
+	JMP     group
+
+done:
+	VZEROUPPER
+	RET

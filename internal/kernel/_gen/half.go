@@ -320,3 +320,148 @@ func prefetch(s isa) {
 	Label("done")
 	RET()
 }
+
+// lutByte is the 8-bit copy's screen by table (AVX-512 with BW and VBMI
+// only): each coordinate's bound is looked up, for a code c, in that
+// coordinate's table of 256 entries of 16 bits, kept as two tables of
+// bytes (the low bytes, then the high), and summed in 16 bits,
+// saturating. Eight blocks at a time, in two halves of four sharing each
+// coordinate's tables (held in registers: 512 bytes a coordinate, read
+// from L2 where d·512 outgrows L1): a half's 16 codes of coordinate j make
+// one vector of 64 byte indexes; for each table two VPERMT2B look up the
+// entries below and above 128, and the index's top bit picks one; the
+// low and high bytes, interleaved, are the entries of rows 0–7 and 8–15
+// of each block. Every 32 coordinates a group whose 128 rows are all
+// above limit skips its remaining coordinates.
+func lutByte(s isa) {
+	text(s, "lutByte", "func(masks []uint16, tables []uint8, blocks []uint8, limit uint64)",
+		"sets bit l of masks[b] unless the sum over j of the entries",
+		"tables[512·j + c] + 256·tables[512·j + 256 + c], for code c of row l",
+		"of block b at coordinate j, is above limit (the blocks eight at a",
+		"time: len(masks) a multiple of 8, limit below 2¹⁶ − 1).")
+	mp, bp, tab := ptr("masks"), ptr("blocks"), ptr("tables")
+	ng := length("masks")
+	SHRQ(U8(3), ng)
+	d := length("tables")
+	SHRQ(U8(9), d)
+	lim := GP64()
+	Load(Param("limit"), lim)
+	limit := s.vec()
+	VPBROADCASTW(lim.As32(), limit)
+	bb := GP64() // a block's bytes: 16 rows × d
+	MOVQ(d, bb)
+	SHLQ(U8(4), bb)
+	bb3 := GP64()
+	LEAQ(Mem{Base: bb, Index: bb, Scale: 2}, bb3)
+	rows0, rows8 := GP64(), GP64()
+	MOVQ(U64(0x00ff00ff00ff00ff), rows0)
+	MOVQ(U64(0xff00ff00ff00ff00), rows8)
+	// in returns the mask of the sums at most limit.
+	in := func(acc VecVirtual) Register {
+		k := K()
+		VPCMPUW(U8(2), limit, acc, k)
+		return k
+	}
+
+	Label("group")
+	TESTQ(ng, ng)
+	JZ(LabelRef("done"))
+	// acc[g] holds half g's sums: rows 0–7 of each block, rows 8–15.
+	var acc [2][2]VecVirtual
+	for g := range acc {
+		for k := range acc[g] {
+			acc[g][k] = s.vec()
+			s.zero(acc[g][k])
+		}
+	}
+	tp, j, look := GP64(), GP64(), GP64()
+	MOVQ(tab, tp)
+	MOVQ(d, j)
+	MOVQ(U32(32), look)
+	bp4 := GP64() // the second half's first block
+	LEAQ(Mem{Base: bp, Index: bb, Scale: 4}, bp4)
+	// pf walks the group two ahead, two cache lines a coordinate (a group
+	// is 128·d bytes): the eight blocks' reads, 16 bytes each a coordinate
+	// and 16·d bytes apart, are too scattered for the hardware's
+	// prefetchers.
+	pf := GP64()
+	MOVQ(bb, pf)
+	SHLQ(U8(4), pf)
+	ADDQ(bp, pf)
+	Label("coord")
+	TESTQ(j, j)
+	JZ(LabelRef("sum"))
+	PREFETCHT0(Mem{Base: pf})
+	PREFETCHT0(Mem{Base: pf, Disp: 64})
+	ADDQ(U32(128), pf)
+	var idx [2]VecVirtual
+	var top [2]Register
+	for g, base := range []Register{bp, bp4} {
+		idx[g] = s.vec()
+		VMOVDQU(Mem{Base: base}, idx[g].AsX())
+		VINSERTI32X4(U8(1), Mem{Base: base, Index: bb, Scale: 1}, idx[g], idx[g])
+		VINSERTI32X4(U8(2), Mem{Base: base, Index: bb, Scale: 2}, idx[g], idx[g])
+		VINSERTI32X4(U8(3), Mem{Base: base, Index: bb3, Scale: 1}, idx[g], idx[g])
+		top[g] = K()
+		VPMOVB2M(idx[g], top[g])
+	}
+	var r [2][2]VecVirtual // r[g][k]: half g's bytes of table k
+	for k := range 2 {     // the low bytes' table, then the high bytes'
+		var T [4]VecVirtual
+		for q := range T {
+			T[q] = s.vec()
+			VMOVDQU64(Mem{Base: tp, Disp: 256*k + 64*q}, T[q])
+		}
+		for g := range 2 {
+			t1, t2 := s.vec(), s.vec()
+			VMOVDQA64(T[0], t1)
+			VPERMT2B(T[1], idx[g], t1) // entries 0 … 127
+			VMOVDQA64(T[2], t2)
+			VPERMT2B(T[3], idx[g], t2) // 128 … 255
+			VPBLENDMB(t2, t1, top[g], t1)
+			r[g][k] = t1
+		}
+	}
+	for g := range 2 {
+		e := s.vec()
+		VPUNPCKLBW(r[g][1], r[g][0], e) // rows 0–7 of each block
+		VPADDUSW(e, acc[g][0], acc[g][0])
+		VPUNPCKHBW(r[g][1], r[g][0], e) // rows 8–15
+		VPADDUSW(e, acc[g][1], acc[g][1])
+	}
+	ADDQ(U32(512), tp)
+	ADDQ(U32(16), bp)
+	ADDQ(U32(16), bp4)
+	DECQ(j)
+	DECQ(look)
+	JNZ(LabelRef("coord"))
+	MOVQ(U32(32), look)
+	all := K()
+	KORD(in(acc[0][0]), in(acc[0][1]), all)
+	KORD(in(acc[1][0]), all, all)
+	KORTESTD(in(acc[1][1]), all)
+	JNZ(LabelRef("coord"))
+	SHLQ(U8(4), j) // every row is out: skip the coordinates left
+	ADDQ(j, bp)
+	XORQ(j, j)
+	Label("sum")
+	for g := range 2 {
+		r0, r8 := GP32(), GP32()
+		KMOVD(in(acc[g][0]), r0)
+		KMOVD(in(acc[g][1]), r8)
+		q0, q8 := GP64(), GP64()
+		PDEPQ(rows0, r0.As64(), q0)
+		PDEPQ(rows8, r8.As64(), q8)
+		ORQ(q8, q0)
+		MOVQ(q0, Mem{Base: mp, Disp: 8 * g})
+	}
+	ADDQ(U32(16), mp)
+	// Past the eight blocks (the loop passed the first).
+	ADDQ(bb3, bp)
+	LEAQ(Mem{Base: bp, Index: bb, Scale: 4}, bp)
+	DECQ(ng)
+	JMP(LabelRef("group"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}

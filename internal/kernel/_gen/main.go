@@ -47,6 +47,7 @@ func main() {
 		absDiv64(s)
 		dotMT64(s)
 	}
+	lutByte(avx512)
 	Generate()
 }
 
