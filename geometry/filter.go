@@ -93,11 +93,10 @@ func (b Ball) ScreenHalf(anchor []float32, q float64, h *kernel.HalfRows) func(b
 
 // A ByteScreener rules rows out from their 8-bit copy (kernel.ByteRows),
 // at a quarter of the rows' bytes and a fraction of the fast score's
-// arithmetic: as HalfScreener, for the generalized ball, whose bound
-// gains little from half floats' precision (on 10⁶ Gaussian rows of
-// d = 128 its screen keeps 1.3% of rows from the codes, 0.7% from half
-// floats, 0.1% inside) and whose scan is bound by its arithmetic on two
-// cores and by memory on many.
+// arithmetic: as HalfScreener, for the generalized ball, whose terms
+// depend on a code alone, so that a query's bounds can be tabulated (on
+// 10⁶ Gaussian rows of d = 128 with 0.1% inside, the tables keep 0.22% of
+// rows, the half floats' arithmetic bound 0.7%).
 type ByteScreener interface {
 	ScreenBytes(anchor []float32, q float64, h *kernel.ByteRows) func(b0 int, masks []uint16)
 }
