@@ -320,12 +320,7 @@ func (n *Norm) FastTolerance() (rel, abs float64) {
 // powerTolerance is the relative error of the powers and the root of
 // ScoresFast given y (FastTolerance's, not doubled).
 func powerTolerance(d int, p float64) float64 {
-	ones, ps := make([]float64, d), make([]float64, d)
-	for k := range d {
-		ones[k], ps[k] = 1, p
-	}
-	g := &GenBall{m: ones, p: ps}
-	relG, _ := g.FastTolerance()
+	relG, _ := UnitGenBall(d, p).FastTolerance()
 	r := relG + p*0x1p-23 + float64(d)*kernel.MinNormal32 + 1e-14
 	root := math.Pow(1+r, 1/p) - 1
 	polys := math.Ln2*(kernel.Log2PolyErr+(math.Log2(float64(d))+3)*0x1p-23)/p + kernel.Exp2PolyRelErr

@@ -153,12 +153,6 @@ func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F,
 	d := len(g.m)
 	scores, n := rows(scores, diffs, d)
 	logm := g.logm
-	if len(logm) != d { // a GenBall made without sync
-		logm = make([]float64, d)
-		for j, m := range g.m {
-			logm[j] = math.Log(m)
-		}
-	}
 	blk := weightBlock(d)
 	var e, l, w []float64 // each row's e_ij and log(m_j·|x_ij|), and the block's weights
 	// genBallRow's scratch, reused: a retrieval scores a few rows a call,

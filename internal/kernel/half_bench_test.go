@@ -18,8 +18,8 @@ func BenchmarkSqHalfFar(b *testing.B)  { benchHalf(b, true, 2) }
 func BenchmarkPowHalf(b *testing.B)    { benchHalf(b, false, 1) }
 func BenchmarkPowHalfFar(b *testing.B) { benchHalf(b, false, 2) }
 
-// The 8-bit screen (ByteRows.PowScreen) on the same rows, m, p and limits:
-// a quarter of float32's bytes (128 MB).
+// The 8-bit screen by arithmetic (ByteRows.powScreen) on the same rows, m,
+// p and limits: a quarter of float32's bytes (128 MB).
 func BenchmarkPowByte(b *testing.B)    { benchByte(b, 1) }
 func BenchmarkPowByteFar(b *testing.B) { benchByte(b, 2) }
 
@@ -97,8 +97,8 @@ func benchScreen(b *testing.B, sq, byteRows bool, far float32, lut bool) {
 		if halfBench.by == nil {
 			halfBench.by = NewByteRows(halfBench.rows, d, func(nb int, fill func(b0, b1 int)) { fill(0, nb) })
 		}
-		if f = halfBench.by.powScreen(make([]float32, d), log2m, p, q); lut {
-			f = halfBench.by.lutScreen(make([]float32, d), log2m, p, q)
+		if !lut { // the tables are made inside each query
+			f = halfBench.by.powScreen(make([]float32, d), log2m, p, q)
 		}
 	case sq:
 		f = h.SqScreen(a, math.Sqrt(q))
@@ -107,7 +107,11 @@ func benchScreen(b *testing.B, sq, byteRows bool, far float32, lut bool) {
 	}
 	masks := make([]uint16, 64)
 	kept := 0
-	b.SetBytes(int64(nb * HalfBlock * d * map[bool]int{false: 2, true: 1}[byteRows]))
+	valueBytes := 2
+	if byteRows {
+		valueBytes = 1
+	}
+	b.SetBytes(int64(nb * HalfBlock * d * valueBytes))
 	for b.Loop() {
 		kept = 0
 		if lut {
