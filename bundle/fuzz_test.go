@@ -29,6 +29,7 @@ func npySeeds() [][]byte {
 	for _, c := range []struct{ descr, shape string }{
 		{"<f4", "(2, 3)"}, {"<i8", "(3,)"}, {"<f8", "(2, 2)"}, {"<f2", "(4,)"}, {"<i4", "(2,)"},
 		{"<f4", "(1099511627776,)"}, {"<f4", "(4294967296, 4294967296)"}, {">f4", "(1,)"}, {"|u1", "(3,)"}, {"<f4", "()"},
+		{"<U2", "(3,)"}, {"|S3", "(2, 4)"}, {">U1", "(6,)"},
 	} {
 		out = append(out, append(npyHeader(c.descr, c.shape), make([]byte, 24)...))
 	}
@@ -39,16 +40,29 @@ func npySeeds() [][]byte {
 	return append(out, b.Bytes(), b.Bytes()[:len(b.Bytes())-3], []byte("\x93NUMPY\x02\x00\xff\xff\xff\x7f"))
 }
 
-// arrayBytes is the memory an array's values take.
-func arrayBytes(a Array) int64 { return 4*int64(len(a.F32)) + 8*int64(len(a.I64)) }
+// arrayBytes is the memory an array's values take; for strings, their
+// bytes (each element, at least a byte of the file, also has a header).
+func arrayBytes(a Array) int64 {
+	n := 4*int64(len(a.F32)) + 8*int64(len(a.I64))
+	for _, s := range a.Str {
+		n += int64(len(s))
+	}
+	return n
+}
 
 // checkArray fails unless a read array is whole: its values fill its shape.
 func checkArray(t *testing.T, name string, a Array) {
 	t.Helper()
-	if (a.F32 == nil) == (a.I64 == nil) && a.Len() != 0 {
-		t.Fatalf("array %q: F32 %d and I64 %d values", name, len(a.F32), len(a.I64))
+	kinds := 0
+	for _, set := range []bool{a.F32 != nil, a.I64 != nil, a.Str != nil} {
+		if set {
+			kinds++
+		}
 	}
-	if n := len(a.F32) + len(a.I64); n != a.Len() {
+	if kinds != 1 && a.Len() != 0 {
+		t.Fatalf("array %q: F32 %d, I64 %d and Str %d values", name, len(a.F32), len(a.I64), len(a.Str))
+	}
+	if n := len(a.F32) + len(a.I64) + len(a.Str); n != a.Len() {
 		t.Fatalf("array %q: %d values for shape %v", name, n, a.Shape)
 	}
 }

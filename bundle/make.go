@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ccsets/ccs/internal/parallel"
@@ -61,6 +62,18 @@ type MakeConfig struct {
 	// evaluation, while calibration, one positive per anchor drawn
 	// uniformly, is unchanged. Without it such an anchor is an error.
 	AllowFewer bool
+	// LabelNames, for labels that were strings (LabelCodes), are their
+	// values: label i is LabelNames[i]. Messages name classes by them.
+	LabelNames []string
+}
+
+// class names class c in messages: its string (quoted) when the labels
+// were strings, else its number.
+func (cfg MakeConfig) class(c int64) string {
+	if c >= 0 && c < int64(len(cfg.LabelNames)) {
+		return strconv.Quote(cfg.LabelNames[c])
+	}
+	return strconv.FormatInt(c, 10)
 }
 
 // The splits a plan makes, in order.
@@ -271,7 +284,7 @@ func heldOut(strata map[int64][]int, cfg MakeConfig, rng *rand.Rand) (oodCal, oo
 	for _, c := range cfg.OODClasses {
 		m, ok := left[c]
 		if !ok {
-			return nil, nil, nil, fmt.Errorf("bundle: OOD class %d is not among the labels (%s)", c, labelList(slices.Sorted(maps.Keys(strata))))
+			return nil, nil, nil, fmt.Errorf("bundle: OOD class %s is not among the labels (%s)", cfg.class(c), labelList(slices.Sorted(maps.Keys(strata)), cfg))
 		}
 		ood = append(ood, m...)
 		delete(left, c)
@@ -294,15 +307,16 @@ func heldOut(strata map[int64][]int, cfg MakeConfig, rng *rand.Rand) (oodCal, oo
 	return oodCal, ood, left, nil
 }
 
-// labelList writes labels as "0, 1, …" (the first twenty).
-func labelList(l []int64) string {
+// labelList writes labels as "0, 1, …" (the first twenty), by name when
+// they were strings.
+func labelList(l []int64, cfg MakeConfig) string {
 	var s []string
 	for i, v := range l {
 		if i == 20 {
 			s = append(s, fmt.Sprintf("… %d in all", len(l)))
 			break
 		}
-		s = append(s, fmt.Sprint(v))
+		s = append(s, cfg.class(v))
 	}
 	return strings.Join(s, ", ")
 }
@@ -352,12 +366,12 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig) 
 		switch {
 		case m-1 >= cfg.K:
 		case m == 1:
-			return sp, fmt.Errorf("bundle: class %d has 1 item in the %s split: no positive for it (a class needs at least 2 items per split; give it more items or leave it out)", c, name)
+			return sp, fmt.Errorf("bundle: class %s has 1 item in the %s split: no positive for it (a class needs at least 2 items per split; give it more items or leave it out)", cfg.class(c), name)
 		case !cfg.AllowFewer:
-			return sp, fmt.Errorf("bundle: class %d has %d items in the %s split, too few for k = %d positives per anchor (another of its class): lower -k, or allow fewer (-allow-fewer: its anchors repeat their %d positives)", c, m, name, cfg.K, m-1)
+			return sp, fmt.Errorf("bundle: class %s has %d items in the %s split, too few for k = %d positives per anchor (another of its class): lower -k, or allow fewer (-allow-fewer: its anchors repeat their %d positives)", cfg.class(c), m, name, cfg.K, m-1)
 		}
 		if others := n - m; others < cfg.KNeg {
-			return sp, fmt.Errorf("bundle: the %s split has %d items outside class %d, too few for %d negatives per anchor", name, others, c, cfg.KNeg)
+			return sp, fmt.Errorf("bundle: the %s split has %d items outside class %s, too few for %d negatives per anchor", name, others, cfg.class(c), cfg.KNeg)
 		}
 	}
 	sp.PositiveIndex = make([]int64, n*cfg.K)

@@ -13,17 +13,20 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/sbinet/npyio/npy"
 )
 
-// Array is one NumPy array, held as float32 or int64 in C order whatever
-// the file stored.
+// Array is one NumPy array, held as float32, int64 or strings in C order
+// whatever the file stored.
 type Array struct {
 	Shape []int
 	F32   []float32 // set for floating-point arrays
 	I64   []int64   // set for integer arrays
+	Str   []string  // set for string arrays (NumPy's '<U…' and '|S…')
 	// Dtype is the file's data type as NumPy names it ("float64",
 	// "int32", …); empty for an array made in memory.
 	Dtype string
@@ -60,6 +63,8 @@ func (a Array) Kind() string {
 		return a.Dtype
 	case a.I64 != nil:
 		return "int64"
+	case a.Str != nil:
+		return "string"
 	}
 	return "float32"
 }
@@ -73,7 +78,15 @@ func Int64(data []int64, shape ...int) Array { return Array{Shape: shape, I64: d
 // DecodeNPY reads one .npy stream named name in errors. Floating-point
 // data (float16, float32, float64) is read as float32 and integer data
 // (int8 to int64, uint8 to uint64) as int64, in either byte order; Fortran
-// order becomes C order. Each conversion is said in Array.Converted. A
+// order becomes C order. Strings (NumPy's fixed-width '<U…', UTF-32, and
+// '|S…', bytes) are read into Array.Str without their trailing NULs, as
+// NumPy gives them; a value that is not Unicode (a surrogate or a code
+// point beyond U+10FFFF, bytes that are not UTF-8) is an error naming the
+// element. Only labels and group ids take strings, and only from files
+// (ReadNPY, ReadNPZ) and DecodeRaw: DecodeNPY and DecodeNPYBytes, which
+// read request bodies, refuse string dtypes, as every reader of numbers
+// refuses a string array by its dtype. Equal strings share their bytes; each
+// element costs a string header (16 bytes) beside them. Each conversion is said in Array.Converted. A
 // float64 value that overflows float32, or a nonzero one that float32
 // rounds to zero, is an error naming the element (NaN and ±Inf pass, for
 // the bundle's checks to name), as is a uint64 beyond int64.
@@ -86,14 +99,14 @@ func Int64(data []int64, shape ...int) Array { return Array{Shape: shape, I64: d
 // with the bytes that arrive, never with what the header announces alone.
 // A malformed header is an error, never a panic.
 func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
-	return decodeNPY(r, name, maxElems, 0)
+	return decodeNPY(r, name, maxElems, 0, false)
 }
 
 // DecodeNPYBytes is DecodeNPY on a .npy stream held in memory: the data
 // its header announces must also fit in data, checked before anything is
 // allocated (a 100-byte request body announcing 600 MB is refused).
 func DecodeNPYBytes(data []byte, name string, maxElems int) (Array, error) {
-	return decodeNPY(bytes.NewReader(data), name, maxElems, max(int64(len(data)), 1))
+	return decodeNPY(bytes.NewReader(data), name, maxElems, max(int64(len(data)), 1), false)
 }
 
 // dtype is a .npy data type that DecodeNPY reads.
@@ -139,10 +152,115 @@ func parseDtype(descr string) (dtype, bool) {
 	return t, true
 }
 
+// maxStrLen caps a string dtype's width: '<U4096' (16 KiB an element) or
+// '|S16384'. Labels are names; a wider dtype is refused before anything
+// is read.
+const maxStrLen = 1 << 14
+
+// parseStrDtype reads a NumPy string descr: '<U8' (8 UTF-32 code units an
+// element, either byte order) or '|S8' (8 bytes). Its name is the descr
+// itself, as NumPy prints the dtype.
+func parseStrDtype(descr string) (dtype, bool) {
+	if len(descr) < 3 {
+		return dtype{}, false
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	switch descr[0] {
+	case '<', '=', '|':
+	case '>':
+		order = binary.BigEndian
+	default:
+		return dtype{}, false
+	}
+	n, err := strconv.Atoi(descr[2:])
+	if err != nil || n < 1 || strconv.Itoa(n) != descr[2:] {
+		return dtype{}, false
+	}
+	switch descr[1] {
+	case 'U':
+		if n > maxStrLen/4 || descr[0] == '|' {
+			return dtype{}, false
+		}
+		return dtype{kind: 'U', size: 4 * n, order: order, name: descr}, true
+	case 'S':
+		if n > maxStrLen {
+			return dtype{}, false
+		}
+		return dtype{kind: 'S', size: n, order: order, name: descr}, true
+	}
+	return dtype{}, false
+}
+
+// readValues fills raw, the values done onwards of n, from br; a stream
+// that ends first is an error saying how many values it held.
+func readValues(br *bufio.Reader, raw []byte, done, n, size int, shape []int) error {
+	got, err := io.ReadFull(br, raw)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("holds %d of the %d values its shape %v announces", done+got/size, n, shape)
+	}
+	return err
+}
+
+// readStrings is readData for a string dtype: n elements into a.Str, each
+// without its trailing NULs, read a megabyte at a time.
+func readStrings(br *bufio.Reader, a *Array, t dtype, n int, sized bool, fortran bool) error {
+	per := max(1, (1<<20)/t.size) // elements per read
+	buf := make([]byte, min(n, per)*t.size)
+	out := make([]string, 0, min(n, per))
+	if sized {
+		out = make([]string, 0, n)
+	}
+	var sb strings.Builder
+	seen := map[string]string{} // labels repeat: one copy of each
+	intern := func(s string) string {
+		if v, ok := seen[s]; ok {
+			return v
+		}
+		if len(seen) < 1<<16 {
+			seen[s] = s
+		}
+		return s
+	}
+	for done := 0; done < n; {
+		m := min(per, n-done)
+		raw := buf[:m*t.size]
+		if err := readValues(br, raw, done, n, t.size, a.Shape); err != nil {
+			return err
+		}
+		for e := range m {
+			b := raw[e*t.size : (e+1)*t.size]
+			if t.kind == 'S' {
+				b = bytes.TrimRight(b, "\x00")
+				if !utf8.Valid(b) {
+					return fmt.Errorf("element %s = %q is not UTF-8", index(done+e, a.Shape, fortran), b)
+				}
+				out = append(out, intern(string(b)))
+				continue
+			}
+			units := len(b) / 4
+			for units > 0 && t.order.Uint32(b[4*(units-1):]) == 0 {
+				units--
+			}
+			sb.Reset()
+			for u := range units {
+				r := t.order.Uint32(b[4*u:])
+				if r > unicode.MaxRune || !utf8.ValidRune(rune(r)) {
+					return fmt.Errorf("element %s: code unit %d, %#x, is not a Unicode code point", index(done+e, a.Shape, fortran), u, r)
+				}
+				sb.WriteRune(rune(r))
+			}
+			out = append(out, intern(sb.String()))
+		}
+		done += m
+	}
+	a.Str = out
+	return nil
+}
+
 // decodeNPY is DecodeNPY with a cap, if maxBytes is positive, on the
 // stream's length: the data its header announces must fit in it, and the
 // arrays are then allocated at once; without it they grow as data arrives.
-func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64) (a Array, err error) {
+func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64, strs bool) (a Array, err error) {
 	defer func() {
 		if p := recover(); p != nil { // npyio on a malformed header
 			a, err = Array{}, fmt.Errorf("array %q: malformed .npy header (%v)", name, p)
@@ -165,7 +283,7 @@ func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64) (a Array,
 		return Array{}, fmt.Errorf("array %q: %w", name, err)
 	}
 	h := nr.Header.Descr
-	return decodeData(br, name, h.Type, h.Shape, h.Fortran, maxElems, maxBytes)
+	return decodeData(br, name, h.Type, h.Shape, h.Fortran, maxElems, maxBytes, strs)
 }
 
 // DecodeRaw decodes an array given as its raw bytes and what a .npy
@@ -175,15 +293,26 @@ func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64) (a Array,
 // the shape announces. The result holds no reference to data. This is how
 // arrays handed over in memory (the C API's) are read.
 func DecodeRaw(data []byte, name, descr string, shape []int, fortran bool) (Array, error) {
-	return decodeData(bufio.NewReader(bytes.NewReader(data)), name, descr, shape, fortran, 0, max(int64(len(data)), 1))
+	return decodeData(bufio.NewReader(bytes.NewReader(data)), name, descr, shape, fortran, 0, max(int64(len(data)), 1), true)
 }
 
 // decodeData is decodeNPY after the header: the values of dtype descr,
-// shape and order read from br, which must end with them.
-func decodeData(br *bufio.Reader, name, descr string, shape []int, fortran bool, maxElems int, maxBytes int64) (Array, error) {
+// shape and order read from br, which must end with them; string dtypes
+// only with strs.
+func decodeData(br *bufio.Reader, name, descr string, shape []int, fortran bool, maxElems int, maxBytes int64, strs bool) (Array, error) {
 	t, ok := parseDtype(descr)
+	if !ok && strs {
+		t, ok = parseStrDtype(descr)
+	}
 	if !ok {
-		return Array{}, fmt.Errorf("array %q: dtype %q is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order", name, descr)
+		labels := ""
+		if strs {
+			labels = ", or strings for labels ('<U…', '|S…')"
+			if descr == "|O" {
+				labels += "; '|O' is pickled Python objects: save string labels as strings (np.save(f, labels.astype(str)))"
+			}
+		}
+		return Array{}, fmt.Errorf("array %q: dtype %q is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order%s", name, descr, labels)
 	}
 	n := 1
 	for _, s := range shape {
@@ -199,7 +328,11 @@ func decodeData(br *bufio.Reader, name, descr string, shape []int, fortran bool,
 		return Array{}, fmt.Errorf("array %q: shape %v of %s needs %d bytes of data, more than the %d bytes stored", name, shape, t.name, int64(n)*int64(t.size), maxBytes)
 	}
 	a := Array{Shape: slices.Clone(shape), Dtype: t.name}
-	if err := readData(br, &a, t, n, maxBytes > 0, fortran); err != nil {
+	read := readData
+	if t.kind == 'U' || t.kind == 'S' {
+		read = readStrings
+	}
+	if err := read(br, &a, t, n, maxBytes > 0, fortran); err != nil {
 		return Array{}, fmt.Errorf("array %q: %w", name, err)
 	}
 	// Exactly the announced data: a byte more is a file that lies about its
@@ -214,18 +347,22 @@ func decodeData(br *bufio.Reader, name, descr string, shape []int, fortran bool,
 	}
 	var conv []string
 	switch {
+	case t.kind == 'U' || t.kind == 'S':
 	case t.kind == 'f' && t.size != 4:
 		conv = append(conv, t.name+" → float32")
 	case t.kind != 'f' && (t.kind != 'i' || t.size != 8):
 		conv = append(conv, t.name+" → int64")
 	}
-	if t.order == binary.BigEndian && t.size > 1 {
+	if t.order == binary.BigEndian && t.size > 1 && t.kind != 'S' {
 		conv = append(conv, "big-endian → little-endian")
 	}
 	if fortran && len(a.Shape) > 1 {
-		if a.F32 != nil {
+		switch {
+		case a.F32 != nil:
 			a.F32 = cOrder(a.F32, a.Shape)
-		} else {
+		case a.Str != nil:
+			a.Str = cOrder(a.Str, a.Shape)
+		default:
 			a.I64 = cOrder(a.I64, a.Shape)
 		}
 		conv = append(conv, "Fortran order → C order")
@@ -258,10 +395,7 @@ func readData(br *bufio.Reader, a *Array, t dtype, n int, sized bool, fortran bo
 	for done := 0; done < n; {
 		m := min(chunk, n-done)
 		raw := buf[:m*t.size]
-		if got, err := io.ReadFull(br, raw); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return fmt.Errorf("holds %d of the %d values its shape %v announces", done+got/t.size, n, a.Shape)
-			}
+		if err := readValues(br, raw, done, n, t.size, a.Shape); err != nil {
 			return err
 		}
 		if f32 != nil && len(f32)+m > cap(f32) {
@@ -453,7 +587,7 @@ func ReadNPY(path string) (Array, error) {
 	if fi.Mode().IsRegular() {
 		limit = max(fi.Size(), 1)
 	}
-	a, err := decodeNPY(f, strings.TrimSuffix(filepath.Base(path), ".npy"), 0, limit)
+	a, err := decodeNPY(f, strings.TrimSuffix(filepath.Base(path), ".npy"), 0, limit, true)
 	if err != nil {
 		return Array{}, fmt.Errorf("%s: %w", path, err)
 	}

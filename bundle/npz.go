@@ -82,7 +82,7 @@ func readNPZ(r io.ReaderAt, size int64) (map[string]Array, error) {
 		if err != nil {
 			return nil, fmt.Errorf("array %q: %w", name, err)
 		}
-		a, err := decodeNPY(rc, name, 0, max(int64(u), 1))
+		a, err := decodeNPY(rc, name, 0, max(int64(u), 1), true)
 		rc.Close()
 		if err != nil {
 			return nil, err

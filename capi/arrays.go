@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -49,8 +50,21 @@ func (r rawArray) check() (int, error) {
 }
 
 // dtypeSize is the element size of a dtype string the API takes: a
-// float16/32/64 or an integer of 1 to 8 bytes, either byte order.
+// float16/32/64 or an integer of 1 to 8 bytes, either byte order, or
+// fixed-width strings ('<U8': 8 UTF-32 code units; '|S8': 8 bytes), which
+// only labels and group ids take.
 func dtypeSize(dtype string) (int, bool) {
+	if len(dtype) > 2 && strings.ContainsRune("<>|=", rune(dtype[0])) && (dtype[1] == 'U' || dtype[1] == 'S') {
+		n, err := strconv.Atoi(dtype[2:])
+		if err != nil || n < 1 || n > 1<<14 || strconv.Itoa(n) != dtype[2:] {
+			return 0, false
+		}
+		if dtype[1] == 'U' {
+			n *= 4
+		}
+		return n, n <= 1<<14 // the .npy reader's widest strings
+
+	}
 	if len(dtype) != 3 || !strings.ContainsRune("<>|=", rune(dtype[0])) {
 		return 0, false
 	}
@@ -70,7 +84,7 @@ func dtypeSize(dtype string) (int, bool) {
 // unsupportedDtype is the error for a dtype no array of the API takes
 // (complex, object, strings, booleans, …), in the .npz reader's words.
 func unsupportedDtype(name, dtype string) error {
-	return fmt.Errorf("array %q: dtype %q is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order", name, dtype)
+	return fmt.Errorf("array %q: dtype %q is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order, or strings for labels ('<U…', '|S…')", name, dtype)
 }
 
 // littleEndian reports whether the dtype's bytes are in this machine's

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -105,9 +106,36 @@ type makeOptions struct {
 	KNeg        int        `json:"kneg"`
 	Split       [4]float64 `json:"split"`
 	Seed        uint64     `json:"seed"`
-	OODClasses  []int64    `json:"ood_classes"`
+	OODClasses  classList  `json:"ood_classes"`
 	OODCalShare float64    `json:"ood_cal_share"`
 	AllowFewer  bool       `json:"allow_fewer"`
+}
+
+// classList are held-out classes as the caller names them: integers, or
+// strings when the labels are strings.
+type classList []string
+
+// UnmarshalJSON takes a list of integers and strings.
+func (c *classList) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return fmt.Errorf("want a list of labels: %w", err)
+	}
+	out := make(classList, 0, len(raw))
+	for _, r := range raw {
+		var s string
+		if err := json.Unmarshal(r, &s); err == nil {
+			out = append(out, s)
+			continue
+		}
+		var n json.Number
+		if err := json.Unmarshal(r, &n); err != nil {
+			return fmt.Errorf("label %s: want an integer or a string", r)
+		}
+		out = append(out, n.String())
+	}
+	*c = out
+	return nil
 }
 
 // defaultMake are ccs bundle's defaults.
@@ -119,6 +147,9 @@ type madeBundles struct {
 	Names    []string
 	Bundles  []*bundle.Bundle
 	Warnings []string
+	// LabelNames are string labels' values (label i is LabelNames[i]),
+	// nil for integer labels.
+	LabelNames []string
 }
 
 // makeBundles is ccs bundle on arrays: embeddings (n, d) with labels
@@ -172,7 +203,10 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	if !(o.OODCalShare >= 0 && o.OODCalShare < 1) {
 		return nil, fmt.Errorf("bundle: ood_cal_share=%v: want 0 ≤ share < 1", o.OODCalShare)
 	}
-	cfg := bundle.MakeConfig{K: o.K, KNeg: o.KNeg, Split: o.Split, Seed: o.Seed, OODClasses: o.OODClasses,
+	if len(o.OODClasses) > 0 && !hasLabels {
+		return nil, fmt.Errorf("bundle: ood_classes=%v: the classes are labels: give labels too", []string(o.OODClasses))
+	}
+	cfg := bundle.MakeConfig{K: o.K, KNeg: o.KNeg, Split: o.Split, Seed: o.Seed,
 		OODCalShare: o.OODCalShare, AllowFewer: o.AllowFewer}
 	if err := cfg.Check(); err != nil {
 		return nil, err
@@ -186,14 +220,19 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	if in.Embeddings, err = readEmbeddings(arrays[name], mode == "views"); err != nil {
 		return nil, err
 	}
+	var names []string
 	if hasLabels {
-		if in.Labels, err = readIDs(arrays["labels"], "labels"); err != nil {
+		if in.Labels, names, err = readIDs(arrays["labels"], "labels"); err != nil {
 			return nil, err
 		}
 		in.LabelsSource = "labels"
+		cfg.LabelNames = names
+		if cfg.OODClasses, err = bundle.ClassesNamed(o.OODClasses, names); err != nil {
+			return nil, fmt.Errorf("bundle: ood_classes: %w", err)
+		}
 	}
 	if hasGroups {
-		if in.Groups, err = readIDs(arrays["groups"], "groups"); err != nil {
+		if in.Groups, _, err = readIDs(arrays["groups"], "groups"); err != nil {
 			return nil, err
 		}
 		in.GroupsSource = "groups"
@@ -218,7 +257,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", emb.Source, err)
 	}
-	out := &madeBundles{Warnings: plan.Warnings}
+	out := &madeBundles{Warnings: plan.Warnings, LabelNames: names}
 	for s, sp := range plan.Splits {
 		b, err := plan.Bundle(s, emb.Rows, qrows, emb.D)
 		if err != nil {
@@ -240,19 +279,25 @@ func readEmbeddings(r rawArray, allowViews bool) (bundle.Embeddings, error) {
 	return bundle.EmbeddingsOf(a, r.Name, allowViews)
 }
 
-// readIDs reads one integer per row: labels or group ids.
-func readIDs(r rawArray, what string) ([]int64, error) {
+// readIDs reads one label or group id per row: integers, or strings
+// numbered in their sorted order (bundle.LabelCodes), their names
+// returned.
+func readIDs(r rawArray, what string) ([]int64, []string, error) {
 	a, err := decode(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if a.I64 == nil {
-		return nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type)", r.Name, a.Kind(), what)
+	if a.I64 == nil && a.Str == nil {
+		return nil, nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type) or strings", r.Name, a.Kind(), what)
 	}
 	if len(a.Shape) != 1 {
-		return nil, fmt.Errorf("%s: shape %s, want one %s per row, (n,)", r.Name, bundle.FormatShape(a.Shape), strings.TrimSuffix(what, "s"))
+		return nil, nil, fmt.Errorf("%s: shape %s, want one %s per row, (n,)", r.Name, bundle.FormatShape(a.Shape), strings.TrimSuffix(what, "s"))
 	}
-	return a.I64, nil
+	if a.Str != nil {
+		ids, names := bundle.LabelCodes(a.Str)
+		return ids, names, nil
+	}
+	return a.I64, nil, nil
 }
 
 // readPairs reads relevance pairs (query row, relevant row): (m, 2)

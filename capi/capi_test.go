@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -406,6 +408,46 @@ func TestMakeBundlesIsThePlan(t *testing.T) {
 			t.Errorf("split %s differs from the plan's", sp.Name)
 		}
 	}
+	// The same labels as strings (NumPy's '<U…', UTF-32), named in the
+	// codes' sorted order: the same bundles, the names returned, the
+	// held-out class by its name.
+	names := []string{"a", "bb", "ccc", "dddd", "eeeee"}
+	strs := make([]byte, 0, 4*5*data.N)
+	for _, l := range data.Labels {
+		var units [5]uint32
+		for i, r := range names[l] {
+			units[i] = uint32(r)
+		}
+		for _, u := range units {
+			strs = binary.LittleEndian.AppendUint32(strs, u)
+		}
+	}
+	strLabels := rawArray{Name: "labels", Dtype: "<U5", Data: strs, Shape: []int{data.N}}
+	byName, err := makeBundles(map[string]rawArray{"embeddings": raw("embeddings", data.Points, data.N, sim.Dim), "labels": strLabels}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(byName.LabelNames, names[:slices.Max(data.Labels)+1]) || got.LabelNames != nil {
+		t.Errorf("label names %q (integer labels: %q)", byName.LabelNames, got.LabelNames)
+	}
+	for s := range got.Bundles {
+		a, b := got.Bundles[s], byName.Bundles[s]
+		if !slices.Equal(a.Anchors, b.Anchors) || !slices.Equal(a.PositiveIndex, b.PositiveIndex) || !slices.Equal(a.Labels, b.Labels) {
+			t.Errorf("split %s of string labels differs from the integer labels'", got.Names[s])
+		}
+	}
+	held := o
+	held.OODClasses = classList{"bb"}
+	if h, err := makeBundles(map[string]rawArray{"embeddings": raw("embeddings", data.Points, data.N, sim.Dim), "labels": strLabels}, held); err != nil || h.Names[len(h.Names)-1] != "ood" || h.Bundles[len(h.Bundles)-1].Labels[0] != 1 {
+		t.Errorf("OOD class by name: %v", err)
+	}
+	var opts makeOptions
+	if err := json.Unmarshal([]byte(`{"ood_classes": [3, "bb", -1]}`), &opts); err != nil || !slices.Equal(opts.OODClasses, classList{"3", "bb", "-1"}) {
+		t.Errorf("ood_classes of integers and strings: %q, %v", opts.OODClasses, err)
+	}
+	if err := json.Unmarshal([]byte(`{"ood_classes": [true]}`), &opts); err == nil || !strings.Contains(err.Error(), "label true: want an integer or a string") {
+		t.Errorf("ood_classes [true]: %v", err)
+	}
 	nan := slices.Clone(data.Points)
 	nan[7] = float32(math.NaN())
 	tests := []struct {
@@ -422,6 +464,14 @@ func TestMakeBundlesIsThePlan(t *testing.T) {
 			makeOptions{K: 0, Split: defaultMake.Split}, "bundle: k=0, kneg=0: want k at least 1"},
 		{"labels", map[string]rawArray{"embeddings": raw("embeddings", data.Points, data.N, sim.Dim), "labels": raw("labels", data.Labels[:10], 10)},
 			defaultMake, "labels: 10 labels for the 500 rows of embeddings"},
+		{"OOD class not a label name", map[string]rawArray{"embeddings": raw("embeddings", data.Points, data.N, sim.Dim), "labels": strLabels},
+			makeOptions{K: 5, Split: defaultMake.Split, OODClasses: classList{"b"}}, `bundle: ood_classes: "b" is not among the labels ("a", "bb"`},
+		{"OOD class by name, integer labels", map[string]rawArray{"embeddings": raw("embeddings", data.Points, data.N, sim.Dim), "labels": raw("labels", data.Labels, data.N)},
+			makeOptions{K: 5, Split: defaultMake.Split, OODClasses: classList{"bb"}}, `bundle: ood_classes: "bb" is not an integer label`},
+		{"OOD classes without labels", map[string]rawArray{"embeddings": raw("embeddings", data.Points, data.N, sim.Dim), "groups": raw("groups", data.Labels, data.N)},
+			makeOptions{K: 5, Split: defaultMake.Split, OODClasses: classList{"1"}}, "bundle: ood_classes=[1]: the classes are labels: give labels too"},
+		{"string embeddings", map[string]rawArray{"embeddings": {Name: "embeddings", Dtype: "<U5", Data: strs, Shape: []int{data.N / 5, 5}}, "labels": raw("labels", data.Labels[:data.N/5], data.N/5)},
+			defaultMake, "embeddings: dtype <U5, want floating point"},
 	}
 	for _, tt := range tests {
 		if _, err := makeBundles(tt.arrays, tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -254,7 +254,11 @@ func madeJSON(m *madeBundles) []byte {
 	if w == nil {
 		w = []string{}
 	}
-	b, _ := json.Marshal(map[string]any{"names": m.Names, "warnings": w})
+	out := map[string]any{"names": m.Names, "warnings": w}
+	if m.LabelNames != nil {
+		out["label_names"] = m.LabelNames
+	}
+	b, _ := json.Marshal(out)
 	return b
 }
 

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,6 +173,31 @@ func TestBundleCommand(t *testing.T) {
 	if !strings.Contains(string(data), `"shirt"`) {
 		t.Errorf("the manifest does not keep the string labels' names:\n%s", data)
 	}
+	// The same as NumPy writes string labels (np.save of a str array,
+	// '<U5'): codes in the names' sorted order, the held-out class by its
+	// name, the bundles byte for byte those of the integer labels.
+	script := "import sys, json, numpy as np; np.save(sys.argv[1], np.array(json.load(sys.stdin)))"
+	cmd := exec.Command("/usr/bin/python3", "-c", script, p("names.npy"))
+	js, _ := json.Marshal(names)
+	cmd.Stdin = bytes.NewReader(js)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("numpy: %v\n%s", err, out)
+	}
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("names.npy"), "-out", p("str"), "-k", "8", "-ood-classes", "shirt", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
+		a, _ := os.ReadFile(p("b/" + f + ".npz"))
+		b, err := os.ReadFile(p("str/" + f + ".npz"))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s.npz from string labels differs from the integer labels' (%v)", f, err)
+		}
+	}
+	var sm bundleManifest
+	data, _ = os.ReadFile(p("str/manifest.json"))
+	if err := json.Unmarshal(data, &sm); err != nil || !slices.Equal(sm.LabelNames, []string{"boot", "coat", "dress", "shirt"}) || !slices.Equal(sm.OODClasses, []int64{3}) {
+		t.Errorf("manifest of string labels: names %q, OOD classes %v (%v)", sm.LabelNames, sm.OODClasses, err)
+	}
 	if err := bundle.WriteNPZ(p("arrays.npz"), map[string]bundle.Array{"x": bundle.Float32(x32, n, d), "y": bundle.Int64(y, n)}); err != nil {
 		t.Fatal(err)
 	}
@@ -228,6 +256,20 @@ func TestBundleBadInput(t *testing.T) {
 	}
 	writeNPY64(t, p("flabels.npy"), flabels, n)
 	os.WriteFile(p("emb.json"), []byte("[1,2,3]\n"), 0o644)
+	// String labels as NumPy stores them: '<U…', UTF-32 padded with NULs.
+	names := make([]string, n)
+	for i, l := range y {
+		names[i] = []string{"ant", "bee", "émeu"}[l]
+	}
+	writeStrNPY(t, p("names.npy"), names, "(400,)")
+	lonely := slices.Clone(names)
+	lonely[0] = "lonely"
+	writeStrNPY(t, p("lonely.npy"), lonely, "(400,)")
+	writeStrNPY(t, p("names2d.npy"), names, "(400, 1)")
+	bad, at := strNPY(names, "(400,)")
+	binary.LittleEndian.PutUint32(bad[at+3*4*4:], 0xD800) // row 3's first code unit ('<U4')
+	os.WriteFile(p("surrogate.npy"), bad, 0o644)
+	os.WriteFile(p("objects.npy"), append(npyHead("|O", "(400,)"), "\x80\x04pickle"...), 0o644) // np.save of an object array
 	bundle.WriteNPY(p("pairs.npy"), bundle.Int64([]int64{0, 9999}, 1, 2))
 	_ = x32
 	for _, c := range []struct {
@@ -244,7 +286,14 @@ func TestBundleBadInput(t *testing.T) {
 		{"a zero validation share", []string{"-split", "0.5,0,0.25,0.25"}, true, "every split's share must be positive"},
 		{"unknown file type", []string{"-embeddings", p("emb.json")}, false, `emb.json: unknown file type ".json"`},
 		{"absent OOD class", []string{"-ood-classes", "5"}, false, "OOD class 5 is not among the labels (0, 1, 2)"},
-		{"float labels", []string{"-labels", p("flabels.npy")}, false, "flabels.npy: dtype float64, want integer labels"},
+		{"float labels", []string{"-labels", p("flabels.npy")}, false, "flabels.npy: dtype float64, want integer labels (any integer type) or strings"},
+		{"an OOD class not among string labels", []string{"-labels", p("names.npy"), "-ood-classes", "emu"}, false, `-ood-classes "emu": "emu" is not among the labels ("ant", "bee", "émeu")`},
+		{"an OOD class by name with integer labels", []string{"-ood-classes", "bee"}, true, `-ood-classes "bee": "bee" is not an integer label`},
+		{"an empty OOD class", []string{"-ood-classes", "1,"}, true, `-ood-classes "1,": an empty label`},
+		{"a string class with one member", []string{"-labels", p("lonely.npy")}, false, `class "lonely" has 1 item`},
+		{"labels pickled as objects", []string{"-labels", p("objects.npy")}, false, `array "objects": dtype "|O" is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order, or strings for labels ('<U…', '|S…'); '|O' is pickled Python objects: save string labels as strings (np.save(f, labels.astype(str)))`},
+		{"string labels of two dimensions", []string{"-labels", p("names2d.npy")}, false, "names2d.npy: shape (400, 1), want one label per row"},
+		{"a label that is not Unicode", []string{"-labels", p("surrogate.npy")}, false, `array "surrogate": element [3]: code unit 0, 0xd800, is not a Unicode code point`},
 		{"no positives", []string{"-labels", ""}, true, "give -labels FILE, -groups FILE, or -queries FILE with -pairs FILE"},
 		{"missing file", []string{"-labels", p("none.npy")}, false, "none.npy: no such file"},
 		{"missing file with an array name", []string{"-labels", p("none.npz") + ":y"}, false, "none.npz: no such file"},
@@ -266,6 +315,47 @@ func TestBundleBadInput(t *testing.T) {
 				t.Errorf("%s exists after the error", out)
 			}
 		})
+	}
+}
+
+// strNPY is strings as NumPy stores a str array: '<U…' of the longest
+// string's code points, each padded with NULs; data is where the values
+// begin.
+func strNPY(s []string, shape string) (b []byte, data int) {
+	w := 1
+	for _, v := range s {
+		w = max(w, len([]rune(v)))
+	}
+	b = npyHead(fmt.Sprintf("<U%d", w), shape)
+	data = len(b)
+	for _, v := range s {
+		units := make([]uint32, w)
+		for i, r := range []rune(v) {
+			units[i] = uint32(r)
+		}
+		for _, u := range units {
+			b = binary.LittleEndian.AppendUint32(b, u)
+		}
+	}
+	return b, data
+}
+
+// npyHead is a .npy header as NumPy writes it.
+func npyHead(descr, shape string) []byte {
+	h := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape)
+	for (10+len(h)+1)%64 != 0 {
+		h += " "
+	}
+	h += "\n"
+	b := append([]byte("\x93NUMPY\x01\x00"), byte(len(h)), byte(len(h)>>8))
+	return append(b, h...)
+}
+
+func writeStrNPY(t *testing.T, path string, s []string, shape string) {
+	t.Helper()
+	b, _ := strNPY(s, shape)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -37,7 +37,7 @@ func bundleCommand() *command {
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), or .parquet (FILE:COLUMN, a column of float32 lists); float16, float32 or float64, either order")
-			fs.StringVar(&o.Labels, "labels", "", "class labels `FILE`, one per row: .npy, .npz (FILE:ARRAY) of any integer type, or .parquet (FILE:COLUMN) of integers or strings; positives are rows of the anchor's class")
+			fs.StringVar(&o.Labels, "labels", "", "class labels `FILE`, one per row: .npy, .npz (FILE:ARRAY) or .parquet (FILE:COLUMN), of any integer type or strings (numbered in their sorted order; the manifest's label_names); positives are rows of the anchor's class")
 			fs.StringVar(&o.Groups, "groups", "", "group ids `FILE`, one per row (as -labels): the rows of one group are views of one item; its first row is the anchor, its other rows the positives")
 			fs.StringVar(&o.Views, "views", "", "views `FILE`: an (n, v, d) array, v views of each of n items (view 0 the anchor, the others its positives)")
 			fs.StringVar(&o.Queries, "queries", "", "query embeddings `FILE` (as -embeddings): the anchors of relevance pairs; -embeddings are the rows they retrieve")
@@ -47,7 +47,7 @@ func bundleCommand() *command {
 			fs.IntVar(&o.KNeg, "kneg", 0, "negatives per anchor, from other classes (groups; rows relevant to none of its) within its split (0: as many as -k)")
 			fs.StringVar(&o.Split, "split", "0.5,0.1,0.2,0.2", "the fit,validation,calibration,test `shares` of the items (each positive, summing to at most 1; stratified by label)")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the splits and the draws")
-			fs.StringVar(&o.OODClasses, "ood-classes", "", "comma-separated `labels` held out of every split as an OOD sample (DIR/ood.npz)")
+			fs.StringVar(&o.OODClasses, "ood-classes", "", "comma-separated `labels` held out of every split as an OOD sample (DIR/ood.npz): integers, or names for string labels")
 			fs.Float64Var(&o.OODCalShare, "ood-cal-share", 0, "`share` of the in-distribution items held out before the splits as DIR/ood-cal.npz: the inputs that calibrate a per-input OOD test (calibrate -ood-cal)")
 			fs.BoolVar(&o.AllowFewer, "allow-fewer", false, "let an anchor with fewer than -k possible positives repeat them (they weigh more in training and evaluation; calibration, one positive per anchor, is unchanged) instead of refusing")
 			return nil
@@ -145,13 +145,15 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if o.OODClasses != "" && o.Labels == "" {
 		return usagef("bundle: -ood-classes %s: the classes are labels: give -labels FILE too", o.OODClasses)
 	}
+	// The held-out classes: integers, or the labels' own strings when
+	// they are strings (known once the labels are read).
+	var oodClasses []string
 	if o.OODClasses != "" {
 		for _, s := range strings.Split(o.OODClasses, ",") {
-			c, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-			if err != nil {
-				return usagef("bundle: -ood-classes %q: %q is not an integer label", o.OODClasses, s)
+			if s = strings.TrimSpace(s); s == "" {
+				return usagef("bundle: -ood-classes %q: an empty label", o.OODClasses)
 			}
-			cfg.OODClasses = append(cfg.OODClasses, c)
+			oodClasses = append(oodClasses, s)
 		}
 	}
 	if err := cfg.Check(); err != nil {
@@ -212,6 +214,16 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return err
 		}
 		in.Labels, in.LabelsSource, m.LabelNames = labels, o.Labels, names
+		cfg.LabelNames = names
+		if oodClasses != nil {
+			if cfg.OODClasses, err = bundle.ClassesNamed(oodClasses, names); err != nil {
+				if names == nil {
+					return usagef("bundle: -ood-classes %q: %v", o.OODClasses, err)
+				}
+				return fmt.Errorf("bundle: -ood-classes %q: %v", o.OODClasses, err)
+			}
+			m.OODClasses = cfg.OODClasses
+		}
 		if err := input("labels", o.Labels, []int{len(labels)}); err != nil {
 			return err
 		}

@@ -138,8 +138,8 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 }
 
 // readIDs reads one integer per row — labels or group ids — from an .npy,
-// an .npz's array, or a Parquet column of integers or strings (strings
-// become 0, 1, … in sorted order, their names returned).
+// an .npz's array, or a Parquet column, of integers or strings (strings
+// become 0, 1, … in sorted order, bundle.LabelCodes, their names returned).
 func readIDs(arg string, what string) (ids []int64, names []string, err error) {
 	path, name := splitInput(arg)
 	kind, err := inputKind(path)
@@ -160,11 +160,15 @@ func readIDs(arg string, what string) (ids []int64, names []string, err error) {
 	if kind == ".npz" {
 		source += ": array " + strconv.Quote(got)
 	}
-	if a.I64 == nil {
-		return nil, nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type)", source, a.Kind(), what)
+	if a.I64 == nil && a.Str == nil {
+		return nil, nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type) or strings", source, a.Kind(), what)
 	}
 	if len(a.Shape) != 1 {
 		return nil, nil, fmt.Errorf("%s: shape %s, want one %s per row, (n,)", source, bundle.FormatShape(a.Shape), strings.TrimSuffix(what, "s"))
+	}
+	if a.Str != nil {
+		ids, names := bundle.LabelCodes(a.Str)
+		return ids, names, nil
 	}
 	return a.I64, nil, nil
 }
@@ -220,12 +224,7 @@ func readParquetIDs(path, column, what string) ([]int64, []string, error) {
 	if strs == nil {
 		return ids, nil, nil
 	}
-	names := slices.Compact(slices.Sorted(slices.Values(strs)))
-	ids = make([]int64, len(strs))
-	for i, s := range strs {
-		j, _ := slices.BinarySearch(names, s)
-		ids[i] = int64(j)
-	}
+	ids, names := bundle.LabelCodes(strs)
 	return ids, names, nil
 }
 

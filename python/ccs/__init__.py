@@ -22,6 +22,7 @@ command line holds them. Bad input raises ValueError with the command line's
 message; a missing file FileNotFoundError. docs/python.md has the whole API.
 """
 
+import operator
 import os
 import warnings
 from ctypes import byref, c_double, c_int, c_int64, c_uint8, c_void_p, POINTER
@@ -116,6 +117,9 @@ class Bundle(_Handle):
     """
 
     _what = "bundle"
+    #: The string labels' values, when the bundle was made by ccs.bundle from
+    #: string labels (label i is label_names[i]); None otherwise.
+    label_names = None
 
     def __init__(self, anchors, positives=None, negatives=None, *, positive_index=None, positive_pool=None,
                  negative_index=None, negative_pool=None, labels=None, logits=None, activations=None, index=None):
@@ -200,7 +204,34 @@ class Bundle(_Handle):
 def _bundles(h, info):
     made = loads(info)
     _warn(made["warnings"])
-    return {name: Bundle._wrap(h[i]) for i, name in enumerate(made["names"])}
+    out = {name: Bundle._wrap(h[i]) for i, name in enumerate(made["names"])}
+    names = made.get("label_names")
+    if names is not None:
+        for b in out.values():
+            b.label_names = tuple(names)
+    return out
+
+
+def _class(c):
+    """A held-out class as ood_classes names it: a string or an integer."""
+    if isinstance(c, str):
+        return str(c)
+    try:
+        return operator.index(c)
+    except TypeError:
+        raise ValueError(f"bundle: ood_classes: {c!r} is neither an integer nor a string label") from None
+
+
+def _ids(x):
+    """Labels or group ids as the engine takes them: an object array of
+    strings (a pandas column's values) becomes a NumPy string array; the
+    rest goes as it is, its dtype checked by the engine."""
+    if x is None:
+        return None
+    a = np.asarray(x)
+    if a.dtype == object and a.size and all(isinstance(v, str) for v in a.flat):
+        a = a.astype(str)
+    return a
 
 
 def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=None, pairs=None, k=20, kneg=0,
@@ -209,19 +240,26 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     split name ("fit", "val", "cal", "test", and "ood-cal", "ood" when asked
     for) to Bundle, with the same arrays as the files ccs bundle writes.
 
-    Positives of each other are rows of one class (labels, (n,) integers),
+    Positives of each other are rows of one class (labels, (n,) integers or
+    strings; strings are numbered 0, 1, … in their sorted order, as the
+    command numbers a string column, and each Bundle's label_names holds
+    them: label i is label_names[i]),
     of one group (groups: views of one item; its first row is the anchor),
     the views of one item (views, (n, v, d) instead of embeddings), or the
     rows relevant to a query (queries (q, d) and pairs (m, 2) of query row,
     relevant row). k positives and kneg negatives (0: k) per anchor, within
     its split; split are the fit, val, cal and test shares; ood_classes are
-    labels held out as the "ood" split; ood_cal_share the share of the items
+    labels held out as the "ood" split (integers, or strings for string
+    labels); ood_cal_share the share of the items
     held out as "ood-cal" (inputs that calibrate a per-input OOD test)."""
     lent = Lent()
-    arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": labels, "groups": groups,
+    arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": _ids(labels), "groups": _ids(groups),
                           "queries": queries, "pairs": pairs})
+    if isinstance(ood_classes, (str, int, np.integer)):
+        ood_classes = (ood_classes,)
     opts = options(k=k, kneg=kneg, split=[float(s) for s in split], seed=seed,
-                   ood_classes=[int(c) for c in ood_classes], ood_cal_share=ood_cal_share, allow_fewer=allow_fewer)
+                   ood_classes=[_class(c) for c in ood_classes],
+                   ood_cal_share=ood_cal_share, allow_fewer=allow_fewer)
     h = (c_handle * 6)()
     info = call_string(lib.ccs_bundle_make, arr, n, opts, h, 6)
     return _bundles(h, info)

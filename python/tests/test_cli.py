@@ -41,6 +41,32 @@ def test_bundle_equals_ccs_bundle(labelled, tmp_path):
         assert same_file(tmp_path / f"{name}.npz", labelled["bundles"] / f"{name}.npz"), name
 
 
+NAMES = np.array(["ant", "bee", "cat", "gnu", "émeu"])  # sorted by code point: the codes are labelled's integers
+
+
+@pytest.mark.parametrize("form", ["str", "bytes", "object", "list"])
+def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
+    """String labels, as NumPy, pandas (object arrays) or a list hold them:
+    the command's bundles from the same strings saved by np.save, byte for
+    byte, the held-out class named by its string; label_names their
+    sorted values."""
+    names = NAMES[labelled["labels"]]
+    given = {"str": names, "bytes": np.char.encode(names, "utf-8"), "object": names.astype(object),
+             "list": names.tolist()}[form]
+    np.save(tmp_path / "names.npy", given if form in ("str", "bytes") else names)  # np.save pickles objects
+    cli("bundle", "-embeddings", labelled["dir"] / "embeddings.npy", "-labels", tmp_path / "names.npy",
+        "-out", tmp_path / "out", "-k", 8, "-kneg", 6, "-seed", 3, "-ood-classes", "émeu", "-ood-cal-share", 0.1)
+    splits = ccs.bundle(labelled["embeddings"], given, k=8, kneg=6, seed=3, ood_classes=["émeu"], ood_cal_share=0.1)
+    for name, b in splits.items():
+        assert b.label_names == tuple(NAMES), (form, name)
+        b.save(tmp_path / f"py-{name}.npz")
+        assert same_file(tmp_path / f"py-{name}.npz", tmp_path / "out" / f"{name}.npz"), (form, name)
+        assert same_file(tmp_path / f"py-{name}.npz", labelled["bundles"] / f"{name}.npz"), (form, name)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["label_names"] == NAMES.tolist() and manifest["ood_classes"] == [4]
+    assert ccs.bundle(labelled["embeddings"], labelled["labels"], k=8)["fit"].label_names is None
+
+
 @pytest.mark.parametrize("mode", ["groups", "views", "pairs"])
 def test_bundle_other_modes_equal_ccs_bundle(mode, tmp_path, cli):
     rng = np.random.default_rng(11)

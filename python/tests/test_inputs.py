@@ -130,7 +130,7 @@ ERRORS = [
     ("object points", lambda s, a: s.contains(a[0], np.array([[1, None, 3, 4, 5]], dtype=object)), ValueError,
      'array "points": dtype "|O" is not supported'),
     ("ragged points", lambda s, a: s.contains(a[0], [[1, 2, 3, 4, 5], [1, 2]]), ValueError, "inhomogeneous"),
-    ("strings", lambda s, a: s.scores(["a", "b", "c", "d", "e"], a), ValueError, 'array "anchor": dtype "<U1" is not supported'),
+    ("strings", lambda s, a: s.scores(["a", "b", "c", "d", "e"], a), ValueError, 'array "anchor": dtype <U1, want floating point'),
     ("dimension", lambda s, a: s.contains(a[0], np.ones((3, 4))), ValueError,
      "points: embeddings of shape (3, 4), dimension 4; the set's dimension is 5"),
     ("rank", lambda s, a: s.scores(a[0], np.ones((2, 3, 5))), ValueError, "points: shape (2, 3, 5): want (m, 5)"),
@@ -166,7 +166,32 @@ ERRORS = [
     ("missing file", lambda s, a: ccs.Set.load("/nonexistent/set.json"), FileNotFoundError, "no such file or directory"),
     ("missing bundle", lambda s, a: ccs.Bundle.load("/nonexistent/b.npz"), FileNotFoundError, "no such file or directory"),
     ("not a bundle", lambda s, a: ccs.Bundle.load(__file__), ValueError, "not a NumPy .npz archive"),
+    ("OOD class not among string labels", lambda s, a: ccs.bundle(*_labelled(["x", "y", "z"]), k=3, ood_classes=["w"]),
+     ValueError, 'bundle: ood_classes: "w" is not among the labels ("x", "y", "z")'),
+    ("OOD class by name, integer labels", lambda s, a: ccs.bundle(*_labelled([0, 1, 2]), k=3, ood_classes=["y"]),
+     ValueError, 'bundle: ood_classes: "y" is not an integer label'),
+    ("OOD class neither", lambda s, a: ccs.bundle(*_labelled([0, 1, 2]), k=3, ood_classes=[1.5]),
+     ValueError, "bundle: ood_classes: 1.5 is neither an integer nor a string label"),
+    ("a string class of one", lambda s, a: ccs.bundle(*_labelled(["x", "y", "z"], lonely="w"), k=3),
+     ValueError, 'class "w" has 1 item'),
+    ("bool labels", lambda s, a: ccs.bundle(*_labelled([True, False])), ValueError,
+     'array "labels": dtype "|b1" is not supported'),
+    ("mixed object labels", lambda s, a: ccs.bundle(*_labelled(["x", 1], dtype=object)), ValueError,
+     'array "labels": dtype "|O" is not supported'),
+    ("string embeddings", lambda s, a: ccs.bundle(np.array([["a", "b"]] * 60), np.zeros(60, int)), ValueError,
+     "embeddings: dtype <U1, want floating point"),
+    ("string anchors", lambda s, a: ccs.Bundle(np.array([["a", "b"]] * 6)), ValueError,
+     'array "anchors": dtype <U1, want floating point'),
+    ("string points", lambda s, a: s.contains(a[0], np.array([["a"] * 5])), ValueError, '"points"'),
 ]
+
+
+def _labelled(classes, lonely=None, dtype=None):
+    """60 embeddings of d = 2 with labels cycling through classes."""
+    labels = np.array([classes[i % len(classes)] for i in range(60)], dtype=dtype)
+    if lonely is not None:
+        labels[0] = lonely
+    return np.random.default_rng(0).normal(size=(60, 2)), labels
 
 
 @pytest.mark.parametrize("what,f,exc,msg", ERRORS, ids=[e[0] for e in ERRORS])

@@ -1,0 +1,165 @@
+package bundle
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestStringsFromNumPy: string arrays as NumPy itself writes them (Debian's
+// python3-numpy) — UTF-32 in either byte order, bytes, Fortran order, an
+// .npz member — read as NumPy gives them back: trailing NULs gone,
+// interior ones kept, every code point as written.
+func TestStringsFromNumPy(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := `
+import sys, numpy as np
+d = sys.argv[1]
+u = np.array(["boot", "émeu", "", "a\x00b", "日本語", "😀x"])
+np.save(d + "/u.npy", u)
+np.save(d + "/ube.npy", u.astype(">U5"))
+np.save(d + "/s.npy", np.array([b"boot", b"coat", b"", b"x\x00y"]))
+np.save(d + "/f.npy", np.asfortranarray(np.array([["a", "bb", "ccc"], ["dd", "e", ""]])))
+np.savez(d + "/z.npz", labels=u[:2])
+print(u.dtype.str, u.astype(">U5").dtype.str)
+`
+	out, err := exec.Command("/usr/bin/python3", "-c", script, dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("numpy: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "<U4 >U5" {
+		t.Fatalf("numpy wrote dtypes %q, want <U4 and >U5", got)
+	}
+	want := []string{"boot", "émeu", "", "a\x00b", "日本語", "😀x"}
+	for _, c := range []struct {
+		file string
+		want []string
+		kind string
+	}{
+		{"u.npy", want, "<U4"},
+		{"ube.npy", want, ">U5"},
+		{"s.npy", []string{"boot", "coat", "", "x\x00y"}, "|S4"},
+		{"f.npy", []string{"a", "bb", "ccc", "dd", "e", ""}, "<U3"}, // C order
+	} {
+		a, err := ReadNPY(filepath.Join(dir, c.file))
+		if err != nil {
+			t.Errorf("%s: %v", c.file, err)
+			continue
+		}
+		if !slices.Equal(a.Str, c.want) || a.F32 != nil || a.I64 != nil || a.Kind() != c.kind {
+			t.Errorf("%s: %q (kind %s, F32 %v, I64 %v), want %q (%s)", c.file, a.Str, a.Kind(), a.F32 != nil, a.I64 != nil, c.want, c.kind)
+		}
+	}
+	z, err := ReadNPZ(filepath.Join(dir, "z.npz"))
+	if err != nil || !slices.Equal(z["labels"].Str, want[:2]) {
+		t.Errorf("z.npz: %q, %v", z["labels"].Str, err)
+	}
+}
+
+// TestStringsRefused: string data that is not Unicode is an error naming
+// the element; widths beyond the cap, or none, are unsupported dtypes;
+// too little data is an error; and the readers that take numbers refuse
+// strings by their dtype.
+func TestStringsRefused(t *testing.T) {
+	t.Parallel()
+	utf32 := func(order binary.AppendByteOrder, units ...uint32) []byte {
+		var b []byte
+		for _, u := range units {
+			b = order.AppendUint32(b, u)
+		}
+		return b
+	}
+	for _, c := range []struct {
+		name, descr, shape string
+		data               []byte
+		want               string
+	}{
+		{"surrogate", "<U2", "(2,)", utf32(binary.LittleEndian, 'a', 0, 'b', 0xD800), "element [1]: code unit 1, 0xd800, is not a Unicode code point"},
+		{"beyond U+10FFFF", ">U1", "(1,)", utf32(binary.BigEndian, 0x110000), "element [0]: code unit 0, 0x110000, is not a Unicode code point"},
+		{"not UTF-8", "|S2", "(2,)", []byte("ok\xff\xfe"), `element [1] = "\xff\xfe" is not UTF-8`},
+		{"short", "<U2", "(3,)", utf32(binary.LittleEndian, 'a', 'b', 'c'), "holds 1 of the 3 values"},
+		{"no width", "<U0", "(1,)", nil, "is not supported"},
+		{"too wide", "<U4097", "(1,)", nil, "is not supported"},
+		{"too wide bytes", "|S16385", "(1,)", nil, "is not supported"},
+		{"leading zero", "<U03", "(1,)", nil, "is not supported"},
+		{"objects", "|O", "(1,)", nil, "is not supported"},
+	} {
+		data := append(npyHeader(c.descr, c.shape), c.data...)
+		_, err := decodeNPY(bytes.NewReader(data), "labels", 0, int64(len(data)), true)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `"labels"`) {
+			t.Errorf("%s: error %v, want one naming the array and saying %q", c.name, err, c.want)
+		}
+	}
+	// Strings where numbers belong; a request body's strings.
+	data := append(npyHeader("<U1", "(2, 1)"), utf32(binary.LittleEndian, 'a', 'b')...)
+	if _, err := DecodeNPYBytes(data, "body", 0); err == nil || !strings.Contains(err.Error(), `array "body": dtype "<U1" is not supported`) || strings.Contains(err.Error(), "strings") {
+		t.Errorf("a request body of strings: %v", err)
+	}
+	s, err := DecodeRaw(data[len(data)-8:], "anchors", "<U1", []int{2, 1}, false)
+	if err != nil || !slices.Equal(s.Str, []string{"a", "b"}) {
+		t.Fatal(s.Str, err)
+	}
+	_, err = FromArrays(map[string]Array{"anchors": s})
+	if err == nil || !strings.Contains(err.Error(), `array "anchors": dtype <U1, want floating point`) {
+		t.Errorf("string anchors: %v", err)
+	}
+	if err := WriteNPY(filepath.Join(t.TempDir(), "s.npy"), s); err == nil {
+		t.Error("a string array was written as numbers")
+	}
+	if _, err := EmbeddingsOf(s, "emb.npy", false); err == nil || !strings.Contains(err.Error(), "<U1") {
+		t.Errorf("string embeddings: %v", err)
+	}
+}
+
+func TestLabelCodes(t *testing.T) {
+	t.Parallel()
+	codes, names := LabelCodes([]string{"dog", "cat", "émeu", "cat", "Dog", ""})
+	if !slices.Equal(names, []string{"", "Dog", "cat", "dog", "émeu"}) || !slices.Equal(codes, []int64{3, 2, 4, 2, 1, 0}) {
+		t.Errorf("codes %v, names %q", codes, names)
+	}
+	for _, c := range []struct {
+		classes, names []string
+		want           []int64
+		err            string
+	}{
+		{[]string{"émeu", "cat"}, names, []int64{4, 2}, ""},
+		{[]string{"3"}, nil, []int64{3}, ""},
+		{[]string{"-1", "7"}, nil, []int64{-1, 7}, ""},
+		{[]string{"cats"}, names, nil, `"cats" is not among the labels ("", "Dog", "cat", "dog", "émeu")`},
+		{[]string{"3"}, names, nil, `"3" is not among the labels`},
+		{[]string{"cat"}, nil, nil, `"cat" is not an integer label`},
+		{[]string{"1.5"}, nil, nil, `"1.5" is not an integer label`},
+	} {
+		got, err := ClassesNamed(c.classes, c.names)
+		if c.err == "" && (err != nil || !slices.Equal(got, c.want)) || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("ClassesNamed(%q, %q) = %v, %v; want %v, %q", c.classes, c.names, got, err, c.want, c.err)
+		}
+	}
+}
+
+// TestMakeNamesClasses: with string labels' names, the plan's messages name
+// a class by its string.
+func TestMakeNamesClasses(t *testing.T) {
+	t.Parallel()
+	const n = 200
+	labels := make([]int64, n)
+	for i := range 40 {
+		labels[i] = 1 // class 1: 40 items, about 10 a split
+	}
+	items := Items{N: n, Labels: labels}
+	cfg := MakeConfig{K: 20, KNeg: 5, Split: [4]float64{0.25, 0.25, 0.25, 0.25}, LabelNames: []string{"coat", "sandal"}}
+	_, err := Make(items, cfg)
+	if err == nil || !strings.Contains(err.Error(), `class "sandal" has`) {
+		t.Errorf("error %v, want one naming class \"sandal\"", err)
+	}
+	cfg.LabelNames = nil
+	_, err = Make(items, cfg)
+	if err == nil || !strings.Contains(err.Error(), "class 1 has") {
+		t.Errorf("error %v, want one naming class 1", err)
+	}
+}
