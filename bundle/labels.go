@@ -51,3 +51,154 @@ func seq64(n int) []int64 {
 	}
 	return s
 }
+
+// PairIDs resolves relevance pairs named by ids (BEIR's qrels name queries
+// and passages by strings) to row numbers: a side given the ids of its
+// rows, in row order, looks a pair's id up among them; a side without
+// takes it as a 0-based row number. A pair naming an id that is not among
+// its side's ids is left out (the rows embedded may be a part of the
+// collection the judgements cover), and counted.
+type PairIDs struct {
+	queries, rows map[string]int // nil: row numbers
+	// Unknown counts the pairs left out, and First names the first
+	// unknown id ("query q7", "row doc184").
+	Unknown int
+	First   string
+}
+
+// NewPairIDs indexes the queries' ids and the rows' ids (nil: that side's
+// pairs give row numbers). An id given twice is an error: a pair naming it
+// would be ambiguous.
+func NewPairIDs(queryIDs, rowIDs []string) (*PairIDs, error) {
+	index := func(ids []string, what string) (map[string]int, error) {
+		if ids == nil {
+			return nil, nil
+		}
+		m := make(map[string]int, len(ids))
+		for i, id := range ids {
+			if j, dup := m[id]; dup {
+				return nil, fmt.Errorf("%s id %q is given twice (rows %d and %d)", what, id, j, i)
+			}
+			m[id] = i
+		}
+		return m, nil
+	}
+	q, err := index(queryIDs, "query")
+	if err != nil {
+		return nil, err
+	}
+	r, err := index(rowIDs, "row")
+	if err != nil {
+		return nil, err
+	}
+	return &PairIDs{queries: q, rows: r}, nil
+}
+
+// Named reports whether either side is named by ids.
+func (p *PairIDs) Named() bool { return p.queries != nil || p.rows != nil }
+
+// Resolve gives the rows of a pair (query, relevant row); ok is false for
+// a pair left out (an unknown id, counted), and err says why a side of row
+// numbers is not one.
+func (p *PairIDs) Resolve(query, row string) (q, r int, ok bool, err error) {
+	side := func(id string, m map[string]int, what string) (int, bool, error) {
+		if m == nil {
+			v, err := strconv.Atoi(id)
+			if err != nil {
+				return 0, false, fmt.Errorf("%s %q is not a row number: give the %s", what, id, map[string]string{"query": "queries' ids (-query-ids) to name them by id", "row": "rows' ids (-ids) to name them by id"}[what])
+			}
+			return v, true, nil
+		}
+		v, ok := m[id]
+		if !ok {
+			if p.Unknown++; p.First == "" {
+				p.First = what + " " + strconv.Quote(id)
+			}
+		}
+		return v, ok, nil
+	}
+	q, okQ, err := side(query, p.queries, "query")
+	if err != nil || !okQ {
+		return 0, 0, false, err
+	}
+	r, okR, err := side(row, p.rows, "row")
+	return q, r, okR, err
+}
+
+// Header reports whether a text file's first line (query, row) reads as
+// a header rather than a pair: a side of row numbers that is not one, or
+// sides named by ids none of which knows its id.
+func (p *PairIDs) Header(query, row string) bool {
+	known := false
+	for _, s := range []struct {
+		id string
+		m  map[string]int
+	}{{query, p.queries}, {row, p.rows}} {
+		if s.m == nil {
+			if _, err := strconv.Atoi(s.id); err != nil {
+				return true
+			}
+			continue
+		}
+		_, ok := s.m[s.id]
+		known = known || ok
+	}
+	return p.Named() && !known
+}
+
+// Note says what was left out, or "" when nothing was.
+func (p *PairIDs) Note() string {
+	if p.Unknown == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d pairs name ids that are not among the given ids (the first: %s): left out", p.Unknown, p.First)
+}
+
+// Rows resolves an (m, 2) array of pairs — integers or strings — named
+// name in errors; an error too when no pair is left.
+func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
+	if a.I64 == nil && a.Str == nil || len(a.Shape) != 2 || a.Shape[1] != 2 {
+		return nil, fmt.Errorf("%s: dtype %s, shape %s: want pairs (m, 2) of integers or strings", name, a.Kind(), FormatShape(a.Shape))
+	}
+	pairs := make([][2]int, 0, a.Shape[0])
+	for i := range a.Shape[0] {
+		var q, r string
+		if a.Str != nil {
+			q, r = a.Str[2*i], a.Str[2*i+1]
+		} else {
+			q, r = strconv.FormatInt(a.I64[2*i], 10), strconv.FormatInt(a.I64[2*i+1], 10)
+		}
+		qi, ri, ok, err := p.Resolve(q, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: pair %d: %w", name, i, err)
+		}
+		if ok {
+			pairs = append(pairs, [2]int{qi, ri})
+		}
+	}
+	return p.Left(pairs, name)
+}
+
+// Left is pairs, or an error saying why none is left.
+func (p *PairIDs) Left(pairs [][2]int, name string) ([][2]int, error) {
+	if len(pairs) > 0 {
+		return pairs, nil
+	}
+	if p.Unknown > 0 {
+		return nil, fmt.Errorf("%s: no pairs: all %d name ids that are not among the given ids (the first: %s)", name, p.Unknown, p.First)
+	}
+	return nil, fmt.Errorf("%s: no pairs", name)
+}
+
+// IDStrings are a (n,) array of ids, strings or integers (in decimal),
+// named name in errors.
+func IDStrings(a Array, name string) ([]string, error) {
+	if a.I64 == nil && a.Str == nil || len(a.Shape) != 1 {
+		return nil, fmt.Errorf("%s: dtype %s, shape %s: want one id per row, (n,) strings or integers", name, a.Kind(), FormatShape(a.Shape))
+	}
+	ids := a.Str
+	for _, v := range a.I64 {
+		ids = append(ids, strconv.FormatInt(v, 10))
+	}
+	return ids, nil
+}

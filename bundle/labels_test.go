@@ -163,3 +163,76 @@ func TestMakeNamesClasses(t *testing.T) {
 		t.Errorf("error %v, want one naming class 1", err)
 	}
 }
+
+// TestPairIDs: pairs named by ids resolve to the rows the ids are given
+// for; a side without ids takes row numbers; unknown ids are left out and
+// counted; a header line is told from a pair.
+func TestPairIDs(t *testing.T) {
+	t.Parallel()
+	p, err := NewPairIDs([]string{"q0", "q1"}, []string{"d5", "d7", "d9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q, r   string
+		qi, ri int
+		ok     bool
+	}{
+		{"q1", "d9", 1, 2, true},
+		{"q0", "d5", 0, 0, true},
+		{"q2", "d5", 0, 0, false},
+		{"q0", "d6", 0, 0, false},
+	} {
+		qi, ri, ok, err := p.Resolve(c.q, c.r)
+		if err != nil || ok != c.ok || ok && (qi != c.qi || ri != c.ri) {
+			t.Errorf("Resolve(%s, %s) = %d, %d, %v, %v", c.q, c.r, qi, ri, ok, err)
+		}
+	}
+	if p.Unknown != 2 || p.First != `query "q2"` || !strings.Contains(p.Note(), `2 pairs name ids that are not among the given ids (the first: query "q2")`) {
+		t.Errorf("unknown %d, first %s, note %q", p.Unknown, p.First, p.Note())
+	}
+	if !p.Header("query-id", "corpus-id") || p.Header("q0", "corpus-id") {
+		t.Error("header")
+	}
+	rowsOnly, _ := NewPairIDs(nil, []string{"d5", "d7"})
+	if _, _, _, err := rowsOnly.Resolve("q0", "d5"); err == nil || !strings.Contains(err.Error(), `query "q0" is not a row number: give the queries' ids (-query-ids)`) {
+		t.Errorf("a query id without the queries' ids: %v", err)
+	}
+	if q, r, ok, err := rowsOnly.Resolve("3", "d7"); err != nil || !ok || q != 3 || r != 1 {
+		t.Errorf("a row number beside an id: %d, %d, %v, %v", q, r, ok, err)
+	}
+	if !rowsOnly.Header("query", "d5") || rowsOnly.Header("0", "d5") || !rowsOnly.Header("0", "corpus") {
+		t.Error("header of one named side")
+	}
+	plain, _ := NewPairIDs(nil, nil)
+	if plain.Named() || plain.Header("0", "1") || !plain.Header("query-id", "1") {
+		t.Error("row numbers")
+	}
+	if _, err := NewPairIDs(nil, []string{"a", "b", "a"}); err == nil || !strings.Contains(err.Error(), `row id "a" is given twice (rows 0 and 2)`) {
+		t.Errorf("a repeated id: %v", err)
+	}
+	// Arrays of pairs: strings, integers (as ids when the rows are named
+	// by them), and what is left.
+	p, _ = NewPairIDs([]string{"q0", "q1"}, []string{"10", "20"})
+	got, err := p.Rows(Array{Shape: []int{3, 2}, Str: []string{"q1", "20", "q0", "30", "q0", "10"}}, "pairs")
+	if err != nil || !slices.Equal(got, [][2]int{{1, 1}, {0, 0}}) || p.Unknown != 1 {
+		t.Errorf("string pairs: %v, %v (unknown %d)", got, err, p.Unknown)
+	}
+	p, _ = NewPairIDs(nil, []string{"10", "20"})
+	got, err = p.Rows(Int64([]int64{1, 20, 0, 10}, 2, 2), "pairs")
+	if err != nil || !slices.Equal(got, [][2]int{{1, 1}, {0, 0}}) {
+		t.Errorf("integer pairs by id: %v, %v", got, err)
+	}
+	if _, err := p.Rows(Int64([]int64{1, 30}, 1, 2), "pairs"); err == nil || !strings.Contains(err.Error(), `pairs: no pairs: all 1 name ids that are not among the given ids (the first: row "30")`) {
+		t.Errorf("no pair left: %v", err)
+	}
+	if _, err := p.Rows(Int64([]int64{1, 30, 4}, 1, 3), "pairs"); err == nil || !strings.Contains(err.Error(), "pairs: dtype int64, shape (1, 3): want pairs (m, 2)") {
+		t.Errorf("three columns: %v", err)
+	}
+	if ids, err := IDStrings(Int64([]int64{7, -1}, 2), "ids"); err != nil || !slices.Equal(ids, []string{"7", "-1"}) {
+		t.Errorf("integer ids: %q, %v", ids, err)
+	}
+	if _, err := IDStrings(Float32([]float32{7}, 1), "ids"); err == nil || !strings.Contains(err.Error(), "ids: dtype float32, shape (1,): want one id per row") {
+		t.Errorf("float ids: %v", err)
+	}
+}

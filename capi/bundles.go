@@ -158,7 +158,7 @@ type madeBundles struct {
 func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error) {
 	for name := range arrays {
 		switch name {
-		case "embeddings", "views", "labels", "groups", "queries", "pairs":
+		case "embeddings", "views", "labels", "groups", "queries", "pairs", "ids", "query_ids":
 		default:
 			return nil, fmt.Errorf("bundle: unknown array %q", name)
 		}
@@ -169,6 +169,8 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	_, hasGroups := arrays["groups"]
 	_, hasQueries := arrays["queries"]
 	_, hasPairs := arrays["pairs"]
+	_, hasIDs := arrays["ids"]
+	_, hasQueryIDs := arrays["query_ids"]
 	mode := ""
 	switch {
 	case hasViews:
@@ -184,6 +186,8 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		if hasLabels || hasGroups {
 			return nil, fmt.Errorf("bundle: relevance pairs say which rows are positives: give no labels or groups")
 		}
+	case hasIDs || hasQueryIDs:
+		return nil, fmt.Errorf("bundle: ids and query_ids name the rows of relevance pairs: give them with queries and pairs")
 	default:
 		if !hasEmb {
 			return nil, fmt.Errorf("bundle: give embeddings (or views)")
@@ -238,13 +242,36 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		in.GroupsSource = "groups"
 	}
 	var qrows []float32
+	var pairNote string
 	if mode == "pairs" {
 		q, err := readEmbeddings(arrays["queries"], false)
 		if err != nil {
 			return nil, err
 		}
-		if in.Pairs, err = readPairs(arrays["pairs"]); err != nil {
+		var queryIDs, rowIDs []string
+		if hasQueryIDs {
+			if queryIDs, err = readIDStrings(arrays["query_ids"], q.N); err != nil {
+				return nil, err
+			}
+		}
+		if hasIDs {
+			if rowIDs, err = readIDStrings(arrays["ids"], in.Embeddings.N); err != nil {
+				return nil, err
+			}
+		}
+		ids, err := bundle.NewPairIDs(queryIDs, rowIDs)
+		if err != nil {
+			return nil, fmt.Errorf("bundle: %w", err)
+		}
+		a, err := decode(arrays["pairs"])
+		if err != nil {
 			return nil, err
+		}
+		if in.Pairs, err = ids.Rows(a, "pairs"); err != nil {
+			return nil, err
+		}
+		if note := ids.Note(); note != "" {
+			pairNote = "pairs: " + note
 		}
 		in.Queries, qrows = &q, q.Rows
 	}
@@ -258,6 +285,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		return nil, fmt.Errorf("%s: %w", emb.Source, err)
 	}
 	out := &madeBundles{Warnings: plan.Warnings, LabelNames: names}
+	if pairNote != "" {
+		out.Warnings = append([]string{pairNote}, out.Warnings...)
+	}
 	for s, sp := range plan.Splits {
 		b, err := plan.Bundle(s, emb.Rows, qrows, emb.D)
 		if err != nil {
@@ -300,21 +330,17 @@ func readIDs(r rawArray, what string) ([]int64, []string, error) {
 	return a.I64, nil, nil
 }
 
-// readPairs reads relevance pairs (query row, relevant row): (m, 2)
-// integers.
-func readPairs(r rawArray) ([][2]int, error) {
+// readIDStrings reads the ids of n rows: (n,) strings or integers.
+func readIDStrings(r rawArray, n int) ([]string, error) {
 	a, err := decode(r)
 	if err != nil {
 		return nil, err
 	}
-	if a.I64 == nil || len(a.Shape) != 2 || a.Shape[1] != 2 {
-		return nil, fmt.Errorf("%s: dtype %s, shape %s: want integer pairs (m, 2)", r.Name, a.Kind(), bundle.FormatShape(a.Shape))
+	ids, err := bundle.IDStrings(a, r.Name)
+	if err == nil && len(ids) != n {
+		err = fmt.Errorf("%s: %d ids for %d rows", r.Name, len(ids), n)
 	}
-	pairs := make([][2]int, a.Shape[0])
-	for i := range pairs {
-		pairs[i] = [2]int{int(a.I64[2*i]), int(a.I64[2*i+1])}
-	}
-	return pairs, nil
+	return ids, err
 }
 
 // simulateOptions are ccs.simulate's keywords (ccs simulate's flags).

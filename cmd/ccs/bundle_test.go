@@ -232,6 +232,38 @@ func TestBundleCommand(t *testing.T) {
 	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", p("rag/cal.npz"), "-alpha", "0.1", "-out", p("rag.json")}); err != nil {
 		t.Fatal(err)
 	}
+	// The same judgements as BEIR writes them, by string ids (the rows'
+	// ids a text file, the queries' a NumPy str array), with pairs for
+	// passages that were not embedded: the same bundles, a warning.
+	var byID, rowIDs strings.Builder
+	byID.WriteString("query-id\tcorpus-id\tscore\n")
+	for q := range 100 {
+		fmt.Fprintf(&byID, "q%d\tdoc-%d\t1\nq%d\tdoc-%d\t1\nq%d\tdoc-%d\t0\nq%d\tgone-%d\t2\n", q, q*11%n, q, (q*7+1)%n, q, q*3%n, q, q)
+	}
+	for i := range n {
+		fmt.Fprintf(&rowIDs, "doc-%d\n", i)
+	}
+	os.WriteFile(p("qrels-ids.tsv"), []byte(byID.String()), 0o644)
+	os.WriteFile(p("ids.txt"), []byte(rowIDs.String()), 0o644)
+	qnames := make([]string, 100)
+	for q := range qnames {
+		qnames[q] = fmt.Sprintf("q%d", q)
+	}
+	writeStrNPY(t, p("query-ids.npy"), qnames, "(100,)")
+	stderr.Reset()
+	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("emb.npy"), "-queries", p("queries.npy"), "-pairs", p("qrels-ids.tsv"), "-ids", p("ids.txt"), "-query-ids", p("query-ids.npy"), "-out", p("rag-ids"), "-k", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"fit", "val", "cal", "test"} {
+		a, _ := os.ReadFile(p("rag/" + f + ".npz"))
+		b, err := os.ReadFile(p("rag-ids/" + f + ".npz"))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s.npz of pairs by id differs from the row numbers' (%v)", f, err)
+		}
+	}
+	if want := `qrels-ids.tsv: 100 pairs name ids that are not among the given ids (the first: row "gone-0"): left out`; !strings.Contains(stderr.String(), "WARNING: "+p(want)) {
+		t.Errorf("stderr does not warn %q:\n%s", want, stderr.String())
+	}
 }
 
 // TestBundleBadInput: every input that lies is a clear error naming the
@@ -256,6 +288,15 @@ func TestBundleBadInput(t *testing.T) {
 	}
 	writeNPY64(t, p("flabels.npy"), flabels, n)
 	os.WriteFile(p("emb.json"), []byte("[1,2,3]\n"), 0o644)
+	var ids strings.Builder
+	for i := range n {
+		fmt.Fprintf(&ids, "d%d\n", i)
+	}
+	os.WriteFile(p("ids.txt"), []byte(ids.String()), 0o644)
+	os.WriteFile(p("ids3.txt"), []byte("d0\nd1\nd2\n"), 0o644)
+	os.WriteFile(p("twice.txt"), []byte("d0\nd1\nd0\n"+strings.Repeat("x\n", n-3)), 0o644)
+	os.WriteFile(p("blank.txt"), []byte("d0\n\nd2\n"), 0o644)
+	os.WriteFile(p("qrels.tsv"), []byte("query-id\tcorpus-id\tscore\nq0\td1\t1\n"), 0o644)
 	// String labels as NumPy stores them: '<U…', UTF-32 padded with NULs.
 	names := make([]string, n)
 	for i, l := range y {
@@ -298,6 +339,13 @@ func TestBundleBadInput(t *testing.T) {
 		{"missing file", []string{"-labels", p("none.npy")}, false, "none.npy: no such file"},
 		{"missing file with an array name", []string{"-labels", p("none.npz") + ":y"}, false, "none.npz: no such file"},
 		{"views of two dimensions", []string{"-embeddings", "", "-labels", "", "-views", p("emb.npy")}, false, "shape (400, 3), want (n, v, d) views"},
+		{"ids without pairs", []string{"-ids", p("ids.txt")}, true, "bundle: -ids and -query-ids name the rows of relevance pairs: give them with -queries and -pairs"},
+		{"ids for other rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids3.txt")}, false, "ids3.txt: 3 ids for 400 rows"},
+		{"an id twice", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("twice.txt")}, false, `twice.txt: row id "d0" is given twice (rows 0 and 2)`},
+		{"an empty id", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("blank.txt")}, false, "blank.txt:2: an empty id"},
+		{"ids of floats", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("flabels.npy")}, false, "flabels.npy: dtype float64, shape (400,): want one id per row"},
+		{"query ids without the queries' ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt")}, false, `qrels.tsv:2: query "q0" is not a row number: give the queries' ids (-query-ids)`},
+		{"no pair among the ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt"), "-query-ids", p("ids.txt")}, false, `qrels.tsv: no pairs: all 1 name ids that are not among the given ids (the first: query "q0")`},
 		{"a pair beyond the rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs.npy")}, false, p("pairs.npy") + ": bundle: pair 0 names row 9999, there are 400 rows"},
 		{"OOD classes without labels", []string{"-labels", "", "-groups", p("labels.npy"), "-ood-classes", "1"}, true, "the classes are labels: give -labels FILE too"},
 	} {

@@ -23,6 +23,7 @@ import (
 type bundleOptions struct {
 	Embeddings, Labels, Groups, Views string // files (FILE or FILE:NAME)
 	Queries, Pairs                    string // relevance pairs
+	IDs, QueryIDs                     string // the rows' and the queries' ids, as the pairs name them
 	Out                               string // directory
 	K, KNeg                           int
 	Split                             string // fit,val,cal,test shares
@@ -33,7 +34,7 @@ type bundleOptions struct {
 }
 
 func bundleCommand() *command {
-	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE) -out DIR [-k 20] [-kneg K] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer]",
+	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer]",
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), or .parquet (FILE:COLUMN, a column of float32 lists); float16, float32 or float64, either order")
@@ -41,7 +42,9 @@ func bundleCommand() *command {
 			fs.StringVar(&o.Groups, "groups", "", "group ids `FILE`, one per row (as -labels): the rows of one group are views of one item; its first row is the anchor, its other rows the positives")
 			fs.StringVar(&o.Views, "views", "", "views `FILE`: an (n, v, d) array, v views of each of n items (view 0 the anchor, the others its positives)")
 			fs.StringVar(&o.Queries, "queries", "", "query embeddings `FILE` (as -embeddings): the anchors of relevance pairs; -embeddings are the rows they retrieve")
-			fs.StringVar(&o.Pairs, "pairs", "", "relevance pairs `FILE`: (query row, relevant row), an (m, 2) integer .npy/.npz or a two-column .tsv/.csv (a header and a third column of scores allowed, as in BEIR's qrels once its ids are row numbers)")
+			fs.StringVar(&o.Pairs, "pairs", "", "relevance pairs `FILE`: (query, relevant row), an (m, 2) .npy/.npz or a two-column .tsv/.csv (a header and a third column of scores allowed, as BEIR's qrels have them); 0-based row numbers, or ids with -query-ids and -ids")
+			fs.StringVar(&o.IDs, "ids", "", "the ids of -embeddings' rows, in row order, as -pairs names them: `FILE` .txt (one per line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet (FILE:COLUMN); pairs naming other ids are left out, with a note")
+			fs.StringVar(&o.QueryIDs, "query-ids", "", "the ids of -queries' rows, in row order, as -pairs names them (as -ids)")
 			fs.StringVar(&o.Out, "out", "", "output `directory` (created if missing)")
 			fs.IntVar(&o.K, "k", 20, "positives per anchor, drawn without replacement from its class (group, relevant rows) within its split, never itself")
 			fs.IntVar(&o.KNeg, "kneg", 0, "negatives per anchor, from other classes (groups; rows relevant to none of its) within its split (0: as many as -k)")
@@ -111,6 +114,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if o.Labels != "" || o.Groups != "" {
 			return usagef("bundle: relevance pairs say which rows are positives: give no -labels or -groups")
 		}
+	case o.IDs != "" || o.QueryIDs != "":
+		return usagef("bundle: -ids and -query-ids name the rows of relevance pairs: give them with -queries and -pairs")
 	default:
 		if err := required("bundle", "embeddings", o.Embeddings); err != nil {
 			return err
@@ -172,7 +177,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hashes := map[string]*fileHash{}
-	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.Groups, o.Queries, o.Pairs} {
+	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.Groups, o.Queries, o.Pairs, o.IDs, o.QueryIDs} {
 		if path, _ := splitInput(arg); arg != "" && hashes[path] == nil {
 			hashes[path] = hashFile(ctx, path)
 		}
@@ -252,11 +257,32 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return err
 		}
 		noteInput(out, queries)
-		if in.Pairs, err = readPairs(o.Pairs); err != nil {
+		var queryIDs, rowIDs []string
+		if o.QueryIDs != "" {
+			if queryIDs, err = readIDStrings(o.QueryIDs, "query ids", queries.N); err != nil {
+				return err
+			}
+		}
+		if o.IDs != "" {
+			if rowIDs, err = readIDStrings(o.IDs, "ids", emb.N); err != nil {
+				return err
+			}
+		}
+		ids, err := bundle.NewPairIDs(queryIDs, rowIDs)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cmpOr(o.QueryIDs, o.IDs), err)
+		}
+		if in.Pairs, err = readPairs(o.Pairs, ids); err != nil {
 			return err
 		}
+		if note := ids.Note(); note != "" {
+			m.Warnings = append(m.Warnings, o.Pairs+": "+note) // printed with the plan's
+		}
 		in.Queries = &queries.Embeddings
-		for _, r := range []struct{ role, arg string }{{"queries", o.Queries}, {"pairs", o.Pairs}} {
+		for _, r := range []struct{ role, arg string }{{"queries", o.Queries}, {"pairs", o.Pairs}, {"query_ids", o.QueryIDs}, {"ids", o.IDs}} {
+			if r.arg == "" {
+				continue
+			}
 			if err := input(r.role, r.arg, nil); err != nil {
 				return err
 			}

@@ -271,13 +271,20 @@ func userEmbeddings(t *testing.T) {
 		for j := range d {
 			q[i*d+j] = x32[r*d+j] + 0.1
 		}
-		fmt.Fprintf(&qrels, "%d\t%d\t1\n", i, r)
+		fmt.Fprintf(&qrels, "q%d\tdoc%d\t1\n", i, r)
 		for s := r + 1; s < n; s++ {
 			if y[s] == y[r] {
-				fmt.Fprintf(&qrels, "%d\t%d\t1\n", i, s)
+				fmt.Fprintf(&qrels, "q%d\tdoc%d\t1\n", i, s)
 				break
 			}
 		}
+	}
+	var ids, qids strings.Builder
+	for i := range n {
+		fmt.Fprintf(&ids, "doc%d\n", i)
+	}
+	for i := range nq {
+		fmt.Fprintf(&qids, "q%d\n", i)
 	}
 	if err := bundle.WriteNPY("queries.npy", bundle.Float32(q, nq, d)); err != nil {
 		t.Fatal(err)
@@ -293,10 +300,12 @@ func userEmbeddings(t *testing.T) {
 		return string(b)
 	}
 	for name, body := range map[string]string{
-		"qrels.tsv":   qrels.String(),
-		"score.json":  `{"anchor": ` + vec(0) + `, "points": [` + vec(1) + `, ` + vec(2) + `]}`,
-		"points.json": `{"points": [` + vec(3) + `, ` + vec(4) + `]}`,
-		"query.json":  `{"anchor": ` + vec(5) + `, "collection": "corpus", "limit": 10}`,
+		"qrels.tsv":       qrels.String(),
+		"passage-ids.txt": ids.String(),
+		"query-ids.txt":   qids.String(),
+		"score.json":      `{"anchor": ` + vec(0) + `, "points": [` + vec(1) + `, ` + vec(2) + `]}`,
+		"points.json":     `{"points": [` + vec(3) + `, ` + vec(4) + `]}`,
+		"query.json":      `{"anchor": ` + vec(5) + `, "collection": "corpus", "limit": 10}`,
 	} {
 		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
 			t.Fatal(err)

@@ -235,36 +235,82 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// readPairs reads relevance pairs (query row, relevant row): an (m, 2)
-// integer array (.npy, an .npz's array), or a text file of two integer
+// readPairs reads relevance pairs (query, relevant row): an (m, 2) array
+// (.npy, an .npz's array) of integers or strings, or a text file of two
 // columns separated by tabs, commas or spaces (a header line, and a third
 // column of relevance scores — pairs scored 0 are left out — as BEIR's
-// qrels files have them, are allowed; the ids are 0-based row numbers,
-// where BEIR's are strings).
-func readPairs(arg string) ([][2]int, error) {
+// qrels files have them, are allowed). ids resolves each pair's two ids to
+// rows: 0-based row numbers, or ids looked up among the rows' ids.
+func readPairs(arg string, ids *bundle.PairIDs) ([][2]int, error) {
 	path, name := splitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
 		return nil, err
 	}
 	if kind == ".txt" {
-		return readPairsText(path)
+		return readPairsText(path, ids)
 	}
 	a, _, err := readArray(path, name, "pairs", "qrels")
 	if err != nil {
 		return nil, err
 	}
-	if a.I64 == nil || len(a.Shape) != 2 || a.Shape[1] != 2 {
-		return nil, fmt.Errorf("%s: dtype %s, shape %s: want integer pairs (m, 2)", path, a.Kind(), bundle.FormatShape(a.Shape))
-	}
-	pairs := make([][2]int, a.Shape[0])
-	for i := range pairs {
-		pairs[i] = [2]int{int(a.I64[2*i]), int(a.I64[2*i+1])}
-	}
-	return pairs, nil
+	return ids.Rows(a, path)
 }
 
-func readPairsText(path string) ([][2]int, error) {
+// readIDStrings reads the ids of n rows, in row order: a text file of one
+// id a line, or an .npy, an .npz's array or a Parquet column of strings or
+// integers.
+func readIDStrings(arg, what string, n int) ([]string, error) {
+	path, name := splitInput(arg)
+	kind, err := inputKind(path)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	switch kind {
+	case ".txt":
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		text := strings.TrimSuffix(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+		if text != "" {
+			ids = strings.Split(text, "\n")
+		}
+		for i, id := range ids {
+			if id == "" {
+				return nil, fmt.Errorf("%s:%d: an empty id", path, i+1)
+			}
+		}
+	case ".parquet":
+		codes, names, err := readParquetIDs(path, name, what)
+		if err != nil {
+			return nil, err
+		}
+		ids = make([]string, len(codes))
+		for i, c := range codes {
+			if names != nil {
+				ids[i] = names[c]
+			} else {
+				ids[i] = strconv.FormatInt(c, 10)
+			}
+		}
+	default:
+		a, _, err := readArray(path, name, strings.ReplaceAll(what, " ", "_"), "ids")
+		if err != nil {
+			return nil, err
+		}
+		if ids, err = bundle.IDStrings(a, path); err != nil {
+			return nil, err
+		}
+	}
+	if len(ids) != n {
+		return nil, fmt.Errorf("%s: %d %s for %d rows", path, len(ids), what, n)
+	}
+	return ids, nil
+}
+
+func readPairsText(path string, ids *bundle.PairIDs) ([][2]int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -278,30 +324,34 @@ func readPairsText(path string) ([][2]int, error) {
 			continue
 		}
 		if len(fields) < 2 || len(fields) > 3 {
-			return nil, fmt.Errorf("%s:%d: %d columns, want query row, relevant row [, score]", path, line, len(fields))
+			return nil, fmt.Errorf("%s:%d: %d columns, want query, relevant row [, score]", path, line, len(fields))
 		}
-		q, err1 := strconv.Atoi(fields[0])
-		r, err2 := strconv.Atoi(fields[1])
-		if err1 != nil || err2 != nil {
-			if line == 1 {
+		var score float64 = 1
+		if len(fields) == 3 {
+			s, err := strconv.ParseFloat(fields[2], 64)
+			if err != nil && line > 1 {
+				return nil, fmt.Errorf("%s:%d: score %q is not a number", path, line, fields[2])
+			}
+			if err != nil || line == 1 && ids.Header(fields[0], fields[1]) {
 				continue // a header
 			}
-			return nil, fmt.Errorf("%s:%d: %q, want two integer rows", path, line, sc.Text())
+			score = s
+		} else if line == 1 && ids.Header(fields[0], fields[1]) {
+			continue
 		}
-		if len(fields) == 3 {
-			if s, err := strconv.ParseFloat(fields[2], 64); err != nil {
-				return nil, fmt.Errorf("%s:%d: score %q is not a number", path, line, fields[2])
-			} else if s <= 0 {
-				continue
-			}
+		if score <= 0 {
+			continue
 		}
-		pairs = append(pairs, [2]int{q, r})
+		q, r, ok, err := ids.Resolve(fields[0], fields[1])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if ok {
+			pairs = append(pairs, [2]int{q, r})
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(pairs) == 0 {
-		return nil, fmt.Errorf("%s: no pairs", path)
-	}
-	return pairs, nil
+	return ids.Left(pairs, path)
 }

@@ -234,8 +234,9 @@ def _ids(x):
     return a
 
 
-def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=None, pairs=None, k=20, kneg=0,
-           split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0, allow_fewer=False):
+def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=None, pairs=None, ids=None,
+           query_ids=None, k=20, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
+           allow_fewer=False):
     """Makes bundles of your own embeddings, as ccs bundle does: a dict from
     split name ("fit", "val", "cal", "test", and "ood-cal", "ood" when asked
     for) to Bundle, with the same arrays as the files ccs bundle writes.
@@ -247,14 +248,16 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     of one group (groups: views of one item; its first row is the anchor),
     the views of one item (views, (n, v, d) instead of embeddings), or the
     rows relevant to a query (queries (q, d) and pairs (m, 2) of query row,
-    relevant row). k positives and kneg negatives (0: k) per anchor, within
+    relevant row; or of ids, strings or integers, with query_ids and ids:
+    the queries' and the rows' ids in row order, pairs naming other ids
+    left out with a warning). k positives and kneg negatives (0: k) per anchor, within
     its split; split are the fit, val, cal and test shares; ood_classes are
     labels held out as the "ood" split (integers, or strings for string
     labels); ood_cal_share the share of the items
     held out as "ood-cal" (inputs that calibrate a per-input OOD test)."""
     lent = Lent()
     arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": _ids(labels), "groups": _ids(groups),
-                          "queries": queries, "pairs": pairs})
+                          "queries": queries, "pairs": _ids(pairs), "ids": _ids(ids), "query_ids": _ids(query_ids)})
     if isinstance(ood_classes, (str, int, np.integer)):
         ood_classes = (ood_classes,)
     opts = options(k=k, kneg=kneg, split=[float(s) for s in split], seed=seed,

@@ -67,6 +67,35 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
     assert ccs.bundle(labelled["embeddings"], labelled["labels"], k=8)["fit"].label_names is None
 
 
+def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
+    """Relevance pairs named by ids, as BEIR's qrels name them: the command
+    on the qrels file with the ids' files, and ccs.bundle on a list of
+    string pairs with the ids as lists, make the bundles that row numbers
+    make; pairs naming ids not given are left out with a warning."""
+    rng = np.random.default_rng(12)
+    emb = rng.normal(size=(300, 4)).astype(np.float32)
+    queries = rng.normal(size=(60, 4)).astype(np.float32)
+    rows = [(q, int(r)) for q in range(60) for r in rng.choice(300, 3, replace=False)]
+    ids, qids = [f"doc{7 * i}" for i in range(300)], [f"Q{q}" for q in range(60)]
+    named = [(qids[q], ids[r]) for q, r in rows] + [(qids[q], "missing") for q in range(5)]
+    np.save(tmp_path / "emb.npy", emb)
+    np.save(tmp_path / "queries.npy", queries)
+    np.save(tmp_path / "pairs.npy", np.array(rows))
+    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{r}\t1\n" for q, r in named))
+    (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
+    np.save(tmp_path / "qids.npy", np.array(qids))
+    common = ["-embeddings", tmp_path / "emb.npy", "-queries", tmp_path / "queries.npy", "-k", 2, "-seed", 5]
+    cli("bundle", *common, "-pairs", tmp_path / "pairs.npy", "-out", tmp_path / "rows")
+    cli("bundle", *common, "-pairs", tmp_path / "qrels.tsv", "-ids", tmp_path / "ids.txt", "-query-ids",
+        tmp_path / "qids.npy", "-out", tmp_path / "named")
+    with pytest.warns(ccs.CCSWarning, match=r'5 pairs name ids that are not among the given ids \(the first: row "missing"\)'):
+        splits = ccs.bundle(emb, queries=queries, pairs=named, ids=ids, query_ids=qids, k=2, seed=5)
+    for name, b in splits.items():
+        b.save(tmp_path / f"py-{name}.npz")
+        for other in ("rows", "named"):
+            assert same_file(tmp_path / f"py-{name}.npz", tmp_path / other / f"{name}.npz"), (other, name)
+
+
 @pytest.mark.parametrize("mode", ["groups", "views", "pairs"])
 def test_bundle_other_modes_equal_ccs_bundle(mode, tmp_path, cli):
     rng = np.random.default_rng(11)

@@ -182,6 +182,16 @@ ERRORS = [
      "embeddings: dtype <U1, want floating point"),
     ("string anchors", lambda s, a: ccs.Bundle(np.array([["a", "b"]] * 6)), ValueError,
      'array "anchors": dtype <U1, want floating point'),
+    ("pairs by id without ids", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[("q0", "d1")]), ValueError,
+     'pairs: pair 0: query "q0" is not a row number: give the queries\' ids'),
+    ("ids for other rows", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[(0, "d1")], ids=["d0", "d1"]), ValueError,
+     "ids: 2 ids for 200 rows"),
+    ("ids without pairs", lambda s, a: ccs.bundle(a, labels=np.zeros(200, int), ids=[str(i) for i in range(200)]),
+     ValueError, "bundle: ids and query_ids name the rows of relevance pairs"),
+    ("an id twice", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[(0, "d1")], ids=["d0"] * 200), ValueError,
+     'bundle: row id "d0" is given twice (rows 0 and 1)'),
+    ("no pair among the ids", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[(0, "x")], ids=[f"d{i}" for i in range(200)]),
+     ValueError, 'pairs: no pairs: all 1 name ids that are not among the given ids (the first: row "x")'),
     ("string points", lambda s, a: s.contains(a[0], np.array([["a"] * 5])), ValueError, '"points"'),
 ]
 
