@@ -29,6 +29,9 @@ type CoverageCheck struct {
 	// Classes are each class's coverage over the resplits (-per-class, and
 	// always for a class-conditional set).
 	Classes []eval.ClassResplit `json:"classes,omitempty"`
+	// LabelNames, for string labels (ccs bundle's manifest), name the
+	// classes: label i is LabelNames[i].
+	LabelNames []string `json:"label_names,omitempty"`
 }
 
 // WriteClasses writes each class's coverage over the resplits as a table.
@@ -40,7 +43,7 @@ func (c *CoverageCheck) WriteClasses(w io.Writer) error {
 		if k.NCal > 0 {
 			ncal = fmt.Sprint(k.NCal)
 		}
-		rows = append(rows, []string{fmt.Sprint(k.Label), ncal, fmt.Sprint(k.NTest), pct(k.Coverage.Mean) + " ± " + pct(k.Coverage.Std), pct(k.P05), pct(k.BelowShare)})
+		rows = append(rows, []string{ClassName(c.LabelNames, k.Label), ncal, fmt.Sprint(k.NTest), pct(k.Coverage.Mean) + " ± " + pct(k.Coverage.Std), pct(k.P05), pct(k.BelowShare)})
 	}
 	var b strings.Builder
 	writeGrid(&b, rows)

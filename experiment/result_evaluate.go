@@ -38,6 +38,18 @@ type Evaluation struct {
 	Negatives    int               `json:"negatives"`
 	Warnings     []string          `json:"warnings"`
 	Classes      []ClassEvaluation `json:"classes,omitempty"`
+	// LabelNames, for string labels (ccs bundle's manifest), name the
+	// classes: label i is LabelNames[i].
+	LabelNames []string `json:"label_names,omitempty"`
+}
+
+// ClassName is label l's name among names (string labels), or its
+// number.
+func ClassName(names []string, l int64) string {
+	if l >= 0 && l < int64(len(names)) {
+		return names[l]
+	}
+	return fmt.Sprint(l)
 }
 
 // ClassEvaluation is one class's part of an Evaluation: its test anchors,
@@ -105,14 +117,14 @@ func (e *Evaluation) WriteText(w io.Writer) error {
 		rows := [][]string{{"Class", "Anchors", "Threshold", "Coverage", "Exclusion"}}
 		worst := e.Classes[0]
 		for _, c := range e.Classes {
-			rows = append(rows, []string{fmt.Sprint(c.Label), fmt.Sprint(c.Anchors), fmt.Sprintf("%.6g", float64(c.Threshold)), pct(c.Coverage), opt(c.Exclusion)})
+			rows = append(rows, []string{ClassName(e.LabelNames, c.Label), fmt.Sprint(c.Anchors), fmt.Sprintf("%.6g", float64(c.Threshold)), pct(c.Coverage), opt(c.Exclusion)})
 			if c.Coverage < worst.Coverage {
 				worst = c
 			}
 		}
 		fmt.Fprintf(&b, "\nPer class of the test bundle's labels:\n\n")
 		writeGrid(&b, rows)
-		fmt.Fprintf(&b, "\nWorst class %d: coverage %s (1 − α = %s).\n", worst.Label, pct(worst.Coverage), pct(1-e.Alpha))
+		fmt.Fprintf(&b, "\nWorst class %s: coverage %s (1 − α = %s).\n", ClassName(e.LabelNames, worst.Label), pct(worst.Coverage), pct(1-e.Alpha))
 	}
 	for _, warn := range e.Warnings {
 		fmt.Fprintf(&b, "\nWARNING: %s\n", warn)
@@ -138,7 +150,7 @@ func (e *Evaluation) Figures(stem string) ([]*figure.Figure, error) {
 	labels := []string{"all"}
 	values := []float64{100 * e.Coverage}
 	for _, c := range e.Classes {
-		labels = append(labels, fmt.Sprint(c.Label))
+		labels = append(labels, ClassName(e.LabelNames, c.Label))
 		values = append(values, 100*c.Coverage)
 	}
 	title := "Coverage of the test positives"

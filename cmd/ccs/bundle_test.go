@@ -198,6 +198,46 @@ func TestBundleCommand(t *testing.T) {
 	if err := json.Unmarshal(data, &sm); err != nil || !slices.Equal(sm.LabelNames, []string{"boot", "coat", "dress", "shirt"}) || !slices.Equal(sm.OODClasses, []int64{3}) {
 		t.Errorf("manifest of string labels: names %q, OOD classes %v (%v)", sm.LabelNames, sm.OODClasses, err)
 	}
+	// evaluate and coverage-check name the classes by the manifest's
+	// names, in text and JSON; a file the manifest does not describe keeps
+	// the numbers.
+	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", p("str/cal.npz"), "-out", p("strball.json")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"evaluate", "-set", p("strball.json"), "-test", p("str/test.npz"), "-per-class"}, "| dress | "},
+		{[]string{"evaluate", "-set", p("strball.json"), "-test", p("str/test.npz"), "-per-class", "-json"}, `"label_names": [`},
+		{[]string{"coverage-check", "-set", p("strball.json"), "-test", p("str/test.npz"), "-per-class", "-resplits", "20"}, "| dress "},
+		{[]string{"evaluate", "-set", p("strball.json"), "-test", p("str/test.npz"), "-per-class", "-json"}, `"label": 2,`},
+	} {
+		var got bytes.Buffer
+		if err := run(&got, io.Discard, c.args); err != nil || !strings.Contains(got.String(), c.want) {
+			t.Errorf("%v: %v; want %q in\n%s", c.args, err, c.want, got.String())
+		}
+	}
+	cal, _ := os.ReadFile(p("str/cal.npz"))
+	manifest, _ := os.ReadFile(p("str/manifest.json"))
+	os.Mkdir(p("moved"), 0o755)
+	other, err := bundle.Read(p("str/test.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(other.Labels, func(l int64) bool { return l != other.Labels[0] })
+	other.Labels[i] = other.Labels[0] // as many anchors as the manifest's test.npz, other counts per class
+	if err := bundle.Write(p("moved/test.npz"), other); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p("moved/manifest.json"), manifest, 0o644)
+	os.WriteFile(p("str/cal-again.npz"), cal, 0o644) // not among the manifest's files
+	for _, f := range []string{"moved/test.npz", "str/cal-again.npz"} {
+		var got bytes.Buffer
+		if err := run(&got, io.Discard, []string{"evaluate", "-set", p("strball.json"), "-test", p(f), "-per-class"}); err != nil || strings.Contains(got.String(), "dress") || !strings.Contains(got.String(), "| 2 | ") {
+			t.Errorf("%s: named by a manifest that does not describe it (%v):\n%s", f, err, got.String())
+		}
+	}
 	if err := bundle.WriteNPZ(p("arrays.npz"), map[string]bundle.Array{"x": bundle.Float32(x32, n, d), "y": bundle.Int64(y, n)}); err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,9 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 	}
 	check := &experiment.CoverageCheck{ResplitResult: r, Classes: classes}
+	if classes != nil {
+		check.LabelNames = manifestLabelNames(o.Test, b)
+	}
 	if o.JSON {
 		return writeDocument(out, "coverage-check", check)
 	}

@@ -73,9 +73,16 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
 	}
-	if o.JSON {
-		return writeDocument(out, "evaluate", experiment.NewEvaluation(set, r, classes))
+	var names []string
+	if classes != nil {
+		names = manifestLabelNames(o.Test, test)
 	}
+	if o.JSON {
+		e := experiment.NewEvaluation(set, r, classes)
+		e.LabelNames = names
+		return writeDocument(out, "evaluate", e)
+	}
+	name := func(l int64) string { return experiment.ClassName(names, l) }
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
 	fmt.Fprintf(out.stdout, "coverage   %.2f%% of %d test positives\n", 100*r.Coverage, r.Positives)
 	if math.IsNaN(r.Exclusion) {
@@ -87,10 +94,10 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	if classes != nil {
 		fmt.Fprintf(out.stdout, "\n| class | anchors | threshold | coverage | exclusion |\n|---|---|---|---|---|\n")
 		for _, c := range classes {
-			fmt.Fprintf(out.stdout, "| %d | %d | %.6g | %.2f%% | %.2f%% |\n", c.Label, c.Anchors, c.Threshold, 100*c.Coverage, 100*c.Exclusion)
+			fmt.Fprintf(out.stdout, "| %s | %d | %.6g | %.2f%% | %.2f%% |\n", name(c.Label), c.Anchors, c.Threshold, 100*c.Coverage, 100*c.Exclusion)
 		}
 		w := eval.Worst(classes)
-		fmt.Fprintf(out.stdout, "\nworst class %d: coverage %.2f%% (1−α = %.2f%%)\n", w.Label, 100*w.Coverage, 100*(1-set.Alpha))
+		fmt.Fprintf(out.stdout, "\nworst class %s: coverage %.2f%% (1−α = %.2f%%)\n", name(w.Label), 100*w.Coverage, 100*(1-set.Alpha))
 	}
 	for _, w := range set.Warnings() {
 		out.warn(w)
