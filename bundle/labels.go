@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // LabelCodes numbers string labels (or group ids) 0, 1, … in the sorted
@@ -66,32 +67,45 @@ type PairIDs struct {
 	First   string
 }
 
-// NewPairIDs indexes the queries' ids and the rows' ids (nil: that side's
-// pairs give row numbers). An id given twice is an error: a pair naming it
-// would be ambiguous.
+// NewPairIDs is a PairIDs with the queries' ids and the rows' ids set
+// (SetQueries, SetRows; nil: that side's pairs give row numbers).
 func NewPairIDs(queryIDs, rowIDs []string) (*PairIDs, error) {
-	index := func(ids []string, what string) (map[string]int, error) {
-		if ids == nil {
-			return nil, nil
-		}
-		m := make(map[string]int, len(ids))
-		for i, id := range ids {
-			if j, dup := m[id]; dup {
-				return nil, fmt.Errorf("%s id %q is given twice (rows %d and %d)", what, id, j, i)
-			}
-			m[id] = i
-		}
-		return m, nil
-	}
-	q, err := index(queryIDs, "query")
-	if err != nil {
+	p := &PairIDs{}
+	if err := p.SetQueries(queryIDs); err != nil {
 		return nil, err
 	}
-	r, err := index(rowIDs, "row")
-	if err != nil {
+	if err := p.SetRows(rowIDs); err != nil {
 		return nil, err
 	}
-	return &PairIDs{queries: q, rows: r}, nil
+	return p, nil
+}
+
+// SetQueries indexes the queries' ids, in row order (nil: row numbers).
+// An id given twice is an error: a pair naming it would be ambiguous.
+func (p *PairIDs) SetQueries(ids []string) (err error) {
+	p.queries, err = indexIDs(ids, "query")
+	return err
+}
+
+// SetRows indexes the rows' ids, as SetQueries the queries'.
+func (p *PairIDs) SetRows(ids []string) (err error) {
+	p.rows, err = indexIDs(ids, "row")
+	return err
+}
+
+// indexIDs maps each id to its row; nil for nil ids.
+func indexIDs(ids []string, what string) (map[string]int, error) {
+	if ids == nil {
+		return nil, nil
+	}
+	m := make(map[string]int, len(ids))
+	for i, id := range ids {
+		if j, dup := m[id]; dup {
+			return nil, fmt.Errorf("%s id %q is given twice (rows %d and %d)", what, id, j, i)
+		}
+		m[id] = i
+	}
+	return m, nil
 }
 
 // Named reports whether either side is named by ids.
@@ -188,6 +202,23 @@ func (p *PairIDs) Left(pairs [][2]int, name string) ([][2]int, error) {
 		return nil, fmt.Errorf("%s: no pairs: all %d name ids that are not among the given ids (the first: %s)", name, p.Unknown, p.First)
 	}
 	return nil, fmt.Errorf("%s: no pairs", name)
+}
+
+// Labels are an (n,) array of labels or group ids (what, in errors; name
+// is the array's source): integers as they are, strings numbered in their
+// sorted order (LabelCodes), with their names.
+func Labels(a Array, name, what string) (ids []int64, names []string, err error) {
+	if a.I64 == nil && a.Str == nil {
+		return nil, nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type) or strings", name, a.Kind(), what)
+	}
+	if len(a.Shape) != 1 {
+		return nil, nil, fmt.Errorf("%s: shape %s, want one %s per row, (n,)", name, FormatShape(a.Shape), strings.TrimSuffix(what, "s"))
+	}
+	if a.Str != nil {
+		ids, names := LabelCodes(a.Str)
+		return ids, names, nil
+	}
+	return a.I64, nil, nil
 }
 
 // IDStrings are a (n,) array of ids, strings or integers (in decimal),

@@ -78,15 +78,7 @@ func Int64(data []int64, shape ...int) Array { return Array{Shape: shape, I64: d
 // DecodeNPY reads one .npy stream named name in errors. Floating-point
 // data (float16, float32, float64) is read as float32 and integer data
 // (int8 to int64, uint8 to uint64) as int64, in either byte order; Fortran
-// order becomes C order. Strings (NumPy's fixed-width '<U…', UTF-32, and
-// '|S…', bytes) are read into Array.Str without their trailing NULs, as
-// NumPy gives them; a value that is not Unicode (a surrogate or a code
-// point beyond U+10FFFF, bytes that are not UTF-8) is an error naming the
-// element. Only labels and group ids take strings, and only from files
-// (ReadNPY, ReadNPZ) and DecodeRaw: DecodeNPY and DecodeNPYBytes, which
-// read request bodies, refuse string dtypes, as every reader of numbers
-// refuses a string array by its dtype. Equal strings share their bytes; each
-// element costs a string header (16 bytes) beside them. Each conversion is said in Array.Converted. A
+// order becomes C order. Each conversion is said in Array.Converted. A
 // float64 value that overflows float32, or a nonzero one that float32
 // rounds to zero, is an error naming the element (NaN and ±Inf pass, for
 // the bundle's checks to name), as is a uint64 beyond int64.
@@ -98,6 +90,16 @@ func Int64(data []int64, shape ...int) Array { return Array{Shape: shape, I64: d
 // is allocated — for untrusted input such as a request body. Memory grows
 // with the bytes that arrive, never with what the header announces alone.
 // A malformed header is an error, never a panic.
+//
+// Strings (NumPy's fixed-width '<U…', UTF-32, and '|S…', bytes) are read
+// into Array.Str without their trailing NULs, as NumPy gives them; a value
+// that is not Unicode (a surrogate or a code point beyond U+10FFFF, bytes
+// that are not UTF-8) is an error naming the element. Only labels, group
+// ids and ids take strings, and only from files (ReadNPY, ReadNPZ) and
+// DecodeRaw: DecodeNPY and DecodeNPYBytes, which read request bodies,
+// refuse string dtypes, as every reader of numbers refuses a string array
+// by its dtype. Equal strings share their bytes; each element costs a
+// string header (16 bytes) beside them.
 func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
 	return decodeNPY(r, name, maxElems, 0, false)
 }
@@ -191,6 +193,13 @@ func parseStrDtype(descr string) (dtype, bool) {
 	return dtype{}, false
 }
 
+// StringDtypeSize is the bytes an element of a string dtype ('<U8', '|S8')
+// takes, and whether DecodeRaw reads that dtype.
+func StringDtypeSize(descr string) (int, bool) {
+	t, ok := parseStrDtype(descr)
+	return t.size, ok
+}
+
 // readValues fills raw, the values done onwards of n, from br; a stream
 // that ends first is an error saying how many values it held.
 func readValues(br *bufio.Reader, raw []byte, done, n, size int, shape []int) error {
@@ -206,10 +215,11 @@ func readValues(br *bufio.Reader, raw []byte, done, n, size int, shape []int) er
 func readStrings(br *bufio.Reader, a *Array, t dtype, n int, sized bool, fortran bool) error {
 	per := max(1, (1<<20)/t.size) // elements per read
 	buf := make([]byte, min(n, per)*t.size)
-	out := make([]string, 0, min(n, per))
+	capacity := min(n, per) // grown as the data arrives, unless its length was checked
 	if sized {
-		out = make([]string, 0, n)
+		capacity = n
 	}
+	out := make([]string, 0, capacity)
 	var sb strings.Builder
 	seen := map[string]string{} // labels repeat: one copy of each
 	intern := func(s string) string {

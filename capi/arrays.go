@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -54,16 +53,8 @@ func (r rawArray) check() (int, error) {
 // fixed-width strings ('<U8': 8 UTF-32 code units; '|S8': 8 bytes), which
 // only labels and group ids take.
 func dtypeSize(dtype string) (int, bool) {
-	if len(dtype) > 2 && strings.ContainsRune("<>|=", rune(dtype[0])) && (dtype[1] == 'U' || dtype[1] == 'S') {
-		n, err := strconv.Atoi(dtype[2:])
-		if err != nil || n < 1 || n > 1<<14 || strconv.Itoa(n) != dtype[2:] {
-			return 0, false
-		}
-		if dtype[1] == 'U' {
-			n *= 4
-		}
-		return n, n <= 1<<14 // the .npy reader's widest strings
-
+	if n, ok := bundle.StringDtypeSize(dtype); ok {
+		return n, true
 	}
 	if len(dtype) != 3 || !strings.ContainsRune("<>|=", rune(dtype[0])) {
 		return 0, false

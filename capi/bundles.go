@@ -317,17 +317,7 @@ func readIDs(r rawArray, what string) ([]int64, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if a.I64 == nil && a.Str == nil {
-		return nil, nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type) or strings", r.Name, a.Kind(), what)
-	}
-	if len(a.Shape) != 1 {
-		return nil, nil, fmt.Errorf("%s: shape %s, want one %s per row, (n,)", r.Name, bundle.FormatShape(a.Shape), strings.TrimSuffix(what, "s"))
-	}
-	if a.Str != nil {
-		ids, names := bundle.LabelCodes(a.Str)
-		return ids, names, nil
-	}
-	return a.I64, nil, nil
+	return bundle.Labels(a, r.Name, what)
 }
 
 // readIDStrings reads the ids of n rows: (n,) strings or integers.

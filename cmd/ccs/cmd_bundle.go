@@ -44,8 +44,8 @@ func bundleCommand() *command {
 			fs.StringVar(&o.Views, "views", "", "views `FILE`: an (n, v, d) array, v views of each of n items (view 0 the anchor, the others its positives)")
 			fs.StringVar(&o.Queries, "queries", "", "query embeddings `FILE` (as -embeddings): the anchors of relevance pairs; -embeddings are the rows they retrieve")
 			fs.StringVar(&o.Pairs, "pairs", "", "relevance pairs `FILE`: (query, relevant row), an (m, 2) .npy/.npz or a two-column .tsv/.csv (a header and a third column of scores allowed, as BEIR's qrels have them); 0-based row numbers, or ids with -query-ids and -ids")
-			fs.StringVar(&o.IDs, "ids", "", "the ids of -embeddings' rows, in row order, as -pairs names them: `FILE` .txt (one per line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet (FILE:COLUMN); pairs naming other ids are left out, with a note")
-			fs.StringVar(&o.QueryIDs, "query-ids", "", "the ids of -queries' rows, in row order, as -pairs names them (as -ids)")
+			fs.StringVar(&o.IDs, "ids", "", "the ids of -embeddings' rows, in row order, as -pairs names them: `FILE` .txt (one per line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet (FILE:COLUMN); pairs naming other ids are left out, with a warning")
+			fs.StringVar(&o.QueryIDs, "query-ids", "", "the ids of -queries' rows, in row order, as -pairs names them: a `FILE` as -ids")
 			fs.StringVar(&o.Out, "out", "", "output `directory` (created if missing)")
 			fs.IntVar(&o.K, "k", 20, "positives per anchor, drawn without replacement from its class (group, relevant rows) within its split, never itself")
 			fs.IntVar(&o.KNeg, "kneg", 0, "negatives per anchor, from other classes (groups; rows relevant to none of its) within its split (0: as many as -k)")
@@ -287,20 +287,23 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return err
 		}
 		noteInput(out, queries)
-		var queryIDs, rowIDs []string
-		if o.QueryIDs != "" {
-			if queryIDs, err = readIDStrings(o.QueryIDs, "query ids", queries.N); err != nil {
+		ids := &bundle.PairIDs{}
+		for _, side := range []struct {
+			arg, what string
+			n         int
+			set       func([]string) error
+		}{{o.QueryIDs, "query ids", queries.N, ids.SetQueries}, {o.IDs, "ids", emb.N, ids.SetRows}} {
+			if side.arg == "" {
+				continue
+			}
+			list, err := readIDStrings(side.arg, side.what, side.n)
+			if err != nil {
 				return err
 			}
-		}
-		if o.IDs != "" {
-			if rowIDs, err = readIDStrings(o.IDs, "ids", emb.N); err != nil {
-				return err
+			if err := side.set(list); err != nil {
+				path, _ := splitInput(side.arg)
+				return fmt.Errorf("%s: %w", path, err)
 			}
-		}
-		ids, err := bundle.NewPairIDs(queryIDs, rowIDs)
-		if err != nil {
-			return fmt.Errorf("%s: %w", cmpOr(o.QueryIDs, o.IDs), err)
 		}
 		if in.Pairs, err = readPairs(o.Pairs, ids); err != nil {
 			return err

@@ -160,17 +160,7 @@ func readIDs(arg string, what string) (ids []int64, names []string, err error) {
 	if kind == ".npz" {
 		source += ": array " + strconv.Quote(got)
 	}
-	if a.I64 == nil && a.Str == nil {
-		return nil, nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type) or strings", source, a.Kind(), what)
-	}
-	if len(a.Shape) != 1 {
-		return nil, nil, fmt.Errorf("%s: shape %s, want one %s per row, (n,)", source, bundle.FormatShape(a.Shape), strings.TrimSuffix(what, "s"))
-	}
-	if a.Str != nil {
-		ids, names := bundle.LabelCodes(a.Str)
-		return ids, names, nil
-	}
-	return a.I64, nil, nil
+	return bundle.Labels(a, source, what)
 }
 
 // readParquetIDs reads an integer or string column.

@@ -223,9 +223,9 @@ def _class(c):
 
 
 def _ids(x):
-    """Labels or group ids as the engine takes them: an object array of
-    strings (a pandas column's values) becomes a NumPy string array; the
-    rest goes as it is, its dtype checked by the engine."""
+    """Labels, group ids, ids or pairs as the engine takes them: an object
+    array of strings (a pandas column's values) becomes a NumPy string
+    array; the rest goes as it is, its dtype checked by the engine."""
     if x is None:
         return None
     a = np.asarray(x)
@@ -250,8 +250,8 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     rows relevant to a query (queries (q, d) and pairs (m, 2) of query row,
     relevant row; or of ids, strings or integers, with query_ids and ids:
     the queries' and the rows' ids in row order, pairs naming other ids
-    left out with a warning). k positives and kneg negatives (0: k) per anchor, within
-    its split; split are the fit, val, cal and test shares; ood_classes are
+    left out with a warning). k positives and kneg negatives (0: k) per
+    anchor, within its split; split are the fit, val, cal and test shares; ood_classes are
     labels held out as the "ood" split (integers, or strings for string
     labels); ood_cal_share the share of the items
     held out as "ood-cal" (inputs that calibrate a per-input OOD test)."""
