@@ -45,6 +45,7 @@
 //	internal/hugepage    huge pages asked for the large buffers written once (Linux)
 //	internal/jsonfloat   NaN and infinities in JSON, one way for every output
 //	internal/buildinfo   which build runs: version, revision, Go, kernels, BLAS
+//	internal/race        whether the race detector is on, for the tests that shrink under it
 //
 // Vocabulary: a score φ(x) of a difference x = Z − z; the set at threshold t
 // is {z : φ(Z − z) ≤ t}. Coverage is the fraction of positives inside,

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/internal/kernel"
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // wideGenBall draws a generalized ball with exponents in [0.1, 10] and
@@ -114,7 +115,7 @@ func TestMembersExact(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(32, 32))
 	for _, d := range []int{3, 17, 128} {
-		for range 20 {
+		for range trials(20) {
 			g := wideGenBall(t, rng, d)
 			const n = 400
 			x := heavyDiffs(rng, n*d)
@@ -257,7 +258,7 @@ func TestMembersAround(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(51, 51))
 	for _, d := range []int{1, 3, 16, 37, 128} {
-		for trial := range 30 {
+		for trial := range trials(30) {
 			var g Geometry
 			switch trial % 3 {
 			case 0:
@@ -611,4 +612,15 @@ func TestEllipsoidScoresBlocks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// trials is n, or a fifth of it (at least 3) under the race detector: the
+// trials are numbers, run whole in the suite's other phases, and a fifth
+// still goes through every path of the code (the trials take the
+// geometries in turn).
+func trials(n int) int {
+	if race.Enabled {
+		return max(3, n/5)
+	}
+	return n
 }

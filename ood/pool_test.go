@@ -9,6 +9,7 @@ import (
 
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/head"
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // testGeometries are one set of each family (and one behind a head) in d
@@ -94,13 +95,20 @@ func brutePoolKth(g geometry.Geometry, pool, x []float32, k int) float64 {
 func TestPoolExact(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(71, 71))
-	for _, c := range []struct {
+	cases := []struct {
 		d, n    int
 		spread  bool
 		offset  float64
 		cluster bool
 	}{{6, 50, false, 0, false}, {6, 3000, false, 0, true}, {40, 700, false, 0, true}, {40, 700, true, 0, false},
-		{80, 400, true, 0, false}, {6, 400, false, 300, false}, {40, 300, false, 300, false}} {
+		{80, 400, true, 0, false}, {6, 400, false, 300, false}, {40, 300, false, 300, false}}
+	if race.Enabled {
+		// The pool's concurrency in two cases (a cluster of near ties, rows
+		// far from 0); the rest are numbers, checked without the race
+		// detector (57 s under it).
+		cases = append(cases[1:2:2], cases[5])
+	}
+	for _, c := range cases {
 		d, n := c.d, c.n
 		scale := make([]float64, d)
 		for j := range scale {

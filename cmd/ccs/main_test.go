@@ -17,6 +17,7 @@ import (
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/internal/kernel"
+	"github.com/ccsets/ccs/internal/race"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -352,6 +353,12 @@ func checkHeadFile(t *testing.T, path string, in, out int) {
 // project's encoders: ccs embed into a bundle that the rest of the commands
 // read, and reproduce fmnist's baseline rows (golden output).
 func TestEmbedAndFMNIST(t *testing.T) {
+	if race.Enabled {
+		// 73 s of the race detector's 120 s on this package: ONNX Runtime
+		// (C, which it does not see) and the pipeline whose packages are
+		// race-checked on their own. It runs in the suite's other phases.
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "e.npz")
 	if err := golden(t, "embed", dir, "embed", "-model", "../../encoders/fmnist-supervised.onnx", "-images", "fashion-mnist:test",
