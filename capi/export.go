@@ -600,6 +600,17 @@ func ccs_collection_size(h C.uintptr_t, n, d *C.int64_t, errOut **C.char) C.int 
 	})
 }
 
+//export ccs_collection_keys
+func ccs_collection_keys(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*collectionObj](uintptr(h), "a collection")
+		if err != nil {
+			return err
+		}
+		return jsonOut(out, o.c.Keys) // null where the ids are integers
+	})
+}
+
 //export ccs_set_retrieve
 func ccs_set_retrieve(h, collH C.uintptr_t, rows, ids, anchor *C.ccs_array, limit C.int64_t, out *C.ccs_hits, errOut **C.char) C.int {
 	return run(errOut, func() error {

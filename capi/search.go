@@ -12,7 +12,8 @@ import (
 )
 
 // newCollection makes a collection of rows ((n, d), floating point) and
-// ids ((n,) integers, or nil: the row numbers). With view, rows of
+// ids ((n,) integers or strings — the collection's Keys —, or nil: the row
+// numbers). With view, rows of
 // float32 in C order are the caller's memory (a collection for one call);
 // otherwise they are copied (a collection kept in a handle).
 func newCollection(rows rawArray, ids *rawArray, view bool) (*retrieve.Collection, error) {
@@ -25,18 +26,28 @@ func newCollection(rows rawArray, ids *rawArray, view bool) (*retrieve.Collectio
 		return nil, fmt.Errorf("collection: shape %s: want (n, d), n, d ≥ 1", bundle.FormatShape(rows.Shape))
 	}
 	var id []int64
+	var keys []string
 	if ids != nil {
 		ids.Name = "ids"
 		a, err := decode(*ids)
 		if err != nil {
 			return nil, err
 		}
-		if a.I64 == nil || len(a.Shape) != 1 || a.Shape[0] != rows.Shape[0] {
-			return nil, fmt.Errorf("ids: dtype %s, shape %s: want integers (%d,)", a.Kind(), bundle.FormatShape(a.Shape), rows.Shape[0])
+		if a.I64 == nil && a.Str == nil || len(a.Shape) != 1 || a.Shape[0] != rows.Shape[0] {
+			return nil, fmt.Errorf("ids: dtype %s, shape %s: want integers or strings (%d,)", a.Kind(), bundle.FormatShape(a.Shape), rows.Shape[0])
 		}
-		id = a.I64
+		id, keys = a.I64, a.Str
 	}
-	return retrieve.NewCollection(x, rows.Shape[1], id)
+	c, err := retrieve.NewCollection(x, rows.Shape[1], id)
+	if err != nil {
+		return nil, err
+	}
+	if keys != nil {
+		if err := c.SetKeys(keys); err != nil {
+			return nil, fmt.Errorf("ids: %w", err)
+		}
+	}
+	return c, nil
 }
 
 // hits are a retrieval's answer: the items inside, nearest first (at most

@@ -22,7 +22,8 @@ var embeddingNames = []string{"embedding", "embeddings", "emb", "vector"}
 // column of float32 lists or fixed-size lists — the one named embedding,
 // embeddings, emb or vector, or else the only such column — every row of
 // the same length and none null; the ids from an int64 column "id" (or
-// "ids"), or else the row numbers.
+// "ids"), or else the row numbers; a string column there gives the
+// collection's Keys instead (its IDs the row numbers).
 func ReadParquet(path string) (*Collection, error) { return ReadParquetColumn(path, "") }
 
 // ReadParquetColumn is ReadParquet with the embeddings from the named
@@ -51,8 +52,8 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 				}
 			}
 		case fld.Name == "id" || (fld.Name == "ids" && id < 0):
-			if fld.Type.ID() != arrow.INT64 {
-				return nil, fmt.Errorf("%s: column %q is %v, want int64 ids", path, fld.Name, fld.Type)
+			if t := fld.Type.ID(); t != arrow.INT64 && t != arrow.STRING && t != arrow.LARGE_STRING {
+				return nil, fmt.Errorf("%s: column %q is %v, want int64 or string ids", path, fld.Name, fld.Type)
 			}
 			id = i
 		}
@@ -122,21 +123,32 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 		return nil, fmt.Errorf("%s: no rows", path)
 	}
 	var ids []int64
+	var keys []string
 	if id >= 0 {
-		ids = make([]int64, 0, n)
 		for _, chunk := range tbl.Column(id).Data().Chunks() {
-			a := chunk.(*array.Int64)
-			for i := range a.Len() {
-				if a.IsNull(i) {
-					return nil, fmt.Errorf("%s: column %q, row %d is null", path, schema.Field(id).Name, len(ids))
+			for i := range chunk.Len() {
+				if chunk.IsNull(i) {
+					return nil, fmt.Errorf("%s: column %q, row %d is null", path, schema.Field(id).Name, len(ids)+len(keys))
 				}
-				ids = append(ids, a.Value(i))
+				switch a := chunk.(type) {
+				case *array.Int64:
+					ids = append(ids, a.Value(i))
+				case *array.String:
+					keys = append(keys, a.Value(i))
+				case *array.LargeString:
+					keys = append(keys, a.Value(i))
+				}
 			}
 		}
 	}
 	c, err := NewCollection(rows, d, ids)
 	if err != nil {
 		return nil, fmt.Errorf("%s: column %q: %w", path, name, err)
+	}
+	if id >= 0 && ids == nil {
+		if err := c.SetKeys(keys); err != nil {
+			return nil, fmt.Errorf("%s: column %q: %w", path, schema.Field(id).Name, err)
+		}
 	}
 	return c, nil
 }
@@ -154,13 +166,22 @@ func isFloat32List(t arrow.DataType) bool {
 }
 
 // WriteParquet writes c as a Parquet file ReadParquet reads back: columns
-// id (int64) and embedding (list<float32>), in row groups of 65 536 rows,
-// written to a temporary file and renamed.
+// id (int64, or the Keys as strings) and embedding (list<float32>), in row
+// groups of 65 536 rows, written to a temporary file and renamed.
 func WriteParquet(path string, c *Collection) error {
 	mem := memory.DefaultAllocator
-	ib := array.NewInt64Builder(mem)
+	var ib array.Builder
+	idType := arrow.DataType(arrow.PrimitiveTypes.Int64)
+	if c.Keys != nil {
+		sb := array.NewStringBuilder(mem)
+		sb.AppendValues(c.Keys, nil)
+		ib, idType = sb, arrow.BinaryTypes.String
+	} else {
+		b := array.NewInt64Builder(mem)
+		b.AppendValues(c.IDs, nil)
+		ib = b
+	}
 	defer ib.Release()
-	ib.AppendValues(c.IDs, nil)
 	lb := array.NewListBuilder(mem, arrow.PrimitiveTypes.Float32)
 	defer lb.Release()
 	vb := lb.ValueBuilder().(*array.Float32Builder)
@@ -173,7 +194,7 @@ func WriteParquet(path string, c *Collection) error {
 	defer ids.Release()
 	defer embs.Release()
 	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "id", Type: idType},
 		{Name: "embedding", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32)},
 	}, nil)
 	rec := array.NewRecordBatch(schema, []arrow.Array{ids, embs}, int64(c.N))

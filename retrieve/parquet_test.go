@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,6 +65,19 @@ func lists(rows [][]float32, fixed int) arrow.Array {
 	return b.NewArray()
 }
 
+// strs builds a string array; a nil entry of null (when given) is null.
+func strs(v []string, null ...int) arrow.Array {
+	b := array.NewStringBuilder(memory.DefaultAllocator)
+	for i, s := range v {
+		if slices.Contains(null, i) {
+			b.AppendNull()
+		} else {
+			b.Append(s)
+		}
+	}
+	return b.NewArray()
+}
+
 func int64s(v []int64) arrow.Array {
 	b := array.NewInt64Builder(memory.DefaultAllocator)
 	b.AppendValues(v, nil)
@@ -84,18 +98,24 @@ func TestReadParquet(t *testing.T) {
 		flat = append(flat, rows[i]...)
 		ids[i] = int64(1000 - 7*i)
 	}
+	keys := make([]string, len(rows))
+	for i := range keys {
+		keys[i] = fmt.Sprintf("doc-%d", 1000-7*i)
+	}
 	for _, tc := range []struct {
-		name    string
-		cols    []string
-		arrs    []arrow.Array
-		chunk   int64 // rows per row group
-		wantIDs []int64
+		name     string
+		cols     []string
+		arrs     []arrow.Array
+		chunk    int64 // rows per row group
+		wantIDs  []int64
+		wantKeys []string
 	}{
-		{"list with ids", []string{"id", "embedding"}, []arrow.Array{int64s(ids), lists(rows, 0)}, 10, ids},
+		{"list with ids", []string{"id", "embedding"}, []arrow.Array{int64s(ids), lists(rows, 0)}, 10, ids, nil},
+		{"list with string ids", []string{"embedding", "id"}, []arrow.Array{lists(rows, 0), strs(keys)}, 10, nil, keys},
 		// One row group: pqarrow v18.8.0's writer repeats the first rows of
 		// a fixed-size-list column in every later row group (its reader
 		// reads what was written, checked on the column's raw values).
-		{"fixed-size list, no ids", []string{"title_vec"}, []arrow.Array{lists(rows, 3)}, 100, nil},
+		{"fixed-size list, no ids", []string{"title_vec"}, []arrow.Array{lists(rows, 3)}, 100, nil, nil},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".parquet")
 		writeParquet(t, path, tc.cols, tc.arrs, tc.chunk)
@@ -109,8 +129,8 @@ func TestReadParquet(t *testing.T) {
 				want = append(want, int64(i))
 			}
 		}
-		if c.N != len(rows) || c.D != 3 || !slices.Equal(c.Rows, flat) || !slices.Equal(c.IDs, want) {
-			t.Errorf("%s: read N=%d D=%d ids %v", tc.name, c.N, c.D, c.IDs)
+		if c.N != len(rows) || c.D != 3 || !slices.Equal(c.Rows, flat) || !slices.Equal(c.IDs, want) || !slices.Equal(c.Keys, tc.wantKeys) {
+			t.Errorf("%s: read N=%d D=%d ids %v keys %q", tc.name, c.N, c.D, c.IDs, c.Keys)
 		}
 	}
 
@@ -121,6 +141,9 @@ func TestReadParquet(t *testing.T) {
 	f64 := array.NewListBuilder(memory.DefaultAllocator, arrow.PrimitiveTypes.Float64)
 	f64.Append(true)
 	f64.ValueBuilder().(*array.Float64Builder).Append(1)
+	fb := array.NewFloat64Builder(memory.DefaultAllocator)
+	fb.AppendValues(make([]float64, len(rows)), nil)
+	floatIDs := fb.NewArray()
 	for _, tc := range []struct {
 		name string
 		cols []string
@@ -131,6 +154,10 @@ func TestReadParquet(t *testing.T) {
 		{"null row", []string{"emb"}, []arrow.Array{lists(withNull, 0)}, `column "emb", row 4 is null`},
 		{"float64", []string{"emb"}, []arrow.Array{f64.NewArray()}, "want one column of float32 lists"},
 		{"two lists", []string{"a", "b"}, []arrow.Array{lists(rows, 0), lists(rows, 0)}, "found 2"},
+		{"null string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(keys, 7)}, `column "id", row 7 is null`},
+		{"empty string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:24]), ""))}, `column "id": retrieve: collection: the string id of row 24 is empty`},
+		{"repeated string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:24]), keys[3]))}, `column "id": retrieve: collection: rows 3 and 24 have the same id "doc-979"`},
+		{"float ids", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), floatIDs}, `column "id" is float64, want int64 or string ids`},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".parquet")
 		writeParquet(t, path, tc.cols, tc.arrs, 10)
@@ -164,7 +191,24 @@ func TestWriteParquetRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.N != n || got.D != d || !slices.Equal(got.Rows, rows) || !slices.Equal(got.IDs, ids) {
-		t.Errorf("read back N=%d D=%d, rows equal %v, ids equal %v", got.N, got.D, slices.Equal(got.Rows, rows), slices.Equal(got.IDs, ids))
+	if got.N != n || got.D != d || !slices.Equal(got.Rows, rows) || !slices.Equal(got.IDs, ids) || got.Keys != nil {
+		t.Errorf("read back N=%d D=%d, rows equal %v, ids equal %v, keys %d", got.N, got.D, slices.Equal(got.Rows, rows), slices.Equal(got.IDs, ids), len(got.Keys))
+	}
+	// With string ids: the "id" column holds them, and they read back.
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("passage/%d", n-i)
+	}
+	if err := c.SetKeys(keys); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteParquet(path, c); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = ReadCollection(path); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Keys, keys) || !slices.Equal(got.Rows, rows) || got.IDs[n-1] != n-1 {
+		t.Errorf("string ids read back: keys equal %v, rows equal %v, last id %d (want its row, %d)", slices.Equal(got.Keys, keys), slices.Equal(got.Rows, rows), got.IDs[n-1], n-1)
 	}
 }

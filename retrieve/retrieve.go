@@ -31,6 +31,10 @@ type Collection struct {
 	N, D int
 	IDs  []int64   // N
 	Rows []float32 // N×D
+	// Keys are the items' string ids (N, none empty, no two equal), as a
+	// RAG index names its passages; nil where the ids are IDs. A hit
+	// carries its item's key beside its id. Set them with SetKeys.
+	Keys []string
 
 	// NoHalf keeps Search from making the collection's compact copies
 	// (set it before the first Search): the half-precision copy the ℓ2
@@ -159,10 +163,31 @@ func NewCollection(rows []float32, d int, ids []int64) (*Collection, error) {
 	return &Collection{N: n, D: d, IDs: ids, Rows: rows}, nil
 }
 
+// SetKeys gives the items string ids (see Collection.Keys), in row order:
+// one a row, none empty, no two equal.
+func (c *Collection) SetKeys(keys []string) error {
+	if len(keys) != c.N {
+		return fmt.Errorf("retrieve: collection: %d string ids for %d rows", len(keys), c.N)
+	}
+	seen := make(map[string]int, len(keys))
+	for i, k := range keys {
+		if k == "" {
+			return fmt.Errorf("retrieve: collection: the string id of row %d is empty", i)
+		}
+		if j, ok := seen[k]; ok {
+			return fmt.Errorf("retrieve: collection: rows %d and %d have the same id %q", j, i, k)
+		}
+		seen[k] = i
+	}
+	c.Keys = keys
+	return nil
+}
+
 // ReadCollection reads a collection file: a Parquet file (.parquet, see
 // ReadParquet), a NumPy array (.npy, float32 (n, d), ids the row numbers)
 // or an .npz archive: the embeddings as "embeddings" (n, d) float32 — or a
-// bundle's "anchors" — and the ids as "ids" (n,) int64 — or a bundle's
+// bundle's "anchors" — and the ids as "ids" (n,) int64 or strings (then
+// the collection's Keys, its IDs the row numbers) — or a bundle's
 // "index"; without either, the row numbers.
 func ReadCollection(path string) (*Collection, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -198,21 +223,28 @@ func ReadCollection(path string) (*Collection, error) {
 	if ids.Shape == nil {
 		ids, idName = arr["index"], "index"
 	}
-	if ids.Shape != nil && (ids.I64 == nil || len(ids.Shape) != 1 || ids.Shape[0] != rows.Shape[0]) {
-		return nil, fmt.Errorf("%s: array %q must be int64 (%d,)", path, idName, rows.Shape[0])
+	if ids.Shape != nil && ((ids.I64 == nil && ids.Str == nil) || len(ids.Shape) != 1 || ids.Shape[0] != rows.Shape[0]) {
+		return nil, fmt.Errorf("%s: array %q must be int64 or strings (%d,), got %s %s", path, idName, rows.Shape[0], ids.Kind(), bundle.FormatShape(ids.Shape))
 	}
 	c, err := NewCollection(rows.F32, rows.Shape[1], ids.I64)
 	if err != nil {
 		return nil, fmt.Errorf("%s: array %q: %w", path, name, err)
 	}
+	if ids.Str != nil {
+		if err := c.SetKeys(ids.Str); err != nil {
+			return nil, fmt.Errorf("%s: array %q: %w", path, idName, err)
+		}
+	}
 	return c, nil
 }
 
-// Hit is an item inside the set: its id, its row in the collection (−1
+// Hit is an item inside the set: its id, its string id where the
+// collection has them (Collection.Keys), its row in the collection (−1
 // when the store has no row order, as a database table) and its score
 // φ(anchor − item) (≤ the set's threshold).
 type Hit struct {
 	ID    int64   `json:"id"`
+	Key   string  `json:"key,omitempty"`
 	Row   int     `json:"row"`
 	Score float64 `json:"score"`
 }
@@ -302,7 +334,11 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 			n := len(rows)
 			for i, v := range s.Geometry.Scores(scores[:n], diffs[:n*d]) {
 				if v <= q {
-					parts[ci] = append(parts[ci], Hit{ID: c.IDs[rows[i]], Row: rows[i], Score: v})
+					h := Hit{ID: c.IDs[rows[i]], Row: rows[i], Score: v}
+					if c.Keys != nil {
+						h.Key = c.Keys[rows[i]]
+					}
+					parts[ci] = append(parts[ci], h)
 				}
 			}
 			rows = rows[:0]

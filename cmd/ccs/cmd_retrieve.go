@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strconv"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -14,6 +15,7 @@ import (
 // retrieveOptions are ccs retrieve's inputs.
 type retrieveOptions struct {
 	Set, DB     string // files
+	IDs         string // the collection's string ids, in row order
 	AnchorIndex int    // the collection's row as the anchor; −1: none
 	Anchor      string // the anchor's .npy file
 	Limit       int    // hits printed, nearest first; 0: all
@@ -21,13 +23,14 @@ type retrieveOptions struct {
 }
 
 func retrieveCommand() *command {
-	return newCommand("retrieve", "-set SET.json -db FILE|clickhouse://HOST:PORT/DB.TABLE (-anchor-index I | -anchor FILE.npy) [-limit N] [-json]",
+	return newCommand("retrieve", "-set SET.json -db FILE|clickhouse://HOST:PORT/DB.TABLE (-anchor-index I | -anchor FILE.npy) [-ids FILE] [-limit N] [-json]",
 		"list the collection items inside a fitted set around an anchor (retrieval with expected recall ≥ 1−α)",
 		func(fs *flag.FlagSet, o *retrieveOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
 			fs.StringVar(&o.DB, "db", "", "the collection: a `file` (.npz, .npy, .parquet) or a ClickHouse table, clickhouse://[user[:password]@]host:port/database.table[?timeout=60s] (see docs/scale.md)")
 			fs.IntVar(&o.AnchorIndex, "anchor-index", -1, "use the collection file's row `I` as the anchor")
 			fs.StringVar(&o.Anchor, "anchor", "", "anchor embedding `file` (.npy, float32, (d,) or (1, d))")
+			fs.StringVar(&o.IDs, "ids", "", "the collection file's ids, in row order, printed for its hits: `FILE` .txt (one per line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet (FILE:COLUMN) — as ccs bundle's -ids (a collection .npz's \"ids\" or a Parquet \"id\" column of strings need none)")
 			fs.IntVar(&o.Limit, "limit", 0, "print at most `N` hits, nearest first (0: all)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
 			return nil
@@ -44,6 +47,9 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	if o.Limit < 0 {
 		return usagef("retrieve: -limit %d: want ≥ 0", o.Limit)
 	}
+	if o.IDs != "" && retrieve.IsURL(o.DB) {
+		return usagef("retrieve: -ids names a collection file's rows; a database table has its own ids")
+	}
 	set, err := conformal.Load(o.Set)
 	if err != nil {
 		return err
@@ -59,6 +65,19 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	n, err := store.Len(ctx)
 	if err != nil {
 		return err
+	}
+	if o.IDs != "" {
+		c, ok := store.(*retrieve.Collection)
+		if !ok { // a store of another kind, registered by URL
+			return usagef("retrieve: -ids names a collection file's rows; %s has its own ids", o.DB)
+		}
+		ids, err := readIDStrings(o.IDs, "ids", n)
+		if err != nil {
+			return err
+		}
+		if err := c.SetKeys(ids); err != nil {
+			return fmt.Errorf("%s: %w", o.IDs, err)
+		}
 	}
 	if err := set.CheckDim(o.DB, n, store.Dim()); err != nil {
 		return err
@@ -100,7 +119,11 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		fmt.Fprintf(out.stdout, "id\trow\tscore\n")
 	}
 	for _, h := range hits {
-		fmt.Fprintf(out.stdout, "%d\t%d\t%.6g\n", h.ID, h.Row, h.Score)
+		id := strconv.FormatInt(h.ID, 10)
+		if h.Key != "" {
+			id = h.Key
+		}
+		fmt.Fprintf(out.stdout, "%s\t%d\t%.6g\n", id, h.Row, h.Score)
 	}
 	for _, w := range set.Warnings() {
 		out.warn(w)

@@ -22,6 +22,7 @@ command line holds them. Bad input raises ValueError with the command line's
 message; a missing file FileNotFoundError. docs/python.md has the whole API.
 """
 
+import json
 import operator
 import os
 import warnings
@@ -202,7 +203,7 @@ class Bundle(_Handle):
 
 
 def _bundles(h, info):
-    made = loads(info)
+    made = json.loads(info)  # no numbers to read: a class named "+Inf" stays a string
     _warn(made["warnings"])
     out = {name: Bundle._wrap(h[i]) for i, name in enumerate(made["names"])}
     names = made.get("label_names")
@@ -449,25 +450,37 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
 
 
 class Collection(_Handle):
-    """A searchable collection of embeddings (n, d) with ids (n,) integers
-    (default: the row numbers), for Set.retrieve; the rows are copied once.
+    """A searchable collection of embeddings (n, d) with ids (n,): integers
+    (default: the row numbers) or strings (a RAG index's passage ids; none
+    empty, no two equal), for Set.retrieve; the rows are copied once.
     Collection.load reads a collection file as ccs retrieve -db does."""
 
     _what = "collection"
+    _keys = False  # the string ids, once asked for (None: integer ids)
 
     def __init__(self, rows, ids=None):
         lent = Lent()
         h = c_handle()
-        call(lib.ccs_collection_new, lent.ref(rows, "collection"), lent.ref(ids, "ids"), byref(h))
+        call(lib.ccs_collection_new, lent.ref(rows, "collection"), lent.ref(_ids(ids), "ids"), byref(h))
         self._h = h.value
 
     @classmethod
     def load(cls, path):
         """Reads a collection file: .npz ("embeddings" or "anchors", ids as
-        "ids" or "index"), .npy (n, d) or .parquet."""
+        "ids" — integers or strings — or "index"), .npy (n, d) or .parquet
+        (an "id" column of integers or strings)."""
         h = c_handle()
         call(lib.ccs_collection_load, _path(path), byref(h))
         return cls._wrap(h.value)
+
+    @property
+    def keys(self):
+        """The string ids, in row order (np.ndarray of str), or None where
+        the ids are integers."""
+        if self._keys is False:
+            k = json.loads(call_string(lib.ccs_collection_keys, self._handle()))  # strings, "+Inf" too
+            self._keys = None if k is None else np.array(k, dtype=str)
+        return self._keys
 
     @property
     def shape(self):
@@ -569,13 +582,14 @@ class Set(_Handle):
 
     def retrieve(self, anchor, collection, limit=None):
         """The items of collection inside the set around anchor, nearest
-        first (at most limit): (ids, scores), np.ndarrays of int64 and
-        float64 — what ccs retrieve lists. collection: a Collection, a
-        collection file's path, or an (n, d) array (ids: the row numbers)."""
+        first (at most limit): (ids, scores), np.ndarrays of int64 — or of
+        str, for a collection with string ids — and float64: what ccs
+        retrieve lists. collection: a Collection, a collection file's path,
+        or an (n, d) array (ids: the row numbers)."""
         lent = Lent()
-        coll, rows, opened = 0, None, None
+        coll, rows, opened, keys = 0, None, None, None
         if isinstance(collection, Collection):
-            coll = collection._handle()
+            coll, keys = collection._handle(), collection.keys
         elif isinstance(collection, (str, bytes, os.PathLike)):
             opened = Collection.load(collection)
             coll = opened._handle()
@@ -583,21 +597,26 @@ class Set(_Handle):
             rows = collection
         hits = _lib.Hits()
         try:
+            if opened is not None:
+                keys = opened.keys
             call(lib.ccs_set_retrieve, self._handle(), coll, lent.ref(rows, "collection"), None,
                  lent.ref(anchor, "anchor"), 0 if limit is None else int(limit), byref(hits))
         finally:
             if opened is not None:
                 opened.close()
         k = hits.count
-        ids, scores = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.float64)
+        ids, rows_, scores = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64), np.empty(k, dtype=np.float64)
         try:
             if k:
                 ids[:] = np.ctypeslib.as_array(hits.ids, (k,))
+                rows_[:] = np.ctypeslib.as_array(hits.rows, (k,))
                 scores[:] = np.ctypeslib.as_array(hits.scores, (k,))
         finally:
             for p in (hits.ids, hits.rows, hits.scores):
                 if p:
                     lib.ccs_free(p)
+        if keys is not None:
+            return keys[rows_], scores
         return ids, scores
 
     def ood(self, points, *, alpha_ood=0.05, delta=0.0, simultaneous=False, fdr=None):

@@ -322,6 +322,33 @@ def test_retrieve_equals_ccs_retrieve(calibrated, sim, cli, tmp_path, limit):
     assert list(s.scores(rows[11], rows[got_ids])) == want_scores
 
 
+def test_retrieve_string_ids_equal_ccs_retrieve(calibrated, sim, cli, tmp_path):
+    # A RAG index's passage ids: the hits' keys, as ccs retrieve -ids and a
+    # collection .npz of string ids give them, in the same order.
+    cli_file, _, s = calibrated["one"]
+    rows = np.load(sim / "test.npz")["anchors"]
+    ids = np.array([f"doc{len(rows) - i}" for i in range(len(rows))])
+    np.savez(tmp_path / "passages.npz", embeddings=rows, ids=ids)
+    (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
+    want = cli_json(cli, "retrieve", "-set", cli_file, "-db", tmp_path / "passages.npz", "-anchor-index", 11, "-json")
+    assert want == cli_json(cli, "retrieve", "-set", cli_file, "-db", sim / "test.npz", "-ids", tmp_path / "ids.txt",
+                            "-anchor-index", 11, "-json")
+    assert want["total"] > 5 and all(h["key"] == ids[h["row"]] for h in want["hits"])
+    want_keys = [h["key"] for h in want["hits"]]
+    want_scores = [h["score"] for h in want["hits"]]
+    for coll in (ccs.Collection(rows, list(ids)), ccs.Collection(rows, ids.astype(object)),
+                 ccs.Collection(rows, np.char.encode(ids)), ccs.Collection.load(tmp_path / "passages.npz"),
+                 tmp_path / "passages.npz"):
+        got_ids, got_scores = s.retrieve(rows[11], coll, limit=None)
+        assert got_ids.dtype.kind == "U" and list(got_ids) == want_keys and list(got_scores) == want_scores
+    assert list(ccs.Collection.load(tmp_path / "passages.npz").keys) == list(ids)
+    assert ccs.Collection(rows).keys is None
+    # "+Inf" and "-Inf" are ids like any other, not numbers.
+    odd = ids.copy()
+    odd[:2] = ["+Inf", "-Inf"]
+    assert list(ccs.Collection(rows, odd).keys[:3]) == ["+Inf", "-Inf", ids[2]]
+
+
 def test_set_load_save_round_trip(calibrated, tmp_path):
     for name, (cli_file, _, _) in calibrated.items():
         s = ccs.Set.load(cli_file)

@@ -162,6 +162,14 @@ ERRORS = [
     ("class set without labels", lambda s, a: ccs.calibrate("ball", ccs.Bundle(*gauss(5)), calibration="class"), ValueError,
      "class-conditional calibration needs the calibration bundle's labels"),
     ("negative limit", lambda s, a: s.retrieve(a[0], a, limit=-1), ValueError, "retrieve: limit=-1: want ≥ 1, or None for all"),
+    ("collection ids repeated", lambda s, a: ccs.Collection(a[:3], ["a", "b", "a"]), ValueError,
+     'ids: retrieve: collection: rows 0 and 2 have the same id "a"'),
+    ("collection id empty", lambda s, a: ccs.Collection(a[:3], ["a", "", "c"]), ValueError,
+     "ids: retrieve: collection: the string id of row 1 is empty"),
+    ("collection ids short", lambda s, a: ccs.Collection(a[:3], ["a", "b"]), ValueError,
+     "ids: dtype <U1, shape (2,): want integers or strings (3,)"),
+    ("collection ids floats", lambda s, a: ccs.Collection(a[:3], [1.0, 2.0, 3.0]), ValueError,
+     "ids: dtype float64, shape (3,): want integers or strings (3,)"),
     ("no ood calibration", lambda s, a: s.ood(a), ValueError, "the set has no OOD calibration"),
     ("missing file", lambda s, a: ccs.Set.load("/nonexistent/set.json"), FileNotFoundError, "no such file or directory"),
     ("missing bundle", lambda s, a: ccs.Bundle.load("/nonexistent/b.npz"), FileNotFoundError, "no such file or directory"),
@@ -273,8 +281,9 @@ def test_handles_checked_in_the_library():
 
 
 def test_abi_version_is_checked(tmp_path):
-    with pytest.raises(ImportError, match=r"speaks ABI version 1, this ccs package version 2"):
-        _lib.load(_lib.lib.path, abi=2)
+    v = _lib.ABI_VERSION
+    with pytest.raises(ImportError, match=rf"speaks ABI version {v}, this ccs package version {v + 1}"):
+        _lib.load(_lib.lib.path, abi=v + 1)
     with pytest.raises(ImportError, match="is not the ccs library: it has no ccs_abi_version"):
         _lib.load(ctypes.util.find_library("c"))
     with pytest.raises(ImportError, match="cannot load the library"):

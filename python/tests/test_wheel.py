@@ -11,6 +11,7 @@ import zipfile
 
 import pytest
 
+from ccs import _lib
 from conftest import ROOT, run_cli
 
 
@@ -63,7 +64,7 @@ def test_installed_wheel_imports(venv, tmp_path):
     r = subprocess.run([venv, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=clean_env(), check=True)
     v = json.loads(r.stdout)
     assert v["library"].startswith(str(venv.parent.parent)) and v["library"].endswith("site-packages/ccs/libccs.so")
-    assert v["abi"] == 1
+    assert v["abi"] == _lib.ABI_VERSION
 
 
 def test_session_example_equals_the_readme_session(venv, tmp_path):

@@ -41,6 +41,9 @@ func Load(ctx context.Context, t Target, c *retrieve.Collection, opt LoadOptions
 	if opt.BatchRows <= 0 {
 		opt.BatchRows = 50_000
 	}
+	if c.Keys != nil {
+		return fmt.Errorf("the collection has string ids (%q, …): a table keeps UInt64 ids, so load one whose ids are integers (your ids' numbers, or the row numbers) and map them back yourself", c.Keys[0])
+	}
 	for i, id := range c.IDs {
 		if id < 0 {
 			return fmt.Errorf("id %d of row %d is negative: the table's ids are UInt64", id, i)

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+)
+
+// TestRetrieveStringIDs: a collection's string ids — a text file given
+// with -ids, or a collection .npz's "ids" that NumPy wrote — name ccs
+// retrieve's hits (the first column; "key" in its JSON) and ccs serve's,
+// with the same hits as integer ids; bad -ids are refused naming the file.
+func TestRetrieveStringIDs(t *testing.T) {
+	dir := t.TempDir()
+	set := calibratedBall(t, dir)
+	db := filepath.Join(dir, "test.npz")
+	b, err := bundle.Read(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, b.N)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("passage-%03d", b.N-i)
+	}
+	idFile := filepath.Join(dir, "ids.txt")
+	if err := os.WriteFile(idFile, []byte(strings.Join(ids, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	coll := filepath.Join(dir, "passages.npz")
+	script := `
+import sys, numpy as np
+db, ids, out = sys.argv[1:]
+np.savez(out, embeddings=np.load(db)["anchors"], ids=np.array(open(ids).read().split()))
+`
+	if out, err := exec.Command("/usr/bin/python3", "-c", script, db, idFile, coll).CombinedOutput(); err != nil {
+		t.Fatalf("numpy: %v\n%s", err, out)
+	}
+	type hit struct {
+		ID    int64   `json:"id"`
+		Key   *string `json:"key"`
+		Row   int     `json:"row"`
+		Score float64 `json:"score"`
+	}
+	retrieve := func(args ...string) []hit {
+		t.Helper()
+		out, err := ccs(append([]string{"retrieve", "-set", set, "-anchor-index", "3", "-json"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct{ Hits []hit }
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Hits
+	}
+	plain := retrieve("-db", db)
+	if len(plain) < 2 {
+		t.Fatalf("%d hits: want a few", len(plain))
+	}
+	for _, args := range [][]string{{"-db", db, "-ids", idFile}, {"-db", coll}} {
+		got := retrieve(args...)
+		if len(got) != len(plain) {
+			t.Fatalf("%v: %d hits, without ids %d", args, len(got), len(plain))
+		}
+		for i, h := range got {
+			p := plain[i]
+			if p.Key != nil || h.Key == nil || *h.Key != ids[h.Row] || h.Row != p.Row || h.Score != p.Score || h.ID != int64(h.Row) {
+				t.Errorf("%v: hit %d: %+v (key %v), without ids %+v: want the same row and score, key %q", args, i, h, deref(h.Key), p, ids[p.Row])
+			}
+		}
+	}
+	out, err := ccs("retrieve", "-set", set, "-db", db, "-ids", idFile, "-anchor-index", "3", "-limit", "1")
+	if lines := strings.Split(out, "\n"); err != nil || len(lines) < 3 || !strings.HasPrefix(lines[2], ids[plain[0].Row]+"\t") {
+		t.Errorf("text: %v\n%s\nwant the first hit's line to start with %q", err, out, ids[plain[0].Row])
+	}
+
+	// ccs serve answers with the keys of a collection .npz.
+	sv := startServe(t, "serve", "-set", "ball="+set, "-db", "passages="+coll, "-addr", "127.0.0.1:0")
+	anchor, _ := json.Marshal(anchorRow(t, db, 3))
+	resp, err := http.Post(sv.base+"/v1/sets/ball/retrieve", "application/json", strings.NewReader(fmt.Sprintf(`{"anchor": %s, "collection": "passages"}`, anchor)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srv struct{ Hits []hit }
+	err = json.NewDecoder(resp.Body).Decode(&srv)
+	resp.Body.Close()
+	if err != nil || len(srv.Hits) != len(plain) {
+		t.Fatalf("serve: %d hits (%v), want %d", len(srv.Hits), err, len(plain))
+	}
+	for i, h := range srv.Hits {
+		if h.Key == nil || *h.Key != ids[plain[i].Row] || h.Row != plain[i].Row {
+			t.Errorf("serve: hit %d: %+v (key %v), want row %d, key %q", i, h, deref(h.Key), plain[i].Row, ids[plain[i].Row])
+		}
+	}
+	sv.stop(t)
+
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	short := write("short.txt", strings.Join(ids[1:], "\n"))
+	twice := write("twice.txt", strings.Join(append(ids[1:], ids[5]), "\n"))
+	empty := write("empty.txt", strings.Join(ids[:3], "\n")+"\n\n"+strings.Join(ids[4:], "\n"))
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		want  string
+		usage bool
+	}{
+		{"too few", []string{"-db", db, "-ids", short}, fmt.Sprintf("short.txt: %d ids for %d rows", b.N-1, b.N), false},
+		{"repeated", []string{"-db", db, "-ids", twice}, fmt.Sprintf(`twice.txt: retrieve: collection: rows 4 and %d have the same id %q`, b.N-1, ids[5]), false},
+		{"empty", []string{"-db", db, "-ids", empty}, "empty.txt:4: an empty id", false},
+		{"missing", []string{"-db", db, "-ids", filepath.Join(dir, "none.txt")}, "none.txt", false},
+		{"database", []string{"-db", "clickhouse://127.0.0.1:1/d.t", "-ids", idFile}, "-ids names a collection file's rows", true},
+	} {
+		_, err := ccs(append([]string{"retrieve", "-set", set, "-anchor", filepath.Join(dir, "a.npy")}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || isUsage(err) != tc.usage {
+			t.Errorf("%s: %v (usage %v), want %q (usage %v)", tc.name, err, isUsage(err), tc.want, tc.usage)
+		}
+	}
+	// A ClickHouse table keeps integer ids: loading string ids is refused
+	// before any connection, not done without them.
+	if _, err := ccs("collection", "load", "-db", "clickhouse://127.0.0.1:1/d.t", "-in", coll, "-quiet"); err == nil || !strings.Contains(err.Error(), `the collection has string ids ("passage-`) {
+		t.Errorf("collection load of string ids: %v", err)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<none>"
+	}
+	return *s
+}
