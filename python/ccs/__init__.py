@@ -542,9 +542,11 @@ class Set(_Handle):
     def evaluate(self, test, *, per_class=False, unlabeled="error"):
         """Coverage of the test positives, exclusion of the test negatives,
         LogVol/d (and per class with per_class=True): the result of ccs
-        evaluate -json, field for field. unlabeled="marginal" judges a
-        class-conditional set on a bundle without labels with the threshold
-        over all classes (with a CCSWarning)."""
+        evaluate -json, field for field; with per_class and a test bundle
+        of string labels (ccs.bundle's), "label_names" names the classes as
+        the command's does (class i is label_names[i]). unlabeled="marginal"
+        judges a class-conditional set on a bundle without labels with the
+        threshold over all classes (with a CCSWarning)."""
         tb, close_test = _bundle_of(test, "test")
         try:
             out = loads(call_string(lib.ccs_set_evaluate, self._handle(), tb._handle(),
@@ -553,7 +555,10 @@ class Set(_Handle):
             if close_test:
                 tb.close()
         _warn(out["warnings"])
-        return out["result"]
+        result = out["result"]
+        if per_class and getattr(tb, "label_names", None) is not None and result.get("classes"):
+            result["label_names"] = list(tb.label_names)
+        return result
 
     def contains(self, anchor, points, label=None):
         """Whether each point ((m, d), or (d,) for one) is inside the set

@@ -65,6 +65,17 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["label_names"] == NAMES.tolist() and manifest["ood_classes"] == [4]
     assert ccs.bundle(labelled["embeddings"], labelled["labels"], k=8)["fit"].label_names is None
+    if form == "str":
+        # evaluate per class names the classes as ccs evaluate does, from the
+        # manifest beside the command's test bundle.
+        s = ccs.calibrate("ball", splits["cal"], alpha=0.1)
+        s.save(tmp_path / "ball.json")
+        want = cli_json(cli, "evaluate", "-set", tmp_path / "ball.json", "-test", tmp_path / "out" / "test.npz",
+                        "-per-class", "-json")
+        del want["kind"], want["command"], want["build"]
+        assert want["label_names"] == NAMES.tolist()
+        assert s.evaluate(splits["test"], per_class=True) == want
+        assert "label_names" not in s.evaluate(splits["test"])
 
 
 def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
