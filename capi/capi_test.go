@@ -310,12 +310,12 @@ func TestFitOptions(t *testing.T) {
 		want string // an error, or "" for a valid spec
 	}{
 		{"paper", fitOptions{Geometry: "genball", Objective: "neg,vol"}, ""},
-		{"embedding", fitOptions{Geometry: "single", Objective: "vol", Recipe: "embedding", LR: f(0.05), Batch: n(64)}, ""},
+		{"embedding", fitOptions{Geometry: "single", Objective: "vol", recipeOptions: recipeOptions{Recipe: "embedding", LR: f(0.05), Batch: n(64)}}, ""},
 		{"ball", fitOptions{Geometry: "ball", Objective: "neg"}, `fit: geometry "ball": want single or genball`},
 		{"objective", fitOptions{Geometry: "genball", Objective: "volume"}, "fit: objective:"},
 		{"alpha", fitOptions{Geometry: "genball", Objective: "neg", Alpha: f(1.5)}, "fit: alpha=1.5: want 0 < α < 1"},
-		{"recipe", fitOptions{Geometry: "genball", Objective: "neg", Recipe: "adam"}, `fit: recipe "adam": want sim or embedding`},
-		{"lr", fitOptions{Geometry: "genball", Objective: "neg", LR: f(-1)}, "fit: train: learning rate -1, want > 0"},
+		{"recipe", fitOptions{Geometry: "genball", Objective: "neg", recipeOptions: recipeOptions{Recipe: "adam"}}, `fit: recipe "adam": want sim or embedding`},
+		{"lr", fitOptions{Geometry: "genball", Objective: "neg", recipeOptions: recipeOptions{LR: f(-1)}}, "fit: train: learning rate -1, want > 0"},
 		{"head", fitOptions{Geometry: "genball", Objective: "neg", HeadDim: 4}, "fit: head_dim=4: want a positive dimension, with an objective that includes infonce"},
 	}
 	for _, tt := range tests {
@@ -345,7 +345,7 @@ func TestFitJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	epochs := 3
-	j, err := startFit(fit, val, fitOptions{Geometry: "genball", Objective: "neg,vol", Epochs: &epochs, Patience: &epochs})
+	j, err := startFit(fit, val, fitOptions{Geometry: "genball", Objective: "neg,vol", recipeOptions: recipeOptions{Epochs: &epochs, Patience: &epochs}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,10 +353,15 @@ func TestFitJob(t *testing.T) {
 		t.Errorf("a running job has an outcome")
 	}
 	var reports []progressReport
-	for !j.wait(10 * time.Millisecond) {
-		reports = append(reports, j.progress()...)
+	take := func() {
+		for _, r := range j.progress() {
+			reports = append(reports, r.(progressReport))
+		}
 	}
-	reports = append(reports, j.progress()...)
+	for !j.wait(10 * time.Millisecond) {
+		take()
+	}
+	take()
 	s, res, err := j.outcome()
 	if err != nil {
 		t.Fatal(err)
@@ -368,7 +373,7 @@ func TestFitJob(t *testing.T) {
 	// Cancelled: the job ends with context.Canceled, the status the
 	// Python side turns into KeyboardInterrupt.
 	epochs = 150
-	j, err = startFit(fit, val, fitOptions{Geometry: "genball", Objective: "neg", Epochs: &epochs, Patience: &epochs})
+	j, err = startFit(fit, val, fitOptions{Geometry: "genball", Objective: "neg", recipeOptions: recipeOptions{Epochs: &epochs, Patience: &epochs}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,11 +35,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 	"unsafe"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/retrieve"
 )
 
@@ -339,10 +341,72 @@ func ccs_fit_start(fitH, valH C.uintptr_t, opts *C.char, out *C.uintptr_t, errOu
 	})
 }
 
+//export ccs_compare_start
+func ccs_compare_start(fitH, valH, calH, testH, oodH, oodCalH C.uintptr_t, opts *C.char, out *C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		var in compareInputs
+		for _, b := range []struct {
+			h   C.uintptr_t
+			dst **bundle.Bundle
+		}{{fitH, &in.Fit}, {valH, &in.Val}, {calH, &in.Cal}, {testH, &in.Test}, {oodH, &in.OOD}, {oodCalH, &in.OODCal}} {
+			if b.h == 0 {
+				continue
+			}
+			o, err := lookup[*bundleObj](uintptr(b.h), "a bundle")
+			if err != nil {
+				return err
+			}
+			*b.dst = o.b
+		}
+		var o compareOptions
+		if err := options(opts, &o); err != nil {
+			return err
+		}
+		j, err := startCompare(in, o)
+		if err != nil {
+			return err
+		}
+		*out = C.uintptr_t(newHandle(j))
+		return nil
+	})
+}
+
+//export ccs_job_document
+func ccs_job_document(h C.uintptr_t, doc, text **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		j, err := lookup[*job](uintptr(h), "a job")
+		if err != nil {
+			return err
+		}
+		d, t, err := j.document()
+		if err != nil {
+			return err
+		}
+		cString(doc, d)
+		cString(text, []byte(t))
+		return nil
+	})
+}
+
+//export ccs_report
+func ccs_report(docs, title, path *C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		var list []json.RawMessage
+		if err := json.Unmarshal([]byte(C.GoString(docs)), &list); err != nil {
+			return fmt.Errorf("report: the results: %w", err)
+		}
+		bs := make([][]byte, len(list))
+		for i, d := range list {
+			bs[i] = d
+		}
+		return atomicfile.Write(C.GoString(path), func(w io.Writer) error { return writeReport(w, C.GoString(title), bs) })
+	})
+}
+
 //export ccs_job_wait
 func ccs_job_wait(h C.uintptr_t, timeoutMS C.int64_t, finished *C.int, errOut **C.char) C.int {
 	return run(errOut, func() error {
-		j, err := lookup[*fitJob](uintptr(h), "a fit job")
+		j, err := lookup[*job](uintptr(h), "a job")
 		if err != nil {
 			return err
 		}
@@ -357,7 +421,7 @@ func ccs_job_wait(h C.uintptr_t, timeoutMS C.int64_t, finished *C.int, errOut **
 //export ccs_job_progress
 func ccs_job_progress(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
 	return run(errOut, func() error {
-		j, err := lookup[*fitJob](uintptr(h), "a fit job")
+		j, err := lookup[*job](uintptr(h), "a job")
 		if err != nil {
 			return err
 		}
@@ -368,7 +432,7 @@ func ccs_job_progress(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
 //export ccs_job_cancel
 func ccs_job_cancel(h C.uintptr_t, errOut **C.char) C.int {
 	return run(errOut, func() error {
-		j, err := lookup[*fitJob](uintptr(h), "a fit job")
+		j, err := lookup[*job](uintptr(h), "a job")
 		if err != nil {
 			return err
 		}
@@ -380,7 +444,7 @@ func ccs_job_cancel(h C.uintptr_t, errOut **C.char) C.int {
 //export ccs_job_result
 func ccs_job_result(h C.uintptr_t, out *C.uintptr_t, training **C.char, errOut **C.char) C.int {
 	return run(errOut, func() error {
-		j, err := lookup[*fitJob](uintptr(h), "a fit job")
+		j, err := lookup[*job](uintptr(h), "a job")
 		if err != nil {
 			return err
 		}

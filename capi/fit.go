@@ -1,10 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -23,7 +22,12 @@ type fitOptions struct {
 	ValShare  *float64 `json:"val_share"`
 	Alpha     *float64 `json:"alpha"`
 	Seed      uint64   `json:"seed"`
+	recipeOptions
+}
 
+// recipeOptions are the training recipe's keywords, ccs fit's and ccs
+// compare's training flags: a nil field takes the recipe's value.
+type recipeOptions struct {
 	Recipe        string   `json:"recipe"`
 	Threshold     string   `json:"threshold"`
 	Batch         *int     `json:"batch"`
@@ -71,13 +75,25 @@ func (o fitOptions) spec() (train.Spec, float64, error) {
 	if o.ValShare != nil {
 		valShare = *o.ValShare
 	}
+	cfg, err := o.recipe("fit", "sim")
+	if err != nil {
+		return train.Spec{}, 0, err
+	}
+	cfg.Objective.Objective, cfg.Objective.Alpha, cfg.Seed = obj, alpha, o.Seed
+	return train.Spec{Kind: kind, Head: withHead, HeadDim: o.HeadDim, Config: cfg}, valShare, nil
+}
+
+// recipe is the training recipe the keywords give (the named recipe, def
+// when none is, each keyword given overriding its value), validated; cmd
+// names the call in errors. The objective, α and seed are each run's.
+func (o recipeOptions) recipe(cmd, def string) (train.Config, error) {
 	cfg := train.SimRecipe
-	switch o.Recipe {
-	case "", "sim":
+	switch cmp.Or(o.Recipe, def) {
+	case "sim":
 	case "embedding":
 		cfg.SGD = train.EmbeddingRecipe.SGD
 	default:
-		return train.Spec{}, 0, fmt.Errorf("fit: recipe %q: want sim or embedding", o.Recipe)
+		return train.Config{}, fmt.Errorf("%s: recipe %q: want sim or embedding", cmd, o.Recipe)
 	}
 	set := func(dst *float64, v *float64) {
 		if v != nil {
@@ -106,8 +122,9 @@ func (o fitOptions) spec() (train.Spec, float64, error) {
 	set(&cfg.Bounds.MMin, o.MMin)
 	set(&cfg.Bounds.MMax, o.MMax)
 	if o.Threshold != "" {
+		var err error
 		if cfg.Objective.Threshold, err = objective.ParseThresholdMode(o.Threshold); err != nil {
-			return train.Spec{}, 0, fmt.Errorf("fit: threshold: %v", err)
+			return train.Config{}, fmt.Errorf("%s: threshold: %v", cmd, err)
 		}
 	}
 	n := train.PaperInfoNCE
@@ -118,28 +135,13 @@ func (o fitOptions) spec() (train.Spec, float64, error) {
 	case "projected":
 		n.ProjectedVolume = true
 	default:
-		return train.Spec{}, 0, fmt.Errorf("fit: head_volume %q: want backbone or projected", o.HeadVolume)
+		return train.Config{}, fmt.Errorf("%s: head_volume %q: want backbone or projected", cmd, o.HeadVolume)
 	}
 	cfg.InfoNCE = &n
 	if err := cfg.Validate(); err != nil {
-		return train.Spec{}, 0, fmt.Errorf("fit: %v", err)
+		return train.Config{}, fmt.Errorf("%s: %v", cmd, err)
 	}
-	cfg.Objective.Objective, cfg.Objective.Alpha, cfg.Seed = obj, alpha, o.Seed
-	return train.Spec{Kind: kind, Head: withHead, HeadDim: o.HeadDim, Config: cfg}, valShare, nil
-}
-
-// fitJob is a training run on its own goroutine: the caller polls its
-// progress and waits for it in slices, so that no call into the caller's
-// language is ever made from Go, and cancels it by closing it.
-type fitJob struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-
-	mu      sync.Mutex
-	reports []progressReport // not yet taken by the caller
-	set     *conformal.Set
-	result  *train.Result
-	err     error
+	return cfg, nil
 }
 
 // progressReport is one train.Progress, as the caller reads it.
@@ -159,7 +161,7 @@ type progressReport struct {
 
 // startFit checks the keywords and the bundles, then trains on a
 // goroutine of its own: ccs fit.
-func startFit(fit, val *bundle.Bundle, o fitOptions) (*fitJob, error) {
+func startFit(fit, val *bundle.Bundle, o fitOptions) (*job, error) {
 	spec, valShare, err := o.spec()
 	if err != nil {
 		return nil, err
@@ -179,81 +181,39 @@ func startFit(fit, val *bundle.Bundle, o fitOptions) (*fitJob, error) {
 		}
 		fit, val = rest, held
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	j := &fitJob{cancel: cancel, done: make(chan struct{})}
-	go j.run(ctx, spec, fit, val)
-	return j, nil
+	return startJob("fit", func(ctx context.Context, j *job) error { return runFit(ctx, j, spec, fit, val) }), nil
 }
 
-func (j *fitJob) run(ctx context.Context, spec train.Spec, fit, val *bundle.Bundle) {
-	defer close(j.done)
-	defer j.cancel()
-	var f *train.Fitted
-	err := func() (err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				err = internalError(p)
-			}
-		}()
-		f, err = train.Fit(ctx, spec, fit, val, train.ObserverFunc(j.observe))
-		return err
-	}()
-	j.mu.Lock()
-	defer j.mu.Unlock()
+// runFit trains: the job's work.
+func runFit(ctx context.Context, j *job, spec train.Spec, fit, val *bundle.Bundle) error {
+	f, err := train.Fit(ctx, spec, fit, val, train.ObserverFunc(func(p train.Progress) {
+		r := progressReport{Epoch: p.Epoch, MaxEpochs: p.MaxEpochs, Loss: jsonfloat.Float(p.Loss), Threshold: jsonfloat.Float(p.Threshold),
+			ValExclusion: p.ValExclusion, BestExclusion: p.BestExclusion, BestEpoch: p.BestEpoch,
+			Elapsed: p.Elapsed.Seconds(), Head: p.Head, Done: p.Done}
+		if p.Done {
+			r.StopReason = p.StopReason.String()
+		}
+		j.report(r)
+	}))
 	if err != nil {
-		j.err = fmt.Errorf("fit: %w", err)
-		return
+		return err
 	}
+	j.mu.Lock()
 	j.set, j.result = conformal.Uncalibrated(f.Geometry, f.Info), f.Result
-}
-
-func (j *fitJob) observe(p train.Progress) {
-	r := progressReport{Epoch: p.Epoch, MaxEpochs: p.MaxEpochs, Loss: jsonfloat.Float(p.Loss), Threshold: jsonfloat.Float(p.Threshold),
-		ValExclusion: p.ValExclusion, BestExclusion: p.BestExclusion, BestEpoch: p.BestEpoch,
-		Elapsed: p.Elapsed.Seconds(), Head: p.Head, Done: p.Done}
-	if p.Done {
-		r.StopReason = p.StopReason.String()
-	}
-	j.mu.Lock()
-	j.reports = append(j.reports, r)
 	j.mu.Unlock()
+	return nil
 }
 
-// wait waits for the job at most timeout and reports whether it is done.
-func (j *fitJob) wait(timeout time.Duration) bool {
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-j.done:
-		return true
-	case <-t.C:
-		return false
+// outcome is a fit job's result once it is done: the fitted
+// (uncalibrated) set and the training's account, or its error.
+func (j *job) outcome() (*conformal.Set, *train.Result, error) {
+	if err := j.finished(); err != nil {
+		return nil, nil, err
 	}
-}
-
-// progress takes the reports made since the last call.
-func (j *fitJob) progress() []progressReport {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	r := j.reports
-	j.reports = nil
-	if r == nil {
-		r = []progressReport{}
+	if j.set == nil {
+		return nil, nil, fmt.Errorf("the job is a %s, not a fit", j.what)
 	}
-	return r
-}
-
-// outcome is the job's result once it is done: the fitted (uncalibrated)
-// set and the training's account, or its error.
-func (j *fitJob) outcome() (*conformal.Set, *train.Result, error) {
-	select {
-	case <-j.done:
-	default:
-		return nil, nil, fmt.Errorf("fit: the job is still running")
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.set, j.result, j.err
+	return j.set, j.result, nil
 }
 
 // trainingJSON is the training's account as the caller reads it: the

@@ -83,8 +83,8 @@ func kindName(v any) string {
 		return "a set"
 	case *collectionObj:
 		return "a collection"
-	case *fitJob:
-		return "a fit job"
+	case *job:
+		return "a job"
 	}
 	return fmt.Sprintf("%T", v)
 }
@@ -121,13 +121,13 @@ func value(h uintptr) (v any, err error) {
 	return cgo.Handle(h).Value(), nil
 }
 
-// closeHandle deletes handle h; a fit job still running is cancelled.
+// closeHandle deletes handle h; a job still running is cancelled.
 func closeHandle(h uintptr) (err error) {
 	v, err := value(h)
 	if err != nil {
 		return &errHandle{fmt.Sprintf("handle %d: %v", h, err)}
 	}
-	if j, ok := v.(*fitJob); ok {
+	if j, ok := v.(*job); ok {
 		j.cancel()
 	}
 	defer func() {

@@ -53,27 +53,9 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	if (o.Geometry == "") == (fitted == nil) {
 		return nil, fmt.Errorf("calibrate: give a fitted set or a baseline geometry (ball or ellipsoid), not both")
 	}
-	alpha := 0.05
-	if o.Alpha != nil {
-		alpha = *o.Alpha
-	}
-	if err := conformal.CheckAlpha(alpha); err != nil {
-		return nil, fmt.Errorf("calibrate: alpha=%v: want 0 < α < 1", alpha)
-	}
-	if o.Calibration == "" {
-		o.Calibration = "one"
-	}
-	m, err := conformal.ParseMode(o.Calibration)
+	alpha, m, err := calibration("calibrate", o.Alpha, o.Calibration, o.Delta)
 	if err != nil {
-		return nil, fmt.Errorf("calibrate: calibration: %v", err)
-	}
-	switch d := o.Delta; {
-	case m == conformal.PAC && !(d > 0 && d < 1):
-		return nil, fmt.Errorf("calibrate: calibration=\"pac\" needs delta in (0,1), got %v", d)
-	case m == conformal.Class && !(d >= 0 && d < 1):
-		return nil, fmt.Errorf("calibrate: delta=%v: want 0 < δ < 1 (or 0: marginal per class)", d)
-	case m != conformal.PAC && m != conformal.Class && d != 0:
-		return nil, fmt.Errorf("calibrate: delta is for calibration \"pac\" or \"class\"")
+		return nil, err
 	}
 	var kind geometry.Kind
 	if fitted == nil {
@@ -296,4 +278,29 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// calibration checks the level, the calibration mode and its δ, as ccs
+// calibrate and ccs compare check their flags; cmd names the call.
+func calibration(cmd string, a *float64, mode string, d float64) (float64, conformal.Mode, error) {
+	alpha := 0.05
+	if a != nil {
+		alpha = *a
+	}
+	if err := conformal.CheckAlpha(alpha); err != nil {
+		return 0, 0, fmt.Errorf("%s: alpha=%v: want 0 < α < 1", cmd, alpha)
+	}
+	m, err := conformal.ParseMode(cmp.Or(mode, "one"))
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: calibration: %v", cmd, err)
+	}
+	switch {
+	case m == conformal.PAC && !(d > 0 && d < 1):
+		return 0, 0, fmt.Errorf("%s: calibration=\"pac\" needs delta in (0,1), got %v", cmd, d)
+	case m == conformal.Class && !(d >= 0 && d < 1):
+		return 0, 0, fmt.Errorf("%s: delta=%v: want 0 < δ < 1 (or 0: marginal per class)", cmd, d)
+	case m != conformal.PAC && m != conformal.Class && d != 0:
+		return 0, 0, fmt.Errorf("%s: delta is for calibration \"pac\" or \"class\"", cmd)
+	}
+	return alpha, m, nil
 }

@@ -199,3 +199,16 @@ func bothFamilies(row func(geometry.Kind, objective.Objective) Method, objs ...o
 // SimMethods are the paper's eight rows of Table 1: the baselines and the
 // learned rows.
 func SimMethods() []Method { return append(Baselines(), LearnedRows()...) }
+
+// RowSets are the sets of rows that ccs reproduce sim and ccs compare
+// (and Python's ccs.compare) name by -rows: all (SimMethods), baselines,
+// learned, infonce and all+infonce.
+var RowSets = map[string]func() []Method{
+	"all":       SimMethods,
+	"baselines": Baselines,
+	"learned":   LearnedRows,
+	"infonce":   InfoNCERows,
+	"all+infonce": func() []Method {
+		return append(SimMethods(), InfoNCERows()...)
+	},
+}

@@ -46,7 +46,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	if err != nil {
 		return err
 	}
-	rows, ok := simRows[o.Rows]
+	rows, ok := experiment.RowSets[o.Rows]
 	if !ok {
 		return usagef("compare: -rows %q: want all, baselines, learned, infonce or all+infonce", o.Rows)
 	}

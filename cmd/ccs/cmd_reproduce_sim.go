@@ -17,17 +17,6 @@ type reproduceSimOptions struct {
 	Recipe train.Config // sim-threshold replaces each run's optimiser and threshold mode
 }
 
-// simRows are the row sets -rows names, for the simulation.
-var simRows = map[string]func() []experiment.Method{
-	"all":       experiment.SimMethods,
-	"baselines": experiment.Baselines,
-	"learned":   experiment.LearnedRows,
-	"infonce":   experiment.InfoNCERows,
-	"all+infonce": func() []experiment.Method {
-		return append(experiment.SimMethods(), experiment.InfoNCERows()...)
-	},
-}
-
 func reproduceSimCommand() *command {
 	return newCommand("sim", "[-seeds 20] [-rows all|baselines|learned|infonce|all+infonce] [-k 500] [-per-class 5000] [-data-seed S] [-alpha 0.05] [-calibration one|pooled] [-out DIR] [training flags] [-json] [-quiet]",
 		"the 3-D simulation, the paper's Table 1", declareSim(20, true), runReproduceSim)
@@ -51,7 +40,7 @@ func runReproduceSim(ctx context.Context, o reproduceSimOptions, out *output) er
 	if err != nil {
 		return err
 	}
-	rows, ok := simRows[o.Rows]
+	rows, ok := experiment.RowSets[o.Rows]
 	if !ok {
 		return usagef("reproduce: -rows %q: want all, baselines, learned, infonce or all+infonce", o.Rows)
 	}

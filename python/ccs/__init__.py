@@ -289,11 +289,12 @@ def _bundle_of(b, what):
 
 
 class _Progress:
-    """Sends a fit's progress reports to a callable (each report, a dict)
-    or to a tqdm-like object (update() by epochs, total = max epochs)."""
+    """Sends a job's progress reports to a callable (each report, a dict)
+    or to a tqdm-like object: a fit's by epochs (total = max epochs), a
+    comparison's by (row, seed) cells (total = rows times seeds)."""
 
     def __init__(self, target):
-        self.target, self.epoch = target, 0
+        self.target, self.step = target, 0
 
     def send(self, reports):
         t = self.target
@@ -301,20 +302,25 @@ class _Progress:
             if callable(t):
                 t(r)
                 continue
-            if getattr(t, "total", None) != r["max_epochs"]:
-                t.total = r["max_epochs"]
+            fit = "epoch" in r
+            total, step = (r["max_epochs"], r["epoch"]) if fit else (r["total"], r["done"])
+            if getattr(t, "total", None) != total:
+                t.total = total
                 if hasattr(t, "refresh"):
                     t.refresh()
-            if r["epoch"] > self.epoch:
-                t.update(r["epoch"] - self.epoch)
-                self.epoch = r["epoch"]
-            if hasattr(t, "set_postfix"):
+            if step > self.step:
+                t.update(step - self.step)
+                self.step = step
+            if fit and hasattr(t, "set_postfix"):
                 t.set_postfix(val_exclusion=f"{100 * r['val_exclusion']:.1f}%", refresh=False)
+            elif not fit and hasattr(t, "set_postfix_str"):
+                t.set_postfix_str(r["what"], refresh=False)
 
 
-def _job(job, progress):
-    """Waits for a fit job in slices of 100 ms (the GIL released), passing its
-    progress on; Ctrl-C (or an exception from the callback) cancels it."""
+def _job(job, progress, result):
+    """Waits for a job in slices of 100 ms (the GIL released), passing its
+    progress on, then returns result(job); Ctrl-C (or an exception from the
+    callback) cancels it."""
     send = _Progress(progress).send if progress is not None else None
     finished = c_int()
     try:
@@ -324,9 +330,7 @@ def _job(job, progress):
                 send(loads(call_string(lib.ccs_job_progress, job)))
             if finished.value:
                 break
-        h = c_handle()
-        training = call_string(lib.ccs_job_result, job, byref(h))
-        return h.value, loads(training)
+        return result(job)
     except BaseException:
         call(lib.ccs_job_cancel, job)
         while not finished.value:
@@ -334,6 +338,12 @@ def _job(job, progress):
         raise
     finally:
         _lib.close(job)
+
+
+def _fitted(job):
+    h = c_handle()
+    training = call_string(lib.ccs_job_result, job, byref(h))
+    return h.value, loads(training)
 
 
 def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, val_share=None, recipe="sim",
@@ -367,7 +377,7 @@ def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, v
                        m_max=m_max, tau=tau, infonce_weight=infonce_weight, head_volume=head_volume)
         job = c_handle()
         call(lib.ccs_fit_start, fb._handle(), vb._handle() if vb is not None else 0, opts, byref(job))
-        h, training = _job(job.value, progress)
+        h, training = _job(job.value, progress, _fitted)
     finally:
         if close_fit:
             fb.close()
@@ -447,6 +457,133 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
         s.training = fitted.training
     _warn(s.warnings)
     return s
+
+
+_SPLITS = ("fit", "val", "cal", "test", "ood", "ood-cal")
+
+
+def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delta=0.0, resplits=200,
+            reference=2000, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
+            lr=None, momentum=None, weight_decay=None, cosine=None, T=None, lambda_=None, p_min=None, p_max=None,
+            m_min=None, m_max=None, tau=None, infonce_weight=None, head_volume=None, progress=None):
+    """Compares the set families on your bundles, as ccs compare does: the
+    paper's Table 1 for your data (the l2 ball, the ellipsoid, and the
+    single-norm and generalized balls under Neg, Vol and Neg+Vol; rows
+    "baselines", "learned", "infonce" or "all+infonce" choose others), over
+    seeds, with the worst class's coverage, the share of resplits below
+    1 - alpha and, with an "ood" bundle, the per-input OOD test.
+
+    bundles: ccs.bundle's dict ("fit", "val", "cal", "test", and "ood",
+    "ood-cal" when made) or the directory ccs bundle -out wrote. The other
+    keywords are ccs compare's flags (calibration "one", "pac" with delta,
+    "class" or "pooled"); the training keywords are ccs.fit's, with the
+    "embedding" recipe by default. progress: a callable, given a dict after
+    each (row, seed) cell (done, total, what), or a tqdm bar.
+
+    Returns a Comparison: its table as a dict, its text as ccs compare
+    prints it (str()), and save(), the JSON that ccs report and ccs plot
+    read."""
+    given, opened = {}, []
+    try:
+        if isinstance(bundles, (str, bytes, os.PathLike)):
+            name = os.fsdecode(bundles)
+            if not os.path.isdir(name):
+                raise FileNotFoundError(f"compare: {name}: no such directory (ccs bundle -out {name} makes it)")
+            for split in _SPLITS:
+                path = os.path.join(name, split + ".npz")
+                if os.path.exists(path):
+                    given[split] = Bundle.load(path, features=split in ("ood", "ood-cal"))
+                    opened.append(given[split])
+        elif isinstance(bundles, dict):
+            name = "ccs.bundle"
+            unknown = sorted(set(bundles) - set(_SPLITS))
+            if unknown:
+                raise ValueError(f"compare: bundles: unknown splits {unknown}: want {list(_SPLITS)}")
+            for split, b in bundles.items():
+                if b is not None and not isinstance(b, Bundle):
+                    raise TypeError(f"compare: bundles[{split!r}]: want a ccs.Bundle, got {type(b).__name__}")
+                given[split] = b
+        else:
+            raise TypeError(f"compare: bundles: want ccs.bundle's dict or a directory, got {type(bundles).__name__}")
+        opts = options(seeds=seeds, rows=rows, alpha=alpha, calibration=calibration, delta=delta, resplits=resplits,
+                       reference=reference, name=name, command=f"ccs.compare({name!r}, seeds={seeds}, rows={rows!r})",
+                       recipe=recipe, threshold=threshold, batch=batch, epochs=epochs, patience=patience, clip=clip,
+                       lr=lr, momentum=momentum, weight_decay=weight_decay, cosine=cosine, T=T, **{"lambda": lambda_},
+                       p_min=p_min, p_max=p_max, m_min=m_min, m_max=m_max, tau=tau, infonce_weight=infonce_weight,
+                       head_volume=head_volume)
+        handles = [given[s]._handle() if given.get(s) is not None else 0 for s in _SPLITS]
+        job = c_handle()
+        call(lib.ccs_compare_start, *handles, opts, byref(job))
+        doc, text = _job(job.value, progress, _compared)
+    finally:
+        for b in opened:
+            b.close()
+    c = Comparison(doc, text)
+    names = next((b.label_names for b in given.values() if getattr(b, "label_names", None) is not None), None)
+    if names is not None:
+        c.label_names = names
+    _warn(c.table.get("warnings", []))
+    return c
+
+
+def _compared(job):
+    doc, text = c_void_p(), c_void_p()
+    try:
+        call(lib.ccs_job_document, job, byref(doc), byref(text))
+    except BaseException:
+        for p in (doc, text):
+            _lib.take_string(p)
+        raise
+    return _lib.take_string(doc), _lib.take_string(text)
+
+
+class Comparison:
+    """ccs.compare's result: table, the comparison as a dict (ccs compare
+    -json's table: title, config, alpha, rows — each with method,
+    coverage, exclusion, logvol, worst_class_coverage, resplits_below, …,
+    each figure a {mean, std, …} summary over seeds); rows, the table's
+    rows; str(), the table as ccs compare prints it; document, the whole
+    JSON document, which save(path) writes and ccs report, ccs plot and
+    ccs.report read."""
+
+    #: string labels' names (class i is label_names[i]) when ccs.bundle
+    #: made the bundles from strings; None otherwise.
+    label_names = None
+
+    def __init__(self, document, text):
+        self._json, self.text = document, text
+        self.document = loads(document)
+        self.table = self.document["tables"][0]
+        self.rows = self.table["rows"]
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return f"<ccs.Comparison {self.table['title']!r}: {len(self.rows)} rows>"
+
+    def save(self, path):
+        """Writes the JSON document (what ccs compare -json prints)."""
+        with open(path, "w") as f:
+            f.write(self._json)
+
+
+def report(results, path, *, title=None):
+    """Writes one self-contained HTML page of results, as ccs report does:
+    each a Comparison, a JSON document's path (ccs compare -json, ccs
+    reproduce -json, …) or its text."""
+    docs = []
+    for r in results:
+        if isinstance(r, Comparison):
+            docs.append(r._json)
+        elif isinstance(r, os.PathLike) or isinstance(r, str) and not r.lstrip().startswith("{"):
+            with open(r) as f:
+                docs.append(f.read())
+        elif isinstance(r, str):
+            docs.append(r)
+        else:
+            raise TypeError(f"report: want Comparisons, JSON documents or their paths, got {type(r).__name__}")
+    call(lib.ccs_report, ("[" + ",".join(docs) + "]").encode(), (title or "").encode(), _path(path))
 
 
 class Collection(_Handle):

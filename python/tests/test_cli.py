@@ -385,3 +385,47 @@ def test_version(cli):
     for k in ("module", "go", "platform", "kernels", "blas"):
         assert v[k] == want[k], k
     assert os.path.exists(v["library"])
+
+
+def _without_times(table):
+    """A comparison's table without what differs between two runs: each
+    row's fit seconds."""
+    return {**table, "rows": [{k: v for k, v in r.items() if k != "fit_seconds"} for r in table["rows"]]}
+
+
+def test_compare_equals_ccs_compare(labelled, cli, tmp_path):
+    """ccs.compare on ccs bundle's directory, and on ccs.bundle's dict of the
+    same bundles, is ccs compare's table (every figure but the fits'
+    seconds), with the OOD test's rows; its document reports as the
+    command's does."""
+    d = labelled["bundles"]
+    args = ["-seeds", 2, "-epochs", 2, "-patience", 2, "-resplits", 20, "-reference", 100]
+    want = cli_json(cli, "compare", "-data", d, *args, "-json", "-quiet")
+    reports = []
+    got = ccs.compare(d, seeds=2, epochs=2, patience=2, resplits=20, reference=100, progress=reports.append)
+    assert len(got.rows) == 8 and got.rows[0]["ood_auroc"]["mean"] > 50
+    assert _without_times(got.table) == _without_times(want["tables"][0])
+    assert got.document["kind"] == "compare" and got.document["command"].startswith("ccs.compare(")
+    assert reports[-1]["done"] == reports[-1]["total"] == 16 and all(r["what"] for r in reports)
+    text = cli("compare", "-data", d, *args, "-quiet")
+    assert str(got).splitlines()[:3] == text.splitlines()[:3]  # title, config, header
+
+    splits = {name: ccs.Bundle.load(d / f"{name}.npz", features=name.startswith("ood"))
+              for name in ("fit", "val", "cal", "test", "ood", "ood-cal")}
+    again = ccs.compare(splits, seeds=2, epochs=2, patience=2, resplits=20, reference=100)
+    assert again.table["title"] == "Your data: ccs.bundle"
+    assert _without_times({**again.table, "title": ""}) == _without_times({**got.table, "title": ""})
+
+    got.save(tmp_path / "compare.json")
+    cli("report", "-out", tmp_path / "cli.html", tmp_path / "compare.json")
+    ccs.report([got], tmp_path / "py.html")
+    ccs.report([tmp_path / "compare.json"], tmp_path / "path.html")
+    assert same_file(tmp_path / "py.html", tmp_path / "cli.html") and same_file(tmp_path / "path.html", tmp_path / "cli.html")
+
+
+def test_compare_names_string_classes(labelled):
+    names = NAMES[labelled["labels"]]
+    splits = ccs.bundle(labelled["embeddings"], names, k=8, kneg=6, seed=3)
+    got = ccs.compare(splits, seeds=1, rows="baselines", resplits=10)
+    assert got.label_names == tuple(NAMES) and len(got.rows) == 2
+    assert {c["label"] for c in got.rows[0]["classes"]} == set(range(len(NAMES)))

@@ -118,6 +118,11 @@ def test_bundle_arrays_by_index(tmp_path):
 
 
 # (what, the call, the exception, a part of its message)
+def _splits():
+    """Four small bundles of d = 5, as ccs.bundle's dict."""
+    return {name: ccs.Bundle(*gauss(i)) for i, name in enumerate(("fit", "val", "cal", "test"))}
+
+
 def _closed_set():
     s = ccs.calibrate("ball", ccs.Bundle(*gauss(5, dtype=np.float32)))
     s.close()
@@ -171,6 +176,24 @@ ERRORS = [
     ("collection ids floats", lambda s, a: ccs.Collection(a[:3], [1.0, 2.0, 3.0]), ValueError,
      "ids: dtype float64, shape (3,): want integers or strings (3,)"),
     ("no ood calibration", lambda s, a: s.ood(a), ValueError, "the set has no OOD calibration"),
+    ("compare seeds", lambda s, a: ccs.compare(_splits(), seeds=0), ValueError, "compare: seeds=0: want at least 1"),
+    ("compare rows", lambda s, a: ccs.compare(_splits(), rows="some"), ValueError,
+     'compare: rows "some": want all, baselines, learned, infonce or all+infonce'),
+    ("compare pac", lambda s, a: ccs.compare(_splits(), calibration="pac"), ValueError,
+     'compare: calibration="pac" needs delta in (0,1), got 0'),
+    ("compare recipe", lambda s, a: ccs.compare(_splits(), recipe="adam"), ValueError,
+     'compare: recipe "adam": want sim or embedding'),
+    ("compare without val", lambda s, a: ccs.compare({k: v for k, v in _splits().items() if k != "val"}), ValueError,
+     'compare: no val bundle: the rows "all" need it'),
+    ("compare dimensions", lambda s, a: ccs.compare({**_splits(), "test": ccs.Bundle(*gauss(5, d=4))}, rows="baselines"),
+     ValueError, "compare: the test bundle has dimension 4, the fit bundle 5"),
+    ("compare split name", lambda s, a: ccs.compare({**_splits(), "tests": None}), ValueError,
+     "compare: bundles: unknown splits ['tests']"),
+    ("compare not bundles", lambda s, a: ccs.compare([1, 2]), TypeError, "compare: bundles: want ccs.bundle's dict or a directory, got list"),
+    ("compare no directory", lambda s, a: ccs.compare("/nonexistent/bundles"), FileNotFoundError,
+     "compare: /nonexistent/bundles: no such directory"),
+    ("report not a result", lambda s, a: ccs.report([1], "/tmp/x.html"), TypeError, "report: want Comparisons"),
+    ("report bad JSON", lambda s, a: ccs.report(['{"kind": "nope"}'], "/tmp/x.html"), ValueError, "report: result 0: "),
     ("missing file", lambda s, a: ccs.Set.load("/nonexistent/set.json"), FileNotFoundError, "no such file or directory"),
     ("missing bundle", lambda s, a: ccs.Bundle.load("/nonexistent/b.npz"), FileNotFoundError, "no such file or directory"),
     ("not a bundle", lambda s, a: ccs.Bundle.load(__file__), ValueError, "not a NumPy .npz archive"),

@@ -96,6 +96,9 @@ class Bar:
     def set_postfix(self, refresh=True, **kw):
         self.postfix = kw
 
+    def set_postfix_str(self, s, refresh=True):
+        self.postfix = s
+
 
 def test_progress(splits):
     reports = []
@@ -106,6 +109,13 @@ def test_progress(splits):
     bar = Bar()
     ccs.fit("genball", splits["fit"], splits["val"], objective="neg", epochs=4, patience=4, progress=bar)
     assert (bar.total, bar.n, bar.refreshed) == (4, 4, 1) and "val_exclusion" in bar.postfix
+
+
+def test_compare_progress(splits):
+    # A comparison's bar counts its (row, seed) cells, and names the last.
+    bar = Bar()
+    ccs.compare(splits, seeds=2, rows="baselines", resplits=5, progress=bar)
+    assert (bar.total, bar.n, bar.refreshed) == (4, 4, 1) and isinstance(bar.postfix, str) and bar.postfix
 
 
 def test_a_failing_callback_stops_the_fit(splits):

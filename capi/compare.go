@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/internal/buildinfo"
+	"github.com/ccsets/ccs/report"
+)
+
+// compareOptions are ccs.compare's keywords: ccs compare's flags, its
+// training flags included. A nil field was not given and takes the
+// command's default.
+type compareOptions struct {
+	Seeds       *int     `json:"seeds"`
+	Rows        string   `json:"rows"`
+	Alpha       *float64 `json:"alpha"`
+	Calibration string   `json:"calibration"`
+	Delta       float64  `json:"delta"`
+	Resplits    *int     `json:"resplits"`
+	Reference   *int     `json:"reference"`
+	// Name names the bundles in the table's title (ccs compare's -data);
+	// Command is the call, as the document records it.
+	Name    string `json:"name"`
+	Command string `json:"command"`
+	recipeOptions
+}
+
+// compareInputs are the bundles: ccs bundle's splits, OOD and OODCal
+// optional (nil).
+type compareInputs struct {
+	Fit, Val, Cal, Test, OOD, OODCal *bundle.Bundle
+}
+
+// compareReport is one step of a comparison, as the caller reads it: done
+// of total (row, seed) cells, and what the last one was.
+type compareReport struct {
+	Done  int    `json:"done"`
+	Total int    `json:"total"`
+	What  string `json:"what"`
+}
+
+// startCompare checks the keywords and the bundles, then compares the set
+// families on a goroutine of its own: ccs compare.
+func startCompare(in compareInputs, o compareOptions) (*job, error) {
+	alpha, mode, err := calibration("compare", o.Alpha, o.Calibration, o.Delta)
+	if err != nil {
+		return nil, err
+	}
+	seeds, resplits, reference := 3, 200, 2000
+	for _, v := range []struct {
+		name string
+		p    *int
+		dst  *int
+	}{{"seeds", o.Seeds, &seeds}, {"resplits", o.Resplits, &resplits}, {"reference", o.Reference, &reference}} {
+		if v.p == nil {
+			continue
+		}
+		if *v.p < 1 {
+			return nil, fmt.Errorf("compare: %s=%d: want at least 1", v.name, *v.p)
+		}
+		*v.dst = *v.p
+	}
+	rows, ok := experiment.RowSets[cmp.Or(o.Rows, "all")]
+	if !ok {
+		return nil, fmt.Errorf("compare: rows %q: want all, baselines, learned, infonce or all+infonce", o.Rows)
+	}
+	recipe, err := o.recipe("compare", "embedding")
+	if err != nil {
+		return nil, err
+	}
+	methods := experiment.ForCompare(rows())
+	trains, needFit := false, false
+	for _, m := range methods {
+		trains = trains || m.Trains
+		needFit = needFit || m.Trains || m.NeedsFit
+	}
+	var first string
+	var d int
+	for _, b := range []struct {
+		name string
+		b    *bundle.Bundle
+		need bool
+	}{{"fit", in.Fit, needFit}, {"val", in.Val, trains}, {"cal", in.Cal, true}, {"test", in.Test, true}, {"ood", in.OOD, false}, {"ood-cal", in.OODCal, false}} {
+		switch {
+		case b.b == nil && b.need:
+			return nil, fmt.Errorf("compare: no %s bundle: the rows %q need it", b.name, cmp.Or(o.Rows, "all"))
+		case b.b == nil:
+		case first == "":
+			first, d = b.name, b.b.D
+		case b.b.D != d:
+			return nil, fmt.Errorf("compare: the %s bundle has dimension %d, the %s bundle %d", b.name, b.b.D, first, d)
+		}
+	}
+	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe},
+		Resplits: resplits, Reference: reference}
+	data := experiment.CompareData{Name: cmp.Or(o.Name, "ccs.compare"), Fit: in.Fit, Val: in.Val, Cal: in.Cal, Test: in.Test, OOD: in.OOD, OODCal: in.OODCal}
+	return startJob("compare", func(ctx context.Context, j *job) error {
+		t, err := experiment.Compare(ctx, data, cfg, methods, func(done, total int, what string) {
+			j.report(compareReport{Done: done, Total: total, What: what})
+		})
+		if err != nil {
+			return err
+		}
+		doc, err := newDocument("compare", cmp.Or(o.Command, "ccs.compare"))
+		if err != nil {
+			return err
+		}
+		if err := doc.Result.(interface{ Add(experiment.Text) error }).Add(t); err != nil {
+			return err
+		}
+		b, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return err
+		}
+		var text bytes.Buffer
+		if err := t.WriteText(&text); err != nil {
+			return err
+		}
+		j.mu.Lock()
+		j.doc, j.text = b, text.String()
+		j.mu.Unlock()
+		return nil
+	}), nil
+}
+
+// newDocument is an empty result of kind, as a command's -json holds it:
+// the command line (here the call) and the build.
+func newDocument(kind, command string) (*experiment.Document, error) {
+	b, err := json.Marshal(buildinfo.Read())
+	if err != nil {
+		return nil, err
+	}
+	res, err := experiment.NewResult(kind)
+	if err != nil {
+		return nil, err
+	}
+	return &experiment.Document{Kind: kind, Command: command, Build: b, Result: res}, nil
+}
+
+// document is a comparison job's result once it is done: its document
+// (ccs compare -json) and the table as ccs compare prints it.
+func (j *job) document() ([]byte, string, error) {
+	if err := j.finished(); err != nil {
+		return nil, "", err
+	}
+	if j.doc == nil {
+		return nil, "", fmt.Errorf("the job is a %s, not a comparison", j.what)
+	}
+	return j.doc, j.text, nil
+}
+
+// writeReport is ccs report on documents given as JSON (each what a
+// command's -json or ccs.compare wrote): one self-contained HTML page.
+func writeReport(w io.Writer, title string, docs [][]byte) error {
+	var ds []*experiment.Document
+	for i, b := range docs {
+		d, err := experiment.ReadDocument(bytes.NewReader(b))
+		if err != nil {
+			return fmt.Errorf("report: result %d: %w", i, err)
+		}
+		ds = append(ds, d)
+	}
+	if len(ds) == 0 {
+		return fmt.Errorf("report: no results")
+	}
+	return report.Write(w, title, ds) // "": the report's own default title
+}

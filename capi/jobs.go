@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/train"
+)
+
+// job is a long run — a fit, a comparison — on its own goroutine: the
+// caller polls its progress and waits for it in slices, so that no call
+// into the caller's language is ever made from Go, and cancels it by
+// closing it.
+type job struct {
+	what   string // "fit", "compare": in messages
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	reports []any // progress not yet taken by the caller
+	err     error
+	// A fit's outcome.
+	set    *conformal.Set
+	result *train.Result
+	// A comparison's: the document (ccs compare -json) and its text.
+	doc  []byte
+	text string
+}
+
+// startJob runs work on a goroutine of its own; a panic in it is the
+// job's error, as an internal one.
+func startJob(what string, work func(ctx context.Context, j *job) error) *job {
+	ctx, cancel := context.WithCancel(context.Background())
+	j := &job{what: what, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(j.done)
+		defer j.cancel()
+		err := func() (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					err = internalError(p)
+				}
+			}()
+			return work(ctx, j)
+		}()
+		if err != nil {
+			j.mu.Lock()
+			j.err = fmt.Errorf("%s: %w", j.what, err)
+			j.mu.Unlock()
+		}
+	}()
+	return j
+}
+
+// report keeps a progress report for the caller.
+func (j *job) report(r any) {
+	j.mu.Lock()
+	j.reports = append(j.reports, r)
+	j.mu.Unlock()
+}
+
+// wait waits for the job at most timeout and reports whether it is done.
+func (j *job) wait(timeout time.Duration) bool {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-j.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// progress takes the reports made since the last call.
+func (j *job) progress() []any {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r := j.reports
+	j.reports = nil
+	if r == nil {
+		r = []any{}
+	}
+	return r
+}
+
+// finished is nil once the job is done without an error; then its outcome
+// fields are set and no longer change.
+func (j *job) finished() error {
+	select {
+	case <-j.done:
+	default:
+		return fmt.Errorf("%s: the job is still running", j.what)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
