@@ -64,6 +64,38 @@ func TestCollectionClickHouse(t *testing.T) {
 			t.Errorf("%s:\n%v\nthe file:\n%v", db, g, w)
 		}
 	}
+	// String ids (a Parquet file's "id" column of strings): a key column,
+	// and the same hits, keys included, as from the file.
+	c, err := retrieve.ReadCollection(test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, c.N)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("passage %d", 5*i)
+	}
+	if err := c.SetKeys(keys); err != nil {
+		t.Fatal(err)
+	}
+	keyed, keyedDB := filepath.Join(dir, "keyed.parquet"), "clickhouse://"+srv.Addrs[0]+"/ccs.keyed"
+	if err := retrieve.WriteParquet(keyed, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ccs("collection", "load", "-db", keyedDB, "-in", keyed, "-cluster", chtest.Cluster, "-quiet"); err != nil {
+		t.Fatal(err)
+	}
+	want, err = ccs("retrieve", "-set", set, "-db", keyed, "-anchor", anchor, "-json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ccs("retrieve", "-set", set, "-db", keyedDB, "-anchor", anchor, "-json")
+	if g, w := withoutRows(t, got), withoutRows(t, want); err != nil || !reflect.DeepEqual(g, w) || !strings.Contains(got, `"key": "passage `) {
+		t.Errorf("%s: %v\n%v\nthe file:\n%v", keyedDB, err, g, w)
+	}
+	if _, err := ccs("collection", "load", "-db", keyedDB, "-in", test, "-cluster", chtest.Cluster, "-append", "-quiet"); err == nil || !strings.Contains(err.Error(), "string ids") {
+		t.Errorf("appending integer ids to a table of string ids: %v", err)
+	}
+
 	out, err := ccs("retrieve", "-set", set, "-db", test, "-anchor", anchor, "-limit", "1")
 	if err != nil {
 		t.Fatal(err)

@@ -161,7 +161,7 @@ func TestMatchesSearch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 4))
 	const n, d = 20000, 16
 	c := testData(t, rng, n, d)
-	_, one, two := loaded(t, c)
+	srv, one, two := loaded(t, c)
 	ctx := context.Background()
 	oneHex, err := OpenTarget(ctx, one.t)
 	if err != nil {
@@ -233,6 +233,82 @@ func TestMatchesSearch(t *testing.T) {
 	t.Logf("%d queries, 0 differences", queries)
 	if n := one.fallbacks.Load() + two.fallbacks.Load(); n > 0 {
 		t.Errorf("the engine read the decimal constants of %d searches differently", n)
+	}
+	testStringIDs(t, srv, rng)
+}
+
+// testStringIDs: a collection with string ids loads with them, as one
+// table and over two shards; appended, its rows take ids after the
+// table's; the hits carry the keys, exactly as retrieve.Search's on the
+// same items in memory; a table does not mix rows with and without keys.
+func testStringIDs(t *testing.T, srv *chtest.Servers, rng *rand.Rand) {
+	ctx := context.Background()
+	const d = 8
+	keyed := func(n int, prefix string) *retrieve.Collection {
+		c := testData(t, rng, n, d)
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("%s-%d", prefix, rng.Uint64())
+		}
+		if err := c.SetKeys(keys); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	first, second := keyed(2000, "doc"), keyed(300, "extra")
+	all, err := retrieve.NewCollection(append(slices.Clone(first.Rows), second.Rows...), d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := all.SetKeys(append(slices.Clone(first.Keys), second.Keys...)); err != nil {
+		t.Fatal(err)
+	}
+	plain := testData(t, rng, 10, d)
+	g := testGeometries(t, rng, d)
+	for _, cluster := range []string{"", chtest.Cluster} {
+		tg := Target{Addr: srv.Addrs[0], Database: "ccs", Table: "keyed" + map[string]string{"": "_one", chtest.Cluster: "_two"}[cluster], Timeout: 20 * time.Second}
+		if err := Load(ctx, tg, first, LoadOptions{Cluster: cluster}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Load(ctx, tg, second, LoadOptions{Cluster: cluster, Append: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Load(ctx, tg, plain, LoadOptions{Cluster: cluster, Append: true}); err == nil || !strings.Contains(err.Error(), "the table's items have string ids (a key column) and the file's none") {
+			t.Errorf("%s: appending integer ids to string ids: %v", tg, err)
+		}
+		s, err := OpenTarget(ctx, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for _, name := range []string{"ball", "genball", "norm p=1.5"} {
+			anchor := slices.Clone(all.Rows[rng.IntN(all.N)*d:][:d])
+			sorted := slices.Sorted(slices.Values(scores(g[name], all, anchor)))
+			set := calibrated(g[name], sorted[60])
+			want, wantTotal, err := retrieve.Search(ctx, set, anchor, all, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, total, err := s.Search(ctx, set, anchor, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total != wantTotal || len(got) != len(want) || total < 61 {
+				t.Fatalf("%s, %s: %d hits of %d, want %d of %d", tg, name, len(got), total, len(want), wantTotal)
+			}
+			for i := range want {
+				if got[i].ID != want[i].ID || got[i].Key != want[i].Key || got[i].Score != want[i].Score {
+					t.Fatalf("%s, %s: hit %d is %+v, want %+v", tg, name, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	tg := Target{Addr: srv.Addrs[0], Database: "ccs", Table: "plain", Timeout: 20 * time.Second}
+	if err := Load(ctx, tg, plain, LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Load(ctx, tg, second, LoadOptions{Append: true}); err == nil || !strings.Contains(err.Error(), "the file's items have string ids and the table's none") {
+		t.Errorf("appending string ids to integer ids: %v", err)
 	}
 }
 

@@ -37,12 +37,15 @@ const stagingSuffix = "__loading"
 // Load writes c into the table t names (see LoadOptions). Each table is
 // loaded into a staging table first and renamed (or, appending, attached
 // to the existing table as a whole) only once every row is in.
+//
+// A collection with string ids (Collection.Keys) makes a table with a
+// third column, key String; its ids are the row numbers, after the
+// table's largest id when appending, so that they stay distinct. A table
+// with keys takes only collections with keys, and one without, only
+// collections without.
 func Load(ctx context.Context, t Target, c *retrieve.Collection, opt LoadOptions) error {
 	if opt.BatchRows <= 0 {
 		opt.BatchRows = 50_000
-	}
-	if c.Keys != nil {
-		return fmt.Errorf("the collection has string ids (%q, …): a table keeps UInt64 ids, so load one whose ids are integers (your ids' numbers, or the row numbers) and map them back yourself", c.Keys[0])
 	}
 	for i, id := range c.IDs {
 		if id < 0 {
@@ -57,13 +60,6 @@ func Load(ctx context.Context, t Target, c *retrieve.Collection, opt LoadOptions
 	if err := entry.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+t.Database); err != nil {
 		return fmt.Errorf("%s: %w", t, err)
 	}
-	if opt.Cluster == "" {
-		return loadTable(ctx, entry, t, c, rowsOf(c.N), opt, 0, c.N)
-	}
-	shards, err := clusterShards(ctx, entry, opt.Cluster)
-	if err != nil {
-		return fmt.Errorf("%s: %w", t, err)
-	}
 	exists, err := tableExists(ctx, entry, t.Database, t.Table)
 	if err != nil {
 		return fmt.Errorf("%s: %w", t, err)
@@ -71,9 +67,34 @@ func Load(ctx context.Context, t Target, c *retrieve.Collection, opt LoadOptions
 	if exists && !opt.Append {
 		return fmt.Errorf("%s: the table exists (give -append to add rows, or drop it)", t)
 	}
+	ids := c.IDs
+	if c.Keys != nil {
+		// The row numbers, after the table's largest id when appending.
+		var next uint64
+		if exists {
+			if err := checkKeys(ctx, entry, t, true); err != nil {
+				return err
+			}
+			if err := entry.QueryRow(ctx, "SELECT if(count() = 0, 0, max(id) + 1) FROM "+t.Database+"."+t.Table).Scan(&next); err != nil {
+				return fmt.Errorf("%s: %w", t, err)
+			}
+		}
+		ids = make([]int64, c.N)
+		for i := range ids {
+			ids[i] = int64(next) + int64(i)
+		}
+	}
+	in := loadInput{c: c, ids: ids}
+	if opt.Cluster == "" {
+		return loadTable(ctx, entry, t, in, rowsOf(c.N), opt, 0, c.N)
+	}
+	shards, err := clusterShards(ctx, entry, opt.Cluster)
+	if err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
 	// Appending, each shard checks its own rows' dimension (loadTable).
 	parts := make([][]int, len(shards))
-	for i, id := range c.IDs {
+	for i, id := range ids {
 		s := int(uint64(id) % uint64(len(shards)))
 		parts[s] = append(parts[s], i)
 	}
@@ -91,7 +112,7 @@ func Load(ctx context.Context, t Target, c *retrieve.Collection, opt LoadOptions
 		}
 		o := opt
 		o.Append = exists
-		err = loadTable(ctx, conn, st, c, parts[s], o, done, c.N)
+		err = loadTable(ctx, conn, st, in, parts[s], o, done, c.N)
 		conn.Close()
 		if err != nil {
 			return fmt.Errorf("shard %d: %w", s+1, err)
@@ -103,8 +124,8 @@ func Load(ctx context.Context, t Target, c *retrieve.Collection, opt LoadOptions
 	}
 	// The Distributed table comes last: until every shard holds its rows,
 	// the collection is absent, not short.
-	ddl := fmt.Sprintf("CREATE TABLE %s.%s (id UInt64, emb Array(Float32)) ENGINE = Distributed(%s, %s, %s, id)",
-		t.Database, t.Table, opt.Cluster, t.Database, t.Table+"_local")
+	ddl := fmt.Sprintf("CREATE TABLE %s.%s %s ENGINE = Distributed(%s, %s, %s, id)",
+		t.Database, t.Table, columns(c), opt.Cluster, t.Database, t.Table+"_local")
 	if err := entry.Exec(ctx, ddl); err != nil {
 		return fmt.Errorf("%s: %w", t, err)
 	}
@@ -119,8 +140,24 @@ func rowsOf(n int) []int {
 	return r
 }
 
-// loadTable writes rows of c into t's table through a staging table.
-func loadTable(ctx context.Context, conn driver.Conn, t Target, c *retrieve.Collection, rows []int, opt LoadOptions, done0, total int) error {
+// columns are the table's columns for c: with string ids, a key.
+func columns(c *retrieve.Collection) string {
+	if c.Keys != nil {
+		return "(id UInt64, emb Array(Float32), key String)"
+	}
+	return "(id UInt64, emb Array(Float32))"
+}
+
+// loadInput is what a load writes: c's rows and keys under ids.
+type loadInput struct {
+	c   *retrieve.Collection
+	ids []int64
+}
+
+// loadTable writes rows of the input into t's table through a staging
+// table.
+func loadTable(ctx context.Context, conn driver.Conn, t Target, in loadInput, rows []int, opt LoadOptions, done0, total int) error {
+	c := in.c
 	exists, err := tableExists(ctx, conn, t.Database, t.Table)
 	if err != nil {
 		return fmt.Errorf("%s: %w", t, err)
@@ -132,12 +169,19 @@ func loadTable(ctx context.Context, conn driver.Conn, t Target, c *retrieve.Coll
 		if err := checkDim(ctx, conn, t, c.D); err != nil {
 			return err
 		}
+		if err := checkKeys(ctx, conn, t, c.Keys != nil); err != nil {
+			return err
+		}
 	}
 	staging := t.Database + "." + t.Table + stagingSuffix
 	final := t.Database + "." + t.Table
+	insert := "INSERT INTO " + staging + " (id, emb)"
+	if c.Keys != nil {
+		insert = "INSERT INTO " + staging + " (id, emb, key)"
+	}
 	for _, q := range []string{
 		"DROP TABLE IF EXISTS " + staging,
-		"CREATE TABLE " + staging + " (id UInt64, emb Array(Float32)) ENGINE = MergeTree ORDER BY id",
+		"CREATE TABLE " + staging + " " + columns(c) + " ENGINE = MergeTree ORDER BY id",
 	} {
 		if err := conn.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", t, err)
@@ -146,12 +190,16 @@ func loadTable(ctx context.Context, conn driver.Conn, t Target, c *retrieve.Coll
 	d := c.D
 	for lo := 0; lo < len(rows); lo += opt.BatchRows {
 		hi := min(len(rows), lo+opt.BatchRows)
-		batch, err := conn.PrepareBatch(ctx, "INSERT INTO "+staging+" (id, emb)")
+		batch, err := conn.PrepareBatch(ctx, insert)
 		if err != nil {
 			return fmt.Errorf("%s: %w", t, err)
 		}
 		for _, r := range rows[lo:hi] {
-			if err := batch.Append(uint64(c.IDs[r]), c.Rows[r*d:(r+1)*d]); err != nil {
+			vals := []any{uint64(in.ids[r]), c.Rows[r*d : (r+1)*d]}
+			if c.Keys != nil {
+				vals = append(vals, c.Keys[r])
+			}
+			if err := batch.Append(vals...); err != nil {
 				batch.Abort()
 				return fmt.Errorf("%s: row %d: %w", t, r, err)
 			}
@@ -196,6 +244,22 @@ func checkDim(ctx context.Context, conn driver.Conn, t Target, d int) error {
 		return fmt.Errorf("%s: %w", t, err)
 	case int(have) != d:
 		return fmt.Errorf("%s: the table's rows have dimension %d, the file's %d", t, have, d)
+	}
+	return nil
+}
+
+// checkKeys refuses to mix collections with string ids and without in one
+// table: keyed says whether the rows to add have them.
+func checkKeys(ctx context.Context, conn driver.Conn, t Target, keyed bool) error {
+	var n uint64
+	err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = ? AND table = ? AND name = 'key'", t.Database, t.Table).Scan(&n)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", t, err)
+	case n > 0 && !keyed:
+		return fmt.Errorf("%s: the table's items have string ids (a key column) and the file's none: give the file's ids as strings", t)
+	case n == 0 && keyed:
+		return fmt.Errorf("%s: the file's items have string ids and the table's none (no key column): load them into a table of their own", t)
 	}
 	return nil
 }

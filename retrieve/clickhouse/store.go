@@ -10,9 +10,10 @@
 //
 //	clickhouse://[user[:password]@]host:port/database.table[?timeout=60s]
 //
-// The table has columns (id UInt64, emb Array(Float32)). Any failure —
-// a shard down, a timeout, a missing table, rows of another dimension, a
-// non-finite coordinate — is an error, never a shorter hit list.
+// The table has columns (id UInt64, emb Array(Float32)), and key String
+// where the items have string ids (Load). Any failure — a shard down, a
+// timeout, a missing table, rows of another dimension, a non-finite
+// coordinate — is an error, never a shorter hit list.
 package clickhouse
 
 import (
@@ -148,6 +149,7 @@ type Store struct {
 	conn     driver.Conn
 	d        int
 	prewhere bool // the engine takes PREWHERE (MergeTree, Distributed)
+	keys     bool // the table has a key column: the items' string ids
 	// hexOnly writes every constant as hexadecimal (the tests' second
 	// path); fallbacks counts the searches whose decimals the engine read
 	// differently.
@@ -211,6 +213,12 @@ func (s *Store) inspect(ctx context.Context) error {
 	}
 	if cols["id"] != "UInt64" || cols["emb"] != "Array(Float32)" {
 		return fmt.Errorf("want columns id UInt64 and emb Array(Float32), the table has %v", cols)
+	}
+	switch typ, ok := cols["key"]; {
+	case ok && typ != "String":
+		return fmt.Errorf("column key is %s, want String (the items' string ids)", typ)
+	case ok:
+		s.keys = true
 	}
 	var d uint64
 	if err := s.conn.QueryRow(ctx, "SELECT length(emb) FROM "+s.name()+" LIMIT 1").Scan(&d); err != nil {
@@ -304,6 +312,9 @@ func (s *Store) sql(f filter) string {
 	// Rows with a non-finite coordinate pass, for the rescoring to refuse.
 	const bad = "NOT arrayAll(x -> isFinite(x), emb)"
 	q := "SELECT id, emb FROM " + s.name()
+	if s.keys {
+		q = "SELECT id, emb, key FROM " + s.name()
+	}
 	if f.pre != "" && s.prewhere {
 		q += " PREWHERE (" + f.pre + ") OR " + bad
 	}
@@ -323,11 +334,16 @@ func (s *Store) candidates(ctx context.Context, f filter) (*retrieve.Collection,
 	type item struct {
 		id  uint64
 		emb []float32
+		key string
 	}
 	var items []item
 	for rows.Next() {
 		var it item
-		if err := rows.Scan(&it.id, &it.emb); err != nil {
+		dst := []any{&it.id, &it.emb}
+		if s.keys {
+			dst = append(dst, &it.key)
+		}
+		if err := rows.Scan(dst...); err != nil {
 			return nil, fmt.Errorf("%s: %w: %w", s.t, retrieve.ErrUnavailable, err)
 		}
 		if len(it.emb) != s.d {
@@ -348,9 +364,15 @@ func (s *Store) candidates(ctx context.Context, f filter) (*retrieve.Collection,
 	}
 	slices.SortFunc(items, func(a, b item) int { return cmp.Compare(a.id, b.id) })
 	c := &retrieve.Collection{N: len(items), D: s.d, IDs: make([]int64, len(items)), Rows: make([]float32, 0, len(items)*s.d)}
+	if s.keys {
+		c.Keys = make([]string, len(items))
+	}
 	for i, it := range items {
 		c.IDs[i] = int64(it.id)
 		c.Rows = append(c.Rows, it.emb...)
+		if s.keys {
+			c.Keys[i] = it.key
+		}
 	}
 	return c, nil
 }
