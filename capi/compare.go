@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/experiment"
@@ -29,6 +30,12 @@ type compareOptions struct {
 	// Command is the call, as the document records it.
 	Name    string `json:"name"`
 	Command string `json:"command"`
+	// LabelNames are string labels' names (ccs.bundle's label_names):
+	// label i is LabelNames[i]. Without them, the manifest in Directory
+	// (the bundles' directory, when they were read from one) names them
+	// when it describes the test bundle, as ccs compare reads it.
+	LabelNames []string `json:"label_names"`
+	Directory  string   `json:"directory"`
 	recipeOptions
 }
 
@@ -100,7 +107,16 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	}
 	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe},
 		Resplits: resplits, Reference: reference}
-	data := experiment.CompareData{Name: cmp.Or(o.Name, "ccs.compare"), Fit: in.Fit, Val: in.Val, Cal: in.Cal, Test: in.Test, OOD: in.OOD, OODCal: in.OODCal}
+	if o.LabelNames == nil && o.Directory != "" {
+		o.LabelNames = bundle.ManifestLabelNames(filepath.Join(o.Directory, "test.npz"), in.Test)
+	}
+	for _, l := range in.Test.Labels {
+		if o.LabelNames != nil && (l < 0 || l >= int64(len(o.LabelNames))) {
+			return nil, fmt.Errorf("compare: label_names: %d names, the test bundle has label %d", len(o.LabelNames), l)
+		}
+	}
+	data := experiment.CompareData{Name: cmp.Or(o.Name, "ccs.compare"), Fit: in.Fit, Val: in.Val, Cal: in.Cal, Test: in.Test, OOD: in.OOD, OODCal: in.OODCal,
+		LabelNames: o.LabelNames}
 	return startJob("compare", func(ctx context.Context, j *job) error {
 		t, err := experiment.Compare(ctx, data, cfg, methods, func(done, total int, what string) {
 			j.report(compareReport{Done: done, Total: total, What: what})

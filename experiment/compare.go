@@ -24,6 +24,9 @@ type CompareData struct {
 	Name                string // for the title: the bundles' directory
 	Fit, Val, Cal, Test *bundle.Bundle
 	OOD, OODCal         *bundle.Bundle // nil when absent
+	// LabelNames, for string labels (ccs bundle's manifest), name the
+	// classes: label i is LabelNames[i].
+	LabelNames []string
 }
 
 // CompareConfig configures Compare. Zero fields take the defaults: 3
@@ -87,6 +90,9 @@ type CompareTable struct {
 	OODCal   int          `json:"ood_cal,omitempty"`
 	Rows     []CompareRow `json:"rows"`
 	Warnings []string     `json:"warnings,omitempty"`
+	// LabelNames, for string labels, name the classes of the rows'
+	// Classes: label i is LabelNames[i].
+	LabelNames []string `json:"label_names,omitempty"`
 }
 
 // compareCell is what each (seed, method) run of Compare measures beyond
@@ -139,7 +145,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		return nil, err
 	}
 	t := &CompareTable{
-		Title: "Your data: " + data.Name, Alpha: cfg.Alpha, Seeds: cfg.Seeds,
+		Title: "Your data: " + data.Name, Alpha: cfg.Alpha, Seeds: cfg.Seeds, LabelNames: data.LabelNames,
 		Config: fmt.Sprintf("%d calibration and %d test anchors, d=%d, k=%d, α=%v, seeds 0–%d (the splits are the bundles'; each seed refits and recalibrates), calibration %v; resplits: %d halvings of the test split",
 			data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, cfg.Seeds-1, cfg.calibrationName(), cfg.Resplits),
 	}

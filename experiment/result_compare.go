@@ -89,14 +89,14 @@ const maxClassLabels = 30
 // to maxClassLabels classes; beyond, every step-th class labelled so that
 // at most maxClassLabels are, and the others marked by a minor tick while
 // there are at most 200.
-func classTicks(classes []ClassCoverage) []plot.Tick {
+func classTicks(classes []ClassCoverage, names []string) []plot.Tick {
 	n := len(classes)
 	step := (n + maxClassLabels - 1) / maxClassLabels
 	var ticks []plot.Tick
 	for j, c := range classes {
 		switch {
 		case j%step == 0:
-			ticks = append(ticks, plot.Tick{Value: float64(j), Label: fmt.Sprint(c.Label)})
+			ticks = append(ticks, plot.Tick{Value: float64(j), Label: ClassName(names, c.Label)})
 		case n <= 200:
 			ticks = append(ticks, plot.Tick{Value: float64(j)})
 		}
@@ -135,7 +135,7 @@ func classesFigure(t *CompareTable, stem string) *figure.Figure {
 	}
 	tl := figure.Line(p, []float64{-0.5, n - 0.5}, []float64{target, target}, draw.LineStyle{Color: figure.Color(7), Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}})
 	entries = append([]figure.Entry{{Name: "1 − α", Thumbs: []plot.Thumbnailer{tl}}}, entries...)
-	p.X.Tick.Marker = plot.ConstantTicks(classTicks(labels))
+	p.X.Tick.Marker = plot.ConstantTicks(classTicks(labels, t.LabelNames))
 	p.X.Min, p.X.Max = -0.5, n-0.5
 	p.Y.Min, p.Y.Max = math.Max(0, 5*math.Floor((lo-1)/5)), 100
 	cols := figure.LegendCols(len(entries))

@@ -17,7 +17,7 @@ func TestClassTicks(t *testing.T) {
 			classes[i].Label = int64(100 + i)
 		}
 		var labels, minor int
-		for _, tk := range classTicks(classes) {
+		for _, tk := range classTicks(classes, nil) {
 			if tk.IsMinor() {
 				minor++
 			} else {
@@ -30,5 +30,15 @@ func TestClassTicks(t *testing.T) {
 		if labels != tc.labels || minor != tc.minor || labels > maxClassLabels {
 			t.Errorf("n=%d: %d labels and %d minor ticks, want %d and %d", tc.n, labels, minor, tc.labels, tc.minor)
 		}
+	}
+	// With string labels' names, the ticks read the names; a label past
+	// them keeps its number.
+	classes := []ClassCoverage{{Label: 0}, {Label: 2}, {Label: 5}}
+	var got []string
+	for _, tk := range classTicks(classes, []string{"boot", "coat", "dress"}) {
+		got = append(got, tk.Label)
+	}
+	if fmt.Sprint(got) != "[boot dress 5]" {
+		t.Errorf("named ticks %q, want [boot dress 5]", got)
 	}
 }

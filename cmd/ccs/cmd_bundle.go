@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -94,35 +93,12 @@ type manifestFile struct {
 }
 
 // manifestFormat names the file ccs bundle writes beside its bundles.
-const manifestFormat = "ccs-bundles"
+const manifestFormat = bundle.ManifestFormat
 
-// manifestLabelNames are the names of b's string labels, from the
-// manifest ccs bundle wrote beside path (label i is names[i]); nil when
-// there is none, it has no names, or its entry for the file does not
-// describe b (its anchors and their count per class), so that a file
-// moved among other bundles is never labelled wrongly.
+// manifestLabelNames are the names of b's string labels (read from path):
+// bundle.ManifestLabelNames.
 func manifestLabelNames(path string, b *bundle.Bundle) []string {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
-	if err != nil || b.Labels == nil {
-		return nil
-	}
-	var m bundleManifest
-	if json.Unmarshal(data, &m) != nil || m.Format != manifestFormat || len(m.LabelNames) == 0 {
-		return nil
-	}
-	counts := map[string]int{}
-	for _, l := range b.Labels {
-		if l < 0 || l >= int64(len(m.LabelNames)) {
-			return nil
-		}
-		counts[strconv.FormatInt(l, 10)]++
-	}
-	for _, f := range m.Files {
-		if f.File == filepath.Base(path) && f.Anchors == b.N && maps.Equal(f.Classes, counts) {
-			return m.LabelNames
-		}
-	}
-	return nil
+	return bundle.ManifestLabelNames(path, b)
 }
 
 func runBundle(ctx context.Context, o bundleOptions, out *output) error {

@@ -100,6 +100,9 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		*f.dst = b
 		inputs = append(inputs, path)
 	}
+	// String labels: the manifest beside the test bundle names the
+	// classes, when it describes that bundle (as ccs evaluate does).
+	data.LabelNames = manifestLabelNames(filepath.Join(o.Data, "test.npz"), data.Test)
 	res, err := newResults(out, o.tableOptions, "compare", true, inputs...)
 	if err != nil {
 		return err

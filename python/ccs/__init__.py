@@ -505,7 +505,10 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
                 given[split] = b
         else:
             raise TypeError(f"compare: bundles: want ccs.bundle's dict or a directory, got {type(bundles).__name__}")
+        names = next((b.label_names for b in given.values() if getattr(b, "label_names", None) is not None), None)
         opts = options(seeds=seeds, rows=rows, alpha=alpha, calibration=calibration, delta=delta, resplits=resplits,
+                       label_names=list(names) if names is not None else None,
+                       directory=name if isinstance(bundles, (str, bytes, os.PathLike)) else None,
                        reference=reference, name=name, command=f"ccs.compare({name!r}, seeds={seeds}, rows={rows!r})",
                        recipe=recipe, threshold=threshold, batch=batch, epochs=epochs, patience=patience, clip=clip,
                        lr=lr, momentum=momentum, weight_decay=weight_decay, cosine=cosine, T=T, **{"lambda": lambda_},
@@ -519,9 +522,6 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
         for b in opened:
             b.close()
     c = Comparison(doc, text)
-    names = next((b.label_names for b in given.values() if getattr(b, "label_names", None) is not None), None)
-    if names is not None:
-        c.label_names = names
     _warn(c.table.get("warnings", []))
     return c
 
@@ -546,15 +546,16 @@ class Comparison:
     JSON document, which save(path) writes and ccs report, ccs plot and
     ccs.report read."""
 
-    #: string labels' names (class i is label_names[i]) when ccs.bundle
-    #: made the bundles from strings; None otherwise.
-    label_names = None
-
     def __init__(self, document, text):
         self._json, self.text = document, text
         self.document = loads(document)
         self.table = self.document["tables"][0]
         self.rows = self.table["rows"]
+        names = json.loads(document)["tables"][0].get("label_names")  # strings, "+Inf" too
+        #: string labels' names (class i is label_names[i]) when ccs.bundle
+        #: made the bundles from strings, or the directory's manifest names
+        #: them; None otherwise.
+        self.label_names = tuple(names) if names is not None else None
 
     def __str__(self):
         return self.text

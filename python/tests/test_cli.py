@@ -423,9 +423,18 @@ def test_compare_equals_ccs_compare(labelled, cli, tmp_path):
     assert same_file(tmp_path / "py.html", tmp_path / "cli.html") and same_file(tmp_path / "path.html", tmp_path / "cli.html")
 
 
-def test_compare_names_string_classes(labelled):
+def test_compare_names_string_classes(labelled, cli, tmp_path):
+    # String labels name the table's classes, from ccs.bundle's dict and
+    # from ccs bundle's directory (its manifest), as ccs compare names them.
     names = NAMES[labelled["labels"]]
     splits = ccs.bundle(labelled["embeddings"], names, k=8, kneg=6, seed=3)
     got = ccs.compare(splits, seeds=1, rows="baselines", resplits=10)
-    assert got.label_names == tuple(NAMES) and len(got.rows) == 2
+    assert got.label_names == tuple(NAMES) and got.table["label_names"] == NAMES.tolist() and len(got.rows) == 2
     assert {c["label"] for c in got.rows[0]["classes"]} == set(range(len(NAMES)))
+    np.save(tmp_path / "names.npy", names)
+    cli("bundle", "-embeddings", labelled["dir"] / "embeddings.npy", "-labels", tmp_path / "names.npy",
+        "-out", tmp_path / "out", "-k", 8, "-kneg", 6, "-seed", 3)
+    want = cli_json(cli, "compare", "-data", tmp_path / "out", "-seeds", 1, "-rows", "baselines", "-resplits", 10, "-json")
+    from_dir = ccs.compare(tmp_path / "out", seeds=1, rows="baselines", resplits=10)
+    assert from_dir.label_names == tuple(NAMES) and _without_times(from_dir.table) == _without_times(want["tables"][0])
+    assert ccs.compare(labelled["bundles"], seeds=1, rows="baselines", resplits=10).label_names is None
