@@ -95,12 +95,6 @@ type manifestFile struct {
 // manifestFormat names the file ccs bundle writes beside its bundles.
 const manifestFormat = bundle.ManifestFormat
 
-// manifestLabelNames are the names of b's string labels (read from path):
-// bundle.ManifestLabelNames.
-func manifestLabelNames(path string, b *bundle.Bundle) []string {
-	return bundle.ManifestLabelNames(path, b)
-}
-
 func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if err := required("bundle", "out", o.Out); err != nil {
 		return err

@@ -102,7 +102,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	}
 	// String labels: the manifest beside the test bundle names the
 	// classes, when it describes that bundle (as ccs evaluate does).
-	data.LabelNames = manifestLabelNames(filepath.Join(o.Data, "test.npz"), data.Test)
+	data.LabelNames = bundle.ManifestLabelNames(filepath.Join(o.Data, "test.npz"), data.Test)
 	res, err := newResults(out, o.tableOptions, "compare", true, inputs...)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/experiment"
@@ -69,7 +70,7 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	}
 	check := &experiment.CoverageCheck{ResplitResult: r, Classes: classes}
 	if classes != nil {
-		check.LabelNames = manifestLabelNames(o.Test, b)
+		check.LabelNames = bundle.ManifestLabelNames(o.Test, b)
 	}
 	if o.JSON {
 		return writeDocument(out, "coverage-check", check)

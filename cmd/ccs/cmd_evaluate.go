@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/experiment"
@@ -75,7 +76,7 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	}
 	var names []string
 	if classes != nil {
-		names = manifestLabelNames(o.Test, test)
+		names = bundle.ManifestLabelNames(o.Test, test)
 	}
 	if o.JSON {
 		e := experiment.NewEvaluation(set, r, classes)
