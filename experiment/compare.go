@@ -3,6 +3,7 @@ package experiment
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -106,6 +107,9 @@ type compareCell struct {
 	AUROC      *float64        `json:"ood_auroc,omitempty"` // fractions
 	FPR95      *float64        `json:"ood_fpr95,omitempty"`
 	FAR        *float64        `json:"ood_far,omitempty"`
+	// NoResplits says why the resplits were left out: halves of the test
+	// split too small for α (conformal.ErrTooFewCalibration).
+	NoResplits string `json:"no_resplits,omitempty"`
 }
 
 // Compare runs methods on the user's bundles over cfg.Seeds seeds. The
@@ -167,6 +171,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		t.Warnings = append(t.Warnings, "pooled calibration: coverage is approximate, not guaranteed")
 	}
 	base := rows(methods, results)
+	noResplits := ""
 	for m, r := range base {
 		cr := CompareRow{Row: r}
 		var worst, below, secs, auroc, fpr, far []float64
@@ -176,6 +181,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 				continue
 			}
 			secs = append(secs, c.FitSeconds)
+			noResplits = cmp.Or(noResplits, c.NoResplits)
 			for _, v := range []struct {
 				p   *float64
 				dst *[]float64
@@ -217,6 +223,9 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		}
 		t.Rows = append(t.Rows, cr)
 	}
+	if noResplits != "" {
+		t.Warnings = append(t.Warnings, "resplits left out: "+noResplits+" (a larger test split, or a larger -alpha, gives them)")
+	}
 	return t, nil
 }
 
@@ -245,10 +254,18 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 	}
 	if set.OneThreshold() == nil {
 		r, err := scored.Resplits(cfg.Resplits, 0.5, seed)
-		if err != nil {
+		var few *conformal.TooFewError
+		switch {
+		case errors.As(err, &few):
+			// A small test split: its halves calibrate the whole space. The
+			// table's other figures stand; this column is left out, saying
+			// why.
+			c.NoResplits = fmt.Sprintf("each resplit calibrates on half of the %d test anchors, and %s", sp.Test.N, few.Reason())
+		case err != nil:
 			return nil, fmt.Errorf("resplits: %w", err)
+		default:
+			c.Below = &r.BelowShare
 		}
-		c.Below = &r.BelowShare
 	}
 	if data.OOD != nil && set.OneThreshold() == nil && sp.Fit != nil {
 		pool, err := conformal.NewReference(sp.Fit, min(cfg.Reference, sp.Fit.N), 0, "fit anchors")
@@ -349,9 +366,9 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n\n", t.Title, t.Config)
 	writeGrid(&b, grid)
-	fmt.Fprintf(&b, "\nCoverage is guaranteed ≥ %g%% on average over calibration draws for every row but a pooled calibration's; ", 100*(1-t.Alpha))
+	fmt.Fprintf(&b, "\nCoverage is guaranteed ≥ %g%% on average over calibration draws for every row but a pooled calibration's", 100*(1-t.Alpha))
 	if below {
-		b.WriteString("the resplits column is the share of random halvings of the test split whose coverage falls below it (about half is the guarantee working as stated: it is marginal, not conditional on the draw)")
+		b.WriteString("; the resplits column is the share of random halvings of the test split whose coverage falls below it (about half is the guarantee working as stated: it is marginal, not conditional on the draw)")
 	}
 	b.WriteString(".\n")
 	if far && t.OODCal > 0 {

@@ -249,3 +249,46 @@ func threshold(t *testing.T, set []byte) float64 {
 	}
 	return s.Threshold
 }
+
+// TestCompareSmallTestSplit: a test split whose halves are too few for α
+// leaves the resplits column out with a warning saying why and what gives
+// it, and keeps every other figure; the text reads without it.
+func TestCompareSmallTestSplit(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 400, 4
+	_, x64, y := mixture(5, n, d, 2)
+	writeNPY64(t, p("emb.npy"), x64, n, d)
+	if err := bundle.WriteNPY(p("labels.npy"), bundle.Int64(y, n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b"),
+		"-k", "3", "-split", "0.5,0.1,0.32,0.08", "-seed", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	var text, js bytes.Buffer
+	args := []string{"compare", "-data", p("b"), "-seeds", "1", "-rows", "baselines", "-quiet"}
+	if err := run(&text, io.Discard, args); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(&js, io.Discard, append(args, "-json")); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := experiment.ReadDocument(&js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := doc.Result.(*experiment.CompareResult).Tables[0]
+	for _, r := range table.Rows {
+		if r.BelowShare != nil || r.WorstClass == nil || r.Coverage.N != 1 {
+			t.Errorf("%s: resplits %v, worst class %v, coverage %v: want no resplits, the rest", r.Method, r.BelowShare, r.WorstClass, r.Coverage)
+		}
+	}
+	const want = "resplits left out: each resplit calibrates on half of the 32 test anchors, and 16 calibration scores are too few for alpha 0.05"
+	if len(table.Warnings) != 1 || !strings.HasPrefix(table.Warnings[0], want) || !strings.HasSuffix(table.Warnings[0], "alpha 0.05 needs at least 19 (a larger test split, or a larger -alpha, gives them)") {
+		t.Errorf("warnings %q, want one starting %q", table.Warnings, want)
+	}
+	if s := text.String(); strings.Contains(s, "Resplits") || strings.Contains(s, "; .") || !strings.Contains(s, "WARNING: "+want) {
+		t.Errorf("text:\n%s", s)
+	}
+}
