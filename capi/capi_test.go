@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -481,6 +482,71 @@ func TestMakeBundlesIsThePlan(t *testing.T) {
 	for _, tt := range tests {
 		if _, err := makeBundles(tt.arrays, tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestCompareJob: a comparison runs as a job whose document is ccs compare
+// -json's kind, table and rows, and reports into a page; a fit's outcome
+// is not asked of it, nor its document of a fit; bad keywords and bad
+// documents are refused.
+func TestCompareJob(t *testing.T) {
+	t.Parallel()
+	data := sim.Mixed(1, 200)
+	split := data.Split(1)
+	var in compareInputs
+	for _, b := range []struct {
+		dst  **bundle.Bundle
+		idx  []int
+		name string
+	}{{&in.Fit, split.Fit, "fit"}, {&in.Cal, split.Cal, "cal"}, {&in.Test, split.Test, "test"}} {
+		var err error
+		if *b.dst, err = data.Pairs(b.idx, 10, 1, b.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one := 1
+	j, err := startCompare(in, compareOptions{Rows: "baselines", Seeds: &one, Resplits: &one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.wait(time.Minute)
+	doc, text, err := j.document()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(doc), "{\n  \"kind\": \"compare\",\n  \"command\": \"ccs.compare\"") || !strings.Contains(text, "| Conformal Ball (ℓ2) ") {
+		t.Errorf("document %.80s…, text %.200s…", doc, text)
+	}
+	if _, _, err := j.outcome(); err == nil || !strings.Contains(err.Error(), "the job is a compare, not a fit") {
+		t.Errorf("a fit's outcome of a comparison: %v", err)
+	}
+	var page strings.Builder
+	if err := writeReport(&page, "", [][]byte{doc}); err != nil || !strings.Contains(page.String(), "<html") {
+		t.Errorf("report: %v", err)
+	}
+	zero := 0
+	for _, tc := range []struct {
+		in   compareInputs
+		o    compareOptions
+		want string
+	}{
+		{in, compareOptions{Seeds: &zero}, "compare: seeds=0: want at least 1"},
+		{in, compareOptions{Rows: "learned"}, `compare: no val bundle: the rows "learned" need it`},
+		{compareInputs{Cal: in.Cal}, compareOptions{Rows: "baselines"}, `compare: no fit bundle: the rows "baselines" need it`},
+		{in, compareOptions{Rows: "baselines", LabelNames: []string{"a"}}, "compare: label_names: 1 names, the test bundle has label 1"},
+		{in, compareOptions{Calibration: "class", Delta: 2}, "compare: delta=2: want 0 < δ < 1"},
+	} {
+		if _, err := startCompare(tc.in, tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		docs [][]byte
+		want string
+	}{{nil, "report: no results"}, {[][]byte{[]byte(`{"kind": "nope"}`)}, "report: result 0: "}} {
+		if err := writeReport(io.Discard, "", tc.docs); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("report of %q: %v, want %q", tc.docs, err, tc.want)
 		}
 	}
 }
