@@ -434,7 +434,7 @@ func readData(br *bufio.Reader, a *Array, t dtype, n int, sized bool, fortran bo
 				x := math.Float64frombits(binary.LittleEndian.Uint64(raw[8*e:]))
 				v := float32(x)
 				if v == 0 && x != 0 || math.IsInf(float64(v), 0) && !math.IsInf(x, 0) {
-					_, err := narrow(x)
+					_, err := Narrow(x)
 					return fmt.Errorf("element %s = %g %v", index(done+e, a.Shape, fortran), x, err)
 				}
 				dst[e] = v
@@ -455,7 +455,7 @@ func readData(br *bufio.Reader, a *Array, t dtype, n int, sized bool, fortran bo
 				default:
 					x := math.Float64frombits(t.order.Uint64(b))
 					var err error
-					if v, err = narrow(x); err != nil {
+					if v, err = Narrow(x); err != nil {
 						return fmt.Errorf("element %s = %g %v", index(done+e, a.Shape, fortran), x, err)
 					}
 				}
@@ -519,10 +519,11 @@ func halfToFloat32(h uint16) float32 {
 	return math.Float32frombits(sign | (exp-15+127)<<23 | mant<<13)
 }
 
-// narrow converts a float64 value to float32, refusing a finite value
+// Narrow converts a float64 value to float32, refusing a finite value
 // beyond float32's range and a nonzero one that rounds to zero (NaN and
-// ±Inf pass).
-func narrow(v float64) (float32, error) {
+// ±Inf pass, for the finiteness checks to name): the readers' one
+// conversion to float32.
+func Narrow(v float64) (float32, error) {
 	f := float32(v)
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/atomicfile"
 )
 
@@ -19,9 +20,11 @@ import (
 var embeddingNames = []string{"embedding", "embeddings", "emb", "vector"}
 
 // ReadParquet reads a collection from a Parquet file: the embeddings from a
-// column of float32 lists or fixed-size lists — the one named embedding,
-// embeddings, emb or vector, or else the only such column — every row of
-// the same length and none null; the ids from an int64 column "id" (or
+// column of float32 or float64 lists or fixed-size lists — the one named
+// embedding, embeddings, emb or vector, or else the only such column —
+// every row of the same length and none null (float64 values are
+// converted to float32, as bundle.Narrow converts them, and Converted
+// says so); the ids from an int64 column "id" (or
 // "ids"), or else the row numbers; a string column there gives the
 // collection's Keys instead (its IDs the row numbers).
 func ReadParquet(path string) (*Collection, error) { return ReadParquetColumn(path, "") }
@@ -44,7 +47,7 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 	var lists []int
 	for i, fld := range schema.Fields() {
 		switch {
-		case isFloat32List(fld.Type):
+		case isFloatList(fld.Type):
 			lists = append(lists, i)
 			for _, n := range embeddingNames {
 				if fld.Name == n && emb < 0 {
@@ -63,13 +66,13 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 		if emb < 0 {
 			return nil, fmt.Errorf("%s: no column %q (have %v)", path, column, schema.Fields())
 		}
-		if !isFloat32List(schema.Field(emb).Type) {
-			return nil, fmt.Errorf("%s: column %q is %v, want float32 lists (the embeddings)", path, column, schema.Field(emb).Type)
+		if !isFloatList(schema.Field(emb).Type) {
+			return nil, fmt.Errorf("%s: column %q is %v, want float32 or float64 lists (the embeddings)", path, column, schema.Field(emb).Type)
 		}
 	}
 	if emb < 0 {
 		if len(lists) != 1 {
-			return nil, fmt.Errorf("%s: want one column of float32 lists (the embeddings; or one named %v), found %d among %v", path, embeddingNames, len(lists), schema.Fields())
+			return nil, fmt.Errorf("%s: want one column of float32 or float64 lists (the embeddings; or one named %v), found %d among %v", path, embeddingNames, len(lists), schema.Fields())
 		}
 		emb = lists[0]
 	}
@@ -78,22 +81,27 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 	d := -1
 	rows := []float32(nil)
 	row := 0
+	converted := ""
 	for _, chunk := range tbl.Column(emb).Data().Chunks() {
-		var values *array.Float32
+		var values arrow.Array
 		var offsets func(i int) (int64, int64)
 		switch a := chunk.(type) {
 		case *array.List:
-			values, _ = a.ListValues().(*array.Float32)
-			offsets = a.ValueOffsets
+			values, offsets = a.ListValues(), a.ValueOffsets
 		case *array.FixedSizeList:
-			values, _ = a.ListValues().(*array.Float32)
-			offsets = a.ValueOffsets
+			values, offsets = a.ListValues(), a.ValueOffsets
 		case *array.LargeList:
-			values, _ = a.ListValues().(*array.Float32)
-			offsets = a.ValueOffsets
+			values, offsets = a.ListValues(), a.ValueOffsets
 		}
-		if values == nil {
-			return nil, fmt.Errorf("%s: column %q: want float32 lists", path, name)
+		var f32 []float32
+		var f64 []float64
+		switch v := values.(type) {
+		case *array.Float32:
+			f32 = v.Float32Values()
+		case *array.Float64:
+			f64, converted = v.Float64Values(), "float64 → float32"
+		default:
+			return nil, fmt.Errorf("%s: column %q: want float32 or float64 lists", path, name)
 		}
 		for i := range chunk.Len() {
 			if chunk.IsNull(i) {
@@ -115,7 +123,17 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 					return nil, fmt.Errorf("%s: column %q, row %d, coordinate %d is null", path, name, row, j-lo)
 				}
 			}
-			rows = append(rows, values.Float32Values()[lo:hi]...)
+			if f32 != nil {
+				rows = append(rows, f32[lo:hi]...)
+			} else {
+				for j, x := range f64[lo:hi] {
+					v, err := bundle.Narrow(x)
+					if err != nil {
+						return nil, fmt.Errorf("%s: column %q, row %d, coordinate %d: %v %w", path, name, row, j, x, err)
+					}
+					rows = append(rows, v)
+				}
+			}
 			row++
 		}
 	}
@@ -145,6 +163,7 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: column %q: %w", path, name, err)
 	}
+	c.Converted = converted
 	if id >= 0 && ids == nil {
 		if err := c.SetKeys(keys); err != nil {
 			return nil, fmt.Errorf("%s: column %q: %w", path, schema.Field(id).Name, err)
@@ -153,16 +172,19 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 	return c, nil
 }
 
-func isFloat32List(t arrow.DataType) bool {
+func isFloatList(t arrow.DataType) bool {
+	var elem arrow.DataType
 	switch t := t.(type) {
 	case *arrow.ListType:
-		return t.Elem().ID() == arrow.FLOAT32
+		elem = t.Elem()
 	case *arrow.LargeListType:
-		return t.Elem().ID() == arrow.FLOAT32
+		elem = t.Elem()
 	case *arrow.FixedSizeListType:
-		return t.Elem().ID() == arrow.FLOAT32
+		elem = t.Elem()
+	default:
+		return false
 	}
-	return false
+	return elem.ID() == arrow.FLOAT32 || elem.ID() == arrow.FLOAT64
 }
 
 // WriteParquet writes c as a Parquet file ReadParquet reads back: columns

@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,26 @@ func writeParquet(t *testing.T, path string, names []string, cols []arrow.Array,
 	if err := pqarrow.WriteTable(tbl, f, chunk, nil, pqarrow.DefaultWriterProps()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// lists64 builds a list<float64> (or fixed_size_list when fixed > 0)
+// array of rows.
+func lists64(rows [][]float64, fixed int) arrow.Array {
+	mem := memory.DefaultAllocator
+	if fixed > 0 {
+		b := array.NewFixedSizeListBuilder(mem, int32(fixed), arrow.PrimitiveTypes.Float64)
+		for _, r := range rows {
+			b.Append(true)
+			b.ValueBuilder().(*array.Float64Builder).AppendValues(r, nil)
+		}
+		return b.NewArray()
+	}
+	b := array.NewListBuilder(mem, arrow.PrimitiveTypes.Float64)
+	for _, r := range rows {
+		b.Append(true)
+		b.ValueBuilder().(*array.Float64Builder).AppendValues(r, nil)
+	}
+	return b.NewArray()
 }
 
 // lists builds a list<float32> (or fixed_size_list when fixed > 0) array
@@ -102,6 +123,10 @@ func TestReadParquet(t *testing.T) {
 	for i := range keys {
 		keys[i] = fmt.Sprintf("doc-%d", 1000-7*i)
 	}
+	rows64 := make([][]float64, len(rows))
+	for i, r := range rows {
+		rows64[i] = []float64{float64(r[0]), float64(r[1]), float64(r[2])}
+	}
 	for _, tc := range []struct {
 		name     string
 		cols     []string
@@ -110,6 +135,8 @@ func TestReadParquet(t *testing.T) {
 		wantIDs  []int64
 		wantKeys []string
 	}{
+		{"float64 list", []string{"id", "embedding"}, []arrow.Array{int64s(ids), lists64(rows64, 0)}, 10, ids, nil},
+		{"float64 fixed-size list", []string{"vec"}, []arrow.Array{lists64(rows64, 3)}, 100, nil, nil},
 		{"list with ids", []string{"id", "embedding"}, []arrow.Array{int64s(ids), lists(rows, 0)}, 10, ids, nil},
 		{"list with string ids", []string{"embedding", "id"}, []arrow.Array{lists(rows, 0), strs(keys)}, 10, nil, keys},
 		// One row group: pqarrow v18.8.0's writer repeats the first rows of
@@ -132,15 +159,18 @@ func TestReadParquet(t *testing.T) {
 		if c.N != len(rows) || c.D != 3 || !slices.Equal(c.Rows, flat) || !slices.Equal(c.IDs, want) || !slices.Equal(c.Keys, tc.wantKeys) {
 			t.Errorf("%s: read N=%d D=%d ids %v keys %q", tc.name, c.N, c.D, c.IDs, c.Keys)
 		}
+		if wantConv := strings.HasPrefix(tc.name, "float64"); (c.Converted == "float64 → float32") != wantConv {
+			t.Errorf("%s: converted %q", tc.name, c.Converted)
+		}
 	}
 
 	ragged := slices.Clone(rows)
 	ragged[12] = []float32{1, 2}
 	withNull := slices.Clone(rows)
 	withNull[4] = nil
-	f64 := array.NewListBuilder(memory.DefaultAllocator, arrow.PrimitiveTypes.Float64)
-	f64.Append(true)
-	f64.ValueBuilder().(*array.Float64Builder).Append(1)
+	i32 := array.NewListBuilder(memory.DefaultAllocator, arrow.PrimitiveTypes.Int32)
+	i32.Append(true)
+	i32.ValueBuilder().(*array.Int32Builder).Append(1)
 	fb := array.NewFloat64Builder(memory.DefaultAllocator)
 	fb.AppendValues(make([]float64, len(rows)), nil)
 	floatIDs := fb.NewArray()
@@ -152,7 +182,10 @@ func TestReadParquet(t *testing.T) {
 	}{
 		{"ragged", []string{"emb"}, []arrow.Array{lists(ragged, 0)}, `column "emb", row 12 has 2 values, row 0 has 3`},
 		{"null row", []string{"emb"}, []arrow.Array{lists(withNull, 0)}, `column "emb", row 4 is null`},
-		{"float64", []string{"emb"}, []arrow.Array{f64.NewArray()}, "want one column of float32 lists"},
+		{"int32", []string{"emb"}, []arrow.Array{i32.NewArray()}, "want one column of float32 or float64 lists"},
+		{"float64 overflow", []string{"emb"}, []arrow.Array{lists64([][]float64{{1, 2}, {3, 1e39}}, 0)}, `column "emb", row 1, coordinate 1: 1e+39 overflows float32`},
+		{"float64 underflow", []string{"emb"}, []arrow.Array{lists64([][]float64{{1e-50, 2}}, 0)}, `column "emb", row 0, coordinate 0: 1e-50 underflows to zero in float32`},
+		{"float64 NaN", []string{"emb"}, []arrow.Array{lists64([][]float64{{1, 2}, {math.NaN(), 1}}, 0)}, `row 1, coordinate 0 is NaN`},
 		{"two lists", []string{"a", "b"}, []arrow.Array{lists(rows, 0), lists(rows, 0)}, "found 2"},
 		{"null string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(keys, 7)}, `column "id", row 7 is null`},
 		{"empty string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:24]), ""))}, `column "id": retrieve: collection: the string id of row 24 is empty`},

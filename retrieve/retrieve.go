@@ -35,6 +35,9 @@ type Collection struct {
 	// RAG index names its passages; nil where the ids are IDs. A hit
 	// carries its item's key beside its id. Set them with SetKeys.
 	Keys []string
+	// Converted says what its reader converted, as "float64 → float32";
+	// empty when nothing was.
+	Converted string
 
 	// NoHalf keeps Search from making the collection's compact copies
 	// (set it before the first Search): the half-precision copy the ℓ2
@@ -205,6 +208,7 @@ func ReadCollection(path string) (*Collection, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
+		c.Converted = a.Converted
 		return c, nil
 	}
 	arr, err := bundle.ReadNPZ(path)
@@ -230,6 +234,7 @@ func ReadCollection(path string) (*Collection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: array %q: %w", path, name, err)
 	}
+	c.Converted = rows.Converted
 	if ids.Str != nil {
 		if err := c.SetKeys(ids.Str); err != nil {
 			return nil, fmt.Errorf("%s: array %q: %w", path, idName, err)

@@ -99,6 +99,35 @@ func writeLabelsParquet(t *testing.T, path string, labels []string) {
 	}
 }
 
+// writeEmbeddingsParquet writes n float64 rows of d as a column
+// "embedding" of list<double>, as pandas and pyarrow write a float64
+// array's rows.
+func writeEmbeddingsParquet(t *testing.T, path string, x []float64, n, d int) {
+	t.Helper()
+	mem := memory.DefaultAllocator
+	lb := array.NewListBuilder(mem, arrow.PrimitiveTypes.Float64)
+	defer lb.Release()
+	for i := range n {
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Float64Builder).AppendValues(x[i*d:(i+1)*d], nil)
+	}
+	col := lb.NewArray()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "embedding", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64)}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(n))
+	defer rec.Release()
+	tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
+	defer tbl.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pqarrow.WriteTable(tbl, f, 500, nil, pqarrow.DefaultWriterProps()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestBundleCommand: ccs bundle on a user's float64 embeddings and
 // labels (.npy, and Parquet with string labels), on views, on groups and
 // on relevance pairs; the bundles it writes go through fit, calibrate and
@@ -186,11 +215,23 @@ func TestBundleCommand(t *testing.T) {
 	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("names.npy"), "-out", p("str"), "-k", "8", "-ood-classes", "shirt", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
 		t.Fatal(err)
 	}
+	// Float64 embeddings in Parquet (list<double>, over row groups):
+	// converted as the .npy's were, saying so, to the same bundles.
+	writeEmbeddingsParquet(t, p("emb64.parquet"), x64, n, d)
+	stderr.Reset()
+	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("emb64.parquet"), "-labels", p("labels.npy"), "-out", p("b64"), "-k", "8", "-ood-classes", "3", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "emb64.parquet: converted on reading: float64 → float32") {
+		t.Errorf("no conversion note for float64 Parquet:\n%s", stderr.String())
+	}
 	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
 		a, _ := os.ReadFile(p("b/" + f + ".npz"))
-		b, err := os.ReadFile(p("str/" + f + ".npz"))
-		if err != nil || !bytes.Equal(a, b) {
-			t.Errorf("%s.npz from string labels differs from the integer labels' (%v)", f, err)
+		for _, other := range []string{"str", "b64"} {
+			b, err := os.ReadFile(p(other + "/" + f + ".npz"))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Errorf("%s/%s.npz differs from the .npy and integer labels' (%v)", other, f, err)
+			}
 		}
 	}
 	var sm bundleManifest

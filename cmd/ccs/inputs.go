@@ -101,7 +101,7 @@ type embeddingsFile struct {
 
 // readEmbeddings reads embeddings: an (n, d) array (or, with views,
 // (n, v, d) views) of any floating-point dtype, or a Parquet column of
-// float32 lists. Every value must be finite (bundle.EmbeddingsOf).
+// float32 or float64 lists. Every value must be finite (bundle.EmbeddingsOf).
 func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 	path, name := splitInput(arg)
 	kind, err := inputKind(path)
@@ -118,7 +118,7 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 			return nil, err
 		}
 		e := bundle.Embeddings{Source: path, Rows: c.Rows, N: c.N, D: c.D}
-		return &embeddingsFile{Embeddings: e}, bundle.CheckEmbeddings(e)
+		return &embeddingsFile{Embeddings: e, conv: c.Converted}, bundle.CheckEmbeddings(e)
 	case ".txt":
 		return nil, fmt.Errorf("%s: embeddings come as .npy, .npz or .parquet", path)
 	}
