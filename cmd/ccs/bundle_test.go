@@ -75,17 +75,13 @@ func writeNPY64(t *testing.T, path string, x []float64, shape ...int) {
 	}
 }
 
-// writeLabelsParquet writes string labels as a Parquet column "label".
-func writeLabelsParquet(t *testing.T, path string, labels []string) {
+// writeColumnParquet writes one column, name, as a Parquet file in row
+// groups of chunk rows.
+func writeColumnParquet(t *testing.T, path, name string, col arrow.Array, chunk int64) {
 	t.Helper()
-	mem := memory.DefaultAllocator
-	sb := array.NewStringBuilder(mem)
-	defer sb.Release()
-	sb.AppendValues(labels, nil)
-	col := sb.NewArray()
 	defer col.Release()
-	schema := arrow.NewSchema([]arrow.Field{{Name: "label", Type: arrow.BinaryTypes.String}}, nil)
-	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(len(labels)))
+	schema := arrow.NewSchema([]arrow.Field{{Name: name, Type: col.DataType()}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(col.Len()))
 	defer rec.Release()
 	tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
 	defer tbl.Release()
@@ -94,38 +90,32 @@ func writeLabelsParquet(t *testing.T, path string, labels []string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := pqarrow.WriteTable(tbl, f, 1<<16, nil, pqarrow.DefaultWriterProps()); err != nil {
+	if err := pqarrow.WriteTable(tbl, f, chunk, nil, pqarrow.DefaultWriterProps()); err != nil {
 		t.Fatal(err)
 	}
 }
 
+// writeLabelsParquet writes string labels as a Parquet column "label".
+func writeLabelsParquet(t *testing.T, path string, labels []string) {
+	t.Helper()
+	sb := array.NewStringBuilder(memory.DefaultAllocator)
+	defer sb.Release()
+	sb.AppendValues(labels, nil)
+	writeColumnParquet(t, path, "label", sb.NewArray(), 1<<16)
+}
+
 // writeEmbeddingsParquet writes n float64 rows of d as a column
 // "embedding" of list<double>, as pandas and pyarrow write a float64
-// array's rows.
+// array's rows, in row groups of 500.
 func writeEmbeddingsParquet(t *testing.T, path string, x []float64, n, d int) {
 	t.Helper()
-	mem := memory.DefaultAllocator
-	lb := array.NewListBuilder(mem, arrow.PrimitiveTypes.Float64)
+	lb := array.NewListBuilder(memory.DefaultAllocator, arrow.PrimitiveTypes.Float64)
 	defer lb.Release()
 	for i := range n {
 		lb.Append(true)
 		lb.ValueBuilder().(*array.Float64Builder).AppendValues(x[i*d:(i+1)*d], nil)
 	}
-	col := lb.NewArray()
-	defer col.Release()
-	schema := arrow.NewSchema([]arrow.Field{{Name: "embedding", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64)}}, nil)
-	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(n))
-	defer rec.Release()
-	tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
-	defer tbl.Release()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := pqarrow.WriteTable(tbl, f, 500, nil, pqarrow.DefaultWriterProps()); err != nil {
-		t.Fatal(err)
-	}
+	writeColumnParquet(t, path, "embedding", lb.NewArray(), 500)
 }
 
 // TestBundleCommand: ccs bundle on a user's float64 embeddings and
