@@ -3,6 +3,7 @@ package experiment
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -110,6 +111,9 @@ type compareCell struct {
 	// NoResplits says why the resplits were left out: halves of the test
 	// split too small for α (conformal.ErrTooFewCalibration).
 	NoResplits string `json:"no_resplits,omitempty"`
+	// Untrained says that a learned row's training kept its initial
+	// geometry: no epoch's validation exclusion beat epoch 0's.
+	Untrained bool `json:"untrained,omitempty"`
 }
 
 // Compare runs methods on the user's bundles over cfg.Seeds seeds. The
@@ -172,7 +176,13 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	base := rows(methods, results)
 	noResplits := ""
+	var untrained []string
 	for m, r := range base {
+		if methods[m].Trains && len(results) > 0 && !slices.ContainsFunc(results, func(seed []cellResult) bool {
+			return seed[m].Compare == nil || !seed[m].Compare.Untrained
+		}) {
+			untrained = append(untrained, r.Method)
+		}
 		cr := CompareRow{Row: r}
 		var worst, below, secs, auroc, fpr, far []float64
 		for s := range results {
@@ -223,6 +233,10 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		}
 		t.Rows = append(t.Rows, cr)
 	}
+	if len(untrained) > 0 {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("%s kept the initial geometry at every seed: no epoch's validation exclusion beat epoch 0's, so these rows measure untrained sets",
+			strings.Join(untrained, ", ")))
+	}
 	if noResplits != "" {
 		t.Warnings = append(t.Warnings, "resplits left out: "+noResplits+" (a larger test split, or a larger -alpha, gives them)")
 	}
@@ -241,6 +255,13 @@ func nOf(b *bundle.Bundle) int {
 // per-input OOD test.
 func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, scored *eval.Scored, seed uint64, fit time.Duration) (*compareCell, error) {
 	c := &compareCell{FitSeconds: fit.Seconds()}
+	if set.Fit != nil && set.Fit.Training != nil {
+		var rec train.Record
+		if err := json.Unmarshal(set.Fit.Training, &rec); err != nil {
+			return nil, fmt.Errorf("the set's training record: %w", err)
+		}
+		c.Untrained = rec.BestEpoch == 0
+	}
 	if sp.Test.Labels != nil {
 		_, classes, err := scored.ByClass()
 		if err != nil {

@@ -53,6 +53,11 @@ func TestCompareCommand(t *testing.T) {
 	if len(table.Rows) != 8 {
 		t.Fatalf("%d rows, want the 8 of -rows all", len(table.Rows))
 	}
+	for _, w := range table.Warnings { // here the training moves every learned row
+		if strings.Contains(w, "kept the initial geometry") {
+			t.Errorf("warning %q", w)
+		}
+	}
 	for _, r := range table.Rows {
 		if r.Coverage.N != 2 || len(r.PerSeed) != 2 {
 			t.Fatalf("%s: %d seeds", r.Method, len(r.PerSeed))
@@ -290,5 +295,35 @@ func TestCompareSmallTestSplit(t *testing.T) {
 	}
 	if s := text.String(); strings.Contains(s, "Resplits") || strings.Contains(s, "; .") || !strings.Contains(s, "WARNING: "+want) {
 		t.Errorf("text:\n%s", s)
+	}
+}
+
+// TestCompareUntrained: where no epoch beats the initial geometry's
+// validation exclusion (classes far apart: it is 100% from the start), the
+// learned rows are the untrained sets, and the table says so, naming them.
+func TestCompareUntrained(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 900, 32
+	_, x64, y := mixture(9, n, d, 3)
+	writeNPY64(t, p("emb.npy"), x64, n, d)
+	if err := bundle.WriteNPY(p("labels.npy"), bundle.Int64(y, n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b"), "-k", "3", "-seed", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	var js bytes.Buffer
+	if err := run(&js, io.Discard, []string{"compare", "-data", p("b"), "-seeds", "2", "-rows", "learned", "-epochs", "3", "-resplits", "10", "-quiet", "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := experiment.ReadDocument(&js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := doc.Result.(*experiment.CompareResult).Tables[0]
+	want := "Single (Neg), Generalized (Neg), Single (Vol), Generalized (Vol), Single (Neg,Vol), Generalized (Neg,Vol) kept the initial geometry at every seed"
+	if !slices.ContainsFunc(table.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("warnings %q, want one starting %q", table.Warnings, want)
 	}
 }
