@@ -36,6 +36,10 @@ type compareOptions struct {
 	// when it describes the test bundle, as ccs compare reads it.
 	LabelNames []string `json:"label_names"`
 	Directory  string   `json:"directory"`
+	// Sets, when given, keeps every fitted, calibrated set as
+	// Sets/seed-S/SET.json, SET each row's "set" (ccs compare -out keeps
+	// them in OUT/sets/compare).
+	Sets string `json:"sets"`
 	recipeOptions
 }
 
@@ -105,7 +109,7 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 			return nil, fmt.Errorf("compare: the %s bundle has dimension %d, the %s bundle %d", b.name, b.b.D, first, d)
 		}
 	}
-	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe},
+	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe, OutDir: o.Sets},
 		Resplits: resplits, Reference: reference}
 	if o.LabelNames == nil && o.Directory != "" {
 		o.LabelNames = bundle.ManifestLabelNames(filepath.Join(o.Directory, "test.npz"), in.Test)

@@ -72,6 +72,10 @@ type CompareRow struct {
 	Classes []ClassCoverage `json:"classes,omitempty"`
 	// OODCurve is the OOD test's scores on seed 0: ROC and histograms.
 	OODCurve *ScoreCurve `json:"ood_curve,omitempty"`
+	// Set is the file name (without .json) under which a results
+	// directory keeps the row's fitted, calibrated sets:
+	// OutDir/seed-S/SET.json.
+	Set string `json:"set,omitempty"`
 }
 
 // ClassCoverage is one class's coverage of its test positives (percent,
@@ -183,7 +187,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		}) {
 			untrained = append(untrained, r.Method)
 		}
-		cr := CompareRow{Row: r}
+		cr := CompareRow{Row: r, Set: methods[m].File}
 		var worst, below, secs, auroc, fpr, far []float64
 		for s := range results {
 			c := results[s][m].Compare

@@ -463,7 +463,7 @@ _SPLITS = ("fit", "val", "cal", "test", "ood", "ood-cal")
 
 
 def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delta=0.0, resplits=200,
-            reference=2000, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
+            reference=2000, sets=None, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
             lr=None, momentum=None, weight_decay=None, cosine=None, T=None, lambda_=None, p_min=None, p_max=None,
             m_min=None, m_max=None, tau=None, infonce_weight=None, head_volume=None, progress=None):
     """Compares the set families on your bundles, as ccs compare does: the
@@ -477,12 +477,14 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
     "ood-cal" when made) or the directory ccs bundle -out wrote. The other
     keywords are ccs compare's flags (calibration "one", "pac" with delta,
     "class" or "pooled"); the training keywords are ccs.fit's, with the
-    "embedding" recipe by default. progress: a callable, given a dict after
+    "embedding" recipe by default. sets: a directory where every fitted,
+    calibrated set is kept (sets/seed-S/NAME.json, as ccs compare -out keeps
+    them), for Comparison.set. progress: a callable, given a dict after
     each (row, seed) cell (done, total, what), or a tqdm bar.
 
     Returns a Comparison: its table as a dict, its text as ccs compare
-    prints it (str()), and save(), the JSON that ccs report and ccs plot
-    read."""
+    prints it (str()), save(), the JSON that ccs report and ccs plot read,
+    and with sets, set(method, seed), the row's Set to deploy."""
     given, opened = {}, []
     try:
         if isinstance(bundles, (str, bytes, os.PathLike)):
@@ -510,6 +512,7 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
                        label_names=list(names) if names is not None else None,
                        directory=name if isinstance(bundles, (str, bytes, os.PathLike)) else None,
                        reference=reference, name=name, command=f"ccs.compare({name!r}, seeds={seeds}, rows={rows!r})",
+                       sets=os.fsdecode(sets) if sets is not None else None,
                        recipe=recipe, threshold=threshold, batch=batch, epochs=epochs, patience=patience, clip=clip,
                        lr=lr, momentum=momentum, weight_decay=weight_decay, cosine=cosine, T=T, **{"lambda": lambda_},
                        p_min=p_min, p_max=p_max, m_min=m_min, m_max=m_max, tau=tau, infonce_weight=infonce_weight,
@@ -522,6 +525,7 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
         for b in opened:
             b.close()
     c = Comparison(doc, text)
+    c.sets = os.fsdecode(sets) if sets is not None else None
     _warn(c.table.get("warnings", []))
     return c
 
@@ -556,6 +560,20 @@ class Comparison:
         #: made the bundles from strings, or the directory's manifest names
         #: them; None otherwise.
         self.label_names = tuple(names) if names is not None else None
+
+    #: the directory ccs.compare(sets=...) kept the sets in; None otherwise.
+    sets = None
+
+    def set(self, method, seed=0):
+        """The row's fitted, calibrated set at seed (a Set, to save and
+        serve), by the row's method name ("Generalized (Neg,Vol)", …), from
+        the directory ccs.compare kept the sets in (sets=)."""
+        if self.sets is None:
+            raise ValueError("Comparison.set: ccs.compare kept no sets: give it sets=DIR")
+        row = next((r for r in self.rows if r["method"] == method), None)
+        if row is None:
+            raise KeyError(f"Comparison.set: no row {method!r} (have {[r['method'] for r in self.rows]})")
+        return Set.load(os.path.join(self.sets, f"seed-{seed}", row["set"] + ".json"))
 
     def __str__(self):
         return self.text

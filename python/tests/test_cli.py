@@ -400,19 +400,31 @@ def test_compare_equals_ccs_compare(labelled, cli, tmp_path):
     command's does."""
     d = labelled["bundles"]
     args = ["-seeds", 2, "-epochs", 2, "-patience", 2, "-resplits", 20, "-reference", 100]
-    want = cli_json(cli, "compare", "-data", d, *args, "-json", "-quiet")
+    want = cli_json(cli, "compare", "-data", d, *args, "-out", tmp_path / "cli", "-json", "-quiet")
     reports = []
-    got = ccs.compare(d, seeds=2, epochs=2, patience=2, resplits=20, reference=100, progress=reports.append)
+    with pytest.warns(ccs.CCSWarning, match="kept the initial geometry at every seed"):  # 2 epochs: the command's too
+        got = ccs.compare(d, seeds=2, epochs=2, patience=2, resplits=20, reference=100, sets=tmp_path / "py",
+                          progress=reports.append)
+    assert got.table["warnings"] == want["tables"][0]["warnings"]
     assert len(got.rows) == 8 and got.rows[0]["ood_auroc"]["mean"] > 50
     assert _without_times(got.table) == _without_times(want["tables"][0])
     assert got.document["kind"] == "compare" and got.document["command"].startswith("ccs.compare(")
     assert reports[-1]["done"] == reports[-1]["total"] == 16 and all(r["what"] for r in reports)
     text = cli("compare", "-data", d, *args, "-quiet")
     assert str(got).splitlines()[:3] == text.splitlines()[:3]  # title, config, header
+    # The sets it kept are the command's (-out), byte for byte, and each
+    # measures on the test split what its row says of its seed.
+    for row in got.rows:
+        for seed in range(2):
+            name = f"seed-{seed}/{row['set']}.json"
+            assert same_file(tmp_path / "py" / name, tmp_path / "cli" / "sets" / "compare" / name), name
+            s = got.set(row["method"], seed=seed)
+            assert s.evaluate(ccs.Bundle.load(d / "test.npz"))["coverage"] == row["per_seed"][seed]["coverage"], name
 
     splits = {name: ccs.Bundle.load(d / f"{name}.npz", features=name.startswith("ood"))
               for name in ("fit", "val", "cal", "test", "ood", "ood-cal")}
-    again = ccs.compare(splits, seeds=2, epochs=2, patience=2, resplits=20, reference=100)
+    with pytest.warns(ccs.CCSWarning, match="kept the initial geometry"):
+        again = ccs.compare(splits, seeds=2, epochs=2, patience=2, resplits=20, reference=100)
     assert again.table["title"] == "Your data: ccs.bundle"
     assert _without_times({**again.table, "title": ""}) == _without_times({**got.table, "title": ""})
 

@@ -192,6 +192,8 @@ ERRORS = [
     ("compare not bundles", lambda s, a: ccs.compare([1, 2]), TypeError, "compare: bundles: want ccs.bundle's dict or a directory, got list"),
     ("compare no directory", lambda s, a: ccs.compare("/nonexistent/bundles"), FileNotFoundError,
      "compare: /nonexistent/bundles: no such directory"),
+    ("comparison without sets", lambda s, a: ccs.compare(_splits(), rows="baselines", seeds=1, resplits=5).set("Conformal Ball (ℓ2)"),
+     ValueError, "Comparison.set: ccs.compare kept no sets: give it sets=DIR"),
     ("report not a result", lambda s, a: ccs.report([1], "/tmp/x.html"), TypeError, "report: want Comparisons"),
     ("report bad JSON", lambda s, a: ccs.report(['{"kind": "nope"}'], "/tmp/x.html"), ValueError, "report: result 0: "),
     ("missing file", lambda s, a: ccs.Set.load("/nonexistent/set.json"), FileNotFoundError, "no such file or directory"),
