@@ -1,10 +1,8 @@
 package retrieve
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,7 +17,8 @@ import (
 // embeddingNames are the column names ReadParquet looks for first.
 var embeddingNames = []string{"embedding", "embeddings", "emb", "vector"}
 
-// ReadParquet reads a collection from a Parquet file: the embeddings from a
+// ReadParquet reads a collection from a Parquet file (or an Arrow IPC
+// file: any file ReadTable reads): the embeddings from a
 // column of float32 or float64 lists or fixed-size lists — the one named
 // embedding, embeddings, emb or vector, or else the only such column —
 // every row of the same length and none null (float64 values are
@@ -32,14 +31,9 @@ func ReadParquet(path string) (*Collection, error) { return ReadParquetColumn(pa
 // ReadParquetColumn is ReadParquet with the embeddings from the named
 // column ("" chooses as ReadParquet does).
 func ReadParquetColumn(path, column string) (*Collection, error) {
-	f, err := os.Open(path)
+	tbl, err := ReadTable(path)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	tbl, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer tbl.Release()
 	schema := tbl.Schema()

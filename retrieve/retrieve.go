@@ -187,14 +187,14 @@ func (c *Collection) SetKeys(keys []string) error {
 }
 
 // ReadCollection reads a collection file: a Parquet file (.parquet, see
-// ReadParquet), a NumPy array (.npy, float32 (n, d), ids the row numbers)
-// or an .npz archive: the embeddings as "embeddings" (n, d) float32 — or a
-// bundle's "anchors" — and the ids as "ids" (n,) int64 or strings (then
-// the collection's Keys, its IDs the row numbers) — or a bundle's
-// "index"; without either, the row numbers.
+// ReadParquet; or Arrow IPC, .arrow or .feather), a NumPy array (.npy,
+// float32 (n, d), ids the row numbers) or an .npz archive: the embeddings
+// as "embeddings" (n, d) float32 — or a bundle's "anchors" — and the ids
+// as "ids" (n,) int64 or strings (then the collection's Keys, its IDs the
+// row numbers) — or a bundle's "index"; without either, the row numbers.
 func ReadCollection(path string) (*Collection, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
-	case ".parquet":
+	case ".parquet", ".arrow", ".feather":
 		return ReadParquet(path)
 	case ".npy":
 		a, err := bundle.ReadNPY(path)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
@@ -118,6 +119,40 @@ func writeEmbeddingsParquet(t *testing.T, path string, x []float64, n, d int) {
 	writeColumnParquet(t, path, "embedding", lb.NewArray(), 500)
 }
 
+// writeArrowStream writes n float32 rows of d and their string labels as
+// an Arrow IPC stream (columns "embedding", list<float>, and "label"), as
+// a Hugging Face dataset's save_to_disk writes one, in batches of 500.
+func writeArrowStream(t *testing.T, path string, x []float32, labels []string, d int) {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "embedding", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32)},
+		{Name: "label", Type: arrow.BinaryTypes.String},
+	}, nil)
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
+	for lo := 0; lo < len(labels); lo += 500 {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for i := lo; i < min(len(labels), lo+500); i++ {
+			lb := b.Field(0).(*array.ListBuilder)
+			lb.Append(true)
+			lb.ValueBuilder().(*array.Float32Builder).AppendValues(x[i*d:(i+1)*d], nil)
+			b.Field(1).(*array.StringBuilder).Append(labels[i])
+		}
+		rec := b.NewRecordBatch()
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		b.Release()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestBundleCommand: ccs bundle on a user's float64 embeddings and
 // labels (.npy, and Parquet with string labels), on views, on groups and
 // on relevance pairs; the bundles it writes go through fit, calibrate and
@@ -205,6 +240,13 @@ func TestBundleCommand(t *testing.T) {
 	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("names.npy"), "-out", p("str"), "-k", "8", "-ood-classes", "shirt", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
 		t.Fatal(err)
 	}
+	// A Hugging Face dataset saved to disk (an Arrow IPC stream of
+	// embeddings and string labels): the same bundles as the .npy files'.
+	writeArrowStream(t, p("data-00000-of-00001.arrow"), x32, names, d)
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("data-00000-of-00001.arrow"), "-labels", p("data-00000-of-00001.arrow") + ":label",
+		"-out", p("hf"), "-k", "8", "-ood-classes", "shirt", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
+		t.Fatal(err)
+	}
 	// Float64 embeddings in Parquet (list<double>, over row groups):
 	// converted as the .npy's were, saying so, to the same bundles.
 	writeEmbeddingsParquet(t, p("emb64.parquet"), x64, n, d)
@@ -217,7 +259,7 @@ func TestBundleCommand(t *testing.T) {
 	}
 	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
 		a, _ := os.ReadFile(p("b/" + f + ".npz"))
-		for _, other := range []string{"str", "b64"} {
+		for _, other := range []string{"str", "b64", "hf"} {
 			b, err := os.ReadFile(p(other + "/" + f + ".npz"))
 			if err != nil || !bytes.Equal(a, b) {
 				t.Errorf("%s/%s.npz differs from the .npy and integer labels' (%v)", other, f, err)
@@ -385,7 +427,10 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("surrogate.npy"), bad, 0o644)
 	os.WriteFile(p("objects.npy"), append(npyHead("|O", "(400,)"), "\x80\x04pickle"...), 0o644) // np.save of an object array
 	bundle.WriteNPY(p("pairs.npy"), bundle.Int64([]int64{0, 9999}, 1, 2))
-	_ = x32
+	os.WriteFile(p("csv.arrow"), []byte("embedding,label\n1,2\n"), 0o644) // a CSV named .arrow
+	writeArrowStream(t, p("hf.arrow"), x32, names, d)
+	hf, _ := os.ReadFile(p("hf.arrow"))
+	os.WriteFile(p("cut.arrow"), hf[:len(hf)/2], 0o644)
 	for _, c := range []struct {
 		name  string
 		args  []string
@@ -399,6 +444,9 @@ func TestBundleBadInput(t *testing.T) {
 		{"shares over 1", []string{"-split", "0.6,0.2,0.2,0.2"}, true, "sum to 1.2, more than 1"},
 		{"a zero validation share", []string{"-split", "0.5,0,0.25,0.25"}, true, "every split's share must be positive"},
 		{"unknown file type", []string{"-embeddings", p("emb.json")}, false, `emb.json: unknown file type ".json"`},
+		{"not Arrow", []string{"-embeddings", p("csv.arrow")}, false, "csv.arrow: not a readable Arrow IPC stream or file"},
+		{"cut Arrow", []string{"-embeddings", p("cut.arrow")}, false, "cut.arrow: record batch "},
+		{"Arrow labels column absent", []string{"-labels", p("hf.arrow") + ":class"}, false, `hf.arrow: no column "class"`},
 		{"absent OOD class", []string{"-ood-classes", "5"}, false, "OOD class 5 is not among the labels (0, 1, 2)"},
 		{"float labels", []string{"-labels", p("flabels.npy")}, false, "flabels.npy: dtype float64, want integer labels (any integer type) or strings"},
 		{"an OOD class not among string labels", []string{"-labels", p("names.npy"), "-ood-classes", "emu"}, false, `-ood-classes "emu": "emu" is not among the labels ("ant", "bee", "émeu")`},

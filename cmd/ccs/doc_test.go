@@ -262,6 +262,16 @@ func userEmbeddings(t *testing.T) {
 	if err := bundle.WriteNPY("labels.npy", bundle.Int64(y, n)); err != nil {
 		t.Fatal(err)
 	}
+	// A Hugging Face dataset saved to disk: an Arrow stream of embeddings
+	// and string labels.
+	names := make([]string, n)
+	for i, l := range y {
+		names[i] = fmt.Sprintf("class-%d", l)
+	}
+	if err := os.MkdirAll("ds", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeArrowStream(t, filepath.Join("ds", "data-00000-of-00001.arrow"), x32, names, d)
 	const nq = 300
 	q := make([]float32, nq*d)
 	var qrels strings.Builder

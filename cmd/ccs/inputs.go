@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/retrieve"
@@ -28,7 +25,7 @@ import (
 func splitInput(arg string) (path, name string) {
 	if i := strings.LastIndex(arg, ":"); i > 0 {
 		ext := strings.ToLower(filepath.Ext(arg[:i]))
-		if _, err := os.Stat(arg[:i]); err == nil || ext == ".npz" || ext == ".parquet" {
+		if _, err := os.Stat(arg[:i]); err == nil || ext == ".npz" || retrieve.IsTable(arg[:i]) {
 			return arg[:i], arg[i+1:]
 		}
 	}
@@ -40,10 +37,12 @@ func inputKind(path string) (string, error) {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".npy", ".npz", ".parquet":
 		return ext, nil
+	case ".arrow", ".feather": // read as Parquet is: a table of columns
+		return ".parquet", nil
 	case ".tsv", ".csv", ".txt":
 		return ".txt", nil
 	default:
-		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .parquet (FILE:COLUMN picks a column)", path, ext)
+		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .parquet or .arrow (FILE:COLUMN picks a column)", path, ext)
 	}
 }
 
@@ -165,14 +164,9 @@ func readIDs(arg string, what string) (ids []int64, names []string, err error) {
 
 // readParquetIDs reads an integer or string column.
 func readParquetIDs(path, column, what string) ([]int64, []string, error) {
-	f, err := os.Open(path)
+	tbl, err := retrieve.ReadTable(path)
 	if err != nil {
 		return nil, nil, err
-	}
-	defer f.Close()
-	tbl, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer tbl.Release()
 	schema := tbl.Schema()

@@ -1,0 +1,132 @@
+package retrieve
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// arrowBatches writes rows (with string ids and labels) as Arrow IPC in
+// batches of batch rows: the stream format, as a Hugging Face dataset's
+// save_to_disk writes it, or the file format (Feather v2).
+func arrowBatches(t *testing.T, rows [][]float32, keys, labels []string, batch int, file bool) []byte {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.BinaryTypes.String},
+		{Name: "text", Type: arrow.BinaryTypes.String},
+		{Name: "embedding", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32)},
+		{Name: "label", Type: arrow.BinaryTypes.String},
+	}, nil)
+	var buf bytes.Buffer
+	var w interface {
+		Write(arrow.RecordBatch) error
+		Close() error
+	}
+	if file {
+		fw, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w = fw
+	} else {
+		w = ipc.NewWriter(&buf, ipc.WithSchema(schema))
+	}
+	for lo := 0; lo < len(rows); lo += batch {
+		hi := min(len(rows), lo+batch)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for i := lo; i < hi; i++ {
+			b.Field(0).(*array.StringBuilder).Append(keys[i])
+			b.Field(1).(*array.StringBuilder).Append("a passage")
+			lb := b.Field(2).(*array.ListBuilder)
+			lb.Append(true)
+			lb.ValueBuilder().(*array.Float32Builder).AppendValues(rows[i], nil)
+			b.Field(3).(*array.StringBuilder).Append(labels[i])
+		}
+		rec := b.NewRecordBatch()
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		b.Release()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestReadArrow: a collection from an Arrow IPC stream (.arrow) or file
+// (.feather) of several record batches: the rows, and the string ids from
+// its "id" column, as written; ReadTable hands the other columns on; bad
+// files are refused naming the file, and a header claiming more memory
+// than the file could hold is refused before it is allocated.
+func TestReadArrow(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const n = 23
+	rows, keys, labels := make([][]float32, n), make([]string, n), make([]string, n)
+	var flat []float32
+	for i := range rows {
+		rows[i] = []float32{float32(i), -float32(i) / 3, 0.5}
+		flat = append(flat, rows[i]...)
+		keys[i], labels[i] = fmt.Sprintf("doc%d", 100-i), []string{"ant", "bee"}[i%2]
+	}
+	for _, tc := range []struct {
+		name string
+		file bool
+	}{{"data-00000-of-00001.arrow", false}, {"emb.feather", true}} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, arrowBatches(t, rows, keys, labels, 10, tc.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := ReadCollection(path)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if c.N != n || c.D != 3 || !slices.Equal(c.Rows, flat) || !slices.Equal(c.Keys, keys) || c.IDs[n-1] != n-1 {
+			t.Errorf("%s: N=%d D=%d keys %q", tc.name, c.N, c.D, c.Keys)
+		}
+		tbl, err := ReadTable(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tbl.NumRows() != n || tbl.NumCols() != 4 || tbl.Schema().Field(3).Name != "label" {
+			t.Errorf("%s: table of %d rows, %d columns", tc.name, tbl.NumRows(), tbl.NumCols())
+		}
+		tbl.Release()
+	}
+
+	stream := arrowBatches(t, rows, keys, labels, 10, false)
+	file := arrowBatches(t, rows, keys, labels, 10, true)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty.arrow", nil, "not a readable Arrow IPC"},
+		{"text.arrow", []byte("id,embedding\n1,2\n"), "not a readable Arrow IPC"},
+		{"short.arrow", stream[:len(stream)/2], "record batch "},
+		{"short.feather", file[:len(file)-20], "not a readable Arrow IPC file"},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadCollection(path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), path) {
+			t.Errorf("%s: %v, want an error naming the file and %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := readArrow(bytes.NewReader(stream), int64(len(stream)), 64); err == nil || !strings.Contains(err.Error(), "claim more than 64 bytes") {
+		t.Errorf("over the allocation limit: %v", err)
+	}
+}
