@@ -193,9 +193,10 @@ func (c *Collection) SetKeys(keys []string) error {
 // as "ids" (n,) int64 or strings (then the collection's Keys, its IDs the
 // row numbers) — or a bundle's "index"; without either, the row numbers.
 func ReadCollection(path string) (*Collection, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".parquet", ".arrow", ".feather":
+	if IsTable(path) { // Parquet, Arrow, a Hugging Face dataset's directory
 		return ReadParquet(path)
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
 	case ".npy":
 		a, err := bundle.ReadNPY(path)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -18,20 +19,26 @@ import (
 )
 
 // IsTable says whether path names a columnar file ReadTable reads: Parquet
-// (.parquet) or Arrow IPC (.arrow, .feather).
+// (.parquet), Arrow IPC (.arrow, .feather), or a directory a Hugging Face
+// dataset's save_to_disk wrote (its state.json lists the shards).
 func IsTable(path string) bool {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".parquet", ".arrow", ".feather":
 		return true
 	}
-	return false
+	st, err := os.Stat(filepath.Join(path, "state.json"))
+	return err == nil && st.Mode().IsRegular()
 }
 
 // ReadTable reads a columnar file whole: Parquet (.parquet), or Arrow IPC
 // (.arrow, .feather) in the stream format — what a Hugging Face dataset's
 // save_to_disk writes, data-00000-of-00001.arrow — or the file format
-// (Feather v2). The caller releases the table.
+// (Feather v2); or such a dataset's directory, its shards (DatasetFiles)
+// in order as one table. The caller releases the table.
 func ReadTable(path string) (arrow.Table, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return readDataset(path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -141,4 +148,71 @@ func (a *boundedAllocator) Reallocate(size int, b []byte) []byte {
 		panic(errOverLimit{asked: a.used, limit: a.limit})
 	}
 	return a.GoAllocator.Reallocate(size, b)
+}
+
+// DatasetFiles are the files of a Hugging Face dataset's directory (what
+// save_to_disk wrote): its state.json, then the shards its "_data_files"
+// lists, in that order; each a plain file name in dir.
+func DatasetFiles(dir string) ([]string, error) {
+	state := filepath.Join(dir, "state.json")
+	data, err := os.ReadFile(state)
+	if err != nil {
+		return nil, fmt.Errorf("%s: a directory is read as a Hugging Face dataset (save_to_disk), which has a state.json: %w", dir, err)
+	}
+	var st struct {
+		Files []struct {
+			Filename string `json:"filename"`
+		} `json:"_data_files"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", state, err)
+	}
+	if len(st.Files) == 0 {
+		return nil, fmt.Errorf("%s: lists no _data_files", state)
+	}
+	files := []string{state}
+	for _, f := range st.Files {
+		if f.Filename == "" || filepath.Base(f.Filename) != f.Filename || f.Filename == "." || f.Filename == ".." {
+			return nil, fmt.Errorf("%s: _data_files names %q: want a file name in the directory", state, f.Filename)
+		}
+		files = append(files, filepath.Join(dir, f.Filename))
+	}
+	return files, nil
+}
+
+// readDataset reads a dataset directory's shards (DatasetFiles) as one
+// table; every shard must have the first's columns.
+func readDataset(dir string) (arrow.Table, error) {
+	files, err := DatasetFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	var tables []arrow.Table
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, t := range tables {
+			t.Release()
+		}
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	for _, path := range files[1:] {
+		t, err := ReadTable(path)
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, t)
+		if !t.Schema().Equal(tables[0].Schema()) {
+			return nil, fmt.Errorf("%s: its columns %v differ from %s's %v", path, t.Schema(), filepath.Base(files[1]), tables[0].Schema())
+		}
+		tr := array.NewTableReader(t, 1<<16)
+		for tr.Next() {
+			rec := tr.RecordBatch()
+			rec.Retain()
+			recs = append(recs, rec)
+		}
+		tr.Release()
+	}
+	return array.NewTableFromRecords(tables[0].Schema(), recs), nil
 }

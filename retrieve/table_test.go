@@ -129,4 +129,75 @@ func TestReadArrow(t *testing.T) {
 	if _, err := readArrow(bytes.NewReader(stream), int64(len(stream)), 64); err == nil || !strings.Contains(err.Error(), "claim more than 64 bytes") {
 		t.Errorf("over the allocation limit: %v", err)
 	}
+
+	// A dataset save_to_disk wrote in two shards: its state.json's order,
+	// one collection.
+	ds := filepath.Join(dir, "ds")
+	os.Mkdir(ds, 0o755)
+	write := func(name string, data []byte) {
+		if err := os.WriteFile(filepath.Join(ds, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("data-00001-of-00002.arrow", arrowBatches(t, rows[15:], keys[15:], labels[15:], 4, false))
+	write("data-00000-of-00002.arrow", arrowBatches(t, rows[:15], keys[:15], labels[:15], 4, false))
+	write("state.json", []byte(`{"_data_files": [{"filename": "data-00000-of-00002.arrow"}, {"filename": "data-00001-of-00002.arrow"}], "_fingerprint": "x"}`))
+	if !IsTable(ds) || IsTable(dir) {
+		t.Errorf("IsTable: the dataset %v, a directory without state.json %v", IsTable(ds), IsTable(dir))
+	}
+	c, err := ReadCollection(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.N != n || !slices.Equal(c.Rows, flat) || !slices.Equal(c.Keys, keys) {
+		t.Errorf("dataset of two shards: N=%d, keys %q", c.N, c.Keys)
+	}
+	other := filepath.Join(dir, "other")
+	os.Mkdir(other, 0o755)
+	os.WriteFile(filepath.Join(other, "a.arrow"), stream, 0o644)
+	os.WriteFile(filepath.Join(other, "b.feather"), arrowBatchesNoText(t, rows, keys, labels), 0o644)
+	for _, tc := range []struct{ state, want string }{
+		{`{"_data_files": []}`, "lists no _data_files"},
+		{`{"_data_files": [{"filename": "../x.arrow"}]}`, `_data_files names "../x.arrow": want a file name in the directory`},
+		{`{"_data_files": [{"filename": "a.arrow"}, {"filename": "b.feather"}]}`, "b.feather: its columns"},
+		{`{"_data_files": [{"filename": "a.arrow"}, {"filename": "c.arrow"}]}`, "c.arrow: no such file"},
+		{`{"_data_files": `, "state.json: unexpected end of JSON input"},
+	} {
+		os.WriteFile(filepath.Join(other, "state.json"), []byte(tc.state), 0o644)
+		if _, err := ReadCollection(other); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("state %s: %v, want %q", tc.state, err, tc.want)
+		}
+	}
+}
+
+// arrowBatchesNoText is arrowBatches' file format without its text
+// column: another schema.
+func arrowBatchesNoText(t *testing.T, rows [][]float32, keys, labels []string) []byte {
+	t.Helper()
+	data := arrowBatches(t, rows, keys, labels, 10, true)
+	tbl, err := readArrow(bytes.NewReader(data), int64(len(data)), 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	schema := arrow.NewSchema([]arrow.Field{tbl.Schema().Field(0), tbl.Schema().Field(2)}, nil)
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := array.NewTableReader(tbl, 100)
+	defer tr.Release()
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		sub := array.NewRecordBatch(schema, []arrow.Array{rec.Column(0), rec.Column(2)}, rec.NumRows())
+		if err := w.Write(sub); err != nil {
+			t.Fatal(err)
+		}
+		sub.Release()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

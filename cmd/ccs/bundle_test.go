@@ -247,6 +247,26 @@ func TestBundleCommand(t *testing.T) {
 		"-out", p("hf"), "-k", "8", "-ood-classes", "shirt", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
 		t.Fatal(err)
 	}
+	// And its directory, in two shards (state.json names them); the
+	// manifest hashes the directory as its files.
+	os.Mkdir(p("ds"), 0o755)
+	writeArrowStream(t, p("ds/data-00000-of-00002.arrow"), x32[:700*d], names[:700], d)
+	writeArrowStream(t, p("ds/data-00001-of-00002.arrow"), x32[700*d:], names[700:], d)
+	os.WriteFile(p("ds/state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00002.arrow"}, {"filename": "data-00001-of-00002.arrow"}]}`), 0o644)
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("ds"), "-labels", p("ds") + ":label",
+		"-out", p("hfdir"), "-k", "8", "-ood-classes", "shirt", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
+		t.Fatal(err)
+	}
+	var lines strings.Builder
+	for _, f := range []string{"state.json", "data-00000-of-00002.arrow", "data-00001-of-00002.arrow"} {
+		raw, _ := os.ReadFile(p("ds/" + f))
+		fmt.Fprintf(&lines, "%s %x\n", f, sha256.Sum256(raw))
+	}
+	var dm bundleManifest
+	raw, _ := os.ReadFile(p("hfdir/manifest.json"))
+	if err := json.Unmarshal(raw, &dm); err != nil || dm.Inputs["embeddings"].SHA256 != fmt.Sprintf("%x", sha256.Sum256([]byte(lines.String()))) {
+		t.Errorf("manifest of a dataset directory: %v, inputs %+v", err, dm.Inputs)
+	}
 	// Float64 embeddings in Parquet (list<double>, over row groups):
 	// converted as the .npy's were, saying so, to the same bundles.
 	writeEmbeddingsParquet(t, p("emb64.parquet"), x64, n, d)
@@ -259,7 +279,7 @@ func TestBundleCommand(t *testing.T) {
 	}
 	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
 		a, _ := os.ReadFile(p("b/" + f + ".npz"))
-		for _, other := range []string{"str", "b64", "hf"} {
+		for _, other := range []string{"str", "b64", "hf", "hfdir"} {
 			b, err := os.ReadFile(p(other + "/" + f + ".npz"))
 			if err != nil || !bytes.Equal(a, b) {
 				t.Errorf("%s/%s.npz differs from the .npy and integer labels' (%v)", other, f, err)
@@ -556,5 +576,22 @@ func TestHashChanged(t *testing.T) {
 	}
 	if _, err := hashFile(context.Background(), path+".gone").wait(); err == nil || !strings.Contains(err.Error(), "emb.npy.gone") {
 		t.Errorf("missing: %v", err)
+	}
+	// A dataset directory: a shard changed is named; state.json naming a
+	// shard that is not there is an error.
+	ds := filepath.Join(t.TempDir(), "ds")
+	os.Mkdir(ds, 0o755)
+	os.WriteFile(filepath.Join(ds, "state.json"), []byte(`{"_data_files": [{"filename": "a.arrow"}, {"filename": "b.arrow"}]}`), 0o644)
+	os.WriteFile(filepath.Join(ds, "a.arrow"), []byte("aaa"), 0o644)
+	os.WriteFile(filepath.Join(ds, "b.arrow"), []byte("bbb"), 0o644)
+	h = hashFile(context.Background(), ds)
+	<-h.done
+	os.WriteFile(filepath.Join(ds, "b.arrow"), []byte("bbbb"), 0o644)
+	if _, err := h.wait(); err == nil || !strings.Contains(err.Error(), filepath.Join(ds, "b.arrow")+": changed while ccs bundle read it (3 bytes") {
+		t.Errorf("a shard changed: %v", err)
+	}
+	os.Remove(filepath.Join(ds, "a.arrow"))
+	if _, err := hashFile(context.Background(), ds).wait(); err == nil || !strings.Contains(err.Error(), "a.arrow") {
+		t.Errorf("a shard missing: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/atomicfile"
+	"github.com/ccsets/ccs/retrieve"
 )
 
 // bundleOptions are ccs bundle's inputs.
@@ -37,7 +38,7 @@ func bundleCommand() *command {
 	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer]",
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
-			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), or .parquet/.arrow (FILE:COLUMN, a column of float32 or float64 lists; .arrow as a Hugging Face dataset's save_to_disk writes it); float16, float32 or float64, either order")
+			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float32 or float64 lists); float16, float32 or float64, either order")
 			fs.StringVar(&o.Labels, "labels", "", "class labels `FILE`, one per row: .npy, .npz (FILE:ARRAY) or .parquet/.arrow (FILE:COLUMN), of any integer type or strings (numbered in their sorted order; the manifest's label_names); positives are rows of the anchor's class")
 			fs.StringVar(&o.Groups, "groups", "", "group ids `FILE`, one per row (as -labels): the rows of one group are views of one item; its first row is the anchor, its other rows the positives")
 			fs.StringVar(&o.Views, "views", "", "views `FILE`: an (n, v, d) array, v views of each of n items (view 0 the anchor, the others its positives)")
@@ -374,67 +375,98 @@ func fileSHA256(path string) (string, error) {
 }
 
 // fileHash is a file's SHA-256, computed in the background (hashFile)
-// while the file is read for its values.
+// while the file is read for its values. A Hugging Face dataset's
+// directory hashes as its files (retrieve.DatasetFiles): the SHA-256 of a
+// line "NAME SHA-256" for each, in their order.
 type fileHash struct {
-	path string
-	done chan struct{}
-	info os.FileInfo // the file when hashing began
-	sum  string
-	err  error
+	path  string
+	done  chan struct{}
+	files []string      // the files hashed
+	infos []os.FileInfo // each file when hashing began
+	sum   string
+	err   error
 }
 
-// hashFile starts hashing the file at path; cancelling ctx stops it.
+// hashFile starts hashing the file (or dataset directory) at path;
+// cancelling ctx stops it.
 func hashFile(ctx context.Context, path string) *fileHash {
 	h := &fileHash{path: path, done: make(chan struct{})}
 	go func() {
 		defer close(h.done)
-		f, err := os.Open(path)
-		if err != nil {
-			h.err = err
-			return
-		}
-		defer f.Close()
-		if h.info, err = f.Stat(); err != nil {
-			h.err = err
-			return
-		}
-		sum := sha256.New()
-		buf := make([]byte, 1<<20)
-		for {
-			if err := ctx.Err(); err != nil {
+		h.files = []string{path}
+		dir := false
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			if h.files, err = retrieve.DatasetFiles(path); err != nil {
 				h.err = err
 				return
 			}
-			n, err := f.Read(buf)
-			sum.Write(buf[:n])
-			if err == io.EOF {
-				break
-			}
+			dir = true
+		}
+		var lines strings.Builder
+		for _, f := range h.files {
+			sum, info, err := hashOne(ctx, f)
 			if err != nil {
-				h.err = fmt.Errorf("%s: %w", path, err)
+				h.err = err
 				return
 			}
+			h.infos = append(h.infos, info)
+			h.sum = sum
+			fmt.Fprintf(&lines, "%s %s\n", filepath.Base(f), sum)
 		}
-		h.sum = hex.EncodeToString(sum.Sum(nil))
+		if dir {
+			s := sha256.Sum256([]byte(lines.String()))
+			h.sum = hex.EncodeToString(s[:])
+		}
 	}()
 	return h
 }
 
+// hashOne is one file's SHA-256 and its state when hashing began.
+func hashOne(ctx context.Context, path string) (string, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", nil, err
+	}
+	sum := sha256.New()
+	buf := make([]byte, 1<<20)
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", nil, err
+		}
+		n, err := f.Read(buf)
+		sum.Write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return hex.EncodeToString(sum.Sum(nil)), info, nil
+}
+
 // wait returns the file's SHA-256 once the caller has read the file: an
-// error where the file's size or modification time changed since hashing
+// error where a file's size or modification time changed since hashing
 // began, for then the hash may not be of the bytes read.
 func (h *fileHash) wait() (string, error) {
 	<-h.done
 	if h.err != nil {
 		return "", h.err
 	}
-	now, err := os.Stat(h.path)
-	if err != nil {
-		return "", err
-	}
-	if now.Size() != h.info.Size() || !now.ModTime().Equal(h.info.ModTime()) {
-		return "", fmt.Errorf("%s: changed while ccs bundle read it (%d bytes, modified %s; now %d bytes, modified %s): its SHA-256 would not be of the values read",
-			h.path, h.info.Size(), h.info.ModTime().Format(time.RFC3339Nano), now.Size(), now.ModTime().Format(time.RFC3339Nano))
+	for i, f := range h.files {
+		now, err := os.Stat(f)
+		if err != nil {
+			return "", err
+		}
+		if was := h.infos[i]; now.Size() != was.Size() || !now.ModTime().Equal(was.ModTime()) {
+			return "", fmt.Errorf("%s: changed while ccs bundle read it (%d bytes, modified %s; now %d bytes, modified %s): its SHA-256 would not be of the values read",
+				f, was.Size(), was.ModTime().Format(time.RFC3339Nano), now.Size(), now.ModTime().Format(time.RFC3339Nano))
+		}
 	}
 	return h.sum, nil
 }

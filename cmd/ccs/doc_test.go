@@ -272,6 +272,9 @@ func userEmbeddings(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeArrowStream(t, filepath.Join("ds", "data-00000-of-00001.arrow"), x32, names, d)
+	if err := os.WriteFile(filepath.Join("ds", "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	const nq = 300
 	q := make([]float32, nq*d)
 	var qrels strings.Builder

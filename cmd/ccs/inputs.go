@@ -42,7 +42,10 @@ func inputKind(path string) (string, error) {
 	case ".tsv", ".csv", ".txt":
 		return ".txt", nil
 	default:
-		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .parquet or .arrow (FILE:COLUMN picks a column)", path, ext)
+		if ext == "" && retrieve.IsTable(path) { // a Hugging Face dataset's directory
+			return ".parquet", nil
+		}
+		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .parquet, .arrow or a Hugging Face dataset's directory (FILE:COLUMN picks a column)", path, ext)
 	}
 }
 
