@@ -87,11 +87,7 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		return nil, err
 	}
 	methods := experiment.ForCompare(rows())
-	trains, needFit := false, false
-	for _, m := range methods {
-		trains = trains || m.Trains
-		needFit = needFit || m.Trains || m.NeedsFit
-	}
+	needFit, trains := experiment.Needs(methods)
 	var first string
 	var d int
 	for _, b := range []struct {
@@ -114,9 +110,11 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	if o.LabelNames == nil && o.Directory != "" {
 		o.LabelNames = bundle.ManifestLabelNames(filepath.Join(o.Directory, "test.npz"), in.Test)
 	}
-	for _, l := range in.Test.Labels {
-		if o.LabelNames != nil && (l < 0 || l >= int64(len(o.LabelNames))) {
-			return nil, fmt.Errorf("compare: label_names: %d names, the test bundle has label %d", len(o.LabelNames), l)
+	if o.LabelNames != nil {
+		for _, l := range in.Test.Labels {
+			if l < 0 || l >= int64(len(o.LabelNames)) {
+				return nil, fmt.Errorf("compare: label_names: %d names, the test bundle has label %d", len(o.LabelNames), l)
+			}
 		}
 	}
 	data := experiment.CompareData{Name: cmp.Or(o.Name, "ccs.compare"), Fit: in.Fit, Val: in.Val, Cal: in.Cal, Test: in.Test, OOD: in.OOD, OODCal: in.OODCal,

@@ -200,6 +200,17 @@ func bothFamilies(row func(geometry.Kind, objective.Objective) Method, objs ...o
 // learned rows.
 func SimMethods() []Method { return append(Baselines(), LearnedRows()...) }
 
+// Needs says which splits methods need besides calibration and test: the
+// fit split (the learned rows, and the ellipsoid's Σ) and the validation
+// split (the learned rows' checkpoints).
+func Needs(methods []Method) (fit, val bool) {
+	for _, m := range methods {
+		fit = fit || m.Trains || m.NeedsFit
+		val = val || m.Trains
+	}
+	return fit, val
+}
+
 // RowSets are the sets of rows that ccs reproduce sim and ccs compare
 // (and Python's ccs.compare) name by -rows: all (SimMethods), baselines,
 // learned, infonce and all+infonce.

@@ -451,6 +451,9 @@ func TestBundleBadInput(t *testing.T) {
 	writeArrowStream(t, p("hf.arrow"), x32, names, d)
 	hf, _ := os.ReadFile(p("hf.arrow"))
 	os.WriteFile(p("cut.arrow"), hf[:len(hf)/2], 0o644)
+	os.Mkdir(p("plaindir"), 0o755)
+	os.Mkdir(p("emptyds"), 0o755)
+	os.WriteFile(p("emptyds/state.json"), []byte(`{"_data_files": []}`), 0o644)
 	for _, c := range []struct {
 		name  string
 		args  []string
@@ -467,6 +470,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"not Arrow", []string{"-embeddings", p("csv.arrow")}, false, "csv.arrow: not a readable Arrow IPC stream or file"},
 		{"cut Arrow", []string{"-embeddings", p("cut.arrow")}, false, "cut.arrow: record batch "},
 		{"Arrow labels column absent", []string{"-labels", p("hf.arrow") + ":class"}, false, `hf.arrow: no column "class"`},
+		{"a directory, not a dataset", []string{"-embeddings", p("plaindir")}, false, "plaindir: a directory without state.json"},
+		{"a dataset of no shards", []string{"-embeddings", p("emptyds")}, false, "emptyds/state.json: lists no _data_files"},
 		{"absent OOD class", []string{"-ood-classes", "5"}, false, "OOD class 5 is not among the labels (0, 1, 2)"},
 		{"float labels", []string{"-labels", p("flabels.npy")}, false, "flabels.npy: dtype float64, want integer labels (any integer type) or strings"},
 		{"an OOD class not among string labels", []string{"-labels", p("names.npy"), "-ood-classes", "emu"}, false, `-ood-classes "emu": "emu" is not among the labels ("ant", "bee", "émeu")`},

@@ -54,11 +54,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		return usagef("compare: -resplits %d, -reference %d: want at least 1", o.Resplits, o.Reference)
 	}
 	methods := experiment.ForCompare(rows())
-	trains, needFit := false, false
-	for _, m := range methods {
-		trains = trains || m.Trains
-		needFit = needFit || m.Trains || m.NeedsFit
-	}
+	needFit, trains := experiment.Needs(methods)
 	if st, err := os.Stat(o.Data); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("compare: -data %s: no such directory (ccs bundle -out %s makes it)", o.Data, o.Data)
 	} else if err != nil {

@@ -45,6 +45,9 @@ func inputKind(path string) (string, error) {
 		if ext == "" && retrieve.IsTable(path) { // a Hugging Face dataset's directory
 			return ".parquet", nil
 		}
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			return "", fmt.Errorf("%s: a directory without state.json: want a file (.npy, .npz, .parquet, .arrow) or a Hugging Face dataset's directory (save_to_disk)", path)
+		}
 		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .parquet, .arrow or a Hugging Face dataset's directory (FILE:COLUMN picks a column)", path, ext)
 	}
 }

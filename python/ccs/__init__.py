@@ -552,10 +552,11 @@ class Comparison:
 
     def __init__(self, document, text):
         self._json, self.text = document, text
-        self.document = loads(document)
+        raw = json.loads(document)
+        self.document = _lib.floats(raw)  # "+Inf" as a float, as loads() reads it
         self.table = self.document["tables"][0]
         self.rows = self.table["rows"]
-        names = json.loads(document)["tables"][0].get("label_names")  # strings, "+Inf" too
+        names = raw["tables"][0].get("label_names")  # strings, "+Inf" too
         #: string labels' names (class i is label_names[i]) when ccs.bundle
         #: made the bundles from strings, or the directory's manifest names
         #: them; None otherwise.

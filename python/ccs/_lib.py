@@ -161,11 +161,12 @@ def _special(s):
     return {"+Inf": float("inf"), "-Inf": float("-inf")}.get(s, s)
 
 
-def _floats(v):
+def floats(v):
+    """Decoded JSON v with ccs's "+Inf" and "-Inf" strings as floats."""
     if isinstance(v, dict):
-        return {k: _floats(x) for k, x in v.items()}
+        return {k: floats(x) for k, x in v.items()}
     if isinstance(v, list):
-        return [_floats(x) for x in v]
+        return [floats(x) for x in v]
     if isinstance(v, str):
         return _special(v)
     return v
@@ -173,7 +174,7 @@ def _floats(v):
 
 def loads(s):
     """ccs's JSON, with "+Inf" and "-Inf" as floats (null stays None)."""
-    return _floats(json.loads(s))
+    return floats(json.loads(s))
 
 
 def options(**kw):
