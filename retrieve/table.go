@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -20,21 +21,26 @@ import (
 
 // IsTable says whether path names a columnar file ReadTable reads: Parquet
 // (.parquet), Arrow IPC (.arrow, .feather), or a directory a Hugging Face
-// dataset's save_to_disk wrote (its state.json lists the shards).
+// Dataset's save_to_disk wrote (its state.json lists the shards) or a
+// DatasetDict's (its dataset_dict.json lists the splits' directories).
 func IsTable(path string) bool {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".parquet", ".arrow", ".feather":
 		return true
 	}
-	st, err := os.Stat(filepath.Join(path, "state.json"))
-	return err == nil && st.Mode().IsRegular()
+	for _, name := range []string{"state.json", "dataset_dict.json"} {
+		if st, err := os.Stat(filepath.Join(path, name)); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadTable reads a columnar file whole: Parquet (.parquet), or Arrow IPC
 // (.arrow, .feather) in the stream format — what a Hugging Face dataset's
 // save_to_disk writes, data-00000-of-00001.arrow — or the file format
 // (Feather v2); or such a dataset's directory, its shards (DatasetFiles)
-// in order as one table. The caller releases the table.
+// in order as one table, a DatasetDict's splits one after another. The caller releases the table.
 func ReadTable(path string) (arrow.Table, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return readDataset(path)
@@ -151,13 +157,65 @@ func (a *boundedAllocator) Reallocate(size int, b []byte) []byte {
 }
 
 // DatasetFiles are the files of a Hugging Face dataset's directory (what
-// save_to_disk wrote): its state.json, then the shards its "_data_files"
-// lists, in that order; each a plain file name in dir.
+// save_to_disk writes), in the order they are read: a Dataset's
+// state.json, then the shards its _data_files lists, in that order; a
+// DatasetDict's dataset_dict.json, then each split's files, in the order
+// its "splits" lists them. DatasetSplits names the splits.
 func DatasetFiles(dir string) ([]string, error) {
+	files, _, _, err := datasetFiles(dir)
+	return files, err
+}
+
+// DatasetSplits are the splits of a DatasetDict's directory, in the order
+// ReadTable reads them; none for a Dataset's directory.
+func DatasetSplits(dir string) ([]string, error) {
+	_, _, splits, err := datasetFiles(dir)
+	return splits, err
+}
+
+// datasetFiles is DatasetFiles, with the shards alone and the splits.
+func datasetFiles(dir string) (files, shards, splits []string, err error) {
+	dict := filepath.Join(dir, "dataset_dict.json")
+	if _, err := os.Stat(filepath.Join(dir, "state.json")); err != nil {
+		if data, err := os.ReadFile(dict); err == nil {
+			var dd struct {
+				Splits []string `json:"splits"`
+			}
+			if err := json.Unmarshal(data, &dd); err != nil {
+				return nil, nil, nil, fmt.Errorf("%s: %w", dict, err)
+			}
+			if len(dd.Splits) == 0 {
+				return nil, nil, nil, fmt.Errorf("%s: lists no splits", dict)
+			}
+			files = []string{dict}
+			for i, s := range dd.Splits {
+				if !plainName(s) {
+					return nil, nil, nil, fmt.Errorf("%s: splits names %q: want a directory in %s", dict, s, dir)
+				}
+				if slices.Contains(dd.Splits[:i], s) {
+					return nil, nil, nil, fmt.Errorf("%s: splits names %q twice", dict, s)
+				}
+				f, sh, err := datasetShards(filepath.Join(dir, s))
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				files = append(files, f...)
+				shards = append(shards, sh...)
+			}
+			return files, shards, dd.Splits, nil
+		}
+	}
+	files, shards, err = datasetShards(dir)
+	return files, shards, nil, err
+}
+
+// datasetShards are a Dataset directory's files: its state.json and
+// shards, and the shards alone.
+func datasetShards(dir string) (files, shards []string, err error) {
 	state := filepath.Join(dir, "state.json")
 	data, err := os.ReadFile(state)
 	if err != nil {
-		return nil, fmt.Errorf("%s: a directory is read as a Hugging Face dataset (save_to_disk), which has a state.json: %w", dir, err)
+		return nil, nil, fmt.Errorf("%s: a directory is read as a Hugging Face dataset (save_to_disk), which has a state.json (a DatasetDict: a dataset_dict.json): %w", dir, err)
 	}
 	var st struct {
 		Files []struct {
@@ -165,25 +223,32 @@ func DatasetFiles(dir string) ([]string, error) {
 		} `json:"_data_files"`
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", state, err)
+		return nil, nil, fmt.Errorf("%s: %w", state, err)
 	}
 	if len(st.Files) == 0 {
-		return nil, fmt.Errorf("%s: lists no _data_files", state)
+		return nil, nil, fmt.Errorf("%s: lists no _data_files", state)
 	}
-	files := []string{state}
+	files = []string{state}
 	for _, f := range st.Files {
-		if f.Filename == "" || filepath.Base(f.Filename) != f.Filename || f.Filename == "." || f.Filename == ".." {
-			return nil, fmt.Errorf("%s: _data_files names %q: want a file name in the directory", state, f.Filename)
+		if !plainName(f.Filename) {
+			return nil, nil, fmt.Errorf("%s: _data_files names %q: want a file name in the directory", state, f.Filename)
 		}
-		files = append(files, filepath.Join(dir, f.Filename))
+		shards = append(shards, filepath.Join(dir, f.Filename))
 	}
-	return files, nil
+	return append(files, shards...), shards, nil
+}
+
+// plainName says whether name is one entry of a directory: no separator,
+// not empty, not . or ..
+func plainName(name string) bool {
+	return name != "" && filepath.Base(name) == name && name != "." && name != ".."
 }
 
 // readDataset reads a dataset directory's shards (DatasetFiles) as one
-// table; every shard must have the first's columns.
+// table, a DatasetDict's splits one after another; every shard must have
+// the first's columns.
 func readDataset(dir string) (arrow.Table, error) {
-	files, err := DatasetFiles(dir)
+	_, shards, _, err := datasetFiles(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -197,14 +262,15 @@ func readDataset(dir string) (arrow.Table, error) {
 			r.Release()
 		}
 	}()
-	for _, path := range files[1:] {
+	for _, path := range shards {
 		t, err := ReadTable(path)
 		if err != nil {
 			return nil, err
 		}
 		tables = append(tables, t)
 		if !t.Schema().Equal(tables[0].Schema()) {
-			return nil, fmt.Errorf("%s: its columns %v differ from %s's %v", path, t.Schema(), filepath.Base(files[1]), tables[0].Schema())
+			first, _ := filepath.Rel(dir, shards[0])
+			return nil, fmt.Errorf("%s: its columns %v differ from %s's %v", path, t.Schema(), first, tables[0].Schema())
 		}
 		tr := array.NewTableReader(t, 1<<16)
 		for tr.Next() {

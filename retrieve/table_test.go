@@ -152,6 +152,55 @@ func TestReadArrow(t *testing.T) {
 	if c.N != n || !slices.Equal(c.Rows, flat) || !slices.Equal(c.Keys, keys) {
 		t.Errorf("dataset of two shards: N=%d, keys %q", c.N, c.Keys)
 	}
+	// A DatasetDict save_to_disk wrote: its splits' directories, in
+	// dataset_dict.json's order, one collection.
+	dd := filepath.Join(dir, "dd")
+	for _, sp := range []struct {
+		name   string
+		lo, hi int
+	}{{"train", 0, 9}, {"test", 9, n}} {
+		os.MkdirAll(filepath.Join(dd, sp.name), 0o755)
+		os.WriteFile(filepath.Join(dd, sp.name, "data-00000-of-00001.arrow"), arrowBatches(t, rows[sp.lo:sp.hi], keys[sp.lo:sp.hi], labels[sp.lo:sp.hi], 4, false), 0o644)
+		os.WriteFile(filepath.Join(dd, sp.name, "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
+	}
+	os.WriteFile(filepath.Join(dd, "dataset_dict.json"), []byte(`{"splits": ["train", "test"]}`), 0o644)
+	if !IsTable(dd) {
+		t.Errorf("IsTable: a DatasetDict's directory is not a table")
+	}
+	if c, err := ReadCollection(dd); err != nil || c.N != n || !slices.Equal(c.Rows, flat) || !slices.Equal(c.Keys, keys) {
+		t.Errorf("DatasetDict of two splits: %v", err)
+	}
+	files, err := DatasetFiles(dd)
+	wantFiles := []string{"dataset_dict.json", "train/state.json", "train/data-00000-of-00001.arrow", "test/state.json", "test/data-00000-of-00001.arrow"}
+	for i := range files {
+		files[i], _ = filepath.Rel(dd, files[i])
+	}
+	if err != nil || !slices.Equal(files, wantFiles) {
+		t.Errorf("DatasetFiles of a DatasetDict: %q, %v; want %q", files, err, wantFiles)
+	}
+	if splits, err := DatasetSplits(dd); err != nil || !slices.Equal(splits, []string{"train", "test"}) {
+		t.Errorf("DatasetSplits: %q, %v", splits, err)
+	}
+	if splits, err := DatasetSplits(ds); err != nil || splits != nil {
+		t.Errorf("DatasetSplits of a Dataset: %q, %v; want none", splits, err)
+	}
+	os.MkdirAll(filepath.Join(dd, "other"), 0o755)
+	os.WriteFile(filepath.Join(dd, "other", "b.feather"), arrowBatchesNoText(t, rows, keys, labels), 0o644)
+	os.WriteFile(filepath.Join(dd, "other", "state.json"), []byte(`{"_data_files": [{"filename": "b.feather"}]}`), 0o644)
+	for _, tc := range []struct{ dict, want string }{
+		{`{"splits": []}`, "dataset_dict.json: lists no splits"},
+		{`{"splits": ["../ds"]}`, `dataset_dict.json: splits names "../ds": want a directory in`},
+		{`{"splits": ["train", "train"]}`, `dataset_dict.json: splits names "train" twice`},
+		{`{"splits": ["train", "valid"]}`, "valid: a directory is read as a Hugging Face dataset"},
+		{`{"splits": ["train", "other"]}`, "other/b.feather: its columns"},
+		{`{"splits": `, "dataset_dict.json: unexpected end of JSON input"},
+	} {
+		os.WriteFile(filepath.Join(dd, "dataset_dict.json"), []byte(tc.dict), 0o644)
+		if _, err := ReadCollection(dd); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("dataset_dict %s: %v, want %q", tc.dict, err, tc.want)
+		}
+	}
+
 	other := filepath.Join(dir, "other")
 	os.Mkdir(other, 0o755)
 	os.WriteFile(filepath.Join(other, "a.arrow"), stream, 0o644)

@@ -267,6 +267,36 @@ func TestBundleCommand(t *testing.T) {
 	if err := json.Unmarshal(raw, &dm); err != nil || dm.Inputs["embeddings"].SHA256 != fmt.Sprintf("%x", sha256.Sum256([]byte(lines.String()))) {
 		t.Errorf("manifest of a dataset directory: %v, inputs %+v", err, dm.Inputs)
 	}
+	// A DatasetDict's directory (train and test splits, as load_dataset
+	// gives them): its splits read as one table, in dataset_dict.json's
+	// order, saying so; the same bundles; the manifest hashes its files by
+	// their paths in it.
+	for _, sp := range []struct {
+		name   string
+		lo, hi int
+	}{{"train", 0, 600}, {"test", 600, n}} {
+		os.MkdirAll(p("dd/"+sp.name), 0o755)
+		writeArrowStream(t, p("dd/"+sp.name+"/data-00000-of-00001.arrow"), x32[sp.lo*d:sp.hi*d], names[sp.lo:sp.hi], d)
+		os.WriteFile(p("dd/"+sp.name+"/state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
+	}
+	os.WriteFile(p("dd/dataset_dict.json"), []byte(`{"splits": ["train", "test"]}`), 0o644)
+	stderr.Reset()
+	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("dd"), "-labels", p("dd") + ":label",
+		"-out", p("hfdict"), "-k", "8", "-ood-classes", "shirt", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("note: %s: a DatasetDict: its splits train, test read as one table of %d rows, in that order, which ccs bundle splits anew (%s reads one split)", p("dd"), n, p("dd/train")); !strings.Contains(stderr.String(), want) {
+		t.Errorf("bundle of a DatasetDict says\n%s\nwant %q", stderr.String(), want)
+	}
+	lines.Reset()
+	for _, f := range []string{"dataset_dict.json", "train/state.json", "train/data-00000-of-00001.arrow", "test/state.json", "test/data-00000-of-00001.arrow"} {
+		raw, _ := os.ReadFile(p("dd/" + f))
+		fmt.Fprintf(&lines, "%s %x\n", f, sha256.Sum256(raw))
+	}
+	raw, _ = os.ReadFile(p("hfdict/manifest.json"))
+	if err := json.Unmarshal(raw, &dm); err != nil || dm.Inputs["embeddings"].SHA256 != fmt.Sprintf("%x", sha256.Sum256([]byte(lines.String()))) {
+		t.Errorf("manifest of a DatasetDict directory: %v, inputs %+v", err, dm.Inputs)
+	}
 	// Float64 embeddings in Parquet (list<double>, over row groups):
 	// converted as the .npy's were, saying so, to the same bundles.
 	writeEmbeddingsParquet(t, p("emb64.parquet"), x64, n, d)
@@ -279,7 +309,7 @@ func TestBundleCommand(t *testing.T) {
 	}
 	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
 		a, _ := os.ReadFile(p("b/" + f + ".npz"))
-		for _, other := range []string{"str", "b64", "hf", "hfdir"} {
+		for _, other := range []string{"str", "b64", "hf", "hfdir", "hfdict"} {
 			b, err := os.ReadFile(p(other + "/" + f + ".npz"))
 			if err != nil || !bytes.Equal(a, b) {
 				t.Errorf("%s/%s.npz differs from the .npy and integer labels' (%v)", other, f, err)
@@ -454,6 +484,8 @@ func TestBundleBadInput(t *testing.T) {
 	os.Mkdir(p("plaindir"), 0o755)
 	os.Mkdir(p("emptyds"), 0o755)
 	os.WriteFile(p("emptyds/state.json"), []byte(`{"_data_files": []}`), 0o644)
+	os.Mkdir(p("halfdict"), 0o755)
+	os.WriteFile(p("halfdict/dataset_dict.json"), []byte(`{"splits": ["train"]}`), 0o644)
 	for _, c := range []struct {
 		name  string
 		args  []string
@@ -470,8 +502,9 @@ func TestBundleBadInput(t *testing.T) {
 		{"not Arrow", []string{"-embeddings", p("csv.arrow")}, false, "csv.arrow: not a readable Arrow IPC stream or file"},
 		{"cut Arrow", []string{"-embeddings", p("cut.arrow")}, false, "cut.arrow: record batch "},
 		{"Arrow labels column absent", []string{"-labels", p("hf.arrow") + ":class"}, false, `hf.arrow: no column "class"`},
-		{"a directory, not a dataset", []string{"-embeddings", p("plaindir")}, false, "plaindir: a directory without state.json"},
+		{"a directory, not a dataset", []string{"-embeddings", p("plaindir")}, false, "plaindir: a directory without state.json or dataset_dict.json"},
 		{"a dataset of no shards", []string{"-embeddings", p("emptyds")}, false, "emptyds/state.json: lists no _data_files"},
+		{"a DatasetDict's split missing", []string{"-embeddings", p("halfdict")}, false, "halfdict/train: a directory is read as a Hugging Face dataset (save_to_disk), which has a state.json"},
 		{"absent OOD class", []string{"-ood-classes", "5"}, false, "OOD class 5 is not among the labels (0, 1, 2)"},
 		{"float labels", []string{"-labels", p("flabels.npy")}, false, "flabels.npy: dtype float64, want integer labels (any integer type) or strings"},
 		{"an OOD class not among string labels", []string{"-labels", p("names.npy"), "-ood-classes", "emu"}, false, `-ood-classes "emu": "emu" is not among the labels ("ant", "bee", "émeu")`},

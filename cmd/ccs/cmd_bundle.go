@@ -353,10 +353,15 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	return nil
 }
 
-// noteInput says once how a file of embeddings was converted on reading.
+// noteInput says once how a file of embeddings was converted on reading,
+// and that a DatasetDict's splits were read as one table.
 func noteInput(out *output, e *embeddingsFile) {
 	if e.conv != "" {
 		fmt.Fprintf(out.stderr, "note: %s: converted on reading: %s\n", e.Source, e.conv)
+	}
+	if len(e.splits) > 0 {
+		fmt.Fprintf(out.stderr, "note: %s: a DatasetDict: its splits %s read as one table of %d rows, in that order, which ccs bundle splits anew (%s reads one split)\n",
+			e.Source, strings.Join(e.splits, ", "), e.N, filepath.Join(e.Source, e.splits[0]))
 	}
 }
 
@@ -377,7 +382,8 @@ func fileSHA256(path string) (string, error) {
 // fileHash is a file's SHA-256, computed in the background (hashFile)
 // while the file is read for its values. A Hugging Face dataset's
 // directory hashes as its files (retrieve.DatasetFiles): the SHA-256 of a
-// line "NAME SHA-256" for each, in their order.
+// line "NAME SHA-256" for each, in their order, NAME its path in the
+// directory (train/state.json in a DatasetDict's).
 type fileHash struct {
 	path  string
 	done  chan struct{}
@@ -411,7 +417,15 @@ func hashFile(ctx context.Context, path string) *fileHash {
 			}
 			h.infos = append(h.infos, info)
 			h.sum = sum
-			fmt.Fprintf(&lines, "%s %s\n", filepath.Base(f), sum)
+			name := filepath.Base(f)
+			if dir { // a DatasetDict's files are in its splits' directories
+				if name, err = filepath.Rel(path, f); err != nil {
+					h.err = err
+					return
+				}
+				name = filepath.ToSlash(name)
+			}
+			fmt.Fprintf(&lines, "%s %s\n", name, sum)
 		}
 		if dir {
 			s := sha256.Sum256([]byte(lines.String()))

@@ -46,7 +46,7 @@ func inputKind(path string) (string, error) {
 			return ".parquet", nil
 		}
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			return "", fmt.Errorf("%s: a directory without state.json: want a file (.npy, .npz, .parquet, .arrow) or a Hugging Face dataset's directory (save_to_disk)", path)
+			return "", fmt.Errorf("%s: a directory without state.json or dataset_dict.json: want a file (.npy, .npz, .parquet, .arrow) or a Hugging Face dataset's directory (save_to_disk)", path)
 		}
 		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .parquet, .arrow or a Hugging Face dataset's directory (FILE:COLUMN picks a column)", path, ext)
 	}
@@ -101,7 +101,8 @@ func readArray(path, name string, names ...string) (bundle.Array, string, error)
 // embeddingsFile is a matrix of embeddings read from a file.
 type embeddingsFile struct {
 	bundle.Embeddings
-	conv string // the conversions made on reading, for the note on stderr
+	conv   string   // the conversions made on reading, for the note on stderr
+	splits []string // a Hugging Face DatasetDict's splits, read as one table
 }
 
 // readEmbeddings reads embeddings: an (n, d) array (or, with views,
@@ -123,7 +124,13 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 			return nil, err
 		}
 		e := bundle.Embeddings{Source: path, Rows: c.Rows, N: c.N, D: c.D}
-		return &embeddingsFile{Embeddings: e, conv: c.Converted}, bundle.CheckEmbeddings(e)
+		f := &embeddingsFile{Embeddings: e, conv: c.Converted}
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			if f.splits, err = retrieve.DatasetSplits(path); err != nil {
+				return nil, err
+			}
+		}
+		return f, bundle.CheckEmbeddings(e)
 	case ".txt":
 		return nil, fmt.Errorf("%s: embeddings come as .npy, .npz or .parquet", path)
 	}
