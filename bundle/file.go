@@ -1,6 +1,8 @@
 package bundle
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -235,6 +237,21 @@ func (b *Bundle) Arrays() map[string]Array {
 		m["index"] = Int64(b.Index, b.N)
 	}
 	return m
+}
+
+// SHA256 is the hex SHA-256 of b's arrays as Write stores them: each
+// array's name and .npy encoding, in the order of their names. A bundle
+// made in memory and the same bundle read from its file hash alike.
+func (b *Bundle) SHA256() (string, error) {
+	h := sha256.New()
+	arrays := b.Arrays()
+	for _, name := range slices.Sorted(maps.Keys(arrays)) {
+		fmt.Fprintf(h, "%s\n", name)
+		if err := writeArray(h, arrays[name]); err != nil {
+			return "", fmt.Errorf("array %q: %w", name, err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Write validates b and writes it to path as an .npz archive, atomically.

@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/internal/buildinfo"
 	"github.com/ccsets/ccs/report"
 )
@@ -40,6 +42,11 @@ type compareOptions struct {
 	// Sets/seed-S/SET.json, SET each row's "set" (ccs compare -out keeps
 	// them in OUT/sets/compare).
 	Sets string `json:"sets"`
+	// Out, when given, is a results directory as ccs compare -out keeps
+	// one: every finished (row, seed) cell in Out/cells, so a comparison
+	// stopped (Ctrl-C) resumes where it was; the sets in Out/sets/compare;
+	// the document in Out/compare.json. Not with Sets.
+	Out string `json:"out"`
 	recipeOptions
 }
 
@@ -107,6 +114,22 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	}
 	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe, OutDir: o.Sets},
 		Resplits: resplits, Reference: reference}
+	if o.Out != "" {
+		if o.Sets != "" {
+			return nil, fmt.Errorf("compare: out and sets: give one (out keeps the sets in %s)", filepath.Join(o.Out, "sets", "compare"))
+		}
+		key, err := compareKey(o, in)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(o.Out, 0o755); err != nil {
+			return nil, fmt.Errorf("compare: out: %w", err)
+		}
+		if cfg.Cells, err = experiment.NewCells(o.Out, key); err != nil {
+			return nil, fmt.Errorf("compare: out: %w", err)
+		}
+		cfg.OutDir = filepath.Join(o.Out, "sets", "compare")
+	}
 	if o.LabelNames == nil && o.Directory != "" {
 		o.LabelNames = bundle.ManifestLabelNames(filepath.Join(o.Directory, "test.npz"), in.Test)
 	}
@@ -141,8 +164,20 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		if err := t.WriteText(&text); err != nil {
 			return err
 		}
+		var counts *cellCounts
+		if cfg.Cells != nil {
+			path := filepath.Join(o.Out, "compare.json") // as ccs compare -out keeps it
+			if err := atomicfile.Write(path, func(w io.Writer) error {
+				_, err := w.Write(append(b, '\n'))
+				return err
+			}); err != nil {
+				return err
+			}
+			reused, computed, stale := cfg.Cells.Counts()
+			counts = &cellCounts{Dir: cfg.Cells.Dir(), ReadBack: reused, Computed: computed, Stale: stale}
+		}
 		j.mu.Lock()
-		j.doc, j.text = b, text.String()
+		j.doc, j.text, j.cells = b, text.String(), counts
 		j.mu.Unlock()
 		return nil
 	}), nil
@@ -160,6 +195,18 @@ func newDocument(kind, command string) (*experiment.Document, error) {
 		return nil, err
 	}
 	return &experiment.Document{Kind: kind, Command: command, Build: b, Result: res}, nil
+}
+
+// cellsOf is how a comparison job kept in a results directory had its
+// cells, once it is done; nil without one.
+func (j *job) cellsOf() (*cellCounts, error) {
+	if err := j.finished(); err != nil {
+		return nil, err
+	}
+	if j.doc == nil {
+		return nil, fmt.Errorf("the job is a %s, not a comparison", j.what)
+	}
+	return j.cells, nil
 }
 
 // document is a comparison job's result once it is done: its document

@@ -388,6 +388,26 @@ func ccs_job_document(h C.uintptr_t, doc, text **C.char, errOut **C.char) C.int 
 	})
 }
 
+//export ccs_job_cells
+func ccs_job_cells(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		j, err := lookup[*job](uintptr(h), "a job")
+		if err != nil {
+			return err
+		}
+		c, err := j.cellsOf()
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(c) // null without a results directory
+		if err != nil {
+			return err
+		}
+		cString(out, b)
+		return nil
+	})
+}
+
 //export ccs_report
 func ccs_report(docs, title, path *C.char, errOut **C.char) C.int {
 	return run(errOut, func() error {

@@ -26,8 +26,9 @@ type job struct {
 	set    *conformal.Set
 	result *train.Result
 	// A comparison's: the document (ccs compare -json) and its text.
-	doc  []byte
-	text string
+	doc   []byte
+	text  string
+	cells *cellCounts // with a results directory
 }
 
 // startJob runs work on a goroutine of its own; a panic in it is the

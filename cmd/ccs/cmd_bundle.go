@@ -365,20 +365,6 @@ func noteInput(out *output, e *embeddingsFile) {
 	}
 }
 
-// fileSHA256 is the hex SHA-256 of a file's bytes.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // fileHash is a file's SHA-256, computed in the background (hashFile)
 // while the file is read for its values. A Hugging Face dataset's
 // directory hashes as its files (retrieve.DatasetFiles): the SHA-256 of a

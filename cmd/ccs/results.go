@@ -16,35 +16,12 @@ import (
 	"github.com/ccsets/ccs/internal/buildinfo"
 )
 
-// codeVersion identifies the code that computes the numbers: the module
-// version and VCS revision when the build is stamped with an unmodified
-// revision, otherwise the SHA-256 of the executable (Go builds are
-// reproducible: the same source gives the same binary); with the kernels
-// in use and BLAS, whose last bits may differ.
+// codeVersion identifies the code that computes the numbers
+// (buildinfo.CodeVersion): the revision, or the executable's SHA-256.
 var codeVersion = sync.OnceValue(func() string {
-	b := buildinfo.Read()
-	v := b.Module + "@" + b.Version
-	switch {
-	case b.Revision != "" && !b.Modified:
-		v += "+" + b.Revision
-	default:
-		v += "+" + executableHash()
-	}
-	return v + " kernels=" + b.Kernels + " blas=" + b.BLAS
+	exe, _ := os.Executable() // "" if unknown
+	return buildinfo.CodeVersion(exe)
 })
-
-// executableHash is the running binary's SHA-256, or "unknown".
-func executableHash() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return "unknown"
-	}
-	sum, err := fileSHA256(exe)
-	if err != nil {
-		return "unknown"
-	}
-	return "sha256:" + sum
-}
 
 // cellKey is the key of a command's cells: its configuration (every flag
 // that may change a number), the SHA-256 of each input file named by the

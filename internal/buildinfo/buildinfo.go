@@ -5,6 +5,10 @@
 package buildinfo
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 
@@ -48,4 +52,39 @@ func Read() Info {
 		}
 	}
 	return b
+}
+
+// CodeVersion identifies the code that computes a result, as results
+// directories key their cells on it: the module version and VCS revision
+// when the build is of an unmodified revision, otherwise "sha256:" and the
+// SHA-256 of the file the code was loaded from (Go builds are
+// reproducible: the same source gives the same file), or "unknown" where
+// file is empty or unreadable; with the kernels in use and BLAS, whose
+// last bits may differ.
+func CodeVersion(file string) string {
+	b := Read()
+	v := b.Module + "@" + b.Version
+	if b.Revision != "" && !b.Modified {
+		v += "+" + b.Revision
+	} else {
+		v += "+" + fileHash(file)
+	}
+	return v + " kernels=" + b.Kernels + " blas=" + b.BLAS
+}
+
+// fileHash is "sha256:" and a file's SHA-256, or "unknown".
+func fileHash(path string) string {
+	if path == "" {
+		return "unknown"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unknown"
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -463,7 +463,7 @@ _SPLITS = ("fit", "val", "cal", "test", "ood", "ood-cal")
 
 
 def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delta=0.0, resplits=200,
-            reference=2000, sets=None, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
+            reference=2000, out=None, sets=None, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
             lr=None, momentum=None, weight_decay=None, cosine=None, T=None, lambda_=None, p_min=None, p_max=None,
             m_min=None, m_max=None, tau=None, infonce_weight=None, head_volume=None, progress=None):
     """Compares the set families on your bundles, as ccs compare does: the
@@ -477,14 +477,19 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
     "ood-cal" when made) or the directory ccs bundle -out wrote. The other
     keywords are ccs compare's flags (calibration "one", "pac" with delta,
     "class" or "pooled"); the training keywords are ccs.fit's, with the
-    "embedding" recipe by default. sets: a directory where every fitted,
-    calibrated set is kept (sets/seed-S/NAME.json, as ccs compare -out keeps
-    them), for Comparison.set. progress: a callable, given a dict after
-    each (row, seed) cell (done, total, what), or a tqdm bar.
+    "embedding" recipe by default. out: a results directory, as ccs
+    compare -out keeps one: every finished (row, seed) cell in out/cells, so
+    that a comparison stopped (Ctrl-C) and called again computes only the
+    cells missing, every set in out/sets/compare, the document in
+    out/compare.json (ccs report -in out reads it). sets: instead of out, a
+    directory keeping only the sets (sets/seed-S/NAME.json). progress: a
+    callable, given a dict after each (row, seed) cell (done, total, what),
+    or a tqdm bar.
 
     Returns a Comparison: its table as a dict, its text as ccs compare
-    prints it (str()), save(), the JSON that ccs report and ccs plot read,
-    and with sets, set(method, seed), the row's Set to deploy."""
+    prints it (str()), save(), the JSON that ccs report and ccs plot read;
+    with out or sets, set(method, seed), the row's Set to deploy; with out,
+    cells, how many cells were read back and computed."""
     given, opened = {}, []
     try:
         if isinstance(bundles, (str, bytes, os.PathLike)):
@@ -513,6 +518,7 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
                        directory=name if isinstance(bundles, (str, bytes, os.PathLike)) else None,
                        reference=reference, name=name, command=f"ccs.compare({name!r}, seeds={seeds}, rows={rows!r})",
                        sets=os.fsdecode(sets) if sets is not None else None,
+                       out=os.fsdecode(out) if out is not None else None,
                        recipe=recipe, threshold=threshold, batch=batch, epochs=epochs, patience=patience, clip=clip,
                        lr=lr, momentum=momentum, weight_decay=weight_decay, cosine=cosine, T=T, **{"lambda": lambda_},
                        p_min=p_min, p_max=p_max, m_min=m_min, m_max=m_max, tau=tau, infonce_weight=infonce_weight,
@@ -520,12 +526,16 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
         handles = [given[s]._handle() if given.get(s) is not None else 0 for s in _SPLITS]
         job = c_handle()
         call(lib.ccs_compare_start, *handles, opts, byref(job))
-        doc, text = _job(job.value, progress, _compared)
+        doc, text, cells = _job(job.value, progress, _compared)
     finally:
         for b in opened:
             b.close()
     c = Comparison(doc, text)
-    c.sets = os.fsdecode(sets) if sets is not None else None
+    if out is not None:
+        c.sets = os.path.join(os.fsdecode(out), "sets", "compare")
+    elif sets is not None:
+        c.sets = os.fsdecode(sets)
+    c.cells = cells
     _warn(c.table.get("warnings", []))
     return c
 
@@ -538,7 +548,8 @@ def _compared(job):
         for p in (doc, text):
             _lib.take_string(p)
         raise
-    return _lib.take_string(doc), _lib.take_string(text)
+    doc, text = _lib.take_string(doc), _lib.take_string(text)
+    return doc, text, loads(call_string(lib.ccs_job_cells, job))
 
 
 class Comparison:
@@ -562,15 +573,20 @@ class Comparison:
         #: them; None otherwise.
         self.label_names = tuple(names) if names is not None else None
 
-    #: the directory ccs.compare(sets=...) kept the sets in; None otherwise.
+    #: the directory ccs.compare kept the sets in (out's sets/compare, or
+    #: sets); None otherwise.
     sets = None
+    #: with ccs.compare(out=...), how its cells were had: {"dir", "read_back",
+    #: "computed", "stale"} (stale: computed again, having been kept under
+    #: other keywords, bundles or library); None otherwise.
+    cells = None
 
     def set(self, method, seed=0):
         """The row's fitted, calibrated set at seed (a Set, to save and
         serve), by the row's method name ("Generalized (Neg,Vol)", …), from
         the directory ccs.compare kept the sets in (sets=)."""
         if self.sets is None:
-            raise ValueError("Comparison.set: ccs.compare kept no sets: give it sets=DIR")
+            raise ValueError("Comparison.set: ccs.compare kept no sets: give it out=DIR (or sets=DIR)")
         row = next((r for r in self.rows if r["method"] == method), None)
         if row is None:
             raise KeyError(f"Comparison.set: no row {method!r} (have {[r['method'] for r in self.rows]})")

@@ -13,7 +13,7 @@ from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int64, c_uint8, 
 
 import numpy as np
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 c_handle = ctypes.c_size_t  # uintptr_t
 
@@ -66,6 +66,7 @@ _SIGNATURES = {
     "ccs_job_result": [c_handle, _H, _S],
     "ccs_compare_start": [c_handle, c_handle, c_handle, c_handle, c_handle, c_handle, c_char_p, _H],
     "ccs_job_document": [c_handle, _S, _S],
+    "ccs_job_cells": [c_handle, _S],
     "ccs_report": [c_char_p, c_char_p, c_char_p],
     "ccs_calibrate": [c_handle, c_handle, c_handle, c_char_p, _A, _A, _H],
     "ccs_set_load": [c_char_p, _H],

@@ -435,6 +435,47 @@ def test_compare_equals_ccs_compare(labelled, cli, tmp_path):
     assert same_file(tmp_path / "py.html", tmp_path / "cli.html") and same_file(tmp_path / "path.html", tmp_path / "cli.html")
 
 
+def test_compare_out_resumes(labelled, cli, tmp_path):
+    """ccs.compare(out=DIR) keeps a results directory as ccs compare -out
+    does: a call stopped by its callback, called again, computes only the
+    cells missing; more seeds read the first seed's cells back; the same
+    bundles from memory share the cells; other keywords compute anew;
+    ccs report -in reads the directory."""
+    d = labelled["bundles"]
+    out = tmp_path / "out"
+    kw = dict(rows="baselines", resplits=10, reference=50, out=out)
+
+    def stop(r):
+        if r["done"] >= 1:
+            raise RuntimeError("stopped")
+
+    with pytest.raises(RuntimeError, match="stopped"):
+        ccs.compare(d, seeds=3, progress=stop, **kw)
+    first = ccs.compare(d, seeds=3, **kw)
+    assert first.cells["dir"] == str(out / "cells") and first.cells["read_back"] >= 1, first.cells
+    assert first.cells["read_back"] + first.cells["computed"] == 6 and first.cells["stale"] == 0, first.cells
+    more = ccs.compare(d, seeds=4, **kw)
+    assert (more.cells["read_back"], more.cells["computed"]) == (6, 2), more.cells
+    for a, b in zip(first.rows, more.rows):
+        assert a["per_seed"] == b["per_seed"][:3], a["method"]
+    with open(out / "compare.json") as f:
+        assert json.load(f) == json.loads(more._json)  # the last call's document
+    assert more.set("Conformal Ball (ℓ2)", seed=3).evaluate(ccs.Bundle.load(d / "test.npz"))["coverage"] == \
+        more.rows[0]["per_seed"][3]["coverage"]
+
+    splits = {name: ccs.Bundle.load(d / f"{name}.npz", features=name.startswith("ood"))
+              for name in ("fit", "val", "cal", "test", "ood", "ood-cal")}
+    mem = ccs.compare(splits, seeds=4, **kw)
+    assert (mem.cells["read_back"], mem.cells["computed"]) == (8, 0), mem.cells
+    assert _without_times({**mem.table, "title": ""}) == _without_times({**more.table, "title": ""})
+    other = ccs.compare(splits, seeds=1, alpha=0.1, **kw)
+    assert (other.cells["read_back"], other.cells["computed"], other.cells["stale"]) == (0, 2, 2), other.cells
+    assert ccs.compare(d, seeds=1, rows="baselines", resplits=10, reference=50).cells is None
+
+    cli("report", "-in", out, "-out", tmp_path / "report.html")
+    assert "Conformal Ball" in (tmp_path / "report.html").read_text()
+
+
 def test_compare_names_string_classes(labelled, cli, tmp_path):
     # String labels name the table's classes, from ccs.bundle's dict and
     # from ccs bundle's directory (its manifest), as ccs compare names them.
