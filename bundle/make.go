@@ -65,6 +65,80 @@ type MakeConfig struct {
 	// LabelNames, for labels that were strings (LabelCodes), are their
 	// values: label i is LabelNames[i]. Messages name classes by them.
 	LabelNames []string
+	// NegativeLabels says what a negative integer label means; by
+	// default it is refused.
+	NegativeLabels NegativeLabels
+}
+
+// NegativeLabels says what a negative integer class label means. Hugging
+// Face datasets (a test split without labels) and scikit-learn mark a row
+// that has no label -1, and taken as a class such rows would be one
+// another's positives; but ±1 binary labels are classes.
+type NegativeLabels int
+
+const (
+	// NegativeRefused makes a negative label an error naming the
+	// labels and how many rows have each.
+	NegativeRefused NegativeLabels = iota
+	// NegativeDropped takes a negative label for no label: the row (in
+	// Make's groups mode, its group) is left out of every split, and a
+	// warning counts them.
+	NegativeDropped
+	// NegativeClass takes each negative label for a class like any other.
+	NegativeClass
+)
+
+// negativeLabelNames are NegativeLabels' names, as ccs bundle's
+// -negative-labels and Python's negative_labels take them.
+var negativeLabelNames = []string{"error", "drop", "class"}
+
+// String is the value's name: error, drop or class.
+func (n NegativeLabels) String() string {
+	if n < 0 || int(n) >= len(negativeLabelNames) {
+		return fmt.Sprintf("NegativeLabels(%d)", int(n))
+	}
+	return negativeLabelNames[n]
+}
+
+// ParseNegativeLabels reads error, drop or class ("": error).
+func ParseNegativeLabels(s string) (NegativeLabels, error) {
+	if s == "" {
+		return NegativeRefused, nil
+	}
+	if i := slices.Index(negativeLabelNames, s); i >= 0 {
+		return NegativeLabels(i), nil
+	}
+	return 0, fmt.Errorf("%q: want error, drop or class", s)
+}
+
+// unlabeled applies NegativeLabels to labels: whether a label is taken
+// for none (nil: every label is a class), the warning that counts the
+// rows left out, or the error that refuses them.
+func (c MakeConfig) unlabeled(labels []int64) (none func(int64) bool, warning string, err error) {
+	count := map[int64]int{}
+	n := 0
+	for _, l := range labels {
+		if l < 0 {
+			count[l]++
+			n++
+		}
+	}
+	if n == 0 || c.NegativeLabels == NegativeClass {
+		return nil, "", nil
+	}
+	var each []string
+	for _, l := range slices.Sorted(maps.Keys(count)) {
+		if len(each) == 5 {
+			each = append(each, "…")
+			break
+		}
+		each = append(each, fmt.Sprintf("%d: %d", l, count[l]))
+	}
+	what := fmt.Sprintf("%d of %d rows have a negative label (%s)", n, len(labels), strings.Join(each, ", "))
+	if c.NegativeLabels == NegativeRefused {
+		return nil, "", fmt.Errorf("bundle: %s: Hugging Face datasets and scikit-learn mark a row without a label so, and as a class those rows would be one another's positives: leave them out (-negative-labels drop), or take each negative label for a class (-negative-labels class, as ±1 binary labels)", what)
+	}
+	return func(l int64) bool { return l < 0 }, what + ", taken for no label: left out of every split", nil
 }
 
 // class names class c in messages: its string (quoted) when the labels
@@ -326,10 +400,16 @@ func makeLabels(items Items, cfg MakeConfig) (*Plan, error) {
 	if len(items.Labels) != items.N {
 		return nil, fmt.Errorf("bundle: %d labels for %d rows of embeddings", len(items.Labels), items.N)
 	}
+	none, warning, err := cfg.unlabeled(items.Labels)
+	if err != nil {
+		return nil, err
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x73706c6974)) // "split"
 	strata := map[int64][]int{}
 	for i, l := range items.Labels {
-		strata[l] = append(strata[l], i)
+		if none == nil || !none(l) {
+			strata[l] = append(strata[l], i)
+		}
 	}
 	oodCal, ood, left, err := heldOut(strata, cfg, rng)
 	if err != nil {
@@ -337,6 +417,9 @@ func makeLabels(items Items, cfg MakeConfig) (*Plan, error) {
 	}
 	parts := stratify(left, cfg.Split[:], rng)
 	p := &Plan{}
+	if warning != "" {
+		p.Warnings = append(p.Warnings, warning)
+	}
 	for s, rows := range parts {
 		sp, err := labelSplit(SplitNames[s], s, rows, items.Labels, cfg)
 		if err != nil {
@@ -496,9 +579,15 @@ func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
 		}
 		label = func(g int) int64 { return items.Labels[groups[g][0]] }
 	}
+	none, warning, err := cfg.unlabeled(items.Labels)
+	if err != nil {
+		return nil, err
+	}
 	strata := map[int64][]int{}
 	for g := range groups {
-		strata[label(g)] = append(strata[label(g)], g)
+		if none == nil || !none(label(g)) {
+			strata[label(g)] = append(strata[label(g)], g)
+		}
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x73706c6974))
 	if items.Labels == nil && len(cfg.OODClasses) > 0 {
@@ -510,6 +599,9 @@ func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
 	}
 	parts := stratify(left, cfg.Split[:], rng)
 	p := &Plan{}
+	if warning != "" {
+		p.Warnings = append(p.Warnings, warning)
+	}
 	for s, gs := range parts {
 		name := SplitNames[s]
 		n := len(gs)

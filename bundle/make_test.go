@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
@@ -280,5 +281,110 @@ func TestMakeErrors(t *testing.T) {
 		if d := slices.Compact(slices.Sorted(slices.Values(pos))); len(d) != 3 || slices.Contains(pos, int64(a)) {
 			t.Errorf("a class of 4: positives %v, want its 3 others repeated", pos)
 		}
+	}
+}
+
+// TestMakeNegativeLabels: a negative label is refused by default, naming
+// the counts; dropped, its rows are left out and the plan is the one of
+// the input without them (its rows renumbered), with a warning; as a class,
+// it is one. In groups mode a group labelled negative is dropped whole.
+func TestMakeNegativeLabels(t *testing.T) {
+	_, labels := labelled(3, 2, 150, 150, 150)
+	rng := rand.New(rand.NewPCG(4, 4))
+	var all []int64 // the labelled rows with 60 rows of -1 and 20 of -2 among them
+	var kept []int  // all's rows that are labelled
+	for _, l := range labels {
+		for rng.IntN(4) == 0 {
+			all = append(all, -1-int64(rng.IntN(4)/3))
+		}
+		kept = append(kept, len(all))
+		all = append(all, l)
+	}
+	counts := map[int64]int{}
+	for _, l := range all {
+		counts[l]++
+	}
+	cfg := MakeConfig{K: 3, KNeg: 4, Split: testSplit, Seed: 5, OODClasses: []int64{10}, OODCalShare: 0.1}
+	want := fmt.Sprintf("%d of %d rows have a negative label (-2: %d, -1: %d)", counts[-1]+counts[-2], len(all), counts[-2], counts[-1])
+	if _, err := Make(Items{N: len(all), Labels: all}, cfg); err == nil || !strings.Contains(err.Error(), want+": Hugging Face datasets") {
+		t.Fatalf("negative labels by default: %v, want %q", err, want)
+	}
+	ref, err := Make(Items{N: len(labels), Labels: labels}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := cfg
+	drop.NegativeLabels = NegativeDropped
+	p, err := Make(Items{N: len(all), Labels: all}, drop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Warnings, []string{want + ", taken for no label: left out of every split"}) {
+		t.Errorf("warnings %q", p.Warnings)
+	}
+	if len(p.Splits) != len(ref.Splits) {
+		t.Fatalf("%d splits, want %d", len(p.Splits), len(ref.Splits))
+	}
+	for s, sp := range p.Splits {
+		r := ref.Splits[s]
+		renumbered := make([]int, len(r.Anchors))
+		for i, a := range r.Anchors {
+			renumbered[i] = kept[a]
+		}
+		if !slices.Equal(sp.Anchors, renumbered) || !slices.Equal(sp.Labels, r.Labels) ||
+			!slices.Equal(sp.PositiveIndex, r.PositiveIndex) || !slices.Equal(sp.NegativeIndex, r.NegativeIndex) {
+			t.Errorf("%s: the plan with negative labels dropped is not the plan without those rows", sp.Name)
+		}
+	}
+	class := cfg
+	class.NegativeLabels, class.AllowFewer = NegativeClass, true
+	if p, err = Make(Items{N: len(all), Labels: all}, class); err != nil {
+		t.Fatal(err)
+	}
+	if p.Classes[Fit][-1] == 0 || p.Classes[Fit][-2] == 0 || len(p.Warnings) != 0 {
+		t.Errorf("negative labels as classes: fit split's classes %v, warnings %q", p.Classes[Fit], p.Warnings)
+	}
+
+	// Groups of two rows, every fourth group labelled -1.
+	var groups, glabels []int64
+	for g := range 200 {
+		l := int64(g % 3)
+		if g%4 == 0 {
+			l = -1
+		}
+		groups = append(groups, int64(g), int64(g))
+		glabels = append(glabels, l, l)
+	}
+	gcfg := MakeConfig{K: 1, KNeg: 2, Split: testSplit, Seed: 1}
+	if _, err := Make(Items{N: 400, Groups: groups, Labels: glabels}, gcfg); err == nil || !strings.Contains(err.Error(), "100 of 400 rows have a negative label (-1: 100)") {
+		t.Errorf("groups labelled negative: %v", err)
+	}
+	gcfg.NegativeLabels = NegativeDropped
+	if p, err = Make(Items{N: 400, Groups: groups, Labels: glabels}, gcfg); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, sp := range p.Splits {
+		for _, a := range sp.Anchors {
+			if glabels[a] < 0 {
+				t.Errorf("%s: an anchor of a group labelled -1", sp.Name)
+			}
+		}
+		n += len(sp.Anchors)
+	}
+	if n != 150 {
+		t.Errorf("%d groups in the splits, want the 150 labelled", n)
+	}
+
+	for _, c := range []struct {
+		in   string
+		want NegativeLabels
+	}{{"", NegativeRefused}, {"error", NegativeRefused}, {"drop", NegativeDropped}, {"class", NegativeClass}} {
+		if got, err := ParseNegativeLabels(c.in); err != nil || got != c.want || (c.in != "" && got.String() != c.in) {
+			t.Errorf("ParseNegativeLabels(%q) = %v, %v", c.in, got, err)
+		}
+	}
+	if _, err := ParseNegativeLabels("skip"); err == nil || err.Error() != `"skip": want error, drop or class` {
+		t.Errorf("ParseNegativeLabels(skip): %v", err)
 	}
 }

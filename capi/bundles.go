@@ -109,6 +109,8 @@ type makeOptions struct {
 	OODClasses  classList  `json:"ood_classes"`
 	OODCalShare float64    `json:"ood_cal_share"`
 	AllowFewer  bool       `json:"allow_fewer"`
+	// NegativeLabels: "error" (or none), "drop" or "class".
+	NegativeLabels string `json:"negative_labels"`
 }
 
 // classList are held-out classes as the caller names them: integers, or
@@ -217,6 +219,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	}
 	var in bundle.Inputs
 	var err error
+	if cfg.NegativeLabels, err = bundle.ParseNegativeLabels(o.NegativeLabels); err != nil {
+		return nil, fmt.Errorf("bundle: negative_labels=%v", err)
+	}
 	name := "embeddings"
 	if mode == "views" {
 		name = "views"

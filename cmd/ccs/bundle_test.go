@@ -447,6 +447,11 @@ func TestBundleBadInput(t *testing.T) {
 	one := append([]int64(nil), y...)
 	one[0] = 77
 	bundle.WriteNPY(p("one.npy"), bundle.Int64(one, n))
+	unlabelled := append([]int64(nil), y...)
+	for i := 300; i < n; i++ {
+		unlabelled[i] = -1 // a Hugging Face test split without labels
+	}
+	bundle.WriteNPY(p("unlabelled.npy"), bundle.Int64(unlabelled, n))
 	flabels := make([]float64, n)
 	for i, l := range y {
 		flabels[i] = float64(l)
@@ -495,6 +500,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"labels of another length", []string{"-labels", p("short.npy")}, false, "short.npy: 399 labels for the 400 rows of " + p("emb.npy")},
 		{"NaN rows", []string{"-embeddings", p("nan.npy")}, false, "nan.npy: row 7, coordinate 1 is NaN"},
 		{"a class with one member", []string{"-labels", p("one.npy")}, false, "class 77 has 1 item"},
+		{"rows labelled -1", []string{"-labels", p("unlabelled.npy")}, false, "unlabelled.npy: bundle: 100 of 400 rows have a negative label (-1: 100): Hugging Face datasets and scikit-learn mark a row without a label so"},
+		{"an unknown -negative-labels", []string{"-negative-labels", "skip"}, true, `bundle: -negative-labels "skip": want error, drop or class`},
 		{"k larger than every class", []string{"-k", "500"}, false, "too few for k = 500 positives"},
 		{"shares over 1", []string{"-split", "0.6,0.2,0.2,0.2"}, true, "sum to 1.2, more than 1"},
 		{"a zero validation share", []string{"-split", "0.5,0,0.25,0.25"}, true, "every split's share must be positive"},
@@ -631,5 +638,48 @@ func TestHashChanged(t *testing.T) {
 	os.Remove(filepath.Join(ds, "a.arrow"))
 	if _, err := hashFile(context.Background(), ds).wait(); err == nil || !strings.Contains(err.Error(), "a.arrow") {
 		t.Errorf("a shard missing: %v", err)
+	}
+}
+
+// TestBundleNegativeLabels: -negative-labels drop leaves the rows labelled
+// -1 out of every split, says so on stderr and in the manifest.
+func TestBundleNegativeLabels(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 400, 3
+	_, x64, y := mixture(6, n, d, 3)
+	writeNPY64(t, p("emb.npy"), x64, n, d)
+	for i := 300; i < n; i++ {
+		y[i] = -1
+	}
+	bundle.WriteNPY(p("labels.npy"), bundle.Int64(y, n))
+	var stderr bytes.Buffer
+	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b"), "-k", "5", "-negative-labels", "drop"}); err != nil {
+		t.Fatal(err)
+	}
+	const want = "100 of 400 rows have a negative label (-1: 100), taken for no label: left out of every split"
+	if !strings.Contains(stderr.String(), "WARNING: "+want) {
+		t.Errorf("stderr:\n%s\nwant the warning %q", stderr.String(), want)
+	}
+	var m bundleManifest
+	raw, _ := os.ReadFile(p("b/manifest.json"))
+	if err := json.Unmarshal(raw, &m); err != nil || m.NegativeLabels != "drop" || !slices.Contains(m.Warnings, want) {
+		t.Errorf("manifest: %v, negative_labels %q, warnings %q", err, m.NegativeLabels, m.Warnings)
+	}
+	rows := 0
+	for _, f := range []string{"fit", "val", "cal", "test"} {
+		arrays, err := bundle.ReadNPZ(p("b/" + f + ".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range arrays["index"].I64 {
+			if r >= 300 {
+				t.Errorf("%s: row %d, labelled -1, is an anchor", f, r)
+			}
+		}
+		rows += len(arrays["index"].I64)
+	}
+	if rows != 300 {
+		t.Errorf("%d anchors in the splits, want the 300 labelled rows", rows)
 	}
 }
