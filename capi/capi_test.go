@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -608,5 +610,81 @@ func TestCompareJob(t *testing.T) {
 		if err := writeReport(io.Discard, "", tc.docs); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("report of %q: %v, want %q", tc.docs, err, tc.want)
 		}
+	}
+}
+
+// TestServer: ccs.serve's server listens once startServer returns, on
+// the port bound; reloads; stops cleanly when cancelled, its port free;
+// refuses what ccs serve refuses.
+func TestServer(t *testing.T) {
+	t.Parallel()
+	data := sim.Mixed(1, 100)
+	cal, err := data.Pairs(data.Split(1).Cal, 5, 1, "cal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := baseline.Ball(cal, 0.1, baseline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ball.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteJSON(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	j, info, err := startServer(serveOptions{Sets: map[string]string{"ball": path}, Addr: "127.0.0.1:0", Grace: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(info.URL, "http://127.0.0.1:") || info.Sets != 1 {
+		t.Errorf("info %+v", info)
+	}
+	resp, err := http.Get(info.URL + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if err := j.reload(); err != nil || j.srv.Generation() != 2 {
+		t.Errorf("reload: %v, generation %d", err, j.srv.Generation())
+	}
+	j.cancel()
+	if !j.wait(10 * time.Second) {
+		t.Fatal("the server did not stop")
+	}
+	if err := j.finished(); err != nil {
+		t.Errorf("stopped with %v", err)
+	}
+	if err := j.reload(); err == nil || !strings.Contains(err.Error(), "the server has stopped") {
+		t.Errorf("reload after the stop: %v", err)
+	}
+	ln, err := net.Listen("tcp", strings.TrimPrefix(info.URL, "http://"))
+	if err != nil {
+		t.Errorf("the port is not free after the stop: %v", err)
+	} else {
+		ln.Close()
+	}
+	for _, tc := range []struct {
+		o    serveOptions
+		want string
+	}{
+		{serveOptions{}, "serve: give at least one set"},
+		{serveOptions{Sets: map[string]string{"ball": path}, Addr: "0.0.0.0:0"}, "beyond this machine, and without auth_tokens"},
+		{serveOptions{Sets: map[string]string{"ball": path}, TLSKey: "k.pem"}, "serve: give tls_cert and tls_key together"},
+		{serveOptions{Sets: map[string]string{"ball": path}, MaxBody: -1}, "must not be negative"},
+		{serveOptions{Sets: map[string]string{"ball": path}, Collections: map[string]string{"c": "clickhouse://h:9000/db.t"}}, `serve: collection "c": clickhouse://h:9000/db.t: this library serves collection files`},
+		{serveOptions{Sets: map[string]string{"ball": path}, Metrics: "all"}, "serve: metrics: "},
+		{serveOptions{Sets: map[string]string{"ball": path + ".missing"}, Addr: "127.0.0.1:0"}, "no such file"},
+	} {
+		if _, _, err := startServer(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
+		}
+	}
+	c := &job{what: "compare"}
+	if err := c.reload(); err == nil || err.Error() != "the job is a compare, not a server" {
+		t.Errorf("reload of a comparison: %v", err)
 	}
 }

@@ -371,6 +371,48 @@ func ccs_compare_start(fitH, valH, calH, testH, oodH, oodCalH C.uintptr_t, opts 
 	})
 }
 
+//export ccs_serve_start
+func ccs_serve_start(opts *C.char, out *C.uintptr_t, info **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		var o serveOptions
+		if err := options(opts, &o); err != nil {
+			return err
+		}
+		j, in, err := startServer(o)
+		if err != nil {
+			return err
+		}
+		if err := jsonOut(info, in); err != nil {
+			j.cancel()
+			return err
+		}
+		*out = C.uintptr_t(newHandle(j))
+		return nil
+	})
+}
+
+//export ccs_server_reload
+func ccs_server_reload(h C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		j, err := lookup[*job](uintptr(h), "a job")
+		if err != nil {
+			return err
+		}
+		return j.reload()
+	})
+}
+
+//export ccs_job_check
+func ccs_job_check(h C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		j, err := lookup[*job](uintptr(h), "a job")
+		if err != nil {
+			return err
+		}
+		return j.finished()
+	})
+}
+
 //export ccs_job_document
 func ccs_job_document(h C.uintptr_t, doc, text **C.char, errOut **C.char) C.int {
 	return run(errOut, func() error {

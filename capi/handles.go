@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"runtime/cgo"
 	"runtime/debug"
 
@@ -39,6 +40,7 @@ func (e *errHandle) Error() string { return e.msg }
 func statusOf(err error) int {
 	var h *errHandle
 	var p *fs.PathError
+	var op *net.OpError
 	switch {
 	case err == nil:
 		return statusOK
@@ -48,7 +50,7 @@ func statusOf(err error) int {
 		return statusCancelled
 	case errors.Is(err, fs.ErrNotExist):
 		return statusNotFound
-	case errors.As(err, &p):
+	case errors.As(err, &p), errors.As(err, &op): // a file, or a socket (ccs.serve's address in use)
 		return statusOS
 	}
 	return statusValue

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/serve"
 	"github.com/ccsets/ccs/train"
 )
 
@@ -29,6 +30,8 @@ type job struct {
 	doc   []byte
 	text  string
 	cells *cellCounts // with a results directory
+	// A server's (ccs.serve): reloaded while it runs.
+	srv *serve.Server
 }
 
 // startJob runs work on a goroutine of its own; a panic in it is the

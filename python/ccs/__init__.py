@@ -39,10 +39,15 @@ __all__ = [
     "Bundle",
     "CCSWarning",
     "Collection",
+    "Comparison",
+    "Server",
     "Set",
     "bundle",
     "calibrate",
+    "compare",
     "fit",
+    "report",
+    "serve",
     "simulate",
     "version",
 ]
@@ -828,6 +833,152 @@ class Set(_Handle):
         if not self.calibrated:
             return f"<ccs.Set {self.geometry} d={self.dim} (uncalibrated)>"
         return f"<ccs.Set {self.geometry} d={self.dim} alpha={self.alpha} threshold={self.threshold:.6g}>"
+
+
+def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, metrics="token", insecure=False,
+          tls_cert=None, tls_key=None, max_body=0, max_points=0, max_results=0, grace=30.0):
+    """Serves sets over HTTP from this process, as ccs serve does: the same
+    endpoints (/v1/sets/NAME/score, /ood, /retrieve, …; docs/serve.md), on
+    the library's threads, while Python goes on.
+
+    sets: {name: Set or set file}; collections: {name: collection file
+    (.npz, .npy, Parquet, Arrow, a dataset directory), an (n, d) array, or
+    (rows, ids) — ids integers or strings}. A Set or arrays given in memory
+    are saved to a private temporary directory first, removed on close.
+    addr: host:port ("127.0.0.1:0" picks a free port; Server.url says
+    which). Beyond loopback the server needs auth_tokens (a tokens file,
+    docs/security.md) unless insecure=True. Zero limits take ccs serve's
+    defaults; grace: seconds requests in flight may take on close.
+
+    Returns a Server, listening: s.url, s.reload(), s.close() (drains, then
+    stops; also at the end of a with block), s.wait() (blocks until the
+    server stops; Ctrl-C closes it)."""
+    import shutil
+    import tempfile
+    tmp = None
+
+    def private(name):
+        nonlocal tmp
+        if tmp is None:
+            tmp = tempfile.mkdtemp(prefix="ccs-serve-")
+        return os.path.join(tmp, name)
+
+    try:
+        if not isinstance(sets, dict) or not sets:
+            raise TypeError(f"serve: sets: want a dict of names to Sets or set files, got {sets!r:.80}")
+        files = {}
+        for i, (name, v) in enumerate(sets.items()):
+            if isinstance(v, Set):
+                path = private(f"set-{i}.json")
+                v.save(path)
+                files[name] = path
+            elif isinstance(v, (str, bytes, os.PathLike)):
+                files[name] = os.fsdecode(v)
+            else:
+                raise TypeError(f"serve: sets[{name!r}]: want a ccs.Set or a set file, got {type(v).__name__}")
+        dbs = {}
+        for i, (name, v) in enumerate((collections or {}).items()):
+            if isinstance(v, (str, bytes, os.PathLike)):
+                dbs[name] = os.fsdecode(v)
+                continue
+            if isinstance(v, Collection):
+                raise TypeError(f"serve: collections[{name!r}]: a ccs.Collection's rows stay in the library: "
+                                "give its file, or its rows (and ids) as arrays")
+            rows, ids = v if isinstance(v, tuple) and len(v) == 2 else (v, None)
+            path = private(f"collection-{i}.npz")
+            arrays = {"embeddings": np.asarray(rows)}
+            if ids is not None:
+                arrays["ids"] = _ids(ids)
+            np.savez(path, **arrays)
+            dbs[name] = path
+        opts = options(sets=files, collections=dbs, addr=addr, auth_tokens=auth_tokens and os.fsdecode(auth_tokens),
+                       metrics=metrics, insecure=insecure, tls_cert=tls_cert and os.fsdecode(tls_cert),
+                       tls_key=tls_key and os.fsdecode(tls_key), max_body=max_body, max_points=max_points,
+                       max_results=max_results, grace=grace)
+        h = c_handle()
+        info = call_string(lib.ccs_serve_start, opts, byref(h))
+    except BaseException:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    srv = Server._wrap(h.value)
+    srv._tmp = tmp
+    made = json.loads(info)
+    srv.url, srv.sets, srv.collections = made["url"], tuple(sets), tuple(collections or ())
+    return srv
+
+
+class Server(_Handle):
+    """A server ccs.serve started, listening at url (http://host:port, or
+    https:// with tls_cert) for sets (their names) and collections."""
+
+    _what = "server"
+    _tmp = None
+    url = None
+    sets = ()
+    collections = ()
+
+    def reload(self):
+        """Reads the sets, collections, tokens and certificate again, as
+        ccs serve does on SIGHUP: requests go on being served meanwhile, and
+        a file that fails to load leaves the old generation serving (the
+        error is raised)."""
+        call(lib.ccs_server_reload, self._handle())
+
+    def wait(self):
+        """Blocks until the server stops (the GIL released in slices of
+        100 ms); raises the error it stopped with. Ctrl-C closes it and
+        is re-raised."""
+        h = self._handle()
+        finished = c_int()
+        try:
+            while not finished.value and self._h:
+                call(lib.ccs_job_wait, h, 100, byref(finished))
+            if self._h:
+                call(lib.ccs_job_check, h)
+        except KeyboardInterrupt:
+            self.close()
+            raise
+        except ValueError:
+            if self._h:
+                raise  # else closed by another thread meanwhile: stopped as asked
+
+    def close(self):
+        """Drains and stops the server (requests in flight finish, within
+        grace), waits until it has, and releases it; its port is then
+        free."""
+        with _lib._close_lock:
+            h, self._h = self._h, 0
+        if not h:
+            return
+        try:
+            call(lib.ccs_job_cancel, h)
+            finished = c_int()
+            while not finished.value:
+                call(lib.ccs_job_wait, h, 100, byref(finished))
+        finally:
+            _lib.close(h)
+            if self._tmp is not None:
+                import shutil
+                shutil.rmtree(self._tmp, ignore_errors=True)
+                self._tmp = None
+
+    def __del__(self):
+        # Not close(): a finalizer does not wait for a drain. Closing the
+        # handle cancels the server, which stops on its own.
+        with _lib._close_lock:
+            h, self._h = self._h, 0
+        try:
+            if h:
+                _lib.close(h)
+        except Exception:
+            pass
+        if self._tmp is not None:
+            import shutil
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __repr__(self):
+        return f"<ccs.Server {self.url} sets={list(self.sets)}>" if self._h else "<ccs.Server closed>"
 
 
 def version():

@@ -8,6 +8,9 @@ import os
 import re
 import subprocess
 import urllib.request
+import urllib.error
+import time
+import threading
 import warnings
 
 import numpy as np
@@ -299,6 +302,113 @@ def server(calibrated, cli, tmp_path_factory):
     finally:
         p.terminate()
         p.wait()
+
+
+def _start_cli_server(*args):
+    """ccs serve on a free loopback port: the process and its URL."""
+    p = subprocess.Popen([CLI, "serve", *map(str, args), "-addr", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    m = re.search(r"listening on http://(\S+)", line)
+    if not m:
+        p.terminate()
+        raise AssertionError(line + p.stderr.read())
+    return p, f"http://{m.group(1)}"
+
+
+def _answer(url, body=None, token=None, npy=None):
+    """An endpoint's status and raw body (POST of JSON or of an .npy)."""
+    headers = {}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None
+    if npy is not None:
+        buf = io.BytesIO()
+        np.save(buf, np.ascontiguousarray(npy, dtype=np.float32))
+        data, headers["Content-Type"] = buf.getvalue(), "application/x-npy"
+    elif body is not None:
+        data, headers["Content-Type"] = json.dumps(body).encode(), "application/json"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers)) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def test_serve_equals_ccs_serve(calibrated, sim, tmp_path):
+    """ccs.serve, in this process, answers as the ccs serve process does on
+    the same sets and collection, byte for byte: sets given as objects and
+    as files, a collection as arrays with string ids; it reloads; close
+    drains and frees its port; tokens are required when given."""
+    rows = np.load(sim / "test.npz")["anchors"]
+    ids = np.array([f"p{i}" for i in range(len(rows))])
+    np.savez(tmp_path / "coll.npz", embeddings=rows, ids=ids)
+    files = {name: calibrated[name][0] for name in ("one", "class", "ood")}
+    p, want_url = _start_cli_server(*[a for n, f in files.items() for a in ("-set", f"{n}={f}")],
+                                    "-db", f"coll={tmp_path / 'coll.npz'}")
+    try:
+        sets = {"one": calibrated["one"][2], "class": files["class"], "ood": calibrated["ood"][2]}
+        with ccs.serve(sets, {"coll": (rows, ids)}, addr="127.0.0.1:0") as srv:
+            assert srv.url.startswith("http://127.0.0.1:") and srv.sets == ("one", "class", "ood")
+            anchor, points = rows[7], rows[:200]
+            asks = [("one/score", None, np.vstack([anchor, points])), ("class/score?label=2", None, np.vstack([anchor, points])),
+                    ("ood/ood?alpha_ood=0.1&fdr=0.2", None, points),
+                    ("one/retrieve", {"anchor": anchor.tolist(), "collection": "coll", "limit": 7}, None)]
+            for path, body, npy in asks:
+                got, want = _answer(f"{srv.url}/v1/sets/{path}", body, npy=npy), _answer(f"{want_url}/v1/sets/{path}", body, npy=npy)
+                assert got == want and got[0] == 200, path
+            srv.reload()
+            status, body = _answer(f"{srv.url}/v1/sets/one/retrieve", {"anchor": anchor.tolist(), "collection": "coll", "limit": 1})
+            assert status == 200 and json.loads(body)["generation"] == 2 and json.loads(body)["hits"][0]["key"] == "p7"
+            port = srv.url.rsplit(":", 1)[1]
+        assert repr(srv) == "<ccs.Server closed>" and srv._tmp is None
+        with ccs.serve({"one": files["one"]}, addr=f"127.0.0.1:{port}"):  # the port is free again
+            pass
+    finally:
+        p.terminate()
+        p.wait()
+
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alice:0123456789abcdef0123\n")
+    tokens.chmod(0o600)
+    with ccs.serve({"one": files["one"]}, addr="127.0.0.1:0", auth_tokens=tokens) as srv:
+        assert _answer(f"{srv.url}/v1/sets")[0] == 401
+        assert _answer(f"{srv.url}/v1/sets", token="0123456789abcdef0123")[0] == 200
+
+    # wait() returns once another thread closes the server.
+    srv = ccs.serve({"one": files["one"]}, addr="127.0.0.1:0")
+    done = []
+    t = threading.Thread(target=lambda: (srv.wait(), done.append(True)))
+    t.start()
+    time.sleep(0.3)
+    assert not done
+    srv.close()
+    t.join(10)
+    assert done
+
+
+@pytest.mark.parametrize("what,call,exc,msg", [
+    ("no sets", lambda f: ccs.serve({}), TypeError, "serve: sets: want a dict"),
+    ("a set of another type", lambda f: ccs.serve({"a": 3}), TypeError, "serve: sets['a']: want a ccs.Set or a set file, got int"),
+    ("a Collection object", lambda f: ccs.serve({"a": f}, {"c": ccs.Collection(np.zeros((2, 3), np.float32))}), TypeError,
+     "serve: collections['c']: a ccs.Collection's rows stay in the library"),
+    ("a missing set file", lambda f: ccs.serve({"a": "/nonexistent/set.json"}, addr="127.0.0.1:0"), FileNotFoundError, "no such file"),
+    ("beyond loopback without tokens", lambda f: ccs.serve({"a": f}, addr="0.0.0.0:0"), ValueError,
+     "beyond this machine, and without auth_tokens"),
+    ("a certificate without its key", lambda f: ccs.serve({"a": f}, tls_cert="/x.pem"), ValueError, "serve: give tls_cert and tls_key together"),
+    ("bad metrics", lambda f: ccs.serve({"a": f}, metrics="everyone"), ValueError, "serve: metrics: "),
+    ("a negative limit", lambda f: ccs.serve({"a": f}, max_points=-1), ValueError, "must not be negative"),
+    ("a collection with NaN", lambda f: ccs.serve({"a": f}, {"c": np.full((4, 3), np.nan)}, addr="127.0.0.1:0"), ValueError, "NaN"),
+])
+def test_serve_errors(calibrated, what, call, exc, msg):
+    with pytest.raises(exc) as e:
+        call(str(calibrated["one"][0]))
+    assert msg in str(e.value), (what, str(e.value))
+
+
+def test_serve_port_in_use(calibrated):
+    with ccs.serve({"a": calibrated["one"][2]}, addr="127.0.0.1:0") as srv:
+        with pytest.raises(OSError, match="address already in use"):
+            ccs.serve({"a": calibrated["one"][2]}, addr=srv.url.split("//")[1])
 
 
 def post_npy(url, rows):

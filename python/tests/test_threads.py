@@ -197,3 +197,28 @@ def test_no_growth_over_many_calls(splits, learned):
     gc.collect()
     grown = rss() - before
     assert grown < 16 << 20, f"resident memory grew by {grown >> 20} MiB over 10⁴ rounds"
+
+
+def test_ctrl_c_stops_a_server():
+    # SIGINT while Server.wait() blocks: KeyboardInterrupt within a
+    # moment, the server closed (its port free again), the interpreter
+    # alive.
+    code = """
+import os, signal, socket, threading, time, ccs
+signal.signal(signal.SIGINT, signal.default_int_handler)
+s = ccs.calibrate("ball", ccs.simulate(seed=1, k=5, per_class=100)["cal"])
+srv = ccs.serve({"mine": s}, addr="127.0.0.1:0")
+port = int(srv.url.rsplit(":", 1)[1])
+threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+t = time.monotonic()
+try:
+    srv.wait()
+    print("returned")
+except KeyboardInterrupt:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))  # free: the server has stopped
+    print("interrupted after", round(time.monotonic() - t, 1), "s;", repr(srv))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env(), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("interrupted after") and r.stdout.endswith("<ccs.Server closed>\n"), r.stdout
