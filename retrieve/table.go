@@ -132,7 +132,7 @@ func readArrow(r io.ReaderAt, size, limit int64) (tbl arrow.Table, err error) {
 type errOverLimit struct{ asked, limit int64 }
 
 func (e errOverLimit) Error() string {
-	return fmt.Sprintf("its record batches claim more than %d bytes (%d asked for), more than the file can hold", e.limit, e.asked)
+	return fmt.Sprintf("its record batches claim more than %d bytes (%d asked for), more than twice the file's size: a corrupt file, or one compressed more than 2:1 (pandas' to_feather compresses with LZ4 by default; mostly-zero features compress that much), which is not read: write it uncompressed (to_feather(…, compression=\"uncompressed\")), or as Parquet", e.limit, e.asked)
 }
 
 // boundedAllocator is Go's allocator with a total: past it, it panics with

@@ -107,7 +107,23 @@ func TestCollectionClickHouse(t *testing.T) {
 	if _, err := ccs("collection", "load", "-db", one, "-in", test, "-quiet"); err == nil || !strings.Contains(err.Error(), "the table exists") {
 		t.Errorf("loading into an existing table: %v", err)
 	}
-	if _, err := ccs("collection", "load", "-db", one, "-in", test, "-append", "-quiet"); err != nil {
+	// Appending the same file again would give each id two rows:
+	// refused. The same rows under other ids are appended.
+	if _, err := ccs("collection", "load", "-db", one, "-in", test, "-append", "-quiet"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the table holds %d of the file's ids already", n)) {
+		t.Errorf("appending ids the table holds: %v", err)
+	}
+	shifted, err := retrieve.ReadCollection(test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range shifted.IDs {
+		shifted.IDs[i] += 1 << 20
+	}
+	other := filepath.Join(dir, "shifted.parquet")
+	if err := retrieve.WriteParquet(other, shifted); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ccs("collection", "load", "-db", one, "-in", other, "-append", "-quiet"); err != nil {
 		t.Fatal(err)
 	}
 	if out, err = ccs("retrieve", "-set", set, "-db", one, "-anchor", anchor, "-limit", "1"); err != nil || !strings.HasPrefix(out, fmt.Sprintf("%d of %d items", 2*inside, 2*n)) {

@@ -276,6 +276,17 @@ func testStringIDs(t *testing.T, srv *chtest.Servers, rng *rand.Rand) {
 		if err := Load(ctx, tg, plain, LoadOptions{Cluster: cluster, Append: true}); err == nil || !strings.Contains(err.Error(), "the table's items have string ids (a key column) and the file's none") {
 			t.Errorf("%s: appending integer ids to string ids: %v", tg, err)
 		}
+		// Keys the table holds already, on whichever shard: refused,
+		// the table unchanged (the hits below are of first and second).
+		again := keyed(5, "new")
+		again.Keys[3] = first.Keys[1234]
+		if err := Load(ctx, tg, again, LoadOptions{Cluster: cluster, Append: true}); err == nil ||
+			!strings.Contains(err.Error(), fmt.Sprintf("the table holds 1 of the file's ids already (the first: %q, the file's row 3)", first.Keys[1234])) {
+			t.Errorf("%s: appending a key the table holds: %v", tg, err)
+		}
+		if err := Load(ctx, tg, second, LoadOptions{Cluster: cluster, Append: true}); err == nil || !strings.Contains(err.Error(), "the table holds 300 of the file's ids already") {
+			t.Errorf("%s: appending a file twice: %v", tg, err)
+		}
 		s, err := OpenTarget(ctx, tg)
 		if err != nil {
 			t.Fatal(err)
@@ -309,6 +320,18 @@ func testStringIDs(t *testing.T, srv *chtest.Servers, rng *rand.Rand) {
 	}
 	if err := Load(ctx, tg, second, LoadOptions{Append: true}); err == nil || !strings.Contains(err.Error(), "the file's items have string ids and the table's none") {
 		t.Errorf("appending string ids to integer ids: %v", err)
+	}
+	// Integer ids: the same ids again are refused (a second .npy's row
+	// numbers), other ids appended.
+	if err := Load(ctx, tg, plain, LoadOptions{Append: true}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the table holds %d of the file's ids already (the first: ", plain.N)) {
+		t.Errorf("appending integer ids the table holds: %v", err)
+	}
+	more := testData(t, rng, 4, d)
+	for i := range more.IDs {
+		more.IDs[i] = int64(1000 + i)
+	}
+	if err := Load(ctx, tg, more, LoadOptions{Append: true}); err != nil {
+		t.Errorf("appending other ids: %v", err)
 	}
 }
 

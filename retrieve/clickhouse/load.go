@@ -5,7 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/ext"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/column"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/ccsets/ccs/retrieve"
@@ -42,7 +47,8 @@ const stagingSuffix = "__loading"
 // third column, key String; its ids are the row numbers, after the
 // table's largest id when appending, so that they stay distinct. A table
 // with keys takes only collections with keys, and one without, only
-// collections without.
+// collections without. Appending rows whose ids (keys) the table holds
+// already is refused.
 func Load(ctx context.Context, t Target, c *retrieve.Collection, opt LoadOptions) error {
 	if opt.BatchRows <= 0 {
 		opt.BatchRows = 50_000
@@ -67,14 +73,19 @@ func Load(ctx context.Context, t Target, c *retrieve.Collection, opt LoadOptions
 	if exists && !opt.Append {
 		return fmt.Errorf("%s: the table exists (give -append to add rows, or drop it)", t)
 	}
+	if exists {
+		if err := checkKeys(ctx, entry, t, c.Keys != nil); err != nil {
+			return err
+		}
+		if err := checkNew(ctx, entry, t, c); err != nil {
+			return err
+		}
+	}
 	ids := c.IDs
 	if c.Keys != nil {
 		// The row numbers, after the table's largest id when appending.
 		var next uint64
 		if exists {
-			if err := checkKeys(ctx, entry, t, true); err != nil {
-				return err
-			}
 			if err := entry.QueryRow(ctx, "SELECT if(count() = 0, 0, max(id) + 1) FROM "+t.Database+"."+t.Table).Scan(&next); err != nil {
 				return fmt.Errorf("%s: %w", t, err)
 			}
@@ -262,6 +273,48 @@ func checkKeys(ctx context.Context, conn driver.Conn, t Target, keyed bool) erro
 		return fmt.Errorf("%s: the file's items have string ids and the table's none (no key column): load them into a table of their own", t)
 	}
 	return nil
+}
+
+// checkNew refuses, when appending, rows whose ids the table holds
+// already: their string ids (keys), or their integer ids for a table
+// without keys. ClickHouse enforces no uniqueness, so the table would
+// hold two items under one id, and a hit's id would name either. The
+// file's ids go to the server as a temporary table with the query (on a
+// cluster, to every shard).
+func checkNew(ctx context.Context, conn driver.Conn, t Target, c *retrieve.Collection) error {
+	col, typ := "id", "UInt64"
+	if c.Keys != nil {
+		col, typ = "key", "String"
+	}
+	tbl, err := ext.NewTable("ccs_new_ids", ext.Column(col, column.Type(typ)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
+	for i := range c.N {
+		var v any = uint64(c.IDs[i])
+		if c.Keys != nil {
+			v = c.Keys[i]
+		}
+		if err := tbl.Append(v); err != nil {
+			return fmt.Errorf("%s: row %d: %w", t, i, err)
+		}
+	}
+	q := fmt.Sprintf("SELECT count(), toString(any(%s)) FROM %s.%s WHERE %s IN ccs_new_ids", col, t.Database, t.Table, col)
+	var n uint64
+	var first string
+	if err := conn.QueryRow(ch.Context(ctx, ch.WithExternalTable(tbl)), q).Scan(&n, &first); err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
+	if n == 0 {
+		return nil
+	}
+	row := slices.Index(c.Keys, first)
+	what := fmt.Sprintf("%q", first)
+	if c.Keys == nil {
+		what = first
+		row = slices.IndexFunc(c.IDs, func(id int64) bool { return strconv.FormatInt(id, 10) == first })
+	}
+	return fmt.Errorf("%s: the table holds %d of the file's ids already (the first: %s, the file's row %d): appended, each would name two items; give those rows other ids, or load them into a table of their own", t, n, what, row)
 }
 
 // clusterShards lists the native address of each shard's first replica.
