@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/experiment"
@@ -219,6 +220,29 @@ func (j *job) document() ([]byte, string, error) {
 		return nil, "", fmt.Errorf("the job is a %s, not a comparison", j.what)
 	}
 	return j.doc, j.text, nil
+}
+
+// documentText is a comparison's table as ccs compare prints it, from its
+// document (ccs compare -json, or OUT/compare.json): what
+// ccs.Comparison.load shows.
+func documentText(doc []byte) (string, error) {
+	d, err := experiment.ReadDocument(bytes.NewReader(doc))
+	if err != nil {
+		return "", fmt.Errorf("comparison: %w", err)
+	}
+	if d.Kind != "compare" {
+		return "", fmt.Errorf("comparison: a document of kind %q, not a comparison (ccs compare -json, or compare.json in a results directory)", d.Kind)
+	}
+	var b strings.Builder
+	for i, t := range d.Result.Texts() {
+		if i > 0 {
+			b.WriteString("\n") // a blank line between tables, as the command prints them
+		}
+		if err := t.WriteText(&b); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
 }
 
 // writeReport is ccs report on documents given as JSON (each what a

@@ -450,6 +450,18 @@ func ccs_job_cells(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
 	})
 }
 
+//export ccs_document_text
+func ccs_document_text(doc *C.char, text **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		t, err := documentText([]byte(C.GoString(doc)))
+		if err != nil {
+			return err
+		}
+		cString(text, []byte(t))
+		return nil
+	})
+}
+
 //export ccs_report
 func ccs_report(docs, title, path *C.char, errOut **C.char) C.int {
 	return run(errOut, func() error {

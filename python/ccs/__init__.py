@@ -590,6 +590,24 @@ class Comparison:
     #: other keywords, bundles or library); None otherwise.
     cells = None
 
+    @classmethod
+    def load(cls, path):
+        """A comparison from its JSON document (ccs compare -json's output,
+        Comparison.save's file) or from a results directory (ccs compare
+        -out DIR, ccs.compare(out=DIR)): its compare.json, and its sets
+        (DIR/sets/compare) for set()."""
+        path = os.fsdecode(path)
+        sets = None
+        if os.path.isdir(path):
+            if os.path.isdir(os.path.join(path, "sets", "compare")):
+                sets = os.path.join(path, "sets", "compare")
+            path = os.path.join(path, "compare.json")
+        with open(path, encoding="utf-8") as f:
+            document = f.read()
+        c = cls(document, call_string(lib.ccs_document_text, document.encode()))
+        c.sets = sets
+        return c
+
     def set(self, method, seed=0):
         """The row's fitted, calibrated set at seed (a Set, to save and
         serve), by the row's method name ("Generalized (Neg,Vol)", …), from

@@ -71,6 +71,7 @@ _SIGNATURES = {
     "ccs_serve_start": [c_char_p, _H, _S],
     "ccs_server_reload": [c_handle],
     "ccs_report": [c_char_p, c_char_p, c_char_p],
+    "ccs_document_text": [c_char_p, _S],
     "ccs_calibrate": [c_handle, c_handle, c_handle, c_char_p, _A, _A, _H],
     "ccs_set_load": [c_char_p, _H],
     "ccs_set_save": [c_handle, c_char_p],

@@ -563,7 +563,23 @@ def test_compare_equals_ccs_compare(labelled, cli, tmp_path):
     assert again.table["title"] == "Your data: ccs.bundle"
     assert _without_times({**again.table, "title": ""}) == _without_times({**got.table, "title": ""})
 
+    # The command's results directory, loaded: its document, its text as
+    # the command prints it (a rerun reads every cell back: the same
+    # numbers, fit seconds too), its sets.
+    printed = cli("compare", "-data", d, *args, "-out", tmp_path / "cli")
+    loaded = ccs.Comparison.load(tmp_path / "cli")
+    again = cli_json(cli, "compare", "-data", d, *args, "-out", tmp_path / "cli", "-json")
+    assert str(loaded) == printed and {**loaded.document, "command": ""} == {**again, "command": ""}
+    assert _without_times(loaded.table) == _without_times(want["tables"][0]) and loaded.sets == str(tmp_path / "cli" / "sets" / "compare")
+    row = loaded.rows[3]
+    assert loaded.set(row["method"], seed=1).evaluate(ccs.Bundle.load(d / "test.npz"))["coverage"] == row["per_seed"][1]["coverage"]
     got.save(tmp_path / "compare.json")
+    from_file = ccs.Comparison.load(tmp_path / "compare.json")
+    assert str(from_file) == str(got) and from_file.document == got.document and from_file.sets is None
+    (tmp_path / "evaluate.json").write_text(cli("evaluate", "-set", tmp_path / "cli" / "sets" / "compare" / "seed-0" / f"{row['set']}.json",
+                                                "-test", d / "test.npz", "-json"))
+    with pytest.raises(ValueError, match="comparison: a document of kind \"evaluate\", not a comparison"):
+        ccs.Comparison.load(tmp_path / "evaluate.json")
     cli("report", "-out", tmp_path / "cli.html", tmp_path / "compare.json")
     ccs.report([got], tmp_path / "py.html")
     ccs.report([tmp_path / "compare.json"], tmp_path / "path.html")
