@@ -35,7 +35,7 @@ func collectionLoadCommand() *command {
 			fs.StringVar(&o.DB, "db", "", "the table, `clickhouse://[user[:password]@]host:port/database.table` (created; with -cluster, the Distributed table)")
 			fs.StringVar(&o.In, "in", "", "collection `file` (.npz: \"embeddings\" or \"anchors\", \"ids\" or \"index\"; .npy; .parquet)")
 			fs.StringVar(&o.Cluster, "cluster", "", "spread the rows over the shards of the server's cluster `NAME` (remote_servers): TABLE_local on each shard, the Distributed table TABLE")
-			fs.BoolVar(&o.Append, "append", false, "add the rows to an existing table of the same dimension")
+			fs.BoolVar(&o.Append, "append", false, "add the rows to an existing table of the same dimension (ids, or string ids, the table holds already are refused)")
 			fs.IntVar(&o.Batch, "batch", 50_000, "rows per INSERT")
 			fs.BoolVar(&o.Quiet, "quiet", false, "no progress on stderr")
 			return nil
