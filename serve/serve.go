@@ -42,6 +42,7 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -225,8 +226,25 @@ func (c Config) withDefaults() (Config, error) {
 // no file; New makes the same checks first. Its errors name the ccs serve
 // flags.
 func (c Config) Check() error {
+	for _, m := range []struct {
+		what  string
+		names map[string]string
+	}{{"set", c.Sets}, {"collection", c.Collections}} {
+		for name := range m.names {
+			if !ValidName(name) {
+				return fmt.Errorf("serve: %s name %q: want a name that is one segment of a URL path: not empty, without '/', '?', '#', '%%' or spaces", m.what, name)
+			}
+		}
+	}
 	_, err := c.MemoryBound()
 	return err
+}
+
+// ValidName says whether name can name a set or a collection: it is one
+// segment of the endpoints' paths (/v1/sets/NAME/score) as it is written,
+// so not empty and without '/', '?', '#', '%' or white space.
+func ValidName(name string) bool {
+	return name != "" && !strings.ContainsAny(name, "/?#% \t\n\r\v\f")
 }
 
 // The constants of the memory bound (MemoryBound): the process's own

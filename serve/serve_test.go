@@ -447,6 +447,11 @@ func TestNewErrors(t *testing.T) {
 		{Config{Sets: map[string]string{"x": "/nonexistent.json"}}, `set "x"`},
 		{Config{Sets: paths, Collections: map[string]string{"db": paths["ball"]}}, `collection "db"`},
 		{Config{Sets: paths, MaxPoints: -1}, "limits must be positive"},
+		// Names no endpoint's path could reach.
+		{Config{Sets: map[string]string{"a/b": paths["ball"]}}, `serve: set name "a/b": want a name that is one segment of a URL path`},
+		{Config{Sets: map[string]string{"": paths["ball"]}}, `serve: set name ""`},
+		{Config{Sets: map[string]string{"a b": paths["ball"]}}, `serve: set name "a b"`},
+		{Config{Sets: paths, Collections: map[string]string{"db?x": paths["ball"]}}, `serve: collection name "db?x"`},
 		// Byte budgets that would wrap around int64.
 		{Config{Sets: paths, MaxBody: 1 << 62}, "overflows"},
 		{Config{Sets: paths, MaxBody: 1 << 40, MaxInflight: 1 << 30}, "overflows"},

@@ -136,6 +136,7 @@ func TestUsageErrors(t *testing.T) {
 		{"reproduce-ood-rows", []string{"reproduce", "ood", "-rows", "learned"}},
 		{"serve-noset", []string{"serve", "-addr", "127.0.0.1:0"}},
 		{"serve-setflag", []string{"serve", "-set", "noequals"}},
+		{"serve-setname", []string{"serve", "-set", "a?b=x.json"}},
 		{"retrieve-anchor", []string{"retrieve", "-set", "s.json", "-db", "d.npz"}},
 		{"loadtest-unbounded", []string{"loadtest", "-url", "http://x", "-data", "{}", "-duration", "0"}},
 	} {

@@ -13,6 +13,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/objective"
+	"github.com/ccsets/ccs/serve"
 )
 
 // usageError is a mistake in the command line: exit status 2.
@@ -268,8 +269,8 @@ type namedFiles map[string]string
 func (m namedFiles) String() string { return fmt.Sprint(map[string]string(m)) }
 func (m namedFiles) Set(v string) error {
 	name, file, ok := strings.Cut(v, "=")
-	if !ok || name == "" || file == "" || strings.ContainsAny(name, "/ ") {
-		return fmt.Errorf("%q: want NAME=FILE (a name without '/' or spaces)", v)
+	if !ok || file == "" || !serve.ValidName(name) {
+		return fmt.Errorf("%q: want NAME=FILE (a name without '/', '?', '#', '%%' or spaces)", v)
 	}
 	if _, dup := m[name]; dup {
 		return fmt.Errorf("name %q given twice", name)

@@ -397,6 +397,7 @@ def test_serve_equals_ccs_serve(calibrated, sim, tmp_path):
     ("a certificate without its key", lambda f: ccs.serve({"a": f}, tls_cert="/x.pem"), ValueError, "serve: give tls_cert and tls_key together"),
     ("bad metrics", lambda f: ccs.serve({"a": f}, metrics="everyone"), ValueError, "serve: metrics: "),
     ("a negative limit", lambda f: ccs.serve({"a": f}, max_points=-1), ValueError, "must not be negative"),
+    ("a set name with a slash", lambda f: ccs.serve({"a/b": f}), ValueError, 'serve: set name "a/b": want a name that is one segment of a URL path'),
     ("a collection with NaN", lambda f: ccs.serve({"a": f}, {"c": np.full((4, 3), np.nan)}, addr="127.0.0.1:0"), ValueError, "NaN"),
 ])
 def test_serve_errors(calibrated, what, call, exc, msg):
