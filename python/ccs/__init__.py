@@ -16,8 +16,8 @@ numbers, and the same files, as the ccs command-line tool and service.
     s.save("set.json")                                          # what ccs serve reads
 
 Arrays: NumPy arrays of float16, float32 or float64, in C or Fortran order,
-or anything np.asarray takes (lists; a PyTorch tensor as
-tensor.detach().cpu().numpy()). Embeddings are held as float32, as the
+or anything np.asarray takes (lists), and PyTorch tensors on any device
+(taken as tensor.detach().cpu().numpy()). Embeddings are held as float32, as the
 command line holds them. Bad input raises ValueError with the command line's
 message; a missing file FileNotFoundError. docs/python.md has the whole API.
 """
@@ -234,7 +234,7 @@ def _ids(x):
     array; the rest goes as it is, its dtype checked by the engine."""
     if x is None:
         return None
-    a = np.asarray(x)
+    a = np.asarray(_lib.host(x))
     if a.dtype == object and a.size and all(isinstance(v, str) for v in a.flat):
         a = a.astype(str)
     return a
@@ -765,7 +765,7 @@ class Set(_Handle):
         around anchor ((d,) or (1, d)): np.ndarray of m bools. A
         class-conditional set needs the anchor's label."""
         lent = Lent()
-        p = np.asarray(points)
+        p = np.asarray(_lib.host(points))
         m = _lib.rows_of(p)
         out = np.empty(m, dtype=np.bool_)
         call(lib.ccs_set_contains, self._handle(), lent.ref(anchor, "anchor"), lent.ref(p, "points"),
@@ -778,7 +778,7 @@ class Set(_Handle):
         np.ndarray of m float64; the point is inside when its score is at
         most the threshold."""
         lent = Lent()
-        p = np.asarray(points)
+        p = np.asarray(_lib.host(points))
         m = _lib.rows_of(p)
         out = np.empty(m, dtype=np.float64)
         call(lib.ccs_set_scores, self._handle(), lent.ref(anchor, "anchor"), lent.ref(p, "points"),
@@ -832,7 +832,7 @@ class Set(_Handle):
         also flagged: the points Benjamini-Hochberg flags as one batch at
         false discovery rate Q. The numbers ccs serve's /ood answers."""
         lent = Lent()
-        p = np.asarray(points)
+        p = np.asarray(_lib.host(points))
         m = _lib.rows_of(p)
         score, pv = np.empty(m, dtype=np.float64), np.empty(m, dtype=np.float64)
         flag, bh = np.empty(m, dtype=np.bool_), np.empty(m, dtype=np.bool_)
@@ -904,7 +904,7 @@ def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, me
                                 "give its file, or its rows (and ids) as arrays")
             rows, ids = v if isinstance(v, tuple) and len(v) == 2 else (v, None)
             path = private(f"collection-{i}.npz")
-            arrays = {"embeddings": np.asarray(rows)}
+            arrays = {"embeddings": np.asarray(_lib.host(rows))}
             if ids is not None:
                 arrays["ids"] = _ids(ids)
             np.savez(path, **arrays)

@@ -187,6 +187,22 @@ def options(**kw):
     return json.dumps({k: v for k, v in kw.items() if v is not None}).encode()
 
 
+def host(x):
+    """x as np.asarray can take it: a PyTorch tensor on any device (with a
+    gradient or not; bfloat16 widened to float32, which NumPy lacks) is
+    detached and copied to the CPU, a CuPy array copied to the host; the
+    rest goes as it is."""
+    t = type(x)
+    if t.__module__.startswith("torch") and hasattr(x, "detach"):
+        x = x.detach()
+        if str(x.dtype) == "torch.bfloat16":
+            x = x.float()
+        return x.cpu().numpy()
+    if t.__module__.startswith("cupy") and hasattr(x, "get"):
+        return x.get()
+    return x
+
+
 class Lent:
     """Arrays lent to the library for one call: their descriptors, and the
     NumPy arrays they point into (kept alive until the call returns)."""
@@ -198,7 +214,7 @@ class Lent:
         """A ccs_array for x (anything np.asarray takes), or None for None."""
         if x is None:
             return None
-        a = np.asarray(x, dtype=dtype)
+        a = np.asarray(host(x), dtype=dtype)
         if not (a.flags.c_contiguous or a.flags.f_contiguous):
             a = np.ascontiguousarray(a)
         if not a.flags.aligned:
@@ -235,7 +251,7 @@ class Lent:
 def rows_of(x):
     """The number of rows (points) of an array of points: the product of all
     axes but the last; 1 for a single point (d,); 0 for a scalar."""
-    shape = np.shape(x)
+    shape = np.shape(host(x))
     if len(shape) == 0:
         return 0
     n = 1

@@ -37,6 +37,57 @@ class Tensor:
         return self.a if dtype is None else self.a.astype(dtype)
 
 
+class DeviceTensor:
+    """What the package sees of a PyTorch tensor that NumPy cannot take as
+    it is: on a GPU, or with a gradient (numpy() raises then, as PyTorch's
+    does), or of bfloat16, which NumPy lacks. Its module is "torch"."""
+
+    def __init__(self, a, device="cuda:0", requires_grad=True, dtype=None):
+        self.a, self.device, self.requires_grad = a, device, requires_grad
+        self.dtype = dtype or f"torch.{a.dtype}"
+
+    def detach(self):
+        return DeviceTensor(self.a, self.device, False, self.dtype)
+
+    def float(self):
+        return DeviceTensor(self.a.astype(np.float32), self.device, self.requires_grad, "torch.float32")
+
+    def cpu(self):
+        return DeviceTensor(self.a, "cpu", self.requires_grad, self.dtype)
+
+    def numpy(self):
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self.device != "cpu":
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() first.")
+        if self.dtype == "torch.bfloat16":
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        return self.a
+
+    def __array__(self, dtype=None):
+        return self.numpy()  # as PyTorch's: the same errors
+
+
+DeviceTensor.__module__ = "torch"
+
+
+def test_tensors_on_a_device():
+    # A GPU tensor with a gradient, and a bfloat16 one, go as they are:
+    # the same bundles, memberships and server answers as their arrays.
+    a, p, q = gauss(4)
+    labels = np.arange(len(a)) % 3
+    want = ccs.bundle(a, labels, k=3, seed=1)
+    got = ccs.bundle(DeviceTensor(a), DeviceTensor(labels, requires_grad=False), k=3, seed=1)
+    for name, b in want.items():
+        assert np.array_equal(got[name].anchors, b.anchors) and np.array_equal(got[name].positive_index, b.positive_index), name
+    s = ccs.calibrate("ball", ccs.Bundle(a, p, q))
+    pts = q[:, 0, :]
+    assert np.array_equal(s.contains(DeviceTensor(a[2]), DeviceTensor(pts)), s.contains(a[2], pts))
+    assert np.array_equal(s.scores(a[2], DeviceTensor(pts, dtype="torch.bfloat16")), s.scores(a[2], pts.astype(np.float32)))
+    ids, _ = s.retrieve(DeviceTensor(a[2]), ccs.Collection(DeviceTensor(pts)))
+    assert np.array_equal(ids, s.retrieve(a[2], ccs.Collection(pts))[0])
+
+
 def cli_error(*args):
     r = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True)
     assert r.returncode == 1, r
