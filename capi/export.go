@@ -35,6 +35,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"io"
 	"time"
 	"unsafe"
@@ -458,6 +459,20 @@ func ccs_document_text(doc *C.char, text **C.char, errOut **C.char) C.int {
 			return err
 		}
 		cString(text, []byte(t))
+		return nil
+	})
+}
+
+//export ccs_threads
+func ccs_threads(n C.int64_t, now *C.int64_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		if n < 0 {
+			return fmt.Errorf("threads=%d: want at least 1 (None: ask)", n)
+		}
+		if n > 0 {
+			runtime.GOMAXPROCS(int(n))
+		}
+		*now = C.int64_t(runtime.GOMAXPROCS(0))
 		return nil
 	})
 }

@@ -49,6 +49,7 @@ __all__ = [
     "report",
     "serve",
     "simulate",
+    "threads",
     "version",
 ]
 
@@ -997,6 +998,22 @@ class Server(_Handle):
 
     def __repr__(self):
         return f"<ccs.Server {self.url} sets={list(self.sets)}>" if self._h else "<ccs.Server closed>"
+
+
+def threads(n=None):
+    """The number of threads the engine runs its work on (Go's
+    GOMAXPROCS: by default the cores this process may use, its CPU
+    affinity and cgroup limits counted); with n, sets it first, as
+    torch.set_num_threads does, for every call that starts afterwards.
+    Results do not depend on it: the same seed gives the same numbers on
+    any number of threads."""
+    now = c_int64()
+    if n is not None:
+        n = operator.index(n)
+        if n < 1:
+            raise ValueError(f"threads: n={n}: want at least 1 (None: ask)")
+    call(lib.ccs_threads, 0 if n is None else n, byref(now))
+    return now.value
 
 
 def version():

@@ -72,6 +72,7 @@ _SIGNATURES = {
     "ccs_server_reload": [c_handle],
     "ccs_report": [c_char_p, c_char_p, c_char_p],
     "ccs_document_text": [c_char_p, _S],
+    "ccs_threads": [c_int64, POINTER(c_int64)],
     "ccs_calibrate": [c_handle, c_handle, c_handle, c_char_p, _A, _A, _H],
     "ccs_set_load": [c_char_p, _H],
     "ccs_set_save": [c_handle, c_char_p],

@@ -222,3 +222,22 @@ except KeyboardInterrupt:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env(), timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("interrupted after") and r.stdout.endswith("<ccs.Server closed>\n"), r.stdout
+
+
+def test_threads_do_not_change_the_numbers(splits):
+    # ccs.threads sets the engine's threads; a fit on one thread and on
+    # two gives the same set file, byte for byte.
+    was = ccs.threads()
+    assert was >= 1
+    try:
+        got = {}
+        for n in (1, 2):
+            assert ccs.threads(n) == n and ccs.threads() == n
+            f = ccs.fit("genball", splits["fit"], splits["val"], objective="neg,vol", epochs=3, patience=3)
+            got[n] = f.to_json()
+        assert got[1] == got[2]
+    finally:
+        ccs.threads(was)
+    assert ccs.threads() == was
+    with pytest.raises(ValueError, match="threads: n=0: want at least 1"):
+        ccs.threads(0)
