@@ -65,53 +65,94 @@ type MakeConfig struct {
 	// LabelNames, for labels that were strings (LabelCodes), are their
 	// values: label i is LabelNames[i]. Messages name classes by them.
 	LabelNames []string
-	// NegativeLabels says what a negative integer label means; by
-	// default it is refused.
-	NegativeLabels NegativeLabels
+	// MissingLabels says what a label that marks a missing value means
+	// (a negative integer; a string label MissingStrings made negative);
+	// by default it is refused.
+	MissingLabels MissingLabels
+	// MissingNames names the negative labels MissingStrings gave string
+	// labels that mark a missing value: label c < 0 is MissingNames[c].
+	MissingNames map[int64]string
 }
 
-// NegativeLabels says what a negative integer class label means. Hugging
-// Face datasets (a test split without labels) and scikit-learn mark a row
-// that has no label -1, and taken as a class such rows would be one
-// another's positives; but ±1 binary labels are classes.
-type NegativeLabels int
+// MissingLabels says what a label that marks a missing value means: a
+// negative integer — Hugging Face datasets (a test split without labels)
+// and scikit-learn mark a row that has no label -1 — or, for string
+// labels, "" or "nan" (pandas' missing value once a column is converted
+// with astype(str)); MissingStrings finds those. Taken as a class, such
+// rows would be one another's positives; but ±1 binary labels are
+// classes.
+type MissingLabels int
 
 const (
-	// NegativeRefused makes a negative label an error naming the
-	// labels and how many rows have each.
-	NegativeRefused NegativeLabels = iota
-	// NegativeDropped takes a negative label for no label: the row (in
+	// MissingRefused makes a missing label an error naming the labels
+	// and how many rows have each.
+	MissingRefused MissingLabels = iota
+	// MissingDropped takes a missing label for no label: the row (in
 	// Make's groups mode, its group) is left out of every split, and a
 	// warning counts them.
-	NegativeDropped
-	// NegativeClass takes each negative label for a class like any other.
-	NegativeClass
+	MissingDropped
+	// MissingClass takes each for a class like any other.
+	MissingClass
 )
 
-// negativeLabelNames are NegativeLabels' names, as ccs bundle's
-// -negative-labels and Python's negative_labels take them.
-var negativeLabelNames = []string{"error", "drop", "class"}
+// missingLabelNames are MissingLabels' names, as ccs bundle's
+// -missing-labels and Python's missing_labels take them.
+var missingLabelNames = []string{"error", "drop", "class"}
 
 // String is the value's name: error, drop or class.
-func (n NegativeLabels) String() string {
-	if n < 0 || int(n) >= len(negativeLabelNames) {
-		return fmt.Sprintf("NegativeLabels(%d)", int(n))
+func (n MissingLabels) String() string {
+	if n < 0 || int(n) >= len(missingLabelNames) {
+		return fmt.Sprintf("MissingLabels(%d)", int(n))
 	}
-	return negativeLabelNames[n]
+	return missingLabelNames[n]
 }
 
-// ParseNegativeLabels reads error, drop or class ("": error).
-func ParseNegativeLabels(s string) (NegativeLabels, error) {
+// ParseMissingLabels reads error, drop or class ("": error).
+func ParseMissingLabels(s string) (MissingLabels, error) {
 	if s == "" {
-		return NegativeRefused, nil
+		return MissingRefused, nil
 	}
-	if i := slices.Index(negativeLabelNames, s); i >= 0 {
-		return NegativeLabels(i), nil
+	if i := slices.Index(missingLabelNames, s); i >= 0 {
+		return MissingLabels(i), nil
 	}
 	return 0, fmt.Errorf("%q: want error, drop or class", s)
 }
 
-// unlabeled applies NegativeLabels to labels: whether a label is taken
+// MissingString says whether a string label marks a missing value: empty,
+// or "nan" in any case (what pandas' NaN becomes in astype(str)).
+func MissingString(s string) bool {
+	return s == "" || strings.EqualFold(s, "nan")
+}
+
+// MissingStrings takes the string labels that mark a missing value
+// (MissingString) out of names (LabelCodes' sorted names): their rows get
+// the labels −1, −2, … in their order among names (what MakeConfig's
+// MissingLabels then applies to), missing names them, and the other
+// names keep their order, numbered anew from 0. Without such a name, codes
+// and names are returned as they are and missing is nil.
+func MissingStrings(codes []int64, names []string) (newCodes []int64, newNames []string, missing map[int64]string) {
+	if !slices.ContainsFunc(names, MissingString) {
+		return codes, names, nil
+	}
+	to := make([]int64, len(names))
+	missing = map[int64]string{}
+	for i, name := range names {
+		if MissingString(name) {
+			to[i] = -int64(len(missing)) - 1
+			missing[to[i]] = name
+		} else {
+			to[i] = int64(len(newNames))
+			newNames = append(newNames, name)
+		}
+	}
+	newCodes = make([]int64, len(codes))
+	for i, c := range codes {
+		newCodes[i] = to[c]
+	}
+	return newCodes, newNames, missing
+}
+
+// unlabeled applies MissingLabels to labels: whether a label is taken
 // for none (nil: every label is a class), the warning that counts the
 // rows left out, or the error that refuses them.
 func (c MakeConfig) unlabeled(labels []int64) (none func(int64) bool, warning string, err error) {
@@ -123,7 +164,7 @@ func (c MakeConfig) unlabeled(labels []int64) (none func(int64) bool, warning st
 			n++
 		}
 	}
-	if n == 0 || c.NegativeLabels == NegativeClass {
+	if n == 0 || c.MissingLabels == MissingClass {
 		return nil, "", nil
 	}
 	var each []string
@@ -132,11 +173,11 @@ func (c MakeConfig) unlabeled(labels []int64) (none func(int64) bool, warning st
 			each = append(each, "…")
 			break
 		}
-		each = append(each, fmt.Sprintf("%d: %d", l, count[l]))
+		each = append(each, fmt.Sprintf("%s: %d", c.class(l), count[l]))
 	}
-	what := fmt.Sprintf("%d of %d rows have a negative label (%s)", n, len(labels), strings.Join(each, ", "))
-	if c.NegativeLabels == NegativeRefused {
-		return nil, "", fmt.Errorf("bundle: %s: Hugging Face datasets and scikit-learn mark a row without a label so, and as a class those rows would be one another's positives: leave them out (-negative-labels drop), or take each negative label for a class (-negative-labels class, as ±1 binary labels)", what)
+	what := fmt.Sprintf("%d of %d rows have a label that marks a missing value (%s)", n, len(labels), strings.Join(each, ", "))
+	if c.MissingLabels == MissingRefused {
+		return nil, "", fmt.Errorf("bundle: %s: Hugging Face datasets and scikit-learn label a row without a label -1, and pandas' missing value becomes \"nan\" in astype(str); as a class those rows would be one another's positives: leave them out (-missing-labels drop), or take each such label for a class (-missing-labels class, as ±1 binary labels)", what)
 	}
 	return func(l int64) bool { return l < 0 }, what + ", taken for no label: left out of every split", nil
 }
@@ -146,6 +187,9 @@ func (c MakeConfig) unlabeled(labels []int64) (none func(int64) bool, warning st
 func (cfg MakeConfig) class(c int64) string {
 	if c >= 0 && c < int64(len(cfg.LabelNames)) {
 		return strconv.Quote(cfg.LabelNames[c])
+	}
+	if name, ok := cfg.MissingNames[c]; ok {
+		return strconv.Quote(name)
 	}
 	return strconv.FormatInt(c, 10)
 }

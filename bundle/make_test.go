@@ -284,11 +284,11 @@ func TestMakeErrors(t *testing.T) {
 	}
 }
 
-// TestMakeNegativeLabels: a negative label is refused by default, naming
+// TestMakeMissingLabels: a negative label is refused by default, naming
 // the counts; dropped, its rows are left out and the plan is the one of
 // the input without them (its rows renumbered), with a warning; as a class,
 // it is one. In groups mode a group labelled negative is dropped whole.
-func TestMakeNegativeLabels(t *testing.T) {
+func TestMakeMissingLabels(t *testing.T) {
 	_, labels := labelled(3, 2, 150, 150, 150)
 	rng := rand.New(rand.NewPCG(4, 4))
 	var all []int64 // the labelled rows with 60 rows of -1 and 20 of -2 among them
@@ -305,8 +305,8 @@ func TestMakeNegativeLabels(t *testing.T) {
 		counts[l]++
 	}
 	cfg := MakeConfig{K: 3, KNeg: 4, Split: testSplit, Seed: 5, OODClasses: []int64{10}, OODCalShare: 0.1}
-	want := fmt.Sprintf("%d of %d rows have a negative label (-2: %d, -1: %d)", counts[-1]+counts[-2], len(all), counts[-2], counts[-1])
-	if _, err := Make(Items{N: len(all), Labels: all}, cfg); err == nil || !strings.Contains(err.Error(), want+": Hugging Face datasets") {
+	want := fmt.Sprintf("%d of %d rows have a label that marks a missing value (-2: %d, -1: %d)", counts[-1]+counts[-2], len(all), counts[-2], counts[-1])
+	if _, err := Make(Items{N: len(all), Labels: all}, cfg); err == nil || !strings.Contains(err.Error(), want+": Hugging Face datasets and scikit-learn label a row") {
 		t.Fatalf("negative labels by default: %v, want %q", err, want)
 	}
 	ref, err := Make(Items{N: len(labels), Labels: labels}, cfg)
@@ -314,7 +314,7 @@ func TestMakeNegativeLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	drop := cfg
-	drop.NegativeLabels = NegativeDropped
+	drop.MissingLabels = MissingDropped
 	p, err := Make(Items{N: len(all), Labels: all}, drop)
 	if err != nil {
 		t.Fatal(err)
@@ -337,7 +337,7 @@ func TestMakeNegativeLabels(t *testing.T) {
 		}
 	}
 	class := cfg
-	class.NegativeLabels, class.AllowFewer = NegativeClass, true
+	class.MissingLabels, class.AllowFewer = MissingClass, true
 	if p, err = Make(Items{N: len(all), Labels: all}, class); err != nil {
 		t.Fatal(err)
 	}
@@ -356,10 +356,10 @@ func TestMakeNegativeLabels(t *testing.T) {
 		glabels = append(glabels, l, l)
 	}
 	gcfg := MakeConfig{K: 1, KNeg: 2, Split: testSplit, Seed: 1}
-	if _, err := Make(Items{N: 400, Groups: groups, Labels: glabels}, gcfg); err == nil || !strings.Contains(err.Error(), "100 of 400 rows have a negative label (-1: 100)") {
+	if _, err := Make(Items{N: 400, Groups: groups, Labels: glabels}, gcfg); err == nil || !strings.Contains(err.Error(), "100 of 400 rows have a label that marks a missing value (-1: 100)") {
 		t.Errorf("groups labelled negative: %v", err)
 	}
-	gcfg.NegativeLabels = NegativeDropped
+	gcfg.MissingLabels = MissingDropped
 	if p, err = Make(Items{N: 400, Groups: groups, Labels: glabels}, gcfg); err != nil {
 		t.Fatal(err)
 	}
@@ -378,13 +378,40 @@ func TestMakeNegativeLabels(t *testing.T) {
 
 	for _, c := range []struct {
 		in   string
-		want NegativeLabels
-	}{{"", NegativeRefused}, {"error", NegativeRefused}, {"drop", NegativeDropped}, {"class", NegativeClass}} {
-		if got, err := ParseNegativeLabels(c.in); err != nil || got != c.want || (c.in != "" && got.String() != c.in) {
-			t.Errorf("ParseNegativeLabels(%q) = %v, %v", c.in, got, err)
+		want MissingLabels
+	}{{"", MissingRefused}, {"error", MissingRefused}, {"drop", MissingDropped}, {"class", MissingClass}} {
+		if got, err := ParseMissingLabels(c.in); err != nil || got != c.want || (c.in != "" && got.String() != c.in) {
+			t.Errorf("ParseMissingLabels(%q) = %v, %v", c.in, got, err)
 		}
 	}
-	if _, err := ParseNegativeLabels("skip"); err == nil || err.Error() != `"skip": want error, drop or class` {
-		t.Errorf("ParseNegativeLabels(skip): %v", err)
+	if _, err := ParseMissingLabels("skip"); err == nil || err.Error() != `"skip": want error, drop or class` {
+		t.Errorf("ParseMissingLabels(skip): %v", err)
+	}
+}
+
+// TestMissingStrings: the string labels that mark a missing value ("",
+// "nan" in any case) get the labels −1, −2, … and leave the names, which
+// are numbered anew in their order; Make then names them in its error.
+func TestMissingStrings(t *testing.T) {
+	codes, names := LabelCodes([]string{"b", "nan", "a", "", "b", "NaN"})
+	got, kept, missing := MissingStrings(codes, names)
+	if !slices.Equal(kept, []string{"a", "b"}) || !slices.Equal(got, []int64{1, -3, 0, -1, 1, -2}) ||
+		len(missing) != 3 || missing[-1] != "" || missing[-2] != "NaN" || missing[-3] != "nan" {
+		t.Errorf("MissingStrings: codes %v, names %q, missing %v", got, kept, missing)
+	}
+	plain, plainNames := LabelCodes([]string{"b", "a", "nano"})
+	if c, n, m := MissingStrings(plain, plainNames); !slices.Equal(c, plain) || !slices.Equal(n, plainNames) || m != nil {
+		t.Errorf("no missing value: %v %q %v", c, n, m)
+	}
+	var labels []string
+	for i := range 300 {
+		labels = append(labels, []string{"a", "b", "c"}[i%3])
+	}
+	labels[7], labels[8], labels[100] = "nan", "", "nan"
+	codes, names = LabelCodes(labels)
+	codes, names, missing = MissingStrings(codes, names)
+	cfg := MakeConfig{K: 3, Split: testSplit, LabelNames: names, MissingNames: missing}
+	if _, err := Make(Items{N: len(codes), Labels: codes}, cfg); err == nil || !strings.Contains(err.Error(), `3 of 300 rows have a label that marks a missing value ("nan": 2, "": 1)`) {
+		t.Errorf("string labels that mark a missing value: %v", err)
 	}
 }

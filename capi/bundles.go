@@ -109,8 +109,8 @@ type makeOptions struct {
 	OODClasses  classList  `json:"ood_classes"`
 	OODCalShare float64    `json:"ood_cal_share"`
 	AllowFewer  bool       `json:"allow_fewer"`
-	// NegativeLabels: "error" (or none), "drop" or "class".
-	NegativeLabels string `json:"negative_labels"`
+	// MissingLabels: "error" (or none), "drop" or "class".
+	MissingLabels string `json:"missing_labels"`
 }
 
 // classList are held-out classes as the caller names them: integers, or
@@ -219,8 +219,8 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	}
 	var in bundle.Inputs
 	var err error
-	if cfg.NegativeLabels, err = bundle.ParseNegativeLabels(o.NegativeLabels); err != nil {
-		return nil, fmt.Errorf("bundle: negative_labels=%v", err)
+	if cfg.MissingLabels, err = bundle.ParseMissingLabels(o.MissingLabels); err != nil {
+		return nil, fmt.Errorf("bundle: missing_labels=%v", err)
 	}
 	name := "embeddings"
 	if mode == "views" {
@@ -233,6 +233,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	if hasLabels {
 		if in.Labels, names, err = readIDs(arrays["labels"], "labels"); err != nil {
 			return nil, err
+		}
+		if cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no label, as -1 does
+			in.Labels, names, cfg.MissingNames = bundle.MissingStrings(in.Labels, names)
 		}
 		in.LabelsSource = "labels"
 		cfg.LabelNames = names

@@ -35,8 +35,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"io"
+	"runtime"
 	"time"
 	"unsafe"
 

@@ -500,8 +500,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"labels of another length", []string{"-labels", p("short.npy")}, false, "short.npy: 399 labels for the 400 rows of " + p("emb.npy")},
 		{"NaN rows", []string{"-embeddings", p("nan.npy")}, false, "nan.npy: row 7, coordinate 1 is NaN"},
 		{"a class with one member", []string{"-labels", p("one.npy")}, false, "class 77 has 1 item"},
-		{"rows labelled -1", []string{"-labels", p("unlabelled.npy")}, false, "unlabelled.npy: bundle: 100 of 400 rows have a negative label (-1: 100): Hugging Face datasets and scikit-learn mark a row without a label so"},
-		{"an unknown -negative-labels", []string{"-negative-labels", "skip"}, true, `bundle: -negative-labels "skip": want error, drop or class`},
+		{"rows labelled -1", []string{"-labels", p("unlabelled.npy")}, false, "unlabelled.npy: bundle: 100 of 400 rows have a label that marks a missing value (-1: 100): Hugging Face datasets and scikit-learn label a row without a label -1"},
+		{"an unknown -missing-labels", []string{"-missing-labels", "skip"}, true, `bundle: -missing-labels "skip": want error, drop or class`},
 		{"k larger than every class", []string{"-k", "500"}, false, "too few for k = 500 positives"},
 		{"shares over 1", []string{"-split", "0.6,0.2,0.2,0.2"}, true, "sum to 1.2, more than 1"},
 		{"a zero validation share", []string{"-split", "0.5,0,0.25,0.25"}, true, "every split's share must be positive"},
@@ -641,9 +641,9 @@ func TestHashChanged(t *testing.T) {
 	}
 }
 
-// TestBundleNegativeLabels: -negative-labels drop leaves the rows labelled
+// TestBundleMissingLabels: -missing-labels drop leaves the rows labelled
 // -1 out of every split, says so on stderr and in the manifest.
-func TestBundleNegativeLabels(t *testing.T) {
+func TestBundleMissingLabels(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	const n, d = 400, 3
@@ -654,17 +654,40 @@ func TestBundleNegativeLabels(t *testing.T) {
 	}
 	bundle.WriteNPY(p("labels.npy"), bundle.Int64(y, n))
 	var stderr bytes.Buffer
-	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b"), "-k", "5", "-negative-labels", "drop"}); err != nil {
+	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b"), "-k", "5", "-missing-labels", "drop"}); err != nil {
 		t.Fatal(err)
 	}
-	const want = "100 of 400 rows have a negative label (-1: 100), taken for no label: left out of every split"
+	const want = "100 of 400 rows have a label that marks a missing value (-1: 100), taken for no label: left out of every split"
 	if !strings.Contains(stderr.String(), "WARNING: "+want) {
 		t.Errorf("stderr:\n%s\nwant the warning %q", stderr.String(), want)
 	}
 	var m bundleManifest
 	raw, _ := os.ReadFile(p("b/manifest.json"))
-	if err := json.Unmarshal(raw, &m); err != nil || m.NegativeLabels != "drop" || !slices.Contains(m.Warnings, want) {
-		t.Errorf("manifest: %v, negative_labels %q, warnings %q", err, m.NegativeLabels, m.Warnings)
+	if err := json.Unmarshal(raw, &m); err != nil || m.MissingLabels != "drop" || !slices.Contains(m.Warnings, want) {
+		t.Errorf("manifest: %v, missing_labels %q, warnings %q", err, m.MissingLabels, m.Warnings)
+	}
+	// String labels with pandas' missing value, "nan" (astype(str) of
+	// NaN): refused by default, naming it; dropped, not a class name.
+	names := make([]string, n)
+	for i := range names {
+		names[i] = "nan"
+		if y[i] >= 0 {
+			names[i] = []string{"ant", "bee", "cat"}[y[i]%3]
+		}
+	}
+	writeStrNPY(t, p("names.npy"), names, fmt.Sprintf("(%d,)", n))
+	err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("names.npy"), "-out", p("s"), "-k", "5"})
+	if err == nil || !strings.Contains(err.Error(), `100 of 400 rows have a label that marks a missing value ("nan": 100)`) {
+		t.Errorf("string labels \"nan\": %v", err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("names.npy"), "-out", p("s"), "-k", "5", "-missing-labels", "drop"}); err != nil {
+		t.Fatal(err)
+	}
+	var sm bundleManifest
+	raw, _ = os.ReadFile(p("s/manifest.json"))
+	if err := json.Unmarshal(raw, &sm); err != nil || !slices.Equal(sm.LabelNames, []string{"ant", "bee", "cat"}) ||
+		!slices.Contains(sm.Warnings, `100 of 400 rows have a label that marks a missing value ("nan": 100), taken for no label: left out of every split`) {
+		t.Errorf("string labels \"nan\" dropped: %v, names %q, warnings %q", err, sm.LabelNames, sm.Warnings)
 	}
 	rows := 0
 	for _, f := range []string{"fit", "val", "cal", "test"} {

@@ -32,11 +32,11 @@ type bundleOptions struct {
 	OODClasses                        string // comma-separated labels
 	OODCalShare                       float64
 	AllowFewer                        bool
-	NegativeLabels                    string // error, drop or class
+	MissingLabels                     string // error, drop or class
 }
 
 func bundleCommand() *command {
-	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer] [-negative-labels error|drop|class]",
+	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class]",
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float32 or float64 lists); float16, float32 or float64, either order")
@@ -55,7 +55,7 @@ func bundleCommand() *command {
 			fs.StringVar(&o.OODClasses, "ood-classes", "", "comma-separated `labels` held out of every split as an OOD sample (DIR/ood.npz): integers, or names for string labels")
 			fs.Float64Var(&o.OODCalShare, "ood-cal-share", 0, "`share` of the in-distribution items held out before the splits as DIR/ood-cal.npz: the inputs that calibrate a per-input OOD test (calibrate -ood-cal)")
 			fs.BoolVar(&o.AllowFewer, "allow-fewer", false, "let an anchor with fewer than -k possible positives repeat them (they weigh more in training and evaluation; calibration, one positive per anchor, is unchanged) instead of refusing")
-			fs.StringVar(&o.NegativeLabels, "negative-labels", "error", "what a negative integer label means: error (refuse it), drop (no label, as Hugging Face and scikit-learn mark it -1: the row is left out of every split, counted in a warning) or class (a class like any other, as ±1 binary labels)")
+			fs.StringVar(&o.MissingLabels, "missing-labels", "error", "what a label that marks a missing value means — a negative integer (Hugging Face and scikit-learn write -1) or the string \"\" or \"nan\" (pandas' missing value after astype(str)): error (refuse it), drop (no label: the row is left out of every split, counted in a warning) or class (a class like any other, as ±1 binary labels)")
 			return nil
 		}, runBundle)
 }
@@ -74,13 +74,13 @@ type bundleManifest struct {
 	OODClasses  []int64                  `json:"ood_classes,omitempty"`
 	OODCalShare float64                  `json:"ood_cal_share,omitempty"`
 	AllowFewer  bool                     `json:"allow_fewer,omitempty"`
-	// NegativeLabels is -negative-labels when not error: drop or class.
-	NegativeLabels string         `json:"negative_labels,omitempty"`
-	Positives      string         `json:"positives"`
-	Negatives      string         `json:"negatives"`
-	LabelNames     []string       `json:"label_names,omitempty"` // a string label column's values, in order: label i is LabelNames[i]
-	Files          []manifestFile `json:"files"`
-	Warnings       []string       `json:"warnings"`
+	// MissingLabels is -missing-labels when not error: drop or class.
+	MissingLabels string         `json:"missing_labels,omitempty"`
+	Positives     string         `json:"positives"`
+	Negatives     string         `json:"negatives"`
+	LabelNames    []string       `json:"label_names,omitempty"` // a string label column's values, in order: label i is LabelNames[i]
+	Files         []manifestFile `json:"files"`
+	Warnings      []string       `json:"warnings"`
 }
 
 type manifestInput struct {
@@ -136,8 +136,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	}
 	cfg := bundle.MakeConfig{K: o.K, KNeg: o.KNeg, Seed: o.Seed, OODCalShare: o.OODCalShare, AllowFewer: o.AllowFewer}
 	var err error
-	if cfg.NegativeLabels, err = bundle.ParseNegativeLabels(o.NegativeLabels); err != nil {
-		return usagef("bundle: -negative-labels %v", err)
+	if cfg.MissingLabels, err = bundle.ParseMissingLabels(o.MissingLabels); err != nil {
+		return usagef("bundle: -missing-labels %v", err)
 	}
 	shares := strings.Split(o.Split, ",")
 	if len(shares) != 4 {
@@ -180,8 +180,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if m.KNeg == 0 {
 		m.KNeg = o.K
 	}
-	if cfg.NegativeLabels != bundle.NegativeRefused {
-		m.NegativeLabels = cfg.NegativeLabels.String()
+	if cfg.MissingLabels != bundle.MissingRefused {
+		m.MissingLabels = cfg.MissingLabels.String()
 	}
 	// Each input's SHA-256 in the background while it is read (on another
 	// core: 0.5 s of a 4 s bundle of 800 MB), checked to be of the file as
@@ -228,6 +228,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		labels, names, err := readIDs(o.Labels, "labels")
 		if err != nil {
 			return err
+		}
+		if cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no label, as -1 does
+			labels, names, cfg.MissingNames = bundle.MissingStrings(labels, names)
 		}
 		in.Labels, in.LabelsSource, m.LabelNames = labels, o.Labels, names
 		cfg.LabelNames = names

@@ -243,7 +243,7 @@ def _ids(x):
 
 def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=None, pairs=None, ids=None,
            query_ids=None, k=20, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
-           allow_fewer=False, negative_labels="error"):
+           allow_fewer=False, missing_labels="error"):
     """Makes bundles of your own embeddings, as ccs bundle does: a dict from
     split name ("fit", "val", "cal", "test", and "ood-cal", "ood" when asked
     for) to Bundle, with the same arrays as the files ccs bundle writes.
@@ -262,10 +262,11 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     labels held out as the "ood" split (integers, or strings for string
     labels); ood_cal_share the share of the items
     held out as "ood-cal" (inputs that calibrate a per-input OOD test).
-    negative_labels: what a negative integer label means — "error" (refuse
-    it), "drop" (no label, as Hugging Face and scikit-learn mark it -1: the
-    row is left out of every split, with a warning) or "class" (a class
-    like any other, as +-1 binary labels)."""
+    missing_labels: what a label that marks a missing value means — a
+    negative integer (Hugging Face and scikit-learn write -1) or the
+    string "" or "nan" (pandas' NaN after astype(str)): "error" (refuse
+    it), "drop" (no label: the row is left out of every split, with a
+    warning) or "class" (a class like any other, as +-1 binary labels)."""
     lent = Lent()
     arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": _ids(labels), "groups": _ids(groups),
                           "queries": queries, "pairs": _ids(pairs), "ids": _ids(ids), "query_ids": _ids(query_ids)})
@@ -273,7 +274,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
         ood_classes = (ood_classes,)
     opts = options(k=k, kneg=kneg, split=[float(s) for s in split], seed=seed,
                    ood_classes=[_class(c) for c in ood_classes],
-                   ood_cal_share=ood_cal_share, allow_fewer=allow_fewer, negative_labels=negative_labels)
+                   ood_cal_share=ood_cal_share, allow_fewer=allow_fewer, missing_labels=missing_labels)
     h = (c_handle * 6)()
     info = call_string(lib.ccs_bundle_make, arr, n, opts, h, 6)
     return _bundles(h, info)

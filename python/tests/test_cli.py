@@ -44,7 +44,7 @@ def test_bundle_equals_ccs_bundle(labelled, tmp_path):
         assert same_file(tmp_path / f"{name}.npz", labelled["bundles"] / f"{name}.npz"), name
 
 
-def test_negative_labels_as_ccs_bundle(labelled, tmp_path, cli):
+def test_missing_labels_as_ccs_bundle(labelled, tmp_path, cli):
     """Rows labelled -1 (Hugging Face's and scikit-learn's "no label"):
     refused with the command's message; dropped, the command's bundles
     byte for byte, with its warning; as a class, the command's too."""
@@ -52,21 +52,37 @@ def test_negative_labels_as_ccs_bundle(labelled, tmp_path, cli):
     labels[::7] = -1
     np.save(tmp_path / "labels.npy", labels)
     emb = labelled["dir"] / "embeddings.npy"
-    with pytest.raises(ValueError, match=r"rows have a negative label \(-1: \d+\): Hugging Face datasets"):
+    with pytest.raises(ValueError, match=r"rows have a label that marks a missing value \(-1: \d+\): Hugging Face datasets"):
         ccs.bundle(labelled["embeddings"], labels, k=8, kneg=6, seed=3)
     for mode in ("drop", "class"):
         cli("bundle", "-embeddings", emb, "-labels", tmp_path / "labels.npy", "-out", tmp_path / mode, "-k", 8, "-kneg", 6,
-            "-seed", 3, "-negative-labels", mode, "-allow-fewer")
+            "-seed", 3, "-missing-labels", mode, "-allow-fewer")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            splits = ccs.bundle(labelled["embeddings"], labels, k=8, kneg=6, seed=3, negative_labels=mode, allow_fewer=True)
+            splits = ccs.bundle(labelled["embeddings"], labels, k=8, kneg=6, seed=3, missing_labels=mode, allow_fewer=True)
         said = [str(w.message) for w in caught if issubclass(w.category, ccs.CCSWarning)]
         assert any("taken for no label: left out of every split" in m for m in said) == (mode == "drop"), said
         for name, b in splits.items():
             b.save(tmp_path / f"{mode}-{name}.npz")
             assert same_file(tmp_path / f"{mode}-{name}.npz", tmp_path / mode / f"{name}.npz"), (mode, name)
-    with pytest.raises(ValueError, match='bundle: negative_labels="skip": want error, drop or class'):
-        ccs.bundle(labelled["embeddings"], labels, negative_labels="skip")
+    with pytest.raises(ValueError, match='bundle: missing_labels="skip": want error, drop or class'):
+        ccs.bundle(labelled["embeddings"], labels, missing_labels="skip")
+
+    # A pandas column of class names with missing values, converted with
+    # astype(str) as the object-array error advises: NaN became "nan",
+    # refused as -1 is; dropped, the same bundles as -1 dropped, "nan" not
+    # a class name.
+    column = np.array(["ant", "bee", "cat", "gnu", "émeu"], dtype=object)[labelled["labels"]]
+    column[::7] = np.nan
+    names = column.astype(str)
+    with pytest.raises(ValueError, match=r'rows have a label that marks a missing value \("nan": \d+\)'):
+        ccs.bundle(labelled["embeddings"], names, k=8, kneg=6, seed=3)
+    with pytest.warns(ccs.CCSWarning, match=r'\("nan": \d+\), taken for no label'):
+        splits = ccs.bundle(labelled["embeddings"], names, k=8, kneg=6, seed=3, missing_labels="drop", allow_fewer=True)
+    for name, b in splits.items():
+        assert b.label_names == ("ant", "bee", "cat", "gnu", "émeu"), name
+        b.save(tmp_path / f"nan-{name}.npz")
+        assert same_file(tmp_path / f"nan-{name}.npz", tmp_path / "drop" / f"{name}.npz"), name
 
 
 NAMES = np.array(["ant", "bee", "cat", "gnu", "émeu"])  # sorted by code point: the codes are labelled's integers
