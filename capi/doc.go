@@ -9,10 +9,10 @@
 // comparing as jobs the caller polls (ccs_fit_start, ccs_compare_start,
 // ccs_job_wait, _progress, _cancel, _result, _document, _cells, _check),
 // calibration, sets (ccs_set_load, _save, _evaluate, _contains, _scores,
-// _retrieve, _ood), collections (ccs_collection_new, _load, _size, _keys),
-// a comparison's text (ccs_document_text), the report (ccs_report) and a
-// server, a job too (ccs_serve_start, ccs_server_reload); ccs_threads sets
-// how many threads the engine uses.
+// _retrieve, _ood), collections (ccs_collection_new, _load, _save, _size,
+// _keys), a comparison's text (ccs_document_text), the report
+// (ccs_report) and a server, a job too (ccs_serve_start,
+// ccs_server_reload); ccs_threads sets how many threads the engine uses.
 //
 // The rules of the ABI (export.go): objects are runtime/cgo handles, never
 // 0, released by ccs_close; arrays are lent as a ccs_array (pointer,

@@ -36,7 +36,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -761,6 +763,21 @@ func ccs_collection_keys(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
 			return err
 		}
 		return jsonOut(out, o.c.Keys) // null where the ids are integers
+	})
+}
+
+//export ccs_collection_save
+func ccs_collection_save(h C.uintptr_t, path *C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*collectionObj](uintptr(h), "a collection")
+		if err != nil {
+			return err
+		}
+		p := C.GoString(path)
+		if !strings.EqualFold(filepath.Ext(p), ".parquet") {
+			return fmt.Errorf("collection: save %s: a collection is saved as Parquet (.parquet): its rows and its ids, integers or strings", p)
+		}
+		return retrieve.WriteParquet(p, o.c)
 	})
 }
 

@@ -675,6 +675,13 @@ class Collection(_Handle):
         call(lib.ccs_collection_load, _path(path), byref(h))
         return cls._wrap(h.value)
 
+    def save(self, path):
+        """Writes the collection as Parquet (.parquet): an "id" column
+        (integers, or the string ids) and an "embedding" column, what
+        Collection.load, ccs retrieve -db, ccs serve -db and ccs collection
+        load read."""
+        call(lib.ccs_collection_save, self._handle(), _path(path))
+
     @property
     def keys(self):
         """The string ids, in row order (np.ndarray of str), or None where
@@ -861,9 +868,9 @@ def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, me
     endpoints (/v1/sets/NAME/score, /ood, /retrieve, …; docs/serve.md), on
     the library's threads, while Python goes on.
 
-    sets: {name: Set or set file}; collections: {name: collection file
-    (.npz, .npy, Parquet, Arrow, a dataset directory), an (n, d) array, or
-    (rows, ids) — ids integers or strings}. A Set or arrays given in memory
+    sets: {name: Set or set file}; collections: {name: Collection,
+    collection file (.npz, .npy, Parquet, Arrow, a dataset directory), an
+    (n, d) array, or (rows, ids) — ids integers or strings}. A Set or arrays given in memory
     are saved to a private temporary directory first, removed on close.
     addr: host:port ("127.0.0.1:0" picks a free port; Server.url says
     which). Beyond loopback the server needs auth_tokens (a tokens file,
@@ -902,8 +909,10 @@ def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, me
                 dbs[name] = os.fsdecode(v)
                 continue
             if isinstance(v, Collection):
-                raise TypeError(f"serve: collections[{name!r}]: a ccs.Collection's rows stay in the library: "
-                                "give its file, or its rows (and ids) as arrays")
+                path = private(f"collection-{i}.parquet")
+                v.save(path)
+                dbs[name] = path
+                continue
             rows, ids = v if isinstance(v, tuple) and len(v) == 2 else (v, None)
             path = private(f"collection-{i}.npz")
             arrays = {"embeddings": np.asarray(_lib.host(rows))}

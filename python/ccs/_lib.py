@@ -84,6 +84,7 @@ _SIGNATURES = {
     "ccs_collection_new": [_A, _A, _H],
     "ccs_collection_load": [c_char_p, _H],
     "ccs_collection_size": [c_handle, POINTER(c_int64), POINTER(c_int64)],
+    "ccs_collection_save": [c_handle, c_char_p],
     "ccs_collection_keys": [c_handle, _S],
     "ccs_set_retrieve": [c_handle, c_handle, _A, _A, _A, c_int64, POINTER(Hits)],
     "ccs_set_ood": [c_handle, _A, c_char_p, POINTER(c_double), POINTER(c_double), POINTER(c_uint8), POINTER(c_uint8), c_int64],

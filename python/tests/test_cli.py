@@ -363,7 +363,7 @@ def test_serve_equals_ccs_serve(calibrated, sim, tmp_path):
                                     "-db", f"coll={tmp_path / 'coll.npz'}")
     try:
         sets = {"one": calibrated["one"][2], "class": files["class"], "ood": calibrated["ood"][2]}
-        with ccs.serve(sets, {"coll": (rows, ids)}, addr="127.0.0.1:0") as srv:
+        with ccs.serve(sets, {"coll": (rows, ids), "obj": ccs.Collection(rows, ids)}, addr="127.0.0.1:0") as srv:
             assert srv.url.startswith("http://127.0.0.1:") and srv.sets == ("one", "class", "ood")
             anchor, points = rows[7], rows[:200]
             asks = [("one/score", None, np.vstack([anchor, points])), ("class/score?label=2", None, np.vstack([anchor, points])),
@@ -372,6 +372,9 @@ def test_serve_equals_ccs_serve(calibrated, sim, tmp_path):
             for path, body, npy in asks:
                 got, want = _answer(f"{srv.url}/v1/sets/{path}", body, npy=npy), _answer(f"{want_url}/v1/sets/{path}", body, npy=npy)
                 assert got == want and got[0] == 200, path
+            body = {"anchor": rows[9].tolist(), "collection": "coll", "limit": 5}
+            got = json.loads(_answer(f"{srv.url}/v1/sets/one/retrieve", {**body, "collection": "obj"})[1])
+            assert {**got, "collection": "coll"} == json.loads(_answer(f"{want_url}/v1/sets/one/retrieve", body)[1])
             srv.reload()
             status, body = _answer(f"{srv.url}/v1/sets/one/retrieve", {"anchor": anchor.tolist(), "collection": "coll", "limit": 1})
             assert status == 200 and json.loads(body)["generation"] == 2 and json.loads(body)["hits"][0]["key"] == "p7"
@@ -405,8 +408,7 @@ def test_serve_equals_ccs_serve(calibrated, sim, tmp_path):
 @pytest.mark.parametrize("what,call,exc,msg", [
     ("no sets", lambda f: ccs.serve({}), TypeError, "serve: sets: want a dict"),
     ("a set of another type", lambda f: ccs.serve({"a": 3}), TypeError, "serve: sets['a']: want a ccs.Set or a set file, got int"),
-    ("a Collection object", lambda f: ccs.serve({"a": f}, {"c": ccs.Collection(np.zeros((2, 3), np.float32))}), TypeError,
-     "serve: collections['c']: a ccs.Collection's rows stay in the library"),
+    ("a collection of another type", lambda f: ccs.serve({"a": f}, {"c": 3}), ValueError, "collection"),
     ("a missing set file", lambda f: ccs.serve({"a": "/nonexistent/set.json"}, addr="127.0.0.1:0"), FileNotFoundError, "no such file"),
     ("beyond loopback without tokens", lambda f: ccs.serve({"a": f}, addr="0.0.0.0:0"), ValueError,
      "beyond this machine, and without auth_tokens"),
@@ -420,6 +422,27 @@ def test_serve_errors(calibrated, what, call, exc, msg):
     with pytest.raises(exc) as e:
         call(str(calibrated["one"][0]))
     assert msg in str(e.value), (what, str(e.value))
+
+
+def test_collection_save(calibrated, tmp_path, cli):
+    """Collection.save writes Parquet that Collection.load and ccs retrieve
+    read back: the same ids, string or integer, and the same hits."""
+    s = calibrated["one"][2]
+    rng = np.random.default_rng(5)
+    rows = rng.normal(size=(300, 3)).astype(np.float32)
+    for ids in ([f"doc-{i}" for i in range(300)], np.arange(300) * 7 + 1):
+        c = ccs.Collection(rows, ids)
+        c.save(tmp_path / "c.parquet")
+        back = ccs.Collection.load(tmp_path / "c.parquet")
+        want = s.retrieve(rows[4], c, limit=20)
+        got = s.retrieve(rows[4], back, limit=20)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+        np.save(tmp_path / "anchor.npy", rows[4])
+        hits = cli_json(cli, "retrieve", "-set", calibrated["one"][0], "-db", tmp_path / "c.parquet", "-anchor", tmp_path / "anchor.npy",
+                        "-limit", 20, "-json")["hits"]
+        assert [h.get("key", h["id"]) for h in hits] == list(want[0])
+    with pytest.raises(ValueError, match=r"collection: save .*c\.npz: a collection is saved as Parquet"):
+        c.save(tmp_path / "c.npz")
 
 
 def test_serve_port_in_use(calibrated):
