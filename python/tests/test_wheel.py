@@ -9,6 +9,7 @@ import os
 import subprocess
 import zipfile
 
+import numpy as np
 import pytest
 
 from ccs import _lib
@@ -92,3 +93,40 @@ def test_session_example_equals_the_readme_session(venv, tmp_path):
         del learned[k]
     assert json.loads(printed) == learned
     assert "test positives are inside its set" in r.stdout and "epoch" in r.stderr
+
+
+def test_your_data_example_equals_the_commands(venv, tmp_path):
+    # docs/your-data.md's path from the installed wheel, on float64
+    # embeddings with string labels: the bundles, the comparison and the
+    # chosen row's set equal the commands' on the same files; a second run
+    # reads every cell back.
+    rng = np.random.default_rng(11)
+    centers = rng.normal(size=(4, 16))
+    y = rng.integers(0, 4, 1200)
+    x = centers[y] + 0.8 * rng.normal(size=(1200, 16))
+    np.save(tmp_path / "emb.npy", x)
+    np.save(tmp_path / "labels.npy", np.array(["boot", "coat", "dress", "shirt"])[y])
+    example = os.path.join(ROOT, "python", "examples", "your_data.py")
+    py = tmp_path / "py"
+    py.mkdir()
+    r = subprocess.run([venv, example, tmp_path / "emb.npy", tmp_path / "labels.npy", py], capture_output=True, text=True,
+                       cwd=tmp_path, env=clean_env())
+    assert r.returncode == 0, r.stderr
+    assert "cells: 0 read back, 16 computed" in r.stdout and "retrieve: " in r.stdout and (py / "report.html").exists()
+
+    cli = tmp_path / "cli"
+    run_cli("bundle", "-embeddings", tmp_path / "emb.npy", "-labels", tmp_path / "labels.npy", "-out", cli / "bundles",
+            "-k", 10, "-seed", 0, cwd=tmp_path)
+    for f in ("fit", "val", "cal", "test"):
+        assert (py / f"{f}.npz").read_bytes() == (cli / "bundles" / f"{f}.npz").read_bytes(), f
+    want = json.loads(run_cli("compare", "-data", cli / "bundles", "-seeds", 2, "-out", cli / "results", "-json", "-quiet", cwd=tmp_path))
+    got = json.loads((py / "results" / "compare.json").read_text())
+    strip = lambda t: [{k: v for k, v in row.items() if k != "fit_seconds"} for row in t["rows"]]
+    assert strip(got["tables"][0]) == strip(want["tables"][0]) and got["tables"][0]["label_names"] == ["boot", "coat", "dress", "shirt"]
+    best = max(got["tables"][0]["rows"], key=lambda row: row["exclusion"]["mean"])
+    name = f"seed-0/{best['set']}.json"
+    assert (py / "results" / "sets" / "compare" / name).read_bytes() == (cli / "results" / "sets" / "compare" / name).read_bytes()
+
+    again = subprocess.run([venv, example, tmp_path / "emb.npy", tmp_path / "labels.npy", py], capture_output=True, text=True,
+                           cwd=tmp_path, env=clean_env())
+    assert again.returncode == 0 and "cells: 16 read back, 0 computed" in again.stdout, again.stderr
