@@ -117,13 +117,16 @@ func EllipsoidFromFit() Method {
 }
 
 // ForCompare is methods as Compare runs them on a user's bundles: the
-// ellipsoid's Σ from the fit split (EllipsoidFromFit).
+// ellipsoid's Σ from the fit split (EllipsoidFromFit), and no paper row —
+// the paper's figures are for its simulation, not the user's data, and a
+// comparison's JSON carried them beside the user's own.
 func ForCompare(methods []Method) []Method {
 	out := slices.Clone(methods)
 	for i, m := range out {
 		if m.File == "ellipsoid" {
 			out[i] = EllipsoidFromFit()
 		}
+		out[i].Paper = nil
 	}
 	return out
 }

@@ -53,6 +53,11 @@ func TestCompareCommand(t *testing.T) {
 	if len(table.Rows) != 8 {
 		t.Fatalf("%d rows, want the 8 of -rows all", len(table.Rows))
 	}
+	for _, r := range table.Rows { // the paper's figures are for its simulation, not these data
+		if r.Paper != nil || bytes.Contains(first.Bytes(), []byte(`"paper"`)) {
+			t.Fatalf("%s: a paper row %+v in a comparison of the user's data", r.Method, r.Paper)
+		}
+	}
 	for _, w := range table.Warnings { // here the training moves every learned row
 		if strings.Contains(w, "kept the initial geometry") {
 			t.Errorf("warning %q", w)
