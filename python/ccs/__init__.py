@@ -592,6 +592,22 @@ class Comparison:
     #: other keywords, bundles or library); None otherwise.
     cells = None
 
+    def records(self):
+        """The table as flat records, one dict a row, for pandas
+        (pd.DataFrame(c.records())) or a CSV writer: "method", "set", and
+        each figure's mean over seeds under its name with its standard
+        deviation under NAME_std (coverage, exclusion, logvol_per_dim,
+        worst_class_coverage, resplits_below, the OOD columns, fit_seconds),
+        in percent where the table prints a percentage."""
+        out = []
+        for row in self.rows:
+            rec = {"method": row["method"], "set": row.get("set")}
+            for k, v in row.items():
+                if isinstance(v, dict) and "mean" in v:
+                    rec[k], rec[k + "_std"] = v["mean"], v.get("std")
+            out.append(rec)
+        return out
+
     @classmethod
     def load(cls, path):
         """A comparison from its JSON document (ccs compare -json's output,

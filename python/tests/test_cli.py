@@ -613,6 +613,11 @@ def test_compare_equals_ccs_compare(labelled, cli, tmp_path):
     assert _without_times(loaded.table) == _without_times(want["tables"][0]) and loaded.sets == str(tmp_path / "cli" / "sets" / "compare")
     row = loaded.rows[3]
     assert loaded.set(row["method"], seed=1).evaluate(ccs.Bundle.load(d / "test.npz"))["coverage"] == row["per_seed"][1]["coverage"]
+    recs = got.records()  # flat, for pandas: every row's means and deviations
+    assert [r["method"] for r in recs] == [r["method"] for r in got.rows] and recs[0]["set"] == "ball"
+    for rec, row in zip(recs, got.rows):
+        assert rec["coverage"] == row["coverage"]["mean"] and rec["exclusion_std"] == row["exclusion"]["std"]
+        assert rec["ood_auroc"] == row["ood_auroc"]["mean"] and all(not isinstance(v, (dict, list)) for v in rec.values())
     got.save(tmp_path / "compare.json")
     from_file = ccs.Comparison.load(tmp_path / "compare.json")
     assert str(from_file) == str(got) and from_file.document == got.document and from_file.sets is None
