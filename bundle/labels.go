@@ -1,7 +1,9 @@
 package bundle
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -232,4 +234,50 @@ func IDStrings(a Array, name string) ([]string, error) {
 		ids = append(ids, strconv.FormatInt(v, 10))
 	}
 	return ids, nil
+}
+
+// ReadQrels reads relevance pairs from text, one a line, as BEIR's qrels
+// files hold them: query, relevant row and an optional score, separated by
+// tabs, commas or spaces, with an optional header line; pairs scored 0 or
+// less are left out. ids resolves the names (PairIDs: ids, or row
+// numbers). name names the text in errors (NAME:LINE).
+func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
+	var pairs [][2]int
+	sc := bufio.NewScanner(in)
+	for line := 1; sc.Scan(); line++ {
+		fields := strings.FieldsFunc(sc.Text(), func(r rune) bool { return r == '\t' || r == ',' || r == ' ' })
+		if len(fields) == 0 {
+			continue
+		}
+		if len(fields) < 2 || len(fields) > 3 {
+			return nil, fmt.Errorf("%s:%d: %d columns, want query, relevant row [, score]", name, line, len(fields))
+		}
+		var score float64 = 1
+		if len(fields) == 3 {
+			s, err := strconv.ParseFloat(fields[2], 64)
+			if err != nil && line > 1 {
+				return nil, fmt.Errorf("%s:%d: score %q is not a number", name, line, fields[2])
+			}
+			if err != nil || line == 1 && ids.Header(fields[0], fields[1]) {
+				continue // a header
+			}
+			score = s
+		} else if line == 1 && ids.Header(fields[0], fields[1]) {
+			continue
+		}
+		if score <= 0 {
+			continue
+		}
+		q, r, ok, err := ids.Resolve(fields[0], fields[1])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		if ok {
+			pairs = append(pairs, [2]int{q, r})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return ids.Left(pairs, name)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -109,6 +111,10 @@ type makeOptions struct {
 	OODClasses  classList  `json:"ood_classes"`
 	OODCalShare float64    `json:"ood_cal_share"`
 	AllowFewer  bool       `json:"allow_fewer"`
+	// PairsFile is a relevance-pairs text file (BEIR's qrels: query, row
+	// [, score], a header allowed), read as ccs bundle -pairs reads one,
+	// instead of a pairs array.
+	PairsFile string `json:"pairs_file"`
 	// MissingLabels: "error" (or none), "drop" or "class".
 	MissingLabels string `json:"missing_labels"`
 }
@@ -154,6 +160,21 @@ type madeBundles struct {
 	LabelNames []string
 }
 
+// readQrels reads a text file of relevance pairs (bundle.ReadQrels).
+func readQrels(path string, ids *bundle.PairIDs) ([][2]int, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".tsv", ".csv", ".txt":
+	default:
+		return nil, fmt.Errorf("bundle: pairs %s: a file of pairs is text, .tsv, .csv or .txt (BEIR's qrels); give an array of pairs as an array", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return bundle.ReadQrels(f, path, ids)
+}
+
 // makeBundles is ccs bundle on arrays: embeddings (n, d) with labels
 // and/or groups, or views (n, v, d) with optional labels, or embeddings
 // with queries and relevance pairs. Arrays absent are nil.
@@ -171,6 +192,10 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	_, hasGroups := arrays["groups"]
 	_, hasQueries := arrays["queries"]
 	_, hasPairs := arrays["pairs"]
+	if hasPairs && o.PairsFile != "" {
+		return nil, fmt.Errorf("bundle: pairs: give an array or a file, not both")
+	}
+	hasPairs = hasPairs || o.PairsFile != ""
 	_, hasIDs := arrays["ids"]
 	_, hasQueryIDs := arrays["query_ids"]
 	mode := ""
@@ -271,12 +296,18 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		if err != nil {
 			return nil, fmt.Errorf("bundle: %w", err)
 		}
-		a, err := decode(arrays["pairs"])
-		if err != nil {
-			return nil, err
-		}
-		if in.Pairs, err = ids.Rows(a, "pairs"); err != nil {
-			return nil, err
+		if o.PairsFile != "" {
+			if in.Pairs, err = readQrels(o.PairsFile, ids); err != nil {
+				return nil, err
+			}
+		} else {
+			a, err := decode(arrays["pairs"])
+			if err != nil {
+				return nil, err
+			}
+			if in.Pairs, err = ids.Rows(a, "pairs"); err != nil {
+				return nil, err
+			}
 		}
 		if note := ids.Note(); note != "" {
 			pairNote = "pairs: " + note

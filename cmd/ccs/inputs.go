@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -313,42 +312,5 @@ func readPairsText(path string, ids *bundle.PairIDs) ([][2]int, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var pairs [][2]int
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		fields := strings.FieldsFunc(sc.Text(), func(r rune) bool { return r == '\t' || r == ',' || r == ' ' })
-		if len(fields) == 0 {
-			continue
-		}
-		if len(fields) < 2 || len(fields) > 3 {
-			return nil, fmt.Errorf("%s:%d: %d columns, want query, relevant row [, score]", path, line, len(fields))
-		}
-		var score float64 = 1
-		if len(fields) == 3 {
-			s, err := strconv.ParseFloat(fields[2], 64)
-			if err != nil && line > 1 {
-				return nil, fmt.Errorf("%s:%d: score %q is not a number", path, line, fields[2])
-			}
-			if err != nil || line == 1 && ids.Header(fields[0], fields[1]) {
-				continue // a header
-			}
-			score = s
-		} else if line == 1 && ids.Header(fields[0], fields[1]) {
-			continue
-		}
-		if score <= 0 {
-			continue
-		}
-		q, r, ok, err := ids.Resolve(fields[0], fields[1])
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		if ok {
-			pairs = append(pairs, [2]int{q, r})
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return ids.Left(pairs, path)
+	return bundle.ReadQrels(f, path, ids)
 }

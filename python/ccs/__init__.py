@@ -257,7 +257,8 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     rows relevant to a query (queries (q, d) and pairs (m, 2) of query row,
     relevant row; or of ids, strings or integers, with query_ids and ids:
     the queries' and the rows' ids in row order, pairs naming other ids
-    left out with a warning). k positives and kneg negatives (0: k) per
+    left out with a warning; or the path of a qrels file, BEIR's
+    qrels/test.tsv, read as ccs bundle -pairs reads it). k positives and kneg negatives (0: k) per
     anchor, within its split; split are the fit, val, cal and test shares; ood_classes are
     labels held out as the "ood" split (integers, or strings for string
     labels); ood_cal_share the share of the items
@@ -268,13 +269,17 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     it), "drop" (no label: the row is left out of every split, with a
     warning) or "class" (a class like any other, as +-1 binary labels)."""
     lent = Lent()
+    pairs_file = None
+    if isinstance(pairs, (str, bytes, os.PathLike)):
+        pairs_file, pairs = os.fsdecode(pairs), None
     arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": _ids(labels), "groups": _ids(groups),
                           "queries": queries, "pairs": _ids(pairs), "ids": _ids(ids), "query_ids": _ids(query_ids)})
     if isinstance(ood_classes, (str, int, np.integer)):
         ood_classes = (ood_classes,)
     opts = options(k=k, kneg=kneg, split=[float(s) for s in split], seed=seed,
                    ood_classes=[_class(c) for c in ood_classes],
-                   ood_cal_share=ood_cal_share, allow_fewer=allow_fewer, missing_labels=missing_labels)
+                   ood_cal_share=ood_cal_share, allow_fewer=allow_fewer, missing_labels=missing_labels,
+                   pairs_file=pairs_file)
     h = (c_handle * 6)()
     info = call_string(lib.ccs_bundle_make, arr, n, opts, h, 6)
     return _bundles(h, info)

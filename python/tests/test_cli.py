@@ -149,6 +149,19 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
         b.save(tmp_path / f"py-{name}.npz")
         for other in ("rows", "named"):
             assert same_file(tmp_path / f"py-{name}.npz", tmp_path / other / f"{name}.npz"), (other, name)
+    # BEIR's qrels file itself, as the command reads it: no parsing in Python.
+    with pytest.warns(ccs.CCSWarning, match=r'5 pairs name ids that are not among the given ids'):
+        from_file = ccs.bundle(emb, queries=queries, pairs=tmp_path / "qrels.tsv", ids=ids, query_ids=qids, k=2, seed=5)
+    for name, b in from_file.items():
+        b.save(tmp_path / f"file-{name}.npz")
+        assert same_file(tmp_path / f"file-{name}.npz", tmp_path / "named" / f"{name}.npz"), name
+    with pytest.raises(ValueError, match=r"pairs .*pairs\.npy: a file of pairs is text, \.tsv, \.csv or \.txt"):
+        ccs.bundle(emb, queries=queries, pairs=tmp_path / "pairs.npy", k=2)
+    (tmp_path / "bad.tsv").write_text("Q1\tdoc0\tnot-a-score\nQ1\tdoc7\tx\n")
+    with pytest.raises(ValueError, match=r'bad\.tsv:2: score "x" is not a number'):
+        ccs.bundle(emb, queries=queries, pairs=tmp_path / "bad.tsv", ids=ids, query_ids=qids, k=2)
+    with pytest.raises(FileNotFoundError):
+        ccs.bundle(emb, queries=queries, pairs=tmp_path / "none.tsv", ids=ids, query_ids=qids, k=2)
 
 
 @pytest.mark.parametrize("mode", ["groups", "views", "pairs"])
