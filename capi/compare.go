@@ -198,14 +198,23 @@ func newDocument(kind, command string) (*experiment.Document, error) {
 	return &experiment.Document{Kind: kind, Command: command, Build: b, Result: res}, nil
 }
 
+// compared says whether the job is a comparison that is done: nil, or
+// its error, or that it is still running or not a comparison.
+func (j *job) compared() error {
+	if err := j.finished(); err != nil {
+		return err
+	}
+	if j.doc == nil {
+		return fmt.Errorf("the job is a %s, not a comparison", j.what)
+	}
+	return nil
+}
+
 // cellsOf is how a comparison job kept in a results directory had its
 // cells, once it is done; nil without one.
 func (j *job) cellsOf() (*cellCounts, error) {
-	if err := j.finished(); err != nil {
+	if err := j.compared(); err != nil {
 		return nil, err
-	}
-	if j.doc == nil {
-		return nil, fmt.Errorf("the job is a %s, not a comparison", j.what)
 	}
 	return j.cells, nil
 }
@@ -213,11 +222,8 @@ func (j *job) cellsOf() (*cellCounts, error) {
 // document is a comparison job's result once it is done: its document
 // (ccs compare -json) and the table as ccs compare prints it.
 func (j *job) document() ([]byte, string, error) {
-	if err := j.finished(); err != nil {
+	if err := j.compared(); err != nil {
 		return nil, "", err
-	}
-	if j.doc == nil {
-		return nil, "", fmt.Errorf("the job is a %s, not a comparison", j.what)
 	}
 	return j.doc, j.text, nil
 }

@@ -3,10 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strings"
 	"time"
 
@@ -103,16 +101,7 @@ func startServer(o serveOptions) (*job, serverInfo, error) {
 			return err
 		case <-ctx.Done():
 		}
-		srv.Drain()
-		sctx, cancel := context.WithTimeout(context.Background(), grace)
-		defer cancel()
-		if err := hs.Shutdown(sctx); err != nil {
-			return fmt.Errorf("shutdown: %w", err)
-		}
-		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
+		return srv.Stop(hs, errc, grace)
 	})
 	j.srv = srv
 	return j, info, nil

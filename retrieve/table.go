@@ -40,7 +40,8 @@ func IsTable(path string) bool {
 // (.arrow, .feather) in the stream format — what a Hugging Face dataset's
 // save_to_disk writes, data-00000-of-00001.arrow — or the file format
 // (Feather v2); or such a dataset's directory, its shards (DatasetFiles)
-// in order as one table, a DatasetDict's splits one after another. The caller releases the table.
+// in order as one table, a DatasetDict's splits one after another. The
+// caller releases the table.
 func ReadTable(path string) (arrow.Table, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return readDataset(path)

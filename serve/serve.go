@@ -642,6 +642,23 @@ func (s *Server) TLSConfig() *tls.Config {
 // still served until the listener closes.
 func (s *Server) Drain() { s.draining.Store(true) }
 
+// Stop drains s (Drain) and shuts hs down, letting the requests in flight
+// finish within grace; served is where hs.Serve's error arrives. It
+// returns that error unless it is http.ErrServerClosed, the stop asked
+// for: what ccs serve does on SIGTERM, and ccs.serve's close.
+func (s *Server) Stop(hs *http.Server, served <-chan error, grace time.Duration) error {
+	s.Drain()
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := hs.Shutdown(ctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
 // Handler is the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 

@@ -3,12 +3,10 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -150,14 +148,7 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 			srv.Reload("SIGHUP") // logged, as over HTTP
 		case sig := <-stop:
 			fmt.Fprintf(out.stderr, "ccs serve: %v: draining\n", sig)
-			srv.Drain()
-			ctx, cancel := context.WithTimeout(context.Background(), o.Grace)
-			err := hs.Shutdown(ctx)
-			cancel()
-			if err != nil {
-				return fmt.Errorf("shutdown: %w", err)
-			}
-			if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			if err := srv.Stop(hs, errc, o.Grace); err != nil {
 				return err
 			}
 			fmt.Fprintf(out.stderr, "ccs serve: stopped\n")

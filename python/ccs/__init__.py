@@ -25,6 +25,8 @@ message; a missing file FileNotFoundError. docs/python.md has the whole API.
 import json
 import operator
 import os
+import shutil
+import tempfile
 import warnings
 from ctypes import byref, c_double, c_int, c_int64, c_uint8, c_void_p, POINTER
 
@@ -901,8 +903,6 @@ def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, me
     Returns a Server, listening: s.url, s.reload(), s.close() (drains, then
     stops; also at the end of a with block), s.wait() (blocks until the
     server stops; Ctrl-C closes it)."""
-    import shutil
-    import tempfile
     tmp = None
 
     def private(name):
@@ -997,35 +997,34 @@ class Server(_Handle):
         """Drains and stops the server (requests in flight finish, within
         grace), waits until it has, and releases it; its port is then
         free."""
-        with _lib._close_lock:
-            h, self._h = self._h, 0
-        if not h:
-            return
-        try:
-            call(lib.ccs_job_cancel, h)
-            finished = c_int()
-            while not finished.value:
-                call(lib.ccs_job_wait, h, 100, byref(finished))
-        finally:
-            _lib.close(h)
-            if self._tmp is not None:
-                import shutil
-                shutil.rmtree(self._tmp, ignore_errors=True)
-                self._tmp = None
+        self._release(drain=True)
 
     def __del__(self):
-        # Not close(): a finalizer does not wait for a drain. Closing the
-        # handle cancels the server, which stops on its own.
+        # A finalizer does not wait for a drain: closing the handle cancels
+        # the server, which stops on its own.
+        try:
+            self._release(drain=False)
+        except Exception:
+            pass
+
+    def _release(self, drain):
+        """Releases the server's handle (first waiting for its drain, with
+        drain) and removes the private directory of what it was given in
+        memory."""
         with _lib._close_lock:
             h, self._h = self._h, 0
         try:
+            if h and drain:
+                call(lib.ccs_job_cancel, h)
+                finished = c_int()
+                while not finished.value:
+                    call(lib.ccs_job_wait, h, 100, byref(finished))
+        finally:
             if h:
                 _lib.close(h)
-        except Exception:
-            pass
-        if self._tmp is not None:
-            import shutil
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            if self._tmp is not None:
+                shutil.rmtree(self._tmp, ignore_errors=True)
+                self._tmp = None
 
     def __repr__(self):
         return f"<ccs.Server {self.url} sets={list(self.sets)}>" if self._h else "<ccs.Server closed>"
