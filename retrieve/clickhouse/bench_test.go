@@ -16,18 +16,21 @@ import (
 	"github.com/ccsets/ccs/retrieve"
 )
 
-var scaleRows = flag.Int("scale-rows", 1_000_000, "rows of BenchmarkScale's collection (d = 128)")
+var (
+	scaleRows = flag.Int("scale-rows", 1_000_000, "rows of BenchmarkScale's collection (d = 128)")
+	scaleHits = flag.Int("scale-hits", 1000, "hits of BenchmarkScale's set: many make the rows read back, not the filter, the cost")
+)
 
 // BenchmarkScale: a collection of -scale-rows × 128 clustered embeddings
-// and a generalized ball whose threshold leaves 1000 hits: the query on
+// and a generalized ball whose threshold leaves -scale-hits hits: the query on
 // one table, on two shards (loopback) and by retrieve.Search in memory,
 // side by side; the load throughput from .npz-sized memory and from a
 // Parquet file is logged.
 //
 //	go test -run NONE -bench Scale -benchtime 10x ./retrieve/clickhouse
 func BenchmarkScale(b *testing.B) {
-	const d, hits = 128, 1000
-	n := *scaleRows
+	const d = 128
+	n, hits := *scaleRows, *scaleHits
 	rng := rand.New(rand.NewPCG(8, 1))
 	centres := make([]float64, 100*d)
 	for i := range centres {

@@ -442,7 +442,13 @@ func TestFaults(t *testing.T) {
 		if _, _, err := s.Search(ctx, set, anchor, 0); err == nil {
 			t.Fatal("a row of dimension 3 in a table of 8 gave no error")
 		}
-		err := Load(ctx, Target{Addr: srv.Addrs[0], Database: "ccs", Table: "one", Timeout: 5 * time.Second}, &retrieve.Collection{N: 1, D: 3, IDs: []int64{1}, Rows: []float32{1, 2, 3}}, LoadOptions{Append: true})
+		// A whole-space set filters nothing in SQL: the rescoring
+		// refuses the row (its coordinates past 3 read as 0 otherwise).
+		_, _, err := s.Search(ctx, calibrated(geometry.Ball{D: d}, math.Inf(1)), anchor, 0)
+		if err == nil || !strings.Contains(err.Error(), "row id 999999 has dimension 3, the table 8") {
+			t.Fatalf("a whole-space set over a row of dimension 3: got %v", err)
+		}
+		err = Load(ctx, Target{Addr: srv.Addrs[0], Database: "ccs", Table: "one", Timeout: 5 * time.Second}, &retrieve.Collection{N: 1, D: 3, IDs: []int64{1}, Rows: []float32{1, 2, 3}}, LoadOptions{Append: true})
 		if err == nil || !strings.Contains(err.Error(), "dimension 8, the file's 3") {
 			t.Fatalf("appending rows of dimension 3: got %v", err)
 		}
