@@ -11,12 +11,19 @@ import (
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/figure"
 	"github.com/ccsets/ccs/internal/fixture"
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // TestFigures draws every kind of result's figures, from small real
 // results and from the commands' documents, and checks each file (a PNG of
 // the figure's size with ink, an SVG of its width with labels and data).
 func TestFigures(t *testing.T) {
+	if race.Enabled {
+		// 44 s under the race detector, drawing figures: code with no
+		// goroutines (gonum/plot, PNG and SVG encoding). It runs in the
+		// suite's other phases.
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	docs := append(fixture.Documents(t), fixture.CommandDocuments(t)...)
 	dir := t.TempDir()
 	var names []string

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/internal/fixture"
+	"github.com/ccsets/ccs/internal/race"
 	"github.com/ccsets/ccs/report"
 )
 
@@ -258,6 +259,12 @@ func TestWriteOrder(t *testing.T) {
 // figure ids, and no figure shares a section's id, for every kind's
 // real results (a page with duplicate ids would link and style wrongly).
 func TestWriteSameKind(t *testing.T) {
+	if race.Enabled {
+		// 30 s under the race detector, drawing figures: code with no
+		// goroutines (gonum/plot, PNG and SVG encoding). It runs in the
+		// suite's other phases.
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	other := fixture.OOD()
 	other.Title = "OOD detection, another encoder"
 	docs := []*experiment.Document{{Kind: "ood", Command: "one", Result: &experiment.OODResult{OOD: []*experiment.OODTable{fixture.OOD()}}},

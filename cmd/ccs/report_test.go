@@ -5,12 +5,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // TestReportCommand: ccs report from a results directory, from result
 // files, and from both (a document twice gets two sections); neither is
 // a usage error.
 func TestReportCommand(t *testing.T) {
+	if race.Enabled {
+		// 42 s under the race detector, drawing a report's figures: code
+		// with no goroutines (gonum/plot, PNG encoding); reproduce runs
+		// under it in TestInterrupt. It runs in the suite's other phases.
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	dir := t.TempDir()
 	res := filepath.Join(dir, "results")
 	if _, err := ccs("reproduce", "sim", "-rows", "baselines", "-seeds", "1", "-k", "10", "-per-class", "100", "-quiet", "-out", res); err != nil {
