@@ -2,15 +2,134 @@ package bundle
 
 import (
 	"encoding/json"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+
+	"github.com/ccsets/ccs/internal/atomicfile"
 )
 
 // ManifestFormat names the file ccs bundle writes beside its bundles,
 // manifest.json.
 const ManifestFormat = "ccs-bundles"
+
+// Manifest is manifest.json, which ccs bundle -out DIR (and Python's
+// ccs.bundle with out=DIR) writes beside a plan's bundles: what was read,
+// how it was split and drawn, and what each file holds.
+type Manifest struct {
+	Format  string `json:"format"` // ManifestFormat
+	Version int    `json:"version"`
+	// Command is what made the bundles: the command line, or the call.
+	Command string `json:"command"`
+	// Inputs are what was read, by role (embeddings, labels, …).
+	Inputs      map[string]ManifestInput `json:"inputs"`
+	Seed        uint64                   `json:"seed"`
+	K           int                      `json:"k"`
+	KNeg        int                      `json:"kneg"`
+	Split       map[string]float64       `json:"split"`
+	OODClasses  []int64                  `json:"ood_classes,omitempty"`
+	OODCalShare float64                  `json:"ood_cal_share,omitempty"`
+	AllowFewer  bool                     `json:"allow_fewer,omitempty"`
+	// MissingLabels is MakeConfig.MissingLabels when not refused: drop
+	// or class.
+	MissingLabels string `json:"missing_labels,omitempty"`
+	// Positives and Negatives say what an anchor's positives and
+	// negatives are.
+	Positives string `json:"positives"`
+	Negatives string `json:"negatives"`
+	// LabelNames are a string label column's values, in order: label i
+	// is LabelNames[i] (ManifestLabelNames reads them back).
+	LabelNames []string       `json:"label_names,omitempty"`
+	Files      []ManifestFile `json:"files"`
+	Warnings   []string       `json:"warnings"`
+}
+
+// ManifestInput is one input of a Manifest: a file, or an array given in
+// memory.
+type ManifestInput struct {
+	// Path is the file as given (FILE, or FILE:ARRAY, FILE:COLUMN); empty
+	// for an array given in memory.
+	Path string `json:"path,omitempty"`
+	// Dtype is an array given in memory's type, as NumPy writes it
+	// ("<f8", "<U7"); SHA256 hashes its bytes in C order.
+	Dtype  string `json:"dtype,omitempty"`
+	SHA256 string `json:"sha256"`
+	Shape  []int  `json:"shape,omitempty"`
+}
+
+// ManifestFile is one bundle file of a Manifest.
+type ManifestFile struct {
+	Split   string         `json:"split"`
+	File    string         `json:"file"`
+	Anchors int            `json:"anchors"`
+	Classes map[string]int `json:"classes,omitempty"` // anchors per label
+	Pools   map[string]int `json:"pools,omitempty"`   // rows of positive_pool and negative_pool
+}
+
+// NewManifest describes plan, made by Make from in's items with cfg, as
+// command made it; the caller adds the Inputs. Its warnings are the
+// plan's.
+func NewManifest(command string, in Inputs, cfg MakeConfig, plan *Plan) *Manifest {
+	m := &Manifest{Format: ManifestFormat, Version: 1, Command: command, Inputs: map[string]ManifestInput{},
+		Seed: cfg.Seed, K: cfg.K, KNeg: cfg.KNeg, OODClasses: cfg.OODClasses, OODCalShare: cfg.OODCalShare,
+		AllowFewer: cfg.AllowFewer, LabelNames: cfg.LabelNames,
+		Split:    map[string]float64{"fit": cfg.Split[0], "val": cfg.Split[1], "cal": cfg.Split[2], "test": cfg.Split[3]},
+		Warnings: append([]string{}, plan.Warnings...)}
+	if m.KNeg == 0 {
+		m.KNeg = m.K
+	}
+	if cfg.MissingLabels != MissingRefused {
+		m.MissingLabels = cfg.MissingLabels.String()
+	}
+	m.Positives, m.Negatives = relations(in)
+	for s, sp := range plan.Splits {
+		f := ManifestFile{Split: sp.Name, File: sp.Name + ".npz", Anchors: len(sp.Anchors)}
+		if c := plan.Classes[s]; c != nil {
+			f.Classes = map[string]int{}
+			for _, l := range slices.Sorted(maps.Keys(c)) {
+				f.Classes[strconv.FormatInt(l, 10)] = c[l]
+			}
+		}
+		if sp.PositivePool != nil || sp.NegativePool != nil {
+			f.Pools = map[string]int{"positive_pool": len(sp.PositivePool), "negative_pool": len(sp.NegativePool)}
+		}
+		m.Files = append(m.Files, f)
+	}
+	return m
+}
+
+// relations says what Make takes as an anchor's positives and negatives
+// for in.
+func relations(in Inputs) (positives, negatives string) {
+	switch {
+	case in.Embeddings.Views > 0:
+		positives, negatives = "the item's other views", "other items' first views"
+	case in.Queries != nil:
+		return "rows relevant to the query", "rows relevant to none of the query's, drawn from all rows"
+	case in.Groups != nil:
+		positives, negatives = "the other rows of the anchor's group (its first row)", "other groups' first rows"
+	default:
+		return "rows of the anchor's class in its split, never the anchor", "rows of other classes in its split"
+	}
+	if in.Labels != nil {
+		negatives += ", of other classes"
+	}
+	return positives, negatives
+}
+
+// WriteManifest writes m as dir/manifest.json, atomically, and returns
+// its path.
+func WriteManifest(dir string, m *Manifest) (string, error) {
+	path := filepath.Join(dir, "manifest.json")
+	return path, atomicfile.Write(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(m)
+	})
+}
 
 // ManifestLabelNames are the names of b's string labels, from the manifest
 // ccs bundle wrote beside path, b's file (label i is names[i]); nil when

@@ -179,12 +179,12 @@ func TestBundleCommand(t *testing.T) {
 	if got := strings.Count(stderr.String(), "converted on reading: float64 → float32"); got != 1 || !strings.Contains(stderr.String(), "emb.npy") {
 		t.Errorf("want one note naming emb.npy, got:\n%s", stderr.String())
 	}
-	var m bundleManifest
+	var m bundle.Manifest
 	data, err := os.ReadFile(p("b/manifest.json"))
 	if err != nil || json.Unmarshal(data, &m) != nil {
 		t.Fatalf("manifest: %v\n%s", err, data)
 	}
-	if m.Format != manifestFormat || m.Seed != 4 || m.K != 8 || len(m.Files) != 6 {
+	if m.Format != bundle.ManifestFormat || m.Seed != 4 || m.K != 8 || len(m.Files) != 6 {
 		t.Errorf("manifest: %+v", m)
 	}
 	for role, f := range map[string]string{"embeddings": "emb.npy", "labels": "labels.npy"} {
@@ -262,7 +262,7 @@ func TestBundleCommand(t *testing.T) {
 		raw, _ := os.ReadFile(p("ds/" + f))
 		fmt.Fprintf(&lines, "%s %x\n", f, sha256.Sum256(raw))
 	}
-	var dm bundleManifest
+	var dm bundle.Manifest
 	raw, _ := os.ReadFile(p("hfdir/manifest.json"))
 	if err := json.Unmarshal(raw, &dm); err != nil || dm.Inputs["embeddings"].SHA256 != fmt.Sprintf("%x", sha256.Sum256([]byte(lines.String()))) {
 		t.Errorf("manifest of a dataset directory: %v, inputs %+v", err, dm.Inputs)
@@ -316,7 +316,7 @@ func TestBundleCommand(t *testing.T) {
 			}
 		}
 	}
-	var sm bundleManifest
+	var sm bundle.Manifest
 	data, _ = os.ReadFile(p("str/manifest.json"))
 	if err := json.Unmarshal(data, &sm); err != nil || !slices.Equal(sm.LabelNames, []string{"boot", "coat", "dress", "shirt"}) || !slices.Equal(sm.OODClasses, []int64{3}) {
 		t.Errorf("manifest of string labels: names %q, OOD classes %v (%v)", sm.LabelNames, sm.OODClasses, err)
@@ -661,7 +661,7 @@ func TestBundleMissingLabels(t *testing.T) {
 	if !strings.Contains(stderr.String(), "WARNING: "+want) {
 		t.Errorf("stderr:\n%s\nwant the warning %q", stderr.String(), want)
 	}
-	var m bundleManifest
+	var m bundle.Manifest
 	raw, _ := os.ReadFile(p("b/manifest.json"))
 	if err := json.Unmarshal(raw, &m); err != nil || m.MissingLabels != "drop" || !slices.Contains(m.Warnings, want) {
 		t.Errorf("manifest: %v, missing_labels %q, warnings %q", err, m.MissingLabels, m.Warnings)
@@ -683,7 +683,7 @@ func TestBundleMissingLabels(t *testing.T) {
 	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("names.npy"), "-out", p("s"), "-k", "5", "-missing-labels", "drop"}); err != nil {
 		t.Fatal(err)
 	}
-	var sm bundleManifest
+	var sm bundle.Manifest
 	raw, _ = os.ReadFile(p("s/manifest.json"))
 	if err := json.Unmarshal(raw, &sm); err != nil || !slices.Equal(sm.LabelNames, []string{"ant", "bee", "cat"}) ||
 		!slices.Contains(sm.Warnings, `100 of 400 rows have a label that marks a missing value ("nan": 100), taken for no label: left out of every split`) {

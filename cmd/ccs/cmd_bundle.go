@@ -7,16 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ccsets/ccs/bundle"
-	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/retrieve"
 )
 
@@ -59,46 +56,6 @@ func bundleCommand() *command {
 			return nil
 		}, runBundle)
 }
-
-// bundleManifest is DIR/manifest.json: what ccs bundle read, how it split
-// and drew, and what each file holds.
-type bundleManifest struct {
-	Format      string                   `json:"format"`
-	Version     int                      `json:"version"`
-	Command     string                   `json:"command"`
-	Inputs      map[string]manifestInput `json:"inputs"`
-	Seed        uint64                   `json:"seed"`
-	K           int                      `json:"k"`
-	KNeg        int                      `json:"kneg"`
-	Split       map[string]float64       `json:"split"`
-	OODClasses  []int64                  `json:"ood_classes,omitempty"`
-	OODCalShare float64                  `json:"ood_cal_share,omitempty"`
-	AllowFewer  bool                     `json:"allow_fewer,omitempty"`
-	// MissingLabels is -missing-labels when not error: drop or class.
-	MissingLabels string         `json:"missing_labels,omitempty"`
-	Positives     string         `json:"positives"`
-	Negatives     string         `json:"negatives"`
-	LabelNames    []string       `json:"label_names,omitempty"` // a string label column's values, in order: label i is LabelNames[i]
-	Files         []manifestFile `json:"files"`
-	Warnings      []string       `json:"warnings"`
-}
-
-type manifestInput struct {
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256"`
-	Shape  []int  `json:"shape,omitempty"`
-}
-
-type manifestFile struct {
-	Split   string         `json:"split"`
-	File    string         `json:"file"`
-	Anchors int            `json:"anchors"`
-	Classes map[string]int `json:"classes,omitempty"` // anchors per label
-	Pools   map[string]int `json:"pools,omitempty"`   // rows of positive_pool and negative_pool
-}
-
-// manifestFormat names the file ccs bundle writes beside its bundles.
-const manifestFormat = bundle.ManifestFormat
 
 func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if err := required("bundle", "out", o.Out); err != nil {
@@ -174,15 +131,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		return usagef("bundle: %v", strings.TrimPrefix(err.Error(), "bundle: "))
 	}
 
-	m := bundleManifest{Format: manifestFormat, Version: 1, Command: out.command, Inputs: map[string]manifestInput{},
-		Seed: o.Seed, K: o.K, KNeg: max(o.KNeg, 0), OODClasses: cfg.OODClasses, OODCalShare: o.OODCalShare, AllowFewer: o.AllowFewer,
-		Split: map[string]float64{"fit": cfg.Split[0], "val": cfg.Split[1], "cal": cfg.Split[2], "test": cfg.Split[3]}, Warnings: []string{}}
-	if m.KNeg == 0 {
-		m.KNeg = o.K
-	}
-	if cfg.MissingLabels != bundle.MissingRefused {
-		m.MissingLabels = cfg.MissingLabels.String()
-	}
+	// The manifest's inputs, and notes of the reading for its warnings.
+	inputs := map[string]bundle.ManifestInput{}
+	var notes []string
 	// Each input's SHA-256 in the background while it is read (on another
 	// core: 0.5 s of a 4 s bundle of 800 MB), checked to be of the file as
 	// it was throughout the read.
@@ -200,7 +151,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if err != nil {
 			return err
 		}
-		m.Inputs[role] = manifestInput{Path: arg, SHA256: h, Shape: shape}
+		inputs[role] = bundle.ManifestInput{Path: arg, SHA256: h, Shape: shape}
 		return nil
 	}
 	var in bundle.Inputs
@@ -213,7 +164,6 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if err := input("views", o.Views, []int{emb.N, emb.Views, emb.D}); err != nil {
 			return err
 		}
-		m.Positives, m.Negatives = "the item's other views", "other items' first views"
 	default:
 		if emb, err = readEmbeddings(o.Embeddings, false); err != nil {
 			return err
@@ -232,7 +182,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no label, as -1 does
 			labels, names, cfg.MissingNames = bundle.MissingStrings(labels, names)
 		}
-		in.Labels, in.LabelsSource, m.LabelNames = labels, o.Labels, names
+		in.Labels, in.LabelsSource = labels, o.Labels
 		cfg.LabelNames = names
 		if oodClasses != nil {
 			if cfg.OODClasses, err = bundle.ClassesNamed(oodClasses, names); err != nil {
@@ -241,15 +191,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				}
 				return fmt.Errorf("bundle: -ood-classes %q: %v", o.OODClasses, err)
 			}
-			m.OODClasses = cfg.OODClasses
 		}
 		if err := input("labels", o.Labels, []int{len(labels)}); err != nil {
 			return err
-		}
-		if mode == "labels" {
-			m.Positives, m.Negatives = "rows of the anchor's class in its split, never the anchor", "rows of other classes in its split"
-		} else {
-			m.Negatives += ", of other classes"
 		}
 	}
 	if o.Groups != "" {
@@ -260,10 +204,6 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		in.Groups, in.GroupsSource = groups, o.Groups
 		if err := input("groups", o.Groups, []int{len(groups)}); err != nil {
 			return err
-		}
-		m.Positives = "the other rows of the anchor's group (its first row)"
-		if m.Negatives == "" {
-			m.Negatives = "other groups' first rows"
 		}
 	}
 	if mode == "pairs" {
@@ -293,7 +233,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return err
 		}
 		if note := ids.Note(); note != "" {
-			m.Warnings = append(m.Warnings, o.Pairs+": "+note) // printed with the plan's
+			notes = append(notes, o.Pairs+": "+note) // printed with the plan's
 		}
 		in.Queries = &queries.Embeddings
 		for _, r := range []struct{ role, arg string }{{"queries", o.Queries}, {"pairs", o.Pairs}, {"query_ids", o.QueryIDs}, {"ids", o.IDs}} {
@@ -304,7 +244,6 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				return err
 			}
 		}
-		m.Positives, m.Negatives = "rows relevant to the query", "rows relevant to none of the query's, drawn from all rows"
 	}
 	items, err := in.Items()
 	if err != nil {
@@ -326,7 +265,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if queries != nil {
 		qrows = queries.Rows
 	}
-	m.Warnings = append(m.Warnings, plan.Warnings...)
+	m := bundle.NewManifest(out.command, in, cfg, plan)
+	m.Inputs, m.Warnings = inputs, append(notes, m.Warnings...)
 	for s, sp := range plan.Splits {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -335,17 +275,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if err := bundle.WriteNPZ(path, plan.Arrays(s, emb.Rows, qrows, emb.D)); err != nil {
 			return err
 		}
-		f := manifestFile{Split: sp.Name, File: sp.Name + ".npz", Anchors: len(sp.Anchors)}
-		if c := plan.Classes[s]; c != nil {
-			f.Classes = map[string]int{}
-			for _, l := range slices.Sorted(maps.Keys(c)) {
-				f.Classes[strconv.FormatInt(l, 10)] = c[l]
-			}
-		}
-		if sp.PositivePool != nil || sp.NegativePool != nil {
-			f.Pools = map[string]int{"positive_pool": len(sp.PositivePool), "negative_pool": len(sp.NegativePool)}
-		}
-		m.Files = append(m.Files, f)
+		f := m.Files[s]
 		fmt.Fprintf(out.stdout, "wrote %s: %d anchors", path, f.Anchors)
 		if sp.K > 0 {
 			fmt.Fprintf(out.stdout, ", %d positives and %d negatives each, by index", sp.K, sp.KNeg)
@@ -355,8 +285,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		fmt.Fprintln(out.stdout)
 	}
-	path := filepath.Join(o.Out, "manifest.json")
-	if err := atomicfile.Write(path, func(w io.Writer) error { return writeJSON(w, m) }); err != nil {
+	path, err := bundle.WriteManifest(o.Out, m)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out.stdout, "wrote %s\n", path)

@@ -1,0 +1,107 @@
+package bundle
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// TestNewManifest: for each way of saying which rows go together, the
+// manifest says what an anchor's positives and negatives are, counts each
+// file's anchors by class as the plan made them, and names string labels
+// so that ManifestLabelNames reads them back beside the written bundles.
+func TestNewManifest(t *testing.T) {
+	const n, d = 240, 3
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(i%7) + float32(i)/1000
+	}
+	labels, groups := make([]int64, n), make([]int64, n)
+	for i := range n {
+		labels[i], groups[i] = int64(i%3), int64(i/4)
+	}
+	for i := range n { // a group's rows share a class
+		labels[i] = groups[i] % 3
+	}
+	queries := Embeddings{Source: "queries", Rows: rows[:20*d], N: 20, D: d}
+	var pairs [][2]int
+	for q := range 20 {
+		for r := range 4 {
+			pairs = append(pairs, [2]int{q, 4*q + r})
+		}
+	}
+	emb := Embeddings{Source: "embeddings", Rows: rows, N: n, D: d}
+	views := Embeddings{Source: "views", Rows: rows, N: n / 4, D: d, Views: 4}
+	for _, c := range []struct {
+		name     string
+		in       Inputs
+		pos, neg string
+	}{
+		{"labels", Inputs{Embeddings: emb, Labels: labels}, "rows of the anchor's class in its split, never the anchor", "rows of other classes in its split"},
+		{"groups", Inputs{Embeddings: emb, Groups: groups}, "the other rows of the anchor's group (its first row)", "other groups' first rows"},
+		{"groups and labels", Inputs{Embeddings: emb, Groups: groups, Labels: labels}, "the other rows of the anchor's group (its first row)", "other groups' first rows, of other classes"},
+		{"views", Inputs{Embeddings: views}, "the item's other views", "other items' first views"},
+		{"views and labels", Inputs{Embeddings: views, Labels: labels[:n/4]}, "the item's other views", "other items' first views, of other classes"},
+		{"pairs", Inputs{Embeddings: emb, Queries: &queries, Pairs: pairs}, "rows relevant to the query", "rows relevant to none of the query's, drawn from all rows"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			items, err := c.in.Items()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := MakeConfig{K: 2, Split: [4]float64{0.4, 0.2, 0.2, 0.2}, Seed: 3, AllowFewer: true}
+			if c.in.Labels != nil {
+				cfg.LabelNames = []string{"ant", "bee", "cat"}
+			}
+			plan, err := Make(items, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := NewManifest("test", c.in, cfg, plan)
+			if m.Positives != c.pos || m.Negatives != c.neg {
+				t.Errorf("positives %q, negatives %q; want %q, %q", m.Positives, m.Negatives, c.pos, c.neg)
+			}
+			if m.Format != ManifestFormat || m.K != 2 || m.KNeg != 2 || m.Seed != 3 || m.Split["val"] != 0.2 || len(m.Files) != len(plan.Splits) {
+				t.Errorf("manifest %+v", m)
+			}
+			for s, f := range m.Files {
+				sp := plan.Splits[s]
+				if f.File != sp.Name+".npz" || f.Anchors != len(sp.Anchors) {
+					t.Errorf("file %+v for the %s split of %d anchors", f, sp.Name, len(sp.Anchors))
+				}
+				counts := map[string]int{}
+				for _, l := range sp.Labels {
+					counts[strconv.FormatInt(l, 10)]++
+				}
+				if sp.Labels != nil && !maps.Equal(f.Classes, counts) {
+					t.Errorf("%s: classes %v, the split's labels count %v", sp.Name, f.Classes, counts)
+				}
+			}
+			dir := t.TempDir()
+			if _, err := plan.Write(dir, c.in.Embeddings.Rows, queries.Rows, d); err != nil {
+				t.Fatal(err)
+			}
+			path, err := WriteManifest(dir, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Manifest
+			raw, _ := os.ReadFile(path)
+			if err := json.Unmarshal(raw, &back); err != nil || back.Negatives != c.neg || len(back.Files) != len(m.Files) {
+				t.Fatalf("read back: %v, %+v", err, back)
+			}
+			test := filepath.Join(dir, "test.npz")
+			b, err := Read(test)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := ManifestLabelNames(test, b)
+			if c.in.Labels != nil && len(names) != 3 || c.in.Labels == nil && names != nil {
+				t.Errorf("ManifestLabelNames: %q", names)
+			}
+		})
+	}
+}
