@@ -1,8 +1,11 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -117,6 +120,11 @@ type makeOptions struct {
 	PairsFile string `json:"pairs_file"`
 	// MissingLabels: "error" (or none), "drop" or "class".
 	MissingLabels string `json:"missing_labels"`
+	// Out, if set, is a directory the bundles are written to as ccs
+	// bundle -out writes them: NAME.npz and manifest.json, whose command
+	// is Command.
+	Out     string `json:"out"`
+	Command string `json:"command"`
 }
 
 // classList are held-out classes as the caller names them: integers, or
@@ -160,19 +168,29 @@ type madeBundles struct {
 	LabelNames []string
 }
 
-// readQrels reads a text file of relevance pairs (bundle.ReadQrels).
-func readQrels(path string, ids *bundle.PairIDs) ([][2]int, error) {
+// readQrels reads a text file of relevance pairs (bundle.ReadQrels), and
+// returns the SHA-256 of the file as read.
+func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".tsv", ".csv", ".txt":
 	default:
-		return nil, fmt.Errorf("bundle: pairs %s: a file of pairs is text, .tsv, .csv or .txt (BEIR's qrels); give an array of pairs as an array", path)
+		return nil, "", fmt.Errorf("bundle: pairs %s: a file of pairs is text, .tsv, .csv or .txt (BEIR's qrels); give an array of pairs as an array", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer f.Close()
-	return bundle.ReadQrels(f, path, ids)
+	h := sha256.New()
+	r := io.TeeReader(f, h)
+	pairs, err := bundle.ReadQrels(r, path, ids)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	return pairs, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // makeBundles is ccs bundle on arrays: embeddings (n, d) with labels
@@ -275,7 +293,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		in.GroupsSource = "groups"
 	}
 	var qrows []float32
-	var pairNote string
+	var pairNote, pairsHash string
 	if mode == "pairs" {
 		q, err := readEmbeddings(arrays["queries"], false)
 		if err != nil {
@@ -297,7 +315,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			return nil, fmt.Errorf("bundle: %w", err)
 		}
 		if o.PairsFile != "" {
-			if in.Pairs, err = readQrels(o.PairsFile, ids); err != nil {
+			if in.Pairs, pairsHash, err = readQrels(o.PairsFile, ids); err != nil {
 				return nil, err
 			}
 		} else {
@@ -334,7 +352,76 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 		out.Names, out.Bundles = append(out.Names, sp.Name), append(out.Bundles, b)
 	}
+	if o.Out != "" {
+		m := bundle.NewManifest(o.Command, in, cfg, plan)
+		m.Warnings = out.Warnings
+		for name, r := range arrays {
+			m.Inputs[name] = memoryInput(r)
+		}
+		if o.PairsFile != "" {
+			m.Inputs["pairs"] = bundle.ManifestInput{Path: o.PairsFile, SHA256: pairsHash}
+		}
+		if err := writeBundles(o.Out, out, m); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// writeBundles writes made's bundles into dir as ccs bundle -out does:
+// NAME.npz each, atomically, then m as manifest.json.
+func writeBundles(dir string, made *madeBundles, m *bundle.Manifest) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("bundle: out: %w", err)
+	}
+	for i, b := range made.Bundles {
+		if err := saveBundle(filepath.Join(dir, made.Names[i]+".npz"), b); err != nil {
+			return fmt.Errorf("bundle: out: %w", err)
+		}
+	}
+	if _, err := bundle.WriteManifest(dir, m); err != nil {
+		return fmt.Errorf("bundle: out: %w", err)
+	}
+	return nil
+}
+
+// memoryInput describes an array given in memory for a manifest: its
+// dtype, shape, and the SHA-256 of its bytes in C order (NumPy's
+// np.ascontiguousarray(a).tobytes(), whatever order it was given in).
+func memoryInput(r rawArray) bundle.ManifestInput {
+	data := r.Data
+	if r.Fortran && len(r.Shape) > 1 {
+		size, _ := dtypeSize(r.Dtype) // checked when decoded
+		data = cOrderBytes(r.Data, r.Shape, size)
+	}
+	sum := sha256.Sum256(data)
+	return bundle.ManifestInput{Dtype: r.Dtype, SHA256: hex.EncodeToString(sum[:]), Shape: clone(r.Shape)}
+}
+
+// cOrderBytes are a Fortran-order array's bytes in C order.
+func cOrderBytes(data []byte, shape []int, size int) []byte {
+	out := make([]byte, 0, len(data))
+	idx := make([]int, len(shape))
+	strides := make([]int, len(shape)) // Fortran: the first index varies fastest
+	stride := size
+	for j := range shape {
+		strides[j] = stride
+		stride *= shape[j]
+	}
+	for range len(data) / size {
+		off := 0
+		for j, i := range idx {
+			off += i * strides[j]
+		}
+		out = append(out, data[off:off+size]...)
+		for j := len(idx) - 1; j >= 0; j-- { // C order: the last index varies fastest
+			if idx[j]++; idx[j] < shape[j] {
+				break
+			}
+			idx[j] = 0
+		}
+	}
+	return out
 }
 
 // readEmbeddings reads embeddings as ccs bundle reads a file of them

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -686,5 +688,86 @@ func TestServer(t *testing.T) {
 	c := &job{what: "compare"}
 	if err := c.reload(); err == nil || err.Error() != "the job is a compare, not a server" {
 		t.Errorf("reload of a comparison: %v", err)
+	}
+}
+
+// TestMakeBundlesOut: with out, the bundles are written as ccs bundle
+// -out writes them — the same arrays as in memory, and a manifest that
+// names the string labels (read back beside the test file), records the
+// call, and hashes each array given in memory as NumPy's bytes in C
+// order, whatever order it was given in.
+func TestMakeBundlesOut(t *testing.T) {
+	t.Parallel()
+	data := sim.Mixed(3, 60)
+	labels := make([]byte, 0, 4*data.N)
+	for _, l := range data.Labels {
+		labels = binary.LittleEndian.AppendUint32(labels, uint32('a'+l))
+	}
+	dir := filepath.Join(t.TempDir(), "b")
+	o := defaultMake
+	o.K, o.Seed, o.Out, o.Command = 4, 2, dir, "ccs.bundle(embeddings, labels, k=4, seed=2)"
+	// The embeddings in Fortran order.
+	n, d := data.N, sim.Dim
+	f := make([]float32, n*d)
+	for i := range n {
+		for j := range d {
+			f[j*n+i] = data.Points[i*d+j]
+		}
+	}
+	emb := raw("embeddings", f, n, d)
+	emb.Fortran = true
+	made, err := makeBundles(map[string]rawArray{"embeddings": emb, "labels": {Name: "labels", Dtype: "<U1", Data: labels, Shape: []int{n}}}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range made.Names {
+		read := bundle.Read
+		if made.Bundles[i].K == 0 {
+			read = bundle.ReadFeatures
+		}
+		b, err := read(filepath.Join(dir, name+".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(b.Anchors, made.Bundles[i].Anchors) || !slices.Equal(b.PositiveIndex, made.Bundles[i].PositiveIndex) || !slices.Equal(b.Labels, made.Bundles[i].Labels) {
+			t.Errorf("%s.npz differs from the bundle in memory", name)
+		}
+	}
+	test := filepath.Join(dir, "test.npz")
+	b, _ := bundle.Read(test)
+	if names := bundle.ManifestLabelNames(test, b); !slices.Equal(names, made.LabelNames) || len(names) == 0 {
+		t.Errorf("label names beside the files %q, made %q", names, made.LabelNames)
+	}
+	doc, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m bundle.Manifest
+	if err := json.Unmarshal(doc, &m); err != nil {
+		t.Fatal(err)
+	}
+	want := sha256.Sum256(bytesOf(data.Points)) // C order
+	if in := m.Inputs["embeddings"]; in.SHA256 != hex.EncodeToString(want[:]) || in.Dtype != "<f4" || !slices.Equal(in.Shape, []int{n, d}) || in.Path != "" {
+		t.Errorf("embeddings input %+v, want the SHA-256 of the C-order bytes %x", in, want)
+	}
+	if lab := sha256.Sum256(labels); m.Inputs["labels"].SHA256 != hex.EncodeToString(lab[:]) {
+		t.Errorf("labels input %+v", m.Inputs["labels"])
+	}
+	if m.Command != o.Command || m.K != 4 || m.Seed != 2 || len(m.Files) != len(made.Names) || m.Positives == "" {
+		t.Errorf("manifest %+v", m)
+	}
+	// A 3-D Fortran array: C order is the last index fastest.
+	x := []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11} // shape (2, 3, 2), Fortran: element (i, j, k) at i + 2j + 6k
+	got := cOrderBytes(x, []int{2, 3, 2}, 1)
+	var c []byte
+	for i := range 2 {
+		for j := range 3 {
+			for k := range 2 {
+				c = append(c, x[i+2*j+6*k])
+			}
+		}
+	}
+	if !slices.Equal(got, c) || slices.Equal(got, x) {
+		t.Errorf("cOrderBytes: %v, want %v", got, c)
 	}
 }

@@ -245,7 +245,7 @@ def _ids(x):
 
 def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=None, pairs=None, ids=None,
            query_ids=None, k=20, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
-           allow_fewer=False, missing_labels="error"):
+           allow_fewer=False, missing_labels="error", out=None):
     """Makes bundles of your own embeddings, as ccs bundle does: a dict from
     split name ("fit", "val", "cal", "test", and "ood-cal", "ood" when asked
     for) to Bundle, with the same arrays as the files ccs bundle writes.
@@ -269,7 +269,12 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     negative integer (Hugging Face and scikit-learn write -1) or the
     string "" or "nan" (pandas' NaN after astype(str)): "error" (refuse
     it), "drop" (no label: the row is left out of every split, with a
-    warning) or "class" (a class like any other, as +-1 binary labels)."""
+    warning) or "class" (a class like any other, as +-1 binary labels).
+    out: a directory to write them to as well, as ccs bundle -out DIR
+    writes them (NAME.npz and manifest.json, which records this call, the
+    arrays' dtypes, shapes and SHA-256 of their bytes in C order, and the
+    string labels' names), for ccs compare -data DIR and the other
+    commands."""
     lent = Lent()
     pairs_file = None
     if isinstance(pairs, (str, bytes, os.PathLike)):
@@ -278,13 +283,38 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
                           "queries": queries, "pairs": _ids(pairs), "ids": _ids(ids), "query_ids": _ids(query_ids)})
     if isinstance(ood_classes, (str, int, np.integer)):
         ood_classes = (ood_classes,)
+    command = None
+    if out is not None:
+        out = os.fsdecode(os.fspath(out))
+        command = _bundle_call(locals())
     opts = options(k=k, kneg=kneg, split=[float(s) for s in split], seed=seed,
                    ood_classes=[_class(c) for c in ood_classes],
                    ood_cal_share=ood_cal_share, allow_fewer=allow_fewer, missing_labels=missing_labels,
-                   pairs_file=pairs_file)
+                   pairs_file=pairs_file, out=out, command=command)
     h = (c_handle * 6)()
     info = call_string(lib.ccs_bundle_make, arr, n, opts, h, 6)
     return _bundles(h, info)
+
+
+def _bundle_call(a):
+    """The text of a ccs.bundle call, for its manifest: the arrays given by
+    name (the manifest describes them), the keywords not at their
+    defaults but k, split and seed."""
+    parts = [k for k in ("embeddings", "labels", "groups", "views", "queries", "pairs", "ids", "query_ids")
+             if a[k] is not None]
+    if a["pairs_file"] is not None:
+        parts.append(f"pairs={a['pairs_file']!r}")
+    kw = {"k": a["k"], "kneg": a["kneg"], "split": tuple(a["split"]), "seed": a["seed"]}
+    if a["ood_classes"]:
+        kw["ood_classes"] = list(a["ood_classes"])
+    if a["ood_cal_share"]:
+        kw["ood_cal_share"] = a["ood_cal_share"]
+    if a["allow_fewer"]:
+        kw["allow_fewer"] = True
+    if a["missing_labels"] != "error":
+        kw["missing_labels"] = a["missing_labels"]
+    kw["out"] = a["out"]
+    return "ccs.bundle(" + ", ".join(parts + [f"{k}={v!r}" for k, v in kw.items()]) + ")"
 
 
 def simulate(*, seed=0, data_seed=None, k=None, per_class=None):

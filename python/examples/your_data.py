@@ -29,9 +29,7 @@ import ccs
 def main(embeddings, labels, out="."):
     x = np.load(embeddings)
     y = np.load(labels)
-    splits = ccs.bundle(x, y, k=10, seed=0)                      # ccs bundle
-    for name, b in splits.items():
-        b.save(os.path.join(out, f"{name}.npz"))
+    splits = ccs.bundle(x, y, k=10, seed=0, out=os.path.join(out, "bundles"))   # ccs bundle -out
     results = os.path.join(out, "results")
     table = ccs.compare(splits, seeds=2, out=results)            # ccs compare -out
     print(table)

@@ -2,6 +2,7 @@
 the same arrays, the same set files byte for byte, the same numbers (equal,
 not close)."""
 
+import hashlib
 import io
 import json
 import os
@@ -109,6 +110,27 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["label_names"] == NAMES.tolist() and manifest["ood_classes"] == [4]
     assert ccs.bundle(labelled["embeddings"], labelled["labels"], k=8)["fit"].label_names is None
+
+    # out=: the command's directory, byte for byte but for the manifest's
+    # command and inputs (arrays in memory: their dtype, shape and the
+    # SHA-256 of their bytes in C order).
+    ccs.bundle(labelled["embeddings"], given, k=8, kneg=6, seed=3, ood_classes=["émeu"], ood_cal_share=0.1,
+               out=tmp_path / "py")
+    for name in splits:
+        assert same_file(tmp_path / "py" / f"{name}.npz", tmp_path / "out" / f"{name}.npz"), (form, name)
+    mine = json.loads((tmp_path / "py" / "manifest.json").read_text())
+    assert mine["command"] == (f"ccs.bundle(embeddings, labels, k=8, kneg=6, split=(0.5, 0.1, 0.2, 0.2), seed=3, "
+                               f"ood_classes=['émeu'], ood_cal_share=0.1, out={str(tmp_path / 'py')!r})")
+    emb = np.ascontiguousarray(labelled["embeddings"])
+    assert mine["inputs"]["embeddings"] == {"dtype": emb.dtype.str, "shape": list(emb.shape),
+                                            "sha256": hashlib.sha256(emb.tobytes()).hexdigest()}
+    lab = np.asarray(given)
+    if lab.dtype != object:
+        assert mine["inputs"]["labels"]["sha256"] == hashlib.sha256(lab.tobytes()).hexdigest()
+    assert mine["inputs"]["labels"]["shape"] == [len(names)]
+    for m in (mine, manifest):
+        del m["command"], m["inputs"]
+    assert mine == manifest
     if form == "str":
         # evaluate per class names the classes as ccs evaluate does, from the
         # manifest beside the command's test bundle.
@@ -120,6 +142,15 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
         assert want["label_names"] == NAMES.tolist()
         assert s.evaluate(splits["test"], per_class=True) == want
         assert "label_names" not in s.evaluate(splits["test"])
+        # The same from the directory out= wrote: its manifest names them.
+        mine = cli_json(cli, "evaluate", "-set", tmp_path / "ball.json", "-test", tmp_path / "py" / "test.npz",
+                        "-per-class", "-json")
+        del mine["kind"], mine["command"], mine["build"]
+        assert mine == want
+        # Fortran order: the same hash, that of the C-order bytes.
+        ccs.bundle(np.asfortranarray(labelled["embeddings"]), given, k=8, kneg=6, seed=3, out=tmp_path / "f")
+        f = json.loads((tmp_path / "f" / "manifest.json").read_text())
+        assert f["inputs"]["embeddings"]["sha256"] == hashlib.sha256(emb.tobytes()).hexdigest()
 
 
 def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):

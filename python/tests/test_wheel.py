@@ -118,7 +118,9 @@ def test_your_data_example_equals_the_commands(venv, tmp_path):
     run_cli("bundle", "-embeddings", tmp_path / "emb.npy", "-labels", tmp_path / "labels.npy", "-out", cli / "bundles",
             "-k", 10, "-seed", 0, cwd=tmp_path)
     for f in ("fit", "val", "cal", "test"):
-        assert (py / f"{f}.npz").read_bytes() == (cli / "bundles" / f"{f}.npz").read_bytes(), f
+        assert (py / "bundles" / f"{f}.npz").read_bytes() == (cli / "bundles" / f"{f}.npz").read_bytes(), f
+    manifest = json.loads((py / "bundles" / "manifest.json").read_text())
+    assert manifest["label_names"] == ["boot", "coat", "dress", "shirt"] and manifest["inputs"]["embeddings"]["dtype"] == "<f8"
     want = json.loads(run_cli("compare", "-data", cli / "bundles", "-seeds", 2, "-out", cli / "results", "-json", "-quiet", cwd=tmp_path))
     got = json.loads((py / "results" / "compare.json").read_text())
     strip = lambda t: [{k: v for k, v in row.items() if k != "fit_seconds"} for row in t["rows"]]
