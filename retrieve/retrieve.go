@@ -158,12 +158,28 @@ func NewCollection(rows []float32, d int, ids []int64) (*Collection, error) {
 	if len(ids) != n {
 		return nil, fmt.Errorf("retrieve: collection: %d ids for %d rows", len(ids), n)
 	}
+	if err := uniqueIDs(ids); err != nil {
+		return nil, err
+	}
 	for i, v := range rows {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("retrieve: collection: row %d, coordinate %d is %v", i/d, i%d, v)
 		}
 	}
 	return &Collection{N: n, D: d, IDs: ids, Rows: rows}, nil
+}
+
+// uniqueIDs refuses ids with a repeat: a hit must name one item.
+func uniqueIDs(ids []int64) error {
+	sorted := slices.Sorted(slices.Values(ids))
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			first := slices.Index(ids, sorted[i])
+			second := first + 1 + slices.Index(ids[first+1:], sorted[i])
+			return fmt.Errorf("retrieve: collection: rows %d and %d have the same id %d", first, second, sorted[i])
+		}
+	}
+	return nil
 }
 
 // SetKeys gives the items string ids (see Collection.Keys), in row order:
