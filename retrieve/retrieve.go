@@ -207,7 +207,9 @@ func (c *Collection) SetKeys(keys []string) error {
 // float32 (n, d), ids the row numbers) or an .npz archive: the embeddings
 // as "embeddings" (n, d) float32 — or a bundle's "anchors" — and the ids
 // as "ids" (n,) int64 or strings (then the collection's Keys, its IDs the
-// row numbers) — or a bundle's "index"; without either, the row numbers.
+// row numbers) — or a bundle's "index"; without either, the row numbers;
+// or a .safetensors file, its tensors named as an .npz's arrays (a file of
+// one tensor: the embeddings).
 func ReadCollection(path string) (*Collection, error) {
 	if IsTable(path) { // Parquet, Arrow, a Hugging Face dataset's directory
 		return ReadParquet(path)
@@ -228,7 +230,13 @@ func ReadCollection(path string) (*Collection, error) {
 		c.Converted = a.Converted
 		return c, nil
 	}
-	arr, err := bundle.ReadNPZ(path)
+	var arr map[string]bundle.Array
+	var err error
+	if strings.ToLower(filepath.Ext(path)) == ".safetensors" {
+		arr, err = readSafetensors(path)
+	} else {
+		arr, err = bundle.ReadNPZ(path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +266,32 @@ func ReadCollection(path string) (*Collection, error) {
 		}
 	}
 	return c, nil
+}
+
+// readSafetensors reads the tensors of a .safetensors file that a
+// collection takes, by the names of an .npz's arrays; a lone tensor is
+// the embeddings.
+func readSafetensors(path string) (map[string]bundle.Array, error) {
+	st, err := bundle.OpenSafetensors(path)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	names := st.Names()
+	arr := map[string]bundle.Array{}
+	for _, name := range names {
+		as := name
+		switch {
+		case len(names) == 1:
+			as = "embeddings"
+		case !slices.Contains([]string{"embeddings", "anchors", "ids", "index"}, name):
+			continue
+		}
+		if arr[as], err = st.Read(name); err != nil {
+			return nil, err
+		}
+	}
+	return arr, nil
 }
 
 // Hit is an item inside the set: its id, its string id where the

@@ -24,6 +24,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/internal/sttest"
 	"github.com/ccsets/ccs/retrieve"
 )
 
@@ -307,9 +308,24 @@ func TestBundleCommand(t *testing.T) {
 	if !strings.Contains(stderr.String(), "emb64.parquet: converted on reading: float64 → float32") {
 		t.Errorf("no conversion note for float64 Parquet:\n%s", stderr.String())
 	}
+	// A .safetensors of the embeddings (float64) and labels (int32), as
+	// safetensors' save_file writes one from PyTorch: converted as the
+	// .npy's were, saying so, to the same bundles.
+	y32 := make([]int32, n)
+	for i, l := range y {
+		y32[i] = int32(l)
+	}
+	sttest.Write(t, p("emb.safetensors"), sttest.T("embeddings", "F64", []int{n, d}, sttest.LE(x64...)), sttest.T("labels", "I32", []int{n}, sttest.LE(y32...)))
+	stderr.Reset()
+	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("emb.safetensors"), "-labels", p("emb.safetensors") + ":labels", "-out", p("st"), "-k", "8", "-ood-classes", "3", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), `emb.safetensors: tensor "embeddings": converted on reading: float64 → float32`) {
+		t.Errorf("no conversion note for a float64 .safetensors:\n%s", stderr.String())
+	}
 	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
 		a, _ := os.ReadFile(p("b/" + f + ".npz"))
-		for _, other := range []string{"str", "b64", "hf", "hfdir", "hfdict"} {
+		for _, other := range []string{"str", "b64", "hf", "hfdir", "hfdict", "st"} {
 			b, err := os.ReadFile(p(other + "/" + f + ".npz"))
 			if err != nil || !bytes.Equal(a, b) {
 				t.Errorf("%s/%s.npz differs from the .npy and integer labels' (%v)", other, f, err)
@@ -491,6 +507,11 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("emptyds/state.json"), []byte(`{"_data_files": []}`), 0o644)
 	os.Mkdir(p("halfdict"), 0o755)
 	os.WriteFile(p("halfdict/dataset_dict.json"), []byte(`{"splits": ["train"]}`), 0o644)
+	os.WriteFile(p("model.pt"), []byte("PK\x03\x04pickle"), 0o644) // torch.save
+	sttest.Write(t, p("two.safetensors"), sttest.T("emb", "F64", []int{n, d}, sttest.LE(x64...)), sttest.T("y", "I64", []int{n}, sttest.LE(y...)))
+	sttest.Write(t, p("flags.safetensors"), sttest.T("labels", "U8", []int{n - 1}, make([]byte, n-1)))
+	two, _ := os.ReadFile(p("two.safetensors"))
+	os.WriteFile(p("cut.safetensors"), two[:len(two)-8], 0o644)
 	for _, c := range []struct {
 		name  string
 		args  []string
@@ -535,6 +556,11 @@ func TestBundleBadInput(t *testing.T) {
 		{"no pair among the ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt"), "-query-ids", p("ids.txt")}, false, `qrels.tsv: no pairs: all 1 name ids that are not among the given ids (the first: query "q0")`},
 		{"a pair beyond the rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs.npy")}, false, p("pairs.npy") + ": bundle: pair 0 names row 9999, there are 400 rows"},
 		{"OOD classes without labels", []string{"-labels", "", "-groups", p("labels.npy"), "-ood-classes", "1"}, true, "the classes are labels: give -labels FILE too"},
+		{"a PyTorch pickle", []string{"-embeddings", p("model.pt")}, false, `model.pt: a .pt file is a Python pickle, which ccs does not read (unpickling runs the file's code): save the tensor with safetensors`},
+		{"which tensor", []string{"-embeddings", p("two.safetensors")}, false, "two.safetensors: which tensor? give FILE:TENSOR (have [emb y])"},
+		{"a tensor not in the file", []string{"-embeddings", p("two.safetensors") + ":embeddings"}, false, `two.safetensors: no tensor "embeddings" (have [emb y])`},
+		{"a cut .safetensors", []string{"-embeddings", p("cut.safetensors") + ":emb"}, false, "cut.safetensors: the tensors hold"},
+		{"labels of another length in a .safetensors", []string{"-labels", p("flags.safetensors")}, false, "flags.safetensors: 399 labels for the 400 rows"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := p("out-" + strings.ReplaceAll(c.name, " ", "-"))

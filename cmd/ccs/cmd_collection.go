@@ -33,7 +33,7 @@ func collectionLoadCommand() *command {
 		"write a collection file (.npz, .npy or .parquet) into a ClickHouse table, or over a cluster's shards; the table appears only once every row is in",
 		func(fs *flag.FlagSet, o *collectionLoadOptions) func() error {
 			fs.StringVar(&o.DB, "db", "", "the table, `clickhouse://[user[:password]@]host:port/database.table` (created; with -cluster, the Distributed table)")
-			fs.StringVar(&o.In, "in", "", "collection `file` (.npz: \"embeddings\" or \"anchors\", \"ids\" or \"index\"; .npy; .parquet)")
+			fs.StringVar(&o.In, "in", "", "collection `file` (.npz or .safetensors: \"embeddings\" or \"anchors\", \"ids\" or \"index\"; .npy; .parquet)")
 			fs.StringVar(&o.Cluster, "cluster", "", "spread the rows over the shards of the server's cluster `NAME` (remote_servers): TABLE_local on each shard, the Distributed table TABLE")
 			fs.BoolVar(&o.Append, "append", false, "add the rows to an existing table of the same dimension (ids, or string ids, the table holds already are refused)")
 			fs.IntVar(&o.Batch, "batch", 50_000, "rows per INSERT")

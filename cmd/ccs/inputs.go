@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +16,8 @@ import (
 )
 
 // The user's own arrays, as ccs bundle reads them: a file, or FILE:NAME
-// for an array of an .npz or a column of a .parquet.
+// for an array of an .npz, a tensor of a .safetensors or a column of a
+// .parquet.
 
 // splitInput reads FILE or FILE:NAME (a name after the last colon, when
 // the part before it names a file that exists or has an extension of
@@ -24,7 +26,7 @@ import (
 func splitInput(arg string) (path, name string) {
 	if i := strings.LastIndex(arg, ":"); i > 0 {
 		ext := strings.ToLower(filepath.Ext(arg[:i]))
-		if _, err := os.Stat(arg[:i]); err == nil || ext == ".npz" || retrieve.IsTable(arg[:i]) {
+		if _, err := os.Stat(arg[:i]); err == nil || ext == ".npz" || ext == ".safetensors" || retrieve.IsTable(arg[:i]) {
 			return arg[:i], arg[i+1:]
 		}
 	}
@@ -34,8 +36,10 @@ func splitInput(arg string) (path, name string) {
 // inputKind is a file's type by its extension.
 func inputKind(path string) (string, error) {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".npy", ".npz", ".parquet":
+	case ".npy", ".npz", ".parquet", ".safetensors":
 		return ext, nil
+	case ".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle":
+		return "", fmt.Errorf("%s: a %s file is a Python pickle, which ccs does not read (unpickling runs the file's code): save the tensor with safetensors (save_file({\"embeddings\": t}, \"emb.safetensors\")) or NumPy (np.save(\"emb.npy\", t.cpu().numpy()))", path, ext)
 	case ".arrow", ".feather": // read as Parquet is: a table of columns
 		return ".parquet", nil
 	case ".tsv", ".csv", ".txt":
@@ -45,14 +49,15 @@ func inputKind(path string) (string, error) {
 			return ".parquet", nil
 		}
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			return "", fmt.Errorf("%s: a directory without state.json or dataset_dict.json: want a file (.npy, .npz, .parquet, .arrow) or a Hugging Face dataset's directory (save_to_disk)", path)
+			return "", fmt.Errorf("%s: a directory without state.json or dataset_dict.json: want a file (.npy, .npz, .safetensors, .parquet, .arrow) or a Hugging Face dataset's directory (save_to_disk)", path)
 		}
-		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .parquet, .arrow or a Hugging Face dataset's directory (FILE:COLUMN picks a column)", path, ext)
+		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR picks a tensor), .parquet, .arrow or a Hugging Face dataset's directory (FILE:COLUMN picks a column)", path, ext)
 	}
 }
 
-// readArray reads an .npy, or one array of an .npz: the named one, else
-// the one of the given names present, else the only one.
+// readArray reads an .npy, or one array of an .npz or tensor of a
+// .safetensors: the named one, else the one of the given names present,
+// else the only one.
 func readArray(path, name string, names ...string) (bundle.Array, string, error) {
 	kind, err := inputKind(path)
 	if err != nil {
@@ -70,31 +75,57 @@ func readArray(path, name string, names ...string) (bundle.Array, string, error)
 		if err != nil {
 			return bundle.Array{}, "", err
 		}
-		have := slices.Sorted(func(yield func(string) bool) {
-			for k := range arrays {
-				if !yield(k) {
-					return
-				}
-			}
-		})
-		if name != "" {
-			a, ok := arrays[name]
-			if !ok {
-				return bundle.Array{}, "", fmt.Errorf("%s: no array %q (have %v)", path, name, have)
-			}
-			return a, name, nil
+		got, err := pickArray(path, "array", slices.Sorted(maps.Keys(arrays)), name, names)
+		if err != nil {
+			return bundle.Array{}, "", err
 		}
-		for _, n := range names {
-			if a, ok := arrays[n]; ok {
-				return a, n, nil
-			}
+		return arrays[got], got, nil
+	case ".safetensors":
+		st, err := bundle.OpenSafetensors(path)
+		if err != nil {
+			return bundle.Array{}, "", err
 		}
-		if len(arrays) == 1 {
-			return arrays[have[0]], have[0], nil
+		defer st.Close()
+		got, err := pickArray(path, "tensor", st.Names(), name, names)
+		if err != nil {
+			return bundle.Array{}, "", err
 		}
-		return bundle.Array{}, "", fmt.Errorf("%s: which array? give FILE:ARRAY (have %v)", path, have)
+		a, err := st.Read(got)
+		return a, got, err
 	}
 	return bundle.Array{}, "", fmt.Errorf("%s: %s files hold no NumPy array", path, kind)
+}
+
+// pickArray picks one of a file's arrays (or tensors), have: name, else
+// the first of names present, else the only one.
+func pickArray(path, what string, have []string, name string, names []string) (string, error) {
+	if name != "" {
+		if !slices.Contains(have, name) {
+			return "", fmt.Errorf("%s: no %s %q (have %v)", path, what, name, have)
+		}
+		return name, nil
+	}
+	for _, n := range names {
+		if slices.Contains(have, n) {
+			return n, nil
+		}
+	}
+	if len(have) == 1 {
+		return have[0], nil
+	}
+	return "", fmt.Errorf("%s: which %s? give FILE:%s (have %v)", path, what, strings.ToUpper(what), have)
+}
+
+// arraySource names the array got of path in messages: the file, and the
+// array or tensor of a file that holds several.
+func arraySource(path, kind, got string) string {
+	switch kind {
+	case ".npz":
+		return path + ": array " + strconv.Quote(got)
+	case ".safetensors":
+		return path + ": tensor " + strconv.Quote(got)
+	}
+	return path
 }
 
 // embeddingsFile is a matrix of embeddings read from a file.
@@ -116,7 +147,7 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 	switch kind {
 	case ".parquet":
 		if views {
-			return nil, fmt.Errorf("%s: views come as an (n, v, d) array in an .npy or .npz", path)
+			return nil, fmt.Errorf("%s: views come as an (n, v, d) array in an .npy, .npz or .safetensors", path)
 		}
 		c, err := retrieve.ReadParquetColumn(path, name)
 		if err != nil {
@@ -131,17 +162,13 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 		}
 		return f, bundle.CheckEmbeddings(e)
 	case ".txt":
-		return nil, fmt.Errorf("%s: embeddings come as .npy, .npz or .parquet", path)
+		return nil, fmt.Errorf("%s: embeddings come as .npy, .npz, .safetensors or .parquet", path)
 	}
 	a, got, err := readArray(path, name, "embeddings", "anchors", "features", "queries")
 	if err != nil {
 		return nil, err
 	}
-	source := path
-	if kind == ".npz" {
-		source = path + ": array " + strconv.Quote(got)
-	}
-	e, err := bundle.EmbeddingsOf(a, source, views)
+	e, err := bundle.EmbeddingsOf(a, arraySource(path, kind, got), views)
 	if err != nil {
 		return nil, err
 	}
@@ -161,17 +188,13 @@ func readIDs(arg string, what string) (ids []int64, names []string, err error) {
 	case ".parquet":
 		return readParquetIDs(path, name, what)
 	case ".txt":
-		return nil, nil, fmt.Errorf("%s: %s come as .npy, .npz or .parquet", path, what)
+		return nil, nil, fmt.Errorf("%s: %s come as .npy, .npz, .safetensors or .parquet", path, what)
 	}
 	a, got, err := readArray(path, name, what)
 	if err != nil {
 		return nil, nil, err
 	}
-	source := path
-	if kind == ".npz" {
-		source += ": array " + strconv.Quote(got)
-	}
-	return bundle.Labels(a, source, what)
+	return bundle.Labels(a, arraySource(path, kind, got), what)
 }
 
 // readParquetIDs reads an integer or string column.
