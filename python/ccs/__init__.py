@@ -235,8 +235,8 @@ def _ids(x):
     """Labels, group ids, ids or pairs as the engine takes them: an object
     array of strings (a pandas column's values) becomes a NumPy string
     array; the rest goes as it is, its dtype checked by the engine."""
-    if x is None:
-        return None
+    if x is None or isinstance(x, (str, bytes, os.PathLike)):  # a path: refused by name when lent
+        return x
     a = np.asarray(_lib.host(x))
     if a.dtype == object and a.size and all(isinstance(v, str) for v in a.flat):
         a = a.astype(str)

@@ -216,6 +216,9 @@ class Lent:
         """A ccs_array for x (anything np.asarray takes), or None for None."""
         if x is None:
             return None
+        if isinstance(x, (str, bytes, os.PathLike)):
+            raise ValueError(f"{name or 'array'}: {os.fsdecode(x)!r} is a path, not an array: load the file first "
+                             "(np.load, or safetensors' load_file); the command line reads files")
         a = np.asarray(host(x), dtype=dtype)
         if not (a.flags.c_contiguous or a.flags.f_contiguous):
             a = np.ascontiguousarray(a)

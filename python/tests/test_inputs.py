@@ -387,3 +387,15 @@ except ValueError:
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env())
     assert r.returncode == 0 and r.stdout == "ok\n", r.stderr
+
+
+def test_a_path_is_not_an_array(tmp_path):
+    # A file's path where an array goes (the command line's habit) is
+    # refused naming the argument, not read as a string array.
+    a, p, q = gauss(6, dtype=np.float32)
+    np.save(tmp_path / "emb.npy", a)
+    for call, name in [(lambda: ccs.bundle(str(tmp_path / "emb.npy"), np.arange(200) % 4, k=3), "embeddings"),
+                       (lambda: ccs.bundle(a, tmp_path / "labels.npy", k=3), "labels"),
+                       (lambda: ccs.Bundle(a, b"positives.npy"), "positives")]:
+        with pytest.raises(ValueError, match=rf"^{name}: '.*\.npy' is a path, not an array: load the file first"):
+            call()
