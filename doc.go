@@ -39,6 +39,7 @@
 //	internal/parallel    loops over fixed chunks: results independent of the goroutines
 //	internal/gradcheck   finite-difference checks of every gradient
 //	internal/chtest      real ClickHouse servers (two shards) for the tests
+//	internal/sttest      .safetensors files laid out as the format's writer does, for the tests
 //	internal/atomicfile  files written to a temporary name and renamed
 //	internal/fixture     small real results of every kind and the commands' -json, for the figure and report tests
 //	internal/enum        the enums' one form: names, text and parsing from a table

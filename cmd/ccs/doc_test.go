@@ -17,6 +17,7 @@ import (
 	"github.com/ccsets/ccs/internal/buildinfo"
 	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/internal/race"
+	"github.com/ccsets/ccs/internal/sttest"
 )
 
 // commandList is the package doc's list of the commands, generated from
@@ -275,6 +276,9 @@ func userEmbeddings(t *testing.T) {
 	if err := os.WriteFile(filepath.Join("ds", "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The same as safetensors' save_file writes them from PyTorch
+	// (float32 embeddings, int64 labels).
+	sttest.Write(t, "emb.safetensors", sttest.T("embeddings", "F32", []int{n, d}, sttest.LE(x32...)), sttest.T("labels", "I64", []int{n}, sttest.LE(y...)))
 	const nq = 300
 	q := make([]float32, nq*d)
 	var qrels strings.Builder
