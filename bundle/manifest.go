@@ -127,6 +127,7 @@ func WriteManifest(dir string, m *Manifest) (string, error) {
 	return path, atomicfile.Write(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // a dtype "<f8" as NumPy writes it, not "\u003cf8"
 		return enc.Encode(m)
 	})
 }

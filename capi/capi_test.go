@@ -742,6 +742,9 @@ func TestMakeBundlesOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !strings.Contains(string(doc), `"dtype": "<f4"`) {
+		t.Errorf("the manifest does not write the dtype as NumPy does:\n%s", doc)
+	}
 	var m bundle.Manifest
 	if err := json.Unmarshal(doc, &m); err != nil {
 		t.Fatal(err)
