@@ -722,7 +722,8 @@ class Collection(_Handle):
     @classmethod
     def load(cls, path):
         """Reads a collection file: .npz ("embeddings" or "anchors", ids as
-        "ids" — integers or strings — or "index"), .npy (n, d) or .parquet
+        "ids" — integers or strings — or "index"), .safetensors (tensors
+        named so, or a lone tensor of embeddings), .npy (n, d) or .parquet
         (an "id" column of integers or strings)."""
         h = c_handle()
         call(lib.ccs_collection_load, _path(path), byref(h))
@@ -753,6 +754,12 @@ class Collection(_Handle):
 
     def __len__(self):
         return self.shape[0]
+
+    def __repr__(self):
+        if not self._h:
+            return "<ccs.Collection (closed)>"
+        n, d = self.shape
+        return f"<ccs.Collection n={n} d={d} ids={'str' if self.keys is not None else 'int'}>"
 
 
 class Set(_Handle):

@@ -545,6 +545,10 @@ def test_retrieve_equals_ccs_retrieve(calibrated, sim, cli, tmp_path, limit):
     for coll in (ccs.Collection(rows, ids), ccs.Collection.load(tmp_path / "coll.npz"), tmp_path / "coll.npz"):
         got_ids, got_scores = s.retrieve(rows[11], coll, limit=limit or None)
         assert list(got_ids) == want_ids and list(got_scores) == want_scores
+    c = ccs.Collection(rows, ids)
+    assert repr(c) == f"<ccs.Collection n={len(rows)} d={rows.shape[1]} ids=int>"
+    c.close()
+    assert repr(c) == "<ccs.Collection (closed)>"
     # An array is a collection whose ids are its row numbers.
     got_ids, got_scores = s.retrieve(rows[11], rows, limit=limit or None)
     assert list(got_ids * 10 + 3) == want_ids and list(got_scores) == want_scores
