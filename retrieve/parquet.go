@@ -19,7 +19,7 @@ var embeddingNames = []string{"embedding", "embeddings", "emb", "vector"}
 
 // ReadParquet reads a collection from a Parquet file (or an Arrow IPC
 // file: any file ReadTable reads): the embeddings from a
-// column of float32 or float64 lists or fixed-size lists — the one named
+// column of float16, float32 or float64 lists or fixed-size lists — the one named
 // embedding, embeddings, emb or vector, or else the only such column —
 // every row of the same length and none null (float64 values are
 // converted to float32, as bundle.Narrow converts them, and Converted
@@ -61,12 +61,12 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 			return nil, fmt.Errorf("%s: no column %q (have %v)", path, column, schema.Fields())
 		}
 		if !isFloatList(schema.Field(emb).Type) {
-			return nil, fmt.Errorf("%s: column %q is %v, want float32 or float64 lists (the embeddings)", path, column, schema.Field(emb).Type)
+			return nil, fmt.Errorf("%s: column %q is %v, want float16, float32 or float64 lists (the embeddings)", path, column, schema.Field(emb).Type)
 		}
 	}
 	if emb < 0 {
 		if len(lists) != 1 {
-			return nil, fmt.Errorf("%s: want one column of float32 or float64 lists (the embeddings; or one named %v), found %d among %v", path, embeddingNames, len(lists), schema.Fields())
+			return nil, fmt.Errorf("%s: want one column of float16, float32 or float64 lists (the embeddings; or one named %v), found %d among %v", path, embeddingNames, len(lists), schema.Fields())
 		}
 		emb = lists[0]
 	}
@@ -94,8 +94,13 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 			f32 = v.Float32Values()
 		case *array.Float64:
 			f64, converted = v.Float64Values(), "float64 → float32"
+		case *array.Float16: // a half-precision model's embeddings (datasets' Value("float16"))
+			f32, converted = make([]float32, v.Len()), "float16 → float32"
+			for j, h := range v.Values() {
+				f32[j] = h.Float32()
+			}
 		default:
-			return nil, fmt.Errorf("%s: column %q: want float32 or float64 lists", path, name)
+			return nil, fmt.Errorf("%s: column %q: want float16, float32 or float64 lists", path, name)
 		}
 		for i := range chunk.Len() {
 			if chunk.IsNull(i) {
@@ -178,7 +183,7 @@ func isFloatList(t arrow.DataType) bool {
 	default:
 		return false
 	}
-	return elem.ID() == arrow.FLOAT32 || elem.ID() == arrow.FLOAT64
+	return elem.ID() == arrow.FLOAT32 || elem.ID() == arrow.FLOAT64 || elem.ID() == arrow.FLOAT16
 }
 
 // WriteParquet writes c as a Parquet file ReadParquet reads back: columns

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -52,6 +53,19 @@ func lists64(rows [][]float64, fixed int) arrow.Array {
 	for _, r := range rows {
 		b.Append(true)
 		b.ValueBuilder().(*array.Float64Builder).AppendValues(r, nil)
+	}
+	return b.NewArray()
+}
+
+// lists16 builds a list<float16> array of rows, as a half-precision
+// model's embeddings are stored.
+func lists16(rows [][]float32) arrow.Array {
+	b := array.NewListBuilder(memory.DefaultAllocator, arrow.FixedWidthTypes.Float16)
+	for _, r := range rows {
+		b.Append(true)
+		for _, x := range r {
+			b.ValueBuilder().(*array.Float16Builder).Append(float16.New(x))
+		}
 	}
 	return b.NewArray()
 }
@@ -137,6 +151,7 @@ func TestReadParquet(t *testing.T) {
 	}{
 		{"float64 list", []string{"id", "embedding"}, []arrow.Array{int64s(ids), lists64(rows64, 0)}, 10, ids, nil},
 		{"float64 fixed-size list", []string{"vec"}, []arrow.Array{lists64(rows64, 3)}, 100, nil, nil},
+		{"float16 list", []string{"id", "embedding"}, []arrow.Array{int64s(ids), lists16(rows)}, 10, ids, nil},
 		{"list with ids", []string{"id", "embedding"}, []arrow.Array{int64s(ids), lists(rows, 0)}, 10, ids, nil},
 		{"list with string ids", []string{"embedding", "id"}, []arrow.Array{lists(rows, 0), strs(keys)}, 10, nil, keys},
 		// One row group: pqarrow v18.8.0's writer repeats the first rows of
@@ -156,11 +171,18 @@ func TestReadParquet(t *testing.T) {
 				want = append(want, int64(i))
 			}
 		}
-		if c.N != len(rows) || c.D != 3 || !slices.Equal(c.Rows, flat) || !slices.Equal(c.IDs, want) || !slices.Equal(c.Keys, tc.wantKeys) {
-			t.Errorf("%s: read N=%d D=%d ids %v keys %q", tc.name, c.N, c.D, c.IDs, c.Keys)
+		wantRows := flat
+		if strings.HasPrefix(tc.name, "float16") { // the rows as half precision holds them, widened exactly
+			wantRows = make([]float32, len(flat))
+			for i, x := range flat {
+				wantRows[i] = float16.New(x).Float32()
+			}
 		}
-		if wantConv := strings.HasPrefix(tc.name, "float64"); (c.Converted == "float64 → float32") != wantConv {
-			t.Errorf("%s: converted %q", tc.name, c.Converted)
+		if c.N != len(rows) || c.D != 3 || !slices.Equal(c.Rows, wantRows) || !slices.Equal(c.IDs, want) || !slices.Equal(c.Keys, tc.wantKeys) {
+			t.Errorf("%s: read N=%d D=%d ids %v keys %q rows %v", tc.name, c.N, c.D, c.IDs, c.Keys, c.Rows[:6])
+		}
+		if want := map[bool]string{true: strings.Fields(tc.name)[0] + " → float32"}[strings.HasPrefix(tc.name, "float")]; c.Converted != want {
+			t.Errorf("%s: converted %q, want %q", tc.name, c.Converted, want)
 		}
 	}
 
@@ -182,7 +204,7 @@ func TestReadParquet(t *testing.T) {
 	}{
 		{"ragged", []string{"emb"}, []arrow.Array{lists(ragged, 0)}, `column "emb", row 12 has 2 values, row 0 has 3`},
 		{"null row", []string{"emb"}, []arrow.Array{lists(withNull, 0)}, `column "emb", row 4 is null`},
-		{"int32", []string{"emb"}, []arrow.Array{i32.NewArray()}, "want one column of float32 or float64 lists"},
+		{"int32", []string{"emb"}, []arrow.Array{i32.NewArray()}, "want one column of float16, float32 or float64 lists"},
 		{"float64 overflow", []string{"emb"}, []arrow.Array{lists64([][]float64{{1, 2}, {3, 1e39}}, 0)}, `column "emb", row 1, coordinate 1: 1e+39 overflows float32`},
 		{"float64 underflow", []string{"emb"}, []arrow.Array{lists64([][]float64{{1e-50, 2}}, 0)}, `column "emb", row 0, coordinate 0: 1e-50 underflows to zero in float32`},
 		{"float64 NaN", []string{"emb"}, []arrow.Array{lists64([][]float64{{1, 2}, {math.NaN(), 1}}, 0)}, `row 1, coordinate 0 is NaN`},

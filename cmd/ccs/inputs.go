@@ -137,7 +137,7 @@ type embeddingsFile struct {
 
 // readEmbeddings reads embeddings: an (n, d) array (or, with views,
 // (n, v, d) views) of any floating-point dtype, or a Parquet column of
-// float32 or float64 lists. Every value must be finite (bundle.EmbeddingsOf).
+// float16, float32 or float64 lists. Every value must be finite (bundle.EmbeddingsOf).
 func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 	path, name := splitInput(arg)
 	kind, err := inputKind(path)
