@@ -323,9 +323,18 @@ func TestBundleCommand(t *testing.T) {
 	if !strings.Contains(stderr.String(), `emb.safetensors: tensor "embeddings": converted on reading: float64 → float32`) {
 		t.Errorf("no conversion note for a float64 .safetensors:\n%s", stderr.String())
 	}
+	// Labels as a uint8 Parquet column (datasets' Value("uint8")).
+	ub := array.NewUint8Builder(memory.DefaultAllocator)
+	for _, l := range y {
+		ub.Append(uint8(l))
+	}
+	writeColumnParquet(t, p("labels-u8.parquet"), "label", ub.NewArray(), 1<<16)
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels-u8.parquet"), "-out", p("u8"), "-k", "8", "-ood-classes", "3", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
 		a, _ := os.ReadFile(p("b/" + f + ".npz"))
-		for _, other := range []string{"str", "b64", "hf", "hfdir", "hfdict", "st"} {
+		for _, other := range []string{"str", "b64", "hf", "hfdir", "hfdict", "st", "u8"} {
 			b, err := os.ReadFile(p(other + "/" + f + ".npz"))
 			if err != nil || !bytes.Equal(a, b) {
 				t.Errorf("%s/%s.npz differs from the .npy and integer labels' (%v)", other, f, err)
@@ -508,6 +517,11 @@ func TestBundleBadInput(t *testing.T) {
 	os.Mkdir(p("halfdict"), 0o755)
 	os.WriteFile(p("halfdict/dataset_dict.json"), []byte(`{"splits": ["train"]}`), 0o644)
 	os.WriteFile(p("model.pt"), []byte("PK\x03\x04pickle"), 0o644) // torch.save
+	u64 := array.NewUint64Builder(memory.DefaultAllocator)
+	for i := range n {
+		u64.Append(uint64(i%3) | uint64(i/399)<<63)
+	}
+	writeColumnParquet(t, p("huge.parquet"), "label", u64.NewArray(), 1<<16)
 	sttest.Write(t, p("two.safetensors"), sttest.T("emb", "F64", []int{n, d}, sttest.LE(x64...)), sttest.T("y", "I64", []int{n}, sttest.LE(y...)))
 	sttest.Write(t, p("flags.safetensors"), sttest.T("labels", "U8", []int{n - 1}, make([]byte, n-1)))
 	two, _ := os.ReadFile(p("two.safetensors"))
@@ -556,6 +570,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"no pair among the ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt"), "-query-ids", p("ids.txt")}, false, `qrels.tsv: no pairs: all 1 name ids that are not among the given ids (the first: query "q0")`},
 		{"a pair beyond the rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs.npy")}, false, p("pairs.npy") + ": bundle: pair 0 names row 9999, there are 400 rows"},
 		{"OOD classes without labels", []string{"-labels", "", "-groups", p("labels.npy"), "-ood-classes", "1"}, true, "the classes are labels: give -labels FILE too"},
+		{"a uint64 label above int64", []string{"-labels", p("huge.parquet")}, false, `huge.parquet: column "label", row 399 is 9223372036854775808, above 2^63−1`},
 		{"a PyTorch pickle", []string{"-embeddings", p("model.pt")}, false, `model.pt: a .pt file is a Python pickle, which ccs does not read (unpickling runs the file's code): save the tensor with safetensors`},
 		{"which tensor", []string{"-embeddings", p("two.safetensors")}, false, "two.safetensors: which tensor? give FILE:TENSOR (have [emb y])"},
 		{"a tensor not in the file", []string{"-embeddings", p("two.safetensors") + ":embeddings"}, false, `two.safetensors: no tensor "embeddings" (have [emb y])`},

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -230,6 +231,17 @@ func readParquetIDs(path, column, what string) ([]int64, []string, error) {
 			case *array.Int16:
 				ids = append(ids, int64(a.Value(i)))
 			case *array.Int8:
+				ids = append(ids, int64(a.Value(i)))
+			case *array.Uint8: // datasets' Value("uint8"), NumPy's uint8 labels
+				ids = append(ids, int64(a.Value(i)))
+			case *array.Uint16:
+				ids = append(ids, int64(a.Value(i)))
+			case *array.Uint32:
+				ids = append(ids, int64(a.Value(i)))
+			case *array.Uint64:
+				if v := a.Value(i); v > math.MaxInt64 {
+					return nil, nil, fmt.Errorf("%s: column %q, row %d is %d, above 2^63−1", path, fld.Name, len(ids), v)
+				}
 				ids = append(ids, int64(a.Value(i)))
 			case *array.String:
 				strs = append(strs, a.Value(i))
