@@ -3,6 +3,7 @@ package retrieve
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -23,9 +24,9 @@ var embeddingNames = []string{"embedding", "embeddings", "emb", "vector"}
 // embedding, embeddings, emb or vector, or else the only such column —
 // every row of the same length and none null (float64 values are
 // converted to float32, as bundle.Narrow converts them, and Converted
-// says so); the ids from an int64 column "id" (or
-// "ids"), or else the row numbers; a string column there gives the
-// collection's Keys instead (its IDs the row numbers).
+// says so); the ids from an integer column "id" (or "ids", or "_id" as
+// BEIR's corpora name it), or else the row numbers; a string column
+// there gives the collection's Keys instead (its IDs the row numbers).
 func ReadParquet(path string) (*Collection, error) { return ReadParquetColumn(path, "") }
 
 // ReadParquetColumn is ReadParquet with the embeddings from the named
@@ -48,9 +49,9 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 					emb = i
 				}
 			}
-		case fld.Name == "id" || (fld.Name == "ids" && id < 0):
-			if t := fld.Type.ID(); t != arrow.INT64 && t != arrow.STRING && t != arrow.LARGE_STRING {
-				return nil, fmt.Errorf("%s: column %q is %v, want int64 or string ids", path, fld.Name, fld.Type)
+		case fld.Name == "id" || ((fld.Name == "ids" || fld.Name == "_id") && (id < 0 || schema.Field(id).Name == "_id")):
+			if !arrow.IsInteger(fld.Type.ID()) && fld.Type.ID() != arrow.STRING && fld.Type.ID() != arrow.LARGE_STRING {
+				return nil, fmt.Errorf("%s: column %q is %v, want integer or string ids", path, fld.Name, fld.Type)
 			}
 			id = i
 		}
@@ -148,13 +149,35 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 					return nil, fmt.Errorf("%s: column %q, row %d is null", path, schema.Field(id).Name, len(ids)+len(keys))
 				}
 				switch a := chunk.(type) {
-				case *array.Int64:
-					ids = append(ids, a.Value(i))
 				case *array.String:
 					keys = append(keys, a.Value(i))
 				case *array.LargeString:
 					keys = append(keys, a.Value(i))
+				case *array.Uint64:
+					if a.Value(i) > math.MaxInt64 {
+						return nil, fmt.Errorf("%s: column %q, row %d is %d, above 2^63−1", path, schema.Field(id).Name, len(ids), a.Value(i))
+					}
+					ids = append(ids, int64(a.Value(i)))
+				case *array.Int64:
+					ids = append(ids, a.Value(i))
+				case *array.Int32:
+					ids = append(ids, int64(a.Value(i)))
+				case *array.Int16:
+					ids = append(ids, int64(a.Value(i)))
+				case *array.Int8:
+					ids = append(ids, int64(a.Value(i)))
+				case *array.Uint32:
+					ids = append(ids, int64(a.Value(i)))
+				case *array.Uint16:
+					ids = append(ids, int64(a.Value(i)))
+				case *array.Uint8:
+					ids = append(ids, int64(a.Value(i)))
 				}
+			}
+		}
+		if ids != nil {
+			if err := uniqueIDs(ids); err != nil {
+				return nil, fmt.Errorf("%s: column %q: %w", path, schema.Field(id).Name, err)
 			}
 		}
 	}

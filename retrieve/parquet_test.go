@@ -119,6 +119,20 @@ func int64s(v []int64) arrow.Array {
 	return b.NewArray()
 }
 
+func int32s(v []int64) arrow.Array {
+	b := array.NewInt32Builder(memory.DefaultAllocator)
+	for _, x := range v {
+		b.Append(int32(x))
+	}
+	return b.NewArray()
+}
+
+func uint64s(v []uint64) arrow.Array {
+	b := array.NewUint64Builder(memory.DefaultAllocator)
+	b.AppendValues(v, nil)
+	return b.NewArray()
+}
+
 // TestReadParquet: list and fixed-size-list columns, over several row
 // groups, with and without ids, read to the same collection as the rows
 // written; bad files are refused with the column and row named.
@@ -154,6 +168,9 @@ func TestReadParquet(t *testing.T) {
 		{"float16 list", []string{"id", "embedding"}, []arrow.Array{int64s(ids), lists16(rows)}, 10, ids, nil},
 		{"list with ids", []string{"id", "embedding"}, []arrow.Array{int64s(ids), lists(rows, 0)}, 10, ids, nil},
 		{"list with string ids", []string{"embedding", "id"}, []arrow.Array{lists(rows, 0), strs(keys)}, 10, nil, keys},
+		{"list with int32 ids", []string{"id", "embedding"}, []arrow.Array{int32s(ids), lists(rows, 0)}, 10, ids, nil},
+		{"BEIR's _id", []string{"_id", "title", "emb"}, []arrow.Array{strs(keys), strs(keys), lists(rows, 0)}, 10, nil, keys},
+		{"id before _id", []string{"_id", "id", "emb"}, []arrow.Array{strs(keys), int64s(ids), lists(rows, 0)}, 10, ids, nil},
 		// One row group: pqarrow v18.8.0's writer repeats the first rows of
 		// a fixed-size-list column in every later row group (its reader
 		// reads what was written, checked on the column's raw values).
@@ -212,7 +229,9 @@ func TestReadParquet(t *testing.T) {
 		{"null string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(keys, 7)}, `column "id", row 7 is null`},
 		{"empty string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:24]), ""))}, `column "id": retrieve: collection: the string id of row 24 is empty`},
 		{"repeated string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:24]), keys[3]))}, `column "id": retrieve: collection: rows 3 and 24 have the same id "doc-979"`},
-		{"float ids", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), floatIDs}, `column "id" is float64, want int64 or string ids`},
+		{"float ids", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), floatIDs}, `column "id" is float64, want integer or string ids`},
+		{"repeated ids", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), int64s(append(slices.Clone(ids[:24]), ids[5]))}, `column "id": retrieve: collection: rows 5 and 24 have the same id 965`},
+		{"a uint64 id above int64", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), uint64s(append(make([]uint64, 24), 1<<63))}, `column "id", row 24 is 9223372036854775808, above 2^63−1`},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".parquet")
 		writeParquet(t, path, tc.cols, tc.arrs, 10)
