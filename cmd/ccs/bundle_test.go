@@ -154,6 +154,47 @@ func writeArrowStream(t *testing.T, path string, x []float32, labels []string, d
 	}
 }
 
+// writeArrowCategory writes n float32 rows of d and their string labels
+// as an Arrow IPC file whose label column is a dictionary<int8, string>,
+// as pandas' to_feather writes a column of category dtype.
+func writeArrowCategory(t *testing.T, path string, x []float32, labels []string, d int) {
+	t.Helper()
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "embedding", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32)},
+		{Name: "label", Type: dt},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i := range labels {
+		lb := b.Field(0).(*array.ListBuilder)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Float32Builder).AppendValues(x[i*d:(i+1)*d], nil)
+		if err := b.Field(1).(*array.BinaryDictionaryBuilder).AppendString(labels[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestBundleCommand: ccs bundle on a user's float64 embeddings and
 // labels (.npy, and Parquet with string labels), on views, on groups and
 // on relevance pairs; the bundles it writes go through fit, calibrate and
@@ -323,6 +364,13 @@ func TestBundleCommand(t *testing.T) {
 	if !strings.Contains(stderr.String(), `emb.safetensors: tensor "embeddings": converted on reading: float64 → float32`) {
 		t.Errorf("no conversion note for a float64 .safetensors:\n%s", stderr.String())
 	}
+	// A pandas frame with a category column of labels, as to_feather
+	// writes it: the same bundles as the string labels'.
+	writeArrowCategory(t, p("cat.feather"), x32, names, d)
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("cat.feather"), "-labels", p("cat.feather") + ":label",
+		"-out", p("cat"), "-k", "8", "-ood-classes", "shirt", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
+		t.Fatal(err)
+	}
 	// Labels as a uint8 Parquet column (datasets' Value("uint8")).
 	ub := array.NewUint8Builder(memory.DefaultAllocator)
 	for _, l := range y {
@@ -334,7 +382,7 @@ func TestBundleCommand(t *testing.T) {
 	}
 	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
 		a, _ := os.ReadFile(p("b/" + f + ".npz"))
-		for _, other := range []string{"str", "b64", "hf", "hfdir", "hfdict", "st", "u8"} {
+		for _, other := range []string{"str", "b64", "hf", "hfdir", "hfdict", "st", "u8", "cat"} {
 			b, err := os.ReadFile(p(other + "/" + f + ".npz"))
 			if err != nil || !bytes.Equal(a, b) {
 				t.Errorf("%s/%s.npz differs from the .npy and integer labels' (%v)", other, f, err)

@@ -219,34 +219,41 @@ func readParquetIDs(path, column, what string) ([]int64, []string, error) {
 	var ids []int64
 	var strs []string
 	for _, chunk := range tbl.Column(col).Data().Chunks() {
+		// A dictionary column (pandas' category dtype, as to_parquet and
+		// to_feather write it): each row's value is its index's entry.
+		values, at := chunk, func(i int) int { return i }
+		if dict, ok := chunk.(*array.Dictionary); ok {
+			values, at = dict.Dictionary(), dict.GetValueIndex
+		}
 		for i := range chunk.Len() {
 			if chunk.IsNull(i) {
 				return nil, nil, fmt.Errorf("%s: column %q, row %d is null", path, fld.Name, len(ids)+len(strs))
 			}
-			switch a := chunk.(type) {
+			j := at(i)
+			switch a := values.(type) {
 			case *array.Int64:
-				ids = append(ids, a.Value(i))
+				ids = append(ids, a.Value(j))
 			case *array.Int32:
-				ids = append(ids, int64(a.Value(i)))
+				ids = append(ids, int64(a.Value(j)))
 			case *array.Int16:
-				ids = append(ids, int64(a.Value(i)))
+				ids = append(ids, int64(a.Value(j)))
 			case *array.Int8:
-				ids = append(ids, int64(a.Value(i)))
+				ids = append(ids, int64(a.Value(j)))
 			case *array.Uint8: // datasets' Value("uint8"), NumPy's uint8 labels
-				ids = append(ids, int64(a.Value(i)))
+				ids = append(ids, int64(a.Value(j)))
 			case *array.Uint16:
-				ids = append(ids, int64(a.Value(i)))
+				ids = append(ids, int64(a.Value(j)))
 			case *array.Uint32:
-				ids = append(ids, int64(a.Value(i)))
+				ids = append(ids, int64(a.Value(j)))
 			case *array.Uint64:
-				if v := a.Value(i); v > math.MaxInt64 {
+				if v := a.Value(j); v > math.MaxInt64 {
 					return nil, nil, fmt.Errorf("%s: column %q, row %d is %d, above 2^63−1", path, fld.Name, len(ids), v)
 				}
-				ids = append(ids, int64(a.Value(i)))
+				ids = append(ids, int64(a.Value(j)))
 			case *array.String:
-				strs = append(strs, a.Value(i))
+				strs = append(strs, a.Value(j))
 			case *array.LargeString:
-				strs = append(strs, a.Value(i))
+				strs = append(strs, a.Value(j))
 			default:
 				return nil, nil, fmt.Errorf("%s: column %q is %v, want integer or string %s", path, fld.Name, fld.Type, what)
 			}
