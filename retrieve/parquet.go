@@ -50,7 +50,7 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 				}
 			}
 		case fld.Name == "id" || ((fld.Name == "ids" || fld.Name == "_id") && (id < 0 || schema.Field(id).Name == "_id")):
-			if !arrow.IsInteger(fld.Type.ID()) && fld.Type.ID() != arrow.STRING && fld.Type.ID() != arrow.LARGE_STRING {
+			if t := fld.Type.ID(); !arrow.IsInteger(t) && t != arrow.STRING && t != arrow.LARGE_STRING && t != arrow.STRING_VIEW {
 				return nil, fmt.Errorf("%s: column %q is %v, want integer or string ids", path, fld.Name, fld.Type)
 			}
 			id = i
@@ -152,6 +152,8 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 				case *array.String:
 					keys = append(keys, a.Value(i))
 				case *array.LargeString:
+					keys = append(keys, a.Value(i))
+				case *array.StringView: // Polars' strings in Arrow IPC
 					keys = append(keys, a.Value(i))
 				case *array.Uint64:
 					if a.Value(i) > math.MaxInt64 {

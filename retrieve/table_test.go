@@ -250,3 +250,50 @@ func arrowBatchesNoText(t *testing.T, rows [][]float32, keys, labels []string) [
 	}
 	return buf.Bytes()
 }
+
+// TestReadArrowPolars: an Arrow IPC file as Polars writes one — its
+// strings as string_view, its lists as large_list — reads to the same
+// collection, the string ids its keys.
+func TestReadArrowPolars(t *testing.T) {
+	t.Parallel()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.BinaryTypes.StringView},
+		{Name: "embedding", Type: arrow.LargeListOf(arrow.PrimitiveTypes.Float32)},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	keys := []string{"doc-a", "doc-b-with-a-name-longer-than-twelve-bytes", "doc-c"}
+	var flat []float32
+	for i, k := range keys {
+		b.Field(0).(*array.StringViewBuilder).Append(k)
+		lb := b.Field(1).(*array.LargeListBuilder)
+		lb.Append(true)
+		row := []float32{float32(i), 0.5, -1}
+		lb.ValueBuilder().(*array.Float32Builder).AppendValues(row, nil)
+		flat = append(flat, row...)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "polars.arrow")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ReadCollection(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.N != 3 || c.D != 3 || !slices.Equal(c.Rows, flat) || !slices.Equal(c.Keys, keys) {
+		t.Errorf("N=%d D=%d rows %v keys %q", c.N, c.D, c.Rows, c.Keys)
+	}
+}

@@ -154,15 +154,15 @@ func writeArrowStream(t *testing.T, path string, x []float32, labels []string, d
 	}
 }
 
-// writeArrowCategory writes n float32 rows of d and their string labels
-// as an Arrow IPC file whose label column is a dictionary<int8, string>,
-// as pandas' to_feather writes a column of category dtype.
-func writeArrowCategory(t *testing.T, path string, x []float32, labels []string, d int) {
+// writeArrowLabels writes n float32 rows of d and their string labels as
+// an Arrow IPC file whose label column is of type lt: a
+// dictionary<int8, string>, as pandas' to_feather writes a column of
+// category dtype, or string_view, as Polars writes strings.
+func writeArrowLabels(t *testing.T, path string, x []float32, labels []string, d int, lt arrow.DataType) {
 	t.Helper()
-	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "embedding", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32)},
-		{Name: "label", Type: dt},
+		{Name: "label", Type: lt},
 	}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
@@ -170,8 +170,13 @@ func writeArrowCategory(t *testing.T, path string, x []float32, labels []string,
 		lb := b.Field(0).(*array.ListBuilder)
 		lb.Append(true)
 		lb.ValueBuilder().(*array.Float32Builder).AppendValues(x[i*d:(i+1)*d], nil)
-		if err := b.Field(1).(*array.BinaryDictionaryBuilder).AppendString(labels[i]); err != nil {
-			t.Fatal(err)
+		switch fb := b.Field(1).(type) {
+		case *array.BinaryDictionaryBuilder:
+			if err := fb.AppendString(labels[i]); err != nil {
+				t.Fatal(err)
+			}
+		case *array.StringViewBuilder:
+			fb.Append(labels[i])
 		}
 	}
 	rec := b.NewRecordBatch()
@@ -365,11 +370,17 @@ func TestBundleCommand(t *testing.T) {
 		t.Errorf("no conversion note for a float64 .safetensors:\n%s", stderr.String())
 	}
 	// A pandas frame with a category column of labels, as to_feather
-	// writes it: the same bundles as the string labels'.
-	writeArrowCategory(t, p("cat.feather"), x32, names, d)
-	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("cat.feather"), "-labels", p("cat.feather") + ":label",
-		"-out", p("cat"), "-k", "8", "-ood-classes", "shirt", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
-		t.Fatal(err)
+	// writes it, and Polars' string_view labels: the same bundles as the
+	// string labels'.
+	for dir, lt := range map[string]arrow.DataType{
+		"cat":    &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String},
+		"polars": arrow.BinaryTypes.StringView,
+	} {
+		writeArrowLabels(t, p(dir+".feather"), x32, names, d, lt)
+		if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p(dir + ".feather"), "-labels", p(dir+".feather") + ":label",
+			"-out", p(dir), "-k", "8", "-ood-classes", "shirt", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// Labels as a uint8 Parquet column (datasets' Value("uint8")).
 	ub := array.NewUint8Builder(memory.DefaultAllocator)
@@ -382,7 +393,7 @@ func TestBundleCommand(t *testing.T) {
 	}
 	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
 		a, _ := os.ReadFile(p("b/" + f + ".npz"))
-		for _, other := range []string{"str", "b64", "hf", "hfdir", "hfdict", "st", "u8", "cat"} {
+		for _, other := range []string{"str", "b64", "hf", "hfdir", "hfdict", "st", "u8", "cat", "polars"} {
 			b, err := os.ReadFile(p(other + "/" + f + ".npz"))
 			if err != nil || !bytes.Equal(a, b) {
 				t.Errorf("%s/%s.npz differs from the .npy and integer labels' (%v)", other, f, err)

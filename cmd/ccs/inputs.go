@@ -254,6 +254,8 @@ func readParquetIDs(path, column, what string) ([]int64, []string, error) {
 				strs = append(strs, a.Value(j))
 			case *array.LargeString:
 				strs = append(strs, a.Value(j))
+			case *array.StringView: // Polars' strings in Arrow IPC
+				strs = append(strs, a.Value(j))
 			default:
 				return nil, nil, fmt.Errorf("%s: column %q is %v, want integer or string %s", path, fld.Name, fld.Type, what)
 			}
