@@ -317,14 +317,21 @@ def _bundle_call(a):
     return "ccs.bundle(" + ", ".join(parts + [f"{k}={v!r}" for k, v in kw.items()]) + ")"
 
 
-def simulate(*, seed=0, data_seed=None, k=None, per_class=None):
+def simulate(*, seed=0, data_seed=None, k=None, per_class=None, out=None):
     """The paper's 3-D mixed simulation, as ccs simulate writes it: a dict
     from "fit", "val", "cal" and "test" to Bundle. data_seed (default 178:
     the draw closest to the paper's Table 1), k positives and negatives per
-    anchor (default 500) and per_class points per class (default 5000)."""
+    anchor (default 500) and per_class points per class (default 5000).
+    out: a directory to write them to as well, as ccs simulate -out does
+    (NAME.npz, the same files byte for byte)."""
     h = (c_handle * 4)()
     info = call_string(lib.ccs_simulate, options(seed=seed, data_seed=data_seed, k=k, per_class=per_class), h, 4)
-    return _bundles(h, info)
+    splits = _bundles(h, info)
+    if out is not None:
+        os.makedirs(out, exist_ok=True)
+        for name, b in splits.items():
+            b.save(os.path.join(out, f"{name}.npz"))
+    return splits
 
 
 def _bundle_of(b, what):

@@ -226,8 +226,10 @@ def test_bundle_other_modes_equal_ccs_bundle(mode, tmp_path, cli):
 
 def test_simulate_equals_ccs_simulate(tmp_path, cli):
     cli("simulate", "-out", tmp_path / "sim", "-seed", 2, "-k", 10, "-per-class", 60)
-    splits = ccs.simulate(seed=2, k=10, per_class=60)
+    splits = ccs.simulate(seed=2, k=10, per_class=60, out=tmp_path / "py")
     assert list(splits) == ["fit", "val", "cal", "test"]
+    for name in splits:
+        assert same_file(tmp_path / "py" / f"{name}.npz", tmp_path / "sim" / f"{name}.npz"), name
     for name, b in splits.items():
         b.save(tmp_path / f"{name}.npz")
         assert same_file(tmp_path / f"{name}.npz", tmp_path / "sim" / f"{name}.npz"), name
