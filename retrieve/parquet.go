@@ -3,7 +3,6 @@ package retrieve
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -143,39 +142,8 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 	var ids []int64
 	var keys []string
 	if id >= 0 {
-		for _, chunk := range tbl.Column(id).Data().Chunks() {
-			for i := range chunk.Len() {
-				if chunk.IsNull(i) {
-					return nil, fmt.Errorf("%s: column %q, row %d is null", path, schema.Field(id).Name, len(ids)+len(keys))
-				}
-				switch a := chunk.(type) {
-				case *array.String:
-					keys = append(keys, a.Value(i))
-				case *array.LargeString:
-					keys = append(keys, a.Value(i))
-				case *array.StringView: // Polars' strings in Arrow IPC
-					keys = append(keys, a.Value(i))
-				case *array.Uint64:
-					if a.Value(i) > math.MaxInt64 {
-						return nil, fmt.Errorf("%s: column %q, row %d is %d, above 2^63−1", path, schema.Field(id).Name, len(ids), a.Value(i))
-					}
-					ids = append(ids, int64(a.Value(i)))
-				case *array.Int64:
-					ids = append(ids, a.Value(i))
-				case *array.Int32:
-					ids = append(ids, int64(a.Value(i)))
-				case *array.Int16:
-					ids = append(ids, int64(a.Value(i)))
-				case *array.Int8:
-					ids = append(ids, int64(a.Value(i)))
-				case *array.Uint32:
-					ids = append(ids, int64(a.Value(i)))
-				case *array.Uint16:
-					ids = append(ids, int64(a.Value(i)))
-				case *array.Uint8:
-					ids = append(ids, int64(a.Value(i)))
-				}
-			}
+		if ids, keys, err = ColumnValues(path, tbl, id, "integer or string ids"); err != nil {
+			return nil, err
 		}
 		if ids != nil {
 			if err := uniqueIDs(ids); err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -282,4 +283,58 @@ func readDataset(dir string) (arrow.Table, error) {
 		tr.Release()
 	}
 	return array.NewTableFromRecords(tables[0].Schema(), recs), nil
+}
+
+// ColumnValues reads column col of tbl, read from path, as integers (any
+// integer type; a uint64 above 2^63−1 is an error naming its row) or as
+// strings (string, large_string, or Polars' string_view), or a dictionary
+// of either (pandas' category dtype, as to_parquet and to_feather write
+// it): one of ids and strs is set. A null row, or a column of another
+// type, is an error naming the file and column; want says what the
+// column should hold ("integer or string labels").
+func ColumnValues(path string, tbl arrow.Table, col int, want string) (ids []int64, strs []string, err error) {
+	fld := tbl.Schema().Field(col)
+	for _, chunk := range tbl.Column(col).Data().Chunks() {
+		// A dictionary's row is its index's entry.
+		values, at := chunk, func(i int) int { return i }
+		if dict, ok := chunk.(*array.Dictionary); ok {
+			values, at = dict.Dictionary(), dict.GetValueIndex
+		}
+		for i := range chunk.Len() {
+			if chunk.IsNull(i) {
+				return nil, nil, fmt.Errorf("%s: column %q, row %d is null", path, fld.Name, len(ids)+len(strs))
+			}
+			j := at(i)
+			switch a := values.(type) {
+			case *array.Int64:
+				ids = append(ids, a.Value(j))
+			case *array.Int32:
+				ids = append(ids, int64(a.Value(j)))
+			case *array.Int16:
+				ids = append(ids, int64(a.Value(j)))
+			case *array.Int8:
+				ids = append(ids, int64(a.Value(j)))
+			case *array.Uint8:
+				ids = append(ids, int64(a.Value(j)))
+			case *array.Uint16:
+				ids = append(ids, int64(a.Value(j)))
+			case *array.Uint32:
+				ids = append(ids, int64(a.Value(j)))
+			case *array.Uint64:
+				if v := a.Value(j); v > math.MaxInt64 {
+					return nil, nil, fmt.Errorf("%s: column %q, row %d is %d, above 2^63−1", path, fld.Name, len(ids), v)
+				}
+				ids = append(ids, int64(a.Value(j)))
+			case *array.String:
+				strs = append(strs, a.Value(j))
+			case *array.LargeString:
+				strs = append(strs, a.Value(j))
+			case *array.StringView:
+				strs = append(strs, a.Value(j))
+			default:
+				return nil, nil, fmt.Errorf("%s: column %q is %v, want %s", path, fld.Name, fld.Type, want)
+			}
+		}
+	}
+	return ids, strs, nil
 }

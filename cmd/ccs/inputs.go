@@ -3,14 +3,11 @@ package main
 import (
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/retrieve"
@@ -215,51 +212,9 @@ func readParquetIDs(path, column, what string) ([]int64, []string, error) {
 	if col < 0 {
 		return nil, nil, fmt.Errorf("%s: no column %q (have %v): give FILE:COLUMN", path, cmpOr(column, what), schema.Fields())
 	}
-	fld := schema.Field(col)
-	var ids []int64
-	var strs []string
-	for _, chunk := range tbl.Column(col).Data().Chunks() {
-		// A dictionary column (pandas' category dtype, as to_parquet and
-		// to_feather write it): each row's value is its index's entry.
-		values, at := chunk, func(i int) int { return i }
-		if dict, ok := chunk.(*array.Dictionary); ok {
-			values, at = dict.Dictionary(), dict.GetValueIndex
-		}
-		for i := range chunk.Len() {
-			if chunk.IsNull(i) {
-				return nil, nil, fmt.Errorf("%s: column %q, row %d is null", path, fld.Name, len(ids)+len(strs))
-			}
-			j := at(i)
-			switch a := values.(type) {
-			case *array.Int64:
-				ids = append(ids, a.Value(j))
-			case *array.Int32:
-				ids = append(ids, int64(a.Value(j)))
-			case *array.Int16:
-				ids = append(ids, int64(a.Value(j)))
-			case *array.Int8:
-				ids = append(ids, int64(a.Value(j)))
-			case *array.Uint8: // datasets' Value("uint8"), NumPy's uint8 labels
-				ids = append(ids, int64(a.Value(j)))
-			case *array.Uint16:
-				ids = append(ids, int64(a.Value(j)))
-			case *array.Uint32:
-				ids = append(ids, int64(a.Value(j)))
-			case *array.Uint64:
-				if v := a.Value(j); v > math.MaxInt64 {
-					return nil, nil, fmt.Errorf("%s: column %q, row %d is %d, above 2^63−1", path, fld.Name, len(ids), v)
-				}
-				ids = append(ids, int64(a.Value(j)))
-			case *array.String:
-				strs = append(strs, a.Value(j))
-			case *array.LargeString:
-				strs = append(strs, a.Value(j))
-			case *array.StringView: // Polars' strings in Arrow IPC
-				strs = append(strs, a.Value(j))
-			default:
-				return nil, nil, fmt.Errorf("%s: column %q is %v, want integer or string %s", path, fld.Name, fld.Type, what)
-			}
-		}
+	ids, strs, err := retrieve.ColumnValues(path, tbl, col, "integer or string "+what)
+	if err != nil {
+		return nil, nil, err
 	}
 	if strs == nil {
 		return ids, nil, nil
