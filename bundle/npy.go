@@ -293,7 +293,7 @@ func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64, strs bool
 		return Array{}, fmt.Errorf("array %q: %w", name, err)
 	}
 	h := nr.Header.Descr
-	return decodeData(br, name, h.Type, h.Shape, h.Fortran, maxElems, maxBytes, strs)
+	return decodeData(br, fmt.Sprintf("array %q", name), h.Type, h.Shape, h.Fortran, maxElems, maxBytes, strs)
 }
 
 // DecodeRaw decodes an array given as its raw bytes and what a .npy
@@ -303,13 +303,13 @@ func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64, strs bool
 // the shape announces. The result holds no reference to data. This is how
 // arrays handed over in memory (the C API's) are read.
 func DecodeRaw(data []byte, name, descr string, shape []int, fortran bool) (Array, error) {
-	return decodeData(bufio.NewReader(bytes.NewReader(data)), name, descr, shape, fortran, 0, max(int64(len(data)), 1), true)
+	return decodeData(bufio.NewReader(bytes.NewReader(data)), fmt.Sprintf("array %q", name), descr, shape, fortran, 0, max(int64(len(data)), 1), true)
 }
 
 // decodeData is decodeNPY after the header: the values of dtype descr,
 // shape and order read from br, which must end with them; string dtypes
-// only with strs.
-func decodeData(br *bufio.Reader, name, descr string, shape []int, fortran bool, maxElems int, maxBytes int64, strs bool) (Array, error) {
+// only with strs. Errors begin with label (`array "x"`).
+func decodeData(br *bufio.Reader, label, descr string, shape []int, fortran bool, maxElems int, maxBytes int64, strs bool) (Array, error) {
 	t, ok := parseDtype(descr)
 	if !ok && strs {
 		t, ok = parseStrDtype(descr)
@@ -322,20 +322,20 @@ func decodeData(br *bufio.Reader, name, descr string, shape []int, fortran bool,
 				labels += "; '|O' is pickled Python objects: save string labels as strings (np.save(f, labels.astype(str)))"
 			}
 		}
-		return Array{}, fmt.Errorf("array %q: dtype %q is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order%s", name, descr, labels)
+		return Array{}, fmt.Errorf("%s: dtype %q is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order%s", label, descr, labels)
 	}
 	n := 1
 	for _, s := range shape {
 		if s < 0 || (s > 0 && n > math.MaxInt/8/s) {
-			return Array{}, fmt.Errorf("array %q: shape %v is too large", name, shape)
+			return Array{}, fmt.Errorf("%s: shape %v is too large", label, shape)
 		}
 		n *= s
 	}
 	if maxElems > 0 && n > maxElems {
-		return Array{}, fmt.Errorf("array %q: shape %v holds %d values, more than the %d allowed", name, shape, n, maxElems)
+		return Array{}, fmt.Errorf("%s: shape %v holds %d values, more than the %d allowed", label, shape, n, maxElems)
 	}
 	if maxBytes > 0 && int64(n) > maxBytes/int64(t.size) {
-		return Array{}, fmt.Errorf("array %q: shape %v of %s needs %d bytes of data, more than the %d bytes stored", name, shape, t.name, int64(n)*int64(t.size), maxBytes)
+		return Array{}, fmt.Errorf("%s: shape %v of %s needs %d bytes of data, more than the %d bytes stored", label, shape, t.name, int64(n)*int64(t.size), maxBytes)
 	}
 	a := Array{Shape: slices.Clone(shape), Dtype: t.name}
 	read := readData
@@ -343,17 +343,17 @@ func decodeData(br *bufio.Reader, name, descr string, shape []int, fortran bool,
 		read = readStrings
 	}
 	if err := read(br, &a, t, n, maxBytes > 0, fortran); err != nil {
-		return Array{}, fmt.Errorf("array %q: %w", name, err)
+		return Array{}, fmt.Errorf("%s: %w", label, err)
 	}
 	// Exactly the announced data: a byte more is a file that lies about its
 	// shape. Reading to the end is also what makes an .npz member's reader
 	// check the member's CRC-32.
 	switch _, err := br.ReadByte(); {
 	case err == nil:
-		return Array{}, fmt.Errorf("array %q: bytes after the %d values its shape %v announces", name, n, a.Shape)
+		return Array{}, fmt.Errorf("%s: bytes after the %d values its shape %v announces", label, n, a.Shape)
 	case errors.Is(err, io.EOF):
 	default:
-		return Array{}, fmt.Errorf("array %q: %w", name, err)
+		return Array{}, fmt.Errorf("%s: %w", label, err)
 	}
 	var conv []string
 	switch {

@@ -13,7 +13,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // Safetensors is an open .safetensors file: Hugging Face's format for
@@ -203,14 +202,14 @@ func (s *Safetensors) Read(name string) (Array, error) {
 	var a Array
 	var err error
 	if descr := safeDtypes[t.Dtype]; descr == "bf16" {
-		a, err = readBF16(r, shape, length/2)
+		if a, err = readBF16(r, shape, length/2); err != nil {
+			err = fmt.Errorf("tensor %q: %w", name, err)
+		}
 	} else {
-		a, err = decodeData(bufio.NewReaderSize(r, 1<<16), name, descr, shape, false, 0, max(length, 1), false)
+		a, err = decodeData(bufio.NewReaderSize(r, 1<<16), fmt.Sprintf("tensor %q", name), descr, shape, false, 0, max(length, 1), false)
 	}
 	if err != nil {
-		// The decoder names an array; this is a tensor.
-		msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("array %q: ", name))
-		return Array{}, fmt.Errorf("%s: tensor %q: %s", s.path, name, msg)
+		return Array{}, fmt.Errorf("%s: %w", s.path, err)
 	}
 	return a, nil
 }

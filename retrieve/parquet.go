@@ -151,9 +151,12 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 			}
 		}
 	}
-	c, err := NewCollection(rows, d, ids)
+	c, err := NewCollection(rows, d, nil) // the ids checked above, naming their column
 	if err != nil {
 		return nil, fmt.Errorf("%s: column %q: %w", path, name, err)
+	}
+	if ids != nil {
+		c.IDs = ids
 	}
 	c.Converted = converted
 	if id >= 0 && ids == nil {

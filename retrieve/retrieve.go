@@ -149,16 +149,14 @@ func NewCollection(rows []float32, d int, ids []int64) (*Collection, error) {
 		return nil, fmt.Errorf("retrieve: collection: %d values are not rows of dimension %d", len(rows), d)
 	}
 	n := len(rows) / d
-	if ids == nil {
+	if ids == nil { // the row numbers: distinct, nothing to check
 		ids = make([]int64, n)
 		for i := range ids {
 			ids[i] = int64(i)
 		}
-	}
-	if len(ids) != n {
+	} else if len(ids) != n {
 		return nil, fmt.Errorf("retrieve: collection: %d ids for %d rows", len(ids), n)
-	}
-	if err := uniqueIDs(ids); err != nil {
+	} else if err := uniqueIDs(ids); err != nil {
 		return nil, err
 	}
 	for i, v := range rows {
