@@ -556,20 +556,35 @@ func index(i int, shape []int, fortran bool) string {
 // cOrder returns the C-order copy of x, stored in Fortran order with shape.
 func cOrder[T any](x []T, shape []int) []T {
 	out := make([]T, len(x))
+	fortranWalk(shape, func(c, f int) { out[c] = x[f] })
+	return out
+}
+
+// COrderBytes are the bytes of a Fortran-order array of shape, elements
+// of size bytes, in C order (NumPy's np.ascontiguousarray(a).tobytes()).
+func COrderBytes(data []byte, shape []int, size int) []byte {
+	out := make([]byte, len(data))
+	fortranWalk(shape, func(c, f int) { copy(out[c*size:(c+1)*size], data[f*size:]) })
+	return out
+}
+
+// fortranWalk calls visit for every element of an array of shape, in C
+// order: c its C-order index, f its Fortran-order one.
+func fortranWalk(shape []int, visit func(c, f int)) {
+	n := 1
 	// Fortran strides: the first axis varies fastest.
 	fs := make([]int, len(shape))
-	st := 1
 	for k, s := range shape {
-		fs[k] = st
-		st *= s
+		fs[k] = n
+		n *= s
 	}
 	idx := make([]int, len(shape))
-	for c := range out {
+	for c := range n {
 		f := 0
 		for k, v := range idx {
 			f += v * fs[k]
 		}
-		out[c] = x[f]
+		visit(c, f)
 		for k := len(shape) - 1; k >= 0; k-- { // the next C index
 			if idx[k]++; idx[k] < shape[k] {
 				break
@@ -577,7 +592,6 @@ func cOrder[T any](x []T, shape []int) []T {
 			idx[k] = 0
 		}
 	}
-	return out
 }
 
 // ReadNPY reads a single .npy file. For a regular file the data its header

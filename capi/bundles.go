@@ -392,36 +392,10 @@ func memoryInput(r rawArray) bundle.ManifestInput {
 	data := r.Data
 	if r.Fortran && len(r.Shape) > 1 {
 		size, _ := dtypeSize(r.Dtype) // checked when decoded
-		data = cOrderBytes(r.Data, r.Shape, size)
+		data = bundle.COrderBytes(r.Data, r.Shape, size)
 	}
 	sum := sha256.Sum256(data)
 	return bundle.ManifestInput{Dtype: r.Dtype, SHA256: hex.EncodeToString(sum[:]), Shape: clone(r.Shape)}
-}
-
-// cOrderBytes are a Fortran-order array's bytes in C order.
-func cOrderBytes(data []byte, shape []int, size int) []byte {
-	out := make([]byte, 0, len(data))
-	idx := make([]int, len(shape))
-	strides := make([]int, len(shape)) // Fortran: the first index varies fastest
-	stride := size
-	for j := range shape {
-		strides[j] = stride
-		stride *= shape[j]
-	}
-	for range len(data) / size {
-		off := 0
-		for j, i := range idx {
-			off += i * strides[j]
-		}
-		out = append(out, data[off:off+size]...)
-		for j := len(idx) - 1; j >= 0; j-- { // C order: the last index varies fastest
-			if idx[j]++; idx[j] < shape[j] {
-				break
-			}
-			idx[j] = 0
-		}
-	}
-	return out
 }
 
 // readEmbeddings reads embeddings as ccs bundle reads a file of them

@@ -761,7 +761,7 @@ func TestMakeBundlesOut(t *testing.T) {
 	}
 	// A 3-D Fortran array: C order is the last index fastest.
 	x := []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11} // shape (2, 3, 2), Fortran: element (i, j, k) at i + 2j + 6k
-	got := cOrderBytes(x, []int{2, 3, 2}, 1)
+	got := bundle.COrderBytes(x, []int{2, 3, 2}, 1)
 	var c []byte
 	for i := range 2 {
 		for j := range 3 {
@@ -771,6 +771,6 @@ func TestMakeBundlesOut(t *testing.T) {
 		}
 	}
 	if !slices.Equal(got, c) || slices.Equal(got, x) {
-		t.Errorf("cOrderBytes: %v, want %v", got, c)
+		t.Errorf("bundle.COrderBytes: %v, want %v", got, c)
 	}
 }
