@@ -26,6 +26,7 @@ var embeddingNames = []string{"embedding", "embeddings", "emb", "vector"}
 // says so); the ids from an integer column "id" (or "ids", or "_id" as
 // BEIR's corpora name it), or else the row numbers; a string column
 // there gives the collection's Keys instead (its IDs the row numbers).
+// Either may be a dictionary (pandas' category dtype).
 func ReadParquet(path string) (*Collection, error) { return ReadParquetColumn(path, "") }
 
 // ReadParquetColumn is ReadParquet with the embeddings from the named
@@ -49,7 +50,11 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 				}
 			}
 		case fld.Name == "id" || ((fld.Name == "ids" || fld.Name == "_id") && (id < 0 || schema.Field(id).Name == "_id")):
-			if t := fld.Type.ID(); !arrow.IsInteger(t) && t != arrow.STRING && t != arrow.LARGE_STRING && t != arrow.STRING_VIEW {
+			t := fld.Type
+			if dict, ok := t.(*arrow.DictionaryType); ok { // pandas' category dtype
+				t = dict.ValueType
+			}
+			if t := t.ID(); !arrow.IsInteger(t) && t != arrow.STRING && t != arrow.LARGE_STRING && t != arrow.STRING_VIEW {
 				return nil, fmt.Errorf("%s: column %q is %v, want integer or string ids", path, fld.Name, fld.Type)
 			}
 			id = i

@@ -251,49 +251,81 @@ func arrowBatchesNoText(t *testing.T, rows [][]float32, keys, labels []string) [
 	return buf.Bytes()
 }
 
-// TestReadArrowPolars: an Arrow IPC file as Polars writes one — its
-// strings as string_view, its lists as large_list — reads to the same
-// collection, the string ids its keys.
-func TestReadArrowPolars(t *testing.T) {
+// TestReadArrowStringIDs: an Arrow IPC file as Polars writes one — its
+// strings as string_view, its lists as large_list — or as pandas'
+// to_feather writes a category column of ids (a dictionary of strings)
+// reads to the same collection, the string ids its keys; a category
+// column that repeats an id is refused.
+func TestReadArrowStringIDs(t *testing.T) {
 	t.Parallel()
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.BinaryTypes.StringView},
-		{Name: "embedding", Type: arrow.LargeListOf(arrow.PrimitiveTypes.Float32)},
-	}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
+	dir := t.TempDir()
 	keys := []string{"doc-a", "doc-b-with-a-name-longer-than-twelve-bytes", "doc-c"}
-	var flat []float32
-	for i, k := range keys {
-		b.Field(0).(*array.StringViewBuilder).Append(k)
-		lb := b.Field(1).(*array.LargeListBuilder)
-		lb.Append(true)
-		row := []float32{float32(i), 0.5, -1}
-		lb.ValueBuilder().(*array.Float32Builder).AppendValues(row, nil)
-		flat = append(flat, row...)
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "polars.arrow")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := ReadCollection(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.N != 3 || c.D != 3 || !slices.Equal(c.Rows, flat) || !slices.Equal(c.Keys, keys) {
-		t.Errorf("N=%d D=%d rows %v keys %q", c.N, c.D, c.Rows, c.Keys)
+	for _, tc := range []struct {
+		name string
+		typ  arrow.DataType
+		ids  []string
+		want string // the error, if any
+	}{
+		{"polars", arrow.BinaryTypes.StringView, keys, ""},
+		{"category", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}, keys, ""},
+		{"repeated category", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}, []string{"doc-a", "doc-b", "doc-a"}, `column "id": retrieve: collection: rows 0 and 2 have the same id "doc-a"`},
+		{"category floats", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.PrimitiveTypes.Float64}, nil, `column "id" is dictionary<values=float64, indices=int8, ordered=false>, want integer or string ids`},
+	} {
+		schema := arrow.NewSchema([]arrow.Field{
+			{Name: "id", Type: tc.typ},
+			{Name: "embedding", Type: arrow.LargeListOf(arrow.PrimitiveTypes.Float32)},
+		}, nil)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		var flat []float32
+		for i := range keys {
+			switch ib := b.Field(0).(type) {
+			case *array.StringViewBuilder:
+				ib.Append(tc.ids[i])
+			case *array.BinaryDictionaryBuilder:
+				if err := ib.AppendString(tc.ids[i]); err != nil {
+					t.Fatal(err)
+				}
+			case *array.Float64DictionaryBuilder:
+				if err := ib.Append(float64(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			lb := b.Field(1).(*array.LargeListBuilder)
+			lb.Append(true)
+			row := []float32{float32(i), 0.5, -1}
+			lb.ValueBuilder().(*array.Float32Builder).AppendValues(row, nil)
+			flat = append(flat, row...)
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		var buf bytes.Buffer
+		w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		path := filepath.Join(dir, tc.name+".arrow")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := ReadCollection(path)
+		if tc.want != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("%s: got %v, want an error naming %s and %q", tc.name, err, path, tc.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if c.N != 3 || c.D != 3 || !slices.Equal(c.Rows, flat) || !slices.Equal(c.Keys, keys) {
+			t.Errorf("%s: N=%d D=%d rows %v keys %q", tc.name, c.N, c.D, c.Rows, c.Keys)
+		}
 	}
 }
