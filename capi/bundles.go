@@ -69,12 +69,15 @@ type bundleInfo struct {
 	Arrays    map[string]arrayInfo `json:"arrays"`
 	Converted []string             `json:"converted"`
 	Path      string               `json:"path,omitempty"`
+	// LabelNames name string labels (label i is LabelNames[i]): ccs.bundle's,
+	// or read from the manifest.json beside a loaded file.
+	LabelNames []string `json:"label_names,omitempty"`
 }
 
 func infoOf(o *bundleObj) bundleInfo {
 	b := o.b
 	info := bundleInfo{N: b.N, K: b.K, D: b.D, KNeg: b.KNeg, Arrays: map[string]arrayInfo{},
-		Converted: b.Converted, Path: o.path}
+		Converted: b.Converted, Path: o.path, LabelNames: o.names}
 	if info.Converted == nil {
 		info.Converted = []string{}
 	}

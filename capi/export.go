@@ -151,14 +151,15 @@ func options(s *C.char, dst any) error {
 	return parseOptions(C.GoString(s), dst)
 }
 
-// handles stores the handles of bs in out (room for capacity).
-func handles(bs []*bundle.Bundle, out *C.uintptr_t, capacity C.int64_t) error {
+// handles stores the handles of bs in out (room for capacity), their
+// string labels named by names (nil for integer labels).
+func handles(bs []*bundle.Bundle, names []string, out *C.uintptr_t, capacity C.int64_t) error {
 	if int(capacity) < len(bs) || out == nil {
 		return fmt.Errorf("room for %d handles, %d needed", capacity, len(bs))
 	}
 	dst := unsafe.Slice((*uintptr)(unsafe.Pointer(out)), len(bs))
 	for i, b := range bs {
-		dst[i] = newHandle(&bundleObj{b: b})
+		dst[i] = newHandle(&bundleObj{b: b, names: names})
 	}
 	return nil
 }
@@ -207,7 +208,7 @@ func ccs_bundle_load(path *C.char, features C.int, out *C.uintptr_t, errOut **C.
 		if err != nil {
 			return err
 		}
-		*out = C.uintptr_t(newHandle(&bundleObj{b: b, path: p}))
+		*out = C.uintptr_t(newHandle(&bundleObj{b: b, path: p, names: bundle.ManifestLabelNames(p, b)}))
 		return nil
 	})
 }
@@ -289,7 +290,7 @@ func ccs_bundle_make(arrays *C.ccs_array, n C.int64_t, opts *C.char, out *C.uint
 		if err != nil {
 			return err
 		}
-		if err := handles(m.Bundles, out, capacity); err != nil {
+		if err := handles(m.Bundles, m.LabelNames, out, capacity); err != nil {
 			return err
 		}
 		cString(info, madeJSON(m))
@@ -308,7 +309,7 @@ func ccs_simulate(opts *C.char, out *C.uintptr_t, capacity C.int64_t, info **C.c
 		if err != nil {
 			return err
 		}
-		if err := handles(m.Bundles, out, capacity); err != nil {
+		if err := handles(m.Bundles, m.LabelNames, out, capacity); err != nil {
 			return err
 		}
 		cString(info, madeJSON(m))

@@ -66,8 +66,9 @@ func internalError(p any) error {
 // of threads may use one handle at once.
 type (
 	bundleObj struct {
-		b    *bundle.Bundle
-		path string // the file it was read from, or ""
+		b     *bundle.Bundle
+		path  string   // the file it was read from, or ""
+		names []string // string labels' names (label i is names[i]), or nil
 	}
 	setObj struct {
 		s    *conformal.Set

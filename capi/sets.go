@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 
 	"github.com/ccsets/ccs/baseline"
@@ -105,6 +106,9 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	}
 	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite},
 		Ridge: ridge, SplitSeed: o.Seed}
+	if m == conformal.Class {
+		opt.Calibration.LabelNames = cal.names
+	}
 	var set *conformal.Set
 	switch {
 	case fitted != nil:
@@ -119,6 +123,9 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		set, err = baseline.Ellipsoid(cal.b, alpha, opt)
 	}
 	if err != nil {
+		if m == conformal.Class && errors.Is(err, conformal.ErrTooFewCalibration) {
+			return nil, fmt.Errorf("%s: %w (allow_infinite=True makes that class's set the whole space; calibration=\"one\" calibrates over every class)", calName, err)
+		}
 		return nil, fmt.Errorf("%s: %w", calName, err)
 	}
 	switch {
@@ -261,7 +268,13 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return experiment.NewEvaluation(set, r, classes), warnings, nil
+	e := experiment.NewEvaluation(set, r, classes)
+	if e.LabelNames = test.names; classes == nil {
+		e.LabelNames = nil
+	} else if e.LabelNames == nil {
+		e.LabelNames = set.ClassNames() // as calibrated on string labels
+	}
+	return e, warnings, nil
 }
 
 // setJSON is the set's file, as Save writes it.

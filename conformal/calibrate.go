@@ -57,6 +57,10 @@ type Options struct {
 	// are too few calibration scores, instead of returning the error. The
 	// set then says so in Warnings.
 	AllowInfinite bool
+	// LabelNames name the calibration bundle's classes (label i is
+	// LabelNames[i]; ccs bundle's string labels), for a class-conditional
+	// set's Classes and its messages. Optional.
+	LabelNames []string
 }
 
 // Info records how a set was calibrated.

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
@@ -15,10 +16,77 @@ import (
 // (Mondrian) set: the rank among the class's own n calibration scores, one
 // positive per anchor of the class.
 type ClassThreshold struct {
-	Label     int64   `json:"label"`
+	Label int64 `json:"label"`
+	// Name is the class's string label, when the calibration bundle's
+	// labels were strings (Options.LabelNames); "" otherwise.
+	Name      string  `json:"name,omitempty"`
 	N         int     `json:"n"`
 	Rank      int     `json:"rank"`
 	Threshold float64 `json:"-"` // +Inf when Rank > N
+}
+
+// String names the class as messages do: class "coat" when it has a
+// name, class 3 otherwise.
+func (c ClassThreshold) String() string { return className(c.Label, c.Name) }
+
+// className is class "name", or class l without a name.
+func className(l int64, name string) string {
+	if name != "" {
+		return fmt.Sprintf("class %q", name)
+	}
+	return fmt.Sprintf("class %d", l)
+}
+
+// ClassNames are the names of a class-conditional set's classes, label i
+// named ClassNames()[i] (a label without a class of the set named by its
+// number), or nil when its classes have no names.
+func (s *Set) ClassNames() []string {
+	var names []string
+	for _, c := range s.Classes {
+		if c.Name == "" || c.Label < 0 || c.Label >= int64(len(s.Classes))+1<<16 {
+			return nil
+		}
+		for int64(len(names)) <= c.Label {
+			names = append(names, strconv.Itoa(len(names)))
+		}
+		names[c.Label] = c.Name
+	}
+	return names
+}
+
+// nameOf is label l's name among names (label i is names[i]), or "".
+func nameOf(names []string, l int64) string {
+	if l >= 0 && l < int64(len(names)) {
+		return names[l]
+	}
+	return ""
+}
+
+// CheckClasses reports the first class of cal (in label order) with too
+// few calibration anchors for a class-conditional set at level α (with
+// PAC's δ > 0): its set would be the whole space. The error names the
+// class (by its name in names, when given; label i is names[i]), wraps a
+// *TooFewError and so is ErrTooFewCalibration (errors.Is). It lets a
+// caller refuse such a calibration before any work.
+func CheckClasses(cal *bundle.Bundle, alpha, delta float64, names []string) error {
+	if cal.Labels == nil {
+		return fmt.Errorf("conformal: class-conditional calibration needs the calibration bundle's labels")
+	}
+	counts := map[int64]int{}
+	for _, l := range cal.Labels {
+		counts[l]++
+	}
+	for _, l := range slices.Sorted(maps.Keys(counts)) {
+		r, err := RankOf(classRankMode(delta), counts[l], alpha, delta)
+		if err != nil {
+			return err
+		}
+		if r > counts[l] {
+			return fmt.Errorf("%s has %d calibration anchors: %w", className(l, nameOf(names, l)), counts[l],
+				&TooFewError{N: counts[l], Rank: r, Alpha: alpha, Delta: delta})
+		}
+	}
+	return nil
 }
 
 // ErrNoLabel reports a class-conditional set asked about an anchor whose
@@ -34,7 +102,8 @@ var ErrLabel = errors.New("conformal: the set has one threshold: it takes no lab
 // calibration): each class's anchors, one positive each (the same
 // positives as OnePerAnchor with the same seed), at level α with the
 // marginal rank, or PAC's with δ > 0. A class too small for its rank gets
-// +Inf when allowInfinite, else the error names the class.
+// +Inf when allowInfinite, else the error names the class (by its name in
+// opt.LabelNames, if any).
 func calibrateClasses(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Options) ([]ClassThreshold, error) {
 	if cal.Labels == nil {
 		return nil, fmt.Errorf("conformal: class-conditional calibration needs the calibration bundle's labels")
@@ -51,10 +120,11 @@ func calibrateClasses(g geometry.Geometry, cal *bundle.Bundle, alpha float64, op
 	for _, l := range slices.Sorted(maps.Keys(byClass)) {
 		s := byClass[l]
 		q, r, err := Quantile(s, alpha, Options{Mode: classRankMode(opt.Delta), Delta: opt.Delta})
+		name := nameOf(opt.LabelNames, l)
 		if err != nil && !(opt.AllowInfinite && errors.Is(err, ErrTooFewCalibration)) {
-			return nil, fmt.Errorf("class %d: %w", l, err)
+			return nil, fmt.Errorf("%s: %w", className(l, name), err)
 		}
-		out = append(out, ClassThreshold{Label: l, N: len(s), Rank: r, Threshold: q})
+		out = append(out, ClassThreshold{Label: l, Name: name, N: len(s), Rank: r, Threshold: q})
 	}
 	return out, nil
 }

@@ -42,6 +42,7 @@ type fileSet struct {
 // classFile is a class's threshold in the file.
 type classFile struct {
 	Label     int64      `json:"label"`
+	Name      string     `json:"name,omitempty"`
 	N         int        `json:"n"`
 	Rank      int        `json:"rank"`
 	Threshold *threshold `json:"threshold"`
@@ -69,7 +70,7 @@ func (s *Set) WriteJSON(w io.Writer) error {
 		f.Guarantee = guaranteeOf(c.Mode, c.Delta)
 		for _, k := range s.Classes {
 			t := threshold(k.Threshold)
-			f.Classes = append(f.Classes, classFile{Label: k.Label, N: k.N, Rank: k.Rank, Threshold: &t})
+			f.Classes = append(f.Classes, classFile{Label: k.Label, Name: k.Name, N: k.N, Rank: k.Rank, Threshold: &t})
 		}
 	}
 	enc := json.NewEncoder(w)
@@ -172,7 +173,7 @@ func readJSON(r io.Reader) (*Set, error) {
 		if k.Threshold == nil {
 			return nil, fmt.Errorf("classes[%d] (label %d): threshold is missing", i, k.Label)
 		}
-		classes = append(classes, ClassThreshold{Label: k.Label, N: k.N, Rank: k.Rank, Threshold: float64(*k.Threshold)})
+		classes = append(classes, ClassThreshold{Label: k.Label, Name: k.Name, N: k.N, Rank: k.Rank, Threshold: float64(*k.Threshold)})
 	}
 	if c.Mode == Class {
 		if err := checkClasses(classes, alpha, c.Delta); err != nil {

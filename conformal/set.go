@@ -111,14 +111,14 @@ func (s *Set) Warnings() []string {
 	for _, c := range s.Classes {
 		switch {
 		case math.IsInf(c.Threshold, 1):
-			w = append(w, fmt.Sprintf("class %d: %s", c.Label, (&TooFewError{N: c.N, Rank: c.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason()))
+			w = append(w, fmt.Sprintf("%v: %s", c, (&TooFewError{N: c.N, Rank: c.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason()))
 		case c.Rank == c.N:
 			more := ""
 			if n := offTheMaximum(s.Alpha, s.Calibration.Delta, c.N); n > 0 {
 				more = fmt.Sprintf("; %d would lift it off the maximum", n)
 			}
-			w = append(w, fmt.Sprintf("class %d: its %d calibration anchors give rank n = %d: its threshold is its largest calibration score (the guarantee holds, but one outlying score sets the class's set%s)",
-				c.Label, c.N, c.Rank, more))
+			w = append(w, fmt.Sprintf("%v: its %d calibration anchors give rank n = %d: its threshold is its largest calibration score (the guarantee holds, but one outlying score sets the class's set%s)",
+				c, c.N, c.Rank, more))
 		}
 	}
 	if math.IsInf(s.Threshold, 1) {

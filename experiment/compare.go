@@ -147,6 +147,12 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if needsFit && data.Fit == nil {
 		return nil, fmt.Errorf("experiment: the ellipsoid's Σ needs the fit bundle")
 	}
+	if cfg.Calibration == conformal.Class {
+		// Every row would fail on it, the first after its training.
+		if err := conformal.CheckClasses(data.Cal, cfg.Alpha, cfg.Delta, data.LabelNames); err != nil {
+			return nil, fmt.Errorf("experiment: class-conditional calibration: %w; every class needs that many (calibrate over every class with calibration one, take a larger α, or bundle with a larger calibration share)", err)
+		}
+	}
 	cfg.compare = &cfg
 	cfg.compareData = &data
 	shared := new(train.Rows) // every seed trains on the same bundles

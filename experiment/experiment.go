@@ -62,7 +62,11 @@ func (c Config) calibrationName() string {
 }
 
 func calOpts(cfg Config, seed uint64) conformal.Options {
-	return conformal.Options{Mode: cfg.Calibration, Seed: seed, Delta: cfg.Delta}
+	opt := conformal.Options{Mode: cfg.Calibration, Seed: seed, Delta: cfg.Delta}
+	if cfg.compareData != nil {
+		opt.LabelNames = cfg.compareData.LabelNames
+	}
+	return opt
 }
 
 // Ordinal writes n as English does: 1st, 2nd, 3rd, 4th, 11th, 21st.

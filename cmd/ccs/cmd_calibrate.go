@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 
@@ -112,6 +113,9 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	}
 	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite},
 		Ridge: o.Ridge, SplitSeed: o.Seed}
+	if m == conformal.Class {
+		opt.Calibration.LabelNames = bundle.ManifestLabelNames(o.Cal, cal)
+	}
 	var set *conformal.Set
 	switch {
 	case fitted != nil:
@@ -133,6 +137,9 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		set, err = baseline.Ellipsoid(cal, o.Alpha, opt)
 	}
 	if err != nil {
+		if m == conformal.Class && errors.Is(err, conformal.ErrTooFewCalibration) {
+			return fmt.Errorf("%s: %w (-allow-infinite makes that class's set the whole space; -calibration one calibrates over every class)", o.Cal, err)
+		}
 		return fmt.Errorf("%s: %w", o.Cal, err)
 	}
 	if o.Reference > 0 {

@@ -76,7 +76,9 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	}
 	var names []string
 	if classes != nil {
-		names = bundle.ManifestLabelNames(o.Test, test)
+		if names = bundle.ManifestLabelNames(o.Test, test); names == nil {
+			names = set.ClassNames() // as calibrated on string labels
+		}
 	}
 	if o.JSON {
 		e := experiment.NewEvaluation(set, r, classes)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -330,5 +331,61 @@ func TestCompareUntrained(t *testing.T) {
 	want := "Single (Neg), Generalized (Neg), Single (Vol), Generalized (Vol), Single (Neg,Vol), Generalized (Neg,Vol) kept the initial geometry at every seed"
 	if !slices.ContainsFunc(table.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
 		t.Errorf("warnings %q, want one starting %q", table.Warnings, want)
+	}
+}
+
+// TestClassTooSmall: string labels with one class too small for a
+// class-conditional set. calibrate refuses it by its name, saying how to go
+// on; compare refuses it before training; with -allow-infinite the set
+// keeps the names, so evaluate names the classes on a test file taken away
+// from its manifest.
+func TestClassTooSmall(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 1300, 4
+	_, x64, y := mixture(8, n, d, 3)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = []string{"ant", "bee", "cat"}[y[i]]
+		if i < 60 {
+			names[i] = "yak" // 60 rows: about 12 in the calibration split
+		}
+	}
+	writeNPY64(t, p("emb.npy"), x64, n, d)
+	writeStrNPY(t, p("labels.npy"), names, fmt.Sprintf("(%d,)", n))
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b"), "-k", "5", "-allow-fewer"}); err != nil {
+		t.Fatal(err)
+	}
+	err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-calibration", "class", "-out", p("set.json")})
+	if err == nil || !strings.Contains(err.Error(), `class "yak": conformal: `) || !strings.Contains(err.Error(), "-allow-infinite makes that class's set the whole space") {
+		t.Errorf("calibrate: %v", err)
+	}
+	err = run(io.Discard, io.Discard, []string{"compare", "-data", p("b"), "-seeds", "1", "-rows", "all", "-calibration", "class"})
+	if err == nil || !strings.Contains(err.Error(), `class "yak" has `) || !strings.Contains(err.Error(), "calibrate over every class with calibration one") {
+		t.Errorf("compare: %v", err)
+	}
+	var stderr bytes.Buffer
+	if err := run(io.Discard, &stderr, []string{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-calibration", "class", "-allow-infinite", "-out", p("set.json")}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), `WARNING: class "yak": `) {
+		t.Errorf("calibrate -allow-infinite:\n%s", stderr.String())
+	}
+	raw, err := os.ReadFile(p("b/test.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p("test.npz"), raw, 0o644); err != nil { // no manifest beside it
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	if err := run(&stdout, io.Discard, []string{"evaluate", "-set", p("set.json"), "-test", p("test.npz"), "-per-class"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"| ant |", "| bee |", "| cat |", "| yak |"} {
+		if !strings.Contains(stdout.String(), c) {
+			t.Errorf("evaluate -per-class names no %s:\n%s", c, stdout.String())
+		}
 	}
 }

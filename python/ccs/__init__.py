@@ -127,7 +127,8 @@ class Bundle(_Handle):
 
     _what = "bundle"
     #: The string labels' values, when the bundle was made by ccs.bundle from
-    #: string labels (label i is label_names[i]); None otherwise.
+    #: string labels, or loaded from ccs bundle's directory of such bundles
+    #: (label i is label_names[i]); None otherwise.
     label_names = None
 
     def __init__(self, anchors, positives=None, negatives=None, *, positive_index=None, positive_pool=None,
@@ -147,10 +148,16 @@ class Bundle(_Handle):
     def load(cls, path, *, features=False):
         """Reads a bundle file (.npz) as the command line does. With
         features=True a file of anchors alone (embeddings, as ccs ood and
-        calibrate -ood-cal read them) is accepted too."""
+        calibrate -ood-cal read them) is accepted too. A file of ccs
+        bundle's directory with string labels gets their label_names from the
+        manifest.json beside it, as the commands name the classes."""
         h = c_handle()
         call(lib.ccs_bundle_load, _path(path), 1 if features else 0, byref(h))
-        return cls._wrap(h.value)
+        b = cls._wrap(h.value)
+        names = b.info.get("label_names")
+        if names:
+            b.label_names = tuple(names)
+        return b
 
     def save(self, path):
         """Writes the bundle as an .npz file (atomically), as ccs bundle and

@@ -142,6 +142,17 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
         assert want["label_names"] == NAMES.tolist()
         assert s.evaluate(splits["test"], per_class=True) == want
         assert "label_names" not in s.evaluate(splits["test"])
+        # A file of the command's directory, loaded: its manifest names them.
+        assert ccs.Bundle.load(tmp_path / "out" / "test.npz").label_names == tuple(NAMES)
+        assert s.evaluate(str(tmp_path / "out" / "test.npz"), per_class=True) == want
+        # A class too small for a class-conditional set at α = 0.001 is
+        # refused by its name, saying how to go on; allowed, the set keeps
+        # the names and says it of that class.
+        with pytest.raises(ValueError, match=r'class "ant": conformal: .* \(allow_infinite=True makes that class'):
+            ccs.calibrate("ball", splits["cal"], alpha=0.001, calibration="class")
+        with pytest.warns(ccs.CCSWarning, match='class "ant": '):
+            c = ccs.calibrate("ball", splits["cal"], alpha=0.001, calibration="class", allow_infinite=True)
+        assert [k.get("name") for k in json.loads(c.to_json())["classes"]] == NAMES[:4].tolist()
         # The same from the directory out= wrote: its manifest names them.
         mine = cli_json(cli, "evaluate", "-set", tmp_path / "ball.json", "-test", tmp_path / "py" / "test.npz",
                         "-per-class", "-json")
