@@ -71,6 +71,9 @@ type Inputs struct {
 	// Queries nil: none.
 	Queries *Embeddings
 	Pairs   [][2]int
+	// QueryIDs are the queries' ids, in row order (nil: none), for
+	// messages (Items.QueryIDs).
+	QueryIDs []string
 }
 
 // Items checks that the inputs agree — a label or a group per row (a label
@@ -118,7 +121,10 @@ func (in Inputs) Items() (Items, error) {
 		if q.D != e.D {
 			return Items{}, fmt.Errorf("%s: queries of dimension %d; %s: embeddings of dimension %d", q.Source, q.D, e.Source, e.D)
 		}
-		it.Queries, it.Pairs = q.N, in.Pairs
+		if in.QueryIDs != nil && len(in.QueryIDs) != q.N {
+			return Items{}, fmt.Errorf("%s: %d query ids for %d queries", q.Source, len(in.QueryIDs), q.N)
+		}
+		it.Queries, it.Pairs, it.QueryIDs = q.N, in.Pairs, in.QueryIDs
 	}
 	return it, nil
 }

@@ -38,6 +38,18 @@ type Items struct {
 	// its.
 	Queries int
 	Pairs   [][2]int
+	// QueryIDs, if not nil, are the queries' ids (query q's is
+	// QueryIDs[q]): messages name a query by its id, as the pairs did.
+	QueryIDs []string
+}
+
+// queryName names query q in messages: by its id and row when the queries
+// have ids, by its row otherwise.
+func (items Items) queryName(q int) string {
+	if q >= 0 && q < len(items.QueryIDs) {
+		return fmt.Sprintf("query %q (row %d of the queries)", items.QueryIDs[q], q)
+	}
+	return fmt.Sprintf("query %d", q)
 }
 
 // MakeConfig configures Make. K and Split have no defaults here (the
@@ -783,7 +795,7 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 		sp := SplitPlan{Name: name, K: cfg.K, KNeg: cfg.KNeg, Anchors: qs}
 		for _, q := range qs {
 			if len(relevant[q]) < cfg.K && !cfg.AllowFewer {
-				return nil, fmt.Errorf("bundle: query %d has %d relevant rows, too few for k = %d positives: lower -k, or allow fewer (-allow-fewer: it repeats them)", q, len(relevant[q]), cfg.K)
+				return nil, fmt.Errorf("bundle: %s has %d relevant rows, too few for k = %d positives: lower -k, or allow fewer (-allow-fewer: it repeats them)", items.queryName(q), len(relevant[q]), cfg.K)
 			}
 		}
 		if items.N-1 < cfg.KNeg {
@@ -795,7 +807,7 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 		neg := make([]int64, n*cfg.KNeg)
 		for _, q := range qs {
 			if items.N-len(relevant[q]) < cfg.KNeg {
-				return nil, fmt.Errorf("bundle: query %d has %d rows relevant to it among %d, too few others for %d negatives", q, len(relevant[q]), items.N, cfg.KNeg)
+				return nil, fmt.Errorf("bundle: %s has %d rows relevant to it among %d, too few others for %d negatives", items.queryName(q), len(relevant[q]), items.N, cfg.KNeg)
 			}
 		}
 		parallel.For(n, 256, 0, func(_, lo, hi int) {

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -240,6 +242,35 @@ func TestMakePairs(t *testing.T) {
 			}
 		}
 	}
+	// Too few relevant rows: the query is named by its id when it has one
+	// (the id of row q is "q<nq−1−q>", so that ids and rows differ).
+	ids := make([]string, nq)
+	for q := range ids {
+		ids[q] = fmt.Sprintf("q%d", nq-1-q)
+	}
+	for _, c := range []struct {
+		ids  []string
+		want *regexp.Regexp
+	}{
+		{nil, regexp.MustCompile(`^bundle: query (\d+) has 3 relevant rows, too few for k = 4`)},
+		{ids, regexp.MustCompile(`^bundle: query "q(\d+)" \(row (\d+) of the queries\) has 3 relevant rows, too few for k = 4`)},
+	} {
+		_, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, QueryIDs: c.ids}, MakeConfig{K: 4, Split: testSplit, Seed: 4})
+		m := c.want.FindStringSubmatch(fmt.Sprint(err))
+		if m == nil {
+			t.Errorf("ids %v: %v, want %v", c.ids != nil, err, c.want)
+		} else if len(m) == 3 && m[1] != fmt.Sprint(nq-1-atoi(t, m[2])) {
+			t.Errorf("%v: the id is not row %s's", err, m[2])
+		}
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // TestMakeErrors: bad items and configurations are clear errors.

@@ -333,7 +333,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		if note := ids.Note(); note != "" {
 			pairNote = "pairs: " + note
 		}
-		in.Queries, qrows = &q, q.Rows
+		in.Queries, in.QueryIDs, qrows = &q, queryIDs, q.Rows
 	}
 	items, err := in.Items()
 	if err != nil {

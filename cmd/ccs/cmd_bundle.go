@@ -228,6 +228,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				path, _ := splitInput(side.arg)
 				return fmt.Errorf("%s: %w", path, err)
 			}
+			if side.what == "query ids" {
+				in.QueryIDs = list
+			}
 		}
 		if in.Pairs, err = readPairs(o.Pairs, ids); err != nil {
 			return err
