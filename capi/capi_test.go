@@ -298,9 +298,29 @@ func TestOptions(t *testing.T) {
 	if err := parseOptions(`{"alpha": 0.1, "calibration": "pac", "delta": 0.05}`, &o); err != nil || *o.Alpha != 0.1 || o.Delta != 0.05 {
 		t.Errorf("parseOptions: %+v, %v", o, err)
 	}
-	for _, s := range []string{`{"alpah": 0.1}`, `{"alpha": "x"}`, `{} {}`, `[`} {
-		if err := parseOptions(s, &o); err == nil || !strings.HasPrefix(err.Error(), "keywords: ") {
+	for _, s := range []string{`{"alpah": 0.1}`, `{} {}`, `[`} {
+		if err := parseOptions(s, &o); err == nil || !strings.HasPrefix(err.Error(), "keywords: ") || statusOf(err) != statusValue {
 			t.Errorf("parseOptions(%s): %v", s, err)
+		}
+	}
+	// A keyword of the wrong type: TypeError, in Python's words.
+	var m makeOptions
+	for _, c := range []struct {
+		keywords string
+		dst      any
+		want     string
+	}{
+		{`{"alpha": "x"}`, &o, "alpha: got a str, want a number"},
+		{`{"k": "20"}`, &m, "k: got a str, want an int"},
+		{`{"seed": 2.5}`, &m, "seed: got 2.5, want an int ≥ 0"},
+		{`{"seed": -1}`, &m, "seed: got -1, want an int ≥ 0"},
+		{`{"allow_fewer": "yes"}`, &m, "allow_fewer: got a str, want a bool"},
+		{`{"split": [0.5, "a", 0.2, 0.2]}`, &m, "split: got a str, want a number"}, // an element of it
+		{`{"split": 0.5}`, &m, "split: got a number, want a list of numbers"},
+	} {
+		err := parseOptions(c.keywords, c.dst)
+		if err == nil || err.Error() != c.want || statusOf(fmt.Errorf("bundle: %w", err)) != statusType {
+			t.Errorf("parseOptions(%s): %v (status %d), want %q", c.keywords, err, statusOf(err), c.want)
 		}
 	}
 }

@@ -166,6 +166,9 @@ func startFit(fit, val *bundle.Bundle, o fitOptions) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
+	if val != nil && o.ValShare != nil {
+		return nil, fmt.Errorf("fit: give val or val_share, not both")
+	}
 	if val == nil {
 		if !(valShare > 0 && valShare < 1) {
 			return nil, fmt.Errorf("fit: val_share=%v: want 0 < share < 1 (or give val)", valShare)

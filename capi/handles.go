@@ -28,6 +28,7 @@ const (
 	statusHandle    = 4 // a closed handle, or a handle of another kind: ValueError
 	statusCancelled = 5 // the call was cancelled (ccs_job_cancel)
 	statusInternal  = 6 // a bug in ccs (a recovered panic): RuntimeError
+	statusType      = 7 // a keyword of the wrong type: TypeError
 )
 
 // errHandle reports a handle that is closed, was never made, or holds
@@ -41,9 +42,12 @@ func statusOf(err error) int {
 	var h *errHandle
 	var p *fs.PathError
 	var op *net.OpError
+	var kt *keywordTypeError
 	switch {
 	case err == nil:
 		return statusOK
+	case errors.As(err, &kt):
+		return statusType
 	case errors.As(err, &h):
 		return statusHandle
 	case errors.Is(err, context.Canceled):

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -12,10 +14,52 @@ func parseOptions(s string, dst any) error {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return &keywordTypeError{field: te.Field, got: te.Value, want: te.Type}
+		}
 		return fmt.Errorf("keywords: %v", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
 		return fmt.Errorf("keywords: more than one JSON object")
 	}
 	return nil
+}
+
+// keywordTypeError is a keyword given a value of the wrong type (k="20"):
+// the Python side raises TypeError.
+type keywordTypeError struct {
+	field string       // the keyword, as the JSON names it ("k", "split")
+	got   string       // the JSON value's kind: "string", "number 2.5", "array"
+	want  reflect.Type // the Go field's type
+}
+
+func (e *keywordTypeError) Error() string {
+	got := map[string]string{"string": "a str", "number": "a number", "bool": "a bool", "array": "a list", "object": "a dict"}[e.got]
+	if got == "" {
+		got = strings.TrimPrefix(e.got, "number ") // a fraction or an overflow: the number itself
+	}
+	return fmt.Sprintf("%s: got %s, want %s", e.field, got, typeName(e.want))
+}
+
+// typeName says what a keyword of Go type t takes, in Python's words.
+func typeName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an int"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an int ≥ 0"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a str"
+	case reflect.Bool:
+		return "a bool"
+	case reflect.Slice, reflect.Array:
+		return "a list of " + strings.TrimPrefix(strings.TrimPrefix(typeName(t.Elem()), "an "), "a ") + "s"
+	}
+	return t.String()
 }

@@ -25,6 +25,8 @@ type fitOptions struct {
 	Seed      uint64 // the batch order
 	Quiet     bool
 	Recipe    train.Config // the training recipe (addRecipeFlags)
+	// valShareSet says -val-share was given.
+	valShareSet bool
 }
 
 func fitCommand() *command {
@@ -41,13 +43,20 @@ func fitCommand() *command {
 			fs.Float64Var(&o.Alpha, "alpha", defaultAlpha, "miscoverage level α of the training threshold, in (0,1)")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the batch order")
 			fs.BoolVar(&o.Quiet, "quiet", false, "no progress on stderr")
-			return recipeOption(fs, "sim", "fit", &o.Recipe)
+			recipe := recipeOption(fs, "sim", "fit", &o.Recipe)
+			return func() error {
+				fs.Visit(func(f *flag.Flag) { o.valShareSet = o.valShareSet || f.Name == "val-share" })
+				return recipe()
+			}
 		}, runFit)
 }
 
 func runFit(ctx context.Context, o fitOptions, out *output) error {
 	if err := required("fit", "geometry", o.Geometry, "objective", o.Objective, "train", o.Train, "out", o.Out); err != nil {
 		return err
+	}
+	if o.Val != "" && o.valShareSet {
+		return usagef("fit: give -val FILE or -val-share, not both")
 	}
 	if o.Val == "" && !(o.ValShare > 0 && o.ValShare < 1) {
 		return usagef("fit: -val-share %v: want 0 < share < 1 (or give -val FILE)", o.ValShare)

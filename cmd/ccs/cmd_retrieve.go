@@ -20,6 +20,8 @@ type retrieveOptions struct {
 	Anchor      string // the anchor's .npy file
 	Limit       int    // hits printed, nearest first; 0: all
 	JSON        bool
+	// anchorIndexSet says -anchor-index was given (-1 too).
+	anchorIndexSet bool
 }
 
 func retrieveCommand() *command {
@@ -33,13 +35,19 @@ func retrieveCommand() *command {
 			fs.StringVar(&o.IDs, "ids", "", "the collection file's ids, in row order, printed for its hits: `FILE` .txt (one per line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet (FILE:COLUMN) — as ccs bundle's -ids (a collection .npz's \"ids\" or a Parquet \"id\" column of strings need none)")
 			fs.IntVar(&o.Limit, "limit", 0, "print at most `N` hits, nearest first (0: all)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
-			return nil
+			return func() error {
+				fs.Visit(func(f *flag.Flag) { o.anchorIndexSet = o.anchorIndexSet || f.Name == "anchor-index" })
+				return nil
+			}
 		}, runRetrieve)
 }
 
 func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	if err := required("retrieve", "set", o.Set, "db", o.DB); err != nil {
 		return err
+	}
+	if o.anchorIndexSet && o.AnchorIndex < 0 {
+		return usagef("retrieve: -anchor-index %d: want a row number ≥ 0", o.AnchorIndex)
 	}
 	if (o.AnchorIndex >= 0) == (o.Anchor != "") {
 		return usagef("retrieve: give one of -anchor-index and -anchor")

@@ -138,6 +138,8 @@ func TestUsageErrors(t *testing.T) {
 		{"serve-setflag", []string{"serve", "-set", "noequals"}},
 		{"serve-setname", []string{"serve", "-set", "a?b=x.json"}},
 		{"retrieve-anchor", []string{"retrieve", "-set", "s.json", "-db", "d.npz"}},
+		{"fit-val-both", []string{"fit", "-geometry", "single", "-objective", "neg", "-train", "a", "-val", "b", "-val-share", "0.2", "-out", "c"}},
+		{"retrieve-anchor-index", []string{"retrieve", "-set", "s.json", "-db", "d.npz", "-anchor-index", "-1"}},
 		{"loadtest-unbounded", []string{"loadtest", "-url", "http://x", "-data", "{}", "-duration", "0"}},
 	} {
 		err := golden(t, "usage-"+c.name, "", c.args...)

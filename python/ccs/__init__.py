@@ -888,7 +888,7 @@ class Set(_Handle):
             if opened is not None:
                 keys = opened.keys
             call(lib.ccs_set_retrieve, self._handle(), coll, lent.ref(rows, "collection"), None,
-                 lent.ref(anchor, "anchor"), 0 if limit is None else int(limit), byref(hits))
+                 lent.ref(anchor, "anchor"), _limit(limit), byref(hits))
         finally:
             if opened is not None:
                 opened.close()
@@ -936,6 +936,19 @@ class Set(_Handle):
         return f"<ccs.Set {self.geometry} d={self.dim} alpha={self.alpha} threshold={self.threshold:.6g}>"
 
 
+def _limit(limit):
+    """retrieve's limit as the library takes it: 0 for None (all)."""
+    if limit is None:
+        return 0
+    try:
+        n = operator.index(limit)  # an int, not "5" or 2.5
+    except TypeError:
+        raise TypeError(f"retrieve: limit: got {type(limit).__name__}, want an int ≥ 1 or None for all") from None
+    if n < 1:
+        raise ValueError(f"retrieve: limit={n}: want ≥ 1, or None for all")
+    return n
+
+
 def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, metrics="token", insecure=False,
           tls_cert=None, tls_key=None, max_body=0, max_points=0, max_results=0, grace=30.0):
     """Serves sets over HTTP from this process, as ccs serve does: the same
@@ -980,17 +993,17 @@ def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, me
             if isinstance(v, (str, bytes, os.PathLike)):
                 dbs[name] = os.fsdecode(v)
                 continue
-            if isinstance(v, Collection):
-                path = private(f"collection-{i}.parquet")
-                v.save(path)
-                dbs[name] = path
-                continue
-            rows, ids = v if isinstance(v, tuple) and len(v) == 2 else (v, None)
-            path = private(f"collection-{i}.npz")
-            arrays = {"embeddings": np.asarray(_lib.host(rows))}
-            if ids is not None:
-                arrays["ids"] = _ids(ids)
-            np.savez(path, **arrays)
+            if not isinstance(v, Collection):
+                rows, ids = v if isinstance(v, tuple) and len(v) == 2 else (v, None)
+                if isinstance(rows, (str, bytes, os.PathLike, dict)) or np.ndim(_lib.host(rows)) == 0:
+                    raise TypeError(f"serve: collections[{name!r}]: want a ccs.Collection, a collection file, an (n, d) "
+                                    f"array or (rows, ids), got {type(v).__name__}")
+                try:
+                    v = Collection(rows, ids)
+                except ValueError as e:
+                    raise ValueError(f"serve: collections[{name!r}]: {e}") from None
+            path = private(f"collection-{i}.parquet")
+            v.save(path)
             dbs[name] = path
         opts = options(sets=files, collections=dbs, addr=addr, auth_tokens=auth_tokens and os.fsdecode(auth_tokens),
                        metrics=metrics, insecure=insecure, tls_cert=tls_cert and os.fsdecode(tls_cert),

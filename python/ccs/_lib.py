@@ -92,7 +92,8 @@ _SIGNATURES = {
 
 # Status codes (capi/handles.go).
 STATUS_CANCELLED = 5
-_EXCEPTIONS = {1: ValueError, 2: OSError, 3: FileNotFoundError, 4: ValueError, 5: KeyboardInterrupt, 6: RuntimeError}
+_EXCEPTIONS = {1: ValueError, 2: OSError, 3: FileNotFoundError, 4: ValueError, 5: KeyboardInterrupt, 6: RuntimeError,
+               7: TypeError}
 
 
 def default_path():

@@ -465,7 +465,10 @@ def test_serve_equals_ccs_serve(calibrated, sim, tmp_path):
 @pytest.mark.parametrize("what,call,exc,msg", [
     ("no sets", lambda f: ccs.serve({}), TypeError, "serve: sets: want a dict"),
     ("a set of another type", lambda f: ccs.serve({"a": 3}), TypeError, "serve: sets['a']: want a ccs.Set or a set file, got int"),
-    ("a collection of another type", lambda f: ccs.serve({"a": f}, {"c": 3}), ValueError, "collection"),
+    ("a collection of another type", lambda f: ccs.serve({"a": f}, {"c": 3}), TypeError,
+     "serve: collections['c']: want a ccs.Collection, a collection file, an (n, d) array or (rows, ids), got int"),
+    ("a collection of NaN", lambda f: ccs.serve({"a": f}, {"c": np.full((3, 5), np.nan)}), ValueError,
+     "serve: collections['c']: retrieve: collection: row 0, coordinate 0 is NaN"),
     ("a missing set file", lambda f: ccs.serve({"a": "/nonexistent/set.json"}, addr="127.0.0.1:0"), FileNotFoundError, "no such file"),
     ("beyond loopback without tokens", lambda f: ccs.serve({"a": f}, addr="0.0.0.0:0"), ValueError,
      "beyond this machine, and without auth_tokens"),
