@@ -227,5 +227,17 @@ func trainingJSON(r *train.Result) map[string]any {
 		"stop_reason": r.StopReason.String(), "val_history": jsonfloat.Floats(r.ValHistory),
 		"loss_history": jsonfloat.Floats(r.LossHistory), "threshold_history": jsonfloat.Floats(r.ThresholdHist),
 		"head_epochs": r.HeadEpochs, "infonce_history": jsonfloat.Floats(r.InfoNCEHist),
+		"warnings": warningsOf(r.KeptInitial()),
 	}
+}
+
+// warningsOf is the non-empty ones of ws, never nil (a JSON list).
+func warningsOf(ws ...string) []string {
+	out := []string{}
+	for _, w := range ws {
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -221,6 +221,20 @@ type Result struct {
 	InfoNCEHist   []float64  `json:"infonce_hist,omitempty"` // mean InfoNCE loss of each head epoch
 }
 
+// KeptInitial is a warning when the training kept its initial geometry
+// (BestEpoch 0: no epoch's validation exclusion beat the initial one), so
+// that the fitted set is an untrained one; "" otherwise.
+func (r *Result) KeptInitial() string {
+	if r.BestEpoch != 0 || r.Epochs == 0 {
+		return ""
+	}
+	why := "a larger learning rate, another recipe or objective, or more patience may train it"
+	if r.ValExclusion >= 1 {
+		why = "the initial geometry already excludes every validation negative"
+	}
+	return fmt.Sprintf("the fit kept the initial geometry: no epoch's validation exclusion beat epoch 0's (%.2f%%), so the set is untrained (%s)", 100*r.ValExclusion, why)
+}
+
 // Train fits g on fit, selecting the checkpoint with the highest exclusion on
 // val. g is updated in place and holds the best parameters on return. A
 // cancelled ctx stops it before the next epoch with ctx's error.

@@ -351,3 +351,23 @@ func TestSharedRows(t *testing.T) {
 		t.Errorf("%d preparations kept, want 4", len(rows.m))
 	}
 }
+
+// TestKeptInitial: a run whose best epoch is the initial one says so, and
+// why it may be; a run that improved, or ran no epoch, says nothing.
+func TestKeptInitial(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		r    Result
+		want string
+	}{
+		{Result{Epochs: 9, BestEpoch: 0, ValExclusion: 0.4}, "no epoch's validation exclusion beat epoch 0's (40.00%), so the set is untrained (a larger learning rate"},
+		{Result{Epochs: 9, BestEpoch: 0, ValExclusion: 1}, "(100.00%), so the set is untrained (the initial geometry already excludes every validation negative)"},
+		{Result{Epochs: 9, BestEpoch: 3, ValExclusion: 0.5}, ""},
+		{Result{}, ""},
+	} {
+		got := c.r.KeptInitial()
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
+		}
+	}
+}

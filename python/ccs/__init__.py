@@ -445,6 +445,7 @@ def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, v
             fb.close()
         if close_val:
             vb.close()
+    _warn(training.pop("warnings", []))
     s = Set._wrap(h)
     s.training = training
     return s
