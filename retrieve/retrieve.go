@@ -10,8 +10,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -203,17 +205,24 @@ func (c *Collection) SetKeys(keys []string) error {
 // ReadCollection reads a collection file: a Parquet file (.parquet, see
 // ReadParquet; or Arrow IPC, .arrow or .feather), a NumPy array (.npy,
 // float32 (n, d), ids the row numbers) or an .npz archive: the embeddings
-// as "embeddings" (n, d) float32 — or a bundle's "anchors" — and the ids
-// as "ids" (n,) int64 or strings (then the collection's Keys, its IDs the
+// as "embeddings" (n, d) float32 — or a bundle's "anchors", or else the
+// archive's only two-dimensional floating-point array — and the ids as
+// "ids" (n,) int64 or strings (then the collection's Keys, its IDs the
 // row numbers) — or a bundle's "index"; without either, the row numbers;
 // or a .safetensors file, its tensors named as an .npz's arrays (a file of
-// one tensor: the embeddings).
-func ReadCollection(path string) (*Collection, error) {
+// one tensor: the embeddings). FILE:NAME names the embeddings' array,
+// tensor or column (when FILE exists and FILE:NAME does not), as ccs
+// bundle's -embeddings takes them.
+func ReadCollection(spec string) (*Collection, error) {
+	path, name := splitSpec(spec)
 	if IsTable(path) { // Parquet, Arrow, a Hugging Face dataset's directory
-		return ReadParquet(path)
+		return ReadParquetColumn(path, name)
 	}
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".npy":
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".npy" {
+		if name != "" {
+			return nil, fmt.Errorf("%s: an .npy file holds one array: give the file without :%s", path, name)
+		}
 		a, err := bundle.ReadNPY(path)
 		if err != nil {
 			return nil, err
@@ -230,21 +239,27 @@ func ReadCollection(path string) (*Collection, error) {
 	}
 	var arr map[string]bundle.Array
 	var err error
-	if strings.ToLower(filepath.Ext(path)) == ".safetensors" {
-		arr, err = readSafetensors(path)
+	if ext == ".safetensors" {
+		arr, err = readSafetensors(path, name)
 	} else {
 		arr, err = bundle.ReadNPZ(path)
 	}
 	if err != nil {
 		return nil, err
 	}
-	rows, ok := arr["embeddings"]
-	name := "embeddings"
+	if name == "" {
+		name = embeddingsArray(arr)
+	}
+	rows, ok := arr[name]
 	if !ok {
-		rows, name = arr["anchors"], "anchors"
+		what := fmt.Sprintf("no array %q", name)
+		if name == "" {
+			what = `want an array "embeddings" (or "anchors") of float32 (n, d), or name it (FILE:ARRAY)`
+		}
+		return nil, fmt.Errorf("%s: %s; have %s", path, what, arrayList(arr))
 	}
 	if rows.F32 == nil || len(rows.Shape) != 2 || rows.Shape[0] < 1 || rows.Shape[1] < 1 {
-		return nil, fmt.Errorf("%s: want an array \"embeddings\" (or \"anchors\") of float32 (n, d), n, d ≥ 1", path)
+		return nil, fmt.Errorf("%s: array %q is %s %s: want float32 (n, d), n, d ≥ 1 (the embeddings)", path, name, rows.Kind(), bundle.FormatShape(rows.Shape))
 	}
 	ids, idName := arr["ids"], "ids"
 	if ids.Shape == nil {
@@ -266,10 +281,61 @@ func ReadCollection(path string) (*Collection, error) {
 	return c, nil
 }
 
+// splitSpec splits FILE:NAME into the file and the name of its array,
+// tensor or column, when FILE exists and FILE:NAME does not; else spec is
+// the file.
+func splitSpec(spec string) (path, name string) {
+	i := strings.LastIndex(spec, ":")
+	if i <= 0 {
+		return spec, ""
+	}
+	if _, err := os.Stat(spec); err == nil {
+		return spec, ""
+	}
+	if _, err := os.Stat(spec[:i]); err != nil {
+		return spec, ""
+	}
+	return spec[:i], spec[i+1:]
+}
+
+// embeddingsArray is the name of an archive's embeddings: "embeddings",
+// a bundle's "anchors", or the only two-dimensional floating-point array;
+// "" when none is.
+func embeddingsArray(arr map[string]bundle.Array) string {
+	for _, n := range []string{"embeddings", "anchors"} {
+		if _, ok := arr[n]; ok {
+			return n
+		}
+	}
+	var only []string
+	for n, a := range arr {
+		if a.F32 != nil && len(a.Shape) == 2 {
+			only = append(only, n)
+		}
+	}
+	if len(only) == 1 {
+		return only[0]
+	}
+	return ""
+}
+
+// arrayList lists an archive's arrays for a message: "emb float32 (3, 4),
+// ids <U5 (3,)", sorted by name.
+func arrayList(arr map[string]bundle.Array) string {
+	if len(arr) == 0 {
+		return "none"
+	}
+	var s []string
+	for _, n := range slices.Sorted(maps.Keys(arr)) {
+		s = append(s, fmt.Sprintf("%s %s %s", n, arr[n].Kind(), bundle.FormatShape(arr[n].Shape)))
+	}
+	return strings.Join(s, ", ")
+}
+
 // readSafetensors reads the tensors of a .safetensors file that a
-// collection takes, by the names of an .npz's arrays; a lone tensor is
-// the embeddings.
-func readSafetensors(path string) (map[string]bundle.Array, error) {
+// collection takes, by the names of an .npz's arrays (and the tensor
+// named, if any); a lone tensor is the embeddings.
+func readSafetensors(path, named string) (map[string]bundle.Array, error) {
 	st, err := bundle.OpenSafetensors(path)
 	if err != nil {
 		return nil, err
@@ -280,14 +346,17 @@ func readSafetensors(path string) (map[string]bundle.Array, error) {
 	for _, name := range names {
 		as := name
 		switch {
-		case len(names) == 1:
+		case len(names) == 1 && named == "":
 			as = "embeddings"
-		case !slices.Contains([]string{"embeddings", "anchors", "ids", "index"}, name):
+		case name != named && !slices.Contains([]string{"embeddings", "anchors", "ids", "index"}, name):
 			continue
 		}
 		if arr[as], err = st.Read(name); err != nil {
 			return nil, err
 		}
+	}
+	if named != "" && !slices.Contains(names, named) {
+		return nil, fmt.Errorf("%s: no tensor %q; have %s", path, named, strings.Join(names, ", "))
 	}
 	return arr, nil
 }

@@ -736,10 +736,11 @@ class Collection(_Handle):
 
     @classmethod
     def load(cls, path):
-        """Reads a collection file: .npz ("embeddings" or "anchors", ids as
-        "ids" — integers or strings — or "index"), .safetensors (tensors
-        named so, or a lone tensor of embeddings), .npy (n, d) or .parquet
-        (an "id" column of integers or strings)."""
+        """Reads a collection file: .npz ("embeddings" or "anchors", or its
+        only (n, d) float array, ids as "ids" — integers or strings — or
+        "index"), .safetensors (tensors named so, or a lone tensor of
+        embeddings), .npy (n, d) or .parquet (an "id" column of integers or
+        strings); "FILE:NAME" names the embeddings' array, tensor or column."""
         h = c_handle()
         call(lib.ccs_collection_load, _path(path), byref(h))
         return cls._wrap(h.value)
