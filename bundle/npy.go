@@ -277,6 +277,12 @@ func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64, strs bool
 		}
 	}()
 	br := bufio.NewReaderSize(r, 1<<16)
+	switch magic, _ := br.Peek(6); {
+	case len(magic) == 0:
+		return Array{}, fmt.Errorf("array %q: empty: no .npy header (0 bytes)", name)
+	case string(magic) != "\x93NUMPY":
+		return Array{}, fmt.Errorf("array %q: not an .npy file: it does not begin as one (\\x93NUMPY), but with %q (write it with np.save)", name, magic)
+	}
 	// npyio allocates the header's announced length before reading it: a
 	// 20-byte body announcing 4 GiB would be obeyed. Check it first.
 	if head, err := br.Peek(12); err == nil && string(head[:6]) == "\x93NUMPY" {

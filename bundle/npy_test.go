@@ -93,6 +93,29 @@ func TestNPYTrailingBytes(t *testing.T) {
 	}
 }
 
+// TestNPYNotNPY: an empty file, a text file and a pickle named .npy are
+// refused saying what they are not, naming the file.
+func TestNPYNotNPY(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, data, want string
+	}{
+		{"empty", "", `array "empty": empty: no .npy header (0 bytes)`},
+		{"text", "1.0 2.0\n3.0 4.0\n", `array "text": not an .npy file: it does not begin as one (\x93NUMPY), but with "1.0 2."`},
+		{"short", "\x93NU", `array "short": not an .npy file`},
+		{"pickle", "\x80\x04\x95\x00\x00\x00", `array "pickle": not an .npy file`},
+	} {
+		path := filepath.Join(dir, c.name+".npy")
+		if err := os.WriteFile(path, []byte(c.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadNPY(path); err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), path+": ") {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
 // TestNPYPipeBounded: a .npy read from a pipe, whose header announces 2³⁶
 // float32 values (256 GiB) and which then sends a little data, is refused
 // with memory in proportion to what arrived, not to what was announced.
