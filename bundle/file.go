@@ -3,11 +3,17 @@ package bundle
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 )
+
+// ErrNoPositives reports a bundle file without its anchors' positives
+// (errors.Is): a file of anchors alone, which only the readers of
+// features take.
+var ErrNoPositives = errors.New("array \"positives\" (or \"positive_index\") is missing: a bundle needs each anchor's positives")
 
 // Read reads and validates a bundle .npz file. Errors name the file and the
 // array.
@@ -101,7 +107,7 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		return nil, err
 	}
 	if !hasPos && !hasPIdx && needPositives {
-		return nil, fmt.Errorf("array \"positives\" (or \"positive_index\") is missing: a bundle needs each anchor's positives; ccs bundle makes them from embeddings and labels")
+		return nil, fmt.Errorf("%w; ccs bundle makes them from embeddings and labels (a file of anchors alone, as its ood.npz and ood-cal.npz, is what ccs ood and calibrate -ood-cal read)", ErrNoPositives)
 	}
 	b := &Bundle{N: anchors.Shape[0], D: anchors.Shape[1], Anchors: anchors.F32}
 	for _, name := range slices.Sorted(maps.Keys(arrays)) {

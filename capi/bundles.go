@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -40,7 +41,11 @@ func loadBundle(path string, features bool) (*bundle.Bundle, error) {
 	if features {
 		return bundle.ReadFeatures(path)
 	}
-	return bundle.Read(path)
+	b, err := bundle.Read(path)
+	if errors.Is(err, bundle.ErrNoPositives) {
+		return nil, fmt.Errorf("%w; ccs.Bundle.load(path, features=True) reads it so", err)
+	}
+	return b, err
 }
 
 // saveBundle writes b as an .npz, atomically: bundle.Write, or for a

@@ -43,6 +43,10 @@ def test_bundle_equals_ccs_bundle(labelled, tmp_path):
             assert got[k].dtype == want[k].dtype and np.array_equal(got[k], want[k]), (name, k)
         b.save(tmp_path / f"{name}.npz")
         assert same_file(tmp_path / f"{name}.npz", labelled["bundles"] / f"{name}.npz"), name
+    # The OOD splits hold anchors alone: loading one as a bundle says how.
+    with pytest.raises(ValueError, match=r"ood-cal.npz: .*is missing.*ccs.Bundle.load\(path, features=True\) reads it so"):
+        ccs.Bundle.load(labelled["bundles"] / "ood-cal.npz")
+    assert ccs.Bundle.load(labelled["bundles"] / "ood-cal.npz", features=True).n == splits["ood-cal"].n
 
 
 def test_missing_labels_as_ccs_bundle(labelled, tmp_path, cli):
