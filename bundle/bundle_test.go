@@ -81,7 +81,7 @@ func TestReadErrors(t *testing.T) {
 	for _, c := range []struct{ file, want string }{
 		{"overflow64.npz", `array "anchors": element [1][2] = 1e+39 overflows float32`},
 		{"underflow64.npz", `array "anchors": element [2][3] = 1e-50 underflows to zero in float32`},
-		{"shape.npz", `array "positives": shape [4 3 4], want (4, k, 5)`},
+		{"shape.npz", `array "positives": shape (4, 3, 4), want (4, k, 5)`},
 		{"nan.npz", `positives[2][1][3] is NaN`},
 		{"index_range.npz", `negative_index[0][0] = 11 is outside the anchors' 4 rows`},
 		{"missing.npz", `array "positives" (or "positive_index") is missing`},

@@ -80,7 +80,7 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 			return a, true, fmt.Errorf("array %q: dtype %s, want floating point (float32, float64 or float16)", name, a.Kind())
 		}
 		if len(a.Shape) != ndim {
-			return a, true, fmt.Errorf("array %q: shape %v has %d dimensions, want %d", name, a.Shape, len(a.Shape), ndim)
+			return a, true, fmt.Errorf("array %q: shape %s, want %d dimensions", name, FormatShape(a.Shape), ndim)
 		}
 		return a, true, nil
 	}
@@ -121,16 +121,16 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 	case hasPos:
 		b.K, b.Positives = pos.Shape[1], pos.F32
 		if pos.Shape[0] != b.N || pos.Shape[2] != b.D {
-			return nil, fmt.Errorf("array \"positives\": shape %v, want (%d, k, %d) to match anchors %v", pos.Shape, b.N, b.D, anchors.Shape)
+			return nil, fmt.Errorf("array \"positives\": shape %s, want (%d, k, %d) to match anchors %s", FormatShape(pos.Shape), b.N, b.D, FormatShape(anchors.Shape))
 		}
 	case hasPIdx:
 		if pidx.Shape[0] != b.N {
-			return nil, fmt.Errorf("array \"positive_index\": shape %v, want (%d, k) to match anchors %v", pidx.Shape, b.N, anchors.Shape)
+			return nil, fmt.Errorf("array \"positive_index\": shape %s, want (%d, k) to match anchors %s", FormatShape(pidx.Shape), b.N, FormatShape(anchors.Shape))
 		}
 		b.K, b.PositiveIndex = pidx.Shape[1], pidx.I64
 		if hasPPool {
 			if ppool.Shape[1] != b.D {
-				return nil, fmt.Errorf("array \"positive_pool\": shape %v, want (m, %d)", ppool.Shape, b.D)
+				return nil, fmt.Errorf("array \"positive_pool\": shape %s, want (m, %d)", FormatShape(ppool.Shape), b.D)
 			}
 			b.PositivePool = ppool.F32
 		}
@@ -154,17 +154,17 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		return nil, fmt.Errorf("both \"negatives\" and \"negative_index\" are present; give one")
 	case hasNeg:
 		if neg.Shape[0] != b.N || neg.Shape[2] != b.D {
-			return nil, fmt.Errorf("array \"negatives\": shape %v, want (%d, kn, %d) to match anchors %v", neg.Shape, b.N, b.D, anchors.Shape)
+			return nil, fmt.Errorf("array \"negatives\": shape %s, want (%d, kn, %d) to match anchors %s", FormatShape(neg.Shape), b.N, b.D, FormatShape(anchors.Shape))
 		}
 		b.KNeg, b.Negatives = neg.Shape[1], neg.F32
 	case hasIdx:
 		if idx.Shape[0] != b.N {
-			return nil, fmt.Errorf("array \"negative_index\": shape %v, want (%d, kn) to match anchors %v", idx.Shape, b.N, anchors.Shape)
+			return nil, fmt.Errorf("array \"negative_index\": shape %s, want (%d, kn) to match anchors %s", FormatShape(idx.Shape), b.N, FormatShape(anchors.Shape))
 		}
 		b.KNeg, b.NegativeIndex = idx.Shape[1], idx.I64
 		if hasPool {
 			if pool.Shape[1] != b.D {
-				return nil, fmt.Errorf("array \"negative_pool\": shape %v, want (m, %d)", pool.Shape, b.D)
+				return nil, fmt.Errorf("array \"negative_pool\": shape %s, want (m, %d)", FormatShape(pool.Shape), b.D)
 			}
 			b.Pool = pool.F32
 		}
@@ -175,7 +175,7 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		return nil, err
 	} else if ok {
 		if a.Shape[0] != b.N {
-			return nil, fmt.Errorf("array \"labels\": shape %v, want (%d,)", a.Shape, b.N)
+			return nil, fmt.Errorf("array \"labels\": shape %s, want (%d,)", FormatShape(a.Shape), b.N)
 		}
 		b.Labels = a.I64
 	}
@@ -183,7 +183,7 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		return nil, err
 	} else if ok {
 		if a.Shape[0] != b.N {
-			return nil, fmt.Errorf("array \"index\": shape %v, want (%d,)", a.Shape, b.N)
+			return nil, fmt.Errorf("array \"index\": shape %s, want (%d,)", FormatShape(a.Shape), b.N)
 		}
 		b.Index = a.I64
 	}
@@ -191,7 +191,7 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		return nil, err
 	} else if ok {
 		if a.Shape[0] != b.N {
-			return nil, fmt.Errorf("array \"logits\": shape %v, want (%d, C)", a.Shape, b.N)
+			return nil, fmt.Errorf("array \"logits\": shape %s, want (%d, C)", FormatShape(a.Shape), b.N)
 		}
 		b.C, b.Logits = a.Shape[1], a.F32
 	}
@@ -199,7 +199,7 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		return nil, err
 	} else if ok {
 		if a.Shape[0] != b.N {
-			return nil, fmt.Errorf("array \"activations\": shape %v, want (%d, L)", a.Shape, b.N)
+			return nil, fmt.Errorf("array \"activations\": shape %s, want (%d, L)", FormatShape(a.Shape), b.N)
 		}
 		b.A, b.Activations = a.Shape[1], a.F32
 	}

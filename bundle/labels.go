@@ -167,6 +167,9 @@ func (p *PairIDs) Note() string {
 	if p.Unknown == 0 {
 		return ""
 	}
+	if p.Unknown == 1 {
+		return fmt.Sprintf("1 pair names an id that is not among the given ids (%s): left out", p.First)
+	}
 	return fmt.Sprintf("%d pairs name ids that are not among the given ids (the first: %s): left out", p.Unknown, p.First)
 }
 

@@ -205,7 +205,7 @@ func StringDtypeSize(descr string) (int, bool) {
 func readValues(br *bufio.Reader, raw []byte, done, n, size int, shape []int) error {
 	got, err := io.ReadFull(br, raw)
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("holds %d of the %d values its shape %v announces", done+got/size, n, shape)
+		return fmt.Errorf("holds %d of the %d values its shape %s announces", done+got/size, n, FormatShape(shape))
 	}
 	return err
 }
@@ -333,15 +333,15 @@ func decodeData(br *bufio.Reader, label, descr string, shape []int, fortran bool
 	n := 1
 	for _, s := range shape {
 		if s < 0 || (s > 0 && n > math.MaxInt/8/s) {
-			return Array{}, fmt.Errorf("%s: shape %v is too large", label, shape)
+			return Array{}, fmt.Errorf("%s: shape %s is too large", label, FormatShape(shape))
 		}
 		n *= s
 	}
 	if maxElems > 0 && n > maxElems {
-		return Array{}, fmt.Errorf("%s: shape %v holds %d values, more than the %d allowed", label, shape, n, maxElems)
+		return Array{}, fmt.Errorf("%s: shape %s holds %d values, more than the %d allowed", label, FormatShape(shape), n, maxElems)
 	}
 	if maxBytes > 0 && int64(n) > maxBytes/int64(t.size) {
-		return Array{}, fmt.Errorf("%s: shape %v of %s needs %d bytes of data, more than the %d bytes stored", label, shape, t.name, int64(n)*int64(t.size), maxBytes)
+		return Array{}, fmt.Errorf("%s: shape %s of %s needs %d bytes of data, more than the %d bytes stored", label, FormatShape(shape), t.name, int64(n)*int64(t.size), maxBytes)
 	}
 	a := Array{Shape: slices.Clone(shape), Dtype: t.name}
 	read := readData
@@ -356,7 +356,7 @@ func decodeData(br *bufio.Reader, label, descr string, shape []int, fortran bool
 	// check the member's CRC-32.
 	switch _, err := br.ReadByte(); {
 	case err == nil:
-		return Array{}, fmt.Errorf("%s: bytes after the %d values its shape %v announces", label, n, a.Shape)
+		return Array{}, fmt.Errorf("%s: bytes after the %d values its shape %s announces", label, n, FormatShape(a.Shape))
 	case errors.Is(err, io.EOF):
 	default:
 		return Array{}, fmt.Errorf("%s: %w", label, err)
@@ -671,7 +671,7 @@ func writeArray(w io.Writer, a Array) error {
 		return fmt.Errorf("array must hold exactly one of float32 or int64 data")
 	}
 	if n != a.Len() || len(a.Shape) == 0 {
-		return fmt.Errorf("%d values do not fill shape %v", n, a.Shape)
+		return fmt.Errorf("%d values do not fill shape %s", n, FormatShape(a.Shape))
 	}
 	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, FormatShape(a.Shape))
 	const pre = 10 // magic (6) + version (2) + header length (2)

@@ -34,7 +34,7 @@ func (r rawArray) check() (int, error) {
 	n := 1
 	for _, s := range r.Shape {
 		if s < 0 || (s > 0 && n > math.MaxInt/16/s) {
-			return 0, fmt.Errorf("array %q: shape %v is not a shape", r.Name, r.Shape)
+			return 0, fmt.Errorf("array %q: shape %s is not a shape", r.Name, bundle.FormatShape(r.Shape))
 		}
 		n *= s
 	}
@@ -43,7 +43,7 @@ func (r rawArray) check() (int, error) {
 		return 0, unsupportedDtype(r.Name, r.Dtype)
 	}
 	if n*size != len(r.Data) {
-		return 0, fmt.Errorf("array %q: shape %v of %s needs %d bytes, the buffer has %d", r.Name, r.Shape, r.Dtype, n*size, len(r.Data))
+		return 0, fmt.Errorf("array %q: shape %s of %s needs %d bytes, the buffer has %d", r.Name, bundle.FormatShape(r.Shape), r.Dtype, n*size, len(r.Data))
 	}
 	return n, nil
 }

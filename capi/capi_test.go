@@ -132,7 +132,7 @@ func TestNewBundleIsWhatReadReads(t *testing.T) {
 		want   string
 	}{
 		{"NaN", []rawArray{arrays[0], raw("positives", bad, 20, 3, 4)}, "positives[2][1][3] is NaN"},
-		{"rank", []rawArray{arrays[0], raw("positives", b.Positives, 20, 12)}, `array "positives": shape [20 12] has 2 dimensions, want 3`},
+		{"rank", []rawArray{arrays[0], raw("positives", b.Positives, 20, 12)}, `array "positives": shape (20, 12), want 3 dimensions`},
 		{"no positives", arrays[:1], `array "positives" (or "positive_index") is missing`},
 		{"twice", []rawArray{arrays[0], arrays[0]}, `array "anchors" given twice`},
 		{"labels of floats", []rawArray{arrays[0], arrays[1], raw("labels", make([]float32, 20), 20)}, `array "labels": dtype float32, want an integer type`},

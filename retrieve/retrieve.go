@@ -228,7 +228,7 @@ func ReadCollection(spec string) (*Collection, error) {
 			return nil, err
 		}
 		if a.F32 == nil || len(a.Shape) != 2 || a.Shape[0] < 1 || a.Shape[1] < 1 {
-			return nil, fmt.Errorf("%s: want float32 (n, d), n, d ≥ 1, got shape %v", path, a.Shape)
+			return nil, fmt.Errorf("%s: want float32 (n, d), n, d ≥ 1, got shape %s", path, bundle.FormatShape(a.Shape))
 		}
 		c, err := NewCollection(a.F32, a.Shape[1], nil)
 		if err != nil {

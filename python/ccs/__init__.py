@@ -290,11 +290,17 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
                           "queries": queries, "pairs": _ids(pairs), "ids": _ids(ids), "query_ids": _ids(query_ids)})
     if isinstance(ood_classes, (str, int, np.integer)):
         ood_classes = (ood_classes,)
+    try:
+        split = tuple(float(s) for s in split)
+    except (TypeError, ValueError):
+        raise TypeError(f"bundle: split: want four numbers, the fit, val, cal and test shares, got {split!r:.80}") from None
+    if len(split) != 4:
+        raise ValueError(f"bundle: split={split}: want four shares, fit, val, cal and test")
     command = None
     if out is not None:
         out = os.fsdecode(os.fspath(out))
         command = _bundle_call(locals())
-    opts = options(k=k, kneg=kneg, split=[float(s) for s in split], seed=seed,
+    opts = options(k=k, kneg=kneg, split=list(split), seed=seed,
                    ood_classes=[_class(c) for c in ood_classes],
                    ood_cal_share=ood_cal_share, allow_fewer=allow_fewer, missing_labels=missing_labels,
                    pairs_file=pairs_file, out=out, command=command)

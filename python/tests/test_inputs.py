@@ -224,6 +224,10 @@ ERRORS = [
     ("keyword a str", lambda s, a: ccs.bundle(gauss(5)[0], np.arange(200) % 2, k="20"), TypeError, "k: got a str, want an int"),
     ("keyword a fraction", lambda s, a: ccs.bundle(gauss(5)[0], np.arange(200) % 2, seed=2.5), TypeError,
      "seed: got 2.5, want an int ≥ 0"),
+    ("two shares", lambda s, a: ccs.bundle(gauss(5)[0], np.arange(200) % 2, split=(0.5, 0.5)), ValueError,
+     "bundle: split=(0.5, 0.5): want four shares, fit, val, cal and test"),
+    ("a share a str", lambda s, a: ccs.bundle(gauss(5)[0], np.arange(200) % 2, split=(0.5, "a", 0.2, 0.2)), TypeError,
+     "bundle: split: want four numbers"),
     ("keyword a list", lambda s, a: ccs.calibrate("ball", ccs.Bundle(*gauss(5)), alpha=[0.1]), TypeError,
      "alpha: got a list, want a number"),
     ("fit val and val_share", lambda s, a: ccs.fit("genball", ccs.Bundle(*gauss(5)), ccs.Bundle(*gauss(5)), objective="neg",
@@ -312,7 +316,7 @@ def test_errors(what, f, exc, msg):
 
 @pytest.mark.parametrize("what,arrays,shape_msg", [
     ("NaN", "nan", "positives[2][1][3] is NaN"),
-    ("rank", "rank", 'array "anchors": shape [200] has 1 dimensions, want 2'),
+    ("rank", "rank", 'array "anchors": shape (200,), want 2 dimensions'),
     ("index", "index", 'negative_index[0][1] = 999 is outside the anchors\' 200 rows'),
 ])
 def test_bundle_errors_are_the_command_s(what, arrays, shape_msg, tmp_path):
