@@ -36,6 +36,9 @@ type serverInfo struct {
 	URL         string `json:"url"` // scheme://host:port, the port the one bound
 	Sets        int    `json:"sets"`
 	Collections int    `json:"collections"`
+	// Warnings are the server's (serve.Server.Warnings), as ccs serve
+	// prints them.
+	Warnings []string `json:"warnings"`
 }
 
 // startServer is ccs serve in the caller's process: it binds the address
@@ -91,7 +94,8 @@ func startServer(o serveOptions) (*job, serverInfo, error) {
 	}
 	ln, scheme := srv.Listener(ln)
 	hs := srv.HTTPServer(addr)
-	info := serverInfo{URL: scheme + "://" + ln.Addr().String(), Sets: len(o.Sets), Collections: len(o.Collections)}
+	info := serverInfo{URL: scheme + "://" + ln.Addr().String(), Sets: len(o.Sets), Collections: len(o.Collections),
+		Warnings: warningsOf(srv.Warnings()...)}
 	j := startJob("serve", func(ctx context.Context, j *job) error {
 		defer srv.Close()
 		errc := make(chan error, 1)

@@ -624,6 +624,28 @@ func (s *Server) reload() (uint64, error) {
 // New, one more after each successful Reload.
 func (s *Server) Generation() uint64 { return s.state.Load().generation }
 
+// Warnings says what the served files leave unusable: a collection of a
+// dimension no set has, whose every retrieval would be refused (422).
+func (s *Server) Warnings() []string {
+	st := s.state.Load()
+	dims := map[int][]string{}
+	for name, set := range st.sets {
+		d := set.Geometry.Dim()
+		dims[d] = append(dims[d], name)
+	}
+	var w []string
+	for _, name := range slices.Sorted(maps.Keys(st.colls)) {
+		if d := st.colls[name].Dim(); d > 0 && dims[d] == nil {
+			have := make([]string, 0, len(dims))
+			for _, sd := range slices.Sorted(maps.Keys(dims)) {
+				have = append(have, fmt.Sprintf("%d (%s)", sd, strings.Join(slices.Sorted(slices.Values(dims[sd])), ", ")))
+			}
+			w = append(w, fmt.Sprintf("collection %q has dimension %d, and no set has: the sets' dimensions are %s, so every retrieval from it would be refused", name, d, strings.Join(have, "; ")))
+		}
+	}
+	return w
+}
+
 // TLSConfig is the TLS configuration serving the certificate of
 // Config.TLSCert (Go's defaults, TLS 1.2 at least; the certificate as last
 // loaded, so that a Reload renews it for new connections), or nil without

@@ -682,3 +682,16 @@ func TestNoHalf(t *testing.T) {
 		t.Errorf("the hits differ without the copy:\n%s\n%s", answers[0], answers[1])
 	}
 }
+
+// TestWarnings: a collection of a dimension no set has is warned about at
+// load, naming the sets' dimensions; one that a set can search is not.
+func TestWarnings(t *testing.T) {
+	t.Parallel()
+	s, _ := fixture(t)
+	defer s.Close()
+	w := s.Warnings()
+	want := `collection "flat" has dimension 2, and no set has: the sets' dimensions are 3 (ball, gen), so every retrieval from it would be refused`
+	if len(w) != 1 || w[0] != want {
+		t.Errorf("warnings %q, want [%q]", w, want)
+	}
+}

@@ -137,6 +137,9 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 	if o.AuthTokens != "" {
 		auth = "tokens from " + o.AuthTokens
 	}
+	for _, w := range srv.Warnings() {
+		fmt.Fprintf(out.stderr, "ccs serve: warning: %s\n", w)
+	}
 	fmt.Fprintf(out.stderr, "ccs serve: %d sets, %d collections, %s, listening on %s://%s\n", len(o.Sets), len(o.Collections), auth, scheme, ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

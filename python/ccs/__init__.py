@@ -1026,6 +1026,7 @@ def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, me
     srv = Server._wrap(h.value)
     srv._tmp = tmp
     made = json.loads(info)
+    _warn(made["warnings"])
     srv.url, srv.sets, srv.collections = made["url"], tuple(sets), tuple(collections or ())
     return srv
 

@@ -488,6 +488,14 @@ def test_serve_errors(calibrated, what, call, exc, msg):
     assert msg in str(e.value), (what, str(e.value))
 
 
+def test_serve_warns_of_a_collection_no_set_can_search(calibrated):
+    """A collection of a dimension no set has: every retrieval from it
+    would be refused, and ccs.serve says so at the start, as ccs serve."""
+    with pytest.warns(ccs.CCSWarning, match=r'collection "c" has dimension 4, and no set has: the sets\' dimensions are'):
+        srv = ccs.serve({"a": str(calibrated["one"][0])}, {"c": np.ones((3, 4), np.float32)}, addr="127.0.0.1:0")
+    srv.close()
+
+
 def test_collection_save(calibrated, tmp_path, cli):
     """Collection.save writes Parquet that Collection.load and ccs retrieve
     read back: the same ids, string or integer, and the same hits."""
