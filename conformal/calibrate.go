@@ -70,6 +70,10 @@ type Info struct {
 	Rank  int     `json:"rank"` // ⌈(1−α)(n+1)⌉, or PAC's; > N means +Inf
 	Seed  uint64  `json:"seed"`
 	Delta float64 `json:"delta,omitempty"` // PAC's δ
+	// Pairs says a class-conditional set's classes counted disjoint
+	// (anchor, positive) pairs (DisjointPairs), each holding two of the N
+	// anchors, rather than the anchors themselves.
+	Pairs bool `json:"pairs,omitempty"`
 }
 
 // RankOf is the rank a calibration in mode m (with PAC's δ) takes among n
@@ -129,5 +133,6 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 		return nil, err
 	}
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
-		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta}}, nil
+		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta,
+			Pairs: opt.Mode == Class && DisjointPairs(cal) != nil}}, nil
 }

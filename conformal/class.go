@@ -63,7 +63,7 @@ func nameOf(names []string, l int64) string {
 }
 
 // CheckClasses reports the first class of cal (in label order) with too
-// few calibration anchors for a class-conditional set at level α (with
+// few calibration units (anchors, or DisjointPairs) for a class-conditional set at level α (with
 // PAC's δ > 0): its set would be the whole space. The error names the
 // class (by its name in names, when given; label i is names[i]), wraps a
 // *TooFewError and so is ErrTooFewCalibration (errors.Is). It lets a
@@ -72,9 +72,19 @@ func CheckClasses(cal *bundle.Bundle, alpha, delta float64, names []string) erro
 	if cal.Labels == nil {
 		return fmt.Errorf("conformal: class-conditional calibration needs the calibration bundle's labels")
 	}
-	counts := map[int64]int{}
-	for _, l := range cal.Labels {
-		counts[l]++
+	counts, units := map[int64]int{}, "calibration anchors"
+	if pairs := DisjointPairs(cal); pairs != nil {
+		units = "disjoint calibration pairs (an anchor and one of its positives, no anchor in two: docs/calibration.md)"
+		for _, l := range cal.Labels {
+			counts[l] += 0
+		}
+		for _, p := range pairs {
+			counts[cal.Labels[p[0]]]++
+		}
+	} else {
+		for _, l := range cal.Labels {
+			counts[l]++
+		}
 	}
 	for _, l := range slices.Sorted(maps.Keys(counts)) {
 		r, err := RankOf(classRankMode(delta), counts[l], alpha, delta)
@@ -82,7 +92,7 @@ func CheckClasses(cal *bundle.Bundle, alpha, delta float64, names []string) erro
 			return err
 		}
 		if r > counts[l] {
-			return fmt.Errorf("%s has %d calibration anchors: %w", className(l, nameOf(names, l)), counts[l],
+			return fmt.Errorf("%s has %d %s: %w", className(l, nameOf(names, l)), counts[l], units,
 				&TooFewError{N: counts[l], Rank: r, Alpha: alpha, Delta: delta})
 		}
 	}
@@ -108,13 +118,35 @@ func calibrateClasses(g geometry.Geometry, cal *bundle.Bundle, alpha float64, op
 	if cal.Labels == nil {
 		return nil, fmt.Errorf("conformal: class-conditional calibration needs the calibration bundle's labels")
 	}
-	scores, err := Scores(g, cal, OnePerAnchor, opt.Seed)
-	if err != nil {
-		return nil, err
+	byClass, anchors := map[int64][]float64{}, map[int64]int{}
+	for _, l := range cal.Labels {
+		anchors[l]++
 	}
-	byClass := map[int64][]float64{}
-	for i, l := range cal.Labels {
-		byClass[l] = append(byClass[l], scores[i])
+	if pairs := DisjointPairs(cal); pairs != nil {
+		d := cal.D
+		diffs := make([]float32, len(pairs)*d)
+		for u, p := range pairs {
+			cal.PositiveDiff(diffs[u*d:(u+1)*d], p[0], p[1])
+		}
+		scores := make([]float64, len(pairs))
+		g.Scores(scores, diffs)
+		for u, p := range pairs {
+			l := cal.Labels[p[0]]
+			byClass[l] = append(byClass[l], scores[u])
+		}
+		for _, l := range cal.Labels {
+			if byClass[l] == nil {
+				return nil, fmt.Errorf("%s: its calibration anchors hold no disjoint pair of an anchor and one of its positives", className(l, nameOf(opt.LabelNames, l)))
+			}
+		}
+	} else {
+		scores, err := Scores(g, cal, OnePerAnchor, opt.Seed)
+		if err != nil {
+			return nil, err
+		}
+		for i, l := range cal.Labels {
+			byClass[l] = append(byClass[l], scores[i])
+		}
 	}
 	var out []ClassThreshold
 	for _, l := range slices.Sorted(maps.Keys(byClass)) {
@@ -122,11 +154,54 @@ func calibrateClasses(g geometry.Geometry, cal *bundle.Bundle, alpha float64, op
 		q, r, err := Quantile(s, alpha, Options{Mode: classRankMode(opt.Delta), Delta: opt.Delta})
 		name := nameOf(opt.LabelNames, l)
 		if err != nil && !(opt.AllowInfinite && errors.Is(err, ErrTooFewCalibration)) {
+			if anchors[l] != len(s) { // disjoint pairs
+				return nil, fmt.Errorf("%s (%d disjoint pairs of its %d calibration anchors): %w", className(l, name), len(s), anchors[l], err)
+			}
 			return nil, fmt.Errorf("%s: %w", className(l, name), err)
 		}
 		out = append(out, ClassThreshold{Label: l, Name: name, N: len(s), Rank: r, Threshold: q})
 	}
 	return out, nil
+}
+
+// DisjointPairs are the calibration units of a class-conditional set on a
+// bundle whose positives are its own anchors (positive_index into the
+// anchors, no positive_pool: ccs bundle's label bundles): disjoint
+// (anchor, positive) pairs, each pair's positive one of the anchor's own
+// listed positives, no anchor in two pairs — (i, a) is anchor i with its
+// a-th positive. It is nil for any other bundle, whose units are its
+// anchors, one positive each.
+//
+// One positive per anchor makes anchors share items there: anchor i's
+// positive j is an anchor whose own score may involve i, and every score
+// of a class comes from the one pool of its items in the split. The scores
+// are then not exchangeable with a test anchor's, drawn from another pool,
+// and small classes fell short of 1 − α (docs/calibration.md measures it);
+// disjoint pairs are exchangeable units again, at about a third of the
+// anchors. The pairs are chosen greedily in the bundle's order (its split
+// was drawn at random), each anchor taking its first listed positive not
+// yet in a pair: they depend on the bundle alone, never on the embeddings'
+// values or on a seed.
+func DisjointPairs(cal *bundle.Bundle) [][2]int {
+	if cal.PositiveIndex == nil || cal.PositivePool != nil || cal.K == 0 {
+		return nil
+	}
+	used := make([]bool, cal.N)
+	var pairs [][2]int
+	for i := range cal.N {
+		if used[i] {
+			continue
+		}
+		for a := range cal.K {
+			j := int(cal.PositiveIndex[i*cal.K+a])
+			if j != i && !used[j] && (cal.Labels == nil || cal.Labels[j] == cal.Labels[i]) {
+				used[i], used[j] = true, true
+				pairs = append(pairs, [2]int{i, a})
+				break
+			}
+		}
+	}
+	return pairs
 }
 
 // classRankMode is the rank rule of a class-conditional set: marginal, or

@@ -81,3 +81,76 @@ func TestClassNames(t *testing.T) {
 		t.Errorf("without names: %q, %q", s.ClassNames(), s.Warnings())
 	}
 }
+
+// TestDisjointPairs: on a bundle whose positives are its own anchors, the
+// pairs are disjoint, each an anchor with one of its listed positives of
+// its class, the same on every call; a bundle of stored positives, or of a
+// positive pool, has none (its anchors are its units).
+func TestDisjointPairs(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n, k = 60, 4
+	b := synthetic(rng, n, k)
+	if DisjointPairs(b) != nil {
+		t.Error("stored positives: pairs")
+	}
+	b.Positives = nil
+	b.Labels = make([]int64, n)
+	b.PositiveIndex = make([]int64, n*k)
+	for i := range n {
+		b.Labels[i] = int64(i % 3)
+		for a := range k {
+			j := rng.IntN(n/3)*3 + i%3 // an anchor of i's class
+			if j == i {
+				j = (j + 3) % n
+			}
+			b.PositiveIndex[i*k+a] = int64(j)
+		}
+	}
+	pairs := DisjointPairs(b)
+	used := map[int]bool{}
+	for _, p := range pairs {
+		i, j := p[0], int(b.PositiveIndex[p[0]*k+p[1]])
+		if used[i] || used[j] || i == j || b.Labels[i] != b.Labels[j] {
+			t.Fatalf("pair %v (anchor %d, positive %d) is not disjoint from the others or crosses classes", p, i, j)
+		}
+		used[i], used[j] = true, true
+	}
+	if len(pairs) < n/4 || !slices.Equal(DisjointPairs(b), pairs) {
+		t.Errorf("%d pairs of %d anchors, or not the same twice", len(pairs), n)
+	}
+	b.PositivePool = make([]float32, 5*b.D)
+	if DisjointPairs(b) != nil {
+		t.Error("a positive pool: pairs")
+	}
+	// Calibrated per class, the set counts the pairs and says so; its
+	// file reads back, and one whose classes claim more pairs than its
+	// anchors hold is refused.
+	b.PositivePool = nil
+	s, err := Calibrate(geometry.Ball{D: 2}, b, 0.5, Options{Mode: Class})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, c := range s.Classes {
+		total += c.N
+	}
+	if !s.Calibration.Pairs || total != len(pairs) || s.Calibration.N != n {
+		t.Errorf("pairs %v, classes hold %d (want %d), n %d", s.Calibration.Pairs, total, len(pairs), s.Calibration.N)
+	}
+	var buf bytes.Buffer
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := ReadJSON(bytes.NewReader(buf.Bytes())); err != nil || !back.Calibration.Pairs {
+		t.Errorf("read back: %v", err)
+	}
+	s.Calibration.N = 2*total - 1
+	buf.Reset()
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadJSON(&buf); err == nil || !strings.Contains(err.Error(), "disjoint calibration pairs in all, more than the") {
+		t.Errorf("more pairs than anchors: %v", err)
+	}
+}

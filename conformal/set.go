@@ -117,8 +117,12 @@ func (s *Set) Warnings() []string {
 			if n := offTheMaximum(s.Alpha, s.Calibration.Delta, c.N); n > 0 {
 				more = fmt.Sprintf("; %d would lift it off the maximum", n)
 			}
-			w = append(w, fmt.Sprintf("%v: its %d calibration anchors give rank n = %d: its threshold is its largest calibration score (the guarantee holds, but one outlying score sets the class's set%s)",
-				c, c.N, c.Rank, more))
+			units := "calibration anchors"
+			if s.Calibration.Pairs {
+				units = "disjoint calibration pairs"
+			}
+			w = append(w, fmt.Sprintf("%v: its %d %s give rank n = %d: its threshold is its largest calibration score (the guarantee holds, but one outlying score sets the class's set%s)",
+				c, c.N, units, c.Rank, more))
 		}
 	}
 	if math.IsInf(s.Threshold, 1) {

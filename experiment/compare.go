@@ -149,8 +149,11 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	if cfg.Calibration == conformal.Class {
 		// Every row would fail on it, the first after its training.
-		if err := conformal.CheckClasses(data.Cal, cfg.Alpha, cfg.Delta, data.LabelNames); err != nil {
+		switch err := conformal.CheckClasses(data.Cal, cfg.Alpha, cfg.Delta, data.LabelNames); {
+		case errors.Is(err, conformal.ErrTooFewCalibration):
 			return nil, fmt.Errorf("experiment: class-conditional calibration: %w; every class needs that many (calibrate over every class with calibration one, take a larger α, or bundle with a larger calibration share)", err)
+		case err != nil:
+			return nil, fmt.Errorf("experiment: %w", err)
 		}
 	}
 	cfg.compare = &cfg

@@ -152,7 +152,7 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
         # A class too small for a class-conditional set at α = 0.001 is
         # refused by its name, saying how to go on; allowed, the set keeps
         # the names and says it of that class.
-        with pytest.raises(ValueError, match=r'class "ant": conformal: .* \(allow_infinite=True makes that class'):
+        with pytest.raises(ValueError, match=r'class "ant" \(\d+ disjoint pairs of its \d+ calibration anchors\): conformal: .* \(allow_infinite=True makes that class'):
             ccs.calibrate("ball", splits["cal"], alpha=0.001, calibration="class")
         with pytest.warns(ccs.CCSWarning, match='class "ant": '):
             c = ccs.calibrate("ball", splits["cal"], alpha=0.001, calibration="class", allow_infinite=True)
