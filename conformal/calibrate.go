@@ -11,24 +11,39 @@ import (
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
-// Scores returns the calibration scores of cal under g: one positive per
-// anchor (chosen with a PCG seeded by seed) or all positives pooled.
+// Scores returns the calibration scores of cal under g: one per unit — an
+// anchor with one of its positives (chosen with a PCG seeded by seed), or,
+// on a bundle whose positives are its own anchors, each of its
+// DisjointPairs (for OnePerAnchor and PAC, as many of each class's as keep
+// the classes' shares of the anchors) — or all positives pooled.
 func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]float64, error) {
 	if g.Dim() != cal.D {
 		return nil, fmt.Errorf("conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
 	}
 	switch mode {
 	case OnePerAnchor, PAC, Class: // the same positives: PAC differs in the rank, Class in the grouping
-		rng := rand.New(rand.NewPCG(seed, 0x63636f6e65)) // "cc one"
 		d := cal.D
-		diffs := make([]float32, cal.N*d)
-		for i := range cal.N {
-			cal.PositiveDiff(diffs[i*d:(i+1)*d], i, rng.IntN(cal.K))
+		var diffs []float32
+		if pairs := DisjointPairs(cal); pairs != nil {
+			if mode != Class {
+				pairs = proportional(cal, pairs)
+			}
+			diffs = make([]float32, len(pairs)*d)
+			for u, p := range pairs {
+				cal.PositiveDiff(diffs[u*d:(u+1)*d], p[0], p[1])
+			}
+		} else {
+			rng := rand.New(rand.NewPCG(seed, 0x63636f6e65)) // "cc one"
+			diffs = make([]float32, cal.N*d)
+			for i := range cal.N {
+				cal.PositiveDiff(diffs[i*d:(i+1)*d], i, rng.IntN(cal.K))
+			}
 		}
+		n := len(diffs) / d
 		// A row's exact score does not depend on the rows scored with it
 		// (TestScoresByBlocks): blocks of rows on all cores.
-		out := make([]float64, cal.N)
-		parallel.For(cal.N, 1024, 0, func(_, lo, hi int) {
+		out := make([]float64, n)
+		parallel.For(n, 1024, 0, func(_, lo, hi int) {
 			g.Scores(out[lo:hi], diffs[lo*d:hi*d])
 		})
 		return out, nil
@@ -70,9 +85,9 @@ type Info struct {
 	Rank  int     `json:"rank"` // ⌈(1−α)(n+1)⌉, or PAC's; > N means +Inf
 	Seed  uint64  `json:"seed"`
 	Delta float64 `json:"delta,omitempty"` // PAC's δ
-	// Pairs says a class-conditional set's classes counted disjoint
-	// (anchor, positive) pairs (DisjointPairs), each holding two of the N
-	// anchors, rather than the anchors themselves.
+	// Pairs says the N calibration units were disjoint (anchor, positive)
+	// pairs (DisjointPairs: the bundle's positives were its own anchors),
+	// not its anchors.
 	Pairs bool `json:"pairs,omitempty"`
 }
 
@@ -128,11 +143,14 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	}
 	// A class-conditional set also keeps the threshold over all its
 	// anchors, for the anchors whose class a caller chooses not to give.
+	pairs := opt.Mode != Pooled && DisjointPairs(cal) != nil
 	q, r, err := Quantile(scores, alpha, opt)
 	if err != nil && !(opt.AllowInfinite && errors.Is(err, ErrTooFewCalibration)) {
+		if pairs {
+			return nil, fmt.Errorf("%d disjoint pairs of the %d calibration anchors (their positives are other anchors, docs/calibration.md): %w", len(scores), cal.N, err)
+		}
 		return nil, err
 	}
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
-		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta,
-			Pairs: opt.Mode == Class && DisjointPairs(cal) != nil}}, nil
+		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs}}, nil
 }

@@ -122,14 +122,11 @@ func calibrateClasses(g geometry.Geometry, cal *bundle.Bundle, alpha float64, op
 	for _, l := range cal.Labels {
 		anchors[l]++
 	}
+	scores, err := Scores(g, cal, Class, opt.Seed) // every pair, in DisjointPairs' order
+	if err != nil {
+		return nil, err
+	}
 	if pairs := DisjointPairs(cal); pairs != nil {
-		d := cal.D
-		diffs := make([]float32, len(pairs)*d)
-		for u, p := range pairs {
-			cal.PositiveDiff(diffs[u*d:(u+1)*d], p[0], p[1])
-		}
-		scores := make([]float64, len(pairs))
-		g.Scores(scores, diffs)
 		for u, p := range pairs {
 			l := cal.Labels[p[0]]
 			byClass[l] = append(byClass[l], scores[u])
@@ -140,10 +137,6 @@ func calibrateClasses(g geometry.Geometry, cal *bundle.Bundle, alpha float64, op
 			}
 		}
 	} else {
-		scores, err := Scores(g, cal, OnePerAnchor, opt.Seed)
-		if err != nil {
-			return nil, err
-		}
 		for i, l := range cal.Labels {
 			byClass[l] = append(byClass[l], scores[i])
 		}
@@ -202,6 +195,39 @@ func DisjointPairs(cal *bundle.Bundle) [][2]int {
 		}
 	}
 	return pairs
+}
+
+// proportional keeps of each class's pairs (in order) ⌊ρ·m⌋, m the class's
+// anchors and ρ the smallest share of pairs to anchors among the classes
+// that have pairs, so that the classes weigh in the units as in the
+// anchors, and so in a test split: a small class's anchors pair more
+// readily (half of a dozen, a third of thirty), and taking every pair
+// over-represented it, which made a marginal set's coverage a mixture of
+// the classes' in the wrong proportions. Pairs without labels are kept.
+func proportional(cal *bundle.Bundle, pairs [][2]int) [][2]int {
+	if cal.Labels == nil {
+		return pairs
+	}
+	anchors, made := map[int64]int{}, map[int64]int{}
+	for _, l := range cal.Labels {
+		anchors[l]++
+	}
+	for _, p := range pairs {
+		made[cal.Labels[p[0]]]++
+	}
+	rho := 1.0
+	for l, n := range made {
+		rho = min(rho, float64(n)/float64(anchors[l]))
+	}
+	kept, out := map[int64]int{}, make([][2]int, 0, len(pairs))
+	for _, p := range pairs {
+		l := cal.Labels[p[0]]
+		if kept[l] < int(rho*float64(anchors[l])) {
+			kept[l]++
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // classRankMode is the rank rule of a class-conditional set: marginal, or

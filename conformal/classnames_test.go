@@ -123,9 +123,8 @@ func TestDisjointPairs(t *testing.T) {
 	if DisjointPairs(b) != nil {
 		t.Error("a positive pool: pairs")
 	}
-	// Calibrated per class, the set counts the pairs and says so; its
-	// file reads back, and one whose classes claim more pairs than its
-	// anchors hold is refused.
+	// Calibrated per class or marginally, the set counts the pairs and
+	// says so; its file reads back, and pairs for a pooled set are refused.
 	b.PositivePool = nil
 	s, err := Calibrate(geometry.Ball{D: 2}, b, 0.5, Options{Mode: Class})
 	if err != nil {
@@ -135,8 +134,22 @@ func TestDisjointPairs(t *testing.T) {
 	for _, c := range s.Classes {
 		total += c.N
 	}
-	if !s.Calibration.Pairs || total != len(pairs) || s.Calibration.N != n {
-		t.Errorf("pairs %v, classes hold %d (want %d), n %d", s.Calibration.Pairs, total, len(pairs), s.Calibration.N)
+	if !s.Calibration.Pairs || total != len(pairs) || s.Calibration.N != len(pairs) {
+		t.Errorf("pairs %v, classes hold %d and n is %d, want %d", s.Calibration.Pairs, total, s.Calibration.N, len(pairs))
+	}
+	// The marginal set calibrates on the pairs too, as many of each class's
+	// as keep the classes' shares of the anchors (20 each here).
+	m, err := Calibrate(geometry.Ball{D: 2}, b, 0.5, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := map[int64]int{}
+	for _, p := range pairs {
+		made[b.Labels[p[0]]]++
+	}
+	want := 3 * min(made[0], made[1], made[2])
+	if !m.Calibration.Pairs || m.Calibration.N != want {
+		t.Errorf("marginal: pairs %v, n %d, want %d (pairs by class %v)", m.Calibration.Pairs, m.Calibration.N, want, made)
 	}
 	var buf bytes.Buffer
 	if err := s.WriteJSON(&buf); err != nil {
@@ -145,12 +158,12 @@ func TestDisjointPairs(t *testing.T) {
 	if back, err := ReadJSON(bytes.NewReader(buf.Bytes())); err != nil || !back.Calibration.Pairs {
 		t.Errorf("read back: %v", err)
 	}
-	s.Calibration.N = 2*total - 1
+	s.Calibration.Mode, s.Classes = Pooled, nil
 	buf.Reset()
 	if err := s.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadJSON(&buf); err == nil || !strings.Contains(err.Error(), "disjoint calibration pairs in all, more than the") {
-		t.Errorf("more pairs than anchors: %v", err)
+	if _, err := ReadJSON(&buf); err == nil || !strings.Contains(err.Error(), "calibration.pairs given for mode pooled") {
+		t.Errorf("pairs for pooled: %v", err)
 	}
 }

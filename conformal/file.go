@@ -185,14 +185,14 @@ func readJSON(r io.Reader) (*Set, error) {
 				return nil, fmt.Errorf("classes hold more than 2⁵³ calibration anchors in all")
 			}
 		}
-		switch {
-		case c.Pairs && 2*total > c.N:
-			return nil, fmt.Errorf("classes hold %d disjoint calibration pairs in all, more than the %d anchors of calibration.n hold", total, c.N)
-		case !c.Pairs && total != c.N:
-			return nil, fmt.Errorf("classes hold %d calibration anchors in all, but calibration.n is %d", total, c.N)
+		if total != c.N {
+			return nil, fmt.Errorf("classes hold %d calibration units in all, but calibration.n is %d", total, c.N)
 		}
-	} else if f.Classes != nil || c.Pairs {
-		return nil, fmt.Errorf("classes or pairs given for calibration mode %v (only class has them)", c.Mode)
+	} else if f.Classes != nil {
+		return nil, fmt.Errorf("classes given for calibration mode %v (only class has them)", c.Mode)
+	}
+	if c.Pairs && c.Mode == Pooled {
+		return nil, fmt.Errorf("calibration.pairs given for mode pooled (which pools every positive)")
 	}
 	if want := guaranteeOf(c.Mode, c.Delta); f.Guarantee != want {
 		return nil, fmt.Errorf("guarantee %q contradicts calibration mode %v (%q)", f.Guarantee, c.Mode, want)

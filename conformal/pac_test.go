@@ -286,7 +286,7 @@ func TestClassSetFileValidation(t *testing.T) {
 		doc, want string
 	}{
 		{edit(func(cs []any) { delete(cs[0].(map[string]any), "threshold") }), "threshold is missing"},
-		{edit(func(cs []any) { cs[0].(map[string]any)["n"], cs[0].(map[string]any)["rank"] = 31, 29 }), "classes hold 61 calibration anchors in all, but calibration.n is 60"},
+		{edit(func(cs []any) { cs[0].(map[string]any)["n"], cs[0].(map[string]any)["rank"] = 31, 29 }), "classes hold 61 calibration units in all, but calibration.n is 60"},
 	} {
 		if _, err := ReadJSON(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want %q", err, c.want)

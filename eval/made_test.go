@@ -25,7 +25,7 @@ import (
 func TestCoverageOfMadeBundles(t *testing.T) {
 	t.Parallel()
 	const d = 3
-	R := 2000
+	R := 4000
 	if testing.Short() {
 		R = 300
 	}
@@ -50,10 +50,12 @@ func TestCoverageOfMadeBundles(t *testing.T) {
 		return rows, labels
 	}
 	// Five classes of different spreads and sizes (one small), and a sixth
-	// held out; and, per class, four heavy-tailed classes of 150, where
-	// one positive per anchor fell short of 1 − α by 1 to 2 points.
+	// held out; four heavy-tailed classes of 150, where one positive per
+	// anchor fell short of rank/(n+1) by 1 point per class, and two of 200,
+	// where it fell short by half a point over all (DisjointPairs).
 	rows, labels := labelled([]int{300, 200, 150, 60, 50, 80}, []float64{0.5, 1, 2, 0.7, 1.5, 1}, 0)
 	heavy, heavyLabels := labelled([]int{150, 150, 150, 150}, []float64{0.5, 1, 2, 1}, 0.05)
+	two, twoLabels := labelled([]int{200, 200}, []float64{1, 1}, 0.05)
 	// Relevance pairs: 300 queries, each with 1 to 4 relevant passages near
 	// it among 1500 passages.
 	const nq, np = 300, 1500
@@ -89,6 +91,7 @@ func TestCoverageOfMadeBundles(t *testing.T) {
 		// Per class the units are disjoint pairs (DisjointPairs): about a
 		// third of a class's 30 calibration anchors.
 		{"labels, per class", bundle.Items{N: len(heavyLabels), Labels: heavyLabels}, bundle.MakeConfig{K: 5, KNeg: 5}, conformal.Class, 0.1},
+		{"labels, two heavy-tailed classes", bundle.Items{N: len(twoLabels), Labels: twoLabels}, bundle.MakeConfig{K: 5, KNeg: 5}, conformal.OnePerAnchor, 0.1},
 		{"relevance pairs", bundle.Items{N: np, Queries: nq, Pairs: pairs}, bundle.MakeConfig{K: 2, KNeg: 5, AllowFewer: true}, conformal.OnePerAnchor, 0.1},
 	} {
 		alpha := c.alpha
@@ -98,6 +101,8 @@ func TestCoverageOfMadeBundles(t *testing.T) {
 			src = passages
 		case c.mode == conformal.Class:
 			src = heavy
+		case c.items.N == len(twoLabels):
+			src = two
 		}
 		// Each split's coverage, and what exchangeable units give it in
 		// expectation: rank/(n+1) of its own n units (by class, per class).

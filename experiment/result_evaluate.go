@@ -136,6 +136,9 @@ func (e *Evaluation) WriteText(w io.Writer) error {
 // calibrationText says how a set was calibrated.
 func calibrationText(c conformal.Info) string {
 	s := fmt.Sprintf("calibration %v (rank %d of n=%d", c.Mode, c.Rank, c.N)
+	if c.Pairs {
+		s += " disjoint pairs"
+	}
 	if c.Delta > 0 {
 		s += fmt.Sprintf(", δ=%v", c.Delta)
 	}

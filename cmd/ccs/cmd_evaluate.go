@@ -121,6 +121,10 @@ func describe(s *conformal.Set) string {
 	if c.Mode == conformal.PAC {
 		mode = fmt.Sprintf("pac calibration, δ=%v: coverage ≥ 1−α with probability ≥ 1−δ over the calibration draw", c.Delta)
 	}
-	return fmt.Sprintf("%v set, d=%d, α=%v, threshold %.6g (rank %d of n=%d, %s)",
-		geometry.Describe(s.Geometry), s.Geometry.Dim(), s.Alpha, s.Threshold, c.Rank, c.N, mode)
+	units := ""
+	if c.Pairs {
+		units = " disjoint pairs" // the bundle's positives are its own anchors
+	}
+	return fmt.Sprintf("%v set, d=%d, α=%v, threshold %.6g (rank %d of n=%d%s, %s)",
+		geometry.Describe(s.Geometry), s.Geometry.Dim(), s.Alpha, s.Threshold, c.Rank, c.N, units, mode)
 }
