@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -19,16 +21,20 @@ import (
 
 // CCSBatch is the paper's protocol: each anchor of b is scored with its own
 // negatives, which come from the evaluated sample itself (negative_index
-// into b's anchors, as ccs embed draws them). Caution (docs/design.md §6): with
-// batch negatives the score mostly measures how spread out the evaluated
-// sample is, so it compares one sample with another rather than one input
-// with the training distribution.
+// into b's anchors, as ccs embed draws them; a file of anchors alone, as
+// ccs bundle's ood.npz, gets BatchNegatives of them). Caution
+// (docs/design.md §6): with batch negatives the score mostly measures how
+// spread out the evaluated sample is, so it compares one sample with
+// another rather than one input with the training distribution.
 func CCSBatch(s *conformal.Set, b *bundle.Bundle) ([]float64, error) {
 	if err := checkSet(s, b.D); err != nil {
 		return nil, err
 	}
 	if !b.HasNegatives() {
-		return nil, errors.New("ood: the bundle has no negatives to score (build it with negatives, or use the reference mode)")
+		if b.N < 2 {
+			return nil, errors.New("ood: one input: the batch score draws its negatives among the other inputs of the sample (use the reference mode)")
+		}
+		b = withBatchNegatives(b)
 	}
 	q := s.Threshold
 	out := make([]float64, b.N)
@@ -40,6 +46,36 @@ func CCSBatch(s *conformal.Set, b *bundle.Bundle) ([]float64, error) {
 		}
 	})
 	return out, nil
+}
+
+// BatchNegatives is how many negatives CCSBatch draws for each anchor of a
+// sample stored without any: the paper's 20, or all the other anchors of
+// a smaller sample.
+const BatchNegatives = 20
+
+// withBatchNegatives is b with BatchNegatives negatives per anchor drawn
+// among its other anchors, without replacement, by a PCG of a fixed seed:
+// the same negatives on every run.
+func withBatchNegatives(b *bundle.Bundle) *bundle.Bundle {
+	k := min(BatchNegatives, b.N-1)
+	rng := rand.New(rand.NewPCG(0, 0x6f6f646261746368)) // "oodbatch"
+	idx := make([]int64, 0, b.N*k)
+	for i := range b.N {
+		row := idx[len(idx):len(idx)]
+		for len(row) < k { // k ≤ 20 distinct draws among the N−1 others
+			j := int64(rng.IntN(b.N - 1))
+			if j >= int64(i) {
+				j++
+			}
+			if !slices.Contains(row, j) {
+				row = append(row, j)
+			}
+		}
+		idx = idx[:len(idx)+k]
+	}
+	c := *b
+	c.KNeg, c.Negatives, c.NegativeIndex, c.Pool = k, nil, idx, nil
+	return &c
 }
 
 // CCSReference is the per-sample mode: each query row (n×d, row-major) is

@@ -40,6 +40,46 @@ func TestCCSBatchByHand(t *testing.T) {
 	}
 }
 
+// TestCCSBatchOfAnchorsAlone: a sample stored without negatives (ccs
+// bundle's ood.npz) draws 20 per anchor among its other anchors — distinct,
+// never the anchor, the same on every call — and scores as a bundle given
+// those negatives does; a sample of three takes the other two.
+func TestCCSBatchOfAnchorsAlone(t *testing.T) {
+	t.Parallel()
+	const n = 40
+	b := &bundle.Bundle{N: n, D: 2, Anchors: make([]float32, 2*n)}
+	for i := range b.Anchors {
+		b.Anchors[i] = float32(i%7) - float32(i%3)/2
+	}
+	got, err := CCSBatch(ballSet(2, 2), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := withBatchNegatives(b)
+	if w.KNeg != BatchNegatives || len(w.NegativeIndex) != n*BatchNegatives {
+		t.Fatalf("KNeg %d, %d indices", w.KNeg, len(w.NegativeIndex))
+	}
+	for i := range n {
+		row := w.NegativeIndex[i*BatchNegatives : (i+1)*BatchNegatives]
+		sorted := slices.Sorted(slices.Values(row))
+		if slices.Contains(row, int64(i)) || len(slices.Compact(sorted)) != BatchNegatives || sorted[0] < 0 || sorted[len(sorted)-1] >= n {
+			t.Fatalf("anchor %d: negatives %v", i, row)
+		}
+	}
+	want, err := CCSBatch(ballSet(2, 2), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := CCSBatch(ballSet(2, 2), b)
+	if !slices.Equal(got, want) || !slices.Equal(got, again) {
+		t.Errorf("scores %v, with the drawn negatives %v, again %v", got[:3], want[:3], again[:3])
+	}
+	three := &bundle.Bundle{N: 3, D: 2, Anchors: []float32{0, 0, 3, 0, 0, 4}}
+	if got, err := CCSBatch(ballSet(2, 2), three); err != nil || math.Abs(got[0]-(-(3+4)/2.0/2)) > 1e-12 {
+		t.Errorf("three anchors: %v, %v", got, err)
+	}
+}
+
 // TestCCSReference: by hand, and a query's score does not depend on the
 // other queries it is scored with.
 func TestCCSReference(t *testing.T) {
@@ -72,7 +112,7 @@ func TestCCSErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{second(CCSBatch(ballSet(2, 1), b)), "no negatives"},
+		{second(CCSBatch(ballSet(2, 1), &bundle.Bundle{N: 1, D: 2, Anchors: []float32{0, 0}})), "one input: the batch score draws its negatives among the other inputs"},
 		{second(CCSBatch(ballSet(3, 1), b)), "dimension 3, the embeddings 2"},
 		{second(CCSBatch(inf, b)), "positive, finite q̂"},
 		{second(CCSBatch(uncal, b)), "not calibrated"},
