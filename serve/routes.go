@@ -3,8 +3,11 @@ package serve
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net/http"
 	"path"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -14,12 +17,12 @@ import (
 // with the role it needs.
 func (s *Server) routes() {
 	s.mux = http.NewServeMux()
-	s.mux.Handle("/v1/sets", s.endpoint("sets", http.MethodGet, RoleRead, s.listSets))
-	s.mux.Handle("/v1/sets/{name}/score", s.endpoint("score", http.MethodPost, RoleRead, s.score))
-	s.mux.Handle("/v1/sets/{name}/ood", s.endpoint("ood", http.MethodPost, RoleRead, s.ood))
-	s.mux.Handle("/v1/sets/{name}/ood/monitor/reset", s.endpoint("ood_monitor_reset", http.MethodPost, RoleAdmin, s.resetMonitor))
-	s.mux.Handle("/v1/sets/{name}/retrieve", s.endpoint("retrieve", http.MethodPost, RoleRead, s.retrieve))
-	s.mux.Handle("/v1/admin/reload", s.endpoint("admin_reload", http.MethodPost, RoleAdmin, s.adminReload))
+	s.mux.Handle("/v1/sets", s.endpoint("sets", http.MethodGet, RoleRead, params(s.listSets)))
+	s.mux.Handle("/v1/sets/{name}/score", s.endpoint("score", http.MethodPost, RoleRead, params(s.score, "label")))
+	s.mux.Handle("/v1/sets/{name}/ood", s.endpoint("ood", http.MethodPost, RoleRead, params(s.ood, "alpha_ood", "delta", "fdr")))
+	s.mux.Handle("/v1/sets/{name}/ood/monitor/reset", s.endpoint("ood_monitor_reset", http.MethodPost, RoleAdmin, params(s.resetMonitor)))
+	s.mux.Handle("/v1/sets/{name}/retrieve", s.endpoint("retrieve", http.MethodPost, RoleRead, params(s.retrieve, "collection", "limit")))
+	s.mux.Handle("/v1/admin/reload", s.endpoint("admin_reload", http.MethodPost, RoleAdmin, params(s.adminReload)))
 	s.mux.Handle("/healthz", s.endpoint("healthz", http.MethodGet, RoleNone, func(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
@@ -206,4 +209,23 @@ func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWr
 			writeError(sw, err)
 		}
 	})
+}
+
+// params refuses a query parameter the endpoint does not take (400,
+// naming it and those it takes), as an unknown JSON field is: a misspelt
+// ?alpha_odd=0.01, or an option of the Python call that the service does
+// not have (?simultaneous=true), was answered at the defaults.
+func params(h func(http.ResponseWriter, *http.Request) error, takes ...string) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		for _, name := range slices.Sorted(maps.Keys(r.URL.Query())) {
+			if !slices.Contains(takes, name) {
+				want := "none"
+				if len(takes) > 0 {
+					want = strings.Join(takes, ", ")
+				}
+				return badRequest(name, "unknown query parameter %s (this endpoint takes %s)", quote(name), want)
+			}
+		}
+		return h(w, r)
+	}
 }
