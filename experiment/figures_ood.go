@@ -24,12 +24,17 @@ func isCCS(method string) bool {
 	return false
 }
 
-// best returns the indices of t's rows with curves on set j, CCS rows or
-// baselines, by decreasing mean AUROC on set j, at most n.
-func best(t *OODTable, j int, ccs bool, n int) []int {
+// best returns the indices of t's rows with curves on set j, CCS rows
+// (by isCCS, or the caller's rule) or baselines, by decreasing mean AUROC
+// on set j, at most n.
+func best(t *OODTable, j int, ccs bool, n int, rule ...func(string) bool) []int {
+	is := isCCS
+	if len(rule) > 0 {
+		is = rule[0]
+	}
 	var idx []int
 	for i, r := range t.Rows {
-		if r.Unavailable == "" && len(r.Curves) > j && len(r.AUROC) > j && isCCS(r.Method) == ccs {
+		if r.Unavailable == "" && len(r.Curves) > j && len(r.AUROC) > j && is(r.Method) == ccs {
 			idx = append(idx, i)
 		}
 	}
@@ -51,11 +56,19 @@ func best(t *OODTable, j int, ccs bool, n int) []int {
 // the false-positive rate up to 10% below (good detectors differ there).
 // Nil when the table has no curves.
 func rocFigure(t *OODTable, stem string) *figure.Figure {
+	return rocFigureOf(t, stem, isCCS, "CCS rows", "baselines")
+}
+
+// rocFigureOf is rocFigure with the rule that tells a CCS row from a
+// baseline, and what the caption calls each: compare's rows are all
+// conformal sets with the per-input test, the learned ones its "CCS rows",
+// the ℓ2 ball and the ellipsoid its baselines.
+func rocFigureOf(t *OODTable, stem string, ccs func(string) bool, ccsName, baseName string) *figure.Figure {
 	var whole, zoom []*plot.Plot
 	var entries []figure.Entry
 	named := map[string]int{} // a row's colour, the same in every panel
 	for j, set := range t.Sets {
-		rows := append(best(t, j, true, 3), best(t, j, false, 2)...)
+		rows := append(best(t, j, true, 3, ccs), best(t, j, false, 2, ccs)...)
 		if len(rows) == 0 {
 			continue
 		}
@@ -103,7 +116,7 @@ func rocFigure(t *OODTable, stem string) *figure.Figure {
 	}
 	cols := figure.LegendCols(len(entries))
 	return &figure.Figure{Name: stem + "-roc", W: 9 * vg.Inch, H: 7*vg.Inch + figure.LegendHeight(len(entries), cols),
-		Caption: fmt.Sprintf("%s: ROC curves on seed 0 (OOD the positive class) of the three best CCS rows and the two best baselines by mean AUROC against each OOD set; the diagonal is chance. Below, the same curves up to a false-positive rate of 10%%.", t.Title),
+		Caption: fmt.Sprintf("%s: ROC curves on seed 0 (OOD the positive class) of the three best %s and the two best %s by mean AUROC against each OOD set; the diagonal is chance. Below, the same curves up to a false-positive rate of 10%%.", t.Title, ccsName, baseName),
 		Draw:    figure.Grid([][]*plot.Plot{whole, zoom}, entries, cols)}
 }
 
@@ -111,13 +124,18 @@ func rocFigure(t *OODTable, stem string) *figure.Figure {
 // ID test inputs and of the OOD set for the best CCS row and the best
 // baseline by mean AUROC. Nil when the table has no curves.
 func histogramsFigure(t *OODTable, stem string) *figure.Figure {
+	return histogramsFigureOf(t, stem, isCCS, "CCS row", "baseline")
+}
+
+// histogramsFigureOf is histogramsFigure with rocFigureOf's rule and names.
+func histogramsFigureOf(t *OODTable, stem string, ccsRule func(string) bool, ccsName, baseName string) *figure.Figure {
 	var plots [][]*plot.Plot
 	idC, oodC := figure.Color(5), figure.Color(6)
 	var entries []figure.Entry
 	for j, set := range t.Sets {
 		var row []*plot.Plot
 		for _, ccs := range []bool{true, false} {
-			b := best(t, j, ccs, 1)
+			b := best(t, j, ccs, 1, ccsRule)
 			if len(b) == 0 {
 				continue
 			}
@@ -147,6 +165,6 @@ func histogramsFigure(t *OODTable, stem string) *figure.Figure {
 		return nil
 	}
 	return &figure.Figure{Name: stem + "-histograms", W: 9 * vg.Inch, H: vg.Length(len(plots))*3.2*vg.Inch + figure.LegendHeight(2, 2),
-		Caption: fmt.Sprintf("%s: score histograms on seed 0, ID test inputs against each OOD set, for the best CCS row (left) and the best baseline (right) by mean AUROC; the bins span the pooled scores' 0.5–99.5th percentiles, the end bins hold the rest.", t.Title),
+		Caption: fmt.Sprintf("%s: score histograms on seed 0, ID test inputs against each OOD set, for the best %s (left) and the best %s (right) by mean AUROC; the bins span the pooled scores' 0.5–99.5th percentiles, the end bins hold the rest.", t.Title, ccsName, baseName),
 		Draw:    figure.Grid(plots, entries, 2)}
 }

@@ -69,15 +69,22 @@ func (r *CompareResult) Figures(stem string) ([]*figure.Figure, error) {
 				Curves: []ScoreCurve{*row.OODCurve}})
 		}
 		if len(ot.Rows) > 0 {
-			if f := rocFigure(ot, s+"-ood"); f != nil {
+			if f := rocFigureOf(ot, s+"-ood", learnedRow, "learned rows", "baselines (the ℓ2 ball and the ellipsoid)"); f != nil {
 				figs = append(figs, f)
 			}
-			if f := histogramsFigure(ot, s+"-ood"); f != nil {
+			if f := histogramsFigureOf(ot, s+"-ood", learnedRow, "learned row", "baseline (the ℓ2 ball or the ellipsoid)"); f != nil {
 				figs = append(figs, f)
 			}
 		}
 	}
 	return figs, nil
+}
+
+// learnedRow tells compare's learned rows from its baselines, the vanilla
+// conformal sets: every row of its OOD figures is a conformal set with the
+// per-input test, none named as the OOD table's CCS rows are.
+func learnedRow(method string) bool {
+	return method != "Conformal Ball (ℓ2)" && method != "Mahalanobis Ellipsoid"
 }
 
 // maxClassLabels is how many class labels the per-class figure's axis

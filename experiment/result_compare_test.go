@@ -2,7 +2,10 @@ package experiment
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/ccsets/ccs/eval"
 )
 
 // TestClassTicks: the per-class figure labels every class up to 30, then
@@ -40,5 +43,28 @@ func TestClassTicks(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[boot dress 5]" {
 		t.Errorf("named ticks %q, want [boot dress 5]", got)
+	}
+}
+
+// TestCompareOODFigureRows: compare's OOD figures draw its three best
+// learned rows and both baselines. Its rows are not named as the OOD
+// table's CCS rows are, and the figure drew the two best rows alone.
+func TestCompareOODFigureRows(t *testing.T) {
+	t.Parallel()
+	ot := &OODTable{Sets: []string{"ood"}}
+	for i, m := range []string{"Conformal Ball (ℓ2)", "Mahalanobis Ellipsoid", "Single (Neg)", "Generalized (Neg)", "Single (Vol)", "Generalized (Vol)"} {
+		ot.Rows = append(ot.Rows, OODRow{Method: m, AUROC: []eval.Summary{{Mean: float64(90 - i)}}, Curves: []ScoreCurve{{}}})
+	}
+	var got []string
+	for _, ccs := range []bool{true, false} {
+		for _, i := range best(ot, 0, ccs, map[bool]int{true: 3, false: 2}[ccs], learnedRow) {
+			got = append(got, ot.Rows[i].Method)
+		}
+	}
+	if want := "[Single (Neg) Generalized (Neg) Single (Vol) Conformal Ball (ℓ2) Mahalanobis Ellipsoid]"; fmt.Sprint(got) != want {
+		t.Errorf("rows drawn %v, want %s", got, want)
+	}
+	if f := rocFigureOf(ot, "x", learnedRow, "learned rows", "baselines"); f == nil || !strings.Contains(f.Caption, "three best learned rows and the two best baselines") {
+		t.Errorf("figure %v", f)
 	}
 }
