@@ -266,7 +266,17 @@ func nOf(b *bundle.Bundle) int {
 // measureCompare is what Compare adds to a run: the worst class, the
 // resplits (both from the test split's scores under set, scored), and the
 // per-input OOD test.
-func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, scored *eval.Scored, seed uint64, fit time.Duration) (*compareCell, error) {
+//
+// served, for seed 0 with an OOD calibration, is set as a service would
+// load it to answer /ood as the table measured: the fit anchors' pool and
+// the held-out inputs' scores (seed 0 alone: a pool of 2 000 rows is
+// megabytes of JSON in every file).
+func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, scored *eval.Scored, seed uint64, fit time.Duration) (c *compareCell, served *conformal.Set, err error) {
+	c, err = measureCompareCell(ctx, cfg, data, set, sp, scored, seed, fit, &served)
+	return c, served, err
+}
+
+func measureCompareCell(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, scored *eval.Scored, seed uint64, fit time.Duration, served **conformal.Set) (*compareCell, error) {
 	c := &compareCell{FitSeconds: fit.Seconds()}
 	if set.Fit != nil && set.Fit.Training != nil {
 		var rec train.Record
@@ -334,6 +344,14 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 		}
 		if m.Alarms != nil {
 			c.FAR = &m.Alarms.FAR
+		}
+		if seed == 0 && cal != nil {
+			s := *set
+			s.Reference = pool
+			if s.OOD, err = conformal.NewOODCalibration(1, cal, "held-out ID inputs (ood-cal)"); err != nil {
+				return nil, err
+			}
+			*served = &s
 		}
 	}
 	return c, nil

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/internal/parallel"
 )
@@ -164,8 +165,14 @@ func runCell(ctx context.Context, sp *Splits, cfg Config, m Method, seed uint64)
 		out.Class = &c
 	}
 	if cfg.compare != nil {
-		if out.Compare, err = measureCompare(ctx, cfg.compare, cfg.compareData, set, sp, scored, seed, fit); err != nil {
+		var served *conformal.Set
+		if out.Compare, served, err = measureCompare(ctx, cfg.compare, cfg.compareData, set, sp, scored, seed, fit); err != nil {
 			return out, err
+		}
+		if served != nil {
+			if err := cfg.keep(served, seed, m.File); err != nil { // ready for /ood, as measured
+				return out, err
+			}
 		}
 	}
 	if !curve {

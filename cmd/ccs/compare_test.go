@@ -107,6 +107,17 @@ func TestCompareCommand(t *testing.T) {
 			if e.Coverage != got.Coverage || e.Exclusion != got.Exclusion || e.LogVolPerDim != got.LogVolPerDim {
 				t.Errorf("%s seed %d: evaluate gives %+v, compare %+v", r.Method, seed, e, got)
 			}
+			// Seed 0's sets carry the pool and the OOD calibration the
+			// table measured with: ccs ood (and a service) test inputs so.
+			raw, _ := os.ReadFile(set)
+			if has := bytes.Contains(raw, []byte(`"ood_calibration"`)) && bytes.Contains(raw, []byte(`"ood_reference"`)); has != (seed == 0) {
+				t.Errorf("%s: OOD calibration and pool kept %v", set, has)
+			}
+			if seed == 0 {
+				if out, err := ccs("ood", "-set", set, "-id", p("b/test.npz"), "-ood", p("b/ood.npz")); err != nil || !strings.Contains(out, "per input") {
+					t.Errorf("%s: ccs ood: %v\n%s", set, err, out)
+				}
+			}
 		}
 	}
 	if _, err := ccs("calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-seed", "1", "-out", p("ball.json")); err != nil {
