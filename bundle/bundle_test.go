@@ -373,6 +373,20 @@ func TestReadFeatures(t *testing.T) {
 	if b, err := ReadFeatures(full); err != nil || b.K != 1 {
 		t.Errorf("a bundle: %+v, %v", b, err)
 	}
+	// An .npy is its anchors alone (np.save of a model's embeddings).
+	npy := filepath.Join(dir, "x.npy")
+	if err := WriteNPY(npy, Float32([]float32{1, 2, 3, 4, 5, 6}, 3, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadFeatures(npy); err != nil || b.N != 3 || b.D != 2 || b.K != 0 || b.Anchors[5] != 6 {
+		t.Errorf(".npy: %+v, %v", b, err)
+	}
+	if err := WriteNPY(npy, Float32([]float32{1, 2, 3}, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFeatures(npy); err == nil || !strings.Contains(err.Error(), "x.npy") {
+		t.Errorf(".npy of one dimension: %v", err)
+	}
 	for name, c := range map[string]struct {
 		arrays map[string]Array
 		want   string

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -33,9 +34,19 @@ func Read(path string) (*Bundle, error) {
 // bundle, or features alone — "anchors" (or "embeddings") (n, d) float32
 // with optional "labels", "index", "logits" and "activations" (K = 0). It
 // is what the OOD detectors read (training features, in-distribution and
-// OOD samples). Errors name the file and the array.
+// OOD samples); an .npy file is its anchors alone. Errors name the file
+// and the array.
 func ReadFeatures(path string) (*Bundle, error) {
-	arrays, err := ReadNPZ(path)
+	var arrays map[string]Array
+	var err error
+	if strings.EqualFold(filepath.Ext(path), ".npy") {
+		var a Array
+		if a, err = ReadNPY(path); err == nil {
+			arrays = map[string]Array{"anchors": a}
+		}
+	} else {
+		arrays, err = ReadNPZ(path)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -38,8 +38,8 @@ func oodCommand() *command {
 		"score in-distribution and OOD inputs with a set's OOD scores (and, given training features, the eight baselines): AUROC, FPR95 and the conformal tests' alarm rates",
 		func(fs *flag.FlagSet, o *oodOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
-			fs.StringVar(&o.ID, "id", "", "in-distribution test `file` (.npz: a bundle, or \"embeddings\"/\"anchors\" with optional labels, logits, activations); the batch mode needs its negatives")
-			fs.Var((*listFlag)(&o.OOD), "ood", "OOD `[NAME=]FILE` (.npz, as -id); repeat for several")
+			fs.StringVar(&o.ID, "id", "", "in-distribution test `file` (.npz: a bundle, or \"embeddings\"/\"anchors\" with optional labels, logits, activations; or an .npy of embeddings); the batch mode draws negatives among its inputs when it stores none")
+			fs.Var((*listFlag)(&o.OOD), "ood", "OOD `[NAME=]FILE` (.npz or .npy, as -id); repeat for several")
 			fs.StringVar(&o.Train, "train", "", "training features `file` (as -id: features, labels, logits, activations) that fit the baselines; slow: CIDER trains for -cider-epochs over it")
 			fs.StringVar(&o.Classifier, "classifier", "", "the encoder's last layer, `FILE.npz` with weight (C, D) and bias (C,), for ViM")
 			fs.StringVar(&o.OODCal, "ood-cal", "", "held-out in-distribution `file` (as -id) calibrating the baselines' conformal tests (the set's own is stored with it)")
