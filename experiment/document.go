@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -118,6 +119,10 @@ func LoadDocument(path string) (*Document, error) {
 	}
 	defer f.Close()
 	d, err := ReadDocument(f)
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) || errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: not a result document (JSON from ccs compare -json, or a results directory's KIND.json): %w", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -50,8 +50,11 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	if !ok {
 		return usagef("compare: -rows %q: want all, baselines, learned, infonce or all+infonce", o.Rows)
 	}
-	if o.Resplits < 1 || o.Reference < 1 {
-		return usagef("compare: -resplits %d, -reference %d: want at least 1", o.Resplits, o.Reference)
+	if o.Resplits < 1 {
+		return usagef("compare: -resplits %d: want at least 1", o.Resplits)
+	}
+	if o.Reference < 1 {
+		return usagef("compare: -reference %d: want at least 1", o.Reference)
 	}
 	methods := experiment.ForCompare(rows())
 	needFit, trains := experiment.Needs(methods)

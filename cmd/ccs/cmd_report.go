@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -68,7 +69,10 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 		docs = append(docs, d)
 	}
 	if len(docs) == 0 {
-		return fmt.Errorf("report: %s holds no results (want one of %v as KIND.json, written by ccs reproduce -out %s)", o.In, experiment.KindNames(), o.In)
+		return fmt.Errorf("report: %s holds no results (want one of %v as KIND.json, written by ccs compare -out %s or ccs reproduce -out %s)", o.In, experiment.KindNames(), o.In, o.In)
+	}
+	if fi, err := os.Stat(o.Out); err == nil && fi.IsDir() {
+		return usagef("report: -out %s is a directory: give the HTML file to write (%s)", o.Out, filepath.Join(o.Out, "report.html"))
 	}
 	err := atomicfile.Write(o.Out, func(w io.Writer) error { return report.Write(w, o.Title, docs) })
 	if err != nil {

@@ -50,4 +50,23 @@ func TestReportCommand(t *testing.T) {
 	if _, err := ccs("report", "-out", filepath.Join(dir, "r.html")); !isUsage(err) {
 		t.Errorf("no input: %v, want a usage error", err)
 	}
+	// Inputs of the wrong kind, each named with what was wanted.
+	npz := filepath.Join(dir, "cal.npz")
+	if err := os.WriteFile(npz, []byte("PK\x03\x04"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args  []string
+		usage bool
+		want  string
+	}{
+		{[]string{"-out", filepath.Join(dir, "r.html"), npz}, false, "cal.npz: not a result document (JSON from ccs compare -json"},
+		{[]string{"-in", res, "-out", dir}, true, "is a directory: give the HTML file to write"},
+		{[]string{"-in", dir, "-out", filepath.Join(dir, "r.html")}, false, "written by ccs compare -out"},
+	} {
+		_, err := ccs(append([]string{"report"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || isUsage(err) != c.usage {
+			t.Errorf("%v: %v, want %q (usage %v)", c.args, err, c.want, c.usage)
+		}
+	}
 }
