@@ -22,6 +22,9 @@
 package bundle
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"strings"
@@ -79,6 +82,27 @@ func (b *Bundle) AnchorsArray() string {
 
 // HasNegatives reports whether the bundle carries negatives.
 func (b *Bundle) HasNegatives() bool { return b.KNeg > 0 }
+
+// Digest names the bundle's anchors: the SHA-256 of their float32 values,
+// little-endian, row by row, after their shape. A set records the digests
+// of the splits it was fitted and calibrated on, so that evaluating it on
+// one of them can be told apart from a test (a file passed to the wrong
+// flag).
+func (b *Bundle) Digest() string {
+	h := sha256.New()
+	var buf [8 << 10]byte
+	n := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(buf[:0], uint64(b.N)), uint64(b.D))
+	h.Write(n)
+	for i := 0; i < len(b.Anchors); {
+		m := min(len(b.Anchors)-i, len(buf)/4)
+		for j, v := range b.Anchors[i : i+m] {
+			binary.LittleEndian.PutUint32(buf[4*j:], math.Float32bits(v))
+		}
+		h.Write(buf[:4*m])
+		i += m
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
 
 func (b *Bundle) pool() []float32 {
 	if b.Pool != nil {

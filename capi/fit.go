@@ -182,13 +182,16 @@ func startFit(fit, val *bundle.Bundle, o fitOptions) (*job, error) {
 		if held == nil {
 			return nil, fmt.Errorf("fit: val_share=%v of %d anchors leaves no validation or no training anchor: give val", valShare, fit.N)
 		}
+		trained := fit.Digest() // the set was fitted on that bundle
 		fit, val = rest, held
+		return startJob("fit", func(ctx context.Context, j *job) error { return runFit(ctx, j, spec, fit, val, trained) }), nil
 	}
-	return startJob("fit", func(ctx context.Context, j *job) error { return runFit(ctx, j, spec, fit, val) }), nil
+	return startJob("fit", func(ctx context.Context, j *job) error { return runFit(ctx, j, spec, fit, val, "") }), nil
 }
 
-// runFit trains: the job's work.
-func runFit(ctx context.Context, j *job, spec train.Spec, fit, val *bundle.Bundle) error {
+// runFit trains: the job's work. trained, when not "", is the Digest of
+// the bundle fit and val were held out of.
+func runFit(ctx context.Context, j *job, spec train.Spec, fit, val *bundle.Bundle, trained string) error {
 	f, err := train.Fit(ctx, spec, fit, val, train.ObserverFunc(func(p train.Progress) {
 		r := progressReport{Epoch: p.Epoch, MaxEpochs: p.MaxEpochs, Loss: jsonfloat.Float(p.Loss), Threshold: jsonfloat.Float(p.Threshold),
 			ValExclusion: p.ValExclusion, BestExclusion: p.BestExclusion, BestEpoch: p.BestEpoch,
@@ -200,6 +203,9 @@ func runFit(ctx context.Context, j *job, spec train.Spec, fit, val *bundle.Bundl
 	}))
 	if err != nil {
 		return err
+	}
+	if trained != "" {
+		f.Info.Splits = map[string]string{"fit": trained}
 	}
 	j.mu.Lock()
 	j.set, j.result = conformal.Uncalibrated(f.Geometry, f.Info), f.Result

@@ -242,6 +242,9 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 		return nil, nil, err
 	}
 	var warnings []string
+	if w := set.OwnSplitWarning(test.b, false); w != "" {
+		warnings = append(warnings, name+": "+w)
+	}
 	if set.ClassConditional() && test.b.Labels == nil {
 		if o.Unlabeled != "marginal" {
 			return nil, nil, fmt.Errorf("%s: %w: the test bundle has no labels (unlabeled=\"marginal\" judges every anchor with the threshold over all classes)", name, conformal.ErrNoLabel)

@@ -89,6 +89,9 @@ type Info struct {
 	// pairs (DisjointPairs: the bundle's positives were its own anchors),
 	// not its anchors.
 	Pairs bool `json:"pairs,omitempty"`
+	// Anchors is the calibration bundle's Digest: evaluating the set on
+	// that bundle is no test of it (OwnSplit).
+	Anchors string `json:"anchors,omitempty"`
 }
 
 // RankOf is the rank a calibration in mode m (with PAC's δ) takes among n
@@ -152,5 +155,5 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 		return nil, err
 	}
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
-		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs}}, nil
+		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs, Anchors: cal.Digest()}}, nil
 }

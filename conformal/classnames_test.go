@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
 )
 
@@ -165,5 +166,52 @@ func TestDisjointPairs(t *testing.T) {
 	}
 	if _, err := ReadJSON(&buf); err == nil || !strings.Contains(err.Error(), "calibration.pairs given for mode pooled") {
 		t.Errorf("pairs for pooled: %v", err)
+	}
+}
+
+// TestOwnSplit: a set knows the bundle it was calibrated on by its anchors'
+// digest, through its file too, and warns of it as a test split (not when
+// resplits recalibrate on it); the splits its geometry was fitted on
+// likewise; another bundle, or one differing in a single value, is not.
+func TestOwnSplit(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(8, 9))
+	cal, test, fit := synthetic(rng, 30, 2), synthetic(rng, 30, 2), synthetic(rng, 30, 2)
+	s, err := Calibrate(geometry.Ball{D: 2}, cal, 0.1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Fit = &FitInfo{Method: "test", Splits: map[string]string{"fit": fit.Digest()}}
+	var buf bytes.Buffer
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSON(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := *cal
+	changed.Anchors = slices.Clone(cal.Anchors)
+	changed.Anchors[7] = math.Nextafter32(changed.Anchors[7], 1e9)
+	for _, c := range []struct {
+		b            *bundle.Bundle
+		recalibrated bool
+		role, want   string
+	}{
+		{cal, false, "calibration", "this is the set's calibration split: its coverage is near 1−α by construction"},
+		{cal, true, "calibration", ""},
+		{fit, false, "fit", "this is the fit split the set's geometry was fitted on"},
+		{fit, true, "fit", "this is the fit split"},
+		{test, false, "", ""},
+		{&changed, false, "", ""},
+	} {
+		for _, set := range []*Set{s, back} {
+			if got := set.OwnSplit(c.b); got != c.role {
+				t.Errorf("OwnSplit %q, want %q", got, c.role)
+			}
+			if w := set.OwnSplitWarning(c.b, c.recalibrated); (c.want == "") != (w == "") || !strings.HasPrefix(w, c.want) {
+				t.Errorf("%s (recalibrated %v): warning %q, want %q", c.role, c.recalibrated, w, c.want)
+			}
+		}
 	}
 }

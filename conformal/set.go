@@ -25,6 +25,45 @@ type FitInfo struct {
 	// Training is the training recipe and its outcome, as the trainer
 	// records them (opaque here: this package imports no training code).
 	Training json.RawMessage `json:"training,omitempty"`
+	// Splits are the Digests of the bundles the geometry was fitted on, by
+	// their role ("fit", "validation"): evaluating the set on one is no
+	// test of it (OwnSplit).
+	Splits map[string]string `json:"splits,omitempty"`
+}
+
+// OwnSplitWarning is what a reader of the set's figures on b must know
+// when b is a split the set has seen (OwnSplit), or "": its own
+// calibration split is no test of the guarantee (unless recalibrated, as
+// resplits do), its fit or validation split no test of anything.
+func (s *Set) OwnSplitWarning(b *bundle.Bundle, recalibrated bool) string {
+	switch role := s.OwnSplit(b); {
+	case role == "":
+		return ""
+	case role == "calibration" && recalibrated:
+		return ""
+	case role == "calibration":
+		return "this is the set's calibration split: its coverage is near 1−α by construction, no test of the guarantee; evaluate on the test split"
+	default:
+		return fmt.Sprintf("this is the %s split the set's geometry was fitted on: its figures are optimistic, no test; evaluate on the test split", role)
+	}
+}
+
+// OwnSplit says which of the splits the set was fitted or calibrated on b
+// is ("calibration", "fit", "validation"), by its anchors' Digest, or ""
+// for a bundle the set has not seen (or a set that does not record them).
+func (s *Set) OwnSplit(b *bundle.Bundle) string {
+	d := b.Digest()
+	if s.Calibration.Anchors == d {
+		return "calibration"
+	}
+	if s.Fit != nil {
+		for _, role := range []string{"fit", "validation"} {
+			if s.Fit.Splits[role] == d {
+				return role
+			}
+		}
+	}
+	return ""
 }
 
 // ErrNotCalibrated reports a set that has a geometry but no threshold yet.

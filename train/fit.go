@@ -69,6 +69,7 @@ func Fit(ctx context.Context, s Spec, fit, val *bundle.Bundle, obs Observer) (*F
 		return nil, err
 	}
 	f := &Fitted{Geometry: g, Result: res, Info: FitInfo(cfg, res, fit.N, val.N)}
+	f.Info.Splits = map[string]string{"fit": fit.Digest(), "validation": val.Digest()}
 	if h != nil {
 		if f.Geometry, err = head.NewProjected(h, g); err != nil {
 			return nil, err

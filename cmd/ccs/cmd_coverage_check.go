@@ -58,6 +58,7 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if err != nil {
 		return err
 	}
+	warnOwnSplit(out, o.Test, set, b, true)
 	var r eval.ResplitResult
 	var classes []eval.ClassResplit
 	if o.PerClass || set.ClassConditional() {

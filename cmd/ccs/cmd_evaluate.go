@@ -49,6 +49,7 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	if err != nil {
 		return err
 	}
+	warnOwnSplit(out, o.Test, set, test, false)
 	if set.ClassConditional() && test.Labels == nil {
 		if o.Unlabeled != "marginal" {
 			return fmt.Errorf("%s on %s: %w: the test bundle has no labels (-unlabeled marginal judges every anchor with the threshold over all classes)", o.Set, o.Test, conformal.ErrNoLabel)

@@ -80,7 +80,7 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 		return err
 	}
 	var val *bundle.Bundle
-	valName := o.Val
+	valName, trained := o.Val, fit.Digest() // -val-share trains on a part of -train: the set was fitted on that file
 	if o.Val != "" {
 		if val, err = readBundle(out, o.Val); err != nil {
 			return err
@@ -108,6 +108,9 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 		trainProgress{newProgress(out, o.Quiet, "epoch")})
 	if err != nil {
 		return fmt.Errorf("fit on %s (validation %s): %w", o.Train, valName, err)
+	}
+	if o.Val == "" {
+		f.Info.Splits = map[string]string{"fit": trained}
 	}
 	if err := conformal.Uncalibrated(f.Geometry, f.Info).Save(o.Out); err != nil {
 		return err

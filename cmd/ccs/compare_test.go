@@ -383,6 +383,14 @@ func TestClassTooSmall(t *testing.T) {
 	if !strings.Contains(stderr.String(), `WARNING: class "yak": `) {
 		t.Errorf("calibrate -allow-infinite:\n%s", stderr.String())
 	}
+	// Evaluated on its own calibration split, the set warns: no test.
+	stderr.Reset()
+	if err := run(io.Discard, &stderr, []string{"evaluate", "-set", p("set.json"), "-test", p("b/cal.npz")}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "cal.npz: this is the set's calibration split") {
+		t.Errorf("evaluate on the calibration split:\n%s", stderr.String())
+	}
 	raw, err := os.ReadFile(p("b/test.npz"))
 	if err != nil {
 		t.Fatal(err)

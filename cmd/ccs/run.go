@@ -315,6 +315,14 @@ func readBundleFor(out *output, path string, set *conformal.Set) (*bundle.Bundle
 	return b, checkDim(path, b, set)
 }
 
+// warnOwnSplit warns when the test file is a split the set has seen
+// (conformal.Set.OwnSplitWarning): -test calibration.npz is an easy slip.
+func warnOwnSplit(out *output, path string, set *conformal.Set, b *bundle.Bundle, recalibrated bool) {
+	if w := set.OwnSplitWarning(b, recalibrated); w != "" {
+		out.warn(path + ": " + w)
+	}
+}
+
 // readFeaturesFor is readFeatures for a file scored with set.
 func readFeaturesFor(out *output, path string, set *conformal.Set) (*bundle.Bundle, error) {
 	b, err := readFeatures(out, path)

@@ -157,6 +157,9 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
         with pytest.warns(ccs.CCSWarning, match='class "ant": '):
             c = ccs.calibrate("ball", splits["cal"], alpha=0.001, calibration="class", allow_infinite=True)
         assert [k.get("name") for k in json.loads(c.to_json())["classes"]] == NAMES[:4].tolist()
+        # Evaluated on its own calibration split, a set warns: no test.
+        with pytest.warns(ccs.CCSWarning, match="this is the set's calibration split"):
+            s.evaluate(splits["cal"])
         # The same from the directory out= wrote: its manifest names them.
         mine = cli_json(cli, "evaluate", "-set", tmp_path / "ball.json", "-test", tmp_path / "py" / "test.npz",
                         "-per-class", "-json")
