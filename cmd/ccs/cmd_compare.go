@@ -108,6 +108,11 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	}
 	cfg.Cells, cfg.OutDir = res.cells, res.sets
 	t, err := experiment.Compare(ctx, data, experiment.CompareConfig{Config: cfg, Resplits: o.Resplits, Reference: o.Reference}, methods, newProgress(out, o.Quiet, "run").step)
+	if errors.Is(err, context.Canceled) && cfg.Cells != nil {
+		reused, computed, _ := cfg.Cells.Counts()
+		fmt.Fprintf(out.stderr, "ccs compare: %d (row, seed) cells finished and kept in %s (%d read back, %d computed now): the same command resumes from them\n",
+			reused+computed, cfg.Cells.Dir(), reused, computed)
+	}
 	if err != nil {
 		return err
 	}
