@@ -563,6 +563,8 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
     try:
         if isinstance(bundles, (str, bytes, os.PathLike)):
             name = os.fsdecode(bundles)
+            if os.path.isfile(name):
+                raise ValueError(f"compare: {name} is a file, want the directory ccs bundle -out (or ccs.bundle(out=…)) wrote")
             if not os.path.isdir(name):
                 raise FileNotFoundError(f"compare: {name}: no such directory (ccs bundle -out {name} makes it)")
             for split in _SPLITS:
@@ -570,6 +572,10 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
                 if os.path.exists(path):
                     given[split] = Bundle.load(path, features=split in ("ood", "ood-cal"))
                     opened.append(given[split])
+            missing = [s + ".npz" for s in ("cal", "test") if s not in given]
+            if missing:
+                raise FileNotFoundError(f"compare: {name}: {' and '.join(missing)} missing: make the bundles with "
+                                        f"ccs bundle -out {name} (or ccs.bundle(…, out={name!r}))")
         elif isinstance(bundles, dict):
             name = "ccs.bundle"
             unknown = sorted(set(bundles) - set(_SPLITS))
