@@ -169,6 +169,7 @@ func startFit(fit, val *bundle.Bundle, o fitOptions) (*job, error) {
 	if val != nil && o.ValShare != nil {
 		return nil, fmt.Errorf("fit: give val or val_share, not both")
 	}
+	trained := "" // with a held-out share, the Digest of the bundle the set was fitted on
 	if val == nil {
 		if !(valShare > 0 && valShare < 1) {
 			return nil, fmt.Errorf("fit: val_share=%v: want 0 < share < 1 (or give val)", valShare)
@@ -182,11 +183,10 @@ func startFit(fit, val *bundle.Bundle, o fitOptions) (*job, error) {
 		if held == nil {
 			return nil, fmt.Errorf("fit: val_share=%v of %d anchors leaves no validation or no training anchor: give val", valShare, fit.N)
 		}
-		trained := fit.Digest() // the set was fitted on that bundle
+		trained = fit.Digest()
 		fit, val = rest, held
-		return startJob("fit", func(ctx context.Context, j *job) error { return runFit(ctx, j, spec, fit, val, trained) }), nil
 	}
-	return startJob("fit", func(ctx context.Context, j *job) error { return runFit(ctx, j, spec, fit, val, "") }), nil
+	return startJob("fit", func(ctx context.Context, j *job) error { return runFit(ctx, j, spec, fit, val, trained) }), nil
 }
 
 // runFit trains: the job's work. trained, when not "", is the Digest of

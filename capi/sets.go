@@ -272,10 +272,10 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	e := experiment.NewEvaluation(set, r, classes)
-	if e.LabelNames = test.names; classes == nil {
-		e.LabelNames = nil
-	} else if e.LabelNames == nil {
-		e.LabelNames = set.ClassNames() // as calibrated on string labels
+	if classes != nil {
+		if e.LabelNames = test.names; e.LabelNames == nil {
+			e.LabelNames = set.ClassNames() // as calibrated on string labels
+		}
 	}
 	return e, warnings, nil
 }

@@ -17,14 +17,23 @@ import (
 // DisjointPairs (for OnePerAnchor and PAC, as many of each class's as keep
 // the classes' shares of the anchors) — or all positives pooled.
 func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]float64, error) {
+	scores, _, err := unitScores(g, cal, mode, seed)
+	return scores, err
+}
+
+// unitScores is Scores, with the DisjointPairs it scored (trimmed as
+// Scores says), or nil when its units are the anchors, one positive each,
+// or every positive pooled: unit u is then anchor u.
+func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]float64, [][2]int, error) {
 	if g.Dim() != cal.D {
-		return nil, fmt.Errorf("conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
+		return nil, nil, fmt.Errorf("conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
 	}
 	switch mode {
 	case OnePerAnchor, PAC, Class: // the same positives: PAC differs in the rank, Class in the grouping
 		d := cal.D
 		var diffs []float32
-		if pairs := DisjointPairs(cal); pairs != nil {
+		pairs := DisjointPairs(cal)
+		if pairs != nil {
 			if mode != Class {
 				pairs = proportional(cal, pairs)
 			}
@@ -46,7 +55,7 @@ func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]
 		parallel.For(n, 1024, 0, func(_, lo, hi int) {
 			g.Scores(out[lo:hi], diffs[lo*d:hi*d])
 		})
-		return out, nil
+		return out, pairs, nil
 	case Pooled:
 		out := make([]float64, cal.N*cal.K)
 		parallel.For(cal.N, 64, 0, func(_, lo, hi int) {
@@ -55,9 +64,9 @@ func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]
 				g.Scores(out[i*cal.K:(i+1)*cal.K], cal.PositiveDiffs(diffs, i))
 			}
 		})
-		return out, nil
+		return out, nil, nil
 	}
-	return nil, fmt.Errorf("conformal: unknown calibration mode %v", mode)
+	return nil, nil, fmt.Errorf("conformal: unknown calibration mode %v", mode)
 }
 
 // Options configures Calibrate. The zero value is one positive per anchor,
@@ -133,27 +142,28 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	case opt.Mode != Class:
 		opt.Delta = 0
 	}
-	var classes []ClassThreshold
-	if opt.Mode == Class {
-		var err error
-		if classes, err = calibrateClasses(g, cal, alpha, opt); err != nil {
-			return nil, err
-		}
+	if opt.Mode == Class && cal.Labels == nil {
+		return nil, fmt.Errorf("conformal: class-conditional calibration needs the calibration bundle's labels")
 	}
-	scores, err := Scores(g, cal, opt.Mode, opt.Seed)
+	scores, pairs, err := unitScores(g, cal, opt.Mode, opt.Seed)
 	if err != nil {
 		return nil, err
 	}
+	var classes []ClassThreshold
+	if opt.Mode == Class { // before Quantile reorders the scores
+		if classes, err = calibrateClasses(scores, pairs, cal, alpha, opt); err != nil {
+			return nil, err
+		}
+	}
 	// A class-conditional set also keeps the threshold over all its
-	// anchors, for the anchors whose class a caller chooses not to give.
-	pairs := opt.Mode != Pooled && DisjointPairs(cal) != nil
+	// units, for the anchors whose class a caller chooses not to give.
 	q, r, err := Quantile(scores, alpha, opt)
 	if err != nil && !(opt.AllowInfinite && errors.Is(err, ErrTooFewCalibration)) {
-		if pairs {
+		if pairs != nil {
 			return nil, fmt.Errorf("%d disjoint pairs of the %d calibration anchors (their positives are other anchors, docs/calibration.md): %w", len(scores), cal.N, err)
 		}
 		return nil, err
 	}
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
-		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs, Anchors: cal.Digest()}}, nil
+		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs != nil, Anchors: cal.Digest()}}, nil
 }

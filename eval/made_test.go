@@ -88,8 +88,8 @@ func TestCoverageOfMadeBundles(t *testing.T) {
 		alpha float64
 	}{
 		{"labels", bundle.Items{N: len(labels), Labels: labels}, bundle.MakeConfig{K: 5, KNeg: 5, AllowFewer: true, OODClasses: []int64{5}}, conformal.OnePerAnchor, 0.1},
-		// Per class the units are disjoint pairs (DisjointPairs): about a
-		// third of a class's 30 calibration anchors.
+		// Per class the units are disjoint pairs (DisjointPairs): about 14
+		// of a class's 30 calibration anchors.
 		{"labels, per class", bundle.Items{N: len(heavyLabels), Labels: heavyLabels}, bundle.MakeConfig{K: 5, KNeg: 5}, conformal.Class, 0.1},
 		{"labels, two heavy-tailed classes", bundle.Items{N: len(twoLabels), Labels: twoLabels}, bundle.MakeConfig{K: 5, KNeg: 5}, conformal.OnePerAnchor, 0.1},
 		{"relevance pairs", bundle.Items{N: np, Queries: nq, Pairs: pairs}, bundle.MakeConfig{K: 2, KNeg: 5, AllowFewer: true}, conformal.OnePerAnchor, 0.1},

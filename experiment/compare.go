@@ -272,23 +272,18 @@ func nOf(b *bundle.Bundle) int {
 // the held-out inputs' scores (seed 0 alone: a pool of 2 000 rows is
 // megabytes of JSON in every file).
 func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, scored *eval.Scored, seed uint64, fit time.Duration) (c *compareCell, served *conformal.Set, err error) {
-	c, err = measureCompareCell(ctx, cfg, data, set, sp, scored, seed, fit, &served)
-	return c, served, err
-}
-
-func measureCompareCell(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, scored *eval.Scored, seed uint64, fit time.Duration, served **conformal.Set) (*compareCell, error) {
-	c := &compareCell{FitSeconds: fit.Seconds()}
+	c = &compareCell{FitSeconds: fit.Seconds()}
 	if set.Fit != nil && set.Fit.Training != nil {
 		var rec train.Record
 		if err := json.Unmarshal(set.Fit.Training, &rec); err != nil {
-			return nil, fmt.Errorf("the set's training record: %w", err)
+			return nil, nil, fmt.Errorf("the set's training record: %w", err)
 		}
 		c.Untrained = rec.BestEpoch == 0
 	}
 	if sp.Test.Labels != nil {
 		_, classes, err := scored.ByClass()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		w := eval.Worst(classes).Coverage
 		c.WorstClass = &w
@@ -306,7 +301,7 @@ func measureCompareCell(ctx context.Context, cfg *CompareConfig, data *CompareDa
 			// why.
 			c.NoResplits = fmt.Sprintf("each resplit calibrates on half of the %d test anchors, and %s", sp.Test.N, few.Reason())
 		case err != nil:
-			return nil, fmt.Errorf("resplits: %w", err)
+			return nil, nil, fmt.Errorf("resplits: %w", err)
 		default:
 			c.Below = &r.BelowShare
 		}
@@ -314,31 +309,31 @@ func measureCompareCell(ctx context.Context, cfg *CompareConfig, data *CompareDa
 	if data.OOD != nil && set.OneThreshold() == nil && sp.Fit != nil {
 		pool, err := conformal.NewReference(sp.Fit, min(cfg.Reference, sp.Fit.N), 0, "fit anchors")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		near, err := ood.NewNearest(set, pool.Rows, 1)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		score, err := ood.CCS(set, ood.PerInput, near)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var cal []float64
 		if data.OODCal != nil {
 			if cal, err = score(data.OODCal); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		m, err := ood.Evaluation{ID: sp.Test, OOD: []*bundle.Bundle{data.OOD}, Names: []string{"ood"}}.Measure(ctx, score, cal)
 		if err != nil {
-			return nil, fmt.Errorf("OOD: %w", err)
+			return nil, nil, fmt.Errorf("OOD: %w", err)
 		}
 		c.AUROC, c.FPR95 = &m.Metrics[0].AUROC, &m.Metrics[0].FPR95
 		if seed == 0 {
 			curve, err := NewScoreCurve("ood", m.ID, m.OOD[0])
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			c.Curve = &curve
 		}
@@ -349,12 +344,12 @@ func measureCompareCell(ctx context.Context, cfg *CompareConfig, data *CompareDa
 			s := *set
 			s.Reference = pool
 			if s.OOD, err = conformal.NewOODCalibration(1, cal, "held-out ID inputs (ood-cal)"); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			*served = &s
+			served = &s
 		}
 	}
-	return c, nil
+	return c, served, nil
 }
 
 // WriteText renders the comparison: coverage, exclusion and LogVol/d as

@@ -25,13 +25,9 @@ func isCCS(method string) bool {
 }
 
 // best returns the indices of t's rows with curves on set j, CCS rows
-// (by isCCS, or the caller's rule) or baselines, by decreasing mean AUROC
-// on set j, at most n.
-func best(t *OODTable, j int, ccs bool, n int, rule ...func(string) bool) []int {
-	is := isCCS
-	if len(rule) > 0 {
-		is = rule[0]
-	}
+// (is(method) true: isCCS, or compare's learnedRow) or baselines, by
+// decreasing mean AUROC on set j, at most n.
+func best(t *OODTable, j int, ccs bool, n int, is func(string) bool) []int {
 	var idx []int
 	for i, r := range t.Rows {
 		if r.Unavailable == "" && len(r.Curves) > j && len(r.AUROC) > j && is(r.Method) == ccs {

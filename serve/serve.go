@@ -633,13 +633,13 @@ func (s *Server) Warnings() []string {
 		d := set.Geometry.Dim()
 		dims[d] = append(dims[d], name)
 	}
+	have := make([]string, 0, len(dims))
+	for _, d := range slices.Sorted(maps.Keys(dims)) {
+		have = append(have, fmt.Sprintf("%d (%s)", d, strings.Join(slices.Sorted(slices.Values(dims[d])), ", ")))
+	}
 	var w []string
 	for _, name := range slices.Sorted(maps.Keys(st.colls)) {
 		if d := st.colls[name].Dim(); d > 0 && dims[d] == nil {
-			have := make([]string, 0, len(dims))
-			for _, sd := range slices.Sorted(maps.Keys(dims)) {
-				have = append(have, fmt.Sprintf("%d (%s)", sd, strings.Join(slices.Sorted(slices.Values(dims[sd])), ", ")))
-			}
 			w = append(w, fmt.Sprintf("collection %q has dimension %d, and no set has: the sets' dimensions are %s, so every retrieval from it would be refused", name, d, strings.Join(have, "; ")))
 		}
 	}

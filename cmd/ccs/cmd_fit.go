@@ -80,7 +80,7 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 		return err
 	}
 	var val *bundle.Bundle
-	valName, trained := o.Val, fit.Digest() // -val-share trains on a part of -train: the set was fitted on that file
+	valName, trained := o.Val, "" // with -val-share, the Digest of -train, the file the set was fitted on
 	if o.Val != "" {
 		if val, err = readBundle(out, o.Val); err != nil {
 			return err
@@ -89,6 +89,7 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 		// A seeded share of the training anchors selects the checkpoint
 		// (their positives and negatives may be rows of the others: the
 		// selection sees data the fit saw, which the calibration never does).
+		trained = fit.Digest()
 		rest, held, err := bundle.HoldOut(fit, o.ValShare, o.Seed)
 		if err != nil {
 			return err
@@ -109,7 +110,7 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 	if err != nil {
 		return fmt.Errorf("fit on %s (validation %s): %w", o.Train, valName, err)
 	}
-	if o.Val == "" {
+	if trained != "" {
 		f.Info.Splits = map[string]string{"fit": trained}
 	}
 	if err := conformal.Uncalibrated(f.Geometry, f.Info).Save(o.Out); err != nil {

@@ -87,6 +87,8 @@ func TestWrongDimension(t *testing.T) {
 		{"ood batch", []string{"ood", "-set", p("set.json"), "-mode", "batch", "-id", wrong, "-ood", p("test.npz")}, `explicit.npz: array "anchors"`},
 		{"ood reference", []string{"ood", "-set", p("set.json"), "-mode", "reference", "-id", p("test.npz"), "-ood", "x=" + wrong}, `explicit.npz: array "anchors"`},
 		{"ood all", []string{"ood", "-set", p("set.json"), "-mode", "all", "-id", p("feats6.npz"), "-ood", p("test.npz")}, `feats6.npz`},
+		{"ood -ood .npy", []string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("coll5.npy")}, `coll5.npy: array "anchors"`},
+		{"ood -id .npy", []string{"ood", "-set", p("set.json"), "-id", p("coll5.npy"), "-ood", p("test.npz")}, `coll5.npy: array "anchors"`},
 		{"ood -train", []string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("test.npz"), "-train", p("feats6.npz"), "-quiet"}, `feats6.npz: array "embeddings"`},
 		{"ood -ood-cal", []string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("test.npz"), "-train", p("test.npz"), "-ood-cal", p("feats6.npz"), "-quiet"}, `feats6.npz: array "embeddings"`},
 		{"retrieve -db", []string{"retrieve", "-set", p("set.json"), "-db", p("coll5.npz"), "-anchor-index", "0"}, "coll5.npz: embeddings of shape (7, 5)"},
