@@ -150,7 +150,7 @@ func covarianceOneByOne(b *bundle.Bundle) []float64 {
 			}
 			for r := range d {
 				for c := 0; c <= r; c++ {
-					sigma[r*d+c] += x[r] * x[c]
+					sigma[r*d+c] += float64(x[r] * x[c]) // no fused multiply-add, as AddScaled
 				}
 			}
 		}

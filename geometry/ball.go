@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/internal/parallel"
 )
 
@@ -162,10 +163,37 @@ func (e *Ellipsoid) Scores(dst []float64, diffs []float32) []float64 {
 	return dst
 }
 
+// ellipsoidScores scores each row with forward's solve, where the build
+// has vector kernels kernel.SolveRows() rows at a time (the last block
+// padded with zero rows): the same bits, a lane a row. At d = 768 the
+// solve is d²/2 products a row, and one at a time (each subtraction waiting
+// for the last) it took 62% of ccs compare's CPU on 20 000 embeddings.
 func ellipsoidScores[F Float](e *Ellipsoid, dst []float64, diffs []F) []float64 {
 	d := e.d
 	dst, n := rows(dst, diffs, d)
 	y := make([]float64, d)
+	if w := kernel.SolveRows(); w > 0 && n > 0 && d > 0 {
+		yt := make([]float64, d*w)
+		for lo := 0; lo < n; lo += w {
+			hi := min(n, lo+w)
+			if hi-lo < w {
+				clear(yt)
+			}
+			for r := range hi - lo {
+				for i, v := range diffs[(lo+r)*d : (lo+r+1)*d] {
+					yt[i*w+r] = float64(v)
+				}
+			}
+			kernel.SolveLower(yt, e.chol, d)
+			for r := range hi - lo {
+				for i := range y {
+					y[i] = yt[i*w+r]
+				}
+				dst[lo+r] = norm2(y)
+			}
+		}
+		return dst
+	}
 	for i := range n {
 		forward(e, y, diffs[i*d:(i+1)*d])
 		dst[i] = norm2(y)
@@ -173,14 +201,16 @@ func ellipsoidScores[F Float](e *Ellipsoid, dst []float64, diffs []F) []float64 
 	return dst
 }
 
-// forward solves L·y = x.
+// forward solves L·y = x: each product rounded before it is subtracted
+// (the conversion keeps a compiler from fusing them), as kernel.SolveLower
+// does.
 func forward[F Float](e *Ellipsoid, y []float64, x []F) {
 	d := e.d
 	for i := range d {
 		s := float64(x[i])
 		row := e.chol[i*d : i*d+i]
 		for j, l := range row {
-			s -= l * y[j]
+			s -= float64(l * y[j])
 		}
 		y[i] = s / e.chol[i*d+i]
 	}

@@ -42,6 +42,9 @@ func BenchmarkScoresEllipsoidD3(b *testing.B) {
 func BenchmarkScoresEllipsoidD128(b *testing.B) {
 	benchScores(b, randEllipsoid(rand.New(rand.NewPCG(2, 2)), 128), false)
 }
+func BenchmarkScoresEllipsoidD768(b *testing.B) {
+	benchScores(b, randEllipsoid(rand.New(rand.NewPCG(2, 2)), 768), false)
+}
 func BenchmarkScoresNormD3(b *testing.B)      { benchScores(b, IdentityNorm(3, 1.5), false) }
 func BenchmarkScoresNormD128(b *testing.B)    { benchScores(b, IdentityNorm(128, 1.5), false) }
 func BenchmarkGradsNormD128(b *testing.B)     { benchScores(b, IdentityNorm(128, 1.5), true) }

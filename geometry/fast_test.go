@@ -614,6 +614,36 @@ func TestEllipsoidScoresBlocks(t *testing.T) {
 	}
 }
 
+// TestEllipsoidScoresSolve: the ellipsoid's scores, solved a block of rows
+// at a time where the build has vector kernels (kernel.SolveLower), have
+// each row's bits from the one-row loop (forward, then norm2), for
+// dimensions and row counts around the blocks' width (the last block
+// padded), rows of heavy-tailed values with zeros, and rows with a NaN,
+// an infinity and a subnormal coordinate.
+func TestEllipsoidScoresSolve(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 47))
+	for _, d := range []int{1, 2, 5, 16, 33, 128} {
+		e := randEllipsoid(rng, d)
+		for _, n := range []int{1, 15, 16, 17, 31, 32, 33, 100} {
+			x := heavyDiffs(rng, n*d)
+			if n > 3 {
+				x[d] = float32(math.NaN())
+				x[2*d+d-1] = float32(math.Inf(-1))
+				x[3*d] = 1e-42
+			}
+			got := ellipsoidScores(e, nil, x)
+			y := make([]float64, d)
+			for i := range n {
+				forward(e, y, x[i*d:(i+1)*d])
+				want := norm2(y)
+				if math.Float64bits(got[i]) != math.Float64bits(want) && !(got[i] != got[i] && want != want) {
+					t.Fatalf("d=%d, %d rows: row %d scores %v, alone %v", d, n, i, got[i], want)
+				}
+			}
+		}
+	}
+}
+
 // trials is n, or a fifth of it (at least 3) under the race detector: the
 // trials are numbers, run whole in the suite's other phases, and a fifth
 // still goes through every path of the code (the trials take the

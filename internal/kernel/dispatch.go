@@ -94,6 +94,8 @@ var (
 	sub32V          func(dst, a, b []float32)
 	absDiv64V       func(dst, x []float64, a float64)
 	dotMT64V        func(y, x, mt []float64)
+	solveLower64V   func(yt, l []float64, d int)
+	rankTile64V     func(sig []float64, lds int, xr, xc []float64, ldx, n int)
 
 	// lutByteV is the 8-bit copy's screen by table: at the AVX-512 level
 	// on processors with AVX512BW and AVX512VBMI (VPERMT2B), else nil.
@@ -110,7 +112,8 @@ func setLevel(l level) {
 	gemmTileV, maxAbsV, gradRowV, subRows64V, screenMaskV = nil, nil, nil, nil, nil
 	sqHalfV, powHalfV, powByteV, prefetchV, powRowsAncV = nil, nil, nil, nil, nil
 	mulDivV, normSmallScoreV, addWidenV = nil, nil, nil
-	log64V, exp64V, sub32V, absDiv64V, dotMT64V = nil, nil, nil, nil, nil
+	log64V, exp64V, sub32V, absDiv64V, dotMT64V, solveLower64V = nil, nil, nil, nil, nil, nil
+	rankTile64V = nil
 	lutByteV = nil
 	setVector(l)
 	transposeTabs = [16][]int32{}

@@ -27,7 +27,7 @@ func setVector(l level) {
 		sqHalfV, powHalfV, powByteV, prefetchV, powRowsAncV = sqHalf512, powHalf512, powByte512, prefetch512, powRowsAnchor512
 		mulDivV, normSmallScoreV, addWidenV = mulDiv512, normSmallScore512, addWiden512
 		log64V, exp64V, sub32V, absDiv64V = log64512, exp64512, sub32512, absDiv64512
-		dotMT64V = dotMT64512
+		dotMT64V, solveLower64V, rankTile64V = dotMT64512, solveLower64512, rankTile64512
 		if x := cpu.X86; x.HasAVX512BW && x.HasAVX512VBMI {
 			lutByteV = lutByte512
 		}
@@ -40,6 +40,6 @@ func setVector(l level) {
 		sqHalfV, powHalfV, powByteV, prefetchV, powRowsAncV = sqHalf256, powHalf256, powByte256, prefetch256, powRowsAnchor256
 		mulDivV, normSmallScoreV, addWidenV = mulDiv256, normSmallScore256, addWiden256
 		log64V, exp64V, sub32V, absDiv64V = log64256, exp64256, sub32256, absDiv64256
-		dotMT64V = dotMT64256
+		dotMT64V, solveLower64V, rankTile64V = dotMT64256, solveLower64256, rankTile64256
 	}
 }

@@ -1,6 +1,10 @@
 package kernel
 
-import "math"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+)
 
 // Log64 writes math.Log(x[i]) into dst[i], bit for bit, on vectors where
 // the build has them: the steps of the math package's amd64 assembly, a
@@ -94,4 +98,102 @@ func DotMT(y, x, mt []float64) int {
 	}
 	dotMT64V(y, x, mt)
 	return d - d%(lanes/2)
+}
+
+// SolveRows is how many rows SolveLower solves at once at the level in
+// use: 32 with AVX-512, 16 with AVX2 (four vectors of float64 lanes), 0 at
+// the portable level.
+func SolveRows() int {
+	if solveLower64V == nil {
+		return 0
+	}
+	return 2 * lanes
+}
+
+// SolveLower solves L·y = x by forward substitution for SolveRows() rows at
+// once, in place, each row with the bits of the scalar loop
+//
+//	for i := range d {
+//		s := x[i]
+//		for j := range i {
+//			s -= float64(L[i][j] * y[j])
+//		}
+//		y[i] = s / L[i][i]
+//	}
+//
+// (each product rounded before it is subtracted: no fused multiply-add), a
+// lane of vectors a row. yt is d×SolveRows() row-major — entry i·w + r is
+// coordinate i of row r — holding x on entry and y on return; l is L, d×d
+// row-major, read on and below its diagonal. It panics at the portable
+// level.
+func SolveLower(yt, l []float64, d int) {
+	w := SolveRows()
+	if w == 0 {
+		panic("kernel: SolveLower: no vector kernels")
+	}
+	if d < 0 || len(yt) != d*w || len(l) != d*d {
+		panic("kernel: SolveLower: lengths differ")
+	}
+	if d > 0 {
+		solveLower64V(yt, l, d)
+	}
+}
+
+// RankRows is how many rows of Σ RankUpdate updates at a time on vectors:
+// 8 with AVX-512, 4 with AVX2, 1 at the portable level. A caller sharing
+// Σ's rows out gives each goroutine a multiple of it.
+func RankRows() int {
+	if rankTile64V == nil {
+		return 1
+	}
+	return lanes / 2
+}
+
+// RankUpdate adds the products x_t[r]·x_t[c] of the n rows x_t =
+// x[t·d:(t+1)·d] into the rows r0 ≤ r < r1 of sig (d×d row-major), on and
+// below the diagonal, each entry as
+//
+//	for t := range n {
+//		floats.AddScaled(sig[r·d:r·d+r+1], x_t[r], x_t[:r+1])
+//	}
+//
+// gives it — (x_t[c]·x_t[r]) + sig[r·d+c], the product rounded first, t in
+// order: the same bits — a tile of RankRows() rows by 2 vectors of columns
+// at a time where the build has vector kernels. Entries above the diagonal
+// in those rows may be written too; their values are unspecified.
+func RankUpdate(sig, x []float64, n, d, r0, r1 int) {
+	if d < 0 || n < 0 || len(sig) != d*d || len(x) < n*d || r0 < 0 || r1 > d || r0 > r1 {
+		panic("kernel: RankUpdate: lengths differ")
+	}
+	r := r0
+	if rankTile64V != nil {
+		rows, cols := lanes/2, lanes
+		end := d / cols * cols // columns in whole tiles
+		for ; r+rows <= r1; r += rows {
+			covered := 0
+			for c0 := 0; c0 < end && c0 < r+rows; c0 += cols {
+				rankTile64V(sig[r*d+c0:], d, x[r:], x[c0:], d, n)
+				covered = c0 + cols
+			}
+			for rr := r; rr < r+rows; rr++ {
+				rankRow(sig, x, n, d, rr, covered)
+			}
+		}
+	}
+	for ; r < r1; r++ {
+		rankRow(sig, x, n, d, r, 0)
+	}
+}
+
+// rankRow is RankUpdate's row r from column c0 to the diagonal, with
+// gonum's AddScaled (nothing where c0 > r).
+func rankRow(sig, x []float64, n, d, r, c0 int) {
+	if c0 > r {
+		return
+	}
+	row := sig[r*d+c0 : r*d+r+1]
+	for t := range n {
+		xt := x[t*d : (t+1)*d]
+		floats.AddScaled(row, xt[r], xt[c0:r+1])
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
 )
 
 // math64Inputs returns values for Log64 and Exp64: random bits of every
@@ -144,6 +146,134 @@ func TestAbsDiv(t *testing.T) {
 				AbsDiv(x, x, a)
 				if !slices.EqualFunc(x, dst, func(u, v float64) bool { return math.Float64bits(u) == math.Float64bits(v) }) {
 					t.Fatalf("a = %v, n = %d: in place %v, want %v", a, n, x, dst)
+				}
+			}
+		}
+	})
+}
+
+// TestSolveLower: SolveLower at every vector level gives each row the bits
+// of the scalar forward substitution (its doc's loop), for d from 0 to 40
+// and 128, on Cholesky-like factors of every scale and on entries with
+// subnormal, huge, zero and non-finite values (compared as bits, any NaN
+// for a NaN); and it panics on lengths that differ.
+func TestSolveLower(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		w := SolveRows()
+		if w == 0 {
+			return // the portable level has no SolveLower
+		}
+		rng := rand.New(rand.NewPCG(11, 12))
+		special := []float64{0, math.Copysign(0, -1), 5e-324, 1e-310, math.MaxFloat64, math.Inf(1), math.Inf(-1), math.NaN()}
+		dims := []int{128}
+		for d := range 41 {
+			dims = append(dims, d)
+		}
+		for _, d := range dims {
+			for _, wild := range []bool{false, true} {
+				l := make([]float64, d*d)
+				scale := math.Pow(10, float64(rng.IntN(10)-5))
+				for i := range d {
+					for j := 0; j <= i; j++ {
+						l[i*d+j] = scale * rng.NormFloat64()
+					}
+					l[i*d+i] = scale * (1 + rng.Float64())
+					for j := i + 1; j < d; j++ {
+						l[i*d+j] = math.NaN() // above the diagonal: never read
+					}
+				}
+				yt := make([]float64, d*w)
+				for i := range yt {
+					yt[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(20)-10))
+				}
+				if wild && d > 0 {
+					for range 1 + d/4 {
+						yt[rng.IntN(len(yt))] = special[rng.IntN(len(special))]
+						i := rng.IntN(d)
+						l[i*d+rng.IntN(i+1)] = special[rng.IntN(len(special))]
+					}
+				}
+				want := make([]float64, d*w)
+				y := make([]float64, d)
+				for r := range w {
+					for i := range d {
+						s := yt[i*w+r]
+						for j := range i {
+							s -= float64(l[i*d+j] * y[j])
+						}
+						y[i] = s / l[i*d+i]
+						want[i*w+r] = y[i]
+					}
+				}
+				SolveLower(yt, l, d)
+				for k, v := range yt {
+					if math.Float64bits(v) != math.Float64bits(want[k]) && !(v != v && want[k] != want[k]) {
+						t.Fatalf("d=%d (special values %v): coordinate %d of row %d is %g, want %g", d, wild, k/w, k%w, v, want[k])
+					}
+				}
+			}
+		}
+		defer func() {
+			if recover() == nil {
+				t.Error("SolveLower with a short yt did not panic")
+			}
+		}()
+		SolveLower(make([]float64, 3*w-1), make([]float64, 9), 3)
+	})
+}
+
+// TestRankUpdate: RankUpdate at every level gives every entry on and below
+// the diagonal of the rows it is given the bits of floats.AddScaled a row
+// x_t at a time, for d from 0 to 40 and 100, row ranges that start and
+// end inside the tiles, values of every magnitude with zeros, subnormals
+// and non-finite ones (any NaN for a NaN), and leaves the other rows
+// alone.
+func TestRankUpdate(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(13, 14))
+		special := []float64{0, math.Copysign(0, -1), 5e-324, 1e-310, 1e300, math.Inf(1), math.Inf(-1), math.NaN()}
+		dims := []int{100}
+		for d := range 41 {
+			dims = append(dims, d)
+		}
+		for _, d := range dims {
+			for _, wild := range []bool{false, true} {
+				n := 1 + rng.IntN(40)
+				x := make([]float64, n*d)
+				for i := range x {
+					x[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(10)-5))
+					if wild && rng.IntN(30) == 0 {
+						x[i] = special[rng.IntN(len(special))]
+					}
+				}
+				sig := make([]float64, d*d)
+				for i := range sig {
+					sig[i] = rng.NormFloat64()
+				}
+				r0, r1 := 0, d // every row, or a random range
+				if wild {
+					r0 = rng.IntN(d + 1)
+					r1 = r0 + rng.IntN(d-r0+1)
+				}
+				want := slices.Clone(sig)
+				for r := r0; r < r1; r++ {
+					for i := range n {
+						xt := x[i*d : (i+1)*d]
+						floats.AddScaled(want[r*d:r*d+r+1], xt[r], xt[:r+1])
+					}
+				}
+				got := slices.Clone(sig)
+				RankUpdate(got, x, n, d, r0, r1)
+				for r := range d {
+					for c := range d {
+						k := r*d + c
+						if r >= r0 && r < r1 && c > r {
+							continue // above the diagonal: unspecified
+						}
+						if g, w := got[k], want[k]; math.Float64bits(g) != math.Float64bits(w) && !(g != g && w != w) {
+							t.Fatalf("d=%d, n=%d, rows %d–%d (special values %v): entry (%d, %d) is %g, want %g", d, n, r0, r1, wild, r, c, g, w)
+						}
+					}
 				}
 			}
 		}

@@ -141,6 +141,15 @@ func absDiv64512(dst []float64, x []float64, a float64)
 // outputs j (mt is Mᵀ, d×d row-major: mt[k·d + j] = M_jk; d = len(x)).
 func dotMT64512(y []float64, x []float64, mt []float64)
 
+// solveLower64512 solves L·y = x for 32 rows at once, in place: yt is d×32 row-major
+// (row i, the rows' coordinates i), x on entry and y on return; l is L, d×d row-major,
+// read on and below the diagonal.
+func solveLower64512(yt []float64, l []float64, d int)
+
+// rankTile64512 adds Σ_t x_t[r]·x_t[c] into the 8×16 tile sig (rows lds apart) for r < 8,
+// c < 16, t < n: x_t[r] = xr[t·ldx + r], x_t[c] = xc[t·ldx + c].
+func rankTile64512(sig []float64, lds int, xr []float64, xc []float64, ldx int, n int)
+
 // sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.
@@ -279,6 +288,15 @@ func absDiv64256(dst []float64, x []float64, a float64)
 // dotMT64256 writes y[j] = Σ over 64-coordinate blocks of DotUnitary(x[block], M_j[block]) for the first len(x) − len(x) mod 4
 // outputs j (mt is Mᵀ, d×d row-major: mt[k·d + j] = M_jk; d = len(x)).
 func dotMT64256(y []float64, x []float64, mt []float64)
+
+// solveLower64256 solves L·y = x for 16 rows at once, in place: yt is d×16 row-major
+// (row i, the rows' coordinates i), x on entry and y on return; l is L, d×d row-major,
+// read on and below the diagonal.
+func solveLower64256(yt []float64, l []float64, d int)
+
+// rankTile64256 adds Σ_t x_t[r]·x_t[c] into the 4×8 tile sig (rows lds apart) for r < 4,
+// c < 8, t < n: x_t[r] = xr[t·ldx + r], x_t[c] = xc[t·ldx + c].
+func rankTile64256(sig []float64, lds int, xr []float64, xc []float64, ldx int, n int)
 
 // lutByte512 sets bit l of masks[b] unless the sum over j of the entries
 // tables[512·j + c] + 256·tables[512·j + 256 + c], for code c of row l

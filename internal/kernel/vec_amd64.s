@@ -3575,6 +3575,349 @@ done:
 	VZEROUPPER
 	RET
 
+// func solveLower64512(yt []float64, l []float64, d int)
+// Requires: AVX, AVX512F
+TEXT ·solveLower64512(SB), NOSPLIT, $0-56
+	MOVQ   yt_base+0(FP), AX
+	MOVQ   l_base+24(FP), CX
+	MOVQ   d+48(FP), DX
+	IMUL3Q $0x00000008, DX, BX
+	IMUL3Q $0x00000010, DX, SI
+	IMUL3Q $0x00000018, DX, DI
+	MOVQ   AX, R8
+	XORQ   R9, R9
+	MOVQ   DX, R10
+	SUBQ   $0x00000004, R10
+
+group:
+	CMPQ    R9, R10
+	JG      lone
+	VMOVUPD (R8), Z0
+	VMOVUPD 64(R8), Z1
+	VMOVUPD 128(R8), Z2
+	VMOVUPD 192(R8), Z3
+	VMOVUPD 256(R8), Z4
+	VMOVUPD 320(R8), Z5
+	VMOVUPD 384(R8), Z6
+	VMOVUPD 448(R8), Z7
+	VMOVUPD 512(R8), Z8
+	VMOVUPD 576(R8), Z9
+	VMOVUPD 640(R8), Z10
+	VMOVUPD 704(R8), Z11
+	VMOVUPD 768(R8), Z12
+	VMOVUPD 832(R8), Z13
+	VMOVUPD 896(R8), Z14
+	VMOVUPD 960(R8), Z15
+	MOVQ    AX, R11
+	MOVQ    CX, R12
+	MOVQ    R9, R13
+
+groupTerm:
+	TESTQ        R13, R13
+	JZ           triangle
+	VMOVUPD      (R11), Z16
+	VMOVUPD      64(R11), Z17
+	VMOVUPD      128(R11), Z18
+	VMOVUPD      192(R11), Z19
+	VBROADCASTSD (R12), Z20
+	VMULPD       Z16, Z20, Z21
+	VSUBPD       Z21, Z0, Z0
+	VMULPD       Z17, Z20, Z21
+	VSUBPD       Z21, Z1, Z1
+	VMULPD       Z18, Z20, Z21
+	VSUBPD       Z21, Z2, Z2
+	VMULPD       Z19, Z20, Z20
+	VSUBPD       Z20, Z3, Z3
+	VBROADCASTSD (R12)(BX*1), Z20
+	VMULPD       Z16, Z20, Z21
+	VSUBPD       Z21, Z4, Z4
+	VMULPD       Z17, Z20, Z21
+	VSUBPD       Z21, Z5, Z5
+	VMULPD       Z18, Z20, Z21
+	VSUBPD       Z21, Z6, Z6
+	VMULPD       Z19, Z20, Z20
+	VSUBPD       Z20, Z7, Z7
+	VBROADCASTSD (R12)(SI*1), Z20
+	VMULPD       Z16, Z20, Z21
+	VSUBPD       Z21, Z8, Z8
+	VMULPD       Z17, Z20, Z21
+	VSUBPD       Z21, Z9, Z9
+	VMULPD       Z18, Z20, Z21
+	VSUBPD       Z21, Z10, Z10
+	VMULPD       Z19, Z20, Z20
+	VSUBPD       Z20, Z11, Z11
+	VBROADCASTSD (R12)(DI*1), Z20
+	VMULPD       Z16, Z20, Z16
+	VSUBPD       Z16, Z12, Z12
+	VMULPD       Z17, Z20, Z16
+	VSUBPD       Z16, Z13, Z13
+	VMULPD       Z18, Z20, Z16
+	VSUBPD       Z16, Z14, Z14
+	VMULPD       Z19, Z20, Z16
+	VSUBPD       Z16, Z15, Z15
+	ADDQ         $0x00000008, R12
+	ADDQ         $0x00000100, R11
+	DECQ         R13
+	JMP          groupTerm
+
+triangle:
+	VBROADCASTSD (R12), Z16
+	VDIVPD       Z16, Z0, Z0
+	VMOVUPD      Z0, (R8)
+	VDIVPD       Z16, Z1, Z1
+	VMOVUPD      Z1, 64(R8)
+	VDIVPD       Z16, Z2, Z2
+	VMOVUPD      Z2, 128(R8)
+	VDIVPD       Z16, Z3, Z3
+	VMOVUPD      Z3, 192(R8)
+	VBROADCASTSD (R12)(BX*1), Z16
+	VMULPD       Z0, Z16, Z17
+	VSUBPD       Z17, Z4, Z4
+	VMULPD       Z1, Z16, Z17
+	VSUBPD       Z17, Z5, Z5
+	VMULPD       Z2, Z16, Z17
+	VSUBPD       Z17, Z6, Z6
+	VMULPD       Z3, Z16, Z16
+	VSUBPD       Z16, Z7, Z7
+	VBROADCASTSD 8(R12)(BX*1), Z16
+	VDIVPD       Z16, Z4, Z4
+	VMOVUPD      Z4, 256(R8)
+	VDIVPD       Z16, Z5, Z5
+	VMOVUPD      Z5, 320(R8)
+	VDIVPD       Z16, Z6, Z6
+	VMOVUPD      Z6, 384(R8)
+	VDIVPD       Z16, Z7, Z7
+	VMOVUPD      Z7, 448(R8)
+	VBROADCASTSD (R12)(SI*1), Z16
+	VMULPD       Z0, Z16, Z17
+	VSUBPD       Z17, Z8, Z8
+	VMULPD       Z1, Z16, Z17
+	VSUBPD       Z17, Z9, Z9
+	VMULPD       Z2, Z16, Z17
+	VSUBPD       Z17, Z10, Z10
+	VMULPD       Z3, Z16, Z16
+	VSUBPD       Z16, Z11, Z11
+	VBROADCASTSD 8(R12)(SI*1), Z16
+	VMULPD       Z4, Z16, Z17
+	VSUBPD       Z17, Z8, Z8
+	VMULPD       Z5, Z16, Z17
+	VSUBPD       Z17, Z9, Z9
+	VMULPD       Z6, Z16, Z17
+	VSUBPD       Z17, Z10, Z10
+	VMULPD       Z7, Z16, Z16
+	VSUBPD       Z16, Z11, Z11
+	VBROADCASTSD 16(R12)(SI*1), Z16
+	VDIVPD       Z16, Z8, Z8
+	VMOVUPD      Z8, 512(R8)
+	VDIVPD       Z16, Z9, Z9
+	VMOVUPD      Z9, 576(R8)
+	VDIVPD       Z16, Z10, Z10
+	VMOVUPD      Z10, 640(R8)
+	VDIVPD       Z16, Z11, Z11
+	VMOVUPD      Z11, 704(R8)
+	VBROADCASTSD (R12)(DI*1), Z16
+	VMULPD       Z0, Z16, Z0
+	VSUBPD       Z0, Z12, Z12
+	VMULPD       Z1, Z16, Z0
+	VSUBPD       Z0, Z13, Z13
+	VMULPD       Z2, Z16, Z0
+	VSUBPD       Z0, Z14, Z14
+	VMULPD       Z3, Z16, Z0
+	VSUBPD       Z0, Z15, Z15
+	VBROADCASTSD 8(R12)(DI*1), Z0
+	VMULPD       Z4, Z0, Z1
+	VSUBPD       Z1, Z12, Z12
+	VMULPD       Z5, Z0, Z1
+	VSUBPD       Z1, Z13, Z13
+	VMULPD       Z6, Z0, Z1
+	VSUBPD       Z1, Z14, Z14
+	VMULPD       Z7, Z0, Z0
+	VSUBPD       Z0, Z15, Z15
+	VBROADCASTSD 16(R12)(DI*1), Z0
+	VMULPD       Z8, Z0, Z1
+	VSUBPD       Z1, Z12, Z12
+	VMULPD       Z9, Z0, Z1
+	VSUBPD       Z1, Z13, Z13
+	VMULPD       Z10, Z0, Z1
+	VSUBPD       Z1, Z14, Z14
+	VMULPD       Z11, Z0, Z0
+	VSUBPD       Z0, Z15, Z15
+	VBROADCASTSD 24(R12)(DI*1), Z0
+	VDIVPD       Z0, Z12, Z12
+	VMOVUPD      Z12, 768(R8)
+	VDIVPD       Z0, Z13, Z13
+	VMOVUPD      Z13, 832(R8)
+	VDIVPD       Z0, Z14, Z14
+	VMOVUPD      Z14, 896(R8)
+	VDIVPD       Z0, Z15, Z15
+	VMOVUPD      Z15, 960(R8)
+	ADDQ         $0x00000400, R8
+	ADDQ         DI, CX
+	ADDQ         BX, CX
+	ADDQ         $0x00000004, R9
+	JMP          group
+
+lone:
+	CMPQ    R9, DX
+	JAE     done
+	VMOVUPD (R8), Z0
+	VMOVUPD 64(R8), Z1
+	VMOVUPD 128(R8), Z2
+	VMOVUPD 192(R8), Z3
+	MOVQ    AX, R11
+	MOVQ    CX, R12
+	MOVQ    R9, R13
+
+term:
+	TESTQ        R13, R13
+	JZ           diag
+	VBROADCASTSD (R12), Z4
+	VMULPD       (R11), Z4, Z5
+	VSUBPD       Z5, Z0, Z0
+	VMULPD       64(R11), Z4, Z5
+	VSUBPD       Z5, Z1, Z1
+	VMULPD       128(R11), Z4, Z5
+	VSUBPD       Z5, Z2, Z2
+	VMULPD       192(R11), Z4, Z4
+	VSUBPD       Z4, Z3, Z3
+	ADDQ         $0x00000008, R12
+	ADDQ         $0x00000100, R11
+	DECQ         R13
+	JMP          term
+
+diag:
+	VBROADCASTSD (R12), Z4
+	VDIVPD       Z4, Z0, Z0
+	VMOVUPD      Z0, (R8)
+	VDIVPD       Z4, Z1, Z1
+	VMOVUPD      Z1, 64(R8)
+	VDIVPD       Z4, Z2, Z2
+	VMOVUPD      Z2, 128(R8)
+	VDIVPD       Z4, Z3, Z3
+	VMOVUPD      Z3, 192(R8)
+	ADDQ         $0x00000100, R8
+	ADDQ         BX, CX
+	INCQ         R9
+	JMP          lone
+
+done:
+	VZEROUPPER
+	RET
+
+// func rankTile64512(sig []float64, lds int, xr []float64, xc []float64, ldx int, n int)
+// Requires: AVX, AVX512F
+TEXT ·rankTile64512(SB), NOSPLIT, $0-96
+	MOVQ    sig_base+0(FP), AX
+	MOVQ    xr_base+32(FP), CX
+	MOVQ    xc_base+56(FP), DX
+	MOVQ    lds+24(FP), BX
+	SHLQ    $0x03, BX
+	MOVQ    ldx+80(FP), SI
+	SHLQ    $0x03, SI
+	MOVQ    n+88(FP), DI
+	MOVQ    AX, R8
+	VMOVUPD (R8), Z0
+	VMOVUPD 64(R8), Z1
+	ADDQ    BX, R8
+	VMOVUPD (R8), Z2
+	VMOVUPD 64(R8), Z3
+	ADDQ    BX, R8
+	VMOVUPD (R8), Z4
+	VMOVUPD 64(R8), Z5
+	ADDQ    BX, R8
+	VMOVUPD (R8), Z6
+	VMOVUPD 64(R8), Z7
+	ADDQ    BX, R8
+	VMOVUPD (R8), Z8
+	VMOVUPD 64(R8), Z9
+	ADDQ    BX, R8
+	VMOVUPD (R8), Z10
+	VMOVUPD 64(R8), Z11
+	ADDQ    BX, R8
+	VMOVUPD (R8), Z12
+	VMOVUPD 64(R8), Z13
+	ADDQ    BX, R8
+	VMOVUPD (R8), Z14
+	VMOVUPD 64(R8), Z15
+
+t:
+	TESTQ        DI, DI
+	JZ           store
+	VMOVUPD      (DX), Z16
+	VMOVUPD      64(DX), Z17
+	VBROADCASTSD (CX), Z18
+	VMULPD       Z18, Z16, Z19
+	VADDPD       Z0, Z19, Z0
+	VMULPD       Z18, Z17, Z18
+	VADDPD       Z1, Z18, Z1
+	VBROADCASTSD 8(CX), Z18
+	VMULPD       Z18, Z16, Z19
+	VADDPD       Z2, Z19, Z2
+	VMULPD       Z18, Z17, Z18
+	VADDPD       Z3, Z18, Z3
+	VBROADCASTSD 16(CX), Z18
+	VMULPD       Z18, Z16, Z19
+	VADDPD       Z4, Z19, Z4
+	VMULPD       Z18, Z17, Z18
+	VADDPD       Z5, Z18, Z5
+	VBROADCASTSD 24(CX), Z18
+	VMULPD       Z18, Z16, Z19
+	VADDPD       Z6, Z19, Z6
+	VMULPD       Z18, Z17, Z18
+	VADDPD       Z7, Z18, Z7
+	VBROADCASTSD 32(CX), Z18
+	VMULPD       Z18, Z16, Z19
+	VADDPD       Z8, Z19, Z8
+	VMULPD       Z18, Z17, Z18
+	VADDPD       Z9, Z18, Z9
+	VBROADCASTSD 40(CX), Z18
+	VMULPD       Z18, Z16, Z19
+	VADDPD       Z10, Z19, Z10
+	VMULPD       Z18, Z17, Z18
+	VADDPD       Z11, Z18, Z11
+	VBROADCASTSD 48(CX), Z18
+	VMULPD       Z18, Z16, Z19
+	VADDPD       Z12, Z19, Z12
+	VMULPD       Z18, Z17, Z18
+	VADDPD       Z13, Z18, Z13
+	VBROADCASTSD 56(CX), Z18
+	VMULPD       Z18, Z16, Z16
+	VADDPD       Z14, Z16, Z14
+	VMULPD       Z18, Z17, Z16
+	VADDPD       Z15, Z16, Z15
+	ADDQ         SI, CX
+	ADDQ         SI, DX
+	DECQ         DI
+	JMP          t
+
+store:
+	MOVQ    AX, R8
+	VMOVUPD Z0, (R8)
+	VMOVUPD Z1, 64(R8)
+	ADDQ    BX, R8
+	VMOVUPD Z2, (R8)
+	VMOVUPD Z3, 64(R8)
+	ADDQ    BX, R8
+	VMOVUPD Z4, (R8)
+	VMOVUPD Z5, 64(R8)
+	ADDQ    BX, R8
+	VMOVUPD Z6, (R8)
+	VMOVUPD Z7, 64(R8)
+	ADDQ    BX, R8
+	VMOVUPD Z8, (R8)
+	VMOVUPD Z9, 64(R8)
+	ADDQ    BX, R8
+	VMOVUPD Z10, (R8)
+	VMOVUPD Z11, 64(R8)
+	ADDQ    BX, R8
+	VMOVUPD Z12, (R8)
+	VMOVUPD Z13, 64(R8)
+	ADDQ    BX, R8
+	VMOVUPD Z14, (R8)
+	VMOVUPD Z15, 64(R8)
+	VZEROUPPER
+	RET
+
 // func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
 // Requires: AVX, FMA3, MMX+
 TEXT ·sqRowsBound256(SB), NOSPLIT, $0-76
@@ -6200,6 +6543,214 @@ store:
 	JMP     group
 
 done:
+	VZEROUPPER
+	RET
+
+// func solveLower64256(yt []float64, l []float64, d int)
+// Requires: AVX
+TEXT ·solveLower64256(SB), NOSPLIT, $0-56
+	MOVQ   yt_base+0(FP), AX
+	MOVQ   l_base+24(FP), CX
+	MOVQ   d+48(FP), DX
+	IMUL3Q $0x00000008, DX, BX
+	MOVQ   AX, SI
+	XORQ   DI, DI
+	MOVQ   DX, R8
+	SUBQ   $0x00000002, R8
+
+group:
+	CMPQ    DI, R8
+	JG      lone
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 64(SI), Y2
+	VMOVUPD 96(SI), Y3
+	VMOVUPD 128(SI), Y4
+	VMOVUPD 160(SI), Y5
+	VMOVUPD 192(SI), Y6
+	VMOVUPD 224(SI), Y7
+	MOVQ    AX, R9
+	MOVQ    CX, R10
+	MOVQ    DI, R11
+
+groupTerm:
+	TESTQ        R11, R11
+	JZ           triangle
+	VMOVUPD      (R9), Y8
+	VMOVUPD      32(R9), Y9
+	VMOVUPD      64(R9), Y10
+	VMOVUPD      96(R9), Y11
+	VBROADCASTSD (R10), Y12
+	VMULPD       Y8, Y12, Y13
+	VSUBPD       Y13, Y0, Y0
+	VMULPD       Y9, Y12, Y13
+	VSUBPD       Y13, Y1, Y1
+	VMULPD       Y10, Y12, Y13
+	VSUBPD       Y13, Y2, Y2
+	VMULPD       Y11, Y12, Y12
+	VSUBPD       Y12, Y3, Y3
+	VBROADCASTSD (R10)(BX*1), Y12
+	VMULPD       Y8, Y12, Y8
+	VSUBPD       Y8, Y4, Y4
+	VMULPD       Y9, Y12, Y8
+	VSUBPD       Y8, Y5, Y5
+	VMULPD       Y10, Y12, Y8
+	VSUBPD       Y8, Y6, Y6
+	VMULPD       Y11, Y12, Y8
+	VSUBPD       Y8, Y7, Y7
+	ADDQ         $0x00000008, R10
+	ADDQ         $0x00000080, R9
+	DECQ         R11
+	JMP          groupTerm
+
+triangle:
+	VBROADCASTSD (R10), Y8
+	VDIVPD       Y8, Y0, Y0
+	VMOVUPD      Y0, (SI)
+	VDIVPD       Y8, Y1, Y1
+	VMOVUPD      Y1, 32(SI)
+	VDIVPD       Y8, Y2, Y2
+	VMOVUPD      Y2, 64(SI)
+	VDIVPD       Y8, Y3, Y3
+	VMOVUPD      Y3, 96(SI)
+	VBROADCASTSD (R10)(BX*1), Y8
+	VMULPD       Y0, Y8, Y0
+	VSUBPD       Y0, Y4, Y4
+	VMULPD       Y1, Y8, Y0
+	VSUBPD       Y0, Y5, Y5
+	VMULPD       Y2, Y8, Y0
+	VSUBPD       Y0, Y6, Y6
+	VMULPD       Y3, Y8, Y0
+	VSUBPD       Y0, Y7, Y7
+	VBROADCASTSD 8(R10)(BX*1), Y0
+	VDIVPD       Y0, Y4, Y4
+	VMOVUPD      Y4, 128(SI)
+	VDIVPD       Y0, Y5, Y5
+	VMOVUPD      Y5, 160(SI)
+	VDIVPD       Y0, Y6, Y6
+	VMOVUPD      Y6, 192(SI)
+	VDIVPD       Y0, Y7, Y7
+	VMOVUPD      Y7, 224(SI)
+	ADDQ         $0x00000100, SI
+	ADDQ         BX, CX
+	ADDQ         BX, CX
+	ADDQ         $0x00000002, DI
+	JMP          group
+
+lone:
+	CMPQ    DI, DX
+	JAE     done
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 64(SI), Y2
+	VMOVUPD 96(SI), Y3
+	MOVQ    AX, R9
+	MOVQ    CX, R10
+	MOVQ    DI, R11
+
+term:
+	TESTQ        R11, R11
+	JZ           diag
+	VBROADCASTSD (R10), Y4
+	VMULPD       (R9), Y4, Y5
+	VSUBPD       Y5, Y0, Y0
+	VMULPD       32(R9), Y4, Y5
+	VSUBPD       Y5, Y1, Y1
+	VMULPD       64(R9), Y4, Y5
+	VSUBPD       Y5, Y2, Y2
+	VMULPD       96(R9), Y4, Y4
+	VSUBPD       Y4, Y3, Y3
+	ADDQ         $0x00000008, R10
+	ADDQ         $0x00000080, R9
+	DECQ         R11
+	JMP          term
+
+diag:
+	VBROADCASTSD (R10), Y4
+	VDIVPD       Y4, Y0, Y0
+	VMOVUPD      Y0, (SI)
+	VDIVPD       Y4, Y1, Y1
+	VMOVUPD      Y1, 32(SI)
+	VDIVPD       Y4, Y2, Y2
+	VMOVUPD      Y2, 64(SI)
+	VDIVPD       Y4, Y3, Y3
+	VMOVUPD      Y3, 96(SI)
+	ADDQ         $0x00000080, SI
+	ADDQ         BX, CX
+	INCQ         DI
+	JMP          lone
+
+done:
+	VZEROUPPER
+	RET
+
+// func rankTile64256(sig []float64, lds int, xr []float64, xc []float64, ldx int, n int)
+// Requires: AVX
+TEXT ·rankTile64256(SB), NOSPLIT, $0-96
+	MOVQ    sig_base+0(FP), AX
+	MOVQ    xr_base+32(FP), CX
+	MOVQ    xc_base+56(FP), DX
+	MOVQ    lds+24(FP), BX
+	SHLQ    $0x03, BX
+	MOVQ    ldx+80(FP), SI
+	SHLQ    $0x03, SI
+	MOVQ    n+88(FP), DI
+	MOVQ    AX, R8
+	VMOVUPD (R8), Y0
+	VMOVUPD 32(R8), Y1
+	ADDQ    BX, R8
+	VMOVUPD (R8), Y2
+	VMOVUPD 32(R8), Y3
+	ADDQ    BX, R8
+	VMOVUPD (R8), Y4
+	VMOVUPD 32(R8), Y5
+	ADDQ    BX, R8
+	VMOVUPD (R8), Y6
+	VMOVUPD 32(R8), Y7
+
+t:
+	TESTQ        DI, DI
+	JZ           store
+	VMOVUPD      (DX), Y8
+	VMOVUPD      32(DX), Y9
+	VBROADCASTSD (CX), Y10
+	VMULPD       Y10, Y8, Y11
+	VADDPD       Y0, Y11, Y0
+	VMULPD       Y10, Y9, Y10
+	VADDPD       Y1, Y10, Y1
+	VBROADCASTSD 8(CX), Y10
+	VMULPD       Y10, Y8, Y11
+	VADDPD       Y2, Y11, Y2
+	VMULPD       Y10, Y9, Y10
+	VADDPD       Y3, Y10, Y3
+	VBROADCASTSD 16(CX), Y10
+	VMULPD       Y10, Y8, Y11
+	VADDPD       Y4, Y11, Y4
+	VMULPD       Y10, Y9, Y10
+	VADDPD       Y5, Y10, Y5
+	VBROADCASTSD 24(CX), Y10
+	VMULPD       Y10, Y8, Y8
+	VADDPD       Y6, Y8, Y6
+	VMULPD       Y10, Y9, Y8
+	VADDPD       Y7, Y8, Y7
+	ADDQ         SI, CX
+	ADDQ         SI, DX
+	DECQ         DI
+	JMP          t
+
+store:
+	MOVQ    AX, R8
+	VMOVUPD Y0, (R8)
+	VMOVUPD Y1, 32(R8)
+	ADDQ    BX, R8
+	VMOVUPD Y2, (R8)
+	VMOVUPD Y3, 32(R8)
+	ADDQ    BX, R8
+	VMOVUPD Y4, (R8)
+	VMOVUPD Y5, 32(R8)
+	ADDQ    BX, R8
+	VMOVUPD Y6, (R8)
+	VMOVUPD Y7, 32(R8)
 	VZEROUPPER
 	RET
 

@@ -46,6 +46,8 @@ func main() {
 		sub32(s)
 		absDiv64(s)
 		dotMT64(s)
+		solveLower64(s)
+		rankTile64(s)
 	}
 	lutByte(avx512)
 	Generate()

@@ -267,3 +267,218 @@ func dotMT64(s isa) {
 	VZEROUPPER()
 	RET()
 }
+
+// solveLower64 is SolveLower's vector part: 4 vectors of rows (2·w rows of
+// float64, w the float32 lanes) solved at once, each lane with the scalar
+// loop's operations in its order — s = x_i, then s = s − (L_ij·y_j) for j =
+// 0 … i−1, each product rounded before it is subtracted, then y_i = s/L_ii
+// — so that every lane has the bits of the scalar solve. Outputs go a few
+// at a time (4 with AVX-512's 32 registers, 2 with AVX2's 16): the terms
+// j below the first of them once for all (each y_j loaded once for them),
+// then the triangle among them in order, then the lone outputs left.
+func solveLower64(s isa) {
+	const groups = 4
+	outs := 4
+	if !s.avx512 {
+		outs = 2
+	}
+	text(s, "solveLower64", "func(yt, l []float64, d int)",
+		fmt.Sprintf("solves L·y = x for %d rows at once, in place: yt is d×%d row-major", groups*s.w/2, groups*s.w/2),
+		"(row i, the rows' coordinates i), x on entry and y on return; l is L, d×d row-major,",
+		"read on and below the diagonal.")
+	yt, l := ptr("yt"), ptr("l")
+	d := Load(Param("d"), GP64())
+	rowBytes := groups * s.bytes()
+	lRow := make([]Register, outs) // ii rows of L, in bytes (none for ii = 0)
+	for ii := 1; ii < outs; ii++ {
+		lRow[ii] = GP64()
+		IMUL3Q(U32(8*ii), d, lRow[ii])
+	}
+	// at is L's entry ii rows below base, disp bytes on.
+	at := func(base Register, ii, disp int) Mem {
+		if ii == 0 {
+			return Mem{Base: base, Disp: disp}
+		}
+		return Mem{Base: base, Index: lRow[ii], Scale: 1, Disp: disp}
+	}
+	yi := GP64() // row i of yt
+	MOVQ(yt, yi)
+	li := GP64() // row i of L
+	MOVQ(l, li)
+	i := GP64()
+	XORQ(i, i)
+	last := GP64() // d − outs: the last i that starts a group of outputs
+	MOVQ(d, last)
+	SUBQ(U32(outs), last)
+	yj, lij, n := GP64(), GP64(), GP64()
+
+	Label("group")
+	CMPQ(i, last)
+	JG(LabelRef("lone"))
+	acc := make([][]VecVirtual, outs)
+	for ii := range acc {
+		acc[ii] = make([]VecVirtual, groups)
+		for g := range groups {
+			acc[ii][g] = s.vec()
+			VMOVUPD(Mem{Base: yi, Disp: ii*rowBytes + g*s.bytes()}, acc[ii][g])
+		}
+	}
+	MOVQ(yt, yj)
+	MOVQ(li, lij)
+	MOVQ(i, n)
+	Label("groupTerm")
+	TESTQ(n, n)
+	JZ(LabelRef("triangle"))
+	y := make([]VecVirtual, groups)
+	for g := range y {
+		y[g] = s.vec()
+		VMOVUPD(Mem{Base: yj, Disp: g * s.bytes()}, y[g])
+	}
+	for ii := range outs {
+		b := s.vec()
+		VBROADCASTSD(at(lij, ii, 0), b)
+		for g := range groups {
+			p := s.vec()
+			VMULPD(y[g], b, p)
+			VSUBPD(p, acc[ii][g], acc[ii][g])
+		}
+	}
+	ADDQ(U32(8), lij)
+	ADDQ(U32(rowBytes), yj)
+	DECQ(n)
+	JMP(LabelRef("groupTerm"))
+	Label("triangle")
+	// lij is at L_ii for the group's first i: output ii's terms jj < ii,
+	// from the outputs just solved, then its division.
+	for ii := range outs {
+		for jj := range ii {
+			b := s.vec()
+			VBROADCASTSD(at(lij, ii, 8*jj), b)
+			for g := range groups {
+				p := s.vec()
+				VMULPD(acc[jj][g], b, p)
+				VSUBPD(p, acc[ii][g], acc[ii][g])
+			}
+		}
+		diag := s.vec()
+		VBROADCASTSD(at(lij, ii, 8*ii), diag)
+		for g := range groups {
+			VDIVPD(diag, acc[ii][g], acc[ii][g])
+			VMOVUPD(acc[ii][g], Mem{Base: yi, Disp: ii*rowBytes + g*s.bytes()})
+		}
+	}
+	ADDQ(U32(outs*rowBytes), yi)
+	ADDQ(lRow[outs-1], li)
+	ADDQ(lRow[1], li)
+	ADDQ(U32(outs), i)
+	JMP(LabelRef("group"))
+
+	Label("lone")
+	CMPQ(i, d)
+	JAE(LabelRef("done"))
+	one := make([]VecVirtual, groups)
+	for g := range one {
+		one[g] = s.vec()
+		VMOVUPD(Mem{Base: yi, Disp: g * s.bytes()}, one[g])
+	}
+	MOVQ(yt, yj)
+	MOVQ(li, lij)
+	MOVQ(i, n)
+	Label("term")
+	TESTQ(n, n)
+	JZ(LabelRef("diag"))
+	b := s.vec()
+	VBROADCASTSD(mem(lij), b)
+	for g := range one {
+		p := s.vec()
+		VMULPD(Mem{Base: yj, Disp: g * s.bytes()}, b, p)
+		VSUBPD(p, one[g], one[g])
+	}
+	ADDQ(U32(8), lij)
+	ADDQ(U32(rowBytes), yj)
+	DECQ(n)
+	JMP(LabelRef("term"))
+	Label("diag")
+	diag := s.vec()
+	VBROADCASTSD(mem(lij), diag) // L_ii: where the terms stopped
+	for g := range one {
+		VDIVPD(diag, one[g], one[g])
+		VMOVUPD(one[g], Mem{Base: yi, Disp: g * s.bytes()})
+	}
+	ADDQ(U32(rowBytes), yi)
+	ADDQ(lRow[1], li)
+	INCQ(i)
+	JMP(LabelRef("lone"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// rankTile64 is RankUpdate's vector part: a tile of R rows (8 with
+// AVX-512's 32 registers, 4 with AVX2's 16) by 2 vectors of columns, held
+// in registers while the n rows x_t stream by, each entry updated as
+// gonum's AxpyUnitaryTo updates it — s_rc = (x_tc·x_tr) + s_rc, the product
+// rounded first, t in order — so that every entry has the bits of
+// floats.AddScaled a row at a time.
+func rankTile64(s isa) {
+	const vecs = 2
+	rows := 8
+	if !s.avx512 {
+		rows = 4
+	}
+	text(s, "rankTile64", "func(sig []float64, lds int, xr, xc []float64, ldx, n int)",
+		fmt.Sprintf("adds Σ_t x_t[r]·x_t[c] into the %d×%d tile sig (rows lds apart) for r < %d,", rows, vecs*s.w/2, rows),
+		fmt.Sprintf("c < %d, t < n: x_t[r] = xr[t·ldx + r], x_t[c] = xc[t·ldx + c].", vecs*s.w/2))
+	sig, xr, xc := ptr("sig"), ptr("xr"), ptr("xc")
+	lds := Load(Param("lds"), GP64())
+	SHLQ(U8(3), lds)
+	ldx := Load(Param("ldx"), GP64())
+	SHLQ(U8(3), ldx)
+	n := Load(Param("n"), GP64())
+	acc := make([][]VecVirtual, rows)
+	row := GP64()
+	MOVQ(sig, row)
+	for r := range acc {
+		acc[r] = make([]VecVirtual, vecs)
+		for v := range vecs {
+			acc[r][v] = s.vec()
+			VMOVUPD(Mem{Base: row, Disp: v * s.bytes()}, acc[r][v])
+		}
+		if r < rows-1 {
+			ADDQ(lds, row)
+		}
+	}
+	Label("t")
+	TESTQ(n, n)
+	JZ(LabelRef("store"))
+	c := make([]VecVirtual, vecs)
+	for v := range c {
+		c[v] = s.vec()
+		VMOVUPD(Mem{Base: xc, Disp: v * s.bytes()}, c[v])
+	}
+	for r := range rows {
+		b := s.vec()
+		VBROADCASTSD(Mem{Base: xr, Disp: 8 * r}, b)
+		for v := range vecs {
+			p := s.vec()
+			VMULPD(b, c[v], p)              // x_tc·x_tr, AxpyUnitaryTo's MULPD
+			VADDPD(acc[r][v], p, acc[r][v]) // then + s_rc, its ADDPD
+		}
+	}
+	ADDQ(ldx, xr)
+	ADDQ(ldx, xc)
+	DECQ(n)
+	JMP(LabelRef("t"))
+	Label("store")
+	MOVQ(sig, row)
+	for r := range acc {
+		for v := range vecs {
+			VMOVUPD(acc[r][v], Mem{Base: row, Disp: v * s.bytes()})
+		}
+		if r < rows-1 {
+			ADDQ(lds, row)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
