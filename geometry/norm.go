@@ -26,6 +26,9 @@ type Norm struct {
 	// it in tasks beside the kernels' chunks (VolumeStaged) rather than in
 	// the serial step.
 	vol atomic.Pointer[normVolume]
+	// spare is the factorisation SetParams cleared, whose buffers the next
+	// one reuses (taken by one goroutine: Swap).
+	spare atomic.Pointer[normVolume]
 	// mt is M for the float32 training kernels (kernel.NewNormMatrix),
 	// kept in step with m.
 	mt kernel.NormMatrix
@@ -142,7 +145,9 @@ func (n *Norm) SetParams(theta []float64) {
 	}
 	copy(n.m, theta)
 	n.p = theta[len(n.m)]
-	n.vol.Store(nil)
+	if old := n.vol.Swap(nil); old != nil {
+		n.spare.Store(old)
+	}
 	n.fast.Store(nil)
 	n.mT.Store(nil)
 	n.mt = kernel.NewNormMatrix(n.m, n.d, n.mt)

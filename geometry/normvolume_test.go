@@ -4,9 +4,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -163,6 +167,84 @@ func TestNormVolumeSingular(t *testing.T) {
 		for i := range d * d {
 			if !math.IsNaN(g[i]) {
 				t.Fatalf("%s: gradient[%d] = %v, want NaN (mat.Inverse refuses M)", tc.name, i, g[i])
+			}
+		}
+	}
+}
+
+// TestGetrsT: the single-norm's solves for M⁻ᵀ (getrsT: kernel.TrsmT a
+// group of columns at a time where the build has it) have the bits of
+// lapack64.Getrs(blas.Trans), for block widths below, at and around the
+// kernel's group of columns, on LU factors of random matrices with zero
+// entries.
+func TestGetrsT(t *testing.T) {
+	rng := rand.New(rand.NewPCG(48, 48))
+	for _, d := range []int{1, 5, 16, 37, 70} {
+		m := make([]float64, d*d)
+		for i := range m {
+			m[i] = rng.NormFloat64()
+			if rng.IntN(5) == 0 {
+				m[i] = 0
+			}
+		}
+		for i := range d {
+			m[i*d+i] += 3
+		}
+		ipiv := make([]int, d)
+		lu := blas64.General{Rows: d, Cols: d, Stride: d, Data: m}
+		if !lapack64.Getrf(lu, ipiv) {
+			t.Fatalf("d=%d: singular", d)
+		}
+		for _, cols := range []int{1, 7, 16, 31, 32, 33, 70} {
+			want := make([]float64, d*cols)
+			for i := range want {
+				want[i] = rng.NormFloat64()
+			}
+			got := slices.Clone(want)
+			lapack64.Getrs(blas.Trans, lu, blas64.General{Rows: d, Cols: cols, Stride: cols, Data: want}, ipiv)
+			getrsT(lu, blas64.General{Rows: d, Cols: cols, Stride: cols, Data: got}, ipiv)
+			for i := range got {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("d=%d, %d columns: entry (%d, %d) is %v, Getrs's %v", d, cols, i/cols, i%cols, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestGetrf: the single-norm's LU factorisation (getrf: gonum's blocked
+// Dgetrf with kernel.GemmSub's trailing updates where the build has it)
+// has the bits of lapack64.Getrf, factors and pivots, for sizes below, at
+// and above gonum's block of 64 columns, square and not, on matrices with
+// zero entries, and says the same of a singular one.
+func TestGetrf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(49, 49))
+	for _, mn := range [][2]int{{1, 1}, {5, 5}, {64, 64}, {65, 65}, {100, 100}, {130, 97}, {97, 130}, {200, 200}} {
+		m, n := mn[0], mn[1]
+		for _, singular := range []bool{false, true} {
+			x := make([]float64, m*n)
+			for i := range x {
+				x[i] = rng.NormFloat64()
+				if rng.IntN(5) == 0 {
+					x[i] = 0
+				}
+			}
+			if singular {
+				for i := range m {
+					x[i*n+n/2] = 0 // a zero column
+				}
+			}
+			y := slices.Clone(x)
+			wantPiv, gotPiv := make([]int, min(m, n)), make([]int, min(m, n))
+			wantOK := lapack64.Getrf(blas64.General{Rows: m, Cols: n, Stride: n, Data: x}, wantPiv)
+			gotOK := getrf(blas64.General{Rows: m, Cols: n, Stride: n, Data: y}, gotPiv)
+			if gotOK != wantOK || !slices.Equal(gotPiv, wantPiv) {
+				t.Fatalf("%d×%d (singular %v): ok %v, pivots %v; Getrf's %v, %v", m, n, singular, gotOK, gotPiv[:min(8, len(gotPiv))], wantOK, wantPiv[:min(8, len(wantPiv))])
+			}
+			for i := range x {
+				if math.Float64bits(x[i]) != math.Float64bits(y[i]) {
+					t.Fatalf("%d×%d (singular %v): entry (%d, %d) is %v, Getrf's %v", m, n, singular, i/n, i%n, y[i], x[i])
+				}
 			}
 		}
 	}

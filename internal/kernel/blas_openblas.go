@@ -20,3 +20,7 @@ func init() {
 // BLAS names the BLAS implementation this build uses for the single-norm's
 // matrix products.
 const BLAS = "OpenBLAS (gonum.org/v1/netlib)"
+
+// gonumBLAS reports whether the float64 BLAS is gonum's (whose bits TrsmT
+// has).
+const gonumBLAS = false

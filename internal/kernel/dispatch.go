@@ -96,6 +96,9 @@ var (
 	dotMT64V        func(y, x, mt []float64)
 	solveLower64V   func(yt, l []float64, d int)
 	rankTile64V     func(sig []float64, lds int, xr, xc []float64, ldx, n int)
+	trsmUpperT64V   func(yt, a []float64, d int)
+	trsmLowerT64V   func(yt, a []float64, d int)
+	gemmSub64V      func(c []float64, ldc int, a []float64, lda int, b []float64, ldb, k int)
 
 	// lutByteV is the 8-bit copy's screen by table: at the AVX-512 level
 	// on processors with AVX512BW and AVX512VBMI (VPERMT2B), else nil.
@@ -113,7 +116,7 @@ func setLevel(l level) {
 	sqHalfV, powHalfV, powByteV, prefetchV, powRowsAncV = nil, nil, nil, nil, nil
 	mulDivV, normSmallScoreV, addWidenV = nil, nil, nil
 	log64V, exp64V, sub32V, absDiv64V, dotMT64V, solveLower64V = nil, nil, nil, nil, nil, nil
-	rankTile64V = nil
+	rankTile64V, trsmUpperT64V, trsmLowerT64V, gemmSub64V = nil, nil, nil, nil
 	lutByteV = nil
 	setVector(l)
 	transposeTabs = [16][]int32{}

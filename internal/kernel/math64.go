@@ -197,3 +197,88 @@ func rankRow(sig, x []float64, n, d, r, c0 int) {
 		floats.AddScaled(row, xt[r], xt[c0:r+1])
 	}
 }
+
+// TrsmCols is how many columns TrsmT solves at once: 32 with AVX-512, 16
+// with AVX2, 0 at the portable level and where the float64 BLAS is not
+// gonum's (-tags openblas: Getrs's solves are OpenBLAS's, whose bits
+// TrsmT does not have).
+func TrsmCols() int {
+	if trsmUpperT64V == nil || !gonumBLAS {
+		return 0
+	}
+	return 2 * lanes
+}
+
+// TrsmT is gonum's Dtrsm(Left, Upper, Trans, NonUnit) (upper) or
+// Dtrsm(Left, Lower, Trans, Unit) (lower), with alpha 1, of a (d×d,
+// row-major) on yt (d rows of TrsmCols() values, row-major), in place —
+// the two solves of LAPACK's Getrs for Aᵀ·X = B — with the bits of gonum's
+// pure-Go BLAS: every element's operations are gonum's, in its order (the
+// terms (y_k·(−a_ki)) added in k's order where a_ki is not ±0, then the
+// scaling by 1/a_ii), a few rows at a time with each y_k read once for
+// them. It panics at the portable level.
+func TrsmT(upper bool, yt, a []float64, d int) {
+	w := TrsmCols()
+	if w == 0 {
+		panic("kernel: TrsmT: no vector kernels")
+	}
+	if d < 0 || len(yt) != d*w || len(a) != d*d {
+		panic("kernel: TrsmT: lengths differ")
+	}
+	switch {
+	case d == 0:
+	case upper:
+		trsmUpperT64V(yt, a, d)
+	default:
+		trsmLowerT64V(yt, a, d)
+	}
+}
+
+// GemmSubReady reports whether GemmSub runs here (a vector level, and
+// gonum's float64 BLAS).
+func GemmSubReady() bool { return gemmSub64V != nil && gonumBLAS }
+
+// GemmSub computes C −= A·B (A m×k, B k×n, C m×n, row-major with strides
+// lda, ldb, ldc) with the bits of gonum's Dgemm(NoTrans, NoTrans, m, n, k,
+// −1, a, lda, b, ldb, 1, c, ldc), LAPACK's Getrf's update of its trailing
+// matrix: every element c_ij = (b_lj·(−a_il)) + c_ij for l in order, where
+// a_il is not ±0, as gonum's dgemmSerialNotNot has it whatever its
+// blocking. Tiles of C on vectors, the rows and columns left over a row at
+// a time (floats.AddScaled, gonum's AxpyUnitary). It reports false, and
+// does nothing, at the portable level and where the float64 BLAS is not
+// gonum's.
+func GemmSub(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) bool {
+	if !GemmSubReady() {
+		return false
+	}
+	if m < 0 || n < 0 || k < 0 || lda < max(1, k) || ldb < max(1, n) || ldc < max(1, n) ||
+		m > 0 && k > 0 && len(a) < (m-1)*lda+k || k > 0 && n > 0 && len(b) < (k-1)*ldb+n || m > 0 && n > 0 && len(c) < (m-1)*ldc+n {
+		panic("kernel: GemmSub: lengths differ")
+	}
+	if m == 0 || n == 0 || k == 0 {
+		return true
+	}
+	rows, cols := lanes/2, lanes
+	mt, nt := m/rows*rows, n/cols*cols
+	for i := 0; i < mt; i += rows {
+		for j := 0; j < nt; j += cols {
+			gemmSub64V(c[i*ldc+j:], ldc, a[i*lda:], lda, b[j:], ldb, k)
+		}
+	}
+	for i := range m {
+		j0 := nt // the columns left over, and every column of the rows left over
+		if i >= mt {
+			j0 = 0
+		}
+		if j0 == n {
+			continue
+		}
+		ci := c[i*ldc+j0 : i*ldc+n]
+		for l, v := range a[i*lda : i*lda+k] {
+			if tmp := -v; tmp != 0 {
+				floats.AddScaled(ci, tmp, b[l*ldb+j0:l*ldb+n])
+			}
+		}
+	}
+	return true
+}

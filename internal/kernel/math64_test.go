@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/blas"
+	gonumblas "gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -272,6 +274,115 @@ func TestRankUpdate(t *testing.T) {
 						}
 						if g, w := got[k], want[k]; math.Float64bits(g) != math.Float64bits(w) && !(g != g && w != w) {
 							t.Fatalf("d=%d, n=%d, rows %d–%d (special values %v): entry (%d, %d) is %g, want %g", d, n, r0, r1, wild, r, c, g, w)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestTrsmT: TrsmT at every vector level has the bits of gonum's Dtrsm
+// (Left, Upper, Trans, NonUnit and Left, Lower, Trans, Unit), for d from 0
+// to 40 and 100, on LU-like factors with zero entries (which gonum passes
+// over) and, in half the cases, special values in a and in the right-hand
+// sides (any NaN for a NaN).
+func TestTrsmT(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		w := TrsmCols()
+		if w == 0 {
+			return // the portable level has no TrsmT
+		}
+		impl := gonumblas.Implementation{}
+		rng := rand.New(rand.NewPCG(15, 16))
+		special := []float64{0, math.Copysign(0, -1), 5e-324, 1e-310, 1e300, math.Inf(1), math.Inf(-1), math.NaN()}
+		dims := []int{100}
+		for d := range 41 {
+			dims = append(dims, d)
+		}
+		for _, d := range dims {
+			for _, wild := range []bool{false, true} {
+				for _, upper := range []bool{true, false} {
+					a := make([]float64, d*d)
+					for i := range a {
+						a[i] = rng.NormFloat64()
+						if rng.IntN(6) == 0 {
+							a[i] = 0
+						}
+					}
+					for i := range d {
+						a[i*d+i] = 1 + rng.Float64()
+					}
+					yt := make([]float64, d*w)
+					for i := range yt {
+						yt[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(10)-5))
+					}
+					if wild && d > 0 {
+						for range 1 + d/4 {
+							yt[rng.IntN(len(yt))] = special[rng.IntN(len(special))]
+							a[rng.IntN(len(a))] = special[rng.IntN(len(special))]
+						}
+					}
+					want := slices.Clone(yt)
+					ul, diag := blas.Lower, blas.Unit
+					if upper {
+						ul, diag = blas.Upper, blas.NonUnit
+					}
+					if d > 0 {
+						impl.Dtrsm(blas.Left, ul, blas.Trans, diag, d, w, 1, a, d, want, w)
+					}
+					TrsmT(upper, yt, a, d)
+					for k, v := range yt {
+						if math.Float64bits(v) != math.Float64bits(want[k]) && !(v != v && want[k] != want[k]) {
+							t.Fatalf("d=%d, upper %v (special values %v): row %d, column %d is %g, gonum's %g", d, upper, wild, k/w, k%w, v, want[k])
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestGemmSub: GemmSub at every vector level has the bits of gonum's
+// Dgemm(NoTrans, NoTrans, …, −1, …, 1, …), for shapes around the tiles'
+// edges, strides wider than the rows, A with zero entries (which gonum
+// passes over) and, in half the cases, special values (any NaN for a
+// NaN); C's values outside m×n untouched.
+func TestGemmSub(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(17, 18))
+		special := []float64{0, math.Copysign(0, -1), 5e-324, 1e-310, 1e300, math.Inf(1), math.Inf(-1), math.NaN()}
+		impl := gonumblas.Implementation{}
+		for _, m := range []int{0, 1, 3, 4, 5, 8, 9, 17, 70} {
+			for _, n := range []int{1, 7, 8, 16, 17, 33, 130} {
+				for _, k := range []int{0, 1, 5, 64, 70} {
+					wild := rng.IntN(2) == 0
+					lda, ldb, ldc := k+2, n+3, n+1
+					a, b, c := make([]float64, max(1, m*lda)), make([]float64, max(1, k*ldb)), make([]float64, max(1, m*ldc))
+					for _, x := range [][]float64{a, b, c} {
+						for i := range x {
+							x[i] = rng.NormFloat64()
+							if wild && rng.IntN(20) == 0 {
+								x[i] = special[rng.IntN(len(special))]
+							}
+						}
+					}
+					for i := range a {
+						if rng.IntN(6) == 0 {
+							a[i] = 0
+						}
+					}
+					want := slices.Clone(c)
+					impl.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, -1, a, lda, b, ldb, 1, want, ldc)
+					if !GemmSub(m, n, k, a, lda, b, ldb, c, ldc) {
+						if SolveRows() != 0 {
+							t.Fatal("GemmSub refused at a vector level")
+						}
+						return
+					}
+					for i, v := range c {
+						if math.Float64bits(v) != math.Float64bits(want[i]) && !(v != v && want[i] != want[i]) {
+							t.Fatalf("m=%d n=%d k=%d (special values %v): C[%d][%d] = %g, gonum's %g", m, n, k, wild, i/ldc, i%ldc, v, want[i])
 						}
 					}
 				}

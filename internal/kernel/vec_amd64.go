@@ -150,6 +150,18 @@ func solveLower64512(yt []float64, l []float64, d int)
 // c < 16, t < n: x_t[r] = xr[t·ldx + r], x_t[c] = xc[t·ldx + c].
 func rankTile64512(sig []float64, lds int, xr []float64, xc []float64, ldx int, n int)
 
+// trsmUpperT64512 is gonum's Dtrsm(Left, Upper, Trans, NonUnit) of the d×d matrix a (row-major) on yt,
+// d rows of 32 columns (row-major), in place.
+func trsmUpperT64512(yt []float64, a []float64, d int)
+
+// trsmLowerT64512 is gonum's Dtrsm(Left, Lower, Trans, Unit) of the d×d matrix a (row-major) on yt,
+// d rows of 32 columns (row-major), in place.
+func trsmLowerT64512(yt []float64, a []float64, d int)
+
+// gemmSub64512 subtracts A·B from the 8×16 tile c (rows ldc apart), A 8×k (rows lda apart),
+// B k×16 (rows ldb apart), passing over A's ±0 entries as gonum's Dgemm does.
+func gemmSub64512(c []float64, ldc int, a []float64, lda int, b []float64, ldb int, k int)
+
 // sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.
@@ -297,6 +309,18 @@ func solveLower64256(yt []float64, l []float64, d int)
 // rankTile64256 adds Σ_t x_t[r]·x_t[c] into the 4×8 tile sig (rows lds apart) for r < 4,
 // c < 8, t < n: x_t[r] = xr[t·ldx + r], x_t[c] = xc[t·ldx + c].
 func rankTile64256(sig []float64, lds int, xr []float64, xc []float64, ldx int, n int)
+
+// trsmUpperT64256 is gonum's Dtrsm(Left, Upper, Trans, NonUnit) of the d×d matrix a (row-major) on yt,
+// d rows of 16 columns (row-major), in place.
+func trsmUpperT64256(yt []float64, a []float64, d int)
+
+// trsmLowerT64256 is gonum's Dtrsm(Left, Lower, Trans, Unit) of the d×d matrix a (row-major) on yt,
+// d rows of 16 columns (row-major), in place.
+func trsmLowerT64256(yt []float64, a []float64, d int)
+
+// gemmSub64256 subtracts A·B from the 4×8 tile c (rows ldc apart), A 4×k (rows lda apart),
+// B k×8 (rows ldb apart), passing over A's ±0 entries as gonum's Dgemm does.
+func gemmSub64256(c []float64, ldc int, a []float64, lda int, b []float64, ldb int, k int)
 
 // lutByte512 sets bit l of masks[b] unless the sum over j of the entries
 // tables[512·j + c] + 256·tables[512·j + 256 + c], for code c of row l

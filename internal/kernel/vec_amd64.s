@@ -3918,6 +3918,755 @@ store:
 	VZEROUPPER
 	RET
 
+// func trsmUpperT64512(yt []float64, a []float64, d int)
+// Requires: AVX, AVX512F
+TEXT ·trsmUpperT64512(SB), NOSPLIT, $0-56
+	MOVQ   yt_base+0(FP), AX
+	MOVQ   a_base+24(FP), CX
+	MOVQ   d+48(FP), DX
+	IMUL3Q $0x00000008, DX, BX
+	IMUL3Q $0x00000010, DX, SI
+	IMUL3Q $0x00000018, DX, DI
+	MOVQ   DX, R9
+	SHLQ   $0x03, R9
+	XORQ   R10, R10
+	MOVQ   AX, R11
+	MOVQ   DX, R15
+	SUBQ   $0x00000004, R15
+
+group:
+	CMPQ    R10, R15
+	JG      lone
+	VMOVUPD (R11), Z0
+	VMOVUPD 64(R11), Z1
+	VMOVUPD 128(R11), Z2
+	VMOVUPD 192(R11), Z3
+	VMOVUPD 256(R11), Z4
+	VMOVUPD 320(R11), Z5
+	VMOVUPD 384(R11), Z6
+	VMOVUPD 448(R11), Z7
+	VMOVUPD 512(R11), Z8
+	VMOVUPD 576(R11), Z9
+	VMOVUPD 640(R11), Z10
+	VMOVUPD 704(R11), Z11
+	VMOVUPD 768(R11), Z12
+	VMOVUPD 832(R11), Z13
+	VMOVUPD 896(R11), Z14
+	VMOVUPD 960(R11), Z15
+	MOVQ    AX, R12
+	MOVQ    CX, R13
+	LEAQ    (R13)(R10*8), R13
+	MOVQ    R10, R14
+
+termsG:
+	TESTQ        R14, R14
+	JZ           termsDoneG
+	VMOVUPD      (R12), Z16
+	VMOVUPD      64(R12), Z17
+	VMOVUPD      128(R12), Z18
+	VMOVUPD      192(R12), Z19
+	MOVQ         (R13), R8
+	ADDQ         R8, R8
+	JZ           zero1
+	VBROADCASTSD (R13), Z20
+	VMULPD       Z20, Z16, Z21
+	VSUBPD       Z21, Z0, Z0
+	VMULPD       Z20, Z17, Z21
+	VSUBPD       Z21, Z1, Z1
+	VMULPD       Z20, Z18, Z21
+	VSUBPD       Z21, Z2, Z2
+	VMULPD       Z20, Z19, Z20
+	VSUBPD       Z20, Z3, Z3
+
+zero1:
+	MOVQ         8(R13), R8
+	ADDQ         R8, R8
+	JZ           zero2
+	VBROADCASTSD 8(R13), Z20
+	VMULPD       Z20, Z16, Z21
+	VSUBPD       Z21, Z4, Z4
+	VMULPD       Z20, Z17, Z21
+	VSUBPD       Z21, Z5, Z5
+	VMULPD       Z20, Z18, Z21
+	VSUBPD       Z21, Z6, Z6
+	VMULPD       Z20, Z19, Z20
+	VSUBPD       Z20, Z7, Z7
+
+zero2:
+	MOVQ         16(R13), R8
+	ADDQ         R8, R8
+	JZ           zero3
+	VBROADCASTSD 16(R13), Z20
+	VMULPD       Z20, Z16, Z21
+	VSUBPD       Z21, Z8, Z8
+	VMULPD       Z20, Z17, Z21
+	VSUBPD       Z21, Z9, Z9
+	VMULPD       Z20, Z18, Z21
+	VSUBPD       Z21, Z10, Z10
+	VMULPD       Z20, Z19, Z20
+	VSUBPD       Z20, Z11, Z11
+
+zero3:
+	MOVQ         24(R13), R8
+	ADDQ         R8, R8
+	JZ           zero4
+	VBROADCASTSD 24(R13), Z20
+	VMULPD       Z20, Z16, Z16
+	VSUBPD       Z16, Z12, Z12
+	VMULPD       Z20, Z17, Z16
+	VSUBPD       Z16, Z13, Z13
+	VMULPD       Z20, Z18, Z16
+	VSUBPD       Z16, Z14, Z14
+	VMULPD       Z20, Z19, Z16
+	VSUBPD       Z16, Z15, Z15
+
+zero4:
+	ADDQ $0x00000100, R12
+	ADDQ R9, R13
+	DECQ R14
+	JMP  termsG
+
+termsDoneG:
+	MOVQ         R10, R13
+	IMULQ        R9, R13
+	ADDQ         CX, R13
+	LEAQ         (R13)(R10*8), R13
+	VBROADCASTSD (R13), Z16
+	VMOVUPD      ccsconst<>+2880(SB), Z17
+	VDIVPD       Z16, Z17, Z16
+	VMULPD       Z16, Z0, Z0
+	VMULPD       Z16, Z1, Z1
+	VMULPD       Z16, Z2, Z2
+	VMULPD       Z16, Z3, Z3
+	VMOVUPD      Z0, (R11)
+	VMOVUPD      Z1, 64(R11)
+	VMOVUPD      Z2, 128(R11)
+	VMOVUPD      Z3, 192(R11)
+	MOVQ         8(R13), R8
+	ADDQ         R8, R8
+	JZ           zero5
+	VBROADCASTSD 8(R13), Z16
+	VMULPD       Z16, Z0, Z17
+	VSUBPD       Z17, Z4, Z4
+	VMULPD       Z16, Z1, Z17
+	VSUBPD       Z17, Z5, Z5
+	VMULPD       Z16, Z2, Z17
+	VSUBPD       Z17, Z6, Z6
+	VMULPD       Z16, Z3, Z16
+	VSUBPD       Z16, Z7, Z7
+
+zero5:
+	VBROADCASTSD 8(R13)(BX*1), Z16
+	VMOVUPD      ccsconst<>+2880(SB), Z17
+	VDIVPD       Z16, Z17, Z16
+	VMULPD       Z16, Z4, Z4
+	VMULPD       Z16, Z5, Z5
+	VMULPD       Z16, Z6, Z6
+	VMULPD       Z16, Z7, Z7
+	VMOVUPD      Z4, 256(R11)
+	VMOVUPD      Z5, 320(R11)
+	VMOVUPD      Z6, 384(R11)
+	VMOVUPD      Z7, 448(R11)
+	MOVQ         16(R13), R8
+	ADDQ         R8, R8
+	JZ           zero6
+	VBROADCASTSD 16(R13), Z16
+	VMULPD       Z16, Z0, Z17
+	VSUBPD       Z17, Z8, Z8
+	VMULPD       Z16, Z1, Z17
+	VSUBPD       Z17, Z9, Z9
+	VMULPD       Z16, Z2, Z17
+	VSUBPD       Z17, Z10, Z10
+	VMULPD       Z16, Z3, Z16
+	VSUBPD       Z16, Z11, Z11
+
+zero6:
+	MOVQ         16(R13)(BX*1), R8
+	ADDQ         R8, R8
+	JZ           zero7
+	VBROADCASTSD 16(R13)(BX*1), Z16
+	VMULPD       Z16, Z4, Z17
+	VSUBPD       Z17, Z8, Z8
+	VMULPD       Z16, Z5, Z17
+	VSUBPD       Z17, Z9, Z9
+	VMULPD       Z16, Z6, Z17
+	VSUBPD       Z17, Z10, Z10
+	VMULPD       Z16, Z7, Z16
+	VSUBPD       Z16, Z11, Z11
+
+zero7:
+	VBROADCASTSD 16(R13)(SI*1), Z16
+	VMOVUPD      ccsconst<>+2880(SB), Z17
+	VDIVPD       Z16, Z17, Z16
+	VMULPD       Z16, Z8, Z8
+	VMULPD       Z16, Z9, Z9
+	VMULPD       Z16, Z10, Z10
+	VMULPD       Z16, Z11, Z11
+	VMOVUPD      Z8, 512(R11)
+	VMOVUPD      Z9, 576(R11)
+	VMOVUPD      Z10, 640(R11)
+	VMOVUPD      Z11, 704(R11)
+	MOVQ         24(R13), R8
+	ADDQ         R8, R8
+	JZ           zero8
+	VBROADCASTSD 24(R13), Z16
+	VMULPD       Z16, Z0, Z0
+	VSUBPD       Z0, Z12, Z12
+	VMULPD       Z16, Z1, Z0
+	VSUBPD       Z0, Z13, Z13
+	VMULPD       Z16, Z2, Z0
+	VSUBPD       Z0, Z14, Z14
+	VMULPD       Z16, Z3, Z0
+	VSUBPD       Z0, Z15, Z15
+
+zero8:
+	MOVQ         24(R13)(BX*1), R8
+	ADDQ         R8, R8
+	JZ           zero9
+	VBROADCASTSD 24(R13)(BX*1), Z0
+	VMULPD       Z0, Z4, Z1
+	VSUBPD       Z1, Z12, Z12
+	VMULPD       Z0, Z5, Z1
+	VSUBPD       Z1, Z13, Z13
+	VMULPD       Z0, Z6, Z1
+	VSUBPD       Z1, Z14, Z14
+	VMULPD       Z0, Z7, Z0
+	VSUBPD       Z0, Z15, Z15
+
+zero9:
+	MOVQ         24(R13)(SI*1), R8
+	ADDQ         R8, R8
+	JZ           zero10
+	VBROADCASTSD 24(R13)(SI*1), Z0
+	VMULPD       Z0, Z8, Z1
+	VSUBPD       Z1, Z12, Z12
+	VMULPD       Z0, Z9, Z1
+	VSUBPD       Z1, Z13, Z13
+	VMULPD       Z0, Z10, Z1
+	VSUBPD       Z1, Z14, Z14
+	VMULPD       Z0, Z11, Z0
+	VSUBPD       Z0, Z15, Z15
+
+zero10:
+	VBROADCASTSD 24(R13)(DI*1), Z0
+	VMOVUPD      ccsconst<>+2880(SB), Z1
+	VDIVPD       Z0, Z1, Z0
+	VMULPD       Z0, Z12, Z12
+	VMULPD       Z0, Z13, Z13
+	VMULPD       Z0, Z14, Z14
+	VMULPD       Z0, Z15, Z15
+	VMOVUPD      Z12, 768(R11)
+	VMOVUPD      Z13, 832(R11)
+	VMOVUPD      Z14, 896(R11)
+	VMOVUPD      Z15, 960(R11)
+	ADDQ         $0x00000004, R10
+	ADDQ         $0x00000400, R11
+	JMP          group
+
+lone:
+	CMPQ    R10, DX
+	JAE     done
+	VMOVUPD (R11), Z0
+	VMOVUPD 64(R11), Z1
+	VMOVUPD 128(R11), Z2
+	VMOVUPD 192(R11), Z3
+	MOVQ    AX, R12
+	MOVQ    CX, R13
+	LEAQ    (R13)(R10*8), R13
+	MOVQ    R10, R14
+
+termsL:
+	TESTQ        R14, R14
+	JZ           termsDoneL
+	VMOVUPD      (R12), Z4
+	VMOVUPD      64(R12), Z5
+	VMOVUPD      128(R12), Z6
+	VMOVUPD      192(R12), Z7
+	MOVQ         (R13), R8
+	ADDQ         R8, R8
+	JZ           zero11
+	VBROADCASTSD (R13), Z8
+	VMULPD       Z8, Z4, Z4
+	VSUBPD       Z4, Z0, Z0
+	VMULPD       Z8, Z5, Z4
+	VSUBPD       Z4, Z1, Z1
+	VMULPD       Z8, Z6, Z4
+	VSUBPD       Z4, Z2, Z2
+	VMULPD       Z8, Z7, Z4
+	VSUBPD       Z4, Z3, Z3
+
+zero11:
+	ADDQ $0x00000100, R12
+	ADDQ R9, R13
+	DECQ R14
+	JMP  termsL
+
+termsDoneL:
+	MOVQ         R10, R13
+	IMULQ        R9, R13
+	ADDQ         CX, R13
+	LEAQ         (R13)(R10*8), R13
+	VBROADCASTSD (R13), Z4
+	VMOVUPD      ccsconst<>+2880(SB), Z5
+	VDIVPD       Z4, Z5, Z4
+	VMULPD       Z4, Z0, Z0
+	VMULPD       Z4, Z1, Z1
+	VMULPD       Z4, Z2, Z2
+	VMULPD       Z4, Z3, Z3
+	VMOVUPD      Z0, (R11)
+	VMOVUPD      Z1, 64(R11)
+	VMOVUPD      Z2, 128(R11)
+	VMOVUPD      Z3, 192(R11)
+	INCQ         R10
+	ADDQ         $0x00000100, R11
+	JMP          lone
+
+done:
+	VZEROUPPER
+	RET
+
+// func trsmLowerT64512(yt []float64, a []float64, d int)
+// Requires: AVX, AVX512F
+TEXT ·trsmLowerT64512(SB), NOSPLIT, $0-56
+	MOVQ   yt_base+0(FP), AX
+	MOVQ   a_base+24(FP), CX
+	MOVQ   d+48(FP), DX
+	IMUL3Q $0x00000008, DX, BX
+	IMUL3Q $0x00000010, DX, SI
+	IMUL3Q $0x00000018, DX, DI
+	MOVQ   DX, R9
+	SHLQ   $0x03, R9
+	MOVQ   DX, R10
+
+group:
+	CMPQ    R10, $0x00000004
+	JL      lone
+	SUBQ    $0x00000004, R10
+	IMUL3Q  $0x00000100, R10, R11
+	ADDQ    AX, R11
+	VMOVUPD (R11), Z0
+	VMOVUPD 64(R11), Z1
+	VMOVUPD 128(R11), Z2
+	VMOVUPD 192(R11), Z3
+	VMOVUPD 256(R11), Z4
+	VMOVUPD 320(R11), Z5
+	VMOVUPD 384(R11), Z6
+	VMOVUPD 448(R11), Z7
+	VMOVUPD 512(R11), Z8
+	VMOVUPD 576(R11), Z9
+	VMOVUPD 640(R11), Z10
+	VMOVUPD 704(R11), Z11
+	VMOVUPD 768(R11), Z12
+	VMOVUPD 832(R11), Z13
+	VMOVUPD 896(R11), Z14
+	VMOVUPD 960(R11), Z15
+	MOVQ    DX, R14
+	SUBQ    R10, R14
+	SUBQ    $0x00000004, R14
+	MOVQ    DX, R13
+	DECQ    R13
+	IMUL3Q  $0x00000100, R13, R12
+	ADDQ    AX, R12
+	IMULQ   R9, R13
+	ADDQ    CX, R13
+	LEAQ    (R13)(R10*8), R13
+
+termsG:
+	TESTQ        R14, R14
+	JZ           termsDoneG
+	VMOVUPD      (R12), Z16
+	VMOVUPD      64(R12), Z17
+	VMOVUPD      128(R12), Z18
+	VMOVUPD      192(R12), Z19
+	MOVQ         (R13), R8
+	ADDQ         R8, R8
+	JZ           zero1
+	VBROADCASTSD (R13), Z20
+	VMULPD       Z20, Z16, Z21
+	VSUBPD       Z21, Z0, Z0
+	VMULPD       Z20, Z17, Z21
+	VSUBPD       Z21, Z1, Z1
+	VMULPD       Z20, Z18, Z21
+	VSUBPD       Z21, Z2, Z2
+	VMULPD       Z20, Z19, Z20
+	VSUBPD       Z20, Z3, Z3
+
+zero1:
+	MOVQ         8(R13), R8
+	ADDQ         R8, R8
+	JZ           zero2
+	VBROADCASTSD 8(R13), Z20
+	VMULPD       Z20, Z16, Z21
+	VSUBPD       Z21, Z4, Z4
+	VMULPD       Z20, Z17, Z21
+	VSUBPD       Z21, Z5, Z5
+	VMULPD       Z20, Z18, Z21
+	VSUBPD       Z21, Z6, Z6
+	VMULPD       Z20, Z19, Z20
+	VSUBPD       Z20, Z7, Z7
+
+zero2:
+	MOVQ         16(R13), R8
+	ADDQ         R8, R8
+	JZ           zero3
+	VBROADCASTSD 16(R13), Z20
+	VMULPD       Z20, Z16, Z21
+	VSUBPD       Z21, Z8, Z8
+	VMULPD       Z20, Z17, Z21
+	VSUBPD       Z21, Z9, Z9
+	VMULPD       Z20, Z18, Z21
+	VSUBPD       Z21, Z10, Z10
+	VMULPD       Z20, Z19, Z20
+	VSUBPD       Z20, Z11, Z11
+
+zero3:
+	MOVQ         24(R13), R8
+	ADDQ         R8, R8
+	JZ           zero4
+	VBROADCASTSD 24(R13), Z20
+	VMULPD       Z20, Z16, Z16
+	VSUBPD       Z16, Z12, Z12
+	VMULPD       Z20, Z17, Z16
+	VSUBPD       Z16, Z13, Z13
+	VMULPD       Z20, Z18, Z16
+	VSUBPD       Z16, Z14, Z14
+	VMULPD       Z20, Z19, Z16
+	VSUBPD       Z16, Z15, Z15
+
+zero4:
+	SUBQ $0x00000100, R12
+	SUBQ R9, R13
+	DECQ R14
+	JMP  termsG
+
+termsDoneG:
+	MOVQ         R10, R13
+	IMULQ        R9, R13
+	ADDQ         CX, R13
+	LEAQ         (R13)(R10*8), R13
+	VMOVUPD      Z12, 768(R11)
+	VMOVUPD      Z13, 832(R11)
+	VMOVUPD      Z14, 896(R11)
+	VMOVUPD      Z15, 960(R11)
+	MOVQ         16(R13)(DI*1), R8
+	ADDQ         R8, R8
+	JZ           zero5
+	VBROADCASTSD 16(R13)(DI*1), Z16
+	VMULPD       Z16, Z12, Z17
+	VSUBPD       Z17, Z8, Z8
+	VMULPD       Z16, Z13, Z17
+	VSUBPD       Z17, Z9, Z9
+	VMULPD       Z16, Z14, Z17
+	VSUBPD       Z17, Z10, Z10
+	VMULPD       Z16, Z15, Z16
+	VSUBPD       Z16, Z11, Z11
+
+zero5:
+	VMOVUPD      Z8, 512(R11)
+	VMOVUPD      Z9, 576(R11)
+	VMOVUPD      Z10, 640(R11)
+	VMOVUPD      Z11, 704(R11)
+	MOVQ         8(R13)(DI*1), R8
+	ADDQ         R8, R8
+	JZ           zero6
+	VBROADCASTSD 8(R13)(DI*1), Z16
+	VMULPD       Z16, Z12, Z17
+	VSUBPD       Z17, Z4, Z4
+	VMULPD       Z16, Z13, Z17
+	VSUBPD       Z17, Z5, Z5
+	VMULPD       Z16, Z14, Z17
+	VSUBPD       Z17, Z6, Z6
+	VMULPD       Z16, Z15, Z16
+	VSUBPD       Z16, Z7, Z7
+
+zero6:
+	MOVQ         8(R13)(SI*1), R8
+	ADDQ         R8, R8
+	JZ           zero7
+	VBROADCASTSD 8(R13)(SI*1), Z16
+	VMULPD       Z16, Z8, Z17
+	VSUBPD       Z17, Z4, Z4
+	VMULPD       Z16, Z9, Z17
+	VSUBPD       Z17, Z5, Z5
+	VMULPD       Z16, Z10, Z17
+	VSUBPD       Z17, Z6, Z6
+	VMULPD       Z16, Z11, Z16
+	VSUBPD       Z16, Z7, Z7
+
+zero7:
+	VMOVUPD      Z4, 256(R11)
+	VMOVUPD      Z5, 320(R11)
+	VMOVUPD      Z6, 384(R11)
+	VMOVUPD      Z7, 448(R11)
+	MOVQ         (R13)(DI*1), R8
+	ADDQ         R8, R8
+	JZ           zero8
+	VBROADCASTSD (R13)(DI*1), Z16
+	VMULPD       Z16, Z12, Z12
+	VSUBPD       Z12, Z0, Z0
+	VMULPD       Z16, Z13, Z12
+	VSUBPD       Z12, Z1, Z1
+	VMULPD       Z16, Z14, Z12
+	VSUBPD       Z12, Z2, Z2
+	VMULPD       Z16, Z15, Z12
+	VSUBPD       Z12, Z3, Z3
+
+zero8:
+	MOVQ         (R13)(SI*1), R8
+	ADDQ         R8, R8
+	JZ           zero9
+	VBROADCASTSD (R13)(SI*1), Z12
+	VMULPD       Z12, Z8, Z8
+	VSUBPD       Z8, Z0, Z0
+	VMULPD       Z12, Z9, Z8
+	VSUBPD       Z8, Z1, Z1
+	VMULPD       Z12, Z10, Z8
+	VSUBPD       Z8, Z2, Z2
+	VMULPD       Z12, Z11, Z8
+	VSUBPD       Z8, Z3, Z3
+
+zero9:
+	MOVQ         (R13)(BX*1), R8
+	ADDQ         R8, R8
+	JZ           zero10
+	VBROADCASTSD (R13)(BX*1), Z8
+	VMULPD       Z8, Z4, Z4
+	VSUBPD       Z4, Z0, Z0
+	VMULPD       Z8, Z5, Z4
+	VSUBPD       Z4, Z1, Z1
+	VMULPD       Z8, Z6, Z4
+	VSUBPD       Z4, Z2, Z2
+	VMULPD       Z8, Z7, Z4
+	VSUBPD       Z4, Z3, Z3
+
+zero10:
+	VMOVUPD Z0, (R11)
+	VMOVUPD Z1, 64(R11)
+	VMOVUPD Z2, 128(R11)
+	VMOVUPD Z3, 192(R11)
+	JMP     group
+
+lone:
+	TESTQ   R10, R10
+	JZ      done
+	DECQ    R10
+	IMUL3Q  $0x00000100, R10, R11
+	ADDQ    AX, R11
+	VMOVUPD (R11), Z0
+	VMOVUPD 64(R11), Z1
+	VMOVUPD 128(R11), Z2
+	VMOVUPD 192(R11), Z3
+	MOVQ    DX, R14
+	SUBQ    R10, R14
+	SUBQ    $0x00000001, R14
+	MOVQ    DX, R13
+	DECQ    R13
+	IMUL3Q  $0x00000100, R13, R12
+	ADDQ    AX, R12
+	IMULQ   R9, R13
+	ADDQ    CX, R13
+	LEAQ    (R13)(R10*8), R13
+
+termsL:
+	TESTQ        R14, R14
+	JZ           termsDoneL
+	VMOVUPD      (R12), Z4
+	VMOVUPD      64(R12), Z5
+	VMOVUPD      128(R12), Z6
+	VMOVUPD      192(R12), Z7
+	MOVQ         (R13), R8
+	ADDQ         R8, R8
+	JZ           zero11
+	VBROADCASTSD (R13), Z8
+	VMULPD       Z8, Z4, Z4
+	VSUBPD       Z4, Z0, Z0
+	VMULPD       Z8, Z5, Z4
+	VSUBPD       Z4, Z1, Z1
+	VMULPD       Z8, Z6, Z4
+	VSUBPD       Z4, Z2, Z2
+	VMULPD       Z8, Z7, Z4
+	VSUBPD       Z4, Z3, Z3
+
+zero11:
+	SUBQ $0x00000100, R12
+	SUBQ R9, R13
+	DECQ R14
+	JMP  termsL
+
+termsDoneL:
+	MOVQ    R10, R13
+	IMULQ   R9, R13
+	ADDQ    CX, R13
+	LEAQ    (R13)(R10*8), R13
+	VMOVUPD Z0, (R11)
+	VMOVUPD Z1, 64(R11)
+	VMOVUPD Z2, 128(R11)
+	VMOVUPD Z3, 192(R11)
+	JMP     lone
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemmSub64512(c []float64, ldc int, a []float64, lda int, b []float64, ldb int, k int)
+// Requires: AVX, AVX512F
+TEXT ·gemmSub64512(SB), NOSPLIT, $0-104
+	MOVQ    c_base+0(FP), AX
+	MOVQ    a_base+32(FP), CX
+	MOVQ    b_base+64(FP), DX
+	MOVQ    ldc+24(FP), BX
+	SHLQ    $0x03, BX
+	MOVQ    lda+56(FP), SI
+	SHLQ    $0x03, SI
+	MOVQ    ldb+88(FP), DI
+	SHLQ    $0x03, DI
+	MOVQ    k+96(FP), R8
+	IMUL3Q  $0x00000003, SI, R9
+	LEAQ    (CX)(SI*4), R10
+	MOVQ    AX, R11
+	VMOVUPD (R11), Z0
+	VMOVUPD 64(R11), Z1
+	ADDQ    BX, R11
+	VMOVUPD (R11), Z2
+	VMOVUPD 64(R11), Z3
+	ADDQ    BX, R11
+	VMOVUPD (R11), Z4
+	VMOVUPD 64(R11), Z5
+	ADDQ    BX, R11
+	VMOVUPD (R11), Z6
+	VMOVUPD 64(R11), Z7
+	ADDQ    BX, R11
+	VMOVUPD (R11), Z8
+	VMOVUPD 64(R11), Z9
+	ADDQ    BX, R11
+	VMOVUPD (R11), Z10
+	VMOVUPD 64(R11), Z11
+	ADDQ    BX, R11
+	VMOVUPD (R11), Z12
+	VMOVUPD 64(R11), Z13
+	ADDQ    BX, R11
+	VMOVUPD (R11), Z14
+	VMOVUPD 64(R11), Z15
+
+l:
+	TESTQ        R8, R8
+	JZ           store
+	VMOVUPD      (DX), Z16
+	VMOVUPD      64(DX), Z17
+	MOVQ         (CX), R11
+	ADDQ         R11, R11
+	JZ           zero0
+	VBROADCASTSD (CX), Z18
+	VMULPD       Z18, Z16, Z19
+	VSUBPD       Z19, Z0, Z0
+	VMULPD       Z18, Z17, Z18
+	VSUBPD       Z18, Z1, Z1
+
+zero0:
+	MOVQ         (CX)(SI*1), R11
+	ADDQ         R11, R11
+	JZ           zero1
+	VBROADCASTSD (CX)(SI*1), Z18
+	VMULPD       Z18, Z16, Z19
+	VSUBPD       Z19, Z2, Z2
+	VMULPD       Z18, Z17, Z18
+	VSUBPD       Z18, Z3, Z3
+
+zero1:
+	MOVQ         (CX)(SI*2), R11
+	ADDQ         R11, R11
+	JZ           zero2
+	VBROADCASTSD (CX)(SI*2), Z18
+	VMULPD       Z18, Z16, Z19
+	VSUBPD       Z19, Z4, Z4
+	VMULPD       Z18, Z17, Z18
+	VSUBPD       Z18, Z5, Z5
+
+zero2:
+	MOVQ         (CX)(R9*1), R11
+	ADDQ         R11, R11
+	JZ           zero3
+	VBROADCASTSD (CX)(R9*1), Z18
+	VMULPD       Z18, Z16, Z19
+	VSUBPD       Z19, Z6, Z6
+	VMULPD       Z18, Z17, Z18
+	VSUBPD       Z18, Z7, Z7
+
+zero3:
+	MOVQ         (R10), R11
+	ADDQ         R11, R11
+	JZ           zero4
+	VBROADCASTSD (R10), Z18
+	VMULPD       Z18, Z16, Z19
+	VSUBPD       Z19, Z8, Z8
+	VMULPD       Z18, Z17, Z18
+	VSUBPD       Z18, Z9, Z9
+
+zero4:
+	MOVQ         (R10)(SI*1), R11
+	ADDQ         R11, R11
+	JZ           zero5
+	VBROADCASTSD (R10)(SI*1), Z18
+	VMULPD       Z18, Z16, Z19
+	VSUBPD       Z19, Z10, Z10
+	VMULPD       Z18, Z17, Z18
+	VSUBPD       Z18, Z11, Z11
+
+zero5:
+	MOVQ         (R10)(SI*2), R11
+	ADDQ         R11, R11
+	JZ           zero6
+	VBROADCASTSD (R10)(SI*2), Z18
+	VMULPD       Z18, Z16, Z19
+	VSUBPD       Z19, Z12, Z12
+	VMULPD       Z18, Z17, Z18
+	VSUBPD       Z18, Z13, Z13
+
+zero6:
+	MOVQ         (R10)(R9*1), R11
+	ADDQ         R11, R11
+	JZ           zero7
+	VBROADCASTSD (R10)(R9*1), Z18
+	VMULPD       Z18, Z16, Z16
+	VSUBPD       Z16, Z14, Z14
+	VMULPD       Z18, Z17, Z16
+	VSUBPD       Z16, Z15, Z15
+
+zero7:
+	ADDQ $0x00000008, CX
+	ADDQ $0x00000008, R10
+	ADDQ DI, DX
+	DECQ R8
+	JMP  l
+
+store:
+	MOVQ    AX, R11
+	VMOVUPD Z0, (R11)
+	VMOVUPD Z1, 64(R11)
+	ADDQ    BX, R11
+	VMOVUPD Z2, (R11)
+	VMOVUPD Z3, 64(R11)
+	ADDQ    BX, R11
+	VMOVUPD Z4, (R11)
+	VMOVUPD Z5, 64(R11)
+	ADDQ    BX, R11
+	VMOVUPD Z6, (R11)
+	VMOVUPD Z7, 64(R11)
+	ADDQ    BX, R11
+	VMOVUPD Z8, (R11)
+	VMOVUPD Z9, 64(R11)
+	ADDQ    BX, R11
+	VMOVUPD Z10, (R11)
+	VMOVUPD Z11, 64(R11)
+	ADDQ    BX, R11
+	VMOVUPD Z12, (R11)
+	VMOVUPD Z13, 64(R11)
+	ADDQ    BX, R11
+	VMOVUPD Z14, (R11)
+	VMOVUPD Z15, 64(R11)
+	VZEROUPPER
+	RET
+
 // func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
 // Requires: AVX, FMA3, MMX+
 TEXT ·sqRowsBound256(SB), NOSPLIT, $0-76
@@ -6751,6 +7500,443 @@ store:
 	ADDQ    BX, R8
 	VMOVUPD Y6, (R8)
 	VMOVUPD Y7, 32(R8)
+	VZEROUPPER
+	RET
+
+// func trsmUpperT64256(yt []float64, a []float64, d int)
+// Requires: AVX
+TEXT ·trsmUpperT64256(SB), NOSPLIT, $0-56
+	MOVQ   yt_base+0(FP), AX
+	MOVQ   a_base+24(FP), CX
+	MOVQ   d+48(FP), DX
+	IMUL3Q $0x00000008, DX, BX
+	MOVQ   DX, DI
+	SHLQ   $0x03, DI
+	XORQ   R8, R8
+	MOVQ   AX, R9
+	MOVQ   DX, R13
+	SUBQ   $0x00000002, R13
+
+group:
+	CMPQ    R8, R13
+	JG      lone
+	VMOVUPD (R9), Y0
+	VMOVUPD 32(R9), Y1
+	VMOVUPD 64(R9), Y2
+	VMOVUPD 96(R9), Y3
+	VMOVUPD 128(R9), Y4
+	VMOVUPD 160(R9), Y5
+	VMOVUPD 192(R9), Y6
+	VMOVUPD 224(R9), Y7
+	MOVQ    AX, R10
+	MOVQ    CX, R11
+	LEAQ    (R11)(R8*8), R11
+	MOVQ    R8, R12
+
+termsG:
+	TESTQ        R12, R12
+	JZ           termsDoneG
+	VMOVUPD      (R10), Y8
+	VMOVUPD      32(R10), Y9
+	VMOVUPD      64(R10), Y10
+	VMOVUPD      96(R10), Y11
+	MOVQ         (R11), SI
+	ADDQ         SI, SI
+	JZ           zero1
+	VBROADCASTSD (R11), Y12
+	VMULPD       Y12, Y8, Y13
+	VSUBPD       Y13, Y0, Y0
+	VMULPD       Y12, Y9, Y13
+	VSUBPD       Y13, Y1, Y1
+	VMULPD       Y12, Y10, Y13
+	VSUBPD       Y13, Y2, Y2
+	VMULPD       Y12, Y11, Y12
+	VSUBPD       Y12, Y3, Y3
+
+zero1:
+	MOVQ         8(R11), SI
+	ADDQ         SI, SI
+	JZ           zero2
+	VBROADCASTSD 8(R11), Y12
+	VMULPD       Y12, Y8, Y8
+	VSUBPD       Y8, Y4, Y4
+	VMULPD       Y12, Y9, Y8
+	VSUBPD       Y8, Y5, Y5
+	VMULPD       Y12, Y10, Y8
+	VSUBPD       Y8, Y6, Y6
+	VMULPD       Y12, Y11, Y8
+	VSUBPD       Y8, Y7, Y7
+
+zero2:
+	ADDQ $0x00000080, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  termsG
+
+termsDoneG:
+	MOVQ         R8, R11
+	IMULQ        DI, R11
+	ADDQ         CX, R11
+	LEAQ         (R11)(R8*8), R11
+	VBROADCASTSD (R11), Y8
+	VMOVUPD      ccsconst<>+2880(SB), Y9
+	VDIVPD       Y8, Y9, Y8
+	VMULPD       Y8, Y0, Y0
+	VMULPD       Y8, Y1, Y1
+	VMULPD       Y8, Y2, Y2
+	VMULPD       Y8, Y3, Y3
+	VMOVUPD      Y0, (R9)
+	VMOVUPD      Y1, 32(R9)
+	VMOVUPD      Y2, 64(R9)
+	VMOVUPD      Y3, 96(R9)
+	MOVQ         8(R11), SI
+	ADDQ         SI, SI
+	JZ           zero3
+	VBROADCASTSD 8(R11), Y8
+	VMULPD       Y8, Y0, Y0
+	VSUBPD       Y0, Y4, Y4
+	VMULPD       Y8, Y1, Y0
+	VSUBPD       Y0, Y5, Y5
+	VMULPD       Y8, Y2, Y0
+	VSUBPD       Y0, Y6, Y6
+	VMULPD       Y8, Y3, Y0
+	VSUBPD       Y0, Y7, Y7
+
+zero3:
+	VBROADCASTSD 8(R11)(BX*1), Y0
+	VMOVUPD      ccsconst<>+2880(SB), Y1
+	VDIVPD       Y0, Y1, Y0
+	VMULPD       Y0, Y4, Y4
+	VMULPD       Y0, Y5, Y5
+	VMULPD       Y0, Y6, Y6
+	VMULPD       Y0, Y7, Y7
+	VMOVUPD      Y4, 128(R9)
+	VMOVUPD      Y5, 160(R9)
+	VMOVUPD      Y6, 192(R9)
+	VMOVUPD      Y7, 224(R9)
+	ADDQ         $0x00000002, R8
+	ADDQ         $0x00000100, R9
+	JMP          group
+
+lone:
+	CMPQ    R8, DX
+	JAE     done
+	VMOVUPD (R9), Y0
+	VMOVUPD 32(R9), Y1
+	VMOVUPD 64(R9), Y2
+	VMOVUPD 96(R9), Y3
+	MOVQ    AX, R10
+	MOVQ    CX, R11
+	LEAQ    (R11)(R8*8), R11
+	MOVQ    R8, R12
+
+termsL:
+	TESTQ        R12, R12
+	JZ           termsDoneL
+	VMOVUPD      (R10), Y4
+	VMOVUPD      32(R10), Y5
+	VMOVUPD      64(R10), Y6
+	VMOVUPD      96(R10), Y7
+	MOVQ         (R11), SI
+	ADDQ         SI, SI
+	JZ           zero4
+	VBROADCASTSD (R11), Y8
+	VMULPD       Y8, Y4, Y4
+	VSUBPD       Y4, Y0, Y0
+	VMULPD       Y8, Y5, Y4
+	VSUBPD       Y4, Y1, Y1
+	VMULPD       Y8, Y6, Y4
+	VSUBPD       Y4, Y2, Y2
+	VMULPD       Y8, Y7, Y4
+	VSUBPD       Y4, Y3, Y3
+
+zero4:
+	ADDQ $0x00000080, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  termsL
+
+termsDoneL:
+	MOVQ         R8, R11
+	IMULQ        DI, R11
+	ADDQ         CX, R11
+	LEAQ         (R11)(R8*8), R11
+	VBROADCASTSD (R11), Y4
+	VMOVUPD      ccsconst<>+2880(SB), Y5
+	VDIVPD       Y4, Y5, Y4
+	VMULPD       Y4, Y0, Y0
+	VMULPD       Y4, Y1, Y1
+	VMULPD       Y4, Y2, Y2
+	VMULPD       Y4, Y3, Y3
+	VMOVUPD      Y0, (R9)
+	VMOVUPD      Y1, 32(R9)
+	VMOVUPD      Y2, 64(R9)
+	VMOVUPD      Y3, 96(R9)
+	INCQ         R8
+	ADDQ         $0x00000080, R9
+	JMP          lone
+
+done:
+	VZEROUPPER
+	RET
+
+// func trsmLowerT64256(yt []float64, a []float64, d int)
+// Requires: AVX
+TEXT ·trsmLowerT64256(SB), NOSPLIT, $0-56
+	MOVQ   yt_base+0(FP), AX
+	MOVQ   a_base+24(FP), CX
+	MOVQ   d+48(FP), DX
+	IMUL3Q $0x00000008, DX, BX
+	MOVQ   DX, DI
+	SHLQ   $0x03, DI
+	MOVQ   DX, R8
+
+group:
+	CMPQ    R8, $0x00000002
+	JL      lone
+	SUBQ    $0x00000002, R8
+	IMUL3Q  $0x00000080, R8, R9
+	ADDQ    AX, R9
+	VMOVUPD (R9), Y0
+	VMOVUPD 32(R9), Y1
+	VMOVUPD 64(R9), Y2
+	VMOVUPD 96(R9), Y3
+	VMOVUPD 128(R9), Y4
+	VMOVUPD 160(R9), Y5
+	VMOVUPD 192(R9), Y6
+	VMOVUPD 224(R9), Y7
+	MOVQ    DX, R12
+	SUBQ    R8, R12
+	SUBQ    $0x00000002, R12
+	MOVQ    DX, R11
+	DECQ    R11
+	IMUL3Q  $0x00000080, R11, R10
+	ADDQ    AX, R10
+	IMULQ   DI, R11
+	ADDQ    CX, R11
+	LEAQ    (R11)(R8*8), R11
+
+termsG:
+	TESTQ        R12, R12
+	JZ           termsDoneG
+	VMOVUPD      (R10), Y8
+	VMOVUPD      32(R10), Y9
+	VMOVUPD      64(R10), Y10
+	VMOVUPD      96(R10), Y11
+	MOVQ         (R11), SI
+	ADDQ         SI, SI
+	JZ           zero1
+	VBROADCASTSD (R11), Y12
+	VMULPD       Y12, Y8, Y13
+	VSUBPD       Y13, Y0, Y0
+	VMULPD       Y12, Y9, Y13
+	VSUBPD       Y13, Y1, Y1
+	VMULPD       Y12, Y10, Y13
+	VSUBPD       Y13, Y2, Y2
+	VMULPD       Y12, Y11, Y12
+	VSUBPD       Y12, Y3, Y3
+
+zero1:
+	MOVQ         8(R11), SI
+	ADDQ         SI, SI
+	JZ           zero2
+	VBROADCASTSD 8(R11), Y12
+	VMULPD       Y12, Y8, Y8
+	VSUBPD       Y8, Y4, Y4
+	VMULPD       Y12, Y9, Y8
+	VSUBPD       Y8, Y5, Y5
+	VMULPD       Y12, Y10, Y8
+	VSUBPD       Y8, Y6, Y6
+	VMULPD       Y12, Y11, Y8
+	VSUBPD       Y8, Y7, Y7
+
+zero2:
+	SUBQ $0x00000080, R10
+	SUBQ DI, R11
+	DECQ R12
+	JMP  termsG
+
+termsDoneG:
+	MOVQ         R8, R11
+	IMULQ        DI, R11
+	ADDQ         CX, R11
+	LEAQ         (R11)(R8*8), R11
+	VMOVUPD      Y4, 128(R9)
+	VMOVUPD      Y5, 160(R9)
+	VMOVUPD      Y6, 192(R9)
+	VMOVUPD      Y7, 224(R9)
+	MOVQ         (R11)(BX*1), SI
+	ADDQ         SI, SI
+	JZ           zero3
+	VBROADCASTSD (R11)(BX*1), Y8
+	VMULPD       Y8, Y4, Y4
+	VSUBPD       Y4, Y0, Y0
+	VMULPD       Y8, Y5, Y4
+	VSUBPD       Y4, Y1, Y1
+	VMULPD       Y8, Y6, Y4
+	VSUBPD       Y4, Y2, Y2
+	VMULPD       Y8, Y7, Y4
+	VSUBPD       Y4, Y3, Y3
+
+zero3:
+	VMOVUPD Y0, (R9)
+	VMOVUPD Y1, 32(R9)
+	VMOVUPD Y2, 64(R9)
+	VMOVUPD Y3, 96(R9)
+	JMP     group
+
+lone:
+	TESTQ   R8, R8
+	JZ      done
+	DECQ    R8
+	IMUL3Q  $0x00000080, R8, R9
+	ADDQ    AX, R9
+	VMOVUPD (R9), Y0
+	VMOVUPD 32(R9), Y1
+	VMOVUPD 64(R9), Y2
+	VMOVUPD 96(R9), Y3
+	MOVQ    DX, R12
+	SUBQ    R8, R12
+	SUBQ    $0x00000001, R12
+	MOVQ    DX, R11
+	DECQ    R11
+	IMUL3Q  $0x00000080, R11, R10
+	ADDQ    AX, R10
+	IMULQ   DI, R11
+	ADDQ    CX, R11
+	LEAQ    (R11)(R8*8), R11
+
+termsL:
+	TESTQ        R12, R12
+	JZ           termsDoneL
+	VMOVUPD      (R10), Y4
+	VMOVUPD      32(R10), Y5
+	VMOVUPD      64(R10), Y6
+	VMOVUPD      96(R10), Y7
+	MOVQ         (R11), SI
+	ADDQ         SI, SI
+	JZ           zero4
+	VBROADCASTSD (R11), Y8
+	VMULPD       Y8, Y4, Y4
+	VSUBPD       Y4, Y0, Y0
+	VMULPD       Y8, Y5, Y4
+	VSUBPD       Y4, Y1, Y1
+	VMULPD       Y8, Y6, Y4
+	VSUBPD       Y4, Y2, Y2
+	VMULPD       Y8, Y7, Y4
+	VSUBPD       Y4, Y3, Y3
+
+zero4:
+	SUBQ $0x00000080, R10
+	SUBQ DI, R11
+	DECQ R12
+	JMP  termsL
+
+termsDoneL:
+	MOVQ    R8, R11
+	IMULQ   DI, R11
+	ADDQ    CX, R11
+	LEAQ    (R11)(R8*8), R11
+	VMOVUPD Y0, (R9)
+	VMOVUPD Y1, 32(R9)
+	VMOVUPD Y2, 64(R9)
+	VMOVUPD Y3, 96(R9)
+	JMP     lone
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemmSub64256(c []float64, ldc int, a []float64, lda int, b []float64, ldb int, k int)
+// Requires: AVX
+TEXT ·gemmSub64256(SB), NOSPLIT, $0-104
+	MOVQ    c_base+0(FP), AX
+	MOVQ    a_base+32(FP), CX
+	MOVQ    b_base+64(FP), DX
+	MOVQ    ldc+24(FP), BX
+	SHLQ    $0x03, BX
+	MOVQ    lda+56(FP), SI
+	SHLQ    $0x03, SI
+	MOVQ    ldb+88(FP), DI
+	SHLQ    $0x03, DI
+	MOVQ    k+96(FP), R8
+	IMUL3Q  $0x00000003, SI, R9
+	MOVQ    AX, R10
+	VMOVUPD (R10), Y0
+	VMOVUPD 32(R10), Y1
+	ADDQ    BX, R10
+	VMOVUPD (R10), Y2
+	VMOVUPD 32(R10), Y3
+	ADDQ    BX, R10
+	VMOVUPD (R10), Y4
+	VMOVUPD 32(R10), Y5
+	ADDQ    BX, R10
+	VMOVUPD (R10), Y6
+	VMOVUPD 32(R10), Y7
+
+l:
+	TESTQ        R8, R8
+	JZ           store
+	VMOVUPD      (DX), Y8
+	VMOVUPD      32(DX), Y9
+	MOVQ         (CX), R10
+	ADDQ         R10, R10
+	JZ           zero0
+	VBROADCASTSD (CX), Y10
+	VMULPD       Y10, Y8, Y11
+	VSUBPD       Y11, Y0, Y0
+	VMULPD       Y10, Y9, Y10
+	VSUBPD       Y10, Y1, Y1
+
+zero0:
+	MOVQ         (CX)(SI*1), R10
+	ADDQ         R10, R10
+	JZ           zero1
+	VBROADCASTSD (CX)(SI*1), Y10
+	VMULPD       Y10, Y8, Y11
+	VSUBPD       Y11, Y2, Y2
+	VMULPD       Y10, Y9, Y10
+	VSUBPD       Y10, Y3, Y3
+
+zero1:
+	MOVQ         (CX)(SI*2), R10
+	ADDQ         R10, R10
+	JZ           zero2
+	VBROADCASTSD (CX)(SI*2), Y10
+	VMULPD       Y10, Y8, Y11
+	VSUBPD       Y11, Y4, Y4
+	VMULPD       Y10, Y9, Y10
+	VSUBPD       Y10, Y5, Y5
+
+zero2:
+	MOVQ         (CX)(R9*1), R10
+	ADDQ         R10, R10
+	JZ           zero3
+	VBROADCASTSD (CX)(R9*1), Y10
+	VMULPD       Y10, Y8, Y8
+	VSUBPD       Y8, Y6, Y6
+	VMULPD       Y10, Y9, Y8
+	VSUBPD       Y8, Y7, Y7
+
+zero3:
+	ADDQ $0x00000008, CX
+	ADDQ DI, DX
+	DECQ R8
+	JMP  l
+
+store:
+	MOVQ    AX, R10
+	VMOVUPD Y0, (R10)
+	VMOVUPD Y1, 32(R10)
+	ADDQ    BX, R10
+	VMOVUPD Y2, (R10)
+	VMOVUPD Y3, 32(R10)
+	ADDQ    BX, R10
+	VMOVUPD Y4, (R10)
+	VMOVUPD Y5, 32(R10)
+	ADDQ    BX, R10
+	VMOVUPD Y6, (R10)
+	VMOVUPD Y7, 32(R10)
 	VZEROUPPER
 	RET
 

@@ -48,6 +48,9 @@ func main() {
 		dotMT64(s)
 		solveLower64(s)
 		rankTile64(s)
+		trsmT64(s, true)
+		trsmT64(s, false)
+		gemmSub64(s)
 	}
 	lutByte(avx512)
 	Generate()

@@ -482,3 +482,316 @@ func rankTile64(s isa) {
 	VZEROUPPER()
 	RET()
 }
+
+// trsmT64 is TrsmT's vector part: gonum's Dtrsm(Left, Upper, Trans,
+// NonUnit) (upper) or Dtrsm(Left, Lower, Trans, Unit) on 4 vectors of
+// columns, each lane with the operations gonum gives its element, in its
+// order. Gonum goes a row k at a time: y_k = b_k·(1/a_kk) (NonUnit), then
+// b_i = (y_k·(−a_ki)) + b_i for every later row i (ascending k for the
+// upper triangle, descending for the lower) where a_ki is not ±0. Row i's
+// element thus takes its terms in k's order, then its scaling: computed
+// here a few rows i at a time (4 with AVX-512, 2 with AVX2), the terms of
+// the rows before them once for all, then the triangle among them, then
+// the lone rows left. A term y·(−a) added is y·a subtracted, bit for bit.
+func trsmT64(s isa, upper bool) {
+	const groups = 4
+	outs := 4
+	if !s.avx512 {
+		outs = 2
+	}
+	name, which := "trsmLowerT64", "Dtrsm(Left, Lower, Trans, Unit)"
+	if upper {
+		name, which = "trsmUpperT64", "Dtrsm(Left, Upper, Trans, NonUnit)"
+	}
+	text(s, name, "func(yt, a []float64, d int)",
+		fmt.Sprintf("is gonum's %s of the d×d matrix a (row-major) on yt,", which),
+		fmt.Sprintf("d rows of %d columns (row-major), in place.", groups*s.w/2))
+	yt, a := ptr("yt"), ptr("a")
+	d := Load(Param("d"), GP64())
+	rowBytes := groups * s.bytes()
+	lda := make([]Register, outs) // ii rows of a, in bytes
+	for ii := 1; ii < outs; ii++ {
+		lda[ii] = GP64()
+		IMUL3Q(U32(8*ii), d, lda[ii])
+	}
+	at := func(base Register, ii, disp int) Mem {
+		if ii == 0 {
+			return Mem{Base: base, Disp: disp}
+		}
+		return Mem{Base: base, Index: lda[ii], Scale: 1, Disp: disp}
+	}
+	coef := GP64()
+	label := 0
+	// sub subtracts y·a_m from acc unless a_m is ±0 (gonum's va != 0).
+	sub := func(acc, y []VecVirtual, m Mem) {
+		label++
+		skip := fmt.Sprintf("zero%d", label)
+		MOVQ(m, coef)
+		ADDQ(coef, coef) // zero without the sign bit: ±0
+		JZ(LabelRef(skip))
+		b := s.vec()
+		VBROADCASTSD(m, b)
+		for g := range acc {
+			p := s.vec()
+			VMULPD(b, y[g], p)
+			VSUBPD(p, acc[g], acc[g])
+		}
+		Label(skip)
+	}
+	scale := func(acc []VecVirtual, m Mem) {
+		if !upper {
+			return // unit diagonal
+		}
+		r, one := s.vec(), s.vec()
+		VBROADCASTSD(m, r)
+		VMOVUPD(c32("one64"), one)
+		VDIVPD(r, one, r) // 1/a_ii, as gonum's tmp
+		for g := range acc {
+			VMULPD(r, acc[g], acc[g])
+		}
+	}
+	loadRows := func(base Register, n int) [][]VecVirtual {
+		acc := make([][]VecVirtual, n)
+		for ii := range acc {
+			acc[ii] = make([]VecVirtual, groups)
+			for g := range groups {
+				acc[ii][g] = s.vec()
+				VMOVUPD(Mem{Base: base, Disp: ii*rowBytes + g*s.bytes()}, acc[ii][g])
+			}
+		}
+		return acc
+	}
+	store := func(acc []VecVirtual, base Register, ii int) {
+		for g := range acc {
+			VMOVUPD(acc[g], Mem{Base: base, Disp: ii*rowBytes + g*s.bytes()})
+		}
+	}
+	ldaBytes := GP64()
+	MOVQ(d, ldaBytes)
+	SHLQ(U8(3), ldaBytes)
+	lo := GP64() // the first row of the rows being solved
+	yi := GP64() // yt's row lo
+	yk, ak, n := GP64(), GP64(), GP64()
+	// terms runs the k loop for n rows of the rows before (upper: from row
+	// 0 up; lower: from row d−1 down), acc the rows' sums.
+	terms := func(acc [][]VecVirtual, tag string) {
+		Label("terms" + tag)
+		TESTQ(n, n)
+		JZ(LabelRef("termsDone" + tag))
+		y := make([]VecVirtual, groups)
+		for g := range y {
+			y[g] = s.vec()
+			VMOVUPD(Mem{Base: yk, Disp: g * s.bytes()}, y[g])
+		}
+		for ii := range acc {
+			sub(acc[ii], y, Mem{Base: ak, Disp: 8 * ii})
+		}
+		if upper {
+			ADDQ(U32(rowBytes), yk)
+			ADDQ(ldaBytes, ak)
+		} else {
+			SUBQ(U32(rowBytes), yk)
+			SUBQ(ldaBytes, ak)
+		}
+		DECQ(n)
+		JMP(LabelRef("terms" + tag))
+		Label("termsDone" + tag)
+	}
+	// start points yk and ak at the first of the rows before lo (a_k's
+	// entries for the rows from lo), n at their count; hi is lo + rows.
+	start := func(rows int) {
+		if upper {
+			MOVQ(yt, yk)
+			MOVQ(a, ak)
+			LEAQ(Mem{Base: ak, Index: lo, Scale: 8}, ak)
+			MOVQ(lo, n)
+			return
+		}
+		// Rows d−1 down to lo + rows.
+		MOVQ(d, n)
+		SUBQ(lo, n)
+		SUBQ(U32(rows), n)
+		MOVQ(d, ak)
+		DECQ(ak)
+		IMUL3Q(U32(rowBytes), ak, yk)
+		ADDQ(yt, yk)
+		IMULQ(ldaBytes, ak)
+		ADDQ(a, ak)
+		LEAQ(Mem{Base: ak, Index: lo, Scale: 8}, ak)
+	}
+	// diagBase points ak at a's entry (lo, lo).
+	diagBase := func() {
+		MOVQ(lo, ak)
+		IMULQ(ldaBytes, ak)
+		ADDQ(a, ak)
+		LEAQ(Mem{Base: ak, Index: lo, Scale: 8}, ak)
+	}
+	// block solves rows lo … lo+rows−1, yi at row lo.
+	block := func(rows int, tag string) {
+		acc := loadRows(yi, rows)
+		start(rows)
+		terms(acc, tag)
+		diagBase()
+		if upper {
+			for ii := range rows {
+				for jj := range ii {
+					sub(acc[ii], acc[jj], at(ak, jj, 8*ii)) // a(lo+jj, lo+ii)
+				}
+				scale(acc[ii], at(ak, ii, 8*ii))
+				store(acc[ii], yi, ii)
+			}
+			return
+		}
+		for ii := rows - 1; ii >= 0; ii-- {
+			for kk := rows - 1; kk > ii; kk-- {
+				sub(acc[ii], acc[kk], at(ak, kk, 8*ii)) // a(lo+kk, lo+ii)
+			}
+			store(acc[ii], yi, ii)
+		}
+	}
+	if upper {
+		XORQ(lo, lo)
+		MOVQ(yt, yi)
+		last := GP64() // d − outs: the last lo of a whole group
+		MOVQ(d, last)
+		SUBQ(U32(outs), last)
+		Label("group")
+		CMPQ(lo, last)
+		JG(LabelRef("lone"))
+		block(outs, "G")
+		ADDQ(U32(outs), lo)
+		ADDQ(U32(outs*rowBytes), yi)
+		JMP(LabelRef("group"))
+		Label("lone")
+		CMPQ(lo, d)
+		JAE(LabelRef("done"))
+		block(1, "L")
+		INCQ(lo)
+		ADDQ(U32(rowBytes), yi)
+		JMP(LabelRef("lone"))
+	} else {
+		MOVQ(d, lo)
+		Label("group")
+		CMPQ(lo, U32(outs))
+		JL(LabelRef("lone"))
+		SUBQ(U32(outs), lo)
+		IMUL3Q(U32(rowBytes), lo, yi)
+		ADDQ(yt, yi)
+		block(outs, "G")
+		JMP(LabelRef("group"))
+		Label("lone")
+		TESTQ(lo, lo)
+		JZ(LabelRef("done"))
+		DECQ(lo)
+		IMUL3Q(U32(rowBytes), lo, yi)
+		ADDQ(yt, yi)
+		block(1, "L")
+		JMP(LabelRef("lone"))
+	}
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// gemmSub64 is GemmSub's vector part: a tile of C, R rows (8 with
+// AVX-512, 4 with AVX2) by 2 vectors of columns, held in registers while
+// the k rows of B stream by, each element updated as gonum's
+// dgemmSerialNotNot updates it with alpha = −1: c_ij = (b_lj·(−a_il)) +
+// c_ij for l in order, where a_il is not ±0 (a product by −a subtracted
+// is the same bits).
+func gemmSub64(s isa) {
+	const vecs = 2
+	rows := 8
+	if !s.avx512 {
+		rows = 4
+	}
+	text(s, "gemmSub64", "func(c []float64, ldc int, a []float64, lda int, b []float64, ldb, k int)",
+		fmt.Sprintf("subtracts A·B from the %d×%d tile c (rows ldc apart), A %d×k (rows lda apart),", rows, vecs*s.w/2, rows),
+		fmt.Sprintf("B k×%d (rows ldb apart), passing over A's ±0 entries as gonum's Dgemm does.", vecs*s.w/2))
+	cp, a0, bp := ptr("c"), ptr("a"), ptr("b")
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(U8(3), ldc)
+	lda := Load(Param("lda"), GP64())
+	SHLQ(U8(3), lda)
+	ldb := Load(Param("ldb"), GP64())
+	SHLQ(U8(3), ldb)
+	k := Load(Param("k"), GP64())
+	lda3 := GP64()
+	IMUL3Q(U32(3), lda, lda3)
+	var a4 Register
+	if rows > 4 {
+		a4 = GP64()
+		LEAQ(Mem{Base: a0, Index: lda, Scale: 4}, a4)
+	}
+	// row r's entry of A at the current l.
+	entry := func(r int) Mem {
+		base := a0
+		if r >= 4 {
+			base, r = a4, r-4
+		}
+		switch r {
+		case 0:
+			return Mem{Base: base}
+		case 1:
+			return Mem{Base: base, Index: lda, Scale: 1}
+		case 2:
+			return Mem{Base: base, Index: lda, Scale: 2}
+		}
+		return Mem{Base: base, Index: lda3, Scale: 1}
+	}
+	acc := make([][]VecVirtual, rows)
+	row := GP64()
+	MOVQ(cp, row)
+	for r := range acc {
+		acc[r] = make([]VecVirtual, vecs)
+		for v := range vecs {
+			acc[r][v] = s.vec()
+			VMOVUPD(Mem{Base: row, Disp: v * s.bytes()}, acc[r][v])
+		}
+		if r < rows-1 {
+			ADDQ(ldc, row)
+		}
+	}
+	coef := GP64()
+	Label("l")
+	TESTQ(k, k)
+	JZ(LabelRef("store"))
+	bv := make([]VecVirtual, vecs)
+	for v := range bv {
+		bv[v] = s.vec()
+		VMOVUPD(Mem{Base: bp, Disp: v * s.bytes()}, bv[v])
+	}
+	for r := range rows {
+		skip := fmt.Sprintf("zero%d", r)
+		MOVQ(entry(r), coef)
+		ADDQ(coef, coef) // zero without the sign bit: ±0
+		JZ(LabelRef(skip))
+		bc := s.vec()
+		VBROADCASTSD(entry(r), bc)
+		for v := range vecs {
+			p := s.vec()
+			VMULPD(bc, bv[v], p)
+			VSUBPD(p, acc[r][v], acc[r][v])
+		}
+		Label(skip)
+	}
+	ADDQ(U32(8), a0)
+	if rows > 4 {
+		ADDQ(U32(8), a4)
+	}
+	ADDQ(ldb, bp)
+	DECQ(k)
+	JMP(LabelRef("l"))
+	Label("store")
+	MOVQ(cp, row)
+	for r := range acc {
+		for v := range vecs {
+			VMOVUPD(acc[r][v], Mem{Base: row, Disp: v * s.bytes()})
+		}
+		if r < rows-1 {
+			ADDQ(ldc, row)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
