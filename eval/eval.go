@@ -233,16 +233,30 @@ func decisiveAt(g geometry.Geometry) func(dst []float64, diffs []float32, qs []f
 	d := g.Dim()
 	return func(dst []float64, diffs []float32, qs []float64) []float64 {
 		dst = f.ScoresFast(dst, diffs)
-		var one [1]float64
+		// The rows left undecided, rescored exactly in one call: a row's
+		// exact score does not depend on the rows scored with it, and a
+		// single-norm's exact products take a few rows at a time (at
+		// d = 768 its fast bound is loose, and most positives near q).
+		var near []int
 		for i, s := range dst {
 			// geometry.Undecided for each q, its finiteness test once.
-			near := math.IsInf(s, 0) || math.IsNaN(s)
+			undecided := math.IsInf(s, 0) || math.IsNaN(s)
 			for _, q := range qs {
-				near = near || geometry.Near(s, q, rel, abs)
+				undecided = undecided || geometry.Near(s, q, rel, abs)
 			}
-			if near {
-				dst[i] = g.Scores(one[:], diffs[i*d:(i+1)*d])[0]
+			if undecided {
+				near = append(near, i)
 			}
+		}
+		if len(near) == 0 {
+			return dst
+		}
+		rows := make([]float32, 0, len(near)*d)
+		for _, i := range near {
+			rows = append(rows, diffs[i*d:(i+1)*d]...)
+		}
+		for k, s := range g.Scores(nil, rows) {
+			dst[near[k]] = s
 		}
 		return dst
 	}

@@ -76,14 +76,27 @@ func Near(s, q, rel, abs float64) bool { return math.Abs(s-q) <= rel*max(s, q)+a
 // scores (also where the fast score is not finite). rel = abs = 0 says the
 // scores are exact: no row is rescored (a single-norm's single-row score
 // can differ in its last bit from its block's).
+//
+// The rows rescored go to Scores in one call (a row's exact score does not
+// depend on the rows scored with it): a single-norm's exact products take
+// a few rows at a time, each of M's vectors read once for them.
 func decide(g Geometry, q, rel, abs float64, dst []bool, scores []float64, row func(i int) []float32) []bool {
-	exact := rel == 0 && abs == 0
-	var one [1]float64
-	for i, s := range scores {
-		if !exact && Undecided(s, q, rel, abs) {
-			s = g.Scores(one[:], row(i))[0]
-			scores[i] = s
+	if !(rel == 0 && abs == 0) {
+		var near []int
+		var rows []float32
+		for i, s := range scores {
+			if Undecided(s, q, rel, abs) {
+				near = append(near, i)
+				rows = append(rows, row(i)...)
+			}
 		}
+		if len(near) > 0 {
+			for k, s := range g.Scores(nil, rows) {
+				scores[near[k]] = s
+			}
+		}
+	}
+	for i, s := range scores {
 		dst[i] = s <= q
 	}
 	return dst

@@ -97,7 +97,7 @@ func TestProductsMTVectors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range []int{1, 3, 64, 256} {
+		for _, r := range []int{1, 3, 64, 256, 1024} {
 			xs := make([]float64, r*d)
 			for i := range xs {
 				switch rng.IntN(50) {

@@ -94,6 +94,7 @@ var (
 	sub32V          func(dst, a, b []float32)
 	absDiv64V       func(dst, x []float64, a float64)
 	dotMT64V        func(y, x, mt []float64)
+	dotMTRows64V    func(y, x, mt []float64)
 	solveLower64V   func(yt, l []float64, d int)
 	rankTile64V     func(sig []float64, lds int, xr, xc []float64, ldx, n int)
 	trsmUpperT64V   func(yt, a []float64, d int)
@@ -116,7 +117,7 @@ func setLevel(l level) {
 	sqHalfV, powHalfV, powByteV, prefetchV, powRowsAncV = nil, nil, nil, nil, nil
 	mulDivV, normSmallScoreV, addWidenV = nil, nil, nil
 	log64V, exp64V, sub32V, absDiv64V, dotMT64V, solveLower64V = nil, nil, nil, nil, nil, nil
-	rankTile64V, trsmUpperT64V, trsmLowerT64V, gemmSub64V = nil, nil, nil, nil
+	rankTile64V, trsmUpperT64V, trsmLowerT64V, gemmSub64V, dotMTRows64V = nil, nil, nil, nil, nil
 	lutByteV = nil
 	setVector(l)
 	transposeTabs = [16][]int32{}

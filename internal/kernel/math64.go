@@ -100,6 +100,39 @@ func DotMT(y, x, mt []float64) int {
 	return d - d%(lanes/2)
 }
 
+// DotMTRows is DotMT for each row of x (n rows of d, d×d mt) into the
+// same row of y, several rows at a time where the build has vectors (4
+// with AVX-512, 2 with AVX2), each vector of Mᵀ read once for them: every
+// output has DotMT's bits. It returns how many outputs of each row it
+// wrote (0 at the portable level).
+func DotMTRows(y, x, mt []float64, d int) int {
+	if d <= 0 || len(x)%d != 0 || len(y) != len(x) || len(mt) != d*d {
+		panic("kernel: DotMTRows: lengths differ")
+	}
+	if dotMT64V == nil {
+		return 0
+	}
+	n := len(x) / d
+	rows := 4
+	if lanes == 8 {
+		rows = 2
+	}
+	i := 0
+	for ; i+rows <= n; i += rows {
+		dotMTRows64V(y[i*d:(i+rows)*d], x[i*d:(i+rows)*d], mt)
+	}
+	switch left := n - i; {
+	case left == 1:
+		dotMT64V(y[i*d:], x[i*d:], mt)
+	case left > 1: // padded with zero rows: Mᵀ read once for the rows left
+		xs, ys := make([]float64, rows*d), make([]float64, rows*d)
+		copy(xs, x[i*d:])
+		dotMTRows64V(ys, xs, mt)
+		copy(y[i*d:], ys[:left*d])
+	}
+	return d - d%(lanes/2)
+}
+
 // SolveRows is how many rows SolveLower solves at once at the level in
 // use: 32 with AVX-512, 16 with AVX2 (four vectors of float64 lanes), 0 at
 // the portable level.

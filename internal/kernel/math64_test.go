@@ -390,3 +390,46 @@ func TestGemmSub(t *testing.T) {
 		}
 	})
 }
+
+// TestDotMTRows: DotMTRows gives every row DotMT's bits, at every level,
+// for row counts around its group of rows and dimensions around the lanes
+// and gonum's block of 64, with zeros, infinities and NaNs.
+func TestDotMTRows(t *testing.T) {
+	atLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(19, 20))
+		for _, d := range []int{1, 4, 8, 9, 16, 63, 64, 65, 130} {
+			mt := make([]float64, d*d)
+			for i := range mt {
+				mt[i] = rng.NormFloat64() * math.Exp(3*rng.NormFloat64())
+			}
+			for _, n := range []int{1, 2, 3, 4, 5, 9} {
+				x := make([]float64, n*d)
+				for i := range x {
+					switch rng.IntN(40) {
+					case 0:
+						x[i] = 0
+					case 1:
+						x[i] = math.Inf(-1)
+					case 2:
+						x[i] = math.NaN()
+					default:
+						x[i] = rng.NormFloat64() * math.Exp(5*rng.NormFloat64())
+					}
+				}
+				got := make([]float64, n*d)
+				done := DotMTRows(got, x, mt, d)
+				want := make([]float64, d)
+				for i := range n {
+					if w := DotMT(want, x[i*d:(i+1)*d], mt); w != done {
+						t.Fatalf("d=%d: DotMTRows wrote %d outputs a row, DotMT %d", d, done, w)
+					}
+					for j := range done {
+						if g := got[i*d+j]; math.Float64bits(g) != math.Float64bits(want[j]) {
+							t.Fatalf("d=%d, %d rows: row %d, output %d is %v, DotMT's %v", d, n, i, j, g, want[j])
+						}
+					}
+				}
+			}
+		}
+	})
+}

@@ -141,6 +141,9 @@ func absDiv64512(dst []float64, x []float64, a float64)
 // outputs j (mt is Mᵀ, d×d row-major: mt[k·d + j] = M_jk; d = len(x)).
 func dotMT64512(y []float64, x []float64, mt []float64)
 
+// dotMTRows64512 is dotMT64512 on the 4 rows of x (d×d mt, d = len(mt)/d: len(x) = 4·d), into the 4 rows of y.
+func dotMTRows64512(y []float64, x []float64, mt []float64)
+
 // solveLower64512 solves L·y = x for 32 rows at once, in place: yt is d×32 row-major
 // (row i, the rows' coordinates i), x on entry and y on return; l is L, d×d row-major,
 // read on and below the diagonal.
@@ -300,6 +303,9 @@ func absDiv64256(dst []float64, x []float64, a float64)
 // dotMT64256 writes y[j] = Σ over 64-coordinate blocks of DotUnitary(x[block], M_j[block]) for the first len(x) − len(x) mod 4
 // outputs j (mt is Mᵀ, d×d row-major: mt[k·d + j] = M_jk; d = len(x)).
 func dotMT64256(y []float64, x []float64, mt []float64)
+
+// dotMTRows64256 is dotMT64256 on the 2 rows of x (d×d mt, d = len(mt)/d: len(x) = 2·d), into the 2 rows of y.
+func dotMTRows64256(y []float64, x []float64, mt []float64)
 
 // solveLower64256 solves L·y = x for 16 rows at once, in place: yt is d×16 row-major
 // (row i, the rows' coordinates i), x on entry and y on return; l is L, d×d row-major,

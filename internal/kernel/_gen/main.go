@@ -46,6 +46,7 @@ func main() {
 		sub32(s)
 		absDiv64(s)
 		dotMT64(s)
+		dotMTRows64(s)
 		solveLower64(s)
 		rankTile64(s)
 		trsmT64(s, true)

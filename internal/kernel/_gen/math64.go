@@ -182,25 +182,64 @@ func absDiv64(s isa) {
 // for a lane of outputs each, over blocks of 64 coordinates added in turn
 // into the output (from 0), as Dgemm computes X·Mᵀ a block of 64 columns
 // at a time.
-func dotMT64(s isa) {
-	text(s, "dotMT64", "func(y, x, mt []float64)",
-		fmt.Sprintf("writes y[j] = Σ over 64-coordinate blocks of DotUnitary(x[block], M_j[block]) for the first len(x) − len(x) mod %d", s.w/2),
-		"outputs j (mt is Mᵀ, d×d row-major: mt[k·d + j] = M_jk; d = len(x)).")
+func dotMT64(s isa) { dotMTOf(s, 1) }
+
+// dotMTRows64 is DotMTRows's vector part: dotMT64 for several rows of X
+// at once (4 with AVX-512's 32 registers, 2 with AVX2's 16), each vector
+// of Mᵀ loaded once for all of them.
+func dotMTRows64(s isa) {
+	rows := 4
+	if !s.avx512 {
+		rows = 2
+	}
+	dotMTOf(s, rows)
+}
+
+func dotMTOf(s isa, rows int) {
+	if rows == 1 {
+		text(s, "dotMT64", "func(y, x, mt []float64)",
+			fmt.Sprintf("writes y[j] = Σ over 64-coordinate blocks of DotUnitary(x[block], M_j[block]) for the first len(x) − len(x) mod %d", s.w/2),
+			"outputs j (mt is Mᵀ, d×d row-major: mt[k·d + j] = M_jk; d = len(x)).")
+	} else {
+		text(s, "dotMTRows64", "func(y, x, mt []float64)",
+			fmt.Sprintf("is dotMT64%s on the %d rows of x (d×d mt, d = len(mt)/d: len(x) = %d·d), into the %d rows of y.", s.suffix, rows, rows, rows))
+	}
 	yp, xp, mtp := ptr("y"), ptr("x"), ptr("mt")
 	d := length("x")
+	if rows > 1 {
+		SHRQ(U8(log2(rows)), d)
+	}
 	groups := GP64()
 	MOVQ(d, groups)
 	SHRQ(U8(log2w(s)-1), groups)
 	rowBytes := GP64()
 	MOVQ(d, rowBytes)
 	SHLQ(U8(3), rowBytes)
+	var rb3 Register
+	if rows > 3 {
+		rb3 = GP64()
+		IMUL3Q(U32(3), rowBytes, rb3)
+	}
+	// row r of x or y from base.
+	row := func(base Register, r, disp int) Mem {
+		switch r {
+		case 0:
+			return Mem{Base: base, Disp: disp}
+		case 1, 2:
+			return Mem{Base: base, Index: rowBytes, Scale: uint8(r), Disp: disp}
+		}
+		return Mem{Base: base, Index: rb3, Scale: 1, Disp: disp}
+	}
 	colp := GP64()
 	MOVQ(mtp, colp)
 	Label("group")
 	TESTQ(groups, groups)
 	JZ(LabelRef("done"))
-	res := s.vec()
-	s.zero(res)
+	res := make([]VecVirtual, rows)
+	for r := range res {
+		res[r] = s.vec()
+		s.zero(res[r])
+	}
 	k0 := GP64()
 	XORQ(k0, k0)
 	Label("block")
@@ -213,9 +252,12 @@ func dotMT64(s isa) {
 	JBE(LabelRef("sized"))
 	MOVQ(U32(64), n)
 	Label("sized")
-	acc := []VecVirtual{s.vec(), s.vec(), s.vec(), s.vec()}
-	for _, a := range acc {
-		s.zero(a)
+	acc := make([][]VecVirtual, rows)
+	for r := range acc {
+		acc[r] = []VecVirtual{s.vec(), s.vec(), s.vec(), s.vec()}
+		for _, a := range acc[r] {
+			s.zero(a)
+		}
 	}
 	xk, mk := GP64(), GP64()
 	LEAQ(Mem{Base: xp, Index: k0, Scale: 8}, xk)
@@ -225,18 +267,29 @@ func dotMT64(s isa) {
 	q := GP64()
 	MOVQ(n, q)
 	SHRQ(U8(2), q)
-	term := func(r int, disp int) {
-		b, p := s.vec(), s.vec()
-		VBROADCASTSD(Mem{Base: xk, Disp: disp}, b)
-		VMULPD(Mem{Base: mk}, b, p)
-		VADDPD(p, acc[r], acc[r])
+	term := func(t int, disp int) {
+		if rows == 1 {
+			b, p := s.vec(), s.vec()
+			VBROADCASTSD(Mem{Base: xk, Disp: disp}, b)
+			VMULPD(Mem{Base: mk}, b, p)
+			VADDPD(p, acc[0][t], acc[0][t])
+		} else {
+			m := s.vec()
+			VMOVUPD(Mem{Base: mk}, m)
+			for r := range rows {
+				b, p := s.vec(), s.vec()
+				VBROADCASTSD(row(xk, r, disp), b)
+				VMULPD(m, b, p)
+				VADDPD(p, acc[r][t], acc[r][t])
+			}
+		}
 		ADDQ(rowBytes, mk)
 	}
 	Label("quad")
 	TESTQ(q, q)
 	JZ(LabelRef("tail"))
-	for r := range 4 {
-		term(r, 8*r)
+	for t := range 4 {
+		term(t, 8*t)
 	}
 	ADDQ(U32(32), xk)
 	DECQ(q)
@@ -251,14 +304,19 @@ func dotMT64(s isa) {
 	DECQ(n)
 	JMP(LabelRef("one"))
 	Label("sum")
-	VADDPD(acc[3], acc[1], acc[1]) // s1 + s3
-	VADDPD(acc[2], acc[0], acc[0]) // s0 + s2
-	VADDPD(acc[0], acc[1], acc[1]) // (s1 + s3) + (s0 + s2)
-	VADDPD(res, acc[1], res)       // the output += the block's dot product, the latter first (so a NaN's payload is as the compiled gonum's)
+	for r := range rows {
+		a := acc[r]
+		VADDPD(a[3], a[1], a[1])     // s1 + s3
+		VADDPD(a[2], a[0], a[0])     // s0 + s2
+		VADDPD(a[0], a[1], a[1])     // (s1 + s3) + (s0 + s2)
+		VADDPD(res[r], a[1], res[r]) // the output += the block's dot product, the latter first (so a NaN's payload is as the compiled gonum's)
+	}
 	ADDQ(U32(64), k0)
 	JMP(LabelRef("block"))
 	Label("store")
-	VMOVUPD(res, mem(yp))
+	for r := range rows {
+		VMOVUPD(res[r], row(yp, r, 0))
+	}
 	ADDQ(U32(s.bytes()), yp)
 	ADDQ(U32(s.bytes()), colp)
 	DECQ(groups)
@@ -266,6 +324,15 @@ func dotMT64(s isa) {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+func log2(n int) int {
+	l := 0
+	for n > 1 {
+		n >>= 1
+		l++
+	}
+	return l
 }
 
 // solveLower64 is SolveLower's vector part: 4 vectors of rows (2·w rows of
