@@ -235,8 +235,13 @@ func Load(path string) (*Set, error) {
 // reads a null number as 0 and a null array as absent, so a NaN that a
 // JavaScript writer turned into null would become a coordinate, a score or
 // a parameter of 0. The error names where the null is
-// ("ood_reference.rows[3]").
+// ("ood_reference.rows[3]"). A document without the bytes "null" has none,
+// and is not walked token by token (a d = 768 single-norm's 590 000
+// parameters took 0.4 s).
 func refuseNull(data []byte) error {
+	if !bytes.Contains(data, []byte("null")) {
+		return nil
+	}
 	type frame struct {
 		array bool
 		key   string // an object's current key
