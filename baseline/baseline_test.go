@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -281,10 +282,11 @@ func TestEllipsoidFromCoverage(t *testing.T) {
 	}
 }
 
-// TestEllipsoidSharedRows: an ellipsoid whose Σ comes from half of a
-// bundle whose positives index its own anchors says so in its file and
-// its warnings; positives written out, a pool of their own, or Σ from
-// another split do not.
+// TestEllipsoidSharedRows: Σ from half of a bundle whose positives index
+// its own anchors is refused (ErrSharedRows); positives written out, a pool
+// of their own, or Σ from another split are not, and their sets carry no
+// shared-rows warning; a set file that says its rows were shared (made
+// before the refusal) still warns.
 func TestEllipsoidSharedRows(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(9, 9))
@@ -301,26 +303,35 @@ func TestEllipsoidSharedRows(t *testing.T) {
 	if err := byIndex.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := Ellipsoid(byIndex, 0.1, Options{}); !errors.Is(err, ErrSharedRows) {
+		t.Fatalf("halves of a bundle whose positives index its anchors: error %v, want ErrSharedRows", err)
+	}
 	pooled := *byIndex
 	pooled.PositivePool = slices.Clone(byIndex.Anchors) // a pool of its own (views, passages)
 	written := correlated(rng, n, k)
+	warned := func(s *conformal.Set) bool {
+		return slices.ContainsFunc(s.Warnings(), func(w string) bool { return strings.Contains(w, "shares rows") })
+	}
 	for _, c := range []struct {
-		name   string
-		make   func() (*conformal.Set, error)
-		shared bool
+		name string
+		make func() (*conformal.Set, error)
 	}{
-		{"halves, positives index the anchors", func() (*conformal.Set, error) { return Ellipsoid(byIndex, 0.1, Options{}) }, true},
-		{"halves, a positive pool", func() (*conformal.Set, error) { return Ellipsoid(&pooled, 0.1, Options{}) }, false},
-		{"halves, positives written out", func() (*conformal.Set, error) { return Ellipsoid(written, 0.1, Options{}) }, false},
-		{"Σ from another split", func() (*conformal.Set, error) { return EllipsoidFrom(written, byIndex, 0.1, Options{}) }, false},
+		{"halves, a positive pool", func() (*conformal.Set, error) { return Ellipsoid(&pooled, 0.1, Options{}) }},
+		{"halves, positives written out", func() (*conformal.Set, error) { return Ellipsoid(written, 0.1, Options{}) }},
+		{"Σ from another split", func() (*conformal.Set, error) { return EllipsoidFrom(written, byIndex, 0.1, Options{}) }},
 	} {
 		s, err := c.make()
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		warned := slices.ContainsFunc(s.Warnings(), func(w string) bool { return strings.Contains(w, "shares rows") })
-		if s.Fit.SharedRows != c.shared || warned != c.shared {
-			t.Errorf("%s: shared rows %v, warned %v, want %v", c.name, s.Fit.SharedRows, warned, c.shared)
+		if s.Fit.SharedRows || warned(s) {
+			t.Errorf("%s: shared rows %v, warned %v", c.name, s.Fit.SharedRows, warned(s))
+		}
+		if c.name == "halves, a positive pool" {
+			s.Fit.SharedRows = true // as a set file made before the refusal says
+			if !warned(s) {
+				t.Error("a set whose Σ shared rows with its threshold does not warn")
+			}
 		}
 	}
 }

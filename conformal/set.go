@@ -19,8 +19,9 @@ type FitInfo struct {
 	Ridge  float64 `json:"ridge,omitempty"` // added to Σ's diagonal
 	// SharedRows says that the rows Σ was estimated on include rows whose
 	// scores set the threshold: the halves of a calibration bundle whose
-	// positives are other anchors of it (ccs bundle -labels). Coverage can
-	// then fall below 1−α; Warnings says so.
+	// positives are other anchors of it (ccs bundle -labels), which ccs
+	// made until 2026-12-02 and now refuses. Coverage can then fall far
+	// below 1−α; Warnings says so.
 	SharedRows bool `json:"shared_rows,omitempty"`
 	// Training is the training recipe and its outcome, as the trainer
 	// records them (opaque here: this package imports no training code).
@@ -172,7 +173,7 @@ func (s *Set) Warnings() []string {
 			d.HeadIn, d.HeadOut, d.HeadOut, d.HeadIn))
 	}
 	if s.Fit != nil && s.Fit.SharedRows {
-		w = append(w, "Σ was estimated on half of a calibration bundle whose positives are other anchors of it, so the half that set the threshold shares rows with it and coverage can fall below 1−α (93.4% at α = 0.05 in a d = 64 test); estimate Σ on the fit split instead (ccs calibrate -fit, or ccs.calibrate(..., fit=))")
+		w = append(w, "Σ was estimated on half of a calibration bundle whose positives are other anchors of it, so the half that set the threshold shares rows with it and coverage can fall far below 1−α (93.4% at α = 0.05 at d = 64, 46.8% at d = 768); calibrate it again with Σ from the fit split (ccs calibrate -fit, or ccs.calibrate(..., fit=))")
 	}
 	if s.Calibration.Mode == Pooled {
 		w = append(w, "pooled calibration (all positives of each anchor): the 1−α coverage is approximate, not guaranteed — the positives of one anchor are not exchangeable with a test anchor's single positive, so when an anchor's positives share a spread the set undercovers, the more so the fewer the anchors; -calibration one gives the guarantee")

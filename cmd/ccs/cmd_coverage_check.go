@@ -77,8 +77,17 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 		return writeDocument(out, "coverage-check", check)
 	}
 	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	// The resplits recalibrate the geometry: they say what its calibration
+	// gives, not what this file's threshold does. That is ccs evaluate's
+	// number, printed beside them so that a threshold gone wrong (a Σ that
+	// saw its calibration rows) cannot hide behind a good resplit table.
+	stored, err := eval.Evaluate(set, b)
+	if err != nil {
+		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
+	}
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
-	fmt.Fprintf(out.stdout, "resplits   %d of %s: %d calibration anchors, %d held out (%d positives each)\n", r.Resplits, o.Test, r.NCal, r.NTest, b.K)
+	fmt.Fprintf(out.stdout, "this set   its own threshold covers %s of %s's %d positives (ccs evaluate)\n", pct(stored.Coverage), o.Test, stored.Positives)
+	fmt.Fprintf(out.stdout, "resplits   %d of %s, the geometry recalibrated on each: %d calibration anchors, %d held out (%d positives each)\n", r.Resplits, o.Test, r.NCal, r.NTest, b.K)
 	fmt.Fprintf(out.stdout, "coverage   mean %s ± %s, 5th percentile %s\n", pct(r.Coverage.Mean), pct(r.Coverage.Std), pct(r.P05))
 	fmt.Fprintf(out.stdout, "below 1−α  %s of the resplits cover less than %s\n", pct(r.BelowShare), pct(1-r.Alpha))
 	switch set.Calibration.Mode {

@@ -129,24 +129,26 @@ func TestCompareCommand(t *testing.T) {
 		t.Errorf("ccs calibrate -seed 1 gives threshold %v, compare's seed 1 %v", threshold(t, mine), threshold(t, kept))
 	}
 	// compare's ellipsoid: Σ from the fit split, the threshold from the whole
-	// calibration split, as ccs calibrate -fit makes it (and not as the
-	// halves of the calibration split make it).
-	for _, c := range []struct {
-		args []string
-		same bool
-	}{
-		{[]string{"-fit", p("b/fit.npz")}, true},
-		{nil, false},
-	} {
-		args := append([]string{"calibrate", "-geometry", "ellipsoid", "-cal", p("b/cal.npz"), "-seed", "1", "-out", p("ell.json")}, c.args...)
-		if _, err := ccs(args...); err != nil {
-			t.Fatal(err)
-		}
-		mine, _ := os.ReadFile(p("ell.json"))
-		kept, _ := os.ReadFile(p("r/sets/compare/seed-1/ellipsoid.json"))
-		if same := threshold(t, mine) == threshold(t, kept); same != c.same {
-			t.Errorf("ccs calibrate -geometry ellipsoid %v gives threshold %v, compare's seed 1 %v", c.args, threshold(t, mine), threshold(t, kept))
-		}
+	// calibration split, as ccs calibrate -fit makes it. Without -fit, the
+	// halves of these label bundles' calibration split would share rows:
+	// refused, naming -fit.
+	ell := []string{"calibrate", "-geometry", "ellipsoid", "-cal", p("b/cal.npz"), "-seed", "1", "-out", p("ell.json")}
+	if _, err := ccs(append(ell, "-fit", p("b/fit.npz"))...); err != nil {
+		t.Fatal(err)
+	}
+	mine, _ = os.ReadFile(p("ell.json"))
+	kept, _ = os.ReadFile(p("r/sets/compare/seed-1/ellipsoid.json"))
+	if threshold(t, mine) != threshold(t, kept) {
+		t.Errorf("ccs calibrate -geometry ellipsoid -fit gives threshold %v, compare's seed 1 %v", threshold(t, mine), threshold(t, kept))
+	}
+	if err := os.Remove(p("ell.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ccs(ell...); err == nil || !strings.Contains(err.Error(), "share rows") || !strings.Contains(err.Error(), "-fit FIT.npz") {
+		t.Errorf("ccs calibrate -geometry ellipsoid without -fit on label bundles: %v, want a refusal naming -fit", err)
+	}
+	if _, err := os.Stat(p("ell.json")); !os.IsNotExist(err) {
+		t.Errorf("a refused calibration left %s (%v)", p("ell.json"), err)
 	}
 
 	// A rerun reads every cell back and prints the same document.
