@@ -2,7 +2,10 @@ package bundle
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -118,6 +121,29 @@ func relations(in Inputs) (positives, negatives string) {
 		negatives += ", of other classes"
 	}
 	return positives, negatives
+}
+
+// RemoveStale removes from dir the split files (NAME.npz for SplitNames)
+// that are not among made, the names of the splits just written, and
+// returns their paths: a directory made again without -ood-classes or
+// -ood-cal-share would otherwise keep the earlier run's ood.npz and
+// ood-cal.npz, whose rows may now be in the other splits, and ccs compare
+// and ccs ood would read them as this run's.
+func RemoveStale(dir string, made []string) ([]string, error) {
+	var removed []string
+	for _, name := range SplitNames {
+		if slices.Contains(made, name) {
+			continue
+		}
+		path := filepath.Join(dir, name+".npz")
+		switch err := os.Remove(path); {
+		case err == nil:
+			removed = append(removed, path)
+		case !errors.Is(err, fs.ErrNotExist):
+			return removed, fmt.Errorf("bundle: an earlier run's %s: %w", path, err)
+		}
+	}
+	return removed, nil
 }
 
 // WriteManifest writes m as dir/manifest.json, atomically, and returns

@@ -387,6 +387,9 @@ func writeBundles(dir string, made *madeBundles, m *bundle.Manifest) error {
 			return fmt.Errorf("bundle: out: %w", err)
 		}
 	}
+	if _, err := bundle.RemoveStale(dir, made.Names); err != nil { // an earlier run's ood.npz, ood-cal.npz
+		return fmt.Errorf("bundle: out: %w", err)
+	}
 	if _, err := bundle.WriteManifest(dir, m); err != nil {
 		return fmt.Errorf("bundle: out: %w", err)
 	}

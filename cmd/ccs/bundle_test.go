@@ -254,6 +254,25 @@ func TestBundleCommand(t *testing.T) {
 		}
 	}
 
+	// Made again into the same directory without the OOD splits: the
+	// earlier run's ood.npz and ood-cal.npz go, said so (their rows are
+	// now in the other splits; compare would read them as this run's).
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("again"), "-k", "8", "-ood-classes", "3", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	if err := run(&stdout, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("again"), "-k", "8", "-seed", "4"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"ood-cal", "ood"} {
+		if _, err := os.Stat(p("again/" + f + ".npz")); !os.IsNotExist(err) {
+			t.Errorf("the earlier run's %s.npz is still there (%v)", f, err)
+		}
+		if !strings.Contains(stdout.String(), "removed "+p("again/"+f+".npz")) {
+			t.Errorf("stdout does not say it removed %s.npz:\n%s", f, stdout.String())
+		}
+	}
+
 	// The same from Parquet with string labels, and from an .npz array.
 	emb, err := retrieve.NewCollection(x32, d, nil)
 	if err != nil {

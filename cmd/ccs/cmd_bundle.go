@@ -288,6 +288,17 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		fmt.Fprintln(out.stdout)
 	}
+	made := make([]string, len(plan.Splits))
+	for s, sp := range plan.Splits {
+		made[s] = sp.Name
+	}
+	removed, err := bundle.RemoveStale(o.Out, made)
+	for _, path := range removed {
+		fmt.Fprintf(out.stdout, "removed %s: an earlier run's, not made by this one\n", path)
+	}
+	if err != nil {
+		return err
+	}
 	path, err := bundle.WriteManifest(o.Out, m)
 	if err != nil {
 		return err

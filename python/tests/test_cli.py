@@ -169,6 +169,11 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
         ccs.bundle(np.asfortranarray(labelled["embeddings"]), given, k=8, kneg=6, seed=3, out=tmp_path / "f")
         f = json.loads((tmp_path / "f" / "manifest.json").read_text())
         assert f["inputs"]["embeddings"]["sha256"] == hashlib.sha256(emb.tobytes()).hexdigest()
+        # Made again into the same directory without the OOD splits: the
+        # earlier run's ood.npz and ood-cal.npz go, as the command's do.
+        ccs.bundle(labelled["embeddings"], given, k=8, kneg=6, seed=3, out=tmp_path / "py")
+        assert not (tmp_path / "py" / "ood.npz").exists() and not (tmp_path / "py" / "ood-cal.npz").exists()
+        assert (tmp_path / "py" / "fit.npz").exists()
 
 
 def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
