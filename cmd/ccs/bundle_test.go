@@ -569,6 +569,7 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("ids3.txt"), []byte("d0\nd1\nd2\n"), 0o644)
 	os.WriteFile(p("twice.txt"), []byte("d0\nd1\nd0\n"+strings.Repeat("x\n", n-3)), 0o644)
 	os.WriteFile(p("blank.txt"), []byte("d0\n\nd2\n"), 0o644)
+	os.WriteFile(p("header.txt"), []byte("corpus-id\nd0\nd1\n"), 0o644)
 	os.WriteFile(p("qrels.tsv"), []byte("query-id\tcorpus-id\tscore\nq0\td1\t1\n"), 0o644)
 	// String labels as NumPy stores them: '<U…', UTF-32 padded with NULs.
 	names := make([]string, n)
@@ -643,6 +644,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"an id twice", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("twice.txt")}, false, `twice.txt: row id "d0" is given twice (rows 0 and 2)`},
 		{"an id twice, the queries' ids given too", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("ids.txt"), "-ids", p("twice.txt")}, false, p("twice.txt") + `: row id "d0" is given twice (rows 0 and 2)`},
 		{"an empty id", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("blank.txt")}, false, "blank.txt:2: an empty id"},
+		{"a header line in the ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("header.txt")}, false, `header.txt:1: "corpus-id" is a column's name, not an id`},
 		{"ids of floats", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("flabels.npy")}, false, "flabels.npy: dtype float64, shape (400,): want one id per row"},
 		{"query ids without the queries' ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt")}, false, `qrels.tsv:2: query "q0" is not a row number: give the queries' ids (-query-ids)`},
 		{"no pair among the ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt"), "-query-ids", p("ids.txt")}, false, `qrels.tsv: no pairs: all 1 name ids that are not among the given ids (the first: query "q0")`},

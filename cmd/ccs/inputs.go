@@ -195,6 +195,18 @@ func readIDs(arg string, what string) (ids []int64, names []string, err error) {
 	return bundle.Labels(a, arraySource(path, kind, got), what)
 }
 
+// headerLike reports whether a .txt file's first line names a column of
+// ids, as a table's header would (id, _id, corpus-id, doc_id, query-id,
+// qid, pid, …), rather than being an id.
+func headerLike(line string) bool {
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "id", "ids", "_id", "key", "doc", "docid", "doc_id", "doc-id", "document_id", "corpus-id", "corpus_id", "corpusid",
+		"pid", "passage", "passage_id", "passage-id", "qid", "query", "query-id", "query_id", "queryid", "query-ids", "query_ids":
+		return true
+	}
+	return false
+}
+
 // readParquetIDs reads an integer or string column.
 func readParquetIDs(path, column, what string) ([]int64, []string, error) {
 	tbl, err := retrieve.ReadTable(path)
@@ -276,6 +288,9 @@ func readIDStrings(arg, what string, n int) ([]string, error) {
 			if id == "" {
 				return nil, fmt.Errorf("%s:%d: an empty id", path, i+1)
 			}
+		}
+		if len(ids) > 0 && headerLike(ids[0]) {
+			return nil, fmt.Errorf("%s:1: %q is a column's name, not an id: a .txt of ids holds one id a line and nothing else, in row order, so a header line would give every row the id of the one before it (remove it)", path, ids[0])
 		}
 	case ".parquet":
 		codes, names, err := readParquetIDs(path, name, what)

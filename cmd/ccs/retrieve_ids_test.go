@@ -111,6 +111,7 @@ np.savez(out, embeddings=np.load(db)["anchors"], ids=np.array(open(ids).read().s
 	short := write("short.txt", strings.Join(ids[1:], "\n"))
 	twice := write("twice.txt", strings.Join(append(ids[1:], ids[5]), "\n"))
 	empty := write("empty.txt", strings.Join(ids[:3], "\n")+"\n\n"+strings.Join(ids[4:], "\n"))
+	header := write("header.txt", "_id\n"+strings.Join(ids[:b.N-1], "\n"))
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -120,6 +121,7 @@ np.savez(out, embeddings=np.load(db)["anchors"], ids=np.array(open(ids).read().s
 		{"too few", []string{"-db", db, "-ids", short}, fmt.Sprintf("short.txt: %d ids for %d rows", b.N-1, b.N), false},
 		{"repeated", []string{"-db", db, "-ids", twice}, fmt.Sprintf(`twice.txt: retrieve: collection: rows 4 and %d have the same id %q`, b.N-1, ids[5]), false},
 		{"empty", []string{"-db", db, "-ids", empty}, "empty.txt:4: an empty id", false},
+		{"a header line", []string{"-db", db, "-ids", header}, `header.txt:1: "_id" is a column's name, not an id`, false},
 		{"missing", []string{"-db", db, "-ids", filepath.Join(dir, "none.txt")}, "none.txt", false},
 		{"database", []string{"-db", "clickhouse://127.0.0.1:1/d.t", "-ids", idFile}, "-ids names a collection file's rows", true},
 	} {
