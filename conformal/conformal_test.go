@@ -513,3 +513,18 @@ func TestSelectLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestSetFileOtherFormat: another program's JSON given as a set — a
+// bundles' manifest.json, nulls and all — is named for what it is, not
+// for where its first null is.
+func TestSetFileOtherFormat(t *testing.T) {
+	for _, doc := range []string{
+		`{"format":"ccs-bundles","version":1,"warnings":null,"files":[]}`,
+		`{"format":"ccs-bundles","version":1,"files":[]}`,
+	} {
+		_, err := ReadJSON(strings.NewReader(doc))
+		if err == nil || !strings.Contains(err.Error(), `not a ccs set file: format "ccs-bundles"`) {
+			t.Errorf("%s: %v, want it named as another format", doc, err)
+		}
+	}
+}

@@ -101,16 +101,22 @@ func readJSON(r io.Reader) (*Set, error) {
 		return nil, err
 	}
 	if err := refuseNull(data); err != nil {
+		if err := otherFormat(data); err != nil {
+			return nil, err
+		}
 		return nil, err
 	}
 	var f fileSet
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
+		if err := otherFormat(data); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("not a ccs set file: %w", err)
 	}
 	if f.Format != FileFormat {
-		return nil, fmt.Errorf("format %q, want %q", f.Format, FileFormat)
+		return nil, notASet(f.Format)
 	}
 	if f.Version != FileVersion {
 		return nil, fmt.Errorf("version %d; this ccs reads version %d", f.Version, FileVersion)
@@ -229,6 +235,27 @@ func Load(path string) (*Set, error) {
 		return nil, fmt.Errorf("conformal: %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// otherFormat is notASet for a JSON object whose "format" names another
+// file (a bundles' manifest.json), nil otherwise: its nulls or fields are
+// then not what is wrong with it.
+func otherFormat(data []byte) error {
+	var head struct {
+		Format string `json:"format"`
+	}
+	if json.Unmarshal(data, &head) != nil || head.Format == "" || head.Format == FileFormat {
+		return nil
+	}
+	return notASet(head.Format)
+}
+
+// notASet is the error for a JSON document of another format.
+func notASet(format string) error {
+	if format == "" {
+		return fmt.Errorf("not a ccs set file: no \"format\" (want %q)", FileFormat)
+	}
+	return fmt.Errorf("not a ccs set file: format %q, want %q", format, FileFormat)
 }
 
 // refuseNull refuses a JSON null anywhere in a set file: encoding/json

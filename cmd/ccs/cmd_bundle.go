@@ -107,8 +107,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		cfg.Split[i] = f
 	}
-	if o.K < 1 || o.KNeg < 0 {
-		return usagef("bundle: -k %d, -kneg %d: want -k at least 1 and -kneg ≥ 0", o.K, o.KNeg)
+	if o.K < 1 {
+		return usagef("bundle: -k %d: want at least 1 positive per anchor", o.K)
+	}
+	if o.KNeg < 0 {
+		return usagef("bundle: -kneg %d: want 0 (as many as -k) or more", o.KNeg)
 	}
 	if !(o.OODCalShare >= 0 && o.OODCalShare < 1) {
 		return usagef("bundle: -ood-cal-share %v: want 0 ≤ share < 1", o.OODCalShare)

@@ -140,6 +140,9 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		if m == conformal.Class && errors.Is(err, conformal.ErrTooFewCalibration) {
 			return fmt.Errorf("%s: %w (-allow-infinite makes that class's set the whole space; -calibration one calibrates over every class)", o.Cal, err)
 		}
+		if errors.Is(err, conformal.ErrTooFewCalibration) {
+			return fmt.Errorf("%s: %w (-allow-infinite keeps the whole-space set, with a warning on every use)", o.Cal, err)
+		}
 		if errors.Is(err, baseline.ErrSharedRows) {
 			return fmt.Errorf("%s: %w; estimate Σ on a split of other items: -fit FIT.npz (ccs bundle's fit.npz)", o.Cal, err)
 		}

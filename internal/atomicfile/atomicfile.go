@@ -4,6 +4,7 @@ package atomicfile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,12 +27,19 @@ import (
 // least StaleAge old and whose writer is no longer running (by its PID:
 // the age guards against a writer in another PID namespace sharing the
 // directory).
+//
+// Its errors name path, not the temporary file: "out/x.json: no such file
+// or directory" for a missing directory, "out: is a directory" for a path
+// that names one.
 func Write(path string, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return fmt.Errorf("%s: is a directory: give a file's path", path)
+	}
 	sweep(dir)
 	f, err := os.CreateTemp(dir, "."+base+tmpMark+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
-		return err
+		return named(path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -44,25 +52,39 @@ func Write(path string, write func(io.Writer) error) (err error) {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err = bw.Flush(); err != nil {
-		return err
+		return named(path, err)
 	}
 	if err = f.Chmod(0o644); err != nil {
-		return err
+		return named(path, err)
 	}
 	if err = f.Sync(); err != nil {
-		return err
+		return named(path, err)
 	}
 	if err = f.Close(); err != nil {
-		return err
+		return named(path, err)
 	}
 	if err = os.Rename(f.Name(), path); err != nil {
-		return err
+		return named(path, err)
 	}
 	if d, err := os.Open(dir); err == nil { // best effort: not every system syncs directories
 		d.Sync()
 		d.Close()
 	}
 	return nil
+}
+
+// named is err about path: the operating system's reason, without the
+// temporary file's name that an *os.PathError or *os.LinkError carries.
+func named(path string, err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Errorf("%s: %w", path, pe.Err)
+	case errors.As(err, &le):
+		return fmt.Errorf("%s: %w", path, le.Err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // tmpMark marks a temporary file's name: .NAME.ccs-tmp-PID-RANDOM, RANDOM

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,5 +65,24 @@ func TestSweep(t *testing.T) {
 		if _, err := os.Stat(p); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
 		}
+	}
+}
+
+// TestWriteErrorsNamePath: a write that cannot happen says so of the path
+// asked for, never of the temporary file, and leaves nothing behind.
+func TestWriteErrorsNamePath(t *testing.T) {
+	dir := t.TempDir()
+	write := func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing", "x.json"), filepath.Join(dir, "missing", "x.json") + ": no such file or directory"},
+		{dir, dir + ": is a directory"},
+	} {
+		err := Write(c.path, write)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), tmpMark) {
+			t.Errorf("Write(%s): %v, want %q…", c.path, err, c.want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left %d entries in %s", len(entries), dir)
 	}
 }

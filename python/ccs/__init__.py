@@ -488,8 +488,13 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
     elif isinstance(fitted, (str, bytes, os.PathLike)) and os.path.exists(fitted):
         close_fitted = Set.load(fitted)
         fitted_h = close_fitted._handle()
+    elif isinstance(fitted, str) and fitted in ("ball", "ellipsoid"):
+        geometry = fitted
+    elif isinstance(fitted, (str, bytes, os.PathLike)) and (
+            os.fsdecode(fitted).endswith(".json") or os.sep in os.fsdecode(fitted)):
+        raise FileNotFoundError(f"ccs: calibrate: {os.fsdecode(fitted)}: no such file (a set ccs fit wrote, or \"ball\" or \"ellipsoid\")")
     elif isinstance(fitted, str):
-        geometry = fitted  # "ball" or "ellipsoid"; the library says what else
+        geometry = fitted  # the library says what else it knows
     else:
         raise TypeError(f"ccs: calibrate: want a fitted ccs.Set, \"ball\" or \"ellipsoid\", got {type(fitted).__name__}")
     lent = Lent()
