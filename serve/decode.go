@@ -144,6 +144,19 @@ func (s *Server) points(r *http.Request, d int, anchor bool) (a, pts []float32, 
 
 // pointsLabel is points for a body that may also carry the anchor's
 // label (fields with fieldLabel; in an .npy request, the query's ?label=).
+// npyOnly refuses, for a JSON body, the query parameters that go with an
+// .npy body alone (a JSON body carries them as fields): a JSON body's
+// ?limit=1 or ?collection=zzz was answered as if not given.
+func npyOnly(r *http.Request, names ...string) error {
+	q := r.URL.Query()
+	for _, name := range names {
+		if q.Has(name) {
+			return badRequest(name, "query parameter %s goes with an .npy body; a JSON body gives it as the field %s", quote(name), quote(name))
+		}
+	}
+	return nil
+}
+
 func (s *Server) pointsLabel(r *http.Request, d int, anchor bool, fields field) (a, pts []float32, label *int64, err error) {
 	npy, err := isNPY(r)
 	if err != nil {
@@ -171,6 +184,9 @@ func (s *Server) pointsLabel(r *http.Request, d int, anchor bool, fields field) 
 			return nil, nil, nil, err
 		}
 		return a, rows, label, nil
+	}
+	if err := npyOnly(r, "label"); err != nil {
+		return nil, nil, nil, err
 	}
 	req, err := s.readJSON(r, fields, d)
 	if err != nil {

@@ -346,6 +346,9 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 			req.limit = &n
 		}
 	} else {
+		if err := npyOnly(r, "collection", "limit"); err != nil {
+			return err
+		}
 		if req, err = s.readJSON(r, fieldAnchor|fieldCollection|fieldLimit, d); err != nil {
 			return err
 		}
