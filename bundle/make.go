@@ -3,6 +3,7 @@ package bundle
 import (
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/ccsets/ccs/internal/parallel"
 )
@@ -919,4 +921,56 @@ func (p *Plan) Write(dir string, rows, queries []float32, d int) ([]string, erro
 		paths = append(paths, path)
 	}
 	return paths, nil
+}
+
+// WarnCopies adds a warning to p when rows that are exact copies of each
+// other (the same d float32 values, bit for bit) lie in different splits:
+// a test point that the fit split holds too, which no shuffle of items
+// can keep apart. Copies inside one split (a group's, an item's views)
+// are left alone; relevance pairs' rows are a collection, not split, and
+// are not looked at. rows are the source rows the plan's splits index.
+func (p *Plan) WarnCopies(rows []float32, d int) {
+	if p.queries || d <= 0 {
+		return
+	}
+	split := make([]int8, len(rows)/d) // 1 + the split of each row, 0 for none
+	for s, sp := range p.Splits {
+		for _, pool := range [][]int{sp.Anchors, sp.PositivePool, sp.NegativePool} {
+			for _, r := range pool {
+				split[r] = int8(s + 1)
+			}
+		}
+	}
+	seed := maphash.MakeSeed()
+	first := make(map[uint64]int, len(split)) // a row's hash: the first row with it
+	copies, across := 0, 0
+	var example [2]int
+	for r := range split {
+		if split[r] == 0 {
+			continue
+		}
+		row := rows[r*d : (r+1)*d]
+		h := maphash.Bytes(seed, unsafe.Slice((*byte)(unsafe.Pointer(&row[0])), 4*d))
+		f, seen := first[h]
+		if !seen {
+			first[h] = r
+			continue
+		}
+		if !slices.EqualFunc(row, rows[f*d:(f+1)*d], func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+			continue // a hash collision: not a copy (and not looked at further)
+		}
+		copies++
+		if split[r] != split[f] {
+			if across == 0 {
+				example = [2]int{f, r}
+			}
+			across++
+		}
+	}
+	if across == 0 {
+		return
+	}
+	f, r := example[0], example[1]
+	p.Warnings = append(p.Warnings, fmt.Sprintf("%d rows are exact copies of an earlier row, and %d of them lie in another split than it (the first: rows %d and %d, in %s and %s): such a point is in the test (or calibration) split and in the split that fit the set; remove the copies, or give each row and its copies one group (-groups) to keep them in one split",
+		copies, across, f, r, p.Splits[split[f]-1].Name, p.Splits[split[r]-1].Name))
 }

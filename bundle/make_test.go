@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
@@ -444,5 +445,62 @@ func TestMissingStrings(t *testing.T) {
 	cfg := MakeConfig{K: 3, Split: testSplit, LabelNames: names, MissingNames: missing}
 	if _, err := Make(Items{N: len(codes), Labels: codes}, cfg); err == nil || !strings.Contains(err.Error(), `3 of 300 rows have a label that marks a missing value ("nan": 2, "": 1)`) {
 		t.Errorf("string labels that mark a missing value: %v", err)
+	}
+}
+
+// TestWarnCopies: exact copies of a row in another split are warned of,
+// counted, with the first pair named; copies kept in one split (a group's
+// rows, identical views) and rows that differ in one bit are not.
+func TestWarnCopies(t *testing.T) {
+	const d, k = 4, 3
+	rows, labels := labelled(5, d, 100, 100)
+	copyRow := func(dst, src int) { copy(rows[dst*d:(dst+1)*d], rows[src*d:(src+1)*d]) }
+	for i := range 5 {
+		copyRow(150+i, i) // five copies, across splits or not
+	}
+	rows[199*d] = math.Float32frombits(math.Float32bits(rows[0]) ^ 1) // one bit off row 0: no copy
+	copy(rows[199*d+1:200*d], rows[1:d])
+	cfg := MakeConfig{K: k, Split: testSplit, Seed: 4}
+	p, err := Make(Items{N: len(labels), Labels: labels}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	where := map[int]string{}
+	for _, sp := range p.Splits {
+		for _, r := range sp.Anchors {
+			where[r] = sp.Name
+		}
+	}
+	across := 0
+	for i := range 5 {
+		if where[i] != where[150+i] {
+			across++
+		}
+	}
+	if across == 0 {
+		t.Fatal("seed 4 put every copy in its row's split: the test compares nothing")
+	}
+	p.WarnCopies(rows, d)
+	want := fmt.Sprintf("5 rows are exact copies of an earlier row, and %d of them lie in another split", across)
+	if len(p.Warnings) != 1 || !strings.HasPrefix(p.Warnings[0], want) {
+		t.Errorf("warnings %q, want one beginning %q", p.Warnings, want)
+	}
+
+	// A group's identical rows stay in its split: nothing to say.
+	groups := make([]int64, 200)
+	grows := make([]float32, 200*d)
+	for i := range groups {
+		groups[i] = int64(i / 4)
+		for j := range d {
+			grows[i*d+j] = float32(i / 4) // each group's four rows the same
+		}
+	}
+	g, err := Make(Items{N: len(groups), Groups: groups}, MakeConfig{K: 3, KNeg: 2, Split: testSplit, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.WarnCopies(grows, d)
+	if len(g.Warnings) != 0 {
+		t.Errorf("copies within groups: warnings %q", g.Warnings)
 	}
 }

@@ -264,6 +264,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		// says so.
 		return fmt.Errorf("%s: %w", map[string]string{"views": o.Views, "pairs": o.Pairs, "groups": o.Groups, "labels": o.Labels}[mode], err)
 	}
+	plan.WarnCopies(emb.Rows, emb.D)
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return err
 	}
