@@ -246,6 +246,7 @@ func IDStrings(a Array, name string) ([]string, error) {
 // numbers). name names the text in errors (NAME:LINE).
 func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 	var pairs [][2]int
+	unscored := 0 // pairs scored 0 or less
 	sc := bufio.NewScanner(in)
 	for line := 1; sc.Scan(); line++ {
 		fields := strings.FieldsFunc(sc.Text(), func(r rune) bool { return r == '\t' || r == ',' || r == ' ' })
@@ -269,6 +270,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			continue
 		}
 		if score <= 0 {
+			unscored++
 			continue
 		}
 		q, r, ok, err := ids.Resolve(fields[0], fields[1])
@@ -281,6 +283,9 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(pairs) == 0 && unscored > 0 && ids.Unknown == 0 {
+		return nil, fmt.Errorf("%s: no pairs: all %d are scored 0 or less, which marks a pair not relevant (BEIR's qrels); give the relevant pairs a positive score", name, unscored)
 	}
 	return ids.Left(pairs, name)
 }

@@ -571,6 +571,7 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("blank.txt"), []byte("d0\n\nd2\n"), 0o644)
 	os.WriteFile(p("header.txt"), []byte("corpus-id\nd0\nd1\n"), 0o644)
 	os.WriteFile(p("qrels.tsv"), []byte("query-id\tcorpus-id\tscore\nq0\td1\t1\n"), 0o644)
+	os.WriteFile(p("unscored.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t0\n2\t3\t0\n"), 0o644)
 	// String labels as NumPy stores them: '<U…', UTF-32 padded with NULs.
 	names := make([]string, n)
 	for i, l := range y {
@@ -649,6 +650,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"a header line in the ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("header.txt")}, false, `header.txt:1: "corpus-id" is a column's name, not an id`},
 		{"ids of floats", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("flabels.npy")}, false, "flabels.npy: dtype float64, shape (400,): want one id per row"},
 		{"query ids without the queries' ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt")}, false, `qrels.tsv:2: query "q0" is not a row number: give the queries' ids (-query-ids)`},
+		{"every pair scored 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("unscored.tsv")}, false, "unscored.tsv: no pairs: all 2 are scored 0 or less, which marks a pair not relevant"},
 		{"no pair among the ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt"), "-query-ids", p("ids.txt")}, false, `qrels.tsv: no pairs: all 1 name ids that are not among the given ids (the first: query "q0")`},
 		{"a pair beyond the rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs.npy")}, false, p("pairs.npy") + ": bundle: pair 0 names row 9999, there are 400 rows"},
 		{"OOD classes without labels", []string{"-labels", "", "-groups", p("labels.npy"), "-ood-classes", "1"}, true, "the classes are labels: give -labels FILE too"},

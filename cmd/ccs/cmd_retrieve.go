@@ -108,7 +108,11 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 			return err
 		}
 		if a.F32 == nil || len(a.Shape) > 2 || len(a.Shape) == 2 && a.Shape[0] != 1 {
-			return fmt.Errorf("%s: one anchor of %s, shape %v: want floating point, shape (%d,) or (1, %d)", o.Anchor, a.Kind(), a.Shape, set.Geometry.Dim(), set.Geometry.Dim())
+			d := set.Geometry.Dim()
+			if a.F32 != nil && len(a.Shape) == 2 {
+				return fmt.Errorf("%s: %d anchors, shape %s: -anchor takes one, shape (%d,) or (1, %d) (-db FILE -anchor-index I takes a row of the collection)", o.Anchor, a.Shape[0], bundle.FormatShape(a.Shape), d, d)
+			}
+			return fmt.Errorf("%s: dtype %s, shape %s: want one anchor of floating point, shape (%d,) or (1, %d)", o.Anchor, a.Kind(), bundle.FormatShape(a.Shape), d, d)
 		}
 		anchor = a.F32
 	}

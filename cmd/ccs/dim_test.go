@@ -229,3 +229,35 @@ func TestCoverageCheckByClass(t *testing.T) {
 		}
 	}
 }
+
+// TestRetrieveAnchorRows: -anchor with several rows of the set's dimension
+// says how many it holds and how to name one row of the collection; a
+// non-float anchor names its dtype; shapes as NumPy prints them.
+func TestRetrieveAnchorRows(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	var stdout, stderr bytes.Buffer
+	for _, args := range [][]string{
+		{"simulate", "-out", dir, "-per-class", "40", "-k", "2", "-seed", "2"},
+		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-alpha", "0.1", "-out", p("ball.json")},
+	} {
+		if err := run(&stdout, &stderr, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	if err := bundle.WriteNPY(p("two.npy"), bundle.Float32([]float32{1, 2, 3, 4, 5, 6}, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPY(p("ints.npy"), bundle.Int64([]int64{1, 2, 3}, 3)); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{
+		"two.npy":  "two.npy: 2 anchors, shape (2, 3): -anchor takes one, shape (3,) or (1, 3) (-db FILE -anchor-index I takes a row of the collection)",
+		"ints.npy": "ints.npy: dtype int64, shape (3,): want one anchor of floating point, shape (3,) or (1, 3)",
+	} {
+		err := run(&stdout, &stderr, []string{"retrieve", "-set", p("ball.json"), "-db", p("test.npz"), "-anchor", p(file)})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("-anchor %s: %v, want %q", file, err, want)
+		}
+	}
+}
