@@ -509,7 +509,7 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig) 
 		case m == 1:
 			return sp, fmt.Errorf("bundle: class %s has 1 item in the %s split: no positive for it (a class needs at least 2 items per split; give it more items or leave it out)", cfg.class(c), name)
 		case !cfg.AllowFewer:
-			return sp, fmt.Errorf("bundle: class %s has %d items in the %s split, too few for k = %d positives per anchor (another of its class): lower -k, or allow fewer (-allow-fewer: its anchors repeat their %d positives)", cfg.class(c), m, name, cfg.K, m-1)
+			return sp, fmt.Errorf("bundle: class %s has %d items in the %s split, too few for k = %d positives per anchor (another of its class): lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchors repeat their %d positives)", cfg.class(c), m, name, cfg.K, m-1)
 		}
 		if others := n - m; others < cfg.KNeg {
 			return sp, fmt.Errorf("bundle: the %s split has %d items outside class %s, too few for %d negatives per anchor", name, others, cfg.class(c), cfg.KNeg)
@@ -682,7 +682,7 @@ func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
 				if len(views) == 0 {
 					return nil, fmt.Errorf("bundle: group %d has one row: no view to be its positive", items.Groups[groups[g][0]])
 				}
-				return nil, fmt.Errorf("bundle: group %d has %d views besides its anchor, too few for k = %d positives: lower -k, or allow fewer (-allow-fewer: its anchor repeats them)", items.Groups[groups[g][0]], len(views), cfg.K)
+				return nil, fmt.Errorf("bundle: group %d has %d views besides its anchor, too few for k = %d positives: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchor repeats them)", items.Groups[groups[g][0]], len(views), cfg.K)
 			}
 			sp.PositivePool = append(sp.PositivePool, views...)
 			start[i+1] = len(sp.PositivePool)
@@ -797,7 +797,7 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 		sp := SplitPlan{Name: name, K: cfg.K, KNeg: cfg.KNeg, Anchors: qs}
 		for _, q := range qs {
 			if len(relevant[q]) < cfg.K && !cfg.AllowFewer {
-				return nil, fmt.Errorf("bundle: %s has %d relevant rows, too few for k = %d positives: lower -k, or allow fewer (-allow-fewer: it repeats them)", items.queryName(q), len(relevant[q]), cfg.K)
+				return nil, fmt.Errorf("bundle: %s has %d relevant rows, too few for k = %d positives: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: it repeats them)", items.queryName(q), len(relevant[q]), cfg.K)
 			}
 		}
 		if items.N-1 < cfg.KNeg {

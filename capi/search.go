@@ -148,7 +148,7 @@ func oodAnswer(ctx context.Context, o *setObj, points rawArray, opt oodOptions, 
 	}
 	c, err := o.oods.test.With(test)
 	if err != nil {
-		return fmt.Errorf("ood: alpha_ood, delta: %v", err)
+		return err // "ood: α_ood = 2, want 0 < α_ood < 1", and the like
 	}
 	points.Name = "points"
 	p, err := decodeF32(points, true)

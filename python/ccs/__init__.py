@@ -704,6 +704,9 @@ class Comparison:
         row = next((r for r in self.rows if r["method"] == method), None)
         if row is None:
             raise KeyError(f"Comparison.set: no row {method!r} (have {[r['method'] for r in self.rows]})")
+        seeds = len(row.get("per_seed") or [])
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < max(seeds, 1):
+            raise ValueError(f"Comparison.set: seed {seed!r}: the comparison ran seeds 0 to {max(seeds, 1) - 1}")
         return Set.load(os.path.join(self.sets, f"seed-{seed}", row["set"] + ".json"))
 
     def __str__(self):

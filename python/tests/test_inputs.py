@@ -5,6 +5,7 @@ import ctypes
 import ctypes.util
 import json
 import os
+import tempfile
 import subprocess
 import sys
 
@@ -260,6 +261,9 @@ ERRORS = [
     ("compare not bundles", lambda s, a: ccs.compare([1, 2]), TypeError, "compare: bundles: want ccs.bundle's dict or a directory, got list"),
     ("compare no directory", lambda s, a: ccs.compare("/nonexistent/bundles"), FileNotFoundError,
      "compare: /nonexistent/bundles: no such directory"),
+    ("comparison's seed not run", lambda s, a: ccs.compare(_splits(), rows="baselines", seeds=1, resplits=5,
+                                                          out=tempfile.mkdtemp()).set("Conformal Ball (ℓ2)", seed=3),
+     ValueError, "Comparison.set: seed 3: the comparison ran seeds 0 to 0"),
     ("comparison without sets", lambda s, a: ccs.compare(_splits(), rows="baselines", seeds=1, resplits=5).set("Conformal Ball (ℓ2)"),
      ValueError, "Comparison.set: ccs.compare kept no sets: give it out=DIR (or sets=DIR)"),
     ("compare out and sets", lambda s, a: ccs.compare(_splits(), rows="baselines", out="/tmp/o", sets="/tmp/s"), ValueError,
