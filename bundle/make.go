@@ -971,6 +971,6 @@ func (p *Plan) WarnCopies(rows []float32, d int) {
 		return
 	}
 	f, r := example[0], example[1]
-	p.Warnings = append(p.Warnings, fmt.Sprintf("%d rows are exact copies of an earlier row, and %d of them lie in another split than it (the first: rows %d and %d, in %s and %s): such a point is in the test (or calibration) split and in the split that fit the set; remove the copies, or give each row and its copies one group (-groups) to keep them in one split",
+	p.Warnings = append(p.Warnings, fmt.Sprintf("%d rows are exact copies of an earlier row, and %d of them lie in another split than it (the first: rows %d and %d, in %s and %s), so one point lies in two splits, which the splits are made to keep apart; remove the copies, or give each row and its copies one group (-groups) to keep them in one split",
 		copies, across, f, r, p.Splits[split[f]-1].Name, p.Splits[split[r]-1].Name))
 }
