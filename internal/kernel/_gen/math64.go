@@ -502,19 +502,7 @@ func rankTile64(s isa) {
 	ldx := Load(Param("ldx"), GP64())
 	SHLQ(U8(3), ldx)
 	n := Load(Param("n"), GP64())
-	acc := make([][]VecVirtual, rows)
-	row := GP64()
-	MOVQ(sig, row)
-	for r := range acc {
-		acc[r] = make([]VecVirtual, vecs)
-		for v := range vecs {
-			acc[r][v] = s.vec()
-			VMOVUPD(Mem{Base: row, Disp: v * s.bytes()}, acc[r][v])
-		}
-		if r < rows-1 {
-			ADDQ(lds, row)
-		}
-	}
+	acc := s.loadTile(sig, lds, rows, vecs)
 	Label("t")
 	TESTQ(n, n)
 	JZ(LabelRef("store"))
@@ -537,15 +525,7 @@ func rankTile64(s isa) {
 	DECQ(n)
 	JMP(LabelRef("t"))
 	Label("store")
-	MOVQ(sig, row)
-	for r := range acc {
-		for v := range vecs {
-			VMOVUPD(acc[r][v], Mem{Base: row, Disp: v * s.bytes()})
-		}
-		if r < rows-1 {
-			ADDQ(lds, row)
-		}
-	}
+	s.storeTile(acc, sig, lds)
 	VZEROUPPER()
 	RET()
 }
@@ -806,19 +786,7 @@ func gemmSub64(s isa) {
 		}
 		return Mem{Base: base, Index: lda3, Scale: 1}
 	}
-	acc := make([][]VecVirtual, rows)
-	row := GP64()
-	MOVQ(cp, row)
-	for r := range acc {
-		acc[r] = make([]VecVirtual, vecs)
-		for v := range vecs {
-			acc[r][v] = s.vec()
-			VMOVUPD(Mem{Base: row, Disp: v * s.bytes()}, acc[r][v])
-		}
-		if r < rows-1 {
-			ADDQ(ldc, row)
-		}
-	}
+	acc := s.loadTile(cp, ldc, rows, vecs)
 	coef := GP64()
 	Label("l")
 	TESTQ(k, k)
@@ -850,15 +818,40 @@ func gemmSub64(s isa) {
 	DECQ(k)
 	JMP(LabelRef("l"))
 	Label("store")
-	MOVQ(cp, row)
-	for r := range acc {
-		for v := range vecs {
-			VMOVUPD(acc[r][v], Mem{Base: row, Disp: v * s.bytes()})
-		}
-		if r < rows-1 {
-			ADDQ(ldc, row)
-		}
-	}
+	s.storeTile(acc, cp, ldc)
 	VZEROUPPER()
 	RET()
+}
+
+// loadTile loads a tile of float64 rows (rows of vecs vectors, ld bytes
+// apart from base) into registers.
+func (s isa) loadTile(base, ld Register, rows, vecs int) [][]VecVirtual {
+	acc := make([][]VecVirtual, rows)
+	row := GP64()
+	MOVQ(base, row)
+	for r := range acc {
+		acc[r] = make([]VecVirtual, vecs)
+		for v := range vecs {
+			acc[r][v] = s.vec()
+			VMOVUPD(Mem{Base: row, Disp: v * s.bytes()}, acc[r][v])
+		}
+		if r < rows-1 {
+			ADDQ(ld, row)
+		}
+	}
+	return acc
+}
+
+// storeTile stores loadTile's registers back.
+func (s isa) storeTile(acc [][]VecVirtual, base, ld Register) {
+	row := GP64()
+	MOVQ(base, row)
+	for r := range acc {
+		for v := range acc[r] {
+			VMOVUPD(acc[r][v], Mem{Base: row, Disp: v * s.bytes()})
+		}
+		if r < len(acc)-1 {
+			ADDQ(ld, row)
+		}
+	}
 }
