@@ -233,10 +233,9 @@ func decisiveAt(g geometry.Geometry) func(dst []float64, diffs []float32, qs []f
 	d := g.Dim()
 	return func(dst []float64, diffs []float32, qs []float64) []float64 {
 		dst = f.ScoresFast(dst, diffs)
-		// The rows left undecided, rescored exactly in one call: a row's
-		// exact score does not depend on the rows scored with it, and a
-		// single-norm's exact products take a few rows at a time (at
-		// d = 768 its fast bound is loose, and most positives near q).
+		// The rows left undecided, rescored exactly in one call (at
+		// d = 768 a single-norm's fast bound is loose, and most positives
+		// lie near q).
 		var near []int
 		for i, s := range dst {
 			// geometry.Undecided for each q, its finiteness test once.
@@ -248,16 +247,7 @@ func decisiveAt(g geometry.Geometry) func(dst []float64, diffs []float32, qs []f
 				near = append(near, i)
 			}
 		}
-		if len(near) == 0 {
-			return dst
-		}
-		rows := make([]float32, 0, len(near)*d)
-		for _, i := range near {
-			rows = append(rows, diffs[i*d:(i+1)*d]...)
-		}
-		for k, s := range g.Scores(nil, rows) {
-			dst[near[k]] = s
-		}
+		geometry.Rescore(g, dst, near, func(i int) []float32 { return diffs[i*d : (i+1)*d] })
 		return dst
 	}
 }

@@ -76,30 +76,39 @@ func Near(s, q, rel, abs float64) bool { return math.Abs(s-q) <= rel*max(s, q)+a
 // scores (also where the fast score is not finite). rel = abs = 0 says the
 // scores are exact: no row is rescored (a single-norm's single-row score
 // can differ in its last bit from its block's).
-//
-// The rows rescored go to Scores in one call (a row's exact score does not
-// depend on the rows scored with it): a single-norm's exact products take
-// a few rows at a time, each of M's vectors read once for them.
 func decide(g Geometry, q, rel, abs float64, dst []bool, scores []float64, row func(i int) []float32) []bool {
 	if !(rel == 0 && abs == 0) {
 		var near []int
-		var rows []float32
 		for i, s := range scores {
 			if Undecided(s, q, rel, abs) {
 				near = append(near, i)
-				rows = append(rows, row(i)...)
 			}
 		}
-		if len(near) > 0 {
-			for k, s := range g.Scores(nil, rows) {
-				scores[near[k]] = s
-			}
-		}
+		Rescore(g, scores, near, row)
 	}
 	for i, s := range scores {
 		dst[i] = s <= q
 	}
 	return dst
+}
+
+// Rescore writes into scores[i], for each i of near, the exact score of
+// row(i), the rows scored in one call of Scores: a row's exact score does
+// not depend on the rows scored with it, and a single-norm's exact products
+// take a few rows at a time, each of M's vectors read once for them (one
+// call a row read all of M for each). row's slice may be reused between
+// calls.
+func Rescore(g Geometry, scores []float64, near []int, row func(i int) []float32) {
+	if len(near) == 0 {
+		return
+	}
+	rows := make([]float32, 0, len(near)*g.Dim())
+	for _, i := range near {
+		rows = append(rows, row(i)...)
+	}
+	for k, s := range g.Scores(nil, rows) {
+		scores[near[k]] = s
+	}
 }
 
 // MembersAround is Members on the differences anchor − point of the rows of

@@ -172,16 +172,6 @@ func SolveLower(yt, l []float64, d int) {
 	}
 }
 
-// RankRows is how many rows of Σ RankUpdate updates at a time on vectors:
-// 8 with AVX-512, 4 with AVX2, 1 at the portable level. A caller sharing
-// Σ's rows out gives each goroutine a multiple of it.
-func RankRows() int {
-	if rankTile64V == nil {
-		return 1
-	}
-	return lanes / 2
-}
-
 // RankUpdate adds the products x_t[r]·x_t[c] of the n rows x_t =
 // x[t·d:(t+1)·d] into the rows r0 ≤ r < r1 of sig (d×d row-major), on and
 // below the diagonal, each entry as
@@ -191,8 +181,9 @@ func RankRows() int {
 //	}
 //
 // gives it — (x_t[c]·x_t[r]) + sig[r·d+c], the product rounded first, t in
-// order: the same bits — a tile of RankRows() rows by 2 vectors of columns
-// at a time where the build has vector kernels. Entries above the diagonal
+// order: the same bits — a tile of 8 rows (4 with AVX2) by 2 vectors of
+// columns at a time where the build has vector kernels: a caller sharing
+// Σ's rows out gives each goroutine a multiple of 8 rows. Entries above the diagonal
 // in those rows may be written too; their values are unspecified.
 func RankUpdate(sig, x []float64, n, d, r0, r1 int) {
 	if d < 0 || n < 0 || len(sig) != d*d || len(x) < n*d || r0 < 0 || r1 > d || r0 > r1 {
