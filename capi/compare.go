@@ -72,7 +72,7 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	seeds, resplits, reference := 3, 200, 2000
+	seeds, resplits, reference := 3, 200, 0 // reference 0: experiment.DefaultReference, capped at the fit split
 	for _, v := range []struct {
 		name string
 		p    *int
@@ -112,6 +112,10 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		case b.b.D != d:
 			return nil, fmt.Errorf("compare: the %s bundle has dimension %d, the %s bundle %d", b.name, b.b.D, first, d)
 		}
+	}
+	if in.OOD != nil && in.Fit != nil && reference > in.Fit.N {
+		return nil, fmt.Errorf("compare: reference=%d: the fit bundle has %d anchors; give at most %d, or leave reference out (%d, or every fit anchor of a smaller fit split)",
+			reference, in.Fit.N, in.Fit.N, experiment.DefaultReference)
 	}
 	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe, OutDir: o.Sets},
 		Resplits: resplits, Reference: reference}

@@ -40,14 +40,19 @@ type CompareConfig struct {
 	// test split behind each row's share of resplits below 1−α.
 	Resplits int
 	// Reference is the number of fit anchors, drawn once (seeded), in the
-	// per-input OOD score's pool (0: 2000; more than the fit split: all).
+	// per-input OOD score's pool. 0 takes 2000, or every fit anchor of a
+	// smaller fit split, or as many as a set file keeps at a large
+	// dimension; more than the fit split is an error.
 	Reference int
 }
+
+// DefaultReference is the size of Compare's per-input OOD reference pool
+// when CompareConfig.Reference is 0 and the fit split is as large.
+const DefaultReference = 2000
 
 func (c *CompareConfig) defaults() {
 	c.Seeds = cmp.Or(c.Seeds, 3)
 	c.Resplits = cmp.Or(c.Resplits, 200)
-	c.Reference = cmp.Or(c.Reference, 2000)
 	if c.Train.SGD == (train.SGD{}) {
 		c.Train.SGD = train.EmbeddingRecipe.SGD
 	}
@@ -147,6 +152,17 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if needsFit && data.Fit == nil {
 		return nil, fmt.Errorf("experiment: the ellipsoid's Σ needs the fit bundle")
 	}
+	if cfg.Reference < 0 {
+		return nil, fmt.Errorf("experiment: reference pool of %d fit anchors: want at least 1 (0: the default)", cfg.Reference)
+	}
+	if data.OOD != nil && data.Fit != nil {
+		switch {
+		case cfg.Reference == 0:
+			cfg.Reference = max(1, min(DefaultReference, data.Fit.N, conformal.MaxReferenceValues/data.Fit.D))
+		case cfg.Reference > data.Fit.N:
+			return nil, fmt.Errorf("experiment: reference pool of %d fit anchors: the fit split has %d", cfg.Reference, data.Fit.N)
+		}
+	}
 	if cfg.Calibration == conformal.Class {
 		// Every row would fail on it, the first after its training.
 		switch err := conformal.CheckClasses(data.Cal, cfg.Alpha, cfg.Delta, data.LabelNames); {
@@ -178,7 +194,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		t.Config += fmt.Sprintf("; the ellipsoid's Σ from the %d fit anchors' differences, its threshold from the whole calibration split", data.Fit.N)
 	}
 	if data.OOD != nil {
-		t.Config += fmt.Sprintf("; OOD: %d inputs, per-input score against %d fit anchors", data.OOD.N, min(cfg.Reference, nOf(data.Fit)))
+		t.Config += fmt.Sprintf("; OOD: %d inputs, per-input score against %d fit anchors", data.OOD.N, cfg.Reference)
 		if data.OODCal != nil {
 			t.OODCal = data.OODCal.N
 			t.Config += fmt.Sprintf(", calibrated on %d held-out ID inputs at α_ood = %v", data.OODCal.N, ood.DefaultAlpha)
@@ -307,7 +323,7 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 		}
 	}
 	if data.OOD != nil && set.OneThreshold() == nil && sp.Fit != nil {
-		pool, err := conformal.NewReference(sp.Fit, min(cfg.Reference, sp.Fit.N), 0, "fit anchors")
+		pool, err := conformal.NewReference(sp.Fit, cfg.Reference, 0, "fit anchors")
 		if err != nil {
 			return nil, nil, err
 		}

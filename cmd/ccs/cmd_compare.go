@@ -22,6 +22,9 @@ type compareOptions struct {
 	Resplits  int
 	Reference int
 	Recipe    train.Config
+	// referenceSet reports whether -reference was given: its default is
+	// capped at the fit split, a given value is not.
+	referenceSet bool
 }
 
 func compareCommand() *command {
@@ -33,8 +36,12 @@ func compareCommand() *command {
 			fs.StringVar(&o.Data, "data", "", "the bundles' `directory`: fit.npz, val.npz, cal.npz, test.npz (ccs bundle's), and ood.npz and ood-cal.npz when there")
 			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the ℓ2 ball, the ellipsoid, and single-norm and generalized balls under Neg, Vol and Neg+Vol), baselines, learned, infonce (with the InfoNCE head) or all+infonce")
 			fs.IntVar(&o.Resplits, "resplits", 200, "random halvings of the test split behind the share of resplits covering less than 1−α")
-			fs.IntVar(&o.Reference, "reference", 2000, "fit anchors (drawn once, seeded) in the per-input OOD score's pool, with ood.npz")
-			return recipeOption(fs, "embedding", "compare", &o.Recipe)
+			fs.IntVar(&o.Reference, "reference", experiment.DefaultReference, "fit anchors (drawn once, seeded) in the per-input OOD score's pool, with ood.npz (by default every fit anchor of a smaller fit split)")
+			recipe := recipeOption(fs, "embedding", "compare", &o.Recipe)
+			return func() error {
+				fs.Visit(func(f *flag.Flag) { o.referenceSet = o.referenceSet || f.Name == "reference" })
+				return recipe()
+			}
 		}, runCompare)
 }
 
@@ -99,6 +106,19 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		*f.dst = b
 		inputs = append(inputs, path)
 	}
+	reference := 0 // the default: capped at the fit split
+	if o.referenceSet {
+		switch {
+		case data.OOD == nil:
+			out.warn(fmt.Sprintf("compare: -reference %d: %s has no ood.npz, so there is no per-input OOD score to pool for", o.Reference, o.Data))
+		case data.Fit == nil:
+			out.warn(fmt.Sprintf("compare: -reference %d: %s has no fit.npz to draw the pool from, so there is no per-input OOD score", o.Reference, o.Data))
+		case o.Reference > data.Fit.N:
+			return fmt.Errorf("compare: -reference %d: %s has %d anchors; give at most %d, or leave -reference out (%d, or every fit anchor of a smaller fit split)",
+				o.Reference, filepath.Join(o.Data, "fit.npz"), data.Fit.N, data.Fit.N, experiment.DefaultReference)
+		}
+		reference = o.Reference
+	}
 	// String labels: the manifest beside the test bundle names the
 	// classes, when it describes that bundle (as ccs evaluate does).
 	data.LabelNames = bundle.ManifestLabelNames(filepath.Join(o.Data, "test.npz"), data.Test)
@@ -107,7 +127,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		return err
 	}
 	cfg.Cells, cfg.OutDir = res.cells, res.sets
-	t, err := experiment.Compare(ctx, data, experiment.CompareConfig{Config: cfg, Resplits: o.Resplits, Reference: o.Reference}, methods, newProgress(out, o.Quiet, "run").step)
+	t, err := experiment.Compare(ctx, data, experiment.CompareConfig{Config: cfg, Resplits: o.Resplits, Reference: reference}, methods, newProgress(out, o.Quiet, "run").step)
 	if errors.Is(err, context.Canceled) && cfg.Cells != nil {
 		reused, computed, _ := cfg.Cells.Counts()
 		fmt.Fprintf(out.stderr, "ccs compare: %d (row, seed) cells finished and kept in %s (%d read back, %d computed now): the same command resumes from them\n",

@@ -192,6 +192,8 @@ func TestCompareCommand(t *testing.T) {
 		{"no data", []string{"compare"}, true, "-data"},
 		{"unknown rows", []string{"compare", "-data", p("b"), "-rows", "best"}, true, `-rows "best": want all, baselines`},
 		{"no resplits", []string{"compare", "-data", p("b"), "-resplits", "0"}, true, "want at least 1"},
+		// A default pool is capped at the fit split, a given one is not.
+		{"reference above the fit split", []string{"compare", "-data", p("b"), "-reference", "100000"}, false, "-reference 100000: " + p("b/fit.npz") + " has "},
 		{"class with pac's delta", []string{"compare", "-data", p("b"), "-calibration", "class", "-delta", "2"}, true, "want 0 < δ < 1"},
 		{"no bundles", []string{"compare", "-data", dir}, false, "fit.npz is missing: make the bundles with ccs bundle -out "},
 		{"no directory", []string{"compare", "-data", p("none")}, false, "none: no such directory (ccs bundle -out "},

@@ -537,7 +537,7 @@ _SPLITS = ("fit", "val", "cal", "test", "ood", "ood-cal")
 
 
 def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delta=0.0, resplits=200,
-            reference=2000, out=None, sets=None, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
+            reference=None, out=None, sets=None, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
             lr=None, momentum=None, weight_decay=None, cosine=None, T=None, lambda_=None, p_min=None, p_max=None,
             m_min=None, m_max=None, tau=None, infonce_weight=None, head_volume=None, progress=None):
     """Compares the set families on your bundles, as ccs compare does: the
@@ -551,7 +551,10 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
     "ood-cal" when made) or the directory ccs bundle -out wrote. The other
     keywords are ccs compare's flags (calibration "one", "pac" with delta,
     "class" or "pooled"); the training keywords are ccs.fit's, with the
-    "embedding" recipe by default. out: a results directory, as ccs
+    "embedding" recipe by default. reference: the fit anchors in the
+    per-input OOD score's pool (by default 2000, or every fit anchor of a
+    smaller fit split; more than the fit split is refused). out: a results
+    directory, as ccs
     compare -out keeps one: every finished (row, seed) cell in out/cells, so
     that a comparison stopped (Ctrl-C) and called again computes only the
     cells missing, every set in out/sets/compare, the document in

@@ -751,6 +751,9 @@ def test_compare_out_resumes(labelled, cli, tmp_path):
     other = ccs.compare(splits, seeds=1, alpha=0.1, **kw)
     assert (other.cells["read_back"], other.cells["computed"], other.cells["stale"]) == (0, 2, 2), other.cells
     assert ccs.compare(d, seeds=1, rows="baselines", resplits=10, reference=50).cells is None
+    # A pool larger than the fit split is refused, as ccs compare -reference does.
+    with pytest.raises(ValueError, match=r"reference=100000: the fit bundle has \d+ anchors"):
+        ccs.compare(d, seeds=1, rows="baselines", resplits=10, reference=100000)
 
     cli("report", "-in", out, "-out", tmp_path / "report.html")
     assert "Conformal Ball" in (tmp_path / "report.html").read_text()
