@@ -114,6 +114,7 @@ func TestReadDocument(t *testing.T) {
 		{`{"kind": "sim", "tables": {}}`, "sim result: json: cannot unmarshal object"},
 		{`{"kind": "coverage-check", "resplits": 3, "coverages": [0.9, 0.8]}`, "2 coverages for 3 resplits"},
 		{`{"kind": "coverage-check", "resplits": 1, "coverages": [1.5]}`, "not a fraction"},
+		{`{"kind": "coverage-check", "resplits": 1, "this_set": {"coverage": 95, "positives": 10}}`, "this_set.coverage = 95, not a fraction"},
 		{`{"kind": "sim", "tables": [null]}`, "tables[0] is null"},
 		{`{"kind": "fmnist", "hull": [null]}`, "hull[0] is null"},
 		{`{"kind": "ood", "ood": [null]}`, "ood[0] is null"},

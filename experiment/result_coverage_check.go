@@ -32,6 +32,18 @@ type CoverageCheck struct {
 	// LabelNames, for string labels (ccs bundle's manifest), name the
 	// classes: label i is LabelNames[i].
 	LabelNames []string `json:"label_names,omitempty"`
+	// Stored is what the set file's own threshold covers of the whole
+	// bundle (ccs evaluate's coverage). The resplits recalibrate the
+	// geometry, so they say what its calibration gives, not what this
+	// threshold does: a threshold gone wrong shows here only.
+	Stored *StoredCoverage `json:"this_set,omitempty"`
+}
+
+// StoredCoverage is a set file's own threshold's coverage of a bundle's
+// positives.
+type StoredCoverage struct {
+	Coverage  float64 `json:"coverage"` // a fraction
+	Positives int     `json:"positives"`
 }
 
 // WriteClasses writes each class's coverage over the resplits as a table.
@@ -83,6 +95,9 @@ func (c *CoverageCheck) Check() error {
 			return fmt.Errorf("coverages[%d] = %v, not a fraction", i, v)
 		}
 	}
+	if c.Stored != nil && !(c.Stored.Coverage >= 0 && c.Stored.Coverage <= 1) {
+		return fmt.Errorf("this_set.coverage = %v, not a fraction", c.Stored.Coverage)
+	}
 	return nil
 }
 
@@ -102,6 +117,10 @@ func (c *CoverageCheck) WriteText(w io.Writer) error {
 		{"Coverage", "5th percentile", "Resplits below 1 − α", "Exclusion", "Guarantee"},
 		{pm(c.Coverage), pct(c.P05), pct(c.BelowShare), pm(c.Exclusion), c.guarantee()},
 	})
+	if c.Stored != nil {
+		fmt.Fprintf(&b, "\nThe set file's own threshold covers %s of the bundle's %d positives (ccs evaluate); the resplits above recalibrate its geometry.\n",
+			pct(c.Stored.Coverage), c.Stored.Positives)
+	}
 	if c.Classes != nil {
 		b.WriteString("\nEach class's coverage over the resplits:\n\n")
 		if err := c.WriteClasses(&b); err != nil {
@@ -130,6 +149,9 @@ func (c *CoverageCheck) Figures(stem string) ([]*figure.Figure, error) {
 	lo, hi = min(lo, target), max(hi, target)
 	if marginal {
 		hi = max(hi, 100*c.Band[1])
+	}
+	if c.Stored != nil {
+		lo, hi = min(lo, 100*c.Stored.Coverage), max(hi, 100*c.Stored.Coverage)
 	}
 	if !(hi > lo) {
 		lo, hi = lo-0.5, hi+0.5
@@ -166,9 +188,16 @@ func (c *CoverageCheck) Figures(stem string) ([]*figure.Figure, error) {
 	ml := figure.Line(p, []float64{100 * c.Coverage.Mean, 100 * c.Coverage.Mean}, []float64{0, top}, draw.LineStyle{Color: figure.Color(6), Width: vg.Points(1.5)})
 	entries = append([]figure.Entry{{Name: "resplits' coverage", Thumbs: []plot.Thumbnailer{hl}}, {Name: "1 − α", Thumbs: []plot.Thumbnailer{tl}},
 		{Name: "their mean", Thumbs: []plot.Thumbnailer{ml}}}, entries...)
+	stored := ""
+	if c.Stored != nil {
+		v := 100 * c.Stored.Coverage
+		sl := figure.Line(p, []float64{v, v}, []float64{0, top}, draw.LineStyle{Color: figure.Color(4), Width: vg.Points(2), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2)}})
+		entries = append(entries, figure.Entry{Name: "the file's own threshold, on the whole bundle", Thumbs: []plot.Thumbnailer{sl}})
+		stored = fmt.Sprintf(" The set file's own threshold covers %.2f%% of the whole bundle's %d positives (dotted).", v, c.Stored.Positives)
+	}
 	cols := figure.LegendCols(len(entries))
 	caption := fmt.Sprintf("Coverage of the held-out positives over %d random resplits of the test bundle (%d calibration anchors, %d held out in each), the set's geometry recalibrated on each at α = %v (calibration %s): %.2f%% of the resplits fall below 1 − α (dashed). The guarantee: %s.",
-		c.Resplits, c.NCal, c.NTest, c.Alpha, c.Mode, 100*c.BelowShare, c.guarantee())
+		c.Resplits, c.NCal, c.NTest, c.Alpha, c.Mode, 100*c.BelowShare, c.guarantee()) + stored
 	return []*figure.Figure{{Name: stem + "-distribution", Caption: caption, W: 9 * vg.Inch, H: 3.6*vg.Inch + figure.LegendHeight(len(entries), cols),
 		Draw: figure.Grid([][]*plot.Plot{{p}}, entries, cols)}}, nil
 }

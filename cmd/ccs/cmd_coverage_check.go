@@ -73,10 +73,6 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if classes != nil {
 		check.LabelNames = bundle.ManifestLabelNames(o.Test, b)
 	}
-	if o.JSON {
-		return writeDocument(out, "coverage-check", check)
-	}
-	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
 	// The resplits recalibrate the geometry: they say what its calibration
 	// gives, not what this file's threshold does. That is ccs evaluate's
 	// number, printed beside them so that a threshold gone wrong (a Σ that
@@ -85,6 +81,11 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if err != nil {
 		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 	}
+	check.Stored = &experiment.StoredCoverage{Coverage: stored.Coverage, Positives: stored.Positives}
+	if o.JSON {
+		return writeDocument(out, "coverage-check", check)
+	}
+	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
 	fmt.Fprintf(out.stdout, "this set   its own threshold covers %s of %s's %d positives (ccs evaluate)\n", pct(stored.Coverage), o.Test, stored.Positives)
 	fmt.Fprintf(out.stdout, "resplits   %d of %s, the geometry recalibrated on each: %d calibration anchors, %d held out (%d positives each)\n", r.Resplits, o.Test, r.NCal, r.NTest, b.K)

@@ -22,6 +22,7 @@ func TestUserResults(t *testing.T) {
 	set := calibratedBall(t, dir)
 	test := filepath.Join(dir, "test.npz")
 	var files []string
+	var results []experiment.Result
 	for _, c := range []struct {
 		name, kind string
 		args       []string
@@ -46,6 +47,13 @@ func TestUserResults(t *testing.T) {
 			t.Errorf("%s: kind %q, command %q, build %s", c.name, doc.Kind, doc.Command, doc.Build)
 		}
 		files = append(files, path)
+		results = append(results, doc.Result)
+	}
+	// coverage-check's document carries what the file's own threshold
+	// covers (the resplits recalibrate): evaluate's coverage.
+	ev, cc := results[0].(*experiment.Evaluation), results[2].(*experiment.CoverageCheck)
+	if cc.Stored == nil || cc.Stored.Coverage != ev.Coverage || cc.Stored.Positives != ev.Positives {
+		t.Errorf("coverage-check -json: this_set %+v, want evaluate's coverage %v of %d positives", cc.Stored, ev.Coverage, ev.Positives)
 	}
 
 	plots := filepath.Join(dir, "plots")
