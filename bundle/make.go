@@ -927,15 +927,25 @@ func (p *Plan) Write(dir string, rows, queries []float32, d int) ([]string, erro
 // other (the same d float32 values, bit for bit) lie in different splits:
 // a test point that the fit split holds too, which no shuffle of items
 // can keep apart. Copies inside one split (a group's, an item's views)
-// are left alone; relevance pairs' rows are a collection, not split, and
-// are not looked at. rows are the source rows the plan's splits index.
-func (p *Plan) WarnCopies(rows []float32, d int) {
-	if p.queries || d <= 0 {
+// are left alone. rows are the source rows the plan's splits index; for
+// relevance pairs, the rows are a collection that every split shares, and
+// the copies looked for are among queries, the split's anchors (the same
+// question asked twice, under two ids).
+func (p *Plan) WarnCopies(rows, queries []float32, d int) {
+	if d <= 0 {
 		return
 	}
-	split := make([]int8, len(rows)/d) // 1 + the split of each row, 0 for none
+	src, what, one := rows, "rows", "row"
+	if p.queries {
+		src, what, one = queries, "query rows", "query row"
+	}
+	split := make([]int8, len(src)/d) // 1 + the split of each row, 0 for none
 	for s, sp := range p.Splits {
-		for _, pool := range [][]int{sp.Anchors, sp.PositivePool, sp.NegativePool} {
+		pools := [][]int{sp.Anchors, sp.PositivePool, sp.NegativePool}
+		if p.queries {
+			pools = pools[:1] // positives and negatives are collection rows
+		}
+		for _, pool := range pools {
 			for _, r := range pool {
 				split[r] = int8(s + 1)
 			}
@@ -949,14 +959,14 @@ func (p *Plan) WarnCopies(rows []float32, d int) {
 		if split[r] == 0 {
 			continue
 		}
-		row := rows[r*d : (r+1)*d]
+		row := src[r*d : (r+1)*d]
 		h := maphash.Bytes(seed, unsafe.Slice((*byte)(unsafe.Pointer(&row[0])), 4*d))
 		f, seen := first[h]
 		if !seen {
 			first[h] = r
 			continue
 		}
-		if !slices.EqualFunc(row, rows[f*d:(f+1)*d], func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+		if !slices.EqualFunc(row, src[f*d:(f+1)*d], func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
 			continue // a hash collision: not a copy (and not looked at further)
 		}
 		copies++
@@ -971,6 +981,14 @@ func (p *Plan) WarnCopies(rows []float32, d int) {
 		return
 	}
 	f, r := example[0], example[1]
-	p.Warnings = append(p.Warnings, fmt.Sprintf("%d rows are exact copies of an earlier row, and %d of them lie in another split than it (the first: rows %d and %d, in %s and %s), so one point lies in two splits, which the splits are made to keep apart; remove the copies, or give each row and its copies one group (-groups) to keep them in one split",
-		copies, across, f, r, p.Splits[split[f]-1].Name, p.Splits[split[r]-1].Name))
+	fix := "remove the copies, or give each row and its copies one group (-groups) to keep them in one split"
+	if p.queries {
+		fix = "remove the copies, or give each copy's relevance pairs to one query"
+	}
+	head := fmt.Sprintf("%d %s are exact copies of an earlier %s, and %d of them lie in another split than it (the first: %s %d and %d, in %s and %s)",
+		copies, what, one, across, what, f, r, p.Splits[split[f]-1].Name, p.Splits[split[r]-1].Name)
+	if copies == 1 {
+		head = fmt.Sprintf("%s %d is an exact copy of %s %d, in another split (%s and %s)", one, r, one, f, p.Splits[split[r]-1].Name, p.Splits[split[f]-1].Name)
+	}
+	p.Warnings = append(p.Warnings, head+", so one point lies in two splits, which the splits are made to keep apart; "+fix)
 }

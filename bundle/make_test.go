@@ -480,7 +480,7 @@ func TestWarnCopies(t *testing.T) {
 	if across == 0 {
 		t.Fatal("seed 4 put every copy in its row's split: the test compares nothing")
 	}
-	p.WarnCopies(rows, d)
+	p.WarnCopies(rows, nil, d)
 	want := fmt.Sprintf("5 rows are exact copies of an earlier row, and %d of them lie in another split", across)
 	if len(p.Warnings) != 1 || !strings.HasPrefix(p.Warnings[0], want) {
 		t.Errorf("warnings %q, want one beginning %q", p.Warnings, want)
@@ -499,8 +499,54 @@ func TestWarnCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.WarnCopies(grows, d)
+	g.WarnCopies(grows, nil, d)
 	if len(g.Warnings) != 0 {
 		t.Errorf("copies within groups: warnings %q", g.Warnings)
+	}
+
+	// Relevance pairs: the collection's rows are every split's, so its
+	// copies (here every row is one of 17) say nothing; a query asked
+	// twice, in two splits, does.
+	const nq, nr = 120, 500
+	crows := make([]float32, nr*d)
+	for i := range crows {
+		crows[i] = float32(i % 17)
+	}
+	queries := make([]float32, nq*d)
+	for i := range queries {
+		queries[i] = float32(i) // every query its own
+	}
+	var pairs [][2]int
+	for q := range nq {
+		for j := range 3 {
+			pairs = append(pairs, [2]int{q, (q*7 + j*101) % nr})
+		}
+	}
+	q, err := Make(Items{N: nr, Queries: nq, Pairs: pairs}, MakeConfig{K: 2, KNeg: 10, Split: testSplit, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.WarnCopies(crows, queries, d)
+	if len(q.Warnings) != 0 {
+		t.Errorf("distinct queries: warnings %q", q.Warnings)
+	}
+	qsplit := map[int]string{}
+	for _, sp := range q.Splits {
+		for _, r := range sp.Anchors {
+			qsplit[r] = sp.Name
+		}
+	}
+	other := -1
+	for r := 1; r < nq; r++ {
+		if qsplit[r] != qsplit[0] {
+			other = r
+			break
+		}
+	}
+	copy(queries[other*d:(other+1)*d], queries[:d])
+	q.WarnCopies(crows, queries, d)
+	want = fmt.Sprintf("query row %d is an exact copy of query row 0, in another split (%s and %s), so one point", other, qsplit[other], qsplit[0])
+	if len(q.Warnings) != 1 || !strings.HasPrefix(q.Warnings[0], want) || !strings.Contains(q.Warnings[0], "relevance pairs to one query") {
+		t.Errorf("a query in two splits: warnings %q, want one beginning %q", q.Warnings, want)
 	}
 }

@@ -349,7 +349,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", emb.Source, err)
 	}
-	plan.WarnCopies(emb.Rows, emb.D)
+	plan.WarnCopies(emb.Rows, qrows, emb.D)
 	out := &madeBundles{Warnings: plan.Warnings, LabelNames: names}
 	if pairNote != "" {
 		out.Warnings = append([]string{pairNote}, out.Warnings...)

@@ -264,13 +264,13 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		// says so.
 		return fmt.Errorf("%s: %w", map[string]string{"views": o.Views, "pairs": o.Pairs, "groups": o.Groups, "labels": o.Labels}[mode], err)
 	}
-	plan.WarnCopies(emb.Rows, emb.D)
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return err
-	}
 	var qrows []float32
 	if queries != nil {
 		qrows = queries.Rows
+	}
+	plan.WarnCopies(emb.Rows, qrows, emb.D)
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return err
 	}
 	m := bundle.NewManifest(out.command, in, cfg, plan)
 	m.Inputs, m.Warnings = inputs, append(notes, m.Warnings...)
