@@ -128,7 +128,7 @@ func (p *PairIDs) Resolve(query, row string) (q, r int, ok bool, err error) {
 		v, ok := m[id]
 		if !ok {
 			if p.Unknown++; p.First == "" {
-				p.First = what + " " + strconv.Quote(id)
+				p.First = what + " id " + strconv.Quote(id)
 			}
 		}
 		return v, ok, nil

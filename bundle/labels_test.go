@@ -188,7 +188,7 @@ func TestPairIDs(t *testing.T) {
 			t.Errorf("Resolve(%s, %s) = %d, %d, %v, %v", c.q, c.r, qi, ri, ok, err)
 		}
 	}
-	if p.Unknown != 2 || p.First != `query "q2"` || !strings.Contains(p.Note(), `2 pairs name ids that are not among the given ids (the first: query "q2")`) {
+	if p.Unknown != 2 || p.First != `query id "q2"` || !strings.Contains(p.Note(), `2 pairs name ids that are not among the given ids (the first: query id "q2")`) {
 		t.Errorf("unknown %d, first %s, note %q", p.Unknown, p.First, p.Note())
 	}
 	if !p.Header("query-id", "corpus-id") || p.Header("q0", "corpus-id") {
@@ -223,7 +223,7 @@ func TestPairIDs(t *testing.T) {
 	if err != nil || !slices.Equal(got, [][2]int{{1, 1}, {0, 0}}) {
 		t.Errorf("integer pairs by id: %v, %v", got, err)
 	}
-	if _, err := p.Rows(Int64([]int64{1, 30}, 1, 2), "pairs"); err == nil || !strings.Contains(err.Error(), `pairs: no pairs: all 1 name ids that are not among the given ids (the first: row "30")`) {
+	if _, err := p.Rows(Int64([]int64{1, 30}, 1, 2), "pairs"); err == nil || !strings.Contains(err.Error(), `pairs: no pairs: all 1 name ids that are not among the given ids (the first: row id "30")`) {
 		t.Errorf("no pair left: %v", err)
 	}
 	if _, err := p.Rows(Int64([]int64{1, 30, 4}, 1, 3), "pairs"); err == nil || !strings.Contains(err.Error(), "pairs: dtype int64, shape (1, 3): want pairs (m, 2)") {

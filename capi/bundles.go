@@ -347,7 +347,13 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	emb := in.Embeddings
 	plan, err := bundle.Make(items, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", emb.Source, err)
+		// Make's refusals are about which rows go together: the argument
+		// that says so, as ccs bundle names its file.
+		says := map[string]string{"views": "views", "pairs": "pairs", "groups": "groups", "labels": "labels"}[mode]
+		if mode == "pairs" && o.PairsFile != "" {
+			says = o.PairsFile
+		}
+		return nil, fmt.Errorf("%s: %w", says, err)
 	}
 	plan.WarnCopies(emb.Rows, qrows, emb.D)
 	out := &madeBundles{Warnings: plan.Warnings, LabelNames: names}

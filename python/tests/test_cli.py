@@ -57,7 +57,9 @@ def test_missing_labels_as_ccs_bundle(labelled, tmp_path, cli):
     labels[::7] = -1
     np.save(tmp_path / "labels.npy", labels)
     emb = labelled["dir"] / "embeddings.npy"
-    with pytest.raises(ValueError, match=r"rows have a label that marks a missing value \(-1: \d+\): Hugging Face datasets"):
+    # Named by the argument that says which rows go together, as ccs
+    # bundle names its -labels file.
+    with pytest.raises(ValueError, match=r"^labels: bundle: \d+ of \d+ rows have a label that marks a missing value \(-1: \d+\): Hugging Face datasets"):
         ccs.bundle(labelled["embeddings"], labels, k=8, kneg=6, seed=3)
     for mode in ("drop", "class"):
         cli("bundle", "-embeddings", emb, "-labels", tmp_path / "labels.npy", "-out", tmp_path / mode, "-k", 8, "-kneg", 6,
@@ -197,7 +199,7 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
     cli("bundle", *common, "-pairs", tmp_path / "pairs.npy", "-out", tmp_path / "rows")
     cli("bundle", *common, "-pairs", tmp_path / "qrels.tsv", "-ids", tmp_path / "ids.txt", "-query-ids",
         tmp_path / "qids.npy", "-out", tmp_path / "named")
-    with pytest.warns(ccs.CCSWarning, match=r'5 pairs name ids that are not among the given ids \(the first: row "missing"\)'):
+    with pytest.warns(ccs.CCSWarning, match=r'5 pairs name ids that are not among the given ids \(the first: row id "missing"\)'):
         splits = ccs.bundle(emb, queries=queries, pairs=named, ids=ids, query_ids=qids, k=2, seed=5)
     for name, b in splits.items():
         b.save(tmp_path / f"py-{name}.npz")
