@@ -13,6 +13,7 @@ import (
 	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/internal/jsonfloat"
+	"github.com/ccsets/ccs/internal/jsonindent"
 )
 
 // File format identifiers.
@@ -52,7 +53,8 @@ type classFile struct {
 // string "+Inf" (jsonfloat).
 type threshold = jsonfloat.Float
 
-// WriteJSON writes the set as an indented, versioned JSON document.
+// WriteJSON writes the set as an indented, versioned JSON document, each
+// array of numbers on one line.
 func (s *Set) WriteJSON(w io.Writer) error {
 	g, h := head.Split(s.Geometry)
 	spec, err := geometry.Encode(g)
@@ -73,9 +75,9 @@ func (s *Set) WriteJSON(w io.Writer) error {
 			f.Classes = append(f.Classes, classFile{Label: k.Label, Name: k.Name, N: k.N, Rank: k.Rank, Threshold: &t})
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(f)
+	// Arrays of numbers (Σ, M, a reference pool) on one line each: d²
+	// numbers a line each would be half again as large.
+	return jsonindent.Encode(w, f, "  ")
 }
 
 // Save writes the set to path atomically.
