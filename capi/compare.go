@@ -15,6 +15,7 @@ import (
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/internal/buildinfo"
+	"github.com/ccsets/ccs/internal/jsonindent"
 	"github.com/ccsets/ccs/report"
 )
 
@@ -161,10 +162,11 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		if err := doc.Result.(interface{ Add(experiment.Text) error }).Add(t); err != nil {
 			return err
 		}
-		b, err := json.MarshalIndent(doc, "", "  ")
-		if err != nil {
+		var laid bytes.Buffer // as ccs compare -json lays it out
+		if err := jsonindent.Encode(&laid, doc, "  "); err != nil {
 			return err
 		}
+		b := bytes.TrimSuffix(laid.Bytes(), []byte("\n"))
 		var text bytes.Buffer
 		if err := t.WriteText(&text); err != nil {
 			return err

@@ -438,8 +438,7 @@ func TestBundleCommand(t *testing.T) {
 		{[]string{"evaluate", "-set", p("strball.json"), "-test", p("str/test.npz"), "-per-class", "-json"}, `"label_names": [`},
 		{[]string{"coverage-check", "-set", p("strball.json"), "-test", p("str/test.npz"), "-per-class", "-resplits", "20"}, "| dress "},
 		{[]string{"evaluate", "-set", p("strball.json"), "-test", p("str/test.npz"), "-per-class", "-json"}, `"label": 2,`},
-		{[]string{"compare", "-data", p("str"), "-rows", "baselines", "-seeds", "1", "-resplits", "10", "-quiet", "-json"}, `"label_names": [
-        "boot",`},
+		{[]string{"compare", "-data", p("str"), "-rows", "baselines", "-seeds", "1", "-resplits", "10", "-quiet", "-json"}, `"label_names": ["boot", "coat", "dress", "shirt"]`},
 	} {
 		var got bytes.Buffer
 		if err := run(&got, io.Discard, c.args); err != nil || !strings.Contains(got.String(), c.want) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/internal/jsonindent"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/serve"
 )
@@ -256,11 +256,10 @@ func checkAlpha(cmd string, alpha float64) error {
 // defaultAlpha is every command's default miscoverage level: the paper's.
 var defaultAlpha = objective.PaperConfig.Alpha
 
-// writeJSON writes v as indented JSON.
+// writeJSON writes v as indented JSON, each array of numbers (a
+// resplit's coverages, a curve) on one line.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return jsonindent.Encode(w, v, "  ")
 }
 
 // namedFiles is a repeatable NAME=FILE flag.
