@@ -161,6 +161,10 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 			cfg.Reference = max(1, min(DefaultReference, data.Fit.N, conformal.MaxReferenceValues/data.Fit.D))
 		case cfg.Reference > data.Fit.N:
 			return nil, fmt.Errorf("experiment: reference pool of %d fit anchors: the fit split has %d", cfg.Reference, data.Fit.N)
+		case cfg.Reference*data.Fit.D > conformal.MaxReferenceValues:
+			// Refused now, not by each row's set file after its training.
+			return nil, fmt.Errorf("experiment: reference pool of %d fit anchors of dimension %d: %d values, more than a set file keeps (%d): at most %d anchors",
+				cfg.Reference, data.Fit.D, cfg.Reference*data.Fit.D, conformal.MaxReferenceValues, conformal.MaxReferenceValues/data.Fit.D)
 		}
 	}
 	if cfg.Calibration == conformal.Class {

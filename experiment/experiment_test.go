@@ -109,3 +109,34 @@ func TestEllipsoidFromFitOnce(t *testing.T) {
 		t.Error("another fit bundle reused the first's Σ")
 	}
 }
+
+// TestCompareReference: a per-input OOD pool above the fit split, or
+// above what a set file keeps, is refused before any row runs; a default
+// one is capped at both.
+func TestCompareReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const d = 4096 // a set file keeps 1 024 anchors of it
+	small := func(n int) *bundle.Bundle { return sim.Gauss(r, n, 1, d) }
+	data := CompareData{Name: "wide", Fit: small(1100), Cal: small(60), Test: small(60), OOD: small(20)}
+	cfg := Config{Seeds: 1, Alpha: 0.1}
+	for _, c := range []struct {
+		reference int
+		want      string
+	}{
+		{1200, "reference pool of 1200 fit anchors: the fit split has 1100"},
+		{1050, "reference pool of 1050 fit anchors of dimension 4096: 4300800 values, more than a set file keeps (4194304): at most 1024 anchors"},
+		{-1, "want at least 1"},
+	} {
+		_, err := Compare(context.Background(), data, CompareConfig{Config: cfg, Resplits: 5, Reference: c.reference}, ForCompare(Baselines())[:1], nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("reference %d: %v, want %q", c.reference, err, c.want)
+		}
+	}
+	tab, err := Compare(context.Background(), data, CompareConfig{Config: cfg, Resplits: 5}, ForCompare(Baselines())[:1], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "per-input score against 1024 fit anchors"; !strings.Contains(tab.Config, want) {
+		t.Errorf("default pool: %q lacks %q", tab.Config, want)
+	}
+}

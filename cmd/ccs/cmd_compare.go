@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/train"
 )
@@ -116,6 +117,9 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		case o.Reference > data.Fit.N:
 			return fmt.Errorf("compare: -reference %d: %s has %d anchors; give at most %d, or leave -reference out (%d, or every fit anchor of a smaller fit split)",
 				o.Reference, filepath.Join(o.Data, "fit.npz"), data.Fit.N, data.Fit.N, experiment.DefaultReference)
+		case o.Reference*data.Fit.D > conformal.MaxReferenceValues:
+			return fmt.Errorf("compare: -reference %d: %d anchors of dimension %d are %d values, more than a set file keeps (%d); give at most %d",
+				o.Reference, o.Reference, data.Fit.D, o.Reference*data.Fit.D, conformal.MaxReferenceValues, conformal.MaxReferenceValues/data.Fit.D)
 		}
 		reference = o.Reference
 	}
