@@ -79,6 +79,9 @@ var ErrSharedRows = errors.New("the calibration bundle's positives are other anc
 // EllipsoidFrom with a split of other items (the fit split) has no such
 // dependence.
 func Ellipsoid(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, error) {
+	if err := cal.NeedPositives(); err != nil {
+		return nil, fmt.Errorf("baseline: ellipsoid: %w", err)
+	}
 	if cal.PositiveIndex != nil && cal.PositivePool == nil {
 		return nil, fmt.Errorf("baseline: ellipsoid: %w", ErrSharedRows)
 	}
@@ -119,6 +122,9 @@ type FittedEllipsoid struct {
 // FitEllipsoid estimates Σ on the anchor−positive differences of fit (plus
 // opt.Ridge, or DefaultRidge, times tr(Σ)/d on the diagonal).
 func FitEllipsoid(fit *bundle.Bundle, opt Options) (*FittedEllipsoid, error) {
+	if err := fit.NeedPositives(); err != nil {
+		return nil, fmt.Errorf("baseline: ellipsoid: Σ: %w", err)
+	}
 	ridge := opt.Ridge
 	if ridge == 0 {
 		ridge = DefaultRidge
@@ -141,13 +147,8 @@ func (f *FittedEllipsoid) Calibrate(cal *bundle.Bundle, alpha float64, opt Optio
 	if d := f.Geometry.Dim(); d != cal.D {
 		return nil, fmt.Errorf("baseline: ellipsoid: Σ's split has dimension %d, the calibration split %d", d, cal.D)
 	}
-	s, err := conformal.Calibrate(f.Geometry, cal, alpha, opt.Calibration)
-	if err != nil {
-		return nil, err
-	}
 	info := f.Info
-	s.Fit = &info
-	return s, nil
+	return conformal.CalibrateFitted(&conformal.Set{Geometry: f.Geometry, Fit: &info}, cal, alpha, opt.Calibration)
 }
 
 // Covariance is the sample covariance (divisor m−1, numpy.cov's) of all m

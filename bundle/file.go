@@ -16,6 +16,20 @@ import (
 // features take.
 var ErrNoPositives = errors.New("array \"positives\" (or \"positive_index\") is missing: a bundle needs each anchor's positives")
 
+// ErrFeatures reports a bundle of anchors alone (K = 0: features, as ccs
+// bundle's ood and ood-cal splits are) given where each anchor's
+// positives are needed (errors.Is).
+var ErrFeatures = errors.New("anchors only, no positives: a features bundle (as the ood and ood-cal splits are: the OOD test's inputs) where each anchor's positives are needed; give the cal (or test, fit) split")
+
+// NeedPositives refuses a bundle of anchors alone (ErrFeatures): what
+// calibrates, evaluates or trains a set reads each anchor's positives.
+func (b *Bundle) NeedPositives() error {
+	if b.K < 1 {
+		return ErrFeatures
+	}
+	return nil
+}
+
 // Read reads and validates a bundle .npz file. Errors name the file and the
 // array.
 func Read(path string) (*Bundle, error) {

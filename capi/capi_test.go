@@ -83,6 +83,9 @@ func TestStatusOf(t *testing.T) {
 		{fmt.Errorf("reading: %w", &os.PathError{Op: "write", Path: "x", Err: errors.New("disk full")}), statusOS},
 		{fmt.Errorf("fit: %w", context.Canceled), statusCancelled},
 		{&errHandle{"closed"}, statusHandle},
+		// A recovered panic is ccs's bug, RuntimeError, also as a job's.
+		{internalError("invalid argument to IntN"), statusInternal},
+		{fmt.Errorf("compare: %w", internalError("index out of range")), statusInternal},
 	}
 	for _, tt := range tests {
 		if got := statusOf(tt.err); got != tt.want {

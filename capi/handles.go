@@ -43,9 +43,12 @@ func statusOf(err error) int {
 	var p *fs.PathError
 	var op *net.OpError
 	var kt *keywordTypeError
+	var bug *panicError
 	switch {
 	case err == nil:
 		return statusOK
+	case errors.As(err, &bug):
+		return statusInternal
 	case errors.As(err, &kt):
 		return statusType
 	case errors.As(err, &h):
@@ -61,10 +64,16 @@ func statusOf(err error) int {
 }
 
 // internalError is the error of a recovered panic: ccs's bug, reported
-// with its stack rather than crashing the caller's process.
+// with its stack rather than crashing the caller's process
+// (statusInternal: RuntimeError).
 func internalError(p any) error {
-	return fmt.Errorf("ccs: internal error: %v\n%s", p, debug.Stack())
+	return &panicError{fmt.Sprintf("ccs: internal error: %v\n%s", p, debug.Stack())}
 }
+
+// panicError is a recovered panic's error.
+type panicError struct{ msg string }
+
+func (e *panicError) Error() string { return e.msg }
 
 // The objects a handle holds. Each is immutable once made, so any number
 // of threads may use one handle at once.

@@ -112,9 +112,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	var set *conformal.Set
 	switch {
 	case fitted != nil:
-		if set, err = conformal.Calibrate(fitted.Geometry, cal.b, alpha, opt.Calibration); err == nil {
-			set.Fit = fitted.Fit
-		}
+		set, err = conformal.CalibrateFitted(fitted, cal.b, alpha, opt.Calibration)
 	case kind == geometry.KindBall:
 		set, err = baseline.Ball(cal.b, alpha, opt)
 	case in.Fit != nil:

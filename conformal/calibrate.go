@@ -25,6 +25,9 @@ func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]
 // Scores says), or nil when its units are the anchors, one positive each,
 // or every positive pooled: unit u is then anchor u.
 func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]float64, [][2]int, error) {
+	if err := cal.NeedPositives(); err != nil {
+		return nil, nil, fmt.Errorf("conformal: %w", err)
+	}
 	if g.Dim() != cal.D {
 		return nil, nil, fmt.Errorf("conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
 	}

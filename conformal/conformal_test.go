@@ -528,3 +528,36 @@ func TestSetFileOtherFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateRefusals: a bundle of anchors alone (an OOD sample's
+// features) is refused, not indexed; a fitted set is refused on a split it
+// was fitted or validated on, by its recorded digest, and calibrates on
+// any other.
+func TestCalibrateRefusals(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	fit, val, cal := synthetic(rng, 50, 2), synthetic(rng, 50, 2), synthetic(rng, 50, 2)
+	features := &bundle.Bundle{N: 30, D: 2, Anchors: make([]float32, 60)}
+	if _, err := Calibrate(geometry.Ball{D: 2}, features, 0.1, Options{}); !errors.Is(err, bundle.ErrFeatures) {
+		t.Errorf("features: %v, want ErrFeatures", err)
+	}
+	fitted := &Set{Geometry: geometry.Ball{D: 2}, Fit: &FitInfo{Method: "test", Splits: map[string]string{"fit": fit.Digest(), "validation": val.Digest()}}}
+	for _, c := range []struct {
+		b    *bundle.Bundle
+		want string // "" for none
+	}{{fit, "this is its fit split"}, {val, "this is its validation split"}, {cal, ""}} {
+		s, err := CalibrateFitted(fitted, c.b, 0.1, Options{})
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("an unseen split: %v", err)
+		case c.want == "" && s.Fit != fitted.Fit:
+			t.Errorf("the calibrated set lost its Fit")
+		case c.want != "" && (!errors.Is(err, ErrSeenSplit) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v, want ErrSeenSplit saying %q", err, c.want)
+		}
+	}
+	// A set that records no splits (made before they were) refuses nothing.
+	if _, err := CalibrateFitted(&Set{Geometry: geometry.Ball{D: 2}}, fit, 0.1, Options{}); err != nil {
+		t.Errorf("no recorded splits: %v", err)
+	}
+}

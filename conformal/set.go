@@ -32,6 +32,42 @@ type FitInfo struct {
 	Splits map[string]string `json:"splits,omitempty"`
 }
 
+// ErrSeenSplit reports a calibration split that the geometry was fitted
+// or validated on (errors.Is): a threshold calibrated on rows the geometry
+// has seen carries no guarantee.
+var ErrSeenSplit = errors.New("conformal: a threshold calibrated on a split the geometry was fitted on has no guarantee")
+
+// CheckUnseen refuses cal when it is one of the splits f records the
+// geometry was fitted or validated on (ErrSeenSplit, naming the role).
+// A nil f, or one that records no splits, refuses nothing.
+func (f *FitInfo) CheckUnseen(cal *bundle.Bundle) error {
+	if f == nil || len(f.Splits) == 0 {
+		return nil
+	}
+	d := cal.Digest()
+	for _, role := range []string{"fit", "validation"} {
+		if f.Splits[role] == d {
+			return fmt.Errorf("%w: this is its %s split; calibrate on a split it never saw (the bundles' cal split)", ErrSeenSplit, role)
+		}
+	}
+	return nil
+}
+
+// CalibrateFitted calibrates fitted's geometry on cal (Calibrate), keeping
+// how it was fitted (its Fit). cal must be none of the splits the
+// geometry was fitted or validated on (ErrSeenSplit).
+func CalibrateFitted(fitted *Set, cal *bundle.Bundle, alpha float64, opt Options) (*Set, error) {
+	if err := fitted.Fit.CheckUnseen(cal); err != nil {
+		return nil, err
+	}
+	s, err := Calibrate(fitted.Geometry, cal, alpha, opt)
+	if err != nil {
+		return nil, err
+	}
+	s.Fit = fitted.Fit
+	return s, nil
+}
+
 // OwnSplitWarning is what a reader of the set's figures on b must know
 // when b is a split the set has seen (OwnSplit), or "": its own
 // calibration split is no test of the guarantee (unless recalibrated, as

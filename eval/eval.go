@@ -39,6 +39,7 @@ func Evaluate(s *conformal.Set, test *bundle.Bundle) (Result, error) {
 	if !s.Calibrated() {
 		return Result{}, conformal.ErrNotCalibrated
 	}
+
 	if s.ClassConditional() {
 		r, _, err := ByClass(s, test)
 		return r, err
@@ -129,6 +130,9 @@ func recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64, 
 // {φ ≤ q} for each threshold q of qs, scoring each difference once (or,
 // with sc, counting test's scores under g from it).
 func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle, sc *Scored) ([]Result, error) {
+	if err := test.NeedPositives(); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
 	if g.Dim() != test.D {
 		return nil, fmt.Errorf("set has dimension %d, test embeddings %d", g.Dim(), test.D)
 	}

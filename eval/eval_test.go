@@ -2,6 +2,7 @@ package eval
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -40,6 +41,14 @@ func TestEvaluateByHand(t *testing.T) {
 	}
 	if _, err := Evaluate(conformal.Uncalibrated(geometry.Ball{D: 1}, nil), b); err != conformal.ErrNotCalibrated {
 		t.Errorf("uncalibrated set: error %v, want ErrNotCalibrated", err)
+	}
+	// Anchors alone (an OOD sample's features): refused, not a NaN coverage.
+	features := &bundle.Bundle{N: 1, D: 1, Anchors: []float32{0}}
+	if _, err := Evaluate(s, features); !errors.Is(err, bundle.ErrFeatures) {
+		t.Errorf("features: Evaluate %v, want ErrFeatures", err)
+	}
+	if _, err := Resplits(s, features, 5, 0.5, 0); !errors.Is(err, bundle.ErrFeatures) {
+		t.Errorf("features: Resplits %v, want ErrFeatures", err)
 	}
 }
 

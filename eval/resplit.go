@@ -51,6 +51,9 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 	if !s.Calibrated() {
 		return ResplitResult{}, conformal.ErrNotCalibrated
 	}
+	if err := b.NeedPositives(); err != nil {
+		return ResplitResult{}, fmt.Errorf("eval: %w", err)
+	}
 	if s.Geometry.Dim() != b.D {
 		return ResplitResult{}, fmt.Errorf("set has dimension %d, the bundle %d", s.Geometry.Dim(), b.D)
 	}
@@ -173,6 +176,9 @@ type ClassResplit struct {
 // resplit as Resplits does, and its held-out positives are counted class by
 // class.
 func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64) (ResplitResult, []ClassResplit, error) {
+	if err := b.NeedPositives(); err != nil {
+		return ResplitResult{}, nil, fmt.Errorf("eval: %w", err)
+	}
 	if b.Labels == nil {
 		return ResplitResult{}, nil, fmt.Errorf("%w: the bundle has no labels for per-class resplits", conformal.ErrNoLabel)
 	}

@@ -27,6 +27,9 @@ func Score(s *conformal.Set, b *bundle.Bundle) (*Scored, error) {
 	if !s.Calibrated() {
 		return nil, conformal.ErrNotCalibrated
 	}
+	if err := b.NeedPositives(); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
 	if s.Geometry.Dim() != b.D {
 		return nil, fmt.Errorf("set has dimension %d, test embeddings %d", s.Geometry.Dim(), b.D)
 	}

@@ -42,6 +42,16 @@ type Fitted struct {
 // (TrainHead, with a head when s asks for one), wrapped for calibration.
 // The calibration split is never given to it.
 func Fit(ctx context.Context, s Spec, fit, val *bundle.Bundle, obs Observer) (*Fitted, error) {
+	if err := fit.NeedPositives(); err != nil {
+		return nil, fmt.Errorf("train: fit: %w", err)
+	}
+	if err := val.NeedPositives(); err != nil {
+		return nil, fmt.Errorf("train: validation: %w", err)
+	}
+	fitDigest, valDigest := fit.Digest(), val.Digest()
+	if fitDigest == valDigest {
+		return nil, fmt.Errorf("train: the validation split is the training split: the checkpoint would be chosen on the rows it was trained on; give the bundles' val split (or hold out a share of the training anchors)")
+	}
 	dim := fit.D
 	if s.Head && s.HeadDim > 0 {
 		dim = s.HeadDim
@@ -69,7 +79,7 @@ func Fit(ctx context.Context, s Spec, fit, val *bundle.Bundle, obs Observer) (*F
 		return nil, err
 	}
 	f := &Fitted{Geometry: g, Result: res, Info: FitInfo(cfg, res, fit.N, val.N)}
-	f.Info.Splits = map[string]string{"fit": fit.Digest(), "validation": val.Digest()}
+	f.Info.Splits = map[string]string{"fit": fitDigest, "validation": valDigest}
 	if h != nil {
 		if f.Geometry, err = head.NewProjected(h, g); err != nil {
 			return nil, err

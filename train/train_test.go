@@ -280,6 +280,23 @@ func TestFit(t *testing.T) {
 			t.Errorf("%+v: no error", s)
 		}
 	}
+	// A validation split that is the training split would choose the
+	// checkpoint on what it trained on; a bundle of anchors alone has no
+	// positives to train or validate on.
+	spec := Spec{Kind: geometry.KindGenBall, Config: cfg}
+	features := &bundle.Bundle{N: val.N, D: val.D, Anchors: val.Anchors}
+	for _, c := range []struct {
+		fit, val *bundle.Bundle
+		want     string
+	}{
+		{fit, fit, "the validation split is the training split"},
+		{features, val, "train: fit: anchors only, no positives"},
+		{fit, features, "train: validation: anchors only, no positives"},
+	} {
+		if _, err := Fit(context.Background(), spec, c.fit, c.val, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
 }
 
 // TestTrainCancelled: a cancelled context stops training before its next

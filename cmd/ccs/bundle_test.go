@@ -253,6 +253,25 @@ func TestBundleCommand(t *testing.T) {
 			t.Fatalf("%v: %v", args, err)
 		}
 	}
+	// A fitted set is not calibrated on a split it was fitted or validated
+	// on, nor fitted with its training split as validation; a bundle of
+	// anchors alone (ood.npz) is no calibration or test split.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b/fit.npz"), "-out", p("x.json")}, p("b/fit.npz") + ": conformal: a threshold calibrated on a split the geometry was fitted on has no guarantee: this is its fit split"},
+		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b/val.npz"), "-out", p("x.json")}, "this is its validation split"},
+		{[]string{"calibrate", "-geometry", "ellipsoid", "-fit", p("b/fit.npz"), "-cal", p("b/fit.npz"), "-out", p("x.json")}, "this is its fit split"},
+		{[]string{"fit", "-geometry", "genball", "-objective", "neg", "-train", p("b/fit.npz"), "-val", p("b/fit.npz"), "-epochs", "1", "-quiet", "-out", p("x.json")}, "the validation split is the training split"},
+	} {
+		if err := run(io.Discard, io.Discard, c.args); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+		if _, err := os.Stat(p("x.json")); !os.IsNotExist(err) {
+			t.Errorf("%v left x.json (%v)", c.args, err)
+		}
+	}
 
 	// Made again into the same directory without the OOD splits: the
 	// earlier run's ood.npz and ood-cal.npz go, said so (their rows are

@@ -119,9 +119,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	var set *conformal.Set
 	switch {
 	case fitted != nil:
-		if set, err = conformal.Calibrate(fitted.Geometry, cal, o.Alpha, opt.Calibration); err == nil {
-			set.Fit = fitted.Fit
-		}
+		set, err = conformal.CalibrateFitted(fitted, cal, o.Alpha, opt.Calibration)
 	case kind == geometry.KindBall:
 		set, err = baseline.Ball(cal, o.Alpha, opt)
 	case o.Fit != "":

@@ -47,6 +47,19 @@ def test_bundle_equals_ccs_bundle(labelled, tmp_path):
     with pytest.raises(ValueError, match=r"ood-cal.npz: .*is missing.*ccs.Bundle.load\(path, features=True\) reads it so"):
         ccs.Bundle.load(labelled["bundles"] / "ood-cal.npz")
     assert ccs.Bundle.load(labelled["bundles"] / "ood-cal.npz", features=True).n == splits["ood-cal"].n
+    # Given where positives are needed, they are refused by name (not an
+    # engine panic, nor a NaN coverage that JSON cannot carry); a fitted
+    # set refuses to calibrate on the split it was fitted on.
+    ball = ccs.calibrate("ball", splits["cal"])
+    for call in (lambda: ccs.calibrate("ball", splits["ood-cal"]), lambda: ball.evaluate(splits["ood"]),
+                 lambda: ccs.fit("genball", splits["ood"], splits["val"], objective="neg", epochs=1)):
+        with pytest.raises(ValueError, match=r"anchors only, no positives: a features bundle"):
+            call()
+    fitted = ccs.fit("genball", splits["fit"], splits["val"], objective="neg", epochs=1)
+    with pytest.raises(ValueError, match=r"^cal: conformal: a threshold calibrated on a split the geometry was fitted on has no guarantee: this is its fit split"):
+        ccs.calibrate(fitted, splits["fit"])
+    with pytest.raises(ValueError, match=r"the validation split is the training split"):
+        ccs.fit("genball", splits["fit"], splits["fit"], objective="neg", epochs=1)
 
 
 def test_missing_labels_as_ccs_bundle(labelled, tmp_path, cli):
