@@ -49,7 +49,13 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	if err != nil {
 		return err
 	}
-	warnOwnSplit(out, o.Test, set, test, false)
+	// What this reading of the set must be told: on stderr, and in the
+	// JSON document's warnings beside the set's own.
+	var situational []string
+	if w := set.OwnSplitWarning(test, false); w != "" {
+		situational = append(situational, o.Test+": "+w)
+		out.warn(o.Test + ": " + w)
+	}
 	if set.ClassConditional() && test.Labels == nil {
 		if o.Unlabeled != "marginal" {
 			return fmt.Errorf("%s on %s: %w: the test bundle has no labels (-unlabeled marginal judges every anchor with the threshold over all classes)", o.Set, o.Test, conformal.ErrNoLabel)
@@ -59,7 +65,9 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 		if set.Calibration.Delta > 0 {
 			marginal.Calibration.Mode = conformal.PAC
 		}
-		out.warn("the test bundle has no labels: every anchor is judged with the threshold over all classes, which has no class-conditional guarantee")
+		w := "the test bundle has no labels: every anchor is judged with the threshold over all classes, which has no class-conditional guarantee"
+		situational = append(situational, w)
+		out.warn(w)
 		set = &marginal
 	}
 	if o.PerClass && test.Labels == nil {
@@ -84,6 +92,7 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	if o.JSON {
 		e := experiment.NewEvaluation(set, r, classes)
 		e.LabelNames = names
+		e.Warnings = append(situational, e.Warnings...)
 		return writeDocument(out, "evaluate", e)
 	}
 	name := func(l int64) string { return experiment.ClassName(names, l) }

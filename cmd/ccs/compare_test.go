@@ -395,6 +395,15 @@ func TestClassTooSmall(t *testing.T) {
 	if !strings.Contains(stderr.String(), "cal.npz: this is the set's calibration split") {
 		t.Errorf("evaluate on the calibration split:\n%s", stderr.String())
 	}
+	// and its JSON document says so too, for a pipeline that reads only it.
+	var doc bytes.Buffer
+	if err := run(&doc, io.Discard, []string{"evaluate", "-set", p("set.json"), "-test", p("b/cal.npz"), "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	var e struct{ Warnings []string }
+	if err := json.Unmarshal(doc.Bytes(), &e); err != nil || len(e.Warnings) == 0 || !strings.Contains(e.Warnings[0], "cal.npz: this is the set's calibration split") {
+		t.Errorf("evaluate -json on the calibration split: warnings %q (%v)", e.Warnings, err)
+	}
 	raw, err := os.ReadFile(p("b/test.npz"))
 	if err != nil {
 		t.Fatal(err)

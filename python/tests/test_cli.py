@@ -51,6 +51,9 @@ def test_bundle_equals_ccs_bundle(labelled, tmp_path):
     # engine panic, nor a NaN coverage that JSON cannot carry); a fitted
     # set refuses to calibrate on the split it was fitted on.
     ball = ccs.calibrate("ball", splits["cal"])
+    with pytest.warns(ccs.CCSWarning, match="this is the set's calibration split"):
+        own = ball.evaluate(splits["cal"])
+    assert any("this is the set's calibration split" in w for w in own["warnings"]), own["warnings"]
     for call in (lambda: ccs.calibrate("ball", splits["ood-cal"]), lambda: ball.evaluate(splits["ood"]),
                  lambda: ccs.fit("genball", splits["ood"], splits["val"], objective="neg", epochs=1)):
         with pytest.raises(ValueError, match=r"anchors only, no positives: a features bundle"):
