@@ -300,6 +300,23 @@ func (c MakeConfig) Check() error {
 	return nil
 }
 
+// unsplit is the warning for the items that split shares summing below 1
+// leave out of every split (what stratify leaves), or "" when none is.
+func unsplit(shares [4]float64, strata map[int64][]int, parts [][]int, unit string) string {
+	total, placed := 0, 0
+	for _, m := range strata {
+		total += len(m)
+	}
+	for _, p := range parts {
+		placed += len(p)
+	}
+	if placed == total {
+		return ""
+	}
+	return fmt.Sprintf("the split shares %v sum to %.4g: %d of %d %s are in no split, left out (shares that sum to 1 use them all)",
+		shares, shares[0]+shares[1]+shares[2]+shares[3], total-placed, total, unit)
+}
+
 // stratify splits the items of each stratum (in index order) at random
 // into the parts whose shares are given, each stratum's counts rounded by
 // largest remainder; items beyond the shares' sum are left out. It
@@ -477,6 +494,9 @@ func makeLabels(items Items, cfg MakeConfig) (*Plan, error) {
 	p := &Plan{}
 	if warning != "" {
 		p.Warnings = append(p.Warnings, warning)
+	}
+	if w := unsplit(cfg.Split, left, parts, "rows"); w != "" {
+		p.Warnings = append(p.Warnings, w)
 	}
 	for s, rows := range parts {
 		sp, err := labelSplit(SplitNames[s], s, rows, items.Labels, cfg)
@@ -660,6 +680,9 @@ func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
 	if warning != "" {
 		p.Warnings = append(p.Warnings, warning)
 	}
+	if w := unsplit(cfg.Split, left, parts, "items"); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
 	for s, gs := range parts {
 		name := SplitNames[s]
 		n := len(gs)
@@ -787,6 +810,9 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 	p := &Plan{queries: true}
 	if n := items.Queries - len(strata[0]); n > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d of %d queries have no relevant row: left out", n, items.Queries))
+	}
+	if w := unsplit(cfg.Split, strata, parts, "queries with a relevant row"); w != "" {
+		p.Warnings = append(p.Warnings, w)
 	}
 	for s, qs := range parts {
 		name := SplitNames[s]

@@ -550,3 +550,43 @@ func TestWarnCopies(t *testing.T) {
 		t.Errorf("a query in two splits: warnings %q, want one beginning %q", q.Warnings, want)
 	}
 }
+
+// TestUnsplitWarning: split shares that sum below 1 leave items out of
+// every split, which each kind of item is warned of, counted; shares that
+// sum to 1 leave none and say nothing.
+func TestUnsplitWarning(t *testing.T) {
+	const n = 400
+	labels := make([]int64, n)
+	groups := make([]int64, n)
+	for i := range labels {
+		labels[i], groups[i] = int64(i%4), int64(i/2)
+	}
+	var pairs [][2]int
+	for q := range 100 {
+		pairs = append(pairs, [2]int{q, q}, [2]int{q, q + 100})
+	}
+	sample := [4]float64{0.4, 0.1, 0.2, 0.2} // 90%
+	for _, c := range []struct {
+		name  string
+		items Items
+		want  string
+	}{
+		{"labels", Items{N: n, Labels: labels}, "sum to 0.9: 40 of 400 rows are in no split"},
+		{"groups", Items{N: n, Groups: groups}, "sum to 0.9: 20 of 200 items are in no split"},
+		{"pairs", Items{N: n, Queries: 100, Pairs: pairs}, "sum to 0.9: 10 of 100 queries with a relevant row are in no split"},
+	} {
+		for _, split := range [][4]float64{sample, testSplit} {
+			p, err := Make(c.items, MakeConfig{K: 1, Split: split, Seed: 1})
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			said := slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, c.want) })
+			if said != (split == sample) {
+				t.Errorf("%s, shares %v: warnings %q, want one saying %q: %v", c.name, split, p.Warnings, c.want, split == sample)
+			}
+			if split == testSplit && slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "in no split") }) {
+				t.Errorf("%s: shares summing to 1 warned: %q", c.name, p.Warnings)
+			}
+		}
+	}
+}
