@@ -191,7 +191,7 @@ func (c MakeConfig) unlabeled(labels []int64) (none func(int64) bool, warning st
 	}
 	what := fmt.Sprintf("%d of %d rows have a label that marks a missing value (%s)", n, len(labels), strings.Join(each, ", "))
 	if c.MissingLabels == MissingRefused {
-		return nil, "", fmt.Errorf("bundle: %s: Hugging Face datasets and scikit-learn label a row without a label -1, and pandas' missing value becomes \"nan\" in astype(str); as a class those rows would be one another's positives: leave them out (-missing-labels drop), or take each such label for a class (-missing-labels class, as ±1 binary labels)", what)
+		return nil, "", fmt.Errorf("bundle: %s: Hugging Face datasets and scikit-learn label a row without a label -1, and pandas' missing value becomes \"nan\" in astype(str); as a class those rows would be one another's positives: leave them out (-missing-labels drop; missing_labels=\"drop\" in Python), or take each such label for a class (-missing-labels class, as ±1 binary labels)", what)
 	}
 	return func(l int64) bool { return l < 0 }, what + ", taken for no label: left out of every split", nil
 }

@@ -238,16 +238,42 @@ def _class(c):
         raise ValueError(f"bundle: ood_classes: {c!r} is neither an integer nor a string label") from None
 
 
-def _ids(x):
+def _missing(v):
+    """Whether v is pandas' or Python's missing value: None, a float NaN,
+    pd.NA or pd.NaT (by their type's name: pandas is not imported)."""
+    return v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType")
+
+
+def _ids(x, name):
     """Labels, group ids, ids or pairs as the engine takes them: an object
-    array of strings (a pandas column's values) becomes a NumPy string
-    array; the rest goes as it is, its dtype checked by the engine."""
+    array (a pandas column's values) of strings becomes a NumPy string
+    array, its missing values (None, NaN, pd.NA) the string "nan" that
+    marks a missing label (missing_labels= says what becomes of them); of
+    integers, an int64 array; anything else in it is refused by name. The
+    rest goes as it is, its dtype checked by the engine."""
     if x is None or isinstance(x, (str, bytes, os.PathLike)):  # a path: refused by name when lent
         return x
     a = np.asarray(_lib.host(x))
-    if a.dtype == object and a.size and all(isinstance(v, str) for v in a.flat):
-        a = a.astype(str)
-    return a
+    if a.dtype != object or not a.size:
+        return a
+    flat = a.ravel()
+    if all(isinstance(v, str) or _missing(v) for v in flat):
+        if not any(isinstance(v, str) for v in flat):
+            raise ValueError(f"{name}: every value is missing (None or NaN)")
+        return np.array(["nan" if _missing(v) else v for v in flat], dtype=str).reshape(a.shape)
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in flat):
+        return a.astype(np.int64)
+    # The first value that is neither a string nor an integer, or else the
+    # first whose kind (string, integer) is not the first value's.
+    odd = [i for i, v in enumerate(flat) if not isinstance(v, (str, int, np.integer)) or isinstance(v, bool)]
+    i = odd[0] if odd else next(i for i, v in enumerate(flat) if isinstance(v, str) != isinstance(flat[0], str))
+    if _missing(flat[i]) and all(isinstance(v, (int, np.integer, float)) or _missing(v) for v in flat):
+        raise ValueError(f"{name}: an object array of numbers with a missing value at [{i}] ({flat[i]!r}): "
+                         f"mark rows without a label -1 (with missing_labels=\"drop\" or \"class\"), "
+                         f"e.g. np.where(pd.isna(col), -1, col).astype(np.int64)")
+    kinds = sorted({type(v).__name__ for v in flat})
+    raise ValueError(f"{name}: an object array of {', '.join(kinds)}: [{i}] is {flat[i]!r}; "
+                     f"want integers or strings (a pandas column: .astype(str), or .astype(np.int64))")
 
 
 def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=None, pairs=None, ids=None,
@@ -286,8 +312,8 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     pairs_file = None
     if isinstance(pairs, (str, bytes, os.PathLike)):
         pairs_file, pairs = os.fsdecode(pairs), None
-    arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": _ids(labels), "groups": _ids(groups),
-                          "queries": queries, "pairs": _ids(pairs), "ids": _ids(ids), "query_ids": _ids(query_ids)})
+    arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": _ids(labels, "labels"), "groups": _ids(groups, "groups"),
+                          "queries": queries, "pairs": _ids(pairs, "pairs"), "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids")})
     if isinstance(ood_classes, (str, int, np.integer)):
         ood_classes = (ood_classes,)
     try:
@@ -754,7 +780,7 @@ class Collection(_Handle):
     def __init__(self, rows, ids=None):
         lent = Lent()
         h = c_handle()
-        call(lib.ccs_collection_new, lent.ref(rows, "collection"), lent.ref(_ids(ids), "ids"), byref(h))
+        call(lib.ccs_collection_new, lent.ref(rows, "collection"), lent.ref(_ids(ids, "ids"), "ids"), byref(h))
         self._h = h.value
 
     @classmethod

@@ -196,9 +196,11 @@ def host(x):
     detached and copied to the CPU, a CuPy array copied to the host; the
     rest goes as it is."""
     t = type(x)
-    if t.__module__.startswith("torch") and hasattr(x, "detach"):
+    tensor = t.__module__.startswith("torch") or (not isinstance(x, np.ndarray) and all(
+        callable(getattr(x, m, None)) for m in ("detach", "cpu", "numpy")))  # a tensor-like wrapper
+    if tensor and hasattr(x, "detach"):
         x = x.detach()
-        if str(x.dtype) == "torch.bfloat16":
+        if str(getattr(x, "dtype", "")) == "torch.bfloat16":
             x = x.float()
         return x.cpu().numpy()
     if t.__module__.startswith("cupy") and hasattr(x, "get"):
@@ -221,6 +223,10 @@ class Lent:
             raise ValueError(f"{name or 'array'}: {os.fsdecode(x)!r} is a path, not an array: load the file first "
                              "(np.load, or safetensors' load_file); the command line reads files")
         a = np.asarray(host(x), dtype=dtype)
+        if a.dtype == object and not isinstance(x, np.ndarray):
+            t = type(x)
+            raise TypeError(f"{name or 'array'}: a {t.__module__}.{t.__qualname__} that NumPy reads as an array of "
+                            f"Python objects: give a NumPy array, a PyTorch tensor, or anything np.asarray turns into numbers")
         if not (a.flags.c_contiguous or a.flags.f_contiguous):
             a = np.ascontiguousarray(a)
         if not a.flags.aligned:

@@ -88,6 +88,23 @@ def test_tensors_on_a_device():
     ids, _ = s.retrieve(DeviceTensor(a[2]), ccs.Collection(DeviceTensor(pts)))
     assert np.array_equal(ids, s.retrieve(a[2], ccs.Collection(pts))[0])
 
+    # A wrapper of PyTorch's shape from another module (detach, cpu,
+    # numpy, and no __array__) goes as a tensor does.
+    class Wrapped:
+        def __init__(self, a):
+            self.a = a
+
+        def detach(self):
+            return self
+
+        def cpu(self):
+            return self
+
+        def numpy(self):
+            return self.a
+
+    assert np.array_equal(ccs.bundle(Wrapped(a), labels, k=3, seed=1)["fit"].anchors, want["fit"].anchors)
+
 
 def cli_error(*args):
     r = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True)
@@ -287,7 +304,15 @@ ERRORS = [
     ("bool labels", lambda s, a: ccs.bundle(*_labelled([True, False])), ValueError,
      'array "labels": dtype "|b1" is not supported'),
     ("mixed object labels", lambda s, a: ccs.bundle(*_labelled(["x", 1], dtype=object)), ValueError,
-     'array "labels": dtype "|O" is not supported'),
+     "labels: an object array of int, str: [1] is 1; want integers or strings"),
+    # A pandas column's values: its missing values (None, NaN) are "nan",
+    # a missing label; among numbers, they are refused with the -1 recipe.
+    ("missing object labels", lambda s, a: ccs.bundle(*_labelled(["x", "y", None, "z", float("nan")], dtype=object), k=3),
+     ValueError, 'rows have a label that marks a missing value ("nan": 24)'),
+    ("missing integer labels", lambda s, a: ccs.bundle(*_labelled([0, 1, None], dtype=object), k=3),
+     ValueError, "labels: an object array of numbers with a missing value at [2] (None): mark rows without a label -1"),
+    ("an object for embeddings", lambda s, a: ccs.bundle(object(), np.zeros(60, int)), TypeError,
+     "embeddings: a builtins.object that NumPy reads as an array of Python objects"),
     ("string embeddings", lambda s, a: ccs.bundle(np.array([["a", "b"]] * 60), np.zeros(60, int)), ValueError,
      "embeddings: dtype <U1, want floating point"),
     ("string anchors", lambda s, a: ccs.Bundle(np.array([["a", "b"]] * 6)), ValueError,
