@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/ccsets/ccs/baseline"
 	"github.com/ccsets/ccs/bundle"
@@ -274,7 +273,7 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	e := experiment.NewEvaluation(set, r, classes)
-	e.Warnings = append(slices.Clone(warnings), e.Warnings...) // the result carries them too, as ccs evaluate -json's does
+	e.Warnings = append(append([]string{}, warnings...), e.Warnings...) // the result carries them too, as ccs evaluate -json's does
 	if classes != nil {
 		if e.LabelNames = test.names; e.LabelNames == nil {
 			e.LabelNames = set.ClassNames() // as calibrated on string labels

@@ -46,6 +46,21 @@ type CompareConfig struct {
 	Reference int
 }
 
+// reseeded says what a seed changes in a comparison: it refits the
+// learned rows, and recalibrates every row unless the calibration takes
+// no draw: pooled calibration (every positive), or a label bundle's
+// (positives that are other anchors: disjoint pairs, fixed by the
+// bundle).
+func reseeded(cal *bundle.Bundle, m conformal.Mode) string {
+	switch {
+	case m == conformal.Pooled:
+		return "each seed refits the learned rows; pooled calibration takes every positive, the same for every seed"
+	case conformal.DisjointPairs(cal) != nil:
+		return "each seed refits the learned rows; calibration takes disjoint pairs of these label bundles' anchors, the same for every seed"
+	}
+	return "each seed refits and recalibrates"
+}
+
 // DefaultReference is the size of Compare's per-input OOD reference pool
 // when CompareConfig.Reference is 0 and the fit split is as large.
 const DefaultReference = 2000
@@ -187,8 +202,8 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	t := &CompareTable{
 		Title: "Your data: " + data.Name, Alpha: cfg.Alpha, Seeds: cfg.Seeds, LabelNames: data.LabelNames,
-		Config: fmt.Sprintf("%d calibration and %d test anchors, d=%d, k=%d, α=%v, seeds 0–%d (the splits are the bundles'; each seed refits and recalibrates), calibration %v; resplits: %d halvings of the test split",
-			data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, cfg.Seeds-1, cfg.calibrationName(), cfg.Resplits),
+		Config: fmt.Sprintf("%d calibration and %d test anchors, d=%d, k=%d, α=%v, seeds 0–%d (the splits are the bundles'; %s), calibration %v; resplits: %d halvings of the test split",
+			data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, cfg.Seeds-1, reseeded(data.Cal, cfg.Calibration), cfg.calibrationName(), cfg.Resplits),
 	}
 	if trains {
 		t.Config = fmt.Sprintf("%d fit, %d validation, ", nOf(data.Fit), nOf(data.Val)) + t.Config

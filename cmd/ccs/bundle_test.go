@@ -458,6 +458,8 @@ func TestBundleCommand(t *testing.T) {
 		{[]string{"coverage-check", "-set", p("strball.json"), "-test", p("str/test.npz"), "-per-class", "-resplits", "20"}, "| dress "},
 		{[]string{"evaluate", "-set", p("strball.json"), "-test", p("str/test.npz"), "-per-class", "-json"}, `"label": 2,`},
 		{[]string{"compare", "-data", p("str"), "-rows", "baselines", "-seeds", "1", "-resplits", "10", "-quiet", "-json"}, `"label_names": ["boot", "coat", "dress", "shirt"]`},
+		// Label bundles calibrate on disjoint pairs, the same for every seed.
+		{[]string{"compare", "-data", p("str"), "-rows", "baselines", "-seeds", "2", "-resplits", "10", "-quiet"}, "calibration takes disjoint pairs of these label bundles' anchors, the same for every seed"},
 	} {
 		var got bytes.Buffer
 		if err := run(&got, io.Discard, c.args); err != nil || !strings.Contains(got.String(), c.want) {

@@ -92,7 +92,7 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	if o.JSON {
 		e := experiment.NewEvaluation(set, r, classes)
 		e.LabelNames = names
-		e.Warnings = append(situational, e.Warnings...)
+		e.Warnings = append(append([]string{}, situational...), e.Warnings...)
 		return writeDocument(out, "evaluate", e)
 	}
 	name := func(l int64) string { return experiment.ClassName(names, l) }
