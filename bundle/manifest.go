@@ -194,3 +194,33 @@ func ManifestLabelNames(path string, b *Bundle) []string {
 	}
 	return nil
 }
+
+// ManifestOOD reports whether b, read from path, is the OOD sample that
+// ccs bundle held out (-ood-classes): the manifest beside it lists the
+// file, with b's number of anchors, as its "ood" split. Such inputs are no
+// in-distribution calibration of a false-alarm rate.
+func ManifestOOD(path string, b *Bundle) bool {
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
+	if err != nil {
+		return false
+	}
+	var m Manifest
+	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat {
+		return false
+	}
+	return slices.ContainsFunc(m.Files, func(f ManifestFile) bool {
+		return f.Split == "ood" && f.File == filepath.Base(path) && f.Anchors == b.N
+	})
+}
+
+// CheckInDistribution refuses, naming path, the OOD sample ccs bundle
+// held out (ManifestOOD) where held-out in-distribution inputs are wanted:
+// calibrating a per-input OOD test's false alarms on it would set them on
+// the very inputs it should flag.
+func CheckInDistribution(path string, b *Bundle) error {
+	if !ManifestOOD(path, b) {
+		return nil
+	}
+	ok := filepath.Join(filepath.Dir(path), "ood-cal.npz")
+	return fmt.Errorf("%s: the OOD sample ccs bundle held out (its manifest's \"ood\" split), where held-out in-distribution inputs are wanted: give %s (ccs bundle -ood-cal-share makes it)", path, ok)
+}

@@ -163,6 +163,9 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 			if err := checkDim(o.OODCal, f, set); err != nil {
 				return nil, err
 			}
+			if err := bundle.CheckInDistribution(o.OODCal, f); err != nil {
+				return nil, fmt.Errorf("calibrate: ood_cal: %w", err)
+			}
 			rows = f.Anchors
 		} else {
 			source = cmp.Or(o.OODCalSource, "ood_cal")

@@ -199,6 +199,9 @@ func oodCalibration(out *output, set *conformal.Set, path string, k int) (*confo
 	if err != nil {
 		return nil, err
 	}
+	if err := bundle.CheckInDistribution(path, f); err != nil {
+		return nil, fmt.Errorf("-ood-cal: %w", err)
+	}
 	n, err := ood.NewNearest(set, nil, k)
 	if err != nil {
 		return nil, fmt.Errorf("-ood-k: %w", err)

@@ -61,6 +61,8 @@ def test_bundle_equals_ccs_bundle(labelled, tmp_path):
     fitted = ccs.fit("genball", splits["fit"], splits["val"], objective="neg", epochs=1)
     with pytest.raises(ValueError, match=r"^cal: conformal: a threshold calibrated on a split the geometry was fitted on has no guarantee: this is its fit split"):
         ccs.calibrate(fitted, splits["fit"])
+    with pytest.raises(ValueError, match=r"^calibrate: ood_cal: .*ood.npz: the OOD sample ccs bundle held out"):
+        ccs.calibrate("ball", splits["cal"], reference=50, ood_cal=labelled["bundles"] / "ood.npz")
     with pytest.raises(ValueError, match=r"the validation split is the training split"):
         ccs.fit("genball", splits["fit"], splits["fit"], objective="neg", epochs=1)
 
