@@ -513,63 +513,13 @@ func TestMakeBundlesIsThePlan(t *testing.T) {
 	}
 }
 
-// TestCompareKey: a comparison's cells are keyed on the keywords that
-// change numbers and on the bundles' arrays, whether the bundles were made
-// in memory or read from their files.
-func TestCompareKey(t *testing.T) {
+// TestLibraryVersion: a test binary is not stamped with a revision, so
+// the code that keys a comparison's cells (experiment.CompareKey) is named
+// by its file's hash, which dladdr found.
+func TestLibraryVersion(t *testing.T) {
 	t.Parallel()
-	data := sim.Mixed(1, 200)
-	split := data.Split(1)
-	var in compareInputs
-	var err error
-	if in.Cal, err = data.Pairs(split.Cal, 10, 1, "cal"); err != nil {
-		t.Fatal(err)
-	}
-	if in.Test, err = data.Pairs(split.Test, 10, 1, "test"); err != nil {
-		t.Fatal(err)
-	}
-	key := func(in compareInputs, o compareOptions) string {
-		t.Helper()
-		k, err := compareKey(o, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	// A test binary is not stamped with a revision: the code is named by
-	// its file's hash, which dladdr found.
 	if v := libraryVersion(); !strings.Contains(v, "+sha256:") {
 		t.Errorf("libraryVersion %q: want the file's SHA-256", v)
-	}
-	two, three, alpha := 2, 3, 0.1
-	base := key(in, compareOptions{Rows: "baselines", Seeds: &two})
-	path := filepath.Join(t.TempDir(), "test.npz")
-	if err := bundle.Write(path, in.Test); err != nil {
-		t.Fatal(err)
-	}
-	read, err := bundle.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	changed := *in.Test
-	changed.Anchors = slices.Clone(in.Test.Anchors)
-	changed.Anchors[5] += 1e-3
-	for _, tc := range []struct {
-		name string
-		in   compareInputs
-		o    compareOptions
-		same bool
-	}{
-		{"other seeds, rows, names and directories", in, compareOptions{Rows: "all", Seeds: &three, Name: "x", Command: "y", Directory: "d", Out: "o", LabelNames: []string{"a"}}, true},
-		{"the test bundle read from its file", compareInputs{Cal: in.Cal, Test: read}, compareOptions{Rows: "baselines"}, true},
-		{"another alpha", in, compareOptions{Alpha: &alpha}, false},
-		{"another recipe keyword", in, compareOptions{recipeOptions: recipeOptions{Epochs: &two}}, false},
-		{"one anchor moved", compareInputs{Cal: in.Cal, Test: &changed}, compareOptions{}, false},
-		{"the test bundle as the calibration's", compareInputs{Cal: in.Test, Test: in.Cal}, compareOptions{}, false},
-	} {
-		if got := key(tc.in, tc.o); (got == base) != tc.same {
-			t.Errorf("%s: key %s, base %s: want same %v", tc.name, got, base, tc.same)
-		}
 	}
 }
 

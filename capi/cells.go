@@ -18,13 +18,8 @@ static const char *ccs_library_path(void) {
 import "C"
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"sync"
 
-	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/buildinfo"
 )
 
@@ -37,36 +32,6 @@ var libraryVersion = sync.OnceValue(func() string {
 	}
 	return buildinfo.CodeVersion(file)
 })
-
-// compareKey keys a comparison's cells (ccs.compare's out) on what may
-// change a cell's numbers: the keywords but those that say where results
-// go, how they are named, and which cells are computed (as ccs compare
-// keys its flags but -out, -seeds and -rows); the library; and each
-// bundle's arrays (bundle.SHA256), so a bundle from memory and the same
-// bundle from its file share cells.
-func compareKey(o compareOptions, in compareInputs) (string, error) {
-	o.Name, o.Command, o.Directory, o.Sets, o.Out = "", "", "", "", ""
-	o.Seeds, o.Rows, o.LabelNames = nil, "", nil
-	cfg, err := json.Marshal(o)
-	if err != nil {
-		return "", err
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "ccs.compare\n%s\n%s\n", cfg, libraryVersion())
-	for _, b := range []struct {
-		name string
-		b    *bundle.Bundle
-	}{{"fit", in.Fit}, {"val", in.Val}, {"cal", in.Cal}, {"test", in.Test}, {"ood", in.OOD}, {"ood-cal", in.OODCal}} {
-		sum := "-"
-		if b.b != nil {
-			if sum, err = b.b.SHA256(); err != nil {
-				return "", fmt.Errorf("compare: the %s bundle: %w", b.name, err)
-			}
-		}
-		fmt.Fprintf(h, "%s %s\n", b.name, sum)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
 
 // cellCounts says how a comparison's cells were had: read back from out's
 // cells, computed, and among those found kept under another key.

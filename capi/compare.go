@@ -125,21 +125,8 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	}
 	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe, OutDir: o.Sets},
 		Resplits: resplits, Reference: reference}
-	if o.Out != "" {
-		if o.Sets != "" {
-			return nil, fmt.Errorf("compare: out and sets: give one (out keeps the sets in %s)", filepath.Join(o.Out, "sets", "compare"))
-		}
-		key, err := compareKey(o, in)
-		if err != nil {
-			return nil, err
-		}
-		if err := os.MkdirAll(o.Out, 0o755); err != nil {
-			return nil, fmt.Errorf("compare: out: %w", err)
-		}
-		if cfg.Cells, err = experiment.NewCells(o.Out, key); err != nil {
-			return nil, fmt.Errorf("compare: out: %w", err)
-		}
-		cfg.OutDir = filepath.Join(o.Out, "sets", "compare")
+	if o.Out != "" && o.Sets != "" {
+		return nil, fmt.Errorf("compare: out and sets: give one (out keeps the sets in %s)", filepath.Join(o.Out, "sets", "compare"))
 	}
 	if o.LabelNames == nil && o.Directory != "" {
 		o.LabelNames = bundle.ManifestLabelNames(filepath.Join(o.Directory, "test.npz"), in.Test)
@@ -153,6 +140,20 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	}
 	data := experiment.CompareData{Name: cmp.Or(o.Name, "ccs.compare"), Fit: in.Fit, Val: in.Val, Cal: in.Cal, Test: in.Test, OOD: in.OOD, OODCal: in.OODCal,
 		LabelNames: o.LabelNames}
+	if o.Out != "" {
+		// Keyed as ccs compare -out keys them, so each reads the other's.
+		key, err := experiment.CompareKey(cfg, data, libraryVersion())
+		if err != nil {
+			return nil, fmt.Errorf("compare: %w", err)
+		}
+		if err := os.MkdirAll(o.Out, 0o755); err != nil {
+			return nil, fmt.Errorf("compare: out: %w", err)
+		}
+		if cfg.Cells, err = experiment.NewCells(o.Out, key); err != nil {
+			return nil, fmt.Errorf("compare: out: %w", err)
+		}
+		cfg.OutDir = filepath.Join(o.Out, "sets", "compare")
+	}
 	return startJob("compare", func(ctx context.Context, j *job) error {
 		t, err := experiment.Compare(ctx, data, cfg, methods, func(done, total int, what string) {
 			j.report(compareReport{Done: done, Total: total, What: what})

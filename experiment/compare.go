@@ -61,6 +61,13 @@ func reseeded(cal *bundle.Bundle, m conformal.Mode) string {
 	return "each seed refits and recalibrates"
 }
 
+// defaultReference is the reference pool Compare draws from fit when
+// none is asked for: DefaultReference anchors, or every anchor of a
+// smaller fit split, or as many as a set file keeps.
+func defaultReference(fit *bundle.Bundle) int {
+	return max(1, min(DefaultReference, fit.N, conformal.MaxReferenceValues/fit.D))
+}
+
 // DefaultReference is the size of Compare's per-input OOD reference pool
 // when CompareConfig.Reference is 0 and the fit split is as large.
 const DefaultReference = 2000
@@ -173,7 +180,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if data.OOD != nil && data.Fit != nil {
 		switch {
 		case cfg.Reference == 0:
-			cfg.Reference = max(1, min(DefaultReference, data.Fit.N, conformal.MaxReferenceValues/data.Fit.D))
+			cfg.Reference = defaultReference(data.Fit)
 		case cfg.Reference > data.Fit.N:
 			return nil, fmt.Errorf("experiment: reference pool of %d fit anchors: the fit split has %d", cfg.Reference, data.Fit.N)
 		case cfg.Reference*data.Fit.D > conformal.MaxReferenceValues:

@@ -126,16 +126,27 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	// String labels: the manifest beside the test bundle names the
 	// classes, when it describes that bundle (as ccs evaluate does).
 	data.LabelNames = bundle.ManifestLabelNames(filepath.Join(o.Data, "test.npz"), data.Test)
-	res, err := newResults(out, o.tableOptions, "compare", true, inputs...)
+	res, err := newResults(out, o.tableOptions, "compare", false, inputs...)
 	if err != nil {
 		return err
 	}
-	cfg.Cells, cfg.OutDir = res.cells, res.sets
-	t, err := experiment.Compare(ctx, data, experiment.CompareConfig{Config: cfg, Resplits: o.Resplits, Reference: reference}, methods, newProgress(out, o.Quiet, "run").step)
-	if errors.Is(err, context.Canceled) && cfg.Cells != nil {
-		reused, computed, _ := cfg.Cells.Counts()
+	ccfg := experiment.CompareConfig{Config: cfg, Resplits: o.Resplits, Reference: reference}
+	if o.Out != "" {
+		// Keyed as ccs.compare(out=) keys them, so each reads the other's.
+		key, err := experiment.CompareKey(ccfg, data, codeVersion())
+		if err != nil {
+			return err
+		}
+		if res.cells, err = experiment.NewCells(o.Out, key); err != nil {
+			return err
+		}
+	}
+	ccfg.Cells, ccfg.OutDir = res.cells, res.sets
+	t, err := experiment.Compare(ctx, data, ccfg, methods, newProgress(out, o.Quiet, "run").step)
+	if errors.Is(err, context.Canceled) && ccfg.Cells != nil {
+		reused, computed, _ := ccfg.Cells.Counts()
 		fmt.Fprintf(out.stderr, "ccs compare: %d (row, seed) cells finished and kept in %s (%d read back, %d computed now): the same command resumes from them\n",
-			reused+computed, cfg.Cells.Dir(), reused, computed)
+			reused+computed, ccfg.Cells.Dir(), reused, computed)
 	}
 	if err != nil {
 		return err

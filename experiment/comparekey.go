@@ -1,0 +1,57 @@
+package experiment
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/objective"
+)
+
+// CompareKey keys Compare's cells (NewCells): what may change a cell —
+// cfg's level, calibration mode and δ, resplits, reference pool and
+// training recipe, with their defaults filled in; data's bundles, by
+// their arrays (bundle.SHA256: a bundle read from its file and the same
+// bundle made in memory are one); the classes' names, which class-
+// conditional sets keep; and code, the engine that computes them
+// (buildinfo.CodeVersion). Nothing that says where results go or which
+// cells run (seeds, rows, workers) enters it, so ccs compare -out and the
+// Python package's compare(out=) on the same bundles, built from one
+// revision, read back each other's cells.
+func CompareKey(cfg CompareConfig, data CompareData, code string) (string, error) {
+	cfg.defaults()
+	if cfg.Reference == 0 && data.OOD != nil && data.Fit != nil {
+		cfg.Reference = defaultReference(data.Fit)
+	}
+	recipe := cfg.Train.WithDefaults()
+	recipe.Objective.Objective = objective.NegVol // each row sets its own: a placeholder
+	key, err := json.Marshal(struct {
+		Alpha       float64
+		Calibration string
+		Delta       float64
+		Resplits    int
+		Reference   int
+		Train       any
+		LabelNames  []string
+	}{cfg.Alpha, cfg.Calibration.String(), cfg.Delta, cfg.Resplits, cfg.Reference, recipe, data.LabelNames})
+	if err != nil {
+		return "", fmt.Errorf("experiment: compare key: %w", err)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "ccs compare\n%s\n%s\n", key, code)
+	for _, b := range []struct {
+		name string
+		b    *bundle.Bundle
+	}{{"fit", data.Fit}, {"val", data.Val}, {"cal", data.Cal}, {"test", data.Test}, {"ood", data.OOD}, {"ood-cal", data.OODCal}} {
+		sum := "-"
+		if b.b != nil {
+			if sum, err = b.b.SHA256(); err != nil {
+				return "", fmt.Errorf("experiment: compare key: the %s bundle: %w", b.name, err)
+			}
+		}
+		fmt.Fprintf(h, "%s %s\n", b.name, sum)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,73 @@
+package experiment
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/sim"
+	"github.com/ccsets/ccs/train"
+)
+
+// TestCompareKey: a comparison's cells are keyed on what changes numbers
+// (level, recipe, bundles' arrays, class names, the code), whether the
+// bundles were made in memory or read from their files, and not on seeds,
+// workers or where the sets go; defaults key as their values do.
+func TestCompareKey(t *testing.T) {
+	t.Parallel()
+	mixed := sim.Mixed(1, 200)
+	split := mixed.Split(1)
+	cal, err := mixed.Pairs(split.Cal, 10, 1, "cal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, err := mixed.Pairs(split.Test, 10, 1, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := CompareData{Name: "d", Cal: cal, Test: test}
+	key := func(cfg CompareConfig, data CompareData, code string) string {
+		t.Helper()
+		k, err := CompareKey(cfg, data, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	base := key(CompareConfig{Config: Config{Seeds: 2}}, data, "v1")
+	path := filepath.Join(t.TempDir(), "test.npz")
+	if err := bundle.Write(path, test); err != nil {
+		t.Fatal(err)
+	}
+	read, err := bundle.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := *test
+	moved.Anchors = slices.Clone(test.Anchors)
+	moved.Anchors[5] += 1e-3
+	epochs := train.Config{MaxEpochs: 3}
+	for _, c := range []struct {
+		name string
+		cfg  CompareConfig
+		data CompareData
+		code string
+		same bool
+	}{
+		{"other seeds, workers, sets and name", CompareConfig{Config: Config{Seeds: 5, Workers: 1, OutDir: "o"}}, CompareData{Name: "x", Cal: cal, Test: test}, "v1", true},
+		{"the defaults given", CompareConfig{Config: Config{Alpha: 0.05}, Resplits: 200}, data, "v1", true},
+		{"the test bundle read from its file", CompareConfig{}, CompareData{Cal: cal, Test: read}, "v1", true},
+		{"another alpha", CompareConfig{Config: Config{Alpha: 0.1}}, data, "v1", false},
+		{"another recipe", CompareConfig{Config: Config{Train: epochs}}, data, "v1", false},
+		{"other resplits", CompareConfig{Resplits: 20}, data, "v1", false},
+		{"one anchor moved", CompareConfig{}, CompareData{Cal: cal, Test: &moved}, "v1", false},
+		{"test and calibration swapped", CompareConfig{}, CompareData{Cal: test, Test: cal}, "v1", false},
+		{"class names", CompareConfig{}, CompareData{Cal: cal, Test: test, LabelNames: []string{"a"}}, "v1", false},
+		{"other code", CompareConfig{}, data, "v2", false},
+	} {
+		if got := key(c.cfg, c.data, c.code); (got == base) != c.same {
+			t.Errorf("%s: same key %v, want %v", c.name, got == base, c.same)
+		}
+	}
+}
