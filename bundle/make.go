@@ -300,6 +300,14 @@ func (c MakeConfig) Check() error {
 	return nil
 }
 
+// counted is "1 relevant row" or "3 relevant rows".
+func counted(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
 // unsplit is the warning for the items that split shares summing below 1
 // leave out of every split (what stratify leaves), or "" when none is.
 func unsplit(shares [4]float64, strata map[int64][]int, parts [][]int, unit string) string {
@@ -823,7 +831,7 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 		sp := SplitPlan{Name: name, K: cfg.K, KNeg: cfg.KNeg, Anchors: qs}
 		for _, q := range qs {
 			if len(relevant[q]) < cfg.K && !cfg.AllowFewer {
-				return nil, fmt.Errorf("bundle: %s has %d relevant rows, too few for k = %d positives: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: it repeats them)", items.queryName(q), len(relevant[q]), cfg.K)
+				return nil, fmt.Errorf("bundle: %s has %s, too few for k = %d positives: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: it repeats them)", items.queryName(q), counted(len(relevant[q]), "relevant row"), cfg.K)
 			}
 		}
 		if items.N-1 < cfg.KNeg {

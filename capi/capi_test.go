@@ -320,6 +320,8 @@ func TestOptions(t *testing.T) {
 		{`{"allow_fewer": "yes"}`, &m, "allow_fewer: got a str, want a bool"},
 		{`{"split": [0.5, "a", 0.2, 0.2]}`, &m, "split: got a str, want a number"}, // an element of it
 		{`{"split": 0.5}`, &m, "split: got a number, want a list of numbers"},
+		// A recipe keyword: its own name, not the embedded struct's.
+		{`{"T": "7"}`, &fitOptions{}, "T: got a str, want a number"},
 	} {
 		err := parseOptions(c.keywords, c.dst)
 		if err == nil || err.Error() != c.want || statusOf(fmt.Errorf("bundle: %w", err)) != statusType {

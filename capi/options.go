@@ -16,7 +16,10 @@ func parseOptions(s string, dst any) error {
 	if err := dec.Decode(dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return &keywordTypeError{field: te.Field, got: te.Value, want: te.Type}
+			// The keyword's own name: an embedded struct's fields are
+			// reported under its Go name ("recipeOptions.T").
+			field := te.Field[strings.LastIndexByte(te.Field, '.')+1:]
+			return &keywordTypeError{field: field, got: te.Value, want: te.Type}
 		}
 		return fmt.Errorf("keywords: %v", strings.TrimPrefix(err.Error(), "json: "))
 	}

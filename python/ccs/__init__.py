@@ -726,13 +726,15 @@ class Comparison:
 
     def set(self, method, seed=0):
         """The row's fitted, calibrated set at seed (a Set, to save and
-        serve), by the row's method name ("Generalized (Neg,Vol)", …), from
-        the directory ccs.compare kept the sets in (sets=)."""
+        serve), by the row's method name ("Generalized (Neg,Vol)", …) or
+        its file's ("genball-neg-vol"), from the directory ccs.compare kept
+        the sets in (sets=)."""
         if self.sets is None:
             raise ValueError("Comparison.set: ccs.compare kept no sets: give it out=DIR (or sets=DIR)")
-        row = next((r for r in self.rows if r["method"] == method), None)
+        row = next((r for r in self.rows if method in (r["method"], r["set"])), None)
         if row is None:
-            raise KeyError(f"Comparison.set: no row {method!r} (have {[r['method'] for r in self.rows]})")
+            raise _NameError(f"Comparison.set: no row {method!r}: have {[r['method'] for r in self.rows]} "
+                             f"(or their files' names: {[r['set'] for r in self.rows]})")
         seeds = len(row.get("per_seed") or [])
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < max(seeds, 1):
             raise ValueError(f"Comparison.set: seed {seed!r}: the comparison ran seeds 0 to {max(seeds, 1) - 1}")
@@ -750,10 +752,20 @@ class Comparison:
             f.write(self._json)
 
 
+class _NameError(KeyError):
+    """A KeyError whose message reads as written (KeyError's str quotes it)."""
+
+    def __str__(self):
+        return str(self.args[0])
+
+
 def report(results, path, *, title=None):
     """Writes one self-contained HTML page of results, as ccs report does:
     each a Comparison, a JSON document's path (ccs compare -json, ccs
-    reproduce -json, …) or its text."""
+    reproduce -json, …) or its text; one of them alone may be given as it
+    is."""
+    if isinstance(results, (Comparison, str, os.PathLike)):
+        results = [results]
     docs = []
     for r in results:
         if isinstance(r, Comparison):

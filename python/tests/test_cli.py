@@ -717,6 +717,11 @@ def test_compare_equals_ccs_compare(labelled, cli, tmp_path):
     assert _without_times(loaded.table) == _without_times(want["tables"][0]) and loaded.sets == str(tmp_path / "cli" / "sets" / "compare")
     row = loaded.rows[3]
     assert loaded.set(row["method"], seed=1).evaluate(ccs.Bundle.load(d / "test.npz"))["coverage"] == row["per_seed"][1]["coverage"]
+    # By its file's name too; a wrong name says which there are, unquoted.
+    assert loaded.set(row["set"], seed=1).evaluate(ccs.Bundle.load(d / "test.npz"))["coverage"] == row["per_seed"][1]["coverage"]
+    with pytest.raises(KeyError) as e:
+        loaded.set("Generalized(Neg)")
+    assert str(e.value).startswith("Comparison.set: no row 'Generalized(Neg)': have ['Conformal Ball (ℓ2)'") and "'genball-neg'" in str(e.value)
     recs = got.records()  # flat, for pandas: every row's means and deviations
     assert [r["method"] for r in recs] == [r["method"] for r in got.rows] and recs[0]["set"] == "ball"
     for rec, row in zip(recs, got.rows):
@@ -731,7 +736,7 @@ def test_compare_equals_ccs_compare(labelled, cli, tmp_path):
         ccs.Comparison.load(tmp_path / "evaluate.json")
     cli("report", "-out", tmp_path / "cli.html", tmp_path / "compare.json")
     ccs.report([got], tmp_path / "py.html")
-    ccs.report([tmp_path / "compare.json"], tmp_path / "path.html")
+    ccs.report(tmp_path / "compare.json", tmp_path / "path.html")  # one result alone, as it is
     assert same_file(tmp_path / "py.html", tmp_path / "cli.html") and same_file(tmp_path / "path.html", tmp_path / "cli.html")
 
 
