@@ -364,7 +364,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 		limit = *req.limit
 	}
 	if req.collection == "" {
-		return invalid("collection", "missing")
+		return invalid("collection", "missing: name the collection to search, one of %v: \"collection\" in a JSON body, or ?collection=NAME with an .npy body", slices.Sorted(maps.Keys(st.colls)))
 	}
 	c, ok := st.colls[req.collection]
 	if !ok {

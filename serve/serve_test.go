@@ -278,6 +278,15 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%s: %d %+v, want %d %s field %q", c.name, rec.Code, e.Error, c.status, c.code, c.field)
 		}
 	}
+	// A retrieval without a collection says which there are and where to
+	// name one, for a JSON body and an .npy one alike.
+	for _, c := range []struct{ ctype, body string }{{"", `{"anchor": [0, 0, 0]}`}, {"application/x-npy", npyBody(t, make([]float32, 3), 3)}} {
+		var e apiErr
+		rec := do(t, h, "POST", "/v1/sets/ball/retrieve", c.ctype, c.body)
+		if json.Unmarshal(rec.Body.Bytes(), &e); rec.Code != 422 || !strings.Contains(e.Error.Message, `missing: name the collection to search, one of [`) || !strings.Contains(e.Error.Message, "?collection=NAME") {
+			t.Errorf("no collection (%q): %d %+v", c.ctype, rec.Code, e.Error)
+		}
+	}
 }
 
 // apiErr is an error answer's body.
