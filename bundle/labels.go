@@ -174,18 +174,38 @@ func (p *PairIDs) Note() string {
 }
 
 // Rows resolves an (m, 2) array of pairs — integers or strings — named
-// name in errors; an error too when no pair is left.
+// name in errors, or an (m, 3) one whose third column scores each pair as
+// a qrels file does (pairs scored 0 or less are left out); an error too
+// when no pair is left.
 func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
-	if a.I64 == nil && a.Str == nil || len(a.Shape) != 2 || a.Shape[1] != 2 {
-		return nil, fmt.Errorf("%s: dtype %s, shape %s: want pairs (m, 2) of integers or strings", name, a.Kind(), FormatShape(a.Shape))
+	if a.I64 == nil && a.Str == nil || len(a.Shape) != 2 || a.Shape[1] != 2 && a.Shape[1] != 3 {
+		return nil, fmt.Errorf("%s: dtype %s, shape %s: want pairs (m, 2) of integers or strings, or (m, 3) with a score each", name, a.Kind(), FormatShape(a.Shape))
 	}
+	w := a.Shape[1]
 	pairs := make([][2]int, 0, a.Shape[0])
+	unscored := 0
 	for i := range a.Shape[0] {
 		var q, r string
 		if a.Str != nil {
-			q, r = a.Str[2*i], a.Str[2*i+1]
+			q, r = a.Str[w*i], a.Str[w*i+1]
 		} else {
-			q, r = strconv.FormatInt(a.I64[2*i], 10), strconv.FormatInt(a.I64[2*i+1], 10)
+			q, r = strconv.FormatInt(a.I64[w*i], 10), strconv.FormatInt(a.I64[w*i+1], 10)
+		}
+		if w == 3 {
+			score := float64(0)
+			if a.Str != nil {
+				s, err := strconv.ParseFloat(a.Str[w*i+2], 64)
+				if err != nil {
+					return nil, fmt.Errorf("%s: pair %d: score %q is not a number", name, i, a.Str[w*i+2])
+				}
+				score = s
+			} else {
+				score = float64(a.I64[w*i+2])
+			}
+			if score <= 0 {
+				unscored++
+				continue
+			}
 		}
 		qi, ri, ok, err := p.Resolve(q, r)
 		if err != nil {
@@ -194,6 +214,9 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 		if ok {
 			pairs = append(pairs, [2]int{qi, ri})
 		}
+	}
+	if len(pairs) == 0 && unscored > 0 && p.Unknown == 0 {
+		return nil, fmt.Errorf("%s: no pairs: all %d are scored 0 or less, which marks a pair not relevant (BEIR's qrels); give the relevant pairs a positive score", name, unscored)
 	}
 	return p.Left(pairs, name)
 }

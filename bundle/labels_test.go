@@ -226,8 +226,30 @@ func TestPairIDs(t *testing.T) {
 	if _, err := p.Rows(Int64([]int64{1, 30}, 1, 2), "pairs"); err == nil || !strings.Contains(err.Error(), `pairs: no pairs: all 1 name ids that are not among the given ids (the first: row id "30")`) {
 		t.Errorf("no pair left: %v", err)
 	}
-	if _, err := p.Rows(Int64([]int64{1, 30, 4}, 1, 3), "pairs"); err == nil || !strings.Contains(err.Error(), "pairs: dtype int64, shape (1, 3): want pairs (m, 2)") {
-		t.Errorf("three columns: %v", err)
+	if _, err := p.Rows(Int64([]int64{1, 30, 4, 5}, 1, 4), "pairs"); err == nil || !strings.Contains(err.Error(), "pairs: dtype int64, shape (1, 4): want pairs (m, 2) of integers or strings, or (m, 3) with a score each") {
+		t.Errorf("four columns: %v", err)
+	}
+	// A third column scores the pairs, as a qrels file's does: 0 or less
+	// is no relevance.
+	p, _ = NewPairIDs([]string{"q0", "q1"}, []string{"10", "20"})
+	got, err = p.Rows(Array{Shape: []int{3, 3}, Str: []string{"q1", "20", "1", "q0", "10", "0", "q0", "20", "2.5"}}, "pairs")
+	if err != nil || !slices.Equal(got, [][2]int{{1, 1}, {0, 1}}) {
+		t.Errorf("scored string pairs: %v, %v", got, err)
+	}
+	p, _ = NewPairIDs(nil, nil)
+	if got, err = p.Rows(Int64([]int64{1, 2, 1, 0, 3, -1}, 2, 3), "pairs"); err != nil || !slices.Equal(got, [][2]int{{1, 2}}) {
+		t.Errorf("scored integer pairs: %v, %v", got, err)
+	}
+	for _, c := range []struct {
+		a    Array
+		want string
+	}{
+		{Int64([]int64{1, 2, 0}, 1, 3), "pairs: no pairs: all 1 are scored 0 or less"},
+		{Array{Shape: []int{1, 3}, Str: []string{"1", "2", "yes"}}, `pairs: pair 0: score "yes" is not a number`},
+	} {
+		if _, err := p.Rows(c.a, "pairs"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.a, err, c.want)
+		}
 	}
 	if ids, err := IDStrings(Int64([]int64{7, -1}, 2), "ids"); err != nil || !slices.Equal(ids, []string{"7", "-1"}) {
 		t.Errorf("integer ids: %q, %v", ids, err)

@@ -223,6 +223,14 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
         b.save(tmp_path / f"py-{name}.npz")
         for other in ("rows", "named"):
             assert same_file(tmp_path / f"py-{name}.npz", tmp_path / other / f"{name}.npz"), (other, name)
+    # Scored triples, as a qrels file's rows (a DataFrame's values): pairs
+    # scored 0 are not relevant, the others are the same pairs.
+    scored = [(q, r, 1) for q, r in named] + [(qids[0], ids[1], 0)]
+    with pytest.warns(ccs.CCSWarning, match=r'5 pairs name ids'):
+        triples = ccs.bundle(emb, queries=queries, pairs=scored, ids=ids, query_ids=qids, k=2, seed=5)
+    for name, b in triples.items():
+        b.save(tmp_path / f"tri-{name}.npz")
+        assert same_file(tmp_path / f"tri-{name}.npz", tmp_path / "named" / f"{name}.npz"), name
     # BEIR's qrels file itself, as the command reads it: no parsing in Python.
     with pytest.warns(ccs.CCSWarning, match=r'5 pairs name ids that are not among the given ids'):
         from_file = ccs.bundle(emb, queries=queries, pairs=tmp_path / "qrels.tsv", ids=ids, query_ids=qids, k=2, seed=5)
