@@ -422,6 +422,25 @@ func TestBundleCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Labels as a .txt, one a line: integers (with CRLF), or names.
+	var ints, words strings.Builder
+	for i, l := range y {
+		fmt.Fprintf(&ints, "%d\r\n", l)
+		fmt.Fprintf(&words, "%s\n", names[i])
+	}
+	os.WriteFile(p("labels.txt"), []byte(ints.String()), 0o644)
+	os.WriteFile(p("names.txt"), []byte(words.String()), 0o644)
+	for _, c := range []struct{ file, out, ood string }{{"labels.txt", "txt", "3"}, {"names.txt", "strtxt", "shirt"}} {
+		if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p(c.file), "-out", p(c.out), "-k", "8", "-ood-classes", c.ood, "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A header line above integer labels is refused, not taken for a class.
+	os.WriteFile(p("header.txt"), []byte("label\n"+ints.String()), 0o644)
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("header.txt"), "-out", p("x"), "-k", "8"}); err == nil ||
+		!strings.Contains(err.Error(), p("header.txt")+`:1: "label" is a column's name, not one of the labels`) {
+		t.Errorf("a header in a .txt of labels: %v", err)
+	}
 	// Labels as a uint8 Parquet column (datasets' Value("uint8")).
 	ub := array.NewUint8Builder(memory.DefaultAllocator)
 	for _, l := range y {
@@ -433,7 +452,7 @@ func TestBundleCommand(t *testing.T) {
 	}
 	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
 		a, _ := os.ReadFile(p("b/" + f + ".npz"))
-		for _, other := range []string{"str", "b64", "hf", "hfdir", "hfdict", "st", "u8", "cat", "polars"} {
+		for _, other := range []string{"str", "b64", "hf", "hfdir", "hfdict", "st", "u8", "cat", "polars", "txt", "strtxt"} {
 			b, err := os.ReadFile(p(other + "/" + f + ".npz"))
 			if err != nil || !bytes.Equal(a, b) {
 				t.Errorf("%s/%s.npz differs from the .npy and integer labels' (%v)", other, f, err)
@@ -577,6 +596,8 @@ func TestBundleBadInput(t *testing.T) {
 		unlabelled[i] = -1 // a Hugging Face test split without labels
 	}
 	bundle.WriteNPY(p("unlabelled.npy"), bundle.Int64(unlabelled, n))
+	os.WriteFile(p("empty.txt"), nil, 0o644)
+	os.WriteFile(p("short.txt"), []byte("1\n2\n0\n"), 0o644)
 	flabels := make([]float64, n)
 	for i, l := range y {
 		flabels[i] = float64(l)
@@ -658,6 +679,9 @@ func TestBundleBadInput(t *testing.T) {
 		{"labels pickled as objects", []string{"-labels", p("objects.npy")}, false, `array "objects": dtype "|O" is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order, or strings for labels ('<U…', '|S…'); '|O' is pickled Python objects: save string labels as strings (np.save(f, labels.astype(str)))`},
 		{"string labels of two dimensions", []string{"-labels", p("names2d.npy")}, false, "names2d.npy: shape (400, 1), want one label per row"},
 		{"a label that is not Unicode", []string{"-labels", p("surrogate.npy")}, false, `array "surrogate": element [3]: code unit 0, 0xd800, is not a Unicode code point`},
+		{"an empty .txt of labels", []string{"-labels", p("empty.txt")}, false, "empty.txt: no labels"},
+		{"a .txt of labels for other rows", []string{"-labels", p("short.txt")}, false, "short.txt: 3 labels for the 400 rows of " + p("emb.npy")},
+		{"a .txt of labels absent", []string{"-labels", p("none.txt")}, false, "none.txt: no such file"},
 		{"no positives", []string{"-labels", ""}, true, "give -labels FILE, -groups FILE, or -queries FILE with -pairs FILE"},
 		{"missing file", []string{"-labels", p("none.npy")}, false, "none.npy: no such file"},
 		{"missing file with an array name", []string{"-labels", p("none.npz") + ":y"}, false, "none.npz: no such file"},

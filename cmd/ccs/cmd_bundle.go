@@ -37,7 +37,7 @@ func bundleCommand() *command {
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float16, float32 or float64 lists); float16, bfloat16, float32 or float64, either order")
-			fs.StringVar(&o.Labels, "labels", "", "class labels `FILE`, one per row: .npy, .npz (FILE:ARRAY), .safetensors (FILE:TENSOR) or .parquet/.arrow (FILE:COLUMN), of any integer type or strings (numbered in their sorted order; the manifest's label_names); positives are rows of the anchor's class")
+			fs.StringVar(&o.Labels, "labels", "", "class labels `FILE`, one per row: .npy, .npz (FILE:ARRAY), .safetensors (FILE:TENSOR), .parquet/.arrow (FILE:COLUMN) or .txt (one a line), of any integer type or strings (numbered in their sorted order; the manifest's label_names); positives are rows of the anchor's class")
 			fs.StringVar(&o.Groups, "groups", "", "group ids `FILE`, one per row (as -labels): the rows of one group are views of one item; its first row is the anchor, its other rows the positives")
 			fs.StringVar(&o.Views, "views", "", "views `FILE`: an (n, v, d) array, v views of each of n items (view 0 the anchor, the others its positives)")
 			fs.StringVar(&o.Queries, "queries", "", "query embeddings `FILE` (as -embeddings): the anchors of relevance pairs; -embeddings are the rows they retrieve")

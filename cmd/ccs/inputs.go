@@ -186,13 +186,52 @@ func readIDs(arg string, what string) (ids []int64, names []string, err error) {
 	case ".parquet":
 		return readParquetIDs(path, name, what)
 	case ".txt":
-		return nil, nil, fmt.Errorf("%s: %s come as .npy, .npz, .safetensors or .parquet", path, what)
+		return readTextIDs(path, what)
 	}
 	a, got, err := readArray(path, name, what)
 	if err != nil {
 		return nil, nil, err
 	}
 	return bundle.Labels(a, arraySource(path, kind, got), what)
+}
+
+// readTextIDs reads labels or group ids from a .txt file, one a line in
+// row order: integers when every line is one (-1 marks no label, as in an
+// .npy), otherwise strings; an empty line is a missing label (-1 among
+// integers, "" among names). A first line that is not an integer above integers is
+// a column's name, refused.
+func readTextIDs(path, what string) ([]int64, []string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	text := strings.TrimSuffix(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	if text == "" {
+		return nil, nil, fmt.Errorf("%s: no %s", path, what)
+	}
+	lines := strings.Split(text, "\n")
+	ints := make([]int64, len(lines))
+	bad := -1 // the last line that is not an integer
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+		if lines[i] == "" {
+			ints[i] = -1 // no label, among integers as among names
+			continue
+		}
+		v, err := strconv.ParseInt(lines[i], 10, 64)
+		if err != nil {
+			bad = i
+			continue
+		}
+		ints[i] = v
+	}
+	switch {
+	case bad < 0:
+		return ints, nil, nil
+	case bad == 0 && len(lines) > 1:
+		return nil, nil, fmt.Errorf("%s:1: %q is a column's name, not one of the %s (the other lines are integers): a .txt of %s holds one a line and nothing else, in row order (remove it)", path, lines[0], what, what)
+	}
+	return bundle.Labels(bundle.Array{Shape: []int{len(lines)}, Str: lines}, path, what)
 }
 
 // headerLike reports whether a .txt file's first line names a column of
