@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ccsets/ccs/bundle"
 )
@@ -278,9 +279,28 @@ func (s *Set) ThresholdFor(label int64) (float64, error) {
 		return 0
 	})
 	if !ok {
-		return math.NaN(), fmt.Errorf("conformal: class %d has no threshold: the calibration bundle had no anchor of it", label)
+		return math.NaN(), fmt.Errorf("conformal: class %d has no threshold: the calibration bundle had no anchor of it (the set's classes: %s)", label, s.classList())
 	}
 	return s.Classes[i].Threshold, nil
+}
+
+// classList names a class-conditional set's classes for a message: each
+// label, with its name when it has one, the first eight and how many.
+func (s *Set) classList() string {
+	var b strings.Builder
+	for i, c := range s.Classes {
+		if i == 8 {
+			fmt.Fprintf(&b, ", … %d in all", len(s.Classes))
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if fmt.Fprint(&b, c.Label); c.Name != "" {
+			fmt.Fprintf(&b, " %q", c.Name)
+		}
+	}
+	return b.String()
 }
 
 // checkClasses validates a class-conditional set's classes as read from a

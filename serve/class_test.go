@@ -35,7 +35,7 @@ func TestClassAndPACSets(t *testing.T) {
 		}
 	}
 	g := geometry.Ball{D: d}
-	class, err := conformal.Calibrate(g, cal, 0.1, conformal.Options{Mode: conformal.Class})
+	class, err := conformal.Calibrate(g, cal, 0.1, conformal.Options{Mode: conformal.Class, LabelNames: []string{"ant", "bee"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestClassAndPACSets(t *testing.T) {
 		want              string
 	}{
 		{"/v1/sets/class/score", "application/json", body(""), 422, "give the anchor's label"},
-		{"/v1/sets/class/score", "application/json", body(`, "label": 7`), 422, "class 7 has no threshold"},
+		{"/v1/sets/class/score", "application/json", body(`, "label": 7`), 422, `class 7 has no threshold: the calibration bundle had no anchor of it (the set's classes: 0 \"ant\", 1 \"bee\")`},
 		{"/v1/sets/class/score?label=x", "application/x-npy", npyBody(t, []float32{0, 0, 0, 1, 0, 0}, 2, 3), 422, "not an integer"},
 		{"/v1/sets/class/ood", "application/json", `{"points": [[1, 0, 0]]}`, 422, "class-conditional"},
 		{"/v1/sets/pac/score", "application/json", body(`, "label": 1`), 422, "takes no label"},
@@ -129,7 +129,10 @@ func TestClassAndPACSets(t *testing.T) {
 		}
 	}
 	rec = do(t, h, "GET", "/v1/sets", "", "")
-	if b := rec.Body.String(); !strings.Contains(b, `"guarantee": "class-conditional"`) || !strings.Contains(b, `"guarantee": "training-conditional"`) || !strings.Contains(b, `"classes"`) {
+	// The classes come with their names, which a client maps to the label
+	// /score takes.
+	if b := rec.Body.String(); !strings.Contains(b, `"guarantee": "class-conditional"`) || !strings.Contains(b, `"guarantee": "training-conditional"`) ||
+		!strings.Contains(b, `"label": 0,`+"\n"+`          "name": "ant",`) {
 		t.Errorf("/v1/sets:\n%s", b)
 	}
 	var listed struct {

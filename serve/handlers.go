@@ -47,7 +47,11 @@ type setInfo struct {
 
 // classInfo is one class's threshold in GET /v1/sets.
 type classInfo struct {
-	Label     int64  `json:"label"`
+	Label int64 `json:"label"`
+	// Name is the class's name when the set was calibrated on string
+	// labels (the set file's): what a client maps to the label /score
+	// takes.
+	Name      string `json:"name,omitempty"`
 	N         int    `json:"n"`
 	Rank      int    `json:"rank"`
 	Threshold number `json:"threshold"`
@@ -56,7 +60,7 @@ type classInfo struct {
 func classInfos(set *conformal.Set) []classInfo {
 	var out []classInfo
 	for _, c := range set.Classes {
-		out = append(out, classInfo{c.Label, c.N, c.Rank, number(c.Threshold)})
+		out = append(out, classInfo{c.Label, c.Name, c.N, c.Rank, number(c.Threshold)})
 	}
 	return out
 }
