@@ -120,9 +120,14 @@ type CompareTable struct {
 	Seeds  int     `json:"seeds,omitempty"` // one: the text shows each mean alone
 	// OODCal is the number of held-out ID inputs that calibrate the
 	// per-input OOD test; 0: none.
-	OODCal   int          `json:"ood_cal,omitempty"`
-	Rows     []CompareRow `json:"rows"`
-	Warnings []string     `json:"warnings,omitempty"`
+	OODCal int `json:"ood_cal,omitempty"`
+	// Calibration is the calibration mode ("one-per-anchor", "pac", …;
+	// empty in documents made before it was kept: one-per-anchor), with
+	// PAC's δ: what the footnote says the coverage promises.
+	Calibration string       `json:"calibration,omitempty"`
+	Delta       float64      `json:"delta,omitempty"`
+	Rows        []CompareRow `json:"rows"`
+	Warnings    []string     `json:"warnings,omitempty"`
 	// LabelNames, for string labels, name the classes of the rows'
 	// Classes: label i is LabelNames[i].
 	LabelNames []string `json:"label_names,omitempty"`
@@ -209,8 +214,9 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	t := &CompareTable{
 		Title: "Your data: " + data.Name, Alpha: cfg.Alpha, Seeds: cfg.Seeds, LabelNames: data.LabelNames,
-		Config: fmt.Sprintf("%d calibration and %d test anchors, d=%d, k=%d, α=%v, seeds 0–%d (the splits are the bundles'; %s), calibration %v; resplits: %d halvings of the test split",
-			data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, cfg.Seeds-1, reseeded(data.Cal, cfg.Calibration), cfg.calibrationName(), cfg.Resplits),
+		Calibration: cfg.Calibration.String(), Delta: cfg.Delta,
+		Config: fmt.Sprintf("%d calibration and %d test anchors, d=%d, k=%d, α=%v, %s (the splits are the bundles'; %s), calibration %v; resplits: %d halvings of the test split",
+			data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, seedRange(cfg.Seeds), reseeded(data.Cal, cfg.Calibration), cfg.calibrationName(), cfg.Resplits),
 	}
 	if trains {
 		t.Config = fmt.Sprintf("%d fit, %d validation, ", nOf(data.Fit), nOf(data.Val)) + t.Config
@@ -455,9 +461,31 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n\n", t.Title, t.Config)
 	writeGrid(&b, grid)
-	fmt.Fprintf(&b, "\nCoverage is guaranteed ≥ %g%% on average over calibration draws for every row but a pooled calibration's", 100*(1-t.Alpha))
-	if below {
-		b.WriteString("; the resplits column is the share of random halvings of the test split whose coverage falls below it (about half is the guarantee working as stated: it is marginal, not conditional on the draw)")
+	target := 100 * (1 - t.Alpha)
+	switch t.Calibration {
+	case conformal.PAC.String():
+		fmt.Fprintf(&b, "\nCoverage is ≥ %g%% with probability ≥ 1 − δ = %g%% over the calibration draw, for every row", target, 100*(1-t.Delta))
+		if below {
+			fmt.Fprintf(&b, "; the resplits column is the share of random halvings of the test split whose coverage falls below it (at most about δ = %g%%, each half's held-out coverage adding its own sampling error)", 100*t.Delta)
+		}
+	case conformal.Class.String():
+		fmt.Fprintf(&b, "\nEach class's coverage is guaranteed ≥ %g%%", target)
+		if t.Delta > 0 {
+			fmt.Fprintf(&b, " with probability ≥ 1 − δ = %g%% over the calibration draw", 100*(1-t.Delta))
+		} else {
+			b.WriteString(" on average over calibration draws")
+		}
+		b.WriteString(", for every row")
+	case conformal.Pooled.String():
+		b.WriteString("\nCoverage is not guaranteed: pooled calibration is approximate")
+		if below {
+			fmt.Fprintf(&b, "; the resplits column is the share of random halvings of the test split whose coverage falls below %g%%", target)
+		}
+	default:
+		fmt.Fprintf(&b, "\nCoverage is guaranteed ≥ %g%% on average over calibration draws for every row", target)
+		if below {
+			b.WriteString("; the resplits column is the share of random halvings of the test split whose coverage falls below it (about half is the guarantee working as stated: it is marginal, not conditional on the draw)")
+		}
 	}
 	b.WriteString(".\n")
 	if far && t.OODCal > 0 {

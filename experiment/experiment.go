@@ -119,3 +119,12 @@ func (cfg Config) keep(set *conformal.Set, seed uint64, file string) error {
 	}
 	return set.Save(filepath.Join(dir, file+".json"))
 }
+
+// seedRange names the seeds 0 … n−1 of a table's configuration line:
+// "seed 0" for one, "seeds 0–4" for five.
+func seedRange(n int) string {
+	if n == 1 {
+		return "seed 0"
+	}
+	return fmt.Sprintf("seeds 0–%d", n-1)
+}

@@ -63,8 +63,8 @@ func Real(ctx context.Context, e *Embedded, cfg RealConfig, methods []Method, pr
 	tc := cfg.Train.WithDefaults()
 	t := &Table{
 		Title: "Fashion-MNIST, " + e.Encoder,
-		Config: fmt.Sprintf("%d training anchors (fit %.0f%%, the rest validation), %d test anchors halved into calibration and test, k=%d augmented views, %d negatives, α=%v, seeds 0–%d, calibration %v; %s",
-			e.Train.N, 100*cfg.FitFraction, e.Test.N, cfg.K, cfg.KNeg, cfg.Alpha, cfg.Seeds-1, cfg.calibrationName(),
+		Config: fmt.Sprintf("%d training anchors (fit %.0f%%, the rest validation), %d test anchors halved into calibration and test, k=%d augmented views, %d negatives, α=%v, %s, calibration %v; %s",
+			e.Train.N, 100*cfg.FitFraction, e.Test.N, cfg.K, cfg.KNeg, cfg.Alpha, seedRange(cfg.Seeds), cfg.calibrationName(),
 			recipeLine(tc, recipeShown{optimiser: true, objective: true})),
 		Rows: rows(methods, results),
 	}

@@ -88,8 +88,8 @@ func Hull(ctx context.Context, e *Embedded, views *bundle.Bundle, cfg HullConfig
 	}
 	t := &HullTable{
 		Title: "Fashion-MNIST, " + e.Encoder + ": coverage of held-out positives",
-		Config: fmt.Sprintf("convex hull of %d views in a %d-D PCA space (fitted on the %d training anchors), shrunk to %.0f%% of them, %d test anchors; CCS calibrated with %d views per anchor (one per anchor); coverage of %d held-out views; seeds 0–%d",
-			cfg.HullViews, cfg.PCADim, e.Train.N, 100*cfg.Level, min(cfg.Anchors, views.N-views.N/2), cfg.HullViews, cfg.HeldOut, cfg.Seeds-1),
+		Config: fmt.Sprintf("convex hull of %d views in a %d-D PCA space (fitted on the %d training anchors), shrunk to %.0f%% of them, %d test anchors; CCS calibrated with %d views per anchor (one per anchor); coverage of %d held-out views; %s",
+			cfg.HullViews, cfg.PCADim, e.Train.N, 100*cfg.Level, min(cfg.Anchors, views.N-views.N/2), cfg.HullViews, cfg.HeldOut, seedRange(cfg.Seeds)),
 		Hull:   eval.Summarize(hullCov),
 		Failed: failed,
 		Rows:   rows(methods, results),

@@ -328,8 +328,8 @@ func OOD(ctx context.Context, e *Embedded, sets []OODSet, cfg OODConfig, methods
 	}
 	t := &OODTable{
 		Title: "OOD detection, Fashion-MNIST (ID), " + e.Encoder,
-		Config: fmt.Sprintf("ID: the test half of %d test anchors; CCS sets fitted as in the Fashion-MNIST table (k=%d, %d negatives, α=%v), batch negatives: %d drawn within each evaluated sample; reference: %d calibration anchors; per input: the %s nearest of the %d fit anchors; conformal tests calibrated on the calibration half; baselines fitted on %d training images; FPR95 %v; seeds 0–%d",
-			e.Test.N, cfg.K, cfg.KNeg, cfg.Alpha, cfg.KNeg, cfg.Reference, Ordinal(cfg.Neighbour), poolRows, baseTrain.N, cfg.Convention, cfg.Seeds-1),
+		Config: fmt.Sprintf("ID: the test half of %d test anchors; CCS sets fitted as in the Fashion-MNIST table (k=%d, %d negatives, α=%v), batch negatives: %d drawn within each evaluated sample; reference: %d calibration anchors; per input: the %s nearest of the %d fit anchors; conformal tests calibrated on the calibration half; baselines fitted on %d training images; FPR95 %v; %s",
+			e.Test.N, cfg.K, cfg.KNeg, cfg.Alpha, cfg.KNeg, cfg.Reference, Ordinal(cfg.Neighbour), poolRows, baseTrain.N, cfg.Convention, seedRange(cfg.Seeds)),
 		Runs:      cfg.Seeds,
 		AlphaOOD:  cfg.Test.Alpha,
 		Guarantee: cfg.Test.String(),

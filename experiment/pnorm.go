@@ -130,8 +130,8 @@ func PNorm(ctx context.Context, cfg SimConfig, ps []float64, progress func(done,
 	})
 	t := &PNormTable{
 		Title: "The isotropic p-ball on the simulated 3D clusters (mixed)",
-		Config: fmt.Sprintf("%d clusters × %d points, k=%d, α=%v, seeds 0–%d, data seed %d, calibration %v; fixed volume: the ℓ2 ball's calibrated log-volume on each seed",
-			sim.Classes, cfg.PerClass, cfg.K, cfg.Alpha, cfg.Seeds-1, cfg.DataSeed, cfg.calibrationName()),
+		Config: fmt.Sprintf("%d clusters × %d points, k=%d, α=%v, %s, data seed %d, calibration %v; fixed volume: the ℓ2 ball's calibrated log-volume on each seed",
+			sim.Classes, cfg.PerClass, cfg.K, cfg.Alpha, seedRange(cfg.Seeds), cfg.DataSeed, cfg.calibrationName()),
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

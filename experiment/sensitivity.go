@@ -285,8 +285,8 @@ func Sensitivity(ctx context.Context, data SensitivityData, cfg SensitivityConfi
 	tc := recipe.WithDefaults()
 	t := &SensitivityTable{
 		Title: "Sensitivity of the generalized ball (Neg+Vol+InfoNCE), " + data.Name,
-		Config: fmt.Sprintf("%s; each parameter swept around α=%v, T=%v, λ_InfoNCE=%v, τ=%v, λ=%v, k=%d (k positives and k negatives per anchor); seeds 0–%d; %s",
-			data.Describe, cfg.Base.Alpha, cfg.Base.T, cfg.Base.LambdaInfoNCE, cfg.Base.Tau, cfg.Base.Lambda, cfg.Base.K, cfg.Seeds-1,
+		Config: fmt.Sprintf("%s; each parameter swept around α=%v, T=%v, λ_InfoNCE=%v, τ=%v, λ=%v, k=%d (k positives and k negatives per anchor); %s; %s",
+			data.Describe, cfg.Base.Alpha, cfg.Base.T, cfg.Base.LambdaInfoNCE, cfg.Base.Tau, cfg.Base.Lambda, cfg.Base.K, seedRange(cfg.Seeds),
 			recipeLine(tc, recipeShown{})),
 		Data: data.Name,
 		Base: cfg.Base,

@@ -49,8 +49,8 @@ func Sim(ctx context.Context, cfg SimConfig, methods []Method, progress func(don
 	}
 	t := &Table{
 		Title: "Simulated 3D clusters (mixed)",
-		Config: fmt.Sprintf("%d clusters × %d points, k=%d, α=%v, seeds 0–%d, data seed %d, calibration %v",
-			sim.Classes, cfg.PerClass, cfg.K, cfg.Alpha, cfg.Seeds-1, cfg.DataSeed, cfg.calibrationName()),
+		Config: fmt.Sprintf("%d clusters × %d points, k=%d, α=%v, %s, data seed %d, calibration %v",
+			sim.Classes, cfg.PerClass, cfg.K, cfg.Alpha, seedRange(cfg.Seeds), cfg.DataSeed, cfg.calibrationName()),
 	}
 	if trains {
 		tc := cfg.Train.WithDefaults()

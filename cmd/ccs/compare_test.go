@@ -173,6 +173,18 @@ func TestCompareCommand(t *testing.T) {
 	if !strings.Contains(out, "the ellipsoid's Σ from the ") {
 		t.Errorf("the table does not say where the ellipsoid's Σ comes from:\n%s", out)
 	}
+	// The footnote says what each calibration promises.
+	for _, c := range []struct{ args []string }{
+		{[]string{"-calibration", "pac", "-delta", "0.1"}},
+		{[]string{"-calibration", "pooled"}},
+	} {
+		out, err := ccs(append([]string{"compare", "-data", p("b"), "-seeds", "1", "-rows", "baselines", "-resplits", "20", "-quiet"}, c.args...)...)
+		want := map[string]string{"pac": "Coverage is ≥ 95% with probability ≥ 1 − δ = 90% over the calibration draw, for every row; the resplits column is the share of random halvings of the test split whose coverage falls below it (at most about δ = 10%",
+			"pooled": "Coverage is not guaranteed: pooled calibration is approximate"}[c.args[1]]
+		if err != nil || !strings.Contains(out, want) || strings.Contains(out, "about half is the guarantee") {
+			t.Errorf("%v: %v, want %q in\n%s", c.args, err, want, out)
+		}
+	}
 	// Class-conditional calibration: no resplits column (it resplits class
 	// by class in ccs coverage-check -per-class).
 	out, err = ccs("compare", "-data", p("b"), "-seeds", "1", "-rows", "baselines", "-calibration", "class", "-json", "-quiet")
