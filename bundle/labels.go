@@ -43,7 +43,19 @@ func ClassesNamed(classes []string, names []string) ([]int64, error) {
 		}
 		out = append(out, int64(j))
 	}
-	return out, nil
+	return uniq(out), nil
+}
+
+// uniq is ls without repeats, in the order of their first occurrence: a
+// class named twice is held out once.
+func uniq(ls []int64) []int64 {
+	out := ls[:0:0]
+	for _, l := range ls {
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // seq64 is 0, 1, … n−1.

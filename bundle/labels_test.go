@@ -130,6 +130,8 @@ func TestLabelCodes(t *testing.T) {
 		{[]string{"émeu", "cat"}, names, []int64{4, 2}, ""},
 		{[]string{"3"}, nil, []int64{3}, ""},
 		{[]string{"-1", "7"}, nil, []int64{-1, 7}, ""},
+		{[]string{"cat", "émeu", "cat"}, names, []int64{2, 4}, ""}, // named twice: held out once
+		{[]string{"7", "7"}, nil, []int64{7}, ""},
 		{[]string{"cats"}, names, nil, `"cats" is not among the labels ("", "Dog", "cat", "dog", "émeu")`},
 		{[]string{"3"}, names, nil, `"3" is not among the labels`},
 		{[]string{"cat"}, nil, nil, `"cat" is not an integer label`},

@@ -265,15 +265,52 @@ func Make(items Items, cfg MakeConfig) (*Plan, error) {
 	if cfg.KNeg == 0 {
 		cfg.KNeg = cfg.K
 	}
+	var p *Plan
+	var err error
 	switch {
 	case items.Pairs != nil || items.Queries > 0:
-		return makePairs(items, cfg)
+		p, err = makePairs(items, cfg)
 	case items.Groups != nil:
-		return makeGroups(items, cfg)
+		p, err = makeGroups(items, cfg)
 	case items.Labels != nil:
-		return makeLabels(items, cfg)
+		p, err = makeLabels(items, cfg)
+	default:
+		return nil, fmt.Errorf("bundle: nothing says which rows are positives of each other: give labels, groups or relevance pairs")
 	}
-	return nil, fmt.Errorf("bundle: nothing says which rows are positives of each other: give labels, groups or relevance pairs")
+	if err == nil && cfg.AllowFewer {
+		p.warnRepeats(cfg.K)
+	}
+	return p, err
+}
+
+// warnRepeats adds a warning counting, split by split, the anchors whose
+// k positives repeat one (AllowFewer: fewer than k were there to draw),
+// so that a bundle made with -allow-fewer says what it changed.
+func (p *Plan) warnRepeats(k int) {
+	var parts []string
+	total, anchors := 0, 0
+	row := make([]int64, k)
+	for _, sp := range p.Splits {
+		if sp.PositiveIndex == nil || sp.K != k {
+			continue
+		}
+		n := 0
+		for a := range len(sp.Anchors) {
+			copy(row, sp.PositiveIndex[a*k:(a+1)*k])
+			slices.Sort(row)
+			if len(slices.Compact(row)) < k {
+				n++
+			}
+		}
+		anchors += len(sp.Anchors)
+		if n > 0 {
+			total += n
+			parts = append(parts, fmt.Sprintf("%s %d", sp.Name, n))
+		}
+	}
+	if total > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("allow fewer: %d of %d anchors had fewer than k = %d distinct positives and repeat some (%s): lower k to draw distinct ones", total, anchors, k, strings.Join(parts, ", ")))
+	}
 }
 
 // Check validates the configuration: what Make refuses before reading any item.
@@ -438,7 +475,7 @@ func heldOut(strata map[int64][]int, cfg MakeConfig, rng *rand.Rand) (oodCal, oo
 	for s, m := range strata {
 		left[s] = m
 	}
-	for _, c := range cfg.OODClasses {
+	for _, c := range uniq(cfg.OODClasses) {
 		m, ok := left[c]
 		if !ok {
 			return nil, nil, nil, fmt.Errorf("bundle: OOD class %s is not among the labels (%s)", cfg.class(c), labelList(slices.Sorted(maps.Keys(strata)), cfg))

@@ -373,7 +373,7 @@ func TestMakeMissingLabels(t *testing.T) {
 	if p, err = Make(Items{N: len(all), Labels: all}, class); err != nil {
 		t.Fatal(err)
 	}
-	if p.Classes[Fit][-1] == 0 || p.Classes[Fit][-2] == 0 || len(p.Warnings) != 0 {
+	if p.Classes[Fit][-1] == 0 || p.Classes[Fit][-2] == 0 || slices.ContainsFunc(p.Warnings, func(w string) bool { return !strings.HasPrefix(w, "allow fewer: ") }) {
 		t.Errorf("negative labels as classes: fit split's classes %v, warnings %q", p.Classes[Fit], p.Warnings)
 	}
 
@@ -587,6 +587,48 @@ func TestUnsplitWarning(t *testing.T) {
 			if split == testSplit && slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "in no split") }) {
 				t.Errorf("%s: shares summing to 1 warned: %q", c.name, p.Warnings)
 			}
+		}
+	}
+}
+
+// TestWarnRepeats: with AllowFewer, the anchors that repeat a positive
+// (their class had fewer than k others in the split) are counted split by
+// split; without repeats, or without AllowFewer, nothing is said.
+func TestWarnRepeats(t *testing.T) {
+	labels := make([]int64, 400)
+	for i := range labels {
+		labels[i] = int64(i % 4)
+	}
+	for i := 0; i < 40; i++ {
+		labels[i*10] = 9 // a class of 40 rows: 1 to 20 per split
+	}
+	for _, c := range []struct {
+		k    int
+		want bool
+	}{{2, false}, {15, true}} {
+		p, err := Make(Items{N: len(labels), Labels: labels}, MakeConfig{K: c.k, Split: testSplit, Seed: 3, AllowFewer: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		total, anchors := 0, 0
+		var parts []string
+		for _, sp := range p.Splits {
+			n := 0
+			for a := range sp.Anchors {
+				if m := p.Classes[slices.Index(SplitNames[:], sp.Name)][sp.Labels[a]]; m-1 < c.k {
+					n++
+				}
+			}
+			anchors += len(sp.Anchors)
+			if n > 0 {
+				total += n
+				parts = append(parts, fmt.Sprintf("%s %d", sp.Name, n))
+			}
+		}
+		said := slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.HasPrefix(w, "allow fewer: ") })
+		want := fmt.Sprintf("allow fewer: %d of %d anchors had fewer than k = %d distinct positives and repeat some (%s)", total, anchors, c.k, strings.Join(parts, ", "))
+		if said != c.want || c.want && !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+			t.Errorf("k = %d: warnings %q, want one beginning %q: %v", c.k, p.Warnings, want, c.want)
 		}
 	}
 }
