@@ -166,6 +166,9 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 			if err := bundle.CheckInDistribution(o.OODCal, f); err != nil {
 				return nil, fmt.Errorf("calibrate: ood_cal: %w", err)
 			}
+			if err := set.CheckOODInputs(f); err != nil {
+				return nil, fmt.Errorf("calibrate: ood_cal: %s: %w", o.OODCal, err)
+			}
 			rows = f.Anchors
 		} else {
 			source = cmp.Or(o.OODCalSource, "ood_cal")
@@ -175,6 +178,9 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 			}
 			if err := set.CheckDim(source, n, d); err != nil {
 				return nil, err
+			}
+			if err := set.CheckOODInputs(&bundle.Bundle{N: n, D: d, Anchors: rows}); err != nil {
+				return nil, fmt.Errorf("calibrate: %s: %w", source, err)
 			}
 		}
 		n, err := ood.NewNearest(set, nil, oodK)

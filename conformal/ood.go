@@ -136,3 +136,15 @@ func checkOOD(r *Reference, c *OODCalibration, dim int) error {
 	}
 	return nil
 }
+
+// CheckOODInputs refuses, as the in-distribution inputs that calibrate
+// the per-input OOD test, a split the set's geometry was fitted or
+// validated on (OwnSplit): their scores are not exchangeable with a new
+// input's, so the false-alarm rate calibrated on them would not hold.
+func (s *Set) CheckOODInputs(b *bundle.Bundle) error {
+	switch role := s.OwnSplit(b); role {
+	case "fit", "validation":
+		return fmt.Errorf("conformal: this is the %s split the set's geometry was fitted on: its scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz)", role)
+	}
+	return nil
+}

@@ -202,6 +202,9 @@ func oodCalibration(out *output, set *conformal.Set, path string, k int) (*confo
 	if err := bundle.CheckInDistribution(path, f); err != nil {
 		return nil, fmt.Errorf("-ood-cal: %w", err)
 	}
+	if err := set.CheckOODInputs(f); err != nil {
+		return nil, fmt.Errorf("-ood-cal: %s: %w", path, err)
+	}
 	n, err := ood.NewNearest(set, nil, k)
 	if err != nil {
 		return nil, fmt.Errorf("-ood-k: %w", err)

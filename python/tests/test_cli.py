@@ -63,6 +63,8 @@ def test_bundle_equals_ccs_bundle(labelled, tmp_path):
         ccs.calibrate(fitted, splits["fit"])
     with pytest.raises(ValueError, match=r"^calibrate: ood_cal: .*ood.npz: the OOD sample ccs bundle held out"):
         ccs.calibrate("ball", splits["cal"], reference=50, ood_cal=labelled["bundles"] / "ood.npz")
+    with pytest.raises(ValueError, match=r"this is the validation split the set's geometry was fitted on"):
+        ccs.calibrate(fitted, splits["cal"], reference=50, ood_cal=splits["val"])
     with pytest.raises(ValueError, match=r"the validation split is the training split"):
         ccs.fit("genball", splits["fit"], splits["fit"], objective="neg", epochs=1)
 
