@@ -44,6 +44,9 @@ type CoverageCheck struct {
 type StoredCoverage struct {
 	Coverage  float64 `json:"coverage"` // a fraction
 	Positives int     `json:"positives"`
+	// Split names the split of the set's own this bundle is
+	// ("calibration": the coverage is near 1−α by construction), if any.
+	Split string `json:"split,omitempty"`
 }
 
 // WriteClasses writes each class's coverage over the resplits as a table.
@@ -120,6 +123,9 @@ func (c *CoverageCheck) WriteText(w io.Writer) error {
 	if c.Stored != nil {
 		fmt.Fprintf(&b, "\nThe set file's own threshold covers %s of the bundle's %d positives (ccs evaluate); the resplits above recalibrate its geometry.\n",
 			pct(c.Stored.Coverage), c.Stored.Positives)
+		if c.Stored.Split != "" {
+			fmt.Fprintf(&b, "The bundle is the set's %s split: that coverage is no test of it.\n", c.Stored.Split)
+		}
 	}
 	if c.Classes != nil {
 		b.WriteString("\nEach class's coverage over the resplits:\n\n")

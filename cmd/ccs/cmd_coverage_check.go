@@ -58,6 +58,8 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if err != nil {
 		return err
 	}
+	// Resplits recalibrate, so the calibration split is a fair sample for
+	// them; the file's own threshold on it is not (said beside its line).
 	warnOwnSplit(out, o.Test, set, b, true)
 	var r eval.ResplitResult
 	var classes []eval.ClassResplit
@@ -81,13 +83,17 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if err != nil {
 		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 	}
-	check.Stored = &experiment.StoredCoverage{Coverage: stored.Coverage, Positives: stored.Positives}
+	check.Stored = &experiment.StoredCoverage{Coverage: stored.Coverage, Positives: stored.Positives, Split: set.OwnSplit(b)}
 	if o.JSON {
 		return writeDocument(out, "coverage-check", check)
 	}
 	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
-	fmt.Fprintf(out.stdout, "this set   its own threshold covers %s of %s's %d positives (ccs evaluate)\n", pct(stored.Coverage), o.Test, stored.Positives)
+	own := "(ccs evaluate)"
+	if set.OwnSplit(b) == "calibration" {
+		own = "(ccs evaluate; this is the set's calibration split: near 1−α by construction, no test)"
+	}
+	fmt.Fprintf(out.stdout, "this set   its own threshold covers %s of %s's %d positives %s\n", pct(stored.Coverage), o.Test, stored.Positives, own)
 	fmt.Fprintf(out.stdout, "resplits   %d of %s, the geometry recalibrated on each: %d calibration anchors, %d held out (%d positives each)\n", r.Resplits, o.Test, r.NCal, r.NTest, b.K)
 	fmt.Fprintf(out.stdout, "coverage   mean %s ± %s, 5th percentile %s\n", pct(r.Coverage.Mean), pct(r.Coverage.Std), pct(r.P05))
 	fmt.Fprintf(out.stdout, "below 1−α  %s of the resplits cover less than %s\n", pct(r.BelowShare), pct(1-r.Alpha))

@@ -407,6 +407,16 @@ func TestClassTooSmall(t *testing.T) {
 	if !strings.Contains(stderr.String(), "cal.npz: this is the set's calibration split") {
 		t.Errorf("evaluate on the calibration split:\n%s", stderr.String())
 	}
+	// coverage-check's resplits recalibrate, so the split is fair for them,
+	// but the file's own threshold on it is no test, and it says so.
+	var cc bytes.Buffer
+	if err := run(&cc, io.Discard, []string{"coverage-check", "-set", p("set.json"), "-test", p("b/cal.npz"), "-resplits", "10"}); err != nil || !strings.Contains(cc.String(), "this is the set's calibration split: near 1−α by construction, no test") {
+		t.Errorf("coverage-check on the calibration split: %v\n%s", err, cc.String())
+	}
+	cc.Reset()
+	if err := run(&cc, io.Discard, []string{"coverage-check", "-set", p("set.json"), "-test", p("b/cal.npz"), "-resplits", "10", "-json"}); err != nil || !strings.Contains(cc.String(), `"split": "calibration"`) {
+		t.Errorf("coverage-check -json on the calibration split: %v\n%s", err, cc.String())
+	}
 	// and its JSON document says so too, for a pipeline that reads only it.
 	var doc bytes.Buffer
 	if err := run(&doc, io.Discard, []string{"evaluate", "-set", p("set.json"), "-test", p("b/cal.npz"), "-json"}); err != nil {
