@@ -335,3 +335,26 @@ func TestEllipsoidSharedRows(t *testing.T) {
 		}
 	}
 }
+
+// TestEllipsoidFewDifferences: Σ from fewer anchor−positive differences
+// than the dimension (2 of them at d = 3) is singular but for its ridge:
+// the set records the count and warns; from enough, it does not.
+func TestEllipsoidFewDifferences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	cal := correlated(rng, 200, 1)
+	for _, c := range []struct {
+		fit  *bundle.Bundle
+		warn bool
+	}{{correlated(rng, 2, 1), true}, {correlated(rng, 50, 2), false}} {
+		s, err := EllipsoidFrom(c.fit, cal, 0.1, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := slices.ContainsFunc(s.Warnings(), func(w string) bool {
+			return strings.HasPrefix(w, "Σ was estimated on 2 anchor−positive differences in dimension 3, fewer than the dimension")
+		})
+		if s.Fit.Differences != c.fit.N*c.fit.K || warned != c.warn {
+			t.Errorf("%d differences: recorded %d, warnings %q", c.fit.N*c.fit.K, s.Fit.Differences, s.Warnings())
+		}
+	}
+}

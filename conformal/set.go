@@ -23,6 +23,10 @@ type FitInfo struct {
 	// made until 2026-12-02 and now refuses. Coverage can then fall far
 	// below 1−α; Warnings says so.
 	SharedRows bool `json:"shared_rows,omitempty"`
+	// Differences is the number of anchor−positive differences Σ was
+	// estimated on (the ellipsoid); fewer than the dimension leave Σ
+	// singular but for its ridge, which Warnings says.
+	Differences int `json:"differences,omitempty"`
 	// Training is the training recipe and its outcome, as the trainer
 	// records them (opaque here: this package imports no training code).
 	Training json.RawMessage `json:"training,omitempty"`
@@ -207,6 +211,9 @@ func (s *Set) Warnings() []string {
 	if d := geometry.Describe(s.Geometry); d.ProjectedVolume() {
 		w = append(w, fmt.Sprintf("the %d→%d projection head is not square: log-volumes are measured in its %d-dimensional output space, not comparable with sets on the %d-dimensional embeddings",
 			d.HeadIn, d.HeadOut, d.HeadOut, d.HeadIn))
+	}
+	if s.Fit != nil && s.Fit.Differences > 0 && s.Fit.Differences < s.Geometry.Dim() {
+		w = append(w, fmt.Sprintf("Σ was estimated on %d anchor−positive differences in dimension %d, fewer than the dimension: it is singular but for its ridge, so the ellipsoid's shape along the unseen directions is the ridge's, not the data's (coverage stays guaranteed); estimate Σ on a larger fit split", s.Fit.Differences, s.Geometry.Dim()))
 	}
 	if s.Fit != nil && s.Fit.SharedRows {
 		w = append(w, "Σ was estimated on half of a calibration bundle whose positives are other anchors of it, so the half that set the threshold shares rows with it and coverage can fall far below 1−α (93.4% at α = 0.05 at d = 64, 46.8% at d = 768); calibrate it again with Σ from the fit split (ccs calibrate -fit, or ccs.calibrate(..., fit=))")

@@ -109,6 +109,9 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 			mode = "both"
 		default:
 			mode = "batch"
+			// Without a pool or its calibration there is no per-input
+			// test: say what the table is, and how to get one.
+			out.warn(fmt.Sprintf("%s has no reference pool or OOD calibration: only the paper's batch score (how tightly each batch clusters), which certifies no input; for a per-input test with a false-alarm rate, calibrate with -reference N -ood-cal HELD-OUT-ID.npz", o.Set))
 		}
 	}
 	ms, ok := oodModes[mode]

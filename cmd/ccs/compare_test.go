@@ -117,6 +117,12 @@ func TestCompareCommand(t *testing.T) {
 				if out, err := ccs("ood", "-set", set, "-id", p("b/test.npz"), "-ood", p("b/ood.npz")); err != nil || !strings.Contains(out, "per input") {
 					t.Errorf("%s: ccs ood: %v\n%s", set, err, out)
 				}
+			} else if seed == 1 && r.Method == "Conformal Ball (ℓ2)" {
+				// Without them only the batch score runs, and it says so.
+				var stderr bytes.Buffer
+				if err := run(io.Discard, &stderr, []string{"ood", "-set", set, "-id", p("b/test.npz"), "-ood", p("b/ood.npz")}); err != nil || !strings.Contains(stderr.String(), "only the paper's batch score (how tightly each batch clusters), which certifies no input") {
+					t.Errorf("%s: ccs ood without a pool: %v\n%s", set, err, stderr.String())
+				}
 			}
 		}
 	}
