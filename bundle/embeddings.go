@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"fmt"
+	"strings"
 )
 
 // Embeddings are a user's embeddings as Make's bundles are built from
@@ -103,7 +104,11 @@ func (in Inputs) Items() (Items, error) {
 				it.Labels[i] = in.Labels[i/e.Views]
 			}
 		case len(in.Labels) != e.N:
-			return Items{}, fmt.Errorf("%s: %d labels for the %d rows of %s", in.LabelsSource, len(in.Labels), e.N, e.Source)
+			hint := ""
+			if strings.HasSuffix(in.LabelsSource, ".txt") && len(in.Labels) == e.N+1 {
+				hint = " (one line too many: a header line, or a blank line at the end, is read as a label)"
+			}
+			return Items{}, fmt.Errorf("%s: %d labels for the %d rows of %s%s", in.LabelsSource, len(in.Labels), e.N, e.Source, hint)
 		default:
 			it.Labels = in.Labels
 		}

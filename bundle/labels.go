@@ -249,7 +249,11 @@ func (p *PairIDs) Left(pairs [][2]int, name string) ([][2]int, error) {
 // sorted order (LabelCodes), with their names.
 func Labels(a Array, name, what string) (ids []int64, names []string, err error) {
 	if a.I64 == nil && a.Str == nil {
-		return nil, nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type) or strings", name, a.Kind(), what)
+		hint := ""
+		if a.F32 != nil {
+			hint = " (whole numbers stored as floats: save them as integers, labels.astype(np.int64))"
+		}
+		return nil, nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type) or strings%s", name, a.Kind(), what, hint)
 	}
 	if len(a.Shape) != 1 {
 		return nil, nil, fmt.Errorf("%s: shape %s, want one %s per row, (n,)", name, FormatShape(a.Shape), strings.TrimSuffix(what, "s"))

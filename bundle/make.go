@@ -324,7 +324,7 @@ func (c MakeConfig) Check() error {
 	}
 	switch {
 	case sum > 1+1e-9:
-		return fmt.Errorf("bundle: the split shares %v sum to %v, more than 1", c.Split, sum)
+		return fmt.Errorf("bundle: the split shares %v sum to %.4g, more than 1", c.Split, sum)
 	case c.Split[Fit] == 0 || c.Split[Val] == 0 || c.Split[Cal] == 0 || c.Split[Test] == 0:
 		return fmt.Errorf("bundle: every split's share must be positive — fit trains, val picks the epoch, cal calibrates, test evaluates (got %v)", c.Split)
 	case c.K < 1:
@@ -572,12 +572,12 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig) 
 		switch {
 		case m-1 >= cfg.K:
 		case m == 1:
-			return sp, fmt.Errorf("bundle: class %s has 1 item in the %s split: no positive for it (a class needs at least 2 items per split; give it more items or leave it out)", cfg.class(c), name)
+			return sp, fmt.Errorf("bundle: class %s has 1 item in the %s split: no positive for it (a class needs at least 2 items per split; give it more items, or leave it out: -ood-classes holds a class out of the splits, as OOD inputs)", cfg.class(c), name)
 		case !cfg.AllowFewer:
 			return sp, fmt.Errorf("bundle: class %s has %d items in the %s split, too few for k = %d positives per anchor (another of its class): lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchors repeat their %d positives)", cfg.class(c), m, name, cfg.K, m-1)
 		}
 		if others := n - m; others < cfg.KNeg {
-			return sp, fmt.Errorf("bundle: the %s split has %d items outside class %s, too few for %d negatives per anchor", name, others, cfg.class(c), cfg.KNeg)
+			return sp, fmt.Errorf("bundle: the %s split has %d items outside class %s, too few for %d negatives per anchor (-kneg, which is -k unless given)", name, others, cfg.class(c), cfg.KNeg)
 		}
 	}
 	sp.PositiveIndex = make([]int64, n*cfg.K)
@@ -773,7 +773,7 @@ func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
 				avail = n - 1
 			}
 			if avail < cfg.KNeg {
-				return nil, fmt.Errorf("bundle: the %s split has %d items to be negatives, too few for %d negatives per anchor", name, avail, cfg.KNeg)
+				return nil, fmt.Errorf("bundle: the %s split has %d items to be negatives, too few for %d negatives per anchor (-kneg, which is -k unless given)", name, avail, cfg.KNeg)
 			}
 			if sp.Labels != nil {
 				if l := listOthers(n, avail, cfg.KNeg, func(i int) bool { return class(i) != c }); l != nil {

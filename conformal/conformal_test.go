@@ -526,6 +526,14 @@ func TestSetFileOtherFormat(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), `not a ccs set file: format "ccs-bundles"`) {
 			t.Errorf("%s: %v, want it named as another format", doc, err)
 		}
+	} // A bundle or an array given for the set (-set and -test swapped).
+	for doc, want := range map[string]string{
+		"PK\x03\x04\x14\x00rest of an .npz": "not a ccs set file: a zip archive, as an .npz bundle is",
+		"\x93NUMPY\x01\x00rest of an .npy":  "not a ccs set file: a NumPy .npy array",
+	} {
+		if _, err := ReadJSON(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", doc[:6], err, want)
+		}
 	}
 }
 

@@ -102,6 +102,13 @@ func readJSON(r io.Reader) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Binary files a set's flag is given by mistake (-set and -test swapped).
+	switch {
+	case bytes.HasPrefix(data, []byte("PK\x03\x04")) || bytes.HasPrefix(data, []byte("PK\x05\x06")):
+		return nil, fmt.Errorf("not a ccs set file: a zip archive, as an .npz bundle is (a set file is the JSON ccs calibrate writes)")
+	case bytes.HasPrefix(data, []byte("\x93NUMPY")):
+		return nil, fmt.Errorf("not a ccs set file: a NumPy .npy array (a set file is the JSON ccs calibrate writes)")
+	}
 	if err := refuseNull(data); err != nil {
 		if err := otherFormat(data); err != nil {
 			return nil, err

@@ -600,6 +600,11 @@ func TestBundleBadInput(t *testing.T) {
 	bundle.WriteNPY(p("unlabelled.npy"), bundle.Int64(unlabelled, n))
 	os.WriteFile(p("empty.txt"), nil, 0o644)
 	os.WriteFile(p("short.txt"), []byte("1\n2\n0\n"), 0o644)
+	named := "label\n"
+	for _, l := range y {
+		named += []string{"ant", "bee", "cat"}[l] + "\n"
+	}
+	os.WriteFile(p("named.txt"), []byte(named), 0o644)
 	flabels := make([]float64, n)
 	for i, l := range y {
 		flabels[i] = float64(l)
@@ -673,7 +678,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"a dataset of no shards", []string{"-embeddings", p("emptyds")}, false, "emptyds/state.json: lists no _data_files"},
 		{"a DatasetDict's split missing", []string{"-embeddings", p("halfdict")}, false, "halfdict/train: a directory is read as a Hugging Face dataset (save_to_disk), which has a state.json"},
 		{"absent OOD class", []string{"-ood-classes", "5"}, false, "OOD class 5 is not among the labels (0, 1, 2)"},
-		{"float labels", []string{"-labels", p("flabels.npy")}, false, "flabels.npy: dtype float64, want integer labels (any integer type) or strings"},
+		{"float labels", []string{"-labels", p("flabels.npy")}, false, "flabels.npy: dtype float64, want integer labels (any integer type) or strings (whole numbers stored as floats: save them as integers, labels.astype(np.int64))"},
 		{"an OOD class not among string labels", []string{"-labels", p("names.npy"), "-ood-classes", "emu"}, false, `-ood-classes "emu": "emu" is not among the labels ("ant", "bee", "émeu")`},
 		{"an OOD class by name with integer labels", []string{"-ood-classes", "bee"}, true, `-ood-classes "bee": "bee" is not an integer label`},
 		{"an empty OOD class", []string{"-ood-classes", "1,"}, true, `-ood-classes "1,": an empty label`},
@@ -684,6 +689,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"an empty .txt of labels", []string{"-labels", p("empty.txt")}, false, "empty.txt: no labels"},
 		{"a .txt of labels for other rows", []string{"-labels", p("short.txt")}, false, "short.txt: 3 labels for the 400 rows of " + p("emb.npy")},
 		{"a .txt of labels absent", []string{"-labels", p("none.txt")}, false, "none.txt: no such file"},
+		{"a .txt of names with a header", []string{"-labels", p("named.txt")}, false, "named.txt: 401 labels for the 400 rows of " + p("emb.npy") + " (one line too many: a header line, or a blank line at the end, is read as a label)"},
 		{"no positives", []string{"-labels", ""}, true, "give -labels FILE, -groups FILE, or -queries FILE with -pairs FILE"},
 		{"missing file", []string{"-labels", p("none.npy")}, false, "none.npy: no such file"},
 		{"missing file with an array name", []string{"-labels", p("none.npz") + ":y"}, false, "none.npz: no such file"},

@@ -285,7 +285,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		f := m.Files[s]
 		fmt.Fprintf(out.stdout, "wrote %s: %d anchors", path, f.Anchors)
 		if sp.K > 0 {
-			fmt.Fprintf(out.stdout, ", %d positives and %d negatives each, by index", sp.K, sp.KNeg)
+			fmt.Fprintf(out.stdout, ", %s and %s each, by index", plural(sp.K, "positive", "positives"), plural(sp.KNeg, "negative", "negatives"))
 		}
 		if f.Classes != nil {
 			fmt.Fprintf(out.stdout, ", %s", plural(len(f.Classes), "class", "classes"))

@@ -78,6 +78,6 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	fmt.Fprintf(out.stdout, "%s: %d results\n", o.Out, len(docs))
+	fmt.Fprintf(out.stdout, "%s: %s\n", o.Out, plural(len(docs), "result", "results"))
 	return nil
 }

@@ -140,7 +140,7 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 	for _, w := range srv.Warnings() {
 		fmt.Fprintf(out.stderr, "ccs serve: warning: %s\n", w)
 	}
-	fmt.Fprintf(out.stderr, "ccs serve: %d sets, %d collections, %s, listening on %s://%s\n", len(o.Sets), len(o.Collections), auth, scheme, ln.Addr())
+	fmt.Fprintf(out.stderr, "ccs serve: %s, %s, %s, listening on %s://%s\n", plural(len(o.Sets), "set", "sets"), plural(len(o.Collections), "collection", "collections"), auth, scheme, ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	for {
