@@ -111,6 +111,8 @@ func TestReadDocument(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
 		{`{"kind": "cifar"}`, `kind "cifar"`},
 		{`{"geometry": "ball", "coverage": 0.9}`, `kind ""`}, // ccs evaluate's before it had a kind
+		{`{"format": "ccs-bundles", "version": 1}`, `a file of format "ccs-bundles", not a result document`}, // a bundles' manifest
+		{`{"format": "ccs-set", "version": 1}`, `a file of format "ccs-set", not a result document`},
 		{`{"kind": "sim", "tables": {}}`, "sim result: json: cannot unmarshal object"},
 		{`{"kind": "coverage-check", "resplits": 3, "coverages": [0.9, 0.8]}`, "2 coverages for 3 resplits"},
 		{`{"kind": "coverage-check", "resplits": 1, "coverages": [1.5]}`, "not a fraction"},

@@ -71,6 +71,16 @@ func (d *Document) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &env); err != nil {
 		return err
 	}
+	if env.Kind == "" {
+		// Another of ccs's files, named by its format (a set, a bundles'
+		// manifest), rather than as a document of kind "".
+		var other struct {
+			Format string `json:"format"`
+		}
+		if json.Unmarshal(b, &other) == nil && other.Format != "" {
+			return fmt.Errorf("experiment: a file of format %q, not a result document (ccs compare -json, ccs evaluate -json, a results directory's KIND.json)", other.Format)
+		}
+	}
 	r, err := NewResult(env.Kind)
 	if err != nil {
 		return err

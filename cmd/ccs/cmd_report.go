@@ -69,6 +69,9 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 		docs = append(docs, d)
 	}
 	if len(docs) == 0 {
+		if _, err := os.Stat(o.In); o.In != "" && errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("report: -in %s: no such directory (ccs compare -out %s or ccs reproduce -out %s makes one)", o.In, o.In, o.In)
+		}
 		return fmt.Errorf("report: %s holds no results (want one of %v as KIND.json, written by ccs compare -out %s or ccs reproduce -out %s)", o.In, experiment.KindNames(), o.In, o.In)
 	}
 	if fi, err := os.Stat(o.Out); err == nil && fi.IsDir() {

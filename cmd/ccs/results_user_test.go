@@ -95,6 +95,13 @@ func TestUserResults(t *testing.T) {
 			t.Errorf("%s of a JSON without a kind: %v", cmd[0], err)
 		}
 	}
+	// A set file given for a result, and a directory that is not there.
+	if _, err := ccs("plot", "-out", plots, set); err == nil || !strings.Contains(err.Error(), `a file of format "ccs-set", not a result document`) {
+		t.Errorf("plot of a set file: %v", err)
+	}
+	if _, err := ccs("report", "-in", filepath.Join(dir, "nope"), "-out", page); err == nil || !strings.Contains(err.Error(), "nope: no such directory") {
+		t.Errorf("report -in of no directory: %v", err)
+	}
 }
 
 // TestGoldenDocuments: every golden output that is a document (a command's
