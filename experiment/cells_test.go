@@ -110,7 +110,7 @@ func TestCurveMatchesRow(t *testing.T) {
 func TestReadDocument(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
 		{`{"kind": "cifar"}`, `kind "cifar"`},
-		{`{"geometry": "ball", "coverage": 0.9}`, `kind ""`}, // ccs evaluate's before it had a kind
+		{`{"geometry": "ball", "coverage": 0.9}`, `kind ""`},                                                 // ccs evaluate's before it had a kind
 		{`{"format": "ccs-bundles", "version": 1}`, `a file of format "ccs-bundles", not a result document`}, // a bundles' manifest
 		{`{"format": "ccs-set", "version": 1}`, `a file of format "ccs-set", not a result document`},
 		{`{"kind": "sim", "tables": {}}`, "sim result: json: cannot unmarshal object"},
