@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -138,5 +139,26 @@ func TestCompareReference(t *testing.T) {
 	}
 	if want := "per-input score against 1024 fit anchors"; !strings.Contains(tab.Config, want) {
 		t.Errorf("default pool: %q lacks %q", tab.Config, want)
+	}
+}
+
+// TestCompareInterrupted: cells not run because the run was interrupted
+// are not reported as done: the last progress a caller sees counts the
+// cells that finished.
+func TestCompareInterrupted(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	data := CompareData{Name: "small", Cal: sim.Gauss(r, 60, 2, 3), Test: sim.Gauss(r, 60, 2, 3)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var last, total int
+	_, err := Compare(ctx, data, CompareConfig{Config: Config{Seeds: 6, Alpha: 0.1, Workers: 1}, Resplits: 5}, ForCompare(Baselines())[:1],
+		func(done, n int, _ string) {
+			last, total = done, n
+			if done == 2 {
+				cancel()
+			}
+		})
+	if !errors.Is(err, context.Canceled) || last != 2 || total != 6 {
+		t.Errorf("interrupted after 2 of 6 cells: %v, last progress %d/%d", err, last, total)
 	}
 }

@@ -92,6 +92,9 @@ func runTable(ctx context.Context, cfg Config, table string, methods []Method, s
 		if sd.left.Add(-1) == 0 {
 			sd.sp = nil
 		}
+		if errs[j.seed][j.method] != nil && ctx.Err() != nil {
+			return // not run, interrupted: not counted as done
+		}
 		if progress != nil {
 			mu.Lock()
 			done++
