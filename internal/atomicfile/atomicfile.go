@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,6 +39,9 @@ func Write(path string, write func(io.Writer) error) (err error) {
 	}
 	sweep(dir)
 	f, err := os.CreateTemp(dir, "."+base+tmpMark+strconv.Itoa(os.Getpid())+"-*")
+	if errors.Is(err, fs.ErrNotExist) {
+		return &noDir{path: path, dir: dir}
+	}
 	if err != nil {
 		return named(path, err)
 	}
@@ -75,6 +79,16 @@ func Write(path string, write func(io.Writer) error) (err error) {
 
 // named is err about path: the operating system's reason, without the
 // temporary file's name that an *os.PathError or *os.LinkError carries.
+// noDir is the error of a path whose directory does not exist: it is an
+// fs.ErrNotExist (errors.Is), worded for the directory.
+type noDir struct{ path, dir string }
+
+func (e *noDir) Error() string {
+	return fmt.Sprintf("%s: no such directory %s (create it first)", e.path, e.dir)
+}
+
+func (e *noDir) Unwrap() error { return fs.ErrNotExist }
+
 func named(path string, err error) error {
 	var pe *os.PathError
 	var le *os.LinkError
