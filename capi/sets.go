@@ -131,8 +131,11 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	}
 	switch {
 	case o.Reference > 0:
+		if o.Reference > cal.b.N {
+			return nil, fmt.Errorf("calibrate: reference=%d: %s has %d anchors; give at most %d", o.Reference, calName, cal.b.N, cal.b.N)
+		}
 		if set.Reference, err = conformal.NewReference(cal.b, o.Reference, o.Seed, "calibration anchors"); err != nil {
-			return nil, fmt.Errorf("%s: %w", calName, err)
+			return nil, fmt.Errorf("calibrate: reference=%d: %s: %w", o.Reference, calName, err)
 		}
 	case o.ReferenceDB != "":
 		c, err := retrieve.ReadCollection(o.ReferenceDB)

@@ -264,6 +264,8 @@ func TestBundleCommand(t *testing.T) {
 		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b/val.npz"), "-out", p("x.json")}, "this is its validation split"},
 		{[]string{"calibrate", "-geometry", "ellipsoid", "-fit", p("b/fit.npz"), "-cal", p("b/fit.npz"), "-out", p("x.json")}, "this is its fit split"},
 		{[]string{"fit", "-geometry", "genball", "-objective", "neg", "-train", p("b/fit.npz"), "-val", p("b/fit.npz"), "-epochs", "1", "-quiet", "-out", p("x.json")}, "the validation split is the training split"},
+		// A pool larger than the calibration split names the flag.
+		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b/cal.npz"), "-reference", "100000", "-out", p("x.json")}, "calibrate: -reference 100000: " + p("b/cal.npz") + " has "},
 		// Nor is the split the set's geometry was fitted on.
 		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b/cal.npz"), "-reference", "50", "-ood-cal", p("b/fit.npz"), "-out", p("x.json")}, "-ood-cal: " + p("b/fit.npz") + ": conformal: this is the fit split the set's geometry was fitted on"},
 		// The OOD sample is no in-distribution calibration of false alarms.

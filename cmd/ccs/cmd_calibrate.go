@@ -147,8 +147,11 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		return fmt.Errorf("%s: %w", o.Cal, err)
 	}
 	if o.Reference > 0 {
+		if o.Reference > cal.N {
+			return fmt.Errorf("calibrate: -reference %d: %s has %d anchors; give at most %d", o.Reference, o.Cal, cal.N, cal.N)
+		}
 		if set.Reference, err = conformal.NewReference(cal, o.Reference, o.Seed, "calibration anchors"); err != nil {
-			return fmt.Errorf("%s: %w", o.Cal, err)
+			return fmt.Errorf("calibrate: -reference %d: %s: %w", o.Reference, o.Cal, err)
 		}
 	}
 	if o.ReferenceDB != "" {

@@ -58,15 +58,15 @@ func (p trainProgress) Observe(pr train.Progress) {
 	if !math.IsNaN(pr.Loss) {
 		loss = fmt.Sprintf("%.4g", pr.Loss)
 	}
-	var eta time.Duration
+	eta := "—" // nothing timed yet at epoch 0
 	if pr.Epoch > 0 {
-		eta = pr.Elapsed / time.Duration(pr.Epoch) * time.Duration(pr.MaxEpochs-pr.Epoch)
+		eta = (pr.Elapsed / time.Duration(pr.Epoch) * time.Duration(pr.MaxEpochs-pr.Epoch)).Round(time.Second).String()
 	}
 	const width = 20
 	fill := width * pr.Epoch / pr.MaxEpochs
 	bar := "[" + strings.Repeat("=", fill) + strings.Repeat(" ", width-fill) + "]"
 	msg := fmt.Sprintf("epoch %3d/%d %s loss %s  val exclusion %.1f%% (best %.1f%% at epoch %d)  ETA ≤ %s",
-		pr.Epoch, pr.MaxEpochs, bar, loss, 100*pr.ValExclusion, 100*pr.BestExclusion, pr.BestEpoch, eta.Round(time.Second))
+		pr.Epoch, pr.MaxEpochs, bar, loss, 100*pr.ValExclusion, 100*pr.BestExclusion, pr.BestEpoch, eta)
 	if pr.Done {
 		msg = fmt.Sprintf("trained %d epochs (%s) in %s: best validation exclusion %.1f%% at epoch %d",
 			pr.Epoch, pr.StopReason, pr.Elapsed.Round(time.Millisecond), 100*pr.BestExclusion, pr.BestEpoch)
