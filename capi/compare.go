@@ -142,14 +142,11 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		LabelNames: o.LabelNames}
 	if o.Out != "" {
 		// Keyed as ccs compare -out keys them, so each reads the other's.
-		key, err := experiment.CompareKey(cfg, data, libraryVersion())
-		if err != nil {
-			return nil, fmt.Errorf("compare: %w", err)
-		}
 		if err := os.MkdirAll(o.Out, 0o755); err != nil {
 			return nil, fmt.Errorf("compare: out: %w", err)
 		}
-		if cfg.Cells, err = experiment.NewCells(o.Out, key); err != nil {
+		var err error
+		if cfg.Cells, err = experiment.NewCompareCells(o.Out, cfg, data, libraryVersion()); err != nil {
 			return nil, fmt.Errorf("compare: out: %w", err)
 		}
 		cfg.OutDir = filepath.Join(o.Out, "sets", "compare")

@@ -23,7 +23,10 @@ import (
 // rows and seeds never share a file, so runs with different row sets or
 // numbers of seeds reuse each other's cells.
 type Cells struct {
-	dir, key                string
+	dir, key string
+	// untrained, if not empty, keys the rows that train nothing (a
+	// comparison's baselines), whose cells no training recipe changes.
+	untrained               string
 	reused, computed, stale atomic.Int64
 }
 
@@ -75,16 +78,20 @@ func (c *Cells) path(table, row string, seed uint64) string {
 
 // cell returns the value kept for (table, row, seed) under c's key, or
 // computes it with compute and keeps it. A nil c computes.
-func cell[T any](c *Cells, table, row string, seed uint64, compute func() (T, error)) (T, error) {
+func cell[T any](c *Cells, table, row string, seed uint64, trains bool, compute func() (T, error)) (T, error) {
 	if c == nil {
 		return compute()
+	}
+	key := c.key
+	if !trains && c.untrained != "" {
+		key = c.untrained
 	}
 	path := c.path(table, row, seed)
 	if b, err := os.ReadFile(path); err == nil {
 		var k keptCell[T]
 		// A file that does not parse (a foreign file: the writes are
 		// atomic) is computed again, like a stale one.
-		if json.Unmarshal(b, &k) == nil && k.Key == c.key && k.Table == table && k.Row == row && k.Seed == seed {
+		if json.Unmarshal(b, &k) == nil && k.Key == key && k.Table == table && k.Row == row && k.Seed == seed {
 			c.reused.Add(1)
 			return k.Value, nil
 		}
@@ -98,7 +105,7 @@ func cell[T any](c *Cells, table, row string, seed uint64, compute func() (T, er
 		return v, fmt.Errorf("keeping a cell: %w", err)
 	}
 	err = atomicfile.Write(path, func(w io.Writer) error {
-		return json.NewEncoder(w).Encode(keptCell[T]{Key: c.key, Table: table, Row: row, Seed: seed, Value: v})
+		return json.NewEncoder(w).Encode(keptCell[T]{Key: key, Table: table, Row: row, Seed: seed, Value: v})
 	})
 	if err != nil {
 		return v, fmt.Errorf("keeping a cell: %w", err)

@@ -21,12 +21,42 @@ import (
 // Python package's compare(out=) on the same bundles, built from one
 // revision, read back each other's cells.
 func CompareKey(cfg CompareConfig, data CompareData, code string) (string, error) {
+	return compareKey(cfg, data, code, true)
+}
+
+// NewCompareCells keeps Compare's cells under dir/cells: the learned rows'
+// keyed by CompareKey, the baselines' (which train nothing) by the same
+// but for the training recipe, so that a comparison with other training
+// flags reads the baselines back.
+func NewCompareCells(dir string, cfg CompareConfig, data CompareData, code string) (*Cells, error) {
+	trained, err := compareKey(cfg, data, code, true)
+	if err != nil {
+		return nil, err
+	}
+	untrained, err := compareKey(cfg, data, code, false)
+	if err != nil {
+		return nil, err
+	}
+	c, err := NewCells(dir, trained)
+	if err != nil {
+		return nil, err
+	}
+	c.untrained = untrained
+	return c, nil
+}
+
+// compareKey is CompareKey, with the training recipe or without it.
+func compareKey(cfg CompareConfig, data CompareData, code string, recipe bool) (string, error) {
 	cfg.defaults()
 	if cfg.Reference == 0 && data.OOD != nil && data.Fit != nil {
 		cfg.Reference = defaultReference(data.Fit)
 	}
-	recipe := cfg.Train.WithDefaults()
-	recipe.Objective.Objective = objective.NegVol // each row sets its own: a placeholder
+	var train any = "none: the rows that train nothing"
+	if recipe {
+		r := cfg.Train.WithDefaults()
+		r.Objective.Objective = objective.NegVol // each row sets its own: a placeholder
+		train = r
+	}
 	key, err := json.Marshal(struct {
 		Alpha       float64
 		Calibration string
@@ -35,7 +65,7 @@ func CompareKey(cfg CompareConfig, data CompareData, code string) (string, error
 		Reference   int
 		Train       any
 		LabelNames  []string
-	}{cfg.Alpha, cfg.Calibration.String(), cfg.Delta, cfg.Resplits, cfg.Reference, recipe, data.LabelNames})
+	}{cfg.Alpha, cfg.Calibration.String(), cfg.Delta, cfg.Resplits, cfg.Reference, train, data.LabelNames})
 	if err != nil {
 		return "", fmt.Errorf("experiment: compare key: %w", err)
 	}

@@ -71,3 +71,28 @@ func TestCompareKey(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareCellsBaselines: a comparison run again with other training
+// flags reads its baseline rows back (no recipe changes them) and
+// computes its learned rows again.
+func TestCompareCellsBaselines(t *testing.T) {
+	dir := t.TempDir()
+	one, err := NewCompareCells(dir, CompareConfig{}, CompareData{}, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := NewCompareCells(dir, CompareConfig{Config: Config{Train: train.Config{MaxEpochs: 3}}}, CompareData{}, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	f := func() (int, error) { calls++; return calls, nil }
+	cell(one, "compare", "ball", 0, false, f)
+	cell(one, "compare", "genball-neg", 0, true, f)
+	calls = 0
+	cell(two, "compare", "ball", 0, false, f)
+	cell(two, "compare", "genball-neg", 0, true, f)
+	if reused, computed, stale := two.Counts(); reused != 1 || computed != 1 || stale != 1 || calls != 1 {
+		t.Errorf("other training flags: %d read back, %d computed (%d stale), want the baseline read back and the learned row computed", reused, computed, stale)
+	}
+}

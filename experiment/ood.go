@@ -230,7 +230,7 @@ func OOD(ctx context.Context, e *Embedded, sets []OODSet, cfg OODConfig, methods
 	for s := range cfg.Seeds {
 		seed := uint64(s)
 		for m, meth := range methods {
-			c, err := cell(cfg.Cells, table, meth.File, seed, func() (oodCell, error) {
+			c, err := cell(cfg.Cells, table, meth.File, seed, true, func() (oodCell, error) {
 				var c oodCell
 				if err := ctx.Err(); err != nil {
 					return c, err
@@ -283,7 +283,7 @@ func OOD(ctx context.Context, e *Embedded, sets []OODSet, cfg OODConfig, methods
 				step(det.Name())
 				continue
 			}
-			c, err := cell(cfg.Cells, table, det.Name(), seed, func() (oodCell, error) {
+			c, err := cell(cfg.Cells, table, det.Name(), seed, true, func() (oodCell, error) {
 				var c oodCell
 				if err := ctx.Err(); err != nil {
 					return c, err

@@ -79,7 +79,7 @@ func runTable(ctx context.Context, cfg Config, table string, methods []Method, s
 	parallel.Tasks(len(jobs), workers, func(i int) {
 		j := jobs[i]
 		sd, seed := seeds[j.seed], uint64(j.seed)
-		results[j.seed][j.method], errs[j.seed][j.method] = cell(cfg.Cells, table, methods[j.method].File, seed, func() (cellResult, error) {
+		results[j.seed][j.method], errs[j.seed][j.method] = cell(cfg.Cells, table, methods[j.method].File, seed, methods[j.method].Trains, func() (cellResult, error) {
 			if err := ctx.Err(); err != nil {
 				return cellResult{}, err // interrupted: the finished cells are kept
 			}

@@ -133,11 +133,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	ccfg := experiment.CompareConfig{Config: cfg, Resplits: o.Resplits, Reference: reference}
 	if o.Out != "" {
 		// Keyed as ccs.compare(out=) keys them, so each reads the other's.
-		key, err := experiment.CompareKey(ccfg, data, codeVersion())
-		if err != nil {
-			return err
-		}
-		if res.cells, err = experiment.NewCells(o.Out, key); err != nil {
+		if res.cells, err = experiment.NewCompareCells(o.Out, ccfg, data, codeVersion()); err != nil {
 			return err
 		}
 	}
