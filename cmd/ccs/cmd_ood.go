@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -137,6 +138,12 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		Config: fmt.Sprintf("set %s, ID %s, FPR95 %v", o.Set, o.ID, conv)}
 	if near != nil || o.OODCal != "" {
 		t.AlphaOOD, t.Guarantee, t.FDRLevel = test.Alpha, test.String(), o.FDR
+	}
+	if c := set.OOD; c != nil && o.FDR > 0 && near != nil && 1/float64(c.N+1) > o.FDR {
+		// Benjamini–Hochberg flags none when even the smallest p-value
+		// the calibration can give is above Q.
+		out.warn(fmt.Sprintf("-fdr %v: the set's OOD calibration has %d inputs, so the smallest p-value is 1/(n+1) = %.3g, above Q: nothing can be flagged (FDP and power read 0); calibrate on at least %d held-out inputs",
+			o.FDR, c.N, 1/float64(c.N+1), int(math.Ceil(1/o.FDR))-1))
 	}
 	ev := ood.Evaluation{ID: id, Convention: conv, Test: test, FDR: o.FDR}
 	for _, p := range o.OOD {

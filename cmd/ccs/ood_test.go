@@ -108,6 +108,22 @@ func TestConformalOOD(t *testing.T) {
 			t.Errorf("%v: error %v, want %q (usage %v)", c.args, err, c.want, c.usage)
 		}
 	}
+	// Five calibration inputs give p-values of at least 1/6: BH at 0.1 can
+	// flag nothing, and ood says so rather than print FDP and power 0.
+	val, err := bundle.Read(p("val.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPZ(p("five.npz"), map[string]bundle.Array{"anchors": bundle.Float32(val.Anchors[:5*val.D], 5, val.D)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run1("calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference", "20", "-ood-cal", p("five.npz"), "-out", p("five.json")); err != nil {
+		t.Fatal(err)
+	}
+	sink.Reset()
+	if _, err := run1("ood", "-set", p("five.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-alpha-ood", "0.2", "-fdr", "0.1"); err != nil || !strings.Contains(sink.String(), "-fdr 0.1: the set's OOD calibration has 5 inputs, so the smallest p-value is 1/(n+1) = 0.167, above Q: nothing can be flagged (FDP and power read 0); calibrate on at least 9 held-out inputs") {
+		t.Errorf("-fdr with 5 calibration inputs: %v\n%s", err, sink.String())
+	}
 	if _, err := run1("calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-reference", "20", "-out", p("pool.json")); err != nil {
 		t.Fatal(err)
 	}
