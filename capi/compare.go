@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
-	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/internal/buildinfo"
@@ -115,13 +114,10 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 			return nil, fmt.Errorf("compare: the %s bundle has dimension %d, the %s bundle %d", b.name, b.b.D, first, d)
 		}
 	}
-	if in.OOD != nil && in.Fit != nil && reference > in.Fit.N {
-		return nil, fmt.Errorf("compare: reference=%d: the fit bundle has %d anchors; give at most %d, or leave reference out (%d, or every fit anchor of a smaller fit split)",
-			reference, in.Fit.N, in.Fit.N, experiment.DefaultReference)
-	}
-	if in.OOD != nil && in.Fit != nil && reference*in.Fit.D > conformal.MaxReferenceValues {
-		return nil, fmt.Errorf("compare: reference=%d: %d anchors of dimension %d are %d values, more than a set file keeps (%d); give at most %d",
-			reference, reference, in.Fit.D, reference*in.Fit.D, conformal.MaxReferenceValues, conformal.MaxReferenceValues/in.Fit.D)
+	if in.OOD != nil && in.Fit != nil {
+		if err := experiment.CheckReference(reference, in.Fit, "the fit bundle", "reference"); err != nil {
+			return nil, fmt.Errorf("compare: reference=%d: %w", reference, err)
+		}
 	}
 	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe, OutDir: o.Sets},
 		Resplits: resplits, Reference: reference}

@@ -41,16 +41,16 @@ type FitInfo struct {
 // has seen carries no guarantee.
 var ErrSeenSplit = errors.New("conformal: a threshold calibrated on a split the geometry was fitted on has no guarantee")
 
-// CheckUnseen refuses cal when it is one of the splits f records the
-// geometry was fitted or validated on (ErrSeenSplit, naming the role).
-// A nil f, or one that records no splits, refuses nothing.
-func (f *FitInfo) CheckUnseen(cal *bundle.Bundle) error {
-	if f == nil || len(f.Splits) == 0 {
+// checkUnseen refuses the split of digest d (bundle.Digest) when it is
+// one of the splits f records the geometry was fitted or validated on
+// (ErrSeenSplit, naming the role). A nil f, or one that records no
+// splits, refuses nothing.
+func (f *FitInfo) checkUnseen(d string) error {
+	if f == nil {
 		return nil
 	}
-	d := cal.Digest()
 	for _, role := range []string{"fit", "validation"} {
-		if f.Splits[role] == d {
+		if d != "" && f.Splits[role] == d {
 			return fmt.Errorf("%w: this is its %s split; calibrate on a split it never saw (the bundles' cal split)", ErrSeenSplit, role)
 		}
 	}
@@ -59,13 +59,14 @@ func (f *FitInfo) CheckUnseen(cal *bundle.Bundle) error {
 
 // CalibrateFitted calibrates fitted's geometry on cal (Calibrate), keeping
 // how it was fitted (its Fit). cal must be none of the splits the
-// geometry was fitted or validated on (ErrSeenSplit).
+// geometry was fitted or validated on (ErrSeenSplit); the calibration
+// records cal's digest, which that check reads.
 func CalibrateFitted(fitted *Set, cal *bundle.Bundle, alpha float64, opt Options) (*Set, error) {
-	if err := fitted.Fit.CheckUnseen(cal); err != nil {
-		return nil, err
-	}
 	s, err := Calibrate(fitted.Geometry, cal, alpha, opt)
 	if err != nil {
+		return nil, err
+	}
+	if err := fitted.Fit.checkUnseen(s.Calibration.Anchors); err != nil {
 		return nil, err
 	}
 	s.Fit = fitted.Fit

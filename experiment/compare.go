@@ -68,6 +68,20 @@ func defaultReference(fit *bundle.Bundle) int {
 	return max(1, min(DefaultReference, fit.N, conformal.MaxReferenceValues/fit.D))
 }
 
+// CheckReference refuses a per-input OOD pool of n fit anchors that the
+// fit split cannot give (more than it has) or that a set file cannot keep,
+// saying how many would do; fit names the fit split and flag the option
+// that sets n, in the message.
+func CheckReference(n int, fit *bundle.Bundle, name, flag string) error {
+	switch {
+	case n > fit.N:
+		return fmt.Errorf("%s has %d anchors; give at most %d, or leave %s out (%d, or every fit anchor of a smaller fit split)", name, fit.N, fit.N, flag, DefaultReference)
+	case n*fit.D > conformal.MaxReferenceValues:
+		return fmt.Errorf("%d anchors of dimension %d are %d values, more than a set file keeps (%d); give at most %d", n, fit.D, n*fit.D, conformal.MaxReferenceValues, conformal.MaxReferenceValues/fit.D)
+	}
+	return nil
+}
+
 // DefaultReference is the size of Compare's per-input OOD reference pool
 // when CompareConfig.Reference is 0 and the fit split is as large.
 const DefaultReference = 2000

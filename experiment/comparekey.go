@@ -10,24 +10,18 @@ import (
 	"github.com/ccsets/ccs/objective"
 )
 
-// CompareKey keys Compare's cells (NewCells): what may change a cell —
-// cfg's level, calibration mode and δ, resplits, reference pool and
-// training recipe, with their defaults filled in; data's bundles, by
-// their arrays (bundle.SHA256: a bundle read from its file and the same
-// bundle made in memory are one); the classes' names, which class-
-// conditional sets keep; and code, the engine that computes them
-// (buildinfo.CodeVersion). Nothing that says where results go or which
-// cells run (seeds, rows, workers) enters it, so ccs compare -out and the
-// Python package's compare(out=) on the same bundles, built from one
-// revision, read back each other's cells.
-func CompareKey(cfg CompareConfig, data CompareData, code string) (string, error) {
-	return compareKey(cfg, data, code, true)
-}
-
-// NewCompareCells keeps Compare's cells under dir/cells: the learned rows'
-// keyed by CompareKey, the baselines' (which train nothing) by the same
-// but for the training recipe, so that a comparison with other training
-// flags reads the baselines back.
+// NewCompareCells keeps Compare's cells under dir/cells, keyed on what
+// may change a cell — cfg's level, calibration mode and δ, resplits,
+// reference pool and training recipe, with their defaults filled in;
+// data's bundles, by their arrays (bundle.SHA256: a bundle read from its
+// file and the same bundle made in memory are one); the classes' names,
+// which class-conditional sets keep; and code, the engine that computes
+// them (buildinfo.CodeVersion). Nothing that says where results go or
+// which cells run (seeds, rows, workers) enters it, so ccs compare -out
+// and the Python package's compare(out=) on the same bundles, built from
+// one revision, read back each other's cells. The baselines, which train
+// nothing, are keyed without the recipe, so that a comparison with other
+// training flags reads them back.
 func NewCompareCells(dir string, cfg CompareConfig, data CompareData, code string) (*Cells, error) {
 	trained, err := compareKey(cfg, data, code, true)
 	if err != nil {
@@ -45,7 +39,8 @@ func NewCompareCells(dir string, cfg CompareConfig, data CompareData, code strin
 	return c, nil
 }
 
-// compareKey is CompareKey, with the training recipe or without it.
+// compareKey is a comparison's cell key (NewCompareCells), with the
+// training recipe or without it.
 func compareKey(cfg CompareConfig, data CompareData, code string, recipe bool) (string, error) {
 	cfg.defaults()
 	if cfg.Reference == 0 && data.OOD != nil && data.Fit != nil {

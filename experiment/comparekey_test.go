@@ -29,7 +29,7 @@ func TestCompareKey(t *testing.T) {
 	data := CompareData{Name: "d", Cal: cal, Test: test}
 	key := func(cfg CompareConfig, data CompareData, code string) string {
 		t.Helper()
-		k, err := CompareKey(cfg, data, code)
+		k, err := compareKey(cfg, data, code, true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 
 	"github.com/ccsets/ccs/bundle"
-	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/train"
 )
@@ -114,12 +113,10 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 			out.warn(fmt.Sprintf("compare: -reference %d: %s has no ood.npz, so there is no per-input OOD score to pool for", o.Reference, o.Data))
 		case data.Fit == nil:
 			out.warn(fmt.Sprintf("compare: -reference %d: %s has no fit.npz to draw the pool from, so there is no per-input OOD score", o.Reference, o.Data))
-		case o.Reference > data.Fit.N:
-			return fmt.Errorf("compare: -reference %d: %s has %d anchors; give at most %d, or leave -reference out (%d, or every fit anchor of a smaller fit split)",
-				o.Reference, filepath.Join(o.Data, "fit.npz"), data.Fit.N, data.Fit.N, experiment.DefaultReference)
-		case o.Reference*data.Fit.D > conformal.MaxReferenceValues:
-			return fmt.Errorf("compare: -reference %d: %d anchors of dimension %d are %d values, more than a set file keeps (%d); give at most %d",
-				o.Reference, o.Reference, data.Fit.D, o.Reference*data.Fit.D, conformal.MaxReferenceValues, conformal.MaxReferenceValues/data.Fit.D)
+		default:
+			if err := experiment.CheckReference(o.Reference, data.Fit, filepath.Join(o.Data, "fit.npz"), "-reference"); err != nil {
+				return fmt.Errorf("compare: -reference %d: %w", o.Reference, err)
+			}
 		}
 		reference = o.Reference
 	}

@@ -61,6 +61,7 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	// Resplits recalibrate, so the calibration split is a fair sample for
 	// them; the file's own threshold on it is not (said beside its line).
 	warnOwnSplit(out, o.Test, set, b, true)
+	role := set.OwnSplit(b)
 	var r eval.ResplitResult
 	var classes []eval.ClassResplit
 	if o.PerClass || set.ClassConditional() {
@@ -83,14 +84,14 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if err != nil {
 		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 	}
-	check.Stored = &experiment.StoredCoverage{Coverage: stored.Coverage, Positives: stored.Positives, Split: set.OwnSplit(b)}
+	check.Stored = &experiment.StoredCoverage{Coverage: stored.Coverage, Positives: stored.Positives, Split: role}
 	if o.JSON {
 		return writeDocument(out, "coverage-check", check)
 	}
 	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
 	own := "(ccs evaluate)"
-	if set.OwnSplit(b) == "calibration" {
+	if role == "calibration" {
 		own = "(ccs evaluate; this is the set's calibration split: near 1−α by construction, no test)"
 	}
 	fmt.Fprintf(out.stdout, "this set   its own threshold covers %s of %s's %d positives %s\n", pct(stored.Coverage), o.Test, stored.Positives, own)

@@ -195,21 +195,33 @@ func readIDs(arg string, what string) (ids []int64, names []string, err error) {
 	return bundle.Labels(a, arraySource(path, kind, got), what)
 }
 
+// readLines is a text file's lines (CRLF or LF, the last newline
+// optional); none for an empty file.
+func readLines(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	text := strings.TrimSuffix(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	if text == "" {
+		return nil, nil
+	}
+	return strings.Split(text, "\n"), nil
+}
+
 // readTextIDs reads labels or group ids from a .txt file, one a line in
 // row order: integers when every line is one (-1 marks no label, as in an
 // .npy), otherwise strings; an empty line is a missing label (-1 among
 // integers, "" among names). A first line that is not an integer above integers is
 // a column's name, refused.
 func readTextIDs(path, what string) ([]int64, []string, error) {
-	data, err := os.ReadFile(path)
+	lines, err := readLines(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	text := strings.TrimSuffix(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
-	if text == "" {
+	if len(lines) == 0 {
 		return nil, nil, fmt.Errorf("%s: no %s", path, what)
 	}
-	lines := strings.Split(text, "\n")
 	ints := make([]int64, len(lines))
 	bad := -1 // the last line that is not an integer
 	for i, l := range lines {
@@ -315,13 +327,8 @@ func readIDStrings(arg, what string, n int) ([]string, error) {
 	var ids []string
 	switch kind {
 	case ".txt":
-		data, err := os.ReadFile(path)
-		if err != nil {
+		if ids, err = readLines(path); err != nil {
 			return nil, err
-		}
-		text := strings.TrimSuffix(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
-		if text != "" {
-			ids = strings.Split(text, "\n")
 		}
 		for i, id := range ids {
 			if id == "" {
