@@ -639,7 +639,9 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("surrogate.npy"), bad, 0o644)
 	os.WriteFile(p("objects.npy"), append(npyHead("|O", "(400,)"), "\x80\x04pickle"...), 0o644) // np.save of an object array
 	bundle.WriteNPY(p("pairs.npy"), bundle.Int64([]int64{0, 9999}, 1, 2))
-	os.WriteFile(p("csv.arrow"), []byte("embedding,label\n1,2\n"), 0o644) // a CSV named .arrow
+	bundle.WriteNPY(p("pairs0.npy"), bundle.Int64([]int64{0, 1, 0, 2, 3, 0}, 2, 3))       // (query, row, score) all scored 0
+	bundle.WriteNPY(p("pairs4.npy"), bundle.Int64([]int64{0, 1, 1, 7, 2, 3, 1, 7}, 2, 4)) // a fourth column
+	os.WriteFile(p("csv.arrow"), []byte("embedding,label\n1,2\n"), 0o644)                 // a CSV named .arrow
 	writeArrowStream(t, p("hf.arrow"), x32, names, d)
 	hf, _ := os.ReadFile(p("hf.arrow"))
 	os.WriteFile(p("cut.arrow"), hf[:len(hf)/2], 0o644)
@@ -709,6 +711,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"every pair scored 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("unscored.tsv")}, false, "unscored.tsv: no pairs: all 2 are scored 0 or less, which marks a pair not relevant"},
 		{"no pair among the ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt"), "-query-ids", p("ids.txt")}, false, `qrels.tsv: no pairs: all 1 name ids that are not among the given ids (the first: query id "q0")`},
 		{"a pair beyond the rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs.npy")}, false, p("pairs.npy") + ": bundle: pair 0 names row 9999, there are 400 rows"},
+		{"scored pairs, every one scored 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs0.npy")}, false, p("pairs0.npy") + ": no pairs: all 2 are scored 0 or less, which marks a pair not relevant"},
+		{"pairs of four columns", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs4.npy")}, false, p("pairs4.npy") + ": dtype int64, shape (2, 4): want pairs (m, 2) of integers or strings, or (m, 3) with a score each"},
 		{"OOD classes without labels", []string{"-labels", "", "-groups", p("labels.npy"), "-ood-classes", "1"}, true, "the classes are labels: give -labels FILE too"},
 		{"a uint64 label above int64", []string{"-labels", p("huge.parquet")}, false, `huge.parquet: column "label", row 399 is 9223372036854775808, above 2^63−1`},
 		{"a PyTorch pickle", []string{"-embeddings", p("model.pt")}, false, `model.pt: a .pt file is a Python pickle, which ccs does not read (unpickling runs the file's code): save the tensor with safetensors`},
