@@ -252,6 +252,28 @@ func (s *Set) ThresholdOf(label *int64) (float64, error) {
 	return s.ThresholdFor(*label)
 }
 
+// LabelNamed is the label of the class named name, for a class-conditional
+// set calibrated on string labels (ClassThreshold.Name): what a client
+// that knows its anchor's class by name gives ThresholdOf. A set with one
+// threshold takes no label (ErrLabel); a set whose classes have no names,
+// or none of this name, is an error listing its classes.
+func (s *Set) LabelNamed(name string) (int64, error) {
+	if !s.ClassConditional() {
+		return 0, ErrLabel
+	}
+	named := false
+	for _, c := range s.Classes {
+		if c.Name == name {
+			return c.Label, nil
+		}
+		named = named || c.Name != ""
+	}
+	if !named {
+		return 0, fmt.Errorf("conformal: no class is named %q: the set was calibrated on integer labels, give the anchor's label as one (the set's classes: %s)", name, s.classList())
+	}
+	return 0, fmt.Errorf("conformal: no class is named %q (the set's classes: %s)", name, s.classList())
+}
+
 // OneThreshold returns nil for a set with one threshold and ErrNoLabel for
 // a class-conditional one: what a caller with no label to give checks (the
 // per-input OOD score, retrieval, coverage over resplits).

@@ -61,6 +61,21 @@ func TestClassNames(t *testing.T) {
 	if got := s.ClassNames(); !slices.Equal(got, []string{"coat", "1", "rare"}) {
 		t.Errorf("ClassNames %q", got)
 	}
+	// A client that knows its anchor's class by name finds its label.
+	for _, c := range []struct {
+		name  string
+		label int64
+		err   string
+	}{
+		{"coat", 0, ""}, {"rare", 2, ""},
+		{"shirt", 0, `no class is named "shirt" (the set's classes: 0 "coat", 2 "rare")`},
+		{"Coat", 0, `no class is named "Coat"`},
+	} {
+		l, err := s.LabelNamed(c.name)
+		if c.err == "" && (err != nil || l != c.label) || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("LabelNamed(%q) = %d, %v; want %d, %q", c.name, l, err, c.label, c.err)
+		}
+	}
 	var buf bytes.Buffer
 	if err := s.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
@@ -80,6 +95,13 @@ func TestClassNames(t *testing.T) {
 	}
 	if s.ClassNames() != nil || !strings.Contains(strings.Join(s.Warnings(), "\n"), "class 2: 8 calibration scores") {
 		t.Errorf("without names: %q, %q", s.ClassNames(), s.Warnings())
+	}
+	if _, err := s.LabelNamed("coat"); err == nil || !strings.Contains(err.Error(), "calibrated on integer labels, give the anchor's label as one (the set's classes: 0, 2)") {
+		t.Errorf("LabelNamed without names: %v", err)
+	}
+	s.Calibration.Mode = OnePerAnchor
+	if _, err := s.LabelNamed("coat"); !errors.Is(err, ErrLabel) {
+		t.Errorf("LabelNamed of a set with one threshold: %v", err)
 	}
 }
 

@@ -48,11 +48,17 @@ func TestClassAndPACSets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Names that read as the other class's integer label.
+	swapped, err := conformal.Calibrate(g, cal, 0.1, conformal.Options{Mode: conformal.Class, LabelNames: []string{"1", "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	paths := map[string]string{"class": filepath.Join(dir, "class.json"), "pac": filepath.Join(dir, "pac.json"), "edge": filepath.Join(dir, "edge.json")}
+	paths := map[string]string{"class": filepath.Join(dir, "class.json"), "pac": filepath.Join(dir, "pac.json"), "edge": filepath.Join(dir, "edge.json"), "swapped": filepath.Join(dir, "swapped.json")}
 	class.Save(paths["class"])
 	pac.Save(paths["pac"])
 	edge.Save(paths["edge"])
+	swapped.Save(paths["swapped"])
 	s, err := New(Config{Sets: paths, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +110,25 @@ func TestClassAndPACSets(t *testing.T) {
 		if got := inside(rec.Result(), rec.Body.Bytes()); rec.Code != 200 || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("label %d, .npy: %d, %v, want %v", label, rec.Code, got, want)
 		}
+		// The class by its name: what GET /v1/sets lists beside the label.
+		className := []string{"ant", "bee"}[label]
+		rec = do(t, h, "POST", "/v1/sets/class/score", "application/json", body(fmt.Sprintf(`, "label": %q`, className)))
+		if got := inside(rec.Result(), rec.Body.Bytes()); rec.Code != 200 || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("class %q: %d %s, want %v", className, rec.Code, rec.Body, want)
+		}
+		rec = do(t, h, "POST", "/v1/sets/class/score?label="+className, "application/x-npy", npyBody(t, rows, 15, 3))
+		if got := inside(rec.Result(), rec.Body.Bytes()); rec.Code != 200 || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("class %q, .npy: %d %s, want %v", className, rec.Code, rec.Body, want)
+		}
+		// "label": "0" is the class named "0", label 1; "label": 0 is label 0.
+		rec = do(t, h, "POST", "/v1/sets/swapped/score", "application/json", body(fmt.Sprintf(`, "label": "%d"`, 1-label)))
+		if got := inside(rec.Result(), rec.Body.Bytes()); rec.Code != 200 || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("swapped names, class \"%d\": %d %s, want %v", 1-label, rec.Code, rec.Body, want)
+		}
+		rec = do(t, h, "POST", "/v1/sets/swapped/score", "application/json", body(fmt.Sprintf(`, "label": %d`, label)))
+		if got := inside(rec.Result(), rec.Body.Bytes()); rec.Code != 200 || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("swapped names, label %d: %d %s, want %v", label, rec.Code, rec.Body, want)
+		}
 	}
 	if a, b := decide(class, 0), decide(class, 1); fmt.Sprint(a) == fmt.Sprint(b) {
 		t.Error("the two classes' thresholds decide alike: the test shows nothing")
@@ -119,7 +144,13 @@ func TestClassAndPACSets(t *testing.T) {
 	}{
 		{"/v1/sets/class/score", "application/json", body(""), 422, "give the anchor's label"},
 		{"/v1/sets/class/score", "application/json", body(`, "label": 7`), 422, `class 7 has no threshold: the calibration bundle had no anchor of it (the set's classes: 0 \"ant\", 1 \"bee\")`},
-		{"/v1/sets/class/score?label=x", "application/x-npy", npyBody(t, []float32{0, 0, 0, 1, 0, 0}, 2, 3), 422, "not an integer"},
+		{"/v1/sets/class/score?label=x", "application/x-npy", npyBody(t, []float32{0, 0, 0, 1, 0, 0}, 2, 3), 422, `set \"class\": no class is named \"x\" (the set's classes: 0 \"ant\", 1 \"bee\")`},
+		{"/v1/sets/class/score", "application/json", body(`, "label": "Ant"`), 422, `set \"class\": no class is named \"Ant\" (the set's classes: 0 \"ant\", 1 \"bee\")`},
+		{"/v1/sets/class/score", "application/json", body(`, "label": true`), 400, `want an integer label or a class's name, found`},
+		{"/v1/sets/edge/score", "application/json", body(`, "label": "ant"`), 422, `no class is named \"ant\": the set was calibrated on integer labels, give the anchor's label as one (the set's classes: 0, 1)`},
+		{"/v1/sets/pac/score", "application/json", body(`, "label": "ant"`), 422, "takes no label"},
+		{"/v1/sets/pac/score?label=ant", "application/x-npy", npyBody(t, []float32{0, 0, 0, 1, 0, 0}, 2, 3), 422, "takes no label"},
+		{"/v1/sets/swapped/score?label=1", "application/x-npy", npyBody(t, []float32{0, 0, 0, 1, 0, 0}, 2, 3), 422, `?label=1 reads as label 1 and names class 0: give it in a JSON body, where \"label\": 1 is the label and \"label\": \"1\" the name`},
 		{"/v1/sets/class/ood", "application/json", `{"points": [[1, 0, 0]]}`, 422, "class-conditional"},
 		{"/v1/sets/pac/score", "application/json", body(`, "label": 1`), 422, "takes no label"},
 	} {

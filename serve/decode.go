@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
 )
 
 // isNPY reports whether the request carries a .npy body; another content
@@ -142,6 +143,39 @@ func (s *Server) points(r *http.Request, d int, anchor bool) (a, pts []float32, 
 	return a, pts, err
 }
 
+// classRef is the anchor's class as a request gives it: its integer label
+// or its class's name ("label" a number or a string), or neither. A
+// ?label= (query) is a label when it reads as an integer, a name
+// otherwise: name holds it either way.
+type classRef struct {
+	label *int64
+	name  *string
+	query bool
+}
+
+// of is the label the request names for set: the integer given, or the
+// label of the class of the name given (422 naming the set's classes when
+// it has none of that name). A ?label= that reads as an integer but is
+// another class's name is refused as ambiguous.
+func (c classRef) of(set *conformal.Set, setName string) (*int64, error) {
+	switch {
+	case !set.ClassConditional() && (c.label != nil || c.name != nil):
+		return nil, invalid("label", "set %q: %s", setName, strings.TrimPrefix(conformal.ErrLabel.Error(), "conformal: "))
+	case c.name == nil:
+		return c.label, nil
+	case c.label != nil && c.query:
+		if l, err := set.LabelNamed(*c.name); err == nil && l != *c.label {
+			return nil, invalid("label", "set %q: ?label=%s reads as label %s and names class %d: give it in a JSON body, where \"label\": %s is the label and \"label\": \"%s\" the name", setName, *c.name, *c.name, l, *c.name, *c.name)
+		}
+		return c.label, nil
+	}
+	l, err := set.LabelNamed(*c.name)
+	if err != nil {
+		return nil, invalid("label", "set %q: %s", setName, strings.TrimPrefix(err.Error(), "conformal: "))
+	}
+	return &l, nil
+}
+
 // pointsLabel is points for a body that may also carry the anchor's
 // label (fields with fieldLabel; in an .npy request, the query's ?label=).
 // npyOnly refuses, for a JSON body, the query parameters that go with an
@@ -157,49 +191,50 @@ func npyOnly(r *http.Request, names ...string) error {
 	return nil
 }
 
-func (s *Server) pointsLabel(r *http.Request, d int, anchor bool, fields field) (a, pts []float32, label *int64, err error) {
+func (s *Server) pointsLabel(r *http.Request, d int, anchor bool, fields field) (a, pts []float32, label classRef, err error) {
 	npy, err := isNPY(r)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, label, err
 	}
 	if npy {
 		if q := r.URL.Query().Get("label"); q != "" && fields&fieldLabel != 0 {
-			l, err := strconv.ParseInt(q, 10, 64)
-			if err != nil {
-				return nil, nil, nil, invalid("label", "%s is not an integer", quote(q))
+			if l, err := strconv.ParseInt(q, 10, 64); err == nil {
+				label.label = &l
+			} else if len(q) > maxName {
+				return nil, nil, label, invalid("label", "a name of %d bytes: at most %d", len(q), maxName)
 			}
-			label = &l
+			label.name, label.query = &q, true
 		}
 		rows, m, err := decodeNPY(r, d, addCap(s.cfg.MaxPoints, 1))
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, label, err
 		}
 		if anchor {
 			if m < 2 {
-				return nil, nil, nil, invalid("body", ".npy body: %d rows: want the anchor then at least one point, (1+m, %d)", m, d)
+				return nil, nil, label, invalid("body", ".npy body: %d rows: want the anchor then at least one point, (1+m, %d)", m, d)
 			}
 			a, rows, m = rows[:d], rows[d:], m-1
 		}
 		if err := s.checkCount(m); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, label, err
 		}
 		return a, rows, label, nil
 	}
 	if err := npyOnly(r, "label"); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, label, err
 	}
 	req, err := s.readJSON(r, fields, d)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, label, err
 	}
 	if anchor && req.anchor == nil {
-		return nil, nil, nil, invalid("anchor", "missing (or null)")
+		return nil, nil, label, invalid("anchor", "missing (or null)")
 	}
 	if req.points == nil {
-		return nil, nil, nil, invalid("points", "missing (or null)")
+		return nil, nil, label, invalid("points", "missing (or null)")
 	}
 	if err := s.checkCount(len(req.points) / d); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, label, err
 	}
-	return req.anchor, req.points, req.label, nil
+	return req.anchor, req.points, classRef{label: req.label, name: req.labelName}, nil
 }

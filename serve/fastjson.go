@@ -52,7 +52,8 @@ type request struct {
 	points     []float32 // m × dim coordinates, one point after the other; nil: absent, empty: []
 	collection string
 	limit      *int
-	label      *int64
+	label      *int64  // the anchor's class's integer label
+	labelName  *string // or its name ("label" a string)
 }
 
 // decodeRequest reads a JSON request body: one object with only the
@@ -209,33 +210,49 @@ func (p *reader) value(f field, r *request) error {
 	case fieldPoints:
 		r.points, err = p.rows()
 	case fieldCollection:
-		tok, plain, ok := p.str()
-		switch {
-		case !ok:
-			return badRequest("collection", "want a string, found %s", p.found())
-		case len(tok)-2 > maxName:
-			return badRequest("collection", "a name of %d bytes: at most %d", len(tok)-2, maxName)
-		case plain:
-			r.collection = string(tok[1 : len(tok)-1])
-		case json.Unmarshal(tok, &r.collection) != nil:
-			p.i -= len(tok)
-			return p.syntax("a string")
-		}
+		r.collection, err = p.name("collection", "want a string")
 	case fieldLimit:
-		n, err := p.integer("limit", strconv.IntSize)
+		n, err := p.integer("limit", "want an integer", strconv.IntSize)
 		if err != nil {
 			return err
 		}
 		limit := int(n)
 		r.limit = &limit
 	case fieldLabel:
-		n, err := p.integer("label", 64)
+		if p.skip(); p.i < len(p.b) && p.b[p.i] == '"' { // the class's name
+			name, err := p.name("label", "want an integer label or a class's name")
+			if err != nil {
+				return err
+			}
+			r.labelName = &name
+			return nil
+		}
+		n, err := p.integer("label", "want an integer label or a class's name", 64)
 		if err != nil {
 			return err
 		}
 		r.label = &n
 	}
 	return err
+}
+
+// name reads a string of at most maxName bytes as sent for the field
+// named field; want says what the field takes when it is not a string.
+func (p *reader) name(field, want string) (string, error) {
+	tok, plain, ok := p.str()
+	var v string
+	switch {
+	case !ok:
+		return "", badRequest(field, "%s, found %s", want, p.found())
+	case len(tok)-2 > maxName:
+		return "", badRequest(field, "a name of %d bytes: at most %d", len(tok)-2, maxName)
+	case plain:
+		v = string(tok[1 : len(tok)-1])
+	case json.Unmarshal(tok, &v) != nil:
+		p.i -= len(tok)
+		return "", p.syntax("a string")
+	}
+	return v, nil
 }
 
 // guess is the capacity for up to n numbers from here: no more than
@@ -338,13 +355,14 @@ func (p *reader) token(start, end int) string {
 }
 
 // integer reads a number that is an integer of the given bits, as
-// encoding/json would store it in an int of that size.
-func (p *reader) integer(name string, bits int) (int64, error) {
+// encoding/json would store it in an int of that size, for the field
+// named name; want says what the field takes when it is not a number.
+func (p *reader) integer(name, want string, bits int) (int64, error) {
 	p.skip()
 	start := p.i
 	end, ok := p.numberEnd()
 	if !ok {
-		return 0, badRequest(name, "want an integer, found %s", p.found())
+		return 0, badRequest(name, "%s, found %s", want, p.found())
 	}
 	n, err := strconv.ParseInt(p.token(start, end), 10, bits)
 	if err != nil {

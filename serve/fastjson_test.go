@@ -90,8 +90,15 @@ func referenceDecode(body []byte, spec bodySpec) (request, bool) {
 			r.limit = &n
 		case fieldLabel:
 			var n int64
-			ok = json.Unmarshal(raw, &n) == nil
-			r.label = &n
+			var name string
+			switch {
+			case json.Unmarshal(raw, &name) == nil:
+				ok = len(raw)-2 <= maxName
+				r.labelName = &name
+			default:
+				ok = json.Unmarshal(raw, &n) == nil
+				r.label = &n
+			}
 		}
 		if !ok {
 			return r, false
@@ -122,7 +129,8 @@ func sameRequest(a, b request) bool {
 	if b.limit != nil {
 		bl = new(int64(*b.limit))
 	}
-	return same(a.anchor, b.anchor) && same(a.points, b.points) && a.collection == b.collection && eq(al, bl) && eq(a.label, b.label)
+	return same(a.anchor, b.anchor) && same(a.points, b.points) && a.collection == b.collection && eq(al, bl) && eq(a.label, b.label) &&
+		(a.labelName == nil) == (b.labelName == nil) && (a.labelName == nil || *a.labelName == *b.labelName)
 }
 
 // decodeSeeds are bodies for the decoder's tests and fuzzers.
@@ -135,6 +143,7 @@ var decodeSeeds = []string{
 	`{"anch\u006fr": [1, 2, 3]}`, `{"points": [[1, 2, 3,]]}`, `{"points": [[1, 2, 3]],}`, `{"collection": "\ud800"}`,
 	`{"points": [[3.4028235e38, -3.4028235e38, 1e-46]]}`, `{"points": [[3.40282357e38, 0, 0]]}`, `null`, `[]`, `{"limit": 9223372036854775808}`,
 	`{"points": [[1, 2, 3]]} x`, `{"anchor": [0, 0, 0], "points": [[0, 0, 0], [1, 1, 1], [2, 2, 2]]}`, `{"label": 1e2}`, `{"collection": 5}`,
+	`{"label": "coat"}`, `{"label": "\u00e9t\u00e9"}`, `{"label": true}`, `{"label": "a\tb"}`, `{"label": ""}`,
 }
 
 // FuzzDecode: the decoder accepts exactly the bodies the reference

@@ -110,7 +110,11 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d := set.Geometry.Dim()
-	anchor, pts, label, err := s.pointsLabel(r, d, true, fieldAnchor|fieldPoints|fieldLabel)
+	anchor, pts, ref, err := s.pointsLabel(r, d, true, fieldAnchor|fieldPoints|fieldLabel)
+	if err != nil {
+		return err
+	}
+	label, err := ref.of(set, name)
 	if err != nil {
 		return err
 	}
@@ -119,7 +123,7 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 	q, err := set.ThresholdOf(label)
 	switch {
 	case errors.Is(err, conformal.ErrNoLabel):
-		return invalid("label", "set %q: %s: give the anchor's label (\"label\", or ?label= with an .npy body)", name, strings.TrimPrefix(err.Error(), "conformal: "))
+		return invalid("label", "set %q: %s: give the anchor's label (\"label\": its integer label or its class's name; ?label= with an .npy body)", name, strings.TrimPrefix(err.Error(), "conformal: "))
 	case err != nil:
 		return invalid("label", "set %q: %s", name, strings.TrimPrefix(err.Error(), "conformal: "))
 	}

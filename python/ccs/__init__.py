@@ -909,7 +909,11 @@ class Set(_Handle):
     def contains(self, anchor, points, label=None):
         """Whether each point ((m, d), or (d,) for one) is inside the set
         around anchor ((d,) or (1, d)): np.ndarray of m bools. A
-        class-conditional set needs the anchor's label."""
+        class-conditional set needs the anchor's label: its integer label,
+        or its class's name (a str, for a set calibrated on string labels),
+        as ccs serve's /score takes them."""
+        if isinstance(label, str):
+            label = self._label_named(label)
         lent = Lent()
         p = np.asarray(_lib.host(points))
         m = _lib.rows_of(p)
@@ -918,6 +922,24 @@ class Set(_Handle):
              0 if label is None else 1, 0 if label is None else int(label),
              out.ctypes.data_as(POINTER(c_uint8)), m)
         return out
+
+    def _label_named(self, name):
+        """The label of the class named name (ValueError, naming the
+        set's classes, when there is none), as ccs serve reads "label":
+        "name"."""
+        classes = self.info.get("classes")
+        if not classes:
+            raise ValueError(f"label {name!r}: the set has one threshold: it takes no label")
+        for c in classes:
+            if c.get("name") == name:
+                return c["label"]
+        listed = ", ".join(f'{c["label"]} "{c["name"]}"' if c.get("name") else str(c["label"]) for c in classes[:8])
+        if len(classes) > 8:
+            listed += f", … {len(classes)} in all"
+        if not any(c.get("name") for c in classes):
+            raise ValueError(f"label {name!r}: no class is named so: the set was calibrated on integer labels, "
+                             f"give the anchor's label as one (the set's classes: {listed})")
+        raise ValueError(f"label {name!r}: no class is named so (the set's classes: {listed})")
 
     def scores(self, anchor, points):
         """The score of each point ((m, d), or (d,) for one) around anchor:

@@ -794,6 +794,25 @@ def test_compare_out_resumes(labelled, cli, tmp_path):
     assert "Conformal Ball" in (tmp_path / "report.html").read_text()
 
 
+def test_contains_takes_class_names(labelled):
+    # A class-conditional set calibrated on string labels takes the
+    # anchor's class by name, as ccs serve's /score does.
+    names = NAMES[labelled["labels"]]
+    splits = ccs.bundle(labelled["embeddings"], names, k=8, kneg=6, seed=3)
+    s = ccs.calibrate("ball", splits["cal"], alpha=0.2, calibration="class")
+    a = splits["test"].anchors
+    assert [c["name"] for c in s.info["classes"]] == list(NAMES)
+    for label, name in enumerate(NAMES):
+        assert np.array_equal(s.contains(a[0], a, label=name), s.contains(a[0], a, label=label))
+    assert not np.array_equal(s.contains(a[0], a, label="ant"), s.contains(a[0], a, label="émeu"))
+    with pytest.raises(ValueError, match=r"""label 'Ant': no class is named so \(the set's classes: 0 "ant", 1 "bee", """):
+        s.contains(a[0], a, label="Ant")
+    numbered = ccs.calibrate("ball", ccs.bundle(labelled["embeddings"], labelled["labels"], k=8, kneg=6, seed=3)["cal"],
+                             alpha=0.2, calibration="class")
+    with pytest.raises(ValueError, match="calibrated on integer labels, give the anchor's label as one"):
+        numbered.contains(a[0], a, label="ant")
+
+
 def test_compare_names_string_classes(labelled, cli, tmp_path):
     # String labels name the table's classes, from ccs.bundle's dict and
     # from ccs bundle's directory (its manifest), as ccs compare names them.
