@@ -297,3 +297,20 @@ func TestClassSetFileValidation(t *testing.T) {
 		t.Error("class calibration without labels: no error")
 	}
 }
+
+// TestTooFewWords: the reason reads "1 calibration score is", and the
+// plural otherwise, under either rule.
+func TestTooFewWords(t *testing.T) {
+	for _, c := range []struct {
+		e    TooFewError
+		want string
+	}{
+		{TooFewError{N: 1, Alpha: 0.05, Rank: 2}, "1 calibration score is too few for alpha 0.05: the rank"},
+		{TooFewError{N: 8, Alpha: 0.05, Rank: 9}, "8 calibration scores are too few for alpha 0.05: the rank"},
+		{TooFewError{N: 1, Alpha: 0.05, Delta: 0.1}, "1 calibration score is too few for alpha 0.05 at delta 0.1"},
+	} {
+		if got := c.e.Reason(); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%+v: %q, want %q…", c.e, got, c.want)
+		}
+	}
+}

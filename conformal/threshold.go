@@ -42,11 +42,19 @@ func (e *TooFewError) Error() string { return "conformal: " + e.Reason() }
 func (e *TooFewError) Reason() string {
 	if e.Delta > 0 {
 		need := minPACCalibration(e.Alpha, e.Delta)
-		return fmt.Sprintf("%d calibration scores are too few for alpha %v at delta %v: no rank r ≤ n has BinomCDF(r−1; n, 1−α) ≥ 1−δ, so the set is the whole space (threshold +Inf); %s",
-			e.N, e.Alpha, e.Delta, needs(fmt.Sprintf("alpha %v with delta %v", e.Alpha, e.Delta), need))
+		return fmt.Sprintf("%s too few for alpha %v at delta %v: no rank r ≤ n has BinomCDF(r−1; n, 1−α) ≥ 1−δ, so the set is the whole space (threshold +Inf); %s",
+			e.scores(), e.Alpha, e.Delta, needs(fmt.Sprintf("alpha %v with delta %v", e.Alpha, e.Delta), need))
 	}
-	return fmt.Sprintf("%d calibration scores are too few for alpha %v: the rank ⌈(1−α)(n+1)⌉ = %d exceeds n, so the set is the whole space (threshold +Inf); %s",
-		e.N, e.Alpha, e.Rank, needs(fmt.Sprintf("alpha %v", e.Alpha), minCalibration(e.Alpha)))
+	return fmt.Sprintf("%s too few for alpha %v: the rank ⌈(1−α)(n+1)⌉ = %d exceeds n, so the set is the whole space (threshold +Inf); %s",
+		e.scores(), e.Alpha, e.Rank, needs(fmt.Sprintf("alpha %v", e.Alpha), minCalibration(e.Alpha)))
+}
+
+// scores is "n calibration scores are", or "1 calibration score is".
+func (e *TooFewError) scores() string {
+	if e.N == 1 {
+		return "1 calibration score is"
+	}
+	return fmt.Sprintf("%d calibration scores are", e.N)
 }
 
 // needs says how many calibration scores what needs: n, or, for 0, more
