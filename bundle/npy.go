@@ -104,6 +104,20 @@ func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
 	return decodeNPY(r, name, maxElems, 0, false)
 }
 
+// TooLargeError is a .npy header that announces more values than the
+// reader's cap (DecodeNPY's maxElems), refused before anything is read:
+// its shape tells a caller whether the array has too many rows or another
+// shape altogether.
+type TooLargeError struct {
+	Label  string // the array, as errors name it
+	Shape  []int  // as the header announces it
+	N, Max int    // its values, and the cap
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s: shape %s holds %d values, more than the %d allowed", e.Label, FormatShape(e.Shape), e.N, e.Max)
+}
+
 // DecodeNPYBytes is DecodeNPY on a .npy stream held in memory: the data
 // its header announces must also fit in data, checked before anything is
 // allocated (a 100-byte request body announcing 600 MB is refused).
@@ -338,7 +352,7 @@ func decodeData(br *bufio.Reader, label, descr string, shape []int, fortran bool
 		n *= s
 	}
 	if maxElems > 0 && n > maxElems {
-		return Array{}, fmt.Errorf("%s: shape %s holds %d values, more than the %d allowed", label, FormatShape(shape), n, maxElems)
+		return Array{}, &TooLargeError{Label: label, Shape: shape, N: n, Max: maxElems}
 	}
 	if maxBytes > 0 && int64(n) > maxBytes/int64(t.size) {
 		return Array{}, fmt.Errorf("%s: shape %s of %s needs %d bytes of data, more than the %d bytes stored", label, FormatShape(shape), t.name, int64(n)*int64(t.size), maxBytes)

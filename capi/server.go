@@ -105,7 +105,7 @@ func startServer(o serveOptions) (*job, serverInfo, error) {
 			return err
 		case <-ctx.Done():
 		}
-		return srv.Stop(hs, errc, grace)
+		return srv.Stop(hs, errc, serve.StopOptions{Grace: grace})
 	})
 	j.srv = srv
 	return j, info, nil

@@ -88,9 +88,13 @@ func shapeString(shape []int) string {
 	return "(" + strings.Join(s, ", ") + ")"
 }
 
+// errTooManyRows is decodeNPY's refusal of a body of more rows than the
+// caller takes, before any is read; the rows it returns are the header's.
+var errTooManyRows = errors.New("serve: too many rows")
+
 // decodeNPY reads a float32 .npy body of at most maxRows rows of dimension
 // d: shape (d,) is one row, (m, d) m rows. It returns the values and the
-// number of rows.
+// number of rows (errTooManyRows beyond maxRows).
 func decodeNPY(r *http.Request, d, maxRows int) ([]float32, int, error) {
 	body, err := bodyOf(r)
 	if err != nil {
@@ -98,7 +102,15 @@ func decodeNPY(r *http.Request, d, maxRows int) ([]float32, int, error) {
 	}
 	// The body's length bounds what its header may announce.
 	a, err := bundle.DecodeNPYBytes(body, "body", mulCap(addCap(maxRows, 1), d))
-	if err != nil {
+	var large *bundle.TooLargeError
+	switch {
+	case errors.As(err, &large) && len(large.Shape) == 2 && large.Shape[1] == d:
+		// Rows of the set's dimension, more than a request takes: the
+		// caller answers as for as many JSON points (413).
+		return nil, large.Shape[0], errTooManyRows
+	case errors.As(err, &large):
+		return nil, 0, invalid("body", ".npy body: shape %s, want (%d,) or (m, %d): the set's dimension is %d", shapeString(large.Shape), d, d, d)
+	case err != nil:
 		return nil, 0, badRequest("body", "%v", err)
 	}
 	if a.F32 == nil {
@@ -206,6 +218,12 @@ func (s *Server) pointsLabel(r *http.Request, d int, anchor bool, fields field) 
 			label.name, label.query = &q, true
 		}
 		rows, m, err := decodeNPY(r, d, addCap(s.cfg.MaxPoints, 1))
+		if errors.Is(err, errTooManyRows) && anchor {
+			m-- // the first row is the anchor
+		}
+		if errors.Is(err, errTooManyRows) {
+			return nil, nil, label, s.checkCount(m)
+		}
 		if err != nil {
 			return nil, nil, label, err
 		}

@@ -282,7 +282,7 @@ func oodParams(r *http.Request, n int) (ood.Test, float64, error) {
 		return ood.Test{}, 0, invalid(field, "%v", err)
 	}
 	if fdr != 0 && !(fdr > 0 && fdr < 1) {
-		return ood.Test{}, 0, invalid("fdr", "FDR level %v, want 0 < q < 1", fdr)
+		return ood.Test{}, 0, invalid("fdr", "FDR level %v, want 0 < q < 1 (or 0: none)", fdr)
 	}
 	return test, fdr, nil
 }
@@ -339,7 +339,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	}
 	if npy {
 		var rows int
-		if req.anchor, rows, err = decodeNPY(r, d, 1); err != nil {
+		if req.anchor, rows, err = decodeNPY(r, d, 1); err != nil && !errors.Is(err, errTooManyRows) {
 			return err
 		}
 		if rows != 1 {

@@ -175,8 +175,14 @@ func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWr
 			s.deny(sw, e, reason)
 			return
 		}
-		if method != "" && r.Method != method {
-			sw.Header().Set("Allow", method)
+		// A GET endpoint answers HEAD too, without the body (net/http
+		// drops it), as health checkers send it.
+		if method != "" && r.Method != method && (method != http.MethodGet || r.Method != http.MethodHead) {
+			allow := method
+			if method == http.MethodGet {
+				allow = "GET, HEAD"
+			}
+			sw.Header().Set("Allow", allow)
 			writeError(sw, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
 				msg: fmt.Sprintf("%s %s: use %s", clip(r.Method), quote(r.URL.Path), method)})
 			return
@@ -212,12 +218,19 @@ func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWr
 }
 
 // params refuses a query parameter the endpoint does not take (400,
-// naming it and those it takes), as an unknown JSON field is: a misspelt
+// naming it and those it takes), or one it takes given twice, as an
+// unknown or repeated JSON field is: a misspelt
 // ?alpha_odd=0.01, or an option of the Python call that the service does
 // not have (?simultaneous=true), was answered at the defaults.
 func params(h func(http.ResponseWriter, *http.Request) error, takes ...string) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		for _, name := range slices.Sorted(maps.Keys(r.URL.Query())) {
+		q := r.URL.Query()
+		for _, name := range slices.Sorted(maps.Keys(q)) {
+			if n := len(q[name]); n > 1 && slices.Contains(takes, name) {
+				// As a JSON field given twice: parsers disagree on which
+				// copy wins.
+				return badRequest(name, "query parameter %s is given %d times: give it once", quote(name), n)
+			}
 			if !slices.Contains(takes, name) {
 				want := "none"
 				if len(takes) > 0 {

@@ -40,6 +40,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -571,6 +572,11 @@ func (s *Server) Reload(trigger string) error {
 	}
 	s.reloads.WithLabelValues("ok").Inc()
 	s.logf("reloaded (%s): generation %d", trigger, gen)
+	// What start-up warns of, a reload does too: a collection replaced by
+	// one of another dimension.
+	for _, w := range s.Warnings() {
+		s.logf("warning: %s", w)
+	}
 	return nil
 }
 
@@ -664,16 +670,67 @@ func (s *Server) TLSConfig() *tls.Config {
 // still served until the listener closes.
 func (s *Server) Drain() { s.draining.Store(true) }
 
-// Stop drains s (Drain) and shuts hs down, letting the requests in flight
-// finish within grace; served is where hs.Serve's error arrives. It
-// returns that error unless it is http.ErrServerClosed, the stop asked
-// for: what ccs serve does on SIGTERM, and ccs.serve's close.
-func (s *Server) Stop(hs *http.Server, served <-chan error, grace time.Duration) error {
+// StopOptions says how Stop drains the server.
+type StopOptions struct {
+	// Delay is how long the server goes on accepting and serving, /readyz
+	// answering 503, before it stops accepting connections: a load
+	// balancer's time to see the 503 and send no more. 0: none.
+	Delay time.Duration
+	// Grace is how long the requests in flight then have to finish.
+	Grace time.Duration
+	// Force, when it delivers (a second signal), ends either wait at
+	// once, closing every connection.
+	Force <-chan os.Signal
+}
+
+// ErrCut reports requests in flight that a Stop cut: they outlasted the
+// grace, or a second signal came.
+var ErrCut = errors.New("requests in flight were cut")
+
+// errForced is the cause of a Stop cut short by StopOptions.Force.
+var errForced = errors.New("a second signal")
+
+// Stop drains s (Drain), serves on for opt.Delay, then shuts hs down,
+// letting the requests in flight finish within opt.Grace; served is where
+// hs.Serve's error arrives. Requests still running at the end of the grace,
+// or at a second signal, are cut (their connections closed) and reported
+// as ErrCut. It returns hs.Serve's error unless it is
+// http.ErrServerClosed, the stop asked for: what ccs serve does on
+// SIGTERM, and ccs.serve's close.
+func (s *Server) Stop(hs *http.Server, served <-chan error, opt StopOptions) error {
 	s.Drain()
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	if opt.Delay > 0 {
+		t := time.NewTimer(opt.Delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case err := <-served: // it failed meanwhile
+			return err
+		case <-opt.Force:
+			hs.Close()
+			<-served
+			return fmt.Errorf("stopped at a second signal during the drain delay: %w", ErrCut)
+		}
+	}
+	base, cancelBase := context.WithCancelCause(context.Background())
+	defer cancelBase(nil)
+	ctx, cancel := context.WithTimeout(base, opt.Grace)
 	defer cancel()
+	go func() {
+		select {
+		case <-opt.Force:
+			cancelBase(errForced)
+		case <-ctx.Done():
+		}
+	}()
 	if err := hs.Shutdown(ctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		// Shutdown leaves the connections still active open: close them.
+		hs.Close()
+		<-served
+		if errors.Is(context.Cause(base), errForced) {
+			return fmt.Errorf("stopped at a second signal: %w", ErrCut)
+		}
+		return fmt.Errorf("requests still running after the grace of %v: %w", opt.Grace, ErrCut)
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err

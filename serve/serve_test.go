@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	stdlog "log"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -265,6 +266,13 @@ func TestErrors(t *testing.T) {
 		{"npy ood dimension", "POST", "/v1/sets/ball/ood", "application/x-npy", npyBody(t, make([]float32, 8), 2, 4), 422, "invalid", "body"},
 		{"npy retrieve dimension", "POST", "/v1/sets/ball/retrieve?collection=db", "application/x-npy", npyBody(t, make([]float32, 2), 2), 422, "invalid", "body"},
 		{"npy retrieve rows", "POST", "/v1/sets/ball/retrieve?collection=db", "application/x-npy", npyBody(t, make([]float32, 6), 2, 3), 422, "invalid", "body"},
+		// More rows than a request takes: answered as for as many JSON
+		// points (413), not by the values the header announces.
+		{"npy too many points", "POST", "/v1/sets/ball/ood", "application/x-npy", npyBody(t, make([]float32, 3*60), 60, 3), 413, "too_many_points", "points"},
+		{"npy too many points after the anchor", "POST", "/v1/sets/ball/score", "application/x-npy", npyBody(t, make([]float32, 3*60), 60, 3), 413, "too_many_points", "points"},
+		{"npy retrieve, many rows", "POST", "/v1/sets/ball/retrieve?collection=db", "application/x-npy", npyBody(t, make([]float32, 3*60), 60, 3), 422, "invalid", "body"},
+		{"npy too many values of another dimension", "POST", "/v1/sets/ball/ood", "application/x-npy", npyBody(t, make([]float32, 4*60), 60, 4), 422, "invalid", "body"},
+		{"a query parameter twice", "POST", "/v1/sets/ball/ood?alpha_ood=0.1&alpha_ood=0.2", "", `{"points": [[0, 0, 0]]}`, 400, "bad_request", "alpha_ood"},
 	} {
 		rec := do(t, h, c.method, c.path, c.ctype, c.body)
 		var e struct {
@@ -277,6 +285,28 @@ func TestErrors(t *testing.T) {
 		if rec.Code != c.status || e.Error.Code != c.code || e.Error.Field != c.field || e.Error.Message == "" {
 			t.Errorf("%s: %d %+v, want %d %s field %q", c.name, rec.Code, e.Error, c.status, c.code, c.field)
 		}
+	}
+	// What the rows' refusals say: the points after the anchor, the rows
+	// a retrieval's one anchor cannot be; HEAD on a GET endpoint is GET's
+	// status without a body.
+	for _, c := range []struct{ path, want string }{
+		{"/v1/sets/ball/score", "59 points, at most 50 per request"},
+		{"/v1/sets/ball/ood", "60 points, at most 50 per request"},
+		{"/v1/sets/ball/retrieve?collection=db", ".npy body: 60 rows, want one anchor: (3,) or (1, 3)"},
+	} {
+		var e apiErr
+		rec := do(t, h, "POST", c.path, "application/x-npy", npyBody(t, make([]float32, 3*60), 60, 3))
+		if json.Unmarshal(rec.Body.Bytes(), &e); !strings.HasPrefix(e.Error.Message, c.want) {
+			t.Errorf("%s, 60 rows: %q, want %q", c.path, e.Error.Message, c.want)
+		}
+	}
+	for _, path := range []string{"/healthz", "/readyz", "/v1/sets"} {
+		if rec := do(t, h, "HEAD", path, "", ""); rec.Code != 200 {
+			t.Errorf("HEAD %s: %d %s", path, rec.Code, rec.Body)
+		}
+	}
+	if rec := do(t, h, "PUT", "/healthz", "", ""); rec.Code != 405 || rec.Header().Get("Allow") != "GET, HEAD" {
+		t.Errorf("PUT /healthz: %d, Allow %q", rec.Code, rec.Header().Get("Allow"))
 	}
 	// A retrieval without a collection says which there are and where to
 	// name one, for a JSON body and an .npy one alike.
@@ -703,11 +733,28 @@ func TestNoHalf(t *testing.T) {
 // load, naming the sets' dimensions; one that a set can search is not.
 func TestWarnings(t *testing.T) {
 	t.Parallel()
-	s, _ := fixture(t)
+	cfg := fixtureConfig(t)
+	var log strings.Builder
+	cfg.Logger = stdlog.New(&log, "", 0)
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer s.Close()
 	w := s.Warnings()
 	want := `collection "flat" has dimension 2, and no set has: the sets' dimensions are 3 (ball, gen), so every retrieval from it would be refused`
 	if len(w) != 1 || w[0] != want {
 		t.Errorf("warnings %q, want [%q]", w, want)
+	}
+	// A reload logs them too: the collection "db" replaced by rows of
+	// dimension 16.
+	if err := bundle.WriteNPZ(cfg.Collections["db"], map[string]bundle.Array{"embeddings": bundle.Float32(make([]float32, 5*16), 5, 16)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload("test"); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.String(); !strings.Contains(got, "reloaded (test): generation 2\nwarning: collection \"db\" has dimension 16, and no set has") {
+		t.Errorf("the reload's log:\n%s", got)
 	}
 }

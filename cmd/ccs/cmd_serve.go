@@ -22,7 +22,8 @@ type serveOptions struct {
 	MaxBody           int64
 	MaxPoints         int
 	MaxResults        int
-	Grace             time.Duration // in-flight requests' time after SIGTERM
+	DrainDelay        time.Duration // serving on, /readyz 503, after SIGTERM
+	Grace             time.Duration // in-flight requests' time after the drain delay
 	MonitorDelta      float64       // the OOD drift monitors' alarm level
 	MonitorLimit      int           // the points each monitor observes before it is full
 	TransformMemory   int64         // bytes the single-norm transforms may take
@@ -45,7 +46,7 @@ var serveSignals = func() (hup, stop <-chan os.Signal, done func()) {
 }
 
 func serveCommand() *command {
-	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-auth-tokens FILE] [-tls-cert CERT.pem -tls-key KEY.pem] [-metrics token|open|off] [-insecure] [-max-body BYTES] [-max-points N] [-max-results N] [-max-conns N] [-max-inflight N] [-body-memory BYTES] [-monitor-delta δ] [-monitor-limit N] [-transform-memory BYTES] [-half-copy=false]",
+	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-auth-tokens FILE] [-tls-cert CERT.pem -tls-key KEY.pem] [-metrics token|open|off] [-insecure] [-max-body BYTES] [-max-points N] [-max-results N] [-max-conns N] [-max-inflight N] [-body-memory BYTES] [-drain-delay D] [-shutdown-grace D] [-monitor-delta δ] [-monitor-limit N] [-transform-memory BYTES] [-half-copy=false]",
 		"serve fitted sets over HTTP: membership, OOD scores, certified retrieval (SIGHUP reloads, SIGTERM drains and stops)",
 		func(fs *flag.FlagSet, o *serveOptions) func() error {
 			*o = serveOptions{Sets: namedFiles{}, Collections: namedFiles{}}
@@ -55,7 +56,8 @@ func serveCommand() *command {
 			fs.Int64Var(&o.MaxBody, "max-body", 32<<20, "largest request body in `bytes`")
 			fs.IntVar(&o.MaxPoints, "max-points", 100_000, "most points per request")
 			fs.IntVar(&o.MaxResults, "max-results", 10_000, "most retrieval hits per response")
-			fs.DurationVar(&o.Grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take after SIGTERM")
+			fs.DurationVar(&o.DrainDelay, "drain-delay", 0, "after SIGTERM or SIGINT, how long to go on serving with /readyz answering 503, for a load balancer to see it and send no more, before accepting no new connection")
+			fs.DurationVar(&o.Grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take once no new connection is accepted (after -drain-delay); requests still running then are cut, and serve exits 1")
 			fs.Float64Var(&o.MonitorDelta, "monitor-delta", 0.01, "each OOD drift monitor raises its alarm when its test martingale reaches 1/`δ` (false alarm on an in-distribution stream: probability ≤ δ)")
 			fs.IntVar(&o.MonitorLimit, "monitor-limit", 1_000_000, "points each OOD drift monitor observes (8 to 16 bytes of memory each) before it is full: it then observes no more, and says so, until POST …/ood/monitor/reset; 0: no limit")
 			fs.StringVar(&o.AuthTokens, "auth-tokens", "", "tokens `file`: one per line, TOKEN, NAME:TOKEN or NAME:TOKEN:ROLE (read, the default, or admin; at least 16 characters); every endpoint but /healthz and /readyz then needs Authorization: Bearer TOKEN; read again on reload")
@@ -150,8 +152,12 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 		case <-hup:
 			srv.Reload("SIGHUP") // logged, as over HTTP
 		case sig := <-stop:
-			fmt.Fprintf(out.stderr, "ccs serve: %v: draining\n", sig)
-			if err := srv.Stop(hs, errc, o.Grace); err != nil {
+			how := fmt.Sprintf("up to %v for requests in flight", o.Grace)
+			if o.DrainDelay > 0 {
+				how = fmt.Sprintf("serving on for %v with /readyz answering 503, then %s", o.DrainDelay, how)
+			}
+			fmt.Fprintf(out.stderr, "ccs serve: %v: draining (%s; a second signal stops at once)\n", sig, how)
+			if err := srv.Stop(hs, errc, serve.StopOptions{Delay: o.DrainDelay, Grace: o.Grace, Force: stop}); err != nil {
 				return err
 			}
 			fmt.Fprintf(out.stderr, "ccs serve: stopped\n")

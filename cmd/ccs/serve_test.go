@@ -104,10 +104,29 @@ func TestServeRetrieveLoadtest(t *testing.T) {
 	hup <- os.Interrupt
 	waitFor(t, stderr, "reloaded")
 	sv.stop(t)
-	for _, want := range []string{"draining", "stopped"} {
+	for _, want := range []string{"draining (up to 30s for requests in flight; a second signal stops at once)", "stopped"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
+	}
+
+	// With -drain-delay it serves on, /readyz 503, until a second signal
+	// stops it at once: exit 1, the requests in flight cut.
+	sv = startServe(t, "serve", "-set", "ball="+set, "-addr", "127.0.0.1:0", "-drain-delay", "1m")
+	sv.term <- os.Interrupt
+	waitFor(t, sv.stderr, "draining (serving on for 1m0s with /readyz answering 503, then up to 30s for requests in flight; a second signal stops at once)")
+	base = sv.base
+	if got := get("/readyz"); !strings.HasPrefix(got, "503 ") {
+		t.Errorf("/readyz in the drain delay: %s", got)
+	}
+	sv.term <- os.Interrupt
+	select {
+	case err := <-sv.done:
+		if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "stopped at a second signal during the drain delay: requests in flight were cut") {
+			t.Errorf("after a second signal: %v (exit %d)", err, exitCode(err))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a second signal did not stop the server")
 	}
 }
 
