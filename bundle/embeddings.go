@@ -47,9 +47,42 @@ func (e Embeddings) check() error {
 		return fmt.Errorf("%s: no embeddings (%d rows of dimension %d)", e.Source, e.N, e.D)
 	}
 	if i := firstNonFinite(e.Rows); i >= 0 {
-		return fmt.Errorf("%s: row %d, coordinate %d is %v", e.Source, i/e.D, i%e.D, e.Rows[i])
+		return fmt.Errorf("%s: row %d, coordinate %d is %v%s", e.Source, i/e.D, i%e.D, e.Rows[i], e.nonFinite(i/e.D))
 	}
 	return nil
+}
+
+// nonFinite counts the rows (the items, with views) that hold NaN or ±Inf,
+// from row first, which does, and says how to leave them out: a failed
+// encoding is seldom alone.
+func (e Embeddings) nonFinite(first int) string {
+	unit, per, x := "row", e.D, "X"
+	if e.Views > 0 {
+		unit, per = "item", e.Views*e.D
+	}
+	var bad []int
+	for r := first / (per / e.D); r*per < len(e.Rows); r++ {
+		if firstNonFinite(e.Rows[r*per:(r+1)*per]) >= 0 {
+			bad = append(bad, r)
+		}
+	}
+	if len(bad) == 1 {
+		return fmt.Sprintf(" (1 %s of %d holds NaN or ±Inf)", unit, len(e.Rows)/per)
+	}
+	list := make([]string, 0, 6)
+	for i, r := range bad {
+		if i == 5 {
+			list = append(list, "…")
+			break
+		}
+		list = append(list, fmt.Sprint(r))
+	}
+	keep := "np.isfinite(X).all(axis=1)"
+	if e.Views > 0 {
+		keep = "np.isfinite(X).all(axis=(1, 2))"
+	}
+	return fmt.Sprintf("; %d %ss of %d hold NaN or ±Inf (%ss %s): leave them out first, with their labels (or ids, and pairs renumbered), keep = %s; %s, y = %s[keep], y[keep]",
+		len(bad), unit, len(e.Rows)/per, unit, strings.Join(list, ", "), keep, x, x)
 }
 
 // CheckEmbeddings checks embeddings read otherwise (a Parquet column): at

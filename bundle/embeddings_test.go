@@ -23,6 +23,12 @@ func TestInputs(t *testing.T) {
 	}
 	nan := emb(3, 2)
 	nan.F32[5] = float32(math.NaN())
+	many := emb(10, 2) // rows 1, 3, 4, 6, 8, 9 not finite
+	for _, i := range []int{3, 6, 9, 12, 16, 18, 19} {
+		many.F32[i] = float32(math.Inf(1 - 2*(i%2)))
+	}
+	nanViews := emb(4, 2, 3) // items 1 and 3
+	nanViews.F32[9], nanViews.F32[23] = float32(math.NaN()), float32(math.NaN())
 	for _, c := range []struct {
 		name  string
 		a     Array
@@ -33,7 +39,9 @@ func TestInputs(t *testing.T) {
 		{"views not allowed", emb(2, 3, 4), false, "e.npy: shape (2, 3, 4), want (n, d)"},
 		{"a vector", emb(4), true, "e.npy: shape (4,), want (n, v, d) views"},
 		{"no rows", emb(0, 4), false, "e.npy: no embeddings (0 rows of dimension 4)"},
-		{"NaN", nan, false, "e.npy: row 2, coordinate 1 is NaN"},
+		{"NaN", nan, false, "e.npy: row 2, coordinate 1 is NaN (1 row of 3 holds NaN or ±Inf)"},
+		{"rows not finite", many, false, "e.npy: row 1, coordinate 1 is -Inf; 6 rows of 10 hold NaN or ±Inf (rows 1, 3, 4, 6, 8, …): leave them out first, with their labels (or ids, and pairs renumbered), keep = np.isfinite(X).all(axis=1); X, y = X[keep], y[keep]"},
+		{"views not finite", nanViews, true, "e.npy: row 3, coordinate 0 is NaN; 2 items of 4 hold NaN or ±Inf (items 1, 3): leave them out first, with their labels (or ids, and pairs renumbered), keep = np.isfinite(X).all(axis=(1, 2))"},
 	} {
 		if _, err := EmbeddingsOf(c.a, "e.npy", c.views); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
