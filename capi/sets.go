@@ -106,9 +106,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	}
 	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite},
 		Ridge: ridge, SplitSeed: o.Seed}
-	if m == conformal.Class {
-		opt.Calibration.LabelNames = cal.names
-	}
+	opt.Calibration.LabelNames = cal.names // a class set's, a trim's class names
 	var set *conformal.Set
 	switch {
 	case fitted != nil:

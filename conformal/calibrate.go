@@ -17,20 +17,22 @@ import (
 // DisjointPairs (for OnePerAnchor and PAC, as many of each class's as keep
 // the classes' shares of the anchors) — or all positives pooled.
 func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]float64, error) {
-	scores, _, err := unitScores(g, cal, mode, seed)
+	scores, _, _, err := unitScores(g, cal, mode, seed)
 	return scores, err
 }
 
 // unitScores is Scores, with the DisjointPairs it scored (trimmed as
-// Scores says), or nil when its units are the anchors, one positive each,
-// or every positive pooled: unit u is then anchor u.
-func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]float64, [][2]int, error) {
+// Scores says, and the Trim when that left out many), or nil when its
+// units are the anchors, one positive each, or every positive pooled:
+// unit u is then anchor u.
+func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]float64, [][2]int, *Trim, error) {
 	if err := cal.NeedPositives(); err != nil {
-		return nil, nil, fmt.Errorf("conformal: %w", err)
+		return nil, nil, nil, fmt.Errorf("conformal: %w", err)
 	}
 	if g.Dim() != cal.D {
-		return nil, nil, fmt.Errorf("conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
+		return nil, nil, nil, fmt.Errorf("conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
 	}
+	var trim *Trim
 	switch mode {
 	case OnePerAnchor, PAC, Class: // the same positives: PAC differs in the rank, Class in the grouping
 		d := cal.D
@@ -38,7 +40,7 @@ func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64)
 		pairs := DisjointPairs(cal)
 		if pairs != nil {
 			if mode != Class {
-				pairs = proportional(cal, pairs)
+				pairs, trim = proportional(cal, pairs)
 			}
 			diffs = make([]float32, len(pairs)*d)
 			for u, p := range pairs {
@@ -58,7 +60,7 @@ func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64)
 		parallel.For(n, 1024, 0, func(_, lo, hi int) {
 			g.Scores(out[lo:hi], diffs[lo*d:hi*d])
 		})
-		return out, pairs, nil
+		return out, pairs, trim, nil
 	case Pooled:
 		out := make([]float64, cal.N*cal.K)
 		parallel.For(cal.N, 64, 0, func(_, lo, hi int) {
@@ -67,9 +69,9 @@ func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64)
 				g.Scores(out[i*cal.K:(i+1)*cal.K], cal.PositiveDiffs(diffs, i))
 			}
 		})
-		return out, nil, nil
+		return out, nil, nil, nil
 	}
-	return nil, nil, fmt.Errorf("conformal: unknown calibration mode %v", mode)
+	return nil, nil, nil, fmt.Errorf("conformal: unknown calibration mode %v", mode)
 }
 
 // Options configures Calibrate. The zero value is one positive per anchor,
@@ -101,6 +103,9 @@ type Info struct {
 	// pairs (DisjointPairs: the bundle's positives were its own anchors),
 	// not its anchors.
 	Pairs bool `json:"pairs,omitempty"`
+	// Trim, for a marginal or PAC calibration on pairs, says that keeping
+	// the classes' shares left out a tenth of the pairs or more, and why.
+	Trim *Trim `json:"trim,omitempty"`
 	// Anchors is the calibration bundle's Digest: evaluating the set on
 	// that bundle is no test of it (OwnSplit).
 	Anchors string `json:"anchors,omitempty"`
@@ -148,9 +153,12 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	if opt.Mode == Class && cal.Labels == nil {
 		return nil, fmt.Errorf("conformal: class-conditional calibration needs the calibration bundle's labels")
 	}
-	scores, pairs, err := unitScores(g, cal, opt.Mode, opt.Seed)
+	scores, pairs, trim, err := unitScores(g, cal, opt.Mode, opt.Seed)
 	if err != nil {
 		return nil, err
+	}
+	if trim != nil && trim.Class >= 0 && trim.Class < int64(len(opt.LabelNames)) {
+		trim.Name = opt.LabelNames[trim.Class]
 	}
 	var classes []ClassThreshold
 	if opt.Mode == Class { // before Quantile reorders the scores
@@ -168,5 +176,5 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 		return nil, err
 	}
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
-		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs != nil, Anchors: cal.Digest()}}, nil
+		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs != nil, Trim: trim, Anchors: cal.Digest()}}, nil
 }

@@ -198,10 +198,13 @@ func DisjointPairs(cal *bundle.Bundle) [][2]int {
 // anchors, and so in a test split: the share of anchors that pair differs
 // from class to class (0.48 of 10 anchors, 0.465 of 1 000 with k = 5;
 // more where positives repeat), and taking every pair made a marginal
-// set's coverage a mixture of the classes' in the wrong proportions. Pairs without labels are kept.
-func proportional(cal *bundle.Bundle, pairs [][2]int) [][2]int {
+// set's coverage a mixture of the classes' in the wrong proportions. Pairs
+// without labels are kept. When that leaves out a tenth of the pairs or
+// more, trim says so and names the class whose share set ρ (nil
+// otherwise).
+func proportional(cal *bundle.Bundle, pairs [][2]int) (out [][2]int, trim *Trim) {
 	if cal.Labels == nil {
-		return pairs
+		return pairs, nil
 	}
 	anchors, made := map[int64]int{}, map[int64]int{}
 	for _, l := range cal.Labels {
@@ -210,11 +213,14 @@ func proportional(cal *bundle.Bundle, pairs [][2]int) [][2]int {
 	for _, p := range pairs {
 		made[cal.Labels[p[0]]]++
 	}
-	rho := 1.0
-	for l, n := range made {
-		rho = min(rho, float64(n)/float64(anchors[l]))
+	rho, limit := 1.0, int64(0)
+	for _, l := range slices.Sorted(maps.Keys(made)) {
+		if r := float64(made[l]) / float64(anchors[l]); r < rho {
+			rho, limit = r, l
+		}
 	}
-	kept, out := map[int64]int{}, make([][2]int, 0, len(pairs))
+	kept := map[int64]int{}
+	out = make([][2]int, 0, len(pairs))
 	for _, p := range pairs {
 		l := cal.Labels[p[0]]
 		if kept[l] < int(rho*float64(anchors[l])) {
@@ -222,7 +228,22 @@ func proportional(cal *bundle.Bundle, pairs [][2]int) [][2]int {
 			out = append(out, p)
 		}
 	}
-	return out
+	if 10*(len(pairs)-len(out)) >= len(pairs) {
+		trim = &Trim{Pairs: len(pairs), Class: limit, Anchors: anchors[limit], ClassPairs: made[limit]}
+	}
+	return out, trim
+}
+
+// Trim records a marginal or PAC calibration on disjoint pairs that left
+// out a tenth of them or more to keep the classes' shares of the anchors
+// (proportional): a small class whose anchors seldom pair sets the share
+// for all.
+type Trim struct {
+	Pairs      int    `json:"pairs"`          // disjoint pairs found; Info.N of them kept
+	Class      int64  `json:"class"`          // the class with the smallest share of pairs to anchors
+	Name       string `json:"name,omitempty"` // its name, for string labels
+	Anchors    int    `json:"anchors"`        // its calibration anchors
+	ClassPairs int    `json:"class_pairs"`    // its disjoint pairs
 }
 
 // classRankMode is the rank rule of a class-conditional set: marginal, or

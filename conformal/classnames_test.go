@@ -191,6 +191,70 @@ func TestDisjointPairs(t *testing.T) {
 	}
 }
 
+// TestTrim: a marginal calibration on pairs that leaves out a tenth of
+// them or more to keep the classes' shares records how many and which
+// class set the share, warns of it by the class's name, and its file
+// reads back; a trim that contradicts the rest of the file is refused.
+// One that leaves out fewer records nothing.
+func TestTrim(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	// Class 0: 200 anchors in 100 pairs (each the other's positive);
+	// class 1: 3 anchors, 1 pair; the share 1/3 leaves 66 of class 0's.
+	const n, k = 203, 1
+	b := synthetic(rng, n, k)
+	b.Positives, b.Labels, b.PositiveIndex = nil, make([]int64, n), make([]int64, n)
+	for i := range 200 {
+		b.PositiveIndex[i] = int64(i ^ 1)
+	}
+	b.Labels[200], b.Labels[201], b.Labels[202] = 1, 1, 1
+	b.PositiveIndex[200], b.PositiveIndex[201], b.PositiveIndex[202] = 201, 200, 200
+	s, err := Calibrate(geometry.Ball{D: 2}, b, 0.1, Options{LabelNames: []string{"coat", "rare"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Trim{Pairs: 101, Class: 1, Name: "rare", Anchors: 3, ClassPairs: 1}
+	if s.Calibration.N != 67 || s.Calibration.Trim == nil || *s.Calibration.Trim != *want {
+		t.Fatalf("n %d, trim %+v, want 67 and %+v", s.Calibration.N, s.Calibration.Trim, want)
+	}
+	w := strings.Join(s.Warnings(), "\n")
+	if !strings.Contains(w, `67 of the 101 disjoint calibration pairs were kept, to keep each class's share of the anchors as a test split has it: class "rare" has 3 calibration anchors and 1 pair, a share of 0.333`) {
+		t.Errorf("warnings:\n%s", w)
+	}
+	var buf bytes.Buffer
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	file := buf.String()
+	if back, err := ReadJSON(strings.NewReader(file)); err != nil || back.Calibration.Trim == nil || *back.Calibration.Trim != *want {
+		t.Errorf("read back: %v", err)
+	}
+	for _, c := range []struct{ old, new, want string }{
+		{`"pairs": 101`, `"pairs": 67`, "calibration.trim.pairs 67: want more than n = 67"},
+		{`"class_pairs": 1`, `"class_pairs": 2`, "calibration.trim: 2 pairs of 3 anchors in class 1"},
+		{`"pairs": true`, `"pairs": false`, "calibration.trim given without pairs"},
+	} {
+		if _, err := ReadJSON(strings.NewReader(strings.Replace(file, c.old, c.new, 1))); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s: %v, want %q", c.old, c.new, err, c.want)
+		}
+	}
+	// Per class, every pair is kept; so with the small class's three
+	// anchors out of the bundle.
+	if c, err := Calibrate(geometry.Ball{D: 2}, b, 0.1, Options{Mode: Class, AllowInfinite: true}); err != nil || c.Calibration.Trim != nil || c.Calibration.N != 101 {
+		t.Errorf("class-conditional: %v, %+v", err, c.Calibration)
+	}
+	b.PositiveIndex[201] = 202 // class 1: 1 pair of 3 still; now give it 4 anchors, 2 pairs
+	b.N++
+	b.Anchors = append(b.Anchors, 0, 0)
+	b.Labels = append(b.Labels, 1)
+	b.PositiveIndex = append(b.PositiveIndex, 201)
+	b.PositiveIndex[202] = 203
+	b.PositiveIndex[200] = 201
+	if m, err := Calibrate(geometry.Ball{D: 2}, b, 0.1, Options{}); err != nil || m.Calibration.Trim != nil || m.Calibration.N != 102 {
+		t.Errorf("shares alike: %v, %+v", err, m.Calibration)
+	}
+}
+
 // TestOwnSplit: a set knows the bundle it was calibrated on by its anchors'
 // digest, through its file too, and warns of it as a test split (not when
 // resplits recalibrate on it); the splits its geometry was fitted on

@@ -209,6 +209,16 @@ func readJSON(r io.Reader) (*Set, error) {
 	if c.Pairs && c.Mode == Pooled {
 		return nil, fmt.Errorf("calibration.pairs given for mode pooled (which pools every positive)")
 	}
+	if t := c.Trim; t != nil {
+		switch {
+		case !c.Pairs || c.Mode == Class:
+			return nil, fmt.Errorf("calibration.trim given without pairs, or for mode class (which keeps every pair)")
+		case t.Pairs <= c.N || t.Pairs > MaxCalibration:
+			return nil, fmt.Errorf("calibration.trim.pairs %d: want more than n = %d", t.Pairs, c.N)
+		case t.Anchors < 1 || t.ClassPairs < 1 || 2*t.ClassPairs > t.Anchors || t.ClassPairs > t.Pairs:
+			return nil, fmt.Errorf("calibration.trim: %d pairs of %d anchors in class %d: want 1 ≤ pairs ≤ anchors/2, and no more than the %d pairs in all", t.ClassPairs, t.Anchors, t.Class, t.Pairs)
+		}
+	}
 	if want := guaranteeOf(c.Mode, c.Delta); f.Guarantee != want {
 		return nil, fmt.Errorf("guarantee %q contradicts calibration mode %v (%q)", f.Guarantee, c.Mode, want)
 	}

@@ -206,6 +206,10 @@ func (s *Set) Warnings() []string {
 				c, c.N, units, c.Rank, more))
 		}
 	}
+	if t := s.Calibration.Trim; t != nil {
+		w = append(w, fmt.Sprintf("%d of the %d disjoint calibration pairs were kept, to keep each class's share of the anchors as a test split has it: %s has %d calibration anchors and %s, a share of %.3g, which every class then takes (docs/calibration.md); hold that class out (-ood-classes) or give it more calibration anchors, or calibrate each class on all its pairs (-calibration class)",
+			s.Calibration.N, t.Pairs, className(t.Class, t.Name), t.Anchors, countOf(t.ClassPairs, "pair", "pairs"), float64(t.ClassPairs)/float64(t.Anchors)))
+	}
 	if math.IsInf(s.Threshold, 1) {
 		w = append(w, (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason())
 	}
@@ -300,3 +304,11 @@ func (e *DimError) Error() string {
 
 // LogVolume is the log-volume of the set.
 func (s *Set) LogVolume() float64 { return s.Geometry.LogVolume(s.Threshold) }
+
+// countOf is "1 pair" or "n pairs".
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -113,9 +113,9 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	}
 	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite},
 		Ridge: o.Ridge, SplitSeed: o.Seed}
-	if m == conformal.Class {
-		opt.Calibration.LabelNames = bundle.ManifestLabelNames(o.Cal, cal)
-	}
+	// Names for a class-conditional set's classes, and for the class
+	// a marginal calibration's trim names.
+	opt.Calibration.LabelNames = bundle.ManifestLabelNames(o.Cal, cal)
 	var set *conformal.Set
 	switch {
 	case fitted != nil:
