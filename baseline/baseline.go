@@ -138,7 +138,7 @@ func FitEllipsoid(fit *bundle.Bundle, opt Options) (*FittedEllipsoid, error) {
 		return nil, fmt.Errorf("baseline: ellipsoid: covariance of %d anchor−positive differences: %w", fit.N*fit.K, err)
 	}
 	return &FittedEllipsoid{Geometry: g, Info: conformal.FitInfo{Method: "covariance of anchor−positive differences on the fit split",
-		N: fit.N, Differences: fit.N * fit.K, Ridge: added, Splits: map[string]string{"fit": fit.Digest()}}}, nil
+		N: fit.N, Differences: fit.N * fit.K, Ridge: added, Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit)}}, nil
 }
 
 // Calibrate calibrates the ellipsoid on cal; the set's Fit is a copy of

@@ -564,6 +564,28 @@ func TestCalibrateRefusals(t *testing.T) {
 			t.Errorf("%v, want ErrSeenSplit saying %q", err, c.want)
 		}
 	}
+	// A split sharing a tenth of its anchors or more with fit and val,
+	// by their rows (another bundling's cal split), is refused; one
+	// sharing fewer is not.
+	fitted.Fit.Seen = bundle.NewRowFilter(fit, val)
+	mixed := func(shared int) *bundle.Bundle {
+		b := synthetic(rng, 50, 2)
+		for i := range shared { // rows of fit, then of val
+			src := []*bundle.Bundle{fit, val}[i%2]
+			copy(b.Anchors[i*2:i*2+2], src.Anchors[i*2:i*2+2])
+		}
+		return b
+	}
+	if _, err := CalibrateFitted(fitted, mixed(5), 0.1, Options{}); !errors.Is(err, ErrSeenSplit) ||
+		!strings.Contains(err.Error(), "5 of the 50 calibration anchors are rows it was fitted or validated on") {
+		t.Errorf("5 of 50 rows seen: %v", err)
+	}
+	if _, err := CalibrateFitted(fitted, mixed(4), 0.1, Options{}); err != nil {
+		t.Errorf("4 of 50 rows seen: %v", err)
+	}
+	if _, err := CalibrateFitted(fitted, cal, 0.1, Options{}); err != nil {
+		t.Errorf("an unseen split, by its rows: %v", err)
+	}
 	// A set that records no splits (made before they were) refuses nothing.
 	if _, err := CalibrateFitted(&Set{Geometry: geometry.Ball{D: 2}}, fit, 0.1, Options{}); err != nil {
 		t.Errorf("no recorded splits: %v", err)

@@ -34,6 +34,11 @@ type FitInfo struct {
 	// their role ("fit", "validation"): evaluating the set on one is no
 	// test of it (OwnSplit).
 	Splits map[string]string `json:"splits,omitempty"`
+	// Seen holds the anchor rows of those splits (a Bloom filter): a
+	// calibration split that shares many of them, the fit split of another
+	// bundling of the same embeddings say, is refused although its digest
+	// differs (ErrSeenSplit).
+	Seen *bundle.RowFilter `json:"seen_rows,omitempty"`
 }
 
 // ErrSeenSplit reports a calibration split that the geometry was fitted
@@ -69,8 +74,27 @@ func CalibrateFitted(fitted *Set, cal *bundle.Bundle, alpha float64, opt Options
 	if err := fitted.Fit.checkUnseen(s.Calibration.Anchors); err != nil {
 		return nil, err
 	}
+	if err := fitted.Fit.checkRows(cal); err != nil {
+		return nil, err
+	}
 	s.Fit = fitted.Fit
 	return s, nil
+}
+
+// checkRows refuses a calibration split of which a tenth of the anchors
+// or more (two at least) are rows the geometry was fitted or validated on
+// (FitInfo.Seen): the fit split of another bundling of the same
+// embeddings (another seed or split shares) shares about as many as its
+// share of the rows. Fewer are let through: duplicates in a data set, or
+// the filter's false positives (about 5·10⁻⁴ of the rows).
+func (f *FitInfo) checkRows(cal *bundle.Bundle) error {
+	if f == nil || f.Seen == nil {
+		return nil
+	}
+	if m := f.Seen.Count(cal); m >= 2 && 10*m >= cal.N {
+		return fmt.Errorf("%w: %d of the %d calibration anchors are rows it was fitted or validated on — the fit split of another bundling of the same embeddings (another seed or split), or those rows given again; calibrate on the cal split of the bundles it was fitted on", ErrSeenSplit, m, cal.N)
+	}
+	return nil
 }
 
 // OwnSplitWarning is what a reader of the set's figures on b must know

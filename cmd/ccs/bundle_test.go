@@ -253,6 +253,9 @@ func TestBundleCommand(t *testing.T) {
 			t.Fatalf("%v: %v", args, err)
 		}
 	}
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b5"), "-k", "8", "-ood-classes", "3", "-ood-cal-share", "0.1", "-seed", "5"}); err != nil {
+		t.Fatal(err)
+	}
 	// A fitted set is not calibrated on a split it was fitted or validated
 	// on, nor fitted with its training split as validation; a bundle of
 	// anchors alone (ood.npz) is no calibration or test split.
@@ -263,6 +266,10 @@ func TestBundleCommand(t *testing.T) {
 		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b/fit.npz"), "-out", p("x.json")}, p("b/fit.npz") + ": conformal: a threshold calibrated on a split the geometry was fitted on has no guarantee: this is its fit split"},
 		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b/val.npz"), "-out", p("x.json")}, "this is its validation split"},
 		{[]string{"calibrate", "-geometry", "ellipsoid", "-fit", p("b/fit.npz"), "-cal", p("b/fit.npz"), "-out", p("x.json")}, "this is its fit split"},
+		// The cal split of the same embeddings bundled with another seed
+		// holds rows of the fit and validation splits.
+		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b5/cal.npz"), "-out", p("x.json")}, p("b5/cal.npz") + ": conformal: a threshold calibrated on a split the geometry was fitted on has no guarantee: "},
+		{[]string{"calibrate", "-geometry", "ellipsoid", "-fit", p("b/fit.npz"), "-cal", p("b5/cal.npz"), "-out", p("x.json")}, " calibration anchors are rows it was fitted or validated on — the fit split of another bundling of the same embeddings (another seed or split)"},
 		{[]string{"fit", "-geometry", "genball", "-objective", "neg", "-train", p("b/fit.npz"), "-val", p("b/fit.npz"), "-epochs", "1", "-quiet", "-out", p("x.json")}, "the validation split is the training split"},
 		// A pool larger than the calibration split names the flag.
 		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b/cal.npz"), "-reference", "100000", "-out", p("x.json")}, "calibrate: -reference 100000: " + p("b/cal.npz") + " has "},

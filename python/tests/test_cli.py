@@ -61,6 +61,12 @@ def test_bundle_equals_ccs_bundle(labelled, tmp_path):
     fitted = ccs.fit("genball", splits["fit"], splits["val"], objective="neg", epochs=1)
     with pytest.raises(ValueError, match=r"^cal: conformal: a threshold calibrated on a split the geometry was fitted on has no guarantee: this is its fit split"):
         ccs.calibrate(fitted, splits["fit"])
+    # The same embeddings bundled with another seed: its cal split holds
+    # rows of this fit split, which the set knows by their values.
+    other = ccs.bundle(labelled["embeddings"], labelled["labels"], k=8, kneg=6, seed=4, ood_classes=[4],
+                       ood_cal_share=0.1)
+    with pytest.raises(ValueError, match=r"^cal: conformal: .*: \d+ of the \d+ calibration anchors are rows it was fitted or validated on"):
+        ccs.calibrate(fitted, other["cal"])
     with pytest.raises(ValueError, match=r"^calibrate: ood_cal: .*ood.npz: the OOD sample ccs bundle held out"):
         ccs.calibrate("ball", splits["cal"], reference=50, ood_cal=labelled["bundles"] / "ood.npz")
     with pytest.raises(ValueError, match=r"this is the validation split the set's geometry was fitted on"):

@@ -1,0 +1,65 @@
+package bundle
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestRowFilter: a filter holds every row added, the rows of another
+// bundle at about its false-positive rate (≤ 10⁻³ over 200 000 rows), a
+// row differing in one value's last bit not; it reads back from its JSON
+// to the same answers, and a file whose bits do not fit its rows is
+// refused.
+func TestRowFilter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	gauss := func(n, d int) *Bundle {
+		b := &Bundle{N: n, D: d, Anchors: make([]float32, n*d)}
+		for i := range b.Anchors {
+			b.Anchors[i] = float32(rng.NormFloat64())
+		}
+		return b
+	}
+	fit, val := gauss(3000, 16), gauss(500, 16)
+	f := NewRowFilter(fit, val, nil)
+	if f.Rows != 3500 || f.Count(fit) != 3000 || f.Count(val) != 500 {
+		t.Fatalf("rows %d, holds %d of fit, %d of val", f.Rows, f.Count(fit), f.Count(val))
+	}
+	other := gauss(200_000, 16)
+	c := f.Count(other)
+	t.Logf("%d of 200 000 other rows held", c)
+	if c > 200 {
+		t.Errorf("%d of 200 000 other rows held: a rate of %.2g, want about 5e-4", c, float64(c)/200_000)
+	}
+	near := &Bundle{N: 1, D: 16, Anchors: append([]float32(nil), fit.Anchors[:16]...)}
+	near.Anchors[7] = math.Float32frombits(math.Float32bits(near.Anchors[7]) ^ 1)
+	if f.Count(near) != 0 {
+		t.Error("a row one bit away is held")
+	}
+	raw, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back RowFilter
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Count(fit) != 3000 || back.Count(other) != f.Count(other) || len(raw) > 3500*2*4/3+100 {
+		t.Errorf("read back: %d of fit, %d of other (%d), %d bytes", back.Count(fit), back.Count(other), f.Count(other), len(raw))
+	}
+	for _, c := range []struct{ json, want string }{
+		{strings.Replace(string(raw), `"rows":3500`, `"rows":3600`, 1), "row filter: 7000 bytes of bits for 3600 rows, want 7200"},
+		{`{"rows": 1, "bits": "AAAA"}`, "row filter: 3 bytes of bits for 1 rows, want 8"},
+		{`{"rows": -1, "bits": ""}`, "row filter: -1 rows"},
+		{`{"rows": 1, "bits": "!!!!!!!!!!!!"}`, "row filter: bits: illegal base64"},
+		{`{"rows": 1, "bits": "AAAAAAAAAAA=", "x": 1}`, `unknown field "x"`},
+		{`{"rows": 1, "bits": "` + strings.Repeat("A", 1000) + `"}`, "row filter: 1000 characters of bits for 1 rows"},
+	} {
+		var g RowFilter
+		if err := json.Unmarshal([]byte(c.json), &g); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%.60s: %v, want %q", c.json, err, c.want)
+		}
+	}
+}
