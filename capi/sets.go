@@ -127,6 +127,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		}
 		return nil, fmt.Errorf("%s: %w", calName, err)
 	}
+	set.KeepRows(cal.b) // for evaluate to know these rows in another bundle
 	switch {
 	case o.Reference > 0:
 		if o.Reference > cal.b.N {

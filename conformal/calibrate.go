@@ -109,6 +109,12 @@ type Info struct {
 	// Anchors is the calibration bundle's Digest: evaluating the set on
 	// that bundle is no test of it (OwnSplit).
 	Anchors string `json:"anchors,omitempty"`
+	// Rows holds the calibration anchors' rows (KeepRows), so that a test
+	// bundle sharing many of them is warned of although its digest
+	// differs (OwnSplitWarning). The set file keeps it beside the
+	// calibration ("calibration_rows"), out of the documents that
+	// describe the calibration.
+	Rows *bundle.RowFilter `json:"-"`
 }
 
 // RankOf is the rank a calibration in mode m (with PAC's δ) takes among n

@@ -267,7 +267,8 @@ func TestOwnSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Fit = &FitInfo{Method: "test", Splits: map[string]string{"fit": fit.Digest()}}
+	s.Fit = &FitInfo{Method: "test", Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit)}
+	s.KeepRows(cal)
 	var buf bytes.Buffer
 	if err := s.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
@@ -276,9 +277,19 @@ func TestOwnSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if back.Calibration.Rows == nil || back.Calibration.Rows.Count(cal) != 30 || back.Fit.Seen.Count(fit) != 30 {
+		t.Fatal("the rows did not read back")
+	}
 	changed := *cal
 	changed.Anchors = slices.Clone(cal.Anchors)
 	changed.Anchors[7] = math.Nextafter32(changed.Anchors[7], 1e9)
+	// Bundles of other rows but for some of the set's (another
+	// bundling's test split): 3 of 30 rows warn, 2 do not.
+	with := func(src *bundle.Bundle, shared int) *bundle.Bundle {
+		b := synthetic(rng, 30, 2)
+		copy(b.Anchors, src.Anchors[:2*shared])
+		return b
+	}
 	for _, c := range []struct {
 		b            *bundle.Bundle
 		recalibrated bool
@@ -289,9 +300,21 @@ func TestOwnSplit(t *testing.T) {
 		{fit, false, "fit", "this is the fit split the set's geometry was fitted on"},
 		{fit, true, "fit", "this is the fit split"},
 		{test, false, "", ""},
-		{&changed, false, "", ""},
+		{&changed, false, "", "29 of its 30 anchors are rows of the set's calibration split (another bundling of the same embeddings?): its coverage is pulled toward 1−α"},
+		{&changed, true, "", ""},
+		{with(fit, 3), false, "", "3 of its 30 anchors are rows the set's geometry was fitted or validated on (another bundling of the same embeddings?): its figures are optimistic"},
+		{with(fit, 3), true, "", "3 of its 30 anchors are rows the set's geometry was fitted or validated on"},
+		{with(fit, 2), false, "", ""},
+		{with(cal, 3), false, "", "3 of its 30 anchors are rows of the set's calibration split"},
+		{with(cal, 2), false, "", ""},
 	} {
 		for _, set := range []*Set{s, back} {
+			// As the per-input OOD test's calibration inputs, the fit
+			// split, or many of its rows, are refused.
+			fitRows := c.b == fit || strings.Contains(c.want, "fitted or validated on")
+			if err := set.CheckOODInputs(c.b); (err != nil) != fitRows {
+				t.Errorf("%s (%q): CheckOODInputs %v", c.role, c.want, err)
+			}
 			if got := set.OwnSplit(c.b); got != c.role {
 				t.Errorf("OwnSplit %q, want %q", got, c.role)
 			}

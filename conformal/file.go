@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/internal/atomicfile"
@@ -25,19 +26,20 @@ const (
 // fileSet is the file's layout. An uncalibrated set (a fitted geometry)
 // omits alpha, threshold, guarantee and calibration.
 type fileSet struct {
-	Format      string          `json:"format"`
-	Version     int             `json:"version"`
-	Dim         int             `json:"dim"`
-	Alpha       *float64        `json:"alpha,omitempty"`
-	Threshold   *threshold      `json:"threshold,omitempty"`
-	Guarantee   string          `json:"guarantee,omitempty"`
-	Geometry    geometry.Spec   `json:"geometry"`
-	Head        *head.Linear    `json:"head,omitempty"` // dim → geometry.dim; scores are φ(W·x)
-	Calibration *Info           `json:"calibration,omitempty"`
-	Classes     []classFile     `json:"classes,omitempty"` // class-conditional thresholds
-	Fit         *FitInfo        `json:"fit,omitempty"`
-	Reference   *Reference      `json:"ood_reference,omitempty"`
-	OOD         *OODCalibration `json:"ood_calibration,omitempty"`
+	Format      string            `json:"format"`
+	Version     int               `json:"version"`
+	Dim         int               `json:"dim"`
+	Alpha       *float64          `json:"alpha,omitempty"`
+	Threshold   *threshold        `json:"threshold,omitempty"`
+	Guarantee   string            `json:"guarantee,omitempty"`
+	Geometry    geometry.Spec     `json:"geometry"`
+	Head        *head.Linear      `json:"head,omitempty"` // dim → geometry.dim; scores are φ(W·x)
+	Calibration *Info             `json:"calibration,omitempty"`
+	Rows        *bundle.RowFilter `json:"calibration_rows,omitempty"` // Info.Rows
+	Classes     []classFile       `json:"classes,omitempty"`          // class-conditional thresholds
+	Fit         *FitInfo          `json:"fit,omitempty"`
+	Reference   *Reference        `json:"ood_reference,omitempty"`
+	OOD         *OODCalibration   `json:"ood_calibration,omitempty"`
 }
 
 // classFile is a class's threshold in the file.
@@ -68,7 +70,7 @@ func (s *Set) WriteJSON(w io.Writer) error {
 	}
 	if s.Calibrated() {
 		alpha, t, c := s.Alpha, threshold(s.Threshold), s.Calibration
-		f.Alpha, f.Threshold, f.Calibration = &alpha, &t, &c
+		f.Alpha, f.Threshold, f.Calibration, f.Rows = &alpha, &t, &c, c.Rows
 		f.Guarantee = guaranteeOf(c.Mode, c.Delta)
 		for _, k := range s.Classes {
 			t := threshold(k.Threshold)
@@ -154,8 +156,8 @@ func readJSON(r io.Reader) (*Set, error) {
 		return nil, err
 	}
 	if f.Calibration == nil {
-		if f.Alpha != nil || f.Threshold != nil || f.Guarantee != "" {
-			return nil, fmt.Errorf("alpha, threshold or guarantee given without calibration")
+		if f.Alpha != nil || f.Threshold != nil || f.Guarantee != "" || f.Rows != nil {
+			return nil, fmt.Errorf("alpha, threshold, guarantee or calibration_rows given without calibration")
 		}
 		if f.OOD != nil {
 			return nil, fmt.Errorf("ood_calibration given without calibration: the OOD score is normalised by the threshold")
@@ -172,6 +174,7 @@ func readJSON(r io.Reader) (*Set, error) {
 		return nil, &fieldError{fmt.Sprintf("alpha %v, want 0 < alpha < 1", alpha), ErrAlpha}
 	}
 	c := *f.Calibration
+	c.Rows = f.Rows
 	if !c.Mode.valid() {
 		return nil, fmt.Errorf("calibration.mode is missing")
 	}

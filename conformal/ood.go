@@ -146,5 +146,8 @@ func (s *Set) CheckOODInputs(b *bundle.Bundle) error {
 	case "fit", "validation":
 		return fmt.Errorf("conformal: this is the %s split the set's geometry was fitted on: its scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz)", role)
 	}
+	if m := s.Fit.seenRows(b); m > 0 {
+		return fmt.Errorf("conformal: %d of its %d inputs are rows the set's geometry was fitted or validated on: their scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz, of the bundles the set was fitted on)", m, b.N)
+	}
 	return nil
 }

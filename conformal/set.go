@@ -88,23 +88,27 @@ func CalibrateFitted(fitted *Set, cal *bundle.Bundle, alpha float64, opt Options
 // share of the rows. Fewer are let through: duplicates in a data set, or
 // the filter's false positives (about 5·10⁻⁴ of the rows).
 func (f *FitInfo) checkRows(cal *bundle.Bundle) error {
-	if f == nil || f.Seen == nil {
-		return nil
-	}
-	if m := f.Seen.Count(cal); m >= 2 && 10*m >= cal.N {
+	if m := f.seenRows(cal); m > 0 {
 		return fmt.Errorf("%w: %d of the %d calibration anchors are rows it was fitted or validated on — the fit split of another bundling of the same embeddings (another seed or split), or those rows given again; calibrate on the cal split of the bundles it was fitted on", ErrSeenSplit, m, cal.N)
 	}
 	return nil
 }
 
+// KeepRows records the calibration bundle's anchor rows in the set
+// (Info.Rows), for OwnSplitWarning to find them in another bundle; what
+// ccs calibrate does.
+func (s *Set) KeepRows(cal *bundle.Bundle) { s.Calibration.Rows = bundle.NewRowFilter(cal) }
+
 // OwnSplitWarning is what a reader of the set's figures on b must know
 // when b is a split the set has seen (OwnSplit), or "": its own
 // calibration split is no test of the guarantee (unless recalibrated, as
-// resplits do), its fit or validation split no test of anything.
+// resplits do), its fit or validation split no test of anything. A bundle
+// that is none of them but of which a tenth of the anchors or more are
+// their rows (the test split of another bundling of the same embeddings)
+// is warned of likewise, counting them.
 func (s *Set) OwnSplitWarning(b *bundle.Bundle, recalibrated bool) string {
 	switch role := s.OwnSplit(b); {
 	case role == "":
-		return ""
 	case role == "calibration" && recalibrated:
 		return ""
 	case role == "calibration":
@@ -112,6 +116,32 @@ func (s *Set) OwnSplitWarning(b *bundle.Bundle, recalibrated bool) string {
 	default:
 		return fmt.Sprintf("this is the %s split the set's geometry was fitted on: its figures are optimistic, no test; evaluate on the test split", role)
 	}
+	if m := s.Fit.seenRows(b); m > 0 {
+		return fmt.Sprintf("%d of its %d anchors are rows the set's geometry was fitted or validated on (another bundling of the same embeddings?): its figures are optimistic, no test; evaluate on the test split of the bundles it was fitted on", m, b.N)
+	}
+	if r := s.Calibration.Rows; r != nil && !recalibrated {
+		if m := r.Count(b); overlaps(m, b.N) {
+			return fmt.Sprintf("%d of its %d anchors are rows of the set's calibration split (another bundling of the same embeddings?): its coverage is pulled toward 1−α by construction, no test of the guarantee; evaluate on the test split of the bundles it was calibrated with", m, b.N)
+		}
+	}
+	return ""
+}
+
+// overlaps says whether m seen rows of n are many: a tenth or more, two
+// at least. Fewer are duplicates in a data set, or a RowFilter's false
+// positives (about 5·10⁻⁴ of the rows).
+func overlaps(m, n int) bool { return m >= 2 && 10*m >= n }
+
+// seenRows is how many of b's anchors are rows the geometry was fitted or
+// validated on (FitInfo.Seen), when they are many (overlaps); else 0.
+func (f *FitInfo) seenRows(b *bundle.Bundle) int {
+	if f == nil || f.Seen == nil {
+		return 0
+	}
+	if m := f.Seen.Count(b); overlaps(m, b.N) {
+		return m
+	}
+	return 0
 }
 
 // OwnSplit says which of the splits the set was fitted or calibrated on b

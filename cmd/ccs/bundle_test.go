@@ -256,6 +256,13 @@ func TestBundleCommand(t *testing.T) {
 	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b5"), "-k", "8", "-ood-classes", "3", "-ood-cal-share", "0.1", "-seed", "5"}); err != nil {
 		t.Fatal(err)
 	}
+	// Its test split holds rows of the set's fit, validation and
+	// calibration splits: evaluate says so.
+	var warned bytes.Buffer
+	if err := run(io.Discard, &warned, []string{"evaluate", "-set", p("s.json"), "-test", p("b5/test.npz")}); err != nil ||
+		!strings.Contains(warned.String(), "anchors are rows the set's geometry was fitted or validated on (another bundling of the same embeddings?)") {
+		t.Errorf("evaluate on another bundling's test split: %v\n%s", err, warned.String())
+	}
 	// A fitted set is not calibrated on a split it was fitted or validated
 	// on, nor fitted with its training split as validation; a bundle of
 	// anchors alone (ood.npz) is no calibration or test split.

@@ -146,6 +146,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		}
 		return fmt.Errorf("%s: %w", o.Cal, err)
 	}
+	set.KeepRows(cal) // for evaluate to know these rows in another bundle
 	if o.Reference > 0 {
 		if o.Reference > cal.N {
 			return fmt.Errorf("calibrate: -reference %d: %s has %d anchors; give at most %d", o.Reference, o.Cal, cal.N, cal.N)
