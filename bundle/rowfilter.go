@@ -35,24 +35,41 @@ func NewRowFilter(bs ...*Bundle) *RowFilter {
 			n += b.N
 		}
 	}
-	f := &RowFilter{Rows: n, bits: make([]uint64, max(1, (16*n+63)/64))}
+	f := newRowFilter(n)
 	for _, b := range bs {
-		if b == nil {
-			continue
-		}
-		for i := range b.N {
-			f.add(rowHash(b.Anchors[i*b.D : (i+1)*b.D]))
+		if b != nil {
+			f.addRows(b.Anchors, b.D)
 		}
 	}
 	return f
 }
 
+// RowFilterOf is the filter of rows of dimension d, one after the other.
+func RowFilterOf(rows []float32, d int) *RowFilter {
+	f := newRowFilter(len(rows) / d)
+	f.addRows(rows, d)
+	return f
+}
+
+func newRowFilter(n int) *RowFilter {
+	return &RowFilter{Rows: n, bits: make([]uint64, max(1, (16*n+63)/64))}
+}
+
+func (f *RowFilter) addRows(rows []float32, d int) {
+	for i := 0; i+d <= len(rows); i += d {
+		f.add(rowHash(rows[i : i+d]))
+	}
+}
+
 // Count is how many of b's anchors the filter holds (false positives
 // included: about 5·10⁻⁴ of the anchors it does not hold).
-func (f *RowFilter) Count(b *Bundle) int {
+func (f *RowFilter) Count(b *Bundle) int { return f.CountRows(b.Anchors, b.D) }
+
+// CountRows is Count for rows of dimension d, one after the other.
+func (f *RowFilter) CountRows(rows []float32, d int) int {
 	c := 0
-	for i := range b.N {
-		if f.has(rowHash(b.Anchors[i*b.D : (i+1)*b.D])) {
+	for i := 0; i+d <= len(rows); i += d {
+		if f.has(rowHash(rows[i : i+d])) {
 			c++
 		}
 	}

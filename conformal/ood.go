@@ -85,6 +85,10 @@ type OODCalibration struct {
 	Source string    `json:"source"` // where the calibration inputs came from
 	N      int       `json:"n"`
 	Scores []float64 `json:"scores"` // sorted ascending
+	// Rows holds the calibration inputs' rows, so that scoring them again
+	// as test inputs is warned of (OODInputsWarning); nil in files made
+	// before it was kept.
+	Rows *bundle.RowFilter `json:"rows,omitempty"`
 }
 
 // NewOODCalibration keeps scores (sorted) as the calibration of the K-th
@@ -135,6 +139,21 @@ func checkOOD(r *Reference, c *OODCalibration, dim int) error {
 		return fmt.Errorf("ood_calibration: k = %d nearest of a pool of %d rows", c.K, r.N)
 	}
 	return nil
+}
+
+// OODTestWarning is what a reader of the per-input OOD test's figures on
+// the in-distribution test inputs b must know when a tenth of them or
+// more (two at least) are the inputs its calibration scored, or "": their
+// p-values are not a new input's, so the false-alarm rate measured on
+// them is no test of the guarantee.
+func (s *Set) OODTestWarning(b *bundle.Bundle) string {
+	if s.OOD == nil || s.OOD.Rows == nil {
+		return ""
+	}
+	if m := s.OOD.Rows.Count(b); overlaps(m, b.N) {
+		return fmt.Sprintf("%d of its %d inputs are the inputs the set's OOD test was calibrated on (%s): their p-values are not a new input's, so the false-alarm rate measured on them is no test of the guarantee; give in-distribution inputs held out from that calibration (ccs bundle's test.npz)", m, b.N, s.OOD.Source)
+	}
+	return ""
 }
 
 // CheckOODInputs refuses, as the in-distribution inputs that calibrate

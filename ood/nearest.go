@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 )
 
@@ -76,7 +77,12 @@ func (n *Nearest) Calibrate(rows []float32, source string) (*conformal.OODCalibr
 	if err != nil {
 		return nil, err
 	}
-	return conformal.NewOODCalibration(n.k, s, source)
+	c, err := conformal.NewOODCalibration(n.k, s, source)
+	if err != nil {
+		return nil, err
+	}
+	c.Rows = bundle.RowFilterOf(rows, n.pool.d)
+	return c, nil
 }
 
 // sharedRow finds a row of a that is also a row of b (rows of d).

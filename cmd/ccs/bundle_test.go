@@ -256,6 +256,15 @@ func TestBundleCommand(t *testing.T) {
 	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b5"), "-k", "8", "-ood-classes", "3", "-ood-cal-share", "0.1", "-seed", "5"}); err != nil {
 		t.Fatal(err)
 	}
+	// The OOD test's own calibration inputs as its ID test inputs: said;
+	// the test split: not.
+	for id, want := range map[string]bool{"b/ood-cal.npz": true, "b/test.npz": false} {
+		var warned bytes.Buffer
+		err := run(io.Discard, &warned, []string{"ood", "-set", p("s.json"), "-id", p(id), "-ood", p("b/ood.npz")})
+		if got := strings.Contains(warned.String(), "91 of its 91 inputs are the inputs the set's OOD test was calibrated on ("); err != nil || got != want {
+			t.Errorf("ood -id %s: %v, warned %v:\n%s", id, err, got, warned.String())
+		}
+	}
 	// Its test split holds rows of the set's fit, validation and
 	// calibration splits: evaluate says so.
 	var warned bytes.Buffer

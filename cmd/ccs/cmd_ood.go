@@ -134,6 +134,9 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	if err != nil {
 		return err
 	}
+	if w := set.OODTestWarning(id); w != "" && (near != nil || o.OODCal != "") {
+		out.warn(o.ID + ": " + w)
+	}
 	t := &experiment.OODTable{Title: "OOD detection", Runs: 1,
 		Config: fmt.Sprintf("set %s, ID %s, FPR95 %v", o.Set, o.ID, conv)}
 	if near != nil || o.OODCal != "" {

@@ -130,6 +130,9 @@ class Bundle(_Handle):
     #: string labels, or loaded from ccs bundle's directory of such bundles
     #: (label i is label_names[i]); None otherwise.
     label_names = None
+    #: The split's name ("fit", "cal", "ood", …) for a bundle ccs.bundle
+    #: made; None otherwise.
+    split = None
 
     def __init__(self, anchors, positives=None, negatives=None, *, positive_index=None, positive_pool=None,
                  negative_index=None, negative_pool=None, labels=None, logits=None, activations=None, index=None):
@@ -221,6 +224,8 @@ def _bundles(h, info):
     made = json.loads(info)  # no numbers to read: a class named "+Inf" stays a string
     _warn(made["warnings"])
     out = {name: Bundle._wrap(h[i]) for i, name in enumerate(made["names"])}
+    for name, b in out.items():
+        b.split = name
     names = made.get("label_names")
     if names is not None:
         for b in out.values():
@@ -535,6 +540,9 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
     if isinstance(ood_cal, (str, bytes, os.PathLike)):
         cal_path = os.fsdecode(ood_cal)
     elif isinstance(ood_cal, Bundle):
+        if ood_cal.split == "ood":
+            raise ValueError("calibrate: ood_cal: the OOD sample ccs.bundle held out (its \"ood\" split), where held-out "
+                             "in-distribution inputs are wanted: give its \"ood-cal\" split (ccs.bundle(..., ood_cal_share=) makes it)")
         cal_rows, cal_source = ood_cal.anchors, ood_cal.path or "bundle"
     elif ood_cal is not None:
         cal_rows, cal_source = ood_cal, "array"

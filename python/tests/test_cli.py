@@ -69,6 +69,10 @@ def test_bundle_equals_ccs_bundle(labelled, tmp_path):
         ccs.calibrate(fitted, other["cal"])
     with pytest.raises(ValueError, match=r"^calibrate: ood_cal: .*ood.npz: the OOD sample ccs bundle held out"):
         ccs.calibrate("ball", splits["cal"], reference=50, ood_cal=labelled["bundles"] / "ood.npz")
+    with pytest.raises(ValueError, match=r"^calibrate: ood_cal: the OOD sample ccs.bundle held out \(its \"ood\" split\)"):
+        ccs.calibrate("ball", splits["cal"], reference=50, ood_cal=splits["ood"])
+    assert splits["ood-cal"].split == "ood-cal" and ccs.Bundle.load(labelled["bundles"] / "cal.npz").split is None
+    ccs.calibrate("ball", splits["cal"], reference=50, ood_cal=splits["ood-cal"])
     with pytest.raises(ValueError, match=r"this is the validation split the set's geometry was fitted on"):
         ccs.calibrate(fitted, splits["cal"], reference=50, ood_cal=splits["val"])
     with pytest.raises(ValueError, match=r"the validation split is the training split"):
