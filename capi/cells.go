@@ -40,4 +40,8 @@ type cellCounts struct {
 	ReadBack int    `json:"read_back"`
 	Computed int    `json:"computed"`
 	Stale    int    `json:"stale"`
+	// Kept names the rows compare.json keeps besides those asked for:
+	// earlier calls' (or runs') with other rows, read back from their
+	// cells.
+	Kept []string `json:"kept_rows"`
 }

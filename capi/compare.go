@@ -172,15 +172,43 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		}
 		var counts *cellCounts
 		if cfg.Cells != nil {
+			reused, computed, stale := cfg.Cells.Counts()
+			counts = &cellCounts{Dir: cfg.Cells.Dir(), ReadBack: reused, Computed: computed, Stale: stale, Kept: []string{}}
+			// compare.json keeps the directory's comparison, as ccs
+			// compare -out does: these rows and those earlier calls with
+			// other rows left in its cells.
+			kept := b
+			all, others := experiment.WithKeptRows(cfg.Cells, data, methods, experiment.ForCompare(experiment.RowSets["all+infonce"]()), seeds)
+			if len(others) > 0 {
+				merged := cfg
+				if merged.Cells, err = experiment.NewCompareCells(o.Out, cfg, data, libraryVersion()); err != nil {
+					return err
+				}
+				merged.OutDir = ""
+				tAll, err := experiment.Compare(ctx, data, merged, all, nil)
+				if err != nil {
+					return err
+				}
+				dir, err := newDocument("compare", cmp.Or(o.Command, "ccs.compare"))
+				if err != nil {
+					return err
+				}
+				if err := dir.Result.(interface{ Add(experiment.Text) error }).Add(tAll); err != nil {
+					return err
+				}
+				var laid bytes.Buffer
+				if err := jsonindent.Encode(&laid, dir, "  "); err != nil {
+					return err
+				}
+				kept, counts.Kept = bytes.TrimSuffix(laid.Bytes(), []byte("\n")), others
+			}
 			path := filepath.Join(o.Out, "compare.json") // as ccs compare -out keeps it
 			if err := atomicfile.Write(path, func(w io.Writer) error {
-				_, err := w.Write(append(b, '\n'))
+				_, err := w.Write(append(kept, '\n'))
 				return err
 			}); err != nil {
 				return err
 			}
-			reused, computed, stale := cfg.Cells.Counts()
-			counts = &cellCounts{Dir: cfg.Cells.Dir(), ReadBack: reused, Computed: computed, Stale: stale}
 		}
 		j.mu.Lock()
 		j.doc, j.text, j.cells = b, text.String(), counts

@@ -76,6 +76,21 @@ func (c *Cells) path(table, row string, seed uint64) string {
 	return filepath.Join(c.dir, slug(table), slug(row), fmt.Sprintf("seed-%d.json", seed))
 }
 
+// Has reports whether c keeps a cell for (table, row, seed) under its key
+// (the key without the recipe for a row that trains nothing).
+func (c *Cells) Has(table, row string, seed uint64, trains bool) bool {
+	key := c.key
+	if !trains && c.untrained != "" {
+		key = c.untrained
+	}
+	b, err := os.ReadFile(c.path(table, row, seed))
+	if err != nil {
+		return false
+	}
+	var k keptCell[json.RawMessage]
+	return json.Unmarshal(b, &k) == nil && k.Key == key && k.Table == table && k.Row == row && k.Seed == seed
+}
+
 // cell returns the value kept for (table, row, seed) under c's key, or
 // computes it with compute and keeps it. A nil c computes.
 func cell[T any](c *Cells, table, row string, seed uint64, trains bool, compute func() (T, error)) (T, error) {

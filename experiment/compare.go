@@ -166,6 +166,36 @@ type compareCell struct {
 	Untrained bool `json:"untrained,omitempty"`
 }
 
+// WithKeptRows is asked and, in the order of from, every other method of
+// from whose comparison cells c keeps for each of seeds seeds under c's
+// key, and that data can run (the learned rows need fit and validation
+// bundles): the rows a results directory holds from earlier runs of the
+// same comparison with other -rows. kept names those others.
+func WithKeptRows(c *Cells, data CompareData, asked, from []Method, seeds int) (all []Method, kept []string) {
+	for _, m := range from {
+		if slices.ContainsFunc(asked, func(a Method) bool { return a.File == m.File }) {
+			all = append(all, m)
+			continue
+		}
+		if c == nil || m.Trains && (data.Fit == nil || data.Val == nil) || m.NeedsFit && data.Fit == nil {
+			continue
+		}
+		complete := seeds > 0
+		for s := range seeds {
+			complete = complete && c.Has("compare", m.File, uint64(s), m.Trains)
+		}
+		if complete {
+			all, kept = append(all, m), append(kept, m.Name)
+		}
+	}
+	for _, a := range asked { // not among from: kept as asked
+		if !slices.ContainsFunc(all, func(m Method) bool { return m.File == a.File }) {
+			all = append(all, a)
+		}
+	}
+	return all, kept
+}
+
 // Compare runs methods on the user's bundles over cfg.Seeds seeds. The
 // splits are those of the bundles (ccs bundle drew them once, seeded); each
 // seed refits the learned rows (the training's seed) and recalibrates every

@@ -167,6 +167,31 @@ func TestCompareCommand(t *testing.T) {
 		t.Error("the rerun's document differs from the first run's")
 	}
 
+	// Fewer rows into the same directory: the answer has those rows;
+	// compare.json keeps the directory's every row, the others read back
+	// from their cells, with the first run's figures.
+	var two bytes.Buffer
+	stderr.Reset()
+	if err := run(&two, &stderr, append(slices.Clone(args), "-rows", "baselines")); err != nil {
+		t.Fatal(err)
+	}
+	kept8, err := os.ReadFile(p("r/compare.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowsOf := func(b []byte) []experiment.CompareRow {
+		doc, err := experiment.ReadDocument(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return doc.Result.(*experiment.CompareResult).Tables[0].Rows
+	}
+	if got, dir := rowsOf(two.Bytes()), rowsOf(kept8); len(got) != 2 || len(dir) != 8 || !strings.Contains(stderr.String(), "compare.json keeps 6 rows (Single (Neg), ") {
+		t.Errorf("-rows baselines: %d rows answered, %d kept in compare.json\n%s", len(got), len(dir), stderr.String())
+	} else if a, b := fmt.Sprint(rowsOf(first.Bytes())[5].PerSeed), fmt.Sprint(dir[5].PerSeed); a != b {
+		t.Errorf("a row read back: %s, first computed %s", b, a)
+	}
+
 	// One seed: means alone, no spread of zero; the false-alarm rate's
 	// footnote says which draw it depends on.
 	out, err := ccs("compare", "-data", p("b"), "-seeds", "1", "-rows", "baselines", "-resplits", "20", "-quiet")

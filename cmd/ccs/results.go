@@ -60,6 +60,10 @@ type results struct {
 	// sets is where the tables keep their fitted sets (OUT/sets/KIND),
 	// empty without -out.
 	sets string
+	// dir, when not nil, is the table OUT/KIND.json keeps instead of the
+	// printed one: the rows this run asked for and those the directory
+	// keeps from earlier runs (ccs compare -out).
+	dir experiment.Text
 }
 
 // newResults starts kind's document; with -out and cells it opens the
@@ -123,8 +127,19 @@ func (r *results) done() error {
 		fmt.Fprintln(r.out.stderr, msg)
 	}
 	if r.o.Out != "" {
+		kept := r.doc
+		if r.dir != nil {
+			res, err := experiment.NewResult(kept.Kind)
+			if err != nil {
+				return err
+			}
+			if err := res.(interface{ Add(experiment.Text) error }).Add(r.dir); err != nil {
+				return err
+			}
+			kept.Result = res
+		}
 		path := filepath.Join(r.o.Out, r.doc.Kind+".json")
-		if err := atomicfile.Write(path, func(w io.Writer) error { return writeJSON(w, r.doc) }); err != nil {
+		if err := atomicfile.Write(path, func(w io.Writer) error { return writeJSON(w, kept) }); err != nil {
 			return err
 		}
 	}

@@ -784,7 +784,7 @@ def test_compare_out_resumes(labelled, cli, tmp_path):
     for a, b in zip(first.rows, more.rows):
         assert a["per_seed"] == b["per_seed"][:3], a["method"]
     with open(out / "compare.json") as f:
-        assert json.load(f) == json.loads(more._json)  # the last call's document
+        assert json.load(f) == json.loads(more._json)  # the last call's document: every row the directory has
     assert more.set("Conformal Ball (ℓ2)", seed=3).evaluate(ccs.Bundle.load(d / "test.npz"))["coverage"] == \
         more.rows[0]["per_seed"][3]["coverage"]
 
@@ -793,6 +793,15 @@ def test_compare_out_resumes(labelled, cli, tmp_path):
     mem = ccs.compare(splits, seeds=4, **kw)
     assert (mem.cells["read_back"], mem.cells["computed"]) == (8, 0), mem.cells
     assert _without_times({**mem.table, "title": ""}) == _without_times({**more.table, "title": ""})
+    assert mem.cells["kept_rows"] == []
+    # Other rows into the same directory: the answer has them alone;
+    # compare.json keeps the baselines too, read back from their cells.
+    with pytest.warns(ccs.CCSWarning, match="kept the initial geometry"):  # one epoch trains few rows
+        learned = ccs.compare(splits, seeds=1, **{**kw, "rows": "learned"}, epochs=1)
+    assert len(learned.rows) == 6 and learned.cells["kept_rows"] == [r["method"] for r in more.rows], learned.cells
+    kept = ccs.Comparison.load(out)
+    assert [r["method"] for r in kept.rows] == [r["method"] for r in more.rows + learned.rows]
+    assert kept.rows[0]["per_seed"] == more.rows[0]["per_seed"][:1]
     other = ccs.compare(splits, seeds=1, alpha=0.1, **kw)
     assert (other.cells["read_back"], other.cells["computed"], other.cells["stale"]) == (0, 2, 2), other.cells
     assert ccs.compare(d, seeds=1, rows="baselines", resplits=10, reference=50).cells is None
