@@ -37,7 +37,20 @@ func TestCells(t *testing.T) {
 	if v, _ := cell(c, "tab/le", "row 1", 4, true, f(8)); v != 8 {
 		t.Errorf("another seed read %v", v)
 	}
+	// Has sees the cells kept under c's key only.
+	for _, h := range []struct {
+		row  string
+		seed uint64
+		want bool
+	}{{"row 1", 3, true}, {"row 1", 4, true}, {"row 1", 5, false}, {"row 2", 3, false}} {
+		if got := c.Has("tab/le", h.row, h.seed, true); got != h.want {
+			t.Errorf("Has(%q, %d) = %v", h.row, h.seed, got)
+		}
+	}
 	c2, _ := NewCells(dir, "k2")
+	if c2.Has("tab/le", "row 1", 3, true) {
+		t.Error("Has a cell of another key")
+	}
 	if v, _ := cell(c2, "tab/le", "row 1", 3, true, f(9)); v != 9 {
 		t.Errorf("another key read %v, want a computed 9", v)
 	}
