@@ -125,6 +125,9 @@ func runCell(ctx context.Context, sp *Splits, cfg Config, m Method, seed uint64)
 		return out, err
 	}
 	fit := time.Since(start)
+	if cfg.OutDir != "" && sp.Cal != nil && set.Calibrated() && set.Calibration.Anchors == sp.Cal.Digest() {
+		set.KeepRows(sp.Cal) // as ccs calibrate keeps them, for evaluate's warnings
+	}
 	if err := cfg.keep(set, seed, m.File); err != nil {
 		return out, err
 	}
