@@ -3,8 +3,10 @@ package conformal
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -322,5 +324,49 @@ func TestOwnSplit(t *testing.T) {
 				t.Errorf("%s (recalibrated %v): warning %q, want %q", c.role, c.recalibrated, w, c.want)
 			}
 		}
+	}
+}
+
+// TestChecksum: a set file ends with the SHA-256 of what precedes it; a
+// value edited after (a threshold halved, as an operator once did) or the
+// file reformatted is refused, naming what happened; without the field
+// (files written before it) it reads; a set embedded in a document has
+// none.
+func TestChecksum(t *testing.T) {
+	t.Parallel()
+	s, err := Calibrate(geometry.Ball{D: 2}, synthetic(rand.New(rand.NewPCG(4, 4)), 40, 2), 0.1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	file := buf.String()
+	if !regexp.MustCompile(`,\n  "checksum": "sha256:[0-9a-f]{64}"\n}\n$`).MatchString(file) {
+		t.Fatalf("the file does not end with its checksum:\n%s", file[max(0, len(file)-200):])
+	}
+	if _, err := ReadJSON(strings.NewReader(file)); err != nil {
+		t.Fatal(err)
+	}
+	q := fmt.Sprintf(`"threshold": %v`, s.Threshold)
+	if !strings.Contains(file, q) {
+		t.Fatalf("no %s in the file", q)
+	}
+	without := regexp.MustCompile(`,\n  "checksum": "[^"]*"`).ReplaceAllString(file, "")
+	for _, c := range []struct{ name, file, want string }{
+		{"threshold halved", strings.Replace(file, q, fmt.Sprintf(`"threshold": %v`, s.Threshold/2), 1), "checksum: the file was changed after ccs wrote it"},
+		{"reformatted", strings.ReplaceAll(file, "\n  ", "\n    "), `checksum "sha256:`},
+		{"a checksum not of its form", strings.Replace(file, `"sha256:`, `"md5:`, 1), `checksum "md5:`},
+		{"no checksum", without, ""},
+	} {
+		_, err := ReadJSON(strings.NewReader(c.file))
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "calibrate the set again")) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	buf.Reset()
+	if err := s.EmbedJSON(&buf); err != nil || buf.String() != without {
+		t.Errorf("EmbedJSON: %v, or not the file without its checksum", err)
 	}
 }

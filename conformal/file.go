@@ -2,6 +2,8 @@ package conformal
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,6 +42,49 @@ type fileSet struct {
 	Fit         *FitInfo          `json:"fit,omitempty"`
 	Reference   *Reference        `json:"ood_reference,omitempty"`
 	OOD         *OODCalibration   `json:"ood_calibration,omitempty"`
+	// Checksum is "sha256:" and the SHA-256 of the file as written
+	// without it (the field comes last, so that is the file's bytes up to
+	// it, closed): a file changed after ccs wrote it — a threshold edited
+	// by hand — is refused. Files written before it was kept have none.
+	Checksum string `json:"checksum,omitempty"`
+}
+
+// checksumField is how the checksum field begins in a file ccs wrote.
+const checksumField = ",\n  \"checksum\": \"sha256:"
+
+// withChecksum is body, a set file's JSON without its checksum ending
+// "\n}\n", with the checksum field added last.
+func withChecksum(body []byte) ([]byte, error) {
+	if !bytes.HasSuffix(body, []byte("\n}\n")) {
+		return nil, fmt.Errorf("conformal: the file's JSON does not end as expected")
+	}
+	sum := sha256.Sum256(body)
+	out := append(body[:len(body)-3:len(body)-3], checksumField...)
+	return fmt.Appendf(out, "%x\"\n}\n", sum), nil
+}
+
+// checkChecksum verifies the checksum of a file that has one (sum, as
+// read): the bytes before its field, closed, hash to it.
+func checkChecksum(data []byte, sum string) error {
+	const changed = "the file was changed after ccs wrote it (a value edited, or the file reformatted): a set's numbers are its calibration's, and one edited by hand certifies nothing; calibrate the set again"
+	i := bytes.LastIndex(data, []byte(checksumField))
+	hexSum, ok := strings.CutPrefix(sum, "sha256:")
+	if i < 0 || !ok || len(hexSum) != 64 || !bytes.Equal(data[i:], fmt.Appendf(nil, "%s%s\"\n}\n", checksumField, hexSum)) {
+		return fmt.Errorf("checksum %q: %s", clipSum(sum), changed)
+	}
+	got := sha256.Sum256(append(data[:i:i], "\n}\n"...))
+	if hex.EncodeToString(got[:]) != hexSum {
+		return fmt.Errorf("checksum: %s", changed)
+	}
+	return nil
+}
+
+// clipSum is a checksum as read, cut for a message.
+func clipSum(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
 }
 
 // classFile is a class's threshold in the file.
@@ -56,8 +101,16 @@ type classFile struct {
 type threshold = jsonfloat.Float
 
 // WriteJSON writes the set as an indented, versioned JSON document, each
-// array of numbers on one line.
-func (s *Set) WriteJSON(w io.Writer) error {
+// array of numbers on one line, its checksum last (ReadJSON refuses the
+// file changed after).
+func (s *Set) WriteJSON(w io.Writer) error { return s.writeJSON(w, true) }
+
+// EmbedJSON is WriteJSON without the checksum, for a document that embeds
+// the set and lays it out anew, which a checksum of its bytes would not
+// survive (a table's figures of its sets).
+func (s *Set) EmbedJSON(w io.Writer) error { return s.writeJSON(w, false) }
+
+func (s *Set) writeJSON(w io.Writer, sum bool) error {
 	g, h := head.Split(s.Geometry)
 	spec, err := geometry.Encode(g)
 	if err != nil {
@@ -79,7 +132,18 @@ func (s *Set) WriteJSON(w io.Writer) error {
 	}
 	// Arrays of numbers (Σ, M, a reference pool) on one line each: d²
 	// numbers a line each would be half again as large.
-	return jsonindent.Encode(w, f, "  ")
+	var body bytes.Buffer
+	if err := jsonindent.Encode(&body, f, "  "); err != nil {
+		return err
+	}
+	out := body.Bytes()
+	if sum {
+		if out, err = withChecksum(out); err != nil {
+			return err
+		}
+	}
+	_, err = w.Write(out)
+	return err
 }
 
 // Save writes the set to path atomically.
@@ -98,151 +162,168 @@ func ReadJSON(r io.Reader) (*Set, error) {
 	return s, nil
 }
 
-// readJSON is ReadJSON without its errors' prefix.
+// readJSON is ReadJSON without its errors' prefix. A file's checksum is
+// verified after its fields, so that a malformed value is named as such.
 func readJSON(r io.Reader) (*Set, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
+	s, f, err := parseFields(data)
+	if err != nil {
+		return nil, err
+	}
+	if f.Checksum != "" {
+		if err := checkChecksum(data, f.Checksum); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// parseFields reads and validates a set file's fields: the set, and the
+// file's fields as read.
+func parseFields(data []byte) (*Set, *fileSet, error) {
+	var err error
 	// Binary files a set's flag is given by mistake (-set and -test swapped).
 	switch {
 	case bytes.HasPrefix(data, []byte("PK\x03\x04")) || bytes.HasPrefix(data, []byte("PK\x05\x06")):
-		return nil, fmt.Errorf("not a ccs set file: a zip archive, as an .npz bundle is (a set file is the JSON ccs calibrate writes)")
+		return nil, nil, fmt.Errorf("not a ccs set file: a zip archive, as an .npz bundle is (a set file is the JSON ccs calibrate writes)")
 	case bytes.HasPrefix(data, []byte("\x93NUMPY")):
-		return nil, fmt.Errorf("not a ccs set file: a NumPy .npy array (a set file is the JSON ccs calibrate writes)")
+		return nil, nil, fmt.Errorf("not a ccs set file: a NumPy .npy array (a set file is the JSON ccs calibrate writes)")
 	}
 	if err := refuseNull(data); err != nil {
 		if err := otherFormat(data); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	var f fileSet
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
 		if err := otherFormat(data); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, fmt.Errorf("not a ccs set file: %w", err)
+		return nil, nil, fmt.Errorf("not a ccs set file: %w", err)
 	}
 	if f.Format != FileFormat {
-		return nil, notASet(f.Format)
+		return nil, nil, notASet(f.Format)
 	}
 	if f.Version != FileVersion {
-		return nil, fmt.Errorf("version %d; this ccs reads version %d", f.Version, FileVersion)
+		return nil, nil, fmt.Errorf("version %d; this ccs reads version %d", f.Version, FileVersion)
 	}
 	inDim := f.Geometry.Dim
 	if f.Head != nil {
 		if f.Head.Out != f.Geometry.Dim {
-			return nil, fmt.Errorf("head.out %d differs from geometry.dim %d", f.Head.Out, f.Geometry.Dim)
+			return nil, nil, fmt.Errorf("head.out %d differs from geometry.dim %d", f.Head.Out, f.Geometry.Dim)
 		}
 		inDim = f.Head.In
 	}
 	if inDim != f.Dim {
-		return nil, fmt.Errorf("dim %d, but the geometry (and head) take %d", f.Dim, inDim)
+		return nil, nil, fmt.Errorf("dim %d, but the geometry (and head) take %d", f.Dim, inDim)
 	}
 	var g geometry.Geometry
 	g, err = geometry.Decode(f.Geometry)
 	if err != nil {
-		return nil, err // it names the geometry
+		return nil, nil, err // it names the geometry
 	}
 	if f.Head != nil {
 		if g, err = head.NewProjected(f.Head, g); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := checkOOD(f.Reference, f.OOD, f.Dim); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if f.Calibration == nil {
 		if f.Alpha != nil || f.Threshold != nil || f.Guarantee != "" || f.Rows != nil {
-			return nil, fmt.Errorf("alpha, threshold, guarantee or calibration_rows given without calibration")
+			return nil, nil, fmt.Errorf("alpha, threshold, guarantee or calibration_rows given without calibration")
 		}
 		if f.OOD != nil {
-			return nil, fmt.Errorf("ood_calibration given without calibration: the OOD score is normalised by the threshold")
+			return nil, nil, fmt.Errorf("ood_calibration given without calibration: the OOD score is normalised by the threshold")
 		}
 		s := Uncalibrated(g, f.Fit)
 		s.Reference = f.Reference
-		return s, nil
+		return s, &f, nil
 	}
 	if f.Alpha == nil || f.Threshold == nil {
-		return nil, fmt.Errorf("a calibrated set needs alpha and threshold")
+		return nil, nil, fmt.Errorf("a calibrated set needs alpha and threshold")
 	}
 	alpha := *f.Alpha
 	if !(alpha > 0 && alpha < 1) {
-		return nil, &fieldError{fmt.Sprintf("alpha %v, want 0 < alpha < 1", alpha), ErrAlpha}
+		return nil, nil, &fieldError{fmt.Sprintf("alpha %v, want 0 < alpha < 1", alpha), ErrAlpha}
 	}
 	c := *f.Calibration
 	c.Rows = f.Rows
 	if !c.Mode.valid() {
-		return nil, fmt.Errorf("calibration.mode is missing")
+		return nil, nil, fmt.Errorf("calibration.mode is missing")
 	}
 	switch {
 	case c.Mode == PAC || (c.Mode == Class && c.Delta != 0):
 		if err := CheckDelta(c.Delta); err != nil {
-			return nil, fmt.Errorf("calibration.delta: %w", err)
+			return nil, nil, fmt.Errorf("calibration.delta: %w", err)
 		}
 	case c.Mode != Class && c.Delta != 0:
-		return nil, fmt.Errorf("calibration.delta %v given for mode %v (only pac and class have one)", c.Delta, c.Mode)
+		return nil, nil, fmt.Errorf("calibration.delta %v given for mode %v (only pac and class have one)", c.Delta, c.Mode)
 	}
 	var classes []ClassThreshold
 	for i, k := range f.Classes {
 		if k.Threshold == nil {
-			return nil, fmt.Errorf("classes[%d] (label %d): threshold is missing", i, k.Label)
+			return nil, nil, fmt.Errorf("classes[%d] (label %d): threshold is missing", i, k.Label)
 		}
 		classes = append(classes, ClassThreshold{Label: k.Label, Name: k.Name, N: k.N, Rank: k.Rank, Threshold: float64(*k.Threshold)})
 	}
 	if c.Mode == Class {
 		if err := checkClasses(classes, alpha, c.Delta); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		total := 0
 		for _, k := range classes {
 			if total += k.N; total > MaxCalibration { // each k.N ≤ 2⁵³: no overflow
-				return nil, fmt.Errorf("classes hold more than 2⁵³ calibration anchors in all")
+				return nil, nil, fmt.Errorf("classes hold more than 2⁵³ calibration anchors in all")
 			}
 		}
 		if total != c.N {
-			return nil, fmt.Errorf("classes hold %d calibration units in all, but calibration.n is %d", total, c.N)
+			return nil, nil, fmt.Errorf("classes hold %d calibration units in all, but calibration.n is %d", total, c.N)
 		}
 	} else if f.Classes != nil {
-		return nil, fmt.Errorf("classes given for calibration mode %v (only class has them)", c.Mode)
+		return nil, nil, fmt.Errorf("classes given for calibration mode %v (only class has them)", c.Mode)
 	}
 	if c.Pairs && c.Mode == Pooled {
-		return nil, fmt.Errorf("calibration.pairs given for mode pooled (which pools every positive)")
+		return nil, nil, fmt.Errorf("calibration.pairs given for mode pooled (which pools every positive)")
 	}
 	if t := c.Trim; t != nil {
 		switch {
 		case !c.Pairs || c.Mode == Class:
-			return nil, fmt.Errorf("calibration.trim given without pairs, or for mode class (which keeps every pair)")
+			return nil, nil, fmt.Errorf("calibration.trim given without pairs, or for mode class (which keeps every pair)")
 		case t.Pairs <= c.N || t.Pairs > MaxCalibration:
-			return nil, fmt.Errorf("calibration.trim.pairs %d: want more than n = %d", t.Pairs, c.N)
+			return nil, nil, fmt.Errorf("calibration.trim.pairs %d: want more than n = %d", t.Pairs, c.N)
 		case t.Anchors < 1 || t.ClassPairs < 1 || 2*t.ClassPairs > t.Anchors || t.ClassPairs > t.Pairs:
-			return nil, fmt.Errorf("calibration.trim: %d pairs of %d anchors in class %d: want 1 ≤ pairs ≤ anchors/2, and no more than the %d pairs in all", t.ClassPairs, t.Anchors, t.Class, t.Pairs)
+			return nil, nil, fmt.Errorf("calibration.trim: %d pairs of %d anchors in class %d: want 1 ≤ pairs ≤ anchors/2, and no more than the %d pairs in all", t.ClassPairs, t.Anchors, t.Class, t.Pairs)
 		}
 	}
 	if want := guaranteeOf(c.Mode, c.Delta); f.Guarantee != want {
-		return nil, fmt.Errorf("guarantee %q contradicts calibration mode %v (%q)", f.Guarantee, c.Mode, want)
+		return nil, nil, fmt.Errorf("guarantee %q contradicts calibration mode %v (%q)", f.Guarantee, c.Mode, want)
 	}
 	if c.N < 1 {
-		return nil, fmt.Errorf("calibration.n %d, want at least 1", c.N)
+		return nil, nil, fmt.Errorf("calibration.n %d, want at least 1", c.N)
 	}
 	r0, err := RankOf(c.Mode, c.N, alpha, c.Delta)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if r0 != c.Rank {
-		return nil, fmt.Errorf("calibration.rank %d, but n = %d and alpha = %v give %d (mode %v)", c.Rank, c.N, alpha, r0, c.Mode)
+		return nil, nil, fmt.Errorf("calibration.rank %d, but n = %d and alpha = %v give %d (mode %v)", c.Rank, c.N, alpha, r0, c.Mode)
 	}
 	t := float64(*f.Threshold)
 	switch {
 	case math.IsNaN(t) || t < 0:
-		return nil, fmt.Errorf("threshold %v, want ≥ 0", t)
+		return nil, nil, fmt.Errorf("threshold %v, want ≥ 0", t)
 	case math.IsInf(t, 1) != (c.Rank > c.N):
-		return nil, fmt.Errorf("threshold %v contradicts rank %d of n = %d", t, c.Rank, c.N)
+		return nil, nil, fmt.Errorf("threshold %v contradicts rank %d of n = %d", t, c.Rank, c.N)
 	}
-	return &Set{Geometry: g, Threshold: t, Alpha: alpha, Calibration: c, Classes: classes, Fit: f.Fit, Reference: f.Reference, OOD: f.OOD}, nil
+	return &Set{Geometry: g, Threshold: t, Alpha: alpha, Calibration: c, Classes: classes, Fit: f.Fit, Reference: f.Reference, OOD: f.OOD}, &f, nil
 }
 
 // Load reads and validates a set file. Errors name the file.

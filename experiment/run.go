@@ -186,7 +186,7 @@ func runCell(ctx context.Context, sp *Splits, cfg Config, m Method, seed uint64)
 	}
 	if cfg.shapes && seed == 0 {
 		var b bytes.Buffer
-		if err := set.WriteJSON(&b); err != nil {
+		if err := set.EmbedJSON(&b); err != nil {
 			return out, err
 		}
 		out.Set = b.Bytes()
