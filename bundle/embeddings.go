@@ -47,7 +47,11 @@ func (e Embeddings) check() error {
 		return fmt.Errorf("%s: no embeddings (%d rows of dimension %d)", e.Source, e.N, e.D)
 	}
 	if i := firstNonFinite(e.Rows); i >= 0 {
-		return fmt.Errorf("%s: row %d, coordinate %d is %v%s", e.Source, i/e.D, i%e.D, e.Rows[i], e.nonFinite(i/e.D))
+		at := fmt.Sprintf("row %d", i/e.D)
+		if e.Views > 0 {
+			at = fmt.Sprintf("item %d, view %d", i/e.D/e.Views, i/e.D%e.Views)
+		}
+		return fmt.Errorf("%s: %s, coordinate %d is %v%s", e.Source, at, i%e.D, e.Rows[i], e.nonFinite(i/e.D))
 	}
 	return nil
 }
@@ -98,9 +102,11 @@ type Inputs struct {
 	// Labels are one class per row, or per item with views; nil: none.
 	Labels       []int64
 	LabelsSource string
-	// Groups are one group id per row; nil: none.
+	// Groups are one group id per row; nil: none. GroupNames, for string
+	// ids, are their values (id g is GroupNames[g]), for messages.
 	Groups       []int64
 	GroupsSource string
+	GroupNames   []string
 	// Queries and Pairs are relevance judgements (Items.Queries, Pairs);
 	// Queries nil: none.
 	Queries *Embeddings
@@ -121,7 +127,7 @@ func (in Inputs) Items() (Items, error) {
 		if e.Views < 2 {
 			return Items{}, fmt.Errorf("%s: %d views per item: want at least 2 (the anchor and a positive)", e.Source, e.Views)
 		}
-		it.N = e.N * e.Views
+		it.N, it.ViewItems = e.N*e.Views, true
 		it.Groups = make([]int64, it.N)
 		for i := range it.Groups {
 			it.Groups[i] = int64(i / e.Views)
@@ -153,7 +159,7 @@ func (in Inputs) Items() (Items, error) {
 		if len(in.Groups) != e.N {
 			return Items{}, fmt.Errorf("%s: %d group ids for the %d rows of %s", in.GroupsSource, len(in.Groups), e.N, e.Source)
 		}
-		it.Groups = in.Groups
+		it.Groups, it.GroupNames = in.Groups, in.GroupNames
 	}
 	if q := in.Queries; q != nil {
 		if q.D != e.D {

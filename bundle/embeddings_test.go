@@ -41,7 +41,7 @@ func TestInputs(t *testing.T) {
 		{"no rows", emb(0, 4), false, "e.npy: no embeddings (0 rows of dimension 4)"},
 		{"NaN", nan, false, "e.npy: row 2, coordinate 1 is NaN (1 row of 3 holds NaN or ±Inf)"},
 		{"rows not finite", many, false, "e.npy: row 1, coordinate 1 is -Inf; 6 rows of 10 hold NaN or ±Inf (rows 1, 3, 4, 6, 8, …): leave them out first, with their labels (or ids, and pairs renumbered), keep = np.isfinite(X).all(axis=1); X, y = X[keep], y[keep]"},
-		{"views not finite", nanViews, true, "e.npy: row 3, coordinate 0 is NaN; 2 items of 4 hold NaN or ±Inf (items 1, 3): leave them out first, with their labels (or ids, and pairs renumbered), keep = np.isfinite(X).all(axis=(1, 2))"},
+		{"views not finite", nanViews, true, "e.npy: item 1, view 1, coordinate 0 is NaN; 2 items of 4 hold NaN or ±Inf (items 1, 3): leave them out first, with their labels (or ids, and pairs renumbered), keep = np.isfinite(X).all(axis=(1, 2))"},
 	} {
 		if _, err := EmbeddingsOf(c.a, "e.npy", c.views); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)

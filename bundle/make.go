@@ -43,6 +43,23 @@ type Items struct {
 	// QueryIDs, if not nil, are the queries' ids (query q's is
 	// QueryIDs[q]): messages name a query by its id, as the pairs did.
 	QueryIDs []string
+	// GroupNames, if not nil, are string group ids' values (group g is
+	// GroupNames[g]); ViewItems says the groups are the items of an
+	// (n, v, d) views array. Messages name a group by them.
+	GroupNames []string
+	ViewItems  bool
+}
+
+// groupName names group g in messages: "item 5" of views, "group "s1"" of
+// string ids, "group 12" otherwise.
+func (items Items) groupName(g int64) string {
+	switch {
+	case items.ViewItems:
+		return fmt.Sprintf("item %d", g)
+	case g >= 0 && g < int64(len(items.GroupNames)):
+		return fmt.Sprintf("group %q", items.GroupNames[g])
+	}
+	return fmt.Sprintf("group %d", g)
 }
 
 // queryName names query q in messages: by its id and row when the queries
@@ -86,6 +103,10 @@ type MakeConfig struct {
 	// MissingNames names the negative labels MissingStrings gave string
 	// labels that mark a missing value: label c < 0 is MissingNames[c].
 	MissingNames map[int64]string
+	// MissingGroupNames likewise names the negative group ids
+	// MissingStrings gave string group ids ("", "nan"). MissingLabels
+	// applies to group ids as to labels.
+	MissingGroupNames map[int64]string
 }
 
 // MissingLabels says what a label that marks a missing value means: a
@@ -194,6 +215,41 @@ func (c MakeConfig) unlabeled(labels []int64) (none func(int64) bool, warning st
 		return nil, "", fmt.Errorf("bundle: %s: Hugging Face datasets and scikit-learn label a row without a label -1, and pandas' missing value becomes \"nan\" in astype(str); as a class those rows would be one another's positives: leave them out (-missing-labels drop; missing_labels=\"drop\" in Python), or take each such label for a class (-missing-labels class, as ±1 binary labels)", what)
 	}
 	return func(l int64) bool { return l < 0 }, what + ", taken for no label: left out of every split", nil
+}
+
+// ungrouped applies MissingLabels to group ids, as unlabeled to labels: a
+// negative id (or a string id "" or "nan", which GroupMissingStrings made
+// negative) marks a row without a group. Refused, those rows would have
+// made one group, one another's positives; dropped, they are left out.
+func (c MakeConfig) ungrouped(groups []int64, names map[int64]string) (none func(int64) bool, warning string, err error) {
+	count := map[int64]int{}
+	n := 0
+	for _, g := range groups {
+		if g < 0 {
+			count[g]++
+			n++
+		}
+	}
+	if n == 0 || c.MissingLabels == MissingClass {
+		return nil, "", nil
+	}
+	var each []string
+	for _, g := range slices.Sorted(maps.Keys(count)) {
+		if len(each) == 5 {
+			each = append(each, "…")
+			break
+		}
+		name := strconv.FormatInt(g, 10)
+		if s, ok := names[g]; ok {
+			name = strconv.Quote(s)
+		}
+		each = append(each, fmt.Sprintf("%s: %d", name, count[g]))
+	}
+	what := fmt.Sprintf("%d of %d rows have a group id that marks a missing value (%s)", n, len(groups), strings.Join(each, ", "))
+	if c.MissingLabels == MissingRefused {
+		return nil, "", fmt.Errorf("bundle: %s: as one group those rows would be one another's positives; leave them out (-missing-labels drop; missing_labels=\"drop\" in Python), or take each such id for a group (-missing-labels class)", what)
+	}
+	return func(g int64) bool { return g < 0 }, what + ", taken for no group: left out of every split", nil
 }
 
 // class names class c in messages: its string (quoted) when the labels
@@ -669,6 +725,45 @@ func (p *Plan) count() {
 	}
 }
 
+// checkGroupSizes refuses groups of the splits (parts: indices into
+// groups) that have no row besides their anchor, or fewer than k without
+// AllowFewer, counting them all and naming the first and the smallest, so
+// that one run says what to change.
+func (items Items) checkGroupSizes(groups [][]int, parts [][]int, cfg MakeConfig) error {
+	unit, rows := "group", "rows"
+	if items.ViewItems {
+		unit, rows = "item", "views"
+	}
+	var single, short []int
+	for _, gs := range parts {
+		for _, g := range gs {
+			switch v := len(groups[g]) - 1; {
+			case v == 0:
+				single = append(single, g)
+			case v < cfg.K && !cfg.AllowFewer:
+				short = append(short, g)
+			}
+		}
+	}
+	slices.Sort(single)
+	slices.Sort(short)
+	name := func(g int) string { return items.groupName(items.Groups[groups[g][0]]) }
+	if len(single) > 0 {
+		return fmt.Errorf("bundle: %d %ss of the splits have one row (the first: %s): no other row to be its anchor's positive; leave their rows out first (ids, counts = np.unique(groups, return_counts=True); keep = np.isin(groups, ids[counts > 1]))",
+			len(single), unit, name(single[0]))
+	}
+	if len(short) > 0 {
+		least := slices.MinFunc(short, func(a, b int) int { return len(groups[a]) - len(groups[b]) })
+		fewest := ""
+		if len(groups[least]) < len(groups[short[0]]) {
+			fewest = fmt.Sprintf("; the fewest: %d, %s", len(groups[least])-1, name(least))
+		}
+		return fmt.Errorf("bundle: %d %ss of the splits have fewer than k = %d %s besides their anchor (the first: %s, with %d%s): lower k (-k %d keeps them all), or allow fewer (-allow-fewer; allow_fewer=True in Python: their anchors repeat them)",
+			len(short), unit, cfg.K, rows, name(short[0]), len(groups[short[0]])-1, fewest, len(groups[least])-1)
+	}
+	return nil
+}
+
 // makeGroups plans bundles whose items are groups of rows (views of one
 // item): each group's first row is an anchor, its other rows the
 // anchor's positives.
@@ -679,10 +774,17 @@ func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
 	if items.Labels != nil && len(items.Labels) != items.N {
 		return nil, fmt.Errorf("bundle: %d labels for %d rows of embeddings", len(items.Labels), items.N)
 	}
+	gnone, gwarning, err := cfg.ungrouped(items.Groups, cfg.MissingGroupNames)
+	if err != nil {
+		return nil, err
+	}
 	// The groups, in order of their first row.
 	index := map[int64]int{}
 	var groups [][]int
 	for r, g := range items.Groups {
+		if gnone != nil && gnone(g) {
+			continue
+		}
 		i, ok := index[g]
 		if !ok {
 			i = len(groups)
@@ -696,7 +798,7 @@ func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
 		for _, rows := range groups {
 			for _, r := range rows[1:] {
 				if items.Labels[r] != items.Labels[rows[0]] {
-					return nil, fmt.Errorf("bundle: group %d has rows of labels %d and %d: a group's rows are views of one item, of one class", items.Groups[rows[0]], items.Labels[rows[0]], items.Labels[r])
+					return nil, fmt.Errorf("bundle: %s has rows of labels %s and %s: a group's rows are views of one item, of one class", items.groupName(items.Groups[rows[0]]), cfg.class(items.Labels[rows[0]]), cfg.class(items.Labels[r]))
 				}
 			}
 		}
@@ -721,9 +823,14 @@ func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
 		return nil, err
 	}
 	parts := stratify(left, cfg.Split[:], rng)
+	if err := items.checkGroupSizes(groups, parts, cfg); err != nil {
+		return nil, err
+	}
 	p := &Plan{}
-	if warning != "" {
-		p.Warnings = append(p.Warnings, warning)
+	for _, w := range []string{gwarning, warning} {
+		if w != "" {
+			p.Warnings = append(p.Warnings, w)
+		}
 	}
 	if w := unsplit(cfg.Split, left, parts, "items"); w != "" {
 		p.Warnings = append(p.Warnings, w)
@@ -745,13 +852,7 @@ func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
 			if sp.Labels != nil {
 				sp.Labels[i] = label(g)
 			}
-			views := groups[g][1:]
-			if len(views) == 0 || (len(views) < cfg.K && !cfg.AllowFewer) {
-				if len(views) == 0 {
-					return nil, fmt.Errorf("bundle: group %d has one row: no view to be its positive", items.Groups[groups[g][0]])
-				}
-				return nil, fmt.Errorf("bundle: group %d has %d views besides its anchor, too few for k = %d positives: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchor repeats them)", items.Groups[groups[g][0]], len(views), cfg.K)
-			}
+			views := groups[g][1:] // checkGroupSizes: enough
 			sp.PositivePool = append(sp.PositivePool, views...)
 			start[i+1] = len(sp.PositivePool)
 		}

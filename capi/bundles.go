@@ -294,10 +294,18 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			return nil, fmt.Errorf("bundle: ood_classes: %w", err)
 		}
 	}
+	if cfg.MissingLabels != bundle.MissingRefused && !hasLabels && !hasGroups {
+		return nil, fmt.Errorf("bundle: missing_labels=%q: there are no labels or group ids for it to apply to", o.MissingLabels)
+	}
 	if hasGroups {
-		if in.Groups, _, err = readIDs(arrays["groups"], "groups"); err != nil {
+		var gnames []string
+		if in.Groups, gnames, err = readIDs(arrays["groups"], "groups"); err != nil {
 			return nil, err
 		}
+		if gnames != nil && cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no group, as -1 does
+			in.Groups, gnames, cfg.MissingGroupNames = bundle.MissingStrings(in.Groups, gnames)
+		}
+		in.GroupNames = gnames
 		in.GroupsSource = "groups"
 	}
 	var qrows []float32

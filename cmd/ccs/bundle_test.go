@@ -623,6 +623,39 @@ func TestBundleBadInput(t *testing.T) {
 		unlabelled[i] = -1 // a Hugging Face test split without labels
 	}
 	bundle.WriteNPY(p("unlabelled.npy"), bundle.Int64(unlabelled, n))
+	// Groups of 4 rows; then one with 5 rows marked -1, one with single
+	// rows, one with groups of 2 among them, one of strings with "nan".
+	g4 := make([]int64, n)
+	var gtext strings.Builder
+	for i := range g4 {
+		g4[i] = int64(i / 4)
+		if i < 5 {
+			gtext.WriteString("nan\n")
+		} else {
+			fmt.Fprintf(&gtext, "s%d\n", i/4)
+		}
+	}
+	gneg := slices.Clone(g4)
+	for i := range 5 {
+		gneg[i] = -1
+	}
+	gsingle := slices.Clone(g4)
+	gsingle[397], gsingle[398], gsingle[399] = 1000, 1001, 1002
+	gshort := slices.Clone(g4)
+	for i := 200; i < 260; i++ {
+		gshort[i] = int64(1000 + i/2)
+	}
+	bundle.WriteNPY(p("g4.npy"), bundle.Int64(g4, n))
+	bundle.WriteNPY(p("gneg.npy"), bundle.Int64(gneg, n))
+	bundle.WriteNPY(p("gsingle.npy"), bundle.Int64(gsingle, n))
+	bundle.WriteNPY(p("gshort.npy"), bundle.Int64(gshort, n))
+	os.WriteFile(p("gnan.txt"), []byte(gtext.String()), 0o644)
+	views := make([]float32, n*4*d)
+	for i := range views {
+		views[i] = float32(i%7) + float32(i%5)/10
+	}
+	views[(5*4+2)*d+1] = float32(math.NaN())
+	bundle.WriteNPY(p("vnan.npy"), bundle.Float32(views, n, 4, d))
 	os.WriteFile(p("empty.txt"), nil, 0o644)
 	os.WriteFile(p("short.txt"), []byte("1\n2\n0\n"), 0o644)
 	named := "label\n"
@@ -736,6 +769,14 @@ func TestBundleBadInput(t *testing.T) {
 		{"a pair beyond the rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs.npy")}, false, p("pairs.npy") + ": bundle: pair 0 names row 9999, there are 400 rows"},
 		{"scored pairs, every one scored 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs0.npy")}, false, p("pairs0.npy") + ": no pairs: all 2 are scored 0 or less, which marks a pair not relevant"},
 		{"pairs of four columns", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs4.npy")}, false, p("pairs4.npy") + ": dtype int64, shape (2, 4): want pairs (m, 2) of integers or strings, or (m, 3) with a score each"},
+		{"group ids marking a missing value", []string{"-labels", "", "-groups", p("gneg.npy"), "-k", "3"}, false, "bundle: 5 of 400 rows have a group id that marks a missing value (-1: 5): as one group those rows would be one another's positives; leave them out (-missing-labels drop"},
+		{"string group ids marking a missing value", []string{"-labels", "", "-groups", p("gnan.txt"), "-k", "3"}, false, `bundle: 5 of 400 rows have a group id that marks a missing value ("nan": 5)`},
+		{"groups of one row", []string{"-labels", "", "-groups", p("gsingle.npy"), "-k", "3", "-allow-fewer"}, false, "bundle: 4 groups of the splits have one row (the first: group 99): no other row to be its anchor's positive; leave their rows out first (ids, counts = np.unique(groups, return_counts=True)"},
+		{"groups too small for k", []string{"-labels", "", "-groups", p("gshort.npy"), "-k", "3"}, false, "groups of the splits have fewer than k = 3 rows besides their anchor (the first: group "},
+		{"string groups too small for k", []string{"-labels", "", "-groups", p("gnan.txt"), "-k", "5", "-missing-labels", "drop"}, false, `groups of the splits have fewer than k = 5 rows besides their anchor (the first: group "s`},
+		{"-missing-labels with nothing to apply to", []string{"-embeddings", "", "-labels", "", "-views", p("vnan.npy"), "-missing-labels", "drop"}, true, "bundle: -missing-labels drop: there are no labels or group ids for it to apply to"},
+		{"groups and relevance pairs", []string{"-labels", "", "-groups", p("g4.npy"), "-queries", p("emb.npy")}, true, "relevance pairs (-queries with -pairs) say which rows are positives, as -labels and -groups do: give one of the three"},
+		{"a NaN view", []string{"-embeddings", "", "-labels", "", "-views", p("vnan.npy")}, false, "vnan.npy: item 5, view 2, coordinate 1 is NaN (1 item of 400 holds NaN or ±Inf)"},
 		{"OOD classes without labels", []string{"-labels", "", "-groups", p("labels.npy"), "-ood-classes", "1"}, true, "the classes are labels: give -labels FILE too"},
 		{"a uint64 label above int64", []string{"-labels", p("huge.parquet")}, false, `huge.parquet: column "label", row 399 is 9223372036854775808, above 2^63−1`},
 		{"a PyTorch pickle", []string{"-embeddings", p("model.pt")}, false, `model.pt: a .pt file is a Python pickle, which ccs does not read (unpickling runs the file's code): save the tensor with safetensors`},

@@ -30,6 +30,7 @@ type bundleOptions struct {
 	OODCalShare                       float64
 	AllowFewer                        bool
 	MissingLabels                     string // error, drop or class
+	kSet                              bool   // -k given
 }
 
 func bundleCommand() *command {
@@ -45,15 +46,18 @@ func bundleCommand() *command {
 			fs.StringVar(&o.IDs, "ids", "", "the ids of -embeddings' rows, in row order, as -pairs names them: `FILE` .txt (one per line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet/.arrow (FILE:COLUMN); pairs naming other ids are left out, with a warning")
 			fs.StringVar(&o.QueryIDs, "query-ids", "", "the ids of -queries' rows, in row order, as -pairs names them: a `FILE` as -ids")
 			fs.StringVar(&o.Out, "out", "", "output `directory` (created if missing)")
-			fs.IntVar(&o.K, "k", 20, "positives per anchor, drawn without replacement from its class (group, relevant rows) within its split, never itself")
+			fs.IntVar(&o.K, "k", 20, "positives per anchor, drawn without replacement from its class (group, relevant rows) within its split, never itself; with -views, by default v−1 (every other view, at most 20)")
 			fs.IntVar(&o.KNeg, "kneg", 0, "negatives per anchor, from other classes (groups; rows relevant to none of its) within its split (0: as many as -k)")
 			fs.StringVar(&o.Split, "split", "0.5,0.1,0.2,0.2", "the fit,validation,calibration,test `shares` of the items (each positive, summing to at most 1; stratified by label)")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the splits and the draws")
 			fs.StringVar(&o.OODClasses, "ood-classes", "", "comma-separated `labels` held out of every split as an OOD sample (DIR/ood.npz): integers, or names for string labels")
 			fs.Float64Var(&o.OODCalShare, "ood-cal-share", 0, "`share` of the in-distribution items held out before the splits as DIR/ood-cal.npz: the inputs that calibrate a per-input OOD test (calibrate -ood-cal)")
 			fs.BoolVar(&o.AllowFewer, "allow-fewer", false, "let an anchor with fewer than -k possible positives repeat them (they weigh more in training and evaluation; calibration, one positive per anchor, is unchanged) instead of refusing")
-			fs.StringVar(&o.MissingLabels, "missing-labels", "error", "what a label that marks a missing value means — a negative integer (Hugging Face and scikit-learn write -1) or the string \"\" or \"nan\" (pandas' missing value after astype(str)): error (refuse it), drop (no label: the row is left out of every split, counted in a warning) or class (a class like any other, as ±1 binary labels)")
-			return nil
+			fs.StringVar(&o.MissingLabels, "missing-labels", "error", "what a label (or a group id) that marks a missing value means — a negative integer (Hugging Face and scikit-learn write -1) or the string \"\" or \"nan\" (pandas' missing value after astype(str)): error (refuse it), drop (no label: the row is left out of every split, counted in a warning) or class (a class like any other, as ±1 binary labels)")
+			return func() error {
+				fs.Visit(func(f *flag.Flag) { o.kSet = o.kSet || f.Name == "k" })
+				return nil
+			}
 		}, runBundle)
 }
 
@@ -70,11 +74,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 	case o.Queries != "" || o.Pairs != "":
 		mode = "pairs"
+		if o.Labels != "" || o.Groups != "" {
+			return usagef("bundle: relevance pairs (-queries with -pairs) say which rows are positives, as -labels and -groups do: give one of the three")
+		}
 		if err := required("bundle", "embeddings", o.Embeddings, "queries", o.Queries, "pairs", o.Pairs); err != nil {
 			return err
-		}
-		if o.Labels != "" || o.Groups != "" {
-			return usagef("bundle: relevance pairs say which rows are positives: give no -labels or -groups")
 		}
 	case o.IDs != "" || o.QueryIDs != "":
 		return usagef("bundle: -ids and -query-ids name the rows of relevance pairs: give them with -queries and -pairs")
@@ -95,6 +99,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	var err error
 	if cfg.MissingLabels, err = bundle.ParseMissingLabels(o.MissingLabels); err != nil {
 		return usagef("bundle: -missing-labels %v", err)
+	}
+	if cfg.MissingLabels != bundle.MissingRefused && o.Labels == "" && o.Groups == "" {
+		return usagef("bundle: -missing-labels %s: there are no labels or group ids for it to apply to", o.MissingLabels)
 	}
 	shares := strings.Split(o.Split, ",")
 	if len(shares) != 4 {
@@ -177,6 +184,10 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	}
 	in.Embeddings = emb.Embeddings
 	noteInput(out, emb)
+	if mode == "views" && !o.kSet {
+		// Every other view, which -k 20 exceeds for v ≤ 21.
+		cfg.K = max(1, min(cfg.K, emb.Views-1))
+	}
 	if o.Labels != "" {
 		labels, names, err := readIDs(o.Labels, "labels")
 		if err != nil {
@@ -200,10 +211,14 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 	}
 	if o.Groups != "" {
-		groups, _, err := readIDs(o.Groups, "groups")
+		groups, gnames, err := readIDs(o.Groups, "groups")
 		if err != nil {
 			return err
 		}
+		if gnames != nil && cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no group, as -1 does
+			groups, gnames, cfg.MissingGroupNames = bundle.MissingStrings(groups, gnames)
+		}
+		in.GroupNames = gnames
 		in.Groups, in.GroupsSource = groups, o.Groups
 		if err := input("groups", o.Groups, []int{len(groups)}); err != nil {
 			return err

@@ -282,7 +282,7 @@ def _ids(x, name):
 
 
 def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=None, pairs=None, ids=None,
-           query_ids=None, k=20, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
+           query_ids=None, k=None, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
            allow_fewer=False, missing_labels="error", out=None):
     """Makes bundles of your own embeddings, as ccs bundle does: a dict from
     split name ("fit", "val", "cal", "test", and "ood-cal", "ood" when asked
@@ -299,7 +299,8 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     the queries' and the rows' ids in row order, pairs naming other ids
     left out with a warning; or the path of a qrels file, BEIR's
     qrels/test.tsv, read as ccs bundle -pairs reads it). k positives and kneg negatives (0: k) per
-    anchor, within its split; split are the fit, val, cal and test shares; ood_classes are
+    anchor, within its split (k by default 20; with views, v-1 — every other
+    view, at most 20 —, as ccs bundle -views); split are the fit, val, cal and test shares; ood_classes are
     labels held out as the "ood" split (integers, or strings for string
     labels); ood_cal_share the share of the items
     held out as "ood-cal" (inputs that calibrate a per-input OOD test).
@@ -313,6 +314,16 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     arrays' dtypes, shapes and SHA-256 of their bytes in C order, and the
     string labels' names), for ccs compare -data DIR and the other
     commands."""
+    def shape(x):  # without copying a tensor off its device
+        return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+
+    if views is None and embeddings is not None and len(shape(embeddings)) == 3:
+        raise ValueError(f"bundle: embeddings of shape {shape(embeddings)}: an (n, v, d) array is "
+                         "each item's v views: pass it as views= (ccs.bundle(views=V), view 0 each item's anchor)")
+    if k is None:
+        k = 20
+        if views is not None and len(shape(views)) == 3:
+            k = max(1, min(k, int(shape(views)[1]) - 1))
     lent = Lent()
     pairs_file = None
     if isinstance(pairs, (str, bytes, os.PathLike)):

@@ -287,6 +287,35 @@ def test_bundle_other_modes_equal_ccs_bundle(mode, tmp_path, cli):
         assert same_file(tmp_path / f"py-{name}.npz", tmp_path / "out" / f"{name}.npz"), (mode, name)
 
 
+def test_bundle_views_and_groups_defaults(tmp_path, cli):
+    # Views without k: every other view, as the command;
+    # an (n, v, d) array as embeddings names views=; a group id -1 (or
+    # "nan") is a missing value, refused unless dropped.
+    rng = np.random.default_rng(12)
+    views = rng.normal(size=(120, 4, 3)).astype(np.float32)
+    np.save(tmp_path / "views.npy", views)
+    cli("bundle", "-views", tmp_path / "views.npy", "-out", tmp_path / "out", "-seed", 1)
+    for name, b in ccs.bundle(views=views, seed=1).items():
+        assert (b.k, b.kneg) == (3, 3), name
+        b.save(tmp_path / f"py-{name}.npz")
+        assert same_file(tmp_path / f"py-{name}.npz", tmp_path / "out" / f"{name}.npz"), name
+    with pytest.raises(ValueError, match=r"embeddings of shape \(120, 4, 3\): an \(n, v, d\) array is each item's v views: pass it as views="):
+        ccs.bundle(views, k=3)
+    emb = views.reshape(480, 3)
+    groups = np.repeat(np.arange(120), 4)
+    groups[:5] = -1
+    with pytest.raises(ValueError, match=r"5 of 480 rows have a group id that marks a missing value \(-1: 5\)"):
+        ccs.bundle(emb, groups=groups, k=2)
+    with pytest.warns(ccs.CCSWarning, match="taken for no group"):
+        ccs.bundle(emb, groups=groups, k=2, missing_labels="drop", allow_fewer=True)
+    names = np.array([f"s{g}" for g in np.repeat(np.arange(120), 4)])
+    names[:5] = "nan"
+    with pytest.raises(ValueError, match=r'rows have a group id that marks a missing value \("nan": 5\)'):
+        ccs.bundle(emb, groups=names, k=2)
+    with pytest.raises(ValueError, match=r'missing_labels="drop": there are no labels or group ids for it to apply to'):
+        ccs.bundle(views=views, missing_labels="drop")
+
+
 def test_simulate_equals_ccs_simulate(tmp_path, cli):
     cli("simulate", "-out", tmp_path / "sim", "-seed", 2, "-k", 10, "-per-class", 60)
     splits = ccs.simulate(seed=2, k=10, per_class=60, out=tmp_path / "py")
