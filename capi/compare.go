@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/internal/buildinfo"
@@ -123,6 +124,9 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		Resplits: resplits, Reference: reference}
 	if o.Out != "" && o.Sets != "" {
 		return nil, fmt.Errorf("compare: out and sets: give one (out keeps the sets in %s)", filepath.Join(o.Out, "sets", "compare"))
+	}
+	if mode == conformal.Class && in.Cal.Labels == nil {
+		return nil, fmt.Errorf("compare: calibration=\"class\": the cal bundle has no labels, and a class-conditional threshold is one per label: bundle with labels, or calibrate over every anchor (calibration=\"one\")")
 	}
 	if o.LabelNames == nil && o.Directory != "" {
 		o.LabelNames = bundle.ManifestLabelNames(filepath.Join(o.Directory, "test.npz"), in.Test)

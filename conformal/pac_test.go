@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -311,6 +312,31 @@ func TestTooFewWords(t *testing.T) {
 	} {
 		if got := c.e.Reason(); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%+v: %q, want %q…", c.e, got, c.want)
+		}
+	}
+}
+
+// TestRankNWarning: a set whose rank is n (19 anchors at α = 0.05; PAC's
+// smallest n) says its threshold is its largest score and how many would
+// lift it; one with more does not.
+func TestRankNWarning(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, c := range []struct {
+		n    int
+		opt  Options
+		want bool
+	}{
+		{19, Options{}, true}, {40, Options{}, false},
+		{45, Options{Mode: PAC, Delta: 0.1}, true}, {200, Options{Mode: PAC, Delta: 0.1}, false},
+	} {
+		s, err := Calibrate(geometry.Ball{D: 2}, synthetic(rng, c.n, 2), 0.05, c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := strings.Join(s.Warnings(), "\n")
+		got := strings.Contains(w, fmt.Sprintf("its %d calibration anchors give rank n = %d: its threshold is its largest calibration score", c.n, c.n))
+		if got != c.want || c.want && !strings.Contains(w, "would lift it off the maximum") {
+			t.Errorf("n = %d, %v: rank %d, warnings %q", c.n, c.opt.Mode, s.Calibration.Rank, w)
 		}
 	}
 }

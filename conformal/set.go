@@ -264,6 +264,17 @@ func (s *Set) Warnings() []string {
 		w = append(w, fmt.Sprintf("%d of the %d disjoint calibration pairs were kept, to keep each class's share of the anchors as a test split has it: %s has %d calibration anchors and %s, a share of %.3g, which every class then takes (docs/calibration.md); hold that class out (-ood-classes) or give it more calibration anchors, or calibrate each class on all its pairs (-calibration class)",
 			s.Calibration.N, t.Pairs, className(t.Class, t.Name), t.Anchors, countOf(t.ClassPairs, "pair", "pairs"), float64(t.ClassPairs)/float64(t.Anchors)))
 	}
+	if c := s.Calibration; c.Mode != Class && c.Mode != Pooled && c.N > 0 && c.Rank == c.N {
+		more := ""
+		if n := offTheMaximum(s.Alpha, c.Delta, c.N); n > 0 {
+			more = fmt.Sprintf("; %d would lift it off the maximum", n)
+		}
+		units := "calibration anchors"
+		if c.Pairs {
+			units = "disjoint calibration pairs"
+		}
+		w = append(w, fmt.Sprintf("its %d %s give rank n = %d: its threshold is its largest calibration score (the guarantee holds, but one outlying score sets the set%s)", c.N, units, c.Rank, more))
+	}
 	if math.IsInf(s.Threshold, 1) {
 		w = append(w, (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason())
 	}

@@ -165,6 +165,10 @@ type ClassResplit struct {
 	Coverage   Summary `json:"coverage"`
 	P05        float64 `json:"coverage_p05"`
 	BelowShare float64 `json:"coverage_below_share"`
+	// WholeSpace says the class's calibration anchors per resplit are too
+	// few for its rank (a class-conditional set): its set is the whole
+	// space in every resplit, its coverage 100% by construction.
+	WholeSpace bool `json:"whole_space,omitempty"`
 }
 
 // ResplitsByClass is Resplits with each class's coverage (b.Labels
@@ -236,12 +240,16 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	pos, neg := sc.pos, sc.neg
 	// The band of the class with the fewest calibration anchors: every
 	// class's mean coverage lies in its own band, within this one.
+	// Classes whose set is the whole space have no band; nor is one
+	// above 100%.
 	fewest := b.N
 	for _, c := range classes {
-		fewest = min(fewest, c.nCal)
+		if c.rank <= c.nCal {
+			fewest = min(fewest, c.nCal)
+		}
 	}
 	res := ResplitResult{Resplits: resplits, NCal: b.N - nTest, NTest: nTest, Alpha: s.Alpha, Mode: s.Calibration.Mode.String(), Delta: delta,
-		Band: [2]float64{1 - s.Alpha, 1 - s.Alpha + 1/float64(fewest+1)}}
+		Band: [2]float64{1 - s.Alpha, min(1, 1-s.Alpha+1/float64(fewest+1))}}
 	cov, exc := make([]float64, resplits), make([]float64, resplits)
 	classCov := make([][]float64, len(labels))
 	for ci := range classCov {
@@ -280,7 +288,9 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	var out []ClassResplit
 	for ci, l := range labels {
 		c := classes[ci]
-		out = append(out, classResplit(l, c.nCal, len(c.members)-c.nCal, classCov[ci], s.Alpha))
+		cr := classResplit(l, c.nCal, len(c.members)-c.nCal, classCov[ci], s.Alpha)
+		cr.WholeSpace = c.rank > c.nCal
+		out = append(out, cr)
 	}
 	return res, out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
@@ -139,6 +140,24 @@ func TestResplitsByClass(t *testing.T) {
 		if c.Coverage.Mean < 1-alpha-0.006 || c.Coverage.Mean > 1-alpha+1.0/401+0.006 {
 			t.Errorf("class-conditional, class %d: mean coverage %.4f, want in the band", c.Label, c.Coverage.Mean)
 		}
+	}
+	if classes[0].WholeSpace || classes[1].WholeSpace || r.Band[1] != 1-alpha+1.0/401 {
+		t.Errorf("whole space %v %v, band %v", classes[0].WholeSpace, classes[1].WholeSpace, r.Band)
+	}
+	// A class of 16 test anchors calibrates on 8 a resplit, too few at
+	// α = 0.1 (9 needed): its set is the whole space, said; the band is
+	// the other class's, and never above 1.
+	small := twoSpreads(rng, 816, 4, 2)
+	small.Labels = slices.Clone(small.Labels)
+	for i := range small.Labels {
+		small.Labels[i] = min(1, int64(i/800)) // 800 of class 0, 16 of class 1
+	}
+	r, classes, err = ResplitsByClass(class, small, 50, 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if classes[0].WholeSpace || !classes[1].WholeSpace || classes[1].Coverage.Mean != 1 || r.Band[1] != 1-alpha+1.0/401 {
+		t.Errorf("a class too small: whole space %v %v, coverage %v, band %v", classes[0].WholeSpace, classes[1].WholeSpace, classes[1].Coverage.Mean, r.Band)
 	}
 	_, mclasses, err := ResplitsByClass(marginal, test, 300, 0.5, 1)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/figure"
 )
@@ -146,7 +147,11 @@ func classesFigure(t *CompareTable, stem string) *figure.Figure {
 	p.X.Min, p.X.Max = -0.5, n-0.5
 	p.Y.Min, p.Y.Max = math.Max(0, 5*math.Floor((lo-1)/5)), 100
 	cols := figure.LegendCols(len(entries))
-	caption := fmt.Sprintf("Each test class's coverage of its positives, mean over seeds, per row, against 1 − α = %.4g%% (dashed). Marginal calibration guarantees the coverage over all classes, not each class's: a class may fall below 1 − α unless the calibration is class-conditional (-calibration class).", target)
+	promise := "Marginal calibration guarantees the coverage over all classes, not each class's: a class may fall below 1 − α unless the calibration is class-conditional (-calibration class)."
+	if t.Calibration == conformal.Class.String() {
+		promise = "The calibration is class-conditional: each class's threshold comes from its own calibration anchors, so each class's coverage is guaranteed at 1 − α (with δ, with probability 1 − δ), up to the spread of its own draw."
+	}
+	caption := fmt.Sprintf("Each test class's coverage of its positives, mean over seeds, per row, against 1 − α = %.4g%% (dashed). %s", target, promise)
 	return &figure.Figure{Name: stem + "-classes", Caption: caption, W: 9 * vg.Inch, H: 3.6*vg.Inch + figure.LegendHeight(len(entries), cols),
 		Draw: figure.Grid([][]*plot.Plot{{p}}, entries, cols)}
 }

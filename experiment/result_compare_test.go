@@ -68,3 +68,18 @@ func TestCompareOODFigureRows(t *testing.T) {
 		t.Errorf("figure %v", f)
 	}
 }
+
+// TestClassesCaption: the per-class figure's caption states the promise of
+// the table's calibration: marginal (no class's), or each class's.
+func TestClassesCaption(t *testing.T) {
+	rows := []CompareRow{{Row: Row{Method: "Conformal Ball (ℓ2)"}, Classes: []ClassCoverage{{Label: 0, Coverage: eval.Summary{Mean: 95}}, {Label: 1, Coverage: eval.Summary{Mean: 93}}}}}
+	for cal, want := range map[string]string{
+		"one-per-anchor": "Marginal calibration guarantees the coverage over all classes, not each class's",
+		"class":          "The calibration is class-conditional: each class's threshold comes from its own calibration anchors",
+	} {
+		f := classesFigure(&CompareTable{Alpha: 0.05, Calibration: cal, Rows: rows}, "compare")
+		if f == nil || !strings.Contains(f.Caption, want) || cal == "class" && strings.Contains(f.Caption, "Marginal") {
+			t.Errorf("%s: caption %q, want %q", cal, f.Caption, want)
+		}
+	}
+}

@@ -955,3 +955,24 @@ func TestBundleMissingLabels(t *testing.T) {
 		t.Errorf("%d anchors in the splits, want the 300 labelled rows", rows)
 	}
 }
+
+// TestBundleViewsNPZ: -views FILE.npz reads its "views" array without
+// FILE:ARRAY, among others, and -k defaults to v − 1.
+func TestBundleViewsNPZ(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	v := make([]float32, 200*4*3)
+	for i := range v {
+		v[i] = float32(i%11) + float32(i%7)/10
+	}
+	if err := bundle.WriteNPZ(p("vz.npz"), map[string]bundle.Array{"views": bundle.Float32(v, 200, 4, 3), "other": bundle.Float32(make([]float32, 3), 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-views", p("vz.npz"), "-out", p("b")}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Read(p("b/test.npz"))
+	if err != nil || b.K != 3 {
+		t.Errorf("k %d, %v; want 3 (v − 1)", b.K, err)
+	}
+}

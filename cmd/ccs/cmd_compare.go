@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/train"
 )
@@ -120,6 +121,9 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 			}
 		}
 		reference = o.Reference
+	}
+	if cfg.Calibration == conformal.Class && data.Cal.Labels == nil {
+		return fmt.Errorf("compare: -calibration class: %s has no labels, and a class-conditional threshold is one per label: bundle with -labels (ccs bundle -labels FILE), or calibrate over every anchor (-calibration one)", filepath.Join(o.Data, "cal.npz"))
 	}
 	// String labels: the manifest beside the test bundle names the
 	// classes, when it describes that bundle (as ccs evaluate does).

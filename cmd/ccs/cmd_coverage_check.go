@@ -76,6 +76,16 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if classes != nil {
 		check.LabelNames = bundle.ManifestLabelNames(o.Test, b)
 	}
+	for _, c := range classes {
+		if c.WholeSpace {
+			name := fmt.Sprint("class ", c.Label)
+			if c.Label >= 0 && c.Label < int64(len(check.LabelNames)) {
+				name = fmt.Sprintf("class %q", check.LabelNames[c.Label])
+			}
+			out.warn(fmt.Sprintf("%s: its %d calibration anchors per resplit are too few at alpha %v: its set is the whole space in every resplit, so its 100%% coverage says nothing (a larger -cal-fraction, a larger alpha, or more of the class)",
+				name, c.NCal, r.Alpha))
+		}
+	}
 	// The resplits recalibrate the geometry: they say what its calibration
 	// gives, not what this file's threshold does. That is ccs evaluate's
 	// number, printed beside them so that a threshold gone wrong (a Σ that

@@ -247,12 +247,21 @@ func TestCompareCommand(t *testing.T) {
 		{"calibrate -fit for the ball", []string{"calibrate", "-geometry", "ball", "-fit", p("b/fit.npz"), "-cal", p("b/cal.npz"), "-out", p("x.json")}, true, "-fit is for -geometry ellipsoid"},
 		// The ellipsoid's Σ comes from the fit split, trained rows or not.
 		{"baselines without fit", []string{"compare", "-data", p("nofit-dir"), "-rows", "baselines"}, false, "fit.npz is missing: make the bundles with ccs bundle -out "},
+		{"class calibration without labels", []string{"compare", "-data", p("nolabel-dir"), "-rows", "baselines", "-calibration", "class"}, false, "compare: -calibration class: " + p("nolabel-dir/cal.npz") + " has no labels, and a class-conditional threshold is one per label: bundle with -labels"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name == "embeddings for bundles" {
 				os.MkdirAll(p("emb-dir"), 0o755)
 				for _, f := range []string{"fit", "val", "cal", "test"} {
 					if err := bundle.WriteNPZ(p("emb-dir/"+f+".npz"), map[string]bundle.Array{"x": bundle.Float32(make([]float32, 6), 2, 3)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if c.name == "class calibration without labels" {
+				os.MkdirAll(p("nolabel-dir"), 0o755)
+				for i, f := range []string{"fit", "val", "cal", "test"} {
+					if err := bundle.Write(p("nolabel-dir/"+f+".npz"), sim.Gauss(rand.New(rand.NewPCG(uint64(i), 2)), 40, 3, 5)); err != nil {
 						t.Fatal(err)
 					}
 				}

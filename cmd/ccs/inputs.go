@@ -162,7 +162,11 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 	case ".txt":
 		return nil, fmt.Errorf("%s: embeddings come as .npy, .npz, .safetensors or .parquet", path)
 	}
-	a, got, err := readArray(path, name, "embeddings", "anchors", "features", "queries")
+	names := []string{"embeddings", "anchors", "features", "queries"}
+	if views {
+		names = append([]string{"views"}, names...)
+	}
+	a, got, err := readArray(path, name, names...)
 	if err != nil {
 		return nil, err
 	}
