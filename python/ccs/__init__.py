@@ -314,8 +314,8 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     arrays' dtypes, shapes and SHA-256 of their bytes in C order, and the
     string labels' names), for ccs compare -data DIR and the other
     commands."""
-    def shape(x):  # without copying a tensor off its device
-        return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+    def shape(x):  # without copying a tensor off its device when it says its shape
+        return tuple(x.shape) if hasattr(x, "shape") else np.shape(_lib.host(x))
 
     if views is None and embeddings is not None and len(shape(embeddings)) == 3:
         raise ValueError(f"bundle: embeddings of shape {shape(embeddings)}: an (n, v, d) array is "
