@@ -187,20 +187,20 @@ func MissingStrings(codes []int64, names []string) (newCodes []int64, newNames [
 	return newCodes, newNames, missing
 }
 
-// unlabeled applies MissingLabels to labels: whether a label is taken
-// for none (nil: every label is a class), the warning that counts the
-// rows left out, or the error that refuses them.
-func (c MakeConfig) unlabeled(labels []int64) (none func(int64) bool, warning string, err error) {
+// missingValues counts the negative values of ids (labels or group ids
+// that mark a missing value) as "n of N rows have a KIND that marks a
+// missing value (-1: 5, …)", each named by name; "" for none.
+func missingValues(ids []int64, kind string, name func(int64) string) string {
 	count := map[int64]int{}
 	n := 0
-	for _, l := range labels {
+	for _, l := range ids {
 		if l < 0 {
 			count[l]++
 			n++
 		}
 	}
-	if n == 0 || c.MissingLabels == MissingClass {
-		return nil, "", nil
+	if n == 0 {
+		return ""
 	}
 	var each []string
 	for _, l := range slices.Sorted(maps.Keys(count)) {
@@ -208,9 +208,19 @@ func (c MakeConfig) unlabeled(labels []int64) (none func(int64) bool, warning st
 			each = append(each, "…")
 			break
 		}
-		each = append(each, fmt.Sprintf("%s: %d", c.class(l), count[l]))
+		each = append(each, fmt.Sprintf("%s: %d", name(l), count[l]))
 	}
-	what := fmt.Sprintf("%d of %d rows have a label that marks a missing value (%s)", n, len(labels), strings.Join(each, ", "))
+	return fmt.Sprintf("%d of %d rows have a %s that marks a missing value (%s)", n, len(ids), kind, strings.Join(each, ", "))
+}
+
+// unlabeled applies MissingLabels to labels: whether a label is taken
+// for none (nil: every label is a class), the warning that counts the
+// rows left out, or the error that refuses them.
+func (c MakeConfig) unlabeled(labels []int64) (none func(int64) bool, warning string, err error) {
+	what := missingValues(labels, "label", c.class)
+	if what == "" || c.MissingLabels == MissingClass {
+		return nil, "", nil
+	}
 	if c.MissingLabels == MissingRefused {
 		return nil, "", fmt.Errorf("bundle: %s: Hugging Face datasets and scikit-learn label a row without a label -1, and pandas' missing value becomes \"nan\" in astype(str); as a class those rows would be one another's positives: leave them out (-missing-labels drop; missing_labels=\"drop\" in Python), or take each such label for a class (-missing-labels class, as ±1 binary labels)", what)
 	}
@@ -218,34 +228,20 @@ func (c MakeConfig) unlabeled(labels []int64) (none func(int64) bool, warning st
 }
 
 // ungrouped applies MissingLabels to group ids, as unlabeled to labels: a
-// negative id (or a string id "" or "nan", which GroupMissingStrings made
-// negative) marks a row without a group. Refused, those rows would have
-// made one group, one another's positives; dropped, they are left out.
+// negative id (or a string id "" or "nan", which MissingStrings made
+// negative, named by names) marks a row without a group. Refused, those
+// rows would have made one group, one another's positives; dropped, they
+// are left out.
 func (c MakeConfig) ungrouped(groups []int64, names map[int64]string) (none func(int64) bool, warning string, err error) {
-	count := map[int64]int{}
-	n := 0
-	for _, g := range groups {
-		if g < 0 {
-			count[g]++
-			n++
+	what := missingValues(groups, "group id", func(g int64) string {
+		if s, ok := names[g]; ok {
+			return strconv.Quote(s)
 		}
-	}
-	if n == 0 || c.MissingLabels == MissingClass {
+		return strconv.FormatInt(g, 10)
+	})
+	if what == "" || c.MissingLabels == MissingClass {
 		return nil, "", nil
 	}
-	var each []string
-	for _, g := range slices.Sorted(maps.Keys(count)) {
-		if len(each) == 5 {
-			each = append(each, "…")
-			break
-		}
-		name := strconv.FormatInt(g, 10)
-		if s, ok := names[g]; ok {
-			name = strconv.Quote(s)
-		}
-		each = append(each, fmt.Sprintf("%s: %d", name, count[g]))
-	}
-	what := fmt.Sprintf("%d of %d rows have a group id that marks a missing value (%s)", n, len(groups), strings.Join(each, ", "))
 	if c.MissingLabels == MissingRefused {
 		return nil, "", fmt.Errorf("bundle: %s: as one group those rows would be one another's positives; leave them out (-missing-labels drop; missing_labels=\"drop\" in Python), or take each such id for a group (-missing-labels class)", what)
 	}

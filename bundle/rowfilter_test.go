@@ -15,13 +15,7 @@ import (
 // refused.
 func TestRowFilter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	gauss := func(n, d int) *Bundle {
-		b := &Bundle{N: n, D: d, Anchors: make([]float32, n*d)}
-		for i := range b.Anchors {
-			b.Anchors[i] = float32(rng.NormFloat64())
-		}
-		return b
-	}
+	gauss := func(n, d int) *Bundle { return gaussAnchors(rng, n, d) }
 	fit, val := gauss(3000, 16), gauss(500, 16)
 	f := NewRowFilter(fit, val, nil)
 	if f.Rows != 3500 || f.Count(fit) != 3000 || f.Count(val) != 500 {
@@ -69,14 +63,7 @@ func TestRowFilter(t *testing.T) {
 // against it (what ccs calibrate adds).
 func BenchmarkRowFilter(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	gauss := func(n, d int) *Bundle {
-		x := &Bundle{N: n, D: d, Anchors: make([]float32, n*d)}
-		for i := range x.Anchors {
-			x.Anchors[i] = float32(rng.NormFloat64())
-		}
-		return x
-	}
-	fit, cal := gauss(20_000, 768), gauss(4_000, 768)
+	fit, cal := gaussAnchors(rng, 20_000, 768), gaussAnchors(rng, 4_000, 768)
 	b.Run("build", func(b *testing.B) {
 		for b.Loop() {
 			NewRowFilter(fit)
@@ -88,4 +75,13 @@ func BenchmarkRowFilter(b *testing.B) {
 			f.Count(cal)
 		}
 	})
+}
+
+// gaussAnchors is a bundle of n standard normal anchors of dimension d.
+func gaussAnchors(rng *rand.Rand, n, d int) *Bundle {
+	b := &Bundle{N: n, D: d, Anchors: make([]float32, n*d)}
+	for i := range b.Anchors {
+		b.Anchors[i] = float32(rng.NormFloat64())
+	}
+	return b
 }
