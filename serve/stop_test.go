@@ -67,17 +67,30 @@ func TestStop(t *testing.T) {
 		finish := inFlight(t, addr)
 		stopped := make(chan error, 1)
 		go func() {
-			stopped <- s.Stop(hs, served, StopOptions{Delay: 400 * time.Millisecond, Grace: 5 * time.Second})
+			stopped <- s.Stop(hs, served, StopOptions{Delay: 1500 * time.Millisecond, Grace: 10 * time.Second})
 		}()
-		time.Sleep(100 * time.Millisecond)
-		if got := get(addr, "/readyz"); !strings.HasPrefix(got, "503 ") || !strings.Contains(got, "draining") {
+		// Polled, not slept: a loaded machine (the race detector in CI)
+		// may start Stop late.
+		got := ""
+		for range 100 {
+			if got = get(addr, "/readyz"); strings.HasPrefix(got, "503 ") {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !strings.HasPrefix(got, "503 ") || !strings.Contains(got, "draining") {
 			t.Errorf("readyz during the drain delay: %s", got)
 		}
 		if got := get(addr, "/v1/sets"); !strings.HasPrefix(got, "200 ") {
 			t.Errorf("a request during the drain delay: %s", got)
 		}
-		time.Sleep(500 * time.Millisecond) // past the delay: no new connection
-		if got := get(addr, "/healthz"); strings.HasPrefix(got, "200 ") {
+		for range 500 { // served until the delay ends, then no new connection
+			if got = get(addr, "/healthz"); !strings.HasPrefix(got, "200 ") {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if strings.HasPrefix(got, "200 ") {
 			t.Errorf("a new connection after the delay: %s", got)
 		}
 		if got, err := finish(); err != nil || !strings.HasPrefix(got, "200 ") || !strings.Contains(got, `"inside"`) {

@@ -152,6 +152,7 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 		case <-hup:
 			srv.Reload("SIGHUP") // logged, as over HTTP
 		case sig := <-stop:
+			srv.Drain() // /readyz answers 503 from before the line that says so
 			how := fmt.Sprintf("up to %v for requests in flight", o.Grace)
 			if o.DrainDelay > 0 {
 				how = fmt.Sprintf("serving on for %v with /readyz answering 503, then %s", o.DrainDelay, how)
