@@ -60,7 +60,7 @@ func (e Embeddings) check() error {
 // from row first, which does, and says how to leave them out: a failed
 // encoding is seldom alone.
 func (e Embeddings) nonFinite(first int) string {
-	unit, per, x := "row", e.D, "X"
+	unit, per := "row", e.D
 	if e.Views > 0 {
 		unit, per = "item", e.Views*e.D
 	}
@@ -85,8 +85,8 @@ func (e Embeddings) nonFinite(first int) string {
 	if e.Views > 0 {
 		keep = "np.isfinite(X).all(axis=(1, 2))"
 	}
-	return fmt.Sprintf("; %d %ss of %d hold NaN or ±Inf (%ss %s): leave them out first, with their labels (or ids, and pairs renumbered), keep = %s; %s, y = %s[keep], y[keep]",
-		len(bad), unit, len(e.Rows)/per, unit, strings.Join(list, ", "), keep, x, x)
+	return fmt.Sprintf("; %d %ss of %d hold NaN or ±Inf (%ss %s): leave them out first, with their labels (or ids, and pairs renumbered), keep = %s; X, y = X[keep], y[keep]",
+		len(bad), unit, len(e.Rows)/per, unit, strings.Join(list, ", "), keep)
 }
 
 // CheckEmbeddings checks embeddings read otherwise (a Parquet column): at

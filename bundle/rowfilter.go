@@ -76,22 +76,28 @@ func (f *RowFilter) CountRows(rows []float32, d int) int {
 	return c
 }
 
-// probe is the bit of a row's i-th probe, by double hashing.
-func (f *RowFilter) probe(h uint64, i int) uint64 {
-	h2 := mix64(h) | 1
-	return (h + uint64(i)*h2) % uint64(64*len(f.bits))
+// probes are the bits a row of hash h sets, by double hashing: h + i·h₂
+// for i < rowFilterProbes, h₂ odd.
+func (f *RowFilter) probes(h uint64) func(yield func(uint64) bool) {
+	h2, m := mix64(h)|1, uint64(64*len(f.bits))
+	return func(yield func(uint64) bool) {
+		for i := range uint64(rowFilterProbes) {
+			if !yield((h + i*h2) % m) {
+				return
+			}
+		}
+	}
 }
 
 func (f *RowFilter) add(h uint64) {
-	for i := range rowFilterProbes {
-		p := f.probe(h, i)
+	for p := range f.probes(h) {
 		f.bits[p/64] |= 1 << (p % 64)
 	}
 }
 
 func (f *RowFilter) has(h uint64) bool {
-	for i := range rowFilterProbes {
-		if p := f.probe(h, i); f.bits[p/64]&(1<<(p%64)) == 0 {
+	for p := range f.probes(h) {
+		if f.bits[p/64]&(1<<(p%64)) == 0 {
 			return false
 		}
 	}

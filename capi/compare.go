@@ -158,18 +158,10 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		if err != nil {
 			return err
 		}
-		doc, err := newDocument("compare", cmp.Or(o.Command, "ccs.compare"))
+		b, err := compareDocument(t, o.Command)
 		if err != nil {
 			return err
 		}
-		if err := doc.Result.(interface{ Add(experiment.Text) error }).Add(t); err != nil {
-			return err
-		}
-		var laid bytes.Buffer // as ccs compare -json lays it out
-		if err := jsonindent.Encode(&laid, doc, "  "); err != nil {
-			return err
-		}
-		b := bytes.TrimSuffix(laid.Bytes(), []byte("\n"))
 		var text bytes.Buffer
 		if err := t.WriteText(&text); err != nil {
 			return err
@@ -182,29 +174,15 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 			// compare -out does: these rows and those earlier calls with
 			// other rows left in its cells.
 			kept := b
-			all, others := experiment.WithKeptRows(cfg.Cells, data, methods, experiment.ForCompare(experiment.RowSets["all+infonce"]()), seeds)
-			if len(others) > 0 {
-				merged := cfg
-				if merged.Cells, err = experiment.NewCompareCells(o.Out, cfg, data, libraryVersion()); err != nil {
+			dir, others, err := experiment.CompareKept(ctx, data, cfg, methods, o.Out, libraryVersion())
+			if err != nil {
+				return err
+			}
+			if dir != nil {
+				if kept, err = compareDocument(dir, o.Command); err != nil {
 					return err
 				}
-				merged.OutDir = ""
-				tAll, err := experiment.Compare(ctx, data, merged, all, nil)
-				if err != nil {
-					return err
-				}
-				dir, err := newDocument("compare", cmp.Or(o.Command, "ccs.compare"))
-				if err != nil {
-					return err
-				}
-				if err := dir.Result.(interface{ Add(experiment.Text) error }).Add(tAll); err != nil {
-					return err
-				}
-				var laid bytes.Buffer
-				if err := jsonindent.Encode(&laid, dir, "  "); err != nil {
-					return err
-				}
-				kept, counts.Kept = bytes.TrimSuffix(laid.Bytes(), []byte("\n")), others
+				counts.Kept = others
 			}
 			path := filepath.Join(o.Out, "compare.json") // as ccs compare -out keeps it
 			if err := atomicfile.Write(path, func(w io.Writer) error {
@@ -219,6 +197,24 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		j.mu.Unlock()
 		return nil
 	}), nil
+}
+
+// compareDocument is t's document as ccs compare -json lays it out,
+// without its last newline; command is the call (by default
+// "ccs.compare").
+func compareDocument(t *experiment.CompareTable, command string) ([]byte, error) {
+	doc, err := newDocument("compare", cmp.Or(command, "ccs.compare"))
+	if err != nil {
+		return nil, err
+	}
+	if err := doc.Result.(interface{ Add(experiment.Text) error }).Add(t); err != nil {
+		return nil, err
+	}
+	var laid bytes.Buffer
+	if err := jsonindent.Encode(&laid, doc, "  "); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(laid.Bytes(), []byte("\n")), nil
 }
 
 // newDocument is an empty result of kind, as a command's -json holds it:

@@ -86,7 +86,7 @@ type OODCalibration struct {
 	N      int       `json:"n"`
 	Scores []float64 `json:"scores"` // sorted ascending
 	// Rows holds the calibration inputs' rows, so that scoring them again
-	// as test inputs is warned of (OODInputsWarning); nil in files made
+	// as test inputs is warned of (OODTestWarning); nil in files made
 	// before it was kept.
 	Rows *bundle.RowFilter `json:"rows,omitempty"`
 }
@@ -147,10 +147,10 @@ func checkOOD(r *Reference, c *OODCalibration, dim int) error {
 // p-values are not a new input's, so the false-alarm rate measured on
 // them is no test of the guarantee.
 func (s *Set) OODTestWarning(b *bundle.Bundle) string {
-	if s.OOD == nil || s.OOD.Rows == nil {
+	if s.OOD == nil {
 		return ""
 	}
-	if m := s.OOD.Rows.Count(b); overlaps(m, b.N) {
+	if m := manyOf(s.OOD.Rows, b); m > 0 {
 		return fmt.Sprintf("%d of its %d inputs are the inputs the set's OOD test was calibrated on (%s): their p-values are not a new input's, so the false-alarm rate measured on them is no test of the guarantee; give in-distribution inputs held out from that calibration (ccs bundle's test.npz)", m, b.N, s.OOD.Source)
 	}
 	return ""

@@ -119,29 +119,35 @@ func (s *Set) OwnSplitWarning(b *bundle.Bundle, recalibrated bool) string {
 	if m := s.Fit.seenRows(b); m > 0 {
 		return fmt.Sprintf("%d of its %d anchors are rows the set's geometry was fitted or validated on (another bundling of the same embeddings?): its figures are optimistic, no test; evaluate on the test split of the bundles it was fitted on", m, b.N)
 	}
-	if r := s.Calibration.Rows; r != nil && !recalibrated {
-		if m := r.Count(b); overlaps(m, b.N) {
+	if !recalibrated {
+		if m := manyOf(s.Calibration.Rows, b); m > 0 {
 			return fmt.Sprintf("%d of its %d anchors are rows of the set's calibration split (another bundling of the same embeddings?): its coverage is pulled toward 1−α by construction, no test of the guarantee; evaluate on the test split of the bundles it was calibrated with", m, b.N)
 		}
 	}
 	return ""
 }
 
-// overlaps says whether m seen rows of n are many: a tenth or more, two
-// at least. Fewer are duplicates in a data set, or a RowFilter's false
-// positives (about 5·10⁻⁴ of the rows).
-func overlaps(m, n int) bool { return m >= 2 && 10*m >= n }
-
-// seenRows is how many of b's anchors are rows the geometry was fitted or
-// validated on (FitInfo.Seen), when they are many (overlaps); else 0.
-func (f *FitInfo) seenRows(b *bundle.Bundle) int {
-	if f == nil || f.Seen == nil {
+// manyOf is how many of b's anchors the filter f holds when they are
+// many: a tenth or more, two at least; else 0 (and for a nil f). Fewer
+// are duplicates in a data set, or the filter's false positives (about
+// 5·10⁻⁴ of the rows).
+func manyOf(f *bundle.RowFilter, b *bundle.Bundle) int {
+	if f == nil {
 		return 0
 	}
-	if m := f.Seen.Count(b); overlaps(m, b.N) {
+	if m := f.Count(b); m >= 2 && 10*m >= b.N {
 		return m
 	}
 	return 0
+}
+
+// seenRows is how many of b's anchors are rows the geometry was fitted or
+// validated on (FitInfo.Seen), when they are many (manyOf); else 0.
+func (f *FitInfo) seenRows(b *bundle.Bundle) int {
+	if f == nil {
+		return 0
+	}
+	return manyOf(f.Seen, b)
 }
 
 // OwnSplit says which of the splits the set was fitted or calibrated on b
@@ -248,16 +254,7 @@ func (s *Set) Warnings() []string {
 		case math.IsInf(c.Threshold, 1):
 			w = append(w, fmt.Sprintf("%v: %s", c, (&TooFewError{N: c.N, Rank: c.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason()))
 		case c.Rank == c.N:
-			more := ""
-			if n := offTheMaximum(s.Alpha, s.Calibration.Delta, c.N); n > 0 {
-				more = fmt.Sprintf("; %d would lift it off the maximum", n)
-			}
-			units := "calibration anchors"
-			if s.Calibration.Pairs {
-				units = "disjoint calibration pairs"
-			}
-			w = append(w, fmt.Sprintf("%v: its %d %s give rank n = %d: its threshold is its largest calibration score (the guarantee holds, but one outlying score sets the class's set%s)",
-				c, c.N, units, c.Rank, more))
+			w = append(w, fmt.Sprintf("%v: %s", c, s.rankN(c.N, "the class's set")))
 		}
 	}
 	if t := s.Calibration.Trim; t != nil {
@@ -265,15 +262,7 @@ func (s *Set) Warnings() []string {
 			s.Calibration.N, t.Pairs, className(t.Class, t.Name), t.Anchors, countOf(t.ClassPairs, "pair", "pairs"), float64(t.ClassPairs)/float64(t.Anchors)))
 	}
 	if c := s.Calibration; c.Mode != Class && c.Mode != Pooled && c.N > 0 && c.Rank == c.N {
-		more := ""
-		if n := offTheMaximum(s.Alpha, c.Delta, c.N); n > 0 {
-			more = fmt.Sprintf("; %d would lift it off the maximum", n)
-		}
-		units := "calibration anchors"
-		if c.Pairs {
-			units = "disjoint calibration pairs"
-		}
-		w = append(w, fmt.Sprintf("its %d %s give rank n = %d: its threshold is its largest calibration score (the guarantee holds, but one outlying score sets the set%s)", c.N, units, c.Rank, more))
+		w = append(w, s.rankN(c.N, "the set"))
 	}
 	if math.IsInf(s.Threshold, 1) {
 		w = append(w, (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason())
@@ -369,6 +358,21 @@ func (e *DimError) Error() string {
 
 // LogVolume is the log-volume of the set.
 func (s *Set) LogVolume() float64 { return s.Geometry.LogVolume(s.Threshold) }
+
+// rankN says that n calibration units (of a class, or of the set) give
+// rank n: the threshold is their largest score, which one outlier sets
+// for what (the class's set, the set).
+func (s *Set) rankN(n int, what string) string {
+	more := ""
+	if m := offTheMaximum(s.Alpha, s.Calibration.Delta, n); m > 0 {
+		more = fmt.Sprintf("; %d would lift it off the maximum", m)
+	}
+	units := "calibration anchors"
+	if s.Calibration.Pairs {
+		units = "disjoint calibration pairs"
+	}
+	return fmt.Sprintf("its %d %s give rank n = %d: its threshold is its largest calibration score (the guarantee holds, but one outlying score sets %s%s)", n, units, n, what, more)
+}
 
 // countOf is "1 pair" or "n pairs".
 func countOf(n int, one, many string) string {

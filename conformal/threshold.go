@@ -51,10 +51,7 @@ func (e *TooFewError) Reason() string {
 
 // scores is "n calibration scores are", or "1 calibration score is".
 func (e *TooFewError) scores() string {
-	if e.N == 1 {
-		return "1 calibration score is"
-	}
-	return fmt.Sprintf("%d calibration scores are", e.N)
+	return countOf(e.N, "calibration score is", "calibration scores are")
 }
 
 // needs says how many calibration scores what needs: n, or, for 0, more

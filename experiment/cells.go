@@ -79,16 +79,33 @@ func (c *Cells) path(table, row string, seed uint64) string {
 // Has reports whether c keeps a cell for (table, row, seed) under its key
 // (the key without the recipe for a row that trains nothing).
 func (c *Cells) Has(table, row string, seed uint64, trains bool) bool {
-	key := c.key
+	_, ok, _ := kept[json.RawMessage](c, table, row, seed, trains)
+	return ok
+}
+
+// keyFor is the key a row's cells are kept under.
+func (c *Cells) keyFor(trains bool) string {
 	if !trains && c.untrained != "" {
-		key = c.untrained
+		return c.untrained
 	}
+	return c.key
+}
+
+// kept is the value c keeps for (table, row, seed) under its key, if it
+// keeps one; found says a file was there (kept under another key, or not
+// one of ours: computed again, like a stale one).
+func kept[T any](c *Cells, table, row string, seed uint64, trains bool) (v T, ok, found bool) {
 	b, err := os.ReadFile(c.path(table, row, seed))
 	if err != nil {
-		return false
+		return v, false, false
 	}
-	var k keptCell[json.RawMessage]
-	return json.Unmarshal(b, &k) == nil && k.Key == key && k.Table == table && k.Row == row && k.Seed == seed
+	var k keptCell[T]
+	// A file that does not parse (a foreign file: the writes are atomic)
+	// is computed again, like a stale one.
+	if json.Unmarshal(b, &k) == nil && k.Key == c.keyFor(trains) && k.Table == table && k.Row == row && k.Seed == seed {
+		return k.Value, true, true
+	}
+	return v, false, true
 }
 
 // cell returns the value kept for (table, row, seed) under c's key, or
@@ -97,21 +114,13 @@ func cell[T any](c *Cells, table, row string, seed uint64, trains bool, compute 
 	if c == nil {
 		return compute()
 	}
-	key := c.key
-	if !trains && c.untrained != "" {
-		key = c.untrained
-	}
-	path := c.path(table, row, seed)
-	if b, err := os.ReadFile(path); err == nil {
-		var k keptCell[T]
-		// A file that does not parse (a foreign file: the writes are
-		// atomic) is computed again, like a stale one.
-		if json.Unmarshal(b, &k) == nil && k.Key == key && k.Table == table && k.Row == row && k.Seed == seed {
-			c.reused.Add(1)
-			return k.Value, nil
-		}
+	if v, ok, found := kept[T](c, table, row, seed, trains); ok {
+		c.reused.Add(1)
+		return v, nil
+	} else if found {
 		c.stale.Add(1)
 	}
+	key, path := c.keyFor(trains), c.path(table, row, seed)
 	v, err := compute()
 	if err != nil {
 		return v, err

@@ -196,6 +196,27 @@ func WithKeptRows(c *Cells, data CompareData, asked, from []Method, seeds int) (
 	return all, kept
 }
 
+// CompareKept is the comparison a results directory keeps after a run of
+// asked (cfg.Cells, opened on dir with the code version code): asked and
+// the rows earlier runs with other rows left cells for (WithKeptRows), all
+// read back; nil when there are none of those. kept names them.
+func CompareKept(ctx context.Context, data CompareData, cfg CompareConfig, asked []Method, dir, code string) (t *CompareTable, kept []string, err error) {
+	all, kept := WithKeptRows(cfg.Cells, data, asked, ForCompare(RowSets["all+infonce"]()), cfg.Seeds)
+	if len(kept) == 0 {
+		return nil, nil, nil
+	}
+	// Counted apart from the run's own cells; their sets are there from
+	// their runs.
+	if cfg.Cells, err = NewCompareCells(dir, cfg, data, code); err != nil {
+		return nil, nil, err
+	}
+	cfg.OutDir = ""
+	if t, err = Compare(ctx, data, cfg, all, nil); err != nil {
+		return nil, nil, err
+	}
+	return t, kept, nil
+}
+
 // Compare runs methods on the user's bundles over cfg.Seeds seeds. The
 // splits are those of the bundles (ccs bundle drew them once, seeded); each
 // seed refits the learned rows (the training's seed) and recalibrates every

@@ -155,16 +155,12 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	if ccfg.Cells != nil {
 		// OUT/compare.json keeps the directory's comparison: these rows
 		// and those earlier runs with other -rows left in its cells.
-		all, kept := experiment.WithKeptRows(ccfg.Cells, data, methods, experiment.ForCompare(experiment.RowSets["all+infonce"]()), cfg.Seeds)
-		if len(kept) > 0 {
-			merged := ccfg
-			if merged.Cells, err = experiment.NewCompareCells(o.Out, ccfg, data, codeVersion()); err != nil {
-				return err
-			}
-			merged.OutDir = "" // their sets are there from their runs
-			if res.dir, err = experiment.Compare(ctx, data, merged, all, nil); err != nil {
-				return err
-			}
+		dir, kept, err := experiment.CompareKept(ctx, data, ccfg, methods, o.Out, codeVersion())
+		if err != nil {
+			return err
+		}
+		if dir != nil {
+			res.dir = dir
 			fmt.Fprintf(out.stderr, "ccs compare: %s keeps %s too, from earlier runs in %s (their cells)\n",
 				filepath.Join(o.Out, "compare.json"), plural(len(kept), "row", "rows")+" ("+strings.Join(kept, ", ")+")", o.Out)
 		}
