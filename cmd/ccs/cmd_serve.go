@@ -78,8 +78,8 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 	if len(o.Sets) == 0 {
 		return usagef("serve: give at least one -set NAME=FILE.json")
 	}
-	if o.MaxBody < 1 || o.MaxPoints < 1 || o.MaxResults < 1 || o.Grace <= 0 || o.MaxConns < 1 || o.MaxInflight < 0 || o.BodyMemory < 0 {
-		return usagef("serve: -max-body, -max-points, -max-results, -max-conns and -shutdown-grace must be positive, -max-inflight and -body-memory not negative")
+	if o.MaxBody < 1 || o.MaxPoints < 1 || o.MaxResults < 1 || o.Grace <= 0 || o.MaxConns < 1 || o.MaxInflight < 0 || o.BodyMemory < 0 || o.DrainDelay < 0 {
+		return usagef("serve: -max-body, -max-points, -max-results, -max-conns and -shutdown-grace must be positive, -max-inflight, -body-memory and -drain-delay not negative")
 	}
 	if !(o.MonitorDelta > 0 && o.MonitorDelta < 1) {
 		return usagef("serve: -monitor-delta %v: want 0 < δ < 1", o.MonitorDelta)
