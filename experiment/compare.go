@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -164,6 +165,10 @@ type compareCell struct {
 	// Untrained says that a learned row's training kept its initial
 	// geometry: no epoch's validation exclusion beat epoch 0's.
 	Untrained bool `json:"untrained,omitempty"`
+	// Warnings are the set's own (conformal.Set.Warnings: a class at rank
+	// n, pairs left out to keep each class's share, a projected volume…),
+	// less the pooled calibration's, which the table gives once.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // WithKeptRows is asked and, in the order of from, every other method of
@@ -366,7 +371,52 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if noResplits != "" {
 		t.Warnings = append(t.Warnings, "resplits left out: "+noResplits+" (a larger test split, or a larger -alpha, gives them)")
 	}
+	t.Warnings = append(t.Warnings, setWarnings(methods, results)...)
 	return t, nil
+}
+
+// setWarnings are the sets' own warnings, each once: after the rows that
+// gave it, and, where some seeds' sets did not, at how many seeds.
+func setWarnings(methods []Method, results [][]cellResult) []string {
+	type group struct {
+		text  string
+		seeds int
+		rows  []string
+	}
+	var groups []*group
+	for m := range methods {
+		count := map[string]int{}
+		var order []string
+		for s := range results {
+			c := results[s][m].Compare
+			if c == nil {
+				continue
+			}
+			for _, w := range c.Warnings {
+				if count[w] == 0 {
+					order = append(order, w)
+				}
+				count[w]++
+			}
+		}
+		for _, w := range order {
+			i := slices.IndexFunc(groups, func(g *group) bool { return g.text == w && g.seeds == count[w] })
+			if i < 0 {
+				groups = append(groups, &group{text: w, seeds: count[w]})
+				i = len(groups) - 1
+			}
+			groups[i].rows = append(groups[i].rows, methods[m].Name)
+		}
+	}
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		at := ""
+		if g.seeds < len(results) {
+			at = fmt.Sprintf(", at %d of %d seeds", g.seeds, len(results))
+		}
+		out[i] = fmt.Sprintf("%s%s: %s", strings.Join(g.rows, ", "), at, g.text)
+	}
+	return out
 }
 
 func nOf(b *bundle.Bundle) int {
@@ -386,6 +436,12 @@ func nOf(b *bundle.Bundle) int {
 // megabytes of JSON in every file).
 func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, scored *eval.Scored, seed uint64, fit time.Duration) (c *compareCell, served *conformal.Set, err error) {
 	c = &compareCell{FitSeconds: fit.Seconds()}
+	for _, w := range set.Warnings() {
+		if set.Calibration.Mode == conformal.Pooled && strings.HasPrefix(w, "pooled calibration") {
+			continue
+		}
+		c.Warnings = append(c.Warnings, w)
+	}
 	if set.Fit != nil && set.Fit.Training != nil {
 		var rec train.Record
 		if err := json.Unmarshal(set.Fit.Training, &rec); err != nil {
@@ -479,7 +535,7 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 		head = append(head, "Worst class")
 	}
 	if below {
-		head = append(head, fmt.Sprintf("Resplits < %g%%", 100*(1-t.Alpha)))
+		head = append(head, "Resplits < "+percentOf(1-t.Alpha))
 	}
 	if oodCols {
 		head = append(head, "OOD AUROC↑", "OOD FPR95↓")
@@ -526,17 +582,17 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n\n", t.Title, t.Config)
 	writeGrid(&b, grid)
-	target := 100 * (1 - t.Alpha)
+	target := percentOf(1 - t.Alpha)
 	switch t.Calibration {
 	case conformal.PAC.String():
-		fmt.Fprintf(&b, "\nCoverage is ≥ %g%% with probability ≥ 1 − δ = %g%% over the calibration draw, for every row", target, 100*(1-t.Delta))
+		fmt.Fprintf(&b, "\nCoverage is ≥ %s with probability ≥ 1 − δ = %s over the calibration draw, for every row", target, percentOf(1-t.Delta))
 		if below {
-			fmt.Fprintf(&b, "; the resplits column is the share of random halvings of the test split whose coverage falls below it (at most about δ = %g%%, each half's held-out coverage adding its own sampling error)", 100*t.Delta)
+			fmt.Fprintf(&b, "; the resplits column is the share of random halvings of the test split whose coverage falls below it (at most about δ = %s, each half's held-out coverage adding its own sampling error)", percentOf(t.Delta))
 		}
 	case conformal.Class.String():
-		fmt.Fprintf(&b, "\nEach class's coverage is guaranteed ≥ %g%%", target)
+		fmt.Fprintf(&b, "\nEach class's coverage is guaranteed ≥ %s", target)
 		if t.Delta > 0 {
-			fmt.Fprintf(&b, " with probability ≥ 1 − δ = %g%% over the calibration draw", 100*(1-t.Delta))
+			fmt.Fprintf(&b, " with probability ≥ 1 − δ = %s over the calibration draw", percentOf(1-t.Delta))
 		} else {
 			b.WriteString(" on average over calibration draws")
 		}
@@ -544,10 +600,10 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	case conformal.Pooled.String():
 		b.WriteString("\nCoverage is not guaranteed: pooled calibration is approximate")
 		if below {
-			fmt.Fprintf(&b, "; the resplits column is the share of random halvings of the test split whose coverage falls below %g%%", target)
+			fmt.Fprintf(&b, "; the resplits column is the share of random halvings of the test split whose coverage falls below %s", target)
 		}
 	default:
-		fmt.Fprintf(&b, "\nCoverage is guaranteed ≥ %g%% on average over calibration draws for every row", target)
+		fmt.Fprintf(&b, "\nCoverage is guaranteed ≥ %s on average over calibration draws for every row", target)
 		if below {
 			b.WriteString("; the resplits column is the share of random halvings of the test split whose coverage falls below it (about half is the guarantee working as stated: it is marginal, not conditional on the draw)")
 		}
@@ -555,12 +611,19 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	b.WriteString(".\n")
 	if far && t.OODCal > 0 {
 		a := ood.DefaultAlpha
-		fmt.Fprintf(&b, "\nFAR is the per-input OOD test's false-alarm rate on the ID test inputs: at most %g%% on average over the draw of the %d held-out inputs that calibrate it; the bundles fix that draw, so every seed shares it, and one draw's own rate has a standard deviation of about %.1f points (√(α(1−α)/n)) around that average.\n",
-			100*a, t.OODCal, 100*math.Sqrt(a*(1-a)/float64(t.OODCal)))
+		fmt.Fprintf(&b, "\nFAR is the per-input OOD test's false-alarm rate on the ID test inputs: at most %s on average over the draw of the %d held-out inputs that calibrate it; the bundles fix that draw, so every seed shares it, and one draw's own rate has a standard deviation of about %.1f points (√(α(1−α)/n)) around that average.\n",
+			percentOf(a), t.OODCal, 100*math.Sqrt(a*(1-a)/float64(t.OODCal)))
 	}
 	for _, warn := range t.Warnings {
 		fmt.Fprintf(&b, "\nWARNING: %s\n", warn)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// percentOf writes a fraction as a percent, to six significant digits and
+// without a float's last-place noise: 100·(1 − 0.07) is 93, not
+// 92.99999999999999.
+func percentOf(x float64) string {
+	return strconv.FormatFloat(100*x, 'g', 6, 64) + "%"
 }

@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/sim"
 )
@@ -481,5 +483,61 @@ func TestClassTooSmall(t *testing.T) {
 		if !strings.Contains(stdout.String(), c) {
 			t.Errorf("evaluate -per-class names no %s:\n%s", c, stdout.String())
 		}
+	}
+}
+
+// TestCompareSetWarnings: a set's own warnings reach the comparison's
+// table, once for the rows and seeds that gave them. At an α that puts the
+// smallest class at rank n, calibrate warns that its threshold is its
+// largest score; compare -calibration class says the same of both
+// baselines, and pooled calibration is warned of once, not once a row.
+func TestCompareSetWarnings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 1200, 4
+	_, x64, y := mixture(6, n, d, 3)
+	writeNPY64(t, p("emb.npy"), x64, n, d)
+	if err := bundle.WriteNPY(p("labels.npy"), bundle.Int64(y, n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b"), "-k", "5", "-seed", "4"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-calibration", "class", "-out", p("set.json")}); err != nil {
+		t.Fatal(err)
+	}
+	set, err := conformal.Load(p("set.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := slices.MinFunc(set.Classes, func(a, b conformal.ClassThreshold) int { return a.N - b.N })
+	alpha := strconv.FormatFloat(1.5/float64(small.N+1), 'g', -1, 64) // ⌈(1−α)(n+1)⌉ = n
+	var stderr bytes.Buffer
+	if err := run(io.Discard, &stderr, []string{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-calibration", "class", "-alpha", alpha, "-out", p("set.json")}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("class %d: ", small.Label)
+	if !strings.Contains(stderr.String(), "WARNING: "+want) {
+		t.Fatalf("calibrate -alpha %s: no warning of class %d at rank n:\n%s", alpha, small.Label, stderr.String())
+	}
+	var text bytes.Buffer
+	if err := run(&text, io.Discard, []string{"compare", "-data", p("b"), "-seeds", "2", "-rows", "baselines", "-calibration", "class", "-alpha", alpha, "-quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	if s := text.String(); !strings.Contains(s, "WARNING: Conformal Ball (ℓ2), Mahalanobis Ellipsoid: "+want) {
+		t.Errorf("compare -calibration class -alpha %s: no warning of class %d at rank n:\n%s", alpha, small.Label, s)
+	}
+	var js bytes.Buffer
+	if err := run(&js, io.Discard, []string{"compare", "-data", p("b"), "-seeds", "1", "-rows", "baselines", "-calibration", "pooled", "-json", "-quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := experiment.ReadDocument(&js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warnings := doc.Result.(*experiment.CompareResult).Tables[0].Warnings
+	if pooled := slices.IndexFunc(warnings, func(w string) bool { return strings.Contains(w, "pooled") }); pooled < 0 || slices.ContainsFunc(warnings[pooled+1:], func(w string) bool { return strings.Contains(w, "pooled") }) {
+		t.Errorf("compare -calibration pooled: warnings %q, want one of pooled calibration", warnings)
 	}
 }
