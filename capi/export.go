@@ -697,6 +697,25 @@ func ccs_set_contains(h C.uintptr_t, anchor, points *C.ccs_array, hasLabel C.int
 	})
 }
 
+//export ccs_set_label_named
+func ccs_set_label_named(h C.uintptr_t, name *C.char, out *C.int64_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*setObj](uintptr(h), "a set")
+		if err != nil {
+			return err
+		}
+		if name == nil || out == nil {
+			return errors.New("ccs_set_label_named: a null name or result")
+		}
+		l, err := o.s.LabelNamed(C.GoString(name))
+		if err != nil {
+			return err
+		}
+		*out = C.int64_t(l)
+		return nil
+	})
+}
+
 //export ccs_set_scores
 func ccs_set_scores(h C.uintptr_t, anchor, points *C.ccs_array, out *C.double, n C.int64_t, errOut **C.char) C.int {
 	return run(errOut, func() error {

@@ -945,20 +945,10 @@ class Set(_Handle):
     def _label_named(self, name):
         """The label of the class named name (ValueError, naming the
         set's classes, when there is none), as ccs serve reads "label":
-        "name"."""
-        classes = self.info.get("classes")
-        if not classes:
-            raise ValueError(f"label {name!r}: the set has one threshold: it takes no label")
-        for c in classes:
-            if c.get("name") == name:
-                return c["label"]
-        listed = ", ".join(f'{c["label"]} "{c["name"]}"' if c.get("name") else str(c["label"]) for c in classes[:8])
-        if len(classes) > 8:
-            listed += f", … {len(classes)} in all"
-        if not any(c.get("name") for c in classes):
-            raise ValueError(f"label {name!r}: no class is named so: the set was calibrated on integer labels, "
-                             f"give the anchor's label as one (the set's classes: {listed})")
-        raise ValueError(f"label {name!r}: no class is named so (the set's classes: {listed})")
+        "name" (conformal.Set.LabelNamed)."""
+        out = c_int64()
+        call(lib.ccs_set_label_named, self._handle(), name.encode(), byref(out))
+        return out.value
 
     def scores(self, anchor, points):
         """The score of each point ((m, d), or (d,) for one) around anchor:

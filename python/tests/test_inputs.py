@@ -216,7 +216,7 @@ ERRORS = [
      'array "anchor": element [0] = 1e+300 overflows float32'),
     ("label of a marginal set", lambda s, a: s.contains(a[0], a, label=1), ValueError, "the set has one threshold: it takes no label"),
     ("class name for a marginal set", lambda s, a: s.contains(a[0], a, label="ant"), ValueError,
-     "label 'ant': the set has one threshold: it takes no label"),
+     "conformal: the set has one threshold: it takes no label"),
     ("closed set", lambda s, a: _closed_set().scores(a[0], a), ValueError, "ccs: this set is closed"),
     ("alpha", lambda s, a: ccs.calibrate("ball", ccs.Bundle(*gauss(5)), alpha=1.5), ValueError,
      "calibrate: alpha=1.5: want 0 < α < 1"),
