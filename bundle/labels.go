@@ -2,8 +2,10 @@ package bundle
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,6 +81,50 @@ type PairIDs struct {
 	// unknown id ("query q7", "row doc184").
 	Unknown int
 	First   string
+	// Unscored counts the pairs scored 0 or less, left out: BEIR's
+	// qrels mark a pair judged not relevant so.
+	Unscored int
+	// Conflicts counts the pairs scored above 0 once and 0 or less
+	// another time (kept relevant), and FirstConflict names the first.
+	Conflicts     int
+	FirstConflict string
+	scored        map[[2]string]uint8 // each scored pair: 1 relevant, 2 not, 3 both
+}
+
+// score records that the pair (query, row), as given, was scored
+// relevant or not, counting the pairs scored both ways.
+func (p *PairIDs) score(query, row string, relevant bool) {
+	if p.scored == nil {
+		p.scored = map[[2]string]uint8{}
+	}
+	k := [2]string{query, row}
+	bit := uint8(2)
+	if relevant {
+		bit = 1
+	} else {
+		p.Unscored++
+	}
+	was := p.scored[k]
+	if was|bit == 3 && was != 3 {
+		if p.Conflicts++; p.FirstConflict == "" {
+			p.FirstConflict = fmt.Sprintf("query %q, row %q", query, row)
+		}
+	}
+	p.scored[k] = was | bit
+}
+
+// finiteScore parses a pair's relevance score: a finite number.
+func finiteScore(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil && s == "":
+		return 0, errors.New("an empty score: want a number (BEIR's qrels score a relevant pair above 0, one judged not relevant 0)")
+	case err != nil:
+		return 0, fmt.Errorf("score %q is not a number", s)
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, fmt.Errorf("score %q is not a finite number: a missing score says nothing of the pair's relevance (BEIR's qrels score a relevant pair above 0, one judged not relevant 0): give it one, or leave the pair out", s)
+	}
+	return v, nil
 }
 
 // NewPairIDs is a PairIDs with the queries' ids and the rows' ids set
@@ -174,15 +220,20 @@ func (p *PairIDs) Header(query, row string) bool {
 	return p.Named() && !known
 }
 
-// Note says what was left out, or "" when nothing was.
+// Note warns of the pairs left out for their ids, and of pairs scored
+// both ways, or is "" when there are none.
 func (p *PairIDs) Note() string {
-	if p.Unknown == 0 {
-		return ""
+	var parts []string
+	switch {
+	case p.Unknown == 1:
+		parts = append(parts, fmt.Sprintf("1 pair names an id that is not among the given ids (%s): left out", p.First))
+	case p.Unknown > 1:
+		parts = append(parts, fmt.Sprintf("%d pairs name ids that are not among the given ids (the first: %s): left out", p.Unknown, p.First))
 	}
-	if p.Unknown == 1 {
-		return fmt.Sprintf("1 pair names an id that is not among the given ids (%s): left out", p.First)
+	if p.Conflicts > 0 {
+		parts = append(parts, fmt.Sprintf("%s scored above 0 and also 0 or less (the first: %s): kept relevant", counted(p.Conflicts, "pair"), p.FirstConflict))
 	}
-	return fmt.Sprintf("%d pairs name ids that are not among the given ids (the first: %s): left out", p.Unknown, p.First)
+	return strings.Join(parts, "; ")
 }
 
 // Rows resolves an (m, 2) array of pairs — integers or strings — named
@@ -191,11 +242,17 @@ func (p *PairIDs) Note() string {
 // when no pair is left.
 func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 	if a.I64 == nil && a.Str == nil || len(a.Shape) != 2 || a.Shape[1] != 2 && a.Shape[1] != 3 {
-		return nil, fmt.Errorf("%s: dtype %s, shape %s: want pairs (m, 2) of integers or strings, or (m, 3) with a score each", name, a.Kind(), FormatShape(a.Shape))
+		hint := ""
+		if a.F32 != nil && len(a.Shape) == 2 && (a.Shape[1] == 2 || a.Shape[1] == 3) {
+			// A float array of pairs: ids as floats, which float32 would
+			// round above 2²⁴.
+			hint = "; a float array holds the ids as floats: give the relevant pairs as integers (p[p[:, 2] > 0, :2].astype(np.int64)), or the pairs as strings, or a .tsv"
+		}
+		return nil, fmt.Errorf("%s: dtype %s, shape %s: want pairs (m, 2) of integers or strings, or (m, 3) with a score each%s", name, a.Kind(), FormatShape(a.Shape), hint)
 	}
 	w := a.Shape[1]
 	pairs := make([][2]int, 0, a.Shape[0])
-	unscored := 0
+	unscored := p.Unscored
 	for i := range a.Shape[0] {
 		var q, r string
 		if a.Str != nil {
@@ -204,18 +261,18 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 			q, r = strconv.FormatInt(a.I64[w*i], 10), strconv.FormatInt(a.I64[w*i+1], 10)
 		}
 		if w == 3 {
-			score := float64(0)
+			var score float64
 			if a.Str != nil {
-				s, err := strconv.ParseFloat(a.Str[w*i+2], 64)
+				s, err := finiteScore(a.Str[w*i+2])
 				if err != nil {
-					return nil, fmt.Errorf("%s: pair %d: score %q is not a number", name, i, a.Str[w*i+2])
+					return nil, fmt.Errorf("%s: pair %d: %w", name, i, err)
 				}
 				score = s
 			} else {
 				score = float64(a.I64[w*i+2])
 			}
+			p.score(q, r, score > 0)
 			if score <= 0 {
-				unscored++
 				continue
 			}
 		}
@@ -227,6 +284,22 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 			pairs = append(pairs, [2]int{qi, ri})
 		}
 	}
+	return p.left(pairs, name, p.Unscored-unscored)
+}
+
+// UnscoredNote says how many pairs were left out as judged not relevant
+// (scored 0 or less, as BEIR's qrels mark them: what a qrels file
+// usually holds, a note rather than a warning), or is "".
+func (p *PairIDs) UnscoredNote() string {
+	if p.Unscored == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s scored 0 or less, judged not relevant: left out", counted(p.Unscored, "pair"))
+}
+
+// left is Left, saying when all of the call's pairs (unscored of them
+// scored 0 or less) were judged not relevant.
+func (p *PairIDs) left(pairs [][2]int, name string, unscored int) ([][2]int, error) {
 	if len(pairs) == 0 && unscored > 0 && p.Unknown == 0 {
 		return nil, fmt.Errorf("%s: no pairs: all %d are scored 0 or less, which marks a pair not relevant (BEIR's qrels); give the relevant pairs a positive score", name, unscored)
 	}
@@ -285,31 +358,46 @@ func IDStrings(a Array, name string) ([]string, error) {
 // numbers). name names the text in errors (NAME:LINE).
 func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 	var pairs [][2]int
-	unscored := 0 // pairs scored 0 or less
+	unscored := ids.Unscored
+	cols, colsLine := 0, 0 // the columns of the first line, and its number
 	sc := bufio.NewScanner(in)
 	for line := 1; sc.Scan(); line++ {
-		fields := strings.FieldsFunc(sc.Text(), func(r rune) bool { return r == '\t' || r == ',' || r == ' ' })
+		text := strings.TrimRight(sc.Text(), " \r")
+		fields := strings.FieldsFunc(text, func(r rune) bool { return r == '\t' || r == ',' || r == ' ' })
 		if len(fields) == 0 {
 			continue
+		}
+		if emptyField(text) {
+			return nil, fmt.Errorf("%s:%d: an empty field (%q): want query, relevant row [, score], each given", name, line, text)
 		}
 		if len(fields) < 2 || len(fields) > 3 {
 			return nil, fmt.Errorf("%s:%d: %d columns, want query, relevant row [, score]", name, line, len(fields))
 		}
+		if cols == 0 {
+			cols, colsLine = len(fields), line
+		} else if len(fields) != cols {
+			return nil, fmt.Errorf("%s:%d: %d columns, and line %d has %d: every line gives a query, a relevant row and, if one does, a score", name, line, len(fields), colsLine, cols)
+		}
 		var score float64 = 1
 		if len(fields) == 3 {
-			s, err := strconv.ParseFloat(fields[2], 64)
-			if err != nil && line > 1 {
-				return nil, fmt.Errorf("%s:%d: score %q is not a number", name, line, fields[2])
+			s, err := finiteScore(fields[2])
+			if err != nil && line == colsLine {
+				if _, nan := strconv.ParseFloat(fields[2], 64); nan != nil || ids.Header(fields[0], fields[1]) {
+					continue // a header
+				}
 			}
-			if err != nil || line == 1 && ids.Header(fields[0], fields[1]) {
-				continue // a header
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+			}
+			if line == colsLine && ids.Header(fields[0], fields[1]) {
+				continue
 			}
 			score = s
-		} else if line == 1 && ids.Header(fields[0], fields[1]) {
+			ids.score(fields[0], fields[1], score > 0)
+		} else if line == colsLine && ids.Header(fields[0], fields[1]) {
 			continue
 		}
 		if score <= 0 {
-			unscored++
 			continue
 		}
 		q, r, ok, err := ids.Resolve(fields[0], fields[1])
@@ -323,8 +411,26 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(pairs) == 0 && unscored > 0 && ids.Unknown == 0 {
-		return nil, fmt.Errorf("%s: no pairs: all %d are scored 0 or less, which marks a pair not relevant (BEIR's qrels); give the relevant pairs a positive score", name, unscored)
+	return ids.left(pairs, name, ids.Unscored-unscored)
+}
+
+// emptyField reports whether a line of a text of pairs leaves a field
+// empty: a tab or comma first or last, or two with only spaces between.
+// Read field by field, "q1<TAB>doc7<TAB>" would be the pair (q1, doc7)
+// without its score, relevant.
+func emptyField(line string) bool {
+	sep := true // at the start, or after a tab or comma
+	for _, r := range line {
+		switch r {
+		case '\t', ',':
+			if sep {
+				return true
+			}
+			sep = true
+		case ' ':
+		default:
+			sep = false
+		}
 	}
-	return ids.Left(pairs, name)
+	return sep
 }

@@ -260,3 +260,57 @@ func TestPairIDs(t *testing.T) {
 		t.Errorf("float ids: %v", err)
 	}
 }
+
+// TestReadQrels: a qrels text's pairs, what is left out (and said), and
+// the lines that lie refused: a missing, empty or NaN score is no
+// judgement, and a line without its score beside lines with theirs would
+// be read as relevant.
+func TestReadQrels(t *testing.T) {
+	qids, rids := []string{"q0", "q1", "q2"}, []string{"d0", "d1", "d2", "d3"}
+	read := func(text string) ([][2]int, *PairIDs, error) {
+		p, err := NewPairIDs(qids, rids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadQrels(strings.NewReader(text), "qrels.tsv", p)
+		return got, p, err
+	}
+	got, p, err := read("query-id\tcorpus-id\tscore\r\nq0\td1\t2\r\nq0\td2\t0\r\nq1\td3\t1\r\nq1\td3\t0\r\n\r\nq2\tnone\t1\r\nq0\td1\t1\r\n")
+	if err != nil || !slices.Equal(got, [][2]int{{0, 1}, {1, 3}, {0, 1}}) {
+		t.Fatalf("pairs %v, %v", got, err)
+	}
+	want := `1 pair names an id that is not among the given ids (row id "none"): left out; 1 pair scored above 0 and also 0 or less (the first: query "q1", row "d3"): kept relevant`
+	if p.Unscored != 2 || p.Conflicts != 1 || p.Note() != want || p.UnscoredNote() != "2 pairs scored 0 or less, judged not relevant: left out" {
+		t.Errorf("note %q, %q (unscored %d, conflicts %d), want %q", p.Note(), p.UnscoredNote(), p.Unscored, p.Conflicts, want)
+	}
+	// Two columns throughout, spaces or commas: every pair relevant.
+	for _, text := range []string{"q0 d1\nq2 d0\n", "query,corpus\nq0, d1\nq2 ,d0  \n"} {
+		if got, p, err := read(text); err != nil || !slices.Equal(got, [][2]int{{0, 1}, {2, 0}}) || p.Note()+p.UnscoredNote() != "" {
+			t.Errorf("%q: %v, %v, note %q", text, got, err, p.Note())
+		}
+	}
+	for _, c := range []struct{ name, text, want string }{
+		{"NaN score", "q0\td1\t1\nq1\td2\tNaN\n", `qrels.tsv:2: score "NaN" is not a finite number: a missing score says nothing`},
+		{"pandas' missing score", "q0,d1,nan\n", `qrels.tsv:1: score "nan" is not a finite number`},
+		{"infinite score", "q0\td1\t+Inf\n", `qrels.tsv:1: score "+Inf" is not a finite number`},
+		{"empty score", "query-id\tcorpus-id\tscore\nq0\td1\t\n", `qrels.tsv:2: an empty field ("q0\td1\t")`},
+		{"empty id", "q0,,1\n", `qrels.tsv:1: an empty field ("q0,,1")`},
+		{"a line without its score", "query-id\tcorpus-id\tscore\nq0\td1\t1\nq1\td2\n", "qrels.tsv:3: 2 columns, and line 1 has 3: every line gives a query, a relevant row and, if one does, a score"},
+		{"a score in a file of pairs", "q0 d1\nq1 d2 0\n", "qrels.tsv:2: 3 columns, and line 1 has 2"},
+		{"a word for a score", "q0\td1\t1\nq1\td2\tyes\n", `qrels.tsv:2: score "yes" is not a number`},
+		{"TREC's four columns", "q0 0 d1 1\n", "qrels.tsv:1: 4 columns, want query, relevant row [, score]"},
+		{"every pair judged not relevant", "q0\td1\t0\nq1\td2\t-1\n", "qrels.tsv: no pairs: all 2 are scored 0 or less"},
+	} {
+		if _, _, err := read(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// An array's scores are held to the same.
+	p, _ = NewPairIDs(qids, rids)
+	if _, err := p.Rows(Array{Shape: []int{2, 3}, Str: []string{"q0", "d1", "1", "q1", "d2", "nan"}}, "pairs"); err == nil || !strings.Contains(err.Error(), `pairs: pair 1: score "nan" is not a finite number`) {
+		t.Errorf("an array's NaN score: %v", err)
+	}
+	if _, err := p.Rows(Float32([]float32{0, 1, 1}, 1, 3), "pairs"); err == nil || !strings.Contains(err.Error(), "a float array holds the ids as floats: give the relevant pairs as integers (p[p[:, 2] > 0, :2].astype(np.int64))") {
+		t.Errorf("float pairs: %v", err)
+	}
+}

@@ -929,6 +929,7 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 		return nil, fmt.Errorf("bundle: OOD classes and an OOD calibration share are for labelled items, not relevance pairs")
 	}
 	relevant := make([][]int, items.Queries)
+	repeated := 0
 	for i, pr := range items.Pairs {
 		q, r := pr[0], pr[1]
 		switch {
@@ -939,6 +940,8 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 		}
 		if !slices.Contains(relevant[q], r) {
 			relevant[q] = append(relevant[q], r)
+		} else {
+			repeated++
 		}
 	}
 	strata := map[int64][]int{}
@@ -951,7 +954,11 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 	parts := stratify(strata, cfg.Split[:], rng)
 	p := &Plan{queries: true}
 	if n := items.Queries - len(strata[0]); n > 0 {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%d of %d queries have no relevant row: left out", n, items.Queries))
+		first := slices.IndexFunc(relevant, func(rel []int) bool { return len(rel) == 0 })
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d of %d queries have no relevant row: left out (the first: %s)", n, items.Queries, items.queryName(first)))
+	}
+	if repeated > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s given more than once: counted once", counted(repeated, "pair")))
 	}
 	if w := unsplit(cfg.Split, strata, parts, "queries with a relevant row"); w != "" {
 		p.Warnings = append(p.Warnings, w)
@@ -1159,4 +1166,87 @@ func (p *Plan) WarnCopies(rows, queries []float32, d int) {
 		head = fmt.Sprintf("%s %d is an exact copy of %s %d, in another split (%s and %s)", one, r, one, f, p.Splits[split[r]-1].Name, p.Splits[split[f]-1].Name)
 	}
 	p.Warnings = append(p.Warnings, head+", so one point lies in two splits, which the splits are made to keep apart; "+fix)
+}
+
+// alignedAnchors is how many anchors of each split WarnUnaligned looks
+// at, spread evenly over the split.
+const alignedAnchors = 500
+
+// WarnUnaligned adds a warning to p when the bundles' positives are no
+// closer to their anchors than their negatives: when, over up to
+// alignedAnchors anchors a split, a positive is the closer of a positive
+// and a negative of one anchor (in ℓ2) in less than 55% of such
+// comparisons, where 50% is chance. That is what labels, ids or pairs
+// that do not follow the embeddings' rows give (a file of ids one line
+// off, labels of another ordering), and what embeddings that do not tell
+// the positives apart give: either way, a set that covers the positives
+// covers about as many negatives, and nothing says so until the numbers
+// are read. mode is what made the positives: "labels", "groups",
+// "views" or "pairs"; rows and queries are as for WarnCopies.
+func (p *Plan) WarnUnaligned(rows, queries []float32, d int, mode string) {
+	if d <= 0 {
+		return
+	}
+	anchorRows := rows
+	if p.queries {
+		anchorRows = queries
+	}
+	dist := func(a, b []float32) float64 {
+		var s float64
+		for i, v := range a {
+			x := float64(v - b[i])
+			s += x * x
+		}
+		return s
+	}
+	var closer, comparisons float64
+	anchors := 0
+	var dp, dn []float64
+	for _, sp := range p.Splits[:min(len(p.Splits), Test+1)] {
+		if sp.K == 0 || sp.KNeg == 0 || len(sp.Anchors) == 0 {
+			continue
+		}
+		posPool, negPool := sp.PositivePool, sp.NegativePool
+		if posPool == nil {
+			posPool = sp.Anchors
+		}
+		if negPool == nil {
+			negPool = sp.Anchors
+		}
+		step := max(1, len(sp.Anchors)/alignedAnchors)
+		for a := 0; a < len(sp.Anchors); a += step {
+			r := sp.Anchors[a]
+			x := anchorRows[r*d : (r+1)*d]
+			dp, dn = dp[:0], dn[:0]
+			for _, i := range sp.PositiveIndex[a*sp.K : (a+1)*sp.K] {
+				s := posPool[i]
+				dp = append(dp, dist(x, rows[s*d:(s+1)*d]))
+			}
+			for _, i := range sp.NegativeIndex[a*sp.KNeg : (a+1)*sp.KNeg] {
+				s := negPool[i]
+				dn = append(dn, dist(x, rows[s*d:(s+1)*d]))
+			}
+			slices.Sort(dn)
+			for _, v := range dp {
+				// lo negatives are nearer than this positive, hi−lo as near
+				// (a tie counts half), the rest farther.
+				lo, _ := slices.BinarySearch(dn, v)
+				hi, _ := slices.BinarySearch(dn, math.Nextafter(v, math.Inf(1)))
+				closer += float64(len(dn)-hi) + float64(hi-lo)/2
+			}
+			comparisons += float64(len(dp) * len(dn))
+			anchors++
+		}
+	}
+	if comparisons == 0 || closer/comparisons >= 0.55 {
+		return
+	}
+	hint := map[string]string{
+		"labels": "do the labels follow the embeddings' rows, in the same order?",
+		"groups": "do the group ids follow the embeddings' rows, in the same order?",
+		"views":  "is the array (n, v, d), each item's views along its second axis?",
+		"pairs":  "do the ids follow the rows of the embeddings and of the queries, in the same order? an ids file one line off does this",
+	}[mode]
+	p.Warnings = append(p.Warnings, fmt.Sprintf("the positives are no closer to their anchors than the negatives: over %d anchors, a positive was the nearer of a positive and a negative in %.1f%% of %.0f comparisons, where 50%% is chance, so a set that covers the positives covers about as many negatives. Either the rows are paired wrongly (%s) or these embeddings do not tell the positives apart",
+		anchors, 100*closer/comparisons, comparisons, hint))
 }

@@ -222,6 +222,19 @@ func TestMakePairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(p.Warnings) != 0 {
+		t.Errorf("warnings %q, want none", p.Warnings)
+	}
+	// A query without a relevant row is named; a pair given twice is
+	// counted.
+	some := append(slices.Clone(pairs[3:]), pairs[5], pairs[7])
+	w, err := Make(Items{N: nr, Queries: nq, Pairs: some, QueryIDs: slices.Repeat([]string{"x"}, nq)}, MakeConfig{K: 2, KNeg: 10, Split: testSplit, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{`1 of 120 queries have no relevant row: left out (the first: query "x" (row 0 of the queries))`, "2 pairs given more than once: counted once"}; !slices.Equal(w.Warnings, want) {
+		t.Errorf("warnings %q, want %q", w.Warnings, want)
+	}
 	relevant := func(q, r int) bool { return slices.Contains(pairs, [2]int{q, r}) }
 	for s := range 4 {
 		sp := p.Splits[s]
@@ -629,6 +642,79 @@ func TestWarnRepeats(t *testing.T) {
 		want := fmt.Sprintf("allow fewer: %d of %d anchors had fewer than k = %d distinct positives and repeat some (%s)", total, anchors, c.k, strings.Join(parts, ", "))
 		if said != c.want || c.want && !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
 			t.Errorf("k = %d: warnings %q, want one beginning %q: %v", c.k, p.Warnings, want, c.want)
+		}
+	}
+}
+
+// TestWarnUnaligned: labels that follow the rows of clustered embeddings
+// give no warning; the same labels one row off (a file of labels with a
+// line too many at its top), or embeddings that are noise, do; relevance
+// pairs likewise, through ids shifted by one.
+func TestWarnUnaligned(t *testing.T) {
+	const n, d, classes = 3000, 8, 6
+	rng := rand.New(rand.NewPCG(5, 9))
+	rows, noise := make([]float32, n*d), make([]float32, n*d)
+	labels := make([]int64, n)
+	for i := range n {
+		labels[i] = int64(rng.IntN(classes))
+		for j := range d {
+			c := float64(0)
+			if j == int(labels[i]) {
+				c = 3
+			}
+			rows[i*d+j] = float32(c + 0.8*rng.NormFloat64())
+			noise[i*d+j] = float32(rng.NormFloat64())
+		}
+	}
+	shifted := append([]int64{0}, labels[:n-1]...)
+	for _, c := range []struct {
+		name   string
+		rows   []float32
+		labels []int64
+		warn   bool
+	}{
+		{"aligned", rows, labels, false},
+		{"one row off", rows, shifted, true},
+		{"noise", noise, labels, true},
+	} {
+		p, err := Make(Items{N: n, Labels: c.labels}, MakeConfig{K: 5, Split: testSplit, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.WarnUnaligned(c.rows, nil, d, "labels")
+		const want = "the positives are no closer to their anchors than the negatives: over 2251 anchors, a positive was the nearer"
+		got := slices.ContainsFunc(p.Warnings, func(w string) bool {
+			return strings.HasPrefix(w, want) && strings.Contains(w, "(do the labels follow the embeddings' rows, in the same order?)")
+		})
+		if got != c.warn {
+			t.Errorf("%s: warnings %q, want one starting %q: %v", c.name, p.Warnings, want, c.warn)
+		}
+	}
+	// Queries near their relevant rows; their ids one row off.
+	const nq = 400
+	queries := make([]float32, nq*d)
+	var pairs, off [][2]int
+	for q := range nq {
+		r := q * 7
+		copy(queries[q*d:(q+1)*d], rows[r*d:(r+1)*d])
+		for j := range 3 {
+			pairs = append(pairs, [2]int{q, r + j})
+			off = append(off, [2]int{q, r + j + 1})
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		pairs [][2]int
+		warn  bool
+	}{{"pairs", pairs, false}, {"pairs one row off", off, true}} {
+		p, err := Make(Items{N: n, Queries: nq, Pairs: c.pairs}, MakeConfig{K: 2, KNeg: 10, Split: testSplit, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.WarnUnaligned(rows, queries, d, "pairs")
+		got := slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "an ids file one line off does this") })
+		if got != c.warn {
+			t.Errorf("%s: warnings %q, want the warning: %v", c.name, p.Warnings, c.warn)
 		}
 	}
 }

@@ -680,6 +680,10 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("header.txt"), []byte("corpus-id\nd0\nd1\n"), 0o644)
 	os.WriteFile(p("qrels.tsv"), []byte("query-id\tcorpus-id\tscore\nq0\td1\t1\n"), 0o644)
 	os.WriteFile(p("unscored.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t0\n2\t3\t0\n"), 0o644)
+	os.WriteFile(p("nanscore.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n2\t3\tnan\n"), 0o644)
+	os.WriteFile(p("noscore.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n2\t3\t\n"), 0o644)
+	os.WriteFile(p("twocols.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n2\t3\n"), 0o644)
+	writeNPY64(t, p("fpairs.npy"), []float64{0, 1, 1, 2, 3, 0}, 2, 3)
 	// String labels as NumPy stores them: '<U…', UTF-32 padded with NULs.
 	names := make([]string, n)
 	for i, l := range y {
@@ -765,6 +769,10 @@ func TestBundleBadInput(t *testing.T) {
 		{"ids of floats", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("flabels.npy")}, false, "flabels.npy: dtype float64, shape (400,): want one id per row"},
 		{"query ids without the queries' ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt")}, false, `qrels.tsv:2: query "q0" is not a row number: give the queries' ids (-query-ids)`},
 		{"every pair scored 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("unscored.tsv")}, false, "unscored.tsv: no pairs: all 2 are scored 0 or less, which marks a pair not relevant"},
+		{"a NaN score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("nanscore.tsv")}, false, `nanscore.tsv:3: score "nan" is not a finite number: a missing score says nothing of the pair's relevance`},
+		{"an empty score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("noscore.tsv")}, false, `noscore.tsv:3: an empty field ("2\t3\t")`},
+		{"a line without its score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("twocols.tsv")}, false, "twocols.tsv:3: 2 columns, and line 1 has 3"},
+		{"float pairs", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("fpairs.npy")}, false, "a float array holds the ids as floats: give the relevant pairs as integers"},
 		{"no pair among the ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt"), "-query-ids", p("ids.txt")}, false, `qrels.tsv: no pairs: all 1 name ids that are not among the given ids (the first: query id "q0")`},
 		{"a pair beyond the rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs.npy")}, false, p("pairs.npy") + ": bundle: pair 0 names row 9999, there are 400 rows"},
 		{"scored pairs, every one scored 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs0.npy")}, false, p("pairs0.npy") + ": no pairs: all 2 are scored 0 or less, which marks a pair not relevant"},

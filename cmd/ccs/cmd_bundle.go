@@ -256,6 +256,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if note := ids.Note(); note != "" {
 			notes = append(notes, o.Pairs+": "+note) // printed with the plan's
 		}
+		if note := ids.UnscoredNote(); note != "" {
+			fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Pairs, note)
+		}
 		in.Queries = &queries.Embeddings
 		for _, r := range []struct{ role, arg string }{{"queries", o.Queries}, {"pairs", o.Pairs}, {"query_ids", o.QueryIDs}, {"ids", o.IDs}} {
 			if r.arg == "" {
@@ -284,6 +287,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		qrows = queries.Rows
 	}
 	plan.WarnCopies(emb.Rows, qrows, emb.D)
+	plan.WarnUnaligned(emb.Rows, qrows, emb.D, mode)
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ message; a missing file FileNotFoundError. docs/python.md has the whole API.
 import json
 import operator
 import os
+import reprlib
 import shutil
 import tempfile
 import warnings
@@ -273,12 +274,55 @@ def _ids(x, name):
     odd = [i for i, v in enumerate(flat) if not isinstance(v, (str, int, np.integer)) or isinstance(v, bool)]
     i = odd[0] if odd else next(i for i, v in enumerate(flat) if isinstance(v, str) != isinstance(flat[0], str))
     if _missing(flat[i]) and all(isinstance(v, (int, np.integer, float)) or _missing(v) for v in flat):
-        raise ValueError(f"{name}: an object array of numbers with a missing value at [{i}] ({flat[i]!r}): "
+        raise ValueError(f"{name}: an object array of numbers with a missing value at [{i}] ({reprlib.repr(flat[i])}): "
                          f"mark rows without a label -1 (with missing_labels=\"drop\" or \"class\"), "
                          f"e.g. np.where(pd.isna(col), -1, col).astype(np.int64)")
     kinds = sorted({type(v).__name__ for v in flat})
-    raise ValueError(f"{name}: an object array of {', '.join(kinds)}: [{i}] is {flat[i]!r}; "
+    raise ValueError(f"{name}: an object array of {', '.join(kinds)}: [{i}] is {reprlib.repr(flat[i])}; "
                      f"want integers or strings (a pandas column: .astype(str), or .astype(np.int64))")
+
+
+def _pairs(x):
+    """Relevance pairs as the engine takes them: BEIR's qrels dict
+    ({query id: {row id: score}}, what its loader returns) or an object
+    array (a pandas frame's to_numpy(), a list of tuples holding None) as
+    an (m, 3) or (m, 2) array of strings, a missing score as "nan" (which
+    the engine refuses: no judgement); the rest as _ids takes it."""
+    if isinstance(x, dict):
+        rows = []
+        for q, judged in x.items():
+            if not isinstance(judged, dict):
+                raise ValueError(f"pairs: a dict of pairs maps each query id to a dict of {{row id: score}} "
+                                 f"(BEIR's qrels); query {q!r} maps to a {type(judged).__name__}")
+            rows.extend((q, r, score) for r, score in judged.items())
+        if not rows:
+            raise ValueError("pairs: an empty dict: no pairs")
+        x = np.empty((len(rows), 3), dtype=object)
+        x[:] = rows
+    a = x if isinstance(x, np.ndarray) else None
+    if a is None and isinstance(x, (list, tuple)):
+        try:
+            a = np.asarray(x)
+        except ValueError:  # rows of different lengths
+            a = np.asarray(x, dtype=object)
+    if a is None or a.dtype != object or a.ndim != 2 or a.shape[1] not in (2, 3):
+        return _ids(x, "pairs")
+
+    def text(v, i, j):
+        if _missing(v):
+            if j == 2:
+                return "nan"
+            raise ValueError(f"pairs: row {i}: a missing {('query', 'row')[j]} id ({v!r})")
+        if isinstance(v, bool) or not isinstance(v, (str, int, float, np.integer, np.floating)):
+            raise ValueError(f"pairs: row {i}, column {j}: {reprlib.repr(v)} ({type(v).__name__}); "
+                             "want ids that are strings or integers, and a number for a score")
+        if j < 2 and isinstance(v, (float, np.floating)):
+            if not float(v).is_integer():
+                raise ValueError(f"pairs: row {i}: {('query', 'row')[j]} id {v!r} is not a whole number")
+            v = int(v)  # a pandas column of integer ids with a missing value is float
+        return str(v)
+
+    return np.array([[text(v, i, j) for j, v in enumerate(row)] for i, row in enumerate(a)], dtype=str).reshape(a.shape)
 
 
 def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=None, pairs=None, ids=None,
@@ -297,8 +341,10 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     rows relevant to a query (queries (q, d) and pairs (m, 2) of query row,
     relevant row; or of ids, strings or integers, with query_ids and ids:
     the queries' and the rows' ids in row order, pairs naming other ids
-    left out with a warning; or the path of a qrels file, BEIR's
-    qrels/test.tsv, read as ccs bundle -pairs reads it). k positives and kneg negatives (0: k) per
+    left out with a warning; (m, 3) with a score each, 0 or less judged not
+    relevant, a missing score refused; BEIR's qrels dict, {query id: {row
+    id: score}}, as its loader returns it; or the path of a qrels file,
+    BEIR's qrels/test.tsv, read as ccs bundle -pairs reads it). k positives and kneg negatives (0: k) per
     anchor, within its split (k by default 20; with views, v-1 — every other
     view, at most 20 —, as ccs bundle -views); split are the fit, val, cal and test shares; ood_classes are
     labels held out as the "ood" split (integers, or strings for string
@@ -329,7 +375,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     if isinstance(pairs, (str, bytes, os.PathLike)):
         pairs_file, pairs = os.fsdecode(pairs), None
     arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": _ids(labels, "labels"), "groups": _ids(groups, "groups"),
-                          "queries": queries, "pairs": _ids(pairs, "pairs"), "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids")})
+                          "queries": queries, "pairs": _pairs(pairs), "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids")})
     if isinstance(ood_classes, (str, int, np.integer)):
         ood_classes = (ood_classes,)
     try:

@@ -243,6 +243,25 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
     for name, b in triples.items():
         b.save(tmp_path / f"tri-{name}.npz")
         assert same_file(tmp_path / f"tri-{name}.npz", tmp_path / "named" / f"{name}.npz"), name
+    # BEIR's qrels dict, as its loader returns it, and a DataFrame's
+    # values (an object array: ids strings, scores integers).
+    beir = {}
+    for q, r, score in scored:
+        beir.setdefault(q, {})[r] = score
+    frame = np.empty((len(scored), 3), dtype=object)
+    frame[:] = scored
+    for name, given in (("dict", beir), ("frame", frame)):
+        with pytest.warns(ccs.CCSWarning, match=r"5 pairs name ids"):
+            made = ccs.bundle(emb, queries=queries, pairs=given, ids=ids, query_ids=qids, k=2, seed=5)
+        for split, b in made.items():
+            b.save(tmp_path / f"{name}-{split}.npz")
+            assert same_file(tmp_path / f"{name}-{split}.npz", tmp_path / "named" / f"{split}.npz"), (name, split)
+    # A missing score is no judgement: refused, never read as relevant.
+    for missing in (None, float("nan")):
+        with pytest.raises(ValueError, match=r'pairs: pair 1: score "nan" is not a finite number'):
+            ccs.bundle(emb, queries=queries, pairs=[scored[0], (qids[1], ids[2], missing)], ids=ids, query_ids=qids, k=2)
+    with pytest.raises(ValueError, match=r"pairs: a dict of pairs maps each query id to a dict of \{row id: score\} \(BEIR's qrels\); query 'Q0' maps to a list$"):
+        ccs.bundle(emb, queries=queries, pairs={"Q0": ["doc0"] * 10000}, ids=ids, query_ids=qids, k=2)
     # BEIR's qrels file itself, as the command reads it: no parsing in Python.
     with pytest.warns(ccs.CCSWarning, match=r'5 pairs name ids that are not among the given ids'):
         from_file = ccs.bundle(emb, queries=queries, pairs=tmp_path / "qrels.tsv", ids=ids, query_ids=qids, k=2, seed=5)
