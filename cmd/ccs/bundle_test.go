@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -599,6 +600,47 @@ func TestBundleCommand(t *testing.T) {
 	}
 	if want := `qrels-ids.tsv: 100 pairs name ids that are not among the given ids (the first: row id "gone-0"): left out`; !strings.Contains(stderr.String(), "WARNING: "+p(want)) {
 		t.Errorf("stderr does not warn %q:\n%s", want, stderr.String())
+	}
+	if want := "note: " + p("qrels-ids.tsv") + ": 100 pairs scored 0 or less, judged not relevant: left out"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not note %q:\n%s", want, stderr.String())
+	}
+	// A collection's .npz, its string ids beside the embeddings (as ccs
+	// serve reads it): the ids are taken from it, and said to be.
+	docs := make([]string, n)
+	for i := range docs {
+		docs[i] = fmt.Sprintf("doc-%d", i)
+	}
+	writeStrNPY(t, p("docids.npy"), docs, fmt.Sprintf("(%d,)", n))
+	if err := bundle.WriteNPY(p("docemb.npy"), bundle.Float32(x32, n, d)); err != nil {
+		t.Fatal(err)
+	}
+	var npz bytes.Buffer
+	zw := zip.NewWriter(&npz)
+	for name, file := range map[string]string{"embeddings.npy": "docemb.npy", "ids.npy": "docids.npy"} {
+		b, err := os.ReadFile(p(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := zw.Create(name)
+		w.Write(b)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p("collection.npz"), npz.Bytes(), 0o644)
+	stderr.Reset()
+	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("collection.npz"), "-queries", p("queries.npy"), "-pairs", p("qrels-ids.tsv"), "-query-ids", p("query-ids.npy"), "-out", p("rag-npz"), "-k", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"fit", "val", "cal", "test"} {
+		a, _ := os.ReadFile(p("rag/" + f + ".npz"))
+		b, err := os.ReadFile(p("rag-npz/" + f + ".npz"))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s.npz of pairs by the collection's ids differs from the row numbers' (%v)", f, err)
+		}
+	}
+	if want := "note: -ids " + p("collection.npz") + ":ids: the rows' string ids, beside them"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not note %q:\n%s", want, stderr.String())
 	}
 }
 

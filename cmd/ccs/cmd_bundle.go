@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -229,6 +231,21 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return err
 		}
 		noteInput(out, queries)
+		// An .npz of embeddings with string ids beside them (what ccs serve
+		// reads as a collection) names its rows by them. Integer ids are
+		// not taken so: pairs of row numbers would read as ids.
+		for _, side := range []struct {
+			ids  *string
+			flag string
+			emb  string
+		}{{&o.QueryIDs, "-query-ids", o.Queries}, {&o.IDs, "-ids", o.Embeddings}} {
+			if path, name := splitInput(side.emb); *side.ids == "" && name != "ids" && npzHas(path, "ids") {
+				if a, _, err := readArray(path, "ids"); err == nil && a.Str != nil {
+					*side.ids = path + ":ids"
+					fmt.Fprintf(out.stderr, "note: %s %s: the rows' string ids, beside them\n", side.flag, *side.ids)
+				}
+			}
+		}
 		ids := &bundle.PairIDs{}
 		for _, side := range []struct {
 			arg, what string
@@ -335,6 +352,19 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 
 // noteInput says once how a file of embeddings was converted on reading,
 // and that a DatasetDict's splits were read as one table.
+// npzHas reports whether path is an .npz holding an array name.
+func npzHas(path, name string) bool {
+	if strings.ToLower(filepath.Ext(path)) != ".npz" {
+		return false
+	}
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		return false
+	}
+	defer z.Close()
+	return slices.ContainsFunc(z.File, func(f *zip.File) bool { return f.Name == name+".npy" })
+}
+
 func noteInput(out *output, e *embeddingsFile) {
 	if e.conv != "" {
 		fmt.Fprintf(out.stderr, "note: %s: converted on reading: %s\n", e.Source, e.conv)
