@@ -49,6 +49,9 @@ func newQuery(s *conformal.Set, anchor, points rawArray) (query, error) {
 			return query{}, fmt.Errorf("anchor: coordinate %d is %v", j, v)
 		}
 	}
+	if err := s.CheckNorms(a); err != nil {
+		return query{}, fmt.Errorf("anchor: %w", err)
+	}
 	qr := query{anchor: a, raw: points}
 	n, err := points.check()
 	if err != nil {
@@ -67,6 +70,18 @@ func newQuery(s *conformal.Set, anchor, points rawArray) (query, error) {
 		return query{}, fmt.Errorf("points: shape %s: want (m, %d), or (%d,) for one point", bundle.FormatShape(points.Shape), d, d)
 	}
 	qr.m = n / d
+	if s.Calibration.UnitNorm {
+		for i := range qr.m {
+			var ss float64
+			for j := range d {
+				x := qr.point(i, j, d)
+				ss += x * x
+			}
+			if n := math.Sqrt(ss); !(math.Abs(n-1) <= conformal.NormRefusal) {
+				return query{}, fmt.Errorf("points[%d]: %w", i, &conformal.NormError{Row: i, Norm: n})
+			}
+		}
+	}
 	return qr, nil
 }
 

@@ -80,6 +80,9 @@ func search(ctx context.Context, s *conformal.Set, c *retrieve.Collection, ancho
 		d := s.Geometry.Dim()
 		return nil, fmt.Errorf("anchor: shape %s: want one anchor, (%d,) or (1, %d)", bundle.FormatShape(anchor.Shape), d, d)
 	}
+	if err := s.CheckNorms(a); err != nil {
+		return nil, fmt.Errorf("anchor: %w", err)
+	}
 	if err := s.CheckDim("collection", c.N, c.D); err != nil {
 		return nil, err
 	}

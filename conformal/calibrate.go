@@ -115,6 +115,10 @@ type Info struct {
 	// calibration ("calibration_rows"), out of the documents that
 	// describe the calibration.
 	Rows *bundle.RowFilter `json:"-"`
+	// UnitNorm says that every calibration anchor and positive had norm 1
+	// (within UnitNormTolerance): embeddings normalised by their encoder,
+	// whose guarantee is for inputs normalised alike (Set.CheckNorms).
+	UnitNorm bool `json:"unit_norm,omitempty"`
 }
 
 // RankOf is the rank a calibration in mode m (with PAC's δ) takes among n
@@ -182,5 +186,6 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 		return nil, err
 	}
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
-		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs != nil, Trim: trim, Anchors: cal.Digest()}}, nil
+		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs != nil, Trim: trim, Anchors: cal.Digest(),
+			UnitNorm: unitNorm(cal)}}, nil
 }

@@ -114,6 +114,9 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := checkNorms(set, name, anchor, pts); err != nil {
+		return err
+	}
 	label, err := ref.of(set, name)
 	if err != nil {
 		return err
@@ -159,6 +162,20 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 
 // oneThreshold refuses a class-conditional set on the endpoints that judge
 // without a label.
+// checkNorms refuses an anchor or point that is not of unit norm for a
+// set calibrated on unit-norm embeddings (conformal.Set.CheckNorms),
+// naming it.
+func checkNorms(set *conformal.Set, name string, anchor, pts []float32) error {
+	var ne *conformal.NormError
+	if err := set.CheckNorms(anchor); errors.As(err, &ne) {
+		return invalid("anchor", "set %q: anchor: %v", name, err)
+	}
+	if err := set.CheckNorms(pts); errors.As(err, &ne) {
+		return invalid(vectorName(ne.Row), "set %q: %s: %v", name, vectorName(ne.Row), err)
+	}
+	return nil
+}
+
 func oneThreshold(name string, set *conformal.Set) error {
 	if err := set.OneThreshold(); err != nil {
 		return &apiError{status: http.StatusUnprocessableEntity, code: "class_conditional",
@@ -363,6 +380,9 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 		if req.anchor == nil {
 			return invalid("anchor", "missing (or null)")
 		}
+	}
+	if err := checkNorms(set, name, req.anchor, nil); err != nil {
+		return err
 	}
 	limit := s.cfg.MaxResults
 	if req.limit != nil {

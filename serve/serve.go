@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"log"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -647,6 +648,40 @@ func (s *Server) Warnings() []string {
 	for _, name := range slices.Sorted(maps.Keys(st.colls)) {
 		if d := st.colls[name].Dim(); d > 0 && dims[d] == nil {
 			w = append(w, fmt.Sprintf("collection %q has dimension %d, and no set has: the sets' dimensions are %s, so every retrieval from it would be refused", name, d, strings.Join(have, "; ")))
+		}
+	}
+	// A collection file whose rows are not of unit norm, beside a set
+	// calibrated on unit-norm embeddings of its dimension: its items lie
+	// where no calibration positive did (an encoder's output stored
+	// without its normalisation, or all-zero rows of failed inputs).
+	for _, name := range slices.Sorted(maps.Keys(st.colls)) {
+		c, ok := st.colls[name].(*retrieve.Collection)
+		if !ok || c.D == 0 {
+			continue
+		}
+		var unit []string
+		for _, set := range slices.Sorted(maps.Keys(st.sets)) {
+			if s := st.sets[set]; s.Calibration.UnitNorm && s.Geometry.Dim() == c.D {
+				unit = append(unit, set)
+			}
+		}
+		if len(unit) == 0 {
+			continue
+		}
+		off, first, firstNorm := 0, -1, 0.0
+		for i := range c.N {
+			var ss float64
+			for _, v := range c.Rows[i*c.D : (i+1)*c.D] {
+				ss += float64(v) * float64(v)
+			}
+			if n := math.Sqrt(ss); !(math.Abs(n-1) <= conformal.NormRefusal) {
+				if off++; first < 0 {
+					first, firstNorm = i, n
+				}
+			}
+		}
+		if off > 0 {
+			w = append(w, fmt.Sprintf("collection %q: %d of its %d rows are not of unit norm (the first: row %d, norm %.4g), and set %s was calibrated on unit-norm embeddings: retrieval treats such rows as the embeddings they are, which no calibration positive resembled; normalise them", name, off, c.N, first, firstNorm, strings.Join(unit, ", ")))
 		}
 	}
 	return w

@@ -758,3 +758,48 @@ func TestWarnings(t *testing.T) {
 		t.Errorf("the reload's log:\n%s", got)
 	}
 }
+
+// TestUnitNormSet: a set calibrated on unit-norm embeddings refuses an
+// anchor or point of another norm (422, naming it), in /score and
+// /retrieve, and the start-up warnings name a collection file whose rows
+// are not of unit norm.
+func TestUnitNormSet(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	set := &conformal.Set{Geometry: geometry.Ball{D: 3}, Threshold: 0.5, Alpha: 0.1,
+		Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90, UnitNorm: true}}
+	path := filepath.Join(dir, "unit.json")
+	if err := set.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "db.npz")
+	rows := []float32{1, 0, 0, 0, 1, 0, 0, 0, 0, 0.6, 0.8, 0}
+	if err := bundle.WriteNPZ(db, map[string]bundle.Array{"embeddings": bundle.Float32(rows, 4, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Sets: map[string]string{"unit": path}, Collections: map[string]string{"db": db}, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := `collection "db": 1 of its 4 rows are not of unit norm (the first: row 2, norm 0), and set unit was calibrated on unit-norm embeddings`
+	if w := s.Warnings(); len(w) != 1 || !strings.HasPrefix(w[0], want) {
+		t.Errorf("warnings %q, want one starting %q", w, want)
+	}
+	h := s.Handler()
+	for _, c := range []struct {
+		name, path, body, field string
+	}{
+		{"an unnormalised anchor", "/v1/sets/unit/score", `{"anchor": [3, 0, 0], "points": [[1, 0, 0]]}`, "anchor"},
+		{"an unnormalised point", "/v1/sets/unit/score", `{"anchor": [1, 0, 0], "points": [[0, 1, 0], [0, 0, 0]]}`, "points[1]"},
+		{"an unnormalised query", "/v1/sets/unit/retrieve", `{"anchor": [0, 2, 0], "collection": "db"}`, "anchor"},
+	} {
+		rec := do(t, h, "POST", c.path, "application/json", c.body)
+		if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), `"field": "`+c.field+`"`) || !strings.Contains(rec.Body.String(), "the set was calibrated on unit-norm embeddings") {
+			t.Errorf("%s: %d %s", c.name, rec.Code, rec.Body.String())
+		}
+	}
+	if rec := do(t, h, "POST", "/v1/sets/unit/retrieve", "application/json", `{"anchor": [0, 1, 0], "collection": "db"}`); rec.Code != http.StatusOK {
+		t.Errorf("a unit-norm query: %d %s", rec.Code, rec.Body.String())
+	}
+}

@@ -116,6 +116,13 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		}
 		anchor = a.F32
 	}
+	if err := set.CheckNorms(anchor); err != nil {
+		src := o.Anchor
+		if o.AnchorIndex >= 0 {
+			src = fmt.Sprintf("%s: row %d", o.DB, o.AnchorIndex)
+		}
+		return fmt.Errorf("%s: the anchor's %w", src, err)
+	}
 	hits, total, err := store.Search(ctx, set, anchor, o.Limit)
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", o.Set, o.DB, err)

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
 )
 
 // TestRetrieveStringIDs: a collection's string ids — a text file given
@@ -137,4 +139,36 @@ func deref(s *string) string {
 		return "<none>"
 	}
 	return *s
+}
+
+// TestRetrieveUnitNorm: a set calibrated on unit-norm embeddings refuses
+// an anchor that is not, naming where it came from.
+func TestRetrieveUnitNorm(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	set := &conformal.Set{Geometry: geometry.Ball{D: 3}, Threshold: 0.5, Alpha: 0.1,
+		Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90, UnitNorm: true}}
+	if err := set.Save(p("unit.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPZ(p("db.npz"), map[string]bundle.Array{"embeddings": bundle.Float32([]float32{1, 0, 0, 0, 1, 0, 0, 0, 0}, 3, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPY(p("long.npy"), bundle.Float32([]float32{0, 3, 0}, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ccs("retrieve", "-set", p("unit.json"), "-db", p("db.npz"), "-anchor-index", "1"); err != nil {
+		t.Errorf("a unit-norm anchor: %v", err)
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"-anchor", p("long.npy")}},
+		{[]string{"-anchor-index", "2"}},
+	} {
+		_, err := ccs(append([]string{"retrieve", "-set", p("unit.json"), "-db", p("db.npz")}, c.args...)...)
+		want := map[string]string{"-anchor": p("long.npy") + ": the anchor's norm 3: the set was calibrated on unit-norm embeddings",
+			"-anchor-index": p("db.npz") + ": row 2: the anchor's norm 0: the set was calibrated on unit-norm embeddings"}[c.args[0]]
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: %v, want %q", c.args, err, want)
+		}
+	}
 }

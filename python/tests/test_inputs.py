@@ -450,3 +450,25 @@ def test_a_path_is_not_an_array(tmp_path):
                        (lambda: ccs.Bundle(a, b"positives.npy"), "positives")]:
         with pytest.raises(ValueError, match=rf"^{name}: '.*\.npy' is a path, not an array: load the file first"):
             call()
+
+
+def test_unit_norm_set_refuses_unnormalised_inputs():
+    """A set calibrated on unit-norm embeddings (a sentence encoder's)
+    says so in its calibration, and refuses a query or point that is not
+    normalised, naming it, in contains, scores and retrieve alike."""
+    a, p, _ = gauss(8)
+    a = a / np.linalg.norm(a, axis=1, keepdims=True)
+    p = p / np.linalg.norm(p, axis=2, keepdims=True)
+    s = ccs.calibrate("ball", ccs.Bundle(a, p), alpha=0.1)
+    assert s.info["calibration"]["unit_norm"] is True
+    assert s.contains(a[0], p[0]).shape == (4,)
+    for call, want in (
+        (lambda: s.contains(3 * a[0], p[0]), r"anchor: norm 3: the set was calibrated on unit-norm embeddings"),
+        (lambda: s.scores(a[0], np.stack([p[0, 0], np.zeros(5)])), r"points\[1\]: norm 0: the set was calibrated on unit-norm"),
+        (lambda: s.retrieve(2 * a[0], ccs.Collection(p[:, 0])), r"anchor: norm 2: the set was calibrated on unit-norm"),
+    ):
+        with pytest.raises(ValueError, match=want):
+            call()
+    raw = ccs.calibrate("ball", ccs.Bundle(*gauss(8)[:2]), alpha=0.1)
+    assert "unit_norm" not in raw.info["calibration"]
+    assert raw.contains(3 * a[0], p[0]).shape == (4,)
