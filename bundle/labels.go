@@ -89,6 +89,36 @@ type PairIDs struct {
 	Conflicts     int
 	FirstConflict string
 	scored        map[[2]string]uint8 // each scored pair: 1 relevant, 2 not, 3 both
+	// MinScore, when not nil, is the least score of a relevant pair
+	// (graded judgements: 2 for "highly relevant" only); nil: any score
+	// above 0. It is positive: 0 or less marks a pair judged not
+	// relevant.
+	MinScore *float64
+}
+
+// relevant reports whether a pair of this score is relevant.
+func (p *PairIDs) relevant(score float64) bool {
+	if p.MinScore != nil {
+		return score >= *p.MinScore
+	}
+	return score > 0
+}
+
+// below is what a pair left out for its score was scored: "0 or less",
+// or "below MinScore".
+func (p *PairIDs) below() string {
+	if p.MinScore != nil {
+		return fmt.Sprintf("below the least relevant score %g", *p.MinScore)
+	}
+	return "0 or less"
+}
+
+// noScores is the error for pairs without scores given a MinScore.
+func (p *PairIDs) noScores(name string) error {
+	if p.MinScore == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: a least relevant score (%g) for pairs without scores: give (query, row, score) triples, or no least score", name, *p.MinScore)
 }
 
 // score records that the pair (query, row), as given, was scored
@@ -251,6 +281,11 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 		return nil, fmt.Errorf("%s: dtype %s, shape %s: want pairs (m, 2) of integers or strings, or (m, 3) with a score each%s", name, a.Kind(), FormatShape(a.Shape), hint)
 	}
 	w := a.Shape[1]
+	if w == 2 {
+		if err := p.noScores(name); err != nil {
+			return nil, err
+		}
+	}
 	pairs := make([][2]int, 0, a.Shape[0])
 	unscored := p.Unscored
 	for i := range a.Shape[0] {
@@ -271,8 +306,8 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 			} else {
 				score = float64(a.I64[w*i+2])
 			}
-			p.score(q, r, score > 0)
-			if score <= 0 {
+			p.score(q, r, p.relevant(score))
+			if !p.relevant(score) {
 				continue
 			}
 		}
@@ -294,6 +329,9 @@ func (p *PairIDs) UnscoredNote() string {
 	if p.Unscored == 0 {
 		return ""
 	}
+	if p.MinScore != nil {
+		return fmt.Sprintf("%s scored %s: left out", counted(p.Unscored, "pair"), p.below())
+	}
 	return fmt.Sprintf("%s scored 0 or less, judged not relevant: left out", counted(p.Unscored, "pair"))
 }
 
@@ -301,6 +339,9 @@ func (p *PairIDs) UnscoredNote() string {
 // scored 0 or less) were judged not relevant.
 func (p *PairIDs) left(pairs [][2]int, name string, unscored int) ([][2]int, error) {
 	if len(pairs) == 0 && unscored > 0 && p.Unknown == 0 {
+		if p.MinScore != nil {
+			return nil, fmt.Errorf("%s: no pairs: all %d are scored %s", name, unscored, p.below())
+		}
 		return nil, fmt.Errorf("%s: no pairs: all %d are scored 0 or less, which marks a pair not relevant (BEIR's qrels); give the relevant pairs a positive score", name, unscored)
 	}
 	return p.Left(pairs, name)
@@ -378,9 +419,8 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 		} else if len(fields) != cols {
 			return nil, fmt.Errorf("%s:%d: %d columns, and line %d has %d: every line gives a query, a relevant row and, if one does, a score", name, line, len(fields), colsLine, cols)
 		}
-		var score float64 = 1
 		if len(fields) == 3 {
-			s, err := finiteScore(fields[2])
+			score, err := finiteScore(fields[2])
 			if err != nil && line == colsLine {
 				if _, nan := strconv.ParseFloat(fields[2], 64); nan != nil || ids.Header(fields[0], fields[1]) {
 					continue // a header
@@ -392,12 +432,13 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			if line == colsLine && ids.Header(fields[0], fields[1]) {
 				continue
 			}
-			score = s
-			ids.score(fields[0], fields[1], score > 0)
+			ids.score(fields[0], fields[1], ids.relevant(score))
+			if !ids.relevant(score) {
+				continue
+			}
+		} else if err := ids.noScores(name); err != nil {
+			return nil, err
 		} else if line == colsLine && ids.Header(fields[0], fields[1]) {
-			continue
-		}
-		if score <= 0 {
 			continue
 		}
 		q, r, ok, err := ids.Resolve(fields[0], fields[1])

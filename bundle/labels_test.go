@@ -305,6 +305,25 @@ func TestReadQrels(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
+	// Graded judgements, the highly relevant alone (MinScore 2).
+	two := 2.0
+	p, _ = NewPairIDs(qids, rids)
+	p.MinScore = &two
+	got, err = ReadQrels(strings.NewReader("q0\td1\t2\nq0\td2\t1\nq1\td3\t3\nq2\td0\t0\n"), "qrels.tsv", p)
+	if err != nil || !slices.Equal(got, [][2]int{{0, 1}, {1, 3}}) || p.UnscoredNote() != "2 pairs scored below the least relevant score 2: left out" {
+		t.Errorf("min score 2: %v, %v, note %q", got, err, p.UnscoredNote())
+	}
+	if _, err := ReadQrels(strings.NewReader("q0\td1\t1\n"), "qrels.tsv", p); err == nil || !strings.Contains(err.Error(), "qrels.tsv: no pairs: all 1 are scored below the least relevant score 2") {
+		t.Errorf("min score 2, none left: %v", err)
+	}
+	for _, text := range []string{"q0\td1\n"} {
+		if _, err := ReadQrels(strings.NewReader(text), "qrels.tsv", p); err == nil || !strings.Contains(err.Error(), "qrels.tsv: a least relevant score (2) for pairs without scores") {
+			t.Errorf("min score without scores: %v", err)
+		}
+	}
+	if _, err := p.Rows(Array{Shape: []int{1, 2}, Str: []string{"q0", "d1"}}, "pairs"); err == nil || !strings.Contains(err.Error(), "pairs: a least relevant score (2) for pairs without scores") {
+		t.Errorf("min score, an array without scores: %v", err)
+	}
 	// An array's scores are held to the same.
 	p, _ = NewPairIDs(qids, rids)
 	if _, err := p.Rows(Array{Shape: []int{2, 3}, Str: []string{"q0", "d1", "1", "q1", "d2", "nan"}}, "pairs"); err == nil || !strings.Contains(err.Error(), `pairs: pair 1: score "nan" is not a finite number`) {

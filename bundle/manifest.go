@@ -39,6 +39,9 @@ type Manifest struct {
 	// MissingLabels is MakeConfig.MissingLabels when not refused: drop
 	// or class.
 	MissingLabels string `json:"missing_labels,omitempty"`
+	// MinScore, for relevance pairs with scores, is the least score of a
+	// relevant pair (PairIDs.MinScore); absent: any score above 0.
+	MinScore *float64 `json:"min_score,omitempty"`
 	// Positives and Negatives say what an anchor's positives and
 	// negatives are.
 	Positives string `json:"positives"`

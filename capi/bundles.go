@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,6 +129,9 @@ type makeOptions struct {
 	PairsFile string `json:"pairs_file"`
 	// MissingLabels: "error" (or none), "drop" or "class".
 	MissingLabels string `json:"missing_labels"`
+	// MinScore is the least score of a relevant pair (-min-score); nil:
+	// any score above 0.
+	MinScore *float64 `json:"min_score"`
 	// Out, if set, is a directory the bundles are written to as ccs
 	// bundle -out writes them: NAME.npz and manifest.json, whose command
 	// is Command.
@@ -257,6 +261,12 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	if o.K < 1 || o.KNeg < 0 {
 		return nil, fmt.Errorf("bundle: k=%d, kneg=%d: want k at least 1 and kneg ≥ 0", o.K, o.KNeg)
 	}
+	if m := o.MinScore; m != nil && (mode != "pairs" || !(*m > 0) || math.IsInf(*m, 1)) {
+		if mode != "pairs" {
+			return nil, fmt.Errorf("bundle: min_score is the least score of a relevant pair: give it with queries and pairs")
+		}
+		return nil, fmt.Errorf("bundle: min_score=%v: want a finite score above 0 (0 or less marks a pair judged not relevant)", *m)
+	}
 	if !(o.OODCalShare >= 0 && o.OODCalShare < 1) {
 		return nil, fmt.Errorf("bundle: ood_cal_share=%v: want 0 ≤ share < 1", o.OODCalShare)
 	}
@@ -330,6 +340,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		if err != nil {
 			return nil, fmt.Errorf("bundle: %w", err)
 		}
+		ids.MinScore = o.MinScore
 		if o.PairsFile != "" {
 			if in.Pairs, pairsHash, err = readQrels(o.PairsFile, ids); err != nil {
 				return nil, err
@@ -378,7 +389,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	}
 	if o.Out != "" {
 		m := bundle.NewManifest(o.Command, in, cfg, plan)
-		m.Warnings = out.Warnings
+		m.Warnings, m.MinScore = out.Warnings, o.MinScore
 		for name, r := range arrays {
 			m.Inputs[name] = memoryInput(r)
 		}

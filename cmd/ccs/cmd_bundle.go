@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,10 +34,12 @@ type bundleOptions struct {
 	AllowFewer                        bool
 	MissingLabels                     string // error, drop or class
 	kSet                              bool   // -k given
+	MinScore                          float64
+	minScoreSet                       bool // -min-score given
 }
 
 func bundleCommand() *command {
-	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class]",
+	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S]",
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float16, float32 or float64 lists); float16, bfloat16, float32 or float64, either order")
@@ -56,8 +59,12 @@ func bundleCommand() *command {
 			fs.Float64Var(&o.OODCalShare, "ood-cal-share", 0, "`share` of the in-distribution items held out before the splits as DIR/ood-cal.npz: the inputs that calibrate a per-input OOD test (calibrate -ood-cal)")
 			fs.BoolVar(&o.AllowFewer, "allow-fewer", false, "let an anchor with fewer than -k possible positives repeat them (they weigh more in training and evaluation; calibration, one positive per anchor, is unchanged) instead of refusing")
 			fs.StringVar(&o.MissingLabels, "missing-labels", "error", "what a label (or a group id) that marks a missing value means — a negative integer (Hugging Face and scikit-learn write -1) or the string \"\" or \"nan\" (pandas' missing value after astype(str)): error (refuse it), drop (no label: the row is left out of every split, counted in a warning) or class (a class like any other, as ±1 binary labels)")
+			fs.Float64Var(&o.MinScore, "min-score", 0, "the least `score` of a relevant pair, for -pairs with scores (graded judgements: 2 keeps the highly relevant alone); default: any score above 0")
 			return func() error {
-				fs.Visit(func(f *flag.Flag) { o.kSet = o.kSet || f.Name == "k" })
+				fs.Visit(func(f *flag.Flag) {
+					o.kSet = o.kSet || f.Name == "k"
+					o.minScoreSet = o.minScoreSet || f.Name == "min-score"
+				})
 				return nil
 			}
 		}, runBundle)
@@ -124,6 +131,12 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	}
 	if !(o.OODCalShare >= 0 && o.OODCalShare < 1) {
 		return usagef("bundle: -ood-cal-share %v: want 0 ≤ share < 1", o.OODCalShare)
+	}
+	if o.minScoreSet && (mode != "pairs" || !(o.MinScore > 0) || math.IsInf(o.MinScore, 1)) {
+		if mode != "pairs" {
+			return usagef("bundle: -min-score is the least score of a relevant pair: give it with -queries and -pairs")
+		}
+		return usagef("bundle: -min-score %v: want a finite score above 0 (0 or less marks a pair judged not relevant)", o.MinScore)
 	}
 	if o.OODClasses != "" && o.Labels == "" {
 		return usagef("bundle: -ood-classes %s: the classes are labels: give -labels FILE too", o.OODClasses)
@@ -247,6 +260,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			}
 		}
 		ids := &bundle.PairIDs{}
+		if o.minScoreSet {
+			ids.MinScore = &o.MinScore
+		}
 		for _, side := range []struct {
 			arg, what string
 			n         int
@@ -310,6 +326,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	}
 	m := bundle.NewManifest(out.command, in, cfg, plan)
 	m.Inputs, m.Warnings = inputs, append(notes, m.Warnings...)
+	if o.minScoreSet {
+		m.MinScore = &o.MinScore
+	}
 	for s, sp := range plan.Splits {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -327,7 +327,7 @@ def _pairs(x):
 
 def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=None, pairs=None, ids=None,
            query_ids=None, k=None, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
-           allow_fewer=False, missing_labels="error", out=None):
+           allow_fewer=False, missing_labels="error", min_score=None, out=None):
     """Makes bundles of your own embeddings, as ccs bundle does: a dict from
     split name ("fit", "val", "cal", "test", and "ood-cal", "ood" when asked
     for) to Bundle, with the same arrays as the files ccs bundle writes.
@@ -355,6 +355,9 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     string "" or "nan" (pandas' NaN after astype(str)): "error" (refuse
     it), "drop" (no label: the row is left out of every split, with a
     warning) or "class" (a class like any other, as +-1 binary labels).
+    min_score: the least score of a relevant pair, for pairs with scores
+    (graded judgements: 2 keeps the highly relevant alone; default: any
+    score above 0), as ccs bundle -min-score.
     out: a directory to write them to as well, as ccs bundle -out DIR
     writes them (NAME.npz and manifest.json, which records this call, the
     arrays' dtypes, shapes and SHA-256 of their bytes in C order, and the
@@ -391,6 +394,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     opts = options(k=k, kneg=kneg, split=list(split), seed=seed,
                    ood_classes=[_class(c) for c in ood_classes],
                    ood_cal_share=ood_cal_share, allow_fewer=allow_fewer, missing_labels=missing_labels,
+                   min_score=None if min_score is None else float(min_score),
                    pairs_file=pairs_file, out=out, command=command)
     h = (c_handle * 6)()
     info = call_string(lib.ccs_bundle_make, arr, n, opts, h, 6)
@@ -414,6 +418,8 @@ def _bundle_call(a):
         kw["allow_fewer"] = True
     if a["missing_labels"] != "error":
         kw["missing_labels"] = a["missing_labels"]
+    if a["min_score"] is not None:
+        kw["min_score"] = a["min_score"]
     kw["out"] = a["out"]
     return "ccs.bundle(" + ", ".join(parts + [f"{k}={v!r}" for k, v in kw.items()]) + ")"
 

@@ -256,6 +256,24 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
         for split, b in made.items():
             b.save(tmp_path / f"{name}-{split}.npz")
             assert same_file(tmp_path / f"{name}-{split}.npz", tmp_path / "named" / f"{split}.npz"), (name, split)
+    # Graded judgements, the highly relevant alone: min_score=2 as
+    # -min-score 2, the same bundles as the pairs scored 2 alone.
+    graded = [(q, r, 1 + (i % 2)) for i, (q, r) in enumerate(named)]
+    (tmp_path / "graded.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{r}\t{g}\n" for q, r, g in graded))
+    (tmp_path / "high.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{r}\t1\n" for q, r, g in graded if g == 2))
+    cli("bundle", *common, "-pairs", tmp_path / "graded.tsv", "-min-score", 2, "-ids", tmp_path / "ids.txt", "-query-ids",
+        tmp_path / "qids.npy", "-k", 1, "-allow-fewer", "-out", tmp_path / "graded")
+    cli("bundle", *common, "-pairs", tmp_path / "high.tsv", "-ids", tmp_path / "ids.txt", "-query-ids",
+        tmp_path / "qids.npy", "-k", 1, "-allow-fewer", "-out", tmp_path / "high")
+    with pytest.warns(ccs.CCSWarning):
+        high = ccs.bundle(emb, queries=queries, pairs=graded, ids=ids, query_ids=qids, k=1, seed=5, allow_fewer=True, min_score=2)
+    for split, b in high.items():
+        b.save(tmp_path / f"high-{split}.npz")
+        assert same_file(tmp_path / f"high-{split}.npz", tmp_path / "high" / f"{split}.npz"), split
+        assert same_file(tmp_path / "graded" / f"{split}.npz", tmp_path / "high" / f"{split}.npz"), split
+    assert json.loads((tmp_path / "graded" / "manifest.json").read_text())["min_score"] == 2
+    with pytest.raises(ValueError, match=r"min_score=0: want a finite score above 0"):
+        ccs.bundle(emb, queries=queries, pairs=graded, ids=ids, query_ids=qids, k=1, min_score=0)
     # A missing score is no judgement: refused, never read as relevant.
     for missing in (None, float("nan")):
         with pytest.raises(ValueError, match=r'pairs: pair 1: score "nan" is not a finite number'):
