@@ -1250,3 +1250,78 @@ func (p *Plan) WarnUnaligned(rows, queries []float32, d int, mode string) {
 	p.Warnings = append(p.Warnings, fmt.Sprintf("the positives are no closer to their anchors than the negatives: over %d anchors, a positive was the nearer of a positive and a negative in %.1f%% of %.0f comparisons, where 50%% is chance, so a set that covers the positives covers about as many negatives. Either the rows are paired wrongly (%s) or these embeddings do not tell the positives apart",
 		anchors, 100*closer/comparisons, comparisons, hint))
 }
+
+// Inspect adds the warnings of the rows themselves to p: copies across
+// splits (WarnCopies), positives no nearer than negatives
+// (WarnUnaligned), and rows of all zeros (WarnZeroRows). What ccs bundle
+// and ccs.bundle run on their plan.
+func (p *Plan) Inspect(rows, queries []float32, d int, mode string) {
+	p.WarnCopies(rows, queries, d)
+	p.WarnUnaligned(rows, queries, d, mode)
+	p.WarnZeroRows(rows, queries, d)
+}
+
+// WarnZeroRows adds a warning to p counting the rows of the splits (and
+// queries) that are all zeros: what an encoder gives for an input it
+// failed on (an empty text, an unreadable image), or a row never filled.
+// Such a row is a point like any other to the sets, and a query or
+// passage of them is answered as if it meant something.
+func (p *Plan) WarnZeroRows(rows, queries []float32, d int) {
+	if d <= 0 {
+		return
+	}
+	zero := func(x []float32) bool {
+		for _, v := range x {
+			if v != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	count := func(src []float32, used func(func(int))) (n, first int) {
+		first = -1
+		seen := map[int]bool{}
+		used(func(r int) {
+			if seen[r] || (r+1)*d > len(src) {
+				return
+			}
+			seen[r] = true
+			if zero(src[r*d : (r+1)*d]) {
+				if n++; first < 0 || r < first {
+					first = r
+				}
+			}
+		})
+		return n, first
+	}
+	each := func(pools func(sp SplitPlan) [][]int) func(func(int)) {
+		return func(f func(int)) {
+			for _, sp := range p.Splits {
+				for _, pool := range pools(sp) {
+					for _, r := range pool {
+						f(r)
+					}
+				}
+			}
+		}
+	}
+	var parts []string
+	total := 0
+	if p.queries {
+		if n, first := count(queries, each(func(sp SplitPlan) [][]int { return [][]int{sp.Anchors} })); n > 0 {
+			parts, total = append(parts, fmt.Sprintf("%s of the queries (the first: query row %d)", counted(n, "row"), first)), total+n
+		}
+		if n, first := count(rows, each(func(sp SplitPlan) [][]int { return [][]int{sp.PositivePool, sp.NegativePool} })); n > 0 {
+			parts, total = append(parts, fmt.Sprintf("%s of the embeddings the queries retrieve (the first: row %d)", counted(n, "row"), first)), total+n
+		}
+	} else if n, first := count(rows, each(func(sp SplitPlan) [][]int { return [][]int{sp.Anchors, sp.PositivePool, sp.NegativePool} })); n > 0 {
+		parts, total = append(parts, fmt.Sprintf("%s of the embeddings (the first: row %d)", counted(n, "row"), first)), total+n
+	}
+	if total > 0 {
+		verb := " are all zeros"
+		if total == 1 {
+			verb = " is all zeros"
+		}
+		p.Warnings = append(p.Warnings, strings.Join(parts, " and ")+verb+": what an encoder gives for an input it failed on (an empty text, an unreadable image), or a row never filled; the sets take them for points like any other, so leave them out (keep = np.any(emb != 0, axis=1)) or embed those inputs again")
+	}
+}

@@ -718,3 +718,45 @@ func TestWarnUnaligned(t *testing.T) {
 		}
 	}
 }
+
+// TestWarnZeroRows: rows of all zeros among the splits' rows are counted,
+// the first named; queries apart from the rows they retrieve.
+func TestWarnZeroRows(t *testing.T) {
+	const n, d = 600, 4
+	rows := make([]float32, n*d)
+	labels := make([]int64, n)
+	for i := range n {
+		labels[i] = int64(i % 3)
+		for j := range d {
+			rows[i*d+j] = float32(i%7 + j + 1)
+		}
+	}
+	p, err := Make(Items{N: n, Labels: labels}, MakeConfig{K: 3, Split: testSplit, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.WarnZeroRows(rows, nil, d); len(p.Warnings) != 0 {
+		t.Errorf("no zero row: %q", p.Warnings)
+	}
+	clear(rows[40*d : 41*d])
+	clear(rows[17*d : 18*d])
+	p.WarnZeroRows(rows, nil, d)
+	if want := "2 rows of the embeddings (the first: row 17) are all zeros: what an encoder gives for an input it failed on"; len(p.Warnings) != 1 || !strings.HasPrefix(p.Warnings[0], want) {
+		t.Errorf("warnings %q, want one starting %q", p.Warnings, want)
+	}
+	queries := make([]float32, 100*d)
+	var pairs [][2]int
+	for q := range 100 {
+		copy(queries[q*d:(q+1)*d], rows[(q+100)*d:(q+101)*d])
+		pairs = append(pairs, [2]int{q, q + 100}, [2]int{q, q + 200})
+	}
+	clear(queries[5*d : 6*d])
+	q, err := Make(Items{N: n, Queries: 100, Pairs: pairs}, MakeConfig{K: 1, KNeg: 5, Split: testSplit, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.WarnZeroRows(rows, queries, d)
+	if want := "1 row of the queries (the first: query row 5) is all zeros"; len(q.Warnings) != 1 || !strings.HasPrefix(q.Warnings[0], want) {
+		t.Errorf("queries: warnings %q, want one starting %q", q.Warnings, want)
+	}
+}

@@ -374,8 +374,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 		return nil, fmt.Errorf("%s: %w", says, err)
 	}
-	plan.WarnCopies(emb.Rows, qrows, emb.D)
-	plan.WarnUnaligned(emb.Rows, qrows, emb.D, mode)
+	plan.Inspect(emb.Rows, qrows, emb.D, mode)
 	out := &madeBundles{Warnings: plan.Warnings, LabelNames: names}
 	if pairNote != "" {
 		out.Warnings = append([]string{pairNote}, out.Warnings...)

@@ -319,8 +319,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if queries != nil {
 		qrows = queries.Rows
 	}
-	plan.WarnCopies(emb.Rows, qrows, emb.D)
-	plan.WarnUnaligned(emb.Rows, qrows, emb.D, mode)
+	plan.Inspect(emb.Rows, qrows, emb.D, mode)
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return err
 	}
