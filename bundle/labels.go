@@ -81,11 +81,11 @@ type PairIDs struct {
 	// unknown id ("query q7", "row doc184").
 	Unknown int
 	First   string
-	// Unscored counts the pairs scored 0 or less, left out: BEIR's
-	// qrels mark a pair judged not relevant so.
+	// Unscored counts the pairs scored 0 or less (below MinScore), left
+	// out: BEIR's qrels mark a pair judged not relevant so.
 	Unscored int
-	// Conflicts counts the pairs scored above 0 once and 0 or less
-	// another time (kept relevant), and FirstConflict names the first.
+	// Conflicts counts the pairs scored as relevant once and not another
+	// time (kept relevant), and FirstConflict names the first.
 	Conflicts     int
 	FirstConflict string
 	scored        map[[2]string]uint8 // each scored pair: 1 relevant, 2 not, 3 both
@@ -261,7 +261,7 @@ func (p *PairIDs) Note() string {
 		parts = append(parts, fmt.Sprintf("%d pairs name ids that are not among the given ids (the first: %s): left out", p.Unknown, p.First))
 	}
 	if p.Conflicts > 0 {
-		parts = append(parts, fmt.Sprintf("%s scored above 0 and also 0 or less (the first: %s): kept relevant", counted(p.Conflicts, "pair"), p.FirstConflict))
+		parts = append(parts, fmt.Sprintf("%s scored as relevant and also %s (the first: %s): kept relevant", counted(p.Conflicts, "pair"), p.below(), p.FirstConflict))
 	}
 	return strings.Join(parts, "; ")
 }

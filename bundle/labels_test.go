@@ -279,7 +279,7 @@ func TestReadQrels(t *testing.T) {
 	if err != nil || !slices.Equal(got, [][2]int{{0, 1}, {1, 3}, {0, 1}}) {
 		t.Fatalf("pairs %v, %v", got, err)
 	}
-	want := `1 pair names an id that is not among the given ids (row id "none"): left out; 1 pair scored above 0 and also 0 or less (the first: query "q1", row "d3"): kept relevant`
+	want := `1 pair names an id that is not among the given ids (row id "none"): left out; 1 pair scored as relevant and also 0 or less (the first: query "q1", row "d3"): kept relevant`
 	if p.Unscored != 2 || p.Conflicts != 1 || p.Note() != want || p.UnscoredNote() != "2 pairs scored 0 or less, judged not relevant: left out" {
 		t.Errorf("note %q, %q (unscored %d, conflicts %d), want %q", p.Note(), p.UnscoredNote(), p.Unscored, p.Conflicts, want)
 	}
