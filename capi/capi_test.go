@@ -574,7 +574,7 @@ func TestCompareJob(t *testing.T) {
 		{in, compareOptions{Rows: "learned"}, `compare: no val bundle: the rows "learned" need it`},
 		{compareInputs{Cal: in.Cal}, compareOptions{Rows: "baselines"}, `compare: no fit bundle: the rows "baselines" need it`},
 		{in, compareOptions{Rows: "baselines", LabelNames: []string{"a"}}, "compare: label_names: 1 names, the test bundle has label 1"},
-		{in, compareOptions{Calibration: "class", Delta: 2}, "compare: delta=2: want 0 < δ < 1"},
+		{in, compareOptions{Calibration: "class", Delta: 2}, "compare: delta=2: want 0 < δ < 0.5"},
 	} {
 		if _, err := startCompare(tc.in, tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)

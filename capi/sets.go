@@ -324,10 +324,10 @@ func calibration(cmd string, a *float64, mode string, d float64) (float64, confo
 		return 0, 0, fmt.Errorf("%s: calibration: %v", cmd, err)
 	}
 	switch {
-	case m == conformal.PAC && !(d > 0 && d < 1):
-		return 0, 0, fmt.Errorf("%s: calibration=\"pac\" needs delta in (0,1), got %v", cmd, d)
-	case m == conformal.Class && !(d >= 0 && d < 1):
-		return 0, 0, fmt.Errorf("%s: delta=%v: want 0 < δ < 1 (or 0: marginal per class)", cmd, d)
+	case m == conformal.PAC && !(d > 0 && d < conformal.MaxDelta):
+		return 0, 0, fmt.Errorf("%s: calibration=\"pac\" needs delta in (0, %v), got %v (%s)", cmd, conformal.MaxDelta, d, conformal.DeltaHint)
+	case m == conformal.Class && !(d >= 0 && d < conformal.MaxDelta):
+		return 0, 0, fmt.Errorf("%s: delta=%v: want 0 < δ < %v, or 0: marginal per class (%s)", cmd, d, conformal.MaxDelta, conformal.DeltaHint)
 	case m != conformal.PAC && m != conformal.Class && d != 0:
 		return 0, 0, fmt.Errorf("%s: delta is for calibration \"pac\" or \"class\"", cmd)
 	}

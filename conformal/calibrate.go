@@ -154,7 +154,7 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	}
 	switch {
 	case opt.Mode == PAC || (opt.Mode == Class && opt.Delta != 0):
-		if err := CheckDelta(opt.Delta); err != nil {
+		if err := CheckGivenDelta(opt.Delta); err != nil {
 			return nil, err
 		}
 	case opt.Mode != Class:

@@ -18,7 +18,28 @@ const exactPACLimit = 20000
 // tail is beyond float64's resolution near 1 and no n is practical.
 const MinDelta = 1e-12
 
-// CheckDelta returns an error unless MinDelta ≤ δ < 1.
+// MaxDelta bounds the δ a calibration or OOD test is given: δ is the
+// chance, over the calibration draw, that the guarantee fails, not a
+// confidence level, and from δ = 1/2 on the PAC rank falls to about the
+// median of its binomial, below the marginal rank, so that the set (or
+// test) is looser than without δ: an OOD test at δ = 0.9 flagged 5.7% of
+// fresh in-distribution inputs at α_ood = 0.05, 4.9% without δ.
+const MaxDelta = 0.5
+
+// DeltaHint is what an error refusing a δ of MaxDelta or more says.
+const DeltaHint = "δ is the chance, over the calibration draw, that the guarantee fails — not a confidence level: 0.05 or 0.1, not 0.9 or 0.95"
+
+// CheckGivenDelta returns an error unless MinDelta ≤ δ < MaxDelta: what a
+// caller's δ must be.
+func CheckGivenDelta(delta float64) error {
+	if !(delta >= MinDelta && delta < MaxDelta) {
+		return fmt.Errorf("conformal: delta %v: want %v ≤ δ < %v (%s)", delta, MinDelta, MaxDelta, DeltaHint)
+	}
+	return nil
+}
+
+// CheckDelta returns an error unless MinDelta ≤ δ < 1: what a set file's
+// δ may be, and PACRank's.
 func CheckDelta(delta float64) error {
 	if !(delta >= MinDelta && delta < 1) {
 		return fmt.Errorf("conformal: delta must lie in [%v, 1), got %v", MinDelta, delta)

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/ccsets/ccs/conformal"
 )
 
 // Conformal OOD tests (docs/design.md §7). Any detector's anomaly score s
@@ -189,16 +191,14 @@ func (t Test) Slack(n int) float64 {
 // scores: its smallest p-value, 1/(n+1) for the marginal test.
 func (t Test) MinAlpha(n int) float64 { return t.level(n, 1) }
 
-// Check returns an error unless 0 < Alpha < 1, 0 ≤ Delta < 1 and n
+// Check returns an error unless 0 < Alpha < 1, 0 ≤ Delta < MaxDelta and n
 // calibration scores can reach Alpha (saying how many it would take).
 func (t Test) Check(n int) error {
 	switch {
 	case !(t.Alpha > 0 && t.Alpha < 1):
 		return fmt.Errorf("ood: α_ood = %v, want 0 < α_ood < 1", t.Alpha)
-	case !(t.Delta >= 0 && t.Delta < 1):
-		return fmt.Errorf("ood: δ = %v, want 0 ≤ δ < 1 (0: the marginal guarantee)", t.Delta)
-	case t.Simultaneous && t.Delta > 0.5:
-		return fmt.Errorf("ood: δ = %v with the simultaneous correction, want δ ≤ 0.5 (the one-sided DKW bound holds there)", t.Delta)
+	case !(t.Delta >= 0 && t.Delta < conformal.MaxDelta):
+		return fmt.Errorf("ood: δ = %v, want 0 ≤ δ < %v, 0 the marginal guarantee (%s; from %v on the test flags more in-distribution inputs than without δ)", t.Delta, conformal.MaxDelta, conformal.DeltaHint, conformal.MaxDelta)
 	case t.Alpha < t.MinAlpha(n):
 		need := n
 		for t.Alpha < t.MinAlpha(need) && need < 1<<40 {
@@ -225,9 +225,9 @@ func (t Test) String() string {
 	case t.Delta == 0:
 		return fmt.Sprintf("an in-distribution input is flagged with probability at most %v (exchangeable with the calibration inputs; marginal over the calibration draw)", t.Alpha)
 	case t.Simultaneous:
-		return fmt.Sprintf("with probability at least %v over the calibration draw, the false-alarm rate on in-distribution inputs is at most %v, and at most t for a threshold t on the p-values at every level at once", 1-t.Delta, t.Alpha)
+		return fmt.Sprintf("with probability at least %.6g over the calibration draw, the false-alarm rate on in-distribution inputs is at most %v, and at most t for a threshold t on the p-values at every level at once", 1-t.Delta, t.Alpha)
 	}
-	return fmt.Sprintf("with probability at least %v over the calibration draw, the false-alarm rate on in-distribution inputs is at most %v", 1-t.Delta, t.Alpha)
+	return fmt.Sprintf("with probability at least %.6g over the calibration draw, the false-alarm rate on in-distribution inputs is at most %v", 1-t.Delta, t.Alpha)
 }
 
 // PValues returns the test's p-values of scores: the marginal ones, or

@@ -45,7 +45,8 @@ func TestCheck(t *testing.T) {
 	}{
 		{Test{Alpha: 0}, 100, "0 < α_ood < 1"},
 		{Test{Alpha: 1.2}, 100, "0 < α_ood < 1"},
-		{Test{Alpha: 0.05, Delta: 1}, 100, "0 ≤ δ < 1"},
+		{Test{Alpha: 0.05, Delta: 1}, 100, "0 ≤ δ < 0.5"},
+		{Test{Alpha: 0.05, Delta: 0.9}, 100000, "not a confidence level: 0.05 or 0.1, not 0.9 or 0.95"},
 		{Test{Alpha: 0.005}, 99, "needs at least 199"},
 		{Test{Alpha: 0.05, Delta: 0.1, Simultaneous: true}, 99, "needs at least"},
 		{Test{Alpha: 0.01, Delta: 0.1}, 99, "needs at least 230"},
@@ -346,7 +347,7 @@ func TestSimultaneousOneSided(t *testing.T) {
 	if largest != 0.016 {
 		t.Errorf("n = 999 flags marginal p ≤ %v, want 0.016", largest)
 	}
-	if err := (Test{Alpha: 0.05, Delta: 0.6, Simultaneous: true}).Check(10000); err == nil || !strings.Contains(err.Error(), "δ ≤ 0.5") {
+	if err := (Test{Alpha: 0.05, Delta: 0.6, Simultaneous: true}).Check(10000); err == nil || !strings.Contains(err.Error(), "want 0 ≤ δ < 0.5") {
 		t.Errorf("δ = 0.6, simultaneous: %v", err)
 	}
 }

@@ -88,14 +88,14 @@ func (o tableOptions) configFor(cmd string, recipe train.Config, class bool) (ex
 	return experiment.Config{Seeds: o.Seeds, Alpha: o.Alpha, Calibration: m, Delta: o.Delta, Train: recipe, OutDir: o.Out}, nil
 }
 
-// checkDelta requires -delta in (0,1) with -calibration pac, allows it
+// checkDelta requires -delta in (0, MaxDelta) with -calibration pac, allows it
 // with class (PAC per class), and refuses it otherwise (usage errors).
 func checkDelta(cmd string, m conformal.Mode, delta float64) error {
 	switch {
-	case m == conformal.PAC && !(delta > 0 && delta < 1):
-		return usagef("%s: -calibration pac needs -delta in (0,1), got %v", cmd, delta)
-	case m == conformal.Class && !(delta >= 0 && delta < 1):
-		return usagef("%s: -delta %v: want 0 < δ < 1 (or 0: marginal per class)", cmd, delta)
+	case m == conformal.PAC && !(delta > 0 && delta < conformal.MaxDelta):
+		return usagef("%s: -calibration pac needs -delta in (0, %v), got %v (%s)", cmd, conformal.MaxDelta, delta, conformal.DeltaHint)
+	case m == conformal.Class && !(delta >= 0 && delta < conformal.MaxDelta):
+		return usagef("%s: -delta %v: want 0 < δ < %v, or 0: marginal per class (%s)", cmd, delta, conformal.MaxDelta, conformal.DeltaHint)
 	case m != conformal.PAC && m != conformal.Class && delta != 0:
 		return usagef("%s: -delta is for -calibration pac or class", cmd)
 	}

@@ -239,7 +239,7 @@ func TestCompareCommand(t *testing.T) {
 		{"no resplits", []string{"compare", "-data", p("b"), "-resplits", "0"}, true, "want at least 1"},
 		// A default pool is capped at the fit split, a given one is not.
 		{"reference above the fit split", []string{"compare", "-data", p("b"), "-reference", "100000"}, false, "-reference 100000: " + p("b/fit.npz") + " has "},
-		{"class with pac's delta", []string{"compare", "-data", p("b"), "-calibration", "class", "-delta", "2"}, true, "want 0 < δ < 1"},
+		{"class with pac's delta", []string{"compare", "-data", p("b"), "-calibration", "class", "-delta", "2"}, true, "want 0 < δ < 0.5"},
 		{"no bundles", []string{"compare", "-data", dir}, false, "fit.npz is missing: make the bundles with ccs bundle -out "},
 		{"no directory", []string{"compare", "-data", p("none")}, false, "none: no such directory (ccs bundle -out "},
 		{"a file", []string{"compare", "-data", p("emb.npy")}, false, "emb.npy is a file, want the directory ccs bundle -out wrote"},
