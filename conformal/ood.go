@@ -143,15 +143,31 @@ func checkOOD(r *Reference, c *OODCalibration, dim int) error {
 
 // OODTestWarning is what a reader of the per-input OOD test's figures on
 // the in-distribution test inputs b must know when a tenth of them or
-// more (two at least) are the inputs its calibration scored, or "": their
-// p-values are not a new input's, so the false-alarm rate measured on
-// them is no test of the guarantee.
+// more (two at least) are inputs the set has seen, or "": the inputs its
+// OOD calibration scored (their p-values are not a new input's), rows of
+// its reference pool (each its own nearest pool row, at score 0: a
+// calibration split that the pool was drawn from), or rows its geometry
+// was fitted or validated on. The AUROC and false-alarm rate measured on
+// them are no test.
 func (s *Set) OODTestWarning(b *bundle.Bundle) string {
-	if s.OOD == nil {
-		return ""
+	if s.OOD != nil {
+		if m := manyOf(s.OOD.Rows, b); m > 0 {
+			return fmt.Sprintf("%d of its %d inputs are the inputs the set's OOD test was calibrated on (%s): their p-values are not a new input's, so the false-alarm rate measured on them is no test of the guarantee; give in-distribution inputs held out from that calibration (ccs bundle's test.npz)", m, b.N, s.OOD.Source)
+		}
 	}
-	if m := manyOf(s.OOD.Rows, b); m > 0 {
-		return fmt.Sprintf("%d of its %d inputs are the inputs the set's OOD test was calibrated on (%s): their p-values are not a new input's, so the false-alarm rate measured on them is no test of the guarantee; give in-distribution inputs held out from that calibration (ccs bundle's test.npz)", m, b.N, s.OOD.Source)
+	const fix = "so the AUROC and false-alarm rate measured on them are optimistic, no test; give in-distribution inputs held out from them (ccs bundle's test.npz)"
+	if r := s.Reference; r != nil && r.N > 0 && len(r.Rows) == r.N*b.D {
+		pool := bundle.NewRowFilter(&bundle.Bundle{N: r.N, D: b.D, Anchors: r.Rows})
+		if m := manyOf(pool, b); m > 0 {
+			return fmt.Sprintf("%d of its %d inputs are rows of the set's reference pool (%s): each one's nearest pool row is itself, at OOD score 0, %s", m, b.N, r.Source, fix)
+		}
+	}
+	switch role := s.OwnSplit(b); role {
+	case "fit", "validation":
+		return fmt.Sprintf("this is the %s split the set's geometry was fitted on: its inputs' scores are not a new input's, %s", role, fix)
+	}
+	if m := s.Fit.seenRows(b); m > 0 {
+		return fmt.Sprintf("%d of its %d inputs are rows the set's geometry was fitted or validated on: their scores are not a new input's, %s", m, b.N, fix)
 	}
 	return ""
 }

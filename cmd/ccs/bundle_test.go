@@ -259,12 +259,24 @@ func TestBundleCommand(t *testing.T) {
 	}
 	// The OOD test's own calibration inputs as its ID test inputs: said;
 	// the test split: not.
-	for id, want := range map[string]bool{"b/ood-cal.npz": true, "b/test.npz": false} {
+	// So are its reference pool's rows (drawn from the calibration split)
+	// and the fit split.
+	for id, want := range map[string]string{
+		"b/ood-cal.npz": "91 of its 91 inputs are the inputs the set's OOD test was calibrated on (",
+		"b/cal.npz":     "50 of its ",
+		"b/fit.npz":     "this is the fit split the set's geometry was fitted on: its inputs' scores are not a new input's, so the AUROC and false-alarm rate measured on them are optimistic",
+		"b/test.npz":    "",
+	} {
 		var warned bytes.Buffer
 		err := run(io.Discard, &warned, []string{"ood", "-set", p("s.json"), "-id", p(id), "-ood", p("b/ood.npz")})
-		if got := strings.Contains(warned.String(), "91 of its 91 inputs are the inputs the set's OOD test was calibrated on ("); err != nil || got != want {
-			t.Errorf("ood -id %s: %v, warned %v:\n%s", id, err, got, warned.String())
+		got := strings.Contains(warned.String(), "WARNING: ")
+		if err != nil || got != (want != "") || !strings.Contains(warned.String(), want) {
+			t.Errorf("ood -id %s: %v, want a warning %q:\n%s", id, err, want, warned.String())
 		}
+	}
+	var calWarned bytes.Buffer
+	if err := run(io.Discard, &calWarned, []string{"ood", "-set", p("s.json"), "-id", p("b/cal.npz"), "-ood", p("b/ood.npz")}); err != nil || !strings.Contains(calWarned.String(), "inputs are rows of the set's reference pool (calibration anchors): each one's nearest pool row is itself, at OOD score 0") {
+		t.Errorf("ood -id cal.npz: %v\n%s", err, calWarned.String())
 	}
 	// Its test split holds rows of the set's fit, validation and
 	// calibration splits: evaluate says so.
