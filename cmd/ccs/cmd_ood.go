@@ -208,6 +208,39 @@ func runBaselines(ctx context.Context, o oodOptions, out *output, set *conformal
 			return err
 		}
 	}
+	// The baselines' inputs against their training features: the logits
+	// (and activations) of one classifier, and the calibration inputs
+	// held out from what the baselines were fitted on.
+	files := []struct {
+		b    *bundle.Bundle
+		path string
+	}{{ev.ID, o.ID}, {calB, o.OODCal}}
+	for i, b := range ev.OOD {
+		files = append(files, struct {
+			b    *bundle.Bundle
+			path string
+		}{b, ev.Names[i]})
+	}
+	for _, f := range files {
+		if f.b == nil {
+			continue
+		}
+		if f.b.C > 0 && tr.C > 0 && f.b.C != tr.C {
+			return fmt.Errorf("%s: logits of %d classes, and -train %s has %d: the baselines read one classifier's logits", f.path, f.b.C, o.Train, tr.C)
+		}
+		if f.b.A > 0 && tr.A > 0 && f.b.A != tr.A {
+			return fmt.Errorf("%s: %d activation summaries a row, and -train %s has %d: the baselines read one encoder's", f.path, f.b.A, o.Train, tr.A)
+		}
+	}
+	seen := bundle.NewRowFilter(tr)
+	if calB != nil {
+		if m := seen.Count(calB); m >= 2 && 10*m >= calB.N {
+			return fmt.Errorf("%s: %d of its %d inputs are rows of -train %s, which the baselines are fitted on: their scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz)", o.OODCal, m, calB.N, o.Train)
+		}
+	}
+	if m := seen.Count(ev.ID); m >= 2 && 10*m >= ev.ID.N {
+		out.warn(fmt.Sprintf("%s: %d of its %d inputs are rows of -train %s, which the baselines are fitted on: the baselines' figures on them are optimistic, no test; give in-distribution inputs held out from it (ccs bundle's test.npz)", o.ID, m, ev.ID.N, o.Train))
+	}
 	var cl *ood.Classifier
 	if o.Classifier != "" {
 		if cl, err = ood.ReadClassifier(o.Classifier); err != nil {

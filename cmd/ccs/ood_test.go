@@ -91,11 +91,31 @@ func TestConformalOOD(t *testing.T) {
 	if err := tab.WriteText(&text); err != nil || !strings.Contains(text.String(), "FAR@0.05 (≤ 0.05)") || !strings.Contains(text.String(), "Benjamini–Hochberg at q = 0.1") {
 		t.Errorf("text: %v\n%s", err, text.String())
 	}
+	// Logits of another classifier than -train's, as -id.
+	logits := func(n, c int) bundle.Array {
+		x := make([]float32, n*c)
+		for i := range x {
+			x[i] = float32(i%7) / 7
+		}
+		return bundle.Float32(x, n, c)
+	}
+	if err := bundle.WriteNPZ(p("feats3.npz"), map[string]bundle.Array{"embeddings": bundle.Float32(fit.Anchors, fit.N, fit.D),
+		"labels": bundle.Int64(fit.Labels, fit.N), "logits": logits(fit.N, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPZ(p("id2.npz"), map[string]bundle.Array{"embeddings": bundle.Float32(test.Anchors, test.N, test.D), "logits": logits(test.N, 2)}); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args  []string
 		want  string
 		usage bool
 	}{
+		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-train", p("feats.npz"), "-ood-cal", p("feats.npz"), "-quiet"},
+			p("feats.npz") + ": 750 of its 750 inputs are rows of -train " + p("feats.npz") + ", which the baselines are fitted on", false},
+		{[]string{"ood", "-set", p("set.json"), "-id", p("id2.npz"), "-ood", p("far.npz"), "-train", p("feats3.npz"), "-quiet"},
+			p("id2.npz") + ": logits of 2 classes, and -train " + p("feats3.npz") + " has 3", false},
+		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-delta", "0.9"}, "not a confidence level", true},
 		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-alpha-ood", "0.001"}, "needs at least", false},
 		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-alpha-ood", "1.5"}, "α_ood", true},
 		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-fdr", "2"}, "-fdr 2", true},
@@ -107,6 +127,12 @@ func TestConformalOOD(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || isUsage(err) != c.usage {
 			t.Errorf("%v: error %v, want %q (usage %v)", c.args, err, c.want, c.usage)
 		}
+	}
+	// -train's own rows as the ID inputs: warned of.
+	sink.Reset()
+	if _, err := run1("ood", "-set", p("set.json"), "-id", p("feats.npz"), "-ood", p("far.npz"), "-train", p("feats.npz"), "-cider-epochs", "1", "-quiet"); err != nil ||
+		!strings.Contains(sink.String(), p("feats.npz")+": 750 of its 750 inputs are rows of -train "+p("feats.npz")+", which the baselines are fitted on: the baselines' figures on them are optimistic") {
+		t.Errorf("-id the -train features: %v\n%s", err, sink.String())
 	}
 	// Five calibration inputs give p-values of at least 1/6: BH at 0.1 can
 	// flag nothing, and ood says so rather than print FDP and power 0.
