@@ -701,11 +701,18 @@ func (p *Plan) addHeldOut(oodCal, ood []int, cfg MakeConfig, label func(row int)
 	}
 	if cfg.OODCalShare > 0 {
 		add(SplitNames[OODCal], oodCal)
+		if len(oodCal) < oodCalFew {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("ood-cal holds %d in-distribution inputs: a per-input OOD test calibrated on them cannot certify a false-alarm rate of 0.05 (its smallest p-value is 1/(n+1) = %.3g; 0.05 needs at least %d); raise -ood-cal-share", len(oodCal), 1/float64(len(oodCal)+1), oodCalFew))
+		}
 	}
 	if len(cfg.OODClasses) > 0 {
 		add(SplitNames[OOD], ood)
 	}
 }
+
+// oodCalFew is the fewest OOD calibration inputs that can certify the
+// default α_ood = 0.05: ⌈1/α⌉ − 1.
+const oodCalFew = 19
 
 // count fills Classes.
 func (p *Plan) count() {

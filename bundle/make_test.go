@@ -760,3 +760,28 @@ func TestWarnZeroRows(t *testing.T) {
 		t.Errorf("queries: warnings %q, want one starting %q", q.Warnings, want)
 	}
 }
+
+// TestOODCalFew: an OOD calibration split too small to certify α_ood =
+// 0.05 is warned of when it is made, not when compare needs it.
+func TestOODCalFew(t *testing.T) {
+	const n = 600
+	labels := make([]int64, n)
+	for i := range labels {
+		labels[i] = int64(i % 3)
+	}
+	for _, c := range []struct {
+		share float64
+		warn  bool
+	}{{0.01, true}, {0.1, false}} {
+		p, err := Make(Items{N: n, Labels: labels}, MakeConfig{K: 3, Split: testSplit, Seed: 1, OODCalShare: c.share})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.ContainsFunc(p.Warnings, func(w string) bool {
+			return strings.HasPrefix(w, "ood-cal holds 6 in-distribution inputs: a per-input OOD test calibrated on them cannot certify")
+		})
+		if got != c.warn {
+			t.Errorf("share %v: warnings %q, want the warning: %v", c.share, p.Warnings, c.warn)
+		}
+	}
+}

@@ -186,8 +186,11 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 			}
 		}
 		n, err := ood.NewNearest(set, nil, oodK)
-		if err != nil {
-			return nil, fmt.Errorf("ood_k: %w", err)
+		switch {
+		case errors.Is(err, conformal.ErrNoLabel):
+			return nil, fmt.Errorf("calibrate: ood_cal: %w", err)
+		case err != nil:
+			return nil, fmt.Errorf("ood_k=%d: %w", oodK, err)
 		}
 		if set.OOD, err = n.Calibrate(rows, source); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)

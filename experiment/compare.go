@@ -295,7 +295,9 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if needsFit {
 		t.Config += fmt.Sprintf("; the ellipsoid's Σ from the %d fit anchors' differences, its threshold from the whole calibration split", data.Fit.N)
 	}
-	if data.OOD != nil {
+	if data.OOD != nil && cfg.Calibration == conformal.Class {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("the OOD columns are left out although the bundles hold %d OOD inputs: the per-input OOD score divides an input's score by the set's one threshold, and class-conditional sets have one per class, none without the input's class; compare with -calibration one or pac for them", data.OOD.N))
+	} else if data.OOD != nil {
 		t.Config += fmt.Sprintf("; OOD: %d inputs, per-input score against %d fit anchors", data.OOD.N, cfg.Reference)
 		if data.OODCal != nil {
 			t.OODCal = data.OODCal.N

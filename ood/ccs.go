@@ -118,8 +118,8 @@ func CCSReference(s *conformal.Set, queries []float32) ([]float64, error) {
 }
 
 func checkSet(s *conformal.Set, d int) error {
-	if err := s.OneThreshold(); err != nil {
-		return err // the score divides by the one threshold
+	if err := s.OneThreshold(); err != nil { // the score divides by the one threshold
+		return fmt.Errorf("ood: the OOD score divides an input's score by the set's one threshold, and a class-conditional set has one per class, none without the input's class: calibrate with -calibration one or pac (calibration=\"one\") for an OOD test (%w)", err)
 	}
 	switch {
 	case !s.Calibrated():

@@ -71,7 +71,7 @@ func (n *Nearest) Scores(queries []float32) ([]float64, error) {
 // (its nearest score would be 0).
 func (n *Nearest) Calibrate(rows []float32, source string) (*conformal.OODCalibration, error) {
 	if i, j, ok := sharedRow(rows, n.pool.rows, n.pool.d); ok {
-		return nil, fmt.Errorf("ood: calibration input %d is pool row %d: the calibration inputs must be disjoint from the reference pool", i, j)
+		return nil, fmt.Errorf("ood: calibration input %d equals pool row %d: the calibration inputs must be disjoint from the reference pool, whose rows score 0 (if the two splits are disjoint, the embeddings hold an exact copy of a row: ccs bundle warns of copies across splits; leave copies out before bundling, or give each row and its copies one group)", i, j)
 	}
 	s, err := n.Scores(rows)
 	if err != nil {

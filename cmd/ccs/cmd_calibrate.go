@@ -210,8 +210,13 @@ func oodCalibration(out *output, set *conformal.Set, path string, k int) (*confo
 		return nil, fmt.Errorf("-ood-cal: %s: %w", path, err)
 	}
 	n, err := ood.NewNearest(set, nil, k)
-	if err != nil {
-		return nil, fmt.Errorf("-ood-k: %w", err)
+	switch {
+	case errors.Is(err, conformal.ErrNoLabel):
+		return nil, fmt.Errorf("-ood-cal: %w", err)
+	case err != nil && k != 1:
+		return nil, fmt.Errorf("-ood-k %d: %w", k, err)
+	case err != nil:
+		return nil, fmt.Errorf("-ood-cal: %w", err)
 	}
 	c, err := n.Calibrate(f.Anchors, path)
 	if err != nil {

@@ -89,7 +89,7 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		return usagef("ood: -simultaneous needs -delta")
 	}
 	if err := test.Check(1 << 40); err != nil {
-		return usagef("ood: -alpha-ood, -delta: %v", err)
+		return usagef("ood: %s", strings.TrimPrefix(err.Error(), "ood: "))
 	}
 	if o.FDR != 0 && !(o.FDR > 0 && o.FDR < 1) {
 		return usagef("ood: -fdr %v: want 0 < Q < 1 (or 0: none)", o.FDR)

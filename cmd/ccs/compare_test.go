@@ -227,6 +227,10 @@ func TestCompareCommand(t *testing.T) {
 	if strings.Contains(out, "resplits_below") || !strings.Contains(out, "worst_class_coverage") {
 		t.Errorf("class calibration: %s", out)
 	}
+	// Nor OOD columns, and the table says why.
+	if strings.Contains(out, "ood_auroc") || !strings.Contains(out, "the OOD columns are left out although the bundles hold") {
+		t.Errorf("class calibration, OOD: %s", out)
+	}
 
 	for _, c := range []struct {
 		name  string
