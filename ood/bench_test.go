@@ -117,3 +117,27 @@ func BenchmarkDKNNFit(b *testing.B) {
 	}
 	b.ReportMetric(2*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
 }
+
+// BenchmarkMonitorObserve: a monitor observing 1 000 scores a call (what
+// a /ood request of 1 000 points adds to the drift monitor), over a
+// calibration of 999, after a stream of 100 000.
+func BenchmarkMonitorObserve(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	cal := make([]float64, 999)
+	for i := range cal {
+		cal[i] = rng.NormFloat64()
+	}
+	c, _ := NewCalibration(cal)
+	m, _ := NewMonitor(c, MonitorOptions{Delta: 0.01})
+	x := make([]float64, 1000)
+	for range 100 {
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		m.Observe(x)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		m.Observe(x)
+	}
+}

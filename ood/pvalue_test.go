@@ -458,3 +458,120 @@ func BenchmarkMonitorTies(b *testing.B) {
 		}
 	}
 }
+
+// TestMonitorJumpers: the monitor's value is the four jumpers' capital as
+// a direct computation in logarithms has it (each bet's log-capital
+// pooled with logaddexp), over p-values down to 10⁻³⁰⁰; after a long
+// in-distribution stream a shift is still caught soon, where a plain
+// mixture of power martingales (the monitor before the jumps) has lost
+// the capital to catch it; and long in-distribution streams alarm at most
+// about δ of the time.
+func TestMonitorJumpers(t *testing.T) {
+	t.Parallel()
+	c, _ := NewCalibration([]float64{0})
+	m, err := NewMonitor(c, MonitorOptions{Delta: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logAdd := func(a, b float64) float64 {
+		hi := max(a, b)
+		return hi + math.Log(math.Exp(a-hi)+math.Exp(b-hi))
+	}
+	logSum := func(x []float64) float64 {
+		s := math.Inf(-1)
+		for _, v := range x {
+			s = logAdd(s, v)
+		}
+		return s
+	}
+	K := len(epsilons) + 1
+	ref := make([][]float64, len(jumps))
+	for j := range ref {
+		ref[j] = make([]float64, K)
+		for k := range ref[j] {
+			ref[j][k] = -math.Log(float64(len(jumps) * K))
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	for i := range 3000 {
+		p := rng.Float64()
+		switch {
+		case i%500 == 7:
+			p = 1e-300
+		case i > 2000:
+			p = math.Pow(p, 4) // small p-values: a shift
+		}
+		m.n++
+		m.bet(p)
+		all := make([]float64, 0, len(jumps)*K)
+		for j, c := range ref {
+			tot := logSum(c)
+			for k := range c {
+				c[k] = logAdd(math.Log1p(-jumps[j])+c[k], math.Log(jumps[j]/float64(K))+tot)
+				if k < len(epsilons) {
+					c[k] += logEpsilons[k] + (epsilons[k]-1)*math.Log(p)
+				}
+			}
+			all = append(all, c...)
+		}
+		want := logSum(all)
+		if got := m.logValue(); math.Abs(got-want) > 1e-9*max(1, math.Abs(want)) {
+			t.Fatalf("p-value %d (%v): log value %v, want %v", i, p, got, want)
+		}
+	}
+	// A +2σ shift after 20 000 in-distribution inputs.
+	cal := make([]float64, 999)
+	for i := range cal {
+		cal[i] = rng.NormFloat64()
+	}
+	cc, _ := NewCalibration(cal)
+	const prefix = 20000
+	x := make([]float64, prefix+2000)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+		if i >= prefix {
+			x[i] += 2
+		}
+	}
+	jm, _ := NewMonitor(cc, MonitorOptions{Delta: 0.01, Seed: 5})
+	jm.Observe(x)
+	// The plain mixture, on the monitor's own p-values.
+	pm, _ := NewMonitor(cc, MonitorOptions{Delta: 0.01, Seed: 5})
+	ps, _ := pm.Observe(x)
+	logM := make([]float64, len(epsilons))
+	plainAt := 0
+	for i, p := range ps {
+		for k, e := range epsilons {
+			logM[k] += logEpsilons[k] + (e-1)*math.Log(p)
+		}
+		if plainAt == 0 && logSum(logM)-math.Log(float64(len(logM))) >= math.Log(100) {
+			plainAt = i + 1
+		}
+	}
+	st := jm.State()
+	if !st.Alarm || st.AlarmAt <= prefix || st.AlarmAt > prefix+60 || (plainAt != 0 && plainAt-prefix < 2*(st.AlarmAt-prefix)) {
+		t.Errorf("a +2σ shift after %d inputs: alarm at %+v, the plain mixture at %d: want the jumpers' within 60, at most half the mixture's delay", prefix, st, plainAt)
+	}
+	t.Logf("a +2σ shift after %d inputs: the jumpers alarmed %d inputs after it, the plain mixture %d", prefix, st.AlarmAt-prefix, plainAt-prefix)
+	// Long exchangeable streams: the alarm share stays about δ (the long
+	// suite: a million scores).
+	if testing.Short() {
+		return
+	}
+	const streams, length, delta = 200, 5000, 0.05
+	alarms := 0
+	for s := range streams {
+		m, _ := NewMonitor(cc, MonitorOptions{Delta: delta, Seed: uint64(100 + s)})
+		for i := range x[:length] {
+			x[i] = rng.NormFloat64()
+		}
+		m.Observe(x[:length])
+		if m.State().Alarm {
+			alarms++
+		}
+	}
+	if share := float64(alarms) / streams; share > delta+3*math.Sqrt(delta/streams) {
+		t.Errorf("%.3f of %d exchangeable streams of %d alarmed, want ≤ %v", share, streams, length, delta)
+	}
+	t.Logf("%d of %d exchangeable streams of %d alarmed at δ = %v", alarms, streams, length, delta)
+}
