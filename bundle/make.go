@@ -298,6 +298,35 @@ type Plan struct {
 	Classes  []map[int64]int
 	Warnings []string
 	queries  bool // anchors are query rows
+	// logits, when not nil, are each source row's classifier logits (c
+	// a row), which every split's bundle carries for its anchors
+	// (SetLogits).
+	logits []float32
+	c      int
+}
+
+// SetLogits gives the plan each source row's classifier logits, c a row
+// (n·c values for the n rows of embeddings), so that every split's bundle
+// carries its anchors' (the OOD baselines' MSP, Energy and ViM read them).
+// Relevance pairs' anchors are queries, whose logits these are not: an
+// error there.
+func (p *Plan) SetLogits(logits []float32, c int) error {
+	if p.queries {
+		return fmt.Errorf("bundle: logits are for the rows' anchors, and relevance pairs' anchors are queries")
+	}
+	if c < 1 || len(logits)%c != 0 {
+		return fmt.Errorf("bundle: %d logits are not rows of %d", len(logits), c)
+	}
+	n := len(logits) / c
+	for _, sp := range p.Splits {
+		for _, r := range sp.Anchors {
+			if r >= n {
+				return fmt.Errorf("bundle: logits for %d rows, and the %s split has row %d", n, sp.Name, r)
+			}
+		}
+	}
+	p.logits, p.c = logits, c
+	return nil
 }
 
 // Make plans the bundles of items: the items (rows, groups or queries)
@@ -1049,6 +1078,9 @@ func (p *Plan) Bundle(s int, rows []float32, queries []float32, d int) (*Bundle,
 	if sp.K == 0 {
 		b.PositiveIndex, b.NegativeIndex = nil, nil
 	}
+	if p.logits != nil {
+		b.C, b.Logits = p.c, gather(p.logits, sp.Anchors, p.c)
+	}
 	if err := b.validate(sp.K > 0); err != nil {
 		return nil, fmt.Errorf("bundle: the %s split: %w", sp.Name, err)
 	}
@@ -1073,6 +1105,9 @@ func (p *Plan) Arrays(s int, rows, queries []float32, d int) map[string]Array {
 	m["index"] = Int64(index, n)
 	if sp.Labels != nil {
 		m["labels"] = Int64(sp.Labels, n)
+	}
+	if p.logits != nil {
+		m["logits"] = Gathered(p.logits, p.c, sp.Anchors)
 	}
 	if sp.K > 0 {
 		m["positive_index"] = Int64(sp.PositiveIndex, n, sp.K)

@@ -785,3 +785,56 @@ func TestOODCalFew(t *testing.T) {
 		}
 	}
 }
+
+// TestSetLogits: every split's bundle and arrays carry its anchors' rows of
+// the logits; logits of too few rows, or for relevance pairs' query
+// anchors, are refused.
+func TestSetLogits(t *testing.T) {
+	const n, d, c = 300, 2, 3
+	rows := make([]float32, n*d)
+	labels := make([]int64, n)
+	logits := make([]float32, n*c)
+	for i := range n {
+		labels[i] = int64(i % 3)
+		rows[i*d], rows[i*d+1] = float32(i%3), float32(i%7)
+		for j := range c {
+			logits[i*c+j] = float32(i*10 + j)
+		}
+	}
+	p, err := Make(Items{N: n, Labels: labels}, MakeConfig{K: 3, Split: testSplit, Seed: 1, OODClasses: []int64{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetLogits(logits[:len(logits)-c], c); err == nil || !strings.Contains(err.Error(), "bundle: logits for 299 rows, and the") {
+		t.Errorf("too few logits: %v", err)
+	}
+	if err := p.SetLogits(logits, c); err != nil {
+		t.Fatal(err)
+	}
+	for s, sp := range p.Splits {
+		// The arrays written: the logits' rows of the split's anchors,
+		// gathered as they are written.
+		if a := p.Arrays(s, rows, nil, d)["logits"]; !slices.Equal(a.Shape, []int{len(sp.Anchors), c}) || !slices.Equal(a.Rows, sp.Anchors) || &a.F32[0] != &logits[0] {
+			t.Fatalf("%s: logits array of shape %v", sp.Name, a.Shape)
+		}
+		if sp.K == 0 {
+			continue
+		}
+		b, err := p.Bundle(s, rows, nil, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range sp.Anchors {
+			if b.C != c || !slices.Equal(b.Logits[i*c:(i+1)*c], logits[r*c:(r+1)*c]) {
+				t.Fatalf("%s: anchor %d (row %d): logits %v", sp.Name, i, r, b.Logits[i*c:(i+1)*c])
+			}
+		}
+	}
+	q, err := Make(Items{N: n, Queries: 10, Pairs: [][2]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {6, 7}, {7, 8}, {8, 9}, {9, 10}}}, MakeConfig{K: 1, Split: testSplit, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.SetLogits(logits, c); err == nil || !strings.Contains(err.Error(), "relevance pairs' anchors are queries") {
+		t.Errorf("logits for queries: %v", err)
+	}
+}

@@ -211,7 +211,7 @@ func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error) {
 	for name := range arrays {
 		switch name {
-		case "embeddings", "views", "labels", "groups", "queries", "pairs", "ids", "query_ids":
+		case "embeddings", "views", "labels", "groups", "queries", "pairs", "ids", "query_ids", "logits":
 		default:
 			return nil, fmt.Errorf("bundle: unknown array %q", name)
 		}
@@ -266,6 +266,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			return nil, fmt.Errorf("bundle: min_score is the least score of a relevant pair: give it with queries and pairs")
 		}
 		return nil, fmt.Errorf("bundle: min_score=%v: want a finite score above 0 (0 or less marks a pair judged not relevant)", *m)
+	}
+	if _, has := arrays["logits"]; has && mode != "labels" && mode != "groups" {
+		return nil, fmt.Errorf("bundle: logits are the rows' own, for bundles of labels or groups: a view's or a query's are not the rows'")
 	}
 	if !(o.OODCalShare >= 0 && o.OODCalShare < 1) {
 		return nil, fmt.Errorf("bundle: ood_cal_share=%v: want 0 ≤ share < 1", o.OODCalShare)
@@ -375,6 +378,18 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		return nil, fmt.Errorf("%s: %w", says, err)
 	}
 	plan.Inspect(emb.Rows, qrows, emb.D, mode)
+	if r, has := arrays["logits"]; has {
+		lg, err := readEmbeddings(r, false)
+		if err != nil {
+			return nil, fmt.Errorf("bundle: %w", err)
+		}
+		if lg.N != emb.N {
+			return nil, fmt.Errorf("bundle: logits of %d rows for %d rows of embeddings", lg.N, emb.N)
+		}
+		if err := plan.SetLogits(lg.Rows, lg.D); err != nil {
+			return nil, err
+		}
+	}
 	out := &madeBundles{Warnings: plan.Warnings, LabelNames: names}
 	if pairNote != "" {
 		out.Warnings = append([]string{pairNote}, out.Warnings...)

@@ -553,6 +553,37 @@ func TestBundleCommand(t *testing.T) {
 	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("arrays.npz") + ":x", "-labels", p("arrays.npz") + ":y", "-out", p("npz"), "-k", "8"}); err != nil {
 		t.Fatal(err)
 	}
+	// A classifier's logits beside the embeddings: every split carries
+	// its anchors' rows of them (ood.npz and ood-cal.npz too).
+	lg := make([]float32, n*3)
+	for i := range lg {
+		lg[i] = float32(i%11) - 5
+	}
+	if err := bundle.WriteNPZ(p("withlogits.npz"), map[string]bundle.Array{"x": bundle.Float32(x32, n, d), "y": bundle.Int64(y, n), "logits": bundle.Float32(lg, n, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	var lstderr bytes.Buffer
+	if err := run(io.Discard, &lstderr, []string{"bundle", "-embeddings", p("withlogits.npz") + ":x", "-labels", p("withlogits.npz") + ":y", "-out", p("lg"), "-k", "8",
+		"-ood-classes", "2", "-ood-cal-share", "0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "note: -logits " + p("withlogits.npz") + ":logits: the rows' logits, beside them"; !strings.Contains(lstderr.String(), want) {
+		t.Errorf("stderr does not note %q:\n%s", want, lstderr.String())
+	}
+	for _, f := range []string{"fit", "cal", "test", "ood-cal", "ood"} {
+		b, err := bundle.ReadFeatures(p("lg/" + f + ".npz"))
+		if err != nil {
+			t.Fatalf("%s.npz: %v", f, err)
+		}
+		if b.C != 3 || b.Index == nil {
+			t.Fatalf("%s.npz: %d logit classes, index %v", f, b.C, b.Index != nil)
+		}
+		for i, r := range b.Index {
+			if !slices.Equal(b.Logits[i*3:(i+1)*3], lg[r*3:(r+1)*3]) {
+				t.Fatalf("%s.npz: anchor %d (row %d): logits %v, want %v", f, i, r, b.Logits[i*3:(i+1)*3], lg[r*3:(r+1)*3])
+			}
+		}
+	}
 
 	// Views (n, v, d): view 0 the anchor, the others its positives.
 	if err := bundle.WriteNPY(p("views.npy"), bundle.Float32(x32, n/4, 4, d)); err != nil {
@@ -666,6 +697,7 @@ func TestBundleBadInput(t *testing.T) {
 	writeNPY64(t, p("emb.npy"), x64, n, d)
 	bundle.WriteNPY(p("labels.npy"), bundle.Int64(y, n))
 	bundle.WriteNPY(p("short.npy"), bundle.Int64(y[:n-1], n-1))
+	writeNPY64(t, p("short64.npy"), x64[:(n-1)*d], n-1, d)
 	nan := append([]float64(nil), x64...)
 	nan[7*d+1] = math.NaN()
 	writeNPY64(t, p("nan.npy"), nan, n, d)
@@ -826,6 +858,9 @@ func TestBundleBadInput(t *testing.T) {
 		{"a NaN score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("nanscore.tsv")}, false, `nanscore.tsv:3: score "nan" is not a finite number: a missing score says nothing of the pair's relevance`},
 		{"an empty score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("noscore.tsv")}, false, `noscore.tsv:3: an empty field ("2\t3\t")`},
 		{"a line without its score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("twocols.tsv")}, false, "twocols.tsv:3: 2 columns, and line 1 has 3"},
+		{"-logits of queries", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-logits", p("emb.npy")}, true, "bundle: -logits are the rows' own, for bundles of -labels or -groups"},
+		{"-logits of another length", []string{"-logits", p("short64.npy")}, false, "short64.npy: logits of 399 rows for the 400 rows of"},
+		{"-logits of integers", []string{"-logits", p("short.npy")}, false, "-logits " + p("short.npy") + ": dtype int64, want floating point"},
 		{"-min-score without pairs", []string{"-min-score", "2"}, true, "bundle: -min-score is the least score of a relevant pair: give it with -queries and -pairs"},
 		{"-min-score 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-min-score", "0"}, true, "bundle: -min-score 0: want a finite score above 0"},
 		{"-min-score of pairs without scores", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs.npy"), "-min-score", "1"}, false, p("pairs.npy") + ": a least relevant score (1) for pairs without scores"},

@@ -35,11 +35,12 @@ type bundleOptions struct {
 	MissingLabels                     string // error, drop or class
 	kSet                              bool   // -k given
 	MinScore                          float64
-	minScoreSet                       bool // -min-score given
+	minScoreSet                       bool   // -min-score given
+	Logits                            string // the rows' classifier logits, carried into the bundles
 }
 
 func bundleCommand() *command {
-	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S]",
+	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-logits FILE]",
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float16, float32 or float64 lists); float16, bfloat16, float32 or float64, either order")
@@ -59,6 +60,7 @@ func bundleCommand() *command {
 			fs.Float64Var(&o.OODCalShare, "ood-cal-share", 0, "`share` of the in-distribution items held out before the splits as DIR/ood-cal.npz: the inputs that calibrate a per-input OOD test (calibrate -ood-cal)")
 			fs.BoolVar(&o.AllowFewer, "allow-fewer", false, "let an anchor with fewer than -k possible positives repeat them (they weigh more in training and evaluation; calibration, one positive per anchor, is unchanged) instead of refusing")
 			fs.StringVar(&o.MissingLabels, "missing-labels", "error", "what a label (or a group id) that marks a missing value means — a negative integer (Hugging Face and scikit-learn write -1) or the string \"\" or \"nan\" (pandas' missing value after astype(str)): error (refuse it), drop (no label: the row is left out of every split, counted in a warning) or class (a class like any other, as ±1 binary labels)")
+			fs.StringVar(&o.Logits, "logits", "", "the rows' classifier logits `FILE` (n, C), read as -embeddings: each bundle carries its anchors' (what ccs ood's MSP, Energy and ViM read); with -labels or -groups")
 			fs.Float64Var(&o.MinScore, "min-score", 0, "the least `score` of a relevant pair, for -pairs with scores (graded judgements: 2 keeps the highly relevant alone); default: any score above 0")
 			return func() error {
 				fs.Visit(func(f *flag.Flag) {
@@ -138,6 +140,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		return usagef("bundle: -min-score %v: want a finite score above 0 (0 or less marks a pair judged not relevant)", o.MinScore)
 	}
+	if o.Logits != "" && mode != "labels" && mode != "groups" {
+		return usagef("bundle: -logits are the rows' own, for bundles of -labels or -groups: a view's or a query's are not the rows'")
+	}
 	if o.OODClasses != "" && o.Labels == "" {
 		return usagef("bundle: -ood-classes %s: the classes are labels: give -labels FILE too", o.OODClasses)
 	}
@@ -165,7 +170,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hashes := map[string]*fileHash{}
-	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.Groups, o.Queries, o.Pairs, o.IDs, o.QueryIDs} {
+	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.Groups, o.Queries, o.Pairs, o.IDs, o.QueryIDs, o.Logits} {
 		if path, _ := splitInput(arg); arg != "" && hashes[path] == nil {
 			hashes[path] = hashFile(ctx, path)
 		}
@@ -320,6 +325,28 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		qrows = queries.Rows
 	}
 	plan.Inspect(emb.Rows, qrows, emb.D, mode)
+	// An .npz of embeddings with the classifier's logits beside them
+	// gives them to the bundles, as -logits FILE:logits would.
+	if path, name := splitInput(o.Embeddings); o.Logits == "" && (mode == "labels" || mode == "groups") && name != "logits" && npzHas(path, "logits") {
+		o.Logits = path + ":logits"
+		fmt.Fprintf(out.stderr, "note: -logits %s: the rows' logits, beside them\n", o.Logits)
+	}
+	if o.Logits != "" {
+		lg, err := readEmbeddings(o.Logits, false)
+		if err != nil {
+			return fmt.Errorf("-logits %w", err)
+		}
+		if lg.N != emb.N {
+			return fmt.Errorf("%s: logits of %d rows for the %d rows of %s", o.Logits, lg.N, emb.N, o.Embeddings)
+		}
+		noteInput(out, lg)
+		if err := plan.SetLogits(lg.Rows, lg.D); err != nil {
+			return fmt.Errorf("%s: %w", o.Logits, err)
+		}
+		if err := input("logits", o.Logits, []int{lg.N, lg.D}); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return err
 	}

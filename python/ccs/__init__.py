@@ -327,7 +327,7 @@ def _pairs(x):
 
 def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=None, pairs=None, ids=None,
            query_ids=None, k=None, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
-           allow_fewer=False, missing_labels="error", min_score=None, out=None):
+           allow_fewer=False, missing_labels="error", min_score=None, logits=None, out=None):
     """Makes bundles of your own embeddings, as ccs bundle does: a dict from
     split name ("fit", "val", "cal", "test", and "ood-cal", "ood" when asked
     for) to Bundle, with the same arrays as the files ccs bundle writes.
@@ -355,6 +355,9 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     string "" or "nan" (pandas' NaN after astype(str)): "error" (refuse
     it), "drop" (no label: the row is left out of every split, with a
     warning) or "class" (a class like any other, as +-1 binary labels).
+    logits: the rows' classifier logits (n, C), with labels or groups:
+    every split's Bundle carries its anchors' (what the OOD baselines
+    MSP, Energy and ViM read), as ccs bundle -logits.
     min_score: the least score of a relevant pair, for pairs with scores
     (graded judgements: 2 keeps the highly relevant alone; default: any
     score above 0), as ccs bundle -min-score.
@@ -378,7 +381,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     if isinstance(pairs, (str, bytes, os.PathLike)):
         pairs_file, pairs = os.fsdecode(pairs), None
     arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": _ids(labels, "labels"), "groups": _ids(groups, "groups"),
-                          "queries": queries, "pairs": _pairs(pairs), "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids")})
+                          "queries": queries, "pairs": _pairs(pairs), "logits": logits, "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids")})
     if isinstance(ood_classes, (str, int, np.integer)):
         ood_classes = (ood_classes,)
     try:
@@ -405,7 +408,7 @@ def _bundle_call(a):
     """The text of a ccs.bundle call, for its manifest: the arrays given by
     name (the manifest describes them), the keywords not at their
     defaults but k, split and seed."""
-    parts = [k for k in ("embeddings", "labels", "groups", "views", "queries", "pairs", "ids", "query_ids")
+    parts = [k for k in ("embeddings", "labels", "groups", "views", "queries", "pairs", "ids", "query_ids", "logits")
              if a[k] is not None]
     if a["pairs_file"] is not None:
         parts.append(f"pairs={a['pairs_file']!r}")
