@@ -76,6 +76,10 @@ func (f *RowFilter) CountRows(rows []float32, d int) int {
 	return c
 }
 
+// Has reports whether the filter holds row (false positives included);
+// a nil filter holds none.
+func (f *RowFilter) Has(row []float32) bool { return f != nil && f.has(rowHash(row)) }
+
 // probes are the bits a row of hash h sets, by double hashing: h + i·h₂
 // for i < rowFilterProbes, h₂ odd.
 func (f *RowFilter) probes(h uint64) func(yield func(uint64) bool) {

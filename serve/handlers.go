@@ -231,7 +231,21 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		scores[i] = res.Score
 	}
 	flagged := ans.Flagged
-	if _, err := o.monitor.Observe(scores); err != nil {
+	// The monitor watches new inputs: a point that is a row of the pool
+	// or an input the OOD test was calibrated on is answered, not
+	// observed.
+	fresh, known := scores, 0
+	for i := range m {
+		if row := pts[i*d : (i+1)*d]; o.pool.Has(row) || o.cal.Has(row) {
+			if known == 0 {
+				fresh = append([]float64(nil), scores[:i]...)
+			}
+			known++
+		} else if known > 0 {
+			fresh = append(fresh, scores[i])
+		}
+	}
+	if _, err := o.monitor.Observe(fresh); err != nil {
 		return invalid("points", "%v", err)
 	}
 	head, err := fields("set", name, "generation", st.generation, "threshold", number(set.Threshold), "reference_rows", set.Reference.N,
@@ -260,6 +274,17 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		out.array("flagged", len(flagged), func(b []byte, i int) []byte { return strconv.AppendInt(b, int64(flagged[i]), 10) })
 	}
 	out.raw("monitor", head["monitor"])
+	if known > 0 {
+		msg := fmt.Sprintf("%d of the %d points are rows of the set's reference pool or inputs its OOD test was calibrated on: their scores and p-values are not a new input's (a pool row scores 0, p-value 1), and the drift monitor did not observe them", known, m)
+		if known == 1 {
+			msg = fmt.Sprintf("1 of the %d points is a row of the set's reference pool or an input its OOD test was calibrated on: its score and p-value are not a new input's (a pool row scores 0, p-value 1), and the drift monitor did not observe it", m)
+		}
+		warn, err := fields("warning", msg)
+		if err != nil {
+			return err
+		}
+		out.raw("warning", warn["warning"])
+	}
 	return out.close()
 }
 

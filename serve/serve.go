@@ -54,6 +54,7 @@ import (
 	"golang.org/x/net/netutil"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/ood"
@@ -347,6 +348,11 @@ type transformInfo struct {
 type oodState struct {
 	test    *ood.Conformal // its level is each request's (With)
 	monitor *ood.Monitor
+	// pool and cal hold the reference pool's rows and the OOD
+	// calibration's inputs (nil for a set file without them): points that
+	// are such rows are no new inputs, and the monitor does not observe
+	// them (a pool row scores 0, p-value 1).
+	pool, cal *bundle.RowFilter
 }
 
 // Server serves fitted sets. Its handler is safe for concurrent use.
@@ -554,7 +560,7 @@ func newOODState(set *conformal.Set, delta float64, limit int) (*oodState, error
 	if err != nil {
 		return nil, err
 	}
-	return &oodState{test: test, monitor: mon}, nil
+	return &oodState{test: test, monitor: mon, pool: bundle.RowFilterOf(set.Reference.Rows, set.Geometry.Dim()), cal: set.OOD.Rows}, nil
 }
 
 // Reload reads every file again, in three parts each taken on its own: the
