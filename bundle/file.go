@@ -90,6 +90,11 @@ func ReadFeatures(path string) (*Bundle, error) {
 // FromArrays builds and validates a bundle from named arrays.
 func FromArrays(arrays map[string]Array) (*Bundle, error) { return fromArrays(arrays, true) }
 
+// FeaturesFromArrays is FromArrays for a bundle that needs no positives:
+// anchors with optional labels, index, logits and activations (K = 0), as
+// ReadFeatures reads a file of them.
+func FeaturesFromArrays(arrays map[string]Array) (*Bundle, error) { return fromArrays(arrays, false) }
+
 // fromArrays is FromArrays; without needPositives "positives" may be
 // missing (features alone).
 func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {

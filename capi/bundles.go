@@ -32,6 +32,15 @@ func newBundle(arrays []rawArray) (*bundle.Bundle, error) {
 		}
 		m[r.Name] = a
 	}
+	given := func(names ...string) bool {
+		return slices.ContainsFunc(names, func(n string) bool { _, ok := m[n]; return ok })
+	}
+	if !given("positives", "positive_index", "negatives", "negative_index") {
+		// Anchors alone: a features bundle (what ccs.bundle's OOD splits
+		// are, and ccs ood reads), refused by name where positives are
+		// needed.
+		return bundle.FeaturesFromArrays(m)
+	}
 	return bundle.FromArrays(m)
 }
 

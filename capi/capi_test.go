@@ -136,7 +136,7 @@ func TestNewBundleIsWhatReadReads(t *testing.T) {
 	}{
 		{"NaN", []rawArray{arrays[0], raw("positives", bad, 20, 3, 4)}, "positives[2][1][3] is NaN"},
 		{"rank", []rawArray{arrays[0], raw("positives", b.Positives, 20, 12)}, `array "positives": shape (20, 12), want 3 dimensions`},
-		{"no positives", arrays[:1], `array "positives" (or "positive_index") is missing`},
+		{"negatives without positives", []rawArray{arrays[0], arrays[2]}, `array "positives" (or "positive_index") is missing`},
 		{"twice", []rawArray{arrays[0], arrays[0]}, `array "anchors" given twice`},
 		{"labels of floats", []rawArray{arrays[0], arrays[1], raw("labels", make([]float32, 20), 20)}, `array "labels": dtype float32, want an integer type`},
 	}
@@ -144,6 +144,12 @@ func TestNewBundleIsWhatReadReads(t *testing.T) {
 		if _, err := newBundle(tt.arrays); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
 		}
+	}
+	// Anchors alone (with labels): a features bundle, as ReadFeatures
+	// reads ccs bundle's ood.npz.
+	f, err := newBundle([]rawArray{arrays[0], arrays[3]})
+	if err != nil || f.K != 0 || f.N != 20 || !slices.Equal(f.Labels, want.Labels) {
+		t.Errorf("anchors alone: %v, %+v", err, f)
 	}
 }
 

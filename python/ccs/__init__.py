@@ -124,6 +124,10 @@ class Bundle(_Handle):
     checked as a file's are: positives (n, k, d) or positive_index (n, k) into
     positive_pool (or the anchors); negatives (n, kn, d) or negative_index
     (n, kn) into negative_pool (or the anchors). The arrays are copied.
+    Anchors with neither positives nor negatives (labels, logits and
+    activations allowed) make a features bundle (k = 0), as ccs.bundle's
+    OOD splits are: what ccs ood -train/-id/-ood and calibrate's ood_cal
+    read, refused by name where positives are needed.
     """
 
     _what = "bundle"

@@ -938,3 +938,23 @@ def test_bundle_logits_equal_ccs_bundle(tmp_path, cli):
         ccs.bundle(emb, queries=emb[:50], pairs=[(i, i) for i in range(50)], logits=logits, k=1)
     with pytest.raises(ValueError, match=r"bundle: logits of 299 rows for 300 rows of embeddings"):
         ccs.bundle(emb, labels, logits=logits[1:], k=4)
+
+
+def test_features_bundle_for_ccs_ood(tmp_path, cli):
+    """ccs.Bundle(anchors, labels=, logits=) without positives is a
+    features bundle, as ccs.bundle's OOD splits are: saved, it is the file
+    ccs ood -train reads; where positives are needed it is refused by
+    name."""
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(200, 4)).astype(np.float32)
+    labels = rng.integers(0, 3, size=200)
+    logits = rng.normal(size=(200, 3)).astype(np.float32)
+    f = ccs.Bundle(a, labels=labels, logits=logits)
+    assert (f.n, f.k, f.d) == (200, 0, 4)
+    f.save(tmp_path / "train.npz")
+    back = ccs.Bundle.load(tmp_path / "train.npz", features=True)
+    assert np.array_equal(back.anchors, a) and np.array_equal(back.labels, labels) and np.array_equal(back.logits, logits)
+    with pytest.raises(ValueError, match=r"anchors only, no positives: a features bundle"):
+        ccs.calibrate("ball", f)
+    with pytest.raises(ValueError, match=r'array "positives" \(or "positive_index"\) is missing'):
+        ccs.Bundle(a, negatives=a[:, None, :])
