@@ -655,7 +655,22 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig) 
 		case m == 1:
 			return sp, fmt.Errorf("bundle: class %s has 1 item in the %s split: no positive for it (a class needs at least 2 items per split; give it more items, or leave it out: -ood-classes holds a class out of the splits, as OOD inputs)", cfg.class(c), name)
 		case !cfg.AllowFewer:
-			return sp, fmt.Errorf("bundle: class %s has %d items in the %s split, too few for k = %d positives per anchor (another of its class): lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchors repeat their %d positives)", cfg.class(c), m, name, cfg.K, m-1)
+			// Every class short of k in this split, counted, the smallest
+			// named, and the k that keeps them all.
+			short, smallest := 0, c
+			for _, o := range slices.Sorted(maps.Keys(byClass)) {
+				if mo := len(byClass[o]); mo-1 < cfg.K {
+					short++
+					if mo < len(byClass[smallest]) {
+						smallest = o
+					}
+				}
+			}
+			more := ""
+			if short > 1 {
+				more = fmt.Sprintf("; %d classes are short of it there, the smallest class %s with %d items (-k %d keeps them all)", short, cfg.class(smallest), len(byClass[smallest]), max(1, len(byClass[smallest])-1))
+			}
+			return sp, fmt.Errorf("bundle: class %s has %d items in the %s split, too few for k = %d positives per anchor (another of its class)%s: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchors repeat their %d positives)", cfg.class(c), m, name, cfg.K, more, m-1)
 		}
 		if others := n - m; others < cfg.KNeg {
 			return sp, fmt.Errorf("bundle: the %s split has %d items outside class %s, too few for %d negatives per anchor (-kneg, which is -k unless given)", name, others, cfg.class(c), cfg.KNeg)

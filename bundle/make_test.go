@@ -299,7 +299,7 @@ func TestMakeErrors(t *testing.T) {
 	}{
 		{"labels of another length", Items{N: 150, Labels: labels}, MakeConfig{K: 3, Split: testSplit}, "200 labels for 150 rows"},
 		{"a class with one member", Items{N: 201, Labels: one}, MakeConfig{K: 3, Split: testSplit}, "class 99 has 1 item"},
-		{"k larger than every class", Items{N: 200, Labels: labels}, MakeConfig{K: 60, Split: testSplit}, "too few for k = 60 positives"},
+		{"k larger than every class", Items{N: 200, Labels: labels}, MakeConfig{K: 60, Split: testSplit}, "too few for k = 60 positives per anchor (another of its class); 2 classes are short of it there, the smallest class "},
 		{"shares over 1", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0.5, 0.3, 0.2, 0.2}}, "sum to 1.2, more than 1"},
 		{"absent OOD class", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: testSplit, OODClasses: []int64{7}}, "OOD class 7 is not among the labels (0, 10)"},
 		{"every class OOD", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: testSplit, OODClasses: []int64{0, 10}}, "nothing is left"},
