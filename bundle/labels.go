@@ -420,17 +420,12 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			return nil, fmt.Errorf("%s:%d: %d columns, and line %d has %d: every line gives a query, a relevant row and, if one does, a score", name, line, len(fields), colsLine, cols)
 		}
 		if len(fields) == 3 {
-			score, err := finiteScore(fields[2])
-			if err != nil && line == colsLine {
-				if _, nan := strconv.ParseFloat(fields[2], 64); nan != nil || ids.Header(fields[0], fields[1]) {
-					continue // a header
-				}
+			if _, notNumber := strconv.ParseFloat(fields[2], 64); line == colsLine && (notNumber != nil || ids.Header(fields[0], fields[1])) {
+				continue // a header
 			}
+			score, err := finiteScore(fields[2])
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", name, line, err)
-			}
-			if line == colsLine && ids.Header(fields[0], fields[1]) {
-				continue
 			}
 			ids.score(fields[0], fields[1], ids.relevant(score))
 			if !ids.relevant(score) {

@@ -1337,9 +1337,9 @@ func (p *Plan) WarnZeroRows(rows, queries []float32, d int) {
 	}
 	count := func(src []float32, used func(func(int))) (n, first int) {
 		first = -1
-		seen := map[int]bool{}
+		seen := make([]bool, len(src)/d)
 		used(func(r int) {
-			if seen[r] || (r+1)*d > len(src) {
+			if r >= len(seen) || seen[r] {
 				return
 			}
 			seen[r] = true

@@ -77,7 +77,7 @@ func newQuery(s *conformal.Set, anchor, points rawArray) (query, error) {
 				x := qr.point(i, j, d)
 				ss += x * x
 			}
-			if n := math.Sqrt(ss); !(math.Abs(n-1) <= conformal.NormRefusal) {
+			if n := math.Sqrt(ss); conformal.NormRefused(n) {
 				return query{}, fmt.Errorf("points[%d]: %w", i, &conformal.NormError{Row: i, Norm: n})
 			}
 		}

@@ -26,7 +26,7 @@ func unitNorm(b *bundle.Bundle) bool {
 		return false
 	}
 	unit := func(x []float32) bool {
-		return math.Abs(norm(x)-1) <= UnitNormTolerance
+		return math.Abs(RowNorm(x)-1) <= UnitNormTolerance
 	}
 	for i := range b.N {
 		if !unit(b.Anchor(i)) {
@@ -41,7 +41,8 @@ func unitNorm(b *bundle.Bundle) bool {
 	return true
 }
 
-func norm(x []float32) float64 {
+// RowNorm is the ℓ2 norm of a row, summed in float64.
+func RowNorm(x []float32) float64 {
 	var s float64
 	for _, v := range x {
 		s += float64(v) * float64(v)
@@ -73,9 +74,13 @@ func (s *Set) CheckNorms(rows []float32) error {
 		return nil
 	}
 	for i := 0; i+d <= len(rows); i += d {
-		if n := norm(rows[i : i+d]); !(math.Abs(n-1) <= NormRefusal) {
+		if n := RowNorm(rows[i : i+d]); NormRefused(n) {
 			return &NormError{Row: i / d, Norm: n}
 		}
 	}
 	return nil
 }
+
+// NormRefused reports whether an input of norm n is refused by a set of
+// unit-norm embeddings: more than NormRefusal from 1, or NaN.
+func NormRefused(n float64) bool { return !(math.Abs(n-1) <= NormRefusal) }

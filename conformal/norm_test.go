@@ -19,7 +19,7 @@ func normalised(b *bundle.Bundle) *bundle.Bundle {
 	u.Anchors, u.Positives = append([]float32(nil), b.Anchors...), append([]float32(nil), b.Positives...)
 	for _, x := range [][]float32{u.Anchors, u.Positives} {
 		for i := 0; i < len(x); i += b.D {
-			n := float32(norm(x[i : i+b.D]))
+			n := float32(RowNorm(x[i : i+b.D]))
 			for j := range b.D {
 				x[i+j] /= n
 			}

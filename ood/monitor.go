@@ -30,7 +30,7 @@ import (
 // probability at most δ on an in-distribution stream. The jumps are what
 // keep it quick after a long in-distribution stream: a plain mixture of
 // power martingales loses capital at every uniform p-value, and after
-// 20 000 of them a stream with 20% OOD inputs took 530–1 060 inputs to
+// 20 000 of them a stream with 20% OOD inputs took 531–1 060 inputs to
 // raise the alarm, against 4–86 from the start; the jumpers' sleeping
 // capital keeps it within 3–104 after 200 000 (docs/ood.md). It is a monitor of the stream as a whole,
 // not a per-input test: it says the stream has changed, not which input is

@@ -38,7 +38,6 @@ import (
 	"fmt"
 	"log"
 	"maps"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -676,11 +675,7 @@ func (s *Server) Warnings() []string {
 		}
 		off, first, firstNorm := 0, -1, 0.0
 		for i := range c.N {
-			var ss float64
-			for _, v := range c.Rows[i*c.D : (i+1)*c.D] {
-				ss += float64(v) * float64(v)
-			}
-			if n := math.Sqrt(ss); !(math.Abs(n-1) <= conformal.NormRefusal) {
+			if n := conformal.RowNorm(c.Rows[i*c.D : (i+1)*c.D]); conformal.NormRefused(n) {
 				if off++; first < 0 {
 					first, firstNorm = i, n
 				}

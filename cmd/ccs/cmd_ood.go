@@ -211,25 +211,15 @@ func runBaselines(ctx context.Context, o oodOptions, out *output, set *conformal
 	// The baselines' inputs against their training features: the logits
 	// (and activations) of one classifier, and the calibration inputs
 	// held out from what the baselines were fitted on.
-	files := []struct {
-		b    *bundle.Bundle
-		path string
-	}{{ev.ID, o.ID}, {calB, o.OODCal}}
-	for i, b := range ev.OOD {
-		files = append(files, struct {
-			b    *bundle.Bundle
-			path string
-		}{b, ev.Names[i]})
-	}
-	for _, f := range files {
-		if f.b == nil {
-			continue
-		}
-		if f.b.C > 0 && tr.C > 0 && f.b.C != tr.C {
-			return fmt.Errorf("%s: logits of %d classes, and -train %s has %d: the baselines read one classifier's logits", f.path, f.b.C, o.Train, tr.C)
-		}
-		if f.b.A > 0 && tr.A > 0 && f.b.A != tr.A {
-			return fmt.Errorf("%s: %d activation summaries a row, and -train %s has %d: the baselines read one encoder's", f.path, f.b.A, o.Train, tr.A)
+	inputs := append([]*bundle.Bundle{ev.ID, calB}, ev.OOD...)
+	names := append([]string{o.ID, o.OODCal}, ev.Names...)
+	for i, b := range inputs {
+		switch {
+		case b == nil:
+		case b.C > 0 && tr.C > 0 && b.C != tr.C:
+			return fmt.Errorf("%s: logits of %d classes, and -train %s has %d: the baselines read one classifier's logits", names[i], b.C, o.Train, tr.C)
+		case b.A > 0 && tr.A > 0 && b.A != tr.A:
+			return fmt.Errorf("%s: %d activation summaries a row, and -train %s has %d: the baselines read one encoder's", names[i], b.A, o.Train, tr.A)
 		}
 	}
 	seen := bundle.NewRowFilter(tr)
