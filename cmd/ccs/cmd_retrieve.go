@@ -4,7 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
+
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -25,13 +28,13 @@ type retrieveOptions struct {
 }
 
 func retrieveCommand() *command {
-	return newCommand("retrieve", "-set SET.json -db FILE|clickhouse://HOST:PORT/DB.TABLE (-anchor-index I | -anchor FILE.npy) [-ids FILE] [-limit N] [-json]",
-		"list the collection items inside a fitted set around an anchor (retrieval with expected recall ≥ 1−α)",
+	return newCommand("retrieve", "-set SET.json -db FILE|clickhouse://HOST:PORT/DB.TABLE (-anchor-index I | -anchor FILE) [-ids FILE] [-limit N] [-json]",
+		"list the collection items inside a fitted set around an anchor, or around each of m anchors (retrieval with expected recall ≥ 1−α)",
 		func(fs *flag.FlagSet, o *retrieveOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
 			fs.StringVar(&o.DB, "db", "", "the collection: a `file` (.npz, .npy, .safetensors, .parquet, .arrow, or a Hugging Face dataset's directory) or a ClickHouse table, clickhouse://[user[:password]@]host:port/database.table[?timeout=60s] (see docs/scale.md)")
 			fs.IntVar(&o.AnchorIndex, "anchor-index", -1, "use the collection file's row `I` as the anchor")
-			fs.StringVar(&o.Anchor, "anchor", "", "anchor embedding `file` (.npy, float32, (d,) or (1, d))")
+			fs.StringVar(&o.Anchor, "anchor", "", "the anchor's embedding, shape (d,), or m anchors' rows, shape (m, d), answered each in turn: a `file` ccs bundle's -embeddings reads (.npy, .npz FILE:ARRAY, .safetensors, .parquet), any floating-point dtype")
 			fs.StringVar(&o.IDs, "ids", "", "the collection file's ids, in row order, printed for its hits: `FILE` .txt (one per line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet (FILE:COLUMN) — as ccs bundle's -ids (a collection .npz's \"ids\" or a Parquet \"id\" column of strings need none)")
 			fs.IntVar(&o.Limit, "limit", 0, "print at most `N` hits, nearest first (0: all)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
@@ -90,62 +93,153 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	if err := set.CheckDim(o.DB, n, store.Dim()); err != nil {
 		return err
 	}
-	var anchor []float32
+	var q anchors
 	if o.AnchorIndex >= 0 {
 		c, ok := store.(retrieve.RowReader)
 		if !ok {
 			return usagef("retrieve: -anchor-index needs a collection file; give a database query's anchor with -anchor")
 		}
-		if anchor, err = c.Row(o.AnchorIndex); err != nil {
+		row, err := c.Row(o.AnchorIndex)
+		if err != nil {
 			return fmt.Errorf("%s: -anchor-index: %w", o.DB, err)
 		}
-	} else {
-		a, err := bundle.ReadNPY(o.Anchor)
+		q = anchors{rows: row, m: 1, d: len(row), src: fmt.Sprintf("%s: row %d", o.DB, o.AnchorIndex)}
+	} else if q, err = readAnchors(o.Anchor, set); err != nil {
+		return err
+	}
+	for i := range q.m {
+		if err := set.CheckNorms(q.row(i)); err != nil {
+			return fmt.Errorf("%s: %s's %w", q.src, q.name(i), err)
+		}
+	}
+	results := make([]retrieveResult, q.m)
+	for i := range q.m {
+		hits, total, err := store.Search(ctx, set, q.row(i), o.Limit)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s on %s: %s: %w", o.Set, o.DB, q.name(i), err)
 		}
-		if err := set.CheckDim(o.Anchor, a.Shape...); err != nil {
-			return err
-		}
-		if a.F32 == nil || len(a.Shape) > 2 || len(a.Shape) == 2 && a.Shape[0] != 1 {
-			d := set.Geometry.Dim()
-			if a.F32 != nil && len(a.Shape) == 2 {
-				return fmt.Errorf("%s: %d anchors, shape %s: -anchor takes one, shape (%d,) or (1, %d) (-db FILE -anchor-index I takes a row of the collection)", o.Anchor, a.Shape[0], bundle.FormatShape(a.Shape), d, d)
-			}
-			return fmt.Errorf("%s: dtype %s, shape %s: want one anchor of floating point, shape (%d,) or (1, %d)", o.Anchor, a.Kind(), bundle.FormatShape(a.Shape), d, d)
-		}
-		anchor = a.F32
-	}
-	if err := set.CheckNorms(anchor); err != nil {
-		src := o.Anchor
-		if o.AnchorIndex >= 0 {
-			src = fmt.Sprintf("%s: row %d", o.DB, o.AnchorIndex)
-		}
-		return fmt.Errorf("%s: the anchor's %w", src, err)
-	}
-	hits, total, err := store.Search(ctx, set, anchor, o.Limit)
-	if err != nil {
-		return fmt.Errorf("%s on %s: %w", o.Set, o.DB, err)
-	}
-	if o.JSON {
 		if hits == nil {
 			hits = []retrieve.Hit{}
 		}
-		return writeJSON(out.stdout, map[string]any{"total": total, "hits": hits, "threshold": jsonfloat.Float(set.Threshold)})
+		results[i] = retrieveResult{Anchor: i, Total: total, Hits: hits}
 	}
-	fmt.Fprintf(out.stdout, "%d of %d items inside the set (threshold %.6g, α=%v)\n", total, n, set.Threshold, set.Alpha)
-	if len(hits) > 0 {
-		fmt.Fprintf(out.stdout, "id\trow\tscore\n")
-	}
-	for _, h := range hits {
-		id := strconv.FormatInt(h.ID, 10)
-		if h.Key != "" {
-			id = h.Key
-		}
-		fmt.Fprintf(out.stdout, "%s\t%d\t%.6g\n", id, h.Row, h.Score)
+	if err := printRetrieved(out, set, q, results, n, o.JSON); err != nil {
+		return err
 	}
 	for _, w := range set.Warnings() {
 		out.warn(w)
+	}
+	return nil
+}
+
+// anchors are ccs retrieve's queries: one anchor, from -anchor-index or a
+// (d,) file, or a batch, an (m, d) file's rows.
+type anchors struct {
+	rows  []float32
+	m, d  int
+	batch bool   // an (m, d) file: answered as a list, each named by its row
+	src   string // the file (and array), or the collection's row
+}
+
+func (q anchors) row(i int) []float32 { return q.rows[i*q.d : (i+1)*q.d] }
+
+// name is anchor i as messages name it.
+func (q anchors) name(i int) string {
+	if q.batch {
+		return fmt.Sprintf("anchor %d", i)
+	}
+	return "the anchor"
+}
+
+// readAnchors reads -anchor: one anchor, shape (d,), or m anchors, shape
+// (m, d), of any floating-point dtype, from a file ccs bundle's
+// -embeddings reads.
+func readAnchors(arg string, set *conformal.Set) (anchors, error) {
+	d := set.Geometry.Dim()
+	path, name := splitInput(arg)
+	kind, err := inputKind(path)
+	if err != nil {
+		return anchors{}, err
+	}
+	if kind == ".parquet" || kind == ".txt" {
+		e, err := readEmbeddings(arg, false)
+		if err != nil {
+			return anchors{}, err
+		}
+		if err := set.CheckDim(e.Source, e.N, e.D); err != nil {
+			return anchors{}, err
+		}
+		return anchors{rows: e.Rows, m: e.N, d: e.D, batch: true, src: e.Source}, nil
+	}
+	a, got, err := readArray(path, name, "anchors", "queries", "embeddings")
+	if err != nil {
+		return anchors{}, err
+	}
+	src := arraySource(path, kind, got)
+	if err := set.CheckDim(src, a.Shape...); err != nil {
+		return anchors{}, err
+	}
+	if a.F32 == nil || len(a.Shape) > 2 {
+		return anchors{}, fmt.Errorf("%s: dtype %s, shape %s: want floating point, one anchor of shape (%d,) or m anchors of shape (m, %d)", src, a.Kind(), bundle.FormatShape(a.Shape), d, d)
+	}
+	batch := len(a.Shape) == 2
+	if !batch {
+		a.Shape = []int{1, d}
+	}
+	e, err := bundle.EmbeddingsOf(a, src, false)
+	if err != nil {
+		return anchors{}, err
+	}
+	return anchors{rows: e.Rows, m: e.N, d: e.D, batch: batch, src: src}, nil
+}
+
+// retrieveResult is one anchor's answer.
+type retrieveResult struct {
+	Anchor int            `json:"anchor"` // the row of -anchor's (m, d) array
+	Total  int            `json:"total"`  // items inside the set
+	Hits   []retrieve.Hit `json:"hits"`   // nearest first, at most -limit
+}
+
+// printRetrieved prints the answers: for one anchor its hits, for a batch
+// each anchor's, then the set sizes' summary.
+func printRetrieved(out *output, set *conformal.Set, q anchors, results []retrieveResult, n int, asJSON bool) error {
+	if asJSON {
+		if !q.batch {
+			r := results[0]
+			return writeJSON(out.stdout, map[string]any{"total": r.Total, "hits": r.Hits, "threshold": jsonfloat.Float(set.Threshold)})
+		}
+		return writeJSON(out.stdout, map[string]any{"anchors": results, "threshold": jsonfloat.Float(set.Threshold)})
+	}
+	for i, r := range results {
+		if q.batch {
+			fmt.Fprintf(out.stdout, "anchor %d: ", i)
+		}
+		fmt.Fprintf(out.stdout, "%d of %d items inside the set (threshold %.6g, α=%v)\n", r.Total, n, set.Threshold, set.Alpha)
+		if len(r.Hits) > 0 {
+			fmt.Fprintf(out.stdout, "id\trow\tscore\n")
+		}
+		for _, h := range r.Hits {
+			id := strconv.FormatInt(h.ID, 10)
+			if h.Key != "" {
+				id = h.Key
+			}
+			fmt.Fprintf(out.stdout, "%s\t%d\t%.6g\n", id, h.Row, h.Score)
+		}
+		if q.batch && i < len(results)-1 {
+			fmt.Fprintln(out.stdout)
+		}
+	}
+	if q.batch {
+		sizes := make([]float64, len(results))
+		empty := 0
+		for i, r := range results {
+			sizes[i] = float64(r.Total)
+			if r.Total == 0 {
+				empty++
+			}
+		}
+		slices.Sort(sizes)
+		fmt.Fprintf(out.stdout, "\n%d anchors: %.4g items inside the set on average, median %.4g, %d with none\n", len(results), stat.Mean(sizes, nil), stat.Quantile(0.5, stat.Empirical, sizes, nil), empty)
 	}
 	return nil
 }

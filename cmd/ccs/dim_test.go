@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -230,9 +234,10 @@ func TestCoverageCheckByClass(t *testing.T) {
 	}
 }
 
-// TestRetrieveAnchorRows: -anchor with several rows of the set's dimension
-// says how many it holds and how to name one row of the collection; a
-// non-float anchor names its dtype; shapes as NumPy prints them.
+// TestRetrieveAnchorRows: -anchor with m rows answers each anchor as
+// -anchor-index answers that row, in order, in text and JSON; float64 and
+// an .npz's anchors are read; a non-float or 3-d anchor file names its
+// dtype and shape, and a bad row is named.
 func TestRetrieveAnchorRows(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
@@ -245,18 +250,81 @@ func TestRetrieveAnchorRows(t *testing.T) {
 			t.Fatalf("%v: %v", args, err)
 		}
 	}
-	if err := bundle.WriteNPY(p("two.npy"), bundle.Float32([]float32{1, 2, 3, 4, 5, 6}, 2, 3)); err != nil {
+	test, err := bundle.Read(p("test.npz"))
+	if err != nil {
 		t.Fatal(err)
 	}
+	rows := []int{7, 0, 31}
+	var f64 []float64
+	for _, r := range rows {
+		for _, v := range test.Anchors[r*3 : r*3+3] {
+			f64 = append(f64, float64(v))
+		}
+	}
+	f64[3] += 1e-9 // float64 → float32 rounds it away
+	writeNPY64(t, p("three.npy"), f64, 3, 3)
+	retrieve := func(args ...string) (string, error) {
+		stdout.Reset()
+		err := run(&stdout, &stderr, append([]string{"retrieve", "-set", p("ball.json"), "-db", p("test.npz"), "-limit", "5"}, args...))
+		return stdout.String(), err
+	}
+	type answer struct {
+		Total int
+		Hits  []struct {
+			ID    int64
+			Score float64
+		}
+	}
+	got, err := retrieve("-anchor", p("three.npy"), "-json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch struct {
+		Anchors []struct {
+			Anchor int
+			answer
+		}
+	}
+	if err := json.Unmarshal([]byte(got), &batch); err != nil || len(batch.Anchors) != len(rows) {
+		t.Fatalf("-anchor three.npy -json: %v\n%s", err, got)
+	}
+	var text []string
+	for i, r := range rows {
+		one, err := retrieve("-anchor-index", fmt.Sprint(r), "-json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want answer
+		json.Unmarshal([]byte(one), &want)
+		if g := batch.Anchors[i]; g.Anchor != i || len(want.Hits) == 0 || fmt.Sprint(g.answer) != fmt.Sprint(want) {
+			t.Errorf("anchor %d: %+v, want row %d's %+v", i, g, r, want)
+		}
+		one, _ = retrieve("-anchor-index", fmt.Sprint(r))
+		text = append(text, fmt.Sprintf("anchor %d: %s", i, one))
+	}
+	got, err = retrieve("-anchor", p("three.npy"))
+	if want := strings.Join(text, "\n"); err != nil || !strings.HasPrefix(got, want) || !strings.Contains(got[len(want):], "3 anchors: ") {
+		t.Errorf("-anchor three.npy: %v\n%s\nwant\n%s3 anchors: …", err, got, want)
+	}
+	if got, err := retrieve("-anchor", p("test.npz"), "-limit", "1"); err != nil || !strings.Contains(got, fmt.Sprintf("\n%d anchors: ", test.N)) {
+		t.Errorf("-anchor test.npz (its anchors): %v\n%s", err, got)
+	}
+
 	if err := bundle.WriteNPY(p("ints.npy"), bundle.Int64([]int64{1, 2, 3}, 3)); err != nil {
 		t.Fatal(err)
 	}
+	if err := bundle.WriteNPY(p("cube.npy"), bundle.Float32(make([]float32, 6), 1, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	nan := slices.Clone(f64)
+	nan[7] = math.NaN()
+	writeNPY64(t, p("nan.npy"), nan, 3, 3)
 	for file, want := range map[string]string{
-		"two.npy":  "two.npy: 2 anchors, shape (2, 3): -anchor takes one, shape (3,) or (1, 3) (-db FILE -anchor-index I takes a row of the collection)",
-		"ints.npy": "ints.npy: dtype int64, shape (3,): want one anchor of floating point, shape (3,) or (1, 3)",
+		"ints.npy": "ints.npy: dtype int64, shape (3,): want floating point, one anchor of shape (3,) or m anchors of shape (m, 3)",
+		"cube.npy": "cube.npy: dtype float32, shape (1, 2, 3): want floating point",
+		"nan.npy":  "nan.npy: row 2, coordinate 1 is NaN",
 	} {
-		err := run(&stdout, &stderr, []string{"retrieve", "-set", p("ball.json"), "-db", p("test.npz"), "-anchor", p(file)})
-		if err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := retrieve("-anchor", p(file)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("-anchor %s: %v, want %q", file, err, want)
 		}
 	}

@@ -21,7 +21,7 @@
 //	plot           draw the figures of ccs reproduce results (-json output or a results directory's TABLE.json) as PNG and SVG
 //	report         write one self-contained HTML page (tables, figures as inline SVG, the paper's numbers beside ours, the build) from a results directory of ccs reproduce -out, or result files
 //	serve          serve fitted sets over HTTP: membership, OOD scores, certified retrieval (SIGHUP reloads, SIGTERM drains and stops)
-//	retrieve       list the collection items inside a fitted set around an anchor (retrieval with expected recall ≥ 1−α)
+//	retrieve       list the collection items inside a fitted set around an anchor, or around each of m anchors (retrieval with expected recall ≥ 1−α)
 //	collection     manage collections in a database (load: write an .npz/.npy/.parquet collection into ClickHouse)
 //	loadtest       send one request repeatedly to a server, bounded in time and count, and report throughput and latency percentiles
 //	simulate       write the paper's 3-D mixed simulation as DIR/{fit,val,cal,test}.npz
