@@ -616,6 +616,9 @@ func makeLabels(items Items, cfg MakeConfig) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkClassSplits(left, cfg); err != nil {
+		return nil, err
+	}
 	parts := stratify(left, cfg.Split[:], rng)
 	p := &Plan{}
 	if warning != "" {
@@ -634,6 +637,60 @@ func makeLabels(items Items, cfg MakeConfig) (*Plan, error) {
 	p.addHeldOut(oodCal, ood, cfg, func(r int) int64 { return items.Labels[r] })
 	p.count()
 	return p, nil
+}
+
+// loneSplit is the first split that a class of m items gets exactly one
+// of (stratify's counts: that item would have no positive), or −1.
+func loneSplit(m int, shares []float64) int {
+	return slices.Index(shareOut(m, shares), 1)
+}
+
+// cleanFrom is the class size from which every class splits without a
+// lone item (searched up to a bound: shares of a few hundredths need
+// classes of hundreds).
+func cleanFrom(shares []float64) int {
+	from := 2
+	for m := 2; m <= 100_000; m++ {
+		if loneSplit(m, shares) >= 0 {
+			from = m + 1
+		}
+	}
+	return from
+}
+
+// classes is "1 class" or "3 classes".
+func classes(n int) string {
+	if n == 1 {
+		return "1 class"
+	}
+	return fmt.Sprintf("%d classes", n)
+}
+
+// checkClassSplits refuses, before splitting, the classes that the
+// stratified split would leave with exactly one item in a split, where it
+// has no other of its class to be its positive: all of them counted, the
+// first and the smallest named, the class size that splits cleanly, and
+// what many small classes — identities, products — are: groups.
+func checkClassSplits(strata map[int64][]int, cfg MakeConfig) error {
+	var lone []int64
+	for _, c := range slices.Sorted(maps.Keys(strata)) {
+		if loneSplit(len(strata[c]), cfg.Split[:]) >= 0 {
+			lone = append(lone, c)
+		}
+	}
+	if len(lone) == 0 {
+		return nil
+	}
+	size := func(c int64) int { return len(strata[c]) }
+	first := lone[0]
+	smallest := slices.MinFunc(lone, func(a, b int64) int { return size(a) - size(b) })
+	named := fmt.Sprintf("class %s, %s, would have 1 in the %s split", cfg.class(first), counted(size(first), "item"), SplitNames[loneSplit(size(first), cfg.Split[:])])
+	if size(smallest) < size(first) {
+		named += fmt.Sprintf("; the smallest, class %s, has %s", cfg.class(smallest), counted(size(smallest), "item"))
+	}
+	from := cleanFrom(cfg.Split[:])
+	return fmt.Errorf("bundle: %d of %s would have exactly 1 item in a split, with no other of its class there to be its positive (%s): a class's items are split by the shares %v, and a class splits without a lone item from %d items. Many small classes — people's identities, products, a few photos each — are groups, not labels: give them as groups (-groups FILE; groups= in Python), so that each lies whole in one split and its rows are one another's positives; or leave the small classes out (ids, counts = np.unique(labels, return_counts=True); keep = np.isin(labels, ids[counts >= %d]))",
+		len(lone), classes(len(strata)), named, cfg.Split, from, from)
 }
 
 // labelSplit draws the positives (same class) and negatives (other
@@ -668,7 +725,7 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig) 
 			}
 			more := ""
 			if short > 1 {
-				more = fmt.Sprintf("; %d classes are short of it there, the smallest class %s with %d items (-k %d keeps them all)", short, cfg.class(smallest), len(byClass[smallest]), max(1, len(byClass[smallest])-1))
+				more = fmt.Sprintf("; %d classes are short of it there, the smallest class %s with %s (-k %d keeps them all)", short, cfg.class(smallest), counted(len(byClass[smallest]), "item"), max(1, len(byClass[smallest])-1))
 			}
 			return sp, fmt.Errorf("bundle: class %s has %d items in the %s split, too few for k = %d positives per anchor (another of its class)%s: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchors repeat their %d positives)", cfg.class(c), m, name, cfg.K, more, m-1)
 		}
@@ -796,8 +853,8 @@ func (items Items) checkGroupSizes(groups [][]int, parts [][]int, cfg MakeConfig
 	slices.Sort(short)
 	name := func(g int) string { return items.groupName(items.Groups[groups[g][0]]) }
 	if len(single) > 0 {
-		return fmt.Errorf("bundle: %d %ss of the splits have one row (the first: %s): no other row to be its anchor's positive; leave their rows out first (ids, counts = np.unique(groups, return_counts=True); keep = np.isin(groups, ids[counts > 1]))",
-			len(single), unit, name(single[0]))
+		return fmt.Errorf("bundle: %s of the splits have one row (the first: %s): no other row to be its anchor's positive; leave their rows out first (ids, counts = np.unique(groups, return_counts=True); keep = np.isin(groups, ids[counts > 1]))",
+			counted(len(single), unit), name(single[0]))
 	}
 	if len(short) > 0 {
 		least := slices.MinFunc(short, func(a, b int) int { return len(groups[a]) - len(groups[b]) })
@@ -809,6 +866,26 @@ func (items Items) checkGroupSizes(groups [][]int, parts [][]int, cfg MakeConfig
 			len(short), unit, cfg.K, rows, name(short[0]), len(groups[short[0]])-1, fewest, len(groups[least])-1)
 	}
 	return nil
+}
+
+// emptyGroupSplit says why a split of groups is empty: too few groups for
+// its share, or, with labels, groups split label by label where no label
+// has enough of them (labels as fine as the groups: each its own).
+func (items Items) emptyGroupSplit(name string, share float64, strata map[int64][]int) error {
+	unit := "groups"
+	if items.ViewItems {
+		unit = "items"
+	}
+	total, most := 0, 0
+	for _, gs := range strata {
+		total += len(gs)
+		most = max(most, len(gs))
+	}
+	if items.Labels == nil || len(strata) == 1 {
+		return fmt.Errorf("bundle: the %s split is empty: %d %s are too few for its share %v", name, total, unit, share)
+	}
+	return fmt.Errorf("bundle: the %s split is empty: the %d %s are split label by label, and no label has enough of them for its share %v (the most a label has: %d). Labels here are classes of whole %s, for class-conditional calibration; labels as fine as the %s themselves (an identity's label and group both) leave each label one: give the groups alone, or coarser labels",
+		name, total, unit, share, most, unit, unit)
 }
 
 // makeGroups plans bundles whose items are groups of rows (views of one
@@ -886,7 +963,7 @@ func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
 		name := SplitNames[s]
 		n := len(gs)
 		if n == 0 {
-			return nil, fmt.Errorf("bundle: the %s split is empty: too few items for its share %v", name, cfg.Split[s])
+			return nil, items.emptyGroupSplit(name, cfg.Split[s], left)
 		}
 		sp := SplitPlan{Name: name, K: cfg.K, KNeg: cfg.KNeg, Anchors: make([]int, n)}
 		if items.Labels != nil {

@@ -287,6 +287,22 @@ func atoi(t *testing.T, s string) int {
 	return v
 }
 
+// identities are n labels of classes of 2 to 10 items, every tenth of
+// 20 (which splits without a lone item; the last class cut short).
+func identities(n int) []int64 {
+	var l []int64
+	for c := int64(0); len(l) < n; c++ {
+		m := 2 + int(c)%10
+		if c%10 == 9 {
+			m = 20
+		}
+		for range m {
+			l = append(l, c)
+		}
+	}
+	return l[:n]
+}
+
 // TestMakeErrors: bad items and configurations are clear errors.
 func TestMakeErrors(t *testing.T) {
 	_, labels := labelled(1, 2, 100, 100)
@@ -298,8 +314,11 @@ func TestMakeErrors(t *testing.T) {
 		want  string
 	}{
 		{"labels of another length", Items{N: 150, Labels: labels}, MakeConfig{K: 3, Split: testSplit}, "200 labels for 150 rows"},
-		{"a class with one member", Items{N: 201, Labels: one}, MakeConfig{K: 3, Split: testSplit}, "class 99 has 1 item"},
+		{"a class with one member", Items{N: 201, Labels: one}, MakeConfig{K: 3, Split: testSplit}, "1 of 3 classes would have exactly 1 item in a split, with no other of its class there to be its positive (class 99, 1 item, would have 1 in the fit split)"},
+		{"identities as labels", Items{N: 300, Labels: identities(300)}, MakeConfig{K: 1, Split: testSplit}, "38 of 42 classes would have exactly 1 item in a split, with no other of its class there to be its positive (class 0, 2 items, would have 1 in the fit split): a class's items are split by the shares [0.5 0.1 0.2 0.2], and a class splits without a lone item from 16 items. Many small classes — people's identities, products, a few photos each — are groups, not labels: give them as groups (-groups FILE; groups= in Python)"},
 		{"k larger than every class", Items{N: 200, Labels: labels}, MakeConfig{K: 60, Split: testSplit}, "too few for k = 60 positives per anchor (another of its class); 2 classes are short of it there, the smallest class "},
+		{"labels as fine as groups", Items{N: 300, Groups: identities(300), Labels: identities(300)}, MakeConfig{K: 1, Split: testSplit}, "bundle: the val split is empty: the 42 groups are split label by label, and no label has enough of them for its share 0.1 (the most a label has: 1). Labels here are classes of whole groups"},
+		{"few groups", Items{N: 8, Groups: []int64{0, 0, 1, 1, 2, 2, 3, 3}}, MakeConfig{K: 1, Split: testSplit}, "bundle: the val split is empty: 4 groups are too few for its share 0.1"},
 		{"shares over 1", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0.5, 0.3, 0.2, 0.2}}, "sum to 1.2, more than 1"},
 		{"absent OOD class", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: testSplit, OODClasses: []int64{7}}, "OOD class 7 is not among the labels (0, 10)"},
 		{"every class OOD", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: testSplit, OODClasses: []int64{0, 10}}, "nothing is left"},

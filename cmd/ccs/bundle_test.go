@@ -814,7 +814,7 @@ func TestBundleBadInput(t *testing.T) {
 	}{
 		{"labels of another length", []string{"-labels", p("short.npy")}, false, "short.npy: 399 labels for the 400 rows of " + p("emb.npy")},
 		{"NaN rows", []string{"-embeddings", p("nan.npy")}, false, "nan.npy: row 7, coordinate 1 is NaN"},
-		{"a class with one member", []string{"-labels", p("one.npy")}, false, "class 77 has 1 item"},
+		{"a class with one member", []string{"-labels", p("one.npy")}, false, "(class 77, 1 item, would have 1 in the fit split)"},
 		{"rows labelled -1", []string{"-labels", p("unlabelled.npy")}, false, "unlabelled.npy: bundle: 100 of 400 rows have a label that marks a missing value (-1: 100): Hugging Face datasets and scikit-learn label a row without a label -1"},
 		{"an unknown -missing-labels", []string{"-missing-labels", "skip"}, true, `bundle: -missing-labels "skip": want error, drop or class`},
 		{"k larger than every class", []string{"-k", "500"}, false, "too few for k = 500 positives"},
@@ -832,7 +832,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"an OOD class not among string labels", []string{"-labels", p("names.npy"), "-ood-classes", "emu"}, false, `-ood-classes "emu": "emu" is not among the labels ("ant", "bee", "émeu")`},
 		{"an OOD class by name with integer labels", []string{"-ood-classes", "bee"}, true, `-ood-classes "bee": "bee" is not an integer label`},
 		{"an empty OOD class", []string{"-ood-classes", "1,"}, true, `-ood-classes "1,": an empty label`},
-		{"a string class with one member", []string{"-labels", p("lonely.npy")}, false, `class "lonely" has 1 item`},
+		{"a string class with one member", []string{"-labels", p("lonely.npy")}, false, `(class "lonely", 1 item, would have 1 in the fit split)`},
 		{"labels pickled as objects", []string{"-labels", p("objects.npy")}, false, `array "objects": dtype "|O" is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order, or strings for labels ('<U…', '|S…'); '|O' is pickled Python objects: save string labels as strings (np.save(f, labels.astype(str)))`},
 		{"string labels of two dimensions", []string{"-labels", p("names2d.npy")}, false, "names2d.npy: shape (400, 1), want one label per row"},
 		{"a label that is not Unicode", []string{"-labels", p("surrogate.npy")}, false, `array "surrogate": element [3]: code unit 0, 0xd800, is not a Unicode code point`},
