@@ -78,6 +78,11 @@ func newQuery(s *conformal.Set, anchor, points rawArray) (query, error) {
 				ss += x * x
 			}
 			if n := math.Sqrt(ss); conformal.NormRefused(n) {
+				for j := range d { // a NaN is a failed encoding, not a norm
+					if x := qr.point(i, j, d); math.IsNaN(x) || math.IsInf(x, 0) {
+						return query{}, fmt.Errorf("points[%d][%d] is %v", i, j, float32(x))
+					}
+				}
 				return query{}, fmt.Errorf("points[%d]: %w", i, &conformal.NormError{Row: i, Norm: n})
 			}
 		}

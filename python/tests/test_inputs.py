@@ -302,7 +302,7 @@ ERRORS = [
     ("OOD class neither", lambda s, a: ccs.bundle(*_labelled([0, 1, 2]), k=3, ood_classes=[1.5]),
      ValueError, "bundle: ood_classes: 1.5 is neither an integer nor a string label"),
     ("a string class of one", lambda s, a: ccs.bundle(*_labelled(["x", "y", "z"], lonely="w"), k=3),
-     ValueError, 'class "w" has 1 item'),
+     ValueError, 'class "w", 1 item, would have 1 in the'),
     ("bool labels", lambda s, a: ccs.bundle(*_labelled([True, False])), ValueError,
      'array "labels": dtype "|b1" is not supported'),
     ("mixed object labels", lambda s, a: ccs.bundle(*_labelled(["x", 1], dtype=object)), ValueError,
@@ -466,6 +466,9 @@ def test_unit_norm_set_refuses_unnormalised_inputs():
         (lambda: s.contains(3 * a[0], p[0]), r"anchor: norm 3: the set was calibrated on unit-norm embeddings"),
         (lambda: s.scores(a[0], np.stack([p[0, 0], np.zeros(5)])), r"points\[1\]: norm 0: the set was calibrated on unit-norm"),
         (lambda: s.retrieve(2 * a[0], ccs.Collection(p[:, 0])), r"anchor: norm 2: the set was calibrated on unit-norm"),
+        # A NaN is a failed encoding, said as one, not a norm to fix.
+        (lambda: s.contains(a[0], np.where((np.arange(4) == 1)[:, None] & (np.arange(5) == 3), np.nan, p[0])), r"^points\[1\]\[3\] is NaN$"),
+        (lambda: s.contains(np.where(np.arange(5) == 2, np.nan, a[0]), p[0]), r"^anchor: coordinate 2 is NaN$"),
     ):
         with pytest.raises(ValueError, match=want):
             call()
