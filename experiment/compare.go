@@ -589,7 +589,7 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	case conformal.PAC.String():
 		fmt.Fprintf(&b, "\nCoverage is ≥ %s with probability ≥ 1 − δ = %s over the calibration draw, for every row", target, percentOf(1-t.Delta))
 		if below {
-			fmt.Fprintf(&b, "; the resplits column is the share of random halvings of the test split whose coverage falls below it (at most about δ = %s, each half's held-out coverage adding its own sampling error)", percentOf(t.Delta))
+			fmt.Fprintf(&b, "; the resplits column recalibrates the row's geometry on one half of a random halving of the test split and tests it on the other: the share of halvings whose coverage falls below it (at most about δ = %s, each half's held-out coverage adding its own sampling error)", percentOf(t.Delta))
 		}
 	case conformal.Class.String():
 		fmt.Fprintf(&b, "\nEach class's coverage is guaranteed ≥ %s", target)
@@ -602,12 +602,12 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	case conformal.Pooled.String():
 		b.WriteString("\nCoverage is not guaranteed: pooled calibration is approximate")
 		if below {
-			fmt.Fprintf(&b, "; the resplits column is the share of random halvings of the test split whose coverage falls below %s", target)
+			fmt.Fprintf(&b, "; the resplits column recalibrates the row's geometry on one half of a random halving of the test split and tests it on the other: the share of halvings whose coverage falls below %s", target)
 		}
 	default:
 		fmt.Fprintf(&b, "\nCoverage is guaranteed ≥ %s on average over calibration draws for every row", target)
 		if below {
-			b.WriteString("; the resplits column is the share of random halvings of the test split whose coverage falls below it (about half is the guarantee working as stated: it is marginal, not conditional on the draw)")
+			b.WriteString("; the resplits column recalibrates the row's geometry on one half of a random halving of the test split and tests it on the other: the share of halvings whose coverage falls below it (about half is the guarantee working as stated: it is marginal, not conditional on the draw)")
 		}
 	}
 	b.WriteString(".\n")

@@ -212,7 +212,7 @@ func TestCompareCommand(t *testing.T) {
 		{[]string{"-calibration", "pooled"}},
 	} {
 		out, err := ccs(append([]string{"compare", "-data", p("b"), "-seeds", "1", "-rows", "baselines", "-resplits", "20", "-quiet"}, c.args...)...)
-		want := map[string]string{"pac": "Coverage is ≥ 95% with probability ≥ 1 − δ = 90% over the calibration draw, for every row; the resplits column is the share of random halvings of the test split whose coverage falls below it (at most about δ = 10%",
+		want := map[string]string{"pac": "Coverage is ≥ 95% with probability ≥ 1 − δ = 90% over the calibration draw, for every row; the resplits column recalibrates the row's geometry on one half of a random halving of the test split and tests it on the other: the share of halvings whose coverage falls below it (at most about δ = 10%",
 			"pooled": "Coverage is not guaranteed: pooled calibration is approximate"}[c.args[1]]
 		if err != nil || !strings.Contains(out, want) || strings.Contains(out, "about half is the guarantee") {
 			t.Errorf("%v: %v, want %q in\n%s", c.args, err, want, out)
