@@ -340,3 +340,28 @@ func TestRankNWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestAlphaWarning: an α above one half (0.95 meant as 95%) is calibrated
+// as given — its threshold a low quantile — and warned of; 0.5 and below
+// are not.
+func TestAlphaWarning(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	b := synthetic(rng, 200, 2)
+	for _, c := range []struct {
+		alpha float64
+		want  string
+	}{
+		{0.95, "α = 0.95: the set is guaranteed to cover only 1 − α = 5% of positives; α is the share it may miss (0.05 for 95% coverage)"},
+		{0.6, "α = 0.6: the set is guaranteed to cover only 1 − α = 40% of positives"},
+		{0.5, ""}, {0.05, ""},
+	} {
+		s, err := Calibrate(geometry.Ball{D: 2}, b, c.alpha, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := strings.Join(s.Warnings(), "\n")
+		if c.want == "" && strings.Contains(w, "α = ") || c.want != "" && !strings.Contains(w, c.want) {
+			t.Errorf("α = %v: warnings %q, want %q", c.alpha, w, c.want)
+		}
+	}
+}

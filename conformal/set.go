@@ -249,6 +249,9 @@ func (s *Set) Guaranteed() bool { return s.Calibrated() && s.Calibration.Mode !=
 // rows with its calibration.
 func (s *Set) Warnings() []string {
 	var w []string
+	if s.Alpha > 0.5 {
+		w = append(w, AlphaWarning(s.Alpha))
+	}
 	for _, c := range s.Classes {
 		switch {
 		case math.IsInf(c.Threshold, 1):
@@ -281,6 +284,13 @@ func (s *Set) Warnings() []string {
 		w = append(w, "pooled calibration (all positives of each anchor): the 1−α coverage is approximate, not guaranteed — the positives of one anchor are not exchangeable with a test anchor's single positive, so when an anchor's positives share a spread the set undercovers, the more so the fewer the anchors; -calibration one gives the guarantee")
 	}
 	return w
+}
+
+// AlphaWarning is what a set says of an α above one half, legal but
+// seldom meant: α is the share of positives the set may miss, and α =
+// 0.95 asks for 5% coverage (read as a confidence level, it is 0.05).
+func AlphaWarning(alpha float64) string {
+	return fmt.Sprintf("α = %v: the set is guaranteed to cover only 1 − α = %.3g%% of positives; α is the share it may miss (0.05 for 95%% coverage), not the coverage", alpha, 100*(1-alpha))
 }
 
 // Contains reports whether the point with difference x = anchor − point is
