@@ -126,6 +126,9 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	if err := printRetrieved(out, set, q, results, n, o.JSON); err != nil {
 		return err
 	}
+	if w := wholeCollection(q, results, n); w != "" {
+		out.warn(w)
+	}
 	for _, w := range set.Warnings() {
 		out.warn(w)
 	}
@@ -191,6 +194,28 @@ func readAnchors(arg string, set *conformal.Set) (anchors, error) {
 		return anchors{}, err
 	}
 	return anchors{rows: e.Rows, m: e.N, d: e.D, batch: batch, src: src}, nil
+}
+
+// wholeCollection warns of anchors whose set holds every item of a
+// collection of 100 or more: seldom an answer, often an anchor of
+// another kind than the calibration's — a passage or an image where the
+// set was calibrated around queries (-anchor-index takes a row of the
+// collection).
+func wholeCollection(q anchors, results []retrieveResult, n int) string {
+	full := 0
+	for _, r := range results {
+		if r.Total == n {
+			full++
+		}
+	}
+	if n < 100 || full == 0 {
+		return ""
+	}
+	who := "the anchor's set holds"
+	if q.batch {
+		who = fmt.Sprintf("%d of %d anchors' sets hold", full, len(results))
+	}
+	return fmt.Sprintf("%s every one of the collection's %d items: is the anchor of the kind the set was calibrated around? A set calibrated around queries (captions, questions) is wide for a row of the collection itself (an image, a passage), which -anchor-index takes", who, n)
 }
 
 // retrieveResult is one anchor's answer.

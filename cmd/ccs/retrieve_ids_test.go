@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -169,6 +171,51 @@ func TestRetrieveUnitNorm(t *testing.T) {
 			"-anchor-index": p("db.npz") + ": row 2: the anchor's norm 0: the set was calibrated on unit-norm embeddings"}[c.args[0]]
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: %v, want %q", c.args, err, want)
+		}
+	}
+}
+
+// TestRetrieveWholeCollection: a set that holds every item of a
+// collection of 100 or more is warned of (an anchor of another kind than
+// the calibration's), for one anchor and counted for a batch; a set that
+// does not, or a small collection, is not.
+func TestRetrieveWholeCollection(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	rng := rand.New(rand.NewPCG(3, 3))
+	rows := make([]float32, 300*3)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	for name, n := range map[string]int{"db.npz": 300, "small.npz": 99} {
+		if err := bundle.WriteNPZ(p(name), map[string]bundle.Array{"embeddings": bundle.Float32(rows[:n*3], n, 3)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bundle.WriteNPY(p("two.npy"), bundle.Float32([]float32{0, 0, 0, 30, 30, 30}, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		threshold float64
+		args      []string
+		want      string
+	}{
+		{100, []string{"-db", p("db.npz"), "-anchor-index", "0"}, "the anchor's set holds every one of the collection's 300 items: is the anchor of the kind the set was calibrated around?"},
+		{25, []string{"-db", p("db.npz"), "-anchor", p("two.npy")}, "1 of 2 anchors' sets hold every one of the collection's 300 items"},
+		{0.5, []string{"-db", p("db.npz"), "-anchor-index", "0"}, ""},
+		{100, []string{"-db", p("small.npz"), "-anchor-index", "0"}, ""},
+	} {
+		set := &conformal.Set{Geometry: geometry.Ball{D: 3}, Threshold: c.threshold, Alpha: 0.1,
+			Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90}}
+		if err := set.Save(p("set.json")); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, append([]string{"retrieve", "-set", p("set.json"), "-limit", "1"}, c.args...)); err != nil {
+			t.Fatal(err)
+		}
+		if got := stderr.String(); c.want == "" && strings.Contains(got, "every one of") || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("threshold %v, %v: stderr %q, want %q", c.threshold, c.args, got, c.want)
 		}
 	}
 }
