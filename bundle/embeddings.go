@@ -163,7 +163,14 @@ func (in Inputs) Items() (Items, error) {
 	}
 	if q := in.Queries; q != nil {
 		if q.D != e.D {
-			return Items{}, fmt.Errorf("%s: queries of dimension %d; %s: embeddings of dimension %d", q.Source, q.D, e.Source, e.D)
+			hint := ""
+			switch {
+			case q.N == e.D:
+				hint = fmt.Sprintf(" (the queries' %d rows are the embeddings' dimension: transposed? Rows are embeddings: save x.T)", q.N)
+			case e.N == q.D:
+				hint = fmt.Sprintf(" (the embeddings' %d rows are the queries' dimension: transposed? Rows are embeddings: save x.T)", e.N)
+			}
+			return Items{}, fmt.Errorf("%s: queries of dimension %d; %s: embeddings of dimension %d%s", q.Source, q.D, e.Source, e.D, hint)
 		}
 		if in.QueryIDs != nil && len(in.QueryIDs) != q.N {
 			return Items{}, fmt.Errorf("%s: %d query ids for %d queries", q.Source, len(in.QueryIDs), q.N)

@@ -58,6 +58,7 @@ func TestInputs(t *testing.T) {
 	}
 	one, _ := EmbeddingsOf(emb(2, 1, 2), "v1.npy", true)
 	q3, _ := EmbeddingsOf(emb(2, 3), "q.npy", false)
+	q34, _ := EmbeddingsOf(emb(3, 4), "q.npy", false)
 	for _, c := range []struct {
 		name string
 		in   Inputs
@@ -68,7 +69,8 @@ func TestInputs(t *testing.T) {
 		{"one view", Inputs{Embeddings: one}, "v1.npy: 1 views per item: want at least 2"},
 		{"groups", Inputs{Embeddings: rows, Groups: []int64{1}, GroupsSource: "g.npy"}, "g.npy: 1 group ids for the 4 rows of e.npy"},
 		{"groups with views", Inputs{Embeddings: views, Groups: make([]int64, 6), GroupsSource: "g.npy"}, "g.npy: views are their items' groups"},
-		{"queries", Inputs{Embeddings: rows, Queries: &q3}, "q.npy: queries of dimension 3; e.npy: embeddings of dimension 2"},
+		{"queries transposed", Inputs{Embeddings: rows, Queries: &q3}, "q.npy: queries of dimension 3; e.npy: embeddings of dimension 2 (the queries' 2 rows are the embeddings' dimension: transposed? Rows are embeddings: save x.T)"},
+		{"embeddings transposed", Inputs{Embeddings: rows, Queries: &q34}, "q.npy: queries of dimension 4; e.npy: embeddings of dimension 2 (the embeddings' 4 rows are the queries' dimension: transposed?"},
 	} {
 		if _, err := c.in.Items(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)

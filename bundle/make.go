@@ -1047,6 +1047,30 @@ func seqFrom(lo, hi int) []int {
 	return s
 }
 
+// pairsOutOfRange says, for pairs of which one names a query or row out
+// of range, how many do, and what the pairs' ranges suggest: ids counted
+// from 1, or the queries' and rows' files (or the pairs' columns) swapped.
+func (items Items) pairsOutOfRange() string {
+	bad := 0
+	lo, hi := [2]int{math.MaxInt, math.MaxInt}, [2]int{math.MinInt, math.MinInt}
+	for _, pr := range items.Pairs {
+		if pr[0] < 0 || pr[0] >= items.Queries || pr[1] < 0 || pr[1] >= items.N {
+			bad++
+		}
+		for c := range 2 {
+			lo[c], hi[c] = min(lo[c], pr[c]), max(hi[c], pr[c])
+		}
+	}
+	msg := fmt.Sprintf(" (%d of the %d pairs name a query or row out of range; queries %d … %d, rows %d … %d", bad, len(items.Pairs), lo[0], hi[0], lo[1], hi[1])
+	switch n := [2]int{items.Queries, items.N}; {
+	case lo[0] >= 0 && lo[1] >= 0 && hi[0] < items.N && hi[1] < items.Queries:
+		msg += ": they fit the other way round — are -queries and -embeddings swapped, or the pairs' columns (query first, then row)?"
+	case lo[0] >= 1 && lo[1] >= 1 && hi[0] <= n[0] && hi[1] <= n[1]:
+		msg += ": ids counted from 1? Rows are numbered from 0: give pairs − 1"
+	}
+	return msg + ")"
+}
+
 // makePairs plans bundles whose anchors are queries and whose positives
 // are the rows relevance pairs name for them.
 func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
@@ -1062,9 +1086,9 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 		q, r := pr[0], pr[1]
 		switch {
 		case q < 0 || q >= items.Queries:
-			return nil, fmt.Errorf("bundle: pair %d names query %d, there are %d queries", i, q, items.Queries)
+			return nil, fmt.Errorf("bundle: pair %d names query %d, there are %d queries%s", i, q, items.Queries, items.pairsOutOfRange())
 		case r < 0 || r >= items.N:
-			return nil, fmt.Errorf("bundle: pair %d names row %d, there are %d rows of embeddings", i, r, items.N)
+			return nil, fmt.Errorf("bundle: pair %d names row %d, there are %d rows of embeddings%s", i, r, items.N, items.pairsOutOfRange())
 		}
 		if !slices.Contains(relevant[q], r) {
 			relevant[q] = append(relevant[q], r)
