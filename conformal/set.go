@@ -363,7 +363,11 @@ func (e *DimError) Error() string {
 	if len(e.Shape) > 0 {
 		got = fmt.Sprintf("dimension %d", e.Shape[len(e.Shape)-1])
 	}
-	return fmt.Sprintf("%s: embeddings of shape %s, %s; the set's dimension is %d", e.Source, bundle.FormatShape(e.Shape), got, e.Dim)
+	msg := fmt.Sprintf("%s: embeddings of shape %s, %s; the set's dimension is %d", e.Source, bundle.FormatShape(e.Shape), got, e.Dim)
+	if len(e.Shape) == 2 && e.Shape[0] == e.Dim {
+		msg += fmt.Sprintf(" (its %d rows are of the set's dimension: transposed? Rows are embeddings: save x.T)", e.Dim)
+	}
+	return msg
 }
 
 // LogVolume is the log-volume of the set.

@@ -652,7 +652,11 @@ func (s *Server) Warnings() []string {
 	var w []string
 	for _, name := range slices.Sorted(maps.Keys(st.colls)) {
 		if d := st.colls[name].Dim(); d > 0 && dims[d] == nil {
-			w = append(w, fmt.Sprintf("collection %q has dimension %d, and no set has: the sets' dimensions are %s, so every retrieval from it would be refused", name, d, strings.Join(have, "; ")))
+			hint := ""
+			if c, ok := st.colls[name].(*retrieve.Collection); ok && dims[c.N] != nil {
+				hint = fmt.Sprintf(" (its %d rows are a set's dimension: transposed? Rows are embeddings: save x.T)", c.N)
+			}
+			w = append(w, fmt.Sprintf("collection %q has dimension %d, and no set has: the sets' dimensions are %s, so every retrieval from it would be refused%s", name, d, strings.Join(have, "; "), hint))
 		}
 	}
 	// A collection file whose rows are not of unit norm, beside a set

@@ -757,6 +757,17 @@ func TestWarnings(t *testing.T) {
 	if got := log.String(); !strings.Contains(got, "reloaded (test): generation 2\nwarning: collection \"db\" has dimension 16, and no set has") {
 		t.Errorf("the reload's log:\n%s", got)
 	}
+	// Three rows of dimension 16: a collection of 16 embeddings of the
+	// sets' dimension 3, saved transposed.
+	if err := bundle.WriteNPZ(cfg.Collections["db"], map[string]bundle.Array{"embeddings": bundle.Float32(make([]float32, 3*16), 3, 16)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload("test"); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.String(); !strings.Contains(got, "warning: collection \"db\" has dimension 16, and no set has: the sets' dimensions are 3 (ball, gen), so every retrieval from it would be refused (its 3 rows are a set's dimension: transposed? Rows are embeddings: save x.T)") {
+		t.Errorf("the reload's log:\n%s", got)
+	}
 }
 
 // TestUnitNormSet: a set calibrated on unit-norm embeddings refuses an
