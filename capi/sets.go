@@ -327,6 +327,8 @@ func calibration(cmd string, a *float64, mode string, d float64) (float64, confo
 		return 0, 0, fmt.Errorf("%s: calibration: %v", cmd, err)
 	}
 	switch {
+	case m == conformal.PAC && d == 0:
+		return 0, 0, fmt.Errorf("%s: calibration=\"pac\" needs delta, not given: give delta=0.05 or 0.1 (%s)", cmd, conformal.DeltaHint)
 	case m == conformal.PAC && !(d > 0 && d < conformal.MaxDelta):
 		return 0, 0, fmt.Errorf("%s: calibration=\"pac\" needs delta in (0, %v), got %v (%s)", cmd, conformal.MaxDelta, d, conformal.DeltaHint)
 	case m == conformal.Class && !(d >= 0 && d < conformal.MaxDelta):

@@ -161,7 +161,7 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 		opt.Delta = 0
 	}
 	if opt.Mode == Class && cal.Labels == nil {
-		return nil, fmt.Errorf("conformal: class-conditional calibration needs the calibration bundle's labels")
+		return nil, errors.New(NoLabelsMessage)
 	}
 	scores, pairs, trim, err := unitScores(g, cal, opt.Mode, opt.Seed)
 	if err != nil {

@@ -62,6 +62,10 @@ func nameOf(names []string, l int64) string {
 	return ""
 }
 
+// NoLabelsMessage refuses class-conditional calibration on a bundle
+// without labels, saying what gives them and what calibrates without.
+const NoLabelsMessage = "conformal: class-conditional calibration needs the calibration bundle's labels, and it has none: a threshold is one per label — bundle with labels (ccs bundle -labels FILE; labels= in Python; relevance pairs have none), or calibrate over every anchor (-calibration one)"
+
 // CheckClasses reports the first class of cal (in label order) with too
 // few calibration units (anchors, or DisjointPairs) for a class-conditional set at level α (with
 // PAC's δ > 0): its set would be the whole space. The error names the
@@ -70,7 +74,7 @@ func nameOf(names []string, l int64) string {
 // caller refuse such a calibration before any work.
 func CheckClasses(cal *bundle.Bundle, alpha, delta float64, names []string) error {
 	if cal.Labels == nil {
-		return fmt.Errorf("conformal: class-conditional calibration needs the calibration bundle's labels")
+		return errors.New(NoLabelsMessage)
 	}
 	pairs, units := DisjointPairs(cal), "calibration anchors"
 	if pairs != nil {

@@ -92,6 +92,8 @@ func (o tableOptions) configFor(cmd string, recipe train.Config, class bool) (ex
 // with class (PAC per class), and refuses it otherwise (usage errors).
 func checkDelta(cmd string, m conformal.Mode, delta float64) error {
 	switch {
+	case m == conformal.PAC && delta == 0:
+		return usagef("%s: -calibration pac needs -delta, not given: give -delta 0.05 or 0.1 (%s)", cmd, conformal.DeltaHint)
 	case m == conformal.PAC && !(delta > 0 && delta < conformal.MaxDelta):
 		return usagef("%s: -calibration pac needs -delta in (0, %v), got %v (%s)", cmd, conformal.MaxDelta, delta, conformal.DeltaHint)
 	case m == conformal.Class && !(delta >= 0 && delta < conformal.MaxDelta):
