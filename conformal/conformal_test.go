@@ -283,7 +283,8 @@ func TestSetFileRoundTrip(t *testing.T) {
 	el, _ := geometry.NewEllipsoid(2, []float64{2, 0.3, 0.3, 1})
 	nm, _ := geometry.NewNorm(2, []float64{1, 0.2, -0.1, 0.9}, 1.5)
 	gb, _ := geometry.NewGenBall([]float64{0.5, 2}, []float64{1.2, 3})
-	for _, g := range []geometry.Geometry{geometry.Ball{D: 2}, el, nm, gb} {
+	shifted, _ := geometry.NewShifted(gb, []float64{0.3, -1.25})
+	for _, g := range []geometry.Geometry{geometry.Ball{D: 2}, el, nm, gb, shifted} {
 		s, err := Calibrate(g, cal, 0.1, Options{Seed: 3})
 		if err != nil {
 			t.Fatal(err)
@@ -303,6 +304,9 @@ func TestSetFileRoundTrip(t *testing.T) {
 		d := cal.PositiveDiffs(nil, 0)
 		if !slices.Equal(s.Geometry.Scores(nil, d), s2.Geometry.Scores(nil, d)) {
 			t.Errorf("%v: loaded geometry scores differently", g.Kind())
+		}
+		if g == shifted && (s2.Geometry.(*geometry.Shifted).Shift[1] != -1.25 || !strings.Contains(buf.String(), `"shift": [0.30000001192092896, -1.25]`)) {
+			t.Errorf("the shift in a round trip:\n%s", buf.String())
 		}
 	}
 }
@@ -324,6 +328,8 @@ func TestSetFileValidation(t *testing.T) {
 		{`"dim": 2,`, `"dim": 3,`, "the geometry (and head) take"},
 		{`"mode": "one-per-anchor"`, `"mode": "pooled", "extra": 1`, "unknown field"},
 		{`"exponents": [`, `"exponents": [-1, `, "exponent"},
+		{`"dim": 2,`, `"dim": 2, "shift": [1],`, "shift: geometry: a shift of 1 values for a geometry of dimension 2"},
+		{`"dim": 2,`, `"dim": 2, "shift": [1, 1e39],`, "shift: geometry: shift[1] is 1e+39"},
 	} {
 		if !strings.Contains(good, c.from) {
 			t.Fatalf("fixture lacks %q:\n%s", c.from, good)

@@ -28,14 +28,18 @@ const (
 // fileSet is the file's layout. An uncalibrated set (a fitted geometry)
 // omits alpha, threshold, guarantee and calibration.
 type fileSet struct {
-	Format      string            `json:"format"`
-	Version     int               `json:"version"`
-	Dim         int               `json:"dim"`
-	Alpha       *float64          `json:"alpha,omitempty"`
-	Threshold   *threshold        `json:"threshold,omitempty"`
-	Guarantee   string            `json:"guarantee,omitempty"`
-	Geometry    geometry.Spec     `json:"geometry"`
-	Head        *head.Linear      `json:"head,omitempty"` // dim → geometry.dim; scores are φ(W·x)
+	Format    string        `json:"format"`
+	Version   int           `json:"version"`
+	Dim       int           `json:"dim"`
+	Alpha     *float64      `json:"alpha,omitempty"`
+	Threshold *threshold    `json:"threshold,omitempty"`
+	Guarantee string        `json:"guarantee,omitempty"`
+	Geometry  geometry.Spec `json:"geometry"`
+	Head      *head.Linear  `json:"head,omitempty"` // dim → geometry.dim; scores are φ(W·x)
+	// Shift, when given, centres the sets off their anchors: scores are
+	// φ(W·(x + shift)) on the differences x = anchor − point
+	// (geometry.Shifted).
+	Shift       []float64         `json:"shift,omitempty"`
 	Calibration *Info             `json:"calibration,omitempty"`
 	Rows        *bundle.RowFilter `json:"calibration_rows,omitempty"` // Info.Rows
 	Classes     []classFile       `json:"classes,omitempty"`          // class-conditional thresholds
@@ -111,13 +115,17 @@ func (s *Set) WriteJSON(w io.Writer) error { return s.writeJSON(w, true) }
 func (s *Set) EmbedJSON(w io.Writer) error { return s.writeJSON(w, false) }
 
 func (s *Set) writeJSON(w io.Writer, sum bool) error {
-	g, h := head.Split(s.Geometry)
+	unshifted, shift := geometry.Unshift(s.Geometry)
+	g, h := head.Split(unshifted)
 	spec, err := geometry.Encode(g)
 	if err != nil {
 		return err
 	}
 	f := fileSet{Format: FileFormat, Version: FileVersion, Dim: s.Geometry.Dim(), Geometry: spec, Head: h, Fit: s.Fit,
 		Reference: s.Reference, OOD: s.OOD}
+	for _, c := range shift {
+		f.Shift = append(f.Shift, float64(c))
+	}
 	if err := checkOOD(s.Reference, s.OOD, s.Geometry.Dim()); err != nil {
 		return fmt.Errorf("conformal: %w", err)
 	}
@@ -231,6 +239,11 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 	if f.Head != nil {
 		if g, err = head.NewProjected(f.Head, g); err != nil {
 			return nil, nil, err
+		}
+	}
+	if f.Shift != nil {
+		if g, err = geometry.NewShifted(g, f.Shift); err != nil {
+			return nil, nil, fmt.Errorf("shift: %w", err)
 		}
 	}
 	if err := checkOOD(f.Reference, f.OOD, f.Dim); err != nil {

@@ -12,6 +12,8 @@ type Description struct {
 	// projection head W the geometry scores through, φ(W·x); both 0
 	// without one.
 	HeadIn, HeadOut int
+	// Shifted says that the sets are centred off their anchors (Shifted).
+	Shifted bool
 }
 
 // Describer is implemented by geometries with more to say than Kind and Dim
@@ -39,10 +41,16 @@ func (d Description) Head() bool { return d.HeadOut != 0 }
 func (d Description) ProjectedVolume() bool { return d.HeadIn != d.HeadOut }
 
 // String returns the family's name, followed by the head's shape when it
-// has one: "genball" or "genball (behind a 3→2 projection head)".
+// has one and the shift when its sets are centred off their anchors:
+// "genball", "genball (behind a 3→2 projection head)" or "ball (centre
+// shifted)".
 func (d Description) String() string {
-	if !d.Head() {
-		return d.Kind.String()
+	s := d.Kind.String()
+	if d.Head() {
+		s = fmt.Sprintf("%v (behind a %d→%d projection head)", d.Kind, d.HeadIn, d.HeadOut)
 	}
-	return fmt.Sprintf("%v (behind a %d→%d projection head)", d.Kind, d.HeadIn, d.HeadOut)
+	if d.Shifted {
+		s += " (centre shifted)"
+	}
+	return s
 }
