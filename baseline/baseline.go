@@ -37,6 +37,11 @@ type Options struct {
 	Ridge float64
 	// SplitSeed seeds the halving of the calibration split.
 	SplitSeed uint64
+	// Shift centres the sets at anchor + the fit split's mean offset of
+	// positive − anchor (bundle.MeanOffset, geometry.Shifted): for
+	// anchors and positives from two encoders. The ball needs a fit split
+	// for it (BallFrom).
+	Shift bool
 }
 
 // Ball calibrates the ℓ2 ball on cal.
@@ -47,6 +52,29 @@ func Ball(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, error
 	}
 	s.Fit = &conformal.FitInfo{Method: "none (ℓ2 ball)"}
 	return s, nil
+}
+
+// BallFrom calibrates on cal the ℓ2 ball centred at anchor + the mean
+// offset of fit's positives from their anchors (opt.Shift; without it,
+// Ball): fit is a split of other items than cal's, ccs bundle's fit split.
+func BallFrom(fit, cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, error) {
+	if !opt.Shift {
+		return Ball(cal, alpha, opt)
+	}
+	if fit.D != cal.D {
+		return nil, fmt.Errorf("baseline: ball: the fit split has dimension %d, the calibration split %d", fit.D, cal.D)
+	}
+	c, err := bundle.MeanOffset(fit)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: ball: the shift: %w", err)
+	}
+	g, err := geometry.NewShifted(geometry.Ball{D: cal.D}, c)
+	if err != nil {
+		return nil, err
+	}
+	info := conformal.FitInfo{Method: "none (ℓ2 ball), centred at anchor + the fit split's mean offset of positive − anchor",
+		N: fit.N, Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit)}
+	return conformal.CalibrateFitted(&conformal.Set{Geometry: g, Fit: &info}, cal, alpha, opt.Calibration)
 }
 
 // Halves splits cal into the ellipsoid's two halves, seeded by seed: the
@@ -94,6 +122,9 @@ func Ellipsoid(cal *bundle.Bundle, alpha float64, opt Options) (*conformal.Set, 
 		return nil, err
 	}
 	s.Fit.Method = "covariance of anchor−positive differences on half of the calibration split"
+	if opt.Shift {
+		s.Fit.Method += ", centred at anchor + that half's mean offset of positive − anchor"
+	}
 	s.Fit.Seed = opt.SplitSeed
 	return s, nil
 }
@@ -117,6 +148,9 @@ func EllipsoidFrom(fit, cal *bundle.Bundle, alpha float64, opt Options) (*confor
 type FittedEllipsoid struct {
 	Geometry *geometry.Ellipsoid
 	Info     conformal.FitInfo // how Σ was estimated, for each set's file
+	// Shift, when not nil, centres the sets at anchor + Shift
+	// (Options.Shift: the fit split's mean offset).
+	Shift []float64
 }
 
 // FitEllipsoid estimates Σ on the anchor−positive differences of fit (plus
@@ -137,8 +171,16 @@ func FitEllipsoid(fit *bundle.Bundle, opt Options) (*FittedEllipsoid, error) {
 	if err != nil {
 		return nil, fmt.Errorf("baseline: ellipsoid: covariance of %d anchor−positive differences: %w", fit.N*fit.K, err)
 	}
-	return &FittedEllipsoid{Geometry: g, Info: conformal.FitInfo{Method: "covariance of anchor−positive differences on the fit split",
-		N: fit.N, Differences: fit.N * fit.K, Ridge: added, Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit)}}, nil
+	f := &FittedEllipsoid{Geometry: g, Info: conformal.FitInfo{Method: "covariance of anchor−positive differences on the fit split",
+		N: fit.N, Differences: fit.N * fit.K, Ridge: added, Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit)}}
+	if opt.Shift {
+		// Σ is a covariance, centred: the same about the shifted centre.
+		if f.Shift, err = bundle.MeanOffset(fit); err != nil {
+			return nil, fmt.Errorf("baseline: ellipsoid: the shift: %w", err)
+		}
+		f.Info.Method += ", centred at anchor + its mean offset of positive − anchor"
+	}
+	return f, nil
 }
 
 // Calibrate calibrates the ellipsoid on cal; the set's Fit is a copy of
@@ -148,7 +190,14 @@ func (f *FittedEllipsoid) Calibrate(cal *bundle.Bundle, alpha float64, opt Optio
 		return nil, fmt.Errorf("baseline: ellipsoid: Σ's split has dimension %d, the calibration split %d", d, cal.D)
 	}
 	info := f.Info
-	return conformal.CalibrateFitted(&conformal.Set{Geometry: f.Geometry, Fit: &info}, cal, alpha, opt.Calibration)
+	var g geometry.Geometry = f.Geometry
+	if f.Shift != nil {
+		var err error
+		if g, err = geometry.NewShifted(f.Geometry, f.Shift); err != nil {
+			return nil, err
+		}
+	}
+	return conformal.CalibrateFitted(&conformal.Set{Geometry: g, Fit: &info}, cal, alpha, opt.Calibration)
 }
 
 // Covariance is the sample covariance (divisor m−1, numpy.cov's) of all m

@@ -358,3 +358,87 @@ func TestEllipsoidFewDifferences(t *testing.T) {
 		}
 	}
 }
+
+// gapped draws a dual encoder's pairs: queries (anchors) at a random point
+// and their k passages (positives) at query + gap + N(0, σ²I), negatives
+// at other queries' passages' places, in d = 4.
+func gapped(rng *rand.Rand, n, k int) *bundle.Bundle {
+	const d = 4
+	gap := [d]float64{1.5, -1, 0.5, 0}
+	b := &bundle.Bundle{N: n, K: k, D: d, KNeg: k, Anchors: make([]float32, n*d),
+		Positives: make([]float32, n*k*d), Negatives: make([]float32, n*k*d)}
+	for i := range n {
+		for j := range d {
+			b.Anchors[i*d+j] = float32(3 * rng.NormFloat64())
+		}
+		for a := range k {
+			for j := range d {
+				b.Positives[(i*k+a)*d+j] = b.Anchors[i*d+j] + float32(gap[j]+0.5*rng.NormFloat64())
+				b.Negatives[(i*k+a)*d+j] = float32(3*rng.NormFloat64() + gap[j])
+			}
+		}
+	}
+	return b
+}
+
+// TestShiftedCoverage: the ball and the ellipsoid centred at anchor + the
+// fit split's mean offset keep the guarantee — mean coverage over 400
+// draws of fit, calibration and test splits at least 1 − α less three
+// standard errors — and, where every positive lies off its anchor by the
+// same gap, are far smaller than the sets centred on the anchor (log-volume
+// per dimension lower by more than 0.5) and exclude more.
+func TestShiftedCoverage(t *testing.T) {
+	t.Parallel()
+	const (
+		draws = 400
+		alpha = 0.1
+	)
+	type row struct{ cov, logvol, exc []float64 }
+	rows := map[string]*row{}
+	for r := range draws {
+		rng := rand.New(rand.NewPCG(uint64(r), 78))
+		fit, cal, test := gapped(rng, 200, 3), gapped(rng, 100, 1), gapped(rng, 200, 3)
+		for _, shift := range []bool{false, true} {
+			opt := Options{SplitSeed: uint64(r), Shift: shift}
+			opt.Calibration.Seed = uint64(r)
+			ball, err := BallFrom(fit, cal, alpha, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ell, err := EllipsoidFrom(fit, cal, alpha, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, s := range map[string]*conformal.Set{"ball": ball, "ellipsoid": ell} {
+				res, err := eval.Evaluate(s, test)
+				if err != nil {
+					t.Fatal(err)
+				}
+				key := name
+				if shift {
+					key += " shifted"
+				}
+				if rows[key] == nil {
+					rows[key] = &row{}
+				}
+				rows[key].cov = append(rows[key].cov, res.Coverage)
+				rows[key].logvol = append(rows[key].logvol, res.LogVolPerDim)
+				rows[key].exc = append(rows[key].exc, res.Exclusion)
+			}
+		}
+	}
+	for _, name := range []string{"ball", "ellipsoid"} {
+		plain, shifted := rows[name], rows[name+" shifted"]
+		m, sd := stat.MeanStdDev(shifted.cov, nil)
+		se := sd / math.Sqrt(draws)
+		lp, ls := stat.Mean(plain.logvol, nil), stat.Mean(shifted.logvol, nil)
+		ep, es := stat.Mean(plain.exc, nil), stat.Mean(shifted.exc, nil)
+		t.Logf("%s: shifted coverage %.4f ± %.4f (plain %.4f); LogVol/d %.3f against %.3f; exclusion %.3f against %.3f", name, m, se, stat.Mean(plain.cov, nil), ls, lp, es, ep)
+		if m < 1-alpha-3*se {
+			t.Errorf("%s shifted: mean coverage %.4f, want ≥ %v − 3·%.4f", name, m, 1-alpha, se)
+		}
+		if ls > lp-0.5 || es <= ep {
+			t.Errorf("%s shifted: LogVol/d %.3f (plain %.3f), exclusion %.3f (plain %.3f): the shift should shrink the set", name, ls, lp, es, ep)
+		}
+	}
+}

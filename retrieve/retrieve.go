@@ -372,6 +372,28 @@ type Hit struct {
 	Score float64 `json:"score"`
 }
 
+// Centred returns the set and anchor a search scans with: for a set
+// centred off its anchors (geometry.Shifted, score φ(x + c) of x = a − z),
+// a copy of s with the inner geometry and the anchor moved by the shift,
+// fl32(a + c), so that the inner family's filters, screens and transforms
+// apply; otherwise s and anchor themselves. A hit's score is then φ of
+// fl32(fl32(a + c) − z) where the set's own Scores take fl32(fl32(a − z)
+// + c): the two differ in a coordinate's last float32 bit at most, which
+// decides nothing but an item at the threshold to a relative 10⁻⁷.
+func Centred(s *conformal.Set, anchor []float32) (*conformal.Set, []float32) {
+	sh, ok := s.Geometry.(*geometry.Shifted)
+	if !ok {
+		return s, anchor
+	}
+	moved := make([]float32, len(anchor))
+	for j, v := range anchor {
+		moved[j] = v + sh.Shift[j]
+	}
+	t := *s
+	t.Geometry = sh.Inner
+	return &t, moved
+}
+
 // CheckQuery checks what every store checks before a search: s is
 // calibrated, the anchor is finite and s, the anchor and the store (of
 // dimension d) agree in dimension.
@@ -437,6 +459,8 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 	if err := CheckQuery(s, anchor, c.D); err != nil {
 		return nil, 0, err
 	}
+	s0 := s
+	s, anchor = Centred(s, anchor)
 	d := c.D
 	parts := make([][]Hit, parallel.Chunks(c.N, chunk))
 	q := s.Threshold
@@ -444,7 +468,7 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 	// fast (bounds that pass the threshold, with margins for their
 	// rounding); the items they keep are scored exactly, a block at a time,
 	// so the hits are those of an exact scan.
-	keep, screen := c.filter(s, anchor)
+	keep, screen := c.filter(s0, s, anchor)
 	parallel.For(c.N, chunk, 0, func(ci, lo, hi int) {
 		if ctx.Err() != nil {
 			return
@@ -558,10 +582,10 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 // screen(b0, masks) writes the masks of the copy's blocks b0 … (each of
 // kernel.HalfBlock rows; a clear bit rules its row out), and only the rows
 // it keeps go on to keep.
-func (c *Collection) filter(s *conformal.Set, anchor []float32) (keep func(lo, hi int, keep []bool, scratch []float64), screen func(b0 int, masks []uint16)) {
+func (c *Collection) filter(s0, s *conformal.Set, anchor []float32) (keep func(lo, hi int, keep []bool, scratch []float64), screen func(b0 int, masks []uint16)) {
 	q, d := s.Threshold, c.D
 	if g, ok := s.Geometry.(geometry.LinearNorm); ok {
-		if t := c.transformed(s); t != nil && t.matches(g) {
+		if t := c.transformed(s0); t != nil && t.matches(g) { // transforms are kept by the set given
 			return t.filter(q, anchor)
 		}
 	}

@@ -329,7 +329,7 @@ func TestHalfScreenExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			keep, screen := fast.filter(s, anchor)
+			keep, screen := fast.filter(s, s, anchor)
 			if screen == nil || keep == nil {
 				t.Fatalf("trial %d, %v: no screen of a compact copy", trial, g.Kind())
 			}
@@ -421,6 +421,77 @@ func TestCopiesWhen(t *testing.T) {
 		search(small)
 		if k.made(off) || k.prepare(off) != 0 || k.made(small) || k.prepare(small) != 0 {
 			t.Fatalf("%v: a copy made with NoHalf or below HalfMinRows items", k.g.Kind())
+		}
+	}
+}
+
+// TestSearchShifted: a set centred off its anchors (geometry.Shifted)
+// retrieves the items its own Contains puts inside (but an item within a
+// relative 10⁻⁶ of the threshold, where the two roundings of a + c − z
+// may part; none here), with the inner family's screens, filters and a
+// single-norm's transform, from a collection large enough for the
+// half-precision copies; and the shift moves the hits: centred on the
+// anchor they differ.
+func TestSearchShifted(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	const d, n = 4, 70000
+	gb, _ := geometry.NewGenBall([]float64{1, 2, 0.5, 1}, []float64{2, 1.5, 3, 0.8})
+	nm, _ := geometry.NewNorm(d, []float64{1, 0.2, 0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0.1, 0, 0, 1}, 1.5)
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	c, err := NewCollection(rows, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchor := []float32{0.2, -0.1, 0.3, 0}
+	shift := []float64{-0.6, 0.45, 0.25, -1}
+	for _, tc := range []struct {
+		g geometry.Geometry
+		q float64
+	}{{gb, 2}, {geometry.Ball{D: d}, 1}, {nm, 1.2}} {
+		sh, err := geometry.NewShifted(tc.g, shift)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := conformal.Info{Mode: conformal.OnePerAnchor, N: 20, Rank: 19}
+		s := &conformal.Set{Geometry: sh, Threshold: tc.q, Alpha: 0.1, Calibration: info}
+		plain := &conformal.Set{Geometry: tc.g, Threshold: tc.q, Alpha: 0.1, Calibration: info}
+		if tc.g == nm {
+			if err := c.Transform(s, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hits, total, err := Search(context.Background(), s, anchor, c, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []int
+		diff := make([]float32, d)
+		for i := range c.N {
+			for j := range d {
+				diff[j] = anchor[j] - rows[i*d+j]
+			}
+			if in, _ := s.Contains(diff, nil); in {
+				want = append(want, i)
+			}
+		}
+		got := make([]int, len(hits))
+		for i, h := range hits {
+			got[i] = h.Row
+		}
+		slices.Sort(got)
+		if total != len(hits) || total < 100 || !slices.Equal(got, want) {
+			t.Fatalf("%v shifted: %d hits (total %d), %d items inside of %d", tc.g.Kind(), len(hits), total, len(want), c.N)
+		}
+		if tc.g == nm && c.transformed(s) == nil {
+			t.Errorf("single-norm shifted: not transformed")
+		}
+		unshifted, _, _ := Search(context.Background(), plain, anchor, c, 0)
+		if len(unshifted) > 0 && unshifted[0].Row == hits[0].Row && len(unshifted) == len(hits) {
+			t.Errorf("%v: the shift left the hits where they were", tc.g.Kind())
 		}
 	}
 }

@@ -38,7 +38,8 @@ func TransformBytes(n, d int) int64 {
 // for the same set does nothing; a set whose M or p has changed since is
 // scanned plainly. Safe for concurrent use with Search.
 func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
-	g, ok := s.Geometry.(geometry.LinearNorm)
+	inner, _ := geometry.Unshift(s.Geometry) // a shifted set's search moves its anchor (Centred)
+	g, ok := inner.(geometry.LinearNorm)
 	switch {
 	case !ok:
 		return fmt.Errorf("retrieve: transform: only a single-norm set is transformed, not %T", s.Geometry)

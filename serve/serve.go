@@ -500,7 +500,7 @@ func prepareHalf(st *state) {
 			if set.Geometry.Dim() != c.Dim() || set.OneThreshold() != nil {
 				continue
 			}
-			switch set.Geometry.(type) {
+			switch g, _ := geometry.Unshift(set.Geometry); g.(type) {
 			case geometry.ByteScreener:
 				c.PrepareBytes()
 			case geometry.HalfScreener:
@@ -510,6 +510,12 @@ func prepareHalf(st *state) {
 	}
 }
 
+// isLinearNorm reports whether g is a single-norm (retrieve.Collection.Transform's).
+func isLinearNorm(g geometry.Geometry) bool {
+	_, ok := g.(geometry.LinearNorm)
+	return ok
+}
+
 // transformAll transforms each in-memory collection for each single-norm
 // set of its dimension (retrieve.Collection.Transform), in name order,
 // within budget bytes in all.
@@ -517,7 +523,7 @@ func transformAll(st *state, budget int64) {
 	st.transforms = map[string][]transformInfo{}
 	for _, sn := range slices.Sorted(maps.Keys(st.sets)) {
 		set := st.sets[sn]
-		if _, ok := set.Geometry.(geometry.LinearNorm); !ok || set.OneThreshold() != nil { // no retrieval without a label
+		if g, _ := geometry.Unshift(set.Geometry); !isLinearNorm(g) || set.OneThreshold() != nil { // no retrieval without a label
 			continue
 		}
 		for _, cn := range slices.Sorted(maps.Keys(st.colls)) {

@@ -21,6 +21,11 @@ type Spec struct {
 	// loss (nil: PaperInfoNCE). Without a head Config.InfoNCE is ignored.
 	Head    bool
 	HeadDim int
+	// Shift, when true, centres the sets at anchor + c, c the fit split's
+	// mean offset of positive − anchor (bundle.MeanOffset): the geometry
+	// is trained on the shifted differences and returned as
+	// geometry.Shifted. For anchors and positives from two encoders.
+	Shift bool
 	// Config is the recipe, with this run's objective, α and seed.
 	Config Config
 }
@@ -74,7 +79,20 @@ func Fit(ctx context.Context, s Spec, fit, val *bundle.Bundle, obs Observer) (*F
 	} else {
 		cfg.InfoNCE = nil
 	}
-	res, err := TrainHead(ctx, g, h, fit, val, cfg, obs)
+	trainOn, selectOn := fit, val
+	var shift []float64
+	if s.Shift {
+		if shift, err = bundle.MeanOffset(fit); err != nil {
+			return nil, fmt.Errorf("train: fit: %w", err)
+		}
+		if trainOn, err = fit.Shifted(shift); err != nil {
+			return nil, err
+		}
+		if selectOn, err = val.Shifted(shift); err != nil {
+			return nil, fmt.Errorf("train: validation: %w", err)
+		}
+	}
+	res, err := TrainHead(ctx, g, h, trainOn, selectOn, cfg, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +101,11 @@ func Fit(ctx context.Context, s Spec, fit, val *bundle.Bundle, obs Observer) (*F
 	f.Info.Seen = bundle.NewRowFilter(fit, val)
 	if h != nil {
 		if f.Geometry, err = head.NewProjected(h, g); err != nil {
+			return nil, err
+		}
+	}
+	if shift != nil {
+		if f.Geometry, err = geometry.NewShifted(f.Geometry, shift); err != nil {
 			return nil, err
 		}
 	}

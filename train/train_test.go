@@ -388,3 +388,52 @@ func TestKeptInitial(t *testing.T) {
 		}
 	}
 }
+
+// TestFitShift: Spec.Shift trains on the differences moved by the fit
+// split's mean offset and returns the geometry centred there (behind a
+// head too), its scores those of the geometry trained on a bundle shifted
+// by hand; the record keeps the unshifted splits' digests and rows, so
+// that evaluate and calibrate still know the fit split.
+func TestFitShift(t *testing.T) {
+	t.Parallel()
+	fit, val := smallSim(t, 200, 10, 4)
+	cfg := SimRecipe
+	cfg.Objective.Objective, cfg.MaxEpochs, cfg.InfoNCE = objective.Neg, 3, &PaperInfoNCE
+	c, err := bundle.MeanOffset(fit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sfit, _ := fit.Shifted(c)
+	sval, _ := val.Shifted(c)
+	for _, spec := range []Spec{{Kind: geometry.KindGenBall, Config: cfg}, {Kind: geometry.KindNorm, Head: true, Config: cfg}} {
+		plain, err := Fit(context.Background(), spec, sfit, sval, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.Shift = true
+		f, err := Fit(context.Background(), spec, fit, val, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh, ok := f.Geometry.(*geometry.Shifted)
+		if !ok {
+			t.Fatalf("%v: fitted %T, want *geometry.Shifted", spec.Kind, f.Geometry)
+		}
+		for j, v := range sh.Shift {
+			if v != float32(c[j]) {
+				t.Fatalf("%v: shift %v, want the mean offset %v", spec.Kind, sh.Shift, c)
+			}
+		}
+		diffs := fit.PositiveDiffs(nil, 0)
+		moved := sfit.PositiveDiffs(nil, 0)
+		got, want := f.Geometry.Scores(nil, diffs), plain.Geometry.Scores(nil, moved)
+		for i := range got {
+			if math.Abs(got[i]-want[i]) > 1e-5*math.Abs(want[i]) {
+				t.Fatalf("%v: score %v, the geometry fitted on the shifted bundle %v", spec.Kind, got[i], want[i])
+			}
+		}
+		if f.Info.Splits["fit"] != fit.Digest() || f.Info.Splits["validation"] != val.Digest() || f.Info.Seen.Count(fit) != fit.N {
+			t.Errorf("%v: the record names other splits than the ones given: %v", spec.Kind, f.Info.Splits)
+		}
+	}
+}

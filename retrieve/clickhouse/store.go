@@ -260,6 +260,7 @@ func (s *Store) Search(ctx context.Context, set *conformal.Set, anchor []float32
 	if err := retrieve.CheckQuery(set, anchor, s.d); err != nil {
 		return nil, 0, err
 	}
+	set, anchor = retrieve.Centred(set, anchor) // the push-down of a shifted set's inner geometry
 	f, err := s.filter(ctx, set, anchor)
 	if err != nil {
 		return nil, 0, err
