@@ -22,6 +22,7 @@ type fitOptions struct {
 	ValShare  *float64 `json:"val_share"`
 	Alpha     *float64 `json:"alpha"`
 	Seed      uint64   `json:"seed"`
+	Shift     bool     `json:"shift"` // ccs fit -shift
 	recipeOptions
 }
 
@@ -80,7 +81,7 @@ func (o fitOptions) spec() (train.Spec, float64, error) {
 		return train.Spec{}, 0, err
 	}
 	cfg.Objective.Objective, cfg.Objective.Alpha, cfg.Seed = obj, alpha, o.Seed
-	return train.Spec{Kind: kind, Head: withHead, HeadDim: o.HeadDim, Config: cfg}, valShare, nil
+	return train.Spec{Kind: kind, Head: withHead, HeadDim: o.HeadDim, Shift: o.Shift, Config: cfg}, valShare, nil
 }
 
 // recipe is the training recipe the keywords give (the named recipe, def

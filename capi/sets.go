@@ -26,6 +26,9 @@ type calibrateOptions struct {
 	Seed          uint64   `json:"seed"`
 	Ridge         *float64 `json:"ridge"`
 	AllowInfinite bool     `json:"allow_infinite"`
+	// Shift centres a baseline's sets at anchor + the fit split's mean
+	// offset (ccs calibrate -shift).
+	Shift bool `json:"shift"`
 	// Reference keeps that many calibration anchors as the OOD reference
 	// pool; ReferenceDB every row of a collection file instead;
 	// ReferenceSource names a pool given as an array.
@@ -67,8 +70,14 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 			return nil, fmt.Errorf("calibrate: geometry %s is learned: fit it with ccs.fit, then calibrate the fitted set", kind)
 		}
 	}
-	if in.Fit != nil && kind != geometry.KindEllipsoid {
-		return nil, fmt.Errorf("calibrate: fit is for the ellipsoid (its Σ)")
+	if o.Shift && fitted != nil {
+		return nil, fmt.Errorf("calibrate: shift is for \"ball\" and \"ellipsoid\": a fitted set's shift is fitted with it (ccs.fit(..., shift=True))")
+	}
+	if o.Shift && kind == geometry.KindBall && in.Fit == nil {
+		return nil, fmt.Errorf("calibrate: shift=True needs fit= (the fit split) for the ball: its mean offset is estimated there, never on cal")
+	}
+	if in.Fit != nil && kind != geometry.KindEllipsoid && !(o.Shift && kind == geometry.KindBall) {
+		return nil, fmt.Errorf("calibrate: fit is for the ellipsoid (its Σ), or the ball's shift")
 	}
 	if in.Fit != nil && in.Fit.b.D != cal.b.D {
 		return nil, fmt.Errorf("calibrate: %s: embeddings of dimension %d, %s's is %d", in.Fit.name("fit"), in.Fit.b.D, cal.name("cal"), cal.b.D)
@@ -105,12 +114,14 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		}
 	}
 	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite},
-		Ridge: ridge, SplitSeed: o.Seed}
+		Ridge: ridge, SplitSeed: o.Seed, Shift: o.Shift}
 	opt.Calibration.LabelNames = cal.names // a class set's, a trim's class names
 	var set *conformal.Set
 	switch {
 	case fitted != nil:
 		set, err = conformal.CalibrateFitted(fitted, cal.b, alpha, opt.Calibration)
+	case kind == geometry.KindBall && in.Fit != nil:
+		set, err = baseline.BallFrom(in.Fit.b, cal.b, alpha, opt)
 	case kind == geometry.KindBall:
 		set, err = baseline.Ball(cal.b, alpha, opt)
 	case in.Fit != nil:

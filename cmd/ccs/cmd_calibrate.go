@@ -27,6 +27,7 @@ type calibrateOptions struct {
 	Seed          uint64
 	Ridge         float64 // the ellipsoid's
 	Fit           string  // the ellipsoid's Σ from this bundle instead of half of Cal
+	Shift         bool    // centre the sets at anchor + the fit split's mean offset
 	Reference     int     // anchors kept as the OOD reference pool
 	ReferenceDB   string  // or a file's rows as the pool
 	OODCal        string  // held-out ID inputs calibrating the per-input OOD test
@@ -35,7 +36,7 @@ type calibrateOptions struct {
 }
 
 func calibrateCommand() *command {
-	return newCommand("calibrate", "-geometry ball|ellipsoid [-fit FILE] | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pac|pooled|class] [-delta δ] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K]]",
+	return newCommand("calibrate", "-geometry ball|ellipsoid [-fit FILE [-shift]] | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pac|pooled|class] [-delta δ] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K]]",
 		"calibrate a baseline set, or a fitted geometry, on a calibration bundle and save it",
 		func(fs *flag.FlagSet, o *calibrateOptions) func() error {
 			fs.StringVar(&o.Geometry, "geometry", "", "baseline set family: ball or ellipsoid")
@@ -48,6 +49,7 @@ func calibrateCommand() *command {
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` choosing each anchor's positive and the ellipsoid's half split")
 			fs.Float64Var(&o.Ridge, "ridge", baseline.DefaultRidge, "ellipsoid: ridge added to Σ's diagonal, relative to tr(Σ)/d")
 			fs.StringVar(&o.Fit, "fit", "", "ellipsoid: estimate Σ on the bundle `file` (the fit split) and calibrate on the whole -cal bundle, instead of halving -cal (whose halves share rows where positives are other items of the split, as in bundles made from labels)")
+			fs.BoolVar(&o.Shift, "shift", false, "centre the set at anchor + the mean offset of positive − anchor over the -fit bundle, not at the anchor: for anchors and positives from two encoders (a dual encoder's queries and passages, captions and images); the ellipsoid without -fit takes it from its half of -cal")
 			fs.IntVar(&o.Reference, "reference", 0, "keep `N` calibration anchors with the set as the reference pool of the per-input OOD scores (0: none)")
 			fs.StringVar(&o.ReferenceDB, "reference-db", "", "keep every row of `FILE` (a collection: .npz or .safetensors with \"embeddings\" or \"anchors\", .npy or .parquet) as the reference pool instead")
 			fs.StringVar(&o.OODCal, "ood-cal", "", "calibrate the per-input OOD test on the in-distribution inputs of `FILE` (.npz: \"embeddings\" or \"anchors\"), held out from the pool and from everything the set was fitted on")
@@ -74,6 +76,9 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	if err := checkDelta("calibrate", m, o.Delta); err != nil {
 		return err
 	}
+	if o.Shift && o.Fitted != "" {
+		return usagef("calibrate: -shift is for -geometry: a fitted set's shift is fitted with it (ccs fit -shift)")
+	}
 	var kind geometry.Kind
 	var fitted *conformal.Set
 	if o.Geometry != "" {
@@ -86,8 +91,11 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	} else if fitted, err = conformal.Load(o.Fitted); err != nil {
 		return err
 	}
-	if o.Fit != "" && kind != geometry.KindEllipsoid {
-		return usagef("calibrate: -fit is for -geometry ellipsoid (its Σ)")
+	if o.Shift && kind == geometry.KindBall && o.Fit == "" {
+		return usagef("calibrate: -shift needs -fit FILE (the fit split) for the ball: its mean offset is estimated there, never on -cal")
+	}
+	if o.Fit != "" && kind != geometry.KindEllipsoid && !(o.Shift && kind == geometry.KindBall) {
+		return usagef("calibrate: -fit is for -geometry ellipsoid (its Σ), or the ball's -shift")
 	}
 	if o.Reference < 0 {
 		return usagef("calibrate: -reference %d: want ≥ 0", o.Reference)
@@ -112,7 +120,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		return err
 	}
 	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite},
-		Ridge: o.Ridge, SplitSeed: o.Seed}
+		Ridge: o.Ridge, SplitSeed: o.Seed, Shift: o.Shift}
 	// Names for a class-conditional set's classes, and for the class
 	// a marginal calibration's trim names.
 	opt.Calibration.LabelNames = bundle.ManifestLabelNames(o.Cal, cal)
@@ -120,7 +128,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	switch {
 	case fitted != nil:
 		set, err = conformal.CalibrateFitted(fitted, cal, o.Alpha, opt.Calibration)
-	case kind == geometry.KindBall:
+	case kind == geometry.KindBall && o.Fit == "":
 		set, err = baseline.Ball(cal, o.Alpha, opt)
 	case o.Fit != "":
 		var fit *bundle.Bundle
@@ -130,7 +138,11 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		if fit.D != cal.D {
 			return fmt.Errorf("%s: embeddings of dimension %d, %s's is %d", o.Fit, fit.D, o.Cal, cal.D)
 		}
-		set, err = baseline.EllipsoidFrom(fit, cal, o.Alpha, opt)
+		if kind == geometry.KindBall {
+			set, err = baseline.BallFrom(fit, cal, o.Alpha, opt)
+		} else {
+			set, err = baseline.EllipsoidFrom(fit, cal, o.Alpha, opt)
+		}
 	default:
 		set, err = baseline.Ellipsoid(cal, o.Alpha, opt)
 	}

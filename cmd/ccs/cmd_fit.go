@@ -24,13 +24,14 @@ type fitOptions struct {
 	Alpha     float64
 	Seed      uint64 // the batch order
 	Quiet     bool
+	Shift     bool         // centre the sets at anchor + the fit split's mean offset
 	Recipe    train.Config // the training recipe (addRecipeFlags)
 	// valShareSet says -val-share was given.
 	valShareSet bool
 }
 
 func fitCommand() *command {
-	return newCommand("fit", "-geometry single|genball -objective neg|vol|neg,vol[,infonce] [-head-dim D] -train FILE [-val FILE | -val-share 0.1] -out SET.json [-alpha A] [recipe flags] [-seed S] [-quiet]",
+	return newCommand("fit", "-geometry single|genball -objective neg|vol|neg,vol[,infonce] [-head-dim D] -train FILE [-val FILE | -val-share 0.1] -out SET.json [-alpha A] [-shift] [recipe flags] [-seed S] [-quiet]",
 		"learn a set geometry on a training split, choosing the checkpoint on a validation split",
 		func(fs *flag.FlagSet, o *fitOptions) func() error {
 			fs.StringVar(&o.Geometry, "geometry", "", "learnable family: single (‖Mx‖_p) or genball (Σ (m_j|x_j|)^p_j)")
@@ -43,6 +44,7 @@ func fitCommand() *command {
 			fs.Float64Var(&o.Alpha, "alpha", defaultAlpha, "miscoverage level α of the training threshold, in (0,1)")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the batch order")
 			fs.BoolVar(&o.Quiet, "quiet", false, "no progress on stderr")
+			fs.BoolVar(&o.Shift, "shift", false, "centre the sets at anchor + the training bundle's mean offset of positive − anchor, and train the geometry around that centre: for anchors and positives from two encoders (a dual encoder's queries and passages, captions and images)")
 			recipe := recipeOption(fs, "sim", "fit", &o.Recipe)
 			return func() error {
 				fs.Visit(func(f *flag.Flag) { o.valShareSet = o.valShareSet || f.Name == "val-share" })
@@ -105,7 +107,7 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 	}
 	cfg := o.Recipe
 	cfg.Objective.Objective, cfg.Objective.Alpha, cfg.Seed = obj, o.Alpha, o.Seed
-	f, err := train.Fit(ctx, train.Spec{Kind: kind, Head: withHead, HeadDim: o.HeadDim, Config: cfg}, fit, val,
+	f, err := train.Fit(ctx, train.Spec{Kind: kind, Head: withHead, HeadDim: o.HeadDim, Shift: o.Shift, Config: cfg}, fit, val,
 		trainProgress{newProgress(out, o.Quiet, "epoch")})
 	if err != nil {
 		return fmt.Errorf("fit on %s (validation %s): %w", o.Train, valName, err)

@@ -515,7 +515,7 @@ def _fitted(job):
     return h.value, loads(training)
 
 
-def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, val_share=None, recipe="sim",
+def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, val_share=None, shift=False, recipe="sim",
         threshold=None, batch=None, epochs=None, patience=None, clip=None, lr=None, momentum=None,
         weight_decay=None, cosine=None, T=None, lambda_=None, p_min=None, p_max=None, m_min=None, m_max=None,
         tau=None, infonce_weight=None, head_volume=None, progress=None):
@@ -523,7 +523,10 @@ def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, v
     or "genball" (sum (m_j |x_j|)^p_j), trained on the bundle fit with the
     checkpoint chosen on val (without val, a val_share of fit's anchors,
     default 0.1, seeded by seed). objective: "neg", "vol" or "neg,vol",
-    with ",infonce" to train a projection head (head_dim outputs).
+    with ",infonce" to train a projection head (head_dim outputs). shift:
+    centre the sets at anchor + fit's mean offset of positive - anchor and
+    train the geometry there, as ccs fit -shift (anchors and positives from
+    two encoders: queries and passages, captions and images).
 
     The recipe's keywords are ccs fit's flags (recipe "sim" or "embedding";
     threshold, batch, epochs, patience, clip, lr, momentum, weight_decay,
@@ -540,7 +543,7 @@ def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, v
     vb, close_val = (None, False) if val is None else _bundle_of(val, "val")
     try:
         opts = options(geometry=geometry, objective=objective, alpha=alpha, seed=seed, head_dim=head_dim,
-                       val_share=val_share, recipe=recipe, threshold=threshold, batch=batch, epochs=epochs,
+                       val_share=val_share, shift=shift, recipe=recipe, threshold=threshold, batch=batch, epochs=epochs,
                        patience=patience, clip=clip, lr=lr, momentum=momentum, weight_decay=weight_decay,
                        cosine=cosine, T=T, **{"lambda": lambda_}, p_min=p_min, p_max=p_max, m_min=m_min,
                        m_max=m_max, tau=tau, infonce_weight=infonce_weight, head_volume=head_volume)
@@ -558,8 +561,8 @@ def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, v
     return s
 
 
-def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, ridge=None, fit=None, reference=None,
-              ood_cal=None, ood_k=None, allow_infinite=False):
+def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, ridge=None, fit=None, shift=False,
+              reference=None, ood_cal=None, ood_k=None, allow_infinite=False):
     """Calibrates a set on the bundle cal (or a bundle file's path), as ccs
     calibrate does. fitted: a fitted Set (from fit, or Set.load of a file
     ccs fit wrote, or that file's path), or "ball" or "ellipsoid" for the
@@ -572,7 +575,10 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
     the ellipsoid's Σ, calibrated then on the whole of cal, as ccs calibrate
     -fit and ccs compare do (without it Σ comes from half of cal, whose
     halves share rows when positives are other items of the split, as in
-    bundles made from labels); allow_infinite accepts a whole-space set.
+    bundles made from labels); shift=True centres the ball's or the
+    ellipsoid's sets at anchor + fit's mean offset of positive - anchor, as
+    ccs calibrate -shift (the ball needs fit then); allow_infinite accepts a
+    whole-space set.
 
     reference keeps an OOD reference pool with the set: a number of
     calibration anchors, a collection file (.npz, .npy, .parquet) or an
@@ -618,7 +624,7 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
         cal_rows, cal_source = ood_cal, "array"
     try:
         opts = options(geometry=geometry, alpha=alpha, calibration=calibration, delta=delta, seed=seed,
-                       ridge=ridge, allow_infinite=allow_infinite, reference=ref_n, reference_db=ref_db,
+                       ridge=ridge, shift=shift, allow_infinite=allow_infinite, reference=ref_n, reference_db=ref_db,
                        reference_source=ref_source, ood_cal=cal_path, ood_cal_source=cal_source, ood_k=ood_k)
         h = c_handle()
         call(lib.ccs_calibrate, fitted_h, cb._handle(), 0 if fb is None else fb._handle(), opts,

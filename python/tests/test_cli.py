@@ -388,6 +388,8 @@ FITS = [
                               "-seed", 4, "-T", 5, "-p-max", 4, "-m-max", 50, "-patience", 2],
      dict(geometry="genball", objective="neg", val_share=0.2, epochs=3, seed=4, T=5, p_max=4, m_max=50, patience=2),
      False),
+    ("genball-shift", ["-geometry", "genball", "-objective", "neg", "-epochs", 2, "-shift"],
+     dict(geometry="genball", objective="neg", epochs=2, shift=True), True),
     ("genball-infonce", ["-geometry", "genball", "-objective", "neg,vol,infonce", "-epochs", 2, "-tau", 0.2,
                          "-lambda", 0.01, "-head-volume", "projected", "-alpha", 0.1],
      dict(geometry="genball", objective="neg,vol,infonce", epochs=2, tau=0.2, lambda_=0.01, head_volume="projected",
@@ -423,6 +425,9 @@ CALIBRATIONS = [
     ("ball", None, [], {}),
     ("ellipsoid", None, ["-seed", 3, "-ridge", 1e-3], dict(seed=3, ridge=1e-3)),
     ("ellipsoid-fit", None, ["-fit", "FIT", "-seed", 3], dict(fit="FIT", seed=3)),
+    ("ball-shift", None, ["-fit", "FIT", "-shift"], dict(fit="FIT", shift=True)),
+    ("ellipsoid-shift", None, ["-fit", "FIT", "-shift"], dict(fit="FIT", shift=True)),
+    ("shifted", "genball-shift", [], {}),
     ("one", "genball-negvol", ["-seed", 2], dict(seed=2)),
     ("pac", "genball-negvol", ["-calibration", "pac", "-delta", 0.1, "-alpha", 0.1],
      dict(calibration="pac", delta=0.1, alpha=0.1)),
@@ -449,7 +454,7 @@ def calibrated(sim, fitted, cli, tmp_path_factory):
     for name, fit, args, kw in CALIBRATIONS:
         args = [subst.get(a, a) if isinstance(a, str) else a for a in args]
         kw = {k: subst.get(v, v) if isinstance(v, str) else v for k, v in kw.items()}
-        geometry = name.removesuffix("-fit")  # ellipsoid-fit: the ellipsoid, Σ from the fit split
+        geometry = name.removesuffix("-fit").removesuffix("-shift")  # ellipsoid-fit: the ellipsoid, Σ from the fit split
         src = ["-set", fitted[fit][0]] if fit else ["-geometry", geometry]
         cli("calibrate", *src, "-cal", sim / "cal.npz", *args, "-out", d / f"{name}.json")
         with warnings.catch_warnings():
