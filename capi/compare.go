@@ -31,6 +31,7 @@ type compareOptions struct {
 	Delta       float64  `json:"delta"`
 	Resplits    *int     `json:"resplits"`
 	Reference   *int     `json:"reference"`
+	Shift       bool     `json:"shift"` // ccs compare -shift
 	// Name names the bundles in the table's title (ccs compare's -data);
 	// Command is the call, as the document records it.
 	Name    string `json:"name"`
@@ -120,7 +121,10 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 			return nil, fmt.Errorf("compare: reference=%d: %w", reference, err)
 		}
 	}
-	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe, OutDir: o.Sets},
+	if o.Shift && in.Fit == nil {
+		return nil, fmt.Errorf("compare: shift=True needs the fit bundle: the mean offset is estimated there")
+	}
+	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe, OutDir: o.Sets, Shift: o.Shift},
 		Resplits: resplits, Reference: reference}
 	if o.Out != "" && o.Sets != "" {
 		return nil, fmt.Errorf("compare: out and sets: give one (out keeps the sets in %s)", filepath.Join(o.Out, "sets", "compare"))

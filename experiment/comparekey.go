@@ -60,7 +60,8 @@ func compareKey(cfg CompareConfig, data CompareData, code string, recipe bool) (
 		Reference   int
 		Train       any
 		LabelNames  []string
-	}{cfg.Alpha, cfg.Calibration.String(), cfg.Delta, cfg.Resplits, cfg.Reference, train, data.LabelNames})
+		Shift       bool `json:",omitempty"` // absent unless asked: earlier cells keep their keys
+	}{cfg.Alpha, cfg.Calibration.String(), cfg.Delta, cfg.Resplits, cfg.Reference, train, data.LabelNames, cfg.Shift})
 	if err != nil {
 		return "", fmt.Errorf("experiment: compare key: %w", err)
 	}

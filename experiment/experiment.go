@@ -24,6 +24,10 @@ type Config struct {
 	Calibration conformal.Mode // 0 means one-per-anchor
 	Delta       float64        // PAC's δ, with Calibration PAC
 	Workers     int            // runs in parallel; 0 means GOMAXPROCS
+	// Shift centres every row's sets at anchor + the fit split's mean
+	// offset of positive − anchor (geometry.Shifted; Compare's -shift):
+	// for anchors and positives from two encoders.
+	Shift bool
 	// Train is the training recipe of the learned rows; its objective, α
 	// and seed are set per row. Zero fields take the table's recipe.
 	Train train.Config

@@ -64,6 +64,9 @@ func Ball() Method {
 	const name = "Conformal Ball (ℓ2)"
 	return Method{Name: name, File: "ball", Paper: paperTable1[name],
 		Fit: func(ctx context.Context, sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
+			if cfg.Shift {
+				return baseline.BallFrom(sp.Fit, sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed), Shift: true})
+			}
 			return baseline.Ball(sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed)})
 		}}
 }
@@ -107,7 +110,7 @@ func EllipsoidFromFit() Method {
 			cache[sp.Fit] = e
 		}
 		mu.Unlock()
-		e.once.Do(func() { e.f, e.err = baseline.FitEllipsoid(sp.Fit, baseline.Options{}) })
+		e.once.Do(func() { e.f, e.err = baseline.FitEllipsoid(sp.Fit, baseline.Options{Shift: cfg.Shift}) })
 		if e.err != nil {
 			return nil, e.err
 		}
@@ -161,7 +164,7 @@ func learned(kind geometry.Kind, obj objective.Objective, infoNCE bool) Method {
 			tc := cfg.Train
 			tc.Objective.Objective, tc.Objective.Alpha = obj, cfg.Alpha
 			tc.Seed, tc.Workers, tc.Rows = seed, sp.Workers, sp.Rows
-			f, err := train.Fit(ctx, train.Spec{Kind: kind, Head: infoNCE, Config: tc}, sp.Fit, sp.Val, nil)
+			f, err := train.Fit(ctx, train.Spec{Kind: kind, Head: infoNCE, Shift: cfg.Shift, Config: tc}, sp.Fit, sp.Val, nil)
 			if err != nil {
 				return nil, err
 			}

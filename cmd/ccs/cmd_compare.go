@@ -23,6 +23,7 @@ type compareOptions struct {
 	Rows      string
 	Resplits  int
 	Reference int
+	Shift     bool // every set centred at anchor + the fit split's mean offset
 	Recipe    train.Config
 	// referenceSet reports whether -reference was given: its default is
 	// capped at the fit split, a given value is not.
@@ -30,7 +31,7 @@ type compareOptions struct {
 }
 
 func compareCommand() *command {
-	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce] [-alpha 0.05] [-calibration one|pac|class|pooled] [-delta δ] [-resplits 200] [-reference 2000] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
+	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce] [-alpha 0.05] [-calibration one|pac|class|pooled] [-delta δ] [-resplits 200] [-reference 2000] [-shift] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
 		"compare the set families on your own bundles (ccs bundle's directory): the paper's Table 1 for your data, over seeds, with the worst class, resplits and the OOD test",
 		func(fs *flag.FlagSet, o *compareOptions) func() error {
 			addTableFlags(fs, &o.tableOptions, 3)
@@ -39,6 +40,7 @@ func compareCommand() *command {
 			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the ℓ2 ball, the ellipsoid, and single-norm and generalized balls under Neg, Vol and Neg+Vol), baselines, learned, infonce (with the InfoNCE head) or all+infonce")
 			fs.IntVar(&o.Resplits, "resplits", 200, "random halvings of the test split behind the share of resplits covering less than 1−α")
 			fs.IntVar(&o.Reference, "reference", experiment.DefaultReference, "fit anchors (drawn once, seeded) in the per-input OOD score's pool, with ood.npz (by default every fit anchor of a smaller fit split)")
+			fs.BoolVar(&o.Shift, "shift", false, "centre every row's sets at anchor + the fit split's mean offset of positive − anchor (ccs calibrate -shift, ccs fit -shift): for anchors and positives from two encoders")
 			recipe := recipeOption(fs, "embedding", "compare", &o.Recipe)
 			return func() error {
 				fs.Visit(func(f *flag.Flag) { o.referenceSet = o.referenceSet || f.Name == "reference" })
@@ -65,8 +67,10 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	if o.Reference < 1 {
 		return usagef("compare: -reference %d: want at least 1", o.Reference)
 	}
+	cfg.Shift = o.Shift
 	methods := experiment.ForCompare(rows())
 	needFit, trains := experiment.Needs(methods)
+	needFit = needFit || o.Shift // the offset comes from the fit split
 	if st, err := os.Stat(o.Data); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("compare: -data %s: no such directory (ccs bundle -out %s makes it)", o.Data, o.Data)
 	} else if err != nil {

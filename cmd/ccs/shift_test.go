@@ -85,6 +85,17 @@ func TestShiftDualEncoder(t *testing.T) {
 			t.Errorf("%s: the file's shift: %v", name, shifted)
 		}
 	}
+	// compare -shift centres every row's sets, and says so.
+	table := ccs("compare", "-data", p("b"), "-rows", "all", "-seeds", "1", "-epochs", "2", "-shift", "-out", p("res"), "-quiet")
+	if !strings.Contains(table, "every set centred at anchor + the ") {
+		t.Errorf("compare -shift: the table does not say the sets are shifted:\n%s", table)
+	}
+	for _, name := range []string{"ball", "ellipsoid", "genball-neg"} {
+		text, err := os.ReadFile(filepath.Join(dir, "res", "sets", "compare", "seed-0", name+".json"))
+		if err != nil || !strings.Contains(string(text), `"shift": [`) {
+			t.Errorf("compare -shift: %s: %v, no shift in the set", name, err)
+		}
+	}
 	t.Logf("passages a test query's set holds: %v", size)
 	for _, name := range []string{"ball", "ell"} {
 		if size[name+"-shift"] > size[name]/2 {

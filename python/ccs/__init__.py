@@ -647,7 +647,7 @@ _SPLITS = ("fit", "val", "cal", "test", "ood", "ood-cal")
 
 
 def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delta=0.0, resplits=200,
-            reference=None, out=None, sets=None, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
+            reference=None, shift=False, out=None, sets=None, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
             lr=None, momentum=None, weight_decay=None, cosine=None, T=None, lambda_=None, p_min=None, p_max=None,
             m_min=None, m_max=None, tau=None, infonce_weight=None, head_volume=None, progress=None):
     """Compares the set families on your bundles, as ccs compare does: the
@@ -663,7 +663,10 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
     "class" or "pooled"); the training keywords are ccs.fit's, with the
     "embedding" recipe by default. reference: the fit anchors in the
     per-input OOD score's pool (by default 2000, or every fit anchor of a
-    smaller fit split; more than the fit split is refused). out: a results
+    smaller fit split; more than the fit split is refused). shift: every
+    row's sets centred at anchor + the fit split's mean offset of positive
+    - anchor, as ccs compare -shift (anchors and positives from two
+    encoders). out: a results
     directory, as ccs
     compare -out keeps one: every finished (row, seed) cell in out/cells, so
     that a comparison stopped (Ctrl-C) and called again computes only the
@@ -706,7 +709,7 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
         else:
             raise TypeError(f"compare: bundles: want ccs.bundle's dict or a directory, got {type(bundles).__name__}")
         names = next((b.label_names for b in given.values() if getattr(b, "label_names", None) is not None), None)
-        opts = options(seeds=seeds, rows=rows, alpha=alpha, calibration=calibration, delta=delta, resplits=resplits,
+        opts = options(seeds=seeds, rows=rows, alpha=alpha, calibration=calibration, delta=delta, resplits=resplits, shift=shift,
                        label_names=list(names) if names is not None else None,
                        directory=name if isinstance(bundles, (str, bytes, os.PathLike)) else None,
                        reference=reference, name=name, command=f"ccs.compare({name!r}, seeds={seeds}, rows={rows!r})",

@@ -963,3 +963,19 @@ def test_features_bundle_for_ccs_ood(tmp_path, cli):
         ccs.calibrate("ball", f)
     with pytest.raises(ValueError, match=r'array "positives" \(or "positive_index"\) is missing'):
         ccs.Bundle(a, negatives=a[:, None, :])
+
+
+def test_compare_shift_equals_ccs_compare(labelled, cli, tmp_path):
+    """compare(shift=True) is ccs compare -shift: the table says the sets
+    are centred off their anchors, and the baselines' sets it keeps are the
+    command's, byte for byte, each with its shift."""
+    d = labelled["bundles"]
+    args = ["-rows", "baselines", "-seeds", 1, "-resplits", 20, "-reference", 100, "-shift"]
+    want = cli_json(cli, "compare", "-data", d, *args, "-out", tmp_path / "cli", "-json", "-quiet")
+    got = ccs.compare(d, rows="baselines", seeds=1, resplits=20, reference=100, shift=True, sets=tmp_path / "py")
+    assert _without_times(got.table) == _without_times(want["tables"][0])
+    assert "every set centred at anchor + the" in got.table["config"]
+    for row in got.rows:
+        name = f"seed-0/{row['set']}.json"
+        assert same_file(tmp_path / "py" / name, tmp_path / "cli" / "sets" / "compare" / name), name
+        assert "shift" in _lib.loads(open(tmp_path / "py" / name).read())
