@@ -100,6 +100,10 @@ func decodeNPY(r *http.Request, d, maxRows int) ([]float32, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	want := fmt.Sprintf("(%d,) or (m, %d)", d, d)
+	if maxRows == 1 {
+		want = fmt.Sprintf("one anchor, (%d,) or (1, %d)", d, d)
+	}
 	// The body's length bounds what its header may announce.
 	a, err := bundle.DecodeNPYBytes(body, "body", mulCap(addCap(maxRows, 1), d))
 	var large *bundle.TooLargeError
@@ -109,7 +113,7 @@ func decodeNPY(r *http.Request, d, maxRows int) ([]float32, int, error) {
 		// caller answers as for as many JSON points (413).
 		return nil, large.Shape[0], errTooManyRows
 	case errors.As(err, &large):
-		return nil, 0, invalid("body", ".npy body: shape %s, want (%d,) or (m, %d): the set's dimension is %d", shapeString(large.Shape), d, d, d)
+		return nil, 0, invalid("body", ".npy body: shape %s, want %s: the set's dimension is %d", shapeString(large.Shape), want, d)
 	case err != nil:
 		return nil, 0, badRequest("body", "%v", err)
 	}
@@ -123,7 +127,7 @@ func decodeNPY(r *http.Request, d, maxRows int) ([]float32, int, error) {
 	case len(a.Shape) == 2 && a.Shape[1] == d:
 		rows = a.Shape[0]
 	default:
-		return nil, 0, invalid("body", ".npy body: shape %s, want (%d,) or (m, %d): the set's dimension is %d", shapeString(a.Shape), d, d, d)
+		return nil, 0, invalid("body", ".npy body: shape %s, want %s: the set's dimension is %d", shapeString(a.Shape), want, d)
 	}
 	for i, v := range a.F32 {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {

@@ -300,6 +300,17 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%s, 60 rows: %q, want %q", c.path, e.Error.Message, c.want)
 		}
 	}
+	// A body of another dimension: a retrieval's says it takes one anchor.
+	for _, c := range []struct{ path, want string }{
+		{"/v1/sets/ball/ood", ".npy body: shape (4,), want (3,) or (m, 3): the set's dimension is 3"},
+		{"/v1/sets/ball/retrieve?collection=db", ".npy body: shape (4,), want one anchor, (3,) or (1, 3): the set's dimension is 3"},
+	} {
+		var e apiErr
+		rec := do(t, h, "POST", c.path, "application/x-npy", npyBody(t, make([]float32, 4), 4))
+		if json.Unmarshal(rec.Body.Bytes(), &e); rec.Code != 422 || e.Error.Message != c.want {
+			t.Errorf("%s, shape (4,): %d %q, want %q", c.path, rec.Code, e.Error.Message, c.want)
+		}
+	}
 	for _, path := range []string{"/healthz", "/readyz", "/v1/sets"} {
 		if rec := do(t, h, "HEAD", path, "", ""); rec.Code != 200 {
 			t.Errorf("HEAD %s: %d %s", path, rec.Code, rec.Body)
