@@ -30,10 +30,12 @@ func (s *Server) lookupSet(r *http.Request) (*state, string, *conformal.Set, err
 
 // setInfo is one set in GET /v1/sets.
 type setInfo struct {
-	Name        string          `json:"name"`
-	Geometry    string          `json:"geometry"`
-	Dim         int             `json:"dim"`
-	Head        string          `json:"head,omitempty"`
+	Name     string `json:"name"`
+	Geometry string `json:"geometry"`
+	Dim      int    `json:"dim"`
+	Head     string `json:"head,omitempty"`
+	// Shift is ‖c‖ for a set centred at anchor + c (geometry.Shifted).
+	Shift       float64         `json:"shift_norm,omitempty"`
 	Alpha       float64         `json:"alpha"`
 	Threshold   number          `json:"threshold"`
 	Guarantee   string          `json:"guarantee"`
@@ -82,6 +84,9 @@ func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
 			Threshold: number(set.Threshold), Guarantee: set.Guarantee(), Calibration: set.Calibration, Classes: classInfos(set), Warnings: st.warnings[name]}
 		if d := geometry.Describe(set.Geometry); d.Head() {
 			info.Head = fmt.Sprintf("%d→%d", d.HeadIn, d.HeadOut)
+		}
+		if sh, ok := set.Geometry.(*geometry.Shifted); ok {
+			info.Shift = sh.ShiftNorm()
 		}
 		if set.Reference != nil {
 			info.Reference = set.Reference.N

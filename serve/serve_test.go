@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -823,5 +824,52 @@ func TestUnitNormSet(t *testing.T) {
 	}
 	if rec := do(t, h, "POST", "/v1/sets/unit/retrieve", "application/json", `{"anchor": [0, 1, 0], "collection": "db"}`); rec.Code != http.StatusOK {
 		t.Errorf("a unit-norm query: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// TestShiftedSet: a set centred off its anchors is listed with its
+// shift's norm, and /score and /retrieve centre it: around the anchor 0
+// with shift (1, 0, 0) the row (1, 0, 0) scores 0 and is the only hit,
+// and the anchor itself scores 1, outside.
+func TestShiftedSet(t *testing.T) {
+	t.Parallel()
+	cfg := fixtureConfig(t)
+	sh, err := geometry.NewShifted(geometry.Ball{D: 3}, []float64{1, 0, 0}) // φ(a − z + c): centred at a + c
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &conformal.Set{Geometry: sh, Threshold: 0.6, Alpha: 0.05, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 95}}
+	cfg.Sets["shifted"] = filepath.Join(t.TempDir(), "shifted.json")
+	if err := set.Save(cfg.Sets["shifted"]); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Handler()
+	if rec := do(t, h, "GET", "/v1/sets", "", ""); !strings.Contains(rec.Body.String(), `"shift_norm": 1`) {
+		t.Errorf("/v1/sets: %s", rec.Body)
+	}
+	rec := do(t, h, "POST", "/v1/sets/shifted/score", "", `{"anchor": [0, 0, 0], "points": [[1, 0, 0], [0, 0, 0]]}`)
+	var sc struct {
+		Scores []float64
+		Inside []bool
+	}
+	if json.Unmarshal(rec.Body.Bytes(), &sc); rec.Code != 200 || !slices.Equal(sc.Scores, []float64{0, 1}) || !slices.Equal(sc.Inside, []bool{true, false}) {
+		t.Errorf("/score: %d %s", rec.Code, rec.Body)
+	}
+	rec = do(t, h, "POST", "/v1/sets/shifted/retrieve", "", `{"anchor": [0, 0, 0], "collection": "db"}`)
+	var rt struct {
+		Total int
+		Hits  []struct {
+			ID    int64
+			Score float64
+		}
+	}
+	// db's rows: (1, 0, 0) id 11 at 0, (0.5, 0.5, 0.5) id 13 at √0.75 > 0.6.
+	if json.Unmarshal(rec.Body.Bytes(), &rt); rec.Code != 200 || rt.Total != 1 || rt.Hits[0].ID != 11 || rt.Hits[0].Score != 0 {
+		t.Errorf("/retrieve: %d %s", rec.Code, rec.Body)
 	}
 }
