@@ -39,6 +39,22 @@ func spreadBundle(rng *rand.Rand, n, k, d int, spread func() float64) *bundle.Bu
 	return b
 }
 
+// inside lists the rows (of d values) inside s around anchor, by
+// Contains on each difference: what a search must find.
+func inside(s *conformal.Set, anchor, rows []float32, d int) []int {
+	var in []int
+	diff := make([]float32, d)
+	for i := range len(rows) / d {
+		for j := range d {
+			diff[j] = anchor[j] - rows[i*d+j]
+		}
+		if ok, _ := s.Contains(diff, nil); ok {
+			in = append(in, i)
+		}
+	}
+	return in
+}
+
 // TestSearchMatchesContains: every hit is inside, every item inside is a
 // hit, ordered by score then row; the limit keeps the nearest. For the
 // geometries with a prefilter (ball, generalized ball) and one without
@@ -67,16 +83,7 @@ func TestSearchMatchesContains(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []int
-		diff := make([]float32, d)
-		for i := range c.N {
-			for j := range d {
-				diff[j] = anchor[j] - rows[i*d+j]
-			}
-			if in, _ := s.Contains(diff, nil); in {
-				want = append(want, i)
-			}
-		}
+		want := inside(s, anchor, rows, d)
 		kind := tc.g.Kind()
 		if total != len(want) || len(hits) != total || total == 0 || total == c.N {
 			t.Fatalf("%v: %d hits (total %d), %d items inside of %d", kind, len(hits), total, len(want), c.N)
@@ -468,16 +475,7 @@ func TestSearchShifted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []int
-		diff := make([]float32, d)
-		for i := range c.N {
-			for j := range d {
-				diff[j] = anchor[j] - rows[i*d+j]
-			}
-			if in, _ := s.Contains(diff, nil); in {
-				want = append(want, i)
-			}
-		}
+		want := inside(s, anchor, rows, d)
 		got := make([]int, len(hits))
 		for i, h := range hits {
 			got[i] = h.Row
