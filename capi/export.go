@@ -659,6 +659,32 @@ func ccs_set_evaluate(h, testH C.uintptr_t, opts *C.char, out **C.char, errOut *
 	})
 }
 
+//export ccs_set_coverage_check
+func ccs_set_coverage_check(h, testH C.uintptr_t, opts *C.char, out **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*setObj](uintptr(h), "a set")
+		if err != nil {
+			return err
+		}
+		test, err := lookup[*bundleObj](uintptr(testH), "a bundle")
+		if err != nil {
+			return err
+		}
+		var opt coverageCheckOptions
+		if err := options(opts, &opt); err != nil {
+			return err
+		}
+		check, warnings, err := coverageCheck(o.s, test, opt)
+		if err != nil {
+			return err
+		}
+		if warnings == nil {
+			warnings = []string{}
+		}
+		return jsonOut(out, map[string]any{"result": check, "warnings": warnings})
+	})
+}
+
 // setQuery reads a set handle and a query's arrays.
 func setQuery(h C.uintptr_t, anchor, points *C.ccs_array) (*conformal.Set, query, error) {
 	o, err := lookup[*setObj](uintptr(h), "a set")

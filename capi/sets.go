@@ -256,6 +256,46 @@ type evaluateOptions struct {
 // evaluate is ccs evaluate -json: the set's coverage, exclusion and
 // LogVol/d on the test bundle (experiment.NewEvaluation), and the warning
 // the CLI prints for a class-conditional set judged without labels.
+// coverageCheckOptions are Set.coverage_check's keywords, ccs
+// coverage-check's flags (a nil field takes the command's default).
+type coverageCheckOptions struct {
+	Resplits    *int     `json:"resplits"`
+	CalFraction *float64 `json:"cal_fraction"`
+	Seed        uint64   `json:"seed"`
+	PerClass    bool     `json:"per_class"`
+}
+
+// coverageCheck is ccs coverage-check: the set's geometry recalibrated on
+// resplits of test, and its own threshold's coverage of test.
+func coverageCheck(set *conformal.Set, test *bundleObj, o coverageCheckOptions) (*experiment.CoverageCheck, []string, error) {
+	resplits, fraction := 1000, 0.5
+	if o.Resplits != nil {
+		resplits = *o.Resplits
+	}
+	if o.CalFraction != nil {
+		fraction = *o.CalFraction
+	}
+	if resplits < 1 {
+		return nil, nil, fmt.Errorf("coverage_check: resplits=%d: want at least 1", resplits)
+	}
+	if !(fraction > 0 && fraction < 1) {
+		return nil, nil, fmt.Errorf("coverage_check: cal_fraction=%v: want 0 < f < 1", fraction)
+	}
+	name := test.name("test")
+	if err := checkDim(name, test.b, set); err != nil {
+		return nil, nil, err
+	}
+	var warnings []string
+	if w := set.OwnSplitWarning(test.b, true); w != "" {
+		warnings = append(warnings, name+": "+w)
+	}
+	check, more, err := experiment.CheckCoverage(set, test.b, resplits, fraction, o.Seed, o.PerClass, test.names)
+	if err != nil {
+		return nil, nil, fmt.Errorf("coverage_check: %s: %w", name, err)
+	}
+	return check, append(warnings, more...), nil
+}
+
 func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experiment.Evaluation, []string, error) {
 	if o.Unlabeled == "" {
 		o.Unlabeled = "error"

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/figure"
@@ -47,6 +48,59 @@ type StoredCoverage struct {
 	// Split names the split of the set's own this bundle is
 	// ("calibration": the coverage is near 1−α by construction), if any.
 	Split string `json:"split,omitempty"`
+}
+
+// CheckCoverage is ccs coverage-check's computation: set's geometry
+// recalibrated (its α, mode and δ) on resplits random halvings of b —
+// calFraction of its anchors calibrating, the rest held out — class by
+// class with perClass (always for a class-conditional set), and the set's
+// own threshold's coverage of all of b beside them. names are string
+// labels' names (nil: none). The warnings name each class whose set is
+// the whole space in every resplit.
+func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64, perClass bool, names []string) (*CoverageCheck, []string, error) {
+	if !set.Calibrated() {
+		return nil, nil, conformal.ErrNotCalibrated
+	}
+	var r eval.ResplitResult
+	var classes []eval.ClassResplit
+	var err error
+	if perClass || set.ClassConditional() {
+		r, classes, err = eval.ResplitsByClass(set, b, resplits, calFraction, seed)
+	} else {
+		r, err = eval.Resplits(set, b, resplits, calFraction, seed)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	check := &CoverageCheck{ResplitResult: r, Classes: classes}
+	if classes != nil {
+		check.LabelNames = names
+	}
+	var warnings []string
+	for _, c := range classes {
+		if c.WholeSpace {
+			warnings = append(warnings, fmt.Sprintf("%s: its %d calibration anchors per resplit are too few at alpha %v: its set is the whole space in every resplit, so its 100%% coverage says nothing (a larger -cal-fraction, a larger alpha, or more of the class)",
+				className(names, c.Label), c.NCal, r.Alpha))
+		}
+	}
+	// The resplits recalibrate the geometry: they say what its calibration
+	// gives, not what this set's threshold does. That is ccs evaluate's
+	// number, kept beside them so that a threshold gone wrong (a Σ that
+	// saw its calibration rows) cannot hide behind a good resplit table.
+	stored, err := eval.Evaluate(set, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	check.Stored = &StoredCoverage{Coverage: stored.Coverage, Positives: stored.Positives, Split: set.OwnSplit(b)}
+	return check, warnings, nil
+}
+
+// className is "class 3", or `class "cat"` for a string label's name.
+func className(names []string, label int64) string {
+	if label >= 0 && label < int64(len(names)) {
+		return fmt.Sprintf("class %q", names[label])
+	}
+	return fmt.Sprint("class ", label)
 }
 
 // WriteClasses writes each class's coverage over the resplits as a table.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
-	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/experiment"
 )
 
@@ -61,40 +60,14 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	// Resplits recalibrate, so the calibration split is a fair sample for
 	// them; the file's own threshold on it is not (said beside its line).
 	warnOwnSplit(out, o.Test, set, b, true)
-	role := set.OwnSplit(b)
-	var r eval.ResplitResult
-	var classes []eval.ClassResplit
-	if o.PerClass || set.ClassConditional() {
-		r, classes, err = eval.ResplitsByClass(set, b, o.Resplits, o.CalFraction, o.Seed)
-	} else {
-		r, err = eval.Resplits(set, b, o.Resplits, o.CalFraction, o.Seed)
-	}
+	check, warnings, err := experiment.CheckCoverage(set, b, o.Resplits, o.CalFraction, o.Seed, o.PerClass, bundle.ManifestLabelNames(o.Test, b))
 	if err != nil {
 		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 	}
-	check := &experiment.CoverageCheck{ResplitResult: r, Classes: classes}
-	if classes != nil {
-		check.LabelNames = bundle.ManifestLabelNames(o.Test, b)
+	for _, w := range warnings {
+		out.warn(w)
 	}
-	for _, c := range classes {
-		if c.WholeSpace {
-			name := fmt.Sprint("class ", c.Label)
-			if c.Label >= 0 && c.Label < int64(len(check.LabelNames)) {
-				name = fmt.Sprintf("class %q", check.LabelNames[c.Label])
-			}
-			out.warn(fmt.Sprintf("%s: its %d calibration anchors per resplit are too few at alpha %v: its set is the whole space in every resplit, so its 100%% coverage says nothing (a larger -cal-fraction, a larger alpha, or more of the class)",
-				name, c.NCal, r.Alpha))
-		}
-	}
-	// The resplits recalibrate the geometry: they say what its calibration
-	// gives, not what this file's threshold does. That is ccs evaluate's
-	// number, printed beside them so that a threshold gone wrong (a Σ that
-	// saw its calibration rows) cannot hide behind a good resplit table.
-	stored, err := eval.Evaluate(set, b)
-	if err != nil {
-		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
-	}
-	check.Stored = &experiment.StoredCoverage{Coverage: stored.Coverage, Positives: stored.Positives, Split: role}
+	r, stored, role, classes := check.ResplitResult, check.Stored, check.Stored.Split, check.Classes
 	if o.JSON {
 		return writeDocument(out, "coverage-check", check)
 	}

@@ -993,6 +993,25 @@ class Set(_Handle):
             result["label_names"] = list(tb.label_names)
         return result
 
+    def coverage_check(self, test, *, resplits=1000, cal_fraction=0.5, seed=0, per_class=False):
+        """The guarantee draw by draw, as ccs coverage-check -json: the
+        set's geometry recalibrated (its alpha, mode and delta) on resplits
+        random halvings of test — cal_fraction of its anchors calibrating,
+        the rest held out —, the coverage's mean and spread, 5th percentile
+        and share below 1 - alpha ("coverage_p05", "coverage_below_share"),
+        each resplit's ("coverages"), class by class with
+        per_class, and "this_set", what this set's own threshold covers of
+        test. A dict, field for field the command's."""
+        tb, close_test = _bundle_of(test, "test")
+        try:
+            out = loads(call_string(lib.ccs_set_coverage_check, self._handle(), tb._handle(),
+                                    options(resplits=resplits, cal_fraction=cal_fraction, seed=seed, per_class=per_class)))
+        finally:
+            if close_test:
+                tb.close()
+        _warn(out["warnings"])
+        return out["result"]
+
     def contains(self, anchor, points, label=None):
         """Whether each point ((m, d), or (d,) for one) is inside the set
         around anchor ((d,) or (1, d)): np.ndarray of m bools. A

@@ -979,3 +979,26 @@ def test_compare_shift_equals_ccs_compare(labelled, cli, tmp_path):
         name = f"seed-0/{row['set']}.json"
         assert same_file(tmp_path / "py" / name, tmp_path / "cli" / "sets" / "compare" / name), name
         assert "shift" in _lib.loads(open(tmp_path / "py" / name).read())
+
+
+@pytest.mark.parametrize("name", ["one", "pac", "class", "ball-shift"])
+def test_coverage_check_equals_ccs_coverage_check(calibrated, sim, cli, name):
+    """Set.coverage_check is ccs coverage-check -json, field for field."""
+    cli_file, _, s = calibrated[name]
+    args = ["-resplits", 50, "-seed", 3] + (["-per-class"] if name == "class" else [])
+    want = cli_json(cli, "coverage-check", "-set", cli_file, "-test", sim / "test.npz", "-json", *args)
+    assert want.pop("kind") == "coverage-check"
+    del want["command"], want["build"]
+    got = s.coverage_check(sim / "test.npz", resplits=50, seed=3, per_class=name == "class")
+    assert got == want
+    assert got["resplits"] == 50 and 0 < got["coverage"]["mean"] < 1 and "this_set" in got
+
+
+def test_coverage_check_refusals(calibrated, sim):
+    _, _, s = calibrated["one"]
+    for kw, want in ((dict(resplits=0), r"resplits=0: want at least 1"), (dict(cal_fraction=1), r"cal_fraction=1: want 0 < f < 1")):
+        with pytest.raises(ValueError, match=want):
+            s.coverage_check(sim / "test.npz", **kw)
+    with pytest.warns(ccs.CCSWarning, match="fit split"):  # the geometry was fitted on it
+        s.coverage_check(sim / "fit.npz", resplits=5)
+    assert s.coverage_check(sim / "cal.npz", resplits=5)["this_set"]["split"] == "calibration"  # said, not warned
