@@ -78,3 +78,16 @@ func TestMeanOffsetAndShifted(t *testing.T) {
 		t.Error("a bundle without positives has a mean offset")
 	}
 }
+
+// TestOffsetSpread: positives at anchor + g exactly lie ‖g‖ from their
+// anchors and 0 from anchor + g; the note says both, and ‖g‖.
+func TestOffsetSpread(t *testing.T) {
+	b := &Bundle{N: 3, K: 1, D: 2, Anchors: []float32{0, 0, 1, 1, 2, 0}, Positives: []float32{3, 4, 4, 5, 5, 4}}
+	from, centre := OffsetSpread(b, []float64{3, 4})
+	if from != 5 || centre != 0 {
+		t.Errorf("OffsetSpread: %v, %v, want 5, 0", from, centre)
+	}
+	if got, want := ShiftNote(b, []float64{3, 4}), "‖c‖ = 5; the positives lie 5 from their anchor at the median, 0 from anchor + c"; got != want {
+		t.Errorf("ShiftNote: %q, want %q", got, want)
+	}
+}

@@ -296,7 +296,11 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		t.Config += fmt.Sprintf("; the ellipsoid's Σ from the %d fit anchors' differences, its threshold from the whole calibration split", data.Fit.N)
 	}
 	if cfg.Shift {
-		t.Config += fmt.Sprintf("; every set centred at anchor + the %d fit anchors' mean offset of positive − anchor (-shift)", data.Fit.N)
+		note := ""
+		if c, err := bundle.MeanOffset(data.Fit); err == nil {
+			note = ": " + bundle.ShiftNote(data.Fit, c)
+		}
+		t.Config += fmt.Sprintf("; every set centred at anchor + c, the %d fit anchors' mean offset of positive − anchor (-shift)%s", data.Fit.N, note)
 	}
 	if data.OOD != nil && cfg.Calibration == conformal.Class {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("the OOD columns are left out although the bundles hold %d OOD inputs: the per-input OOD score divides an input's score by the set's one threshold, and class-conditional sets have one per class, none without the input's class; compare with -calibration one or pac for them", data.OOD.N))

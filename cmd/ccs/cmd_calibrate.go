@@ -125,13 +125,13 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	// a marginal calibration's trim names.
 	opt.Calibration.LabelNames = bundle.ManifestLabelNames(o.Cal, cal)
 	var set *conformal.Set
+	var fit *bundle.Bundle // -fit's
 	switch {
 	case fitted != nil:
 		set, err = conformal.CalibrateFitted(fitted, cal, o.Alpha, opt.Calibration)
 	case kind == geometry.KindBall && o.Fit == "":
 		set, err = baseline.Ball(cal, o.Alpha, opt)
 	case o.Fit != "":
-		var fit *bundle.Bundle
 		if fit, err = readBundle(out, o.Fit); err != nil {
 			return err
 		}
@@ -181,6 +181,13 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		return err
 	}
 	fmt.Fprintf(out.stdout, "wrote %s: %s\n", o.Out, describe(set))
+	if o.Shift {
+		b, path := cal, o.Cal // the ellipsoid's half of it without -fit
+		if fit != nil {
+			b, path = fit, o.Fit
+		}
+		fmt.Fprintf(out.stdout, "shift: %s (%s)\n", shiftNote(set, b), path)
+	}
 	if c := set.OOD; c != nil {
 		fmt.Fprintf(out.stdout, "per-input OOD test: the %s nearest of %d pool rows, calibrated on %d inputs of %s; it certifies α_ood ≥ 1/(n+1) = %.4g\n",
 			experiment.Ordinal(c.K), set.Reference.N, c.N, c.Source, 1/float64(c.N+1))
@@ -189,6 +196,20 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		out.warn(w)
 	}
 	return nil
+}
+
+// shiftNote says, for a set centred at anchor + c, ‖c‖ and how far b's
+// positives lie from their anchors and from anchor + c.
+func shiftNote(set *conformal.Set, b *bundle.Bundle) string {
+	sh, ok := set.Geometry.(*geometry.Shifted)
+	if !ok {
+		return "none"
+	}
+	c := make([]float64, len(sh.Shift))
+	for j, v := range sh.Shift {
+		c[j] = float64(v)
+	}
+	return bundle.ShiftNote(b, c)
 }
 
 // referenceRows reads every row of a file of embeddings as a reference

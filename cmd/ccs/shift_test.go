@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,7 +63,20 @@ func TestShiftDualEncoder(t *testing.T) {
 		{"-geometry", "ellipsoid", "-fit", b("fit"), "-shift", "-out", p("ell-shift.json")},
 		{"-set", p("gen-fitted.json"), "-out", p("gen-shift.json")},
 	} {
-		ccs(append([]string{"calibrate", "-cal", b("cal"), "-alpha", "0.1"}, args...)...)
+		got := ccs(append([]string{"calibrate", "-cal", b("cal"), "-alpha", "0.1"}, args...)...)
+		if shifted := slices.Contains(args, "-shift"); shifted != strings.Contains(got, "\nshift: ‖c‖ = ") {
+			t.Errorf("%v: the shift's note: %v\n%s", args, !shifted, got)
+		}
+	}
+	// The gap is 1.5 along three axes: ‖c‖ near 2.6, the positives' median
+	// distance from anchor + c about 0.4·√8 ≈ 1.1.
+	note := regexp.MustCompile(`‖c‖ = ([0-9.]+); the positives lie ([0-9.]+) from their anchor at the median, ([0-9.]+) from anchor \+ c`).FindStringSubmatch(ccs("calibrate", "-cal", b("cal"), "-geometry", "ball", "-fit", b("fit"), "-shift", "-out", p("x.json")))
+	if note == nil {
+		t.Fatal("no shift note")
+	}
+	f := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+	if c, from, centre := f(note[1]), f(note[2]), f(note[3]); math.Abs(c-1.5*math.Sqrt(3)) > 0.1 || math.Abs(centre-0.4*math.Sqrt(8)) > 0.15 || from < centre+1 {
+		t.Errorf("shift note: ‖c‖ %v, from the anchor %v, from anchor + c %v", c, from, centre)
 	}
 	number := func(out, re string) float64 {
 		t.Helper()
@@ -87,7 +102,7 @@ func TestShiftDualEncoder(t *testing.T) {
 	}
 	// compare -shift centres every row's sets, and says so.
 	table := ccs("compare", "-data", p("b"), "-rows", "all", "-seeds", "1", "-epochs", "2", "-shift", "-out", p("res"), "-quiet")
-	if !strings.Contains(table, "every set centred at anchor + the ") {
+	if !strings.Contains(table, "every set centred at anchor + c, the ") {
 		t.Errorf("compare -shift: the table does not say the sets are shifted:\n%s", table)
 	}
 	for _, name := range []string{"ball", "ellipsoid", "genball-neg"} {

@@ -974,7 +974,7 @@ def test_compare_shift_equals_ccs_compare(labelled, cli, tmp_path):
     want = cli_json(cli, "compare", "-data", d, *args, "-out", tmp_path / "cli", "-json", "-quiet")
     got = ccs.compare(d, rows="baselines", seeds=1, resplits=20, reference=100, shift=True, sets=tmp_path / "py")
     assert _without_times(got.table) == _without_times(want["tables"][0])
-    assert "every set centred at anchor + the" in got.table["config"]
+    assert "every set centred at anchor + c, the" in got.table["config"] and "from anchor + c" in got.table["config"]
     for row in got.rows:
         name = f"seed-0/{row['set']}.json"
         assert same_file(tmp_path / "py" / name, tmp_path / "cli" / "sets" / "compare" / name), name
