@@ -15,6 +15,16 @@ type Embeddings struct {
 	Views  int // v of an (n, v, d) array; 0 otherwise
 }
 
+// TransposedHint is what a count of ids (or labels) that does not match n
+// rows of d values adds when it matches d instead: the array is likely
+// transposed; "" otherwise.
+func TransposedHint(count, n, d int) string {
+	if count != d || count == n {
+		return ""
+	}
+	return fmt.Sprintf(" (the embeddings are %d rows of %d values, and %d is their columns' count: transposed? Rows are embeddings: save x.T)", n, d, count)
+}
+
 // EmbeddingsOf checks a decoded array as embeddings: floating point (any
 // dtype Array decodes), shape (n, d) — or (n, v, d) views when views is
 // true, and only then — with n, d ≥ 1, every value finite. Errors name

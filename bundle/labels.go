@@ -94,6 +94,9 @@ type PairIDs struct {
 	// above 0. It is positive: 0 or less marks a pair judged not
 	// relevant.
 	MinScore *float64
+	// swapped counts the pairs left out whose query id is a row's and
+	// row id a query's: the columns given the other way round.
+	swapped int
 }
 
 // relevant reports whether a pair of this score is relevant.
@@ -222,6 +225,13 @@ func (p *PairIDs) Resolve(query, row string) (q, r int, ok bool, err error) {
 		return v, ok, nil
 	}
 	q, okQ, err := side(query, p.queries, "query")
+	if err == nil && !okQ && p.queries != nil && p.rows != nil {
+		_, qRow := p.rows[query]
+		_, rQuery := p.queries[row]
+		if qRow && rQuery {
+			p.swapped++
+		}
+	}
 	if err != nil || !okQ {
 		return 0, 0, false, err
 	}
@@ -353,7 +363,11 @@ func (p *PairIDs) Left(pairs [][2]int, name string) ([][2]int, error) {
 		return pairs, nil
 	}
 	if p.Unknown > 0 {
-		return nil, fmt.Errorf("%s: no pairs: all %d name ids that are not among the given ids (the first: %s)", name, p.Unknown, p.First)
+		swapped := ""
+		if p.swapped == p.Unknown {
+			swapped = ": every pair's query id is a row's and its row id a query's — are the columns swapped? A pair is the query's id, then the relevant row's (BEIR's qrels: query-id, corpus-id, score)"
+		}
+		return nil, fmt.Errorf("%s: no pairs: all %d name ids that are not among the given ids (the first: %s)%s", name, p.Unknown, p.First, swapped)
 	}
 	return nil, fmt.Errorf("%s: no pairs", name)
 }

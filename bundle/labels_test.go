@@ -228,6 +228,11 @@ func TestPairIDs(t *testing.T) {
 	if _, err := p.Rows(Int64([]int64{1, 30}, 1, 2), "pairs"); err == nil || !strings.Contains(err.Error(), `pairs: no pairs: all 1 name ids that are not among the given ids (the first: row id "30")`) {
 		t.Errorf("no pair left: %v", err)
 	}
+	// Columns swapped: every query id a row's, every row id a query's.
+	sw, _ := NewPairIDs([]string{"q0", "q1"}, []string{"d5", "d7"})
+	if _, err := sw.Rows(Array{Shape: []int{2, 2}, Str: []string{"d5", "q1", "d7", "q0"}}, "qrels.tsv"); err == nil || !strings.Contains(err.Error(), `qrels.tsv: no pairs: all 2 name ids that are not among the given ids (the first: query id "d5"): every pair's query id is a row's and its row id a query's — are the columns swapped?`) {
+		t.Errorf("swapped columns: %v", err)
+	}
 	if _, err := p.Rows(Int64([]int64{1, 30, 4, 5}, 1, 4), "pairs"); err == nil || !strings.Contains(err.Error(), "pairs: dtype int64, shape (1, 4): want pairs (m, 2) of integers or strings, or (m, 3) with a score each") {
 		t.Errorf("four columns: %v", err)
 	}

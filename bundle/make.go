@@ -1403,7 +1403,7 @@ func (p *Plan) WarnUnaligned(rows, queries []float32, d int, mode string) {
 		"labels": "do the labels follow the embeddings' rows, in the same order?",
 		"groups": "do the group ids follow the embeddings' rows, in the same order?",
 		"views":  "is the array (n, v, d), each item's views along its second axis?",
-		"pairs":  "do the ids follow the rows of the embeddings and of the queries, in the same order? an ids file one line off does this",
+		"pairs":  "do the ids follow the rows of the embeddings and of the queries, in the same order? an ids file one line off does this, as do row numbers counted from 1",
 	}[mode]
 	p.Warnings = append(p.Warnings, fmt.Sprintf("the positives are no closer to their anchors than the negatives: over %d anchors, a positive was the nearer of a positive and a negative in %.1f%% of %.0f comparisons, where 50%% is chance, so a set that covers the positives covers about as many negatives. Either the rows are paired wrongly (%s) or these embeddings do not tell the positives apart",
 		anchors, 100*closer/comparisons, comparisons, hint))

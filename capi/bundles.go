@@ -339,12 +339,12 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 		var queryIDs, rowIDs []string
 		if hasQueryIDs {
-			if queryIDs, err = readIDStrings(arrays["query_ids"], q.N); err != nil {
+			if queryIDs, err = readIDStrings(arrays["query_ids"], q.N, q.D); err != nil {
 				return nil, err
 			}
 		}
 		if hasIDs {
-			if rowIDs, err = readIDStrings(arrays["ids"], in.Embeddings.N); err != nil {
+			if rowIDs, err = readIDStrings(arrays["ids"], in.Embeddings.N, in.Embeddings.D); err != nil {
 				return nil, err
 			}
 		}
@@ -481,15 +481,16 @@ func readIDs(r rawArray, what string) ([]int64, []string, error) {
 	return bundle.Labels(a, r.Name, what)
 }
 
-// readIDStrings reads the ids of n rows: (n,) strings or integers.
-func readIDStrings(r rawArray, n int) ([]string, error) {
+// readIDStrings reads the ids of n rows (of d values): (n,) strings or
+// integers.
+func readIDStrings(r rawArray, n, d int) ([]string, error) {
 	a, err := decode(r)
 	if err != nil {
 		return nil, err
 	}
 	ids, err := bundle.IDStrings(a, r.Name)
 	if err == nil && len(ids) != n {
-		err = fmt.Errorf("%s: %d ids for %d rows", r.Name, len(ids), n)
+		err = fmt.Errorf("%s: %d ids for %d rows%s", r.Name, len(ids), n, bundle.TransposedHint(len(ids), n, d))
 	}
 	return ids, err
 }

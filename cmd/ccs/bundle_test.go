@@ -1076,3 +1076,34 @@ func TestBundleViewsNPZ(t *testing.T) {
 		t.Errorf("k %d, %v; want 3 (v − 1)", b.K, err)
 	}
 }
+
+// TestBundleTransposedIDs: embeddings saved transposed beside their ids
+// file are refused with the count, and the hint that they look
+// transposed, for the passages' ids and the queries' alike.
+func TestBundleTransposedIDs(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 30, 4
+	if err := bundle.WriteNPY(p("rowsT.npy"), bundle.Float32(make([]float32, n*d), d, n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPY(p("rows.npy"), bundle.Float32(make([]float32, n*d), n, d)); err != nil {
+		t.Fatal(err)
+	}
+	var ids strings.Builder
+	for i := range n {
+		fmt.Fprintf(&ids, "id%d\n", i)
+	}
+	os.WriteFile(p("ids.txt"), []byte(ids.String()), 0o644)
+	os.WriteFile(p("qrels.tsv"), []byte("id1\tid2\n"), 0o644)
+	want := fmt.Sprintf("%d ids for %d rows (the embeddings are %d rows of %d values, and %d is their columns' count: transposed? Rows are embeddings: save x.T)", n, d, d, n, n)
+	for _, args := range [][]string{
+		{"-embeddings", p("rowsT.npy"), "-queries", p("rows.npy"), "-ids", p("ids.txt")},
+		{"-embeddings", p("rows.npy"), "-queries", p("rowsT.npy"), "-query-ids", p("ids.txt")},
+	} {
+		err := run(io.Discard, io.Discard, append([]string{"bundle", "-pairs", p("qrels.tsv"), "-out", p("b")}, args...))
+		if w := strings.Replace(want, " ids ", map[bool]string{true: " query ids ", false: " ids "}[args[len(args)-2] == "-query-ids"], 1); err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("%v: %v, want %q", args, err, w)
+		}
+	}
+}

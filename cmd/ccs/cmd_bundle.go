@@ -270,13 +270,13 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		for _, side := range []struct {
 			arg, what string
-			n         int
+			n, d      int
 			set       func([]string) error
-		}{{o.QueryIDs, "query ids", queries.N, ids.SetQueries}, {o.IDs, "ids", emb.N, ids.SetRows}} {
+		}{{o.QueryIDs, "query ids", queries.N, queries.D, ids.SetQueries}, {o.IDs, "ids", emb.N, emb.D, ids.SetRows}} {
 			if side.arg == "" {
 				continue
 			}
-			list, err := readIDStrings(side.arg, side.what, side.n)
+			list, err := readIDStrings(side.arg, side.what, side.n, side.d)
 			if err != nil {
 				return err
 			}

@@ -82,7 +82,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		if !ok { // a store of another kind, registered by URL
 			return usagef("retrieve: -ids names a collection file's rows; %s has its own ids", o.DB)
 		}
-		ids, err := readIDStrings(o.IDs, "ids", n)
+		ids, err := readIDStrings(o.IDs, "ids", n, store.Dim())
 		if err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		if hits == nil {
 			hits = []retrieve.Hit{}
 		}
-		results[i] = retrieveResult{Anchor: i, Total: total, Hits: hits}
+		results[i] = retrieveResult{Anchor: i, Total: total, Hits: hits, Truncated: len(hits) < total}
 	}
 	if err := printRetrieved(out, set, q, results, n, o.JSON); err != nil {
 		return err
@@ -220,9 +220,33 @@ func wholeCollection(q anchors, results []retrieveResult, n int) string {
 
 // retrieveResult is one anchor's answer.
 type retrieveResult struct {
-	Anchor int            `json:"anchor"` // the row of -anchor's (m, d) array
-	Total  int            `json:"total"`  // items inside the set
-	Hits   []retrieve.Hit `json:"hits"`   // nearest first, at most -limit
+	Anchor    int            `json:"anchor"`    // the row of -anchor's (m, d) array
+	Total     int            `json:"total"`     // items inside the set
+	Hits      []retrieve.Hit `json:"hits"`      // nearest first, at most -limit
+	Truncated bool           `json:"truncated"` // -limit left hits out
+}
+
+// retrieveSummary is a batch's set sizes.
+type retrieveSummary struct {
+	Anchors int     `json:"anchors"`
+	Mean    float64 `json:"mean"`   // items inside a set, on average
+	Median  float64 `json:"median"` // the lower median
+	Empty   int     `json:"empty"`  // sets holding no item
+}
+
+// summarize is the batch's set sizes.
+func summarize(results []retrieveResult) retrieveSummary {
+	sizes := make([]float64, len(results))
+	sum := retrieveSummary{Anchors: len(results)}
+	for i, r := range results {
+		sizes[i] = float64(r.Total)
+		if r.Total == 0 {
+			sum.Empty++
+		}
+	}
+	slices.Sort(sizes)
+	sum.Mean, sum.Median = stat.Mean(sizes, nil), stat.Quantile(0.5, stat.Empirical, sizes, nil)
+	return sum
 }
 
 // printRetrieved prints the answers: for one anchor its hits, for a batch
@@ -231,9 +255,9 @@ func printRetrieved(out *output, set *conformal.Set, q anchors, results []retrie
 	if asJSON {
 		if !q.batch {
 			r := results[0]
-			return writeJSON(out.stdout, map[string]any{"total": r.Total, "hits": r.Hits, "threshold": jsonfloat.Float(set.Threshold)})
+			return writeJSON(out.stdout, map[string]any{"total": r.Total, "hits": r.Hits, "truncated": r.Truncated, "threshold": jsonfloat.Float(set.Threshold)})
 		}
-		return writeJSON(out.stdout, map[string]any{"anchors": results, "threshold": jsonfloat.Float(set.Threshold)})
+		return writeJSON(out.stdout, map[string]any{"anchors": results, "summary": summarize(results), "threshold": jsonfloat.Float(set.Threshold)})
 	}
 	for i, r := range results {
 		if q.batch {
@@ -255,16 +279,8 @@ func printRetrieved(out *output, set *conformal.Set, q anchors, results []retrie
 		}
 	}
 	if q.batch {
-		sizes := make([]float64, len(results))
-		empty := 0
-		for i, r := range results {
-			sizes[i] = float64(r.Total)
-			if r.Total == 0 {
-				empty++
-			}
-		}
-		slices.Sort(sizes)
-		fmt.Fprintf(out.stdout, "\n%d anchors: %.4g items inside the set on average, median %.4g, %d with none\n", len(results), stat.Mean(sizes, nil), stat.Quantile(0.5, stat.Empirical, sizes, nil), empty)
+		sum := summarize(results)
+		fmt.Fprintf(out.stdout, "\n%d anchors: %.4g items inside the set on average, median %.4g, %d with none\n", sum.Anchors, sum.Mean, sum.Median, sum.Empty)
 	}
 	return nil
 }

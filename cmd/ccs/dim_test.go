@@ -281,12 +281,28 @@ func TestRetrieveAnchorRows(t *testing.T) {
 	}
 	var batch struct {
 		Anchors []struct {
-			Anchor int
+			Anchor    int
+			Truncated bool
 			answer
+		}
+		Summary struct {
+			Anchors, Empty int
+			Mean, Median   float64
 		}
 	}
 	if err := json.Unmarshal([]byte(got), &batch); err != nil || len(batch.Anchors) != len(rows) {
 		t.Fatalf("-anchor three.npy -json: %v\n%s", err, got)
+	}
+	var totals []float64
+	for _, a := range batch.Anchors {
+		totals = append(totals, float64(a.Total))
+		if a.Truncated != (a.Total > 5) {
+			t.Errorf("anchor %d: truncated %v with %d inside and -limit 5", a.Anchor, a.Truncated, a.Total)
+		}
+	}
+	slices.Sort(totals)
+	if s := batch.Summary; s.Anchors != 3 || s.Median != totals[1] || math.Abs(s.Mean-(totals[0]+totals[1]+totals[2])/3) > 1e-12 {
+		t.Errorf("summary %+v, totals %v", s, totals)
 	}
 	var text []string
 	for i, r := range rows {

@@ -319,10 +319,10 @@ func readPairs(arg string, ids *bundle.PairIDs) ([][2]int, error) {
 	return ids.Rows(a, path)
 }
 
-// readIDStrings reads the ids of n rows, in row order: a text file of one
-// id a line, or an .npy, an .npz's array or a Parquet column of strings or
-// integers.
-func readIDStrings(arg, what string, n int) ([]string, error) {
+// readIDStrings reads the ids of n rows (of d values), in row order: a
+// text file of one id a line, or an .npy, an .npz's array or a Parquet
+// column of strings or integers.
+func readIDStrings(arg, what string, n, d int) ([]string, error) {
 	path, name := splitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
@@ -365,7 +365,7 @@ func readIDStrings(arg, what string, n int) ([]string, error) {
 		}
 	}
 	if len(ids) != n {
-		return nil, fmt.Errorf("%s: %d %s for %d rows", path, len(ids), what, n)
+		return nil, fmt.Errorf("%s: %d %s for %d rows%s", path, len(ids), what, n, bundle.TransposedHint(len(ids), n, d))
 	}
 	return ids, nil
 }
