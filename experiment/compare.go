@@ -374,7 +374,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		t.Rows = append(t.Rows, cr)
 	}
 	if len(untrained) > 0 {
-		t.Warnings = append(t.Warnings, fmt.Sprintf("%s kept the initial geometry at every seed: no epoch's validation exclusion beat epoch 0's, so these rows measure untrained sets",
+		t.Warnings = append(t.Warnings, fmt.Sprintf("%s kept the initial geometry at every seed: no epoch's validation exclusion beat epoch 0's, so these rows measure untrained sets (the checkpoint is chosen on validation exclusion, a Vol row's too: where the initial set already excludes the validation negatives, a smaller volume at the same exclusion is not kept; nearer negatives, docs/your-data.md, give training something to choose by)",
 			strings.Join(untrained, ", ")))
 	}
 	if noResplits != "" {
