@@ -635,32 +635,21 @@ func ccs_set_json(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
 
 //export ccs_set_evaluate
 func ccs_set_evaluate(h, testH C.uintptr_t, opts *C.char, out **C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*setObj](uintptr(h), "a set")
-		if err != nil {
-			return err
-		}
-		test, err := lookup[*bundleObj](uintptr(testH), "a bundle")
-		if err != nil {
-			return err
-		}
-		var opt evaluateOptions
-		if err := options(opts, &opt); err != nil {
-			return err
-		}
-		e, warnings, err := evaluate(o.s, test, opt)
-		if err != nil {
-			return err
-		}
-		if warnings == nil {
-			warnings = []string{}
-		}
-		return jsonOut(out, map[string]any{"result": e, "warnings": warnings})
+	return setOnBundle(h, testH, opts, out, errOut, func(s *conformal.Set, test *bundleObj, o evaluateOptions) (any, []string, error) {
+		return evaluate(s, test, o)
 	})
 }
 
 //export ccs_set_coverage_check
 func ccs_set_coverage_check(h, testH C.uintptr_t, opts *C.char, out **C.char, errOut **C.char) C.int {
+	return setOnBundle(h, testH, opts, out, errOut, func(s *conformal.Set, test *bundleObj, o coverageCheckOptions) (any, []string, error) {
+		return coverageCheck(s, test, o)
+	})
+}
+
+// setOnBundle runs f on a set, a test bundle and the call's options (O,
+// decoded from opts), answering {"result", "warnings"} as JSON in out.
+func setOnBundle[O any](h, testH C.uintptr_t, opts *C.char, out, errOut **C.char, f func(*conformal.Set, *bundleObj, O) (any, []string, error)) C.int {
 	return run(errOut, func() error {
 		o, err := lookup[*setObj](uintptr(h), "a set")
 		if err != nil {
@@ -670,18 +659,18 @@ func ccs_set_coverage_check(h, testH C.uintptr_t, opts *C.char, out **C.char, er
 		if err != nil {
 			return err
 		}
-		var opt coverageCheckOptions
+		var opt O
 		if err := options(opts, &opt); err != nil {
 			return err
 		}
-		check, warnings, err := coverageCheck(o.s, test, opt)
+		result, warnings, err := f(o.s, test, opt)
 		if err != nil {
 			return err
 		}
 		if warnings == nil {
 			warnings = []string{}
 		}
-		return jsonOut(out, map[string]any{"result": check, "warnings": warnings})
+		return jsonOut(out, map[string]any{"result": result, "warnings": warnings})
 	})
 }
 
