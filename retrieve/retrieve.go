@@ -581,11 +581,12 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 // half-precision copy (of the rows, or of the transformed rows):
 // screen(b0, masks) writes the masks of the copy's blocks b0 … (each of
 // kernel.HalfBlock rows; a clear bit rules its row out), and only the rows
-// it keeps go on to keep.
+// it keeps go on to keep. s is the set scanned (Centred), s0 the set as the
+// caller gave it, by which c keeps its transforms.
 func (c *Collection) filter(s0, s *conformal.Set, anchor []float32) (keep func(lo, hi int, keep []bool, scratch []float64), screen func(b0 int, masks []uint16)) {
 	q, d := s.Threshold, c.D
 	if g, ok := s.Geometry.(geometry.LinearNorm); ok {
-		if t := c.transformed(s0); t != nil && t.matches(g) { // transforms are kept by the set given
+		if t := c.transformed(s0); t != nil && t.matches(g) {
 			return t.filter(q, anchor)
 		}
 	}
