@@ -1088,6 +1088,31 @@ class Set(_Handle):
             return keys[rows_], scores
         return ids, scores
 
+    def retrieve_many(self, anchors, collection, limit=None):
+        """Each row of anchors ((m, d): a batch of queries, a Bundle's
+        anchors) retrieved as retrieve retrieves one: a list of m (ids,
+        scores), in the rows' order — ccs retrieve -anchor of an (m, d)
+        file. A collection given as an array or a path is made or read
+        once, not once a row."""
+        a = np.asarray(_lib.host(anchors.anchors if isinstance(anchors, Bundle) else anchors))
+        if a.ndim != 2:
+            raise ValueError(f"retrieve_many: anchors of shape {a.shape}: want (m, d), one anchor a row (retrieve takes one)")
+        opened = None
+        if not isinstance(collection, Collection):
+            opened = Collection.load(collection) if isinstance(collection, (str, bytes, os.PathLike)) else Collection(collection)
+            collection = opened
+        try:
+            out = []
+            for i, row in enumerate(a):
+                try:
+                    out.append(self.retrieve(row, collection, limit))
+                except ValueError as e:
+                    raise ValueError(f"retrieve_many: anchors[{i}]: {e}") from None
+            return out
+        finally:
+            if opened is not None:
+                opened.close()
+
     def ood(self, points, *, alpha_ood=0.05, delta=0.0, simultaneous=False, fdr=None):
         """The set's per-input OOD test on points ((m, d)), for a set
         calibrated with reference= and ood_cal=: a dict of score (the k-th

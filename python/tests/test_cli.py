@@ -1002,3 +1002,27 @@ def test_coverage_check_refusals(calibrated, sim):
     with pytest.warns(ccs.CCSWarning, match="fit split"):  # the geometry was fitted on it
         s.coverage_check(sim / "fit.npz", resplits=5)
     assert s.coverage_check(sim / "cal.npz", resplits=5)["this_set"]["split"] == "calibration"  # said, not warned
+
+
+@pytest.mark.parametrize("name", ["one", "ball-shift"])
+def test_retrieve_many_equals_ccs_retrieve(calibrated, sim, cli, tmp_path, name):
+    """retrieve_many is ccs retrieve -anchor of an (m, d) file: each row's
+    hits and scores, in order, whatever the collection is given as; a
+    shifted set's search included."""
+    cli_file, _, s = calibrated[name]
+    rows = np.load(sim / "test.npz")["anchors"]
+    np.save(tmp_path / "coll.npy", rows)
+    queries = rows[[3, 11, 40]].astype(np.float64)
+    np.save(tmp_path / "q.npy", queries)
+    want = cli_json(cli, "retrieve", "-set", cli_file, "-db", tmp_path / "coll.npy", "-anchor", tmp_path / "q.npy",
+                    "-limit", 7, "-json")
+    assert [a["anchor"] for a in want["anchors"]] == [0, 1, 2] and want["summary"]["anchors"] == 3
+    for coll in (ccs.Collection(rows), rows, tmp_path / "coll.npy"):
+        got = s.retrieve_many(queries, coll, limit=7)
+        assert [list(i) for i, _ in got] == [[h["id"] for h in a["hits"]] for a in want["anchors"]]
+        assert [list(sc) for _, sc in got] == [[h["score"] for h in a["hits"]] for a in want["anchors"]]
+    assert len(s.retrieve_many(ccs.Bundle.load(sim / "test.npz"), rows, limit=1)) == len(rows)
+    with pytest.raises(ValueError, match=r"retrieve_many: anchors of shape \(3, 4, 2\): want \(m, d\)"):
+        s.retrieve_many(np.zeros((3, 4, 2)), rows)
+    with pytest.raises(ValueError, match=r"^retrieve_many: anchors\[1\]: retrieve: anchor coordinate 0 is NaN$"):
+        s.retrieve_many(np.where(np.arange(3)[:, None] == 1, np.nan, queries), rows)
