@@ -15,6 +15,10 @@ type Embeddings struct {
 	Views  int // v of an (n, v, d) array; 0 otherwise
 }
 
+// Transposed is what every message that suspects an array saved
+// transposed ((d, n) for (n, d)) ends with.
+const Transposed = "transposed? Rows are embeddings: save x.T"
+
 // TransposedHint is what a count of ids (or labels) that does not match n
 // rows of d values adds when it matches d instead: the array is likely
 // transposed; "" otherwise.
@@ -22,7 +26,7 @@ func TransposedHint(count, n, d int) string {
 	if count != d || count == n {
 		return ""
 	}
-	return fmt.Sprintf(" (the embeddings are %d rows of %d values, and %d is their columns' count: transposed? Rows are embeddings: save x.T)", n, d, count)
+	return fmt.Sprintf(" (the embeddings are %d rows of %d values, and %d is their columns' count: %s)", n, d, count, Transposed)
 }
 
 // EmbeddingsOf checks a decoded array as embeddings: floating point (any
@@ -176,9 +180,9 @@ func (in Inputs) Items() (Items, error) {
 			hint := ""
 			switch {
 			case q.N == e.D:
-				hint = fmt.Sprintf(" (the queries' %d rows are the embeddings' dimension: transposed? Rows are embeddings: save x.T)", q.N)
+				hint = fmt.Sprintf(" (the queries' %d rows are the embeddings' dimension: %s)", q.N, Transposed)
 			case e.N == q.D:
-				hint = fmt.Sprintf(" (the embeddings' %d rows are the queries' dimension: transposed? Rows are embeddings: save x.T)", e.N)
+				hint = fmt.Sprintf(" (the embeddings' %d rows are the queries' dimension: %s)", e.N, Transposed)
 			}
 			return Items{}, fmt.Errorf("%s: queries of dimension %d; %s: embeddings of dimension %d%s", q.Source, q.D, e.Source, e.D, hint)
 		}

@@ -253,9 +253,6 @@ type evaluateOptions struct {
 	Unlabeled string `json:"unlabeled"`
 }
 
-// evaluate is ccs evaluate -json: the set's coverage, exclusion and
-// LogVol/d on the test bundle (experiment.NewEvaluation), and the warning
-// the CLI prints for a class-conditional set judged without labels.
 // coverageCheckOptions are Set.coverage_check's keywords, ccs
 // coverage-check's flags (a nil field takes the command's default).
 type coverageCheckOptions struct {
@@ -296,6 +293,9 @@ func coverageCheck(set *conformal.Set, test *bundleObj, o coverageCheckOptions) 
 	return check, append(warnings, more...), nil
 }
 
+// evaluate is ccs evaluate -json: the set's coverage, exclusion and
+// LogVol/d on the test bundle (experiment.NewEvaluation), and the warning
+// the CLI prints for a class-conditional set judged without labels.
 func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experiment.Evaluation, []string, error) {
 	if o.Unlabeled == "" {
 		o.Unlabeled = "error"

@@ -365,7 +365,7 @@ func (e *DimError) Error() string {
 	}
 	msg := fmt.Sprintf("%s: embeddings of shape %s, %s; the set's dimension is %d", e.Source, bundle.FormatShape(e.Shape), got, e.Dim)
 	if len(e.Shape) == 2 && e.Shape[0] == e.Dim {
-		msg += fmt.Sprintf(" (its %d rows are of the set's dimension: transposed? Rows are embeddings: save x.T)", e.Dim)
+		msg += fmt.Sprintf(" (its %d rows are of the set's dimension: %s)", e.Dim, bundle.Transposed)
 	}
 	return msg
 }

@@ -34,8 +34,8 @@ type setInfo struct {
 	Geometry string `json:"geometry"`
 	Dim      int    `json:"dim"`
 	Head     string `json:"head,omitempty"`
-	// Shift is ‖c‖ for a set centred at anchor + c (geometry.Shifted).
-	Shift       float64         `json:"shift_norm,omitempty"`
+	// ShiftNorm is ‖c‖ for a set centred at anchor + c (geometry.Shifted).
+	ShiftNorm   float64         `json:"shift_norm,omitempty"`
 	Alpha       float64         `json:"alpha"`
 	Threshold   number          `json:"threshold"`
 	Guarantee   string          `json:"guarantee"`
@@ -86,7 +86,7 @@ func (s *Server) listSets(w http.ResponseWriter, r *http.Request) error {
 			info.Head = fmt.Sprintf("%d→%d", d.HeadIn, d.HeadOut)
 		}
 		if sh, ok := set.Geometry.(*geometry.Shifted); ok {
-			info.Shift = sh.ShiftNorm()
+			info.ShiftNorm = sh.ShiftNorm()
 		}
 		if set.Reference != nil {
 			info.Reference = set.Reference.N

@@ -510,12 +510,6 @@ func prepareHalf(st *state) {
 	}
 }
 
-// isLinearNorm reports whether g is a single-norm (retrieve.Collection.Transform's).
-func isLinearNorm(g geometry.Geometry) bool {
-	_, ok := g.(geometry.LinearNorm)
-	return ok
-}
-
 // transformAll transforms each in-memory collection for each single-norm
 // set of its dimension (retrieve.Collection.Transform), in name order,
 // within budget bytes in all.
@@ -523,7 +517,11 @@ func transformAll(st *state, budget int64) {
 	st.transforms = map[string][]transformInfo{}
 	for _, sn := range slices.Sorted(maps.Keys(st.sets)) {
 		set := st.sets[sn]
-		if g, _ := geometry.Unshift(set.Geometry); !isLinearNorm(g) || set.OneThreshold() != nil { // no retrieval without a label
+		// A shifted set's search moves its anchor (retrieve.Centred) and
+		// scans its inner geometry's transform; a class-conditional set
+		// retrieves nothing without a label.
+		g, _ := geometry.Unshift(set.Geometry)
+		if _, ok := g.(geometry.LinearNorm); !ok || set.OneThreshold() != nil {
 			continue
 		}
 		for _, cn := range slices.Sorted(maps.Keys(st.colls)) {
@@ -660,7 +658,7 @@ func (s *Server) Warnings() []string {
 		if d := st.colls[name].Dim(); d > 0 && dims[d] == nil {
 			hint := ""
 			if c, ok := st.colls[name].(*retrieve.Collection); ok && dims[c.N] != nil {
-				hint = fmt.Sprintf(" (its %d rows are a set's dimension: transposed? Rows are embeddings: save x.T)", c.N)
+				hint = fmt.Sprintf(" (its %d rows are a set's dimension: %s)", c.N, bundle.Transposed)
 			}
 			w = append(w, fmt.Sprintf("collection %q has dimension %d, and no set has: the sets' dimensions are %s, so every retrieval from it would be refused%s", name, d, strings.Join(have, "; "), hint))
 		}

@@ -45,10 +45,10 @@ func calibrateCommand() *command {
 			fs.StringVar(&o.Out, "out", "", "fitted set `file` to write (.json)")
 			fs.Float64Var(&o.Alpha, "alpha", defaultAlpha, "miscoverage level α in (0,1): the set holds positives with probability ≥ 1−α")
 			fs.StringVar(&o.Calibration, "calibration", "one", "calibration `mode`: one (one positive per anchor: the guarantee, on average over calibration draws), pac (one per anchor, training-conditional: coverage ≥ 1−α with probability ≥ 1−δ over the draw), pooled (approximate) or class (one threshold per class of the bundle's labels: every class gets 1−α; with -delta, PAC per class)")
-			fs.Float64Var(&o.Delta, "delta", 0, "δ of -calibration pac (or class), in (0,1)")
+			fs.Float64Var(&o.Delta, "delta", 0, "δ of -calibration pac (or class), in (0, 0.5): the chance over the calibration draw that the guarantee fails (0.05 or 0.1)")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` choosing each anchor's positive and the ellipsoid's half split")
 			fs.Float64Var(&o.Ridge, "ridge", baseline.DefaultRidge, "ellipsoid: ridge added to Σ's diagonal, relative to tr(Σ)/d")
-			fs.StringVar(&o.Fit, "fit", "", "ellipsoid: estimate Σ on the bundle `file` (the fit split) and calibrate on the whole -cal bundle, instead of halving -cal (whose halves share rows where positives are other items of the split, as in bundles made from labels)")
+			fs.StringVar(&o.Fit, "fit", "", "the fit split's bundle `file`: the ellipsoid estimates Σ on it and calibrates on the whole -cal bundle, instead of halving -cal (whose halves share rows where positives are other items of the split, as in bundles made from labels); with -shift, the ball and the ellipsoid take their offset from it")
 			fs.BoolVar(&o.Shift, "shift", false, "centre the set at anchor + the mean offset of positive − anchor over the -fit bundle, not at the anchor: for anchors and positives from two encoders (a dual encoder's queries and passages, captions and images); the ellipsoid without -fit takes it from its half of -cal")
 			fs.IntVar(&o.Reference, "reference", 0, "keep `N` calibration anchors with the set as the reference pool of the per-input OOD scores (0: none)")
 			fs.StringVar(&o.ReferenceDB, "reference-db", "", "keep every row of `FILE` (a collection: .npz or .safetensors with \"embeddings\" or \"anchors\", .npy or .parquet) as the reference pool instead")
@@ -186,7 +186,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		if fit != nil {
 			b, path = fit, o.Fit
 		}
-		fmt.Fprintf(out.stdout, "shift: %s (%s)\n", shiftNote(set, b), path)
+		fmt.Fprintf(out.stdout, "shift: %s (%s)\n", shiftNote(set.Geometry, b), path)
 	}
 	if c := set.OOD; c != nil {
 		fmt.Fprintf(out.stdout, "per-input OOD test: the %s nearest of %d pool rows, calibrated on %d inputs of %s; it certifies α_ood ≥ 1/(n+1) = %.4g\n",
@@ -198,15 +198,16 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	return nil
 }
 
-// shiftNote says, for a set centred at anchor + c, ‖c‖ and how far b's
-// positives lie from their anchors and from anchor + c.
-func shiftNote(set *conformal.Set, b *bundle.Bundle) string {
-	sh, ok := set.Geometry.(*geometry.Shifted)
-	if !ok {
+// shiftNote says, for a geometry whose sets are centred at anchor + c,
+// ‖c‖ and how far b's positives lie from their anchors and from anchor +
+// c; "none" for another.
+func shiftNote(g geometry.Geometry, b *bundle.Bundle) string {
+	_, shift := geometry.Unshift(g)
+	if shift == nil {
 		return "none"
 	}
-	c := make([]float64, len(sh.Shift))
-	for j, v := range sh.Shift {
+	c := make([]float64, len(shift))
+	for j, v := range shift {
 		c[j] = float64(v)
 	}
 	return bundle.ShiftNote(b, c)

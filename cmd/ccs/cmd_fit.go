@@ -125,7 +125,7 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 	fmt.Fprintf(out.stdout, "wrote %s: %v geometry, %v objective, %d epochs (%s), best validation exclusion %.2f%% at epoch %d; calibrate it with: ccs calibrate -set %s -cal FILE -out SET.json\n",
 		o.Out, kind, o.Objective, res.Epochs, res.StopReason, 100*res.ValExclusion, res.BestEpoch, o.Out)
 	if o.Shift {
-		fmt.Fprintf(out.stdout, "shift: %s (%s)\n", shiftNote(conformal.Uncalibrated(f.Geometry, nil), fit), o.Train)
+		fmt.Fprintf(out.stdout, "shift: %s (%s)\n", shiftNote(f.Geometry, fit), o.Train)
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func oodCommand() *command {
 			fs.StringVar(&o.Mode, "mode", "", "CCS score `mode`: conformal (the per-input score with its certified test), batch (negatives from the evaluated file, the paper's protocol), reference (the paper's score against the set's pool), both (batch and reference) or all; default: conformal when the set has an OOD calibration, else both when it has a pool, else batch")
 			fs.StringVar(&o.FPR, "fpr", "id-positive", "FPR95 `convention`: id-positive (the paper's text) or ood-positive (OpenOOD)")
 			fs.Float64Var(&o.AlphaOOD, "alpha-ood", ood.DefaultAlpha, "the conformal tests' `level`: an in-distribution input is flagged with probability at most α_ood")
-			fs.Float64Var(&o.Delta, "delta", 0, "make the conformal tests calibration-conditional: with probability ≥ 1−`δ` over the calibration draw the false-alarm rate is ≤ α_ood (0: marginal)")
+			fs.Float64Var(&o.Delta, "delta", 0, "make the conformal tests calibration-conditional: with probability ≥ 1−`δ` over the calibration draw the false-alarm rate is ≤ α_ood, δ below 0.5 (0: marginal)")
 			fs.BoolVar(&o.Simultaneous, "simultaneous", false, "with -delta, correct the p-values as Bates et al. (2023), valid at every level at once, instead of exactly at α_ood (needs more calibration inputs, flags fewer)")
 			fs.Float64Var(&o.FDR, "fdr", 0, "also flag each OOD file mixed with the ID inputs as one batch by Benjamini–Hochberg at false discovery rate `Q` (0: no)")
 			fs.IntVar(&o.CiderEpochs, "cider-epochs", 100, "CIDER's training epochs (the slow part: minutes for 60 000 features)")

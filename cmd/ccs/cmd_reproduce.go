@@ -44,7 +44,7 @@ func addTableFlags(fs *flag.FlagSet, o *tableOptions, seeds int) {
 	fs.IntVar(&o.Seeds, "seeds", seeds, "number of seeds (0..N−1)")
 	fs.Float64Var(&o.Alpha, "alpha", defaultAlpha, "miscoverage level α in (0,1)")
 	fs.StringVar(&o.Calibration, "calibration", "one", "calibration `mode`: one, pac (with -delta) or pooled")
-	fs.Float64Var(&o.Delta, "delta", 0, "δ of -calibration pac, in (0,1)")
+	fs.Float64Var(&o.Delta, "delta", 0, "δ of -calibration pac (or class), in (0, 0.5): the chance over the calibration draw that the guarantee fails (0.05 or 0.1)")
 	fs.StringVar(&o.Out, "out", "", "results `DIR`: the result as DIR/TABLE.json, each finished (row, seed) cell in DIR/cells (a rerun with the same flags and code reads them back), every fitted set as DIR/sets/TABLE/[ENCODER/]seed-S/METHOD.json")
 	fs.StringVar(&o.Plots, "plots", "", "draw the table's figures in `DIR` (PNG and SVG)")
 	fs.BoolVar(&o.JSON, "json", false, "print JSON instead of the table")
