@@ -591,6 +591,37 @@ func (e *Ellipsoid) newFast() *ellipsoidFast {
 	if d < blasMinDim || !kernel.Vector() {
 		return f
 	}
+	wh, ok := e.whiten()
+	if !ok {
+		return f
+	}
+	fd := float64(d)
+	const u = 0x1p-24
+	g := kernel.GemmErr(d)*(1+u) + u
+	rel := g*wh.c + wh.rho + fd*0x1p-50*wh.c/(1-wh.rho) + (2*fd+4)*0x1p-53 + 1e-12
+	if !(2*rel < 0.25) {
+		return f
+	}
+	f.w = kernel.NewNormMatrix(wh.w.RawMatrix().Data, d, kernel.NormMatrix{})
+	if !f.w.Ready() {
+		return f
+	}
+	f.rel, f.abs, f.ok = 2*rel, 2*math.Sqrt(fd)*fd*0x1p-149, true
+	return f
+}
+
+// whitening is an ellipsoid's W = L⁻¹ as computed in float64, with ρ ≥
+// ‖W·L − I‖₂ (√(‖R‖_1·‖R‖_∞) of the computed R = W·L − I plus that
+// product's own rounding) and c ≥ ‖|W|·|L|‖₂, bounded the same way.
+type whitening struct {
+	w      *mat.Dense
+	rho, c float64
+}
+
+// whiten computes e's whitening; ok is false where the inverse fails, has
+// an entry that is not a normal float32, or ρ ≥ 1/2.
+func (e *Ellipsoid) whiten() (wh whitening, ok bool) {
+	d := e.d
 	l := mat.NewTriDense(d, mat.Lower, nil)
 	for i := range d {
 		for j := 0; j <= i; j++ {
@@ -599,11 +630,11 @@ func (e *Ellipsoid) newFast() *ellipsoidFast {
 	}
 	var wt mat.TriDense
 	if err := wt.InverseTri(l); err != nil {
-		return f
+		return wh, false
 	}
 	w := mat.DenseCopyOf(&wt)
 	if !normal32(w.RawMatrix().Data) {
-		return f
+		return wh, false
 	}
 	ld := mat.DenseCopyOf(l)
 	var r mat.Dense
@@ -614,22 +645,32 @@ func (e *Ellipsoid) newFast() *ellipsoidFast {
 	var wl mat.Dense
 	wl.Mul(absDense(w), absDense(ld))
 	op2 := func(a mat.Matrix) float64 { return math.Sqrt(mat.Norm(a, 1) * mat.Norm(a, math.Inf(1))) }
-	fd := float64(d)
 	c := op2(&wl)
-	rho := op2(&r) + fd*0x1p-50*c
+	rho := op2(&r) + float64(d)*0x1p-50*c
 	if !(rho < 0.5) {
-		return f
+		return wh, false
 	}
-	const u = 0x1p-24
-	g := kernel.GemmErr(d)*(1+u) + u
-	rel := g*c + rho + fd*0x1p-50*c/(1-rho) + (2*fd+4)*0x1p-53 + 1e-12
-	if !(2*rel < 0.25) {
-		return f
+	return whitening{w: w, rho: rho, c: c}, true
+}
+
+// Whitening returns W = L⁻¹ (d×d, row-major; Σ = L·Lᵀ) and κ ≥ 1 such that
+// the score Scores computes of any x, rounding and all, is at least
+// ‖W·x‖₂/κ in exact arithmetic — so a search that rules a row out once
+// ‖W·a − W·z‖₂ passes κ·q, with a margin for its own rounding, agrees with
+// the exact scan (retrieve.Collection.Transform). With y = L⁻¹x, ‖W·x‖₂ =
+// ‖(I + R)·y‖₂ ≤ (1 + ρ)·‖y‖₂, and the forward substitution's score is at
+// least (1 − δ)·‖y‖₂, δ = d·2⁻⁵⁰·c/(1 − ρ) + (d + 2)·2⁻⁵³ (ellipsoidFast):
+// κ = (1 + ρ)/(1 − δ), rounded up. ok is false where W has no such bound
+// (whiten).
+func (e *Ellipsoid) Whitening() (w []float64, kappa float64, ok bool) {
+	wh, ok := e.whiten()
+	if !ok {
+		return nil, 0, false
 	}
-	f.w = kernel.NewNormMatrix(w.RawMatrix().Data, d, kernel.NormMatrix{})
-	if !f.w.Ready() {
-		return f
+	fd := float64(e.d)
+	delta := fd*0x1p-50*wh.c/(1-wh.rho) + (fd+2)*0x1p-53
+	if !(delta < 0.5) {
+		return nil, 0, false
 	}
-	f.rel, f.abs, f.ok = 2*rel, 2*math.Sqrt(fd)*fd*0x1p-149, true
-	return f
+	return append([]float64(nil), wh.w.RawMatrix().Data...), (1 + wh.rho) / (1 - delta) * (1 + 1e-12), true
 }

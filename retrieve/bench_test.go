@@ -9,6 +9,7 @@ import (
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"gonum.org/v1/gonum/mat"
 )
 
 // BenchmarkSearch is one query over 10⁶ items at d = 128 (-short: 10⁵),
@@ -16,8 +17,8 @@ import (
 // ball screens the collection's half-precision copy first, the
 // generalized ball its 8-bit copy (each made once before the timings,
 // its time logged). The
-// single-norm runs twice: plain (d² per item), then transformed
-// (Transform, once; its time is logged).
+// single-norm and the ellipsoid run twice each: plain (d² per item), then
+// transformed (Transform, once; its time is logged).
 func BenchmarkSearch(b *testing.B) {
 	const d = 128
 	n := 1_000_000
@@ -50,17 +51,34 @@ func BenchmarkSearch(b *testing.B) {
 		mm[j*d+j] += 1
 	}
 	nm, _ := geometry.NewNorm(d, mm, 2)
+	sigma := make([]float64, d*d) // (M·Mᵀ)⁻¹: the ellipsoid the single-norm's M whitens
+	{
+		var mt, s mat.Dense
+		mt.Mul(mat.NewDense(d, d, mm), mat.NewDense(d, d, mm).T())
+		if err := s.Inverse(&mt); err != nil {
+			b.Fatal(err)
+		}
+		for i := range d {
+			for j := range d {
+				sigma[i*d+j] = (s.At(i, j) + s.At(j, i)) / 2
+			}
+		}
+	}
+	el, err := geometry.NewEllipsoid(d, sigma)
+	if err != nil {
+		b.Fatal(err)
+	}
 	var sets []*conformal.Set
-	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, gb, nm} {
+	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, gb, nm, el} {
 		// The threshold: the 0.1% quantile of the scores of 10⁴ items.
 		sc := g.Scores(make([]float64, 10000), rows[:10000*d])
 		q := quantile(sc, 0.001)
 		sets = append(sets, &conformal.Set{Geometry: g, Threshold: q, Alpha: 0.05, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 100, Rank: 96}})
 	}
-	for _, s := range append(sets, sets[2]) {
+	for _, s := range []*conformal.Set{sets[0], sets[1], sets[2], sets[2], sets[3], sets[3]} {
 		g := s.Geometry
 		name := g.Kind().String()
-		if _, ok := g.(*geometry.Norm); ok && c.transformed(s) == nil {
+		if ok := Transformable(g); ok && c.transformed(s) == nil {
 			name += "/plain"
 		} else if ok {
 			name += "/transformed"
@@ -73,7 +91,7 @@ func BenchmarkSearch(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
 		})
-		if _, ok := g.(*geometry.Norm); ok && c.transformed(s) == nil {
+		if Transformable(g) && c.transformed(s) == nil {
 			// The next run: the same set on the collection transformed once.
 			start := time.Now()
 			if err := c.Transform(s, 0); err != nil {

@@ -574,8 +574,8 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 // filter returns a quick test of the rows lo…hi−1 of c that sets keep[i]
 // false where row lo+i is certainly outside s around anchor (scratch: one
 // float64 per row), or nil where there is none: for a single-norm set
-// (geometry.LinearNorm) once c is transformed for it (Transform), the fast
-// p-th power kernel on M·anchor − M·item; for a geometry that filters rows
+// (geometry.LinearNorm) or an ellipsoid once c is transformed for it
+// (Transform), the fast p-th power kernel on M·anchor − M·item; for a geometry that filters rows
 // itself (geometry.Filterer: the ℓ2 ball, the generalized ball), its
 // filter. And, where there is one, the screen that runs before it on the
 // half-precision copy (of the rows, or of the transformed rows):
@@ -585,10 +585,8 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 // caller gave it, by which c keeps its transforms.
 func (c *Collection) filter(s0, s *conformal.Set, anchor []float32) (keep func(lo, hi int, keep []bool, scratch []float64), screen func(b0 int, masks []uint16)) {
 	q, d := s.Threshold, c.D
-	if g, ok := s.Geometry.(geometry.LinearNorm); ok {
-		if t := c.transformed(s0); t != nil && t.matches(g) {
-			return t.filter(q, anchor)
-		}
+	if t := c.transformed(s0); t != nil && t.matches(s.Geometry) {
+		return t.filter(q*t.kappa, anchor)
 	}
 	if bs, ok := s.Geometry.(geometry.ByteScreener); ok {
 		if by := c.bytes.get(c.copies(), c.newBytes); by != nil {

@@ -31,22 +31,38 @@ func TransformBytes(n, d int) int64 {
 // TransformBytes), so that a search costs O(d)
 // per item instead of O(d²) — the fast p-th power kernel with its early
 // exit on M·a − M·z, then an exact rescoring of the items it cannot rule
-// out, so the hits are those of the plain scan. It refuses, with the
-// reason, a set that is not a single-norm, a p below 1 (a quasi-norm: the
-// error bound needs the triangle inequality), a dimension other than c's,
-// or a transform larger than maxBytes (≤ 0: no limit). Transforming again
-// for the same set does nothing; a set whose M or p has changed since is
-// scanned plainly. Safe for concurrent use with Search.
+// out, so the hits are those of the plain scan. An ellipsoid is the
+// single-norm of M = L⁻¹ (Σ = L·Lᵀ) and p = 2, whose items are ruled out
+// once ‖M·a − M·z‖₂ passes κ·q (geometry.Ellipsoid.Whitening). It refuses,
+// with the reason, a set of another family, a p below 1 (a quasi-norm: the
+// error bound needs the triangle inequality), an ellipsoid without a
+// bounded inverse, a dimension other than c's, or a transform larger than
+// maxBytes (≤ 0: no limit). Transforming again for the same set does
+// nothing; a set whose M or p has changed since is scanned plainly. Safe
+// for concurrent use with Search.
 func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	inner, _ := geometry.Unshift(s.Geometry) // a shifted set's search moves its anchor (Centred)
-	g, ok := inner.(geometry.LinearNorm)
-	switch {
-	case !ok:
-		return fmt.Errorf("retrieve: transform: only a single-norm set is transformed, not %T", s.Geometry)
-	case g.P() < 1:
-		return fmt.Errorf("retrieve: transform: p = %v < 1 (a quasi-norm): the plain scan serves it", g.P())
-	case g.Dim() != c.D:
-		return fmt.Errorf("retrieve: transform: the set has dimension %d, the collection %d", g.Dim(), c.D)
+	if inner.Dim() != c.D {
+		return fmt.Errorf("retrieve: transform: the set has dimension %d, the collection %d", inner.Dim(), c.D)
+	}
+	var (
+		m     []float64
+		p     float64
+		kappa = 1.0
+	)
+	switch g := inner.(type) {
+	case geometry.LinearNorm:
+		if m, p = g.M(), g.P(); p < 1 {
+			return fmt.Errorf("retrieve: transform: p = %v < 1 (a quasi-norm): the plain scan serves it", p)
+		}
+	case *geometry.Ellipsoid:
+		var ok bool
+		if m, kappa, ok = g.Whitening(); !ok {
+			return fmt.Errorf("retrieve: transform: the ellipsoid's Σ is too ill-conditioned for a bounded inverse: the plain scan serves it")
+		}
+		p = 2
+	default:
+		return fmt.Errorf("retrieve: transform: only a single-norm or ellipsoid set is transformed, not %T", inner)
 	}
 	if need := TransformBytes(c.N, c.D); maxBytes > 0 && need > maxBytes {
 		return fmt.Errorf("retrieve: transform: needs %d MiB (%d items of dimension %d), over the limit of %d MiB",
@@ -55,9 +71,13 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	if c.transformed(s) != nil {
 		return nil
 	}
-	t, err := newNormTransform(g, c)
+	t, err := newNormTransform(m, p, c)
 	if err != nil {
 		return err
+	}
+	t.kappa = kappa
+	if e, ok := inner.(*geometry.Ellipsoid); ok {
+		t.ellipsoid = e
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,6 +88,19 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	return nil
 }
 
+// Transformable reports whether Transform applies to a set of geometry g
+// (of a shifted set, to its inner geometry): a single-norm of p ≥ 1 or an
+// ellipsoid.
+func Transformable(g geometry.Geometry) bool {
+	switch g, _ := geometry.Unshift(g); g := g.(type) {
+	case geometry.LinearNorm:
+		return g.P() >= 1
+	case *geometry.Ellipsoid:
+		return true
+	}
+	return false
+}
+
 // transformed returns c's transform for s, or nil.
 func (c *Collection) transformed(s *conformal.Set) *normTransform {
 	c.mu.Lock()
@@ -75,31 +108,38 @@ func (c *Collection) transformed(s *conformal.Set) *normTransform {
 	return c.transforms[s]
 }
 
-// normTransform is a collection transformed by a single-norm's M.
+// normTransform is a collection transformed by a single-norm's M, or by an
+// ellipsoid's whitening.
 type normTransform struct {
-	d        int
-	m        []float64 // M, row-major, as transformed (matches checks it)
-	p        float64
-	z        []float32 // M·item of each item, n×d
-	zn       []float32 // Σ_l |item_l|·c_l of each, rounded up: ≥ ‖|M|·|item|‖_p ≥ ‖M·item‖_p
-	znMax    float64
-	c        []float64        // c_l = ‖column l of M‖_p
-	ones, ps []float32        // the fast kernel's m = 1 and p
-	rel, abs float64          // its error bound (geometry.FastTolerance)
-	half     *kernel.HalfRows // p = 2: z in half precision (nil below HalfMinRows items)
-	bytes    *kernel.ByteRows // other p: z in 8 bits (nil below HalfMinRows items)
+	d         int
+	m         []float64 // M, row-major, as transformed (matches checks it)
+	p         float64
+	ellipsoid *geometry.Ellipsoid // the ellipsoid whose W = L⁻¹ is m (immutable), or nil
+	kappa     float64             // the ellipsoid's score ≥ ‖m·x‖₂/kappa; 1 for a single-norm
+	z         []float32           // M·item of each item, n×d
+	zn        []float32           // Σ_l |item_l|·c_l of each, rounded up: ≥ ‖|M|·|item|‖_p ≥ ‖M·item‖_p
+	znMax     float64
+	c         []float64        // c_l = ‖column l of M‖_p
+	ones, ps  []float32        // the fast kernel's m = 1 and p
+	rel, abs  float64          // its error bound (geometry.FastTolerance)
+	half      *kernel.HalfRows // p = 2: z in half precision (nil below HalfMinRows items)
+	bytes     *kernel.ByteRows // other p: z in 8 bits (nil below HalfMinRows items)
 }
 
-// matches reports whether g still has the M and p the collection was
-// transformed with (a set's geometry changed after Transform is scanned
-// plainly).
-func (t *normTransform) matches(g geometry.LinearNorm) bool {
-	return g.P() == t.p && slices.Equal(g.M(), t.m)
+// matches reports whether g is the geometry the collection was transformed
+// for: the same ellipsoid, or a single-norm that still has the M and p
+// (a set's geometry changed after Transform is scanned plainly).
+func (t *normTransform) matches(g geometry.Geometry) bool {
+	if t.ellipsoid != nil {
+		return g == geometry.Geometry(t.ellipsoid)
+	}
+	n, ok := g.(geometry.LinearNorm)
+	return ok && n.P() == t.p && slices.Equal(n.M(), t.m)
 }
 
-func newNormTransform(g geometry.LinearNorm, c *Collection) (*normTransform, error) {
-	d, p := c.D, g.P()
-	t := &normTransform{d: d, m: g.M(), p: p, z: make([]float32, c.N*d), zn: make([]float32, c.N),
+func newNormTransform(m []float64, p float64, c *Collection) (*normTransform, error) {
+	d := c.D
+	t := &normTransform{d: d, m: m, p: p, kappa: 1, z: make([]float32, c.N*d), zn: make([]float32, c.N),
 		ones: make([]float32, d), ps: make([]float32, d)}
 	pv := make([]float64, d)
 	for j := range d {
@@ -128,7 +168,7 @@ func newNormTransform(g geometry.LinearNorm, c *Collection) (*normTransform, err
 			t.c[l] = a * math.Pow(s, 1/p) * (1 + 1e-12)
 		}
 	}
-	m := blas64.General{Rows: d, Cols: d, Data: t.m, Stride: d}
+	mg := blas64.General{Rows: d, Cols: d, Data: t.m, Stride: d}
 	const rows = 2048
 	maxes := make([]float64, parallel.Chunks(c.N, rows))
 	parallel.For(c.N, rows, 0, func(ci, lo, hi int) {
@@ -139,7 +179,7 @@ func newNormTransform(g geometry.LinearNorm, c *Collection) (*normTransform, err
 		}
 		y := make([]float64, n*d)
 		blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-			blas64.General{Rows: n, Cols: d, Data: x, Stride: d}, m, 0,
+			blas64.General{Rows: n, Cols: d, Data: x, Stride: d}, mg, 0,
 			blas64.General{Rows: n, Cols: d, Data: y, Stride: d})
 		for i := range n {
 			yi := y[i*d : (i+1)*d]

@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestTransformMatchesScan: a single-norm search on a transformed
@@ -17,10 +19,14 @@ import (
 // and items placed on the boundary (scores within 1e-7 of q on either
 // side), where the float32 transform's rounding would decide wrongly
 // without the margin.
+//
+// An ellipsoid (transformed by its whitening L⁻¹) does the same, for a
+// well-conditioned Σ and one of condition number 10⁸, and its filter rules
+// most items out before the exact score.
 func TestTransformMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(18, 5))
 	for _, d := range []int{3, 17, 64} {
-		for _, p := range []float64{1, 1.5, 2, 3.7} {
+		for _, p := range []float64{1, 1.5, 2, 3.7, 0, -8} { // 0, −8: ellipsoids of condition 10⁰…10⁸
 			m := make([]float64, d*d)
 			for i := range m {
 				m[i] = 0.3 * rng.NormFloat64()
@@ -28,7 +34,13 @@ func TestTransformMatchesScan(t *testing.T) {
 			for k := range d {
 				m[k*d+k] += 1
 			}
-			g, err := geometry.NewNorm(d, m, p)
+			var g geometry.Geometry
+			var err error
+			if p > 0 {
+				g, err = geometry.NewNorm(d, m, p)
+			} else {
+				g, err = geometry.NewEllipsoid(d, covariance(rng, d, p))
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,10 +93,57 @@ func TestTransformMatchesScan(t *testing.T) {
 				t.Fatal(err)
 			}
 			if gt != wt || !slices.Equal(got, want) || wt < n/40 {
-				t.Fatalf("d=%d, p=%v: %d hits transformed, %d plain (of %d items)", d, p, gt, wt, n)
+				t.Fatalf("d=%d, %v: %d hits transformed, %d plain (of %d items)", d, g.Kind(), gt, wt, n)
+			}
+			keep, _ := fast.filter(s, s, anchor)
+			if keep == nil {
+				t.Fatalf("d=%d, %v: no filter on the transformed collection", d, g.Kind())
+			}
+			kept, sc := make([]bool, n), make([]float64, n)
+			keep(0, n, kept, sc)
+			if k := countTrue(kept); k > n/2 {
+				t.Errorf("d=%d, %v: the filter kept %d of %d items (%d inside)", d, g.Kind(), k, n, wt)
 			}
 		}
 	}
+}
+
+// covariance is a random d×d covariance Q·diag(10^(e·i/(d−1)))·Qᵀ, Q from
+// the QR of a Gaussian matrix: condition number 10^|e|.
+func covariance(rng *rand.Rand, d int, e float64) []float64 {
+	a := mat.NewDense(d, d, nil)
+	for i := range d {
+		for j := range d {
+			a.Set(i, j, rng.NormFloat64())
+		}
+	}
+	var qr mat.QR
+	qr.Factorize(a)
+	var q mat.Dense
+	qr.QTo(&q)
+	ev := make([]float64, d)
+	for i := range ev {
+		ev[i] = math.Pow(10, e*float64(i)/float64(max(d-1, 1)))
+	}
+	var s mat.Dense
+	s.Mul(&q, mat.NewDiagDense(d, ev))
+	s.Mul(&s, q.T())
+	out := make([]float64, d*d)
+	for i := range d {
+		for j := range d {
+			out[i*d+j] = (s.At(i, j) + s.At(j, i)) / 2
+		}
+	}
+	return out
+}
+
+func countTrue(b []bool) (n int) {
+	for _, v := range b {
+		if v {
+			n++
+		}
+	}
+	return n
 }
 
 // TestTransformRefuses: Transform says why it does not apply.
@@ -102,7 +161,7 @@ func TestTransformRefuses(t *testing.T) {
 		max  int64
 		want string
 	}{
-		{&conformal.Set{Geometry: geometry.Ball{D: 4}, Threshold: 1}, 0, "only a single-norm"},
+		{&conformal.Set{Geometry: geometry.Ball{D: 4}, Threshold: 1}, 0, "only a single-norm or ellipsoid"},
 		{nm(0.7), 0, "p = 0.7 < 1"},
 		{nm(2), 100, "over the limit"},
 	} {

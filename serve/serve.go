@@ -116,9 +116,9 @@ type Config struct {
 	// observes (and keeps, 8 to 16 bytes each) before it is full and
 	// observes no more until its reset; default 10⁶; negative: none.
 	MonitorLimit int
-	// TransformBytes is the memory the single-norm sets' transformed
-	// collections (retrieve.Collection.Transform: M·z of every item, made at
-	// each load) may take in all; default 4 GiB; negative: none. A
+	// TransformBytes is the memory the single-norm and ellipsoid sets'
+	// transformed collections (retrieve.Collection.Transform: M·z of every
+	// item, made at each load) may take in all; default 4 GiB; negative: none. A
 	// transform that would not fit is refused, and GET /v1/sets says why;
 	// that pair is then searched by the plain scan. During a reload the
 	// old generation is served while the new one is built, so both
@@ -511,8 +511,8 @@ func prepareHalf(st *state) {
 }
 
 // transformAll transforms each in-memory collection for each single-norm
-// set of its dimension (retrieve.Collection.Transform), in name order,
-// within budget bytes in all.
+// or ellipsoid set of its dimension (retrieve.Collection.Transform), in
+// name order, within budget bytes in all.
 func transformAll(st *state, budget int64) {
 	st.transforms = map[string][]transformInfo{}
 	for _, sn := range slices.Sorted(maps.Keys(st.sets)) {
@@ -520,8 +520,7 @@ func transformAll(st *state, budget int64) {
 		// A shifted set's search moves its anchor (retrieve.Centred) and
 		// scans its inner geometry's transform; a class-conditional set
 		// retrieves nothing without a label.
-		g, _ := geometry.Unshift(set.Geometry)
-		if _, ok := g.(geometry.LinearNorm); !ok || set.OneThreshold() != nil {
+		if !retrieve.Transformable(set.Geometry) || set.OneThreshold() != nil {
 			continue
 		}
 		for _, cn := range slices.Sorted(maps.Keys(st.colls)) {

@@ -14,18 +14,29 @@ import (
 	"github.com/ccsets/ccs/retrieve"
 )
 
-// TestTransforms: a served single-norm set gets its in-memory collection
-// transformed at load (GET /v1/sets says so, with the bytes), its hits are
-// the plain scan's; under a smaller -transform-memory the transform is
-// refused with the reason and the hits stay the same.
+// TestTransforms: a served single-norm or ellipsoid set gets its in-memory
+// collection transformed at load (GET /v1/sets says so, with the bytes),
+// its hits are the plain scan's; under a smaller -transform-memory the
+// transform is refused with the reason and the hits stay the same.
 func TestTransforms(t *testing.T) {
-	dir := t.TempDir()
-	g, err := geometry.NewNorm(3, []float64{1, 0.3, 0, 0, 2, 0.1, 0, 0, 0.5}, 1.5)
+	nm, err := geometry.NewNorm(3, []float64{1, 0.3, 0, 0, 2, 0.1, 0, 0, 0.5}, 1.5)
 	if err != nil {
 		t.Fatal(err)
 	}
+	el, err := geometry.NewEllipsoid(3, []float64{1, 0.3, 0, 0.3, 2, 0.1, 0, 0.1, 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []geometry.Geometry{nm, el} {
+		testTransforms(t, g)
+	}
+}
+
+func testTransforms(t *testing.T, g geometry.Geometry) {
+	dir := t.TempDir()
+	name := g.Kind().String()
 	set := &conformal.Set{Geometry: g, Threshold: 2.5, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90}}
-	path := filepath.Join(dir, "norm.json")
+	path := filepath.Join(dir, "set.json")
 	if err := set.Save(path); err != nil {
 		t.Fatal(err)
 	}
@@ -44,13 +55,13 @@ func TestTransforms(t *testing.T) {
 	}
 	want, total, err := retrieve.Search(context.Background(), loaded, []float32{0.1, 0.2, -0.3}, plain, 0)
 	if err != nil || total == 0 {
-		t.Fatalf("plain scan: %d hits, %v", total, err)
+		t.Fatalf("%s: plain scan: %d hits, %v", name, total, err)
 	}
 	for _, tc := range []struct {
 		budget  int64
 		refused string
 	}{{0, ""}, {100, "needs 0 MiB, 0 MiB left"}} {
-		s, err := New(Config{Sets: map[string]string{"norm": path}, Collections: map[string]string{"db": db}, MaxResults: 1000, TransformBytes: tc.budget})
+		s, err := New(Config{Sets: map[string]string{name: path}, Collections: map[string]string{"db": db}, MaxResults: 1000, TransformBytes: tc.budget})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,9 +74,9 @@ func TestTransforms(t *testing.T) {
 		tr := sets.Sets[0].Transforms
 		if len(tr) != 1 || tr[0].Collection != "db" || (tc.refused == "") != (tr[0].Bytes == retrieve.TransformBytes(500, 3)) ||
 			!strings.Contains(tr[0].Refused, tc.refused) {
-			t.Errorf("budget %d: transforms %+v", tc.budget, tr)
+			t.Errorf("%s, budget %d: transforms %+v", name, tc.budget, tr)
 		}
-		rec := do(t, s.Handler(), "POST", "/v1/sets/norm/retrieve", "", `{"anchor": [0.1, 0.2, -0.3], "collection": "db"}`)
+		rec := do(t, s.Handler(), "POST", "/v1/sets/"+name+"/retrieve", "", `{"anchor": [0.1, 0.2, -0.3], "collection": "db"}`)
 		var got struct {
 			Total int            `json:"total"`
 			Hits  []retrieve.Hit `json:"hits"`
@@ -74,7 +85,7 @@ func TestTransforms(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got.Total != total || !slices.Equal(got.Hits, want) {
-			t.Errorf("budget %d: %d hits, want the plain scan's %d", tc.budget, got.Total, total)
+			t.Errorf("%s, budget %d: %d hits, want the plain scan's %d", name, tc.budget, got.Total, total)
 		}
 		s.Close()
 	}

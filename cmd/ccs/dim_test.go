@@ -345,3 +345,60 @@ func TestRetrieveAnchorRows(t *testing.T) {
 		}
 	}
 }
+
+// TestRetrieveBatchTransformed: from retrieveTransformMin anchors on,
+// ccs retrieve scans an ellipsoid's collection transformed by its
+// whitening (and a shifted one's, its anchors moved); each anchor's
+// answer is the one a smaller batch, scanned plainly, gives it.
+func TestRetrieveBatchTransformed(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	var stdout, stderr bytes.Buffer
+	for _, args := range [][]string{
+		{"simulate", "-out", dir, "-per-class", "60", "-k", "2", "-seed", "3"},
+		{"calibrate", "-geometry", "ellipsoid", "-fit", p("fit.npz"), "-cal", p("cal.npz"), "-alpha", "0.1", "-out", p("ell.json")},
+		{"calibrate", "-geometry", "ellipsoid", "-fit", p("fit.npz"), "-shift", "-cal", p("cal.npz"), "-alpha", "0.1", "-out", p("shift.json")},
+	} {
+		if err := run(&stdout, &stderr, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	test, err := bundle.Read(p("test.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := retrieveTransformMin + 4
+	if test.N < m {
+		t.Fatalf("test split of %d anchors, want %d", test.N, m)
+	}
+	var f64 []float64
+	for _, v := range test.Anchors[:m*test.D] {
+		f64 = append(f64, float64(v))
+	}
+	writeNPY64(t, p("many.npy"), f64, m, test.D)
+	writeNPY64(t, p("few.npy"), f64[:(retrieveTransformMin-1)*test.D], retrieveTransformMin-1, test.D)
+	for _, set := range []string{"ell.json", "shift.json"} {
+		answers := func(file string) []json.RawMessage {
+			stdout.Reset()
+			if err := run(&stdout, &stderr, []string{"retrieve", "-set", p(set), "-db", p("test.npz"), "-anchor", p(file), "-json"}); err != nil {
+				t.Fatalf("%s -anchor %s: %v", set, file, err)
+			}
+			var out struct{ Anchors []json.RawMessage }
+			if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+				t.Fatal(err)
+			}
+			return out.Anchors
+		}
+		many, few := answers("many.npy"), answers("few.npy")
+		var hits int
+		for i, a := range few {
+			if string(a) != string(many[i]) {
+				t.Errorf("%s anchor %d: %s in a batch of %d (transformed), %s in one of %d", set, i, many[i], m, a, len(few))
+			}
+			hits += strings.Count(string(a), `"row"`)
+		}
+		if hits < len(few) {
+			t.Errorf("%s: %d hits for %d anchors", set, hits, len(few))
+		}
+	}
+}
