@@ -816,6 +816,30 @@ func ccs_collection_save(h C.uintptr_t, path *C.char, errOut **C.char) C.int {
 	})
 }
 
+// ccs_collection_transform prepares collection h for searches with set
+// setH, a single-norm or ellipsoid set (of a shifted set, its inner one):
+// retrieve.Collection.Transform, within maxBytes (≤ 0: no limit). It
+// refuses, with the reason, a set of another family or a transform over
+// the limit; the searches then scan plainly, with the same hits.
+//
+//export ccs_collection_transform
+func ccs_collection_transform(h, setH C.uintptr_t, maxBytes C.int64_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*collectionObj](uintptr(h), "a collection")
+		if err != nil {
+			return err
+		}
+		s, err := lookup[*setObj](uintptr(setH), "a set")
+		if err != nil {
+			return err
+		}
+		if err := s.s.OneThreshold(); err != nil {
+			return err
+		}
+		return o.c.Transform(s.s, int64(maxBytes))
+	})
+}
+
 //export ccs_set_retrieve
 func ccs_set_retrieve(h, collH C.uintptr_t, rows, ids, anchor *C.ccs_array, limit C.int64_t, out *C.ccs_hits, errOut **C.char) C.int {
 	return run(errOut, func() error {

@@ -1004,25 +1004,50 @@ def test_coverage_check_refusals(calibrated, sim):
     assert s.coverage_check(sim / "cal.npz", resplits=5)["this_set"]["split"] == "calibration"  # said, not warned
 
 
-@pytest.mark.parametrize("name", ["one", "ball-shift"])
+@pytest.mark.parametrize("name", ["one", "ball-shift", "ellipsoid-fit", "ellipsoid-shift"])
 def test_retrieve_many_equals_ccs_retrieve(calibrated, sim, cli, tmp_path, name):
     """retrieve_many is ccs retrieve -anchor of an (m, d) file: each row's
     hits and scores, in order, whatever the collection is given as; a
-    shifted set's search included."""
+    shifted set's search included, and an ellipsoid's, whose collection
+    both transform for a batch of 24 or more (30 here) — and each row's
+    answer is then retrieve's of that row alone, by the plain scan."""
     cli_file, _, s = calibrated[name]
     rows = np.load(sim / "test.npz")["anchors"]
     np.save(tmp_path / "coll.npy", rows)
-    queries = rows[[3, 11, 40]].astype(np.float64)
+    queries = rows[3:93:3].astype(np.float64)
     np.save(tmp_path / "q.npy", queries)
     want = cli_json(cli, "retrieve", "-set", cli_file, "-db", tmp_path / "coll.npy", "-anchor", tmp_path / "q.npy",
                     "-limit", 7, "-json")
-    assert [a["anchor"] for a in want["anchors"]] == [0, 1, 2] and want["summary"]["anchors"] == 3
+    assert [a["anchor"] for a in want["anchors"]] == list(range(30)) and want["summary"]["anchors"] == 30
     for coll in (ccs.Collection(rows), rows, tmp_path / "coll.npy"):
         got = s.retrieve_many(queries, coll, limit=7)
         assert [list(i) for i, _ in got] == [[h["id"] for h in a["hits"]] for a in want["anchors"]]
         assert [list(sc) for _, sc in got] == [[h["score"] for h in a["hits"]] for a in want["anchors"]]
+    plain = [s.retrieve(q, rows, limit=7) for q in queries]
+    assert [list(i) for i, _ in plain] == [list(i) for i, _ in got]
+    assert [list(sc) for _, sc in plain] == [list(sc) for _, sc in got]
+    assert sum(len(i) for i, _ in got) >= len(queries)
     assert len(s.retrieve_many(ccs.Bundle.load(sim / "test.npz"), rows, limit=1)) == len(rows)
     with pytest.raises(ValueError, match=r"retrieve_many: anchors of shape \(3, 4, 2\): want \(m, d\)"):
         s.retrieve_many(np.zeros((3, 4, 2)), rows)
     with pytest.raises(ValueError, match=r"^retrieve_many: anchors\[1\]: retrieve: anchor coordinate 0 is NaN$"):
-        s.retrieve_many(np.where(np.arange(3)[:, None] == 1, np.nan, queries), rows)
+        s.retrieve_many(np.where(np.arange(3)[:, None] == 1, np.nan, queries[:3]), rows)
+
+
+def test_collection_transform(calibrated, sim):
+    """Collection.transform: an ellipsoid's collection answers as before;
+    a ball's, a class-conditional set's and one over max_bytes are refused,
+    saying why."""
+    rows = np.load(sim / "test.npz")["anchors"]
+    _, _, ell = calibrated["ellipsoid-fit"]
+    coll = ccs.Collection(rows)
+    before = [ell.retrieve(q, coll) for q in rows[:5]]
+    coll.transform(ell)
+    after = [ell.retrieve(q, coll) for q in rows[:5]]
+    assert [list(i) for i, _ in before] == [list(i) for i, _ in after] and sum(len(i) for i, _ in after) >= 5
+    with pytest.raises(ValueError, match="only a single-norm or ellipsoid set is transformed"):
+        coll.transform(calibrated["ball"][2])
+    with pytest.raises(ValueError, match="class"):
+        coll.transform(calibrated["class"][2])
+    with pytest.raises(ValueError, match="over the limit of 0 MiB"):
+        ccs.Collection(rows).transform(ell, max_bytes=1000)
