@@ -97,6 +97,23 @@ type PairIDs struct {
 	// swapped counts the pairs left out whose query id is a row's and
 	// row id a query's: the columns given the other way round.
 	swapped int
+	// exampleQuery and exampleRow are the first given query id and row id
+	// ("" for row numbers), shown when no pair names a given id.
+	exampleQuery, exampleRow string
+	// scoreColumn is the header's name of a text's third column, read as
+	// the pairs' scores ("" without a header).
+	scoreColumn string
+}
+
+// ScoreNote says, when a text of pairs had a header whose third column is
+// not named as a score ("timestamp", "count"), that the column was read
+// as each pair's relevance score; "" otherwise.
+func (p *PairIDs) ScoreNote() string {
+	switch strings.ToLower(p.scoreColumn) {
+	case "", "score", "scores", "relevance", "rel", "label", "grade", "judgment", "judgement", "rating", "relevant":
+		return ""
+	}
+	return fmt.Sprintf("the third column, %q, was read as each pair's relevance score (a pair scored %s is left out as not relevant); give two columns, query and row, where every pair is relevant", p.scoreColumn, p.below())
 }
 
 // relevant reports whether a pair of this score is relevant.
@@ -177,12 +194,20 @@ func NewPairIDs(queryIDs, rowIDs []string) (*PairIDs, error) {
 // An id given twice is an error: a pair naming it would be ambiguous.
 func (p *PairIDs) SetQueries(ids []string) (err error) {
 	p.queries, err = indexIDs(ids, "query")
+	p.exampleQuery = ""
+	if len(ids) > 0 {
+		p.exampleQuery = ids[0]
+	}
 	return err
 }
 
 // SetRows indexes the rows' ids, as SetQueries the queries'.
 func (p *PairIDs) SetRows(ids []string) (err error) {
 	p.rows, err = indexIDs(ids, "row")
+	p.exampleRow = ""
+	if len(ids) > 0 {
+		p.exampleRow = ids[0]
+	}
 	return err
 }
 
@@ -366,6 +391,17 @@ func (p *PairIDs) Left(pairs [][2]int, name string) ([][2]int, error) {
 		swapped := ""
 		if p.swapped == p.Unknown {
 			swapped = ": every pair's query id is a row's and its row id a query's — are the columns swapped? A pair is the query's id, then the relevant row's (BEIR's qrels: query-id, corpus-id, score)"
+		} else {
+			var like []string
+			if p.exampleQuery != "" {
+				like = append(like, fmt.Sprintf("the first given query id is %q", p.exampleQuery))
+			}
+			if p.exampleRow != "" {
+				like = append(like, fmt.Sprintf("the first given row id %q", p.exampleRow))
+			}
+			if like != nil {
+				swapped = "; " + strings.Join(like, ", ")
+			}
 		}
 		return nil, fmt.Errorf("%s: no pairs: all %d name ids that are not among the given ids (the first: %s)%s", name, p.Unknown, p.First, swapped)
 	}
@@ -422,8 +458,15 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 		if len(fields) == 0 {
 			continue
 		}
+		for i, f := range fields {
+			fields[i] = unquote(f)
+		}
 		if emptyField(text) {
-			return nil, fmt.Errorf("%s:%d: an empty field (%q): want query, relevant row [, score], each given", name, line, text)
+			hint := ""
+			if strings.HasPrefix(text, ",") && line == 1 {
+				hint = " (a pandas index column? write the file with df.to_csv(path, index=False))"
+			}
+			return nil, fmt.Errorf("%s:%d: an empty field (%q): want query, relevant row [, score], each given%s", name, line, text, hint)
 		}
 		if len(fields) < 2 || len(fields) > 3 {
 			return nil, fmt.Errorf("%s:%d: %d columns, want query, relevant row [, score]", name, line, len(fields))
@@ -435,6 +478,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 		}
 		if len(fields) == 3 {
 			if _, notNumber := strconv.ParseFloat(fields[2], 64); line == colsLine && (notNumber != nil || ids.Header(fields[0], fields[1])) {
+				ids.scoreColumn = fields[2]
 				continue // a header
 			}
 			score, err := finiteScore(fields[2])
@@ -462,6 +506,16 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return ids.left(pairs, name, ids.Unscored-unscored)
+}
+
+// unquote is a field of a text of pairs without the double quotes around
+// it that a CSV writer puts around every field (csv.QUOTE_ALL, R's
+// write.csv), "" inside it read as ".
+func unquote(f string) string {
+	if len(f) >= 2 && f[0] == '"' && f[len(f)-1] == '"' {
+		return strings.ReplaceAll(f[1:len(f)-1], `""`, `"`)
+	}
+	return f
 }
 
 // emptyField reports whether a line of a text of pairs leaves a field

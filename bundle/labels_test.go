@@ -294,16 +294,39 @@ func TestReadQrels(t *testing.T) {
 			t.Errorf("%q: %v, %v, note %q", text, got, err, p.Note())
 		}
 	}
+	// Every field quoted (csv.QUOTE_ALL, R's write.csv): the quotes are
+	// not part of the ids; "" inside a field is a quote.
+	if got, p, err := read("\"query\",\"corpus\"\r\n\"q0\",\"d1\"\r\n\"q2\",\"d0\"\r\n"); err != nil || !slices.Equal(got, [][2]int{{0, 1}, {2, 0}}) || p.Note() != "" {
+		t.Errorf("quoted fields: %v, %v, note %q", got, err, p.Note())
+	}
+	if unquote(`"a""b"`) != `a"b` || unquote(`"`) != `"` || unquote(`x"`) != `x"` {
+		t.Errorf("unquote")
+	}
+	// A third column named as something else than a score is said to be
+	// read as one; a score column is not.
+	for _, c := range []struct{ text, want string }{
+		{"user_id,item_id,timestamp\nq0,d1,1700000000\nq1,d2,1700000100\n", `the third column, "timestamp", was read as each pair's relevance score (a pair scored 0 or less is left out as not relevant)`},
+		{"user_id,item_id,clicked\nq0,d1,1\nq1,d2,0\n", `the third column, "clicked"`},
+		{"query-id\tcorpus-id\tscore\nq0\td1\t1\n", ""},
+		{"q0\td1\t1\n", ""},
+	} {
+		_, p, err := read(c.text)
+		if err != nil || (c.want == "") != (p.ScoreNote() == "") || !strings.Contains(p.ScoreNote(), c.want) {
+			t.Errorf("%q: score note %q, %v; want %q", c.text, p.ScoreNote(), err, c.want)
+		}
+	}
 	for _, c := range []struct{ name, text, want string }{
 		{"NaN score", "q0\td1\t1\nq1\td2\tNaN\n", `qrels.tsv:2: score "NaN" is not a finite number: a missing score says nothing`},
 		{"pandas' missing score", "q0,d1,nan\n", `qrels.tsv:1: score "nan" is not a finite number`},
 		{"infinite score", "q0\td1\t+Inf\n", `qrels.tsv:1: score "+Inf" is not a finite number`},
 		{"empty score", "query-id\tcorpus-id\tscore\nq0\td1\t\n", `qrels.tsv:2: an empty field ("q0\td1\t")`},
 		{"empty id", "q0,,1\n", `qrels.tsv:1: an empty field ("q0,,1")`},
+		{"pandas' index column", ",user_id,item_id\n0,q0,d1\n", `qrels.tsv:1: an empty field (",user_id,item_id"): want query, relevant row [, score], each given (a pandas index column? write the file with df.to_csv(path, index=False))`},
 		{"a line without its score", "query-id\tcorpus-id\tscore\nq0\td1\t1\nq1\td2\n", "qrels.tsv:3: 2 columns, and line 1 has 3: every line gives a query, a relevant row and, if one does, a score"},
 		{"a score in a file of pairs", "q0 d1\nq1 d2 0\n", "qrels.tsv:2: 3 columns, and line 1 has 2"},
 		{"a word for a score", "q0\td1\t1\nq1\td2\tyes\n", `qrels.tsv:2: score "yes" is not a number`},
 		{"TREC's four columns", "q0 0 d1 1\n", "qrels.tsv:1: 4 columns, want query, relevant row [, score]"},
+		{"row numbers for ids", "user,item\n0\t1\n1\t2\n", `qrels.tsv: no pairs: all 2 name ids that are not among the given ids (the first: query id "0"); the first given query id is "q0", the first given row id "d0"`},
 		{"every pair judged not relevant", "q0\td1\t0\nq1\td2\t-1\n", "qrels.tsv: no pairs: all 2 are scored 0 or less"},
 	} {
 		if _, _, err := read(c.text); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -397,11 +397,21 @@ func (p *Plan) warnRepeats(k int) {
 // Check validates the configuration: what Make refuses before reading any item.
 func (c MakeConfig) Check() error {
 	sum := 0.0
+	for _, f := range c.Split {
+		sum += f
+	}
 	for i, f := range c.Split {
 		if !(f >= 0 && f <= 1) {
-			return fmt.Errorf("bundle: split share %v of %s: want 0 to 1", f, SplitNames[i])
+			hint := ""
+			if math.Abs(sum-100) < 1e-9 {
+				frac := make([]string, len(c.Split))
+				for j, g := range c.Split {
+					frac[j] = strconv.FormatFloat(g/100, 'g', -1, 64)
+				}
+				hint = fmt.Sprintf(" (percentages? as shares: %s)", strings.Join(frac, ","))
+			}
+			return fmt.Errorf("bundle: split share %v of %s: want 0 to 1%s", f, SplitNames[i], hint)
 		}
-		sum += f
 	}
 	switch {
 	case sum > 1+1e-9:
@@ -1357,9 +1367,29 @@ func (p *Plan) WarnUnaligned(rows, queries []float32, d int, mode string) {
 		}
 		return s
 	}
-	var closer, comparisons float64
+	dot := func(a, b []float32) float64 {
+		var s float64
+		for i, v := range a {
+			s += float64(v) * float64(b[i])
+		}
+		return -s // as a distance: the larger product the nearer
+	}
+	// closer counts the comparisons a positive wins in ℓ2, closerDot by
+	// inner product.
+	var closer, closerDot, comparisons float64
 	anchors := 0
-	var dp, dn []float64
+	var dp, dn, ip, in []float64
+	wins := func(pos, neg []float64) (w float64) {
+		slices.Sort(neg)
+		for _, v := range pos {
+			// lo negatives are nearer than this positive, hi−lo as near
+			// (a tie counts half), the rest farther.
+			lo, _ := slices.BinarySearch(neg, v)
+			hi, _ := slices.BinarySearch(neg, math.Nextafter(v, math.Inf(1)))
+			w += float64(len(neg)-hi) + float64(hi-lo)/2
+		}
+		return w
+	}
 	for _, sp := range p.Splits[:min(len(p.Splits), Test+1)] {
 		if sp.K == 0 || sp.KNeg == 0 || len(sp.Anchors) == 0 {
 			continue
@@ -1375,23 +1405,19 @@ func (p *Plan) WarnUnaligned(rows, queries []float32, d int, mode string) {
 		for a := 0; a < len(sp.Anchors); a += step {
 			r := sp.Anchors[a]
 			x := anchorRows[r*d : (r+1)*d]
-			dp, dn = dp[:0], dn[:0]
+			dp, dn, ip, in = dp[:0], dn[:0], ip[:0], in[:0]
 			for _, i := range sp.PositiveIndex[a*sp.K : (a+1)*sp.K] {
 				s := posPool[i]
 				dp = append(dp, dist(x, rows[s*d:(s+1)*d]))
+				ip = append(ip, dot(x, rows[s*d:(s+1)*d]))
 			}
 			for _, i := range sp.NegativeIndex[a*sp.KNeg : (a+1)*sp.KNeg] {
 				s := negPool[i]
 				dn = append(dn, dist(x, rows[s*d:(s+1)*d]))
+				in = append(in, dot(x, rows[s*d:(s+1)*d]))
 			}
-			slices.Sort(dn)
-			for _, v := range dp {
-				// lo negatives are nearer than this positive, hi−lo as near
-				// (a tie counts half), the rest farther.
-				lo, _ := slices.BinarySearch(dn, v)
-				hi, _ := slices.BinarySearch(dn, math.Nextafter(v, math.Inf(1)))
-				closer += float64(len(dn)-hi) + float64(hi-lo)/2
-			}
+			closer += wins(dp, dn)
+			closerDot += wins(ip, in)
 			comparisons += float64(len(dp) * len(dn))
 			anchors++
 		}
@@ -1405,6 +1431,13 @@ func (p *Plan) WarnUnaligned(rows, queries []float32, d int, mode string) {
 		"views":  "is the array (n, v, d), each item's views along its second axis?",
 		"pairs":  "do the ids follow the rows of the embeddings and of the queries, in the same order? an ids file one line off does this, as do row numbers counted from 1",
 	}[mode]
+	if share, dotShare := closer/comparisons, closerDot/comparisons; dotShare >= 0.55 && dotShare-share >= 0.1 {
+		// A dot-product model: its positives are the larger products,
+		// often with the longer rows, which lie farther in ℓ2.
+		p.Warnings = append(p.Warnings, fmt.Sprintf("the positives are no closer to their anchors than the negatives in ℓ2 (over %d anchors, a positive was the nearer of a positive and a negative in %.1f%% of %.0f comparisons, where 50%% is chance), but they have the larger inner product with them in %.1f%%: the embeddings look like a dot-product model's, and the sets, around each anchor in a distance, cannot follow inner products. Normalise the rows to unit norm (cosine), or map inner products to distances (docs/your-data.md, \"Dot-product models\")",
+			anchors, 100*share, comparisons, 100*dotShare))
+		return
+	}
 	p.Warnings = append(p.Warnings, fmt.Sprintf("the positives are no closer to their anchors than the negatives: over %d anchors, a positive was the nearer of a positive and a negative in %.1f%% of %.0f comparisons, where 50%% is chance, so a set that covers the positives covers about as many negatives. Either the rows are paired wrongly (%s) or these embeddings do not tell the positives apart",
 		anchors, 100*closer/comparisons, comparisons, hint))
 }

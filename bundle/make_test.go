@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -734,9 +735,50 @@ func TestWarnUnaligned(t *testing.T) {
 		}
 		p.WarnUnaligned(rows, queries, d, "pairs")
 		got := slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "an ids file one line off does this") })
-		if got != c.warn {
+		if got != c.warn || slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "dot-product") }) {
 			t.Errorf("%s: warnings %q, want the warning: %v", c.name, p.Warnings, c.warn)
 		}
+	}
+	// A dot-product model: rows of norms 0.5 to 3, each query's relevant
+	// rows its 3 largest inner products — long rows, far in ℓ2. The
+	// warning says so, not that the rows are paired wrongly.
+	long := make([]float32, n*d)
+	for i := range n {
+		scale := 0.5 + 2.5*rng.Float64()
+		var nrm float64
+		for j := range d {
+			long[i*d+j] = float32(rng.NormFloat64())
+			nrm += float64(long[i*d+j] * long[i*d+j])
+		}
+		for j := range d {
+			long[i*d+j] *= float32(scale / math.Sqrt(nrm))
+		}
+	}
+	var top [][2]int
+	for q := range nq {
+		for j := range d {
+			queries[q*d+j] = float32(rng.NormFloat64() / math.Sqrt(d))
+		}
+		ip := make([]float64, n)
+		order := make([]int, n)
+		for i := range n {
+			order[i] = i
+			for j := range d {
+				ip[i] += float64(queries[q*d+j] * long[i*d+j])
+			}
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(ip[b], ip[a]) })
+		for _, r := range order[:3] {
+			top = append(top, [2]int{q, r})
+		}
+	}
+	p, err := Make(Items{N: n, Queries: nq, Pairs: top}, MakeConfig{K: 2, KNeg: 10, Split: testSplit, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.WarnUnaligned(long, queries, d, "pairs")
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "the embeddings look like a dot-product model's") || strings.Contains(p.Warnings[0], "one line off") {
+		t.Errorf("dot-product pairs: warnings %q", p.Warnings)
 	}
 }
 

@@ -369,6 +369,10 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		if note := ids.Note(); note != "" {
 			pairNote = "pairs: " + note
 		}
+		if note := ids.ScoreNote(); note != "" {
+			pairNote = strings.TrimPrefix(pairNote+"; ", "; ")
+			pairNote += "pairs: " + note
+		}
 		in.Queries, in.QueryIDs, qrows = &q, queryIDs, q.Rows
 	}
 	items, err := in.Items()

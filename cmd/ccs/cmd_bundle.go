@@ -294,8 +294,10 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if note := ids.Note(); note != "" {
 			notes = append(notes, o.Pairs+": "+note) // printed with the plan's
 		}
-		if note := ids.UnscoredNote(); note != "" {
-			fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Pairs, note)
+		for _, note := range []string{ids.ScoreNote(), ids.UnscoredNote()} {
+			if note != "" {
+				fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Pairs, note)
+			}
 		}
 		in.Queries = &queries.Embeddings
 		for _, r := range []struct{ role, arg string }{{"queries", o.Queries}, {"pairs", o.Pairs}, {"query_ids", o.QueryIDs}, {"ids", o.IDs}} {
