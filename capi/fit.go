@@ -70,7 +70,7 @@ func (o fitOptions) spec() (train.Spec, float64, error) {
 		alpha = *o.Alpha
 	}
 	if err := conformal.CheckAlpha(alpha); err != nil {
-		return train.Spec{}, 0, fmt.Errorf("fit: alpha=%v: want 0 < α < 1", alpha)
+		return train.Spec{}, 0, fmt.Errorf("fit: alpha=%v: want 0 < α < 1%s", alpha, percentHint(alpha))
 	}
 	valShare := 0.1
 	if o.ValShare != nil {

@@ -363,6 +363,15 @@ func btoi(b bool) int {
 	return 0
 }
 
+// percentHint suggests the α an alpha given as a percentage meant
+// (conformal.PercentAlpha), or is "".
+func percentHint(alpha float64) string {
+	if a, ok := conformal.PercentAlpha(alpha); ok {
+		return fmt.Sprintf(", the share of positives a set may miss (a percentage? alpha=%v)", a)
+	}
+	return ""
+}
+
 // calibration checks the level, the calibration mode and its δ, as ccs
 // calibrate and ccs compare check their flags; cmd names the call.
 func calibration(cmd string, a *float64, mode string, d float64) (float64, conformal.Mode, error) {
@@ -371,7 +380,7 @@ func calibration(cmd string, a *float64, mode string, d float64) (float64, confo
 		alpha = *a
 	}
 	if err := conformal.CheckAlpha(alpha); err != nil {
-		return 0, 0, fmt.Errorf("%s: alpha=%v: want 0 < α < 1", cmd, alpha)
+		return 0, 0, fmt.Errorf("%s: alpha=%v: want 0 < α < 1%s", cmd, alpha, percentHint(alpha))
 	}
 	m, err := conformal.ParseMode(cmp.Or(mode, "one"))
 	if err != nil {

@@ -597,3 +597,18 @@ func TestCalibrateRefusals(t *testing.T) {
 		t.Errorf("no recorded splits: %v", err)
 	}
 }
+
+// TestPercentAlpha: an α given as a percentage is read as the coverage
+// (≥ 50) or the miscoverage (below) it names; in (0, 1] and from 100 on
+// there is no reading.
+func TestPercentAlpha(t *testing.T) {
+	for _, c := range []struct {
+		in, want float64
+		ok       bool
+	}{{95, 0.05, true}, {97.5, 0.025, true}, {90, 0.1, true}, {5, 0.05, true}, {10, 0.1, true}, {0.95, 0, false}, {1, 0, false}, {100, 0, false}, {-5, 0, false}} {
+		got, ok := PercentAlpha(c.in)
+		if ok != c.ok || math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("PercentAlpha(%v) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -97,6 +97,19 @@ func CheckAlpha(alpha float64) error {
 	return nil
 }
 
+// PercentAlpha reads an α given as a percentage: for 1 < alpha < 100 the
+// α it likely meant — coverage of alpha% (alpha ≥ 50: 95 → 0.05) or
+// miscoverage of alpha% (5 → 0.05) — and true; otherwise false.
+func PercentAlpha(alpha float64) (float64, bool) {
+	switch {
+	case !(alpha > 1 && alpha < 100):
+		return 0, false
+	case alpha >= 50:
+		return (100 - alpha) / 100, true
+	}
+	return alpha / 100, true
+}
+
 // Rank is the conformal rank r = ⌈(1−α)(n+1)⌉, computed in exact integer
 // arithmetic for 1 ≤ n ≤ MaxCalibration. α is taken as the decimal it
 // prints as (0.45 is 45/100, not the binary double nearest to it), so

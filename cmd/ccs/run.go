@@ -248,6 +248,9 @@ func required(cmd string, pairs ...string) error {
 // checkAlpha validates -alpha at the command-line boundary (usage error).
 func checkAlpha(cmd string, alpha float64) error {
 	if err := conformal.CheckAlpha(alpha); err != nil {
+		if a, ok := conformal.PercentAlpha(alpha); ok {
+			return usagef("%s: -alpha %v: want 0 < α < 1, the share of positives a set may miss (a percentage? -alpha %v)", cmd, alpha, a)
+		}
 		return usagef("%s: -alpha %v: want 0 < α < 1", cmd, alpha)
 	}
 	return nil
