@@ -148,6 +148,29 @@ type CompareTable struct {
 	LabelNames []string `json:"label_names,omitempty"`
 }
 
+// untrainedWarning says that the learned rows named kept their initial
+// geometry, and why that may be: their epoch-0 validation exclusions lie
+// in lo…hi (fractions; known false where some cell did not keep it).
+// Below 90% the initial set is far from excluding every negative, so the
+// far-negatives reason does not apply.
+func untrainedWarning(rows []string, lo, hi float64, known bool) string {
+	if known && hi < 0.9 {
+		return fmt.Sprintf("%s kept the initial geometry at every seed: no epoch's validation exclusion beat epoch 0's (%s), so these rows measure untrained sets (the checkpoint is chosen on validation exclusion, a Vol row's too; a larger learning rate, another recipe or more patience may train them, and where ccs bundle warned that the positives are no closer to their anchors than the negatives, the embeddings are the cause: docs/your-data.md)",
+			strings.Join(rows, ", "), percentRange(lo, hi))
+	}
+	return fmt.Sprintf("%s kept the initial geometry at every seed: no epoch's validation exclusion beat epoch 0's, so these rows measure untrained sets (the checkpoint is chosen on validation exclusion, a Vol row's too: where the initial set already excludes the validation negatives, a smaller volume at the same exclusion is not kept; nearer negatives, docs/your-data.md, give training something to choose by)",
+		strings.Join(rows, ", "))
+}
+
+// percentRange writes fractions lo…hi as percentages: "0.7%" or
+// "0.7–3.1%".
+func percentRange(lo, hi float64) string {
+	if fmt.Sprintf("%.1f", 100*lo) == fmt.Sprintf("%.1f", 100*hi) {
+		return fmt.Sprintf("%.1f%%", 100*lo)
+	}
+	return fmt.Sprintf("%.1f–%.1f%%", 100*lo, 100*hi)
+}
+
 // compareCell is what each (seed, method) run of Compare measures beyond
 // the test split's figures.
 type compareCell struct {
@@ -165,6 +188,10 @@ type compareCell struct {
 	// Untrained says that a learned row's training kept its initial
 	// geometry: no epoch's validation exclusion beat epoch 0's.
 	Untrained bool `json:"untrained,omitempty"`
+	// InitialExclusion is an untrained row's validation exclusion, epoch
+	// 0's (a fraction; nil for a trained row, and in cells from before it
+	// was kept).
+	InitialExclusion *float64 `json:"initial_val_exclusion,omitempty"`
 	// Warnings are the set's own (conformal.Set.Warnings: a class at rank
 	// n, pairs left out to keep each class's share, a projected volume…),
 	// less the pooled calibration's, which the table gives once.
@@ -317,11 +344,21 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	base := rows(methods, results)
 	noResplits := ""
 	var untrained []string
+	// The untrained rows' epoch-0 validation exclusions, lowest and
+	// highest (known: every cell kept it).
+	lo, hi, known := math.Inf(1), math.Inf(-1), true
 	for m, r := range base {
 		if methods[m].Trains && len(results) > 0 && !slices.ContainsFunc(results, func(seed []cellResult) bool {
 			return seed[m].Compare == nil || !seed[m].Compare.Untrained
 		}) {
 			untrained = append(untrained, r.Method)
+			for _, seed := range results {
+				if e := seed[m].Compare.InitialExclusion; e != nil {
+					lo, hi = min(lo, *e), max(hi, *e)
+				} else {
+					known = false
+				}
+			}
 		}
 		cr := CompareRow{Row: r, Set: methods[m].File}
 		var worst, below, secs, auroc, fpr, far []float64
@@ -374,8 +411,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		t.Rows = append(t.Rows, cr)
 	}
 	if len(untrained) > 0 {
-		t.Warnings = append(t.Warnings, fmt.Sprintf("%s kept the initial geometry at every seed: no epoch's validation exclusion beat epoch 0's, so these rows measure untrained sets (the checkpoint is chosen on validation exclusion, a Vol row's too: where the initial set already excludes the validation negatives, a smaller volume at the same exclusion is not kept; nearer negatives, docs/your-data.md, give training something to choose by)",
-			strings.Join(untrained, ", ")))
+		t.Warnings = append(t.Warnings, untrainedWarning(untrained, lo, hi, known))
 	}
 	if noResplits != "" {
 		t.Warnings = append(t.Warnings, "resplits left out: "+noResplits+" (a larger test split, or a larger -alpha, gives them)")
@@ -456,7 +492,9 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 		if err := json.Unmarshal(set.Fit.Training, &rec); err != nil {
 			return nil, nil, fmt.Errorf("the set's training record: %w", err)
 		}
-		c.Untrained = rec.BestEpoch == 0
+		if c.Untrained = rec.BestEpoch == 0; c.Untrained {
+			c.InitialExclusion = &rec.ValExclusion
+		}
 	}
 	if sp.Test.Labels != nil {
 		_, classes, err := scored.ByClass()

@@ -83,3 +83,26 @@ func TestClassesCaption(t *testing.T) {
 		}
 	}
 }
+
+// TestUntrainedWarning: learned rows that kept their initial geometry are
+// explained by far negatives only where the initial set excluded 90% of
+// the validation negatives or more (or is not known to have excluded
+// less); below, the warning gives the exclusions and the other causes.
+func TestUntrainedWarning(t *testing.T) {
+	rows := []string{"Single (Vol)", "Generalized (Vol)"}
+	for _, c := range []struct {
+		lo, hi    float64
+		known     bool
+		want, not string
+	}{
+		{0.001, 0.031, true, "beat epoch 0's (0.1–3.1%), so these rows measure untrained sets", "already excludes"},
+		{0.007, 0.007, true, "beat epoch 0's (0.7%)", "already excludes"},
+		{0.99, 1, true, "where the initial set already excludes the validation negatives", "(99.0"},
+		{0.1, 0.2, false, "where the initial set already excludes", "(10.0"},
+	} {
+		w := untrainedWarning(rows, c.lo, c.hi, c.known)
+		if !strings.HasPrefix(w, "Single (Vol), Generalized (Vol) kept the initial geometry at every seed") || !strings.Contains(w, c.want) || strings.Contains(w, c.not) {
+			t.Errorf("%v…%v known %v: %q, want %q and not %q", c.lo, c.hi, c.known, w, c.want, c.not)
+		}
+	}
+}
