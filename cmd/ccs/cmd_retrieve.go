@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -216,26 +217,35 @@ func readAnchors(arg string, set *conformal.Set) (anchors, error) {
 	return anchors{rows: e.Rows, m: e.N, d: e.D, batch: batch, src: src}, nil
 }
 
-// wholeCollection warns of anchors whose set holds every item of a
-// collection of 100 or more: seldom an answer, often an anchor of
+// wholeCollection warns of anchors whose set holds 99% or more of a
+// collection of 100 items or more: seldom an answer, often an anchor of
 // another kind than the calibration's — a passage or an image where the
 // set was calibrated around queries (-anchor-index takes a row of the
-// collection).
+// collection) — or embeddings whose positives are no nearer to their
+// anchors than the rest (a dot-product model's).
 func wholeCollection(q anchors, results []retrieveResult, n int) string {
-	full := 0
+	full, most := 0, 0
 	for _, r := range results {
-		if r.Total == n {
+		if 100*r.Total >= 99*n {
 			full++
+			most = max(most, r.Total)
 		}
 	}
 	if n < 100 || full == 0 {
 		return ""
 	}
+	what := "every one"
+	if most < n {
+		what = "99% or more"
+		if full == 1 {
+			what = fmt.Sprintf("%d", most)
+		}
+	}
 	who := "the anchor's set holds"
 	if q.batch {
 		who = fmt.Sprintf("%d of %d anchors' sets hold", full, len(results))
 	}
-	return fmt.Sprintf("%s every one of the collection's %d items: is the anchor of the kind the set was calibrated around? A set calibrated around queries (captions, questions) is wide for a row of the collection itself (an image, a passage), which -anchor-index takes", who, n)
+	return fmt.Sprintf("%s %s of the collection's %d items: is the anchor of the kind the set was calibrated around? A set calibrated around queries (captions, questions) is wide for a row of the collection itself (an image, a passage), which -anchor-index takes; and one of embeddings whose positives are no nearer than the rest (a dot-product model's, docs/your-data.md) holds nearly everything", who, what, n)
 }
 
 // retrieveResult is one anchor's answer.
@@ -300,7 +310,16 @@ func printRetrieved(out *output, set *conformal.Set, q anchors, results []retrie
 	}
 	if q.batch {
 		sum := summarize(results)
-		fmt.Fprintf(out.stdout, "\n%d anchors: %.4g items inside the set on average, median %.4g, %d with none\n", sum.Anchors, sum.Mean, sum.Median, sum.Empty)
+		fmt.Fprintf(out.stdout, "\n%d anchors: %s items inside the set on average, median %s, %d with none\n", sum.Anchors, count(sum.Mean), count(sum.Median), sum.Empty)
 	}
 	return nil
+}
+
+// count writes a mean or median count: four significant digits, in
+// plain decimals (17 660, not 1.766e+04).
+func count(v float64) string {
+	if v >= 1000 {
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }

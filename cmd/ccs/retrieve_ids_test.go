@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,10 +177,10 @@ func TestRetrieveUnitNorm(t *testing.T) {
 	}
 }
 
-// TestRetrieveWholeCollection: a set that holds every item of a
+// TestRetrieveWholeCollection: a set that holds 99% or more of a
 // collection of 100 or more is warned of (an anchor of another kind than
 // the calibration's), for one anchor and counted for a batch; a set that
-// does not, or a small collection, is not.
+// holds less (296 of 300), or a small collection, is not.
 func TestRetrieveWholeCollection(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
@@ -203,6 +205,8 @@ func TestRetrieveWholeCollection(t *testing.T) {
 		{100, []string{"-db", p("db.npz"), "-anchor-index", "0"}, "the anchor's set holds every one of the collection's 300 items: is the anchor of the kind the set was calibrated around?"},
 		{25, []string{"-db", p("db.npz"), "-anchor", p("two.npy")}, "1 of 2 anchors' sets hold every one of the collection's 300 items"},
 		{0.5, []string{"-db", p("db.npz"), "-anchor-index", "0"}, ""},
+		{farthest(rows, 300, 2), []string{"-db", p("db.npz"), "-anchor-index", "0"}, "the anchor's set holds 299 of the collection's 300 items"},
+		{farthest(rows, 300, 5), []string{"-db", p("db.npz"), "-anchor-index", "0"}, ""},
 		{100, []string{"-db", p("small.npz"), "-anchor-index", "0"}, ""},
 	} {
 		set := &conformal.Set{Geometry: geometry.Ball{D: 3}, Threshold: c.threshold, Alpha: 0.1,
@@ -216,6 +220,31 @@ func TestRetrieveWholeCollection(t *testing.T) {
 		}
 		if got := stderr.String(); c.want == "" && strings.Contains(got, "every one of") || c.want != "" && !strings.Contains(got, c.want) {
 			t.Errorf("threshold %v, %v: stderr %q, want %q", c.threshold, c.args, got, c.want)
+		}
+	}
+}
+
+// farthest is a threshold just under row 0's k-th largest distance to
+// the n rows of d = 3: a ball of it around row 0 leaves k − 1 rows out.
+func farthest(rows []float32, n, k int) float64 {
+	ds := make([]float64, n)
+	for i := range n {
+		var s float64
+		for j := range 3 {
+			x := float64(rows[j] - rows[i*3+j])
+			s += x * x
+		}
+		ds[i] = math.Sqrt(s)
+	}
+	slices.Sort(ds)
+	return (ds[n-k] + ds[n-k+1]) / 2
+}
+
+// TestCount: set sizes print in plain decimals.
+func TestCount(t *testing.T) {
+	for v, want := range map[float64]string{17660.4: "17660", 1000: "1000", 999.5: "999.5", 1.413: "1.413", 97: "97", 0: "0"} {
+		if got := count(v); got != want {
+			t.Errorf("count(%v) = %q, want %q", v, got, want)
 		}
 	}
 }
