@@ -36,6 +36,8 @@ func newCollection(rows rawArray, ids *rawArray, view bool) (*retrieve.Collectio
 		switch {
 		case a.I64 == nil && a.Str == nil || len(a.Shape) != 1:
 			return nil, fmt.Errorf("ids: dtype %s, shape %s: want integers or strings (%d,)", a.Kind(), bundle.FormatShape(a.Shape), rows.Shape[0])
+		case a.Shape[0] != rows.Shape[0] && a.Shape[0] == rows.Shape[1]:
+			return nil, fmt.Errorf("ids: %d ids for the %d rows of the collection, shape %s: the collection %s", a.Shape[0], rows.Shape[0], bundle.FormatShape(rows.Shape), bundle.Transposed)
 		case a.Shape[0] != rows.Shape[0]:
 			return nil, fmt.Errorf("ids: %d ids for the %d rows of the collection", a.Shape[0], rows.Shape[0])
 		}

@@ -1116,6 +1116,9 @@ class Set(_Handle):
         a = np.asarray(_lib.host(anchors.anchors if isinstance(anchors, Bundle) else anchors))
         if a.ndim != 2:
             raise ValueError(f"retrieve_many: anchors of shape {a.shape}: want (m, d), one anchor a row (retrieve takes one)")
+        if a.shape[1] != self.dim and a.shape[0] == self.dim:
+            raise ValueError(f"retrieve_many: anchors of shape {a.shape}, the set has dimension {self.dim}: "
+                             "transposed? Rows are embeddings: pass anchors.T")
         opened = None
         if not isinstance(collection, Collection):
             opened = Collection.load(collection) if isinstance(collection, (str, bytes, os.PathLike)) else Collection(collection)

@@ -1028,6 +1028,10 @@ def test_retrieve_many_equals_ccs_retrieve(calibrated, sim, cli, tmp_path, name)
     assert [list(sc) for _, sc in plain] == [list(sc) for _, sc in got]
     assert sum(len(i) for i, _ in got) >= len(queries)
     assert len(s.retrieve_many(ccs.Bundle.load(sim / "test.npz"), rows, limit=1)) == len(rows)
+    with pytest.raises(ValueError, match=r"transposed\? Rows are embeddings: pass anchors.T"):
+        s.retrieve_many(queries[:s.dim + 2, :].T, rows)
+    with pytest.raises(ValueError, match=r"ids: \d+ ids for the \d+ rows of the collection, shape .*: the collection transposed\?"):
+        ccs.Collection(rows[:s.dim + 3].T.copy(), ids=np.arange(s.dim + 3))
     with pytest.raises(ValueError, match=r"retrieve_many: anchors of shape \(3, 4, 2\): want \(m, d\)"):
         s.retrieve_many(np.zeros((3, 4, 2)), rows)
     with pytest.raises(ValueError, match=r"^retrieve_many: anchors\[1\]: retrieve: anchor coordinate 0 is NaN$"):
