@@ -27,8 +27,9 @@ func TransformBytes(n, d int) int64 {
 
 // Transform prepares c for searches with the single-norm set s, whose score
 // ‖M(a − z)‖_p = ‖M·a − M·z‖_p: it computes M·z of every item once (in
-// float64, kept in float32, with a bound on each item's rounding:
-// TransformBytes), so that a search costs O(d)
+// float32 with the vector kernels where their rounding costs the filter
+// little, in float64 otherwise; kept in float32, with a bound on each
+// item's rounding: TransformBytes), so that a search costs O(d)
 // per item instead of O(d²) — the fast p-th power kernel with its early
 // exit on M·a − M·z, then an exact rescoring of the items it cannot rule
 // out, so the hits are those of the plain scan. An ellipsoid is the
@@ -71,7 +72,7 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	if c.transformed(s) != nil {
 		return nil
 	}
-	t, err := newNormTransform(m, p, c)
+	t, err := newNormTransform(m, p, kappa*s.Threshold, c)
 	if err != nil {
 		return err
 	}
@@ -119,11 +120,15 @@ type normTransform struct {
 	z         []float32           // M·item of each item, n×d
 	zn        []float32           // Σ_l |item_l|·c_l of each, rounded up: ≥ ‖|M|·|item|‖_p ≥ ‖M·item‖_p
 	znMax     float64
-	c         []float64        // c_l = ‖column l of M‖_p
-	ones, ps  []float32        // the fast kernel's m = 1 and p
-	rel, abs  float64          // its error bound (geometry.FastTolerance)
-	half      *kernel.HalfRows // p = 2: z in half precision (nil below HalfMinRows items)
-	bytes     *kernel.ByteRows // other p: z in 8 bits (nil below HalfMinRows items)
+	c         []float64 // c_l = ‖column l of M‖_p
+	ones, ps  []float32 // the fast kernel's m = 1 and p
+	rel, abs  float64   // its error bound (geometry.FastTolerance)
+	// gz and absZ bound the error of a z computed in float32 (kernel
+	// Gemm): within gz·Z + absZ of M·item in ‖·‖_p; 0 for z computed in
+	// float64 and rounded once.
+	gz, absZ float64
+	half     *kernel.HalfRows // p = 2: z in half precision (nil below HalfMinRows items)
+	bytes    *kernel.ByteRows // other p: z in 8 bits (nil below HalfMinRows items)
 }
 
 // matches reports whether g is the geometry the collection was transformed
@@ -137,7 +142,7 @@ func (t *normTransform) matches(g geometry.Geometry) bool {
 	return ok && n.P() == t.p && slices.Equal(n.M(), t.m)
 }
 
-func newNormTransform(m []float64, p float64, c *Collection) (*normTransform, error) {
+func newNormTransform(m []float64, p, q float64, c *Collection) (*normTransform, error) {
 	d := c.D
 	t := &normTransform{d: d, m: m, p: p, kappa: 1, z: make([]float32, c.N*d), zn: make([]float32, c.N),
 		ones: make([]float32, d), ps: make([]float32, d)}
@@ -168,11 +173,50 @@ func newNormTransform(m []float64, p float64, c *Collection) (*normTransform, er
 			t.c[l] = a * math.Pow(s, 1/p) * (1 + 1e-12)
 		}
 	}
-	mg := blas64.General{Rows: d, Cols: d, Data: t.m, Stride: d}
 	const rows = 2048
 	maxes := make([]float64, parallel.Chunks(c.N, rows))
 	parallel.For(c.N, rows, 0, func(ci, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			// Minkowski: ‖|M|·|z|‖_p ≤ Σ_l |z_l|·‖column l‖_p, which also
+			// bounds ‖M·z‖_p; rounded up, with room for the sum's rounding.
+			var nrm float64
+			for l, v := range c.Rows[i*d : (i+1)*d] {
+				nrm += math.Abs(float64(v)) * t.c[l]
+			}
+			nrm *= 1 + 1e-12
+			zn := float32(nrm)
+			if float64(zn) < nrm {
+				zn = math.Nextafter32(zn, float32(math.Inf(1)))
+			}
+			t.zn[i] = zn
+			maxes[ci] = math.Max(maxes[ci], float64(zn))
+		}
+	})
+	for _, v := range maxes {
+		t.znMax = math.Max(t.znMax, v)
+	}
+	// With the vector kernels the products are float32 sums (kernel.Gemm,
+	// 20 times the float64 product's speed), each coordinate within
+	// g·(|M|·|item|)_k (g = GemmErr(d)·(1 + u) + u, M rounded to float32:
+	// every nonzero entry a normal float32) plus d·2⁻¹⁴⁹ below float32's
+	// normal range: in ‖·‖_p, within g·Z + d^{1/p}·d·2⁻¹⁴⁹, which the
+	// filter adds to its margin. That is taken where it costs the filter
+	// little: g·Z + d^{1/p}·d·2⁻¹⁴⁹ ≤ 10⁻³·q for the largest Z (items far
+	// from the origin next to a tight threshold take the float64 product,
+	// rounded once, u·Z). A chunk whose products leave float32's range is
+	// computed in float64.
+	mt := kernel.NewNormMatrix(t.m, d, kernel.NormMatrix{})
+	const u = 0x1p-24
+	if g, abs := kernel.GemmErr(d)*(1+u)+u, math.Pow(float64(d), 1/p)*float64(d)*0x1p-149; mt.Ready() && normal32(t.m) && g*t.znMax+abs <= 1e-3*q {
+		t.gz, t.absZ = g, abs
+	}
+	mg := blas64.General{Rows: d, Cols: d, Data: t.m, Stride: d}
+	parallel.For(c.N, rows, 0, func(ci, lo, hi int) {
 		n := hi - lo
+		z := t.z[lo*d : hi*d]
+		if t.gz > 0 && mt.Products(z, c.Rows[lo*d:hi*d], n) && finite32(z) {
+			return
+		}
 		x := make([]float64, n*d)
 		for i, v := range c.Rows[lo*d : hi*d] {
 			x[i] = float64(v)
@@ -181,29 +225,10 @@ func newNormTransform(m []float64, p float64, c *Collection) (*normTransform, er
 		blas64.Gemm(blas.NoTrans, blas.Trans, 1,
 			blas64.General{Rows: n, Cols: d, Data: x, Stride: d}, mg, 0,
 			blas64.General{Rows: n, Cols: d, Data: y, Stride: d})
-		for i := range n {
-			yi := y[i*d : (i+1)*d]
-			for k, v := range yi {
-				t.z[(lo+i)*d+k] = float32(v)
-			}
-			// Minkowski: ‖|M|·|z|‖_p ≤ Σ_l |z_l|·‖column l‖_p, which also
-			// bounds ‖M·z‖_p; rounded up, with room for the sum's rounding.
-			var nrm float64
-			for l, v := range c.Rows[(lo+i)*d : (lo+i+1)*d] {
-				nrm += math.Abs(float64(v)) * t.c[l]
-			}
-			nrm *= 1 + 1e-12
-			zn := float32(nrm)
-			if float64(zn) < nrm {
-				zn = math.Nextafter32(zn, float32(math.Inf(1)))
-			}
-			t.zn[lo+i] = zn
-			maxes[ci] = math.Max(maxes[ci], float64(zn))
+		for i, v := range y {
+			z[i] = float32(v)
 		}
 	})
-	for _, v := range maxes {
-		t.znMax = math.Max(t.znMax, v)
-	}
 	switch {
 	case c.N < HalfMinRows:
 	case p == 2:
@@ -214,6 +239,27 @@ func newNormTransform(m []float64, p float64, c *Collection) (*normTransform, er
 	return t, nil
 }
 
+// normal32 reports whether every nonzero value of m rounds to a normal
+// float32 (relative error 2⁻²⁴).
+func normal32(m []float64) bool {
+	for _, v := range m {
+		if a := math.Abs(v); a != 0 && !(a >= kernel.MinNormal32 && a <= math.MaxFloat32) {
+			return false
+		}
+	}
+	return true
+}
+
+// finite32 reports whether every value of z is finite.
+func finite32(z []float32) bool {
+	for _, v := range z {
+		if math.Float32bits(v)&0x7f800000 == 0x7f800000 { // the exponent of ±Inf and NaN
+			return false
+		}
+	}
+	return true
+}
+
 // filter is Collection.filter for a transformed collection. The exact scan
 // scores ‖M·fl32(a − z)‖_p; the kernel sums |ỹ_k|^p with ỹ = fl32(M·a) −
 // fl32(M·z) in float32. Each of the three roundings and that of a − z is u =
@@ -222,7 +268,8 @@ func newNormTransform(m []float64, p float64, c *Collection) (*normTransform, er
 // ≥ ‖|M|·|a|‖_p and Z the item's zn (taken as 4u·(A + Z + φ̃)); and the fast
 // kernel's φ̃ = S̃^{1/p} is within 2·rel·φ + (d·2⁻¹²⁶)^{1/p} of ‖ỹ‖_p. An item is
 // out once φ̃ passes q by that margin: with the largest Z for the early exit
-// on the partial sums, with the item's own afterwards. Where the margin
+// on the partial sums, with the item's own afterwards. A z computed in
+// float32 adds its own bound, gz·Z + absZ, to the margin. Where the margin
 // would not leave room (rel near 1: huge p) there is no filter.
 //
 // The screen on the compact copy of the M·z (nil where there is
@@ -251,7 +298,7 @@ func (t *normTransform) filter(q float64, anchor []float32) (func(lo, hi int, ke
 	}
 	absPhi := math.Pow(float64(d)*kernel.MinNormal32, 1/p)
 	// φ̃ above cut(Z) is out: φ − q ≥ φ̃ − margin(φ̃) − q > 0.
-	cut := func(zn float64) float64 { return (q + u4*(A+zn) + absPhi) / slack }
+	cut := func(zn float64) float64 { return (q + u4*(A+zn) + t.gz*zn + t.absZ + absPhi) / slack }
 	limit := math.Pow(cut(t.znMax), p) * (1 + 1e-5) // on the partial sums S̃
 	return func(lo, hi int, keep []bool, sc []float64) {
 		kernel.FastPowRowsBound(sc, t.ones, t.ps, ya, t.z[lo*d:hi*d], limit)

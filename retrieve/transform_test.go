@@ -10,6 +10,7 @@ import (
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/kernel"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -22,10 +23,19 @@ import (
 //
 // An ellipsoid (transformed by its whitening L⁻¹) does the same, for a
 // well-conditioned Σ and one of condition number 10⁸, and its filter rules
-// most items out before the exact score.
+// most items out before the exact score. So do items and anchor far from
+// the origin (every coordinate offset by 1 000: M·item is then 10⁴ times
+// the scores), which the transform computes in float64, rounded once,
+// since the float32 products' rounding (d·2⁻²⁴ of that at worst) would
+// leave the filter nothing to rule out; near the origin, from d = 16 on,
+// the vector kernels compute it in float32.
 func TestTransformMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(18, 5))
-	for _, d := range []int{3, 17, 64} {
+	for _, c := range []struct {
+		d      int
+		offset float32
+	}{{3, 0}, {17, 0}, {64, 0}, {17, 1000}, {64, 1000}} {
+		d := c.d
 		for _, p := range []float64{1, 1.5, 2, 3.7, 0, -8} { // 0, −8: ellipsoids of condition 10⁰…10⁸
 			m := make([]float64, d*d)
 			for i := range m {
@@ -52,6 +62,12 @@ func TestTransformMatchesScan(t *testing.T) {
 			anchor := make([]float32, d)
 			for j := range anchor {
 				anchor[j] = float32(0.3 * rng.NormFloat64())
+			}
+			for i := range rows {
+				rows[i] += c.offset
+			}
+			for j := range anchor {
+				anchor[j] += c.offset
 			}
 			// q at the 5% quantile of the scores; a fifth of the items then
 			// moved onto the boundary.
@@ -84,6 +100,9 @@ func TestTransformMatchesScan(t *testing.T) {
 			if err := fast.Transform(s, 0); err != nil {
 				t.Fatal(err)
 			}
+			if tr := fast.transformed(s); (tr.gz > 0) != (kernel.Vector() && d >= 16 && c.offset == 0) {
+				t.Errorf("d=%d, offset %v, %v: transformed in float32: %v (the vector kernels: %v)", d, c.offset, g.Kind(), tr.gz > 0, kernel.Vector())
+			}
 			want, wt, err := Search(context.Background(), s, anchor, plain, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -93,7 +112,7 @@ func TestTransformMatchesScan(t *testing.T) {
 				t.Fatal(err)
 			}
 			if gt != wt || !slices.Equal(got, want) || wt < n/40 {
-				t.Fatalf("d=%d, %v: %d hits transformed, %d plain (of %d items)", d, g.Kind(), gt, wt, n)
+				t.Fatalf("d=%d, offset %v, %v: %d hits transformed, %d plain (of %d items)", d, c.offset, g.Kind(), gt, wt, n)
 			}
 			keep, _ := fast.filter(s, s, anchor)
 			if keep == nil {

@@ -869,7 +869,7 @@ def report(results, path, *, title=None):
 
 # The batch from which Set.retrieve_many transforms its collection, as ccs
 # retrieve does (cmd/ccs: retrieveTransformMin).
-_TRANSFORM_MIN = 24
+_TRANSFORM_MIN = 8
 
 
 class Collection(_Handle):
@@ -904,10 +904,10 @@ class Collection(_Handle):
         set's matrix (M, or L^-1 of the ellipsoid's Sigma = L L^T), so that
         a search costs O(d) an item instead of O(d^2), with the same hits.
         It takes (d + 1) * 4 bytes an item, half again for a half-precision
-        copy from 4 096 items on, and the time of 16-34 plain searches;
+        copy from 4 096 items on, and the time of 5-10 plain searches;
         it raises ValueError for a set of another family or a transform
         over max_bytes (<= 0: no limit). Set.retrieve_many does it for a
-        batch of 24 anchors or more; ccs serve at load."""
+        batch of 8 anchors or more; ccs serve at load."""
         call(lib.ccs_collection_transform, self._handle(), set._handle(), int(max_bytes))
 
     def save(self, path):
@@ -1110,7 +1110,7 @@ class Set(_Handle):
         anchors) retrieved as retrieve retrieves one: a list of m (ids,
         scores), in the rows' order — ccs retrieve -anchor of an (m, d)
         file. A collection given as an array or a path is made or read
-        once, not once a row; for 24 rows or more, a single-norm or
+        once, not once a row; for 8 rows or more, a single-norm or
         ellipsoid set's collection is transformed first
         (Collection.transform), as ccs retrieve does."""
         a = np.asarray(_lib.host(anchors.anchors if isinstance(anchors, Bundle) else anchors))

@@ -1009,7 +1009,7 @@ def test_retrieve_many_equals_ccs_retrieve(calibrated, sim, cli, tmp_path, name)
     """retrieve_many is ccs retrieve -anchor of an (m, d) file: each row's
     hits and scores, in order, whatever the collection is given as; a
     shifted set's search included, and an ellipsoid's, whose collection
-    both transform for a batch of 24 or more (30 here) — and each row's
+    both transform for a batch of 8 or more (30 here) — and each row's
     answer is then retrieve's of that row alone, by the plain scan."""
     cli_file, _, s = calibrated[name]
     rows = np.load(sim / "test.npz")["anchors"]
