@@ -202,18 +202,26 @@ func ManifestLabelNames(path string, b *Bundle) []string {
 // ccs bundle held out (-ood-classes): the manifest beside it lists the
 // file, with b's number of anchors, as its "ood" split. Such inputs are no
 // in-distribution calibration of a false-alarm rate.
-func ManifestOOD(path string, b *Bundle) bool {
+func ManifestOOD(path string, b *Bundle) bool { return ManifestSplit(path, b) == "ood" }
+
+// ManifestSplit is the split ("fit", "cal", "ood", …) the manifest beside
+// path, b's file, names it, when it lists the file with b's number of
+// anchors; "" otherwise.
+func ManifestSplit(path string, b *Bundle) string {
 	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
 	if err != nil {
-		return false
+		return ""
 	}
 	var m Manifest
 	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat {
-		return false
+		return ""
 	}
-	return slices.ContainsFunc(m.Files, func(f ManifestFile) bool {
-		return f.Split == "ood" && f.File == filepath.Base(path) && f.Anchors == b.N
-	})
+	for _, f := range m.Files {
+		if f.File == filepath.Base(path) && f.Anchors == b.N {
+			return f.Split
+		}
+	}
+	return ""
 }
 
 // CheckInDistribution refuses, naming path, the OOD sample ccs bundle

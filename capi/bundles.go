@@ -87,12 +87,18 @@ type bundleInfo struct {
 	// LabelNames name string labels (label i is LabelNames[i]): ccs.bundle's,
 	// or read from the manifest.json beside a loaded file.
 	LabelNames []string `json:"label_names,omitempty"`
+	// Split is the split the manifest.json beside a loaded file names it
+	// ("fit", "ood", …; bundle.ManifestSplit).
+	Split string `json:"split,omitempty"`
 }
 
 func infoOf(o *bundleObj) bundleInfo {
 	b := o.b
 	info := bundleInfo{N: b.N, K: b.K, D: b.D, KNeg: b.KNeg, Arrays: map[string]arrayInfo{},
 		Converted: b.Converted, Path: o.path, LabelNames: o.names}
+	if o.path != "" {
+		info.Split = bundle.ManifestSplit(o.path, b)
+	}
 	if info.Converted == nil {
 		info.Converted = []string{}
 	}

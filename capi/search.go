@@ -55,6 +55,12 @@ func newCollection(rows rawArray, ids *rawArray, view bool) (*retrieve.Collectio
 	return c, nil
 }
 
+// noLabel is a class-conditional set's refusal (conformal.ErrNoLabel) of
+// what takes no label, saying what does.
+func noLabel(err error, what string) error {
+	return fmt.Errorf("%w; %s takes none: calibrate the set with one threshold for it (calibration=\"one\" or \"pac\"), or ask contains(anchor, points, label=L)", err, what)
+}
+
 // hits are a retrieval's answer: the items inside, nearest first (at most
 // the limit asked for), and how many are inside in all.
 type hits struct {
@@ -87,6 +93,9 @@ func search(ctx context.Context, s *conformal.Set, c *retrieve.Collection, ancho
 	}
 	if err := s.CheckDim("collection", c.N, c.D); err != nil {
 		return nil, err
+	}
+	if err := s.OneThreshold(); err != nil {
+		return nil, noLabel(err, "retrieve")
 	}
 	hs, total, err := retrieve.Search(ctx, s, a, c, limit)
 	if err != nil {
@@ -129,7 +138,7 @@ type oodResult struct {
 func oodAnswer(ctx context.Context, o *setObj, points rawArray, opt oodOptions, out oodResult) error {
 	s := o.s
 	if err := s.OneThreshold(); err != nil {
-		return err
+		return noLabel(err, "ood")
 	}
 	o.oods.once.Do(func() {
 		if s.OOD == nil {

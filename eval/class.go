@@ -38,6 +38,9 @@ func byClass(s *conformal.Set, test *bundle.Bundle, sc *Scored) (Result, []Class
 	if s.Geometry.Dim() != test.D {
 		return Result{}, nil, fmt.Errorf("set has dimension %d, test embeddings %d", s.Geometry.Dim(), test.D)
 	}
+	if err := test.NeedPositives(); err != nil { // before the classes: an OOD sample's are not the set's
+		return Result{}, nil, err
+	}
 	if test.Labels == nil {
 		return Result{}, nil, fmt.Errorf("%w: the test bundle has no labels", conformal.ErrNoLabel)
 	}

@@ -50,6 +50,20 @@ func TestEvaluateByHand(t *testing.T) {
 	if _, err := Resplits(s, features, 5, 0.5, 0); !errors.Is(err, bundle.ErrFeatures) {
 		t.Errorf("features: Resplits %v, want ErrFeatures", err)
 	}
+	// A class-conditional set too, before its classes are looked up: an
+	// OOD sample's labels are classes the set has no threshold for, and
+	// the calibration's held-out inputs have no positives to count.
+	cs := &conformal.Set{Geometry: geometry.Ball{D: 1}, Threshold: 1, Alpha: 0.1,
+		Calibration: conformal.Info{Mode: conformal.Class}, Classes: []conformal.ClassThreshold{{Label: 0, Threshold: 1, N: 9, Rank: 9}}}
+	for _, labels := range [][]int64{{0}, {7}} {
+		features.Labels = labels
+		if _, err := Evaluate(cs, features); !errors.Is(err, bundle.ErrFeatures) {
+			t.Errorf("features labelled %v: class-conditional Evaluate %v, want ErrFeatures", labels, err)
+		}
+		if _, _, err := WithClasses(cs, features); !errors.Is(err, bundle.ErrFeatures) {
+			t.Errorf("features labelled %v: class-conditional WithClasses %v, want ErrFeatures", labels, err)
+		}
+	}
 }
 
 // TestEvaluateDeterministic: the same numbers with 1 and several workers.

@@ -136,7 +136,7 @@ class Bundle(_Handle):
     #: (label i is label_names[i]); None otherwise.
     label_names = None
     #: The split's name ("fit", "cal", "ood", …) for a bundle ccs.bundle
-    #: made; None otherwise.
+    #: made, or loaded from a file its manifest.json names; None otherwise.
     split = None
 
     def __init__(self, anchors, positives=None, negatives=None, *, positive_index=None, positive_pool=None,
@@ -165,6 +165,7 @@ class Bundle(_Handle):
         names = b.info.get("label_names")
         if names:
             b.label_names = tuple(names)
+        b.split = b.info.get("split")  # as the manifest.json beside the file names it
         return b
 
     def save(self, path):
@@ -1141,14 +1142,15 @@ class Set(_Handle):
                 opened.close()
 
     def ood(self, points, *, alpha_ood=0.05, delta=0.0, simultaneous=False, fdr=None):
-        """The set's per-input OOD test on points ((m, d)), for a set
+        """The set's per-input OOD test on points ((m, d), or a Bundle's
+        anchors), for a set
         calibrated with reference= and ood_cal=: a dict of score (the k-th
         nearest pool anchor's score over the threshold), p_value (conformal)
         and ood (p_value <= alpha_ood), each an np.ndarray of m; with fdr=Q,
         also flagged: the points Benjamini-Hochberg flags as one batch at
         false discovery rate Q. The numbers ccs serve's /ood answers."""
         lent = Lent()
-        p = np.asarray(_lib.host(points))
+        p = np.asarray(_lib.host(points.anchors if isinstance(points, Bundle) else points))
         m = _lib.rows_of(p)
         score, pv = np.empty(m, dtype=np.float64), np.empty(m, dtype=np.float64)
         flag, bh = np.empty(m, dtype=np.bool_), np.empty(m, dtype=np.bool_)

@@ -71,7 +71,13 @@ def test_bundle_equals_ccs_bundle(labelled, tmp_path):
         ccs.calibrate("ball", splits["cal"], reference=50, ood_cal=labelled["bundles"] / "ood.npz")
     with pytest.raises(ValueError, match=r"^calibrate: ood_cal: the OOD sample ccs.bundle held out \(its \"ood\" split\)"):
         ccs.calibrate("ball", splits["cal"], reference=50, ood_cal=splits["ood"])
-    assert splits["ood-cal"].split == "ood-cal" and ccs.Bundle.load(labelled["bundles"] / "cal.npz").split is None
+    # A file loaded from ccs bundle's directory knows its split from the
+    # manifest beside it: the OOD sample loaded so is refused as well.
+    assert splits["ood-cal"].split == "ood-cal" and ccs.Bundle.load(labelled["bundles"] / "cal.npz").split == "cal"
+    with pytest.raises(ValueError, match=r"^calibrate: ood_cal: the OOD sample ccs.bundle held out \(its \"ood\" split\)"):
+        ccs.calibrate("ball", splits["cal"], reference=50,
+                      ood_cal=ccs.Bundle.load(labelled["bundles"] / "ood.npz", features=True))
+    assert ccs.Bundle.load(tmp_path / "cal.npz").split is None  # saved above, with no manifest beside it
     ccs.calibrate("ball", splits["cal"], reference=50, ood_cal=splits["ood-cal"])
     with pytest.raises(ValueError, match=r"this is the validation split the set's geometry was fitted on"):
         ccs.calibrate(fitted, splits["cal"], reference=50, ood_cal=splits["val"])
@@ -676,6 +682,19 @@ def test_ood_equals_ccs_serve(server, calibrated, sim, name):
     assert list(got["ood"]) == [r["ood"] for r in want["results"]]
     assert list(got["flagged"]) == want["flagged"]
     assert got["ood"][-20:].sum() > 10
+    # A bundle's anchors, as retrieve_many takes them.
+    b = ccs.Bundle(points.astype(np.float32))
+    assert list(s.ood(b, alpha_ood=0.1)["p_value"]) == list(got["p_value"])
+
+
+def test_class_set_says_what_takes_no_label(calibrated, sim):
+    """A class-conditional set's retrieve and ood have no label to give:
+    the refusal says so and what does take one."""
+    s = calibrated["class"][2]
+    rows = np.load(sim / "test.npz")["anchors"]
+    for call in (lambda: s.retrieve(rows[0], rows), lambda: s.ood(rows[:3])):
+        with pytest.raises(ValueError, match=r"needs the anchor's label; (retrieve|ood) takes none: calibrate the set with one threshold"):
+            call()
 
 
 @pytest.mark.parametrize("limit", [0, 5])
