@@ -50,7 +50,7 @@ func oodCommand() *command {
 			fs.Float64Var(&o.Delta, "delta", 0, "make the conformal tests calibration-conditional: with probability ≥ 1−`δ` over the calibration draw the false-alarm rate is ≤ α_ood, δ below 0.5 (0: marginal)")
 			fs.BoolVar(&o.Simultaneous, "simultaneous", false, "with -delta, correct the p-values as Bates et al. (2023), valid at every level at once, instead of exactly at α_ood (needs more calibration inputs, flags fewer)")
 			fs.Float64Var(&o.FDR, "fdr", 0, "also flag each OOD file mixed with the ID inputs as one batch by Benjamini–Hochberg at false discovery rate `Q` (0: no)")
-			fs.IntVar(&o.CiderEpochs, "cider-epochs", 100, "CIDER's training epochs (the slow part: minutes for 60 000 features)")
+			fs.IntVar(&o.CiderEpochs, "cider-epochs", 100, "CIDER's training epochs (the slow part: minutes for 60 000 features); 0 leaves CIDER out")
 			fs.Uint64Var(&o.Seed, "seed", 0, "CIDER's `seed`")
 			fs.BoolVar(&o.Quiet, "quiet", false, "no progress on stderr")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON instead of the table")
@@ -78,8 +78,8 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	if err != nil {
 		return usagef("ood: -fpr: %v", err)
 	}
-	if o.CiderEpochs < 1 {
-		return usagef("ood: -cider-epochs %d: want at least 1", o.CiderEpochs)
+	if o.CiderEpochs < 0 {
+		return usagef("ood: -cider-epochs %d: want at least 1, or 0 to leave CIDER out", o.CiderEpochs)
 	}
 	if (o.Classifier != "" || o.OODCal != "") && o.Train == "" {
 		return usagef("ood: -classifier and -ood-cal are for the baselines: give -train too")
@@ -242,6 +242,12 @@ func runBaselines(ctx context.Context, o oodOptions, out *output, set *conformal
 	for _, det := range ood.Baselines(ood.BaselineOptions{Classifier: cl, Epochs: o.CiderEpochs, Seed: o.Seed,
 		Progress: func(e, n int) { bar.step(e, n, "") }}) {
 		var r *ood.Measured
+		if _, ok := det.(*ood.CIDER); ok && o.CiderEpochs == 0 {
+			if err := t.AddMeasured(det.Name(), nil, fmt.Errorf("%s: %w: left out (-cider-epochs 0)", det.Name(), ood.ErrUnavailable)); err != nil {
+				return err
+			}
+			continue
+		}
 		err := ood.Fit(ctx, det, train)
 		if err == nil {
 			score := ood.DetectorScore(det)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -133,6 +134,14 @@ func TestConformalOOD(t *testing.T) {
 	if _, err := run1("ood", "-set", p("set.json"), "-id", p("feats.npz"), "-ood", p("far.npz"), "-train", p("feats.npz"), "-cider-epochs", "1", "-quiet"); err != nil ||
 		!strings.Contains(sink.String(), p("feats.npz")+": 750 of its 750 inputs are rows of -train "+p("feats.npz")+", which the baselines are fitted on: the baselines' figures on them are optimistic") {
 		t.Errorf("-id the -train features: %v\n%s", err, sink.String())
+	}
+	// -cider-epochs 0 leaves CIDER out, saying so; the other baselines run.
+	if out, err := run1("ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-train", p("feats.npz"), "-cider-epochs", "0", "-quiet"); err != nil ||
+		!strings.Contains(out, "CIDER: not available: left out (-cider-epochs 0)") || !regexp.MustCompile(`\| Mahalanobis +\| \d`).MatchString(out) {
+		t.Errorf("-cider-epochs 0: %v\n%s", err, out)
+	}
+	if _, err := run1("ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-train", p("feats.npz"), "-cider-epochs", "-1"); err == nil || !strings.Contains(err.Error(), "or 0 to leave CIDER out") || !isUsage(err) {
+		t.Errorf("-cider-epochs -1: %v", err)
 	}
 	// Five calibration inputs give p-values of at least 1/6: BH at 0.1 can
 	// flag nothing, and ood says so rather than print FDP and power 0.
