@@ -790,6 +790,26 @@ func ccs_collection_size(h C.uintptr_t, n, d *C.int64_t, errOut **C.char) C.int 
 	})
 }
 
+// ccs_collection_rows copies the collection's rows, n×d float32 (as read
+// and converted: float16, bfloat16 and float64 files widened or rounded),
+// into out, which holds exactly nbytes = 4·n·d.
+//
+//export ccs_collection_rows
+func ccs_collection_rows(h C.uintptr_t, out unsafe.Pointer, nbytes C.int64_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*collectionObj](uintptr(h), "a collection")
+		if err != nil {
+			return err
+		}
+		src := bytesOf(o.c.Rows[:o.c.N*o.c.D])
+		if int64(nbytes) != int64(len(src)) || out == nil {
+			return fmt.Errorf("collection rows: %d bytes, the buffer has %d", len(src), int64(nbytes))
+		}
+		copy(unsafe.Slice((*byte)(out), len(src)), src)
+		return nil
+	})
+}
+
 //export ccs_collection_keys
 func ccs_collection_keys(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
 	return run(errOut, func() error {

@@ -937,6 +937,16 @@ class Collection(_Handle):
     def __len__(self):
         return self.shape[0]
 
+    @property
+    def rows(self):
+        """A copy of the rows, (n, d) float32, as read: what gives a
+        .safetensors file's bfloat16 or float16 embeddings to NumPy, which
+        has no bfloat16 — ccs.Collection.load("emb.safetensors:embeddings").rows."""
+        n, d = self.shape
+        out = np.empty((n, d), dtype=np.float32)
+        call(lib.ccs_collection_rows, self._handle(), out.ctypes.data_as(c_void_p), out.nbytes)
+        return out
+
     def __repr__(self):
         if not self._h:
             return "<ccs.Collection (closed)>"

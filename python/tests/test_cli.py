@@ -1074,3 +1074,27 @@ def test_collection_transform(calibrated, sim):
         coll.transform(calibrated["class"][2])
     with pytest.raises(ValueError, match="over the limit of 0 MiB"):
         ccs.Collection(rows).transform(ell, max_bytes=1000)
+
+
+def test_safetensors_bf16_rows(labelled, cli, tmp_path):
+    """A .safetensors file of bfloat16 embeddings and int64 labels, as
+    Hugging Face tooling saves them: Collection.load(...).rows gives the
+    embeddings as float32 (bfloat16 widened exactly), and ccs.bundle of
+    them equals ccs bundle of the file, byte for byte."""
+    emb = np.load(labelled["dir"] / "embeddings.npy").astype(np.float32)
+    labels = np.load(labelled["dir"] / "labels.npy").astype(np.int64)
+    bf16 = (emb.view(np.uint32) >> 16).astype(np.uint16)  # truncated to bfloat16
+    want = (bf16.astype(np.uint32) << 16).view(np.float32)
+    header = {"embeddings": {"dtype": "BF16", "shape": list(emb.shape), "data_offsets": [0, bf16.nbytes]},
+              "labels": {"dtype": "I64", "shape": [len(labels)], "data_offsets": [bf16.nbytes, bf16.nbytes + labels.nbytes]}}
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    path = tmp_path / "emb.safetensors"
+    path.write_bytes(len(h).to_bytes(8, "little") + h + bf16.tobytes() + labels.tobytes())
+    rows = ccs.Collection.load(f"{path}:embeddings").rows
+    assert rows.dtype == np.float32 and rows.shape == emb.shape and np.array_equal(rows, want)
+    assert not np.array_equal(rows, emb)  # bfloat16 did round
+    cli("bundle", "-embeddings", path, "-labels", f"{path}:labels", "-out", tmp_path / "cmd", "-k", 8)
+    ccs.bundle(rows, labels, k=8, out=tmp_path / "py")
+    for name in ("fit", "val", "cal", "test"):
+        assert same_file(tmp_path / "cmd" / f"{name}.npz", tmp_path / "py" / f"{name}.npz"), name
