@@ -225,7 +225,8 @@ class Lent:
             return None
         if isinstance(x, (str, bytes, os.PathLike)):
             raise ValueError(f"{name or 'array'}: {os.fsdecode(x)!r} is a path, not an array: load the file first "
-                             "(np.load, or safetensors' load_file); the command line reads files")
+                             "(np.load; a .safetensors file's embeddings, bfloat16 too: ccs.Collection.load(\"FILE:TENSOR\").rows); "
+                             "the command line reads files")
         a = np.asarray(host(x), dtype=dtype)
         if a.dtype == object and not isinstance(x, np.ndarray):
             t = type(x)
