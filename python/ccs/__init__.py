@@ -749,6 +749,102 @@ def _compared(job):
     return doc, text, loads(call_string(lib.ccs_job_cells, job))
 
 
+class OODDetection:
+    """What ccs ood prints, from ood_detection: str(d) is its table, d.rows
+    its rows (ccs ood -json's: method, auroc and fpr95 a column each OOD
+    sample, far, tar, …), d.document the whole JSON document, d.warnings
+    the warnings (also given as CCSWarning)."""
+
+    def __init__(self, document, text, warnings):
+        self.document, self._text, self.warnings = document, text, warnings
+
+    @property
+    def rows(self):
+        return self.document["rows"]
+
+    def __str__(self):
+        return self._text
+
+    def __repr__(self):
+        return f"<ccs.OODDetection {len(self.rows)} rows>"
+
+
+def _features(x, what):
+    """An ood_detection input as a Bundle, its name and what to close: a
+    Bundle, a features file (ccs bundle's test.npz, ood.npz, …) or an
+    (n, d) array of inputs."""
+    if isinstance(x, Bundle):
+        return x, x.path or what, None
+    if isinstance(x, (str, bytes, os.PathLike)):
+        b = Bundle.load(x, features=True)
+        return b, os.fsdecode(x), b
+    b = Bundle(_lib.host(x))
+    return b, what, b
+
+
+def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mode=None, alpha_ood=0.05, delta=0.0,
+                  simultaneous=False, fdr=0.0, fpr="id-positive", cider_epochs=100, seed=0):
+    """ccs ood: the set's OOD scores on in-distribution inputs id and OOD
+    inputs ood — AUROC, FPR95 and its conformal test's alarm rates — and,
+    with train (the features the baselines are fitted on, with labels and
+    logits as ccs.bundle gives its splits), the eight baselines' (MSP,
+    Energy, Mahalanobis, KNN, COMBOOD, D-KNN, CIDER, ViM), their tests
+    calibrated on ood_cal (held-out in-distribution inputs). set: a Set or
+    its file; id, train, ood_cal: a Bundle, a features file or an (n, d)
+    array; ood: one such input, or {name: input} for several; classifier:
+    the encoder's last layer for ViM (FILE.npz, weight and bias);
+    cider_epochs=0 leaves CIDER, the slow one, out. The other keywords are
+    the command's flags. Returns an OODDetection; the table equals the
+    command's on the same inputs."""
+    opened = []
+    try:
+        if not isinstance(set, Set):
+            set_name = os.fsdecode(set)
+            set = Set.load(set)
+            opened.append(set)
+        else:
+            set_name = "the set"
+        items = ood.items() if isinstance(ood, dict) else [(None, ood)]
+        ids, names, held = [], [], []
+        for name, x in items:
+            b, src, c = _features(x, "ood")
+            if c is not None:
+                opened.append(c)
+            if name is None:
+                name = os.path.splitext(os.path.basename(src))[0] if src != "ood" else "ood"
+            ids.append(b._handle())
+            names.append(str(name))
+            held.append(b)
+        idb, id_name, c = _features(id, "id")
+        if c is not None:
+            opened.append(c)
+        tr = cal = 0
+        tr_name = cal_name = None
+        if train is not None:
+            b, tr_name, c = _features(train, "train")
+            opened += [c] if c is not None else []
+            tr = b._handle()
+        if ood_cal is not None:
+            b, cal_name, c = _features(ood_cal, "ood_cal")
+            opened += [c] if c is not None else []
+            cal = b._handle()
+        hs = (c_handle * max(len(ids), 1))(*ids)
+        doc, text, warns = c_void_p(), c_void_p(), c_void_p()
+        call(lib.ccs_ood_detect, set._handle(), idb._handle(), hs, len(ids), tr, cal,
+             options(set_name=set_name, id_name=id_name, ood_names=names, train_name=tr_name, ood_cal_name=cal_name,
+                     classifier=None if classifier is None else os.fsdecode(classifier), mode=mode,
+                     alpha_ood=alpha_ood, delta=delta, simultaneous=simultaneous, fdr=fdr, fpr=fpr,
+                     cider_epochs=cider_epochs, seed=seed),
+             byref(doc), byref(text), byref(warns))
+        document, text = loads(_lib.take_string(doc)), _lib.take_string(text)
+        warned = json.loads(_lib.take_string(warns))
+        _warn(warned)
+        return OODDetection(document, text, warned)
+    finally:
+        for o in opened:
+            o.close()
+
+
 class Comparison:
     """ccs.compare's result: table, the comparison as a dict (ccs compare
     -json's table: title, config, alpha, rows — each with method,

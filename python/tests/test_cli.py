@@ -1098,3 +1098,30 @@ def test_safetensors_bf16_rows(labelled, cli, tmp_path):
     ccs.bundle(rows, labels, k=8, out=tmp_path / "py")
     for name in ("fit", "val", "cal", "test"):
         assert same_file(tmp_path / "cmd" / f"{name}.npz", tmp_path / "py" / f"{name}.npz"), name
+
+
+def test_ood_detection_equals_ccs_ood(calibrated, sim, cli, tmp_path):
+    """ood_detection is ccs ood: the same rows — the set's per-input test
+    and the baselines', their tests calibrated on held-out ID inputs —
+    from files, bundles or arrays; CIDER left out with cider_epochs=0."""
+    cli_file, _, s = calibrated["ood"]
+    far = np.random.default_rng(5).normal(0, 6, size=(80, 3)).astype(np.float32)
+    np.savez(tmp_path / "far.npz", anchors=far)
+    want = cli_json(cli, "ood", "-set", cli_file, "-id", sim / "test.npz", "-ood", f"far={tmp_path / 'far.npz'}",
+                    "-train", sim / "fit.npz", "-ood-cal", sim / "val.npz", "-cider-epochs", 1, "-quiet", "-json")
+    with pytest.warns(ccs.CCSWarning, match="inputs the set's OOD test was calibrated on"):  # the fixture's ood_cal
+        got = ccs.ood_detection(cli_file, sim / "test.npz", {"far": far}, train=ccs.Bundle.load(sim / "fit.npz"),
+                                ood_cal=sim / "val.npz", cider_epochs=1)
+    assert got.rows == want["rows"] and any("calibrated on" in w for w in got.warnings)
+    methods = [r["method"] for r in got.rows]
+    assert methods[0].startswith("CCS (per input") and "Mahalanobis" in methods and "Mahalanobis" in str(got)
+    assert got.document["kind"] == "ood-detection"
+    with pytest.warns(ccs.CCSWarning):
+        quick = ccs.ood_detection(s, ccs.Bundle.load(sim / "test.npz", features=True), tmp_path / "far.npz",
+                                  train=sim / "fit.npz", cider_epochs=0)
+    cider = next(r for r in quick.rows if r["method"] == "CIDER")
+    assert "left out" in cider["unavailable"] and [r["method"] for r in quick.rows] == methods
+    with pytest.raises(ValueError, match="ood_cal is for the baselines: give train too"):
+        ccs.ood_detection(s, sim / "test.npz", far, ood_cal=sim / "val.npz")
+    with pytest.raises(ValueError, match=r"mode \"nope\": want conformal"):
+        ccs.ood_detection(s, sim / "test.npz", far, mode="nope")

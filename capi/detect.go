@@ -1,0 +1,166 @@
+package main
+
+/*
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/internal/jsonindent"
+	"github.com/ccsets/ccs/ood"
+)
+
+// detectOptions are ccs.ood_detection's keywords: ccs ood's flags, and
+// the names of its inputs (files, as the command names them, or "id",
+// "train", …).
+type detectOptions struct {
+	SetName      string   `json:"set_name"`
+	IDName       string   `json:"id_name"`
+	OODNames     []string `json:"ood_names"`
+	TrainName    string   `json:"train_name"`
+	OODCalName   string   `json:"ood_cal_name"`
+	Classifier   string   `json:"classifier"` // FILE.npz with weight and bias, for ViM
+	Mode         string   `json:"mode"`
+	AlphaOOD     *float64 `json:"alpha_ood"`
+	Delta        float64  `json:"delta"`
+	Simultaneous bool     `json:"simultaneous"`
+	FDR          float64  `json:"fdr"`
+	FPR          string   `json:"fpr"`
+	CiderEpochs  *int     `json:"cider_epochs"`
+	Seed         uint64   `json:"seed"`
+	Command      string   `json:"command"`
+}
+
+// detect is ccs ood on bundles in memory: its document (ccs ood -json's,
+// laid out as the command lays it out) and its text, and the warnings.
+func detect(ctx context.Context, d experiment.OODDetection, o detectOptions) (doc []byte, text string, warnings []string, err error) {
+	t, warnings, err := experiment.DetectOOD(ctx, d)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	dc, err := newDocument("ood-detection", cmp.Or(o.Command, "ccs.ood_detection"))
+	if err != nil {
+		return nil, "", nil, err
+	}
+	dc.Result = t
+	var laid bytes.Buffer
+	if err := jsonindent.Encode(&laid, dc, "  "); err != nil {
+		return nil, "", nil, err
+	}
+	var b strings.Builder
+	if err := t.WriteText(&b); err != nil {
+		return nil, "", nil, err
+	}
+	return bytes.TrimSuffix(laid.Bytes(), []byte("\n")), b.String(), warnings, nil
+}
+
+// ccs_ood_detect is ccs ood: set's OOD scores and, with train, the
+// baselines', on the in-distribution bundle id and the n OOD bundles
+// oods (handles), with ood_cal calibrating the baselines' tests (0:
+// none). It writes the document, its text and the warnings (a JSON list).
+//
+//export ccs_ood_detect
+func ccs_ood_detect(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t, trainH, calH C.uintptr_t, opts *C.char, doc, text, warnings **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		s, err := lookup[*setObj](uintptr(setH), "a set")
+		if err != nil {
+			return err
+		}
+		var o detectOptions
+		if err := options(opts, &o); err != nil {
+			return err
+		}
+		conv, err := ood.ParseConvention(cmp.Or(o.FPR, "id-positive"))
+		if err != nil {
+			return fmt.Errorf("ood_detection: fpr: %w", err)
+		}
+		test := ood.Test{Alpha: ood.DefaultAlpha, Delta: o.Delta, Simultaneous: o.Simultaneous}
+		if o.AlphaOOD != nil {
+			test.Alpha = *o.AlphaOOD
+		}
+		if o.Simultaneous && o.Delta == 0 {
+			return fmt.Errorf("ood_detection: simultaneous needs delta")
+		}
+		if err := test.Check(1 << 40); err != nil {
+			return fmt.Errorf("ood_detection: %s", strings.TrimPrefix(err.Error(), "ood: "))
+		}
+		if o.FDR != 0 && !(o.FDR > 0 && o.FDR < 1) {
+			return fmt.Errorf("ood_detection: fdr=%v: want 0 < Q < 1 (or 0: none)", o.FDR)
+		}
+		d := experiment.OODDetection{Set: s.s, SetName: cmp.Or(o.SetName, "the set"), IDName: cmp.Or(o.IDName, "id"),
+			OODNames: o.OODNames, TrainName: cmp.Or(o.TrainName, "train"), OODCalName: cmp.Or(o.OODCalName, "ood_cal"),
+			Mode: o.Mode, Test: test, FDR: o.FDR, Convention: conv, CiderEpochs: 100, Seed: o.Seed}
+		if o.CiderEpochs != nil {
+			d.CiderEpochs = *o.CiderEpochs
+		}
+		features := func(h C.uintptr_t, name string) (*bundle.Bundle, error) {
+			b, err := lookup[*bundleObj](uintptr(h), "a bundle")
+			if err != nil {
+				return nil, err
+			}
+			return b.b, s.s.CheckDim(name, b.b.N, b.b.D)
+		}
+		if d.ID, err = features(idH, d.IDName); err != nil {
+			return err
+		}
+		if n > 0 && oods != nil {
+			for i, h := range unsafe.Slice((*C.uintptr_t)(unsafe.Pointer(oods)), int(n)) {
+				name := fmt.Sprintf("ood[%d]", i)
+				if i < len(o.OODNames) {
+					name = o.OODNames[i]
+				}
+				b, err := features(h, name)
+				if err != nil {
+					return err
+				}
+				d.OOD = append(d.OOD, b)
+			}
+		}
+		if trainH != 0 {
+			if d.Train, err = features(trainH, d.TrainName); err != nil {
+				return err
+			}
+		}
+		if calH != 0 {
+			if d.Train == nil {
+				return fmt.Errorf("ood_detection: ood_cal is for the baselines: give train too")
+			}
+			if d.OODCal, err = features(calH, d.OODCalName); err != nil {
+				return err
+			}
+		}
+		if o.Classifier != "" {
+			if d.Train == nil {
+				return fmt.Errorf("ood_detection: classifier is for the baselines: give train too")
+			}
+			if d.Classifier, err = ood.ReadClassifier(o.Classifier); err != nil {
+				return err
+			}
+		}
+		dj, t, w, err := detect(context.Background(), d, o)
+		if err != nil {
+			return err
+		}
+		if w == nil {
+			w = []string{}
+		}
+		wj, err := json.Marshal(w)
+		if err != nil {
+			return err
+		}
+		cString(doc, dj)
+		cString(text, []byte(t))
+		cString(warnings, wj)
+		return nil
+	})
+}

@@ -1,0 +1,206 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/ood"
+)
+
+// OODModes are the CCS rows each mode of DetectOOD scores with.
+var OODModes = map[string][]string{
+	"conformal": {"conformal"},
+	"batch":     {"batch"},
+	"reference": {"reference"},
+	"both":      {"batch", "reference"},
+	"all":       {"batch", "reference", "conformal"},
+}
+
+// OODDetection is what ccs ood (and the Python package's ood_detection)
+// scores: a calibrated set's OOD scores, and with training features the
+// eight baselines, on in-distribution inputs and OOD samples, each input
+// read and of the set's dimension. The names name the inputs in messages
+// and the table.
+type OODDetection struct {
+	Set     *conformal.Set
+	SetName string
+	ID      *bundle.Bundle
+	IDName  string
+	OOD     []*bundle.Bundle
+	// OODNames name the OOD samples' columns.
+	OODNames []string
+	// Train fits the baselines (nil: none); OODCal, held-out ID inputs,
+	// calibrates their conformal tests (nil: none); Classifier is the
+	// encoder's last layer, for ViM (nil: ViM "not available").
+	Train       *bundle.Bundle
+	TrainName   string
+	OODCal      *bundle.Bundle
+	OODCalName  string
+	Classifier  *ood.Classifier
+	Mode        string // an OODModes key; "": conformal where the set has an OOD calibration, else both where it has a pool, else batch
+	Test        ood.Test
+	FDR         float64 // Benjamini–Hochberg level over each OOD sample mixed with the ID inputs; 0: none
+	Convention  ood.Convention
+	CiderEpochs int // CIDER's epochs; 0 leaves it out
+	Seed        uint64
+	// Progress, if not nil, hears the end of each of CIDER's epochs.
+	Progress func(epoch, epochs int)
+}
+
+// DetectOOD measures every row of d's table, and returns it with the
+// warnings a reader should see (an input that is a row of what was fitted
+// on, a batch score that certifies nothing, an FDR level the calibration
+// cannot reach).
+func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error) {
+	var warnings []string
+	set := d.Set
+	if len(d.OOD) == 0 || len(d.OODNames) != len(d.OOD) {
+		return nil, nil, errNoInputs
+	}
+	if err := set.OneThreshold(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", d.SetName, err)
+	}
+	if d.CiderEpochs < 0 {
+		return nil, nil, fmt.Errorf("cider epochs %d: want at least 1, or 0 to leave CIDER out", d.CiderEpochs)
+	}
+	mode := d.Mode
+	if mode == "" {
+		switch {
+		case set.OOD != nil:
+			mode = "conformal"
+		case set.Reference != nil:
+			mode = "both"
+		default:
+			mode = "batch"
+			// Without a pool or its calibration there is no per-input
+			// test: say what the table is, and how to get one.
+			warnings = append(warnings, fmt.Sprintf("%s has no reference pool or OOD calibration: only the paper's batch score (how tightly each batch clusters), which certifies no input; for a per-input test with a false-alarm rate, calibrate with -reference N -ood-cal HELD-OUT-ID.npz", d.SetName))
+		}
+	}
+	ms, ok := OODModes[mode]
+	if !ok {
+		return nil, nil, fmt.Errorf("mode %q: want conformal, batch, reference, both or all", mode)
+	}
+	if slices.Contains(ms, "reference") && set.Reference == nil {
+		return nil, nil, fmt.Errorf("%s: no reference pool for -mode %s (calibrate with -reference N)", d.SetName, mode)
+	}
+	var near *ood.Nearest
+	if slices.Contains(ms, "conformal") {
+		cc, err := ood.NewConformal(set, d.Test)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", d.SetName, err)
+		}
+		near = cc.Score
+	}
+	if w := set.OODTestWarning(d.ID); w != "" && (near != nil || d.OODCal != nil) {
+		warnings = append(warnings, d.IDName+": "+w)
+	}
+	t := &OODTable{Title: "OOD detection", Runs: 1,
+		Config: fmt.Sprintf("set %s, ID %s, FPR95 %v", d.SetName, d.IDName, d.Convention)}
+	if near != nil || d.OODCal != nil {
+		t.AlphaOOD, t.Guarantee, t.FDRLevel = d.Test.Alpha, d.Test.String(), d.FDR
+	}
+	if c := set.OOD; c != nil && d.FDR > 0 && near != nil && 1/float64(c.N+1) > d.FDR {
+		// Benjamini–Hochberg flags none when even the smallest p-value
+		// the calibration can give is above Q.
+		warnings = append(warnings, fmt.Sprintf("-fdr %v: the set's OOD calibration has %d inputs, so the smallest p-value is 1/(n+1) = %.3g, above Q: nothing can be flagged (FDP and power read 0); calibrate on at least %d held-out inputs",
+			d.FDR, c.N, 1/float64(c.N+1), int(math.Ceil(1/d.FDR))-1))
+	}
+	ev := ood.Evaluation{ID: d.ID, Convention: d.Convention, Test: d.Test, FDR: d.FDR, OOD: d.OOD, Names: d.OODNames}
+	t.Sets = append(t.Sets, d.OODNames...)
+	for _, m := range ms {
+		mode, err := ood.ParseMode(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		score, err := ood.CCS(set, mode, near)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", d.SetName, err)
+		}
+		name := "CCS (" + m + ")"
+		var cal []float64 // the per-input score's calibration, stored with the set
+		if m == "conformal" {
+			name = fmt.Sprintf("CCS (per input, %s nearest of %d)", Ordinal(near.K()), set.Reference.N)
+			cal = set.OOD.Scores
+		}
+		r, err := ev.Measure(ctx, score, cal)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if err := t.AddMeasured(name, r, nil); err != nil {
+			return nil, nil, err
+		}
+	}
+	if d.Train != nil {
+		w, err := detectBaselines(ctx, d, t, ev)
+		if err != nil {
+			return nil, nil, err
+		}
+		warnings = append(warnings, w...)
+	}
+	return t, warnings, nil
+}
+
+// detectBaselines fits the baselines on d.Train and adds their rows, with
+// their conformal tests calibrated on d.OODCal when it is given.
+func detectBaselines(ctx context.Context, d OODDetection, t *OODTable, ev ood.Evaluation) ([]string, error) {
+	var warnings []string
+	tr, calB := d.Train, d.OODCal
+	// The baselines' inputs against their training features: the logits
+	// (and activations) of one classifier, and the calibration inputs
+	// held out from what the baselines were fitted on.
+	inputs := append([]*bundle.Bundle{ev.ID, calB}, ev.OOD...)
+	names := append([]string{d.IDName, d.OODCalName}, ev.Names...)
+	for i, b := range inputs {
+		switch {
+		case b == nil:
+		case b.C > 0 && tr.C > 0 && b.C != tr.C:
+			return nil, fmt.Errorf("%s: logits of %d classes, and -train %s has %d: the baselines read one classifier's logits", names[i], b.C, d.TrainName, tr.C)
+		case b.A > 0 && tr.A > 0 && b.A != tr.A:
+			return nil, fmt.Errorf("%s: %d activation summaries a row, and -train %s has %d: the baselines read one encoder's", names[i], b.A, d.TrainName, tr.A)
+		}
+	}
+	seen := bundle.NewRowFilter(tr)
+	if calB != nil {
+		if m := seen.Count(calB); m >= 2 && 10*m >= calB.N {
+			return nil, fmt.Errorf("%s: %d of its %d inputs are rows of -train %s, which the baselines are fitted on: their scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz)", d.OODCalName, m, calB.N, d.TrainName)
+		}
+	}
+	if m := seen.Count(ev.ID); m >= 2 && 10*m >= ev.ID.N {
+		warnings = append(warnings, fmt.Sprintf("%s: %d of its %d inputs are rows of -train %s, which the baselines are fitted on: the baselines' figures on them are optimistic, no test; give in-distribution inputs held out from it (ccs bundle's test.npz)", d.IDName, m, ev.ID.N, d.TrainName))
+	}
+	train := ood.SampleOf(tr)
+	for _, det := range ood.Baselines(ood.BaselineOptions{Classifier: d.Classifier, Epochs: d.CiderEpochs, Seed: d.Seed, Progress: d.Progress}) {
+		if _, ok := det.(*ood.CIDER); ok && d.CiderEpochs == 0 {
+			if err := t.AddMeasured(det.Name(), nil, fmt.Errorf("%s: %w: left out (-cider-epochs 0)", det.Name(), ood.ErrUnavailable)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var r *ood.Measured
+		err := ood.Fit(ctx, det, train)
+		if err == nil {
+			score := ood.DetectorScore(det)
+			var cal []float64
+			if calB != nil {
+				cal, err = score(calB)
+			}
+			if err == nil {
+				r, err = ev.Measure(ctx, score, cal)
+			}
+		}
+		if err := t.AddMeasured(det.Name(), r, err); err != nil {
+			return nil, fmt.Errorf("%s: %w", det.Name(), err)
+		}
+	}
+	return warnings, nil
+}
+
+// errNoInputs is DetectOOD's refusal of a run without an OOD sample (or
+// without a name for each).
+var errNoInputs = errors.New("give at least one OOD sample, each with its name")
