@@ -550,14 +550,7 @@ func TestEllipsoidScoresFast(t *testing.T) {
 			} else if kind == 0 && kernel.Vector() {
 				t.Errorf("d=%d: Σ near the identity has no fast score", d)
 			}
-			const n = 96
-			x := make([]float32, n*d)
-			for i := range n {
-				scale := math.Pow(10, float64(i%9)*5-20)
-				for j := range d {
-					x[i*d+j] = float32(scale * rng.NormFloat64())
-				}
-			}
+			x := wideRows(rng, 96, d)
 			exact := e.Scores(nil, x)
 			fast := e.ScoresFast(nil, x)
 			worst = max(worst, within(t, fmt.Sprintf("d=%d Σ kind %d", d, kind), fast, exact, rel, abs))
@@ -695,13 +688,7 @@ func TestEllipsoidWhitening(t *testing.T) {
 				t.Fatalf("d=%d Σ kind %d: Whitening ok=%v κ=%v", d, kind, ok, kappa)
 			}
 			const n = 200
-			x := make([]float32, n*d)
-			for i := range n {
-				scale := math.Pow(10, float64(i%9)*5-20)
-				for j := range d {
-					x[i*d+j] = float32(scale * rng.NormFloat64())
-				}
-			}
+			x := wideRows(rng, n, d)
 			exact := e.Scores(nil, x)
 			for i := range n {
 				var s, abs float64
@@ -725,4 +712,17 @@ func TestEllipsoidWhitening(t *testing.T) {
 			}
 		}
 	}
+}
+
+// wideRows are n Gaussian rows of dimension d, scaled by 10⁻²⁰ … 10²⁰ in
+// turn: forty orders of magnitude.
+func wideRows(rng *rand.Rand, n, d int) []float32 {
+	x := make([]float32, n*d)
+	for i := range n {
+		scale := math.Pow(10, float64(i%9)*5-20)
+		for j := range d {
+			x[i*d+j] = float32(scale * rng.NormFloat64())
+		}
+	}
+	return x
 }
