@@ -1,11 +1,15 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -31,7 +35,10 @@ type OODDetection struct {
 	SetName string
 	ID      *bundle.Bundle
 	IDName  string
-	OOD     []*bundle.Bundle
+	// LabelNames name the ID inputs' string labels (label i is
+	// LabelNames[i]; nil: integer labels, or the set's class names).
+	LabelNames []string
+	OOD        []*bundle.Bundle
 	// OODNames name the OOD samples' columns.
 	OODNames []string
 	// Train fits the baselines (nil: none); OODCal, held-out ID inputs,
@@ -135,6 +142,13 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 		if err := t.AddMeasured(name, r, nil); err != nil {
 			return nil, nil, err
 		}
+		if cal != nil {
+			w, err := classAlarms(d, cal, r.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			warnings = append(warnings, w...)
+		}
 	}
 	if d.Train != nil {
 		w, err := detectBaselines(ctx, d, t, ev)
@@ -144,6 +158,63 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 		warnings = append(warnings, w...)
 	}
 	return t, warnings, nil
+}
+
+// classAlarms warns of the classes of d's labelled ID inputs whose share
+// flagged by the set's per-input test (calibrated on cal; id their
+// scores) is over twice α_ood, among classes of 20 inputs or more: the
+// false-alarm rate is guaranteed over all inputs, not class by class.
+func classAlarms(d OODDetection, cal, id []float64) ([]string, error) {
+	if d.ID.Labels == nil {
+		return nil, nil
+	}
+	c, err := ood.NewCalibration(cal)
+	if err != nil {
+		return nil, err
+	}
+	test := d.Test
+	if test.Alpha == 0 {
+		test.Alpha = ood.DefaultAlpha
+	}
+	byClass := map[int64][]float64{}
+	for i, l := range d.ID.Labels {
+		byClass[l] = append(byClass[l], id[i])
+	}
+	type class struct {
+		label int64
+		n     int
+		rate  float64
+	}
+	var high []class
+	for _, l := range slices.Sorted(maps.Keys(byClass)) {
+		if s := byClass[l]; len(s) >= 20 {
+			if r := test.Rate(c, s); r > 2*test.Alpha {
+				high = append(high, class{l, len(s), r})
+			}
+		}
+	}
+	if len(high) == 0 {
+		return nil, nil
+	}
+	slices.SortStableFunc(high, func(a, b class) int { return cmp.Compare(b.rate, a.rate) })
+	names := d.LabelNames
+	if names == nil {
+		names = d.Set.ClassNames()
+	}
+	var parts []string
+	for i, h := range high {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("%d more", len(high)-5))
+			break
+		}
+		who := fmt.Sprintf("class %d", h.label)
+		if h.label >= 0 && h.label < int64(len(names)) && names[h.label] != strconv.FormatInt(h.label, 10) {
+			who = fmt.Sprintf("class %d (%q)", h.label, names[h.label])
+		}
+		parts = append(parts, fmt.Sprintf("%.1f%% of %s's %d inputs", 100*h.rate, who, h.n))
+	}
+	return []string{fmt.Sprintf("%s: the per-input test flagged %s, against α_ood = %v over all: its false-alarm rate is guaranteed over all in-distribution inputs, not class by class (docs/ood.md)",
+		d.IDName, strings.Join(parts, ", "), test.Alpha)}, nil
 }
 
 // detectBaselines fits the baselines on d.Train and adds their rows, with

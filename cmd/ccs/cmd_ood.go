@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/ood"
@@ -97,6 +98,7 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	if d.ID, err = readFeaturesFor(out, o.ID, set); err != nil {
 		return err
 	}
+	d.LabelNames = bundle.ManifestLabelNames(o.ID, d.ID)
 	for _, p := range o.OOD {
 		name, file, ok := strings.Cut(p, "=")
 		if !ok {

@@ -831,7 +831,8 @@ def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mo
         hs = (c_handle * max(len(ids), 1))(*ids)
         doc, text, warns = c_void_p(), c_void_p(), c_void_p()
         call(lib.ccs_ood_detect, set._handle(), idb._handle(), hs, len(ids), tr, cal,
-             options(set_name=set_name, id_name=id_name, ood_names=names, train_name=tr_name, ood_cal_name=cal_name,
+             options(set_name=set_name, id_name=id_name, label_names=None if idb.label_names is None else list(idb.label_names),
+                     ood_names=names, train_name=tr_name, ood_cal_name=cal_name,
                      classifier=None if classifier is None else os.fsdecode(classifier), mode=mode,
                      alpha_ood=alpha_ood, delta=delta, simultaneous=simultaneous, fdr=fdr, fpr=fpr,
                      cider_epochs=cider_epochs, seed=seed),
