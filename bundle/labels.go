@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ccsets/ccs/internal/suggest"
 )
 
 // LabelCodes numbers string labels (or group ids) 0, 1, … in the sorted
@@ -41,7 +43,11 @@ func ClassesNamed(classes []string, names []string) ([]int64, error) {
 		}
 		j, ok := slices.BinarySearch(names, c)
 		if !ok {
-			return nil, fmt.Errorf("%q is not among the labels (%s)", c, labelList(seq64(len(names)), MakeConfig{LabelNames: names}))
+			mean := ""
+			if near, ok := suggest.Nearest(c, names); ok {
+				mean = fmt.Sprintf(": did you mean %q?", near)
+			}
+			return nil, fmt.Errorf("%q is not among the labels (%s)%s", c, labelList(seq64(len(names)), MakeConfig{LabelNames: names}), mean)
 		}
 		out = append(out, int64(j))
 	}

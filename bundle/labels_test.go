@@ -132,7 +132,8 @@ func TestLabelCodes(t *testing.T) {
 		{[]string{"-1", "7"}, nil, []int64{-1, 7}, ""},
 		{[]string{"cat", "émeu", "cat"}, names, []int64{2, 4}, ""}, // named twice: held out once
 		{[]string{"7", "7"}, nil, []int64{7}, ""},
-		{[]string{"cats"}, names, nil, `"cats" is not among the labels ("", "Dog", "cat", "dog", "émeu")`},
+		{[]string{"cats"}, names, nil, `"cats" is not among the labels ("", "Dog", "cat", "dog", "émeu"): did you mean "cat"?`},
+		{[]string{"emeu"}, names, nil, `"emeu" is not among the labels ("", "Dog", "cat", "dog", "émeu"): did you mean "émeu"?`},
 		{[]string{"3"}, names, nil, `"3" is not among the labels`},
 		{[]string{"cat"}, nil, nil, `"cat" is not an integer label`},
 		{[]string{"1.5"}, nil, nil, `"1.5" is not an integer label`},

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/internal/suggest"
 )
 
 // ClassThreshold is one class's threshold of a class-conditional
@@ -296,7 +297,22 @@ func (s *Set) LabelNamed(name string) (int64, error) {
 	if !named {
 		return 0, fmt.Errorf("conformal: no class is named %q: the set was calibrated on integer labels, give the anchor's label as one (the set's classes: %s)", name, s.classList())
 	}
-	return 0, fmt.Errorf("conformal: no class is named %q (the set's classes: %s)", name, s.classList())
+	mean := ""
+	if near, ok := suggest.Nearest(name, s.classNames()); ok {
+		mean = fmt.Sprintf(": did you mean %q?", near)
+	}
+	return 0, fmt.Errorf("conformal: no class is named %q (the set's classes: %s)%s", name, s.classList(), mean)
+}
+
+// classNames are the names of the set's classes that have one.
+func (s *Set) classNames() []string {
+	var names []string
+	for _, c := range s.Classes {
+		if c.Name != "" {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
 
 // OneThreshold returns nil for a set with one threshold and ErrNoLabel for

@@ -71,7 +71,8 @@ func TestClassNames(t *testing.T) {
 	}{
 		{"coat", 0, ""}, {"rare", 2, ""},
 		{"shirt", 0, `no class is named "shirt" (the set's classes: 0 "coat", 2 "rare")`},
-		{"Coat", 0, `no class is named "Coat"`},
+		{"Coat", 0, `no class is named "Coat" (the set's classes: 0 "coat", 2 "rare"): did you mean "coat"?`},
+		{"rar", 0, `: did you mean "rare"?`},
 	} {
 		l, err := s.LabelNamed(c.name)
 		if c.err == "" && (err != nil || l != c.label) || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
