@@ -160,8 +160,8 @@ func (res *ResplitResult) finish(cov, exc []float64) {
 // class-conditional set) or with the set's recalibrated threshold.
 type ClassResplit struct {
 	Label      int64   `json:"label"`
-	NCal       int     `json:"n_calibration"` // the class's calibration anchors per resplit (a class-conditional set)
-	NTest      int     `json:"n_test"`        // the class's held-out anchors per resplit (the mean, for a marginal set)
+	NCal       int     `json:"n_calibration,omitempty"` // the class's calibration anchors per resplit (a class-conditional set; left out for a marginal one)
+	NTest      int     `json:"n_test"`                  // the class's held-out anchors per resplit (the mean, for a marginal set)
 	Coverage   Summary `json:"coverage"`
 	P05        float64 `json:"coverage_p05"`
 	BelowShare float64 `json:"coverage_below_share"`
