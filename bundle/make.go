@@ -1349,8 +1349,12 @@ const alignedAnchors = 500
 // off, labels of another ordering), and what embeddings that do not tell
 // the positives apart give: either way, a set that covers the positives
 // covers about as many negatives, and nothing says so until the numbers
-// are read. mode is what made the positives: "labels", "groups",
-// "views" or "pairs"; rows and queries are as for WarnCopies.
+// are read. Where the positives win by inner product instead (in 55% of
+// comparisons or more, 10 points over ℓ2), the warning says that the
+// embeddings look like a dot-product model's, whose positives are the
+// longer rows, and how to map them. mode is what made the positives:
+// "labels", "groups", "views" or "pairs"; rows and queries are as for
+// WarnCopies.
 func (p *Plan) WarnUnaligned(rows, queries []float32, d int, mode string) {
 	if d <= 0 {
 		return
