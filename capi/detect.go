@@ -99,7 +99,7 @@ func ccs_ood_detect(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t, train
 			return fmt.Errorf("ood_detection: fdr=%v: want 0 < Q < 1 (or 0: none)", o.FDR)
 		}
 		d := experiment.OODDetection{Set: s.s, SetName: cmp.Or(o.SetName, "the set"), IDName: cmp.Or(o.IDName, "id"),
-			OODNames: o.OODNames, LabelNames: o.LabelNames, TrainName: cmp.Or(o.TrainName, "train"), OODCalName: cmp.Or(o.OODCalName, "ood_cal"),
+			LabelNames: o.LabelNames, TrainName: cmp.Or(o.TrainName, "train"), OODCalName: cmp.Or(o.OODCalName, "ood_cal"),
 			Mode: o.Mode, Test: test, FDR: o.FDR, Convention: conv, CiderEpochs: 100, Seed: o.Seed}
 		if o.CiderEpochs != nil {
 			d.CiderEpochs = *o.CiderEpochs
@@ -124,7 +124,7 @@ func ccs_ood_detect(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t, train
 				if err != nil {
 					return err
 				}
-				d.OOD = append(d.OOD, b)
+				d.OOD, d.OODNames = append(d.OOD, b), append(d.OODNames, name)
 			}
 		}
 		if trainH != 0 {

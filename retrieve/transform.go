@@ -46,6 +46,13 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	if inner.Dim() != c.D {
 		return fmt.Errorf("retrieve: transform: the set has dimension %d, the collection %d", inner.Dim(), c.D)
 	}
+	if need := TransformBytes(c.N, c.D); maxBytes > 0 && need > maxBytes {
+		return fmt.Errorf("retrieve: transform: needs %d MiB (%d items of dimension %d), over the limit of %d MiB",
+			need>>20, c.N, c.D, maxBytes>>20)
+	}
+	if c.transformed(s) != nil {
+		return nil // before an ellipsoid's whitening: a batch asks again each call
+	}
 	var (
 		m     []float64
 		p     float64
@@ -64,13 +71,6 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 		p = 2
 	default:
 		return fmt.Errorf("retrieve: transform: only a single-norm or ellipsoid set is transformed, not %T", inner)
-	}
-	if need := TransformBytes(c.N, c.D); maxBytes > 0 && need > maxBytes {
-		return fmt.Errorf("retrieve: transform: needs %d MiB (%d items of dimension %d), over the limit of %d MiB",
-			need>>20, c.N, c.D, maxBytes>>20)
-	}
-	if c.transformed(s) != nil {
-		return nil
 	}
 	t, err := newNormTransform(m, p, kappa*s.Threshold, c)
 	if err != nil {
@@ -196,11 +196,11 @@ func newNormTransform(m []float64, p, q float64, c *Collection) (*normTransform,
 		t.znMax = math.Max(t.znMax, v)
 	}
 	// With the vector kernels the products are float32 sums (kernel.Gemm:
-	// the whole transform in half to two thirds of the float64 product's
-	// time), each coordinate within g·(|M|·|item|)_k (g = GemmErr(d)·(1 + u) + u, M rounded to float32:
-	// every nonzero entry a normal float32) plus d·2⁻¹⁴⁹ below float32's
-	// normal range: in ‖·‖_p, within g·Z + d^{1/p}·d·2⁻¹⁴⁹, which the
-	// filter adds to its margin. That is taken where it costs the filter
+	// the whole transform in a quarter to a half of the float64 product's
+	// time), each coordinate within g·(|M|·|item|)_k (g = GemmErr(d)·(1 +
+	// u) + u, M rounded to float32: every nonzero entry a normal float32)
+	// plus d·2⁻¹⁴⁹ below float32's normal range: in ‖·‖_p, within g·Z +
+	// d^{1/p}·d·2⁻¹⁴⁹, which the filter adds to its margin. That is taken where it costs the filter
 	// little: g·Z + d^{1/p}·d·2⁻¹⁴⁹ ≤ 10⁻³·q for the largest Z (items far
 	// from the origin next to a tight threshold take the float64 product,
 	// rounded once, u·Z). A chunk whose products leave float32's range is

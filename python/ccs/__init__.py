@@ -769,17 +769,21 @@ class OODDetection:
         return f"<ccs.OODDetection {len(self.rows)} rows>"
 
 
-def _features(x, what):
-    """An ood_detection input as a Bundle, its name and what to close: a
-    Bundle, a features file (ccs bundle's test.npz, ood.npz, …) or an
-    (n, d) array of inputs."""
+def _features(x, what, opened):
+    """An ood_detection input as a Bundle and its name: a Bundle, a
+    features file (ccs bundle's test.npz, ood.npz, …) or an (n, d) array
+    of inputs; a bundle made here is added to opened, to close."""
     if isinstance(x, Bundle):
-        return x, x.path or what, None
+        return x, x.path or what
     if isinstance(x, (str, bytes, os.PathLike)):
-        b = Bundle.load(x, features=True)
-        return b, os.fsdecode(x), b
-    b = Bundle(_lib.host(x))
-    return b, what, b
+        b, what = Bundle.load(x, features=True), os.fsdecode(x)
+    else:
+        try:
+            b = Bundle(_lib.host(x))
+        except ValueError as e:
+            raise ValueError(f"ood_detection: {what}: {e}") from None
+    opened.append(b)
+    return b, what
 
 
 def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mode=None, alpha_ood=0.05, delta=0.0,
@@ -805,28 +809,21 @@ def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mo
         else:
             set_name = "the set"
         items = ood.items() if isinstance(ood, dict) else [(None, ood)]
-        ids, names, held = [], [], []
+        ids, names = [], []
         for name, x in items:
-            b, src, c = _features(x, "ood")
-            if c is not None:
-                opened.append(c)
+            b, src = _features(x, "ood", opened)
             if name is None:
-                name = os.path.splitext(os.path.basename(src))[0] if src != "ood" else "ood"
+                name = os.path.splitext(os.path.basename(src))[0]
             ids.append(b._handle())
             names.append(str(name))
-            held.append(b)
-        idb, id_name, c = _features(id, "id")
-        if c is not None:
-            opened.append(c)
+        idb, id_name = _features(id, "id", opened)
         tr = cal = 0
         tr_name = cal_name = None
         if train is not None:
-            b, tr_name, c = _features(train, "train")
-            opened += [c] if c is not None else []
+            b, tr_name = _features(train, "train", opened)
             tr = b._handle()
         if ood_cal is not None:
-            b, cal_name, c = _features(ood_cal, "ood_cal")
-            opened += [c] if c is not None else []
+            b, cal_name = _features(ood_cal, "ood_cal", opened)
             cal = b._handle()
         hs = (c_handle * max(len(ids), 1))(*ids)
         doc, text, warns = c_void_p(), c_void_p(), c_void_p()
