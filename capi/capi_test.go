@@ -385,7 +385,7 @@ func TestFitJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := j.outcome(); err == nil && !j.wait(0) {
+	if _, _, _, err := j.outcome(); err == nil && !j.wait(0) {
 		t.Errorf("a running job has an outcome")
 	}
 	var reports []progressReport
@@ -398,7 +398,7 @@ func TestFitJob(t *testing.T) {
 		take()
 	}
 	take()
-	s, res, err := j.outcome()
+	s, res, _, err := j.outcome()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestFitJob(t *testing.T) {
 	if !j.wait(time.Minute) {
 		t.Fatal("a cancelled job did not stop")
 	}
-	if _, _, err := j.outcome(); statusOf(err) != statusCancelled {
+	if _, _, _, err := j.outcome(); statusOf(err) != statusCancelled {
 		t.Errorf("cancelled: %v (status %d)", err, statusOf(err))
 	}
 }
@@ -563,7 +563,7 @@ func TestCompareJob(t *testing.T) {
 	if !strings.HasPrefix(string(doc), "{\n  \"kind\": \"compare\",\n  \"command\": \"ccs.compare\"") || !strings.Contains(text, "| Conformal Ball (ℓ2) ") {
 		t.Errorf("document %.80s…, text %.200s…", doc, text)
 	}
-	if _, _, err := j.outcome(); err == nil || !strings.Contains(err.Error(), "the job is a compare, not a fit") {
+	if _, _, _, err := j.outcome(); err == nil || !strings.Contains(err.Error(), "the job is a compare, not a fit") {
 		t.Errorf("a fit's outcome of a comparison: %v", err)
 	}
 	var page strings.Builder

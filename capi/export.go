@@ -540,11 +540,11 @@ func ccs_job_result(h C.uintptr_t, out *C.uintptr_t, training **C.char, errOut *
 		if err != nil {
 			return err
 		}
-		s, r, err := j.outcome()
+		s, r, ws, err := j.outcome()
 		if err != nil {
 			return err
 		}
-		b, err := json.Marshal(trainingJSON(r))
+		b, err := json.Marshal(trainingJSON(r, ws))
 		if err != nil {
 			return err
 		}

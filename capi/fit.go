@@ -210,31 +210,33 @@ func runFit(ctx context.Context, j *job, spec train.Spec, fit, val *bundle.Bundl
 	}
 	j.mu.Lock()
 	j.set, j.result = conformal.Uncalibrated(f.Geometry, f.Info), f.Result
+	j.warnings = warningsOf(train.AlphaWarning(spec.Config.Objective.Alpha), f.Result.KeptInitial())
 	j.mu.Unlock()
 	return nil
 }
 
 // outcome is a fit job's result once it is done: the fitted
-// (uncalibrated) set and the training's account, or its error.
-func (j *job) outcome() (*conformal.Set, *train.Result, error) {
+// (uncalibrated) set, the training's account and its warnings, or its
+// error.
+func (j *job) outcome() (*conformal.Set, *train.Result, []string, error) {
 	if err := j.finished(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if j.set == nil {
-		return nil, nil, fmt.Errorf("the job is a %s, not a fit", j.what)
+		return nil, nil, nil, fmt.Errorf("the job is a %s, not a fit", j.what)
 	}
-	return j.set, j.result, nil
+	return j.set, j.result, j.warnings, nil
 }
 
 // trainingJSON is the training's account as the caller reads it: the
-// numbers of train.Result, NaN as null.
-func trainingJSON(r *train.Result) map[string]any {
+// numbers of train.Result, NaN as null, and the fit's warnings.
+func trainingJSON(r *train.Result, warnings []string) map[string]any {
 	return map[string]any{
 		"epochs": r.Epochs, "best_epoch": r.BestEpoch, "val_exclusion": jsonfloat.Float(r.ValExclusion),
 		"stop_reason": r.StopReason.String(), "val_history": jsonfloat.Floats(r.ValHistory),
 		"loss_history": jsonfloat.Floats(r.LossHistory), "threshold_history": jsonfloat.Floats(r.ThresholdHist),
 		"head_epochs": r.HeadEpochs, "infonce_history": jsonfloat.Floats(r.InfoNCEHist),
-		"warnings": warningsOf(r.KeptInitial()),
+		"warnings": warningsOf(warnings...),
 	}
 }
 

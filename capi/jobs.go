@@ -24,8 +24,9 @@ type job struct {
 	reports []any // progress not yet taken by the caller
 	err     error
 	// A fit's outcome.
-	set    *conformal.Set
-	result *train.Result
+	set      *conformal.Set
+	result   *train.Result
+	warnings []string // the fit's: its α, an untrained geometry
 	// A comparison's: the document (ccs compare -json) and its text.
 	doc   []byte
 	text  string

@@ -111,6 +111,9 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 		Config: fmt.Sprintf("set %s, ID %s, FPR95 %v", d.SetName, d.IDName, d.Convention)}
 	if near != nil || d.OODCal != nil {
 		t.AlphaOOD, t.Guarantee, t.FDRLevel = d.Test.Alpha, d.Test.String(), d.FDR
+		if w := d.Test.Warning(); w != "" {
+			warnings = append(warnings, w)
+		}
 	}
 	if c := set.OOD; c != nil && d.FDR > 0 && near != nil && 1/float64(c.N+1) > d.FDR {
 		// Benjamini–Hochberg flags none when even the smallest p-value

@@ -219,6 +219,17 @@ func (t Test) Check(n int) error {
 	return nil
 }
 
+// Warning is what a reader of the test's flags must know of an α_ood
+// above one half, legal but seldom meant: α_ood is the share of
+// in-distribution inputs the test may flag, and α_ood = 0.95 flags up to
+// 95% of them (read as a confidence level, it is 0.05). "" otherwise.
+func (t Test) Warning() string {
+	if t.Alpha <= 0.5 {
+		return ""
+	}
+	return fmt.Sprintf("α_ood = %v: the test may flag up to %.3g%% of in-distribution inputs; α_ood is the false-alarm rate it allows (0.05 flags at most 5%%), not a confidence level", t.Alpha, 100*t.Alpha)
+}
+
 // String says what the test guarantees, in words.
 func (t Test) String() string {
 	switch {

@@ -235,6 +235,17 @@ func (r *Result) KeptInitial() string {
 	return fmt.Sprintf("the fit kept the initial geometry: no epoch's validation exclusion beat epoch 0's (%.2f%%), so the set is untrained (%s)", 100*r.ValExclusion, why)
 }
 
+// AlphaWarning is what a fit with α above one half must say, legal but
+// seldom meant: the training aims the set's threshold at the 1 − α
+// quantile of the positives' scores, and α = 0.95 trains a set for 5%
+// coverage (read as a confidence level, it is 0.05). "" otherwise.
+func AlphaWarning(alpha float64) string {
+	if alpha <= 0.5 {
+		return ""
+	}
+	return fmt.Sprintf("α = %v: the fit trains the set to hold 1 − α = %.3g%% of the positives; α is the share a set may miss (0.05 for 95%% coverage), not the coverage", alpha, 100*(1-alpha))
+}
+
 // Train fits g on fit, selecting the checkpoint with the highest exclusion on
 // val. g is updated in place and holds the best parameters on return. A
 // cancelled ctx stops it before the next epoch with ctx's error.

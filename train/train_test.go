@@ -389,6 +389,24 @@ func TestKeptInitial(t *testing.T) {
 	}
 }
 
+// TestAlphaWarning: a fit's α above one half (0.95 meant as 95%) is warned
+// of, with the coverage it trains for; 0.5 and below are not.
+func TestAlphaWarning(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		alpha float64
+		want  string
+	}{
+		{0.95, "α = 0.95: the fit trains the set to hold 1 − α = 5% of the positives; α is the share a set may miss (0.05 for 95% coverage)"},
+		{0.6, "1 − α = 40% of the positives"},
+		{0.5, ""}, {0.05, ""},
+	} {
+		if got := AlphaWarning(c.alpha); (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("α = %v: %q, want %q", c.alpha, got, c.want)
+		}
+	}
+}
+
 // TestFitShift: Spec.Shift trains on the differences moved by the fit
 // split's mean offset and returns the geometry centred there (behind a
 // head too), its scores those of the geometry trained on a bundle shifted

@@ -119,8 +119,10 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 		return err
 	}
 	res := f.Result
-	if w := res.KeptInitial(); w != "" {
-		out.warn(w)
+	for _, w := range []string{train.AlphaWarning(o.Alpha), res.KeptInitial()} {
+		if w != "" {
+			out.warn(w)
+		}
 	}
 	fmt.Fprintf(out.stdout, "wrote %s: %v geometry, %v objective, %d epochs (%s), best validation exclusion %.2f%% at epoch %d; calibrate it with: ccs calibrate -set %s -cal FILE -out SET.json\n",
 		o.Out, kind, o.Objective, res.Epochs, res.StopReason, 100*res.ValExclusion, res.BestEpoch, o.Out)

@@ -135,6 +135,14 @@ func TestConformalOOD(t *testing.T) {
 		!strings.Contains(sink.String(), p("feats.npz")+": 750 of its 750 inputs are rows of -train "+p("feats.npz")+", which the baselines are fitted on: the baselines' figures on them are optimistic") {
 		t.Errorf("-id the -train features: %v\n%s", err, sink.String())
 	}
+	// An α_ood above one half is legal, and warned of; 0.5 is not.
+	for _, a := range []string{"0.9", "0.5"} {
+		sink.Reset()
+		if _, err := run1("ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-alpha-ood", a, "-quiet"); err != nil ||
+			strings.Contains(sink.String(), "the test may flag up to 90% of in-distribution inputs; α_ood is the false-alarm rate it allows") != (a == "0.9") {
+			t.Errorf("-alpha-ood %s: %v\n%s", a, err, sink.String())
+		}
+	}
 	// -cider-epochs 0 leaves CIDER out, saying so; the other baselines run.
 	if out, err := run1("ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-train", p("feats.npz"), "-cider-epochs", "0", "-quiet"); err != nil ||
 		!strings.Contains(out, "CIDER: not available: left out (-cider-epochs 0)") || !regexp.MustCompile(`\| Mahalanobis +\| \d`).MatchString(out) {

@@ -1256,6 +1256,9 @@ class Set(_Handle):
         lent = Lent()
         p = np.asarray(_lib.host(points.anchors if isinstance(points, Bundle) else points))
         m = _lib.rows_of(p)
+        if isinstance(alpha_ood, (int, float)) and 0.5 < alpha_ood < 1:  # ccs ood's warning (ood.Test.Warning)
+            _warn([f"α_ood = {alpha_ood}: the test may flag up to {100 * alpha_ood:.3g}% of in-distribution inputs; "
+                   "α_ood is the false-alarm rate it allows (0.05 flags at most 5%), not a confidence level"])
         score, pv = np.empty(m, dtype=np.float64), np.empty(m, dtype=np.float64)
         flag, bh = np.empty(m, dtype=np.bool_), np.empty(m, dtype=np.bool_)
         call(lib.ccs_set_ood, self._handle(), lent.ref(p, "points"),

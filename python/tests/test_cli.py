@@ -59,6 +59,8 @@ def test_bundle_equals_ccs_bundle(labelled, tmp_path):
         with pytest.raises(ValueError, match=r"anchors only, no positives: a features bundle"):
             call()
     fitted = ccs.fit("genball", splits["fit"], splits["val"], objective="neg", epochs=1)
+    with pytest.warns(ccs.CCSWarning, match=r"α = 0.9: the fit trains the set to hold 1 − α = 10% of the positives"):
+        ccs.fit("genball", splits["fit"], splits["val"], objective="neg", epochs=1, alpha=0.9)
     with pytest.raises(ValueError, match=r"^cal: conformal: a threshold calibrated on a split the geometry was fitted on has no guarantee: this is its fit split"):
         ccs.calibrate(fitted, splits["fit"])
     # The same embeddings bundled with another seed: its cal split holds
@@ -685,6 +687,9 @@ def test_ood_equals_ccs_serve(server, calibrated, sim, name):
     # A bundle's anchors, as retrieve_many takes them.
     b = ccs.Bundle(points.astype(np.float32))
     assert list(s.ood(b, alpha_ood=0.1)["p_value"]) == list(got["p_value"])
+    # An α_ood above one half is legal, and warned of (0.9 meant as 90%).
+    with pytest.warns(ccs.CCSWarning, match=r"α_ood = 0.9: the test may flag up to 90% of in-distribution inputs"):
+        assert s.ood(points, alpha_ood=0.9)["ood"].sum() >= got["ood"].sum()
 
 
 def test_class_set_says_what_takes_no_label(calibrated, sim):
