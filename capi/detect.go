@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -65,13 +64,16 @@ func detect(ctx context.Context, d experiment.OODDetection, o detectOptions) (do
 	return bytes.TrimSuffix(laid.Bytes(), []byte("\n")), b.String(), warnings, nil
 }
 
-// ccs_ood_detect is ccs ood: set's OOD scores and, with train, the
-// baselines', on the in-distribution bundle id and the n OOD bundles
-// oods (handles), with ood_cal calibrating the baselines' tests (0:
-// none). It writes the document, its text and the warnings (a JSON list).
+// ccs_ood_detect_start starts ccs ood as a job: set's OOD scores and,
+// with train, the baselines', on the in-distribution bundle id and the n
+// OOD bundles oods (handles), with ood_cal calibrating the baselines'
+// tests (0: none). Its progress reports CIDER's epochs; once it is done,
+// ccs_job_document gives the document and its text, ccs_job_warnings the
+// warnings; ccs_job_cancel stops it (between CIDER's epochs and the
+// baselines). The bundles and the set must stay open until it is done.
 //
-//export ccs_ood_detect
-func ccs_ood_detect(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t, trainH, calH C.uintptr_t, opts *C.char, doc, text, warnings **C.char, errOut **C.char) C.int {
+//export ccs_ood_detect_start
+func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t, trainH, calH C.uintptr_t, opts *C.char, out *C.uintptr_t, errOut **C.char) C.int {
 	return run(errOut, func() error {
 		s, err := lookup[*setObj](uintptr(setH), "a set")
 		if err != nil {
@@ -148,20 +150,40 @@ func ccs_ood_detect(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t, train
 				return err
 			}
 		}
-		dj, t, w, err := detect(context.Background(), d, o)
-		if err != nil {
-			return err
-		}
-		if w == nil {
-			w = []string{}
-		}
-		wj, err := json.Marshal(w)
-		if err != nil {
-			return err
-		}
-		cString(doc, dj)
-		cString(text, []byte(t))
-		cString(warnings, wj)
+		j := startJob("ood_detection", func(ctx context.Context, j *job) error {
+			d.Progress = func(e, n int) {
+				j.report(map[string]any{"part": "cider", "done": e, "total": n, "what": fmt.Sprintf("CIDER epoch %d/%d", e, n)})
+			}
+			dj, t, w, err := detect(ctx, d, o)
+			if err != nil {
+				return err
+			}
+			j.mu.Lock()
+			j.doc, j.text, j.warnings = dj, t, warningsOf(w...)
+			j.mu.Unlock()
+			return nil
+		})
+		*out = C.uintptr_t(newHandle(j))
 		return nil
+	})
+}
+
+// ccs_job_warnings writes a finished OOD detection's warnings (a JSON
+// list).
+//
+//export ccs_job_warnings
+func ccs_job_warnings(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		j, err := lookup[*job](uintptr(h), "a job")
+		if err != nil {
+			return err
+		}
+		if err := j.finished(); err != nil {
+			return err
+		}
+		if j.doc == nil {
+			return fmt.Errorf("the job is a %s, not an OOD detection", j.what)
+		}
+		return jsonOut(out, warningsOf(j.warnings...))
 	})
 }

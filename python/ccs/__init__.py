@@ -737,7 +737,8 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
     return c
 
 
-def _compared(job):
+def _document(job):
+    """A finished comparison's or OOD detection's document and text."""
     doc, text = c_void_p(), c_void_p()
     try:
         call(lib.ccs_job_document, job, byref(doc), byref(text))
@@ -745,7 +746,11 @@ def _compared(job):
         for p in (doc, text):
             _lib.take_string(p)
         raise
-    doc, text = _lib.take_string(doc), _lib.take_string(text)
+    return _lib.take_string(doc), _lib.take_string(text)
+
+
+def _compared(job):
+    doc, text = _document(job)
     return doc, text, loads(call_string(lib.ccs_job_cells, job))
 
 
@@ -787,7 +792,7 @@ def _features(x, what, opened):
 
 
 def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mode=None, alpha_ood=0.05, delta=0.0,
-                  simultaneous=False, fdr=0.0, fpr="id-positive", cider_epochs=100, seed=0):
+                  simultaneous=False, fdr=0.0, fpr="id-positive", cider_epochs=100, seed=0, progress=None):
     """ccs ood: the set's OOD scores on in-distribution inputs id and OOD
     inputs ood — AUROC, FPR95 and its conformal test's alarm rates — and,
     with train (the features the baselines are fitted on, with labels and
@@ -798,8 +803,10 @@ def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mo
     array; ood: one such input, or {name: input} for several; classifier:
     the encoder's last layer for ViM (FILE.npz, weight and bias);
     cider_epochs=0 leaves CIDER, the slow one, out. The other keywords are
-    the command's flags. Returns an OODDetection; the table equals the
-    command's on the same inputs."""
+    the command's flags. progress: a callable, given a dict after each of
+    CIDER's epochs (done, total, what), or a tqdm bar. It runs on the
+    library's threads; Ctrl-C stops it. Returns an OODDetection; the table
+    equals the command's on the same inputs."""
     opened = []
     try:
         if not isinstance(set, Set):
@@ -826,21 +833,25 @@ def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mo
             b, cal_name = _features(ood_cal, "ood_cal", opened)
             cal = b._handle()
         hs = (c_handle * max(len(ids), 1))(*ids)
-        doc, text, warns = c_void_p(), c_void_p(), c_void_p()
-        call(lib.ccs_ood_detect, set._handle(), idb._handle(), hs, len(ids), tr, cal,
+        job = c_handle()
+        call(lib.ccs_ood_detect_start, set._handle(), idb._handle(), hs, len(ids), tr, cal,
              options(set_name=set_name, id_name=id_name, label_names=None if idb.label_names is None else list(idb.label_names),
                      ood_names=names, train_name=tr_name, ood_cal_name=cal_name,
                      classifier=None if classifier is None else os.fsdecode(classifier), mode=mode,
                      alpha_ood=alpha_ood, delta=delta, simultaneous=simultaneous, fdr=fdr, fpr=fpr,
                      cider_epochs=cider_epochs, seed=seed),
-             byref(doc), byref(text), byref(warns))
-        document, text = loads(_lib.take_string(doc)), _lib.take_string(text)
-        warned = json.loads(_lib.take_string(warns))
-        _warn(warned)
-        return OODDetection(document, text, warned)
+             byref(job))
+        doc, text, warned = _job(job.value, progress, _detected)  # the inputs stay open until it is done
     finally:
         for o in opened:
             o.close()
+    _warn(warned)
+    return OODDetection(loads(doc), text, warned)
+
+
+def _detected(job):
+    doc, text = _document(job)
+    return doc, text, json.loads(call_string(lib.ccs_job_warnings, job))
 
 
 class Comparison:

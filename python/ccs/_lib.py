@@ -13,7 +13,7 @@ from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int64, c_uint8, 
 
 import numpy as np
 
-ABI_VERSION = 6
+ABI_VERSION = 7
 
 c_handle = ctypes.c_size_t  # uintptr_t
 
@@ -91,7 +91,8 @@ _SIGNATURES = {
     "ccs_collection_transform": [c_handle, c_handle, c_int64],
     "ccs_collection_rows": [c_handle, c_void_p, c_int64],
     "ccs_set_retrieve": [c_handle, c_handle, _A, _A, _A, c_int64, POINTER(Hits)],
-    "ccs_ood_detect": [c_handle, c_handle, POINTER(c_handle), c_int64, c_handle, c_handle, c_char_p, _S, _S, _S],
+    "ccs_ood_detect_start": [c_handle, c_handle, POINTER(c_handle), c_int64, c_handle, c_handle, c_char_p, POINTER(c_handle)],
+    "ccs_job_warnings": [c_handle, _S],
     "ccs_set_ood": [c_handle, _A, c_char_p, POINTER(c_double), POINTER(c_double), POINTER(c_uint8), POINTER(c_uint8), c_int64],
 }
 

@@ -118,6 +118,29 @@ def test_compare_progress(splits):
     assert (bar.total, bar.n, bar.refreshed) == (4, 4, 1) and isinstance(bar.postfix, str) and bar.postfix
 
 
+def test_ood_detection_progress_and_stop(splits):
+    # ccs.ood_detection runs as a job: CIDER's epochs as progress, and a
+    # failing callback (as Ctrl-C) stops it.
+    s = ccs.calibrate("ball", splits["cal"])
+    far = splits["test"].anchors[:200] + 6
+    reports, bar = [], Bar()
+    with pytest.warns(ccs.CCSWarning, match="only the paper's batch score"):
+        ccs.ood_detection(s, splits["test"], far, train=splits["fit"], cider_epochs=3, progress=reports.append)
+        ccs.ood_detection(s, splits["test"], far, train=splits["fit"], cider_epochs=3, progress=bar)
+    assert [(r["done"], r["total"]) for r in reports] == [(1, 3), (2, 3), (3, 3)] and reports[-1]["what"] == "CIDER epoch 3/3"
+    assert (bar.total, bar.n) == (3, 3) and bar.postfix == "CIDER epoch 3/3"
+    calls = []
+
+    def stop(r):
+        calls.append(r)
+        if r["done"] >= 2:
+            raise RuntimeError("enough")
+
+    with pytest.raises(RuntimeError, match="enough"):
+        ccs.ood_detection(s, splits["test"], far, train=splits["fit"], cider_epochs=10000, progress=stop)
+    assert calls[-1]["done"] < 10000 and ccs.version()["abi"] == _lib.ABI_VERSION
+
+
 def test_a_failing_callback_stops_the_fit(splits):
     calls = []
 
