@@ -71,13 +71,18 @@ func (items Items) queryName(q int) string {
 	return fmt.Sprintf("query %d", q)
 }
 
-// MakeConfig configures Make. K and Split have no defaults here (the
-// command line's are 20 and 0.5, 0.1, 0.2, 0.2).
+// DefaultSplit is the fit, validation, calibration and test shares of the
+// items when MakeConfig.Split is zero: ccs bundle's -split.
+var DefaultSplit = [4]float64{0.5, 0.1, 0.2, 0.2}
+
+// MakeConfig configures Make. K has no default here (the command line's
+// is 20).
 type MakeConfig struct {
 	K, KNeg int // positives and negatives per anchor (KNeg 0: K)
 	// Split are the shares of the items in the fit, validation,
 	// calibration and test splits, each positive, summing to at most 1
-	// (items beyond are left out), each split stratified by label.
+	// (items beyond are left out), each split stratified by label; zero
+	// means DefaultSplit.
 	Split [4]float64
 	Seed  uint64
 	// OODClasses are labels whose rows are held out of every split as an
@@ -298,6 +303,12 @@ type Plan struct {
 	Classes  []map[int64]int
 	Warnings []string
 	queries  bool // anchors are query rows
+	// rows and nQueries are the numbers of source rows (and query rows)
+	// the plan was made for, which CheckRows holds the embeddings to;
+	// mode is what made the positives: "labels", "groups", "views" or
+	// "pairs".
+	rows, nQueries int
+	mode           string
 	// logits, when not nil, are each source row's classifier logits (c
 	// a row), which every split's bundle carries for its anchors
 	// (SetLogits).
@@ -340,6 +351,9 @@ func (p *Plan) SetLogits(logits []float32, c int) error {
 // The draws depend only on the seed and the anchor, not on the number of
 // goroutines.
 func Make(items Items, cfg MakeConfig) (*Plan, error) {
+	if cfg.Split == ([4]float64{}) {
+		cfg.Split = DefaultSplit
+	}
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
@@ -358,10 +372,41 @@ func Make(items Items, cfg MakeConfig) (*Plan, error) {
 	default:
 		return nil, fmt.Errorf("bundle: nothing says which rows are positives of each other: give labels, groups or relevance pairs")
 	}
-	if err == nil && cfg.AllowFewer {
+	if err != nil {
+		return nil, err
+	}
+	p.rows, p.nQueries = items.N, items.Queries
+	switch {
+	case p.queries:
+		p.mode = "pairs"
+	case items.ViewItems:
+		p.mode = "views"
+	case items.Groups != nil:
+		p.mode = "groups"
+	default:
+		p.mode = "labels"
+	}
+	if cfg.AllowFewer {
 		p.warnRepeats(cfg.K)
 	}
-	return p, err
+	return p, nil
+}
+
+// CheckRows returns an error unless rows hold the embeddings of the rows
+// the plan was made for (Items.N rows of d values) and, for relevance
+// pairs, queries those of its queries (Items.Queries rows of d): what
+// Bundle, Arrays, Write and Inspect take.
+func (p *Plan) CheckRows(rows, queries []float32, d int) error {
+	if d < 1 {
+		return fmt.Errorf("bundle: dimension %d: want at least 1", d)
+	}
+	if len(rows) != p.rows*d {
+		return fmt.Errorf("bundle: %d embedding values are not the plan's %d rows of dimension %d (%d values)", len(rows), p.rows, d, p.rows*d)
+	}
+	if p.queries && len(queries) != p.nQueries*d {
+		return fmt.Errorf("bundle: %d query embedding values are not the plan's %d queries of dimension %d (%d values)", len(queries), p.nQueries, d, p.nQueries*d)
+	}
+	return nil
 }
 
 // warnRepeats adds a warning counting, split by split, the anchors whose
@@ -1184,6 +1229,9 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 // Bundle builds split s of the plan in memory from the embeddings (rows
 // of d) and, for relevance pairs, the queries' embeddings.
 func (p *Plan) Bundle(s int, rows []float32, queries []float32, d int) (*Bundle, error) {
+	if err := p.CheckRows(rows, queries, d); err != nil {
+		return nil, err
+	}
 	sp := p.Splits[s]
 	src := rows
 	if p.queries {
@@ -1216,7 +1264,10 @@ func (p *Plan) Bundle(s int, rows []float32, queries []float32, d int) (*Bundle,
 // Arrays are split s's arrays as Write stores them, its embeddings taken
 // from rows (and, for relevance pairs, queries) by gathering as they are
 // written.
-func (p *Plan) Arrays(s int, rows, queries []float32, d int) map[string]Array {
+func (p *Plan) Arrays(s int, rows, queries []float32, d int) (map[string]Array, error) {
+	if err := p.CheckRows(rows, queries, d); err != nil {
+		return nil, err
+	}
 	sp := p.Splits[s]
 	src := rows
 	if p.queries {
@@ -1247,7 +1298,7 @@ func (p *Plan) Arrays(s int, rows, queries []float32, d int) map[string]Array {
 			m["negative_pool"] = Gathered(rows, d, sp.NegativePool)
 		}
 	}
-	return m
+	return m, nil
 }
 
 // Write writes every split of the plan as DIR/NAME.npz (fit.npz, val.npz,
@@ -1258,7 +1309,11 @@ func (p *Plan) Write(dir string, rows, queries []float32, d int) ([]string, erro
 	var paths []string
 	for s, sp := range p.Splits {
 		path := filepath.Join(dir, sp.Name+".npz")
-		if err := WriteNPZ(path, p.Arrays(s, rows, queries, d)); err != nil {
+		arrays, err := p.Arrays(s, rows, queries, d)
+		if err != nil {
+			return paths, err
+		}
+		if err := WriteNPZ(path, arrays); err != nil {
 			return paths, fmt.Errorf("bundle: %s: %w", path, err)
 		}
 		paths = append(paths, path)
@@ -1266,7 +1321,7 @@ func (p *Plan) Write(dir string, rows, queries []float32, d int) ([]string, erro
 	return paths, nil
 }
 
-// WarnCopies adds a warning to p when rows that are exact copies of each
+// warnCopies adds a warning to p when rows that are exact copies of each
 // other (the same d float32 values, bit for bit) lie in different splits:
 // a test point that the fit split holds too, which no shuffle of items
 // can keep apart. Copies inside one split (a group's, an item's views)
@@ -1274,7 +1329,7 @@ func (p *Plan) Write(dir string, rows, queries []float32, d int) ([]string, erro
 // relevance pairs, the rows are a collection that every split shares, and
 // the copies looked for are among queries, the split's anchors (the same
 // question asked twice, under two ids).
-func (p *Plan) WarnCopies(rows, queries []float32, d int) {
+func (p *Plan) warnCopies(rows, queries []float32, d int) {
 	if d <= 0 {
 		return
 	}
@@ -1336,11 +1391,11 @@ func (p *Plan) WarnCopies(rows, queries []float32, d int) {
 	p.Warnings = append(p.Warnings, head+", so one point lies in two splits, which the splits are made to keep apart; "+fix)
 }
 
-// alignedAnchors is how many anchors of each split WarnUnaligned looks
+// alignedAnchors is how many anchors of each split warnUnaligned looks
 // at, spread evenly over the split.
 const alignedAnchors = 500
 
-// WarnUnaligned adds a warning to p when the bundles' positives are no
+// warnUnaligned adds a warning to p when the bundles' positives are no
 // closer to their anchors than their negatives: when, over up to
 // alignedAnchors anchors a split, a positive is the closer of a positive
 // and a negative of one anchor (in ℓ2) in less than 55% of such
@@ -1352,10 +1407,9 @@ const alignedAnchors = 500
 // are read. Where the positives win by inner product instead (in 55% of
 // comparisons or more, 10 points over ℓ2), the warning says that the
 // embeddings look like a dot-product model's, whose positives are the
-// longer rows, and how to map them. mode is what made the positives:
-// "labels", "groups", "views" or "pairs"; rows and queries are as for
-// WarnCopies.
-func (p *Plan) WarnUnaligned(rows, queries []float32, d int, mode string) {
+// longer rows, and how to map them; the hint follows what made the
+// positives (the plan's mode). rows and queries are as for warnCopies.
+func (p *Plan) warnUnaligned(rows, queries []float32, d int) {
 	if d <= 0 {
 		return
 	}
@@ -1434,7 +1488,7 @@ func (p *Plan) WarnUnaligned(rows, queries []float32, d int, mode string) {
 		"groups": "do the group ids follow the embeddings' rows, in the same order?",
 		"views":  "is the array (n, v, d), each item's views along its second axis?",
 		"pairs":  "do the ids follow the rows of the embeddings and of the queries, in the same order? an ids file one line off does this, as do row numbers counted from 1",
-	}[mode]
+	}[p.mode]
 	if share, dotShare := closer/comparisons, closerDot/comparisons; dotShare >= 0.55 && dotShare-share >= 0.1 {
 		// A dot-product model: its positives are the larger products,
 		// often with the longer rows, which lie farther in ℓ2.
@@ -1447,21 +1501,26 @@ func (p *Plan) WarnUnaligned(rows, queries []float32, d int, mode string) {
 }
 
 // Inspect adds the warnings of the rows themselves to p: copies across
-// splits (WarnCopies), positives no nearer than negatives
-// (WarnUnaligned), and rows of all zeros (WarnZeroRows). What ccs bundle
-// and ccs.bundle run on their plan.
-func (p *Plan) Inspect(rows, queries []float32, d int, mode string) {
-	p.WarnCopies(rows, queries, d)
-	p.WarnUnaligned(rows, queries, d, mode)
-	p.WarnZeroRows(rows, queries, d)
+// splits, positives no nearer than negatives (in ℓ2, or by inner product:
+// a dot-product model), and rows of all zeros; it returns CheckRows's
+// error. What ccs bundle and ccs.bundle run on their plan, between Make
+// and Write.
+func (p *Plan) Inspect(rows, queries []float32, d int) error {
+	if err := p.CheckRows(rows, queries, d); err != nil {
+		return err
+	}
+	p.warnCopies(rows, queries, d)
+	p.warnUnaligned(rows, queries, d)
+	p.warnZeroRows(rows, queries, d)
+	return nil
 }
 
-// WarnZeroRows adds a warning to p counting the rows of the splits (and
+// warnZeroRows adds a warning to p counting the rows of the splits (and
 // queries) that are all zeros: what an encoder gives for an input it
 // failed on (an empty text, an unreadable image), or a row never filled.
 // Such a row is a point like any other to the sets, and a query or
 // passage of them is answered as if it meant something.
-func (p *Plan) WarnZeroRows(rows, queries []float32, d int) {
+func (p *Plan) warnZeroRows(rows, queries []float32, d int) {
 	if d <= 0 {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -515,7 +516,7 @@ func TestWarnCopies(t *testing.T) {
 	if across == 0 {
 		t.Fatal("seed 4 put every copy in its row's split: the test compares nothing")
 	}
-	p.WarnCopies(rows, nil, d)
+	p.warnCopies(rows, nil, d)
 	want := fmt.Sprintf("5 rows are exact copies of an earlier row, and %d of them lie in another split", across)
 	if len(p.Warnings) != 1 || !strings.HasPrefix(p.Warnings[0], want) {
 		t.Errorf("warnings %q, want one beginning %q", p.Warnings, want)
@@ -534,7 +535,7 @@ func TestWarnCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.WarnCopies(grows, nil, d)
+	g.warnCopies(grows, nil, d)
 	if len(g.Warnings) != 0 {
 		t.Errorf("copies within groups: warnings %q", g.Warnings)
 	}
@@ -561,7 +562,7 @@ func TestWarnCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q.WarnCopies(crows, queries, d)
+	q.warnCopies(crows, queries, d)
 	if len(q.Warnings) != 0 {
 		t.Errorf("distinct queries: warnings %q", q.Warnings)
 	}
@@ -579,7 +580,7 @@ func TestWarnCopies(t *testing.T) {
 		}
 	}
 	copy(queries[other*d:(other+1)*d], queries[:d])
-	q.WarnCopies(crows, queries, d)
+	q.warnCopies(crows, queries, d)
 	want = fmt.Sprintf("query row %d is an exact copy of query row 0, in another split (%s and %s), so one point", other, qsplit[other], qsplit[0])
 	if len(q.Warnings) != 1 || !strings.HasPrefix(q.Warnings[0], want) || !strings.Contains(q.Warnings[0], "relevance pairs to one query") {
 		t.Errorf("a query in two splits: warnings %q, want one beginning %q", q.Warnings, want)
@@ -703,7 +704,7 @@ func TestWarnUnaligned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.WarnUnaligned(c.rows, nil, d, "labels")
+		p.warnUnaligned(c.rows, nil, d)
 		const want = "the positives are no closer to their anchors than the negatives: over 2251 anchors, a positive was the nearer"
 		got := slices.ContainsFunc(p.Warnings, func(w string) bool {
 			return strings.HasPrefix(w, want) && strings.Contains(w, "(do the labels follow the embeddings' rows, in the same order?)")
@@ -733,7 +734,7 @@ func TestWarnUnaligned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.WarnUnaligned(rows, queries, d, "pairs")
+		p.warnUnaligned(rows, queries, d)
 		got := slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "an ids file one line off does this") })
 		if got != c.warn || slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "dot-product") }) {
 			t.Errorf("%s: warnings %q, want the warning: %v", c.name, p.Warnings, c.warn)
@@ -776,7 +777,7 @@ func TestWarnUnaligned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.WarnUnaligned(long, queries, d, "pairs")
+	p.warnUnaligned(long, queries, d)
 	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "the embeddings look like a dot-product model's") || strings.Contains(p.Warnings[0], "one line off") {
 		t.Errorf("dot-product pairs: warnings %q", p.Warnings)
 	}
@@ -798,12 +799,12 @@ func TestWarnZeroRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.WarnZeroRows(rows, nil, d); len(p.Warnings) != 0 {
+	if p.warnZeroRows(rows, nil, d); len(p.Warnings) != 0 {
 		t.Errorf("no zero row: %q", p.Warnings)
 	}
 	clear(rows[40*d : 41*d])
 	clear(rows[17*d : 18*d])
-	p.WarnZeroRows(rows, nil, d)
+	p.warnZeroRows(rows, nil, d)
 	if want := "2 rows of the embeddings (the first: row 17) are all zeros: what an encoder gives for an input it failed on"; len(p.Warnings) != 1 || !strings.HasPrefix(p.Warnings[0], want) {
 		t.Errorf("warnings %q, want one starting %q", p.Warnings, want)
 	}
@@ -818,7 +819,7 @@ func TestWarnZeroRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q.WarnZeroRows(rows, queries, d)
+	q.warnZeroRows(rows, queries, d)
 	if want := "1 row of the queries (the first: query row 5) is all zeros"; len(q.Warnings) != 1 || !strings.HasPrefix(q.Warnings[0], want) {
 		t.Errorf("queries: warnings %q, want one starting %q", q.Warnings, want)
 	}
@@ -877,7 +878,11 @@ func TestSetLogits(t *testing.T) {
 	for s, sp := range p.Splits {
 		// The arrays written: the logits' rows of the split's anchors,
 		// gathered as they are written.
-		if a := p.Arrays(s, rows, nil, d)["logits"]; !slices.Equal(a.Shape, []int{len(sp.Anchors), c}) || !slices.Equal(a.Rows, sp.Anchors) || &a.F32[0] != &logits[0] {
+		arrays, err := p.Arrays(s, rows, nil, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := arrays["logits"]; !slices.Equal(a.Shape, []int{len(sp.Anchors), c}) || !slices.Equal(a.Rows, sp.Anchors) || &a.F32[0] != &logits[0] {
 			t.Fatalf("%s: logits array of shape %v", sp.Name, a.Shape)
 		}
 		if sp.K == 0 {
@@ -899,5 +904,61 @@ func TestSetLogits(t *testing.T) {
 	}
 	if err := q.SetLogits(logits, c); err == nil || !strings.Contains(err.Error(), "relevance pairs' anchors are queries") {
 		t.Errorf("logits for queries: %v", err)
+	}
+}
+
+// TestCheckRows: embeddings that are not the plan's rows — another
+// dimension, too few rows or too many, queries of another count — are
+// refused by Bundle, Arrays, Write and Inspect, naming what was given and
+// what the plan was made for; Write then writes nothing.
+func TestCheckRows(t *testing.T) {
+	const n, d = 300, 4
+	rows := make([]float32, n*d)
+	labels := make([]int64, n)
+	for i := range n {
+		labels[i] = int64(i % 3)
+		rows[i*d] = float32(i % 3)
+	}
+	p, err := Make(Items{N: n, Labels: labels}, MakeConfig{K: 3, Split: testSplit, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := make([][2]int, 0, 40)
+	for q := range 40 {
+		pairs = append(pairs, [2]int{q, q}, [2]int{q, q + 40})
+	}
+	qp, err := Make(Items{N: 100, Queries: 40, Pairs: pairs}, MakeConfig{K: 2, KNeg: 3, Split: testSplit, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name          string
+		p             *Plan
+		rows, queries []float32
+		d             int
+		want          string
+	}{
+		{"the right rows", p, rows, nil, d, ""},
+		{"another dimension", p, rows, nil, 2, "bundle: 1200 embedding values are not the plan's 300 rows of dimension 2 (600 values)"},
+		{"a dimension that does not divide", p, rows, nil, 7, "not the plan's 300 rows of dimension 7"},
+		{"too few rows", p, rows[:len(rows)-d], nil, d, "1196 embedding values are not the plan's 300 rows of dimension 4"},
+		{"too many rows", p, append(slices.Clone(rows), rows[:d]...), nil, d, "1204 embedding values"},
+		{"no dimension", p, rows, nil, 0, "bundle: dimension 0: want at least 1"},
+		{"pairs", qp, make([]float32, 100*d), make([]float32, 40*d), d, ""},
+		{"queries short", qp, make([]float32, 100*d), make([]float32, 39*d), d, "bundle: 156 query embedding values are not the plan's 40 queries of dimension 4 (160 values)"},
+	} {
+		errs := map[string]error{"CheckRows": c.p.CheckRows(c.rows, c.queries, c.d), "Inspect": c.p.Inspect(c.rows, c.queries, c.d)}
+		_, errs["Bundle"] = c.p.Bundle(Cal, c.rows, c.queries, c.d)
+		_, errs["Arrays"] = c.p.Arrays(Cal, c.rows, c.queries, c.d)
+		dir := t.TempDir()
+		_, errs["Write"] = c.p.Write(dir, c.rows, c.queries, c.d)
+		for name, err := range errs {
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("%s: %s: %v, want %q", c.name, name, err, c.want)
+			}
+		}
+		if files, _ := os.ReadDir(dir); c.want != "" && len(files) != 0 {
+			t.Errorf("%s: Write wrote %d files", c.name, len(files))
+		}
 	}
 }

@@ -182,7 +182,7 @@ func (c *classList) UnmarshalJSON(b []byte) error {
 }
 
 // defaultMake are ccs bundle's defaults.
-var defaultMake = makeOptions{K: 20, Split: [4]float64{0.5, 0.1, 0.2, 0.2}}
+var defaultMake = makeOptions{K: 20, Split: bundle.DefaultSplit}
 
 // madeBundles are ccs.bundle's result: a bundle per split, in the plan's
 // order, with their names, and the plan's warnings.
@@ -396,7 +396,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 		return nil, fmt.Errorf("%s: %w", says, err)
 	}
-	plan.Inspect(emb.Rows, qrows, emb.D, mode)
+	if err := plan.Inspect(emb.Rows, qrows, emb.D); err != nil {
+		return nil, err
+	}
 	if r, has := arrays["logits"]; has {
 		lg, err := readEmbeddings(r, false)
 		if err != nil {

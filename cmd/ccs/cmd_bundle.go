@@ -326,7 +326,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if queries != nil {
 		qrows = queries.Rows
 	}
-	plan.Inspect(emb.Rows, qrows, emb.D, mode)
+	if err := plan.Inspect(emb.Rows, qrows, emb.D); err != nil {
+		return err
+	}
 	// An .npz of embeddings with the classifier's logits beside them
 	// gives them to the bundles, as -logits FILE:logits would.
 	if path, name := splitInput(o.Embeddings); o.Logits == "" && (mode == "labels" || mode == "groups") && name != "logits" && npzHas(path, "logits") {
@@ -362,7 +364,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return err
 		}
 		path := filepath.Join(o.Out, sp.Name+".npz")
-		if err := bundle.WriteNPZ(path, plan.Arrays(s, emb.Rows, qrows, emb.D)); err != nil {
+		arrays, err := plan.Arrays(s, emb.Rows, qrows, emb.D)
+		if err != nil {
+			return err
+		}
+		if err := bundle.WriteNPZ(path, arrays); err != nil {
 			return err
 		}
 		f := m.Files[s]
