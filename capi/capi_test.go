@@ -207,9 +207,13 @@ func TestContainsIsMembers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := s.Members(nil, diffs, label)
+		q, err := s.ThresholdOf(label)
 		if err != nil {
 			t.Fatal(err)
+		}
+		want := geometry.Members(s.Geometry, q, nil, nil, diffs) // the decisions on differences made by hand
+		if lib, err := s.Members(nil, anchor, points, label); err != nil || !slices.Equal(lib, want) {
+			t.Errorf("%s: Set.Members differs from geometry.Members on the differences (%v)", name, err)
 		}
 		got := make([]bool, m)
 		if err := contains(s, qr, label, got); err != nil {

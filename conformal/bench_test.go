@@ -45,6 +45,7 @@ func BenchmarkMembershipGenBallD128(b *testing.B) {
 		x[i] = float32(rng.NormFloat64())
 	}
 	s := &Set{Geometry: geometry.UnitGenBall(d, 1.5), Threshold: 150, Alpha: 0.05, Calibration: Info{Mode: OnePerAnchor}}
+	zero := make([]float32, d)
 	b.Run("exact", func(b *testing.B) {
 		scores := make([]float64, n)
 		inside := 0
@@ -62,7 +63,7 @@ func BenchmarkMembershipGenBallD128(b *testing.B) {
 		in := make([]bool, n)
 		inside := 0
 		for b.Loop() {
-			in, _ = s.Members(in, x, nil)
+			in, _ = s.Members(in, zero, x, nil) // around the origin: the rows are −(anchor − point)
 			for _, v := range in {
 				if v {
 					inside++

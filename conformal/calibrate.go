@@ -32,6 +32,11 @@ func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64)
 	if g.Dim() != cal.D {
 		return nil, nil, nil, fmt.Errorf("conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
 	}
+	// A bundle built by hand (bundle.Read and Plan.Bundle check theirs):
+	// lengths that are not its N, K and D, an index out of its pool, a NaN.
+	if err := cal.Validate(); err != nil {
+		return nil, nil, nil, fmt.Errorf("conformal: calibration bundle: %w", err)
+	}
 	var trim *Trim
 	switch mode {
 	case OnePerAnchor, PAC, Class: // the same positives: PAC differs in the rank, Class in the grouping
@@ -77,8 +82,12 @@ func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64)
 // Options configures Calibrate. The zero value is one positive per anchor,
 // seed 0, and an error when the rank exceeds n.
 type Options struct {
-	Mode Mode   // zero means OnePerAnchor
-	Seed uint64 // picks the positive of each anchor in OnePerAnchor and PAC modes
+	Mode Mode // zero means OnePerAnchor
+	// Seed picks the positive of each anchor in OnePerAnchor and PAC
+	// modes; a bundle whose positives are its own anchors (ccs bundle's
+	// from labels or groups) is calibrated on its disjoint pairs
+	// (DisjointPairs), which no seed changes.
+	Seed uint64
 	// Delta is PAC's δ: the probability over the calibration draw that the
 	// coverage falls below 1 − α. Only PAC uses it.
 	Delta float64
@@ -142,9 +151,14 @@ func Quantile(scores []float64, alpha float64, opt Options) (float64, int, error
 	return q, r, err
 }
 
-// Calibrate computes g's threshold on the calibration bundle cal. The bundle
-// must be disjoint from everything used to choose g (the caller's duty:
-// the guarantee rests on it).
+// Calibrate computes g's threshold on the calibration bundle cal: the
+// ⌈(1−α)(n+1)⌉-th smallest of its n calibration scores (Scores: one
+// positive per anchor, or, where the positives are the bundle's own
+// anchors, its disjoint pairs, as many of each class's as keep the
+// classes' shares). The bundle must be disjoint from everything used to
+// choose g (the caller's duty: the guarantee rests on it); for a fitted
+// set CalibrateFitted checks it against the splits the set records. It
+// does not keep cal's rows in the set (KeepRows: what ccs calibrate does).
 func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Options) (*Set, error) {
 	if err := CheckAlpha(alpha); err != nil {
 		return nil, err

@@ -265,9 +265,12 @@ func (s *Set) ClassConditional() bool { return s.Calibration.Mode == Class }
 
 // ThresholdOf is the threshold for an anchor whose class is *label: its
 // class's for a class-conditional set, which needs the label (ErrNoLabel),
-// the set's threshold for a set with one, which takes none (ErrLabel).
+// the set's threshold for a set with one, which takes none (ErrLabel). An
+// uncalibrated set has none (ErrNotCalibrated).
 func (s *Set) ThresholdOf(label *int64) (float64, error) {
 	switch {
+	case !s.Calibrated():
+		return math.NaN(), ErrNotCalibrated
 	case s.ClassConditional() && label == nil:
 		return math.NaN(), ErrNoLabel
 	case !s.ClassConditional() && label != nil:

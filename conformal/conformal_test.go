@@ -596,6 +596,25 @@ func TestCalibrateRefusals(t *testing.T) {
 	if _, err := CalibrateFitted(&Set{Geometry: geometry.Ball{D: 2}}, fit, 0.1, Options{}); err != nil {
 		t.Errorf("no recorded splits: %v", err)
 	}
+	// A bundle built by hand is checked as a file's is: a NaN named by the
+	// row it is in (not by the calibration pair it would have scored), a
+	// row it does not reach (1500 when 100 are scored), slices that are not
+	// its N rows.
+	for _, c := range []struct {
+		name string
+		edit func(b *bundle.Bundle)
+		want string
+	}{
+		{"a NaN anchor", func(b *bundle.Bundle) { b.Anchors[2*40+1] = float32(math.NaN()) }, "conformal: calibration bundle: anchors[40][1] is NaN"},
+		{"a NaN positive", func(b *bundle.Bundle) { b.Positives[len(b.Positives)-1] = float32(math.Inf(1)) }, "positives[49][1][1] is +Inf"},
+		{"N larger than the rows", func(b *bundle.Bundle) { b.N++ }, "conformal: calibration bundle: anchors: 100 values"},
+	} {
+		b := synthetic(rng, 50, 2)
+		c.edit(b)
+		if _, err := Calibrate(geometry.Ball{D: 2}, b, 0.1, Options{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
 }
 
 // TestPercentAlpha: an α given as a percentage is read as the coverage

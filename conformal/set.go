@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
@@ -293,44 +294,84 @@ func AlphaWarning(alpha float64) string {
 	return fmt.Sprintf("α = %v: the set is guaranteed to cover only 1 − α = %.3g%% of positives; α is the share it may miss (0.05 for 95%% coverage), not the coverage", alpha, 100*(1-alpha))
 }
 
-// Contains reports whether the point with difference x = anchor − point is
-// inside the set around an anchor of class *label (nil for a set with one
-// threshold; a class-conditional set needs it: ThresholdOf).
-func (s *Set) Contains(x []float32, label *int64) (bool, error) {
-	q, err := s.ThresholdOf(label)
+// Contains reports whether point is inside the set around anchor (of
+// class *label for a class-conditional set, nil for a set with one
+// threshold: ThresholdOf), both embeddings of the set's dimension: the
+// score φ(anchor − point) at most the threshold. An uncalibrated set is
+// ErrNotCalibrated; embeddings of another dimension, or with a NaN or
+// infinite coordinate, are an error.
+func (s *Set) Contains(anchor, point []float32, label *int64) (bool, error) {
+	d := s.Geometry.Dim()
+	if len(point) != d {
+		return false, fmt.Errorf("conformal: a point of %d values, the set's dimension is %d", len(point), d)
+	}
+	in, err := s.Members(make([]bool, 1), anchor, point, label)
 	if err != nil {
 		return false, err
 	}
-	return s.Geometry.Scores(make([]float64, 1), x)[0] <= q, nil
+	return in[0], nil
 }
 
-// Members writes into dst (allocated when nil) whether each point, given by
-// its difference row anchor − point in diffs, is inside the set around an
-// anchor of class *label (as Contains), on all cores. The decisions are
-// those of Contains: geometries with a fast score (geometry.FastScorer)
-// are scored fast and rescored exactly only near the threshold
-// (geometry.Members).
-func (s *Set) Members(dst []bool, diffs []float32, label *int64) ([]bool, error) {
+// Members writes into dst (allocated when nil) whether each of points
+// (rows of the set's dimension) is inside the set around anchor, as
+// Contains decides, on all cores: geometries with a fast score are scored
+// fast from the anchor and the points and rescored exactly only near the
+// threshold (geometry.MembersAround). An uncalibrated set is
+// ErrNotCalibrated; an anchor or points of another dimension, a dst of
+// another length, or a NaN or infinite coordinate are an error.
+func (s *Set) Members(dst []bool, anchor, points []float32, label *int64) ([]bool, error) {
 	q, err := s.ThresholdOf(label)
 	if err != nil {
 		return nil, err
 	}
 	d := s.Geometry.Dim()
-	n := len(diffs) / d
-	if len(diffs) != n*d {
-		panic("ccs/conformal: diffs is not a whole number of rows")
+	if len(anchor) != d {
+		return nil, fmt.Errorf("conformal: an anchor of %d values, the set's dimension is %d", len(anchor), d)
+	}
+	n := len(points) / d
+	if len(points) != n*d {
+		return nil, fmt.Errorf("conformal: %d point values are not rows of the set's dimension %d", len(points), d)
 	}
 	if dst == nil {
 		dst = make([]bool, n)
 	}
 	if len(dst) != n {
-		panic("ccs/conformal: Members: dst length mismatch")
+		return nil, fmt.Errorf("conformal: an output of %d for %d points", len(dst), n)
+	}
+	if i := nonFinite(anchor, 0); i >= 0 {
+		return nil, fmt.Errorf("conformal: anchor[%d] is %v", i, anchor[i])
 	}
 	const block = 1024
+	var bad atomic.Int64 // 1 + the first point a NaN or infinite score came from
 	parallel.For(n, block, 0, func(_, lo, hi int) {
-		geometry.Members(s.Geometry, q, dst[lo:hi], nil, diffs[lo*d:hi*d])
+		scores := make([]float64, hi-lo)
+		geometry.MembersAround(s.Geometry, q, anchor, points[lo*d:hi*d], dst[lo:hi], scores)
+		for i, v := range scores {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				for r := bad.Load(); (r == 0 || int64(lo+i+1) < r) && !bad.CompareAndSwap(r, int64(lo+i+1)); r = bad.Load() {
+				}
+				break
+			}
+		}
 	})
+	if r := int(bad.Load()) - 1; r >= 0 {
+		// An infinite score of finite points (far outside a set of a
+		// large exponent) is a decision; a NaN or ±Inf coordinate is not.
+		if i := nonFinite(points, r*d); i >= 0 {
+			return nil, fmt.Errorf("conformal: points[%d][%d] is %v", i/d, i%d, points[i])
+		}
+	}
 	return dst, nil
+}
+
+// nonFinite is the index of the first NaN or ±Inf of x from from on, or −1.
+func nonFinite(x []float32, from int) int {
+	for i := from; i < len(x); i++ {
+		if v := float64(x[i]); math.IsNaN(v) || math.IsInf(v, 0) {
+			return i
+		}
+	}
+	return -1
 }
 
 // CheckDim is where embeddings meet a set: it returns nil when rows of the

@@ -36,10 +36,13 @@ func byClass(s *conformal.Set, test *bundle.Bundle, sc *Scored) (Result, []Class
 		return Result{}, nil, conformal.ErrNotCalibrated
 	}
 	if s.Geometry.Dim() != test.D {
-		return Result{}, nil, fmt.Errorf("set has dimension %d, test embeddings %d", s.Geometry.Dim(), test.D)
+		return Result{}, nil, fmt.Errorf("eval: the set has dimension %d, the test embeddings %d", s.Geometry.Dim(), test.D)
 	}
 	if err := test.NeedPositives(); err != nil { // before the classes: an OOD sample's are not the set's
 		return Result{}, nil, err
+	}
+	if err := test.Validate(); err != nil {
+		return Result{}, nil, fmt.Errorf("eval: test bundle: %w", err)
 	}
 	if test.Labels == nil {
 		return Result{}, nil, fmt.Errorf("%w: the test bundle has no labels", conformal.ErrNoLabel)

@@ -134,7 +134,10 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle, sc *Scored
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	if g.Dim() != test.D {
-		return nil, fmt.Errorf("set has dimension %d, test embeddings %d", g.Dim(), test.D)
+		return nil, fmt.Errorf("eval: the set has dimension %d, the test embeddings %d", g.Dim(), test.D)
+	}
+	if err := test.Validate(); err != nil {
+		return nil, fmt.Errorf("eval: test bundle: %w", err)
 	}
 	// Counts per chunk of anchors, summed in chunk order: integers, so the
 	// result does not depend on the number of goroutines. A score is

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
@@ -41,6 +42,21 @@ func TestEvaluateByHand(t *testing.T) {
 	}
 	if _, err := Evaluate(conformal.Uncalibrated(geometry.Ball{D: 1}, nil), b); err != conformal.ErrNotCalibrated {
 		t.Errorf("uncalibrated set: error %v, want ErrNotCalibrated", err)
+	}
+	// A bundle built by hand is checked as a file's is: a NaN, no anchors,
+	// slices that are not its N rows — an error, not a count or a panic.
+	for _, c := range []struct {
+		name string
+		b    *bundle.Bundle
+		want string
+	}{
+		{"a NaN negative", &bundle.Bundle{N: 1, K: 1, D: 1, KNeg: 1, Anchors: []float32{0}, Positives: []float32{0.5}, Negatives: []float32{float32(math.NaN())}}, "eval: test bundle: negatives[0][0][0] is NaN"},
+		{"no anchors", &bundle.Bundle{N: 0, K: 1, D: 1}, "eval: test bundle: anchors: no anchors"},
+		{"N larger than the rows", &bundle.Bundle{N: 2, K: 1, D: 1, Anchors: []float32{0}, Positives: []float32{0.5}}, "eval: test bundle: anchors: 1 values"},
+	} {
+		if _, err := Evaluate(s, c.b); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
 	}
 	// Anchors alone (an OOD sample's features): refused, not a NaN coverage.
 	features := &bundle.Bundle{N: 1, D: 1, Anchors: []float32{0}}
