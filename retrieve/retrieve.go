@@ -46,10 +46,11 @@ type Collection struct {
 	// ball screens (HalfBytes more memory: half the rows') and the 8-bit
 	// copy the generalized ball screens (ByteBytes: a quarter of the
 	// rows'). By default the second search with such a set over at least
-	// HalfMinRows items makes its copy (a one-off query scans plainly,
-	// since making a copy costs more than one scan), and every search
-	// from then on screens the items there first. PrepareHalf and
-	// PrepareBytes make them at once.
+	// HalfMinRows items starts making its copy on a goroutine of its own
+	// (a one-off query scans plainly, since making a copy costs more than
+	// one scan; no search waits for it), and every search from when it is
+	// made screens the items there first. PrepareHalf and PrepareBytes
+	// make them at once.
 	NoHalf bool
 
 	mu         sync.Mutex
@@ -58,35 +59,57 @@ type Collection struct {
 	bytes      lazyCopy[kernel.ByteRows]
 }
 
-// A lazyCopy is one of a collection's compact copies: made by the second
-// search that would screen it (or make, at once), then kept.
+// A lazyCopy is one of a collection's compact copies: started in the
+// background by the second search that would screen it (no search waits
+// for it: searches scan without it until it is made, with the same
+// answers), or made at once by make; then kept.
 type lazyCopy[T any] struct {
-	searches atomic.Int64 // searches, until the copy is made
-	once     sync.Once
+	searches atomic.Int64 // searches, until the copy is started
+	started  atomic.Bool
+	mu       sync.Mutex // held while the copy is made
+	made     sync.WaitGroup
 	p        atomic.Pointer[T]
 }
 
-// get returns the copy for a search: nil on the first call and where ok
-// is false; made by mk on the second.
+// get returns the copy for a search, or nil: where ok is false, and until
+// it is made, which the second call starts on a goroutine of its own.
 func (l *lazyCopy[T]) get(ok bool, mk func() *T) *T {
 	if h := l.p.Load(); h != nil {
 		return h
 	}
-	if !ok || l.searches.Add(1) < 2 {
+	if !ok || l.searches.Add(1) < 2 || !l.started.CompareAndSwap(false, true) {
 		return nil
 	}
-	return l.make(ok, mk)
+	l.made.Add(1)
+	go func() {
+		defer l.made.Done()
+		l.build(mk)
+	}()
+	return nil
 }
 
-// make returns the copy, made now (by mk) if it is not yet; nil where ok
-// is false.
+// make returns the copy, made now (by mk, or waited for where a search
+// started it) if it is not yet; nil where ok is false.
 func (l *lazyCopy[T]) make(ok bool, mk func() *T) *T {
 	if !ok {
 		return nil
 	}
-	l.once.Do(func() { l.p.Store(mk()) })
+	l.started.Store(true)
+	l.build(mk)
 	return l.p.Load()
 }
+
+// build makes the copy unless it is made.
+func (l *lazyCopy[T]) build(mk func() *T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.p.Load() == nil {
+		l.p.Store(mk())
+	}
+}
+
+// wait waits for a copy a search started (tests).
+func (l *lazyCopy[T]) wait() { l.made.Wait() }
 
 // HalfMinRows is the smallest collection Search makes a compact copy
 // (half-precision or 8-bit) of.
@@ -105,7 +128,8 @@ func ByteBytes(n, d int) int64 { return kernel.ByteRowsBytes(n, d) }
 func (c *Collection) copies() bool { return !c.NoHalf && c.N >= HalfMinRows }
 
 // PrepareHalf makes c's half-precision copy now (the second search with
-// an ℓ2 ball would), so that no query waits for it: 0.33 s for 10⁶ items
+// an ℓ2 ball starts it in the background), so that every query has it:
+// 0.33 s for 10⁶ items
 // of dimension 128 on 2 cores. It reports the bytes the copy takes
 // (HalfBytes; 0 where c makes none: NoHalf, or fewer than HalfMinRows
 // items).
@@ -117,7 +141,8 @@ func (c *Collection) PrepareHalf() int64 {
 }
 
 // PrepareBytes makes c's 8-bit copy now (the second search with a
-// generalized ball would), so that no query waits for it. It reports the
+// generalized ball starts it in the background), so that every query has
+// it. It reports the
 // bytes the copy takes (ByteBytes; 0 where c makes none: NoHalf, or fewer
 // than HalfMinRows items).
 func (c *Collection) PrepareBytes() int64 {

@@ -412,7 +412,7 @@ func retrieveFigures(o options) ([]Figure, error) {
 	if err := c.Transform(ss[2], 0); err != nil {
 		return nil, err
 	}
-	// The compact copies, as the second search of each kind would make
+	// The compact copies, as the second search of each kind would start
 	// them (ccs serve: at load): the ℓ2 ball screens the half floats, the
 	// generalized ball the 8-bit codes, the transformed single-norm (p =
 	// 1.5) its M·z's 8-bit codes. The rate column is those bytes over
