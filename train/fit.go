@@ -42,11 +42,24 @@ type Fitted struct {
 	Info *conformal.FitInfo
 }
 
+// Set is the fitted geometry as a set without a threshold, with its
+// training's record: what ccs fit writes, and what
+// conformal.CalibrateFitted calibrates (refusing a calibration split the
+// geometry was fitted or validated on, which conformal.Calibrate on the
+// bare geometry cannot know).
+func (f *Fitted) Set() *conformal.Set { return conformal.Uncalibrated(f.Geometry, f.Info) }
+
 // Fit is the pipeline every learned set goes through: the paper's initial
 // geometry (geometry.Initial), trained on fit with the checkpoint chosen on val
 // (TrainHead, with a head when s asks for one), wrapped for calibration.
 // The calibration split is never given to it.
 func Fit(ctx context.Context, s Spec, fit, val *bundle.Bundle, obs Observer) (*Fitted, error) {
+	if fit == nil || val == nil {
+		return nil, fmt.Errorf("train: a training and a validation split are needed (bundle.HoldOut holds a share of the training anchors out for validation)")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := fit.NeedPositives(); err != nil {
 		return nil, fmt.Errorf("train: fit: %w", err)
 	}

@@ -262,6 +262,9 @@ func Train(ctx context.Context, g geometry.Learnable, fit, val *bundle.Bundle, c
 // when h is not nil. g lives in h's output space. A cancelled ctx stops it
 // before the next epoch with ctx's error.
 func TrainHead(ctx context.Context, g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle, cfg Config, obs Observer) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err

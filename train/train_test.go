@@ -315,6 +315,15 @@ func TestTrainCancelled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || epochs != 2 {
 		t.Errorf("cancelled after epoch 2: %v after epoch %d", err, epochs)
 	}
+	// Cancelled before it starts: no epoch 0, no validation pass.
+	epochs = -1
+	if _, err := Fit(ctx, Spec{Kind: geometry.KindGenBall, Config: Config{Objective: objective.Config{Objective: objective.Neg}}}, fit, val, obs); !errors.Is(err, context.Canceled) || epochs != -1 {
+		t.Errorf("cancelled before: %v, epoch %d reported", err, epochs)
+	}
+	// No validation split: an error saying what to give, not a panic.
+	if _, err := Fit(context.Background(), Spec{Kind: geometry.KindGenBall}, fit, nil, nil); err == nil || !strings.Contains(err.Error(), "a training and a validation split are needed") {
+		t.Errorf("no validation split: %v", err)
+	}
 }
 
 // TestSharedRows: runs given one Rows, at once, end where runs that prepare
