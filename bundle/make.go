@@ -349,7 +349,10 @@ func (p *Plan) SetLogits(logits []float32, c int) error {
 // itself, and KNeg negatives from its split's anchors of other classes
 // (or groups; or, for queries, from the rows relevant to none of its).
 // The draws depend only on the seed and the anchor, not on the number of
-// goroutines.
+// goroutines. Make reads no embeddings: Plan.Inspect checks them against
+// the plan and warns of what ccs bundle warns of (rows copied across
+// splits, positives no nearer than negatives, rows of zeros), and
+// Plan.Bundle and Plan.Write gather the splits from them.
 func Make(items Items, cfg MakeConfig) (*Plan, error) {
 	if cfg.Split == ([4]float64{}) {
 		cfg.Split = DefaultSplit

@@ -13,7 +13,10 @@
 // Difference vectors arrive as float32 rows of Dim() values (what encoders
 // emit); every score, sum, parameter and gradient is float64. All methods
 // follow gonum's dst convention: a nil dst is allocated, a non-nil dst of
-// the wrong length is a programmer error and panics.
+// the wrong length is a programmer error and panics, as are rows that are
+// not whole rows of Dim() values. This package trusts its caller: the
+// packages that take data from outside (conformal.Set.Members, eval,
+// retrieve, serve) check lengths and values and return errors first.
 package geometry
 
 import (
