@@ -8,6 +8,7 @@
 // services:
 //
 //	bundle               embedding bundles: anchors, positives, negatives (.npz/.npy)
+//	table                Parquet, Arrow and Hugging Face dataset tables of embeddings (Apache Arrow)
 //	sim                  the paper's 3-D "mixed" simulation
 //	images               image sets: Fashion-MNIST, MNIST digits, noise (IDX files)
 //	augment              the augmented views that are an image's positives

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -296,4 +297,22 @@ func Write(path string, b *Bundle) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return WriteNPZ(path, b.Arrays())
+}
+
+// IsTable says whether path names a columnar file, which package table
+// reads (table.ReadTable): Parquet (.parquet), Arrow IPC (.arrow,
+// .feather), or a directory a Hugging Face Dataset's save_to_disk wrote
+// (its state.json lists the shards) or a DatasetDict's (its
+// dataset_dict.json lists the splits' directories).
+func IsTable(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".parquet", ".arrow", ".feather":
+		return true
+	}
+	for _, name := range []string{"state.json", "dataset_dict.json"} {
+		if st, err := os.Stat(filepath.Join(path, name)); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
 }

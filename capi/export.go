@@ -46,6 +46,7 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/retrieve"
+	"github.com/ccsets/ccs/table"
 )
 
 // The rules of the ABI are in doc.go. Every function that can fail
@@ -832,7 +833,7 @@ func ccs_collection_save(h C.uintptr_t, path *C.char, errOut **C.char) C.int {
 		if !strings.EqualFold(filepath.Ext(p), ".parquet") {
 			return fmt.Errorf("collection: save %s: a collection is saved as Parquet (.parquet): its rows and its ids, integers or strings", p)
 		}
-		return retrieve.WriteParquet(p, o.c)
+		return table.WriteParquet(p, o.c)
 	})
 }
 

@@ -9,6 +9,7 @@ package retrieve
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -227,8 +228,24 @@ func (c *Collection) SetKeys(keys []string) error {
 	return nil
 }
 
-// ReadCollection reads a collection file: a Parquet file (.parquet, see
-// ReadParquet; or Arrow IPC, .arrow or .feather), a NumPy array (.npy,
+// ErrTable reports a Parquet or Arrow file, or a Hugging Face dataset's
+// directory, given to ReadCollection in a program that does not import
+// package table, which reads them (RegisterTables): a program that needs
+// no tables does not link Apache Arrow.
+var ErrTable = errors.New(`a Parquet or Arrow table: import package github.com/ccsets/ccs/table to read it (import _ "github.com/ccsets/ccs/table")`)
+
+// tables reads tables for ReadCollection (RegisterTables).
+var tables atomic.Pointer[func(path, column string) (*Collection, error)]
+
+// RegisterTables makes ReadCollection (and Open) read tables
+// (bundle.IsTable: Parquet, Arrow, a Hugging Face dataset's directory) by
+// read, given the path and the embeddings' column ("" to choose): what
+// package table does when it is imported, as a store package registers
+// its scheme (Register).
+func RegisterTables(read func(path, column string) (*Collection, error)) { tables.Store(&read) }
+
+// ReadCollection reads a collection file: a Parquet or Arrow table (where
+// package table is imported: RegisterTables), a NumPy array (.npy,
 // float32 (n, d), ids the row numbers) or an .npz archive: the embeddings
 // as "embeddings" (n, d) float32 — or a bundle's "anchors", or else the
 // archive's only two-dimensional floating-point array — and the ids as
@@ -239,9 +256,12 @@ func (c *Collection) SetKeys(keys []string) error {
 // tensor or column (when FILE exists and FILE:NAME does not), as ccs
 // bundle's -embeddings takes them.
 func ReadCollection(spec string) (*Collection, error) {
-	path, name := splitSpec(spec)
-	if IsTable(path) { // Parquet, Arrow, a Hugging Face dataset's directory
-		return ReadParquetColumn(path, name)
+	path, name := SplitSpec(spec)
+	if bundle.IsTable(path) { // Parquet, Arrow, a Hugging Face dataset's directory
+		if read := tables.Load(); read != nil {
+			return (*read)(path, name)
+		}
+		return nil, fmt.Errorf("%s: %w", path, ErrTable)
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".npy" {
@@ -306,10 +326,10 @@ func ReadCollection(spec string) (*Collection, error) {
 	return c, nil
 }
 
-// splitSpec splits FILE:NAME into the file and the name of its array,
+// SplitSpec splits FILE:NAME into the file and the name of its array,
 // tensor or column, when FILE exists and FILE:NAME does not; else spec is
 // the file.
-func splitSpec(spec string) (path, name string) {
+func SplitSpec(spec string) (path, name string) {
 	i := strings.LastIndex(spec, ":")
 	if i <= 0 {
 		return spec, ""

@@ -58,6 +58,7 @@ import (
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/ood"
 	"github.com/ccsets/ccs/retrieve"
+	_ "github.com/ccsets/ccs/table" // Parquet and Arrow collections (retrieve.RegisterTables)
 )
 
 // monitorCollector exports each served set's OOD drift monitor at scrape

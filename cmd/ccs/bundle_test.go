@@ -27,6 +27,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/sttest"
 	"github.com/ccsets/ccs/retrieve"
+	"github.com/ccsets/ccs/table"
 )
 
 // mixture is n embeddings of dimension d from classes Gaussian clusters,
@@ -349,7 +350,7 @@ func TestBundleCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := retrieve.WriteParquet(p("emb.parquet"), emb); err != nil {
+	if err := table.WriteParquet(p("emb.parquet"), emb); err != nil {
 		t.Fatal(err)
 	}
 	names := make([]string, n)

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/ccsets/ccs/bundle"
-	"github.com/ccsets/ccs/retrieve"
+	"github.com/ccsets/ccs/table"
 )
 
 // bundleOptions are ccs bundle's inputs.
@@ -430,7 +430,7 @@ func noteInput(out *output, e *embeddingsFile) {
 
 // fileHash is a file's SHA-256, computed in the background (hashFile)
 // while the file is read for its values. A Hugging Face dataset's
-// directory hashes as its files (retrieve.DatasetFiles): the SHA-256 of a
+// directory hashes as its files (table.DatasetFiles): the SHA-256 of a
 // line "NAME SHA-256" for each, in their order, NAME its path in the
 // directory (train/state.json in a DatasetDict's).
 type fileHash struct {
@@ -451,7 +451,7 @@ func hashFile(ctx context.Context, path string) *fileHash {
 		h.files = []string{path}
 		dir := false
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			if h.files, err = retrieve.DatasetFiles(path); err != nil {
+			if h.files, err = table.DatasetFiles(path); err != nil {
 				h.err = err
 				return
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/chtest"
 	"github.com/ccsets/ccs/retrieve"
+	"github.com/ccsets/ccs/table"
 )
 
 // TestCollectionClickHouse: ccs collection load writes a file into one
@@ -78,7 +79,7 @@ func TestCollectionClickHouse(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyed, keyedDB := filepath.Join(dir, "keyed.parquet"), "clickhouse://"+srv.Addrs[0]+"/ccs.keyed"
-	if err := retrieve.WriteParquet(keyed, c); err != nil {
+	if err := table.WriteParquet(keyed, c); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ccs("collection", "load", "-db", keyedDB, "-in", keyed, "-cluster", chtest.Cluster, "-quiet"); err != nil {
@@ -120,7 +121,7 @@ func TestCollectionClickHouse(t *testing.T) {
 		shifted.IDs[i] += 1 << 20
 	}
 	other := filepath.Join(dir, "shifted.parquet")
-	if err := retrieve.WriteParquet(other, shifted); err != nil {
+	if err := table.WriteParquet(other, shifted); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ccs("collection", "load", "-db", one, "-in", other, "-append", "-quiet"); err != nil {

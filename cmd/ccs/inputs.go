@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
-	"github.com/ccsets/ccs/retrieve"
+	"github.com/ccsets/ccs/table"
 )
 
 // The user's own arrays, as ccs bundle reads them: a file, or FILE:NAME
@@ -24,7 +24,7 @@ import (
 func splitInput(arg string) (path, name string) {
 	if i := strings.LastIndex(arg, ":"); i > 0 {
 		ext := strings.ToLower(filepath.Ext(arg[:i]))
-		if _, err := os.Stat(arg[:i]); err == nil || ext == ".npz" || ext == ".safetensors" || retrieve.IsTable(arg[:i]) {
+		if _, err := os.Stat(arg[:i]); err == nil || ext == ".npz" || ext == ".safetensors" || bundle.IsTable(arg[:i]) {
 			return arg[:i], arg[i+1:]
 		}
 	}
@@ -43,7 +43,7 @@ func inputKind(path string) (string, error) {
 	case ".tsv", ".csv", ".txt":
 		return ".txt", nil
 	default:
-		if ext == "" && retrieve.IsTable(path) { // a Hugging Face dataset's directory
+		if ext == "" && bundle.IsTable(path) { // a Hugging Face dataset's directory
 			return ".parquet", nil
 		}
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
@@ -147,14 +147,14 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 		if views {
 			return nil, fmt.Errorf("%s: views come as an (n, v, d) array in an .npy, .npz or .safetensors", path)
 		}
-		c, err := retrieve.ReadParquetColumn(path, name)
+		c, err := table.ReadParquetColumn(path, name)
 		if err != nil {
 			return nil, err
 		}
 		e := bundle.Embeddings{Source: path, Rows: c.Rows, N: c.N, D: c.D}
 		f := &embeddingsFile{Embeddings: e, conv: c.Converted}
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			if f.splits, err = retrieve.DatasetSplits(path); err != nil {
+			if f.splits, err = table.DatasetSplits(path); err != nil {
 				return nil, err
 			}
 		}
@@ -264,7 +264,7 @@ func headerLike(line string) bool {
 
 // readParquetIDs reads an integer or string column.
 func readParquetIDs(path, column, what string) ([]int64, []string, error) {
-	tbl, err := retrieve.ReadTable(path)
+	tbl, err := table.ReadTable(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -279,7 +279,7 @@ func readParquetIDs(path, column, what string) ([]int64, []string, error) {
 	if col < 0 {
 		return nil, nil, fmt.Errorf("%s: no column %q (have %v): give FILE:COLUMN", path, cmpOr(column, what), schema.Fields())
 	}
-	ids, strs, err := retrieve.ColumnValues(path, tbl, col, "integer or string "+what)
+	ids, strs, err := table.ColumnValues(path, tbl, col, "integer or string "+what)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/chtest"
 	"github.com/ccsets/ccs/retrieve"
+	"github.com/ccsets/ccs/table"
 )
 
 var (
@@ -72,7 +73,7 @@ func BenchmarkScale(b *testing.B) {
 	if err := bundle.WriteNPZ(npz, map[string]bundle.Array{"embeddings": bundle.Float32(rows, n, d)}); err != nil {
 		b.Fatal(err)
 	}
-	if err := retrieve.WriteParquet(pqt, c); err != nil {
+	if err := table.WriteParquet(pqt, c); err != nil {
 		b.Fatal(err)
 	}
 	for _, l := range []struct {

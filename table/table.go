@@ -1,4 +1,12 @@
-package retrieve
+// Package table reads tables of embeddings: Parquet files, Arrow IPC files
+// (Feather v2, and the stream format a Hugging Face dataset's save_to_disk
+// writes) and such datasets' directories, through Apache Arrow's Go
+// module; and writes a collection as Parquet. It is apart from retrieve so
+// that a program that reads no tables does not link Arrow: importing it
+// makes retrieve.ReadCollection and retrieve.Open read tables
+// (retrieve.RegisterTables), as importing retrieve/clickhouse makes
+// retrieve.Open read ClickHouse URLs.
+package table
 
 import (
 	"bufio"
@@ -18,24 +26,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/ccsets/ccs/retrieve"
 )
 
-// IsTable says whether path names a columnar file ReadTable reads: Parquet
-// (.parquet), Arrow IPC (.arrow, .feather), or a directory a Hugging Face
-// Dataset's save_to_disk wrote (its state.json lists the shards) or a
-// DatasetDict's (its dataset_dict.json lists the splits' directories).
-func IsTable(path string) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".parquet", ".arrow", ".feather":
-		return true
-	}
-	for _, name := range []string{"state.json", "dataset_dict.json"} {
-		if st, err := os.Stat(filepath.Join(path, name)); err == nil && st.Mode().IsRegular() {
-			return true
-		}
-	}
-	return false
-}
+func init() { retrieve.RegisterTables(ReadParquetColumn) }
 
 // ReadTable reads a columnar file whole: Parquet (.parquet), or Arrow IPC
 // (.arrow, .feather) in the stream format — what a Hugging Face dataset's

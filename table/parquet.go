@@ -1,9 +1,10 @@
-package retrieve
+package table
 
 import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/atomicfile"
+	"github.com/ccsets/ccs/retrieve"
 )
 
 // embeddingNames are the column names ReadParquet looks for first.
@@ -27,11 +29,11 @@ var embeddingNames = []string{"embedding", "embeddings", "emb", "vector"}
 // BEIR's corpora name it), or else the row numbers; a string column
 // there gives the collection's Keys instead (its IDs the row numbers).
 // Either may be a dictionary (pandas' category dtype).
-func ReadParquet(path string) (*Collection, error) { return ReadParquetColumn(path, "") }
+func ReadParquet(path string) (*retrieve.Collection, error) { return ReadParquetColumn(path, "") }
 
 // ReadParquetColumn is ReadParquet with the embeddings from the named
 // column ("" chooses as ReadParquet does).
-func ReadParquetColumn(path, column string) (*Collection, error) {
+func ReadParquetColumn(path, column string) (*retrieve.Collection, error) {
 	tbl, err := ReadTable(path)
 	if err != nil {
 		return nil, err
@@ -150,18 +152,14 @@ func ReadParquetColumn(path, column string) (*Collection, error) {
 		if ids, keys, err = ColumnValues(path, tbl, id, "integer or string ids"); err != nil {
 			return nil, err
 		}
-		if ids != nil {
-			if err := uniqueIDs(ids); err != nil {
-				return nil, fmt.Errorf("%s: column %q: %w", path, schema.Field(id).Name, err)
-			}
-		}
 	}
-	c, err := NewCollection(rows, d, nil) // the ids checked above, naming their column
+	c, err := retrieve.NewCollection(rows, d, ids)
 	if err != nil {
-		return nil, fmt.Errorf("%s: column %q: %w", path, name, err)
-	}
-	if ids != nil {
-		c.IDs = ids
+		col := name // the embeddings' column, or else the ids' (two rows with one)
+		if ids != nil && strings.Contains(err.Error(), "the same id") {
+			col = schema.Field(id).Name
+		}
+		return nil, fmt.Errorf("%s: column %q: %w", path, col, err)
 	}
 	c.Converted = converted
 	if id >= 0 && ids == nil {
@@ -190,7 +188,7 @@ func isFloatList(t arrow.DataType) bool {
 // WriteParquet writes c as a Parquet file ReadParquet reads back: columns
 // id (int64, or the Keys as strings) and embedding (list<float32>), in row
 // groups of 65 536 rows, written to a temporary file and renamed.
-func WriteParquet(path string, c *Collection) error {
+func WriteParquet(path string, c *retrieve.Collection) error {
 	mem := memory.DefaultAllocator
 	var ib array.Builder
 	idType := arrow.DataType(arrow.PrimitiveTypes.Int64)

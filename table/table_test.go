@@ -1,4 +1,4 @@
-package retrieve
+package table
 
 import (
 	"bytes"
@@ -13,6 +13,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/retrieve"
 )
 
 // arrowBatches writes rows (with string ids and labels) as Arrow IPC in
@@ -88,7 +91,7 @@ func TestReadArrow(t *testing.T) {
 		if err := os.WriteFile(path, arrowBatches(t, rows, keys, labels, 10, tc.file), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		c, err := ReadCollection(path)
+		c, err := retrieve.ReadCollection(path)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -121,7 +124,7 @@ func TestReadArrow(t *testing.T) {
 		if err := os.WriteFile(path, tc.data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := ReadCollection(path)
+		_, err := retrieve.ReadCollection(path)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), path) {
 			t.Errorf("%s: %v, want an error naming the file and %q", tc.name, err, tc.want)
 		}
@@ -142,10 +145,10 @@ func TestReadArrow(t *testing.T) {
 	write("data-00001-of-00002.arrow", arrowBatches(t, rows[15:], keys[15:], labels[15:], 4, false))
 	write("data-00000-of-00002.arrow", arrowBatches(t, rows[:15], keys[:15], labels[:15], 4, false))
 	write("state.json", []byte(`{"_data_files": [{"filename": "data-00000-of-00002.arrow"}, {"filename": "data-00001-of-00002.arrow"}], "_fingerprint": "x"}`))
-	if !IsTable(ds) || IsTable(dir) {
-		t.Errorf("IsTable: the dataset %v, a directory without state.json %v", IsTable(ds), IsTable(dir))
+	if !bundle.IsTable(ds) || bundle.IsTable(dir) {
+		t.Errorf("IsTable: the dataset %v, a directory without state.json %v", bundle.IsTable(ds), bundle.IsTable(dir))
 	}
-	c, err := ReadCollection(ds)
+	c, err := retrieve.ReadCollection(ds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,10 +167,10 @@ func TestReadArrow(t *testing.T) {
 		os.WriteFile(filepath.Join(dd, sp.name, "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
 	}
 	os.WriteFile(filepath.Join(dd, "dataset_dict.json"), []byte(`{"splits": ["train", "test"]}`), 0o644)
-	if !IsTable(dd) {
+	if !bundle.IsTable(dd) {
 		t.Errorf("IsTable: a DatasetDict's directory is not a table")
 	}
-	if c, err := ReadCollection(dd); err != nil || c.N != n || !slices.Equal(c.Rows, flat) || !slices.Equal(c.Keys, keys) {
+	if c, err := retrieve.ReadCollection(dd); err != nil || c.N != n || !slices.Equal(c.Rows, flat) || !slices.Equal(c.Keys, keys) {
 		t.Errorf("DatasetDict of two splits: %v", err)
 	}
 	files, err := DatasetFiles(dd)
@@ -196,7 +199,7 @@ func TestReadArrow(t *testing.T) {
 		{`{"splits": `, "dataset_dict.json: unexpected end of JSON input"},
 	} {
 		os.WriteFile(filepath.Join(dd, "dataset_dict.json"), []byte(tc.dict), 0o644)
-		if _, err := ReadCollection(dd); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := retrieve.ReadCollection(dd); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("dataset_dict %s: %v, want %q", tc.dict, err, tc.want)
 		}
 	}
@@ -213,7 +216,7 @@ func TestReadArrow(t *testing.T) {
 		{`{"_data_files": `, "state.json: unexpected end of JSON input"},
 	} {
 		os.WriteFile(filepath.Join(other, "state.json"), []byte(tc.state), 0o644)
-		if _, err := ReadCollection(other); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := retrieve.ReadCollection(other); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("state %s: %v, want %q", tc.state, err, tc.want)
 		}
 	}
@@ -314,7 +317,7 @@ func TestReadArrowStringIDs(t *testing.T) {
 		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		c, err := ReadCollection(path)
+		c, err := retrieve.ReadCollection(path)
 		if tc.want != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
 				t.Errorf("%s: got %v, want an error naming %s and %q", tc.name, err, path, tc.want)

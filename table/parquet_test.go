@@ -1,4 +1,4 @@
-package retrieve
+package table
 
 import (
 	"fmt"
@@ -14,6 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/internal/sttest"
+	"github.com/ccsets/ccs/retrieve"
 )
 
 // writeParquet writes columns (arrays of equal length) to a Parquet file,
@@ -178,7 +182,7 @@ func TestReadParquet(t *testing.T) {
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".parquet")
 		writeParquet(t, path, tc.cols, tc.arrs, tc.chunk)
-		c, err := ReadCollection(path)
+		c, err := retrieve.ReadCollection(path)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -235,7 +239,7 @@ func TestReadParquet(t *testing.T) {
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".parquet")
 		writeParquet(t, path, tc.cols, tc.arrs, 10)
-		_, err := ReadCollection(path)
+		_, err := retrieve.ReadCollection(path)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: got %v, want an error naming %s and %q", tc.name, err, path, tc.want)
 		}
@@ -253,7 +257,7 @@ func TestWriteParquetRoundTrip(t *testing.T) {
 		rows[i*d], rows[i*d+1] = float32(i), -float32(i)/7
 		ids[i] = int64(n - i)
 	}
-	c, err := NewCollection(rows, d, ids)
+	c, err := retrieve.NewCollection(rows, d, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +265,7 @@ func TestWriteParquetRoundTrip(t *testing.T) {
 	if err := WriteParquet(path, c); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadCollection(path)
+	got, err := retrieve.ReadCollection(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,10 +283,69 @@ func TestWriteParquetRoundTrip(t *testing.T) {
 	if err := WriteParquet(path, c); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = ReadCollection(path); err != nil {
+	if got, err = retrieve.ReadCollection(path); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(got.Keys, keys) || !slices.Equal(got.Rows, rows) || got.IDs[n-1] != n-1 {
 		t.Errorf("string ids read back: keys equal %v, rows equal %v, last id %d (want its row, %d)", slices.Equal(got.Keys, keys), slices.Equal(got.Rows, rows), got.IDs[n-1], n-1)
+	}
+}
+
+// TestReadCollectionNamed: FILE:NAME names the embeddings' array, tensor
+// or column, as ccs bundle's -embeddings takes them; an archive whose only
+// (n, d) float array has another name is read without one; a name that is
+// not there is refused listing what is.
+func TestReadCollectionNamed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	flat := []float32{1, 2, 3, 4, 5, 6.5}
+	keys := []string{"doc-a", "doc-b", "doc-c"}
+	ids, rowIDs := []int64{40, 7, 99}, []int64{0, 1, 2}
+	if err := bundle.WriteNPZ(p("two.npz"), map[string]bundle.Array{"emb": bundle.Float32(flat, 3, 2), "emb2": bundle.Float32(flat, 2, 3),
+		"ids": bundle.Int64(ids, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPZ(p("one.npz"), map[string]bundle.Array{"vectors": bundle.Float32(flat, 3, 2), "ids": bundle.Int64(ids, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPY(p("rows.npy"), bundle.Float32(flat, 3, 2)); err != nil {
+		t.Fatal(err)
+	}
+	sttest.Write(t, p("st.safetensors"), sttest.T("a", "F32", []int{3, 2}, sttest.LE(flat...)), sttest.T("b", "F32", []int{2, 3}, sttest.LE(flat...)))
+	writeParquet(t, p("t.parquet"), []string{"id", "title_vec", "body_vec"}, []arrow.Array{strs(keys), lists([][]float32{{1, 2}, {3, 4}, {5, 6.5}}, 0), lists([][]float32{{0}, {0}, {0}}, 0)}, 10)
+	for _, c := range []struct {
+		spec string
+		d    int
+		ids  []int64
+		keys []string
+	}{
+		{p("two.npz") + ":emb", 2, ids, nil},
+		{p("one.npz"), 2, ids, nil},
+		{p("st.safetensors") + ":a", 2, rowIDs, nil},
+		{p("st.safetensors") + ":b", 3, rowIDs[:2], nil},
+		{p("t.parquet") + ":title_vec", 2, rowIDs, keys},
+	} {
+		col, err := retrieve.ReadCollection(c.spec)
+		if err != nil {
+			t.Errorf("%s: %v", c.spec, err)
+			continue
+		}
+		if col.D != c.d || !slices.Equal(col.Rows, flat) || !slices.Equal(col.IDs, c.ids) || !slices.Equal(col.Keys, c.keys) {
+			t.Errorf("%s: N=%d D=%d rows %v ids %v keys %q", c.spec, col.N, col.D, col.Rows, col.IDs, col.Keys)
+		}
+	}
+	for _, c := range []struct{ spec, want string }{
+		{p("two.npz"), `: want an array "embeddings" (or "anchors") of float32 (n, d), or name it (FILE:ARRAY); have emb float32 (3, 2), emb2 float32 (2, 3), ids int64 (3,)`},
+		{p("two.npz") + ":vec", `two.npz: no array "vec"; have emb float32 (3, 2)`},
+		{p("two.npz") + ":ids", `two.npz: array "ids" is int64 (3,): want float32 (n, d)`},
+		{p("rows.npy") + ":x", "rows.npy: an .npy file holds one array: give the file without :x"},
+		{p("st.safetensors") + ":c", `st.safetensors: no tensor "c"; have a, b`},
+		{p("t.parquet") + ":vec", `t.parquet: no column "vec"`},
+		{p("absent.npz") + ":emb", "absent.npz:emb"},
+	} {
+		if _, err := retrieve.ReadCollection(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.spec, err, c.want)
+		}
 	}
 }
