@@ -159,9 +159,11 @@ func ParseMissingLabels(s string) (MissingLabels, error) {
 }
 
 // MissingString says whether a string label marks a missing value: empty,
-// or "nan" in any case (what pandas' NaN becomes in astype(str)).
+// "nan" in any case (what pandas' NaN becomes in astype(str)), or "None"
+// (what Python's None becomes: an object array's astype(str), as ccs's
+// own error for a pickled object array advises).
 func MissingString(s string) bool {
-	return s == "" || strings.EqualFold(s, "nan")
+	return s == "" || strings.EqualFold(s, "nan") || s == "None"
 }
 
 // MissingStrings takes the string labels that mark a missing value

@@ -467,6 +467,10 @@ func TestMissingStrings(t *testing.T) {
 		len(missing) != 3 || missing[-1] != "" || missing[-2] != "NaN" || missing[-3] != "nan" {
 		t.Errorf("MissingStrings: codes %v, names %q, missing %v", got, kept, missing)
 	}
+	// Python's None after astype(str); "none" may be a class, and is one.
+	if c, n, m := MissingStrings(LabelCodes([]string{"b", "None", "none"})); !slices.Equal(n, []string{"b", "none"}) || m[-1] != "None" || !slices.Equal(c, []int64{0, -1, 1}) {
+		t.Errorf("None: codes %v, names %q, missing %v", c, n, m)
+	}
 	plain, plainNames := LabelCodes([]string{"b", "a", "nano"})
 	if c, n, m := MissingStrings(plain, plainNames); !slices.Equal(c, plain) || !slices.Equal(n, plainNames) || m != nil {
 		t.Errorf("no missing value: %v %q %v", c, n, m)

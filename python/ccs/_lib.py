@@ -7,6 +7,7 @@ the library's ccs_abi_version(), checked when the library is loaded.
 
 import ctypes
 import json
+import math
 import os
 import threading
 from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int64, c_uint8, c_void_p
@@ -192,8 +193,25 @@ def loads(s):
 
 
 def options(**kw):
-    """The keywords given (not None), as the JSON object the library reads."""
-    return json.dumps({k: v for k, v in kw.items() if v is not None}).encode()
+    """The keywords given (not None), as the JSON object the library reads:
+    NumPy scalars and arrays as Python numbers and lists (k=counts.min()
+    is an np.int64), a NaN or infinite number refused by its keyword."""
+    return json.dumps({k: _plain(k, v) for k, v in kw.items() if v is not None}, allow_nan=False).encode()
+
+
+def _plain(name, v):
+    """A keyword's value as JSON takes it (see options)."""
+    if isinstance(v, np.ndarray):
+        v = v.item() if v.ndim == 0 else v.tolist()
+    elif isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValueError(f"{name}={v}: want a finite number")
+    if isinstance(v, (list, tuple)):
+        return [_plain(name, x) for x in v]
+    if isinstance(v, dict):
+        return {k: _plain(name, x) for k, x in v.items()}
+    return v
 
 
 def host(x):

@@ -235,6 +235,10 @@ ERRORS = [
     ("fit geometry", lambda s, a: ccs.fit("ball", ccs.Bundle(*gauss(5)), objective="neg"), ValueError,
      'fit: geometry "ball": want single or genball'),
     ("fit objective", lambda s, a: ccs.fit("genball", ccs.Bundle(*gauss(5)), objective="volume"), ValueError, "fit: objective: "),
+    ("alpha NaN", lambda s, a: ccs.calibrate("ball", ccs.Bundle(*gauss(5)), alpha=float("nan")), ValueError,
+     "alpha=nan: want a finite number"),
+    ("delta infinite", lambda s, a: ccs.calibrate("ball", ccs.Bundle(*gauss(5)), calibration="pac", delta=np.float64("inf")), ValueError,
+     "delta=inf: want a finite number"),
     ("class set without labels", lambda s, a: ccs.calibrate("ball", ccs.Bundle(*gauss(5)), calibration="class"), ValueError,
      "class-conditional calibration needs the calibration bundle's labels"),
     ("ood_detection fdr", lambda s, a: ccs.ood_detection(s, a, a + 5, fdr=2), ValueError,
@@ -392,6 +396,18 @@ def test_bundle_errors_are_the_command_s(what, arrays, shape_msg, tmp_path):
     with pytest.raises(ValueError) as e:
         ccs.Bundle(kw.pop("anchors"), **kw)
     assert str(e.value) == shape_msg
+
+
+def test_numpy_scalars_as_keywords():
+    # k=counts.min() // 2 is an np.int64, alpha may be an np.float32 or a
+    # 0-d array: the numbers they hold, as Python's own give.
+    x, labels = np.random.default_rng(2).normal(size=(300, 4)), np.arange(300) % 3
+    want = ccs.bundle(x, labels, k=5, seed=3)
+    got = ccs.bundle(x, labels, k=np.int64(5), seed=np.uint64(3))
+    assert all(np.array_equal(want[s].anchors, got[s].anchors) for s in want)
+    a = ccs.calibrate("ball", want["cal"], alpha=0.1)
+    for alpha in (np.float64(0.1), np.array(0.1)):
+        assert ccs.calibrate("ball", want["cal"], alpha=alpha).threshold == a.threshold
 
 
 def test_set_file_of_another_version(tmp_path):
