@@ -343,23 +343,8 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	base := rows(methods, results)
 	noResplits := ""
-	var untrained []string
-	// The untrained rows' epoch-0 validation exclusions, lowest and
-	// highest (known: every cell kept it).
-	lo, hi, known := math.Inf(1), math.Inf(-1), true
+	untrained, partly, lo, hi, known := untrainedRows(methods, results, base)
 	for m, r := range base {
-		if methods[m].Trains && len(results) > 0 && !slices.ContainsFunc(results, func(seed []cellResult) bool {
-			return seed[m].Compare == nil || !seed[m].Compare.Untrained
-		}) {
-			untrained = append(untrained, r.Method)
-			for _, seed := range results {
-				if e := seed[m].Compare.InitialExclusion; e != nil {
-					lo, hi = min(lo, *e), max(hi, *e)
-				} else {
-					known = false
-				}
-			}
-		}
 		cr := CompareRow{Row: r, Set: methods[m].File}
 		var worst, below, secs, auroc, fpr, far []float64
 		for s := range results {
@@ -413,11 +398,52 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if len(untrained) > 0 {
 		t.Warnings = append(t.Warnings, untrainedWarning(untrained, lo, hi, known))
 	}
+	if len(partly) > 0 {
+		t.Warnings = append(t.Warnings, partlyUntrainedWarning(partly))
+	}
 	if noResplits != "" {
 		t.Warnings = append(t.Warnings, "resplits left out: "+noResplits+" (a larger test split, or a larger -alpha, gives them)")
 	}
 	t.Warnings = append(t.Warnings, setWarnings(methods, results)...)
 	return t, nil
+}
+
+// untrainedRows names the learned rows whose fits kept their initial
+// geometry: at every seed (untrained, with their epoch-0 validation
+// exclusions' range lo…hi, known where every cell kept it), or at some
+// ("Generalized (Neg,Vol) at seeds 0 and 2").
+func untrainedRows(methods []Method, results [][]cellResult, base []Row) (untrained, partly []string, lo, hi float64, known bool) {
+	lo, hi, known = math.Inf(1), math.Inf(-1), true
+	for m, r := range base {
+		var at []string // the seeds whose fit kept the initial geometry
+		for s, seed := range results {
+			if c := seed[m].Compare; methods[m].Trains && c != nil && c.Untrained {
+				at = append(at, strconv.Itoa(s))
+			}
+		}
+		switch {
+		case len(at) > 0 && len(at) == len(results):
+			untrained = append(untrained, r.Method)
+			for _, seed := range results {
+				if e := seed[m].Compare.InitialExclusion; e != nil {
+					lo, hi = min(lo, *e), max(hi, *e)
+				} else {
+					known = false
+				}
+			}
+		case len(at) == 1:
+			partly = append(partly, r.Method+" at seed "+at[0])
+		case len(at) > 1:
+			partly = append(partly, r.Method+" at seeds "+strings.Join(at[:len(at)-1], ", ")+" and "+at[len(at)-1])
+		}
+	}
+	return untrained, partly, lo, hi, known
+}
+
+// partlyUntrainedWarning says that the rows named kept their initial
+// geometry at the seeds named.
+func partlyUntrainedWarning(partly []string) string {
+	return strings.Join(partly, "; ") + " kept the initial geometry: no epoch's validation exclusion beat epoch 0's, so those seeds' sets are untrained, and the row's mean and spread mix them with the trained seeds' (a larger learning rate, another recipe or more patience may train them)"
 }
 
 // setWarnings are the sets' own warnings, each once: after the rows that

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,5 +105,30 @@ func TestUntrainedWarning(t *testing.T) {
 		if !strings.HasPrefix(w, "Single (Vol), Generalized (Vol) kept the initial geometry at every seed") || !strings.Contains(w, c.want) || strings.Contains(w, c.not) {
 			t.Errorf("%v…%v known %v: %q, want %q and not %q", c.lo, c.hi, c.known, w, c.want, c.not)
 		}
+	}
+}
+
+// TestUntrainedRows: a learned row that kept its initial geometry at every
+// seed is named for the every-seed warning, with its epoch-0 exclusions;
+// one that kept it at some seeds is named with those seeds; a baseline
+// row (which trains nothing) and trained rows are not named.
+func TestUntrainedRows(t *testing.T) {
+	at := func(untrained bool, e float64) cellResult {
+		return cellResult{Compare: &compareCell{Untrained: untrained, InitialExclusion: &e}}
+	}
+	methods := []Method{{Name: "ball"}, {Name: "a", Trains: true}, {Name: "b", Trains: true}, {Name: "c", Trains: true}, {Name: "d", Trains: true}}
+	base := []Row{{Method: "Ball"}, {Method: "A"}, {Method: "B"}, {Method: "C"}, {Method: "D"}}
+	results := [][]cellResult{
+		{at(true, 0.5), at(true, 0.2), at(true, 0.9), at(false, 0.3), at(false, 0.3)},
+		{at(true, 0.5), at(true, 0.3), at(false, 0.9), at(false, 0.3), at(false, 0.3)},
+		{at(true, 0.5), at(true, 0.25), at(true, 0.9), at(true, 0.3), at(false, 0.3)},
+	}
+	untrained, partly, lo, hi, known := untrainedRows(methods, results, base)
+	if !slices.Equal(untrained, []string{"A"}) || lo != 0.2 || hi != 0.3 || !known ||
+		!slices.Equal(partly, []string{"B at seeds 0 and 2", "C at seed 2"}) {
+		t.Errorf("untrained %q (%v…%v, %v), partly %q", untrained, lo, hi, known, partly)
+	}
+	if w := partlyUntrainedWarning(partly); !strings.HasPrefix(w, "B at seeds 0 and 2; C at seed 2 kept the initial geometry: no epoch's validation exclusion beat epoch 0's, so those seeds' sets are untrained") {
+		t.Errorf("warning %q", w)
 	}
 }
