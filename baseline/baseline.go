@@ -14,6 +14,7 @@ package baseline
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/ccsets/ccs/bundle"
@@ -172,7 +173,7 @@ func FitEllipsoid(fit *bundle.Bundle, opt Options) (*FittedEllipsoid, error) {
 		return nil, fmt.Errorf("baseline: ellipsoid: covariance of %d anchor−positive differences: %w", fit.N*fit.K, err)
 	}
 	f := &FittedEllipsoid{Geometry: g, Info: conformal.FitInfo{Method: "covariance of anchor−positive differences on the fit split",
-		N: fit.N, Differences: fit.N * fit.K, Ridge: added, Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit)}}
+		N: fit.N, Differences: fit.N * fit.K, Rank: defined(sigma, fit.D, added), Ridge: added, Splits: map[string]string{"fit": fit.Digest()}, Seen: bundle.NewRowFilter(fit)}}
 	if opt.Shift {
 		// Σ is a covariance, centred: the same about the shifted centre.
 		if f.Shift, err = bundle.MeanOffset(fit); err != nil {
@@ -181,6 +182,48 @@ func FitEllipsoid(fit *bundle.Bundle, opt Options) (*FittedEllipsoid, error) {
 		f.Info.Method += ", centred at anchor + its mean offset of positive − anchor"
 	}
 	return f, nil
+}
+
+// defined is the number of directions the data of Σ (with ridge on its
+// diagonal) define: the steps of a Cholesky factorisation of Σ − ridge·I
+// with diagonal pivoting until no remaining variance exceeds the ridge
+// (the ridge's own scale, along which the data add less than it). For Σ
+// from differences of few items, O(d·r²) for r directions.
+func defined(sigma []float64, d int, ridge float64) int {
+	res := make([]float64, d) // the variance each direction has left
+	for i := range d {
+		res[i] = sigma[i*d+i] - ridge
+	}
+	var cols [][]float64 // the factor's columns so far
+	for len(cols) < d {
+		j := 0
+		for i, v := range res {
+			if v > res[j] {
+				j = i
+			}
+		}
+		if !(res[j] > ridge) {
+			break
+		}
+		piv := math.Sqrt(res[j])
+		col := make([]float64, d)
+		for i := range d {
+			v := sigma[i*d+j]
+			if i == j {
+				v -= ridge
+			}
+			for _, c := range cols {
+				v -= c[i] * c[j]
+			}
+			col[i] = v / piv
+		}
+		for i, v := range col {
+			res[i] -= v * v
+		}
+		res[j] = 0
+		cols = append(cols, col)
+	}
+	return len(cols)
 }
 
 // Calibrate calibrates the ellipsoid on cal; the set's Fit is a copy of

@@ -336,25 +336,42 @@ func TestEllipsoidSharedRows(t *testing.T) {
 	}
 }
 
-// TestEllipsoidFewDifferences: Σ from fewer anchor−positive differences
-// than the dimension (2 of them at d = 3) is singular but for its ridge:
-// the set records the count and warns; from enough, it does not.
+// TestEllipsoidFewDifferences: Σ whose data define fewer directions than
+// the dimension — from fewer differences than it (2 at d = 3), or from
+// many differences among few items (200 differences of 40 items of 4
+// classes at d = 64: the differences within classes span at most 40 − 4
+// directions) — is singular but for its ridge: the set records how many
+// directions its data define, and warns; from enough items, it does not.
+// A set file of before the rank was kept warns by the count of
+// differences.
 func TestEllipsoidFewDifferences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	cal := correlated(rng, 200, 1)
+	fit64, cal64, _ := labelled(t, rng, 40, 200, 40, 4, 64, 5)
 	for _, c := range []struct {
-		fit  *bundle.Bundle
-		warn bool
-	}{{correlated(rng, 2, 1), true}, {correlated(rng, 50, 2), false}} {
-		s, err := EllipsoidFrom(c.fit, cal, 0.1, Options{})
+		fit, cal *bundle.Bundle
+		rank     int
+		warn     string
+	}{
+		{correlated(rng, 2, 1), cal, 1, "Σ's data define only 1 of its 3 directions (from 2 anchor−positive differences of 2 fit anchors): the other 2 are its ridge's alone"},
+		{correlated(rng, 50, 2), cal, 3, ""},
+		{fit64, cal64, 36, "Σ's data define only 36 of its 64 directions (from 200 anchor−positive differences of 40 fit anchors)"},
+	} {
+		s, err := EllipsoidFrom(c.fit, c.cal, 0.1, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		warned := slices.ContainsFunc(s.Warnings(), func(w string) bool {
-			return strings.HasPrefix(w, "Σ was estimated on 2 anchor−positive differences in dimension 3, fewer than the dimension")
-		})
-		if s.Fit.Differences != c.fit.N*c.fit.K || warned != c.warn {
-			t.Errorf("%d differences: recorded %d, warnings %q", c.fit.N*c.fit.K, s.Fit.Differences, s.Warnings())
+		warned := slices.ContainsFunc(s.Warnings(), func(w string) bool { return c.warn != "" && strings.HasPrefix(w, c.warn) })
+		if s.Fit.Differences != c.fit.N*c.fit.K || s.Fit.Rank != c.rank || warned != (c.warn != "") || c.warn == "" && strings.Contains(strings.Join(s.Warnings(), " "), "Σ") {
+			t.Errorf("%d differences: recorded %d, rank %d (want %d), warnings %q", c.fit.N*c.fit.K, s.Fit.Differences, s.Fit.Rank, c.rank, s.Warnings())
+		}
+		if c.rank == 1 {
+			s.Fit.Rank = 0 // a file of before
+			if !slices.ContainsFunc(s.Warnings(), func(w string) bool {
+				return strings.HasPrefix(w, "Σ was estimated on 2 anchor−positive differences in dimension 3, fewer than the dimension")
+			}) {
+				t.Errorf("no rank: warnings %q", s.Warnings())
+			}
 		}
 	}
 }

@@ -28,6 +28,11 @@ type FitInfo struct {
 	// estimated on (the ellipsoid); fewer than the dimension leave Σ
 	// singular but for its ridge, which Warnings says.
 	Differences int `json:"differences,omitempty"`
+	// Rank is the number of directions of the ellipsoid's Σ its data
+	// define (the others are its ridge's alone: geometry.Ellipsoid.Pivots
+	// above ten times the ridge); 0 where not measured (files made before
+	// 2026-12-02, other geometries).
+	Rank int `json:"rank,omitempty"`
 	// Training is the training recipe and its outcome, as the trainer
 	// records them (opaque here: this package imports no training code).
 	Training json.RawMessage `json:"training,omitempty"`
@@ -275,7 +280,11 @@ func (s *Set) Warnings() []string {
 		w = append(w, fmt.Sprintf("the %d→%d projection head is not square: log-volumes are measured in its %d-dimensional output space, not comparable with sets on the %d-dimensional embeddings",
 			d.HeadIn, d.HeadOut, d.HeadOut, d.HeadIn))
 	}
-	if s.Fit != nil && s.Fit.Differences > 0 && s.Fit.Differences < s.Geometry.Dim() {
+	if f := s.Fit; f != nil && f.Rank > 0 && f.Rank < s.Geometry.Dim() {
+		d := s.Geometry.Dim()
+		w = append(w, fmt.Sprintf("Σ's data define only %d of its %d directions (from %d anchor−positive differences of %d fit anchors): the other %d are its ridge's alone, so along them the ellipsoid is a ball scaled by the ridge, and a test point off the fit data's span gets most of its score there; coverage stays guaranteed, but the shape there is not the data's: estimate Σ on more items than the dimension, or prefer the ℓ2 ball or a learned set",
+			f.Rank, d, f.Differences, f.N, d-f.Rank))
+	} else if f != nil && f.Rank == 0 && f.Differences > 0 && f.Differences < s.Geometry.Dim() {
 		w = append(w, fmt.Sprintf("Σ was estimated on %d anchor−positive differences in dimension %d, fewer than the dimension: it is singular but for its ridge, so the ellipsoid's shape along the unseen directions is the ridge's, not the data's (coverage stays guaranteed); estimate Σ on a larger fit split", s.Fit.Differences, s.Geometry.Dim()))
 	}
 	if s.Fit != nil && s.Fit.SharedRows {
