@@ -186,11 +186,14 @@ type StopReason int
 const (
 	MaxEpochs StopReason = iota + 1 // MaxEpochs epochs ran
 	EarlyStop                       // Patience epochs passed without a better validation exclusion
+	// AllExcluded: the initial geometry excluded every validation
+	// negative, which no epoch can beat, so none ran.
+	AllExcluded
 )
 
-var stopReasons = enum.Names[StopReason]{What: "stop reason", Names: []string{"max epochs", "early stop"}}
+var stopReasons = enum.Names[StopReason]{What: "stop reason", Names: []string{"max epochs", "early stop", "all excluded at epoch 0"}}
 
-// String returns "max epochs" or "early stop".
+// String returns "max epochs", "early stop" or "all excluded at epoch 0".
 func (r StopReason) String() string { return stopReasons.String(r) }
 
 // MarshalText implements encoding.TextMarshaler.
@@ -225,6 +228,9 @@ type Result struct {
 // (BestEpoch 0: no epoch's validation exclusion beat the initial one), so
 // that the fitted set is an untrained one; "" otherwise.
 func (r *Result) KeptInitial() string {
+	if r.StopReason == AllExcluded {
+		return "the fit kept the initial geometry: it already excludes every validation negative (100.00%), which no epoch can beat, so none ran and the set is untrained (nearer negatives, docs/your-data.md, give training something to choose by)"
+	}
 	if r.BestEpoch != 0 || r.Epochs == 0 {
 		return ""
 	}
@@ -306,6 +312,15 @@ func TrainHead(ctx context.Context, g geometry.Learnable, h *head.Linear, fit, v
 			p.MaxEpochs, p.BestExclusion, p.BestEpoch, p.Elapsed = cfg.MaxEpochs, bestExc, res.BestEpoch, time.Since(start)
 			obs.Observe(p)
 		}
+	}
+	if bestExc >= 1 {
+		// The checkpoint is the epoch with the highest validation
+		// exclusion, and only a higher one replaces it: nothing can
+		// replace the initial geometry, so training it is time lost
+		// (47–83 s of single-norm epochs at d = 3072).
+		res.StopReason, res.ValExclusion = AllExcluded, bestExc
+		report(Progress{Epoch: 0, Loss: math.NaN(), Threshold: math.NaN(), ValExclusion: bestExc, Done: true, StopReason: AllExcluded})
+		return res, nil
 	}
 	report(Progress{Epoch: 0, Loss: math.NaN(), Threshold: math.NaN(), ValExclusion: bestExc})
 

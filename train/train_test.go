@@ -389,12 +389,49 @@ func TestKeptInitial(t *testing.T) {
 		{Result{Epochs: 9, BestEpoch: 0, ValExclusion: 0.4}, "no epoch's validation exclusion beat epoch 0's (40.00%), so the set is untrained (a larger learning rate"},
 		{Result{Epochs: 9, BestEpoch: 0, ValExclusion: 1}, "(100.00%), so the set is untrained (the initial geometry already excludes every validation negative)"},
 		{Result{Epochs: 9, BestEpoch: 3, ValExclusion: 0.5}, ""},
+		{Result{Epochs: 0, ValExclusion: 1, StopReason: AllExcluded}, "it already excludes every validation negative (100.00%), which no epoch can beat, so none ran"},
 		{Result{}, ""},
 	} {
 		got := c.r.KeptInitial()
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
 		}
+	}
+}
+
+// TestAllExcluded: where the initial geometry already excludes every
+// validation negative, no epoch can be kept (only a higher exclusion
+// replaces the checkpoint), so none runs: the initial geometry returned
+// as it was, the reason said.
+func TestAllExcluded(t *testing.T) {
+	t.Parallel()
+	fit, val := smallSim(t, 200, 5, 4)
+	far := *val // its negatives moved far from every anchor
+	if far.Negatives != nil {
+		far.Negatives = slices.Clone(val.Negatives)
+		for i := range far.Negatives {
+			far.Negatives[i] += 1000
+		}
+	} else { // indices into Pool, or into the anchors where it is nil
+		far.Pool = slices.Clone(val.Pool)
+		if far.Pool == nil {
+			far.Pool = slices.Clone(val.Anchors)
+		}
+		for i := range far.Pool {
+			far.Pool[i] += 1000
+		}
+	}
+	g := geometry.UnitGenBall(3, 2)
+	before := g.Params(nil)
+	var last Progress
+	res, err := Train(context.Background(), g, fit, &far, Config{Objective: objective.Config{Objective: objective.Neg}, MaxEpochs: 20, Patience: 20},
+		ObserverFunc(func(p Progress) { last = p }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Epochs != 0 || res.BestEpoch != 0 || res.StopReason != AllExcluded || res.ValExclusion != 1 || !slices.Equal(g.Params(nil), before) ||
+		!last.Done || last.StopReason != AllExcluded || res.KeptInitial() == "" {
+		t.Errorf("result %+v, last progress %+v", res, last)
 	}
 }
 
