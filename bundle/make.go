@@ -707,11 +707,16 @@ func loneSplit(m int, shares []float64) int {
 
 // cleanFrom is the class size from which every class splits without a
 // lone item (searched up to a bound: shares of a few hundredths need
-// classes of hundreds).
-func cleanFrom(shares []float64) int {
+// classes of hundreds), counted before a held-out share (the OOD
+// calibration's, stratified as the splits are) is set aside.
+func cleanFrom(shares []float64, heldOut float64) int {
 	from := 2
 	for m := 2; m <= 100_000; m++ {
-		if loneSplit(m, shares) >= 0 {
+		left := m
+		if heldOut > 0 {
+			left -= shareOut(m, []float64{heldOut})[0]
+		}
+		if loneSplit(left, shares) >= 0 {
 			from = m + 1
 		}
 	}
@@ -744,13 +749,28 @@ func checkClassSplits(strata map[int64][]int, cfg MakeConfig) error {
 	size := func(c int64) int { return len(strata[c]) }
 	first := lone[0]
 	smallest := slices.MinFunc(lone, func(a, b int64) int { return size(a) - size(b) })
-	named := fmt.Sprintf("class %s, %s, would have 1 in the %s split", cfg.class(first), counted(size(first), "item"), SplitNames[loneSplit(size(first), cfg.Split[:])])
+	after := ""
+	if cfg.OODCalShare > 0 {
+		after = fmt.Sprintf(" once -ood-cal-share %v set its share aside", cfg.OODCalShare)
+	}
+	named := fmt.Sprintf("class %s, %s%s, would have 1 in the %s split", cfg.class(first), counted(size(first), "item"), after, SplitNames[loneSplit(size(first), cfg.Split[:])])
 	if size(smallest) < size(first) {
 		named += fmt.Sprintf("; the smallest, class %s, has %s", cfg.class(smallest), counted(size(smallest), "item"))
 	}
-	from := cleanFrom(cfg.Split[:])
-	return fmt.Errorf("bundle: %d of %s would have exactly 1 item in a split, with no other of its class there to be its positive (%s): a class's items are split by the shares %v, and a class splits without a lone item from %d items. Many small classes — people's identities, products, a few photos each — are groups, not labels: give them as groups (-groups FILE; groups= in Python), so that each lies whole in one split and its rows are one another's positives; or leave the small classes out (ids, counts = np.unique(labels, return_counts=True); keep = np.isin(labels, ids[counts >= %d]))",
-		len(lone), classes(len(strata)), named, cfg.Split, from, from)
+	from, given := cleanFrom(cfg.Split[:], 0), cleanFrom(cfg.Split[:], cfg.OODCalShare)
+	clean := fmt.Sprintf("a class splits without a lone item from %d items", from)
+	if given != from {
+		clean += fmt.Sprintf(", %d before -ood-cal-share %v takes its share", given, cfg.OODCalShare)
+	}
+	// Groups suit many small classes (identities, products); where most
+	// classes are large enough, leaving the small ones out keeps the rest.
+	keep := fmt.Sprintf("ids, counts = np.unique(labels, return_counts=True); keep = np.isin(labels, ids[counts >= %d])", given)
+	advice := fmt.Sprintf("Many small classes — people's identities, products, a few photos each — are groups, not labels: give them as groups (-groups FILE; groups= in Python), so that each lies whole in one split and its rows are one another's positives; or leave the small classes out (%s)", keep)
+	if 2*len(lone) < len(strata) {
+		advice = fmt.Sprintf("Leave the small classes out (%s), or hold them out as OOD inputs (-ood-classes); where most classes are small (identities, products), they are groups, not labels (-groups FILE)", keep)
+	}
+	return fmt.Errorf("bundle: %d of %s would have exactly 1 item in a split, with no other of its class there to be its positive (%s): a class's items are split by the shares %v, and %s. %s",
+		len(lone), classes(len(strata)), named, cfg.Split, clean, advice)
 }
 
 // labelSplit draws the positives (same class) and negatives (other
@@ -1264,6 +1284,26 @@ func (p *Plan) Bundle(s int, rows []float32, queries []float32, d int) (*Bundle,
 		return nil, fmt.Errorf("bundle: the %s split: %w", sp.Name, err)
 	}
 	return b, nil
+}
+
+// Indexed is split s's bundle without its embeddings: its counts,
+// labels and positive and negative indices, its anchors empty and its
+// pools empty too (but not nil where the split has pools of its own, as
+// Bundle makes them): for what depends on the pairing alone
+// (conformal.Units), without a copy of the rows.
+func (p *Plan) Indexed(s int) *Bundle {
+	sp := p.Splits[s]
+	b := &Bundle{N: len(sp.Anchors), K: sp.K, KNeg: sp.KNeg, Labels: sp.Labels, PositiveIndex: sp.PositiveIndex, NegativeIndex: sp.NegativeIndex}
+	if sp.PositivePool != nil {
+		b.PositivePool = []float32{}
+	}
+	if sp.NegativePool != nil {
+		b.Pool = []float32{}
+	}
+	if sp.K == 0 {
+		b.PositiveIndex, b.NegativeIndex = nil, nil
+	}
+	return b
 }
 
 // Arrays are split s's arrays as Write stores them, its embeddings taken

@@ -308,6 +308,17 @@ func identities(n int) []int64 {
 // TestMakeErrors: bad items and configurations are clear errors.
 func TestMakeErrors(t *testing.T) {
 	_, labels := labelled(1, 2, 100, 100)
+	// The class size the refusal advises keeping splits cleanly, with and
+	// without an OOD calibration share set aside first.
+	for _, share := range []float64{0, 0.1, 0.25} {
+		from := cleanFrom(testSplit[:], share)
+		for m := from; m < from+40; m++ {
+			small := append(slices.Clone(labels), slices.Repeat([]int64{99}, m)...)
+			if _, err := Make(Items{N: len(small), Labels: small}, MakeConfig{K: 1, Split: testSplit, OODCalShare: share}); err != nil {
+				t.Errorf("share %v: a class of %d items (from %d): %v", share, m, from, err)
+			}
+		}
+	}
 	one := append(slices.Clone(labels), 99)
 	for _, c := range []struct {
 		name  string
@@ -318,6 +329,8 @@ func TestMakeErrors(t *testing.T) {
 		{"labels of another length", Items{N: 150, Labels: labels}, MakeConfig{K: 3, Split: testSplit}, "200 labels for 150 rows"},
 		{"a class with one member", Items{N: 201, Labels: one}, MakeConfig{K: 3, Split: testSplit}, "1 of 3 classes would have exactly 1 item in a split, with no other of its class there to be its positive (class 99, 1 item, would have 1 in the fit split)"},
 		{"identities as labels", Items{N: 300, Labels: identities(300)}, MakeConfig{K: 1, Split: testSplit}, "38 of 42 classes would have exactly 1 item in a split, with no other of its class there to be its positive (class 0, 2 items, would have 1 in the fit split): a class's items are split by the shares [0.5 0.1 0.2 0.2], and a class splits without a lone item from 16 items. Many small classes — people's identities, products, a few photos each — are groups, not labels: give them as groups (-groups FILE; groups= in Python)"},
+		{"a small class, its OOD calibration share set aside", Items{N: 216, Labels: append(slices.Clone(labels), slices.Repeat([]int64{99}, 16)...)}, MakeConfig{K: 3, Split: testSplit, OODCalShare: 0.1},
+			"(class 99, 14 items once -ood-cal-share 0.1 set its share aside, would have 1 in the val split): a class's items are split by the shares [0.5 0.1 0.2 0.2], and a class splits without a lone item from 16 items, 18 before -ood-cal-share 0.1 takes its share. Leave the small classes out (ids, counts = np.unique(labels, return_counts=True); keep = np.isin(labels, ids[counts >= 18])), or hold them out as OOD inputs"},
 		{"k larger than every class", Items{N: 200, Labels: labels}, MakeConfig{K: 60, Split: testSplit}, "too few for k = 60 positives per anchor (another of its class); 2 classes are short of it there, the smallest class "},
 		{"labels as fine as groups", Items{N: 300, Groups: identities(300), Labels: identities(300)}, MakeConfig{K: 1, Split: testSplit}, "bundle: the val split is empty: the 42 groups are split label by label, and no label has enough of them for its share 0.1 (the most a label has: 1). Labels here are classes of whole groups"},
 		{"few groups", Items{N: 8, Groups: []int64{0, 0, 1, 1, 2, 2, 3, 3}}, MakeConfig{K: 1, Split: testSplit}, "bundle: the val split is empty: 4 groups are too few for its share 0.1"},

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/sim"
 )
 
@@ -398,6 +399,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	}
 	if err := plan.Inspect(emb.Rows, qrows, emb.D); err != nil {
 		return nil, err
+	}
+	if w := conformal.FewUnitsWarning(plan.Indexed(bundle.Cal)); w != "" {
+		plan.Warnings = append(plan.Warnings, w)
 	}
 	if r, has := arrays["logits"]; has {
 		lg, err := readEmbeddings(r, false)

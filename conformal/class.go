@@ -197,6 +197,42 @@ func DisjointPairs(cal *bundle.Bundle) [][2]int {
 	return pairs
 }
 
+// Units is the number of calibration scores one positive per anchor
+// takes from cal (Scores, OnePerAnchor): its anchors, or, where its
+// positives are its own anchors, its disjoint pairs kept in the classes'
+// shares. It reads the bundle's indices and labels alone
+// (bundle.Plan.Indexed gives them without the rows).
+func Units(cal *bundle.Bundle) int {
+	pairs := DisjointPairs(cal)
+	if pairs == nil {
+		return cal.N
+	}
+	kept, _ := proportional(cal, pairs)
+	return len(kept)
+}
+
+// FewUnitsWarning is what ccs bundle says of a calibration split of fewer
+// than 100 calibration scores (Units), where α's reach is coarse: the
+// smallest α with a finite threshold, and the rank α = 0.05 takes; ""
+// from 100 on.
+func FewUnitsWarning(cal *bundle.Bundle) string {
+	n := Units(cal)
+	if n >= 100 || n < 1 {
+		return ""
+	}
+	what := fmt.Sprintf("%d calibration scores", n)
+	if pairs := DisjointPairs(cal); pairs != nil && len(pairs) > n {
+		what += fmt.Sprintf(" (its %d anchors' disjoint pairs of an anchor and a positive, %d of %d kept to keep the classes' shares: docs/calibration.md)", cal.N, n, len(pairs))
+	} else if pairs != nil {
+		what += fmt.Sprintf(" (its %d anchors' disjoint pairs of an anchor and a positive: docs/calibration.md)", cal.N)
+	}
+	at := "no finite threshold at α = 0.05 (it needs 19)"
+	if r, err := Rank(n, 0.05); err == nil && r <= n {
+		at = fmt.Sprintf("α = 0.05 takes the %d-th smallest of them", r)
+	}
+	return fmt.Sprintf("the calibration split gives %s: a finite threshold needs α ≥ 1/(n+1) = %.3g, %s, and α = 0.01 needs 99; more items, or a larger calibration share (-split), give more", what, 1/float64(n+1), at)
+}
+
 // proportional keeps of each class's pairs (in order) ⌊ρ·m⌋, m the class's
 // anchors and ρ the smallest share of pairs to anchors among the classes
 // that have pairs, so that the classes weigh in the units as in the

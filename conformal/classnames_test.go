@@ -177,6 +177,19 @@ func TestDisjointPairs(t *testing.T) {
 	if !m.Calibration.Pairs || m.Calibration.N != want {
 		t.Errorf("marginal: pairs %v, n %d, want %d (pairs by class %v)", m.Calibration.Pairs, m.Calibration.N, want, made)
 	}
+	// Units counts them without scoring, from the indices alone: what
+	// ccs bundle warns of below 100.
+	if u := Units(&bundle.Bundle{N: b.N, K: b.K, Labels: b.Labels, PositiveIndex: b.PositiveIndex}); u != want {
+		t.Errorf("Units %d, want %d", u, want)
+	}
+	w := FewUnitsWarning(b)
+	if wantW := fmt.Sprintf("the calibration split gives %d calibration scores (its 60 anchors' disjoint pairs of an anchor and a positive, %d of %d kept", want, want, len(pairs)); !strings.HasPrefix(w, wantW) ||
+		!strings.Contains(w, fmt.Sprintf("α ≥ 1/(n+1) = %.3g", 1/float64(want+1))) {
+		t.Errorf("warning %q, want %q…", w, wantW)
+	}
+	if Units(synthetic(rng, 150, 2)) != 150 || FewUnitsWarning(synthetic(rng, 150, 2)) != "" || !strings.Contains(FewUnitsWarning(synthetic(rng, 12, 2)), "12 calibration scores: a finite threshold needs α ≥ 1/(n+1) = 0.0769, no finite threshold at α = 0.05 (it needs 19)") {
+		t.Errorf("stored positives: %q", FewUnitsWarning(synthetic(rng, 12, 2)))
+	}
 	var buf bytes.Buffer
 	if err := s.WriteJSON(&buf); err != nil {
 		t.Fatal(err)

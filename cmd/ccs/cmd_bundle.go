@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/table"
 )
 
@@ -328,6 +329,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	}
 	if err := plan.Inspect(emb.Rows, qrows, emb.D); err != nil {
 		return err
+	}
+	if w := conformal.FewUnitsWarning(plan.Indexed(bundle.Cal)); w != "" {
+		plan.Warnings = append(plan.Warnings, w)
 	}
 	// An .npz of embeddings with the classifier's logits beside them
 	// gives them to the bundles, as -logits FILE:logits would.
