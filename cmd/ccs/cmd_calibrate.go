@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 
 	"github.com/ccsets/ccs/baseline"
 	"github.com/ccsets/ccs/bundle"
@@ -189,8 +190,9 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		fmt.Fprintf(out.stdout, "shift: %s (%s)\n", shiftNote(set.Geometry, b), path)
 	}
 	if c := set.OOD; c != nil {
-		fmt.Fprintf(out.stdout, "per-input OOD test: the %s nearest of %d pool rows, calibrated on %d inputs of %s; it certifies α_ood ≥ 1/(n+1) = %.4g\n",
-			experiment.Ordinal(c.K), set.Reference.N, c.N, c.Source, 1/float64(c.N+1))
+		n1 := float64(c.N + 1)
+		fmt.Fprintf(out.stdout, "per-input OOD test: the %s nearest of %d pool rows, calibrated on %d inputs of %s; it certifies α_ood ≥ 1/(n+1) = %.4g, in steps of 1/(n+1): α_ood = 0.05 flags at most ⌊0.05·(n+1)⌋/(n+1) = %.4g of in-distribution inputs\n",
+			experiment.Ordinal(c.K), set.Reference.N, c.N, c.Source, 1/n1, math.Floor(0.05*n1)/n1)
 	}
 	for _, w := range set.Warnings() {
 		out.warn(w)

@@ -89,8 +89,8 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	case conformal.Class:
 		fmt.Fprintf(out.stdout, "guarantee  class-conditional: each class's mean coverage over calibration draws is ≥ 1−α (below, class by class)\n")
 	default:
-		fmt.Fprintf(out.stdout, "guarantee  marginal: the mean over calibration draws lies in [%s, %s]; a single draw undercovers about half the time (use -calibration pac for a per-draw bound)\n",
-			pct(r.Band[0]), pct(r.Band[1]))
+		fmt.Fprintf(out.stdout, "guarantee  marginal: the mean over calibration draws lies in [%s, %s]; a single draw may cover less (%s of these resplits did; -calibration pac bounds each draw)\n",
+			pct(r.Band[0]), pct(r.Band[1]), pct(r.BelowShare))
 	}
 	if !math.IsNaN(r.Exclusion.Mean) {
 		fmt.Fprintf(out.stdout, "exclusion  mean %s ± %s\n", pct(r.Exclusion.Mean), pct(r.Exclusion.Std))

@@ -123,10 +123,32 @@ func describe(s *conformal.Set) string {
 	c := s.Calibration
 	mode := c.Mode.String() + " calibration"
 	if c.Mode == conformal.Class {
-		mode = fmt.Sprintf("class-conditional calibration, %d classes; the threshold shown is the one over all classes", len(s.Classes))
-		if c.Delta > 0 {
-			mode += fmt.Sprintf(", PAC per class at δ=%v", c.Delta)
+		// The classes' thresholds decide; the one over all classes does
+		// not, and is shown last.
+		lo, hi, inf := math.Inf(1), math.Inf(-1), 0
+		for _, k := range s.Classes {
+			if math.IsInf(k.Threshold, 1) {
+				inf++
+			} else {
+				lo, hi = min(lo, k.Threshold), max(hi, k.Threshold)
+			}
 		}
+		th := fmt.Sprintf("thresholds %.6g to %.6g", lo, hi)
+		switch {
+		case inf == len(s.Classes):
+			th = "every class's threshold +Inf (the whole space)"
+		case lo == hi:
+			th = fmt.Sprintf("threshold %.6g", lo)
+		}
+		if inf > 0 && inf < len(s.Classes) {
+			th += fmt.Sprintf(", %d of the %d classes' +Inf (the whole space)", inf, len(s.Classes))
+		}
+		pac := ""
+		if c.Delta > 0 {
+			pac = fmt.Sprintf(", PAC per class at δ=%v", c.Delta)
+		}
+		return fmt.Sprintf("%v set, d=%d, α=%v, class-conditional calibration of %d classes%s: %s (the threshold over all classes, %.6g, rank %d of n=%d, decides nothing)",
+			geometry.Describe(s.Geometry), s.Geometry.Dim(), s.Alpha, len(s.Classes), pac, th, s.Threshold, c.Rank, c.N)
 	}
 	if c.Mode == conformal.PAC {
 		mode = fmt.Sprintf("pac calibration, δ=%v: coverage ≥ 1−α with probability ≥ 1−δ over the calibration draw", c.Delta)

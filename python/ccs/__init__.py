@@ -1095,7 +1095,19 @@ class Set(_Handle):
     calibrated = property(lambda self: "calibration" in self.info, doc="Whether the set has a threshold.")
     alpha = property(lambda self: self.info.get("alpha"), doc="The miscoverage level, or None (uncalibrated).")
     threshold = property(lambda self: self.info.get("threshold", float("nan")),
-                         doc="The threshold (inf: the whole space; nan: uncalibrated).")
+                         doc="The threshold (inf: the whole space; nan: uncalibrated); for a class-conditional "
+                             "set the one over all classes, which decides nothing: see thresholds.")
+
+    @property
+    def thresholds(self):
+        """A class-conditional set's thresholds, which decide its
+        membership: {class: threshold}, each class by its name where it has
+        one, else its label (inf: the whole space); None for a set with one
+        threshold."""
+        classes = self.info.get("classes")
+        if not classes:
+            return None
+        return {c.get("name") or c["label"]: c["threshold"] for c in classes}
     guarantee = property(lambda self: self.info.get("guarantee"), doc='"exact", "training-conditional", ….')
     geometry = property(lambda self: self.info["geometry"]["kind"], doc='The geometry\'s family: "ball", "genball", ….')
 

@@ -916,6 +916,8 @@ def test_contains_takes_class_names(labelled):
     s = ccs.calibrate("ball", splits["cal"], alpha=0.2, calibration="class")
     a = splits["test"].anchors
     assert [c["name"] for c in s.info["classes"]] == list(NAMES)
+    # The classes' thresholds decide, by name; the one over all classes not.
+    assert list(s.thresholds) == list(NAMES) and list(s.thresholds.values()) == [c["threshold"] for c in s.info["classes"]]
     for label, name in enumerate(NAMES):
         assert np.array_equal(s.contains(a[0], a, label=name), s.contains(a[0], a, label=label))
     assert not np.array_equal(s.contains(a[0], a, label="ant"), s.contains(a[0], a, label="émeu"))
@@ -923,6 +925,7 @@ def test_contains_takes_class_names(labelled):
         s.contains(a[0], a, label="Ant")
     numbered = ccs.calibrate("ball", ccs.bundle(labelled["embeddings"], labelled["labels"], k=8, kneg=6, seed=3)["cal"],
                              alpha=0.2, calibration="class")
+    assert list(numbered.thresholds) == list(range(len(NAMES))) and ccs.calibrate("ball", splits["cal"]).thresholds is None
     with pytest.raises(ValueError, match="calibrated on integer labels, give the anchor's label as one"):
         numbered.contains(a[0], a, label="ant")
 
