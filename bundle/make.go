@@ -687,8 +687,20 @@ func makeLabels(items Items, cfg MakeConfig) (*Plan, error) {
 	if w := unsplit(cfg.Split, left, parts, "rows"); w != "" {
 		p.Warnings = append(p.Warnings, w)
 	}
+	// The largest k every class of every split can give (k from its
+	// other items), for a refusal's "-k N keeps them all".
+	kAll := math.MaxInt
+	for _, rows := range parts {
+		count := map[int64]int{}
+		for _, r := range rows {
+			count[items.Labels[r]]++
+		}
+		for _, m := range count {
+			kAll = min(kAll, max(1, m-1))
+		}
+	}
 	for s, rows := range parts {
-		sp, err := labelSplit(SplitNames[s], s, rows, items.Labels, cfg)
+		sp, err := labelSplit(SplitNames[s], s, rows, items.Labels, cfg, kAll)
 		if err != nil {
 			return nil, err
 		}
@@ -774,8 +786,9 @@ func checkClassSplits(strata map[int64][]int, cfg MakeConfig) error {
 }
 
 // labelSplit draws the positives (same class) and negatives (other
-// classes) of a split's rows.
-func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig) (SplitPlan, error) {
+// classes) of a split's rows; kAll is the largest k every split allows,
+// which a refusal names.
+func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig, kAll int) (SplitPlan, error) {
 	n := len(rows)
 	sp := SplitPlan{Name: name, Anchors: rows, K: cfg.K, KNeg: cfg.KNeg, Labels: make([]int64, n)}
 	for i, r := range rows {
@@ -793,7 +806,7 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig) 
 			return sp, fmt.Errorf("bundle: class %s has 1 item in the %s split: no positive for it (a class needs at least 2 items per split; give it more items, or leave it out: -ood-classes holds a class out of the splits, as OOD inputs)", cfg.class(c), name)
 		case !cfg.AllowFewer:
 			// Every class short of k in this split, counted, the smallest
-			// named, and the k that keeps them all.
+			// named, and the k that keeps them all in every split.
 			short, smallest := 0, c
 			for _, o := range slices.Sorted(maps.Keys(byClass)) {
 				if mo := len(byClass[o]); mo-1 < cfg.K {
@@ -805,8 +818,9 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig) 
 			}
 			more := ""
 			if short > 1 {
-				more = fmt.Sprintf("; %d classes are short of it there, the smallest class %s with %s (-k %d keeps them all)", short, cfg.class(smallest), counted(len(byClass[smallest]), "item"), max(1, len(byClass[smallest])-1))
+				more = fmt.Sprintf("; %d classes are short of it there, the smallest class %s with %s", short, cfg.class(smallest), counted(len(byClass[smallest]), "item"))
 			}
+			more += fmt.Sprintf(" (-k %d keeps them all, in every split)", kAll)
 			return sp, fmt.Errorf("bundle: class %s has %d items in the %s split, too few for k = %d positives per anchor (another of its class)%s: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchors repeat their %d positives)", cfg.class(c), m, name, cfg.K, more, m-1)
 		}
 		if others := n - m; others < cfg.KNeg {

@@ -338,9 +338,12 @@ func decodeData(br *bufio.Reader, label, descr string, shape []int, fortran bool
 		labels := ""
 		if strs {
 			labels = ", or strings for labels ('<U…', '|S…')"
-			if descr == "|O" {
-				labels += "; '|O' is pickled Python objects: save string labels as strings (np.save(f, labels.astype(str)))"
-			}
+		}
+		switch {
+		case descr == "|O" && len(shape) >= 2: // floats kept as objects: embeddings
+			labels += "; '|O' is pickled Python objects: save embeddings as floats (np.save(f, np.asarray(x, dtype=np.float32)))"
+		case descr == "|O":
+			labels += "; '|O' is pickled Python objects: save string labels as strings (np.save(f, labels.astype(str))), and embeddings as one float array (np.stack(rows).astype(np.float32): rows of unequal lengths cannot be one)"
 		}
 		return Array{}, fmt.Errorf("%s: dtype %q is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order%s", label, descr, labels)
 	}

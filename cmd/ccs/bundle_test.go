@@ -794,7 +794,8 @@ func TestBundleBadInput(t *testing.T) {
 	bad, at := strNPY(names, "(400,)")
 	binary.LittleEndian.PutUint32(bad[at+3*4*4:], 0xD800) // row 3's first code unit ('<U4')
 	os.WriteFile(p("surrogate.npy"), bad, 0o644)
-	os.WriteFile(p("objects.npy"), append(npyHead("|O", "(400,)"), "\x80\x04pickle"...), 0o644) // np.save of an object array
+	os.WriteFile(p("objects.npy"), append(npyHead("|O", "(400,)"), "\x80\x04pickle"...), 0o644)       // np.save of an object array
+	os.WriteFile(p("object-rows.npy"), append(npyHead("|O", "(400, 3)"), "\x80\x04pickle"...), 0o644) // floats kept as Python objects
 	bundle.WriteNPY(p("pairs.npy"), bundle.Int64([]int64{0, 9999}, 1, 2))
 	bundle.WriteNPY(p("pairs0.npy"), bundle.Int64([]int64{0, 1, 0, 2, 3, 0}, 2, 3))       // (query, row, score) all scored 0
 	bundle.WriteNPY(p("pairs4.npy"), bundle.Int64([]int64{0, 1, 1, 7, 2, 3, 1, 7}, 2, 4)) // a fourth column
@@ -844,7 +845,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"an OOD class by name with integer labels", []string{"-ood-classes", "bee"}, true, `-ood-classes "bee": "bee" is not an integer label`},
 		{"an empty OOD class", []string{"-ood-classes", "1,"}, true, `-ood-classes "1,": an empty label`},
 		{"a string class with one member", []string{"-labels", p("lonely.npy")}, false, `(class "lonely", 1 item, would have 1 in the fit split)`},
-		{"labels pickled as objects", []string{"-labels", p("objects.npy")}, false, `array "objects": dtype "|O" is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order, or strings for labels ('<U…', '|S…'); '|O' is pickled Python objects: save string labels as strings (np.save(f, labels.astype(str)))`},
+		{"embeddings pickled as objects", []string{"-embeddings", p("object-rows.npy")}, false, `'|O' is pickled Python objects: save embeddings as floats (np.save(f, np.asarray(x, dtype=np.float32)))`},
+		{"labels pickled as objects", []string{"-labels", p("objects.npy")}, false, `array "objects": dtype "|O" is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order, or strings for labels ('<U…', '|S…'); '|O' is pickled Python objects: save string labels as strings (np.save(f, labels.astype(str))), and embeddings as one float array`},
 		{"string labels of two dimensions", []string{"-labels", p("names2d.npy")}, false, "names2d.npy: shape (400, 1), want one label per row"},
 		{"a label that is not Unicode", []string{"-labels", p("surrogate.npy")}, false, `array "surrogate": element [3]: code unit 0, 0xd800, is not a Unicode code point`},
 		{"an empty .txt of labels", []string{"-labels", p("empty.txt")}, false, "empty.txt: no labels"},

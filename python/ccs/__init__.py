@@ -372,7 +372,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     string labels' names), for ccs compare -data DIR and the other
     commands."""
     def shape(x):  # without copying a tensor off its device when it says its shape
-        return tuple(x.shape) if hasattr(x, "shape") else np.shape(_lib.host(x))
+        return tuple(x.shape) if hasattr(x, "shape") else np.shape(_lib.asarray(x, "embeddings"))
 
     if views is None and embeddings is not None and len(shape(embeddings)) == 3:
         raise ValueError(f"bundle: embeddings of shape {shape(embeddings)}: an (n, v, d) array is "
@@ -1166,7 +1166,7 @@ class Set(_Handle):
         if isinstance(label, str):
             label = self._label_named(label)
         lent = Lent()
-        p = np.asarray(_lib.host(points))
+        p = _lib.asarray(points, "points")
         m = _lib.rows_of(p)
         out = np.empty(m, dtype=np.bool_)
         call(lib.ccs_set_contains, self._handle(), lent.ref(anchor, "anchor"), lent.ref(p, "points"),
@@ -1187,7 +1187,7 @@ class Set(_Handle):
         np.ndarray of m float64; the point is inside when its score is at
         most the threshold."""
         lent = Lent()
-        p = np.asarray(_lib.host(points))
+        p = _lib.asarray(points, "points")
         m = _lib.rows_of(p)
         out = np.empty(m, dtype=np.float64)
         call(lib.ccs_set_scores, self._handle(), lent.ref(anchor, "anchor"), lent.ref(p, "points"),
@@ -1241,7 +1241,7 @@ class Set(_Handle):
         once, not once a row; for 8 rows or more, a single-norm or
         ellipsoid set's collection is transformed first
         (Collection.transform), as ccs retrieve does."""
-        a = np.asarray(_lib.host(anchors.anchors if isinstance(anchors, Bundle) else anchors))
+        a = _lib.asarray(anchors.anchors if isinstance(anchors, Bundle) else anchors, "anchors")
         if a.ndim != 2:
             raise ValueError(f"retrieve_many: anchors of shape {a.shape}: want (m, d), one anchor a row (retrieve takes one)")
         if a.shape[1] != self.dim and a.shape[0] == self.dim:
@@ -1277,7 +1277,7 @@ class Set(_Handle):
         also flagged: the points Benjamini-Hochberg flags as one batch at
         false discovery rate Q. The numbers ccs serve's /ood answers."""
         lent = Lent()
-        p = np.asarray(_lib.host(points.anchors if isinstance(points, Bundle) else points))
+        p = _lib.asarray(points.anchors if isinstance(points, Bundle) else points, "points")
         m = _lib.rows_of(p)
         if isinstance(alpha_ood, (int, float)) and 0.5 < alpha_ood < 1:  # ccs ood's warning (ood.Test.Warning)
             _warn([f"α_ood = {alpha_ood}: the test may flag up to {100 * alpha_ood:.3g}% of in-distribution inputs; "

@@ -247,7 +247,10 @@ class Lent:
             raise ValueError(f"{name or 'array'}: {os.fsdecode(x)!r} is a path, not an array: load the file first "
                              "(np.load; a .safetensors file's embeddings, bfloat16 too: ccs.Collection.load(\"FILE:TENSOR\").rows); "
                              "the command line reads files")
-        a = np.asarray(host(x), dtype=dtype)
+        try:
+            a = np.asarray(host(x), dtype=dtype)
+        except ValueError as e:
+            raise _ragged(x, name, e) from None
         if a.dtype == object and not isinstance(x, np.ndarray):
             t = type(x)
             raise TypeError(f"{name or 'array'}: a {t.__module__}.{t.__qualname__} that NumPy reads as an array of "
@@ -285,10 +288,36 @@ class Lent:
         return arr, len(descs)
 
 
-def rows_of(x):
+def _ragged(x, name, e):
+    """The error for x that np.asarray refused (e): for a list of rows of
+    unequal lengths, which row differs from the first; else e."""
+    if isinstance(x, (list, tuple)) and "inhomogeneous" in str(e):
+        lens = [len(r) if hasattr(r, "__len__") else None for r in x]
+        bad = next((i for i, n in enumerate(lens) if n != lens[0]), None)
+        if bad is not None:
+            def values(n):
+                return "a number" if n is None else f"{n} values"
+            return ValueError(f"{name or 'array'}: rows of unequal lengths: row 0 has {values(lens[0])}, row {bad} "
+                              f"has {values(lens[bad])}: a list of rows must be rectangular (np.stack(rows) says so too)")
+    return e
+
+
+def asarray(x, name):
+    """np.asarray of x on the host (host), a list of rows of unequal
+    lengths refused naming the row (name: the argument)."""
+    try:
+        return np.asarray(host(x))
+    except ValueError as e:
+        raise _ragged(x, name, e) from None
+
+
+def rows_of(x, name=None):
     """The number of rows (points) of an array of points: the product of all
     axes but the last; 1 for a single point (d,); 0 for a scalar."""
-    shape = np.shape(host(x))
+    try:
+        shape = np.shape(host(x))
+    except ValueError as e:
+        raise _ragged(x, name, e) from None
     if len(shape) == 0:
         return 0
     n = 1
