@@ -429,6 +429,26 @@ func checkLen(name string, got int, shape ...int) error {
 	return nil
 }
 
+// DistinctPositives counts the distinct (anchor, positive) pairs of b:
+// N·K but where an anchor lists a positive more than once (a bundle made
+// with -allow-fewer: its anchors repeat their few positives), whose
+// coverage then weighs the repeated ones more.
+func (b *Bundle) DistinctPositives() int {
+	if b.PositiveIndex == nil || b.K < 2 {
+		return b.N * b.K
+	}
+	n := 0
+	seen := make(map[int64]bool, b.K)
+	for i := range b.N {
+		clear(seen)
+		for _, j := range b.PositiveIndex[i*b.K : (i+1)*b.K] {
+			seen[j] = true
+		}
+		n += len(seen)
+	}
+	return n
+}
+
 // finite reports the first NaN or ±Inf in x, by its full index in shape.
 func finite(name string, x []float32, shape ...int) error {
 	i := firstNonFinite(x)

@@ -564,3 +564,15 @@ func TestFiniteFindsFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestDistinctPositives: an anchor that lists a positive twice counts it
+// once; positives stored by value count as given.
+func TestDistinctPositives(t *testing.T) {
+	b := &Bundle{N: 3, K: 3, PositiveIndex: []int64{1, 2, 1, 0, 0, 0, 0, 1, 2}}
+	if n := b.DistinctPositives(); n != 2+1+3 {
+		t.Errorf("indexed: %d, want 6", n)
+	}
+	if n := (&Bundle{N: 4, K: 2, Positives: make([]float32, 8)}).DistinctPositives(); n != 8 {
+		t.Errorf("by value: %d, want 8", n)
+	}
+}

@@ -97,7 +97,11 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	}
 	name := func(l int64) string { return experiment.ClassName(names, l) }
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
-	fmt.Fprintf(out.stdout, "coverage   %.2f%% of %d test positives\n", 100*r.Coverage, r.Positives)
+	distinct := ""
+	if n := test.DistinctPositives(); n < r.Positives {
+		distinct = fmt.Sprintf(" (%d distinct: its anchors repeat their few positives, -allow-fewer, and weigh them more)", n)
+	}
+	fmt.Fprintf(out.stdout, "coverage   %.2f%% of %d test positives%s\n", 100*r.Coverage, r.Positives, distinct)
 	if math.IsNaN(r.Exclusion) {
 		fmt.Fprintf(out.stdout, "exclusion  n/a (the test bundle has no negatives)\n")
 	} else {
