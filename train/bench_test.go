@@ -16,7 +16,7 @@ import (
 // over n/10 anchors.
 func benchEpoch(b *testing.B, g func(d int) geometry.Learnable, n, k, d int) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	fit, val := sim.Gauss(rng, n, k, d), sim.Gauss(rng, n/10, k, d)
+	fit, val := sim.Gauss(rng, n, k, d), sim.Unseparated(sim.Gauss(rng, n/10, k, d))
 	cfg := Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: 1}
 	b.ResetTimer()
 	for b.Loop() {
@@ -39,7 +39,7 @@ func BenchmarkEpochSingleSimD3(b *testing.B)          { benchEpoch(b, single, 12
 // epoch and the re-preparation of both splits that follows it).
 func benchHead(b *testing.B, g func(d int) geometry.Learnable, n, k, d int) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	fit, val := sim.Gauss(rng, n, k, d), sim.Gauss(rng, n/10, k, d)
+	fit, val := sim.Gauss(rng, n, k, d), sim.Unseparated(sim.Gauss(rng, n/10, k, d))
 	cfg := Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: 2, InfoNCE: &InfoNCE{}}
 	b.ResetTimer()
 	for b.Loop() {
@@ -59,7 +59,7 @@ func BenchmarkHeadTwoEpochsGenBallSimD3(b *testing.B)         { benchHead(b, gen
 func BenchmarkRefreshGenBallN10000K50D128(b *testing.B) {
 	const n, k, d = 10000, 50, 128
 	rng := rand.New(rand.NewPCG(1, 1))
-	t := &trainer{g: genBall(d), h: head.Identity(d, d), fit: sim.Gauss(rng, n, k, d), val: sim.Gauss(rng, n/10, k, d),
+	t := &trainer{g: genBall(d), h: head.Identity(d, d), fit: sim.Gauss(rng, n, k, d), val: sim.Unseparated(sim.Gauss(rng, n/10, k, d)),
 		validator: &validator{}}
 	for b.Loop() {
 		if err := t.refresh(); err != nil {

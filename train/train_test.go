@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -432,6 +433,20 @@ func TestAllExcluded(t *testing.T) {
 	if res.Epochs != 0 || res.BestEpoch != 0 || res.StopReason != AllExcluded || res.ValExclusion != 1 || !slices.Equal(g.Params(nil), before) ||
 		!last.Done || last.StopReason != AllExcluded || res.KeptInitial() == "" {
 		t.Errorf("result %+v, last progress %+v", res, last)
+	}
+	// The benchmarks' data: Gauss negatives are all excluded at d = 128,
+	// and Unseparated keeps an epoch to time.
+	rng := rand.New(rand.NewPCG(5, 5))
+	gf := sim.Gauss(rng, 100, 5, 128)
+	gv := func() *bundle.Bundle { return sim.Gauss(rand.New(rand.NewPCG(6, 6)), 40, 5, 128) }
+	for _, c := range []struct {
+		val    *bundle.Bundle
+		epochs int
+	}{{gv(), 0}, {sim.Unseparated(gv()), 1}} {
+		res, err := Train(context.Background(), geometry.UnitGenBall(128, 2), gf, c.val, Config{Objective: objective.Config{Objective: objective.NegVol}, MaxEpochs: 1}, nil)
+		if err != nil || res.Epochs != c.epochs {
+			t.Errorf("Gauss at d = 128: %v, %d epochs, want %d", err, res.Epochs, c.epochs)
+		}
 	}
 }
 

@@ -54,7 +54,7 @@ func run(gen, data string, n, k, d int, geom, cpuProfile string) error {
 	if err != nil {
 		return err
 	}
-	val := sim.Gauss(rand.New(rand.NewPCG(2, 2)), 200, fit.K, fit.D)
+	val := sim.Unseparated(sim.Gauss(rand.New(rand.NewPCG(2, 2)), 200, fit.K, fit.D))
 	var marks []time.Duration
 	epochs := 2
 	var prof *os.File

@@ -247,7 +247,7 @@ func figure(part, name string, threads int, times []float64) Figure {
 // trainFigures times the steady epochs at each thread count.
 func trainFigures(o options) ([]Figure, error) {
 	fit := sim.Gauss(rand.New(rand.NewPCG(1, 1)), o.n, o.k, o.d)
-	val := sim.Gauss(rand.New(rand.NewPCG(2, 2)), 200, o.k, o.d)
+	val := sim.Unseparated(sim.Gauss(rand.New(rand.NewPCG(2, 2)), 200, o.k, o.d))
 	var figs []Figure
 	for _, g := range o.geometries {
 		kind, err := geometry.ParseKind(g)
