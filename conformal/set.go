@@ -29,9 +29,10 @@ type FitInfo struct {
 	// singular but for its ridge, which Warnings says.
 	Differences int `json:"differences,omitempty"`
 	// Rank is the number of directions of the ellipsoid's Σ its data
-	// define (the others are its ridge's alone: geometry.Ellipsoid.Pivots
-	// above ten times the ridge); 0 where not measured (files made before
-	// 2026-12-02, other geometries).
+	// define, the others its ridge's alone (a pivoted Cholesky
+	// factorisation of Σ without the ridge, until no variance left
+	// exceeds it); 0 where not measured (files made before 2026-12-02,
+	// other geometries).
 	Rank int `json:"rank,omitempty"`
 	// Training is the training recipe and its outcome, as the trainer
 	// records them (opaque here: this package imports no training code).

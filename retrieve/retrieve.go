@@ -130,10 +130,9 @@ func (c *Collection) copies() bool { return !c.NoHalf && c.N >= HalfMinRows }
 
 // PrepareHalf makes c's half-precision copy now (the second search with
 // an ℓ2 ball starts it in the background), so that every query has it:
-// 0.33 s for 10⁶ items
-// of dimension 128 on 2 cores. It reports the bytes the copy takes
-// (HalfBytes; 0 where c makes none: NoHalf, or fewer than HalfMinRows
-// items).
+// 0.33 s for 10⁶ items of dimension 128 on 2 cores. It reports the bytes
+// the copy takes (HalfBytes; 0 where c makes none: NoHalf, or fewer than
+// HalfMinRows items).
 func (c *Collection) PrepareHalf() int64 {
 	if c.half.make(c.copies(), c.newHalf) == nil {
 		return 0
@@ -143,9 +142,8 @@ func (c *Collection) PrepareHalf() int64 {
 
 // PrepareBytes makes c's 8-bit copy now (the second search with a
 // generalized ball starts it in the background), so that every query has
-// it. It reports the
-// bytes the copy takes (ByteBytes; 0 where c makes none: NoHalf, or fewer
-// than HalfMinRows items).
+// it. It reports the bytes the copy takes (ByteBytes; 0 where c makes
+// none: NoHalf, or fewer than HalfMinRows items).
 func (c *Collection) PrepareBytes() int64 {
 	if c.bytes.make(c.copies(), c.newBytes) == nil {
 		return 0
@@ -256,7 +254,7 @@ func RegisterTables(read func(path, column string) (*Collection, error)) { table
 // tensor or column (when FILE exists and FILE:NAME does not), as ccs
 // bundle's -embeddings takes them.
 func ReadCollection(spec string) (*Collection, error) {
-	path, name := SplitSpec(spec)
+	path, name := splitSpec(spec)
 	if bundle.IsTable(path) { // Parquet, Arrow, a Hugging Face dataset's directory
 		if read := tables.Load(); read != nil {
 			return (*read)(path, name)
@@ -326,10 +324,10 @@ func ReadCollection(spec string) (*Collection, error) {
 	return c, nil
 }
 
-// SplitSpec splits FILE:NAME into the file and the name of its array,
+// splitSpec splits FILE:NAME into the file and the name of its array,
 // tensor or column, when FILE exists and FILE:NAME does not; else spec is
 // the file.
-func SplitSpec(spec string) (path, name string) {
+func splitSpec(spec string) (path, name string) {
 	i := strings.LastIndex(spec, ":")
 	if i <= 0 {
 		return spec, ""
