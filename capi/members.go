@@ -214,8 +214,12 @@ func contains(s *conformal.Set, qr query, label *int64, dst []bool) error {
 	if len(dst) != qr.m {
 		return fmt.Errorf("contains: an output of %d for %d points", len(dst), qr.m)
 	}
+	around := geometry.MembersAround
+	if !geometry.FastWorth(s.Geometry, qr.m) { // a few points: not worth an ellipsoid's L⁻¹
+		around = geometry.MembersAroundExact
+	}
 	return qr.blocks(s.Geometry.Dim(), false, func(lo, hi int, points []float32, scores []float64) {
-		geometry.MembersAround(s.Geometry, q, qr.anchor, points, dst[lo:hi], scores)
+		around(s.Geometry, q, qr.anchor, points, dst[lo:hi], scores)
 	})
 }
 

@@ -352,10 +352,14 @@ func (s *Set) Members(dst []bool, anchor, points []float32, label *int64) ([]boo
 		return nil, fmt.Errorf("conformal: anchor[%d] is %v", i, anchor[i])
 	}
 	const block = 1024
+	around := geometry.MembersAround
+	if !geometry.FastWorth(s.Geometry, n) { // a few points: not worth an ellipsoid's L⁻¹
+		around = geometry.MembersAroundExact
+	}
 	var bad atomic.Int64 // 1 + the first point a NaN or infinite score came from
 	parallel.For(n, block, 0, func(_, lo, hi int) {
 		scores := make([]float64, hi-lo)
-		geometry.MembersAround(s.Geometry, q, anchor, points[lo*d:hi*d], dst[lo:hi], scores)
+		around(s.Geometry, q, anchor, points[lo*d:hi*d], dst[lo:hi], scores)
 		for i, v := range scores {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				for r := bad.Load(); (r == 0 || int64(lo+i+1) < r) && !bad.CompareAndSwap(r, int64(lo+i+1)); r = bad.Load() {
