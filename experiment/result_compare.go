@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -143,8 +144,25 @@ func classesFigure(t *CompareTable, stem string) *figure.Figure {
 	}
 	tl := figure.Line(p, []float64{-0.5, n - 0.5}, []float64{target, target}, draw.LineStyle{Color: figure.Color(7), Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}})
 	entries = append([]figure.Entry{{Name: "1 − α", Thumbs: []plot.Thumbnailer{tl}}}, entries...)
-	p.X.Tick.Marker = plot.ConstantTicks(classTicks(labels, t.LabelNames))
+	ticks := classTicks(labels, t.LabelNames)
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.X.Min, p.X.Max = -0.5, n-0.5
+	// Names that would run into each other side by side (15 intents of
+	// 20 characters on 9 inches) are set at 40°, and the panel grows to
+	// hold them.
+	var long, named int
+	for _, tk := range ticks {
+		if tk.Label != "" {
+			long, named = max(long, utf8.RuneCountInString(tk.Label)), named+1
+		}
+	}
+	var extra vg.Length
+	if float64(named*long)*5.5 > 8.5*72 {
+		const angle = 40 * math.Pi / 180
+		p.X.Tick.Label.Rotation = angle
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+		extra = vg.Length(float64(long) * 5.5 * math.Sin(angle))
+	}
 	p.Y.Min, p.Y.Max = math.Max(0, 5*math.Floor((lo-1)/5)), 100
 	cols := figure.LegendCols(len(entries))
 	promise := "Marginal calibration guarantees the coverage over all classes, not each class's: a class may fall below 1 − α unless the calibration is class-conditional (-calibration class)."
@@ -152,6 +170,6 @@ func classesFigure(t *CompareTable, stem string) *figure.Figure {
 		promise = "The calibration is class-conditional: each class's threshold comes from its own calibration anchors, so each class's coverage is guaranteed at 1 − α (with δ, with probability 1 − δ), up to the spread of its own draw."
 	}
 	caption := fmt.Sprintf("Each test class's coverage of its positives, mean over seeds, per row, against 1 − α = %.4g%% (dashed). %s", target, promise)
-	return &figure.Figure{Name: stem + "-classes", Caption: caption, W: 9 * vg.Inch, H: 3.6*vg.Inch + figure.LegendHeight(len(entries), cols),
+	return &figure.Figure{Name: stem + "-classes", Caption: caption, W: 9 * vg.Inch, H: 3.6*vg.Inch + extra + figure.LegendHeight(len(entries), cols),
 		Draw: figure.Grid([][]*plot.Plot{{p}}, entries, cols)}
 }
