@@ -69,7 +69,8 @@ const NoLabelsMessage = "conformal: class-conditional calibration needs the cali
 
 // CheckClasses reports the first class of cal (in label order) with too
 // few calibration units (anchors, or DisjointPairs) for a class-conditional set at level α (with
-// PAC's δ > 0): its set would be the whole space. The error names the
+// PAC's δ > 0), its set would be the whole space, and the others that
+// have too few (their counts). The error names the
 // class (by its name in names, when given; label i is names[i]), wraps a
 // *TooFewError and so is ErrTooFewCalibration (errors.Is). It lets a
 // caller refuse such a calibration before any work.
@@ -88,17 +89,30 @@ func CheckClasses(cal *bundle.Bundle, alpha, delta float64, names []string) erro
 	for _, l := range unitLabels(cal, pairs) {
 		counts[l]++
 	}
+	var first error
+	var others []string // the other classes short of it, so that one fix does for all
 	for _, l := range slices.Sorted(maps.Keys(counts)) {
 		r, err := RankOf(classRankMode(delta), counts[l], alpha, delta)
 		if err != nil {
 			return err
 		}
-		if r > counts[l] {
-			return fmt.Errorf("%s has %d %s: %w", className(l, nameOf(names, l)), counts[l], units,
+		switch {
+		case r <= counts[l]:
+		case first == nil:
+			first = fmt.Errorf("%s has %d %s: %w", className(l, nameOf(names, l)), counts[l], units,
 				&TooFewError{N: counts[l], Rank: r, Alpha: alpha, Delta: delta})
+		default:
+			others = append(others, fmt.Sprintf("%s (%d)", className(l, nameOf(names, l)), counts[l]))
 		}
 	}
-	return nil
+	if len(others) > 0 {
+		more := len(others)
+		if len(others) > 10 {
+			others = append(others[:10], "…")
+		}
+		first = fmt.Errorf("%w; %d more classes have too few too: %s", first, more, strings.Join(others, ", "))
+	}
+	return first
 }
 
 // ErrNoLabel reports a class-conditional set asked about an anchor whose

@@ -41,6 +41,16 @@ func TestClassNames(t *testing.T) {
 	if err := CheckClasses(cal, 0.05, 0, nil); err == nil || !strings.HasPrefix(err.Error(), "class 2 has 8 calibration anchors") {
 		t.Errorf("CheckClasses without names: %v", err)
 	}
+	// Every class short of it is named, so that one fix does for all.
+	three := *cal
+	three.Labels = make([]int64, cal.N)
+	for i := range three.Labels {
+		three.Labels[i] = []int64{0, 1, 2}[min(i/16, 2)] // 16 of each
+	}
+	if err := CheckClasses(&three, 0.05, 0, names); !errors.As(err, &tf) || !strings.HasPrefix(err.Error(), `class "coat" has 16 calibration anchors: `) ||
+		!strings.HasSuffix(err.Error(), `; 2 more classes have too few too: class "shirt" (16), class "rare" (16)`) {
+		t.Errorf("three classes short: %v", err)
+	}
 	if err := CheckClasses(cal, 0.2, 0, names); err != nil { // 0.2 needs 4
 		t.Errorf("CheckClasses at α = 0.2: %v", err)
 	}
