@@ -176,7 +176,7 @@ func (s *Set) OwnSplit(b *bundle.Bundle) string {
 }
 
 // ErrNotCalibrated reports a set that has a geometry but no threshold yet.
-var ErrNotCalibrated = errors.New("conformal: the set is not calibrated (run ccs calibrate -set)")
+var ErrNotCalibrated = errors.New("conformal: the set is not calibrated: calibrate it first (ccs calibrate -set; ccs.calibrate in Python; conformal.CalibrateFitted in Go)")
 
 // Set is a fitted contrastive conformal set: a geometry, its calibrated
 // threshold and the facts behind it. A point z is in the set around anchor Z
