@@ -144,7 +144,9 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		}
 	}
 	ccfg.Cells, ccfg.OutDir = res.cells, res.sets
-	t, err := experiment.Compare(ctx, data, ccfg, methods, newProgress(out, o.Quiet, "run").step)
+	runs := newProgress(out, o.Quiet, "run")
+	runs.settle = len(methods) // the baselines' runs take a moment, the learned rows' minutes
+	t, err := experiment.Compare(ctx, data, ccfg, methods, runs.step)
 	if errors.Is(err, context.Canceled) && ccfg.Cells != nil {
 		reused, computed, _ := ccfg.Cells.Counts()
 		fmt.Fprintf(out.stderr, "ccs compare: %d (row, seed) cells finished and kept in %s (%d read back, %d computed now): the same command resumes from them\n",

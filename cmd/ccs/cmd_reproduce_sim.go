@@ -49,7 +49,10 @@ func runReproduceSim(ctx context.Context, o reproduceSimOptions, out *output) er
 		return err
 	}
 	cfg.Cells, cfg.OutDir = res.cells, res.sets
-	t, err := experiment.Sim(ctx, cfg, rows(), newProgress(out, o.Quiet, "run").step)
+	methods := rows()
+	runs := newProgress(out, o.Quiet, "run")
+	runs.settle = len(methods) // the baselines' runs take a moment, the learned rows' seconds
+	t, err := experiment.Sim(ctx, cfg, methods, runs.step)
 	if err != nil {
 		return err
 	}

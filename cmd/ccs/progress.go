@@ -16,6 +16,10 @@ type progress struct {
 	off, tty    bool
 	unit        string
 	start, last time.Time
+	// settle is the count of steps before which the ETA is not given:
+	// a table's first seed, whose baselines run in a moment and its
+	// learned rows in minutes (an ETA of 9 s for a 9-minute run).
+	settle int
 }
 
 func newProgress(out *output, quiet bool, unit string) *progress {
@@ -30,6 +34,9 @@ func (p *progress) step(done, total int, what string) {
 	el := now.Sub(p.start)
 	eta := time.Duration(float64(el) / float64(done) * float64(total-done))
 	msg := fmt.Sprintf("%s %d/%d  elapsed %s  ETA %s", p.unit, done, total, el.Round(time.Second), eta.Round(time.Second))
+	if done < p.settle {
+		msg = fmt.Sprintf("%s %d/%d  elapsed %s  ETA after the first seed's %d", p.unit, done, total, el.Round(time.Second), p.settle)
+	}
 	if what != "" {
 		msg += "  (" + what + ")"
 	}
