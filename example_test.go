@@ -77,7 +77,7 @@ func Example_pipeline() {
 		fmt.Println(err)
 		return
 	}
-	if err := plan.Inspect(rows, nil, d); err != nil { // checks the rows; warnings in plan.Warnings
+	if err := conformal.Inspect(plan, rows, nil, d); err != nil { // checks the rows; warnings in plan.Warnings
 		fmt.Println(err)
 		return
 	}

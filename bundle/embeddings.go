@@ -60,7 +60,7 @@ func (e Embeddings) check() error {
 	if e.N < 1 || e.D < 1 {
 		return fmt.Errorf("%s: no embeddings (%d rows of dimension %d)", e.Source, e.N, e.D)
 	}
-	if i := firstNonFinite(e.Rows); i >= 0 {
+	if i := FirstNonFinite(e.Rows); i >= 0 {
 		at := fmt.Sprintf("row %d", i/e.D)
 		if e.Views > 0 {
 			at = fmt.Sprintf("item %d, view %d", i/e.D/e.Views, i/e.D%e.Views)
@@ -80,7 +80,7 @@ func (e Embeddings) nonFinite(first int) string {
 	}
 	var bad []int
 	for r := first / (per / e.D); r*per < len(e.Rows); r++ {
-		if firstNonFinite(e.Rows[r*per:(r+1)*per]) >= 0 {
+		if FirstNonFinite(e.Rows[r*per:(r+1)*per]) >= 0 {
 			bad = append(bad, r)
 		}
 	}

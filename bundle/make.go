@@ -1562,8 +1562,8 @@ func (p *Plan) warnUnaligned(rows, queries []float32, d int) {
 // Inspect adds the warnings of the rows themselves to p: copies across
 // splits, positives no nearer than negatives (in ℓ2, or by inner product:
 // a dot-product model), and rows of all zeros; it returns CheckRows's
-// error. What ccs bundle and ccs.bundle run on their plan, between Make
-// and Write.
+// error. ccs bundle and ccs.bundle run it between Make and Write, with
+// the calibration split's count of scores (conformal.Inspect).
 func (p *Plan) Inspect(rows, queries []float32, d int) error {
 	if err := p.CheckRows(rows, queries, d); err != nil {
 		return err

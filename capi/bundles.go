@@ -397,11 +397,8 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 		return nil, fmt.Errorf("%s: %w", says, err)
 	}
-	if err := plan.Inspect(emb.Rows, qrows, emb.D); err != nil {
+	if err := conformal.Inspect(plan, emb.Rows, qrows, emb.D); err != nil {
 		return nil, err
-	}
-	if w := conformal.FewUnitsWarning(plan.Indexed(bundle.Cal)); w != "" {
-		plan.Warnings = append(plan.Warnings, w)
 	}
 	if r, has := arrays["logits"]; has {
 		lg, err := readEmbeddings(r, false)

@@ -214,10 +214,7 @@ func contains(s *conformal.Set, qr query, label *int64, dst []bool) error {
 	if len(dst) != qr.m {
 		return fmt.Errorf("contains: an output of %d for %d points", len(dst), qr.m)
 	}
-	around := geometry.MembersAround
-	if !geometry.FastWorth(s.Geometry, qr.m) { // a few points: not worth an ellipsoid's L⁻¹
-		around = geometry.MembersAroundExact
-	}
+	around := geometry.MembersAroundFor(s.Geometry, qr.m) // a few points: not worth an ellipsoid's L⁻¹
 	return qr.blocks(s.Geometry.Dim(), false, func(lo, hi int, points []float32, scores []float64) {
 		around(s.Geometry, q, qr.anchor, points, dst[lo:hi], scores)
 	})

@@ -42,11 +42,8 @@ func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64)
 	case OnePerAnchor, PAC, Class: // the same positives: PAC differs in the rank, Class in the grouping
 		d := cal.D
 		var diffs []float32
-		pairs := DisjointPairs(cal)
-		if pairs != nil {
-			if mode != Class {
-				pairs, trim = proportional(cal, pairs)
-			}
+		var pairs [][2]int
+		if pairs, trim = calibrationPairs(cal, mode); pairs != nil {
 			diffs = make([]float32, len(pairs)*d)
 			for u, p := range pairs {
 				cal.PositiveDiff(diffs[u*d:(u+1)*d], p[0], p[1])

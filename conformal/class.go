@@ -217,12 +217,36 @@ func DisjointPairs(cal *bundle.Bundle) [][2]int {
 // shares. It reads the bundle's indices and labels alone
 // (bundle.Plan.Indexed gives them without the rows).
 func Units(cal *bundle.Bundle) int {
-	pairs := DisjointPairs(cal)
-	if pairs == nil {
-		return cal.N
+	if pairs, _ := calibrationPairs(cal, OnePerAnchor); pairs != nil {
+		return len(pairs)
 	}
-	kept, _ := proportional(cal, pairs)
-	return len(kept)
+	return cal.N
+}
+
+// calibrationPairs are the units of a calibration of cal in mode (but
+// pooled) where its positives are its own anchors: its DisjointPairs, as
+// many of each class's as keep the classes' shares but per class (trim
+// says when that left out many); nil where its units are its anchors.
+func calibrationPairs(cal *bundle.Bundle, mode Mode) ([][2]int, *Trim) {
+	pairs := DisjointPairs(cal)
+	if pairs == nil || mode == Class {
+		return pairs, nil
+	}
+	return proportional(cal, pairs)
+}
+
+// Inspect is what ccs bundle and ccs.bundle check of a plan and its rows
+// before writing a bundle: plan.Inspect (the rows' own warnings, and
+// CheckRows's error), and FewUnitsWarning of its calibration split, added
+// to plan.Warnings.
+func Inspect(plan *bundle.Plan, rows, queries []float32, d int) error {
+	if err := plan.Inspect(rows, queries, d); err != nil {
+		return err
+	}
+	if w := FewUnitsWarning(plan.Indexed(bundle.Cal)); w != "" {
+		plan.Warnings = append(plan.Warnings, w)
+	}
+	return nil
 }
 
 // FewUnitsWarning is what ccs bundle says of a calibration split of fewer
@@ -230,14 +254,20 @@ func Units(cal *bundle.Bundle) int {
 // smallest α with a finite threshold, and the rank α = 0.05 takes; ""
 // from 100 on.
 func FewUnitsWarning(cal *bundle.Bundle) string {
-	n := Units(cal)
+	all := DisjointPairs(cal)
+	n := cal.N
+	if all != nil {
+		kept, _ := proportional(cal, all)
+		n = len(kept)
+	}
 	if n >= 100 || n < 1 {
 		return ""
 	}
 	what := fmt.Sprintf("%d calibration scores", n)
-	if pairs := DisjointPairs(cal); pairs != nil && len(pairs) > n {
-		what += fmt.Sprintf(" (its %d anchors' disjoint pairs of an anchor and a positive, %d of %d kept to keep the classes' shares: docs/calibration.md)", cal.N, n, len(pairs))
-	} else if pairs != nil {
+	switch {
+	case all != nil && len(all) > n:
+		what += fmt.Sprintf(" (its %d anchors' disjoint pairs of an anchor and a positive, %d of %d kept to keep the classes' shares: docs/calibration.md)", cal.N, n, len(all))
+	case all != nil:
 		what += fmt.Sprintf(" (its %d anchors' disjoint pairs of an anchor and a positive: docs/calibration.md)", cal.N)
 	}
 	at := "no finite threshold at α = 0.05 (it needs 19)"

@@ -348,15 +348,12 @@ func (s *Set) Members(dst []bool, anchor, points []float32, label *int64) ([]boo
 	if len(dst) != n {
 		return nil, fmt.Errorf("conformal: an output of %d for %d points", len(dst), n)
 	}
-	if i := nonFinite(anchor, 0); i >= 0 {
+	if i := bundle.FirstNonFinite(anchor); i >= 0 {
 		return nil, fmt.Errorf("conformal: anchor[%d] is %v", i, anchor[i])
 	}
 	const block = 1024
-	around := geometry.MembersAround
-	if !geometry.FastWorth(s.Geometry, n) { // a few points: not worth an ellipsoid's L⁻¹
-		around = geometry.MembersAroundExact
-	}
-	var bad atomic.Int64 // 1 + the first point a NaN or infinite score came from
+	around := geometry.MembersAroundFor(s.Geometry, n) // a few points: not worth an ellipsoid's L⁻¹
+	var bad atomic.Int64                               // 1 + the first point a NaN or infinite score came from
 	parallel.For(n, block, 0, func(_, lo, hi int) {
 		scores := make([]float64, hi-lo)
 		around(s.Geometry, q, anchor, points[lo*d:hi*d], dst[lo:hi], scores)
@@ -371,21 +368,12 @@ func (s *Set) Members(dst []bool, anchor, points []float32, label *int64) ([]boo
 	if r := int(bad.Load()) - 1; r >= 0 {
 		// An infinite score of finite points (far outside a set of a
 		// large exponent) is a decision; a NaN or ±Inf coordinate is not.
-		if i := nonFinite(points, r*d); i >= 0 {
+		if i := bundle.FirstNonFinite(points[r*d:]); i >= 0 {
+			i += r * d
 			return nil, fmt.Errorf("conformal: points[%d][%d] is %v", i/d, i%d, points[i])
 		}
 	}
 	return dst, nil
-}
-
-// nonFinite is the index of the first NaN or ±Inf of x from from on, or −1.
-func nonFinite(x []float32, from int) int {
-	for i := from; i < len(x); i++ {
-		if v := float64(x[i]); math.IsNaN(v) || math.IsInf(v, 0) {
-			return i
-		}
-	}
-	return -1
 }
 
 // CheckDim is where embeddings meet a set: it returns nil when rows of the

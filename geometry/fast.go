@@ -158,10 +158,20 @@ func MembersAround(g Geometry, q float64, anchor, points []float32, dst []bool, 
 	return Members(g, q, dst, scores, diffs)
 }
 
-// MembersAroundExact is MembersAround by the exact scores alone: the
-// differences made and scored (Scores), no fast score prepared; for a
-// call FastWorth says is too small for it.
-func MembersAroundExact(g Geometry, q float64, anchor, points []float32, dst []bool, scores []float64) []bool {
+// MembersAroundFor is the MembersAround to score a call of m rows in all
+// with, block by block: MembersAround, or membersAroundExact where g's
+// fast score is still to be prepared and the call too small to pay for it
+// (fastWorth).
+func MembersAroundFor(g Geometry, m int) func(g Geometry, q float64, anchor, points []float32, dst []bool, scores []float64) []bool {
+	if fastWorth(g, m) {
+		return MembersAround
+	}
+	return membersAroundExact
+}
+
+// membersAroundExact is MembersAround by the exact scores alone: the
+// differences made and scored (Scores), no fast score prepared.
+func membersAroundExact(g Geometry, q float64, anchor, points []float32, dst []bool, scores []float64) []bool {
 	d := g.Dim()
 	if len(anchor) != d {
 		panic(errLength)
@@ -173,13 +183,13 @@ func MembersAroundExact(g Geometry, q float64, anchor, points []float32, dst []b
 	return members(g, q, dst, scores, diffs, false)
 }
 
-// FastWorth reports whether scoring m rows is worth g's fast score where
+// fastWorth reports whether scoring m rows is worth g's fast score where
 // it is still to be prepared: the ellipsoid's (L⁻¹ and its error bound,
 // about (2/3)·d³ multiply-adds, as much as 4·d/3 rows' exact forward
 // substitutions: 12.7 s for a few points at d = 3072), behind a shift
 // too, is worth it from 2·d rows. The other fast scores cost nothing to
 // prepare, or come with the geometry; so does one already made.
-func FastWorth(g Geometry, m int) bool {
+func fastWorth(g Geometry, m int) bool {
 	if s, ok := g.(*Shifted); ok {
 		g = s.Inner
 	}

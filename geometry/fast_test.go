@@ -730,7 +730,7 @@ func wideRows(rng *rand.Rand, n, d int) []float32 {
 
 // TestFastWorth: an ellipsoid's fast score, prepared at the cost of some
 // 4·d/3 exact rows, is worth it from 2·d rows until it is made, and from
-// then on for any call, behind a shift too; MembersAroundExact decides as
+// then on for any call, behind a shift too; membersAroundExact decides as
 // MembersAround does without preparing it.
 func TestFastWorth(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
@@ -755,14 +755,14 @@ func TestFastWorth(t *testing.T) {
 		points[i] = float32(2 * rng.NormFloat64())
 	}
 	q := e.Scores(nil, points[:d])[0]
-	exact := MembersAroundExact(e, q, anchor, points, nil, nil)
-	if e.fast.Load() != nil || FastWorth(e, 2*d-1) || FastWorth(sh, 3) || !FastWorth(e, 2*d) || !FastWorth(Ball{D: d}, 1) {
-		t.Fatalf("before: prepared %v, worth %v at %d rows", e.fast.Load() != nil, FastWorth(e, 2*d-1), 2*d-1)
+	exact := membersAroundExact(e, q, anchor, points, nil, nil)
+	if e.fast.Load() != nil || fastWorth(e, 2*d-1) || fastWorth(sh, 3) || !fastWorth(e, 2*d) || !fastWorth(Ball{D: d}, 1) {
+		t.Fatalf("before: prepared %v, worth %v at %d rows", e.fast.Load() != nil, fastWorth(e, 2*d-1), 2*d-1)
 	}
 	if got := MembersAround(e, q, anchor, points, nil, nil); !slices.Equal(got, exact) || !exact[0] || slices.Index(exact, false) < 0 {
 		t.Errorf("MembersAround %v, exact %v", got, exact)
 	}
-	if kernel.Vector() && (e.fast.Load() == nil || !FastWorth(e, 1) || !FastWorth(sh, 1)) {
-		t.Errorf("after a call: prepared %v, worth %v", e.fast.Load() != nil, FastWorth(e, 1))
+	if kernel.Vector() && (e.fast.Load() == nil || !fastWorth(e, 1) || !fastWorth(sh, 1)) {
+		t.Errorf("after a call: prepared %v, worth %v", e.fast.Load() != nil, fastWorth(e, 1))
 	}
 }

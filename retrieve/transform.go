@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/kernel"
@@ -200,11 +201,11 @@ func newNormTransform(m []float64, p, q float64, c *Collection) (*normTransform,
 	// time), each coordinate within g·(|M|·|item|)_k (g = GemmErr(d)·(1 +
 	// u) + u, M rounded to float32: every nonzero entry a normal float32)
 	// plus d·2⁻¹⁴⁹ below float32's normal range: in ‖·‖_p, within g·Z +
-	// d^{1/p}·d·2⁻¹⁴⁹, which the filter adds to its margin. That is taken where it costs the filter
-	// little: g·Z + d^{1/p}·d·2⁻¹⁴⁹ ≤ 10⁻³·q for the largest Z (items far
-	// from the origin next to a tight threshold take the float64 product,
-	// rounded once, u·Z). A chunk whose products leave float32's range is
-	// computed in float64.
+	// d^{1/p}·d·2⁻¹⁴⁹, which the filter adds to its margin. That is taken
+	// where it costs the filter little: g·Z + d^{1/p}·d·2⁻¹⁴⁹ ≤ 10⁻³·q for
+	// the largest Z (items far from the origin next to a tight threshold
+	// take the float64 product, rounded once, u·Z). A chunk whose products
+	// leave float32's range is computed in float64.
 	mt := kernel.NewNormMatrix(t.m, d, kernel.NormMatrix{})
 	const u = 0x1p-24
 	if g, abs := kernel.GemmErr(d)*(1+u)+u, math.Pow(float64(d), 1/p)*float64(d)*0x1p-149; mt.Ready() && normal32(t.m) && g*t.znMax+abs <= 1e-3*q {
@@ -214,7 +215,7 @@ func newNormTransform(m []float64, p, q float64, c *Collection) (*normTransform,
 	parallel.For(c.N, rows, 0, func(ci, lo, hi int) {
 		n := hi - lo
 		z := t.z[lo*d : hi*d]
-		if t.gz > 0 && mt.Products(z, c.Rows[lo*d:hi*d], n) && finite32(z) {
+		if t.gz > 0 && mt.Products(z, c.Rows[lo*d:hi*d], n) && bundle.FirstNonFinite(z) < 0 {
 			return
 		}
 		x := make([]float64, n*d)
@@ -244,16 +245,6 @@ func newNormTransform(m []float64, p, q float64, c *Collection) (*normTransform,
 func normal32(m []float64) bool {
 	for _, v := range m {
 		if a := math.Abs(v); a != 0 && !(a >= kernel.MinNormal32 && a <= math.MaxFloat32) {
-			return false
-		}
-	}
-	return true
-}
-
-// finite32 reports whether every value of z is finite.
-func finite32(z []float32) bool {
-	for _, v := range z {
-		if math.Float32bits(v)&0x7f800000 == 0x7f800000 { // the exponent of ±Inf and NaN
 			return false
 		}
 	}

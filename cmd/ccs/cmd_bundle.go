@@ -327,11 +327,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if queries != nil {
 		qrows = queries.Rows
 	}
-	if err := plan.Inspect(emb.Rows, qrows, emb.D); err != nil {
+	if err := conformal.Inspect(plan, emb.Rows, qrows, emb.D); err != nil {
 		return err
-	}
-	if w := conformal.FewUnitsWarning(plan.Indexed(bundle.Cal)); w != "" {
-		plan.Warnings = append(plan.Warnings, w)
 	}
 	// An .npz of embeddings with the classifier's logits beside them
 	// gives them to the bundles, as -logits FILE:logits would.

@@ -247,10 +247,7 @@ class Lent:
             raise ValueError(f"{name or 'array'}: {os.fsdecode(x)!r} is a path, not an array: load the file first "
                              "(np.load; a .safetensors file's embeddings, bfloat16 too: ccs.Collection.load(\"FILE:TENSOR\").rows); "
                              "the command line reads files")
-        try:
-            a = np.asarray(host(x), dtype=dtype)
-        except ValueError as e:
-            raise _ragged(x, name, e) from None
+        a = asarray(x, name, dtype)
         if a.dtype == object and not isinstance(x, np.ndarray):
             t = type(x)
             raise TypeError(f"{name or 'array'}: a {t.__module__}.{t.__qualname__} that NumPy reads as an array of "
@@ -302,22 +299,19 @@ def _ragged(x, name, e):
     return e
 
 
-def asarray(x, name):
+def asarray(x, name, dtype=None):
     """np.asarray of x on the host (host), a list of rows of unequal
     lengths refused naming the row (name: the argument)."""
     try:
-        return np.asarray(host(x))
+        return np.asarray(host(x), dtype=dtype)
     except ValueError as e:
         raise _ragged(x, name, e) from None
 
 
-def rows_of(x, name=None):
+def rows_of(x):
     """The number of rows (points) of an array of points: the product of all
     axes but the last; 1 for a single point (d,); 0 for a scalar."""
-    try:
-        shape = np.shape(host(x))
-    except ValueError as e:
-        raise _ragged(x, name, e) from None
+    shape = np.shape(host(x))
     if len(shape) == 0:
         return 0
     n = 1
