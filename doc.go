@@ -48,6 +48,7 @@
 //	internal/hugepage    huge pages asked for the large buffers written once (Linux)
 //	internal/jsonfloat   NaN and infinities in JSON, one way for every output
 //	internal/jsonindent  indented JSON with each array of numbers on one line
+//	internal/jsonscan    large set files read in one pass: an object's members, arrays of numbers
 //	internal/buildinfo   which build runs: version, revision, Go, kernels, BLAS
 //	internal/race        whether the race detector is on, for the tests that shrink under it
 //

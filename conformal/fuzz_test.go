@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/ccsets/ccs/geometry"
@@ -87,4 +88,61 @@ func FuzzLoadSet(f *testing.F) {
 			t.Fatalf("round trip changed the file: %v\n%s\n%s", err, b1.Bytes(), b2.Bytes())
 		}
 	})
+}
+
+// fileDocs are set files decodeFast must leave to encoding/json, or read
+// as it does: keys repeated, escaped or in other case, values of the wrong
+// shape, a reference pool's rows past float32's range.
+var fileDocs = []string{
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2}}`,
+	`{"format":"ccs-set","version":1,"dim":2,"Geometry":{"kind":"ball","dim":2}}`,
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2},"GEOMETRY":{"kind":"ball","dim":3}}`,
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2},"geometry":{"kind":"ball","dim":3}}`,
+	`{"format":"ccs-set","version":1,"dim":2,"\u0067eometry":{"kind":"ball","dim":2}}`,
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2},"extra":1}`,
+	`{"format":"ccs-set","version":1,"DIM":2,"geometry":{"kind":"ball","dim":2}}`,
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2},"ood_reference":{"source":"s","seed":1,"n":1,"rows":[1,2]}}`,
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2},"ood_reference":{"source":"s","n":1,"rows":[1,1e39]}}`,
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2},"ood_reference":{"source":"s","n":1,"Rows":[1,2]}}`,
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2},"ood_reference":{"source":"s","n":1,"rows":[1,2],"x":0}}`,
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2},"ood_reference":{"n":"1"}}`,
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2},"ood_reference":[]}`,
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":"ball"}`,
+	`{"format":"ccs-set","version":1,"dim":2,"geometry":{"kind":"ball","dim":2}} {}`,
+}
+
+// TestDecodeFast: the one-pass reading of set files reads every file ccs
+// writes, and as encoding/json reads it.
+func TestDecodeFast(t *testing.T) {
+	for _, doc := range setSeeds(t) {
+		if _, ok := decodeFast(doc); !ok {
+			t.Errorf("a file ccs wrote was not read in one pass:\n%.300s", doc)
+		}
+		checkDecodeFast(t, doc)
+	}
+	for _, doc := range fileDocs {
+		checkDecodeFast(t, []byte(doc))
+	}
+}
+
+// checkDecodeFast fails t where decodeFast reads doc and decodeSlow does
+// not, or reads it otherwise.
+func checkDecodeFast(t *testing.T, doc []byte) {
+	t.Helper()
+	fast, ok := decodeFast(doc)
+	slow, err := decodeSlow(doc)
+	if ok && (err != nil || !reflect.DeepEqual(fast, slow)) {
+		t.Fatalf("%.300s:\none pass read %+v;\nencoding/json %+v, %v", doc, fast, slow, err)
+	}
+}
+
+// FuzzDecodeFast: checkDecodeFast on arbitrary documents.
+func FuzzDecodeFast(f *testing.F) {
+	for _, s := range setSeeds(f) {
+		f.Add(s)
+	}
+	for _, doc := range fileDocs {
+		f.Add([]byte(doc))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) { checkDecodeFast(t, doc) })
 }

@@ -148,3 +148,69 @@ func TestFamilies(t *testing.T) {
 		t.Errorf("titles %q %q %q", KindNorm.Title(), KindGenBall.Title(), KindBall.Title())
 	}
 }
+
+// specDocs are spec documents: as Encode writes them, and as hands or other
+// tools might (spaces, a repeated key, a key escaped or in other case,
+// values of the wrong shape).
+var specDocs = []string{
+	`{"kind":"ball","dim":3}`,
+	`{"kind":"single","dim":2,"matrix":[1,0.5,0,2],"p":1.5}`,
+	`{"kind":"genball","dim":2,"scales":[1,1],"exponents":[2,2]}`,
+	`{"kind":"ellipsoid","dim":2,"sigma":[2,0.3,0.3,1]}`,
+	` { "dim" : 2 , "sigma" : [ 2 , 0.3 , 0.3 , 1 ] , "kind" : "ellipsoid" } `,
+	`{"kind":"ellipsoid","dim":2,"sigma":[]}`,
+	`{"kind":"ellipsoid","dim":2,"sigma":[2,0.3,0.3,1],"sigma":[1,0,0,1]}`,
+	`{"kind":"ellipsoid","dim":2,"\u0073igma":[2,0.3,0.3,1]}`,
+	`{"kind":"ellipsoid","dim":2,"Sigma":[2,0.3,0.3,1]}`,
+	`{"kind":"ellipsoid","dim":2,"sigma":[2,null,0.3,1]}`,
+	`{"kind":"ellipsoid","dim":2,"sigma":null}`,
+	`{"kind":"ellipsoid","dim":2.5,"sigma":[1]}`,
+	`{"kind":"single","dim":2,"matrix":[1,0,0,1],"p":[2]}`,
+	`{"kind":"genball","dim":2,"scales":1,"exponents":[2,2]}`,
+	`{"kind":"cube","dim":2}`,
+	`{"dim":2,"sigma":[1]}`,
+	`{"kind":"ellipsoid","dim":1,"sigma":[1e400]}`,
+	`[1]`,
+	`null`,
+}
+
+// TestSpecFast: the one-pass reading gives what encoding/json gives, and
+// reads every document Encode writes.
+func TestSpecFast(t *testing.T) {
+	t.Parallel()
+	for _, doc := range specDocs {
+		checkSpecFast(t, []byte(doc))
+	}
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, g := range []Geometry{Ball{D: 3}, randEllipsoid(rng, 40), randNorm(rng, 30, 1.3), randGenBall(rng, 3, []float64{0.5, 2, 7})} {
+		s, _ := Encode(g)
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := unmarshalFast(b); !ok {
+			t.Errorf("%v: Encode's document not read in one pass", g.Kind())
+		}
+		checkSpecFast(t, b)
+	}
+}
+
+// checkSpecFast fails t where unmarshalFast reads doc and unmarshalSlow
+// does not, or reads it otherwise.
+func checkSpecFast(t *testing.T, doc []byte) {
+	t.Helper()
+	fast, ok := unmarshalFast(doc)
+	var slow Spec
+	err := slow.unmarshalSlow(doc)
+	if ok && (err != nil || !reflect.DeepEqual(fast, slow)) {
+		t.Fatalf("%s: one pass read %+v; encoding/json %+v, %v", doc, fast, slow, err)
+	}
+}
+
+// FuzzSpecFast: checkSpecFast on arbitrary documents.
+func FuzzSpecFast(f *testing.F) {
+	for _, doc := range specDocs {
+		f.Add([]byte(doc))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) { checkSpecFast(t, doc) })
+}
