@@ -6,7 +6,9 @@ import (
 	"math"
 	"sync/atomic"
 
-	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 
 	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/internal/parallel"
@@ -120,17 +122,18 @@ func NewEllipsoid(d int, sigma []float64) (*Ellipsoid, error) {
 			}
 		}
 	}
-	sym := mat.NewSymDense(d, append([]float64(nil), sigma...))
-	var ch mat.Cholesky
-	if ok := ch.Factorize(sym); !ok {
+	// Σ = UᵀU from Σ's upper triangle, as mat.Cholesky factorizes, without
+	// the condition number it estimates after (0.8 s at d = 3072, where the
+	// factorization took 1.2 s): the same U, and L = Uᵀ.
+	u := append([]float64(nil), sigma...)
+	if _, ok := lapack64.Potrf(blas64.Symmetric{N: d, Stride: d, Uplo: blas.Upper, Data: u}); !ok {
 		return nil, fmt.Errorf("geometry: ellipsoid: %w", ErrNotPositiveDefinite)
 	}
-	var l mat.TriDense
-	ch.LTo(&l)
-	e := &Ellipsoid{d: d, sigma: append([]float64(nil), sigma...), chol: make([]float64, d*d), logDet: ch.LogDet()}
+	e := &Ellipsoid{d: d, sigma: append([]float64(nil), sigma...), chol: make([]float64, d*d)}
 	for i := range d {
+		e.logDet += 2 * math.Log(u[i*d+i]) // as mat.Cholesky.LogDet sums
 		for j := 0; j <= i; j++ {
-			e.chol[i*d+j] = l.At(i, j)
+			e.chol[i*d+j] = u[j*d+i]
 		}
 	}
 	return e, nil

@@ -1,9 +1,12 @@
 package geometry
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/ccsets/ccs/internal/gradcheck"
 )
@@ -563,5 +566,40 @@ func TestVectorLogExpRows(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestEllipsoidFactor: NewEllipsoid's factor and log-determinant are
+// mat.Cholesky's to the bit (it calls LAPACK's potrf itself, to skip the
+// condition number), and Σ's lower triangle is not read.
+func TestEllipsoidFactor(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(4, 40))
+	for _, d := range []int{1, 2, 7, 70, 130} { // 130 > potrf's block of 64
+		e := randEllipsoid(rng, d)
+		var ch mat.Cholesky
+		if !ch.Factorize(mat.NewSymDense(d, e.Sigma())) {
+			t.Fatalf("d=%d: mat.Cholesky refused Σ", d)
+		}
+		var l mat.TriDense
+		ch.LTo(&l)
+		for i := range d {
+			for j := range d {
+				want := 0.0
+				if j <= i {
+					want = l.At(i, j)
+				}
+				if e.chol[i*d+j] != want {
+					t.Fatalf("d=%d: L[%d][%d] = %v, mat.Cholesky %v", d, i, j, e.chol[i*d+j], want)
+				}
+			}
+		}
+		if e.logDet != ch.LogDet() {
+			t.Errorf("d=%d: log det %v, mat.Cholesky %v", d, e.logDet, ch.LogDet())
+		}
+	}
+	// Not positive definite: refused.
+	if _, err := NewEllipsoid(2, []float64{1, 2, 2, 1}); !errors.Is(err, ErrNotPositiveDefinite) {
+		t.Errorf("an indefinite Σ: %v", err)
 	}
 }
