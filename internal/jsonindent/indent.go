@@ -43,10 +43,17 @@ func indentCompact(dst *bytes.Buffer, b []byte, indent string) {
 			j := stringEnd(b, i)
 			dst.Write(b[i:j])
 			i = j - 1
-		case i < inline:
-			if dst.WriteByte(c); c == ',' {
-				dst.WriteByte(' ')
+		case i < inline: // a run of the array up to its next comma or string, at once
+			j := i + 1
+			for j < inline && b[j] != ',' && b[j] != '"' {
+				j++
 			}
+			if c == ',' {
+				dst.WriteString(", ")
+				i++
+			}
+			dst.Write(b[i:j])
+			i = j - 1
 		case c == '[' || c == '{':
 			if c == '[' {
 				if end, ok := scalarArray(b, i); ok {
