@@ -41,6 +41,26 @@ type Evaluation struct {
 	// LabelNames, for string labels (ccs bundle's manifest), name the
 	// classes: label i is LabelNames[i].
 	LabelNames []string `json:"label_names,omitempty"`
+	// Collection and Sizes, where a collection was given, are it and how
+	// many of its items the set holds around the test anchors.
+	Collection string      `json:"collection,omitempty"`
+	Sizes      *eval.Sizes `json:"set_sizes,omitempty"`
+}
+
+// SizesText says in a line how many of collection's items the sets hold.
+func SizesText(collection string, z eval.Sizes) string {
+	share := func(v float64) string {
+		if z.Items == 0 {
+			return ""
+		}
+		return fmt.Sprintf(" (%.1f%%)", 100*v/float64(z.Items))
+	}
+	s := fmt.Sprintf("mean %.1f of %d items of %s%s, median %d, 10th–90th percentile %d–%d, largest %d",
+		z.Mean, z.Items, collection, share(z.Mean), z.Median, z.P10, z.P90, z.Max)
+	if z.Empty > 0 {
+		s += fmt.Sprintf("; %d sets hold none", z.Empty)
+	}
+	return s + fmt.Sprintf(" (around the test bundle's first %d anchors; an anchor's own item counts where the collection holds it)", z.Anchors)
 }
 
 // ClassName is label l's name among names (string labels), or its
@@ -113,6 +133,9 @@ func (e *Evaluation) WriteText(w io.Writer) error {
 		{"Coverage", "1 − α", "Exclusion", "LogVol/d", "Test positives", "Test negatives"},
 		{pct(e.Coverage), pct(1 - e.Alpha), opt(e.Exclusion), fmt.Sprintf("%.4g", float64(e.LogVolPerDim)), fmt.Sprint(e.Positives), fmt.Sprint(e.Negatives)},
 	})
+	if e.Sizes != nil {
+		fmt.Fprintf(&b, "\nSet size: %s.\n", SizesText(e.Collection, *e.Sizes))
+	}
 	if len(e.Classes) > 0 {
 		rows := [][]string{{"Class", "Anchors", "Threshold", "Coverage", "Exclusion"}}
 		worst := e.Classes[0]

@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/retrieve"
 )
 
 // evaluateOptions are ccs evaluate's inputs.
@@ -19,27 +21,44 @@ type evaluateOptions struct {
 	PerClass  bool
 	Unlabeled string // error or marginal
 	JSON      bool
+	// DB, when given, is a collection whose items the set holds around
+	// the first SizeAnchors test anchors are counted (eval.SetSizes).
+	DB          string
+	SizeAnchors int
+	// sizeAnchorsSet says -size-anchors was given.
+	sizeAnchorsSet bool
 }
 
 func evaluateCommand() *command {
-	return newCommand("evaluate", "-set SET.json -test FILE [-per-class] [-unlabeled error|marginal] [-json]",
+	return newCommand("evaluate", "-set SET.json -test FILE [-per-class] [-unlabeled error|marginal] [-db FILE|URL [-size-anchors N]] [-json]",
 		"measure a fitted set's coverage, exclusion and LogVol/d on a test bundle",
 		func(fs *flag.FlagSet, o *evaluateOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "fitted set `file` (.json)")
 			fs.StringVar(&o.Test, "test", "", "test bundle `file` (.npz)")
 			fs.BoolVar(&o.PerClass, "per-class", false, "also coverage and exclusion per class of the test bundle's labels, and the worst class")
 			fs.StringVar(&o.Unlabeled, "unlabeled", "error", "a class-conditional set on a test bundle without labels: error, or marginal (judge every anchor with the threshold over all classes, which has no class guarantee)")
+			fs.StringVar(&o.DB, "db", "", "also count the items of this collection inside the set around test anchors — what a retrieval returns, and what coverage costs on your corpus: a `file` or ClickHouse table, as ccs retrieve's -db")
+			fs.IntVar(&o.SizeAnchors, "size-anchors", 1000, "count around the test bundle's first `N` anchors (0: all)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON instead of text")
-			return nil
+			return func() error {
+				fs.Visit(func(f *flag.Flag) { o.sizeAnchorsSet = o.sizeAnchorsSet || f.Name == "size-anchors" })
+				return nil
+			}
 		}, runEvaluate)
 }
 
-func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
+func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if err := required("evaluate", "set", o.Set, "test", o.Test); err != nil {
 		return err
 	}
 	if o.Unlabeled != "" && o.Unlabeled != "error" && o.Unlabeled != "marginal" {
 		return usagef("evaluate: -unlabeled %q: want error or marginal", o.Unlabeled)
+	}
+	if o.SizeAnchors < 0 {
+		return usagef("evaluate: -size-anchors %d: want ≥ 0 (0: all)", o.SizeAnchors)
+	}
+	if o.DB == "" && o.sizeAnchorsSet {
+		return usagef("evaluate: -size-anchors counts items of the -db collection; give -db")
 	}
 	set, err := conformal.Load(o.Set)
 	if err != nil {
@@ -83,6 +102,12 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
 	}
+	var sizes *eval.Sizes
+	if o.DB != "" {
+		if sizes, err = setSizes(ctx, o, set, test, out); err != nil {
+			return err
+		}
+	}
 	var names []string
 	if classes != nil {
 		if names = bundle.ManifestLabelNames(o.Test, test); names == nil {
@@ -92,6 +117,9 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 	if o.JSON {
 		e := experiment.NewEvaluation(set, r, classes)
 		e.LabelNames = names
+		if sizes != nil {
+			e.Collection, e.Sizes = o.DB, sizes
+		}
 		e.Warnings = append(append([]string{}, situational...), e.Warnings...)
 		return writeDocument(out, "evaluate", e)
 	}
@@ -108,6 +136,9 @@ func runEvaluate(_ context.Context, o evaluateOptions, out *output) error {
 		fmt.Fprintf(out.stdout, "exclusion  %.2f%% of %d test negatives\n", 100*r.Exclusion, r.Negatives)
 	}
 	fmt.Fprintf(out.stdout, "LogVol/d   %.4g\n", r.LogVolPerDim)
+	if sizes != nil {
+		fmt.Fprintf(out.stdout, "set size   %s\n", experiment.SizesText(o.DB, *sizes))
+	}
 	if classes != nil {
 		fmt.Fprintf(out.stdout, "\n| class | anchors | threshold | coverage | exclusion |\n|---|---|---|---|---|\n")
 		for _, c := range classes {
@@ -163,4 +194,43 @@ func describe(s *conformal.Set) string {
 	}
 	return fmt.Sprintf("%v set, d=%d, α=%v, threshold %.6g (rank %d of n=%d%s, %s)",
 		geometry.Describe(s.Geometry), s.Geometry.Dim(), s.Alpha, s.Threshold, c.Rank, c.N, units, mode)
+}
+
+// setSizes opens the -db collection and counts the items inside the set
+// around the first -size-anchors test anchors.
+func setSizes(ctx context.Context, o evaluateOptions, set *conformal.Set, test *bundle.Bundle, out *output) (*eval.Sizes, error) {
+	if err := set.OneThreshold(); err != nil { // before opening the database
+		return nil, fmt.Errorf("%s: -db: a set's size on a collection is a retrieval's, which takes one threshold: %w", o.Set, err)
+	}
+	store, err := retrieve.Open(ctx, o.DB)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	n, err := store.Len(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := set.CheckDim(o.DB, n, store.Dim()); err != nil {
+		return nil, err
+	}
+	m := o.SizeAnchors
+	if m == 0 || m > test.N {
+		m = test.N
+	}
+	if c, ok := store.(retrieve.Transformer); ok && m >= retrieveTransformMin && retrieve.Transformable(set.Geometry) {
+		_ = c.Transform(set, retrieveTransformBytes) // refused (memory): the plain scan counts the same
+	}
+	// Progress once it takes a while: a large collection's scans, a
+	// second or more each on 2 cores at 10⁷ items.
+	bar, shown := newProgress(out, false, "anchor"), false
+	z, err := eval.SetSizes(ctx, set, test, store, m, func(done, total int) {
+		if shown = shown || time.Since(bar.start) >= 2*time.Second; shown {
+			bar.step(done, total, "set sizes on "+o.DB)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", o.Set, o.DB, err)
+	}
+	return &z, nil
 }

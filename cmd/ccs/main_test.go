@@ -110,6 +110,8 @@ func TestUsageErrors(t *testing.T) {
 		{"coverage-check-fraction", []string{"coverage-check", "-set", "s.json", "-test", "t.npz", "-cal-fraction", "1"}},
 		{"reproduce-class", []string{"reproduce", "sim", "-calibration", "class"}},
 		{"evaluate-unlabeled", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-unlabeled", "drop"}},
+		{"evaluate-size-anchors", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-size-anchors", "-1"}},
+		{"evaluate-size-nodb", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-size-anchors", "10"}},
 		{"badflag", []string{"evaluate", "-bogus"}},
 		{"reproduce-table", []string{"reproduce", "cifar"}},
 		{"reproduce-notable", []string{"reproduce", "-seeds", "2"}},
@@ -180,6 +182,10 @@ func TestPipeline(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := golden(t, "evaluate-"+g+"-json", dir, "evaluate", "-set", set, "-test", test, "-json"); err != nil {
+			t.Fatal(err)
+		}
+		// The sets' sizes on a collection (the fit split's anchors).
+		if err := golden(t, "evaluate-"+g+"-sizes", dir, "evaluate", "-set", set, "-test", test, "-db", filepath.Join(dir, "fit.npz")+":anchors", "-size-anchors", "40"); err != nil {
 			t.Fatal(err)
 		}
 	}

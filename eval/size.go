@@ -1,0 +1,84 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/retrieve"
+)
+
+// Sizes is how many items of a collection a set holds around test
+// anchors: what a retrieval around each returns before any limit. Coverage
+// and exclusion are measured on an anchor's sampled positives and
+// negatives; the size says what 1−α of the positives costs on a corpus,
+// and where positives are many (a category of thousands of items) it can
+// be a large share of it.
+type Sizes struct {
+	Items   int `json:"items"`   // the collection's
+	Anchors int `json:"anchors"` // the test anchors measured: the bundle's first
+	// Mean is the sets' mean number of items; Median, P10 and P90 their
+	// nearest-rank percentiles; Max the largest; Empty the anchors whose
+	// set holds none.
+	Mean   float64 `json:"mean"`
+	Median int     `json:"median"`
+	P10    int     `json:"p10"`
+	P90    int     `json:"p90"`
+	Max    int     `json:"max"`
+	Empty  int     `json:"empty"`
+}
+
+// SetSizes searches store around each of the first n anchors of test (all
+// of them when n ≤ 0 or n > test.N) and summarizes how many items each set
+// holds. An anchor's own row counts where the store holds it. s needs one
+// threshold (a class-conditional set's differs by the anchor's class,
+// which retrieval is not told). It stops with ctx's error when ctx is
+// done; progress, where not nil, is told each anchor done. A collection
+// transformed for s (Collection.Transform) answers a single-norm's or an
+// ellipsoid's searches in O(d) an item instead of O(d²).
+func SetSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, store retrieve.Store, n int, progress func(done, total int)) (Sizes, error) {
+	if n <= 0 || n > test.N {
+		n = test.N
+	}
+	if n == 0 {
+		return Sizes{}, fmt.Errorf("eval: set sizes: the test bundle has no anchors")
+	}
+	items, err := store.Len(ctx)
+	if err != nil {
+		return Sizes{}, err
+	}
+	d := test.D
+	sizes := make([]int, n)
+	for i := range n {
+		_, total, err := store.Search(ctx, s, test.Anchors[i*d:(i+1)*d], 1)
+		if err != nil {
+			return Sizes{}, fmt.Errorf("eval: set sizes: test anchor %d: %w", i, err)
+		}
+		sizes[i] = total
+		if progress != nil {
+			progress(i+1, n)
+		}
+	}
+	return summarizeSizes(sizes, items), nil
+}
+
+// summarizeSizes is Sizes of the sets' sizes in a collection of items.
+func summarizeSizes(sizes []int, items int) Sizes {
+	sorted := slices.Sorted(slices.Values(sizes))
+	rank := func(q float64) int { // nearest rank: the ⌈q·m⌉-th smallest
+		return sorted[max(0, int(math.Ceil(q*float64(len(sorted))))-1)]
+	}
+	z := Sizes{Items: items, Anchors: len(sizes), Median: rank(0.5), P10: rank(0.1), P90: rank(0.9), Max: sorted[len(sorted)-1]}
+	sum := 0
+	for _, v := range sizes {
+		sum += v
+		if v == 0 {
+			z.Empty++
+		}
+	}
+	z.Mean = float64(sum) / float64(len(sizes))
+	return z
+}

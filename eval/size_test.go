@@ -1,0 +1,110 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/retrieve"
+)
+
+// TestSetSizes: the sizes SetSizes summarizes are the counts of the
+// collection's items each set holds by the set's own membership test, one
+// anchor at a time, for a ball, an ellipsoid and a generalized ball, over
+// the first n anchors.
+func TestSetSizes(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 50))
+	const d, items = 3, 20000 // past the collection's compact copies' minimum
+	cal, test := gaussBundle(rng, 300, 2, d), gaussBundle(rng, 60, 2, d)
+	rows := make([]float32, items*d)
+	for i := range rows {
+		rows[i] = float32(1.5 * rng.NormFloat64())
+	}
+	c, err := retrieve.NewCollection(rows, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	el, _ := geometry.NewEllipsoid(d, []float64{2, 0.3, 0, 0.3, 1, 0.2, 0, 0.2, 0.5})
+	gb, _ := geometry.NewGenBall([]float64{0.5, 2, 1}, []float64{1.2, 3, 2})
+	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, el, gb} {
+		set, err := conformal.Calibrate(g, cal, 0.1, conformal.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{0, 1, 25, 1000} {
+			got, err := SetSizes(context.Background(), set, test, c, n, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := n
+			if n <= 0 || n > test.N {
+				m = test.N
+			}
+			sizes := make([]int, m)
+			for i := range m {
+				in, err := set.Members(nil, test.Anchors[i*d:(i+1)*d], rows, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, ok := range in {
+					if ok {
+						sizes[i]++
+					}
+				}
+			}
+			if want := summarizeSizes(sizes, items); !reflect.DeepEqual(got, want) {
+				t.Errorf("%v, n=%d: %+v; counted one by one %+v", g.Kind(), n, got, want)
+			}
+			if got.Anchors != m || got.Mean == 0 {
+				t.Errorf("%v, n=%d: %d anchors, mean %v", g.Kind(), n, got.Anchors, got.Mean)
+			}
+		}
+	}
+	// A class-conditional set has no one threshold for a retrieval.
+	cal.Labels = make([]int64, cal.N)
+	for i := range cal.Labels {
+		cal.Labels[i] = int64(i % 2)
+	}
+	class, err := conformal.Calibrate(geometry.Ball{D: d}, cal, 0.2, conformal.Options{Mode: conformal.Class})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SetSizes(context.Background(), class, test, c, 5, nil); !errors.Is(err, conformal.ErrNoLabel) {
+		t.Errorf("a class-conditional set: %v", err)
+	}
+	// A cancelled context stops it.
+	set, _ := conformal.Calibrate(geometry.Ball{D: d}, cal, 0.1, conformal.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := SetSizes(ctx, set, test, c, 5, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled context: %v", err)
+	}
+	// Progress is told each anchor.
+	var seen []int
+	if _, err := SetSizes(context.Background(), set, test, c, 3, func(done, total int) { seen = append(seen, done*10+total) }); err != nil || !reflect.DeepEqual(seen, []int{13, 23, 33}) {
+		t.Errorf("progress %v, %v", seen, err)
+	}
+}
+
+// TestSummarizeSizes: nearest-rank percentiles, the mean, the largest and
+// the empty sets, by hand.
+func TestSummarizeSizes(t *testing.T) {
+	t.Parallel()
+	got := summarizeSizes([]int{7, 0, 3, 9, 1, 0, 4, 5, 2, 8}, 100)
+	want := Sizes{Items: 100, Anchors: 10, Mean: 3.9, Median: 3, P10: 0, P90: 8, Max: 9, Empty: 2}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%+v, want %+v", got, want)
+	}
+	if got := summarizeSizes([]int{4}, 10); got.Median != 4 || got.P10 != 4 || got.P90 != 4 || got.Mean != 4 {
+		t.Errorf("one anchor: %+v", got)
+	}
+	if _, err := SetSizes(context.Background(), nil, gaussBundle(rand.New(rand.NewPCG(1, 1)), 0, 1, 2), nil, 3, nil); err == nil || !strings.Contains(err.Error(), "no anchors") {
+		t.Errorf("an empty test bundle: %v", err)
+	}
+}
