@@ -32,6 +32,12 @@ type compareOptions struct {
 	Resplits    *int     `json:"resplits"`
 	Reference   *int     `json:"reference"`
 	Shift       bool     `json:"shift"` // ccs compare -shift
+	// Collection, a collection's handle (0: none), gives the table its Size
+	// column (ccs compare -db), named CollectionName, around the test
+	// split's first SizeAnchors anchors (nil: 1 000; 0: all).
+	Collection     uintptr `json:"collection"`
+	CollectionName string  `json:"collection_name"`
+	SizeAnchors    *int    `json:"size_anchors"`
 	// Name names the bundles in the table's title (ccs compare's -data);
 	// Command is the call, as the document records it.
 	Name    string `json:"name"`
@@ -121,11 +127,30 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 			return nil, fmt.Errorf("compare: reference=%d: %w", reference, err)
 		}
 	}
+	var sizes *experiment.CompareSizes
+	if o.Collection != 0 {
+		c, err := lookup[*collectionObj](o.Collection, "a collection")
+		if err != nil {
+			return nil, fmt.Errorf("compare: collection: %w", err)
+		}
+		if c.c.D != d {
+			return nil, fmt.Errorf("compare: collection: %s has dimension %d, the bundles %d", cmp.Or(o.CollectionName, "the collection"), c.c.D, d)
+		}
+		anchors := experiment.DefaultSizeAnchors
+		if o.SizeAnchors != nil {
+			if anchors = *o.SizeAnchors; anchors < 0 {
+				return nil, fmt.Errorf("compare: size_anchors=%d: want ≥ 0 (0: all)", anchors)
+			}
+		}
+		sizes = &experiment.CompareSizes{Rows: c.c.Rows, N: c.c.N, D: c.c.D, Name: cmp.Or(o.CollectionName, "the collection"), Anchors: anchors}
+	} else if o.SizeAnchors != nil {
+		return nil, fmt.Errorf("compare: size_anchors counts items of a collection; give collection=")
+	}
 	if o.Shift && in.Fit == nil {
 		return nil, fmt.Errorf("compare: shift=True needs the fit bundle: the mean offset is estimated there")
 	}
 	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe, OutDir: o.Sets, Shift: o.Shift},
-		Resplits: resplits, Reference: reference}
+		Resplits: resplits, Reference: reference, Sizes: sizes}
 	if o.Out != "" && o.Sets != "" {
 		return nil, fmt.Errorf("compare: out and sets: give one (out keeps the sets in %s)", filepath.Join(o.Out, "sets", "compare"))
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/ood"
+	"github.com/ccsets/ccs/retrieve"
 	"github.com/ccsets/ccs/train"
 )
 
@@ -45,7 +46,34 @@ type CompareConfig struct {
 	// smaller fit split, or as many as a set file keeps at a large
 	// dimension; more than the fit split is an error.
 	Reference int
+	// Sizes, when not nil, is a collection whose items each row's set
+	// holds around the test split's first anchors are counted
+	// (eval.SetSizes): the table's Size column.
+	Sizes *CompareSizes
 }
+
+// CompareSizes is the collection behind Compare's Size column: its rows
+// (N×D, as retrieve.NewCollection takes them), its name for the table, and
+// how many of the test split's anchors, first first, to search around
+// (0: DefaultSizeAnchors; at most the test split's).
+type CompareSizes struct {
+	Rows    []float32
+	N, D    int
+	Name    string
+	Anchors int
+	// shared is the collection the ball and generalized-ball rows search
+	// (safe for concurrent searches); each single-norm or ellipsoid cell
+	// transforms a view of its own.
+	shared *retrieve.Collection
+}
+
+// DefaultSizeAnchors is how many test anchors the Size column searches
+// around when CompareSizes.Anchors is 0, as ccs evaluate -size-anchors.
+const DefaultSizeAnchors = 1000
+
+// transformBytes bounds a cell's transformed view of the Size column's
+// collection, as ccs retrieve bounds its batches'.
+const transformBytes = 4 << 30
 
 // reseeded says what a seed changes in a comparison: it refits the
 // learned rows, and recalibrates every row unless the calibration takes
@@ -109,6 +137,9 @@ type CompareRow struct {
 	OODAUROC   *eval.Summary `json:"ood_auroc,omitempty"`
 	OODFPR95   *eval.Summary `json:"ood_fpr95,omitempty"`
 	OODFAR     *eval.Summary `json:"ood_false_alarm_rate,omitempty"`
+	// SetSize is the mean number of the Size column's collection items
+	// the row's sets hold around the test anchors (items, over seeds).
+	SetSize *eval.Summary `json:"set_size,omitempty"`
 	// Classes are each test class's coverage (percent, over seeds), with
 	// labels.
 	Classes []ClassCoverage `json:"classes,omitempty"`
@@ -146,6 +177,9 @@ type CompareTable struct {
 	// LabelNames, for string labels, name the classes of the rows'
 	// Classes: label i is LabelNames[i].
 	LabelNames []string `json:"label_names,omitempty"`
+	// SizeItems is the number of items of the collection behind the rows'
+	// SetSize; 0 without one.
+	SizeItems int `json:"size_items,omitempty"`
 }
 
 // untrainedWarning says that the learned rows named kept their initial
@@ -182,6 +216,7 @@ type compareCell struct {
 	AUROC      *float64        `json:"ood_auroc,omitempty"` // fractions
 	FPR95      *float64        `json:"ood_fpr95,omitempty"`
 	FAR        *float64        `json:"ood_far,omitempty"`
+	SetSize    *float64        `json:"set_size,omitempty"` // mean items of the Size column's collection
 	// NoResplits says why the resplits were left out: halves of the test
 	// split too small for α (conformal.ErrTooFewCalibration).
 	NoResplits string `json:"no_resplits,omitempty"`
@@ -300,6 +335,21 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 			return nil, fmt.Errorf("experiment: %w", err)
 		}
 	}
+	if z := cfg.Sizes; z != nil {
+		if z.D != data.Test.D {
+			return nil, fmt.Errorf("experiment: the Size column's collection %s has dimension %d, the bundles %d", z.Name, z.D, data.Test.D)
+		}
+		if z.Anchors < 0 {
+			return nil, fmt.Errorf("experiment: the Size column: %d test anchors: want ≥ 0 (0: %d)", z.Anchors, DefaultSizeAnchors)
+		}
+		c, err := retrieve.NewCollection(z.Rows, z.D, nil)
+		if err != nil {
+			return nil, fmt.Errorf("experiment: the Size column's collection %s: %w", z.Name, err)
+		}
+		sizes := *z
+		sizes.shared, sizes.Anchors = c, min(cmp.Or(z.Anchors, DefaultSizeAnchors), data.Test.N)
+		cfg.Sizes = &sizes
+	}
 	cfg.compare = &cfg
 	cfg.compareData = &data
 	shared := new(train.Rows) // every seed trains on the same bundles
@@ -338,6 +388,12 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 			t.Config += fmt.Sprintf(", calibrated on %d held-out ID inputs at α_ood = %v", data.OODCal.N, ood.DefaultAlpha)
 		}
 	}
+	if z := cfg.Sizes; z != nil && cfg.Calibration != conformal.Class {
+		t.SizeItems = z.N
+		t.Config += fmt.Sprintf("; Size: the items of %s (%d) each set holds around the first %d test anchors, an anchor's own counted where the collection holds it", z.Name, z.N, z.Anchors)
+	} else if z != nil {
+		t.Warnings = append(t.Warnings, "the Size column is left out: a class-conditional set's threshold depends on the anchor's class, and a retrieval around an anchor takes one threshold")
+	}
 	if cfg.Calibration == conformal.Pooled {
 		t.Warnings = append(t.Warnings, "pooled calibration: coverage is approximate, not guaranteed")
 	}
@@ -346,7 +402,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	untrained, partly, lo, hi, known := untrainedRows(methods, results, base)
 	for m, r := range base {
 		cr := CompareRow{Row: r, Set: methods[m].File}
-		var worst, below, secs, auroc, fpr, far []float64
+		var worst, below, secs, auroc, fpr, far, size []float64
 		for s := range results {
 			c := results[s][m].Compare
 			if c == nil {
@@ -362,6 +418,9 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 					*v.dst = append(*v.dst, 100**v.p)
 				}
 			}
+			if c.SetSize != nil {
+				size = append(size, *c.SetSize) // items, not a fraction
+			}
 		}
 		cr.FitSeconds = eval.Summarize(secs)
 		summary := func(x []float64) *eval.Summary {
@@ -373,6 +432,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		}
 		cr.WorstClass, cr.BelowShare = summary(worst), summary(below)
 		cr.OODAUROC, cr.OODFPR95, cr.OODFAR = summary(auroc), summary(fpr), summary(far)
+		cr.SetSize = summary(size)
 		byClass := map[int64][]float64{}
 		var labels []int64
 		for s := range results {
@@ -548,6 +608,13 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 			c.Below = &r.BelowShare
 		}
 	}
+	if cfg.Sizes != nil && set.OneThreshold() == nil {
+		z, err := cellSizes(ctx, cfg.Sizes, set, sp.Test)
+		if err != nil {
+			return nil, nil, fmt.Errorf("set sizes on %s: %w", cfg.Sizes.Name, err)
+		}
+		c.SetSize = &z.Mean
+	}
 	if data.OOD != nil && set.OneThreshold() == nil && sp.Fit != nil {
 		pool, err := conformal.NewReference(sp.Fit, cfg.Reference, 0, "fit anchors")
 		if err != nil {
@@ -594,6 +661,26 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 	return c, served, nil
 }
 
+// cellSizes counts the items of z's collection set holds around the test
+// split's first z.Anchors anchors: on the shared collection, or for a
+// single-norm or ellipsoid on a view of the same rows transformed for set
+// (O(d) an item instead of O(d²); the same counts).
+func cellSizes(ctx context.Context, z *CompareSizes, set *conformal.Set, test *bundle.Bundle) (eval.Sizes, error) {
+	store := z.shared
+	if retrieve.Transformable(set.Geometry) {
+		view, err := retrieve.NewCollection(z.Rows, z.D, nil)
+		if err != nil {
+			return eval.Sizes{}, err
+		}
+		// The transformed rows are scanned, not the compact copies; where
+		// the transform is refused (memory), the plain scan counts the same.
+		view.NoHalf = true
+		_ = view.Transform(set, transformBytes)
+		store = view
+	}
+	return eval.SetSizes(ctx, set, test, store, z.Anchors, nil)
+}
+
 // WriteText renders the comparison: coverage, exclusion and LogVol/d as
 // the paper's Table 1, then the worst class's coverage, the share of
 // resplits below 1−α, the OOD test's figures when measured, and the fit
@@ -603,7 +690,11 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	has := func(f func(CompareRow) bool) bool { return slices.ContainsFunc(t.Rows, f) }
 	worst, below := has(func(r CompareRow) bool { return r.WorstClass != nil }), has(func(r CompareRow) bool { return r.BelowShare != nil })
 	oodCols, far := has(func(r CompareRow) bool { return r.OODAUROC != nil }), has(func(r CompareRow) bool { return r.OODFAR != nil })
+	size := has(func(r CompareRow) bool { return r.SetSize != nil })
 	head := []string{"Method", "Coverage", "Exclusion↑", "LogVol/d↓"}
+	if size {
+		head = append(head, fmt.Sprintf("Size↓ of %d", t.SizeItems))
+	}
 	if worst {
 		head = append(head, "Worst class")
 	}
@@ -633,6 +724,16 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 			logVol = fmt.Sprintf("%.2f", r.LogVolPerDim.Mean)
 		}
 		cells := []string{r.Method, pct(&r.Coverage), pct(&r.Exclusion), logVol}
+		if size {
+			switch z := r.SetSize; {
+			case z == nil:
+				cells = append(cells, "—")
+			case t.Seeds == 1:
+				cells = append(cells, fmt.Sprintf("%.0f", z.Mean))
+			default:
+				cells = append(cells, fmt.Sprintf("%.0f ± %.0f", z.Mean, z.Std))
+			}
+		}
 		if worst {
 			cells = append(cells, pct(r.WorstClass))
 		}

@@ -1,10 +1,12 @@
 package experiment
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"unsafe"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/objective"
@@ -12,7 +14,8 @@ import (
 
 // NewCompareCells keeps Compare's cells under dir/cells, keyed on what
 // may change a cell — cfg's level, calibration mode and δ, resplits,
-// reference pool and training recipe, with their defaults filled in;
+// reference pool and training recipe, with their defaults filled in, and
+// the Size column's collection (by its rows) and anchors;
 // data's bundles, by their arrays (bundle.SHA256: a bundle read from its
 // file and the same bundle made in memory are one); the classes' names,
 // which class-conditional sets keep; and code, the engine that computes
@@ -52,6 +55,11 @@ func compareKey(cfg CompareConfig, data CompareData, code string, recipe bool) (
 		r.Objective.Objective = objective.NegVol // each row sets its own: a placeholder
 		train = r
 	}
+	sizes := ""
+	if z := cfg.Sizes; z != nil && data.Test != nil { // the collection by its rows, and how many anchors
+		sum := sha256.Sum256(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(z.Rows))), 4*len(z.Rows)))
+		sizes = fmt.Sprintf("%d×%d %x, %d anchors", z.N, z.D, sum, min(cmp.Or(z.Anchors, DefaultSizeAnchors), data.Test.N))
+	}
 	key, err := json.Marshal(struct {
 		Alpha       float64
 		Calibration string
@@ -60,8 +68,9 @@ func compareKey(cfg CompareConfig, data CompareData, code string, recipe bool) (
 		Reference   int
 		Train       any
 		LabelNames  []string
-		Shift       bool `json:",omitempty"` // absent unless asked: earlier cells keep their keys
-	}{cfg.Alpha, cfg.Calibration.String(), cfg.Delta, cfg.Resplits, cfg.Reference, train, data.LabelNames, cfg.Shift})
+		Shift       bool   `json:",omitempty"` // absent unless asked: earlier cells keep their keys
+		Sizes       string `json:",omitempty"`
+	}{cfg.Alpha, cfg.Calibration.String(), cfg.Delta, cfg.Resplits, cfg.Reference, train, data.LabelNames, cfg.Shift, sizes})
 	if err != nil {
 		return "", fmt.Errorf("experiment: compare key: %w", err)
 	}

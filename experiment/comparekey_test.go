@@ -65,10 +65,21 @@ func TestCompareKey(t *testing.T) {
 		{"test and calibration swapped", CompareConfig{}, CompareData{Cal: test, Test: cal}, "v1", false},
 		{"class names", CompareConfig{}, CompareData{Cal: cal, Test: test, LabelNames: []string{"a"}}, "v1", false},
 		{"other code", CompareConfig{}, data, "v2", false},
+		{"a Size column", CompareConfig{Sizes: &CompareSizes{Rows: test.Anchors, N: test.N, D: test.D}}, data, "v1", false},
 	} {
 		if got := key(c.cfg, c.data, c.code); (got == base) != c.same {
 			t.Errorf("%s: same key %v, want %v", c.name, got == base, c.same)
 		}
+	}
+	// The Size column's key: its collection's rows and anchors, the
+	// default given alike.
+	sized := func(rows []float32, anchors int) string {
+		return key(CompareConfig{Sizes: &CompareSizes{Rows: rows, N: len(rows) / test.D, D: test.D, Name: "any", Anchors: anchors}}, data, "v1")
+	}
+	other := slices.Clone(test.Anchors)
+	other[0] += 1e-3
+	if a := sized(test.Anchors, 0); a != sized(test.Anchors, DefaultSizeAnchors) || a == sized(other, 0) || a == sized(test.Anchors, 5) {
+		t.Error("the Size column's key does not follow its rows and anchors")
 	}
 }
 

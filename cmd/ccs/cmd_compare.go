@@ -13,6 +13,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/retrieve"
 	"github.com/ccsets/ccs/train"
 )
 
@@ -25,13 +26,20 @@ type compareOptions struct {
 	Reference int
 	Shift     bool // every set centred at anchor + the fit split's mean offset
 	Recipe    train.Config
+	// DB, when given, is a collection file whose items each row's sets
+	// hold around the first SizeAnchors test anchors are counted: the
+	// table's Size column.
+	DB          string
+	SizeAnchors int
 	// referenceSet reports whether -reference was given: its default is
 	// capped at the fit split, a given value is not.
 	referenceSet bool
+	// sizeAnchorsSet says -size-anchors was given.
+	sizeAnchorsSet bool
 }
 
 func compareCommand() *command {
-	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce] [-alpha 0.05] [-calibration one|pac|class|pooled] [-delta δ] [-resplits 200] [-reference 2000] [-shift] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
+	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce] [-alpha 0.05] [-calibration one|pac|class|pooled] [-delta δ] [-resplits 200] [-reference 2000] [-shift] [-db FILE [-size-anchors 1000]] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
 		"compare the set families on your own bundles (ccs bundle's directory): the paper's Table 1 for your data, over seeds, with the worst class, resplits and the OOD test",
 		func(fs *flag.FlagSet, o *compareOptions) func() error {
 			addTableFlags(fs, &o.tableOptions, 3)
@@ -41,9 +49,14 @@ func compareCommand() *command {
 			fs.IntVar(&o.Resplits, "resplits", 200, "random halvings of the test split behind the share of resplits covering less than 1−α")
 			fs.IntVar(&o.Reference, "reference", experiment.DefaultReference, "fit anchors (drawn once, seeded) in the per-input OOD score's pool, with ood.npz (by default every fit anchor of a smaller fit split)")
 			fs.BoolVar(&o.Shift, "shift", false, "centre every row's sets at anchor + the fit split's mean offset of positive − anchor (ccs calibrate -shift, ccs fit -shift): for anchors and positives from two encoders")
+			fs.StringVar(&o.DB, "db", "", "a collection `file` (as ccs retrieve's -db: .npy, .npz, .safetensors, .parquet …): a Size column, the mean number of its items each row's sets hold around the test anchors — what a retrieval returns, and what coverage costs on your corpus")
+			fs.IntVar(&o.SizeAnchors, "size-anchors", experiment.DefaultSizeAnchors, "the Size column searches around the test split's first `N` anchors (0: all)")
 			recipe := recipeOption(fs, "embedding", "compare", &o.Recipe)
 			return func() error {
-				fs.Visit(func(f *flag.Flag) { o.referenceSet = o.referenceSet || f.Name == "reference" })
+				fs.Visit(func(f *flag.Flag) {
+					o.referenceSet = o.referenceSet || f.Name == "reference"
+					o.sizeAnchorsSet = o.sizeAnchorsSet || f.Name == "size-anchors"
+				})
 				return recipe()
 			}
 		}, runCompare)
@@ -66,6 +79,14 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	}
 	if o.Reference < 1 {
 		return usagef("compare: -reference %d: want at least 1", o.Reference)
+	}
+	switch {
+	case o.SizeAnchors < 0:
+		return usagef("compare: -size-anchors %d: want ≥ 0 (0: all)", o.SizeAnchors)
+	case o.DB == "" && o.sizeAnchorsSet:
+		return usagef("compare: -size-anchors counts items of the -db collection; give -db")
+	case retrieve.IsURL(o.DB):
+		return usagef("compare: -db %s: a collection file; a database table's sizes are ccs evaluate -db's, a set at a time", o.DB)
 	}
 	cfg.Shift = o.Shift
 	methods := experiment.ForCompare(rows())
@@ -137,6 +158,16 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		return err
 	}
 	ccfg := experiment.CompareConfig{Config: cfg, Resplits: o.Resplits, Reference: reference}
+	if o.DB != "" {
+		c, err := retrieve.ReadCollection(o.DB)
+		if err != nil {
+			return err
+		}
+		if c.D != data.Test.D {
+			return fmt.Errorf("compare: -db %s: embeddings of dimension %d, the bundles' is %d", o.DB, c.D, data.Test.D)
+		}
+		ccfg.Sizes = &experiment.CompareSizes{Rows: c.Rows, N: c.N, D: c.D, Name: o.DB, Anchors: o.SizeAnchors}
+	}
 	if o.Out != "" {
 		// Keyed as ccs.compare(out=) keys them, so each reads the other's.
 		if res.cells, err = experiment.NewCompareCells(o.Out, ccfg, data, codeVersion()); err != nil {

@@ -208,6 +208,15 @@ func TestCompareCommand(t *testing.T) {
 	if !strings.Contains(out, "the ellipsoid's Σ from the ") {
 		t.Errorf("the table does not say where the ellipsoid's Σ comes from:\n%s", out)
 	}
+	// A Size column: the collection's items in the header, each row's mean
+	// size, the JSON's set_size.
+	out, err = ccs("compare", "-data", p("b"), "-seeds", "1", "-rows", "baselines", "-resplits", "20", "-quiet", "-db", p("emb.npy"), "-size-anchors", "30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "| Size↓ of ") || !strings.Contains(out, "each set holds around the first 30 test anchors") {
+		t.Errorf("no Size column:\n%s", out)
+	}
 	// The footnote says what each calibration promises.
 	for _, c := range []struct{ args []string }{
 		{[]string{"-calibration", "pac", "-delta", "0.1"}},
@@ -256,6 +265,11 @@ func TestCompareCommand(t *testing.T) {
 		// The ellipsoid's Σ comes from the fit split, trained rows or not.
 		{"baselines without fit", []string{"compare", "-data", p("nofit-dir"), "-rows", "baselines"}, false, "fit.npz is missing: make the bundles with ccs bundle -out "},
 		{"class calibration without labels", []string{"compare", "-data", p("nolabel-dir"), "-rows", "baselines", "-calibration", "class"}, false, "compare: -calibration class: " + p("nolabel-dir/cal.npz") + " has no labels, and a class-conditional threshold is one per label: bundle with -labels"},
+		{"size anchors below 0", []string{"compare", "-data", p("b"), "-db", p("emb.npy"), "-size-anchors", "-1"}, true, "-size-anchors -1: want ≥ 0 (0: all)"},
+		{"size anchors without a collection", []string{"compare", "-data", p("b"), "-size-anchors", "10"}, true, "-size-anchors counts items of the -db collection; give -db"},
+		{"a database for the Size column", []string{"compare", "-data", p("b"), "-db", "clickhouse://127.0.0.1:9000/db.t"}, true, "a database table's sizes are ccs evaluate -db's"},
+		{"a collection of another dimension", []string{"compare", "-data", p("b"), "-rows", "baselines", "-db", p("dim-dir/fit.npz") + ":anchors"}, false, "compare: -db " + p("dim-dir/fit.npz") + ":anchors: embeddings of dimension 4, the bundles' is 5"},
+		{"no collection", []string{"compare", "-data", p("b"), "-rows", "baselines", "-db", p("none.npy")}, false, "none.npy"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name == "embeddings for bundles" {

@@ -650,7 +650,8 @@ _SPLITS = ("fit", "val", "cal", "test", "ood", "ood-cal")
 def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delta=0.0, resplits=200,
             reference=None, shift=False, out=None, sets=None, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
             lr=None, momentum=None, weight_decay=None, cosine=None, T=None, lambda_=None, p_min=None, p_max=None,
-            m_min=None, m_max=None, tau=None, infonce_weight=None, head_volume=None, progress=None):
+            m_min=None, m_max=None, tau=None, infonce_weight=None, head_volume=None, progress=None,
+            collection=None, size_anchors=None):
     """Compares the set families on your bundles, as ccs compare does: the
     paper's Table 1 for your data (the l2 ball, the ellipsoid, and the
     single-norm and generalized balls under Neg, Vol and Neg+Vol; rows
@@ -675,7 +676,10 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
     out/compare.json (ccs report -in out reads it). sets: instead of out, a
     directory keeping only the sets (sets/seed-S/NAME.json). progress: a
     callable, given a dict after each (row, seed) cell (done, total, what),
-    or a tqdm bar.
+    or a tqdm bar. collection: a ccs.Collection, a collection file or an
+    (n, d) array of your corpus, as ccs compare -db: a Size column, the mean
+    number of its items each row's sets hold around the test split's first
+    size_anchors anchors (1000 by default; 0: all).
 
     Returns a Comparison: its table as a dict, its text as ccs compare
     prints it (str()), save(), the JSON that ccs report and ccs plot read;
@@ -710,6 +714,16 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
         else:
             raise TypeError(f"compare: bundles: want ccs.bundle's dict or a directory, got {type(bundles).__name__}")
         names = next((b.label_names for b in given.values() if getattr(b, "label_names", None) is not None), None)
+        coll, coll_name = None, None
+        if isinstance(collection, Collection):
+            coll, coll_name = collection, "the collection"
+        elif isinstance(collection, (str, bytes, os.PathLike)):
+            coll, coll_name = Collection.load(collection), os.fsdecode(collection)
+            opened.append(coll)
+        elif collection is not None:
+            coll = Collection(collection)
+            opened.append(coll)
+            coll_name = "the collection"
         opts = options(seeds=seeds, rows=rows, alpha=alpha, calibration=calibration, delta=delta, resplits=resplits, shift=shift,
                        label_names=list(names) if names is not None else None,
                        directory=name if isinstance(bundles, (str, bytes, os.PathLike)) else None,
@@ -719,7 +733,8 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
                        recipe=recipe, threshold=threshold, batch=batch, epochs=epochs, patience=patience, clip=clip,
                        lr=lr, momentum=momentum, weight_decay=weight_decay, cosine=cosine, T=T, **{"lambda": lambda_},
                        p_min=p_min, p_max=p_max, m_min=m_min, m_max=m_max, tau=tau, infonce_weight=infonce_weight,
-                       head_volume=head_volume)
+                       head_volume=head_volume, collection=coll._handle() if coll is not None else None,
+                       collection_name=coll_name, size_anchors=size_anchors)
         handles = [given[s]._handle() if given.get(s) is not None else 0 for s in _SPLITS]
         job = c_handle()
         call(lib.ccs_compare_start, *handles, opts, byref(job))
@@ -888,7 +903,8 @@ class Comparison:
         (pd.DataFrame(c.records())) or a CSV writer: "method", "set", and
         each figure's mean over seeds under its name with its standard
         deviation under NAME_std (coverage, exclusion, logvol_per_dim,
-        worst_class_coverage, resplits_below, the OOD columns, fit_seconds),
+        worst_class_coverage, resplits_below, the OOD columns, fit_seconds,
+        set_size with a collection, in items),
         in percent where the table prints a percentage."""
         out = []
         for row in self.rows:

@@ -855,6 +855,28 @@ def test_compare_equals_ccs_compare(labelled, cli, tmp_path):
     assert same_file(tmp_path / "py.html", tmp_path / "cli.html") and same_file(tmp_path / "path.html", tmp_path / "cli.html")
 
 
+def test_compare_sizes_equal_ccs_compare(labelled, cli, tmp_path):
+    """ccs.compare(collection=) gives ccs compare -db's Size column, for a
+    path, a ccs.Collection and an array alike, and each row's size is the
+    mean number of hits of its set's retrievals around the test anchors."""
+    d, emb = labelled["bundles"], labelled["dir"] / "embeddings.npy"
+    args = ["-seeds", 1, "-rows", "baselines", "-resplits", 20, "-db", emb, "-size-anchors", 40]
+    want = cli_json(cli, "compare", "-data", d, *args, "-json", "-quiet")["tables"][0]
+    for collection in (emb, ccs.Collection(labelled["embeddings"]), labelled["embeddings"]):
+        got = ccs.compare(d, seeds=1, rows="baselines", resplits=20, collection=collection, size_anchors=40,
+                          sets=tmp_path / "py")
+        assert [r["set_size"] for r in got.rows] == [r["set_size"] for r in want["rows"]]
+        assert got.table["size_items"] == len(labelled["embeddings"]) == want["size_items"]
+    test = ccs.Bundle.load(d / "test.npz")
+    for row in got.rows:
+        hits = got.set(row["method"]).retrieve_many(test.anchors[:40], ccs.Collection(labelled["embeddings"]))
+        assert row["set_size"]["mean"] == pytest.approx(np.mean([len(ids) for ids, _ in hits]), abs=1e-12)
+    with pytest.raises(ValueError, match="compare: size_anchors counts items of a collection; give collection="):
+        ccs.compare(d, rows="baselines", size_anchors=10)
+    with pytest.raises(ValueError, match="compare: collection: the collection has dimension 3, the bundles 6"):
+        ccs.compare(d, rows="baselines", collection=np.zeros((5, 3), np.float32))
+
+
 def test_compare_out_resumes(labelled, cli, tmp_path):
     """ccs.compare(out=DIR) keeps a results directory as ccs compare -out
     does: a call stopped by its callback, called again, computes only the
