@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 
@@ -251,6 +252,12 @@ func checkDim(path string, b *bundle.Bundle, set *conformal.Set) error {
 type evaluateOptions struct {
 	PerClass  bool   `json:"per_class"`
 	Unlabeled string `json:"unlabeled"`
+	// Collection, a collection's handle (0: none), is counted as ccs
+	// evaluate -db counts it, named CollectionName, around the test
+	// bundle's first SizeAnchors anchors (nil: 1 000; 0: all).
+	Collection     uintptr `json:"collection"`
+	CollectionName string  `json:"collection_name"`
+	SizeAnchors    *int    `json:"size_anchors"`
 }
 
 // coverageCheckOptions are Set.coverage_check's keywords, ccs
@@ -326,6 +333,29 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	if o.PerClass && test.b.Labels == nil {
 		return nil, nil, fmt.Errorf("%s: per_class: the test bundle has no labels", name)
 	}
+	var coll *retrieve.Collection
+	anchors := experiment.DefaultSizeAnchors
+	switch {
+	case o.Collection != 0:
+		c, err := lookup[*collectionObj](o.Collection, "a collection")
+		if err != nil {
+			return nil, nil, fmt.Errorf("evaluate: collection: %w", err)
+		}
+		if o.SizeAnchors != nil {
+			if anchors = *o.SizeAnchors; anchors < 0 {
+				return nil, nil, fmt.Errorf("evaluate: size_anchors=%d: want ≥ 0 (0: all)", anchors)
+			}
+		}
+		if err := set.OneThreshold(); err != nil {
+			return nil, nil, fmt.Errorf("evaluate: collection: a set's size on a collection is a retrieval's, which takes one threshold: %w", err)
+		}
+		if c.c.D != set.Geometry.Dim() {
+			return nil, nil, fmt.Errorf("evaluate: collection: %s has dimension %d, the set %d", cmp.Or(o.CollectionName, "the collection"), c.c.D, set.Geometry.Dim())
+		}
+		coll = c.c
+	case o.SizeAnchors != nil:
+		return nil, nil, fmt.Errorf("evaluate: size_anchors counts items of a collection; give collection=")
+	}
 	var r eval.Result
 	var classes []eval.ClassResult
 	var err error
@@ -338,6 +368,19 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	e := experiment.NewEvaluation(set, r, classes)
+	if coll != nil {
+		if anchors == 0 || anchors > test.b.N {
+			anchors = test.b.N
+		}
+		if anchors >= retrieve.BatchTransformMin && retrieve.Transformable(set.Geometry) {
+			_ = coll.Transform(set, retrieve.BatchTransformBytes) // refused (memory): the plain scan counts the same
+		}
+		z, err := eval.SetSizes(context.Background(), set, test.b, coll, anchors, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("evaluate: %w", err)
+		}
+		e.Collection, e.Sizes = cmp.Or(o.CollectionName, "the collection"), &z
+	}
 	e.Warnings = append(append([]string{}, warnings...), e.Warnings...) // the result carries them too, as ccs evaluate -json's does
 	if classes != nil {
 		if e.LabelNames = test.names; e.LabelNames == nil {

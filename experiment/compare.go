@@ -71,10 +71,6 @@ type CompareSizes struct {
 // around when CompareSizes.Anchors is 0, as ccs evaluate -size-anchors.
 const DefaultSizeAnchors = 1000
 
-// transformBytes bounds a cell's transformed view of the Size column's
-// collection, as ccs retrieve bounds its batches'.
-const transformBytes = 4 << 30
-
 // reseeded says what a seed changes in a comparison: it refits the
 // learned rows, and recalibrates every row unless the calibration takes
 // no draw: pooled calibration (every positive), or a label bundle's
@@ -675,7 +671,7 @@ func cellSizes(ctx context.Context, z *CompareSizes, set *conformal.Set, test *b
 		// The transformed rows are scanned, not the compact copies; where
 		// the transform is refused (memory), the plain scan counts the same.
 		view.NoHalf = true
-		_ = view.Transform(set, transformBytes)
+		_ = view.Transform(set, retrieve.BatchTransformBytes)
 		store = view
 	}
 	return eval.SetSizes(ctx, set, test, store, z.Anchors, nil)

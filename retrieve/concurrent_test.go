@@ -1,4 +1,4 @@
-package retrieve
+package retrieve_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/retrieve"
 	"github.com/ccsets/ccs/sim"
 )
 
@@ -23,11 +24,11 @@ func TestConcurrentUse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 12))
 	const d = 16
 	test := sim.Gauss(rng, 200, 4, d)
-	rows := make([]float32, HalfMinRows*d)
+	rows := make([]float32, retrieve.HalfMinRows*d)
 	for i := range rows {
 		rows[i] = float32(rng.NormFloat64())
 	}
-	c, err := NewCollection(rows, d, nil)
+	c, err := retrieve.NewCollection(rows, d, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	type answer struct {
 		in    []bool
-		hits  []Hit
+		hits  []retrieve.Hit
 		total int
 		r     eval.Result
 	}
@@ -58,7 +59,7 @@ func TestConcurrentUse(t *testing.T) {
 		if a.in, err = s.Members(nil, anchor, rows[:512*d], nil); err != nil {
 			return a, err
 		}
-		if a.hits, a.total, err = Search(context.Background(), s, anchor, c, 50); err != nil {
+		if a.hits, a.total, err = retrieve.Search(context.Background(), s, anchor, c, 50); err != nil {
 			return a, err
 		}
 		a.r, err = eval.Evaluate(s, test)
@@ -82,7 +83,7 @@ func TestConcurrentUse(t *testing.T) {
 	for g := range 12 {
 		wg.Go(func() {
 			k, i := g%len(sets), g%4
-			if g%5 == 0 && Transformable(sets[2].Geometry) {
+			if g%5 == 0 && retrieve.Transformable(sets[2].Geometry) {
 				if err := c.Transform(sets[2], 0); err != nil { // the single-norm's, beside its searches
 					errs <- err
 					return
@@ -113,6 +114,5 @@ func TestConcurrentUse(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	c.half.wait()
-	c.bytes.wait()
+	retrieve.WaitCopies(c)
 }

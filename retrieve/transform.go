@@ -90,6 +90,19 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	return nil
 }
 
+// BatchTransformMin is the number of searches with one set from which a
+// caller transforms the collection first (ccs retrieve's batches, ccs
+// evaluate -db, compare's Size column): the transform (n·d² multiply-adds,
+// in float32 with the vector kernels) cost as much as 5–10 plain scans of
+// a single-norm or an ellipsoid on 2 cores (10⁶ × 128: 2.0–2.9 s against
+// 0.37–0.47 s a query; 12 000 × 384: 0.07–0.12 s against an ellipsoid's
+// 22–35 ms).
+const BatchTransformMin = 8
+
+// BatchTransformBytes bounds the memory those callers' transforms may
+// take (Transform's maxBytes), as ccs serve's -transform-memory default.
+const BatchTransformBytes = 4 << 30
+
 // Transformable reports whether Transform applies to a set of geometry g
 // (of a shifted set, to its inner geometry): a single-norm of p ≥ 1 or an
 // ellipsoid.

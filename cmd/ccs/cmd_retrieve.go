@@ -144,16 +144,12 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 }
 
 // retrieveTransformMin is the batch from which ccs retrieve transforms
-// the collection: the transform (n·d² multiply-adds, in float32 with the
-// vector kernels) cost as much as 5–10 plain scans of a single-norm or an
-// ellipsoid on 2 cores (10⁶ × 128: 2.0–2.9 s against 0.37–0.47 s a
-// query; 12 000 × 384: 0.07–0.12 s against an ellipsoid's 22–35 ms).
-const retrieveTransformMin = 8
-
-// retrieveTransformBytes bounds the memory ccs retrieve's transform of a
-// collection may take (retrieve.TransformBytes), as ccs serve's
-// -transform-memory default.
-const retrieveTransformBytes = 4 << 30
+// the collection, and retrieveTransformBytes the memory it may take
+// (retrieve.BatchTransformMin, retrieve.BatchTransformBytes).
+const (
+	retrieveTransformMin   = retrieve.BatchTransformMin
+	retrieveTransformBytes = retrieve.BatchTransformBytes
+)
 
 // anchors are ccs retrieve's queries: one anchor, from -anchor-index or a
 // (d,) file, or a batch, an (m, d) file's rows.

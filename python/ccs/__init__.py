@@ -647,6 +647,19 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
 _SPLITS = ("fit", "val", "cal", "test", "ood", "ood-cal")
 
 
+def _collection_of(collection):
+    """A collection= keyword as the library takes it: (the Collection or
+    None, its name for the result, whether it was made here and is to be
+    closed): a Collection as it is, a path loaded, an (n, d) array copied."""
+    if collection is None:
+        return None, None, False
+    if isinstance(collection, Collection):
+        return collection, "the collection", False
+    if isinstance(collection, (str, bytes, os.PathLike)):
+        return Collection.load(collection), os.fsdecode(collection), True
+    return Collection(collection), "the collection", True
+
+
 def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delta=0.0, resplits=200,
             reference=None, shift=False, out=None, sets=None, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
             lr=None, momentum=None, weight_decay=None, cosine=None, T=None, lambda_=None, p_min=None, p_max=None,
@@ -714,16 +727,9 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
         else:
             raise TypeError(f"compare: bundles: want ccs.bundle's dict or a directory, got {type(bundles).__name__}")
         names = next((b.label_names for b in given.values() if getattr(b, "label_names", None) is not None), None)
-        coll, coll_name = None, None
-        if isinstance(collection, Collection):
-            coll, coll_name = collection, "the collection"
-        elif isinstance(collection, (str, bytes, os.PathLike)):
-            coll, coll_name = Collection.load(collection), os.fsdecode(collection)
+        coll, coll_name, own = _collection_of(collection)
+        if own:
             opened.append(coll)
-        elif collection is not None:
-            coll = Collection(collection)
-            opened.append(coll)
-            coll_name = "the collection"
         opts = options(seeds=seeds, rows=rows, alpha=alpha, calibration=calibration, delta=delta, resplits=resplits, shift=shift,
                        label_names=list(names) if names is not None else None,
                        directory=name if isinstance(bundles, (str, bytes, os.PathLike)) else None,
@@ -1133,21 +1139,30 @@ class Set(_Handle):
         warns: a whole-space threshold, a pooled calibration, …"""
         return loads(call_string(lib.ccs_set_warnings, self._handle()))
 
-    def evaluate(self, test, *, per_class=False, unlabeled="error"):
+    def evaluate(self, test, *, per_class=False, unlabeled="error", collection=None, size_anchors=None):
         """Coverage of the test positives, exclusion of the test negatives,
         LogVol/d (and per class with per_class=True): the result of ccs
         evaluate -json, field for field; with per_class and a test bundle
         of string labels (ccs.bundle's), "label_names" names the classes as
         the command's does (class i is label_names[i]). unlabeled="marginal"
         judges a class-conditional set on a bundle without labels with the
-        threshold over all classes (with a CCSWarning)."""
+        threshold over all classes (with a CCSWarning). collection: your
+        corpus (a ccs.Collection, a collection file or an (n, d) array), as
+        ccs evaluate -db: "set_sizes" counts its items the set holds around
+        the test bundle's first size_anchors anchors (1000; 0: all)."""
         tb, close_test = _bundle_of(test, "test")
+        coll, coll_name, own = None, None, False
         try:
+            coll, coll_name, own = _collection_of(collection)
             out = loads(call_string(lib.ccs_set_evaluate, self._handle(), tb._handle(),
-                                    options(per_class=per_class, unlabeled=unlabeled)))
+                                    options(per_class=per_class, unlabeled=unlabeled,
+                                            collection=coll._handle() if coll is not None else None,
+                                            collection_name=coll_name, size_anchors=size_anchors)))
         finally:
             if close_test:
                 tb.close()
+            if own:
+                coll.close()
         _warn(out["warnings"])
         result = out["result"]
         if per_class and getattr(tb, "label_names", None) is not None and result.get("classes"):

@@ -491,6 +491,23 @@ def test_evaluate_equals_ccs_evaluate(calibrated, sim, cli, name):
     assert got == want
 
 
+@pytest.mark.parametrize("name", ["one", "infonce"])
+def test_evaluate_sizes_equal_ccs_evaluate(calibrated, sim, cli, tmp_path, name):
+    """evaluate(collection=) is ccs evaluate -db's result, set_sizes too,
+    for a path, a Collection and an array alike."""
+    cli_file, _, s = calibrated[name]
+    rows = np.load(sim / "fit.npz")["anchors"]
+    np.save(tmp_path / "corpus.npy", rows)
+    want = cli_json(cli, "evaluate", "-set", cli_file, "-test", sim / "test.npz", "-json",
+                    "-db", tmp_path / "corpus.npy", "-size-anchors", 30)
+    assert want["set_sizes"]["anchors"] == 30 and 0 < want["set_sizes"]["mean"] < len(rows)
+    test = ccs.Bundle.load(sim / "test.npz")
+    for collection in (tmp_path / "corpus.npy", ccs.Collection(rows), rows):
+        got = s.evaluate(test, collection=collection, size_anchors=30)
+        assert got["set_sizes"] == want["set_sizes"]
+    assert got["collection"] == "the collection" and want["collection"] == str(tmp_path / "corpus.npy")
+
+
 @pytest.fixture(scope="module")
 def server(calibrated, cli, tmp_path_factory):
     """ccs serve over the calibrated sets, on a free loopback port."""
