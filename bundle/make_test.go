@@ -980,3 +980,88 @@ func TestCheckRows(t *testing.T) {
 		}
 	}
 }
+
+// TestDedupeRelevant: repeats go, each row stays where it first appears,
+// and the count of those removed is returned.
+func TestDedupeRelevant(t *testing.T) {
+	cases := []struct {
+		name    string
+		in      [][]int
+		want    [][]int
+		removed int
+	}{
+		{"none", [][]int{{3, 1, 2}, {}}, [][]int{{3, 1, 2}, {}}, 0},
+		{"repeats keep the first place", [][]int{{4, 1, 4, 0, 1, 1}}, [][]int{{4, 1, 0}}, 3},
+		{"queries apart", [][]int{{0, 0}, {0, 2, 2}, {2}}, [][]int{{0}, {0, 2}, {2}}, 2},
+	}
+	for _, c := range cases {
+		got := make([][]int, len(c.in))
+		for i, r := range c.in {
+			got[i] = slices.Clone(r)
+		}
+		if removed := dedupeRelevant(got, 5); removed != c.removed {
+			t.Errorf("%s: removed %d, want %d", c.name, removed, c.removed)
+		}
+		for i := range got {
+			if !slices.Equal(got[i], c.want[i]) {
+				t.Errorf("%s: query %d: %v, want %v", c.name, i, got[i], c.want[i])
+			}
+		}
+	}
+}
+
+// TestMakePairsDense: multi-label data as relevance pairs — each query
+// (row q of the rows themselves) relevant to the rows sharing a category
+// with it, most of the rows — draws positives among them and negatives
+// among the rest, pairs given in any order and some twice.
+func TestMakePairsDense(t *testing.T) {
+	const n, cats = 400, 5
+	rng := rand.New(rand.NewPCG(3, 3))
+	has := make([][cats]bool, n)
+	for i := range has {
+		has[i][rng.IntN(cats)] = true
+		if rng.IntN(2) == 0 {
+			has[i][rng.IntN(2)] = true // categories 0 and 1 are large
+		}
+	}
+	share := func(i, j int) bool {
+		for c := range cats {
+			if has[i][c] && has[j][c] {
+				return true
+			}
+		}
+		return false
+	}
+	var pairs [][2]int
+	for i := range n {
+		for j := range n {
+			if i != j && share(i, j) {
+				pairs = append(pairs, [2]int{i, j})
+			}
+		}
+	}
+	all := len(pairs)
+	pairs = append(pairs, pairs[:all/10]...)
+	rng.Shuffle(len(pairs), func(a, b int) { pairs[a], pairs[b] = pairs[b], pairs[a] })
+	p, err := Make(Items{N: n, Queries: n, Pairs: pairs}, MakeConfig{K: 5, KNeg: 5, Split: testSplit, Seed: 2, AllowFewer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%d pairs given more than once: counted once", all/10); !slices.Contains(p.Warnings, want) {
+		t.Errorf("warnings %q, want %q among them", p.Warnings, want)
+	}
+	for _, sp := range p.Splits {
+		for a, q := range sp.Anchors {
+			for _, l := range sp.PositiveIndex[a*sp.K : (a+1)*sp.K] {
+				if r := sp.PositivePool[l]; r == q || !share(q, r) {
+					t.Fatalf("%s: query %d: positive row %d shares no category", sp.Name, q, r)
+				}
+			}
+			for _, l := range sp.NegativeIndex[a*sp.KNeg : (a+1)*sp.KNeg] {
+				if r := sp.NegativePool[l]; r != q && share(q, r) {
+					t.Fatalf("%s: query %d: negative row %d shares a category", sp.Name, q, r)
+				}
+			}
+		}
+	}
+}
