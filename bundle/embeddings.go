@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -190,6 +191,16 @@ func (in Inputs) Items() (Items, error) {
 			return Items{}, fmt.Errorf("%s: %d query ids for %d queries", q.Source, len(in.QueryIDs), q.N)
 		}
 		it.Queries, it.Pairs, it.QueryIDs = q.N, in.Pairs, in.QueryIDs
+		it.SelfQueries = in.selfQueries()
 	}
 	return it, nil
+}
+
+// selfQueries says whether the queries are the embeddings' rows, value for
+// value (the same file given as -queries and -embeddings: items that are
+// their own queries, as multi-label data given as pairs of rows sharing a
+// category are).
+func (in Inputs) selfQueries() bool {
+	q := in.Queries
+	return q != nil && in.Embeddings.Views == 0 && q.N == in.Embeddings.N && q.D == in.Embeddings.D && slices.Equal(q.Rows, in.Embeddings.Rows)
 }

@@ -40,6 +40,12 @@ type Items struct {
 	// its.
 	Queries int
 	Pairs   [][2]int
+	// SelfQueries says that the queries are the rows themselves (query q
+	// is row q: papers as their own queries, multi-label data given as
+	// pairs of rows that share a category). A query's own row is then
+	// never its positive (a pair (q, q) is left out, with a warning) nor
+	// its negative (at distance 0 it is inside every set).
+	SelfQueries bool
 	// QueryIDs, if not nil, are the queries' ids (query q's is
 	// QueryIDs[q]): messages name a query by its id, as the pairs did.
 	QueryIDs []string
@@ -1200,6 +1206,7 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 		return nil, fmt.Errorf("bundle: OOD classes and an OOD calibration share are for labelled items, not relevance pairs")
 	}
 	relevant := make([][]int, items.Queries)
+	self := 0 // pairs (q, q) of self-queries
 	for i, pr := range items.Pairs {
 		q, r := pr[0], pr[1]
 		switch {
@@ -1207,6 +1214,10 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 			return nil, fmt.Errorf("bundle: pair %d names query %d, there are %d queries%s", i, q, items.Queries, items.pairsOutOfRange())
 		case r < 0 || r >= items.N:
 			return nil, fmt.Errorf("bundle: pair %d names row %d, there are %d rows of embeddings%s", i, r, items.N, items.pairsOutOfRange())
+		}
+		if items.SelfQueries && q == r {
+			self++
+			continue
 		}
 		relevant[q] = append(relevant[q], r)
 	}
@@ -1226,6 +1237,9 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 	}
 	if repeated > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s given more than once: counted once", counted(repeated, "pair")))
+	}
+	if self > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s name a query's own row (the queries are the rows): left out, as a row is not its own positive (np.fill_diagonal(related, False) before taking the pairs)", counted(self, "pair")))
 	}
 	if w := unsplit(cfg.Split, strata, parts, "queries with a relevant row"); w != "" {
 		p.Warnings = append(p.Warnings, w)
@@ -1249,8 +1263,12 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 		// split's pool (positives and negatives share it).
 		pos := make([]int64, n*cfg.K)
 		neg := make([]int64, n*cfg.KNeg)
+		own := 0 // a self-query's own row is no candidate negative either
+		if items.SelfQueries {
+			own = 1
+		}
 		for _, q := range qs {
-			if items.N-len(relevant[q]) < cfg.KNeg {
+			if items.N-len(relevant[q])-own < cfg.KNeg {
 				return nil, fmt.Errorf("bundle: %s has %d rows relevant to it among %d, too few others for %d negatives", items.queryName(q), len(relevant[q]), items.N, cfg.KNeg)
 			}
 		}
@@ -1263,8 +1281,12 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 				// the pairs' order, which the draws follow.
 				srt := slices.Clone(rel)
 				slices.Sort(srt)
-				ok := func(r int) bool { _, in := slices.BinarySearch(srt, r); return !in }
-				others(neg[a*cfg.KNeg:(a+1)*cfg.KNeg], items.N, ok, listOthers(items.N, items.N-len(rel), cfg.KNeg, ok), rng)
+				self := -1
+				if items.SelfQueries {
+					self = qs[a]
+				}
+				ok := func(r int) bool { _, in := slices.BinarySearch(srt, r); return !in && r != self }
+				others(neg[a*cfg.KNeg:(a+1)*cfg.KNeg], items.N, ok, listOthers(items.N, items.N-len(rel)-own, cfg.KNeg, ok), rng)
 			}
 		})
 		local := map[int64]int64{}

@@ -1042,26 +1042,58 @@ func TestMakePairsDense(t *testing.T) {
 	}
 	all := len(pairs)
 	pairs = append(pairs, pairs[:all/10]...)
+	pairs = append(pairs, [2]int{7, 7}, [2]int{9, 9}) // the diagonal, not filled
 	rng.Shuffle(len(pairs), func(a, b int) { pairs[a], pairs[b] = pairs[b], pairs[a] })
-	p, err := Make(Items{N: n, Queries: n, Pairs: pairs}, MakeConfig{K: 5, KNeg: 5, Split: testSplit, Seed: 2, AllowFewer: true})
+	p, err := Make(Items{N: n, Queries: n, Pairs: pairs, SelfQueries: true}, MakeConfig{K: 5, KNeg: 5, Split: testSplit, Seed: 2, AllowFewer: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("%d pairs given more than once: counted once", all/10); !slices.Contains(p.Warnings, want) {
-		t.Errorf("warnings %q, want %q among them", p.Warnings, want)
+	for _, want := range []string{
+		fmt.Sprintf("%d pairs given more than once: counted once", all/10),
+		"2 pairs name a query's own row (the queries are the rows): left out, as a row is not its own positive (np.fill_diagonal(related, False) before taking the pairs)",
+	} {
+		if !slices.Contains(p.Warnings, want) {
+			t.Errorf("warnings %q, want %q among them", p.Warnings, want)
+		}
 	}
 	for _, sp := range p.Splits {
 		for a, q := range sp.Anchors {
 			for _, l := range sp.PositiveIndex[a*sp.K : (a+1)*sp.K] {
 				if r := sp.PositivePool[l]; r == q || !share(q, r) {
-					t.Fatalf("%s: query %d: positive row %d shares no category", sp.Name, q, r)
+					t.Fatalf("%s: query %d: positive row %d is its own or shares no category", sp.Name, q, r)
 				}
 			}
 			for _, l := range sp.NegativeIndex[a*sp.KNeg : (a+1)*sp.KNeg] {
-				if r := sp.NegativePool[l]; r != q && share(q, r) {
+				if r := sp.NegativePool[l]; share(q, r) { // share(q, q): never its own row
 					t.Fatalf("%s: query %d: negative row %d shares a category", sp.Name, q, r)
 				}
 			}
+		}
+	}
+}
+
+// TestSelfQueries: queries equal to the rows, value for value, are the
+// rows themselves; any other queries are not.
+func TestSelfQueries(t *testing.T) {
+	rows := []float32{1, 2, 3, 4, 5, 6}
+	other := []float32{1, 2, 3, 4, 5, 7}
+	cases := []struct {
+		name    string
+		queries Embeddings
+		want    bool
+	}{
+		{"the same rows", Embeddings{Rows: slices.Clone(rows), N: 3, D: 2}, true},
+		{"one value differs", Embeddings{Rows: other, N: 3, D: 2}, false},
+		{"fewer queries", Embeddings{Rows: rows[:4], N: 2, D: 2}, false},
+	}
+	for _, c := range cases {
+		in := Inputs{Embeddings: Embeddings{Rows: rows, N: 3, D: 2}, Queries: &c.queries, Pairs: [][2]int{{0, 1}}}
+		it, err := in.Items()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.SelfQueries != c.want {
+			t.Errorf("%s: SelfQueries %v, want %v", c.name, it.SelfQueries, c.want)
 		}
 	}
 }

@@ -113,6 +113,8 @@ func relations(in Inputs) (positives, negatives string) {
 	switch {
 	case in.Embeddings.Views > 0:
 		positives, negatives = "the item's other views", "other items' first views"
+	case in.Queries != nil && in.selfQueries():
+		return "rows relevant to the query, never the query's own row (the queries are the rows)", "rows relevant to none of the query's, drawn from all rows but the query's own"
 	case in.Queries != nil:
 		return "rows relevant to the query", "rows relevant to none of the query's, drawn from all rows"
 	case in.Groups != nil:
