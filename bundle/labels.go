@@ -426,13 +426,42 @@ func Labels(a Array, name, what string) (ids []int64, names []string, err error)
 		return nil, nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type) or strings%s", name, a.Kind(), what, hint)
 	}
 	if len(a.Shape) != 1 {
-		return nil, nil, fmt.Errorf("%s: shape %s, want one %s per row, (n,)", name, FormatShape(a.Shape), strings.TrimSuffix(what, "s"))
+		return nil, nil, fmt.Errorf("%s: shape %s, want one %s per row, (n,)%s", name, FormatShape(a.Shape), strings.TrimSuffix(what, "s"), multiLabel(a, what))
 	}
 	if a.Str != nil {
 		ids, names := LabelCodes(a.Str)
 		return ids, names, nil
 	}
 	return a.I64, nil, nil
+}
+
+// MultiLabel is what to do with several labels per row (multi-label data:
+// a paper's subject categories, an image's tags), which ccs takes as
+// relevance pairs between the rows, each row its own query, related when
+// they share a label; docs/your-data.md has the recipe and what the
+// guarantee then covers.
+const MultiLabel = "several labels per row (multi-label) are not classes: " +
+	"to make rows that share a label one another's positives, give the rows as their own queries and the pairs that share one as relevance pairs — " +
+	"M = multi_hot.astype(np.float32); related = M @ M.T > 0; np.fill_diagonal(related, False); np.save(\"pairs.npy\", np.argwhere(related).astype(np.int32)); " +
+	"then ccs bundle -embeddings E -queries E -pairs pairs.npy -allow-fewer (ccs.bundle(X, queries=X, pairs=np.argwhere(related), allow_fewer=True) in Python); " +
+	"or give one label per row, such as each row's primary label (docs/your-data.md, \"Several labels per row\")"
+
+// multiLabel is the advice for a 2-D labels array that looks like several
+// labels per row: a multi-hot matrix of 0s and 1s, or rows of names;
+// empty otherwise.
+func multiLabel(a Array, what string) string {
+	if what != "labels" || len(a.Shape) != 2 || a.Shape[1] < 2 {
+		return ""
+	}
+	if a.Str != nil {
+		return " (" + strconv.Itoa(a.Shape[1]) + " names a row: " + MultiLabel + ")"
+	}
+	for _, v := range a.I64 {
+		if v != 0 && v != 1 {
+			return ""
+		}
+	}
+	return " (0s and 1s: a multi-hot matrix, " + MultiLabel + ")"
 }
 
 // IDStrings are a (n,) array of ids, strings or integers (in decimal),

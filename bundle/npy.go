@@ -334,6 +334,11 @@ func decodeData(br *bufio.Reader, label, descr string, shape []int, fortran bool
 	if !ok && strs {
 		t, ok = parseStrDtype(descr)
 	}
+	if !ok && strs && descr == "|b1" {
+		// Labels as booleans (y > 0.5; a multi-hot matrix as bool): 0 and 1,
+		// one byte each, as uint8.
+		t, ok = dtype{kind: 'u', size: 1, name: "bool", order: binary.LittleEndian}, true
+	}
 	if !ok {
 		labels := ""
 		if strs {

@@ -410,3 +410,44 @@ func TestLongArrays(t *testing.T) {
 		}
 	}
 }
+
+// TestReadBoolLabels: labels saved as bool (y > 0.5, a multi-hot matrix
+// as bool) read as 0 and 1; a multi-hot matrix is then refused as labels
+// with the multi-label advice.
+func TestReadBoolLabels(t *testing.T) {
+	cases := []struct {
+		name, shape string
+		data        []byte
+		want        []int64
+		err         string
+	}{
+		{"binary labels", "(4,)", []byte{1, 0, 0, 1}, []int64{1, 0, 0, 1}, ""},
+		{"a multi-hot matrix", "(2, 3)", []byte{1, 1, 0, 0, 0, 1}, nil, "y: shape (2, 3), want one label per row, (n,) (0s and 1s: a multi-hot matrix, " + MultiLabel + ")"},
+	}
+	for _, c := range cases {
+		h := fmt.Sprintf("{'descr': '|b1', 'fortran_order': False, 'shape': %s, }", c.shape)
+		for (10+len(h)+1)%64 != 0 {
+			h += " "
+		}
+		h += "\n"
+		raw := append([]byte("\x93NUMPY\x01\x00"), byte(len(h)), byte(len(h)>>8))
+		path := filepath.Join(t.TempDir(), "y.npy")
+		if err := os.WriteFile(path, append(append(raw, h...), c.data...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a, err := ReadNPY(path)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if a.Converted != "bool → int64" {
+			t.Errorf("%s: converted %q, want bool → int64", c.name, a.Converted)
+		}
+		ids, _, err := Labels(a, "y", "labels")
+		switch {
+		case c.err != "" && (err == nil || err.Error() != c.err):
+			t.Errorf("%s: error %v, want %s", c.name, err, c.err)
+		case c.err == "" && (err != nil || !slices.Equal(ids, c.want)):
+			t.Errorf("%s: %v, %v, want %v", c.name, ids, err, c.want)
+		}
+	}
+}

@@ -791,6 +791,17 @@ func TestBundleBadInput(t *testing.T) {
 	lonely[0] = "lonely"
 	writeStrNPY(t, p("lonely.npy"), lonely, "(400,)")
 	writeStrNPY(t, p("names2d.npy"), names, "(400, 1)")
+	// Several labels a row: a multi-hot matrix, as integers and as bool
+	// (np.save of MultiLabelBinarizer's output, and of its astype(bool)).
+	hot := make([]int64, n*3)
+	hotBool := make([]byte, n*3)
+	for i, l := range y {
+		hot[i*3+int(l)], hotBool[i*3+int(l)] = 1, 1
+		hot[i*3+(int(l)+1)%3], hotBool[i*3+(int(l)+1)%3] = 1, 1
+	}
+	bundle.WriteNPY(p("multihot.npy"), bundle.Int64(hot, n, 3))
+	os.WriteFile(p("multihot-bool.npy"), append(npyHead("|b1", "(400, 3)"), hotBool...), 0o644)
+	writeStrNPY(t, p("names-twice.npy"), slices.Concat(names, names), "(400, 2)")
 	bad, at := strNPY(names, "(400,)")
 	binary.LittleEndian.PutUint32(bad[at+3*4*4:], 0xD800) // row 3's first code unit ('<U4')
 	os.WriteFile(p("surrogate.npy"), bad, 0o644)
@@ -848,6 +859,9 @@ func TestBundleBadInput(t *testing.T) {
 		{"embeddings pickled as objects", []string{"-embeddings", p("object-rows.npy")}, false, `'|O' is pickled Python objects: save embeddings as floats (np.save(f, np.asarray(x, dtype=np.float32)))`},
 		{"labels pickled as objects", []string{"-labels", p("objects.npy")}, false, `array "objects": dtype "|O" is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order, or strings for labels ('<U…', '|S…'); '|O' is pickled Python objects: save string labels as strings (np.save(f, labels.astype(str))), and embeddings as one float array`},
 		{"string labels of two dimensions", []string{"-labels", p("names2d.npy")}, false, "names2d.npy: shape (400, 1), want one label per row"},
+		{"a multi-hot matrix", []string{"-labels", p("multihot.npy")}, false, "multihot.npy: shape (400, 3), want one label per row, (n,) (0s and 1s: a multi-hot matrix, " + bundle.MultiLabel + ")"},
+		{"a multi-hot matrix of bool", []string{"-labels", p("multihot-bool.npy")}, false, "multihot-bool.npy: shape (400, 3), want one label per row, (n,) (0s and 1s: a multi-hot matrix, several labels per row (multi-label) are not classes"},
+		{"two names a row", []string{"-labels", p("names-twice.npy")}, false, "names-twice.npy: shape (400, 2), want one label per row, (n,) (2 names a row: several labels per row (multi-label) are not classes"},
 		{"a label that is not Unicode", []string{"-labels", p("surrogate.npy")}, false, `array "surrogate": element [3]: code unit 0, 0xd800, is not a Unicode code point`},
 		{"an empty .txt of labels", []string{"-labels", p("empty.txt")}, false, "empty.txt: no labels"},
 		{"a .txt of labels for other rows", []string{"-labels", p("short.txt")}, false, "short.txt: 3 labels for the 400 rows of " + p("emb.npy")},

@@ -255,6 +255,17 @@ def _missing(v):
     return v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType")
 
 
+#: What to do with several labels per row (the engine's bundle.MultiLabel,
+#: in Python's words).
+_MULTI_LABEL = ("several labels per row (multi-label) are not classes: to make rows that share a label one "
+                "another's positives, give the rows as their own queries and the pairs that share one as relevance "
+                "pairs — M = MultiLabelBinarizer().fit_transform(lists).astype(np.float32) (or your multi-hot matrix); "
+                "related = M @ M.T > 0; np.fill_diagonal(related, False); "
+                "ccs.bundle(X, queries=X, pairs=np.argwhere(related), allow_fewer=True); "
+                "or give one label per row, such as each row's primary label "
+                "(docs/your-data.md, \"Several labels per row\")")
+
+
 def _ids(x, name):
     """Labels, group ids, ids or pairs as the engine takes them: an object
     array (a pandas column's values) of strings becomes a NumPy string
@@ -264,10 +275,20 @@ def _ids(x, name):
     rest goes as it is, its dtype checked by the engine."""
     if x is None or isinstance(x, (str, bytes, os.PathLike)):  # a path: refused by name when lent
         return x
-    a = np.asarray(_lib.host(x))
+    try:
+        a = np.asarray(_lib.host(x))
+    except ValueError as e:  # ragged: lists of several labels a row
+        if name == "labels":
+            raise ValueError(f"labels: rows of unequal lengths ({e}): {_MULTI_LABEL}") from None
+        raise ValueError(f"{name}: {e}") from None
+    if a.dtype == bool:  # y > 0.5, or a multi-hot matrix as bool: 0 and 1
+        return a.astype(np.int64)
     if a.dtype != object or not a.size:
         return a
     flat = a.ravel()
+    if name == "labels" and any(isinstance(v, (list, tuple, set, frozenset, np.ndarray)) for v in flat):
+        i = next(i for i, v in enumerate(flat) if isinstance(v, (list, tuple, set, frozenset, np.ndarray)))
+        raise ValueError(f"labels: [{i}] is {reprlib.repr(flat[i])}, a list: {_MULTI_LABEL}")
     if all(isinstance(v, str) or _missing(v) for v in flat):
         if not any(isinstance(v, str) for v in flat):
             raise ValueError(f"{name}: every value is missing (None or NaN)")

@@ -264,6 +264,15 @@ ERRORS = [
     ("zero limit", lambda s, a: s.retrieve(a[0], a, limit=0), ValueError, "retrieve: limit=0: want ≥ 1, or None for all"),
     ("limit a str", lambda s, a: s.retrieve(a[0], a, limit="5"), TypeError, "retrieve: limit: got str, want an int ≥ 1"),
     ("limit a fraction", lambda s, a: s.retrieve(a[0], a, limit=2.5), TypeError, "retrieve: limit: got float, want an int ≥ 1"),
+    ("multi-hot labels", lambda s, a: ccs.bundle(gauss(5)[0], np.eye(4, dtype=np.uint8)[np.arange(200) % 4]), ValueError,
+     "labels: shape (200, 4), want one label per row, (n,) (0s and 1s: a multi-hot matrix, several labels per row "
+     "(multi-label) are not classes"),
+    ("multi-hot labels as bool", lambda s, a: ccs.bundle(gauss(5)[0], np.eye(4, dtype=bool)[np.arange(200) % 4]), ValueError,
+     "queries=X, pairs=np.argwhere(related), allow_fewer=True"),
+    ("lists of labels", lambda s, a: ccs.bundle(gauss(5)[0], [["cs.LG", "stat.ML"] if i % 3 else ["cs.LG"] for i in range(200)]),
+     ValueError, "labels: rows of unequal lengths"),
+    ("a column of lists", lambda s, a: ccs.bundle(gauss(5)[0], np.array([["cs.LG"], ["a", "b"]] * 100, dtype=object)),
+     ValueError, "labels: [0] is ['cs.LG'], a list: several labels per row (multi-label) are not classes"),
     ("keyword a str", lambda s, a: ccs.bundle(gauss(5)[0], np.arange(200) % 2, k="20"), TypeError, "k: got a str, want an int"),
     ("keyword a fraction", lambda s, a: ccs.bundle(gauss(5)[0], np.arange(200) % 2, seed=2.5), TypeError,
      "seed: got 2.5, want an int ≥ 0"),
@@ -340,8 +349,8 @@ ERRORS = [
      ValueError, "bundle: ood_classes: 1.5 is neither an integer nor a string label"),
     ("a string class of one", lambda s, a: ccs.bundle(*_labelled(["x", "y", "z"], lonely="w"), k=3),
      ValueError, 'class "w", 1 item, would have 1 in the'),
-    ("bool labels", lambda s, a: ccs.bundle(*_labelled([True, False])), ValueError,
-     'array "labels": dtype "|b1" is not supported'),
+    ("complex labels", lambda s, a: ccs.bundle(*_labelled([1j, 2j])), ValueError,
+     'array "labels": dtype "<c16" is not supported'),
     ("mixed object labels", lambda s, a: ccs.bundle(*_labelled(["x", 1], dtype=object)), ValueError,
      "labels: an object array of int, str: [1] is 1; want integers or strings"),
     # A pandas column's values: its missing values (None, NaN) are "nan",
@@ -524,3 +533,13 @@ def test_unit_norm_set_refuses_unnormalised_inputs():
     raw = ccs.calibrate("ball", ccs.Bundle(*gauss(8)[:2]), alpha=0.1)
     assert "unit_norm" not in raw.info["calibration"]
     assert raw.contains(3 * a[0], p[0]).shape == (4,)
+
+
+def test_bool_labels():
+    """Labels as bool (y > 0.5) are the classes 0 and 1, as the command reads
+    an .npy of bool: the same bundles as the integers."""
+    x = gauss(5)[0]
+    y = np.arange(200) % 2 == 1
+    got, want = ccs.bundle(x, y, k=3, seed=1), ccs.bundle(x, y.astype(np.int64), k=3, seed=1)
+    assert all(np.array_equal(got[s].labels, want[s].labels) and np.array_equal(got[s].anchors, want[s].anchors)
+               for s in ("fit", "val", "cal", "test"))
