@@ -362,3 +362,33 @@ func TestReadQrels(t *testing.T) {
 		t.Errorf("float pairs: %v", err)
 	}
 }
+
+// TestPairRowNumbers: pairs of row numbers as integers are taken as they
+// are (no ids to resolve), as the same numbers as strings are; an empty
+// array has no pairs.
+func TestPairRowNumbers(t *testing.T) {
+	cases := []struct {
+		name string
+		a    Array
+		want [][2]int
+		err  string
+	}{
+		{"integers", Int64([]int64{3, 0, 1, 7, 3, 0}, 3, 2), [][2]int{{3, 0}, {1, 7}, {3, 0}}, ""},
+		{"the same as strings", Array{Shape: []int{3, 2}, Str: []string{"3", "0", "1", "7", "3", "0"}}, [][2]int{{3, 0}, {1, 7}, {3, 0}}, ""},
+		{"out of range: for Make to name", Int64([]int64{-1, 9}, 1, 2), [][2]int{{-1, 9}}, ""},
+		{"none", Int64([]int64{}, 0, 2), nil, "pairs.npy: no pairs"},
+	}
+	for _, c := range cases {
+		p, err := NewPairIDs(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.Rows(c.a, "pairs.npy")
+		switch {
+		case c.err != "" && (err == nil || err.Error() != c.err):
+			t.Errorf("%s: error %v, want %s", c.name, err, c.err)
+		case c.err == "" && (err != nil || !slices.Equal(got, c.want)):
+			t.Errorf("%s: %v, %v, want %v", c.name, got, err, c.want)
+		}
+	}
+}
