@@ -713,6 +713,9 @@ func makeLabels(items Items, cfg MakeConfig) (*Plan, error) {
 		p.Splits = append(p.Splits, sp)
 	}
 	p.addHeldOut(oodCal, ood, cfg, func(r int) int64 { return items.Labels[r] })
+	if name, sep := joinedLabels(cfg.LabelNames); name != "" {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("labels such as %q look like lists of labels joined by %q: each combination is a class of its own, and rows that share one label but not the whole list are negatives of each other; %s", name, sep, MultiLabel))
+	}
 	p.count()
 	return p, nil
 }
@@ -787,8 +790,47 @@ func checkClassSplits(strata map[int64][]int, cfg MakeConfig) error {
 	if 2*len(lone) < len(strata) {
 		advice = fmt.Sprintf("Leave the small classes out (%s), or hold them out as OOD inputs (-ood-classes); where most classes are small (identities, products), they are groups, not labels (-groups FILE)", keep)
 	}
+	if name, sep := joinedLabels(cfg.LabelNames); name != "" {
+		// Lists of labels joined into one string are every combination a
+		// class: neither classes nor groups say "shares a label".
+		advice = fmt.Sprintf("Names such as %q look like lists of labels joined by %q, each combination a class of its own (lists = [s.split(%q) for s in labels]): %s", name, sep, sep, MultiLabel)
+	}
 	return fmt.Errorf("bundle: %d of %s would have exactly 1 item in a split, with no other of its class there to be its positive (%s): a class's items are split by the shares %v, and %s. %s",
 		len(lone), classes(len(strata)), named, cfg.Split, clean, advice)
+}
+
+// joinedLabels finds string labels that are lists of labels joined by a
+// separator (a multi-label export's "cs.LG,stat.ML"): a quarter of the
+// names or more hold one of ",", ";", "|", and a piece recurs in two of
+// them. It returns the first such name and its separator, or "".
+func joinedLabels(names []string) (name, sep string) {
+	for _, sep := range []string{",", ";", "|"} {
+		var joined []string
+		for _, n := range names {
+			if strings.Contains(n, sep) {
+				joined = append(joined, n)
+			}
+		}
+		if len(joined) < 2 || 4*len(joined) < len(names) {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, n := range joined {
+			pieces := map[string]bool{}
+			for _, p := range strings.Split(n, sep) {
+				pieces[strings.TrimSpace(p)] = true
+			}
+			for p := range pieces {
+				if p != "" && seen[p] {
+					return joined[0], sep
+				}
+			}
+			for p := range pieces {
+				seen[p] = true
+			}
+		}
+	}
+	return "", ""
 }
 
 // labelSplit draws the positives (same class) and negatives (other

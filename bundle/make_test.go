@@ -1097,3 +1097,47 @@ func TestSelfQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinedLabels: string labels that are lists joined by a separator
+// are found; names that merely hold one are not.
+func TestJoinedLabels(t *testing.T) {
+	cases := []struct {
+		name      string
+		names     []string
+		want, sep string
+	}{
+		{"lists by commas", []string{"cs.LG", "cs.LG,stat.ML", "math.ST", "math.ST,stat.ML"}, "cs.LG,stat.ML", ","},
+		{"lists by semicolons, spaced", []string{"a; b", "b; c", "c"}, "a; b", ";"},
+		{"one comma name", []string{"Smith, J.", "Jones", "Brown", "Lee", "Wu"}, "", ""},
+		{"commas, no piece twice", []string{"a,b", "c,d", "e"}, "", ""},
+		{"integers", nil, "", ""},
+	}
+	for _, c := range cases {
+		if got, sep := joinedLabels(c.names); got != c.want || sep != c.sep {
+			t.Errorf("%s: %q, %q, want %q, %q", c.name, got, sep, c.want, c.sep)
+		}
+	}
+	// The refusal of lone classes says so, rather than naming groups.
+	labels := make([]int64, 60)
+	names := []string{"cs.LG", "cs.LG,stat.ML", "math.ST", "math.ST,stat.ML"}
+	for i := range labels {
+		labels[i] = int64(i % 4)
+	}
+	labels[59] = 1 // ,stat.ML once more: four classes of 15, 16, 15, 14 items
+	_, err := Make(Items{N: 60, Labels: labels}, MakeConfig{K: 1, Split: testSplit, LabelNames: names})
+	if want := `Names such as "cs.LG,stat.ML" look like lists of labels joined by ",", each combination a class of its own (lists = [s.split(",") for s in labels]): ` + MultiLabel; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("error %v, want it to end %q", err, want)
+	}
+	// Classes large enough to split: a warning, kept in the manifest.
+	for i := range labels {
+		labels[i] = int64(i % 4)
+	}
+	labels = slices.Concat(labels, labels, labels)
+	p, err := Make(Items{N: len(labels), Labels: labels}, MakeConfig{K: 1, Split: testSplit, LabelNames: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `labels such as "cs.LG,stat.ML" look like lists of labels joined by ",": each combination is a class of its own, and rows that share one label but not the whole list are negatives of each other; ` + MultiLabel; !slices.Contains(p.Warnings, want) {
+		t.Errorf("warnings %q, want %q among them", p.Warnings, want)
+	}
+}
