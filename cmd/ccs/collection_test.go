@@ -65,6 +65,23 @@ func TestCollectionClickHouse(t *testing.T) {
 			t.Errorf("%s:\n%v\nthe file:\n%v", db, g, w)
 		}
 	}
+	// ccs evaluate -db counts the sets' sizes in a table as in the file.
+	wantSizes, err := ccs("evaluate", "-set", set, "-test", test, "-db", test, "-size-anchors", "15", "-json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []string{one, two} {
+		got, err := ccs("evaluate", "-set", set, "-test", test, "-db", db, "-size-anchors", "15", "-json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g, w struct {
+			Sizes map[string]any `json:"set_sizes"`
+		}
+		if json.Unmarshal([]byte(got), &g) != nil || json.Unmarshal([]byte(wantSizes), &w) != nil || !reflect.DeepEqual(g.Sizes, w.Sizes) || w.Sizes["mean"].(float64) == 0 {
+			t.Errorf("evaluate -db %s: set sizes %v, the file's %v", db, g.Sizes, w.Sizes)
+		}
+	}
 	// String ids (a Parquet file's "id" column of strings): a key column,
 	// and the same hits, keys included, as from the file.
 	c, err := retrieve.ReadCollection(test)
