@@ -137,7 +137,7 @@ type Inputs struct {
 // is its item and its label its item's.
 func (in Inputs) Items() (Items, error) {
 	e := in.Embeddings
-	it := Items{N: e.N}
+	it := Items{N: e.N, Rows: e.Rows, D: e.D}
 	if e.Views > 0 {
 		if e.Views < 2 {
 			return Items{}, fmt.Errorf("%s: %d views per item: want at least 2 (the anchor and a positive)", e.Source, e.Views)
@@ -190,7 +190,7 @@ func (in Inputs) Items() (Items, error) {
 		if in.QueryIDs != nil && len(in.QueryIDs) != q.N {
 			return Items{}, fmt.Errorf("%s: %d query ids for %d queries", q.Source, len(in.QueryIDs), q.N)
 		}
-		it.Queries, it.Pairs, it.QueryIDs = q.N, in.Pairs, in.QueryIDs
+		it.Queries, it.Pairs, it.QueryIDs, it.QueryRows = q.N, in.Pairs, in.QueryIDs, q.Rows
 		it.SelfQueries = in.selfQueries()
 	}
 	return it, nil

@@ -54,6 +54,11 @@ type Items struct {
 	// (n, v, d) views array. Messages name a group by them.
 	GroupNames []string
 	ViewItems  bool
+	// Rows (N×D) and QueryRows (Queries×D) are the embeddings, which only
+	// MakeConfig.HardNegatives reads: it finds each anchor's nearest
+	// negatives among them. Inputs.Items sets them.
+	Rows, QueryRows []float32
+	D               int
 }
 
 // groupName names group g in messages: "item 5" of views, "group "s1"" of
@@ -118,7 +123,21 @@ type MakeConfig struct {
 	// MissingStrings gave string group ids ("", "nan"). MissingLabels
 	// applies to group ids as to labels.
 	MissingGroupNames map[int64]string
+	// HardNegatives, when above 0, makes that many of each anchor's KNeg
+	// negatives hard: the nearest to it (ℓ2 on the embeddings,
+	// Items.Rows) among HardCandidates of its possible negatives drawn at
+	// random (0: DefaultHardCandidates; all of them where there are
+	// fewer); its other negatives are random among the rest of those
+	// candidates. Random negatives are far from most anchors, and a set
+	// excludes them whatever its shape: training has nothing to choose
+	// by, and exclusion says little.
+	HardNegatives, HardCandidates int
 }
+
+// DefaultHardCandidates is how many of an anchor's possible negatives,
+// drawn at random, its hard negatives are the nearest of, when
+// MakeConfig.HardCandidates is 0: ccs bundle's -hard-candidates.
+const DefaultHardCandidates = 256
 
 // MissingLabels says what a label that marks a missing value means: a
 // negative integer — Hugging Face datasets (a test split without labels)
@@ -371,15 +390,18 @@ func Make(items Items, cfg MakeConfig) (*Plan, error) {
 	if cfg.KNeg == 0 {
 		cfg.KNeg = cfg.K
 	}
+	hd, err := newHardDraw(items, cfg)
+	if err != nil {
+		return nil, err
+	}
 	var p *Plan
-	var err error
 	switch {
 	case items.Pairs != nil || items.Queries > 0:
-		p, err = makePairs(items, cfg)
+		p, err = makePairs(items, cfg, hd)
 	case items.Groups != nil:
-		p, err = makeGroups(items, cfg)
+		p, err = makeGroups(items, cfg, hd)
 	case items.Labels != nil:
-		p, err = makeLabels(items, cfg)
+		p, err = makeLabels(items, cfg, hd)
 	default:
 		return nil, fmt.Errorf("bundle: nothing says which rows are positives of each other: give labels, groups or relevance pairs")
 	}
@@ -663,7 +685,7 @@ func labelList(l []int64, cfg MakeConfig) string {
 }
 
 // makeLabels plans bundles whose items are rows with class labels.
-func makeLabels(items Items, cfg MakeConfig) (*Plan, error) {
+func makeLabels(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	if len(items.Labels) != items.N {
 		return nil, fmt.Errorf("bundle: %d labels for %d rows of embeddings", len(items.Labels), items.N)
 	}
@@ -706,7 +728,7 @@ func makeLabels(items Items, cfg MakeConfig) (*Plan, error) {
 		}
 	}
 	for s, rows := range parts {
-		sp, err := labelSplit(SplitNames[s], s, rows, items.Labels, cfg, kAll)
+		sp, err := labelSplit(SplitNames[s], s, rows, items.Labels, cfg, kAll, hd)
 		if err != nil {
 			return nil, err
 		}
@@ -836,7 +858,7 @@ func joinedLabels(names []string) (name, sep string) {
 // labelSplit draws the positives (same class) and negatives (other
 // classes) of a split's rows; kAll is the largest k every split allows,
 // which a refusal names.
-func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig, kAll int) (SplitPlan, error) {
+func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig, kAll int, hd *hardDraw) (SplitPlan, error) {
 	n := len(rows)
 	sp := SplitPlan{Name: name, Anchors: rows, K: cfg.K, KNeg: cfg.KNeg, Labels: make([]int64, n)}
 	for i, r := range rows {
@@ -889,7 +911,7 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig, 
 			rng := drawer(cfg.Seed, s, a)
 			c := sp.Labels[a]
 			distinct(sp.PositiveIndex[a*cfg.K:(a+1)*cfg.K], byClass[c], a, cfg.K, rng)
-			others(sp.NegativeIndex[a*cfg.KNeg:(a+1)*cfg.KNeg], n, notOf(c), lists[c], rng)
+			hd.draw(sp.NegativeIndex[a*cfg.KNeg:(a+1)*cfg.KNeg], n, notOf(c), lists[c], n-len(byClass[c]), rng, hd.row(rows[a]), func(i int) []float32 { return hd.row(rows[i]) })
 		}
 	})
 	return sp, nil
@@ -928,6 +950,107 @@ func listOthers(n, avail, k int, ok func(int) bool) []int {
 		}
 	}
 	return list
+}
+
+// hardDraw draws an anchor's negatives (MakeConfig.HardNegatives): h of
+// them the nearest to the anchor among c candidates drawn at random, the
+// rest random among the other candidates. A nil hardDraw draws them all
+// at random, as before hard negatives were made.
+type hardDraw struct {
+	h, c          int
+	rows, queries []float32
+	d             int
+}
+
+// newHardDraw checks cfg's hard negatives against items (KNeg filled in)
+// and returns their draw, nil without them.
+func newHardDraw(items Items, cfg MakeConfig) (*hardDraw, error) {
+	h, c := cfg.HardNegatives, cfg.HardCandidates
+	if c == 0 {
+		c = DefaultHardCandidates
+	}
+	switch {
+	case h < 0:
+		return nil, fmt.Errorf("bundle: %d hard negatives per anchor: want 0 (none) or more", h)
+	case cfg.HardCandidates < 0:
+		return nil, fmt.Errorf("bundle: %d hard-negative candidates: want 0 (%d) or more", cfg.HardCandidates, DefaultHardCandidates)
+	case h == 0:
+		return nil, nil
+	case h > cfg.KNeg:
+		return nil, fmt.Errorf("bundle: %d hard negatives per anchor, more than its %d negatives (-kneg, which is -k unless given)", h, cfg.KNeg)
+	case c < cfg.KNeg:
+		return nil, fmt.Errorf("bundle: %d hard-negative candidates, fewer than the %d negatives an anchor takes from them: want at least -kneg", c, cfg.KNeg)
+	case items.D < 1 || len(items.Rows) != items.N*items.D || items.Queries > 0 && len(items.QueryRows) != items.Queries*items.D:
+		return nil, fmt.Errorf("bundle: hard negatives are the nearest rows of embeddings: Items.Rows (and QueryRows) must hold them, N×D")
+	}
+	return &hardDraw{h: h, c: c, rows: items.Rows, queries: items.QueryRows, d: items.D}, nil
+}
+
+// row is source row r's embedding (nil without hard negatives).
+func (hd *hardDraw) row(r int) []float32 {
+	if hd == nil {
+		return nil
+	}
+	return hd.rows[r*hd.d : (r+1)*hd.d]
+}
+
+// query is query q's embedding.
+func (hd *hardDraw) query(q int) []float32 {
+	if hd == nil {
+		return nil
+	}
+	return hd.queries[q*hd.d : (q+1)*hd.d]
+}
+
+// draw fills dst with an anchor's negatives among 0..n−1 that ok accepts,
+// avail of them (list, when given, all of them): at random (others)
+// without hard negatives; else hd.h the nearest to anchor, by the exact
+// float64 squared distance to vec(i) (ties by draw order), among
+// min(hd.c, avail) candidates drawn at random, then the other candidates
+// in their draw order. The same numbers at any kernel level and number of
+// goroutines.
+func (hd *hardDraw) draw(dst []int64, n int, ok func(int) bool, list []int, avail int, rng *rand.Rand, anchor []float32, vec func(i int) []float32) {
+	if hd == nil {
+		others(dst, n, ok, list, rng)
+		return
+	}
+	c := min(hd.c, avail)
+	if list == nil && 2*c > avail { // rejection would redraw most picks: list them
+		list = make([]int, 0, avail)
+		for i := range n {
+			if ok(i) {
+				list = append(list, i)
+			}
+		}
+	}
+	cand := make([]int64, c)
+	others(cand, n, ok, list, rng)
+	dist := make([]float64, c)
+	for j, i := range cand {
+		var acc float64
+		for t, x := range vec(int(i)) {
+			v := float64(anchor[t]) - float64(x)
+			acc += v * v
+		}
+		dist[j] = acc
+	}
+	order := seqFrom(0, c)
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(dist[a], dist[b]) })
+	hard := order[:hd.h]
+	for j, o := range hard {
+		dst[j] = cand[o]
+	}
+	slices.Sort(hard)
+	k := hd.h
+	for j := range c {
+		if k == len(dst) {
+			break
+		}
+		if _, in := slices.BinarySearch(hard, j); !in {
+			dst[k] = cand[j]
+			k++
+		}
+	}
 }
 
 // addHeldOut adds the OOD calibration and OOD splits (anchors alone).
@@ -1033,7 +1156,7 @@ func (items Items) emptyGroupSplit(name string, share float64, strata map[int64]
 // makeGroups plans bundles whose items are groups of rows (views of one
 // item): each group's first row is an anchor, its other rows the
 // anchor's positives.
-func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
+func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	if len(items.Groups) != items.N {
 		return nil, fmt.Errorf("bundle: %d group ids for %d rows of embeddings", len(items.Groups), items.N)
 	}
@@ -1160,7 +1283,11 @@ func makeGroups(items Items, cfg MakeConfig) (*Plan, error) {
 				if sp.Labels == nil && n-1 < 2*cfg.KNeg {
 					list = slices.DeleteFunc(seqFrom(0, n), func(i int) bool { return i == a })
 				}
-				others(sp.NegativeIndex[a*cfg.KNeg:(a+1)*cfg.KNeg], n, ok, list, rng)
+				avail := n - 1
+				if sp.Labels != nil {
+					avail = n - byClass[class(a)]
+				}
+				hd.draw(sp.NegativeIndex[a*cfg.KNeg:(a+1)*cfg.KNeg], n, ok, list, avail, rng, hd.row(sp.Anchors[a]), func(i int) []float32 { return hd.row(sp.Anchors[i]) })
 			}
 		})
 		p.Splits = append(p.Splits, sp)
@@ -1240,7 +1367,7 @@ func dedupeRelevant(relevant [][]int, n int) int {
 
 // makePairs plans bundles whose anchors are queries and whose positives
 // are the rows relevance pairs name for them.
-func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
+func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	if items.Queries < 1 || len(items.Pairs) == 0 {
 		return nil, fmt.Errorf("bundle: relevance pairs need query embeddings and at least one pair")
 	}
@@ -1328,7 +1455,8 @@ func makePairs(items Items, cfg MakeConfig) (*Plan, error) {
 					self = qs[a]
 				}
 				ok := func(r int) bool { _, in := slices.BinarySearch(srt, r); return !in && r != self }
-				others(neg[a*cfg.KNeg:(a+1)*cfg.KNeg], items.N, ok, listOthers(items.N, items.N-len(rel)-own, cfg.KNeg, ok), rng)
+				avail := items.N - len(rel) - own
+				hd.draw(neg[a*cfg.KNeg:(a+1)*cfg.KNeg], items.N, ok, listOthers(items.N, avail, cfg.KNeg, ok), avail, rng, hd.query(qs[a]), hd.row)
 			}
 		})
 		local := map[int64]int64{}

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,14 +29,18 @@ type Manifest struct {
 	// Command is what made the bundles: the command line, or the call.
 	Command string `json:"command"`
 	// Inputs are what was read, by role (embeddings, labels, …).
-	Inputs      map[string]ManifestInput `json:"inputs"`
-	Seed        uint64                   `json:"seed"`
-	K           int                      `json:"k"`
-	KNeg        int                      `json:"kneg"`
-	Split       map[string]float64       `json:"split"`
-	OODClasses  []int64                  `json:"ood_classes,omitempty"`
-	OODCalShare float64                  `json:"ood_cal_share,omitempty"`
-	AllowFewer  bool                     `json:"allow_fewer,omitempty"`
+	Inputs map[string]ManifestInput `json:"inputs"`
+	Seed   uint64                   `json:"seed"`
+	K      int                      `json:"k"`
+	KNeg   int                      `json:"kneg"`
+	// KNegHard of each anchor's negatives are the nearest among
+	// HardCandidates random ones (MakeConfig.HardNegatives); 0: none.
+	KNegHard       int                `json:"kneg_hard,omitempty"`
+	HardCandidates int                `json:"hard_candidates,omitempty"`
+	Split          map[string]float64 `json:"split"`
+	OODClasses     []int64            `json:"ood_classes,omitempty"`
+	OODCalShare    float64            `json:"ood_cal_share,omitempty"`
+	AllowFewer     bool               `json:"allow_fewer,omitempty"`
 	// MissingLabels is MakeConfig.MissingLabels when not refused: drop
 	// or class.
 	MissingLabels string `json:"missing_labels,omitempty"`
@@ -87,10 +92,16 @@ func NewManifest(command string, in Inputs, cfg MakeConfig, plan *Plan) *Manifes
 	if m.KNeg == 0 {
 		m.KNeg = m.K
 	}
+	if cfg.HardNegatives > 0 {
+		m.KNegHard, m.HardCandidates = cfg.HardNegatives, cmp.Or(cfg.HardCandidates, DefaultHardCandidates)
+	}
 	if cfg.MissingLabels != MissingRefused {
 		m.MissingLabels = cfg.MissingLabels.String()
 	}
 	m.Positives, m.Negatives = relations(in)
+	if m.KNegHard > 0 {
+		m.Negatives += fmt.Sprintf("; %d of each anchor's %d the nearest to it among %d of them drawn at random, the rest random among those", m.KNegHard, m.KNeg, m.HardCandidates)
+	}
 	for s, sp := range plan.Splits {
 		f := ManifestFile{Split: sp.Name, File: sp.Name + ".npz", Anchors: len(sp.Anchors)}
 		if c := plan.Classes[s]; c != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -148,6 +149,10 @@ type makeOptions struct {
 	// MinScore is the least score of a relevant pair (-min-score); nil:
 	// any score above 0.
 	MinScore *float64 `json:"min_score"`
+	// KNegHard and HardCandidates are -kneg-hard and -hard-candidates
+	// (nil: bundle.DefaultHardCandidates).
+	KNegHard       int  `json:"kneg_hard"`
+	HardCandidates *int `json:"hard_candidates"`
 	// Out, if set, is a directory the bundles are written to as ccs
 	// bundle -out writes them: NAME.npz and manifest.json, whose command
 	// is Command.
@@ -292,8 +297,19 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	if len(o.OODClasses) > 0 && !hasLabels {
 		return nil, fmt.Errorf("bundle: ood_classes=%v: the classes are labels: give labels too", []string(o.OODClasses))
 	}
+	switch kneg := cmp.Or(o.KNeg, o.K); {
+	case o.KNegHard < 0:
+		return nil, fmt.Errorf("bundle: kneg_hard=%d: want 0 (none) or more", o.KNegHard)
+	case o.KNegHard > kneg:
+		return nil, fmt.Errorf("bundle: kneg_hard=%d: more than an anchor's %d negatives (kneg, which is k unless given)", o.KNegHard, kneg)
+	case o.HardCandidates != nil && *o.HardCandidates < 1:
+		return nil, fmt.Errorf("bundle: hard_candidates=%d: want at least 1", *o.HardCandidates)
+	}
 	cfg := bundle.MakeConfig{K: o.K, KNeg: o.KNeg, Split: o.Split, Seed: o.Seed,
-		OODCalShare: o.OODCalShare, AllowFewer: o.AllowFewer}
+		OODCalShare: o.OODCalShare, AllowFewer: o.AllowFewer, HardNegatives: o.KNegHard}
+	if o.HardCandidates != nil {
+		cfg.HardCandidates = *o.HardCandidates
+	}
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -28,6 +29,7 @@ type bundleOptions struct {
 	IDs, QueryIDs                     string // the rows' and the queries' ids, as the pairs name them
 	Out                               string // directory
 	K, KNeg                           int
+	KNegHard, HardCandidates          int
 	Split                             string // fit,val,cal,test shares
 	Seed                              uint64
 	OODClasses                        string // comma-separated labels
@@ -41,7 +43,7 @@ type bundleOptions struct {
 }
 
 func bundleCommand() *command {
-	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-logits FILE]",
+	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-logits FILE]",
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float16, float32 or float64 lists); float16, bfloat16, float32 or float64, either order")
@@ -55,6 +57,8 @@ func bundleCommand() *command {
 			fs.StringVar(&o.Out, "out", "", "output `directory` (created if missing)")
 			fs.IntVar(&o.K, "k", 20, "positives per anchor, drawn without replacement from its class (group, relevant rows) within its split, never itself; with -views, by default v−1 (every other view, at most 20)")
 			fs.IntVar(&o.KNeg, "kneg", 0, "negatives per anchor, from other classes (groups; rows relevant to none of its) within its split (0: as many as -k)")
+			fs.IntVar(&o.KNegHard, "kneg-hard", 0, "of an anchor's -kneg negatives, `H` are hard: the nearest to it (ℓ2) among -hard-candidates of its possible negatives drawn at random; the rest random among those candidates")
+			fs.IntVar(&o.HardCandidates, "hard-candidates", bundle.DefaultHardCandidates, "`N` possible negatives of an anchor, drawn at random, of which its -kneg-hard negatives are the nearest (all of them where fewer)")
 			fs.StringVar(&o.Split, "split", "0.5,0.1,0.2,0.2", "the fit,validation,calibration,test `shares` of the items (each positive, summing to at most 1; stratified by label)")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the splits and the draws")
 			fs.StringVar(&o.OODClasses, "ood-classes", "", "comma-separated `labels` held out of every split as an OOD sample (DIR/ood.npz): integers, or names for string labels")
@@ -107,7 +111,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return usagef("bundle: say which rows are positives of each other: give -labels FILE, -groups FILE, or -queries FILE with -pairs FILE")
 		}
 	}
-	cfg := bundle.MakeConfig{K: o.K, KNeg: o.KNeg, Seed: o.Seed, OODCalShare: o.OODCalShare, AllowFewer: o.AllowFewer}
+	cfg := bundle.MakeConfig{K: o.K, KNeg: o.KNeg, Seed: o.Seed, OODCalShare: o.OODCalShare, AllowFewer: o.AllowFewer,
+		HardNegatives: o.KNegHard, HardCandidates: o.HardCandidates}
 	var err error
 	if cfg.MissingLabels, err = bundle.ParseMissingLabels(o.MissingLabels); err != nil {
 		return usagef("bundle: -missing-labels %v", err)
@@ -129,8 +134,17 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if o.K < 1 {
 		return usagef("bundle: -k %d: want at least 1 positive per anchor", o.K)
 	}
+	switch {
+	case o.KNegHard < 0:
+		return usagef("bundle: -kneg-hard %d: want 0 (none) or more", o.KNegHard)
+	case o.HardCandidates < 1:
+		return usagef("bundle: -hard-candidates %d: want at least 1", o.HardCandidates)
+	}
 	if o.KNeg < 0 {
 		return usagef("bundle: -kneg %d: want 0 (as many as -k) or more", o.KNeg)
+	}
+	if kneg := cmp.Or(o.KNeg, o.K); o.KNegHard > kneg {
+		return usagef("bundle: -kneg-hard %d: more than an anchor's %d negatives (-kneg, which is -k unless given)", o.KNegHard, kneg)
 	}
 	if !(o.OODCalShare >= 0 && o.OODCalShare < 1) {
 		return usagef("bundle: -ood-cal-share %v: want 0 ≤ share < 1", o.OODCalShare)

@@ -353,7 +353,8 @@ def _pairs(x):
 
 def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=None, pairs=None, ids=None,
            query_ids=None, k=None, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
-           allow_fewer=False, missing_labels="error", min_score=None, logits=None, out=None):
+           allow_fewer=False, missing_labels="error", min_score=None, logits=None, out=None, kneg_hard=0,
+           hard_candidates=None):
     """Makes bundles of your own embeddings, as ccs bundle does: a dict from
     split name ("fit", "val", "cal", "test", and "ood-cal", "ood" when asked
     for) to Bundle, with the same arrays as the files ccs bundle writes.
@@ -387,6 +388,10 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     min_score: the least score of a relevant pair, for pairs with scores
     (graded judgements: 2 keeps the highly relevant alone; default: any
     score above 0), as ccs bundle -min-score.
+    kneg_hard: of an anchor's kneg negatives, that many hard ones, the
+    nearest to it among hard_candidates (256) of its possible negatives
+    drawn at random, the rest random among those, as ccs bundle
+    -kneg-hard and -hard-candidates.
     out: a directory to write them to as well, as ccs bundle -out DIR
     writes them (NAME.npz and manifest.json, which records this call, the
     arrays' dtypes, shapes and SHA-256 of their bytes in C order, and the
@@ -424,7 +429,8 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
                    ood_classes=[_class(c) for c in ood_classes],
                    ood_cal_share=ood_cal_share, allow_fewer=allow_fewer, missing_labels=missing_labels,
                    min_score=None if min_score is None else float(min_score),
-                   pairs_file=pairs_file, out=out, command=command)
+                   pairs_file=pairs_file, out=out, command=command, kneg_hard=kneg_hard,
+                   hard_candidates=hard_candidates)
     h = (c_handle * 6)()
     info = call_string(lib.ccs_bundle_make, arr, n, opts, h, 6)
     return _bundles(h, info)
@@ -449,6 +455,10 @@ def _bundle_call(a):
         kw["missing_labels"] = a["missing_labels"]
     if a["min_score"] is not None:
         kw["min_score"] = a["min_score"]
+    if a["kneg_hard"]:
+        kw["kneg_hard"] = a["kneg_hard"]
+    if a["hard_candidates"] is not None:
+        kw["hard_candidates"] = a["hard_candidates"]
     kw["out"] = a["out"]
     return "ccs.bundle(" + ", ".join(parts + [f"{k}={v!r}" for k, v in kw.items()]) + ")"
 

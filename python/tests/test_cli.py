@@ -330,6 +330,15 @@ def test_bundle_other_modes_equal_ccs_bundle(mode, tmp_path, cli):
     for name, b in ccs.bundle(**kw, k=2, seed=5, allow_fewer=True).items():
         b.save(tmp_path / f"py-{name}.npz")
         assert same_file(tmp_path / f"py-{name}.npz", tmp_path / "out" / f"{name}.npz"), (mode, name)
+    # Hard negatives: the same bundles too, and other than the random ones.
+    cli("bundle", *args, "-out", tmp_path / "hard", "-k", 2, "-kneg", 4, "-kneg-hard", 2, "-hard-candidates", 30,
+        "-seed", 5, "-allow-fewer")
+    for name, b in ccs.bundle(**kw, k=2, kneg=4, kneg_hard=2, hard_candidates=30, seed=5, allow_fewer=True).items():
+        b.save(tmp_path / f"hard-{name}.npz")
+        assert same_file(tmp_path / f"hard-{name}.npz", tmp_path / "hard" / f"{name}.npz"), (mode, name)
+    manifest = json.loads((tmp_path / "hard" / "manifest.json").read_text())
+    assert manifest["kneg_hard"] == 2 and manifest["hard_candidates"] == 30 and "the nearest to it" in manifest["negatives"]
+    assert not same_file(tmp_path / "hard" / "fit.npz", tmp_path / "out" / "fit.npz")
 
 
 def test_bundle_views_and_groups_defaults(tmp_path, cli):

@@ -1,0 +1,160 @@
+package bundle
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// sqDist is the squared ℓ2 distance of two rows, in float64.
+func sqDist(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		v := float64(a[i]) - float64(b[i])
+		s += v * v
+	}
+	return s
+}
+
+// TestHardNegatives: with HardNegatives h, every anchor's first h
+// negatives are nearer to it than its others (drawn from the same
+// candidates), all are possible negatives (another class, another group,
+// a row relevant to none of a query's) and distinct; with candidates
+// enough to hold every possible negative, the first h are the h nearest
+// of all, checked by brute force; the plan is the same at any number of
+// goroutines; without hard negatives it is the random plan as before.
+func TestHardNegatives(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 90))
+	const n, d = 600, 6
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	labels, groups := make([]int64, n), make([]int64, n)
+	for i := range n {
+		labels[i], groups[i] = int64(i%5), int64(i/3)
+	}
+	const nq = 120
+	queries := rows[:nq*d]
+	var pairs [][2]int
+	for q := range nq {
+		for j := range 6 {
+			pairs = append(pairs, [2]int{q, (q*7 + j*31) % n})
+		}
+	}
+	row := func(r int) []float32 { return rows[r*d : (r+1)*d] }
+	modes := []struct {
+		name  string
+		items Items
+		ok    func(p *Plan, s, a, neg int) bool // neg a possible negative of anchor a of split s
+		dist  func(p *Plan, s, a, neg int) float64
+	}{
+		{"labels", Items{N: n, Labels: labels, Rows: rows, D: d},
+			func(p *Plan, s, a, neg int) bool { return p.Splits[s].Labels[a] != p.Splits[s].Labels[neg] },
+			func(p *Plan, s, a, neg int) float64 {
+				return sqDist(row(p.Splits[s].Anchors[a]), row(p.Splits[s].Anchors[neg]))
+			}},
+		{"groups", Items{N: n, Groups: groups, Rows: rows, D: d},
+			func(p *Plan, s, a, neg int) bool { return neg != a },
+			func(p *Plan, s, a, neg int) float64 {
+				return sqDist(row(p.Splits[s].Anchors[a]), row(p.Splits[s].Anchors[neg]))
+			}},
+		{"pairs", Items{N: n, Queries: nq, Pairs: pairs, Rows: rows, QueryRows: queries, D: d},
+			func(p *Plan, s, a, neg int) bool {
+				q, r := p.Splits[s].Anchors[a], p.Splits[s].NegativePool[neg]
+				return !slices.Contains(pairs, [2]int{q, r})
+			},
+			func(p *Plan, s, a, neg int) float64 {
+				return sqDist(queries[p.Splits[s].Anchors[a]*d:(p.Splits[s].Anchors[a]+1)*d], row(p.Splits[s].NegativePool[neg]))
+			}},
+	}
+	for _, m := range modes {
+		for _, cand := range []int{12, 100000} { // a few candidates; every possible negative
+			cfg := MakeConfig{K: 2, KNeg: 8, Split: testSplit, Seed: 5, HardNegatives: 3, HardCandidates: cand}
+			p, err := Make(m.items, cfg)
+			if err != nil {
+				t.Fatalf("%s: %v", m.name, err)
+			}
+			for s, sp := range p.Splits[:4] {
+				for a := range sp.Anchors {
+					negs := sp.NegativeIndex[a*8 : (a+1)*8]
+					seen := map[int64]bool{}
+					for _, g := range negs {
+						if seen[g] || !m.ok(p, s, a, int(g)) {
+							t.Fatalf("%s, %s anchor %d: negatives %v: a repeat, or not a possible negative", m.name, sp.Name, a, negs)
+						}
+						seen[g] = true
+					}
+					hardMax := 0.0
+					for _, g := range negs[:3] {
+						hardMax = max(hardMax, m.dist(p, s, a, int(g)))
+					}
+					for _, g := range negs[3:] {
+						if m.dist(p, s, a, int(g)) < hardMax {
+							t.Fatalf("%s, %s anchor %d: a random negative nearer than a hard one", m.name, sp.Name, a)
+						}
+					}
+					if cand < 100000 || m.name == "pairs" { // the pool is the drawn rows: check the labels' and groups' brute force
+						continue
+					}
+					var all []float64
+					for g := range sp.Anchors {
+						if m.ok(p, s, a, g) {
+							all = append(all, m.dist(p, s, a, g))
+						}
+					}
+					slices.Sort(all)
+					if hardMax != all[2] {
+						t.Fatalf("%s, %s anchor %d: the 3 hard negatives reach %v; the 3 nearest possible ones %v", m.name, sp.Name, a, hardMax, all[:3])
+					}
+				}
+			}
+			// The same plan on one goroutine.
+			prev := runtime.GOMAXPROCS(1)
+			p1, err := Make(m.items, cfg)
+			runtime.GOMAXPROCS(prev)
+			if err != nil || !reflect.DeepEqual(p1.Splits, p.Splits) {
+				t.Errorf("%s: one goroutine made another plan (%v)", m.name, err)
+			}
+		}
+		// Without hard negatives, and without the rows, the random plan.
+		cfg := MakeConfig{K: 2, KNeg: 8, Split: testSplit, Seed: 5}
+		plain := m.items
+		plain.Rows, plain.QueryRows, plain.D = nil, nil, 0
+		a, err1 := Make(plain, cfg)
+		b, err2 := Make(m.items, cfg)
+		if err1 != nil || err2 != nil || !reflect.DeepEqual(a.Splits, b.Splits) {
+			t.Errorf("%s: the rows changed a plan without hard negatives (%v, %v)", m.name, err1, err2)
+		}
+	}
+}
+
+// TestHardNegativesRefused: what MakeConfig.HardNegatives cannot do is an
+// error saying so.
+func TestHardNegativesRefused(t *testing.T) {
+	labels := make([]int64, 300)
+	rows := make([]float32, 300*2)
+	for i := range labels {
+		labels[i] = int64(i % 3)
+	}
+	for _, c := range []struct {
+		cfg  MakeConfig
+		rows []float32
+		want string
+	}{
+		{MakeConfig{K: 2, KNeg: 4, HardNegatives: 5}, rows, "5 hard negatives per anchor, more than its 4 negatives"},
+		{MakeConfig{K: 2, HardNegatives: -1}, rows, "-1 hard negatives per anchor: want 0"},
+		{MakeConfig{K: 2, KNeg: 6, HardNegatives: 2, HardCandidates: 5}, rows, "5 hard-negative candidates, fewer than the 6 negatives"},
+		{MakeConfig{K: 2, HardNegatives: 1, HardCandidates: -3}, rows, "-3 hard-negative candidates"},
+		{MakeConfig{K: 2, HardNegatives: 1}, nil, "Items.Rows (and QueryRows) must hold them"},
+	} {
+		c.cfg.Split = testSplit
+		_, err := Make(Items{N: 300, Labels: labels, Rows: c.rows, D: 2}, c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}
