@@ -62,6 +62,9 @@ type Config struct {
 	// Rows, when set, shares the prepared rows of the splits with the other
 	// runs given the same Rows (nil: this run prepares its own).
 	Rows *Rows `json:"-"`
+	// stream computes the rows a batch at a time even where they would
+	// fit in memory (tests: streamed and kept rows train alike).
+	stream bool
 }
 
 // The paper's recipes (appendix "Optimization and Hyperparameters",
@@ -177,6 +180,10 @@ type Progress struct {
 	Head             bool       // the epoch updated the projection head
 	Done             bool       // the last report
 	StopReason       StopReason // set when Done
+	// Streamed, at epoch 0, says that the splits' difference rows did
+	// not fit in memory and are computed a batch at a time, each epoch
+	// again, and what that costs; "" where they are kept.
+	Streamed string
 }
 
 // StopReason is why training stopped.
@@ -254,7 +261,7 @@ func AlphaWarning(alpha float64) string {
 
 // Train fits g on fit, selecting the checkpoint with the highest exclusion on
 // val. g is updated in place and holds the best parameters on return. A
-// cancelled ctx stops it before the next epoch with ctx's error.
+// cancelled ctx stops it before the next batch with ctx's error.
 func Train(ctx context.Context, g geometry.Learnable, fit, val *bundle.Bundle, cfg Config, obs Observer) (*Result, error) {
 	return TrainHead(ctx, g, nil, fit, val, cfg, obs)
 }
@@ -266,7 +273,7 @@ func Train(ctx context.Context, g geometry.Learnable, fit, val *bundle.Bundle, c
 // with the highest validation exclusion (set and head together) is
 // restored into g and h. A nil h is Train; cfg.InfoNCE must be set exactly
 // when h is not nil. g lives in h's output space. A cancelled ctx stops it
-// before the next epoch with ctx's error.
+// before the next batch with ctx's error.
 func TrainHead(ctx context.Context, g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle, cfg Config, obs Observer) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -286,10 +293,16 @@ func TrainHead(ctx context.Context, g geometry.Learnable, h *head.Linear, fit, v
 		return nil, err
 	}
 	start := time.Now()
-	if err := checkMemory(g, h, fit, val); err != nil {
+	stream, need, avail, err := checkMemory(g, h, fit, val)
+	if err != nil {
 		return nil, err
 	}
-	t := &trainer{g: g, h: h, fit: fit, val: val, cfg: cfg, ev: ev,
+	streamed := ""
+	if stream {
+		streamed = fmt.Sprintf("the fit and validation splits' difference rows (n·k·d float32 per side) take %.1f GiB and %.1f GiB of memory is available: they are computed a batch at a time instead, each epoch again (memory bounded by the bundles; the same numbers, %s); a fit split of fewer anchors keeps them (docs/your-data.md, \"Large data\")",
+			need/(1<<30), avail/(1<<30), streamCost(g))
+	}
+	t := &trainer{ctx: ctx, g: g, h: h, fit: fit, val: val, cfg: cfg, ev: ev, stream: stream || cfg.stream,
 		validator: &validator{alpha: cfg.Objective.Alpha, workers: cfg.Workers}}
 	if err := t.refresh(); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
@@ -308,6 +321,9 @@ func TrainHead(ctx context.Context, g geometry.Learnable, h *head.Linear, fit, v
 	}
 	res.ValHistory = append(res.ValHistory, bestExc)
 	report := func(p Progress) {
+		if p.Epoch == 0 {
+			p.Streamed = streamed
+		}
 		if obs != nil {
 			p.MaxEpochs, p.BestExclusion, p.BestEpoch, p.Elapsed = cfg.MaxEpochs, bestExc, res.BestEpoch, time.Since(start)
 			obs.Observe(p)
@@ -409,16 +425,19 @@ func (p *params) keep() { copy(p.best, p.theta) }
 
 // trainer is one training run's state.
 type trainer struct {
-	g         geometry.Learnable
-	h         *head.Linear
-	fit, val  *bundle.Bundle
-	cfg       Config
-	ev        *objective.Evaluator
-	validator *validator
-	rows      splitRows // the fit split's rows in the geometry's space
-	set, head *params
-	order     []int
-	rng       *rand.Rand
+	ctx        context.Context // checked before every batch
+	g          geometry.Learnable
+	h          *head.Linear
+	fit, val   *bundle.Bundle
+	cfg        Config
+	ev         *objective.Evaluator
+	validator  *validator
+	rows       splitRows // the fit split's rows in the geometry's space
+	stream     bool      // compute each batch's rows when read (checkMemory)
+	bpos, bneg []float32 // a streamed batch's rows
+	set, head  *params
+	order      []int
+	rng        *rand.Rand
 
 	hb headBatch
 }
@@ -451,8 +470,8 @@ func (t *trainer) refresh() error {
 	if t.h != nil {
 		shared = nil // projected anew after every head epoch
 	}
-	t.rows = shared.split(t.g, fit, t.cfg.Workers)
-	t.validator.rows = shared.split(t.g, val, t.cfg.Workers)
+	t.rows = shared.split(t.g, fit, t.cfg.Workers, t.stream)
+	t.validator.rows = shared.split(t.g, val, t.cfg.Workers, t.stream)
 	return nil
 }
 
@@ -480,7 +499,10 @@ type rowsEntry struct {
 }
 
 // split returns b's rows prepared for g: shared when r is not nil.
-func (r *Rows) split(g geometry.Learnable, b *bundle.Bundle, workers int) splitRows {
+func (r *Rows) split(g geometry.Learnable, b *bundle.Bundle, workers int, stream bool) splitRows {
+	if stream {
+		return streamSplit(g, b)
+	}
 	if r == nil {
 		return prepareSplit(g, b, workers)
 	}
@@ -513,6 +535,11 @@ func nonzeroRows(x []float32, d int) error {
 func (t *trainer) batches(f func(ids []int) error) error {
 	t.rng.Shuffle(len(t.order), func(i, j int) { t.order[i], t.order[j] = t.order[j], t.order[i] })
 	for lo, b := 0, 1; lo < t.fit.N; lo, b = lo+t.cfg.BatchSize, b+1 {
+		// A large split's epoch takes minutes: Ctrl-C stops it within a
+		// batch, not at the epoch's end.
+		if err := t.ctx.Err(); err != nil {
+			return err
+		}
 		if err := f(t.order[lo:min(t.fit.N, lo+t.cfg.BatchSize)]); err != nil {
 			return fmt.Errorf("batch %d: %w", b, err)
 		}
@@ -531,6 +558,12 @@ func (t *trainer) setEpoch(lr float64) (epochStats, error) {
 		// ball's epoch on one core).
 		b := objective.Batch{Pos: t.rows.pos, Neg: t.rows.neg, Prepared: t.rows.prepared,
 			Anchors: ids, PosPer: t.fit.K, NegPer: t.fit.KNeg}
+		if t.rows.b != nil {
+			// Streamed: the batch's rows, computed now, in the order
+			// the ids give them (the same numbers as read in place).
+			t.bpos, t.bneg = t.rows.batch(t.bpos, t.bneg, ids, t.cfg.Workers)
+			b = objective.Batch{Pos: t.bpos, Neg: t.bneg, Prepared: t.rows.prepared}
+		}
 		v, err := t.ev.Eval(t.g, b, objective.Grads{Params: p.grad})
 		if err != nil {
 			return err
@@ -618,10 +651,46 @@ func step(theta, grad, velocity []float64, cfg Config, lr float64, first bool) {
 
 // splitRows are a split's difference vectors, all anchors' positives then
 // negatives in anchor order, prepared for the geometry's fast kernel when it
-// has one (geometry.Prepared: the generalized ball's log|x|).
+// has one (geometry.Prepared: the generalized ball's log|x|). Streamed
+// rows (b not nil) are computed from b when read, a batch or a chunk of
+// anchors at a time: pos and neg are then nil.
 type splitRows struct {
 	pos, neg []float32
 	prepared bool
+
+	b *bundle.Bundle     // streamed: the split whose rows these are
+	g geometry.Learnable // and the geometry that prepares them
+}
+
+// streamSplit are b's rows, computed when read (splitRows.batch): memory
+// bounded by a batch instead of n·(k+kneg)·d float32.
+func streamSplit(g geometry.Learnable, b *bundle.Bundle) splitRows {
+	_, prep := g.(geometry.Prepared)
+	return splitRows{prepared: prep, b: b, g: g}
+}
+
+// batch writes the rows of the anchors ids of streamed rows into pos and
+// neg (grown as needed), positives then negatives each in ids' order,
+// exactly as prepareSplit's rows of those anchors, and returns them.
+func (r splitRows) batch(pos, neg []float32, ids []int, workers int) ([]float32, []float32) {
+	b := r.b
+	pw, nw := b.K*b.D, b.KNeg*b.D
+	pos = slices.Grow(pos[:0], len(ids)*pw)[:len(ids)*pw]
+	neg = slices.Grow(neg[:0], len(ids)*nw)[:len(ids)*nw]
+	gp, _ := r.g.(geometry.Prepared)
+	parallel.For(len(ids), 16, workers, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			b.PositiveDiffs(pos[k*pw:(k+1)*pw], ids[k])
+			if nw > 0 {
+				b.NegativeDiffs(neg[k*nw:(k+1)*nw], ids[k])
+			}
+		}
+		if r.prepared {
+			gp.Prepare(pos[lo*pw:hi*pw], pos[lo*pw:hi*pw])
+			gp.Prepare(neg[lo*nw:hi*nw], neg[lo*nw:hi*nw])
+		}
+	})
+	return pos, neg
 }
 
 // prepareSplit computes a split's rows once: with frozen embeddings they
@@ -651,22 +720,47 @@ func prepareSplit(g geometry.Learnable, b *bundle.Bundle, workers int) splitRows
 	return r
 }
 
-// checkMemory refuses a training whose prepared rows (n·k·d float32 per
-// side, for the fit and validation splits) would not fit in the memory the
-// system reports available, rather than letting it be killed.
-func checkMemory(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle) error {
-	need := 4 * g.Dim() * (fit.N*(fit.K+fit.KNeg) + val.N*(val.K+val.KNeg))
+// checkMemory decides whether a training's prepared rows (n·k·d float32
+// per side, for the fit and validation splits) are kept in memory or
+// streamed: kept where they fit in 0.8 of the memory the system reports
+// available, computed a batch at a time otherwise (stream: the same
+// numbers, memory bounded by the bundles, each epoch computing its rows
+// again). A head's projected bundles are not streamed: where they alone
+// would not fit, it refuses, rather than letting the training be killed.
+func checkMemory(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle) (stream bool, need, avail float64, err error) {
+	rows := 4 * float64(g.Dim()) * float64(fit.N*(fit.K+fit.KNeg)+val.N*(val.K+val.KNeg))
+	var projected float64
 	if h != nil { // the projected bundles
-		need += 4 * h.Out * (fit.N*(1+fit.K) + len(fit.Negatives)/fit.D + len(fit.Pool)/fit.D +
-			val.N*(1+val.K) + len(val.Negatives)/val.D + len(val.Pool)/val.D)
+		projected = 4 * float64(h.Out) * float64(fit.N*(1+fit.K)+len(fit.Negatives)/fit.D+len(fit.Pool)/fit.D+
+			val.N*(1+val.K)+len(val.Negatives)/val.D+len(val.Pool)/val.D)
 	}
-	avail, ok := availableMemory()
-	if ok && float64(need) > 0.8*float64(avail) {
-		return fmt.Errorf("train: the fit and validation splits need %.1f GiB of difference vectors (n·k·d float32 per side), %.1f GiB of memory is available",
-			float64(need)/(1<<30), float64(avail)/(1<<30))
+	a, ok := availableMemory()
+	if !ok {
+		return false, rows, 0, nil
 	}
-	return nil
+	avail = float64(a)
+	if projected > 0.8*avail {
+		return false, rows, avail, fmt.Errorf("train: the projection head's projected fit and validation splits need %.1f GiB, %.1f GiB of memory is available: a smaller head (head_dim), or fewer anchors or k",
+			projected/(1<<30), avail/(1<<30))
+	}
+	return rows+projected > 0.8*avail, rows, avail, nil
 }
+
+// streamCost says what streamed rows cost an epoch of g: the generalized
+// ball's prepared rows are logarithms, one a value (an epoch about 9 times
+// as long: 400 000 items of d = 512, k = 20, on 2 cores); the others'
+// are the differences alone.
+func streamCost(g geometry.Learnable) string {
+	if _, ok := g.(*geometry.GenBall); ok {
+		return "but a generalized ball's epoch computes a logarithm a value again: several times slower"
+	}
+	return "at the cost of the differences' subtractions"
+}
+
+// streamBuf is a chunk's streamed rows, kept for the next chunk.
+type streamBuf struct{ pos, neg []float32 }
+
+var streamPool = sync.Pool{New: func() any { return new(streamBuf) }}
 
 // gather copies the rows of anchors ids (w values each) into dst.
 func gather(dst, src []float32, ids []int, w int) []float32 {
@@ -704,8 +798,27 @@ func (v *validator) exclusion(g geometry.Learnable) (float64, error) {
 	}
 	v.posS = slices.Grow(v.posS[:0], len(v.rows.pos)/d)[:len(v.rows.pos)/d]
 	v.negS = slices.Grow(v.negS[:0], len(v.rows.neg)/d)[:len(v.rows.neg)/d]
-	parallel.For(len(v.posS), chunk, v.workers, func(_, lo, hi int) { scores(v.posS[lo:hi], v.rows.pos[lo*d:hi*d]) })
-	parallel.For(len(v.negS), chunk, v.workers, func(_, lo, hi int) { scores(v.negS[lo:hi], v.rows.neg[lo*d:hi*d]) })
+	if b := v.rows.b; b != nil {
+		v.posS = slices.Grow(v.posS[:0], b.N*b.K)[:b.N*b.K]
+		v.negS = slices.Grow(v.negS[:0], b.N*b.KNeg)[:b.N*b.KNeg]
+		// Streamed: a chunk of anchors' rows at a time, scored as the
+		// rows in place are (a row's score depends on that row alone).
+		per := max(1, chunk/max(1, b.K+b.KNeg))
+		parallel.For(b.N, per, v.workers, func(_, lo, hi int) {
+			ids := make([]int, hi-lo)
+			for k := range ids {
+				ids[k] = lo + k
+			}
+			buf := streamPool.Get().(*streamBuf)
+			defer streamPool.Put(buf)
+			buf.pos, buf.neg = v.rows.batch(buf.pos, buf.neg, ids, 1)
+			scores(v.posS[lo*b.K:hi*b.K], buf.pos)
+			scores(v.negS[lo*b.KNeg:hi*b.KNeg], buf.neg)
+		})
+	} else {
+		parallel.For(len(v.posS), chunk, v.workers, func(_, lo, hi int) { scores(v.posS[lo:hi], v.rows.pos[lo*d:hi*d]) })
+		parallel.For(len(v.negS), chunk, v.workers, func(_, lo, hi int) { scores(v.negS[lo:hi], v.rows.neg[lo*d:hi*d]) })
+	}
 	q, err := conformal.Threshold(v.posS, v.alpha) // reorders posS: rescored next time
 	if err != nil {
 		return 0, fmt.Errorf("validation threshold: %w", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/sim"
 )
@@ -167,8 +168,10 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestMemoryCheck: a split whose prepared rows cannot fit in memory is an
-// error naming the size, not an out-of-memory kill.
+// TestMemoryCheck: a training whose difference rows cannot fit in memory
+// streams them, a batch at a time, instead of refusing; rows that fit are
+// kept; a head whose projected splits cannot fit is an error naming the
+// size.
 func TestMemoryCheck(t *testing.T) {
 	t.Parallel()
 	if _, ok := availableMemory(); !ok {
@@ -176,12 +179,62 @@ func TestMemoryCheck(t *testing.T) {
 	}
 	huge := &bundle.Bundle{N: 1 << 30, K: 500, KNeg: 500, D: 128}
 	small := &bundle.Bundle{N: 10, K: 5, KNeg: 5, D: 128}
-	err := checkMemory(geometry.UnitGenBall(128, 2), nil, huge, small)
-	if err == nil || !strings.Contains(err.Error(), "GiB of difference vectors") {
-		t.Errorf("error %v", err)
+	for _, c := range []struct {
+		name     string
+		h        *head.Linear
+		fit      *bundle.Bundle
+		stream   bool
+		errorHas string
+	}{
+		{"small", nil, small, false, ""},
+		{"huge", nil, huge, true, ""},
+		{"huge with a head", &head.Linear{In: 128, Out: 128}, huge, false, "projected fit and validation splits need"},
+	} {
+		stream, _, _, err := checkMemory(geometry.UnitGenBall(128, 2), c.h, c.fit, small)
+		if c.errorHas != "" {
+			if err == nil || !strings.Contains(err.Error(), c.errorHas) {
+				t.Errorf("%s: error %v, want one with %q", c.name, err, c.errorHas)
+			}
+			continue
+		}
+		if err != nil || stream != c.stream {
+			t.Errorf("%s: stream %v, error %v; want stream %v", c.name, stream, err, c.stream)
+		}
 	}
-	if err := checkMemory(geometry.UnitGenBall(128, 2), nil, small, small); err != nil {
-		t.Errorf("a small split: %v", err)
+}
+
+// TestStreamedRows: rows computed a batch at a time train exactly as rows
+// kept in memory — the same parameters and histories, to the bit — for
+// every objective, both prepared geometries, 1 and 3 goroutines.
+func TestStreamedRows(t *testing.T) {
+	t.Parallel()
+	fit, val := smallSim(t, 400, 30, 2)
+	for _, mk := range []func() geometry.Learnable{
+		func() geometry.Learnable { return geometry.UnitGenBall(3, 2) },
+		func() geometry.Learnable { return geometry.IdentityNorm(3, 2) },
+	} {
+		for _, obj := range []objective.Objective{objective.Neg, objective.Vol, objective.NegVol} {
+			var ref, refVal, refLoss []float64
+			for _, c := range []struct {
+				stream  bool
+				workers int
+			}{{false, 2}, {true, 1}, {true, 3}} {
+				g := mk()
+				cfg := Config{Objective: objective.Config{Objective: obj}, MaxEpochs: 4, BatchSize: 64, Seed: 3, Workers: c.workers, stream: c.stream}
+				res, err := Train(context.Background(), g, fit, val, cfg, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ref == nil {
+					ref, refVal, refLoss = g.Params(nil), res.ValHistory, res.LossHistory
+					continue
+				}
+				if !slices.Equal(g.Params(nil), ref) || !slices.Equal(res.ValHistory, refVal) || !slices.Equal(res.LossHistory, refLoss) {
+					t.Errorf("%v %v, streamed on %d goroutines: θ %v, validation %v; kept: θ %v, validation %v",
+						g.Kind(), obj, c.workers, g.Params(nil), res.ValHistory, ref, refVal)
+				}
+			}
+		}
 	}
 }
 
@@ -324,6 +377,44 @@ func TestTrainCancelled(t *testing.T) {
 	// No validation split: an error saying what to give, not a panic.
 	if _, err := Fit(context.Background(), Spec{Kind: geometry.KindGenBall}, fit, nil, nil); err == nil || !strings.Contains(err.Error(), "a training and a validation split are needed") {
 		t.Errorf("no validation split: %v", err)
+	}
+}
+
+// countdown is a context whose Err is nil for its first n calls and
+// context.Canceled after.
+type countdown struct {
+	context.Context
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countdown) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestCancelledWithinEpoch: a cancelled context stops training before
+// its next batch, not at the end of the epoch (a 400 000-item split's
+// epoch takes minutes): cancelled after the start's and the epoch's
+// checks and two batches, a one-epoch run of many batches returns
+// context.Canceled instead of finishing.
+func TestCancelledWithinEpoch(t *testing.T) {
+	t.Parallel()
+	fit, val := smallSim(t, 200, 5, 9)
+	if fit.N < 4*16 {
+		t.Fatalf("%d fit anchors: too few batches of 16", fit.N)
+	}
+	for _, stream := range []bool{false, true} {
+		ctx := &countdown{Context: context.Background(), n: 4}
+		cfg := Config{Objective: objective.Config{Objective: objective.Neg}, MaxEpochs: 1, BatchSize: 16, stream: stream}
+		res, err := Train(ctx, geometry.UnitGenBall(3, 2), fit, val, cfg, nil)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("stream %v: cancelled within the epoch: %v, result %+v", stream, err, res)
+		}
 	}
 }
 
