@@ -121,6 +121,11 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		_ = c.Transform(set, retrieveTransformBytes)
 	}
 	results := make([]retrieveResult, q.m)
+	// A batch of thousands of anchors takes minutes over a large
+	// collection (1 000 over 400 000 × 512: 48 s on 2 cores): its
+	// progress on stderr, once it has taken 10 seconds.
+	prog := newProgress(out, false, "anchor")
+	prog.lazy = true
 	for i := range q.m {
 		hits, total, err := store.Search(ctx, set, q.row(i), o.Limit)
 		if err != nil {
@@ -130,6 +135,9 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 			hits = []retrieve.Hit{}
 		}
 		results[i] = retrieveResult{Anchor: i, Total: total, Hits: hits, Truncated: len(hits) < total}
+		if q.m > 1 {
+			prog.step(i+1, q.m, "")
+		}
 	}
 	if err := printRetrieved(out, set, q, results, n, o.JSON); err != nil {
 		return err

@@ -20,6 +20,10 @@ type progress struct {
 	// a table's first seed, whose baselines run in a moment and its
 	// learned rows in minutes (an ETA of 9 s for a 9-minute run).
 	settle int
+	// lazy keeps a plain line back until the run has taken 10 seconds
+	// (the last too, if none came before): a batch that answers in a
+	// moment prints nothing, one of minutes its progress.
+	lazy bool
 }
 
 func newProgress(out *output, quiet bool, unit string) *progress {
@@ -46,6 +50,7 @@ func (p *progress) step(done, total int, what string) {
 		if done == total {
 			fmt.Fprintln(p.out.stderr)
 		}
+	case p.lazy && p.last.IsZero() && el < 10*time.Second:
 	case done == total || now.Sub(p.last) >= 10*time.Second:
 		fmt.Fprintln(p.out.stderr, msg)
 		p.last = now
@@ -58,6 +63,9 @@ func (p *progress) step(done, total int, what string) {
 type trainProgress struct{ *progress }
 
 func (p trainProgress) Observe(pr train.Progress) {
+	if pr.Streamed != "" && pr.Epoch == 0 {
+		fmt.Fprintf(p.out.stderr, "note: %s\n", pr.Streamed)
+	}
 	if p.off {
 		return
 	}
@@ -78,13 +86,17 @@ func (p trainProgress) Observe(pr train.Progress) {
 		msg = fmt.Sprintf("trained %d epochs (%s) in %s: best validation exclusion %.1f%% at epoch %d",
 			pr.Epoch, pr.StopReason, pr.Elapsed.Round(time.Millisecond), 100*pr.BestExclusion, pr.BestEpoch)
 	}
+	now := time.Now()
 	switch {
 	case p.tty:
 		fmt.Fprintf(p.out.stderr, "\r\033[K%s", msg)
 		if pr.Done {
 			fmt.Fprintln(p.out.stderr)
 		}
-	case pr.Done || pr.Epoch%10 == 0:
+	case pr.Done || pr.Epoch%10 == 0 || now.Sub(p.last) >= 10*time.Second:
+		// Every tenth epoch, and at least every 10 seconds where epochs
+		// are long (a 400 000-item fit's take minutes each).
 		fmt.Fprintln(p.out.stderr, msg)
+		p.last = now
 	}
 }

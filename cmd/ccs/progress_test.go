@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ccsets/ccs/train"
 )
 
 // TestProgressSettles: a table's progress gives no ETA before its first
@@ -21,5 +23,76 @@ func TestProgressSettles(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], "run 1/12  elapsed 0s  ETA after the first seed's 3  (seed 0, Conformal Ball (ℓ2))") ||
 		!strings.Contains(lines[1], "run 3/12  elapsed 0s  ETA 0s") {
 		t.Errorf("progress:\n%s", stderr.String())
+	}
+}
+
+// TestProgressLazy: a lazy progress (ccs retrieve's batches) prints no
+// plain line before the run has taken 10 seconds, not even the last, and
+// then a line at most every 10 seconds and the last.
+func TestProgressLazy(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		ago   time.Duration // the run's start, before the steps
+		steps []int
+		want  []string
+	}{
+		{"a moment", 0, []int{1, 500, 1000}, nil},
+		{"minutes", -11 * time.Second, []int{1, 2, 1000}, []string{"anchor 1/1000  elapsed 11s", "anchor 1000/1000  elapsed 11s  ETA 0s"}},
+	} {
+		var stderr bytes.Buffer
+		p := newProgress(&output{stdout: &bytes.Buffer{}, stderr: &stderr}, false, "anchor")
+		p.lazy = true
+		p.start = p.start.Add(c.ago)
+		for _, done := range c.steps {
+			p.step(done, 1000, "")
+		}
+		got := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if len(c.want) == 0 {
+			if stderr.Len() != 0 {
+				t.Errorf("%s: printed %q", c.name, stderr.String())
+			}
+			continue
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("%s: lines %q, want %q", c.name, got, c.want)
+			continue
+		}
+		for i := range got {
+			if !strings.HasPrefix(got[i], c.want[i]) {
+				t.Errorf("%s: line %d %q, want %q…", c.name, i, got[i], c.want[i])
+			}
+		}
+	}
+}
+
+// TestTrainProgressPlain: off a terminal a training prints every tenth
+// epoch, and any epoch 10 seconds or more after the last line (epochs of
+// minutes on a large split), and says at epoch 0 when its rows are
+// streamed, even with -quiet.
+func TestTrainProgressPlain(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		quiet bool
+		since time.Duration // since the last line
+		p     train.Progress
+		want  string // "" prints nothing
+	}{
+		{"epoch 3 soon after", false, time.Second, train.Progress{Epoch: 3, MaxEpochs: 150, Elapsed: time.Second}, ""},
+		{"epoch 3 after 11 s", false, 11 * time.Second, train.Progress{Epoch: 3, MaxEpochs: 150, Elapsed: 12 * time.Minute}, "epoch   3/150"},
+		{"epoch 10", false, time.Second, train.Progress{Epoch: 10, MaxEpochs: 150, Elapsed: time.Second}, "epoch  10/150"},
+		{"streamed", false, time.Second, train.Progress{Epoch: 0, MaxEpochs: 150, Streamed: "rows streamed"}, "note: rows streamed"},
+		{"streamed, quiet", true, time.Second, train.Progress{Epoch: 0, MaxEpochs: 150, Streamed: "rows streamed"}, "note: rows streamed"},
+		{"quiet", true, time.Minute, train.Progress{Epoch: 3, MaxEpochs: 150}, ""},
+	} {
+		var stderr bytes.Buffer
+		p := trainProgress{newProgress(&output{stdout: &bytes.Buffer{}, stderr: &stderr}, c.quiet, "epoch")}
+		p.last = time.Now().Add(-c.since)
+		p.Observe(c.p)
+		switch got := stderr.String(); {
+		case c.want == "" && got != "":
+			t.Errorf("%s: printed %q", c.name, got)
+		case c.want != "" && !strings.HasPrefix(got, c.want):
+			t.Errorf("%s: %q, want %q…", c.name, got, c.want)
+		}
 	}
 }
