@@ -33,6 +33,11 @@ type Config struct {
 	Train train.Config
 	// OutDir, if set, keeps every fitted set as OutDir/seed-S/METHOD.json.
 	OutDir string
+	// Epochs, if not nil, is told each learned row's training progress,
+	// epoch by epoch (row is the row's name): a row's cell on a large
+	// split trains for minutes between the table's progress reports. It
+	// may be called from several runs at once.
+	Epochs func(row string, seed uint64, p train.Progress)
 	// Cells, if not nil, keeps every finished (row, seed) result, and a
 	// rerun reads back those it has instead of computing them.
 	Cells *Cells

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/sim"
 	"github.com/ccsets/ccs/train"
 )
@@ -160,5 +164,31 @@ func TestCompareInterrupted(t *testing.T) {
 		})
 	if !errors.Is(err, context.Canceled) || last != 2 || total != 6 {
 		t.Errorf("interrupted after 2 of 6 cells: %v, last progress %d/%d", err, last, total)
+	}
+}
+
+// TestCompareEpochs: Config.Epochs hears every learned row's epochs,
+// named by row and seed, ending with the last report; the baselines
+// train nothing and report none.
+func TestCompareEpochs(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	data := CompareData{Name: "small", Fit: sim.Gauss(r, 120, 4, 3), Val: sim.Gauss(r, 60, 4, 3), Cal: sim.Gauss(r, 60, 2, 3), Test: sim.Gauss(r, 60, 2, 3)}
+	var mu sync.Mutex
+	heard := map[string][]train.Progress{}
+	cfg := Config{Seeds: 1, Alpha: 0.1, Train: train.Config{MaxEpochs: 3}, Epochs: func(row string, seed uint64, p train.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		heard[fmt.Sprintf("%s, seed %d", row, seed)] = append(heard[fmt.Sprintf("%s, seed %d", row, seed)], p)
+	}}
+	methods := append(ForCompare(Baselines())[:1], ForCompare([]Method{Learned(geometry.KindGenBall, objective.Neg)})...)
+	if _, err := Compare(context.Background(), data, CompareConfig{Config: cfg, Resplits: 5}, methods, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(heard) != 1 {
+		t.Fatalf("heard %d rows' epochs, want the one learned row's: %v", len(heard), heard)
+	}
+	ps := heard["Generalized (Neg), seed 0"]
+	if len(ps) < 2 || ps[0].Epoch != 0 || !ps[len(ps)-1].Done {
+		t.Errorf("Generalized (Neg), seed 0: %+v, want epoch 0 first and the last report done", ps)
 	}
 }

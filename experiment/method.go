@@ -164,7 +164,11 @@ func learned(kind geometry.Kind, obj objective.Objective, infoNCE bool) Method {
 			tc := cfg.Train
 			tc.Objective.Objective, tc.Objective.Alpha = obj, cfg.Alpha
 			tc.Seed, tc.Workers, tc.Rows = seed, sp.Workers, sp.Rows
-			f, err := train.Fit(ctx, train.Spec{Kind: kind, Head: infoNCE, Shift: cfg.Shift, Config: tc}, sp.Fit, sp.Val, nil)
+			var obs train.Observer
+			if cfg.Epochs != nil {
+				obs = train.ObserverFunc(func(p train.Progress) { cfg.Epochs(name, seed, p) })
+			}
+			f, err := train.Fit(ctx, train.Spec{Kind: kind, Head: infoNCE, Shift: cfg.Shift, Config: tc}, sp.Fit, sp.Val, obs)
 			if err != nil {
 				return nil, err
 			}

@@ -177,6 +177,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	ccfg.Cells, ccfg.OutDir = res.cells, res.sets
 	runs := newProgress(out, o.Quiet, "run")
 	runs.settle = len(methods) // the baselines' runs take a moment, the learned rows' minutes
+	ccfg.Epochs = runs.epoch
 	t, err := experiment.Compare(ctx, data, ccfg, methods, runs.step)
 	if errors.Is(err, context.Canceled) && ccfg.Cells != nil {
 		reused, computed, _ := ccfg.Cells.Counts()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ccsets/ccs/train"
@@ -24,6 +25,7 @@ type progress struct {
 	// (the last too, if none came before): a batch that answers in a
 	// moment prints nothing, one of minutes its progress.
 	lazy bool
+	mu   sync.Mutex // step and epoch may be called from several goroutines
 }
 
 func newProgress(out *output, quiet bool, unit string) *progress {
@@ -34,6 +36,8 @@ func (p *progress) step(done, total int, what string) {
 	if p.off {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	now := time.Now()
 	el := now.Sub(p.start)
 	eta := time.Duration(float64(el) / float64(done) * float64(total-done))
@@ -52,6 +56,29 @@ func (p *progress) step(done, total int, what string) {
 		}
 	case p.lazy && p.last.IsZero() && el < 10*time.Second:
 	case done == total || now.Sub(p.last) >= 10*time.Second:
+		fmt.Fprintln(p.out.stderr, msg)
+		p.last = now
+	}
+}
+
+// epoch shows a table's learned row training (experiment.Config.Epochs):
+// a cell of a large split trains for minutes, hours for a whole table,
+// between two of step's lines. Off a terminal a line comes once the run
+// has taken 10 seconds and 10 seconds after the last line; nothing at
+// all for a quick table.
+func (p *progress) epoch(row string, seed uint64, pr train.Progress) {
+	if p.off {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	msg := fmt.Sprintf("  seed %d, %s: epoch %d/%d, validation exclusion %.1f%% (best %.1f%% at epoch %d), %s in its training",
+		seed, row, pr.Epoch, pr.MaxEpochs, 100*pr.ValExclusion, 100*pr.BestExclusion, pr.BestEpoch, pr.Elapsed.Round(time.Second))
+	switch {
+	case p.tty:
+		fmt.Fprintf(p.out.stderr, "\r\033[K%s", msg)
+	case now.Sub(p.start) >= 10*time.Second && now.Sub(p.last) >= 10*time.Second:
 		fmt.Fprintln(p.out.stderr, msg)
 		p.last = now
 	}

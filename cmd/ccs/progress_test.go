@@ -96,3 +96,26 @@ func TestTrainProgressPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressEpochs: a table's learned rows' epochs show off a terminal
+// once the run has taken 10 seconds, at most every 10 seconds, named by
+// seed and row; a quick table shows none.
+func TestProgressEpochs(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		ago, since time.Duration // the run's start, the last line
+		want       string
+	}{
+		{"a quick table", time.Second, time.Minute, ""},
+		{"soon after a line", time.Minute, time.Second, ""},
+		{"minutes in", time.Minute, 11 * time.Second, "  seed 1, Generalized (Neg): epoch 12/150, validation exclusion 99.7% (best 99.8% at epoch 9), 3m2s in its training"},
+	} {
+		var stderr bytes.Buffer
+		p := newProgress(&output{stdout: &bytes.Buffer{}, stderr: &stderr}, false, "run")
+		p.start, p.last = time.Now().Add(-c.ago), time.Now().Add(-c.since)
+		p.epoch("Generalized (Neg)", 1, train.Progress{Epoch: 12, MaxEpochs: 150, ValExclusion: 0.997, BestExclusion: 0.998, BestEpoch: 9, Elapsed: 182 * time.Second})
+		if got := strings.TrimSuffix(stderr.String(), "\n"); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
