@@ -248,3 +248,46 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+// TestRetrieveZeroAnchor: an all-zero anchor (an encoder's output for an
+// input it failed on) is answered, with a warning that says so and how
+// many items its set holds; in a batch, how many anchors are and the
+// first; a nonzero anchor is not warned of.
+func TestRetrieveZeroAnchor(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	set := calibratedBall(t, dir)
+	db := filepath.Join(dir, "test.npz")
+	script := `
+import sys, numpy as np
+db, dir = sys.argv[1:]
+a = np.load(db)["anchors"]
+np.save(dir + "/zero.npy", np.zeros(a.shape[1], np.float32))
+np.save(dir + "/one.npy", a[3])
+b = a[:4].copy(); b[1] = 0; b[3] = 0
+np.save(dir + "/batch.npy", b)
+`
+	if out, err := exec.Command("/usr/bin/python3", "-c", script, db, dir).CombinedOutput(); err != nil {
+		t.Fatalf("numpy: %v\n%s", err, out)
+	}
+	for _, c := range []struct{ anchor, want string }{
+		{"zero.npy", "WARNING: the anchor is all zeros: what an encoder gives for an input it failed on"},
+		{"batch.npy", "WARNING: 2 of 4 anchors are all zeros (the first: anchor 1): what an encoder gives for an input it failed on"},
+		{"one.npy", ""},
+	} {
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, []string{"retrieve", "-set", set, "-db", db, "-anchor", filepath.Join(dir, c.anchor), "-limit", "1"}); err != nil {
+			t.Fatalf("%s: %v", c.anchor, err)
+		}
+		got := stderr.String()
+		if c.want == "" {
+			if strings.Contains(got, "all zeros") {
+				t.Errorf("%s: warned %q", c.anchor, got)
+			}
+			continue
+		}
+		if !strings.Contains(got, c.want) || !strings.Contains(got, "items nearest the origin (") {
+			t.Errorf("%s: stderr %q, want %q…", c.anchor, got, c.want)
+		}
+	}
+}
