@@ -504,9 +504,7 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 	}
 	s0 := s
 	s, anchor = Centred(s, anchor)
-	d := c.D
 	parts := make([][]Hit, parallel.Chunks(c.N, chunk))
-	q := s.Threshold
 	// A screen of the half-precision copy and a filter rule most items out
 	// fast (bounds that pass the threshold, with margins for their
 	// rounding); the items they keep are scored exactly, a block at a time,
@@ -516,102 +514,187 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 		if ctx.Err() != nil {
 			return
 		}
-		sc := scratchPool.Get().(*scratch)
-		defer scratchPool.Put(sc)
-		diffs, scores, kept, filtered := sc.size(d)
-		rows := sc.rows[:0]
-		flush := func() {
-			n := len(rows)
-			for i, v := range s.Geometry.Scores(scores[:n], diffs[:n*d]) {
-				if v <= q {
-					h := Hit{ID: c.IDs[rows[i]], Row: rows[i], Score: v}
-					if c.Keys != nil {
-						h.Key = c.Keys[rows[i]]
-					}
-					parts[ci] = append(parts[ci], h)
-				}
-			}
-			rows = rows[:0]
-		}
-		add := func(r int) { // row r for the exact score
-			kernel.Sub(diffs[len(rows)*d:(len(rows)+1)*d], anchor, c.Rows[r*d:(r+1)*d])
-			if rows = append(rows, r); len(rows) == block {
-				flush()
-			}
-		}
-		switch {
-		case screen != nil:
-			// The half floats first, the whole chunk (lo is a multiple of
-			// the chunk); then the rows they keep, found from the masks'
-			// set bits (most masks are 0), each asked for from memory
-			// ahead rows before it is read (they lie apart: read one at
-			// a time, each waited on the memory), then the filter and the
-			// exact score for those.
-			nb := (hi - lo + kernel.HalfBlock - 1) / kernel.HalfBlock
-			masks := slices.Grow(sc.masks[:0], nb)[:nb]
-			sc.masks = masks
-			screen(lo/kernel.HalfBlock, masks)
-			cand := sc.cand[:0]
-			for k, m := range masks {
-				for ; m != 0; m &= m - 1 {
-					r := lo + k*kernel.HalfBlock + bits.TrailingZeros16(m)
-					if r >= hi {
-						break // the last block's padding
-					}
-					cand = append(cand, r)
-				}
-			}
-			sc.cand = cand
-			for _, r := range cand[:min(ahead, len(cand))] {
-				kernel.Prefetch(c.Rows[r*d : (r+1)*d])
-			}
-			for i, r := range cand {
-				if i+ahead < len(cand) {
-					r := cand[i+ahead]
-					kernel.Prefetch(c.Rows[r*d : (r+1)*d])
-				}
-				if keep != nil {
-					if keep(r, r+1, kept[:1], filtered[:1]); !kept[0] {
-						continue
-					}
-				}
-				add(r)
-			}
-		case keep != nil:
-			for b0 := lo; b0 < hi; b0 += block {
-				b1 := min(hi, b0+block)
-				keep(b0, b1, kept[:b1-b0], filtered[:b1-b0])
-				for r := b0; r < b1; r++ {
-					if kept[r-b0] {
-						add(r)
-					}
-				}
-			}
-		default:
-			for r := lo; r < hi; r++ {
-				add(r)
-			}
-		}
-		if len(rows) > 0 {
-			flush()
-		}
-		sc.rows = rows
+		parts[ci] = c.scan(s, anchor, keep, screen, lo, hi, nil)
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	var hits []Hit
+	hits, total := sorted(parts, limit)
+	return hits, total, nil
+}
+
+// sorted joins parts' hits, nearest first, ties by id and then row, and
+// keeps at most limit of them (≤ 0: all); total counts them all.
+func sorted(parts [][]Hit, limit int) (hits []Hit, total int) {
 	for _, p := range parts {
 		hits = append(hits, p...)
 	}
-	total := len(hits)
+	total = len(hits)
 	slices.SortFunc(hits, func(a, b Hit) int {
 		return cmp.Or(cmp.Compare(a.Score, b.Score), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Row, b.Row))
 	})
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}
-	return hits, total, nil
+	return hits, total
+}
+
+// batchChunk is the rows SearchBatch scores for every anchor in turn
+// while they are in cache: 512 rows of d = 512 are 512 KB of half
+// floats.
+const batchChunk = 512
+
+// SearchBatch is Search for each of the m anchors (rows of c.D in
+// anchors), with the same hits and totals, in a pass over the collection
+// that scores a chunk of it for every anchor in turn while the chunk is
+// in cache (m Searches read the whole collection m times: 400 000 × 512
+// half floats are 400 MB a query). It makes the collection's compact copy
+// for s first (PrepareHalf or PrepareBytes, as the second Search would).
+// progress, if not nil, is told the chunks done of all, from any
+// goroutine. It stops early, returning ctx's error, when ctx is done.
+func SearchBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Collection, limit int, progress func(done, total int)) (hits [][]Hit, totals []int, err error) {
+	d := c.D
+	if d < 1 || len(anchors)%d != 0 {
+		return nil, nil, fmt.Errorf("retrieve: %d anchor values are not rows of dimension %d", len(anchors), d)
+	}
+	m := len(anchors) / d
+	type query struct {
+		s      *conformal.Set
+		anchor []float32
+		keep   func(lo, hi int, keep []bool, scratch []float64)
+		screen func(b0 int, masks []uint16)
+	}
+	qs := make([]query, m)
+	for i := range qs {
+		a := anchors[i*d : (i+1)*d]
+		if err := CheckQuery(s, a, d); err != nil {
+			return nil, nil, fmt.Errorf("anchor %d: %w", i, err)
+		}
+	}
+	if m > 1 {
+		switch s.Geometry.(type) {
+		case geometry.ByteScreener:
+			c.PrepareBytes()
+		case geometry.HalfScreener:
+			c.PrepareHalf()
+		}
+	}
+	for i := range qs {
+		q := &qs[i]
+		q.s, q.anchor = Centred(s, anchors[i*d:(i+1)*d])
+		q.keep, q.screen = c.filter(s, q.s, q.anchor)
+	}
+	nc := parallel.Chunks(c.N, batchChunk)
+	parts := make([][]Hit, m*nc)
+	var done atomic.Int64
+	parallel.For(c.N, batchChunk, 0, func(ci, lo, hi int) {
+		if ctx.Err() != nil {
+			return
+		}
+		for i := range qs {
+			q := &qs[i]
+			parts[i*nc+ci] = c.scan(q.s, q.anchor, q.keep, q.screen, lo, hi, nil)
+		}
+		if progress != nil {
+			progress(int(done.Add(1)), nc)
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	hits, totals = make([][]Hit, m), make([]int, m)
+	for i := range qs {
+		hits[i], totals[i] = sorted(parts[i*nc:(i+1)*nc], limit)
+	}
+	return hits, totals, nil
+}
+
+// scan appends to hits the items of rows lo…hi−1 of c (lo a multiple of
+// kernel.HalfBlock) inside s around anchor (both Centred): the screen and
+// the filter of c.filter first, then the exact score, a block at a time.
+func (c *Collection) scan(s *conformal.Set, anchor []float32, keep func(lo, hi int, keep []bool, scratch []float64), screen func(b0 int, masks []uint16), lo, hi int, hits []Hit) []Hit {
+	d, q := c.D, s.Threshold
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	diffs, scores, kept, filtered := sc.size(d)
+	rows := sc.rows[:0]
+	flush := func() {
+		n := len(rows)
+		for i, v := range s.Geometry.Scores(scores[:n], diffs[:n*d]) {
+			if v <= q {
+				h := Hit{ID: c.IDs[rows[i]], Row: rows[i], Score: v}
+				if c.Keys != nil {
+					h.Key = c.Keys[rows[i]]
+				}
+				hits = append(hits, h)
+			}
+		}
+		rows = rows[:0]
+	}
+	add := func(r int) { // row r for the exact score
+		kernel.Sub(diffs[len(rows)*d:(len(rows)+1)*d], anchor, c.Rows[r*d:(r+1)*d])
+		if rows = append(rows, r); len(rows) == block {
+			flush()
+		}
+	}
+	switch {
+	case screen != nil:
+		// The half floats first, the whole chunk (lo is a multiple of
+		// the chunk); then the rows they keep, found from the masks'
+		// set bits (most masks are 0), each asked for from memory
+		// ahead rows before it is read (they lie apart: read one at
+		// a time, each waited on the memory), then the filter and the
+		// exact score for those.
+		nb := (hi - lo + kernel.HalfBlock - 1) / kernel.HalfBlock
+		masks := slices.Grow(sc.masks[:0], nb)[:nb]
+		sc.masks = masks
+		screen(lo/kernel.HalfBlock, masks)
+		cand := sc.cand[:0]
+		for k, m := range masks {
+			for ; m != 0; m &= m - 1 {
+				r := lo + k*kernel.HalfBlock + bits.TrailingZeros16(m)
+				if r >= hi {
+					break // the last block's padding
+				}
+				cand = append(cand, r)
+			}
+		}
+		sc.cand = cand
+		for _, r := range cand[:min(ahead, len(cand))] {
+			kernel.Prefetch(c.Rows[r*d : (r+1)*d])
+		}
+		for i, r := range cand {
+			if i+ahead < len(cand) {
+				r := cand[i+ahead]
+				kernel.Prefetch(c.Rows[r*d : (r+1)*d])
+			}
+			if keep != nil {
+				if keep(r, r+1, kept[:1], filtered[:1]); !kept[0] {
+					continue
+				}
+			}
+			add(r)
+		}
+	case keep != nil:
+		for b0 := lo; b0 < hi; b0 += block {
+			b1 := min(hi, b0+block)
+			keep(b0, b1, kept[:b1-b0], filtered[:b1-b0])
+			for r := b0; r < b1; r++ {
+				if kept[r-b0] {
+					add(r)
+				}
+			}
+		}
+	default:
+		for r := lo; r < hi; r++ {
+			add(r)
+		}
+	}
+	if len(rows) > 0 {
+		flush()
+	}
+	sc.rows = rows
+	return hits
 }
 
 // filter returns a quick test of the rows lo…hi−1 of c that sets keep[i]

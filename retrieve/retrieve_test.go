@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
@@ -490,5 +491,131 @@ func TestSearchShifted(t *testing.T) {
 		if len(unshifted) > 0 && unshifted[0].Row == hits[0].Row && len(unshifted) == len(hits) {
 			t.Errorf("%v: the shift left the hits where they were", tc.g.Kind())
 		}
+	}
+}
+
+// TestSearchBatch: a batch's pass over the collection, a chunk for every
+// anchor in turn, gives each anchor Search's hits, order, scores and
+// total — for the ℓ2 ball and the generalized ball (their screens over
+// the compact copies), a single-norm before and after Transform, an
+// ellipsoid and a shifted ball; limits 0 and 7; anchors that are rows,
+// perturbed rows and far points. A bad batch is an error naming the
+// anchor; a cancelled one returns the context's error.
+func TestSearchBatch(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(11, 12))
+	const d, n, m = 16, HalfMinRows + 1500, 9
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	for i := 0; i < 40; i++ { // exact copies: ties broken by id, then row
+		copy(rows[(n-1-i)*d:(n-i)*d], rows[i*d:(i+1)*d])
+	}
+	anchors := make([]float32, m*d)
+	for i := range m {
+		copy(anchors[i*d:], rows[rng.IntN(n)*d:][:d])
+		if i%3 == 1 {
+			anchors[i*d] += 0.05
+		}
+		if i%3 == 2 {
+			for j := range d {
+				anchors[i*d+j] = 4 * float32(rng.NormFloat64())
+			}
+		}
+	}
+	m_, p := make([]float64, d), make([]float64, d)
+	mm := make([]float64, d*d)
+	for j := range d {
+		m_[j], p[j] = math.Exp(rng.NormFloat64()/3), 1+rng.Float64()
+		mm[j*d+j] = 1
+	}
+	for i := range mm {
+		mm[i] += 0.1 * rng.NormFloat64()
+	}
+	gb, _ := geometry.NewGenBall(m_, p)
+	nm, _ := geometry.NewNorm(d, mm, 2)
+	sigma := make([]float64, d*d)
+	for j := range d {
+		sigma[j*d+j] = 0.5 + rng.Float64()
+	}
+	el, err := geometry.NewEllipsoid(d, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shift := make([]float64, d)
+	shift[0] = 0.3
+	sh, err := geometry.NewShifted(geometry.Ball{D: d}, shift)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := conformal.Info{Mode: conformal.OnePerAnchor, N: 20, Rank: 19}
+	for _, tc := range []struct {
+		name      string
+		g         geometry.Geometry
+		q         float64
+		transform bool
+	}{
+		{"ball", geometry.Ball{D: d}, 4.5, false},
+		{"shifted ball", sh, 4.5, false},
+		{"genball", gb, 14, false},
+		{"single-norm", nm, 4.5, false},
+		{"single-norm, transformed", nm, 4.5, true},
+		{"ellipsoid", el, 5, false},
+	} {
+		c, err := NewCollection(rows, d, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &conformal.Set{Geometry: tc.g, Threshold: tc.q, Alpha: 0.1, Calibration: info}
+		if tc.transform {
+			if err := c.Transform(s, 1<<30); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, limit := range []int{0, 7} {
+			var mu sync.Mutex
+			var chunks []int
+			hits, totals, err := SearchBatch(context.Background(), s, anchors, c, limit, func(done, total int) {
+				mu.Lock()
+				defer mu.Unlock()
+				chunks = append(chunks, total)
+			})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if len(chunks) == 0 || len(chunks) != chunks[0] {
+				t.Errorf("%s: progress %v, want every chunk of %d once", tc.name, len(chunks), chunks)
+			}
+			some := 0
+			for i := range m {
+				want, total, err := Search(context.Background(), s, anchors[i*d:(i+1)*d], c, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				some += total
+				if totals[i] != total || !slices.Equal(hits[i], want) {
+					t.Fatalf("%s, limit %d, anchor %d: %d hits (total %d), Search %d (total %d)", tc.name, limit, i, len(hits[i]), totals[i], len(want), total)
+				}
+			}
+			if some == 0 || some == m*n {
+				t.Errorf("%s: %d hits in all: the thresholds test nothing", tc.name, some)
+			}
+		}
+	}
+	c, _ := NewCollection(rows, d, nil)
+	s := &conformal.Set{Geometry: geometry.Ball{D: d}, Threshold: 4.5, Alpha: 0.1, Calibration: info}
+	bad := slices.Clone(anchors)
+	bad[2*d+3] = float32(math.NaN())
+	if _, _, err := SearchBatch(context.Background(), s, bad, c, 0, nil); err == nil || !strings.Contains(err.Error(), "anchor 2") {
+		t.Errorf("a NaN in anchor 2: %v", err)
+	}
+	if _, _, err := SearchBatch(context.Background(), s, anchors[:d+3], c, 0, nil); err == nil {
+		t.Error("a batch of d+3 values: no error")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := SearchBatch(ctx, s, anchors, c, 0, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
 	}
 }
