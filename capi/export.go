@@ -911,6 +911,47 @@ func ccs_set_retrieve(h, collH C.uintptr_t, rows, ids, anchor *C.ccs_array, limi
 	})
 }
 
+//export ccs_set_retrieve_many
+func ccs_set_retrieve_many(h, collH C.uintptr_t, anchors *C.ccs_array, limit C.int64_t, out *C.ccs_hits, m C.int64_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*setObj](uintptr(h), "a set")
+		if err != nil {
+			return err
+		}
+		co, err := lookup[*collectionObj](uintptr(collH), "a collection")
+		if err != nil {
+			return err
+		}
+		a, err := goArray(anchors, "anchors")
+		if err != nil {
+			return err
+		}
+		if len(a.Shape) != 2 || int64(a.Shape[0]) != int64(m) {
+			return fmt.Errorf("anchors: shape %s: want (%d, d), one row a hits record", bundle.FormatShape(a.Shape), int64(m))
+		}
+		all, err := searchMany(context.Background(), o.s, co.c, a, int(limit))
+		if err != nil {
+			return err
+		}
+		outs := unsafe.Slice(out, int(m))
+		for i, hs := range all {
+			k := len(hs.IDs)
+			o := &outs[i]
+			o.total, o.count = C.int64_t(hs.Total), C.int64_t(k)
+			o.ids, o.rows, o.scores = nil, nil, nil
+			if k > 0 {
+				o.ids = (*C.int64_t)(C.malloc(C.size_t(8 * k)))
+				o.rows = (*C.int64_t)(C.malloc(C.size_t(8 * k)))
+				o.scores = (*C.double)(C.malloc(C.size_t(8 * k)))
+				copy(unsafe.Slice((*int64)(unsafe.Pointer(o.ids)), k), hs.IDs)
+				copy(unsafe.Slice((*int64)(unsafe.Pointer(o.rows)), k), hs.Rows)
+				copy(unsafe.Slice((*float64)(unsafe.Pointer(o.scores)), k), hs.Scores)
+			}
+		}
+		return nil
+	})
+}
+
 //export ccs_set_ood
 func ccs_set_ood(h C.uintptr_t, points *C.ccs_array, opts *C.char, scoresOut, pvalues *C.double, oodOut, flagged *C.uint8_t, n C.int64_t, errOut **C.char) C.int {
 	return run(errOut, func() error {

@@ -108,6 +108,58 @@ func search(ctx context.Context, s *conformal.Set, c *retrieve.Collection, ancho
 	return h, nil
 }
 
+// searchMany is Set.retrieve_many: the items of c inside s around each
+// row of anchors ((m, d)), nearest first, at most limit each (0: all), in
+// one pass over c (retrieve.SearchBatch: the same hits as search on each
+// row, without reading c once a row). A row search refuses is named by
+// its index (anchors[i]: and search's message).
+func searchMany(ctx context.Context, s *conformal.Set, c *retrieve.Collection, anchors rawArray, limit int) ([]*hits, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("retrieve: limit=%d: want ≥ 1, or None for all", limit)
+	}
+	anchors.Name = "anchors"
+	a, err := decodeF32(anchors, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(anchors.Shape) != 2 {
+		d := s.Geometry.Dim()
+		return nil, fmt.Errorf("anchors: shape %s: want (m, %d), one anchor a row", bundle.FormatShape(anchors.Shape), d)
+	}
+	if err := s.CheckDim("anchors", anchors.Shape...); err != nil {
+		return nil, err
+	}
+	if err := s.CheckDim("collection", c.N, c.D); err != nil {
+		return nil, err
+	}
+	if err := s.OneThreshold(); err != nil {
+		return nil, noLabel(err, "retrieve")
+	}
+	m, d := anchors.Shape[0], anchors.Shape[1]
+	for i := range m {
+		row := a[i*d : (i+1)*d]
+		if err := s.CheckNorms(row); err != nil {
+			return nil, fmt.Errorf("anchors[%d]: anchor: %w", i, err)
+		}
+		if err := retrieve.CheckQuery(s, row, c.D); err != nil {
+			return nil, fmt.Errorf("anchors[%d]: %w", i, err)
+		}
+	}
+	found, totals, err := retrieve.SearchBatch(ctx, s, a, c, limit, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*hits, m)
+	for i, hs := range found {
+		h := &hits{Total: totals[i], IDs: make([]int64, len(hs)), Rows: make([]int64, len(hs)), Scores: make([]float64, len(hs))}
+		for j, x := range hs {
+			h.IDs[j], h.Rows[j], h.Scores[j] = x.ID, int64(x.Row), x.Score
+		}
+		out[i] = h
+	}
+	return out, nil
+}
+
 // oodCache is a set's per-input OOD test, built once (its pool is
 // prepared for scoring) on first use.
 type oodCache struct {

@@ -1280,20 +1280,12 @@ class Set(_Handle):
         finally:
             if opened is not None:
                 opened.close()
-        k = hits.count
-        ids, rows_, scores = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64), np.empty(k, dtype=np.float64)
         try:
-            if k:
-                ids[:] = np.ctypeslib.as_array(hits.ids, (k,))
-                rows_[:] = np.ctypeslib.as_array(hits.rows, (k,))
-                scores[:] = np.ctypeslib.as_array(hits.scores, (k,))
+            return _hits_of(hits, keys)
         finally:
             for p in (hits.ids, hits.rows, hits.scores):
                 if p:
                     lib.ccs_free(p)
-        if keys is not None:
-            return keys[rows_], scores
-        return ids, scores
 
     def retrieve_many(self, anchors, collection, limit=None):
         """Each row of anchors ((m, d): a batch of queries, a Bundle's
@@ -1319,12 +1311,30 @@ class Set(_Handle):
                     collection.transform(self)
                 except ValueError:
                     pass  # another family, or over the memory: the plain scan, the same hits
+            # One pass over the collection for every row (a chunk scored
+            # for each row while it is in cache): the same hits as
+            # retrieve on each row, without reading the collection a row
+            # at a time.
+            m = len(a)
+            if m == 0:
+                return []
+            hits = (_lib.Hits * m)()
+            lent = Lent()
+            try:
+                call(lib.ccs_set_retrieve_many, self._handle(), collection._handle(),
+                     lent.ref(a, "anchors"), _limit(limit), hits, m)
+            except ValueError as e:
+                raise ValueError(f"retrieve_many: {e}") from None
+            keys = collection.keys
             out = []
-            for i, row in enumerate(a):
-                try:
-                    out.append(self.retrieve(row, collection, limit))
-                except ValueError as e:
-                    raise ValueError(f"retrieve_many: anchors[{i}]: {e}") from None
+            try:
+                for i in range(m):
+                    out.append(_hits_of(hits[i], keys))
+            finally:
+                for h in hits[:m]:
+                    for p in (h.ids, h.rows, h.scores):
+                        if p:
+                            lib.ccs_free(p)
             return out
         finally:
             if opened is not None:
@@ -1361,6 +1371,20 @@ class Set(_Handle):
         if not self.calibrated:
             return f"<ccs.Set {self.geometry} d={self.dim} (uncalibrated)>"
         return f"<ccs.Set {self.geometry} d={self.dim} alpha={self.alpha} threshold={self.threshold:.6g}>"
+
+
+def _hits_of(hits, keys):
+    """A retrieval's (ids, scores) from the library's hits (which the caller
+    frees): ids are keys of the hits' rows for a collection with string ids."""
+    k = hits.count
+    ids, rows, scores = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64), np.empty(k, dtype=np.float64)
+    if k:
+        ids[:] = np.ctypeslib.as_array(hits.ids, (k,))
+        rows[:] = np.ctypeslib.as_array(hits.rows, (k,))
+        scores[:] = np.ctypeslib.as_array(hits.scores, (k,))
+    if keys is not None:
+        return keys[rows], scores
+    return ids, scores
 
 
 def _limit(limit):

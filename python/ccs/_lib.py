@@ -92,6 +92,7 @@ _SIGNATURES = {
     "ccs_collection_transform": [c_handle, c_handle, c_int64],
     "ccs_collection_rows": [c_handle, c_void_p, c_int64],
     "ccs_set_retrieve": [c_handle, c_handle, _A, _A, _A, c_int64, POINTER(Hits)],
+    "ccs_set_retrieve_many": [c_handle, c_handle, _A, c_int64, POINTER(Hits), c_int64],
     "ccs_ood_detect_start": [c_handle, c_handle, POINTER(c_handle), c_int64, c_handle, c_handle, c_char_p, POINTER(c_handle)],
     "ccs_job_warnings": [c_handle, _S],
     "ccs_set_ood": [c_handle, _A, c_char_p, POINTER(c_double), POINTER(c_double), POINTER(c_uint8), POINTER(c_uint8), c_int64],
