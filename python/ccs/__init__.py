@@ -1281,11 +1281,15 @@ class Set(_Handle):
             if opened is not None:
                 opened.close()
         try:
-            return _hits_of(hits, keys)
+            found = _hits_of(hits, keys)
         finally:
             for p in (hits.ids, hits.rows, hits.scores):
                 if p:
                     lib.ccs_free(p)
+        a = _lib.asarray(anchor, "anchor")
+        if a.size and not np.any(a):
+            _warn([_zero_anchors("the anchor is all zeros", hits.total, len(collection) if isinstance(collection, Collection) else None)])
+        return found
 
     def retrieve_many(self, anchors, collection, limit=None):
         """Each row of anchors ((m, d): a batch of queries, a Bundle's
@@ -1326,6 +1330,11 @@ class Set(_Handle):
             except ValueError as e:
                 raise ValueError(f"retrieve_many: {e}") from None
             keys = collection.keys
+            zero = np.flatnonzero(~np.any(a, axis=1))
+            if len(zero):
+                first = zero[0]
+                _warn([_zero_anchors(f"{len(zero)} of {m} anchors are all zeros (the first: anchors[{first}])",
+                                     hits[first].total, len(collection))])
             out = []
             try:
                 for i in range(m):
@@ -1371,6 +1380,15 @@ class Set(_Handle):
         if not self.calibrated:
             return f"<ccs.Set {self.geometry} d={self.dim} (uncalibrated)>"
         return f"<ccs.Set {self.geometry} d={self.dim} alpha={self.alpha} threshold={self.threshold:.6g}>"
+
+
+def _zero_anchors(who, total, n):
+    """ccs retrieve's warning of anchors that are all zeros (an encoder's
+    output for an input it failed on), whose sets hold total items (of n)."""
+    of = f" of the collection's {n} items" if n is not None else ""
+    return (f"{who}: what an encoder gives for an input it failed on (an unreadable image, an empty text); "
+            f"its set is answered like any other, the items nearest the origin ({total}{of}), "
+            "which says nothing of the input: embed it again, or leave it out")
 
 
 def _hits_of(hits, keys):

@@ -1136,6 +1136,26 @@ def test_retrieve_many_one_pass(calibrated, sim):
     assert s.retrieve_many(np.zeros((0, s.dim), np.float32), coll) == []
 
 
+def test_retrieve_zero_anchor_warns(calibrated, sim):
+    """An all-zero anchor (an encoder's output for an input it failed on)
+    is answered with a CCSWarning that says so and how many items its set
+    holds, as ccs retrieve warns; in retrieve_many, how many rows are and
+    the first; a nonzero anchor is not warned of."""
+    _, _, s = calibrated["one"]
+    rows = np.load(sim / "test.npz")["anchors"]
+    coll = ccs.Collection(rows)
+    with pytest.warns(ccs.CCSWarning, match=r"^the anchor is all zeros: what an encoder gives for an input it failed on .*items nearest the origin \(\d+ of the collection's \d+ items\)"):
+        s.retrieve(np.zeros(s.dim, np.float32), coll)
+    batch = rows[:4].copy()
+    batch[[1, 3]] = 0
+    with pytest.warns(ccs.CCSWarning, match=r"^2 of 4 anchors are all zeros \(the first: anchors\[1\]\)"):
+        s.retrieve_many(batch, coll)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ccs.CCSWarning)
+        s.retrieve(rows[0], coll)
+        s.retrieve_many(rows[:4], coll)
+
+
 def test_collection_transform(calibrated, sim):
     """Collection.transform: an ellipsoid's collection answers as before;
     a ball's, a class-conditional set's and one over max_bytes are refused,
