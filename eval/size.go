@@ -36,7 +36,9 @@ type Sizes struct {
 // holds. An anchor's own row counts where the store holds it. s needs one
 // threshold (a class-conditional set's differs by the anchor's class,
 // which retrieval is not told). It stops with ctx's error when ctx is
-// done; progress, where not nil, is told each anchor done. A collection
+// done; progress, where not nil, is told how far it is: anchors done of
+// all, or for an in-memory Collection, searched for every anchor in one
+// pass (retrieve.SearchBatch), its chunks done of all. A collection
 // transformed for s (Collection.Transform) answers a single-norm's or an
 // ellipsoid's searches in O(d) an item instead of O(d²).
 func SetSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, store retrieve.Store, n int, progress func(done, total int)) (Sizes, error) {
@@ -51,6 +53,15 @@ func SetSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, store 
 		return Sizes{}, err
 	}
 	d := test.D
+	if c, ok := store.(*retrieve.Collection); ok {
+		// In one pass over the collection, each chunk scored for every
+		// anchor while it is in cache: the same totals.
+		_, totals, err := retrieve.SearchBatch(ctx, s, test.Anchors[:n*d], c, 1, progress)
+		if err != nil {
+			return Sizes{}, fmt.Errorf("eval: set sizes: %w", err)
+		}
+		return summarizeSizes(totals, items), nil
+	}
 	sizes := make([]int, n)
 	for i := range n {
 		_, total, err := store.Search(ctx, s, test.Anchors[i*d:(i+1)*d], 1)
