@@ -142,6 +142,9 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 				return nil, fmt.Errorf("compare: size_anchors=%d: want ≥ 0 (0: all)", anchors)
 			}
 		}
+		if anchors == 0 { // all, where CompareSizes' zero is its default
+			anchors = in.Test.N
+		}
 		sizes = &experiment.CompareSizes{Rows: c.c.Rows, N: c.c.N, D: c.c.D, Name: cmp.Or(o.CollectionName, "the collection"), Anchors: anchors}
 	} else if o.SizeAnchors != nil {
 		return nil, fmt.Errorf("compare: size_anchors counts items of a collection; give collection=")

@@ -166,7 +166,11 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		if c.D != data.Test.D {
 			return fmt.Errorf("compare: -db %s: embeddings of dimension %d, the bundles' is %d", o.DB, c.D, data.Test.D)
 		}
-		ccfg.Sizes = &experiment.CompareSizes{Rows: c.Rows, N: c.N, D: c.D, Name: o.DB, Anchors: o.SizeAnchors}
+		anchors := o.SizeAnchors
+		if anchors == 0 { // all, where CompareSizes' zero is its default
+			anchors = data.Test.N
+		}
+		ccfg.Sizes = &experiment.CompareSizes{Rows: c.Rows, N: c.N, D: c.D, Name: o.DB, Anchors: anchors}
 	}
 	if o.Out != "" {
 		// Keyed as ccs.compare(out=) keys them, so each reads the other's.

@@ -217,6 +217,11 @@ func TestCompareCommand(t *testing.T) {
 	if !strings.Contains(out, "| Size↓ of ") || !strings.Contains(out, "each set holds around the first 30 test anchors") {
 		t.Errorf("no Size column:\n%s", out)
 	}
+	// -size-anchors 0: every test anchor.
+	out, err = ccs("compare", "-data", p("b"), "-seeds", "1", "-rows", "baselines", "-resplits", "20", "-quiet", "-db", p("emb.npy"), "-size-anchors", "0")
+	if want := fmt.Sprintf("each set holds around the first %d test anchors", testN(t, p("b/test.npz"))); err != nil || !strings.Contains(out, want) {
+		t.Errorf("-size-anchors 0: %v, want %q in\n%s", err, want, out)
+	}
 	// The footnote says what each calibration promises.
 	for _, c := range []struct{ args []string }{
 		{[]string{"-calibration", "pac", "-delta", "0.1"}},
@@ -562,4 +567,14 @@ func TestCompareSetWarnings(t *testing.T) {
 	if pooled := slices.IndexFunc(warnings, func(w string) bool { return strings.Contains(w, "pooled") }); pooled < 0 || slices.ContainsFunc(warnings[pooled+1:], func(w string) bool { return strings.Contains(w, "pooled") }) {
 		t.Errorf("compare -calibration pooled: warnings %q, want one of pooled calibration", warnings)
 	}
+}
+
+// testN is the number of anchors of the bundle file path.
+func testN(t *testing.T, path string) int {
+	t.Helper()
+	b, err := bundle.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.N
 }

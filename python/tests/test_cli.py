@@ -897,6 +897,8 @@ def test_compare_sizes_equal_ccs_compare(labelled, cli, tmp_path):
     for row in got.rows:
         hits = got.set(row["method"]).retrieve_many(test.anchors[:40], ccs.Collection(labelled["embeddings"]))
         assert row["set_size"]["mean"] == pytest.approx(np.mean([len(ids) for ids, _ in hits]), abs=1e-12)
+    every = ccs.compare(d, seeds=1, rows="baselines", resplits=20, collection=emb, size_anchors=0)
+    assert f"around the first {test.n} test anchors" in every.table["config"]
     with pytest.raises(ValueError, match="compare: size_anchors counts items of a collection; give collection="):
         ccs.compare(d, rows="baselines", size_anchors=10)
     with pytest.raises(ValueError, match="compare: collection: the collection has dimension 3, the bundles 6"):
