@@ -71,18 +71,14 @@ func Members(b []byte) ([]Member, bool) {
 			return nil, false
 		}
 		out = append(out, Member{Key: key, Value: b[i:end]})
-		i = space(b, end)
-		if i >= len(b) {
+		next, done, ok := after(b, end, '}')
+		switch {
+		case !ok:
 			return nil, false
+		case done:
+			return out, space(b, next) == len(b)
 		}
-		switch b[i] {
-		case ',':
-			i = space(b, i+1)
-		case '}':
-			return out, space(b, i+1) == len(b)
-		default:
-			return nil, false
-		}
+		i = next
 	}
 }
 
@@ -116,19 +112,31 @@ func Floats[F float32 | float64](dst []F, b []byte) ([]F, bool) {
 			return nil, false
 		}
 		out = append(out, F(v))
-		i = space(b, end)
-		if i >= len(b) {
+		next, done, ok := after(b, end, ']')
+		switch {
+		case !ok:
 			return nil, false
+		case done:
+			return out, space(b, next) == len(b)
 		}
-		switch b[i] {
-		case ',':
-			i = space(b, i+1)
-		case ']':
-			return out, space(b, i+1) == len(b)
-		default:
-			return nil, false
-		}
+		i = next
 	}
+}
+
+// after reads what follows an object's member or an array's element that
+// ends at b[i]: a comma (next is the following one's start), the closer
+// (done: next is the container's end), or else ok is false.
+func after(b []byte, i int, closer byte) (next int, done, ok bool) {
+	i = space(b, i)
+	switch {
+	case i >= len(b):
+		return 0, false, false
+	case b[i] == ',':
+		return space(b, i+1), false, true
+	case b[i] == closer:
+		return i + 1, true, true
+	}
+	return 0, false, false
 }
 
 // space is the index of the first byte at or after i that is not JSON
@@ -275,18 +283,14 @@ func valueEnd(b []byte, i, depth int) int {
 			if end < 0 {
 				return -1
 			}
-			i = space(b, end)
-			if i >= len(b) {
+			next, done, ok := after(b, end, closer)
+			switch {
+			case !ok:
 				return -1
+			case done:
+				return next
 			}
-			switch b[i] {
-			case ',':
-				i = space(b, i+1)
-			case closer:
-				return i + 1
-			default:
-				return -1
-			}
+			i = next
 		}
 	}
 	return -1
