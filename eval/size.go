@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -38,7 +39,8 @@ type Sizes struct {
 // which retrieval is not told). It stops with ctx's error when ctx is
 // done; progress, where not nil, is told how far it is: anchors done of
 // all, or for an in-memory Collection, searched for every anchor in one
-// pass (retrieve.SearchBatch), its chunks done of all. A collection
+// pass (retrieve.SearchBatch), its chunks done of all, in any order but
+// one call at a time. A collection
 // transformed for s (Collection.Transform) answers a single-norm's or an
 // ellipsoid's searches in O(d) an item instead of O(d²).
 func SetSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, store retrieve.Store, n int, progress func(done, total int)) (Sizes, error) {
@@ -55,8 +57,18 @@ func SetSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, store 
 	d := test.D
 	if c, ok := store.(*retrieve.Collection); ok {
 		// In one pass over the collection, each chunk scored for every
-		// anchor while it is in cache: the same totals.
-		_, totals, err := retrieve.SearchBatch(ctx, s, test.Anchors[:n*d], c, 1, progress)
+		// anchor while it is in cache: the same totals. SearchBatch tells
+		// its progress from its workers: one at a time here.
+		var mu sync.Mutex
+		serial := progress
+		if progress != nil {
+			serial = func(done, total int) {
+				mu.Lock()
+				defer mu.Unlock()
+				progress(done, total)
+			}
+		}
+		_, totals, err := retrieve.SearchBatch(ctx, s, test.Anchors[:n*d], c, 1, serial)
 		if err != nil {
 			return Sizes{}, fmt.Errorf("eval: set sizes: %w", err)
 		}

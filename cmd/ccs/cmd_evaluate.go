@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -221,14 +220,14 @@ func setSizes(ctx context.Context, o evaluateOptions, set *conformal.Set, test *
 	if c, ok := store.(retrieve.Transformer); ok && m >= retrieveTransformMin && retrieve.Transformable(set.Geometry) {
 		_ = c.Transform(set, retrieveTransformBytes) // refused (memory): the plain scan counts the same
 	}
-	// Progress once it takes a while: a large collection's scans, a
-	// second or more each on 2 cores at 10⁷ items.
-	bar, shown := newProgress(out, false, "anchor"), false
-	z, err := eval.SetSizes(ctx, set, test, store, m, func(done, total int) {
-		if shown = shown || time.Since(bar.start) >= 2*time.Second; shown {
-			bar.step(done, total, "set sizes on "+o.DB)
-		}
-	})
+	// Progress once it has taken 10 seconds: a large collection's scans,
+	// a second or more each on 2 cores at 10⁷ items.
+	bar := newProgress(out, false, "anchor")
+	if _, ok := store.(*retrieve.Collection); ok {
+		bar.unit = "chunk" // one pass for every anchor (eval.SetSizes)
+	}
+	bar.lazy = true
+	z, err := eval.SetSizes(ctx, set, test, store, m, func(done, total int) { bar.step(done, total, "set sizes on "+o.DB) })
 	if err != nil {
 		return nil, fmt.Errorf("%s on %s: %w", o.Set, o.DB, err)
 	}
