@@ -25,6 +25,7 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/sim"
+	"github.com/ccsets/ccs/train"
 )
 
 // raw is the rawArray of a float32 or int64 array in C order.
@@ -423,6 +424,30 @@ func TestFitJob(t *testing.T) {
 	}
 	if _, _, _, err := j.outcome(); statusOf(err) != statusCancelled {
 		t.Errorf("cancelled: %v (status %d)", err, statusOf(err))
+	}
+}
+
+// TestFitObserverStreamed: a training whose rows are streamed says so in
+// its first report, and the fit's warnings repeat it (Python warns of
+// it; the command prints it as a note).
+func TestFitObserverStreamed(t *testing.T) {
+	j := startJob("fit", func(ctx context.Context, j *job) error { return nil })
+	o := &fitObserver{j: j}
+	o.Observe(train.Progress{Epoch: 0, MaxEpochs: 5, Streamed: "rows computed a batch at a time"})
+	o.Observe(train.Progress{Epoch: 1, MaxEpochs: 5})
+	j.wait(time.Minute)
+	reports := j.progress()
+	if len(reports) != 2 || reports[0].(progressReport).Streamed != "rows computed a batch at a time" || reports[1].(progressReport).Streamed != "" {
+		t.Errorf("reports %+v", reports)
+	}
+	if got := warningsOf("", o.streamed); len(got) != 1 || got[0] != "rows computed a batch at a time" {
+		t.Errorf("warnings %q", got)
+	}
+	// Rows kept in memory: no report or warning says otherwise.
+	kept := &fitObserver{j: j}
+	kept.Observe(train.Progress{Epoch: 0, MaxEpochs: 5})
+	if kept.streamed != "" || len(warningsOf("", kept.streamed)) != 0 {
+		t.Errorf("kept rows: %q", kept.streamed)
 	}
 }
 

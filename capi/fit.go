@@ -158,6 +158,31 @@ type progressReport struct {
 	Head          bool            `json:"head"`
 	Done          bool            `json:"done"`
 	StopReason    string          `json:"stop_reason,omitempty"`
+	// Streamed, at epoch 0, says that the splits' difference rows did not
+	// fit in memory and are computed a batch at a time (train.Progress).
+	Streamed string `json:"streamed,omitempty"`
+}
+
+// fitObserver turns a training's progress into the job's reports and
+// keeps what the fit's warnings must repeat: that its rows were
+// streamed, which the command prints as a note and Python warns of.
+type fitObserver struct {
+	j        *job
+	streamed string
+}
+
+// Observe reports p.
+func (o *fitObserver) Observe(p train.Progress) {
+	r := progressReport{Epoch: p.Epoch, MaxEpochs: p.MaxEpochs, Loss: jsonfloat.Float(p.Loss), Threshold: jsonfloat.Float(p.Threshold),
+		ValExclusion: p.ValExclusion, BestExclusion: p.BestExclusion, BestEpoch: p.BestEpoch,
+		Elapsed: p.Elapsed.Seconds(), Head: p.Head, Done: p.Done, Streamed: p.Streamed}
+	if p.Done {
+		r.StopReason = p.StopReason.String()
+	}
+	if p.Streamed != "" {
+		o.streamed = p.Streamed
+	}
+	o.j.report(r)
 }
 
 // startFit checks the keywords and the bundles, then trains on a
@@ -193,15 +218,8 @@ func startFit(fit, val *bundle.Bundle, o fitOptions) (*job, error) {
 // runFit trains: the job's work. trained, when not "", is the Digest of
 // the bundle fit and val were held out of.
 func runFit(ctx context.Context, j *job, spec train.Spec, fit, val *bundle.Bundle, trained string) error {
-	f, err := train.Fit(ctx, spec, fit, val, train.ObserverFunc(func(p train.Progress) {
-		r := progressReport{Epoch: p.Epoch, MaxEpochs: p.MaxEpochs, Loss: jsonfloat.Float(p.Loss), Threshold: jsonfloat.Float(p.Threshold),
-			ValExclusion: p.ValExclusion, BestExclusion: p.BestExclusion, BestEpoch: p.BestEpoch,
-			Elapsed: p.Elapsed.Seconds(), Head: p.Head, Done: p.Done}
-		if p.Done {
-			r.StopReason = p.StopReason.String()
-		}
-		j.report(r)
-	}))
+	obs := &fitObserver{j: j}
+	f, err := train.Fit(ctx, spec, fit, val, obs)
 	if err != nil {
 		return err
 	}
@@ -210,7 +228,7 @@ func runFit(ctx context.Context, j *job, spec train.Spec, fit, val *bundle.Bundl
 	}
 	j.mu.Lock()
 	j.set, j.result = conformal.Uncalibrated(f.Geometry, f.Info), f.Result
-	j.warnings = warningsOf(train.AlphaWarning(spec.Config.Objective.Alpha), f.Result.KeptInitial())
+	j.warnings = warningsOf(train.AlphaWarning(spec.Config.Objective.Alpha), f.Result.KeptInitial(), obs.streamed)
 	j.mu.Unlock()
 	return nil
 }

@@ -565,7 +565,9 @@ def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, v
     cosine, T, lambda_, p_min, p_max, m_min, m_max, tau, infonce_weight,
     head_volume); None takes the recipe's value. progress: a callable, given
     a dict after every epoch (epoch, max_epochs, loss, val_exclusion,
-    best_exclusion, best_epoch, elapsed, done, ...), or a tqdm bar. The
+    best_exclusion, best_epoch, elapsed, done, ...; at epoch 0, "streamed"
+    when the splits' difference rows do not fit in memory and are computed
+    a batch at a time, which the fit also warns of), or a tqdm bar. The
     training runs on the library's threads; this thread waits with the GIL
     released and calls progress itself; Ctrl-C stops the training.
 
