@@ -449,6 +449,7 @@ func (p *Plan) warnRepeats(k int) {
 	var parts []string
 	total, anchors := 0, 0
 	row := make([]int64, k)
+	var distinct []int // each anchor's distinct positives: all it has where it repeats
 	for _, sp := range p.Splits {
 		if sp.PositiveIndex == nil || sp.K != k {
 			continue
@@ -457,7 +458,9 @@ func (p *Plan) warnRepeats(k int) {
 		for a := range len(sp.Anchors) {
 			copy(row, sp.PositiveIndex[a*k:(a+1)*k])
 			slices.Sort(row)
-			if len(slices.Compact(row)) < k {
+			m := len(slices.Compact(row))
+			distinct = append(distinct, m)
+			if m < k {
 				n++
 			}
 		}
@@ -468,7 +471,16 @@ func (p *Plan) warnRepeats(k int) {
 		}
 	}
 	if total > 0 {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("allow fewer: %d of %d anchors had fewer than k = %d distinct positives and repeat some (%s): lower k to draw distinct ones", total, anchors, k, strings.Join(parts, ", ")))
+		// The k that gives nine anchors in ten (and every anchor) distinct
+		// positives: the 10th percentile of the distinct counts (nearest
+		// rank), and their least.
+		slices.Sort(distinct)
+		k90 := distinct[max(0, int(math.Ceil(0.1*float64(len(distinct))))-1)]
+		lower := fmt.Sprintf("-k %d draws distinct ones for nine anchors in ten, -k %d for every anchor", k90, distinct[0])
+		if k90 == distinct[0] {
+			lower = fmt.Sprintf("-k %d draws distinct ones for every anchor", k90)
+		}
+		p.Warnings = append(p.Warnings, fmt.Sprintf("allow fewer: %d of %d anchors had fewer than k = %d distinct positives and repeat some (%s): %s", total, anchors, k, strings.Join(parts, ", "), lower))
 	}
 }
 

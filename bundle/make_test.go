@@ -684,6 +684,31 @@ func TestWarnRepeats(t *testing.T) {
 		if said != c.want || c.want && !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
 			t.Errorf("k = %d: warnings %q, want one beginning %q: %v", c.k, p.Warnings, want, c.want)
 		}
+		if !c.want {
+			continue
+		}
+		// The k it advises: the 10th percentile (nearest rank) of each
+		// anchor's distinct positives, min(k, its class's others in the
+		// split), and their least — followed, no anchor repeats.
+		var distinct []int
+		for s, sp := range p.Splits[:4] {
+			for a := range sp.Anchors {
+				distinct = append(distinct, min(c.k, p.Classes[s][sp.Labels[a]]-1))
+			}
+		}
+		slices.Sort(distinct)
+		k90, kAll := distinct[int(math.Ceil(0.1*float64(len(distinct))))-1], distinct[0]
+		advice := fmt.Sprintf("-k %d draws distinct ones for nine anchors in ten, -k %d for every anchor", k90, kAll)
+		if k90 == kAll {
+			advice = fmt.Sprintf("-k %d draws distinct ones for every anchor", kAll)
+		}
+		if !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.HasSuffix(w, advice) }) {
+			t.Errorf("k = %d: warnings %q, want the advice %q", c.k, p.Warnings, advice)
+		}
+		q, err := Make(Items{N: len(labels), Labels: labels}, MakeConfig{K: kAll, Split: testSplit, Seed: 3, AllowFewer: true})
+		if err != nil || slices.ContainsFunc(q.Warnings, func(w string) bool { return strings.HasPrefix(w, "allow fewer: ") }) {
+			t.Errorf("-k %d, as advised: %v, %q", kAll, err, q.Warnings)
+		}
 	}
 }
 
