@@ -13,6 +13,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/internal/buildinfo"
@@ -136,7 +137,7 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		if c.c.D != d {
 			return nil, fmt.Errorf("compare: collection: %s has dimension %d, the bundles %d", cmp.Or(o.CollectionName, "the collection"), c.c.D, d)
 		}
-		anchors := experiment.DefaultSizeAnchors
+		anchors := eval.DefaultSizeAnchors
 		if o.SizeAnchors != nil {
 			if anchors = *o.SizeAnchors; anchors < 0 {
 				return nil, fmt.Errorf("compare: size_anchors=%d: want ≥ 0 (0: all)", anchors)

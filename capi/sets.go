@@ -334,7 +334,7 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 		return nil, nil, fmt.Errorf("%s: per_class: the test bundle has no labels", name)
 	}
 	var coll *retrieve.Collection
-	anchors := experiment.DefaultSizeAnchors
+	anchors := eval.DefaultSizeAnchors
 	switch {
 	case o.Collection != 0:
 		c, err := lookup[*collectionObj](o.Collection, "a collection")
@@ -371,9 +371,6 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	if coll != nil {
 		if anchors == 0 || anchors > test.b.N {
 			anchors = test.b.N
-		}
-		if anchors >= retrieve.BatchTransformMin && retrieve.Transformable(set.Geometry) {
-			_ = coll.Transform(set, retrieve.BatchTransformBytes) // refused (memory): the plain scan counts the same
 		}
 		z, err := eval.SetSizes(context.Background(), set, test.b, coll, anchors, nil)
 		if err != nil {

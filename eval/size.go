@@ -32,6 +32,11 @@ type Sizes struct {
 	Empty  int     `json:"empty"`
 }
 
+// DefaultSizeAnchors is how many test anchors the sets' sizes are
+// counted around when a caller does not say (ccs evaluate and ccs compare
+// -size-anchors, the Python size_anchors).
+const DefaultSizeAnchors = 1000
+
 // SetSizes searches store around each of the first n anchors of test (all
 // of them when n ≤ 0 or n > test.N) and summarizes how many items each set
 // holds. An anchor's own row counts where the store holds it. s needs one
@@ -40,9 +45,11 @@ type Sizes struct {
 // done; progress, where not nil, is told how far it is: anchors done of
 // all, or for an in-memory Collection, searched for every anchor in one
 // pass (retrieve.SearchBatch), its chunks done of all, in any order but
-// one call at a time. A collection
-// transformed for s (Collection.Transform) answers a single-norm's or an
-// ellipsoid's searches in O(d) an item instead of O(d²).
+// one call at a time. A store that can be transformed for s (a Collection,
+// for a single-norm or an ellipsoid) is transformed first when n is
+// retrieve.BatchTransformMin or more, as ccs retrieve's batches are: O(d)
+// an item instead of O(d²), the same counts (where the transform is
+// refused, over retrieve.BatchTransformBytes, it is scanned plainly).
 func SetSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, store retrieve.Store, n int, progress func(done, total int)) (Sizes, error) {
 	if n <= 0 || n > test.N {
 		n = test.N
@@ -53,6 +60,9 @@ func SetSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, store 
 	items, err := store.Len(ctx)
 	if err != nil {
 		return Sizes{}, err
+	}
+	if t, ok := store.(retrieve.Transformer); ok && n >= retrieve.BatchTransformMin && retrieve.Transformable(s.Geometry) {
+		_ = t.Transform(s, retrieve.BatchTransformBytes)
 	}
 	d := test.D
 	if c, ok := store.(*retrieve.Collection); ok {

@@ -15,8 +15,8 @@ import (
 
 // TestSetSizes: the sizes SetSizes summarizes are the counts of the
 // collection's items each set holds by the set's own membership test, one
-// anchor at a time, for a ball, an ellipsoid and a generalized ball, over
-// the first n anchors.
+// anchor at a time, for a ball, an ellipsoid, a generalized ball and a
+// single-norm, over the first n anchors.
 func TestSetSizes(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 50))
@@ -32,7 +32,10 @@ func TestSetSizes(t *testing.T) {
 	}
 	el, _ := geometry.NewEllipsoid(d, []float64{2, 0.3, 0, 0.3, 1, 0.2, 0, 0.2, 0.5})
 	gb, _ := geometry.NewGenBall([]float64{0.5, 2, 1}, []float64{1.2, 3, 2})
-	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, el, gb} {
+	sn, _ := geometry.NewNorm(d, []float64{1, 0.2, 0, -0.3, 0.8, 0.1, 0, 0.4, 1.3}, 1.5)
+	// From n = retrieve.BatchTransformMin the ellipsoid's and the
+	// single-norm's searches run on the transformed collection.
+	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, el, gb, sn} {
 		set, err := conformal.Calibrate(g, cal, 0.1, conformal.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -55,7 +55,7 @@ type CompareConfig struct {
 // CompareSizes is the collection behind Compare's Size column: its rows
 // (N×D, as retrieve.NewCollection takes them), its name for the table, and
 // how many of the test split's anchors, first first, to search around
-// (0: DefaultSizeAnchors; at most the test split's).
+// (0: eval.DefaultSizeAnchors; at most the test split's).
 type CompareSizes struct {
 	Rows    []float32
 	N, D    int
@@ -66,10 +66,6 @@ type CompareSizes struct {
 	// transforms a view of its own.
 	shared *retrieve.Collection
 }
-
-// DefaultSizeAnchors is how many test anchors the Size column searches
-// around when CompareSizes.Anchors is 0, as ccs evaluate -size-anchors.
-const DefaultSizeAnchors = 1000
 
 // reseeded says what a seed changes in a comparison: it refits the
 // learned rows, and recalibrates every row unless the calibration takes
@@ -336,14 +332,14 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 			return nil, fmt.Errorf("experiment: the Size column's collection %s has dimension %d, the bundles %d", z.Name, z.D, data.Test.D)
 		}
 		if z.Anchors < 0 {
-			return nil, fmt.Errorf("experiment: the Size column: %d test anchors: want ≥ 0 (0: %d)", z.Anchors, DefaultSizeAnchors)
+			return nil, fmt.Errorf("experiment: the Size column: %d test anchors: want ≥ 0 (0: %d)", z.Anchors, eval.DefaultSizeAnchors)
 		}
 		c, err := retrieve.NewCollection(z.Rows, z.D, nil)
 		if err != nil {
 			return nil, fmt.Errorf("experiment: the Size column's collection %s: %w", z.Name, err)
 		}
 		sizes := *z
-		sizes.shared, sizes.Anchors = c, min(cmp.Or(z.Anchors, DefaultSizeAnchors), data.Test.N)
+		sizes.shared, sizes.Anchors = c, min(cmp.Or(z.Anchors, eval.DefaultSizeAnchors), data.Test.N)
 		cfg.Sizes = &sizes
 	}
 	cfg.compare = &cfg
@@ -659,8 +655,8 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 
 // cellSizes counts the items of z's collection set holds around the test
 // split's first z.Anchors anchors: on the shared collection, or for a
-// single-norm or ellipsoid on a view of the same rows transformed for set
-// (O(d) an item instead of O(d²); the same counts).
+// single-norm or ellipsoid on a view of the same rows of its own, which
+// eval.SetSizes transforms for set (the shared one is every cell's).
 func cellSizes(ctx context.Context, z *CompareSizes, set *conformal.Set, test *bundle.Bundle) (eval.Sizes, error) {
 	store := z.shared
 	if retrieve.Transformable(set.Geometry) {
@@ -668,10 +664,7 @@ func cellSizes(ctx context.Context, z *CompareSizes, set *conformal.Set, test *b
 		if err != nil {
 			return eval.Sizes{}, err
 		}
-		// The transformed rows are scanned, not the compact copies; where
-		// the transform is refused (memory), the plain scan counts the same.
-		view.NoHalf = true
-		_ = view.Transform(set, retrieve.BatchTransformBytes)
+		view.NoHalf = true // the transformed rows are scanned, not the compact copies
 		store = view
 	}
 	return eval.SetSizes(ctx, set, test, store, z.Anchors, nil)

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/objective"
 )
 
@@ -58,7 +59,7 @@ func compareKey(cfg CompareConfig, data CompareData, code string, recipe bool) (
 	sizes := ""
 	if z := cfg.Sizes; z != nil && data.Test != nil { // the collection by its rows, and how many anchors
 		sum := sha256.Sum256(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(z.Rows))), 4*len(z.Rows)))
-		sizes = fmt.Sprintf("%d×%d %x, %d anchors", z.N, z.D, sum, min(cmp.Or(z.Anchors, DefaultSizeAnchors), data.Test.N))
+		sizes = fmt.Sprintf("%d×%d %x, %d anchors", z.N, z.D, sum, min(cmp.Or(z.Anchors, eval.DefaultSizeAnchors), data.Test.N))
 	}
 	key, err := json.Marshal(struct {
 		Alpha       float64

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/sim"
 	"github.com/ccsets/ccs/train"
 )
@@ -78,7 +79,7 @@ func TestCompareKey(t *testing.T) {
 	}
 	other := slices.Clone(test.Anchors)
 	other[0] += 1e-3
-	if a := sized(test.Anchors, 0); a != sized(test.Anchors, DefaultSizeAnchors) || a == sized(other, 0) || a == sized(test.Anchors, 5) {
+	if a := sized(test.Anchors, 0); a != sized(test.Anchors, eval.DefaultSizeAnchors) || a == sized(other, 0) || a == sized(test.Anchors, 5) {
 		t.Error("the Size column's key does not follow its rows and anchors")
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/retrieve"
 	"github.com/ccsets/ccs/train"
@@ -50,7 +51,7 @@ func compareCommand() *command {
 			fs.IntVar(&o.Reference, "reference", experiment.DefaultReference, "fit anchors (drawn once, seeded) in the per-input OOD score's pool, with ood.npz (by default every fit anchor of a smaller fit split)")
 			fs.BoolVar(&o.Shift, "shift", false, "centre every row's sets at anchor + the fit split's mean offset of positive − anchor (ccs calibrate -shift, ccs fit -shift): for anchors and positives from two encoders")
 			fs.StringVar(&o.DB, "db", "", "a collection `file` (as ccs retrieve's -db: .npy, .npz, .safetensors, .parquet …): a Size column, the mean number of its items each row's sets hold around the test anchors — what a retrieval returns, and what coverage costs on your corpus")
-			fs.IntVar(&o.SizeAnchors, "size-anchors", experiment.DefaultSizeAnchors, "the Size column searches around the test split's first `N` anchors (0: all)")
+			fs.IntVar(&o.SizeAnchors, "size-anchors", eval.DefaultSizeAnchors, "the Size column searches around the test split's first `N` anchors (0: all)")
 			recipe := recipeOption(fs, "embedding", "compare", &o.Recipe)
 			return func() error {
 				fs.Visit(func(f *flag.Flag) {

@@ -37,7 +37,7 @@ func evaluateCommand() *command {
 			fs.BoolVar(&o.PerClass, "per-class", false, "also coverage and exclusion per class of the test bundle's labels, and the worst class")
 			fs.StringVar(&o.Unlabeled, "unlabeled", "error", "a class-conditional set on a test bundle without labels: error, or marginal (judge every anchor with the threshold over all classes, which has no class guarantee)")
 			fs.StringVar(&o.DB, "db", "", "also count the items of this collection inside the set around test anchors — what a retrieval returns, and what coverage costs on your corpus: a `file` or ClickHouse table, as ccs retrieve's -db")
-			fs.IntVar(&o.SizeAnchors, "size-anchors", 1000, "count around the test bundle's first `N` anchors (0: all)")
+			fs.IntVar(&o.SizeAnchors, "size-anchors", eval.DefaultSizeAnchors, "count around the test bundle's first `N` anchors (0: all)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON instead of text")
 			return func() error {
 				fs.Visit(func(f *flag.Flag) { o.sizeAnchorsSet = o.sizeAnchorsSet || f.Name == "size-anchors" })
@@ -216,9 +216,6 @@ func setSizes(ctx context.Context, o evaluateOptions, set *conformal.Set, test *
 	m := o.SizeAnchors
 	if m == 0 || m > test.N {
 		m = test.N
-	}
-	if c, ok := store.(retrieve.Transformer); ok && m >= retrieveTransformMin && retrieve.Transformable(set.Geometry) {
-		_ = c.Transform(set, retrieveTransformBytes) // refused (memory): the plain scan counts the same
 	}
 	// Progress once it has taken 10 seconds: a large collection's scans,
 	// a second or more each on 2 cores at 10⁷ items.
