@@ -13,7 +13,6 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
-	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/internal/buildinfo"
@@ -33,12 +32,7 @@ type compareOptions struct {
 	Resplits    *int     `json:"resplits"`
 	Reference   *int     `json:"reference"`
 	Shift       bool     `json:"shift"` // ccs compare -shift
-	// Collection, a collection's handle (0: none), gives the table its Size
-	// column (ccs compare -db), named CollectionName, around the test
-	// split's first SizeAnchors anchors (nil: 1 000; 0: all).
-	Collection     uintptr `json:"collection"`
-	CollectionName string  `json:"collection_name"`
-	SizeAnchors    *int    `json:"size_anchors"`
+	sizeOptions          // the table's Size column: ccs compare -db, -size-anchors
 	// Name names the bundles in the table's title (ccs compare's -data);
 	// Command is the call, as the document records it.
 	Name    string `json:"name"`
@@ -129,26 +123,12 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		}
 	}
 	var sizes *experiment.CompareSizes
-	if o.Collection != 0 {
-		c, err := lookup[*collectionObj](o.Collection, "a collection")
-		if err != nil {
-			return nil, fmt.Errorf("compare: collection: %w", err)
-		}
-		if c.c.D != d {
-			return nil, fmt.Errorf("compare: collection: %s has dimension %d, the bundles %d", cmp.Or(o.CollectionName, "the collection"), c.c.D, d)
-		}
-		anchors := eval.DefaultSizeAnchors
-		if o.SizeAnchors != nil {
-			if anchors = *o.SizeAnchors; anchors < 0 {
-				return nil, fmt.Errorf("compare: size_anchors=%d: want ≥ 0 (0: all)", anchors)
-			}
-		}
-		if anchors == 0 { // all, where CompareSizes' zero is its default
-			anchors = in.Test.N
-		}
-		sizes = &experiment.CompareSizes{Rows: c.c.Rows, N: c.c.N, D: c.c.D, Name: cmp.Or(o.CollectionName, "the collection"), Anchors: anchors}
-	} else if o.SizeAnchors != nil {
-		return nil, fmt.Errorf("compare: size_anchors counts items of a collection; give collection=")
+	coll, collName, anchors, err := o.resolve("compare", "the bundles", d, in.Test.N)
+	if err != nil {
+		return nil, err
+	}
+	if coll != nil { // anchors ≥ 1: CompareSizes' zero is its default, not all
+		sizes = &experiment.CompareSizes{Rows: coll.Rows, N: coll.N, D: coll.D, Name: collName, Anchors: anchors}
 	}
 	if o.Shift && in.Fit == nil {
 		return nil, fmt.Errorf("compare: shift=True needs the fit bundle: the mean offset is estimated there")

@@ -250,14 +250,50 @@ func checkDim(path string, b *bundle.Bundle, set *conformal.Set) error {
 
 // evaluateOptions are the keywords of Set.evaluate: ccs evaluate's flags.
 type evaluateOptions struct {
-	PerClass  bool   `json:"per_class"`
-	Unlabeled string `json:"unlabeled"`
-	// Collection, a collection's handle (0: none), is counted as ccs
-	// evaluate -db counts it, named CollectionName, around the test
-	// bundle's first SizeAnchors anchors (nil: 1 000; 0: all).
+	PerClass    bool   `json:"per_class"`
+	Unlabeled   string `json:"unlabeled"`
+	sizeOptions        // ccs evaluate -db, -size-anchors
+}
+
+// sizeOptions are the keywords that count the items of a collection a set
+// holds (evaluate's and compare's): Collection, a collection's handle (0:
+// none), named CollectionName, around the test bundle's first SizeAnchors
+// anchors (nil: eval.DefaultSizeAnchors; 0: all).
+type sizeOptions struct {
 	Collection     uintptr `json:"collection"`
 	CollectionName string  `json:"collection_name"`
 	SizeAnchors    *int    `json:"size_anchors"`
+}
+
+// resolve checks o for the call named call, whose sets have dimension d
+// (what names where d comes from) and whose test bundle has n anchors: the
+// collection (nil where none is given), its name, and the anchors to
+// search around, 1 … n.
+func (o sizeOptions) resolve(call, what string, d, n int) (*retrieve.Collection, string, int, error) {
+	if o.Collection == 0 {
+		if o.SizeAnchors != nil {
+			return nil, "", 0, fmt.Errorf("%s: size_anchors counts items of a collection; give collection=", call)
+		}
+		return nil, "", 0, nil
+	}
+	c, err := lookup[*collectionObj](o.Collection, "a collection")
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("%s: collection: %w", call, err)
+	}
+	name := cmp.Or(o.CollectionName, "the collection")
+	if c.c.D != d {
+		return nil, "", 0, fmt.Errorf("%s: collection: %s has dimension %d, %s %d", call, name, c.c.D, what, d)
+	}
+	anchors := eval.DefaultSizeAnchors
+	if o.SizeAnchors != nil {
+		if anchors = *o.SizeAnchors; anchors < 0 {
+			return nil, "", 0, fmt.Errorf("%s: size_anchors=%d: want ≥ 0 (0: all)", call, anchors)
+		}
+	}
+	if anchors == 0 || anchors > n {
+		anchors = n
+	}
+	return c.c, name, anchors, nil
 }
 
 // coverageCheckOptions are Set.coverage_check's keywords, ccs
@@ -333,32 +369,17 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	if o.PerClass && test.b.Labels == nil {
 		return nil, nil, fmt.Errorf("%s: per_class: the test bundle has no labels", name)
 	}
-	var coll *retrieve.Collection
-	anchors := eval.DefaultSizeAnchors
-	switch {
-	case o.Collection != 0:
-		c, err := lookup[*collectionObj](o.Collection, "a collection")
-		if err != nil {
-			return nil, nil, fmt.Errorf("evaluate: collection: %w", err)
-		}
-		if o.SizeAnchors != nil {
-			if anchors = *o.SizeAnchors; anchors < 0 {
-				return nil, nil, fmt.Errorf("evaluate: size_anchors=%d: want ≥ 0 (0: all)", anchors)
-			}
-		}
+	coll, collName, anchors, err := o.resolve("evaluate", "the set", set.Geometry.Dim(), test.b.N)
+	if err != nil {
+		return nil, nil, err
+	}
+	if coll != nil {
 		if err := set.OneThreshold(); err != nil {
 			return nil, nil, fmt.Errorf("evaluate: collection: a set's size on a collection is a retrieval's, which takes one threshold: %w", err)
 		}
-		if c.c.D != set.Geometry.Dim() {
-			return nil, nil, fmt.Errorf("evaluate: collection: %s has dimension %d, the set %d", cmp.Or(o.CollectionName, "the collection"), c.c.D, set.Geometry.Dim())
-		}
-		coll = c.c
-	case o.SizeAnchors != nil:
-		return nil, nil, fmt.Errorf("evaluate: size_anchors counts items of a collection; give collection=")
 	}
 	var r eval.Result
 	var classes []eval.ClassResult
-	var err error
 	if o.PerClass {
 		r, classes, err = eval.WithClasses(set, test.b)
 	} else {
@@ -369,14 +390,11 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	}
 	e := experiment.NewEvaluation(set, r, classes)
 	if coll != nil {
-		if anchors == 0 || anchors > test.b.N {
-			anchors = test.b.N
-		}
 		z, err := eval.SetSizes(context.Background(), set, test.b, coll, anchors, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("evaluate: %w", err)
 		}
-		e.Collection, e.Sizes = cmp.Or(o.CollectionName, "the collection"), &z
+		e.Collection, e.Sizes = collName, &z
 	}
 	e.Warnings = append(append([]string{}, warnings...), e.Warnings...) // the result carries them too, as ccs evaluate -json's does
 	if classes != nil {
