@@ -12,7 +12,6 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
-	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/retrieve"
 	"github.com/ccsets/ccs/train"
@@ -27,16 +26,12 @@ type compareOptions struct {
 	Reference int
 	Shift     bool // every set centred at anchor + the fit split's mean offset
 	Recipe    train.Config
-	// DB, when given, is a collection file whose items each row's sets
-	// hold around the first SizeAnchors test anchors are counted: the
-	// table's Size column.
-	DB          string
-	SizeAnchors int
+	// sizeFlags' DB, when given, is a collection file: the table's Size
+	// column.
+	sizeFlags
 	// referenceSet reports whether -reference was given: its default is
 	// capped at the fit split, a given value is not.
 	referenceSet bool
-	// sizeAnchorsSet says -size-anchors was given.
-	sizeAnchorsSet bool
 }
 
 func compareCommand() *command {
@@ -50,13 +45,13 @@ func compareCommand() *command {
 			fs.IntVar(&o.Resplits, "resplits", 200, "random halvings of the test split behind the share of resplits covering less than 1−α")
 			fs.IntVar(&o.Reference, "reference", experiment.DefaultReference, "fit anchors (drawn once, seeded) in the per-input OOD score's pool, with ood.npz (by default every fit anchor of a smaller fit split)")
 			fs.BoolVar(&o.Shift, "shift", false, "centre every row's sets at anchor + the fit split's mean offset of positive − anchor (ccs calibrate -shift, ccs fit -shift): for anchors and positives from two encoders")
-			fs.StringVar(&o.DB, "db", "", "a collection `file` (as ccs retrieve's -db: .npy, .npz, .safetensors, .parquet …): a Size column, the mean number of its items each row's sets hold around the test anchors — what a retrieval returns, and what coverage costs on your corpus")
-			fs.IntVar(&o.SizeAnchors, "size-anchors", eval.DefaultSizeAnchors, "the Size column searches around the test split's first `N` anchors (0: all)")
+			o.sizeFlags.add(fs, "a collection `file` (as ccs retrieve's -db: .npy, .npz, .safetensors, .parquet …): a Size column, the mean number of its items each row's sets hold around the test anchors — what a retrieval returns, and what coverage costs on your corpus",
+				"the Size column searches around the test split's first `N` anchors (0: all)")
 			recipe := recipeOption(fs, "embedding", "compare", &o.Recipe)
 			return func() error {
 				fs.Visit(func(f *flag.Flag) {
 					o.referenceSet = o.referenceSet || f.Name == "reference"
-					o.sizeAnchorsSet = o.sizeAnchorsSet || f.Name == "size-anchors"
+					o.sizeFlags.visit(f)
 				})
 				return recipe()
 			}
@@ -81,12 +76,10 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	if o.Reference < 1 {
 		return usagef("compare: -reference %d: want at least 1", o.Reference)
 	}
-	switch {
-	case o.SizeAnchors < 0:
-		return usagef("compare: -size-anchors %d: want ≥ 0 (0: all)", o.SizeAnchors)
-	case o.DB == "" && o.sizeAnchorsSet:
-		return usagef("compare: -size-anchors counts items of the -db collection; give -db")
-	case retrieve.IsURL(o.DB):
+	if err := o.sizeFlags.check("compare"); err != nil {
+		return err
+	}
+	if retrieve.IsURL(o.DB) {
 		return usagef("compare: -db %s: a collection file; a database table's sizes are ccs evaluate -db's, a set at a time", o.DB)
 	}
 	cfg.Shift = o.Shift

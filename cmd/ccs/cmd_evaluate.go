@@ -20,12 +20,38 @@ type evaluateOptions struct {
 	PerClass  bool
 	Unlabeled string // error or marginal
 	JSON      bool
-	// DB, when given, is a collection whose items the set holds around
-	// the first SizeAnchors test anchors are counted (eval.SetSizes).
+	sizeFlags
+}
+
+// sizeFlags are -db and -size-anchors (ccs evaluate's and ccs compare's):
+// DB, when given, is a collection whose items the sets hold around the
+// first SizeAnchors test anchors are counted (eval.SetSizes).
+type sizeFlags struct {
 	DB          string
 	SizeAnchors int
-	// sizeAnchorsSet says -size-anchors was given.
-	sizeAnchorsSet bool
+	anchorsSet  bool // -size-anchors was given
+}
+
+// add defines the two flags on fs, -db with its usage dbUsage.
+func (z *sizeFlags) add(fs *flag.FlagSet, dbUsage, anchorsUsage string) {
+	fs.StringVar(&z.DB, "db", "", dbUsage)
+	fs.IntVar(&z.SizeAnchors, "size-anchors", eval.DefaultSizeAnchors, anchorsUsage)
+}
+
+// visit notes a flag given on the command line (flag.FlagSet.Visit's).
+func (z *sizeFlags) visit(f *flag.Flag) {
+	z.anchorsSet = z.anchorsSet || f.Name == "size-anchors"
+}
+
+// check refuses what the command named cmd cannot do with the flags.
+func (z *sizeFlags) check(cmd string) error {
+	switch {
+	case z.SizeAnchors < 0:
+		return usagef("%s: -size-anchors %d: want ≥ 0 (0: all)", cmd, z.SizeAnchors)
+	case z.DB == "" && z.anchorsSet:
+		return usagef("%s: -size-anchors counts items of the -db collection; give -db", cmd)
+	}
+	return nil
 }
 
 func evaluateCommand() *command {
@@ -36,11 +62,11 @@ func evaluateCommand() *command {
 			fs.StringVar(&o.Test, "test", "", "test bundle `file` (.npz)")
 			fs.BoolVar(&o.PerClass, "per-class", false, "also coverage and exclusion per class of the test bundle's labels, and the worst class")
 			fs.StringVar(&o.Unlabeled, "unlabeled", "error", "a class-conditional set on a test bundle without labels: error, or marginal (judge every anchor with the threshold over all classes, which has no class guarantee)")
-			fs.StringVar(&o.DB, "db", "", "also count the items of this collection inside the set around test anchors — what a retrieval returns, and what coverage costs on your corpus: a `file` or ClickHouse table, as ccs retrieve's -db")
-			fs.IntVar(&o.SizeAnchors, "size-anchors", eval.DefaultSizeAnchors, "count around the test bundle's first `N` anchors (0: all)")
+			o.sizeFlags.add(fs, "also count the items of this collection inside the set around test anchors — what a retrieval returns, and what coverage costs on your corpus: a `file` or ClickHouse table, as ccs retrieve's -db",
+				"count around the test bundle's first `N` anchors (0: all)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON instead of text")
 			return func() error {
-				fs.Visit(func(f *flag.Flag) { o.sizeAnchorsSet = o.sizeAnchorsSet || f.Name == "size-anchors" })
+				fs.Visit(o.sizeFlags.visit)
 				return nil
 			}
 		}, runEvaluate)
@@ -53,11 +79,8 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if o.Unlabeled != "" && o.Unlabeled != "error" && o.Unlabeled != "marginal" {
 		return usagef("evaluate: -unlabeled %q: want error or marginal", o.Unlabeled)
 	}
-	if o.SizeAnchors < 0 {
-		return usagef("evaluate: -size-anchors %d: want ≥ 0 (0: all)", o.SizeAnchors)
-	}
-	if o.DB == "" && o.sizeAnchorsSet {
-		return usagef("evaluate: -size-anchors counts items of the -db collection; give -db")
+	if err := o.sizeFlags.check("evaluate"); err != nil {
+		return err
 	}
 	set, err := conformal.Load(o.Set)
 	if err != nil {
