@@ -330,6 +330,9 @@ type Plan struct {
 	Classes  []map[int64]int
 	Warnings []string
 	queries  bool // anchors are query rows
+	// selfQueries says the query rows are the rows themselves
+	// (Items.SelfQueries).
+	selfQueries bool
 	// rows and nQueries are the numbers of source rows (and query rows)
 	// the plan was made for, which CheckRows holds the embeddings to;
 	// mode is what made the positives: "labels", "groups", "views" or
@@ -1411,7 +1414,7 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x73706c6974))
 	parts := stratify(strata, cfg.Split[:], rng)
-	p := &Plan{queries: true}
+	p := &Plan{queries: true, selfQueries: items.SelfQueries}
 	if n := items.Queries - len(strata[0]); n > 0 {
 		first := slices.IndexFunc(relevant, func(rel []int) bool { return len(rel) == 0 })
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d of %d queries have no relevant row: left out (the first: %s)", n, items.Queries, items.queryName(first)))

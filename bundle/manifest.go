@@ -98,7 +98,7 @@ func NewManifest(command string, in Inputs, cfg MakeConfig, plan *Plan) *Manifes
 	if cfg.MissingLabels != MissingRefused {
 		m.MissingLabels = cfg.MissingLabels.String()
 	}
-	m.Positives, m.Negatives = relations(in)
+	m.Positives, m.Negatives = relations(in, plan)
 	if m.KNegHard > 0 {
 		m.Negatives += fmt.Sprintf("; %d of each anchor's %d the nearest to it among %d of them drawn at random, the rest random among those", m.KNegHard, m.KNeg, m.HardCandidates)
 	}
@@ -118,13 +118,13 @@ func NewManifest(command string, in Inputs, cfg MakeConfig, plan *Plan) *Manifes
 	return m
 }
 
-// relations says what Make takes as an anchor's positives and negatives
-// for in.
-func relations(in Inputs) (positives, negatives string) {
+// relations says what Make, making plan, takes as an anchor's positives
+// and negatives for in.
+func relations(in Inputs, plan *Plan) (positives, negatives string) {
 	switch {
 	case in.Embeddings.Views > 0:
 		positives, negatives = "the item's other views", "other items' first views"
-	case in.Queries != nil && in.selfQueries():
+	case in.Queries != nil && plan.selfQueries:
 		return "rows relevant to the query, never the query's own row (the queries are the rows)", "rows relevant to none of the query's, drawn from all rows but the query's own"
 	case in.Queries != nil:
 		return "rows relevant to the query", "rows relevant to none of the query's, drawn from all rows"

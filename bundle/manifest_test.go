@@ -34,6 +34,14 @@ func TestNewManifest(t *testing.T) {
 		}
 	}
 	emb := Embeddings{Source: "embeddings", Rows: rows, N: n, D: d}
+	self := emb // the rows as their own queries, as multi-label data's
+	self.Source = "queries"
+	var selfPairs [][2]int
+	for q := range 20 {
+		for r := range 4 {
+			selfPairs = append(selfPairs, [2]int{q, 100 + 4*q + r})
+		}
+	}
 	views := Embeddings{Source: "views", Rows: rows, N: n / 4, D: d, Views: 4}
 	for _, c := range []struct {
 		name     string
@@ -46,6 +54,7 @@ func TestNewManifest(t *testing.T) {
 		{"views", Inputs{Embeddings: views}, "the item's other views", "other items' first views"},
 		{"views and labels", Inputs{Embeddings: views, Labels: labels[:n/4]}, "the item's other views", "other items' first views, of other classes"},
 		{"pairs", Inputs{Embeddings: emb, Queries: &queries, Pairs: pairs}, "rows relevant to the query", "rows relevant to none of the query's, drawn from all rows"},
+		{"pairs, the rows as queries", Inputs{Embeddings: emb, Queries: &self, Pairs: selfPairs}, "rows relevant to the query, never the query's own row (the queries are the rows)", "rows relevant to none of the query's, drawn from all rows but the query's own"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			items, err := c.in.Items()
@@ -81,7 +90,11 @@ func TestNewManifest(t *testing.T) {
 				}
 			}
 			dir := t.TempDir()
-			if _, err := plan.Write(dir, c.in.Embeddings.Rows, queries.Rows, d); err != nil {
+			var queryRows []float32
+			if c.in.Queries != nil {
+				queryRows = c.in.Queries.Rows
+			}
+			if _, err := plan.Write(dir, c.in.Embeddings.Rows, queryRows, d); err != nil {
 				t.Fatal(err)
 			}
 			path, err := WriteManifest(dir, m)
