@@ -43,12 +43,13 @@ const DefaultSizeAnchors = 1000
 // threshold (a class-conditional set's differs by the anchor's class,
 // which retrieval is not told). It stops with ctx's error when ctx is
 // done; progress, where not nil, is told how far it is: anchors done of
-// all, or for an in-memory Collection, searched for every anchor in one
-// pass (retrieve.SearchBatch), its chunks done of all, in any order but
+// all, or for an in-memory Collection, counted for every anchor in one
+// pass (retrieve.CountBatch), its chunks done of all, in any order but
 // one call at a time. A store that can be transformed for s (a Collection,
 // for a single-norm or an ellipsoid) is transformed first when n is
 // retrieve.BatchTransformMin or more, as ccs retrieve's batches are: O(d)
-// an item instead of O(d²), the same counts (where the transform is
+// an item instead of O(d²), and the items surely inside are counted
+// without their exact score; the same counts (where the transform is
 // refused, over retrieve.BatchTransformBytes, it is scanned plainly).
 func SetSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, store retrieve.Store, n int, progress func(done, total int)) (Sizes, error) {
 	if n <= 0 || n > test.N {
@@ -67,7 +68,7 @@ func SetSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, store 
 	d := test.D
 	if c, ok := store.(*retrieve.Collection); ok {
 		// In one pass over the collection, each chunk scored for every
-		// anchor while it is in cache: the same totals. SearchBatch tells
+		// anchor while it is in cache: the same totals. CountBatch tells
 		// its progress from its workers: one at a time here.
 		var mu sync.Mutex
 		serial := progress
@@ -78,7 +79,7 @@ func SetSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, store 
 				progress(done, total)
 			}
 		}
-		_, totals, err := retrieve.SearchBatch(ctx, s, test.Anchors[:n*d], c, 1, serial)
+		totals, err := retrieve.CountBatch(ctx, s, test.Anchors[:n*d], c, serial)
 		if err != nil {
 			return Sizes{}, fmt.Errorf("eval: set sizes: %w", err)
 		}

@@ -692,24 +692,26 @@ func (e *Ellipsoid) whiten() (wh whitening, ok bool) {
 	return whitening{w: w, rho: rho, c: c}, true
 }
 
-// Whitening returns W = L⁻¹ (d×d, row-major; Σ = L·Lᵀ) and κ ≥ 1 such that
-// the score Scores computes of any x, rounding and all, is at least
-// ‖W·x‖₂/κ in exact arithmetic — so a search that rules a row out once
-// ‖W·a − W·z‖₂ passes κ·q, with a margin for its own rounding, agrees with
-// the exact scan (retrieve.Collection.Transform). With y = L⁻¹x, ‖W·x‖₂ =
-// ‖(I + R)·y‖₂ ≤ (1 + ρ)·‖y‖₂, and the forward substitution's score is at
-// least (1 − δ)·‖y‖₂, δ = d·2⁻⁵⁰·c/(1 − ρ) + (d + 2)·2⁻⁵³ (ellipsoidFast):
-// κ = (1 + ρ)/(1 − δ), rounded up. ok is false where W has no such bound
-// (whiten).
-func (e *Ellipsoid) Whitening() (w []float64, kappa float64, ok bool) {
+// Whitening returns W = L⁻¹ (d×d, row-major; Σ = L·Lᵀ) and κ, λ ≥ 1 such
+// that the score Scores computes of any x, rounding and all, is at least
+// ‖W·x‖₂/κ and at most λ·‖W·x‖₂ in exact arithmetic — so a search that
+// rules a row out once ‖W·a − W·z‖₂ passes κ·q, with a margin for its own
+// rounding, agrees with the exact scan (retrieve.Collection.Transform),
+// and a count that takes a row as inside once ‖W·a − W·z‖₂ is below q/λ,
+// less that margin, counts as the exact scan does. With y = L⁻¹x, ‖W·x‖₂ =
+// ‖(I + R)·y‖₂ is within ρ·‖y‖₂ of ‖y‖₂, and the forward substitution's
+// score within δ·‖y‖₂, δ = d·2⁻⁵⁰·c/(1 − ρ) + (d + 2)·2⁻⁵³ (ellipsoidFast):
+// κ = (1 + ρ)/(1 − δ) and λ = (1 + δ)/(1 − ρ), rounded up. ok is false
+// where W has no such bound (whiten).
+func (e *Ellipsoid) Whitening() (w []float64, kappa, lambda float64, ok bool) {
 	wh, ok := e.whiten()
 	if !ok {
-		return nil, 0, false
+		return nil, 0, 0, false
 	}
 	fd := float64(e.d)
 	delta := fd*0x1p-50*wh.c/(1-wh.rho) + (fd+2)*0x1p-53
 	if !(delta < 0.5) {
-		return nil, 0, false
+		return nil, 0, 0, false
 	}
-	return append([]float64(nil), wh.w.RawMatrix().Data...), (1 + wh.rho) / (1 - delta) * (1 + 1e-12), true
+	return append([]float64(nil), wh.w.RawMatrix().Data...), (1 + wh.rho) / (1 - delta) * (1 + 1e-12), (1 + delta) / (1 - wh.rho) * (1 + 1e-12), true
 }

@@ -111,3 +111,48 @@ func quantile(x []float64, q float64) float64 {
 	slices.Sort(y)
 	return y[int(q*float64(len(y)))]
 }
+
+// BenchmarkCountBatch is 64 anchors' sets over 20 000 items at d = 128,
+// an ellipsoid (condition number 100) whose threshold holds 80% of the
+// items, on the transformed collection: SearchBatch's totals (every item
+// inside scored exactly, O(d²)) beside CountBatch's (the items surely
+// inside counted from the transformed rows, O(d)).
+func BenchmarkCountBatch(b *testing.B) {
+	const n, d, m = 20000, 128, 64
+	rng := rand.New(rand.NewPCG(3, 3))
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	anchors := slices.Clone(rows[:m*d])
+	el, err := geometry.NewEllipsoid(d, covariance(rng, d, 2))
+	if err != nil {
+		b.Fatal(err)
+	}
+	diffs := make([]float32, n*d)
+	for i := range n {
+		for j := range d {
+			diffs[i*d+j] = anchors[j] - rows[i*d+j]
+		}
+	}
+	s := &conformal.Set{Geometry: el, Threshold: quantile(el.Scores(nil, diffs), 0.8), Alpha: 0.05, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 100, Rank: 96}}
+	c, _ := NewCollection(rows, d, nil)
+	if err := c.Transform(s, 0); err != nil {
+		b.Fatal(err)
+	}
+	c.PrepareHalf()
+	b.Run("SearchBatch", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := SearchBatch(context.Background(), s, anchors, c, 1, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("CountBatch", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := CountBatch(context.Background(), s, anchors, c, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

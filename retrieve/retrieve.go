@@ -502,19 +502,17 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 	if err := CheckQuery(s, anchor, c.D); err != nil {
 		return nil, 0, err
 	}
-	s0 := s
-	s, anchor = Centred(s, anchor)
 	parts := make([][]Hit, parallel.Chunks(c.N, chunk))
 	// A screen of the half-precision copy and a filter rule most items out
 	// fast (bounds that pass the threshold, with margins for their
 	// rounding); the items they keep are scored exactly, a block at a time,
 	// so the hits are those of an exact scan.
-	keep, screen := c.filter(s0, s, anchor)
+	pr := c.probe(s, anchor)
 	parallel.For(c.N, chunk, 0, func(ci, lo, hi int) {
 		if ctx.Err() != nil {
 			return
 		}
-		parts[ci] = c.scan(s, anchor, keep, screen, lo, hi, nil)
+		parts[ci], _ = c.scan(&pr, lo, hi, nil, false)
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
@@ -553,21 +551,40 @@ const batchChunk = 512
 // progress, if not nil, is told the chunks done of all, from any
 // goroutine. It stops early, returning ctx's error, when ctx is done.
 func SearchBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Collection, limit int, progress func(done, total int)) (hits [][]Hit, totals []int, err error) {
+	parts, _, err := c.batch(ctx, s, anchors, false, progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, nc := len(anchors)/c.D, parallel.Chunks(c.N, batchChunk)
+	hits, totals = make([][]Hit, m), make([]int, m)
+	for i := range m {
+		hits[i], totals[i] = sorted(parts[i*nc:(i+1)*nc], limit)
+	}
+	return hits, totals, nil
+}
+
+// CountBatch is SearchBatch's totals alone: how many items of c are inside
+// s around each of the anchors. An item that a transformed collection's
+// bound (Transform) puts inside by more than its rounding could move it is
+// counted without its exact score, which for a single-norm or an ellipsoid
+// is O(d²): the counts are SearchBatch's, in O(d) an item where the sets
+// hold most of the collection.
+func CountBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Collection, progress func(done, total int)) ([]int, error) {
+	_, counts, err := c.batch(ctx, s, anchors, true, progress)
+	return counts, err
+}
+
+// batch searches c around each of anchors a chunk of batchChunk items at
+// a time for every anchor in turn: the hits of anchor i in chunk ci in
+// parts[i·chunks + ci], or, counting, the number inside around each.
+func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []float32, count bool, progress func(done, total int)) (parts [][]Hit, counts []int, err error) {
 	d := c.D
 	if d < 1 || len(anchors)%d != 0 {
 		return nil, nil, fmt.Errorf("retrieve: %d anchor values are not rows of dimension %d", len(anchors), d)
 	}
 	m := len(anchors) / d
-	type query struct {
-		s      *conformal.Set
-		anchor []float32
-		keep   func(lo, hi int, keep []bool, scratch []float64)
-		screen func(b0 int, masks []uint16)
-	}
-	qs := make([]query, m)
-	for i := range qs {
-		a := anchors[i*d : (i+1)*d]
-		if err := CheckQuery(s, a, d); err != nil {
+	for i := range m {
+		if err := CheckQuery(s, anchors[i*d:(i+1)*d], d); err != nil {
 			return nil, nil, fmt.Errorf("anchor %d: %w", i, err)
 		}
 	}
@@ -579,21 +596,28 @@ func SearchBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Co
 			c.PrepareHalf()
 		}
 	}
-	for i := range qs {
-		q := &qs[i]
-		q.s, q.anchor = Centred(s, anchors[i*d:(i+1)*d])
-		q.keep, q.screen = c.filter(s, q.s, q.anchor)
+	prs := make([]probe, m)
+	for i := range prs {
+		prs[i] = c.probe(s, anchors[i*d:(i+1)*d])
 	}
 	nc := parallel.Chunks(c.N, batchChunk)
-	parts := make([][]Hit, m*nc)
+	var chunkCounts []int
+	if count {
+		chunkCounts = make([]int, m*nc)
+	} else {
+		parts = make([][]Hit, m*nc)
+	}
 	var done atomic.Int64
 	parallel.For(c.N, batchChunk, 0, func(ci, lo, hi int) {
 		if ctx.Err() != nil {
 			return
 		}
-		for i := range qs {
-			q := &qs[i]
-			parts[i*nc+ci] = c.scan(q.s, q.anchor, q.keep, q.screen, lo, hi, nil)
+		for i := range prs {
+			if count {
+				_, chunkCounts[i*nc+ci] = c.scan(&prs[i], lo, hi, nil, true)
+			} else {
+				parts[i*nc+ci], _ = c.scan(&prs[i], lo, hi, nil, false)
+			}
 		}
 		if progress != nil {
 			progress(int(done.Add(1)), nc)
@@ -602,26 +626,63 @@ func SearchBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Co
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	hits, totals = make([][]Hit, m), make([]int, m)
-	for i := range qs {
-		hits[i], totals[i] = sorted(parts[i*nc:(i+1)*nc], limit)
+	if count {
+		counts = make([]int, m)
+		for i := range counts {
+			for _, n := range chunkCounts[i*nc : (i+1)*nc] {
+				counts[i] += n
+			}
+		}
 	}
-	return hits, totals, nil
+	return parts, counts, nil
+}
+
+// probe is a search around one anchor: the set and the anchor as scanned
+// (Centred) and c.filter's quick tests of its rows.
+type probe struct {
+	s      *conformal.Set
+	anchor []float32
+	keep   func(lo, hi int, keep []bool, scratch []float64)
+	screen func(b0 int, masks []uint16)
+	// inside, where not nil, reports that row r, which keep kept leaving
+	// v in its scratch, is inside s whatever its exact score's rounding
+	// (a count need not score it).
+	inside func(r int, v float64) bool
+}
+
+// probe prepares a search of c with s around anchor.
+func (c *Collection) probe(s0 *conformal.Set, anchor []float32) probe {
+	s, a := Centred(s0, anchor)
+	pr := probe{s: s, anchor: a}
+	pr.keep, pr.screen, pr.inside = c.filter(s0, s, a)
+	return pr
 }
 
 // scan appends to hits the items of rows lo…hi−1 of c (lo a multiple of
-// kernel.HalfBlock) inside s around anchor (both Centred): the screen and
-// the filter of c.filter first, then the exact score, a block at a time.
-func (c *Collection) scan(s *conformal.Set, anchor []float32, keep func(lo, hi int, keep []bool, scratch []float64), screen func(b0 int, masks []uint16), lo, hi int, hits []Hit) []Hit {
+// kernel.HalfBlock) inside pr's set around its anchor, and returns how
+// many there are: the screen and the filter of c.filter first, then the
+// exact score, a block at a time. Counting, it appends nothing, and the
+// rows pr.inside puts inside are counted without their exact score.
+func (c *Collection) scan(pr *probe, lo, hi int, hits []Hit, count bool) ([]Hit, int) {
+	s, anchor, keep, screen := pr.s, pr.anchor, pr.keep, pr.screen
+	inside := pr.inside
+	if !count {
+		inside = nil
+	}
 	d, q := c.D, s.Threshold
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	diffs, scores, kept, filtered := sc.size(d)
 	rows := sc.rows[:0]
+	found := 0
 	flush := func() {
 		n := len(rows)
 		for i, v := range s.Geometry.Scores(scores[:n], diffs[:n*d]) {
 			if v <= q {
+				found++
+				if count {
+					continue
+				}
 				h := Hit{ID: c.IDs[rows[i]], Row: rows[i], Score: v}
 				if c.Keys != nil {
 					h.Key = c.Keys[rows[i]]
@@ -672,6 +733,10 @@ func (c *Collection) scan(s *conformal.Set, anchor []float32, keep func(lo, hi i
 				if keep(r, r+1, kept[:1], filtered[:1]); !kept[0] {
 					continue
 				}
+				if inside != nil && inside(r, filtered[0]) {
+					found++
+					continue
+				}
 			}
 			add(r)
 		}
@@ -680,7 +745,11 @@ func (c *Collection) scan(s *conformal.Set, anchor []float32, keep func(lo, hi i
 			b1 := min(hi, b0+block)
 			keep(b0, b1, kept[:b1-b0], filtered[:b1-b0])
 			for r := b0; r < b1; r++ {
-				if kept[r-b0] {
+				switch {
+				case !kept[r-b0]:
+				case inside != nil && inside(r, filtered[r-b0]):
+					found++
+				default:
 					add(r)
 				}
 			}
@@ -694,7 +763,7 @@ func (c *Collection) scan(s *conformal.Set, anchor []float32, keep func(lo, hi i
 		flush()
 	}
 	sc.rows = rows
-	return hits
+	return hits, found
 }
 
 // filter returns a quick test of the rows lo…hi−1 of c that sets keep[i]
@@ -707,12 +776,14 @@ func (c *Collection) scan(s *conformal.Set, anchor []float32, keep func(lo, hi i
 // half-precision copy (of the rows, or of the transformed rows):
 // screen(b0, masks) writes the masks of the copy's blocks b0 … (each of
 // kernel.HalfBlock rows; a clear bit rules its row out), and only the rows
-// it keeps go on to keep. s is the set scanned (Centred), s0 the set as the
-// caller gave it, by which c keeps its transforms.
-func (c *Collection) filter(s0, s *conformal.Set, anchor []float32) (keep func(lo, hi int, keep []bool, scratch []float64), screen func(b0 int, masks []uint16)) {
+// it keeps go on to keep. For a transformed collection, inside tells the
+// rows keep kept that are surely inside (probe.inside); otherwise it is
+// nil. s is the set scanned (Centred), s0 the set as the caller gave it,
+// by which c keeps its transforms.
+func (c *Collection) filter(s0, s *conformal.Set, anchor []float32) (keep func(lo, hi int, keep []bool, scratch []float64), screen func(b0 int, masks []uint16), inside func(r int, v float64) bool) {
 	q, d := s.Threshold, c.D
 	if t := c.transformed(s0); t != nil && t.matches(s.Geometry) {
-		return t.filter(q*t.kappa, anchor)
+		return t.filter(q, anchor)
 	}
 	if bs, ok := s.Geometry.(geometry.ByteScreener); ok {
 		if by := c.bytes.get(c.copies(), c.newBytes); by != nil {
@@ -728,5 +799,5 @@ func (c *Collection) filter(s0, s *conformal.Set, anchor []float32) (keep func(l
 			keep = func(lo, hi int, keep []bool, sc []float64) { rows(c.Rows[lo*d:hi*d], keep, sc) }
 		}
 	}
-	return keep, screen
+	return keep, screen, nil
 }

@@ -333,7 +333,7 @@ func TestHalfScreenExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			keep, screen := fast.filter(s, s, anchor)
+			keep, screen, _ := fast.filter(s, s, anchor)
 			if screen == nil || keep == nil {
 				t.Fatalf("trial %d, %v: no screen of a compact copy", trial, g.Kind())
 			}

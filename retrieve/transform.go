@@ -55,9 +55,9 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 		return nil // before an ellipsoid's whitening: a batch asks again each call
 	}
 	var (
-		m     []float64
-		p     float64
-		kappa = 1.0
+		m             []float64
+		p             float64
+		kappa, lambda = 1.0, 1.0
 	)
 	switch g := inner.(type) {
 	case geometry.LinearNorm:
@@ -66,7 +66,7 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 		}
 	case *geometry.Ellipsoid:
 		var ok bool
-		if m, kappa, ok = g.Whitening(); !ok {
+		if m, kappa, lambda, ok = g.Whitening(); !ok {
 			return fmt.Errorf("retrieve: transform: the ellipsoid's Σ is too ill-conditioned for a bounded inverse: the plain scan serves it")
 		}
 		p = 2
@@ -77,7 +77,7 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	if err != nil {
 		return err
 	}
-	t.kappa = kappa
+	t.kappa, t.lambda = kappa, lambda
 	if e, ok := inner.(*geometry.Ellipsoid); ok {
 		t.ellipsoid = e
 	}
@@ -130,13 +130,16 @@ type normTransform struct {
 	m         []float64 // M, row-major, as transformed (matches checks it)
 	p         float64
 	ellipsoid *geometry.Ellipsoid // the ellipsoid whose W = L⁻¹ is m (immutable), or nil
-	kappa     float64             // the ellipsoid's score ≥ ‖m·x‖₂/kappa; 1 for a single-norm
-	z         []float32           // M·item of each item, n×d
-	zn        []float32           // Σ_l |item_l|·c_l of each, rounded up: ≥ ‖|M|·|item|‖_p ≥ ‖M·item‖_p
-	znMax     float64
-	c         []float64 // c_l = ‖column l of M‖_p
-	ones, ps  []float32 // the fast kernel's m = 1 and p
-	rel, abs  float64   // its error bound (geometry.FastTolerance)
+	// The ellipsoid's score is at least ‖m·x‖₂/kappa and at most
+	// lambda·‖m·x‖₂ (geometry.Ellipsoid.Whitening); both 1 for a
+	// single-norm.
+	kappa, lambda float64
+	z             []float32 // M·item of each item, n×d
+	zn            []float32 // Σ_l |item_l|·c_l of each, rounded up: ≥ ‖|M|·|item|‖_p ≥ ‖M·item‖_p
+	znMax         float64
+	c             []float64 // c_l = ‖column l of M‖_p
+	ones, ps      []float32 // the fast kernel's m = 1 and p
+	rel, abs      float64   // its error bound (geometry.FastTolerance)
 	// gz and absZ bound the error of a z computed in float32 (kernel
 	// Gemm): within gz·Z + absZ of M·item in ‖·‖_p; 0 for z computed in
 	// float64 and rounded once.
@@ -158,7 +161,7 @@ func (t *normTransform) matches(g geometry.Geometry) bool {
 
 func newNormTransform(m []float64, p, q float64, c *Collection) (*normTransform, error) {
 	d := c.D
-	t := &normTransform{d: d, m: m, p: p, kappa: 1, z: make([]float32, c.N*d), zn: make([]float32, c.N),
+	t := &normTransform{d: d, m: m, p: p, kappa: 1, lambda: 1, z: make([]float32, c.N*d), zn: make([]float32, c.N),
 		ones: make([]float32, d), ps: make([]float32, d)}
 	pv := make([]float64, d)
 	for j := range d {
@@ -280,8 +283,20 @@ func normal32(m []float64) bool {
 // none) rules out an item once ‖fl32(M·a) − M·z‖_p, in exact arithmetic,
 // passes cut(largest Z): then ‖ỹ‖_p, each coordinate rounded once, passes
 // (q + 2u·(A + Z))/(1 − u), and the exact score passes q.
-func (t *normTransform) filter(q float64, anchor []float32) (func(lo, hi int, keep []bool, scratch []float64), func(b0 int, masks []uint16)) {
+//
+// The other way round, inside(r, S̃) puts an item kept with the sums S̃
+// inside: with the same bounds, ‖M·fl32(a − z)‖_p ≤ (1 + u)·(φ̃ +
+// (d·2⁻¹²⁶)^{1/p})/(1 − 2·rel) + 2u·(A + Z) + gz·Z + absZ, at most q when φ̃
+// ≤ in(Z) = (q·(1 − 10⁻⁹) − 4u·(A + Z) − gz·Z − absZ)·(1 − 2·rel)/(1 + 4u) −
+// (d·2⁻¹²⁶)^{1/p} (10⁻⁹ of q, and the 2u·(A + Z) left over, for the float64
+// rounding of the exact score).
+//
+// For an ellipsoid, q is the threshold on ‖M·x‖₂ that the filter uses: κ
+// times the set's for ruling items out, the set's over λ for putting
+// them in (geometry.Ellipsoid.Whitening).
+func (t *normTransform) filter(q0 float64, anchor []float32) (func(lo, hi int, keep []bool, scratch []float64), func(b0 int, masks []uint16), func(r int, v float64) bool) {
 	d, p := t.d, t.p
+	q, qIn := q0*t.kappa, q0/t.lambda
 	ya := make([]float32, d)
 	var A float64
 	for k := range d {
@@ -298,13 +313,13 @@ func (t *normTransform) filter(q float64, anchor []float32) (func(lo, hi int, ke
 	const u4 = 4 * 0x1p-24
 	slack := 1 - u4 - 2*t.rel
 	if !(slack > 0.5) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	absPhi := math.Pow(float64(d)*kernel.MinNormal32, 1/p)
 	// φ̃ above cut(Z) is out: φ − q ≥ φ̃ − margin(φ̃) − q > 0.
 	cut := func(zn float64) float64 { return (q + u4*(A+zn) + t.gz*zn + t.absZ + absPhi) / slack }
 	limit := math.Pow(cut(t.znMax), p) * (1 + 1e-5) // on the partial sums S̃
-	return func(lo, hi int, keep []bool, sc []float64) {
+	keep := func(lo, hi int, keep []bool, sc []float64) {
 		kernel.FastPowRowsBound(sc, t.ones, t.ps, ya, t.z[lo*d:hi*d], limit)
 		for i, v := range sc {
 			switch {
@@ -316,7 +331,16 @@ func (t *normTransform) filter(q float64, anchor []float32) (func(lo, hi int, ke
 				keep[i] = !(math.Pow(v, 1/p) > cut(float64(t.zn[lo+i])))
 			}
 		}
-	}, t.screen(ya, cut(t.znMax))
+	}
+	in := func(zn float64) float64 {
+		return (qIn*(1-1e-9)-u4*(A+zn)-t.gz*zn-t.absZ)*(1-2*t.rel)/(1+u4) - absPhi
+	}
+	inside := func(r int, v float64) bool {
+		// v is the item's S̃: +Inf where a coordinate is one the fast
+		// kernel does not cover, never surely inside.
+		return v <= limit && math.Pow(v, 1/p) <= in(float64(t.zn[r]))
+	}
+	return keep, t.screen(ya, cut(t.znMax)), inside
 }
 
 // screen is the screen of the items whose ‖ya − M·z‖_p exceeds c, on the

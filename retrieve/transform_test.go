@@ -114,7 +114,7 @@ func TestTransformMatchesScan(t *testing.T) {
 			if gt != wt || !slices.Equal(got, want) || wt < n/40 {
 				t.Fatalf("d=%d, offset %v, %v: %d hits transformed, %d plain (of %d items)", d, c.offset, g.Kind(), gt, wt, n)
 			}
-			keep, _ := fast.filter(s, s, anchor)
+			keep, _, _ := fast.filter(s, s, anchor)
 			if keep == nil {
 				t.Fatalf("d=%d, %v: no filter on the transformed collection", d, g.Kind())
 			}
@@ -225,5 +225,138 @@ func TestTransformEdges(t *testing.T) {
 	got, _, _ = Search(context.Background(), s, []float32{5.3, 5.7}, fast, 0)
 	if len(want) != 1 || !slices.Equal(got, want) {
 		t.Fatalf("after SetParams: %v transformed, %v plain", got, want)
+	}
+}
+
+// TestCountBatch: CountBatch's counts are the exact scan's, one anchor at
+// a time, on a transformed collection whose sets hold most of it, where
+// it counts the items surely inside without their exact score: for p in
+// {1, 1.5, 2, 3.7}, ellipsoids of condition 10⁰ to 10⁸, a shifted set,
+// dimensions 3 to 64, items far from the origin, and a fifth of the items
+// moved onto the boundary around the first anchor (within 10⁻⁷ of q on
+// either side) under a threshold that is an item's own score or lies
+// between two. Without the transform, and in SearchBatch, the same
+// totals. The test of surely inside takes every item whose score is
+// below 0.9·q.
+func TestCountBatch(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(71, 17))
+	for _, c := range []struct {
+		d      int
+		offset float32
+	}{{3, 0}, {17, 0}, {64, 0}, {17, 1000}} {
+		d := c.d
+		for _, p := range []float64{1, 1.5, 2, 3.7, 0, -4, -8, 20} { // 0, −4, −8: ellipsoids; 20: shifted p = 2
+			m := make([]float64, d*d)
+			for i := range m {
+				m[i] = 0.3 * rng.NormFloat64()
+			}
+			for k := range d {
+				m[k*d+k] += 1
+			}
+			var g geometry.Geometry
+			var err error
+			switch {
+			case p == 20:
+				var inner geometry.Geometry
+				if inner, err = geometry.NewNorm(d, m, 2); err == nil {
+					shift := make([]float64, d)
+					for j := range shift {
+						shift[j] = 0.2 * rng.NormFloat64()
+					}
+					g, err = geometry.NewShifted(inner, shift)
+				}
+			case p > 0:
+				g, err = geometry.NewNorm(d, m, p)
+			default:
+				g, err = geometry.NewEllipsoid(d, covariance(rng, d, p))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			const n, anchors = 5000, 3
+			rows := make([]float32, n*d)
+			for i := range rows {
+				rows[i] = float32(rng.NormFloat64()) + c.offset
+			}
+			as := make([]float32, anchors*d)
+			for i := range as {
+				as[i] = float32(0.3*rng.NormFloat64()) + c.offset
+			}
+			set := &conformal.Set{Geometry: g, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 20, Rank: 19}}
+			// exact scores every item as the scan does: the set's score of
+			// the float32 difference, around the centred anchor.
+			exact := func(i int) []float64 {
+				s, a := Centred(set, as[i*d:(i+1)*d])
+				diffs := make([]float32, n*d)
+				for r := range n {
+					kernel.Sub(diffs[r*d:(r+1)*d], a, rows[r*d:(r+1)*d])
+				}
+				return s.Geometry.Scores(nil, diffs)
+			}
+			// q at the 70% quantile around the first anchor, then a fifth of
+			// the items moved onto the boundary.
+			sc := exact(0)
+			sorted := slices.Sorted(slices.Values(sc))
+			q := sorted[7*n/10]
+			_, a0 := Centred(set, as[:d])
+			for i := 0; i < n; i += 5 {
+				f := q / sc[i] * (1 + 1e-7*(2*rng.Float64()-1))
+				for j := range d {
+					rows[i*d+j] = a0[j] - float32(f*float64(a0[j]-rows[i*d+j]))
+				}
+			}
+			sc = exact(0)
+			sorted = slices.Sorted(slices.Values(sc))
+			for _, q := range []float64{sorted[7*n/10], (sorted[7*n/10] + sorted[7*n/10+1]) / 2} {
+				set.Threshold = q
+				plain, _ := NewCollection(rows, d, nil)
+				fast, _ := NewCollection(rows, d, nil)
+				if err := fast.Transform(set, 0); err != nil {
+					t.Fatal(err)
+				}
+				want := make([]int, anchors)
+				deep, sure := 0, 0 // around the first anchor: items below 0.9·q; those counted unscored
+				for i := range anchors {
+					sc := exact(i)
+					for _, v := range sc {
+						if v <= q {
+							want[i]++
+						}
+					}
+					if i > 0 {
+						continue
+					}
+					pr := fast.probe(set, as[:d])
+					kept, filtered := make([]bool, n), make([]float64, n)
+					pr.keep(0, n, kept, filtered)
+					for r, v := range sc {
+						if v > 0.9*q {
+							continue
+						}
+						deep++
+						if kept[r] && pr.inside(r, filtered[r]) {
+							sure++
+						}
+					}
+				}
+				for _, coll := range []*Collection{fast, plain} {
+					got, err := CountBatch(context.Background(), set, as, coll, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					_, totals, err := SearchBatch(context.Background(), set, as, coll, 1, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(got, want) || !slices.Equal(totals, want) {
+						t.Fatalf("d=%d, offset %v, p %v, q %v, transformed %v: counts %v, SearchBatch %v, exact %v", d, c.offset, p, q, coll == fast, got, totals, want)
+					}
+				}
+				if sure != deep || deep == 0 {
+					t.Errorf("d=%d, offset %v, p %v: %d of %d items below 0.9·q counted without their score", d, c.offset, p, sure, deep)
+				}
+			}
+		}
 	}
 }
