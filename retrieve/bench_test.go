@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -112,12 +113,14 @@ func quantile(x []float64, q float64) float64 {
 	return y[int(q*float64(len(y)))]
 }
 
-// BenchmarkCountBatch is 64 anchors' sets over 20 000 items at d = 128,
-// an ellipsoid (condition number 100) whose threshold holds 80% of the
-// items, on the transformed collection: SearchBatch's totals (every item
-// inside scored exactly, O(d²)) beside CountBatch's (the items surely
-// inside counted from the transformed rows, O(d)).
-func BenchmarkCountBatch(b *testing.B) {
+// BenchmarkWideSets is searches whose sets hold 80% of 20 000 items at d =
+// 128 (an ellipsoid of condition number 100), on the collection
+// transformed for it: 64 anchors' SearchBatch with every hit (each item
+// inside scored exactly, O(d²)), with the nearest 10 (only the items the
+// transformed rows' bounds cannot place behind 10 others scored) and
+// their counts alone (CountBatch: the items surely inside not scored);
+// and one anchor's Search, every hit and the nearest 10.
+func BenchmarkWideSets(b *testing.B) {
 	const n, d, m = 20000, 128, 64
 	rng := rand.New(rand.NewPCG(3, 3))
 	rows := make([]float32, n*d)
@@ -141,13 +144,15 @@ func BenchmarkCountBatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	c.PrepareHalf()
-	b.Run("SearchBatch", func(b *testing.B) {
-		for b.Loop() {
-			if _, _, err := SearchBatch(context.Background(), s, anchors, c, 1, nil); err != nil {
-				b.Fatal(err)
+	for _, limit := range []int{0, 10} {
+		b.Run(fmt.Sprintf("SearchBatch/limit=%d", limit), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := SearchBatch(context.Background(), s, anchors, c, limit, nil); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+	}
 	b.Run("CountBatch", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := CountBatch(context.Background(), s, anchors, c, nil); err != nil {
@@ -155,4 +160,13 @@ func BenchmarkCountBatch(b *testing.B) {
 			}
 		}
 	})
+	for _, limit := range []int{0, 10} {
+		b.Run(fmt.Sprintf("Search/limit=%d", limit), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := Search(context.Background(), s, anchors[:d], c, limit); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

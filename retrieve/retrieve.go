@@ -480,6 +480,10 @@ type scratch struct {
 	rows             []int
 	masks            []uint16 // the half screen's, a chunk's
 	cand             []int    // the rows the screen keeps
+	// held are the rows inside a scan holds back with their bounds' lows
+	// and highs (sorted: the highs in order).
+	held                []int
+	lows, highs, sorted []float64
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -502,22 +506,29 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 	if err := CheckQuery(s, anchor, c.D); err != nil {
 		return nil, 0, err
 	}
-	parts := make([][]Hit, parallel.Chunks(c.N, chunk))
+	nc := parallel.Chunks(c.N, chunk)
+	parts, counts := make([][]Hit, nc), make([]int, nc)
 	// A screen of the half-precision copy and a filter rule most items out
 	// fast (bounds that pass the threshold, with margins for their
 	// rounding); the items they keep are scored exactly, a block at a time,
-	// so the hits are those of an exact scan.
+	// so the hits are those of an exact scan (with a limit, on a
+	// transformed collection, but those its bounds show to be inside and
+	// farther than limit others).
 	pr := c.probe(s, anchor)
 	parallel.For(c.N, chunk, 0, func(ci, lo, hi int) {
 		if ctx.Err() != nil {
 			return
 		}
-		parts[ci], _ = c.scan(&pr, lo, hi, nil, false)
+		parts[ci], counts[ci] = c.scan(&pr, lo, hi, limit, false, nil)
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	hits, total := sorted(parts, limit)
+	hits, _ := sorted(parts, limit)
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
 	return hits, total, nil
 }
 
@@ -551,14 +562,14 @@ const batchChunk = 512
 // progress, if not nil, is told the chunks done of all, from any
 // goroutine. It stops early, returning ctx's error, when ctx is done.
 func SearchBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Collection, limit int, progress func(done, total int)) (hits [][]Hit, totals []int, err error) {
-	parts, _, err := c.batch(ctx, s, anchors, false, progress)
+	parts, totals, err := c.batch(ctx, s, anchors, false, limit, progress)
 	if err != nil {
 		return nil, nil, err
 	}
 	m, nc := len(anchors)/c.D, parallel.Chunks(c.N, batchChunk)
-	hits, totals = make([][]Hit, m), make([]int, m)
+	hits = make([][]Hit, m)
 	for i := range m {
-		hits[i], totals[i] = sorted(parts[i*nc:(i+1)*nc], limit)
+		hits[i], _ = sorted(parts[i*nc:(i+1)*nc], limit)
 	}
 	return hits, totals, nil
 }
@@ -570,14 +581,16 @@ func SearchBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Co
 // is O(d²): the counts are SearchBatch's, in O(d) an item where the sets
 // hold most of the collection.
 func CountBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Collection, progress func(done, total int)) ([]int, error) {
-	_, counts, err := c.batch(ctx, s, anchors, true, progress)
+	_, counts, err := c.batch(ctx, s, anchors, true, 0, progress)
 	return counts, err
 }
 
 // batch searches c around each of anchors a chunk of batchChunk items at
 // a time for every anchor in turn: the hits of anchor i in chunk ci in
-// parts[i·chunks + ci], or, counting, the number inside around each.
-func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []float32, count bool, progress func(done, total int)) (parts [][]Hit, counts []int, err error) {
+// parts[i·chunks + ci], the nearest limit of them where limit > 0 (the
+// nearest limit of all are among those), unless counting; and the number
+// inside around each anchor.
+func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []float32, count bool, limit int, progress func(done, total int)) (parts [][]Hit, counts []int, err error) {
 	d := c.D
 	if d < 1 || len(anchors)%d != 0 {
 		return nil, nil, fmt.Errorf("retrieve: %d anchor values are not rows of dimension %d", len(anchors), d)
@@ -601,10 +614,8 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 		prs[i] = c.probe(s, anchors[i*d:(i+1)*d])
 	}
 	nc := parallel.Chunks(c.N, batchChunk)
-	var chunkCounts []int
-	if count {
-		chunkCounts = make([]int, m*nc)
-	} else {
+	chunkCounts := make([]int, m*nc)
+	if !count {
 		parts = make([][]Hit, m*nc)
 	}
 	var done atomic.Int64
@@ -613,11 +624,20 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 			return
 		}
 		for i := range prs {
+			k := i*nc + ci
 			if count {
-				_, chunkCounts[i*nc+ci] = c.scan(&prs[i], lo, hi, nil, true)
-			} else {
-				parts[i*nc+ci], _ = c.scan(&prs[i], lo, hi, nil, false)
+				_, chunkCounts[k] = c.scan(&prs[i], lo, hi, 0, true, nil)
+				continue
 			}
+			part, n := c.scan(&prs[i], lo, hi, limit, false, nil)
+			if limit > 0 && len(part) > limit {
+				// Only the nearest limit can be among the anchor's
+				// nearest: m sets holding most of a large collection
+				// would otherwise be held whole until sorted.
+				top, _ := sorted([][]Hit{part}, limit)
+				part = slices.Clone(top) // not the whole chunk's array
+			}
+			parts[k], chunkCounts[k] = part, n
 		}
 		if progress != nil {
 			progress(int(done.Add(1)), nc)
@@ -626,12 +646,10 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	if count {
-		counts = make([]int, m)
-		for i := range counts {
-			for _, n := range chunkCounts[i*nc : (i+1)*nc] {
-				counts[i] += n
-			}
+	counts = make([]int, m)
+	for i := range counts {
+		for _, n := range chunkCounts[i*nc : (i+1)*nc] {
+			counts[i] += n
 		}
 	}
 	return parts, counts, nil
@@ -644,31 +662,32 @@ type probe struct {
 	anchor []float32
 	keep   func(lo, hi int, keep []bool, scratch []float64)
 	screen func(b0 int, masks []uint16)
-	// inside, where not nil, reports that row r, which keep kept leaving
-	// v in its scratch, is inside s whatever its exact score's rounding
-	// (a count need not score it).
-	inside func(r int, v float64) bool
+	// bounds, where not nil, bounds the exact score of row r, which keep
+	// kept leaving v in its scratch (ok false: no bounds).
+	bounds func(r int, v float64) (lo, hi float64, ok bool)
 }
 
 // probe prepares a search of c with s around anchor.
 func (c *Collection) probe(s0 *conformal.Set, anchor []float32) probe {
 	s, a := Centred(s0, anchor)
 	pr := probe{s: s, anchor: a}
-	pr.keep, pr.screen, pr.inside = c.filter(s0, s, a)
+	pr.keep, pr.screen, pr.bounds = c.filter(s0, s, a)
 	return pr
 }
 
 // scan appends to hits the items of rows lo…hi−1 of c (lo a multiple of
 // kernel.HalfBlock) inside pr's set around its anchor, and returns how
 // many there are: the screen and the filter of c.filter first, then the
-// exact score, a block at a time. Counting, it appends nothing, and the
-// rows pr.inside puts inside are counted without their exact score.
-func (c *Collection) scan(pr *probe, lo, hi int, hits []Hit, count bool) ([]Hit, int) {
-	s, anchor, keep, screen := pr.s, pr.anchor, pr.keep, pr.screen
-	inside := pr.inside
-	if !count {
-		inside = nil
-	}
+// exact score, a block at a time. Where pr has bounds, two kinds of item
+// inside are counted without their exact score (O(d²) for a single-norm
+// or an ellipsoid): counting, every item whose upper bound is at most the
+// threshold (nothing is appended); with a limit, those of them whose
+// lower bound exceeds the limit-th smallest upper bound of such items,
+// which are then not among the chunk's nearest limit, nor so among the
+// whole collection's (hits then holds all of the chunk's nearest limit,
+// not all its items inside).
+func (c *Collection) scan(pr *probe, lo, hi, limit int, count bool, hits []Hit) ([]Hit, int) {
+	s, anchor, keep, screen, bounds := pr.s, pr.anchor, pr.keep, pr.screen, pr.bounds
 	d, q := c.D, s.Threshold
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
@@ -697,6 +716,25 @@ func (c *Collection) scan(pr *probe, lo, hi int, hits []Hit, count bool) ([]Hit,
 		if rows = append(rows, r); len(rows) == block {
 			flush()
 		}
+	}
+	// A row keep kept with v: counted, held back until the chunk's bounds
+	// are known (with a limit), or scored.
+	held, lows, highs := sc.held[:0], sc.lows[:0], sc.highs[:0]
+	hold := bounds != nil && !count && limit > 0
+	consider := func(r int, v float64) {
+		if bounds != nil && count {
+			if _, up, ok := bounds(r, v); ok && up <= q {
+				found++
+				return
+			}
+		}
+		if hold {
+			if low, up, ok := bounds(r, v); ok && up <= q {
+				held, lows, highs = append(held, r), append(lows, low), append(highs, up)
+				return
+			}
+		}
+		add(r)
 	}
 	switch {
 	case screen != nil:
@@ -729,28 +767,21 @@ func (c *Collection) scan(pr *probe, lo, hi int, hits []Hit, count bool) ([]Hit,
 				r := cand[i+ahead]
 				kernel.Prefetch(c.Rows[r*d : (r+1)*d])
 			}
-			if keep != nil {
-				if keep(r, r+1, kept[:1], filtered[:1]); !kept[0] {
-					continue
-				}
-				if inside != nil && inside(r, filtered[0]) {
-					found++
-					continue
-				}
+			if keep == nil {
+				add(r)
+				continue
 			}
-			add(r)
+			if keep(r, r+1, kept[:1], filtered[:1]); kept[0] {
+				consider(r, filtered[0])
+			}
 		}
 	case keep != nil:
 		for b0 := lo; b0 < hi; b0 += block {
 			b1 := min(hi, b0+block)
 			keep(b0, b1, kept[:b1-b0], filtered[:b1-b0])
 			for r := b0; r < b1; r++ {
-				switch {
-				case !kept[r-b0]:
-				case inside != nil && inside(r, filtered[r-b0]):
-					found++
-				default:
-					add(r)
+				if kept[r-b0] {
+					consider(r, filtered[r-b0])
 				}
 			}
 		}
@@ -759,10 +790,28 @@ func (c *Collection) scan(pr *probe, lo, hi int, hits []Hit, count bool) ([]Hit,
 			add(r)
 		}
 	}
+	if len(held) > 0 {
+		// The limit-th smallest upper bound: limit items inside score at
+		// most that; an item whose lower bound exceeds it is farther than
+		// all of them.
+		cut := math.Inf(1)
+		if len(held) >= limit {
+			sorted := append(sc.sorted[:0], highs...)
+			slices.Sort(sorted)
+			cut, sc.sorted = sorted[limit-1], sorted
+		}
+		for i, r := range held {
+			if lows[i] > cut {
+				found++
+			} else {
+				add(r)
+			}
+		}
+	}
 	if len(rows) > 0 {
 		flush()
 	}
-	sc.rows = rows
+	sc.rows, sc.held, sc.lows, sc.highs = rows, held, lows, highs
 	return hits, found
 }
 
@@ -776,11 +825,11 @@ func (c *Collection) scan(pr *probe, lo, hi int, hits []Hit, count bool) ([]Hit,
 // half-precision copy (of the rows, or of the transformed rows):
 // screen(b0, masks) writes the masks of the copy's blocks b0 … (each of
 // kernel.HalfBlock rows; a clear bit rules its row out), and only the rows
-// it keeps go on to keep. For a transformed collection, inside tells the
-// rows keep kept that are surely inside (probe.inside); otherwise it is
-// nil. s is the set scanned (Centred), s0 the set as the caller gave it,
-// by which c keeps its transforms.
-func (c *Collection) filter(s0, s *conformal.Set, anchor []float32) (keep func(lo, hi int, keep []bool, scratch []float64), screen func(b0 int, masks []uint16), inside func(r int, v float64) bool) {
+// it keeps go on to keep. For a transformed collection, bounds bounds the
+// exact score of the rows keep kept (probe.bounds); otherwise it is nil.
+// s is the set scanned (Centred), s0 the set as the caller gave it, by
+// which c keeps its transforms.
+func (c *Collection) filter(s0, s *conformal.Set, anchor []float32) (keep func(lo, hi int, keep []bool, scratch []float64), screen func(b0 int, masks []uint16), bounds func(r int, v float64) (lo, hi float64, ok bool)) {
 	q, d := s.Threshold, c.D
 	if t := c.transformed(s0); t != nil && t.matches(s.Geometry) {
 		return t.filter(q, anchor)

@@ -284,19 +284,21 @@ func normal32(m []float64) bool {
 // passes cut(largest Z): then ‖ỹ‖_p, each coordinate rounded once, passes
 // (q + 2u·(A + Z))/(1 − u), and the exact score passes q.
 //
-// The other way round, inside(r, S̃) puts an item kept with the sums S̃
-// inside: with the same bounds, ‖M·fl32(a − z)‖_p ≤ (1 + u)·(φ̃ +
-// (d·2⁻¹²⁶)^{1/p})/(1 − 2·rel) + 2u·(A + Z) + gz·Z + absZ, at most q when φ̃
-// ≤ in(Z) = (q·(1 − 10⁻⁹) − 4u·(A + Z) − gz·Z − absZ)·(1 − 2·rel)/(1 + 4u) −
-// (d·2⁻¹²⁶)^{1/p} (10⁻⁹ of q, and the 2u·(A + Z) left over, for the float64
-// rounding of the exact score).
+// The other way round, bounds(r, S̃) bounds the exact score of an item
+// kept with the sums S̃: with the same bounds and e = 4u·(A + Z) + gz·Z +
+// absZ, ‖M·fl32(a − z)‖_p is at most (φ̃ + (d·2⁻¹²⁶)^{1/p})·(1 + 4u)/(1 −
+// 2·rel) + e and at least (φ̃ − (d·2⁻¹²⁶)^{1/p})·(1 − 4u)/(1 + 2·rel) − e;
+// the set's score is within 10⁻⁹ of those (the float64 rounding of the
+// exact score; the 2u·(A + Z) that e counts twice covers it too), and for
+// an ellipsoid λ times the first and the second over κ
+// (geometry.Ellipsoid.Whitening). An item whose upper bound is at most q
+// is inside.
 //
-// For an ellipsoid, q is the threshold on ‖M·x‖₂ that the filter uses: κ
-// times the set's for ruling items out, the set's over λ for putting
-// them in (geometry.Ellipsoid.Whitening).
-func (t *normTransform) filter(q0 float64, anchor []float32) (func(lo, hi int, keep []bool, scratch []float64), func(b0 int, masks []uint16), func(r int, v float64) bool) {
+// For an ellipsoid, the filter rules items out on ‖M·x‖₂ against κ times
+// the set's threshold q0.
+func (t *normTransform) filter(q0 float64, anchor []float32) (func(lo, hi int, keep []bool, scratch []float64), func(b0 int, masks []uint16), func(r int, v float64) (lo, hi float64, ok bool)) {
 	d, p := t.d, t.p
-	q, qIn := q0*t.kappa, q0/t.lambda
+	q := q0 * t.kappa
 	ya := make([]float32, d)
 	var A float64
 	for k := range d {
@@ -332,15 +334,19 @@ func (t *normTransform) filter(q0 float64, anchor []float32) (func(lo, hi int, k
 			}
 		}
 	}
-	in := func(zn float64) float64 {
-		return (qIn*(1-1e-9)-u4*(A+zn)-t.gz*zn-t.absZ)*(1-2*t.rel)/(1+u4) - absPhi
-	}
-	inside := func(r int, v float64) bool {
+	bounds := func(r int, v float64) (lo, hi float64, ok bool) {
 		// v is the item's S̃: +Inf where a coordinate is one the fast
-		// kernel does not cover, never surely inside.
-		return v <= limit && math.Pow(v, 1/p) <= in(float64(t.zn[r]))
+		// kernel does not cover, which has no bounds.
+		if !(v <= limit) {
+			return 0, 0, false
+		}
+		phi, zn := math.Pow(v, 1/p), float64(t.zn[r])
+		e := u4*(A+zn) + t.gz*zn + t.absZ
+		hi = ((phi+absPhi)*(1+u4)/(1-2*t.rel) + e) * t.lambda * (1 + 1e-9)
+		lo = max(0, ((phi-absPhi)*(1-u4)/(1+2*t.rel)-e)/t.kappa*(1-1e-9))
+		return lo, hi, true
 	}
-	return keep, t.screen(ya, cut(t.znMax)), inside
+	return keep, t.screen(ya, cut(t.znMax)), bounds
 }
 
 // screen is the screen of the items whose ‖ya − M·z‖_p exceeds c, on the

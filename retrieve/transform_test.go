@@ -236,8 +236,11 @@ func TestTransformEdges(t *testing.T) {
 // moved onto the boundary around the first anchor (within 10⁻⁷ of q on
 // either side) under a threshold that is an item's own score or lies
 // between two. Without the transform, and in SearchBatch, the same
-// totals. The test of surely inside takes every item whose score is
-// below 0.9·q.
+// totals. The bounds hold every item's exact score, and put inside every
+// item whose score is below 0.9·q. With limits of 1, 10 and 3 000,
+// Search and SearchBatch on the transformed collection, which score only
+// the items their bounds cannot place behind limit others, return the
+// plain scan's hits and totals.
 func TestCountBatch(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(71, 17))
@@ -316,6 +319,7 @@ func TestCountBatch(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := make([]int, anchors)
+				want0 := want
 				deep, sure := 0, 0 // around the first anchor: items below 0.9·q; those counted unscored
 				for i := range anchors {
 					sc := exact(i)
@@ -331,12 +335,17 @@ func TestCountBatch(t *testing.T) {
 					kept, filtered := make([]bool, n), make([]float64, n)
 					pr.keep(0, n, kept, filtered)
 					for r, v := range sc {
-						if v > 0.9*q {
+						if !kept[r] {
 							continue
 						}
-						deep++
-						if kept[r] && pr.inside(r, filtered[r]) {
-							sure++
+						lo, hi, ok := pr.bounds(r, filtered[r])
+						if ok && !(lo <= v && v <= hi) {
+							t.Fatalf("d=%d, offset %v, p %v: row %d scores %v, bounds [%v, %v]", d, c.offset, p, r, v, lo, hi)
+						}
+						if v <= 0.9*q {
+							if deep++; ok && hi <= q {
+								sure++
+							}
 						}
 					}
 				}
@@ -353,10 +362,38 @@ func TestCountBatch(t *testing.T) {
 						t.Fatalf("d=%d, offset %v, p %v, q %v, transformed %v: counts %v, SearchBatch %v, exact %v", d, c.offset, p, q, coll == fast, got, totals, want)
 					}
 				}
+				// With a limit, the nearest hits are the plain scan's, and
+				// the totals all items inside, though most are not scored.
+				for _, limit := range []int{1, 10, 3000} {
+					want, _, err := SearchBatch(context.Background(), set, as, plain, limit, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, totals, err := SearchBatch(context.Background(), set, as, fast, limit, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i := range anchors {
+						one, total, err := Search(context.Background(), set, as[i*d:(i+1)*d], fast, limit)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !slices.EqualFunc(got[i], want[i], sameHit) || !slices.EqualFunc(one, want[i], sameHit) || totals[i] != want0[i] || total != want0[i] {
+							t.Fatalf("d=%d, offset %v, p %v, limit %d, anchor %d: %d hits of %d (Search %d of %d), plain %d of %d", d, c.offset, p, limit, i, len(got[i]), totals[i], len(one), total, len(want[i]), want0[i])
+						}
+					}
+				}
 				if sure != deep || deep == 0 {
 					t.Errorf("d=%d, offset %v, p %v: %d of %d items below 0.9·q counted without their score", d, c.offset, p, sure, deep)
 				}
 			}
 		}
 	}
+}
+
+// sameHit: the same item and score, the score to the bit but where the
+// single-norm's exact score runs through BLAS in blocks of another size
+// (within 10⁻¹² of it).
+func sameHit(a, b Hit) bool {
+	return a.Row == b.Row && a.ID == b.ID && (a.Score == b.Score || math.Abs(a.Score-b.Score) <= 1e-12*b.Score)
 }
