@@ -329,7 +329,14 @@ func coverageCheck(set *conformal.Set, test *bundleObj, o coverageCheckOptions) 
 	if w := set.OwnSplitWarning(test.b, true); w != "" {
 		warnings = append(warnings, name+": "+w)
 	}
-	check, more, err := experiment.CheckCoverage(set, test.b, resplits, fraction, o.Seed, o.PerClass, test.names)
+	b, names, note, err := experiment.ClassesByName(set, test.b, test.names)
+	if err != nil {
+		return nil, nil, fmt.Errorf("coverage_check: %s: %w", name, err)
+	}
+	if note != "" {
+		warnings = append(warnings, name+": "+note)
+	}
+	check, more, err := experiment.CheckCoverage(set, b, resplits, fraction, o.Seed, o.PerClass, names)
 	if err != nil {
 		return nil, nil, fmt.Errorf("coverage_check: %s: %w", name, err)
 	}
@@ -354,7 +361,16 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	if w := set.OwnSplitWarning(test.b, false); w != "" {
 		warnings = append(warnings, name+": "+w)
 	}
-	if set.ClassConditional() && test.b.Labels == nil {
+	// A class-conditional set judges each anchor by its class: the test
+	// bundle's classes are matched to the set's by name, not by number.
+	tb, names, note, err := experiment.ClassesByName(set, test.b, test.names)
+	if err != nil {
+		return nil, nil, fmt.Errorf("evaluate: %s: %w", name, err)
+	}
+	if note != "" {
+		warnings = append(warnings, name+": "+note)
+	}
+	if set.ClassConditional() && tb.Labels == nil {
 		if o.Unlabeled != "marginal" {
 			return nil, nil, fmt.Errorf("%s: %w: the test bundle has no labels (unlabeled=\"marginal\" judges every anchor with the threshold over all classes)", name, conformal.ErrNoLabel)
 		}
@@ -366,10 +382,10 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 		warnings = append(warnings, "the test bundle has no labels: every anchor is judged with the threshold over all classes, which has no class-conditional guarantee")
 		set = &marginal
 	}
-	if o.PerClass && test.b.Labels == nil {
+	if o.PerClass && tb.Labels == nil {
 		return nil, nil, fmt.Errorf("%s: per_class: the test bundle has no labels", name)
 	}
-	coll, collName, anchors, err := o.resolve("evaluate", "the set", set.Geometry.Dim(), test.b.N)
+	coll, collName, anchors, err := o.resolve("evaluate", "the set", set.Geometry.Dim(), tb.N)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -381,16 +397,16 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	var r eval.Result
 	var classes []eval.ClassResult
 	if o.PerClass {
-		r, classes, err = eval.WithClasses(set, test.b)
+		r, classes, err = eval.WithClasses(set, tb)
 	} else {
-		r, err = eval.Evaluate(set, test.b)
+		r, err = eval.Evaluate(set, tb)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	e := experiment.NewEvaluation(set, r, classes)
 	if coll != nil {
-		z, err := eval.SetSizes(context.Background(), set, test.b, coll, anchors, nil)
+		z, err := eval.SetSizes(context.Background(), set, tb, coll, anchors, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("evaluate: %w", err)
 		}
@@ -398,7 +414,7 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	}
 	e.Warnings = append(append([]string{}, warnings...), e.Warnings...) // the result carries them too, as ccs evaluate -json's does
 	if classes != nil {
-		if e.LabelNames = test.names; e.LabelNames == nil {
+		if e.LabelNames = names; e.LabelNames == nil {
 			e.LabelNames = set.ClassNames() // as calibrated on string labels
 		}
 	}

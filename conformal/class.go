@@ -479,3 +479,52 @@ func checkClasses(cs []ClassThreshold, alpha, delta float64) error {
 	}
 	return nil
 }
+
+// LabelsByName renumbers labels numbered by names (label i is names[i],
+// as a test bundle of string labels numbers them, in the sorted order of
+// its own classes) into a class-conditional set's numbering of the same
+// names, so that each anchor is judged with its own class's threshold. A
+// bundle made from other rows than the calibration's (another donor,
+// another site) numbers its classes otherwise wherever its set of classes
+// differs — one class more or less shifts every later number — and the
+// numbers alone would judge a class with another's threshold. It returns
+// labels unchanged (renumbered false) for a set with one threshold, when
+// the set's classes or labels have no names, or when the two numberings
+// agree; a named class that the set has no threshold for is an error.
+func (s *Set) LabelsByName(labels []int64, names []string) (out []int64, renumbered bool, err error) {
+	own := s.ClassNames()
+	if !s.ClassConditional() || own == nil || names == nil {
+		return labels, false, nil
+	}
+	byName := make(map[string]int64, len(s.Classes))
+	for _, c := range s.Classes {
+		byName[c.Name] = c.Label
+	}
+	to := make([]int64, len(names)) // names[i]'s label in the set, -1 for none
+	for i, n := range names {
+		l, ok := byName[n]
+		if !ok {
+			l = -1
+		}
+		to[i] = l
+	}
+	out = make([]int64, len(labels))
+	for i, l := range labels {
+		if l < 0 || l >= int64(len(names)) {
+			return nil, false, fmt.Errorf("conformal: label %d of row %d has no name (%d names)", l, i, len(names))
+		}
+		if to[l] < 0 {
+			mean := ""
+			if near, ok := suggest.Nearest(names[l], s.classNames()); ok {
+				mean = fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			return nil, false, fmt.Errorf("conformal: class %q (label %d of the test bundle) is not one of the set's classes, so it has no threshold%s: the set's classes: %s; leave its rows out of the test bundle (ccs bundle -ood-classes)", names[l], l, mean, s.classList())
+		}
+		out[i] = to[l]
+		renumbered = renumbered || out[i] != l
+	}
+	if !renumbered {
+		return labels, false, nil
+	}
+	return out, true, nil
+}

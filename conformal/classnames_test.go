@@ -394,3 +394,61 @@ func TestChecksum(t *testing.T) {
 		t.Errorf("EmbedJSON: %v, or not the file without its checksum", err)
 	}
 }
+
+// TestLabelsByName: a test bundle of string labels numbered otherwise than
+// the set's classes (a class more or less shifts every later number) is
+// judged by its classes' names, not their numbers; a class the set has no
+// threshold for is refused by its name; without names on either side, or
+// for a set with one threshold, the labels are kept as they are.
+func TestLabelsByName(t *testing.T) {
+	t.Parallel()
+	cal := synthetic(rand.New(rand.NewPCG(3, 4)), 120, 3)
+	cal.Labels = make([]int64, cal.N)
+	for i := range cal.Labels {
+		cal.Labels[i] = int64(i / 40) // 40 each of "coat", "rare", "shirt"
+	}
+	named, err := Calibrate(geometry.Ball{D: 2}, cal, 0.2, Options{Mode: Class, LabelNames: []string{"coat", "rare", "shirt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unnamed, err := Calibrate(geometry.Ball{D: 2}, cal, 0.2, Options{Mode: Class})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marginal, err := Calibrate(geometry.Ball{D: 2}, cal, 0.2, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name       string
+		set        *Set
+		labels     []int64
+		names      []string
+		want       []int64
+		renumbered bool
+		err        string
+	}{
+		{"same numbering", named, []int64{0, 1, 2, 2}, []string{"coat", "rare", "shirt"}, []int64{0, 1, 2, 2}, false, ""},
+		{"a class more in the test bundle, held out", named, []int64{0, 2, 3}, []string{"coat", "disease", "rare", "shirt"}, []int64{0, 1, 2}, true, ""},
+		{"a class fewer", named, []int64{0, 1, 1}, []string{"coat", "shirt"}, []int64{0, 2, 2}, true, ""},
+		{"a class the set lacks", named, []int64{0, 1}, []string{"coat", "disease", "rare", "shirt"}, nil, false,
+			`conformal: class "disease" (label 1 of the test bundle) is not one of the set's classes, so it has no threshold: the set's classes: 0 "coat", 1 "rare", 2 "shirt"; leave its rows out of the test bundle (ccs bundle -ood-classes)`},
+		{"a near miss", named, []int64{0}, []string{"shirts"}, nil, false, `(did you mean "shirt"?)`},
+		{"a label without a name", named, []int64{0, 5}, []string{"coat", "rare", "shirt"}, nil, false, "conformal: label 5 of row 1 has no name (3 names)"},
+		{"no names in the test bundle", named, []int64{0, 1, 1}, nil, []int64{0, 1, 1}, false, ""},
+		{"no names in the set", unnamed, []int64{0, 1, 1}, []string{"coat", "shirt"}, []int64{0, 1, 1}, false, ""},
+		{"one threshold", marginal, []int64{0, 1, 1}, []string{"coat", "shirt"}, []int64{0, 1, 1}, false, ""},
+	} {
+		got, renumbered, err := c.set.LabelsByName(c.labels, c.names)
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case !slices.Equal(got, c.want) || renumbered != c.renumbered:
+			t.Errorf("%s: %v (renumbered %v), want %v (%v)", c.name, got, renumbered, c.want, c.renumbered)
+		}
+	}
+}

@@ -60,7 +60,14 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	// Resplits recalibrate, so the calibration split is a fair sample for
 	// them; the file's own threshold on it is not (said beside its line).
 	warnOwnSplit(out, o.Test, set, b, true)
-	check, warnings, err := experiment.CheckCoverage(set, b, o.Resplits, o.CalFraction, o.Seed, o.PerClass, bundle.ManifestLabelNames(o.Test, b))
+	b, names, note, err := experiment.ClassesByName(set, b, bundle.ManifestLabelNames(o.Test, b))
+	if err != nil {
+		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
+	}
+	if note != "" {
+		fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Test, note)
+	}
+	check, warnings, err := experiment.CheckCoverage(set, b, o.Resplits, o.CalFraction, o.Seed, o.PerClass, names)
 	if err != nil {
 		return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 	}

@@ -90,6 +90,16 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if err != nil {
 		return err
 	}
+	// A class-conditional set judges each anchor by its class: match the
+	// test bundle's classes to the set's by name, not by number.
+	names := bundle.ManifestLabelNames(o.Test, test)
+	test, names, note, err := experiment.ClassesByName(set, test, names)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
+	}
+	if note != "" {
+		fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Test, note)
+	}
 	// What this reading of the set must be told: on stderr, and in the
 	// JSON document's warnings beside the set's own.
 	var situational []string
@@ -130,11 +140,8 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 			return err
 		}
 	}
-	var names []string
-	if classes != nil {
-		if names = bundle.ManifestLabelNames(o.Test, test); names == nil {
-			names = set.ClassNames() // as calibrated on string labels
-		}
+	if classes != nil && names == nil {
+		names = set.ClassNames() // as calibrated on string labels
 	}
 	if o.JSON {
 		e := experiment.NewEvaluation(set, r, classes)

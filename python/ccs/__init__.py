@@ -1198,8 +1198,8 @@ class Set(_Handle):
                 coll.close()
         _warn(out["warnings"])
         result = out["result"]
-        if per_class and getattr(tb, "label_names", None) is not None and result.get("classes"):
-            result["label_names"] = list(tb.label_names)
+        if per_class and getattr(tb, "label_names", None) is not None and result.get("classes") and "label_names" not in result:
+            result["label_names"] = list(tb.label_names)  # the engine names them already, the set's way once renumbered
         return result
 
     def coverage_check(self, test, *, resplits=1000, cal_fraction=0.5, seed=0, per_class=False):

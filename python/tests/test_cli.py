@@ -1226,3 +1226,26 @@ def test_ood_detection_equals_ccs_ood(calibrated, sim, cli, tmp_path):
         ccs.ood_detection(s, sim / "test.npz", far, ood_cal=sim / "val.npz")
     with pytest.raises(ValueError, match=r"mode \"nope\": want conformal"):
         ccs.ood_detection(s, sim / "test.npz", far, mode="nope")
+
+
+def test_class_set_judges_another_bundling_by_name():
+    """A class-conditional set on a test bundle of another bundling (a class
+    more, one fewer: another donor's cells) judges each test class with its
+    own threshold, matched by name, and says so; a class the set has no
+    threshold for is refused by its name."""
+    rng = np.random.default_rng(3)
+    names = np.array(["boot", "coat", "dress"])
+    y = rng.integers(0, 3, 1500)
+    x = (rng.normal(0, 1, (1500, 4)) * (1 + y[:, None]) + 4 * y[:, None]).astype(np.float32)
+    a = ccs.bundle(x, names[y], k=5, seed=0)
+    s = ccs.calibrate("ball", a["cal"], alpha=0.2, calibration="class")
+    own = s.thresholds
+    assert own["boot"] != own["coat"]
+    yb = np.where(y == 2, "abnormal", names[y])          # donor B: no dress, a population of its own
+    b = ccs.bundle(x, yb, k=5, seed=1, ood_classes=["abnormal"])
+    with pytest.warns(ccs.CCSWarning, match=r"matched to the set's by name \(\"boot\" is 1 there, 0 in the set"):
+        r = s.evaluate(b["test"], per_class=True)
+    assert {r["label_names"][c["label"]]: c["threshold"] for c in r["classes"]} == {"boot": own["boot"], "coat": own["coat"]}
+    b2 = ccs.bundle(x, yb, k=5, seed=1)
+    with pytest.raises(ValueError, match=r'class "abnormal" \(label 0 of the test bundle\) is not one of the set\'s classes'):
+        s.evaluate(b2["test"])
