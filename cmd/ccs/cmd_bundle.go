@@ -47,7 +47,7 @@ func bundleCommand() *command {
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float16, float32 or float64 lists); float16, bfloat16, float32 or float64, either order")
-			fs.StringVar(&o.Labels, "labels", "", "class labels `FILE`, one per row: .npy, .npz (FILE:ARRAY), .safetensors (FILE:TENSOR), .parquet/.arrow (FILE:COLUMN) or .txt (one a line), of any integer type or strings (numbered in their sorted order; the manifest's label_names); positives are rows of the anchor's class")
+			fs.StringVar(&o.Labels, "labels", "", "class labels `FILE`, one per row: .npy, .npz (FILE:ARRAY), .safetensors (FILE:TENSOR), .parquet/.arrow (FILE:COLUMN), .csv/.tsv with a header (FILE:COLUMN: obs.csv:cell_type, as pandas and AnnData write it) or .txt (one a line), of any integer type or strings (numbered in their sorted order; the manifest's label_names); positives are rows of the anchor's class")
 			fs.StringVar(&o.Groups, "groups", "", "group ids `FILE`, one per row (as -labels): the rows of one group are views of one item; its first row is the anchor, its other rows the positives")
 			fs.StringVar(&o.Views, "views", "", "views `FILE`: an (n, v, d) array, v views of each of n items (view 0 the anchor, the others its positives)")
 			fs.StringVar(&o.Queries, "queries", "", "query embeddings `FILE` (as -embeddings): the anchors of relevance pairs; -embeddings are the rows they retrieve")
@@ -224,8 +224,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		cfg.K = max(1, min(cfg.K, emb.Views-1))
 	}
 	if o.Labels != "" {
-		labels, names, err := readIDs(o.Labels, "labels")
+		labels, names, warn, err := readIDs(o.Labels, "labels")
 		if err != nil {
+			return err
+		}
+		if err := rowsLineUp(out, o.Labels, "labels", len(labels), emb, warn); err != nil {
 			return err
 		}
 		if cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no label, as -1 does
@@ -246,8 +249,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 	}
 	if o.Groups != "" {
-		groups, gnames, err := readIDs(o.Groups, "groups")
+		groups, gnames, warn, err := readIDs(o.Groups, "groups")
 		if err != nil {
+			return err
+		}
+		if err := rowsLineUp(out, o.Groups, "group ids", len(groups), emb, warn); err != nil {
 			return err
 		}
 		if gnames != nil && cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no group, as -1 does
@@ -555,4 +561,21 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// rowsLineUp says what readIDs warned of the rows of a table of labels or
+// group ids (arg, n of them): an error, with the count, when they are not
+// as many as the embeddings' rows (emb) — the repeated rows are the likely
+// reason —, a warning otherwise.
+func rowsLineUp(out *output, arg, what string, n int, emb *embeddingsFile, warn string) error {
+	switch {
+	case warn == "":
+		return nil
+	case emb.Views == 0 && n != emb.N:
+		path, _ := splitInput(arg)
+		return fmt.Errorf("%s: %d %s for the %d rows of %s: %s", path, n, what, emb.N, emb.Source, warn)
+	}
+	path, _ := splitInput(arg)
+	out.warn(path + ": " + warn)
+	return nil
 }

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"encoding/csv"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -10,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/internal/suggest"
 	"github.com/ccsets/ccs/table"
 )
 
@@ -24,7 +29,7 @@ import (
 func splitInput(arg string) (path, name string) {
 	if i := strings.LastIndex(arg, ":"); i > 0 {
 		ext := strings.ToLower(filepath.Ext(arg[:i]))
-		if _, err := os.Stat(arg[:i]); err == nil || ext == ".npz" || ext == ".safetensors" || bundle.IsTable(arg[:i]) {
+		if _, err := os.Stat(arg[:i]); err == nil || ext == ".npz" || ext == ".safetensors" || ext == ".csv" || ext == ".tsv" || bundle.IsTable(arg[:i]) {
 			return arg[:i], arg[i+1:]
 		}
 	}
@@ -178,25 +183,33 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 }
 
 // readIDs reads one integer per row — labels or group ids — from an .npy,
-// an .npz's array, or a Parquet column, of integers or strings (strings
-// become 0, 1, … in sorted order, bundle.LabelCodes, their names returned).
-func readIDs(arg string, what string) (ids []int64, names []string, err error) {
+// an .npz's array, a Parquet column, a .txt of one a line or a column of a
+// .csv or .tsv (readCSVIDs, whose warning it returns), of integers or
+// strings (strings become 0, 1, … in sorted order, bundle.LabelCodes, their
+// names returned).
+func readIDs(arg string, what string) (ids []int64, names []string, warn string, err error) {
 	path, name := splitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	switch kind {
 	case ".parquet":
-		return readParquetIDs(path, name, what)
+		ids, names, err := readParquetIDs(path, name, what)
+		return ids, names, "", err
 	case ".txt":
-		return readTextIDs(path, what)
+		if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
+			return readCSVIDs(path, name, what)
+		}
+		ids, names, err := readTextIDs(path, what)
+		return ids, names, "", err
 	}
 	a, got, err := readArray(path, name, what)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	return bundle.Labels(a, arraySource(path, kind, got), what)
+	ids, names, err = bundle.Labels(a, arraySource(path, kind, got), what)
+	return ids, names, "", err
 }
 
 // readLines is a text file's lines (CRLF or LF, the last newline
@@ -226,6 +239,24 @@ func readTextIDs(path, what string) ([]int64, []string, error) {
 	if len(lines) == 0 {
 		return nil, nil, fmt.Errorf("%s: no %s", path, what)
 	}
+	ids, names, err := idsOfText(lines, path, what)
+	var header *headerError
+	if errors.As(err, &header) {
+		return nil, nil, fmt.Errorf("%s:1: %q is a column's name, not one of the %s (the other lines are integers): a .txt of %s holds one a line and nothing else, in row order (remove it)", path, lines[0], what, what)
+	}
+	return ids, names, err
+}
+
+// headerError is idsOfText's: the first value alone is not an integer.
+type headerError struct{}
+
+func (headerError) Error() string { return "a header above integers" }
+
+// idsOfText reads labels or group ids from text values, one a row:
+// integers when every value is one (an empty value is -1, no label),
+// otherwise strings (an empty one "", a missing label); a first value that
+// is not an integer above integers is a *headerError.
+func idsOfText(lines []string, path, what string) ([]int64, []string, error) {
 	ints := make([]int64, len(lines))
 	bad := -1 // the last line that is not an integer
 	for i, l := range lines {
@@ -245,7 +276,7 @@ func readTextIDs(path, what string) ([]int64, []string, error) {
 	case bad < 0:
 		return ints, nil, nil
 	case bad == 0 && len(lines) > 1:
-		return nil, nil, fmt.Errorf("%s:1: %q is a column's name, not one of the %s (the other lines are integers): a .txt of %s holds one a line and nothing else, in row order (remove it)", path, lines[0], what, what)
+		return nil, nil, &headerError{}
 	}
 	return bundle.Labels(bundle.Array{Shape: []int{len(lines)}, Str: lines}, path, what)
 }
@@ -377,4 +408,93 @@ func readPairsText(path string, ids *bundle.PairIDs) ([][2]int, error) {
 	}
 	defer f.Close()
 	return bundle.ReadQrels(f, path, ids)
+}
+
+// readCSVIDs reads labels or group ids from a column of a table in a .csv
+// (or a tab-separated .tsv), as pandas' to_csv writes a DataFrame (and
+// AnnData's obs.to_csv): a header line naming the columns, quoted fields
+// where they hold the separator. column names the column, by its header;
+// without it, one named as what is (label, labels). A file of one column
+// is a .txt of one label a line (readTextIDs). The values are read as
+// readTextIDs reads its lines. warn is set when the first column is
+// pandas' unnamed index (AnnData's obs_names) and repeats a value: rows an
+// export wrote twice, which do not line up with the embeddings' rows.
+func readCSVIDs(path, column, what string) (ids []int64, names []string, warn string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	defer f.Close()
+	r := csv.NewReader(bufio.NewReaderSize(f, 1<<16))
+	if strings.EqualFold(filepath.Ext(path), ".tsv") {
+		r.Comma = '\t'
+	}
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err == io.EOF {
+		return nil, nil, "", fmt.Errorf("%s: no %s", path, what)
+	}
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	if len(header) == 1 && column == "" {
+		ids, names, err := readTextIDs(path, what)
+		return ids, names, "", err
+	}
+	quoted := make([]string, len(header))
+	for i, h := range header {
+		quoted[i] = strconv.Quote(h)
+	}
+	columns := strings.Join(quoted, ", ")
+	col := slices.Index(header, column)
+	if column == "" {
+		col = slices.IndexFunc(header, func(h string) bool { return h == what || h == strings.TrimSuffix(what, "s") })
+		if col < 0 {
+			return nil, nil, "", fmt.Errorf("%s: which column holds the %s? give %s:COLUMN (the columns: %s)", path, what, path, columns)
+		}
+	}
+	if col < 0 {
+		hint := ": the first line is read as the columns' names, as pandas' to_csv writes them"
+		if near, ok := suggest.Nearest(column, header); ok {
+			hint = fmt.Sprintf(": did you mean %q?", near)
+		}
+		return nil, nil, "", fmt.Errorf("%s: no column %q (the columns: %s)%s", path, column, columns, hint)
+	}
+	index := header[0] == "" && col != 0 // pandas' unnamed index: AnnData's obs_names
+	seen := map[string]int{}             // an index value → its line
+	var values []string
+	repeats, first := 0, ""
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("%s: %w", path, err)
+		}
+		line, _ := r.FieldPos(0)
+		if len(rec) != len(header) {
+			return nil, nil, "", fmt.Errorf("%s:%d: %d fields, and the header has %d", path, line, len(rec), len(header))
+		}
+		values = append(values, strings.TrimSpace(rec[col]))
+		if index {
+			if at, ok := seen[rec[0]]; ok {
+				if repeats == 0 {
+					first = fmt.Sprintf("%q on lines %d and %d", rec[0], at, line)
+				}
+				repeats++
+			} else {
+				seen[rec[0]] = line
+			}
+		}
+	}
+	if len(values) == 0 {
+		return nil, nil, "", fmt.Errorf("%s: no %s below the header", path, what)
+	}
+	if repeats > 0 {
+		warn = fmt.Sprintf("its first column, the index (unnamed, as pandas' to_csv writes a DataFrame's index: AnnData's obs_names), repeats %s (the first: %s): rows an export wrote twice do not line up with the embeddings' rows, and distinct cells of one barcode (two samples concatenated) need unique names to be told apart (adata.obs_names_make_unique())",
+			plural(repeats, "value", "values"), first)
+	}
+	ids, names, err = idsOfText(values, path, what)
+	return ids, names, warn, err
 }

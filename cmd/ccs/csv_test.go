@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBundleCSVLabels: labels from a column of a table exported as CSV —
+// AnnData's obs.to_csv("obs.csv"): a header, the cell barcodes as a first,
+// unnamed index column, quoted names with commas — picked by name
+// (FILE.csv:COLUMN), the same bundles as the column saved as a .txt; and
+// each way it can go wrong, named. Before, the whole line was the label
+// and :COLUMN was dropped.
+func TestBundleCSVLabels(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 400, 3
+	_, x64, y := mixture(8, n, d, 3)
+	writeNPY64(t, p("emb.npy"), x64, n, d)
+	names := []string{"B cell", "Monocyte, CD16+", "T cell"}
+	var obs, tsv, txt, dup, nohead, short strings.Builder
+	obs.WriteString(",cell_type,donor,n_genes,leiden\n")
+	tsv.WriteString("barcode\tcell_type\n")
+	short.WriteString(",cell_type\n")
+	for i, l := range y {
+		q := names[l]
+		if strings.Contains(q, ",") {
+			q = `"` + q + `"`
+		}
+		row := fmt.Sprintf("AAAC%04d-1,%s,A,%d,%d\n", i, q, 1000+i, l)
+		obs.WriteString(row)
+		nohead.WriteString(row)
+		dup.WriteString(row)
+		if i == 10 || i == 11 {
+			dup.WriteString(row) // an export that wrote two rows twice
+		}
+		if i < n-1 {
+			short.WriteString(fmt.Sprintf("AAAC%04d-1,%s\n", i, q))
+		}
+		fmt.Fprintf(&tsv, "AAAC%04d-1\t%s\n", i, names[l])
+		fmt.Fprintln(&txt, names[l])
+	}
+	os.WriteFile(p("obs.csv"), []byte(obs.String()), 0o644)
+	os.WriteFile(p("obs.tsv"), []byte(tsv.String()), 0o644)
+	os.WriteFile(p("labels.txt"), []byte(txt.String()), 0o644)
+	os.WriteFile(p("dup.csv"), []byte(",cell_type,donor,n_genes,leiden\n"+dup.String()), 0o644)
+	os.WriteFile(p("nohead.csv"), []byte(nohead.String()), 0o644)
+	os.WriteFile(p("short.csv"), []byte(short.String()), 0o644)
+	// Two rows' barcodes repeated, as many rows as embeddings: warned of.
+	same := strings.Replace(obs.String(), "AAAC0011-1,", "AAAC0010-1,", 1)
+	os.WriteFile(p("same.csv"), []byte(same), 0o644)
+	os.WriteFile(p("ragged.csv"), []byte(",cell_type\nAAAC0000-1,T cell,extra\n"), 0o644)
+
+	bundleArgs := func(labels, out string, more ...string) []string {
+		return append([]string{"bundle", "-embeddings", p("emb.npy"), "-labels", labels, "-out", p(out), "-k", "5"}, more...)
+	}
+	for _, c := range []struct{ labels, out string }{{p("labels.txt"), "txt"}, {p("obs.csv") + ":cell_type", "csv"}, {p("obs.tsv") + ":cell_type", "tsv"}} {
+		if err := run(io.Discard, io.Discard, bundleArgs(c.labels, c.out)); err != nil {
+			t.Fatalf("%s: %v", c.labels, err)
+		}
+	}
+	for _, f := range []string{"fit", "val", "cal", "test"} {
+		a, _ := os.ReadFile(p("txt/" + f + ".npz"))
+		for _, other := range []string{"csv", "tsv"} {
+			if b, err := os.ReadFile(p(other + "/" + f + ".npz")); err != nil || !bytes.Equal(a, b) {
+				t.Errorf("%s/%s.npz differs from the .txt labels' (%v)", other, f, err)
+			}
+		}
+	}
+	// Integer columns read as integers (leiden clusters).
+	if err := run(io.Discard, io.Discard, bundleArgs(p("obs.csv")+":leiden", "leiden")); err != nil {
+		t.Errorf("an integer column: %v", err)
+	}
+	var stderr bytes.Buffer
+	if err := run(io.Discard, &stderr, bundleArgs(p("same.csv")+":cell_type", "same")); err != nil ||
+		!strings.Contains(stderr.String(), `same.csv: its first column, the index (unnamed, as pandas' to_csv writes a DataFrame's index: AnnData's obs_names), repeats 1 value (the first: "AAAC0010-1" on lines 12 and 13)`) {
+		t.Errorf("repeated index values: %v\n%s", err, stderr.String())
+	}
+	for _, c := range []struct {
+		name, labels, want string
+	}{
+		{"no column named", p("obs.csv"), `obs.csv: which column holds the labels? give ` + p("obs.csv") + `:COLUMN (the columns: "", "cell_type", "donor", "n_genes", "leiden")`},
+		{"a column absent", p("obs.csv") + ":celltype", `obs.csv: no column "celltype" (the columns: "", "cell_type", "donor", "n_genes", "leiden"): did you mean "cell_type"?`},
+		{"rows repeated by the export", p("dup.csv") + ":cell_type", `dup.csv: 402 labels for the 400 rows of ` + p("emb.npy") + `: its first column, the index (unnamed, as pandas' to_csv writes a DataFrame's index: AnnData's obs_names), repeats 2 values (the first: "AAAC0010-1" on lines 12 and 13)`},
+		{"a row short", p("short.csv") + ":cell_type", `short.csv:cell_type: 399 labels for the 400 rows of`},
+		{"no header", p("nohead.csv") + ":cell_type", `): the first line is read as the columns' names, as pandas' to_csv writes them`},
+		{"a ragged row", p("ragged.csv") + ":cell_type", `ragged.csv:2: 3 fields, and the header has 2`},
+		{"a missing .csv", p("none.csv") + ":cell_type", `none.csv: no such file`},
+	} {
+		err := run(io.Discard, io.Discard, bundleArgs(c.labels, "bad"))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		} else if exitCode(err) != 1 {
+			t.Errorf("%s: exit %d", c.name, exitCode(err))
+		}
+	}
+}
