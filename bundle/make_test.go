@@ -485,6 +485,21 @@ func TestMissingStrings(t *testing.T) {
 	if c, n, m := MissingStrings(LabelCodes([]string{"b", "None", "none"})); !slices.Equal(n, []string{"b", "none"}) || m[-1] != "None" || !slices.Equal(c, []int64{0, -1, 1}) {
 		t.Errorf("None: codes %v, names %q, missing %v", c, n, m)
 	}
+	// The marks annotation tools and exports leave where a row has no
+	// label: "Unknown" (a cell type no one assigned), R's NA, pandas'
+	// pd.NA after astype(str); look-alikes stay classes.
+	for _, c := range []struct {
+		label   string
+		missing bool
+	}{
+		{"Unknown", true}, {"unknown", true}, {"UNKNOWN", true}, {"Unassigned", true}, {"unannotated", true},
+		{"Unlabeled", true}, {"unlabelled", true}, {"NA", true}, {"N/A", true}, {"<NA>", true},
+		{"Na", false}, {"na", false}, {"Unknown T", false}, {"unknown-2", false}, {"NAN-1", false},
+	} {
+		if got := MissingString(c.label); got != c.missing {
+			t.Errorf("MissingString(%q) = %v, want %v", c.label, got, c.missing)
+		}
+	}
 	plain, plainNames := LabelCodes([]string{"b", "a", "nano"})
 	if c, n, m := MissingStrings(plain, plainNames); !slices.Equal(c, plain) || !slices.Equal(n, plainNames) || m != nil {
 		t.Errorf("no missing value: %v %q %v", c, n, m)

@@ -379,7 +379,9 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     held out as "ood-cal" (inputs that calibrate a per-input OOD test).
     missing_labels: what a label that marks a missing value means — a
     negative integer (Hugging Face and scikit-learn write -1) or the
-    string "" or "nan" (pandas' NaN after astype(str)): "error" (refuse
+    string "" or "nan" (pandas' NaN after astype(str)), "None", "<NA>",
+    "NA", "N/A", or "Unknown", "Unassigned", "Unannotated", "Unlabeled" in
+    any case (annotation tools' marks): "error" (refuse
     it), "drop" (no label: the row is left out of every split, with a
     warning) or "class" (a class like any other, as +-1 binary labels).
     logits: the rows' classifier logits (n, C), with labels or groups:
