@@ -414,9 +414,10 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	}
 	e.Warnings = append(append([]string{}, warnings...), e.Warnings...) // the result carries them too, as ccs evaluate -json's does
 	if classes != nil {
-		if e.LabelNames = names; e.LabelNames == nil {
-			e.LabelNames = set.ClassNames() // as calibrated on string labels
+		if names == nil {
+			names = set.ClassNames() // as calibrated on string labels
 		}
+		e.Name(names)
 	}
 	return e, warnings, nil
 }

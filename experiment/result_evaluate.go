@@ -76,7 +76,9 @@ func ClassName(names []string, l int64) string {
 // the threshold they were judged with, coverage and exclusion (null
 // without negatives).
 type ClassEvaluation struct {
-	Label     int64    `json:"label"`
+	Label int64 `json:"label"`
+	// Name is the class's name, for string labels (Evaluation.Name).
+	Name      string   `json:"name,omitempty"`
 	Anchors   int      `json:"anchors"`
 	Threshold Number   `json:"threshold"`
 	Coverage  float64  `json:"coverage"`
@@ -253,4 +255,18 @@ func (e *Evaluation) Figures(stem string) ([]*figure.Figure, error) {
 	cols := figure.LegendCols(len(entries))
 	return []*figure.Figure{{Name: stem + "-coverage", Caption: caption, W: 9 * vg.Inch, H: 3.6*vg.Inch + figure.LegendHeight(len(entries), cols),
 		Draw: figure.Grid([][]*plot.Plot{{p}}, entries, cols)}}, nil
+}
+
+// Name names the classes of string labels (label i is names[i]): the
+// document's label_names, and each per-class row's name, so that a row
+// read alone (a notebook's loop over "classes") says which class it is.
+// A label without a name keeps none.
+func (e *Evaluation) Name(names []string) {
+	e.LabelNames = names
+	for i := range e.Classes {
+		e.Classes[i].Name = ""
+		if l := e.Classes[i].Label; l >= 0 && l < int64(len(names)) {
+			e.Classes[i].Name = names[l]
+		}
+	}
 }

@@ -76,6 +76,7 @@ func TestClassSetOtherNumbering(t *testing.T) {
 	var doc struct {
 		Classes []struct {
 			Label     int64
+			Name      string
 			Threshold float64
 		}
 		LabelNames []string `json:"label_names"`
@@ -87,8 +88,8 @@ func TestClassSetOtherNumbering(t *testing.T) {
 		t.Errorf("classes %+v", doc.Classes)
 	}
 	for _, c := range doc.Classes {
-		if name := doc.LabelNames[c.Label]; c.Threshold != want[name] {
-			t.Errorf("class %q judged with threshold %v, its own is %v (label names %q)", name, c.Threshold, want[name], doc.LabelNames)
+		if name := doc.LabelNames[c.Label]; c.Threshold != want[name] || c.Name != name {
+			t.Errorf("class %q (named %q) judged with threshold %v, its own is %v (label names %q)", name, c.Name, c.Threshold, want[name], doc.LabelNames)
 		}
 	}
 	if !strings.Contains(stderr.String(), `its classes were matched to the set's by name ("boot" is 1 there, 0 in the set; "coat" is 2 there, 1 in the set)`) {

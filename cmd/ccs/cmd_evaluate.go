@@ -145,7 +145,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	}
 	if o.JSON {
 		e := experiment.NewEvaluation(set, r, classes)
-		e.LabelNames = names
+		e.Name(names)
 		if sizes != nil {
 			e.Collection, e.Sizes = o.DB, sizes
 		}

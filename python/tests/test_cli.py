@@ -1246,6 +1246,7 @@ def test_class_set_judges_another_bundling_by_name():
     with pytest.warns(ccs.CCSWarning, match=r"matched to the set's by name \(\"boot\" is 1 there, 0 in the set"):
         r = s.evaluate(b["test"], per_class=True)
     assert {r["label_names"][c["label"]]: c["threshold"] for c in r["classes"]} == {"boot": own["boot"], "coat": own["coat"]}
+    assert {c["name"]: c["threshold"] for c in r["classes"]} == {"boot": own["boot"], "coat": own["coat"]}  # each row named
     b2 = ccs.bundle(x, yb, k=5, seed=1)
     with pytest.raises(ValueError, match=r'class "abnormal" \(label 0 of the test bundle\) is not one of the set\'s classes'):
         s.evaluate(b2["test"])
