@@ -146,8 +146,12 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 			return nil, nil, err
 		}
 		if cal != nil {
-			w, err := classAlarms(d, cal, r.ID)
+			w, err := shiftAlarm(d, cal, r.ID)
 			if err != nil {
+				return nil, nil, err
+			}
+			warnings = append(warnings, w...)
+			if w, err = classAlarms(d, cal, r.ID); err != nil {
 				return nil, nil, err
 			}
 			warnings = append(warnings, w...)
@@ -161,6 +165,41 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 		warnings = append(warnings, w...)
 	}
 	return t, warnings, nil
+}
+
+// ShiftTail is the tail probability below which shiftAlarm warns: the
+// chance that inputs exchangeable with the OOD calibration's would be
+// flagged as often as the in-distribution inputs were.
+const ShiftTail = 1e-3
+
+// shiftAlarm warns when the set's per-input test (calibrated on cal; id
+// the ID inputs' scores) flags more of d's in-distribution inputs than
+// inputs exchangeable with its calibration inputs would be, but for a
+// chance below ShiftTail (ood.ExchangeableTail, over the calibration draw
+// and the inputs): they are not drawn as the calibration inputs were.
+func shiftAlarm(d OODDetection, cal, id []float64) ([]string, error) {
+	c, err := ood.NewCalibration(cal)
+	if err != nil {
+		return nil, err
+	}
+	test := d.Test
+	if test.Alpha == 0 {
+		test.Alpha = ood.DefaultAlpha
+	}
+	k := 0
+	for _, f := range test.Flags(test.PValues(c, id)) {
+		if f {
+			k++
+		}
+	}
+	// A test with δ flags no more than the marginal one at α does, so the
+	// marginal count's tail bounds its own.
+	p := ood.ExchangeableTail(k, len(id), len(cal), test.Alpha)
+	if p >= ShiftTail {
+		return nil, nil
+	}
+	return []string{fmt.Sprintf("%s: the per-input test flagged %.1f%% of these %d in-distribution inputs, above α_ood = %v by more than chance allows: inputs drawn as its %d calibration inputs were would be flagged that often with probability %.2g (over the calibration draw and the inputs). They are not exchangeable with them — a shift: another batch, donor, site or time — and neither the test's false-alarm guarantee nor the set's coverage guarantee covers them; calibrate on inputs drawn as these are (docs/ood.md)",
+		d.IDName, 100*float64(k)/float64(len(id)), len(id), test.Alpha, len(cal), p)}, nil
 }
 
 // classAlarms warns of the classes of d's labelled ID inputs whose share

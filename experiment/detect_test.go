@@ -46,3 +46,50 @@ func TestClassAlarms(t *testing.T) {
 		t.Errorf("unlabelled: %q, %v", w, err)
 	}
 }
+
+// TestShiftAlarm: in-distribution inputs flagged more often than inputs
+// exchangeable with the OOD calibration's could be (a batch shift) are
+// warned of, with the tail probability; a rate within chance of α_ood,
+// however above it, and one below it are not.
+func TestShiftAlarm(t *testing.T) {
+	cal := make([]float64, 999)
+	for i := range cal {
+		cal[i] = float64(i)
+	}
+	// Scores above 950 get p ≤ 50/1000: flagged at α_ood = 0.05.
+	inputs := func(n, flagged int) []float64 {
+		id := make([]float64, n)
+		for i := range id {
+			id[i] = float64(i % 900)
+			if i < flagged {
+				id[i] = 2000
+			}
+		}
+		return id
+	}
+	d := OODDetection{Set: &conformal.Set{Geometry: geometry.Ball{D: 1}}, IDName: "donor-b.npz", Test: ood.Test{Alpha: 0.05}}
+	for _, c := range []struct {
+		name       string
+		n, flagged int
+		want       string
+	}{
+		{"at α_ood", 20000, 1000, ""},
+		{"above it within chance", 20000, 1100, ""},
+		{"below it", 20000, 200, ""},
+		{"a shift", 20000, 1600, "donor-b.npz: the per-input test flagged 8.0% of these 20000 in-distribution inputs, above α_ood = 0.05 by more than chance allows: inputs drawn as its 999 calibration inputs were would be flagged that often with probability "},
+		{"a shift with δ", 20000, 1600, "a shift: another batch, donor, site or time"},
+	} {
+		if c.name == "a shift with δ" {
+			d.Test.Delta = 0.1
+		}
+		w, err := shiftAlarm(d, cal, inputs(c.n, c.flagged))
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want == "" && w != nil:
+			t.Errorf("%s: warned %q", c.name, w)
+		case c.want != "" && (len(w) != 1 || !strings.Contains(w[0], c.want)):
+			t.Errorf("%s: %q, want %q", c.name, w, c.want)
+		}
+	}
+}
