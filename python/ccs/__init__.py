@@ -141,6 +141,16 @@ class Bundle(_Handle):
 
     def __init__(self, anchors, positives=None, negatives=None, *, positive_index=None, positive_pool=None,
                  negative_index=None, negative_pool=None, labels=None, logits=None, activations=None, index=None):
+        if labels is not None and not hasattr(labels, "detach"):
+            kind = np.asarray(labels).dtype
+            if kind.kind in "USO" and (kind.kind != "O" or any(isinstance(v, (str, bytes)) for v in np.asarray(labels).ravel()[:1])):
+                # A donor's cells with their type names, bundled by hand: the
+                # numbers decide which class threshold judges an anchor.
+                raise ValueError(
+                    f"labels: string labels (dtype {kind.str}): ccs.Bundle takes integer labels; number the names as "
+                    "the set you evaluate numbers its classes, "
+                    'labels = np.array([{c["name"]: c["label"] for c in s.info["classes"]}[t] for t in names]), '
+                    "or make the bundles with ccs.bundle(X, names), which numbers them and keeps their names")
         lent = Lent()
         arr, n = lent.arrays({
             "anchors": anchors, "positives": positives, "negatives": negatives,

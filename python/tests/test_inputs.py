@@ -236,6 +236,10 @@ ERRORS = [
     ("fit geometry", lambda s, a: ccs.fit("ball", ccs.Bundle(*gauss(5)), objective="neg"), ValueError,
      'fit: geometry "ball": want single or genball'),
     ("fit objective", lambda s, a: ccs.fit("genball", ccs.Bundle(*gauss(5)), objective="volume"), ValueError, "fit: objective: "),
+    ("string labels of a Bundle", lambda s, a: ccs.Bundle(*gauss(5), labels=np.array(["T cell", "B cell"] * 10)), ValueError,
+     'labels: string labels (dtype <U6): ccs.Bundle takes integer labels; number the names as the set you evaluate numbers its classes, '
+     'labels = np.array([{c["name"]: c["label"] for c in s.info["classes"]}[t] for t in names]), '
+     'or make the bundles with ccs.bundle(X, names), which numbers them and keeps their names'),
     ("ragged rows", lambda s, a: ccs.bundle([[0.5] * 5] * 40 + [[0.5] * 4], list(range(41))), ValueError,
      "embeddings: rows of unequal lengths: row 0 has 5 values, row 40 has 4 values: a list of rows must be rectangular"),
     ("alpha NaN", lambda s, a: ccs.calibrate("ball", ccs.Bundle(*gauss(5)), alpha=float("nan")), ValueError,
