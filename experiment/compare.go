@@ -772,6 +772,9 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 		}
 	}
 	b.WriteString(".\n")
+	if line := t.worstClasses(); line != "" {
+		b.WriteString("\n" + line + "\n")
+	}
 	if far && t.OODCal > 0 {
 		a := ood.DefaultAlpha
 		fmt.Fprintf(&b, "\nFAR is the per-input OOD test's false-alarm rate on the ID test inputs: at most %s on average over the draw of the %d held-out inputs that calibrate it; the bundles fix that draw, so every seed shares it, and one draw's own rate has a standard deviation of about %.1f points (√(α(1−α)/n)) around that average.\n",
@@ -782,6 +785,56 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// worstClasses names each row's worst class — the lowest mean coverage
+// over seeds among its Classes — grouped by class, the worst first: the
+// Worst class column's figure says how low, this line which class (a
+// rare type, a spread-out one). "" when no row has classes.
+func (t *CompareTable) worstClasses() string {
+	type pick struct {
+		method string
+		cov    float64
+	}
+	byClass := map[int64][]pick{}
+	var order []int64
+	low := map[int64]float64{}
+	for _, r := range t.Rows {
+		if len(r.Classes) == 0 {
+			continue
+		}
+		w := r.Classes[0]
+		for _, c := range r.Classes[1:] {
+			if c.Coverage.Mean < w.Coverage.Mean {
+				w = c
+			}
+		}
+		if _, ok := byClass[w.Label]; !ok {
+			order = append(order, w.Label)
+			low[w.Label] = w.Coverage.Mean
+		}
+		byClass[w.Label] = append(byClass[w.Label], pick{r.Method, w.Coverage.Mean})
+		low[w.Label] = min(low[w.Label], w.Coverage.Mean)
+	}
+	if len(order) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(order, func(a, b int64) int { return cmp.Compare(low[a], low[b]) })
+	var parts []string
+	for _, l := range order {
+		picks := byClass[l]
+		slices.SortStableFunc(picks, func(a, b pick) int { return cmp.Compare(a.cov, b.cov) })
+		var rows []string
+		for _, p := range picks {
+			rows = append(rows, fmt.Sprintf("%s %.1f%%", p.method, p.cov))
+		}
+		name := fmt.Sprintf("class %d", l)
+		if l >= 0 && l < int64(len(t.LabelNames)) {
+			name = strconv.Quote(t.LabelNames[l])
+		}
+		parts = append(parts, name+": "+strings.Join(rows, ", "))
+	}
+	return "Worst class of each row (mean coverage over seeds): " + strings.Join(parts, "; ") + "."
 }
 
 // percentOf writes a fraction as a percent, to six significant digits and

@@ -132,3 +132,39 @@ func TestUntrainedRows(t *testing.T) {
 		t.Errorf("warning %q", w)
 	}
 }
+
+// TestWorstClassNamed: the text table names each row's worst class (the
+// lowest mean coverage over seeds), by its name for string labels, rows
+// grouped under it, worst first; without classes, no such line.
+func TestWorstClassNamed(t *testing.T) {
+	cov := func(m float64) eval.Summary { return eval.Summary{Mean: m} }
+	worst := func(m float64) *eval.Summary { return &eval.Summary{Mean: m} }
+	tab := &CompareTable{Title: "Your data", Seeds: 1, Alpha: 0.1, LabelNames: []string{"B cell", "cDC2", "pDC"},
+		Rows: []CompareRow{
+			{Row: Row{Method: "Conformal Ball (ℓ2)"}, WorstClass: worst(79.3), Classes: []ClassCoverage{{0, cov(91)}, {1, cov(79.3)}, {2, cov(92)}}},
+			{Row: Row{Method: "Single (Neg)"}, WorstClass: worst(84.5), Classes: []ClassCoverage{{0, cov(90)}, {1, cov(88)}, {2, cov(84.5)}}},
+			{Row: Row{Method: "Generalized (Neg)"}, WorstClass: worst(77.6), Classes: []ClassCoverage{{0, cov(90)}, {1, cov(77.6)}, {2, cov(95)}}},
+		}}
+	var b strings.Builder
+	if err := tab.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nWorst class of each row (mean coverage over seeds): \"cDC2\": Generalized (Neg) 77.6%, Conformal Ball (ℓ2) 79.3%; \"pDC\": Single (Neg) 84.5%.\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("want %q in\n%s", want, b.String())
+	}
+	tab.LabelNames = nil
+	b.Reset()
+	tab.WriteText(&b)
+	if !strings.Contains(b.String(), "class 1: Generalized (Neg) 77.6%") {
+		t.Errorf("integer labels:\n%s", b.String())
+	}
+	for i := range tab.Rows {
+		tab.Rows[i].Classes, tab.Rows[i].WorstClass = nil, nil
+	}
+	b.Reset()
+	tab.WriteText(&b)
+	if strings.Contains(b.String(), "Worst class") {
+		t.Errorf("no classes:\n%s", b.String())
+	}
+}
