@@ -524,7 +524,7 @@ func (c MakeConfig) Check() error {
 	case sum > 1+1e-9:
 		return fmt.Errorf("bundle: the split shares %v sum to %.4g, more than 1", c.Split, sum)
 	case c.Split[Fit] == 0 || c.Split[Val] == 0 || c.Split[Cal] == 0 || c.Split[Test] == 0:
-		return fmt.Errorf("bundle: every split's share must be positive — fit trains, val picks the epoch, cal calibrates, test evaluates (got %v)", c.Split)
+		return fmt.Errorf("bundle: every split's share must be positive — fit trains, val picks the epoch, cal calibrates, test evaluates (got %v); to judge a set calibrated on other data (another donor, batch or site), small shares for the others and test.npz do: 0.05,0.05,0.05,0.85", c.Split)
 	case c.K < 1:
 		return fmt.Errorf("bundle: k = %d positives per anchor: want at least 1", c.K)
 	case c.KNeg < 0:

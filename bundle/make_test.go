@@ -343,6 +343,7 @@ func TestMakeErrors(t *testing.T) {
 		{"nothing positive", Items{N: 200}, MakeConfig{K: 3, Split: testSplit}, "give labels, groups or relevance pairs"},
 		{"no calibration", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0.5, 0.5, 0, 0}}, "every split's share must be positive"},
 		{"no fit", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0, 0.2, 0.4, 0.4}}, "every split's share must be positive"},
+		{"test alone", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0, 0, 0, 1}}, "to judge a set calibrated on other data (another donor, batch or site), small shares for the others and test.npz do: 0.05,0.05,0.05,0.85"},
 	} {
 		if _, err := Make(c.items, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
