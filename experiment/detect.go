@@ -192,9 +192,8 @@ func shiftAlarm(d OODDetection, cal, id []float64) ([]string, error) {
 			k++
 		}
 	}
-	// A test with δ flags no more than the marginal one at α does, so the
-	// marginal count's tail bounds its own.
-	p := ood.ExchangeableTail(k, len(id), len(cal), test.Alpha)
+	// The rank the test flags from, δ or not: its count's law.
+	p := ood.ExchangeableTail(k, len(id), len(cal), test.FlaggedRank(len(cal)))
 	if p >= ShiftTail {
 		return nil, nil
 	}

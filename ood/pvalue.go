@@ -260,6 +260,33 @@ func (t Test) PValues(c *Calibration, scores []float64) []float64 {
 	return out
 }
 
+// FlaggedRank is the largest rank l, 0 … n, that the test flags among n
+// calibration scores: an input is flagged exactly when its score exceeds
+// the l-th largest of them (more than l−1 of them lie below it; 0: none
+// is flagged). For the marginal test l = ⌊Alpha·(n+1)⌋, as p = j/(n+1) ≤
+// Alpha decides it; with Delta, the rank whose p-value, the
+// calibration-conditional level, is still at most Alpha — which can be
+// more than the marginal test's rank for Delta above 1/e.
+func (t Test) FlaggedRank(n int) int {
+	flagged := func(j int) bool {
+		if t.Delta > 0 && !t.Simultaneous {
+			return exactLevel(n, j, t.Delta) <= t.Alpha
+		}
+		return t.level(n, j) <= t.Alpha
+	}
+	// The p-value rises with the rank: the last rank flagged, by halving.
+	lo, hi := 0, n // flagged(lo) or lo = 0; !flagged(hi+1)
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if flagged(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
 // Flags reports, for each p-value, whether the test flags it (p ≤ Alpha).
 func (t Test) Flags(p []float64) []bool {
 	out := make([]bool, len(p))

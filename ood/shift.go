@@ -2,27 +2,26 @@ package ood
 
 import "math"
 
-// ExchangeableTail is the probability that a conformal test at level
-// alpha, calibrated on n scores, flags at least k of m inputs that are
-// exchangeable with its calibration inputs: the upper tail of the
-// beta-binomial law of the count. With ℓ = ⌊α(n+1)⌋, an input is flagged
-// when its score exceeds the ℓ-th largest calibration score, which a new
-// score does with probability F ~ Beta(ℓ, n+1−ℓ) over the calibration draw
+// ExchangeableTail is the probability that a conformal test calibrated
+// on n scores, which flags an input whose score exceeds the l-th largest
+// calibration score (Test.FlaggedRank), flags at least k of m inputs that
+// are exchangeable with its calibration inputs: the upper tail of the
+// beta-binomial law of the count. A new score exceeds the l-th largest of
+// n with probability F ~ Beta(l, n+1−l) over the calibration draw
 // (continuous scores; ties flag fewer), and given F the count is
 // Binomial(m, F). A small tail says the m inputs are not drawn as the
 // calibration inputs were (a shift: another batch, donor or site), which
 // neither the false-alarm guarantee nor a set's coverage guarantee covers.
-// k ≤ 0 gives 1; ℓ = 0 (nothing can be flagged) gives 0 for k > 0.
-func ExchangeableTail(k, m, n int, alpha float64) float64 {
+// k ≤ 0 gives 1; l ≤ 0 (nothing can be flagged) gives 0 for k > 0.
+func ExchangeableTail(k, m, n, l int) float64 {
 	if k <= 0 {
 		return 1
 	}
-	if k > m {
+	if k > m || l <= 0 {
 		return 0
 	}
-	l := int(math.Floor(alpha * float64(n+1)))
-	if l <= 0 {
-		return 0
+	if l > n {
+		return 1 // every input is flagged
 	}
 	a, b := float64(l), float64(n+1-l)
 	lbeta := func(x, y float64) float64 {
