@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -159,7 +160,7 @@ func (in Inputs) Items() (Items, error) {
 			}
 		case len(in.Labels) != e.N:
 			hint := ""
-			if strings.HasSuffix(in.LabelsSource, ".txt") && len(in.Labels) == e.N+1 {
+			if ext := strings.ToLower(filepath.Ext(in.LabelsSource)); (ext == ".txt" || ext == ".csv" || ext == ".tsv") && len(in.Labels) == e.N+1 {
 				hint = " (one line too many: a header line, or a blank line at the end, is read as a label)"
 			}
 			return Items{}, fmt.Errorf("%s: %d labels for the %d rows of %s%s", in.LabelsSource, len(in.Labels), e.N, e.Source, hint)

@@ -55,20 +55,78 @@ func TestBundleCSVLabels(t *testing.T) {
 	same := strings.Replace(obs.String(), "AAAC0011-1,", "AAAC0010-1,", 1)
 	os.WriteFile(p("same.csv"), []byte(same), 0o644)
 	os.WriteFile(p("ragged.csv"), []byte(",cell_type\nAAAC0000-1,T cell,extra\n"), 0o644)
+	// Exports of other shapes: with a byte order mark (Excel's "CSV
+	// UTF-8"), its first column named; one column, pandas'
+	// to_csv(index=False) of a Series; a Series with its unnamed index.
+	const bom = "\ufeff"
+	os.WriteFile(p("bom.csv"), []byte(bom+obs.String()), 0o644)
+	os.WriteFile(p("bomsame.csv"), []byte(bom+same), 0o644)
+	var first, series, indexed, leidenNA, leidenFloat, leidenTxt, leidenBad strings.Builder
+	first.WriteString("cell_type,donor\n")
+	series.WriteString("cell_type\n")
+	indexed.WriteString(",cell_type\n")
+	leidenNA.WriteString(",leiden\n")
+	leidenFloat.WriteString(",leiden\n")
+	leidenBad.WriteString(",leiden\n")
+	for i, l := range y {
+		q := names[l]
+		if strings.Contains(q, ",") {
+			q = `"` + q + `"`
+		}
+		fmt.Fprintf(&first, "%s,A\n", q)
+		fmt.Fprintf(&series, "%s\n", q)
+		fmt.Fprintf(&indexed, "AAAC%04d-1,%s\n", i, q)
+		// An integer column with a missing value: R's NA, pandas' float
+		// column with an empty cell.
+		switch {
+		case i == 7:
+			fmt.Fprintf(&leidenNA, "AAAC%04d-1,NA\n", i)
+			fmt.Fprintf(&leidenFloat, "AAAC%04d-1,\n", i)
+			fmt.Fprintln(&leidenTxt)
+		default:
+			fmt.Fprintf(&leidenNA, "AAAC%04d-1,%d\n", i, l)
+			fmt.Fprintf(&leidenFloat, "AAAC%04d-1,%d.0\n", i, l)
+			fmt.Fprintln(&leidenTxt, l)
+		}
+		if i == 0 {
+			fmt.Fprintf(&leidenBad, "AAAC%04d-1,abc\n", i)
+		} else {
+			fmt.Fprintf(&leidenBad, "AAAC%04d-1,%d\n", i, l)
+		}
+	}
+	os.WriteFile(p("first.csv"), []byte(bom+first.String()), 0o644)
+	os.WriteFile(p("series.csv"), []byte(series.String()), 0o644)
+	os.WriteFile(p("indexed.csv"), []byte(indexed.String()), 0o644)
+	os.WriteFile(p("leiden-na.csv"), []byte(leidenNA.String()), 0o644)
+	os.WriteFile(p("leiden-float.csv"), []byte(leidenFloat.String()), 0o644)
+	os.WriteFile(p("leiden.txt"), []byte(leidenTxt.String()), 0o644)
+	os.WriteFile(p("leiden-bad.csv"), []byte(leidenBad.String()), 0o644)
+	os.WriteFile(p("twice.csv"), []byte(",cell_type,cell_type\nAAAC0000-1,T cell,B cell\n"), 0o644)
 
 	bundleArgs := func(labels, out string, more ...string) []string {
 		return append([]string{"bundle", "-embeddings", p("emb.npy"), "-labels", labels, "-out", p(out), "-k", "5"}, more...)
 	}
-	for _, c := range []struct{ labels, out string }{{p("labels.txt"), "txt"}, {p("obs.csv") + ":cell_type", "csv"}, {p("obs.tsv") + ":cell_type", "tsv"}} {
+	for _, c := range []struct{ labels, out string }{{p("labels.txt"), "txt"}, {p("obs.csv") + ":cell_type", "csv"}, {p("obs.tsv") + ":cell_type", "tsv"},
+		{p("bom.csv") + ":cell_type", "bom"}, {p("first.csv") + ":cell_type", "first"}, {p("series.csv"), "series"}, {p("indexed.csv"), "indexed"}} {
 		if err := run(io.Discard, io.Discard, bundleArgs(c.labels, c.out)); err != nil {
 			t.Fatalf("%s: %v", c.labels, err)
 		}
 	}
+	// An integer column with a missing value is integers with one row
+	// unlabelled, as a .txt with an empty line: not names ordered "0",
+	// "1", "10", "11", "2", …
+	for _, c := range []struct{ labels, out string }{{p("leiden.txt"), "leiden-txt"}, {p("leiden-na.csv") + ":leiden", "leiden-na"}, {p("leiden-float.csv") + ":leiden", "leiden-float"}} {
+		if err := run(io.Discard, io.Discard, bundleArgs(c.labels, c.out, "-missing-labels", "drop")); err != nil {
+			t.Fatalf("%s: %v", c.labels, err)
+		}
+	}
 	for _, f := range []string{"fit", "val", "cal", "test"} {
-		a, _ := os.ReadFile(p("txt/" + f + ".npz"))
-		for _, other := range []string{"csv", "tsv"} {
-			if b, err := os.ReadFile(p(other + "/" + f + ".npz")); err != nil || !bytes.Equal(a, b) {
-				t.Errorf("%s/%s.npz differs from the .txt labels' (%v)", other, f, err)
+		for _, same := range [][]string{{"txt", "csv", "tsv", "bom", "first", "series", "indexed"}, {"leiden-txt", "leiden-na", "leiden-float"}} {
+			a, _ := os.ReadFile(p(same[0] + "/" + f + ".npz"))
+			for _, other := range same[1:] {
+				if b, err := os.ReadFile(p(other + "/" + f + ".npz")); err != nil || !bytes.Equal(a, b) {
+					t.Errorf("%s/%s.npz differs from %s's (%v)", other, f, same[0], err)
+				}
 			}
 		}
 	}
@@ -81,6 +139,11 @@ func TestBundleCSVLabels(t *testing.T) {
 		!strings.Contains(stderr.String(), `same.csv: its first column, the index (unnamed, as pandas' to_csv writes a DataFrame's index: AnnData's obs_names), repeats 1 value (the first: "AAAC0010-1" on lines 12 and 13)`) {
 		t.Errorf("repeated index values: %v\n%s", err, stderr.String())
 	}
+	stderr.Reset()
+	if err := run(io.Discard, &stderr, bundleArgs(p("bomsame.csv")+":cell_type", "bomsame")); err != nil ||
+		!strings.Contains(stderr.String(), `bomsame.csv: its first column, the index`) {
+		t.Errorf("repeated index values after a byte order mark: %v\n%s", err, stderr.String())
+	}
 	for _, c := range []struct {
 		name, labels, want string
 	}{
@@ -91,6 +154,8 @@ func TestBundleCSVLabels(t *testing.T) {
 		{"no header", p("nohead.csv") + ":cell_type", `): the first line is read as the columns' names, as pandas' to_csv writes them`},
 		{"a ragged row", p("ragged.csv") + ":cell_type", `ragged.csv:2: 3 fields, and the header has 2`},
 		{"a missing .csv", p("none.csv") + ":cell_type", `none.csv: no such file`},
+		{"a word atop integers", p("leiden-bad.csv") + ":leiden", `leiden-bad.csv:2: "abc" in column "leiden" is not an integer, and the column's other values are`},
+		{"two columns of one name", p("twice.csv") + ":cell_type", `twice.csv: two columns are named "cell_type"`},
 	} {
 		err := run(io.Discard, io.Discard, bundleArgs(c.labels, "bad"))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -219,6 +220,7 @@ func readLines(path string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	data = bytes.TrimPrefix(data, utf8BOM) // Excel's "CSV UTF-8", pandas' utf-8-sig
 	text := strings.TrimSuffix(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 	if text == "" {
 		return nil, nil
@@ -252,25 +254,30 @@ type headerError struct{}
 
 func (headerError) Error() string { return "a header above integers" }
 
+// utf8BOM is the byte order mark some exports start a UTF-8 file with.
+var utf8BOM = []byte("\ufeff")
+
 // idsOfText reads labels or group ids from text values, one a row:
-// integers when every value is one (an empty value is -1, no label),
-// otherwise strings (an empty one "", a missing label); a first value that
-// is not an integer above integers is a *headerError.
+// integers when every value is one — or an integer-valued float ("3.0",
+// as pandas writes an integer column that has a missing value) — or marks
+// a missing label ("", "NA", "nan", … : bundle.MissingString), each such
+// -1, no label; otherwise strings (a missing mark a missing label among
+// them). A first value that is neither, above integers, is a
+// *headerError.
 func idsOfText(lines []string, path, what string) ([]int64, []string, error) {
 	ints := make([]int64, len(lines))
-	bad := -1 // the last line that is not an integer
+	bad := -1 // the last line that is not an integer or a missing mark
 	for i, l := range lines {
 		lines[i] = strings.TrimSpace(l)
-		if lines[i] == "" {
+		if v, ok := integerText(lines[i]); ok {
+			ints[i] = v
+			continue
+		}
+		if bundle.MissingString(lines[i]) {
 			ints[i] = -1 // no label, among integers as among names
 			continue
 		}
-		v, err := strconv.ParseInt(lines[i], 10, 64)
-		if err != nil {
-			bad = i
-			continue
-		}
-		ints[i] = v
+		bad = i
 	}
 	switch {
 	case bad < 0:
@@ -279,6 +286,20 @@ func idsOfText(lines []string, path, what string) ([]int64, []string, error) {
 		return nil, nil, &headerError{}
 	}
 	return bundle.Labels(bundle.Array{Shape: []int{len(lines)}, Str: lines}, path, what)
+}
+
+// integerText reads an integer, or an integer-valued float written with a
+// decimal point and zeros ("3.0", "-12.00").
+func integerText(s string) (int64, bool) {
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return v, true
+	}
+	i := strings.IndexByte(s, '.')
+	if i <= 0 || strings.Trim(s[i+1:], "0") != "" {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s[:i], 10, 64)
+	return v, err == nil
 }
 
 // headerLike reports whether a .txt file's first line names a column of
@@ -425,7 +446,11 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, warn st
 		return nil, nil, "", err
 	}
 	defer f.Close()
-	r := csv.NewReader(bufio.NewReaderSize(f, 1<<16))
+	br := bufio.NewReaderSize(f, 1<<16)
+	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+		br.Discard(len(utf8BOM)) // Excel's "CSV UTF-8", pandas' utf-8-sig
+	}
+	r := csv.NewReader(br)
 	if strings.EqualFold(filepath.Ext(path), ".tsv") {
 		r.Comma = '\t'
 	}
@@ -437,21 +462,29 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, warn st
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
 	}
-	if len(header) == 1 && column == "" {
-		ids, names, err := readTextIDs(path, what)
-		return ids, names, "", err
-	}
 	quoted := make([]string, len(header))
 	for i, h := range header {
 		quoted[i] = strconv.Quote(h)
 	}
 	columns := strings.Join(quoted, ", ")
 	col := slices.Index(header, column)
-	if column == "" {
+	// One column, no name given: its first line is a header only where it
+	// names the column (pandas' to_csv(index=False) of a Series) or stands
+	// alone above integers; otherwise it is a value, as in a .txt.
+	firstIsValue := false
+	switch {
+	case column == "" && len(header) == 1:
+		col, firstIsValue = 0, !columnName(header[0], what)
+	case column == "" && len(header) == 2 && header[0] == "":
+		col = 1 // pandas' unnamed index and one column: Series.to_csv
+	case column == "":
 		col = slices.IndexFunc(header, func(h string) bool { return h == what || h == strings.TrimSuffix(what, "s") })
 		if col < 0 {
 			return nil, nil, "", fmt.Errorf("%s: which column holds the %s? give %s:COLUMN (the columns: %s)", path, what, path, columns)
 		}
+	}
+	if col >= 0 && slices.Index(header[col+1:], header[col]) >= 0 {
+		return nil, nil, "", fmt.Errorf("%s: two columns are named %q (the columns: %s): rename one", path, header[col], columns)
 	}
 	if col < 0 {
 		hint := ": the first line is read as the columns' names, as pandas' to_csv writes them"
@@ -464,6 +497,7 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, warn st
 	seen := map[string]int{}             // an index value → its line
 	var values []string
 	repeats, first := 0, ""
+	firstLine := 0 // the first value's line
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -473,6 +507,9 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, warn st
 			return nil, nil, "", fmt.Errorf("%s: %w", path, err)
 		}
 		line, _ := r.FieldPos(0)
+		if firstLine == 0 {
+			firstLine = line
+		}
 		if len(rec) != len(header) {
 			return nil, nil, "", fmt.Errorf("%s:%d: %d fields, and the header has %d", path, line, len(rec), len(header))
 		}
@@ -488,6 +525,14 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, warn st
 			}
 		}
 	}
+	if firstIsValue {
+		lines := append([]string{header[0]}, values...)
+		ids, names, err = idsOfText(lines, path, what)
+		if _, ok := err.(*headerError); !ok {
+			return ids, names, "", err
+		}
+		// Not an integer, above integers: the column's name.
+	}
 	if len(values) == 0 {
 		return nil, nil, "", fmt.Errorf("%s: no %s below the header", path, what)
 	}
@@ -496,5 +541,19 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, warn st
 			plural(repeats, "value", "values"), first)
 	}
 	ids, names, err = idsOfText(values, path, what)
+	if _, ok := err.(*headerError); ok {
+		return nil, nil, "", fmt.Errorf("%s:%d: %q in column %q is not an integer, and the column's other values are: give each row an integer (or a missing mark such as NA, or nothing), or names throughout", path, firstLine, values[0], header[col])
+	}
 	return ids, names, warn, err
+}
+
+// columnName reports whether a one-column table's first line names its
+// column of what (labels or groups) rather than being the first value.
+func columnName(s, what string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case what, strings.TrimSuffix(what, "s"), "label", "labels", "class", "classes", "target", "targets", "y",
+		"category", "categories", "cell_type", "celltype", "group", "groups", "group_id", "cluster", "clusters":
+		return true
+	}
+	return false
 }
