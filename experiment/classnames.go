@@ -22,6 +22,9 @@ func ClassesByName(set *conformal.Set, b *bundle.Bundle, names []string) (*bundl
 	if b.Labels == nil {
 		return b, names, "", nil
 	}
+	if names == nil && set.ClassConditional() && set.ClassNames() != nil {
+		return b, names, "the set's classes have names and the test bundle's labels none (no manifest of ccs bundle beside it names them): they were matched by number, which is right only for a bundle numbered as the set's calibration bundle was (made from the same string labels, in one ccs bundle run)", nil
+	}
 	labels, renumbered, err := set.LabelsByName(b.Labels, names)
 	if err != nil || !renumbered {
 		return b, names, "", err

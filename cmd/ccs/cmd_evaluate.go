@@ -145,7 +145,9 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	}
 	if o.JSON {
 		e := experiment.NewEvaluation(set, r, classes)
-		e.Name(names)
+		if classes != nil { // the names of the per-class rows, as Python's
+			e.Name(names)
+		}
 		if sizes != nil {
 			e.Collection, e.Sizes = o.DB, sizes
 		}

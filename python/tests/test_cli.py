@@ -186,6 +186,10 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
         assert want["label_names"] == NAMES.tolist()
         assert s.evaluate(splits["test"], per_class=True) == want
         assert "label_names" not in s.evaluate(splits["test"])
+        # Without per-class rows, the command's document has no names either.
+        plain = cli_json(cli, "evaluate", "-set", tmp_path / "ball.json", "-test", tmp_path / "out" / "test.npz", "-json")
+        del plain["kind"], plain["command"], plain["build"]
+        assert plain == s.evaluate(splits["test"])
         # A file of the command's directory, loaded: its manifest names them.
         assert ccs.Bundle.load(tmp_path / "out" / "test.npz").label_names == tuple(NAMES)
         assert s.evaluate(str(tmp_path / "out" / "test.npz"), per_class=True) == want
