@@ -481,9 +481,9 @@ type scratch struct {
 	masks            []uint16 // the half screen's, a chunk's
 	cand             []int    // the rows the screen keeps
 	// held are the rows inside a scan holds back with their bounds' lows
-	// and highs (sorted: the highs in order).
-	held                []int
-	lows, highs, sorted []float64
+	// and highs (ups: the highs in order).
+	held             []int
+	lows, highs, ups []float64
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -524,7 +524,7 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	hits, _ := sorted(parts, limit)
+	hits := sorted(parts, limit)
 	total := 0
 	for _, n := range counts {
 		total += n
@@ -532,20 +532,23 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 	return hits, total, nil
 }
 
-// sorted joins parts' hits, nearest first, ties by id and then row, and
-// keeps at most limit of them (≤ 0: all); total counts them all.
-func sorted(parts [][]Hit, limit int) (hits []Hit, total int) {
+// sorted joins parts' hits, nearest first (nearer), and keeps at most
+// limit of them (≤ 0: all).
+func sorted(parts [][]Hit, limit int) (hits []Hit) {
 	for _, p := range parts {
 		hits = append(hits, p...)
 	}
-	total = len(hits)
-	slices.SortFunc(hits, func(a, b Hit) int {
-		return cmp.Or(cmp.Compare(a.Score, b.Score), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Row, b.Row))
-	})
+	slices.SortFunc(hits, nearer)
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}
-	return hits, total
+	return hits
+}
+
+// nearer orders hits nearest (lowest score) first, ties by id and then
+// row.
+func nearer(a, b Hit) int {
+	return cmp.Or(cmp.Compare(a.Score, b.Score), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Row, b.Row))
 }
 
 // batchChunk is the rows SearchBatch scores for every anchor in turn
@@ -569,7 +572,7 @@ func SearchBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Co
 	m, nc := len(anchors)/c.D, parallel.Chunks(c.N, batchChunk)
 	hits = make([][]Hit, m)
 	for i := range m {
-		hits[i], _ = sorted(parts[i*nc:(i+1)*nc], limit)
+		hits[i] = sorted(parts[i*nc:(i+1)*nc], limit)
 	}
 	return hits, totals, nil
 }
@@ -634,8 +637,8 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 				// Only the nearest limit can be among the anchor's
 				// nearest: m sets holding most of a large collection
 				// would otherwise be held whole until sorted.
-				top, _ := sorted([][]Hit{part}, limit)
-				part = slices.Clone(top) // not the whole chunk's array
+				slices.SortFunc(part, nearer)
+				part = slices.Clone(part[:limit]) // not the whole chunk's array
 			}
 			parts[k], chunkCounts[k] = part, n
 		}
@@ -796,9 +799,9 @@ func (c *Collection) scan(pr *probe, lo, hi, limit int, count bool, hits []Hit) 
 		// all of them.
 		cut := math.Inf(1)
 		if len(held) >= limit {
-			sorted := append(sc.sorted[:0], highs...)
-			slices.Sort(sorted)
-			cut, sc.sorted = sorted[limit-1], sorted
+			ups := append(sc.ups[:0], highs...)
+			slices.Sort(ups)
+			cut, sc.ups = ups[limit-1], ups
 		}
 		for i, r := range held {
 			if lows[i] > cut {
