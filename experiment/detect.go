@@ -167,6 +167,17 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 	return t, warnings, nil
 }
 
+// perInputTest is d's per-input test (α_ood its default where d leaves
+// it 0) and its calibration on the scores cal.
+func perInputTest(d OODDetection, cal []float64) (*ood.Calibration, ood.Test, error) {
+	c, err := ood.NewCalibration(cal)
+	test := d.Test
+	if test.Alpha == 0 {
+		test.Alpha = ood.DefaultAlpha
+	}
+	return c, test, err
+}
+
 // ShiftTail is the tail probability below which shiftAlarm warns: the
 // chance that inputs exchangeable with the OOD calibration's would be
 // flagged as often as the in-distribution inputs were.
@@ -178,13 +189,9 @@ const ShiftTail = 1e-3
 // chance below ShiftTail (ood.ExchangeableTail, over the calibration draw
 // and the inputs): they are not drawn as the calibration inputs were.
 func shiftAlarm(d OODDetection, cal, id []float64) ([]string, error) {
-	c, err := ood.NewCalibration(cal)
+	c, test, err := perInputTest(d, cal)
 	if err != nil {
 		return nil, err
-	}
-	test := d.Test
-	if test.Alpha == 0 {
-		test.Alpha = ood.DefaultAlpha
 	}
 	k := 0
 	for _, f := range test.Flags(test.PValues(c, id)) {
@@ -209,13 +216,9 @@ func classAlarms(d OODDetection, cal, id []float64) ([]string, error) {
 	if d.ID.Labels == nil {
 		return nil, nil
 	}
-	c, err := ood.NewCalibration(cal)
+	c, test, err := perInputTest(d, cal)
 	if err != nil {
 		return nil, err
-	}
-	test := d.Test
-	if test.Alpha == 0 {
-		test.Alpha = ood.DefaultAlpha
 	}
 	byClass := map[int64][]float64{}
 	for i, l := range d.ID.Labels {
