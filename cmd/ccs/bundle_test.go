@@ -760,6 +760,9 @@ func TestBundleBadInput(t *testing.T) {
 		named += []string{"ant", "bee", "cat"}[l] + "\n"
 	}
 	os.WriteFile(p("named.txt"), []byte(named), 0o644)
+	// Tables exported as CSV (their own cases: TestBundleCSVLabels).
+	os.WriteFile(p("obs.csv"), []byte(",cell_type,donor\nAAAC-1,T cell,A\n"), 0o644)
+	os.WriteFile(p("header.csv"), []byte(""), 0o644)
 	flabels := make([]float64, n)
 	for i, l := range y {
 		flabels[i] = float64(l)
@@ -867,6 +870,10 @@ func TestBundleBadInput(t *testing.T) {
 		{"a .txt of labels for other rows", []string{"-labels", p("short.txt")}, false, "short.txt: 3 labels for the 400 rows of " + p("emb.npy")},
 		{"a .txt of labels absent", []string{"-labels", p("none.txt")}, false, "none.txt: no such file"},
 		{"a .txt of names with a header", []string{"-labels", p("named.txt")}, false, "named.txt: 401 labels for the 400 rows of " + p("emb.npy") + " (one line too many: a header line, or a blank line at the end, is read as a label)"},
+		{"a table's column unnamed", []string{"-labels", p("obs.csv")}, false, `obs.csv: which column holds the labels? give ` + p("obs.csv") + `:COLUMN (the columns: "", "cell_type", "donor")`},
+		{"a table's column absent", []string{"-labels", p("obs.csv") + ":celltype"}, false, `obs.csv: no column "celltype"`},
+		{"a table of labels for other rows", []string{"-labels", p("obs.csv") + ":cell_type"}, false, `obs.csv:cell_type: 1 labels for the 400 rows of`},
+		{"an empty table", []string{"-labels", p("header.csv") + ":cell_type"}, false, `header.csv: no labels`},
 		{"no positives", []string{"-labels", ""}, true, "give -labels FILE, -groups FILE, or -queries FILE with -pairs FILE"},
 		{"missing file", []string{"-labels", p("none.npy")}, false, "none.npy: no such file"},
 		{"missing file with an array name", []string{"-labels", p("none.npz") + ":y"}, false, "none.npz: no such file"},
