@@ -178,16 +178,17 @@ func perInputTest(d OODDetection, cal []float64) (*ood.Calibration, ood.Test, er
 	return c, test, err
 }
 
-// ShiftTail is the tail probability below which shiftAlarm warns: the
-// chance that inputs exchangeable with the OOD calibration's would be
-// flagged as often as the in-distribution inputs were.
+// ShiftTail is the tail probability below which shiftAlarm and
+// CheckShift warn: the chance that inputs exchangeable with the
+// calibration's would be flagged (or left outside the set) as often as
+// the inputs were.
 const ShiftTail = 1e-3
 
 // shiftAlarm warns when the set's per-input test (calibrated on cal; id
 // the ID inputs' scores) flags more of d's in-distribution inputs than
 // inputs exchangeable with its calibration inputs would be, but for a
-// chance below ShiftTail (ood.ExchangeableTail, over the calibration draw
-// and the inputs): they are not drawn as the calibration inputs were.
+// chance below ShiftTail (conformal.ExchangeableTail, over the
+// calibration draw and the inputs): they are not drawn as the calibration inputs were.
 func shiftAlarm(d OODDetection, cal, id []float64) ([]string, error) {
 	c, test, err := perInputTest(d, cal)
 	if err != nil {
@@ -200,7 +201,7 @@ func shiftAlarm(d OODDetection, cal, id []float64) ([]string, error) {
 		}
 	}
 	// The rank the test flags from, δ or not: its count's law.
-	p := ood.ExchangeableTail(k, len(id), len(cal), test.FlaggedRank(len(cal)))
+	p := conformal.ExchangeableTail(k, len(id), len(cal), test.FlaggedRank(len(cal)))
 	if p >= ShiftTail {
 		return nil, nil
 	}

@@ -1,11 +1,13 @@
-package ood
+package conformal
 
 import "math"
 
 // ExchangeableTail is the probability that a conformal test calibrated
 // on n scores, which flags an input whose score exceeds the l-th largest
-// calibration score (Test.FlaggedRank), flags at least k of m inputs that
-// are exchangeable with its calibration inputs: the upper tail of the
+// calibration score, flags at least k of m inputs that are exchangeable
+// with its calibration inputs — a per-input OOD test's flags (l is
+// ood.Test.FlaggedRank), or the units a set leaves outside (l is
+// N+1−Rank: the threshold is the Rank-th smallest of N): the upper tail of the
 // beta-binomial law of the count. A new score exceeds the l-th largest of
 // n with probability F ~ Beta(l, n+1−l) over the calibration draw
 // (continuous scores; ties flag fewer), and given F the count is

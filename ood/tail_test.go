@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/ccsets/ccs/conformal"
 )
 
 // TestExchangeableTail: the beta-binomial tail against exact small cases
@@ -20,7 +22,7 @@ func TestExchangeableTail(t *testing.T) {
 		alpha float64
 	}{{19, 0.05}, {99, 0.1}, {1509, 0.05}, {30, 0.2}} {
 		l := Test{Alpha: c.alpha}.FlaggedRank(c.n)
-		if got, want := ExchangeableTail(1, 1, c.n, l), float64(l)/float64(c.n+1); math.Abs(got-want) > 1e-12 || l != int(math.Floor(c.alpha*float64(c.n+1))) {
+		if got, want := conformal.ExchangeableTail(1, 1, c.n, l), float64(l)/float64(c.n+1); math.Abs(got-want) > 1e-12 || l != int(math.Floor(c.alpha*float64(c.n+1))) {
 			t.Errorf("n=%d α=%v: rank %d, P(flag one) %v, want %v", c.n, c.alpha, l, got, want)
 		}
 	}
@@ -38,7 +40,7 @@ func TestExchangeableTail(t *testing.T) {
 		{"uniform F, all flagged", 4, 4, 1, 1, 0.2},
 		{"uniform F, at least 3 of 4", 3, 4, 1, 1, 0.4},
 	} {
-		if got := ExchangeableTail(c.k, c.m, c.n, c.l); math.Abs(got-c.want) > 1e-12 {
+		if got := conformal.ExchangeableTail(c.k, c.m, c.n, c.l); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -79,7 +81,7 @@ func TestExchangeableTail(t *testing.T) {
 		for _, k := range c.ks {
 			i, _ := slices.BinarySearch(counts, k)
 			emp := float64(draws-i) / draws
-			got := ExchangeableTail(k, m, c.n, l)
+			got := conformal.ExchangeableTail(k, m, c.n, l)
 			if se := math.Sqrt(got*(1-got)/draws) + 1e-4; math.Abs(emp-got) > 4*se {
 				t.Errorf("%+v: P(≥ %d of %d): %v, simulated %v", c.test, k, m, got, emp)
 			}
