@@ -404,7 +404,15 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
+	shift, w, err := experiment.CheckShift(set, tb, name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if w != "" {
+		warnings = append(warnings, w)
+	}
 	e := experiment.NewEvaluation(set, r, classes)
+	e.Exchangeability = shift
 	if coll != nil {
 		z, err := eval.SetSizes(context.Background(), set, tb, coll, anchors, nil)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/figure"
@@ -45,6 +46,11 @@ type Evaluation struct {
 	// many of its items the set holds around the test anchors.
 	Collection string      `json:"collection,omitempty"`
 	Sizes      *eval.Sizes `json:"set_sizes,omitempty"`
+	// Exchangeability checks the test anchors against the set's
+	// calibration (CheckShift): whether they leave the set more often than
+	// chance allows. Absent where the set has no check (pooled, whole
+	// space).
+	Exchangeability *conformal.Exchangeability `json:"exchangeability,omitempty"`
 }
 
 // SizesText says in a line how many of collection's items the sets hold.
@@ -135,6 +141,9 @@ func (e *Evaluation) WriteText(w io.Writer) error {
 		{"Coverage", "1 − α", "Exclusion", "LogVol/d", "Test positives", "Test negatives"},
 		{pct(e.Coverage), pct(1 - e.Alpha), opt(e.Exclusion), fmt.Sprintf("%.4g", float64(e.LogVolPerDim)), fmt.Sprint(e.Positives), fmt.Sprint(e.Negatives)},
 	})
+	if e.Exchangeability != nil {
+		fmt.Fprintf(&b, "\nAgainst the calibration: %s.\n", ShiftText(e.Exchangeability))
+	}
 	if e.Sizes != nil {
 		fmt.Fprintf(&b, "\nSet size: %s.\n", SizesText(e.Collection, *e.Sizes))
 	}
@@ -269,4 +278,61 @@ func (e *Evaluation) Name(names []string) {
 			e.Classes[i].Name = names[l]
 		}
 	}
+}
+
+// CheckShift checks test against set's calibration
+// (conformal.Set.CheckExchangeable) and says, where its anchors leave the
+// set more often than anchors exchangeable with the calibration's would
+// but for a chance below ShiftTail, what that means and what to do (name
+// is the test bundle's, as messages name it). It returns nil and "" where
+// the set has no check (a pooled calibration, a whole-space set).
+func CheckShift(set *conformal.Set, test *bundle.Bundle, name string) (*conformal.Exchangeability, string, error) {
+	e, err := set.CheckExchangeable(test)
+	if err != nil || e == nil || e.P >= ShiftTail {
+		return e, "", err
+	}
+	of := ""
+	if e.Classes > 0 {
+		of = " of " + checkedClass(e)
+	}
+	return e, fmt.Sprintf("%s: its anchors%s leave the set more often than chance allows: %s, where anchors drawn as the set's calibration anchors were leave %.2f%% on average and leave as many with probability %.2g%s. They are not exchangeable with the calibration anchors — a shift: another session, batch, donor, site or time — and the set's coverage guarantee does not cover them; calibrate on anchors drawn as these are (docs/calibration.md)",
+		name, of, OutsideText(e), 100*e.Expected, e.P, bonferroni(e)), nil
+}
+
+// OutsideText says in a few words how many of a check's test units lie
+// outside the set: "41 of 1000 test anchors (4.10%, one positive each)".
+func OutsideText(e *conformal.Exchangeability) string {
+	units := "test anchors (one positive each)"
+	if e.Pairs {
+		units = "disjoint test pairs"
+	}
+	return fmt.Sprintf("%d of %d %s, %.2f%%", e.Outside, e.Units, units, 100*float64(e.Outside)/float64(e.Units))
+}
+
+// checkedClass names a class-conditional check's class.
+func checkedClass(e *conformal.Exchangeability) string {
+	if e.Name != "" {
+		return fmt.Sprintf("class %q", e.Name)
+	}
+	return fmt.Sprintf("class %d", e.Class)
+}
+
+// bonferroni says, for a class-conditional check, that P counts every
+// class checked.
+func bonferroni(e *conformal.Exchangeability) string {
+	if e.Classes == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the class's tail times the %d classes checked)", e.Classes)
+}
+
+// ShiftText is a check's line: how many test units lie outside, against
+// what exchangeable ones give.
+func ShiftText(e *conformal.Exchangeability) string {
+	of := ""
+	if e.Classes > 0 {
+		of = fmt.Sprintf("%s, the least likely of %d: ", checkedClass(e), e.Classes)
+	}
+	return fmt.Sprintf("%s%s outside; anchors exchangeable with the calibration: %.2f%% on average, as many or more with probability %.2g%s",
+		of, OutsideText(e), 100*e.Expected, e.P, bonferroni(e))
 }

@@ -134,6 +134,15 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
 	}
+	// Whether the test anchors leave the set more often than chance allows.
+	shift, w, err := experiment.CheckShift(set, test, o.Test)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
+	}
+	if w != "" {
+		situational = append(situational, w)
+		out.warn(w)
+	}
 	var sizes *eval.Sizes
 	if o.DB != "" {
 		if sizes, err = setSizes(ctx, o, set, test, out); err != nil {
@@ -145,6 +154,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	}
 	if o.JSON {
 		e := experiment.NewEvaluation(set, r, classes)
+		e.Exchangeability = shift
 		if classes != nil { // the names of the per-class rows, as Python's
 			e.Name(names)
 		}
@@ -165,6 +175,9 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		fmt.Fprintf(out.stdout, "exclusion  n/a (the test bundle has no negatives)\n")
 	} else {
 		fmt.Fprintf(out.stdout, "exclusion  %.2f%% of %d test negatives\n", 100*r.Exclusion, r.Negatives)
+	}
+	if shift != nil {
+		fmt.Fprintf(out.stdout, "check      %s\n", experiment.ShiftText(shift))
 	}
 	fmt.Fprintf(out.stdout, "LogVol/d   %.4g\n", r.LogVolPerDim)
 	if sizes != nil {

@@ -1194,7 +1194,12 @@ class Set(_Handle):
         threshold over all classes (with a CCSWarning). collection: your
         corpus (a ccs.Collection, a collection file or an (n, d) array), as
         ccs evaluate -db: "set_sizes" counts its items the set holds around
-        the test bundle's first size_anchors anchors (1000; 0: all)."""
+        the test bundle's first size_anchors anchors (1000; 0: all).
+        "exchangeability" checks the test anchors against the set's
+        calibration: how many of its units (one positive an anchor, or
+        disjoint pairs) lie outside, against what anchors drawn as the
+        calibration's give, and the chance "p" of as many; below 1e-3 a
+        CCSWarning says the test data are shifted (docs/calibration.md)."""
         tb, close_test = _bundle_of(test, "test")
         coll, coll_name, own = None, None, False
         try:

@@ -1254,3 +1254,29 @@ def test_class_set_judges_another_bundling_by_name():
     b2 = ccs.bundle(x, yb, k=5, seed=1)
     with pytest.raises(ValueError, match=r'class "abnormal" \(label 0 of the test bundle\) is not one of the set\'s classes'):
         s.evaluate(b2["test"])
+
+
+def test_evaluate_shift_warns():
+    """A set calibrated on donor A's cells, judged on donor B's, whose cells
+    spread twice as far about their type's centre: evaluate's
+    "exchangeability" says how many test units lie outside against what
+    exchangeable anchors give, and warns of the shift below p = 1e-3; on
+    A's own test split, it does not."""
+    rng = np.random.default_rng(5)
+    n, dim = 3000, 6
+    centres = rng.normal(0, 6, size=(5, dim))
+    labels = np.arange(n) % 5
+    donors = {name: (centres[labels] + spread * rng.normal(size=(n, dim))).astype(np.float32)
+              for name, spread in (("a", 1.0), ("b", 2.0))}
+    a = ccs.bundle(donors["a"], labels, k=5, kneg=5)
+    b = ccs.bundle(donors["b"], labels, k=5, kneg=5)
+    s = ccs.calibrate("ball", a["cal"], alpha=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ccs.CCSWarning)
+        same = s.evaluate(a["test"])
+    check = same["exchangeability"]
+    assert check["pairs"] and check["units"] > 100 and check["p"] > 1e-3
+    with pytest.warns(ccs.CCSWarning, match=r"its anchors leave the set more often than chance allows: \d+ of \d+ disjoint test pairs"):
+        shifted = s.evaluate(b["test"])
+    assert shifted["exchangeability"]["p"] < 1e-3
+    assert any("a shift" in w for w in shifted["warnings"])

@@ -1,0 +1,190 @@
+package conformal
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/geometry"
+)
+
+// spread scales every positive's offset from its anchor by f: a shift of
+// the test data's positives away from their anchors.
+func spread(b *bundle.Bundle, f float32) *bundle.Bundle {
+	for i := range b.N {
+		for a := range b.K {
+			for j := range b.D {
+				p := &b.Positives[(i*b.K+a)*b.D+j]
+				*p = b.Anchors[i*b.D+j] + f*(*p-b.Anchors[i*b.D+j])
+			}
+		}
+	}
+	return b
+}
+
+// TestCheckExchangeable: over seeded draws of a calibration and a test
+// bundle from one law, P is a valid p-value (P ≤ u in at most a share u of
+// the draws, and not far fewer: the check is exact, not merely
+// conservative); the counts are the test units' own (one positive each:
+// the scores outside the threshold, counted directly); and a test bundle
+// whose positives spread 3 times as far is found (P < 10⁻³) in most
+// draws (85%: 99 calibration scores bound the power), for the marginal
+// and the PAC rank.
+func TestCheckExchangeable(t *testing.T) {
+	t.Parallel()
+	const trials, n, nTest, k = 2000, 99, 200, 4
+	g := geometry.Ball{D: 2}
+	for _, c := range []struct {
+		name string
+		opt  Options
+	}{{"marginal", Options{}}, {"pac", Options{Mode: PAC, Delta: 0.1}}} {
+		rng := rand.New(rand.NewPCG(21, uint64(c.opt.Mode)))
+		var below05, below20, found int
+		for tr := range trials {
+			cal := synthetic(rng, n, k)
+			opt := c.opt
+			opt.Seed = uint64(tr)
+			set, err := Calibrate(g, cal, 0.1, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := set.CheckExchangeable(synthetic(rng, nTest, k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Units != nTest || e.Expected != float64(n+1-set.Calibration.Rank)/float64(n+1) || e.Classes != 0 {
+				t.Fatalf("%s: %+v: want %d units, expected share %v", c.name, e, nTest, float64(n+1-set.Calibration.Rank)/float64(n+1))
+			}
+			if e.P <= 0.05 {
+				below05++
+			}
+			if e.P <= 0.2 {
+				below20++
+			}
+			if tr%10 == 0 { // the shifted draws: fewer, each a certain find
+				e, err := set.CheckExchangeable(spread(synthetic(rng, nTest, k), 3))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e.P < 1e-3 {
+					found++
+				}
+			}
+		}
+		for _, r := range []struct {
+			u     float64
+			count int
+		}{{0.05, below05}, {0.2, below20}} {
+			share := float64(r.count) / trials
+			se := math.Sqrt(r.u * (1 - r.u) / trials)
+			if share > r.u+4.5*se || share < r.u/2 {
+				t.Errorf("%s: P ≤ %v in %.4f of %d exchangeable draws, want about %v (at most %.4f)", c.name, r.u, share, trials, r.u, r.u+4.5*se)
+			}
+		}
+		if found < trials/10*85/100 {
+			t.Errorf("%s: a 3-fold spread found in %d of %d draws, want 85%%", c.name, found, trials/10)
+		}
+	}
+
+	// The counts, on a test bundle of one positive an anchor: no draw.
+	rng := rand.New(rand.NewPCG(3, 4))
+	set, err := Calibrate(g, synthetic(rng, 199, k), 0.05, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := spread(synthetic(rng, 500, 1), 1.2)
+	diffs := make([]float32, test.N*test.D)
+	for i := range test.N {
+		test.PositiveDiff(diffs[i*test.D:(i+1)*test.D], i, 0)
+	}
+	out := 0
+	for _, v := range g.Scores(nil, diffs) {
+		if v > set.Threshold {
+			out++
+		}
+	}
+	e, err := set.CheckExchangeable(test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := 200 - set.Calibration.Rank
+	if e.Units != 500 || e.Outside != out || e.P != ExchangeableTail(out, 500, 199, l) {
+		t.Errorf("%+v: want %d of 500 outside, P %v", e, out, ExchangeableTail(out, 500, 199, l))
+	}
+}
+
+// TestCheckExchangeableClasses: a class-conditional set checks each class
+// against its own threshold and names the shifted one, with P multiplied
+// by the classes checked; a class without a finite threshold is not
+// checked; pooled and whole-space sets have no check.
+func TestCheckExchangeableClasses(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	g := geometry.Ball{D: 2}
+	labelled := func(n int, shift map[int64]float32) *bundle.Bundle {
+		b := synthetic(rng, n, 3)
+		b.Labels = make([]int64, n)
+		for i := range n {
+			l := int64(i % 3)
+			b.Labels[i] = l
+			if f, ok := shift[l]; ok {
+				for a := range b.K {
+					for j := range b.D {
+						p := &b.Positives[(i*b.K+a)*b.D+j]
+						*p = b.Anchors[i*b.D+j] + f*(*p-b.Anchors[i*b.D+j])
+					}
+				}
+			}
+		}
+		return b
+	}
+	set, err := Calibrate(g, labelled(600, nil), 0.1, Options{Mode: Class, LabelNames: []string{"a", "b", "c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := set.CheckExchangeable(labelled(900, map[int64]float32{1: 2.5}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Class != 1 || e.Name != "b" || e.Classes != 3 || e.Units != 300 || e.P > 1e-3 {
+		t.Errorf("class b shifted: %+v", e)
+	}
+	// Bonferroni: the reported P is the class's tail times 3.
+	k := set.Classes[1]
+	if want := min(1, 3*ExchangeableTail(e.Outside, e.Units, k.N, k.N+1-k.Rank)); e.P != want {
+		t.Errorf("P %v, want %v", e.P, want)
+	}
+	if _, err := set.CheckExchangeable(synthetic(rng, 50, 3)); err == nil {
+		t.Error("a class-conditional set checked a bundle without labels")
+	}
+
+	// A class of too few calibration anchors has no finite threshold.
+	few := labelled(60, nil)
+	few.Labels[0], few.Labels[3] = 7, 7
+	small, err := Calibrate(g, few, 0.1, Options{Mode: Class, AllowInfinite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err = small.CheckExchangeable(labelled(300, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e == nil || e.Classes != 3 {
+		t.Errorf("class 7 (2 anchors, no finite threshold) checked, or others not: %+v", e)
+	}
+
+	pooled, err := Calibrate(g, synthetic(rng, 100, 3), 0.1, Options{Mode: Pooled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Calibrate(g, synthetic(rng, 5, 3), 0.1, Options{AllowInfinite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]*Set{"pooled": pooled, "whole space": whole} {
+		if e, err := s.CheckExchangeable(synthetic(rng, 100, 3)); e != nil || err != nil {
+			t.Errorf("%s: %+v, %v; want no check", name, e, err)
+		}
+	}
+}
