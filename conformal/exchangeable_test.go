@@ -77,11 +77,13 @@ func TestCheckExchangeable(t *testing.T) {
 			count int
 		}{{0.05, below05}, {0.2, below20}} {
 			share := float64(r.count) / trials
+			t.Logf("%s: P ≤ %v in %.4f of the draws", c.name, r.u, share)
 			se := math.Sqrt(r.u * (1 - r.u) / trials)
 			if share > r.u+4.5*se || share < r.u/2 {
 				t.Errorf("%s: P ≤ %v in %.4f of %d exchangeable draws, want about %v (at most %.4f)", c.name, r.u, share, trials, r.u, r.u+4.5*se)
 			}
 		}
+		t.Logf("%s: a 3-fold spread found in %d of %d draws", c.name, found, trials/10)
 		if found < trials/10*85/100 {
 			t.Errorf("%s: a 3-fold spread found in %d of %d draws, want 85%%", c.name, found, trials/10)
 		}
