@@ -126,3 +126,18 @@ func Open(ctx context.Context, spec string) (Store, error) {
 	}
 	return open(ctx, spec)
 }
+
+// AllZero reports whether an anchor is all zeros: what an encoder gives
+// for an input it failed on (an unreadable image, an empty text).
+func AllZero(anchor []float32) bool {
+	return len(anchor) > 0 && !slices.ContainsFunc(anchor, func(v float32) bool { return v != 0 })
+}
+
+// ZeroAnchor is the warning of an answer around anchors that are all
+// zeros (AllZero): who they are ("the anchor is all zeros", or how many
+// of a batch's) and what the answer did with them (answered: "its set is
+// answered like any other, …").
+func ZeroAnchor(who, answered string) string {
+	return who + ": what an encoder gives for an input it failed on (an unreadable image, an empty text); " +
+		answered + ", which says nothing of the input: embed it again, or leave it out"
+}

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -162,6 +163,13 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 	}
 	out.array("scores", m, func(b []byte, i int) []byte { return appendNumber(b, scores[i]) })
 	out.array("inside", m, func(b []byte, i int) []byte { return strconv.AppendBool(b, scores[i] <= q) })
+	if retrieve.AllZero(anchor) {
+		warn, err := json.Marshal([]string{retrieve.ZeroAnchor("the anchor is all zeros", "its set is judged like any other, centred on the origin")})
+		if err != nil {
+			return err
+		}
+		out.raw("warnings", warn)
+	}
 	return out.close()
 }
 
@@ -447,6 +455,14 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	if hits == nil {
 		hits = []retrieve.Hit{}
 	}
+	var warnings []string
+	if retrieve.AllZero(req.anchor) {
+		n, err := c.Len(r.Context())
+		if err != nil {
+			n = -1
+		}
+		warnings = []string{retrieve.ZeroAnchor("the anchor is all zeros", fmt.Sprintf("its set is answered like any other, the items nearest the origin (%d%s)", total, itemsOf(n)))}
+	}
 	return writeJSON(w, http.StatusOK, struct {
 		Set        string         `json:"set"`
 		Generation uint64         `json:"generation"`
@@ -455,5 +471,15 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 		Total      int            `json:"total"`
 		Truncated  bool           `json:"truncated"`
 		Hits       []retrieve.Hit `json:"hits"`
-	}{name, st.generation, req.collection, number(set.Threshold), total, total > len(hits), hits})
+		Warnings   []string       `json:"warnings,omitempty"`
+	}{name, st.generation, req.collection, number(set.Threshold), total, total > len(hits), hits, warnings})
+}
+
+// itemsOf is " of the collection's n items", or "" where n < 0 (a
+// database that did not say).
+func itemsOf(n int) string {
+	if n < 0 {
+		return ""
+	}
+	return fmt.Sprintf(" of the collection's %d items", n)
 }

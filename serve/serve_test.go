@@ -125,7 +125,8 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// TestEndpoints: each endpoint's answer, as golden JSON.
+// TestEndpoints: each endpoint's answer, as golden JSON (an all-zero
+// anchor's with its warning).
 func TestEndpoints(t *testing.T) {
 	s, _ := fixture(t)
 	h := s.Handler()
@@ -140,6 +141,9 @@ func TestEndpoints(t *testing.T) {
 		{"ood-reset", "POST", "/v1/sets/ball/ood/monitor/reset", ""},
 		{"retrieve", "POST", "/v1/sets/ball/retrieve", `{"anchor": [0, 0, 0], "collection": "db"}`},
 		{"retrieve-limit", "POST", "/v1/sets/ball/retrieve", `{"anchor": [0, 0, 0], "collection": "db", "limit": 2}`},
+		// An anchor off the origin: no warning of an all-zero anchor.
+		{"retrieve-anchor", "POST", "/v1/sets/ball/retrieve", `{"anchor": [0.5, 0, 0], "collection": "db"}`},
+		{"score-anchor", "POST", "/v1/sets/ball/score", `{"anchor": [0, 0, 0.5], "points": [[1, 0, 0], [0, 2, 0]]}`},
 		{"healthz", "GET", "/healthz", ""},
 		{"readyz", "GET", "/readyz", ""},
 	} {

@@ -280,7 +280,7 @@ func wholeCollection(q anchors, results []retrieveResult, n int) string {
 func zeroAnchors(q anchors, results []retrieveResult, n int) string {
 	var zero []int
 	for i := range q.m {
-		if !slices.ContainsFunc(q.row(i), func(v float32) bool { return v != 0 }) {
+		if retrieve.AllZero(q.row(i)) {
 			zero = append(zero, i)
 		}
 	}
@@ -292,7 +292,7 @@ func zeroAnchors(q anchors, results []retrieveResult, n int) string {
 	if q.batch {
 		who = fmt.Sprintf("%d of %d anchors are all zeros (the first: %s)", len(zero), q.m, q.name(first))
 	}
-	return fmt.Sprintf("%s: what an encoder gives for an input it failed on (an unreadable image, an empty text); its set is answered like any other, the items nearest the origin (%d of the collection's %d items), which says nothing of the input: embed it again, or leave it out", who, results[first].Total, n)
+	return retrieve.ZeroAnchor(who, fmt.Sprintf("its set is answered like any other, the items nearest the origin (%d of the collection's %d items)", results[first].Total, n))
 }
 
 // retrieveResult is one anchor's answer.
