@@ -91,9 +91,11 @@ var DefaultSplit = [4]float64{0.5, 0.1, 0.2, 0.2}
 type MakeConfig struct {
 	K, KNeg int // positives and negatives per anchor (KNeg 0: K)
 	// Split are the shares of the items in the fit, validation,
-	// calibration and test splits, each positive, summing to at most 1
-	// (items beyond are left out), each split stratified by label; zero
-	// means DefaultSplit.
+	// calibration and test splits, each 0 to 1, summing to at most 1
+	// (items beyond are left out), each split stratified by label; a
+	// share of 0 makes no such split (SplitPlan.Omitted: an ℓ2 ball
+	// trains nothing, a set calibrated elsewhere needs a test split
+	// alone); all four 0 means DefaultSplit.
 	Split [4]float64
 	Seed  uint64
 	// OODClasses are labels whose rows are held out of every split as an
@@ -324,6 +326,9 @@ var SplitNames = [...]string{"fit", "val", "cal", "test", "ood-cal", "ood"}
 // into its pools). The OOD and OODCal splits hold anchors alone.
 type SplitPlan struct {
 	Name string
+	// Omitted says the split's share was 0: it has no anchors, and no
+	// bundle is made of it (Write and the manifest leave it out).
+	Omitted bool
 	// Anchors are the source rows of the split's anchors (rows of the
 	// queries for relevance pairs), in the split's order.
 	Anchors []int
@@ -523,8 +528,8 @@ func (c MakeConfig) Check() error {
 	switch {
 	case sum > 1+1e-9:
 		return fmt.Errorf("bundle: the split shares %v sum to %.4g, more than 1", c.Split, sum)
-	case c.Split[Fit] == 0 || c.Split[Val] == 0 || c.Split[Cal] == 0 || c.Split[Test] == 0:
-		return fmt.Errorf("bundle: every split's share must be positive — fit trains, val picks the epoch, cal calibrates, test evaluates (got %v); to judge a set calibrated on other data (another donor, batch or site), small shares for the others and test.npz do: 0.05,0.05,0.05,0.85", c.Split)
+	case sum == 0:
+		return fmt.Errorf("bundle: the split shares %v are all 0: give at least one split a share (fit trains, val picks the epoch, cal calibrates, test evaluates; 0,0,0,1 makes test.npz alone)", c.Split)
 	case c.K < 1:
 		return fmt.Errorf("bundle: k = %d positives per anchor: want at least 1", c.K)
 	case c.KNeg < 0:
@@ -757,6 +762,10 @@ func makeLabels(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		}
 	}
 	for s, rows := range parts {
+		if cfg.Split[s] == 0 {
+			p.Splits = append(p.Splits, omitted(s, cfg))
+			continue
+		}
 		sp, err := labelSplit(SplitNames[s], s, rows, items.Labels, cfg, kAll, hd)
 		if err != nil {
 			return nil, err
@@ -769,6 +778,23 @@ func makeLabels(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	}
 	p.count()
 	return p, nil
+}
+
+// omitted is split s of a share of 0: no anchors, no bundle.
+func omitted(s int, cfg MakeConfig) SplitPlan {
+	return SplitPlan{Name: SplitNames[s], Omitted: true, K: cfg.K, KNeg: cfg.KNeg}
+}
+
+// Made are the names of the splits the plan makes bundles of (those of a
+// share of 0 are not made), in its order.
+func (p *Plan) Made() []string {
+	var names []string
+	for _, sp := range p.Splits {
+		if !sp.Omitted {
+			names = append(names, sp.Name)
+		}
+	}
+	return names
 }
 
 // loneSplit is the first split that a class of m items gets exactly one
@@ -1254,6 +1280,10 @@ func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		p.Warnings = append(p.Warnings, w)
 	}
 	for s, gs := range parts {
+		if cfg.Split[s] == 0 {
+			p.Splits = append(p.Splits, omitted(s, cfg))
+			continue
+		}
 		name := SplitNames[s]
 		n := len(gs)
 		if n == 0 {
@@ -1443,6 +1473,10 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		p.Warnings = append(p.Warnings, w)
 	}
 	for s, qs := range parts {
+		if cfg.Split[s] == 0 {
+			p.Splits = append(p.Splits, omitted(s, cfg))
+			continue
+		}
 		name := SplitNames[s]
 		n := len(qs)
 		if n == 0 {
@@ -1518,6 +1552,9 @@ func (p *Plan) Bundle(s int, rows []float32, queries []float32, d int) (*Bundle,
 		return nil, err
 	}
 	sp := p.Splits[s]
+	if sp.Omitted {
+		return nil, fmt.Errorf("bundle: the %s split is not made: its share is 0", sp.Name)
+	}
 	src := rows
 	if p.queries {
 		src = queries
@@ -1574,6 +1611,9 @@ func (p *Plan) Arrays(s int, rows, queries []float32, d int) (map[string]Array, 
 		return nil, err
 	}
 	sp := p.Splits[s]
+	if sp.Omitted {
+		return nil, fmt.Errorf("bundle: the %s split is not made: its share is 0", sp.Name)
+	}
 	src := rows
 	if p.queries {
 		src = queries
@@ -1607,12 +1647,16 @@ func (p *Plan) Arrays(s int, rows, queries []float32, d int) (map[string]Array, 
 }
 
 // Write writes every split of the plan as DIR/NAME.npz (fit.npz, val.npz,
-// cal.npz, test.npz, and ood-cal.npz and ood.npz when made), each
+// cal.npz, test.npz — those of a share above 0 — and ood-cal.npz and
+// ood.npz when made), each
 // atomically, its embeddings gathered from rows (and queries) as they are
 // written: no split is copied in memory. It returns the files' paths.
 func (p *Plan) Write(dir string, rows, queries []float32, d int) ([]string, error) {
 	var paths []string
 	for s, sp := range p.Splits {
+		if sp.Omitted {
+			continue
+		}
 		path := filepath.Join(dir, sp.Name+".npz")
 		arrays, err := p.Arrays(s, rows, queries, d)
 		if err != nil {

@@ -341,9 +341,8 @@ func TestMakeErrors(t *testing.T) {
 		{"absent OOD class", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: testSplit, OODClasses: []int64{7}}, "OOD class 7 is not among the labels (0, 10)"},
 		{"every class OOD", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: testSplit, OODClasses: []int64{0, 10}}, "nothing is left"},
 		{"nothing positive", Items{N: 200}, MakeConfig{K: 3, Split: testSplit}, "give labels, groups or relevance pairs"},
-		{"no calibration", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0.5, 0.5, 0, 0}}, "every split's share must be positive"},
-		{"no fit", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0, 0.2, 0.4, 0.4}}, "every split's share must be positive"},
-		{"test alone", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0, 0, 0, 1}}, "to judge a set calibrated on other data (another donor, batch or site), small shares for the others and test.npz do: 0.05,0.05,0.05,0.85"},
+		{"every share 0 but one negative", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0, 0, 0, -1}}, "split share -1 of test: want 0 to 1"},
+		{"a share too small for a group", Items{N: 8, Groups: []int64{0, 0, 1, 1, 2, 2, 3, 3}}, MakeConfig{K: 1, Split: [4]float64{0, 0, 0.1, 0.9}}, "bundle: the cal split is empty: 4 groups are too few for its share 0.1"},
 	} {
 		if _, err := Make(c.items, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
@@ -1180,5 +1179,88 @@ func TestJoinedLabels(t *testing.T) {
 	}
 	if want := `labels such as "cs.LG,stat.ML" look like lists of labels joined by ",": each combination is a class of its own, and rows that share one label but not the whole list are negatives of each other; ` + MultiLabel; !slices.Contains(p.Warnings, want) {
 		t.Errorf("warnings %q, want %q among them", p.Warnings, want)
+	}
+}
+
+// TestZeroShares: a split of share 0 is not made — labels, groups and
+// relevance pairs alike. Its plan entry is Omitted and empty, the other
+// splits hold every item between them (stratified as before), Write
+// writes their files alone and the manifest lists them alone; Bundle
+// refuses the omitted one by name.
+func TestZeroShares(t *testing.T) {
+	const d = 4
+	rows, labels := labelled(3, d, 60, 80, 100)
+	var groups []int64
+	for i := range len(labels) {
+		groups = append(groups, int64(i/3))
+	}
+	queries := rows[:40*d]
+	var pairs [][2]int
+	for q := range 40 {
+		pairs = append(pairs, [2]int{q, (q * 7) % len(labels)}, [2]int{q, (q*7 + 1) % len(labels)})
+	}
+	for _, c := range []struct {
+		name  string
+		items Items
+		split [4]float64
+	}{
+		{"labels, cal and test", Items{N: len(labels), Labels: labels}, [4]float64{0, 0, 0.5, 0.5}},
+		{"labels, test alone", Items{N: len(labels), Labels: labels}, [4]float64{0, 0, 0, 1}},
+		{"groups, fit and test", Items{N: len(labels), Groups: groups}, [4]float64{0.5, 0, 0, 0.5}},
+		{"pairs, cal and test", Items{N: len(labels), Queries: 40, Pairs: pairs}, [4]float64{0, 0, 0.5, 0.5}},
+	} {
+		p, err := Make(c.items, MakeConfig{K: 1, KNeg: 3, Split: c.split, Seed: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var made []string
+		anchors := 0
+		for s, sp := range p.Splits[:Test+1] {
+			if sp.Omitted != (c.split[s] == 0) || (sp.Omitted && len(sp.Anchors) > 0) {
+				t.Errorf("%s: split %s: omitted %v with %d anchors, share %v", c.name, sp.Name, sp.Omitted, len(sp.Anchors), c.split[s])
+			}
+			if !sp.Omitted {
+				made = append(made, sp.Name)
+			}
+			anchors += len(sp.Anchors)
+		}
+		want := c.items.N // an anchor a row, a group or a query
+		switch {
+		case c.items.Queries > 0:
+			want = c.items.Queries
+		case c.items.Groups != nil:
+			want = len(labels) / 3
+		}
+		if anchors != want || !slices.Equal(p.Made(), made) {
+			t.Errorf("%s: %d anchors in the splits, want %d; made %v, want %v", c.name, anchors, want, p.Made(), made)
+		}
+		dir := t.TempDir()
+		q := []float32(nil)
+		if c.items.Queries > 0 {
+			q = queries
+		}
+		paths, err := p.Write(dir, rows, q, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wrote []string
+		for _, path := range paths {
+			wrote = append(wrote, strings.TrimSuffix(filepath.Base(path), ".npz"))
+		}
+		m := NewManifest("test", Inputs{}, MakeConfig{}, p)
+		var listed []string
+		for _, f := range m.Files {
+			listed = append(listed, f.Split)
+		}
+		if !slices.Equal(wrote, made) || !slices.Equal(listed, made) {
+			t.Errorf("%s: wrote %v, manifest lists %v; want %v", c.name, wrote, listed, made)
+		}
+		for s, sp := range p.Splits[:Test+1] {
+			if _, err := p.Bundle(s, rows, q, d); sp.Omitted && (err == nil || !strings.Contains(err.Error(), "the "+sp.Name+" split is not made: its share is 0")) {
+				t.Errorf("%s: Bundle(%s): %v", c.name, sp.Name, err)
+			} else if !sp.Omitted && err != nil {
+				t.Errorf("%s: Bundle(%s): %v", c.name, sp.Name, err)
+			}
+		}
 	}
 }

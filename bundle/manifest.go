@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ccsets/ccs/internal/atomicfile"
 )
@@ -103,6 +104,9 @@ func NewManifest(command string, in Inputs, cfg MakeConfig, plan *Plan) *Manifes
 		m.Negatives += fmt.Sprintf("; %d of each anchor's %d the nearest to it among %d of them drawn at random, the rest random among those", m.KNegHard, m.KNeg, m.HardCandidates)
 	}
 	for s, sp := range plan.Splits {
+		if sp.Omitted {
+			continue
+		}
 		f := ManifestFile{Split: sp.Name, File: sp.Name + ".npz", Anchors: len(sp.Anchors)}
 		if c := plan.Classes[s]; c != nil {
 			f.Classes = map[string]int{}
@@ -216,6 +220,29 @@ func ManifestLabelNames(path string, b *Bundle) []string {
 // file, with b's number of anchors, as its "ood" split. Such inputs are no
 // in-distribution calibration of a false-alarm rate.
 func ManifestOOD(path string, b *Bundle) bool { return ManifestSplit(path, b) == "ood" }
+
+// NotMade says, where the manifest in dir records a share of 0 for split
+// (ccs bundle -split with a 0: no such file made), the shares it was made
+// with, "fit 0, val 0, cal 0.5, test 0.5"; "" otherwise (no manifest, or
+// a share above 0).
+func NotMade(dir, split string) string {
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return ""
+	}
+	var m Manifest
+	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat {
+		return ""
+	}
+	if f, ok := m.Split[split]; !ok || f != 0 {
+		return ""
+	}
+	var parts []string
+	for _, name := range SplitNames[:Test+1] {
+		parts = append(parts, fmt.Sprintf("%s %v", name, m.Split[name]))
+	}
+	return strings.Join(parts, ", ")
+}
 
 // ManifestSplit is the split ("fit", "cal", "ood", …) the manifest beside
 // path, b's file, names it, when it lists the file with b's number of

@@ -433,6 +433,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		out.Warnings = append([]string{pairNote}, out.Warnings...)
 	}
 	for s, sp := range plan.Splits {
+		if sp.Omitted {
+			continue
+		}
 		b, err := plan.Bundle(s, emb.Rows, qrows, emb.D)
 		if err != nil {
 			return nil, err

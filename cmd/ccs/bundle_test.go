@@ -845,7 +845,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"an unknown -missing-labels", []string{"-missing-labels", "skip"}, true, `bundle: -missing-labels "skip": want error, drop or class`},
 		{"k larger than every class", []string{"-k", "500"}, false, "too few for k = 500 positives"},
 		{"shares over 1", []string{"-split", "0.6,0.2,0.2,0.2"}, true, "sum to 1.2, more than 1"},
-		{"a zero validation share", []string{"-split", "0.5,0,0.25,0.25"}, true, "every split's share must be positive"},
+		{"every share 0", []string{"-split", "0,0,0,0"}, true, "the split shares [0 0 0 0] are all 0: give at least one split a share"},
 		{"unknown file type", []string{"-embeddings", p("emb.json")}, false, `emb.json: unknown file type ".json"`},
 		{"not Arrow", []string{"-embeddings", p("csv.arrow")}, false, "csv.arrow: not a readable Arrow IPC stream or file"},
 		{"cut Arrow", []string{"-embeddings", p("cut.arrow")}, false, "cut.arrow: record batch "},
@@ -1139,5 +1139,61 @@ func TestBundleTransposedIDs(t *testing.T) {
 		if w := strings.Replace(want, " ids ", map[bool]string{true: " query ids ", false: " ids "}[args[len(args)-2] == "-query-ids"], 1); err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("%v: %v, want %q", args, err, w)
 		}
+	}
+}
+
+// TestBundleZeroShares: -split with a share of 0 makes no such split —
+// test alone, to judge a set calibrated on other data — and, bundled
+// again into a directory of all four, removes the files it does not make;
+// the manifest lists the splits made and the shares.
+func TestBundleZeroShares(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	rng := rand.New(rand.NewPCG(8, 9))
+	const n, d = 400, 4
+	x, y := make([]float32, n*d), make([]int64, n)
+	for i := range n {
+		y[i] = int64(i % 4)
+		for j := range d {
+			x[i*d+j] = float32(3*float64(y[i]) + rng.NormFloat64())
+		}
+	}
+	if err := bundle.WriteNPY(p("x.npy"), bundle.Float32(x, n, d)); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPY(p("y.npy"), bundle.Int64(y, n)); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"bundle", "-embeddings", p("x.npy"), "-labels", p("y.npy"), "-k", "3", "-out", p("b")}
+	if err := run(&stdout, &stderr, args); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	stdout.Reset()
+	if err := run(&stdout, &stderr, append(args, "-split", "0,0,0,1")); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	for _, want := range []string{"wrote " + p("b/test.npz") + ": 400 anchors", "removed " + p("b/fit.npz"), "removed " + p("b/cal.npz")} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("no %q in\n%s", want, stdout.String())
+		}
+	}
+	entries, err := os.ReadDir(p("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"manifest.json", "test.npz"}) {
+		t.Errorf("the directory holds %v, want the manifest and test.npz", names)
+	}
+	m, err := os.ReadFile(p("b/manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(m), `"split": "test"`) || strings.Contains(string(m), `"split": "fit"`) || !strings.Contains(string(m), `"fit": 0,`) {
+		t.Errorf("manifest:\n%s", m)
 	}
 }

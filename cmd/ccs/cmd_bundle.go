@@ -59,7 +59,7 @@ func bundleCommand() *command {
 			fs.IntVar(&o.KNeg, "kneg", 0, "negatives per anchor, from other classes (groups; rows relevant to none of its) within its split (0: as many as -k)")
 			fs.IntVar(&o.KNegHard, "kneg-hard", 0, "of an anchor's -kneg negatives, `H` are hard: the nearest to it (ℓ2) among -hard-candidates of its possible negatives drawn at random; the rest random among those candidates")
 			fs.IntVar(&o.HardCandidates, "hard-candidates", bundle.DefaultHardCandidates, "`N` possible negatives of an anchor, drawn at random, of which its -kneg-hard negatives are the nearest (all of them where fewer)")
-			fs.StringVar(&o.Split, "split", "0.5,0.1,0.2,0.2", "the fit,validation,calibration,test `shares` of the items (each positive, summing to at most 1; stratified by label)")
+			fs.StringVar(&o.Split, "split", "0.5,0.1,0.2,0.2", "the fit,validation,calibration,test `shares` of the items (each 0 to 1, summing to at most 1; stratified by label); a share of 0 makes no such split: 0,0,0.5,0.5 for sets that train nothing (the ℓ2 ball), 0,0,0,1 to judge a set calibrated on other data")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the splits and the draws")
 			fs.StringVar(&o.OODClasses, "ood-classes", "", "comma-separated `labels` held out of every split as an OOD sample (DIR/ood.npz): integers, or names for string labels")
 			fs.Float64Var(&o.OODCalShare, "ood-cal-share", 0, "`share` of the in-distribution items held out before the splits as DIR/ood-cal.npz: the inputs that calibrate a per-input OOD test (calibrate -ood-cal)")
@@ -380,9 +380,13 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if o.minScoreSet {
 		m.MinScore = &o.MinScore
 	}
+	files := m.Files
 	for s, sp := range plan.Splits {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if sp.Omitted {
+			continue
 		}
 		path := filepath.Join(o.Out, sp.Name+".npz")
 		arrays, err := plan.Arrays(s, emb.Rows, qrows, emb.D)
@@ -392,7 +396,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if err := bundle.WriteNPZ(path, arrays); err != nil {
 			return err
 		}
-		f := m.Files[s]
+		f := files[0]
+		files = files[1:]
 		fmt.Fprintf(out.stdout, "wrote %s: %d anchors", path, f.Anchors)
 		if sp.K > 0 {
 			fmt.Fprintf(out.stdout, ", %s and %s each, by index", plural(sp.K, "positive", "positives"), plural(sp.KNeg, "negative", "negatives"))
@@ -402,11 +407,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		fmt.Fprintln(out.stdout)
 	}
-	made := make([]string, len(plan.Splits))
-	for s, sp := range plan.Splits {
-		made[s] = sp.Name
-	}
-	removed, err := bundle.RemoveStale(o.Out, made)
+	removed, err := bundle.RemoveStale(o.Out, plan.Made())
 	for _, path := range removed {
 		fmt.Fprintf(out.stdout, "removed %s: an earlier run's, not made by this one\n", path)
 	}

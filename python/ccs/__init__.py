@@ -383,7 +383,9 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     id: score}}, as its loader returns it; or the path of a qrels file,
     BEIR's qrels/test.tsv, read as ccs bundle -pairs reads it). k positives and kneg negatives (0: k) per
     anchor, within its split (k by default 20; with views, v-1 — every other
-    view, at most 20 —, as ccs bundle -views); split are the fit, val, cal and test shares; ood_classes are
+    view, at most 20 —, as ccs bundle -views); split are the fit, val, cal and test shares (a share of 0
+    makes no such split: (0, 0, 0.5, 0.5) for the l2 ball, which trains nothing; (0, 0, 0, 1) for a
+    test split alone, to judge a set calibrated on other data); ood_classes are
     labels held out as the "ood" split (integers, or strings for string
     labels); ood_cal_share the share of the items
     held out as "ood-cal" (inputs that calibrate a per-input OOD test).

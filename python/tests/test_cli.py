@@ -1280,3 +1280,17 @@ def test_evaluate_shift_warns():
         shifted = s.evaluate(b["test"])
     assert shifted["exchangeability"]["p"] < 1e-3
     assert any("a shift" in w for w in shifted["warnings"])
+
+
+def test_bundle_zero_shares(labelled, cli, tmp_path):
+    """A share of 0 makes no such split, in Python as in ccs bundle: the
+    same splits, byte for byte, and a directory of those alone."""
+    made = ccs.bundle(labelled["embeddings"], labelled["labels"], k=5, split=(0, 0, 0.5, 0.5), seed=2,
+                      out=tmp_path / "py")
+    assert list(made) == ["cal", "test"]
+    assert sum(b.n for b in made.values()) == len(labelled["labels"])
+    cli("bundle", "-embeddings", labelled["dir"] / "embeddings.npy", "-labels", labelled["dir"] / "labels.npy",
+            "-k", 5, "-split", "0,0,0.5,0.5", "-seed", 2, "-out", tmp_path / "cli")
+    assert sorted(p.name for p in (tmp_path / "cli").iterdir()) == ["cal.npz", "manifest.json", "test.npz"]
+    for name in ("cal", "test"):
+        assert (tmp_path / "py" / f"{name}.npz").read_bytes() == (tmp_path / "cli" / f"{name}.npz").read_bytes()
