@@ -130,6 +130,11 @@ type Inputs struct {
 	// QueryIDs are the queries' ids, in row order (nil: none), for
 	// messages (Items.QueryIDs).
 	QueryIDs []string
+	// LabelSets are several labels a row (LabelSets of a multi-hot
+	// matrix; Items.LabelSets), instead of Labels: the rows become their
+	// own queries, related when they share a label. LabelsSource names
+	// them too.
+	LabelSets [][]int32
 }
 
 // Items checks that the inputs agree — a label or a group per row (a label
@@ -167,6 +172,15 @@ func (in Inputs) Items() (Items, error) {
 		default:
 			it.Labels = in.Labels
 		}
+	}
+	if in.LabelSets != nil {
+		switch {
+		case e.Views > 0 || in.Labels != nil || in.Groups != nil || in.Queries != nil:
+			return Items{}, fmt.Errorf("%s: several labels a row make the rows their own queries, related by the labels they share: give them with embeddings alone (no views, groups, queries or pairs)", in.LabelsSource)
+		case len(in.LabelSets) != e.N:
+			return Items{}, fmt.Errorf("%s: %d rows of labels for the %d rows of %s", in.LabelsSource, len(in.LabelSets), e.N, e.Source)
+		}
+		it.LabelSets, it.Queries, it.QueryRows, it.SelfQueries = in.LabelSets, e.N, e.Rows, true
 	}
 	if in.Groups != nil {
 		if e.Views > 0 {

@@ -443,15 +443,51 @@ func Labels(a Array, name, what string) (ids []int64, names []string, err error)
 	return a.I64, nil, nil
 }
 
+// LabelSets reads a multi-hot (n, C) matrix of 0s and 1s (integers or
+// bool, as scikit-learn's MultiLabelBinarizer makes it; name is its
+// source) as several labels per row: row i's labels are the columns of
+// its 1s. ok is false, with no error, for any other array: Labels reads
+// those.
+func LabelSets(a Array, name string) (sets [][]int32, ok bool, err error) {
+	if a.I64 == nil || len(a.Shape) != 2 || a.Shape[1] < 2 {
+		return nil, false, nil
+	}
+	n, c := a.Shape[0], a.Shape[1]
+	if c > math.MaxInt32 {
+		return nil, false, fmt.Errorf("%s: %d columns of labels: too many", name, c)
+	}
+	count := 0
+	for _, v := range a.I64 {
+		switch v {
+		case 0:
+		case 1:
+			count++
+		default:
+			return nil, false, nil
+		}
+	}
+	all := make([]int32, 0, count) // one backing array for every row's labels
+	sets = make([][]int32, n)
+	for i := range n {
+		start := len(all)
+		for j, v := range a.I64[i*c : (i+1)*c] {
+			if v == 1 {
+				all = append(all, int32(j))
+			}
+		}
+		sets[i] = all[start:len(all):len(all)]
+	}
+	return sets, true, nil
+}
+
 // MultiLabel is what to do with several labels per row (multi-label data:
-// a paper's subject categories, an image's tags), which ccs takes as
-// relevance pairs between the rows, each row its own query, related when
-// they share a label; docs/your-data.md has the recipe and what the
-// guarantee then covers.
-const MultiLabel = "several labels per row (multi-label) are not classes: " +
-	"to make rows that share a label one another's positives, give the rows as their own queries and the pairs that share one as relevance pairs — " +
-	"M = multi_hot.astype(np.float32); related = M @ M.T > 0; np.fill_diagonal(related, False); np.save(\"pairs.npy\", np.argwhere(related).astype(np.int32)); " +
-	"then ccs bundle -embeddings E -queries E -pairs pairs.npy -allow-fewer (ccs.bundle(X, queries=X, pairs=np.argwhere(related), allow_fewer=True) in Python); " +
+// a paper's subject categories, an image's tags) given otherwise than as
+// a multi-hot matrix, which ccs reads as label sets (LabelSets): the rows
+// their own queries, related when they share a label; docs/your-data.md
+// says what the guarantee then covers.
+const MultiLabel = "several labels per row (multi-label) are not classes: give them as a multi-hot (n, C) matrix of 0s and 1s — " +
+	"M = MultiLabelBinarizer().fit_transform(lists) (sklearn.preprocessing); np.save(\"labels.npy\", M) — " +
+	"as -labels (labels=M, or labels=lists, in Python): rows that share a label are then one another's positives, the rows their own queries (-allow-fewer for labels of few rows); " +
 	"or give one label per row, such as each row's primary label (docs/your-data.md, \"Several labels per row\")"
 
 // multiLabel is the advice for a 2-D labels array that looks like several
@@ -469,7 +505,7 @@ func multiLabel(a Array, what string) string {
 			return ""
 		}
 	}
-	return " (0s and 1s: a multi-hot matrix, " + MultiLabel + ")"
+	return " (0s and 1s: a multi-hot matrix, several labels a row, which make the rows their own queries, related by the labels they share: give it as the labels of rows alone, without groups, views or pairs)"
 }
 
 // IDStrings are a (n,) array of ids, strings or integers (in decimal),

@@ -46,6 +46,12 @@ type Items struct {
 	// never its positive (a pair (q, q) is left out, with a warning) nor
 	// its negative (at distance 0 it is inside every set).
 	SelfQueries bool
+	// LabelSets, if not nil, are several labels per row (multi-label
+	// data: row i's labels, LabelSets[i]). The rows are then their own
+	// queries (Queries = N, SelfQueries) and a row's relevant rows those
+	// that share a label with it, given by no Pairs; a row of no label is
+	// no query, though it stays a row every query can draw as a negative.
+	LabelSets [][]int32
 	// QueryIDs, if not nil, are the queries' ids (query q's is
 	// QueryIDs[q]): messages name a query by its id, as the pairs did.
 	QueryIDs []string
@@ -354,8 +360,8 @@ type Plan struct {
 	selfQueries bool
 	// rows and nQueries are the numbers of source rows (and query rows)
 	// the plan was made for, which CheckRows holds the embeddings to;
-	// mode is what made the positives: "labels", "groups", "views" or
-	// "pairs".
+	// mode is what made the positives: "labels", "label sets" (several
+	// a row), "groups", "views" or "pairs".
 	rows, nQueries int
 	mode           string
 	// logits, when not nil, are each source row's classifier logits (c
@@ -418,7 +424,7 @@ func Make(items Items, cfg MakeConfig) (*Plan, error) {
 	}
 	var p *Plan
 	switch {
-	case items.Pairs != nil || items.Queries > 0:
+	case items.Pairs != nil || items.Queries > 0 || items.LabelSets != nil:
 		p, err = makePairs(items, cfg, hd)
 	case items.Groups != nil:
 		p, err = makeGroups(items, cfg, hd)
@@ -432,6 +438,8 @@ func Make(items Items, cfg MakeConfig) (*Plan, error) {
 	}
 	p.rows, p.nQueries = items.N, items.Queries
 	switch {
+	case items.LabelSets != nil:
+		p.mode = "label sets"
 	case p.queries:
 		p.mode = "pairs"
 	case items.ViewItems:
@@ -1424,16 +1432,96 @@ func dedupeRelevant(relevant [][]int, n int) int {
 	return removed
 }
 
+// MaxRelated is the most (row, related row) pairs that several labels a
+// row may make (Items.LabelSets): each is held as an int, 8 bytes.
+const MaxRelated = 1 << 30
+
+// sharedLabels is each row's related rows, in ascending order: the rows
+// that share a label with it, never itself — the relevant rows of
+// relevance pairs np.argwhere(M @ M.T > 0) would give, the diagonal left
+// out. It refuses, before holding them, more than limit pairs.
+func sharedLabels(sets [][]int32, limit int) ([][]int, error) {
+	n := len(sets)
+	labels := 0
+	for _, ls := range sets {
+		for _, l := range ls {
+			labels = max(labels, int(l)+1)
+		}
+	}
+	members := make([][]int, labels)
+	for i, ls := range sets {
+		for _, l := range ls {
+			members[l] = append(members[l], i)
+		}
+	}
+	// Count first (a row's related rows once each: stamped), then fill
+	// one backing array.
+	stamp := make([]int, n)
+	for i := range stamp {
+		stamp[i] = -1
+	}
+	total := 0
+	for q, ls := range sets {
+		stamp[q] = q
+		for _, l := range ls {
+			for _, r := range members[l] {
+				if stamp[r] != q {
+					stamp[r] = q
+					total++
+				}
+			}
+		}
+		if total > limit {
+			return nil, fmt.Errorf("bundle: the rows that share a label make over %d related pairs (the first %d rows already; 8 bytes each to hold): too many — give one label a row (such as each row's primary label), or leave the largest labels out", limit, q+1)
+		}
+	}
+	for i := range stamp {
+		stamp[i] = -1
+	}
+	all := make([]int, 0, total)
+	related := make([][]int, n)
+	for q, ls := range sets {
+		start := len(all)
+		stamp[q] = q
+		for _, l := range ls {
+			for _, r := range members[l] {
+				if stamp[r] != q {
+					stamp[r] = q
+					all = append(all, r)
+				}
+			}
+		}
+		rel := all[start:len(all):len(all)]
+		slices.Sort(rel)
+		related[q] = rel
+	}
+	return related, nil
+}
+
 // makePairs plans bundles whose anchors are queries and whose positives
-// are the rows relevance pairs name for them.
+// are the rows relevance pairs name for them, or, with several labels a
+// row, the rows that share a label with the row.
 func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
-	if items.Queries < 1 || len(items.Pairs) == 0 {
+	if items.LabelSets != nil {
+		if len(cfg.OODClasses) > 0 || cfg.OODCalShare > 0 {
+			return nil, fmt.Errorf("bundle: OOD classes and an OOD calibration share are for one label a row; with several labels a row, hold the rows of a label out yourself")
+		}
+		if items.Queries != items.N || !items.SelfQueries || len(items.Pairs) > 0 {
+			return nil, fmt.Errorf("bundle: several labels a row make the rows their own queries, related by the labels they share: give no queries or pairs with them")
+		}
+	} else if items.Queries < 1 || len(items.Pairs) == 0 {
 		return nil, fmt.Errorf("bundle: relevance pairs need query embeddings and at least one pair")
 	}
 	if len(cfg.OODClasses) > 0 || cfg.OODCalShare > 0 {
 		return nil, fmt.Errorf("bundle: OOD classes and an OOD calibration share are for labelled items, not relevance pairs")
 	}
 	relevant := make([][]int, items.Queries)
+	if items.LabelSets != nil {
+		var err error
+		if relevant, err = sharedLabels(items.LabelSets, MaxRelated); err != nil {
+			return nil, err
+		}
+	}
 	self := 0 // pairs (q, q) of self-queries
 	for i, pr := range items.Pairs {
 		q, r := pr[0], pr[1]
@@ -1833,10 +1921,11 @@ func (p *Plan) warnUnaligned(rows, queries []float32, d int) {
 		return
 	}
 	hint := map[string]string{
-		"labels": "do the labels follow the embeddings' rows, in the same order?",
-		"groups": "do the group ids follow the embeddings' rows, in the same order?",
-		"views":  "is the array (n, v, d), each item's views along its second axis?",
-		"pairs":  "do the ids follow the rows of the embeddings and of the queries, in the same order? an ids file one line off does this, as do row numbers counted from 1",
+		"labels":     "do the labels follow the embeddings' rows, in the same order?",
+		"label sets": "do the rows of labels follow the embeddings' rows, in the same order?",
+		"groups":     "do the group ids follow the embeddings' rows, in the same order?",
+		"views":      "is the array (n, v, d), each item's views along its second axis?",
+		"pairs":      "do the ids follow the rows of the embeddings and of the queries, in the same order? an ids file one line off does this, as do row numbers counted from 1",
 	}[p.mode]
 	if share, dotShare := closer/comparisons, closerDot/comparisons; dotShare >= 0.55 && dotShare-share >= 0.1 {
 		// A dot-product model: its positives are the larger products,

@@ -1264,3 +1264,98 @@ func TestZeroShares(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelSets: several labels a row (a multi-hot matrix read by
+// LabelSets) plan the same bundles as the recipe they replace — the rows
+// as their own queries and np.argwhere(M @ M.T > 0), diagonal left out,
+// as relevance pairs: the same splits, positives, negatives, pools and
+// warnings, for every split share and with -allow-fewer; rows of no label
+// are no query. A matrix of other values is not read as label sets.
+func TestLabelSets(t *testing.T) {
+	const n, c, d = 300, 6, 3
+	rng := rand.New(rand.NewPCG(5, 5))
+	m := make([]int64, n*c)
+	for i := range n {
+		for j := range c {
+			if rng.Float64() < 0.25/float64(j+1) {
+				m[i*c+j] = 1
+			}
+		}
+	}
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	sets, ok, err := LabelSets(Array{Shape: []int{n, c}, I64: m}, "m.npy")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	var pairs [][2]int
+	for q := range n {
+		for r := range n {
+			if q == r {
+				continue
+			}
+			for j := range c {
+				if m[q*c+j] == 1 && m[r*c+j] == 1 {
+					pairs = append(pairs, [2]int{q, r})
+					break
+				}
+			}
+		}
+	}
+	e := Embeddings{Source: "e.npy", Rows: rows, N: n, D: d}
+	native, err := Inputs{Embeddings: e, LabelSets: sets, LabelsSource: "m.npy"}.Items()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipe, err := Inputs{Embeddings: e, Queries: &e, Pairs: pairs}.Items()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []MakeConfig{
+		{K: 2, KNeg: 5, Split: testSplit, Seed: 3, AllowFewer: true},
+		{K: 1, KNeg: 4, Split: [4]float64{0, 0, 0.5, 0.5}, Seed: 7, AllowFewer: true},
+	} {
+		a, err := Make(native, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Make(recipe, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(a.Splits) != fmt.Sprint(b.Splits) || !slices.Equal(a.Warnings, b.Warnings) {
+			t.Errorf("%+v: the label sets' plan differs from the recipe's:\n%v\n%q\n%v\n%q", cfg, a.Splits, a.Warnings, b.Splits, b.Warnings)
+		}
+		if !slices.ContainsFunc(a.Warnings, func(w string) bool { return strings.Contains(w, "queries have no relevant row: left out") }) {
+			t.Errorf("%+v: rows of no label not said: %q", cfg, a.Warnings)
+		}
+		ma, mb := NewManifest("x", Inputs{Embeddings: e, LabelSets: sets}, cfg, a), NewManifest("x", Inputs{Embeddings: e, Queries: &e, Pairs: pairs}, cfg, b)
+		if !strings.Contains(ma.Positives, "share a label") || ma.Positives == mb.Positives {
+			t.Errorf("the manifest's positives: %q", ma.Positives)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		a    Array
+	}{
+		{"counts", Array{Shape: []int{2, 3}, I64: []int64{0, 2, 1, 1, 0, 0}}},
+		{"one column", Array{Shape: []int{3, 1}, I64: []int64{0, 1, 1}}},
+		{"one label a row", Array{Shape: []int{3}, I64: []int64{0, 1, 1}}},
+	} {
+		if _, ok, err := LabelSets(c.a, "x"); ok || err != nil {
+			t.Errorf("%s: read as label sets (%v)", c.name, err)
+		}
+	}
+	if _, err := (Inputs{Embeddings: e, LabelSets: sets[:10], LabelsSource: "m.npy"}).Items(); err == nil || !strings.Contains(err.Error(), "m.npy: 10 rows of labels for the 300 rows of e.npy") {
+		t.Errorf("rows that do not line up: %v", err)
+	}
+	// Too many related pairs are refused before they are held.
+	if _, err := sharedLabels(sets, len(pairs)-1); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("make over %d related pairs", len(pairs)-1)) {
+		t.Errorf("one pair over the limit: %v", err)
+	}
+	if rel, err := sharedLabels(sets, len(pairs)); err != nil || len(slices.Concat(rel...)) != len(pairs) {
+		t.Errorf("at the limit: %v", err)
+	}
+}

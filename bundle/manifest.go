@@ -128,6 +128,8 @@ func relations(in Inputs, plan *Plan) (positives, negatives string) {
 	switch {
 	case in.Embeddings.Views > 0:
 		positives, negatives = "the item's other views", "other items' first views"
+	case in.LabelSets != nil:
+		return "rows that share a label with the row (several labels a row: the rows are their own queries), never the row itself", "rows that share no label with the row, drawn from all rows but its own"
 	case in.Queries != nil && plan.selfQueries:
 		return "rows relevant to the query, never the query's own row (the queries are the rows)", "rows relevant to none of the query's, drawn from all rows but the query's own"
 	case in.Queries != nil:

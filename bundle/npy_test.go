@@ -422,7 +422,7 @@ func TestReadBoolLabels(t *testing.T) {
 		err         string
 	}{
 		{"binary labels", "(4,)", []byte{1, 0, 0, 1}, []int64{1, 0, 0, 1}, ""},
-		{"a multi-hot matrix", "(2, 3)", []byte{1, 1, 0, 0, 0, 1}, nil, "y: shape (2, 3), want one label per row, (n,) (0s and 1s: a multi-hot matrix, " + MultiLabel + ")"},
+		{"a multi-hot matrix", "(2, 3)", []byte{1, 1, 0, 0, 0, 1}, nil, "y: shape (2, 3), want one label per row, (n,) (0s and 1s: a multi-hot matrix, several labels a row, which make the rows their own queries, related by the labels they share: give it as the labels of rows alone, without groups, views or pairs)"},
 	}
 	for _, c := range cases {
 		h := fmt.Sprintf("{'descr': '|b1', 'fortran_order': False, 'shape': %s, }", c.shape)

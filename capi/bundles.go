@@ -326,6 +326,28 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		return nil, err
 	}
 	var names []string
+	var qrows []float32
+	_, hasLogits := arrays["logits"]
+	multi := false // several labels a row (a multi-hot matrix)
+	if hasLabels && mode == "labels" {
+		a, err := decode(arrays["labels"])
+		if err != nil {
+			return nil, err
+		}
+		sets, ok, err := bundle.LabelSets(a, "labels")
+		switch {
+		case err != nil:
+			return nil, err
+		case ok && (len(o.OODClasses) > 0 || o.OODCalShare > 0):
+			return nil, fmt.Errorf("bundle: ood_classes and ood_cal_share are for one label a row, and labels hold several a row (a multi-hot matrix): hold the rows of a label out yourself")
+		case ok && hasLogits:
+			return nil, fmt.Errorf("bundle: logits are for one label a row, and labels hold several a row (a multi-hot matrix): its bundles' anchors are the rows as queries")
+		}
+		if ok {
+			in.LabelSets, in.LabelsSource, hasLabels, multi = sets, "labels", false, true
+			qrows = in.Embeddings.Rows // the rows are their own queries
+		}
+	}
 	if hasLabels {
 		if in.Labels, names, err = readIDs(arrays["labels"], "labels"); err != nil {
 			return nil, err
@@ -339,7 +361,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			return nil, fmt.Errorf("bundle: ood_classes: %w", err)
 		}
 	}
-	if cfg.MissingLabels != bundle.MissingRefused && !hasLabels && !hasGroups {
+	if cfg.MissingLabels != bundle.MissingRefused && !hasLabels && !hasGroups && !multi {
 		return nil, fmt.Errorf("bundle: missing_labels=%q: there are no labels or group ids for it to apply to", o.MissingLabels)
 	}
 	if hasGroups {
@@ -353,7 +375,6 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		in.GroupNames = gnames
 		in.GroupsSource = "groups"
 	}
-	var qrows []float32
 	var pairNote, pairsHash string
 	if mode == "pairs" {
 		q, err := readEmbeddings(arrays["queries"], false)

@@ -862,8 +862,11 @@ func TestBundleBadInput(t *testing.T) {
 		{"embeddings pickled as objects", []string{"-embeddings", p("object-rows.npy")}, false, `'|O' is pickled Python objects: save embeddings as floats (np.save(f, np.asarray(x, dtype=np.float32)))`},
 		{"labels pickled as objects", []string{"-labels", p("objects.npy")}, false, `array "objects": dtype "|O" is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order, or strings for labels ('<U…', '|S…'); '|O' is pickled Python objects: save string labels as strings (np.save(f, labels.astype(str))), and embeddings as one float array`},
 		{"string labels of two dimensions", []string{"-labels", p("names2d.npy")}, false, "names2d.npy: shape (400, 1), want one label per row"},
-		{"a multi-hot matrix", []string{"-labels", p("multihot.npy")}, false, "multihot.npy: shape (400, 3), want one label per row, (n,) (0s and 1s: a multi-hot matrix, " + bundle.MultiLabel + ")"},
-		{"a multi-hot matrix of bool", []string{"-labels", p("multihot-bool.npy")}, false, "multihot-bool.npy: shape (400, 3), want one label per row, (n,) (0s and 1s: a multi-hot matrix, several labels per row (multi-label) are not classes"},
+		// A multi-hot matrix is several labels a row (the rows their own
+		// queries: TestBundleLabelSets), which some flags do not go with.
+		{"a multi-hot matrix with OOD classes", []string{"-labels", p("multihot.npy"), "-ood-classes", "1"}, true, "bundle: -ood-classes and -ood-cal-share are for one label a row, and " + p("multihot.npy") + " holds several a row (a multi-hot matrix)"},
+		{"a multi-hot matrix of bool with logits", []string{"-labels", p("multihot-bool.npy"), "-logits", p("emb.npy")}, true, "bundle: -logits are for one label a row, and " + p("multihot-bool.npy") + " holds several a row"},
+		{"a multi-hot matrix with groups", []string{"-labels", p("multihot.npy"), "-groups", p("labels.npy")}, false, "multihot.npy: shape (400, 3), want one label per row, (n,) (0s and 1s: a multi-hot matrix, several labels a row, which make the rows their own queries, related by the labels they share: give it as the labels of rows alone, without groups, views or pairs)"},
 		{"two names a row", []string{"-labels", p("names-twice.npy")}, false, "names-twice.npy: shape (400, 2), want one label per row, (n,) (2 names a row: several labels per row (multi-label) are not classes"},
 		{"a label that is not Unicode", []string{"-labels", p("surrogate.npy")}, false, `array "surrogate": element [3]: code unit 0, 0xd800, is not a Unicode code point`},
 		{"an empty .txt of labels", []string{"-labels", p("empty.txt")}, false, "empty.txt: no labels"},
@@ -1195,5 +1198,67 @@ func TestBundleZeroShares(t *testing.T) {
 	}
 	if !strings.Contains(string(m), `"split": "test"`) || strings.Contains(string(m), `"split": "fit"`) || !strings.Contains(string(m), `"fit": 0,`) {
 		t.Errorf("manifest:\n%s", m)
+	}
+}
+
+// TestBundleLabelSets: -labels of a multi-hot matrix (several labels a
+// row) writes the bundles of the recipe it replaces — the rows as their
+// own queries, the pairs of rows that share a label as relevance pairs —
+// byte for byte, notes what it did, and its manifest says which rows are
+// positives.
+func TestBundleLabelSets(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	rng := rand.New(rand.NewPCG(12, 13))
+	const n, d, c = 300, 4, 5
+	x, m := make([]float32, n*d), make([]int64, n*c)
+	for i := range n {
+		for j := range c {
+			if rng.Float64() < 0.4/float64(j+1) {
+				m[i*c+j] = 1
+			}
+		}
+		for j := range d {
+			x[i*d+j] = float32(rng.NormFloat64())
+		}
+	}
+	var pairs []int64
+	for q := range n {
+		for r := range n {
+			for j := range c {
+				if q != r && m[q*c+j] == 1 && m[r*c+j] == 1 {
+					pairs = append(pairs, int64(q), int64(r))
+					break
+				}
+			}
+		}
+	}
+	for name, a := range map[string]bundle.Array{"x.npy": bundle.Float32(x, n, d), "m.npy": bundle.Int64(m, n, c), "pairs.npy": bundle.Int64(pairs, len(pairs)/2, 2)} {
+		if err := bundle.WriteNPY(p(name), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	common := []string{"-k", "2", "-kneg", "4", "-allow-fewer", "-seed", "3"}
+	if err := run(&stdout, &stderr, append([]string{"bundle", "-embeddings", p("x.npy"), "-queries", p("x.npy"), "-pairs", p("pairs.npy"), "-out", p("recipe")}, common...)); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	stderr.Reset()
+	if err := run(&stdout, &stderr, append([]string{"bundle", "-embeddings", p("x.npy"), "-labels", p("m.npy"), "-out", p("native")}, common...)); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "note: "+p("m.npy")+": a multi-hot matrix of 5 labels, several a row") {
+		t.Errorf("no note of the label sets:\n%s", stderr.String())
+	}
+	for _, split := range []string{"fit", "val", "cal", "test"} {
+		a, errA := os.ReadFile(p("recipe/" + split + ".npz"))
+		b, errB := os.ReadFile(p("native/" + split + ".npz"))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: the label sets' bundle differs from the recipe's (%v, %v)", split, errA, errB)
+		}
+	}
+	man, err := os.ReadFile(p("native/manifest.json"))
+	if err != nil || !strings.Contains(string(man), "rows that share a label with the row") {
+		t.Errorf("manifest (%v):\n%s", err, man)
 	}
 }

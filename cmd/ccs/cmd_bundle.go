@@ -223,7 +223,27 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		// Every other view, which -k 20 exceeds for v ≤ 21.
 		cfg.K = max(1, min(cfg.K, emb.Views-1))
 	}
-	if o.Labels != "" {
+	var sets [][]int32 // several labels a row: a multi-hot matrix as -labels
+	if o.Labels != "" && mode == "labels" {
+		var c int
+		if sets, c, err = readLabelSets(o.Labels); err != nil {
+			return err
+		}
+		if sets != nil {
+			switch {
+			case oodClasses != nil || o.OODCalShare > 0:
+				return usagef("bundle: -ood-classes and -ood-cal-share are for one label a row, and %s holds several a row (a multi-hot matrix): hold the rows of a label out yourself", o.Labels)
+			case o.Logits != "":
+				return usagef("bundle: -logits are for one label a row, and %s holds several a row (a multi-hot matrix): its bundles' anchors are the rows as queries", o.Labels)
+			}
+			in.LabelSets, in.LabelsSource = sets, o.Labels
+			if err := input("labels", o.Labels, []int{len(sets), c}); err != nil {
+				return err
+			}
+			fmt.Fprintf(out.stderr, "note: %s: a multi-hot matrix of %d labels, several a row: rows that share a label are one another's positives (the rows are their own queries; docs/your-data.md, \"Several labels per row\")\n", o.Labels, c)
+		}
+	}
+	if o.Labels != "" && sets == nil {
 		labels, names, warn, err := readIDs(o.Labels, "labels")
 		if err != nil {
 			return err
@@ -344,15 +364,18 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		return fmt.Errorf("%s: %w", map[string]string{"views": o.Views, "pairs": o.Pairs, "groups": o.Groups, "labels": o.Labels}[mode], err)
 	}
 	var qrows []float32
-	if queries != nil {
+	switch {
+	case queries != nil:
 		qrows = queries.Rows
+	case sets != nil: // the rows are their own queries
+		qrows = emb.Rows
 	}
 	if err := conformal.Inspect(plan, emb.Rows, qrows, emb.D); err != nil {
 		return err
 	}
 	// An .npz of embeddings with the classifier's logits beside them
 	// gives them to the bundles, as -logits FILE:logits would.
-	if path, name := splitInput(o.Embeddings); o.Logits == "" && (mode == "labels" || mode == "groups") && name != "logits" && npzHas(path, "logits") {
+	if path, name := splitInput(o.Embeddings); o.Logits == "" && (mode == "labels" && sets == nil || mode == "groups") && name != "logits" && npzHas(path, "logits") {
 		o.Logits = path + ":logits"
 		fmt.Fprintf(out.stderr, "note: -logits %s: the rows' logits, beside them\n", o.Logits)
 	}

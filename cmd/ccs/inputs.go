@@ -213,6 +213,27 @@ func readIDs(arg string, what string) (ids []int64, names []string, warn string,
 	return ids, names, "", err
 }
 
+// readLabelSets reads -labels as several labels a row where it is a
+// multi-hot (n, C) matrix of 0s and 1s in an .npy, .npz or .safetensors
+// (bundle.LabelSets), with C; nil for any other labels, which readIDs
+// reads.
+func readLabelSets(arg string) ([][]int32, int, error) {
+	path, name := splitInput(arg)
+	kind, err := inputKind(path)
+	if err != nil || kind == ".parquet" || kind == ".txt" {
+		return nil, 0, nil // readIDs reads (or refuses) it
+	}
+	a, got, err := readArray(path, name, "labels")
+	if err != nil {
+		return nil, 0, err
+	}
+	sets, ok, err := bundle.LabelSets(a, arraySource(path, kind, got))
+	if err != nil || !ok {
+		return nil, 0, err
+	}
+	return sets, a.Shape[1], nil
+}
+
 // readLines is a text file's lines (CRLF or LF, the last newline
 // optional); none for an empty file.
 func readLines(path string) ([]string, error) {

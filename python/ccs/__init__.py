@@ -265,15 +265,33 @@ def _missing(v):
     return v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType")
 
 
-#: What to do with several labels per row (the engine's bundle.MultiLabel,
-#: in Python's words).
-_MULTI_LABEL = ("several labels per row (multi-label) are not classes: to make rows that share a label one "
-                "another's positives, give the rows as their own queries and the pairs that share one as relevance "
-                "pairs — M = MultiLabelBinarizer().fit_transform(lists).astype(np.float32) (or your multi-hot matrix); "
-                "related = M @ M.T > 0; np.fill_diagonal(related, False); "
-                "ccs.bundle(X, queries=X, pairs=np.argwhere(related), allow_fewer=True); "
-                "or give one label per row, such as each row's primary label "
-                "(docs/your-data.md, \"Several labels per row\")")
+def _multi_hot(rows):
+    """Several labels a row — a list, tuple, set or array of labels each
+    (a lone string or integer is one label; None or NaN, none) — as the
+    multi-hot (n, C) matrix of 0s and 1s the engine reads as label sets,
+    the labels' columns in sorted order."""
+    sets = []
+    for i, v in enumerate(rows):
+        if _missing(v):
+            v = ()
+        elif isinstance(v, (str, int, np.integer)) and not isinstance(v, bool):
+            v = (v,)
+        elif not isinstance(v, (list, tuple, set, frozenset, np.ndarray)):
+            raise ValueError(f"labels: [{i}] is {reprlib.repr(v)}: want a row's labels (a list of strings or integers)")
+        labels = [x.item() if isinstance(x, np.generic) else x for x in v if not _missing(x)]
+        for x in labels:
+            if not isinstance(x, (str, int)) or isinstance(x, bool):
+                raise ValueError(f"labels: [{i}] holds {reprlib.repr(x)}: want labels that are strings or integers")
+        sets.append(labels)
+    kinds = {type(x) for labels in sets for x in labels}
+    if len(kinds) > 1:
+        raise ValueError("labels: lists of labels mix strings and integers: give one kind")
+    names = sorted({x for labels in sets for x in labels})
+    column = {x: j for j, x in enumerate(names)}
+    m = np.zeros((len(sets), max(2, len(names))), dtype=np.int64)
+    for i, labels in enumerate(sets):
+        m[i, [column[x] for x in labels]] = 1
+    return m
 
 
 def _ids(x, name):
@@ -285,20 +303,22 @@ def _ids(x, name):
     rest goes as it is, its dtype checked by the engine."""
     if x is None or isinstance(x, (str, bytes, os.PathLike)):  # a path: refused by name when lent
         return x
+    if name == "labels" and isinstance(x, (list, tuple)) and any(
+            isinstance(v, (list, tuple, set, frozenset, np.ndarray)) for v in x):
+        return _multi_hot(x)  # lists of labels, of equal lengths or not
     try:
         a = np.asarray(_lib.host(x))
     except ValueError as e:  # ragged: lists of several labels a row
         if name == "labels":
-            raise ValueError(f"labels: rows of unequal lengths ({e}): {_MULTI_LABEL}") from None
+            return _multi_hot(x)
         raise ValueError(f"{name}: {e}") from None
     if a.dtype == bool:  # y > 0.5, or a multi-hot matrix as bool: 0 and 1
         return a.astype(np.int64)
     if a.dtype != object or not a.size:
         return a
     flat = a.ravel()
-    if name == "labels" and any(isinstance(v, (list, tuple, set, frozenset, np.ndarray)) for v in flat):
-        i = next(i for i, v in enumerate(flat) if isinstance(v, (list, tuple, set, frozenset, np.ndarray)))
-        raise ValueError(f"labels: [{i}] is {reprlib.repr(flat[i])}, a list: {_MULTI_LABEL}")
+    if name == "labels" and a.ndim == 1 and any(isinstance(v, (list, tuple, set, frozenset, np.ndarray)) for v in flat):
+        return _multi_hot(flat)  # a pandas column of lists
     if all(isinstance(v, str) or _missing(v) for v in flat):
         if not any(isinstance(v, str) for v in flat):
             raise ValueError(f"{name}: every value is missing (None or NaN)")

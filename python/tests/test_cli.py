@@ -1294,3 +1294,37 @@ def test_bundle_zero_shares(labelled, cli, tmp_path):
     assert sorted(p.name for p in (tmp_path / "cli").iterdir()) == ["cal.npz", "manifest.json", "test.npz"]
     for name in ("cal", "test"):
         assert (tmp_path / "py" / f"{name}.npz").read_bytes() == (tmp_path / "cli" / f"{name}.npz").read_bytes()
+
+
+def test_bundle_several_labels_a_row(cli, tmp_path):
+    """Several labels a row — lists of labels, a column of lists, a
+    multi-hot matrix (bool or 0/1) in Python or as ccs bundle -labels —
+    make the bundles of the recipe they replace, byte for byte: the rows as
+    their own queries and the pairs that share a label."""
+    rng = np.random.default_rng(11)
+    n, dim, tags = 400, 5, ["bird", "cat", "dog", "fish", "owl"]
+    x = rng.normal(size=(n, dim)).astype(np.float32)
+    lists = [[t for j, t in enumerate(tags) if rng.random() < 0.3 / (j + 1)] for _ in range(n)]
+    m = np.array([[t in row for t in tags] for row in lists])
+    related = m.astype(np.float32) @ m.T.astype(np.float32) > 0
+    np.fill_diagonal(related, False)
+    kw = dict(k=2, kneg=5, allow_fewer=True, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)  # rows of no label; random rows, no nearer positives
+        ccs.bundle(x, queries=x, pairs=np.argwhere(related), out=tmp_path / "recipe", **kw)
+    for name, labels in [("lists", lists), ("column", np.array(lists, dtype=object)), ("bool", m),
+                         ("uint8", m.astype(np.uint8))]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ccs.CCSWarning)  # as the recipe's
+            made = ccs.bundle(x, labels, out=tmp_path / name, **kw)
+        assert list(made) == ["fit", "val", "cal", "test"]
+        for split in made:
+            assert (tmp_path / name / f"{split}.npz").read_bytes() == (tmp_path / "recipe" / f"{split}.npz").read_bytes(), (name, split)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "m.npy", m)
+    cli("bundle", "-embeddings", tmp_path / "x.npy", "-labels", tmp_path / "m.npy", "-k", 2, "-kneg", 5, "-allow-fewer",
+        "-seed", 4, "-out", tmp_path / "cli")
+    for split in ("fit", "val", "cal", "test"):
+        assert (tmp_path / "cli" / f"{split}.npz").read_bytes() == (tmp_path / "recipe" / f"{split}.npz").read_bytes()
+    manifest = json.loads((tmp_path / "cli" / "manifest.json").read_text())
+    assert "share a label" in manifest["positives"]
