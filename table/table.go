@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -332,4 +333,107 @@ func ColumnValues(path string, tbl arrow.Table, col int, want string) (ids []int
 		}
 	}
 	return ids, strs, nil
+}
+
+// ColumnLabelSets reads column col of tbl (read from path) as several
+// labels a row: a list column (list, large list or fixed-size list) of
+// integers or strings, as a Hugging Face dataset stores a multi-label
+// column (Sequence(ClassLabel)). Row i's labels are numbered 0 … C−1 in
+// the sorted order of the distinct values, and names are the values
+// (their decimal form for integers); a null row or value is no label. ok
+// is false, with no error, for a column that is not a list.
+func ColumnLabelSets(path string, tbl arrow.Table, col int) (sets [][]int32, names []string, ok bool, err error) {
+	fld := tbl.Schema().Field(col)
+	switch fld.Type.(type) {
+	case *arrow.ListType, *arrow.LargeListType, *arrow.FixedSizeListType:
+	default:
+		return nil, nil, false, nil
+	}
+	var ints []int64
+	var strs []string
+	type row struct{ lo, hi int } // the row's labels in ints or strs
+	var rows []row
+	for _, chunk := range tbl.Column(col).Data().Chunks() {
+		var values arrow.Array
+		var offsets func(i int) (int64, int64)
+		switch a := chunk.(type) {
+		case *array.List:
+			values, offsets = a.ListValues(), a.ValueOffsets
+		case *array.LargeList:
+			values, offsets = a.ListValues(), a.ValueOffsets
+		case *array.FixedSizeList:
+			values, offsets = a.ListValues(), a.ValueOffsets
+		default:
+			return nil, nil, false, fmt.Errorf("%s: column %q is %v, want lists of integer or string labels", path, fld.Name, fld.Type)
+		}
+		for i := range chunk.Len() {
+			start := len(ints) + len(strs)
+			if !chunk.IsNull(i) {
+				lo, hi := offsets(i)
+				for j := int(lo); j < int(hi); j++ {
+					if values.IsNull(j) {
+						continue
+					}
+					switch v := values.(type) {
+					case *array.Int64:
+						ints = append(ints, v.Value(j))
+					case *array.Int32:
+						ints = append(ints, int64(v.Value(j)))
+					case *array.Int16:
+						ints = append(ints, int64(v.Value(j)))
+					case *array.Int8:
+						ints = append(ints, int64(v.Value(j)))
+					case *array.Uint8:
+						ints = append(ints, int64(v.Value(j)))
+					case *array.Uint16:
+						ints = append(ints, int64(v.Value(j)))
+					case *array.Uint32:
+						ints = append(ints, int64(v.Value(j)))
+					case *array.String:
+						strs = append(strs, v.Value(j))
+					case *array.LargeString:
+						strs = append(strs, v.Value(j))
+					default:
+						return nil, nil, false, fmt.Errorf("%s: column %q is %v, want lists of integer or string labels", path, fld.Name, fld.Type)
+					}
+				}
+			}
+			rows = append(rows, row{start, len(ints) + len(strs)})
+		}
+	}
+	// Number the distinct values in sorted order.
+	code := map[string]int32{}
+	var keys []string
+	if strs != nil {
+		keys = slices.Compact(slices.Sorted(slices.Values(strs)))
+		names = keys
+	} else {
+		sorted := slices.Compact(slices.Sorted(slices.Values(ints)))
+		for _, v := range sorted {
+			keys = append(keys, strconv.FormatInt(v, 10))
+		}
+		names = keys
+	}
+	for j, k := range keys {
+		code[k] = int32(j)
+	}
+	all := make([]int32, 0, len(ints)+len(strs))
+	sets = make([][]int32, len(rows))
+	for i, r := range rows {
+		start := len(all)
+		for j := r.lo; j < r.hi; j++ {
+			var k string
+			if strs != nil {
+				k = strs[j]
+			} else {
+				k = strconv.FormatInt(ints[j], 10)
+			}
+			all = append(all, code[k])
+		}
+		set := all[start:len(all):len(all)]
+		slices.Sort(set)
+		sets[i] = slices.Compact(set) // a label listed twice is one
+		all = all[:start+len(sets[i])]
+	}
+	return sets, names, true, nil
 }

@@ -332,3 +332,63 @@ func TestReadArrowStringIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestColumnLabelSets: list columns of labels — large lists of strings
+// with a null row, an empty row, a null value and a label listed twice;
+// fixed-size lists of small integers — read as each row's labels,
+// numbered in the values' sorted order; a column that is not a list is
+// not read (ok false), and lists of floats are refused by name.
+func TestColumnLabelSets(t *testing.T) {
+	build := func(lt arrow.DataType, fill func(b array.Builder)) arrow.Table {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "tags", Type: lt, Nullable: true}}, nil)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		defer b.Release()
+		fill(b.Field(0))
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		return array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
+	}
+	strs := build(arrow.LargeListOf(arrow.BinaryTypes.String), func(b array.Builder) {
+		lb := b.(*array.LargeListBuilder)
+		vb := lb.ValueBuilder().(*array.StringBuilder)
+		lb.Append(true)
+		vb.AppendValues([]string{"owl", "cat", "owl"}, nil)
+		lb.AppendNull()
+		lb.Append(true) // empty
+		lb.Append(true)
+		vb.AppendNull()
+		vb.Append("ant")
+	})
+	defer strs.Release()
+	sets, names, ok, err := ColumnLabelSets("t.arrow", strs, 0)
+	if err != nil || !ok || !slices.Equal(names, []string{"ant", "cat", "owl"}) || fmt.Sprint(sets) != "[[1 2] [] [] [0]]" {
+		t.Errorf("strings: %v %v %v %v", sets, names, ok, err)
+	}
+	fixed := build(arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Uint8), func(b array.Builder) {
+		lb := b.(*array.FixedSizeListBuilder)
+		vb := lb.ValueBuilder().(*array.Uint8Builder)
+		for _, pair := range [][2]uint8{{7, 3}, {3, 3}, {9, 7}} {
+			lb.Append(true)
+			vb.AppendValues(pair[:], nil)
+		}
+	})
+	defer fixed.Release()
+	sets, names, ok, err = ColumnLabelSets("t.arrow", fixed, 0)
+	if err != nil || !ok || !slices.Equal(names, []string{"3", "7", "9"}) || fmt.Sprint(sets) != "[[0 1] [0] [1 2]]" {
+		t.Errorf("fixed-size integers: %v %v %v %v", sets, names, ok, err)
+	}
+	plain := build(arrow.BinaryTypes.String, func(b array.Builder) { b.(*array.StringBuilder).Append("cat") })
+	defer plain.Release()
+	if _, _, ok, err := ColumnLabelSets("t.arrow", plain, 0); ok || err != nil {
+		t.Errorf("a string column: ok %v, %v", ok, err)
+	}
+	floats := build(arrow.ListOf(arrow.PrimitiveTypes.Float32), func(b array.Builder) {
+		lb := b.(*array.ListBuilder)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Float32Builder).Append(0.5)
+	})
+	defer floats.Release()
+	if _, _, _, err := ColumnLabelSets("t.arrow", floats, 0); err == nil || !strings.Contains(err.Error(), `t.arrow: column "tags" is list<item: float32, nullable>, want lists of integer or string labels`) {
+		t.Errorf("lists of floats: %v", err)
+	}
+}

@@ -864,9 +864,9 @@ func TestBundleBadInput(t *testing.T) {
 		{"string labels of two dimensions", []string{"-labels", p("names2d.npy")}, false, "names2d.npy: shape (400, 1), want one label per row"},
 		// A multi-hot matrix is several labels a row (the rows their own
 		// queries: TestBundleLabelSets), which some flags do not go with.
-		{"a multi-hot matrix with OOD classes", []string{"-labels", p("multihot.npy"), "-ood-classes", "1"}, true, "bundle: -ood-classes and -ood-cal-share are for one label a row, and " + p("multihot.npy") + " holds several a row (a multi-hot matrix)"},
+		{"a multi-hot matrix with OOD classes", []string{"-labels", p("multihot.npy"), "-ood-classes", "1"}, true, "bundle: -ood-classes and -ood-cal-share are for one label a row, and " + p("multihot.npy") + " holds several a row: hold the rows of a label out yourself"},
 		{"a multi-hot matrix of bool with logits", []string{"-labels", p("multihot-bool.npy"), "-logits", p("emb.npy")}, true, "bundle: -logits are for one label a row, and " + p("multihot-bool.npy") + " holds several a row"},
-		{"a multi-hot matrix with groups", []string{"-labels", p("multihot.npy"), "-groups", p("labels.npy")}, false, "multihot.npy: shape (400, 3), want one label per row, (n,) (0s and 1s: a multi-hot matrix, several labels a row, which make the rows their own queries, related by the labels they share: give it as the labels of rows alone, without groups, views or pairs)"},
+		{"a multi-hot matrix with groups", []string{"-labels", p("multihot.npy"), "-groups", p("labels.npy")}, false, "multihot.npy: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -groups"},
 		{"two names a row", []string{"-labels", p("names-twice.npy")}, false, "names-twice.npy: shape (400, 2), want one label per row, (n,) (2 names a row: several labels per row (multi-label) are not classes"},
 		{"a label that is not Unicode", []string{"-labels", p("surrogate.npy")}, false, `array "surrogate": element [3]: code unit 0, 0xd800, is not a Unicode code point`},
 		{"an empty .txt of labels", []string{"-labels", p("empty.txt")}, false, "empty.txt: no labels"},
@@ -1247,7 +1247,7 @@ func TestBundleLabelSets(t *testing.T) {
 	if err := run(&stdout, &stderr, append([]string{"bundle", "-embeddings", p("x.npy"), "-labels", p("m.npy"), "-out", p("native")}, common...)); err != nil {
 		t.Fatal(err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "note: "+p("m.npy")+": a multi-hot matrix of 5 labels, several a row") {
+	if !strings.Contains(stderr.String(), "note: "+p("m.npy")+": 5 labels, several a row: rows that share a label are one another's positives") {
 		t.Errorf("no note of the label sets:\n%s", stderr.String())
 	}
 	for _, split := range []string{"fit", "val", "cal", "test"} {
@@ -1260,5 +1260,64 @@ func TestBundleLabelSets(t *testing.T) {
 	man, err := os.ReadFile(p("native/manifest.json"))
 	if err != nil || !strings.Contains(string(man), "rows that share a label with the row") {
 		t.Errorf("manifest (%v):\n%s", err, man)
+	}
+	// A Hugging Face dataset's multi-label column: a list of class ids, or
+	// of names, a row (an empty list, or a null, for no label), in an
+	// Arrow stream of two batches beside the embeddings.
+	tags := []string{"a", "b", "c", "d", "e"}
+	for _, lt := range []arrow.DataType{arrow.ListOf(arrow.PrimitiveTypes.Int64), arrow.ListOf(arrow.BinaryTypes.String)} {
+		schema := arrow.NewSchema([]arrow.Field{
+			{Name: "embedding", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32)},
+			{Name: "labels", Type: lt},
+		}, nil)
+		var buf bytes.Buffer
+		w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
+		for lo := 0; lo < n; lo += 200 {
+			b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+			for i := lo; i < min(n, lo+200); i++ {
+				eb := b.Field(0).(*array.ListBuilder)
+				eb.Append(true)
+				eb.ValueBuilder().(*array.Float32Builder).AppendValues(x[i*d:(i+1)*d], nil)
+				lb := b.Field(1).(*array.ListBuilder)
+				if !slices.Contains(m[i*c:(i+1)*c], 1) && i%2 == 0 {
+					lb.AppendNull()
+					continue
+				}
+				lb.Append(true)
+				for j := range c {
+					if m[i*c+j] == 1 {
+						switch vb := lb.ValueBuilder().(type) {
+						case *array.Int64Builder:
+							vb.Append(int64(10 * j)) // class ids need not be 0 … C−1
+						case *array.StringBuilder:
+							vb.Append(tags[j])
+						}
+					}
+				}
+			}
+			rec := b.NewRecordBatch()
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+			b.Release()
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p("hf.arrow"), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := p("hf-" + lt.(*arrow.ListType).Elem().Name())
+		if err := run(&stdout, &stderr, append([]string{"bundle", "-embeddings", p("hf.arrow"), "-labels", p("hf.arrow") + ":labels", "-out", out}, common...)); err != nil {
+			t.Fatal(err, stderr.String())
+		}
+		for _, split := range []string{"fit", "val", "cal", "test"} {
+			a, errA := os.ReadFile(p("recipe/" + split + ".npz"))
+			b, errB := os.ReadFile(filepath.Join(out, split+".npz"))
+			if errA != nil || errB != nil || !bytes.Equal(a, b) {
+				t.Errorf("%v: %s: the list column's bundle differs from the recipe's (%v, %v)", lt, split, errA, errB)
+			}
+		}
 	}
 }

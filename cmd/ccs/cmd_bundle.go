@@ -223,31 +223,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		// Every other view, which -k 20 exceeds for v ≤ 21.
 		cfg.K = max(1, min(cfg.K, emb.Views-1))
 	}
-	var sets [][]int32 // several labels a row: a multi-hot matrix as -labels
-	if o.Labels != "" && mode == "labels" {
-		var c int
-		if sets, c, err = readLabelSets(o.Labels); err != nil {
-			return err
-		}
-		if sets != nil {
-			switch {
-			case oodClasses != nil || o.OODCalShare > 0:
-				return usagef("bundle: -ood-classes and -ood-cal-share are for one label a row, and %s holds several a row (a multi-hot matrix): hold the rows of a label out yourself", o.Labels)
-			case o.Logits != "":
-				return usagef("bundle: -logits are for one label a row, and %s holds several a row (a multi-hot matrix): its bundles' anchors are the rows as queries", o.Labels)
-			}
-			in.LabelSets, in.LabelsSource = sets, o.Labels
-			if err := input("labels", o.Labels, []int{len(sets), c}); err != nil {
-				return err
-			}
-			fmt.Fprintf(out.stderr, "note: %s: a multi-hot matrix of %d labels, several a row: rows that share a label are one another's positives (the rows are their own queries; docs/your-data.md, \"Several labels per row\")\n", o.Labels, c)
-		}
-	}
-	if o.Labels != "" && sets == nil {
-		labels, names, warn, err := readIDs(o.Labels, "labels")
-		if err != nil {
-			return err
-		}
+	// One label a row: classes, with names for strings.
+	labelsInputs := func(li labelsInput) error {
+		labels, names, warn := li.ids, li.names, li.warn
 		if err := rowsLineUp(out, o.Labels, "labels", len(labels), emb, warn); err != nil {
 			return err
 		}
@@ -257,6 +235,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		in.Labels, in.LabelsSource = labels, o.Labels
 		cfg.LabelNames = names
 		if oodClasses != nil {
+			var err error
 			if cfg.OODClasses, err = bundle.ClassesNamed(oodClasses, names); err != nil {
 				if names == nil {
 					return usagef("bundle: -ood-classes %q: %v", o.OODClasses, err)
@@ -265,6 +244,32 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			}
 		}
 		if err := input("labels", o.Labels, []int{len(labels)}); err != nil {
+			return err
+		}
+		return nil
+	}
+	var sets [][]int32 // several labels a row: a multi-hot matrix or a list column as -labels
+	if o.Labels != "" {
+		li, err := readLabels(o.Labels)
+		if err != nil {
+			return err
+		}
+		if li.sets != nil && mode != "labels" {
+			return fmt.Errorf("%s: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -groups", o.Labels)
+		}
+		if sets = li.sets; sets != nil {
+			switch {
+			case oodClasses != nil || o.OODCalShare > 0:
+				return usagef("bundle: -ood-classes and -ood-cal-share are for one label a row, and %s holds several a row: hold the rows of a label out yourself", o.Labels)
+			case o.Logits != "":
+				return usagef("bundle: -logits are for one label a row, and %s holds several a row: its bundles' anchors are the rows as queries", o.Labels)
+			}
+			in.LabelSets, in.LabelsSource = sets, o.Labels
+			if err := input("labels", o.Labels, []int{len(sets), li.c}); err != nil {
+				return err
+			}
+			fmt.Fprintf(out.stderr, "note: %s: %d labels, several a row: rows that share a label are one another's positives (the rows are their own queries; docs/your-data.md, \"Several labels per row\")\n", o.Labels, li.c)
+		} else if err := labelsInputs(li); err != nil {
 			return err
 		}
 	}

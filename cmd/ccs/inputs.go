@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/suggest"
 	"github.com/ccsets/ccs/table"
@@ -213,25 +215,66 @@ func readIDs(arg string, what string) (ids []int64, names []string, warn string,
 	return ids, names, "", err
 }
 
-// readLabelSets reads -labels as several labels a row where it is a
-// multi-hot (n, C) matrix of 0s and 1s in an .npy, .npz or .safetensors
-// (bundle.LabelSets), with C; nil for any other labels, which readIDs
-// reads.
-func readLabelSets(arg string) ([][]int32, int, error) {
+// labelsInput is what -labels holds: one label a row (ids, with names
+// for strings, and readIDs' warning), or several (sets: a multi-hot
+// matrix or a list column, of c labels).
+type labelsInput struct {
+	ids   []int64
+	names []string
+	warn  string
+	sets  [][]int32
+	c     int
+}
+
+// readLabels reads -labels, reading each file once: several labels a row
+// where it is a multi-hot (n, C) matrix of 0s and 1s in an .npy, .npz or
+// .safetensors (bundle.LabelSets), or a list column of a Parquet or Arrow
+// table or a Hugging Face dataset (table.ColumnLabelSets); else one label
+// a row, as readIDs reads them.
+func readLabels(arg string) (labelsInput, error) {
 	path, name := splitInput(arg)
 	kind, err := inputKind(path)
-	if err != nil || kind == ".parquet" || kind == ".txt" {
-		return nil, 0, nil // readIDs reads (or refuses) it
+	if err != nil {
+		return labelsInput{}, err
+	}
+	switch kind {
+	case ".txt":
+		ids, names, warn, err := readIDs(arg, "labels")
+		return labelsInput{ids: ids, names: names, warn: warn}, err
+	case ".parquet": // a list column: a Hugging Face dataset's Sequence of labels
+		tbl, err := table.ReadTable(path)
+		if err != nil {
+			return labelsInput{}, err
+		}
+		defer tbl.Release()
+		col, err := tableColumn(path, tbl, name, "labels")
+		if err != nil {
+			return labelsInput{}, err
+		}
+		sets, names, ok, err := table.ColumnLabelSets(path, tbl, col)
+		switch {
+		case err != nil:
+			return labelsInput{}, err
+		case ok:
+			return labelsInput{sets: sets, c: max(2, len(names))}, nil
+		}
+		ids, names, err := tableIDs(path, tbl, col, "labels")
+		return labelsInput{ids: ids, names: names}, err
 	}
 	a, got, err := readArray(path, name, "labels")
 	if err != nil {
-		return nil, 0, err
+		return labelsInput{}, err
 	}
-	sets, ok, err := bundle.LabelSets(a, arraySource(path, kind, got))
-	if err != nil || !ok {
-		return nil, 0, err
+	source := arraySource(path, kind, got)
+	sets, ok, err := bundle.LabelSets(a, source)
+	switch {
+	case err != nil:
+		return labelsInput{}, err
+	case ok:
+		return labelsInput{sets: sets, c: a.Shape[1]}, nil
 	}
-	return sets, a.Shape[1], nil
+	ids, names, err := bundle.Labels(a, source, "labels")
+	return labelsInput{ids: ids, names: names}, err
 }
 
 // readLines is a text file's lines (CRLF or LF, the last newline
@@ -335,13 +378,10 @@ func headerLike(line string) bool {
 	return false
 }
 
-// readParquetIDs reads an integer or string column.
-func readParquetIDs(path, column, what string) ([]int64, []string, error) {
-	tbl, err := table.ReadTable(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer tbl.Release()
+// tableColumn is the column of tbl (read from path) that -labels or
+// -groups names (FILE:COLUMN), or, unnamed, the one named for what
+// ("labels" or "label").
+func tableColumn(path string, tbl arrow.Table, column, what string) (int, error) {
 	schema := tbl.Schema()
 	col := -1
 	for i, fld := range schema.Fields() {
@@ -350,8 +390,28 @@ func readParquetIDs(path, column, what string) ([]int64, []string, error) {
 		}
 	}
 	if col < 0 {
-		return nil, nil, fmt.Errorf("%s: no column %q (have %v): give FILE:COLUMN", path, cmpOr(column, what), schema.Fields())
+		return -1, fmt.Errorf("%s: no column %q (have %v): give FILE:COLUMN", path, cmpOr(column, what), schema.Fields())
 	}
+	return col, nil
+}
+
+// readParquetIDs reads an integer or string column.
+func readParquetIDs(path, column, what string) ([]int64, []string, error) {
+	tbl, err := table.ReadTable(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tbl.Release()
+	col, err := tableColumn(path, tbl, column, what)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tableIDs(path, tbl, col, what)
+}
+
+// tableIDs reads column col of tbl (read from path) as an integer or
+// string column of what.
+func tableIDs(path string, tbl arrow.Table, col int, what string) ([]int64, []string, error) {
 	ids, strs, err := table.ColumnValues(path, tbl, col, "integer or string "+what)
 	if err != nil {
 		return nil, nil, err
