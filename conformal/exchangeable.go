@@ -32,17 +32,29 @@ type Exchangeability struct {
 	// P is the probability that units exchangeable with the set's N
 	// calibration units put at least Outside of Units outside
 	// (ExchangeableTail, over the calibration draw and the units); for a
-	// class-conditional set, the class's times the number of classes
-	// checked (Bonferroni), at most 1. A small P says the test anchors are
-	// not drawn as the calibration anchors were, and the set's guarantee
-	// does not cover them.
+	// class-conditional set, Units and Outside count every class checked,
+	// each against its own threshold, and P is the tail of their sum
+	// (ExchangeableSumTail: the classes are calibrated on disjoint units).
+	// A small P says the test anchors are not drawn as the calibration
+	// anchors were, and the set's guarantee does not cover them.
 	P float64 `json:"p"`
-	// Class, for a class-conditional set, is the class of the smallest P
-	// (its label, and Name where the classes have names), and Classes how
-	// many classes were checked; 0 otherwise.
-	Class   int64  `json:"class,omitempty"`
-	Name    string `json:"name,omitempty"`
-	Classes int    `json:"classes,omitempty"`
+	// Classes, for a class-conditional set, is how many classes were
+	// checked, and Worst the one least likely on its own; 0 and nil
+	// otherwise.
+	Classes int         `json:"classes,omitempty"`
+	Worst   *ClassCheck `json:"worst_class,omitempty"`
+}
+
+// ClassCheck is one class's part of a class-conditional set's check:
+// its label (and name, where the classes have names), its test units and
+// those outside its threshold, and P, its tail (ExchangeableTail) times
+// the number of classes checked (Bonferroni), at most 1.
+type ClassCheck struct {
+	Label   int64   `json:"label"`
+	Name    string  `json:"name,omitempty"`
+	Units   int     `json:"units"`
+	Outside int     `json:"outside"`
+	P       float64 `json:"p"`
 }
 
 // CheckExchangeable scores test's calibration units under s (one score
@@ -50,7 +62,7 @@ type Exchangeability struct {
 // and counts those outside the set against its calibration's law
 // (Exchangeability). A class-conditional set checks each class of the
 // test bundle that it has a finite threshold for (test's labels numbered
-// as the set's) and reports the least likely. It returns nil, without an
+// as the set's): all of them together, and the least likely alone. It returns nil, without an
 // error, where there is no exact law to check against: a pooled
 // calibration (no guarantee), a whole-space set, or no unit to check.
 func (s *Set) CheckExchangeable(test *bundle.Bundle) (*Exchangeability, error) {
@@ -80,24 +92,35 @@ func (s *Set) CheckExchangeable(test *bundle.Bundle) (*Exchangeability, error) {
 	for u, l := range unitLabels(test, pairs) {
 		byLabel[l] = append(byLabel[l], scores[u])
 	}
-	var worst *Exchangeability
-	checked := 0
+	var all *Exchangeability
+	var worst *ClassCheck
+	var groups []TailGroup
+	mean := 0.0
 	for _, k := range s.Classes {
 		e := check(byLabel[k.Label], k.Threshold, k.N, k.Rank)
 		if e == nil {
 			continue
 		}
-		checked++
+		if all == nil {
+			all = &Exchangeability{Pairs: pairs != nil}
+		}
+		all.Units += e.Units
+		all.Outside += e.Outside
+		all.Classes++
+		mean += e.Expected * float64(e.Units)
+		groups = append(groups, TailGroup{M: e.Units, N: k.N, L: k.N + 1 - k.Rank})
 		if worst == nil || e.P < worst.P {
-			e.Class, e.Name = k.Label, k.Name
-			worst = e
+			worst = &ClassCheck{Label: k.Label, Name: k.Name, Units: e.Units, Outside: e.Outside, P: e.P}
 		}
 	}
-	if worst != nil {
-		worst.Classes, worst.Pairs = checked, pairs != nil
-		worst.P = min(1, worst.P*float64(checked))
+	if all == nil {
+		return nil, nil
 	}
-	return worst, nil
+	all.Expected = mean / float64(all.Units)
+	all.P = ExchangeableSumTail(all.Outside, groups)
+	worst.P = min(1, worst.P*float64(all.Classes))
+	all.Worst = worst
+	return all, nil
 }
 
 // check counts the scores above q, a threshold of rank r among n

@@ -117,9 +117,11 @@ func TestCheckExchangeable(t *testing.T) {
 }
 
 // TestCheckExchangeableClasses: a class-conditional set checks each class
-// against its own threshold and names the shifted one, with P multiplied
-// by the classes checked; a class without a finite threshold is not
-// checked; pooled and whole-space sets have no check.
+// against its own threshold — all together (the tail of the sum of their
+// counts) and the least likely alone, named, with its P multiplied by the
+// classes checked; unshifted, the sum's P is small no more often than a
+// p-value is; a class without a finite threshold is not checked; pooled
+// and whole-space sets have no check.
 func TestCheckExchangeableClasses(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -149,13 +151,43 @@ func TestCheckExchangeableClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Class != 1 || e.Name != "b" || e.Classes != 3 || e.Units != 300 || e.P > 1e-3 {
-		t.Errorf("class b shifted: %+v", e)
+	w := e.Worst
+	if w == nil || w.Label != 1 || w.Name != "b" || e.Classes != 3 || w.Units != 300 || e.Units != 900 || w.P > 1e-3 || e.P > 1e-3 {
+		t.Errorf("class b shifted: %+v, worst %+v", e, w)
 	}
-	// Bonferroni: the reported P is the class's tail times 3.
+	// Bonferroni: the worst class's P is its tail times 3; the sum's is
+	// the convolution's of the three classes' laws.
 	k := set.Classes[1]
-	if want := min(1, 3*ExchangeableTail(e.Outside, e.Units, k.N, k.N+1-k.Rank)); e.P != want {
+	if want := min(1, 3*ExchangeableTail(w.Outside, w.Units, k.N, k.N+1-k.Rank)); w.P != want {
+		t.Errorf("the class's P %v, want %v", w.P, want)
+	}
+	var groups []TailGroup
+	for _, k := range set.Classes {
+		groups = append(groups, TailGroup{M: 300, N: k.N, L: k.N + 1 - k.Rank})
+	}
+	if want := ExchangeableSumTail(e.Outside, groups); e.P != want {
 		t.Errorf("P %v, want %v", e.P, want)
+	}
+	// Unshifted, over 1000 draws of a calibration and a test bundle: the
+	// sum's P ≤ 0.05 in about 5% (a little less: the counts' steps; 4.1%
+	// over 4000 draws).
+	low := 0
+	for range 1000 {
+		cal, err := Calibrate(g, labelled(600, nil), 0.1, Options{Mode: Class})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := cal.CheckExchangeable(labelled(300, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.P <= 0.05 {
+			low++
+		}
+	}
+	t.Logf("unshifted: the sum's P ≤ 0.05 in %d of 1000 draws", low)
+	if low > 50+31 || low < 25 { // 5% of 1000 is 50, 4.5 binomial sd 31
+		t.Errorf("unshifted: P ≤ 0.05 in %d of 1000 draws", low)
 	}
 	if _, err := set.CheckExchangeable(synthetic(rng, 50, 3)); err == nil {
 		t.Error("a class-conditional set checked a bundle without labels")

@@ -62,3 +62,83 @@ func ExchangeableTail(k, m, n, l int) float64 {
 	}
 	return max(0, 1-side)
 }
+
+// A TailGroup is one group of a sum of exchangeable counts
+// (ExchangeableSumTail): M inputs judged against the L-th largest of the
+// group's own N calibration scores.
+type TailGroup struct{ M, N, L int }
+
+// tailFloor is the probability below which ExchangeableSumTail drops a
+// group's or the running sum's terms: the tail it returns is exact to
+// about that times the number of terms.
+const tailFloor = 1e-40
+
+// ExchangeableSumTail is the probability that the counts of groups — each
+// a conformal test (or a set's threshold) calibrated on the group's own N
+// scores, judging M inputs exchangeable with them, as
+// ExchangeableTail's — sum to at least k: the upper tail of a sum of
+// independent beta-binomial counts (a class-conditional set's classes,
+// calibrated on disjoint units), by convolution. Terms below 10⁻⁴⁰ are
+// dropped, so a tail far below that is not resolved. k ≤ 0 gives 1.
+func ExchangeableSumTail(k int, groups []TailGroup) float64 {
+	if k <= 0 {
+		return 1
+	}
+	// dist[i] is P(sum = off + i).
+	off, dist := 0, []float64{1}
+	for _, g := range groups {
+		lo, pmf := betaBinomial(g.M, g.N, g.L)
+		next := make([]float64, len(dist)+len(pmf)-1)
+		for i, p := range dist {
+			if p == 0 {
+				continue
+			}
+			for j, q := range pmf {
+				next[i+j] += p * q
+			}
+		}
+		off += lo
+		// Trim the negligible ends.
+		a, b := 0, len(next)
+		for a < b && next[a] < tailFloor {
+			a++
+		}
+		for b > a && next[b-1] < tailFloor {
+			b--
+		}
+		off, dist = off+a, next[a:b]
+	}
+	tail := 0.0
+	for i := len(dist) - 1; i >= 0 && off+i >= k; i-- {
+		tail += dist[i]
+	}
+	return min(1, tail)
+}
+
+// betaBinomial is the law of the count of m exchangeable inputs beyond
+// the l-th largest of n calibration scores, from count lo on: pmf[i] is
+// P(count = lo + i), its terms below tailFloor at either end dropped.
+func betaBinomial(m, n, l int) (lo int, pmf []float64) {
+	switch {
+	case m <= 0 || l <= 0:
+		return 0, []float64{1} // nothing can be beyond
+	case l > n:
+		return m, []float64{1} // everything is
+	}
+	a, b := float64(l), float64(n+1-l)
+	lg := func(x float64) float64 { v, _ := math.Lgamma(x); return v }
+	base := lg(a) + lg(b) - lg(a+b) - lg(float64(m+1))
+	p := make([]float64, m+1)
+	for j := range p {
+		x, y := float64(j)+a, float64(m-j)+b
+		p[j] = math.Exp(-lg(float64(j+1)) - lg(float64(m-j+1)) + lg(x) + lg(y) - lg(x+y) - base)
+	}
+	s, e := 0, len(p)
+	for s < e && p[s] < tailFloor {
+		s++
+	}
+	for e > s && p[e-1] < tailFloor {
+		e--
+	}
+	return s, p[s:e]
+}

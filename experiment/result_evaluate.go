@@ -283,24 +283,31 @@ func (e *Evaluation) Name(names []string) {
 // CheckShift checks test against set's calibration
 // (conformal.Set.CheckExchangeable) and says, where its anchors leave the
 // set more often than anchors exchangeable with the calibration's would
-// but for a chance below ShiftTail, what that means and what to do (name
-// is the test bundle's, as messages name it). It returns nil and "" where
-// the set has no check (a pooled calibration, a whole-space set).
+// but for a chance below ShiftTail — all of them, or, for a
+// class-conditional set, one class's — what that means and what to do
+// (name is the test bundle's, as messages name it). It returns nil and ""
+// where the set has no check (a pooled calibration, a whole-space set).
 func CheckShift(set *conformal.Set, test *bundle.Bundle, name string) (*conformal.Exchangeability, string, error) {
 	e, err := set.CheckExchangeable(test)
-	if err != nil || e == nil || e.P >= ShiftTail {
+	if err != nil || e == nil {
 		return e, "", err
 	}
-	of := ""
-	if e.Classes > 0 {
-		of = " of " + checkedClass(e)
+	var what string
+	switch w := e.Worst; {
+	case e.P < ShiftTail:
+		what = fmt.Sprintf("its anchors leave the set more often than chance allows: %s, where anchors drawn as the set's calibration anchors were leave %.2f%% on average and leave as many with probability %.2g%s",
+			OutsideText(e), 100*e.Expected, e.P, eachClass(e))
+	case w != nil && w.P < ShiftTail:
+		what = fmt.Sprintf("its anchors of %s leave the set more often than chance allows: %d of %d (%.2f%%), with probability %.2g (its tail times the %d classes checked)",
+			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes)
+	default:
+		return e, "", nil
 	}
-	return e, fmt.Sprintf("%s: its anchors%s leave the set more often than chance allows: %s, where anchors drawn as the set's calibration anchors were leave %.2f%% on average and leave as many with probability %.2g%s. They are not exchangeable with the calibration anchors — a shift: another session, batch, donor, site or time — and the set's coverage guarantee does not cover them; calibrate on anchors drawn as these are (docs/calibration.md)",
-		name, of, OutsideText(e), 100*e.Expected, e.P, bonferroni(e)), nil
+	return e, name + ": " + what + ". They are not exchangeable with the calibration anchors — a shift: another session, batch, donor, site or time — and the set's coverage guarantee does not cover them; calibrate on anchors drawn as these are (docs/calibration.md)", nil
 }
 
 // OutsideText says in a few words how many of a check's test units lie
-// outside the set: "41 of 1000 test anchors (4.10%, one positive each)".
+// outside the set: "41 of 1000 test anchors (one positive each), 4.10%".
 func OutsideText(e *conformal.Exchangeability) string {
 	units := "test anchors (one positive each)"
 	if e.Pairs {
@@ -310,29 +317,31 @@ func OutsideText(e *conformal.Exchangeability) string {
 }
 
 // checkedClass names a class-conditional check's class.
-func checkedClass(e *conformal.Exchangeability) string {
-	if e.Name != "" {
-		return fmt.Sprintf("class %q", e.Name)
+func checkedClass(c *conformal.ClassCheck) string {
+	if c.Name != "" {
+		return fmt.Sprintf("class %q", c.Name)
 	}
-	return fmt.Sprintf("class %d", e.Class)
+	return fmt.Sprintf("class %d", c.Label)
 }
 
-// bonferroni says, for a class-conditional check, that P counts every
-// class checked.
-func bonferroni(e *conformal.Exchangeability) string {
+// eachClass says, for a class-conditional check, that its units were
+// judged class by class.
+func eachClass(e *conformal.Exchangeability) string {
 	if e.Classes == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (the class's tail times the %d classes checked)", e.Classes)
+	return fmt.Sprintf(" (%d classes, each against its own threshold)", e.Classes)
 }
 
 // ShiftText is a check's line: how many test units lie outside, against
-// what exchangeable ones give.
+// what exchangeable ones give; for a class-conditional set, the least
+// likely class too.
 func ShiftText(e *conformal.Exchangeability) string {
-	of := ""
-	if e.Classes > 0 {
-		of = fmt.Sprintf("%s, the least likely of %d: ", checkedClass(e), e.Classes)
+	s := fmt.Sprintf("%s outside; anchors exchangeable with the calibration: %.2f%% on average, as many or more with probability %.2g%s",
+		OutsideText(e), 100*e.Expected, e.P, eachClass(e))
+	if w := e.Worst; w != nil {
+		s += fmt.Sprintf("; the least likely class alone, %s: %d of %d (%.2f%%), probability %.2g (its tail times the %d classes)",
+			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes)
 	}
-	return fmt.Sprintf("%s%s outside; anchors exchangeable with the calibration: %.2f%% on average, as many or more with probability %.2g%s",
-		of, OutsideText(e), 100*e.Expected, e.P, bonferroni(e))
+	return s
 }

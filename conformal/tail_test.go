@@ -1,0 +1,82 @@
+package conformal
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestExchangeableSumTail: one group's tail is ExchangeableTail's (to 10⁻⁸
+// relatively, down to 10⁻³⁰); two groups' is the double sum of their laws
+// (each from ExchangeableTail's differences); three groups' agrees with a
+// simulation of thresholds of uniform calibration scores and uniform
+// inputs; and the edges.
+func TestExchangeableSumTail(t *testing.T) {
+	t.Parallel()
+	for _, g := range []TailGroup{{40, 99, 10}, {300, 1999, 100}, {12, 5, 2}, {7, 5, 6}, {9, 5, 0}} {
+		for _, k := range []int{0, 1, 3, 10, 25, 40, 60, 90, 300} {
+			got, want := ExchangeableSumTail(k, []TailGroup{g}), ExchangeableTail(k, g.M, g.N, g.L)
+			if math.Abs(got-want) > 1e-10 || (want < 1e-3 && want > 1e-30 && math.Abs(got-want) > 1e-8*want) { // far below 1e-30 it is not resolved
+				t.Errorf("%+v, k = %d: %v, want %v", g, k, got, want)
+			}
+		}
+	}
+	law := func(g TailGroup) []float64 {
+		p := make([]float64, g.M+1)
+		for j := range p {
+			p[j] = ExchangeableTail(j, g.M, g.N, g.L) - ExchangeableTail(j+1, g.M, g.N, g.L)
+		}
+		return p
+	}
+	a, b := TailGroup{30, 49, 5}, TailGroup{50, 19, 2}
+	pa, pb := law(a), law(b)
+	for _, k := range []int{1, 5, 10, 20, 35, 60} {
+		want := 0.0
+		for i, p := range pa {
+			for j, q := range pb {
+				if i+j >= k {
+					want += p * q
+				}
+			}
+		}
+		if got := ExchangeableSumTail(k, []TailGroup{a, b}); math.Abs(got-want) > 1e-10 {
+			t.Errorf("two groups, k = %d: %v, want %v", k, got, want)
+		}
+	}
+	// Simulated: three groups' counts beyond each one's threshold.
+	rng := rand.New(rand.NewPCG(9, 9))
+	groups := []TailGroup{{40, 29, 3}, {100, 99, 10}, {20, 9, 1}}
+	const draws = 20000
+	sums := make([]int, draws)
+	for r := range draws {
+		for _, g := range groups {
+			cal := make([]float64, g.N)
+			for i := range cal {
+				cal[i] = rng.Float64()
+			}
+			slices.Sort(cal)
+			q := cal[g.N-g.L] // the L-th largest
+			for range g.M {
+				if rng.Float64() > q {
+					sums[r]++
+				}
+			}
+		}
+	}
+	slices.Sort(sums)
+	for _, k := range []int{10, 20, 30, 40} {
+		i, _ := slices.BinarySearch(sums, k)
+		emp := float64(draws-i) / draws
+		got := ExchangeableSumTail(k, groups)
+		if se := math.Sqrt(got*(1-got)/draws) + 1e-4; math.Abs(emp-got) > 4*se {
+			t.Errorf("three groups: P(sum ≥ %d) %v, simulated %v", k, got, emp)
+		}
+	}
+	if got := ExchangeableSumTail(0, groups); got != 1 {
+		t.Errorf("k = 0: %v", got)
+	}
+	if got := ExchangeableSumTail(200, groups); got != 0 {
+		t.Errorf("k above every count: %v", got)
+	}
+}
