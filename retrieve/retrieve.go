@@ -56,6 +56,7 @@ type Collection struct {
 
 	mu         sync.Mutex
 	transforms map[*conformal.Set]*normTransform // see Transform
+	batchGroup int                               // batch's chunks a group; 0: batchGroup (tests set fewer)
 	half       lazyCopy[kernel.HalfRows]
 	bytes      lazyCopy[kernel.ByteRows]
 }
@@ -533,14 +534,16 @@ func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collecti
 }
 
 // sorted joins parts' hits, nearest first (nearer), and keeps at most
-// limit of them (≤ 0: all).
+// limit of them (≤ 0: all), in an array of their own: a slice of the
+// joined array would keep every hit's memory for as long as the limit's
+// are held.
 func sorted(parts [][]Hit, limit int) (hits []Hit) {
 	for _, p := range parts {
 		hits = append(hits, p...)
 	}
 	slices.SortFunc(hits, nearer)
 	if limit > 0 && len(hits) > limit {
-		hits = hits[:limit]
+		hits = slices.Clone(hits[:limit])
 	}
 	return hits
 }
@@ -555,6 +558,10 @@ func nearer(a, b Hit) int {
 // while they are in cache: 512 rows of d = 512 are 512 KB of half
 // floats.
 const batchChunk = 512
+
+// batchGroup is the chunks SearchBatch scans before it keeps each
+// anchor's nearest limit hits of them: 64 chunks of 512 rows.
+const batchGroup = 64
 
 // SearchBatch is Search for each of the m anchors (rows of c.D in
 // anchors), with the same hits and totals, in a pass over the collection
@@ -622,32 +629,55 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 		parts = make([][]Hit, m*nc)
 	}
 	var done atomic.Int64
-	parallel.For(c.N, batchChunk, 0, func(ci, lo, hi int) {
-		if ctx.Err() != nil {
-			return
-		}
-		for i := range prs {
-			k := i*nc + ci
-			if count {
-				_, chunkCounts[k] = c.scan(&prs[i], lo, hi, 0, true, nil)
-				continue
+	// The chunks a group at a time: after each group, an anchor's nearest
+	// limit of its hits so far are kept in its first part, so that the
+	// hits held are bounded by a group's, not the collection's (1 000
+	// anchors' nearest 10 around sets of 8 000 items each held the
+	// chunks' nearest 10, nearly every hit, 190 MB).
+	group := cmp.Or(c.batchGroup, batchGroup)
+	for g0 := 0; g0 < nc; g0 += group {
+		g1 := min(nc, g0+group)
+		base := g0 * batchChunk
+		parallel.For(min(c.N, g1*batchChunk)-base, batchChunk, 0, func(cj, lo, hi int) {
+			if ctx.Err() != nil {
+				return
 			}
-			part, n := c.scan(&prs[i], lo, hi, limit, false, nil)
-			if limit > 0 && len(part) > limit {
-				// Only the nearest limit can be among the anchor's
-				// nearest: m sets holding most of a large collection
-				// would otherwise be held whole until sorted.
-				slices.SortFunc(part, nearer)
-				part = slices.Clone(part[:limit]) // not the whole chunk's array
+			ci, lo, hi := g0+cj, base+lo, base+hi
+			for i := range prs {
+				k := i*nc + ci
+				if count {
+					_, chunkCounts[k] = c.scan(&prs[i], lo, hi, 0, true, nil)
+					continue
+				}
+				part, n := c.scan(&prs[i], lo, hi, limit, false, nil)
+				if limit > 0 && len(part) > limit {
+					// Only the nearest limit can be among the anchor's
+					// nearest: m sets holding most of a large collection
+					// would otherwise be held whole until sorted.
+					slices.SortFunc(part, nearer)
+					part = slices.Clone(part[:limit]) // not the whole chunk's array
+				}
+				parts[k], chunkCounts[k] = part, n
 			}
-			parts[k], chunkCounts[k] = part, n
+			if progress != nil {
+				progress(int(done.Add(1)), nc)
+			}
+		})
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
 		}
-		if progress != nil {
-			progress(int(done.Add(1)), nc)
+		if count || limit <= 0 {
+			continue
 		}
-	})
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		// Each anchor's nearest limit so far, in its first part; the
+		// group's other parts freed.
+		parallel.For(m, 64, 0, func(_, a0, a1 int) {
+			for i := a0; i < a1; i++ {
+				ps := parts[i*nc : (i+1)*nc]
+				ps[0] = sorted(append([][]Hit{ps[0]}, ps[max(g0, 1):g1]...), limit)
+				clear(ps[max(g0, 1):g1])
+			}
+		})
 	}
 	counts = make([]int, m)
 	for i := range counts {

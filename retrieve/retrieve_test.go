@@ -498,7 +498,8 @@ func TestSearchShifted(t *testing.T) {
 // anchor in turn, gives each anchor Search's hits, order, scores and
 // total — for the ℓ2 ball and the generalized ball (their screens over
 // the compact copies), a single-norm before and after Transform, an
-// ellipsoid and a shifted ball; limits 0 and 7; anchors that are rows,
+// ellipsoid and a shifted ball; limits 0 and 7 (the chunks in groups,
+// each anchor's nearest 7 kept after each); anchors that are rows,
 // perturbed rows and far points. A bad batch is an error naming the
 // anchor; a cancelled one returns the context's error.
 func TestSearchBatch(t *testing.T) {
@@ -567,6 +568,7 @@ func TestSearchBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		c.batchGroup = 3 // the 11 chunks in four groups, each anchor's nearest merged after each
 		s := &conformal.Set{Geometry: tc.g, Threshold: tc.q, Alpha: 0.1, Calibration: info}
 		if tc.transform {
 			if err := c.Transform(s, 1<<30); err != nil {
