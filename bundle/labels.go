@@ -344,6 +344,11 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 		} else {
 			q, r = strconv.FormatInt(a.I64[w*i], 10), strconv.FormatInt(a.I64[w*i+1], 10)
 		}
+		if w == 3 && i == 0 && a.Str != nil {
+			if form := TrialList(a.Str[:3]); form != "" {
+				return nil, fmt.Errorf("%s: pair 0: %w", name, trialListError(strings.Join(a.Str[:3], " "), form))
+			}
+		}
 		if w == 3 {
 			var score float64
 			if a.Str != nil {
@@ -521,6 +526,53 @@ func IDStrings(a Array, name string) ([]string, error) {
 	return ids, nil
 }
 
+// TrialList reports whether three fields read as a line of a
+// speaker-verification trial list rather than a relevance pair: "voxceleb"
+// for VoxCeleb's (target 1 or 0, enrolment, test: "1 id10270/x6uYqmx31kE/00001.wav
+// id10270/8jEAjG6SegY/00008.wav"), "kaldi" for Kaldi's and NIST's
+// (enrolment, test, target or nontarget); "" otherwise. A pair's score
+// column is a number, so neither form is one: read as pairs, the first
+// line of VoxCeleb's would be taken for a header and the second refused
+// for its score.
+func TrialList(fields []string) string {
+	if len(fields) != 3 {
+		return ""
+	}
+	_, err0 := strconv.ParseFloat(fields[1], 64)
+	_, err2 := strconv.ParseFloat(fields[2], 64)
+	switch {
+	case (fields[0] == "0" || fields[0] == "1") && err0 != nil && err2 != nil:
+		return "voxceleb"
+	}
+	switch strings.ToLower(fields[2]) {
+	case "nontarget", "non-target", "nontgt", "imp", "impostor":
+		return "kaldi"
+	case "target", "tgt":
+		// A header may name its third column "target": utterance ids hold
+		// digits, a header's names seldom do.
+		if strings.ContainsAny(fields[0], "0123456789") && strings.ContainsAny(fields[1], "0123456789") {
+			return "kaldi"
+		}
+	}
+	return ""
+}
+
+// trialListError refuses a trial list given as relevance pairs, with the
+// way to use one: its trials are a test of a set calibrated on other
+// speakers, not pairs to split, fit and calibrate on.
+func trialListError(line, form string) error {
+	order := "target (1 or 0), enrolment, test, as VoxCeleb's lists"
+	if form == "kaldi" {
+		order = "enrolment, test, target or nontarget, as Kaldi's and NIST's"
+	}
+	return fmt.Errorf("%q reads as a speaker-verification trial (%s), not a relevance pair (query, relevant row[, score]): "+
+		"a trial list is the test of a verification set, not pairs to split, fit and calibrate on (as pairs, its enrolments would be the only queries, "+
+		"every split's anchors the trial speakers, and the non-target trials dropped). "+
+		"Bundle the other speakers as groups — the speaker is the first component of a VoxCeleb path: cut -d/ -f1 utt.txt > spk.txt; "+
+		"ccs bundle -embeddings emb.npy -groups spk.txt -allow-fewer, the trial speakers' rows left out — calibrate a set on them, "+
+		"and score each trial with it (s.contains(E[enrol], E[test]) in Python): docs/your-data.md, \"Speaker verification\"", line, order)
+}
+
 // ReadQrels reads relevance pairs from text, one a line, as BEIR's qrels
 // files hold them: query, relevant row and an optional score, separated by
 // tabs, commas or spaces, with an optional header line; pairs scored 0 or
@@ -554,6 +606,11 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			cols, colsLine = len(fields), line
 		} else if len(fields) != cols {
 			return nil, fmt.Errorf("%s:%d: %d columns, and line %d has %d: every line gives a query, a relevant row and, if one does, a score", name, line, len(fields), colsLine, cols)
+		}
+		if len(fields) == 3 && line == colsLine {
+			if form := TrialList(fields); form != "" {
+				return nil, fmt.Errorf("%s:%d: %w", name, line, trialListError(text, form))
+			}
 		}
 		if len(fields) == 3 {
 			if _, notNumber := strconv.ParseFloat(fields[2], 64); line == colsLine && (notNumber != nil || ids.Header(fields[0], fields[1])) {

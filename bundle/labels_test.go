@@ -329,6 +329,11 @@ func TestReadQrels(t *testing.T) {
 		{"TREC's four columns", "q0 0 d1 1\n", "qrels.tsv:1: 4 columns, want query, relevant row [, score]"},
 		{"row numbers for ids", "user,item\n0\t1\n1\t2\n", `qrels.tsv: no pairs: all 2 name ids that are not among the given ids (the first: query id "0"); the first given query id is "q0", the first given row id "d0"`},
 		{"every pair judged not relevant", "q0\td1\t0\nq1\td2\t-1\n", "qrels.tsv: no pairs: all 2 are scored 0 or less"},
+		{"VoxCeleb's trial list", "1 id10270/x6uYqmx31kE/00001.wav id10270/8jEAjG6SegY/00008.wav\n0 id10270/x6uYqmx31kE/00001.wav id10300/ize_eiCFEg0/00003.wav\n", `qrels.tsv:1: "1 id10270/x6uYqmx31kE/00001.wav id10270/8jEAjG6SegY/00008.wav" reads as a speaker-verification trial (target (1 or 0), enrolment, test, as VoxCeleb's lists), not a relevance pair`},
+		{"VoxCeleb's trial list, a non-target first", "0\tq0\td1\n", `reads as a speaker-verification trial (target (1 or 0)`},
+		{"Kaldi's trial list", "id10270-x6uYqmx31kE-00001 id10270-8jEAjG6SegY-00008 target\n", `reads as a speaker-verification trial (enrolment, test, target or nontarget, as Kaldi's and NIST's)`},
+		{"Kaldi's trial list, a non-target first", "q0 d1 nontarget\n", `reads as a speaker-verification trial (enrolment, test, target or nontarget`},
+		{"a header whose score is a target", "user_id,item_id,target\nq0,d1,1\nq1,d2,yes\n", `qrels.tsv:3: score "yes" is not a number`},
 	} {
 		if _, _, err := read(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
@@ -357,6 +362,9 @@ func TestReadQrels(t *testing.T) {
 	p, _ = NewPairIDs(qids, rids)
 	if _, err := p.Rows(Array{Shape: []int{2, 3}, Str: []string{"q0", "d1", "1", "q1", "d2", "nan"}}, "pairs"); err == nil || !strings.Contains(err.Error(), `pairs: pair 1: score "nan" is not a finite number`) {
 		t.Errorf("an array's NaN score: %v", err)
+	}
+	if _, err := p.Rows(Array{Shape: []int{1, 3}, Str: []string{"1", "id10270/x6uYqmx31kE/00001.wav", "id10270/8jEAjG6SegY/00008.wav"}}, "pairs"); err == nil || !strings.Contains(err.Error(), `pairs: pair 0: "1 id10270/x6uYqmx31kE/00001.wav id10270/8jEAjG6SegY/00008.wav" reads as a speaker-verification trial`) {
+		t.Errorf("an array of trials: %v", err)
 	}
 	if _, err := p.Rows(Float32([]float32{0, 1, 1}, 1, 3), "pairs"); err == nil || !strings.Contains(err.Error(), "a float array holds the ids as floats: give the relevant pairs as integers (p[p[:, 2] > 0, :2].astype(np.int64))") {
 		t.Errorf("float pairs: %v", err)

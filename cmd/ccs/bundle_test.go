@@ -784,6 +784,7 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("noscore.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n2\t3\t\n"), 0o644)
 	os.WriteFile(p("twocols.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n2\t3\n"), 0o644)
 	writeNPY64(t, p("fpairs.npy"), []float64{0, 1, 1, 2, 3, 0}, 2, 3)
+	os.WriteFile(p("trials.txt"), []byte("1 d0 d1\n0 d0 d7\n"), 0o644) // VoxCeleb's trial list: target, enrolment, test
 	// String labels as NumPy stores them: '<U…', UTF-32 padded with NULs.
 	names := make([]string, n)
 	for i, l := range y {
@@ -894,6 +895,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"every pair scored 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("unscored.tsv")}, false, "unscored.tsv: no pairs: all 2 are scored 0 or less, which marks a pair not relevant"},
 		{"a NaN score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("nanscore.tsv")}, false, `nanscore.tsv:3: score "nan" is not a finite number: a missing score says nothing of the pair's relevance`},
 		{"an empty score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("noscore.tsv")}, false, `noscore.tsv:3: an empty field ("2\t3\t")`},
+		{"a speaker-verification trial list", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("trials.txt"), "-ids", p("ids.txt"), "-query-ids", p("ids.txt")}, false, `trials.txt:1: "1 d0 d1" reads as a speaker-verification trial (target (1 or 0), enrolment, test, as VoxCeleb's lists), not a relevance pair`},
 		{"a line without its score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("twocols.tsv")}, false, "twocols.tsv:3: 2 columns, and line 1 has 3"},
 		{"-logits of queries", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-logits", p("emb.npy")}, true, "bundle: -logits are the rows' own, for bundles of -labels or -groups"},
 		{"-logits of another length", []string{"-logits", p("short64.npy")}, false, "short64.npy: logits of 399 rows for the 400 rows of"},

@@ -388,6 +388,11 @@ ERRORS = [
     ("no pair among the ids", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[(0, "x")], ids=[f"d{i}" for i in range(200)]),
      ValueError, 'pairs: no pairs: all 1 name ids that are not among the given ids (the first: row id "x")'),
     ("string points", lambda s, a: s.contains(a[0], np.array([["a"] * 5])), ValueError, '"points"'),
+    ("a speaker-verification trial list as pairs",
+     lambda s, a: ccs.bundle(a, queries=a, pairs=[("1", "id10270/x6uYqmx31kE/00001.wav", "id10270/8jEAjG6SegY/00008.wav")],
+                             ids=[f"id1/s/{i:05d}.wav" for i in range(200)], query_ids=[f"id1/s/{i:05d}.wav" for i in range(200)]),
+     ValueError, 'pairs: pair 0: "1 id10270/x6uYqmx31kE/00001.wav id10270/8jEAjG6SegY/00008.wav" reads as a '
+     'speaker-verification trial (target (1 or 0), enrolment, test, as VoxCeleb\'s lists), not a relevance pair'),
 ]
 
 
