@@ -875,13 +875,67 @@ func checkClassSplits(strata map[int64][]int, cfg MakeConfig) error {
 	if 2*len(lone) < len(strata) {
 		advice = fmt.Sprintf("Leave the small classes out (%s), or hold them out as OOD inputs (-ood-classes); where most classes are small (identities, products), they are groups, not labels (-groups FILE)", keep)
 	}
-	if name, sep := joinedLabels(cfg.LabelNames); name != "" {
+	if paths := pathNames(cfg.LabelNames, "class"); paths != "" {
+		advice = strings.ToUpper(paths[:1]) + paths[1:]
+	} else if name, sep := joinedLabels(cfg.LabelNames); name != "" {
 		// Lists of labels joined into one string are every combination a
 		// class: neither classes nor groups say "shares a label".
 		advice = fmt.Sprintf("Names such as %q look like lists of labels joined by %q, each combination a class of its own (lists = [s.split(%q) for s in labels]): %s", name, sep, sep, MultiLabel)
 	}
 	return fmt.Errorf("bundle: %d of %s would have exactly 1 item in a split, with no other of its class there to be its positive (%s): a class's items are split by the shares %v, and %s. %s",
 		len(lone), classes(len(strata)), named, cfg.Split, clean, advice)
+}
+
+// pathNames says, for string labels or group ids (what: "class" or
+// "group") of which nine in ten or
+// more are file paths (a speaker corpus's utt.txt: speaker/session/utterance,
+// each path its own class), how many classes the first directory and the
+// first two make and how to keep one; "" otherwise.
+func pathNames(names []string, what string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	sep := "/"
+	for _, s := range []string{"/", `\`} {
+		with := 0
+		for _, n := range names {
+			if strings.Contains(n, s) {
+				with++
+			}
+		}
+		if 10*with >= 9*len(names) {
+			sep = s
+			goto found
+		}
+	}
+	return ""
+found:
+	var counts []string
+	for depth := 1; depth <= 2; depth++ {
+		seen := map[string]struct{}{}
+		for _, n := range names {
+			parts := strings.Split(n, sep)
+			if len(parts) <= depth { // no directory this deep: the whole path
+				seen[n] = struct{}{}
+				continue
+			}
+			seen[strings.Join(parts[:depth], sep)] = struct{}{}
+		}
+		if len(seen) == len(names) && depth > 1 {
+			break // the first two directories are each path's own
+		}
+		counts = append(counts, strconv.Itoa(len(seen)))
+	}
+	made := "its first directory makes " + counts[0] + " classes"
+	if len(counts) > 1 {
+		made += ", its first two " + counts[1]
+	}
+	cut := "cut -d/ -f1 FILE > classes.txt"
+	if sep != "/" {
+		cut = `cut -d'\' -f1 FILE > classes.txt`
+	}
+	return fmt.Sprintf("names such as %q are file paths, each its own %s: %s — keep one (%s; [p.split(%q)[0] for p in paths] in Python), as labels, or as groups (-groups) where they are identities such as speakers (docs/your-data.md §7)",
+		names[0], what, made, cut, sep)
 }
 
 // joinedLabels finds string labels that are lists of labels joined by a
@@ -1181,8 +1235,12 @@ func (items Items) checkGroupSizes(groups [][]int, parts [][]int, cfg MakeConfig
 	slices.Sort(short)
 	name := func(g int) string { return items.groupName(items.Groups[groups[g][0]]) }
 	if len(single) > 0 {
-		return fmt.Errorf("bundle: %s of the splits have one row (the first: %s): no other row to be its anchor's positive; leave their rows out first (ids, counts = np.unique(groups, return_counts=True); keep = np.isin(groups, ids[counts > 1]))",
-			counted(len(single), unit), name(single[0]))
+		advice := "leave their rows out first (ids, counts = np.unique(groups, return_counts=True); keep = np.isin(groups, ids[counts > 1]))"
+		if paths := pathNames(items.GroupNames, "group"); paths != "" && !items.ViewItems {
+			advice = paths
+		}
+		return fmt.Errorf("bundle: %s of the splits have one row (the first: %s): no other row to be its anchor's positive; %s",
+			counted(len(single), unit), name(single[0]), advice)
 	}
 	if len(short) > 0 {
 		least := slices.MinFunc(short, func(a, b int) int { return len(groups[a]) - len(groups[b]) })

@@ -1359,3 +1359,46 @@ func TestLabelSets(t *testing.T) {
 		t.Errorf("at the limit: %v", err)
 	}
 }
+
+// TestPathNames: labels or group ids that are file paths (a speaker
+// corpus's utt.txt, speaker/session/utterance) are each their own class;
+// the refusals of lone classes and one-row groups say which directory
+// would make the classes, not that they are groups or should be left out.
+func TestPathNames(t *testing.T) {
+	var paths []string
+	for s := range 6 {
+		for u := range 10 {
+			paths = append(paths, fmt.Sprintf("id1%04d/sess%d/%05d.wav", s, u%3, u))
+		}
+	}
+	cases := []struct {
+		name  string
+		names []string
+		want  string
+	}{
+		{"VoxCeleb paths", paths, `names such as "id10000/sess0/00000.wav" are file paths, each its own class: its first directory makes 6 classes, its first two 18 — keep one (cut -d/ -f1 FILE > classes.txt; [p.split("/")[0] for p in paths] in Python)`},
+		{"Windows paths", []string{`spk1\a.wav`, `spk1\b.wav`, `spk2\c.wav`}, `names such as "spk1\\a.wav" are file paths, each its own class: its first directory makes 2 classes — keep one`},
+		{"names, not paths", []string{"ant", "bee", "cat"}, ""},
+		{"a few slashes", []string{"a/b", "c", "d", "e", "f"}, ""},
+		{"integers", nil, ""},
+	}
+	for _, c := range cases {
+		if got := pathNames(c.names, "class"); !strings.HasPrefix(got, c.want) || (c.want == "") != (got == "") {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	// The refusals name it: paths as labels, and as groups.
+	n := len(paths)
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	_, err := Make(Items{N: n, Labels: ids}, MakeConfig{K: 1, Split: testSplit, LabelNames: paths})
+	if want := `Names such as "id10000/sess0/00000.wav" are file paths, each its own class: its first directory makes 6 classes`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "are groups, not labels") {
+		t.Errorf("paths as labels: %v, want %q", err, want)
+	}
+	_, err = Make(Items{N: n, Groups: ids, GroupNames: paths}, MakeConfig{K: 1, Split: testSplit, AllowFewer: true})
+	if want := `one row (the first: group "id10000/sess0/00000.wav"): no other row to be its anchor's positive; names such as "id10000/sess0/00000.wav" are file paths, each its own group: its first directory makes 6 classes`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "np.unique(groups") {
+		t.Errorf("paths as groups: %v, want %q", err, want)
+	}
+}

@@ -784,6 +784,11 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("noscore.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n2\t3\t\n"), 0o644)
 	os.WriteFile(p("twocols.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n2\t3\n"), 0o644)
 	writeNPY64(t, p("fpairs.npy"), []float64{0, 1, 1, 2, 3, 0}, 2, 3)
+	var utt strings.Builder // a speaker corpus's utt.txt: speaker/session/utterance
+	for i := range n {
+		fmt.Fprintf(&utt, "id1%04d/s%d/%05d.wav\n", i/20, i%3, i)
+	}
+	os.WriteFile(p("utt.txt"), []byte(utt.String()), 0o644)
 	os.WriteFile(p("trials.txt"), []byte("1 d0 d1\n0 d0 d7\n"), 0o644) // VoxCeleb's trial list: target, enrolment, test
 	// String labels as NumPy stores them: '<U…', UTF-32 padded with NULs.
 	names := make([]string, n)
@@ -895,6 +900,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"every pair scored 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("unscored.tsv")}, false, "unscored.tsv: no pairs: all 2 are scored 0 or less, which marks a pair not relevant"},
 		{"a NaN score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("nanscore.tsv")}, false, `nanscore.tsv:3: score "nan" is not a finite number: a missing score says nothing of the pair's relevance`},
 		{"an empty score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("noscore.tsv")}, false, `noscore.tsv:3: an empty field ("2\t3\t")`},
+		{"file paths as labels", []string{"-labels", p("utt.txt")}, false, `utt.txt: bundle: 400 of 400 classes would have exactly 1 item in a split, with no other of its class there to be its positive (class "id10000/s0/00000.wav", 1 item, would have 1 in the fit split): a class's items are split by the shares [0.5 0.1 0.2 0.2], and a class splits without a lone item from 16 items. Names such as "id10000/s0/00000.wav" are file paths, each its own class: its first directory makes 20 classes, its first two 60 — keep one (cut -d/ -f1 FILE > classes.txt; [p.split("/")[0] for p in paths] in Python)`},
+		{"file paths as groups", []string{"-labels", "", "-groups", p("utt.txt")}, false, `utt.txt: bundle: 400 groups of the splits have one row (the first: group "id10000/s0/00000.wav"): no other row to be its anchor's positive; names such as "id10000/s0/00000.wav" are file paths, each its own group: its first directory makes 20 classes, its first two 60`},
 		{"a speaker-verification trial list", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("trials.txt"), "-ids", p("ids.txt"), "-query-ids", p("ids.txt")}, false, `trials.txt:1: "1 d0 d1" reads as a speaker-verification trial (target (1 or 0), enrolment, test, as VoxCeleb's lists), not a relevance pair`},
 		{"a line without its score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("twocols.tsv")}, false, "twocols.tsv:3: 2 columns, and line 1 has 3"},
 		{"-logits of queries", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-logits", p("emb.npy")}, true, "bundle: -logits are the rows' own, for bundles of -labels or -groups"},

@@ -388,6 +388,9 @@ ERRORS = [
     ("no pair among the ids", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[(0, "x")], ids=[f"d{i}" for i in range(200)]),
      ValueError, 'pairs: no pairs: all 1 name ids that are not among the given ids (the first: row id "x")'),
     ("string points", lambda s, a: s.contains(a[0], np.array([["a"] * 5])), ValueError, '"points"'),
+    ("file paths as labels", lambda s, a: ccs.bundle(a, [f"id1{i // 20:04d}/s{i % 3}/{i:05d}.wav" for i in range(200)]),
+     ValueError, 'Names such as "id10000/s0/00000.wav" are file paths, each its own class: its first directory makes '
+     '10 classes, its first two 30 — keep one (cut -d/ -f1 FILE > classes.txt; [p.split("/")[0] for p in paths] in Python)'),
     ("a speaker-verification trial list as pairs",
      lambda s, a: ccs.bundle(a, queries=a, pairs=[("1", "id10270/x6uYqmx31kE/00001.wav", "id10270/8jEAjG6SegY/00008.wav")],
                              ids=[f"id1/s/{i:05d}.wav" for i in range(200)], query_ids=[f"id1/s/{i:05d}.wav" for i in range(200)]),
