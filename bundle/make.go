@@ -1819,8 +1819,8 @@ func (p *Plan) Write(dir string, rows, queries []float32, d int) ([]string, erro
 // warnCopies adds a warning to p when rows that are exact copies of each
 // other (the same d float32 values, bit for bit) lie in different splits:
 // a test point that the fit split holds too, which no shuffle of items
-// can keep apart. Copies inside one split (a group's, an item's views)
-// are left alone. rows are the source rows the plan's splits index; for
+// can keep apart; and, for labels and groups, when they all lie in one
+// split (warnCopiesInSplit). An item's views alike are left alone. rows are the source rows the plan's splits index; for
 // relevance pairs, the rows are a collection that every split shares, and
 // the copies looked for are among queries, the split's anchors (the same
 // question asked twice, under two ids).
@@ -1847,7 +1847,7 @@ func (p *Plan) warnCopies(rows, queries []float32, d int) {
 	seed := maphash.MakeSeed()
 	first := make(map[uint64]int, len(split)) // a row's hash: the first row with it
 	copies, across := 0, 0
-	var example [2]int
+	var example, inSplit [2]int
 	for r := range split {
 		if split[r] == 0 {
 			continue
@@ -1862,7 +1862,9 @@ func (p *Plan) warnCopies(rows, queries []float32, d int) {
 		if !slices.EqualFunc(row, src[f*d:(f+1)*d], func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
 			continue // a hash collision: not a copy (and not looked at further)
 		}
-		copies++
+		if copies++; copies == 1 {
+			inSplit = [2]int{f, r}
+		}
 		if split[r] != split[f] {
 			if across == 0 {
 				example = [2]int{f, r}
@@ -1871,6 +1873,9 @@ func (p *Plan) warnCopies(rows, queries []float32, d int) {
 		}
 	}
 	if across == 0 {
+		if copies > 0 && (p.mode == "labels" || p.mode == "groups") {
+			p.warnCopiesInSplit(copies, inSplit, split)
+		}
 		return
 	}
 	f, r := example[0], example[1]
@@ -1884,6 +1889,22 @@ func (p *Plan) warnCopies(rows, queries []float32, d int) {
 		head = fmt.Sprintf("%s %d is an exact copy of %s %d, in another split (%s and %s)", one, r, one, f, p.Splits[split[r]-1].Name, p.Splits[split[f]-1].Name)
 	}
 	p.Warnings = append(p.Warnings, head+", so one point lies in two splits, which the splits are made to keep apart; "+fix)
+}
+
+// warnCopiesInSplit warns of copies rows that all lie in their first
+// row's split (a path listed twice in an export, kept in one split by its
+// group): a copy of an anchor is its positive at distance 0, inside every
+// set, and a copy of another class's or group's row a negative inside
+// every set. first is the first copy and the row it copies; split gives 1
+// + each row's split.
+func (p *Plan) warnCopiesInSplit(copies int, first [2]int, split []int8) {
+	f, r := first[0], first[1]
+	head := fmt.Sprintf("%d rows are exact copies of an earlier row of their split (the first: rows %d and %d, in %s)", copies, f, r, p.Splits[split[r]-1].Name)
+	if copies == 1 {
+		head = fmt.Sprintf("row %d is an exact copy of row %d, in the same split (%s)", r, f, p.Splits[split[r]-1].Name)
+	}
+	p.Warnings = append(p.Warnings, head+": a copy of an anchor is its positive at distance 0, inside every set, and a copy of another "+map[string]string{"labels": "class's", "groups": "group's"}[p.mode]+
+		" row a negative inside every set; remove the copies (_, keep = np.unique(X, axis=0, return_index=True); keep.sort(); then X[keep] and the labels' or groups' [keep])")
 }
 
 // alignedAnchors is how many anchors of each split warnUnaligned looks

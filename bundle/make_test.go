@@ -569,8 +569,30 @@ func TestWarnCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.warnCopies(grows, nil, d)
-	if len(g.Warnings) != 0 {
-		t.Errorf("copies within groups: warnings %q", g.Warnings)
+	want = "150 rows are exact copies of an earlier row of their split (the first: rows 0 and 1, in "
+	if len(g.Warnings) != 1 || !strings.HasPrefix(g.Warnings[0], want) || !strings.Contains(g.Warnings[0], "a copy of an anchor is its positive at distance 0") {
+		t.Errorf("copies within groups: warnings %q, want one beginning %q", g.Warnings, want)
+	}
+	// One copy (a path listed twice in a speaker corpus's export).
+	for i := range grows {
+		grows[i] = float32(i)
+	}
+	copy(grows[9*d:10*d], grows[8*d:9*d])
+	g.Warnings = nil
+	g.warnCopies(grows, nil, d)
+	want = "row 9 is an exact copy of row 8, in the same split ("
+	if len(g.Warnings) != 1 || !strings.HasPrefix(g.Warnings[0], want) {
+		t.Errorf("one copy within a group: warnings %q, want one beginning %q", g.Warnings, want)
+	}
+	// An item's views alike (an augmentation that changed nothing) are
+	// left alone.
+	v, err := Make(Items{N: len(groups), Groups: groups, ViewItems: true}, MakeConfig{K: 3, KNeg: 2, Split: testSplit, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.warnCopies(grows, nil, d)
+	if len(v.Warnings) != 0 {
+		t.Errorf("copies within views: warnings %q", v.Warnings)
 	}
 
 	// Relevance pairs: the collection's rows are every split's, so its
