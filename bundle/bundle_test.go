@@ -576,3 +576,27 @@ func TestDistinctPositives(t *testing.T) {
 		t.Errorf("by value: %d, want 8", n)
 	}
 }
+
+// TestReadNotABundle: a file that is no .npz archive, given where a bundle
+// goes (ccs calibrate -cal, evaluate -test, fit -train), is named for what
+// it is — the embeddings' .npy, a text file — with the way to make a
+// bundle of it, not only "not a valid zip file".
+func TestReadNotABundle(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	if err := WriteNPY(p("emb.npy"), Float32(make([]float32, 12), 4, 3)); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p("trials.txt"), []byte("1 id10270/a/00001.wav id10270/b/00002.wav\n"), 0o644)
+	os.WriteFile(p("empty.npz"), nil, 0o644)
+	for _, c := range []struct{ file, want string }{
+		{"emb.npy", `emb.npy: a .npy array of shape (4, 3), not a bundle: a bundle is a .npz of anchors and their positives (positives, or positive_index), as ccs bundle -out writes one from embeddings and labels, groups or pairs (ccs bundle -embeddings ` + p("emb.npy") + ` -labels FILE -out DIR; ccs.bundle in Python)`},
+		{"trials.txt", `trials.txt: a text file ("1 id10270/a/00001.wav id10270/b/00002.wav"), not a bundle: a bundle is a .npz of anchors and their positives (positives, or positive_index), as ccs bundle -out writes one from embeddings and labels, groups or pairs (ccs bundle -embeddings EMB.npy -labels FILE -out DIR`},
+		{"empty.npz", `empty.npz: not a NumPy .npz archive: zip: not a valid zip file`},
+	} {
+		_, err := Read(p(c.file))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.file, err, c.want)
+		}
+	}
+}

@@ -1,15 +1,19 @@
 package bundle
 
 import (
+	"archive/zip"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrNoPositives reports a bundle file without its anchors' positives
@@ -35,6 +39,15 @@ func (b *Bundle) NeedPositives() error {
 // array.
 func Read(path string) (*Bundle, error) {
 	arrays, err := ReadNPZ(path)
+	if errors.Is(err, zip.ErrFormat) {
+		if what := notBundle(path); what != "" {
+			emb := "EMB.npy"
+			if strings.HasPrefix(what, "a .npy") {
+				emb = path
+			}
+			return nil, fmt.Errorf("%s: %s, not a bundle: a bundle is a .npz of anchors and their positives (positives, or positive_index), as ccs bundle -out writes one from embeddings and labels, groups or pairs (ccs bundle -embeddings %s -labels FILE -out DIR; ccs.bundle in Python)", path, what, emb)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -315,4 +328,42 @@ func IsTable(path string) bool {
 		}
 	}
 	return false
+}
+
+// notBundle says what a file that is no .npz archive is, when it is one a
+// user may give for a bundle: the embeddings' .npy ("a .npy array of shape
+// (n, d)"), or a text file (its first line); "" otherwise.
+func notBundle(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if bytes.HasPrefix(head, []byte("\x93NUMPY")) {
+		// The header alone: a cap of one value stops before the data.
+		if _, err := f.Seek(0, io.SeekStart); err == nil {
+			var big *TooLargeError
+			a, err := DecodeNPY(f, "x", 1)
+			switch {
+			case errors.As(err, &big):
+				return "a .npy array of shape " + FormatShape(big.Shape)
+			case err == nil:
+				return "a .npy array of shape " + FormatShape(a.Shape)
+			}
+		}
+		return "a .npy array"
+	}
+	if n == 512 { // a rune the read cut in two
+		for i := 0; i < utf8.UTFMax-1 && !utf8.Valid(head); i++ {
+			head = head[:len(head)-1]
+		}
+	}
+	if len(head) == 0 || !utf8.Valid(head) || bytes.IndexByte(head, 0) >= 0 {
+		return ""
+	}
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	return fmt.Sprintf("a text file (%q)", strings.TrimRight(string(line), "\r"))
 }

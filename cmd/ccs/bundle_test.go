@@ -1330,3 +1330,30 @@ func TestBundleLabelSets(t *testing.T) {
 		}
 	}
 }
+
+// TestNotABundle: the embeddings' .npy or a trial list given where a
+// bundle goes is named for what it is, with the command that makes a
+// bundle, by calibrate, evaluate, fit and coverage-check alike.
+func TestNotABundle(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	if err := bundle.WriteNPY(p("emb.npy"), bundle.Float32(make([]float32, 40*3), 40, 3)); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p("trials.txt"), []byte("1 id10270/a/00001.wav id10270/b/00002.wav\n"), 0o644)
+	npy := p("emb.npy") + ": a .npy array of shape (40, 3), not a bundle: a bundle is a .npz of anchors and their positives (positives, or positive_index), as ccs bundle -out writes one from embeddings and labels, groups or pairs (ccs bundle -embeddings " + p("emb.npy") + " -labels FILE -out DIR; ccs.bundle in Python)"
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"calibrate", []string{"calibrate", "-geometry", "ball", "-cal", p("emb.npy"), "-out", p("s.json")}, npy},
+		{"calibrate a trial list", []string{"calibrate", "-geometry", "ball", "-cal", p("trials.txt"), "-out", p("s.json")}, `trials.txt: a text file ("1 id10270/a/00001.wav id10270/b/00002.wav"), not a bundle`},
+		{"fit", []string{"fit", "-geometry", "genball", "-objective", "neg", "-train", p("emb.npy"), "-val-share", "0.1", "-out", p("f.json")}, npy},
+	} {
+		err := run(io.Discard, io.Discard, c.args)
+		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != 1 {
+			t.Errorf("%s: %v (exit %d), want %q", c.name, err, exitCode(err), c.want)
+		}
+	}
+}

@@ -352,7 +352,11 @@ ERRORS = [
     ("calibrate a missing set file", lambda s, a: ccs.calibrate("fitted-typo.json", _splits()["cal"]), FileNotFoundError,
      "calibrate: fitted-typo.json: no such file"),
     ("calibrate an unknown geometry", lambda s, a: ccs.calibrate("sphere", _splits()["cal"]), ValueError, "sphere"),
-    ("not a bundle", lambda s, a: ccs.Bundle.load(__file__), ValueError, "not a NumPy .npz archive"),
+    ("not a bundle", lambda s, a: ccs.Bundle.load(__file__), ValueError,
+     "test_inputs.py: a text file ("),
+    ("not a bundle, said so", lambda s, a: ccs.Bundle.load(__file__), ValueError,
+     "not a bundle: a bundle is a .npz of anchors and their positives (positives, or positive_index), as ccs bundle -out "
+     "writes one"),
     ("OOD class not among string labels", lambda s, a: ccs.bundle(*_labelled(["x", "y", "z"]), k=3, ood_classes=["w"]),
      ValueError, 'bundle: ood_classes: "w" is not among the labels ("x", "y", "z")'),
     ("OOD class by name, integer labels", lambda s, a: ccs.bundle(*_labelled([0, 1, 2]), k=3, ood_classes=["y"]),
