@@ -223,11 +223,28 @@ func indexIDs(ids []string, what string) (map[string]int, error) {
 		return nil, nil
 	}
 	m := make(map[string]int, len(ids))
+	var first [2]int
+	var firstID string
+	repeated := map[string]struct{}{}
+	rows := 0
 	for i, id := range ids {
 		if j, dup := m[id]; dup {
-			return nil, fmt.Errorf("%s id %q is given twice (rows %d and %d)", what, id, j, i)
+			if rows == 0 {
+				first, firstID = [2]int{j, i}, id
+			}
+			rows++
+			repeated[id] = struct{}{}
+			continue
 		}
 		m[id] = i
+	}
+	if rows > 0 {
+		verb := "repeat"
+		if len(repeated) == 1 {
+			verb = "repeats"
+		}
+		return nil, fmt.Errorf("%s id %q is given twice (rows %d and %d, numbered from 0: lines %d and %d of a text file); %s %s (%s beyond each one's first): keep each id's first row (_, first = np.unique(ids, return_index=True); keep = np.sort(first)) and the same rows of the embeddings",
+			what, firstID, first[0], first[1], first[0]+1, first[1]+1, counted(len(repeated), "id"), verb, counted(rows, "row"))
 	}
 	return m, nil
 }

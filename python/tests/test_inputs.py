@@ -388,7 +388,7 @@ ERRORS = [
     ("ids without pairs", lambda s, a: ccs.bundle(a, labels=np.zeros(200, int), ids=[str(i) for i in range(200)]),
      ValueError, "bundle: ids and query_ids name the rows of relevance pairs"),
     ("an id twice", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[(0, "d1")], ids=["d0"] * 200), ValueError,
-     'bundle: row id "d0" is given twice (rows 0 and 1)'),
+     'bundle: row id "d0" is given twice (rows 0 and 1, numbered from 0'),
     ("no pair among the ids", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[(0, "x")], ids=[f"d{i}" for i in range(200)]),
      ValueError, 'pairs: no pairs: all 1 name ids that are not among the given ids (the first: row id "x")'),
     ("string points", lambda s, a: s.contains(a[0], np.array([["a"] * 5])), ValueError, '"points"'),
