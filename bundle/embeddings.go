@@ -123,6 +123,11 @@ type Inputs struct {
 	Groups       []int64
 	GroupsSource string
 	GroupNames   []string
+	// Sessions, with Groups, are one session id per row (a recording, a
+	// speaker's YouTube video); nil: none. An anchor's positives are then
+	// its group's rows of other sessions (Items.Sessions).
+	Sessions       []int64
+	SessionsSource string
 	// Queries and Pairs are relevance judgements (Items.Queries, Pairs);
 	// Queries nil: none.
 	Queries *Embeddings
@@ -190,6 +195,15 @@ func (in Inputs) Items() (Items, error) {
 			return Items{}, fmt.Errorf("%s: %d group ids for the %d rows of %s", in.GroupsSource, len(in.Groups), e.N, e.Source)
 		}
 		it.Groups, it.GroupNames = in.Groups, in.GroupNames
+	}
+	if in.Sessions != nil {
+		switch {
+		case in.Groups == nil:
+			return Items{}, fmt.Errorf("%s: sessions are a group's recordings: give group ids with them (-groups)", in.SessionsSource)
+		case len(in.Sessions) != e.N:
+			return Items{}, fmt.Errorf("%s: %d session ids for the %d rows of %s", in.SessionsSource, len(in.Sessions), e.N, e.Source)
+		}
+		it.Sessions = in.Sessions
 	}
 	if q := in.Queries; q != nil {
 		if q.D != e.D {

@@ -60,6 +60,12 @@ type Items struct {
 	// (n, v, d) views array. Messages name a group by them.
 	GroupNames []string
 	ViewItems  bool
+	// Sessions, if not nil, with Groups, are each row's session (a
+	// speaker's recording): an anchor's positives are then the rows of its
+	// group in other sessions than its own, so that calibration and
+	// evaluation speak of cross-session pairs, as a verification trial
+	// list's are; a group without such a row has no positive.
+	Sessions []int64
 	// Rows (N×D) and QueryRows (Queries×D) are the embeddings, which only
 	// MakeConfig.HardNegatives reads: it finds each anchor's nearest
 	// negatives among them. Inputs.Items sets them.
@@ -1212,10 +1218,11 @@ func (p *Plan) count() {
 }
 
 // checkGroupSizes refuses groups of the splits (parts: indices into
-// groups) that have no row besides their anchor, or fewer than k without
-// AllowFewer, counting them all and naming the first and the smallest, so
-// that one run says what to change.
-func (items Items) checkGroupSizes(groups [][]int, parts [][]int, cfg MakeConfig) error {
+// groups) that have no positive (pos: a row besides their anchor, of
+// another session with Sessions), or fewer than k without AllowFewer,
+// counting them all and naming the first and the smallest, so that one
+// run says what to change.
+func (items Items) checkGroupSizes(groups, pos [][]int, parts [][]int, cfg MakeConfig) error {
 	unit, rows := "group", "rows"
 	if items.ViewItems {
 		unit, rows = "item", "views"
@@ -1223,7 +1230,7 @@ func (items Items) checkGroupSizes(groups [][]int, parts [][]int, cfg MakeConfig
 	var single, short []int
 	for _, gs := range parts {
 		for _, g := range gs {
-			switch v := len(groups[g]) - 1; {
+			switch v := len(pos[g]); {
 			case v == 0:
 				single = append(single, g)
 			case v < cfg.K && !cfg.AllowFewer:
@@ -1234,6 +1241,10 @@ func (items Items) checkGroupSizes(groups [][]int, parts [][]int, cfg MakeConfig
 	slices.Sort(single)
 	slices.Sort(short)
 	name := func(g int) string { return items.groupName(items.Groups[groups[g][0]]) }
+	if len(single) > 0 && items.Sessions != nil {
+		return fmt.Errorf("bundle: %s of the splits have no row in another session than their anchor's (the first: %s, %s in one session): no cross-session positive; leave their rows out first, keeping the groups of two sessions or more (pairs = np.unique(np.stack([groups, sessions], 1), axis=0); g, n = np.unique(pairs[:, 0], return_counts=True); keep = np.isin(groups, g[n > 1]))",
+			counted(len(single), unit), name(single[0]), counted(len(groups[single[0]]), "row"))
+	}
 	if len(single) > 0 {
 		advice := "leave their rows out first (ids, counts = np.unique(groups, return_counts=True); keep = np.isin(groups, ids[counts > 1]))"
 		if paths := pathNames(items.GroupNames, "group"); paths != "" && !items.ViewItems {
@@ -1243,13 +1254,17 @@ func (items Items) checkGroupSizes(groups [][]int, parts [][]int, cfg MakeConfig
 			counted(len(single), unit), name(single[0]), advice)
 	}
 	if len(short) > 0 {
-		least := slices.MinFunc(short, func(a, b int) int { return len(groups[a]) - len(groups[b]) })
+		least := slices.MinFunc(short, func(a, b int) int { return len(pos[a]) - len(pos[b]) })
 		fewest := ""
-		if len(groups[least]) < len(groups[short[0]]) {
-			fewest = fmt.Sprintf("; the fewest: %d, %s", len(groups[least])-1, name(least))
+		if len(pos[least]) < len(pos[short[0]]) {
+			fewest = fmt.Sprintf("; the fewest: %d, %s", len(pos[least]), name(least))
 		}
-		return fmt.Errorf("bundle: %d %ss of the splits have fewer than k = %d %s besides their anchor (the first: %s, with %d%s): lower k (-k %d keeps them all), or allow fewer (-allow-fewer; allow_fewer=True in Python: their anchors repeat them)",
-			len(short), unit, cfg.K, rows, name(short[0]), len(groups[short[0]])-1, fewest, len(groups[least])-1)
+		besides := "besides their anchor"
+		if items.Sessions != nil {
+			besides = "in other sessions than their anchor's"
+		}
+		return fmt.Errorf("bundle: %d %ss of the splits have fewer than k = %d %s %s (the first: %s, with %d%s): lower k (-k %d keeps them all), or allow fewer (-allow-fewer; allow_fewer=True in Python: their anchors repeat them)",
+			len(short), unit, cfg.K, rows, besides, name(short[0]), len(pos[short[0]]), fewest, len(pos[least]))
 	}
 	return nil
 }
@@ -1303,6 +1318,20 @@ func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		}
 		groups[i] = append(groups[i], r)
 	}
+	// Each group's positives: its rows but the anchor, of other sessions
+	// than the anchor's when sessions are given.
+	pos := make([][]int, len(groups))
+	for g, rows := range groups {
+		if items.Sessions == nil {
+			pos[g] = rows[1:]
+			continue
+		}
+		for _, r := range rows[1:] {
+			if items.Sessions[r] != items.Sessions[rows[0]] {
+				pos[g] = append(pos[g], r)
+			}
+		}
+	}
 	label := func(g int) int64 { return 0 }
 	if items.Labels != nil {
 		for _, rows := range groups {
@@ -1333,7 +1362,7 @@ func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		return nil, err
 	}
 	parts := stratify(left, cfg.Split[:], rng)
-	if err := items.checkGroupSizes(groups, parts, cfg); err != nil {
+	if err := items.checkGroupSizes(groups, pos, parts, cfg); err != nil {
 		return nil, err
 	}
 	p := &Plan{}
@@ -1366,7 +1395,7 @@ func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 			if sp.Labels != nil {
 				sp.Labels[i] = label(g)
 			}
-			views := groups[g][1:] // checkGroupSizes: enough
+			views := pos[g] // checkGroupSizes: enough
 			sp.PositivePool = append(sp.PositivePool, views...)
 			start[i+1] = len(sp.PositivePool)
 		}

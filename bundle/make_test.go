@@ -1424,3 +1424,55 @@ func TestPathNames(t *testing.T) {
 		t.Errorf("paths as groups: %v, want %q", err, want)
 	}
 }
+
+// TestGroupSessions: with sessions (a speaker's recordings), an anchor's
+// positives are the rows of its group in other sessions than the
+// anchor's, never its own session's; a group of one session has none and
+// is refused, counted, as groups of too few such rows are.
+func TestGroupSessions(t *testing.T) {
+	const groupsN, per = 60, 12
+	groups := make([]int64, groupsN*per)
+	sessions := make([]int64, len(groups))
+	for i := range groups {
+		groups[i] = int64(i / per)
+		sessions[i] = int64(i/per*10 + (i%per)%3) // three sessions a group: rows 0, 3, 6, 9 the anchor's
+	}
+	p, err := Make(Items{N: len(groups), Groups: groups, Sessions: sessions}, MakeConfig{K: 8, KNeg: 3, Split: testSplit, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range p.Splits[:4] {
+		for a, anchor := range sp.Anchors {
+			for _, i := range sp.PositiveIndex[a*sp.K : (a+1)*sp.K] {
+				r := sp.PositivePool[i]
+				if groups[r] != groups[anchor] || sessions[r] == sessions[anchor] {
+					t.Fatalf("%s: anchor row %d (group %d, session %d) has positive row %d (group %d, session %d)", sp.Name, anchor, groups[anchor], sessions[anchor], r, groups[r], sessions[r])
+				}
+			}
+		}
+	}
+	// 8 rows of other sessions a group: k = 9 is too many.
+	if _, err := Make(Items{N: len(groups), Groups: groups, Sessions: sessions}, MakeConfig{K: 9, Split: testSplit}); err == nil || !strings.Contains(err.Error(), "60 groups of the splits have fewer than k = 9 rows in other sessions than their anchor's (the first: group 0, with 8): lower k (-k 8 keeps them all)") {
+		t.Errorf("k = 9: %v", err)
+	}
+	// A group recorded in one session: no cross-session positive.
+	for i := 0; i < per; i++ {
+		sessions[i] = 0
+	}
+	if _, err := Make(Items{N: len(groups), Groups: groups, Sessions: sessions}, MakeConfig{K: 2, Split: testSplit}); err == nil || !strings.Contains(err.Error(), "1 group of the splits have no row in another session than their anchor's (the first: group 0, 12 rows in one session)") {
+		t.Errorf("one session: %v", err)
+	}
+	// Sessions need groups, one a row.
+	emb := Embeddings{Rows: make([]float32, 2*len(groups)), N: len(groups), D: 2, Source: "emb.npy"}
+	for _, c := range []struct {
+		in   Inputs
+		want string
+	}{
+		{Inputs{Embeddings: emb, Labels: groups, LabelsSource: "spk.txt", Sessions: sessions, SessionsSource: "sess.txt"}, "sess.txt: sessions are a group's recordings: give group ids with them (-groups)"},
+		{Inputs{Embeddings: emb, Groups: groups, GroupsSource: "spk.txt", Sessions: sessions[1:], SessionsSource: "sess.txt"}, "sess.txt: 719 session ids for the 720 rows of emb.npy"},
+	} {
+		if _, err := c.in.Items(); err == nil || err.Error() != c.want {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
+}

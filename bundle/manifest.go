@@ -134,6 +134,8 @@ func relations(in Inputs, plan *Plan) (positives, negatives string) {
 		return "rows relevant to the query, never the query's own row (the queries are the rows)", "rows relevant to none of the query's, drawn from all rows but the query's own"
 	case in.Queries != nil:
 		return "rows relevant to the query", "rows relevant to none of the query's, drawn from all rows"
+	case in.Groups != nil && in.Sessions != nil:
+		positives, negatives = "the rows of the anchor's group (its first row) in other sessions than the anchor's", "other groups' first rows"
 	case in.Groups != nil:
 		positives, negatives = "the other rows of the anchor's group (its first row)", "other groups' first rows"
 	default:

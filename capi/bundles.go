@@ -232,7 +232,7 @@ func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error) {
 	for name := range arrays {
 		switch name {
-		case "embeddings", "views", "labels", "groups", "queries", "pairs", "ids", "query_ids", "logits":
+		case "embeddings", "views", "labels", "groups", "sessions", "queries", "pairs", "ids", "query_ids", "logits":
 		default:
 			return nil, fmt.Errorf("bundle: unknown array %q", name)
 		}
@@ -278,6 +278,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		default:
 			return nil, fmt.Errorf("bundle: say which rows are positives of each other: give labels, groups, or queries with pairs")
 		}
+	}
+	if _, has := arrays["sessions"]; has && mode != "groups" {
+		return nil, fmt.Errorf("bundle: sessions are a group's recordings: give them with groups (a speaker's id a row, and its session's)")
 	}
 	if o.K < 1 || o.KNeg < 0 {
 		return nil, fmt.Errorf("bundle: k=%d, kneg=%d: want k at least 1 and kneg ≥ 0", o.K, o.KNeg)
@@ -374,6 +377,12 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 		in.GroupNames = gnames
 		in.GroupsSource = "groups"
+		if a, has := arrays["sessions"]; has {
+			if in.Sessions, _, err = readIDs(a, "sessions"); err != nil {
+				return nil, err
+			}
+			in.SessionsSource = "sessions"
+		}
 	}
 	var pairNote, pairsHash string
 	if mode == "pairs" {

@@ -381,7 +381,7 @@ def _pairs(x):
     return np.array([[text(v, i, j) for j, v in enumerate(row)] for i, row in enumerate(a)], dtype=str).reshape(a.shape)
 
 
-def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=None, pairs=None, ids=None,
+def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, views=None, queries=None, pairs=None, ids=None,
            query_ids=None, k=None, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
            allow_fewer=False, missing_labels="error", min_score=None, logits=None, out=None, kneg_hard=0,
            hard_candidates=None):
@@ -393,8 +393,10 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     strings; strings are numbered 0, 1, … in their sorted order, as the
     command numbers a string column, and each Bundle's label_names holds
     them: label i is label_names[i]),
-    of one group (groups: views of one item; its first row is the anchor),
-    the views of one item (views, (n, v, d) instead of embeddings), or the
+    of one group (groups: views of one item; its first row is the anchor;
+    with sessions, one session id a row — a speaker's recording —, its
+    positives are its group's rows of other sessions, as ccs bundle
+    -sessions), the views of one item (views, (n, v, d) instead of embeddings), or the
     rows relevant to a query (queries (q, d) and pairs (m, 2) of query row,
     relevant row; or of ids, strings or integers, with query_ids and ids:
     the queries' and the rows' ids in row order, pairs naming other ids
@@ -446,7 +448,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, views=None, queries=Non
     if isinstance(pairs, (str, bytes, os.PathLike)):
         pairs_file, pairs = os.fsdecode(pairs), None
     arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": _ids(labels, "labels"), "groups": _ids(groups, "groups"),
-                          "queries": queries, "pairs": _pairs(pairs), "logits": logits, "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids")})
+                          "sessions": _ids(sessions, "sessions"), "queries": queries, "pairs": _pairs(pairs), "logits": logits, "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids")})
     if isinstance(ood_classes, (str, int, np.integer)):
         ood_classes = (ood_classes,)
     try:
@@ -474,7 +476,7 @@ def _bundle_call(a):
     """The text of a ccs.bundle call, for its manifest: the arrays given by
     name (the manifest describes them), the keywords not at their
     defaults but k, split and seed."""
-    parts = [k for k in ("embeddings", "labels", "groups", "views", "queries", "pairs", "ids", "query_ids", "logits")
+    parts = [k for k in ("embeddings", "labels", "groups", "sessions", "views", "queries", "pairs", "ids", "query_ids", "logits")
              if a[k] is not None]
     if a["pairs_file"] is not None:
         parts.append(f"pairs={a['pairs_file']!r}")

@@ -395,6 +395,10 @@ ERRORS = [
     ("file paths as labels", lambda s, a: ccs.bundle(a, [f"id1{i // 20:04d}/s{i % 3}/{i:05d}.wav" for i in range(200)]),
      ValueError, 'Names such as "id10000/s0/00000.wav" are file paths, each its own class: its first directory makes '
      '10 classes, its first two 30 — keep one (cut -d/ -f1 FILE > classes.txt; [p.split("/")[0] for p in paths] in Python)'),
+    ("sessions without groups", lambda s, a: ccs.bundle(a, np.arange(200) % 4, sessions=np.arange(200) % 3), ValueError,
+     "bundle: sessions are a group's recordings: give them with groups"),
+    ("a group of one session", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 10, sessions=np.arange(200) // 10, k=2),
+     ValueError, "groups of the splits have no row in another session than their anchor's (the first: group "),
     ("a speaker-verification trial list as pairs",
      lambda s, a: ccs.bundle(a, queries=a, pairs=[("1", "id10270/x6uYqmx31kE/00001.wav", "id10270/8jEAjG6SegY/00008.wav")],
                              ids=[f"id1/s/{i:05d}.wav" for i in range(200)], query_ids=[f"id1/s/{i:05d}.wav" for i in range(200)]),
@@ -567,3 +571,20 @@ def test_bool_labels():
     got, want = ccs.bundle(x, y, k=3, seed=1), ccs.bundle(x, y.astype(np.int64), k=3, seed=1)
     assert all(np.array_equal(got[s].labels, want[s].labels) and np.array_equal(got[s].anchors, want[s].anchors)
                for s in ("fit", "val", "cal", "test"))
+
+
+def test_bundle_sessions():
+    """With sessions, a group's anchor has its group's rows of other
+    sessions as positives, never its own session's (as ccs bundle
+    -sessions)."""
+    x = np.random.default_rng(3).normal(size=(600, 4)).astype(np.float32)
+    groups = np.arange(600) // 12
+    sessions = np.array([f"s{g}-{(i % 12) % 3}" for i, g in enumerate(groups)])
+    b = ccs.bundle(x, groups=groups, sessions=sessions, k=8, kneg=3)
+    row = {v.tobytes(): i for i, v in enumerate(x)}
+    for sp in b.values():
+        anchors = [row[a.tobytes()] for a in sp.anchors]
+        for a, pos in zip(anchors, sp.positive_pool[sp.positive_index]):
+            for p in pos:
+                r = row[p.tobytes()]
+                assert groups[r] == groups[a] and sessions[r] != sessions[a]
