@@ -916,16 +916,34 @@ func pathNames(names []string, what string) string {
 	}
 	return ""
 found:
+	// Leading directories every name shares ("/data/voxceleb/wav/") make
+	// one class: the classes start after them.
+	split := make([][]string, len(names))
+	for i, n := range names {
+		split[i] = strings.Split(n, sep)
+	}
+	skip := 0
+	for ; ; skip++ {
+		same := true
+		for _, parts := range split {
+			if len(parts) <= skip+1 || parts[skip] != split[0][skip] {
+				same = false
+				break
+			}
+		}
+		if !same {
+			break
+		}
+	}
 	var counts []string
 	for depth := 1; depth <= 2; depth++ {
 		seen := map[string]struct{}{}
-		for _, n := range names {
-			parts := strings.Split(n, sep)
-			if len(parts) <= depth { // no directory this deep: the whole path
-				seen[n] = struct{}{}
+		for i, parts := range split {
+			if len(parts) <= skip+depth { // no directory this deep: the whole path
+				seen[names[i]] = struct{}{}
 				continue
 			}
-			seen[strings.Join(parts[:depth], sep)] = struct{}{}
+			seen[strings.Join(parts[skip:skip+depth], sep)] = struct{}{}
 		}
 		if len(seen) == len(names) && depth > 1 {
 			break // the first two directories are each path's own
@@ -933,15 +951,21 @@ found:
 		counts = append(counts, strconv.Itoa(len(seen)))
 	}
 	made := "its first directory makes " + counts[0] + " classes"
+	if skip > 0 {
+		made = fmt.Sprintf("after the directories all share (%q), the next makes %s classes", strings.Join(split[0][:skip], sep)+sep, counts[0])
+	}
 	if len(counts) > 1 {
-		made += ", its first two " + counts[1]
+		made += ", the next two " + counts[1]
+		if skip == 0 {
+			made = strings.Replace(made, ", the next two ", ", its first two ", 1)
+		}
 	}
-	cut := "cut -d/ -f1 FILE > classes.txt"
+	cut := fmt.Sprintf("cut -d/ -f%d FILE > classes.txt", skip+1)
 	if sep != "/" {
-		cut = `cut -d'\' -f1 FILE > classes.txt`
+		cut = fmt.Sprintf(`cut -d'\' -f%d FILE > classes.txt`, skip+1)
 	}
-	return fmt.Sprintf("names such as %q are file paths, each its own %s: %s — keep one (%s; [p.split(%q)[0] for p in paths] in Python), as labels, or as groups (-groups) where they are identities such as speakers (docs/your-data.md §7)",
-		names[0], what, made, cut, sep)
+	return fmt.Sprintf("names such as %q are file paths, each its own %s: %s — keep one (%s; [p.split(%q)[%d] for p in paths] in Python), as labels, or as groups (-groups) where they are identities such as speakers (docs/your-data.md §7)",
+		names[0], what, made, cut, sep, skip)
 }
 
 // joinedLabels finds string labels that are lists of labels joined by a

@@ -1399,7 +1399,8 @@ func TestPathNames(t *testing.T) {
 		want  string
 	}{
 		{"VoxCeleb paths", paths, `names such as "id10000/sess0/00000.wav" are file paths, each its own class: its first directory makes 6 classes, its first two 18 — keep one (cut -d/ -f1 FILE > classes.txt; [p.split("/")[0] for p in paths] in Python)`},
-		{"Windows paths", []string{`spk1\a.wav`, `spk1\b.wav`, `spk2\c.wav`}, `names such as "spk1\\a.wav" are file paths, each its own class: its first directory makes 2 classes — keep one`},
+		{"Windows paths", []string{`spk1\a.wav`, `spk1\b.wav`, `spk2\c.wav`}, `names such as "spk1\\a.wav" are file paths, each its own class: its first directory makes 2 classes — keep one (cut -d'\' -f1 FILE > classes.txt; [p.split("\\")[0] for p in paths] in Python)`},
+		{"absolute paths", []string{"/data/vox/wav/id1/a/1.wav", "/data/vox/wav/id1/b/2.wav", "/data/vox/wav/id2/c/3.wav", "/data/vox/wav/id2/c/4.wav"}, `names such as "/data/vox/wav/id1/a/1.wav" are file paths, each its own class: after the directories all share ("/data/vox/wav/"), the next makes 2 classes, the next two 3 — keep one (cut -d/ -f5 FILE > classes.txt; [p.split("/")[4] for p in paths] in Python)`},
 		{"names, not paths", []string{"ant", "bee", "cat"}, ""},
 		{"a few slashes", []string{"a/b", "c", "d", "e", "f"}, ""},
 		{"integers", nil, ""},
