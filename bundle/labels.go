@@ -587,7 +587,7 @@ func trialListError(line, form string) error {
 		"every split's anchors the trial speakers, and the non-target trials dropped). "+
 		"Bundle the other speakers as groups — the speaker is the first component of a VoxCeleb path: cut -d/ -f1 utt.txt > spk.txt; "+
 		"ccs bundle -embeddings emb.npy -groups spk.txt -allow-fewer, the trial speakers' rows left out — calibrate a set on them, "+
-		"and score each trial with it (s.contains(E[enrol], E[test]) in Python): docs/your-data.md, \"Speaker verification\"", line, order)
+		"and judge the trials with it (ccs evaluate -set SET.json -trials FILE -embeddings emb.npy -ids utt.txt; s.contains(E[enrol], E[test]) in Python): docs/your-data.md, \"Speaker verification\"", line, order)
 }
 
 // ReadQrels reads relevance pairs from text, one a line, as BEIR's qrels

@@ -25,6 +25,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/internal/sttest"
 	"github.com/ccsets/ccs/retrieve"
 	"github.com/ccsets/ccs/table"
@@ -1353,6 +1355,117 @@ func TestNotABundle(t *testing.T) {
 	} {
 		err := run(io.Discard, io.Discard, c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != 1 {
+			t.Errorf("%s: %v (exit %d), want %q", c.name, err, exitCode(err), c.want)
+		}
+	}
+}
+
+// TestBundleTestOnly: -split 0,0,0,1 writes test.npz alone, of every
+// group (held-out speakers, another donor), which a set calibrated on
+// other bundles evaluates; ccs compare says what such a directory is for.
+func TestBundleTestOnly(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 400, 3
+	_, x64, _ := mixture(6, n, d, 3)
+	writeNPY64(t, p("emb.npy"), x64, n, d)
+	g := make([]int64, n)
+	for i := range g {
+		g[i] = int64(i / 10)
+	}
+	bundle.WriteNPY(p("groups.npy"), bundle.Int64(g, n))
+	var stdout strings.Builder
+	if err := run(&stdout, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-groups", p("groups.npy"), "-k", "5", "-split", "0,0,0,1", "-out", p("b")}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "wrote " + p("b/test.npz") + ": 40 anchors, 5 positives and 5 negatives each, by index\nwrote " + p("b/manifest.json") + "\n"; stdout.String() != want {
+		t.Errorf("stdout %q, want %q", stdout.String(), want)
+	}
+	for _, f := range []string{"fit.npz", "val.npz", "cal.npz"} {
+		if _, err := os.Stat(p("b/" + f)); !os.IsNotExist(err) {
+			t.Errorf("%s: %v, want none", f, err)
+		}
+	}
+	err := run(io.Discard, io.Discard, []string{"compare", "-data", p("b"), "-seeds", "1"})
+	if want := p("b") + ": fit.npz is missing: " + p("b") + " holds a test split alone (ccs bundle -split 0,0,0,1), to judge a set calibrated on other data (ccs evaluate -set SET.json -test " + p("b/test.npz") + ")"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("compare: %v, want %q", err, want)
+	}
+}
+
+// TestEvaluateTrials: ccs evaluate -trials judges a set on a VoxCeleb
+// trial list of the utterances of -embeddings named by -ids (a path
+// listed twice with its row said, and read once), as eval.Trials does;
+// what it cannot judge is refused by file and line.
+func TestEvaluateTrials(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 400, 3
+	x32, x64, _ := mixture(6, n, d, 3)
+	writeNPY64(t, p("emb.npy"), x64, n, d)
+	g := make([]int64, n)
+	var utt, trials strings.Builder
+	for i := range g {
+		g[i] = int64(i / 10)
+		fmt.Fprintf(&utt, "id%d/s%d/%05d.wav\n", i/10, i%2, i)
+	}
+	for i := 0; i+11 < n; i += 7 {
+		fmt.Fprintf(&trials, "1 id%d/s%d/%05d.wav id%d/s%d/%05d.wav\n", i/10, i%2, i, (i+1)/10, (i+1)%2, i+1)
+		fmt.Fprintf(&trials, "0 id%d/s%d/%05d.wav id%d/s%d/%05d.wav\n", i/10, i%2, i, (i+11)/10, (i+11)%2, i+11)
+	}
+	os.WriteFile(p("utt.txt"), []byte(utt.String()), 0o644)
+	os.WriteFile(p("trials.txt"), []byte(trials.String()), 0o644)
+	os.WriteFile(p("bad.txt"), []byte("1 id0/s0/00000.wav id0/s1/00001.wav\n0 id0/s0/00000.wav id99/s0/99999.wav\n"), 0o644)
+	bundle.WriteNPY(p("groups.npy"), bundle.Int64(g, n))
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-groups", p("groups.npy"), "-k", "5", "-kneg", "2", "-out", p("b")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-alpha", "0.2", "-out", p("ball.json")}); err != nil {
+		t.Fatal(err)
+	}
+	set, err := conformal.Load(p("ball.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := strings.Fields(utt.String())
+	m, _ := bundle.IndexIDs(ids, "utterance")
+	tr, _, err := bundle.ReadTrials(strings.NewReader(trials.String()), "trials.txt", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := eval.Trials(set, x32, d, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout strings.Builder
+	if err := run(&stdout, io.Discard, []string{"evaluate", "-set", p("ball.json"), "-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	var got eval.TrialResult
+	if err := json.Unmarshal([]byte(stdout.String()), &got); err != nil || got != want {
+		t.Errorf("%+v (%v), want %+v", got, err, want)
+	}
+	// A path listed twice, with its row: read once, and said.
+	os.WriteFile(p("utt2.txt"), []byte(utt.String()+ids[3]+"\n"), 0o644)
+	x2 := append(slices.Clone(x64), x64[3*d:4*d]...)
+	writeNPY64(t, p("emb2.npy"), x2, n+1, d)
+	var stderr strings.Builder
+	if err := run(io.Discard, &stderr, []string{"evaluate", "-set", p("ball.json"), "-trials", p("trials.txt"), "-embeddings", p("emb2.npy"), "-ids", p("utt2.txt")}); err != nil || !strings.Contains(stderr.String(), `utt2.txt: 1 utterance listed twice with the same embedding (the first: "id0/s1/00003.wav", rows 3 and 400)`) {
+		t.Errorf("a path twice: %v, stderr %q", err, stderr.String())
+	}
+	for _, c := range []struct {
+		name  string
+		args  []string
+		usage bool
+		want  string
+	}{
+		{"an utterance not among the ids", []string{"-trials", p("bad.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt")}, false, `bad.txt: 1 trial of 2 name an utterance that is not among the ids (the first: line 2, "id99/s0/99999.wav")`},
+		{"ids for other rows", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("bad.txt")}, false, "bad.txt: 2 ids for 400 rows"},
+		{"a bundle, not a trial list", []string{"-trials", p("b/test.npz"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt")}, false, "test.npz:1: "},
+		{"-test with -trials", []string{"-test", p("b/test.npz"), "-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt")}, true, "evaluate: -trials judges the set on a trial list; -test on a bundle: give one of the two"},
+		{"no ids", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy")}, true, "-ids"},
+	} {
+		err := run(io.Discard, io.Discard, append([]string{"evaluate", "-set", p("ball.json")}, c.args...))
+		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != map[bool]int{true: 2, false: 1}[c.usage] {
 			t.Errorf("%s: %v (exit %d), want %q", c.name, err, exitCode(err), c.want)
 		}
 	}

@@ -17,9 +17,12 @@ import (
 // evaluateOptions are ccs evaluate's inputs.
 type evaluateOptions struct {
 	Set, Test string // files
-	PerClass  bool
-	Unlabeled string // error or marginal
-	JSON      bool
+	// Trials, Embeddings and IDs: a speaker-verification trial list, the
+	// embeddings of its utterances and their ids (runEvaluateTrials).
+	Trials, Embeddings, IDs string
+	PerClass                bool
+	Unlabeled               string // error or marginal
+	JSON                    bool
 	sizeFlags
 }
 
@@ -55,11 +58,14 @@ func (z *sizeFlags) check(cmd string) error {
 }
 
 func evaluateCommand() *command {
-	return newCommand("evaluate", "-set SET.json -test FILE [-per-class] [-unlabeled error|marginal] [-db FILE|URL [-size-anchors N]] [-json]",
-		"measure a fitted set's coverage, exclusion and LogVol/d on a test bundle",
+	return newCommand("evaluate", "-set SET.json (-test FILE [-per-class] [-unlabeled error|marginal] [-db FILE|URL [-size-anchors N]] | -trials FILE -embeddings FILE -ids FILE) [-json]",
+		"measure a fitted set's coverage, exclusion and LogVol/d on a test bundle, or its misses and false acceptances on a speaker-verification trial list",
 		func(fs *flag.FlagSet, o *evaluateOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "fitted set `file` (.json)")
 			fs.StringVar(&o.Test, "test", "", "test bundle `file` (.npz)")
+			fs.StringVar(&o.Trials, "trials", "", "a speaker-verification trial list `FILE` instead of -test: target 1 or 0, enrolment, test a line (VoxCeleb's), or enrolment, test, target|nontarget (Kaldi's); with -embeddings and -ids")
+			fs.StringVar(&o.Embeddings, "embeddings", "", "with -trials: the utterances' embeddings `FILE`, as ccs bundle reads them")
+			fs.StringVar(&o.IDs, "ids", "", "with -trials: the utterances' ids `FILE` (utt.txt: one path a line, in the embeddings' row order), as the trial list names them")
 			fs.BoolVar(&o.PerClass, "per-class", false, "also coverage and exclusion per class of the test bundle's labels, and the worst class")
 			fs.StringVar(&o.Unlabeled, "unlabeled", "error", "a class-conditional set on a test bundle without labels: error, or marginal (judge every anchor with the threshold over all classes, which has no class guarantee)")
 			o.sizeFlags.add(fs, "also count the items of this collection inside the set around test anchors — what a retrieval returns, and what coverage costs on your corpus: a `file` or ClickHouse table, as ccs retrieve's -db",
@@ -73,6 +79,9 @@ func evaluateCommand() *command {
 }
 
 func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
+	if o.Trials != "" || o.Embeddings != "" || o.IDs != "" {
+		return runEvaluateTrials(o, out)
+	}
 	if err := required("evaluate", "set", o.Set, "test", o.Test); err != nil {
 		return err
 	}

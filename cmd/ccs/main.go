@@ -12,7 +12,7 @@
 //	bundle         make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json
 //	calibrate      calibrate a baseline set, or a fitted geometry, on a calibration bundle and save it
 //	embed          embed images with an ONNX encoder into a bundle: anchors, k augmented views as positives, other anchors as negatives
-//	evaluate       measure a fitted set's coverage, exclusion and LogVol/d on a test bundle
+//	evaluate       measure a fitted set's coverage, exclusion and LogVol/d on a test bundle, or its misses and false acceptances on a speaker-verification trial list
 //	coverage-check resplit a bundle into calibration and test many times, recalibrate the set's geometry on each (its α, mode, δ) and print the distribution of coverage: the guarantee, draw by draw
 //	compare        compare the set families on your own bundles (ccs bundle's directory): the paper's Table 1 for your data, over seeds, with the worst class, resplits and the OOD test
 //	fit            learn a set geometry on a training split, choosing the checkpoint on a validation split

@@ -1,0 +1,138 @@
+package bundle
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Trial is one line of a speaker-verification trial list: the rows of its
+// enrolment and test utterances in the embeddings, and whether it is a
+// target trial (both of one speaker).
+type Trial struct {
+	Enrol, Test int
+	Target      bool
+}
+
+// IndexIDs maps each id to its row, in row order; an id given twice is an
+// error naming both rows, counting every repeat (what names the ids in
+// it: "utterance").
+func IndexIDs(ids []string, what string) (map[string]int, error) {
+	return indexIDs(ids, what)
+}
+
+// IndexUtterances maps each utterance id to its row, as IndexIDs, where
+// an id listed twice with the same embedding (an export that wrote a row
+// twice) is no ambiguity: its first row is taken, and warning counts such
+// ids. An id listed twice with different embeddings is an error naming
+// both rows. rows are the embeddings, d a row.
+func IndexUtterances(ids []string, rows []float32, d int) (m map[string]int, warning string, err error) {
+	m = make(map[string]int, len(ids))
+	repeats, first := 0, ""
+	for i, id := range ids {
+		j, dup := m[id]
+		if !dup {
+			m[id] = i
+			continue
+		}
+		if !slices.Equal(rows[i*d:(i+1)*d], rows[j*d:(j+1)*d]) {
+			return nil, "", fmt.Errorf("utterance id %q is given twice (rows %d and %d, numbered from 0: lines %d and %d of a text file) with different embeddings: which is it? give each utterance once", id, j, i, j+1, i+1)
+		}
+		if repeats++; first == "" {
+			first = fmt.Sprintf("%q, rows %d and %d", id, j, i)
+		}
+	}
+	if repeats > 0 {
+		warning = fmt.Sprintf("%s listed twice with the same embedding (the first: %s): each one's first row is taken", counted(repeats, "utterance"), first)
+	}
+	return m, warning, nil
+}
+
+// ReadTrials reads a speaker-verification trial list, one trial a line,
+// fields separated by spaces or tabs: VoxCeleb's form (target 1 or 0,
+// enrolment, test) or Kaldi's and NIST's (enrolment, test, target or
+// nontarget), the form of the first line (TrialList) holding for every
+// line. ids maps each utterance's id to its row (IndexIDs). A trial that
+// names an utterance ids lacks is an error — a list judged on some of its
+// trials would say nothing of the rest —, counted, the first named with
+// its line. name names the list in errors (NAME:LINE). It returns the
+// trials and the form, "voxceleb" or "kaldi".
+func ReadTrials(in io.Reader, name string, ids map[string]int) ([]Trial, string, error) {
+	var trials []Trial
+	form := ""
+	missing, firstMissing := 0, ""
+	sc := bufio.NewScanner(in)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimRight(sc.Text(), " \t\r")
+		fields := strings.Fields(text)
+		if len(fields) == 0 {
+			continue
+		}
+		if form == "" {
+			if form = TrialList(fields); form == "" {
+				return nil, "", fmt.Errorf("%s:%d: %q is not a trial: want target (1 or 0), enrolment, test, as VoxCeleb's lists, or enrolment, test, target or nontarget, as Kaldi's and NIST's", name, line, text)
+			}
+		}
+		if len(fields) != 3 {
+			return nil, "", fmt.Errorf("%s:%d: %d fields, want 3 (%s)", name, line, len(fields), trialOrder(form))
+		}
+		var enrol, test, verdict string
+		if form == "voxceleb" {
+			verdict, enrol, test = fields[0], fields[1], fields[2]
+		} else {
+			enrol, test, verdict = fields[0], fields[1], fields[2]
+		}
+		target, ok := trialVerdict(verdict, form)
+		if !ok {
+			return nil, "", fmt.Errorf("%s:%d: %q is not a trial's verdict: want %s, as line 1's form (%s)", name, line, verdict, map[string]string{"voxceleb": "1 or 0", "kaldi": "target or nontarget"}[form], trialOrder(form))
+		}
+		e, okE := ids[enrol]
+		t, okT := ids[test]
+		if !okE || !okT {
+			if missing++; firstMissing == "" {
+				id := enrol
+				if okE {
+					id = test
+				}
+				firstMissing = fmt.Sprintf("line %d, %q", line, id)
+			}
+			continue
+		}
+		trials = append(trials, Trial{Enrol: e, Test: t, Target: target})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
+	if missing > 0 {
+		return nil, "", fmt.Errorf("%s: %s of %d name an utterance that is not among the ids (the first: %s): give the ids of every utterance the list names, in the embeddings' row order", name, counted(missing, "trial"), missing+len(trials), firstMissing)
+	}
+	if len(trials) == 0 {
+		return nil, "", fmt.Errorf("%s: no trials", name)
+	}
+	return trials, form, nil
+}
+
+// trialOrder is the order of a trial list's fields in form.
+func trialOrder(form string) string {
+	if form == "kaldi" {
+		return "enrolment, test, target or nontarget"
+	}
+	return "target (1 or 0), enrolment, test"
+}
+
+// trialVerdict reads a trial's verdict in form: whether it is a target
+// trial, and whether the field is a verdict at all.
+func trialVerdict(v, form string) (target, ok bool) {
+	if form == "voxceleb" {
+		return v == "1", v == "1" || v == "0"
+	}
+	switch strings.ToLower(v) {
+	case "target", "tgt":
+		return true, true
+	case "nontarget", "non-target", "nontgt", "imp", "impostor":
+		return false, true
+	}
+	return false, false
+}

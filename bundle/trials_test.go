@@ -1,0 +1,57 @@
+package bundle
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestReadTrials: both forms of a trial list read into rows; lines that
+// break the first line's form, and utterances the ids lack, are refused
+// by line.
+func TestReadTrials(t *testing.T) {
+	ids, err := IndexIDs([]string{"id1/a/1.wav", "id1/b/2.wav", "id2/c/1.wav", "id2/c/2.wav"}, "utterance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, text, form string
+		want             []Trial
+	}{
+		{"VoxCeleb", "1 id1/a/1.wav id1/b/2.wav\n0 id1/a/1.wav id2/c/1.wav\r\n\n1\tid2/c/1.wav\tid2/c/2.wav\n", "voxceleb", []Trial{{0, 1, true}, {0, 2, false}, {2, 3, true}}},
+		{"Kaldi", "id1/a/1.wav id1/b/2.wav target\nid1/a/1.wav id2/c/1.wav nontarget\n", "kaldi", []Trial{{0, 1, true}, {0, 2, false}}},
+	} {
+		got, form, err := ReadTrials(strings.NewReader(c.text), "trials.txt", ids)
+		if err != nil || form != c.form || !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, %q, %v; want %v, %q", c.name, got, form, err, c.want, c.form)
+		}
+	}
+	for _, c := range []struct{ name, text, want string }{
+		{"not a trial", "query-id corpus-id score\n", `trials.txt:1: "query-id corpus-id score" is not a trial: want target (1 or 0), enrolment, test, as VoxCeleb's lists`},
+		{"a verdict of another form", "1 id1/a/1.wav id1/b/2.wav\nid1/a/1.wav id2/c/1.wav nontarget\n", `trials.txt:2: "id1/a/1.wav" is not a trial's verdict: want 1 or 0, as line 1's form (target (1 or 0), enrolment, test)`},
+		{"two fields", "1 id1/a/1.wav id1/b/2.wav\n0 id1/a/1.wav\n", "trials.txt:2: 2 fields, want 3 (target (1 or 0), enrolment, test)"},
+		{"an utterance not among the ids", "1 id1/a/1.wav id1/b/2.wav\n0 id1/a/1.wav id9/z/1.wav\n1 id8/a/1.wav id8/a/2.wav\n", `trials.txt: 2 trials of 3 name an utterance that is not among the ids (the first: line 2, "id9/z/1.wav")`},
+		{"empty", "\n\n", "trials.txt: no trials"},
+	} {
+		if _, _, err := ReadTrials(strings.NewReader(c.text), "trials.txt", ids); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestIndexUtterances: an utterance listed twice with the same embedding
+// (an export that wrote its row twice) is read once, and said; twice with
+// different embeddings, refused.
+func TestIndexUtterances(t *testing.T) {
+	rows := []float32{1, 2, 3, 4, 3, 4, 5, 6}
+	m, warn, err := IndexUtterances([]string{"a", "b", "b", "c"}, rows, 2)
+	if err != nil || len(m) != 3 || m["b"] != 1 || m["c"] != 3 || warn != `1 utterance listed twice with the same embedding (the first: "b", rows 1 and 2): each one's first row is taken` {
+		t.Errorf("%v, %q, %v", m, warn, err)
+	}
+	if m, warn, err := IndexUtterances([]string{"a", "b", "c", "d"}, rows, 2); err != nil || len(m) != 4 || warn != "" {
+		t.Errorf("distinct: %v, %q, %v", m, warn, err)
+	}
+	if _, _, err := IndexUtterances([]string{"a", "b", "c", "a"}, rows, 2); err == nil || err.Error() != `utterance id "a" is given twice (rows 0 and 3, numbered from 0: lines 1 and 4 of a text file) with different embeddings: which is it? give each utterance once` {
+		t.Errorf("different embeddings: %v", err)
+	}
+}

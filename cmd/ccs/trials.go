@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/eval"
+)
+
+// trialsDocument is ccs evaluate -trials -json's document: the set, the
+// list and what the set and a cosine threshold make of its trials.
+type trialsDocument struct {
+	Set    string `json:"set"`
+	Trials string `json:"trials_file"`
+	Form   string `json:"form"`
+	eval.TrialResult
+	Alpha    float64  `json:"alpha"`
+	Warnings []string `json:"warnings"`
+}
+
+// runEvaluateTrials is ccs evaluate -trials: the set judged on a
+// speaker-verification trial list of utterances of -embeddings, named by
+// -ids, beside a cosine threshold on the same trials.
+func runEvaluateTrials(o evaluateOptions, out *output) error {
+	switch {
+	case o.Test != "":
+		return usagef("evaluate: -trials judges the set on a trial list; -test on a bundle: give one of the two")
+	case o.PerClass || o.DB != "":
+		return usagef("evaluate: -per-class and -db read a test bundle (-test), not a trial list")
+	}
+	if err := required("evaluate", "set", o.Set, "trials", o.Trials, "embeddings", o.Embeddings, "ids", o.IDs); err != nil {
+		return err
+	}
+	set, err := conformal.Load(o.Set)
+	if err != nil {
+		return err
+	}
+	emb, err := readEmbeddings(o.Embeddings, false)
+	if err != nil {
+		return err
+	}
+	noteInput(out, emb)
+	if err := set.CheckDim(o.Embeddings, emb.N, emb.D); err != nil {
+		return err
+	}
+	ids, err := readIDStrings(o.IDs, "ids", emb.N, emb.D)
+	if err != nil {
+		return err
+	}
+	rows, warn, err := bundle.IndexUtterances(ids, emb.Rows, emb.D)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.IDs, err)
+	}
+	var warnings []string
+	if warn != "" {
+		warnings = append(warnings, o.IDs+": "+warn)
+		out.warn(o.IDs + ": " + warn)
+	}
+	f, err := os.Open(o.Trials)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	trials, form, err := bundle.ReadTrials(f, o.Trials, rows)
+	if err != nil {
+		return err
+	}
+	r, err := eval.Trials(set, emb.Rows, emb.D, trials)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", o.Set, o.Trials, err)
+	}
+	warnings = append(warnings, set.Warnings()...)
+	if o.JSON {
+		return writeJSON(out.stdout, trialsDocument{Set: o.Set, Trials: o.Trials, Form: form, TrialResult: r, Alpha: set.Alpha, Warnings: append([]string{}, warnings...)})
+	}
+	forms := map[string]string{"voxceleb": "VoxCeleb's form", "kaldi": "Kaldi's form"}
+	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
+	fmt.Fprintf(out.stdout, "trials     %d of %s (%s): %d target, %d non-target, utterances of %s\n", r.Trials, o.Trials, forms[form], r.Targets, r.NonTargets, o.Embeddings)
+	fmt.Fprintf(out.stdout, "miss       %.2f%% of the target trials outside the set around their enrolment (α = %.2f%%: on average over enrolments drawn as the calibration anchors were)\n", 100*r.Miss, 100*set.Alpha)
+	fmt.Fprintf(out.stdout, "false acc  %.2f%% of the non-target trials inside it (exclusion %.2f%%)\n", 100*r.FalseAcceptance, 100*(1-r.FalseAcceptance))
+	fmt.Fprintf(out.stdout, "cosine     EER %.2f%% at cos %.4f; missing as many targets as the set, cos ≥ %.4f accepts %.2f%% of the non-targets (thresholds chosen on these trials: no guarantee)\n",
+		100*r.CosineEER, r.CosineEERThreshold, r.CosineAtMiss, 100*r.CosineFalseAcceptance)
+	for _, w := range set.Warnings() {
+		out.warn(w)
+	}
+	return nil
+}
