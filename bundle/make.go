@@ -893,15 +893,12 @@ func checkClassSplits(strata map[int64][]int, cfg MakeConfig) error {
 }
 
 // pathNames says, for string labels or group ids (what: "class" or
-// "group") of which nine in ten or
-// more are file paths (a speaker corpus's utt.txt: speaker/session/utterance,
-// each path its own class), how many classes the first directory and the
-// first two make and how to keep one; "" otherwise.
+// "group") of which nine in ten or more are file paths (a speaker
+// corpus's utt.txt: speaker/session/utterance, each path its own class),
+// how many classes the first directory and the first two make, after the
+// directories every path shares, and how to keep one; "" otherwise.
 func pathNames(names []string, what string) string {
-	if len(names) == 0 {
-		return ""
-	}
-	sep := "/"
+	sep := ""
 	for _, s := range []string{"/", `\`} {
 		with := 0
 		for _, n := range names {
@@ -909,13 +906,14 @@ func pathNames(names []string, what string) string {
 				with++
 			}
 		}
-		if 10*with >= 9*len(names) {
+		if len(names) > 0 && 10*with >= 9*len(names) {
 			sep = s
-			goto found
+			break
 		}
 	}
-	return ""
-found:
+	if sep == "" {
+		return ""
+	}
 	// Leading directories every name shares ("/data/voxceleb/wav/") make
 	// one class: the classes start after them.
 	split := make([][]string, len(names))
