@@ -641,6 +641,39 @@ func ccs_set_evaluate(h, testH C.uintptr_t, opts *C.char, out **C.char, errOut *
 	})
 }
 
+//export ccs_set_trials
+func ccs_set_trials(h C.uintptr_t, arrays *C.ccs_array, n C.int64_t, opts *C.char, out **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*setObj](uintptr(h), "a set")
+		if err != nil {
+			return err
+		}
+		rs, err := goArrays(arrays, n)
+		if err != nil {
+			return err
+		}
+		byName := map[string]rawArray{}
+		for _, r := range rs {
+			if _, dup := byName[r.Name]; dup {
+				return fmt.Errorf("trials: array %q given twice", r.Name)
+			}
+			byName[r.Name] = r
+		}
+		var opt trialsOptions
+		if err := options(opts, &opt); err != nil {
+			return err
+		}
+		result, warnings, err := setTrials(o.s, byName, opt)
+		if err != nil {
+			return err
+		}
+		if warnings == nil {
+			warnings = []string{}
+		}
+		return jsonOut(out, map[string]any{"result": result, "warnings": warnings})
+	})
+}
+
 //export ccs_set_coverage_check
 func ccs_set_coverage_check(h, testH C.uintptr_t, opts *C.char, out **C.char, errOut **C.char) C.int {
 	return setOnBundle(h, testH, opts, out, errOut, func(s *conformal.Set, test *bundleObj, o coverageCheckOptions) (any, []string, error) {

@@ -1243,6 +1243,31 @@ class Set(_Handle):
             result["label_names"] = list(tb.label_names)  # the engine names them already, the set's way once renumbered
         return result
 
+    def trials(self, embeddings, ids, trials):
+        """The set judged on a speaker-verification trial list, as ccs
+        evaluate -trials -json: trials, a file's path (VoxCeleb's "1 enrol
+        test" lines, or Kaldi's "enrol test target|nontarget") or its lines'
+        fields ([l.split() for l in open("trials.txt")]), naming utterances
+        by ids — one a row of embeddings (n, d), in row order, as utt.txt
+        lists them (a path listed twice with the same row is read once, with
+        a CCSWarning). A dict: "form", "trials", "targets", "non_targets",
+        "miss" (targets outside the set around their enrolment),
+        "false_acceptance" (non-targets inside), and the cosine baseline on
+        the same trials, "cosine_eer" at "cosine_eer_threshold" and
+        "cosine_false_acceptance" at "cosine_at_miss", the cosine threshold
+        missing as many targets as the set (both chosen on the trials: no
+        guarantee)."""
+        lent = Lent()
+        trials_file = None
+        if isinstance(trials, (str, bytes, os.PathLike)):
+            trials_file, trials = os.fsdecode(trials), None
+        else:
+            trials = np.asarray([[str(f) for f in row] for row in trials], dtype=str)
+        arr, n = lent.arrays({"embeddings": embeddings, "ids": _ids(ids, "ids"), "trials": trials})
+        out = loads(call_string(lib.ccs_set_trials, self._handle(), arr, n, options(trials_file=trials_file)))
+        _warn(out["warnings"])
+        return out["result"]
+
     def coverage_check(self, test, *, resplits=1000, cal_fraction=0.5, seed=0, per_class=False):
         """The guarantee draw by draw, as ccs coverage-check -json: the
         set's geometry recalibrated (its alpha, mode and delta) on resplits

@@ -1328,3 +1328,33 @@ def test_bundle_several_labels_a_row(cli, tmp_path):
         assert (tmp_path / "cli" / f"{split}.npz").read_bytes() == (tmp_path / "recipe" / f"{split}.npz").read_bytes()
     manifest = json.loads((tmp_path / "cli" / "manifest.json").read_text())
     assert "share a label" in manifest["positives"]
+
+
+def test_trials_equal_ccs_evaluate_trials(cli, tmp_path):
+    """s.trials on a VoxCeleb trial list equals ccs evaluate -trials -json,
+    figure for figure, from a file or from the lines' fields; a path
+    listed twice with its row is read once, with a CCSWarning."""
+    rng = np.random.default_rng(7)
+    spk = np.repeat(np.arange(30), 8)
+    x = rng.normal(size=(30, 6))[spk] + 0.6 * rng.normal(size=(len(spk), 6))
+    x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    ids = [f"id{s}/v{i % 2}/{i:05d}.wav" for i, s in enumerate(spk)]
+    x, ids = np.vstack([x, x[5:6]]), ids + [ids[5]]  # a path listed twice
+    np.save(tmp_path / "emb.npy", x)
+    (tmp_path / "utt.txt").write_text("\n".join(ids) + "\n")
+    lines = []
+    for i in range(0, 230, 3):
+        lines.append(f"1 {ids[i]} {ids[i - i % 8 + (i + 1) % 8]}")
+        lines.append(f"0 {ids[i]} {ids[(i + 17) % 240]}")
+    (tmp_path / "trials.txt").write_text("\n".join(lines) + "\n")
+    b = ccs.bundle(x[:-1], groups=spk, k=5, kneg=1, seed=1)
+    s = ccs.calibrate("ball", b["cal"], alpha=0.2)
+    s.save(tmp_path / "ball.json")
+    want = cli_json(cli, "evaluate", "-set", tmp_path / "ball.json", "-trials", tmp_path / "trials.txt",
+                    "-embeddings", tmp_path / "emb.npy", "-ids", tmp_path / "utt.txt", "-json")
+    with pytest.warns(ccs.CCSWarning, match=r"ids: 1 utterance listed twice with the same embedding"):
+        got = s.trials(x, ids, tmp_path / "trials.txt")
+    for k, v in got.items():
+        assert want[k] == v, k
+    with pytest.warns(ccs.CCSWarning):
+        assert s.trials(x, ids, [l.split() for l in lines]) == got
