@@ -237,6 +237,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no label, as -1 does
 			labels, names, cfg.MissingNames = bundle.MissingStrings(labels, names)
 		}
+		if li.missing != nil { // a text file's integers: its missing marks as written
+			cfg.MissingNames = li.missing
+		}
 		in.Labels, in.LabelsSource = labels, o.Labels
 		cfg.LabelNames = names
 		if oodClasses != nil {
@@ -279,7 +282,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 	}
 	if o.Groups != "" {
-		groups, gnames, warn, err := readIDs(o.Groups, "groups")
+		groups, gnames, missing, warn, err := readIDs(o.Groups, "groups")
 		if err != nil {
 			return err
 		}
@@ -289,6 +292,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if gnames != nil && cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no group, as -1 does
 			groups, gnames, cfg.MissingGroupNames = bundle.MissingStrings(groups, gnames)
 		}
+		if missing != nil { // a text file's integers: its missing marks as written
+			cfg.MissingGroupNames = missing
+		}
 		in.GroupNames = gnames
 		in.Groups, in.GroupsSource = groups, o.Groups
 		if err := input("groups", o.Groups, []int{len(groups)}); err != nil {
@@ -296,7 +302,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 	}
 	if o.Sessions != "" {
-		sessions, _, warn, err := readIDs(o.Sessions, "sessions")
+		sessions, _, _, warn, err := readIDs(o.Sessions, "sessions")
 		if err != nil {
 			return err
 		}

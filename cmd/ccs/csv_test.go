@@ -130,6 +130,21 @@ func TestBundleCSVLabels(t *testing.T) {
 			}
 		}
 	}
+	// Refused, the missing label is named as the file writes it, not by
+	// the -1 it is read as; a file's own -1 stays -1.
+	both := strings.Split(strings.TrimSuffix(leidenTxt.String(), "\n"), "\n")
+	both[0], both[7] = "-1", "NA"
+	os.WriteFile(p("leiden-both.txt"), []byte(strings.Join(both, "\n")+"\n"), 0o644)
+	for _, c := range []struct{ labels, want string }{
+		{p("leiden-na.csv") + ":leiden", `1 of 400 rows have a label that marks a missing value ("NA": 1)`},
+		{p("leiden-float.csv") + ":leiden", `1 of 400 rows have a label that marks a missing value ("": 1)`},
+		{p("leiden.txt"), `1 of 400 rows have a label that marks a missing value ("": 1)`},
+		{p("leiden-both.txt"), `2 of 400 rows have a label that marks a missing value ("NA": 1, -1: 1)`},
+	} {
+		if err := run(io.Discard, io.Discard, bundleArgs(c.labels, "refused")); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.labels, err, c.want)
+		}
+	}
 	// Integer columns read as integers (leiden clusters).
 	if err := run(io.Discard, io.Discard, bundleArgs(p("obs.csv")+":leiden", "leiden")); err != nil {
 		t.Errorf("an integer column: %v", err)

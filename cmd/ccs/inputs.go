@@ -190,40 +190,41 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 // .csv or .tsv (readCSVIDs, whose warning it returns), of integers or
 // strings (strings become 0, 1, … in sorted order, bundle.LabelCodes, their
 // names returned).
-func readIDs(arg string, what string) (ids []int64, names []string, warn string, err error) {
+func readIDs(arg string, what string) (ids []int64, names []string, missing map[int64]string, warn string, err error) {
 	path, name := splitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, nil, "", err
 	}
 	switch kind {
 	case ".parquet":
 		ids, names, err := readParquetIDs(path, name, what)
-		return ids, names, "", err
+		return ids, names, nil, "", err
 	case ".txt":
 		if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
 			return readCSVIDs(path, name, what)
 		}
-		ids, names, err := readTextIDs(path, what)
-		return ids, names, "", err
+		ids, names, missing, err := readTextIDs(path, what)
+		return ids, names, missing, "", err
 	}
 	a, got, err := readArray(path, name, what)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, nil, "", err
 	}
 	ids, names, err = bundle.Labels(a, arraySource(path, kind, got), what)
-	return ids, names, "", err
+	return ids, names, nil, "", err
 }
 
 // labelsInput is what -labels holds: one label a row (ids, with names
 // for strings, and readIDs' warning), or several (sets: a multi-hot
 // matrix or a list column, of c labels).
 type labelsInput struct {
-	ids   []int64
-	names []string
-	warn  string
-	sets  [][]int32
-	c     int
+	ids     []int64
+	names   []string
+	missing map[int64]string // the missing marks of a text file's integers, as written
+	warn    string
+	sets    [][]int32
+	c       int
 }
 
 // readLabels reads -labels, reading each file once: several labels a row
@@ -239,8 +240,8 @@ func readLabels(arg string) (labelsInput, error) {
 	}
 	switch kind {
 	case ".txt":
-		ids, names, warn, err := readIDs(arg, "labels")
-		return labelsInput{ids: ids, names: names, warn: warn}, err
+		ids, names, missing, warn, err := readIDs(arg, "labels")
+		return labelsInput{ids: ids, names: names, missing: missing, warn: warn}, err
 	case ".parquet": // a list column: a Hugging Face dataset's Sequence of labels
 		tbl, err := table.ReadTable(path)
 		if err != nil {
@@ -297,20 +298,20 @@ func readLines(path string) ([]string, error) {
 // .npy), otherwise strings; an empty line is a missing label (-1 among
 // integers, "" among names). A first line that is not an integer above integers is
 // a column's name, refused.
-func readTextIDs(path, what string) ([]int64, []string, error) {
+func readTextIDs(path, what string) ([]int64, []string, map[int64]string, error) {
 	lines, err := readLines(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(lines) == 0 {
-		return nil, nil, fmt.Errorf("%s: no %s", path, what)
+		return nil, nil, nil, fmt.Errorf("%s: no %s", path, what)
 	}
-	ids, names, err := idsOfText(lines, path, what)
+	ids, names, missing, err := idsOfText(lines, path, what)
 	var header *headerError
 	if errors.As(err, &header) {
-		return nil, nil, fmt.Errorf("%s:1: %q is a column's name, not one of the %s (the other lines are integers): a .txt of %s holds one a line and nothing else, in row order (remove it)", path, lines[0], what, what)
+		return nil, nil, nil, fmt.Errorf("%s:1: %q is a column's name, not one of the %s (the other lines are integers): a .txt of %s holds one a line and nothing else, in row order (remove it)", path, lines[0], what, what)
 	}
-	return ids, names, err
+	return ids, names, missing, err
 }
 
 // headerError is idsOfText's: the first value alone is not an integer.
@@ -328,28 +329,47 @@ var utf8BOM = []byte("\ufeff")
 // -1, no label; otherwise strings (a missing mark a missing label among
 // them). A first value that is neither, above integers, is a
 // *headerError.
-func idsOfText(lines []string, path, what string) ([]int64, []string, error) {
+func idsOfText(lines []string, path, what string) ([]int64, []string, map[int64]string, error) {
 	ints := make([]int64, len(lines))
-	bad := -1 // the last line that is not an integer or a missing mark
+	bad := -1       // the last line that is not an integer or a missing mark
+	var marks []int // the lines that are missing marks
+	lowest := int64(0)
 	for i, l := range lines {
 		lines[i] = strings.TrimSpace(l)
 		if v, ok := integerText(lines[i]); ok {
-			ints[i] = v
+			ints[i], lowest = v, min(lowest, v)
 			continue
 		}
 		if bundle.MissingString(lines[i]) {
-			ints[i] = -1 // no label, among integers as among names
+			marks = append(marks, i) // no label, among integers as among names
 			continue
 		}
 		bad = i
 	}
 	switch {
 	case bad < 0:
-		return ints, nil, nil
+		// Each spelling of a missing mark gets a negative label of its
+		// own, below the file's own integers, which messages name as
+		// written ("NA": 10, not -1: 10).
+		var missing map[int64]string
+		code, spelled := min(lowest, 0)-1, map[string]int64{}
+		for _, i := range marks {
+			c, ok := spelled[lines[i]]
+			if !ok {
+				if missing == nil {
+					missing = map[int64]string{}
+				}
+				c, spelled[lines[i]], missing[code] = code, code, lines[i]
+				code--
+			}
+			ints[i] = c
+		}
+		return ints, nil, missing, nil
 	case bad == 0 && len(lines) > 1:
-		return nil, nil, &headerError{}
+		return nil, nil, nil, &headerError{}
 	}
-	return bundle.Labels(bundle.Array{Shape: []int{len(lines)}, Str: lines}, path, what)
+	ids, names, err := bundle.Labels(bundle.Array{Shape: []int{len(lines)}, Str: lines}, path, what)
+	return ids, names, nil, err
 }
 
 // integerText reads an integer, or an integer-valued float written with a
@@ -521,10 +541,10 @@ func readPairsText(path string, ids *bundle.PairIDs) ([][2]int, error) {
 // readTextIDs reads its lines. warn is set when the first column is
 // pandas' unnamed index (AnnData's obs_names) and repeats a value: rows an
 // export wrote twice, which do not line up with the embeddings' rows.
-func readCSVIDs(path, column, what string) (ids []int64, names []string, warn string, err error) {
+func readCSVIDs(path, column, what string) (ids []int64, names []string, missing map[int64]string, warn string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, nil, "", err
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<16)
@@ -538,10 +558,10 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, warn st
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if err == io.EOF {
-		return nil, nil, "", fmt.Errorf("%s: no %s", path, what)
+		return nil, nil, nil, "", fmt.Errorf("%s: no %s", path, what)
 	}
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
+		return nil, nil, nil, "", fmt.Errorf("%s: %w", path, err)
 	}
 	quoted := make([]string, len(header))
 	for i, h := range header {
@@ -561,18 +581,18 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, warn st
 	case column == "":
 		col = slices.IndexFunc(header, func(h string) bool { return h == what || h == strings.TrimSuffix(what, "s") })
 		if col < 0 {
-			return nil, nil, "", fmt.Errorf("%s: which column holds the %s? give %s:COLUMN (the columns: %s)", path, what, path, columns)
+			return nil, nil, nil, "", fmt.Errorf("%s: which column holds the %s? give %s:COLUMN (the columns: %s)", path, what, path, columns)
 		}
 	}
 	if col >= 0 && slices.Index(header[col+1:], header[col]) >= 0 {
-		return nil, nil, "", fmt.Errorf("%s: two columns are named %q (the columns: %s): rename one", path, header[col], columns)
+		return nil, nil, nil, "", fmt.Errorf("%s: two columns are named %q (the columns: %s): rename one", path, header[col], columns)
 	}
 	if col < 0 {
 		hint := ": the first line is read as the columns' names, as pandas' to_csv writes them"
 		if near, ok := suggest.Nearest(column, header); ok {
 			hint = fmt.Sprintf(": did you mean %q?", near)
 		}
-		return nil, nil, "", fmt.Errorf("%s: no column %q (the columns: %s)%s", path, column, columns, hint)
+		return nil, nil, nil, "", fmt.Errorf("%s: no column %q (the columns: %s)%s", path, column, columns, hint)
 	}
 	index := header[0] == "" && col != 0 // pandas' unnamed index: AnnData's obs_names
 	seen := map[string]int{}             // an index value → its line
@@ -585,14 +605,14 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, warn st
 			break
 		}
 		if err != nil {
-			return nil, nil, "", fmt.Errorf("%s: %w", path, err)
+			return nil, nil, nil, "", fmt.Errorf("%s: %w", path, err)
 		}
 		line, _ := r.FieldPos(0)
 		if firstLine == 0 {
 			firstLine = line
 		}
 		if len(rec) != len(header) {
-			return nil, nil, "", fmt.Errorf("%s:%d: %d fields, and the header has %d", path, line, len(rec), len(header))
+			return nil, nil, nil, "", fmt.Errorf("%s:%d: %d fields, and the header has %d", path, line, len(rec), len(header))
 		}
 		values = append(values, strings.TrimSpace(rec[col]))
 		if index {
@@ -608,24 +628,24 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, warn st
 	}
 	if firstIsValue {
 		lines := append([]string{header[0]}, values...)
-		ids, names, err = idsOfText(lines, path, what)
+		ids, names, missing, err = idsOfText(lines, path, what)
 		if _, ok := err.(*headerError); !ok {
-			return ids, names, "", err
+			return ids, names, missing, "", err
 		}
 		// Not an integer, above integers: the column's name.
 	}
 	if len(values) == 0 {
-		return nil, nil, "", fmt.Errorf("%s: no %s below the header", path, what)
+		return nil, nil, nil, "", fmt.Errorf("%s: no %s below the header", path, what)
 	}
 	if repeats > 0 {
 		warn = fmt.Sprintf("its first column, the index (unnamed, as pandas' to_csv writes a DataFrame's index: AnnData's obs_names), repeats %s (the first: %s): rows an export wrote twice do not line up with the embeddings' rows, and distinct cells of one barcode (two samples concatenated) need unique names to be told apart (adata.obs_names_make_unique())",
 			plural(repeats, "value", "values"), first)
 	}
-	ids, names, err = idsOfText(values, path, what)
+	ids, names, missing, err = idsOfText(values, path, what)
 	if _, ok := err.(*headerError); ok {
-		return nil, nil, "", fmt.Errorf("%s:%d: %q in column %q is not an integer, and the column's other values are: give each row an integer (or a missing mark such as NA, or nothing), or names throughout", path, firstLine, values[0], header[col])
+		return nil, nil, nil, "", fmt.Errorf("%s:%d: %q in column %q is not an integer, and the column's other values are: give each row an integer (or a missing mark such as NA, or nothing), or names throughout", path, firstLine, values[0], header[col])
 	}
-	return ids, names, warn, err
+	return ids, names, missing, warn, err
 }
 
 // columnName reports whether a one-column table's first line names its
