@@ -502,6 +502,59 @@ func LabelSets(a Array, name string) (sets [][]int32, ok bool, err error) {
 	return sets, true, nil
 }
 
+// MissingInLabelSets applies mode to the values of several labels a row
+// that mark a missing label — a negative integer (Hugging Face's -1 for a
+// ClassLabel), or a string MissingString takes for one (strs: the labels
+// are strings) — where sets number the values as names (a list column's,
+// table.ColumnLabelSets). Such a value shared by rows would make them one
+// another's positives: MissingRefused refuses it, naming how many rows
+// list each (source names the labels); MissingDropped takes it for no
+// label, left out of the row's labels (a row left with none is no query,
+// as a row of no label); MissingClass keeps it, a label like any other.
+func MissingInLabelSets(sets [][]int32, names []string, strs bool, mode MissingLabels, source string) ([][]int32, error) {
+	marks := make([]bool, len(names))
+	found := false
+	for j, name := range names {
+		if strs {
+			marks[j] = MissingString(name)
+		} else {
+			marks[j] = strings.HasPrefix(name, "-")
+		}
+		found = found || marks[j]
+	}
+	if !found || mode == MissingClass {
+		return sets, nil
+	}
+	if mode == MissingRefused {
+		count := make([]int, len(names))
+		for _, ls := range sets {
+			for _, l := range ls {
+				if marks[l] {
+					count[l]++
+				}
+			}
+		}
+		var parts []string
+		for j, c := range count {
+			if c > 0 {
+				parts = append(parts, fmt.Sprintf("%q: %d rows", names[j], c))
+			}
+		}
+		return nil, fmt.Errorf("%s: several labels a row, and some rows list a value that marks a missing label (%s): shared, it would make those rows one another's positives; -missing-labels drop takes it for no label, left out of the row's labels, class for a label like any other", source, strings.Join(parts, ", "))
+	}
+	out := make([][]int32, len(sets))
+	for i, ls := range sets {
+		kept := make([]int32, 0, len(ls))
+		for _, l := range ls {
+			if !marks[l] {
+				kept = append(kept, l)
+			}
+		}
+		out[i] = kept
+	}
+	return out, nil
+}
+
 // MultiLabel is what to do with several labels per row (multi-label data:
 // a paper's subject categories, an image's tags) given otherwise than as
 // a multi-hot matrix, which ccs reads as label sets (LabelSets): the rows

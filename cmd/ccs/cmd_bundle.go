@@ -265,6 +265,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if li.sets != nil && mode != "labels" {
 			return fmt.Errorf("%s: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -groups", o.Labels)
 		}
+		if li.sets != nil && li.names != nil { // a list column's values: -1, "Unknown" mark no label
+			if li.sets, err = bundle.MissingInLabelSets(li.sets, li.names, li.strs, cfg.MissingLabels, o.Labels); err != nil {
+				return err
+			}
+		}
 		if sets = li.sets; sets != nil {
 			switch {
 			case oodClasses != nil || o.OODCalShare > 0:

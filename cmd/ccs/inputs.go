@@ -225,6 +225,9 @@ type labelsInput struct {
 	warn    string
 	sets    [][]int32
 	c       int
+	// strs says a list column's labels (names) are strings, not
+	// integers: which of them mark a missing label.
+	strs bool
 }
 
 // readLabels reads -labels, reading each file once: several labels a row
@@ -257,7 +260,11 @@ func readLabels(arg string) (labelsInput, error) {
 		case err != nil:
 			return labelsInput{}, err
 		case ok:
-			return labelsInput{sets: sets, c: max(2, len(names))}, nil
+			strs := false
+			if l, isList := tbl.Schema().Field(col).Type.(arrow.ListLikeType); isList {
+				strs = l.Elem().ID() == arrow.STRING || l.Elem().ID() == arrow.LARGE_STRING
+			}
+			return labelsInput{sets: sets, names: names, strs: strs, c: max(2, len(names))}, nil
 		}
 		ids, names, err := tableIDs(path, tbl, col, "labels")
 		return labelsInput{ids: ids, names: names}, err
