@@ -265,11 +265,35 @@ def _missing(v):
     return v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType")
 
 
-def _multi_hot(rows):
+#: The strings that mark a missing label, as the engine's
+#: bundle.MissingString takes them (exactly, or in any case).
+_MISSING_EXACT = ("", "None", "<NA>", "NA", "N/A")
+_MISSING_ANY_CASE = ("nan", "unknown", "unassigned", "unannotated", "unlabeled", "unlabelled")
+
+
+def _marks_missing(x):
+    """Whether a label in a row's list marks a missing label: a negative
+    integer (Hugging Face's -1), or a string the engine takes for one."""
+    if isinstance(x, str):
+        return x in _MISSING_EXACT or x.lower() in _MISSING_ANY_CASE
+    return x < 0
+
+
+def _multi_hot(rows, missing_labels="error"):
     """Several labels a row — a list, tuple, set or array of labels each
     (a lone string or integer is one label; None or NaN, none) — as the
     multi-hot (n, C) matrix of 0s and 1s the engine reads as label sets,
-    the labels' columns in sorted order."""
+    the labels' columns in sorted order. Rows of one length C >= 2 holding
+    0s and 1s alone are a multi-hot matrix's rows (M.tolist(), list(M)),
+    taken as that matrix. A label that marks a missing one (-1, "Unknown")
+    is refused, or, by missing_labels, no label ("drop") or a label
+    ("class"), as ccs bundle takes a list column's."""
+    rows = list(rows)
+    if rows and all(isinstance(v, (list, tuple, np.ndarray)) for v in rows):
+        width = {len(v) for v in rows}
+        if len(width) == 1 and width.pop() >= 2 and all(
+                isinstance(x, (int, np.integer, bool, np.bool_)) and x in (0, 1) for v in rows for x in v):
+            return np.array([[int(x) for x in v] for v in rows], dtype=np.int64)
     sets = []
     for i, v in enumerate(rows):
         if _missing(v):
@@ -286,6 +310,20 @@ def _multi_hot(rows):
     kinds = {type(x) for labels in sets for x in labels}
     if len(kinds) > 1:
         raise ValueError("labels: lists of labels mix strings and integers: give one kind")
+    if missing_labels != "class":
+        marked = {}
+        for labels in sets:
+            for x in set(labels):
+                if _marks_missing(x):
+                    marked[x] = marked.get(x, 0) + 1
+        if marked and missing_labels == "drop":
+            sets = [[x for x in labels if not _marks_missing(x)] for labels in sets]
+        elif marked:
+            counts = ", ".join(f"{x!r}: {c} rows" for x, c in sorted(marked.items(), key=str))
+            raise ValueError(f"labels: several labels a row, and some rows list a value that marks a missing label "
+                             f"({counts}): shared, it would make those rows one another's positives; "
+                             f"missing_labels=\"drop\" takes it for no label, left out of the row's labels, "
+                             f"\"class\" for a label like any other")
     names = sorted({x for labels in sets for x in labels})
     column = {x: j for j, x in enumerate(names)}
     m = np.zeros((len(sets), max(2, len(names))), dtype=np.int64)
@@ -294,7 +332,7 @@ def _multi_hot(rows):
     return m
 
 
-def _ids(x, name):
+def _ids(x, name, missing_labels="error"):
     """Labels, group ids, ids or pairs as the engine takes them: an object
     array (a pandas column's values) of strings becomes a NumPy string
     array, its missing values (None, NaN, pd.NA) the string "nan" that
@@ -305,12 +343,12 @@ def _ids(x, name):
         return x
     if name == "labels" and isinstance(x, (list, tuple)) and any(
             isinstance(v, (list, tuple, set, frozenset, np.ndarray)) for v in x):
-        return _multi_hot(x)  # lists of labels, of equal lengths or not
+        return _multi_hot(x, missing_labels)  # lists of labels, of equal lengths or not
     try:
         a = np.asarray(_lib.host(x))
     except ValueError as e:  # ragged: lists of several labels a row
         if name == "labels":
-            return _multi_hot(x)
+            return _multi_hot(x, missing_labels)
         raise ValueError(f"{name}: {e}") from None
     if a.dtype == bool:  # y > 0.5, or a multi-hot matrix as bool: 0 and 1
         return a.astype(np.int64)
@@ -318,7 +356,7 @@ def _ids(x, name):
         return a
     flat = a.ravel()
     if name == "labels" and a.ndim == 1 and any(isinstance(v, (list, tuple, set, frozenset, np.ndarray)) for v in flat):
-        return _multi_hot(flat)  # a pandas column of lists
+        return _multi_hot(flat, missing_labels)  # a pandas column of lists
     if all(isinstance(v, str) or _missing(v) for v in flat):
         if not any(isinstance(v, str) for v in flat):
             raise ValueError(f"{name}: every value is missing (None or NaN)")
@@ -417,7 +455,9 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, views=No
     "NA", "N/A", or "Unknown", "Unassigned", "Unannotated", "Unlabeled" in
     any case (annotation tools' marks): "error" (refuse
     it), "drop" (no label: the row is left out of every split, with a
-    warning) or "class" (a class like any other, as +-1 binary labels).
+    warning) or "class" (a class like any other, as +-1 binary labels);
+    in lists of several labels a row, "drop" leaves such a label out of
+    the row's list, "class" keeps it as a label.
     logits: the rows' classifier logits (n, C), with labels or groups:
     every split's Bundle carries its anchors' (what the OOD baselines
     MSP, Energy and ViM read), as ccs bundle -logits.
@@ -447,7 +487,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, views=No
     pairs_file = None
     if isinstance(pairs, (str, bytes, os.PathLike)):
         pairs_file, pairs = os.fsdecode(pairs), None
-    arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": _ids(labels, "labels"), "groups": _ids(groups, "groups"),
+    arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": _ids(labels, "labels", missing_labels), "groups": _ids(groups, "groups"),
                           "sessions": _ids(sessions, "sessions"), "queries": queries, "pairs": _pairs(pairs), "logits": logits, "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids")})
     if isinstance(ood_classes, (str, int, np.integer)):
         ood_classes = (ood_classes,)

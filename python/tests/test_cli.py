@@ -1358,3 +1358,39 @@ def test_trials_equal_ccs_evaluate_trials(cli, tmp_path):
         assert want[k] == v, k
     with pytest.warns(ccs.CCSWarning):
         assert s.trials(x, ids, [l.split() for l in lines]) == got
+
+
+def test_bundle_label_lists_as_given(tmp_path):
+    """Lists of labels as people hold them: a multi-hot matrix's rows as
+    lists (M.tolist(), list(M)) are that matrix, not lists of the labels 0
+    and 1; a list's value that marks a missing label (-1, "Unknown") is
+    refused by default, is no label with missing_labels="drop" (the bundles
+    of the lists without it) and a label with "class", as ccs bundle takes a
+    list column's."""
+    rng = np.random.default_rng(12)
+    n, dim = 300, 4
+    x = rng.normal(size=(n, dim)).astype(np.float32)
+    m = (rng.random((n, 5)) < 0.25).astype(np.int64)
+    kw = dict(k=2, kneg=2, allow_fewer=True, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)  # rows of no label; random rows
+        ccs.bundle(x, m, out=tmp_path / "matrix", **kw)
+        for name, labels in [("tolist", m.tolist()), ("rows", list(m)), ("bool rows", m.astype(bool).tolist())]:
+            ccs.bundle(x, labels, out=tmp_path / name, **kw)
+            for split in ("fit", "val", "cal", "test"):
+                assert (tmp_path / name / f"{split}.npz").read_bytes() == (tmp_path / "matrix" / f"{split}.npz").read_bytes(), (name, split)
+    tags = ["a", "b", "c", "d", "e"]
+    for marker, kind in [(-1, int), ("Unknown", str)]:
+        plain = [[j if kind is int else tags[j] for j in np.flatnonzero(r)] for r in m]
+        marked = [row if row else [marker] for row in plain]
+        with pytest.raises(ValueError, match="missing_labels"):
+            ccs.bundle(x, marked, **kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ccs.CCSWarning)
+            ccs.bundle(x, plain, out=tmp_path / "plain", **kw)
+            ccs.bundle(x, marked, missing_labels="drop", out=tmp_path / "drop", **kw)
+            ccs.bundle(x, marked, missing_labels="class", out=tmp_path / "class", **kw)
+        for split in ("fit", "val", "cal", "test"):
+            plain_bytes = (tmp_path / "plain" / f"{split}.npz").read_bytes()
+            assert (tmp_path / "drop" / f"{split}.npz").read_bytes() == plain_bytes, (marker, split)
+            assert (tmp_path / "class" / f"{split}.npz").read_bytes() != plain_bytes, (marker, split)
