@@ -1294,6 +1294,16 @@ def test_bundle_zero_shares(labelled, cli, tmp_path):
     assert sorted(p.name for p in (tmp_path / "cli").iterdir()) == ["cal.npz", "manifest.json", "test.npz"]
     for name in ("cal", "test"):
         assert (tmp_path / "py" / f"{name}.npz").read_bytes() == (tmp_path / "cli" / f"{name}.npz").read_bytes()
+    # ccs.compare on such a directory says, as ccs compare, which split a
+    # share of 0 left out, rather than that no bundles were made.
+    ccs.bundle(labelled["embeddings"], labelled["labels"], k=5, split=(0, 0, 0, 1), seed=2, out=tmp_path / "test-only")
+    for d in ("py", "test-only"):
+        with pytest.raises(Exception) as py:
+            ccs.compare(tmp_path / d, seeds=1)
+        proc = subprocess.run([CLI, "compare", "-data", tmp_path / d, "-seeds", "1"], capture_output=True, text=True)
+        assert proc.returncode != 0
+        for want in ("fit.npz is missing", "a fit share of 0", "fit 0, val 0, cal "):
+            assert want in str(py.value) and want in proc.stderr, (d, want, str(py.value), proc.stderr)
 
 
 def test_bundle_several_labels_a_row(cli, tmp_path):
