@@ -69,8 +69,9 @@ func ExchangeableTail(k, m, n, l int) float64 {
 type TailGroup struct{ M, N, L int }
 
 // tailFloor is the probability below which ExchangeableSumTail drops a
-// group's or the running sum's terms: the tail it returns is exact to
-// about that times the number of terms.
+// group's or the running sum's terms, adding their mass to the tail it
+// returns: exact to about that times the number of terms, and never
+// below the exact tail.
 const tailFloor = 1e-40
 
 // ExchangeableSumTail is the probability that the counts of groups — each
@@ -79,15 +80,28 @@ const tailFloor = 1e-40
 // ExchangeableTail's — sum to at least k: the upper tail of a sum of
 // independent beta-binomial counts (a class-conditional set's classes,
 // calibrated on disjoint units), by convolution. Terms below 10⁻⁴⁰ are
-// dropped, so a tail far below that is not resolved. k ≤ 0 gives 1.
+// dropped and their mass added to the tail, so a tail far below that is
+// not resolved but bounded: the result is never below the exact tail (a
+// valid p-value), and 0 only where no count reaches k. k ≤ 0 gives 1.
 func ExchangeableSumTail(k int, groups []TailGroup) float64 {
 	if k <= 0 {
 		return 1
 	}
-	// dist[i] is P(sum = off + i).
-	off, dist := 0, []float64{1}
+	most := 0 // the largest count the groups can reach
 	for _, g := range groups {
-		lo, pmf := betaBinomial(g.M, g.N, g.L)
+		if g.M > 0 && g.L > 0 {
+			most += g.M
+		}
+	}
+	if k > most {
+		return 0
+	}
+	// dist[i] is P(sum = off + i); dropped is the mass of the terms
+	// dropped below tailFloor.
+	off, dist, dropped := 0, []float64{1}, 0.0
+	for _, g := range groups {
+		lo, pmf, cut := betaBinomial(g.M, g.N, g.L)
+		dropped += cut
 		next := make([]float64, len(dist)+len(pmf)-1)
 		for i, p := range dist {
 			if p == 0 {
@@ -101,10 +115,12 @@ func ExchangeableSumTail(k int, groups []TailGroup) float64 {
 		// Trim the negligible ends.
 		a, b := 0, len(next)
 		for a < b && next[a] < tailFloor {
+			dropped += next[a]
 			a++
 		}
 		for b > a && next[b-1] < tailFloor {
 			b--
+			dropped += next[b]
 		}
 		off, dist = off+a, next[a:b]
 	}
@@ -112,18 +128,19 @@ func ExchangeableSumTail(k int, groups []TailGroup) float64 {
 	for i := len(dist) - 1; i >= 0 && off+i >= k; i-- {
 		tail += dist[i]
 	}
-	return min(1, tail)
+	return min(1, tail+dropped)
 }
 
 // betaBinomial is the law of the count of m exchangeable inputs beyond
 // the l-th largest of n calibration scores, from count lo on: pmf[i] is
-// P(count = lo + i), its terms below tailFloor at either end dropped.
-func betaBinomial(m, n, l int) (lo int, pmf []float64) {
+// P(count = lo + i), its terms below tailFloor at either end dropped
+// (their mass, cut).
+func betaBinomial(m, n, l int) (lo int, pmf []float64, cut float64) {
 	switch {
 	case m <= 0 || l <= 0:
-		return 0, []float64{1} // nothing can be beyond
+		return 0, []float64{1}, 0 // nothing can be beyond
 	case l > n:
-		return m, []float64{1} // everything is
+		return m, []float64{1}, 0 // everything is
 	}
 	a, b := float64(l), float64(n+1-l)
 	lg := func(x float64) float64 { v, _ := math.Lgamma(x); return v }
@@ -135,10 +152,12 @@ func betaBinomial(m, n, l int) (lo int, pmf []float64) {
 	}
 	s, e := 0, len(p)
 	for s < e && p[s] < tailFloor {
+		cut += p[s]
 		s++
 	}
 	for e > s && p[e-1] < tailFloor {
 		e--
+		cut += p[e]
 	}
-	return s, p[s:e]
+	return s, p[s:e], cut
 }

@@ -80,3 +80,26 @@ func TestExchangeableSumTail(t *testing.T) {
 		t.Errorf("k above every count: %v", got)
 	}
 }
+
+// TestExchangeableSumTailFar: far in the tail, where the convolution drops
+// its terms below 10⁻⁴⁰, the tail is still a valid p-value — at least the
+// exact one (here every unit outside: the product of each group's
+// ExchangeableTail), never 0 for a count the groups can reach — and 0 only
+// beyond every count.
+func TestExchangeableSumTailFar(t *testing.T) {
+	t.Parallel()
+	groups := []TailGroup{{75, 200, 20}, {80, 180, 18}, {70, 220, 22}, {75, 200, 20}, {71, 190, 19}}
+	total, exact := 0, 1.0
+	for _, g := range groups {
+		total += g.M
+		exact *= ExchangeableTail(g.M, g.M, g.N, g.L)
+	}
+	for _, k := range []int{total, total - 5, total - 40} {
+		if got := ExchangeableSumTail(k, groups); got <= 0 || got < exact || got > 1e-30 {
+			t.Errorf("k = %d of %d: %v, want a positive bound at least %v and below 1e-30", k, total, got, exact)
+		}
+	}
+	if got := ExchangeableSumTail(total+1, groups); got != 0 {
+		t.Errorf("k = %d, beyond every count: %v, want 0", total+1, got)
+	}
+}
