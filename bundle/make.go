@@ -1653,6 +1653,9 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 			strata[0] = append(strata[0], q)
 		}
 	}
+	if items.LabelSets != nil && len(strata[0]) == 0 {
+		return nil, fmt.Errorf("bundle: no two of the %d rows share a label: with several labels a row, a row's positives are the rows that share one of its labels, and no row has any (a label held by one row alone relates it to none)", items.N)
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x73706c6974))
 	parts := stratify(strata, cfg.Split[:], rng)
 	p := &Plan{queries: true, selfQueries: items.SelfQueries}
@@ -1677,7 +1680,11 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		name := SplitNames[s]
 		n := len(qs)
 		if n == 0 {
-			return nil, fmt.Errorf("bundle: the %s split is empty: too few queries for its share %v", name, cfg.Split[s])
+			which := ""
+			if items.LabelSets != nil {
+				which = fmt.Sprintf(" (the queries are the rows that share a label with another: %d of the %d)", len(strata[0]), items.N)
+			}
+			return nil, fmt.Errorf("bundle: the %s split is empty: too few queries for its share %v%s", name, cfg.Split[s], which)
 		}
 		sp := SplitPlan{Name: name, K: cfg.K, KNeg: cfg.KNeg, Anchors: qs}
 		for _, q := range qs {

@@ -1477,3 +1477,37 @@ func TestGroupSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelSetsNoneShared: label sets under which too few rows share a
+// label are refused saying so — none at all (each row its own label, or
+// no labels), or too few for a split (the queries are the rows that share
+// a label) — not as if the rows were too few.
+func TestLabelSetsNoneShared(t *testing.T) {
+	t.Parallel()
+	const n, d = 200, 2
+	e := Embeddings{Source: "e.npy", Rows: make([]float32, n*d), N: n, D: d}
+	own, none, three := make([][]int32, n), make([][]int32, n), make([][]int32, n)
+	for i := range n {
+		own[i], none[i], three[i] = []int32{int32(i)}, []int32{}, []int32{}
+	}
+	for i := range 3 {
+		three[i] = []int32{0}
+	}
+	for _, c := range []struct {
+		name string
+		sets [][]int32
+		want string
+	}{
+		{"each row its own label", own, "no two of the 200 rows share a label"},
+		{"no labels", none, "no two of the 200 rows share a label"},
+		{"three rows share one", three, "the rows that share a label with another: 3 of the 200"},
+	} {
+		items, err := Inputs{Embeddings: e, LabelSets: c.sets, LabelsSource: "m.npy"}.Items()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Make(items, MakeConfig{K: 1, AllowFewer: true}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
