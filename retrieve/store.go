@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
 )
 
 // A Store holds a collection of embeddings and finds the items inside a
@@ -131,6 +132,16 @@ func Open(ctx context.Context, spec string) (Store, error) {
 // for an input it failed on (an unreadable image, an empty text).
 func AllZero(anchor []float32) bool {
 	return len(anchor) > 0 && !slices.ContainsFunc(anchor, func(v float32) bool { return v != 0 })
+}
+
+// ZeroCentre is where set centres its set around an all-zero anchor, as
+// ZeroAnchor's callers name it: "the origin", or, for a set centred at
+// anchor + c (geometry.Shifted), "c, the set's shift (…)".
+func ZeroCentre(set *conformal.Set) string {
+	if sh, ok := set.Geometry.(*geometry.Shifted); ok {
+		return fmt.Sprintf("c, the set's shift (its sets are centred at anchor + c, ‖c‖ = %.3g)", sh.ShiftNorm())
+	}
+	return "the origin"
 }
 
 // ZeroAnchor is the warning of an answer around anchors that are all

@@ -164,7 +164,7 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 	out.array("scores", m, func(b []byte, i int) []byte { return appendNumber(b, scores[i]) })
 	out.array("inside", m, func(b []byte, i int) []byte { return strconv.AppendBool(b, scores[i] <= q) })
 	if retrieve.AllZero(anchor) {
-		warn, err := json.Marshal([]string{retrieve.ZeroAnchor("the anchor is all zeros", "its set is judged like any other, centred on the origin")})
+		warn, err := json.Marshal([]string{retrieve.ZeroAnchor("the anchor is all zeros", "its set is judged like any other, centred on "+retrieve.ZeroCentre(set))})
 		if err != nil {
 			return err
 		}
@@ -461,7 +461,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			n = -1
 		}
-		warnings = []string{retrieve.ZeroAnchor("the anchor is all zeros", fmt.Sprintf("its set is answered like any other, the items nearest the origin (%d%s)", total, itemsOf(n)))}
+		warnings = []string{retrieve.ZeroAnchor("the anchor is all zeros", fmt.Sprintf("its set is answered like any other, the items nearest %s (%d%s)", retrieve.ZeroCentre(set), total, itemsOf(n)))}
 	}
 	return writeJSON(w, http.StatusOK, struct {
 		Set        string         `json:"set"`

@@ -163,7 +163,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	if w := wholeCollection(q, results, n); w != "" {
 		out.warn(w)
 	}
-	if w := zeroAnchors(q, results, n); w != "" {
+	if w := zeroAnchors(set, q, results, n); w != "" {
 		out.warn(w)
 	}
 	for _, w := range set.Warnings() {
@@ -275,9 +275,9 @@ func wholeCollection(q anchors, results []retrieveResult, n int) string {
 // zeroAnchors warns of anchors that are all zeros — what an encoder gives
 // for an input it failed on (an unreadable image, an empty text), as ccs
 // bundle warns of such rows — whose sets are answered like any other's:
-// the items nearest the origin (a marketplace user's failed download held
+// the items nearest the origin, or c for a set centred at anchor + c (a marketplace user's failed download held
 // 8 177 of 400 000 products in its ℓ2 ball's set); "" where there are none.
-func zeroAnchors(q anchors, results []retrieveResult, n int) string {
+func zeroAnchors(set *conformal.Set, q anchors, results []retrieveResult, n int) string {
 	var zero []int
 	for i := range q.m {
 		if retrieve.AllZero(q.row(i)) {
@@ -292,7 +292,7 @@ func zeroAnchors(q anchors, results []retrieveResult, n int) string {
 	if q.batch {
 		who = fmt.Sprintf("%d of %d anchors are all zeros (the first: %s)", len(zero), q.m, q.name(first))
 	}
-	return retrieve.ZeroAnchor(who, fmt.Sprintf("its set is answered like any other, the items nearest the origin (%d of the collection's %d items)", results[first].Total, n))
+	return retrieve.ZeroAnchor(who, fmt.Sprintf("its set is answered like any other, the items nearest %s (%d of the collection's %d items)", retrieve.ZeroCentre(set), results[first].Total, n))
 }
 
 // retrieveResult is one anchor's answer.

@@ -290,4 +290,17 @@ np.save(dir + "/batch.npy", b)
 			t.Errorf("%s: stderr %q, want %q…", c.anchor, got, c.want)
 		}
 	}
+	// A set centred at anchor + c holds, around an all-zero anchor, the
+	// items nearest c, not the origin.
+	shifted := filepath.Join(dir, "ball-shift.json")
+	if _, err := ccs("calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-fit", filepath.Join(dir, "fit.npz"), "-shift", "-out", shifted); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, []string{"retrieve", "-set", shifted, "-db", db, "-anchor", filepath.Join(dir, "zero.npy"), "-limit", "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := stderr.String(); !strings.Contains(got, "the anchor is all zeros") || strings.Contains(got, "the origin") || !strings.Contains(got, "items nearest c, the set's shift (its sets are centred at anchor + c, ‖c‖ = ") {
+		t.Errorf("a shifted set: stderr %q, want the items nearest c, the set's shift", got)
+	}
 }

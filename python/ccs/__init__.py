@@ -1407,7 +1407,8 @@ class Set(_Handle):
                     lib.ccs_free(p)
         a = _lib.asarray(anchor, "anchor")
         if a.size and not np.any(a):
-            _warn([_zero_anchors("the anchor is all zeros", hits.total, len(collection) if isinstance(collection, Collection) else None)])
+            _warn([_zero_anchors("the anchor is all zeros", hits.total, len(collection) if isinstance(collection, Collection) else None,
+                                 self.info)])
         return found
 
     def retrieve_many(self, anchors, collection, limit=None):
@@ -1453,7 +1454,7 @@ class Set(_Handle):
             if len(zero):
                 first = zero[0]
                 _warn([_zero_anchors(f"{len(zero)} of {m} anchors are all zeros (the first: anchors[{first}])",
-                                     hits[first].total, len(collection))])
+                                     hits[first].total, len(collection), self.info)])
             out = []
             try:
                 for i in range(m):
@@ -1501,12 +1502,18 @@ class Set(_Handle):
         return f"<ccs.Set {self.geometry} d={self.dim} alpha={self.alpha} threshold={self.threshold:.6g}>"
 
 
-def _zero_anchors(who, total, n):
+def _zero_anchors(who, total, n, info):
     """ccs retrieve's warning of anchors that are all zeros (an encoder's
-    output for an input it failed on), whose sets hold total items (of n)."""
+    output for an input it failed on), whose sets hold total items (of n):
+    the items nearest the origin, or c for a set (info, its file) centred
+    at anchor + c."""
     of = f" of the collection's {n} items" if n is not None else ""
+    centre = "the origin"
+    if info.get("shift"):
+        centre = (f"c, the set's shift (its sets are centred at anchor + c, "
+                  f"‖c‖ = {float(np.linalg.norm(np.asarray(info['shift'], dtype=np.float64))):.3g})")
     return (f"{who}: what an encoder gives for an input it failed on (an unreadable image, an empty text); "
-            f"its set is answered like any other, the items nearest the origin ({total}{of}), "
+            f"its set is answered like any other, the items nearest {centre} ({total}{of}), "
             "which says nothing of the input: embed it again, or leave it out")
 
 

@@ -1160,6 +1160,12 @@ def test_retrieve_zero_anchor_warns(calibrated, sim):
         warnings.simplefilter("error", ccs.CCSWarning)
         s.retrieve(rows[0], coll)
         s.retrieve_many(rows[:4], coll)
+    # A set centred at anchor + c holds the items nearest c, as ccs
+    # retrieve says.
+    _, _, shifted = calibrated["ball-shift"]
+    for call in (lambda: shifted.retrieve(np.zeros(s.dim, np.float32), coll), lambda: shifted.retrieve_many(batch, coll)):
+        with pytest.warns(ccs.CCSWarning, match=r"items nearest c, the set's shift \(its sets are centred at anchor \+ c, ‖c‖ = [0-9.e+-]+\) \(\d+ of the collection's \d+ items\)"):
+            call()
 
 
 def test_collection_transform(calibrated, sim):
