@@ -753,6 +753,7 @@ func TestBundleBadInput(t *testing.T) {
 	for i := range views {
 		views[i] = float32(i%7) + float32(i%5)/10
 	}
+	bundle.WriteNPY(p("views.npy"), bundle.Float32(views, n, 4, d))
 	views[(5*4+2)*d+1] = float32(math.NaN())
 	bundle.WriteNPY(p("vnan.npy"), bundle.Float32(views, n, 4, d))
 	os.WriteFile(p("empty.txt"), nil, 0o644)
@@ -875,6 +876,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"a multi-hot matrix with OOD classes", []string{"-labels", p("multihot.npy"), "-ood-classes", "1"}, true, "bundle: -ood-classes and -ood-cal-share are for one label a row, and " + p("multihot.npy") + " holds several a row: hold the rows of a label out yourself"},
 		{"a multi-hot matrix of bool with logits", []string{"-labels", p("multihot-bool.npy"), "-logits", p("emb.npy")}, true, "bundle: -logits are for one label a row, and " + p("multihot-bool.npy") + " holds several a row"},
 		{"a multi-hot matrix with groups", []string{"-labels", p("multihot.npy"), "-groups", p("labels.npy")}, false, "multihot.npy: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -groups"},
+		{"a multi-hot matrix with views", []string{"-embeddings", "", "-labels", p("multihot.npy"), "-views", p("views.npy")}, false, "multihot.npy: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -views"},
 		{"two names a row", []string{"-labels", p("names-twice.npy")}, false, "names-twice.npy: shape (400, 2), want one label per row, (n,) (2 names a row: several labels per row (multi-label) are not classes"},
 		{"a label that is not Unicode", []string{"-labels", p("surrogate.npy")}, false, `array "surrogate": element [3]: code unit 0, 0xd800, is not a Unicode code point`},
 		{"an empty .txt of labels", []string{"-labels", p("empty.txt")}, false, "empty.txt: no labels"},

@@ -263,7 +263,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return err
 		}
 		if li.sets != nil && mode != "labels" {
-			return fmt.Errorf("%s: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -groups", o.Labels)
+			return fmt.Errorf("%s: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -%s", o.Labels, mode)
 		}
 		if li.sets != nil && li.names != nil { // a list column's values: -1, "Unknown" mark no label
 			if li.sets, err = bundle.MissingInLabelSets(li.sets, li.names, li.strs, cfg.MissingLabels, o.Labels); err != nil {
