@@ -455,6 +455,9 @@ func Labels(a Array, name, what string) (ids []int64, names []string, err error)
 		}
 		return nil, nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type) or strings%s", name, a.Kind(), what, hint)
 	}
+	if ids, ok := oneHot(a); ok && what == "labels" {
+		return ids, nil, nil
+	}
 	if len(a.Shape) != 1 {
 		return nil, nil, fmt.Errorf("%s: shape %s, want one %s per row, (n,)%s", name, FormatShape(a.Shape), strings.TrimSuffix(what, "s"), multiLabel(a, what))
 	}
@@ -465,13 +468,46 @@ func Labels(a Array, name, what string) (ids []int64, names []string, err error)
 	return a.I64, nil, nil
 }
 
+// oneHot reads a one-hot (n, C) matrix — 0s and 1s, exactly one 1 a row,
+// as keras' to_categorical and pandas' get_dummies write one label a row
+// — as the labels it encodes, each row's column of its 1; ok is false for
+// any other array.
+func oneHot(a Array) (ids []int64, ok bool) {
+	if a.I64 == nil || len(a.Shape) != 2 || a.Shape[1] < 2 || a.Shape[0] < 1 {
+		return nil, false
+	}
+	n, c := a.Shape[0], a.Shape[1]
+	ids = make([]int64, n)
+	for i := range n {
+		ones := 0
+		for j, v := range a.I64[i*c : (i+1)*c] {
+			switch v {
+			case 0:
+			case 1:
+				ones++
+				ids[i] = int64(j)
+			default:
+				return nil, false
+			}
+		}
+		if ones != 1 {
+			return nil, false
+		}
+	}
+	return ids, true
+}
+
 // LabelSets reads a multi-hot (n, C) matrix of 0s and 1s (integers or
 // bool, as scikit-learn's MultiLabelBinarizer makes it; name is its
 // source) as several labels per row: row i's labels are the columns of
-// its 1s. ok is false, with no error, for any other array: Labels reads
-// those.
+// its 1s. ok is false, with no error, for any other array, and for a
+// one-hot matrix (exactly one 1 a row: one label a row, whose rows
+// sharing a label are a class): Labels reads those.
 func LabelSets(a Array, name string) (sets [][]int32, ok bool, err error) {
 	if a.I64 == nil || len(a.Shape) != 2 || a.Shape[1] < 2 {
+		return nil, false, nil
+	}
+	if _, one := oneHot(a); one {
 		return nil, false, nil
 	}
 	n, c := a.Shape[0], a.Shape[1]

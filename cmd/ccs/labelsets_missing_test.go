@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/ccsets/ccs/bundle"
 )
 
 // TestBundleLabelSetsMissing: a list column's value that marks a missing
@@ -116,6 +118,46 @@ func TestBundleLabelSetsMissing(t *testing.T) {
 			if errC != nil || bytes.Equal(cl, b) {
 				t.Errorf("%v: %s: -missing-labels class made no label of the marker (%v)", c.elem, split, errC)
 			}
+		}
+	}
+}
+
+// TestBundleOneHotLabels: a one-hot matrix — exactly one 1 a row, as
+// keras' to_categorical and pandas' get_dummies make one label a row — is
+// one label a row: the bundles of its column indices, byte for byte
+// (labels, positives within the split), not label sets.
+func TestBundleOneHotLabels(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	rng := rand.New(rand.NewPCG(6, 7))
+	const n, d, c = 400, 3, 4
+	x, y, hot := make([]float32, n*d), make([]int64, n), make([]int64, n*c)
+	for i := range n {
+		y[i] = int64(i % c)
+		hot[i*c+int(y[i])] = 1
+		for j := range d {
+			x[i*d+j] = float32(y[i]) + float32(rng.NormFloat64())
+		}
+	}
+	for name, a := range map[string]bundle.Array{"x.npy": bundle.Float32(x, n, d), "y.npy": bundle.Int64(y, n), "hot.npy": bundle.Int64(hot, n, c)} {
+		if err := bundle.WriteNPY(p(name), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, labels := range []string{"y", "hot"} {
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, []string{"bundle", "-embeddings", p("x.npy"), "-labels", p(labels + ".npy"), "-k", "5", "-out", p("out-" + labels)}); err != nil {
+			t.Fatal(err, stderr.String())
+		}
+		if strings.Contains(stderr.String(), "several a row") {
+			t.Errorf("%s: read as label sets:\n%s", labels, stderr.String())
+		}
+	}
+	for _, split := range []string{"fit", "val", "cal", "test"} {
+		a, errA := os.ReadFile(p("out-y/" + split + ".npz"))
+		b, errB := os.ReadFile(p("out-hot/" + split + ".npz"))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: the one-hot matrix's bundle differs from its labels' (%v, %v)", split, errA, errB)
 		}
 	}
 }

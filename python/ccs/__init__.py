@@ -285,7 +285,8 @@ def _multi_hot(rows, missing_labels="error"):
     multi-hot (n, C) matrix of 0s and 1s the engine reads as label sets,
     the labels' columns in sorted order. Rows of one length C >= 2 holding
     0s and 1s alone are a multi-hot matrix's rows (M.tolist(), list(M)),
-    taken as that matrix. A label that marks a missing one (-1, "Unknown")
+    taken as that matrix; lists of one label each are those labels, one a
+    row (classes). A label that marks a missing one (-1, "Unknown")
     is refused, or, by missing_labels, no label ("drop") or a label
     ("class"), as ccs bundle takes a list column's."""
     rows = list(rows)
@@ -310,6 +311,11 @@ def _multi_hot(rows, missing_labels="error"):
     kinds = {type(x) for labels in sets for x in labels}
     if len(kinds) > 1:
         raise ValueError("labels: lists of labels mix strings and integers: give one kind")
+    if sets and all(len(set(labels)) == 1 for labels in sets):
+        # One label a row, as lists: classes, as the labels themselves are
+        # (strings keep their names; missing_labels applies as to them), not
+        # label sets.
+        return np.array([labels[0] for labels in sets], dtype=str if isinstance(sets[0][0], str) else np.int64)
     if missing_labels != "class":
         marked = {}
         for labels in sets:

@@ -1410,3 +1410,22 @@ def test_bundle_label_lists_as_given(tmp_path):
             plain_bytes = (tmp_path / "plain" / f"{split}.npz").read_bytes()
             assert (tmp_path / "drop" / f"{split}.npz").read_bytes() == plain_bytes, (marker, split)
             assert (tmp_path / "class" / f"{split}.npz").read_bytes() != plain_bytes, (marker, split)
+
+
+def test_bundle_one_label_a_row_as_a_matrix_or_lists(labelled, tmp_path):
+    """One label a row given as a one-hot matrix (keras' to_categorical,
+    pandas' get_dummies) or as lists of one label each is one label a row:
+    the bundles of the labels themselves, byte for byte, not label sets."""
+    x, y = labelled["embeddings"], labelled["labels"]
+    names = np.array(["ant", "bee", "cat", "dog", "emu"])[y]
+    kw = dict(k=5, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)
+        for name, labels in [("labels", y), ("one-hot", np.eye(5, dtype=np.int64)[y]),
+                             ("one-hot bool", np.eye(5, dtype=bool)[y]), ("lists", [[int(v)] for v in y]),
+                             ("names", names), ("name lists", [[v] for v in names])]:
+            ccs.bundle(x, labels, out=tmp_path / name, **kw)
+    for a, b in [("labels", "one-hot"), ("labels", "one-hot bool"), ("labels", "lists"), ("names", "name lists")]:
+        for split in ("fit", "val", "cal", "test"):
+            assert (tmp_path / a / f"{split}.npz").read_bytes() == (tmp_path / b / f"{split}.npz").read_bytes(), (b, split)
+    assert json.loads((tmp_path / "name lists" / "manifest.json").read_text())["label_names"] == ["ant", "bee", "cat", "dog", "emu"]

@@ -274,10 +274,12 @@ ERRORS = [
      "labels: [0] holds 2.5: want labels that are strings or integers"),
     ("a row neither a list nor a label", lambda s, a: ccs.bundle(gauss(5)[0], [["a"], {"a": 1}] + [["a"]] * 198), ValueError,
      "labels: [1] is {'a': 1}: want a row's labels (a list of strings or integers)"),
-    ("multi-hot labels with OOD classes", lambda s, a: ccs.bundle(gauss(5)[0], np.eye(4, dtype=bool)[np.arange(200) % 4],
+    ("multi-hot labels with OOD classes", lambda s, a: ccs.bundle(gauss(5)[0], np.eye(4, dtype=bool)[np.arange(200) % 4]
+                                                                  | np.eye(4, dtype=bool)[np.arange(200) % 3],
                                                                   ood_classes=[1]), ValueError,
      "bundle: ood_classes and ood_cal_share are for one label a row, and labels hold several a row (a multi-hot matrix)"),
-    ("a multi-hot matrix's rows not the embeddings'", lambda s, a: ccs.bundle(gauss(5)[0], np.eye(4, dtype=bool)[np.arange(150) % 4]),
+    ("a multi-hot matrix's rows not the embeddings'", lambda s, a: ccs.bundle(gauss(5)[0], np.eye(4, dtype=bool)[np.arange(150) % 4]
+                                                                                          | np.eye(4, dtype=bool)[np.arange(150) % 3]),
      ValueError, "labels: 150 rows of labels for the 200 rows of embeddings"),
     ("keyword a str", lambda s, a: ccs.bundle(gauss(5)[0], np.arange(200) % 2, k="20"), TypeError, "k: got a str, want an int"),
     ("keyword a fraction", lambda s, a: ccs.bundle(gauss(5)[0], np.arange(200) % 2, seed=2.5), TypeError,
