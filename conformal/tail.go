@@ -14,7 +14,9 @@ import "math"
 // Binomial(m, F). A small tail says the m inputs are not drawn as the
 // calibration inputs were (a shift: another batch, donor or site), which
 // neither the false-alarm guarantee nor a set's coverage guarantee covers.
-// k ≤ 0 gives 1; l ≤ 0 (nothing can be flagged) gives 0 for k > 0.
+// k ≤ 0 gives 1; l ≤ 0 (nothing can be flagged) gives 0 for k > 0. A
+// tail below the float64 range is given as 10⁻³⁰⁰, a bound above it (a
+// valid p-value, never 0 for a count that can occur).
 func ExchangeableTail(k, m, n, l int) float64 {
 	if k <= 0 {
 		return 1
@@ -58,10 +60,19 @@ func ExchangeableTail(k, m, n, l int) float64 {
 	}
 	side := math.Exp(top) * sum
 	if upper {
+		// Below the float64 range, the m+1 terms each under its least
+		// value bound the tail far below 10⁻³⁰⁰: say that, not 0.
+		if side == 0 {
+			return underflowTail
+		}
 		return min(1, side)
 	}
 	return max(0, 1-side)
 }
+
+// underflowTail is what ExchangeableTail gives for a tail whose terms
+// all underflow: each below 5·10⁻³²⁴, m+1 of them sum far below it.
+const underflowTail = 1e-300
 
 // A TailGroup is one group of a sum of exchangeable counts
 // (ExchangeableSumTail): M inputs judged against the L-th largest of the

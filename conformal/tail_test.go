@@ -103,3 +103,15 @@ func TestExchangeableSumTailFar(t *testing.T) {
 		t.Errorf("k = %d, beyond every count: %v, want 0", total+1, got)
 	}
 }
+
+// TestExchangeableTailUnderflow: a tail too small for a float64 (a shift
+// seen in many units: 30% of 100 000 outside where 10% is the mean) is a
+// tiny positive bound, never a p-value of 0.
+func TestExchangeableTailUnderflow(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ k, m, n, l int }{{30000, 100000, 9999, 1000}, {1000000, 1000000, 99, 10}} {
+		if got := ExchangeableTail(c.k, c.m, c.n, c.l); got <= 0 || got > 1e-300 {
+			t.Errorf("%+v: %v, want a bound in (0, 1e-300]", c, got)
+		}
+	}
+}
