@@ -9,6 +9,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/internal/jsonfloat"
 )
 
 // TrialResult is a set judged on a speaker-verification trial list (test
@@ -32,10 +33,12 @@ type TrialResult struct {
 	CosineEERThreshold float64 `json:"cosine_eer_threshold"`
 	// CosineAtMiss is the cosine threshold that misses as many of these
 	// target trials as the set does (the ⌊Miss·Targets⌋-th smallest
-	// target score, fewer where scores tie), and
-	// CosineFalseAcceptance the share of non-target trials it accepts.
-	CosineAtMiss          float64 `json:"cosine_at_miss"`
-	CosineFalseAcceptance float64 `json:"cosine_false_acceptance"`
+	// target score, fewer where scores tie; +Inf, accepting nothing, when
+	// the set misses every target: "+Inf" in JSON, as jsonfloat writes
+	// it), and CosineFalseAcceptance the share of non-target trials it
+	// accepts.
+	CosineAtMiss          jsonfloat.Float `json:"cosine_at_miss"`
+	CosineFalseAcceptance float64         `json:"cosine_false_acceptance"`
 }
 
 // Trials judges set s on trials of the embeddings rows (d a row): each
@@ -152,10 +155,11 @@ func Trials(s *conformal.Set, rows []float32, d int, trials []bundle.Trial) (Tri
 			best, r.CosineEER, r.CosineEERThreshold = gap, (miss+fa)/2, t
 		}
 	}
-	r.CosineAtMiss = math.Inf(1) // every target missed: accept nothing
+	atMiss := math.Inf(1) // every target missed: accept nothing
 	if missed < len(tgt) {
-		r.CosineAtMiss = tgt[missed]
+		atMiss = tgt[missed]
 	}
-	_, r.CosineFalseAcceptance = rates(r.CosineAtMiss)
+	r.CosineAtMiss = jsonfloat.Float(atMiss)
+	_, r.CosineFalseAcceptance = rates(atMiss)
 	return r, nil
 }

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/jsonfloat"
 )
 
 // TestTrials: a set's misses and false acceptances on a trial list, and
@@ -34,10 +36,10 @@ func TestTrials(t *testing.T) {
 	// non-target.
 	c14 := (0.9*0.6 + 0.1*0.8) / math.Hypot(0.9, 0.1)
 	want := TrialResult{Trials: 5, Targets: 3, NonTargets: 2, Miss: 1.0 / 3, FalseAcceptance: 0.5,
-		CosineEER: (1.0/3 + 0.5) / 2, CosineEERThreshold: 0.6, CosineAtMiss: c14, CosineFalseAcceptance: 0}
+		CosineEER: (1.0/3 + 0.5) / 2, CosineEERThreshold: 0.6, CosineAtMiss: jsonfloat.Float(c14), CosineFalseAcceptance: 0}
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 	if r.Trials != want.Trials || r.Targets != want.Targets || r.NonTargets != want.NonTargets || r.Miss != want.Miss || r.FalseAcceptance != want.FalseAcceptance ||
-		!near(r.CosineEER, want.CosineEER) || !near(r.CosineEERThreshold, 0.6) || !near(r.CosineAtMiss, want.CosineAtMiss) || r.CosineFalseAcceptance != 0 {
+		!near(r.CosineEER, want.CosineEER) || !near(r.CosineEERThreshold, 0.6) || !near(float64(r.CosineAtMiss), float64(want.CosineAtMiss)) || r.CosineFalseAcceptance != 0 {
 		t.Errorf("%+v, want %+v", r, want)
 	}
 	for _, c := range []struct {
@@ -54,6 +56,17 @@ func TestTrials(t *testing.T) {
 		if _, err := Trials(c.set, rows, 2, c.trials); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+	// A set that misses every target: the cosine threshold that misses as
+	// many accepts nothing, +Inf, which JSON writes as "+Inf" (jsonfloat),
+	// not an error.
+	far := []bundle.Trial{{Enrol: 0, Test: 3, Target: true}, {Enrol: 0, Test: 2, Target: true}, {Enrol: 0, Test: 1, Target: false}}
+	r, err = Trials(s, rows, 2, far)
+	if err != nil || r.Miss != 1 || !math.IsInf(float64(r.CosineAtMiss), 1) || r.CosineFalseAcceptance != 0 {
+		t.Errorf("every target missed: %+v, %v", r, err)
+	}
+	if b, err := json.Marshal(r); err != nil || !strings.Contains(string(b), `"cosine_at_miss":"+Inf","cosine_false_acceptance":0`) {
+		t.Errorf("every target missed, in JSON: %s, %v", b, err)
 	}
 	unit := &conformal.Set{Geometry: geometry.Ball{D: 2}, Threshold: 1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, UnitNorm: true}}
 	if _, err := Trials(unit, rows, 2, []bundle.Trial{{Enrol: 0, Test: 1, Target: true}, {Enrol: 0, Test: 3, Target: false}}); err == nil || !strings.Contains(err.Error(), "row 1: norm 0.905538: the set was calibrated on unit-norm embeddings") {
