@@ -53,7 +53,7 @@ func IndexUtterances(ids []string, rows []float32, d int) (m map[string]int, war
 // ReadTrials reads a speaker-verification trial list, one trial a line,
 // fields separated by spaces or tabs: VoxCeleb's form (target 1 or 0,
 // enrolment, test) or Kaldi's and NIST's (enrolment, test, target or
-// nontarget), the form of the first line (TrialList) holding for every
+// nontarget), the form of the first line (TrialList, or VoxCeleb's with numbers for ids) holding for every
 // line. ids maps each utterance's id to its row (IndexIDs). A trial that
 // names an utterance ids lacks is an error — a list judged on some of its
 // trials would say nothing of the rest —, counted, the first named with
@@ -71,7 +71,7 @@ func ReadTrials(in io.Reader, name string, ids map[string]int) ([]Trial, string,
 			continue
 		}
 		if form == "" {
-			if form = TrialList(fields); form == "" {
+			if form = trialForm(fields); form == "" {
 				return nil, "", fmt.Errorf("%s:%d: %q is not a trial: want target (1 or 0), enrolment, test, as VoxCeleb's lists, or enrolment, test, target or nontarget, as Kaldi's and NIST's", name, line, text)
 			}
 		}
@@ -112,6 +112,20 @@ func ReadTrials(in io.Reader, name string, ids map[string]int) ([]Trial, string,
 		return nil, "", fmt.Errorf("%s: no trials", name)
 	}
 	return trials, form, nil
+}
+
+// trialForm is the form of a trial list's first line: TrialList's, or
+// VoxCeleb's where its utterance ids are numbers ("1 17 42": row numbers
+// as ids), which TrialList, telling a trial list from relevance pairs,
+// does not take for a trial.
+func trialForm(fields []string) string {
+	if form := TrialList(fields); form != "" || len(fields) != 3 {
+		return form
+	}
+	if _, kaldi := trialVerdict(fields[2], "kaldi"); (fields[0] == "0" || fields[0] == "1") && !kaldi {
+		return "voxceleb"
+	}
+	return ""
 }
 
 // trialOrder is the order of a trial list's fields in form.

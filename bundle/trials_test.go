@@ -26,6 +26,21 @@ func TestReadTrials(t *testing.T) {
 			t.Errorf("%s: %v, %q, %v; want %v, %q", c.name, got, form, err, c.want, c.form)
 		}
 	}
+	// Row numbers as utterance ids: VoxCeleb's form all the same, and
+	// Kaldi's.
+	nums, _ := IndexIDs([]string{"0", "1", "2", "3"}, "utterance")
+	for _, c := range []struct {
+		name, text, form string
+		want             []Trial
+	}{
+		{"VoxCeleb, numbers", "1 0 1\n0 0 2\n", "voxceleb", []Trial{{0, 1, true}, {0, 2, false}}},
+		{"Kaldi, numbers", "0 1 target\n0 3 nontarget\n", "kaldi", []Trial{{0, 1, true}, {0, 3, false}}},
+	} {
+		got, form, err := ReadTrials(strings.NewReader(c.text), "trials.txt", nums)
+		if err != nil || form != c.form || !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, %q, %v; want %v, %q", c.name, got, form, err, c.want, c.form)
+		}
+	}
 	for _, c := range []struct{ name, text, want string }{
 		{"not a trial", "query-id corpus-id score\n", `trials.txt:1: "query-id corpus-id score" is not a trial: want target (1 or 0), enrolment, test, as VoxCeleb's lists`},
 		{"a verdict of another form", "1 id1/a/1.wav id1/b/2.wav\nid1/a/1.wav id2/c/1.wav nontarget\n", `trials.txt:2: "id1/a/1.wav" is not a trial's verdict: want 1 or 0, as line 1's form (target (1 or 0), enrolment, test)`},
