@@ -66,6 +66,9 @@ func ReadTrials(in io.Reader, name string, ids map[string]int) ([]Trial, string,
 	sc := bufio.NewScanner(in)
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimRight(sc.Text(), " \t\r")
+		if line == 1 {
+			text = strings.TrimPrefix(text, "\ufeff") // Excel's and Notepad's UTF-8 mark
+		}
 		fields := strings.Fields(text)
 		if len(fields) == 0 {
 			continue

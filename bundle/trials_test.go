@@ -19,6 +19,7 @@ func TestReadTrials(t *testing.T) {
 		want             []Trial
 	}{
 		{"VoxCeleb", "1 id1/a/1.wav id1/b/2.wav\n0 id1/a/1.wav id2/c/1.wav\r\n\n1\tid2/c/1.wav\tid2/c/2.wav\n", "voxceleb", []Trial{{0, 1, true}, {0, 2, false}, {2, 3, true}}},
+		{"VoxCeleb, a UTF-8 mark first", "\ufeff1 id1/a/1.wav id1/b/2.wav\n", "voxceleb", []Trial{{0, 1, true}}},
 		{"Kaldi", "id1/a/1.wav id1/b/2.wav target\nid1/a/1.wav id2/c/1.wav nontarget\n", "kaldi", []Trial{{0, 1, true}, {0, 2, false}}},
 	} {
 		got, form, err := ReadTrials(strings.NewReader(c.text), "trials.txt", ids)
