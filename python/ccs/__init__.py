@@ -1304,7 +1304,8 @@ class Set(_Handle):
         """The set judged on a speaker-verification trial list, as ccs
         evaluate -trials -json: trials, a file's path (VoxCeleb's "1 enrol
         test" lines, or Kaldi's "enrol test target|nontarget") or its lines'
-        fields ([l.split() for l in open("trials.txt")]), naming utterances
+        fields ([l.split() for l in open("trials.txt")], a blank line's []
+        skipped as the file's reader skips it), naming utterances
         by ids — one a row of embeddings (n, d), in row order, as utt.txt
         lists them (a path listed twice with the same row is read once, with
         a CCSWarning). A dict: "form", "trials", "targets", "non_targets",
@@ -1319,7 +1320,20 @@ class Set(_Handle):
         if isinstance(trials, (str, bytes, os.PathLike)):
             trials_file, trials = os.fsdecode(trials), None
         else:
-            trials = np.asarray([[str(f) for f in row] for row in trials], dtype=str)
+            # A line's fields each, as [l.split() for l in open(...)] gives
+            # them: a blank line ([]) is skipped, as the file's reader skips
+            # it (three empty fields keep the lines' numbers), and a line of
+            # other than 3 fields refused by its number, as the file's.
+            rows = []
+            for i, row in enumerate(trials):
+                row = [str(f) for f in row]
+                if not row:
+                    row = ["", "", ""]
+                elif len(row) != 3:
+                    raise ValueError(f"trials:{i + 1}: {len(row)} fields, want 3 (target (1 or 0), enrolment, test; "
+                                     "or enrolment, test, target or nontarget)")
+                rows.append(row)
+            trials = np.asarray(rows, dtype=str).reshape(-1, 3)
         arr, n = lent.arrays({"embeddings": embeddings, "ids": _ids(ids, "ids"), "trials": trials})
         out = loads(call_string(lib.ccs_set_trials, self._handle(), arr, n, options(trials_file=trials_file)))
         _warn(out["warnings"])

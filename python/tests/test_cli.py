@@ -1362,7 +1362,9 @@ def test_trials_equal_ccs_evaluate_trials(cli, tmp_path):
     for i in range(0, 230, 3):
         lines.append(f"1 {ids[i]} {ids[i - i % 8 + (i + 1) % 8]}")
         lines.append(f"0 {ids[i]} {ids[(i + 17) % 240]}")
-    (tmp_path / "trials.txt").write_text("\n".join(lines) + "\n")
+    # A blank line, as lists often hold one: the file's reader skips it,
+    # and so does s.trials given [l.split() for l in open(...)].
+    (tmp_path / "trials.txt").write_text("\n".join(lines[:10]) + "\n\n" + "\n".join(lines[10:]) + "\n")
     b = ccs.bundle(x[:-1], groups=spk, k=5, kneg=1, seed=1)
     s = ccs.calibrate("ball", b["cal"], alpha=0.2)
     s.save(tmp_path / "ball.json")
@@ -1374,6 +1376,8 @@ def test_trials_equal_ccs_evaluate_trials(cli, tmp_path):
         assert want[k] == v, k
     with pytest.warns(ccs.CCSWarning):
         assert s.trials(x, ids, [l.split() for l in lines]) == got
+    with pytest.warns(ccs.CCSWarning):
+        assert s.trials(x, ids, [l.split() for l in open(tmp_path / "trials.txt")]) == got
 
 
 def test_bundle_label_lists_as_given(tmp_path):
