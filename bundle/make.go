@@ -881,7 +881,9 @@ func checkClassSplits(strata map[int64][]int, cfg MakeConfig) error {
 	if 2*len(lone) < len(strata) {
 		advice = fmt.Sprintf("Leave the small classes out (%s), or hold them out as OOD inputs (-ood-classes); where most classes are small (identities, products), they are groups, not labels (-groups FILE)", keep)
 	}
-	if paths := pathNames(cfg.LabelNames, "class"); paths != "" {
+	// Paths as labels are each their own class: all but a few lone. Where
+	// most classes are not, the '/' is part of their names ("animal/cat").
+	if paths := pathNames(cfg.LabelNames, "class"); paths != "" && 10*len(lone) >= 9*len(strata) {
 		advice = strings.ToUpper(paths[:1]) + paths[1:]
 	} else if name, sep := joinedLabels(cfg.LabelNames); name != "" {
 		// Lists of labels joined into one string are every combination a
@@ -945,6 +947,9 @@ func pathNames(names []string, what string) string {
 		}
 		if len(seen) == len(names) && depth > 1 {
 			break // the first two directories are each path's own
+		}
+		if len(seen) == len(names) && depth == 1 {
+			return "" // no directory is shared by two names: cutting one merges nothing
 		}
 		counts = append(counts, strconv.Itoa(len(seen)))
 	}
@@ -1269,7 +1274,14 @@ func (items Items) checkGroupSizes(groups, pos [][]int, parts [][]int, cfg MakeC
 	}
 	if len(single) > 0 {
 		advice := "leave their rows out first (ids, counts = np.unique(groups, return_counts=True); keep = np.isin(groups, ids[counts > 1]))"
-		if paths := pathNames(items.GroupNames, "group"); paths != "" && !items.ViewItems {
+		inSplits := 0
+		for _, gs := range parts {
+			inSplits += len(gs)
+		}
+		// Paths as group ids are each their own group: all but a few of
+		// one row. Where most groups have more, the '/' is part of their
+		// ids ("vox1/id10001").
+		if paths := pathNames(items.GroupNames, "group"); paths != "" && !items.ViewItems && 10*len(single) >= 9*inSplits {
 			advice = paths
 		}
 		return fmt.Errorf("bundle: %s of the splits have one row (the first: %s): no other row to be its anchor's positive; %s",

@@ -1402,6 +1402,7 @@ func TestPathNames(t *testing.T) {
 		{"Windows paths", []string{`spk1\a.wav`, `spk1\b.wav`, `spk2\c.wav`}, `names such as "spk1\\a.wav" are file paths, each its own class: its first directory makes 2 classes — keep one (cut -d'\' -f1 FILE > classes.txt; [p.split("\\")[0] for p in paths] in Python)`},
 		{"absolute paths", []string{"/data/vox/wav/id1/a/1.wav", "/data/vox/wav/id1/b/2.wav", "/data/vox/wav/id2/c/3.wav", "/data/vox/wav/id2/c/4.wav"}, `names such as "/data/vox/wav/id1/a/1.wav" are file paths, each its own class: after the directories all share ("/data/vox/wav/"), the next makes 2 classes, the next two 3 — keep one (cut -d/ -f5 FILE > classes.txt; [p.split("/")[4] for p in paths] in Python)`},
 		{"names, not paths", []string{"ant", "bee", "cat"}, ""},
+		{"a directory each", []string{"vox1/id1", "vox1/id2", "vox1/id3"}, ""},
 		{"a few slashes", []string{"a/b", "c", "d", "e", "f"}, ""},
 		{"integers", nil, ""},
 	}
@@ -1423,6 +1424,25 @@ func TestPathNames(t *testing.T) {
 	_, err = Make(Items{N: n, Groups: ids, GroupNames: paths}, MakeConfig{K: 1, Split: testSplit, AllowFewer: true})
 	if want := `one row (the first: group "id10000/sess0/00000.wav"): no other row to be its anchor's positive; names such as "id10000/sess0/00000.wav" are file paths, each its own group: its first directory makes 6 classes`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "np.unique(groups") {
 		t.Errorf("paths as groups: %v, want %q", err, want)
+	}
+	// Names with a '/' that are classes and groups, a few of them small:
+	// the small ones are left out, not the names cut.
+	labels, groupIDs, labelNames, groupNames := make([]int64, n), make([]int64, n), []string{"animal/cat", "animal/dog", "plant/fern"}, []string{}
+	for i := range n {
+		labels[i], groupIDs[i] = int64(min(i%2, 1)), int64(i/4)
+	}
+	labels[n-1] = 2
+	for g := range n / 4 {
+		groupNames = append(groupNames, fmt.Sprintf("vox1/id%05d", g))
+	}
+	groupIDs[n-1], groupNames = int64(n/4), append(groupNames, "vox1/id99999")
+	_, err = Make(Items{N: n, Labels: labels}, MakeConfig{K: 1, Split: testSplit, LabelNames: labelNames})
+	if err == nil || strings.Contains(err.Error(), "file paths") || !strings.Contains(err.Error(), "Leave the small classes out") {
+		t.Errorf("hierarchical labels, one small: %v", err)
+	}
+	_, err = Make(Items{N: n, Groups: groupIDs, GroupNames: groupNames}, MakeConfig{K: 1, Split: testSplit, AllowFewer: true})
+	if err == nil || strings.Contains(err.Error(), "file paths") || !strings.Contains(err.Error(), "np.unique(groups") {
+		t.Errorf("a corpus's prefix on speaker ids, one speaker of one row: %v", err)
 	}
 }
 
