@@ -31,6 +31,7 @@ func IndexIDs(ids []string, what string) (map[string]int, error) {
 func IndexUtterances(ids []string, rows []float32, d int) (m map[string]int, warning string, err error) {
 	m = make(map[string]int, len(ids))
 	repeats, first := 0, ""
+	repeated := map[string]struct{}{} // the ids repeats counts rows of
 	for i, id := range ids {
 		j, dup := m[id]
 		if !dup {
@@ -43,9 +44,14 @@ func IndexUtterances(ids []string, rows []float32, d int) (m map[string]int, war
 		if repeats++; first == "" {
 			first = fmt.Sprintf("%q, rows %d and %d", id, j, i)
 		}
+		repeated[id] = struct{}{}
 	}
 	if repeats > 0 {
-		warning = fmt.Sprintf("%s listed twice with the same embedding (the first: %s): each one's first row is taken", counted(repeats, "utterance"), first)
+		listed := "listed twice"
+		if repeats > len(repeated) {
+			listed = fmt.Sprintf("listed more than once (%s beyond each one's first)", counted(repeats, "row"))
+		}
+		warning = fmt.Sprintf("%s %s with the same embedding (the first: %s): each one's first row is taken", counted(len(repeated), "utterance"), listed, first)
 	}
 	return m, warning, nil
 }

@@ -64,6 +64,10 @@ func TestIndexUtterances(t *testing.T) {
 	if err != nil || len(m) != 3 || m["b"] != 1 || m["c"] != 3 || warn != `1 utterance listed twice with the same embedding (the first: "b", rows 1 and 2): each one's first row is taken` {
 		t.Errorf("%v, %q, %v", m, warn, err)
 	}
+	// One utterance listed three times is one utterance, with 2 rows more.
+	if m, warn, err := IndexUtterances([]string{"a", "b", "b", "b"}, []float32{1, 2, 3, 4, 3, 4, 3, 4}, 2); err != nil || len(m) != 2 || warn != `1 utterance listed more than once (2 rows beyond each one's first) with the same embedding (the first: "b", rows 1 and 2): each one's first row is taken` {
+		t.Errorf("three times: %v, %q, %v", m, warn, err)
+	}
 	if m, warn, err := IndexUtterances([]string{"a", "b", "c", "d"}, rows, 2); err != nil || len(m) != 4 || warn != "" {
 		t.Errorf("distinct: %v, %q, %v", m, warn, err)
 	}
