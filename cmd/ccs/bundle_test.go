@@ -1465,6 +1465,8 @@ func TestEvaluateTrials(t *testing.T) {
 		{"a bundle, not a trial list", []string{"-trials", p("b/test.npz"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt")}, false, "test.npz:1: "},
 		{"-test with -trials", []string{"-test", p("b/test.npz"), "-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt")}, true, "evaluate: -trials judges the set on a trial list; -test on a bundle: give one of the two"},
 		{"no ids", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy")}, true, "-ids"},
+		{"-unlabeled with -trials", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-unlabeled", "marginal"}, true, "evaluate: -per-class, -unlabeled, -db and -size-anchors read a test bundle (-test), not a trial list"},
+		{"-size-anchors with -trials", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-size-anchors", "5"}, true, "-size-anchors read a test bundle (-test)"},
 	} {
 		err := run(io.Discard, io.Discard, append([]string{"evaluate", "-set", p("ball.json")}, c.args...))
 		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != map[bool]int{true: 2, false: 1}[c.usage] {
