@@ -203,6 +203,19 @@ func (in Inputs) Items() (Items, error) {
 		case len(in.Sessions) != e.N:
 			return Items{}, fmt.Errorf("%s: %d session ids for the %d rows of %s", in.SessionsSource, len(in.Sessions), e.N, e.Source)
 		}
+		// A missing session (-1; "" or "nan", MissingStrings) would make
+		// all such rows one session: refused, for rows that have a group.
+		missing, first := 0, -1
+		for i, s := range in.Sessions {
+			if s < 0 && in.Groups[i] >= 0 {
+				if missing++; first < 0 {
+					first = i
+				}
+			}
+		}
+		if missing > 0 {
+			return Items{}, fmt.Errorf("%s: %d of %d rows have a session id that marks a missing value (-1, \"\" or \"nan\"; the first: row %d): as one session, those rows would be one another's same-session rows and every other session's positives; give each row its session, or leave those rows out", in.SessionsSource, missing, e.N, first)
+		}
 		it.Sessions = in.Sessions
 	}
 	if q := in.Queries; q != nil {

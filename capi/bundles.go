@@ -378,9 +378,11 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		in.GroupNames = gnames
 		in.GroupsSource = "groups"
 		if a, has := arrays["sessions"]; has {
-			if in.Sessions, _, err = readIDs(a, "sessions"); err != nil {
+			sessions, names, err := readIDs(a, "sessions")
+			if err != nil {
 				return nil, err
 			}
+			in.Sessions, _, _ = bundle.MissingStrings(sessions, names) // "" and "nan": refused by Inputs.Items
 			in.SessionsSource = "sessions"
 		}
 	}

@@ -307,10 +307,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 	}
 	if o.Sessions != "" {
-		sessions, _, _, warn, err := readIDs(o.Sessions, "sessions")
+		sessions, names, _, warn, err := readIDs(o.Sessions, "sessions")
 		if err != nil {
 			return err
 		}
+		sessions, _, _ = bundle.MissingStrings(sessions, names) // "" and "nan": refused by Inputs.Items
 		if err := rowsLineUp(out, o.Sessions, "session ids", len(sessions), emb, warn); err != nil {
 			return err
 		}

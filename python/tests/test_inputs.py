@@ -399,6 +399,8 @@ ERRORS = [
      '10 classes, its first two 30 — keep one (cut -d/ -f1 FILE > classes.txt; [p.split("/")[0] for p in paths] in Python)'),
     ("sessions without groups", lambda s, a: ccs.bundle(a, np.arange(200) % 4, sessions=np.arange(200) % 3), ValueError,
      "bundle: sessions are a group's recordings: give them with groups"),
+    ("a missing session", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 10, sessions=[""] + [str(i % 3) for i in range(1, 200)], k=2),
+     ValueError, 'sessions: 1 of 200 rows have a session id that marks a missing value (-1, "" or "nan"; the first: row 0)'),
     ("a group of one session", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 10, sessions=np.arange(200) // 10, k=2),
      ValueError, "groups of the splits have no row in another session than their anchor's (the first: group "),
     ("trials without ids", lambda s, a: s.trials(a, None, [("1", "u0", "u1")]), ValueError,
