@@ -66,61 +66,109 @@ func IndexUtterances(ids []string, rows []float32, d int) (m map[string]int, war
 // its line. name names the list in errors (NAME:LINE). It returns the
 // trials and the form, "voxceleb" or "kaldi".
 func ReadTrials(in io.Reader, name string, ids map[string]int) ([]Trial, string, error) {
-	var trials []Trial
-	form := ""
-	missing, firstMissing := 0, ""
+	r := trialReader{name: name, ids: ids}
 	sc := bufio.NewScanner(in)
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimRight(sc.Text(), " \t\r")
 		if line == 1 {
 			text = strings.TrimPrefix(text, "\ufeff") // Excel's and Notepad's UTF-8 mark
 		}
-		fields := strings.Fields(text)
-		if len(fields) == 0 {
-			continue
-		}
-		if form == "" {
-			if form = trialForm(fields); form == "" {
-				return nil, "", fmt.Errorf("%s:%d: %q is not a trial: want target (1 or 0), enrolment, test, as VoxCeleb's lists, or enrolment, test, target or nontarget, as Kaldi's and NIST's", name, line, text)
+		if fields := strings.Fields(text); len(fields) > 0 {
+			if err := r.add(line, text, fields); err != nil {
+				return nil, "", err
 			}
 		}
-		if len(fields) != 3 {
-			return nil, "", fmt.Errorf("%s:%d: %d fields, want 3 (%s)", name, line, len(fields), trialOrder(form))
-		}
-		var enrol, test, verdict string
-		if form == "voxceleb" {
-			verdict, enrol, test = fields[0], fields[1], fields[2]
-		} else {
-			enrol, test, verdict = fields[0], fields[1], fields[2]
-		}
-		target, ok := trialVerdict(verdict, form)
-		if !ok {
-			return nil, "", fmt.Errorf("%s:%d: %q is not a trial's verdict: want %s, as line 1's form (%s)", name, line, verdict, map[string]string{"voxceleb": "1 or 0", "kaldi": "target or nontarget"}[form], trialOrder(form))
-		}
-		e, okE := ids[enrol]
-		t, okT := ids[test]
-		if !okE || !okT {
-			if missing++; firstMissing == "" {
-				id := enrol
-				if okE {
-					id = test
-				}
-				firstMissing = fmt.Sprintf("line %d, %q", line, id)
-			}
-			continue
-		}
-		trials = append(trials, Trial{Enrol: e, Test: t, Target: target})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", name, err)
 	}
-	if missing > 0 {
-		return nil, "", fmt.Errorf("%s: %s of %d name an utterance that is not among the ids (the first: %s): give the ids of every utterance the list names, in the embeddings' row order", name, counted(missing, "trial"), missing+len(trials), firstMissing)
+	return r.done()
+}
+
+// TrialFields reads a trial list given as its lines' fields, as
+// ReadTrials reads its text: rows[i] is line i+1's fields (three; none,
+// or only empty ones, a blank line), each taken whole, so that an id may
+// hold a space, as a text line's cannot.
+func TrialFields(rows [][]string, name string, ids map[string]int) ([]Trial, string, error) {
+	r := trialReader{name: name, ids: ids}
+	for i, row := range rows {
+		fields := make([]string, len(row))
+		blank := true
+		for j, f := range row {
+			fields[j] = strings.TrimSpace(f)
+			blank = blank && fields[j] == ""
+		}
+		if blank {
+			continue
+		}
+		if slices.Contains(fields, "") {
+			return nil, "", fmt.Errorf("%s:%d: an empty field (%q)", name, i+1, row)
+		}
+		if err := r.add(i+1, strings.Join(fields, " "), fields); err != nil {
+			return nil, "", err
+		}
 	}
-	if len(trials) == 0 {
-		return nil, "", fmt.Errorf("%s: no trials", name)
+	return r.done()
+}
+
+// trialReader reads a trial list line by line (add), for ReadTrials and
+// TrialFields, and says what it read (done).
+type trialReader struct {
+	name         string
+	ids          map[string]int
+	trials       []Trial
+	form         string
+	missing      int
+	firstMissing string
+}
+
+// add reads line number line, text, of fields (not none).
+func (r *trialReader) add(line int, text string, fields []string) error {
+	if r.form == "" {
+		if r.form = trialForm(fields); r.form == "" {
+			return fmt.Errorf("%s:%d: %q is not a trial: want target (1 or 0), enrolment, test, as VoxCeleb's lists, or enrolment, test, target or nontarget, as Kaldi's and NIST's", r.name, line, text)
+		}
 	}
-	return trials, form, nil
+	form := r.form
+	if len(fields) != 3 {
+		return fmt.Errorf("%s:%d: %d fields, want 3 (%s)", r.name, line, len(fields), trialOrder(form))
+	}
+	var enrol, test, verdict string
+	if form == "voxceleb" {
+		verdict, enrol, test = fields[0], fields[1], fields[2]
+	} else {
+		enrol, test, verdict = fields[0], fields[1], fields[2]
+	}
+	target, ok := trialVerdict(verdict, form)
+	if !ok {
+		return fmt.Errorf("%s:%d: %q is not a trial's verdict: want %s, as line 1's form (%s)", r.name, line, verdict, map[string]string{"voxceleb": "1 or 0", "kaldi": "target or nontarget"}[form], trialOrder(form))
+	}
+	e, okE := r.ids[enrol]
+	t, okT := r.ids[test]
+	if !okE || !okT {
+		if r.missing++; r.firstMissing == "" {
+			id := enrol
+			if okE {
+				id = test
+			}
+			r.firstMissing = fmt.Sprintf("line %d, %q", line, id)
+		}
+		return nil
+	}
+	r.trials = append(r.trials, Trial{Enrol: e, Test: t, Target: target})
+	return nil
+}
+
+// done returns the trials read and their form, or the error that refuses
+// them: utterances not among the ids, or no trial at all.
+func (r *trialReader) done() ([]Trial, string, error) {
+	if r.missing > 0 {
+		return nil, "", fmt.Errorf("%s: %s of %d name an utterance that is not among the ids (the first: %s): give the ids of every utterance the list names, in the embeddings' row order", r.name, counted(r.missing, "trial"), r.missing+len(r.trials), r.firstMissing)
+	}
+	if len(r.trials) == 0 {
+		return nil, "", fmt.Errorf("%s: no trials", r.name)
+	}
+	return r.trials, r.form, nil
 }
 
 // trialForm is the form of a trial list's first line: TrialList's, or

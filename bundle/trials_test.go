@@ -42,6 +42,26 @@ func TestReadTrials(t *testing.T) {
 			t.Errorf("%s: %v, %q, %v; want %v, %q", c.name, got, form, err, c.want, c.form)
 		}
 	}
+	// A list's fields, as Python gives them: each taken whole, so that an
+	// id may hold a space; a row of empty fields is a blank line.
+	spaced, _ := IndexIDs([]string{"spk 1/utt 1.wav", "spk 1/utt 2.wav", "spk 2/utt 1.wav"}, "utterance")
+	got, form, err := TrialFields([][]string{{"1", "spk 1/utt 1.wav", "spk 1/utt 2.wav"}, {"", "", ""}, {"0", " spk 1/utt 1.wav", "spk 2/utt 1.wav"}}, "trials", spaced)
+	if want := []Trial{{0, 1, true}, {0, 2, false}}; err != nil || form != "voxceleb" || !slices.Equal(got, want) {
+		t.Errorf("fields with spaces: %v, %q, %v; want %v", got, form, err, want)
+	}
+	for _, c := range []struct {
+		name string
+		rows [][]string
+		want string
+	}{
+		{"an empty field", [][]string{{"1", "spk 1/utt 1.wav", "spk 1/utt 2.wav"}, {"0", "", "spk 2/utt 1.wav"}}, `trials:2: an empty field (["0" "" "spk 2/utt 1.wav"])`},
+		{"another form's verdict", [][]string{{"1", "spk 1/utt 1.wav", "spk 1/utt 2.wav"}, {"spk 1/utt 1.wav", "spk 2/utt 1.wav", "nontarget"}}, `trials:2: "spk 1/utt 1.wav" is not a trial's verdict`},
+		{"no trials", [][]string{{"", "", ""}}, "trials: no trials"},
+	} {
+		if _, _, err := TrialFields(c.rows, "trials", spaced); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
 	for _, c := range []struct{ name, text, want string }{
 		{"not a trial", "query-id corpus-id score\n", `trials.txt:1: "query-id corpus-id score" is not a trial: want target (1 or 0), enrolment, test, as VoxCeleb's lists`},
 		{"a verdict of another form", "1 id1/a/1.wav id1/b/2.wav\nid1/a/1.wav id2/c/1.wav nontarget\n", `trials.txt:2: "id1/a/1.wav" is not a trial's verdict: want 1 or 0, as line 1's form (target (1 or 0), enrolment, test)`},

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -69,11 +68,11 @@ func setTrials(s *conformal.Set, arrays map[string]rawArray, o trialsOptions) (a
 		if a.Str == nil || len(a.Shape) != 2 || a.Shape[1] != 3 {
 			return nil, nil, fmt.Errorf("trials: dtype %s, shape %s: want (m, 3) strings, a trial's fields each (target, enrolment, test; or enrolment, test, target)", a.Kind(), bundle.FormatShape(a.Shape))
 		}
-		var text strings.Builder
-		for i := range a.Shape[0] {
-			text.WriteString(strings.Join(a.Str[3*i:3*i+3], " ") + "\n")
+		lines := make([][]string, a.Shape[0])
+		for i := range lines {
+			lines[i] = a.Str[3*i : 3*i+3]
 		}
-		trials, form, err = bundle.ReadTrials(strings.NewReader(text.String()), "trials", rows)
+		trials, form, err = bundle.TrialFields(lines, "trials", rows)
 		if err != nil {
 			return nil, nil, err
 		}
