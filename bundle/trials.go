@@ -59,7 +59,7 @@ func IndexUtterances(ids []string, rows []float32, d int) (m map[string]int, war
 // ReadTrials reads a speaker-verification trial list, one trial a line,
 // fields separated by spaces or tabs: VoxCeleb's form (target 1 or 0,
 // enrolment, test) or Kaldi's and NIST's (enrolment, test, target or
-// nontarget), the form of the first line (TrialList, or VoxCeleb's with numbers for ids) holding for every
+// nontarget), the form of the first line (trialForm) holding for every
 // line. ids maps each utterance's id to its row (IndexIDs). A trial that
 // names an utterance ids lacks is an error — a list judged on some of its
 // trials would say nothing of the rest —, counted, the first named with
@@ -172,14 +172,19 @@ func (r *trialReader) done() ([]Trial, string, error) {
 }
 
 // trialForm is the form of a trial list's first line: TrialList's, or
+// what TrialList, telling a trial list from relevance pairs, does not
+// take for a trial: Kaldi's with a target trial of ids without digits
+// ("spkA-utt1 spkA-utt2 target", which a header might read as), and
 // VoxCeleb's where its utterance ids are numbers ("1 17 42": row numbers
-// as ids), which TrialList, telling a trial list from relevance pairs,
-// does not take for a trial.
+// as ids).
 func trialForm(fields []string) string {
 	if form := TrialList(fields); form != "" || len(fields) != 3 {
 		return form
 	}
-	if _, kaldi := trialVerdict(fields[2], "kaldi"); (fields[0] == "0" || fields[0] == "1") && !kaldi {
+	if _, kaldi := trialVerdict(fields[2], "kaldi"); kaldi {
+		return "kaldi"
+	}
+	if fields[0] == "0" || fields[0] == "1" {
 		return "voxceleb"
 	}
 	return ""

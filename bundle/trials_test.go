@@ -27,6 +27,12 @@ func TestReadTrials(t *testing.T) {
 			t.Errorf("%s: %v, %q, %v; want %v, %q", c.name, got, form, err, c.want, c.form)
 		}
 	}
+	// Kaldi's ids without digits, a target trial first: Kaldi's form, not
+	// a header.
+	letters, _ := IndexIDs([]string{"spkA-uttX", "spkA-uttY", "spkB-uttZ"}, "utterance")
+	if got, form, err := ReadTrials(strings.NewReader("spkA-uttX spkA-uttY target\nspkA-uttX spkB-uttZ nontarget\n"), "trials.txt", letters); err != nil || form != "kaldi" || !slices.Equal(got, []Trial{{0, 1, true}, {0, 2, false}}) {
+		t.Errorf("Kaldi, ids without digits: %v, %q, %v", got, form, err)
+	}
 	// Row numbers as utterance ids: VoxCeleb's form all the same, and
 	// Kaldi's.
 	nums, _ := IndexIDs([]string{"0", "1", "2", "3"}, "utterance")
