@@ -248,6 +248,22 @@ func NotMade(dir, split string) string {
 	return strings.Join(parts, ", ")
 }
 
+// NotMadeReason says why dir holds no NAME.npz of split where its
+// manifest records a share of 0 for it (NotMade), and what to do, for ccs
+// compare and Python's compare alike (which fit, calibrate and test); ""
+// otherwise.
+func NotMadeReason(dir, split string) string {
+	shares := NotMade(dir, split)
+	if shares == "" {
+		return ""
+	}
+	what := ", and"
+	if NotMade(dir, "fit") != "" && NotMade(dir, "val") != "" && NotMade(dir, "cal") != "" && NotMade(dir, "test") == "" {
+		what = fmt.Sprintf(": a test split alone, to judge a set calibrated on other data (ccs evaluate -set SET.json -test %s; s.evaluate in Python); but", filepath.Join(dir, "test.npz"))
+	}
+	return fmt.Sprintf("its bundles were made with a %s share of 0 (%s)%s compare fits, calibrates and tests: bundle again with a share for every split (the default 0.5,0.1,0.2,0.2)", split, shares, what)
+}
+
 // ManifestSplit is the split ("fit", "cal", "ood", …) the manifest beside
 // path, b's file, names it, when it lists the file with b's number of
 // anchors; "" otherwise.

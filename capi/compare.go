@@ -108,10 +108,9 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		need bool
 	}{{"fit", in.Fit, needFit}, {"val", in.Val, trains}, {"cal", in.Cal, true}, {"test", in.Test, true}, {"ood", in.OOD, false}, {"ood-cal", in.OODCal, false}} {
 		switch {
-		case b.b == nil && b.need && o.Directory != "" && bundle.NotMade(o.Directory, b.name) != "":
+		case b.b == nil && b.need && o.Directory != "" && bundle.NotMadeReason(o.Directory, b.name) != "":
 			// As ccs compare says it: the split a share of 0 left out.
-			return nil, fmt.Errorf("compare: %s: %s.npz is missing: its bundles were made with a %s share of 0 (%s), and compare fits, calibrates and tests: bundle again with a share for every split (the default split (0.5, 0.1, 0.2, 0.2))",
-				o.Directory, b.name, b.name, bundle.NotMade(o.Directory, b.name))
+			return nil, fmt.Errorf("compare: %s: %s.npz is missing: %s", o.Directory, b.name, bundle.NotMadeReason(o.Directory, b.name))
 		case b.b == nil && b.need:
 			return nil, fmt.Errorf("compare: no %s bundle: the rows %q need it", b.name, cmp.Or(o.Rows, "all"))
 		case b.b == nil:

@@ -1389,7 +1389,7 @@ func TestBundleTestOnly(t *testing.T) {
 		}
 	}
 	err := run(io.Discard, io.Discard, []string{"compare", "-data", p("b"), "-seeds", "1"})
-	if want := p("b") + ": fit.npz is missing: " + p("b") + " holds a test split alone (ccs bundle -split 0,0,0,1), to judge a set calibrated on other data (ccs evaluate -set SET.json -test " + p("b/test.npz") + ")"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := p("b") + ": fit.npz is missing: its bundles were made with a fit share of 0 (fit 0, val 0, cal 0, test 1): a test split alone, to judge a set calibrated on other data (ccs evaluate -set SET.json -test " + p("b/test.npz") + "; s.evaluate in Python); but compare fits"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("compare: %v, want %q", err, want)
 	}
 }

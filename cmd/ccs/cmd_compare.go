@@ -106,11 +106,8 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		path := filepath.Join(o.Data, f.name+".npz")
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			if f.need {
-				if shares := bundle.NotMade(o.Data, f.name); shares != "" {
-					if testOnly := bundle.NotMade(o.Data, "val") != "" && bundle.NotMade(o.Data, "cal") != "" && bundle.NotMade(o.Data, "test") == ""; testOnly {
-						return fmt.Errorf("%s: %s.npz is missing: %s holds a test split alone (ccs bundle -split 0,0,0,1), to judge a set calibrated on other data (ccs evaluate -set SET.json -test %s); ccs compare fits, calibrates and tests: bundle with a share for every split (the default -split 0.5,0.1,0.2,0.2)", o.Data, f.name, o.Data, filepath.Join(o.Data, "test.npz"))
-					}
-					return fmt.Errorf("%s: %s.npz is missing: its bundles were made with a %s share of 0 (%s), and ccs compare fits, calibrates and tests: bundle again with a share for every split (the default -split 0.5,0.1,0.2,0.2)", o.Data, f.name, f.name, shares)
+				if why := bundle.NotMadeReason(o.Data, f.name); why != "" {
+					return fmt.Errorf("%s: %s.npz is missing: %s", o.Data, f.name, why)
 				}
 				return fmt.Errorf("%s: %s.npz is missing: make the bundles with ccs bundle -out %s", o.Data, f.name, o.Data)
 			}
