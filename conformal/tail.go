@@ -123,17 +123,9 @@ func ExchangeableSumTail(k int, groups []TailGroup) float64 {
 			}
 		}
 		off += lo
-		// Trim the negligible ends.
-		a, b := 0, len(next)
-		for a < b && next[a] < tailFloor {
-			dropped += next[a]
-			a++
-		}
-		for b > a && next[b-1] < tailFloor {
-			b--
-			dropped += next[b]
-		}
-		off, dist = off+a, next[a:b]
+		a, kept, cut := trimFloor(next) // the negligible ends
+		dropped += cut
+		off, dist = off+a, kept
 	}
 	tail := 0.0
 	for i := len(dist) - 1; i >= 0 && off+i >= k; i-- {
@@ -161,6 +153,13 @@ func betaBinomial(m, n, l int) (lo int, pmf []float64, cut float64) {
 		x, y := float64(j)+a, float64(m-j)+b
 		p[j] = math.Exp(-lg(float64(j+1)) - lg(float64(m-j+1)) + lg(x) + lg(y) - lg(x+y) - base)
 	}
+	s, kept, cut := trimFloor(p)
+	return s, kept, cut
+}
+
+// trimFloor drops p's terms below tailFloor at either end: it returns the
+// first kept index, the kept terms and the mass dropped.
+func trimFloor(p []float64) (start int, kept []float64, cut float64) {
 	s, e := 0, len(p)
 	for s < e && p[s] < tailFloor {
 		cut += p[s]
