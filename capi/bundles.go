@@ -331,13 +331,15 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	var names []string
 	var qrows []float32
 	_, hasLogits := arrays["logits"]
-	multi := false // several labels a row (a multi-hot matrix)
-	if hasLabels && mode == "labels" {
-		a, err := decode(arrays["labels"])
-		if err != nil {
+	multi := false          // several labels a row (a multi-hot matrix)
+	var labels bundle.Array // decoded once, for label sets or one label a row
+	if hasLabels {
+		if labels, err = decode(arrays["labels"]); err != nil {
 			return nil, err
 		}
-		sets, ok, err := bundle.LabelSets(a, "labels")
+	}
+	if hasLabels && mode == "labels" {
+		sets, ok, err := bundle.LabelSets(labels, "labels")
 		switch {
 		case err != nil:
 			return nil, err
@@ -352,7 +354,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 	}
 	if hasLabels {
-		if in.Labels, names, err = readIDs(arrays["labels"], "labels"); err != nil {
+		if in.Labels, names, err = bundle.Labels(labels, arrays["labels"].Name, "labels"); err != nil {
 			return nil, err
 		}
 		if cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no label, as -1 does

@@ -667,10 +667,7 @@ func ccs_set_trials(h C.uintptr_t, arrays *C.ccs_array, n C.int64_t, opts *C.cha
 		if err != nil {
 			return err
 		}
-		if warnings == nil {
-			warnings = []string{}
-		}
-		return jsonOut(out, map[string]any{"result": result, "warnings": warnings})
+		return resultOut(out, result, warnings)
 	})
 }
 
@@ -701,11 +698,17 @@ func setOnBundle[O any](h, testH C.uintptr_t, opts *C.char, out, errOut **C.char
 		if err != nil {
 			return err
 		}
-		if warnings == nil {
-			warnings = []string{}
-		}
-		return jsonOut(out, map[string]any{"result": result, "warnings": warnings})
+		return resultOut(out, result, warnings)
 	})
+}
+
+// resultOut answers {"result", "warnings"} as JSON in out (warnings [],
+// not null, when there are none).
+func resultOut(out **C.char, result any, warnings []string) error {
+	if warnings == nil {
+		warnings = []string{}
+	}
+	return jsonOut(out, map[string]any{"result": result, "warnings": warnings})
 }
 
 // setQuery reads a set handle and a query's arrays.

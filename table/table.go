@@ -301,32 +301,18 @@ func ColumnValues(path string, tbl arrow.Table, col int, want string) (ids []int
 				return nil, nil, fmt.Errorf("%s: column %q, row %d is null", path, fld.Name, len(ids)+len(strs))
 			}
 			j := at(i)
-			switch a := values.(type) {
-			case *array.Int64:
-				ids = append(ids, a.Value(j))
-			case *array.Int32:
-				ids = append(ids, int64(a.Value(j)))
-			case *array.Int16:
-				ids = append(ids, int64(a.Value(j)))
-			case *array.Int8:
-				ids = append(ids, int64(a.Value(j)))
-			case *array.Uint8:
-				ids = append(ids, int64(a.Value(j)))
-			case *array.Uint16:
-				ids = append(ids, int64(a.Value(j)))
-			case *array.Uint32:
-				ids = append(ids, int64(a.Value(j)))
-			case *array.Uint64:
+			if a, ok := values.(*array.Uint64); ok {
 				if v := a.Value(j); v > math.MaxInt64 {
 					return nil, nil, fmt.Errorf("%s: column %q, row %d is %d, above 2^63−1", path, fld.Name, len(ids), v)
 				}
 				ids = append(ids, int64(a.Value(j)))
-			case *array.String:
-				strs = append(strs, a.Value(j))
-			case *array.LargeString:
-				strs = append(strs, a.Value(j))
-			case *array.StringView:
-				strs = append(strs, a.Value(j))
+				continue
+			}
+			switch v, str, kind := idValue(values, j); kind {
+			case idInt:
+				ids = append(ids, v)
+			case idString:
+				strs = append(strs, str)
 			default:
 				return nil, nil, fmt.Errorf("%s: column %q is %v, want %s", path, fld.Name, fld.Type, want)
 			}
@@ -374,25 +360,11 @@ func ColumnLabelSets(path string, tbl arrow.Table, col int) (sets [][]int32, nam
 					if values.IsNull(j) {
 						continue
 					}
-					switch v := values.(type) {
-					case *array.Int64:
-						ints = append(ints, v.Value(j))
-					case *array.Int32:
-						ints = append(ints, int64(v.Value(j)))
-					case *array.Int16:
-						ints = append(ints, int64(v.Value(j)))
-					case *array.Int8:
-						ints = append(ints, int64(v.Value(j)))
-					case *array.Uint8:
-						ints = append(ints, int64(v.Value(j)))
-					case *array.Uint16:
-						ints = append(ints, int64(v.Value(j)))
-					case *array.Uint32:
-						ints = append(ints, int64(v.Value(j)))
-					case *array.String:
-						strs = append(strs, v.Value(j))
-					case *array.LargeString:
-						strs = append(strs, v.Value(j))
+					switch v, str, kind := idValue(values, j); kind {
+					case idInt:
+						ints = append(ints, v)
+					case idString:
+						strs = append(strs, str)
 					default:
 						return nil, nil, false, fmt.Errorf("%s: column %q is %v, want lists of integer or string labels", path, fld.Name, fld.Type)
 					}
@@ -436,4 +408,39 @@ func ColumnLabelSets(path string, tbl arrow.Table, col int) (sets [][]int32, nam
 		all = all[:start+len(sets[i])]
 	}
 	return sets, names, true, nil
+}
+
+// The kinds of value idValue reads.
+const (
+	idNone   = iota // neither
+	idInt           // an integer of at most 63 bits
+	idString        // a string
+)
+
+// idValue reads value j of a, an array of ids or labels: an integer of a
+// type no wider than 63 bits, or a string; idNone for any other type.
+func idValue(a arrow.Array, j int) (v int64, s string, kind int) {
+	switch a := a.(type) {
+	case *array.Int64:
+		return a.Value(j), "", idInt
+	case *array.Int32:
+		return int64(a.Value(j)), "", idInt
+	case *array.Int16:
+		return int64(a.Value(j)), "", idInt
+	case *array.Int8:
+		return int64(a.Value(j)), "", idInt
+	case *array.Uint8:
+		return int64(a.Value(j)), "", idInt
+	case *array.Uint16:
+		return int64(a.Value(j)), "", idInt
+	case *array.Uint32:
+		return int64(a.Value(j)), "", idInt
+	case *array.String:
+		return 0, a.Value(j), idString
+	case *array.LargeString:
+		return 0, a.Value(j), idString
+	case *array.StringView:
+		return 0, a.Value(j), idString
+	}
+	return 0, "", idNone
 }
