@@ -284,26 +284,47 @@ func (e *Evaluation) Name(names []string) {
 // (conformal.Set.CheckExchangeable) and says, where its anchors leave the
 // set more often than anchors exchangeable with the calibration's would
 // but for a chance below ShiftTail — all of them, or, for a
-// class-conditional set, one class's — what that means and what to do
-// (name is the test bundle's, as messages name it). It returns nil and ""
-// where the set has no check (a pooled calibration, a whole-space set).
+// class-conditional set, all its classes or one class's, each of the two
+// tests at ShiftTail/2 — what that means and what to do (name is the test
+// bundle's, as messages name it). It returns nil and "" where the set has
+// no check (a pooled calibration, a whole-space set).
 func CheckShift(set *conformal.Set, test *bundle.Bundle, name string) (*conformal.Exchangeability, string, error) {
 	e, err := set.CheckExchangeable(test)
 	if err != nil || e == nil {
 		return e, "", err
 	}
-	var what string
-	switch w := e.Worst; {
-	case e.P < ShiftTail:
-		what = fmt.Sprintf("its anchors leave the set more often than chance allows: %s, where anchors drawn as the set's calibration anchors were leave %.2f%% on average and leave as many with probability %.2g%s",
-			OutsideText(e), 100*e.Expected, e.P, eachClass(e))
-	case w != nil && w.P < ShiftTail:
-		what = fmt.Sprintf("its anchors of %s leave the set more often than chance allows: %d of %d (%.2f%%), with probability %.2g (its tail times the %d classes checked)",
-			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes)
-	default:
+	what := shiftWhat(e)
+	if what == "" {
 		return e, "", nil
 	}
 	return e, name + ": " + what + ". They are not exchangeable with the calibration anchors — a shift: another session, batch, donor, site or time — and the set's coverage guarantee does not cover them; calibrate on anchors drawn as these are (docs/calibration.md)", nil
+}
+
+// shiftLevel is the probability below which a check of e warns:
+// ShiftTail, or for a class-conditional set, which makes two tests (all
+// classes summed, and the least likely class with its Bonferroni factor),
+// half of it for each, so that anchors exchangeable with the calibration's
+// are warned of with probability at most ShiftTail either way.
+func shiftLevel(e *conformal.Exchangeability) float64 {
+	if e.Worst != nil {
+		return ShiftTail / 2
+	}
+	return ShiftTail
+}
+
+// shiftWhat says what a check of e found beyond chance (shiftLevel), or ""
+// where it found nothing.
+func shiftWhat(e *conformal.Exchangeability) string {
+	level := shiftLevel(e)
+	switch w := e.Worst; {
+	case e.P < level:
+		return fmt.Sprintf("its anchors leave the set more often than chance allows: %s, where anchors drawn as the set's calibration anchors were leave %.2f%% on average and leave as many with probability %.2g%s",
+			OutsideText(e), 100*e.Expected, e.P, eachClass(e))
+	case w != nil && w.P < level:
+		return fmt.Sprintf("its anchors of %s leave the set more often than chance allows: %d of %d (%.2f%%), with probability %.2g (its tail times the %d classes checked)",
+			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes)
+	}
+	return ""
 }
 
 // OutsideText says in a few words how many of a check's test units lie

@@ -1279,8 +1279,10 @@ class Set(_Handle):
         "exchangeability" checks the test anchors against the set's
         calibration: how many of its units (one positive an anchor, or
         disjoint pairs) lie outside, against what anchors drawn as the
-        calibration's give, and the chance "p" of as many; below 1e-3 a
-        CCSWarning says the test data are shifted (docs/calibration.md)."""
+        calibration's give, and the chance "p" of as many; below 1e-3 (a
+        class-conditional set's two tests, the classes summed and the
+        least likely class, 5e-4 each) a CCSWarning says the test data are
+        shifted (docs/calibration.md)."""
         tb, close_test = _bundle_of(test, "test")
         coll, coll_name, own = None, None, False
         try:
