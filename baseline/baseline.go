@@ -27,6 +27,10 @@ import (
 // covBlock is about how many differences Covariance centres at a time.
 const covBlock = 256
 
+// meanBlock is about how many differences Covariance's mean pass makes at
+// a time.
+const meanBlock = 4096
+
 // DefaultRidge is the ridge added to Σ's diagonal, relative to tr(Σ)/d.
 const DefaultRidge = 1e-6
 
@@ -255,37 +259,61 @@ func (f *FittedEllipsoid) Calibrate(cal *bundle.Bundle, alpha float64, opt Optio
 // tile of Σ in vector registers while a block's differences stream by: at
 // d = 768 and m = 200 000 the rows a vector at a time had taken 26% of ccs
 // compare's CPU (at d = 512, 18 s in one goroutine a scalar update a
-// product).
+// product). The differences and their mean are made on all cores too, the
+// mean's sums in the same order: serial, they had taken a third of the
+// CPU at d = 128.
 func Covariance(b *bundle.Bundle, ridge float64) ([]float64, float64, error) {
 	d := b.D
 	m := b.N * b.K
 	if m < 2 {
 		return nil, 0, fmt.Errorf("baseline: covariance: %d anchor−positive differences, need at least 2", m)
 	}
+	// The mean, each coordinate's sum in the differences' order: blocks of
+	// anchors' differences made on all cores, summed a few coordinates a
+	// task.
 	mean := make([]float64, d)
-	diffs := make([]float32, b.K*d)
-	for i := range b.N {
-		for j, v := range b.PositiveDiffs(diffs, i) {
-			mean[j%d] += float64(v)
-		}
+	pw := b.K * d
+	anchors := max(1, meanBlock/b.K)
+	diffs := make([]float32, min(b.N, anchors)*pw)
+	for i0 := 0; i0 < b.N; i0 += anchors {
+		i1 := min(b.N, i0+anchors)
+		parallel.For(i1-i0, 16, 0, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				b.PositiveDiffs(diffs[i*pw:(i+1)*pw], i0+i)
+			}
+		})
+		rows := (i1 - i0) * b.K
+		parallel.For(d, 16, 0, func(_, lo, hi int) {
+			acc := mean[lo:hi]
+			for r := range rows {
+				for j, v := range diffs[r*d+lo : r*d+hi] {
+					acc[j] += float64(v)
+				}
+			}
+		})
 	}
 	for j := range mean {
 		mean[j] /= float64(m)
 	}
 	sigma := make([]float64, d*d)
-	// A block of centred differences, whole anchors at a time.
-	anchors := max(1, covBlock/b.K)
-	x := make([]float64, anchors*b.K*d)
+	// A block of centred differences, whole anchors at a time, made on
+	// all cores.
+	anchors = max(1, covBlock/b.K)
+	x := make([]float64, anchors*pw)
 	for i0 := 0; i0 < b.N; i0 += anchors {
 		i1 := min(b.N, i0+anchors)
-		rows := 0
-		for i := i0; i < i1; i++ {
-			for _, v := range b.PositiveDiffs(diffs, i) {
-				x[rows] = float64(v) - mean[rows%d]
-				rows++
+		parallel.For(i1-i0, 1, 0, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				b.PositiveDiffs(diffs[i*pw:(i+1)*pw], i0+i)
+				for r := i * b.K; r < (i+1)*b.K; r++ {
+					xr := x[r*d : (r+1)*d]
+					for j, v := range diffs[r*d : (r+1)*d] {
+						xr[j] = float64(v) - mean[j]
+					}
+				}
 			}
-		}
-		rows /= d
+		})
+		rows := (i1 - i0) * b.K
 		parallel.For(d, 8, 0, func(_, lo, hi int) { kernel.RankUpdate(sigma, x[:rows*d], rows, d, lo, hi) })
 	}
 	var trace float64

@@ -170,7 +170,7 @@ func covarianceOneByOne(b *bundle.Bundle) []float64 {
 // counts (an anchor's differences never split) and goroutine counts.
 func TestCovarianceSameSums(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
-	for _, c := range []struct{ n, k, d int }{{40, 3, 3}, {300, 7, 17}, {90, 11, 70}, {1, 2, 5}} {
+	for _, c := range []struct{ n, k, d int }{{40, 3, 3}, {300, 7, 17}, {90, 11, 70}, {1, 2, 5}, {1300, 7, 9}} {
 		b := &bundle.Bundle{N: c.n, K: c.k, D: c.d, Anchors: make([]float32, c.n*c.d), Positives: make([]float32, c.n*c.k*c.d)}
 		for i := range b.Anchors {
 			b.Anchors[i] = float32(rng.NormFloat64())
