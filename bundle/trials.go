@@ -63,9 +63,11 @@ func IndexUtterances(ids []string, rows []float32, d int) (m map[string]int, war
 // line. ids maps each utterance's id to its row (IndexIDs). A trial that
 // names an utterance ids lacks is an error — a list judged on some of its
 // trials would say nothing of the rest —, counted, the first named with
-// its line. name names the list in errors (NAME:LINE). It returns the
-// trials and the form, "voxceleb" or "kaldi".
-func ReadTrials(in io.Reader, name string, ids map[string]int) ([]Trial, string, error) {
+// its line. A first line that is not a trial, names no utterance among
+// the ids, and is followed by a trial is a header (pandas' to_csv writes
+// one): it is skipped, and said (TrialRead.Header). name names the list
+// in errors (NAME:LINE).
+func ReadTrials(in io.Reader, name string, ids map[string]int) (TrialRead, error) {
 	r := trialReader{name: name, ids: ids}
 	sc := bufio.NewScanner(in)
 	for line := 1; sc.Scan(); line++ {
@@ -75,21 +77,31 @@ func ReadTrials(in io.Reader, name string, ids map[string]int) ([]Trial, string,
 		}
 		if fields := strings.Fields(text); len(fields) > 0 {
 			if err := r.add(line, text, fields); err != nil {
-				return nil, "", err
+				return TrialRead{}, err
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", name, err)
+		return TrialRead{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return r.done()
+}
+
+// TrialRead is a trial list as read: its trials, in the list's order;
+// its form, "voxceleb" or "kaldi"; and the header line skipped, "" for
+// none.
+type TrialRead struct {
+	Trials []Trial
+	Form   string
+	Header string
 }
 
 // TrialFields reads a trial list given as its lines' fields, as
 // ReadTrials reads its text: rows[i] is line i+1's fields (three; none,
 // or only empty ones, a blank line), each taken whole, so that an id may
-// hold a space, as a text line's cannot.
-func TrialFields(rows [][]string, name string, ids map[string]int) ([]Trial, string, error) {
+// hold a space, as a text line's cannot; a header row is skipped as a
+// header line is.
+func TrialFields(rows [][]string, name string, ids map[string]int) (TrialRead, error) {
 	r := trialReader{name: name, ids: ids}
 	for i, row := range rows {
 		fields := make([]string, len(row))
@@ -102,10 +114,10 @@ func TrialFields(rows [][]string, name string, ids map[string]int) ([]Trial, str
 			continue
 		}
 		if slices.Contains(fields, "") {
-			return nil, "", fmt.Errorf("%s:%d: an empty field (%q)", name, i+1, row)
+			return TrialRead{}, fmt.Errorf("%s:%d: an empty field (%q)", name, i+1, row)
 		}
 		if err := r.add(i+1, strings.Join(fields, " "), fields); err != nil {
-			return nil, "", err
+			return TrialRead{}, err
 		}
 	}
 	return r.done()
@@ -120,12 +132,27 @@ type trialReader struct {
 	form         string
 	missing      int
 	firstMissing string
+	// header is the first line, not a trial, held until the next line
+	// says whether it heads a list (headerLine its number); read says a
+	// line was read.
+	header     string
+	headerLine int
+	read       bool
 }
 
 // add reads line number line, text, of fields (not none).
 func (r *trialReader) add(line int, text string, fields []string) error {
+	first := !r.read
+	r.read = true
 	if r.form == "" {
+		if first && TrialList(fields) == "" && !r.namesID(fields) {
+			r.header, r.headerLine = text, line // a header, if a trial follows
+			return nil
+		}
 		if r.form = trialForm(fields); r.form == "" {
+			if r.header != "" {
+				line, text = r.headerLine, r.header
+			}
 			return fmt.Errorf("%s:%d: %q is not a trial: want target (1 or 0), enrolment, test, as VoxCeleb's lists, or enrolment, test, target or nontarget, as Kaldi's and NIST's", r.name, line, text)
 		}
 	}
@@ -159,16 +186,30 @@ func (r *trialReader) add(line int, text string, fields []string) error {
 	return nil
 }
 
-// done returns the trials read and their form, or the error that refuses
-// them: utterances not among the ids, or no trial at all.
-func (r *trialReader) done() ([]Trial, string, error) {
+// namesID reports whether a line's fields name an utterance among the
+// ids: such a line is no header.
+func (r *trialReader) namesID(fields []string) bool {
+	for _, f := range fields {
+		if _, ok := r.ids[f]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// done returns the trials read, or the error that refuses them:
+// utterances not among the ids, or no trial at all.
+func (r *trialReader) done() (TrialRead, error) {
+	if r.form == "" && r.header != "" { // a first line alone, not a trial
+		return TrialRead{}, fmt.Errorf("%s:%d: %q is not a trial: want target (1 or 0), enrolment, test, as VoxCeleb's lists, or enrolment, test, target or nontarget, as Kaldi's and NIST's", r.name, r.headerLine, r.header)
+	}
 	if r.missing > 0 {
-		return nil, "", fmt.Errorf("%s: %s of %d name an utterance that is not among the ids (the first: %s): give the ids of every utterance the list names, in the embeddings' row order", r.name, counted(r.missing, "trial"), r.missing+len(r.trials), r.firstMissing)
+		return TrialRead{}, fmt.Errorf("%s: %s of %d name an utterance that is not among the ids (the first: %s): give the ids of every utterance the list names, in the embeddings' row order", r.name, counted(r.missing, "trial"), r.missing+len(r.trials), r.firstMissing)
 	}
 	if len(r.trials) == 0 {
-		return nil, "", fmt.Errorf("%s: no trials", r.name)
+		return TrialRead{}, fmt.Errorf("%s: no trials", r.name)
 	}
-	return r.trials, r.form, nil
+	return TrialRead{Trials: r.trials, Form: r.form, Header: r.header}, nil
 }
 
 // trialForm is the form of a trial list's first line: TrialList's, or

@@ -22,16 +22,31 @@ func TestReadTrials(t *testing.T) {
 		{"VoxCeleb, a UTF-8 mark first", "\ufeff1 id1/a/1.wav id1/b/2.wav\n", "voxceleb", []Trial{{0, 1, true}}},
 		{"Kaldi", "id1/a/1.wav id1/b/2.wav target\nid1/a/1.wav id2/c/1.wav nontarget\n", "kaldi", []Trial{{0, 1, true}, {0, 2, false}}},
 	} {
-		got, form, err := ReadTrials(strings.NewReader(c.text), "trials.txt", ids)
+		r, err := ReadTrials(strings.NewReader(c.text), "trials.txt", ids)
+		got, form := r.Trials, r.Form
 		if err != nil || form != c.form || !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v, %q, %v; want %v, %q", c.name, got, form, err, c.want, c.form)
 		}
 	}
+	// A header line (pandas' to_csv writes one) is skipped, and said; in
+	// Python's rows too.
+	for _, c := range []struct{ name, text, header, form string }{
+		{"VoxCeleb, a header", "label enrol test\n1 id1/a/1.wav id1/b/2.wav\n0 id1/a/1.wav id2/c/1.wav\n", "label enrol test", "voxceleb"},
+		{"Kaldi, a header after a blank line", "\nenrolment test target\nid1/a/1.wav id1/b/2.wav target\nid1/a/1.wav id2/c/1.wav nontarget\n", "enrolment test target", "kaldi"},
+	} {
+		r, err := ReadTrials(strings.NewReader(c.text), "trials.txt", ids)
+		if err != nil || r.Header != c.header || r.Form != c.form || !slices.Equal(r.Trials, []Trial{{0, 1, true}, {0, 2, false}}) {
+			t.Errorf("%s: %+v, %v", c.name, r, err)
+		}
+	}
+	if r, err := TrialFields([][]string{{"target", "enrol", "test"}, {"1", "id1/a/1.wav", "id1/b/2.wav"}}, "trials", ids); err != nil || r.Header != "target enrol test" || len(r.Trials) != 1 {
+		t.Errorf("Python's rows, a header: %+v, %v", r, err)
+	}
 	// Kaldi's ids without digits, a target trial first: Kaldi's form, not
 	// a header.
 	letters, _ := IndexIDs([]string{"spkA-uttX", "spkA-uttY", "spkB-uttZ"}, "utterance")
-	if got, form, err := ReadTrials(strings.NewReader("spkA-uttX spkA-uttY target\nspkA-uttX spkB-uttZ nontarget\n"), "trials.txt", letters); err != nil || form != "kaldi" || !slices.Equal(got, []Trial{{0, 1, true}, {0, 2, false}}) {
-		t.Errorf("Kaldi, ids without digits: %v, %q, %v", got, form, err)
+	if r, err := ReadTrials(strings.NewReader("spkA-uttX spkA-uttY target\nspkA-uttX spkB-uttZ nontarget\n"), "trials.txt", letters); err != nil || r.Form != "kaldi" || r.Header != "" || !slices.Equal(r.Trials, []Trial{{0, 1, true}, {0, 2, false}}) {
+		t.Errorf("Kaldi, ids without digits: %+v, %v", r, err)
 	}
 	// Row numbers as utterance ids: VoxCeleb's form all the same, and
 	// Kaldi's.
@@ -43,7 +58,8 @@ func TestReadTrials(t *testing.T) {
 		{"VoxCeleb, numbers", "1 0 1\n0 0 2\n", "voxceleb", []Trial{{0, 1, true}, {0, 2, false}}},
 		{"Kaldi, numbers", "0 1 target\n0 3 nontarget\n", "kaldi", []Trial{{0, 1, true}, {0, 3, false}}},
 	} {
-		got, form, err := ReadTrials(strings.NewReader(c.text), "trials.txt", nums)
+		r, err := ReadTrials(strings.NewReader(c.text), "trials.txt", nums)
+		got, form := r.Trials, r.Form
 		if err != nil || form != c.form || !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v, %q, %v; want %v, %q", c.name, got, form, err, c.want, c.form)
 		}
@@ -51,9 +67,9 @@ func TestReadTrials(t *testing.T) {
 	// A list's fields, as Python gives them: each taken whole, so that an
 	// id may hold a space; a row of empty fields is a blank line.
 	spaced, _ := IndexIDs([]string{"spk 1/utt 1.wav", "spk 1/utt 2.wav", "spk 2/utt 1.wav"}, "utterance")
-	got, form, err := TrialFields([][]string{{"1", "spk 1/utt 1.wav", "spk 1/utt 2.wav"}, {"", "", ""}, {"0", " spk 1/utt 1.wav", "spk 2/utt 1.wav"}}, "trials", spaced)
-	if want := []Trial{{0, 1, true}, {0, 2, false}}; err != nil || form != "voxceleb" || !slices.Equal(got, want) {
-		t.Errorf("fields with spaces: %v, %q, %v; want %v", got, form, err, want)
+	r, err := TrialFields([][]string{{"1", "spk 1/utt 1.wav", "spk 1/utt 2.wav"}, {"", "", ""}, {"0", " spk 1/utt 1.wav", "spk 2/utt 1.wav"}}, "trials", spaced)
+	if want := []Trial{{0, 1, true}, {0, 2, false}}; err != nil || r.Form != "voxceleb" || !slices.Equal(r.Trials, want) {
+		t.Errorf("fields with spaces: %+v, %v; want %v", r, err, want)
 	}
 	for _, c := range []struct {
 		name string
@@ -64,7 +80,7 @@ func TestReadTrials(t *testing.T) {
 		{"another form's verdict", [][]string{{"1", "spk 1/utt 1.wav", "spk 1/utt 2.wav"}, {"spk 1/utt 1.wav", "spk 2/utt 1.wav", "nontarget"}}, `trials:2: "spk 1/utt 1.wav" is not a trial's verdict`},
 		{"no trials", [][]string{{"", "", ""}}, "trials: no trials"},
 	} {
-		if _, _, err := TrialFields(c.rows, "trials", spaced); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := TrialFields(c.rows, "trials", spaced); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
@@ -74,8 +90,12 @@ func TestReadTrials(t *testing.T) {
 		{"two fields", "1 id1/a/1.wav id1/b/2.wav\n0 id1/a/1.wav\n", "trials.txt:2: 2 fields, want 3 (target (1 or 0), enrolment, test)"},
 		{"an utterance not among the ids", "1 id1/a/1.wav id1/b/2.wav\n0 id1/a/1.wav id9/z/1.wav\n1 id8/a/1.wav id8/a/2.wav\n", `trials.txt: 2 trials of 3 name an utterance that is not among the ids (the first: line 2, "id9/z/1.wav")`},
 		{"empty", "\n\n", "trials.txt: no trials"},
+		{"a header alone", "label enrol test\n", `trials.txt:1: "label enrol test" is not a trial`},
+		{"a header, then no trial", "label enrol test\nquery-id corpus-id score\n", `trials.txt:1: "label enrol test" is not a trial`},
+		{"a first line naming an utterance is no header", "x id1/a/1.wav id1/b/2.wav\n1 id1/a/1.wav id1/b/2.wav\n", `trials.txt:1: "x id1/a/1.wav id1/b/2.wav" is not a trial`},
+		{"a second line that is not a trial", "1 id1/a/1.wav id1/b/2.wav\nlabel enrol test\n", `trials.txt:2: "label" is not a trial's verdict`},
 	} {
-		if _, _, err := ReadTrials(strings.NewReader(c.text), "trials.txt", ids); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := ReadTrials(strings.NewReader(c.text), "trials.txt", ids); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}

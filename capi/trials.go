@@ -18,7 +18,8 @@ type trialsOptions struct {
 // trialsResult is ccs evaluate -trials -json's figures: the list's form
 // and what the set and a cosine threshold make of its trials.
 type trialsResult struct {
-	Form string `json:"form"`
+	Form   string `json:"form"`
+	Header string `json:"header"` // the header line skipped, "" for none
 	eval.TrialResult
 }
 
@@ -58,8 +59,7 @@ func setTrials(s *conformal.Set, arrays map[string]rawArray, o trialsOptions) (a
 	if err != nil {
 		return nil, nil, fmt.Errorf("ids: %w", err)
 	}
-	var trials []bundle.Trial
-	var form string
+	var list bundle.TrialRead
 	if hasTrials {
 		a, err := decode(tr)
 		if err != nil {
@@ -72,7 +72,7 @@ func setTrials(s *conformal.Set, arrays map[string]rawArray, o trialsOptions) (a
 		for i := range lines {
 			lines[i] = a.Str[3*i : 3*i+3]
 		}
-		trials, form, err = bundle.TrialFields(lines, "trials", rows)
+		list, err = bundle.TrialFields(lines, "trials", rows)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -82,11 +82,11 @@ func setTrials(s *conformal.Set, arrays map[string]rawArray, o trialsOptions) (a
 			return nil, nil, err
 		}
 		defer f.Close()
-		if trials, form, err = bundle.ReadTrials(f, o.TrialsFile, rows); err != nil {
+		if list, err = bundle.ReadTrials(f, o.TrialsFile, rows); err != nil {
 			return nil, nil, err
 		}
 	}
-	r, err := eval.Trials(s, e.Rows, e.D, trials)
+	r, err := eval.Trials(s, e.Rows, e.D, list.Trials)
 	if err != nil {
 		return nil, nil, fmt.Errorf("trials: %w", err)
 	}
@@ -94,5 +94,5 @@ func setTrials(s *conformal.Set, arrays map[string]rawArray, o trialsOptions) (a
 	if warn != "" {
 		warnings = append(warnings, "ids: "+warn)
 	}
-	return trialsResult{Form: form, TrialResult: r}, append(warnings, s.Warnings()...), nil
+	return trialsResult{Form: list.Form, Header: list.Header, TrialResult: r}, append(warnings, s.Warnings()...), nil
 }

@@ -1430,11 +1430,11 @@ func TestEvaluateTrials(t *testing.T) {
 	}
 	ids := strings.Fields(utt.String())
 	m, _ := bundle.IndexIDs(ids, "utterance")
-	tr, _, err := bundle.ReadTrials(strings.NewReader(trials.String()), "trials.txt", m)
+	tr, err := bundle.ReadTrials(strings.NewReader(trials.String()), "trials.txt", m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := eval.Trials(set, x32, d, tr)
+	want, err := eval.Trials(set, x32, d, tr.Trials)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1445,6 +1445,24 @@ func TestEvaluateTrials(t *testing.T) {
 	var got eval.TrialResult
 	if err := json.Unmarshal([]byte(stdout.String()), &got); err != nil || got != want {
 		t.Errorf("%+v (%v), want %+v", got, err, want)
+	}
+	// A header line (pandas' to_csv writes one): the same trials, and
+	// the line said.
+	os.WriteFile(p("header.txt"), []byte("label enrol test\n"+trials.String()), 0o644)
+	stdout.Reset()
+	if err := run(&stdout, io.Discard, []string{"evaluate", "-set", p("ball.json"), "-trials", p("header.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt")}); err != nil || !strings.Contains(stdout.String(), `(VoxCeleb's form, its header line "label enrol test" skipped): `) {
+		t.Errorf("a header line: %v, stdout %q", err, stdout.String())
+	}
+	stdout.Reset()
+	if err := run(&stdout, io.Discard, []string{"evaluate", "-set", p("ball.json"), "-trials", p("header.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	var withHeader struct {
+		Header string `json:"header"`
+		eval.TrialResult
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &withHeader); err != nil || withHeader.TrialResult != want || withHeader.Header != "label enrol test" {
+		t.Errorf("a header line, -json: %+v (%v), want %+v", withHeader, err, want)
 	}
 	// A path listed twice, with its row: read once, and said.
 	os.WriteFile(p("utt2.txt"), []byte(utt.String()+ids[3]+"\n"), 0o644)
@@ -1471,6 +1489,26 @@ func TestEvaluateTrials(t *testing.T) {
 		err := run(io.Discard, io.Discard, append([]string{"evaluate", "-set", p("ball.json")}, c.args...))
 		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != map[bool]int{true: 2, false: 1}[c.usage] {
 			t.Errorf("%s: %v (exit %d), want %q", c.name, err, exitCode(err), c.want)
+		}
+	}
+}
+
+// TestMissGuarantee: the trials' miss line says what the set's threshold
+// promises: on average for the exact one, with probability 1 − δ for
+// PAC's, nothing exact for a pooled one.
+func TestMissGuarantee(t *testing.T) {
+	for _, c := range []struct {
+		mode  conformal.Mode
+		delta float64
+		want  string
+	}{
+		{conformal.OnePerAnchor, 0, "α = 5.00%: on average over enrolments drawn as the calibration anchors were"},
+		{conformal.PAC, 0.1, "α = 5.00%: at most that, with probability ≥ 90% over the calibration draw, for enrolments drawn as the calibration anchors were"},
+		{conformal.Pooled, 0, "α = 5.00%: approximately — a pooled calibration guarantees nothing exact"},
+	} {
+		s := &conformal.Set{Alpha: 0.05, Calibration: conformal.Info{Mode: c.mode, Delta: c.delta}}
+		if got := missGuarantee(s); got != c.want {
+			t.Errorf("%v: %q, want %q", c.mode, got, c.want)
 		}
 	}
 }

@@ -15,6 +15,7 @@ type trialsDocument struct {
 	Set    string `json:"set"`
 	Trials string `json:"trials_file"`
 	Form   string `json:"form"`
+	Header string `json:"header"` // the header line skipped, "" for none
 	eval.TrialResult
 	Alpha    float64  `json:"alpha"`
 	Warnings []string `json:"warnings"`
@@ -63,22 +64,27 @@ func runEvaluateTrials(o evaluateOptions, out *output) error {
 		return err
 	}
 	defer f.Close()
-	trials, form, err := bundle.ReadTrials(f, o.Trials, rows)
+	list, err := bundle.ReadTrials(f, o.Trials, rows)
 	if err != nil {
 		return err
 	}
-	r, err := eval.Trials(set, emb.Rows, emb.D, trials)
+	form := list.Form
+	r, err := eval.Trials(set, emb.Rows, emb.D, list.Trials)
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", o.Set, o.Trials, err)
 	}
 	warnings = append(warnings, set.Warnings()...)
 	if o.JSON {
-		return writeJSON(out.stdout, trialsDocument{Set: o.Set, Trials: o.Trials, Form: form, TrialResult: r, Alpha: set.Alpha, Warnings: append([]string{}, warnings...)})
+		return writeJSON(out.stdout, trialsDocument{Set: o.Set, Trials: o.Trials, Form: form, Header: list.Header, TrialResult: r, Alpha: set.Alpha, Warnings: append([]string{}, warnings...)})
 	}
 	forms := map[string]string{"voxceleb": "VoxCeleb's form", "kaldi": "Kaldi's form"}
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
-	fmt.Fprintf(out.stdout, "trials     %d of %s (%s): %d target, %d non-target, utterances of %s\n", r.Trials, o.Trials, forms[form], r.Targets, r.NonTargets, o.Embeddings)
-	fmt.Fprintf(out.stdout, "miss       %.2f%% of the target trials outside the set around their enrolment (α = %.2f%%: on average over enrolments drawn as the calibration anchors were)\n", 100*r.Miss, 100*set.Alpha)
+	header := ""
+	if list.Header != "" {
+		header = fmt.Sprintf(", its header line %q skipped", list.Header)
+	}
+	fmt.Fprintf(out.stdout, "trials     %d of %s (%s%s): %d target, %d non-target, utterances of %s\n", r.Trials, o.Trials, forms[form], header, r.Targets, r.NonTargets, o.Embeddings)
+	fmt.Fprintf(out.stdout, "miss       %.2f%% of the target trials outside the set around their enrolment (%s)\n", 100*r.Miss, missGuarantee(set))
 	fmt.Fprintf(out.stdout, "false acc  %.2f%% of the non-target trials inside it (exclusion %.2f%%)\n", 100*r.FalseAcceptance, 100*(1-r.FalseAcceptance))
 	fmt.Fprintf(out.stdout, "cosine     EER %.2f%% at cos %.4f; missing as many targets as the set, cos ≥ %.4f accepts %.2f%% of the non-targets (thresholds chosen on these trials: no guarantee)\n",
 		100*r.CosineEER, r.CosineEERThreshold, r.CosineAtMiss, 100*r.CosineFalseAcceptance)
@@ -86,4 +92,17 @@ func runEvaluateTrials(o evaluateOptions, out *output) error {
 		out.warn(w)
 	}
 	return nil
+}
+
+// missGuarantee says what the set promises of a trial list's misses: at
+// most α on average over the calibration draw, or for PAC's threshold
+// with probability 1 − δ; a pooled threshold, nothing exact.
+func missGuarantee(set *conformal.Set) string {
+	switch c := set.Calibration; c.Mode {
+	case conformal.PAC:
+		return fmt.Sprintf("α = %.2f%%: at most that, with probability ≥ %.4g%% over the calibration draw, for enrolments drawn as the calibration anchors were", 100*set.Alpha, 100*(1-c.Delta))
+	case conformal.Pooled:
+		return fmt.Sprintf("α = %.2f%%: approximately — a pooled calibration guarantees nothing exact", 100*set.Alpha)
+	}
+	return fmt.Sprintf("α = %.2f%%: on average over enrolments drawn as the calibration anchors were", 100*set.Alpha)
 }

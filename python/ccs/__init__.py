@@ -1307,10 +1307,14 @@ class Set(_Handle):
         evaluate -trials -json: trials, a file's path (VoxCeleb's "1 enrol
         test" lines, or Kaldi's "enrol test target|nontarget") or its lines'
         fields ([l.split() for l in open("trials.txt")], a blank line's []
-        skipped as the file's reader skips it), naming utterances
+        skipped as the file's reader skips it; a pandas DataFrame of three
+        columns, read by its rows' values; a first line that is not a trial
+        and names no utterance is a header, skipped and given as "header"),
+        naming utterances
         by ids — one a row of embeddings (n, d), in row order, as utt.txt
         lists them (a path listed twice with the same row is read once, with
-        a CCSWarning). A dict: "form", "trials", "targets", "non_targets",
+        a CCSWarning). A dict: "form", "header" ("" for none), "trials",
+        "targets", "non_targets",
         "miss" (targets outside the set around their enrolment),
         "false_acceptance" (non-targets inside), and the cosine baseline on
         the same trials, "cosine_eer" at "cosine_eer_threshold" and
@@ -1322,6 +1326,8 @@ class Set(_Handle):
         if isinstance(trials, (str, bytes, os.PathLike)):
             trials_file, trials = os.fsdecode(trials), None
         else:
+            if hasattr(trials, "to_numpy") and hasattr(trials, "columns"):
+                trials = trials.to_numpy()  # a DataFrame: its rows, not its column names
             # A line's fields each, as [l.split() for l in open(...)] gives
             # them: a blank line ([]) is skipped, as the file's reader skips
             # it (three empty fields keep the lines' numbers), and a line of

@@ -1379,6 +1379,28 @@ def test_trials_equal_ccs_evaluate_trials(cli, tmp_path):
     with pytest.warns(ccs.CCSWarning):
         assert s.trials(x, ids, [l.split() for l in open(tmp_path / "trials.txt")]) == got
 
+    class Frame:
+        """A DataFrame as s.trials reads one: iterated, its column names."""
+        columns = ["target", "enrol", "test"]
+
+        def __init__(self, rows):
+            self.rows = rows
+
+        def __iter__(self):
+            return iter(self.columns)
+
+        def to_numpy(self):
+            return np.array(self.rows, dtype=object)
+
+    with pytest.warns(ccs.CCSWarning):
+        assert s.trials(x, ids, Frame([[int(l.split()[0])] + l.split()[1:] for l in lines])) == got
+    # A header line (pandas' to_csv writes one): skipped, and given.
+    (tmp_path / "header.txt").write_text("target enrol test\n" + "\n".join(lines) + "\n")
+    with pytest.warns(ccs.CCSWarning):
+        head = s.trials(x, ids, tmp_path / "header.txt")
+    assert got["header"] == "" and head.pop("header") == "target enrol test"
+    assert head == {k: v for k, v in got.items() if k != "header"}
+
 
 def test_bundle_label_lists_as_given(tmp_path):
     """Lists of labels as people hold them: a multi-hot matrix's rows as
