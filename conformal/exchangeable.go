@@ -25,6 +25,11 @@ type Exchangeability struct {
 	// Pairs says the units were disjoint (anchor, positive) pairs (the
 	// test bundle's positives are its own anchors), not anchors.
 	Pairs bool `json:"pairs,omitempty"`
+	// OtherUnits says the set's calibration units were of the other kind
+	// (anchors with one positive each where these are disjoint pairs, or
+	// the reverse): units of two kinds are not exchangeable by
+	// construction, so P is then approximate.
+	OtherUnits bool `json:"other_units,omitempty"`
 	// Expected is the share of units exchangeable with the calibration's
 	// that lie outside, on average over the calibration draw:
 	// (N+1−Rank)/(N+1), at most α.
@@ -85,6 +90,7 @@ func (s *Set) CheckExchangeable(test *bundle.Bundle) (*Exchangeability, error) {
 		e := check(scores, s.Threshold, c.N, c.Rank)
 		if e != nil {
 			e.Pairs = pairs != nil
+			e.OtherUnits = e.Pairs != c.Pairs
 		}
 		return e, nil
 	}
@@ -102,7 +108,7 @@ func (s *Set) CheckExchangeable(test *bundle.Bundle) (*Exchangeability, error) {
 			continue
 		}
 		if all == nil {
-			all = &Exchangeability{Pairs: pairs != nil}
+			all = &Exchangeability{Pairs: pairs != nil, OtherUnits: (pairs != nil) != c.Pairs}
 		}
 		all.Units += e.Units
 		all.Outside += e.Outside

@@ -222,3 +222,51 @@ func TestCheckExchangeableClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckOtherUnits: a check says when its units are of another kind
+// than the set's calibration units (disjoint pairs against anchors with
+// one positive each, or the reverse), and not when they are of one kind.
+func TestCheckOtherUnits(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 10))
+	const n, k = 300, 4
+	paired := func() *bundle.Bundle { // positives among its own anchors, of their class
+		b := synthetic(rng, n, k)
+		b.Positives = nil
+		b.Labels = make([]int64, n)
+		b.PositiveIndex = make([]int64, n*k)
+		for i := range n {
+			b.Labels[i] = int64(i % 3)
+			for a := range k {
+				j := rng.IntN(n/3)*3 + i%3
+				if j == i {
+					j = (j + 3) % n
+				}
+				b.PositiveIndex[i*k+a] = int64(j)
+			}
+		}
+		return b
+	}
+	g := geometry.Ball{D: 2}
+	for _, c := range []struct {
+		name  string
+		cal   *bundle.Bundle
+		test  *bundle.Bundle
+		pairs bool
+		other bool
+	}{
+		{"anchors, anchors", synthetic(rng, n, k), synthetic(rng, n, k), false, false},
+		{"pairs, pairs", paired(), paired(), true, false},
+		{"anchors, pairs", synthetic(rng, n, k), paired(), true, true},
+		{"pairs, anchors", paired(), synthetic(rng, n, k), false, true},
+	} {
+		set, err := Calibrate(g, c.cal, 0.1, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := set.CheckExchangeable(c.test)
+		if err != nil || e == nil || e.Pairs != c.pairs || e.OtherUnits != c.other {
+			t.Errorf("%s: %+v, %v; want pairs %v, other units %v", c.name, e, err, c.pairs, c.other)
+		}
+	}
+}

@@ -318,8 +318,8 @@ func shiftWhat(e *conformal.Exchangeability) string {
 	level := shiftLevel(e)
 	switch w := e.Worst; {
 	case e.P < level:
-		return fmt.Sprintf("its anchors leave the set more often than chance allows: %s, where anchors drawn as the set's calibration anchors were leave %.2f%% on average and leave as many with probability %.2g%s",
-			OutsideText(e), 100*e.Expected, e.P, eachClass(e))
+		return fmt.Sprintf("its anchors leave the set more often than chance allows: %s, where anchors drawn as the set's calibration anchors were leave %.2f%% on average and leave as many with probability %.2g%s%s",
+			OutsideText(e), 100*e.Expected, e.P, eachClass(e), otherUnits(e))
 	case w != nil && w.P < level:
 		return fmt.Sprintf("its anchors of %s leave the set more often than chance allows: %d of %d (%.2f%%), with probability %.2g (its tail times the %d classes checked)",
 			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes)
@@ -335,6 +335,19 @@ func OutsideText(e *conformal.Exchangeability) string {
 		units = "disjoint test pairs"
 	}
 	return fmt.Sprintf("%d of %d %s, %.2f%%", e.Outside, e.Units, units, 100*float64(e.Outside)/float64(e.Units))
+}
+
+// otherUnits says, where a check's units are of another kind than the
+// set's calibration units, that its probability is approximate.
+func otherUnits(e *conformal.Exchangeability) string {
+	if !e.OtherUnits {
+		return ""
+	}
+	cal := "disjoint pairs"
+	if e.Pairs {
+		cal = "anchors with one positive each"
+	}
+	return fmt.Sprintf(" (approximate: the set was calibrated on %s, units of another kind)", cal)
 }
 
 // checkedClass names a class-conditional check's class.
@@ -358,8 +371,8 @@ func eachClass(e *conformal.Exchangeability) string {
 // what exchangeable ones give; for a class-conditional set, the least
 // likely class too.
 func ShiftText(e *conformal.Exchangeability) string {
-	s := fmt.Sprintf("%s outside; anchors exchangeable with the calibration: %.2f%% on average, as many or more with probability %.2g%s",
-		OutsideText(e), 100*e.Expected, e.P, eachClass(e))
+	s := fmt.Sprintf("%s outside; anchors exchangeable with the calibration: %.2f%% on average, as many or more with probability %.2g%s%s",
+		OutsideText(e), 100*e.Expected, e.P, eachClass(e), otherUnits(e))
 	if w := e.Worst; w != nil {
 		s += fmt.Sprintf("; the least likely class alone, %s: %d of %d (%.2f%%), probability %.2g (its tail times the %d classes)",
 			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes)

@@ -22,6 +22,7 @@ func TestShiftLevel(t *testing.T) {
 		want string // "" for no warning
 	}{
 		{"marginal below", conformal.Exchangeability{Units: 1000, Outside: 150, Expected: 0.1, P: 0.9e-3}, "leave the set more often than chance allows: 150 of 1000"},
+		{"marginal below, units of another kind", conformal.Exchangeability{Units: 1000, Outside: 150, Expected: 0.1, P: 0.9e-3, Pairs: true, OtherUnits: true}, "with probability 0.0009 (approximate: the set was calibrated on anchors with one positive each, units of another kind)"},
 		{"marginal above", conformal.Exchangeability{Units: 1000, Outside: 120, Expected: 0.1, P: 1.1e-3}, ""},
 		{"class sum between the levels", conformal.Exchangeability{Units: 1000, Outside: 150, Expected: 0.1, P: 0.9e-3, Classes: 10, Worst: worst(0.5)}, ""},
 		{"class sum below half", conformal.Exchangeability{Units: 1000, Outside: 160, Expected: 0.1, P: 0.4e-3, Classes: 10, Worst: worst(0.5)}, "(10 classes, each against its own threshold)"},
