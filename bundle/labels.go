@@ -444,8 +444,8 @@ func (p *PairIDs) Left(pairs [][2]int, name string) ([][2]int, error) {
 	return nil, fmt.Errorf("%s: no pairs", name)
 }
 
-// Labels are an (n,) array of labels or group ids (what, in errors; name
-// is the array's source): integers as they are, strings numbered in their
+// Labels are an (n,) array of labels or group ids, or an (n, 1) column
+// of them (what, in errors; name is the array's source): integers as they are, strings numbered in their
 // sorted order (LabelCodes), with their names.
 func Labels(a Array, name, what string) (ids []int64, names []string, err error) {
 	if a.I64 == nil && a.Str == nil {
@@ -458,6 +458,7 @@ func Labels(a Array, name, what string) (ids []int64, names []string, err error)
 	if ids, ok := oneHot(a); ok && what == "labels" {
 		return ids, nil, nil
 	}
+	a = column(a)
 	if len(a.Shape) != 1 {
 		return nil, nil, fmt.Errorf("%s: shape %s, want one %s per row, (n,)%s", name, FormatShape(a.Shape), strings.TrimSuffix(what, "s"), multiLabel(a, what))
 	}
@@ -466,6 +467,17 @@ func Labels(a Array, name, what string) (ids []int64, names []string, err error)
 		return ids, names, nil
 	}
 	return a.I64, nil, nil
+}
+
+// column is an (n, 1) array — a column vector, as scikit-learn's
+// y.reshape(-1, 1) and pandas' df[["label"]].to_numpy() give one label or
+// id a row — as the (n,) array of its values; a.Shape is not changed in
+// place.
+func column(a Array) Array {
+	if len(a.Shape) == 2 && a.Shape[1] == 1 {
+		a.Shape = []int{a.Shape[0]}
+	}
+	return a
 }
 
 // oneHot reads a one-hot (n, C) matrix — 0s and 1s, exactly one 1 a row,
@@ -620,8 +632,9 @@ func multiLabel(a Array, what string) string {
 }
 
 // IDStrings are a (n,) array of ids, strings or integers (in decimal),
-// named name in errors.
+// or an (n, 1) column of them, named name in errors.
 func IDStrings(a Array, name string) ([]string, error) {
+	a = column(a)
 	if a.I64 == nil && a.Str == nil || len(a.Shape) != 1 {
 		return nil, fmt.Errorf("%s: dtype %s, shape %s: want one id per row, (n,) strings or integers", name, a.Kind(), FormatShape(a.Shape))
 	}

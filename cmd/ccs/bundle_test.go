@@ -802,7 +802,7 @@ func TestBundleBadInput(t *testing.T) {
 	lonely := slices.Clone(names)
 	lonely[0] = "lonely"
 	writeStrNPY(t, p("lonely.npy"), lonely, "(400,)")
-	writeStrNPY(t, p("names2d.npy"), names, "(400, 1)")
+	writeStrNPY(t, p("names3d.npy"), names, "(400, 1, 1)")
 	// Several labels a row: a multi-hot matrix, as integers and as bool
 	// (np.save of MultiLabelBinarizer's output, and of its astype(bool)).
 	hot := make([]int64, n*3)
@@ -870,7 +870,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"a string class with one member", []string{"-labels", p("lonely.npy")}, false, `(class "lonely", 1 item, would have 1 in the fit split)`},
 		{"embeddings pickled as objects", []string{"-embeddings", p("object-rows.npy")}, false, `'|O' is pickled Python objects: save embeddings as floats (np.save(f, np.asarray(x, dtype=np.float32)))`},
 		{"labels pickled as objects", []string{"-labels", p("objects.npy")}, false, `array "objects": dtype "|O" is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order, or strings for labels ('<U…', '|S…'); '|O' is pickled Python objects: save string labels as strings (np.save(f, labels.astype(str))), and embeddings as one float array`},
-		{"string labels of two dimensions", []string{"-labels", p("names2d.npy")}, false, "names2d.npy: shape (400, 1), want one label per row"},
+		{"string labels of three dimensions", []string{"-labels", p("names3d.npy")}, false, "names3d.npy: shape (400, 1, 1), want one label per row"},
 		// A multi-hot matrix is several labels a row (the rows their own
 		// queries: TestBundleLabelSets), which some flags do not go with.
 		{"a multi-hot matrix with OOD classes", []string{"-labels", p("multihot.npy"), "-ood-classes", "1"}, true, "bundle: -ood-classes and -ood-cal-share are for one label a row, and " + p("multihot.npy") + " holds several a row: hold the rows of a label out yourself"},
@@ -1087,6 +1087,18 @@ func TestBundleMissingLabels(t *testing.T) {
 	if err := json.Unmarshal(raw, &sm); err != nil || !slices.Equal(sm.LabelNames, []string{"ant", "bee", "cat"}) ||
 		!slices.Contains(sm.Warnings, `100 of 400 rows have a label that marks a missing value ("nan": 100), taken for no label: left out of every split`) {
 		t.Errorf("string labels \"nan\" dropped: %v, names %q, warnings %q", err, sm.LabelNames, sm.Warnings)
+	}
+	// The same labels as an (n, 1) column (pandas' df[["label"]].to_numpy(),
+	// y.reshape(-1, 1)): one label a row, the same bundles byte for byte.
+	writeStrNPY(t, p("names-col.npy"), names, fmt.Sprintf("(%d, 1)", n))
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("names-col.npy"), "-out", p("col"), "-k", "5", "-missing-labels", "drop"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"fit", "val", "cal", "test"} {
+		want, _ := os.ReadFile(p("s/" + f + ".npz"))
+		if got, err := os.ReadFile(p("col/" + f + ".npz")); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("an (n, 1) column of labels: %s.npz differs from the (n,) labels' (%v)", f, err)
+		}
 	}
 	rows := 0
 	for _, f := range []string{"fit", "val", "cal", "test"} {

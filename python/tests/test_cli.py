@@ -1455,3 +1455,18 @@ def test_bundle_one_label_a_row_as_a_matrix_or_lists(labelled, tmp_path):
         for split in ("fit", "val", "cal", "test"):
             assert (tmp_path / a / f"{split}.npz").read_bytes() == (tmp_path / b / f"{split}.npz").read_bytes(), (b, split)
     assert json.loads((tmp_path / "name lists" / "manifest.json").read_text())["label_names"] == ["ant", "bee", "cat", "dog", "emu"]
+
+
+def test_bundle_labels_as_a_column(tmp_path):
+    """Labels as an (n, 1) column — y.reshape(-1, 1), a DataFrame's
+    df[["label"]].to_numpy() — are one label a row: the bundles of the
+    (n,) labels, byte for byte, integers and strings alike."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(300, 4)).astype(np.float32)
+    y = np.arange(300) % 5
+    for name, labels in [("int", y), ("str", np.array(["a", "b", "c", "d", "e"])[y])]:
+        ccs.bundle(x, labels, k=3, seed=1, out=tmp_path / f"{name}-flat")
+        ccs.bundle(x, labels.reshape(-1, 1), k=3, seed=1, out=tmp_path / f"{name}-col")
+        for split in ("fit", "val", "cal", "test"):
+            assert (tmp_path / f"{name}-col" / f"{split}.npz").read_bytes() == \
+                (tmp_path / f"{name}-flat" / f"{split}.npz").read_bytes(), (name, split)
