@@ -54,10 +54,17 @@ type Bundle struct {
 	// Pool holds the rows NegativeIndex points into; nil means Anchors.
 	Pool []float32
 
-	Labels []int64   // optional, N
-	C      int       // logit classes (0: no logits)
-	Logits []float32 // optional, N×C
-	A      int       // activation summaries per anchor (0: none)
+	Labels []int64 // optional, N
+	// PositiveLabels, in a bundle of several labels a row (label sets),
+	// are the labels each positive shares with its anchor, ascending:
+	// positive j of anchor i shares PositiveLabels[s[i·K+j]:s[i·K+j+1]],
+	// s = PositiveLabelStart (N×K+1). Nil otherwise. They say which
+	// labels a positive stands for, for coverage by label (eval.ByLabel).
+	PositiveLabelStart []int64
+	PositiveLabels     []int64
+	C                  int       // logit classes (0: no logits)
+	Logits             []float32 // optional, N×C
+	A                  int       // activation summaries per anchor (0: none)
 	// Activations are optional per-layer summaries of the encoder's
 	// activations for each anchor (N×A), e.g. each ReLU layer's maximum.
 	Activations []float32
@@ -267,6 +274,15 @@ func (b *Bundle) Subset(idx []int) *Bundle {
 	if b.Labels != nil {
 		s.Labels = gather(b.Labels, idx, 1)
 	}
+	if b.PositiveLabelStart != nil {
+		s.PositiveLabelStart = []int64{0}
+		for _, i := range idx {
+			for j := i * b.K; j < (i+1)*b.K; j++ {
+				s.PositiveLabels = append(s.PositiveLabels, b.PositiveLabels[b.PositiveLabelStart[j]:b.PositiveLabelStart[j+1]]...)
+				s.PositiveLabelStart = append(s.PositiveLabelStart, int64(len(s.PositiveLabels)))
+			}
+		}
+	}
 	if b.Index != nil {
 		s.Index = gather(b.Index, idx, 1)
 	}
@@ -365,6 +381,9 @@ func (b *Bundle) validate(needPositives bool) error {
 			return err
 		}
 	}
+	if err := b.checkPositiveLabels(); err != nil {
+		return err
+	}
 	if b.Logits != nil || b.C != 0 {
 		if b.C < 1 {
 			return fmt.Errorf("logits: %d classes", b.C)
@@ -385,6 +404,36 @@ func (b *Bundle) validate(needPositives bool) error {
 		}
 		if err := finite("activations", b.Activations, b.N, b.A); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkPositiveLabels checks the labels positives share with their
+// anchors: both arrays or neither, a start a positive (N×K+1) from 0 to
+// the labels' count, never decreasing, each positive at least one label,
+// ascending and not negative.
+func (b *Bundle) checkPositiveLabels() error {
+	start, labels := b.PositiveLabelStart, b.PositiveLabels
+	switch {
+	case start == nil && labels == nil:
+		return nil
+	case start == nil:
+		return fmt.Errorf("positive_labels: present without positive_label_start")
+	case len(start) != b.N*b.K+1:
+		return fmt.Errorf("positive_label_start: %d values, want %d (one a positive, %d×%d, and one more)", len(start), b.N*b.K+1, b.N, b.K)
+	case start[0] != 0 || start[len(start)-1] != int64(len(labels)):
+		return fmt.Errorf("positive_label_start: from %d to %d, want from 0 to %d (positive_labels' length)", start[0], start[len(start)-1], len(labels))
+	}
+	for u := range b.N * b.K {
+		lo, hi := start[u], start[u+1]
+		if hi <= lo {
+			return fmt.Errorf("positive_label_start: positive %d of anchor %d shares no label with it (start %d, end %d)", u%b.K, u/b.K, lo, hi)
+		}
+		for v := lo; v < hi; v++ {
+			if l := labels[v]; l < 0 || v > lo && l <= labels[v-1] {
+				return fmt.Errorf("positive_labels[%d] = %d (positive %d of anchor %d): want labels ≥ 0, ascending", v, l, u%b.K, u/b.K)
+			}
 		}
 	}
 	return nil

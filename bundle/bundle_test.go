@@ -518,6 +518,13 @@ func TestPositiveIndex(t *testing.T) {
 		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n*k), Positives: make([]float32, n*k*d)}, "both positives and positive_index"},
 		{&Bundle{N: n, K: k, D: d, Anchors: anchors, Positives: make([]float32, n*k*d), PositivePool: pool}, "positive_pool: present without positive_index"},
 		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n)}, "positive_index: 5 values"},
+		// The labels positives share with their anchors (several labels a row).
+		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n*k), PositiveLabels: []int64{1}}, "positive_labels: present without positive_label_start"},
+		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n*k), PositiveLabelStart: []int64{0, 1}, PositiveLabels: []int64{1}}, "positive_label_start: 2 values, want 11"},
+		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n*k), PositiveLabelStart: []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12}, PositiveLabels: make([]int64, 10)}, "positive_label_start: from 0 to 12, want from 0 to 10"},
+		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n*k), PositiveLabelStart: []int64{0, 1, 2, 3, 3, 5, 6, 7, 8, 9, 10}, PositiveLabels: make([]int64, 10)}, "positive_label_start: positive 1 of anchor 1 shares no label with it"},
+		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n*k), PositiveLabelStart: []int64{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, PositiveLabels: []int64{3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0}}, "positive_labels[1] = 3 (positive 0 of anchor 0): want labels ≥ 0, ascending"},
+		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n*k), PositiveLabelStart: []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, PositiveLabels: []int64{0, -1, 0, 0, 0, 0, 0, 0, 0, 0}}, "positive_labels[1] = -1 (positive 1 of anchor 0)"},
 	} {
 		if err := c.b.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v, want %q", err, c.want)

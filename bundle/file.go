@@ -223,6 +223,16 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		}
 		b.Labels = a.I64
 	}
+	if a, ok, err := get("positive_label_start", true, 1); err != nil {
+		return nil, err
+	} else if ok {
+		b.PositiveLabelStart = a.I64
+	}
+	if a, ok, err := get("positive_labels", true, 1); err != nil {
+		return nil, err
+	} else if ok {
+		b.PositiveLabels = a.I64
+	}
 	if a, ok, err := get("index", true, 1); err != nil {
 		return nil, err
 	} else if ok {
@@ -276,6 +286,10 @@ func (b *Bundle) Arrays() map[string]Array {
 	}
 	if b.Labels != nil {
 		m["labels"] = Int64(b.Labels, b.N)
+	}
+	if b.PositiveLabelStart != nil {
+		m["positive_label_start"] = Int64(b.PositiveLabelStart, len(b.PositiveLabelStart))
+		m["positive_labels"] = Int64(b.PositiveLabels, len(b.PositiveLabels))
 	}
 	if b.Logits != nil {
 		m["logits"] = Float32(b.Logits, b.N, b.C)

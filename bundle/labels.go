@@ -558,8 +558,10 @@ func LabelSets(a Array, name string) (sets [][]int32, ok bool, err error) {
 // another's positives: MissingRefused refuses it, naming how many rows
 // list each (source names the labels); MissingDropped takes it for no
 // label, left out of the row's labels (a row left with none is no query,
-// as a row of no label); MissingClass keeps it, a label like any other.
-func MissingInLabelSets(sets [][]int32, names []string, strs bool, mode MissingLabels, source string) ([][]int32, error) {
+// as a row of no label) and of the names, the others renumbered in their
+// order (the sets and names of lists without it); MissingClass keeps it, a
+// label like any other. It returns the sets and their names.
+func MissingInLabelSets(sets [][]int32, names []string, strs bool, mode MissingLabels, source string) ([][]int32, []string, error) {
 	marks := make([]bool, len(names))
 	found := false
 	for j, name := range names {
@@ -571,7 +573,7 @@ func MissingInLabelSets(sets [][]int32, names []string, strs bool, mode MissingL
 		found = found || marks[j]
 	}
 	if !found || mode == MissingClass {
-		return sets, nil
+		return sets, names, nil
 	}
 	if mode == MissingRefused {
 		count := make([]int, len(names))
@@ -588,19 +590,27 @@ func MissingInLabelSets(sets [][]int32, names []string, strs bool, mode MissingL
 				parts = append(parts, fmt.Sprintf("%q: %d rows", names[j], c))
 			}
 		}
-		return nil, fmt.Errorf("%s: several labels a row, and some rows list a value that marks a missing label (%s): shared, it would make those rows one another's positives; -missing-labels drop takes it for no label, left out of the row's labels, class for a label like any other", source, strings.Join(parts, ", "))
+		return nil, nil, fmt.Errorf("%s: several labels a row, and some rows list a value that marks a missing label (%s): shared, it would make those rows one another's positives; -missing-labels drop takes it for no label, left out of the row's labels, class for a label like any other", source, strings.Join(parts, ", "))
+	}
+	code := make([]int32, len(names)) // a kept name's new number
+	var kept []string
+	for j, name := range names {
+		if !marks[j] {
+			code[j] = int32(len(kept))
+			kept = append(kept, name)
+		}
 	}
 	out := make([][]int32, len(sets))
 	for i, ls := range sets {
-		kept := make([]int32, 0, len(ls))
+		row := make([]int32, 0, len(ls))
 		for _, l := range ls {
 			if !marks[l] {
-				kept = append(kept, l)
+				row = append(row, code[l])
 			}
 		}
-		out[i] = kept
+		out[i] = row
 	}
-	return out, nil
+	return out, kept, nil
 }
 
 // MultiLabel is what to do with several labels per row (multi-label data:

@@ -352,6 +352,10 @@ type SplitPlan struct {
 	PositiveIndex              []int64 // len(Anchors)×K
 	NegativeIndex              []int64 // len(Anchors)×KNeg
 	Labels                     []int64 // the anchors' labels, or nil
+	// PositiveLabelStart and PositiveLabels, with several labels a row,
+	// are the labels each positive shares with its anchor
+	// (Bundle.PositiveLabels); nil otherwise.
+	PositiveLabelStart, PositiveLabels []int64
 }
 
 // Plan is how Items become bundles: the splits, indices only.
@@ -1619,6 +1623,26 @@ func sharedLabels(sets [][]int32, limit int) ([][]int, error) {
 	return related, nil
 }
 
+// sharedWith are the labels each positive shares with its anchor
+// (Bundle.PositiveLabels): anchor a is row qs[a] and its k positives the
+// rows pos[a·k:(a+1)·k], each row's labels sets[row]; ascending, each
+// once.
+func sharedWith(sets [][]int32, qs []int, pos []int64, k int) (start, labels []int64) {
+	start = make([]int64, 1, len(pos)+1)
+	for a, q := range qs {
+		mine := slices.Compact(slices.Sorted(slices.Values(sets[q])))
+		for _, r := range pos[a*k : (a+1)*k] {
+			for _, l := range mine {
+				if slices.Contains(sets[r], l) {
+					labels = append(labels, int64(l))
+				}
+			}
+			start = append(start, int64(len(labels)))
+		}
+	}
+	return start, labels
+}
+
 // makePairs plans bundles whose anchors are queries and whose positives
 // are the rows relevance pairs name for them, or, with several labels a
 // row, the rows that share a label with the row.
@@ -1738,6 +1762,9 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 				hd.draw(neg[a*cfg.KNeg:(a+1)*cfg.KNeg], items.N, ok, listOthers(items.N, avail, cfg.KNeg, ok), avail, rng, hd.query(qs[a]), hd.row)
 			}
 		})
+		if items.LabelSets != nil {
+			sp.PositiveLabelStart, sp.PositiveLabels = sharedWith(items.LabelSets, qs, pos, cfg.K)
+		}
 		local := map[int64]int64{}
 		var pool []int
 		remap := func(x []int64) {
@@ -1776,7 +1803,8 @@ func (p *Plan) Bundle(s int, rows []float32, queries []float32, d int) (*Bundle,
 		src = queries
 	}
 	b := &Bundle{N: len(sp.Anchors), K: sp.K, D: d, KNeg: sp.KNeg, Labels: sp.Labels,
-		Anchors: gather(src, sp.Anchors, d), PositiveIndex: sp.PositiveIndex, NegativeIndex: sp.NegativeIndex}
+		Anchors: gather(src, sp.Anchors, d), PositiveIndex: sp.PositiveIndex, NegativeIndex: sp.NegativeIndex,
+		PositiveLabelStart: sp.PositiveLabelStart, PositiveLabels: sp.PositiveLabels}
 	b.Index = make([]int64, b.N)
 	for i, r := range sp.Anchors {
 		b.Index[i] = int64(r)
@@ -1843,6 +1871,10 @@ func (p *Plan) Arrays(s int, rows, queries []float32, d int) (map[string]Array, 
 	m["index"] = Int64(index, n)
 	if sp.Labels != nil {
 		m["labels"] = Int64(sp.Labels, n)
+	}
+	if sp.PositiveLabelStart != nil {
+		m["positive_label_start"] = Int64(sp.PositiveLabelStart, len(sp.PositiveLabelStart))
+		m["positive_labels"] = Int64(sp.PositiveLabels, len(sp.PositiveLabels))
 	}
 	if p.logits != nil {
 		m["logits"] = Gathered(p.logits, p.c, sp.Anchors)

@@ -188,20 +188,11 @@ func WriteManifest(dir string, m *Manifest) (string, error) {
 // describe b (its anchors and their count per class), so that a file moved
 // among other bundles is never labelled wrongly.
 func ManifestLabelNames(path string, b *Bundle) []string {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
-	if err != nil || b.Labels == nil {
+	if b.Labels == nil {
 		return nil
 	}
-	var m struct {
-		Format     string   `json:"format"`
-		LabelNames []string `json:"label_names"`
-		Files      []struct {
-			File    string         `json:"file"`
-			Anchors int            `json:"anchors"`
-			Classes map[string]int `json:"classes"`
-		} `json:"files"`
-	}
-	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || len(m.LabelNames) == 0 {
+	m := readManifestNames(path)
+	if m == nil {
 		return nil
 	}
 	counts := map[string]int{}
@@ -213,6 +204,59 @@ func ManifestLabelNames(path string, b *Bundle) []string {
 	}
 	for _, f := range m.Files {
 		if f.File == filepath.Base(path) && f.Anchors == b.N && maps.Equal(f.Classes, counts) {
+			return m.LabelNames
+		}
+	}
+	return nil
+}
+
+// manifestNames is what ManifestLabelNames and ManifestLabelSetNames
+// read of a manifest: its label names and its files' anchors and classes.
+type manifestNames struct {
+	Format     string   `json:"format"`
+	LabelNames []string `json:"label_names"`
+	Files      []struct {
+		File    string         `json:"file"`
+		Anchors int            `json:"anchors"`
+		Classes map[string]int `json:"classes"`
+	} `json:"files"`
+}
+
+// readManifestNames reads the manifest beside path, nil where there is
+// none, or it is not ccs bundle's, or it names no labels.
+func readManifestNames(path string) *manifestNames {
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
+	if err != nil {
+		return nil
+	}
+	var m manifestNames
+	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || len(m.LabelNames) == 0 {
+		return nil
+	}
+	return &m
+}
+
+// ManifestLabelSetNames are the names of the labels of b's positives, a
+// bundle of several labels a row (Bundle.PositiveLabels) made from a list
+// column: the manifest ccs bundle wrote beside path, b's file, lists them
+// (label i is names[i]); nil when there is none, it has no names, its
+// entry for the file does not count b's anchors, or a label is out of
+// their range (a multi-hot matrix's labels are its columns, unnamed).
+func ManifestLabelSetNames(path string, b *Bundle) []string {
+	if b.PositiveLabelStart == nil {
+		return nil
+	}
+	m := readManifestNames(path)
+	if m == nil {
+		return nil
+	}
+	for _, l := range b.PositiveLabels {
+		if l < 0 || l >= int64(len(m.LabelNames)) {
+			return nil
+		}
+	}
+	for _, f := range m.Files {
+		if f.File == filepath.Base(path) && f.Anchors == b.N {
 			return m.LabelNames
 		}
 	}

@@ -146,6 +146,10 @@ type makeOptions struct {
 	PairsFile string `json:"pairs_file"`
 	// MissingLabels: "error" (or none), "drop" or "class".
 	MissingLabels string `json:"missing_labels"`
+	// LabelSetNames name the columns of a multi-hot labels matrix that
+	// Python made of lists of labels (column j is label LabelSetNames[j]):
+	// the manifest and the bundles carry them, as a list column's.
+	LabelSetNames []string `json:"label_set_names"`
 	// MinScore is the least score of a relevant pair (-min-score); nil:
 	// any score above 0.
 	MinScore *float64 `json:"min_score"`
@@ -351,7 +355,15 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		if ok {
 			in.LabelSets, in.LabelsSource, hasLabels, multi = sets, "labels", false, true
 			qrows = in.Embeddings.Rows // the rows are their own queries
+			if len(o.LabelSetNames) > labels.Shape[1] {
+				return nil, fmt.Errorf("bundle: label_set_names: %d names for the %d columns of labels", len(o.LabelSetNames), labels.Shape[1])
+			}
+			names = o.LabelSetNames
+			cfg.LabelNames = names
 		}
+	}
+	if !multi && len(o.LabelSetNames) > 0 {
+		return nil, fmt.Errorf("bundle: label_set_names name the columns of a multi-hot labels matrix, and labels are not one")
 	}
 	if hasLabels {
 		if in.Labels, names, err = bundle.Labels(labels, arrays["labels"].Name, "labels"); err != nil {

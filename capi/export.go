@@ -209,7 +209,7 @@ func ccs_bundle_load(path *C.char, features C.int, out *C.uintptr_t, errOut **C.
 		if err != nil {
 			return err
 		}
-		*out = C.uintptr_t(newHandle(&bundleObj{b: b, path: p, names: bundle.ManifestLabelNames(p, b)}))
+		*out = C.uintptr_t(newHandle(&bundleObj{b: b, path: p, names: manifestNames(p, b)}))
 		return nil
 	})
 }
@@ -1027,4 +1027,14 @@ func ccs_set_warnings(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
 		}
 		return jsonOut(out, w)
 	})
+}
+
+// manifestNames are the names of b's labels (read from path) that the
+// manifest beside it lists: its anchors' string labels, or the labels its
+// positives share with their anchors (several labels a row).
+func manifestNames(path string, b *bundle.Bundle) []string {
+	if names := bundle.ManifestLabelNames(path, b); names != nil {
+		return names
+	}
+	return bundle.ManifestLabelSetNames(path, b)
 }

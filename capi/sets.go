@@ -382,7 +382,8 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 		warnings = append(warnings, "the test bundle has no labels: every anchor is judged with the threshold over all classes, which has no class-conditional guarantee")
 		set = &marginal
 	}
-	if o.PerClass && tb.Labels == nil {
+	byLabel := o.PerClass && tb.Labels == nil && tb.PositiveLabelStart != nil // several labels a row
+	if o.PerClass && tb.Labels == nil && !byLabel {
 		return nil, nil, fmt.Errorf("%s: per_class: the test bundle has no labels", name)
 	}
 	coll, collName, anchors, err := o.resolve("evaluate", "the set", set.Geometry.Dim(), tb.N)
@@ -396,9 +397,13 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	}
 	var r eval.Result
 	var classes []eval.ClassResult
-	if o.PerClass {
+	var labels []eval.LabelResult
+	switch {
+	case byLabel:
+		r, labels, err = eval.WithLabels(set, tb)
+	case o.PerClass:
 		r, classes, err = eval.WithClasses(set, tb)
-	} else {
+	default:
 		r, err = eval.Evaluate(set, tb)
 	}
 	if err != nil {
@@ -413,6 +418,9 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	}
 	e := experiment.NewEvaluation(set, r, classes)
 	e.Exchangeability = shift
+	if labels != nil {
+		e.WithLabels(labels, test.names)
+	}
 	if coll != nil {
 		z, err := eval.SetSizes(context.Background(), set, tb, coll, anchors, nil)
 		if err != nil {

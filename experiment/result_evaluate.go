@@ -39,6 +39,10 @@ type Evaluation struct {
 	Negatives    int               `json:"negatives"`
 	Warnings     []string          `json:"warnings"`
 	Classes      []ClassEvaluation `json:"classes,omitempty"`
+	// Labels, for a test bundle of several labels a row judged label by
+	// label (eval.ByLabel), are each label's coverage of the positives
+	// that share it with their anchor.
+	Labels []LabelEvaluation `json:"labels,omitempty"`
 	// LabelNames, for string labels (ccs bundle's manifest), name the
 	// classes: label i is LabelNames[i].
 	LabelNames []string `json:"label_names,omitempty"`
@@ -51,6 +55,28 @@ type Evaluation struct {
 	// chance allows. Absent where the set has no check (pooled, whole
 	// space).
 	Exchangeability *conformal.Exchangeability `json:"exchangeability,omitempty"`
+}
+
+// LabelEvaluation is one label's row of an evaluation label by label
+// (eval.LabelResult), with its name where the labels have names.
+type LabelEvaluation struct {
+	Label     int64   `json:"label"`
+	Name      string  `json:"name,omitempty"`
+	Anchors   int     `json:"anchors"`
+	Positives int     `json:"positives"`
+	Coverage  float64 `json:"coverage"`
+}
+
+// WithLabels sets e's label by label rows from labels, named by names
+// (label i is names[i]; nil: numbers alone).
+func (e *Evaluation) WithLabels(labels []eval.LabelResult, names []string) {
+	e.Labels = make([]LabelEvaluation, len(labels))
+	for i, l := range labels {
+		e.Labels[i] = LabelEvaluation{Label: l.Label, Anchors: l.Anchors, Positives: l.Positives, Coverage: l.Coverage}
+		if l.Label >= 0 && l.Label < int64(len(names)) {
+			e.Labels[i].Name = names[l.Label]
+		}
+	}
 }
 
 // SizesText says in a line how many of collection's items the sets hold.

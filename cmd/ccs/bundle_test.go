@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +29,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/internal/sttest"
 	"github.com/ccsets/ccs/retrieve"
 	"github.com/ccsets/ccs/table"
@@ -1276,10 +1279,8 @@ func TestBundleLabelSets(t *testing.T) {
 		t.Errorf("no note of the label sets:\n%s", stderr.String())
 	}
 	for _, split := range []string{"fit", "val", "cal", "test"} {
-		a, errA := os.ReadFile(p("recipe/" + split + ".npz"))
-		b, errB := os.ReadFile(p("native/" + split + ".npz"))
-		if errA != nil || errB != nil || !bytes.Equal(a, b) {
-			t.Errorf("%s: the label sets' bundle differs from the recipe's (%v, %v)", split, errA, errB)
+		if err := sameAsRecipe(p("native/"+split+".npz"), p("recipe/"+split+".npz")); err != nil {
+			t.Errorf("%s: the label sets' bundle differs from the recipe's: %v", split, err)
 		}
 	}
 	man, err := os.ReadFile(p("native/manifest.json"))
@@ -1338,10 +1339,36 @@ func TestBundleLabelSets(t *testing.T) {
 			t.Fatal(err, stderr.String())
 		}
 		for _, split := range []string{"fit", "val", "cal", "test"} {
-			a, errA := os.ReadFile(p("recipe/" + split + ".npz"))
-			b, errB := os.ReadFile(filepath.Join(out, split+".npz"))
-			if errA != nil || errB != nil || !bytes.Equal(a, b) {
-				t.Errorf("%v: %s: the list column's bundle differs from the recipe's (%v, %v)", lt, split, errA, errB)
+			if err := sameAsRecipe(filepath.Join(out, split+".npz"), p("recipe/"+split+".npz")); err != nil {
+				t.Errorf("%v: %s: the list column's bundle differs from the recipe's: %v", lt, split, err)
+			}
+		}
+		// Label by label: the list's values name the labels; the matrix's
+		// columns number the same labels, with the same counts.
+		names := []string{"0", "10", "20", "30", "40"}
+		if lt.(*arrow.ListType).Elem().ID() == arrow.STRING {
+			names = tags
+		}
+		byLabel := func(dir string) []experiment.LabelEvaluation {
+			t.Helper()
+			if err := run(io.Discard, io.Discard, []string{"calibrate", "-cal", filepath.Join(dir, "cal.npz"), "-geometry", "ball", "-alpha", "0.2", "-out", filepath.Join(dir, "ball.json")}); err != nil {
+				t.Fatal(err)
+			}
+			var doc experiment.Evaluation
+			var js bytes.Buffer
+			if err := run(&js, io.Discard, []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", filepath.Join(dir, "test.npz"), "-per-class", "-json"}); err != nil || json.Unmarshal(js.Bytes(), &doc) != nil {
+				t.Fatalf("%v\n%s", err, js.String())
+			}
+			return doc.Labels
+		}
+		got, matrix := byLabel(out), byLabel(p("native"))
+		if len(got) != len(matrix) || len(got) == 0 {
+			t.Fatalf("%v: %d labels, the matrix's %d", lt, len(got), len(matrix))
+		}
+		for i, l := range got {
+			m := matrix[i]
+			if l.Name != names[l.Label] || m.Name != "" || l.Label != m.Label || l.Positives != m.Positives || l.Coverage != m.Coverage {
+				t.Errorf("%v: label %+v, the matrix's %+v, want the name %q", lt, l, m, names[l.Label])
 			}
 		}
 	}
@@ -1523,4 +1550,29 @@ func TestMissGuarantee(t *testing.T) {
 			t.Errorf("%v: %q, want %q", c.mode, got, c.want)
 		}
 	}
+}
+
+// sameAsRecipe says how a bundle of label sets (path) differs from the
+// relevance pairs recipe's (recipe): every array the same, and the labels
+// each positive shares with its anchor its own (the recipe's pairs do not
+// know them); nil where they agree.
+func sameAsRecipe(path, recipe string) error {
+	a, err := bundle.ReadNPZ(path)
+	if err != nil {
+		return err
+	}
+	b, err := bundle.ReadNPZ(recipe)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"positive_label_start", "positive_labels"} {
+		if _, ok := a[name]; !ok {
+			return fmt.Errorf("no %s", name)
+		}
+		delete(a, name)
+	}
+	if !reflect.DeepEqual(a, b) {
+		return fmt.Errorf("arrays %v, the recipe's %v", slices.Sorted(maps.Keys(a)), slices.Sorted(maps.Keys(b)))
+	}
+	return nil
 }

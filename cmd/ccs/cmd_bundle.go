@@ -266,7 +266,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return fmt.Errorf("%s: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -%s", o.Labels, mode)
 		}
 		if li.sets != nil && li.names != nil { // a list column's values: -1, "Unknown" mark no label
-			if li.sets, err = bundle.MissingInLabelSets(li.sets, li.names, li.strs, cfg.MissingLabels, o.Labels); err != nil {
+			if li.sets, li.names, err = bundle.MissingInLabelSets(li.sets, li.names, li.strs, cfg.MissingLabels, o.Labels); err != nil {
 				return err
 			}
 		}
@@ -278,6 +278,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				return usagef("bundle: -logits are for one label a row, and %s holds several a row: its bundles' anchors are the rows as queries", o.Labels)
 			}
 			in.LabelSets, in.LabelsSource = sets, o.Labels
+			cfg.LabelNames = li.names // a list column's values, which the positives' labels number (nil: a matrix's columns)
 			if err := input("labels", o.Labels, []int{len(sets), li.c}); err != nil {
 				return err
 			}

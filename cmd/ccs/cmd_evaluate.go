@@ -66,7 +66,7 @@ func evaluateCommand() *command {
 			fs.StringVar(&o.Trials, "trials", "", "a speaker-verification trial list `FILE` instead of -test: target 1 or 0, enrolment, test a line (VoxCeleb's), or enrolment, test, target|nontarget (Kaldi's); with -embeddings and -ids")
 			fs.StringVar(&o.Embeddings, "embeddings", "", "with -trials: the utterances' embeddings `FILE`, as ccs bundle reads them")
 			fs.StringVar(&o.IDs, "ids", "", "with -trials: the utterances' ids `FILE` (utt.txt: one path a line, in the embeddings' row order), as the trial list names them")
-			fs.BoolVar(&o.PerClass, "per-class", false, "also coverage and exclusion per class of the test bundle's labels, and the worst class")
+			fs.BoolVar(&o.PerClass, "per-class", false, "also coverage and exclusion per class of the test bundle's labels, and the worst class (several labels a row: each label's coverage of the positives that share it)")
 			fs.StringVar(&o.Unlabeled, "unlabeled", "error", "a class-conditional set on a test bundle without labels: error, or marginal (judge every anchor with the threshold over all classes, which has no class guarantee)")
 			o.sizeFlags.add(fs, "also count the items of this collection inside the set around test anchors — what a retrieval returns, and what coverage costs on your corpus: a `file` or ClickHouse table, as ccs retrieve's -db",
 				"count around the test bundle's first `N` anchors (0: all)")
@@ -130,18 +130,27 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		out.warn(w)
 		set = &marginal
 	}
-	if o.PerClass && test.Labels == nil {
+	byLabel := o.PerClass && test.Labels == nil && test.PositiveLabelStart != nil // several labels a row
+	if o.PerClass && test.Labels == nil && !byLabel {
 		return fmt.Errorf("%s: -per-class: the test bundle has no labels", o.Test)
 	}
 	var r eval.Result
 	var classes []eval.ClassResult
-	if o.PerClass {
+	var labels []eval.LabelResult
+	switch {
+	case byLabel:
+		r, labels, err = eval.WithLabels(set, test)
+	case o.PerClass:
 		r, classes, err = eval.WithClasses(set, test)
-	} else {
+	default:
 		r, err = eval.Evaluate(set, test)
 	}
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
+	}
+	var labelNames []string
+	if byLabel {
+		labelNames = bundle.ManifestLabelSetNames(o.Test, test)
 	}
 	// Whether the test anchors leave the set more often than chance allows.
 	shift, w, err := experiment.CheckShift(set, test, o.Test)
@@ -166,6 +175,9 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		e.Exchangeability = shift
 		if classes != nil { // the names of the per-class rows, as Python's
 			e.Name(names)
+		}
+		if labels != nil {
+			e.WithLabels(labels, labelNames)
 		}
 		if sizes != nil {
 			e.Collection, e.Sizes = o.DB, sizes
@@ -199,6 +211,20 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		}
 		w := eval.Worst(classes)
 		fmt.Fprintf(out.stdout, "\nworst class %s: coverage %.2f%% (1−α = %.2f%%)\n", name(w.Label), 100*w.Coverage, 100*(1-set.Alpha))
+	}
+	if labels != nil {
+		labelName := func(l int64) string { return experiment.ClassName(labelNames, l) }
+		fmt.Fprintf(out.stdout, "\n| label | anchors | positives sharing it | coverage |\n|---|---|---|---|\n")
+		for _, l := range labels {
+			fmt.Fprintf(out.stdout, "| %s | %d | %d | %.2f%% |\n", labelName(l.Label), l.Anchors, l.Positives, 100*l.Coverage)
+		}
+		w, fewer := eval.WorstLabel(labels, minLabelPositives)
+		among := ""
+		if fewer > 0 {
+			among = fmt.Sprintf(", the lowest of the labels of %d positives or more (%d have fewer)", minLabelPositives, fewer)
+		}
+		fmt.Fprintf(out.stdout, "\nworst label %s: coverage %.2f%% of the %d positives that share it%s (1−α = %.2f%%: guaranteed over all positives, not label by label; a positive sharing several labels counts for each)\n",
+			labelName(w.Label), 100*w.Coverage, w.Positives, among, 100*(1-set.Alpha))
 	}
 	for _, w := range set.Warnings() {
 		out.warn(w)
@@ -284,3 +310,8 @@ func setSizes(ctx context.Context, o evaluateOptions, set *conformal.Set, test *
 	}
 	return &z, nil
 }
+
+// minLabelPositives is the fewest positives of a label that evaluate
+// -per-class names the worst label among: a label of a handful says
+// little.
+const minLabelPositives = 20

@@ -335,7 +335,16 @@ def _multi_hot(rows, missing_labels="error"):
     m = np.zeros((len(sets), max(2, len(names))), dtype=np.int64)
     for i, labels in enumerate(sets):
         m[i, [column[x] for x in labels]] = 1
+    m = m.view(_LabelMatrix)
+    m.label_names = tuple(str(x) for x in names)  # column j is label j: the bundles' label_names
     return m
+
+
+class _LabelMatrix(np.ndarray):
+    """A multi-hot matrix made from lists of labels, which knows the
+    labels its columns stand for (label_names), for the bundles made of
+    it."""
+    label_names = None
 
 
 def _ids(x, name, missing_labels="error"):
@@ -493,7 +502,9 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, views=No
     pairs_file = None
     if isinstance(pairs, (str, bytes, os.PathLike)):
         pairs_file, pairs = os.fsdecode(pairs), None
-    arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": _ids(labels, "labels", missing_labels), "groups": _ids(groups, "groups"),
+    labels = _ids(labels, "labels", missing_labels)
+    set_names = getattr(labels, "label_names", None)  # lists of labels: the labels the matrix's columns stand for
+    arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": labels, "groups": _ids(groups, "groups"),
                           "sessions": _ids(sessions, "sessions"), "queries": queries, "pairs": _pairs(pairs), "logits": logits, "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids")})
     if isinstance(ood_classes, (str, int, np.integer)):
         ood_classes = (ood_classes,)
@@ -512,7 +523,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, views=No
                    ood_cal_share=ood_cal_share, allow_fewer=allow_fewer, missing_labels=missing_labels,
                    min_score=None if min_score is None else float(min_score),
                    pairs_file=pairs_file, out=out, command=command, kneg_hard=kneg_hard,
-                   hard_candidates=hard_candidates)
+                   hard_candidates=hard_candidates, label_set_names=list(set_names) if set_names is not None else None)
     h = (c_handle * 6)()
     info = call_string(lib.ccs_bundle_make, arr, n, opts, h, 6)
     return _bundles(h, info)
@@ -1300,6 +1311,10 @@ class Set(_Handle):
         result = out["result"]
         if per_class and getattr(tb, "label_names", None) is not None and result.get("classes") and "label_names" not in result:
             result["label_names"] = list(tb.label_names)  # the engine names them already, the set's way once renumbered
+        if per_class and getattr(tb, "label_names", None) is not None:
+            for row in result.get("labels") or ():  # several labels a row: named as the lists named them
+                if "name" not in row and 0 <= row["label"] < len(tb.label_names):
+                    row["name"] = tb.label_names[row["label"]]
         return result
 
     def trials(self, embeddings, ids, trials):

@@ -1315,8 +1315,10 @@ def test_bundle_zero_shares(labelled, cli, tmp_path):
 def test_bundle_several_labels_a_row(cli, tmp_path):
     """Several labels a row — lists of labels, a column of lists, a
     multi-hot matrix (bool or 0/1) in Python or as ccs bundle -labels —
-    make the bundles of the recipe they replace, byte for byte: the rows as
-    their own queries and the pairs that share a label."""
+    make the bundles of the recipe they replace, array for array: the rows
+    as their own queries and the pairs that share a label; and the labels
+    each positive shares with its anchor, which the recipe's pairs do not
+    know. Every form gives the same files, byte for byte."""
     rng = np.random.default_rng(11)
     n, dim, tags = 400, 5, ["bird", "cat", "dog", "fish", "owl"]
     x = rng.normal(size=(n, dim)).astype(np.float32)
@@ -1334,14 +1336,27 @@ def test_bundle_several_labels_a_row(cli, tmp_path):
             warnings.simplefilter("ignore", ccs.CCSWarning)  # as the recipe's
             made = ccs.bundle(x, labels, out=tmp_path / name, **kw)
         assert list(made) == ["fit", "val", "cal", "test"]
-        for split in made:
-            assert (tmp_path / name / f"{split}.npz").read_bytes() == (tmp_path / "recipe" / f"{split}.npz").read_bytes(), (name, split)
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "m.npy", m)
     cli("bundle", "-embeddings", tmp_path / "x.npy", "-labels", tmp_path / "m.npy", "-k", 2, "-kneg", 5, "-allow-fewer",
         "-seed", 4, "-out", tmp_path / "cli")
     for split in ("fit", "val", "cal", "test"):
-        assert (tmp_path / "cli" / f"{split}.npz").read_bytes() == (tmp_path / "recipe" / f"{split}.npz").read_bytes()
+        with np.load(tmp_path / "recipe" / f"{split}.npz") as z:
+            recipe = dict(z)
+        with np.load(tmp_path / "cli" / f"{split}.npz") as z:
+            own = dict(z)
+        start, shared = own.pop("positive_label_start"), own.pop("positive_labels")
+        assert own.keys() == recipe.keys() and all(np.array_equal(own[k], recipe[k]) for k in own), split
+        # Each positive's shared labels, from the matrix.
+        rows = {r.tobytes(): i for i, r in enumerate(x)}
+        pool = own.get("positive_pool", own["anchors"])
+        for a, q in enumerate(own["index"]):
+            for j, p in enumerate(own["positive_index"][a]):
+                u = a * own["positive_index"].shape[1] + j
+                r = rows[pool[p].tobytes()]
+                assert list(shared[start[u]:start[u + 1]]) == list(np.flatnonzero(m[q] & m[r])), (split, a, j)
+        for name in ("lists", "column", "bool", "uint8"):
+            assert (tmp_path / name / f"{split}.npz").read_bytes() == (tmp_path / "cli" / f"{split}.npz").read_bytes(), (name, split)
     manifest = json.loads((tmp_path / "cli" / "manifest.json").read_text())
     assert "share a label" in manifest["positives"]
 
@@ -1470,3 +1485,37 @@ def test_bundle_labels_as_a_column(tmp_path):
         for split in ("fit", "val", "cal", "test"):
             assert (tmp_path / f"{name}-col" / f"{split}.npz").read_bytes() == \
                 (tmp_path / f"{name}-flat" / f"{split}.npz").read_bytes(), (name, split)
+
+
+def test_evaluate_by_label(cli, tmp_path):
+    """Several labels a row, as lists of names: s.evaluate(per_class=True)
+    gives each label's coverage of the positives that share it, named as
+    the lists name them, the figures of ccs evaluate -per-class -json on
+    the directory the same call wrote; each recomputed here from the
+    lists, the bundle's pool rows and the set's threshold."""
+    rng = np.random.default_rng(21)
+    n, dim, tags = 900, 4, ["art", "bio", "cs", "dance"]
+    primary = rng.integers(0, 4, n)
+    centres = 3 * rng.normal(size=(4, dim))
+    x = (centres[primary] + rng.normal(size=(n, dim))).astype(np.float32)
+    lists = [[tags[p]] + ([tags[(p + 1) % 4]] if rng.random() < 0.3 else []) for p in primary]
+    b = ccs.bundle(x, lists, k=3, kneg=2, seed=2, out=tmp_path / "b")
+    s = ccs.calibrate("ball", b["cal"], alpha=0.1)
+    s.save(tmp_path / "ball.json")
+    got = s.evaluate(b["test"], per_class=True)
+    want = cli_json(cli, "evaluate", "-set", tmp_path / "ball.json", "-test", tmp_path / "b" / "test.npz", "-per-class", "-json")
+    assert got["labels"] == want["labels"]
+    assert [r["name"] for r in got["labels"]] == tags
+    # Recomputed: each positive's shared labels from the lists.
+    with np.load(tmp_path / "b" / "test.npz") as z:
+        anchors, index, pool, pidx = z["anchors"], z["index"], z["positive_pool"], z["positive_index"]
+    # The pool's source rows: each pool row is one of x's rows.
+    source = {r.tobytes(): i for i, r in enumerate(x)}
+    inside = np.linalg.norm(anchors[:, None, :] - pool[pidx], axis=2) <= s.threshold
+    for row in got["labels"]:
+        t = row["name"]
+        shared = [(a, j) for a, q in enumerate(index) for j in range(pidx.shape[1])
+                  if t in lists[q] and t in lists[source[pool[pidx[a, j]].tobytes()]]]
+        assert row["positives"] == len(shared)
+        assert row["anchors"] == len({a for a, _ in shared})
+        assert abs(row["coverage"] - np.mean([inside[a, j] for a, j in shared])) < 1e-12

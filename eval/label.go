@@ -1,0 +1,125 @@
+package eval
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/internal/parallel"
+)
+
+// LabelResult is a set's coverage, in a bundle of several labels a row,
+// of the test positives that share one label with their anchor: how many
+// anchors have such a positive, how many positives share it, and the
+// fraction of those inside the set around their anchor. A positive that
+// shares several labels counts for each.
+type LabelResult struct {
+	Label     int64   `json:"label"`
+	Anchors   int     `json:"anchors"`
+	Positives int     `json:"positives"`
+	Coverage  float64 `json:"coverage"`
+}
+
+// ByLabel judges s on test label by label (test.PositiveLabels required:
+// ccs bundle writes them for several labels a row), one result a label,
+// by increasing label. The set's guarantee is over the calibration's
+// units, not label by label: a rare label's coverage can fall short of
+// 1 − α where the whole coverage does not. A class-conditional set is
+// refused (its thresholds are by anchor label, which such bundles lack).
+func ByLabel(s *conformal.Set, test *bundle.Bundle) ([]LabelResult, error) {
+	if !s.Calibrated() {
+		return nil, conformal.ErrNotCalibrated
+	}
+	if s.ClassConditional() {
+		return nil, fmt.Errorf("%w: a class-conditional set judges anchors by their label, and several labels a row give none", conformal.ErrNoLabel)
+	}
+	if s.Geometry.Dim() != test.D {
+		return nil, fmt.Errorf("eval: the set has dimension %d, the test embeddings %d", s.Geometry.Dim(), test.D)
+	}
+	if err := test.NeedPositives(); err != nil {
+		return nil, err
+	}
+	if err := test.Validate(); err != nil {
+		return nil, fmt.Errorf("eval: test bundle: %w", err)
+	}
+	if test.PositiveLabelStart == nil {
+		return nil, fmt.Errorf("%w: the test bundle carries no labels of its positives (ccs bundle writes them for several labels a row)", conformal.ErrNoLabel)
+	}
+	q := s.Threshold
+	inside := make([]bool, test.N*test.K)
+	parallel.For(test.N, 64, 0, func(_, lo, hi int) {
+		diffs := make([]float32, test.K*test.D)
+		scores := make([]float64, test.K)
+		for i := lo; i < hi; i++ {
+			for j, v := range s.Geometry.Scores(scores, test.PositiveDiffs(diffs, i)) {
+				inside[i*test.K+j] = v <= q
+			}
+		}
+	})
+	type count struct{ anchors, positives, in, last int }
+	counts := map[int64]*count{}
+	start, labels := test.PositiveLabelStart, test.PositiveLabels
+	for u := range test.N * test.K {
+		for _, l := range labels[start[u]:start[u+1]] {
+			c := counts[l]
+			if c == nil {
+				c = &count{last: -1}
+				counts[l] = c
+			}
+			if a := u / test.K; c.last != a {
+				c.anchors, c.last = c.anchors+1, a
+			}
+			c.positives++
+			if inside[u] {
+				c.in++
+			}
+		}
+	}
+	out := make([]LabelResult, 0, len(counts))
+	for _, l := range slices.Sorted(maps.Keys(counts)) {
+		c := counts[l]
+		out = append(out, LabelResult{Label: l, Anchors: c.anchors, Positives: c.positives, Coverage: float64(c.in) / float64(c.positives)})
+	}
+	return out, nil
+}
+
+// WithLabels is Evaluate and ByLabel (test's positives' labels needed): s's
+// result and each label's.
+func WithLabels(s *conformal.Set, test *bundle.Bundle) (Result, []LabelResult, error) {
+	labels, err := ByLabel(s, test)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	r, err := Evaluate(s, test)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	return r, labels, nil
+}
+
+// WorstLabel is the label of lowest coverage among labels (not empty),
+// the first such by label, among those of at least min positives where
+// any has that many (a label of a handful of positives says little), and
+// how many labels had fewer.
+func WorstLabel(labels []LabelResult, min int) (worst LabelResult, fewer int) {
+	judged := labels[:0:0]
+	for _, l := range labels {
+		if l.Positives >= min {
+			judged = append(judged, l)
+		} else {
+			fewer++
+		}
+	}
+	if len(judged) == 0 {
+		judged, fewer = labels, 0
+	}
+	worst = judged[0]
+	for _, l := range judged[1:] {
+		if l.Coverage < worst.Coverage {
+			worst = l
+		}
+	}
+	return worst, fewer
+}
