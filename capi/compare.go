@@ -146,6 +146,9 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	}
 	if o.LabelNames == nil && o.Directory != "" {
 		o.LabelNames = bundle.ManifestLabelNames(filepath.Join(o.Directory, "test.npz"), in.Test)
+		if o.LabelNames == nil { // several labels a row: the labels the positives share
+			o.LabelNames = bundle.ManifestLabelSetNames(filepath.Join(o.Directory, "test.npz"), in.Test)
+		}
 	}
 	if o.LabelNames != nil {
 		for _, l := range in.Test.Labels {

@@ -99,6 +99,11 @@ func WithLabels(s *conformal.Set, test *bundle.Bundle) (Result, []LabelResult, e
 	return r, labels, nil
 }
 
+// MinLabelPositives is the fewest positives of a label that the worst
+// label is named among (WorstLabel's min, as ccs evaluate and compare
+// use it): a label of a handful of positives says little.
+const MinLabelPositives = 20
+
 // WorstLabel is the label of lowest coverage among labels (not empty),
 // the first such by label, among those of at least min positives where
 // any has that many (a label of a handful of positives says little), and

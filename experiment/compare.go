@@ -172,6 +172,11 @@ type CompareTable struct {
 	// SizeItems is the number of items of the collection behind the rows'
 	// SetSize; 0 without one.
 	SizeItems int `json:"size_items,omitempty"`
+	// ByLabel says the test split holds several labels a row: the rows'
+	// Classes and WorstClass are then labels' — each label's coverage of
+	// the positives that share it, among labels of eval.MinLabelPositives
+	// positives or more — and LabelNames name them.
+	ByLabel bool `json:"by_label,omitempty"`
 }
 
 // untrainedWarning says that the learned rows named kept their initial
@@ -353,6 +358,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	t := &CompareTable{
 		Title: "Your data: " + data.Name, Alpha: cfg.Alpha, Seeds: cfg.Seeds, LabelNames: data.LabelNames,
+		ByLabel:     data.Test.Labels == nil && data.Test.PositiveLabelStart != nil,
 		Calibration: cfg.Calibration.String(), Delta: cfg.Delta,
 		Config: fmt.Sprintf("%d calibration and %d test anchors, d=%d, k=%d, α=%v, %s (the splits are the bundles'; %s), calibration %v; resplits: %d halvings of the test split",
 			data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, seedRange(cfg.Seeds), reseeded(data.Cal, cfg.Calibration), cfg.calibrationName(), cfg.Resplits),
@@ -574,6 +580,19 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 			c.InitialExclusion = &rec.ValExclusion
 		}
 	}
+	if sp.Test.Labels == nil && sp.Test.PositiveLabelStart != nil && !set.ClassConditional() {
+		labels, err := eval.ByLabel(set, sp.Test)
+		if err != nil {
+			return nil, nil, err
+		}
+		w, _ := eval.WorstLabel(labels, eval.MinLabelPositives)
+		c.WorstClass = &w.Coverage
+		for _, l := range labels {
+			if l.Positives >= eval.MinLabelPositives || l.Label == w.Label {
+				c.Classes = append(c.Classes, ClassCoverage{Label: l.Label, Coverage: eval.Summary{Mean: l.Coverage, N: 1}})
+			}
+		}
+	}
 	if sp.Test.Labels != nil {
 		_, classes, err := scored.ByClass()
 		if err != nil {
@@ -684,7 +703,9 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	if size {
 		head = append(head, fmt.Sprintf("Size↓ of %d", t.SizeItems))
 	}
-	if worst {
+	if worst && t.ByLabel {
+		head = append(head, "Worst label")
+	} else if worst {
 		head = append(head, "Worst class")
 	}
 	if below {
@@ -829,10 +850,16 @@ func (t *CompareTable) worstClasses() string {
 			rows = append(rows, fmt.Sprintf("%s %.1f%%", p.method, p.cov))
 		}
 		name := fmt.Sprintf("class %d", l)
+		if t.ByLabel {
+			name = fmt.Sprintf("label %d", l)
+		}
 		if l >= 0 && l < int64(len(t.LabelNames)) {
 			name = strconv.Quote(t.LabelNames[l])
 		}
 		parts = append(parts, name+": "+strings.Join(rows, ", "))
+	}
+	if t.ByLabel {
+		return fmt.Sprintf("Worst label of each row (mean coverage over seeds of the positives that share it, among labels of %d positives or more; guaranteed over all positives, not label by label): ", eval.MinLabelPositives) + strings.Join(parts, "; ") + "."
 	}
 	return "Worst class of each row (mean coverage over seeds): " + strings.Join(parts, "; ") + "."
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -1370,6 +1371,17 @@ func TestBundleLabelSets(t *testing.T) {
 			if l.Name != names[l.Label] || m.Name != "" || l.Label != m.Label || l.Positives != m.Positives || l.Coverage != m.Coverage {
 				t.Errorf("%v: label %+v, the matrix's %+v, want the name %q", lt, l, m, names[l.Label])
 			}
+		}
+		// ccs compare's Worst label column, the worst named.
+		var cmpOut bytes.Buffer
+		if err := run(&cmpOut, io.Discard, []string{"compare", "-data", out, "-rows", "baselines", "-seeds", "1", "-resplits", "10"}); err != nil {
+			t.Fatal(err)
+		}
+		if s := cmpOut.String(); !strings.Contains(s, "| Worst label |") || !strings.Contains(s, "Worst label of each row (") || strings.Contains(s, "Worst class") ||
+			!slices.ContainsFunc(names, func(n string) bool {
+				return strings.Contains(s, strconv.Quote(n)+": Conformal Ball") || strings.Contains(s, strconv.Quote(n)+": Mahalanobis")
+			}) {
+			t.Errorf("%v: compare:\n%s", lt, s)
 		}
 	}
 }

@@ -150,6 +150,9 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	// String labels: the manifest beside the test bundle names the
 	// classes, when it describes that bundle (as ccs evaluate does).
 	data.LabelNames = bundle.ManifestLabelNames(filepath.Join(o.Data, "test.npz"), data.Test)
+	if data.LabelNames == nil { // several labels a row: the labels the positives share
+		data.LabelNames = bundle.ManifestLabelSetNames(filepath.Join(o.Data, "test.npz"), data.Test)
+	}
 	res, err := newResults(out, o.tableOptions, "compare", false, inputs...)
 	if err != nil {
 		return err

@@ -218,10 +218,10 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		for _, l := range labels {
 			fmt.Fprintf(out.stdout, "| %s | %d | %d | %.2f%% |\n", labelName(l.Label), l.Anchors, l.Positives, 100*l.Coverage)
 		}
-		w, fewer := eval.WorstLabel(labels, minLabelPositives)
+		w, fewer := eval.WorstLabel(labels, eval.MinLabelPositives)
 		among := ""
 		if fewer > 0 {
-			among = fmt.Sprintf(", the lowest of the labels of %d positives or more (%d have fewer)", minLabelPositives, fewer)
+			among = fmt.Sprintf(", the lowest of the labels of %d positives or more (%d have fewer)", eval.MinLabelPositives, fewer)
 		}
 		fmt.Fprintf(out.stdout, "\nworst label %s: coverage %.2f%% of the %d positives that share it%s (1−α = %.2f%%: guaranteed over all positives, not label by label; a positive sharing several labels counts for each)\n",
 			labelName(w.Label), 100*w.Coverage, w.Positives, among, 100*(1-set.Alpha))
@@ -310,8 +310,3 @@ func setSizes(ctx context.Context, o evaluateOptions, set *conformal.Set, test *
 	}
 	return &z, nil
 }
-
-// minLabelPositives is the fewest positives of a label that evaluate
-// -per-class names the worst label among: a label of a handful says
-// little.
-const minLabelPositives = 20
