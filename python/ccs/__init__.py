@@ -1046,7 +1046,10 @@ class Comparison:
         (pd.DataFrame(c.records())) or a CSV writer: "method", "set", and
         each figure's mean over seeds under its name with its standard
         deviation under NAME_std (coverage, exclusion, logvol_per_dim,
-        worst_class_coverage, resplits_below, the OOD columns, fit_seconds,
+        worst_class_coverage — the worst label's, among labels of 20
+        positives or more, where the document's "by_label" says the test
+        bundle holds several labels a row —, resplits_below, the OOD
+        columns, fit_seconds,
         set_size with a collection, in items),
         in percent where the table prints a percentage."""
         out = []
