@@ -374,6 +374,9 @@ type Plan struct {
 	// a row), "groups", "views" or "pairs".
 	rows, nQueries int
 	mode           string
+	// sessions says the groups' positives are their rows of other
+	// sessions (Items.Sessions).
+	sessions bool
 	// logits, when not nil, are each source row's classifier logits (c
 	// a row), which every split's bundle carries for its anchors
 	// (SetLogits).
@@ -456,6 +459,7 @@ func Make(items Items, cfg MakeConfig) (*Plan, error) {
 		p.mode = "views"
 	case items.Groups != nil:
 		p.mode = "groups"
+		p.sessions = items.Sessions != nil
 	default:
 		p.mode = "labels"
 	}
@@ -2005,7 +2009,11 @@ func (p *Plan) warnCopiesInSplit(copies int, first [2]int, split []int8) {
 	if copies == 1 {
 		head = fmt.Sprintf("row %d is an exact copy of row %d, in the same split (%s)", r, f, p.Splits[split[r]-1].Name)
 	}
-	p.Warnings = append(p.Warnings, head+": a copy of an anchor is its positive at distance 0, inside every set, and a copy of another "+map[string]string{"labels": "class's", "groups": "group's"}[p.mode]+
+	positive := "a copy of an anchor is its positive at distance 0, inside every set"
+	if p.sessions {
+		positive = "a copy of an anchor in another session of its group is its positive at distance 0, inside every set (in its own session, a row its positives never are: a duplicate the group's count holds twice)"
+	}
+	p.Warnings = append(p.Warnings, head+": "+positive+", and a copy of another "+map[string]string{"labels": "class's", "groups": "group's"}[p.mode]+
 		" row a negative inside every set; remove the copies (_, keep = np.unique(X, axis=0, return_index=True); keep.sort(); then X[keep] and the labels' or groups' [keep])")
 }
 

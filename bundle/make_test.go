@@ -584,6 +584,20 @@ func TestWarnCopies(t *testing.T) {
 	if len(g.Warnings) != 1 || !strings.HasPrefix(g.Warnings[0], want) {
 		t.Errorf("one copy within a group: warnings %q, want one beginning %q", g.Warnings, want)
 	}
+	// With sessions, a copy is a positive only across sessions: said so.
+	sessions := make([]int64, len(groups))
+	for i := range sessions {
+		sessions[i] = int64(i % 2)
+	}
+	gs, err := Make(Items{N: len(groups), Groups: groups, Sessions: sessions}, MakeConfig{K: 1, KNeg: 2, Split: testSplit, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs.Warnings = nil
+	gs.warnCopies(grows, nil, d)
+	if len(gs.Warnings) != 1 || !strings.Contains(gs.Warnings[0], "a copy of an anchor in another session of its group is its positive at distance 0") || strings.Contains(gs.Warnings[0], "a copy of an anchor is its positive") {
+		t.Errorf("one copy within a group, with sessions: warnings %q", gs.Warnings)
+	}
 	// An item's views alike (an augmentation that changed nothing) are
 	// left alone.
 	v, err := Make(Items{N: len(groups), Groups: groups, ViewItems: true}, MakeConfig{K: 3, KNeg: 2, Split: testSplit, Seed: 1})
