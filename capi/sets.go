@@ -374,13 +374,8 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 		if o.Unlabeled != "marginal" {
 			return nil, nil, fmt.Errorf("%s: %w: the test bundle has no labels (unlabeled=\"marginal\" judges every anchor with the threshold over all classes)", name, conformal.ErrNoLabel)
 		}
-		marginal := *set
-		marginal.Calibration.Mode, marginal.Classes = conformal.OnePerAnchor, nil
-		if set.Calibration.Delta > 0 {
-			marginal.Calibration.Mode = conformal.PAC
-		}
 		warnings = append(warnings, "the test bundle has no labels: every anchor is judged with the threshold over all classes, which has no class-conditional guarantee")
-		set = &marginal
+		set = set.OverAllClasses()
 	}
 	byLabel := o.PerClass && tb.Labels == nil && tb.PositiveLabelStart != nil // several labels a row
 	if o.PerClass && tb.Labels == nil && !byLabel {

@@ -13,6 +13,11 @@ import (
 // when it comes as an array.
 type trialsOptions struct {
 	TrialsFile string `json:"trials_file"`
+	// Unlabeled is what a class-conditional set does with the trials'
+	// enrolments, whose classes no list gives: "error" (or none), or
+	// "marginal", the threshold over all classes (ccs evaluate
+	// -unlabeled).
+	Unlabeled string `json:"unlabeled"`
 }
 
 // trialsResult is ccs evaluate -trials -json's figures: the list's form
@@ -43,6 +48,20 @@ func setTrials(s *conformal.Set, arrays map[string]rawArray, o trialsOptions) (a
 	tr, hasTrials := arrays["trials"]
 	if hasTrials == (o.TrialsFile != "") {
 		return nil, nil, fmt.Errorf("trials: give the trial list as a file or as an array of its lines' fields, one of the two")
+	}
+	var warnings []string
+	switch o.Unlabeled {
+	case "", "error":
+		if s.ClassConditional() {
+			return nil, nil, fmt.Errorf("trials: %w: a class-conditional set judges an enrolment by its class, which a trial list does not give (its speakers are seldom the calibration's): unlabeled=\"marginal\" judges every enrolment with the threshold over all classes, which has no class-conditional guarantee", conformal.ErrNoLabel)
+		}
+	case "marginal":
+		if s.ClassConditional() {
+			warnings = append(warnings, "a trial list gives no enrolment's class: every enrolment is judged with the threshold over all classes, which has no class-conditional guarantee")
+			s = s.OverAllClasses()
+		}
+	default:
+		return nil, nil, fmt.Errorf("trials: unlabeled=%q: want error or marginal", o.Unlabeled)
 	}
 	e, err := readEmbeddings(er, false)
 	if err != nil {
@@ -90,7 +109,6 @@ func setTrials(s *conformal.Set, arrays map[string]rawArray, o trialsOptions) (a
 	if err != nil {
 		return nil, nil, fmt.Errorf("trials: %w", err)
 	}
-	var warnings []string
 	if warn != "" {
 		warnings = append(warnings, "ids: "+warn)
 	}

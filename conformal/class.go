@@ -343,6 +343,19 @@ func classRankMode(delta float64) Mode {
 // ClassConditional reports whether the set has one threshold per class.
 func (s *Set) ClassConditional() bool { return s.Calibration.Mode == Class }
 
+// OverAllClasses is a class-conditional set judged with its threshold over
+// all classes (marginal, or PAC's with its δ), its classes dropped: for
+// anchors whose class is unknown, with no class-conditional guarantee. A
+// shallow copy: the geometry is shared.
+func (s *Set) OverAllClasses() *Set {
+	m := *s
+	m.Calibration.Mode, m.Classes = OnePerAnchor, nil
+	if s.Calibration.Delta > 0 {
+		m.Calibration.Mode = PAC
+	}
+	return &m
+}
+
 // ThresholdOf is the threshold for an anchor whose class is *label: its
 // class's for a class-conditional set, which needs the label (ErrNoLabel),
 // the set's threshold for a set with one, which takes none (ErrLabel). An

@@ -1534,13 +1534,43 @@ func TestEvaluateTrials(t *testing.T) {
 		{"a bundle, not a trial list", []string{"-trials", p("b/test.npz"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt")}, false, "test.npz:1: "},
 		{"-test with -trials", []string{"-test", p("b/test.npz"), "-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt")}, true, "evaluate: -trials judges the set on a trial list; -test on a bundle: give one of the two"},
 		{"no ids", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy")}, true, "-ids"},
-		{"-unlabeled with -trials", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-unlabeled", "marginal"}, true, "evaluate: -per-class, -unlabeled, -db and -size-anchors read a test bundle (-test), not a trial list"},
+		{"-per-class with -trials", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-per-class"}, true, "evaluate: -per-class, -db and -size-anchors read a test bundle (-test), not a trial list"},
 		{"-size-anchors with -trials", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-size-anchors", "5"}, true, "-size-anchors read a test bundle (-test)"},
 	} {
 		err := run(io.Discard, io.Discard, append([]string{"evaluate", "-set", p("ball.json")}, c.args...))
 		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != map[bool]int{true: 2, false: 1}[c.usage] {
 			t.Errorf("%s: %v (exit %d), want %q", c.name, err, exitCode(err), c.want)
 		}
+	}
+	// A class-conditional set (the speakers as labels): refused, a trial
+	// list giving no enrolment's class; with -unlabeled marginal, judged
+	// with its threshold over all classes, and warned of.
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("groups.npy"), "-k", "4", "-kneg", "2", "-split", "0,0,0.5,0.5", "-out", p("lab")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", p("lab/cal.npz"), "-alpha", "0.2", "-calibration", "class", "-allow-infinite", "-out", p("class.json")}); err != nil {
+		t.Fatal(err)
+	}
+	trialArgs := []string{"evaluate", "-set", p("class.json"), "-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-json"}
+	if err := run(io.Discard, io.Discard, trialArgs); err == nil || !strings.Contains(err.Error(), "-unlabeled marginal judges every enrolment with the threshold over all classes") || exitCode(err) != 1 {
+		t.Errorf("a class-conditional set: %v", err)
+	}
+	stdout.Reset()
+	var stderr2 strings.Builder
+	if err := run(&stdout, &stderr2, append(trialArgs, "-unlabeled", "marginal")); err != nil || !strings.Contains(stderr2.String(), "every enrolment is judged with the threshold over all classes") {
+		t.Fatalf("-unlabeled marginal: %v, stderr %q", err, stderr2.String())
+	}
+	class, err := conformal.Load(p("class.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMarginal, err := eval.Trials(class.OverAllClasses(), x32, d, tr.Trials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var marginal eval.TrialResult
+	if err := json.Unmarshal([]byte(stdout.String()), &marginal); err != nil || marginal != wantMarginal {
+		t.Errorf("-unlabeled marginal: %+v (%v), want %+v", marginal, err, wantMarginal)
 	}
 }
 

@@ -58,7 +58,7 @@ func (z *sizeFlags) check(cmd string) error {
 }
 
 func evaluateCommand() *command {
-	return newCommand("evaluate", "-set SET.json (-test FILE [-per-class] [-unlabeled error|marginal] [-db FILE|URL [-size-anchors N]] | -trials FILE -embeddings FILE -ids FILE) [-json]",
+	return newCommand("evaluate", "-set SET.json (-test FILE [-per-class] [-unlabeled error|marginal] [-db FILE|URL [-size-anchors N]] | -trials FILE -embeddings FILE -ids FILE [-unlabeled error|marginal]) [-json]",
 		"measure a fitted set's coverage, exclusion and LogVol/d on a test bundle, or its misses and false acceptances on a speaker-verification trial list",
 		func(fs *flag.FlagSet, o *evaluateOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "fitted set `file` (.json)")
@@ -67,7 +67,7 @@ func evaluateCommand() *command {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "with -trials: the utterances' embeddings `FILE`, as ccs bundle reads them")
 			fs.StringVar(&o.IDs, "ids", "", "with -trials: the utterances' ids `FILE` (utt.txt: one path a line, in the embeddings' row order), as the trial list names them")
 			fs.BoolVar(&o.PerClass, "per-class", false, "also coverage and exclusion per class of the test bundle's labels, and the worst class (several labels a row: each label's coverage of the positives that share it)")
-			fs.StringVar(&o.Unlabeled, "unlabeled", "error", "a class-conditional set on a test bundle without labels: error, or marginal (judge every anchor with the threshold over all classes, which has no class guarantee)")
+			fs.StringVar(&o.Unlabeled, "unlabeled", "error", "a class-conditional set on a test bundle without labels, or on a trial list: error, or marginal (judge every anchor with the threshold over all classes, which has no class guarantee)")
 			o.sizeFlags.add(fs, "also count the items of this collection inside the set around test anchors — what a retrieval returns, and what coverage costs on your corpus: a `file` or ClickHouse table, as ccs retrieve's -db",
 				"count around the test bundle's first `N` anchors (0: all)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON instead of text")
@@ -120,15 +120,10 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		if o.Unlabeled != "marginal" {
 			return fmt.Errorf("%s on %s: %w: the test bundle has no labels (-unlabeled marginal judges every anchor with the threshold over all classes)", o.Set, o.Test, conformal.ErrNoLabel)
 		}
-		marginal := *set
-		marginal.Calibration.Mode, marginal.Classes = conformal.OnePerAnchor, nil
-		if set.Calibration.Delta > 0 {
-			marginal.Calibration.Mode = conformal.PAC
-		}
 		w := "the test bundle has no labels: every anchor is judged with the threshold over all classes, which has no class-conditional guarantee"
 		situational = append(situational, w)
 		out.warn(w)
-		set = &marginal
+		set = set.OverAllClasses()
 	}
 	byLabel := o.PerClass && test.Labels == nil && test.PositiveLabelStart != nil // several labels a row
 	if o.PerClass && test.Labels == nil && !byLabel {

@@ -28,8 +28,8 @@ func runEvaluateTrials(o evaluateOptions, out *output) error {
 	switch {
 	case o.Test != "":
 		return usagef("evaluate: -trials judges the set on a trial list; -test on a bundle: give one of the two")
-	case o.PerClass || o.DB != "" || o.anchorsSet || o.Unlabeled != "error":
-		return usagef("evaluate: -per-class, -unlabeled, -db and -size-anchors read a test bundle (-test), not a trial list")
+	case o.PerClass || o.DB != "" || o.anchorsSet:
+		return usagef("evaluate: -per-class, -db and -size-anchors read a test bundle (-test), not a trial list")
 	}
 	if err := required("evaluate", "set", o.Set, "trials", o.Trials, "embeddings", o.Embeddings, "ids", o.IDs); err != nil {
 		return err
@@ -37,6 +37,16 @@ func runEvaluateTrials(o evaluateOptions, out *output) error {
 	set, err := conformal.Load(o.Set)
 	if err != nil {
 		return err
+	}
+	var warnings []string
+	if set.ClassConditional() {
+		if o.Unlabeled != "marginal" {
+			return fmt.Errorf("%s: %w: a class-conditional set judges an enrolment by its class, which a trial list does not give (its speakers are seldom the calibration's): -unlabeled marginal judges every enrolment with the threshold over all classes, which has no class-conditional guarantee", o.Set, conformal.ErrNoLabel)
+		}
+		w := "a trial list gives no enrolment's class: every enrolment is judged with the threshold over all classes, which has no class-conditional guarantee"
+		warnings = append(warnings, w)
+		out.warn(w)
+		set = set.OverAllClasses()
 	}
 	emb, err := readEmbeddings(o.Embeddings, false)
 	if err != nil {
@@ -54,7 +64,6 @@ func runEvaluateTrials(o evaluateOptions, out *output) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.IDs, err)
 	}
-	var warnings []string
 	if warn != "" {
 		warnings = append(warnings, o.IDs+": "+warn)
 		out.warn(o.IDs + ": " + warn)

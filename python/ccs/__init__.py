@@ -1320,7 +1320,7 @@ class Set(_Handle):
                     row["name"] = tb.label_names[row["label"]]
         return result
 
-    def trials(self, embeddings, ids, trials):
+    def trials(self, embeddings, ids, trials, *, unlabeled="error"):
         """The set judged on a speaker-verification trial list, as ccs
         evaluate -trials -json: trials, a file's path (VoxCeleb's "1 enrol
         test" lines, or Kaldi's "enrol test target|nontarget") or its lines'
@@ -1338,7 +1338,10 @@ class Set(_Handle):
         the same trials, "cosine_eer" at "cosine_eer_threshold" and
         "cosine_false_acceptance" at "cosine_at_miss", the cosine threshold
         missing as many targets as the set (both chosen on the trials: no
-        guarantee)."""
+        guarantee). A class-conditional set is refused (a trial list gives
+        no enrolment's class) unless unlabeled="marginal", which judges
+        every enrolment with the threshold over all classes, with a
+        CCSWarning, as ccs evaluate -unlabeled marginal."""
         lent = Lent()
         trials_file = None
         if isinstance(trials, (str, bytes, os.PathLike)):
@@ -1361,7 +1364,7 @@ class Set(_Handle):
                 rows.append(row)
             trials = np.asarray(rows, dtype=str).reshape(-1, 3)
         arr, n = lent.arrays({"embeddings": embeddings, "ids": _ids(ids, "ids"), "trials": trials})
-        out = loads(call_string(lib.ccs_set_trials, self._handle(), arr, n, options(trials_file=trials_file)))
+        out = loads(call_string(lib.ccs_set_trials, self._handle(), arr, n, options(trials_file=trials_file, unlabeled=unlabeled)))
         _warn(out["warnings"])
         return out["result"]
 

@@ -1519,3 +1519,31 @@ def test_evaluate_by_label(cli, tmp_path):
         assert row["positives"] == len(shared)
         assert row["anchors"] == len({a for a, _ in shared})
         assert abs(row["coverage"] - np.mean([inside[a, j] for a, j in shared])) < 1e-12
+
+
+def test_trials_class_conditional(cli, tmp_path):
+    """A class-conditional set on a trial list: refused (no enrolment's
+    class is given), and with unlabeled="marginal" judged with its
+    threshold over all classes, with a CCSWarning, as ccs evaluate -trials
+    -unlabeled marginal -json judges it."""
+    rng = np.random.default_rng(5)
+    spk = np.repeat(np.arange(40), 10)
+    x = (rng.normal(size=(40, 6))[spk] + 0.5 * rng.normal(size=(len(spk), 6))).astype(np.float32)
+    ids = [f"id{s}/v{i % 2}/{i:05d}.wav" for i, s in enumerate(spk)]
+    np.save(tmp_path / "emb.npy", x)
+    (tmp_path / "utt.txt").write_text("\n".join(ids) + "\n")
+    lines = [f"{int(spk[i] == spk[j])} {ids[i]} {ids[j]}" for i, j in zip(range(0, 390, 3), range(1, 400, 3))]
+    (tmp_path / "trials.txt").write_text("\n".join(lines) + "\n")
+    b = ccs.bundle(x, spk, k=4, kneg=2, split=(0, 0, 0.5, 0.5), seed=1)
+    s = ccs.calibrate("ball", b["cal"], alpha=0.2, calibration="class", allow_infinite=True)
+    s.save(tmp_path / "class.json")
+    with pytest.raises(ValueError, match='unlabeled="marginal" judges every enrolment'):
+        s.trials(x, ids, tmp_path / "trials.txt")
+    with pytest.raises(ValueError, match='unlabeled="sometimes": want error or marginal'):
+        s.trials(x, ids, tmp_path / "trials.txt", unlabeled="sometimes")
+    with pytest.warns(ccs.CCSWarning, match="threshold over all classes"):
+        got = s.trials(x, ids, tmp_path / "trials.txt", unlabeled="marginal")
+    want = cli_json(cli, "evaluate", "-set", tmp_path / "class.json", "-trials", tmp_path / "trials.txt",
+                    "-embeddings", tmp_path / "emb.npy", "-ids", tmp_path / "utt.txt", "-unlabeled", "marginal", "-json")
+    for k, v in got.items():
+        assert want[k] == v, k
