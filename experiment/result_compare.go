@@ -127,6 +127,9 @@ func classesFigure(t *CompareTable, stem string) *figure.Figure {
 	}
 	target := 100 * (1 - t.Alpha)
 	p := figure.Panel("Coverage of each class's test positives", "class", "coverage (%)")
+	if t.ByLabel {
+		p = figure.Panel(fmt.Sprintf("Coverage of the test positives that share each label (labels of %d positives or more)", eval.MinLabelPositives), "label", "coverage (%)")
+	}
 	labels := rows[0].Classes
 	n := float64(len(labels))
 	lo := target

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -185,6 +186,28 @@ func (e *Evaluation) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "\nPer class of the test bundle's labels:\n\n")
 		writeGrid(&b, rows)
 		fmt.Fprintf(&b, "\nWorst class %s: coverage %s (1 − α = %s).\n", ClassName(e.LabelNames, worst.Label), pct(worst.Coverage), pct(1-e.Alpha))
+	}
+	if len(e.Labels) > 0 {
+		rows := [][]string{{"Label", "Anchors", "Positives sharing it", "Coverage"}}
+		results := make([]eval.LabelResult, len(e.Labels))
+		for i, l := range e.Labels {
+			rows = append(rows, []string{cmp.Or(l.Name, fmt.Sprint(l.Label)), fmt.Sprint(l.Anchors), fmt.Sprint(l.Positives), pct(l.Coverage)})
+			results[i] = eval.LabelResult{Label: l.Label, Anchors: l.Anchors, Positives: l.Positives, Coverage: l.Coverage}
+		}
+		fmt.Fprintf(&b, "\nPer label of the test bundle's positives (several labels a row: the positives that share it with their anchor):\n\n")
+		writeGrid(&b, rows)
+		w, fewer := eval.WorstLabel(results, eval.MinLabelPositives)
+		name := fmt.Sprint(w.Label)
+		for _, l := range e.Labels {
+			if l.Label == w.Label && l.Name != "" {
+				name = l.Name
+			}
+		}
+		among := ""
+		if fewer > 0 {
+			among = fmt.Sprintf(", the lowest of the labels of %d positives or more", eval.MinLabelPositives)
+		}
+		fmt.Fprintf(&b, "\nWorst label %s: coverage %s of its %d positives%s (1 − α = %s, guaranteed over all positives, not label by label).\n", name, pct(w.Coverage), w.Positives, among, pct(1-e.Alpha))
 	}
 	for _, warn := range e.Warnings {
 		fmt.Fprintf(&b, "\nWARNING: %s\n", warn)

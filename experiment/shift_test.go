@@ -35,3 +35,23 @@ func TestShiftLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluationLabelsText: an evaluation label by label (several labels
+// a row) writes each label's row and names the worst among labels of
+// eval.MinLabelPositives positives or more, by name where it has one.
+func TestEvaluationLabelsText(t *testing.T) {
+	e := &Evaluation{Geometry: "ball", Dim: 2, Alpha: 0.1, Coverage: 0.9, Labels: []LabelEvaluation{
+		{Label: 0, Name: "cs.LG", Anchors: 50, Positives: 200, Coverage: 0.93},
+		{Label: 1, Name: "q-bio", Anchors: 9, Positives: 30, Coverage: 0.70},
+		{Label: 2, Anchors: 1, Positives: 2, Coverage: 0},
+	}}
+	var b strings.Builder
+	if err := e.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| Label | Anchors | Positives sharing it | Coverage |", "| cs.LG ", "| 2 ", "Worst label q-bio: coverage 70.00% of its 30 positives, the lowest of the labels of 20 positives or more (1 − α = 90.00%"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}
