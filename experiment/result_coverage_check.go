@@ -61,6 +61,13 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	if !set.Calibrated() {
 		return nil, nil, conformal.ErrNotCalibrated
 	}
+	if perClass && !set.ClassConditional() && b.Labels == nil {
+		why := "the test bundle has no labels"
+		if b.PositiveLabelStart != nil {
+			why = "the test bundle holds several labels a row, which are no classes to resplit by (ccs evaluate -per-class, per_class=True in Python, gives each label's coverage)"
+		}
+		return nil, nil, fmt.Errorf("per-class resplits: %s", why)
+	}
 	var r eval.ResplitResult
 	var classes []eval.ClassResplit
 	var err error

@@ -1383,6 +1383,12 @@ func TestBundleLabelSets(t *testing.T) {
 			}) {
 			t.Errorf("%v: compare:\n%s", lt, s)
 		}
+		// Per-class resplits: no classes to resplit by, and what gives
+		// each label's coverage instead.
+		err := run(io.Discard, io.Discard, []string{"coverage-check", "-set", filepath.Join(out, "ball.json"), "-test", filepath.Join(out, "test.npz"), "-per-class", "-resplits", "10"})
+		if err == nil || !strings.Contains(err.Error(), "per-class resplits: the test bundle holds several labels a row, which are no classes to resplit by (ccs evaluate -per-class") || strings.Contains(err.Error(), "class-conditional") {
+			t.Errorf("%v: coverage-check -per-class: %v", lt, err)
+		}
 	}
 }
 
