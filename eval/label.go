@@ -45,7 +45,7 @@ func ByLabel(s *conformal.Set, test *bundle.Bundle) ([]LabelResult, error) {
 		return nil, fmt.Errorf("eval: test bundle: %w", err)
 	}
 	if test.PositiveLabelStart == nil {
-		return nil, fmt.Errorf("%w: the test bundle carries no labels of its positives (ccs bundle writes them for several labels a row)", conformal.ErrNoLabel)
+		return nil, fmt.Errorf("eval: by label: the test bundle carries no labels of its positives (ccs bundle writes them for several labels a row)")
 	}
 	q := s.Threshold
 	inside := make([]bool, test.N*test.K)
