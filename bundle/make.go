@@ -219,21 +219,32 @@ func MissingString(s string) bool {
 	return false
 }
 
+// NullMark names the missing label of a table's null rows (a Parquet or
+// Arrow column's nulls) in MakeConfig's MissingNames and
+// MissingGroupNames; messages write it null, unquoted.
+const NullMark = "\x00null"
+
 // MissingStrings takes the string labels that mark a missing value
 // (MissingString) out of names (LabelCodes' sorted names): their rows get
 // the labels −1, −2, … in their order among names (what MakeConfig's
 // MissingLabels then applies to), missing names them, and the other
-// names keep their order, numbered anew from 0. Without such a name, codes
-// and names are returned as they are and missing is nil.
+// names keep their order, numbered anew from 0. A negative code (a
+// table's null row) stays as it is, and the labels it takes are below
+// it. Without such a name, codes and names are returned as they are and
+// missing is nil.
 func MissingStrings(codes []int64, names []string) (newCodes []int64, newNames []string, missing map[int64]string) {
 	if !slices.ContainsFunc(names, MissingString) {
 		return codes, names, nil
+	}
+	below := int64(0)
+	for _, c := range codes {
+		below = min(below, c)
 	}
 	to := make([]int64, len(names))
 	missing = map[int64]string{}
 	for i, name := range names {
 		if MissingString(name) {
-			to[i] = -int64(len(missing)) - 1
+			to[i] = below - int64(len(missing)) - 1
 			missing[to[i]] = name
 		} else {
 			to[i] = int64(len(newNames))
@@ -242,9 +253,21 @@ func MissingStrings(codes []int64, names []string) (newCodes []int64, newNames [
 	}
 	newCodes = make([]int64, len(codes))
 	for i, c := range codes {
+		if c < 0 {
+			newCodes[i] = c
+			continue
+		}
 		newCodes[i] = to[c]
 	}
 	return newCodes, newNames, missing
+}
+
+// markName is a missing mark as messages write it: quoted, or null.
+func markName(s string) string {
+	if s == NullMark {
+		return "null"
+	}
+	return strconv.Quote(s)
 }
 
 // missingValues counts the negative values of ids (labels or group ids
@@ -295,7 +318,7 @@ func (c MakeConfig) unlabeled(labels []int64) (none func(int64) bool, warning st
 func (c MakeConfig) ungrouped(groups []int64, names map[int64]string) (none func(int64) bool, warning string, err error) {
 	what := missingValues(groups, "group id", func(g int64) string {
 		if s, ok := names[g]; ok {
-			return strconv.Quote(s)
+			return markName(s)
 		}
 		return strconv.FormatInt(g, 10)
 	})
@@ -315,7 +338,7 @@ func (cfg MakeConfig) class(c int64) string {
 		return strconv.Quote(cfg.LabelNames[c])
 	}
 	if name, ok := cfg.MissingNames[c]; ok {
-		return strconv.Quote(name)
+		return markName(name)
 	}
 	return strconv.FormatInt(c, 10)
 }

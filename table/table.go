@@ -285,11 +285,35 @@ func readDataset(dir string) (arrow.Table, error) {
 // integer type; a uint64 above 2^63−1 is an error naming its row) or as
 // strings (string, large_string, or Polars' string_view), or a dictionary
 // of either (pandas' category dtype, as to_parquet and to_feather write
-// it): one of ids and strs is set. A null row, or a column of another
-// type, is an error naming the file and column; want says what the
-// column should hold ("integer or string labels").
+// it): one of ids and strs is set. A null row is an error naming the
+// first and counting them (ids: an id says which row is which, and a row
+// without one has none), as is a column of another type, naming the file
+// and column; want says what the column should hold ("integer or string
+// ids").
 func ColumnValues(path string, tbl arrow.Table, col int, want string) (ids []int64, strs []string, err error) {
+	ids, strs, nulls, err := ColumnValuesNull(path, tbl, col, want)
+	if err != nil {
+		return nil, nil, err
+	}
+	if first := slices.Index(nulls, true); first >= 0 {
+		n := 0
+		for _, null := range nulls {
+			if null {
+				n++
+			}
+		}
+		return nil, nil, fmt.Errorf("%s: column %q, row %d is null (%d of its %d rows are)", path, tbl.Schema().Field(col).Name, first, n, len(nulls))
+	}
+	return ids, strs, nil
+}
+
+// ColumnValuesNull reads column col of tbl as ColumnValues does, and a
+// null row too — a labels column's row without a label (a Hugging Face
+// dataset's None, pandas' None or NaN through to_parquet) — as 0 or "" in
+// ids or strs, with nulls[i] true; nulls is nil when no row is null.
+func ColumnValuesNull(path string, tbl arrow.Table, col int, want string) (ids []int64, strs []string, nulls []bool, err error) {
 	fld := tbl.Schema().Field(col)
+	rows := int(tbl.NumRows())
 	for _, chunk := range tbl.Column(col).Data().Chunks() {
 		// A dictionary's row is its index's entry.
 		values, at := chunk, func(i int) int { return i }
@@ -298,12 +322,25 @@ func ColumnValues(path string, tbl arrow.Table, col int, want string) (ids []int
 		}
 		for i := range chunk.Len() {
 			if chunk.IsNull(i) {
-				return nil, nil, fmt.Errorf("%s: column %q, row %d is null", path, fld.Name, len(ids)+len(strs))
+				if nulls == nil {
+					nulls = make([]bool, rows)
+				}
+				row := len(ids) + len(strs)
+				nulls[row] = true
+				switch kind := nullKind(values); kind {
+				case idInt:
+					ids = append(ids, 0)
+				case idString:
+					strs = append(strs, "")
+				default:
+					return nil, nil, nil, fmt.Errorf("%s: column %q is %v, want %s", path, fld.Name, fld.Type, want)
+				}
+				continue
 			}
 			j := at(i)
 			if a, ok := values.(*array.Uint64); ok {
 				if v := a.Value(j); v > math.MaxInt64 {
-					return nil, nil, fmt.Errorf("%s: column %q, row %d is %d, above 2^63−1", path, fld.Name, len(ids), v)
+					return nil, nil, nil, fmt.Errorf("%s: column %q, row %d is %d, above 2^63−1", path, fld.Name, len(ids), v)
 				}
 				ids = append(ids, int64(a.Value(j)))
 				continue
@@ -314,11 +351,26 @@ func ColumnValues(path string, tbl arrow.Table, col int, want string) (ids []int
 			case idString:
 				strs = append(strs, str)
 			default:
-				return nil, nil, fmt.Errorf("%s: column %q is %v, want %s", path, fld.Name, fld.Type, want)
+				return nil, nil, nil, fmt.Errorf("%s: column %q is %v, want %s", path, fld.Name, fld.Type, want)
 			}
 		}
 	}
-	return ids, strs, nil
+	if ids != nil && strs != nil { // a null row read before the column's kind was known
+		return nil, nil, nil, fmt.Errorf("%s: column %q is %v, want %s", path, fld.Name, fld.Type, want)
+	}
+	return ids, strs, nulls, nil
+}
+
+// nullKind is the kind of value (idInt, idString or idNone) an array of
+// type values' holds, for its null rows.
+func nullKind(values arrow.Array) int {
+	switch values.DataType().ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+		return idInt
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+		return idString
+	}
+	return idNone
 }
 
 // ColumnLabelSets reads column col of tbl (read from path) as several

@@ -1624,3 +1624,120 @@ func sameAsRecipe(path, recipe string) error {
 	}
 	return nil
 }
+
+// writeNullableParquet writes one nullable column, name, as pyarrow
+// writes a column with nulls (an optional field), in row groups of 128.
+func writeNullableParquet(t *testing.T, path, name string, col arrow.Array) {
+	t.Helper()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: name, Type: col.DataType(), Nullable: true}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(col.Len()))
+	defer rec.Release()
+	tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
+	defer tbl.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pqarrow.WriteTable(tbl, f, 128, nil, pqarrow.DefaultWriterProps()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBundleParquetNulls: a null in a Parquet label or group column — a
+// Hugging Face dataset's row with no family, pandas' None through
+// to_parquet — is a missing label, as "" and -1 are: refused by default,
+// counting the rows and naming the mark (null, beside the file's "" when
+// it has both), left out with -missing-labels drop, and a class with
+// -missing-labels class. An id column's null stays an error, counted.
+func TestBundleParquetNulls(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 400, 3
+	_, x64, y := mixture(6, n, d, 3)
+	writeNPY64(t, p("emb.npy"), x64, n, d)
+	sb := array.NewStringBuilder(memory.DefaultAllocator)
+	ib := array.NewInt64Builder(memory.DefaultAllocator)
+	for i, l := range y {
+		switch {
+		case i%40 == 7: // 10 nulls
+			sb.AppendNull()
+			ib.AppendNull()
+		case i%100 == 3: // 4 empty strings
+			sb.Append("")
+			ib.Append(l)
+		default:
+			sb.Append([]string{"PF00069.28", "PF07714.21", "PF00076.26"}[l])
+			ib.Append(l)
+		}
+	}
+	writeNullableParquet(t, p("family.parquet"), "family", sb.NewArray())
+	writeNullableParquet(t, p("label.parquet"), "label", ib.NewArray())
+	base := []string{"bundle", "-embeddings", p("emb.npy"), "-k", "5"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string // the error, or, with -missing-labels drop, the warning
+	}{
+		{"string labels", []string{"-labels", p("family.parquet") + ":family"}, `14 of 400 rows have a label that marks a missing value ("": 4, null: 10)`},
+		{"string labels dropped", []string{"-labels", p("family.parquet") + ":family", "-missing-labels", "drop"}, `14 of 400 rows have a label that marks a missing value ("": 4, null: 10), taken for no label: left out of every split`},
+		{"integer labels", []string{"-labels", p("label.parquet")}, `10 of 400 rows have a label that marks a missing value (null: 10)`},
+		{"integer labels dropped", []string{"-labels", p("label.parquet"), "-missing-labels", "drop"}, `10 of 400 rows have a label that marks a missing value (null: 10), taken for no label: left out of every split`},
+		{"string groups", []string{"-groups", p("family.parquet") + ":family", "-allow-fewer"}, `14 of 400 rows have a group id that marks a missing value ("": 4, null: 10)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := p("out-" + strings.ReplaceAll(c.name, " ", "-"))
+			var stderr bytes.Buffer
+			err := run(io.Discard, &stderr, append(append(slices.Clone(base), c.args...), "-out", out))
+			if !slices.Contains(c.args, "drop") {
+				if err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("%v, want %q", err, c.want)
+				}
+				if code := exitCode(err); code != 1 {
+					t.Errorf("exit %d", code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m bundle.Manifest
+			raw, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
+			if err := json.Unmarshal(raw, &m); err != nil || !slices.Contains(m.Warnings, c.want) {
+				t.Errorf("manifest: %v, warnings %q, want %q", err, m.Warnings, c.want)
+			}
+			if strings.Contains(c.name, "labels") && slices.Contains(m.LabelNames, "") {
+				t.Errorf("label names %q hold the missing mark", m.LabelNames)
+			}
+			rows := 0
+			for _, f := range []string{"fit", "val", "cal", "test"} {
+				arrays, err := bundle.ReadNPZ(filepath.Join(out, f+".npz"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range arrays["index"].I64 {
+					if r%40 == 7 || (r%100 == 3 && strings.Contains(c.name, "string")) {
+						t.Errorf("%s: row %d, without a label, is an anchor", f, r)
+					}
+				}
+				rows += len(arrays["index"].I64)
+			}
+			if rows == 0 {
+				t.Error("no anchors")
+			}
+		})
+	}
+	// -missing-labels class: the nulls are one class of their own, named
+	// null (here too small to split).
+	err := run(io.Discard, io.Discard, append(slices.Clone(base), "-labels", p("family.parquet")+":family", "-missing-labels", "class", "-out", p("cls"), "-allow-fewer"))
+	if err == nil || !strings.Contains(err.Error(), `(class null, 10 items, would have 1 in the val split; the smallest, class "", has 4 items)`) {
+		t.Errorf("-missing-labels class: %v", err)
+	}
+	// An id column's null is no missing label: still refused, counted.
+	os.WriteFile(p("pairs.tsv"), []byte("0\t1\t1\n"), 0o644)
+	err = run(io.Discard, io.Discard, append(slices.Clone(base), "-queries", p("emb.npy"), "-pairs", p("pairs.tsv"), "-ids", p("family.parquet")+":family", "-out", p("ids")))
+	if want := `family.parquet: column "family", row 7 is null (10 of its 400 rows are)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("null ids: %v, want %q", err, want)
+	}
+}

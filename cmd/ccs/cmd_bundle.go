@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -237,9 +238,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no label, as -1 does
 			labels, names, cfg.MissingNames = bundle.MissingStrings(labels, names)
 		}
-		if li.missing != nil { // a text file's integers: its missing marks as written
-			cfg.MissingNames = li.missing
-		}
+		// A text file's integers' missing marks as written, a table's nulls.
+		cfg.MissingNames = mergeMissing(cfg.MissingNames, li.missing)
 		in.Labels, in.LabelsSource = labels, o.Labels
 		cfg.LabelNames = names
 		if oodClasses != nil {
@@ -298,9 +298,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if gnames != nil && cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no group, as -1 does
 			groups, gnames, cfg.MissingGroupNames = bundle.MissingStrings(groups, gnames)
 		}
-		if missing != nil { // a text file's integers: its missing marks as written
-			cfg.MissingGroupNames = missing
-		}
+		// A text file's integers' missing marks as written, a table's nulls.
+		cfg.MissingGroupNames = mergeMissing(cfg.MissingGroupNames, missing)
 		in.GroupNames = gnames
 		in.Groups, in.GroupsSource = groups, o.Groups
 		if err := input("groups", o.Groups, []int{len(groups)}); err != nil {
@@ -638,4 +637,15 @@ func rowsLineUp(out *output, arg, what string, n int, emb *embeddingsFile, warn 
 	path, _ := splitInput(arg)
 	out.warn(path + ": " + warn)
 	return nil
+}
+
+// mergeMissing is the names of two sets of missing marks' labels
+// (MissingStrings' and a file's own: a text file's integers, a table's
+// nulls), which share no label; nil when both are.
+func mergeMissing(a, b map[int64]string) map[int64]string {
+	if a == nil {
+		return b
+	}
+	maps.Copy(a, b)
+	return a
 }

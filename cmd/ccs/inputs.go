@@ -198,8 +198,7 @@ func readIDs(arg string, what string) (ids []int64, names []string, missing map[
 	}
 	switch kind {
 	case ".parquet":
-		ids, names, err := readParquetIDs(path, name, what)
-		return ids, names, nil, "", err
+		return readParquetIDs(path, name, what, true)
 	case ".txt":
 		if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
 			return readCSVIDs(path, name, what)
@@ -266,8 +265,8 @@ func readLabels(arg string) (labelsInput, error) {
 			}
 			return labelsInput{sets: sets, names: names, strs: strs, c: max(2, len(names))}, nil
 		}
-		ids, names, err := tableIDs(path, tbl, col, "labels")
-		return labelsInput{ids: ids, names: names}, err
+		ids, names, missing, _, err := tableIDs(path, tbl, col, "labels", true)
+		return labelsInput{ids: ids, names: names, missing: missing}, err
 	}
 	a, got, err := readArray(path, name, "labels")
 	if err != nil {
@@ -422,32 +421,76 @@ func tableColumn(path string, tbl arrow.Table, column, what string) (int, error)
 	return col, nil
 }
 
-// readParquetIDs reads an integer or string column.
-func readParquetIDs(path, column, what string) ([]int64, []string, error) {
+// readParquetIDs reads an integer or string column, as tableIDs does.
+func readParquetIDs(path, column, what string, nulls bool) (ids []int64, names []string, missing map[int64]string, warn string, err error) {
 	tbl, err := table.ReadTable(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, "", err
 	}
 	defer tbl.Release()
 	col, err := tableColumn(path, tbl, column, what)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, "", err
 	}
-	return tableIDs(path, tbl, col, what)
+	return tableIDs(path, tbl, col, what, nulls)
 }
 
 // tableIDs reads column col of tbl (read from path) as an integer or
-// string column of what.
-func tableIDs(path string, tbl arrow.Table, col int, what string) ([]int64, []string, error) {
-	ids, strs, err := table.ColumnValues(path, tbl, col, "integer or string "+what)
+// string column of what. With nulls — labels, group ids —, a null row is
+// a missing label, as a text file's empty line is: its id is negative
+// (−1 for strings; below the column's own integers for integers) and
+// missing names it bundle.NullMark, so that -missing-labels applies to it
+// and messages count it as null. Without — ids —, a null row is an
+// error.
+func tableIDs(path string, tbl arrow.Table, col int, what string, nulls bool) (ids []int64, names []string, missing map[int64]string, warn string, err error) {
+	var strs []string
+	var null []bool
+	if nulls {
+		ids, strs, null, err = table.ColumnValuesNull(path, tbl, col, "integer or string "+what)
+	} else {
+		ids, strs, err = table.ColumnValues(path, tbl, col, "integer or string "+what)
+	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, "", err
 	}
-	if strs == nil {
-		return ids, nil, nil
+	if null == nil {
+		if strs == nil {
+			return ids, nil, nil, "", nil
+		}
+		ids, names = bundle.LabelCodes(strs)
+		return ids, names, nil, "", nil
 	}
-	ids, names := bundle.LabelCodes(strs)
-	return ids, names, nil
+	code := int64(-1)
+	if strs != nil {
+		// Number the rows' strings without the nulls' placeholders.
+		present := make([]string, 0, len(strs))
+		for i, s := range strs {
+			if !null[i] {
+				present = append(present, s)
+			}
+		}
+		codes, n := bundle.LabelCodes(present)
+		ids, names = make([]int64, len(strs)), n
+		for i, j := 0, 0; i < len(strs); i++ {
+			if null[i] {
+				ids[i] = code
+				continue
+			}
+			ids[i], j = codes[j], j+1
+		}
+	} else {
+		for i, v := range ids {
+			if !null[i] {
+				code = min(code, v-1)
+			}
+		}
+		for i := range ids {
+			if null[i] {
+				ids[i] = code
+			}
+		}
+	}
+	return ids, names, map[int64]string{code: bundle.NullMark}, "", nil
 }
 
 func cmpOr(a, b string) string {
@@ -503,7 +546,7 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 			return nil, fmt.Errorf("%s:1: %q is a column's name, not an id: a .txt of ids holds one id a line and nothing else, in row order, so a header line would give every row the id of the one before it (remove it)", path, ids[0])
 		}
 	case ".parquet":
-		codes, names, err := readParquetIDs(path, name, what)
+		codes, names, _, _, err := readParquetIDs(path, name, what, false)
 		if err != nil {
 			return nil, err
 		}
