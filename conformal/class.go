@@ -105,14 +105,10 @@ func CheckClasses(cal *bundle.Bundle, alpha, delta float64, names []string) erro
 			others = append(others, fmt.Sprintf("%s (%d)", className(l, nameOf(names, l)), counts[l]))
 		}
 	}
-	if len(others) > 0 {
-		more := len(others)
-		if len(others) > 10 {
-			others = append(others[:10], "…")
-		}
-		first = fmt.Errorf("%w; %d more classes have too few too: %s", first, more, strings.Join(others, ", "))
+	if first != nil {
+		return moreTooFew(first, others)
 	}
-	return first
+	return nil
 }
 
 // ErrNoLabel reports a class-conditional set asked about an anchor whose
@@ -143,19 +139,47 @@ func calibrateClasses(scores []float64, pairs [][2]int, cal *bundle.Bundle, alph
 		}
 	}
 	var out []ClassThreshold
+	var first error
+	var others []string // the other classes too small, so that one fix does for all
 	for _, l := range slices.Sorted(maps.Keys(byClass)) {
 		s := byClass[l]
 		q, r, err := Quantile(s, alpha, Options{Mode: classRankMode(opt.Delta), Delta: opt.Delta})
 		name := nameOf(opt.LabelNames, l)
-		if err != nil && !(opt.AllowInfinite && errors.Is(err, ErrTooFewCalibration)) {
-			if pairs != nil {
-				return nil, fmt.Errorf("%s (%d disjoint pairs of its %d calibration anchors): %w", className(l, name), len(s), anchors[l], err)
-			}
-			return nil, fmt.Errorf("%s: %w", className(l, name), err)
+		switch {
+		case err == nil || opt.AllowInfinite && errors.Is(err, ErrTooFewCalibration):
+		case first != nil && errors.Is(err, ErrTooFewCalibration):
+			others = append(others, fmt.Sprintf("%s (%d)", className(l, name), len(s)))
+			continue
+		case first != nil:
+			continue
+		case pairs != nil:
+			first = fmt.Errorf("%s (%d disjoint pairs of its %d calibration anchors): %w", className(l, name), len(s), anchors[l], err)
+			continue
+		default:
+			first = fmt.Errorf("%s: %w", className(l, name), err)
+			continue
 		}
 		out = append(out, ClassThreshold{Label: l, Name: name, N: len(s), Rank: r, Threshold: q})
 	}
+	if first != nil {
+		return nil, moreTooFew(first, others)
+	}
 	return out, nil
+}
+
+// moreTooFew adds to the refusal first the other classes too small for
+// their rank (each "class NAME (n)"), the first ten of them named.
+func moreTooFew(first error, others []string) error {
+	more := len(others)
+	switch {
+	case more == 0:
+		return first
+	case more == 1:
+		return fmt.Errorf("%w; 1 more class has too few too: %s", first, others[0])
+	case more > 10:
+		others = append(others[:10], "…")
+	}
+	return fmt.Errorf("%w; %d more classes have too few too: %s", first, more, strings.Join(others, ", "))
 }
 
 // unitLabels is each calibration unit's class, its anchor's: the labels

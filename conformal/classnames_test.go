@@ -452,3 +452,70 @@ func TestLabelsByName(t *testing.T) {
 		}
 	}
 }
+
+// TestClassWarningsSummarised: a class-conditional set of a long tail —
+// a protein-family user's 449 families, 395 of them too small for α =
+// 0.1 — said so in 435 warnings, one a class, on every command that read
+// the set and as as many CCSWarnings in a notebook. Up to five classes
+// are each a warning of their own; more make one warning that counts
+// them and names the first five. The refusal without AllowInfinite
+// counts the others too.
+func TestClassWarningsSummarised(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		small, big int    // classes of 4 anchors (whole space at α = 0.05) and of 200
+		rankN      int    // classes of 19 anchors (rank n at α = 0.05)
+		want       string // in the warnings
+		lines      int    // warnings about classes
+		refusal    string // the end of Calibrate's error without AllowInfinite
+	}{
+		{small: 2, big: 2, lines: 2, want: `class "f01": 4 calibration scores are too few for alpha 0.05`, refusal: `; 1 more class has too few too: class "f01" (4)`},
+		{small: 5, big: 1, lines: 5, want: `class "f04": 4 calibration scores are too few`, refusal: `; 4 more classes have too few too: class "f01" (4), class "f02" (4), class "f03" (4), class "f04" (4)`},
+		{small: 6, big: 1, lines: 1, want: `6 of the 7 classes' sets are the whole space (threshold +Inf): their calibration scores are too few for alpha 0.05, which needs at least 19 a class (class "f00" (4), class "f01" (4), class "f02" (4), class "f03" (4), class "f04" (4), … 6 in all)`},
+		{small: 40, big: 3, rankN: 7, lines: 2, want: `7 classes' thresholds are their largest calibration score (rank n; the guarantee holds, but one outlying score sets each such class's set; 39 would lift it off the maximum): class "f43" (19)`,
+			refusal: `; 39 more classes have too few too: class "f01" (4), class "f02" (4), class "f03" (4), class "f04" (4), class "f05" (4), class "f06" (4), class "f07" (4), class "f08" (4), class "f09" (4), class "f10" (4), …`},
+	} {
+		t.Run(fmt.Sprint(c.small, c.big, c.rankN), func(t *testing.T) {
+			var labels []int64
+			var names []string
+			for l := range c.small + c.big + c.rankN {
+				n := 4
+				if l >= c.small {
+					n = 200
+				}
+				if l >= c.small+c.big {
+					n = 19
+				}
+				for range n {
+					labels = append(labels, int64(l))
+				}
+				names = append(names, fmt.Sprintf("f%02d", l))
+			}
+			cal := synthetic(rand.New(rand.NewPCG(3, 4)), len(labels), 2)
+			cal.Labels = labels
+			opt := Options{Mode: Class, LabelNames: names}
+			_, err := Calibrate(geometry.Ball{D: 2}, cal, 0.05, opt)
+			if !errors.Is(err, ErrTooFewCalibration) || !strings.HasPrefix(err.Error(), `class "f00": conformal: 4 calibration scores are too few`) {
+				t.Errorf("refusal: %v", err)
+			}
+			if c.refusal != "" && (err == nil || !strings.HasSuffix(err.Error(), c.refusal)) {
+				t.Errorf("refusal:\n%v\nwant the end %q", err, c.refusal)
+			}
+			opt.AllowInfinite = true
+			s, err := Calibrate(geometry.Ball{D: 2}, cal, 0.05, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := s.Warnings()
+			lines := 0
+			for _, l := range w {
+				if strings.Contains(l, "class") {
+					lines++
+				}
+			}
+			if lines != c.lines || !strings.Contains(strings.Join(w, "\n"), c.want) {
+				t.Errorf("%d warnings about classes (want %d):\n%s\nwant %q", lines, c.lines, strings.Join(w, "\n"), c.want)
+			}
+		})
+	}
+}
