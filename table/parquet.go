@@ -65,7 +65,7 @@ func ReadParquetColumn(path, column string) (*retrieve.Collection, error) {
 	if column != "" {
 		emb = slices.IndexFunc(schema.Fields(), func(f arrow.Field) bool { return f.Name == column })
 		if emb < 0 {
-			return nil, fmt.Errorf("%s: no column %q (have %v)", path, column, schema.Fields())
+			return nil, NoColumn(path, column, schema)
 		}
 		if !isFloatList(schema.Field(emb).Type) {
 			return nil, fmt.Errorf("%s: column %q is %v, want float16, float32 or float64 lists (the embeddings)", path, column, schema.Field(emb).Type)

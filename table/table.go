@@ -28,6 +28,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/ccsets/ccs/internal/suggest"
 	"github.com/ccsets/ccs/retrieve"
 )
 
@@ -279,6 +280,36 @@ func readDataset(dir string) (arrow.Table, error) {
 		tr.Release()
 	}
 	return array.NewTableFromRecords(tables[0].Schema(), recs), nil
+}
+
+// NoColumn is the error for a column a user named (FILE:COLUMN) that
+// schema, read from path, lacks: the columns there are, one line, each
+// by its name and type (not arrow's multi-line dump with each field's
+// metadata), and the nearest name when one is near.
+func NoColumn(path, column string, schema *arrow.Schema) error {
+	return fmt.Errorf("%s: no column %q (the columns: %s)%s", path, column, Columns(schema), didYouMean(column, schema))
+}
+
+// Columns lists schema's columns, `"name" type` each, comma-separated.
+func Columns(schema *arrow.Schema) string {
+	each := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		each[i] = fmt.Sprintf("%q %v", f.Name, f.Type)
+	}
+	return strings.Join(each, ", ")
+}
+
+// didYouMean is ": did you mean "NAME"?" for the column name nearest
+// column, or "" when none is near.
+func didYouMean(column string, schema *arrow.Schema) string {
+	names := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		names[i] = f.Name
+	}
+	if near, ok := suggest.Nearest(column, names); ok {
+		return fmt.Sprintf(": did you mean %q?", near)
+	}
+	return ""
 }
 
 // ColumnValues reads column col of tbl, read from path, as integers (any

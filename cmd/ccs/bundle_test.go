@@ -863,6 +863,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"not Arrow", []string{"-embeddings", p("csv.arrow")}, false, "csv.arrow: not a readable Arrow IPC stream or file"},
 		{"cut Arrow", []string{"-embeddings", p("cut.arrow")}, false, "cut.arrow: record batch "},
 		{"Arrow labels column absent", []string{"-labels", p("hf.arrow") + ":class"}, false, `hf.arrow: no column "class"`},
+		{"a Parquet labels column misspelt", []string{"-labels", p("huge.parquet") + ":labl"}, false, `huge.parquet: no column "labl" (the columns: "label" uint64): did you mean "label"?`},
+		{"an Arrow embeddings column misspelt", []string{"-embeddings", p("hf.arrow") + ":embeding"}, false, `hf.arrow: no column "embeding" (the columns: "embedding" list<item: float32, nullable>, "label" utf8): did you mean "embedding"?`},
 		{"a directory, not a dataset", []string{"-embeddings", p("plaindir")}, false, "plaindir: a directory without state.json or dataset_dict.json"},
 		{"a dataset of no shards", []string{"-embeddings", p("emptyds")}, false, "emptyds/state.json: lists no _data_files"},
 		{"a DatasetDict's split missing", []string{"-embeddings", p("halfdict")}, false, "halfdict/train: a directory is read as a Hugging Face dataset (save_to_disk), which has a state.json"},

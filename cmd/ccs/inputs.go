@@ -416,7 +416,10 @@ func tableColumn(path string, tbl arrow.Table, column, what string) (int, error)
 		}
 	}
 	if col < 0 {
-		return -1, fmt.Errorf("%s: no column %q (have %v): give FILE:COLUMN", path, cmpOr(column, what), schema.Fields())
+		if column == "" {
+			return -1, fmt.Errorf("%s: no column %q (the columns: %s): give FILE:COLUMN", path, what, table.Columns(schema))
+		}
+		return -1, table.NoColumn(path, column, schema)
 	}
 	return col, nil
 }
