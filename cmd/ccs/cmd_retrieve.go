@@ -1,12 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -20,6 +23,7 @@ import (
 type retrieveOptions struct {
 	Set, DB     string // files
 	IDs         string // the collection's string ids, in row order
+	Labels      string // the collection's labels (classes, families), in row order
 	AnchorIndex int    // the collection's row as the anchor; −1: none
 	Anchor      string // the anchor's .npy file
 	Limit       int    // hits printed, nearest first; 0: all
@@ -29,7 +33,7 @@ type retrieveOptions struct {
 }
 
 func retrieveCommand() *command {
-	return newCommand("retrieve", "-set SET.json -db FILE|clickhouse://HOST:PORT/DB.TABLE (-anchor-index I | -anchor FILE) [-ids FILE] [-limit N] [-json]",
+	return newCommand("retrieve", "-set SET.json -db FILE|clickhouse://HOST:PORT/DB.TABLE (-anchor-index I | -anchor FILE) [-ids FILE] [-labels FILE] [-limit N] [-json]",
 		"list the collection items inside a fitted set around an anchor, or around each of m anchors (retrieval with expected recall ≥ 1−α)",
 		func(fs *flag.FlagSet, o *retrieveOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
@@ -37,6 +41,7 @@ func retrieveCommand() *command {
 			fs.IntVar(&o.AnchorIndex, "anchor-index", -1, "use the collection file's row `I` as the anchor")
 			fs.StringVar(&o.Anchor, "anchor", "", "the anchor's embedding, shape (d,), or m anchors' rows, shape (m, d), answered each in turn: a `file` ccs bundle's -embeddings reads (.npy, .npz FILE:ARRAY, .safetensors, .parquet), any floating-point dtype")
 			fs.StringVar(&o.IDs, "ids", "", "the collection file's ids, in row order, printed for its hits: `FILE` .txt (one per line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet (FILE:COLUMN) — as ccs bundle's -ids (a collection .npz's \"ids\" or a Parquet \"id\" column of strings need none)")
+			fs.StringVar(&o.Labels, "labels", "", "the collection file's labels (classes, families), in row order, as ccs bundle's -labels reads them (`FILE`: .txt, .npy, .npz FILE:ARRAY, .csv/.parquet FILE:COLUMN): each hit's is printed, and how many of the set's items each label has — all of them, not only the -limit printed")
 			fs.IntVar(&o.Limit, "limit", 0, "print at most `N` hits, nearest first (0: all)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
 			return func() error {
@@ -61,6 +66,9 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	}
 	if o.IDs != "" && retrieve.IsURL(o.DB) {
 		return usagef("retrieve: -ids names a collection file's rows; a database table has its own ids")
+	}
+	if o.Labels != "" && retrieve.IsURL(o.DB) {
+		return usagef("retrieve: -labels names a collection file's rows; a database table's rows are not in a file's order")
 	}
 	set, err := conformal.Load(o.Set)
 	if err != nil {
@@ -93,6 +101,18 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	}
 	if err := set.CheckDim(o.DB, n, store.Dim()); err != nil {
 		return err
+	}
+	var labels []string // each row's label, with -labels
+	if o.Labels != "" {
+		if labels, err = readRowLabels(o.Labels, n, o.DB); err != nil {
+			return err
+		}
+	}
+	// With -labels every hit is counted by its label, so the search keeps
+	// them all and the output cuts them to -limit.
+	limit := o.Limit
+	if labels != nil {
+		limit = 0
 	}
 	var q anchors
 	if o.AnchorIndex >= 0 {
@@ -130,7 +150,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		// A collection file: one pass, a chunk of it for every anchor
 		// while it is in cache.
 		prog.unit = "chunk"
-		hits, totals, err := retrieve.SearchBatch(ctx, set, q.rows, c, o.Limit, func(done, total int) { prog.step(done, total, "") })
+		hits, totals, err := retrieve.SearchBatch(ctx, set, q.rows, c, limit, func(done, total int) { prog.step(done, total, "") })
 		if err != nil {
 			return fmt.Errorf("%s on %s: %s: %w", o.Set, o.DB, q.src, err)
 		}
@@ -145,7 +165,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		if results[i].Hits != nil {
 			continue // answered in the batch's pass
 		}
-		hits, total, err := store.Search(ctx, set, q.row(i), o.Limit)
+		hits, total, err := store.Search(ctx, set, q.row(i), limit)
 		if err != nil {
 			return fmt.Errorf("%s on %s: %s: %w", o.Set, o.DB, q.name(i), err)
 		}
@@ -155,6 +175,11 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		results[i] = retrieveResult{Anchor: i, Total: total, Hits: hits, Truncated: len(hits) < total}
 		if q.m > 1 {
 			prog.step(i+1, q.m, "")
+		}
+	}
+	if labels != nil {
+		for i := range results {
+			results[i].labelled(labels, o.Limit)
 		}
 	}
 	if err := printRetrieved(out, set, q, results, n, o.JSON); err != nil {
@@ -301,6 +326,85 @@ type retrieveResult struct {
 	Total     int            `json:"total"`     // items inside the set
 	Hits      []retrieve.Hit `json:"hits"`      // nearest first, at most -limit
 	Truncated bool           `json:"truncated"` // -limit left hits out
+	// With -labels: each printed hit's label, and every hit's labels
+	// counted, most first.
+	HitLabels []string     `json:"hit_labels,omitempty"`
+	Labels    []labelCount `json:"labels,omitempty"`
+}
+
+// labelCount is how many of a set's items have a label.
+type labelCount struct {
+	Label string `json:"label"`
+	Count int    `json:"count"`
+}
+
+// labelled counts r's hits (all of them) by their rows' labels, most
+// first (ties by label), then cuts the hits to limit (0: all) and keeps
+// the printed hits' labels.
+func (r *retrieveResult) labelled(labels []string, limit int) {
+	count := map[string]int{}
+	for _, h := range r.Hits {
+		count[labels[h.Row]]++
+	}
+	r.Labels = make([]labelCount, 0, len(count))
+	for l, c := range count {
+		r.Labels = append(r.Labels, labelCount{l, c})
+	}
+	slices.SortFunc(r.Labels, func(a, b labelCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Label, b.Label))
+	})
+	if limit > 0 && len(r.Hits) > limit {
+		r.Hits = r.Hits[:limit]
+	}
+	r.Truncated = len(r.Hits) < r.Total
+	r.HitLabels = make([]string, len(r.Hits))
+	for i, h := range r.Hits {
+		r.HitLabels[i] = labels[h.Row]
+	}
+}
+
+// labelsLine is "labels  3 among its 103 items: "a" 95, "b" 6, "c" 2",
+// the first ten named.
+func (r retrieveResult) labelsLine() string {
+	var each []string
+	for i, l := range r.Labels {
+		if i == 10 {
+			each = append(each, "…")
+			break
+		}
+		each = append(each, fmt.Sprintf("%q %d", l.Label, l.Count))
+	}
+	return fmt.Sprintf("labels     %d among its %d items: %s", len(r.Labels), r.Total, strings.Join(each, ", "))
+}
+
+// readRowLabels reads -labels, one label a row of the collection db of n
+// rows, as names: strings as they are (a missing mark, a table's null,
+// as ""), integers in decimal.
+func readRowLabels(arg string, n int, db string) ([]string, error) {
+	ids, names, missing, warn, err := readIDs(arg, "labels")
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) != n {
+		msg := fmt.Sprintf("%s: %d labels for the %d rows of %s", arg, len(ids), n, db)
+		if warn != "" {
+			msg += " (" + warn + ")"
+		}
+		return nil, errors.New(msg)
+	}
+	out := make([]string, n)
+	for i, c := range ids {
+		switch m, ok := missing[c]; {
+		case ok && m == bundle.NullMark:
+		case ok:
+			out[i] = m
+		case names != nil:
+			out[i] = names[c]
+		default:
+			out[i] = strconv.FormatInt(c, 10)
+		}
+	}
+	return out, nil
 }
 
 // retrieveSummary is a batch's set sizes.
@@ -309,17 +413,25 @@ type retrieveSummary struct {
 	Mean    float64 `json:"mean"`   // items inside a set, on average
 	Median  float64 `json:"median"` // the lower median
 	Empty   int     `json:"empty"`  // sets holding no item
+	// Labels is how many labels a set's items have, on average (with
+	// -labels).
+	Labels float64 `json:"labels,omitempty"`
 }
 
 // summarize is the batch's set sizes.
 func summarize(results []retrieveResult) retrieveSummary {
 	sizes := make([]float64, len(results))
 	sum := retrieveSummary{Anchors: len(results)}
+	labels := 0
 	for i, r := range results {
 		sizes[i] = float64(r.Total)
 		if r.Total == 0 {
 			sum.Empty++
 		}
+		labels += len(r.Labels)
+	}
+	if len(results) > 0 && results[0].Labels != nil {
+		sum.Labels = float64(labels) / float64(len(results))
 	}
 	slices.Sort(sizes)
 	sum.Mean, sum.Median = stat.Mean(sizes, nil), stat.Quantile(0.5, stat.Empirical, sizes, nil)
@@ -332,7 +444,11 @@ func printRetrieved(out *output, set *conformal.Set, q anchors, results []retrie
 	if asJSON {
 		if !q.batch {
 			r := results[0]
-			return writeJSON(out.stdout, map[string]any{"total": r.Total, "hits": r.Hits, "truncated": r.Truncated, "threshold": jsonfloat.Float(set.Threshold)})
+			doc := map[string]any{"total": r.Total, "hits": r.Hits, "truncated": r.Truncated, "threshold": jsonfloat.Float(set.Threshold)}
+			if r.Labels != nil {
+				doc["hit_labels"], doc["labels"] = r.HitLabels, r.Labels
+			}
+			return writeJSON(out.stdout, doc)
 		}
 		return writeJSON(out.stdout, map[string]any{"anchors": results, "summary": summarize(results), "threshold": jsonfloat.Float(set.Threshold)})
 	}
@@ -341,13 +457,24 @@ func printRetrieved(out *output, set *conformal.Set, q anchors, results []retrie
 			fmt.Fprintf(out.stdout, "anchor %d: ", i)
 		}
 		fmt.Fprintf(out.stdout, "%d of %d items inside the set (threshold %.6g, α=%v)\n", r.Total, n, set.Threshold, set.Alpha)
-		if len(r.Hits) > 0 {
-			fmt.Fprintf(out.stdout, "id\trow\tscore\n")
+		if r.Labels != nil && r.Total > 0 {
+			fmt.Fprintln(out.stdout, r.labelsLine())
 		}
-		for _, h := range r.Hits {
+		if len(r.Hits) > 0 {
+			if r.Labels != nil {
+				fmt.Fprintf(out.stdout, "id\trow\tscore\tlabel\n")
+			} else {
+				fmt.Fprintf(out.stdout, "id\trow\tscore\n")
+			}
+		}
+		for j, h := range r.Hits {
 			id := strconv.FormatInt(h.ID, 10)
 			if h.Key != "" {
 				id = h.Key
+			}
+			if r.Labels != nil {
+				fmt.Fprintf(out.stdout, "%s\t%d\t%.6g\t%s\n", id, h.Row, h.Score, r.HitLabels[j])
+				continue
 			}
 			fmt.Fprintf(out.stdout, "%s\t%d\t%.6g\n", id, h.Row, h.Score)
 		}
@@ -357,7 +484,11 @@ func printRetrieved(out *output, set *conformal.Set, q anchors, results []retrie
 	}
 	if q.batch {
 		sum := summarize(results)
-		fmt.Fprintf(out.stdout, "\n%d anchors: %s items inside the set on average, median %s, %d with none\n", sum.Anchors, count(sum.Mean), count(sum.Median), sum.Empty)
+		labels := ""
+		if results[0].Labels != nil {
+			labels = fmt.Sprintf("; their items have %s labels on average", count(sum.Labels))
+		}
+		fmt.Fprintf(out.stdout, "\n%d anchors: %s items inside the set on average, median %s, %d with none%s\n", sum.Anchors, count(sum.Mean), count(sum.Median), sum.Empty, labels)
 	}
 	return nil
 }
