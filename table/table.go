@@ -26,6 +26,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/ccsets/ccs/internal/suggest"
@@ -65,6 +66,65 @@ func ReadTable(path string) (arrow.Table, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return tbl, nil
+}
+
+// ReadTableColumn reads the column of path's table that pick chooses from
+// its schema: of a Parquet file that column alone (its leaf columns; a
+// 1280-d embeddings column beside it is not read), returned as a table of
+// one column, col 0; of any other table (Arrow, a dataset directory) the
+// whole table, col the column chosen. pick's error is returned as it is.
+func ReadTableColumn(path string, pick func(*arrow.Schema) (int, error)) (tbl arrow.Table, col int, err error) {
+	st, statErr := os.Stat(path)
+	if strings.ToLower(filepath.Ext(path)) != ".parquet" || statErr == nil && st.IsDir() {
+		if tbl, err = ReadTable(path); err != nil {
+			return nil, 0, err
+		}
+		if col, err = pick(tbl.Schema()); err != nil {
+			tbl.Release()
+			return nil, 0, err
+		}
+		return tbl, col, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if col, err = pick(schema); err != nil {
+		return nil, 0, err
+	}
+	var leaves []int
+	var walk func(f pqarrow.SchemaField)
+	walk = func(f pqarrow.SchemaField) {
+		if f.IsLeaf() {
+			leaves = append(leaves, f.ColIndex)
+		}
+		for _, c := range f.Children {
+			walk(c)
+		}
+	}
+	walk(fr.Manifest.Fields[col])
+	groups := make([]int, pf.NumRowGroups())
+	for i := range groups {
+		groups[i] = i
+	}
+	if tbl, err = fr.ReadRowGroups(context.Background(), leaves, groups); err != nil {
+		return nil, 0, fmt.Errorf("%s: column %q: %w", path, schema.Field(col).Name, err)
+	}
+	return tbl, 0, nil
 }
 
 // readArrow reads an Arrow IPC stream or file of size bytes from r, its

@@ -245,15 +245,11 @@ func readLabels(arg string) (labelsInput, error) {
 		ids, names, missing, warn, err := readIDs(arg, "labels")
 		return labelsInput{ids: ids, names: names, missing: missing, warn: warn}, err
 	case ".parquet": // a list column: a Hugging Face dataset's Sequence of labels
-		tbl, err := table.ReadTable(path)
+		tbl, col, err := table.ReadTableColumn(path, func(s *arrow.Schema) (int, error) { return tableColumn(path, s, name, "labels") })
 		if err != nil {
 			return labelsInput{}, err
 		}
 		defer tbl.Release()
-		col, err := tableColumn(path, tbl, name, "labels")
-		if err != nil {
-			return labelsInput{}, err
-		}
 		sets, names, ok, err := table.ColumnLabelSets(path, tbl, col)
 		switch {
 		case err != nil:
@@ -404,11 +400,10 @@ func headerLike(line string) bool {
 	return false
 }
 
-// tableColumn is the column of tbl (read from path) that -labels or
+// tableColumn is the column of schema (path's) that -labels or
 // -groups names (FILE:COLUMN), or, unnamed, the one named for what
 // ("labels" or "label").
-func tableColumn(path string, tbl arrow.Table, column, what string) (int, error) {
-	schema := tbl.Schema()
+func tableColumn(path string, schema *arrow.Schema, column, what string) (int, error) {
 	col := -1
 	for i, fld := range schema.Fields() {
 		if fld.Name == column || (column == "" && (fld.Name == what || fld.Name == strings.TrimSuffix(what, "s"))) {
@@ -426,15 +421,11 @@ func tableColumn(path string, tbl arrow.Table, column, what string) (int, error)
 
 // readParquetIDs reads an integer or string column, as tableIDs does.
 func readParquetIDs(path, column, what string, nulls bool) (ids []int64, names []string, missing map[int64]string, warn string, err error) {
-	tbl, err := table.ReadTable(path)
+	tbl, col, err := table.ReadTableColumn(path, func(s *arrow.Schema) (int, error) { return tableColumn(path, s, column, what) })
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
 	defer tbl.Release()
-	col, err := tableColumn(path, tbl, column, what)
-	if err != nil {
-		return nil, nil, nil, "", err
-	}
 	return tableIDs(path, tbl, col, what, nulls)
 }
 
