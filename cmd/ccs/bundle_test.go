@@ -384,6 +384,30 @@ func TestBundleCommand(t *testing.T) {
 	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("names.npy"), "-out", p("str"), "-k", "8", "-ood-classes", "shirt", "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
 		t.Fatal(err)
 	}
+	// -ood-classes @FILE: one class a line (120 novel protein families
+	// are no command-line list; a name may hold a comma), blank lines
+	// skipped: the same bundles as the list.
+	os.WriteFile(p("held-out.txt"), []byte("shirt\n\n"), 0o644)
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("names.npy"), "-out", p("strfile"), "-k", "8", "-ood-classes", "@" + p("held-out.txt"), "-ood-cal-share", "0.1", "-seed", "4"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"fit", "cal", "test", "ood", "ood-cal"} {
+		a, _ := os.ReadFile(p("str/" + f + ".npz"))
+		b, err := os.ReadFile(p("strfile/" + f + ".npz"))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("-ood-classes @FILE: %s.npz differs from -ood-classes shirt's (%v)", f, err)
+		}
+	}
+	for _, c := range []struct{ file, want string }{
+		{"none.txt", "-ood-classes @" + p("none.txt") + ": open " + p("none.txt") + ": no such file"},
+		{"blank.txt", "-ood-classes @" + p("blank.txt") + ": no labels in it"},
+	} {
+		os.WriteFile(p("blank.txt"), []byte("\n \n"), 0o644)
+		err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("names.npy"), "-out", p("strbad"), "-k", "8", "-ood-classes", "@" + p(c.file)})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("-ood-classes @%s: %v, want %q", c.file, err, c.want)
+		}
+	}
 	// A Hugging Face dataset saved to disk (an Arrow IPC stream of
 	// embeddings and string labels): the same bundles as the .npy files'.
 	writeArrowStream(t, p("data-00000-of-00001.arrow"), x32, names, d)

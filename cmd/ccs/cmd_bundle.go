@@ -64,7 +64,7 @@ func bundleCommand() *command {
 			fs.IntVar(&o.HardCandidates, "hard-candidates", bundle.DefaultHardCandidates, "`N` possible negatives of an anchor, drawn at random, of which its -kneg-hard negatives are the nearest (all of them where fewer)")
 			fs.StringVar(&o.Split, "split", "0.5,0.1,0.2,0.2", "the fit,validation,calibration,test `shares` of the items (each 0 to 1, summing to at most 1; stratified by label); a share of 0 makes no such split: 0,0,0.5,0.5 for sets that train nothing (the ℓ2 ball), 0,0,0,1 to judge a set calibrated on other data")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the splits and the draws")
-			fs.StringVar(&o.OODClasses, "ood-classes", "", "comma-separated `labels` held out of every split as an OOD sample (DIR/ood.npz): integers, or names for string labels")
+			fs.StringVar(&o.OODClasses, "ood-classes", "", "comma-separated `labels` held out of every split as an OOD sample (DIR/ood.npz): integers, or names for string labels; @FILE reads them from FILE, one a line")
 			fs.Float64Var(&o.OODCalShare, "ood-cal-share", 0, "`share` of the in-distribution items held out before the splits as DIR/ood-cal.npz: the inputs that calibrate a per-input OOD test (calibrate -ood-cal)")
 			fs.BoolVar(&o.AllowFewer, "allow-fewer", false, "let an anchor with fewer than -k possible positives repeat them (they weigh more in training and evaluation; calibration, one positive per anchor, is unchanged) instead of refusing")
 			fs.StringVar(&o.MissingLabels, "missing-labels", "error", "what a label (or a group id) that marks a missing value means — a negative integer (Hugging Face and scikit-learn write -1) or the string \"\" or \"nan\" (pandas' missing value after astype(str)), \"None\", \"<NA>\", \"NA\", \"N/A\", or \"Unknown\", \"Unassigned\", \"Unannotated\", \"Unlabeled\" in any case (annotation tools' marks): error (refuse it), drop (no label: the row is left out of every split, counted in a warning) or class (a class like any other, as ±1 binary labels)")
@@ -170,7 +170,22 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	// The held-out classes: integers, or the labels' own strings when
 	// they are strings (known once the labels are read).
 	var oodClasses []string
-	if o.OODClasses != "" {
+	if file, ok := strings.CutPrefix(o.OODClasses, "@"); ok {
+		// One class a line: a long list (120 novel protein families), or
+		// names with commas; blank lines are skipped.
+		lines, err := readLines(file)
+		if err != nil {
+			return fmt.Errorf("bundle: -ood-classes %s: %w", o.OODClasses, err)
+		}
+		for _, l := range lines {
+			if l = strings.TrimSpace(l); l != "" {
+				oodClasses = append(oodClasses, l)
+			}
+		}
+		if oodClasses == nil {
+			return fmt.Errorf("bundle: -ood-classes %s: no labels in it (one a line)", o.OODClasses)
+		}
+	} else if o.OODClasses != "" {
 		for _, s := range strings.Split(o.OODClasses, ",") {
 			if s = strings.TrimSpace(s); s == "" {
 				return usagef("bundle: -ood-classes %q: an empty label", o.OODClasses)
