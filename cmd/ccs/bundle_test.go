@@ -1700,6 +1700,20 @@ func TestBundleParquetNulls(t *testing.T) {
 	}
 	writeNullableParquet(t, p("family.parquet"), "family", sb.NewArray())
 	writeNullableParquet(t, p("label.parquet"), "label", ib.NewArray())
+	// pandas' category column with NaN, as to_parquet writes it:
+	// dictionary-encoded strings with nulls.
+	db := array.NewDictionaryBuilder(memory.DefaultAllocator, &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}).(*array.BinaryDictionaryBuilder)
+	for i, l := range y {
+		switch {
+		case i%40 == 7:
+			db.AppendNull()
+		case i%100 == 3:
+			db.AppendString("")
+		default:
+			db.AppendString([]string{"PF00069.28", "PF07714.21", "PF00076.26"}[l])
+		}
+	}
+	writeNullableParquet(t, p("category.parquet"), "family", db.NewArray())
 	base := []string{"bundle", "-embeddings", p("emb.npy"), "-k", "5"}
 	for _, c := range []struct {
 		name string
@@ -1709,6 +1723,7 @@ func TestBundleParquetNulls(t *testing.T) {
 		{"string labels", []string{"-labels", p("family.parquet") + ":family"}, `14 of 400 rows have a label that marks a missing value ("": 4, null: 10)`},
 		{"string labels dropped", []string{"-labels", p("family.parquet") + ":family", "-missing-labels", "drop"}, `14 of 400 rows have a label that marks a missing value ("": 4, null: 10), taken for no label: left out of every split`},
 		{"integer labels", []string{"-labels", p("label.parquet")}, `10 of 400 rows have a label that marks a missing value (null: 10)`},
+		{"category labels dropped", []string{"-labels", p("category.parquet") + ":family", "-missing-labels", "drop"}, `14 of 400 rows have a label that marks a missing value ("": 4, null: 10), taken for no label: left out of every split`},
 		{"integer labels dropped", []string{"-labels", p("label.parquet"), "-missing-labels", "drop"}, `10 of 400 rows have a label that marks a missing value (null: 10), taken for no label: left out of every split`},
 		{"string groups", []string{"-groups", p("family.parquet") + ":family", "-allow-fewer"}, `14 of 400 rows have a group id that marks a missing value ("": 4, null: 10)`},
 	} {
