@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -916,6 +917,8 @@ func checkClassSplits(strata map[int64][]int, cfg MakeConfig) error {
 	// most classes are not, the '/' is part of their names ("animal/cat").
 	if paths := pathNames(cfg.LabelNames, "class"); paths != "" && 10*len(lone) >= 9*len(strata) {
 		advice = strings.ToUpper(paths[:1]) + paths[1:]
+	} else if reid := reidNames(cfg.LabelNames, "class"); reid != "" && 10*len(lone) >= 9*len(strata) {
+		advice = strings.ToUpper(reid[:1]) + reid[1:]
 	} else if name, sep := joinedLabels(cfg.LabelNames); name != "" {
 		// Lists of labels joined into one string are every combination a
 		// class: neither classes nor groups say "shares a label".
@@ -1000,6 +1003,50 @@ func pathNames(names []string, what string) string {
 	}
 	return fmt.Sprintf("names such as %q are file paths, each its own %s: %s — keep one (%s; [p.split(%q)[%d] for p in paths] in Python), as labels, or as groups (-groups) where they are identities such as speakers (docs/your-data.md §7)",
 		names[0], what, made, cut, sep, skip)
+}
+
+// reidName matches a person re-identification image's name as
+// Market-1501 and DukeMTMC-reID write them (after any directory): the
+// person id (-1: a false detection; 0: junk), "c" and the camera, then the
+// sequence and frame ("0002_c1s1_000451_03.jpg", "0005_c2_f0046985.jpg").
+var reidName = regexp.MustCompile(`^(-?\d+)_c(\d+)(?:s\d+)?_[^/\\]*\.(?i:jpe?g|png|bmp)$`)
+
+// reidNames says, for string labels or group ids (what: "class" or
+// "group") of which nine in ten or more are re-ID image names, each its
+// own class, how many people and cameras they name and how to give them
+// as groups and sessions (the re-ID protocol: a person's images from other
+// cameras), and how many rows are of no person; "" otherwise.
+func reidNames(names []string, what string) string {
+	people, cams := map[string]struct{}{}, map[string]struct{}{}
+	matched, distractors, junk := 0, 0, 0
+	for _, n := range names {
+		m := reidName.FindStringSubmatch(n[strings.LastIndexAny(n, `/\`)+1:])
+		if m == nil {
+			continue
+		}
+		matched++
+		cams[strings.TrimLeft(m[2], "0")] = struct{}{}
+		switch id, err := strconv.Atoi(m[1]); {
+		case err == nil && id == -1:
+			distractors++
+		case err == nil && id == 0:
+			junk++
+		default:
+			people[m[1]] = struct{}{}
+		}
+	}
+	if len(names) == 0 || 10*matched < 9*len(names) {
+		return ""
+	}
+	none := ""
+	if distractors+junk > 0 {
+		none = fmt.Sprintf(", besides %d images of person -1 (false detections) and %d of person 0 (junk)", distractors, junk)
+	}
+	return fmt.Sprintf("names such as %q are person re-identification image names (person id, camera, frame: Market-1501, DukeMTMC-reID), each its own %s: their person ids make %d people over %d cameras%s — "+
+		"give the person as the group and the camera as the session, so that an anchor's positives are its person's images from other cameras, as the protocol counts them "+
+		`(sed 's|.*/||; s/_.*//' FILE > pid.txt; sed 's|.*/||; s/^[^_]*_c\([0-9]*\).*/\1/' FILE > cam.txt; then -groups pid.txt -sessions cam.txt; in Python pid = np.array([int(os.path.basename(n).split("_")[0]) for n in names]), cam = np.array([int(re.match(r"-?\d+_c(\d+)", os.path.basename(n))[1]) for n in names])), `+
+		"and leave the rows of no person out, which the protocol ignores (keep = pid > 0: -1 and 0; docs/your-data.md §8)",
+		names[0], what, len(people), len(cams), none)
 }
 
 // joinedLabels finds string labels that are lists of labels joined by a
@@ -1314,6 +1361,8 @@ func (items Items) checkGroupSizes(groups, pos [][]int, parts [][]int, cfg MakeC
 		// ids ("vox1/id10001").
 		if paths := pathNames(items.GroupNames, "group"); paths != "" && !items.ViewItems && 10*len(single) >= 9*inSplits {
 			advice = paths
+		} else if reid := reidNames(items.GroupNames, "group"); reid != "" && !items.ViewItems && 10*len(single) >= 9*inSplits {
+			advice = reid
 		}
 		return fmt.Errorf("bundle: %s of the splits have one row (the first: %s): no other row to be its anchor's positive; %s",
 			counted(len(single), unit), name(single[0]), advice)

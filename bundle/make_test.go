@@ -1572,3 +1572,54 @@ func TestLabelSetsNoneShared(t *testing.T) {
 		}
 	}
 }
+
+// TestReidNames: person re-identification image names (Market-1501's
+// 0002_c1s1_000451_03.jpg, DukeMTMC-reID's 0005_c2_f0046985.jpg), each its
+// own class or group, are named as such, with the lines that give the
+// person as the group and the camera as the session, and the rows of no
+// person (-1: false detections; 0: junk) counted.
+func TestReidNames(t *testing.T) {
+	t.Parallel()
+	var market []string
+	for p := range 6 {
+		for c := 1; c <= 3; c++ {
+			market = append(market, fmt.Sprintf("%04d_c%ds1_%06d_01.jpg", p, c, 100*p+c))
+		}
+	}
+	market = append(market, "-1_c1s2_000401_03.jpg", "-1_c3s1_000777_02.jpg")
+	cases := []struct {
+		name  string
+		names []string
+		want  string // a prefix; "" for none
+	}{
+		{"Market-1501", market, `names such as "0000_c1s1_000001_01.jpg" are person re-identification image names (person id, camera, frame: Market-1501, DukeMTMC-reID), each its own class: their person ids make 5 people over 3 cameras, besides 2 images of person -1 (false detections) and 3 of person 0 (junk)`},
+		{"DukeMTMC-reID, with a directory", []string{"bounding_box_train/0005_c2_f0046985.jpg", "bounding_box_train/0005_c5_f0051341.jpg", "bounding_box_train/0007_c2_f0047029.jpg"}, `names such as "bounding_box_train/0005_c2_f0046985.jpg" are person re-identification image names (person id, camera, frame: Market-1501, DukeMTMC-reID), each its own class: their person ids make 2 people over 2 cameras —`},
+		{"speaker paths", []string{"id10270/5r0dWxy17C8/00001.wav", "id10270/5r0dWxy17C8/00002.wav"}, ""},
+		{"names with underscores", []string{"cat_1.jpg", "dog_2.jpg"}, ""},
+		{"a few re-ID names among others", append([]string{"a", "b", "c"}, market[:2]...), ""},
+		{"none", nil, ""},
+	}
+	for _, c := range cases {
+		got := reidNames(c.names, "class")
+		if !strings.HasPrefix(got, c.want) || (c.want == "") != (got == "") {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := reidNames(market, "class"); !strings.Contains(got, `-groups pid.txt -sessions cam.txt`) || !strings.Contains(got, `keep = pid > 0`) {
+		t.Errorf("no recipe: %q", got)
+	}
+	// The refusals name them: as groups (each of one row) and as labels.
+	n := len(market)
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	_, err := Make(Items{N: n, Groups: ids, GroupNames: market}, MakeConfig{K: 1, Split: testSplit, AllowFewer: true})
+	if want := `no other row to be its anchor's positive; names such as "0000_c1s1_000001_01.jpg" are person re-identification image names`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "np.unique(groups") {
+		t.Errorf("re-ID names as groups: %v, want %q", err, want)
+	}
+	_, err = Make(Items{N: n, Labels: ids}, MakeConfig{K: 1, Split: testSplit, LabelNames: market})
+	if want := `Names such as "0000_c1s1_000001_01.jpg" are person re-identification image names`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "are groups, not labels") {
+		t.Errorf("re-ID names as labels: %v, want %q", err, want)
+	}
+}

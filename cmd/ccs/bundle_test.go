@@ -820,6 +820,11 @@ func TestBundleBadInput(t *testing.T) {
 		fmt.Fprintf(&utt, "id1%04d/s%d/%05d.wav\n", i/20, i%3, i)
 	}
 	os.WriteFile(p("utt.txt"), []byte(utt.String()), 0o644)
+	var reid strings.Builder // a re-ID export's image names: person, camera and sequence, frame, box
+	for i := range n {
+		fmt.Fprintf(&reid, "%04d_c%ds1_%06d_01.jpg\n", 1+i/4, 1+i%4%3, i)
+	}
+	os.WriteFile(p("reid.txt"), []byte(reid.String()), 0o644)
 	os.WriteFile(p("trials.txt"), []byte("1 d0 d1\n0 d0 d7\n"), 0o644) // VoxCeleb's trial list: target, enrolment, test
 	// String labels as NumPy stores them: '<U…', UTF-32 padded with NULs.
 	names := make([]string, n)
@@ -936,6 +941,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"an empty score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("noscore.tsv")}, false, `noscore.tsv:3: an empty field ("2\t3\t")`},
 		{"file paths as labels", []string{"-labels", p("utt.txt")}, false, `utt.txt: bundle: 400 of 400 classes would have exactly 1 item in a split, with no other of its class there to be its positive (class "id10000/s0/00000.wav", 1 item, would have 1 in the fit split): a class's items are split by the shares [0.5 0.1 0.2 0.2], and a class splits without a lone item from 16 items. Names such as "id10000/s0/00000.wav" are file paths, each its own class: its first directory makes 20 classes, its first two 60 — keep one (cut -d/ -f1 FILE > classes.txt; [p.split("/")[0] for p in paths] in Python)`},
 		{"file paths as groups", []string{"-labels", "", "-groups", p("utt.txt")}, false, `utt.txt: bundle: 400 groups of the splits have one row (the first: group "id10000/s0/00000.wav"): no other row to be its anchor's positive; names such as "id10000/s0/00000.wav" are file paths, each its own group: its first directory makes 20 classes, its first two 60`},
+		{"re-ID image names as groups", []string{"-labels", "", "-groups", p("reid.txt")}, false, `reid.txt: bundle: 400 groups of the splits have one row (the first: group "0001_c1s1_000000_01.jpg"): no other row to be its anchor's positive; names such as "0001_c1s1_000000_01.jpg" are person re-identification image names (person id, camera, frame: Market-1501, DukeMTMC-reID), each its own group: their person ids make 100 people over 3 cameras — give the person as the group and the camera as the session`},
+		{"re-ID image names as labels", []string{"-labels", p("reid.txt")}, false, `Names such as "0001_c1s1_000000_01.jpg" are person re-identification image names (person id, camera, frame: Market-1501, DukeMTMC-reID), each its own class: their person ids make 100 people over 3 cameras`},
 		{"a speaker-verification trial list", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("trials.txt"), "-ids", p("ids.txt"), "-query-ids", p("ids.txt")}, false, `trials.txt:1: "1 d0 d1" reads as a speaker-verification trial (target (1 or 0), enrolment, test, as VoxCeleb's lists), not a relevance pair`},
 		{"a line without its score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("twocols.tsv")}, false, "twocols.tsv:3: 2 columns, and line 1 has 3"},
 		{"-logits of queries", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-logits", p("emb.npy")}, true, "bundle: -logits are the rows' own, for bundles of -labels or -groups"},
