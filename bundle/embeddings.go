@@ -216,6 +216,9 @@ func (in Inputs) Items() (Items, error) {
 		if missing > 0 {
 			return Items{}, fmt.Errorf("%s: %d of %d rows have a session id that marks a missing value (-1, \"\" or \"nan\"; the first: row %d): as one session, those rows would be one another's same-session rows and every other session's positives; give each row its session, or leave those rows out", in.SessionsSource, missing, e.N, first)
 		}
+		if err := sessionsOfRows(in.Groups, in.Sessions, in.SessionsSource); err != nil {
+			return Items{}, err
+		}
 		it.Sessions = in.Sessions
 	}
 	if q := in.Queries; q != nil {
@@ -245,4 +248,37 @@ func (in Inputs) Items() (Items, error) {
 func (in Inputs) selfQueries() bool {
 	q := in.Queries
 	return q != nil && in.Embeddings.Views == 0 && q.N == in.Embeddings.N && q.D == in.Embeddings.D && slices.Equal(q.Rows, in.Embeddings.Rows)
+}
+
+// sessionsOfRows refuses session ids that no two rows of a group share
+// (the rows' own names given as sessions): every other row of a group is
+// then of another session, and -sessions excludes no positive. Rows of no
+// group (a negative id) are left aside.
+func sessionsOfRows(groups, sessions []int64, source string) error {
+	type key struct{ g, s int64 }
+	seen := map[key]struct{}{}
+	perGroup := map[int64]int{}
+	distinct := map[int64]struct{}{}
+	rows, several := 0, false
+	for i, s := range sessions {
+		g := groups[i]
+		if g < 0 {
+			continue
+		}
+		if _, dup := seen[key{g, s}]; dup {
+			return nil
+		}
+		seen[key{g, s}] = struct{}{}
+		distinct[s] = struct{}{}
+		rows++
+		if perGroup[g]++; perGroup[g] > 1 {
+			several = true
+		}
+	}
+	if !several {
+		return nil // no group of two rows: the groups' own check says so
+	}
+	return fmt.Errorf("%s: no two rows of a group share a session (%d sessions for %d rows): the sessions then exclude no positive, as if none were given — "+
+		"ids of the rows themselves (their file names) are no sessions: give each row's recording or camera "+
+		`(from re-ID image names, sed 's|.*/||; s/^[^_]*_c\([0-9]*\).*/\1/' FILE > cam.txt), or give none (no -sessions; no sessions= in Python)`, source, len(distinct), rows)
 }

@@ -1623,3 +1623,28 @@ func TestReidNames(t *testing.T) {
 		t.Errorf("re-ID names as labels: %v, want %q", err, want)
 	}
 }
+
+// TestSessionsOfRows: session ids that no two rows of a group share (the
+// rows' own names given as sessions) exclude no positive: refused, naming
+// the file.
+func TestSessionsOfRows(t *testing.T) {
+	t.Parallel()
+	const n = 40
+	groups, own := make([]int64, n), make([]int64, n)
+	for i := range groups {
+		groups[i], own[i] = int64(i/4), int64(i)
+	}
+	emb := Embeddings{Rows: make([]float32, 2*n), N: n, D: 2, Source: "emb.npy"}
+	_, err := Inputs{Embeddings: emb, Groups: groups, GroupsSource: "pid.txt", Sessions: own, SessionsSource: "names.txt"}.Items()
+	if want := "names.txt: no two rows of a group share a session (40 sessions for 40 rows): the sessions then exclude no positive, as if none were given"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("%v, want %q", err, want)
+	}
+	// Sessions two rows share (cameras) pass.
+	cams := make([]int64, n)
+	for i := range cams {
+		cams[i] = int64(i % 2)
+	}
+	if _, err := (Inputs{Embeddings: emb, Groups: groups, GroupsSource: "pid.txt", Sessions: cams, SessionsSource: "cam.txt"}).Items(); err != nil {
+		t.Error(err)
+	}
+}
