@@ -128,6 +128,9 @@ type Inputs struct {
 	// its group's rows of other sessions (Items.Sessions).
 	Sessions       []int64
 	SessionsSource string
+	// SessionNames, for string session ids, are their values (id s is
+	// SessionNames[s]), for messages.
+	SessionNames []string
 	// Queries and Pairs are relevance judgements (Items.Queries, Pairs);
 	// Queries nil: none.
 	Queries *Embeddings
@@ -219,7 +222,7 @@ func (in Inputs) Items() (Items, error) {
 		if err := sessionsOfRows(in.Groups, in.Sessions, in.SessionsSource); err != nil {
 			return Items{}, err
 		}
-		it.Sessions = in.Sessions
+		it.Sessions, it.SessionNames = in.Sessions, in.SessionNames
 	}
 	if q := in.Queries; q != nil {
 		if q.D != e.D {

@@ -67,6 +67,9 @@ type Items struct {
 	// evaluation speak of cross-session pairs, as a verification trial
 	// list's are; a group without such a row has no positive.
 	Sessions []int64
+	// SessionNames, if not nil, are string session ids' values (session s
+	// is SessionNames[s]), for messages.
+	SessionNames []string
 	// Rows (N×D) and QueryRows (Queries×D) are the embeddings, which only
 	// MakeConfig.HardNegatives reads: it finds each anchor's nearest
 	// negatives among them. Inputs.Items sets them.
@@ -1383,6 +1386,54 @@ func (items Items) checkGroupSizes(groups, pos [][]int, parts [][]int, cfg MakeC
 	return nil
 }
 
+// anchorSessionSkew warns when the groups' anchors (each group's first
+// row) are far more often of one session than anchors drawn at random
+// within their groups would be: rows sorted by session within each group,
+// as a directory listing sorts a re-ID export's images by camera, make
+// every anchor the first camera's, and the guarantee then speaks of such
+// anchors alone. Only sessions that many groups share are compared (at
+// most one for every four groups: cameras, not a speaker's own
+// recordings), over 20 groups or more; the warning comes from a total
+// variation distance of 0.2 between the two distributions.
+func (items Items) anchorSessionSkew(groups, parts [][]int) string {
+	if items.Sessions == nil || items.ViewItems {
+		return ""
+	}
+	var gs []int
+	for _, p := range parts {
+		gs = append(gs, p...)
+	}
+	anchors, random := map[int64]float64{}, map[int64]float64{}
+	for _, g := range gs {
+		rows := groups[g]
+		anchors[items.Sessions[rows[0]]]++
+		for _, r := range rows {
+			random[items.Sessions[r]] += 1 / float64(len(rows))
+		}
+	}
+	if len(gs) < 20 || 4*len(random) > len(gs) {
+		return ""
+	}
+	sessions := slices.Sorted(maps.Keys(random))
+	tv, worst := 0.0, sessions[0]
+	for _, s := range sessions {
+		tv += math.Abs(anchors[s] - random[s])
+		if anchors[s]-random[s] > anchors[worst]-random[worst] {
+			worst = s
+		}
+	}
+	n := float64(len(gs))
+	if tv/(2*n) < 0.2 {
+		return ""
+	}
+	name := strconv.FormatInt(worst, 10)
+	if worst >= 0 && worst < int64(len(items.SessionNames)) {
+		name = strconv.Quote(items.SessionNames[worst])
+	}
+	return fmt.Sprintf("the anchors (each group's first row) are %.1f%% session %s, where an anchor drawn at random within its group would be %.1f%% (%d groups): the rows look sorted by session within each group, as a directory listing sorts a re-ID export's images by camera, and the guarantee speaks of anchors drawn as the calibration anchors are — anchors of the other sessions may be covered less; shuffle the rows with their group and session ids before bundling (perm = np.random.default_rng(0).permutation(len(X)); X, groups, sessions = X[perm], groups[perm], sessions[perm])",
+		100*anchors[worst]/n, name, 100*random[worst]/n, len(gs))
+}
+
 // emptyGroupSplit says why a split of groups is empty: too few groups for
 // its share, or, with labels, groups split label by label where no label
 // has enough of them (labels as fine as the groups: each its own).
@@ -1486,6 +1537,9 @@ func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		}
 	}
 	if w := unsplit(cfg.Split, left, parts, "items"); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
+	if w := items.anchorSessionSkew(groups, parts); w != "" {
 		p.Warnings = append(p.Warnings, w)
 	}
 	for s, gs := range parts {

@@ -1648,3 +1648,54 @@ func TestSessionsOfRows(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestAnchorSessionSkew: each group's anchor is its first row, so rows
+// sorted by session within each group (a directory listing's order) make
+// every anchor one session's; ccs bundle warns, naming the session and
+// the share a random anchor would have, and says nothing for rows in a
+// random order.
+func TestAnchorSessionSkew(t *testing.T) {
+	t.Parallel()
+	const groupsN, per = 120, 6
+	groups, sessions := make([]int64, groupsN*per), make([]int64, groupsN*per)
+	for i := range groups {
+		groups[i], sessions[i] = int64(i/per), int64(i%per%3) // cameras 0, 1, 2, sorted: the anchor is camera 0
+	}
+	cfg := MakeConfig{K: 2, KNeg: 2, Split: testSplit, Seed: 1}
+	p, err := Make(Items{N: len(groups), Groups: groups, Sessions: sessions}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the anchors (each group's first row) are 100.0% session 0, where an anchor drawn at random within its group would be 33.3%"
+	if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, want) || !strings.Contains(w, "permutation(") {
+		t.Errorf("sorted rows: warnings %q, want %q", w, want)
+	}
+	// Shuffled within each group: no warning.
+	rng := rand.New(rand.NewPCG(3, 4))
+	for g := range groupsN {
+		rows := sessions[g*per : (g+1)*per]
+		rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	}
+	p, err = Make(Items{N: len(groups), Groups: groups, Sessions: sessions}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range p.Warnings {
+		if strings.Contains(w, "first row") {
+			t.Errorf("shuffled rows: %q", w)
+		}
+	}
+	// Sessions of their groups alone (a speaker's recordings): no comparison across groups.
+	for i := range sessions {
+		sessions[i] = int64(i/per*10 + i%per%3)
+	}
+	p, err = Make(Items{N: len(groups), Groups: groups, Sessions: sessions}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range p.Warnings {
+		if strings.Contains(w, "first row") {
+			t.Errorf("sessions of their groups: %q", w)
+		}
+	}
+}

@@ -396,7 +396,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			if err != nil {
 				return nil, err
 			}
-			in.Sessions, _, _ = bundle.MissingStrings(sessions, names) // "" and "nan": refused by Inputs.Items
+			in.Sessions, in.SessionNames, _ = bundle.MissingStrings(sessions, names) // "" and "nan": refused by Inputs.Items
 			in.SessionsSource = "sessions"
 		}
 	}

@@ -326,7 +326,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if err != nil {
 			return err
 		}
-		sessions, _, _ = bundle.MissingStrings(sessions, names) // "" and "nan": refused by Inputs.Items
+		sessions, names, _ = bundle.MissingStrings(sessions, names) // "" and "nan": refused by Inputs.Items
+		in.SessionNames = names
 		if err := rowsLineUp(out, o.Sessions, "session ids", len(sessions), emb, warn); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import os
 import tempfile
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -403,6 +404,11 @@ ERRORS = [
      ValueError, 'sessions: 1 of 200 rows have a session id that marks a missing value (-1, "" or "nan"; the first: row 0)'),
     ("a group of one session", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 10, sessions=np.arange(200) // 10, k=2),
      ValueError, "groups of the splits have no row in another session than their anchor's (the first: group "),
+    ("re-ID image names as groups", lambda s, a: ccs.bundle(a, groups=[f"{1 + i // 4:04d}_c{1 + i % 3}s1_{i:06d}_01.jpg" for i in range(200)]),
+     ValueError, 'names such as "0001_c1s1_000000_01.jpg" are person re-identification image names (person id, camera, frame: '
+     'Market-1501, DukeMTMC-reID), each its own group: their person ids make 50 people over 3 cameras'),
+    ("image names as sessions", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 4, sessions=[f"{i:04d}.jpg" for i in range(200)], k=2),
+     ValueError, "sessions: no two rows of a group share a session (200 sessions for 200 rows): the sessions then exclude no positive"),
     ("trials without ids", lambda s, a: s.trials(a, None, [("1", "u0", "u1")]), ValueError,
      "trials: give the utterances' embeddings and their ids"),
     ("a trial naming an utterance not among the ids",
@@ -605,3 +611,19 @@ def test_bundle_sessions():
             for p in pos:
                 r = row[p.tobytes()]
                 assert groups[r] == groups[a] and sessions[r] != sessions[a]
+
+
+def test_bundle_sessions_sorted():
+    """Rows sorted by camera within each person (a directory listing of a
+    re-ID export) make every anchor the first camera's: a CCSWarning names
+    the camera, as ccs bundle warns; shuffled rows give none."""
+    x = np.random.default_rng(4).normal(size=(600, 4)).astype(np.float32)
+    groups = np.arange(600) // 6
+    cams = np.array([f"c{i % 6 % 3 + 1}" for i in range(600)])
+    with pytest.warns(ccs.CCSWarning, match=r"""the anchors \(each group's first row\) are 100.0% session "c1", where an anchor drawn at random within its group would be 33.3%"""):
+        ccs.bundle(x, groups=groups, sessions=cams, k=2, kneg=2)
+    perm = np.random.default_rng(0).permutation(len(x))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ccs.bundle(x[perm], groups=groups[perm], sessions=cams[perm], k=2, kneg=2)
+    assert not [w for w in caught if "first row" in str(w.message)]
