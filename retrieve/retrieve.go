@@ -54,11 +54,12 @@ type Collection struct {
 	// make them at once.
 	NoHalf bool
 
-	mu         sync.Mutex
-	transforms map[*conformal.Set]*normTransform // see Transform
-	batchGroup int                               // batch's chunks a group; 0: batchGroup (tests set fewer)
-	half       lazyCopy[kernel.HalfRows]
-	bytes      lazyCopy[kernel.ByteRows]
+	mu          sync.Mutex
+	transforms  map[*conformal.Set]*normTransform // see Transform
+	batchGroup  int                               // batch's chunks a group; 0: batchGroup (tests set fewer)
+	anchorBlock int                               // batch's anchors a block; 0: anchors() (tests set fewer)
+	half        lazyCopy[kernel.HalfRows]
+	bytes       lazyCopy[kernel.ByteRows]
 }
 
 // A lazyCopy is one of a collection's compact copies: started in the
@@ -563,11 +564,28 @@ const batchChunk = 512
 // anchor's nearest limit hits of them: 64 chunks of 512 rows.
 const batchGroup = 64
 
+// batchProbeBytes bounds the memory of the probes a batch holds at once.
+// A generalized ball's probe holds a table of 512 bytes a coordinate
+// (kernel.ByteRows' screen by table), 1 MiB at d = 2048: 3 328 anchors at
+// once held 3.3 GB of tables (4.9 GB at the peak, for a gallery of 133 MB).
+const batchProbeBytes = 256 << 20
+
+// anchors is how many anchors batch probes at once: batchProbeBytes of
+// generalized-ball tables (256 at d = 2048, 4 096 at d = 128), at least
+// one.
+func (c *Collection) anchors() int {
+	if c.anchorBlock > 0 {
+		return c.anchorBlock
+	}
+	return max(1, batchProbeBytes/(512*max(1, c.D)))
+}
+
 // SearchBatch is Search for each of the m anchors (rows of c.D in
 // anchors), with the same hits and totals, in a pass over the collection
 // that scores a chunk of it for every anchor in turn while the chunk is
 // in cache (m Searches read the whole collection m times: 400 000 × 512
-// half floats are 400 MB a query). It makes the collection's compact copy
+// half floats are 400 MB a query) — a pass for each block of anchors
+// whose probes fit batchProbeBytes (256 anchors at d = 2048). It makes the collection's compact copy
 // for s first (PrepareHalf or PrepareBytes, as the second Search would).
 // progress, if not nil, is told the chunks done of all, from any
 // goroutine. It stops early, returning ctx's error, when ctx is done.
@@ -619,16 +637,39 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 			c.PrepareHalf()
 		}
 	}
-	prs := make([]probe, m)
-	for i := range prs {
-		prs[i] = c.probe(s, anchors[i*d:(i+1)*d])
-	}
 	nc := parallel.Chunks(c.N, batchChunk)
 	chunkCounts := make([]int, m*nc)
 	if !count {
 		parts = make([][]Hit, m*nc)
 	}
 	var done atomic.Int64
+	// The anchors a block at a time, so that their probes' tables are
+	// bounded (anchors); each block scans the collection once.
+	block := c.anchors()
+	blocks := (m + block - 1) / block
+	for a0 := 0; a0 < m; a0 += block {
+		a1 := min(m, a0+block)
+		prs := make([]probe, a1-a0)
+		for i := range prs {
+			prs[i] = c.probe(s, anchors[(a0+i)*d:(a0+i+1)*d])
+		}
+		if err := c.batchBlock(ctx, prs, a0, nc, count, limit, parts, chunkCounts, &done, blocks*nc, progress); err != nil {
+			return nil, nil, err
+		}
+	}
+	counts = make([]int, m)
+	for i := range counts {
+		for _, n := range chunkCounts[i*nc : (i+1)*nc] {
+			counts[i] += n
+		}
+	}
+	return parts, counts, nil
+}
+
+// batchBlock is batch's pass over the collection for the anchors a0… of
+// prs (their probes): it fills their parts and chunkCounts, and tells
+// progress each chunk done of total.
+func (c *Collection) batchBlock(ctx context.Context, prs []probe, a0, nc int, count bool, limit int, parts [][]Hit, chunkCounts []int, done *atomic.Int64, total int, progress func(done, total int)) error {
 	// The chunks a group at a time: after each group, an anchor's nearest
 	// limit of its hits so far are kept in its first part, so that the
 	// hits held are bounded by a group's, not the collection's (1 000
@@ -644,7 +685,7 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 			}
 			ci, lo, hi := g0+cj, base+lo, base+hi
 			for i := range prs {
-				k := i*nc + ci
+				k := (a0+i)*nc + ci
 				if count {
 					_, chunkCounts[k] = c.scan(&prs[i], lo, hi, 0, true, nil)
 					continue
@@ -660,32 +701,26 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 				parts[k], chunkCounts[k] = part, n
 			}
 			if progress != nil {
-				progress(int(done.Add(1)), nc)
+				progress(int(done.Add(1)), total)
 			}
 		})
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return err
 		}
 		if count || limit <= 0 {
 			continue
 		}
 		// Each anchor's nearest limit so far, in its first part; the
 		// group's other parts freed.
-		parallel.For(m, 64, 0, func(_, a0, a1 int) {
-			for i := a0; i < a1; i++ {
+		parallel.For(len(prs), 64, 0, func(_, i0, i1 int) {
+			for i := a0 + i0; i < a0+i1; i++ {
 				ps := parts[i*nc : (i+1)*nc]
 				ps[0] = sorted(append([][]Hit{ps[0]}, ps[max(g0, 1):g1]...), limit)
 				clear(ps[max(g0, 1):g1])
 			}
 		})
 	}
-	counts = make([]int, m)
-	for i := range counts {
-		for _, n := range chunkCounts[i*nc : (i+1)*nc] {
-			counts[i] += n
-		}
-	}
-	return parts, counts, nil
+	return nil
 }
 
 // probe is a search around one anchor: the set and the anchor as scanned

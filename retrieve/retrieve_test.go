@@ -575,7 +575,9 @@ func TestSearchBatch(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, limit := range []int{0, 7} {
+		for _, run := range []struct{ block, limit int }{{0, 0}, {0, 7}, {4, 0}, {4, 7}} {
+			limit := run.limit
+			c.anchorBlock = run.block // 4: the anchors a few at a time, as at a large d
 			var mu sync.Mutex
 			var chunks []int
 			hits, totals, err := SearchBatch(context.Background(), s, anchors, c, limit, func(done, total int) {
@@ -603,6 +605,13 @@ func TestSearchBatch(t *testing.T) {
 			if some == 0 || some == m*n {
 				t.Errorf("%s: %d hits in all: the thresholds test nothing", tc.name, some)
 			}
+		}
+	}
+	// The anchors a block at a time: a generalized ball's probe holds a
+	// table of 512 bytes a coordinate, so at d = 2048 a block is 256.
+	for _, c := range []struct{ d, want int }{{2048, 256}, {128, 4096}, {1 << 20, 1}} {
+		if got := (&Collection{D: c.d}).anchors(); got != c.want {
+			t.Errorf("d = %d: %d anchors a block, want %d", c.d, got, c.want)
 		}
 	}
 	c, _ := NewCollection(rows, d, nil)
