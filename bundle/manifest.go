@@ -305,7 +305,13 @@ func NotMadeReason(dir, split string) string {
 	if NotMade(dir, "fit") != "" && NotMade(dir, "val") != "" && NotMade(dir, "cal") != "" && NotMade(dir, "test") == "" {
 		what = fmt.Sprintf(": a test split alone, to judge a set calibrated on other data (ccs evaluate -set SET.json -test %s; s.evaluate in Python); but", filepath.Join(dir, "test.npz"))
 	}
-	return fmt.Sprintf("its bundles were made with a %s share of 0 (%s)%s compare fits, calibrates and tests: bundle again with a share for every split (the default 0.5,0.1,0.2,0.2)", split, shares, what)
+	other := ""
+	if NotMade(dir, "fit") != "" && NotMade(dir, "val") != "" && NotMade(dir, "cal") == "" && NotMade(dir, "test") == "" {
+		// Calibration and test splits alone: a model's held-out classes
+		// or people, whose training rows are bundled apart.
+		other = fmt.Sprintf(", or, to fit on other rows than these (a model's training classes or people, bundled with -split 0.8,0.2,0,0), put their fit.npz and val.npz beside these in %s ({\"fit\": …, \"val\": …, \"cal\": …, \"test\": …} in Python)", dir)
+	}
+	return fmt.Sprintf("its bundles were made with a %s share of 0 (%s)%s compare fits, calibrates and tests: bundle again with a share for every split (the default 0.5,0.1,0.2,0.2)%s", split, shares, what, other)
 }
 
 // ManifestSplit is the split ("fit", "cal", "ood", …) the manifest beside

@@ -266,7 +266,7 @@ func TestCompareCommand(t *testing.T) {
 		{"reference above the fit split", []string{"compare", "-data", p("b"), "-reference", "100000"}, false, "-reference 100000: " + p("b/fit.npz") + " has "},
 		{"class with pac's delta", []string{"compare", "-data", p("b"), "-calibration", "class", "-delta", "2"}, true, "want 0 < δ < 0.5"},
 		{"no bundles", []string{"compare", "-data", dir}, false, "fit.npz is missing: make the bundles with ccs bundle -out "},
-		{"bundles without a fit split", []string{"compare", "-data", p("caltest")}, false, "caltest: fit.npz is missing: its bundles were made with a fit share of 0 (fit 0, val 0, cal 0.5, test 0.5), and compare fits, calibrates and tests: bundle again with a share for every split (the default 0.5,0.1,0.2,0.2)"},
+		{"bundles without a fit split", []string{"compare", "-data", p("caltest")}, false, "caltest: fit.npz is missing: its bundles were made with a fit share of 0 (fit 0, val 0, cal 0.5, test 0.5), and compare fits, calibrates and tests: bundle again with a share for every split (the default 0.5,0.1,0.2,0.2), or, to fit on other rows than these (a model's training classes or people, bundled with -split 0.8,0.2,0,0), put their fit.npz and val.npz beside these in " + p("caltest") + ` ({"fit": …, "val": …, "cal": …, "test": …} in Python)`},
 		{"no directory", []string{"compare", "-data", p("none")}, false, "none: no such directory (ccs bundle -out "},
 		{"a file", []string{"compare", "-data", p("emb.npy")}, false, "emb.npy is a file, want the directory ccs bundle -out wrote"},
 		{"embeddings for bundles", []string{"compare", "-data", p("emb-dir")}, false, `emb-dir/fit.npz: array "anchors" is missing (have [x]): a bundle holds anchors with their positives; ccs bundle makes bundles`},
