@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math"
 	"math/bits"
@@ -288,6 +289,11 @@ func ReadCollection(spec string) (*Collection, error) {
 		arr, err = readSafetensors(path, name)
 	} else {
 		arr, err = bundle.ReadNPZ(path)
+		if err != nil && ext != ".npz" && !errors.Is(err, fs.ErrNotExist) {
+			// Not a zip archive by its name either: a text file of ids
+			// given for the rows is the usual case.
+			return nil, fmt.Errorf("%s: not a collection file: a collection is an (n, d) float array in a .npy, .npz or .safetensors file, or a Parquet or Arrow table (a text file of ids goes with -ids)", path)
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -206,11 +207,16 @@ func TestSearchErrors(t *testing.T) {
 	if err := bundle.WriteNPZ(nanFile, map[string]bundle.Array{"embeddings": bundle.Float32([]float32{1, 2, float32(math.NaN()), 4}, 2, 2)}); err != nil {
 		t.Fatal(err)
 	}
+	names := filepath.Join(t.TempDir(), "gallery_names.txt") // a re-ID export's image names given for the features
+	if err := os.WriteFile(names, []byte("0002_c1s1_000451_03.jpg\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		err  error
 		want string
 	}{
 		{third(Search(context.Background(), s, []float32{0}, c, 0)), "anchor of dimension 1"},
+		{second(ReadCollection(names)), "gallery_names.txt: not a collection file: a collection is an (n, d) float array in a .npy, .npz or .safetensors file, or a Parquet or Arrow table (a text file of ids goes with -ids)"},
 		{third(Search(context.Background(), s, []float32{0, 0}, c3, 0)), "the collection 3"},
 		{second(NewCollection(make([]float32, 5), 2, nil)), "not rows of dimension 2"},
 		{second(NewCollection(make([]float32, 4), 2, []int64{1})), "1 ids for 2 rows"},
