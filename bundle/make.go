@@ -1434,6 +1434,37 @@ func (items Items) anchorSessionSkew(groups, parts [][]int) string {
 		100*anchors[worst]/n, name, 100*random[worst]/n, len(gs))
 }
 
+// catchAll warns of a group far larger than the others (100 rows or more,
+// and 20 times the median group's or more): an id that marks rows of no
+// item — a re-ID gallery's junk images (person 0000), an "unknown"
+// speaker, a catch-all — makes them one another's positives, as a
+// missing label's mark would. Views' items are left alone.
+func (items Items) catchAll(groups [][]int) string {
+	if items.ViewItems || len(groups) < 3 {
+		return ""
+	}
+	sizes := make([]int, len(groups))
+	largest := 0
+	for g, rows := range groups {
+		sizes[g] = len(rows)
+		if len(rows) > len(groups[largest]) {
+			largest = g
+		}
+	}
+	slices.Sort(sizes)
+	median, n := sizes[len(sizes)/2], len(groups[largest])
+	if n < 100 || n < 20*median {
+		return ""
+	}
+	id := items.Groups[groups[largest][0]]
+	literal := strconv.FormatInt(id, 10)
+	if id >= 0 && id < int64(len(items.GroupNames)) {
+		literal = strconv.Quote(items.GroupNames[id])
+	}
+	return fmt.Sprintf("%s has %d rows, %d times the median group's %d: if its id marks rows of no one item — junk images (a re-ID gallery's person 0000), an unknown person or speaker, a catch-all — its rows are one another's positives; leave them out (keep = groups != %s)",
+		items.groupName(id), n, n/median, median, literal)
+}
+
 // emptyGroupSplit says why a split of groups is empty: too few groups for
 // its share, or, with labels, groups split label by label where no label
 // has enough of them (labels as fine as the groups: each its own).
@@ -1540,6 +1571,9 @@ func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		p.Warnings = append(p.Warnings, w)
 	}
 	if w := items.anchorSessionSkew(groups, parts); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
+	if w := items.catchAll(groups); w != "" {
 		p.Warnings = append(p.Warnings, w)
 	}
 	for s, gs := range parts {

@@ -1699,3 +1699,39 @@ func TestAnchorSessionSkew(t *testing.T) {
 		}
 	}
 }
+
+// TestCatchAllGroup: a group far larger than the others — a re-ID
+// gallery's junk images (person 0000), an "unknown" id — is warned of,
+// named with its size beside the median's; groups of ordinary sizes are
+// not.
+func TestCatchAllGroup(t *testing.T) {
+	t.Parallel()
+	var groups []int64
+	for g := 1; g <= 100; g++ {
+		for range 4 + g%5 {
+			groups = append(groups, int64(g))
+		}
+	}
+	ordinary := slices.Clone(groups)
+	for range 300 {
+		groups = append(groups, 0)
+	}
+	cfg := MakeConfig{K: 2, KNeg: 2, Split: testSplit, Seed: 1, AllowFewer: true}
+	p, err := Make(Items{N: len(groups), Groups: groups}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "group 0 has 300 rows, 50 times the median group's 6"
+	if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, want) || !strings.Contains(w, "keep = groups != 0") {
+		t.Errorf("warnings %q, want %q", w, want)
+	}
+	p, err = Make(Items{N: len(ordinary), Groups: ordinary}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range p.Warnings {
+		if strings.Contains(w, "median group") {
+			t.Errorf("ordinary groups: %q", w)
+		}
+	}
+}
