@@ -370,8 +370,8 @@ func shiftWhat(e *conformal.Exchangeability) string {
 		return fmt.Sprintf("its anchors leave the set more often than chance allows: %s, where anchors drawn as the set's calibration anchors were leave %.2f%% on average and leave as many with probability %.2g%s%s",
 			OutsideText(e), 100*e.Expected, e.P, eachClass(e), otherUnits(e))
 	case w != nil && w.P < level:
-		return fmt.Sprintf("its anchors of %s leave the set more often than chance allows: %d of %d (%.2f%%), with probability %.2g (its tail times the %d classes checked)",
-			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes)
+		return fmt.Sprintf("its anchors of %s leave the set more often than chance allows: %d of %d (%.2f%%), with probability %.2g (its tail times the %d classes checked)%s",
+			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes, otherUnits(e))
 	}
 	return ""
 }

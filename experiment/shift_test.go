@@ -28,6 +28,7 @@ func TestShiftLevel(t *testing.T) {
 		{"class sum below half", conformal.Exchangeability{Units: 1000, Outside: 160, Expected: 0.1, P: 0.4e-3, Classes: 10, Worst: worst(0.5)}, "(10 classes, each against its own threshold)"},
 		{"worst class between the levels", conformal.Exchangeability{Units: 1000, Outside: 110, Expected: 0.1, P: 0.2, Classes: 10, Worst: worst(0.9e-3)}, ""},
 		{"worst class below half", conformal.Exchangeability{Units: 1000, Outside: 110, Expected: 0.1, P: 0.2, Classes: 10, Worst: worst(0.4e-3)}, "its anchors of class 3 leave the set more often than chance allows: 40 of 200"},
+		{"worst class below half, units of another kind", conformal.Exchangeability{Units: 1000, Outside: 110, Expected: 0.1, P: 0.2, Classes: 10, Worst: worst(0.4e-3), OtherUnits: true}, "(its tail times the 10 classes checked) (approximate: the set was calibrated on disjoint pairs, units of another kind)"},
 	} {
 		got := shiftWhat(&c.e)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
