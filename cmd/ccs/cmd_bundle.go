@@ -284,6 +284,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			if li.sets, li.names, err = bundle.MissingInLabelSets(li.sets, li.names, li.strs, cfg.MissingLabels, o.Labels); err != nil {
 				return err
 			}
+			li.c = max(2, len(li.names)) // drop leaves the marker out of the labels
 		}
 		if sets = li.sets; sets != nil {
 			switch {

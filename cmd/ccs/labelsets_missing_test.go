@@ -87,13 +87,12 @@ func TestBundleLabelSetsMissing(t *testing.T) {
 		write("marked.arrow", true)
 		write("plain.arrow", false)
 		common := []string{"-k", "2", "-kneg", "2", "-allow-fewer", "-seed", "1"}
+		notes := map[string]string{} // each bundle's stderr
 		bundleOf := func(file, out string, flags ...string) error {
 			var stdout, stderr bytes.Buffer
 			err := run(&stdout, &stderr, append(append([]string{"bundle", "-embeddings", p(file), "-labels", p(file) + ":labels", "-out", p(out)}, common...), flags...))
-			if err != nil {
-				return err
-			}
-			return nil
+			notes[out] = stderr.String()
+			return err
 		}
 		err := bundleOf("marked.arrow", "refused")
 		if err == nil || !strings.Contains(err.Error(), "-missing-labels") || !strings.Contains(err.Error(), "80 rows") {
@@ -107,6 +106,13 @@ func TestBundleLabelSetsMissing(t *testing.T) {
 		}
 		if err := bundleOf("marked.arrow", "class", "-missing-labels", "class"); err != nil {
 			t.Fatal(err)
+		}
+		// The note counts the labels the bundles number: the marker's
+		// among them with class, not with drop.
+		for out, want := range map[string]string{"plain": ": 5 labels, several a row", "drop": ": 5 labels, several a row", "class": ": 6 labels, several a row"} {
+			if !strings.Contains(notes[out], want) {
+				t.Errorf("%v: %s: no %q in\n%s", c.elem, out, want, notes[out])
+			}
 		}
 		for _, split := range []string{"fit", "val", "cal", "test"} {
 			a, errA := os.ReadFile(p("drop/" + split + ".npz"))
