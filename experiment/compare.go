@@ -175,7 +175,8 @@ type CompareTable struct {
 	// ByLabel says the test split holds several labels a row: the rows'
 	// Classes and WorstClass are then labels' — each label's coverage of
 	// the positives that share it, among labels of eval.MinLabelPositives
-	// positives or more — and LabelNames name them.
+	// positives or more (all where none has that many) — and LabelNames
+	// name them.
 	ByLabel bool `json:"by_label,omitempty"`
 }
 
@@ -585,10 +586,13 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 		if err != nil {
 			return nil, nil, err
 		}
-		w, _ := eval.WorstLabel(labels, eval.MinLabelPositives)
+		// The labels judged, the same every seed: those of
+		// MinLabelPositives positives or more, or all where none has
+		// that many (WorstLabel's fewer is then 0).
+		w, fewer := eval.WorstLabel(labels, eval.MinLabelPositives)
 		c.WorstClass = &w.Coverage
 		for _, l := range labels {
-			if l.Positives >= eval.MinLabelPositives || l.Label == w.Label {
+			if l.Positives >= eval.MinLabelPositives || fewer == 0 {
 				c.Classes = append(c.Classes, ClassCoverage{Label: l.Label, Coverage: eval.Summary{Mean: l.Coverage, N: 1}})
 			}
 		}

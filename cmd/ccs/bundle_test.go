@@ -1790,3 +1790,72 @@ func TestBundleParquetNulls(t *testing.T) {
 		t.Errorf("null ids: %v, want %q", err, want)
 	}
 }
+
+// TestCompareLabelsFewPositives: ccs compare on label sets whose labels
+// all have fewer than eval.MinLabelPositives test positives judges every
+// label, seed after seed (the worst among all of them): each row's
+// labels are the same, each a mean over every seed, and the worst named
+// is the lowest of them.
+func TestCompareLabelsFewPositives(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n, d, c, seeds = 160, 4, 6, 3
+	centre := make([]float64, c*d)
+	for i := range centre {
+		centre[i] = 3 * rng.NormFloat64()
+	}
+	x, m := make([]float32, n*d), make([]int64, n*c)
+	for i := range n {
+		l := rng.IntN(c)
+		m[i*c+l] = 1
+		if rng.Float64() < 0.3 {
+			m[i*c+(l+1)%c] = 1
+		}
+		spread := 1.0
+		if l == c-1 {
+			spread = 3
+		}
+		for j := range d {
+			x[i*d+j] = float32(centre[l*d+j] + spread*rng.NormFloat64())
+		}
+	}
+	for name, a := range map[string]bundle.Array{"x.npy": bundle.Float32(x, n, d), "m.npy": bundle.Int64(m, n, c)} {
+		if err := bundle.WriteNPY(p(name), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("x.npy"), "-labels", p("m.npy"), "-k", "2", "-kneg", "2", "-out", p("b")}); err != nil {
+		t.Fatal(err)
+	}
+	var js bytes.Buffer
+	if err := run(&js, io.Discard, []string{"compare", "-data", p("b"), "-rows", "baselines", "-seeds", strconv.Itoa(seeds), "-alpha", "0.3", "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tables []experiment.CompareTable `json:"tables"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil || len(doc.Tables) != 1 {
+		t.Fatalf("%v\n%s", err, js.String())
+	}
+	tb := doc.Tables[0]
+	if !tb.ByLabel {
+		t.Fatalf("not by label:\n%s", js.String())
+	}
+	var first []int64
+	for _, r := range tb.Rows {
+		var labels []int64
+		for _, k := range r.Classes {
+			labels = append(labels, k.Label)
+			if k.Coverage.N != seeds {
+				t.Errorf("%s: label %d over %d seeds, want %d", r.Method, k.Label, k.Coverage.N, seeds)
+			}
+		}
+		if first == nil {
+			first = labels
+		}
+		if len(labels) != c || !slices.Equal(labels, first) {
+			t.Errorf("%s: labels %v, want the %d labels, as the first row's %v", r.Method, labels, c, first)
+		}
+	}
+}
