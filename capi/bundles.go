@@ -362,7 +362,8 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			cfg.LabelNames = names
 		}
 	}
-	if !multi && len(o.LabelSetNames) > 0 {
+	// (Labels of another mode are refused below, as a matrix is.)
+	if !multi && len(o.LabelSetNames) > 0 && mode == "labels" {
 		return nil, fmt.Errorf("bundle: label_set_names name the columns of a multi-hot labels matrix, and labels are not one")
 	}
 	if hasLabels {

@@ -1547,3 +1547,22 @@ def test_trials_class_conditional(cli, tmp_path):
                     "-embeddings", tmp_path / "emb.npy", "-ids", tmp_path / "utt.txt", "-unlabeled", "marginal", "-json")
     for k, v in got.items():
         assert want[k] == v, k
+
+
+def test_bundle_lists_with_groups_refused_as_the_matrix():
+    """Lists of several labels a row given with groups (or pairs) are
+    refused as their multi-hot matrix is, naming what to do, not the
+    label_set_names ccs.bundle passes along with them."""
+    rng = np.random.default_rng(3)
+    n, tags = 120, ["a", "b", "c", "d"]
+    x = rng.normal(size=(n, 4)).astype(np.float32)
+    lists = [[tags[i % 4]] + ([tags[(i + 1) % 4]] if i % 3 == 0 else []) for i in range(n)]
+    m = np.zeros((n, 4), dtype=np.int64)
+    for i, row in enumerate(lists):
+        m[i, [tags.index(t) for t in row]] = 1
+    with pytest.raises(ValueError) as matrix:
+        ccs.bundle(x, m, groups=np.arange(n) // 4, k=2, kneg=2)
+    with pytest.raises(ValueError) as given:
+        ccs.bundle(x, lists, groups=np.arange(n) // 4, k=2, kneg=2)
+    assert "label_set_names" not in str(given.value)
+    assert str(given.value) == str(matrix.value)
