@@ -863,7 +863,7 @@ func (t *CompareTable) worstClasses() string {
 		parts = append(parts, name+": "+strings.Join(rows, ", "))
 	}
 	if t.ByLabel {
-		return fmt.Sprintf("Worst label of each row (mean coverage over seeds of the positives that share it, among labels of %d positives or more; guaranteed over all positives, not label by label): ", eval.MinLabelPositives) + strings.Join(parts, "; ") + "."
+		return fmt.Sprintf("Worst label of each row (mean coverage over seeds of the positives that share it, among labels of %d positives or more where any has that many; guaranteed over all positives, not label by label): ", eval.MinLabelPositives) + strings.Join(parts, "; ") + "."
 	}
 	return "Worst class of each row (mean coverage over seeds): " + strings.Join(parts, "; ") + "."
 }

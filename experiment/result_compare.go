@@ -128,7 +128,7 @@ func classesFigure(t *CompareTable, stem string) *figure.Figure {
 	target := 100 * (1 - t.Alpha)
 	p := figure.Panel("Coverage of each class's test positives", "class", "coverage (%)")
 	if t.ByLabel {
-		p = figure.Panel(fmt.Sprintf("Coverage of the test positives that share each label (labels of %d positives or more)", eval.MinLabelPositives), "label", "coverage (%)")
+		p = figure.Panel("Coverage of the test positives that share each label", "label", "coverage (%)")
 	}
 	labels := rows[0].Classes
 	n := float64(len(labels))
@@ -173,6 +173,9 @@ func classesFigure(t *CompareTable, stem string) *figure.Figure {
 		promise = "The calibration is class-conditional: each class's threshold comes from its own calibration anchors, so each class's coverage is guaranteed at 1 − α (with δ, with probability 1 − δ), up to the spread of its own draw."
 	}
 	caption := fmt.Sprintf("Each test class's coverage of its positives, mean over seeds, per row, against 1 − α = %.4g%% (dashed). %s", target, promise)
+	if t.ByLabel {
+		caption = fmt.Sprintf("Each test label's coverage of the positives that share it with their anchor (labels of %d positives or more, or all where none has that many; a positive sharing several labels counts for each), mean over seeds, per row, against 1 − α = %.4g%% (dashed). The calibration guarantees the coverage over all positives, not label by label, and several labels a row give no class to calibrate by.", eval.MinLabelPositives, target)
+	}
 	return &figure.Figure{Name: stem + "-classes", Caption: caption, W: 9 * vg.Inch, H: 3.6*vg.Inch + extra + figure.LegendHeight(len(entries), cols),
 		Draw: figure.Grid([][]*plot.Plot{{p}}, entries, cols)}
 }

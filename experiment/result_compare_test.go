@@ -83,6 +83,12 @@ func TestClassesCaption(t *testing.T) {
 			t.Errorf("%s: caption %q, want %q", cal, f.Caption, want)
 		}
 	}
+	// Several labels a row: each label's coverage of the positives that
+	// share it; no class-conditional calibration to offer.
+	f := classesFigure(&CompareTable{Alpha: 0.05, Calibration: "one-per-anchor", ByLabel: true, Rows: rows}, "compare")
+	if f == nil || !strings.Contains(f.Caption, "Each test label's coverage of the positives that share it") || strings.Contains(f.Caption, "-calibration class") {
+		t.Errorf("by label: caption %q", f.Caption)
+	}
 }
 
 // TestUntrainedWarning: learned rows that kept their initial geometry are
