@@ -1576,6 +1576,7 @@ func TestEvaluateTrials(t *testing.T) {
 		{"no ids", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy")}, true, "-ids"},
 		{"-per-class with -trials", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-per-class"}, true, "evaluate: -per-class, -db and -size-anchors read a test bundle (-test), not a trial list"},
 		{"-size-anchors with -trials", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-size-anchors", "5"}, true, "-size-anchors read a test bundle (-test)"},
+		{"-unlabeled misspelt with -trials", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-unlabeled", "marginl"}, true, `evaluate: -unlabeled "marginl": want error or marginal`},
 	} {
 		err := run(io.Discard, io.Discard, append([]string{"evaluate", "-set", p("ball.json")}, c.args...))
 		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != map[bool]int{true: 2, false: 1}[c.usage] {

@@ -79,14 +79,14 @@ func evaluateCommand() *command {
 }
 
 func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
+	if o.Unlabeled != "" && o.Unlabeled != "error" && o.Unlabeled != "marginal" { // a test bundle's or a trial list's
+		return usagef("evaluate: -unlabeled %q: want error or marginal", o.Unlabeled)
+	}
 	if o.Trials != "" || o.Embeddings != "" || o.IDs != "" {
 		return runEvaluateTrials(o, out)
 	}
 	if err := required("evaluate", "set", o.Set, "test", o.Test); err != nil {
 		return err
-	}
-	if o.Unlabeled != "" && o.Unlabeled != "error" && o.Unlabeled != "marginal" {
-		return usagef("evaluate: -unlabeled %q: want error or marginal", o.Unlabeled)
 	}
 	if err := o.sizeFlags.check("evaluate"); err != nil {
 		return err
