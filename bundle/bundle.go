@@ -411,8 +411,8 @@ func (b *Bundle) validate(needPositives bool) error {
 
 // checkPositiveLabels checks the labels positives share with their
 // anchors: both arrays or neither, a start a positive (N×K+1) from 0 to
-// the labels' count, never decreasing, each positive at least one label,
-// ascending and not negative.
+// the labels' count, increasing (each positive at least one label, within
+// the labels), ascending and not negative.
 func (b *Bundle) checkPositiveLabels() error {
 	start, labels := b.PositiveLabelStart, b.PositiveLabels
 	switch {
@@ -429,6 +429,9 @@ func (b *Bundle) checkPositiveLabels() error {
 		lo, hi := start[u], start[u+1]
 		if hi <= lo {
 			return fmt.Errorf("positive_label_start: positive %d of anchor %d shares no label with it (start %d, end %d)", u%b.K, u/b.K, lo, hi)
+		}
+		if hi > int64(len(labels)) {
+			return fmt.Errorf("positive_label_start: positive %d of anchor %d ends at %d, past positive_labels' %d", u%b.K, u/b.K, hi, len(labels))
 		}
 		for v := lo; v < hi; v++ {
 			if l := labels[v]; l < 0 || v > lo && l <= labels[v-1] {

@@ -525,6 +525,8 @@ func TestPositiveIndex(t *testing.T) {
 		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n*k), PositiveLabelStart: []int64{0, 1, 2, 3, 3, 5, 6, 7, 8, 9, 10}, PositiveLabels: make([]int64, 10)}, "positive_label_start: positive 1 of anchor 1 shares no label with it"},
 		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n*k), PositiveLabelStart: []int64{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, PositiveLabels: []int64{3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0}}, "positive_labels[1] = 3 (positive 0 of anchor 0): want labels ≥ 0, ascending"},
 		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n*k), PositiveLabelStart: []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, PositiveLabels: []int64{0, -1, 0, 0, 0, 0, 0, 0, 0, 0}}, "positive_labels[1] = -1 (positive 1 of anchor 0)"},
+		// A start past the labels' end mid-way (a damaged file): refused, not a panic.
+		{&Bundle{N: n, K: k, D: d, Anchors: anchors, PositiveIndex: make([]int64, n*k), PositiveLabelStart: []int64{0, 11, 2, 3, 4, 5, 6, 7, 8, 9, 10}, PositiveLabels: []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}}, "positive_label_start: positive 0 of anchor 0 ends at 11, past positive_labels' 10"},
 	} {
 		if err := c.b.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v, want %q", err, c.want)
