@@ -464,6 +464,74 @@ func nullKind(values arrow.Array) int {
 	return idNone
 }
 
+// ColumnMultiHot reads a list column of integer lists that are a
+// multi-hot matrix's rows — every row a list of one length c ≥ 2 holding
+// 0s and 1s alone, no null, as a DataFrame of M.tolist() writes one — as
+// that (n, c) matrix, row-major; ok is false for any other column, which
+// ColumnLabelSets reads as each row's labels. Such lists are not the
+// labels 0 and 1 of every row: Python's ccs.bundle reads them as the
+// matrix too.
+func ColumnMultiHot(tbl arrow.Table, col int) (m []int64, c int, ok bool) {
+	fld := tbl.Schema().Field(col)
+	l, isList := fld.Type.(arrow.ListLikeType)
+	if !isList {
+		return nil, 0, false
+	}
+	switch l.Elem().ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64, arrow.BOOL:
+	default:
+		return nil, 0, false
+	}
+	c = -1
+	for _, chunk := range tbl.Column(col).Data().Chunks() {
+		var values arrow.Array
+		var offsets func(i int) (int64, int64)
+		switch a := chunk.(type) {
+		case *array.List:
+			values, offsets = a.ListValues(), a.ValueOffsets
+		case *array.LargeList:
+			values, offsets = a.ListValues(), a.ValueOffsets
+		case *array.FixedSizeList:
+			values, offsets = a.ListValues(), a.ValueOffsets
+		default:
+			return nil, 0, false
+		}
+		for i := range chunk.Len() {
+			if chunk.IsNull(i) {
+				return nil, 0, false
+			}
+			lo, hi := offsets(i)
+			if c == -1 {
+				c = int(hi - lo)
+			}
+			if int(hi-lo) != c || c < 2 {
+				return nil, 0, false
+			}
+			for j := int(lo); j < int(hi); j++ {
+				if values.IsNull(j) {
+					return nil, 0, false
+				}
+				var v int64
+				if b, isBool := values.(*array.Boolean); isBool {
+					if b.Value(j) {
+						v = 1
+					}
+				} else {
+					var kind int
+					if v, _, kind = idValue(values, j); kind != idInt {
+						return nil, 0, false
+					}
+				}
+				if v != 0 && v != 1 {
+					return nil, 0, false
+				}
+				m = append(m, v)
+			}
+		}
+	}
+	return m, c, c >= 2
+}
+
 // ColumnLabelSets reads column col of tbl (read from path) as several
 // labels a row: a list column (list, large list or fixed-size list) of
 // integers or strings, as a Hugging Face dataset stores a multi-label

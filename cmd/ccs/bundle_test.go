@@ -1424,6 +1424,39 @@ func TestBundleLabelSets(t *testing.T) {
 			t.Errorf("%v: coverage-check -per-class: %v", lt, err)
 		}
 	}
+	// A list column of the matrix's rows (a DataFrame of M.tolist()): the
+	// matrix, as Python reads such lists, not the labels 0 and 1.
+	schema := arrow.NewSchema([]arrow.Field{{Name: "labels", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	lb := b.Field(0).(*array.ListBuilder)
+	for i := range n {
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Int64Builder).AppendValues(m[i*c:(i+1)*c], nil)
+	}
+	rec := b.NewRecordBatch()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	b.Release()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p("rows.arrow"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, append([]string{"bundle", "-embeddings", p("x.npy"), "-labels", p("rows.arrow") + ":labels", "-out", p("rows")}, common...)); err != nil {
+		t.Fatal(err)
+	}
+	for _, split := range []string{"fit", "val", "cal", "test"} {
+		a, errA := os.ReadFile(p("native/" + split + ".npz"))
+		b, errB := os.ReadFile(p("rows/" + split + ".npz"))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: the matrix's rows as a list column: not the matrix's bundle (%v, %v)", split, errA, errB)
+		}
+	}
 }
 
 // TestNotABundle: the embeddings' .npy or a trial list given where a

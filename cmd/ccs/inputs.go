@@ -250,6 +250,19 @@ func readLabels(arg string) (labelsInput, error) {
 			return labelsInput{}, err
 		}
 		defer tbl.Release()
+		if m, c, ok := table.ColumnMultiHot(tbl, col); ok { // a multi-hot matrix's rows, as an .npy's
+			a := bundle.Array{Shape: []int{len(m) / c, c}, I64: m}
+			source := fmt.Sprintf("%s:%s", path, tbl.Schema().Field(col).Name)
+			sets, ok, err := bundle.LabelSets(a, source)
+			switch {
+			case err != nil:
+				return labelsInput{}, err
+			case ok:
+				return labelsInput{sets: sets, c: c}, nil
+			}
+			ids, names, err := bundle.Labels(a, source, "labels") // one-hot: one label a row
+			return labelsInput{ids: ids, names: names}, err
+		}
 		sets, names, ok, err := table.ColumnLabelSets(path, tbl, col)
 		switch {
 		case err != nil:
