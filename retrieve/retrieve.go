@@ -596,16 +596,30 @@ func (c *Collection) anchors() int {
 // progress, if not nil, is told the chunks done of all, from any
 // goroutine. It stops early, returning ctx's error, when ctx is done.
 func SearchBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Collection, limit int, progress func(done, total int)) (hits [][]Hit, totals []int, err error) {
-	parts, totals, err := c.batch(ctx, s, anchors, false, limit, progress)
+	hits, totals, _, err = SearchBatchLabels(ctx, s, anchors, c, limit, nil, progress)
+	return hits, totals, err
+}
+
+// SearchBatchLabels is SearchBatch that also counts each anchor's hits by
+// their rows' labels (row r's is labels[r]): all of them, not only the
+// nearest limit it returns, while holding no more hits than SearchBatch
+// (a batch of 20 000 anchors' nearest 5 among sets of 2 000 items each
+// held every hit, 6.8 GB against 0.5 GB, to count them). counts[i] maps
+// a label to the number of anchor i's hits with it; nil without labels.
+func SearchBatchLabels(ctx context.Context, s *conformal.Set, anchors []float32, c *Collection, limit int, labels []int32, progress func(done, total int)) (hits [][]Hit, totals []int, counts []map[int32]int, err error) {
+	if labels != nil && len(labels) != c.N {
+		return nil, nil, nil, fmt.Errorf("retrieve: %d labels for the %d rows of the collection", len(labels), c.N)
+	}
+	parts, totals, counts, err := c.batch(ctx, s, anchors, false, limit, labels, progress)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	m, nc := len(anchors)/c.D, parallel.Chunks(c.N, batchChunk)
 	hits = make([][]Hit, m)
 	for i := range m {
 		hits[i] = sorted(parts[i*nc:(i+1)*nc], limit)
 	}
-	return hits, totals, nil
+	return hits, totals, counts, nil
 }
 
 // CountBatch is SearchBatch's totals alone: how many items of c are inside
@@ -615,7 +629,7 @@ func SearchBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Co
 // is O(d²): the counts are SearchBatch's, in O(d) an item where the sets
 // hold most of the collection.
 func CountBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Collection, progress func(done, total int)) ([]int, error) {
-	_, counts, err := c.batch(ctx, s, anchors, true, 0, progress)
+	_, counts, _, err := c.batch(ctx, s, anchors, true, 0, nil, progress)
 	return counts, err
 }
 
@@ -623,16 +637,17 @@ func CountBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Col
 // a time for every anchor in turn: the hits of anchor i in chunk ci in
 // parts[i·chunks + ci], the nearest limit of them where limit > 0 (the
 // nearest limit of all are among those), unless counting; and the number
-// inside around each anchor.
-func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []float32, count bool, limit int, progress func(done, total int)) (parts [][]Hit, counts []int, err error) {
+// inside around each anchor; with labels (row r's labels[r]), each
+// anchor's hits counted by label, every hit before limit cuts them.
+func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []float32, count bool, limit int, labels []int32, progress func(done, total int)) (parts [][]Hit, counts []int, byLabel []map[int32]int, err error) {
 	d := c.D
 	if d < 1 || len(anchors)%d != 0 {
-		return nil, nil, fmt.Errorf("retrieve: %d anchor values are not rows of dimension %d", len(anchors), d)
+		return nil, nil, nil, fmt.Errorf("retrieve: %d anchor values are not rows of dimension %d", len(anchors), d)
 	}
 	m := len(anchors) / d
 	for i := range m {
 		if err := CheckQuery(s, anchors[i*d:(i+1)*d], d); err != nil {
-			return nil, nil, fmt.Errorf("anchor %d: %w", i, err)
+			return nil, nil, nil, fmt.Errorf("anchor %d: %w", i, err)
 		}
 	}
 	if m > 1 {
@@ -648,6 +663,13 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 	if !count {
 		parts = make([][]Hit, m*nc)
 	}
+	var mu []sync.Mutex // byLabel[i]'s, written by its chunks in parallel
+	if labels != nil && !count {
+		byLabel, mu = make([]map[int32]int, m), make([]sync.Mutex, m)
+		for i := range byLabel {
+			byLabel[i] = map[int32]int{}
+		}
+	}
 	var done atomic.Int64
 	// The anchors a block at a time, so that their probes' tables are
 	// bounded (anchors); each block scans the collection once.
@@ -659,8 +681,8 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 		for i := range prs {
 			prs[i] = c.probe(s, anchors[(a0+i)*d:(a0+i+1)*d])
 		}
-		if err := c.batchBlock(ctx, prs, a0, nc, count, limit, parts, chunkCounts, &done, blocks*nc, progress); err != nil {
-			return nil, nil, err
+		if err := c.batchBlock(ctx, prs, a0, nc, count, limit, parts, chunkCounts, labels, byLabel, mu, &done, blocks*nc, progress); err != nil {
+			return nil, nil, nil, err
 		}
 	}
 	counts = make([]int, m)
@@ -669,13 +691,15 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 			counts[i] += n
 		}
 	}
-	return parts, counts, nil
+	return parts, counts, byLabel, nil
 }
 
 // batchBlock is batch's pass over the collection for the anchors a0… of
-// prs (their probes): it fills their parts and chunkCounts, and tells
-// progress each chunk done of total.
-func (c *Collection) batchBlock(ctx context.Context, prs []probe, a0, nc int, count bool, limit int, parts [][]Hit, chunkCounts []int, done *atomic.Int64, total int, progress func(done, total int)) error {
+// prs (their probes): it fills their parts and chunkCounts, and with
+// labels their byLabel counts (each under its mu), and tells progress
+// each chunk done of total.
+func (c *Collection) batchBlock(ctx context.Context, prs []probe, a0, nc int, count bool, limit int, parts [][]Hit, chunkCounts []int,
+	labels []int32, byLabel []map[int32]int, mu []sync.Mutex, done *atomic.Int64, total int, progress func(done, total int)) error {
 	// The chunks a group at a time: after each group, an anchor's nearest
 	// limit of its hits so far are kept in its first part, so that the
 	// hits held are bounded by a group's, not the collection's (1 000
@@ -696,7 +720,19 @@ func (c *Collection) batchBlock(ctx context.Context, prs []probe, a0, nc int, co
 					_, chunkCounts[k] = c.scan(&prs[i], lo, hi, 0, true, nil)
 					continue
 				}
-				part, n := c.scan(&prs[i], lo, hi, limit, false, nil)
+				var part []Hit
+				var n int
+				if byLabel != nil {
+					// Every hit, to count; then the nearest limit kept.
+					part, n = c.scan(&prs[i], lo, hi, 0, false, nil)
+					mu[a0+i].Lock()
+					for _, h := range part {
+						byLabel[a0+i][labels[h.Row]]++
+					}
+					mu[a0+i].Unlock()
+				} else {
+					part, n = c.scan(&prs[i], lo, hi, limit, false, nil)
+				}
 				if limit > 0 && len(part) > limit {
 					// Only the nearest limit can be among the anchor's
 					// nearest: m sets holding most of a large collection

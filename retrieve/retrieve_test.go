@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -610,6 +611,29 @@ func TestSearchBatch(t *testing.T) {
 			}
 			if some == 0 || some == m*n {
 				t.Errorf("%s: %d hits in all: the thresholds test nothing", tc.name, some)
+			}
+			// SearchBatchLabels: the same hits, and every hit counted by
+			// label (5 of them), not only the nearest limit kept.
+			labels := make([]int32, n)
+			for r := range labels {
+				labels[r] = int32(r*7) % 5
+			}
+			lhits, ltotals, counts, err := SearchBatchLabels(context.Background(), s, anchors, c, limit, labels, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			for i := range m {
+				all, _, err := Search(context.Background(), s, anchors[i*d:(i+1)*d], c, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := map[int32]int{}
+				for _, h := range all {
+					want[labels[h.Row]]++
+				}
+				if ltotals[i] != totals[i] || !slices.Equal(lhits[i], hits[i]) || !maps.Equal(counts[i], want) {
+					t.Fatalf("%s, limit %d, anchor %d: %d hits (total %d), counts %v; want %d (total %d), counts %v", tc.name, limit, i, len(lhits[i]), ltotals[i], counts[i], len(hits[i]), totals[i], want)
+				}
 			}
 		}
 	}

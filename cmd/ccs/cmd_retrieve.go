@@ -108,11 +108,14 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 			return err
 		}
 	}
-	// With -labels every hit is counted by its label, so the search keeps
-	// them all and the output cuts them to -limit.
-	limit := o.Limit
+	// With -labels every hit is counted by its label: a batch's pass over
+	// a collection counts them as it goes, keeping the nearest -limit; a
+	// search of one anchor at a time keeps them all, then cuts them to
+	// -limit (labelled) before the next.
+	var codes []int32     // each row's label's number, with -labels
+	var distinct []string // the labels codes number
 	if labels != nil {
-		limit = 0
+		codes, distinct = labelNumbers(labels)
 	}
 	var q anchors
 	if o.AnchorIndex >= 0 {
@@ -150,7 +153,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		// A collection file: one pass, a chunk of it for every anchor
 		// while it is in cache.
 		prog.unit = "chunk"
-		hits, totals, err := retrieve.SearchBatch(ctx, set, q.rows, c, limit, func(done, total int) { prog.step(done, total, "") })
+		hits, totals, byLabel, err := retrieve.SearchBatchLabels(ctx, set, q.rows, c, o.Limit, codes, func(done, total int) { prog.step(done, total, "") })
 		if err != nil {
 			return fmt.Errorf("%s on %s: %s: %w", o.Set, o.DB, q.src, err)
 		}
@@ -159,11 +162,18 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 				hits[i] = []retrieve.Hit{}
 			}
 			results[i] = retrieveResult{Anchor: i, Total: totals[i], Hits: hits[i], Truncated: len(hits[i]) < totals[i]}
+			if labels != nil {
+				results[i].counted(byLabel[i], distinct, labels)
+			}
 		}
 	}
 	for i := range q.m {
 		if results[i].Hits != nil {
 			continue // answered in the batch's pass
+		}
+		limit := o.Limit
+		if labels != nil {
+			limit = 0 // every hit, to count
 		}
 		hits, total, err := store.Search(ctx, set, q.row(i), limit)
 		if err != nil {
@@ -173,13 +183,11 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 			hits = []retrieve.Hit{}
 		}
 		results[i] = retrieveResult{Anchor: i, Total: total, Hits: hits, Truncated: len(hits) < total}
+		if labels != nil {
+			results[i].labelled(labels, o.Limit)
+		}
 		if q.m > 1 {
 			prog.step(i+1, q.m, "")
-		}
-	}
-	if labels != nil {
-		for i := range results {
-			results[i].labelled(labels, o.Limit)
 		}
 	}
 	if err := printRetrieved(out, set, q, results, n, o.JSON); err != nil {
@@ -346,6 +354,26 @@ func (r *retrieveResult) labelled(labels []string, limit int) {
 	for _, h := range r.Hits {
 		count[labels[h.Row]]++
 	}
+	if limit > 0 && len(r.Hits) > limit {
+		r.Hits = slices.Clone(r.Hits[:limit]) // not the whole set's array
+	}
+	r.Truncated = len(r.Hits) < r.Total
+	r.setLabels(count, labels)
+}
+
+// counted keeps r's label counts, byLabel (label numbers of distinct,
+// as labelNumbers gives them), and its hits' labels.
+func (r *retrieveResult) counted(byLabel map[int32]int, distinct, labels []string) {
+	count := make(map[string]int, len(byLabel))
+	for l, c := range byLabel {
+		count[distinct[l]] = c
+	}
+	r.setLabels(count, labels)
+}
+
+// setLabels keeps count as r's labels, most first (ties by label), and
+// the labels of r's hits.
+func (r *retrieveResult) setLabels(count map[string]int, labels []string) {
 	r.Labels = make([]labelCount, 0, len(count))
 	for l, c := range count {
 		r.Labels = append(r.Labels, labelCount{l, c})
@@ -353,14 +381,27 @@ func (r *retrieveResult) labelled(labels []string, limit int) {
 	slices.SortFunc(r.Labels, func(a, b labelCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Label, b.Label))
 	})
-	if limit > 0 && len(r.Hits) > limit {
-		r.Hits = r.Hits[:limit]
-	}
-	r.Truncated = len(r.Hits) < r.Total
 	r.HitLabels = make([]string, len(r.Hits))
 	for i, h := range r.Hits {
 		r.HitLabels[i] = labels[h.Row]
 	}
+}
+
+// labelNumbers numbers the distinct labels, in order of first
+// occurrence: row i's label is distinct[codes[i]].
+func labelNumbers(labels []string) (codes []int32, distinct []string) {
+	codes = make([]int32, len(labels))
+	index := map[string]int32{}
+	for i, l := range labels {
+		c, ok := index[l]
+		if !ok {
+			c = int32(len(distinct))
+			index[l] = c
+			distinct = append(distinct, l)
+		}
+		codes[i] = c
+	}
+	return codes, distinct
 }
 
 // labelsLine is "labels  3 among its 103 items: "a" 95, "b" 6, "c" 2",

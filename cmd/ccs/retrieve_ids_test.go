@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -397,6 +398,47 @@ func TestRetrieveLabels(t *testing.T) {
 		_, err := ccs(append([]string{"retrieve", "-set", set, "-db", db, "-anchor-index", "0"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || isUsage(err) != c.usage {
 			t.Errorf("%v: %v, want %q (usage %v)", c.args, err, c.want, c.usage)
+		}
+	}
+	// A batch (one pass over the collection, which counts the labels as
+	// it goes and keeps the nearest -limit): each anchor's counts are its
+	// unlimited hits', its hits the unlimited batch's first two.
+	type batchDoc struct {
+		Anchors []doc
+	}
+	batch := func(args ...string) batchDoc {
+		t.Helper()
+		out, err := ccs(append([]string{"retrieve", "-set", set, "-db", db, "-anchor", db + ":anchors", "-json"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d batchDoc
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	all, cut := batch(), batch("-labels", lf, "-limit", "2")
+	if len(all.Anchors) != b.N || len(cut.Anchors) != b.N {
+		t.Fatalf("a batch of %d anchors: %d and %d answers", b.N, len(all.Anchors), len(cut.Anchors))
+	}
+	for i, a := range all.Anchors {
+		want := map[string]int{}
+		for _, h := range a.Hits {
+			want[labels[h.Row]]++
+		}
+		got := map[string]int{}
+		for _, l := range cut.Anchors[i].Labels {
+			got[l.Label] = l.Count
+		}
+		c := cut.Anchors[i]
+		if !maps.Equal(got, want) || c.Total != a.Total || len(c.Hits) != min(2, a.Total) || len(c.HitLabels) != len(c.Hits) {
+			t.Fatalf("batch anchor %d: counts %v, total %d, %d hits; want %v, %d, %d", i, got, c.Total, len(c.Hits), want, a.Total, min(2, a.Total))
+		}
+		for j, h := range c.Hits {
+			if h.Row != a.Hits[j].Row || c.HitLabels[j] != labels[h.Row] {
+				t.Errorf("batch anchor %d, hit %d: row %d label %q, want row %d", i, j, h.Row, c.HitLabels[j], a.Hits[j].Row)
+			}
 		}
 	}
 	if _, err := ccs("retrieve", "-set", set, "-db", "clickhouse://127.0.0.1:1/db.t", "-anchor", db, "-labels", lf); !isUsage(err) || !strings.Contains(err.Error(), "-labels names a collection file's rows") {
