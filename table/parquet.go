@@ -73,7 +73,7 @@ func ReadParquetColumn(path, column string) (*retrieve.Collection, error) {
 	}
 	if emb < 0 {
 		if len(lists) != 1 {
-			return nil, fmt.Errorf("%s: want one column of float16, float32 or float64 lists (the embeddings; or one named %v), found %d among %v", path, embeddingNames, len(lists), schema.Fields())
+			return nil, fmt.Errorf("%s: want one column of float16, float32 or float64 lists (the embeddings; or one named %v), found %d among the columns %s", path, embeddingNames, len(lists), Columns(schema))
 		}
 		emb = lists[0]
 	}

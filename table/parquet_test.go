@@ -226,11 +226,11 @@ func TestReadParquet(t *testing.T) {
 	}{
 		{"ragged", []string{"emb"}, []arrow.Array{lists(ragged, 0)}, `column "emb", row 12 has 2 values, row 0 has 3`},
 		{"null row", []string{"emb"}, []arrow.Array{lists(withNull, 0)}, `column "emb", row 4 is null`},
-		{"int32", []string{"emb"}, []arrow.Array{i32.NewArray()}, "want one column of float16, float32 or float64 lists"},
+		{"int32", []string{"emb"}, []arrow.Array{i32.NewArray()}, `want one column of float16, float32 or float64 lists (the embeddings; or one named [embedding embeddings emb vector]), found 0 among the columns "emb" list<element: int32, nullable>`},
 		{"float64 overflow", []string{"emb"}, []arrow.Array{lists64([][]float64{{1, 2}, {3, 1e39}}, 0)}, `column "emb", row 1, coordinate 1: 1e+39 overflows float32`},
 		{"float64 underflow", []string{"emb"}, []arrow.Array{lists64([][]float64{{1e-50, 2}}, 0)}, `column "emb", row 0, coordinate 0: 1e-50 underflows to zero in float32`},
 		{"float64 NaN", []string{"emb"}, []arrow.Array{lists64([][]float64{{1, 2}, {math.NaN(), 1}}, 0)}, `row 1, coordinate 0 is NaN`},
-		{"two lists", []string{"a", "b"}, []arrow.Array{lists(rows, 0), lists(rows, 0)}, "found 2"},
+		{"two lists", []string{"a", "b"}, []arrow.Array{lists(rows, 0), lists(rows, 0)}, `found 2 among the columns "a" list<element: float32, nullable>, "b" list<element: float32, nullable>`},
 		{"null string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(keys, 7)}, `column "id", row 7 is null`},
 		{"empty string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:24]), ""))}, `column "id": retrieve: collection: the string id of row 24 is empty`},
 		{"repeated string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:24]), keys[3]))}, `column "id": retrieve: collection: rows 3 and 24 have the same id "doc-979"`},
