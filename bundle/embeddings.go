@@ -206,7 +206,8 @@ func (in Inputs) Items() (Items, error) {
 		case len(in.Sessions) != e.N:
 			return Items{}, fmt.Errorf("%s: %d session ids for the %d rows of %s", in.SessionsSource, len(in.Sessions), e.N, e.Source)
 		}
-		// A missing session (-1; "" or "nan", MissingStrings) would make
+		// A missing session (-1; "" or "nan", MissingStrings; a table's
+		// null, below the column's values) would make
 		// all such rows one session: refused, for rows that have a group.
 		missing, first := 0, -1
 		for i, s := range in.Sessions {
@@ -217,7 +218,7 @@ func (in Inputs) Items() (Items, error) {
 			}
 		}
 		if missing > 0 {
-			return Items{}, fmt.Errorf("%s: %d of %d rows have a session id that marks a missing value (-1, \"\" or \"nan\"; the first: row %d): as one session, those rows would be one another's same-session rows and every other session's positives; give each row its session, or leave those rows out", in.SessionsSource, missing, e.N, first)
+			return Items{}, fmt.Errorf("%s: %d of %d rows have a session id that marks a missing value (a negative integer, \"\", \"nan\" or null; the first: row %d): as one session, those rows would be one another's same-session rows and every other session's positives; give each row its session, or leave those rows out", in.SessionsSource, missing, e.N, first)
 		}
 		if err := sessionsOfRows(in.Groups, in.Sessions, in.SessionsSource); err != nil {
 			return Items{}, err

@@ -1531,7 +1531,7 @@ func TestGroupSessions(t *testing.T) {
 	}{
 		{Inputs{Embeddings: emb, Labels: groups, LabelsSource: "spk.txt", Sessions: sessions, SessionsSource: "sess.txt"}, "sess.txt: sessions are a group's recordings: give group ids with them (-groups)"},
 		{Inputs{Embeddings: emb, Groups: groups, GroupsSource: "spk.txt", Sessions: sessions[1:], SessionsSource: "sess.txt"}, "sess.txt: 719 session ids for the 720 rows of emb.npy"},
-		{Inputs{Embeddings: emb, Groups: groups, GroupsSource: "spk.txt", Sessions: append([]int64{0, -1}, sessions[2:]...), SessionsSource: "sess.txt"}, `sess.txt: 1 of 720 rows have a session id that marks a missing value (-1, "" or "nan"; the first: row 1): as one session, those rows would be one another's same-session rows and every other session's positives; give each row its session, or leave those rows out`},
+		{Inputs{Embeddings: emb, Groups: groups, GroupsSource: "spk.txt", Sessions: append([]int64{0, -1}, sessions[2:]...), SessionsSource: "sess.txt"}, `sess.txt: 1 of 720 rows have a session id that marks a missing value (a negative integer, "", "nan" or null; the first: row 1): as one session, those rows would be one another's same-session rows and every other session's positives; give each row its session, or leave those rows out`},
 	} {
 		if _, err := c.in.Items(); err == nil || err.Error() != c.want {
 			t.Errorf("%v, want %q", err, c.want)

@@ -1817,6 +1817,17 @@ func TestBundleParquetNulls(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `(class null, 10 items, would have 1 in the val split; the smallest, class "", has 4 items)`) {
 		t.Errorf("-missing-labels class: %v", err)
 	}
+	// A session column's null is refused as a missing session is, the
+	// message saying a null is one.
+	var g []byte
+	for i := range n {
+		g = fmt.Appendf(g, "%d\n", i%20)
+	}
+	os.WriteFile(p("groups.txt"), g, 0o644)
+	err = run(io.Discard, io.Discard, append(slices.Clone(base), "-groups", p("groups.txt"), "-sessions", p("family.parquet")+":family", "-allow-fewer", "-out", p("sessions")))
+	if want := `14 of 400 rows have a session id that marks a missing value (a negative integer, "", "nan" or null; the first: row 3)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("null sessions: %v, want %q", err, want)
+	}
 	// An id column's null is no missing label: still refused, counted.
 	os.WriteFile(p("pairs.tsv"), []byte("0\t1\t1\n"), 0o644)
 	err = run(io.Discard, io.Discard, append(slices.Clone(base), "-queries", p("emb.npy"), "-pairs", p("pairs.tsv"), "-ids", p("family.parquet")+":family", "-out", p("ids")))

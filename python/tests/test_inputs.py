@@ -401,7 +401,7 @@ ERRORS = [
     ("sessions without groups", lambda s, a: ccs.bundle(a, np.arange(200) % 4, sessions=np.arange(200) % 3), ValueError,
      "bundle: sessions are a group's recordings: give them with groups"),
     ("a missing session", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 10, sessions=[""] + [str(i % 3) for i in range(1, 200)], k=2),
-     ValueError, 'sessions: 1 of 200 rows have a session id that marks a missing value (-1, "" or "nan"; the first: row 0)'),
+     ValueError, 'sessions: 1 of 200 rows have a session id that marks a missing value (a negative integer, "", "nan" or null; the first: row 0)'),
     ("a group of one session", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 10, sessions=np.arange(200) // 10, k=2),
      ValueError, "groups of the splits have no row in another session than their anchor's (the first: group "),
     ("re-ID image names as groups", lambda s, a: ccs.bundle(a, groups=[f"{1 + i // 4:04d}_c{1 + i % 3}s1_{i:06d}_01.jpg" for i in range(200)]),
