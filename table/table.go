@@ -424,7 +424,7 @@ func ColumnValuesNull(path string, tbl arrow.Table, col int, want string) (ids [
 				case idString:
 					strs = append(strs, "")
 				default:
-					return nil, nil, nil, fmt.Errorf("%s: column %q is %v, want %s", path, fld.Name, fld.Type, want)
+					return nil, nil, nil, wrongType(path, fld, want)
 				}
 				continue
 			}
@@ -442,14 +442,26 @@ func ColumnValuesNull(path string, tbl arrow.Table, col int, want string) (ids [
 			case idString:
 				strs = append(strs, str)
 			default:
-				return nil, nil, nil, fmt.Errorf("%s: column %q is %v, want %s", path, fld.Name, fld.Type, want)
+				return nil, nil, nil, wrongType(path, fld, want)
 			}
 		}
 	}
 	if ids != nil && strs != nil { // a null row read before the column's kind was known
-		return nil, nil, nil, fmt.Errorf("%s: column %q is %v, want %s", path, fld.Name, fld.Type, want)
+		return nil, nil, nil, wrongType(path, fld, want)
 	}
 	return ids, strs, nulls, nil
+}
+
+// wrongType is the error for column fld (of path) of another type than
+// want; a float column's says how to write integers with missing values,
+// which pandas stores as float64 (NaN), and to_parquet as float64 nulls.
+func wrongType(path string, fld arrow.Field, want string) error {
+	hint := ""
+	switch fld.Type.ID() {
+	case arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64:
+		hint = ` (pandas stores an integer column with a missing value as floats: write it as integers, df[col].astype("Int64"), its missing values then nulls)`
+	}
+	return fmt.Errorf("%s: column %q is %v, want %s%s", path, fld.Name, fld.Type, want, hint)
 }
 
 // nullKind is the kind of value (idInt, idString or idNone) an array of

@@ -1828,6 +1828,21 @@ func TestBundleParquetNulls(t *testing.T) {
 	if want := `14 of 400 rows have a session id that marks a missing value (a negative integer, "", "nan" or null; the first: row 3)`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("null sessions: %v, want %q", err, want)
 	}
+	// pandas' integer labels with a NaN are float64, nulls in Parquet:
+	// refused, saying how to write them as integers.
+	fb := array.NewFloat64Builder(memory.DefaultAllocator)
+	for i, l := range y {
+		if i%40 == 7 {
+			fb.AppendNull()
+		} else {
+			fb.Append(float64(l))
+		}
+	}
+	writeNullableParquet(t, p("float.parquet"), "label", fb.NewArray())
+	err = run(io.Discard, io.Discard, append(slices.Clone(base), "-labels", p("float.parquet"), "-out", p("float")))
+	if want := `column "label" is float64, want integer or string labels (pandas stores an integer column with a missing value as floats: write it as integers, df[col].astype("Int64"), its missing values then nulls)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("float labels: %v, want %q", err, want)
+	}
 	// An id column's null is no missing label: still refused, counted.
 	os.WriteFile(p("pairs.tsv"), []byte("0\t1\t1\n"), 0o644)
 	err = run(io.Discard, io.Discard, append(slices.Clone(base), "-queries", p("emb.npy"), "-pairs", p("pairs.tsv"), "-ids", p("family.parquet")+":family", "-out", p("ids")))
