@@ -1812,10 +1812,41 @@ func TestBundleParquetNulls(t *testing.T) {
 		})
 	}
 	// -missing-labels class: the nulls are one class of their own, named
-	// null (here too small to split).
+	// "null" among the string labels (here too small to split)...
 	err := run(io.Discard, io.Discard, append(slices.Clone(base), "-labels", p("family.parquet")+":family", "-missing-labels", "class", "-out", p("cls"), "-allow-fewer"))
-	if err == nil || !strings.Contains(err.Error(), `(class null, 10 items, would have 1 in the val split; the smallest, class "", has 4 items)`) {
+	if err == nil || !strings.Contains(err.Error(), `2 of 5 classes would have exactly 1 item in a split`) {
 		t.Errorf("-missing-labels class: %v", err)
+	}
+	// ... so that a class-conditional set keeps its classes' names: a
+	// negative label among them left it with none, every class then
+	// named by its number in evaluate -per-class.
+	nb := array.NewStringBuilder(memory.DefaultAllocator)
+	for i, l := range y {
+		if i%40 == 7 {
+			nb.AppendNull()
+		} else {
+			nb.Append([]string{"PF00069.28", "PF07714.21", "PF00076.26"}[l])
+		}
+	}
+	writeNullableParquet(t, p("nulls.parquet"), "family", nb.NewArray())
+	err = run(io.Discard, io.Discard, append(slices.Clone(base), "-labels", p("nulls.parquet")+":family", "-missing-labels", "class", "-split", "0,0,0.5,0.5", "-allow-fewer", "-out", p("cls2")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m bundle.Manifest
+	raw, _ := os.ReadFile(p("cls2/manifest.json"))
+	if err := json.Unmarshal(raw, &m); err != nil || !slices.Equal(m.LabelNames, []string{"PF00069.28", "PF00076.26", "PF07714.21", "null"}) {
+		t.Errorf("-missing-labels class: %v, label names %q", err, m.LabelNames)
+	}
+	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-calibration", "class", "-allow-infinite", "-cal", p("cls2/cal.npz"), "-out", p("cls2/set.json")}); err != nil {
+		t.Fatal(err)
+	}
+	set, err := conformal.Load(p("cls2/set.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := set.ClassNames(); !slices.Equal(names, m.LabelNames) {
+		t.Errorf("-missing-labels class: the set's class names %q, want %q", names, m.LabelNames)
 	}
 	// A session column's null is refused as a missing session is, the
 	// message saying a null is one.

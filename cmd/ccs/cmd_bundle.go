@@ -252,6 +252,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		if cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no label, as -1 does
 			labels, names, cfg.MissingNames = bundle.MissingStrings(labels, names)
+		} else if names != nil {
+			// A class of its own: named, as the other string labels are.
+			labels, names, li.missing = nullClass(labels, names, li.missing)
 		}
 		// A text file's integers' missing marks as written, a table's nulls.
 		cfg.MissingNames = mergeMissing(cfg.MissingNames, li.missing)
@@ -665,4 +668,46 @@ func mergeMissing(a, b map[int64]string) map[int64]string {
 	}
 	maps.Copy(a, b)
 	return a
+}
+
+// nullClass makes the null rows of a table's string labels (their code
+// missing names bundle.NullMark), with -missing-labels class, a class
+// named "null" among names, in its sorted place ("(null)" where a label
+// is "null"): a negative class among string labels left a class-
+// conditional set without its classes' names (conformal.Set.ClassNames),
+// every class then named by its number. Without such rows, labels,
+// names and missing are returned as they are.
+func nullClass(labels []int64, names []string, missing map[int64]string) ([]int64, []string, map[int64]string) {
+	code, found := int64(0), false
+	for c, m := range missing {
+		if m == bundle.NullMark {
+			code, found = c, true
+		}
+	}
+	if !found {
+		return labels, names, missing
+	}
+	name := "null"
+	for slices.Contains(names, name) {
+		name = "(" + name + ")"
+	}
+	j, _ := slices.BinarySearch(names, name)
+	names = slices.Insert(slices.Clone(names), j, name)
+	out := make([]int64, len(labels))
+	for i, l := range labels {
+		switch {
+		case l == code:
+			out[i] = int64(j)
+		case l >= int64(j):
+			out[i] = l + 1
+		default:
+			out[i] = l
+		}
+	}
+	rest := maps.Clone(missing)
+	delete(rest, code)
+	if len(rest) == 0 {
+		rest = nil
+	}
+	return out, names, rest
 }
