@@ -254,10 +254,12 @@ func (in Inputs) selfQueries() bool {
 	return q != nil && in.Embeddings.Views == 0 && q.N == in.Embeddings.N && q.D == in.Embeddings.D && slices.Equal(q.Rows, in.Embeddings.Rows)
 }
 
-// sessionsOfRows refuses session ids that no two rows of a group share
-// (the rows' own names given as sessions): every other row of a group is
-// then of another session, and -sessions excludes no positive. Rows of no
-// group (a negative id) are left aside.
+// sessionsOfRows refuses session ids that no two rows share (the rows'
+// own names given as sessions), where a group has two rows: every other
+// row of a group is then of another session, and -sessions excludes no
+// positive. Sessions that rows of different groups share pass, even where
+// no two rows of a group share one (a camera that sees each person once).
+// Rows of no group (a negative id) are left aside.
 func sessionsOfRows(groups, sessions []int64, source string) error {
 	type key struct{ g, s int64 }
 	seen := map[key]struct{}{}
@@ -279,8 +281,13 @@ func sessionsOfRows(groups, sessions []int64, source string) error {
 			several = true
 		}
 	}
-	if !several {
-		return nil // no group of two rows: the groups' own check says so
+	if !several || len(distinct) < rows {
+		// No group of two rows: the groups' own check says so. Or
+		// sessions that rows of different groups share: cameras or
+		// recordings, each seen once by a group's rows (VIPeR's two
+		// cameras, an image of each person each), which exclude no
+		// positive by the data, not by a mistake.
+		return nil
 	}
 	return fmt.Errorf("%s: no two rows of a group share a session (%d sessions for %d rows): the sessions then exclude no positive, as if none were given — "+
 		"ids of the rows themselves (their file names) are no sessions: give each row's recording or camera "+

@@ -1647,6 +1647,16 @@ func TestSessionsOfRows(t *testing.T) {
 	if _, err := (Inputs{Embeddings: emb, Groups: groups, GroupsSource: "pid.txt", Sessions: cams, SessionsSource: "cam.txt"}).Items(); err != nil {
 		t.Error(err)
 	}
+	// Cameras that see each person once (VIPeR: two cameras, an image of
+	// each person from each): no two rows of a group share one, but rows of
+	// different groups do: sessions, not the rows' own ids.
+	pairs := make([]int64, n)
+	for i := range pairs {
+		pairs[i] = int64(i / 2)
+	}
+	if _, err := (Inputs{Embeddings: emb, Groups: pairs, GroupsSource: "pid.txt", Sessions: cams, SessionsSource: "cam.txt"}).Items(); err != nil {
+		t.Errorf("a camera each image of a person: %v", err)
+	}
 }
 
 // TestAnchorSessionSkew: each group's anchor is its first row, so rows
