@@ -918,10 +918,12 @@ func checkClassSplits(strata map[int64][]int, cfg MakeConfig) error {
 	}
 	// Paths as labels are each their own class: all but a few lone. Where
 	// most classes are not, the '/' is part of their names ("animal/cat").
-	if paths := pathNames(cfg.LabelNames, "class"); paths != "" && 10*len(lone) >= 9*len(strata) {
-		advice = strings.ToUpper(paths[:1]) + paths[1:]
-	} else if reid := reidNames(cfg.LabelNames, "class"); reid != "" && 10*len(lone) >= 9*len(strata) {
+	// Re-ID image names first: under a query and a gallery directory they
+	// are file paths too, whose first directory is no person.
+	if reid := reidNames(cfg.LabelNames, "class"); reid != "" && 10*len(lone) >= 9*len(strata) {
 		advice = strings.ToUpper(reid[:1]) + reid[1:]
+	} else if paths := pathNames(cfg.LabelNames, "class"); paths != "" && 10*len(lone) >= 9*len(strata) {
+		advice = strings.ToUpper(paths[:1]) + paths[1:]
 	} else if name, sep := joinedLabels(cfg.LabelNames); name != "" {
 		// Lists of labels joined into one string are every combination a
 		// class: neither classes nor groups say "shares a label".
@@ -1362,10 +1364,12 @@ func (items Items) checkGroupSizes(groups, pos [][]int, parts [][]int, cfg MakeC
 		// Paths as group ids are each their own group: all but a few of
 		// one row. Where most groups have more, the '/' is part of their
 		// ids ("vox1/id10001").
-		if paths := pathNames(items.GroupNames, "group"); paths != "" && !items.ViewItems && 10*len(single) >= 9*inSplits {
-			advice = paths
-		} else if reid := reidNames(items.GroupNames, "group"); reid != "" && !items.ViewItems && 10*len(single) >= 9*inSplits {
+		// Re-ID image names first: under a query and a gallery directory
+		// they are file paths too, whose first directory is no person.
+		if reid := reidNames(items.GroupNames, "group"); reid != "" && !items.ViewItems && 10*len(single) >= 9*inSplits {
 			advice = reid
+		} else if paths := pathNames(items.GroupNames, "group"); paths != "" && !items.ViewItems && 10*len(single) >= 9*inSplits {
+			advice = paths
 		}
 		return fmt.Errorf("bundle: %s of the splits have one row (the first: %s): no other row to be its anchor's positive; %s",
 			counted(len(single), unit), name(single[0]), advice)

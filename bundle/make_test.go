@@ -1622,6 +1622,21 @@ func TestReidNames(t *testing.T) {
 	if want := `Names such as "0000_c1s1_000001_01.jpg" are person re-identification image names`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "are groups, not labels") {
 		t.Errorf("re-ID names as labels: %v, want %q", err, want)
 	}
+	// Under a query and a gallery directory (an export's query and
+	// gallery names in one file): re-ID names, not file paths whose
+	// first directory would be the class.
+	dirs := slices.Clone(market)
+	for i := range dirs {
+		dirs[i] = []string{"query/", "bounding_box_test/"}[i%2] + dirs[i]
+	}
+	_, err = Make(Items{N: n, Groups: ids, GroupNames: dirs}, MakeConfig{K: 1, Split: testSplit, AllowFewer: true})
+	if want := `are person re-identification image names`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "file paths") {
+		t.Errorf("re-ID paths as groups: %v, want %q", err, want)
+	}
+	_, err = Make(Items{N: n, Labels: ids}, MakeConfig{K: 1, Split: testSplit, LabelNames: dirs})
+	if want := `are person re-identification image names`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "file paths") {
+		t.Errorf("re-ID paths as labels: %v, want %q", err, want)
+	}
 }
 
 // TestSessionsOfRows: session ids that no two rows of a group share (the
