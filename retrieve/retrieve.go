@@ -7,11 +7,11 @@
 package retrieve
 
 import (
+	"archive/zip"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"math"
 	"math/bits"
@@ -289,9 +289,11 @@ func ReadCollection(spec string) (*Collection, error) {
 		arr, err = readSafetensors(path, name)
 	} else {
 		arr, err = bundle.ReadNPZ(path)
-		if err != nil && ext != ".npz" && !errors.Is(err, fs.ErrNotExist) {
-			// Not a zip archive by its name either: a text file of ids
-			// given for the rows is the usual case.
+		if err != nil && ext != ".npz" && errors.Is(err, zip.ErrFormat) {
+			// Not a zip archive, nor by its name: a text file of ids given
+			// for the rows is the usual case. An archive's own errors (an
+			// .npz under another name) and the file's (missing, not
+			// readable) are reported as they are.
 			return nil, fmt.Errorf("%s: not a collection file: a collection is an (n, d) float array in a .npy, .npz or .safetensors file, or a Parquet or Arrow table (a text file of ids goes with -ids)", path)
 		}
 	}

@@ -1,6 +1,8 @@
 package retrieve
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"maps"
@@ -212,11 +214,28 @@ func TestSearchErrors(t *testing.T) {
 	if err := os.WriteFile(names, []byte("0002_c1s1_000451_03.jpg\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An .npz under another name is read as one, and its own errors said:
+	// a member that is no .npy array is no "not a collection file".
+	odd := filepath.Join(t.TempDir(), "gallery.data")
+	var zipped bytes.Buffer
+	zw := zip.NewWriter(&zipped)
+	if w, err := zw.Create("embeddings.npy"); err != nil {
+		t.Fatal(err)
+	} else if _, err := w.Write([]byte("no array")); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(odd, zipped.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		err  error
 		want string
 	}{
 		{third(Search(context.Background(), s, []float32{0}, c, 0)), "anchor of dimension 1"},
+		{second(ReadCollection(odd)), "gallery.data: array \"embeddings\""},
 		{second(ReadCollection(names)), "gallery_names.txt: not a collection file: a collection is an (n, d) float array in a .npy, .npz or .safetensors file, or a Parquet or Arrow table (a text file of ids goes with -ids)"},
 		{third(Search(context.Background(), s, []float32{0, 0}, c3, 0)), "the collection 3"},
 		{second(NewCollection(make([]float32, 5), 2, nil)), "not rows of dimension 2"},
