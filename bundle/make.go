@@ -1012,7 +1012,8 @@ func pathNames(names []string, what string) string {
 
 // reidName matches a person re-identification image's name as
 // Market-1501 and DukeMTMC-reID write them (after any directory): the
-// person id (-1: a false detection; 0: junk), "c" and the camera, then the
+// person id (-1: junk, which Market-1501's protocol ignores; 0: a false
+// detection, a distractor), "c" and the camera, then the
 // sequence and frame ("0002_c1s1_000451_03.jpg", "0005_c2_f0046985.jpg").
 var reidName = regexp.MustCompile(`^(-?\d+)_c(\d+)(?:s\d+)?_[^/\\]*\.(?i:jpe?g|png|bmp)$`)
 
@@ -1023,7 +1024,7 @@ var reidName = regexp.MustCompile(`^(-?\d+)_c(\d+)(?:s\d+)?_[^/\\]*\.(?i:jpe?g|p
 // cameras), and how many rows are of no person; "" otherwise.
 func reidNames(names []string, what string) string {
 	people, cams := map[string]struct{}{}, map[string]struct{}{}
-	matched, distractors, junk := 0, 0, 0
+	matched, junk, distractors := 0, 0, 0
 	for _, n := range names {
 		m := reidName.FindStringSubmatch(n[strings.LastIndexAny(n, `/\`)+1:])
 		if m == nil {
@@ -1033,9 +1034,9 @@ func reidNames(names []string, what string) string {
 		cams[strings.TrimLeft(m[2], "0")] = struct{}{}
 		switch id, err := strconv.Atoi(m[1]); {
 		case err == nil && id == -1:
-			distractors++
-		case err == nil && id == 0:
 			junk++
+		case err == nil && id == 0:
+			distractors++
 		default:
 			people[m[1]] = struct{}{}
 		}
@@ -1044,13 +1045,13 @@ func reidNames(names []string, what string) string {
 		return ""
 	}
 	none := ""
-	if distractors+junk > 0 {
-		none = fmt.Sprintf(", besides %d images of person -1 (false detections) and %d of person 0 (junk)", distractors, junk)
+	if junk+distractors > 0 {
+		none = fmt.Sprintf(", besides %d images of person -1 (junk) and %d of person 0 (false detections, distractors)", junk, distractors)
 	}
 	return fmt.Sprintf("names such as %q are person re-identification image names (person id, camera, frame: Market-1501, DukeMTMC-reID), each its own %s: their person ids make %d people over %d cameras%s — "+
 		"give the person as the group and the camera as the session, so that an anchor's positives are its person's images from other cameras, as the protocol counts them "+
 		`(sed 's|.*/||; s/_.*//' FILE > pid.txt; sed 's|.*/||; s/^[^_]*_c\([0-9]*\).*/\1/' FILE > cam.txt; then -groups pid.txt -sessions cam.txt; in Python pid = np.array([int(os.path.basename(n).split("_")[0]) for n in names]), cam = np.array([int(re.match(r"-?\d+_c(\d+)", os.path.basename(n))[1]) for n in names])), `+
-		"and leave the rows of no person out, which the protocol ignores (keep = pid > 0: -1 and 0; docs/your-data.md §8)",
+		"and leave the rows of no person out of the bundles (keep = pid > 0: -1 and 0; docs/your-data.md §8)",
 		names[0], what, len(people), len(cams), none)
 }
 
@@ -1440,7 +1441,7 @@ func (items Items) anchorSessionSkew(groups, parts [][]int) string {
 
 // catchAll warns of a group far larger than the others (100 rows or more,
 // and 20 times the median group's or more): an id that marks rows of no
-// item — a re-ID gallery's junk images (person 0000), an "unknown"
+// item — a re-ID gallery's false detections (person 0000), an "unknown"
 // speaker, a catch-all — makes them one another's positives, as a
 // missing label's mark would. Views' items are left alone.
 func (items Items) catchAll(groups [][]int) string {
@@ -1465,7 +1466,7 @@ func (items Items) catchAll(groups [][]int) string {
 	if id >= 0 && id < int64(len(items.GroupNames)) {
 		literal = strconv.Quote(items.GroupNames[id])
 	}
-	return fmt.Sprintf("%s has %d rows, %d times the median group's %d: if its id marks rows of no one item — junk images (a re-ID gallery's person 0000), an unknown person or speaker, a catch-all — its rows are one another's positives; leave them out (keep = groups != %s)",
+	return fmt.Sprintf("%s has %d rows, %d times the median group's %d: if its id marks rows of no one item — false detections (a re-ID gallery's person 0000), an unknown person or speaker, a catch-all — its rows are one another's positives; leave them out (keep = groups != %s)",
 		items.groupName(id), n, n/median, median, literal)
 }
 

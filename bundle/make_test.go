@@ -1577,7 +1577,7 @@ func TestLabelSetsNoneShared(t *testing.T) {
 // 0002_c1s1_000451_03.jpg, DukeMTMC-reID's 0005_c2_f0046985.jpg), each its
 // own class or group, are named as such, with the lines that give the
 // person as the group and the camera as the session, and the rows of no
-// person (-1: false detections; 0: junk) counted.
+// person (-1: junk; 0: false detections) counted.
 func TestReidNames(t *testing.T) {
 	t.Parallel()
 	var market []string
@@ -1592,7 +1592,7 @@ func TestReidNames(t *testing.T) {
 		names []string
 		want  string // a prefix; "" for none
 	}{
-		{"Market-1501", market, `names such as "0000_c1s1_000001_01.jpg" are person re-identification image names (person id, camera, frame: Market-1501, DukeMTMC-reID), each its own class: their person ids make 5 people over 3 cameras, besides 2 images of person -1 (false detections) and 3 of person 0 (junk)`},
+		{"Market-1501", market, `names such as "0000_c1s1_000001_01.jpg" are person re-identification image names (person id, camera, frame: Market-1501, DukeMTMC-reID), each its own class: their person ids make 5 people over 3 cameras, besides 2 images of person -1 (junk) and 3 of person 0 (false detections, distractors)`},
 		{"DukeMTMC-reID, with a directory", []string{"bounding_box_train/0005_c2_f0046985.jpg", "bounding_box_train/0005_c5_f0051341.jpg", "bounding_box_train/0007_c2_f0047029.jpg"}, `names such as "bounding_box_train/0005_c2_f0046985.jpg" are person re-identification image names (person id, camera, frame: Market-1501, DukeMTMC-reID), each its own class: their person ids make 2 people over 2 cameras —`},
 		{"speaker paths", []string{"id10270/5r0dWxy17C8/00001.wav", "id10270/5r0dWxy17C8/00002.wav"}, ""},
 		{"names with underscores", []string{"cat_1.jpg", "dog_2.jpg"}, ""},
@@ -1726,7 +1726,7 @@ func TestAnchorSessionSkew(t *testing.T) {
 }
 
 // TestCatchAllGroup: a group far larger than the others — a re-ID
-// gallery's junk images (person 0000), an "unknown" id — is warned of,
+// gallery's false detections (person 0000), an "unknown" id — is warned of,
 // named with its size beside the median's; groups of ordinary sizes are
 // not.
 func TestCatchAllGroup(t *testing.T) {
