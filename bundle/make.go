@@ -1399,7 +1399,8 @@ func (items Items) checkGroupSizes(groups, pos [][]int, parts [][]int, cfg MakeC
 // anchors alone. Only sessions that many groups share are compared (at
 // most one for every four groups: cameras, not a speaker's own
 // recordings), over 20 groups or more; the warning comes from a total
-// variation distance of 0.2 between the two distributions.
+// variation distance of 0.2 between the two distributions, and of twice
+// what anchors drawn at random would be expected to have at most.
 func (items Items) anchorSessionSkew(groups, parts [][]int) string {
 	if items.Sessions == nil || items.ViewItems {
 		return ""
@@ -1408,27 +1409,40 @@ func (items Items) anchorSessionSkew(groups, parts [][]int) string {
 	for _, p := range parts {
 		gs = append(gs, p...)
 	}
-	anchors, random := map[int64]float64{}, map[int64]float64{}
+	// variance: of each session's count of random anchors, Σ p(1 − p)
+	// over the groups, p the group's share of the session's rows.
+	anchors, random, variance := map[int64]float64{}, map[int64]float64{}, map[int64]float64{}
 	for _, g := range gs {
 		rows := groups[g]
 		anchors[items.Sessions[rows[0]]]++
+		count := map[int64]int{}
 		for _, r := range rows {
-			random[items.Sessions[r]] += 1 / float64(len(rows))
+			count[items.Sessions[r]]++
+		}
+		for s, c := range count {
+			p := float64(c) / float64(len(rows))
+			random[s] += p
+			variance[s] += p * (1 - p)
 		}
 	}
 	if len(gs) < 20 || 4*len(random) > len(gs) {
 		return ""
 	}
 	sessions := slices.Sorted(maps.Keys(random))
-	tv, worst := 0.0, sessions[0]
+	tv, noise, worst := 0.0, 0.0, sessions[0]
 	for _, s := range sessions {
 		tv += math.Abs(anchors[s] - random[s])
+		noise += math.Sqrt(variance[s])
 		if anchors[s]-random[s] > anchors[worst]-random[worst] {
 			worst = s
 		}
 	}
+	// noise bounds the distance's expectation for rows in a random order
+	// (E|X − EX| ≤ σ): with many sessions a random order's distance is
+	// itself near 0.2 (200 groups of 20 rows over 50 sessions: at 0.2 or
+	// more in a third of random orders), and it must be twice that too.
 	n := float64(len(gs))
-	if tv/(2*n) < 0.2 {
+	if tv/(2*n) < 0.2 || tv < 2*noise {
 		return ""
 	}
 	name := strconv.FormatInt(worst, 10)

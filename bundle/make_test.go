@@ -1710,6 +1710,37 @@ func TestAnchorSessionSkew(t *testing.T) {
 			t.Errorf("shuffled rows: %q", w)
 		}
 	}
+	// Rows in a random order over many shared sessions (200 groups of 20
+	// rows, 50 sessions: cameras or rooms): the distance of a random
+	// order's anchors is near 0.2 itself; no warning, for any of 20 orders.
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		const gn, pn = 200, 20
+		g, ss := make([]int64, gn*pn), make([]int64, gn*pn)
+		for i := range g {
+			g[i], ss[i] = int64(i/pn), int64(rng.IntN(50))
+		}
+		p, err := Make(Items{N: len(g), Groups: g, Sessions: ss}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range p.Warnings {
+			if strings.Contains(w, "first row") {
+				t.Errorf("random order %d over 50 sessions: %q", seed, w)
+			}
+		}
+		// Sorted within each group: warned of.
+		for i := 0; i < len(ss); i += pn {
+			slices.Sort(ss[i : i+pn])
+		}
+		p, err = Make(Items{N: len(g), Groups: g, Sessions: ss}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, "first row") {
+			t.Errorf("sorted order %d over 50 sessions: no warning (%q)", seed, w)
+		}
+	}
 	// Sessions of their groups alone (a speaker's recordings): no comparison across groups.
 	for i := range sessions {
 		sessions[i] = int64(i/per*10 + i%per%3)
