@@ -291,5 +291,5 @@ func sessionsOfRows(groups, sessions []int64, source string) error {
 	}
 	return fmt.Errorf("%s: no two rows of a group share a session (%d sessions for %d rows): the sessions then exclude no positive, as if none were given — "+
 		"ids of the rows themselves (their file names) are no sessions: give each row's recording or camera "+
-		`(from re-ID image names, sed 's|.*/||; s/^[^_]*_c\([0-9]*\).*/\1/' FILE > cam.txt), or give none (no -sessions; no sessions= in Python)`, source, len(distinct), rows)
+		`(from re-ID image names, sed 's|.*[/\\]||; s/^[^_]*_c\([0-9]*\).*/\1/' FILE > cam.txt), or give none (no -sessions; no sessions= in Python)`, source, len(distinct), rows)
 }

@@ -1050,7 +1050,7 @@ func reidNames(names []string, what string) string {
 	}
 	return fmt.Sprintf("names such as %q are person re-identification image names (person id, camera, frame: Market-1501, DukeMTMC-reID), each its own %s: their person ids make %d people over %d cameras%s — "+
 		"give the person as the group and the camera as the session, so that an anchor's positives are its person's images from other cameras, as the protocol counts them "+
-		`(sed 's|.*/||; s/_.*//' FILE > pid.txt; sed 's|.*/||; s/^[^_]*_c\([0-9]*\).*/\1/' FILE > cam.txt; then -groups pid.txt -sessions cam.txt; in Python pid = np.array([int(os.path.basename(n).split("_")[0]) for n in names]), cam = np.array([int(re.match(r"-?\d+_c(\d+)", os.path.basename(n))[1]) for n in names])), `+
+		`(sed 's|.*[/\\]||; s/_.*//' FILE > pid.txt; sed 's|.*[/\\]||; s/^[^_]*_c\([0-9]*\).*/\1/' FILE > cam.txt; then -groups pid.txt -sessions cam.txt; in Python pid = np.array([int(re.split(r"[/\\]", n)[-1].split("_")[0]) for n in names]), cam = np.array([int(re.match(r"-?\d+_c(\d+)", re.split(r"[/\\]", n)[-1])[1]) for n in names])), `+
 		"and leave the rows of no person out of the bundles (keep = pid > 0: -1 and 0; docs/your-data.md §8)",
 		names[0], what, len(people), len(cams), none)
 }

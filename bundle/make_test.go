@@ -1605,7 +1605,10 @@ func TestReidNames(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
-	if got := reidNames(market, "class"); !strings.Contains(got, `-groups pid.txt -sessions cam.txt`) || !strings.Contains(got, `keep = pid > 0`) {
+	// The lines cut a directory of either separator, as reidName does
+	// (a Windows export's C:\market\bounding_box_test\0002_c1s1_….jpg).
+	if got := reidNames(market, "class"); !strings.Contains(got, `-groups pid.txt -sessions cam.txt`) || !strings.Contains(got, `keep = pid > 0`) ||
+		!strings.Contains(got, `sed 's|.*[/\\]||; s/_.*//'`) || !strings.Contains(got, `re.split(r"[/\\]", n)[-1]`) {
 		t.Errorf("no recipe: %q", got)
 	}
 	// The refusals name them: as groups (each of one row) and as labels.
