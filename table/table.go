@@ -476,6 +476,20 @@ func nullKind(values arrow.Array) int {
 	return idNone
 }
 
+// listParts are a list chunk's values and each row's offsets into them;
+// ok is false for a chunk of anything but lists.
+func listParts(chunk arrow.Array) (values arrow.Array, offsets func(i int) (int64, int64), ok bool) {
+	switch a := chunk.(type) {
+	case *array.List:
+		return a.ListValues(), a.ValueOffsets, true
+	case *array.LargeList:
+		return a.ListValues(), a.ValueOffsets, true
+	case *array.FixedSizeList:
+		return a.ListValues(), a.ValueOffsets, true
+	}
+	return nil, nil, false
+}
+
 // ColumnMultiHot reads a list column of integer lists that are a
 // multi-hot matrix's rows — every row a list of one length c ≥ 2 holding
 // 0s and 1s alone, no null, as a DataFrame of M.tolist() writes one — as
@@ -496,16 +510,8 @@ func ColumnMultiHot(tbl arrow.Table, col int) (m []int64, c int, ok bool) {
 	}
 	c = -1
 	for _, chunk := range tbl.Column(col).Data().Chunks() {
-		var values arrow.Array
-		var offsets func(i int) (int64, int64)
-		switch a := chunk.(type) {
-		case *array.List:
-			values, offsets = a.ListValues(), a.ValueOffsets
-		case *array.LargeList:
-			values, offsets = a.ListValues(), a.ValueOffsets
-		case *array.FixedSizeList:
-			values, offsets = a.ListValues(), a.ValueOffsets
-		default:
+		values, offsets, ok := listParts(chunk)
+		if !ok {
 			return nil, 0, false
 		}
 		for i := range chunk.Len() {
@@ -563,16 +569,8 @@ func ColumnLabelSets(path string, tbl arrow.Table, col int) (sets [][]int32, nam
 	type row struct{ lo, hi int } // the row's labels in ints or strs
 	var rows []row
 	for _, chunk := range tbl.Column(col).Data().Chunks() {
-		var values arrow.Array
-		var offsets func(i int) (int64, int64)
-		switch a := chunk.(type) {
-		case *array.List:
-			values, offsets = a.ListValues(), a.ValueOffsets
-		case *array.LargeList:
-			values, offsets = a.ListValues(), a.ValueOffsets
-		case *array.FixedSizeList:
-			values, offsets = a.ListValues(), a.ValueOffsets
-		default:
+		values, offsets, ok := listParts(chunk)
+		if !ok {
 			return nil, nil, false, fmt.Errorf("%s: column %q is %v, want lists of integer or string labels", path, fld.Name, fld.Type)
 		}
 		for i := range chunk.Len() {
