@@ -144,6 +144,23 @@ func goArrays(a *C.ccs_array, n C.int64_t) ([]rawArray, error) {
 	return out, nil
 }
 
+// goArraysByName is goArrays keyed by name, an array given twice refused
+// (what names the call in the error).
+func goArraysByName(a *C.ccs_array, n C.int64_t, what string) (map[string]rawArray, error) {
+	rs, err := goArrays(a, n)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]rawArray, len(rs))
+	for _, r := range rs {
+		if _, dup := byName[r.Name]; dup {
+			return nil, fmt.Errorf("%s: array %q given twice", what, r.Name)
+		}
+		byName[r.Name] = r
+	}
+	return byName, nil
+}
+
 // options decodes a call's keywords, a JSON object (NULL: none).
 func options(s *C.char, dst any) error {
 	if s == nil {
@@ -272,16 +289,9 @@ func madeJSON(m *madeBundles) []byte {
 //export ccs_bundle_make
 func ccs_bundle_make(arrays *C.ccs_array, n C.int64_t, opts *C.char, out *C.uintptr_t, capacity C.int64_t, info **C.char, errOut **C.char) C.int {
 	return run(errOut, func() error {
-		rs, err := goArrays(arrays, n)
+		byName, err := goArraysByName(arrays, n, "bundle")
 		if err != nil {
 			return err
-		}
-		byName := map[string]rawArray{}
-		for _, r := range rs {
-			if _, dup := byName[r.Name]; dup {
-				return fmt.Errorf("bundle: array %q given twice", r.Name)
-			}
-			byName[r.Name] = r
 		}
 		o := defaultMake
 		if err := options(opts, &o); err != nil {
@@ -648,16 +658,9 @@ func ccs_set_trials(h C.uintptr_t, arrays *C.ccs_array, n C.int64_t, opts *C.cha
 		if err != nil {
 			return err
 		}
-		rs, err := goArrays(arrays, n)
+		byName, err := goArraysByName(arrays, n, "trials")
 		if err != nil {
 			return err
-		}
-		byName := map[string]rawArray{}
-		for _, r := range rs {
-			if _, dup := byName[r.Name]; dup {
-				return fmt.Errorf("trials: array %q given twice", r.Name)
-			}
-			byName[r.Name] = r
 		}
 		var opt trialsOptions
 		if err := options(opts, &opt); err != nil {

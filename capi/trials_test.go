@@ -30,6 +30,7 @@ func TestSetTrialsInputs(t *testing.T) {
 		{"no ids", map[string]rawArray{"embeddings": emb}, trialsOptions{TrialsFile: "trials.txt"}, "trials: give the utterances' embeddings and their ids"},
 		{"no trial list", map[string]rawArray{"embeddings": emb, "ids": ids}, trialsOptions{}, "trials: give the trial list as a file or as an array of its lines' fields, one of the two"},
 		{"an unknown array", map[string]rawArray{"embeddings": emb, "ids": ids, "labels": ids}, trialsOptions{TrialsFile: "trials.txt"}, `trials: unknown array "labels"`},
+		{"an unknown unlabeled", map[string]rawArray{"embeddings": emb, "ids": ids}, trialsOptions{TrialsFile: "trials.txt", Unlabeled: "sometimes"}, `trials: unlabeled="sometimes": want error or marginal`},
 		{"no such file", map[string]rawArray{"embeddings": emb, "ids": {Name: "ids", Data: binary.LittleEndian.AppendUint64(make([]byte, 8), 1), Dtype: "<i8", Shape: []int{2}}}, trialsOptions{TrialsFile: "/nonexistent/trials.txt"}, "/nonexistent/trials.txt"},
 	} {
 		if _, _, err := setTrials(s, c.arrays, c.o); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -29,6 +29,14 @@ type LabelResult struct {
 // 1 − α where the whole coverage does not. A class-conditional set is
 // refused (its thresholds are by anchor label, which such bundles lack).
 func ByLabel(s *conformal.Set, test *bundle.Bundle) ([]LabelResult, error) {
+	return byLabel(s, test, nil)
+}
+
+// ByLabel is ByLabel(s, b), from the stored scores.
+func (sc *Scored) ByLabel() ([]LabelResult, error) { return byLabel(sc.set, sc.b, sc) }
+
+// byLabel is ByLabel, with sc (test's scores under s) counted from it.
+func byLabel(s *conformal.Set, test *bundle.Bundle, sc *Scored) ([]LabelResult, error) {
 	if !s.Calibrated() {
 		return nil, conformal.ErrNotCalibrated
 	}
@@ -49,15 +57,21 @@ func ByLabel(s *conformal.Set, test *bundle.Bundle) ([]LabelResult, error) {
 	}
 	q := s.Threshold
 	inside := make([]bool, test.N*test.K)
-	parallel.For(test.N, 64, 0, func(_, lo, hi int) {
-		diffs := make([]float32, test.K*test.D)
-		scores := make([]float64, test.K)
-		for i := lo; i < hi; i++ {
-			for j, v := range s.Geometry.Scores(scores, test.PositiveDiffs(diffs, i)) {
-				inside[i*test.K+j] = v <= q
-			}
+	if sc != nil {
+		for u, v := range sc.pos {
+			inside[u] = v <= q
 		}
-	})
+	} else {
+		parallel.For(test.N, 64, 0, func(_, lo, hi int) {
+			diffs := make([]float32, test.K*test.D)
+			scores := make([]float64, test.K)
+			for i := lo; i < hi; i++ {
+				for j, v := range s.Geometry.Scores(scores, test.PositiveDiffs(diffs, i)) {
+					inside[i*test.K+j] = v <= q
+				}
+			}
+		})
+	}
 	type count struct{ anchors, positives, in, last int }
 	counts := map[int64]*count{}
 	start, labels := test.PositiveLabelStart, test.PositiveLabels
@@ -86,17 +100,28 @@ func ByLabel(s *conformal.Set, test *bundle.Bundle) ([]LabelResult, error) {
 }
 
 // WithLabels is Evaluate and ByLabel (test's positives' labels needed): s's
-// result and each label's.
+// result and each label's, the numbers of the two calls. As WithClasses:
+// for a geometry with a fast score, the two calls; otherwise test is
+// scored once, exactly (Score), for both.
 func WithLabels(s *conformal.Set, test *bundle.Bundle) (Result, []LabelResult, error) {
-	labels, err := ByLabel(s, test)
+	if decisiveAt(s.Geometry) != nil || s.ClassConditional() {
+		labels, err := ByLabel(s, test) // refuses a class-conditional set
+		if err != nil {
+			return Result{}, nil, err
+		}
+		r, err := Evaluate(s, test)
+		return r, labels, err
+	}
+	sc, err := Score(s, test)
 	if err != nil {
 		return Result{}, nil, err
 	}
-	r, err := Evaluate(s, test)
+	labels, err := sc.ByLabel()
 	if err != nil {
 		return Result{}, nil, err
 	}
-	return r, labels, nil
+	r, err := sc.Evaluate()
+	return r, labels, err
 }
 
 // MinLabelPositives is the fewest positives of a label that the worst

@@ -129,6 +129,18 @@ func TestByLabel(t *testing.T) {
 		}
 	}
 
+	// From stored scores (a comparison's), and with the whole result: the
+	// same numbers.
+	sc, err := Score(set, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored, err := sc.ByLabel(); err != nil || !slices.Equal(stored, got) {
+		t.Errorf("Scored.ByLabel: %+v, %v; want %+v", stored, err, got)
+	}
+	if r, labels, err := WithLabels(set, test); err != nil || !slices.Equal(labels, got) || r != whole {
+		t.Errorf("WithLabels: %+v, %+v, %v; want %+v, %+v", r, labels, err, whole, got)
+	}
 	// A subset of the anchors (a resplit's) keeps each positive's labels.
 	rev := make([]int, test.N)
 	for i := range rev {

@@ -582,7 +582,7 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 		}
 	}
 	if sp.Test.Labels == nil && sp.Test.PositiveLabelStart != nil && !set.ClassConditional() {
-		labels, err := eval.ByLabel(set, sp.Test)
+		labels, err := scored.ByLabel()
 		if err != nil {
 			return nil, nil, err
 		}

@@ -411,6 +411,8 @@ ERRORS = [
      ValueError, "sessions: no two rows of a group share a session (200 sessions for 200 rows): the sessions then exclude no positive"),
     ("trials without ids", lambda s, a: s.trials(a, None, [("1", "u0", "u1")]), ValueError,
      "trials: give the utterances' embeddings and their ids"),
+    ("trials with an unknown unlabeled", lambda s, a: s.trials(a, [f"u{i}" for i in range(200)], [("1", "u0", "u1")], unlabeled="sometimes"),
+     ValueError, 'trials: unlabeled="sometimes": want error or marginal'),
     ("a trial naming an utterance not among the ids",
      lambda s, a: s.trials(a, [f"u{i}" for i in range(200)], [("1", "u0", "u1"), ("0", "u0", "zz")]), ValueError,
      'trials: 1 trial of 2 name an utterance that is not among the ids (the first: line 2, "zz")'),
