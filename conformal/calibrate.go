@@ -121,6 +121,13 @@ type Info struct {
 	// calibration ("calibration_rows"), out of the documents that
 	// describe the calibration.
 	Rows *bundle.RowFilter `json:"-"`
+	// OverAll, for a class-conditional calibration on disjoint pairs, is
+	// how its threshold over all classes (Threshold, which OverAllClasses
+	// judges with) was taken where that differs from the classes' N pairs:
+	// among as many of each class's pairs as keep the classes' shares of
+	// the anchors, as a marginal calibration takes them. Nil when that
+	// kept every pair (and for sets calibrated before it was kept).
+	OverAll *OverAll `json:"over_all,omitempty"`
 	// UnitNorm says that every calibration anchor and positive had norm 1
 	// (within UnitNormTolerance): embeddings normalised by their encoder,
 	// whose guarantee is for inputs normalised alike (Set.CheckNorms).
@@ -187,9 +194,33 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 			return nil, err
 		}
 	}
-	// A class-conditional set also keeps the threshold over all its
-	// units, for the anchors whose class a caller chooses not to give.
+	// A class-conditional set also keeps the threshold over all classes,
+	// for the anchors whose class a caller chooses not to give: taken as
+	// a marginal calibration would take it, on pairs, among as many of
+	// each class's as keep the classes' shares of the anchors (OverAll);
+	// where too few remain for its rank it is +Inf, no error (the
+	// classes' thresholds decide).
+	all := scores
+	var over *OverAll
+	if opt.Mode == Class && pairs != nil {
+		if kept, t := proportional(cal, pairs); len(kept) < len(pairs) {
+			if t != nil && t.Class >= 0 && t.Class < int64(len(opt.LabelNames)) {
+				t.Name = opt.LabelNames[t.Class]
+			}
+			scores = keptScores(scores, pairs, kept)
+			over = &OverAll{N: len(scores), Trim: t}
+		}
+	}
 	q, r, err := Quantile(scores, alpha, opt)
+	if over != nil {
+		if err != nil && !errors.Is(err, ErrTooFewCalibration) {
+			return nil, err
+		}
+		over.Rank, err = r, nil
+		if r, err = RankOf(opt.Mode, len(all), alpha, opt.Delta); err != nil {
+			return nil, err
+		}
+	}
 	if err != nil && !(opt.AllowInfinite && errors.Is(err, ErrTooFewCalibration)) {
 		if pairs != nil {
 			return nil, fmt.Errorf("%d disjoint pairs of the %d calibration anchors (their positives are other anchors, docs/calibration.md): %w", len(scores), cal.N, err)
@@ -197,6 +228,31 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 		return nil, err
 	}
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
-		Calibration: Info{Mode: opt.Mode, N: len(scores), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs != nil, Trim: trim, Anchors: cal.Digest(),
+		Calibration: Info{Mode: opt.Mode, N: len(all), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs != nil, Trim: trim, OverAll: over, Anchors: cal.Digest(),
 			UnitNorm: unitNorm(cal)}}, nil
+}
+
+// OverAll is how a class-conditional set's threshold over all classes was
+// taken on disjoint pairs where keeping the classes' shares left some out
+// (Info.OverAll): among N of the pairs, at rank Rank (> N: +Inf, which
+// only a judgement over all classes sees), with the Trim when a tenth or
+// more were left out.
+type OverAll struct {
+	N    int   `json:"n"`
+	Rank int   `json:"rank"`
+	Trim *Trim `json:"trim,omitempty"`
+}
+
+// keptScores are the scores of the pairs kept, a subsequence of pairs in
+// order (proportional), scores[u] pairs[u]'s.
+func keptScores(scores []float64, pairs, kept [][2]int) []float64 {
+	out := make([]float64, 0, len(kept))
+	k := 0
+	for u, p := range pairs {
+		if k < len(kept) && kept[k] == p {
+			out = append(out, scores[u])
+			k++
+		}
+	}
+	return out
 }

@@ -369,13 +369,19 @@ func (s *Set) ClassConditional() bool { return s.Calibration.Mode == Class }
 
 // OverAllClasses is a class-conditional set judged with its threshold over
 // all classes (marginal, or PAC's with its δ), its classes dropped: for
-// anchors whose class is unknown, with no class-conditional guarantee. A
-// shallow copy: the geometry is shared.
+// anchors whose class is unknown, with no class-conditional guarantee. Its
+// calibration is the threshold's own (Info.OverAll's units, rank and
+// trim, where the calibration kept them). A shallow copy: the geometry is
+// shared.
 func (s *Set) OverAllClasses() *Set {
 	m := *s
 	m.Calibration.Mode, m.Classes = OnePerAnchor, nil
 	if s.Calibration.Delta > 0 {
 		m.Calibration.Mode = PAC
+	}
+	if o := s.Calibration.OverAll; o != nil {
+		m.Calibration.N, m.Calibration.Rank, m.Calibration.Trim, m.Calibration.OverAll = o.N, o.Rank, o.Trim, nil
+		m.overAll = true
 	}
 	return &m
 }

@@ -519,3 +519,121 @@ func TestClassWarningsSummarised(t *testing.T) {
 		})
 	}
 }
+
+// TestOverAllClasses: a class-conditional set judged over all classes
+// has the marginal set's threshold, units, rank and trim, on bundles
+// whose classes pair unevenly (its own pairs untrimmed gave another
+// threshold before); the file keeps them, and a file whose over_all
+// contradicts the rest is refused.
+func TestOverAllClasses(t *testing.T) {
+	t.Parallel()
+	trimmed := 0
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 17))
+		n, k, classes := 60+rng.IntN(200), 1+rng.IntN(4), 2+rng.IntN(4)
+		b := synthetic(rng, n, k)
+		b.Positives, b.Labels, b.PositiveIndex = nil, make([]int64, n), make([]int64, n*k)
+		for i := range n {
+			b.Labels[i] = int64(rng.IntN(classes))
+		}
+		for i := range n {
+			for a := range k { // a random anchor of i's class, itself when it has none
+				j := rng.IntN(n)
+				for tries := 0; b.Labels[j] != b.Labels[i] && tries < 4*n; tries++ {
+					j = rng.IntN(n)
+				}
+				if b.Labels[j] != b.Labels[i] {
+					j = i
+				}
+				b.PositiveIndex[i*k+a] = int64(j)
+			}
+		}
+		alpha := 0.05 + 0.3*rng.Float64()
+		delta := 0.0
+		if seed%3 == 0 {
+			delta = 0.1
+		}
+		m, err := Calibrate(geometry.Ball{D: 2}, b, alpha, Options{Mode: map[bool]Mode{true: PAC, false: OnePerAnchor}[delta > 0], Delta: delta, AllowInfinite: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Calibrate(geometry.Ball{D: 2}, b, alpha, Options{Mode: Class, Delta: delta, AllowInfinite: true})
+		if errors.Is(err, ErrTooFewCalibration) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Calibration.OverAll != nil {
+			trimmed++
+		}
+		o := c.OverAllClasses()
+		same := func(a, b *Trim) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+		if o.Threshold != m.Threshold && !(math.IsInf(o.Threshold, 1) && math.IsInf(m.Threshold, 1)) ||
+			o.Calibration.N != m.Calibration.N || o.Calibration.Rank != m.Calibration.Rank || o.Calibration.Mode != m.Calibration.Mode || !same(o.Calibration.Trim, m.Calibration.Trim) {
+			t.Fatalf("seed %d: over all classes %v (n %d, rank %d, trim %+v), marginal %v (n %d, rank %d, trim %+v)", seed,
+				o.Threshold, o.Calibration.N, o.Calibration.Rank, o.Calibration.Trim, m.Threshold, m.Calibration.N, m.Calibration.Rank, m.Calibration.Trim)
+		}
+		var buf bytes.Buffer
+		if err := c.WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadJSON(&buf)
+		if err != nil {
+			t.Fatalf("seed %d: read back: %v", seed, err)
+		}
+		if ob := back.OverAllClasses(); ob.Threshold != o.Threshold && !math.IsInf(o.Threshold, 1) || ob.Calibration.N != o.Calibration.N || ob.Calibration.Rank != o.Calibration.Rank {
+			t.Fatalf("seed %d: read back over all classes %v (n %d), want %v (n %d)", seed, ob.Threshold, ob.Calibration.N, o.Threshold, o.Calibration.N)
+		}
+	}
+
+	if trimmed < 50 {
+		t.Errorf("only %d of 200 bundles left pairs out over all classes: the test shows little", trimmed)
+	}
+
+	// TestTrim's bundle: class "rare" sets a share of 1/3; judged over all
+	// classes the class set warns as the marginal one does, with the
+	// labels for remedy.
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 203
+	b := synthetic(rng, n, 1)
+	b.Positives, b.Labels, b.PositiveIndex = nil, make([]int64, n), make([]int64, n)
+	for i := range 200 {
+		b.PositiveIndex[i] = int64(i ^ 1)
+	}
+	b.Labels[200], b.Labels[201], b.Labels[202] = 1, 1, 1
+	b.PositiveIndex[200], b.PositiveIndex[201], b.PositiveIndex[202] = 201, 200, 200
+	c, err := Calibrate(geometry.Ball{D: 2}, b, 0.1, Options{Mode: Class, AllowInfinite: true, LabelNames: []string{"coat", "rare"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Calibration.N != 101 || c.Calibration.OverAll == nil || c.Calibration.OverAll.N != 67 {
+		t.Fatalf("calibration %+v, want n 101 and over all 67", c.Calibration)
+	}
+	if w := strings.Join(c.Warnings(), "\n"); strings.Contains(w, "disjoint calibration pairs were kept") {
+		t.Errorf("the class set warns of its threshold over all classes:\n%s", w)
+	}
+	w := strings.Join(c.OverAllClasses().Warnings(), "\n")
+	if !strings.Contains(w, `67 of the 101 disjoint calibration pairs were kept`) || !strings.Contains(w, `class "rare" has 3 calibration anchors`) ||
+		!strings.Contains(w, "give the anchors' labels") || strings.Contains(w, "-calibration class") {
+		t.Errorf("warnings over all classes:\n%s", w)
+	}
+	var buf bytes.Buffer
+	if err := c.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	file := buf.String()
+	for _, e := range []struct{ old, new, want string }{
+		{`"n": 67`, `"n": 101`, "calibration.over_all.n 101: want 1 ≤ n < calibration.n = 101"},
+		{`"rank": 62`, `"rank": 61`, "calibration.over_all.rank 61, but n = 67 and alpha = 0.1 give 62"},
+		{`"pairs": true`, `"pairs": false`, "calibration.over_all given for mode class without pairs"},
+		{`"pairs": 101`, `"pairs": 100`, "calibration.over_all.trim.pairs 100: want calibration.n = 101"},
+	} {
+		if !strings.Contains(file, e.old) {
+			t.Fatalf("file lacks %q:\n%s", e.old, file)
+		}
+		if _, err := ReadJSON(strings.NewReader(strings.Replace(file, e.old, e.new, 1))); err == nil || !strings.Contains(err.Error(), e.want) {
+			t.Errorf("%q → %q: %v, want %q", e.old, e.new, err, e.want)
+		}
+	}
+}

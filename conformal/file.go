@@ -333,12 +333,19 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 	if r0 != c.Rank {
 		return nil, nil, fmt.Errorf("calibration.rank %d, but n = %d and alpha = %v give %d (mode %v)", c.Rank, c.N, alpha, r0, c.Mode)
 	}
+	n, rank := c.N, c.Rank // the threshold's own
+	if o := c.OverAll; o != nil {
+		if err := checkOverAll(c, alpha); err != nil {
+			return nil, nil, err
+		}
+		n, rank = o.N, o.Rank
+	}
 	t := float64(*f.Threshold)
 	switch {
 	case math.IsNaN(t) || t < 0:
 		return nil, nil, fmt.Errorf("threshold %v, want ≥ 0", t)
-	case math.IsInf(t, 1) != (c.Rank > c.N):
-		return nil, nil, fmt.Errorf("threshold %v contradicts rank %d of n = %d", t, c.Rank, c.N)
+	case math.IsInf(t, 1) != (rank > n):
+		return nil, nil, fmt.Errorf("threshold %v contradicts rank %d of n = %d", t, rank, n)
 	}
 	return &Set{Geometry: g, Threshold: t, Alpha: alpha, Calibration: c, Classes: classes, Fit: f.Fit, Reference: f.Reference, OOD: f.OOD}, &f, nil
 }
@@ -567,3 +574,32 @@ type fieldError struct {
 
 func (e *fieldError) Error() string { return e.msg }
 func (e *fieldError) Unwrap() error { return e.err }
+
+// checkOverAll checks a set file's calibration.over_all: a class-conditional
+// calibration's on pairs, fewer pairs than n, at its rank, and a trim that
+// counts all n pairs.
+func checkOverAll(c Info, alpha float64) error {
+	o := c.OverAll
+	if c.Mode != Class || !c.Pairs {
+		return fmt.Errorf("calibration.over_all given for mode %v without pairs (only a class-conditional calibration on pairs has it)", c.Mode)
+	}
+	if o.N < 1 || o.N >= c.N {
+		return fmt.Errorf("calibration.over_all.n %d: want 1 ≤ n < calibration.n = %d", o.N, c.N)
+	}
+	r, err := RankOf(c.Mode, o.N, alpha, c.Delta)
+	if err != nil {
+		return err
+	}
+	if r != o.Rank {
+		return fmt.Errorf("calibration.over_all.rank %d, but n = %d and alpha = %v give %d", o.Rank, o.N, alpha, r)
+	}
+	if t := o.Trim; t != nil {
+		switch {
+		case t.Pairs != c.N:
+			return fmt.Errorf("calibration.over_all.trim.pairs %d: want calibration.n = %d (every pair)", t.Pairs, c.N)
+		case t.Anchors < 1 || t.ClassPairs < 1 || 2*t.ClassPairs > t.Anchors || t.ClassPairs > t.Pairs:
+			return fmt.Errorf("calibration.over_all.trim: %d pairs of %d anchors in class %d: want 1 ≤ pairs ≤ anchors/2, and no more than the %d pairs in all", t.ClassPairs, t.Anchors, t.Class, t.Pairs)
+		}
+	}
+	return nil
+}

@@ -199,6 +199,9 @@ type Set struct {
 	// in-distribution inputs: what a conformal OOD test needs (package
 	// ood). It comes with a Reference.
 	OOD *OODCalibration
+	// overAll marks a class-conditional set's judgement over all classes
+	// (OverAllClasses), for its warnings' remedies.
+	overAll bool
 }
 
 // Uncalibrated returns a set that holds a fitted geometry and no threshold;
@@ -262,13 +265,17 @@ func (s *Set) Warnings() []string {
 	}
 	w = append(w, s.classWarnings()...)
 	if t := s.Calibration.Trim; t != nil {
-		w = append(w, fmt.Sprintf("%d of the %d disjoint calibration pairs were kept, to keep each class's share of the anchors as a test split has it: %s has %d calibration anchors and %s, a share of %.3g, which every class then takes (docs/calibration.md); hold that class out (-ood-classes) or give it more calibration anchors, or calibrate each class on all its pairs (-calibration class)",
-			s.Calibration.N, t.Pairs, className(t.Class, t.Name), t.Anchors, countOf(t.ClassPairs, "pair", "pairs"), float64(t.ClassPairs)/float64(t.Anchors)))
+		remedy := "calibrate each class on all its pairs (-calibration class)"
+		if s.overAll {
+			remedy = "give the anchors' labels, so that each class's threshold, taken on all its pairs, judges them"
+		}
+		w = append(w, fmt.Sprintf("%d of the %d disjoint calibration pairs were kept, to keep each class's share of the anchors as a test split has it: %s has %d calibration anchors and %s, a share of %.3g, which every class then takes (docs/calibration.md); hold that class out (-ood-classes) or give it more calibration anchors, or %s",
+			s.Calibration.N, t.Pairs, className(t.Class, t.Name), t.Anchors, countOf(t.ClassPairs, "pair", "pairs"), float64(t.ClassPairs)/float64(t.Anchors), remedy))
 	}
 	if c := s.Calibration; c.Mode != Class && c.Mode != Pooled && c.N > 0 && c.Rank == c.N {
 		w = append(w, s.rankN(c.N, "the set"))
 	}
-	if math.IsInf(s.Threshold, 1) {
+	if math.IsInf(s.Threshold, 1) && s.Calibration.Mode != Class { // a class set's classes decide
 		w = append(w, (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason())
 	}
 	if d := geometry.Describe(s.Geometry); d.ProjectedVolume() {

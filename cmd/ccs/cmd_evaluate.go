@@ -256,8 +256,9 @@ func describe(s *conformal.Set) string {
 		if c.Delta > 0 {
 			pac = fmt.Sprintf(", PAC per class at δ=%v", c.Delta)
 		}
+		all := s.OverAllClasses().Calibration // the threshold over all classes' own units
 		return fmt.Sprintf("%v set, d=%d, α=%v, class-conditional calibration of %d classes%s: %s (the threshold over all classes, %.6g, rank %d of n=%d, decides nothing)",
-			geometry.Describe(s.Geometry), s.Geometry.Dim(), s.Alpha, len(s.Classes), pac, th, s.Threshold, c.Rank, c.N)
+			geometry.Describe(s.Geometry), s.Geometry.Dim(), s.Alpha, len(s.Classes), pac, th, s.Threshold, all.Rank, all.N)
 	}
 	if c.Mode == conformal.PAC {
 		mode = fmt.Sprintf("pac calibration, δ=%v: coverage ≥ 1−α with probability ≥ 1−δ over the calibration draw", c.Delta)
