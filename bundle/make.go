@@ -212,7 +212,7 @@ func ParseMissingLabels(s string) (MissingLabels, error) {
 // were a class of their own, one another's positives).
 func MissingString(s string) bool {
 	switch s {
-	case "", "None", "<NA>", "NA", "N/A":
+	case "", "None", "<NA>", "NA", "N/A", NullMark:
 		return true
 	}
 	for _, m := range []string{"nan", "unknown", "unassigned", "unannotated", "unlabeled", "unlabelled"} {
@@ -225,8 +225,42 @@ func MissingString(s string) bool {
 
 // NullMark names the missing label of a table's null rows (a Parquet or
 // Arrow column's nulls) in MakeConfig's MissingNames and
-// MissingGroupNames; messages write it null, unquoted.
+// MissingGroupNames; messages write it null, unquoted. Python's package
+// passes a pandas column's nulls (None, NaN, pd.NA) as this string, which
+// MissingString counts as missing.
 const NullMark = "\x00null"
+
+// NamedNull renames the null mark (NullMark) among names, LabelCodes'
+// sorted names, to "null" — "(null)" while a label has that name — in its
+// sorted place, renumbering codes to match: with MissingClass the nulls
+// are a class like any other, named as ccs bundle names a table's. Codes
+// and names without it are returned as they are.
+func NamedNull(codes []int64, names []string) ([]int64, []string) {
+	if len(names) == 0 || names[0] != NullMark { // "\x00" sorts first
+		return codes, names
+	}
+	rest := names[1:]
+	name := "null"
+	for slices.Contains(rest, name) {
+		name = "(" + name + ")"
+	}
+	j, _ := slices.BinarySearch(rest, name)
+	newNames := slices.Insert(slices.Clone(rest), j, name)
+	out := make([]int64, len(codes))
+	for i, c := range codes {
+		switch {
+		case c < 0:
+			out[i] = c
+		case c == 0:
+			out[i] = int64(j)
+		case c-1 < int64(j):
+			out[i] = c - 1
+		default:
+			out[i] = c
+		}
+	}
+	return out, newNames
+}
 
 // MissingStrings takes the string labels that mark a missing value
 // (MissingString) out of names (LabelCodes' sorted names): their rows get

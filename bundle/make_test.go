@@ -481,6 +481,23 @@ func TestMissingStrings(t *testing.T) {
 		len(missing) != 3 || missing[-1] != "" || missing[-2] != "NaN" || missing[-3] != "nan" {
 		t.Errorf("MissingStrings: codes %v, names %q, missing %v", got, kept, missing)
 	}
+	// Python's package passes a pandas null as NullMark: missing, named
+	// null; with MissingClass, NamedNull makes it the class "null" in its
+	// sorted place, "(null)" beside a label "null".
+	codes, names = LabelCodes([]string{"b", NullMark, "a", "null", NullMark, "z"})
+	if c, n, m := MissingStrings(codes, names); !slices.Equal(n, []string{"a", "b", "null", "z"}) || !slices.Equal(c, []int64{1, -1, 0, 2, -1, 3}) || m[-1] != NullMark || markName(m[-1]) != "null" {
+		t.Errorf("null mark: codes %v, names %q, missing %v", c, n, m)
+	}
+	if c, n := NamedNull(codes, names); !slices.Equal(n, []string{"(null)", "a", "b", "null", "z"}) || !slices.Equal(c, []int64{2, 0, 1, 3, 0, 4}) {
+		t.Errorf("NamedNull beside null: codes %v, names %q", c, n)
+	}
+	codes, names = LabelCodes([]string{"b", NullMark, "a", "z", "-1"})
+	if c, n := NamedNull(append(codes, -1), names); !slices.Equal(n, []string{"-1", "a", "b", "null", "z"}) || !slices.Equal(c, []int64{2, 3, 1, 4, 0, -1}) {
+		t.Errorf("NamedNull: codes %v, names %q", c, n)
+	}
+	if c, n := NamedNull([]int64{1, 0}, []string{"a", "b"}); !slices.Equal(c, []int64{1, 0}) || !slices.Equal(n, []string{"a", "b"}) {
+		t.Errorf("NamedNull without the mark: %v %q", c, n)
+	}
 	// Python's None after astype(str); "none" may be a class, and is one.
 	if c, n, m := MissingStrings(LabelCodes([]string{"b", "None", "none"})); !slices.Equal(n, []string{"b", "none"}) || m[-1] != "None" || !slices.Equal(c, []int64{0, -1, 1}) {
 		t.Errorf("None: codes %v, names %q, missing %v", c, n, m)

@@ -372,6 +372,8 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 		if cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no label, as -1 does
 			in.Labels, names, cfg.MissingNames = bundle.MissingStrings(in.Labels, names)
+		} else { // pandas' nulls a class named "null", as a table's in ccs bundle
+			in.Labels, names = bundle.NamedNull(in.Labels, names)
 		}
 		in.LabelsSource = "labels"
 		cfg.LabelNames = names
@@ -389,6 +391,8 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 		if gnames != nil && cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no group, as -1 does
 			in.Groups, gnames, cfg.MissingGroupNames = bundle.MissingStrings(in.Groups, gnames)
+		} else {
+			in.Groups, gnames = bundle.NamedNull(in.Groups, gnames)
 		}
 		in.GroupNames = gnames
 		in.GroupsSource = "groups"

@@ -340,6 +340,9 @@ def _multi_hot(rows, missing_labels="error"):
     return m
 
 
+_NULL = "\x00null"  # bundle.NullMark: a pandas null among labels or group ids
+
+
 class _LabelMatrix(np.ndarray):
     """A multi-hot matrix made from lists of labels, which knows the
     labels its columns stand for (label_names), for the bundles made of
@@ -350,8 +353,11 @@ class _LabelMatrix(np.ndarray):
 def _ids(x, name, missing_labels="error"):
     """Labels, group ids, ids or pairs as the engine takes them: an object
     array (a pandas column's values) of strings becomes a NumPy string
-    array, its missing values (None, NaN, pd.NA) the string "nan" that
-    marks a missing label (missing_labels= says what becomes of them); of
+    array, its missing values (None, NaN, pd.NA) the engine's null mark
+    for labels and group ids (_NULL: messages name it null, and
+    missing_labels="class" a class "null", as ccs bundle names a Parquet
+    column's nulls), "nan" for the rest (missing_labels= says what
+    becomes of them); of
     integers, an int64 array; anything else in it is refused by name. The
     rest goes as it is, its dtype checked by the engine."""
     if x is None or isinstance(x, (str, bytes, os.PathLike)):  # a path: refused by name when lent
@@ -375,7 +381,8 @@ def _ids(x, name, missing_labels="error"):
     if all(isinstance(v, str) or _missing(v) for v in flat):
         if not any(isinstance(v, str) for v in flat):
             raise ValueError(f"{name}: every value is missing (None or NaN)")
-        return np.array(["nan" if _missing(v) else v for v in flat], dtype=str).reshape(a.shape)
+        null = _NULL if name in ("labels", "groups") else "nan"  # labels' and groups' named null, as the command names a table's
+        return np.array([null if _missing(v) else v for v in flat], dtype=str).reshape(a.shape)
     if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in flat):
         return a.astype(np.int64)
     # The first value that is neither a string nor an integer, or else the

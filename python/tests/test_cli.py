@@ -129,6 +129,24 @@ def test_missing_labels_as_ccs_bundle(labelled, tmp_path, cli):
         b.save(tmp_path / f"nan-{name}.npz")
         assert same_file(tmp_path / f"nan-{name}.npz", tmp_path / "drop" / f"{name}.npz"), name
 
+    # The column itself (its object values, None and NaN): its missing
+    # values are named null, as ccs bundle names a Parquet column's nulls;
+    # dropped, the same bundles; as a class, a class named "null" in its
+    # sorted place ("(null)" beside a label "null").
+    with pytest.warns(ccs.CCSWarning, match=r'\(null: \d+\), taken for no label'):
+        splits = ccs.bundle(labelled["embeddings"], column, k=8, kneg=6, seed=3, missing_labels="drop", allow_fewer=True)
+    for name, b in splits.items():
+        b.save(tmp_path / f"null-{name}.npz")
+        assert same_file(tmp_path / f"null-{name}.npz", tmp_path / "drop" / f"{name}.npz"), name
+    column[1::7] = None
+    column[2::7] = "null"
+    splits = ccs.bundle(labelled["embeddings"], column, k=8, kneg=6, seed=3, missing_labels="class", allow_fewer=True)
+    cal = splits["cal"]
+    assert cal.label_names == ("(null)", "ant", "bee", "cat", "gnu", "null", "émeu")
+    nulls = len(range(0, len(column), 7)) + len(range(1, len(column), 7))
+    assert sum(int((b.labels == 0).sum()) for b in splits.values()) == nulls
+    assert sum(int((b.labels == 5).sum()) for b in splits.values()) == len(range(2, len(column), 7))
+
 
 NAMES = np.array(["ant", "bee", "cat", "gnu", "émeu"])  # sorted by code point: the codes are labelled's integers
 

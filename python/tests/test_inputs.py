@@ -372,10 +372,10 @@ ERRORS = [
      'array "labels": dtype "<c16" is not supported'),
     ("mixed object labels", lambda s, a: ccs.bundle(*_labelled(["x", 1], dtype=object)), ValueError,
      "labels: an object array of int, str: [1] is 1; want integers or strings"),
-    # A pandas column's values: its missing values (None, NaN) are "nan",
-    # a missing label; among numbers, they are refused with the -1 recipe.
+    # A pandas column's values: its missing values (None, NaN) are missing
+    # labels, named null; among numbers, they are refused with the -1 recipe.
     ("missing object labels", lambda s, a: ccs.bundle(*_labelled(["x", "y", None, "z", float("nan")], dtype=object), k=3),
-     ValueError, 'rows have a label that marks a missing value ("nan": 24)'),
+     ValueError, 'rows have a label that marks a missing value (null: 24)'),
     ("missing integer labels", lambda s, a: ccs.bundle(*_labelled([0, 1, None], dtype=object), k=3),
      ValueError, "labels: an object array of numbers with a missing value at [2] (None): mark rows without a label -1"),
     ("an object for embeddings", lambda s, a: ccs.bundle(object(), np.zeros(60, int)), TypeError,
