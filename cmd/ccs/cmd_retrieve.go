@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -336,14 +337,52 @@ type retrieveResult struct {
 	Truncated bool           `json:"truncated"` // -limit left hits out
 	// With -labels: each printed hit's label, and every hit's labels
 	// counted, most first.
-	HitLabels []string     `json:"hit_labels,omitempty"`
+	HitLabels rowLabels    `json:"hit_labels,omitempty"`
 	Labels    []labelCount `json:"labels,omitempty"`
 }
 
 // labelCount is how many of a set's items have a label.
 type labelCount struct {
-	Label string `json:"label"`
+	Label string `json:"label"` // bundle.NullMark for a table's null: JSON null
 	Count int    `json:"count"`
+}
+
+// MarshalJSON writes a table's null label (bundle.NullMark) as null.
+func (c labelCount) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Label *string `json:"label"`
+		Count int     `json:"count"`
+	}{nullable(c.Label), c.Count})
+}
+
+// rowLabels are rows' labels, a table's null (bundle.NullMark) among them
+// written null in JSON.
+type rowLabels []string
+
+// MarshalJSON writes the labels, a table's null as null.
+func (ls rowLabels) MarshalJSON() ([]byte, error) {
+	out := make([]*string, len(ls))
+	for i, l := range ls {
+		out[i] = nullable(l)
+	}
+	return json.Marshal(out)
+}
+
+// nullable is l, or nil for a table's null (bundle.NullMark).
+func nullable(l string) *string {
+	if l == bundle.NullMark {
+		return nil
+	}
+	return &l
+}
+
+// labelText is a label as the text output writes it: a table's null as
+// null, anything else as it is.
+func labelText(l string) string {
+	if l == bundle.NullMark {
+		return "null"
+	}
+	return l
 }
 
 // labelled counts r's hits (all of them) by their rows' labels, most
@@ -381,7 +420,7 @@ func (r *retrieveResult) setLabels(count map[string]int, labels []string) {
 	slices.SortFunc(r.Labels, func(a, b labelCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Label, b.Label))
 	})
-	r.HitLabels = make([]string, len(r.Hits))
+	r.HitLabels = make(rowLabels, len(r.Hits))
 	for i, h := range r.Hits {
 		r.HitLabels[i] = labels[h.Row]
 	}
@@ -413,14 +452,18 @@ func (r retrieveResult) labelsLine() string {
 			each = append(each, "…")
 			break
 		}
-		each = append(each, fmt.Sprintf("%q %d", l.Label, l.Count))
+		name := "null"
+		if l.Label != bundle.NullMark {
+			name = strconv.Quote(l.Label)
+		}
+		each = append(each, fmt.Sprintf("%s %d", name, l.Count))
 	}
 	return fmt.Sprintf("labels     %d among its %d items: %s", len(r.Labels), r.Total, strings.Join(each, ", "))
 }
 
 // readRowLabels reads -labels, one label a row of the collection db of n
-// rows, as names: strings as they are (a missing mark, a table's null,
-// as ""), integers in decimal.
+// rows, as names: strings as they are (a missing mark too), a table's
+// null as bundle.NullMark, integers in decimal.
 func readRowLabels(arg string, n int, db string) ([]string, error) {
 	ids, names, missing, warn, err := readIDs(arg, "labels")
 	if err != nil {
@@ -436,7 +479,6 @@ func readRowLabels(arg string, n int, db string) ([]string, error) {
 	out := make([]string, n)
 	for i, c := range ids {
 		switch m, ok := missing[c]; {
-		case ok && m == bundle.NullMark:
 		case ok:
 			out[i] = m
 		case names != nil:
@@ -514,7 +556,7 @@ func printRetrieved(out *output, set *conformal.Set, q anchors, results []retrie
 				id = h.Key
 			}
 			if r.Labels != nil {
-				fmt.Fprintf(out.stdout, "%s\t%d\t%.6g\t%s\n", id, h.Row, h.Score, r.HitLabels[j])
+				fmt.Fprintf(out.stdout, "%s\t%d\t%.6g\t%s\n", id, h.Row, h.Score, labelText(r.HitLabels[j]))
 				continue
 			}
 			fmt.Fprintf(out.stdout, "%s\t%d\t%.6g\n", id, h.Row, h.Score)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -440,6 +442,48 @@ func TestRetrieveLabels(t *testing.T) {
 				t.Errorf("batch anchor %d, hit %d: row %d label %q, want row %d", i, j, h.Row, c.HitLabels[j], a.Hits[j].Row)
 			}
 		}
+	}
+	// A Parquet column's nulls: JSON null, text null, apart from "".
+	sb := array.NewStringBuilder(memory.DefaultAllocator)
+	for i, l := range labels {
+		if i%3 == 1 {
+			sb.AppendNull()
+			continue
+		}
+		sb.Append(l)
+	}
+	writeNullableParquet(t, filepath.Join(dir, "families.parquet"), "family", sb.NewArray())
+	out, err = ccs("retrieve", "-set", set, "-db", db, "-anchor-index", "1", "-labels", filepath.Join(dir, "families.parquet:family"), "-json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		HitLabels []*string `json:"hit_labels"`
+		Labels    []struct {
+			Label *string
+			Count int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatal(err)
+	}
+	nulls, counted := 0, 0
+	for _, l := range raw.HitLabels {
+		if l == nil {
+			nulls++
+		}
+	}
+	for _, l := range raw.Labels {
+		if l.Label == nil {
+			counted = l.Count
+		}
+	}
+	if nulls == 0 || counted != nulls {
+		t.Errorf("nulls: %d hits' labels null, counted %d:\n%s", nulls, counted, out)
+	}
+	out, err = ccs("retrieve", "-set", set, "-db", db, "-anchor-index", "1", "-labels", filepath.Join(dir, "families.parquet:family"))
+	if err != nil || !regexp.MustCompile(`, null \d+|: null \d+`).MatchString(out) || !strings.Contains(out, "\tnull\n") || strings.Contains(out, "\x00") {
+		t.Errorf("text output with nulls: %v\n%q", err, out)
 	}
 	if _, err := ccs("retrieve", "-set", set, "-db", "clickhouse://127.0.0.1:1/db.t", "-anchor", db, "-labels", lf); !isUsage(err) || !strings.Contains(err.Error(), "-labels names a collection file's rows") {
 		t.Errorf("-labels with a database table: %v", err)
