@@ -156,3 +156,111 @@ func TestByLabel(t *testing.T) {
 		t.Errorf("a bundle without its positives' labels: %v", err)
 	}
 }
+
+// TestResplitsByLabel: each label's coverage over resplits is, resplit by
+// resplit, ByLabel's on the held-out anchors with the resplit's
+// recalibrated threshold (the draws Resplits makes, redone here); the
+// label of spread rows falls short of 1 − α on average where the whole
+// coverage does not. A class-conditional set and a bundle without its
+// positives' labels are refused.
+func TestResplitsByLabel(t *testing.T) {
+	const n, c, d = 1200, 5, 3
+	rng := rand.New(rand.NewPCG(8, 9))
+	m := make([]int64, n*c)
+	rows := make([]float32, n*d)
+	for i := range n {
+		l := i % c
+		m[i*c+l] = 1
+		if rng.Float64() < 0.3 {
+			m[i*c+(l+1)%c] = 1
+		}
+		spread := 1.0
+		if l == c-1 {
+			spread = 3
+		}
+		for j := range d {
+			rows[i*d+j] = float32(4*float64(l%2*j) + spread*rng.NormFloat64())
+		}
+	}
+	sets, _, err := bundle.LabelSets(bundle.Array{Shape: []int{n, c}, I64: m}, "m.npy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := bundle.Inputs{Embeddings: bundle.Embeddings{Source: "e.npy", Rows: rows, N: n, D: d}, LabelSets: sets}.Items()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := bundle.Make(items, bundle.MakeConfig{K: 3, KNeg: 2, Split: [4]float64{0, 0, 0.5, 0.5}, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal, err := plan.Bundle(2, rows, rows, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, err := plan.Bundle(3, rows, rows, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const alpha, resplits, frac, seed = 0.1, 40, 0.5, 3
+	set, err := conformal.Calibrate(geometry.Ball{D: d}, cal, alpha, conformal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, got, err := ResplitsByLabel(set, test, resplits, frac, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := Score(set, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nCal := int(frac * float64(test.N))
+	rank, _ := conformal.Rank(nCal, alpha)
+	sum := map[int64]float64{}
+	seen := map[int64]int{}
+	for r := range resplits {
+		rng := rand.New(rand.NewPCG(seed, uint64(r)))
+		perm := rng.Perm(test.N)
+		var scores []float64
+		for _, i := range perm[:nCal] {
+			scores = append(scores, sc.pos[i*test.K+rng.IntN(test.K)])
+		}
+		s := *set
+		s.Threshold = conformal.Select(scores, rank)
+		byLabel, err := ByLabel(&s, test.Subset(perm[nCal:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range byLabel {
+			sum[l.Label] += l.Coverage
+			seen[l.Label]++
+		}
+	}
+	if len(got) != len(sum) {
+		t.Fatalf("%d labels, want %d", len(got), len(sum))
+	}
+	worst := got[0]
+	for _, g := range got {
+		want := sum[g.Label] / float64(seen[g.Label])
+		if d := g.Coverage.Mean - want; d > 1e-12 || d < -1e-12 || g.Coverage.N != seen[g.Label] {
+			t.Errorf("label %d: mean coverage %.6f over %d resplits, ByLabel's %.6f over %d", g.Label, g.Coverage.Mean, g.Coverage.N, want, seen[g.Label])
+		}
+		if g.Coverage.Mean < worst.Coverage.Mean {
+			worst = g
+		}
+	}
+	if worst.Label != c-1 || worst.Coverage.Mean >= 1-alpha || res.Coverage.Mean < 1-alpha-0.01 {
+		t.Errorf("worst label %d at %.4f, overall %.4f: want label %d below %.2f, overall about 1 − α", worst.Label, worst.Coverage.Mean, res.Coverage.Mean, c-1, 1-alpha)
+	}
+	plain := *test
+	plain.PositiveLabelStart, plain.PositiveLabels = nil, nil
+	if _, _, err := ResplitsByLabel(set, &plain, resplits, frac, seed); err == nil || !strings.Contains(err.Error(), "carries no labels of its positives") {
+		t.Errorf("no positives' labels: %v", err)
+	}
+	cls := *set
+	cls.Calibration.Mode, cls.Classes = conformal.Class, []conformal.ClassThreshold{{Label: 0, N: 10, Rank: 10, Threshold: 1}}
+	if _, _, err := ResplitsByLabel(&cls, test, resplits, frac, seed); err == nil || !strings.Contains(err.Error(), "class-conditional") {
+		t.Errorf("class-conditional: %v", err)
+	}
+}

@@ -353,3 +353,74 @@ func classResplit(label int64, nCal, nTest int, cov []float64, alpha float64) Cl
 	c.P05 = sorted[int(0.05*float64(len(sorted)-1))]
 	return c
 }
+
+// ResplitsByLabel is Resplits with each label's coverage, in a bundle of
+// several labels a row (b.PositiveLabels needed: ccs bundle writes them):
+// the set's threshold recalibrated on each resplit as Resplits does, and
+// each label's coverage of the held-out positives that share it with
+// their anchor, a positive sharing several labels counting for each (as
+// ByLabel counts them). A ClassResplit's Label is then the label, its
+// NTest the number of held-out anchors with a positive sharing it, on
+// average (rounded) over the resplits that hold out any, its Coverage.N
+// the number of those resplits: a label no held-out positive shares in a
+// resplit has no coverage there.
+// The guarantee is over all positives, not label by label. A
+// class-conditional set is refused, as ByLabel refuses it.
+func ResplitsByLabel(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64) (ResplitResult, []ClassResplit, error) {
+	if s.ClassConditional() {
+		return ResplitResult{}, nil, fmt.Errorf("%w: a class-conditional set judges anchors by their label, and several labels a row give none", conformal.ErrNoLabel)
+	}
+	if b.PositiveLabelStart == nil {
+		return ResplitResult{}, nil, fmt.Errorf("eval: by label: the bundle carries no labels of its positives (ccs bundle writes them for several labels a row)")
+	}
+	if err := b.Validate(); err != nil {
+		return ResplitResult{}, nil, fmt.Errorf("eval: bundle: %w", err)
+	}
+	labels := slices.Compact(slices.Sorted(slices.Values(b.PositiveLabels)))
+	index := make([]int32, len(b.PositiveLabels)) // each shared label's index in labels
+	for j, l := range b.PositiveLabels {
+		k, _ := slices.BinarySearch(labels, l)
+		index[j] = int32(k)
+	}
+	start := b.PositiveLabelStart
+	nl := len(labels)
+	// Per resplit and label: positives inside, positives and anchors held out.
+	in, n, anchors := make([]int, resplits*nl), make([]int, resplits*nl), make([]int, resplits*nl)
+	res, err := resplits1(s, b, resplits, calFraction, seed, func(r int, held []int, pos []float64, q float64) {
+		rin, rn, ra := in[r*nl:(r+1)*nl], n[r*nl:(r+1)*nl], anchors[r*nl:(r+1)*nl]
+		last := make([]int, nl) // the last anchor counted for each label, +1
+		for _, i := range held {
+			for u := i * b.K; u < (i+1)*b.K; u++ {
+				inside := pos[u] <= q
+				for _, k := range index[start[u]:start[u+1]] {
+					rn[k]++
+					if inside {
+						rin[k]++
+					}
+					if last[k] != i+1 {
+						last[k] = i + 1
+						ra[k]++
+					}
+				}
+			}
+		}
+	}, nil)
+	if err != nil {
+		return res, nil, err
+	}
+	var out []ClassResplit
+	for k, l := range labels {
+		var cov []float64
+		tested := 0
+		for r := range resplits {
+			if c := n[r*nl+k]; c > 0 {
+				cov = append(cov, float64(in[r*nl+k])/float64(c))
+				tested += anchors[r*nl+k]
+			}
+		}
+		if cov != nil { // anchors per resplit that hold it out
+			out = append(out, classResplit(l, 0, (2*tested+len(cov))/(2*len(cov)), cov, s.Alpha))
+		}
+	}
+	return res, out, nil
+}

@@ -30,8 +30,12 @@ type CoverageCheck struct {
 	// Classes are each class's coverage over the resplits (-per-class, and
 	// always for a class-conditional set).
 	Classes []eval.ClassResplit `json:"classes,omitempty"`
+	// Labels are, in a bundle of several labels a row, each label's
+	// coverage over the resplits (-per-class): of the held-out positives
+	// that share it with their anchor (eval.ResplitsByLabel).
+	Labels []eval.ClassResplit `json:"labels,omitempty"`
 	// LabelNames, for string labels (ccs bundle's manifest), name the
-	// classes: label i is LabelNames[i].
+	// classes, or the labels: label i is LabelNames[i].
 	LabelNames []string `json:"label_names,omitempty"`
 	// Stored is what the set file's own threshold covers of the whole
 	// bundle (ccs evaluate's coverage). The resplits recalibrate the
@@ -61,26 +65,25 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	if !set.Calibrated() {
 		return nil, nil, conformal.ErrNotCalibrated
 	}
-	if perClass && !set.ClassConditional() && b.Labels == nil {
-		why := "the test bundle has no labels"
-		if b.PositiveLabelStart != nil {
-			why = "the test bundle holds several labels a row, which are no classes to resplit by (ccs evaluate -per-class, per_class=True in Python, gives each label's coverage)"
-		}
-		return nil, nil, fmt.Errorf("per-class resplits: %s", why)
+	if perClass && !set.ClassConditional() && b.Labels == nil && b.PositiveLabelStart == nil {
+		return nil, nil, fmt.Errorf("per-class resplits: the test bundle has no labels")
 	}
 	var r eval.ResplitResult
-	var classes []eval.ClassResplit
+	var classes, labels []eval.ClassResplit
 	var err error
-	if perClass || set.ClassConditional() {
+	switch {
+	case perClass && b.Labels == nil && !set.ClassConditional(): // several labels a row
+		r, labels, err = eval.ResplitsByLabel(set, b, resplits, calFraction, seed)
+	case perClass || set.ClassConditional():
 		r, classes, err = eval.ResplitsByClass(set, b, resplits, calFraction, seed)
-	} else {
+	default:
 		r, err = eval.Resplits(set, b, resplits, calFraction, seed)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	check := &CoverageCheck{ResplitResult: r, Classes: classes}
-	if classes != nil {
+	check := &CoverageCheck{ResplitResult: r, Classes: classes, Labels: labels}
+	if classes != nil || labels != nil {
 		check.LabelNames = names
 	}
 	var warnings []string
@@ -128,6 +131,25 @@ func (c *CoverageCheck) WriteClasses(w io.Writer) error {
 	} else {
 		b.WriteString("\nOne threshold for all classes: the coverage over all classes is guaranteed, not each class's (-calibration class gives each its own).\n")
 	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteLabels writes each label's coverage over the resplits as a table
+// (a bundle of several labels a row).
+func (c *CoverageCheck) WriteLabels(w io.Writer) error {
+	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	rows := [][]string{{"label", "held-out anchors", "resplits", "coverage", "5th percentile", "resplits below 1 − α"}}
+	for _, k := range c.Labels {
+		name := fmt.Sprint(k.Label)
+		if k.Label >= 0 && k.Label < int64(len(c.LabelNames)) {
+			name = c.LabelNames[k.Label]
+		}
+		rows = append(rows, []string{name, fmt.Sprint(k.NTest), fmt.Sprint(k.Coverage.N), pct(k.Coverage.Mean) + " ± " + pct(k.Coverage.Std), pct(k.P05), pct(k.BelowShare)})
+	}
+	var b strings.Builder
+	writeGrid(&b, rows)
+	b.WriteString("\nEach label's coverage of the held-out positives that share it with their anchor (a positive sharing several counts for each), over the resplits that hold out any (held-out anchors: those with such a positive, on average), the threshold recalibrated on each resplit: the coverage over all positives is guaranteed, not each label's.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -191,6 +213,12 @@ func (c *CoverageCheck) WriteText(w io.Writer) error {
 	if c.Classes != nil {
 		b.WriteString("\nEach class's coverage over the resplits:\n\n")
 		if err := c.WriteClasses(&b); err != nil {
+			return err
+		}
+	}
+	if c.Labels != nil {
+		b.WriteString("\nEach label's coverage over the resplits:\n\n")
+		if err := c.WriteLabels(&b); err != nil {
 			return err
 		}
 	}

@@ -30,7 +30,7 @@ func coverageCheckCommand() *command {
 			fs.IntVar(&o.Resplits, "resplits", 1000, "number of random resplits")
 			fs.Float64Var(&o.CalFraction, "cal-fraction", 0.5, "share of the anchors that calibrate in each resplit")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the resplits and of each anchor's calibration positive")
-			fs.BoolVar(&o.PerClass, "per-class", false, "also each class's coverage over the resplits (the bundle's labels); a class-conditional set is always resplit class by class")
+			fs.BoolVar(&o.PerClass, "per-class", false, "also each class's coverage over the resplits (the bundle's labels; with several labels a row, each label's); a class-conditional set is always resplit class by class")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
 			return nil
 		}, runCoverageCheck)
@@ -66,6 +66,9 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	}
 	if note != "" {
 		fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Test, note)
+	}
+	if b.Labels == nil && b.PositiveLabelStart != nil { // several labels a row: their names
+		names = bundle.ManifestLabelSetNames(o.Test, b)
 	}
 	check, warnings, err := experiment.CheckCoverage(set, b, o.Resplits, o.CalFraction, o.Seed, o.PerClass, names)
 	if err != nil {
@@ -105,6 +108,10 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if classes != nil {
 		fmt.Fprintln(out.stdout)
 		return check.WriteClasses(out.stdout)
+	}
+	if check.Labels != nil {
+		fmt.Fprintln(out.stdout)
+		return check.WriteLabels(out.stdout)
 	}
 	return nil
 }

@@ -1382,8 +1382,11 @@ class Set(_Handle):
         the rest held out —, the coverage's mean and spread, 5th percentile
         and share below 1 - alpha ("coverage_p05", "coverage_below_share"),
         each resplit's ("coverages"), class by class with
-        per_class, and "this_set", what this set's own threshold covers of
-        test. A dict, field for field the command's."""
+        per_class ("classes"; with several labels a row, label by label:
+        "labels", of the held-out positives sharing each label, with
+        "label_names" where the labels have names), and "this_set", what
+        this set's own threshold covers of test. A dict, field for field
+        the command's."""
         tb, close_test = _bundle_of(test, "test")
         try:
             out = loads(call_string(lib.ccs_set_coverage_check, self._handle(), tb._handle(),
@@ -1392,7 +1395,10 @@ class Set(_Handle):
             if close_test:
                 tb.close()
         _warn(out["warnings"])
-        return out["result"]
+        result = out["result"]
+        if result.get("labels") and "label_names" not in result and getattr(tb, "label_names", None) is not None:
+            result["label_names"] = list(tb.label_names)  # lists of labels: named as the lists named them
+        return result
 
     def contains(self, anchor, points, label=None):
         """Whether each point ((m, d), or (d,) for one) is inside the set

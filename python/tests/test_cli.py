@@ -1538,6 +1538,17 @@ def test_evaluate_by_label(cli, tmp_path):
         assert row["anchors"] == len({a for a, _ in shared})
         assert abs(row["coverage"] - np.mean([inside[a, j] for a, j in shared])) < 1e-12
 
+    # Label by label over resplits: the command's figures, named as the
+    # lists name them; each label's mean coverage near its coverage above.
+    got = s.coverage_check(b["test"], resplits=60, per_class=True)
+    want = cli_json(cli, "coverage-check", "-set", tmp_path / "ball.json", "-test", tmp_path / "b" / "test.npz",
+                    "-resplits", "60", "-per-class", "-json")
+    assert got["labels"] == want["labels"] and got["coverage"] == want["coverage"]
+    assert got["label_names"] == tags == want["label_names"]
+    whole = {r["label"]: r["coverage"] for r in s.evaluate(b["test"], per_class=True)["labels"]}
+    for row in got["labels"]:
+        assert row["coverage"]["n"] == 60 and abs(row["coverage"]["mean"] - whole[row["label"]]) < 0.05, row
+
 
 def test_trials_class_conditional(cli, tmp_path):
     """A class-conditional set on a trial list: refused (no enrolment's
