@@ -336,6 +336,9 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 			// round above 2²⁴.
 			hint = "; a float array holds the ids as floats: give the relevant pairs as integers (p[p[:, 2] > 0, :2].astype(np.int64)), or the pairs as strings, or a .tsv"
 		}
+		if a.Str != nil && len(a.Shape) == 2 && a.Shape[1] > 3 {
+			hint = "; an interaction log's columns? give the query's (the user's) and the row's (the item's) id columns, log[:, [0, 1]], after keeping the rows that count (a time window, the events)"
+		}
 		return nil, fmt.Errorf("%s: dtype %s, shape %s: want pairs (m, 2) of integers or strings, or (m, 3) with a score each%s", name, a.Kind(), FormatShape(a.Shape), hint)
 	}
 	w := a.Shape[1]
@@ -371,7 +374,7 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 			if a.Str != nil {
 				s, err := finiteScore(a.Str[w*i+2])
 				if err != nil {
-					return nil, fmt.Errorf("%s: pair %d: %w", name, i, err)
+					return nil, fmt.Errorf("%s: pair %d: %w%s", name, i, err, wordScoreHint(a.Str[w*i+2], ""))
 				}
 				score = s
 			} else {
@@ -729,7 +732,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			return nil, fmt.Errorf("%s:%d: an empty field (%q): want query, relevant row [, score], each given%s", name, line, text, hint)
 		}
 		if len(fields) < 2 || len(fields) > 3 {
-			return nil, fmt.Errorf("%s:%d: %d columns, want query, relevant row [, score]", name, line, len(fields))
+			return nil, fmt.Errorf("%s:%d: %s, want query, relevant row [, score]%s", name, line, columnsOf(fields, line == 1 && ids.Header(fields[0], fields[1])), wideHint(fields))
 		}
 		if cols == 0 {
 			cols, colsLine = len(fields), line
@@ -748,7 +751,7 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			}
 			score, err := finiteScore(fields[2])
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+				return nil, fmt.Errorf("%s:%d: %w%s", name, line, err, wordScoreHint(fields[2], ids.scoreColumn))
 			}
 			ids.score(fields[0], fields[1], ids.relevant(score))
 			if !ids.relevant(score) {
@@ -771,6 +774,44 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return ids.left(pairs, name, ids.Unscored-unscored)
+}
+
+// columnsOf is "N columns" for a line of a text of pairs, with the
+// columns' names when the line is a header.
+func columnsOf(fields []string, header bool) string {
+	if !header {
+		return fmt.Sprintf("%d columns", len(fields))
+	}
+	return fmt.Sprintf("%d columns (%s)", len(fields), strings.Join(fields, ", "))
+}
+
+// wideHint is the way out for a line of a text of pairs with more than
+// three columns: TREC's qrels (query, iteration 0, document, relevance),
+// or a table of several columns — a recommender's interaction log, as
+// pandas writes one (user_id, item_id, timestamp, event) — whose pairs
+// are two of its columns; "" for fewer columns.
+func wideHint(fields []string) string {
+	switch {
+	case len(fields) <= 3:
+		return ""
+	case len(fields) == 4 && fields[1] == "0":
+		return `: TREC's qrels (query, iteration, document, relevance)? keep the first, third and fourth: awk '{print $1"\t"$3"\t"$4}'`
+	}
+	return `: a table of several columns, such as an interaction log, gives its pairs as two of them — the query's (the user's) id and the row's (the item's) — and a number scoring each pair, if any: keep the rows that count (a time window, the events) and those columns (docs/your-data.md, "Interaction logs")`
+}
+
+// wordScoreHint is the way out for a pair's score that is a word, not a
+// number (an interaction log's event, "view"): column names the column
+// the scores were read from, when a header named it.
+func wordScoreHint(score, column string) string {
+	if _, err := strconv.ParseFloat(score, 64); err == nil || score == "" {
+		return ""
+	}
+	col := "the third column"
+	if column != "" {
+		col = fmt.Sprintf("the third column, %q,", column)
+	}
+	return ": " + col + " is read as each pair's relevance score; map its values to numbers (view 1, cart 2, purchase 3: pairs scored 0 or less are left out, -min-score keeps the higher) or give two columns"
 }
 
 // unquote is a field of a text of pairs without the double quotes around

@@ -242,6 +242,10 @@ func TestPairIDs(t *testing.T) {
 	if _, err := p.Rows(Int64([]int64{1, 30, 4, 5}, 1, 4), "pairs"); err == nil || !strings.Contains(err.Error(), "pairs: dtype int64, shape (1, 4): want pairs (m, 2) of integers or strings, or (m, 3) with a score each") {
 		t.Errorf("four columns: %v", err)
 	}
+	// An interaction log's columns as they are: which two to keep.
+	if _, err := p.Rows(Array{Shape: []int{1, 4}, Str: []string{"u1", "i2", "2026-06-01 00:01:22", "view"}}, "pairs"); err == nil || !strings.Contains(err.Error(), "pairs: dtype string, shape (1, 4): want pairs (m, 2) of integers or strings, or (m, 3) with a score each; an interaction log's columns? give the query's (the user's) and the row's (the item's) id columns, log[:, [0, 1]], after keeping the rows that count (a time window, the events)") {
+		t.Errorf("an interaction log's four columns: %v", err)
+	}
 	// A third column scores the pairs, as a qrels file's does: 0 or less
 	// is no relevance.
 	p, _ = NewPairIDs([]string{"q0", "q1"}, []string{"10", "20"})
@@ -259,6 +263,7 @@ func TestPairIDs(t *testing.T) {
 	}{
 		{Int64([]int64{1, 2, 0}, 1, 3), "pairs: no pairs: all 1 are scored 0 or less"},
 		{Array{Shape: []int{1, 3}, Str: []string{"1", "2", "yes"}}, `pairs: pair 0: score "yes" is not a number`},
+		{Array{Shape: []int{1, 3}, Str: []string{"1", "2", "view"}}, `pairs: pair 0: score "view" is not a number: the third column is read as each pair's relevance score; map its values to numbers (view 1, cart 2, purchase 3: pairs scored 0 or less are left out, -min-score keeps the higher) or give two columns`},
 	} {
 		if _, err := p.Rows(c.a, "pairs"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want %q", c.a, err, c.want)
@@ -331,7 +336,10 @@ func TestReadQrels(t *testing.T) {
 		{"a line without its score", "query-id\tcorpus-id\tscore\nq0\td1\t1\nq1\td2\n", "qrels.tsv:3: 2 columns, and line 1 has 3: every line gives a query, a relevant row and, if one does, a score"},
 		{"a score in a file of pairs", "q0 d1\nq1 d2 0\n", "qrels.tsv:2: 3 columns, and line 1 has 2"},
 		{"a word for a score", "q0\td1\t1\nq1\td2\tyes\n", `qrels.tsv:2: score "yes" is not a number`},
-		{"TREC's four columns", "q0 0 d1 1\n", "qrels.tsv:1: 4 columns, want query, relevant row [, score]"},
+		{"TREC's four columns", "q0 0 d1 1\n", "qrels.tsv:1: 4 columns, want query, relevant row [, score]: TREC's qrels (query, iteration, document, relevance)? keep the first, third and fourth: awk '{print $1\"\\t\"$3\"\\t\"$4}'"},
+		{"an interaction log", "user_id,item_id,timestamp,event\nq0,d1,2026-06-01 00:01:22,view\n", `qrels.tsv:1: 4 columns (user_id, item_id, timestamp, event), want query, relevant row [, score]: a table of several columns, such as an interaction log, gives its pairs as two of them — the query's (the user's) id and the row's (the item's) — and a number scoring each pair, if any: keep the rows that count (a time window, the events) and those columns (docs/your-data.md, "Interaction logs")`},
+		{"an interaction log without its header", "q0,d1,2026-06-01 00:01:22,view\n", `qrels.tsv:1: 5 columns, want query, relevant row [, score]: a table of several columns, such as an interaction log, gives its pairs`},
+		{"an event for a score", "user_id,item_id,event\nq0,d1,view\n", `qrels.tsv:2: score "view" is not a number: the third column, "event", is read as each pair's relevance score; map its values to numbers (view 1, cart 2, purchase 3: pairs scored 0 or less are left out, -min-score keeps the higher) or give two columns`},
 		{"row numbers for ids", "user,item\n0\t1\n1\t2\n", `qrels.tsv: no pairs: all 2 name ids that are not among the given ids (the first: query id "0"); the first given query id is "q0", the first given row id "d0"`},
 		{"every pair judged not relevant", "q0\td1\t0\nq1\td2\t-1\n", "qrels.tsv: no pairs: all 2 are scored 0 or less"},
 		{"VoxCeleb's trial list", "1 id10270/x6uYqmx31kE/00001.wav id10270/8jEAjG6SegY/00008.wav\n0 id10270/x6uYqmx31kE/00001.wav id10300/ize_eiCFEg0/00003.wav\n", `qrels.tsv:1: "1 id10270/x6uYqmx31kE/00001.wav id10270/8jEAjG6SegY/00008.wav" reads as a speaker-verification trial (target (1 or 0), enrolment, test, as VoxCeleb's lists), not a relevance pair`},

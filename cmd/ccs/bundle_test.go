@@ -814,6 +814,10 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("nanscore.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n2\t3\tnan\n"), 0o644)
 	os.WriteFile(p("noscore.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n2\t3\t\n"), 0o644)
 	os.WriteFile(p("twocols.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n2\t3\n"), 0o644)
+	// A recommender's interaction log as pandas writes it, and its pairs
+	// with the event's name for a score.
+	os.WriteFile(p("interactions.csv"), []byte("user_id,item_id,timestamp,event\n0,1,2026-06-01 00:01:22,view\n2,3,2026-06-01 00:02:10,purchase\n"), 0o644)
+	os.WriteFile(p("events.csv"), []byte("user_id,item_id,event\n0,1,view\n2,3,purchase\n"), 0o644)
 	writeNPY64(t, p("fpairs.npy"), []float64{0, 1, 1, 2, 3, 0}, 2, 3)
 	var utt strings.Builder // a speaker corpus's utt.txt: speaker/session/utterance
 	for i := range n {
@@ -946,6 +950,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"re-ID image names as sessions", []string{"-labels", "", "-groups", p("g4.npy"), "-sessions", p("reid.txt")}, false, `reid.txt: no two rows of a group share a session (400 sessions for 400 rows): the sessions then exclude no positive, as if none were given`},
 		{"a speaker-verification trial list", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("trials.txt"), "-ids", p("ids.txt"), "-query-ids", p("ids.txt")}, false, `trials.txt:1: "1 d0 d1" reads as a speaker-verification trial (target (1 or 0), enrolment, test, as VoxCeleb's lists), not a relevance pair`},
 		{"a line without its score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("twocols.tsv")}, false, "twocols.tsv:3: 2 columns, and line 1 has 3"},
+		{"an interaction log as pairs", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("interactions.csv")}, false, `interactions.csv:1: 4 columns (user_id, item_id, timestamp, event), want query, relevant row [, score]: a table of several columns, such as an interaction log, gives its pairs as two of them`},
+		{"an event's name for a score", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("events.csv")}, false, `events.csv:2: score "view" is not a number: the third column, "event", is read as each pair's relevance score; map its values to numbers`},
 		{"-logits of queries", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-logits", p("emb.npy")}, true, "bundle: -logits are the rows' own, for bundles of -labels or -groups"},
 		{"-logits of another length", []string{"-logits", p("short64.npy")}, false, "short64.npy: logits of 399 rows for the 400 rows of"},
 		{"-logits of integers", []string{"-logits", p("short.npy")}, false, "-logits " + p("short.npy") + ": dtype int64, want floating point"},

@@ -394,6 +394,13 @@ ERRORS = [
      'bundle: row id "d0" is given twice (rows 0 and 1, numbered from 0'),
     ("no pair among the ids", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[(0, "x")], ids=[f"d{i}" for i in range(200)]),
      ValueError, 'pairs: no pairs: all 1 name ids that are not among the given ids (the first: row id "x")'),
+    ("an interaction log as pairs",
+     lambda s, a: ccs.bundle(a, queries=a[:3], pairs=np.array([["0", "1", "2026-06-01 00:01:22", "view"]])), ValueError,
+     "pairs: dtype <U19, shape (1, 4): want pairs (m, 2) of integers or strings, or (m, 3) with a score each; "
+     "an interaction log's columns? give the query's (the user's) and the row's (the item's) id columns, log[:, [0, 1]]"),
+    ("an event's name for a score", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[("0", "1", "view")]), ValueError,
+     'pairs: pair 0: score "view" is not a number: the third column is read as each pair\'s relevance score; '
+     "map its values to numbers (view 1, cart 2, purchase 3"),
     ("string points", lambda s, a: s.contains(a[0], np.array([["a"] * 5])), ValueError, '"points"'),
     ("file paths as labels", lambda s, a: ccs.bundle(a, [f"id1{i // 20:04d}/s{i % 3}/{i:05d}.wav" for i in range(200)]),
      ValueError, 'Names such as "id10000/s0/00000.wav" are file paths, each its own class: its first directory makes '
