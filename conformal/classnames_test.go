@@ -286,6 +286,16 @@ func TestTrim(t *testing.T) {
 // resplits recalibrate on it); the splits its geometry was fitted on
 // likewise; another bundle, or one differing in a single value, is not.
 func TestOwnSplit(t *testing.T) {
+	// pooled is b with its positives as rows of a pool, as ccs bundle
+	// writes a bundle of queries and their relevant rows.
+	pooled := func(b *bundle.Bundle) *bundle.Bundle {
+		c := *b
+		c.PositivePool, c.PositiveIndex, c.Positives = b.Positives, make([]int64, b.N*b.K), nil
+		for i := range c.PositiveIndex {
+			c.PositiveIndex[i] = int64(i)
+		}
+		return &c
+	}
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(8, 9))
 	cal, test, fit := synthetic(rng, 30, 2), synthetic(rng, 30, 2), synthetic(rng, 30, 2)
@@ -333,6 +343,12 @@ func TestOwnSplit(t *testing.T) {
 		{with(fit, 2), false, "", ""},
 		{with(cal, 3), false, "", "3 of its 30 anchors are rows of the set's calibration split"},
 		{with(cal, 2), false, "", ""},
+		// Queries with relevant rows (a positive pool): the same queries
+		// again may come with other positives — a recommender's users and
+		// their later interactions — which is no calibration by
+		// construction, and the warning says both.
+		{pooled(&changed), false, "", "29 of its 30 anchors are queries of the set's calibration split: with the calibration's positives its coverage is pulled toward 1−α by construction, no test of the guarantee; with other positives of the same queries (their later interactions: a time split of one set of users) it tests those queries again, not new ones"},
+		{pooled(cal), false, "calibration", "this is the set's calibration split (its anchors, the same queries in the same order): with the calibration's positives its coverage is near 1−α by construction, no test of the guarantee; with other positives of the same queries (their later interactions: a time split of one set of users) it tests those queries again, not new ones"},
 	} {
 		for _, set := range []*Set{s, back} {
 			// As the per-input OOD test's calibration inputs, the fit
