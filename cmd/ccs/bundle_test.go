@@ -809,6 +809,10 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("twice.txt"), []byte("d0\nd1\nd0\n"+strings.Repeat("x\n", n-3)), 0o644)
 	os.WriteFile(p("blank.txt"), []byte("d0\n\nd2\n"), 0o644)
 	os.WriteFile(p("header.txt"), []byte("corpus-id\nd0\nd1\n"), 0o644)
+	// A recommender's ids with pandas' header line: one it knows, one it
+	// does not (then one line too many).
+	os.WriteFile(p("userhdr.txt"), []byte("user_id\n"+ids.String()), 0o644)
+	os.WriteFile(p("moviehdr.txt"), []byte("movie_id\n"+ids.String()), 0o644)
 	os.WriteFile(p("qrels.tsv"), []byte("query-id\tcorpus-id\tscore\nq0\td1\t1\n"), 0o644)
 	os.WriteFile(p("unscored.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t0\n2\t3\t0\n"), 0o644)
 	os.WriteFile(p("nanscore.tsv"), []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n2\t3\tnan\n"), 0o644)
@@ -938,6 +942,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"an id twice, the queries' ids given too", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("ids.txt"), "-ids", p("twice.txt")}, false, p("twice.txt") + `: row id "d0" is given twice (rows 0 and 2, numbered from 0: lines 1 and 3 of a text file)`},
 		{"an empty id", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("blank.txt")}, false, "blank.txt:2: an empty id"},
 		{"a header line in the ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("header.txt")}, false, `header.txt:1: "corpus-id" is a column's name, not an id`},
+		{"a user_id header in the query ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("userhdr.txt")}, false, `userhdr.txt:1: "user_id" is a column's name, not an id`},
+		{"an ids file a line too long", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("moviehdr.txt")}, false, `moviehdr.txt: 401 ids for 400 rows (one line too many: its first line, "movie_id", a header? a .txt of ids holds one id a line and nothing else, in row order: remove it, or write the ids with header=False)`},
 		{"ids of floats", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("flabels.npy")}, false, "flabels.npy: dtype float64, shape (400,): want one id per row"},
 		{"query ids without the queries' ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt")}, false, `qrels.tsv:2: query "q0" is not a row number: give the queries' ids (-query-ids)`},
 		{"every pair scored 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("unscored.tsv")}, false, "unscored.tsv: no pairs: all 2 are scored 0 or less, which marks a pair not relevant"},

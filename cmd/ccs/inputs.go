@@ -403,11 +403,13 @@ func integerText(s string) (int64, bool) {
 
 // headerLike reports whether a .txt file's first line names a column of
 // ids, as a table's header would (id, _id, corpus-id, doc_id, query-id,
-// qid, pid, …), rather than being an id.
+// qid, pid, a recommender's user_id and item_id, …), rather than being an
+// id.
 func headerLike(line string) bool {
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "id", "ids", "_id", "key", "doc", "docid", "doc_id", "doc-id", "document_id", "corpus-id", "corpus_id", "corpusid",
-		"pid", "passage", "passage_id", "passage-id", "qid", "query", "query-id", "query_id", "queryid", "query-ids", "query_ids":
+		"pid", "passage", "passage_id", "passage-id", "qid", "query", "query-id", "query_id", "queryid", "query-ids", "query_ids",
+		"user", "user_id", "user-id", "userid", "item", "item_id", "item-id", "itemid", "product_id", "product-id", "productid", "sku":
 		return true
 	}
 	return false
@@ -575,7 +577,11 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 		}
 	}
 	if len(ids) != n {
-		return nil, fmt.Errorf("%s: %d %s for %d rows%s", path, len(ids), what, n, bundle.TransposedHint(len(ids), n, d))
+		hint := bundle.TransposedHint(len(ids), n, d)
+		if kind == ".txt" && len(ids) == n+1 {
+			hint = fmt.Sprintf(" (one line too many: its first line, %q, a header? a .txt of ids holds one id a line and nothing else, in row order: remove it, or write the ids with header=False)", ids[0])
+		}
+		return nil, fmt.Errorf("%s: %d %s for %d rows%s", path, len(ids), what, n, hint)
 	}
 	return ids, nil
 }
