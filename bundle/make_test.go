@@ -1811,3 +1811,56 @@ func TestCatchAllGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestMakePairsCrowdedQueries: queries with far more relevant rows than
+// nearly all the others — a shop's bots, thousands of views each among
+// users of a few — are counted and the most crowded named; a long but
+// smooth tail of heavy users, and few queries, are not.
+func TestMakePairsCrowdedQueries(t *testing.T) {
+	const nr = 5000
+	pairsOf := func(counts []int) [][2]int {
+		var pairs [][2]int
+		for q, c := range counts {
+			for j := range c {
+				pairs = append(pairs, [2]int{q, (q*131 + j*7) % nr})
+			}
+		}
+		return pairs
+	}
+	users := make([]int, 500)
+	for q := range users {
+		users[q] = 1 + q%8 // 1 to 8 items each
+		if q%50 == 0 {
+			users[q] = 40 + q/5 // a heavy tail, up to 138
+		}
+	}
+	bots := slices.Clone(users)
+	bots[7], bots[300], bots[411] = 1500, 1150, 1200
+	ids := make([]string, len(users))
+	for q := range ids {
+		ids[q] = fmt.Sprintf("u%04d", q)
+	}
+	for _, c := range []struct {
+		name   string
+		counts []int
+		want   string
+	}{
+		{"users", users, ""},
+		{"bots", bots, `3 queries have more than ten times as many relevant rows as 99% of the queries (the most: query "u0007" (row 7 of the queries), 1500; the median query 5, the 99th percentile 110): bots or crawlers rather than users? Each query is one unit of the guarantee, whatever its count; leave out the queries that are not the users the sets are for (docs/your-data.md, "Interaction logs")`},
+		{"few queries", append(slices.Repeat([]int{1, 2, 3}, 10), 900), ""},
+	} {
+		p, err := Make(Items{N: nr, Queries: len(c.counts), Pairs: pairsOf(c.counts), QueryIDs: ids[:len(c.counts)]}, MakeConfig{K: 1, KNeg: 5, Split: testSplit, Seed: 4})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := ""
+		for _, w := range p.Warnings {
+			if strings.Contains(w, "relevant rows as 99% of the queries") {
+				got = w
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: warning %q, want %q", c.name, got, c.want)
+		}
+	}
+}
