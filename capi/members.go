@@ -49,7 +49,7 @@ func newQuery(s *conformal.Set, anchor, points rawArray) (query, error) {
 			return query{}, fmt.Errorf("anchor: coordinate %d is %v", j, v)
 		}
 	}
-	if err := s.CheckNorms(a); err != nil {
+	if err := s.CheckAnchorNorms(a); err != nil {
 		return query{}, fmt.Errorf("anchor: %w", err)
 	}
 	qr := query{anchor: a, raw: points}

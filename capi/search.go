@@ -88,7 +88,7 @@ func search(ctx context.Context, s *conformal.Set, c *retrieve.Collection, ancho
 		d := s.Geometry.Dim()
 		return nil, fmt.Errorf("anchor: shape %s: want one anchor, (%d,) or (1, %d)", bundle.FormatShape(anchor.Shape), d, d)
 	}
-	if err := s.CheckNorms(a); err != nil {
+	if err := s.CheckAnchorNorms(a); err != nil {
 		return nil, fmt.Errorf("anchor: %w", err)
 	}
 	if err := s.CheckDim("collection", c.N, c.D); err != nil {
@@ -138,7 +138,7 @@ func searchMany(ctx context.Context, s *conformal.Set, c *retrieve.Collection, a
 	m, d := anchors.Shape[0], anchors.Shape[1]
 	for i := range m {
 		row := a[i*d : (i+1)*d]
-		if err := s.CheckNorms(row); err != nil {
+		if err := s.CheckAnchorNorms(row); err != nil {
 			return nil, fmt.Errorf("anchors[%d]: anchor: %w", i, err)
 		}
 		if err := retrieve.CheckQuery(s, row, c.D); err != nil {

@@ -132,6 +132,13 @@ type Info struct {
 	// (within UnitNormTolerance): embeddings normalised by their encoder,
 	// whose guarantee is for inputs normalised alike (Set.CheckNorms).
 	UnitNorm bool `json:"unit_norm,omitempty"`
+	// UnitNormAnchors says that every calibration anchor had norm 1
+	// (within UnitNormTolerance) and some positive not: normalised
+	// queries beside rows of their own norms — the inner-product map's
+	// users u/‖u‖ and items (docs/your-data.md, "Dot-product models") —
+	// whose guarantee is for anchors normalised alike
+	// (Set.CheckAnchorNorms). False when UnitNorm holds.
+	UnitNormAnchors bool `json:"unit_norm_anchors,omitempty"`
 }
 
 // RankOf is the rank a calibration in mode m (with PAC's δ) takes among n
@@ -229,7 +236,7 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	}
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
 		Calibration: Info{Mode: opt.Mode, N: len(all), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs != nil, Trim: trim, OverAll: over, Anchors: cal.Digest(),
-			UnitNorm: unitNorm(cal)}}, nil
+			UnitNorm: unitNorm(cal), UnitNormAnchors: unitNormAnchors(cal)}}, nil
 }
 
 // OverAll is how a class-conditional set's threshold over all classes was

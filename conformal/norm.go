@@ -19,19 +19,16 @@ const UnitNormTolerance = 1e-3
 // float32 digits, float16 storage) never trips it.
 const NormRefusal = 1e-2
 
+// unit reports whether a row has norm 1 within UnitNormTolerance.
+func unit(x []float32) bool { return math.Abs(RowNorm(x)-1) <= UnitNormTolerance }
+
 // unitNorm reports whether every anchor and positive of b has norm 1
 // within UnitNormTolerance.
 func unitNorm(b *bundle.Bundle) bool {
-	if b.N == 0 || b.D == 0 {
+	if !unitAnchors(b) {
 		return false
 	}
-	unit := func(x []float32) bool {
-		return math.Abs(RowNorm(x)-1) <= UnitNormTolerance
-	}
 	for i := range b.N {
-		if !unit(b.Anchor(i)) {
-			return false
-		}
 		for j := range b.K {
 			if !unit(b.Positive(i, j)) {
 				return false
@@ -40,6 +37,24 @@ func unitNorm(b *bundle.Bundle) bool {
 	}
 	return true
 }
+
+// unitAnchors reports whether every anchor of b has norm 1 within
+// UnitNormTolerance.
+func unitAnchors(b *bundle.Bundle) bool {
+	if b.N == 0 || b.D == 0 {
+		return false
+	}
+	for i := range b.N {
+		if !unit(b.Anchor(i)) {
+			return false
+		}
+	}
+	return true
+}
+
+// unitNormAnchors reports whether b's anchors have norm 1 and its
+// positives not all (Info.UnitNormAnchors).
+func unitNormAnchors(b *bundle.Bundle) bool { return unitAnchors(b) && !unitNorm(b) }
 
 // RowNorm is the ℓ2 norm of a row, summed in float64.
 func RowNorm(x []float32) float64 {
@@ -55,9 +70,15 @@ func RowNorm(x []float32) float64 {
 type NormError struct {
 	Row  int     // the row of the input (0 for a lone anchor)
 	Norm float64 // its norm
+	// Anchors is set when the set's calibration anchors alone were of
+	// unit norm (Info.UnitNormAnchors), not its positives.
+	Anchors bool
 }
 
 func (e *NormError) Error() string {
+	if e.Anchors {
+		return fmt.Sprintf("norm %.6g: the set was calibrated around unit-norm anchors (every calibration anchor's norm 1 ± %g, not its positives': normalised queries, as the inner-product map's users u/‖u‖ beside items of their own norms), and its guarantee is for anchors normalised alike; normalise it (x / ‖x‖) as the calibration anchors were", e.Norm, UnitNormTolerance)
+	}
 	return fmt.Sprintf("norm %.6g: the set was calibrated on unit-norm embeddings (every calibration anchor's and positive's norm 1 ± %g), and its guarantee is for inputs normalised alike; normalise it (x / ‖x‖) as your encoder did its own", e.Norm, UnitNormTolerance)
 }
 
@@ -76,6 +97,25 @@ func (s *Set) CheckNorms(rows []float32) error {
 	for i := 0; i+d <= len(rows); i += d {
 		if n := RowNorm(rows[i : i+d]); NormRefused(n) {
 			return &NormError{Row: i / d, Norm: n}
+		}
+	}
+	return nil
+}
+
+// CheckAnchorNorms refuses, as CheckNorms does, the first of rows given
+// as anchors whose norm is more than NormRefusal from 1, for a set
+// calibrated on unit-norm embeddings or around unit-norm anchors
+// (Info.UnitNormAnchors): a recommender's user vector sent without the
+// normalisation its calibration users had would be answered with another
+// set than the guarantee speaks of, and no error.
+func (s *Set) CheckAnchorNorms(rows []float32) error {
+	d := s.Geometry.Dim()
+	if !s.Calibration.UnitNormAnchors || d == 0 {
+		return s.CheckNorms(rows)
+	}
+	for i := 0; i+d <= len(rows); i += d {
+		if n := RowNorm(rows[i : i+d]); NormRefused(n) {
+			return &NormError{Row: i / d, Norm: n, Anchors: true}
 		}
 	}
 	return nil

@@ -176,11 +176,12 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 // oneThreshold refuses a class-conditional set on the endpoints that judge
 // without a label.
 // checkNorms refuses an anchor or point that is not of unit norm for a
-// set calibrated on unit-norm embeddings (conformal.Set.CheckNorms),
-// naming it.
+// set calibrated on unit-norm embeddings (conformal.Set.CheckNorms), and
+// an anchor for a set calibrated around unit-norm anchors
+// (CheckAnchorNorms), naming it.
 func checkNorms(set *conformal.Set, name string, anchor, pts []float32) error {
 	var ne *conformal.NormError
-	if err := set.CheckNorms(anchor); errors.As(err, &ne) {
+	if err := set.CheckAnchorNorms(anchor); errors.As(err, &ne) {
 		return invalid("anchor", "set %q: anchor: %v", name, err)
 	}
 	if err := set.CheckNorms(pts); errors.As(err, &ne) {

@@ -831,6 +831,54 @@ func TestUnitNormSet(t *testing.T) {
 	}
 }
 
+// TestUnitNormAnchorsSet: a set calibrated around unit-norm anchors, its
+// positives of other norms (the inner-product map's users and items),
+// refuses an anchor of another norm (422, naming it) in /score and
+// /retrieve, takes points of any norm, and warns of no collection.
+func TestUnitNormAnchorsSet(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	set := &conformal.Set{Geometry: geometry.Ball{D: 3}, Threshold: 0.5, Alpha: 0.1,
+		Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90, UnitNormAnchors: true}}
+	path := filepath.Join(dir, "users.json")
+	if err := set.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "db.npz")
+	rows := []float32{1, 0, 0, 0, 2, 0, 0, 0, 0, 0.6, 0.8, 0}
+	if err := bundle.WriteNPZ(db, map[string]bundle.Array{"embeddings": bundle.Float32(rows, 4, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Sets: map[string]string{"users": path}, Collections: map[string]string{"db": db}, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if w := s.Warnings(); len(w) != 0 {
+		t.Errorf("warnings %q, want none", w)
+	}
+	h := s.Handler()
+	for _, c := range []struct {
+		name, path, body string
+	}{
+		{"an unnormalised anchor", "/v1/sets/users/score", `{"anchor": [3, 0, 0], "points": [[1, 0, 0]]}`},
+		{"an unnormalised query", "/v1/sets/users/retrieve", `{"anchor": [0, 2, 0], "collection": "db"}`},
+	} {
+		rec := do(t, h, "POST", c.path, "application/json", c.body)
+		if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), `"field": "anchor"`) || !strings.Contains(rec.Body.String(), "the set was calibrated around unit-norm anchors") {
+			t.Errorf("%s: %d %s", c.name, rec.Code, rec.Body.String())
+		}
+	}
+	for _, c := range []struct{ path, body string }{
+		{"/v1/sets/users/score", `{"anchor": [1, 0, 0], "points": [[0, 2, 0], [0, 0, 0]]}`},
+		{"/v1/sets/users/retrieve", `{"anchor": [0, 1, 0], "collection": "db"}`},
+	} {
+		if rec := do(t, h, "POST", c.path, "application/json", c.body); rec.Code != http.StatusOK {
+			t.Errorf("%s: %d %s", c.path, rec.Code, rec.Body.String())
+		}
+	}
+}
+
 // TestShiftedSet: a set centred off its anchors is listed with its
 // shift's norm, and /score and /retrieve centre it: around the anchor 0
 // with shift (1, 0, 0) the row (1, 0, 0) scores 0 and is the only hit,

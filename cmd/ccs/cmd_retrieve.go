@@ -132,8 +132,14 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	} else if q, err = readAnchors(o.Anchor, set); err != nil {
 		return err
 	}
+	check := set.CheckAnchorNorms
+	if o.AnchorIndex >= 0 {
+		// A collection row: of the collection's norms, not the anchors'
+		// (a set around users is wide around an item, as said below).
+		check = set.CheckNorms
+	}
 	for i := range q.m {
-		if err := set.CheckNorms(q.row(i)); err != nil {
+		if err := check(q.row(i)); err != nil {
 			return fmt.Errorf("%s: %s's %w", q.src, q.name(i), err)
 		}
 	}

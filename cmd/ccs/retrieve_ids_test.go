@@ -181,6 +181,38 @@ func TestRetrieveUnitNorm(t *testing.T) {
 	}
 }
 
+// TestRetrieveUnitNormAnchors: a set calibrated around unit-norm anchors
+// (the inner-product map's users) refuses an -anchor that is not — a user
+// vector sent without its normalisation —, and takes -anchor-index's
+// collection row, an item of its own norm.
+func TestRetrieveUnitNormAnchors(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	set := &conformal.Set{Geometry: geometry.Ball{D: 3}, Threshold: 0.5, Alpha: 0.1,
+		Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90, UnitNormAnchors: true}}
+	if err := set.Save(p("users.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPZ(p("db.npz"), map[string]bundle.Array{"embeddings": bundle.Float32([]float32{1, 0, 0, 0, 2, 0, 0, 0, 3}, 3, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPY(p("users.npy"), bundle.Float32([]float32{0, 1, 0, 0, 3, 0}, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPY(p("user.npy"), bundle.Float32([]float32{0.6, 0.8, 0}, 3)); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-anchor", p("user.npy")}, {"-anchor-index", "2"}} {
+		if _, err := ccs(append([]string{"retrieve", "-set", p("users.json"), "-db", p("db.npz")}, args...)...); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	_, err := ccs("retrieve", "-set", p("users.json"), "-db", p("db.npz"), "-anchor", p("users.npy"))
+	if want := p("users.npy") + ": anchor 1's norm 3: the set was calibrated around unit-norm anchors"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("an unnormalised user: %v, want %q", err, want)
+	}
+}
+
 // TestRetrieveWholeCollection: a set that holds 99% or more of a
 // collection of 100 or more is warned of (an anchor of another kind than
 // the calibration's), for one anchor and counted for a batch; a set that

@@ -595,6 +595,28 @@ def test_unit_norm_set_refuses_unnormalised_inputs():
     assert raw.contains(3 * a[0], p[0]).shape == (4,)
 
 
+def test_unit_norm_anchors_set_refuses_unnormalised_anchors():
+    """A set calibrated around unit-norm anchors whose positives are not
+    (the inner-product map's users u/|u| beside items of their own
+    norms) says so, and refuses an anchor that is not normalised — a user
+    vector sent as it came from its tower — in contains, scores, retrieve
+    and retrieve_many, while it takes points of any norm."""
+    a, p, _ = gauss(8)
+    a = a / np.linalg.norm(a, axis=1, keepdims=True)
+    s = ccs.calibrate("ball", ccs.Bundle(a, p), alpha=0.1)
+    assert s.info["calibration"]["unit_norm_anchors"] is True and "unit_norm" not in s.info["calibration"]
+    assert s.contains(a[0], 3 * p[0]).shape == (4,)
+    want = "the set was calibrated around unit-norm anchors"
+    for call, name in (
+        (lambda: s.contains(3 * a[0], p[0]), r"anchor: norm 3: "),
+        (lambda: s.scores(2 * a[0], p[0]), r"anchor: norm 2: "),
+        (lambda: s.retrieve(2 * a[0], ccs.Collection(p[:, 0])), r"anchor: norm 2: "),
+        (lambda: s.retrieve_many(np.stack([a[0], 2 * a[1]]), ccs.Collection(p[:, 0])), r"anchors\[1\]: anchor: norm 2: "),
+    ):
+        with pytest.raises(ValueError, match=name + want):
+            call()
+
+
 def test_bool_labels():
     """Labels as bool (y > 0.5) are the classes 0 and 1, as the command reads
     an .npy of bool: the same bundles as the integers."""
