@@ -109,6 +109,10 @@ type PairIDs struct {
 	// scoreColumn is the header's name of a text's third column, read as
 	// the pairs' scores ("" without a header).
 	scoreColumn string
+	// unknownQueries and unknownRows are the distinct ids of the pairs
+	// left out, on each side: a recommender's pairs of 2 000 new users
+	// are tens of thousands of pairs.
+	unknownQueries, unknownRows map[string]struct{}
 }
 
 // ScoreNote says, when a text of pairs had a header whose third column is
@@ -269,6 +273,14 @@ func (p *PairIDs) Resolve(query, row string) (q, r int, ok bool, err error) {
 			if p.Unknown++; p.First == "" {
 				p.First = what + " id " + strconv.Quote(id)
 			}
+			seen := &p.unknownRows
+			if what == "query" {
+				seen = &p.unknownQueries
+			}
+			if *seen == nil {
+				*seen = map[string]struct{}{}
+			}
+			(*seen)[id] = struct{}{}
 		}
 		return v, ok, nil
 	}
@@ -316,12 +328,21 @@ func (p *PairIDs) Note() string {
 	case p.Unknown == 1:
 		parts = append(parts, fmt.Sprintf("1 pair names an id that is not among the given ids (%s): left out", p.First))
 	case p.Unknown > 1:
-		parts = append(parts, fmt.Sprintf("%d pairs name ids that are not among the given ids (the first: %s): left out", p.Unknown, p.First))
+		parts = append(parts, fmt.Sprintf("%d pairs name ids that are not among the given ids (the first: %s): left out (%s, %s)", p.Unknown, p.First,
+			distinctIDs(len(p.unknownQueries), "distinct query id"), distinctIDs(len(p.unknownRows), "row id")))
 	}
 	if p.Conflicts > 0 {
 		parts = append(parts, fmt.Sprintf("%s scored as relevant and also %s (the first: %s): kept relevant", counted(p.Conflicts, "pair"), p.below(), p.FirstConflict))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// distinctIDs is "N WHATs", or "no WHAT" for none.
+func distinctIDs(n int, what string) string {
+	if n == 0 {
+		return "no " + strings.TrimPrefix(what, "distinct ")
+	}
+	return counted(n, what)
 }
 
 // Rows resolves an (m, 2) array of pairs — integers or strings — named

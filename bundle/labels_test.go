@@ -191,8 +191,16 @@ func TestPairIDs(t *testing.T) {
 			t.Errorf("Resolve(%s, %s) = %d, %d, %v, %v", c.q, c.r, qi, ri, ok, err)
 		}
 	}
-	if p.Unknown != 2 || p.First != `query id "q2"` || !strings.Contains(p.Note(), `2 pairs name ids that are not among the given ids (the first: query id "q2")`) {
+	if p.Unknown != 2 || p.First != `query id "q2"` || !strings.Contains(p.Note(), `2 pairs name ids that are not among the given ids (the first: query id "q2"): left out (1 distinct query id, 1 row id)`) {
 		t.Errorf("unknown %d, first %s, note %q", p.Unknown, p.First, p.Note())
+	}
+	// New users' pairs: many pairs of a few query ids, counted distinct.
+	news, _ := NewPairIDs([]string{"u0"}, []string{"i0", "i1"})
+	for _, pr := range [][2]string{{"u7", "i0"}, {"u7", "i1"}, {"u8", "i0"}, {"u7", "i0"}, {"u0", "i1"}} {
+		news.Resolve(pr[0], pr[1])
+	}
+	if want := `4 pairs name ids that are not among the given ids (the first: query id "u7"): left out (2 distinct query ids, no row id)`; news.Note() != want {
+		t.Errorf("new queries: note %q, want %q", news.Note(), want)
 	}
 	if !p.Header("query-id", "corpus-id") || p.Header("q0", "corpus-id") {
 		t.Error("header")
