@@ -123,6 +123,9 @@ func (c *CompareConfig) defaults() {
 // AUROC, FPR95 and false-alarm rate (percent).
 type CompareRow struct {
 	Row
+	// WorstClass is the coverage of the class (or label) of lowest mean
+	// coverage over seeds, its mean and spread over seeds: the class the
+	// text's line below the table names for the row.
 	WorstClass *eval.Summary `json:"worst_class_coverage,omitempty"`
 	BelowShare *eval.Summary `json:"resplits_below,omitempty"`
 	FitSeconds eval.Summary  `json:"fit_seconds"`
@@ -397,8 +400,26 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		t.Warnings = append(t.Warnings, "pooled calibration: coverage is approximate, not guaranteed")
 	}
 	base := rows(methods, results)
-	noResplits := ""
 	untrained, partly, lo, hi, known := untrainedRows(methods, results, base)
+	summarized, noResplits := compareRows(methods, results, base)
+	t.Rows = append(t.Rows, summarized...)
+	if len(untrained) > 0 {
+		t.Warnings = append(t.Warnings, untrainedWarning(untrained, lo, hi, known))
+	}
+	if len(partly) > 0 {
+		t.Warnings = append(t.Warnings, partlyUntrainedWarning(partly))
+	}
+	if noResplits != "" {
+		t.Warnings = append(t.Warnings, "resplits left out: "+noResplits+" (a larger test split, or a larger -alpha, gives them)")
+	}
+	t.Warnings = append(t.Warnings, setWarnings(methods, results)...)
+	return t, nil
+}
+
+// compareRows are the table's rows over seeds: base (the table's figures)
+// with each method's cells' columns summarised, and the first reason a
+// cell gave for leaving its resplits out ("" for none).
+func compareRows(methods []Method, results [][]cellResult, base []Row) (out []CompareRow, noResplits string) {
 	for m, r := range base {
 		cr := CompareRow{Row: r, Set: methods[m].File}
 		var worst, below, secs, auroc, fpr, far, size []float64
@@ -452,19 +473,30 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		for _, l := range labels {
 			cr.Classes = append(cr.Classes, ClassCoverage{Label: l, Coverage: eval.Summarize(byClass[l])})
 		}
-		t.Rows = append(t.Rows, cr)
+		if w := worstOnAverage(cr.Classes); w != nil {
+			// The column is the class the line below the table names: the
+			// lowest mean over seeds, with its spread over seeds (the mean
+			// of each seed's worst can be another class's, and lower).
+			cr.WorstClass = &w.Coverage
+		}
+		out = append(out, cr)
 	}
-	if len(untrained) > 0 {
-		t.Warnings = append(t.Warnings, untrainedWarning(untrained, lo, hi, known))
+	return out, noResplits
+}
+
+// worstOnAverage is the class of lowest mean coverage over seeds, the
+// first such; nil for none.
+func worstOnAverage(classes []ClassCoverage) *ClassCoverage {
+	if len(classes) == 0 {
+		return nil
 	}
-	if len(partly) > 0 {
-		t.Warnings = append(t.Warnings, partlyUntrainedWarning(partly))
+	w := classes[0]
+	for _, c := range classes[1:] {
+		if c.Coverage.Mean < w.Coverage.Mean {
+			w = c
+		}
 	}
-	if noResplits != "" {
-		t.Warnings = append(t.Warnings, "resplits left out: "+noResplits+" (a larger test split, or a larger -alpha, gives them)")
-	}
-	t.Warnings = append(t.Warnings, setWarnings(methods, results)...)
-	return t, nil
+	return &w
 }
 
 // untrainedRows names the learned rows whose fits kept their initial

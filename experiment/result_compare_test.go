@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -172,5 +173,36 @@ func TestWorstClassNamed(t *testing.T) {
 	tab.WriteText(&b)
 	if strings.Contains(b.String(), "Worst class") {
 		t.Errorf("no classes:\n%s", b.String())
+	}
+}
+
+// TestWorstClassOnAverage: over seeds, a row's Worst class column is the
+// class the line below the table names — the lowest mean coverage over
+// seeds, with its spread — not the mean of each seed's worst, which can
+// be other classes' and lower (here 61%, classes 0 and 1 in turn).
+func TestWorstClassOnAverage(t *testing.T) {
+	cell := func(covs ...float64) cellResult {
+		c := &compareCell{}
+		for l, v := range covs {
+			c.Classes = append(c.Classes, ClassCoverage{Label: int64(l), Coverage: eval.Summary{Mean: v, N: 1}})
+		}
+		w := slices.Min(covs)
+		c.WorstClass = &w
+		return cellResult{Compare: c}
+	}
+	methods := []Method{{Name: "ball"}}
+	results := [][]cellResult{{cell(0.60, 0.95, 0.92)}, {cell(0.90, 0.62, 0.93)}}
+	rows, _ := compareRows(methods, results, []Row{{Method: "Conformal Ball (ℓ2)"}})
+	w := rows[0].WorstClass
+	if w == nil || math.Abs(w.Mean-75) > 1e-9 || math.Abs(w.Std-eval.Summarize([]float64{60, 90}).Std) > 1e-9 {
+		t.Fatalf("worst class %+v, want class 0's 75%% ± its spread", w)
+	}
+	tab := &CompareTable{Title: "Your data", Seeds: 2, Alpha: 0.1, Rows: rows}
+	var b strings.Builder
+	if err := tab.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "class 0: Conformal Ball (ℓ2) 75.0%") || !strings.Contains(b.String(), "| 75.0 ± 15.0% |") {
+		t.Errorf("text:\n%s", b.String())
 	}
 }
