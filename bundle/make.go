@@ -234,28 +234,34 @@ const NullMark = "\x00null"
 // sorted names, to "null" — "(null)" while a label has that name — in its
 // sorted place, renumbering codes to match: with MissingClass the nulls
 // are a class like any other, named as ccs bundle names a table's. Codes
-// and names without it are returned as they are.
+// and names without it are returned as they are. The mark sorts first
+// but for the empty string, which sorts before it.
 func NamedNull(codes []int64, names []string) ([]int64, []string) {
-	if len(names) == 0 || names[0] != NullMark { // "\x00" sorts first
+	z, ok := slices.BinarySearch(names, NullMark)
+	if !ok {
 		return codes, names
 	}
-	rest := names[1:]
+	rest := slices.Delete(slices.Clone(names), z, z+1)
 	name := "null"
 	for slices.Contains(rest, name) {
 		name = "(" + name + ")"
 	}
 	j, _ := slices.BinarySearch(rest, name)
-	newNames := slices.Insert(slices.Clone(rest), j, name)
+	newNames := slices.Insert(rest, j, name)
 	out := make([]int64, len(codes))
 	for i, c := range codes {
 		switch {
 		case c < 0:
 			out[i] = c
-		case c == 0:
+		case c == int64(z):
 			out[i] = int64(j)
-		case c-1 < int64(j):
-			out[i] = c - 1
 		default:
+			if c > int64(z) { // its place in rest
+				c--
+			}
+			if c >= int64(j) {
+				c++
+			}
 			out[i] = c
 		}
 	}

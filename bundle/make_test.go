@@ -495,6 +495,11 @@ func TestMissingStrings(t *testing.T) {
 	if c, n := NamedNull(append(codes, -1), names); !slices.Equal(n, []string{"-1", "a", "b", "null", "z"}) || !slices.Equal(c, []int64{2, 3, 1, 4, 0, -1}) {
 		t.Errorf("NamedNull: codes %v, names %q", c, n)
 	}
+	// The empty string sorts before the mark: the mark is then second.
+	codes, names = LabelCodes([]string{"b", NullMark, "", "null", NullMark, "a"})
+	if c, n := NamedNull(codes, names); !slices.Equal(n, []string{"", "(null)", "a", "b", "null"}) || !slices.Equal(c, []int64{3, 1, 0, 4, 1, 2}) {
+		t.Errorf("NamedNull after \"\": codes %v, names %q", c, n)
+	}
 	if c, n := NamedNull([]int64{1, 0}, []string{"a", "b"}); !slices.Equal(c, []int64{1, 0}) || !slices.Equal(n, []string{"a", "b"}) {
 		t.Errorf("NamedNull without the mark: %v %q", c, n)
 	}
