@@ -216,11 +216,20 @@ func (e *Evaluation) WriteText(w io.Writer) error {
 	return err
 }
 
-// calibrationText says how a set was calibrated.
+// calibrationText says how a set was calibrated: the rank and n of its
+// threshold (a class-conditional set's over all classes, taken among the
+// kept pairs where its calibration left some out, conformal.Info.OverAll).
 func calibrationText(c conformal.Info) string {
-	s := fmt.Sprintf("calibration %v (rank %d of n=%d", c.Mode, c.Rank, c.N)
+	rank, n := c.Rank, c.N
+	if o := c.OverAll; o != nil {
+		rank, n = o.Rank, o.N
+	}
+	s := fmt.Sprintf("calibration %v (rank %d of n=%d", c.Mode, rank, n)
 	if c.Pairs {
 		s += " disjoint pairs"
+	}
+	if c.OverAll != nil {
+		s += fmt.Sprintf(", the threshold over all classes: %d of the %d pairs kept, as a marginal calibration keeps them", n, c.N)
 	}
 	if c.Delta > 0 {
 		s += fmt.Sprintf(", δ=%v", c.Delta)

@@ -56,3 +56,19 @@ func TestEvaluationLabelsText(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrationText: an evaluation's text gives the rank and n of the
+// threshold it states; a class-conditional set's over all classes, where
+// its calibration kept some of the pairs (conformal.Info.OverAll), is
+// taken among those, not among all the pairs (Info.N, Info.Rank).
+func TestCalibrationText(t *testing.T) {
+	c := conformal.Info{Mode: conformal.Class, N: 101, Rank: 92, Pairs: true,
+		OverAll: &conformal.OverAll{N: 7, Rank: 8}}
+	if got, want := calibrationText(c), "calibration class (rank 8 of n=7 disjoint pairs, the threshold over all classes: 7 of the 101 pairs kept, as a marginal calibration keeps them)"; got != want {
+		t.Errorf("over all kept pairs: %q, want %q", got, want)
+	}
+	c.OverAll = nil
+	if got, want := calibrationText(c), "calibration class (rank 92 of n=101 disjoint pairs)"; got != want {
+		t.Errorf("every pair: %q, want %q", got, want)
+	}
+}
