@@ -253,6 +253,11 @@ func TestResplitsByLabel(t *testing.T) {
 	if worst.Label != c-1 || worst.Coverage.Mean >= 1-alpha || res.Coverage.Mean < 1-alpha-0.01 {
 		t.Errorf("worst label %d at %.4f, overall %.4f: want label %d below %.2f, overall about 1 − α", worst.Label, worst.Coverage.Mean, res.Coverage.Mean, c-1, 1-alpha)
 	}
+	for _, r := range []int{0, -1} { // refused, as Resplits refuses them
+		if _, _, err := ResplitsByLabel(set, test, r, frac, seed); err == nil || !strings.Contains(err.Error(), "want at least 1") {
+			t.Errorf("%d resplits: %v", r, err)
+		}
+	}
 	plain := *test
 	plain.PositiveLabelStart, plain.PositiveLabels = nil, nil
 	if _, _, err := ResplitsByLabel(set, &plain, resplits, frac, seed); err == nil || !strings.Contains(err.Error(), "carries no labels of its positives") {

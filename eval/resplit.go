@@ -297,6 +297,9 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 
 // marginalByClass is Resplits, counting each class's held-out positives.
 func marginalByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction float64, seed uint64) (ResplitResult, []ClassResplit, error) {
+	if resplits < 1 { // before the per-resplit counts are made
+		return ResplitResult{}, nil, fmt.Errorf("resplits %d, want at least 1", resplits)
+	}
 	labels := slices.Compact(slices.Sorted(slices.Values(b.Labels)))
 	class := make([]int32, b.N) // each anchor's index in labels
 	for i, l := range b.Labels {
@@ -372,6 +375,9 @@ func ResplitsByLabel(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	}
 	if b.PositiveLabelStart == nil {
 		return ResplitResult{}, nil, fmt.Errorf("eval: by label: the bundle carries no labels of its positives (ccs bundle writes them for several labels a row)")
+	}
+	if resplits < 1 { // before the per-resplit counts are made
+		return ResplitResult{}, nil, fmt.Errorf("resplits %d, want at least 1", resplits)
 	}
 	if err := b.Validate(); err != nil {
 		return ResplitResult{}, nil, fmt.Errorf("eval: bundle: %w", err)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
@@ -165,6 +166,11 @@ func TestResplitsByClass(t *testing.T) {
 	}
 	if wide := mclasses[1].Coverage.Mean; wide > 1-alpha-0.05 || mclasses[0].Coverage.Mean < 1-alpha+0.05 {
 		t.Errorf("marginal: classes %.3f and %.3f, want the wide class well below 1−α and the narrow well above", mclasses[0].Coverage.Mean, wide)
+	}
+	for _, r := range []int{0, -1} { // refused, not a panic making the counts
+		if _, _, err := ResplitsByClass(marginal, test, r, 0.5, 1); err == nil || !strings.Contains(err.Error(), "want at least 1") {
+			t.Errorf("marginal set, %d resplits: %v", r, err)
+		}
 	}
 	if _, _, err := ResplitsByClass(class, &bundle.Bundle{N: 1, K: 1, D: 2, Anchors: []float32{0, 0}, Positives: []float32{0, 0}}, 10, 0.5, 1); err == nil {
 		t.Error("a bundle without labels accepted")
