@@ -652,4 +652,9 @@ func TestOverAllClasses(t *testing.T) {
 			t.Errorf("%q → %q: %v, want %q", e.old, e.new, err, e.want)
 		}
 	}
+	// A marginal calibration on pairs: refused for its mode, not said to
+	// lack the pairs it has.
+	if err := checkOverAll(Info{Mode: OnePerAnchor, N: 101, Rank: 92, Pairs: true, OverAll: &OverAll{N: 67, Rank: 62}}, 0.1); err == nil || strings.Contains(err.Error(), "without pairs") || !strings.Contains(err.Error(), "for mode one-per-anchor (only") {
+		t.Errorf("over_all of a marginal set on pairs: %v", err)
+	}
 }

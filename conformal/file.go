@@ -580,7 +580,10 @@ func (e *fieldError) Unwrap() error { return e.err }
 // counts all n pairs.
 func checkOverAll(c Info, alpha float64) error {
 	o := c.OverAll
-	if c.Mode != Class || !c.Pairs {
+	switch {
+	case c.Mode != Class:
+		return fmt.Errorf("calibration.over_all given for mode %v (only a class-conditional calibration on pairs has it)", c.Mode)
+	case !c.Pairs:
 		return fmt.Errorf("calibration.over_all given for mode %v without pairs (only a class-conditional calibration on pairs has it)", c.Mode)
 	}
 	if o.N < 1 || o.N >= c.N {
