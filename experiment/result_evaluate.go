@@ -128,7 +128,7 @@ func NewEvaluation(set *conformal.Set, r eval.Result, classes []eval.ClassResult
 	e := &Evaluation{Geometry: set.Geometry.Kind().String(), Dim: set.Geometry.Dim(), Alpha: set.Alpha,
 		Threshold: Number(set.Threshold), Calibration: set.Calibration, Coverage: r.Coverage,
 		LogVolPerDim: Number(r.LogVolPerDim), Positives: r.Positives, Negatives: r.Negatives, Warnings: set.Warnings()}
-	if math.IsInf(set.Threshold, 1) {
+	if math.IsInf(set.Threshold, 1) && !set.ClassConditional() { // a class set's classes decide, r's volume theirs
 		e.LogVolPerDim = Number(math.Inf(1))
 	}
 	if !math.IsNaN(r.Exclusion) {

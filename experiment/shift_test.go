@@ -1,10 +1,13 @@
 package experiment
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/geometry"
 )
 
 // TestShiftLevel: a marginal check warns below ShiftTail; a
@@ -70,5 +73,22 @@ func TestCalibrationText(t *testing.T) {
 	c.OverAll = nil
 	if got, want := calibrationText(c), "calibration class (rank 92 of n=101 disjoint pairs)"; got != want {
 		t.Errorf("every pair: %q, want %q", got, want)
+	}
+}
+
+// TestEvaluationClassVolume: a class-conditional set's LogVol/d is its
+// classes' (the test anchors' own thresholds), even where its threshold
+// over all classes, which decides nothing, is +Inf (too few kept pairs).
+func TestEvaluationClassVolume(t *testing.T) {
+	set := &conformal.Set{Geometry: geometry.Ball{D: 2}, Alpha: 0.1, Threshold: math.Inf(1),
+		Calibration: conformal.Info{Mode: conformal.Class, N: 101, Rank: 92, Pairs: true, OverAll: &conformal.OverAll{N: 7, Rank: 8}},
+		Classes:     []conformal.ClassThreshold{{Label: 0, N: 100, Rank: 91, Threshold: 14}, {Label: 1, N: 1, Rank: 2, Threshold: math.Inf(1)}}}
+	e := NewEvaluation(set, eval.Result{Coverage: 0.91, LogVolPerDim: 3.2, Positives: 200}, nil)
+	if float64(e.LogVolPerDim) != 3.2 {
+		t.Errorf("LogVol/d %v, want the classes' 3.2", e.LogVolPerDim)
+	}
+	set.Calibration, set.Classes = conformal.Info{Mode: conformal.OnePerAnchor, N: 7, Rank: 8}, nil
+	if e := NewEvaluation(set, eval.Result{Coverage: 1, LogVolPerDim: 3.2, Positives: 200}, nil); !math.IsInf(float64(e.LogVolPerDim), 1) {
+		t.Errorf("a whole-space marginal set: LogVol/d %v, want +Inf", e.LogVolPerDim)
 	}
 }
