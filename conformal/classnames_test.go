@@ -652,6 +652,18 @@ func TestOverAllClasses(t *testing.T) {
 			t.Errorf("%q → %q: %v, want %q", e.old, e.new, err, e.want)
 		}
 	}
+	// A trim where a tenth or more were left out, and only there: a file
+	// without it would judge over all classes without its warning.
+	if err := checkOverAll(Info{Mode: Class, N: 101, Rank: 92, Pairs: true, OverAll: &OverAll{N: 67, Rank: 62}}, 0.1); err == nil || !strings.Contains(err.Error(), "67 of the 101 pairs kept, and no trim") {
+		t.Errorf("over_all without its trim: %v", err)
+	}
+	r95, _ := Rank(95, 0.1)
+	if err := checkOverAll(Info{Mode: Class, N: 101, Rank: 92, Pairs: true, OverAll: &OverAll{N: 95, Rank: r95, Trim: &Trim{Pairs: 101, Anchors: 30, ClassPairs: 1}}}, 0.1); err == nil || !strings.Contains(err.Error(), "95 of the 101 pairs kept, and a trim") {
+		t.Errorf("over_all with a trim of less than a tenth: %v", err)
+	}
+	if err := checkOverAll(Info{Mode: Class, N: 101, Rank: 92, Pairs: true, OverAll: &OverAll{N: 95, Rank: r95}}, 0.1); err != nil {
+		t.Errorf("over_all of less than a tenth left out, without a trim: %v", err)
+	}
 	// A marginal calibration on pairs: refused for its mode, not said to
 	// lack the pairs it has.
 	if err := checkOverAll(Info{Mode: OnePerAnchor, N: 101, Rank: 92, Pairs: true, OverAll: &OverAll{N: 67, Rank: 62}}, 0.1); err == nil || strings.Contains(err.Error(), "without pairs") || !strings.Contains(err.Error(), "for mode one-per-anchor (only") {

@@ -577,7 +577,7 @@ func (e *fieldError) Unwrap() error { return e.err }
 
 // checkOverAll checks a set file's calibration.over_all: a class-conditional
 // calibration's on pairs, fewer pairs than n, at its rank, and a trim that
-// counts all n pairs.
+// counts all n pairs where a tenth or more were left out.
 func checkOverAll(c Info, alpha float64) error {
 	o := c.OverAll
 	switch {
@@ -595,6 +595,15 @@ func checkOverAll(c Info, alpha float64) error {
 	}
 	if r != o.Rank {
 		return fmt.Errorf("calibration.over_all.rank %d, but n = %d and alpha = %v give %d", o.Rank, o.N, alpha, r)
+	}
+	// A trim where a tenth or more were left out, and only there, as
+	// proportional records it (the warning a judgement over all classes
+	// gives).
+	switch tenth := 10*(c.N-o.N) >= c.N; {
+	case tenth && o.Trim == nil:
+		return fmt.Errorf("calibration.over_all: %d of the %d pairs kept, and no trim: want one where a tenth or more were left out", o.N, c.N)
+	case !tenth && o.Trim != nil:
+		return fmt.Errorf("calibration.over_all: %d of the %d pairs kept, and a trim: want none where less than a tenth were left out", o.N, c.N)
 	}
 	if t := o.Trim; t != nil {
 		switch {
