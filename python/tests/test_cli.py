@@ -146,6 +146,12 @@ def test_missing_labels_as_ccs_bundle(labelled, tmp_path, cli):
     nulls = len(range(0, len(column), 7)) + len(range(1, len(column), 7))
     assert sum(int((b.labels == 0).sum()) for b in splits.values()) == nulls
     assert sum(int((b.labels == 5).sum()) for b in splits.values()) == len(range(2, len(column), 7))
+    # Beside an empty label, which sorts before the null mark: still a
+    # class named "(null)", never the engine's mark itself.
+    column[3::7] = ""
+    splits = ccs.bundle(labelled["embeddings"], column, k=8, kneg=6, seed=3, missing_labels="class", allow_fewer=True)
+    assert splits["cal"].label_names == ("", "(null)", "ant", "bee", "cat", "gnu", "null", "émeu")
+    assert sum(int((b.labels == 1).sum()) for b in splits.values()) == nulls
 
 
 NAMES = np.array(["ant", "bee", "cat", "gnu", "émeu"])  # sorted by code point: the codes are labelled's integers
