@@ -322,17 +322,20 @@ func proportional(cal *bundle.Bundle, pairs [][2]int) (out [][2]int, trim *Trim)
 	for _, p := range pairs {
 		made[cal.Labels[p[0]]]++
 	}
-	rho, limit := 1.0, int64(0)
+	// ρ = made[limit]/anchors[limit], compared and applied in integers:
+	// in floating point ⌊(1/49)·49⌋ is 0, which left the class that sets ρ
+	// without the pair it has.
+	limit, first := int64(0), true
 	for _, l := range slices.Sorted(maps.Keys(made)) {
-		if r := float64(made[l]) / float64(anchors[l]); r < rho {
-			rho, limit = r, l
+		if first || made[l]*anchors[limit] < made[limit]*anchors[l] {
+			limit, first = l, false
 		}
 	}
 	kept := map[int64]int{}
 	out = make([][2]int, 0, len(pairs))
 	for _, p := range pairs {
 		l := cal.Labels[p[0]]
-		if kept[l] < int(rho*float64(anchors[l])) {
+		if kept[l] < made[limit]*anchors[l]/anchors[limit] {
 			kept[l]++
 			out = append(out, p)
 		}

@@ -281,6 +281,36 @@ func TestTrim(t *testing.T) {
 	}
 }
 
+// TestProportionalExact: the class whose share of pairs to anchors sets ρ
+// keeps every pair it has, and each class ⌊ρ·m⌋ exactly, where ρ·m in
+// floating point falls just short of a whole number (1/49 · 49).
+func TestProportionalExact(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ big, small, smallPairs int }{{100, 49, 1}, {200, 44, 15}} {
+		n := c.big + c.small
+		b := &bundle.Bundle{N: n, Labels: make([]int64, n)}
+		var pairs [][2]int
+		for i := 0; i+1 < c.big; i += 2 {
+			pairs = append(pairs, [2]int{i, i + 1})
+		}
+		for j := range c.small {
+			b.Labels[c.big+j] = 1
+		}
+		for j := range c.smallPairs {
+			pairs = append(pairs, [2]int{c.big + 2*j, c.big + 2*j + 1})
+		}
+		out, trim := proportional(b, pairs)
+		kept := map[int64]int{}
+		for _, p := range out {
+			kept[b.Labels[p[0]]]++
+		}
+		// ρ = smallPairs/small: class 0 keeps ⌊smallPairs·big/small⌋.
+		if want := c.smallPairs * c.big / c.small; kept[1] != c.smallPairs || kept[0] != want || trim == nil || trim.Class != 1 {
+			t.Errorf("%+v: kept %v, trim %+v; want class 1's %d pairs and %d of class 0's", c, kept, trim, c.smallPairs, want)
+		}
+	}
+}
+
 // TestOwnSplit: a set knows the bundle it was calibrated on by its anchors'
 // digest, through its file too, and warns of it as a test split (not when
 // resplits recalibrate on it); the splits its geometry was fitted on
