@@ -100,9 +100,13 @@ type Options struct {
 
 // Info records how a set was calibrated.
 type Info struct {
-	Mode  Mode    `json:"mode"`
-	N     int     `json:"n"`    // calibration scores
-	Rank  int     `json:"rank"` // ⌈(1−α)(n+1)⌉, or PAC's; > N means +Inf
+	Mode Mode `json:"mode"`
+	N    int  `json:"n"` // calibration scores
+	// Rank is ⌈(1−α)(n+1)⌉, or PAC's, among N; > N means +Inf. For a
+	// class-conditional set with OverAll it is the rank among all N
+	// pairs, which no threshold of the set has: OverAll's is its
+	// threshold over all classes'.
+	Rank  int     `json:"rank"`
 	Seed  uint64  `json:"seed"`
 	Delta float64 `json:"delta,omitempty"` // PAC's δ
 	// Pairs says the N calibration units were disjoint (anchor, positive)

@@ -661,7 +661,7 @@ func TestOverAllClasses(t *testing.T) {
 	}
 	w := strings.Join(c.OverAllClasses().Warnings(), "\n")
 	if !strings.Contains(w, `67 of the 101 disjoint calibration pairs were kept`) || !strings.Contains(w, `class "rare" has 3 calibration anchors`) ||
-		!strings.Contains(w, "give the anchors' labels") || strings.Contains(w, "-calibration class") {
+		!strings.Contains(w, "judge anchors whose class is known by their class's threshold") || strings.Contains(w, "-calibration class") {
 		t.Errorf("warnings over all classes:\n%s", w)
 	}
 	var buf bytes.Buffer

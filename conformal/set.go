@@ -280,7 +280,7 @@ func (s *Set) Warnings() []string {
 	if t := s.Calibration.Trim; t != nil {
 		remedy := "calibrate each class on all its pairs (-calibration class)"
 		if s.overAll {
-			remedy = "give the anchors' labels, so that each class's threshold, taken on all its pairs, judges them"
+			remedy = "judge anchors whose class is known by their class's threshold, which takes all its pairs (the test bundle's labels; a trial list gives none)"
 		}
 		w = append(w, fmt.Sprintf("%d of the %d disjoint calibration pairs were kept, to keep each class's share of the anchors as a test split has it: %s has %d calibration anchors and %s, a share of %.3g, which every class then takes (docs/calibration.md); hold that class out (-ood-classes) or give it more calibration anchors, or %s",
 			s.Calibration.N, t.Pairs, className(t.Class, t.Name), t.Anchors, countOf(t.ClassPairs, "pair", "pairs"), float64(t.ClassPairs)/float64(t.Anchors), remedy))
