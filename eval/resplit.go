@@ -391,7 +391,13 @@ func ResplitsByLabel(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	start := b.PositiveLabelStart
 	nl := len(labels)
 	// Per resplit and label: positives inside, positives and anchors held out.
-	in, n, anchors := make([]int, resplits*nl), make([]int, resplits*nl), make([]int, resplits*nl)
+	// int32: 12 bytes a resplit and label (1 000 resplits of 20 000
+	// labels: 240 MB); a resplit's counts are at most its held-out
+	// anchors times K, below 2³¹ here.
+	if int64(b.N)*int64(b.K) > math.MaxInt32 {
+		return ResplitResult{}, nil, fmt.Errorf("eval: by label: %d anchors of %d positives, more positives than per-label resplits count (2³¹)", b.N, b.K)
+	}
+	in, n, anchors := make([]int32, resplits*nl), make([]int32, resplits*nl), make([]int32, resplits*nl)
 	res, err := resplits1(s, b, resplits, calFraction, seed, func(r int, held []int, pos []float64, q float64) {
 		rin, rn, ra := in[r*nl:(r+1)*nl], n[r*nl:(r+1)*nl], anchors[r*nl:(r+1)*nl]
 		last := make([]int, nl) // the last anchor counted for each label, +1
@@ -421,7 +427,7 @@ func ResplitsByLabel(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		for r := range resplits {
 			if c := n[r*nl+k]; c > 0 {
 				cov = append(cov, float64(in[r*nl+k])/float64(c))
-				tested += anchors[r*nl+k]
+				tested += int(anchors[r*nl+k])
 			}
 		}
 		if cov != nil { // anchors per resplit that hold it out
