@@ -110,8 +110,9 @@ type PairIDs struct {
 	// the pairs' scores ("" without a header).
 	scoreColumn string
 	// unknownQueries and unknownRows are the distinct ids of the pairs
-	// left out, on each side: a recommender's pairs of 2 000 new users
-	// are tens of thousands of pairs.
+	// left out that no given id names, on each side (a pair of an unknown
+	// query's row too): a recommender's pairs of 2 000 new users are tens
+	// of thousands of pairs, and their new items missing rows.
 	unknownQueries, unknownRows map[string]struct{}
 }
 
@@ -273,14 +274,11 @@ func (p *PairIDs) Resolve(query, row string) (q, r int, ok bool, err error) {
 			if p.Unknown++; p.First == "" {
 				p.First = what + " id " + strconv.Quote(id)
 			}
-			seen := &p.unknownRows
 			if what == "query" {
-				seen = &p.unknownQueries
+				p.unknownQuery(id)
+			} else {
+				p.unknownRow(id)
 			}
-			if *seen == nil {
-				*seen = map[string]struct{}{}
-			}
-			(*seen)[id] = struct{}{}
 		}
 		return v, ok, nil
 	}
@@ -293,10 +291,31 @@ func (p *PairIDs) Resolve(query, row string) (q, r int, ok bool, err error) {
 		}
 	}
 	if err != nil || !okQ {
+		if err == nil && p.rows != nil {
+			// The pair is left out for its query, but its row id is told
+			// apart too: a new user's new item is missing from the rows
+			// as much as the user is from the queries.
+			if _, known := p.rows[row]; !known {
+				p.unknownRow(row)
+			}
+		}
 		return 0, 0, false, err
 	}
 	r, okR, err := side(row, p.rows, "row")
 	return q, r, okR, err
+}
+
+// unknownQuery and unknownRow record an id missing from the queries' or
+// the rows' ids, counted distinct in Note.
+func (p *PairIDs) unknownQuery(id string) { p.unknownQueries = addID(p.unknownQueries, id) }
+func (p *PairIDs) unknownRow(id string)   { p.unknownRows = addID(p.unknownRows, id) }
+
+func addID(m map[string]struct{}, id string) map[string]struct{} {
+	if m == nil {
+		m = map[string]struct{}{}
+	}
+	m[id] = struct{}{}
+	return m
 }
 
 // Header reports whether a text file's first line (query, row) reads as

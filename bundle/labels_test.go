@@ -202,6 +202,13 @@ func TestPairIDs(t *testing.T) {
 	if want := `4 pairs name ids that are not among the given ids (the first: query id "u7"): left out (2 distinct query ids, no row id)`; news.Note() != want {
 		t.Errorf("new queries: note %q, want %q", news.Note(), want)
 	}
+	// A new user's new item is a row id missing too, though its pair is
+	// left out for the user: the catalogue lacks it.
+	news.Resolve("u8", "i9")
+	news.Resolve("u9", "i9")
+	if want := `6 pairs name ids that are not among the given ids (the first: query id "u7"): left out (3 distinct query ids, 1 row id)`; news.Note() != want {
+		t.Errorf("new queries' new rows: note %q, want %q", news.Note(), want)
+	}
 	if !p.Header("query-id", "corpus-id") || p.Header("q0", "corpus-id") {
 		t.Error("header")
 	}
