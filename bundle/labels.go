@@ -785,13 +785,21 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			}
 		}
 		if len(fields) == 3 {
-			if _, notNumber := strconv.ParseFloat(fields[2], 64); line == colsLine && (notNumber != nil || ids.Header(fields[0], fields[1])) {
+			// A first line whose ids read as a pair's, its score a word
+			// ("u1,i2,view": an event), is a pair, not a header.
+			if line == colsLine && ids.Header(fields[0], fields[1]) {
 				ids.scoreColumn = fields[2]
 				continue // a header
 			}
 			score, err := finiteScore(fields[2])
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %w%s", name, line, err, wordScoreHint(fields[2], ids.scoreColumn))
+				column := ids.scoreColumn
+				if strings.EqualFold(column, fields[2]) {
+					// The first line was taken for a header, its
+					// score a word like this one: a pair, not a name.
+					column = ""
+				}
+				return nil, fmt.Errorf("%s:%d: %w%s", name, line, err, wordScoreHint(fields[2], column))
 			}
 			ids.score(fields[0], fields[1], ids.relevant(score))
 			if !ids.relevant(score) {

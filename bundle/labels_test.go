@@ -355,6 +355,9 @@ func TestReadQrels(t *testing.T) {
 		{"an interaction log", "user_id,item_id,timestamp,event\nq0,d1,2026-06-01 00:01:22,view\n", `qrels.tsv:1: 4 columns (user_id, item_id, timestamp, event), want query, relevant row [, score]: a table of several columns, such as an interaction log, gives its pairs as two of them — the query's (the user's) id and the row's (the item's) — and a number scoring each pair, if any: keep the rows that count (a time window, the events) and those columns (docs/your-data.md, "Interaction logs")`},
 		{"an interaction log without its header", "q0,d1,2026-06-01 00:01:22,view\n", `qrels.tsv:1: 5 columns, want query, relevant row [, score]: a table of several columns, such as an interaction log, gives its pairs`},
 		{"an event for a score", "user_id,item_id,event\nq0,d1,view\n", `qrels.tsv:2: score "view" is not a number: the third column, "event", is read as each pair's relevance score; map its values to numbers (view 1, cart 2, purchase 3: pairs scored 0 or less are left out, -min-score keeps the higher) or give two columns`},
+		// An event's name for a score on the first line too: a pair,
+		// not a header, whose word is no column's name.
+		{"an event for a score, no header", "q0,d1,view\nq1,d2,view\n", `qrels.tsv:1: score "view" is not a number: the third column is read as each pair's relevance score`},
 		{"row numbers for ids", "user,item\n0\t1\n1\t2\n", `qrels.tsv: no pairs: all 2 name ids that are not among the given ids (the first: query id "0"); the first given query id is "q0", the first given row id "d0"`},
 		{"every pair judged not relevant", "q0\td1\t0\nq1\td2\t-1\n", "qrels.tsv: no pairs: all 2 are scored 0 or less"},
 		{"VoxCeleb's trial list", "1 id10270/x6uYqmx31kE/00001.wav id10270/8jEAjG6SegY/00008.wav\n0 id10270/x6uYqmx31kE/00001.wav id10300/ize_eiCFEg0/00003.wav\n", `qrels.tsv:1: "1 id10270/x6uYqmx31kE/00001.wav id10270/8jEAjG6SegY/00008.wav" reads as a speaker-verification trial (target (1 or 0), enrolment, test, as VoxCeleb's lists), not a relevance pair`},
@@ -366,6 +369,17 @@ func TestReadQrels(t *testing.T) {
 		if _, _, err := read(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+	// Row numbers and an event's name on the first line: a pair.
+	rn, _ := NewPairIDs(nil, nil)
+	if _, err := ReadQrels(strings.NewReader("0,1,view\n2,3,cart\n"), "qrels.tsv", rn); err == nil || !strings.Contains(err.Error(), `qrels.tsv:1: score "view" is not a number: the third column is read as`) {
+		t.Errorf("row numbers, an event for a score: %v", err)
+	}
+	// Its first line taken for a header (string ids, none given): the
+	// event it ends in is no column's name.
+	rn, _ = NewPairIDs(nil, nil)
+	if _, err := ReadQrels(strings.NewReader("u1,i2,view\nu1,i3,view\n"), "qrels.tsv", rn); err == nil || !strings.Contains(err.Error(), `qrels.tsv:2: score "view" is not a number: the third column is read as`) {
+		t.Errorf("string ids, an event for a score: %v", err)
 	}
 	// Graded judgements, the highly relevant alone (MinScore 2).
 	two := 2.0
