@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"log"
@@ -44,6 +45,10 @@ var serveSignals = func() (hup, stop <-chan os.Signal, done func()) {
 	signal.Notify(s, syscall.SIGTERM, syscall.SIGINT)
 	return h, s, func() { signal.Stop(h); signal.Stop(s) }
 }
+
+// serveNew makes the server, reading every file; tests replace it to
+// hold the load while they probe.
+var serveNew = serve.New
 
 func serveCommand() *command {
 	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-auth-tokens FILE] [-tls-cert CERT.pem -tls-key KEY.pem] [-metrics token|open|off] [-insecure] [-max-body BYTES] [-max-points N] [-max-results N] [-max-conns N] [-max-inflight N] [-body-memory BYTES] [-drain-delay D] [-shutdown-grace D] [-monitor-delta δ] [-monitor-limit N] [-transform-memory BYTES] [-half-copy=false]",
@@ -126,7 +131,22 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 			fmt.Fprintf(out.stderr, "ccs serve: warning: tokens travel in clear text without -tls-cert; serve TLS, or put a TLS proxy in front on this machine\n")
 		}
 	}
-	srv, err := serve.New(cfg)
+	// While the files load (seconds for a large collection), probes are
+	// answered — /healthz 200, /readyz 503 — rather than left hanging on
+	// a bound port that accepts nothing.
+	var loadingTLS *tls.Config
+	if o.TLSCert != "" {
+		if cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey); err == nil { // else serve.New says why
+			loadingTLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+		}
+	}
+	stopLoading, err := serve.ServeLoading(ln, loadingTLS)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out.stderr, "ccs serve: loading %s and %s on %s: /healthz answers 200, /readyz 503, until they are served\n", plural(len(o.Sets), "set", "sets"), plural(len(o.Collections), "collection", "collections"), ln.Addr())
+	srv, err := serveNew(cfg)
+	stopLoading()
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/serve"
 )
 
 // syncBuffer is a bytes.Buffer safe to write from the server's goroutine
@@ -198,4 +199,77 @@ func anchorRow(t *testing.T, path string, i int) []float32 {
 		t.Fatal(err)
 	}
 	return b.Anchor(i)
+}
+
+// TestServeProbesWhileLoading: while serve reads its files the port
+// answers the probes — /healthz 200, /readyz 503 `loading`, an API path
+// 503 — instead of accepting connections it answers only once loaded;
+// then the same port serves the sets, /readyz 200.
+func TestServeProbesWhileLoading(t *testing.T) {
+	dir := t.TempDir()
+	var sink bytes.Buffer
+	if err := run(&sink, &sink, []string{"simulate", "-out", dir, "-per-class", "50", "-k", "3", "-seed", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	set := filepath.Join(dir, "ball.json")
+	if err := run(&sink, &sink, []string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-out", set}); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	old := serveNew
+	serveNew = func(cfg serve.Config) (*serve.Server, error) { <-release; return old(cfg) }
+	t.Cleanup(func() { serveNew = old })
+	s := &served{hup: make(chan os.Signal, 1), term: make(chan os.Signal, 1), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	oldSig := serveSignals
+	serveSignals = func() (<-chan os.Signal, <-chan os.Signal, func()) { return s.hup, s.term, func() {} }
+	t.Cleanup(func() { serveSignals = oldSig })
+	go func() {
+		s.done <- run(io.Discard, s.stderr, []string{"serve", "-set", "ball=" + set, "-addr", "127.0.0.1:0"})
+	}()
+	loading := regexp.MustCompile(`loading 1 set and 0 collections on (\S+):`)
+	var addr string
+	for i := 0; addr == ""; i++ {
+		if m := loading.FindStringSubmatch(s.stderr.String()); m != nil {
+			addr = m[1]
+		} else if i > 3000 {
+			close(release)
+			t.Fatalf("no loading line: %s", s.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	probe := func(path string) string {
+		resp, err := client.Get("http://" + addr + path)
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Sprint(resp.StatusCode, " ", string(b))
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/healthz", `200 {
+  "status": "loading"
+}`},
+		{"/readyz", `503 {
+  "status": "loading"
+}`},
+		{"/v1/sets", `503 {
+  "error": {
+    "code": "loading",`},
+	} {
+		if got := probe(c.path); !strings.HasPrefix(got, c.want) {
+			t.Errorf("while loading, %s: %s, want %s", c.path, got, c.want)
+		}
+	}
+	close(release)
+	s.base = listeningOn(t, s.stderr)
+	for _, c := range []struct{ path, want string }{{"/readyz", `200 {
+  "status": "ready"
+}`}, {"/v1/sets", "200 "}} {
+		if got := probe(c.path); !strings.HasPrefix(got, c.want) {
+			t.Errorf("once loaded, %s: %s, want %s", c.path, got, c.want)
+		}
+	}
+	s.stop(t)
 }
