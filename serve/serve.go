@@ -42,6 +42,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -372,6 +373,7 @@ type Server struct {
 	tokens   atomic.Pointer[Tokens]          // nil: no tokens, everything open
 	cert     atomic.Pointer[tls.Certificate] // nil: no TLS
 	reloadMu sync.Mutex                      // one reload at a time
+	releases atomic.Int64                    // loads whose garbage was returned to the system (tests)
 	inflight chan struct{}                   // a slot per request being handled
 	bodies   *semaphore.Weighted             // request bodies' memory, in bytes
 
@@ -633,6 +635,12 @@ func (s *Server) reload() (uint64, error) {
 	if st := s.state.Load(); st != nil {
 		gen = st.generation
 	}
+	// A load leaves garbage as large as what it read (a Parquet file's
+	// pages, the previous generation), which the runtime would otherwise
+	// keep mapped until the heap grows into it: 200 000 × 384 passages
+	// from Parquet held 1.86 GB resident for 0.46 GB of rows and copy.
+	debug.FreeOSMemory()
+	s.releases.Add(1)
 	return gen, errors.Join(errs...)
 }
 

@@ -456,6 +456,11 @@ func TestReload(t *testing.T) {
 	if q := threshold(); q != 2.5 {
 		t.Errorf("after a reload the threshold is %v, want 2.5", q)
 	}
+	// New's load and both reloads, the failed one too (its garbage and
+	// the previous generation), returned their memory to the system.
+	if n := s.releases.Load(); n != 3 {
+		t.Errorf("memory returned after %d loads, want 3 (New, two reloads)", n)
+	}
 	s.Drain()
 	if rec := do(t, h, "GET", "/readyz", "", ""); rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz while draining: %d", rec.Code)
