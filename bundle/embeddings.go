@@ -135,6 +135,9 @@ type Inputs struct {
 	// Queries nil: none.
 	Queries *Embeddings
 	Pairs   [][2]int
+	// Negatives are pairs judged not relevant (Items.Negatives), for
+	// MakeConfig.JudgedNegatives; nil: none.
+	Negatives [][2]int
 	// QueryIDs are the queries' ids, in row order (nil: none), for
 	// messages (Items.QueryIDs).
 	QueryIDs []string
@@ -239,7 +242,7 @@ func (in Inputs) Items() (Items, error) {
 		if in.QueryIDs != nil && len(in.QueryIDs) != q.N {
 			return Items{}, fmt.Errorf("%s: %d query ids for %d queries", q.Source, len(in.QueryIDs), q.N)
 		}
-		it.Queries, it.Pairs, it.QueryIDs, it.QueryRows = q.N, in.Pairs, in.QueryIDs, q.Rows
+		it.Queries, it.Pairs, it.Negatives, it.QueryIDs, it.QueryRows = q.N, in.Pairs, in.Negatives, in.QueryIDs, q.Rows
 		it.SelfQueries = in.selfQueries()
 	}
 	return it, nil

@@ -88,8 +88,15 @@ type PairIDs struct {
 	Unknown int
 	First   string
 	// Unscored counts the pairs scored 0 or less (below MinScore), left
-	// out: BEIR's qrels mark a pair judged not relevant so.
+	// out of the relevant pairs: BEIR's qrels mark a pair judged not
+	// relevant so.
 	Unscored int
+	// Judged, when set, keeps the pairs scored 0 or less — judged not
+	// relevant; not those scored above 0 but below MinScore, relevant at
+	// a lower grade — in Negatives, resolved as relevant pairs are, for
+	// MakeConfig.JudgedNegatives.
+	Judged    bool
+	Negatives [][2]int
 	// Conflicts counts the pairs scored as relevant once and not another
 	// time (kept relevant), and FirstConflict names the first.
 	Conflicts     int
@@ -422,6 +429,9 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 			}
 			p.score(q, r, p.relevant(score))
 			if !p.relevant(score) {
+				if err := p.judged(q, r, score); err != nil {
+					return nil, fmt.Errorf("%s: pair %d: %w", name, i, err)
+				}
 				continue
 			}
 		}
@@ -436,12 +446,34 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 	return p.left(pairs, name, p.Unscored-unscored)
 }
 
+// judged keeps the pair (query, row), scored score, among Negatives
+// when Judged and it is judged not relevant (0 or less).
+func (p *PairIDs) judged(query, row string, score float64) error {
+	if !p.Judged || score > 0 {
+		return nil
+	}
+	q, r, ok, err := p.Resolve(query, row)
+	if err != nil {
+		return err
+	}
+	if ok {
+		p.Negatives = append(p.Negatives, [2]int{q, r})
+	}
+	return nil
+}
+
 // UnscoredNote says how many pairs were left out as judged not relevant
 // (scored 0 or less, as BEIR's qrels mark them: what a qrels file
 // usually holds, a note rather than a warning), or is "".
 func (p *PairIDs) UnscoredNote() string {
 	if p.Unscored == 0 {
 		return ""
+	}
+	if p.Judged {
+		if p.MinScore != nil {
+			return fmt.Sprintf("%s scored %s: not relevant, and those scored 0 or less (%d naming given rows) judged not relevant: the queries' negatives", counted(p.Unscored, "pair"), p.below(), len(p.Negatives))
+		}
+		return fmt.Sprintf("%s scored 0 or less, judged not relevant: the queries' negatives (%d naming given rows)", counted(p.Unscored, "pair"), len(p.Negatives))
 	}
 	if p.MinScore != nil {
 		return fmt.Sprintf("%s scored %s: left out", counted(p.Unscored, "pair"), p.below())
@@ -803,6 +835,9 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			}
 			ids.score(fields[0], fields[1], ids.relevant(score))
 			if !ids.relevant(score) {
+				if err := ids.judged(fields[0], fields[1], score); err != nil {
+					return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+				}
 				continue
 			}
 		} else if err := ids.noScores(name); err != nil {

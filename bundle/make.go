@@ -41,6 +41,12 @@ type Items struct {
 	// its.
 	Queries int
 	Pairs   [][2]int
+	// Negatives, with MakeConfig.JudgedNegatives, are pairs judged not
+	// relevant (a qrels file's pairs scored 0 or less, a pair
+	// classification's 0-labelled pairs, a triplet's negative): negative
+	// p says that row Negatives[p][1] is not relevant to query
+	// Negatives[p][0]. They are then a query's only negatives.
+	Negatives [][2]int
 	// SelfQueries says that the queries are the rows themselves (query q
 	// is row q: papers as their own queries, multi-label data given as
 	// pairs of rows that share a category). A query's own row is then
@@ -150,6 +156,14 @@ type MakeConfig struct {
 	// excludes them whatever its shape: training has nothing to choose
 	// by, and exclusion says little.
 	HardNegatives, HardCandidates int
+	// JudgedNegatives, for relevance pairs, takes each query's KNeg
+	// negatives from its pairs judged not relevant (Items.Negatives),
+	// drawn without replacement and repeated where it has fewer (a
+	// warning counts those queries), instead of at random among the rows
+	// relevant to none of its: exclusion is then measured on the data
+	// set's own hard negatives. A query with no such pair is left out,
+	// and counted in a warning.
+	JudgedNegatives bool
 }
 
 // DefaultHardCandidates is how many of an anchor's possible negatives,
@@ -501,6 +515,9 @@ func Make(items Items, cfg MakeConfig) (*Plan, error) {
 	hd, err := newHardDraw(items, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.JudgedNegatives && items.Pairs == nil && items.Queries == 0 {
+		return nil, fmt.Errorf("bundle: judged negatives are a query's pairs judged not relevant (scored 0 or less): give queries and scored relevance pairs")
 	}
 	var p *Plan
 	switch {
@@ -1948,9 +1965,13 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		relevant[q] = append(relevant[q], r)
 	}
 	repeated := dedupeRelevant(relevant, items.N)
+	judged, unjudged, err := judgedNegatives(items, cfg, relevant)
+	if err != nil {
+		return nil, err
+	}
 	strata := map[int64][]int{}
 	for q, rel := range relevant {
-		if len(rel) > 0 {
+		if len(rel) > 0 && (judged == nil || len(judged[q]) > 0) {
 			strata[0] = append(strata[0], q)
 		}
 	}
@@ -1960,9 +1981,19 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x73706c6974))
 	parts := stratify(strata, cfg.Split[:], rng)
 	p := &Plan{queries: true, selfQueries: items.SelfQueries}
-	if n := items.Queries - len(strata[0]); n > 0 {
+	if n := items.Queries - len(strata[0]) - unjudged; n > 0 {
 		first := slices.IndexFunc(relevant, func(rel []int) bool { return len(rel) == 0 })
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d of %d queries have no relevant row: left out (the first: %s)", n, items.Queries, items.queryName(first)))
+	}
+	if unjudged > 0 {
+		first := -1
+		for q, rel := range relevant {
+			if len(rel) > 0 && len(judged[q]) == 0 {
+				first = q
+				break
+			}
+		}
+		p.Warnings = append(p.Warnings, fmt.Sprintf("judged negatives: %d of the %d queries with a relevant row have no pair judged not relevant: left out (the first: %s), so the bundles speak of queries with judged negatives", unjudged, unjudged+len(strata[0]), items.queryName(first)))
 	}
 	if repeated > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s given more than once: counted once", counted(repeated, "pair")))
@@ -2010,6 +2041,9 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 			own = 1
 		}
 		for _, q := range qs {
+			if judged != nil {
+				break // a query's negatives are its judged ones, repeated where fewer
+			}
 			if items.N-len(relevant[q])-own < cfg.KNeg {
 				return nil, fmt.Errorf("bundle: %s has %d rows relevant to it among %d, too few others for %d negatives", items.queryName(q), len(relevant[q]), items.N, cfg.KNeg)
 			}
@@ -2019,6 +2053,10 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 				rel := relevant[qs[a]]
 				rng := drawer(cfg.Seed, s, a)
 				distinct(pos[a*cfg.K:(a+1)*cfg.K], rel, -1, cfg.K, rng)
+				if judged != nil {
+					distinct(neg[a*cfg.KNeg:(a+1)*cfg.KNeg], judged[qs[a]], -1, cfg.KNeg, rng)
+					continue
+				}
 				// Membership by binary search in a sorted copy: rel keeps
 				// the pairs' order, which the draws follow.
 				srt := slices.Clone(rel)
@@ -2054,8 +2092,88 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		sp.PositivePool, sp.NegativePool = pool, pool
 		p.Splits = append(p.Splits, sp)
 	}
+	if judged != nil {
+		p.warnJudgedRepeats(judged, cfg.KNeg)
+	}
 	p.count()
 	return p, nil
+}
+
+// judgedNegatives is each query's rows judged not relevant to it
+// (Items.Negatives), with MakeConfig.JudgedNegatives (nil without): in
+// range, each once, and none of its relevant rows (a pair judged both
+// ways stays relevant) nor, for self-queries, its own row; unjudged
+// counts the queries with a relevant row and none judged not relevant.
+func judgedNegatives(items Items, cfg MakeConfig, relevant [][]int) (judged [][]int, unjudged int, err error) {
+	if !cfg.JudgedNegatives {
+		if len(items.Negatives) > 0 {
+			return nil, 0, fmt.Errorf("bundle: %d pairs judged not relevant given without JudgedNegatives: say whether they are the queries' negatives", len(items.Negatives))
+		}
+		return nil, 0, nil
+	}
+	switch {
+	case items.LabelSets != nil:
+		return nil, 0, fmt.Errorf("bundle: judged negatives are pairs judged not relevant (scored 0 or less), which labels shared by rows do not give: give queries and scored pairs")
+	case cfg.HardNegatives > 0:
+		return nil, 0, fmt.Errorf("bundle: judged negatives and hard negatives (-kneg-hard) both choose the negatives: give one (the judged ones are the data set's own hard negatives)")
+	case len(items.Negatives) == 0:
+		return nil, 0, fmt.Errorf("bundle: judged negatives asked for, but no pair is judged not relevant: give pairs with a score each, 0 or less for a pair judged not relevant (a qrels file's third column; label 0 of a pair classification; a triplet's negative)")
+	}
+	judged = make([][]int, items.Queries)
+	for i, pr := range items.Negatives {
+		q, r := pr[0], pr[1]
+		switch {
+		case q < 0 || q >= items.Queries:
+			return nil, 0, fmt.Errorf("bundle: pair %d judged not relevant names query %d, there are %d queries", i, q, items.Queries)
+		case r < 0 || r >= items.N:
+			return nil, 0, fmt.Errorf("bundle: pair %d judged not relevant names row %d, there are %d rows of embeddings", i, r, items.N)
+		}
+		if items.SelfQueries && q == r {
+			continue
+		}
+		judged[q] = append(judged[q], r)
+	}
+	dedupeRelevant(judged, items.N)
+	for q := range judged {
+		if len(judged[q]) == 0 || len(relevant[q]) == 0 {
+			continue
+		}
+		srt := slices.Clone(relevant[q])
+		slices.Sort(srt)
+		judged[q] = slices.DeleteFunc(judged[q], func(r int) bool { _, in := slices.BinarySearch(srt, r); return in })
+	}
+	for q, rel := range relevant {
+		if len(rel) > 0 && len(judged[q]) == 0 {
+			unjudged++
+		}
+	}
+	return judged, unjudged, nil
+}
+
+// warnJudgedRepeats adds a warning counting the queries with fewer
+// judged negatives than kneg, which repeat them: each query weighs alike
+// in exclusion, its few judged negatives more.
+func (p *Plan) warnJudgedRepeats(judged [][]int, kneg int) {
+	total, anchors := 0, 0
+	var counts []int
+	for _, sp := range p.Splits {
+		if sp.Omitted {
+			continue
+		}
+		for _, q := range sp.Anchors {
+			counts = append(counts, len(judged[q]))
+			if len(judged[q]) < kneg {
+				total++
+			}
+		}
+		anchors += len(sp.Anchors)
+	}
+	if total == 0 {
+		return
+	}
+	slices.Sort(counts)
+	k90 := counts[max(0, int(math.Ceil(0.1*float64(len(counts))))-1)]
+	p.Warnings = append(p.Warnings, fmt.Sprintf("judged negatives: %d of %d queries have fewer than kneg = %d judged not relevant and repeat them (each query weighs alike in exclusion; from %d to %d a query): -kneg %d draws distinct ones for nine queries in ten", total, anchors, kneg, counts[0], counts[len(counts)-1], k90))
 }
 
 // Bundle builds split s of the plan in memory from the embeddings (rows

@@ -1869,3 +1869,154 @@ func TestMakePairsCrowdedQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestMakeJudgedNegatives: with JudgedNegatives, a query's negatives are
+// its pairs judged not relevant and nothing else — drawn without
+// replacement, repeated where it has fewer, never a relevant row (a pair
+// judged both ways stays relevant) —, a query with none is left out and
+// counted, the draws do not depend on the threads, and the refusals name
+// what to give.
+func TestMakeJudgedNegatives(t *testing.T) {
+	const nq, nr = 200, 401
+	var pairs, negs [][2]int
+	judged := map[[2]int]bool{}
+	for q := range nq {
+		pairs = append(pairs, [2]int{q, q}, [2]int{q, (q + 1) % nr})
+		if q%10 == 9 {
+			continue // no judged negative: left out
+		}
+		for j := range 1 + q%6 { // 1 to 6 judged negatives
+			r := 201 + (q*13+j*37)%200 // never a relevant row (q, q+1)
+			negs = append(negs, [2]int{q, r})
+			judged[[2]int{q, r}] = true
+		}
+		negs = append(negs, [2]int{q, q}) // judged both ways: stays relevant
+	}
+	cfg := MakeConfig{K: 1, KNeg: 4, Split: testSplit, Seed: 9, JudgedNegatives: true}
+	p, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, Negatives: negs}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"judged negatives: 20 of the 200 queries with a relevant row have no pair judged not relevant: left out (the first: query 9), so the bundles speak of queries with judged negatives",
+	}
+	if len(p.Warnings) != 2 || p.Warnings[0] != want[0] || !strings.HasPrefix(p.Warnings[1], "judged negatives: ") || !strings.Contains(p.Warnings[1], "fewer than kneg = 4 judged not relevant and repeat them") {
+		t.Fatalf("warnings %q, want %q and the repeats", p.Warnings, want)
+	}
+	anchors := 0
+	for _, sp := range p.Splits {
+		anchors += len(sp.Anchors)
+		for a, q := range sp.Anchors {
+			if q%10 == 9 {
+				t.Fatalf("query %d has no judged negative, and is an anchor", q)
+			}
+			got := map[int]int{}
+			for _, i := range sp.NegativeIndex[a*4 : (a+1)*4] {
+				r := sp.NegativePool[i]
+				if !judged[[2]int{q, r}] {
+					t.Fatalf("query %d: negative row %d is not judged not relevant to it", q, r)
+				}
+				got[r]++
+			}
+			if n := 1 + q%6; len(got) != min(n, 4) {
+				t.Fatalf("query %d: %d distinct negatives of its %d judged, kneg 4", q, len(got), n)
+			}
+		}
+	}
+	if anchors != 180 {
+		t.Errorf("%d anchors, want the 180 queries with judged negatives", anchors)
+	}
+	// Same seed, same draws, on one thread.
+	prev := runtime.GOMAXPROCS(1)
+	one, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, Negatives: negs}, cfg)
+	runtime.GOMAXPROCS(prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := range p.Splits {
+		if !slices.Equal(one.Splits[s].NegativeIndex, p.Splits[s].NegativeIndex) || !slices.Equal(one.Splits[s].NegativePool, p.Splits[s].NegativePool) {
+			t.Fatalf("split %d: the draws depend on the threads", s)
+		}
+	}
+	// Without JudgedNegatives the same pairs draw at random, as before.
+	plain, err := Make(Items{N: nr, Queries: nq, Pairs: pairs}, MakeConfig{K: 1, KNeg: 4, Split: testSplit, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(plain.Splits[0].Anchors) + len(plain.Splits[1].Anchors) + len(plain.Splits[2].Anchors) + len(plain.Splits[3].Anchors); n != nq {
+		t.Errorf("without judged negatives %d anchors, want %d", n, nq)
+	}
+	for _, c := range []struct {
+		name  string
+		items Items
+		cfg   MakeConfig
+		want  string
+	}{
+		{"no judged pair", Items{N: nr, Queries: nq, Pairs: pairs}, cfg,
+			"no pair is judged not relevant: give pairs with a score each, 0 or less"},
+		{"judged without the flag", Items{N: nr, Queries: nq, Pairs: pairs, Negatives: negs}, MakeConfig{K: 1, KNeg: 4, Split: testSplit},
+			"pairs judged not relevant given without JudgedNegatives"},
+		{"with hard negatives", Items{N: nr, Queries: nq, Pairs: pairs, Negatives: negs, Rows: make([]float32, nr), QueryRows: make([]float32, nq), D: 1},
+			MakeConfig{K: 1, KNeg: 4, Split: testSplit, JudgedNegatives: true, HardNegatives: 2},
+			"judged negatives and hard negatives (-kneg-hard) both choose the negatives"},
+		{"labels", Items{N: 40, Labels: make([]int64, 40)}, MakeConfig{K: 1, Split: testSplit, JudgedNegatives: true},
+			"judged negatives are a query's pairs judged not relevant (scored 0 or less): give queries and scored relevance pairs"},
+		{"row out of range", Items{N: nr, Queries: nq, Pairs: pairs, Negatives: [][2]int{{0, nr}}}, cfg,
+			"pair 0 judged not relevant names row 401, there are 401 rows of embeddings"},
+		{"query out of range", Items{N: nr, Queries: nq, Pairs: pairs, Negatives: [][2]int{{nq, 0}}}, cfg,
+			"pair 0 judged not relevant names query 200, there are 200 queries"},
+	} {
+		_, err := Make(c.items, c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestPairIDsJudged: with Judged, the pairs scored 0 or less — not those
+// below a least relevant score but above 0 — are kept as negatives, from
+// a qrels text and an array alike, resolved by id; without it they are
+// left out, as before.
+func TestPairIDsJudged(t *testing.T) {
+	qrels := "query-id\tcorpus-id\tscore\nq0\td1\t2\nq0\td2\t0\nq1\td2\t1\nq1\td0\t0\nq1\td9\t0\nq0\td0\t-1\n"
+	two := 2.0
+	for _, c := range []struct {
+		name      string
+		judged    bool
+		min       *float64
+		pairs     [][2]int
+		negatives [][2]int
+		note      string
+	}{
+		{"judged", true, nil, [][2]int{{0, 1}, {1, 2}}, [][2]int{{0, 2}, {1, 0}, {0, 0}},
+			"4 pairs scored 0 or less, judged not relevant: the queries' negatives (3 naming given rows)"},
+		{"judged, least score 2", true, &two, [][2]int{{0, 1}}, [][2]int{{0, 2}, {1, 0}, {0, 0}},
+			"5 pairs scored below the least relevant score 2: not relevant, and those scored 0 or less (3 naming given rows) judged not relevant: the queries' negatives"},
+		{"left out", false, nil, [][2]int{{0, 1}, {1, 2}}, nil,
+			"4 pairs scored 0 or less, judged not relevant: left out"},
+	} {
+		ids, err := NewPairIDs([]string{"q0", "q1"}, []string{"d0", "d1", "d2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids.Judged, ids.MinScore = c.judged, c.min
+		pairs, err := ReadQrels(strings.NewReader(qrels), "qrels.tsv", ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(pairs, c.pairs) || !slices.Equal(ids.Negatives, c.negatives) || ids.UnscoredNote() != c.note {
+			t.Errorf("%s: pairs %v negatives %v note %q, want %v %v %q", c.name, pairs, ids.Negatives, ids.UnscoredNote(), c.pairs, c.negatives, c.note)
+		}
+		// The same as an (m, 3) array of strings.
+		a := Array{Shape: []int{6, 3}, Str: strings.Fields(strings.ReplaceAll(qrels[strings.Index(qrels, "\n")+1:], "\t", " "))}
+		ids2, _ := NewPairIDs([]string{"q0", "q1"}, []string{"d0", "d1", "d2"})
+		ids2.Judged, ids2.MinScore = c.judged, c.min
+		pairs2, err := ids2.Rows(a, "pairs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(pairs2, c.pairs) || !slices.Equal(ids2.Negatives, c.negatives) {
+			t.Errorf("%s, array: pairs %v negatives %v, want %v %v", c.name, pairs2, ids2.Negatives, c.pairs, c.negatives)
+		}
+	}
+}

@@ -48,6 +48,10 @@ type Manifest struct {
 	// MinScore, for relevance pairs with scores, is the least score of a
 	// relevant pair (PairIDs.MinScore); absent: any score above 0.
 	MinScore *float64 `json:"min_score,omitempty"`
+	// JudgedNegatives says that each query's negatives are its pairs
+	// judged not relevant (MakeConfig.JudgedNegatives); absent: drawn at
+	// random.
+	JudgedNegatives bool `json:"judged_negatives,omitempty"`
 	// Positives and Negatives say what an anchor's positives and
 	// negatives are.
 	Positives string `json:"positives"`
@@ -100,6 +104,10 @@ func NewManifest(command string, in Inputs, cfg MakeConfig, plan *Plan) *Manifes
 		m.MissingLabels = cfg.MissingLabels.String()
 	}
 	m.Positives, m.Negatives = relations(in, plan)
+	if cfg.JudgedNegatives {
+		m.JudgedNegatives = true
+		m.Negatives = "rows judged not relevant to the query (its pairs scored 0 or less), drawn without replacement, repeated where it has fewer than kneg"
+	}
 	if m.KNegHard > 0 {
 		m.Negatives += fmt.Sprintf("; %d of each anchor's %d the nearest to it among %d of them drawn at random, the rest random among those", m.KNegHard, m.KNeg, m.HardCandidates)
 	}

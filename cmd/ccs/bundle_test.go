@@ -685,8 +685,46 @@ func TestBundleCommand(t *testing.T) {
 	if want := `qrels-ids.tsv: 100 pairs name ids that are not among the given ids (the first: row id "gone-0"): left out`; !strings.Contains(stderr.String(), "WARNING: "+p(want)) {
 		t.Errorf("stderr does not warn %q:\n%s", want, stderr.String())
 	}
-	if want := "note: " + p("qrels-ids.tsv") + ": 100 pairs scored 0 or less, judged not relevant: left out"; !strings.Contains(stderr.String(), want) {
+	if want := "note: " + p("qrels-ids.tsv") + ": 100 pairs scored 0 or less, judged not relevant: left out (-judged-negatives makes them the queries' negatives)"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr does not note %q:\n%s", want, stderr.String())
+	}
+	// -judged-negatives: the pairs scored 0 are the queries' negatives,
+	// and nothing else; the manifest says so; q0, whose one pair scored 0
+	// is also scored relevant (kept relevant), has none and is left out.
+	stderr.Reset()
+	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("emb.npy"), "-queries", p("queries.npy"), "-pairs", p("qrels-ids.tsv"), "-ids", p("ids.txt"), "-query-ids", p("query-ids.npy"), "-out", p("rag-judged"), "-k", "2", "-kneg", "3", "-judged-negatives"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"note: " + p("qrels-ids.tsv") + ": 100 pairs scored 0 or less, judged not relevant: the queries' negatives (100 naming given rows)",
+		`WARNING: judged negatives: 1 of the 100 queries with a relevant row have no pair judged not relevant: left out (the first: query "q0" (row 0 of the queries))`,
+		"WARNING: judged negatives: 99 of 99 queries have fewer than kneg = 3 judged not relevant and repeat them",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+		}
+	}
+	var jm bundle.Manifest
+	if raw, err := os.ReadFile(p("rag-judged/manifest.json")); err != nil || json.Unmarshal(raw, &jm) != nil || !jm.JudgedNegatives || !strings.HasPrefix(jm.Negatives, "rows judged not relevant to the query") {
+		t.Errorf("manifest: judged_negatives %v, negatives %q (%v)", jm.JudgedNegatives, jm.Negatives, err)
+	}
+	for _, f := range []string{"fit", "val", "cal", "test"} {
+		jb, err := bundle.Read(p("rag-judged/" + f + ".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for a, q := range jb.Index {
+			if q == 0 {
+				t.Fatalf("%s: query q0 has no judged negative, and is an anchor", f)
+			}
+			want := x32[int(q)*3%n*d : (int(q)*3%n+1)*d] // its one pair scored 0
+			negs := jb.NegativeRows(nil, a)
+			for j := range 3 {
+				if !slices.Equal(negs[j*d:(j+1)*d], want) {
+					t.Fatalf("%s: query %d: negative %d is not its pair judged not relevant", f, q, j)
+				}
+			}
+		}
 	}
 	// A collection's .npz, its string ids beside the embeddings (as ccs
 	// serve reads it): the ids are taken from it, and said to be.
@@ -806,6 +844,7 @@ func TestBundleBadInput(t *testing.T) {
 	}
 	os.WriteFile(p("ids.txt"), []byte(ids.String()), 0o644)
 	os.WriteFile(p("ids3.txt"), []byte("d0\nd1\nd2\n"), 0o644)
+	os.WriteFile(p("qids.txt"), []byte(strings.ReplaceAll(ids.String(), "d", "q")), 0o644)
 	os.WriteFile(p("twice.txt"), []byte("d0\nd1\nd0\n"+strings.Repeat("x\n", n-3)), 0o644)
 	os.WriteFile(p("blank.txt"), []byte("d0\n\nd2\n"), 0o644)
 	os.WriteFile(p("header.txt"), []byte("corpus-id\nd0\nd1\n"), 0o644)
@@ -861,6 +900,7 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("objects.npy"), append(npyHead("|O", "(400,)"), "\x80\x04pickle"...), 0o644)       // np.save of an object array
 	os.WriteFile(p("object-rows.npy"), append(npyHead("|O", "(400, 3)"), "\x80\x04pickle"...), 0o644) // floats kept as Python objects
 	bundle.WriteNPY(p("pairs.npy"), bundle.Int64([]int64{0, 9999}, 1, 2))
+	bundle.WriteNPY(p("okpairs.npy"), bundle.Int64([]int64{0, 1, 2, 3}, 2, 2))
 	bundle.WriteNPY(p("pairs0.npy"), bundle.Int64([]int64{0, 1, 0, 2, 3, 0}, 2, 3))       // (query, row, score) all scored 0
 	bundle.WriteNPY(p("pairs4.npy"), bundle.Int64([]int64{0, 1, 1, 7, 2, 3, 1, 7}, 2, 4)) // a fourth column
 	os.WriteFile(p("csv.arrow"), []byte("embedding,label\n1,2\n"), 0o644)                 // a CSV named .arrow
@@ -964,6 +1004,10 @@ func TestBundleBadInput(t *testing.T) {
 		{"-min-score without pairs", []string{"-min-score", "2"}, true, "bundle: -min-score is the least score of a relevant pair: give it with -queries and -pairs"},
 		{"-min-score 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-min-score", "0"}, true, "bundle: -min-score 0: want a finite score above 0"},
 		{"-min-score of pairs without scores", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs.npy"), "-min-score", "1"}, false, p("pairs.npy") + ": a least relevant score (1) for pairs without scores"},
+		{"-judged-negatives without pairs", []string{"-judged-negatives"}, true, "bundle: -judged-negatives are a query's pairs judged not relevant (scored 0 or less): give them with -queries and -pairs, whose third column scores each pair"},
+		{"-judged-negatives with -kneg-hard", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-judged-negatives", "-kneg-hard", "2"}, true, "bundle: -judged-negatives and -kneg-hard both choose the negatives: give one"},
+		{"-judged-negatives of pairs without scores", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("okpairs.npy"), "-judged-negatives"}, false, p("okpairs.npy") + ": bundle: judged negatives asked for, but no pair is judged not relevant: give pairs with a score each, 0 or less for a pair judged not relevant"},
+		{"-judged-negatives of a qrels file with none scored 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-judged-negatives", "-query-ids", p("qids.txt"), "-ids", p("ids.txt")}, false, p("qrels.tsv") + ": bundle: judged negatives asked for, but no pair is judged not relevant"},
 		{"float pairs", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("fpairs.npy")}, false, "a float array holds the ids as floats: give the relevant pairs as integers"},
 		{"no pair among the ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt"), "-query-ids", p("ids.txt")}, false, `qrels.tsv: no pairs: all 1 name ids that are not among the given ids (the first: query id "q0")`},
 		{"a pair beyond the rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs.npy")}, false, p("pairs.npy") + ": bundle: pair 0 names row 9999, there are 400 rows"},

@@ -41,11 +41,12 @@ type bundleOptions struct {
 	kSet                              bool   // -k given
 	MinScore                          float64
 	minScoreSet                       bool   // -min-score given
+	JudgedNegatives                   bool   // pairs scored 0 or less: the queries' negatives
 	Logits                            string // the rows' classifier logits, carried into the bundles
 }
 
 func bundleCommand() *command {
-	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-logits FILE]",
+	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-judged-negatives] [-logits FILE]",
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float16, float32 or float64 lists); float16, bfloat16, float32 or float64, either order")
@@ -70,6 +71,7 @@ func bundleCommand() *command {
 			fs.StringVar(&o.MissingLabels, "missing-labels", "error", "what a label (or a group id) that marks a missing value means — a negative integer (Hugging Face and scikit-learn write -1) or the string \"\" or \"nan\" (pandas' missing value after astype(str)), \"None\", \"<NA>\", \"NA\", \"N/A\", or \"Unknown\", \"Unassigned\", \"Unannotated\", \"Unlabeled\" in any case (annotation tools' marks): error (refuse it), drop (no label: the row is left out of every split, counted in a warning) or class (a class like any other, as ±1 binary labels)")
 			fs.StringVar(&o.Logits, "logits", "", "the rows' classifier logits `FILE` (n, C), read as -embeddings: each bundle carries its anchors' (what ccs ood's MSP, Energy and ViM read); with -labels or -groups")
 			fs.Float64Var(&o.MinScore, "min-score", 0, "the least `score` of a relevant pair, for -pairs with scores (graded judgements: 2 keeps the highly relevant alone); default: any score above 0")
+			fs.BoolVar(&o.JudgedNegatives, "judged-negatives", false, "for -pairs with scores: each query's -kneg negatives are its pairs judged not relevant (scored 0 or less: a qrels file's 0s, a pair classification's label 0, a triplet's negative), repeated where it has fewer, instead of random rows; a query with none is left out (counted in a warning)")
 			return func() error {
 				fs.Visit(func(f *flag.Flag) {
 					o.kSet = o.kSet || f.Name == "k"
@@ -160,6 +162,15 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return usagef("bundle: -min-score is the least score of a relevant pair: give it with -queries and -pairs")
 		}
 		return usagef("bundle: -min-score %v: want a finite score above 0 (0 or less marks a pair judged not relevant)", o.MinScore)
+	}
+	if o.JudgedNegatives {
+		switch {
+		case mode != "pairs":
+			return usagef("bundle: -judged-negatives are a query's pairs judged not relevant (scored 0 or less): give them with -queries and -pairs, whose third column scores each pair")
+		case o.KNegHard > 0:
+			return usagef("bundle: -judged-negatives and -kneg-hard both choose the negatives: give one (the judged ones are the data set's own hard negatives)")
+		}
+		cfg.JudgedNegatives = true
 	}
 	if o.Logits != "" && mode != "labels" && mode != "groups" {
 		return usagef("bundle: -logits are the rows' own, for bundles of -labels or -groups: a view's or a query's are not the rows'")
@@ -360,7 +371,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				}
 			}
 		}
-		ids := &bundle.PairIDs{}
+		ids := &bundle.PairIDs{Judged: o.JudgedNegatives}
 		if o.minScoreSet {
 			ids.MinScore = &o.MinScore
 		}
@@ -387,10 +398,15 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if in.Pairs, err = readPairs(o.Pairs, ids); err != nil {
 			return err
 		}
+		in.Negatives = ids.Negatives
 		if note := ids.Note(); note != "" {
 			notes = append(notes, o.Pairs+": "+note) // printed with the plan's
 		}
-		for _, note := range []string{ids.ScoreNote(), ids.UnscoredNote()} {
+		unscored := ids.UnscoredNote()
+		if unscored != "" && !ids.Judged && ids.MinScore == nil {
+			unscored += " (-judged-negatives makes them the queries' negatives)"
+		}
+		for _, note := range []string{ids.ScoreNote(), unscored} {
 			if note != "" {
 				fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Pairs, note)
 			}
