@@ -1971,7 +1971,7 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	}
 	strata := map[int64][]int{}
 	for q, rel := range relevant {
-		if len(rel) > 0 && (judged == nil || len(judged[q]) > 0) {
+		if len(rel) > 0 {
 			strata[0] = append(strata[0], q)
 		}
 	}
@@ -1981,7 +1981,7 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x73706c6974))
 	parts := stratify(strata, cfg.Split[:], rng)
 	p := &Plan{queries: true, selfQueries: items.SelfQueries}
-	if n := items.Queries - len(strata[0]) - unjudged; n > 0 {
+	if n := items.Queries - len(strata[0]); n > 0 {
 		first := slices.IndexFunc(relevant, func(rel []int) bool { return len(rel) == 0 })
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d of %d queries have no relevant row: left out (the first: %s)", n, items.Queries, items.queryName(first)))
 	}
@@ -1993,7 +1993,7 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 				break
 			}
 		}
-		p.Warnings = append(p.Warnings, fmt.Sprintf("judged negatives: %d of the %d queries with a relevant row have no pair judged not relevant: left out (the first: %s), so the bundles speak of queries with judged negatives", unjudged, unjudged+len(strata[0]), items.queryName(first)))
+		p.Warnings = append(p.Warnings, fmt.Sprintf("judged negatives: %d of the %d queries with a relevant row have no pair judged not relevant: left out of their splits (the first: %s), so the bundles speak of queries with judged negatives; the splits are those of the same bundles without judged negatives, less those queries, and so is each query's positive draw: a set calibrated on those (all queries) may be evaluated on these", unjudged, len(strata[0]), items.queryName(first)))
 	}
 	if repeated > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s given more than once: counted once", counted(repeated, "pair")))
@@ -2015,6 +2015,22 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 			continue
 		}
 		name := SplitNames[s]
+		// at[a] is anchor a's place among its split's queries before
+		// those without judged negatives were left out: its draws'
+		// generator, so that they are those of the bundles without.
+		var at []int
+		if judged != nil {
+			kept := qs[:0:0]
+			for a, q := range qs {
+				if len(judged[q]) > 0 {
+					kept, at = append(kept, q), append(at, a)
+				}
+			}
+			if len(kept) == 0 && len(qs) > 0 {
+				return nil, fmt.Errorf("bundle: the %s split is empty: none of its %d queries has a pair judged not relevant", name, len(qs))
+			}
+			qs = kept
+		}
 		n := len(qs)
 		if n == 0 {
 			which := ""
@@ -2052,6 +2068,9 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 			for a := lo; a < hi; a++ {
 				rel := relevant[qs[a]]
 				rng := drawer(cfg.Seed, s, a)
+				if at != nil {
+					rng = drawer(cfg.Seed, s, at[a])
+				}
 				distinct(pos[a*cfg.K:(a+1)*cfg.K], rel, -1, cfg.K, rng)
 				if judged != nil {
 					distinct(neg[a*cfg.KNeg:(a+1)*cfg.KNeg], judged[qs[a]], -1, cfg.KNeg, rng)

@@ -1898,7 +1898,7 @@ func TestMakeJudgedNegatives(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"judged negatives: 20 of the 200 queries with a relevant row have no pair judged not relevant: left out (the first: query 9), so the bundles speak of queries with judged negatives",
+		"judged negatives: 20 of the 200 queries with a relevant row have no pair judged not relevant: left out of their splits (the first: query 9), so the bundles speak of queries with judged negatives; the splits are those of the same bundles without judged negatives, less those queries, and so is each query's positive draw: a set calibrated on those (all queries) may be evaluated on these",
 	}
 	if len(p.Warnings) != 2 || p.Warnings[0] != want[0] || !strings.HasPrefix(p.Warnings[1], "judged negatives: ") || !strings.Contains(p.Warnings[1], "fewer than kneg = 4 judged not relevant and repeat them") {
 		t.Fatalf("warnings %q, want %q and the repeats", p.Warnings, want)
@@ -1945,6 +1945,27 @@ func TestMakeJudgedNegatives(t *testing.T) {
 	}
 	if n := len(plain.Splits[0].Anchors) + len(plain.Splits[1].Anchors) + len(plain.Splits[2].Anchors) + len(plain.Splits[3].Anchors); n != nq {
 		t.Errorf("without judged negatives %d anchors, want %d", n, nq)
+	}
+	// Each split is the plain one's, less the queries without judged
+	// negatives, and each query drew the positive it drew there.
+	for s, sp := range p.Splits {
+		ps := plain.Splits[s]
+		var want []int
+		posOf := map[int]int{}
+		for a, q := range ps.Anchors {
+			if q%10 != 9 {
+				want = append(want, q)
+			}
+			posOf[q] = ps.PositivePool[ps.PositiveIndex[a]]
+		}
+		if !slices.Equal(sp.Anchors, want) {
+			t.Fatalf("split %d: anchors %v, want the plain split's less those without judged negatives, %v", s, sp.Anchors, want)
+		}
+		for a, q := range sp.Anchors {
+			if r := sp.PositivePool[sp.PositiveIndex[a]]; r != posOf[q] {
+				t.Fatalf("split %d: query %d drew positive %d, and %d without judged negatives", s, q, r, posOf[q])
+			}
+		}
 	}
 	for _, c := range []struct {
 		name  string

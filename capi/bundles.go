@@ -157,6 +157,9 @@ type makeOptions struct {
 	// (nil: bundle.DefaultHardCandidates).
 	KNegHard       int  `json:"kneg_hard"`
 	HardCandidates *int `json:"hard_candidates"`
+	// JudgedNegatives is -judged-negatives: each query's negatives are
+	// its pairs scored 0 or less (judged not relevant).
+	JudgedNegatives bool `json:"judged_negatives"`
 	// Out, if set, is a directory the bundles are written to as ccs
 	// bundle -out writes them: NAME.npz and manifest.json, whose command
 	// is Command.
@@ -312,8 +315,16 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	case o.HardCandidates != nil && *o.HardCandidates < 1:
 		return nil, fmt.Errorf("bundle: hard_candidates=%d: want at least 1", *o.HardCandidates)
 	}
+	if o.JudgedNegatives {
+		switch {
+		case mode != "pairs":
+			return nil, fmt.Errorf("bundle: judged_negatives are a query's pairs judged not relevant (scored 0 or less): give them with queries and pairs, a score each")
+		case o.KNegHard > 0:
+			return nil, fmt.Errorf("bundle: judged_negatives and kneg_hard both choose the negatives: give one (the judged ones are the data set's own hard negatives)")
+		}
+	}
 	cfg := bundle.MakeConfig{K: o.K, KNeg: o.KNeg, Split: o.Split, Seed: o.Seed,
-		OODCalShare: o.OODCalShare, AllowFewer: o.AllowFewer, HardNegatives: o.KNegHard}
+		OODCalShare: o.OODCalShare, AllowFewer: o.AllowFewer, HardNegatives: o.KNegHard, JudgedNegatives: o.JudgedNegatives}
 	if o.HardCandidates != nil {
 		cfg.HardCandidates = *o.HardCandidates
 	}
@@ -426,7 +437,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		if err != nil {
 			return nil, fmt.Errorf("bundle: %w", err)
 		}
-		ids.MinScore = o.MinScore
+		ids.MinScore, ids.Judged = o.MinScore, o.JudgedNegatives
 		if o.PairsFile != "" {
 			if in.Pairs, pairsHash, err = readQrels(o.PairsFile, ids); err != nil {
 				return nil, err
@@ -440,6 +451,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 				return nil, err
 			}
 		}
+		in.Negatives = ids.Negatives
 		if note := ids.Note(); note != "" {
 			pairNote = "pairs: " + note
 		}

@@ -444,7 +444,7 @@ def _pairs(x):
 def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, views=None, queries=None, pairs=None, ids=None,
            query_ids=None, k=None, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
            allow_fewer=False, missing_labels="error", min_score=None, logits=None, out=None, kneg_hard=0,
-           hard_candidates=None):
+           hard_candidates=None, judged_negatives=False):
     """Makes bundles of your own embeddings, as ccs bundle does: a dict from
     split name ("fit", "val", "cal", "test", and "ood-cal", "ood" when asked
     for) to Bundle, with the same arrays as the files ccs bundle writes.
@@ -490,6 +490,11 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, views=No
     nearest to it among hard_candidates (256) of its possible negatives
     drawn at random, the rest random among those, as ccs bundle
     -kneg-hard and -hard-candidates.
+    judged_negatives: with scored pairs, each query's kneg negatives are
+    its pairs judged not relevant (scored 0 or less: a qrels file's 0s, a
+    pair classification's label 0, a triplet's negative), repeated where
+    it has fewer, instead of random rows; a query with none is left out,
+    with a warning; as ccs bundle -judged-negatives.
     out: a directory to write them to as well, as ccs bundle -out DIR
     writes them (NAME.npz and manifest.json, which records this call, the
     arrays' dtypes, shapes and SHA-256 of their bytes in C order, and the
@@ -530,7 +535,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, views=No
                    ood_cal_share=ood_cal_share, allow_fewer=allow_fewer, missing_labels=missing_labels,
                    min_score=None if min_score is None else float(min_score),
                    pairs_file=pairs_file, out=out, command=command, kneg_hard=kneg_hard,
-                   hard_candidates=hard_candidates, label_set_names=list(set_names) if set_names is not None else None)
+                   hard_candidates=hard_candidates, judged_negatives=bool(judged_negatives), label_set_names=list(set_names) if set_names is not None else None)
     h = (c_handle * 6)()
     info = call_string(lib.ccs_bundle_make, arr, n, opts, h, 6)
     return _bundles(h, info)
@@ -559,6 +564,8 @@ def _bundle_call(a):
         kw["kneg_hard"] = a["kneg_hard"]
     if a["hard_candidates"] is not None:
         kw["hard_candidates"] = a["hard_candidates"]
+    if a["judged_negatives"]:
+        kw["judged_negatives"] = True
     kw["out"] = a["out"]
     return "ccs.bundle(" + ", ".join(parts + [f"{k}={v!r}" for k, v in kw.items()]) + ")"
 

@@ -310,6 +310,25 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
     assert json.loads((tmp_path / "graded" / "manifest.json").read_text())["min_score"] == 2
     with pytest.raises(ValueError, match=r"min_score=0: want a finite score above 0"):
         ccs.bundle(emb, queries=queries, pairs=graded, ids=ids, query_ids=qids, k=1, min_score=0)
+    # Judged negatives: each query's pairs scored 0 are its negatives, as
+    # -judged-negatives takes them, bundle for bundle and in the manifest.
+    judged = [(q, r, 1) for q, r in named] + [(q, ids[(7 * i + 3) % len(ids)], 0) for i, q in enumerate(qids)]
+    (tmp_path / "judged.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{r}\t{g}\n" for q, r, g in judged))
+    cli("bundle", *common, "-pairs", tmp_path / "judged.tsv", "-ids", tmp_path / "ids.txt", "-query-ids",
+        tmp_path / "qids.npy", "-kneg", 3, "-judged-negatives", "-out", tmp_path / "judged")
+    with pytest.warns(ccs.CCSWarning, match=r"judged negatives: \d+ of \d+ queries have fewer than kneg = 3"):
+        jb = ccs.bundle(emb, queries=queries, pairs=judged, ids=ids, query_ids=qids, k=2, kneg=3, seed=5,
+                        judged_negatives=True, out=tmp_path / "py-judged")
+    zero = {(q, r) for q, r, g in judged if g == 0} - {(q, r) for q, r, g in judged if g > 0}
+    for split, b in jb.items():
+        assert same_file(tmp_path / "py-judged" / f"{split}.npz", tmp_path / "judged" / f"{split}.npz"), split
+        for a, qrow in enumerate(b.index):
+            for j in b.negative_index[a]:
+                row = np.flatnonzero((emb == b.negative_pool[j]).all(axis=1))
+                assert any((qids[qrow], ids[r]) in zero for r in row), (split, a)
+    for m in ("judged", "py-judged"):
+        man = json.loads((tmp_path / m / "manifest.json").read_text())
+        assert man["judged_negatives"] is True and man["negatives"].startswith("rows judged not relevant to the query")
     # A missing score is no judgement: refused, never read as relevant.
     for missing in (None, float("nan")):
         with pytest.raises(ValueError, match=r'pairs: pair 1: score "nan" is not a finite number'):
