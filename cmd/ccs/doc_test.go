@@ -296,6 +296,14 @@ func userEmbeddings(t *testing.T) {
 				break
 			}
 		}
+		// Judged not relevant (score 0, as BEIR marks them): the next
+		// items of other classes, for -judged-negatives.
+		for s, m := r+1, 0; s < n && m < 2; s++ {
+			if y[s] != y[r] {
+				fmt.Fprintf(&qrels, "q%d\tdoc%d\t0\n", i, s)
+				m++
+			}
+		}
 	}
 	var ids, qids strings.Builder
 	for i := range n {
