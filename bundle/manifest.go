@@ -353,3 +353,35 @@ func CheckInDistribution(path string, b *Bundle) error {
 	ok := filepath.Join(filepath.Dir(path), "ood-cal.npz")
 	return fmt.Errorf("%s: the OOD sample ccs bundle held out (its manifest's \"ood\" split), where held-out in-distribution inputs are wanted: give %s (ccs bundle -ood-cal-share makes it)", path, ok)
 }
+
+// ManifestNegatives says what b's negatives are where they are not drawn
+// at random — "rows judged not relevant to the query …" (JudgedNegatives)
+// or hard ones (MakeConfig.HardNegatives) — as the manifest ccs bundle
+// wrote beside path, b's file, says; "" when there is none, its entry for
+// the file does not count b's anchors, or the negatives are random. An
+// exclusion is then read as what it is on.
+func ManifestNegatives(path string, b *Bundle) string {
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
+	if err != nil {
+		return ""
+	}
+	var m struct {
+		Format          string `json:"format"`
+		JudgedNegatives bool   `json:"judged_negatives"`
+		KNegHard        int    `json:"kneg_hard"`
+		Negatives       string `json:"negatives"`
+		Files           []struct {
+			File    string `json:"file"`
+			Anchors int    `json:"anchors"`
+		} `json:"files"`
+	}
+	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || !m.JudgedNegatives && m.KNegHard == 0 {
+		return ""
+	}
+	for _, f := range m.Files {
+		if f.File == filepath.Base(path) && f.Anchors == b.N {
+			return m.Negatives
+		}
+	}
+	return ""
+}

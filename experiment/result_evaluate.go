@@ -35,9 +35,13 @@ type Evaluation struct {
 	Coverage    float64        `json:"coverage"`
 	Exclusion   *float64       `json:"exclusion"` // null without negatives
 	// LogVolPerDim is +Inf for a whole-space set.
-	LogVolPerDim Number            `json:"logvol_per_dim"`
-	Positives    int               `json:"positives"`
-	Negatives    int               `json:"negatives"`
+	LogVolPerDim Number `json:"logvol_per_dim"`
+	Positives    int    `json:"positives"`
+	Negatives    int    `json:"negatives"`
+	// NegativesAre, where the test bundle's manifest says its negatives
+	// are not random rows (judged not relevant, or hard), says what they
+	// are (bundle.ManifestNegatives): what the exclusion is on.
+	NegativesAre string            `json:"negatives_are,omitempty"`
 	Warnings     []string          `json:"warnings"`
 	Classes      []ClassEvaluation `json:"classes,omitempty"`
 	// Labels, for a test bundle of several labels a row judged label by

@@ -708,6 +708,31 @@ func TestBundleCommand(t *testing.T) {
 	if raw, err := os.ReadFile(p("rag-judged/manifest.json")); err != nil || json.Unmarshal(raw, &jm) != nil || !jm.JudgedNegatives || !strings.HasPrefix(jm.Negatives, "rows judged not relevant to the query") {
 		t.Errorf("manifest: judged_negatives %v, negatives %q (%v)", jm.JudgedNegatives, jm.Negatives, err)
 	}
+	// evaluate says what the exclusion is on where the manifest says the
+	// negatives are judged, and nothing where they are random; a set
+	// calibrated on all the queries is judged on the judged test split.
+	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", p("rag-ids/cal.npz"), "-alpha", "0.1", "-allow-infinite", "-out", p("rag-ids.json")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ test, want string }{
+		{"rag-judged/test.npz", " test negatives (the manifest's: rows judged not relevant to the query (its pairs scored 0 or less)"},
+		{"rag-ids/test.npz", " test negatives\n"},
+	} {
+		var got strings.Builder
+		if err := run(&got, io.Discard, []string{"evaluate", "-set", p("rag-ids.json"), "-test", p(c.test)}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(got.String(), c.want) {
+			t.Errorf("evaluate on %s does not say %q:\n%s", c.test, c.want, got.String())
+		}
+		got.Reset()
+		if err := run(&got, io.Discard, []string{"evaluate", "-set", p("rag-ids.json"), "-test", p(c.test), "-json"}); err != nil {
+			t.Fatal(err)
+		}
+		if judged := strings.Contains(c.test, "judged"); strings.Contains(got.String(), `"negatives_are": "rows judged not relevant`) != judged {
+			t.Errorf("evaluate -json on %s: negatives_are present %v, want %v:\n%s", c.test, !judged, judged, got.String())
+		}
+	}
 	for _, f := range []string{"fit", "val", "cal", "test"} {
 		jb, err := bundle.Read(p("rag-judged/" + f + ".npz"))
 		if err != nil {

@@ -165,9 +165,10 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if classes != nil && names == nil {
 		names = set.ClassNames() // as calibrated on string labels
 	}
+	negativesAre := bundle.ManifestNegatives(o.Test, test)
 	if o.JSON {
 		e := experiment.NewEvaluation(set, r, classes)
-		e.Exchangeability = shift
+		e.Exchangeability, e.NegativesAre = shift, negativesAre
 		if classes != nil { // the names of the per-class rows, as Python's
 			e.Name(names)
 		}
@@ -190,7 +191,11 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if math.IsNaN(r.Exclusion) {
 		fmt.Fprintf(out.stdout, "exclusion  n/a (the test bundle has no negatives)\n")
 	} else {
-		fmt.Fprintf(out.stdout, "exclusion  %.2f%% of %d test negatives\n", 100*r.Exclusion, r.Negatives)
+		are := ""
+		if negativesAre != "" {
+			are = " (the manifest's: " + negativesAre + ")"
+		}
+		fmt.Fprintf(out.stdout, "exclusion  %.2f%% of %d test negatives%s\n", 100*r.Exclusion, r.Negatives, are)
 	}
 	if shift != nil {
 		fmt.Fprintf(out.stdout, "check      %s\n", experiment.ShiftText(shift))
