@@ -206,6 +206,10 @@ type madeBundles struct {
 	// LabelNames are string labels' values (label i is LabelNames[i]),
 	// nil for integer labels.
 	LabelNames []string
+	// Notes are what ccs bundle says as a note and the manifest does not
+	// keep: pairs judged not relevant left out (Python warns of them, having
+	// no other way to say it).
+	Notes []string
 }
 
 // readQrels reads a text file of relevance pairs (bundle.ReadQrels), and
@@ -416,7 +420,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			in.SessionsSource = "sessions"
 		}
 	}
-	var pairNote, pairsHash string
+	var pairNote, pairsHash, unscoredNote string
 	if mode == "pairs" {
 		q, err := readEmbeddings(arrays["queries"], false)
 		if err != nil {
@@ -452,6 +456,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			}
 		}
 		in.Negatives = ids.Negatives
+		if note := ids.UnscoredNote(); note != "" && !ids.Judged && ids.MinScore == nil {
+			unscoredNote = "pairs: " + note + " (judged_negatives=True makes them the queries' negatives)"
+		}
 		if note := ids.Note(); note != "" {
 			pairNote = "pairs: " + note
 		}
@@ -492,6 +499,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 	}
 	out := &madeBundles{Warnings: plan.Warnings, LabelNames: names}
+	if unscoredNote != "" {
+		out.Notes = []string{unscoredNote}
+	}
 	if pairNote != "" {
 		out.Warnings = append([]string{pairNote}, out.Warnings...)
 	}

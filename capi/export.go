@@ -282,6 +282,9 @@ func madeJSON(m *madeBundles) []byte {
 	if m.LabelNames != nil {
 		out["label_names"] = m.LabelNames
 	}
+	if m.Notes != nil {
+		out["notes"] = m.Notes
+	}
 	b, _ := json.Marshal(out)
 	return b
 }

@@ -238,7 +238,7 @@ class Bundle(_Handle):
 
 def _bundles(h, info):
     made = json.loads(info)  # no numbers to read: a class named "+Inf" stays a string
-    _warn(made["warnings"])
+    _warn(made["warnings"] + made.get("notes", []))  # notes: what ccs bundle notes and the manifest does not keep
     out = {name: Bundle._wrap(h[i]) for i, name in enumerate(made["names"])}
     for name, b in out.items():
         b.split = name

@@ -274,8 +274,11 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
     # Scored triples, as a qrels file's rows (a DataFrame's values): pairs
     # scored 0 are not relevant, the others are the same pairs.
     scored = [(q, r, 1) for q, r in named] + [(qids[0], ids[1], 0)]
-    with pytest.warns(ccs.CCSWarning, match=r'5 pairs name ids'):
+    with pytest.warns(ccs.CCSWarning, match=r'5 pairs name ids') as rec:
         triples = ccs.bundle(emb, queries=queries, pairs=scored, ids=ids, query_ids=qids, k=2, seed=5)
+    # The pair scored 0 is left out, and said so (ccs bundle notes it): not silently.
+    assert any("1 pair scored 0 or less, judged not relevant: left out (judged_negatives=True makes them the queries' negatives)"
+               in str(w.message) for w in rec), [str(w.message) for w in rec]
     for name, b in triples.items():
         b.save(tmp_path / f"tri-{name}.npz")
         assert same_file(tmp_path / f"tri-{name}.npz", tmp_path / "named" / f"{name}.npz"), name
