@@ -124,7 +124,13 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 			return a, true, fmt.Errorf("array %q: dtype %s, want floating point (float32, float64 or float16)", name, a.Kind())
 		}
 		if len(a.Shape) != ndim {
-			return a, true, fmt.Errorf("array %q: shape %s, want %d dimensions", name, FormatShape(a.Shape), ndim)
+			hint := ""
+			if (name == "positives" || name == "negatives") && len(a.Shape) == 2 && ndim == 3 {
+				// A triplet's column: one row per anchor, as
+				// sentence-transformers' (anchor, positive, negative) give.
+				hint = fmt.Sprintf(": (n, k, d), k per anchor; one per anchor, as a triplet's column, is (n, 1, d): %s[:, None]", name)
+			}
+			return a, true, fmt.Errorf("array %q: shape %s, want %d dimensions%s", name, FormatShape(a.Shape), ndim, hint)
 		}
 		return a, true, nil
 	}

@@ -467,6 +467,8 @@ def test_errors(what, f, exc, msg):
 
 @pytest.mark.parametrize("what,arrays,shape_msg", [
     ("NaN", "nan", "positives[2][1][3] is NaN"),
+    ("triplet column", "triplet", 'array "positives": shape (200, 5), want 3 dimensions: (n, k, d), k per anchor; '
+     'one per anchor, as a triplet\'s column, is (n, 1, d): positives[:, None]'),
     ("rank", "rank", 'array "anchors": shape (200,), want 2 dimensions'),
     ("index", "index", 'negative_index[0][1] = 999 is outside the anchors\' 200 rows'),
 ])
@@ -478,6 +480,8 @@ def test_bundle_errors_are_the_command_s(what, arrays, shape_msg, tmp_path):
         kw["positives"][2, 1, 3] = np.nan
     elif arrays == "rank":
         kw["anchors"] = a[:, 0]
+    elif arrays == "triplet":
+        kw["positives"] = p[:, 0]
     else:
         del kw["negatives"]
         kw["negative_index"] = np.tile([0, 999], (200, 1))
