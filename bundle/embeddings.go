@@ -131,6 +131,11 @@ type Inputs struct {
 	// SessionNames, for string session ids, are their values (id s is
 	// SessionNames[s]), for messages.
 	SessionNames []string
+	// Blocks, with Labels, are one block id per row (a recording, a
+	// patient, a site): the unit the rows are split by (Items.Blocks);
+	// nil: none.
+	Blocks       []int64
+	BlocksSource string
 	// Queries and Pairs are relevance judgements (Items.Queries, Pairs);
 	// Queries nil: none.
 	Queries *Embeddings
@@ -227,6 +232,26 @@ func (in Inputs) Items() (Items, error) {
 			return Items{}, err
 		}
 		it.Sessions, it.SessionNames = in.Sessions, in.SessionNames
+	}
+	if in.Blocks != nil {
+		switch {
+		case e.Views > 0 || in.Groups != nil || in.Queries != nil || in.LabelSets != nil || in.Labels == nil:
+			return Items{}, fmt.Errorf("%s: blocks split rows of one class label a row: give them with -labels alone (groups and views already lie whole in one split; relevance pairs split by query)", in.BlocksSource)
+		case len(in.Blocks) != e.N:
+			return Items{}, fmt.Errorf("%s: %d block ids for the %d rows of %s", in.BlocksSource, len(in.Blocks), e.N, e.Source)
+		}
+		missing, first := 0, -1
+		for i, b := range in.Blocks {
+			if b < 0 {
+				if missing++; first < 0 {
+					first = i
+				}
+			}
+		}
+		if missing > 0 {
+			return Items{}, fmt.Errorf("%s: %d of %d rows have a block id that marks a missing value (a negative integer, \"\", \"nan\" or null; the first: row %d): as one block, those rows would be split together as if one recording; give each row its block, or leave those rows out", in.BlocksSource, missing, e.N, first)
+		}
+		it.Blocks = in.Blocks
 	}
 	if q := in.Queries; q != nil {
 		if q.D != e.D {

@@ -76,6 +76,13 @@ type Items struct {
 	// SessionNames, if not nil, are string session ids' values (session s
 	// is SessionNames[s]), for messages.
 	SessionNames []string
+	// Blocks, if not nil, with Labels, are each row's block: the unit the
+	// rows are split by (a recording of overlapping windows, a patient, a
+	// site). A block's rows go to one split together — the OOD
+	// calibration's included — so that no calibration row is a near-copy
+	// of a test row, and the calibration and test blocks are exchangeable;
+	// positives are still rows of the anchor's class in its split.
+	Blocks []int64
 	// Rows (N×D) and QueryRows (Queries×D) are the embeddings, which only
 	// MakeConfig.HardNegatives reads: it finds each anchor's nearest
 	// negatives among them. Inputs.Items sets them.
@@ -458,6 +465,8 @@ type Plan struct {
 	// sessions says the groups' positives are their rows of other
 	// sessions (Items.Sessions).
 	sessions bool
+	// blocks says the rows were split by block (Items.Blocks).
+	blocks bool
 	// logits, when not nil, are each source row's classifier logits (c
 	// a row), which every split's bundle carries for its anchors
 	// (SetLogits).
@@ -519,6 +528,14 @@ func Make(items Items, cfg MakeConfig) (*Plan, error) {
 	if cfg.JudgedNegatives && items.Pairs == nil && items.Queries == 0 {
 		return nil, fmt.Errorf("bundle: judged negatives are a query's pairs judged not relevant (scored 0 or less): give queries and scored relevance pairs")
 	}
+	if items.Blocks != nil {
+		switch {
+		case items.Pairs != nil || items.Queries > 0 || items.LabelSets != nil || items.Groups != nil || items.Labels == nil:
+			return nil, fmt.Errorf("bundle: blocks split rows of one class label a row: give them with labels alone (groups and views already lie whole in one split; relevance pairs split by query)")
+		case len(items.Blocks) != items.N:
+			return nil, fmt.Errorf("bundle: %d block ids for %d rows", len(items.Blocks), items.N)
+		}
+	}
 	var p *Plan
 	switch {
 	case items.Pairs != nil || items.Queries > 0 || items.LabelSets != nil:
@@ -546,6 +563,7 @@ func Make(items Items, cfg MakeConfig) (*Plan, error) {
 		p.sessions = items.Sessions != nil
 	default:
 		p.mode = "labels"
+		p.blocks = items.Blocks != nil
 	}
 	if cfg.AllowFewer {
 		p.warnRepeats(cfg.K)
@@ -810,6 +828,90 @@ func heldOut(strata map[int64][]int, cfg MakeConfig, rng *rand.Rand) (oodCal, oo
 	return oodCal, ood, left, nil
 }
 
+// splitBlocks splits labelled rows by block (Items.Blocks): the blocks,
+// shuffled, are shared out whole — first -ood-cal-share of them to the OOD
+// calibration, then the split shares of the rest — by their number, not
+// their rows, so that a block's split depends on the seed alone, never on
+// its rows (the calibration and test blocks are exchangeable). Rows of the
+// OOD classes go to the OOD split whatever their block; rows of a missing
+// label (left out of strata) to none. It returns the OOD calibration's
+// rows, the OOD split's and the four splits', each sorted, and adds to p
+// the warnings of what it left out.
+func splitBlocks(items Items, strata map[int64][]int, cfg MakeConfig, rng *rand.Rand, p *Plan) (oodCal, ood []int, parts [][]int, err error) {
+	isOOD := map[int64]bool{}
+	for _, c := range uniq(cfg.OODClasses) {
+		if _, ok := strata[c]; !ok {
+			return nil, nil, nil, fmt.Errorf("bundle: OOD class %s is not among the labels (%s)", cfg.class(c), labelList(slices.Sorted(maps.Keys(strata)), cfg))
+		}
+		isOOD[c] = true
+		ood = append(ood, strata[c]...)
+	}
+	if len(isOOD) > 0 && len(isOOD) == len(strata) {
+		return nil, nil, nil, fmt.Errorf("bundle: every class is an OOD class: nothing is left in distribution")
+	}
+	slices.Sort(ood)
+	// The in-distribution rows of each block, blocks in order of first row.
+	rowsOf := map[int64][]int{}
+	var order []int64
+	for _, c := range slices.Sorted(maps.Keys(strata)) {
+		if isOOD[c] {
+			continue
+		}
+		for _, r := range strata[c] {
+			b := items.Blocks[r]
+			if b < 0 {
+				return nil, nil, nil, fmt.Errorf("bundle: row %d has a block id that marks a missing value (a negative integer, \"\" or \"nan\"): as one block, such rows would be split together as one recording; give each row its block, or leave those rows out", r)
+			}
+			if _, ok := rowsOf[b]; !ok {
+				order = append(order, b)
+			}
+			rowsOf[b] = append(rowsOf[b], r)
+		}
+	}
+	slices.Sort(order)
+	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	short := func(what string, share float64, blocks int) error {
+		return fmt.Errorf("bundle: %d blocks are too few for the %s share %v: blocks lie whole in one split, and the shares are shared out by blocks; give more blocks (more recordings), fewer splits (a share of 0: -split 0,0,0.5,0.5 for the ℓ2 ball, which trains nothing) or a larger share", blocks, what, share)
+	}
+	if len(order) == 0 {
+		return nil, nil, nil, fmt.Errorf("bundle: no in-distribution rows are left to split by block")
+	}
+	left := order
+	if cfg.OODCalShare > 0 {
+		nb := shareOut(len(order), []float64{cfg.OODCalShare})[0]
+		if nb == 0 {
+			return nil, nil, nil, short("-ood-cal", cfg.OODCalShare, len(order))
+		}
+		for _, b := range order[:nb] {
+			oodCal = append(oodCal, rowsOf[b]...)
+		}
+		slices.Sort(oodCal)
+		left = order[nb:]
+	}
+	counts := shareOut(len(left), cfg.Split[:])
+	parts = make([][]int, len(counts))
+	off := 0
+	for s, c := range counts {
+		if cfg.Split[s] > 0 && c == 0 {
+			return nil, nil, nil, short(SplitNames[s], cfg.Split[s], len(left))
+		}
+		for _, b := range left[off : off+c] {
+			parts[s] = append(parts[s], rowsOf[b]...)
+		}
+		slices.Sort(parts[s])
+		off += c
+	}
+	if off < len(left) {
+		rows := 0
+		for _, b := range left[off:] {
+			rows += len(rowsOf[b])
+		}
+		p.Warnings = append(p.Warnings, fmt.Sprintf("the split shares %v sum to %.4g: %d of %d blocks (%d rows) are in no split, left out (shares that sum to 1 use them all)",
+			cfg.Split, cfg.Split[0]+cfg.Split[1]+cfg.Split[2]+cfg.Split[3], len(left)-off, len(left), rows))
+	}
+	return oodCal, ood, parts, nil
+}
+
 // labelList writes labels as "0, 1, …" (the first twenty), by name when
 // they were strings.
 func labelList(l []int64, cfg MakeConfig) string {
@@ -840,20 +942,30 @@ func makeLabels(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 			strata[l] = append(strata[l], i)
 		}
 	}
-	oodCal, ood, left, err := heldOut(strata, cfg, rng)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkClassSplits(left, cfg); err != nil {
-		return nil, err
-	}
-	parts := stratify(left, cfg.Split[:], rng)
+	var oodCal, ood []int
+	var parts [][]int
 	p := &Plan{}
 	if warning != "" {
 		p.Warnings = append(p.Warnings, warning)
 	}
-	if w := unsplit(cfg.Split, left, parts, "rows"); w != "" {
-		p.Warnings = append(p.Warnings, w)
+	if items.Blocks != nil {
+		oodCal, ood, parts, err = splitBlocks(items, strata, cfg, rng, p)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		var left map[int64][]int
+		oodCal, ood, left, err = heldOut(strata, cfg, rng)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkClassSplits(left, cfg); err != nil {
+			return nil, err
+		}
+		parts = stratify(left, cfg.Split[:], rng)
+		if w := unsplit(cfg.Split, left, parts, "rows"); w != "" {
+			p.Warnings = append(p.Warnings, w)
+		}
 	}
 	// The largest k every class of every split can give (k from its
 	// other items), for a refusal's "-k N keeps them all".
@@ -2540,9 +2652,84 @@ func (p *Plan) Inspect(rows, queries []float32, d int) error {
 		return err
 	}
 	p.warnCopies(rows, queries, d)
+	p.warnNeighbours(rows, d)
 	p.warnUnaligned(rows, queries, d)
 	p.warnZeroRows(rows, queries, d)
 	return nil
+}
+
+// nearCopyRatio is the ratio of distances under which warnNeighbours
+// takes neighbouring rows for near-copies: the median distance between
+// rows i and i+1 against that between random rows of one class.
+const nearCopyRatio = 0.25
+
+// warnNeighbours adds a warning to p, for rows split at random by label
+// (no blocks), when neighbouring rows of the file (i and i+1, of one
+// class, in different splits) are far nearer to each other than random
+// rows of one class in different splits are: overlapping windows of a
+// recording, frames of a video, an export in time order. A random split
+// then puts a row's near-copies in the calibration and the test splits —
+// and in the OOD test's pool and its calibration inputs —, so that the
+// guarantees speak of new rows of the recordings already seen, not of a
+// new recording. Up to 2 000 pairs of each kind are measured, drawn with
+// a fixed seed.
+func (p *Plan) warnNeighbours(rows []float32, d int) {
+	if p.mode != "labels" || p.blocks || p.rows < 4 || d < 1 {
+		return
+	}
+	split := make([]int8, p.rows)
+	label := make([]int64, p.rows)
+	for i := range split {
+		split[i] = -1
+	}
+	byClass := map[int64][]int{}
+	for s, sp := range p.Splits {
+		if sp.Labels == nil || sp.Name == SplitNames[OOD] {
+			continue
+		}
+		for i, r := range sp.Anchors {
+			split[r], label[r] = int8(s), sp.Labels[i]
+			byClass[label[r]] = append(byClass[label[r]], r)
+		}
+	}
+	dist := func(a, b int) float64 {
+		x, y := rows[a*d:(a+1)*d], rows[b*d:(b+1)*d]
+		sum := 0.0
+		for j := range x {
+			t := float64(x[j]) - float64(y[j])
+			sum += t * t
+		}
+		return math.Sqrt(sum)
+	}
+	const want = 2000
+	rng := rand.New(rand.NewPCG(0x6e656967, 0x68626f75)) // "neighbou"
+	var near []float64
+	for try := 0; try < 20*want && len(near) < want; try++ {
+		i := rng.IntN(p.rows - 1)
+		if split[i] >= 0 && split[i+1] >= 0 && split[i] != split[i+1] && label[i] == label[i+1] {
+			near = append(near, dist(i, i+1))
+		}
+	}
+	var far []float64
+	classes := slices.Sorted(maps.Keys(byClass))
+	for try := 0; try < 20*want && len(far) < want && len(classes) > 0; try++ {
+		m := byClass[classes[rng.IntN(len(classes))]]
+		a, b := m[rng.IntN(len(m))], m[rng.IntN(len(m))]
+		if split[a] != split[b] {
+			far = append(far, dist(a, b))
+		}
+	}
+	if len(near) < 100 || len(far) < 100 {
+		return
+	}
+	slices.Sort(near)
+	slices.Sort(far)
+	mn, mf := near[len(near)/2], far[len(far)/2]
+	if !(mn < nearCopyRatio*mf) {
+		return
+	}
+	p.Warnings = append(p.Warnings, fmt.Sprintf("neighbouring rows are near-copies: over %d pairs of rows i and i+1 of one class in different splits, the median distance is %.3g, against %.3g between random rows of one class in different splits — overlapping windows or frames of one recording? Split at random, a row's near-copies lie in the calibration and the test splits (and in the OOD test's pool and its calibration inputs), so the coverage and the false-alarm rate measured and certified are those of new rows of recordings already seen, not of a new recording; give each row's recording as -blocks FILE (blocks= in Python) to split by recording",
+		len(near), mn, mf))
 }
 
 // warnZeroRows adds a warning to p counting the rows of the splits (and

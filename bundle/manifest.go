@@ -41,7 +41,10 @@ type Manifest struct {
 	Split          map[string]float64 `json:"split"`
 	OODClasses     []int64            `json:"ood_classes,omitempty"`
 	OODCalShare    float64            `json:"ood_cal_share,omitempty"`
-	AllowFewer     bool               `json:"allow_fewer,omitempty"`
+	// SplitBy says what the rows were split by when not one by one:
+	// "blocks" (Inputs.Blocks: each block whole in one split).
+	SplitBy    string `json:"split_by,omitempty"`
+	AllowFewer bool   `json:"allow_fewer,omitempty"`
 	// MissingLabels is MakeConfig.MissingLabels when not refused: drop
 	// or class.
 	MissingLabels string `json:"missing_labels,omitempty"`
@@ -83,6 +86,9 @@ type ManifestFile struct {
 	Anchors int            `json:"anchors"`
 	Classes map[string]int `json:"classes,omitempty"` // anchors per label
 	Pools   map[string]int `json:"pools,omitempty"`   // rows of positive_pool and negative_pool
+	// Blocks counts the blocks the split's anchors are of, when split by
+	// block (Manifest.SplitBy).
+	Blocks int `json:"blocks,omitempty"`
 }
 
 // NewManifest describes plan, made by Make from in's items with cfg, as
@@ -121,6 +127,14 @@ func NewManifest(command string, in Inputs, cfg MakeConfig, plan *Plan) *Manifes
 			for _, l := range slices.Sorted(maps.Keys(c)) {
 				f.Classes[strconv.FormatInt(l, 10)] = c[l]
 			}
+		}
+		if in.Blocks != nil && sp.Name != SplitNames[OOD] {
+			m.SplitBy = "blocks"
+			seen := map[int64]bool{}
+			for _, r := range sp.Anchors {
+				seen[in.Blocks[r]] = true
+			}
+			f.Blocks = len(seen)
 		}
 		if sp.PositivePool != nil || sp.NegativePool != nil {
 			f.Pools = map[string]int{"positive_pool": len(sp.PositivePool), "negative_pool": len(sp.NegativePool)}

@@ -27,6 +27,7 @@ import (
 type bundleOptions struct {
 	Embeddings, Labels, Groups, Views string // files (FILE or FILE:NAME)
 	Sessions                          string // each row's session, with -groups
+	Blocks                            string // each row's block (a recording), with -labels: the unit of the split
 	Queries, Pairs                    string // relevance pairs
 	IDs, QueryIDs                     string // the rows' and the queries' ids, as the pairs name them
 	Out                               string // directory
@@ -46,13 +47,14 @@ type bundleOptions struct {
 }
 
 func bundleCommand() *command {
-	return newCommand("bundle", "(-embeddings FILE (-labels FILE | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-judged-negatives] [-logits FILE]",
+	return newCommand("bundle", "(-embeddings FILE (-labels FILE [-blocks FILE] | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-judged-negatives] [-logits FILE]",
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float16, float32 or float64 lists); float16, bfloat16, float32 or float64, either order")
 			fs.StringVar(&o.Labels, "labels", "", "class labels `FILE`, one per row: .npy, .npz (FILE:ARRAY), .safetensors (FILE:TENSOR), .parquet/.arrow (FILE:COLUMN), .csv/.tsv with a header (FILE:COLUMN: obs.csv:cell_type, as pandas and AnnData write it) or .txt (one a line), of any integer type or strings (numbered in their sorted order; the manifest's label_names); positives are rows of the anchor's class")
 			fs.StringVar(&o.Groups, "groups", "", "group ids `FILE`, one per row (as -labels): the rows of one group are views of one item; its first row is the anchor, its other rows the positives")
 			fs.StringVar(&o.Sessions, "sessions", "", "session ids `FILE`, one per row (as -labels), with -groups: an anchor's positives are its group's rows of other sessions (a speaker's other recordings)")
+			fs.StringVar(&o.Blocks, "blocks", "", "block ids `FILE`, one per row (as -labels), with -labels: the unit of the split — a recording of overlapping windows, a patient, a site —, each block whole in one split (ood-cal included) and the shares shared out by blocks, so that calibration and test are new blocks to each other; positives are still rows of the anchor's class")
 			fs.StringVar(&o.Views, "views", "", "views `FILE`: an (n, v, d) array, v views of each of n items (view 0 the anchor, the others its positives)")
 			fs.StringVar(&o.Queries, "queries", "", "query embeddings `FILE` (as -embeddings): the anchors of relevance pairs; -embeddings are the rows they retrieve")
 			fs.StringVar(&o.Pairs, "pairs", "", "relevance pairs `FILE`: (query, relevant row), an (m, 2) .npy/.npz or a two-column .tsv/.csv (a header and a third column of scores allowed, as BEIR's qrels have them); 0-based row numbers, or ids with -query-ids and -ids")
@@ -118,6 +120,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	}
 	if o.Sessions != "" && mode != "groups" {
 		return usagef("bundle: -sessions are a group's recordings: give them with -groups (a speaker's id a row, and its session's)")
+	}
+	if o.Blocks != "" && mode != "labels" {
+		return usagef("bundle: -blocks split rows of one class label a row: give them with -labels (groups and views already lie whole in one split; relevance pairs split by query)")
 	}
 	cfg := bundle.MakeConfig{K: o.K, KNeg: o.KNeg, Seed: o.Seed, OODCalShare: o.OODCalShare, AllowFewer: o.AllowFewer,
 		HardNegatives: o.KNegHard, HardCandidates: o.HardCandidates}
@@ -217,7 +222,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hashes := map[string]*fileHash{}
-	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.Groups, o.Sessions, o.Queries, o.Pairs, o.IDs, o.QueryIDs, o.Logits} {
+	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.Groups, o.Sessions, o.Blocks, o.Queries, o.Pairs, o.IDs, o.QueryIDs, o.Logits} {
 		if path, _ := splitInput(arg); arg != "" && hashes[path] == nil {
 			hashes[path] = hashFile(ctx, path)
 		}
@@ -348,6 +353,20 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		in.Sessions, in.SessionsSource = sessions, o.Sessions
 		if err := input("sessions", o.Sessions, []int{len(sessions)}); err != nil {
+			return err
+		}
+	}
+	if o.Blocks != "" {
+		blocks, names, _, warn, err := readIDs(o.Blocks, "blocks")
+		if err != nil {
+			return err
+		}
+		blocks, _, _ = bundle.MissingStrings(blocks, names) // "" and "nan": refused by Inputs.Items
+		if err := rowsLineUp(out, o.Blocks, "block ids", len(blocks), emb, warn); err != nil {
+			return err
+		}
+		in.Blocks, in.BlocksSource = blocks, o.Blocks
+		if err := input("blocks", o.Blocks, []int{len(blocks)}); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+)
+
+// TestBundleBlocks: a predictive-maintenance export — overlapping
+// windows in time order, a pandas CSV of machine_id, recording_id,
+// start_s, mode — bundled with -labels w.csv:mode is warned of (the
+// windows' neighbours are near-copies, naming -blocks); with -blocks
+// w.csv:recording_id every recording lies whole in one file, ood-cal.npz
+// included, the manifest says so and counts each file's recordings, and
+// no warning is given.
+func TestBundleBlocks(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const recs, per, d = 30, 80, 6
+	rng := rand.New(rand.NewPCG(9, 9))
+	var x []float64
+	var csv strings.Builder
+	csv.WriteString("machine_id,recording_id,start_s,mode,fault\n")
+	modes := []string{"idle", "low", "high"}
+	recOf := []string{}
+	for r := range recs {
+		z := make([]float64, d)
+		for j := range z {
+			z[j] = 3 * rng.NormFloat64()
+		}
+		for i := range per {
+			m := ((i/20)*5 + r) % 3
+			for j := range z {
+				z[j] = 0.99*z[j] + 0.1*rng.NormFloat64()
+				x = append(x, z[j]+4*float64(m))
+			}
+			rid := fmt.Sprintf("P-%02d_2026-%02d-01T0800", r%12+1, r/12+1)
+			fmt.Fprintf(&csv, "P-%02d,%s,%.1f,%s,\n", r%12+1, rid, 0.5*float64(i), modes[m])
+			recOf = append(recOf, rid)
+		}
+	}
+	n := recs * per
+	writeNPY64(t, p("w.npy"), x, n, d)
+	os.WriteFile(p("w.csv"), []byte(csv.String()), 0o644)
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, []string{"bundle", "-embeddings", p("w.npy"), "-labels", p("w.csv") + ":mode", "-k", "5", "-ood-cal-share", "0.1", "-out", p("rows")}); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "neighbouring rows are near-copies") || !strings.Contains(stderr.String(), "-blocks FILE") {
+		t.Errorf("windows split one by one: no warning naming -blocks:\n%s", stderr.String())
+	}
+	stderr.Reset()
+	if err := run(&stdout, &stderr, []string{"bundle", "-embeddings", p("w.npy"), "-labels", p("w.csv") + ":mode", "-blocks", p("w.csv") + ":recording_id", "-k", "5", "-ood-cal-share", "0.1", "-out", p("b")}); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "near-copies") {
+		t.Errorf("split by recording: warned\n%s", stderr.String())
+	}
+	where := map[string]string{}
+	files := map[string]map[string]bool{}
+	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal"} {
+		b, err := bundle.ReadFeatures(p("b/" + f + ".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = map[string]bool{}
+		for _, r := range b.Index {
+			rid := recOf[r]
+			if w, ok := where[rid]; ok && w != f {
+				t.Fatalf("recording %s lies in %s and %s", rid, w, f)
+			}
+			where[rid] = f
+			files[f][rid] = true
+		}
+	}
+	if len(where) != recs {
+		t.Errorf("%d recordings in the files, want %d", len(where), recs)
+	}
+	var m bundle.Manifest
+	data, err := os.ReadFile(p("b/manifest.json"))
+	if err != nil || json.Unmarshal(data, &m) != nil {
+		t.Fatalf("manifest: %v", err)
+	}
+	if m.SplitBy != "blocks" || m.Inputs["blocks"].Path != p("w.csv")+":recording_id" {
+		t.Errorf("manifest: split_by %q, blocks input %+v", m.SplitBy, m.Inputs["blocks"])
+	}
+	for _, f := range m.Files {
+		if f.Blocks != len(files[f.Split]) {
+			t.Errorf("manifest: %s counts %d blocks, its anchors are of %d", f.Split, f.Blocks, len(files[f.Split]))
+		}
+	}
+	// The recordings' ids with one row too few: named, as -labels' are.
+	short := strings.Join(strings.Split(csv.String(), "\n")[:n], "\n") + "\n"
+	os.WriteFile(p("short.csv"), []byte(short), 0o644)
+	err = run(&stdout, &stderr, []string{"bundle", "-embeddings", p("w.npy"), "-labels", p("w.csv") + ":mode", "-blocks", p("short.csv") + ":recording_id", "-k", "5", "-out", p("c")})
+	if err == nil || !strings.Contains(err.Error(), "short.csv:recording_id") {
+		t.Errorf("short block ids: %v", err)
+	}
+}
