@@ -93,3 +93,48 @@ func TestShiftAlarm(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselineShiftAlarm: the baselines' conformal tests get the set's
+// check — a baseline that flags more in-distribution inputs than chance
+// allows is named in one warning with its rate and probability; one within
+// chance of α_ood is not, and no warning is given when none is shifted.
+func TestBaselineShiftAlarm(t *testing.T) {
+	cal := make([]float64, 999)
+	for i := range cal {
+		cal[i] = float64(i)
+	}
+	inputs := func(n, flagged int) []float64 {
+		id := make([]float64, n)
+		for i := range id {
+			id[i] = float64(i % 900)
+			if i < flagged {
+				id[i] = 2000
+			}
+		}
+		return id
+	}
+	d := OODDetection{IDName: "held.npy", OODCalName: "ood-cal.npz", Test: ood.Test{Alpha: 0.01}}
+	w, err := baselineShiftAlarm(d, []baselineScores{
+		{"Mahalanobis", cal, inputs(20000, 9940)},
+		{"KNN", cal, inputs(20000, 220)},
+		{"D-KNN", cal, inputs(20000, 1000)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"held.npy: the conformal tests of the baselines flagged more of these 20000 in-distribution inputs than chance allows at α_ood = 0.01 — Mahalanobis 49.7% (probability ",
+		"), D-KNN 5.0% (probability ",
+		"calibration inputs (ood-cal.npz)",
+	} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warning %q, want %q", w, want)
+		}
+	}
+	if strings.Contains(w, "KNN 1.1%") {
+		t.Errorf("KNN within chance named: %q", w)
+	}
+	if w, err := baselineShiftAlarm(d, []baselineScores{{"KNN", cal, inputs(20000, 200)}}); err != nil || w != "" {
+		t.Errorf("none shifted: %q, %v", w, err)
+	}
+}
