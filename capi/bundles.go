@@ -243,7 +243,7 @@ func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error) {
 	for name := range arrays {
 		switch name {
-		case "embeddings", "views", "labels", "groups", "sessions", "queries", "pairs", "ids", "query_ids", "logits":
+		case "embeddings", "views", "labels", "groups", "sessions", "blocks", "queries", "pairs", "ids", "query_ids", "logits":
 		default:
 			return nil, fmt.Errorf("bundle: unknown array %q", name)
 		}
@@ -292,6 +292,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	}
 	if _, has := arrays["sessions"]; has && mode != "groups" {
 		return nil, fmt.Errorf("bundle: sessions are a group's recordings: give them with groups (a speaker's id a row, and its session's)")
+	}
+	if _, has := arrays["blocks"]; has && mode != "labels" {
+		return nil, fmt.Errorf("bundle: blocks split rows of one class label a row: give them with labels (groups and views already lie whole in one split; relevance pairs split by query)")
 	}
 	if o.K < 1 || o.KNeg < 0 {
 		return nil, fmt.Errorf("bundle: k=%d, kneg=%d: want k at least 1 and kneg ≥ 0", o.K, o.KNeg)
@@ -419,6 +422,14 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			in.Sessions, in.SessionNames, _ = bundle.MissingStrings(sessions, names) // "" and "nan": refused by Inputs.Items
 			in.SessionsSource = "sessions"
 		}
+	}
+	if a, has := arrays["blocks"]; has {
+		blocks, names, err := readIDs(a, "blocks")
+		if err != nil {
+			return nil, err
+		}
+		in.Blocks, _, _ = bundle.MissingStrings(blocks, names) // "" and "nan": refused by Inputs.Items
+		in.BlocksSource = "blocks"
 	}
 	var pairNote, pairsHash, unscoredNote string
 	if mode == "pairs" {

@@ -441,7 +441,7 @@ def _pairs(x):
     return np.array([[text(v, i, j) for j, v in enumerate(row)] for i, row in enumerate(a)], dtype=str).reshape(a.shape)
 
 
-def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, views=None, queries=None, pairs=None, ids=None,
+def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=None, views=None, queries=None, pairs=None, ids=None,
            query_ids=None, k=None, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
            allow_fewer=False, missing_labels="error", min_score=None, logits=None, out=None, kneg_hard=0,
            hard_candidates=None, judged_negatives=False):
@@ -471,6 +471,10 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, views=No
     labels held out as the "ood" split (integers, or strings for string
     labels); ood_cal_share the share of the items
     held out as "ood-cal" (inputs that calibrate a per-input OOD test).
+    blocks: with labels, one block id a row (a recording of overlapping
+    windows, a patient, a site), as ccs bundle -blocks: each block lies
+    whole in one split, "ood-cal" included, the shares shared out by
+    blocks, so that calibration and test are new blocks to each other.
     missing_labels: what a label that marks a missing value means — a
     negative integer (Hugging Face and scikit-learn write -1) or the
     string "" or "nan" (pandas' NaN after astype(str)), "None", "<NA>",
@@ -517,7 +521,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, views=No
     labels = _ids(labels, "labels", missing_labels)
     set_names = getattr(labels, "label_names", None)  # lists of labels: the labels the matrix's columns stand for
     arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": labels, "groups": _ids(groups, "groups"),
-                          "sessions": _ids(sessions, "sessions"), "queries": queries, "pairs": _pairs(pairs), "logits": logits, "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids")})
+                          "sessions": _ids(sessions, "sessions"), "blocks": _ids(blocks, "blocks"), "queries": queries, "pairs": _pairs(pairs), "logits": logits, "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids")})
     if isinstance(ood_classes, (str, int, np.integer)):
         ood_classes = (ood_classes,)
     try:
@@ -545,7 +549,7 @@ def _bundle_call(a):
     """The text of a ccs.bundle call, for its manifest: the arrays given by
     name (the manifest describes them), the keywords not at their
     defaults but k, split and seed."""
-    parts = [k for k in ("embeddings", "labels", "groups", "sessions", "views", "queries", "pairs", "ids", "query_ids", "logits")
+    parts = [k for k in ("embeddings", "labels", "groups", "sessions", "blocks", "views", "queries", "pairs", "ids", "query_ids", "logits")
              if a[k] is not None]
     if a["pairs_file"] is not None:
         parts.append(f"pairs={a['pairs_file']!r}")

@@ -415,6 +415,12 @@ ERRORS = [
      '10 classes, its first two 30 — keep one (cut -d/ -f1 FILE > classes.txt; [p.split("/")[0] for p in paths] in Python)'),
     ("sessions without groups", lambda s, a: ccs.bundle(a, np.arange(200) % 4, sessions=np.arange(200) % 3), ValueError,
      "bundle: sessions are a group's recordings: give them with groups"),
+    ("blocks without labels", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 4, blocks=np.arange(200) // 20, k=2), ValueError,
+     "bundle: blocks split rows of one class label a row: give them with labels"),
+    ("a missing block", lambda s, a: ccs.bundle(a, np.arange(200) % 2, blocks=[""] + [f"rec{i // 20}" for i in range(1, 200)], k=2),
+     ValueError, 'blocks: 1 of 200 rows have a block id that marks a missing value (a negative integer, "", "nan" or null; the first: row 0)'),
+    ("blocks too few for a share", lambda s, a: ccs.bundle(a, np.arange(200) % 2, blocks=np.arange(200) // 50, k=2), ValueError,
+     "bundle: 4 blocks are too few for the val share 0.1: blocks lie whole in one split"),
     ("a missing session", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 10, sessions=[""] + [str(i % 3) for i in range(1, 200)], k=2),
      ValueError, 'sessions: 1 of 200 rows have a session id that marks a missing value (a negative integer, "", "nan" or null; the first: row 0)'),
     ("a group of one session", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 10, sessions=np.arange(200) // 10, k=2),
@@ -654,6 +660,32 @@ def test_bundle_sessions():
             for p in pos:
                 r = row[p.tobytes()]
                 assert groups[r] == groups[a] and sessions[r] != sessions[a]
+
+
+def test_bundle_blocks():
+    """With blocks (recordings of overlapping windows), every block lies
+    whole in one split, ood-cal included, the positives are still rows of
+    the anchor's class; rows split one by one warn of the neighbours that
+    are near-copies, naming blocks= (as ccs bundle -blocks)."""
+    rng = np.random.default_rng(5)
+    rows, labels, recs = [], [], []
+    for r in range(30):
+        z = 3 * rng.normal(size=4)
+        for i in range(60):
+            z = 0.99 * z + 0.1 * rng.normal(size=4)
+            c = ((i // 15) + r) % 3
+            rows.append(z + 4 * c); labels.append(["idle", "low", "high"][c]); recs.append(f"P-{r % 12:02d}_{r}")
+    x, y, rec = np.array(rows, np.float32), np.array(labels), np.array(recs)
+    b = ccs.bundle(x, y, blocks=rec, k=3, ood_cal_share=0.1)
+    where = {}
+    for name, sp in b.items():
+        for r in set(rec[sp.index]):
+            assert where.setdefault(r, name) == name, f"recording {r} in {where[r]} and {name}"
+        if sp.k:
+            assert (sp.labels[sp.positive_index] == sp.labels[:, None]).all()
+    assert len(where) == 30 and len({r for r, n in where.items() if n == "ood-cal"}) == 3
+    with pytest.warns(ccs.CCSWarning, match=r"neighbouring rows are near-copies: .* give each row's recording as -blocks FILE \(blocks= in Python\)"):
+        ccs.bundle(x, y, k=3)
 
 
 def test_bundle_sessions_sorted():
