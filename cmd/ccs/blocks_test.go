@@ -104,3 +104,52 @@ func TestBundleBlocks(t *testing.T) {
 		t.Errorf("short block ids: %v", err)
 	}
 }
+
+// pdmWindows writes what a predictive-maintenance user exports:
+// windows.npy, overlapping windows of recs recordings in time order (d =
+// 8), and windows.csv, pandas' to_csv of machine_id, recording_id,
+// start_s, mode, fault (empty for a normal window) and state (the fault,
+// or the mode of a normal window) — docs/your-data.md §9.
+func pdmWindows(t *testing.T, recs, per int) {
+	t.Helper()
+	const d = 8
+	rng := rand.New(rand.NewPCG(12, 12))
+	modes, faults := []string{"idle", "low", "high"}, []string{"bearing", "misalignment", "cavitation"}
+	var x []float64
+	var csv strings.Builder
+	csv.WriteString("machine_id,recording_id,start_s,mode,fault,state\n")
+	for r := range recs {
+		z := make([]float64, d)
+		for j := range z {
+			z[j] = 2 * rng.NormFloat64()
+		}
+		fault := -1
+		if r%4 == 0 {
+			fault = r / 4 % 3
+		}
+		for i := range per {
+			m := []int{0, 0, 0, 1, 1, 2}[(i/25+r)%6] // idle 50%, low 33%, high 17%
+			f, state := "", modes[m]
+			for j := range z {
+				z[j] = 0.99*z[j] + 0.1*rng.NormFloat64()
+			}
+			grow := 0.0
+			if fault >= 0 && i >= per*9/10 {
+				f, state = faults[fault], faults[fault]
+				grow = 3 * float64(i-per*9/10) / float64(per/10)
+			}
+			for j := range z {
+				v := z[j] + 4*float64(m)
+				if j == fault {
+					v += grow
+				}
+				x = append(x, v)
+			}
+			fmt.Fprintf(&csv, "P-%02d,P-%02d_rec%02d,%.1f,%s,%s,%s\n", r%12+1, r%12+1, r, 0.5*float64(i), modes[m], f, state)
+		}
+	}
+	writeNPY64(t, "windows.npy", x, recs*per, d)
+	if err := os.WriteFile("windows.csv", []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

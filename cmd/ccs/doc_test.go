@@ -259,6 +259,7 @@ func userEmbeddings(t *testing.T) {
 	const n, d = 4000, 8
 	x32, x64, y := mixture(11, n, d, 10)
 	writeNPY64(t, "embeddings.npy", x64, n, d)
+	pdmWindows(t, 40, 300) // §9: windows of recordings
 	writeNPY64(t, "passages.npy", x64, n, d)
 	if err := bundle.WriteNPY("labels.npy", bundle.Int64(y, n)); err != nil {
 		t.Fatal(err)
