@@ -137,6 +137,7 @@ func TestBlocksErrors(t *testing.T) {
 		{"with groups", Items{N: 180, Labels: labels, Groups: blocks, Blocks: blocks}, MakeConfig{K: 2, Split: testSplit}, "give them with labels alone"},
 		{"without labels", Items{N: 180, Blocks: blocks}, MakeConfig{K: 2, Split: testSplit}, "give them with labels alone"},
 		{"another length", Items{N: 180, Labels: labels, Blocks: blocks[:100]}, MakeConfig{K: 2, Split: testSplit}, "100 block ids for 180 rows"},
+		{"recordings of several modes as groups", Items{N: 180, Labels: labels, Groups: blocks}, MakeConfig{K: 2, Split: testSplit}, "has rows of labels 0 and 1: a group's rows are views of one item, of one class; where the groups are what the rows are to be split by — recordings of windows in several modes, patients, sites — and the labels the classes, give the groups as blocks (-blocks FILE; blocks= in Python)"},
 		{"a missing block", Items{N: 180, Labels: labels, Blocks: append(slices.Clone(blocks[:179]), -1)}, MakeConfig{K: 2, Split: [4]float64{0, 0, 0.5, 0.5}}, "row 179 has a block id that marks a missing value"},
 	} {
 		if _, err := Make(c.items, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {

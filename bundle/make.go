@@ -1721,7 +1721,7 @@ func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		for _, rows := range groups {
 			for _, r := range rows[1:] {
 				if items.Labels[r] != items.Labels[rows[0]] {
-					return nil, fmt.Errorf("bundle: %s has rows of labels %s and %s: a group's rows are views of one item, of one class", items.groupName(items.Groups[rows[0]]), cfg.class(items.Labels[rows[0]]), cfg.class(items.Labels[r]))
+					return nil, fmt.Errorf("bundle: %s has rows of labels %s and %s: a group's rows are views of one item, of one class; where the groups are what the rows are to be split by — recordings of windows in several modes, patients, sites — and the labels the classes, give the groups as blocks (-blocks FILE; blocks= in Python): each block lies whole in one split, its rows positives of their own class", items.groupName(items.Groups[rows[0]]), cfg.class(items.Labels[rows[0]]), cfg.class(items.Labels[r]))
 				}
 			}
 		}
