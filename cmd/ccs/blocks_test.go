@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,5 +153,70 @@ func pdmWindows(t *testing.T, recs, per int) {
 	writeNPY64(t, "windows.npy", x, recs*per, d)
 	if err := os.WriteFile("windows.csv", []byte(csv.String()), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOODByClass: ccs ood -ood-by-class judges each label of an OOD file
+// apart — ccs bundle's ood.npz of three fault types becomes three samples,
+// named by the manifest's names, each with its own AUROC and true-alarm
+// rate, equal to those of the fault's rows given as a file of their own;
+// a file without labels is refused, naming it.
+func TestOODByClass(t *testing.T) {
+	t.Chdir(t.TempDir())
+	pdmWindows(t, 40, 300)
+	for _, args := range [][]string{
+		{"bundle", "-embeddings", "windows.npy", "-labels", "windows.csv:state", "-blocks", "windows.csv:recording_id", "-ood-classes", "bearing,misalignment,cavitation", "-ood-cal-share", "0.1", "-allow-fewer", "-out", "pdm"},
+		{"calibrate", "-geometry", "ball", "-cal", "pdm/cal.npz", "-reference", "500", "-ood-cal", "pdm/ood-cal.npz", "-out", "ball.json"},
+	} {
+		if err := run(io.Discard, io.Discard, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	var stdout bytes.Buffer
+	if err := run(&stdout, io.Discard, []string{"ood", "-set", "ball.json", "-id", "pdm/test.npz", "-ood", "faults=pdm/ood.npz", "-ood-by-class", "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Sets []string `json:"ood_sets"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"faults:bearing", "faults:cavitation", "faults:misalignment"}; !slices.Equal(doc.Sets, want) {
+		t.Errorf("samples %q, want %q", doc.Sets, want)
+	}
+	// The bearing column equals bearing's rows as a file of their own.
+	b, err := bundle.ReadFeatures("pdm/ood.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []int
+	for i, l := range b.Labels {
+		if l == 0 { // "bearing", the first name in sorted order
+			rows = append(rows, i)
+		}
+	}
+	sub := b.Subset(rows)
+	if err := bundle.WriteNPY("bearing.npy", bundle.Float32(sub.Anchors, sub.N, sub.D)); err != nil {
+		t.Fatal(err)
+	}
+	var split, apart bytes.Buffer
+	run(&split, io.Discard, []string{"ood", "-set", "ball.json", "-id", "pdm/test.npz", "-ood", "faults=pdm/ood.npz", "-ood-by-class"})
+	run(&apart, io.Discard, []string{"ood", "-set", "ball.json", "-id", "pdm/test.npz", "-ood", "faults:bearing=bearing.npy"})
+	cell := func(s string, col int) string { // the CCS row's col-th cell
+		for _, line := range strings.Split(s, "\n") {
+			if strings.HasPrefix(line, "| CCS") {
+				return strings.TrimSpace(strings.Split(line, "|")[col+1])
+			}
+		}
+		return ""
+	}
+	if a, b := cell(split.String(), 1), cell(apart.String(), 1); a == "" || a != b {
+		t.Errorf("bearing's AUROC split %q, apart %q", a, b)
+	}
+	writeNPY64(t, "plain.npy", make([]float64, 16), 2, 8)
+	err = run(io.Discard, io.Discard, []string{"ood", "-set", "ball.json", "-id", "pdm/test.npz", "-ood", "plain.npy", "-ood-by-class"})
+	if err == nil || !strings.Contains(err.Error(), "plain.npy: -ood-by-class: the file has no labels to split its inputs by") {
+		t.Errorf("no labels: %v", err)
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
@@ -17,6 +20,7 @@ import (
 type oodOptions struct {
 	Set, ID      string   // files
 	OOD          []string // [NAME=]FILE
+	ByClass      bool     // each OOD file one sample per label
 	Train        string   // fits the baselines
 	Classifier   string   // the encoder's last layer, for ViM
 	OODCal       string   // held-out ID inputs calibrating the baselines' conformal tests
@@ -33,12 +37,13 @@ type oodOptions struct {
 }
 
 func oodCommand() *command {
-	return newCommand("ood", "-set SET.json -id FILE -ood [NAME=]FILE [-ood …] [-train FILE [-classifier FILE.npz] [-ood-cal FILE]] [-mode conformal|batch|reference|both|all] [-alpha-ood 0.05] [-delta δ [-simultaneous]] [-fdr Q] [-fpr id-positive|ood-positive] [-json]",
+	return newCommand("ood", "-set SET.json -id FILE -ood [NAME=]FILE [-ood …] [-ood-by-class] [-train FILE [-classifier FILE.npz] [-ood-cal FILE]] [-mode conformal|batch|reference|both|all] [-alpha-ood 0.05] [-delta δ [-simultaneous]] [-fdr Q] [-fpr id-positive|ood-positive] [-json]",
 		"score in-distribution and OOD inputs with a set's OOD scores (and, given training features, the eight baselines): AUROC, FPR95 and the conformal tests' alarm rates",
 		func(fs *flag.FlagSet, o *oodOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
 			fs.StringVar(&o.ID, "id", "", "in-distribution test `file` (.npz: a bundle, or \"embeddings\"/\"anchors\" with optional labels, logits, activations; or an .npy of embeddings); the batch mode draws negatives among its inputs when it stores none")
 			fs.Var((*listFlag)(&o.OOD), "ood", "OOD `[NAME=]FILE` (.npz or .npy, as -id); repeat for several")
+			fs.BoolVar(&o.ByClass, "ood-by-class", false, "judge each -ood file's labels apart: one OOD sample per label, named NAME:LABEL (ccs bundle's ood.npz of several -ood-classes: one column per fault type, say)")
 			fs.StringVar(&o.Train, "train", "", "training features `file` (as -id: features, labels, logits, activations) that fit the baselines; slow: CIDER trains for -cider-epochs over it")
 			fs.StringVar(&o.Classifier, "classifier", "", "the encoder's last layer, `FILE.npz` with weight (C, D) and bias (C,), for ViM")
 			fs.StringVar(&o.OODCal, "ood-cal", "", "held-out in-distribution `file` (as -id) calibrating the baselines' conformal tests (the set's own is stored with it)")
@@ -108,7 +113,15 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		if err != nil {
 			return err
 		}
-		d.OOD, d.OODNames = append(d.OOD, b), append(d.OODNames, name)
+		if !o.ByClass {
+			d.OOD, d.OODNames = append(d.OOD, b), append(d.OODNames, name)
+			continue
+		}
+		subs, names, err := oodByClass(b, name, file)
+		if err != nil {
+			return err
+		}
+		d.OOD, d.OODNames = append(d.OOD, subs...), append(d.OODNames, names...)
 	}
 	if o.Train != "" {
 		if d.Train, err = readFeaturesFor(out, o.Train, set); err != nil {
@@ -140,4 +153,29 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		return writeDocument(out, "ood-detection", t)
 	}
 	return t.WriteText(out.stdout)
+}
+
+// oodByClass splits an OOD sample read from file into one sample per
+// label, in label order, each named name:LABEL — by the label's name
+// where the manifest beside file has the names (ccs bundle's ood.npz of
+// string labels), by its number otherwise.
+func oodByClass(b *bundle.Bundle, name, file string) ([]*bundle.Bundle, []string, error) {
+	if b.Labels == nil {
+		return nil, nil, fmt.Errorf("%s: -ood-by-class: the file has no labels to split its inputs by (ccs bundle's ood.npz has them)", file)
+	}
+	names := bundle.ManifestLabelNames(file, b)
+	rows := map[int64][]int{}
+	for i, l := range b.Labels {
+		rows[l] = append(rows[l], i)
+	}
+	var subs []*bundle.Bundle
+	var out []string
+	for _, l := range slices.Sorted(maps.Keys(rows)) {
+		label := strconv.FormatInt(l, 10)
+		if l >= 0 && l < int64(len(names)) {
+			label = names[l]
+		}
+		subs, out = append(subs, b.Subset(rows[l])), append(out, name+":"+label)
+	}
+	return subs, out, nil
 }
