@@ -356,6 +356,28 @@ func ManifestSplit(path string, b *Bundle) string {
 	return ""
 }
 
+// ManifestBlocks is the number of blocks (recordings: ccs bundle
+// -blocks) whose rows b, the file at path, holds, when the manifest beside
+// it says the rows were split by block and lists the file with b's number
+// of anchors; 0 otherwise. Rows of a few blocks are no independent
+// inputs, which a check that counts them as such should say.
+func ManifestBlocks(path string, b *Bundle) int {
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
+	if err != nil {
+		return 0
+	}
+	var m Manifest
+	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || m.SplitBy != "blocks" {
+		return 0
+	}
+	for _, f := range m.Files {
+		if f.File == filepath.Base(path) && f.Anchors == b.N {
+			return f.Blocks
+		}
+	}
+	return 0
+}
+
 // CheckInDistribution refuses, naming path, the OOD sample ccs bundle
 // held out (ManifestOOD) where held-out in-distribution inputs are wanted:
 // calibrating a per-input OOD test's false alarms on it would set them on

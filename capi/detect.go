@@ -116,6 +116,9 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 		if d.ID, err = features(idH, d.IDName); err != nil {
 			return err
 		}
+		if o, err := lookup[*bundleObj](uintptr(idH), "a bundle"); err == nil && o.path != "" {
+			d.IDBlocks = bundle.ManifestBlocks(o.path, d.ID) // rows of a few recordings: the shift checks say so
+		}
 		if n > 0 && oods != nil {
 			for i, h := range unsafe.Slice((*C.uintptr_t)(unsafe.Pointer(oods)), int(n)) {
 				name := fmt.Sprintf("ood[%d]", i)

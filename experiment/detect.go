@@ -38,7 +38,12 @@ type OODDetection struct {
 	// LabelNames name the ID inputs' string labels (label i is
 	// LabelNames[i]; nil: integer labels, or the set's class names).
 	LabelNames []string
-	OOD        []*bundle.Bundle
+	// IDBlocks is the number of blocks (recordings) the ID inputs are
+	// rows of, when ccs bundle split them by block (bundle.ManifestBlocks;
+	// 0: not known): the shift checks then say that they counted the rows
+	// as independent inputs.
+	IDBlocks int
+	OOD      []*bundle.Bundle
 	// OODNames name the OOD samples' columns.
 	OODNames []string
 	// Train fits the baselines (nil: none); OODCal, held-out ID inputs,
@@ -195,7 +200,22 @@ func shiftAlarm(d OODDetection, cal, id []float64) ([]string, error) {
 		return nil, err
 	}
 	return []string{fmt.Sprintf("%s: the per-input test flagged %.1f%% of these %d in-distribution inputs, above α_ood = %v by more than chance allows: inputs drawn as its %d calibration inputs were would be flagged that often with probability %.2g (over the calibration draw and the inputs). They are not exchangeable with them — a shift: another batch, donor, site or time — and neither the test's false-alarm guarantee nor the set's coverage guarantee covers them; calibrate on inputs drawn as these are (docs/ood.md)",
-		d.IDName, 100*float64(k)/float64(len(id)), len(id), cmp.Or(d.Test.Alpha, ood.DefaultAlpha), len(cal), p)}, nil
+		d.IDName, 100*float64(k)/float64(len(id)), len(id), cmp.Or(d.Test.Alpha, ood.DefaultAlpha), len(cal), p) + blocksCaveat(d)}, nil
+}
+
+// blocksCaveat qualifies a shift check's probability when d's ID inputs
+// are rows of a few blocks (recordings of overlapping windows): the
+// beta-binomial law counts them as independent inputs, which they are
+// not, so the probability understates chance.
+func blocksCaveat(d OODDetection) string {
+	if d.IDBlocks <= 0 {
+		return ""
+	}
+	blocks := fmt.Sprintf("%d blocks", d.IDBlocks)
+	if d.IDBlocks == 1 {
+		blocks = "1 block"
+	}
+	return fmt.Sprintf(". But these inputs are the rows of %s (ccs bundle -blocks), not independent inputs, and the probability counts them as independent: it understates chance, most where the calibration inputs, too, are the rows of a few blocks; judge the rate block by block, on more blocks (docs/your-data.md §9)", blocks)
 }
 
 // shiftTail counts the inputs (scores id) that d's conformal test,
@@ -248,7 +268,7 @@ func baselineShiftAlarm(d OODDetection, scores []baselineScores) (string, error)
 		return "", nil
 	}
 	return fmt.Sprintf("%s: the conformal tests of the baselines flagged more of these %d in-distribution inputs than chance allows at α_ood = %v — %s — where inputs drawn as their %d calibration inputs (%s) were would be flagged as often with the probability given. They are not exchangeable with them — a shift: another batch, donor, site or time, or rows of other recordings than the calibration's — and those rows' FAR is no guaranteed rate for them; calibrate on inputs drawn as these are (docs/ood.md)",
-		d.IDName, len(scores[0].id), test.Alpha, strings.Join(parts, ", "), n, d.OODCalName), nil
+		d.IDName, len(scores[0].id), test.Alpha, strings.Join(parts, ", "), n, d.OODCalName) + blocksCaveat(d), nil
 }
 
 // classAlarms warns of the classes of d's labelled ID inputs whose share

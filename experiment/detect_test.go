@@ -78,9 +78,13 @@ func TestShiftAlarm(t *testing.T) {
 		{"below it", 20000, 200, ""},
 		{"a shift", 20000, 1600, "donor-b.npz: the per-input test flagged 8.0% of these 20000 in-distribution inputs, above α_ood = 0.05 by more than chance allows: inputs drawn as its 999 calibration inputs were would be flagged that often with probability "},
 		{"a shift with δ", 20000, 1600, "a shift: another batch, donor, site or time"},
+		{"rows of blocks", 20000, 1600, "(docs/ood.md). But these inputs are the rows of 6 blocks (ccs bundle -blocks), not independent inputs, and the probability counts them as independent: it understates chance"},
 	} {
 		if c.name == "a shift with δ" {
 			d.Test.Delta = 0.1
+		}
+		if c.name == "rows of blocks" {
+			d.IDBlocks = 6
 		}
 		w, err := shiftAlarm(d, cal, inputs(c.n, c.flagged))
 		switch {
@@ -136,5 +140,9 @@ func TestBaselineShiftAlarm(t *testing.T) {
 	}
 	if w, err := baselineShiftAlarm(d, []baselineScores{{"KNN", cal, inputs(20000, 200)}}); err != nil || w != "" {
 		t.Errorf("none shifted: %q, %v", w, err)
+	}
+	d.IDBlocks = 1
+	if w, _ := baselineShiftAlarm(d, []baselineScores{{"Mahalanobis", cal, inputs(20000, 9940)}}); !strings.Contains(w, "But these inputs are the rows of 1 block (ccs bundle -blocks)") {
+		t.Errorf("rows of one block: %q", w)
 	}
 }

@@ -98,6 +98,22 @@ func TestBundleBlocks(t *testing.T) {
 			t.Errorf("manifest: %s counts %d blocks, its anchors are of %d", f.Split, f.Blocks, len(files[f.Split]))
 		}
 	}
+	// ccs ood reads the test file's blocks back (its shift check says the
+	// rows are no independent inputs); a bundle split by rows has none.
+	tb, err := bundle.ReadFeatures(p("b/test.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bundle.ManifestBlocks(p("b/test.npz"), tb); got != len(files["test"]) || got == 0 {
+		t.Errorf("ManifestBlocks: %d, want %d", got, len(files["test"]))
+	}
+	rb, err := bundle.ReadFeatures(p("rows/test.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bundle.ManifestBlocks(p("rows/test.npz"), rb); got != 0 {
+		t.Errorf("ManifestBlocks of a bundle split by rows: %d", got)
+	}
 	// The recordings' ids with one row too few: named, as -labels' are.
 	short := strings.Join(strings.Split(csv.String(), "\n")[:n], "\n") + "\n"
 	os.WriteFile(p("short.csv"), []byte(short), 0o644)

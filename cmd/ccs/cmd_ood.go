@@ -104,6 +104,7 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		return err
 	}
 	d.LabelNames = bundle.ManifestLabelNames(o.ID, d.ID)
+	d.IDBlocks = bundle.ManifestBlocks(o.ID, d.ID)
 	for _, p := range o.OOD {
 		name, file, ok := strings.Cut(p, "=")
 		if !ok {
