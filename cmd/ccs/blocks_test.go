@@ -236,3 +236,46 @@ func TestOODByClass(t *testing.T) {
 		t.Errorf("no labels: %v", err)
 	}
 }
+
+// TestOODRows: -ood-rows windows.csv:fault holds the rows with a fault
+// out as the OOD sample, labelled by it, with no state column made by
+// hand: the same bundles, byte for byte, as -labels of a column holding
+// the fault or else the mode with -ood-classes naming the faults; a fault
+// named as a class, integer labels, and a missing -labels are refused.
+func TestOODRows(t *testing.T) {
+	t.Chdir(t.TempDir())
+	pdmWindows(t, 40, 300)
+	base := []string{"bundle", "-embeddings", "windows.npy", "-blocks", "windows.csv:recording_id", "-ood-cal-share", "0.1", "-allow-fewer"}
+	if err := run(io.Discard, io.Discard, append(slices.Clone(base), "-labels", "windows.csv:mode", "-ood-rows", "windows.csv:fault", "-out", "rows")); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, append(slices.Clone(base), "-labels", "windows.csv:state", "-ood-classes", "bearing,misalignment,cavitation", "-out", "state")); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
+		a, err := os.ReadFile(filepath.Join("rows", f+".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join("state", f+".npz"))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s.npz differs from the state column's (%v)", f, err)
+		}
+	}
+	if err := bundle.WriteNPY("modes.npy", bundle.Int64(make([]int64, 12000), 12000)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-labels", "windows.csv:mode", "-ood-rows", "windows.csv:mode"}, `windows.csv:mode: -ood-rows: the value "idle" is also a class of windows.csv:mode`},
+		{[]string{"-labels", "modes.npy", "-ood-rows", "windows.csv:fault"}, "windows.csv:fault: -ood-rows: modes.npy holds integer labels; give the classes as strings"},
+		{[]string{"-groups", "windows.csv:recording_id", "-ood-rows", "windows.csv:fault"}, "-ood-rows windows.csv:fault marks rows of -labels as OOD: give it with -labels"},
+	} {
+		args := []string{"bundle", "-embeddings", "windows.npy", "-out", "bad"}
+		if err := run(io.Discard, io.Discard, append(args, c.args...)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}

@@ -36,6 +36,7 @@ type bundleOptions struct {
 	Split                             string // fit,val,cal,test shares
 	Seed                              uint64
 	OODClasses                        string // comma-separated labels
+	OODRows                           string // each row's OOD value (a fault), empty for in-distribution rows
 	OODCalShare                       float64
 	AllowFewer                        bool
 	MissingLabels                     string // error, drop or class
@@ -47,7 +48,7 @@ type bundleOptions struct {
 }
 
 func bundleCommand() *command {
-	return newCommand("bundle", "(-embeddings FILE (-labels FILE [-blocks FILE] | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-judged-negatives] [-logits FILE]",
+	return newCommand("bundle", "(-embeddings FILE (-labels FILE [-blocks FILE] | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-rows FILE] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-judged-negatives] [-logits FILE]",
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float16, float32 or float64 lists); float16, bfloat16, float32 or float64, either order")
@@ -68,6 +69,7 @@ func bundleCommand() *command {
 			fs.StringVar(&o.Split, "split", "0.5,0.1,0.2,0.2", "the fit,validation,calibration,test `shares` of the items (each 0 to 1, summing to at most 1; stratified by label); a share of 0 makes no such split: 0,0,0.5,0.5 for sets that train nothing (the ℓ2 ball), 0,0,0,1 to judge a set calibrated on other data")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the splits and the draws")
 			fs.StringVar(&o.OODClasses, "ood-classes", "", "comma-separated `labels` held out of every split as an OOD sample (DIR/ood.npz): integers, or names for string labels; @FILE reads them from FILE, one a line")
+			fs.StringVar(&o.OODRows, "ood-rows", "", "one value a row `FILE` (as -labels: windows.csv:fault), with string -labels: a row with a value — a fault's name — is held out as an OOD sample labelled by it, as if -labels held the value and -ood-classes named it; a row with none (an empty cell, NaN) keeps its -labels class")
 			fs.Float64Var(&o.OODCalShare, "ood-cal-share", 0, "`share` of the in-distribution items held out before the splits as DIR/ood-cal.npz: the inputs that calibrate a per-input OOD test (calibrate -ood-cal)")
 			fs.BoolVar(&o.AllowFewer, "allow-fewer", false, "let an anchor with fewer than -k possible positives repeat them (they weigh more in training and evaluation; calibration, one positive per anchor, is unchanged) instead of refusing")
 			fs.StringVar(&o.MissingLabels, "missing-labels", "error", "what a label (or a group id) that marks a missing value means — a negative integer (Hugging Face and scikit-learn write -1) or the string \"\" or \"nan\" (pandas' missing value after astype(str)), \"None\", \"<NA>\", \"NA\", \"N/A\", or \"Unknown\", \"Unassigned\", \"Unannotated\", \"Unlabeled\" in any case (annotation tools' marks): error (refuse it), drop (no label: the row is left out of every split, counted in a warning) or class (a class like any other, as ±1 binary labels)")
@@ -180,6 +182,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if o.Logits != "" && mode != "labels" && mode != "groups" {
 		return usagef("bundle: -logits are the rows' own, for bundles of -labels or -groups: a view's or a query's are not the rows'")
 	}
+	if o.OODRows != "" && (o.Labels == "" || mode != "labels") {
+		return usagef("bundle: -ood-rows %s marks rows of -labels as OOD: give it with -labels (and no -groups)", o.OODRows)
+	}
 	if o.OODClasses != "" && o.Labels == "" {
 		return usagef("bundle: -ood-classes %s: the classes are labels: give -labels FILE too", o.OODClasses)
 	}
@@ -265,6 +270,24 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		labels, names, warn := li.ids, li.names, li.warn
 		if err := rowsLineUp(out, o.Labels, "labels", len(labels), emb, warn); err != nil {
 			return err
+		}
+		if o.OODRows != "" {
+			rows, rowNames, _, _, err := readIDs(o.OODRows, "ood-rows")
+			if err != nil {
+				return err
+			}
+			var faults []string
+			if labels, names, faults, err = oodRowLabels(labels, names, rows, rowNames, o.Labels, o.OODRows); err != nil {
+				return err
+			}
+			for _, f := range faults {
+				if !slices.Contains(oodClasses, f) {
+					oodClasses = append(oodClasses, f)
+				}
+			}
+			if err := input("ood_rows", o.OODRows, []int{len(rows)}); err != nil {
+				return err
+			}
 		}
 		if cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no label, as -1 does
 			labels, names, cfg.MissingNames = bundle.MissingStrings(labels, names)
@@ -745,4 +768,60 @@ func nullClass(labels []int64, names []string, missing map[int64]string) ([]int6
 		rest = nil
 	}
 	return out, names, rest
+}
+
+// oodRowLabels folds an -ood-rows column into string labels: a row with a
+// value (a fault's name; "" and "nan" mark none, bundle.MissingStrings) is
+// labelled by it, the others keep their class; the names are renumbered
+// in sorted order, as a column holding both would be. It returns the
+// labels, their names and the values found, sorted: the OOD classes. A
+// value that is also a class, or integer labels (no names to fold into),
+// are refused.
+func oodRowLabels(labels []int64, names []string, rows []int64, rowNames []string, labelsSource, source string) ([]int64, []string, []string, error) {
+	switch {
+	case names == nil:
+		return nil, nil, nil, fmt.Errorf("%s: -ood-rows: %s holds integer labels; give the classes as strings (a CSV or Parquet column of names), into which the OOD rows' values fold", source, labelsSource)
+	case rowNames == nil:
+		return nil, nil, nil, fmt.Errorf("%s: -ood-rows: integers, where names (a fault a row, empty for none) are wanted", source)
+	case len(rows) != len(labels):
+		return nil, nil, nil, fmt.Errorf("%s: %d values for the %d labels of %s", source, len(rows), len(labels), labelsSource)
+	}
+	rows, rowNames, _ = bundle.MissingStrings(rows, rowNames)
+	classes := map[string]bool{}
+	for _, n := range names {
+		classes[n] = true
+	}
+	seen := map[string]bool{}
+	var faults []string
+	for _, r := range rows {
+		if r < 0 || seen[rowNames[r]] {
+			continue
+		}
+		f := rowNames[r]
+		if classes[f] {
+			return nil, nil, nil, fmt.Errorf("%s: -ood-rows: the value %q is also a class of %s: an OOD row's value must name no class", source, f, labelsSource)
+		}
+		seen[f] = true
+		faults = append(faults, f)
+	}
+	all := slices.Sorted(maps.Keys(classes))
+	all = append(all, faults...)
+	slices.Sort(all)
+	index := map[string]int64{}
+	for i, n := range all {
+		index[n] = int64(i)
+	}
+	out := make([]int64, len(labels))
+	for i, l := range labels {
+		switch {
+		case rows[i] >= 0:
+			out[i] = index[rowNames[rows[i]]]
+		case l >= 0:
+			out[i] = index[names[l]]
+		default:
+			out[i] = l // a table's null: missing, as before
+		}
+	}
+	slices.Sort(faults)
+	return out, all, faults, nil
 }

@@ -112,6 +112,7 @@ func TestUsageErrors(t *testing.T) {
 		{"evaluate-unlabeled", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-unlabeled", "drop"}},
 		{"bundle-kneg-hard", []string{"bundle", "-embeddings", "e.npy", "-labels", "l.npy", "-out", "d", "-k", "4", "-kneg-hard", "5"}},
 		{"bundle-sessions-labels", []string{"bundle", "-embeddings", "e.npy", "-labels", "l.npy", "-sessions", "s.txt", "-out", "d"}},
+		{"bundle-ood-rows-groups", []string{"bundle", "-embeddings", "e.npy", "-groups", "g.txt", "-ood-rows", "f.csv:fault", "-out", "d"}},
 		{"bundle-blocks-groups", []string{"bundle", "-embeddings", "e.npy", "-groups", "g.txt", "-blocks", "b.txt", "-out", "d"}},
 		{"bundle-hard-candidates", []string{"bundle", "-embeddings", "e.npy", "-labels", "l.npy", "-out", "d", "-kneg-hard", "1", "-hard-candidates", "0"}},
 		{"evaluate-size-anchors", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-size-anchors", "-1"}},
