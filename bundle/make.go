@@ -850,7 +850,8 @@ func splitBlocks(items Items, strata map[int64][]int, cfg MakeConfig, rng *rand.
 		return nil, nil, nil, fmt.Errorf("bundle: every class is an OOD class: nothing is left in distribution")
 	}
 	slices.Sort(ood)
-	// The in-distribution rows of each block, blocks in order of first row.
+	// The in-distribution rows of each block; the blocks sorted by id,
+	// then shuffled by the seed.
 	rowsOf := map[int64][]int{}
 	var order []int64
 	for _, c := range slices.Sorted(maps.Keys(strata)) {
