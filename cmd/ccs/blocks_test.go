@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
 )
 
 // TestBundleBlocks: a predictive-maintenance export — overlapping
@@ -278,4 +279,71 @@ func TestOODRows(t *testing.T) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.want)
 		}
 	}
+}
+
+// TestOODClass: calibrate -ood-class idle makes the per-input test of the
+// idle windows alone — its pool is -reference N of the calibration
+// split's idle anchors, its calibration the idle inputs of ood-cal.npz —,
+// and the set file says so; a class not among the labels, a pool larger
+// than the class and -ood-class without -ood-cal are refused.
+func TestOODClass(t *testing.T) {
+	t.Chdir(t.TempDir())
+	pdmWindows(t, 40, 300)
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", "windows.npy", "-labels", "windows.csv:mode", "-ood-rows", "windows.csv:fault", "-blocks", "windows.csv:recording_id", "-ood-cal-share", "0.1", "-allow-fewer", "-out", "pdm"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", "pdm/cal.npz", "-reference", "200", "-ood-cal", "pdm/ood-cal.npz", "-ood-class", "idle", "-out", "idle.json"}); err != nil {
+		t.Fatal(err)
+	}
+	set, err := conformal.Load("idle.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := bundle.ManifestLabelNames("pdm/cal.npz", mustFeatures(t, "pdm/cal.npz"))
+	idle := int64(slices.Index(names, "idle"))
+	cal, oc := mustFeatures(t, "pdm/cal.npz"), mustFeatures(t, "pdm/ood-cal.npz")
+	isIdle := map[string]bool{}
+	for i, l := range cal.Labels {
+		if l == idle {
+			isIdle[fmt.Sprint(cal.Anchor(i))] = true
+		}
+	}
+	for i := range set.Reference.N {
+		if row := set.Reference.Rows[i*cal.D : (i+1)*cal.D]; !isIdle[fmt.Sprint(row)] {
+			t.Fatalf("pool row %d is no idle calibration anchor", i)
+		}
+	}
+	n := 0
+	for _, l := range oc.Labels {
+		if l == idle {
+			n++
+		}
+	}
+	if set.OOD.N != n || set.Reference.N != 200 || set.Reference.Source != `calibration anchors of class "idle"` || set.OOD.Source != `pdm/ood-cal.npz (class "idle")` {
+		t.Errorf("pool %d rows (%q), calibration %d inputs (%q); want 200 idle anchors and the %d idle inputs", set.Reference.N, set.Reference.Source, set.OOD.N, set.OOD.Source, n)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-reference", "200", "-ood-cal", "pdm/ood-cal.npz", "-ood-class", "idel"}, `calibrate: -ood-class: pdm/cal.npz: "idel" is not among the labels`},
+		{[]string{"-reference", "100000", "-ood-cal", "pdm/ood-cal.npz", "-ood-class", "high"}, `calibrate: -reference 100000: pdm/cal.npz has `},
+		{[]string{"-reference", "200", "-ood-cal", "pdm/ood-cal.npz", "-ood-class", "bearing"}, `calibrate: -ood-class bearing: pdm/cal.npz has no anchors of it`},
+		{[]string{"-ood-class", "idle"}, "calibrate: -ood-class idle picks a class's pool and calibration inputs: give -reference N and -ood-cal FILE with it"},
+	} {
+		args := append([]string{"calibrate", "-geometry", "ball", "-cal", "pdm/cal.npz", "-out", "bad.json"}, c.args...)
+		if err := run(io.Discard, io.Discard, args); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+// mustFeatures reads a bundle file's anchors (and labels) or fails.
+func mustFeatures(t *testing.T, path string) *bundle.Bundle {
+	t.Helper()
+	b, err := bundle.ReadFeatures(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -33,11 +33,12 @@ type calibrateOptions struct {
 	ReferenceDB   string  // or a file's rows as the pool
 	OODCal        string  // held-out ID inputs calibrating the per-input OOD test
 	OODK          int     // the per-input score's neighbour; 0 means 1
+	OODClass      string  // the per-input test of one class alone: its pool and calibration inputs
 	AllowInfinite bool
 }
 
 func calibrateCommand() *command {
-	return newCommand("calibrate", "-geometry ball|ellipsoid [-fit FILE [-shift]] | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pac|pooled|class] [-delta δ] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K]]",
+	return newCommand("calibrate", "-geometry ball|ellipsoid [-fit FILE [-shift]] | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pac|pooled|class] [-delta δ] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K] [-ood-class LABEL]]",
 		"calibrate a baseline set, or a fitted geometry, on a calibration bundle and save it",
 		func(fs *flag.FlagSet, o *calibrateOptions) func() error {
 			fs.StringVar(&o.Geometry, "geometry", "", "baseline set family: ball or ellipsoid")
@@ -54,6 +55,7 @@ func calibrateCommand() *command {
 			fs.IntVar(&o.Reference, "reference", 0, "keep `N` calibration anchors with the set as the reference pool of the per-input OOD scores (0: none)")
 			fs.StringVar(&o.ReferenceDB, "reference-db", "", "keep every row of `FILE` (a collection: .npz or .safetensors with \"embeddings\" or \"anchors\", .npy or .parquet) as the reference pool instead")
 			fs.StringVar(&o.OODCal, "ood-cal", "", "calibrate the per-input OOD test on the in-distribution inputs of `FILE` (.npz: \"embeddings\" or \"anchors\"), held out from the pool and from everything the set was fitted on")
+			fs.StringVar(&o.OODClass, "ood-class", "", "the per-input OOD test of one class (an operating mode) alone: the pool is -reference N of -cal's anchors of `LABEL` (a name for string labels) and the test is calibrated on -ood-cal's inputs of it, so that inputs of that class are flagged at most α_ood of the time; one set file a class, chosen by the input's class when it is judged")
 			fs.IntVar(&o.OODK, "ood-k", 1, "the per-input OOD score's neighbour: the `K`-th smallest φ(a − x)/q̂ over the pool")
 			fs.BoolVar(&o.AllowInfinite, "allow-infinite", false, "accept a whole-space set (threshold +Inf) when the calibration split is too small")
 			return nil
@@ -106,6 +108,9 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	}
 	if o.OODCal != "" && o.Reference == 0 && o.ReferenceDB == "" {
 		return usagef("calibrate: -ood-cal needs a reference pool: give -reference N or -reference-db FILE")
+	}
+	if o.OODClass != "" && (o.OODCal == "" || o.Reference == 0) {
+		return usagef("calibrate: -ood-class %s picks a class's pool and calibration inputs: give -reference N and -ood-cal FILE with it", o.OODClass)
 	}
 	if o.OODCal != "" && o.OODK < 1 {
 		return usagef("calibrate: -ood-k %d: want at least 1", o.OODK)
@@ -161,10 +166,18 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	}
 	set.KeepRows(cal) // for evaluate to know these rows in another bundle
 	if o.Reference > 0 {
-		if o.Reference > cal.N {
-			return fmt.Errorf("calibrate: -reference %d: %s has %d anchors; give at most %d", o.Reference, o.Cal, cal.N, cal.N)
+		pool, source, of := cal, "calibration anchors", ""
+		if o.OODClass != "" {
+			if pool, err = ofClass(cal, o.Cal, o.OODClass); err != nil {
+				return err
+			}
+			source = fmt.Sprintf("calibration anchors of class %q", o.OODClass)
+			of = fmt.Sprintf(" of class %q", o.OODClass)
 		}
-		if set.Reference, err = conformal.NewReference(cal, o.Reference, o.Seed, "calibration anchors"); err != nil {
+		if o.Reference > pool.N {
+			return fmt.Errorf("calibrate: -reference %d: %s has %d anchors%s; give at most %d", o.Reference, o.Cal, pool.N, of, pool.N)
+		}
+		if set.Reference, err = conformal.NewReference(pool, o.Reference, o.Seed, source); err != nil {
 			return fmt.Errorf("calibrate: -reference %d: %s: %w", o.Reference, o.Cal, err)
 		}
 	}
@@ -174,7 +187,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		}
 	}
 	if o.OODCal != "" {
-		if set.OOD, err = oodCalibration(out, set, o.OODCal, o.OODK); err != nil {
+		if set.OOD, err = oodCalibration(out, set, o.OODCal, o.OODK, o.OODClass); err != nil {
 			return err
 		}
 	}
@@ -232,15 +245,46 @@ func referenceRows(path string, set *conformal.Set) (*conformal.Reference, error
 	return r, nil
 }
 
+// ofClass is the bundle of b's anchors (read from path) of class label —
+// a name where the manifest beside path names b's labels, an integer
+// otherwise —, refused when b has no labels or none of that class.
+func ofClass(b *bundle.Bundle, path, label string) (*bundle.Bundle, error) {
+	if b.Labels == nil {
+		return nil, fmt.Errorf("calibrate: -ood-class %s: %s has no labels to pick its inputs by (ccs bundle's files have them)", label, path)
+	}
+	c, err := bundle.ClassesNamed([]string{label}, bundle.ManifestLabelNames(path, b))
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: -ood-class: %s: %v", path, err)
+	}
+	var rows []int
+	for i, l := range b.Labels {
+		if l == c[0] {
+			rows = append(rows, i)
+		}
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("calibrate: -ood-class %s: %s has no anchors of it", label, path)
+	}
+	return b.Subset(rows), nil
+}
+
 // oodCalibration calibrates the set's per-input OOD score (the k-th
-// nearest of its reference pool) on the in-distribution inputs of path.
-func oodCalibration(out *output, set *conformal.Set, path string, k int) (*conformal.OODCalibration, error) {
+// nearest of its reference pool) on the in-distribution inputs of path
+// (those of class, when it is not "").
+func oodCalibration(out *output, set *conformal.Set, path string, k int, class string) (*conformal.OODCalibration, error) {
 	f, err := readFeaturesFor(out, path, set)
 	if err != nil {
 		return nil, err
 	}
 	if err := bundle.CheckInDistribution(path, f); err != nil {
 		return nil, fmt.Errorf("-ood-cal: %w", err)
+	}
+	source := path
+	if class != "" {
+		if f, err = ofClass(f, path, class); err != nil {
+			return nil, err
+		}
+		source = fmt.Sprintf("%s (class %q)", path, class)
 	}
 	if err := set.CheckOODInputs(f); err != nil {
 		return nil, fmt.Errorf("-ood-cal: %s: %w", path, err)
@@ -254,7 +298,7 @@ func oodCalibration(out *output, set *conformal.Set, path string, k int) (*confo
 	case err != nil:
 		return nil, fmt.Errorf("-ood-cal: %w", err)
 	}
-	c, err := n.Calibrate(f.Anchors, path)
+	c, err := n.Calibrate(f.Anchors, source)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
