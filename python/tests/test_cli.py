@@ -346,8 +346,9 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
         assert same_file(tmp_path / f"file-{name}.npz", tmp_path / "named" / f"{name}.npz"), name
     with pytest.raises(ValueError, match=r"pairs .*pairs\.npy: a file of pairs is text, \.tsv, \.csv or \.txt"):
         ccs.bundle(emb, queries=queries, pairs=tmp_path / "pairs.npy", k=2)
+    # A first line of known ids is a pair, whatever its score: refused there.
     (tmp_path / "bad.tsv").write_text("Q1\tdoc0\tnot-a-score\nQ1\tdoc7\tx\n")
-    with pytest.raises(ValueError, match=r'bad\.tsv:2: score "x" is not a number'):
+    with pytest.raises(ValueError, match=r'bad\.tsv:1: score "not-a-score" is not a number'):
         ccs.bundle(emb, queries=queries, pairs=tmp_path / "bad.tsv", ids=ids, query_ids=qids, k=2)
     with pytest.raises(FileNotFoundError):
         ccs.bundle(emb, queries=queries, pairs=tmp_path / "none.tsv", ids=ids, query_ids=qids, k=2)
