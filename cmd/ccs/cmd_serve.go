@@ -145,7 +145,34 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 		return err
 	}
 	fmt.Fprintf(out.stderr, "ccs serve: loading %s and %s on %s: /healthz answers 200, /readyz 503, until they are served\n", plural(len(o.Sets), "set", "sets"), plural(len(o.Collections), "collection", "collections"), ln.Addr())
-	srv, err := serveNew(cfg)
+	// The signals are ours from before the load: SIGTERM while the files
+	// load stops the process (the load is left to the exiting process)
+	// rather than being taken by the command's context and ignored.
+	hup, stop, done := serveSignals()
+	defer done()
+	type loaded struct {
+		srv *serve.Server
+		err error
+	}
+	lc := make(chan loaded, 1)
+	go func() {
+		srv, err := serveNew(cfg)
+		lc <- loaded{srv, err}
+	}()
+	var srv *serve.Server
+	select {
+	case l := <-lc:
+		srv, err = l.srv, l.err
+	case sig := <-stop:
+		stopLoading()
+		go func() { // a test's process lives on: close what the load makes
+			if l := <-lc; l.srv != nil {
+				l.srv.Close()
+			}
+		}()
+		fmt.Fprintf(out.stderr, "ccs serve: %v while loading: stopped\n", sig)
+		return nil
+	}
 	stopLoading()
 	if err != nil {
 		return err
@@ -153,8 +180,6 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 	defer srv.Close()
 	ln, scheme := srv.Listener(ln)
 	hs := srv.HTTPServer(o.Addr)
-	hup, stop, done := serveSignals()
-	defer done()
 	auth := "no tokens"
 	if o.AuthTokens != "" {
 		auth = "tokens from " + o.AuthTokens

@@ -204,8 +204,16 @@ func anchorRow(t *testing.T, path string, i int) []float32 {
 // TestServeProbesWhileLoading: while serve reads its files the port
 // answers the probes — /healthz 200, /readyz 503 `loading`, an API path
 // 503 — instead of accepting connections it answers only once loaded;
-// then the same port serves the sets, /readyz 200.
+// then the same port serves the sets, /readyz 200; SIGTERM while
+// loading stops it.
 func TestServeProbesWhileLoading(t *testing.T) {
+	t.Run("loaded", func(t *testing.T) { probesWhileLoading(t, false) })
+	t.Run("SIGTERM", func(t *testing.T) { probesWhileLoading(t, true) })
+}
+
+// probesWhileLoading probes a ccs serve held in its load, then lets it
+// load, or (stop) sends it SIGTERM while loading: it stops at once.
+func probesWhileLoading(t *testing.T, stop bool) {
 	dir := t.TempDir()
 	var sink bytes.Buffer
 	if err := run(&sink, &sink, []string{"simulate", "-out", dir, "-per-class", "50", "-k", "3", "-seed", "2"}); err != nil {
@@ -261,6 +269,19 @@ func TestServeProbesWhileLoading(t *testing.T) {
 		if got := probe(c.path); !strings.HasPrefix(got, c.want) {
 			t.Errorf("while loading, %s: %s, want %s", c.path, got, c.want)
 		}
+	}
+	if stop {
+		s.term <- os.Interrupt
+		select {
+		case err := <-s.done:
+			if err != nil || !strings.Contains(s.stderr.String(), "ccs serve: interrupt while loading: stopped") {
+				t.Errorf("SIGTERM while loading: %v; log %s", err, s.stderr.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("SIGTERM while loading did not stop the server")
+		}
+		close(release)
+		return
 	}
 	close(release)
 	s.base = listeningOn(t, s.stderr)

@@ -576,9 +576,8 @@ def server(calibrated, cli, tmp_path_factory):
         args += ["-set", f"{name}={calibrated[name][0]}"]
     p = subprocess.Popen([CLI, "serve", *args, "-addr", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
     try:
-        line = p.stderr.readline()
-        m = re.search(r"listening on http://(\S+)", line)
-        assert m, line
+        m, log = _listening(p)
+        assert m, log
         yield f"http://{m.group(1)}"
     finally:
         p.terminate()
@@ -588,12 +587,24 @@ def server(calibrated, cli, tmp_path_factory):
 def _start_cli_server(*args):
     """ccs serve on a free loopback port: the process and its URL."""
     p = subprocess.Popen([CLI, "serve", *map(str, args), "-addr", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
-    line = p.stderr.readline()
-    m = re.search(r"listening on http://(\S+)", line)
+    m, log = _listening(p)
     if not m:
         p.terminate()
-        raise AssertionError(line + p.stderr.read())
+        raise AssertionError(log + p.stderr.read())
     return p, f"http://{m.group(1)}"
+
+
+def _listening(p):
+    """Reads a ccs serve's log up to its "listening on" line (past the
+    line it writes while loading): the match, or None at the end of the
+    log, and the lines read."""
+    log = ""
+    for line in p.stderr:
+        log += line
+        m = re.search(r"listening on http://(\S+)", line)
+        if m:
+            return m, log
+    return None, log
 
 
 def _answer(url, body=None, token=None, npy=None):
