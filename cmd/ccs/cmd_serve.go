@@ -154,9 +154,9 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 		srv *serve.Server
 		err error
 	}
-	lc := make(chan loaded, 1)
+	lc, load := make(chan loaded, 1), serveNew
 	go func() {
-		srv, err := serveNew(cfg)
+		srv, err := load(cfg)
 		lc <- loaded{srv, err}
 	}()
 	var srv *serve.Server
