@@ -464,7 +464,19 @@ func (r retrieveResult) labelsLine() string {
 		}
 		each = append(each, fmt.Sprintf("%s %d", name, l.Count))
 	}
-	return fmt.Sprintf("labels     %d among its %d items: %s", len(r.Labels), r.Total, strings.Join(each, ", "))
+	return fmt.Sprintf("labels     %d among its %d items: %s", r.labelCount(), r.Total, strings.Join(each, ", "))
+}
+
+// labelCount is how many labels r's items have: a table's null is no
+// label, though its items are counted beside the labels'.
+func (r retrieveResult) labelCount() int {
+	n := len(r.Labels)
+	for _, l := range r.Labels {
+		if l.Label == bundle.NullMark {
+			n--
+		}
+	}
+	return n
 }
 
 // readRowLabels reads -labels, one label a row of the collection db of n
@@ -503,7 +515,7 @@ type retrieveSummary struct {
 	Median  float64 `json:"median"` // the lower median
 	Empty   int     `json:"empty"`  // sets holding no item
 	// Labels is how many labels a set's items have, on average (with
-	// -labels).
+	// -labels; a table's null is none).
 	Labels float64 `json:"labels,omitempty"`
 }
 
@@ -517,7 +529,7 @@ func summarize(results []retrieveResult) retrieveSummary {
 		if r.Total == 0 {
 			sum.Empty++
 		}
-		labels += len(r.Labels)
+		labels += r.labelCount()
 	}
 	if len(results) > 0 && results[0].Labels != nil {
 		sum.Labels = float64(labels) / float64(len(results))

@@ -517,6 +517,10 @@ func TestRetrieveLabels(t *testing.T) {
 	if err != nil || !regexp.MustCompile(`, null \d+|: null \d+`).MatchString(out) || !strings.Contains(out, "\tnull\n") || strings.Contains(out, "\x00") {
 		t.Errorf("text output with nulls: %v\n%q", err, out)
 	}
+	// A null is no label: the count is of the others.
+	if want := fmt.Sprintf("labels     %d among", len(raw.Labels)-1); !strings.Contains(out, want) {
+		t.Errorf("text output with nulls counts them as a label, want %q:\n%s", want, out)
+	}
 	if _, err := ccs("retrieve", "-set", set, "-db", "clickhouse://127.0.0.1:1/db.t", "-anchor", db, "-labels", lf); !isUsage(err) || !strings.Contains(err.Error(), "-labels names a collection file's rows") {
 		t.Errorf("-labels with a database table: %v", err)
 	}
