@@ -253,15 +253,40 @@ func TestOODRows(t *testing.T) {
 	if err := run(io.Discard, io.Discard, append(slices.Clone(base), "-labels", "windows.csv:state", "-ood-classes", "bearing,misalignment,cavitation", "-out", "state")); err != nil {
 		t.Fatal(err)
 	}
+	// The faults in a file of their own, not the labels': the manifest
+	// hashes it as it hashes every input.
+	csv, err := os.ReadFile("windows.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("faults.csv", csv, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, append(slices.Clone(base), "-labels", "windows.csv:mode", "-ood-rows", "faults.csv:fault", "-out", "own")); err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
 		a, err := os.ReadFile(filepath.Join("rows", f+".npz"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := os.ReadFile(filepath.Join("state", f+".npz"))
-		if err != nil || !bytes.Equal(a, b) {
-			t.Errorf("%s.npz differs from the state column's (%v)", f, err)
+		for _, dir := range []string{"state", "own"} {
+			b, err := os.ReadFile(filepath.Join(dir, f+".npz"))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Errorf("%s/%s.npz differs from rows/%[2]s.npz (%v)", dir, f, err)
+			}
 		}
+	}
+	data, err := os.ReadFile(filepath.Join("own", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m bundle.Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	if in := m.Inputs["ood_rows"]; in.Path != "faults.csv:fault" || len(in.SHA256) != 64 {
+		t.Errorf("manifest's ood_rows input %+v, want faults.csv:fault with its SHA-256", in)
 	}
 	if err := bundle.WriteNPY("modes.npy", bundle.Int64(make([]int64, 12000), 12000)); err != nil {
 		t.Fatal(err)

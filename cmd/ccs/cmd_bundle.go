@@ -227,7 +227,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hashes := map[string]*fileHash{}
-	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.Groups, o.Sessions, o.Blocks, o.Queries, o.Pairs, o.IDs, o.QueryIDs, o.Logits} {
+	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.OODRows, o.Groups, o.Sessions, o.Blocks, o.Queries, o.Pairs, o.IDs, o.QueryIDs, o.Logits} {
 		if path, _ := splitInput(arg); arg != "" && hashes[path] == nil {
 			hashes[path] = hashFile(ctx, path)
 		}
