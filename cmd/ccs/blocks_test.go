@@ -288,6 +288,31 @@ func TestOODRows(t *testing.T) {
 	if in := m.Inputs["ood_rows"]; in.Path != "faults.csv:fault" || len(in.SHA256) != 64 {
 		t.Errorf("manifest's ood_rows input %+v, want faults.csv:fault with its SHA-256", in)
 	}
+	// A column with no fault at all (every cell empty: a healthy fleet's
+	// export, which pandas reads as NaN floats) holds no row out.
+	var healthy strings.Builder
+	healthy.WriteString("start_s,fault\n")
+	for i := range 12000 {
+		fmt.Fprintf(&healthy, "%d,\n", i)
+	}
+	if err := os.WriteFile("healthy.csv", []byte(healthy.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, append(slices.Clone(base), "-labels", "windows.csv:mode", "-ood-rows", "healthy.csv:fault", "-out", "healthy")); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, io.Discard, append(slices.Clone(base), "-labels", "windows.csv:mode", "-out", "plain")); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal"} {
+		a, err := os.ReadFile(filepath.Join("plain", f+".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(filepath.Join("healthy", f+".npz")); err != nil || !bytes.Equal(a, b) {
+			t.Errorf("healthy/%s.npz differs from plain/%[1]s.npz (%v)", f, err)
+		}
+	}
 	if err := bundle.WriteNPY("modes.npy", bundle.Int64(make([]int64, 12000), 12000)); err != nil {
 		t.Fatal(err)
 	}

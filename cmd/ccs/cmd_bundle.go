@@ -781,10 +781,15 @@ func oodRowLabels(labels []int64, names []string, rows []int64, rowNames []strin
 	switch {
 	case names == nil:
 		return nil, nil, nil, fmt.Errorf("%s: -ood-rows: %s holds integer labels; give the classes as strings (a CSV or Parquet column of names), into which the OOD rows' values fold", source, labelsSource)
-	case rowNames == nil:
-		return nil, nil, nil, fmt.Errorf("%s: -ood-rows: integers, where names (a fault a row, empty for none) are wanted", source)
 	case len(rows) != len(labels):
 		return nil, nil, nil, fmt.Errorf("%s: %d values for the %d labels of %s", source, len(rows), len(labels), labelsSource)
+	case rowNames == nil:
+		// A column of empty cells alone (no row has a fault) reads as
+		// integers, every one missing: no row is held out.
+		if slices.ContainsFunc(rows, func(r int64) bool { return r >= 0 }) {
+			return nil, nil, nil, fmt.Errorf("%s: -ood-rows: integers, where names (a fault a row, empty for none) are wanted", source)
+		}
+		return labels, names, nil, nil
 	}
 	rows, rowNames, _ = bundle.MissingStrings(rows, rowNames)
 	classes := map[string]bool{}
