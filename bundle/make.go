@@ -828,6 +828,14 @@ func heldOut(strata map[int64][]int, cfg MakeConfig, rng *rand.Rand) (oodCal, oo
 	return oodCal, ood, left, nil
 }
 
+// BlocksError is a refusal of Make that the blocks (Items.Blocks) cause:
+// too few of them for a share, or none left to split. A command names
+// the file of the blocks with it, not that of the labels.
+type BlocksError struct{ Err error }
+
+func (e *BlocksError) Error() string { return e.Err.Error() }
+func (e *BlocksError) Unwrap() error { return e.Err }
+
 // splitBlocks splits labelled rows by block (Items.Blocks): the blocks,
 // shuffled, are shared out whole — first -ood-cal-share of them to the OOD
 // calibration, then the split shares of the rest — by their number, not
@@ -872,10 +880,10 @@ func splitBlocks(items Items, strata map[int64][]int, cfg MakeConfig, rng *rand.
 	slices.Sort(order)
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	short := func(what string, share float64, blocks int) error {
-		return fmt.Errorf("bundle: %d blocks are too few for the %s share %v: blocks lie whole in one split, and the shares are shared out by blocks; give more blocks (more recordings), fewer splits (a share of 0: -split 0,0,0.5,0.5 for the ℓ2 ball, which trains nothing) or a larger share", blocks, what, share)
+		return &BlocksError{fmt.Errorf("bundle: %d blocks are too few for the %s share %v: blocks lie whole in one split, and the shares are shared out by blocks; give more blocks (more recordings), fewer splits (a share of 0: -split 0,0,0.5,0.5 for the ℓ2 ball, which trains nothing) or a larger share", blocks, what, share)}
 	}
 	if len(order) == 0 {
-		return nil, nil, nil, fmt.Errorf("bundle: no in-distribution rows are left to split by block")
+		return nil, nil, nil, &BlocksError{fmt.Errorf("bundle: no in-distribution rows are left to split by block")}
 	}
 	left := order
 	if cfg.OODCalShare > 0 {

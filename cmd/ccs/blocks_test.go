@@ -122,6 +122,12 @@ func TestBundleBlocks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "short.csv:recording_id") {
 		t.Errorf("short block ids: %v", err)
 	}
+	// Too few blocks for a share: the -blocks file is what says so, not
+	// -labels.
+	err = run(&stdout, &stderr, []string{"bundle", "-embeddings", p("w.npy"), "-labels", p("w.csv") + ":mode", "-blocks", p("w.csv") + ":machine_id", "-split", "0.5,0.02,0.2,0.2", "-k", "5", "-out", p("few")})
+	if want := p("w.csv") + ":machine_id: bundle: 12 blocks are too few"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("too few blocks: %v, want it to begin %q", err, want)
+	}
 }
 
 // pdmWindows writes what a predictive-maintenance user exports:

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -474,7 +475,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if err != nil {
 		// Make's refusals are about which rows go together: the file that
 		// says so.
-		return fmt.Errorf("%s: %w", map[string]string{"views": o.Views, "pairs": o.Pairs, "groups": o.Groups, "labels": o.Labels}[mode], err)
+		source := map[string]string{"views": o.Views, "pairs": o.Pairs, "groups": o.Groups, "labels": o.Labels}[mode]
+		if be := (*bundle.BlocksError)(nil); errors.As(err, &be) {
+			source = o.Blocks
+		}
+		return fmt.Errorf("%s: %w", source, err)
 	}
 	var qrows []float32
 	switch {
