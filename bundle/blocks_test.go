@@ -168,6 +168,7 @@ func TestInputsBlocks(t *testing.T) {
 		want string
 	}{
 		{"groups", Inputs{Embeddings: e, Groups: []int64{0, 0, 1, 1}, Blocks: []int64{0, 1, 0, 1}, BlocksSource: "b.txt"}, "b.txt: blocks split rows of one class label a row: give them with -labels alone"},
+		{"several labels a row", Inputs{Embeddings: e, LabelSets: [][]int32{{0}, {0, 1}, {1}, {1}}, LabelsSource: "mh.npy", Blocks: []int64{0, 1, 0, 1}, BlocksSource: "b.txt"}, "b.txt: blocks split rows of one class a row, and mh.npy gives several labels a row"},
 		{"length", Inputs{Embeddings: e, Labels: []int64{0, 0, 1, 1}, Blocks: []int64{0, 1, 0}, BlocksSource: "b.txt"}, "b.txt: 3 block ids for the 4 rows of w.npy"},
 		{"missing", Inputs{Embeddings: e, Labels: []int64{0, 0, 1, 1}, Blocks: []int64{0, -1, 0, -1}, BlocksSource: "b.txt"}, "b.txt: 2 of 4 rows have a block id that marks a missing value"},
 	} {

@@ -235,6 +235,8 @@ func (in Inputs) Items() (Items, error) {
 	}
 	if in.Blocks != nil {
 		switch {
+		case in.LabelSets != nil && e.Views == 0 && in.Groups == nil && in.Queries == nil:
+			return Items{}, fmt.Errorf("%s: blocks split rows of one class a row, and %s gives several labels a row, which make the rows their own queries, related by the labels they share: give one class a row with the blocks, or no blocks", in.BlocksSource, in.LabelsSource)
 		case e.Views > 0 || in.Groups != nil || in.Queries != nil || in.LabelSets != nil || in.Labels == nil:
 			return Items{}, fmt.Errorf("%s: blocks split rows of one class label a row: give them with -labels alone (groups and views already lie whole in one split; relevance pairs split by query)", in.BlocksSource)
 		case len(in.Blocks) != e.N:
