@@ -69,9 +69,9 @@ func (k keepOpen) Close() error {
 // connection that hangs until the load ends. ln must be a TCP or Unix
 // listener (its Accept is interrupted by a deadline, never closed).
 //
-// The returned stop ends it: it stops accepting, waits up to 5 s for the
-// answers being written (each closes its connection), then closes what
-// is left, and leaves ln open and without a deadline for the server that
+// The returned stop ends it: it stops accepting, closes the connections
+// that have sent nothing yet, waits up to 5 s for the answers being
+// written (each closes its connection), then closes what is left, and leaves ln open and without a deadline for the server that
 // follows. stop must be called once, before ln is served again.
 func ServeLoading(ln net.Listener, tc *tls.Config) (stop func(), err error) {
 	dl, ok := ln.(deadliner)
@@ -88,6 +88,20 @@ func ServeLoading(ln net.Listener, tc *tls.Config) (stop func(), err error) {
 		IdleTimeout: time.Second, MaxHeaderBytes: 64 << 10,
 		ErrorLog: log.New(io.Discard, "", 0)} // a library prints nothing
 	hs.SetKeepAlivesEnabled(false)
+	// The connections that have sent no byte yet: stop closes them, as
+	// they hold no answer to wait for (Shutdown would wait out their
+	// read timeout, 5 s, while new connections queue unanswered).
+	var mu sync.Mutex
+	fresh := map[net.Conn]struct{}{}
+	hs.ConnState = func(c net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		if st == http.StateNew {
+			fresh[c] = struct{}{}
+		} else {
+			delete(fresh, c)
+		}
+	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(l) }()
 	return func() {
@@ -100,6 +114,11 @@ func ServeLoading(ln net.Listener, tc *tls.Config) (stop func(), err error) {
 		<-closed
 		dl.SetDeadline(time.Now())
 		<-served
+		mu.Lock()
+		for c := range fresh {
+			c.Close()
+		}
+		mu.Unlock()
 		dl.SetDeadline(time.Time{})
 		if err := <-shut; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			hs.Close()

@@ -60,6 +60,15 @@ func TestServeLoading(t *testing.T) {
 			t.Errorf("%s %s: Content-Type %q", c.method, c.path, ct)
 		}
 	}
+	// A connection that has sent nothing (a client's preconnect) holds
+	// no answer: stop closes it rather than waiting out its timeout,
+	// while new connections queue unanswered.
+	idle, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	time.Sleep(50 * time.Millisecond) // accepted by the loading server
 	began := time.Now()
 	stop()
 	if d := time.Since(began); d > 2*time.Second {
