@@ -319,6 +319,20 @@ func TestOODRows(t *testing.T) {
 			t.Errorf("healthy/%s.npz differs from plain/%[1]s.npz (%v)", f, err)
 		}
 	}
+	// A fault of unknown cause, "unknown": a missing label's mark to
+	// annotation tools, which must not make the row a normal one.
+	var unknown strings.Builder
+	unknown.WriteString("start_s,fault\n")
+	for i, line := range strings.Split(strings.TrimSpace(string(csv)), "\n")[1:] {
+		f := ""
+		if strings.Split(line, ",")[4] != "" {
+			f = "unknown"
+		}
+		fmt.Fprintf(&unknown, "%d,%s\n", i, f)
+	}
+	if err := os.WriteFile("unknown.csv", []byte(unknown.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := bundle.WriteNPY("modes.npy", bundle.Int64(make([]int64, 12000), 12000)); err != nil {
 		t.Fatal(err)
 	}
@@ -327,6 +341,7 @@ func TestOODRows(t *testing.T) {
 		want string
 	}{
 		{[]string{"-labels", "windows.csv:mode", "-ood-rows", "windows.csv:mode"}, `windows.csv:mode: -ood-rows: the value "idle" is also a class of windows.csv:mode`},
+		{[]string{"-labels", "windows.csv:mode", "-ood-rows", "unknown.csv:fault"}, `unknown.csv:fault: -ood-rows: the value "unknown" (300 rows) marks a missing label to annotation tools`},
 		{[]string{"-labels", "modes.npy", "-ood-rows", "windows.csv:fault"}, "windows.csv:fault: -ood-rows: modes.npy holds integer labels; give the classes as strings"},
 		{[]string{"-groups", "windows.csv:recording_id", "-ood-rows", "windows.csv:fault"}, "-ood-rows windows.csv:fault marks rows of -labels as OOD: give it with -labels"},
 	} {

@@ -273,12 +273,12 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return err
 		}
 		if o.OODRows != "" {
-			rows, rowNames, _, _, err := readIDs(o.OODRows, "ood-rows")
+			rows, rowNames, marks, _, err := readIDs(o.OODRows, "ood-rows")
 			if err != nil {
 				return err
 			}
 			var faults []string
-			if labels, names, faults, err = oodRowLabels(labels, names, rows, rowNames, o.Labels, o.OODRows); err != nil {
+			if labels, names, faults, err = oodRowLabels(labels, names, rows, rowNames, marks, o.Labels, o.OODRows); err != nil {
 				return err
 			}
 			for _, f := range faults {
@@ -776,13 +776,36 @@ func nullClass(labels []int64, names []string, missing map[int64]string) ([]int6
 }
 
 // oodRowLabels folds an -ood-rows column into string labels: a row with a
-// value (a fault's name; "" and "nan" mark none, bundle.MissingStrings) is
-// labelled by it, the others keep their class; the names are renumbered
-// in sorted order, as a column holding both would be. It returns the
-// labels, their names and the values found, sorted: the OOD classes. A
-// value that is also a class, or integer labels (no names to fold into),
-// are refused.
-func oodRowLabels(labels []int64, names []string, rows []int64, rowNames []string, labelsSource, source string) ([]int64, []string, []string, error) {
+// value (a fault's name; "", "nan" and null mark none) is labelled by it,
+// the others keep their class; the names are renumbered in sorted order,
+// as a column holding both would be. marks are readIDs' missing marks of
+// the column as written. It returns the labels, their names and the
+// values found, sorted: the OOD classes. A value that is also a class, a
+// missing label's mark that names something ("unknown"), or integer
+// labels (no names to fold into), are refused.
+func oodRowLabels(labels []int64, names []string, rows []int64, rowNames []string, marks map[int64]string, labelsSource, source string) ([]int64, []string, []string, error) {
+	// An empty cell, NaN or null is no fault; a mark of a missing label
+	// that names something ("unknown", "unassigned": a fault of unknown
+	// cause?) is refused rather than read as none, which would put a
+	// faulty row in the calibration.
+	named := map[string]int{}
+	for _, r := range rows {
+		value := marks[r]
+		if r >= 0 && rowNames != nil {
+			value = rowNames[r]
+		}
+		switch strings.ToLower(value) {
+		case "", "nan", "none", "<na>", "na", "n/a", strings.ToLower(bundle.NullMark):
+			continue
+		}
+		if bundle.MissingString(value) {
+			named[value]++
+		}
+	}
+	if len(named) > 0 {
+		value := slices.Sorted(maps.Keys(named))[0]
+		return nil, nil, nil, fmt.Errorf("%s: -ood-rows: the value %q (%d rows) marks a missing label to annotation tools: is it a fault (of unknown cause)? Name it (a value holds the row out as OOD) or empty its cells (the row keeps its class)", source, value, named[value])
+	}
 	switch {
 	case names == nil:
 		return nil, nil, nil, fmt.Errorf("%s: -ood-rows: %s holds integer labels; give the classes as strings (a CSV or Parquet column of names), into which the OOD rows' values fold", source, labelsSource)
