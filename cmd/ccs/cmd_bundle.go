@@ -335,6 +335,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				return usagef("bundle: -ood-classes and -ood-cal-share are for one label a row, and %s holds several a row: hold the rows of a label out yourself", o.Labels)
 			case o.Logits != "":
 				return usagef("bundle: -logits are for one label a row, and %s holds several a row: its bundles' anchors are the rows as queries", o.Labels)
+			case o.OODRows != "":
+				return usagef("bundle: -ood-rows %s folds faults into one label a row, and %s holds several a row: hold the faulty rows out yourself", o.OODRows, o.Labels)
 			}
 			in.LabelSets, in.LabelsSource = sets, o.Labels
 			cfg.LabelNames = li.names // a list column's values, which the positives' labels number (nil: a matrix's columns)
