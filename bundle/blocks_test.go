@@ -121,6 +121,45 @@ func TestSplitBlocks(t *testing.T) {
 	}
 }
 
+// TestBlocksClassMissing: a class whose rows lie in one block misses
+// every split but that block's, and the plan says so by name; classes in
+// every split are not named.
+func TestBlocksClassMissing(t *testing.T) {
+	const recs, per, d = 40, 60, 4
+	_, labels, blocks := recordings(1, recs, per, d)
+	cfg := MakeConfig{K: 3, Split: testSplit, Seed: 3}
+	p, err := Make(Items{N: len(labels), Labels: labels, Blocks: blocks}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range p.Warnings {
+		if strings.Contains(w, "miss a split") {
+			t.Errorf("every class in every split, yet: %s", w)
+		}
+	}
+	for i := range per {
+		labels[i] = 5 // recording 0 is the one of class 5
+	}
+	p, err = Make(Items{N: len(labels), Labels: labels, Blocks: blocks}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lacks []string
+	for _, sp := range p.Splits {
+		if !slices.Contains(sp.Anchors, 0) {
+			lacks = append(lacks, sp.Name)
+		}
+	}
+	want := "class 5 (60 rows in one block) has none in " + strings.Join(lacks, ", ") + ". A class without calibration rows"
+	found := false
+	for _, w := range p.Warnings {
+		found = found || strings.Contains(w, want)
+	}
+	if len(lacks) != 3 || !found {
+		t.Errorf("warnings %q, want one with %q", p.Warnings, want)
+	}
+}
+
 // TestBlocksErrors: blocks too few for a share, missing block ids, and
 // blocks with groups or without labels are refused, saying why.
 func TestBlocksErrors(t *testing.T) {

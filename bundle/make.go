@@ -918,7 +918,63 @@ func splitBlocks(items Items, strata map[int64][]int, cfg MakeConfig, rng *rand.
 		p.Warnings = append(p.Warnings, fmt.Sprintf("the split shares %v sum to %.4g: %d of %d blocks (%d rows) are in no split, left out (shares that sum to 1 use them all)",
 			cfg.Split, cfg.Split[0]+cfg.Split[1]+cfg.Split[2]+cfg.Split[3], len(left)-off, len(left), rows))
 	}
+	if w := classesMissing(items, strata, isOOD, parts, cfg); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
 	return oodCal, ood, parts, nil
+}
+
+// classesMissing says which in-distribution classes have no row in a
+// split of a positive share once the blocks are shared out ("" when
+// every class is in every such split): blocks lie whole in one split, so
+// a class of few blocks misses some, which calibration by class and
+// evaluation class by class would otherwise find only later.
+func classesMissing(items Items, strata map[int64][]int, isOOD map[int64]bool, parts [][]int, cfg MakeConfig) string {
+	splitOf := make(map[int]int, items.N)
+	for s, rows := range parts {
+		for _, r := range rows {
+			splitOf[r] = s
+		}
+	}
+	var missing []string
+	classes := 0
+	for _, c := range slices.Sorted(maps.Keys(strata)) {
+		if isOOD[c] {
+			continue
+		}
+		var in [4]bool
+		blocks := map[int64]bool{}
+		for _, r := range strata[c] {
+			blocks[items.Blocks[r]] = true
+			if s, ok := splitOf[r]; ok {
+				in[s] = true
+			}
+		}
+		var lacks []string
+		for s := range in {
+			if cfg.Split[s] > 0 && !in[s] {
+				lacks = append(lacks, SplitNames[s])
+			}
+		}
+		if lacks == nil {
+			continue
+		}
+		if classes++; classes <= 5 {
+			in := fmt.Sprintf("%d blocks", len(blocks))
+			if len(blocks) == 1 {
+				in = "one block"
+			}
+			missing = append(missing, fmt.Sprintf("class %s (%d rows in %s) has none in %s", cfg.class(c), len(strata[c]), in, strings.Join(lacks, ", ")))
+		}
+	}
+	if classes == 0 {
+		return ""
+	}
+	more := ""
+	if classes > 5 {
+		more = fmt.Sprintf("; %d classes in all", classes)
+	}
+	return fmt.Sprintf("blocks lie whole in one split, so some classes miss a split: %s%s. A class without calibration rows has no threshold of its own in a class-conditional set, and one without test rows no coverage figure; give more blocks of those classes, or try another -seed", strings.Join(missing, "; "), more)
 }
 
 // labelList writes labels as "0, 1, …" (the first twenty), by name when
