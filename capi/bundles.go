@@ -467,8 +467,11 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			}
 		}
 		in.Negatives = ids.Negatives
-		if note := ids.UnscoredNote(); note != "" && !ids.Judged && ids.MinScore == nil {
-			unscoredNote = "pairs: " + note + " (judged_negatives=True makes them the queries' negatives)"
+		if note := ids.UnscoredNote(); note != "" { // as ccs bundle notes them
+			unscoredNote = "pairs: " + note
+			if !ids.Judged && ids.MinScore == nil {
+				unscoredNote += " (judged_negatives=True makes them the queries' negatives)"
+			}
 		}
 		if note := ids.Note(); note != "" {
 			pairNote = "pairs: " + note

@@ -304,7 +304,9 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
         tmp_path / "qids.npy", "-k", 1, "-allow-fewer", "-out", tmp_path / "graded")
     cli("bundle", *common, "-pairs", tmp_path / "high.tsv", "-ids", tmp_path / "ids.txt", "-query-ids",
         tmp_path / "qids.npy", "-k", 1, "-allow-fewer", "-out", tmp_path / "high")
-    with pytest.warns(ccs.CCSWarning):
+    # The pairs min_score leaves out are counted, as the command's note.
+    below = sum(g < 2 for _, _, g in graded)
+    with pytest.warns(ccs.CCSWarning, match=rf"pairs: {below} pairs scored below the least relevant score 2: left out"):
         high = ccs.bundle(emb, queries=queries, pairs=graded, ids=ids, query_ids=qids, k=1, seed=5, allow_fewer=True, min_score=2)
     for split, b in high.items():
         b.save(tmp_path / f"high-{split}.npz")
