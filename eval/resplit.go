@@ -160,6 +160,7 @@ func (res *ResplitResult) finish(cov, exc []float64) {
 // class-conditional set) or with the set's recalibrated threshold.
 type ClassResplit struct {
 	Label      int64   `json:"label"`
+	Name       string  `json:"name,omitempty"`          // a string label's name, where the caller knows it (experiment.CheckCoverage)
 	NCal       int     `json:"n_calibration,omitempty"` // the class's calibration anchors per resplit (a class-conditional set; left out for a marginal one)
 	NTest      int     `json:"n_test"`                  // the class's held-out anchors per resplit (the mean, for a marginal set)
 	Coverage   Summary `json:"coverage"`

@@ -86,6 +86,15 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	if classes != nil || labels != nil {
 		check.LabelNames = names
 	}
+	// Each class named where it is judged, as ccs evaluate -per-class's
+	// classes are, so that a reader of the JSON needs no lookup.
+	for _, cs := range [][]eval.ClassResplit{classes, labels} {
+		for i, c := range cs {
+			if c.Label >= 0 && c.Label < int64(len(names)) {
+				cs[i].Name = names[c.Label]
+			}
+		}
+	}
 	var warnings []string
 	for _, c := range classes {
 		if c.WholeSpace {

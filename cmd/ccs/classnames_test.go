@@ -100,6 +100,27 @@ func TestClassSetOtherNumbering(t *testing.T) {
 		!strings.Contains(stdout.String(), "| boot ") || !strings.Contains(stdout.String(), "| coat ") {
 		t.Errorf("coverage-check: %v\n%s", err, stdout.String())
 	}
+	// -json names each class as the table does, as evaluate -per-class's
+	// classes are named.
+	stdout.Reset()
+	if err := run(&stdout, io.Discard, []string{"coverage-check", "-set", p("class.json"), "-test", p("B/test.npz"), "-resplits", "20", "-json"}); err != nil {
+		t.Fatalf("coverage-check -json: %v", err)
+	}
+	var checked struct {
+		Classes []struct {
+			Label int64  `json:"label"`
+			Name  string `json:"name"`
+		} `json:"classes"`
+		LabelNames []string `json:"label_names"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &checked); err != nil || len(checked.Classes) == 0 {
+		t.Fatalf("coverage-check -json: %v\n%s", err, stdout.String())
+	}
+	for _, c := range checked.Classes {
+		if c.Label < 0 || c.Label >= int64(len(checked.LabelNames)) || c.Name != checked.LabelNames[c.Label] || c.Name == "" {
+			t.Errorf("coverage-check -json: class %d named %q; label_names %q", c.Label, c.Name, checked.LabelNames)
+		}
+	}
 	for _, cmd := range []string{"evaluate", "coverage-check"} {
 		err := run(io.Discard, io.Discard, []string{cmd, "-set", p("class.json"), "-test", p("B2/test.npz")})
 		if err == nil || !strings.Contains(err.Error(), `class "abnormal" (label 0 of the test bundle) is not one of the set's classes, so it has no threshold`) {

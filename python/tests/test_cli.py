@@ -1587,6 +1587,7 @@ def test_evaluate_by_label(cli, tmp_path):
                     "-resplits", "60", "-per-class", "-json")
     assert got["labels"] == want["labels"] and got["coverage"] == want["coverage"]
     assert got["label_names"] == tags == want["label_names"]
+    assert [r["name"] for r in got["labels"]] == [tags[r["label"]] for r in got["labels"]]
     whole = {r["label"]: r["coverage"] for r in s.evaluate(b["test"], per_class=True)["labels"]}
     for row in got["labels"]:
         assert row["coverage"]["n"] == 60 and abs(row["coverage"]["mean"] - whole[row["label"]]) < 0.05, row
@@ -1637,3 +1638,20 @@ def test_bundle_lists_with_groups_refused_as_the_matrix():
         ccs.bundle(x, lists, groups=np.arange(n) // 4, k=2, kneg=2)
     assert "label_set_names" not in str(given.value)
     assert str(given.value) == str(matrix.value)
+
+
+def test_coverage_check_names_classes(labelled, tmp_path, cli):
+    """coverage_check(per_class=True) names each class of string labels
+    where it is judged, as the command's table and evaluate's classes do,
+    and equals ccs coverage-check -json on the same bundle."""
+    names = NAMES[labelled["labels"]]
+    splits = ccs.bundle(labelled["embeddings"], names, k=8, kneg=6, seed=3, ood_classes=["émeu"], ood_cal_share=0.1,
+                        out=tmp_path / "b")
+    ball = ccs.calibrate("ball", splits["cal"])
+    ball.save(tmp_path / "ball.json")
+    got = ball.coverage_check(splits["test"], resplits=20, per_class=True)
+    assert [c["name"] for c in got["classes"]] == [NAMES[c["label"]] for c in got["classes"]]
+    assert [c["name"] for c in got["classes"]] == [c["name"] for c in ball.evaluate(splits["test"], per_class=True)["classes"]]
+    want = cli_json(cli, "coverage-check", "-set", tmp_path / "ball.json", "-test", tmp_path / "b" / "test.npz",
+                    "-resplits", "20", "-per-class", "-json")
+    assert got["classes"] == want["classes"]
