@@ -41,6 +41,27 @@ type calibrateOptions struct {
 	OODCal       string `json:"ood_cal"`
 	OODCalSource string `json:"ood_cal_source"`
 	OODK         *int   `json:"ood_k"`
+	// OODCalBundle is the handle of an ood_cal given as a Bundle (0:
+	// none), whose labels OODClass picks the inputs of.
+	OODCalBundle uintptr `json:"ood_cal_bundle"`
+	// OODClass is ccs calibrate -ood-class: the per-input test of one
+	// class alone, its pool Reference of cal's anchors of the class and
+	// its calibration ood_cal's inputs of it ("": every class).
+	OODClass classLabel `json:"ood_class"`
+}
+
+// classLabel is a class as the caller names it: an integer, or a string
+// when the labels are strings.
+type classLabel string
+
+// UnmarshalJSON takes an integer or a string.
+func (c *classLabel) UnmarshalJSON(b []byte) error {
+	var l classList
+	if err := l.UnmarshalJSON(append(append([]byte("["), b...), ']')); err != nil {
+		return err
+	}
+	*c = classLabel(l[0])
+	return nil
 }
 
 // calibrateInputs are what ccs.calibrate may take besides the bundle: the
@@ -90,9 +111,15 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	if btoi(o.Reference > 0)+btoi(o.ReferenceDB != "")+btoi(refArray) > 1 {
 		return nil, fmt.Errorf("calibrate: give one reference pool: a number of calibration anchors, a file or an array")
 	}
-	hasOODCal := o.OODCal != "" || in.OODCal != nil
+	hasOODCal := o.OODCal != "" || in.OODCal != nil || o.OODCalBundle != 0
 	if hasOODCal && o.Reference == 0 && o.ReferenceDB == "" && !refArray {
 		return nil, fmt.Errorf("calibrate: ood_cal needs a reference pool: give reference")
+	}
+	if o.OODClass != "" && (!hasOODCal || o.Reference == 0) {
+		return nil, fmt.Errorf("calibrate: ood_class=%s picks a class's pool and calibration inputs: give reference=N (a number of its calibration anchors) and ood_cal with it", o.OODClass)
+	}
+	if o.OODClass != "" && in.OODCal != nil {
+		return nil, fmt.Errorf("calibrate: ood_class=%s: ood_cal is an array, with no labels to pick the class's inputs by: give ccs.bundle's \"ood-cal\" split or its file", o.OODClass)
 	}
 	oodK := 1
 	if o.OODK != nil {
@@ -142,10 +169,18 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	set.KeepRows(cal.b) // for evaluate to know these rows in another bundle
 	switch {
 	case o.Reference > 0:
-		if o.Reference > cal.b.N {
-			return nil, fmt.Errorf("calibrate: reference=%d: %s has %d anchors; give at most %d", o.Reference, calName, cal.b.N, cal.b.N)
+		pool, source, of := cal.b, "calibration anchors", ""
+		if o.OODClass != "" {
+			if pool, err = ofClass(cal.b, calName, cal.names, string(o.OODClass)); err != nil {
+				return nil, err
+			}
+			source = fmt.Sprintf("calibration anchors of class %q", o.OODClass)
+			of = fmt.Sprintf(" of class %q", o.OODClass)
 		}
-		if set.Reference, err = conformal.NewReference(cal.b, o.Reference, o.Seed, "calibration anchors"); err != nil {
+		if o.Reference > pool.N {
+			return nil, fmt.Errorf("calibrate: reference=%d: %s has %d anchors%s; give at most %d", o.Reference, calName, pool.N, of, pool.N)
+		}
+		if set.Reference, err = conformal.NewReference(pool, o.Reference, o.Seed, source); err != nil {
 			return nil, fmt.Errorf("calibrate: reference=%d: %s: %w", o.Reference, calName, err)
 		}
 	case o.ReferenceDB != "":
@@ -169,19 +204,38 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	if hasOODCal {
 		var rows []float32
 		source := o.OODCal
-		if o.OODCal != "" {
-			f, err := bundle.ReadFeatures(o.OODCal)
-			if err != nil {
+		if o.OODCal != "" || o.OODCalBundle != 0 {
+			var f *bundle.Bundle
+			var names []string
+			bundlePath := "" // a Bundle's file, whose manifest says its split
+			if o.OODCal != "" {
+				if f, err = bundle.ReadFeatures(o.OODCal); err != nil {
+					return nil, err
+				}
+				names = bundle.ManifestLabelNames(o.OODCal, f)
+			} else {
+				b, err := lookup[*bundleObj](o.OODCalBundle, "a bundle")
+				if err != nil {
+					return nil, fmt.Errorf("calibrate: ood_cal: %w", err)
+				}
+				f, names, source, bundlePath = b.b, b.names, cmp.Or(o.OODCalSource, b.name("ood_cal")), b.path
+			}
+			if err := checkDim(source, f, set); err != nil {
 				return nil, err
 			}
-			if err := checkDim(o.OODCal, f, set); err != nil {
-				return nil, err
+			if path := cmp.Or(o.OODCal, bundlePath); path != "" {
+				if err := bundle.CheckInDistribution(path, f); err != nil {
+					return nil, fmt.Errorf("calibrate: ood_cal: %w", err)
+				}
 			}
-			if err := bundle.CheckInDistribution(o.OODCal, f); err != nil {
-				return nil, fmt.Errorf("calibrate: ood_cal: %w", err)
+			if o.OODClass != "" {
+				if f, err = ofClass(f, source, names, string(o.OODClass)); err != nil {
+					return nil, err
+				}
+				source = fmt.Sprintf("%s (class %q)", source, o.OODClass)
 			}
 			if err := set.CheckOODInputs(f); err != nil {
-				return nil, fmt.Errorf("calibrate: ood_cal: %s: %w", o.OODCal, err)
+				return nil, fmt.Errorf("calibrate: ood_cal: %s: %w", source, err)
 			}
 			rows = f.Anchors
 		} else {
@@ -209,6 +263,30 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		}
 	}
 	return set, nil
+}
+
+// ofClass is the bundle of b's anchors (named what in messages) of class
+// label — a name where names names b's labels, an integer otherwise —,
+// refused when b has no labels or none of that class, as ccs calibrate
+// -ood-class refuses them.
+func ofClass(b *bundle.Bundle, what string, names []string, label string) (*bundle.Bundle, error) {
+	if b.Labels == nil {
+		return nil, fmt.Errorf("calibrate: ood_class=%s: %s has no labels to pick its inputs by (ccs.bundle's splits have them)", label, what)
+	}
+	c, err := bundle.ClassesNamed([]string{label}, names)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: ood_class: %s: %v", what, err)
+	}
+	var rows []int
+	for i, l := range b.Labels {
+		if l == c[0] {
+			rows = append(rows, i)
+		}
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("calibrate: ood_class=%s: %s has no anchors of it", label, what)
+	}
+	return b.Subset(rows), nil
 }
 
 // referenceRows checks rows (n×d) against the set and makes them its pool.

@@ -707,7 +707,7 @@ def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, v
 
 
 def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, ridge=None, fit=None, shift=False,
-              reference=None, ood_cal=None, ood_k=None, allow_infinite=False):
+              reference=None, ood_cal=None, ood_k=None, ood_class=None, allow_infinite=False):
     """Calibrates a set on the bundle cal (or a bundle file's path), as ccs
     calibrate does. fitted: a fitted Set (from fit, or Set.load of a file
     ccs fit wrote, or that file's path), or "ball" or "ellipsoid" for the
@@ -730,8 +730,14 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
     (m, d) array; ood_cal calibrates the per-input OOD test (Set.ood) on
     in-distribution inputs held out from everything else: a features file
     (as ccs calibrate -ood-cal), a Bundle (its anchors) or an (n, d) array;
-    ood_k is its neighbour (default 1). The set's warnings are issued as
-    CCSWarning."""
+    ood_k is its neighbour (default 1). ood_class (ccs calibrate
+    -ood-class) makes the test of one class alone — a class name for string
+    labels, an integer otherwise —: its pool reference (a number) of cal's
+    anchors of the class, its calibration ood_cal's inputs of it (a Bundle
+    or a file: an array has no labels), one set a class, chosen by an
+    input's class when it is judged; the false-alarm rate α_ood then holds
+    for that class's inputs, which one test over all classes does not
+    promise a small class. The set's warnings are issued as CCSWarning."""
     cb, close_cal = _bundle_of(cal, "cal")
     fb, close_fit = (None, False) if fit is None else _bundle_of(fit, "fit")
     fitted_h, geometry, close_fitted = 0, None, None
@@ -757,20 +763,21 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
         ref_db = os.fsdecode(reference)
     elif reference is not None:
         ref_rows, ref_source = reference, "array"
-    cal_path, cal_rows, cal_source = None, None, None
+    cal_path, cal_rows, cal_source, cal_bundle = None, None, None, 0
     if isinstance(ood_cal, (str, bytes, os.PathLike)):
         cal_path = os.fsdecode(ood_cal)
     elif isinstance(ood_cal, Bundle):
         if ood_cal.split == "ood":
             raise ValueError("calibrate: ood_cal: the OOD sample ccs.bundle held out (its \"ood\" split), where held-out "
                              "in-distribution inputs are wanted: give its \"ood-cal\" split (ccs.bundle(..., ood_cal_share=) makes it)")
-        cal_rows, cal_source = ood_cal.anchors, ood_cal.path or "bundle"
+        cal_bundle, cal_source = ood_cal._handle(), ood_cal.path or "bundle"
     elif ood_cal is not None:
         cal_rows, cal_source = ood_cal, "array"
     try:
         opts = options(geometry=geometry, alpha=alpha, calibration=calibration, delta=delta, seed=seed,
                        ridge=ridge, shift=shift, allow_infinite=allow_infinite, reference=ref_n, reference_db=ref_db,
-                       reference_source=ref_source, ood_cal=cal_path, ood_cal_source=cal_source, ood_k=ood_k)
+                       reference_source=ref_source, ood_cal=cal_path, ood_cal_source=cal_source, ood_k=ood_k,
+                       ood_cal_bundle=cal_bundle or None, ood_class=_ood_class(ood_class))
         h = c_handle()
         call(lib.ccs_calibrate, fitted_h, cb._handle(), 0 if fb is None else fb._handle(), opts,
              lent.ref(ref_rows, "reference"), lent.ref(cal_rows, "ood_cal"), byref(h))
@@ -786,6 +793,17 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
         s.training = fitted.training
     _warn(s.warnings)
     return s
+
+
+def _ood_class(c):
+    """calibrate's ood_class as the library takes it: None, a string or an integer."""
+    if c is None or isinstance(c, str):
+        return c
+    if isinstance(c, bytes):
+        return c.decode()
+    if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)):
+        raise TypeError(f"calibrate: ood_class: got a {type(c).__name__}, want a class name (str) or an integer label")
+    return int(c)
 
 
 _SPLITS = ("fit", "val", "cal", "test", "ood", "ood-cal")

@@ -1655,3 +1655,58 @@ def test_coverage_check_names_classes(labelled, tmp_path, cli):
     want = cli_json(cli, "coverage-check", "-set", tmp_path / "ball.json", "-test", tmp_path / "b" / "test.npz",
                     "-resplits", "20", "-per-class", "-json")
     assert got["classes"] == want["classes"]
+
+
+def test_calibrate_ood_class_equals_ccs_calibrate(labelled, tmp_path, cli):
+    """ood_class is ccs calibrate -ood-class: the per-input OOD test of one
+    class, its pool the calibration split's anchors of the class and its
+    calibration the ood-cal split's inputs of it — the command's set file
+    byte for byte, from files and from ccs.bundle's splits alike, integer
+    labels and names; refused as the command refuses it."""
+    bundles = labelled["bundles"]
+    cli("calibrate", "-geometry", "ball", "-cal", bundles / "cal.npz", "-reference", 20, "-ood-cal",
+        bundles / "ood-cal.npz", "-ood-class", 2, "-out", tmp_path / "cli.json")
+    got = ccs.calibrate("ball", bundles / "cal.npz", reference=20, ood_cal=bundles / "ood-cal.npz", ood_class=2)
+    got.save(tmp_path / "py.json")
+    assert same_file(tmp_path / "cli.json", tmp_path / "py.json")
+    loaded = ccs.Bundle.load(bundles / "ood-cal.npz", features=True)   # a Bundle: its labels pick the class
+    ccs.calibrate("ball", bundles / "cal.npz", reference=20, ood_cal=loaded, ood_class=np.int64(2)).save(tmp_path / "b.json")
+    assert same_file(tmp_path / "cli.json", tmp_path / "b.json")
+    info = got.info
+    assert info["ood_reference"]["source"] == 'calibration anchors of class "2"', info["ood_reference"]["source"]
+    assert info["ood_calibration"]["source"] == f'{bundles / "ood-cal.npz"} (class "2")', info["ood_calibration"]
+    cal, oodcal = np.load(bundles / "cal.npz"), np.load(bundles / "ood-cal.npz")
+    assert info["ood_calibration"]["n"] == int((oodcal["labels"] == 2).sum())
+    # The class's own inputs are judged against the class's pool alone: an
+    # input of another class is further from it than from the whole pool.
+    whole = ccs.calibrate("ball", bundles / "cal.npz", reference=20, ood_cal=bundles / "ood-cal.npz")
+    others = oodcal["anchors"][oodcal["labels"] != 2]
+    assert got.ood(others, alpha_ood=0.1)["score"].mean() > whole.ood(others, alpha_ood=0.1)["score"].mean()
+
+    # String labels: the class by its name, from ccs.bundle's splits.
+    names = NAMES[labelled["labels"]]
+    splits = ccs.bundle(labelled["embeddings"], names, k=8, kneg=6, seed=3, ood_classes=["émeu"], ood_cal_share=0.1)
+    s = ccs.calibrate("ball", splits["cal"], reference=20, ood_cal=splits["ood-cal"], ood_class=NAMES[2])
+    assert s.info["ood_reference"]["source"] == f'calibration anchors of class "{NAMES[2]}"'
+    assert s.info["ood_calibration"]["source"] == f'bundle (class "{NAMES[2]}")'
+    assert s.info["ood_calibration"]["n"] == info["ood_calibration"]["n"]   # the same rows as the integer labels'
+
+    n2 = int((cal["labels"] == 2).sum())
+    for kw, exc, msg in [
+        (dict(ood_cal=splits["ood-cal"], ood_class=NAMES[2]), ValueError, r"^calibrate: ood_cal needs a reference pool"),
+        (dict(reference=str(bundles / "cal.npz"), ood_cal=splits["ood-cal"], ood_class=NAMES[2]), ValueError,
+         r"^calibrate: ood_class=.* picks a class's pool and calibration inputs: give reference=N"),
+        (dict(reference=20, ood_class=NAMES[2]), ValueError, r"give reference=N .* and ood_cal with it"),
+        (dict(reference=20, ood_cal=splits["ood-cal"].anchors, ood_class=NAMES[2]), ValueError,
+         r"^calibrate: ood_class=.*: ood_cal is an array, with no labels to pick the class's inputs by"),
+        (dict(reference=20, ood_cal=splits["ood-cal"], ood_class=NAMES[2][:-1]), ValueError,
+         r"^calibrate: ood_class: cal: .* is not among the labels .*did you mean"),
+        (dict(reference=20, ood_cal=splits["ood-cal"], ood_class=2), ValueError, r'"2" is not among the labels'),
+        (dict(reference=n2 + 1, ood_cal=splits["ood-cal"], ood_class=NAMES[2]), ValueError,
+         rf"^calibrate: reference={n2 + 1}: cal has {n2} anchors of class .*; give at most {n2}"),
+        (dict(reference=20, ood_cal=splits["ood-cal"], ood_class=2.0), TypeError,
+         r"^calibrate: ood_class: got a float, want a class name \(str\) or an integer label"),
+    ]:
+        with pytest.raises(exc, match=msg):
+            ccs.calibrate("ball", splits["cal"], **kw)
+
