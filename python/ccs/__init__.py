@@ -27,6 +27,7 @@ import operator
 import os
 import reprlib
 import shutil
+import sys
 import tempfile
 import warnings
 from ctypes import byref, c_double, c_int, c_int64, c_uint8, c_void_p, POINTER
@@ -62,9 +63,23 @@ class CCSWarning(UserWarning):
     +Inf, a pooled (approximate) calibration, a bundle's draws that repeat."""
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _caller_level():
+    """The stacklevel of warnings.warn, called from _warn, that names the
+    first frame outside this package: the user's line, however deep the
+    package's own calls go (ccs.bundle warns from a helper of a helper)."""
+    level, f = 2, sys._getframe(2)  # 1: _warn; 2: its caller
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _PACKAGE_DIR:
+        level, f = level + 1, f.f_back
+    return level
+
+
 def _warn(messages):
+    level = _caller_level()
     for m in messages:
-        warnings.warn(m, CCSWarning, stacklevel=3)
+        warnings.warn(m, CCSWarning, stacklevel=level)
 
 
 def _path(p):

@@ -1640,23 +1640,6 @@ def test_bundle_lists_with_groups_refused_as_the_matrix():
     assert str(given.value) == str(matrix.value)
 
 
-def test_coverage_check_names_classes(labelled, tmp_path, cli):
-    """coverage_check(per_class=True) names each class of string labels
-    where it is judged, as the command's table and evaluate's classes do,
-    and equals ccs coverage-check -json on the same bundle."""
-    names = NAMES[labelled["labels"]]
-    splits = ccs.bundle(labelled["embeddings"], names, k=8, kneg=6, seed=3, ood_classes=["émeu"], ood_cal_share=0.1,
-                        out=tmp_path / "b")
-    ball = ccs.calibrate("ball", splits["cal"])
-    ball.save(tmp_path / "ball.json")
-    got = ball.coverage_check(splits["test"], resplits=20, per_class=True)
-    assert [c["name"] for c in got["classes"]] == [NAMES[c["label"]] for c in got["classes"]]
-    assert [c["name"] for c in got["classes"]] == [c["name"] for c in ball.evaluate(splits["test"], per_class=True)["classes"]]
-    want = cli_json(cli, "coverage-check", "-set", tmp_path / "ball.json", "-test", tmp_path / "b" / "test.npz",
-                    "-resplits", "20", "-per-class", "-json")
-    assert got["classes"] == want["classes"]
-
-
 def test_calibrate_ood_class_equals_ccs_calibrate(labelled, tmp_path, cli):
     """ood_class is ccs calibrate -ood-class: the per-input OOD test of one
     class, its pool the calibration split's anchors of the class and its
@@ -1710,3 +1693,37 @@ def test_calibrate_ood_class_equals_ccs_calibrate(labelled, tmp_path, cli):
         with pytest.raises(exc, match=msg):
             ccs.calibrate("ball", splits["cal"], **kw)
 
+
+def test_warnings_name_the_callers_line(labelled):
+    """A CCSWarning points at the line of the caller's code that made it,
+    not at the package's own lines, however deep the package's calls go:
+    a notebook shows the cell's line."""
+    calls = {
+        "bundle": lambda: ccs.bundle(labelled["embeddings"], labelled["labels"], k=40, kneg=8, allow_fewer=True),
+        "calibrate": lambda: ccs.calibrate("ball", labelled["bundles"] / "cal.npz", calibration="pooled"),
+    }
+    for name, call in calls.items():
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            call()
+        ours = [w for w in got if issubclass(w.category, ccs.CCSWarning)]
+        assert ours, name
+        for w in ours:
+            assert w.filename == __file__, (name, w.filename, str(w.message))
+
+
+def test_coverage_check_names_classes(labelled, tmp_path, cli):
+    """coverage_check(per_class=True) names each class of string labels
+    where it is judged, as the command's table and evaluate's classes do,
+    and equals ccs coverage-check -json on the same bundle."""
+    names = NAMES[labelled["labels"]]
+    splits = ccs.bundle(labelled["embeddings"], names, k=8, kneg=6, seed=3, ood_classes=["émeu"], ood_cal_share=0.1,
+                        out=tmp_path / "b")
+    ball = ccs.calibrate("ball", splits["cal"])
+    ball.save(tmp_path / "ball.json")
+    got = ball.coverage_check(splits["test"], resplits=20, per_class=True)
+    assert [c["name"] for c in got["classes"]] == [NAMES[c["label"]] for c in got["classes"]]
+    assert [c["name"] for c in got["classes"]] == [c["name"] for c in ball.evaluate(splits["test"], per_class=True)["classes"]]
+    want = cli_json(cli, "coverage-check", "-set", tmp_path / "ball.json", "-test", tmp_path / "b" / "test.npz",
+                    "-resplits", "20", "-per-class", "-json")
+    assert got["classes"] == want["classes"]
