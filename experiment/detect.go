@@ -343,6 +343,21 @@ func detectBaselines(ctx context.Context, d OODDetection, t *OODTable, ev ood.Ev
 			return nil, fmt.Errorf("%s: %d activation summaries a row, and -train %s has %d: the baselines read one encoder's", names[i], b.A, d.TrainName, tr.A)
 		}
 	}
+	// Inputs without the logits train has: the logit baselines (MSP,
+	// Energy, ViM) are then unavailable on them, which their rows say;
+	// this says which input to give them with.
+	if tr.C > 0 {
+		var none []string
+		for i, b := range inputs {
+			if b != nil && b.C == 0 {
+				none = append(none, names[i])
+			}
+		}
+		if len(none) > 0 {
+			warnings = append(warnings, fmt.Sprintf("%s: no logits, and -train %s has %d classes': MSP, Energy and ViM are not available on inputs without them; give the classifier's logits with each (a file with a logits array; ccs.Bundle(x, logits=L) in Python)",
+				strings.Join(none, ", "), d.TrainName, tr.C))
+		}
+	}
 	seen := bundle.NewRowFilter(tr)
 	if calB != nil {
 		if m := seen.Count(calB); m >= 2 && 10*m >= calB.N {

@@ -589,7 +589,13 @@ func (t *OODTable) WriteText(w io.Writer) error {
 // reason is why a detector is unavailable, without its name (the table
 // names it).
 func reason(name string, err error) string {
-	return strings.TrimPrefix(err.Error(), name+": ")
+	r := strings.TrimPrefix(err.Error(), name+": ")
+	// A sample's failure (ood.Evaluation.Measure's "on NAME: …") names
+	// the method once: "on camera2: not available: needs logits".
+	if on, rest, ok := strings.Cut(r, ": "+name+": "); ok && strings.HasPrefix(on, "on ") {
+		r = on + ": " + rest
+	}
+	return r
 }
 
 // writeGrid writes rows (the first is the header) as a padded Markdown table.

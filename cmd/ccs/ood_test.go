@@ -129,6 +129,17 @@ func TestConformalOOD(t *testing.T) {
 			t.Errorf("%v: error %v, want %q (usage %v)", c.args, err, c.want, c.usage)
 		}
 	}
+	// An OOD sample without the logits -train and -id have: the logit
+	// baselines' rows say so once each, and a warning says what to give.
+	if err := bundle.WriteNPZ(p("id3.npz"), map[string]bundle.Array{"embeddings": bundle.Float32(test.Anchors, test.N, test.D), "logits": logits(test.N, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	sink.Reset()
+	if out, err := run1("ood", "-set", p("set.json"), "-id", p("id3.npz"), "-ood", "far="+p("far.npz"), "-train", p("feats3.npz"), "-cider-epochs", "0", "-quiet"); err != nil ||
+		!strings.Contains(sink.String(), "far: no logits, and -train "+p("feats3.npz")+" has 3 classes': MSP, Energy and ViM are not available on inputs without them; give the classifier's logits with each") ||
+		!strings.Contains(out, "MSP: on far: not available: needs logits") || strings.Contains(out, "MSP: on far: MSP:") {
+		t.Errorf("an OOD sample without logits: %v\n%s\n%s", err, sink.String(), out)
+	}
 	// -train's own rows as the ID inputs: warned of.
 	sink.Reset()
 	if _, err := run1("ood", "-set", p("set.json"), "-id", p("feats.npz"), "-ood", p("far.npz"), "-train", p("feats.npz"), "-cider-epochs", "1", "-quiet"); err != nil ||

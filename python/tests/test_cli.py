@@ -1727,3 +1727,28 @@ def test_coverage_check_names_classes(labelled, tmp_path, cli):
     want = cli_json(cli, "coverage-check", "-set", tmp_path / "ball.json", "-test", tmp_path / "b" / "test.npz",
                     "-resplits", "20", "-per-class", "-json")
     assert got["classes"] == want["classes"]
+
+
+def test_ood_detection_names_inputs_without_logits():
+    """A new batch given to ood_detection as an array carries no logits:
+    MSP, Energy and ViM say so once on it, a CCSWarning names it and says
+    how to give them, and ccs.Bundle(x, logits=) makes MSP available."""
+    rng = np.random.default_rng(23)
+    centres = rng.normal(0, 3, size=(4, 6))
+    labels = rng.integers(0, 4, size=600)
+    emb = (centres[labels] + rng.normal(size=(600, 6))).astype(np.float32)
+    logits = (emb @ centres.T).astype(np.float32)
+    splits = ccs.bundle(emb, labels, logits=logits, k=4, seed=2, ood_cal_share=0.2)
+    s = ccs.calibrate("ball", splits["cal"], reference=50, ood_cal=splits["ood-cal"])
+    new = (centres[rng.integers(0, 4, size=200)] + 2 + 1.5 * rng.normal(size=(200, 6))).astype(np.float32)
+    with pytest.warns(ccs.CCSWarning, match=r"^camera: no logits, and -train train has 4 classes': MSP, Energy and ViM are not "
+                      r"available on inputs without them; .*ccs.Bundle\(x, logits=L\) in Python"):
+        d = ccs.ood_detection(s, splits["test"], {"camera": new}, train=splits["fit"], ood_cal=splits["ood-cal"], cider_epochs=0)
+    msp = next(r for r in d.rows if r["method"] == "MSP")
+    assert msp["unavailable"] == "on camera: not available: needs logits", msp
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ccs.CCSWarning)
+        d = ccs.ood_detection(s, splits["test"], {"camera": ccs.Bundle(new, logits=(new @ centres.T).astype(np.float32))},
+                              train=splits["fit"], ood_cal=splits["ood-cal"], cider_epochs=0)
+    msp = next(r for r in d.rows if r["method"] == "MSP")
+    assert not msp.get("unavailable") and msp["auroc"], msp
