@@ -1426,7 +1426,10 @@ class Set(_Handle):
         the rest held out —, the coverage's mean and spread, 5th percentile
         and share below 1 - alpha ("coverage_p05", "coverage_below_share"),
         each resplit's ("coverages"), class by class with
-        per_class ("classes"; with several labels a row, label by label:
+        per_class ("classes", each with its "name" for string labels; a
+        class-conditional set's class whose calibration anchors are too
+        few for its rank in every resplit has "whole_space", its 100%
+        coverage saying nothing; with several labels a row, label by label:
         "labels", of the held-out positives sharing each label, with
         "label_names" where the labels have names), and "this_set", what
         this set's own threshold covers of test. A dict, field for field
