@@ -622,9 +622,12 @@ func (p *Plan) warnRepeats(k int) {
 		// rank), and their least.
 		slices.Sort(distinct)
 		k90 := distinct[max(0, int(math.Ceil(0.1*float64(len(distinct))))-1)]
-		lower := fmt.Sprintf("-k %d draws distinct ones for nine anchors in ten, -k %d for every anchor", k90, distinct[0])
-		if k90 == distinct[0] {
-			lower = fmt.Sprintf("-k %d draws distinct ones for every anchor", k90)
+		lower := fmt.Sprintf("-k %d draws distinct ones for nine anchors in ten, -k %d for every anchor (k= in Python)", k90, distinct[0])
+		switch {
+		case k90 == distinct[0]:
+			lower = fmt.Sprintf("-k %d draws distinct ones for every anchor (k=%d in Python)", k90, k90)
+		case k90 >= k: // a short tail: advising this k would say nothing
+			lower = fmt.Sprintf("nine anchors in ten draw k distinct ones already; -k %d draws distinct ones for every anchor (k=%d in Python)", distinct[0], distinct[0])
 		}
 		p.Warnings = append(p.Warnings, fmt.Sprintf("allow fewer: %d of %d anchors had fewer than k = %d distinct positives and repeat some (%s): %s", total, anchors, k, strings.Join(parts, ", "), lower))
 	}

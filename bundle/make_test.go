@@ -732,7 +732,7 @@ func TestWarnRepeats(t *testing.T) {
 	for _, c := range []struct {
 		k    int
 		want bool
-	}{{2, false}, {15, true}} {
+	}{{2, false}, {15, true}, {8, true}} {
 		p, err := Make(Items{N: len(labels), Labels: labels}, MakeConfig{K: c.k, Split: testSplit, Seed: 3, AllowFewer: true})
 		if err != nil {
 			t.Fatal(err)
@@ -771,9 +771,12 @@ func TestWarnRepeats(t *testing.T) {
 		}
 		slices.Sort(distinct)
 		k90, kAll := distinct[int(math.Ceil(0.1*float64(len(distinct))))-1], distinct[0]
-		advice := fmt.Sprintf("-k %d draws distinct ones for nine anchors in ten, -k %d for every anchor", k90, kAll)
-		if k90 == kAll {
-			advice = fmt.Sprintf("-k %d draws distinct ones for every anchor", kAll)
+		advice := fmt.Sprintf("-k %d draws distinct ones for nine anchors in ten, -k %d for every anchor (k= in Python)", k90, kAll)
+		switch {
+		case k90 == kAll:
+			advice = fmt.Sprintf("-k %d draws distinct ones for every anchor (k=%d in Python)", kAll, kAll)
+		case k90 >= c.k:
+			advice = fmt.Sprintf("nine anchors in ten draw k distinct ones already; -k %d draws distinct ones for every anchor (k=%d in Python)", kAll, kAll)
 		}
 		if !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.HasSuffix(w, advice) }) {
 			t.Errorf("k = %d: warnings %q, want the advice %q", c.k, p.Warnings, advice)
