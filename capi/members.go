@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -208,6 +209,9 @@ func contains(s *conformal.Set, qr query, label *int64, dst []bool) error {
 		return conformal.ErrNotCalibrated
 	}
 	q, err := s.ThresholdOf(label)
+	if errors.Is(err, conformal.ErrNoLabel) {
+		return fmt.Errorf("contains: %w: give it as label= — its class's name (the set's info[\"classes\"]) or its integer label", err)
+	}
 	if err != nil {
 		return err
 	}

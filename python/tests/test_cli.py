@@ -783,13 +783,17 @@ def test_ood_equals_ccs_serve(server, calibrated, sim, name):
 
 
 def test_class_set_says_what_takes_no_label(calibrated, sim):
-    """A class-conditional set's retrieve and ood have no label to give:
+    """A class-conditional set's retrieve and ood have no label to give, and contains without one:
     the refusal says so and what does take one."""
     s = calibrated["class"][2]
     rows = np.load(sim / "test.npz")["anchors"]
     for call in (lambda: s.retrieve(rows[0], rows), lambda: s.ood(rows[:3])):
         with pytest.raises(ValueError, match=r"needs the anchor's label; (retrieve|ood) takes none: calibrate the set with one threshold"):
             call()
+    # contains takes one, and its refusal without it says how to give it.
+    with pytest.raises(ValueError, match=r"^contains: conformal: .*needs the anchor's label: give it as label= — its class's name"):
+        s.contains(rows[0], rows[:3])
+    assert s.contains(rows[0], rows[:3], label=0).shape == (3,)
 
 
 @pytest.mark.parametrize("limit", [0, 5])
