@@ -101,7 +101,7 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 			return fmt.Errorf("ood_detection: fdr=%v: want 0 < Q < 1 (or 0: none)", o.FDR)
 		}
 		d := experiment.OODDetection{Set: s.s, SetName: cmp.Or(o.SetName, "the set"), IDName: cmp.Or(o.IDName, "id"),
-			LabelNames: o.LabelNames, TrainName: cmp.Or(o.TrainName, "train"), OODCalName: cmp.Or(o.OODCalName, "ood_cal"),
+			LabelNames: o.LabelNames, TrainName: "train", OODCalName: cmp.Or(o.OODCalName, "ood_cal"),
 			Mode: o.Mode, Test: test, FDR: o.FDR, Convention: conv, CiderEpochs: 100, Seed: o.Seed}
 		if o.CiderEpochs != nil {
 			d.CiderEpochs = *o.CiderEpochs
@@ -133,8 +133,11 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 			}
 		}
 		if trainH != 0 {
-			if d.Train, err = features(trainH, d.TrainName); err != nil {
+			if d.Train, err = features(trainH, cmp.Or(o.TrainName, "train")); err != nil {
 				return err
+			}
+			if o.TrainName != "" && o.TrainName != "train" {
+				d.TrainName = "train=" + o.TrainName // messages name the keyword and its file
 			}
 		}
 		if calH != 0 {

@@ -49,7 +49,9 @@ type OODDetection struct {
 	// Train fits the baselines (nil: none); OODCal, held-out ID inputs,
 	// calibrates their conformal tests (nil: none); Classifier is the
 	// encoder's last layer, for ViM (nil: ViM "not available").
-	Train       *bundle.Bundle
+	Train *bundle.Bundle
+	// TrainName is how messages name Train: "-train FILE" (the command's
+	// flag), "train" or "train=NAME" (Python's keyword).
 	TrainName   string
 	OODCal      *bundle.Bundle
 	OODCalName  string
@@ -338,9 +340,9 @@ func detectBaselines(ctx context.Context, d OODDetection, t *OODTable, ev ood.Ev
 		switch {
 		case b == nil:
 		case b.C > 0 && tr.C > 0 && b.C != tr.C:
-			return nil, fmt.Errorf("%s: logits of %d classes, and -train %s has %d: the baselines read one classifier's logits", names[i], b.C, d.TrainName, tr.C)
+			return nil, fmt.Errorf("%s: logits of %d classes, and %s has %d: the baselines read one classifier's logits", names[i], b.C, d.TrainName, tr.C)
 		case b.A > 0 && tr.A > 0 && b.A != tr.A:
-			return nil, fmt.Errorf("%s: %d activation summaries a row, and -train %s has %d: the baselines read one encoder's", names[i], b.A, d.TrainName, tr.A)
+			return nil, fmt.Errorf("%s: %d activation summaries a row, and %s has %d: the baselines read one encoder's", names[i], b.A, d.TrainName, tr.A)
 		}
 	}
 	// Inputs without the logits train has: the logit baselines (MSP,
@@ -354,18 +356,18 @@ func detectBaselines(ctx context.Context, d OODDetection, t *OODTable, ev ood.Ev
 			}
 		}
 		if len(none) > 0 {
-			warnings = append(warnings, fmt.Sprintf("%s: no logits, and -train %s has %d classes': MSP, Energy and ViM are not available on inputs without them; give the classifier's logits with each (a file with a logits array; ccs.Bundle(x, logits=L) in Python)",
+			warnings = append(warnings, fmt.Sprintf("%s: no logits, and %s has %d classes': MSP, Energy and ViM are not available on inputs without them; give the classifier's logits with each (a file with a logits array; ccs.Bundle(x, logits=L) in Python)",
 				strings.Join(none, ", "), d.TrainName, tr.C))
 		}
 	}
 	seen := bundle.NewRowFilter(tr)
 	if calB != nil {
 		if m := seen.Count(calB); m >= 2 && 10*m >= calB.N {
-			return nil, fmt.Errorf("%s: %d of its %d inputs are rows of -train %s, which the baselines are fitted on: their scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz)", d.OODCalName, m, calB.N, d.TrainName)
+			return nil, fmt.Errorf("%s: %d of its %d inputs are rows of %s, which the baselines are fitted on: their scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz)", d.OODCalName, m, calB.N, d.TrainName)
 		}
 	}
 	if m := seen.Count(ev.ID); m >= 2 && 10*m >= ev.ID.N {
-		warnings = append(warnings, fmt.Sprintf("%s: %d of its %d inputs are rows of -train %s, which the baselines are fitted on: the baselines' figures on them are optimistic, no test; give in-distribution inputs held out from it (ccs bundle's test.npz)", d.IDName, m, ev.ID.N, d.TrainName))
+		warnings = append(warnings, fmt.Sprintf("%s: %d of its %d inputs are rows of %s, which the baselines are fitted on: the baselines' figures on them are optimistic, no test; give in-distribution inputs held out from it (ccs bundle's test.npz)", d.IDName, m, ev.ID.N, d.TrainName))
 	}
 	train := ood.SampleOf(tr)
 	var shifted []baselineScores

@@ -128,7 +128,7 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		if d.Train, err = readFeaturesFor(out, o.Train, set); err != nil {
 			return err
 		}
-		d.TrainName = o.Train
+		d.TrainName = "-train " + o.Train
 		if o.OODCal != "" {
 			if d.OODCal, err = readFeaturesFor(out, o.OODCal, set); err != nil {
 				return err

@@ -1733,10 +1733,12 @@ def test_coverage_check_names_classes(labelled, tmp_path, cli):
     assert got["classes"] == want["classes"]
 
 
-def test_ood_detection_names_inputs_without_logits():
+def test_ood_detection_names_inputs_without_logits(tmp_path):
     """A new batch given to ood_detection as an array carries no logits:
     MSP, Energy and ViM say so once on it, a CCSWarning names it and says
-    how to give them, and ccs.Bundle(x, logits=) makes MSP available."""
+    how to give them, and ccs.Bundle(x, logits=) makes MSP available.
+    Messages name train as the keyword (and its file), not as ccs ood's
+    -train flag."""
     rng = np.random.default_rng(23)
     centres = rng.normal(0, 3, size=(4, 6))
     labels = rng.integers(0, 4, size=600)
@@ -1745,7 +1747,7 @@ def test_ood_detection_names_inputs_without_logits():
     splits = ccs.bundle(emb, labels, logits=logits, k=4, seed=2, ood_cal_share=0.2)
     s = ccs.calibrate("ball", splits["cal"], reference=50, ood_cal=splits["ood-cal"])
     new = (centres[rng.integers(0, 4, size=200)] + 2 + 1.5 * rng.normal(size=(200, 6))).astype(np.float32)
-    with pytest.warns(ccs.CCSWarning, match=r"^camera: no logits, and -train train has 4 classes': MSP, Energy and ViM are not "
+    with pytest.warns(ccs.CCSWarning, match=r"^camera: no logits, and train has 4 classes': MSP, Energy and ViM are not "
                       r"available on inputs without them; .*ccs.Bundle\(x, logits=L\) in Python"):
         d = ccs.ood_detection(s, splits["test"], {"camera": new}, train=splits["fit"], ood_cal=splits["ood-cal"], cider_epochs=0)
     msp = next(r for r in d.rows if r["method"] == "MSP")
@@ -1756,3 +1758,8 @@ def test_ood_detection_names_inputs_without_logits():
                               train=splits["fit"], ood_cal=splits["ood-cal"], cider_epochs=0)
     msp = next(r for r in d.rows if r["method"] == "MSP")
     assert not msp.get("unavailable") and msp["auroc"], msp
+    splits["fit"].save(tmp_path / "fit.npz")
+    for train, named in ((splits["fit"], "train"), (tmp_path / "fit.npz", f"train={tmp_path / 'fit.npz'}")):
+        n = splits["fit"].n
+        with pytest.warns(ccs.CCSWarning, match=rf"^id: {n} of its {n} inputs are rows of {re.escape(named)}, which the baselines"):
+            ccs.ood_detection(s, splits["fit"], {"camera": new}, train=train, cider_epochs=0)
