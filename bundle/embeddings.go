@@ -146,6 +146,11 @@ type Inputs struct {
 	// QueryIDs are the queries' ids, in row order (nil: none), for
 	// messages (Items.QueryIDs).
 	QueryIDs []string
+	// QueryLabels, with Queries, are one label per query, in row order
+	// (a query's language, its domain; Items.QueryLabels); nil: none.
+	// QueryLabelsSource names them in errors.
+	QueryLabels       []int64
+	QueryLabelsSource string
 	// LabelSets are several labels a row (LabelSets of a multi-hot
 	// matrix; Items.LabelSets), instead of Labels: the rows become their
 	// own queries, related when they share a label. LabelsSource names
@@ -271,6 +276,19 @@ func (in Inputs) Items() (Items, error) {
 		}
 		it.Queries, it.Pairs, it.Negatives, it.QueryIDs, it.QueryRows = q.N, in.Pairs, in.Negatives, in.QueryIDs, q.Rows
 		it.SelfQueries = in.selfQueries()
+	}
+	if in.QueryLabels != nil {
+		switch {
+		case in.Queries == nil:
+			return Items{}, fmt.Errorf("%s: query labels are one label a query of relevance pairs: give them with queries and pairs", in.QueryLabelsSource)
+		case len(in.QueryLabels) != in.Queries.N:
+			hint := ""
+			if ext := strings.ToLower(filepath.Ext(in.QueryLabelsSource)); (ext == ".txt" || ext == ".csv" || ext == ".tsv") && len(in.QueryLabels) == in.Queries.N+1 {
+				hint = " (one line too many: a header line, or a blank line at the end, is read as a label)"
+			}
+			return Items{}, fmt.Errorf("%s: %d query labels for the %d queries of %s%s", in.QueryLabelsSource, len(in.QueryLabels), in.Queries.N, in.Queries.Source, hint)
+		}
+		it.QueryLabels = in.QueryLabels
 	}
 	return it, nil
 }

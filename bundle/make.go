@@ -62,6 +62,13 @@ type Items struct {
 	// QueryIDs, if not nil, are the queries' ids (query q's is
 	// QueryIDs[q]): messages name a query by its id, as the pairs did.
 	QueryIDs []string
+	// QueryLabels, if not nil, with Queries, are each query's class — an
+	// attribute of the query, such as its language, that says nothing of
+	// which rows are its positives: the queries are split stratified by
+	// it, and each split's anchors carry it as their labels, so that a
+	// set can be calibrated per class (conformal.Class) and evaluated
+	// class by class. A negative label marks a missing one: refused.
+	QueryLabels []int64
 	// GroupNames, if not nil, are string group ids' values (group g is
 	// GroupNames[g]); ViewItems says the groups are the items of an
 	// (n, v, d) views array. Messages name a group by them.
@@ -2149,19 +2156,44 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if items.QueryLabels != nil {
+		if items.LabelSets != nil {
+			return nil, fmt.Errorf("bundle: query labels are for relevance pairs between queries and rows, and several labels a row make their own pairs: give one or the other")
+		}
+		if len(items.QueryLabels) != items.Queries {
+			return nil, fmt.Errorf("bundle: %d query labels for %d queries", len(items.QueryLabels), items.Queries)
+		}
+		missing, first := 0, -1
+		for q, l := range items.QueryLabels {
+			if l < 0 && len(relevant[q]) > 0 {
+				if missing++; first < 0 {
+					first = q
+				}
+			}
+		}
+		if missing > 0 {
+			return nil, fmt.Errorf("bundle: %d of the queries with a relevant row have a query label that marks a missing value (the first: %s): as one class they would share a threshold with -calibration class; give each query its label, or leave those queries out", missing, items.queryName(first))
+		}
+	}
+	relevantQueries := 0
 	strata := map[int64][]int{}
 	for q, rel := range relevant {
 		if len(rel) > 0 {
-			strata[0] = append(strata[0], q)
+			var l int64
+			if items.QueryLabels != nil {
+				l = items.QueryLabels[q]
+			}
+			strata[l] = append(strata[l], q)
+			relevantQueries++
 		}
 	}
-	if items.LabelSets != nil && len(strata[0]) == 0 {
+	if items.LabelSets != nil && relevantQueries == 0 {
 		return nil, fmt.Errorf("bundle: no two of the %d rows share a label: with several labels a row, a row's positives are the rows that share one of its labels, and no row has any (a label held by one row alone relates it to none)", items.N)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x73706c6974))
 	parts := stratify(strata, cfg.Split[:], rng)
 	p := &Plan{queries: true, selfQueries: items.SelfQueries}
-	if n := items.Queries - len(strata[0]); n > 0 {
+	if n := items.Queries - relevantQueries; n > 0 {
 		first := slices.IndexFunc(relevant, func(rel []int) bool { return len(rel) == 0 })
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d of %d queries have no relevant row: left out (the first: %s)", n, items.Queries, items.queryName(first)))
 	}
@@ -2173,7 +2205,7 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 				break
 			}
 		}
-		p.Warnings = append(p.Warnings, fmt.Sprintf("judged negatives: %d of the %d queries with a relevant row have no pair judged not relevant: left out of their splits (the first: %s), so the bundles speak of queries with judged negatives; the splits are those of the same bundles without judged negatives, less those queries, and so is each query's positive draw: a set calibrated on those (all queries) may be evaluated on these", unjudged, len(strata[0]), items.queryName(first)))
+		p.Warnings = append(p.Warnings, fmt.Sprintf("judged negatives: %d of the %d queries with a relevant row have no pair judged not relevant: left out of their splits (the first: %s), so the bundles speak of queries with judged negatives; the splits are those of the same bundles without judged negatives, less those queries, and so is each query's positive draw: a set calibrated on those (all queries) may be evaluated on these", unjudged, relevantQueries, items.queryName(first)))
 	}
 	if repeated > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s given more than once: counted once", counted(repeated, "pair")))
@@ -2215,11 +2247,17 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		if n == 0 {
 			which := ""
 			if items.LabelSets != nil {
-				which = fmt.Sprintf(" (the queries are the rows that share a label with another: %d of the %d)", len(strata[0]), items.N)
+				which = fmt.Sprintf(" (the queries are the rows that share a label with another: %d of the %d)", relevantQueries, items.N)
 			}
 			return nil, fmt.Errorf("bundle: the %s split is empty: too few queries for its share %v%s", name, cfg.Split[s], which)
 		}
 		sp := SplitPlan{Name: name, K: cfg.K, KNeg: cfg.KNeg, Anchors: qs}
+		if items.QueryLabels != nil {
+			sp.Labels = make([]int64, n)
+			for a, q := range qs {
+				sp.Labels[a] = items.QueryLabels[q]
+			}
+		}
 		for _, q := range qs {
 			if len(relevant[q]) < cfg.K && !cfg.AllowFewer {
 				return nil, fmt.Errorf("bundle: %s has %s, too few for k = %d positives: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: it repeats them)", items.queryName(q), counted(len(relevant[q]), "relevant row"), cfg.K)
@@ -2295,7 +2333,31 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		p.warnJudgedRepeats(judged, cfg.KNeg)
 	}
 	p.count()
+	if items.QueryLabels != nil {
+		p.warnAbsentQueryLabels(strata, cfg)
+	}
 	return p, nil
+}
+
+// warnAbsentQueryLabels warns of query labels (classes of the strata)
+// that have no query in the calibration or the test split: a
+// class-conditional set then has no threshold for that class, or no test
+// of it.
+func (p *Plan) warnAbsentQueryLabels(strata map[int64][]int, cfg MakeConfig) {
+	for _, s := range []int{Cal, Test} {
+		if s >= len(p.Splits) || p.Splits[s].Omitted {
+			continue
+		}
+		var absent []int64
+		for _, l := range slices.Sorted(maps.Keys(strata)) {
+			if p.Classes[s][l] == 0 {
+				absent = append(absent, l)
+			}
+		}
+		if len(absent) > 0 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("the %s split holds no query of the query label %s (too few queries for its share %v): -calibration class has no threshold for it, and -per-class no row", SplitNames[s], labelList(absent, cfg), cfg.Split[s]))
+		}
+	}
 }
 
 // judgedNegatives is each query's rows judged not relevant to it

@@ -2044,3 +2044,106 @@ func TestPairIDsJudged(t *testing.T) {
 		}
 	}
 }
+
+// TestMakePairsQueryLabels: a label of each query (its language) splits
+// the queries stratified by it and labels every split's anchors, while
+// each query keeps its relevant rows as positives; a missing label is
+// refused, and a label absent from the calibration or test split is
+// warned of.
+func TestMakePairsQueryLabels(t *testing.T) {
+	const nq, nr = 400, 300
+	var pairs [][2]int
+	for q := range nq {
+		pairs = append(pairs, [2]int{q, (q * 7) % nr}, [2]int{q, (q*7 + 1) % nr})
+	}
+	// Five languages of shares 50, 20, 15, 10 and 5%.
+	share := []int{200, 80, 60, 40, 20}
+	labels := make([]int64, 0, nq)
+	for l, n := range share {
+		labels = append(labels, slices.Repeat([]int64{int64(l)}, n)...)
+	}
+	rand.New(rand.NewPCG(3, 0)).Shuffle(nq, func(i, j int) { labels[i], labels[j] = labels[j], labels[i] })
+	cfg := MakeConfig{K: 1, KNeg: 5, Split: [4]float64{0.5, 0.1, 0.2, 0.2}, Seed: 4, LabelNames: []string{"en", "de", "ja", "hi", "sw"}}
+	p, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, QueryLabels: labels}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Warnings) != 0 {
+		t.Errorf("warnings %q, want none", p.Warnings)
+	}
+	for s, sp := range p.Splits {
+		for a, q := range sp.Anchors {
+			if sp.Labels[a] != labels[q] {
+				t.Fatalf("%s split, anchor %d (query %d): label %d, want %d", sp.Name, a, q, sp.Labels[a], labels[q])
+			}
+			if r := sp.PositivePool[sp.PositiveIndex[a]]; r != (q*7)%nr && r != (q*7+1)%nr {
+				t.Fatalf("query %d: positive row %d is not relevant", q, r)
+			}
+		}
+		for l, n := range share { // stratified: each language its split's share
+			if want := int(math.Round(cfg.Split[s] * float64(n))); p.Classes[s][int64(l)] != want {
+				t.Errorf("%s split: %d queries of label %d, want %d", sp.Name, p.Classes[s][int64(l)], l, want)
+			}
+		}
+	}
+	// Without labels, the same queries split at random: nothing labelled.
+	plain, err := Make(Items{N: nr, Queries: nq, Pairs: pairs}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Splits[Cal].Labels != nil || plain.Classes[Cal] != nil {
+		t.Errorf("unlabelled queries' cal split has labels %v", plain.Classes[Cal])
+	}
+	for _, c := range []struct {
+		name   string
+		labels []int64
+		want   string
+	}{
+		{"missing", append([]int64{-1, -1}, labels[2:]...), `bundle: 2 of the queries with a relevant row have a query label that marks a missing value (the first: query 0)`},
+		{"count", labels[1:], "bundle: 399 query labels for 400 queries"},
+	} {
+		if _, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, QueryLabels: c.labels}, cfg); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// A language of 2 queries (one to fit, one to calibrate) has none in the test split.
+	rare := slices.Clone(labels)
+	n := 0
+	for q := range rare {
+		if rare[q] == 4 {
+			if n++; n > 2 {
+				rare[q] = 0
+			}
+		}
+	}
+	w, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, QueryLabels: rare}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `the test split holds no query of the query label "sw" (too few queries for its share 0.2): -calibration class has no threshold for it, and -per-class no row`
+	if !slices.Contains(w.Warnings, want) {
+		t.Errorf("warnings %q, want %q among them", w.Warnings, want)
+	}
+}
+
+// TestInputsQueryLabels: query labels go with queries, one a query.
+func TestInputsQueryLabels(t *testing.T) {
+	e := Embeddings{N: 4, D: 2, Rows: make([]float32, 8), Source: "p.npy"}
+	q := Embeddings{N: 3, D: 2, Rows: make([]float32, 6), Source: "q.npy"}
+	for _, c := range []struct {
+		name string
+		in   Inputs
+		want string
+	}{
+		{"no queries", Inputs{Embeddings: e, Labels: []int64{0, 0, 1, 1}, QueryLabels: []int64{0, 1, 2}, QueryLabelsSource: "lang.csv"}, "lang.csv: query labels are one label a query of relevance pairs: give them with queries and pairs"},
+		{"header", Inputs{Embeddings: e, Queries: &q, Pairs: [][2]int{{0, 0}}, QueryLabels: []int64{0, 1, 2, 0}, QueryLabelsSource: "lang.csv"}, "lang.csv: 4 query labels for the 3 queries of q.npy (one line too many: a header line, or a blank line at the end, is read as a label)"},
+	} {
+		if _, err := c.in.Items(); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	it, err := Inputs{Embeddings: e, Queries: &q, Pairs: [][2]int{{0, 0}}, QueryLabels: []int64{0, 1, 2}}.Items()
+	if err != nil || !slices.Equal(it.QueryLabels, []int64{0, 1, 2}) {
+		t.Errorf("Items: %v, %v", it.QueryLabels, err)
+	}
+}

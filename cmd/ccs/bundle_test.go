@@ -1002,7 +1002,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"views of two dimensions", []string{"-embeddings", "", "-labels", "", "-views", p("emb.npy")}, false, "shape (400, 3), want (n, v, d) views"},
 		{"no positives", []string{"-k", "0"}, true, "bundle: -k 0: want at least 1 positive per anchor"},
 		{"negative negatives", []string{"-kneg", "-1"}, true, "bundle: -kneg -1: want 0 (as many as -k) or more"},
-		{"ids without pairs", []string{"-ids", p("ids.txt")}, true, "bundle: -ids and -query-ids name the rows of relevance pairs: give them with -queries and -pairs"},
+		{"ids without pairs", []string{"-ids", p("ids.txt")}, true, "bundle: -ids, -query-ids and -query-labels are of relevance pairs' rows and queries: give them with -queries and -pairs"},
 		{"ids for other rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids3.txt")}, false, "ids3.txt: 3 ids for 400 rows"},
 		{"an id twice", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("twice.txt")}, false, `twice.txt: row id "d0" is given twice (rows 0 and 2, numbered from 0: lines 1 and 3 of a text file); 2 ids repeat (397 rows beyond each one's first): keep each id's first row`},
 		{"an id twice, the queries' ids given too", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("ids.txt"), "-ids", p("twice.txt")}, false, p("twice.txt") + `: row id "d0" is given twice (rows 0 and 2, numbered from 0: lines 1 and 3 of a text file)`},

@@ -31,6 +31,7 @@ type bundleOptions struct {
 	Blocks                            string // each row's block (a recording), with -labels: the unit of the split
 	Queries, Pairs                    string // relevance pairs
 	IDs, QueryIDs                     string // the rows' and the queries' ids, as the pairs name them
+	QueryLabels                       string // one label a query (its language): strata and classes
 	Out                               string // directory
 	K, KNeg                           int
 	KNegHard, HardCandidates          int
@@ -49,7 +50,7 @@ type bundleOptions struct {
 }
 
 func bundleCommand() *command {
-	return newCommand("bundle", "(-embeddings FILE (-labels FILE [-blocks FILE] | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-rows FILE] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-judged-negatives] [-logits FILE]",
+	return newCommand("bundle", "(-embeddings FILE (-labels FILE [-blocks FILE] | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE] [-query-labels FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-rows FILE] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-judged-negatives] [-logits FILE]",
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float16, float32 or float64 lists); float16, bfloat16, float32 or float64, either order")
@@ -62,6 +63,7 @@ func bundleCommand() *command {
 			fs.StringVar(&o.Pairs, "pairs", "", "relevance pairs `FILE`: (query, relevant row), an (m, 2) .npy/.npz or a two-column .tsv/.csv (a header and a third column of scores allowed, as BEIR's qrels have them); 0-based row numbers, or ids with -query-ids and -ids")
 			fs.StringVar(&o.IDs, "ids", "", "the ids of -embeddings' rows, in row order, as -pairs names them: `FILE` .txt (one per line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet/.arrow (FILE:COLUMN); pairs naming other ids are left out, with a warning")
 			fs.StringVar(&o.QueryIDs, "query-ids", "", "the ids of -queries' rows, in row order, as -pairs names them: a `FILE` as -ids")
+			fs.StringVar(&o.QueryLabels, "query-labels", "", "one label a query `FILE` (as -labels: queries.csv:language), with -queries: an attribute of the query — its language, its domain —, not of which rows are its positives: the queries are split stratified by it and the bundles carry it as their labels, for -calibration class and -per-class; in -queries' row order, or matched by id where the first column of a .csv/.tsv holds the -query-ids")
 			fs.StringVar(&o.Out, "out", "", "output `directory` (created if missing)")
 			fs.IntVar(&o.K, "k", 20, "positives per anchor, drawn without replacement from its class (group, relevant rows) within its split, never itself; with -views, by default v−1 (every other view, at most 20)")
 			fs.IntVar(&o.KNeg, "kneg", 0, "negatives per anchor, from other classes (groups; rows relevant to none of its) within its split (0: as many as -k)")
@@ -101,13 +103,13 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	case o.Queries != "" || o.Pairs != "":
 		mode = "pairs"
 		if o.Labels != "" || o.Groups != "" {
-			return usagef("bundle: relevance pairs (-queries with -pairs) say which rows are positives, as -labels and -groups do: give one of the three")
+			return usagef("bundle: relevance pairs (-queries with -pairs) say which rows are positives, as -labels and -groups do: give one of the three (a label of each query, such as its language, is -query-labels)")
 		}
 		if err := required("bundle", "embeddings", o.Embeddings, "queries", o.Queries, "pairs", o.Pairs); err != nil {
 			return err
 		}
-	case o.IDs != "" || o.QueryIDs != "":
-		return usagef("bundle: -ids and -query-ids name the rows of relevance pairs: give them with -queries and -pairs")
+	case o.IDs != "" || o.QueryIDs != "" || o.QueryLabels != "":
+		return usagef("bundle: -ids, -query-ids and -query-labels are of relevance pairs' rows and queries: give them with -queries and -pairs")
 	default:
 		if err := required("bundle", "embeddings", o.Embeddings); err != nil {
 			return err
@@ -228,7 +230,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hashes := map[string]*fileHash{}
-	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.OODRows, o.Groups, o.Sessions, o.Blocks, o.Queries, o.Pairs, o.IDs, o.QueryIDs, o.Logits} {
+	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.OODRows, o.Groups, o.Sessions, o.Blocks, o.Queries, o.Pairs, o.IDs, o.QueryIDs, o.QueryLabels, o.Logits} {
 		if path, _ := splitInput(arg); arg != "" && hashes[path] == nil {
 			hashes[path] = hashFile(ctx, path)
 		}
@@ -457,7 +459,33 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			}
 		}
 		in.Queries = &queries.Embeddings
-		for _, r := range []struct{ role, arg string }{{"queries", o.Queries}, {"pairs", o.Pairs}, {"query_ids", o.QueryIDs}, {"ids", o.IDs}} {
+		if o.QueryLabels != "" {
+			labels, names, missing, warn, err := readIDs(o.QueryLabels, "labels")
+			if err != nil {
+				return err
+			}
+			path, _ := splitInput(o.QueryLabels)
+			if warn != "" {
+				out.warn(path + ": " + warn)
+			}
+			if in.QueryIDs != nil {
+				var note string
+				if labels, note, err = labelsByQueryID(o.QueryLabels, labels, in.QueryIDs, o.QueryIDs); err != nil {
+					return err
+				}
+				if note != "" {
+					fmt.Fprintf(out.stderr, "note: %s: %s\n", path, note)
+				}
+			}
+			// "" and "nan" mark no label, as -1 does: refused by Make,
+			// counted and named.
+			var marks map[int64]string
+			labels, names, marks = bundle.MissingStrings(labels, names)
+			cfg.MissingNames = mergeMissing(marks, missing)
+			in.QueryLabels, in.QueryLabelsSource = labels, o.QueryLabels
+			cfg.LabelNames = names
+		}
+		for _, r := range []struct{ role, arg string }{{"queries", o.Queries}, {"pairs", o.Pairs}, {"query_ids", o.QueryIDs}, {"ids", o.IDs}, {"query_labels", o.QueryLabels}} {
 			if r.arg == "" {
 				continue
 			}

@@ -716,8 +716,94 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 func columnName(s, what string) bool {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case what, strings.TrimSuffix(what, "s"), "label", "labels", "class", "classes", "target", "targets", "y",
-		"category", "categories", "cell_type", "celltype", "group", "groups", "group_id", "cluster", "clusters":
+		"category", "categories", "cell_type", "celltype", "group", "groups", "group_id", "cluster", "clusters",
+		"language", "lang", "locale", "domain":
 		return true
 	}
 	return false
+}
+
+// labelsByQueryID puts query labels read from arg in the queries' row
+// order when arg is a .csv or .tsv whose first column (not the labels')
+// holds the queries' ids (queryIDs, of -query-ids idsArg), one line a
+// query in any order — a table of query-id,language as a database export
+// writes it —, and says so in note when the order was not the rows'.
+// Labels of another file, or of a table whose first column holds no
+// query id, are returned as they are, in row order. A first column that
+// names some queries but not every one once is refused, naming the
+// first line at fault.
+func labelsByQueryID(arg string, labels []int64, queryIDs []string, idsArg string) ([]int64, string, error) {
+	path, column := splitInput(arg)
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".csv" && ext != ".tsv" {
+		return labels, "", nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+		br.Discard(len(utf8BOM))
+	}
+	r := csv.NewReader(br)
+	if ext == ".tsv" {
+		r.Comma = '\t'
+	}
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err != nil || len(header) < 2 || header[0] == column {
+		return labels, "", nil // one column, or the labels' own: no ids
+	}
+	var first []string
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", path, err)
+		}
+		first = append(first, strings.TrimSpace(rec[0]))
+	}
+	if len(first) != len(labels) {
+		return labels, "", nil
+	}
+	row := make(map[string]int, len(queryIDs))
+	for i, id := range queryIDs {
+		row[id] = i
+	}
+	named := 0
+	for _, id := range first {
+		if _, ok := row[id]; ok {
+			named++
+		}
+	}
+	if named == 0 {
+		return labels, "", nil // not ids: the labels in row order
+	}
+	byRow := make([]int64, len(queryIDs))
+	line := make([]int, len(queryIDs)) // the line (from 2) that labels row i
+	moved := false
+	for i, id := range first {
+		q, ok := row[id]
+		switch {
+		case !ok:
+			return nil, "", fmt.Errorf("%s:%d: query id %q is not among %s's, though %d of its %d lines name one: its first column, %q, is read as the queries' ids, each query's label matched by it", path, i+2, id, idsArg, named, len(first), header[0])
+		case line[q] > 0:
+			return nil, "", fmt.Errorf("%s:%d: query id %q is on line %d too: one line a query", path, i+2, id, line[q])
+		}
+		byRow[q], line[q] = labels[i], i+2
+		moved = moved || q != i
+	}
+	for q, l := range line {
+		if l == 0 {
+			return nil, "", fmt.Errorf("%s: query %q of %s has no line, though its first column, %q, names queries by id: give every query its label", path, queryIDs[q], idsArg, header[0])
+		}
+	}
+	if !moved {
+		return labels, "", nil
+	}
+	return byRow, fmt.Sprintf("its lines are not in the queries' row order: each query's label was matched by its id, the first column %q, to %s", header[0], idsArg), nil
 }
