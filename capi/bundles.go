@@ -243,7 +243,7 @@ func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error) {
 	for name := range arrays {
 		switch name {
-		case "embeddings", "views", "labels", "groups", "sessions", "blocks", "queries", "pairs", "ids", "query_ids", "logits":
+		case "embeddings", "views", "labels", "groups", "sessions", "blocks", "queries", "pairs", "ids", "query_ids", "query_labels", "logits":
 		default:
 			return nil, fmt.Errorf("bundle: unknown array %q", name)
 		}
@@ -260,6 +260,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	hasPairs = hasPairs || o.PairsFile != ""
 	_, hasIDs := arrays["ids"]
 	_, hasQueryIDs := arrays["query_ids"]
+	_, hasQueryLabels := arrays["query_labels"]
 	mode := ""
 	switch {
 	case hasViews:
@@ -273,10 +274,10 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			return nil, fmt.Errorf("bundle: relevance pairs need embeddings, queries and pairs")
 		}
 		if hasLabels || hasGroups {
-			return nil, fmt.Errorf("bundle: relevance pairs say which rows are positives: give no labels or groups")
+			return nil, fmt.Errorf("bundle: relevance pairs say which rows are positives: give no labels or groups (a label of each query, such as its language, is query_labels)")
 		}
-	case hasIDs || hasQueryIDs:
-		return nil, fmt.Errorf("bundle: ids and query_ids name the rows of relevance pairs: give them with queries and pairs")
+	case hasIDs || hasQueryIDs || hasQueryLabels:
+		return nil, fmt.Errorf("bundle: ids, query_ids and query_labels are of relevance pairs' rows and queries: give them with queries and pairs")
 	default:
 		if !hasEmb {
 			return nil, fmt.Errorf("bundle: give embeddings (or views)")
@@ -481,6 +482,16 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			pairNote += "pairs: " + note
 		}
 		in.Queries, in.QueryIDs, qrows = &q, queryIDs, q.Rows
+		if hasQueryLabels {
+			ql, qnames, err := readIDs(arrays["query_labels"], "query_labels")
+			if err != nil {
+				return nil, err
+			}
+			// "" and "nan" mark no label, as -1 does: refused by Make.
+			in.QueryLabels, names, cfg.MissingNames = bundle.MissingStrings(ql, qnames)
+			in.QueryLabelsSource = "query_labels"
+			cfg.LabelNames = names
+		}
 	}
 	items, err := in.Items()
 	if err != nil {

@@ -457,7 +457,7 @@ def _pairs(x):
 
 
 def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=None, views=None, queries=None, pairs=None, ids=None,
-           query_ids=None, k=None, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
+           query_ids=None, query_labels=None, k=None, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
            allow_fewer=False, missing_labels="error", min_score=None, logits=None, out=None, kneg_hard=0,
            hard_candidates=None, judged_negatives=False):
     """Makes bundles of your own embeddings, as ccs bundle does: a dict from
@@ -478,7 +478,12 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
     left out with a warning; (m, 3) with a score each, 0 or less judged not
     relevant, a missing score refused; BEIR's qrels dict, {query id: {row
     id: score}}, as its loader returns it; or the path of a qrels file,
-    BEIR's qrels/test.tsv, read as ccs bundle -pairs reads it). k positives and kneg negatives (0: k) per
+    BEIR's qrels/test.tsv, read as ccs bundle -pairs reads it);
+    query_labels: with queries, one label a query (its language, its
+    domain: integers or strings, in the queries' row order, or a dict from
+    query id to label with query_ids), as ccs bundle -query-labels: the
+    queries are split stratified by it and every split's anchors carry it
+    as their labels, for calibration="class" and per_class=True. k positives and kneg negatives (0: k) per
     anchor, within its split (k by default 20; with views, v-1 — every other
     view, at most 20 —, as ccs bundle -views); split are the fit, val, cal and test shares (a share of 0
     makes no such split: (0, 0, 0.5, 0.5) for the l2 ball, which trains nothing; (0, 0, 0, 1) for a
@@ -534,9 +539,20 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
     if isinstance(pairs, (str, bytes, os.PathLike)):
         pairs_file, pairs = os.fsdecode(pairs), None
     labels = _ids(labels, "labels", missing_labels)
+    if isinstance(query_labels, dict):  # {query id: label}: in the queries' row order
+        if query_ids is None:
+            raise ValueError("bundle: query_labels: a dict from query id to label needs the queries' ids (query_ids=)")
+        qids = [str(q) for q in np.asarray(_lib.host(query_ids)).tolist()]
+        by_id = {str(q): v for q, v in query_labels.items()}
+        absent = [q for q in qids if q not in by_id]
+        if absent:
+            raise ValueError(f"bundle: query_labels: {len(absent)} of the {len(qids)} query ids have no label "
+                             f"(the first: {absent[0]!r})")
+        query_labels = [by_id[q] for q in qids]
     set_names = getattr(labels, "label_names", None)  # lists of labels: the labels the matrix's columns stand for
     arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": labels, "groups": _ids(groups, "groups"),
-                          "sessions": _ids(sessions, "sessions"), "blocks": _ids(blocks, "blocks"), "queries": queries, "pairs": _pairs(pairs), "logits": logits, "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids")})
+                          "sessions": _ids(sessions, "sessions"), "blocks": _ids(blocks, "blocks"), "queries": queries, "pairs": _pairs(pairs), "logits": logits, "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids"),
+                          "query_labels": _ids(query_labels, "query_labels")})
     if isinstance(ood_classes, (str, int, np.integer)):
         ood_classes = (ood_classes,)
     try:
@@ -564,7 +580,7 @@ def _bundle_call(a):
     """The text of a ccs.bundle call, for its manifest: the arrays given by
     name (the manifest describes them), the keywords not at their
     defaults but k, split and seed."""
-    parts = [k for k in ("embeddings", "labels", "groups", "sessions", "blocks", "views", "queries", "pairs", "ids", "query_ids", "logits")
+    parts = [k for k in ("embeddings", "labels", "groups", "sessions", "blocks", "views", "queries", "pairs", "ids", "query_ids", "query_labels", "logits")
              if a[k] is not None]
     if a["pairs_file"] is not None:
         parts.append(f"pairs={a['pairs_file']!r}")

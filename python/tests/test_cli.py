@@ -244,6 +244,44 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
         assert (tmp_path / "py" / "fit.npz").exists()
 
 
+def test_query_labels_equal_ccs_bundle(tmp_path, cli):
+    """A label of each query of relevance pairs (its language): ccs.bundle's
+    query_labels, as an array in row order or a dict by query id, makes the
+    bundles ccs bundle -query-labels makes of a CSV in another order, with
+    the languages as the anchors' labels; a class-conditional set gives
+    each language its threshold, and evaluate a row by language."""
+    rng = np.random.default_rng(13)
+    emb = rng.normal(size=(300, 4)).astype(np.float32)
+    queries = rng.normal(size=(200, 4)).astype(np.float32)
+    ids, qids = [f"doc{i}" for i in range(300)], [f"Q{199 - q}" for q in range(200)]
+    lang = rng.choice(["en", "de", "sw"], 200, p=[0.6, 0.3, 0.1])
+    pairs = [(qids[q], ids[int(r)]) for q in range(200) for r in rng.choice(300, 2, replace=False)]
+    np.save(tmp_path / "emb.npy", emb)
+    np.save(tmp_path / "queries.npy", queries)
+    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{r}\t1\n" for q, r in pairs))
+    (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
+    (tmp_path / "qids.txt").write_text("\n".join(qids) + "\n")
+    order = rng.permutation(200)
+    (tmp_path / "lang.csv").write_text("query-id,language\n" + "".join(f"{qids[q]},{lang[q]}\n" for q in order))
+    cli("bundle", "-embeddings", tmp_path / "emb.npy", "-queries", tmp_path / "queries.npy", "-pairs", tmp_path / "qrels.tsv",
+        "-ids", tmp_path / "ids.txt", "-query-ids", tmp_path / "qids.txt", "-query-labels", str(tmp_path / "lang.csv") + ":language",
+        "-k", 1, "-kneg", 5, "-out", tmp_path / "cli")
+    for given in (lang, {qids[q]: lang[q] for q in order}):
+        splits = ccs.bundle(emb, queries=queries, pairs=pairs, ids=ids, query_ids=qids, query_labels=given, k=1, kneg=5)
+        for name, b in splits.items():
+            b.save(tmp_path / f"py-{name}.npz")
+            assert same_file(tmp_path / f"py-{name}.npz", tmp_path / "cli" / f"{name}.npz"), name
+            assert list(b.label_names) == ["de", "en", "sw"]
+            assert all(b.label_names[l] == lang[q] for l, q in zip(b.labels, b.index))
+    s = ccs.calibrate("ball", splits["cal"], alpha=0.2, calibration="class")
+    rows = s.evaluate(splits["test"], per_class=True)["classes"]
+    assert [r["name"] for r in rows] == ["de", "en", "sw"]
+    with pytest.raises(ValueError, match=r"query_labels: 1 of the 200 query ids have no label \(the first: 'Q199'\)"):
+        ccs.bundle(emb, queries=queries, pairs=pairs, ids=ids, query_ids=qids, query_labels={q: "en" for q in qids[1:]}, k=1)
+    with pytest.raises(ValueError, match=r"ids, query_ids and query_labels are of relevance pairs"):
+        ccs.bundle(emb, labels=lang[:1].repeat(300), query_labels=lang, k=1)
+
+
 def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
     """Relevance pairs named by ids, as BEIR's qrels name them: the command
     on the qrels file with the ids' files, and ccs.bundle on a list of
