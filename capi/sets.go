@@ -491,6 +491,20 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	}
 	e := experiment.NewEvaluation(set, r, classes)
 	e.Exchangeability = shift
+	if classes != nil {
+		cn := names
+		if cn == nil {
+			cn = set.ClassNames()
+		}
+		checks, w, err := experiment.ClassShortfalls(set, tb, cn, name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if w != "" {
+			warnings = append(warnings, w)
+		}
+		e.ClassChecks = checks
+	}
 	if labels != nil {
 		e.WithLabels(labels, test.names)
 	}

@@ -2,6 +2,8 @@ package conformal
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/ccsets/ccs/bundle"
 )
@@ -127,6 +129,42 @@ func (s *Set) CheckExchangeable(test *bundle.Bundle) (*Exchangeability, error) {
 	worst.P = min(1, worst.P*float64(all.Classes))
 	all.Worst = worst
 	return all, nil
+}
+
+// CheckClasses checks each class of a labelled test bundle against a set
+// with one threshold for all classes (marginal or PAC): each class's units
+// (as CheckExchangeable scores them) against the set's threshold and its
+// calibration's law, as if the class's anchors were drawn as the
+// calibration anchors were. The guarantee is over all classes, and a class
+// the set serves worse (a language the encoder embeds worse) is not drawn
+// so: its P says whether its shortfall is beyond chance. Each check's P is
+// the class's own tail (ExchangeableTail), not multiplied by the number of
+// classes; the checks are in label order. It is nil for a
+// class-conditional set (CheckExchangeable checks it class by class), a
+// set with no check, or a test bundle without labels.
+func (s *Set) CheckClasses(test *bundle.Bundle) ([]ClassCheck, error) {
+	if !s.Calibrated() {
+		return nil, ErrNotCalibrated
+	}
+	c := s.Calibration
+	if !s.Guaranteed() || c.Mode == Class || test.Labels == nil {
+		return nil, nil
+	}
+	scores, pairs, _, err := unitScores(s.Geometry, test, c.Mode, c.Seed)
+	if err != nil {
+		return nil, err
+	}
+	byLabel := map[int64][]float64{}
+	for u, l := range unitLabels(test, pairs) {
+		byLabel[l] = append(byLabel[l], scores[u])
+	}
+	var out []ClassCheck
+	for _, l := range slices.Sorted(maps.Keys(byLabel)) {
+		if e := check(byLabel[l], s.Threshold, c.N, c.Rank); e != nil {
+			out = append(out, ClassCheck{Label: l, Units: e.Units, Outside: e.Outside, P: e.P})
+		}
+	}
+	return out, nil
 }
 
 // check counts the scores above q, a threshold of rank r among n

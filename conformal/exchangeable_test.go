@@ -270,3 +270,79 @@ func TestCheckOtherUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckClasses: a marginal set judged class by class. Where one class
+// of the test anchors has positives spread three times as far (a language
+// the encoder embeds worse), that class's P is tiny and the other's is
+// not; classes drawn alike give a valid p-value (P ≤ 0.05 in at most
+// about 5% of the draws); a class-conditional set and a test bundle
+// without labels have nothing to check here.
+func TestCheckClasses(t *testing.T) {
+	t.Parallel()
+	const trials, n, nTest, k = 400, 199, 200, 4
+	g := geometry.Ball{D: 2}
+	rng := rand.New(rand.NewPCG(23, 1))
+	labelled := func(b *bundle.Bundle) *bundle.Bundle {
+		b.Labels = make([]int64, b.N)
+		for i := range b.Labels {
+			b.Labels[i] = int64(i % 2)
+		}
+		return b
+	}
+	below05, found := 0, 0
+	for tr := range trials {
+		cal := labelled(synthetic(rng, n, k))
+		set, err := Calibrate(g, cal, 0.1, Options{Seed: uint64(tr)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alike, err := set.CheckClasses(labelled(synthetic(rng, nTest, k)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(alike) != 2 || alike[0].Label != 0 || alike[1].Label != 1 || alike[0].Units != nTest/2 {
+			t.Fatalf("checks %+v: want classes 0 and 1 of %d units each", alike, nTest/2)
+		}
+		if alike[0].P <= 0.05 {
+			below05++
+		}
+		// Class 1's positives spread three times as far.
+		test := labelled(synthetic(rng, nTest, k))
+		shifted := spread(synthetic(rng, nTest, k), 3)
+		for i := 1; i < nTest; i += 2 {
+			copy(test.Anchors[i*2:(i+1)*2], shifted.Anchors[i*2:(i+1)*2])
+			copy(test.Positives[i*k*2:(i+1)*k*2], shifted.Positives[i*k*2:(i+1)*k*2])
+		}
+		checks, err := set.CheckClasses(test)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if checks[1].P < 1e-3 && checks[0].P > 1e-3 {
+			found++
+		}
+	}
+	t.Logf("alike: P ≤ 0.05 in %d of %d draws; the spread class found in %d", below05, trials, found)
+	if share := float64(below05) / trials; share > 0.05+3*math.Sqrt(0.05*0.95/trials) {
+		t.Errorf("classes drawn alike: P ≤ 0.05 in %.3f of the draws, want at most about 0.05", share)
+	}
+	if found < trials*9/10 {
+		t.Errorf("the spread class was found in %d of %d draws, want at least 90%%", found, trials)
+	}
+	cal := labelled(synthetic(rng, n, k))
+	classSet, err := Calibrate(g, cal, 0.1, Options{Mode: Class})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marginal, err := Calibrate(g, cal, 0.1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		set  *Set
+		test *bundle.Bundle
+	}{"class-conditional": {classSet, labelled(synthetic(rng, nTest, k))}, "no labels": {marginal, synthetic(rng, nTest, k)}} {
+		if checks, err := c.set.CheckClasses(c.test); checks != nil || err != nil {
+			t.Errorf("%s: %v, %v: want nothing checked", name, checks, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -60,6 +61,10 @@ type Evaluation struct {
 	// chance allows. Absent where the set has no check (pooled, whole
 	// space).
 	Exchangeability *conformal.Exchangeability `json:"exchangeability,omitempty"`
+	// ClassChecks, for a set with one threshold for all classes judged
+	// class by class, check each class against the set's calibration
+	// (ClassShortfalls): whether it falls short of 1 − α beyond chance.
+	ClassChecks []conformal.ClassCheck `json:"class_checks,omitempty"`
 }
 
 // LabelEvaluation is one label's row of an evaluation label by label
@@ -360,6 +365,54 @@ func CheckShift(set *conformal.Set, test *bundle.Bundle, name string) (*conforma
 		return e, "", nil
 	}
 	return e, name + ": " + what + ". They are not exchangeable with the calibration anchors — a shift: another session, batch, donor, site or time — and the set's coverage guarantee does not cover them; calibrate on anchors drawn as these are (docs/calibration.md)", nil
+}
+
+// ClassShortfalls checks each class of a labelled test bundle against a
+// set with one threshold for all classes (conformal.Set.CheckClasses),
+// the classes named by names where they have names, each P multiplied by
+// the number of classes checked (Bonferroni, at most 1). warning, where a
+// class falls short of 1 − α beyond chance (a P below ShiftTail), names
+// those classes, worst first, and says that the guarantee is over all
+// classes, not each one's, and what gives each class its own; name names
+// the test bundle in it. Nothing is checked (nil, "") for a
+// class-conditional set, a set with no check, or a test bundle without
+// labels.
+func ClassShortfalls(set *conformal.Set, test *bundle.Bundle, names []string, name string) ([]conformal.ClassCheck, string, error) {
+	checks, err := set.CheckClasses(test)
+	if err != nil || len(checks) == 0 {
+		return nil, "", err
+	}
+	var short []conformal.ClassCheck
+	for i := range checks {
+		c := &checks[i]
+		if c.Label >= 0 && c.Label < int64(len(names)) {
+			c.Name = names[c.Label]
+		}
+		c.P = min(1, c.P*float64(len(checks)))
+		if c.P < ShiftTail {
+			short = append(short, *c)
+		}
+	}
+	if len(short) == 0 {
+		return checks, "", nil
+	}
+	slices.SortStableFunc(short, func(a, b conformal.ClassCheck) int { return cmp.Compare(a.P, b.P) })
+	cal := set.Calibration
+	expected := float64(cal.N+1-cal.Rank) / float64(cal.N+1)
+	units := "test anchors"
+	if conformal.DisjointPairs(test) != nil {
+		units = "disjoint test pairs"
+	}
+	classes := "a class falls"
+	if len(short) > 1 {
+		classes = fmt.Sprintf("%d classes fall", len(short))
+	}
+	var parts []string
+	for _, c := range short {
+		parts = append(parts, fmt.Sprintf("%s: %d of %d %s outside (%.2f%%), probability %.2g", checkedClass(&c), c.Outside, c.Units, units, 100*float64(c.Outside)/float64(c.Units), c.P))
+	}
+	return checks, fmt.Sprintf("%s: %s short of 1−α = %.2f%% beyond chance — %s — where anchors drawn as the calibration anchors were leave the set %.2f%% on average (each class's tail times the %d classes checked). The set's one threshold guarantees coverage over all classes, not each class's: -calibration class (calibration=\"class\" in Python) gives each class its own threshold and guarantee (docs/calibration.md)",
+		name, classes, 100*(1-set.Alpha), strings.Join(parts, "; "), 100*expected, len(checks)), nil
 }
 
 // shiftLevel is the probability below which a check of e warns:

@@ -165,10 +165,23 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if classes != nil && names == nil {
 		names = set.ClassNames() // as calibrated on string labels
 	}
+	// Whether a class falls short of 1 − α beyond chance under the one
+	// threshold of a marginal or PAC set.
+	var classChecks []conformal.ClassCheck
+	if classes != nil {
+		var w string
+		if classChecks, w, err = experiment.ClassShortfalls(set, test, names, o.Test); err != nil {
+			return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
+		}
+		if w != "" {
+			situational = append(situational, w)
+			out.warn(w)
+		}
+	}
 	negativesAre := bundle.ManifestNegatives(o.Test, test)
 	if o.JSON {
 		e := experiment.NewEvaluation(set, r, classes)
-		e.Exchangeability, e.NegativesAre = shift, negativesAre
+		e.Exchangeability, e.NegativesAre, e.ClassChecks = shift, negativesAre, classChecks
 		if classes != nil { // the names of the per-class rows, as Python's
 			e.Name(names)
 		}

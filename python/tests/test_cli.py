@@ -276,6 +276,10 @@ def test_query_labels_equal_ccs_bundle(tmp_path, cli):
     s = ccs.calibrate("ball", splits["cal"], alpha=0.2, calibration="class")
     rows = s.evaluate(splits["test"], per_class=True)["classes"]
     assert [r["name"] for r in rows] == ["de", "en", "sw"]
+    # A marginal set judged by language: each language checked against its
+    # calibration, as ccs evaluate -per-class checks it.
+    marginal = ccs.calibrate("ball", splits["cal"], alpha=0.2).evaluate(splits["test"], per_class=True)
+    assert [(c["name"], c["units"]) for c in marginal["class_checks"]] == [(r["name"], r["anchors"]) for r in marginal["classes"]]
     with pytest.raises(ValueError, match=r"query_labels: 1 of the 200 query ids have no label \(the first: 'Q199'\)"):
         ccs.bundle(emb, queries=queries, pairs=pairs, ids=ids, query_ids=qids, query_labels={q: "en" for q in qids[1:]}, k=1)
     with pytest.raises(ValueError, match=r"ids, query_ids and query_labels are of relevance pairs"):
