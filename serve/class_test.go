@@ -152,6 +152,7 @@ func TestClassAndPACSets(t *testing.T) {
 		{"/v1/sets/pac/score?label=ant", "application/x-npy", npyBody(t, []float32{0, 0, 0, 1, 0, 0}, 2, 3), 422, "takes no label"},
 		{"/v1/sets/swapped/score?label=1", "application/x-npy", npyBody(t, []float32{0, 0, 0, 1, 0, 0}, 2, 3), 422, `?label=1 reads as label 1 and names class 0: give it in a JSON body, where \"label\": 1 is the label and \"label\": \"1\" the name`},
 		{"/v1/sets/class/ood", "application/json", `{"points": [[1, 0, 0]]}`, 422, "class-conditional"},
+		{"/v1/sets/class/retrieve", "application/json", `{"anchor": [0, 0, 0], "collection": "c"}`, 422, "or serve one set a class (ccs calibrate -class LABEL"},
 		{"/v1/sets/pac/score", "application/json", body(`, "label": 1`), 422, "takes no label"},
 	} {
 		rec := do(t, h, "POST", c.path, c.ctype, c.body)

@@ -34,11 +34,12 @@ type calibrateOptions struct {
 	OODCal        string  // held-out ID inputs calibrating the per-input OOD test
 	OODK          int     // the per-input score's neighbour; 0 means 1
 	OODClass      string  // the per-input test of one class alone: its pool and calibration inputs
+	Class         string  // calibrate on -cal's anchors of this class alone: one threshold for its anchors
 	AllowInfinite bool
 }
 
 func calibrateCommand() *command {
-	return newCommand("calibrate", "-geometry ball|ellipsoid [-fit FILE [-shift]] | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pac|pooled|class] [-delta δ] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K] [-ood-class LABEL]]",
+	return newCommand("calibrate", "-geometry ball|ellipsoid [-fit FILE [-shift]] | -set FITTED.json  -cal FILE -out SET.json [-alpha A] [-calibration one|pac|pooled|class] [-delta δ] [-class LABEL] [-seed S] [-reference N | -reference-db FILE] [-ood-cal FILE [-ood-k K] [-ood-class LABEL]]",
 		"calibrate a baseline set, or a fitted geometry, on a calibration bundle and save it",
 		func(fs *flag.FlagSet, o *calibrateOptions) func() error {
 			fs.StringVar(&o.Geometry, "geometry", "", "baseline set family: ball or ellipsoid")
@@ -56,6 +57,7 @@ func calibrateCommand() *command {
 			fs.StringVar(&o.ReferenceDB, "reference-db", "", "keep every row of `FILE` (a collection: .npz or .safetensors with \"embeddings\" or \"anchors\", .npy or .parquet) as the reference pool instead")
 			fs.StringVar(&o.OODCal, "ood-cal", "", "calibrate the per-input OOD test on the in-distribution inputs of `FILE` (.npz: \"embeddings\" or \"anchors\"), held out from the pool and from everything the set was fitted on")
 			fs.StringVar(&o.OODClass, "ood-class", "", "the per-input OOD test of one class (an operating mode) alone: the pool is -reference N of -cal's anchors of `LABEL` (a name for string labels) and the test is calibrated on -ood-cal's inputs of it, so that inputs of that class are flagged at most α_ood of the time; one set file a class, chosen by the input's class when it is judged")
+			fs.StringVar(&o.Class, "class", "", "calibrate on -cal's anchors of class `LABEL` alone (a name for string labels: a query's language, with ccs bundle -query-labels): a set of one threshold whose guarantee is for anchors of that class, which ccs retrieve, evaluate -db and serve's /retrieve take (a -calibration class set has a threshold a class, and they take one); one set file a class, chosen by the anchor's class")
 			fs.IntVar(&o.OODK, "ood-k", 1, "the per-input OOD score's neighbour: the `K`-th smallest φ(a − x)/q̂ over the pool")
 			fs.BoolVar(&o.AllowInfinite, "allow-infinite", false, "accept a whole-space set (threshold +Inf) when the calibration split is too small")
 			return nil
@@ -109,6 +111,12 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	if o.OODCal != "" && o.Reference == 0 && o.ReferenceDB == "" {
 		return usagef("calibrate: -ood-cal needs a reference pool: give -reference N or -reference-db FILE")
 	}
+	if o.Class != "" && m == conformal.Class {
+		return usagef("calibrate: -class %s calibrates one class's anchors alone, with one threshold: give -calibration one or pac with it (-calibration class gives every class its own threshold in one set)", o.Class)
+	}
+	if o.Class != "" && o.OODClass != "" && o.OODClass != o.Class {
+		return usagef("calibrate: -class %s and -ood-class %s: the set is calibrated on one class's anchors; its OOD test is of that class too (give -class alone)", o.Class, o.OODClass)
+	}
 	if o.OODClass != "" && (o.OODCal == "" || o.Reference == 0) {
 		return usagef("calibrate: -ood-class %s picks a class's pool and calibration inputs: give -reference N and -ood-cal FILE with it", o.OODClass)
 	}
@@ -125,11 +133,26 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	if err != nil {
 		return err
 	}
+	// Names for a class-conditional set's classes, and for the class
+	// a marginal calibration's trim names (of the whole file, before
+	// -class keeps one class's anchors).
+	labelNames := bundle.ManifestLabelNames(o.Cal, cal)
+	if o.Class != "" && conformal.DisjointPairs(cal) != nil {
+		return fmt.Errorf("calibrate: -class %s: %s's positives are its own anchors (ccs bundle -labels), calibrated on disjoint pairs of the whole split, which one class's anchors alone would not keep: calibrate with -calibration class instead (a threshold a class, in one set)", o.Class, o.Cal)
+	}
+	if o.Class != "" {
+		all := cal.N
+		if cal, err = ofClass(cal, o.Cal, o.Class, "-class"); err != nil {
+			return err
+		}
+		if o.OODCal != "" {
+			o.OODClass = o.Class // the OOD test of the class's inputs, as its pool's
+		}
+		fmt.Fprintf(out.stderr, "note: %s: calibrating on its %d anchors of class %q (of %d): the set's guarantee is for anchors of that class\n", o.Cal, cal.N, o.Class, all)
+	}
 	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite},
 		Ridge: o.Ridge, SplitSeed: o.Seed, Shift: o.Shift}
-	// Names for a class-conditional set's classes, and for the class
-	// a marginal calibration's trim names.
-	opt.Calibration.LabelNames = bundle.ManifestLabelNames(o.Cal, cal)
+	opt.Calibration.LabelNames = labelNames
 	var set *conformal.Set
 	var fit *bundle.Bundle // -fit's
 	switch {
@@ -167,8 +190,8 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	set.KeepRows(cal) // for evaluate to know these rows in another bundle
 	if o.Reference > 0 {
 		pool, source, of := cal, "calibration anchors", ""
-		if o.OODClass != "" {
-			if pool, err = ofClass(cal, o.Cal, o.OODClass); err != nil {
+		if o.OODClass != "" && o.Class == "" {
+			if pool, err = ofClass(cal, o.Cal, o.OODClass, "-ood-class"); err != nil {
 				return err
 			}
 			source = fmt.Sprintf("calibration anchors of class %q", o.OODClass)
@@ -248,13 +271,13 @@ func referenceRows(path string, set *conformal.Set) (*conformal.Reference, error
 // ofClass is the bundle of b's anchors (read from path) of class label —
 // a name where the manifest beside path names b's labels, an integer
 // otherwise —, refused when b has no labels or none of that class.
-func ofClass(b *bundle.Bundle, path, label string) (*bundle.Bundle, error) {
+func ofClass(b *bundle.Bundle, path, label, flag string) (*bundle.Bundle, error) {
 	if b.Labels == nil {
-		return nil, fmt.Errorf("calibrate: -ood-class %s: %s has no labels to pick its inputs by (ccs bundle's files have them)", label, path)
+		return nil, fmt.Errorf("calibrate: %s %s: %s has no labels to pick its inputs by (ccs bundle's files have them; -query-labels for relevance pairs)", flag, label, path)
 	}
 	c, err := bundle.ClassesNamed([]string{label}, bundle.ManifestLabelNames(path, b))
 	if err != nil {
-		return nil, fmt.Errorf("calibrate: -ood-class: %s: %v", path, err)
+		return nil, fmt.Errorf("calibrate: %s: %s: %v", flag, path, err)
 	}
 	var rows []int
 	for i, l := range b.Labels {
@@ -263,7 +286,7 @@ func ofClass(b *bundle.Bundle, path, label string) (*bundle.Bundle, error) {
 		}
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("calibrate: -ood-class %s: %s has no anchors of it", label, path)
+		return nil, fmt.Errorf("calibrate: %s %s: %s has no anchors of it", flag, label, path)
 	}
 	return b.Subset(rows), nil
 }
@@ -281,7 +304,7 @@ func oodCalibration(out *output, set *conformal.Set, path string, k int, class s
 	}
 	source := path
 	if class != "" {
-		if f, err = ofClass(f, path, class); err != nil {
+		if f, err = ofClass(f, path, class, "-ood-class"); err != nil {
 			return nil, err
 		}
 		source = fmt.Sprintf("%s (class %q)", path, class)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
 )
 
 // TestBundleQueryLabels: -query-labels gives each query of relevance pairs
@@ -133,6 +135,49 @@ func TestBundleQueryLabels(t *testing.T) {
 	for _, l := range names {
 		if !strings.Contains(got.String(), "| "+l+" | ") {
 			t.Errorf("evaluate -per-class has no row for %q:\n%s", l, got.String())
+		}
+	}
+	// -class: one language's anchors alone, one threshold, the same as
+	// that language's threshold in the class-conditional set.
+	var class struct {
+		Classes []struct {
+			Name      string
+			Threshold float64
+		}
+	}
+	raw, _ := os.ReadFile(p("lang.json"))
+	if err := json.Unmarshal(raw, &class); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range class.Classes {
+		out := p("lang-" + c.Name + ".json")
+		var stderr bytes.Buffer
+		if err := run(io.Discard, &stderr, []string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(first, "cal.npz"), "-alpha", "0.2", "-class", c.Name, "-allow-infinite", "-out", out}); err != nil {
+			t.Fatal(err)
+		}
+		set, err := conformal.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set.ClassConditional() || set.Threshold != c.Threshold {
+			t.Errorf("-class %s: threshold %v (class-conditional %v), want %v", c.Name, set.Threshold, set.ClassConditional(), c.Threshold)
+		}
+		if want := fmt.Sprintf("anchors of class %q (of ", c.Name); !strings.Contains(stderr.String(), want) {
+			t.Errorf("-class %s: stderr does not say %q:\n%s", c.Name, want, stderr.String())
+		}
+	}
+	for _, c := range []struct {
+		args  []string
+		usage bool
+		want  string
+	}{
+		{[]string{"-class", "xx"}, false, `calibrate: -class: ` + filepath.Join(first, "cal.npz") + `: "xx" is not among the labels`},
+		{[]string{"-class", "sw", "-calibration", "class"}, true, "calibrate: -class sw calibrates one class's anchors alone, with one threshold"},
+		{[]string{"-class", "sw", "-ood-class", "en"}, true, "calibrate: -class sw and -ood-class en"},
+	} {
+		err := run(io.Discard, io.Discard, append([]string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(first, "cal.npz"), "-out", p("bad.json")}, c.args...))
+		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != map[bool]int{true: 2, false: 1}[c.usage] {
+			t.Errorf("%v: %v (exit %d), want %q", c.args, err, exitCode(err), c.want)
 		}
 	}
 	for _, c := range []struct {
