@@ -313,6 +313,14 @@ func userEmbeddings(t *testing.T) {
 	for i := range nq {
 		fmt.Fprintf(&qids, "q%d\n", i)
 	}
+	// The queries' languages, as a database export writes them: by query
+	// id, not in row order (§6, "Coverage per language").
+	var langs strings.Builder
+	langs.WriteString("query-id,language\n")
+	for j := range nq {
+		i := (j * 7) % nq // 7 is prime to 300: every query once
+		fmt.Fprintf(&langs, "q%d,%s\n", i, []string{"en", "en", "en", "en", "en", "de", "de", "de", "sw", "sw"}[i%10])
+	}
 	if err := bundle.WriteNPY("queries.npy", bundle.Float32(q, nq, d)); err != nil {
 		t.Fatal(err)
 	}
@@ -330,6 +338,7 @@ func userEmbeddings(t *testing.T) {
 		"qrels.tsv":       qrels.String(),
 		"passage-ids.txt": ids.String(),
 		"query-ids.txt":   qids.String(),
+		"queries.csv":     langs.String(),
 		"score.json":      `{"anchor": ` + vec(0) + `, "points": [` + vec(1) + `, ` + vec(2) + `]}`,
 		"points.json":     `{"points": [` + vec(3) + `, ` + vec(4) + `]}`,
 		"query.json":      `{"anchor": ` + vec(5) + `, "collection": "corpus", "limit": 10}`,
