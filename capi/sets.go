@@ -41,6 +41,10 @@ type calibrateOptions struct {
 	OODCal       string `json:"ood_cal"`
 	OODCalSource string `json:"ood_cal_source"`
 	OODK         *int   `json:"ood_k"`
+	// Label, if not "", calibrates on cal's anchors of that class alone
+	// (its name for string labels, else its integer), with one threshold
+	// (ccs calibrate -class).
+	Label string `json:"label"`
 	// OODCalBundle is the handle of an ood_cal given as a Bundle (0:
 	// none), whose labels OODClass picks the inputs of.
 	OODCalBundle uintptr `json:"ood_cal_bundle"`
@@ -136,6 +140,11 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		return nil, fmt.Errorf("calibrate: ridge=%v: want a positive number", ridge)
 	}
 	calName := cal.name("cal")
+	if o.Label != "" {
+		if cal, err = ofLabel(cal, calName, o.Label, m); err != nil {
+			return nil, err
+		}
+	}
 	if fitted != nil {
 		if err := checkDim(calName, cal.b, fitted); err != nil {
 			return nil, err
@@ -575,4 +584,34 @@ func calibration(cmd string, a *float64, mode string, d float64) (float64, confo
 		return 0, 0, fmt.Errorf("%s: delta is for calibration \"pac\" or \"class\"", cmd)
 	}
 	return alpha, m, nil
+}
+
+// ofLabel is cal with its anchors of class label alone (by name where cal
+// has names, else its integer), for a set of one threshold whose
+// guarantee is for that class (ccs calibrate -class).
+func ofLabel(cal *bundleObj, calName, label string, m conformal.Mode) (*bundleObj, error) {
+	switch {
+	case m == conformal.Class:
+		return nil, fmt.Errorf("calibrate: label=%q calibrates one class's anchors alone, with one threshold: give calibration=\"one\" or \"pac\" with it (calibration=\"class\" gives every class its own threshold in one set)", label)
+	case cal.b.Labels == nil:
+		return nil, fmt.Errorf("calibrate: label=%q: %s has no labels to pick its anchors by (ccs.bundle's have them; query_labels= for relevance pairs)", label, calName)
+	case conformal.DisjointPairs(cal.b) != nil:
+		return nil, fmt.Errorf("calibrate: label=%q: %s's positives are its own anchors (ccs.bundle's labels), calibrated on disjoint pairs of the whole split, which one class's anchors alone would not keep: calibrate with calibration=\"class\" instead", label, calName)
+	}
+	c, err := bundle.ClassesNamed([]string{label}, cal.names)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: label: %s: %v", calName, err)
+	}
+	var rows []int
+	for i, l := range cal.b.Labels {
+		if l == c[0] {
+			rows = append(rows, i)
+		}
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("calibrate: label=%q: %s has no anchors of it", label, calName)
+	}
+	sub := *cal
+	sub.b = cal.b.Subset(rows)
+	return &sub, nil
 }

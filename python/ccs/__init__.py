@@ -738,7 +738,7 @@ def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, v
 
 
 def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, ridge=None, fit=None, shift=False,
-              reference=None, ood_cal=None, ood_k=None, ood_class=None, allow_infinite=False):
+              reference=None, ood_cal=None, ood_k=None, ood_class=None, allow_infinite=False, label=None):
     """Calibrates a set on the bundle cal (or a bundle file's path), as ccs
     calibrate does. fitted: a fitted Set (from fit, or Set.load of a file
     ccs fit wrote, or that file's path), or "ball" or "ellipsoid" for the
@@ -768,7 +768,11 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
     or a file: an array has no labels), one set a class, chosen by an
     input's class when it is judged; the false-alarm rate α_ood then holds
     for that class's inputs, which one test over all classes does not
-    promise a small class. The set's warnings are issued as CCSWarning."""
+    promise a small class. label calibrates on cal's anchors of that class
+    alone (its name for string labels: a query's language, with
+    ccs.bundle(query_labels=)), with one threshold whose guarantee is for
+    that class's anchors, which retrieve and the service's /retrieve take,
+    as ccs calibrate -class. The set's warnings are issued as CCSWarning."""
     cb, close_cal = _bundle_of(cal, "cal")
     fb, close_fit = (None, False) if fit is None else _bundle_of(fit, "fit")
     fitted_h, geometry, close_fitted = 0, None, None
@@ -808,7 +812,8 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
         opts = options(geometry=geometry, alpha=alpha, calibration=calibration, delta=delta, seed=seed,
                        ridge=ridge, shift=shift, allow_infinite=allow_infinite, reference=ref_n, reference_db=ref_db,
                        reference_source=ref_source, ood_cal=cal_path, ood_cal_source=cal_source, ood_k=ood_k,
-                       ood_cal_bundle=cal_bundle or None, ood_class=_ood_class(ood_class))
+                       ood_cal_bundle=cal_bundle or None, ood_class=_ood_class(ood_class),
+                       label=None if label is None else str(label))
         h = c_handle()
         call(lib.ccs_calibrate, fitted_h, cb._handle(), 0 if fb is None else fb._handle(), opts,
              lent.ref(ref_rows, "reference"), lent.ref(cal_rows, "ood_cal"), byref(h))

@@ -280,6 +280,17 @@ def test_query_labels_equal_ccs_bundle(tmp_path, cli):
     # calibration, as ccs evaluate -per-class checks it.
     marginal = ccs.calibrate("ball", splits["cal"], alpha=0.2).evaluate(splits["test"], per_class=True)
     assert [(c["name"], c["units"]) for c in marginal["class_checks"]] == [(r["name"], r["anchors"]) for r in marginal["classes"]]
+    # One language's set, one threshold: the class set's for it, and the
+    # command's -class set byte for byte.
+    cli("calibrate", "-geometry", "ball", "-cal", tmp_path / "cli" / "cal.npz", "-alpha", 0.2, "-class", "de", "-out", tmp_path / "de.json")
+    de = ccs.calibrate("ball", tmp_path / "cli" / "cal.npz", alpha=0.2, label="de")
+    de.save(tmp_path / "py-de.json")
+    assert de.threshold == s.thresholds["de"]
+    assert same_file(tmp_path / "py-de.json", tmp_path / "de.json")
+    with pytest.raises(ValueError, match=r'label="xx"|"xx" is not among the labels'):
+        ccs.calibrate("ball", splits["cal"], alpha=0.2, label="xx")
+    with pytest.raises(ValueError, match=r"calibrates one class's anchors alone"):
+        ccs.calibrate("ball", splits["cal"], alpha=0.2, label="de", calibration="class")
     with pytest.raises(ValueError, match=r"query_labels: 1 of the 200 query ids have no label \(the first: 'Q199'\)"):
         ccs.bundle(emb, queries=queries, pairs=pairs, ids=ids, query_ids=qids, query_labels={q: "en" for q in qids[1:]}, k=1)
     with pytest.raises(ValueError, match=r"ids, query_ids and query_labels are of relevance pairs"):
