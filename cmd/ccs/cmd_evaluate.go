@@ -293,7 +293,7 @@ func describe(s *conformal.Set) string {
 // around the first -size-anchors test anchors.
 func setSizes(ctx context.Context, o evaluateOptions, set *conformal.Set, test *bundle.Bundle, out *output) (*eval.Sizes, error) {
 	if err := set.OneThreshold(); err != nil { // before opening the database
-		return nil, fmt.Errorf("%s: -db: a set's size on a collection is a retrieval's, which takes one threshold: %w", o.Set, err)
+		return nil, fmt.Errorf("%s: -db: a set's size on a collection is a retrieval's, which takes one threshold: %w; %s", o.Set, err, oneSetAClass)
 	}
 	store, err := retrieve.Open(ctx, o.DB)
 	if err != nil {

@@ -76,7 +76,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		return err
 	}
 	if err := set.OneThreshold(); err != nil { // before opening the database
-		return fmt.Errorf("%s: %w", o.Set, err)
+		return fmt.Errorf("%s: %w, and a retrieval takes one threshold: %s", o.Set, err, oneSetAClass)
 	}
 	store, err := retrieve.Open(ctx, o.DB)
 	if err != nil {
@@ -602,3 +602,7 @@ func count(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }
+
+// oneSetAClass says how a class-conditional set's classes are retrieved
+// with: a set of one threshold a class.
+const oneSetAClass = "calibrate one set a class (ccs calibrate -class LABEL: one threshold, from that class's calibration anchors) and use each anchor's class's set"

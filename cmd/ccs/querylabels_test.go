@@ -166,6 +166,15 @@ func TestBundleQueryLabels(t *testing.T) {
 			t.Errorf("-class %s: stderr does not say %q:\n%s", c.Name, want, stderr.String())
 		}
 	}
+	// A class-conditional set retrieves nothing: the refusals say how.
+	for _, args := range [][]string{
+		{"retrieve", "-set", p("lang.json"), "-db", p("passages.npy"), "-anchor-index", "0"},
+		{"evaluate", "-set", p("lang.json"), "-test", filepath.Join(first, "test.npz"), "-db", p("passages.npy")},
+	} {
+		if err := run(io.Discard, io.Discard, args); err == nil || !strings.Contains(err.Error(), "ccs calibrate -class LABEL: one threshold, from that class's calibration anchors") {
+			t.Errorf("%s: %v, want the way to one set a class", args[0], err)
+		}
+	}
 	for _, c := range []struct {
 		args  []string
 		usage bool
