@@ -2156,6 +2156,7 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	queryDropped := "" // the warning of queries left out for a missing query label
 	if items.QueryLabels != nil {
 		if items.LabelSets != nil {
 			return nil, fmt.Errorf("bundle: query labels are for relevance pairs between queries and rows, and several labels a row make their own pairs: give one or the other")
@@ -2164,24 +2165,37 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 			return nil, fmt.Errorf("bundle: %d query labels for %d queries", len(items.QueryLabels), items.Queries)
 		}
 		missing, first := 0, -1
+		marks := map[int64]int{}
 		for q, l := range items.QueryLabels {
 			if l < 0 && len(relevant[q]) > 0 {
 				if missing++; first < 0 {
 					first = q
 				}
+				marks[l]++
 			}
 		}
-		if missing > 0 {
-			return nil, fmt.Errorf("bundle: %d of the queries with a relevant row have a query label that marks a missing value (the first: %s): as one class they would share a threshold with -calibration class; give each query its label, or leave those queries out", missing, items.queryName(first))
+		if missing > 0 && cfg.MissingLabels != MissingClass {
+			var each []string
+			for _, l := range slices.Sorted(maps.Keys(marks)) {
+				each = append(each, fmt.Sprintf("%s: %d", cfg.class(l), marks[l]))
+			}
+			what := fmt.Sprintf("%d of the queries with a relevant row have a query label that marks a missing value (%s; the first: %s)", missing, strings.Join(each, ", "), items.queryName(first))
+			if cfg.MissingLabels == MissingRefused {
+				return nil, fmt.Errorf("bundle: %s: as one class they would share a threshold with -calibration class; give each query its label, or leave those queries out (-missing-labels drop; missing_labels=\"drop\" in Python)", what)
+			}
+			queryDropped = what + ": left out of every split"
 		}
 	}
-	relevantQueries := 0
+	relevantQueries, droppedQueries := 0, 0
 	strata := map[int64][]int{}
 	for q, rel := range relevant {
 		if len(rel) > 0 {
 			var l int64
 			if items.QueryLabels != nil {
-				l = items.QueryLabels[q]
+				if l = items.QueryLabels[q]; l < 0 && queryDropped != "" {
+					droppedQueries++
+					continue
+				}
 			}
 			strata[l] = append(strata[l], q)
 			relevantQueries++
@@ -2193,9 +2207,12 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x73706c6974))
 	parts := stratify(strata, cfg.Split[:], rng)
 	p := &Plan{queries: true, selfQueries: items.SelfQueries}
-	if n := items.Queries - relevantQueries; n > 0 {
+	if n := items.Queries - relevantQueries - droppedQueries; n > 0 {
 		first := slices.IndexFunc(relevant, func(rel []int) bool { return len(rel) == 0 })
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d of %d queries have no relevant row: left out (the first: %s)", n, items.Queries, items.queryName(first)))
+	}
+	if queryDropped != "" {
+		p.Warnings = append(p.Warnings, queryDropped)
 	}
 	if unjudged > 0 {
 		first := -1

@@ -2099,12 +2099,29 @@ func TestMakePairsQueryLabels(t *testing.T) {
 		labels []int64
 		want   string
 	}{
-		{"missing", append([]int64{-1, -1}, labels[2:]...), `bundle: 2 of the queries with a relevant row have a query label that marks a missing value (the first: query 0)`},
+		{"missing", append([]int64{-1, -1}, labels[2:]...), `bundle: 2 of the queries with a relevant row have a query label that marks a missing value (-1: 2; the first: query 0): as one class they would share a threshold with -calibration class; give each query its label, or leave those queries out (-missing-labels drop`},
 		{"count", labels[1:], "bundle: 399 query labels for 400 queries"},
 	} {
 		if _, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, QueryLabels: c.labels}, cfg); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+	// -missing-labels drop: those queries are in no split, and counted.
+	dropCfg := cfg
+	dropCfg.MissingLabels = MissingDropped
+	d, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, QueryLabels: append([]int64{-1, -1}, labels[2:]...)}, dropCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := 0
+	for _, sp := range d.Splits {
+		anchors += len(sp.Anchors)
+		if slices.Contains(sp.Anchors, 0) || slices.Contains(sp.Anchors, 1) || slices.Contains(sp.Labels, -1) {
+			t.Errorf("%s split holds a query of no label", sp.Name)
+		}
+	}
+	if want := "2 of the queries with a relevant row have a query label that marks a missing value (-1: 2; the first: query 0): left out of every split"; anchors != nq-2 || !slices.Equal(d.Warnings, []string{want}) {
+		t.Errorf("dropped: %d anchors, warnings %q; want %d and %q", anchors, d.Warnings, nq-2, want)
 	}
 	// A language of 2 queries (one to fit, one to calibrate) has none in the test split.
 	rare := slices.Clone(labels)

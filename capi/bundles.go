@@ -400,7 +400,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			return nil, fmt.Errorf("bundle: ood_classes: %w", err)
 		}
 	}
-	if cfg.MissingLabels != bundle.MissingRefused && !hasLabels && !hasGroups && !multi {
+	if cfg.MissingLabels != bundle.MissingRefused && !hasLabels && !hasGroups && !multi && !hasQueryLabels {
 		return nil, fmt.Errorf("bundle: missing_labels=%q: there are no labels or group ids for it to apply to", o.MissingLabels)
 	}
 	if hasGroups {
@@ -487,8 +487,12 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			if err != nil {
 				return nil, err
 			}
-			// "" and "nan" mark no label, as -1 does: refused by Make.
-			in.QueryLabels, names, cfg.MissingNames = bundle.MissingStrings(ql, qnames)
+			// "" and "nan" mark no label, as -1 does: refused by Make, or
+			// left out with missing_labels="drop"; with "class", classes.
+			in.QueryLabels, names = ql, qnames
+			if cfg.MissingLabels != bundle.MissingClass {
+				in.QueryLabels, names, cfg.MissingNames = bundle.MissingStrings(ql, qnames)
+			}
 			in.QueryLabelsSource = "query_labels"
 			cfg.LabelNames = names
 		}

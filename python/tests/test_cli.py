@@ -291,6 +291,13 @@ def test_query_labels_equal_ccs_bundle(tmp_path, cli):
         ccs.calibrate("ball", splits["cal"], alpha=0.2, label="xx")
     with pytest.raises(ValueError, match=r"calibrates one class's anchors alone"):
         ccs.calibrate("ball", splits["cal"], alpha=0.2, label="de", calibration="class")
+    # A query without a language (pandas' None): refused, or left out.
+    unknown = [None] + list(lang[1:])
+    with pytest.raises(ValueError, match=r"1 of the queries with a relevant row have a query label that marks a missing value"):
+        ccs.bundle(emb, queries=queries, pairs=pairs, ids=ids, query_ids=qids, query_labels=unknown, k=1)
+    with pytest.warns(ccs.CCSWarning, match=r"marks a missing value .*left out of every split"):
+        kept = ccs.bundle(emb, queries=queries, pairs=pairs, ids=ids, query_ids=qids, query_labels=unknown, k=1, missing_labels="drop")
+    assert sum(b.n for b in kept.values()) == 199
     with pytest.raises(ValueError, match=r"query_labels: 1 of the 200 query ids have no label \(the first: 'Q199'\)"):
         ccs.bundle(emb, queries=queries, pairs=pairs, ids=ids, query_ids=qids, query_labels={q: "en" for q in qids[1:]}, k=1)
     with pytest.raises(ValueError, match=r"ids, query_ids and query_labels are of relevance pairs"):
