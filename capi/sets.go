@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ccsets/ccs/baseline"
 	"github.com/ccsets/ccs/bundle"
@@ -140,8 +141,9 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		return nil, fmt.Errorf("calibrate: ridge=%v: want a positive number", ridge)
 	}
 	calName := cal.name("cal")
+	var label *int64
 	if o.Label != "" {
-		if cal, err = ofLabel(cal, calName, o.Label, m); err != nil {
+		if label, err = ofLabel(cal, calName, o.Label, m); err != nil {
 			return nil, err
 		}
 	}
@@ -153,6 +155,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite},
 		Ridge: ridge, SplitSeed: o.Seed, Shift: o.Shift}
 	opt.Calibration.LabelNames = cal.names // a class set's, a trim's class names
+	opt.Calibration.Label = label
 	var set *conformal.Set
 	switch {
 	case fitted != nil:
@@ -586,10 +589,10 @@ func calibration(cmd string, a *float64, mode string, d float64) (float64, confo
 	return alpha, m, nil
 }
 
-// ofLabel is cal with its anchors of class label alone (by name where cal
-// has names, else its integer), for a set of one threshold whose
-// guarantee is for that class (ccs calibrate -class).
-func ofLabel(cal *bundleObj, calName, label string, m conformal.Mode) (*bundleObj, error) {
+// ofLabel is the class label names in cal (its name where cal has names,
+// else its integer), whose anchors alone a set of one threshold is
+// calibrated on (conformal.Options.Label; ccs calibrate -class).
+func ofLabel(cal *bundleObj, calName, label string, m conformal.Mode) (*int64, error) {
 	switch {
 	case m == conformal.Class:
 		return nil, fmt.Errorf("calibrate: label=%q calibrates one class's anchors alone, with one threshold: give calibration=\"one\" or \"pac\" with it (calibration=\"class\" gives every class its own threshold in one set)", label)
@@ -602,16 +605,8 @@ func ofLabel(cal *bundleObj, calName, label string, m conformal.Mode) (*bundleOb
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: label: %s: %v", calName, err)
 	}
-	var rows []int
-	for i, l := range cal.b.Labels {
-		if l == c[0] {
-			rows = append(rows, i)
-		}
-	}
-	if len(rows) == 0 {
+	if !slices.Contains(cal.b.Labels, c[0]) {
 		return nil, fmt.Errorf("calibrate: label=%q: %s has no anchors of it", label, calName)
 	}
-	sub := *cal
-	sub.b = cal.b.Subset(rows)
-	return &sub, nil
+	return &c[0], nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
@@ -96,6 +97,13 @@ type Options struct {
 	// LabelNames[i]; ccs bundle's string labels), for a class-conditional
 	// set's Classes and its messages. Optional.
 	LabelNames []string
+	// Label, if not nil, calibrates on the bundle's anchors of that class
+	// alone, each with the positive the whole bundle's calibration draws
+	// for it: a set of one threshold (OnePerAnchor or PAC) whose guarantee
+	// is for anchors of that class, the same threshold a Class set gives
+	// that class. Not for a bundle calibrated on disjoint pairs (whose
+	// pairs span its classes' shares) nor a Class or Pooled calibration.
+	Label *int64
 }
 
 // Info records how a set was calibrated.
@@ -199,6 +207,11 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	if trim != nil && trim.Class >= 0 && trim.Class < int64(len(opt.LabelNames)) {
 		trim.Name = opt.LabelNames[trim.Class]
 	}
+	if opt.Label != nil {
+		if scores, err = labelScores(scores, pairs, cal, *opt.Label, opt); err != nil {
+			return nil, err
+		}
+	}
 	var classes []ClassThreshold
 	if opt.Mode == Class { // before Quantile reorders the scores
 		if classes, err = calibrateClasses(scores, pairs, cal, alpha, opt); err != nil {
@@ -266,4 +279,32 @@ func keptScores(scores []float64, pairs, kept [][2]int) []float64 {
 		}
 	}
 	return out
+}
+
+// labelScores are the calibration scores of cal's anchors of class label
+// alone (Options.Label), each scored as the whole bundle's calibration
+// scored it.
+func labelScores(scores []float64, pairs [][2]int, cal *bundle.Bundle, label int64, opt Options) ([]float64, error) {
+	name := strconv.FormatInt(label, 10)
+	if label >= 0 && label < int64(len(opt.LabelNames)) {
+		name = strconv.Quote(opt.LabelNames[label])
+	}
+	switch {
+	case opt.Mode == Class || opt.Mode == Pooled:
+		return nil, fmt.Errorf("conformal: the anchors of class %s alone take one threshold, from one positive each: a %s calibration has another", name, opt.Mode)
+	case cal.Labels == nil:
+		return nil, errors.New(NoLabelsMessage)
+	case pairs != nil:
+		return nil, fmt.Errorf("conformal: the anchors of class %s alone: the bundle's positives are its own anchors, calibrated on disjoint pairs of the whole split, which one class's anchors would not keep: calibrate every class at once (Mode Class)", name)
+	}
+	var out []float64
+	for i, l := range cal.Labels {
+		if l == label {
+			out = append(out, scores[i])
+		}
+	}
+	if out == nil {
+		return nil, fmt.Errorf("conformal: the calibration bundle has no anchor of class %s", name)
+	}
+	return out, nil
 }

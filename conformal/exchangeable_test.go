@@ -3,6 +3,7 @@ package conformal
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
@@ -343,6 +344,63 @@ func TestCheckClasses(t *testing.T) {
 	}{"class-conditional": {classSet, labelled(synthetic(rng, nTest, k))}, "no labels": {marginal, synthetic(rng, nTest, k)}} {
 		if checks, err := c.set.CheckClasses(c.test); checks != nil || err != nil {
 			t.Errorf("%s: %v, %v: want nothing checked", name, checks, err)
+		}
+	}
+}
+
+// TestCalibrateLabel: Options.Label calibrates one class's anchors alone,
+// each with the positive the whole bundle's draw gives it, so that its
+// one threshold is the class-conditional set's for that class (k = 4: a
+// subset's own draw would differ); a class absent, a Class mode and no
+// labels are refused.
+func TestCalibrateLabel(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(29, 2))
+	cal := synthetic(rng, 300, 4)
+	cal.Labels = make([]int64, cal.N)
+	for i := range cal.Labels {
+		cal.Labels[i] = int64(i % 3)
+	}
+	g := geometry.Ball{D: 2}
+	class, err := Calibrate(g, cal, 0.1, Options{Mode: Class, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range class.Classes {
+		for _, mode := range []Mode{OnePerAnchor, PAC} {
+			opt := Options{Mode: mode, Seed: 5, Label: &c.Label}
+			want := c.Threshold
+			if mode == PAC {
+				opt.Delta = 0.1
+				pc, err := Calibrate(g, cal, 0.1, Options{Mode: Class, Seed: 5, Delta: 0.1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = pc.Classes[c.Label].Threshold
+			}
+			s, err := Calibrate(g, cal, 0.1, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Threshold != want || s.Calibration.N != c.N || s.ClassConditional() {
+				t.Errorf("%v, label %d: threshold %v of n = %d, want the class's %v of %d", mode, c.Label, s.Threshold, s.Calibration.N, want, c.N)
+			}
+		}
+	}
+	absent, classMode := int64(7), int64(0)
+	unlabelled := synthetic(rng, 30, 4)
+	for _, c := range []struct {
+		name string
+		cal  *bundle.Bundle
+		opt  Options
+		want string
+	}{
+		{"absent", cal, Options{Label: &absent}, "conformal: the calibration bundle has no anchor of class 7"},
+		{"class mode", cal, Options{Mode: Class, Label: &classMode}, "alone take one threshold, from one positive each: a class calibration has another"},
+		{"no labels", unlabelled, Options{Label: &classMode}, NoLabelsMessage},
+	} {
+		if _, err := Calibrate(g, c.cal, 0.1, c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
 }

@@ -133,26 +133,28 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	if err != nil {
 		return err
 	}
-	// Names for a class-conditional set's classes, and for the class
-	// a marginal calibration's trim names (of the whole file, before
-	// -class keeps one class's anchors).
+	// Names for a class-conditional set's classes, for the class a
+	// marginal calibration's trim names, and for -class.
 	labelNames := bundle.ManifestLabelNames(o.Cal, cal)
 	if o.Class != "" && conformal.DisjointPairs(cal) != nil {
 		return fmt.Errorf("calibrate: -class %s: %s's positives are its own anchors (ccs bundle -labels), calibrated on disjoint pairs of the whole split, which one class's anchors alone would not keep: calibrate with -calibration class instead (a threshold a class, in one set)", o.Class, o.Cal)
 	}
+	var classLabel *int64 // -class's
 	if o.Class != "" {
-		all := cal.N
-		if cal, err = ofClass(cal, o.Cal, o.Class, "-class"); err != nil {
+		of, err := ofClass(cal, o.Cal, o.Class, "-class") // refused where the class is unknown or absent
+		if err != nil {
 			return err
 		}
-		if o.OODCal != "" {
-			o.OODClass = o.Class // the OOD test of the class's inputs, as its pool's
+		c, _ := bundle.ClassesNamed([]string{o.Class}, labelNames)
+		classLabel = &c[0]
+		if o.Reference > 0 {
+			o.OODClass = o.Class // the OOD test's pool and inputs of the class too
 		}
-		fmt.Fprintf(out.stderr, "note: %s: calibrating on its %d anchors of class %q (of %d): the set's guarantee is for anchors of that class\n", o.Cal, cal.N, o.Class, all)
+		fmt.Fprintf(out.stderr, "note: %s: calibrating on its %d anchors of class %q (of %d), each with the positive the whole split's calibration draws for it: the set's guarantee is for anchors of that class\n", o.Cal, of.N, o.Class, cal.N)
 	}
 	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite},
 		Ridge: o.Ridge, SplitSeed: o.Seed, Shift: o.Shift}
-	opt.Calibration.LabelNames = labelNames
+	opt.Calibration.LabelNames, opt.Calibration.Label = labelNames, classLabel
 	var set *conformal.Set
 	var fit *bundle.Bundle // -fit's
 	switch {
@@ -190,7 +192,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	set.KeepRows(cal) // for evaluate to know these rows in another bundle
 	if o.Reference > 0 {
 		pool, source, of := cal, "calibration anchors", ""
-		if o.OODClass != "" && o.Class == "" {
+		if o.OODClass != "" {
 			if pool, err = ofClass(cal, o.Cal, o.OODClass, "-ood-class"); err != nil {
 				return err
 			}
