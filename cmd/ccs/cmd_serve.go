@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -79,7 +80,7 @@ func serveCommand() *command {
 		}, runServe)
 }
 
-func runServe(_ context.Context, o serveOptions, out *output) error {
+func runServe(ctx context.Context, o serveOptions, out *output) error {
 	if len(o.Sets) == 0 {
 		return usagef("serve: give at least one -set NAME=FILE.json")
 	}
@@ -147,7 +148,9 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 	fmt.Fprintf(out.stderr, "ccs serve: loading %s and %s on %s: /healthz answers 200, /readyz 503, until they are served\n", plural(len(o.Sets), "set", "sets"), plural(len(o.Collections), "collection", "collections"), ln.Addr())
 	// The signals are ours from before the load: SIGTERM while the files
 	// load stops the process (the load is left to the exiting process)
-	// rather than being taken by the command's context and ignored.
+	// rather than being taken by the command's context and ignored. One
+	// that came before this (while the flags were read, the port bound)
+	// the command's context alone has: it stops serve too.
 	hup, stop, done := serveSignals()
 	defer done()
 	type loaded struct {
@@ -160,17 +163,27 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 		lc <- loaded{srv, err}
 	}()
 	var srv *serve.Server
+	stopped := ""
 	select {
 	case l := <-lc:
 		srv, err = l.srv, l.err
 	case sig := <-stop:
+		stopped = sig.String()
+	case <-ctx.Done():
+		stopped = signalCause(ctx)
+	}
+	if stopped == "" && err == nil && ctx.Err() != nil { // loaded as the signal's cancel was on its way
+		stopped = signalCause(ctx)
+		lc <- loaded{srv: srv}
+	}
+	if stopped != "" {
 		stopLoading()
 		go func() { // a test's process lives on: close what the load makes
 			if l := <-lc; l.srv != nil {
 				l.srv.Close()
 			}
 		}()
-		fmt.Fprintf(out.stderr, "ccs serve: %v while loading: stopped\n", sig)
+		fmt.Fprintf(out.stderr, "ccs serve: %s while loading: stopped\n", stopped)
 		return nil
 	}
 	stopLoading()
@@ -210,4 +223,10 @@ func runServe(_ context.Context, o serveOptions, out *output) error {
 			return nil
 		}
 	}
+}
+
+// signalCause is what stopped ctx, as serve's log names a signal:
+// "terminated" for signal.NotifyContext's "terminated signal received".
+func signalCause(ctx context.Context) string {
+	return strings.TrimSuffix(context.Cause(ctx).Error(), " signal received")
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -293,4 +295,51 @@ func probesWhileLoading(t *testing.T, stop bool) {
 		}
 	}
 	s.stop(t)
+}
+
+// TestServeSignalBeforeItsOwn: a SIGTERM that arrives before serve takes
+// its signals (while it parses its flags, binds its port or starts the
+// probes' server) is taken by the command's context; serve stops on it
+// rather than loading and serving on, a stop that was lost.
+func TestServeSignalBeforeItsOwn(t *testing.T) {
+	dir := t.TempDir()
+	var sink bytes.Buffer
+	if err := run(&sink, &sink, []string{"simulate", "-out", dir, "-per-class", "50", "-k", "3", "-seed", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	set := filepath.Join(dir, "ball.json")
+	if err := run(&sink, &sink, []string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-out", set}); err != nil {
+		t.Fatal(err)
+	}
+	for _, hold := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hold=%v", hold), func(t *testing.T) {
+			release := make(chan struct{})
+			defer close(release)
+			if hold { // a load of seconds
+				old := serveNew
+				serveNew = func(cfg serve.Config) (*serve.Server, error) { <-release; return old(cfg) }
+				t.Cleanup(func() { serveNew = old })
+			}
+			hup, term := make(chan os.Signal, 1), make(chan os.Signal, 1) // serve's own: nothing comes
+			oldSig := serveSignals
+			serveSignals = func() (<-chan os.Signal, <-chan os.Signal, func()) { return hup, term, func() {} }
+			t.Cleanup(func() { serveSignals = oldSig })
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(errors.New("terminated signal received")) // signal.NotifyContext's cause
+			stderr, done := &syncBuffer{}, make(chan error, 1)
+			go func() {
+				done <- runContext(ctx, io.Discard, stderr, []string{"serve", "-set", "ball=" + set, "-addr", "127.0.0.1:0"})
+			}()
+			select {
+			case err := <-done:
+				if err != nil || !strings.Contains(stderr.String(), "ccs serve: terminated while loading: stopped") || strings.Contains(stderr.String(), "listening on") {
+					t.Errorf("a SIGTERM before serve's own signals: %v; log %s", err, stderr.String())
+				}
+			case <-time.After(10 * time.Second):
+				t.Errorf("a SIGTERM before serve's own signals did not stop it; log %s", stderr.String())
+				term <- os.Interrupt // let it go
+				<-done
+			}
+		})
+	}
 }
