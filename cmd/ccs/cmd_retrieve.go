@@ -516,7 +516,7 @@ type retrieveSummary struct {
 	Empty   int     `json:"empty"`  // sets holding no item
 	// Labels is how many labels a set's items have, on average (with
 	// -labels; a table's null is none).
-	Labels float64 `json:"labels,omitempty"`
+	Labels *float64 `json:"labels,omitempty"`
 }
 
 // summarize is the batch's set sizes.
@@ -532,7 +532,8 @@ func summarize(results []retrieveResult) retrieveSummary {
 		labels += r.labelCount()
 	}
 	if len(results) > 0 && results[0].Labels != nil {
-		sum.Labels = float64(labels) / float64(len(results))
+		mean := float64(labels) / float64(len(results))
+		sum.Labels = &mean // 0 when every item is unlabelled: still written
 	}
 	slices.Sort(sizes)
 	sum.Mean, sum.Median = stat.Mean(sizes, nil), stat.Quantile(0.5, stat.Empirical, sizes, nil)
@@ -587,7 +588,7 @@ func printRetrieved(out *output, set *conformal.Set, q anchors, results []retrie
 		sum := summarize(results)
 		labels := ""
 		if results[0].Labels != nil {
-			labels = fmt.Sprintf("; their items have %s labels on average", count(sum.Labels))
+			labels = fmt.Sprintf("; their items have %s labels on average", count(*sum.Labels))
 		}
 		fmt.Fprintf(out.stdout, "\n%d anchors: %s items inside the set on average, median %s, %d with none%s\n", sum.Anchors, count(sum.Mean), count(sum.Median), sum.Empty, labels)
 	}

@@ -521,6 +521,20 @@ func TestRetrieveLabels(t *testing.T) {
 	if want := fmt.Sprintf("labels     %d among", len(raw.Labels)-1); !strings.Contains(out, want) {
 		t.Errorf("text output with nulls counts them as a label, want %q:\n%s", want, out)
 	}
+	// Every item unlabelled: a batch's summary says 0 labels a set,
+	// not nothing.
+	nb := array.NewStringBuilder(memory.DefaultAllocator)
+	for range labels {
+		nb.AppendNull()
+	}
+	writeNullableParquet(t, filepath.Join(dir, "nulls.parquet"), "family", nb.NewArray())
+	out, err = ccs("retrieve", "-set", set, "-db", db, "-anchor", db+":anchors", "-labels", filepath.Join(dir, "nulls.parquet:family"), "-json")
+	var sum struct {
+		Summary map[string]any
+	}
+	if err != nil || json.Unmarshal([]byte(out), &sum) != nil || sum.Summary["labels"] != 0.0 {
+		t.Errorf("a batch whose items are all null: %v, summary %v, want labels 0", err, sum.Summary)
+	}
 	if _, err := ccs("retrieve", "-set", set, "-db", "clickhouse://127.0.0.1:1/db.t", "-anchor", db, "-labels", lf); !isUsage(err) || !strings.Contains(err.Error(), "-labels names a collection file's rows") {
 		t.Errorf("-labels with a database table: %v", err)
 	}
