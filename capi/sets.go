@@ -287,6 +287,9 @@ func ofClass(b *bundle.Bundle, what string, names []string, label string) (*bund
 	}
 	c, err := bundle.ClassesNamed([]string{label}, names)
 	if err != nil {
+		if names == nil {
+			err = fmt.Errorf("%w: its labels are numbers, named by no manifest.json (ccs.bundle(out=) writes one beside its files; Bundle.save does not): give the class's number, or bundles written with their manifest", err)
+		}
 		return nil, fmt.Errorf("calibrate: ood_class: %s: %v", what, err)
 	}
 	var rows []int

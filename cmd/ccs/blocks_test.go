@@ -393,6 +393,12 @@ func TestOODClass(t *testing.T) {
 	if set.OOD.N != n || set.Reference.N != 200 || set.Reference.Source != `calibration anchors of class "idle"` || set.OOD.Source != `pdm/ood-cal.npz (class "idle")` {
 		t.Errorf("pool %d rows (%q), calibration %d inputs (%q); want 200 idle anchors and the %d idle inputs", set.Reference.N, set.Reference.Source, set.OOD.N, set.OOD.Source, n)
 	}
+	if err := os.Mkdir("bare", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if raw, err := os.ReadFile("pdm/ood-cal.npz"); err != nil || os.WriteFile("bare/ood-cal.npz", raw, 0o644) != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -401,6 +407,8 @@ func TestOODClass(t *testing.T) {
 		{[]string{"-reference", "100000", "-ood-cal", "pdm/ood-cal.npz", "-ood-class", "high"}, `calibrate: -reference 100000: pdm/cal.npz has `},
 		{[]string{"-reference", "200", "-ood-cal", "pdm/ood-cal.npz", "-ood-class", "bearing"}, `calibrate: -ood-class bearing: pdm/cal.npz has no anchors of it`},
 		{[]string{"-ood-class", "idle"}, "calibrate: -ood-class idle picks a class's pool and calibration inputs: give -reference N and -ood-cal FILE with it"},
+		// Saved apart from its manifest, the file's labels are numbers.
+		{[]string{"-reference", "200", "-ood-cal", "bare/ood-cal.npz", "-ood-class", "idle"}, `calibrate: -ood-class: bare/ood-cal.npz: "idle" is not an integer label: its labels are numbers, named by no manifest.json beside it (ccs bundle -out and ccs.bundle(out=) write one; Bundle.save does not)`},
 	} {
 		args := append([]string{"calibrate", "-geometry", "ball", "-cal", "pdm/cal.npz", "-out", "bad.json"}, c.args...)
 		if err := run(io.Discard, io.Discard, args); err == nil || !strings.Contains(err.Error(), c.want) {

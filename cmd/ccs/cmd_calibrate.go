@@ -277,8 +277,14 @@ func ofClass(b *bundle.Bundle, path, label, flag string) (*bundle.Bundle, error)
 	if b.Labels == nil {
 		return nil, fmt.Errorf("calibrate: %s %s: %s has no labels to pick its inputs by (ccs bundle's files have them; -query-labels for relevance pairs)", flag, label, path)
 	}
-	c, err := bundle.ClassesNamed([]string{label}, bundle.ManifestLabelNames(path, b))
+	names := bundle.ManifestLabelNames(path, b)
+	c, err := bundle.ClassesNamed([]string{label}, names)
 	if err != nil {
+		if names == nil {
+			// A file of named labels saved without its manifest
+			// (Python's Bundle.save) has their numbers alone.
+			err = fmt.Errorf("%w: its labels are numbers, named by no manifest.json beside it (ccs bundle -out and ccs.bundle(out=) write one; Bundle.save does not): give the class's number, or bundles written with their manifest", err)
+		}
 		return nil, fmt.Errorf("calibrate: %s: %s: %v", flag, path, err)
 	}
 	var rows []int

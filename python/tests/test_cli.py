@@ -1739,7 +1739,11 @@ def test_calibrate_ood_class_equals_ccs_calibrate(labelled, tmp_path, cli):
     assert s.info["ood_calibration"]["n"] == info["ood_calibration"]["n"]   # the same rows as the integer labels'
 
     n2 = int((cal["labels"] == 2).sum())
+    (tmp_path / "saved").mkdir()
+    splits["ood-cal"].save(tmp_path / "saved" / "oc.npz")  # its label names left behind
     for kw, exc, msg in [
+        (dict(reference=20, ood_cal=str(tmp_path / "saved" / "oc.npz"), ood_class=NAMES[2]), ValueError,
+         r"is not an integer label: its labels are numbers, named by no manifest.json .*Bundle.save does not"),
         (dict(ood_cal=splits["ood-cal"], ood_class=NAMES[2]), ValueError, r"^calibrate: ood_cal needs a reference pool"),
         (dict(reference=str(bundles / "cal.npz"), ood_cal=splits["ood-cal"], ood_class=NAMES[2]), ValueError,
          r"^calibrate: ood_class=.* picks a class's pool and calibration inputs: give reference=N"),
