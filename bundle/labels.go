@@ -779,8 +779,9 @@ func trialListError(line, form string) error {
 
 // ReadQrels reads relevance pairs from text, one a line, as BEIR's qrels
 // files hold them: query, relevant row and an optional score, separated by
-// tabs, commas or spaces, with an optional header line; pairs scored 0 or
-// less are left out. ids resolves the names (PairIDs: ids, or row
+// tabs, commas or spaces (a line with tabs split on them alone, one with
+// commas on commas: an id may hold a space; pairFields), with an optional
+// header line; pairs scored 0 or less are left out. ids resolves the names (PairIDs: ids, or row
 // numbers). name names the text in errors (NAME:LINE).
 func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 	var pairs [][2]int
@@ -789,14 +790,14 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 	sc := bufio.NewScanner(in)
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimRight(sc.Text(), " \r")
-		fields := strings.FieldsFunc(text, func(r rune) bool { return r == '\t' || r == ',' || r == ' ' })
-		if len(fields) == 0 {
+		if strings.TrimSpace(text) == "" {
 			continue
 		}
+		fields, empty := pairFields(text)
 		for i, f := range fields {
 			fields[i] = unquote(f)
 		}
-		if emptyField(text) {
+		if empty {
 			hint := ""
 			if strings.HasPrefix(text, ",") && line == 1 {
 				hint = " (a pandas index column? write the file with df.to_csv(path, index=False))"
@@ -907,23 +908,27 @@ func unquote(f string) string {
 	return f
 }
 
-// emptyField reports whether a line of a text of pairs leaves a field
-// empty: a tab or comma first or last, or two with only spaces between.
-// Read field by field, "q1<TAB>doc7<TAB>" would be the pair (q1, doc7)
-// without its score, relevant.
-func emptyField(line string) bool {
-	sep := true // at the start, or after a tab or comma
-	for _, r := range line {
-		switch r {
-		case '\t', ',':
-			if sep {
-				return true
-			}
-			sep = true
-		case ' ':
-		default:
-			sep = false
-		}
+// pairFields splits a line of a text of pairs into its fields: on tabs
+// where the line has any (BEIR's qrels are tab-separated, and an id may
+// hold a space or a comma: "p 115"), else on commas (a .csv), else on runs
+// of spaces (TREC's qrels, VoxCeleb's trial lists), the spaces around a
+// tab- or comma-separated field trimmed. empty reports a tab- or
+// comma-separated field left empty: read field by field,
+// "q1<TAB>doc7<TAB>" would be the pair (q1, doc7) without its score,
+// relevant.
+func pairFields(line string) (fields []string, empty bool) {
+	sep := "\t"
+	switch {
+	case strings.Contains(line, "\t"):
+	case strings.Contains(line, ","):
+		sep = ","
+	default:
+		return strings.Fields(line), false
 	}
-	return sep
+	fields = strings.Split(line, sep)
+	for i, f := range fields {
+		fields[i] = strings.TrimSpace(f)
+		empty = empty || fields[i] == ""
+	}
+	return fields, empty
 }

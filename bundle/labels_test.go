@@ -320,6 +320,24 @@ func TestReadQrels(t *testing.T) {
 			t.Errorf("%q: %v, %v, note %q", text, got, err, p.Note())
 		}
 	}
+	// Ids holding spaces (or commas): a line with tabs is split on tabs
+	// alone, one with commas on commas; spaces only where it has neither.
+	for _, c := range []struct {
+		text string
+		want [][2]int
+	}{
+		{"query-id\tcorpus-id\tscore\nq 0\tp 115\t1\nq 1\td,1\t2\n", [][2]int{{0, 0}, {1, 2}}},
+		{"q 0 , p 115\nq 1,p 7\n", [][2]int{{0, 0}, {1, 1}}},
+		{"q 0\tp 115\n", [][2]int{{0, 0}}},
+	} {
+		p, err := NewPairIDs([]string{"q 0", "q 1"}, []string{"p 115", "p 7", "d,1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ReadQrels(strings.NewReader(c.text), "qrels.tsv", p); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%q: %v, %v, want %v", c.text, got, err, c.want)
+		}
+	}
 	// Every field quoted (csv.QUOTE_ALL, R's write.csv): the quotes are
 	// not part of the ids; "" inside a field is a quote.
 	if got, p, err := read("\"query\",\"corpus\"\r\n\"q0\",\"d1\"\r\n\"q2\",\"d0\"\r\n"); err != nil || !slices.Equal(got, [][2]int{{0, 1}, {2, 0}}) || p.Note() != "" {
@@ -347,13 +365,14 @@ func TestReadQrels(t *testing.T) {
 		{"infinite score", "q0\td1\t+Inf\n", `qrels.tsv:1: score "+Inf" is not a finite number`},
 		{"empty score", "query-id\tcorpus-id\tscore\nq0\td1\t\n", `qrels.tsv:2: an empty field ("q0\td1\t")`},
 		{"empty id", "q0,,1\n", `qrels.tsv:1: an empty field ("q0,,1")`},
+		{"empty id between tabs", "q0\t \t1\n", `qrels.tsv:1: an empty field ("q0\t \t1")`},
 		{"pandas' index column", ",user_id,item_id\n0,q0,d1\n", `qrels.tsv:1: an empty field (",user_id,item_id"): want query, relevant row [, score], each given (a pandas index column? write the file with df.to_csv(path, index=False))`},
 		{"a line without its score", "query-id\tcorpus-id\tscore\nq0\td1\t1\nq1\td2\n", "qrels.tsv:3: 2 columns, and line 1 has 3: every line gives a query, a relevant row and, if one does, a score"},
 		{"a score in a file of pairs", "q0 d1\nq1 d2 0\n", "qrels.tsv:2: 3 columns, and line 1 has 2"},
 		{"a word for a score", "q0\td1\t1\nq1\td2\tyes\n", `qrels.tsv:2: score "yes" is not a number`},
 		{"TREC's four columns", "q0 0 d1 1\n", "qrels.tsv:1: 4 columns, want query, relevant row [, score]: TREC's qrels (query, iteration, document, relevance)? keep the first, third and fourth: awk '{print $1\"\\t\"$3\"\\t\"$4}'"},
 		{"an interaction log", "user_id,item_id,timestamp,event\nq0,d1,2026-06-01 00:01:22,view\n", `qrels.tsv:1: 4 columns (user_id, item_id, timestamp, event), want query, relevant row [, score]: a table of several columns, such as an interaction log, gives its pairs as two of them — the query's (the user's) id and the row's (the item's) — and a number scoring each pair, if any: keep the rows that count (a time window, the events) and those columns (docs/your-data.md, "Interaction logs")`},
-		{"an interaction log without its header", "q0,d1,2026-06-01 00:01:22,view\n", `qrels.tsv:1: 5 columns, want query, relevant row [, score]: a table of several columns, such as an interaction log, gives its pairs`},
+		{"an interaction log without its header", "q0,d1,2026-06-01 00:01:22,view\n", `qrels.tsv:1: 4 columns, want query, relevant row [, score]: a table of several columns, such as an interaction log, gives its pairs`},
 		{"an event for a score", "user_id,item_id,event\nq0,d1,view\n", `qrels.tsv:2: score "view" is not a number: the third column, "event", is read as each pair's relevance score; map its values to numbers (view 1, cart 2, purchase 3: pairs scored 0 or less are left out, -min-score keeps the higher) or give two columns`},
 		// An event's name for a score on the first line too: a pair,
 		// not a header, whose word is no column's name.
