@@ -171,8 +171,8 @@ func TestBlocksErrors(t *testing.T) {
 		cfg   MakeConfig
 		want  string
 	}{
-		{"too few blocks for val", Items{N: 180, Labels: l4, Blocks: b4}, MakeConfig{K: 2, Split: testSplit}, "bundle: 4 blocks are too few for the val share 0.1: blocks lie whole in one split"},
-		{"too few blocks for ood-cal", Items{N: 180, Labels: labels, Blocks: blocks}, MakeConfig{K: 2, Split: [4]float64{0, 0, 0.5, 0.5}, OODCalShare: 0.05}, "are too few for the -ood-cal share 0.05: blocks lie whole in one split"},
+		{"too few blocks for val", Items{N: 180, Labels: l4, Blocks: b4}, MakeConfig{K: 2, Split: testSplit}, "bundle: 4 blocks are too few for the val share 0.1: blocks lie whole in one split, and the shares are shared out by blocks; give more blocks (more recordings), fewer splits (a share of 0: -split 0,0,0.5,0.5, split=(0, 0, 0.5, 0.5) in Python, for the ℓ2 ball"},
+		{"too few blocks for ood-cal", Items{N: 180, Labels: labels, Blocks: blocks}, MakeConfig{K: 2, Split: [4]float64{0, 0, 0.5, 0.5}, OODCalShare: 0.05}, "are too few for the ood-cal share 0.05: blocks lie whole in one split"},
 		{"with groups", Items{N: 180, Labels: labels, Groups: blocks, Blocks: blocks}, MakeConfig{K: 2, Split: testSplit}, "give them with labels alone"},
 		{"without labels", Items{N: 180, Blocks: blocks}, MakeConfig{K: 2, Split: testSplit}, "give them with labels alone"},
 		{"another length", Items{N: 180, Labels: labels, Blocks: blocks[:100]}, MakeConfig{K: 2, Split: testSplit}, "100 block ids for 180 rows"},

@@ -145,11 +145,13 @@ func TestHardNegativesRefused(t *testing.T) {
 		rows []float32
 		want string
 	}{
-		{MakeConfig{K: 2, KNeg: 4, HardNegatives: 5}, rows, "5 hard negatives per anchor, more than its 4 negatives"},
+		{MakeConfig{K: 2, KNeg: 4, HardNegatives: 5}, rows, "5 hard negatives per anchor, more than its 4 negatives (-kneg, which is -k unless given; kneg= in Python)"},
 		{MakeConfig{K: 2, HardNegatives: -1}, rows, "-1 hard negatives per anchor: want 0"},
-		{MakeConfig{K: 2, KNeg: 6, HardNegatives: 2, HardCandidates: 5}, rows, "5 hard-negative candidates, fewer than the 6 negatives"},
+		{MakeConfig{K: 2, KNeg: 6, HardNegatives: 2, HardCandidates: 5}, rows, "5 hard-negative candidates, fewer than the 6 negatives an anchor takes from them: want at least kneg (-kneg; kneg= in Python)"},
 		{MakeConfig{K: 2, HardNegatives: 1, HardCandidates: -3}, rows, "-3 hard-negative candidates"},
 		{MakeConfig{K: 2, HardNegatives: 1}, nil, "Items.Rows (and QueryRows) must hold them"},
+		// Not hard negatives, but -kneg named for both callers likewise.
+		{MakeConfig{K: 2, KNeg: 250}, rows, "too few for 250 negatives per anchor (-kneg, which is -k unless given; kneg= in Python)"},
 	} {
 		c.cfg.Split = testSplit
 		_, err := Make(Items{N: 300, Labels: labels, Rows: c.rows, D: 2}, c.cfg)

@@ -890,7 +890,7 @@ func splitBlocks(items Items, strata map[int64][]int, cfg MakeConfig, rng *rand.
 	slices.Sort(order)
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	short := func(what string, share float64, blocks int) error {
-		return &BlocksError{fmt.Errorf("bundle: %d blocks are too few for the %s share %v: blocks lie whole in one split, and the shares are shared out by blocks; give more blocks (more recordings), fewer splits (a share of 0: -split 0,0,0.5,0.5 for the ℓ2 ball, which trains nothing) or a larger share", blocks, what, share)}
+		return &BlocksError{fmt.Errorf("bundle: %d blocks are too few for the %s share %v: blocks lie whole in one split, and the shares are shared out by blocks; give more blocks (more recordings), fewer splits (a share of 0: -split 0,0,0.5,0.5, split=(0, 0, 0.5, 0.5) in Python, for the ℓ2 ball, which trains nothing) or a larger share", blocks, what, share)}
 	}
 	if len(order) == 0 {
 		return nil, nil, nil, &BlocksError{fmt.Errorf("bundle: no in-distribution rows are left to split by block")}
@@ -899,7 +899,7 @@ func splitBlocks(items Items, strata map[int64][]int, cfg MakeConfig, rng *rand.
 	if cfg.OODCalShare > 0 {
 		nb := shareOut(len(order), []float64{cfg.OODCalShare})[0]
 		if nb == 0 {
-			return nil, nil, nil, short("-ood-cal", cfg.OODCalShare, len(order))
+			return nil, nil, nil, short("ood-cal", cfg.OODCalShare, len(order))
 		}
 		for _, b := range order[:nb] {
 			oodCal = append(oodCal, rowsOf[b]...)
@@ -1379,7 +1379,7 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig, 
 			return sp, fmt.Errorf("bundle: class %s has %d items in the %s split, too few for k = %d positives per anchor (another of its class)%s: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchors repeat their %d positives)", cfg.class(c), m, name, cfg.K, more, m-1)
 		}
 		if others := n - m; others < cfg.KNeg {
-			return sp, fmt.Errorf("bundle: the %s split has %d items outside class %s, too few for %d negatives per anchor (-kneg, which is -k unless given)", name, others, cfg.class(c), cfg.KNeg)
+			return sp, fmt.Errorf("bundle: the %s split has %d items outside class %s, too few for %d negatives per anchor (-kneg, which is -k unless given; kneg= in Python)", name, others, cfg.class(c), cfg.KNeg)
 		}
 	}
 	sp.PositiveIndex = make([]int64, n*cfg.K)
@@ -1462,9 +1462,9 @@ func newHardDraw(items Items, cfg MakeConfig) (*hardDraw, error) {
 	case h == 0:
 		return nil, nil
 	case h > cfg.KNeg:
-		return nil, fmt.Errorf("bundle: %d hard negatives per anchor, more than its %d negatives (-kneg, which is -k unless given)", h, cfg.KNeg)
+		return nil, fmt.Errorf("bundle: %d hard negatives per anchor, more than its %d negatives (-kneg, which is -k unless given; kneg= in Python)", h, cfg.KNeg)
 	case c < cfg.KNeg:
-		return nil, fmt.Errorf("bundle: %d hard-negative candidates, fewer than the %d negatives an anchor takes from them: want at least -kneg", c, cfg.KNeg)
+		return nil, fmt.Errorf("bundle: %d hard-negative candidates, fewer than the %d negatives an anchor takes from them: want at least kneg (-kneg; kneg= in Python)", c, cfg.KNeg)
 	case items.D < 1 || len(items.Rows) != items.N*items.D || items.Queries > 0 && len(items.QueryRows) != items.Queries*items.D:
 		return nil, fmt.Errorf("bundle: hard negatives are the nearest rows of embeddings: Items.Rows (and QueryRows) must hold them, N×D")
 	}
@@ -1889,7 +1889,7 @@ func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 				avail = n - 1
 			}
 			if avail < cfg.KNeg {
-				return nil, fmt.Errorf("bundle: the %s split has %d items to be negatives, too few for %d negatives per anchor (-kneg, which is -k unless given)", name, avail, cfg.KNeg)
+				return nil, fmt.Errorf("bundle: the %s split has %d items to be negatives, too few for %d negatives per anchor (-kneg, which is -k unless given; kneg= in Python)", name, avail, cfg.KNeg)
 			}
 			if sp.Labels != nil {
 				if l := listOthers(n, avail, cfg.KNeg, func(i int) bool { return class(i) != c }); l != nil {
@@ -2458,7 +2458,7 @@ func (p *Plan) warnJudgedRepeats(judged [][]int, kneg int) {
 	}
 	slices.Sort(counts)
 	k90 := counts[max(0, int(math.Ceil(0.1*float64(len(counts))))-1)]
-	p.Warnings = append(p.Warnings, fmt.Sprintf("judged negatives: %d of %d queries have fewer than kneg = %d judged not relevant and repeat them (each query weighs alike in exclusion; from %d to %d a query): -kneg %d draws distinct ones for nine queries in ten", total, anchors, kneg, counts[0], counts[len(counts)-1], k90))
+	p.Warnings = append(p.Warnings, fmt.Sprintf("judged negatives: %d of %d queries have fewer than kneg = %d judged not relevant and repeat them (each query weighs alike in exclusion; from %d to %d a query): -kneg %d (kneg=%d in Python) draws distinct ones for nine queries in ten", total, anchors, kneg, counts[0], counts[len(counts)-1], k90, k90))
 }
 
 // Bundle builds split s of the plan in memory from the embeddings (rows

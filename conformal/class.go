@@ -298,7 +298,7 @@ func FewUnitsWarning(cal *bundle.Bundle) string {
 	if r, err := Rank(n, 0.05); err == nil && r <= n {
 		at = fmt.Sprintf("α = 0.05 takes the %d-th smallest of them", r)
 	}
-	return fmt.Sprintf("the calibration split gives %s: a finite threshold needs α ≥ 1/(n+1) = %.3g, %s, and α = 0.01 needs 99; more items, or a larger calibration share (-split), give more", what, 1/float64(n+1), at)
+	return fmt.Sprintf("the calibration split gives %s: a finite threshold needs α ≥ 1/(n+1) = %.3g, %s, and α = 0.01 needs 99; more items, or a larger calibration share (-split; split= in Python), give more", what, 1/float64(n+1), at)
 }
 
 // proportional keeps of each class's pairs (in order) ⌊ρ·m⌋, m the class's

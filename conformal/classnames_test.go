@@ -197,7 +197,7 @@ func TestDisjointPairs(t *testing.T) {
 		!strings.Contains(w, fmt.Sprintf("α ≥ 1/(n+1) = %.3g", 1/float64(want+1))) {
 		t.Errorf("warning %q, want %q…", w, wantW)
 	}
-	if Units(synthetic(rng, 150, 2)) != 150 || FewUnitsWarning(synthetic(rng, 150, 2)) != "" || !strings.Contains(FewUnitsWarning(synthetic(rng, 12, 2)), "12 calibration scores: a finite threshold needs α ≥ 1/(n+1) = 0.0769, no finite threshold at α = 0.05 (it needs 19)") {
+	if Units(synthetic(rng, 150, 2)) != 150 || FewUnitsWarning(synthetic(rng, 150, 2)) != "" || !strings.Contains(FewUnitsWarning(synthetic(rng, 12, 2)), "12 calibration scores: a finite threshold needs α ≥ 1/(n+1) = 0.0769, no finite threshold at α = 0.05 (it needs 19), and α = 0.01 needs 99; more items, or a larger calibration share (-split; split= in Python), give more") {
 		t.Errorf("stored positives: %q", FewUnitsWarning(synthetic(rng, 12, 2)))
 	}
 	var buf bytes.Buffer
