@@ -214,6 +214,9 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		}
 	}
 	if hasOODCal {
+		if err := set.OneThreshold(); err != nil {
+			return nil, fmt.Errorf("calibrate: ood_cal: %w: calibrate with calibration=\"one\" (or \"pac\") for an OOD test (%w)", ood.ErrClassConditional, err)
+		}
 		var rows []float32
 		source := o.OODCal
 		if o.OODCal != "" || o.OODCalBundle != 0 {

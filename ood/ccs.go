@@ -117,9 +117,15 @@ func CCSReference(s *conformal.Set, queries []float32) ([]float64, error) {
 	return out, nil
 }
 
+// ErrClassConditional is the refusal of a class-conditional set for an
+// OOD test: the OOD score divides an input's score by the set's one
+// threshold. Errors wrapping it say how to calibrate one in the caller's
+// terms (ccs calibrate's -calibration one, Python's calibration="one").
+var ErrClassConditional = errors.New("ood: the OOD score divides an input's score by the set's one threshold, and a class-conditional set has one per class, none without the input's class")
+
 func checkSet(s *conformal.Set, d int) error {
 	if err := s.OneThreshold(); err != nil { // the score divides by the one threshold
-		return fmt.Errorf("ood: the OOD score divides an input's score by the set's one threshold, and a class-conditional set has one per class, none without the input's class: calibrate with -calibration one or pac (calibration=\"one\") for an OOD test (%w)", err)
+		return fmt.Errorf("%w: calibrate with -calibration one or pac for an OOD test (%w)", ErrClassConditional, err)
 	}
 	switch {
 	case !s.Calibrated():

@@ -122,6 +122,15 @@ func TestCCSErrors(t *testing.T) {
 			t.Errorf("error %v, want %q", tc.err, tc.want)
 		}
 	}
+	// A class-conditional set: ErrClassConditional, which a caller may
+	// reword for its own terms (Python's calibration="one"), and
+	// conformal's ErrNoLabel beneath it.
+	class := ballSet(2, 1)
+	class.Calibration.Mode = conformal.Class
+	_, err := NewNearest(class, []float32{0, 0, 1, 1}, 1)
+	if !errors.Is(err, ErrClassConditional) || !errors.Is(err, conformal.ErrNoLabel) || !strings.Contains(err.Error(), "calibrate with -calibration one or pac for an OOD test") {
+		t.Errorf("a class-conditional set: %v", err)
+	}
 }
 
 func second[T any](_ T, err error) error { return err }

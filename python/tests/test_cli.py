@@ -1762,6 +1762,22 @@ def test_calibrate_ood_class_equals_ccs_calibrate(labelled, tmp_path, cli):
             ccs.calibrate("ball", splits["cal"], **kw)
 
 
+def test_calibrate_class_conditional_ood_says_calibration_one(labelled, cli, tmp_path):
+    """A class-conditional set has no one threshold for the per-input OOD
+    test to divide by: calibrate refuses ood_cal with the keyword that
+    gives one, calibration="one", not the command's -calibration one."""
+    b = labelled["bundles"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)   # the classes' few calibration pairs
+        with pytest.raises(ValueError, match=r'^calibrate: ood_cal: ood: the OOD score divides .*: '
+                           r'calibrate with calibration="one" \(or "pac"\) for an OOD test') as got:
+            ccs.calibrate("ball", b / "cal.npz", calibration="class", alpha=0.1, reference=18, ood_cal=b / "ood-cal.npz")
+    assert "-calibration" not in str(got.value)
+    err = cli("calibrate", "-geometry", "ball", "-cal", b / "cal.npz", "-calibration", "class", "-alpha", 0.1,
+              "-reference", 18, "-ood-cal", b / "ood-cal.npz", "-out", tmp_path / "s.json", check=False)
+    assert "calibrate with -calibration one or pac for an OOD test" in err, err
+
+
 def test_warnings_name_the_callers_line(labelled):
     """A CCSWarning points at the line of the caller's code that made it,
     not at the package's own lines, however deep the package's calls go:
