@@ -365,3 +365,33 @@ func TestAlphaWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestOODFewWarning: a per-input OOD test calibrated on fewer than 19
+// inputs cannot certify α_ood = 0.05, and the set says so; 19 can.
+func TestOODFewWarning(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	s, err := Calibrate(geometry.Ball{D: 2}, synthetic(rng, 200, 2), 0.05, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		n    int
+		want string
+	}{
+		{10, `the per-input OOD test is calibrated on 10 inputs (ood-cal.npz (class "zebra")): it certifies α_ood ≥ 1/(n+1) = 0.09091 alone, so α_ood = 0.05 cannot be certified (it needs 19 inputs`},
+		{18, "calibrated on 18 inputs"},
+		{19, ""},
+	} {
+		scores := make([]float64, c.n)
+		for i := range scores {
+			scores[i] = rng.Float64()
+		}
+		if s.OOD, err = NewOODCalibration(1, scores, `ood-cal.npz (class "zebra")`); err != nil {
+			t.Fatal(err)
+		}
+		w := strings.Join(s.Warnings(), "\n")
+		if c.want == "" && strings.Contains(w, "per-input OOD test") || c.want != "" && !strings.Contains(w, c.want) {
+			t.Errorf("%d inputs: warnings %q, want %q", c.n, w, c.want)
+		}
+	}
+}

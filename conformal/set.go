@@ -305,10 +305,22 @@ func (s *Set) Warnings() []string {
 	if s.Fit != nil && s.Fit.SharedRows {
 		w = append(w, "Σ was estimated on half of a calibration bundle whose positives are other anchors of it, so the half that set the threshold shares rows with it and coverage can fall far below 1−α (93.4% at α = 0.05 at d = 64, 46.8% at d = 768); calibrate it again with Σ from the fit split (ccs calibrate -fit, or ccs.calibrate(..., fit=))")
 	}
+	if c := s.OOD; c != nil && c.N > 0 && c.N < 19 {
+		w = append(w, OODFewWarning(c))
+	}
 	if s.Calibration.Mode == Pooled {
 		w = append(w, "pooled calibration (all positives of each anchor): the 1−α coverage is approximate, not guaranteed — the positives of one anchor are not exchangeable with a test anchor's single positive, so when an anchor's positives share a spread the set undercovers, the more so the fewer the anchors; -calibration one gives the guarantee")
 	}
 	return w
+}
+
+// OODFewWarning is what a set says of a per-input OOD test calibrated on
+// fewer than 19 inputs: its smallest p-value, 1/(n+1), is above 0.05, so
+// α_ood = 0.05 cannot be certified and is refused when inputs are judged
+// (ccs calibrate's output says the same limit for every n).
+func OODFewWarning(c *OODCalibration) string {
+	return fmt.Sprintf("the per-input OOD test is calibrated on %d inputs (%s): it certifies α_ood ≥ 1/(n+1) = %.4g alone, so α_ood = 0.05 cannot be certified (it needs 19 inputs; α_ood = 0.01 needs 99) and judging inputs at it is refused; calibrate it on more held-out in-distribution inputs (a larger ood-cal share: -ood-cal-share; ood_cal_share= in Python)",
+		c.N, c.Source, 1/float64(c.N+1))
 }
 
 // AlphaWarning is what a set says of an α above one half, legal but

@@ -1762,6 +1762,29 @@ def test_calibrate_ood_class_equals_ccs_calibrate(labelled, tmp_path, cli):
             ccs.calibrate("ball", splits["cal"], **kw)
 
 
+def test_calibrate_warns_of_an_ood_alpha_it_cannot_certify(labelled, tmp_path):
+    """An OOD test calibrated on fewer than 19 inputs (one class's of
+    ood-cal) cannot certify alpha_ood = 0.05: calibrate warns so, as ccs
+    calibrate does, before Set.ood refuses it; 71 inputs draw no warning."""
+    b = labelled["bundles"]
+    n1 = int((np.load(b / "ood-cal.npz")["labels"] == 1).sum())
+    assert n1 < 19, n1
+    want = (rf'the per-input OOD test is calibrated on {n1} inputs \(.*ood-cal.npz \(class "1"\)\): it certifies '
+            rf'α_ood ≥ 1/\(n\+1\) = {1 / (n1 + 1):.4g} alone, so α_ood = 0.05 cannot be certified \(it needs 19 inputs')
+    with pytest.warns(ccs.CCSWarning, match=want):
+        s = ccs.calibrate("ball", b / "cal.npz", reference=18, ood_cal=b / "ood-cal.npz", ood_class=1)
+    with pytest.raises(ValueError, match=r"cannot certify α_ood = 0.05"):
+        s.ood(np.load(b / "test.npz")["anchors"][:3])
+    assert s.ood(np.load(b / "test.npz")["anchors"][:3], alpha_ood=0.1)["p_value"].shape == (3,)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        ccs.calibrate("ball", b / "cal.npz", reference=18, ood_cal=b / "ood-cal.npz")
+    assert not [w for w in got if "per-input OOD test" in str(w.message)], [str(w.message) for w in got]
+    r = subprocess.run([CLI, "calibrate", "-geometry", "ball", "-cal", str(b / "cal.npz"), "-reference", "18", "-ood-cal",
+                        str(b / "ood-cal.npz"), "-ood-class", "1", "-out", str(tmp_path / "s.json")], capture_output=True, text=True)
+    assert r.returncode == 0 and "α_ood = 0.05 cannot be certified" in r.stderr, r.stderr
+
+
 def test_calibrate_class_conditional_ood_says_calibration_one(labelled, cli, tmp_path):
     """A class-conditional set has no one threshold for the per-input OOD
     test to divide by: calibrate refuses ood_cal with the keyword that
