@@ -97,6 +97,9 @@ type PairIDs struct {
 	// MakeConfig.JudgedNegatives.
 	Judged    bool
 	Negatives [][2]int
+	// negKeys are Negatives' pairs as given, one for one: those also
+	// scored relevant (scored, 3) stay relevant, no negative.
+	negKeys [][2]string
 	// Conflicts counts the pairs scored as relevant once and not another
 	// time (kept relevant), and FirstConflict names the first.
 	Conflicts     int
@@ -458,8 +461,23 @@ func (p *PairIDs) judged(query, row string, score float64) error {
 	}
 	if ok {
 		p.Negatives = append(p.Negatives, [2]int{q, r})
+		p.negKeys = append(p.negKeys, [2]string{query, row})
 	}
 	return nil
+}
+
+// judgedCounts counts Negatives' pairs that become the queries' negatives
+// and those also scored relevant, which stay relevant (Conflicts warns
+// of them).
+func (p *PairIDs) judgedCounts() (negatives, relevant int) {
+	for i := range p.Negatives {
+		if i < len(p.negKeys) && p.scored[p.negKeys[i]] == 3 {
+			relevant++
+		} else {
+			negatives++
+		}
+	}
+	return negatives, relevant
 }
 
 // UnscoredNote says how many pairs were left out as judged not relevant
@@ -470,10 +488,15 @@ func (p *PairIDs) UnscoredNote() string {
 		return ""
 	}
 	if p.Judged {
-		if p.MinScore != nil {
-			return fmt.Sprintf("%s scored %s: not relevant, and those scored 0 or less (%d naming given rows) judged not relevant: the queries' negatives", counted(p.Unscored, "pair"), p.below(), len(p.Negatives))
+		neg, rel := p.judgedCounts()
+		given := fmt.Sprintf("%d naming given rows", neg)
+		if rel > 0 {
+			given += fmt.Sprintf(", besides %d also scored relevant, kept relevant", rel)
 		}
-		return fmt.Sprintf("%s scored 0 or less, judged not relevant: the queries' negatives (%d naming given rows)", counted(p.Unscored, "pair"), len(p.Negatives))
+		if p.MinScore != nil {
+			return fmt.Sprintf("%s scored %s: not relevant, and those scored 0 or less (%s) judged not relevant: the queries' negatives", counted(p.Unscored, "pair"), p.below(), given)
+		}
+		return fmt.Sprintf("%s scored 0 or less, judged not relevant: the queries' negatives (%s)", counted(p.Unscored, "pair"), given)
 	}
 	if p.MinScore != nil {
 		return fmt.Sprintf("%s scored %s: left out", counted(p.Unscored, "pair"), p.below())

@@ -2043,6 +2043,28 @@ func TestPairIDsJudged(t *testing.T) {
 			t.Errorf("%s, array: pairs %v negatives %v, want %v %v", c.name, pairs2, ids2.Negatives, c.pairs, c.negatives)
 		}
 	}
+	// Pairs scored 0 and also relevant (before or after) stay relevant:
+	// the note counts them apart from the negatives.
+	for _, c := range []struct {
+		text string
+		min  *float64
+		want string
+	}{
+		{qrels + "q1\td2\t0\nq0\td0\t3\n", nil, "5 pairs scored 0 or less, judged not relevant: the queries' negatives (2 naming given rows, besides 2 also scored relevant, kept relevant)"},
+		{"q0\td1\t0\n" + qrels[strings.Index(qrels, "\n")+1:], &two, "6 pairs scored below the least relevant score 2: not relevant, and those scored 0 or less (3 naming given rows, besides 1 also scored relevant, kept relevant) judged not relevant"},
+	} {
+		ids, err := NewPairIDs([]string{"q0", "q1"}, []string{"d0", "d1", "d2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids.Judged, ids.MinScore = true, c.min
+		if _, err := ReadQrels(strings.NewReader(c.text), "qrels.tsv", ids); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(ids.UnscoredNote(), c.want) {
+			t.Errorf("%q: note %q, want %q", c.text, ids.UnscoredNote(), c.want)
+		}
+	}
 }
 
 // TestMakePairsQueryLabels: a label of each query (its language) splits

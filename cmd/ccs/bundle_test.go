@@ -696,7 +696,7 @@ func TestBundleCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"note: " + p("qrels-ids.tsv") + ": 100 pairs scored 0 or less, judged not relevant: the queries' negatives (100 naming given rows)",
+		"note: " + p("qrels-ids.tsv") + ": 100 pairs scored 0 or less, judged not relevant: the queries' negatives (99 naming given rows, besides 1 also scored relevant, kept relevant)",
 		`WARNING: judged negatives: 1 of the 100 queries with a relevant row have no pair judged not relevant: left out of their splits (the first: query "q0" (row 0 of the queries))`,
 		"WARNING: judged negatives: 99 of 99 queries have fewer than kneg = 3 judged not relevant and repeat them",
 	} {
