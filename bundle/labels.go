@@ -549,7 +549,13 @@ func Labels(a Array, name, what string) (ids []int64, names []string, err error)
 	if a.I64 == nil && a.Str == nil {
 		hint := ""
 		if a.F32 != nil {
-			hint = " (whole numbers stored as floats: save them as integers, labels.astype(np.int64))"
+			// The array the message is about, named as a variable:
+			// blocks.astype, not labels.astype, for -blocks.
+			v := strings.ReplaceAll(what, "-", "_")
+			if strings.ContainsAny(v, " ") || v == "" {
+				v = "ids"
+			}
+			hint = fmt.Sprintf(" (whole numbers stored as floats: save them as integers, %s.astype(np.int64))", v)
 		}
 		return nil, nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type) or strings%s", name, a.Kind(), what, hint)
 	}

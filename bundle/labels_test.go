@@ -461,3 +461,19 @@ func TestPairRowNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelsFloatHint: a float array of ids is refused with the way to
+// save it as integers, naming the array the message is about.
+func TestLabelsFloatHint(t *testing.T) {
+	for _, c := range []struct{ what, want string }{
+		{"labels", "blocks.npy: dtype float32, want integer labels (any integer type) or strings (whole numbers stored as floats: save them as integers, labels.astype(np.int64))"},
+		{"blocks", "blocks.npy: dtype float32, want integer blocks (any integer type) or strings (whole numbers stored as floats: save them as integers, blocks.astype(np.int64))"},
+		{"groups", "groups.astype(np.int64)"},
+		{"ood-rows", "ood_rows.astype(np.int64)"},
+	} {
+		_, _, err := Labels(Float32([]float32{0, 1, 1}, 3), "blocks.npy", c.what)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.what, err, c.want)
+		}
+	}
+}
