@@ -304,6 +304,27 @@ def test_query_labels_equal_ccs_bundle(tmp_path, cli):
         ccs.bundle(emb, labels=lang[:1].repeat(300), query_labels=lang, k=1)
 
 
+def test_qrels_ids_with_spaces(tmp_path):
+    """A qrels file's ids may hold spaces ("p 115"): a line with tabs is
+    split on tabs alone, a .csv's on commas; the file gives the bundles
+    the pairs as a list give. Too many negatives are refused naming
+    kneg=, the keyword, beside the command's -kneg."""
+    rng = np.random.default_rng(13)
+    emb = rng.normal(size=(200, 4)).astype(np.float32)
+    queries = rng.normal(size=(40, 4)).astype(np.float32)
+    ids, qids = [f"p {i}" for i in range(200)], [f"q {q}" for q in range(40)]
+    named = [(qids[q], ids[(5 * q + 115) % 200]) for q in range(40)]
+    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{r}\t1\n" for q, r in named))
+    (tmp_path / "qrels.csv").write_text("query-id,corpus-id\n" + "".join(f"{q},{r}\n" for q, r in named))
+    want = ccs.bundle(emb, queries=queries, pairs=named, ids=ids, query_ids=qids, k=1, kneg=4, seed=5)
+    for f in ("qrels.tsv", "qrels.csv"):
+        got = ccs.bundle(emb, queries=queries, pairs=tmp_path / f, ids=ids, query_ids=qids, k=1, kneg=4, seed=5)
+        for split, b in got.items():
+            assert np.array_equal(b.index, want[split].index), (f, split)
+    with pytest.raises(ValueError, match=r"negatives per anchor \(-kneg, which is -k unless given; kneg= in Python\)"):
+        ccs.bundle(emb, np.arange(200) % 4, k=2, kneg=150, seed=5)
+
+
 def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
     """Relevance pairs named by ids, as BEIR's qrels name them: the command
     on the qrels file with the ids' files, and ccs.bundle on a list of
