@@ -397,7 +397,7 @@ ERRORS = [
     ("ids for other rows", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[(0, "d1")], ids=["d0", "d1"]), ValueError,
      "ids: 2 ids for 200 rows"),
     ("ids without pairs", lambda s, a: ccs.bundle(a, labels=np.zeros(200, int), ids=[str(i) for i in range(200)]),
-     ValueError, "bundle: ids and query_ids name the rows of relevance pairs"),
+     ValueError, "bundle: ids, query_ids and query_labels are of relevance pairs' rows and queries: give them with queries and pairs"),
     ("an id twice", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[(0, "d1")], ids=["d0"] * 200), ValueError,
      'bundle: row id "d0" is given twice (rows 0 and 1, numbered from 0'),
     ("no pair among the ids", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[(0, "x")], ids=[f"d{i}" for i in range(200)]),
