@@ -179,6 +179,11 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		return nil, fmt.Errorf("%s: %w", calName, err)
 	}
 	set.KeepRows(cal.b) // for evaluate to know these rows in another bundle
+	if set.ClassConditional() && !hasOODCal && (o.Reference > 0 || o.ReferenceDB != "" || refArray) {
+		// The pool serves the per-input OOD test alone, which a class
+		// set cannot have (ood_cal with it is refused below).
+		return nil, fmt.Errorf("calibrate: reference: %w: its pool would serve no test; calibrate with calibration=\"one\" (or \"pac\") for an OOD test, or leave reference out", ood.ErrClassConditional)
+	}
 	switch {
 	case o.Reference > 0:
 		pool, source, of := cal.b, "calibration anchors", ""

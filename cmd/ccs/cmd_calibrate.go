@@ -120,6 +120,11 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	if o.OODClass != "" && (o.OODCal == "" || o.Reference == 0) {
 		return usagef("calibrate: -ood-class %s picks a class's pool and calibration inputs: give -reference N and -ood-cal FILE with it", o.OODClass)
 	}
+	if m == conformal.Class && o.OODCal == "" && (o.Reference > 0 || o.ReferenceDB != "") {
+		// The pool serves the per-input OOD test alone, which a class
+		// set cannot have (-ood-cal with it is refused as ood says).
+		return usagef("calibrate: -reference and -reference-db keep the pool of the per-input OOD test, and a class-conditional set has none (its score divides by one threshold): give -calibration one or pac for an OOD test, or leave the pool out")
+	}
 	if o.OODCal != "" && o.OODK < 1 {
 		return usagef("calibrate: -ood-k %d: want at least 1", o.OODK)
 	}

@@ -106,6 +106,7 @@ func TestUsageErrors(t *testing.T) {
 		{"calibrate-geometry", []string{"calibrate", "-geometry", "cube", "-cal", "x.npz", "-out", "s.json"}},
 		{"calibrate-mode", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-calibration", "all"}},
 		{"calibrate-pac-delta", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-calibration", "pac"}},
+		{"calibrate-class-reference", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-calibration", "class", "-reference", "18"}},
 		{"calibrate-ood-class", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-ood-class", "idle"}},
 		{"calibrate-delta-mode", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-delta", "0.1"}},
 		{"coverage-check-fraction", []string{"coverage-check", "-set", "s.json", "-test", "t.npz", "-cal-fraction", "1"}},

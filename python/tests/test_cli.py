@@ -1816,6 +1816,9 @@ def test_calibrate_class_conditional_ood_says_calibration_one(labelled, cli, tmp
         with pytest.raises(ValueError, match=r'^calibrate: ood_cal: ood: the OOD score divides .*: '
                            r'calibrate with calibration="one" \(or "pac"\) for an OOD test') as got:
             ccs.calibrate("ball", b / "cal.npz", calibration="class", alpha=0.1, reference=18, ood_cal=b / "ood-cal.npz")
+        # A pool alone, which the class set's missing test could not use.
+        with pytest.raises(ValueError, match=r'^calibrate: reference: ood: the OOD score divides .*: its pool would serve no test; calibrate with calibration="one"'):
+            ccs.calibrate("ball", b / "cal.npz", calibration="class", alpha=0.1, reference=18)
     assert "-calibration" not in str(got.value)
     err = cli("calibrate", "-geometry", "ball", "-cal", b / "cal.npz", "-calibration", "class", "-alpha", 0.1,
               "-reference", 18, "-ood-cal", b / "ood-cal.npz", "-out", tmp_path / "s.json", check=False)
