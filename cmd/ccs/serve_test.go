@@ -147,9 +147,7 @@ type served struct {
 func startServe(t *testing.T, args ...string) *served {
 	t.Helper()
 	s := &served{hup: make(chan os.Signal, 1), term: make(chan os.Signal, 1), stderr: &syncBuffer{}, done: make(chan error, 1)}
-	old := serveSignals
-	serveSignals = func() (<-chan os.Signal, <-chan os.Signal, func()) { return s.hup, s.term, func() {} }
-	t.Cleanup(func() { serveSignals = old })
+	fakeSignals(t, s.hup, s.term)
 	go func() { s.done <- run(io.Discard, s.stderr, args) }()
 	s.base = listeningOn(t, s.stderr)
 	return s
@@ -203,6 +201,35 @@ func anchorRow(t *testing.T, path string, i int) []float32 {
 	return b.Anchor(i)
 }
 
+// smallBallSet writes a small simulated ℓ2 ball set and returns its file.
+func smallBallSet(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	var sink bytes.Buffer
+	if err := run(&sink, &sink, []string{"simulate", "-out", dir, "-per-class", "50", "-k", "3", "-seed", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	set := filepath.Join(dir, "ball.json")
+	if err := run(&sink, &sink, []string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-out", set}); err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// holdLoad makes ccs serve's load wait until release is closed.
+func holdLoad(t *testing.T, release <-chan struct{}) {
+	old := serveNew
+	serveNew = func(cfg serve.Config) (*serve.Server, error) { <-release; return old(cfg) }
+	t.Cleanup(func() { serveNew = old })
+}
+
+// fakeSignals makes hup and term the signals ccs serve listens for.
+func fakeSignals(t *testing.T, hup, term chan os.Signal) {
+	old := serveSignals
+	serveSignals = func() (<-chan os.Signal, <-chan os.Signal, func()) { return hup, term, func() {} }
+	t.Cleanup(func() { serveSignals = old })
+}
+
 // TestServeProbesWhileLoading: while serve reads its files the port
 // answers the probes — /healthz 200, /readyz 503 `loading`, an API path
 // 503 — instead of accepting connections it answers only once loaded;
@@ -216,23 +243,11 @@ func TestServeProbesWhileLoading(t *testing.T) {
 // probesWhileLoading probes a ccs serve held in its load, then lets it
 // load, or (stop) sends it SIGTERM while loading: it stops at once.
 func probesWhileLoading(t *testing.T, stop bool) {
-	dir := t.TempDir()
-	var sink bytes.Buffer
-	if err := run(&sink, &sink, []string{"simulate", "-out", dir, "-per-class", "50", "-k", "3", "-seed", "2"}); err != nil {
-		t.Fatal(err)
-	}
-	set := filepath.Join(dir, "ball.json")
-	if err := run(&sink, &sink, []string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-out", set}); err != nil {
-		t.Fatal(err)
-	}
+	set := smallBallSet(t)
 	release := make(chan struct{})
-	old := serveNew
-	serveNew = func(cfg serve.Config) (*serve.Server, error) { <-release; return old(cfg) }
-	t.Cleanup(func() { serveNew = old })
+	holdLoad(t, release)
 	s := &served{hup: make(chan os.Signal, 1), term: make(chan os.Signal, 1), stderr: &syncBuffer{}, done: make(chan error, 1)}
-	oldSig := serveSignals
-	serveSignals = func() (<-chan os.Signal, <-chan os.Signal, func()) { return s.hup, s.term, func() {} }
-	t.Cleanup(func() { serveSignals = oldSig })
+	fakeSignals(t, s.hup, s.term)
 	go func() {
 		s.done <- run(io.Discard, s.stderr, []string{"serve", "-set", "ball=" + set, "-addr", "127.0.0.1:0"})
 	}()
@@ -302,28 +317,16 @@ func probesWhileLoading(t *testing.T, stop bool) {
 // probes' server) is taken by the command's context; serve stops on it
 // rather than loading and serving on, a stop that was lost.
 func TestServeSignalBeforeItsOwn(t *testing.T) {
-	dir := t.TempDir()
-	var sink bytes.Buffer
-	if err := run(&sink, &sink, []string{"simulate", "-out", dir, "-per-class", "50", "-k", "3", "-seed", "2"}); err != nil {
-		t.Fatal(err)
-	}
-	set := filepath.Join(dir, "ball.json")
-	if err := run(&sink, &sink, []string{"calibrate", "-geometry", "ball", "-cal", filepath.Join(dir, "cal.npz"), "-out", set}); err != nil {
-		t.Fatal(err)
-	}
+	set := smallBallSet(t)
 	for _, hold := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hold=%v", hold), func(t *testing.T) {
 			release := make(chan struct{})
 			defer close(release)
 			if hold { // a load of seconds
-				old := serveNew
-				serveNew = func(cfg serve.Config) (*serve.Server, error) { <-release; return old(cfg) }
-				t.Cleanup(func() { serveNew = old })
+				holdLoad(t, release)
 			}
-			hup, term := make(chan os.Signal, 1), make(chan os.Signal, 1) // serve's own: nothing comes
-			oldSig := serveSignals
-			serveSignals = func() (<-chan os.Signal, <-chan os.Signal, func()) { return hup, term, func() {} }
-			t.Cleanup(func() { serveSignals = oldSig })
+			term := make(chan os.Signal, 1) // serve's own: nothing comes
+			fakeSignals(t, make(chan os.Signal, 1), term)
 			ctx, cancel := context.WithCancelCause(context.Background())
 			cancel(errors.New("terminated signal received")) // signal.NotifyContext's cause
 			stderr, done := &syncBuffer{}, make(chan error, 1)
