@@ -1054,6 +1054,13 @@ func TestBundleBadInput(t *testing.T) {
 		{"a tensor not in the file", []string{"-embeddings", p("two.safetensors") + ":embeddings"}, false, `two.safetensors: no tensor "embeddings" (have [emb y])`},
 		{"a cut .safetensors", []string{"-embeddings", p("cut.safetensors") + ":emb"}, false, "cut.safetensors: the tensors hold"},
 		{"labels of another length in a .safetensors", []string{"-labels", p("flags.safetensors")}, false, "flags.safetensors: 399 labels for the 400 rows"},
+		{"blocks of another length", []string{"-blocks", p("short.npy")}, false, p("short.npy") + ": 399 block ids for the 400 rows of " + p("emb.npy")},
+		{"blocks not there", []string{"-blocks", p("none.npy")}, false, "open " + p("none.npy") + ": no such file or directory"},
+		{"blocks with groups", []string{"-labels", "", "-groups", p("g4.npy"), "-blocks", p("labels.npy")}, true, "bundle: -blocks split rows of one class label a row: give them with -labels (groups and views already lie whole in one split"},
+		{"ood rows beside integer labels", []string{"-ood-rows", p("short.npy")}, false, p("short.npy") + ": -ood-rows: " + p("labels.npy") + " holds integer labels; give the classes as strings"},
+		{"query labels without pairs", []string{"-query-labels", p("labels.npy")}, true, "bundle: -ids, -query-ids and -query-labels are of relevance pairs' rows and queries: give them with -queries and -pairs"},
+		{"query labels of another length", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("okpairs.npy"), "-query-labels", p("short.npy")}, false, p("short.npy") + ": 399 query labels for the 400 queries of " + p("emb.npy")},
+		{"query labels not there", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("okpairs.npy"), "-query-labels", p("none.npy")}, false, "open " + p("none.npy") + ": no such file or directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := p("out-" + strings.ReplaceAll(c.name, " ", "-"))
