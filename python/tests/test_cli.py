@@ -680,12 +680,14 @@ def _start_cli_server(*args):
 def _listening(p):
     """Reads a ccs serve's log up to its "listening on" line (past the
     line it writes while loading): the match, or None at the end of the
-    log, and the lines read."""
+    log, and the lines read. Past the line, a thread drains the log, so
+    that a server writing warnings or reloads never blocks on a full pipe."""
     log = ""
     for line in p.stderr:
         log += line
         m = re.search(r"listening on http://(\S+)", line)
         if m:
+            threading.Thread(target=p.stderr.read, daemon=True).start()
             return m, log
     return None, log
 
