@@ -151,7 +151,23 @@ type Info struct {
 	// whose guarantee is for anchors normalised alike
 	// (Set.CheckAnchorNorms). False when UnitNorm holds.
 	UnitNormAnchors bool `json:"unit_norm_anchors,omitempty"`
+	// Class, for a set of one threshold calibrated on one class's anchors
+	// alone (Options.Label, ccs calibrate -class) or taken from a
+	// class-conditional set for one class (Set.ForClass), is that class:
+	// the set's guarantee is for anchors of it. Nil otherwise, and in files
+	// written before it was kept.
+	Class *ClassOf `json:"class,omitempty"`
 }
+
+// ClassOf names the class a set of one threshold is for (Info.Class): its
+// label, and its name when the calibration bundle's labels were strings.
+type ClassOf struct {
+	Label int64  `json:"label"`
+	Name  string `json:"name,omitempty"`
+}
+
+// String names the class as messages do: class "sw", or class 3.
+func (c ClassOf) String() string { return className(c.Label, c.Name) }
 
 // RankOf is the rank a calibration in mode m (with PAC's δ) takes among n
 // scores at level α.
@@ -251,9 +267,13 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 		}
 		return nil, err
 	}
+	var of *ClassOf
+	if opt.Label != nil {
+		of = &ClassOf{Label: *opt.Label, Name: nameOf(opt.LabelNames, *opt.Label)}
+	}
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
 		Calibration: Info{Mode: opt.Mode, N: len(all), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs != nil, Trim: trim, OverAll: over, Anchors: cal.Digest(),
-			UnitNorm: unitNorm(cal), UnitNormAnchors: unitNormAnchors(cal)}}, nil
+			UnitNorm: unitNorm(cal), UnitNormAnchors: unitNormAnchors(cal), Class: of}}, nil
 }
 
 // OverAll is how a class-conditional set's threshold over all classes was

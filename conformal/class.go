@@ -1,6 +1,7 @@
 package conformal
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -573,4 +574,50 @@ func (s *Set) LabelsByName(labels []int64, names []string) (out []int64, renumbe
 		return labels, false, nil
 	}
 	return out, true, nil
+}
+
+// ForClass is the set of one threshold that a class-conditional set is for
+// anchors of class label: its class's threshold, rank and number of
+// calibration units, the mode its rank rule is (OnePerAnchor, or PAC with
+// its δ) and the class in Info.Class — what calibrating on that class's
+// anchors alone gives (Options.Label), for the callers that take one
+// threshold (retrieval). A class the calibration never saw is an error
+// listing the set's classes; a set with one threshold takes no label
+// (ErrLabel). A shallow copy: the geometry is shared.
+func (s *Set) ForClass(label int64) (*Set, error) {
+	if !s.ClassConditional() {
+		return nil, ErrLabel
+	}
+	i, ok := slices.BinarySearchFunc(s.Classes, label, func(c ClassThreshold, l int64) int { return cmp.Compare(c.Label, l) })
+	if !ok {
+		_, err := s.ThresholdFor(label) // its error lists the set's classes
+		return nil, err
+	}
+	c := s.Classes[i]
+	m := *s
+	m.Classes, m.Threshold = nil, c.Threshold
+	m.Calibration.Mode = classRankMode(s.Calibration.Delta)
+	m.Calibration.N, m.Calibration.Rank, m.Calibration.OverAll, m.Calibration.Trim = c.N, c.Rank, nil, nil
+	m.Calibration.Class = &ClassOf{Label: c.Label, Name: c.Name}
+	m.overAll = false
+	return &m, nil
+}
+
+// ClassNamed is the label given as a client gives it: an integer label as
+// it is (with set a name, a label that reads as one integer and names
+// another class is ambiguous and refused), a name as LabelNamed reads it.
+// It is for the callers that read a label from text (a flag, a query
+// parameter): ccs retrieve -label, serve's ?label=.
+func (s *Set) ClassNamed(text string) (int64, error) {
+	l, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		return s.LabelNamed(text)
+	}
+	if !s.ClassConditional() {
+		return 0, ErrLabel
+	}
+	if n, err := s.LabelNamed(text); err == nil && n != l {
+		return 0, fmt.Errorf("conformal: %s reads as label %d and names class %d: give the class's label, %d, or the name of class %d", text, l, n, n, l)
+	}
+	return l, nil
 }

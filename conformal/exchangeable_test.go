@@ -1,6 +1,8 @@
 package conformal
 
 import (
+	"bytes"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -402,5 +404,117 @@ func TestCalibrateLabel(t *testing.T) {
 		if _, err := Calibrate(g, c.cal, 0.1, c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestForClass: a class-conditional set's ForClass is the set that
+// calibrating on that class's anchors alone gives (Options.Label) — the
+// same threshold, n, rank, mode and δ, and the class recorded in
+// Info.Class, which a set file keeps —; an unknown class, a set of one
+// threshold and a file's class on a class-conditional calibration are
+// refused.
+func TestForClass(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(31, 2))
+	cal := synthetic(rng, 300, 4)
+	cal.Labels = make([]int64, cal.N)
+	for i := range cal.Labels {
+		cal.Labels[i] = int64(i % 3)
+	}
+	g := geometry.Ball{D: 2}
+	names := []string{"en", "fr", "sw"}
+	for _, delta := range []float64{0, 0.1} {
+		mode := OnePerAnchor
+		if delta > 0 {
+			mode = PAC
+		}
+		class, err := Calibrate(g, cal, 0.1, Options{Mode: Class, Seed: 5, Delta: delta, LabelNames: names})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[float64]bool{}
+		for _, c := range class.Classes {
+			fc, err := class.ForClass(c.Label)
+			if err != nil {
+				t.Fatal(err)
+			}
+			alone, err := Calibrate(g, cal, 0.1, Options{Mode: mode, Seed: 5, Delta: delta, Label: &c.Label, LabelNames: names})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := ClassOf{Label: c.Label, Name: names[c.Label]}
+			fi, ai := fc.Calibration, alone.Calibration
+			if fc.Threshold != alone.Threshold || fi.N != ai.N || fi.Rank != ai.Rank || fi.Mode != ai.Mode || fi.Delta != ai.Delta ||
+				fc.ClassConditional() || fc.Classes != nil || *fi.Class != want || *ai.Class != want {
+				t.Errorf("δ %v, %v: ForClass %v (n %d, rank %d, %v, %+v), calibrated alone %v (n %d, rank %d, %v, %+v)", delta, c,
+					fc.Threshold, fi.N, fi.Rank, fi.Mode, fi.Class, alone.Threshold, ai.N, ai.Rank, ai.Mode, ai.Class)
+			}
+			seen[fc.Threshold] = true
+			var buf bytes.Buffer
+			if err := alone.WriteJSON(&buf); err != nil {
+				t.Fatal(err)
+			}
+			back, err := ReadJSON(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.Calibration.Class == nil || *back.Calibration.Class != want {
+				t.Errorf("δ %v, %v: the file's class is %+v, want %+v", delta, c, back.Calibration.Class, want)
+			}
+		}
+		if len(seen) < 2 {
+			t.Errorf("δ %v: every class has the threshold %v: no test of which class's is taken", delta, class.Threshold)
+		}
+		if _, err := class.ForClass(7); err == nil || !strings.Contains(err.Error(), `class 7 has no threshold`) || !strings.Contains(err.Error(), `2 "sw"`) {
+			t.Errorf("δ %v: ForClass(7): %v, want class 7 refused, the classes listed", delta, err)
+		}
+	}
+	one, err := Calibrate(g, cal, 0.1, Options{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := one.ForClass(0); !errors.Is(err, ErrLabel) {
+		t.Errorf("ForClass of a set of one threshold: %v, want ErrLabel", err)
+	}
+	// A file's class on a class-conditional calibration.
+	class, err := Calibrate(g, cal, 0.1, Options{Mode: Class, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	class.Calibration.Class = &ClassOf{Label: 1}
+	var buf bytes.Buffer
+	if err := class.EmbedJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadJSON(&buf); err == nil || !strings.Contains(err.Error(), "calibration.class (label 1) given for mode class") {
+		t.Errorf("a class on a class-conditional set's file: %v, want it refused", err)
+	}
+}
+
+// TestClassNamed: a label given as text is an integer label, or a
+// class's name; an integer that names another class is ambiguous.
+func TestClassNamed(t *testing.T) {
+	t.Parallel()
+	s := &Set{Calibration: Info{Mode: Class}, Classes: []ClassThreshold{{Label: 0, Name: "1"}, {Label: 1, Name: "sw"}, {Label: 2, Name: "en"}}}
+	for _, c := range []struct {
+		text string
+		want int64
+		err  string
+	}{
+		{"sw", 1, ""},
+		{"2", 2, ""},
+		{"1", 0, "1 reads as label 1 and names class 0"},
+		{"xx", 0, `no class is named "xx"`},
+	} {
+		got, err := s.ClassNamed(c.text)
+		switch {
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("%q: %d, %v, want %d", c.text, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: %d, %v, want %q", c.text, got, err, c.err)
+		}
+	}
+	if _, err := (&Set{Calibration: Info{Mode: OnePerAnchor}}).ClassNamed("3"); !errors.Is(err, ErrLabel) {
+		t.Errorf("a set of one threshold: %v, want ErrLabel", err)
 	}
 }

@@ -307,6 +307,14 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 	} else if f.Classes != nil {
 		return nil, nil, fmt.Errorf("classes given for calibration mode %v (only class has them)", c.Mode)
 	}
+	if k := c.Class; k != nil {
+		switch {
+		case c.Mode != OnePerAnchor && c.Mode != PAC:
+			return nil, nil, fmt.Errorf("calibration.class (label %d) given for mode %v: a set for one class's anchors has one threshold, from one positive each (mode one or pac)", k.Label, c.Mode)
+		case c.Trim != nil || c.OverAll != nil:
+			return nil, nil, fmt.Errorf("calibration.class (label %d) given with a trim or over_all: one class's threshold keeps all its units", k.Label)
+		}
+	}
 	if c.Pairs && c.Mode == Pooled {
 		return nil, nil, fmt.Errorf("calibration.pairs given for mode pooled (which pools every positive)")
 	}
