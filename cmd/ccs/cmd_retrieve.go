@@ -29,12 +29,16 @@ type retrieveOptions struct {
 	Anchor      string // the anchor's .npy file
 	Limit       int    // hits printed, nearest first; 0: all
 	JSON        bool
+	// A class-conditional set's class: -label for every anchor,
+	// -anchor-labels one a row of -anchor, or -unlabeled marginal for
+	// none (the threshold over all classes).
+	Label, AnchorLabels, Unlabeled string
 	// anchorIndexSet says -anchor-index was given (-1 too).
 	anchorIndexSet bool
 }
 
 func retrieveCommand() *command {
-	return newCommand("retrieve", "-set SET.json -db FILE|clickhouse://HOST:PORT/DB.TABLE (-anchor-index I | -anchor FILE) [-ids FILE] [-labels FILE] [-limit N] [-json]",
+	return newCommand("retrieve", "-set SET.json -db FILE|clickhouse://HOST:PORT/DB.TABLE (-anchor-index I | -anchor FILE) [-label L | -anchor-labels FILE | -unlabeled marginal] [-ids FILE] [-labels FILE] [-limit N] [-json]",
 		"list the collection items inside a fitted set around an anchor, or around each of m anchors (retrieval with expected recall ≥ 1−α)",
 		func(fs *flag.FlagSet, o *retrieveOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
@@ -43,6 +47,9 @@ func retrieveCommand() *command {
 			fs.StringVar(&o.Anchor, "anchor", "", "the anchor's embedding, shape (d,), or m anchors' rows, shape (m, d), answered each in turn: a `file` ccs bundle's -embeddings reads (.npy, .npz FILE:ARRAY, .safetensors, .parquet), any floating-point dtype")
 			fs.StringVar(&o.IDs, "ids", "", "the collection file's ids, in row order, printed for its hits: `FILE` .txt (one per line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet (FILE:COLUMN) — as ccs bundle's -ids (a collection .npz's \"ids\" or a Parquet \"id\" column of strings need none)")
 			fs.StringVar(&o.Labels, "labels", "", "the collection file's labels (classes, families), in row order, as ccs bundle's -labels reads them (`FILE`: .txt, .npy, .npz FILE:ARRAY, .csv/.parquet FILE:COLUMN): each hit's is printed, and how many of the set's items each label has — all of them, not only the -limit printed")
+			fs.StringVar(&o.Label, "label", "", "a class-conditional set's class of the anchor (every anchor of -anchor's): its integer `label`, or its class's name for a set calibrated on string labels (a query's language); the set around it is that class's threshold's")
+			fs.StringVar(&o.AnchorLabels, "anchor-labels", "", "a class-conditional set's class of each of -anchor's m anchors, in row order, as ccs bundle's -labels reads labels (`FILE`: .txt, .npy, .npz FILE:ARRAY, .csv/.parquet FILE:COLUMN; integer labels, or strings naming the set's classes): each anchor's set is its class's threshold's")
+			fs.StringVar(&o.Unlabeled, "unlabeled", "error", "a class-conditional set without -label or -anchor-labels: error, or marginal (every anchor's set is the threshold over all classes', which has no class-conditional guarantee)")
 			fs.IntVar(&o.Limit, "limit", 0, "print at most `N` hits, nearest first (0: all)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
 			return func() error {
@@ -71,12 +78,25 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	if o.Labels != "" && retrieve.IsURL(o.DB) {
 		return usagef("retrieve: -labels names a collection file's rows; a database table's rows are not in a file's order")
 	}
+	if o.Unlabeled != "error" && o.Unlabeled != "marginal" {
+		return usagef("retrieve: -unlabeled %q: want error or marginal", o.Unlabeled)
+	}
+	if o.Label != "" && o.AnchorLabels != "" {
+		return usagef("retrieve: -label gives every anchor one class, -anchor-labels each its own: give one of them")
+	}
+	if o.AnchorLabels != "" && o.Anchor == "" {
+		return usagef("retrieve: -anchor-labels labels -anchor's rows; the collection's row of -anchor-index is one anchor: give its class with -label")
+	}
 	set, err := conformal.Load(o.Set)
 	if err != nil {
 		return err
 	}
-	if err := set.OneThreshold(); err != nil { // before opening the database
-		return fmt.Errorf("%s: %w, and a retrieval takes one threshold: %s", o.Set, err, oneSetAClass)
+	// The set of one threshold each anchor is searched with: a class's
+	// (-label, -anchor-labels) for a class-conditional set; before opening
+	// the database.
+	one, classWarning, err := retrieveClass(o, set)
+	if err != nil {
+		return err
 	}
 	store, err := retrieve.Open(ctx, o.DB)
 	if err != nil {
@@ -132,6 +152,16 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	} else if q, err = readAnchors(o.Anchor, set); err != nil {
 		return err
 	}
+	sets := make([]*conformal.Set, q.m) // each anchor's
+	if one == nil {
+		if sets, err = anchorSets(set, o.AnchorLabels, q.m, q.src); err != nil {
+			return err
+		}
+	} else {
+		for i := range sets {
+			sets[i] = one
+		}
+	}
 	check := set.CheckAnchorNorms
 	if o.AnchorIndex >= 0 {
 		// A collection row: of the collection's norms, not the anchors'
@@ -143,34 +173,48 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 			return fmt.Errorf("%s: %s's %w", q.src, q.name(i), err)
 		}
 	}
-	// A batch's single-norm or ellipsoid searches scan the collection
-	// transformed once (O(d) a row, against O(d²)), from as many anchors
-	// as the transform costs plain scans. Where it is refused (memory),
-	// the plain scan gives the same hits.
-	if c, ok := store.(retrieve.Transformer); ok && q.m >= retrieveTransformMin && retrieve.Transformable(set.Geometry) {
-		_ = c.Transform(set, retrieveTransformBytes)
-	}
 	results := make([]retrieveResult, q.m)
 	// A batch of thousands of anchors takes minutes over a large
 	// collection (1 000 over 400 000 × 512: 48 s on 2 cores, 26 s in one
 	// pass): its progress on stderr, once it has taken 10 seconds.
 	prog := newProgress(out, false, "anchor")
 	prog.lazy = true
-	if c, ok := store.(*retrieve.Collection); ok && q.m > 1 {
+	// The anchors of each set (one, or a class's with -anchor-labels), in
+	// the order of their first anchor, are a batch of their own.
+	for _, group := range bySet(sets) {
+		s := sets[group[0]]
+		// A batch's single-norm or ellipsoid searches scan the collection
+		// transformed once (O(d) a row, against O(d²)), from as many anchors
+		// as the transform costs plain scans. Where it is refused (memory),
+		// the plain scan gives the same hits.
+		if c, ok := store.(retrieve.Transformer); ok && len(group) >= retrieveTransformMin && retrieve.Transformable(s.Geometry) {
+			_ = c.Transform(s, retrieveTransformBytes)
+		}
+		c, ok := store.(*retrieve.Collection)
+		if !ok || len(group) < 2 {
+			continue
+		}
 		// A collection file: one pass, a chunk of it for every anchor
 		// while it is in cache.
 		prog.unit = "chunk"
-		hits, totals, byLabel, err := retrieve.SearchBatchLabels(ctx, set, q.rows, c, o.Limit, codes, func(done, total int) { prog.step(done, total, "") })
+		rows := q.rows
+		if len(group) < q.m {
+			rows = make([]float32, 0, len(group)*q.d)
+			for _, i := range group {
+				rows = append(rows, q.row(i)...)
+			}
+		}
+		hits, totals, byLabel, err := retrieve.SearchBatchLabels(ctx, s, rows, c, o.Limit, codes, func(done, total int) { prog.step(done, total, "") })
 		if err != nil {
 			return fmt.Errorf("%s on %s: %s: %w", o.Set, o.DB, q.src, err)
 		}
-		for i := range q.m {
-			if hits[i] == nil {
-				hits[i] = []retrieve.Hit{}
+		for k, i := range group {
+			if hits[k] == nil {
+				hits[k] = []retrieve.Hit{}
 			}
-			results[i] = retrieveResult{Anchor: i, Total: totals[i], Hits: hits[i], Truncated: len(hits[i]) < totals[i]}
+			results[i] = retrieveResult{Anchor: i, Total: totals[k], Hits: hits[k], Truncated: len(hits[k]) < totals[k]}
 			if labels != nil {
-				results[i].counted(byLabel[i], distinct, labels)
+				results[i].counted(byLabel[k], distinct, labels)
 			}
 		}
 	}
@@ -182,7 +226,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		if labels != nil {
 			limit = 0 // every hit, to count
 		}
-		hits, total, err := store.Search(ctx, set, q.row(i), limit)
+		hits, total, err := store.Search(ctx, sets[i], q.row(i), limit)
 		if err != nil {
 			return fmt.Errorf("%s on %s: %s: %w", o.Set, o.DB, q.name(i), err)
 		}
@@ -197,8 +241,14 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 			prog.step(i+1, q.m, "")
 		}
 	}
-	if err := printRetrieved(out, set, q, results, n, o.JSON); err != nil {
+	for i := range results {
+		results[i].class(sets[i])
+	}
+	if err := printRetrieved(out, q, results, n, o.JSON); err != nil {
 		return err
+	}
+	if classWarning != "" {
+		out.warn(classWarning)
 	}
 	if w := wholeCollection(q, results, n); w != "" {
 		out.warn(w)
@@ -206,7 +256,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	if w := zeroAnchors(set, q, results, n); w != "" {
 		out.warn(w)
 	}
-	for _, w := range set.Warnings() {
+	for _, w := range setWarnings(sets) {
 		out.warn(w)
 	}
 	return nil
@@ -345,6 +395,64 @@ type retrieveResult struct {
 	// counted, most first.
 	HitLabels rowLabels    `json:"hit_labels,omitempty"`
 	Labels    []labelCount `json:"labels,omitempty"`
+	// The class whose threshold the anchor's set is (a class-conditional
+	// set's with -label or -anchor-labels, or a set calibrated on one
+	// class's anchors): its label, and name if any; and its threshold,
+	// where the anchors' thresholds differ (-anchor-labels).
+	Label     *int64           `json:"label,omitempty"`
+	Class     string           `json:"class,omitempty"`
+	Threshold *jsonfloat.Float `json:"threshold,omitempty"`
+	set       *conformal.Set
+}
+
+// class keeps s, the set r's anchor was searched with, and its class.
+func (r *retrieveResult) class(s *conformal.Set) {
+	r.set = s
+	if c := s.Calibration.Class; c != nil {
+		l := c.Label
+		r.Label, r.Class = &l, c.Name
+	}
+}
+
+// setWhat is how the text output says which threshold r's set is: the
+// class's where it is one class's.
+func (r retrieveResult) setWhat() string {
+	if c := r.set.Calibration.Class; c != nil {
+		return fmt.Sprintf("%v's threshold %.6g, α=%v", c, r.set.Threshold, r.set.Alpha)
+	}
+	return fmt.Sprintf("threshold %.6g, α=%v", r.set.Threshold, r.set.Alpha)
+}
+
+// bySet groups the anchors by the set they are searched with, in the
+// order of each set's first anchor.
+func bySet(sets []*conformal.Set) [][]int {
+	index := map[*conformal.Set]int{}
+	var groups [][]int
+	for i, s := range sets {
+		g, ok := index[s]
+		if !ok {
+			g = len(groups)
+			index[s] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
+}
+
+// setWarnings are the warnings of the sets searched with, each once.
+func setWarnings(sets []*conformal.Set) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, g := range bySet(sets) {
+		for _, w := range sets[g[0]].Warnings() {
+			if !seen[w] {
+				seen[w] = true
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
 
 // labelCount is how many of a set's items have a label.
@@ -542,23 +650,38 @@ func summarize(results []retrieveResult) retrieveSummary {
 
 // printRetrieved prints the answers: for one anchor its hits, for a batch
 // each anchor's, then the set sizes' summary.
-func printRetrieved(out *output, set *conformal.Set, q anchors, results []retrieveResult, n int, asJSON bool) error {
+func printRetrieved(out *output, q anchors, results []retrieveResult, n int, asJSON bool) error {
 	if asJSON {
 		if !q.batch {
 			r := results[0]
-			doc := map[string]any{"total": r.Total, "hits": r.Hits, "truncated": r.Truncated, "threshold": jsonfloat.Float(set.Threshold)}
+			doc := map[string]any{"total": r.Total, "hits": r.Hits, "truncated": r.Truncated, "threshold": jsonfloat.Float(r.set.Threshold)}
 			if r.Labels != nil {
 				doc["hit_labels"], doc["labels"] = r.HitLabels, r.Labels
 			}
+			if r.Label != nil {
+				doc["label"] = *r.Label
+			}
+			if r.Class != "" {
+				doc["class"] = r.Class
+			}
 			return writeJSON(out.stdout, doc)
 		}
-		return writeJSON(out.stdout, map[string]any{"anchors": results, "summary": summarize(results), "threshold": jsonfloat.Float(set.Threshold)})
+		doc := map[string]any{"anchors": results, "summary": summarize(results)}
+		if len(bySet(setsOf(results))) == 1 { // one threshold for all: the document's
+			doc["threshold"] = jsonfloat.Float(results[0].set.Threshold)
+		} else {
+			for i := range results {
+				t := jsonfloat.Float(results[i].set.Threshold)
+				results[i].Threshold = &t
+			}
+		}
+		return writeJSON(out.stdout, doc)
 	}
 	for i, r := range results {
 		if q.batch {
 			fmt.Fprintf(out.stdout, "anchor %d: ", i)
 		}
-		fmt.Fprintf(out.stdout, "%d of %d items inside the set (threshold %.6g, α=%v)\n", r.Total, n, set.Threshold, set.Alpha)
+		fmt.Fprintf(out.stdout, "%d of %d items inside the set (%s)\n", r.Total, n, r.setWhat())
 		if r.Labels != nil && r.Total > 0 {
 			fmt.Fprintln(out.stdout, r.labelsLine())
 		}
@@ -595,6 +718,15 @@ func printRetrieved(out *output, set *conformal.Set, q anchors, results []retrie
 	return nil
 }
 
+// setsOf are the sets results were searched with.
+func setsOf(results []retrieveResult) []*conformal.Set {
+	out := make([]*conformal.Set, len(results))
+	for i, r := range results {
+		out[i] = r.set
+	}
+	return out
+}
+
 // count writes a mean or median count: four significant digits, in
 // plain decimals (17 660, not 1.766e+04).
 func count(v float64) string {
@@ -606,4 +738,4 @@ func count(v float64) string {
 
 // oneSetAClass says how a class-conditional set's classes are retrieved
 // with: a set of one threshold a class.
-const oneSetAClass = "calibrate one set a class (ccs calibrate -class LABEL: one threshold, from that class's calibration anchors) and use each anchor's class's set"
+const oneSetAClass = "ccs retrieve takes the anchor's class (-label, -anchor-labels) and retrieves with its class's threshold; or calibrate one set a class (ccs calibrate -class LABEL: one threshold, from that class's calibration anchors) and use each anchor's class's set"

@@ -191,7 +191,6 @@ func TestClassSetNeedsLabel(t *testing.T) {
 	want := conformal.ErrNoLabel.Error()[len("conformal: "):]
 	for _, args := range [][]string{
 		{"ood", "-set", p("class.json"), "-id", p("test.npz"), "-ood", p("val.npz")},
-		{"retrieve", "-set", p("class.json"), "-db", p("coll.npz"), "-anchor-index", "0"},
 		{"coverage-check", "-set", p("class.json"), "-test", p("unlabeled.npz")},
 	} {
 		err := run(io.Discard, io.Discard, args)
@@ -199,6 +198,12 @@ func TestClassSetNeedsLabel(t *testing.T) {
 			!strings.Contains(err.Error(), "class.json") || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want ErrNoLabel naming class.json", args[0], err)
 		}
+	}
+	// retrieve takes the class (-label), and without one is a usage
+	// error that asks for it (TestRetrieveClassBadInput).
+	err = run(io.Discard, io.Discard, []string{"retrieve", "-set", p("class.json"), "-db", p("coll.npz"), "-anchor-index", "0"})
+	if !isUsage(err) || !strings.Contains(err.Error(), "class.json is class-conditional (a threshold a class: 0, 1, 2, 3, 4): give the anchor's class with -label") {
+		t.Errorf("retrieve: %v, want a usage error asking for -label", err)
 	}
 }
 

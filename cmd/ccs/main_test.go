@@ -152,6 +152,9 @@ func TestUsageErrors(t *testing.T) {
 		{"retrieve-anchor", []string{"retrieve", "-set", "s.json", "-db", "d.npz"}},
 		{"fit-val-both", []string{"fit", "-geometry", "single", "-objective", "neg", "-train", "a", "-val", "b", "-val-share", "0.2", "-out", "c"}},
 		{"retrieve-anchor-index", []string{"retrieve", "-set", "s.json", "-db", "d.npz", "-anchor-index", "-1"}},
+		{"retrieve-label-both", []string{"retrieve", "-set", "s.json", "-db", "d.npz", "-anchor", "a.npy", "-label", "sw", "-anchor-labels", "l.txt"}},
+		{"retrieve-unlabeled", []string{"retrieve", "-set", "s.json", "-db", "d.npz", "-anchor", "a.npy", "-unlabeled", "drop"}},
+		{"retrieve-anchor-labels-index", []string{"retrieve", "-set", "s.json", "-db", "d.npz", "-anchor-index", "3", "-anchor-labels", "l.txt"}},
 		{"loadtest-unbounded", []string{"loadtest", "-url", "http://x", "-data", "{}", "-duration", "0"}},
 	} {
 		err := golden(t, "usage-"+c.name, "", c.args...)

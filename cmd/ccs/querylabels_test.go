@@ -175,13 +175,18 @@ func TestBundleQueryLabels(t *testing.T) {
 			t.Errorf("-class %s: stderr does not say %q:\n%s", c.Name, want, stderr.String())
 		}
 	}
-	// A class-conditional set retrieves nothing: the refusals say how.
-	for _, args := range [][]string{
-		{"retrieve", "-set", p("lang.json"), "-db", p("passages.npy"), "-anchor-index", "0"},
-		{"evaluate", "-set", p("lang.json"), "-test", filepath.Join(first, "test.npz"), "-db", p("passages.npy")},
+	// A class-conditional set retrieves with a class's threshold (ccs
+	// retrieve -label, TestRetrieveClass), and evaluate -db's sizes take
+	// one: the refusals say how.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"retrieve", "-set", p("lang.json"), "-db", p("passages.npy"), "-anchor-index", "0"}, `(a threshold a class: "de", "en", "hi", "ja", "sw"): give the anchor's class with -label`},
+		{[]string{"evaluate", "-set", p("lang.json"), "-test", filepath.Join(first, "test.npz"), "-db", p("passages.npy")}, "ccs retrieve takes the anchor's class (-label, -anchor-labels) and retrieves with its class's threshold; or calibrate one set a class (ccs calibrate -class LABEL: one threshold, from that class's calibration anchors)"},
 	} {
-		if err := run(io.Discard, io.Discard, args); err == nil || !strings.Contains(err.Error(), "ccs calibrate -class LABEL: one threshold, from that class's calibration anchors") {
-			t.Errorf("%s: %v, want the way to one set a class", args[0], err)
+		if err := run(io.Discard, io.Discard, c.args); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.args[0], err, c.want)
 		}
 	}
 	for _, c := range []struct {
