@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,7 +18,10 @@ import (
 // TestClassAndPACSets: a class-conditional set and a PAC set, calibrated,
 // saved and served, decide on /score exactly as in memory: the class set
 // with the label's threshold (JSON "label" or ?label= with .npy), refusing
-// a missing or unknown label and the endpoints that have none; GET
+// a missing or unknown label and the endpoints that have none; /retrieve
+// takes the label as /score does and answers the collection's points
+// /score finds inside, with the class and its threshold, as does the set
+// of one class's anchors (its class in GET /v1/sets' calibration); GET
 // /v1/sets says each set's guarantee.
 func TestClassAndPACSets(t *testing.T) {
 	rng := rand.New(rand.NewPCG(50, 50))
@@ -53,13 +57,34 @@ func TestClassAndPACSets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One class's set, calibrated on its anchors alone (ccs calibrate
+	// -class bee): its file records the class.
+	bee := int64(1)
+	one, err := conformal.Calibrate(g, cal, 0.1, conformal.Options{Label: &bee, LabelNames: []string{"ant", "bee"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	paths := map[string]string{"class": filepath.Join(dir, "class.json"), "pac": filepath.Join(dir, "pac.json"), "edge": filepath.Join(dir, "edge.json"), "swapped": filepath.Join(dir, "swapped.json")}
+	paths := map[string]string{"class": filepath.Join(dir, "class.json"), "pac": filepath.Join(dir, "pac.json"), "edge": filepath.Join(dir, "edge.json"), "swapped": filepath.Join(dir, "swapped.json"),
+		"bee": filepath.Join(dir, "bee.json")}
 	class.Save(paths["class"])
 	pac.Save(paths["pac"])
 	edge.Save(paths["edge"])
 	swapped.Save(paths["swapped"])
-	s, err := New(Config{Sets: paths, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 4})
+	one.Save(paths["bee"])
+	// A collection of the points at distances 0.5 … 7 from the origin,
+	// ids 100 …, for /retrieve.
+	coll := filepath.Join(dir, "coll.npz")
+	var collRows []float32
+	var collIDs []int64
+	for i := range 14 {
+		collRows = append(collRows, 0.5*float32(i+1), 0, 0)
+		collIDs = append(collIDs, int64(100+i))
+	}
+	if err := bundle.WriteNPZ(coll, map[string]bundle.Array{"embeddings": bundle.Float32(collRows, 14, 3), "ids": bundle.Int64(collIDs, 14)}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Sets: paths, Collections: map[string]string{"c": coll}, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,11 +154,53 @@ func TestClassAndPACSets(t *testing.T) {
 		if got := inside(rec.Result(), rec.Body.Bytes()); rec.Code != 200 || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("swapped names, label %d: %d %s, want %v", label, rec.Code, rec.Body, want)
 		}
+		// /retrieve around the origin: the collection's points that
+		// /score finds inside, by label or name, JSON or .npy, with the
+		// class and its threshold.
+		q, _ := class.ThresholdFor(label)
+		var ids []int64
+		for i, in := range want {
+			if in {
+				ids = append(ids, int64(100+i))
+			}
+		}
+		for _, c := range []struct{ path, ctype, body string }{
+			{"/v1/sets/class/retrieve", "application/json", fmt.Sprintf(`{"anchor": [0, 0, 0], "collection": "c", "label": %d}`, label)},
+			{"/v1/sets/class/retrieve", "application/json", fmt.Sprintf(`{"anchor": [0, 0, 0], "collection": "c", "label": %q}`, className)},
+			{"/v1/sets/class/retrieve?collection=c&label=" + className, "application/x-npy", npyBody(t, []float32{0, 0, 0}, 3)},
+			{fmt.Sprintf("/v1/sets/class/retrieve?collection=c&label=%d", label), "application/x-npy", npyBody(t, []float32{0, 0, 0}, 3)},
+		} {
+			rec := do(t, h, "POST", c.path, c.ctype, c.body)
+			var got struct {
+				Label     *int64
+				Class     string
+				Threshold float64
+				Total     int
+				Hits      []struct{ ID int64 }
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 200 {
+				t.Fatalf("%s: %d %s", c.path, rec.Code, rec.Body)
+			}
+			var gotIDs []int64
+			for _, h := range got.Hits {
+				gotIDs = append(gotIDs, h.ID)
+			}
+			slices.Sort(gotIDs)
+			if fmt.Sprint(gotIDs) != fmt.Sprint(ids) || got.Total != len(ids) || got.Label == nil || *got.Label != label || got.Class != className || got.Threshold != q {
+				t.Errorf("%s %s: label %v, class %q, threshold %v, ids %v; want %d, %q, %v, %v", c.path, c.body, got.Label, got.Class, got.Threshold, gotIDs, label, className, q, ids)
+			}
+		}
 	}
+	rec := do(t, h, "POST", "/v1/sets/class/retrieve", "application/json", `{"anchor": [-0.5, 0, 0], "collection": "c", "label": "ant", "limit": 3}`)
+	golden(t, "retrieve-class", rec.Body.Bytes())
+	// The set of class bee alone retrieves as the class set's bee, and
+	// says so.
+	rec = do(t, h, "POST", "/v1/sets/bee/retrieve", "application/json", `{"anchor": [-0.5, 0, 0], "collection": "c", "limit": 3}`)
+	golden(t, "retrieve-one-class", rec.Body.Bytes())
 	if a, b := decide(class, 0), decide(class, 1); fmt.Sprint(a) == fmt.Sprint(b) {
 		t.Error("the two classes' thresholds decide alike: the test shows nothing")
 	}
-	rec := do(t, h, "POST", "/v1/sets/pac/score", "application/json", body(""))
+	rec = do(t, h, "POST", "/v1/sets/pac/score", "application/json", body(""))
 	if got := inside(rec.Result(), rec.Body.Bytes()); rec.Code != 200 || fmt.Sprint(got) != fmt.Sprint(decide(pac, 0)) {
 		t.Errorf("PAC: %d %v", rec.Code, got)
 	}
@@ -152,7 +219,17 @@ func TestClassAndPACSets(t *testing.T) {
 		{"/v1/sets/pac/score?label=ant", "application/x-npy", npyBody(t, []float32{0, 0, 0, 1, 0, 0}, 2, 3), 422, "takes no label"},
 		{"/v1/sets/swapped/score?label=1", "application/x-npy", npyBody(t, []float32{0, 0, 0, 1, 0, 0}, 2, 3), 422, `?label=1 reads as label 1 and names class 0: give it in a JSON body, where \"label\": 1 is the label and \"label\": \"1\" the name`},
 		{"/v1/sets/class/ood", "application/json", `{"points": [[1, 0, 0]]}`, 422, "class-conditional"},
-		{"/v1/sets/class/retrieve", "application/json", `{"anchor": [0, 0, 0], "collection": "c"}`, 422, "or serve one set a class (ccs calibrate -class LABEL"},
+		{"/v1/sets/class/ood", "application/json", `{"points": [[1, 0, 0]]}`, 422, "use /score or /retrieve with \\\"label\\\""},
+		{"/v1/sets/class/retrieve", "application/json", `{"anchor": [0, 0, 0], "collection": "c"}`, 422, `"message": "set \"class\": the set is class-conditional: its threshold depends on the anchor's class, so it needs the anchor's label: give the anchor's label (\"label\": its integer label or its class's name; ?label= with an .npy body)",` + "\n" + `    "field": "label"`},
+		{"/v1/sets/class/retrieve?collection=c", "application/x-npy", npyBody(t, []float32{0, 0, 0}, 3), 422, "give the anchor's label"},
+		{"/v1/sets/class/retrieve", "application/json", `{"anchor": [0, 0, 0], "collection": "c", "label": 7}`, 422, `class 7 has no threshold: the calibration bundle had no anchor of it (the set's classes: 0 \"ant\", 1 \"bee\")`},
+		{"/v1/sets/class/retrieve?collection=c&label=wasp", "application/x-npy", npyBody(t, []float32{0, 0, 0}, 3), 422, `set \"class\": no class is named \"wasp\" (the set's classes: 0 \"ant\", 1 \"bee\")`},
+		{"/v1/sets/class/retrieve?label=ant", "application/json", `{"anchor": [0, 0, 0], "collection": "c"}`, 400, `query parameter \"label\" goes with an .npy body; a JSON body gives it as the field \"label\"`},
+		{"/v1/sets/class/retrieve", "application/json", `{"anchor": [0, 0, 0], "collection": "c", "label": [1]}`, 400, `want an integer label or a class's name, found`},
+		{"/v1/sets/swapped/retrieve?collection=c&label=1", "application/x-npy", npyBody(t, []float32{0, 0, 0}, 3), 422, `?label=1 reads as label 1 and names class 0`},
+		{"/v1/sets/pac/retrieve", "application/json", `{"anchor": [0, 0, 0], "collection": "c", "label": "ant"}`, 422, "takes no label"},
+		{"/v1/sets/bee/retrieve", "application/json", `{"anchor": [0, 0, 0], "collection": "c", "label": "bee"}`, 422, "takes no label"},
+		{"/v1/sets/pac/retrieve?collection=c&label=0", "application/x-npy", npyBody(t, []float32{0, 0, 0}, 3), 422, "takes no label"},
 		{"/v1/sets/pac/score", "application/json", body(`, "label": 1`), 422, "takes no label"},
 	} {
 		rec := do(t, h, "POST", c.path, c.ctype, c.body)
@@ -164,7 +241,7 @@ func TestClassAndPACSets(t *testing.T) {
 	// The classes come with their names, which a client maps to the label
 	// /score takes.
 	if b := rec.Body.String(); !strings.Contains(b, `"guarantee": "class-conditional"`) || !strings.Contains(b, `"guarantee": "training-conditional"`) ||
-		!strings.Contains(b, `"label": 0,`+"\n"+`          "name": "ant",`) {
+		!strings.Contains(b, `"label": 0,`+"\n"+`          "name": "ant",`) || !strings.Contains(b, `"class": {`+"\n"+`          "label": 1,`+"\n"+`          "name": "bee"`+"\n"+`        }`) {
 		t.Errorf("/v1/sets:\n%s", b)
 	}
 	var listed struct {
@@ -176,7 +253,7 @@ func TestClassAndPACSets(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &listed); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]string{"class": class.Warnings(), "pac": pac.Warnings(), "edge": edge.Warnings()}
+	want := map[string][]string{"class": class.Warnings(), "pac": pac.Warnings(), "edge": edge.Warnings(), "bee": one.Warnings()}
 	if len(want["edge"]) != 2 {
 		t.Fatalf("the edge set has %d warnings, want one per class: the test shows nothing", len(want["edge"]))
 	}

@@ -207,19 +207,55 @@ func npyOnly(r *http.Request, names ...string) error {
 	return nil
 }
 
+// queryLabel is the anchor's class an .npy request gives as ?label=, or
+// none.
+func queryLabel(r *http.Request) (classRef, error) {
+	var label classRef
+	q := r.URL.Query().Get("label")
+	if q == "" {
+		return label, nil
+	}
+	if l, err := strconv.ParseInt(q, 10, 64); err == nil {
+		label.label = &l
+	} else if len(q) > maxName {
+		return label, invalid("label", "a name of %d bytes: at most %d", len(q), maxName)
+	}
+	label.name, label.query = &q, true
+	return label, nil
+}
+
+// anchorClass is the label of the anchor's class that the request gives
+// (ref) for set — nil for a set of one threshold, which takes none — and
+// the threshold the anchor is judged with: its class's for a
+// class-conditional set, which needs the label, the set's otherwise. Its
+// refusals are 422s of field "label", naming the set (and its classes).
+func anchorClass(set *conformal.Set, name string, ref classRef) (*int64, float64, error) {
+	label, err := ref.of(set, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	// A class-conditional set judges with the anchor's class's threshold;
+	// another set has one threshold and takes no label (conformal's rule).
+	q, err := set.ThresholdOf(label)
+	switch {
+	case errors.Is(err, conformal.ErrNoLabel):
+		return nil, 0, invalid("label", "set %q: %s: give the anchor's label (\"label\": its integer label or its class's name; ?label= with an .npy body)", name, strings.TrimPrefix(err.Error(), "conformal: "))
+	case err != nil:
+		return nil, 0, invalid("label", "set %q: %s", name, strings.TrimPrefix(err.Error(), "conformal: "))
+	}
+	return label, q, nil
+}
+
 func (s *Server) pointsLabel(r *http.Request, d int, anchor bool, fields field) (a, pts []float32, label classRef, err error) {
 	npy, err := isNPY(r)
 	if err != nil {
 		return nil, nil, label, err
 	}
 	if npy {
-		if q := r.URL.Query().Get("label"); q != "" && fields&fieldLabel != 0 {
-			if l, err := strconv.ParseInt(q, 10, 64); err == nil {
-				label.label = &l
-			} else if len(q) > maxName {
-				return nil, nil, label, invalid("label", "a name of %d bytes: at most %d", len(q), maxName)
+		if fields&fieldLabel != 0 {
+			if label, err = queryLabel(r); err != nil {
+				return nil, nil, label, err
 			}
-			label.name, label.query = &q, true
 		}
 		rows, m, err := decodeNPY(r, d, addCap(s.cfg.MaxPoints, 1))
 		if errors.Is(err, errTooManyRows) && anchor {

@@ -123,18 +123,9 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 	if err := checkNorms(set, name, anchor, pts); err != nil {
 		return err
 	}
-	label, err := ref.of(set, name)
+	_, q, err := anchorClass(set, name, ref)
 	if err != nil {
 		return err
-	}
-	// A class-conditional set judges with the anchor's class's threshold;
-	// another set has one threshold and takes no label (conformal's rule).
-	q, err := set.ThresholdOf(label)
-	switch {
-	case errors.Is(err, conformal.ErrNoLabel):
-		return invalid("label", "set %q: %s: give the anchor's label (\"label\": its integer label or its class's name; ?label= with an .npy body)", name, strings.TrimPrefix(err.Error(), "conformal: "))
-	case err != nil:
-		return invalid("label", "set %q: %s", name, strings.TrimPrefix(err.Error(), "conformal: "))
 	}
 	// The points are this request's own: their differences to the anchor
 	// take their place.
@@ -193,7 +184,7 @@ func checkNorms(set *conformal.Set, name string, anchor, pts []float32) error {
 func oneThreshold(name string, set *conformal.Set) error {
 	if err := set.OneThreshold(); err != nil {
 		return &apiError{status: http.StatusUnprocessableEntity, code: "class_conditional",
-			msg: fmt.Sprintf("set %q: %s, and this endpoint has none to give: use /score with \"label\", or serve one set a class (ccs calibrate -class LABEL: one threshold, from that class's calibration anchors) and send each anchor to its class's set", name, strings.TrimPrefix(err.Error(), "conformal: ")), field: "name"}
+			msg: fmt.Sprintf("set %q: %s, and this endpoint has none to give: use /score or /retrieve with \"label\", or serve one set a class (ccs calibrate -class LABEL: one threshold, from that class's calibration anchors) and send each anchor to its class's set", name, strings.TrimPrefix(err.Error(), "conformal: ")), field: "name"}
 	}
 	return nil
 }
@@ -378,22 +369,25 @@ func (s *Server) resetMonitor(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "generation": st.generation, "monitor": monitorOf(o.monitor)})
 }
 
-// retrieve answers the collection items inside the set around the anchor.
+// retrieve answers the collection items inside the set around the anchor:
+// for a class-conditional set, the set of the anchor's class's threshold
+// ("label", as /score takes it).
 func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	st, name, set, err := s.lookupSet(r)
 	if err != nil {
 		return err
 	}
-	if err := oneThreshold(name, set); err != nil {
-		return err
-	}
 	d := set.Geometry.Dim()
 	var req request
+	var ref classRef
 	npy, err := isNPY(r)
 	if err != nil {
 		return err
 	}
 	if npy {
+		if ref, err = queryLabel(r); err != nil {
+			return err
+		}
 		var rows int
 		if req.anchor, rows, err = decodeNPY(r, d, 1); err != nil && !errors.Is(err, errTooManyRows) {
 			return err
@@ -410,18 +404,30 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 			req.limit = &n
 		}
 	} else {
-		if err := npyOnly(r, "collection", "limit"); err != nil {
+		if err := npyOnly(r, "collection", "limit", "label"); err != nil {
 			return err
 		}
-		if req, err = s.readJSON(r, fieldAnchor|fieldCollection|fieldLimit, d); err != nil {
+		if req, err = s.readJSON(r, fieldAnchor|fieldCollection|fieldLimit|fieldLabel, d); err != nil {
 			return err
 		}
 		if req.anchor == nil {
 			return invalid("anchor", "missing (or null)")
 		}
+		ref = classRef{label: req.label, name: req.labelName}
 	}
 	if err := checkNorms(set, name, req.anchor, nil); err != nil {
 		return err
+	}
+	// The set searched with: a class-conditional set's class's, one
+	// threshold (conformal.Set.ForClass).
+	label, _, err := anchorClass(set, name, ref)
+	if err != nil {
+		return err
+	}
+	if label != nil {
+		if set, err = set.ForClass(*label); err != nil {
+			return invalid("label", "set %q: %s", name, strings.TrimPrefix(err.Error(), "conformal: "))
+		}
 	}
 	limit := s.cfg.MaxResults
 	if req.limit != nil {
@@ -464,16 +470,37 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 		}
 		warnings = []string{retrieve.ZeroAnchor("the anchor is all zeros", fmt.Sprintf("its set is answered like any other, the items nearest %s (%d%s)", retrieve.ZeroCentre(set), total, itemsOf(n)))}
 	}
+	// The class whose threshold the set is: the label's, or that of a set
+	// calibrated on one class's anchors (ccs calibrate -class).
+	class := set.Calibration.Class
 	return writeJSON(w, http.StatusOK, struct {
 		Set        string         `json:"set"`
 		Generation uint64         `json:"generation"`
 		Collection string         `json:"collection"`
+		Label      *int64         `json:"label,omitempty"`
+		Class      string         `json:"class,omitempty"`
 		Threshold  number         `json:"threshold"`
 		Total      int            `json:"total"`
 		Truncated  bool           `json:"truncated"`
 		Hits       []retrieve.Hit `json:"hits"`
 		Warnings   []string       `json:"warnings,omitempty"`
-	}{name, st.generation, req.collection, number(set.Threshold), total, total > len(hits), hits, warnings})
+	}{name, st.generation, req.collection, labelOf(class), nameOf(class), number(set.Threshold), total, total > len(hits), hits, warnings})
+}
+
+// labelOf and nameOf are a class's label and name, nil and "" for none.
+func labelOf(c *conformal.ClassOf) *int64 {
+	if c == nil {
+		return nil
+	}
+	l := c.Label
+	return &l
+}
+
+func nameOf(c *conformal.ClassOf) string {
+	if c == nil {
+		return ""
+	}
+	return c.Name
 }
 
 // itemsOf is " of the collection's n items", or "" where n < 0 (a

@@ -21,7 +21,7 @@ func (s *Server) routes() {
 	s.mux.Handle("/v1/sets/{name}/score", s.endpoint("score", http.MethodPost, RoleRead, params(s.score, "label")))
 	s.mux.Handle("/v1/sets/{name}/ood", s.endpoint("ood", http.MethodPost, RoleRead, params(s.ood, "alpha_ood", "delta", "fdr")))
 	s.mux.Handle("/v1/sets/{name}/ood/monitor/reset", s.endpoint("ood_monitor_reset", http.MethodPost, RoleAdmin, params(s.resetMonitor)))
-	s.mux.Handle("/v1/sets/{name}/retrieve", s.endpoint("retrieve", http.MethodPost, RoleRead, params(s.retrieve, "collection", "limit")))
+	s.mux.Handle("/v1/sets/{name}/retrieve", s.endpoint("retrieve", http.MethodPost, RoleRead, params(s.retrieve, "collection", "limit", "label")))
 	s.mux.Handle("/v1/admin/reload", s.endpoint("admin_reload", http.MethodPost, RoleAdmin, params(s.adminReload)))
 	s.mux.Handle("/healthz", s.endpoint("healthz", http.MethodGet, RoleNone, func(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

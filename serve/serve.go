@@ -22,6 +22,8 @@
 // A request may carry its points as a .npy body (Content-Type
 // application/x-npy, float32, C order): score takes (1+m, d) with the anchor
 // first, ood (m, d), retrieve (d,) or (1, d) with ?collection=NAME&limit=N.
+// A class-conditional set's score and retrieve take the anchor's class:
+// "label" (its integer label or its class's name), ?label= with .npy.
 //
 // JSON bodies are read strictly: the endpoint's fields only, each once; a
 // null coordinate or point is refused (422 naming it), a whole field null
@@ -498,9 +500,11 @@ func prepareHalf(st *state) {
 		if !ok {
 			continue
 		}
-		// Each copy is made once, however many sets ask for it.
+		// Each copy is made once, however many sets ask for it (a
+		// class-conditional set's too: it retrieves with a class's
+		// threshold).
 		for _, set := range st.sets {
-			if set.Geometry.Dim() != c.Dim() || set.OneThreshold() != nil {
+			if set.Geometry.Dim() != c.Dim() {
 				continue
 			}
 			switch g, _ := geometry.Unshift(set.Geometry); g.(type) {
