@@ -471,6 +471,17 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	if note != "" {
 		warnings = append(warnings, name+": "+note)
 	}
+	// A set for one class's anchors (label= of calibrate) is judged on
+	// the test anchors of that class.
+	tb, note, w, err := experiment.OfSetClass(set, tb, names)
+	if err != nil {
+		return nil, nil, fmt.Errorf("evaluate: %s: %w", name, err)
+	}
+	for _, m := range []string{note, w} {
+		if m != "" {
+			warnings = append(warnings, name+": "+m)
+		}
+	}
 	if set.ClassConditional() && tb.Labels == nil {
 		if o.Unlabeled != "marginal" {
 			return nil, nil, fmt.Errorf("%s: %w: the test bundle has no labels (unlabeled=\"marginal\" judges every anchor with the threshold over all classes)", name, conformal.ErrNoLabel)

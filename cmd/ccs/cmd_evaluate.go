@@ -116,6 +116,20 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		situational = append(situational, o.Test+": "+w)
 		out.warn(o.Test + ": " + w)
 	}
+	// A set for one class's anchors (calibrate -class) is judged on the
+	// test anchors of that class.
+	var warn string
+	test, note, warn, err = experiment.OfSetClass(set, test, names)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
+	}
+	if note != "" {
+		fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Test, note)
+	}
+	if warn != "" {
+		situational = append(situational, o.Test+": "+warn)
+		out.warn(o.Test + ": " + warn)
+	}
 	if set.ClassConditional() && test.Labels == nil {
 		if o.Unlabeled != "marginal" {
 			return fmt.Errorf("%s on %s: %w: the test bundle has no labels (-unlabeled marginal judges every anchor with the threshold over all classes)", o.Set, o.Test, conformal.ErrNoLabel)
@@ -280,6 +294,9 @@ func describe(s *conformal.Set) string {
 	}
 	if c.Mode == conformal.PAC {
 		mode = fmt.Sprintf("pac calibration, δ=%v: coverage ≥ 1−α with probability ≥ 1−δ over the calibration draw", c.Delta)
+	}
+	if c.Class != nil {
+		mode += fmt.Sprintf(" on %v's anchors alone", c.Class)
 	}
 	units := ""
 	if c.Pairs {

@@ -226,3 +226,71 @@ func TestRetrieveClassBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateOneClass: a set calibrated on one class's anchors (calibrate
+// -class de) is evaluated on the test bundle's anchors of that class,
+// matched by name: its figures are the class-conditional set's row for
+// the class (the same threshold on the same anchors), a note says so and
+// the set's line names the class; on a test bundle without labels it is
+// judged on every anchor, with a warning that the figure mixes classes.
+func TestEvaluateOneClass(t *testing.T) {
+	p, _, _, _ := classFixture(t)
+	type classRow struct {
+		Name                string
+		Anchors             int
+		Coverage, Exclusion float64
+		Threshold           float64
+	}
+	type figures struct {
+		Positives           int
+		Coverage, Exclusion float64
+		Threshold           float64
+		Calibration         struct{ Class *conformal.ClassOf }
+		Warnings            []string
+		Classes             []classRow
+	}
+	evaluate := func(args ...string) (figures, string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, append([]string{"evaluate", "-json"}, args...)); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		var f figures
+		if err := json.Unmarshal(stdout.Bytes(), &f); err != nil {
+			t.Fatal(err)
+		}
+		return f, stderr.String()
+	}
+	de, stderr := evaluate("-set", p("de.json"), "-test", p("B/test.npz"))
+	class, _ := evaluate("-set", p("class.json"), "-test", p("B/test.npz"), "-per-class")
+	row := class.Classes[slices.IndexFunc(class.Classes, func(c classRow) bool { return c.Name == "de" })]
+	if de.Positives != row.Anchors || de.Coverage != row.Coverage || de.Exclusion != row.Exclusion || de.Threshold != row.Threshold || row.Anchors == class.Positives {
+		t.Errorf("-class de on the test split: %d positives, coverage %v, exclusion %v, threshold %v; the class set's de: %d anchors (of %d), %v, %v, %v",
+			de.Positives, de.Coverage, de.Exclusion, de.Threshold, row.Anchors, class.Positives, row.Coverage, row.Exclusion, row.Threshold)
+	}
+	if c := de.Calibration.Class; c == nil || *c != (conformal.ClassOf{Label: 0, Name: "de"}) {
+		t.Errorf("-class de: calibration.class %+v, want label 0, \"de\"", c)
+	}
+	if want := fmt.Sprintf(`the set is for class "de"'s anchors alone (ccs calibrate -class, label= in Python): judged on the test bundle's %d anchors of that class (of %d, matched by name)`, row.Anchors, class.Positives); !strings.Contains(stderr, want) {
+		t.Errorf("-class de: stderr\n%s\nwant %q", stderr, want)
+	}
+	var text bytes.Buffer
+	if err := run(&text, io.Discard, []string{"evaluate", "-set", p("de.json"), "-test", p("B/test.npz")}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `one-per-anchor calibration on class "de"'s anchors alone)`; !strings.Contains(text.String(), want) {
+		t.Errorf("-class de's set line:\n%s\nwant %q", text.String(), want)
+	}
+	b, err := bundle.Read(p("B/test.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Labels = nil
+	if err := bundle.Write(p("unlabeled.npz"), b); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := evaluate("-set", p("de.json"), "-test", p("unlabeled.npz"))
+	if all.Positives != class.Positives || len(all.Warnings) == 0 || !strings.Contains(all.Warnings[0], "has no labels to pick them by: its coverage below is over every class's anchors") {
+		t.Errorf("-class de on an unlabeled test bundle: %d positives (want %d), warnings %q", all.Positives, class.Positives, all.Warnings)
+	}
+}
