@@ -774,6 +774,29 @@ func ccs_set_label_named(h C.uintptr_t, name *C.char, out *C.int64_t, errOut **C
 	})
 }
 
+// ccs_set_for_class makes the set of one threshold that a
+// class-conditional set is for anchors of class label
+// (conformal.Set.ForClass): what retrieve(label=) searches with.
+//
+//export ccs_set_for_class
+func ccs_set_for_class(h C.uintptr_t, label C.int64_t, out *C.uintptr_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*setObj](uintptr(h), "a set")
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errors.New("ccs_set_for_class: a null result")
+		}
+		s, err := o.s.ForClass(int64(label))
+		if err != nil {
+			return err
+		}
+		*out = C.uintptr_t(newHandle(&setObj{s: s}))
+		return nil
+	})
+}
+
 //export ccs_set_scores
 func ccs_set_scores(h C.uintptr_t, anchor, points *C.ccs_array, out *C.double, n C.int64_t, errOut **C.char) C.int {
 	return run(errOut, func() error {

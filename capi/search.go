@@ -58,6 +58,9 @@ func newCollection(rows rawArray, ids *rawArray, view bool) (*retrieve.Collectio
 // noLabel is a class-conditional set's refusal (conformal.ErrNoLabel) of
 // what takes no label, saying what does.
 func noLabel(err error, what string) error {
+	if what == "retrieve" {
+		return fmt.Errorf("%w: give it, retrieve(anchor, collection, label=L) (its integer label or its class's name) or retrieve_many(anchors, collection, labels=[...]), which retrieve with its class's threshold", err)
+	}
 	return fmt.Errorf("%w; %s takes none: calibrate the set with one threshold for it (calibration=\"one\" or \"pac\"), or ask contains(anchor, points, label=L)", err, what)
 }
 

@@ -330,18 +330,24 @@ func userEmbeddings(t *testing.T) {
 	if err := bundle.WriteNPY("anchor.npy", bundle.Float32(x32[:d], d)); err != nil {
 		t.Fatal(err)
 	}
+	// A batch of queries and their languages, one a line (§6's ccs retrieve
+	// -anchor-labels).
+	if err := bundle.WriteNPY("queries-today.npy", bundle.Float32(q[:4*d], 4, d)); err != nil {
+		t.Fatal(err)
+	}
 	vec := func(i int) string {
 		b, _ := json.Marshal(x32[i*d : (i+1)*d])
 		return string(b)
 	}
 	for name, body := range map[string]string{
-		"qrels.tsv":       qrels.String(),
-		"passage-ids.txt": ids.String(),
-		"query-ids.txt":   qids.String(),
-		"queries.csv":     langs.String(),
-		"score.json":      `{"anchor": ` + vec(0) + `, "points": [` + vec(1) + `, ` + vec(2) + `]}`,
-		"points.json":     `{"points": [` + vec(3) + `, ` + vec(4) + `]}`,
-		"query.json":      `{"anchor": ` + vec(5) + `, "collection": "corpus", "limit": 10}`,
+		"qrels.tsv":           qrels.String(),
+		"passage-ids.txt":     ids.String(),
+		"query-ids.txt":       qids.String(),
+		"queries.csv":         langs.String(),
+		"languages-today.txt": "en\nsw\nde\nen\n",
+		"score.json":          `{"anchor": ` + vec(0) + `, "points": [` + vec(1) + `, ` + vec(2) + `]}`,
+		"points.json":         `{"points": [` + vec(3) + `, ` + vec(4) + `]}`,
+		"query.json":          `{"anchor": ` + vec(5) + `, "collection": "corpus", "limit": 10}`,
 	} {
 		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
 			t.Fatal(err)

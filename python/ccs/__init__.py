@@ -1485,6 +1485,36 @@ class Set(_Handle):
              out.ctypes.data_as(POINTER(c_uint8)), m)
         return out
 
+    def _retrieve_classes(self, a, collection, limit, labels):
+        """retrieve_many with labels=: each class's rows retrieved with its
+        set (for_class), in the order of each class's first row."""
+        m = len(a)
+        if isinstance(labels, (str, int, np.integer)) and not isinstance(labels, bool):
+            labels = [labels] * m
+        labels = list(labels.tolist() if isinstance(labels, np.ndarray) else labels)
+        if len(labels) != m:
+            raise ValueError(f"retrieve_many: {len(labels)} labels for {m} anchors: want one a row (or one label for all)")
+        rows = {}  # label → its rows
+        for i, l in enumerate(labels):
+            if isinstance(l, str):
+                try:
+                    l = self._label_named(l)
+                except ValueError as e:
+                    raise ValueError(f"retrieve_many: labels[{i}]: {e}") from None
+            elif isinstance(l, bool) or not isinstance(l, (int, np.integer)):
+                raise TypeError(f"retrieve_many: labels[{i}] is {l!r}: want an integer label or a class's name (str)")
+            rows.setdefault(int(l), []).append(i)
+        out = [None] * m
+        for l, idx in rows.items():
+            try:
+                s = self.for_class(l)
+            except ValueError as e:
+                raise ValueError(f"retrieve_many: labels[{idx[0]}]: {e}") from None
+            with s:
+                for i, found in zip(idx, s.retrieve_many(a[idx], collection, limit)):
+                    out[i] = found
+        return out
+
     def _label_named(self, name):
         """The label of the class named name (ValueError, naming the
         set's classes, when there is none), as ccs serve reads "label":
@@ -1505,12 +1535,33 @@ class Set(_Handle):
              out.ctypes.data_as(POINTER(c_double)), m)
         return out
 
-    def retrieve(self, anchor, collection, limit=None):
+    def for_class(self, label):
+        """The set of one threshold that a class-conditional set is for
+        anchors of class label (its integer label, or its class's name):
+        that class's threshold, rank and n, its class in
+        info["calibration"]["class"] — what calibrating on the class's
+        anchors alone (calibrate(..., label=)) gives. A set of one
+        threshold takes no label (ValueError), nor does an unknown class."""
+        if isinstance(label, str):
+            label = self._label_named(label)
+        elif isinstance(label, bool) or not isinstance(label, (int, np.integer)):
+            raise TypeError(f"for_class: label {label!r}: want an integer label or a class's name (str)")
+        h = c_handle()
+        call(lib.ccs_set_for_class, self._handle(), int(label), byref(h))
+        return Set._wrap(h.value)
+
+    def retrieve(self, anchor, collection, limit=None, label=None):
         """The items of collection inside the set around anchor, nearest
         first (at most limit): (ids, scores), np.ndarrays of int64 — or of
         str, for a collection with string ids — and float64: what ccs
         retrieve lists. collection: a Collection, a collection file's path,
-        or an (n, d) array (ids: the row numbers)."""
+        or an (n, d) array (ids: the row numbers). A class-conditional set
+        needs the anchor's class, label= (its integer label or its class's
+        name): the set is then that class's threshold's (for_class), as ccs
+        retrieve -label; a set of one threshold takes none."""
+        if label is not None:
+            with self.for_class(label) as s:
+                return s.retrieve(anchor, collection, limit)
         lent = Lent()
         coll, rows, opened, keys = 0, None, None, None
         if isinstance(collection, Collection):
@@ -1541,14 +1592,18 @@ class Set(_Handle):
                                  self.info)])
         return found
 
-    def retrieve_many(self, anchors, collection, limit=None):
+    def retrieve_many(self, anchors, collection, limit=None, labels=None):
         """Each row of anchors ((m, d): a batch of queries, a Bundle's
         anchors) retrieved as retrieve retrieves one: a list of m (ids,
         scores), in the rows' order — ccs retrieve -anchor of an (m, d)
         file. A collection given as an array or a path is made or read
         once, not once a row; for 8 rows or more, a single-norm or
         ellipsoid set's collection is transformed first
-        (Collection.transform), as ccs retrieve does."""
+        (Collection.transform), as ccs retrieve does. A class-conditional
+        set needs each row's class: labels=, a sequence of m labels
+        (integers, or class names), or one label for every row — ccs
+        retrieve -anchor-labels, -label —; each class's rows are then
+        retrieved together with its threshold (for_class)."""
         a = _lib.asarray(anchors.anchors if isinstance(anchors, Bundle) else anchors, "anchors")
         if a.ndim != 2:
             raise ValueError(f"retrieve_many: anchors of shape {a.shape}: want (m, d), one anchor a row (retrieve takes one)")
@@ -1560,6 +1615,8 @@ class Set(_Handle):
             opened = Collection.load(collection) if isinstance(collection, (str, bytes, os.PathLike)) else Collection(collection)
             collection = opened
         try:
+            if labels is not None:
+                return self._retrieve_classes(a, collection, limit, labels)
             if len(a) >= _TRANSFORM_MIN:
                 try:
                     collection.transform(self)

@@ -866,13 +866,15 @@ def test_ood_equals_ccs_serve(server, calibrated, sim, name):
 
 
 def test_class_set_says_what_takes_no_label(calibrated, sim):
-    """A class-conditional set's retrieve and ood have no label to give, and contains without one:
+    """A class-conditional set's ood has no label to give, and retrieve and contains without one:
     the refusal says so and what does take one."""
     s = calibrated["class"][2]
     rows = np.load(sim / "test.npz")["anchors"]
-    for call in (lambda: s.retrieve(rows[0], rows), lambda: s.ood(rows[:3])):
-        with pytest.raises(ValueError, match=r"needs the anchor's label; (retrieve|ood) takes none: calibrate the set with one threshold"):
-            call()
+    with pytest.raises(ValueError, match=r"needs the anchor's label; ood takes none: calibrate the set with one threshold"):
+        s.ood(rows[:3])
+    with pytest.raises(ValueError, match=r"needs the anchor's label: give it, retrieve\(anchor, collection, label=L\)"):
+        s.retrieve(rows[0], rows)
+    assert len(s.retrieve(rows[0], rows, label=0)[0]) > 0
     # contains takes one, and its refusal without it says how to give it.
     with pytest.raises(ValueError, match=r"^contains: conformal: .*needs the anchor's label: give it as label= — its class's name"):
         s.contains(rows[0], rows[:3])
@@ -1892,3 +1894,66 @@ def test_ood_detection_names_inputs_without_logits(tmp_path):
         n = splits["fit"].n
         with pytest.warns(ccs.CCSWarning, match=rf"^id: {n} of its {n} inputs are rows of {re.escape(named)}, which the baselines"):
             ccs.ood_detection(s, splits["fit"], {"camera": new}, train=train, cider_epochs=0)
+
+
+def test_class_set_retrieves_by_label(tmp_path, cli):
+    """A class-conditional set of queries' languages retrieves with the
+    anchor's language's threshold: retrieve(label=) by name or label is
+    exactly the collection's rows within it (and ccs retrieve -label's
+    hits), another language's differ; retrieve_many(labels=) answers each
+    row as retrieve(label=) does; for_class is calibrate(label=)'s set, its
+    class recorded, and evaluate judges such a set on its class's anchors."""
+    rng = np.random.default_rng(21)
+    n, nq, d = 400, 600, 4
+    emb = rng.normal(size=(n, d)).astype(np.float32)
+    langs = np.array(["de", "en", "sw"])
+    lang = rng.integers(0, 3, nq)
+    spread = np.array([0.3, 0.6, 1.2])[lang][:, None]  # a query's distance to its passage, by language
+    queries = (emb[np.arange(nq) % n] + spread * rng.normal(size=(nq, d))).astype(np.float32)
+    ids, qids = [f"doc{i}" for i in range(n)], [f"q{q}" for q in range(nq)]
+    pairs = [(qids[q], ids[q % n]) for q in range(nq)]
+    splits = ccs.bundle(emb, queries=queries, pairs=pairs, ids=ids, query_ids=qids, query_labels=langs[lang], k=1, kneg=5)
+    s = ccs.calibrate("ball", splits["cal"], alpha=0.2, calibration="class")
+    s.save(tmp_path / "class.json")
+    np.save(tmp_path / "passages.npy", emb)
+    np.save(tmp_path / "q.npy", queries[0])
+    coll = ccs.Collection(emb)
+    got = {}
+    for label, name in enumerate(["de", "en", "sw"]):
+        q = s.thresholds[name]
+        want = np.flatnonzero(s.scores(queries[0], emb) <= q)
+        for given in (name, label):
+            found, _ = s.retrieve(queries[0], coll, label=given)
+            assert sorted(found) == list(want), (given, len(found), len(want))
+        doc = json.loads(cli("retrieve", "-set", tmp_path / "class.json", "-db", tmp_path / "passages.npy",
+                             "-anchor", tmp_path / "q.npy", "-label", name, "-json"))
+        assert sorted(h["row"] for h in doc["hits"]) == list(want) and doc["class"] == name and doc["threshold"] == q
+        one = s.for_class(name)
+        assert one.threshold == q and one.info["calibration"]["class"] == {"label": label, "name": name}
+        assert one.threshold == ccs.calibrate("ball", splits["cal"], alpha=0.2, label=name).threshold
+        got[name] = len(want)
+    assert got["de"] != got["sw"], got
+    # A batch: each row with its language, as retrieve(label=) one at a time.
+    batch = s.retrieve_many(queries[:9], coll, labels=list(langs[lang[:9]]))
+    for i, (found, _) in enumerate(batch):
+        alone, _ = s.retrieve(queries[i], coll, label=str(langs[lang[i]]))
+        assert list(found) == list(alone), i
+    assert [list(f) for f, _ in s.retrieve_many(queries[:3], coll, labels="en")] == \
+        [list(s.retrieve(queries[i], coll, label="en")[0]) for i in range(3)]
+    with pytest.raises(ValueError, match=r"needs the anchor's label: give it, retrieve\(anchor, collection, label=L\)"):
+        s.retrieve(queries[0], coll)
+    with pytest.raises(ValueError, match=r'no class is named "fr" \(the set\'s classes: 0 "de", 1 "en", 2 "sw"\)'):
+        s.retrieve(queries[0], coll, label="fr")
+    with pytest.raises(ValueError, match=r"retrieve_many: labels\[1\]: .*class 7 has no threshold"):
+        s.retrieve_many(queries[:3], coll, labels=[0, 7, 1])
+    with pytest.raises(ValueError, match=r"retrieve_many: 2 labels for 3 anchors"):
+        s.retrieve_many(queries[:3], coll, labels=["de", "en"])
+    marginal = ccs.calibrate("ball", splits["cal"], alpha=0.2)
+    with pytest.raises(ValueError, match=r"the set has one threshold: it takes no label"):
+        marginal.retrieve(queries[0], coll, label="de")
+    # The set of one language's anchors is judged on that language's.
+    de = ccs.calibrate("ball", splits["cal"], alpha=0.2, label="de")
+    with pytest.warns(ccs.CCSWarning, match=r'the set is for class "de"\'s anchors alone .*judged on the test bundle\'s (\d+) anchors'):
+        r = de.evaluate(splits["test"])
+    row = [c for c in s.evaluate(splits["test"], per_class=True)["classes"] if c["name"] == "de"][0]
+    assert (r["positives"], r["coverage"]) == (row["anchors"], row["coverage"]) and row["anchors"] < splits["test"].n
