@@ -164,8 +164,6 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 	return out.close()
 }
 
-// oneThreshold refuses a class-conditional set on the endpoints that judge
-// without a label.
 // checkNorms refuses an anchor or point that is not of unit norm for a
 // set calibrated on unit-norm embeddings (conformal.Set.CheckNorms), and
 // an anchor for a set calibrated around unit-norm anchors
@@ -181,6 +179,8 @@ func checkNorms(set *conformal.Set, name string, anchor, pts []float32) error {
 	return nil
 }
 
+// oneThreshold refuses a class-conditional set on the endpoints that judge
+// without a label (/ood).
 func oneThreshold(name string, set *conformal.Set) error {
 	if err := set.OneThreshold(); err != nil {
 		return &apiError{status: http.StatusUnprocessableEntity, code: "class_conditional",

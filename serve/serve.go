@@ -526,7 +526,9 @@ func transformAll(st *state, budget int64) {
 		set := st.sets[sn]
 		// A shifted set's search moves its anchor (retrieve.Centred) and
 		// scans its inner geometry's transform; a class-conditional set
-		// retrieves nothing without a label.
+		// retrieves with a class's set, made for each request
+		// (conformal.Set.ForClass), which a transform for the set itself
+		// would not serve: its searches scan plainly.
 		if !retrieve.Transformable(set.Geometry) || set.OneThreshold() != nil {
 			continue
 		}
