@@ -78,7 +78,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	if o.Labels != "" && retrieve.IsURL(o.DB) {
 		return usagef("retrieve: -labels names a collection file's rows; a database table's rows are not in a file's order")
 	}
-	if o.Unlabeled != "error" && o.Unlabeled != "marginal" {
+	if o.Unlabeled != "" && o.Unlabeled != "error" && o.Unlabeled != "marginal" { // "": as error
 		return usagef("retrieve: -unlabeled %q: want error or marginal", o.Unlabeled)
 	}
 	if o.Label != "" && o.AnchorLabels != "" {
