@@ -42,21 +42,13 @@ func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64)
 	switch mode {
 	case OnePerAnchor, PAC, Class: // the same positives: PAC differs in the rank, Class in the grouping
 		d := cal.D
-		var diffs []float32
-		var pairs [][2]int
-		if pairs, trim = calibrationPairs(cal, mode); pairs != nil {
-			diffs = make([]float32, len(pairs)*d)
-			for u, p := range pairs {
-				cal.PositiveDiff(diffs[u*d:(u+1)*d], p[0], p[1])
-			}
-		} else {
-			rng := rand.New(rand.NewPCG(seed, 0x63636f6e65)) // "cc one"
-			diffs = make([]float32, cal.N*d)
-			for i := range cal.N {
-				cal.PositiveDiff(diffs[i*d:(i+1)*d], i, rng.IntN(cal.K))
-			}
+		units, pairs, t := unitPairs(cal, mode, seed)
+		trim = t
+		diffs := make([]float32, len(units)*d)
+		for u, p := range units {
+			cal.PositiveDiff(diffs[u*d:(u+1)*d], p[0], p[1])
 		}
-		n := len(diffs) / d
+		n := len(units)
 		// A row's exact score does not depend on the rows scored with it
 		// (TestScoresByBlocks): blocks of rows on all cores.
 		out := make([]float64, n)
@@ -75,6 +67,39 @@ func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64)
 		return out, nil, nil, nil
 	}
 	return nil, nil, nil, fmt.Errorf("conformal: unknown calibration mode %v", mode)
+}
+
+// UnitPairs are the calibration units a calibration of cal in mode m (but
+// pooled, which scores every positive) with seed scores, in Scores' order:
+// (anchor, positive) pairs, (i, j) anchor i with its j-th positive — each
+// anchor with the positive the seed draws for it, or, where the bundle's
+// positives are its own anchors, its disjoint pairs (trimmed to the
+// classes' shares but for Class). A baseline calibrated on the same units
+// as a set (eval.TopKBaseline) is then exchangeable with the same test
+// anchors. It returns nil for Pooled.
+func UnitPairs(cal *bundle.Bundle, m Mode, seed uint64) [][2]int {
+	if m == 0 {
+		m = OnePerAnchor
+	}
+	if m == Pooled || cal.K == 0 {
+		return nil
+	}
+	units, _, _ := unitPairs(cal, m, seed)
+	return units
+}
+
+// unitPairs is UnitPairs, with the DisjointPairs among them (nil where
+// the units are the anchors) and their Trim.
+func unitPairs(cal *bundle.Bundle, mode Mode, seed uint64) (units, pairs [][2]int, trim *Trim) {
+	if pairs, trim = calibrationPairs(cal, mode); pairs != nil {
+		return pairs, pairs, trim
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x63636f6e65)) // "cc one"
+	units = make([][2]int, cal.N)
+	for i := range cal.N {
+		units[i] = [2]int{i, rng.IntN(cal.K)}
+	}
+	return units, nil, nil
 }
 
 // Options configures Calibrate. The zero value is one positive per anchor,
