@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -52,15 +53,25 @@ const DefaultSizeAnchors = 1000
 // without their exact score; the same counts (where the transform is
 // refused, over retrieve.BatchTransformBytes, it is scanned plainly).
 func SetSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, store retrieve.Store, n int, progress func(done, total int)) (Sizes, error) {
+	sizes, items, err := AnchorSizes(ctx, s, test, store, n, progress)
+	if err != nil {
+		return Sizes{}, err
+	}
+	return summarizeSizes(sizes, items), nil
+}
+
+// AnchorSizes is SetSizes before it summarizes: the number of items of
+// store inside the set around each of test's first n anchors, and the
+// collection's items.
+func AnchorSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, store retrieve.Store, n int, progress func(done, total int)) (sizes []int, items int, err error) {
 	if n <= 0 || n > test.N {
 		n = test.N
 	}
 	if n == 0 {
-		return Sizes{}, fmt.Errorf("eval: set sizes: the test bundle has no anchors")
+		return nil, 0, fmt.Errorf("eval: set sizes: the test bundle has no anchors")
 	}
-	items, err := store.Len(ctx)
-	if err != nil {
-		return Sizes{}, err
+	if items, err = store.Len(ctx); err != nil {
+		return nil, 0, err
 	}
 	if t, ok := store.(retrieve.Transformer); ok && n >= retrieve.BatchTransformMin && retrieve.Transformable(s.Geometry) {
 		_ = t.Transform(s, retrieve.BatchTransformBytes)
@@ -81,23 +92,54 @@ func SetSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, store 
 		}
 		totals, err := retrieve.CountBatch(ctx, s, test.Anchors[:n*d], c, serial)
 		if err != nil {
-			return Sizes{}, fmt.Errorf("eval: set sizes: %w", err)
+			return nil, 0, fmt.Errorf("eval: set sizes: %w", err)
 		}
-		return summarizeSizes(totals, items), nil
+		return totals, items, nil
 	}
-	sizes := make([]int, n)
+	sizes = make([]int, n)
 	for i := range n {
 		_, total, err := store.Search(ctx, s, test.Anchors[i*d:(i+1)*d], 1)
 		if err != nil {
-			return Sizes{}, fmt.Errorf("eval: set sizes: test anchor %d: %w", i, err)
+			return nil, 0, fmt.Errorf("eval: set sizes: test anchor %d: %w", i, err)
 		}
 		sizes[i] = total
 		if progress != nil {
 			progress(i+1, n)
 		}
 	}
-	return summarizeSizes(sizes, items), nil
+	return sizes, items, nil
 }
+
+// ClassSizes is Sizes of one class's anchors: how many items the set
+// holds around the test anchors of that class among those measured.
+type ClassSizes struct {
+	Label int64  `json:"label"`
+	Name  string `json:"name,omitempty"` // the class's, for string labels
+	Sizes
+}
+
+// SizesByClass summarizes sizes (AnchorSizes': anchor i's sizes[i]) class
+// by class of labels (anchor i's labels[i]), in ascending label order, of
+// a collection of items. A class with no anchor among those measured has
+// no row.
+func SizesByClass(sizes []int, labels []int64, items int) ([]ClassSizes, error) {
+	if len(labels) < len(sizes) {
+		return nil, fmt.Errorf("eval: set sizes by class: %d labels for %d anchors", len(labels), len(sizes))
+	}
+	by := map[int64][]int{}
+	for i, v := range sizes {
+		by[labels[i]] = append(by[labels[i]], v)
+	}
+	out := make([]ClassSizes, 0, len(by))
+	for _, l := range slices.Sorted(maps.Keys(by)) {
+		out = append(out, ClassSizes{Label: l, Sizes: summarizeSizes(by[l], items)})
+	}
+	return out, nil
+}
+
+// SummarizeSizes is Sizes of sizes (AnchorSizes'), the sets' sizes in a
+// collection of items; sizes must not be empty.
+func SummarizeSizes(sizes []int, items int) Sizes { return summarizeSizes(sizes, items) }
 
 // summarizeSizes is Sizes of the sets' sizes in a collection of items.
 func summarizeSizes(sizes []int, items int) Sizes {

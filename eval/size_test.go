@@ -112,3 +112,25 @@ func TestSummarizeSizes(t *testing.T) {
 		t.Errorf("an empty test bundle: %v", err)
 	}
 }
+
+// TestSizesByClass: each class's row summarizes its own anchors' sizes,
+// in label order, with anchors beyond the sizes unmeasured.
+func TestSizesByClass(t *testing.T) {
+	t.Parallel()
+	sizes := []int{5, 1, 0, 9, 3, 7}
+	labels := []int64{2, 0, 2, 0, 2, 0, 1} // the last anchor not measured
+	got, err := SizesByClass(sizes, labels, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ClassSizes{
+		{Label: 0, Sizes: Sizes{Items: 10, Anchors: 3, Mean: 17.0 / 3, Median: 7, P10: 1, P90: 9, Max: 9}},
+		{Label: 2, Sizes: Sizes{Items: 10, Anchors: 3, Mean: 8.0 / 3, Median: 3, P10: 0, P90: 5, Max: 5, Empty: 1}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	if _, err := SizesByClass(sizes, labels[:3], 10); err == nil || !strings.Contains(err.Error(), "3 labels for 6 anchors") {
+		t.Errorf("too few labels: %v", err)
+	}
+}
