@@ -37,6 +37,7 @@ type TopK struct {
 	// every item): the baseline is then the whole space, covering every
 	// positive, and returns the whole collection.
 	K     int  `json:"k"`
+	Items int  `json:"items"` // the collection's
 	Whole bool `json:"whole,omitempty"`
 	// Rank and N: k̂ is the Rank-th smallest of the N calibration units'
 	// ranks (the set's own Rank and N).
@@ -194,7 +195,7 @@ func TopKBaseline(ctx context.Context, s *conformal.Set, distance string, cal, t
 	if p := firstErr.Load(); p != nil {
 		return TopK{}, *p
 	}
-	r := TopK{Distance: distance, Rank: s.Calibration.Rank, N: len(units), Anchors: n}
+	r := TopK{Distance: distance, Items: items, Rank: s.Calibration.Rank, N: len(units), Anchors: n}
 	k := math.MaxInt
 	if r.Rank <= len(ranks) {
 		sorted := slices.Sorted(slices.Values(ranks))

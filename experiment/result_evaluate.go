@@ -3,6 +3,7 @@ package experiment
 import (
 	"cmp"
 	"fmt"
+	"github.com/ccsets/ccs/baseline"
 	"io"
 	"math"
 	"slices"
@@ -56,6 +57,14 @@ type Evaluation struct {
 	// many of its items the set holds around the test anchors.
 	Collection string      `json:"collection,omitempty"`
 	Sizes      *eval.Sizes `json:"set_sizes,omitempty"`
+	// ClassSizes, with per-class on a labelled test bundle, are Sizes
+	// class by class of the same anchors.
+	ClassSizes []eval.ClassSizes `json:"class_set_sizes,omitempty"`
+	// Baselines are the certified top-k baselines measured beside the set
+	// on the collection (eval.TopKBaseline), calibrated on
+	// BaselineCalibration, the set's calibration bundle.
+	Baselines           []eval.TopK `json:"baselines,omitempty"`
+	BaselineCalibration string      `json:"baseline_calibration,omitempty"`
 	// Exchangeability checks the test anchors against the set's
 	// calibration (CheckShift): whether they leave the set more often than
 	// chance allows. Absent where the set has no check (pooled, whole
@@ -103,6 +112,52 @@ func SizesText(collection string, z eval.Sizes) string {
 		s += fmt.Sprintf("; %d sets hold none", z.Empty)
 	}
 	return s + fmt.Sprintf(" (around the test bundle's first %d anchors; an anchor's own item counts where the collection holds it)", z.Anchors)
+}
+
+// CalibrationSplit is the bundle of cal's anchors s was calibrated on:
+// cal itself, or, for an ellipsoid calibrated on half of it (ccs calibrate
+// -geometry ellipsoid without -fit, baseline.Halves with the set's seed),
+// that half, said in note. Neither is an error naming why (s records no
+// split, or another): a top-k baseline calibrated beside s must take the
+// set's own calibration units (eval.TopKBaseline).
+func CalibrationSplit(s *conformal.Set, cal *bundle.Bundle) (split *bundle.Bundle, note string, err error) {
+	want := s.Calibration.Anchors
+	switch {
+	case want == "":
+		return nil, "", eval.ErrNoCalibrationSplit
+	case cal.Digest() == want:
+		return cal, "", nil
+	}
+	if _, half, err := baseline.Halves(cal, s.Calibration.Seed); err == nil && half.Digest() == want {
+		return half, fmt.Sprintf("the set was calibrated on %d of its %d anchors (the ellipsoid's half, seed %d): k is calibrated on the same half", half.N, cal.N, s.Calibration.Seed), nil
+	}
+	return nil, "", fmt.Errorf("it is not the split the set was calibrated on (the set records its anchors' digest, %.12s…, this bundle's is %.12s…): the top-k baseline calibrates k on the set's own calibration units", want, cal.Digest())
+}
+
+// TopKLabel is the row name of a top-k baseline in ccs evaluate's text.
+func TopKLabel(b eval.TopK) string {
+	if b.Distance == eval.DistanceL2 {
+		return "top-k l2"
+	}
+	return "top-k"
+}
+
+// TopKText is a top-k baseline as ccs evaluate prints it, calibrated on
+// the bundle named cal, beside the set's coverage of the same positives.
+func TopKText(b eval.TopK, cal string) string {
+	by := "the set's distance"
+	if b.Distance == eval.DistanceL2 {
+		by = "the Euclidean distance"
+	}
+	k := fmt.Sprintf("k = %d", b.K)
+	if b.Items > 0 {
+		k += fmt.Sprintf(" of %d items (%.1f%%)", b.Items, 100*float64(b.K)/float64(b.Items))
+	}
+	if b.Whole {
+		k = fmt.Sprintf("k = all %d items (the whole space: too few calibration units for α, or positives beyond every item)", b.K)
+	}
+	return fmt.Sprintf("%s by %s (rank %d of the n=%d calibration units' ranks in the collection, %s): covers %.2f%% of the %d positives of the test bundle's first %d anchors, the set %.2f%% of the same",
+		k, by, b.Rank, b.N, cal, 100*b.Coverage, b.Positives, b.Anchors, 100*b.SetCoverage)
 }
 
 // ClassName is label l's name among names (string labels), or its

@@ -1697,8 +1697,8 @@ func TestEvaluateTrials(t *testing.T) {
 		{"a bundle, not a trial list", []string{"-trials", p("b/test.npz"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt")}, false, "test.npz:1: "},
 		{"-test with -trials", []string{"-test", p("b/test.npz"), "-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt")}, true, "evaluate: -trials judges the set on a trial list; -test on a bundle: give one of the two"},
 		{"no ids", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy")}, true, "-ids"},
-		{"-per-class with -trials", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-per-class"}, true, "evaluate: -per-class, -db and -size-anchors read a test bundle (-test), not a trial list"},
-		{"-size-anchors with -trials", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-size-anchors", "5"}, true, "-size-anchors read a test bundle (-test)"},
+		{"-per-class with -trials", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-per-class"}, true, "evaluate: -per-class, -db, -size-anchors, -baseline and -cal read a test bundle (-test), not a trial list"},
+		{"-size-anchors with -trials", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-size-anchors", "5"}, true, "-cal read a test bundle (-test)"},
 		{"-unlabeled misspelt with -trials", []string{"-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-unlabeled", "marginl"}, true, `evaluate: -unlabeled "marginl": want error or marginal`},
 	} {
 		err := run(io.Discard, io.Discard, append([]string{"evaluate", "-set", p("ball.json")}, c.args...))

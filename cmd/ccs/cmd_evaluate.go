@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -24,6 +26,42 @@ type evaluateOptions struct {
 	Unlabeled               string // error or marginal
 	JSON                    bool
 	sizeFlags
+	// Baseline lists the certified top-k baselines to measure beside the
+	// set on the -db collection (topk, topk-l2), calibrated on Cal, the
+	// set's calibration bundle.
+	Baseline, Cal string
+}
+
+// baselineDistances are -baseline's values and the distance each ranks
+// the collection by (eval.TopK.Distance).
+var baselineDistances = map[string]string{"topk": eval.DistanceSet, "topk-l2": eval.DistanceL2}
+
+// baselines parses -baseline: its distances, in the order given, each
+// once.
+func (o evaluateOptions) baselines() ([]string, error) {
+	if o.Baseline == "" {
+		if o.Cal != "" {
+			return nil, usagef("evaluate: -cal is the set's calibration bundle for -baseline; give -baseline topk")
+		}
+		return nil, nil
+	}
+	var out []string
+	for _, v := range strings.Split(o.Baseline, ",") {
+		d, ok := baselineDistances[strings.TrimSpace(v)]
+		if !ok {
+			return nil, usagef("evaluate: -baseline %q: want topk (by the set's distance), topk-l2 (by the Euclidean one) or both, comma-separated", v)
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	switch {
+	case o.DB == "":
+		return nil, usagef("evaluate: -baseline counts the nearest items of a collection: give -db")
+	case o.Cal == "":
+		return nil, usagef("evaluate: -baseline calibrates k on the set's own calibration units: give -cal, the calibration bundle the set was calibrated on")
+	}
+	return out, nil
 }
 
 // sizeFlags are -db and -size-anchors (ccs evaluate's and ccs compare's):
@@ -58,7 +96,7 @@ func (z *sizeFlags) check(cmd string) error {
 }
 
 func evaluateCommand() *command {
-	return newCommand("evaluate", "-set SET.json (-test FILE [-per-class] [-unlabeled error|marginal] [-db FILE|URL [-size-anchors N]] | -trials FILE -embeddings FILE -ids FILE [-unlabeled error|marginal]) [-json]",
+	return newCommand("evaluate", "-set SET.json (-test FILE [-per-class] [-unlabeled error|marginal] [-db FILE|URL [-size-anchors N] [-baseline topk[,topk-l2] -cal FILE]] | -trials FILE -embeddings FILE -ids FILE [-unlabeled error|marginal]) [-json]",
 		"measure a fitted set's coverage, exclusion and LogVol/d on a test bundle, or its misses and false acceptances on a speaker-verification trial list",
 		func(fs *flag.FlagSet, o *evaluateOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "fitted set `file` (.json)")
@@ -70,6 +108,8 @@ func evaluateCommand() *command {
 			fs.StringVar(&o.Unlabeled, "unlabeled", "error", "a class-conditional set on a test bundle without labels, or on a trial list: error, or marginal (judge every anchor with the threshold over all classes, which has no class guarantee)")
 			o.sizeFlags.add(fs, "also count the items of this collection inside the set around test anchors — what a retrieval returns, and what coverage costs on your corpus: a `file` or ClickHouse table, as ccs retrieve's -db",
 				"count around the test bundle's first `N` anchors (0: all)")
+			fs.StringVar(&o.Baseline, "baseline", "", "with -db: also a certified top-k beside the set, k calibrated on the set's own calibration units (-cal) at its α (and δ): `topk` ranks the collection by the set's distance, topk-l2 by the Euclidean one; comma-separated for both")
+			fs.StringVar(&o.Cal, "cal", "", "with -baseline: the calibration bundle `file` the set was calibrated on (its digest is checked)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON instead of text")
 			return func() error {
 				fs.Visit(o.sizeFlags.visit)
@@ -89,6 +129,10 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		return err
 	}
 	if err := o.sizeFlags.check("evaluate"); err != nil {
+		return err
+	}
+	distances, err := o.baselines()
+	if err != nil {
 		return err
 	}
 	set, err := conformal.Load(o.Set)
@@ -171,13 +215,20 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		out.warn(w)
 	}
 	var sizes *eval.Sizes
+	var classSizes []eval.ClassSizes
+	var baselines []eval.TopK
 	if o.DB != "" {
-		if sizes, err = setSizes(ctx, o, set, test, out); err != nil {
+		if sizes, classSizes, baselines, err = setSizes(ctx, o, distances, set, test, out); err != nil {
 			return err
 		}
 	}
 	if classes != nil && names == nil {
 		names = set.ClassNames() // as calibrated on string labels
+	}
+	for i := range classSizes {
+		if names != nil {
+			classSizes[i].Name = experiment.ClassName(names, classSizes[i].Label)
+		}
 	}
 	// Whether a class falls short of 1 − α beyond chance under the one
 	// threshold of a marginal or PAC set.
@@ -203,7 +254,10 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 			e.WithLabels(labels, labelNames)
 		}
 		if sizes != nil {
-			e.Collection, e.Sizes = o.DB, sizes
+			e.Collection, e.Sizes, e.ClassSizes = o.DB, sizes, classSizes
+		}
+		if baselines != nil {
+			e.Baselines, e.BaselineCalibration = baselines, o.Cal
 		}
 		e.Warnings = append(append([]string{}, situational...), e.Warnings...)
 		return writeDocument(out, "evaluate", e)
@@ -231,6 +285,9 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if sizes != nil {
 		fmt.Fprintf(out.stdout, "set size   %s\n", experiment.SizesText(o.DB, *sizes))
 	}
+	for _, b := range baselines {
+		fmt.Fprintf(out.stdout, "%-10s %s\n", experiment.TopKLabel(b), experiment.TopKText(b, o.Cal))
+	}
 	if classes != nil {
 		fmt.Fprintf(out.stdout, "\n| class | anchors | threshold | coverage | exclusion |\n|---|---|---|---|---|\n")
 		for _, c := range classes {
@@ -238,6 +295,12 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		}
 		w := eval.Worst(classes)
 		fmt.Fprintf(out.stdout, "\nworst class %s: coverage %.2f%% (1−α = %.2f%%)\n", name(w.Label), 100*w.Coverage, 100*(1-set.Alpha))
+	}
+	if classSizes != nil {
+		fmt.Fprintf(out.stdout, "\nset size by class, around the first %d test anchors\n\n| class | anchors | mean | median | p90 | max | empty |\n|---|---|---|---|---|---|---|\n", sizes.Anchors)
+		for _, c := range classSizes {
+			fmt.Fprintf(out.stdout, "| %s | %d | %.1f | %d | %d | %d | %d |\n", name(c.Label), c.Anchors, c.Mean, c.Median, c.P90, c.Max, c.Empty)
+		}
 	}
 	if labels != nil {
 		labelName := func(l int64) string { return experiment.ClassName(labelNames, l) }
@@ -307,22 +370,41 @@ func describe(s *conformal.Set) string {
 }
 
 // setSizes opens the -db collection and counts the items inside the set
-// around the first -size-anchors test anchors.
-func setSizes(ctx context.Context, o evaluateOptions, set *conformal.Set, test *bundle.Bundle, out *output) (*eval.Sizes, error) {
+// around the first -size-anchors test anchors: overall, and with
+// -per-class on a labelled test bundle, class by class; and measures the
+// -baseline top-k baselines on the same anchors.
+func setSizes(ctx context.Context, o evaluateOptions, distances []string, set *conformal.Set, test *bundle.Bundle, out *output) (*eval.Sizes, []eval.ClassSizes, []eval.TopK, error) {
 	if err := set.OneThreshold(); err != nil { // before opening the database
-		return nil, fmt.Errorf("%s: -db: a set's size on a collection is a retrieval's, which takes one threshold: %w; %s", o.Set, err, oneSetAClass)
+		return nil, nil, nil, fmt.Errorf("%s: -db: a set's size on a collection is a retrieval's, which takes one threshold: %w; %s", o.Set, err, oneSetAClass)
+	}
+	var cal *bundle.Bundle
+	if distances != nil { // before the collection: its scans take long
+		if set.Calibration.Anchors == "" {
+			return nil, nil, nil, fmt.Errorf("%s: -baseline: %w", o.Set, eval.ErrNoCalibrationSplit)
+		}
+		b, err := readBundleFor(out, o.Cal, set)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		var note string
+		if cal, note, err = experiment.CalibrationSplit(set, b); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: -cal %s: %w", o.Set, o.Cal, err)
+		}
+		if note != "" {
+			fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Cal, note)
+		}
 	}
 	store, err := retrieve.Open(ctx, o.DB)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	defer store.Close()
 	n, err := store.Len(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if err := set.CheckDim(o.DB, n, store.Dim()); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	m := o.SizeAnchors
 	if m == 0 || m > test.N {
@@ -335,9 +417,26 @@ func setSizes(ctx context.Context, o evaluateOptions, set *conformal.Set, test *
 		bar.unit = "chunk" // one pass for every anchor (eval.SetSizes)
 	}
 	bar.lazy = true
-	z, err := eval.SetSizes(ctx, set, test, store, m, func(done, total int) { bar.step(done, total, "set sizes on "+o.DB) })
+	each, items, err := eval.AnchorSizes(ctx, set, test, store, m, func(done, total int) { bar.step(done, total, "set sizes on "+o.DB) })
 	if err != nil {
-		return nil, fmt.Errorf("%s on %s: %w", o.Set, o.DB, err)
+		return nil, nil, nil, fmt.Errorf("%s on %s: %w", o.Set, o.DB, err)
 	}
-	return &z, nil
+	z := eval.SummarizeSizes(each, items)
+	var classes []eval.ClassSizes
+	if o.PerClass && test.Labels != nil {
+		if classes, err = eval.SizesByClass(each, test.Labels, items); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s on %s: %w", o.Set, o.DB, err)
+		}
+	}
+	var baselines []eval.TopK
+	for _, d := range distances {
+		bar := newProgress(out, false, "search")
+		bar.lazy = true
+		b, err := eval.TopKBaseline(ctx, set, d, cal, test, store, m, func(done, total int) { bar.step(done, total, "top-k baseline on "+o.DB) })
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s on %s, -baseline: %w", o.Set, o.DB, err)
+		}
+		baselines = append(baselines, b)
+	}
+	return &z, classes, baselines, nil
 }

@@ -119,6 +119,10 @@ func TestUsageErrors(t *testing.T) {
 		{"bundle-hard-candidates", []string{"bundle", "-embeddings", "e.npy", "-labels", "l.npy", "-out", "d", "-kneg-hard", "1", "-hard-candidates", "0"}},
 		{"evaluate-size-anchors", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-size-anchors", "-1"}},
 		{"evaluate-size-nodb", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-size-anchors", "10"}},
+		{"evaluate-baseline-nodb", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-baseline", "topk", "-cal", "c.npz"}},
+		{"evaluate-baseline-nocal", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-baseline", "topk"}},
+		{"evaluate-baseline-value", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-baseline", "topk,cosine", "-cal", "c.npz"}},
+		{"evaluate-cal-nobaseline", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-cal", "c.npz"}},
 		{"badflag", []string{"evaluate", "-bogus"}},
 		{"reproduce-table", []string{"reproduce", "cifar"}},
 		{"reproduce-notable", []string{"reproduce", "-seeds", "2"}},
@@ -196,6 +200,15 @@ func TestPipeline(t *testing.T) {
 		}
 		// The sets' sizes on a collection (the fit split's anchors).
 		if err := golden(t, "evaluate-"+g+"-sizes", dir, "evaluate", "-set", set, "-test", test, "-db", filepath.Join(dir, "fit.npz")+":anchors", "-size-anchors", "40"); err != nil {
+			t.Fatal(err)
+		}
+		// Beside them, the certified top-k baselines calibrated on the
+		// set's calibration split, and the sizes class by class.
+		topk := []string{"evaluate", "-set", set, "-test", test, "-db", filepath.Join(dir, "fit.npz") + ":anchors", "-size-anchors", "40", "-baseline", "topk,topk-l2", "-cal", cal, "-per-class"}
+		if err := golden(t, "evaluate-"+g+"-topk", dir, topk...); err != nil {
+			t.Fatal(err)
+		}
+		if err := golden(t, "evaluate-"+g+"-topk-json", dir, append(topk, "-json")...); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -28,8 +28,8 @@ func runEvaluateTrials(o evaluateOptions, out *output) error {
 	switch {
 	case o.Test != "":
 		return usagef("evaluate: -trials judges the set on a trial list; -test on a bundle: give one of the two")
-	case o.PerClass || o.DB != "" || o.anchorsSet:
-		return usagef("evaluate: -per-class, -db and -size-anchors read a test bundle (-test), not a trial list")
+	case o.PerClass || o.DB != "" || o.anchorsSet || o.Baseline != "" || o.Cal != "":
+		return usagef("evaluate: -per-class, -db, -size-anchors, -baseline and -cal read a test bundle (-test), not a trial list")
 	}
 	if err := required("evaluate", "set", o.Set, "trials", o.Trials, "embeddings", o.Embeddings, "ids", o.IDs); err != nil {
 		return err
