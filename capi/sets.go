@@ -354,6 +354,60 @@ type evaluateOptions struct {
 	PerClass    bool   `json:"per_class"`
 	Unlabeled   string `json:"unlabeled"`
 	sizeOptions        // ccs evaluate -db, -size-anchors
+	// Baseline lists the top-k baselines to measure on the collection
+	// ("topk", "topk-l2": -baseline's), calibrated on Cal, the handle of
+	// the bundle the set was calibrated on (-cal).
+	Baseline []string `json:"baseline"`
+	Cal      uintptr  `json:"cal"`
+}
+
+// baselineDistances are baseline='s values and the distance each ranks the
+// collection by, as ccs evaluate -baseline's.
+var baselineDistances = map[string]string{"topk": eval.DistanceSet, "topk-l2": eval.DistanceL2}
+
+// baselines checks baseline= and cal=: the distances, each once, the
+// calibration split of the set (experiment.CalibrationSplit) and cal's
+// name, prefixed to a note where the split is a half of cal.
+func (o evaluateOptions) baselines(set *conformal.Set, coll *retrieve.Collection) (distances []string, split *bundle.Bundle, name, note string, err error) {
+	if o.Baseline == nil {
+		if o.Cal != 0 {
+			return nil, nil, "", "", errors.New("evaluate: cal is the set's calibration bundle for baseline=; give baseline=\"topk\"")
+		}
+		return nil, nil, "", "", nil
+	}
+	var out []string
+	for _, v := range o.Baseline {
+		d, ok := baselineDistances[v]
+		if !ok {
+			return nil, nil, "", "", fmt.Errorf("evaluate: baseline=%q: want \"topk\" (by the set's distance), \"topk-l2\" (by the Euclidean one) or both", v)
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	switch {
+	case len(out) == 0:
+		return nil, nil, "", "", errors.New("evaluate: baseline=[]: want \"topk\", \"topk-l2\" or both")
+	case coll == nil:
+		return nil, nil, "", "", errors.New("evaluate: baseline counts the nearest items of a collection: give collection=")
+	case o.Cal == 0:
+		return nil, nil, "", "", errors.New("evaluate: baseline calibrates k on the set's own calibration units: give cal=, the calibration bundle the set was calibrated on")
+	}
+	c, err := lookup[*bundleObj](o.Cal, "a bundle")
+	if err != nil {
+		return nil, nil, "", "", fmt.Errorf("evaluate: cal: %w", err)
+	}
+	name = c.name("cal")
+	if err := checkDim(name, c.b, set); err != nil {
+		return nil, nil, "", "", err
+	}
+	if split, note, err = experiment.CalibrationSplit(set, c.b); err != nil {
+		return nil, nil, "", "", fmt.Errorf("evaluate: cal %s: %w", name, err)
+	}
+	if note != "" {
+		note = name + ": " + note
+	}
+	return out, split, name, note, nil
 }
 
 // sizeOptions are the keywords that count the items of a collection a set
@@ -502,6 +556,13 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 			return nil, nil, fmt.Errorf("evaluate: collection: a set's size on a collection is a retrieval's, which takes one threshold: %w", err)
 		}
 	}
+	distances, cal, calName, note, err := o.baselines(set, coll)
+	if err != nil {
+		return nil, nil, err
+	}
+	if note != "" {
+		warnings = append(warnings, note)
+	}
 	var r eval.Result
 	var classes []eval.ClassResult
 	var labels []eval.LabelResult
@@ -543,11 +604,36 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 		e.WithLabels(labels, test.names)
 	}
 	if coll != nil {
-		z, err := eval.SetSizes(context.Background(), set, tb, coll, anchors, nil)
+		each, items, err := eval.AnchorSizes(context.Background(), set, tb, coll, anchors, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("evaluate: %w", err)
 		}
+		z := eval.SummarizeSizes(each, items)
 		e.Collection, e.Sizes = collName, &z
+		if o.PerClass && tb.Labels != nil {
+			if e.ClassSizes, err = eval.SizesByClass(each, tb.Labels, items); err != nil {
+				return nil, nil, fmt.Errorf("evaluate: %w", err)
+			}
+			cn := names
+			if cn == nil {
+				cn = set.ClassNames()
+			}
+			for i := range e.ClassSizes {
+				if cn != nil {
+					e.ClassSizes[i].Name = experiment.ClassName(cn, e.ClassSizes[i].Label)
+				}
+			}
+		}
+		for _, d := range distances {
+			b, err := eval.TopKBaseline(context.Background(), set, d, cal, tb, coll, anchors, nil)
+			if err != nil {
+				return nil, nil, fmt.Errorf("evaluate: baseline: %w", err)
+			}
+			e.Baselines = append(e.Baselines, b)
+		}
+		if distances != nil {
+			e.BaselineCalibration = calName
+		}
 	}
 	e.Warnings = append(append([]string{}, warnings...), e.Warnings...) // the result carries them too, as ccs evaluate -json's does
 	if classes != nil {

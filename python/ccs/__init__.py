@@ -1351,7 +1351,7 @@ class Set(_Handle):
         warns: a whole-space threshold, a pooled calibration, …"""
         return loads(call_string(lib.ccs_set_warnings, self._handle()))
 
-    def evaluate(self, test, *, per_class=False, unlabeled="error", collection=None, size_anchors=None):
+    def evaluate(self, test, *, per_class=False, unlabeled="error", collection=None, size_anchors=None, baseline=None, cal=None):
         """Coverage of the test positives, exclusion of the test negatives,
         LogVol/d (and per class with per_class=True): the result of ccs
         evaluate -json, field for field; with per_class and a test bundle
@@ -1361,7 +1361,15 @@ class Set(_Handle):
         threshold over all classes (with a CCSWarning). collection: your
         corpus (a ccs.Collection, a collection file or an (n, d) array), as
         ccs evaluate -db: "set_sizes" counts its items the set holds around
-        the test bundle's first size_anchors anchors (1000; 0: all).
+        the test bundle's first size_anchors anchors (1000; 0: all), and
+        with per_class "class_set_sizes" class by class.
+        baseline="topk" (or "topk-l2", or both: a list or "topk,topk-l2"),
+        with a collection and cal, the bundle (or its path) the set was
+        calibrated on: "baselines" measures certified top-k baselines on
+        the same anchors, k calibrated on the set's own calibration units
+        at its alpha (ranked by the set's distance, or the Euclidean one):
+        each one's "k", "rank" of "n", "coverage" of the test positives and
+        "set_coverage", the set's of the same (docs/calibration.md).
         "exchangeability" checks the test anchors against the set's
         calibration: how many of its units (one positive an anchor, or
         disjoint pairs) lie outside, against what anchors drawn as the
@@ -1369,17 +1377,24 @@ class Set(_Handle):
         class-conditional set's two tests, the classes summed and the
         least likely class, 5e-4 each) a CCSWarning says the test data are
         shifted (docs/calibration.md)."""
+        if isinstance(baseline, str):
+            baseline = [v.strip() for v in baseline.split(",")]
         tb, close_test = _bundle_of(test, "test")
+        cb, close_cal = (None, False) if cal is None else _bundle_of(cal, "cal")
         coll, coll_name, own = None, None, False
         try:
             coll, coll_name, own = _collection_of(collection)
             out = loads(call_string(lib.ccs_set_evaluate, self._handle(), tb._handle(),
                                     options(per_class=per_class, unlabeled=unlabeled,
                                             collection=coll._handle() if coll is not None else None,
-                                            collection_name=coll_name, size_anchors=size_anchors)))
+                                            collection_name=coll_name, size_anchors=size_anchors,
+                                            baseline=list(baseline) if baseline is not None else None,
+                                            cal=cb._handle() if cb is not None else None)))
         finally:
             if close_test:
                 tb.close()
+            if close_cal:
+                cb.close()
             if own:
                 coll.close()
         _warn(out["warnings"])

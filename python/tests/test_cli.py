@@ -651,6 +651,61 @@ def test_evaluate_sizes_equal_ccs_evaluate(calibrated, sim, cli, tmp_path, name)
     assert got["collection"] == "the collection" and want["collection"] == str(tmp_path / "corpus.npy")
 
 
+def test_evaluate_baseline_equals_ccs_evaluate(calibrated, sim, cli, tmp_path):
+    """evaluate(baseline=, cal=) is ccs evaluate -baseline's result: the
+    top-k baselines, and with per_class the set sizes class by class."""
+    cli_file, _, s = calibrated["one"]
+    rows = np.load(sim / "fit.npz")["anchors"]
+    np.save(tmp_path / "corpus.npy", rows)
+    want = cli_json(cli, "evaluate", "-set", cli_file, "-test", sim / "test.npz", "-json", "-per-class",
+                    "-db", tmp_path / "corpus.npy", "-size-anchors", 30, "-baseline", "topk,topk-l2", "-cal", sim / "cal.npz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)  # a class falling short: the check's, not the baseline's
+        got = s.evaluate(sim / "test.npz", collection=rows, size_anchors=30, per_class=True,
+                         baseline=["topk", "topk-l2"], cal=sim / "cal.npz")
+    assert [b["distance"] for b in got["baselines"]] == ["set", "l2"]
+    assert got["baselines"] == want["baselines"] and got["class_set_sizes"] == want["class_set_sizes"]
+    assert got["baseline_calibration"] == want["baseline_calibration"] == str(sim / "cal.npz")
+    b = got["baselines"][0]
+    assert b["n"] == s.info["calibration"]["n"] and b["rank"] == s.info["calibration"]["rank"] and 0 < b["k"] <= len(rows)
+    with pytest.raises(ValueError, match="not the split the set was calibrated on"):
+        s.evaluate(sim / "test.npz", collection=rows, baseline="topk", cal=sim / "test.npz")
+    with pytest.raises(ValueError, match="give cal="):
+        s.evaluate(sim / "test.npz", collection=rows, baseline="topk")
+    with pytest.raises(ValueError, match="give collection="):
+        s.evaluate(sim / "test.npz", baseline="topk", cal=sim / "cal.npz")
+    with pytest.raises(ValueError, match='baseline="cosine"'):
+        s.evaluate(sim / "test.npz", collection=rows, baseline="topk,cosine", cal=sim / "cal.npz")
+
+
+def test_evaluate_baseline_by_hand():
+    """The top-k baseline's k is the set's rank among the calibration
+    anchors' positives' ranks in the collection, and its coverage the test
+    positives no farther than their anchor's k-th nearest item: NumPy's
+    count over every item (one positive an anchor: no draw to repeat)."""
+    rng = np.random.default_rng(4)
+    d, items = 4, 3000
+    def bundle(n):
+        a = rng.normal(size=(n, d)).astype(np.float32)
+        return a, (a + rng.normal(size=(n, d))).astype(np.float32)[:, None, :]
+    cal_a, cal_p = bundle(200)
+    test_a, test_p = bundle(100)
+    rows = (1.5 * rng.normal(size=(items, d))).astype(np.float32)
+    cal = ccs.Bundle(cal_a, cal_p)
+    s = ccs.calibrate("ball", cal, alpha=0.1)
+    got = s.evaluate(ccs.Bundle(test_a, test_p), collection=rows, size_anchors=0, baseline="topk", cal=cal)["baselines"][0]
+
+    def dist(a, x):  # as ccs scores: float32 differences, summed in float64
+        return np.sqrt(((a[:, None, :] - x[None, :, :]).astype(np.float64) ** 2).sum(-1))
+
+    ranks = 1 + (dist(cal_a, rows) < np.sqrt(((cal_a - cal_p[:, 0]).astype(np.float64) ** 2).sum(-1))[:, None]).sum(1)
+    r = s.info["calibration"]["rank"]
+    k = int(np.sort(ranks)[r - 1])
+    test_ranks = 1 + (dist(test_a, rows) < np.sqrt(((test_a - test_p[:, 0]).astype(np.float64) ** 2).sum(-1))[:, None]).sum(1)
+    assert (got["k"], got["n"], got["rank"], got["anchors"]) == (k, 200, r, 100)
+    assert got["coverage"] == (test_ranks <= k).mean()
+
+
 @pytest.fixture(scope="module")
 def server(calibrated, cli, tmp_path_factory):
     """ccs serve over the calibrated sets, on a free loopback port."""
