@@ -612,7 +612,7 @@ func SearchBatchLabels(ctx context.Context, s *conformal.Set, anchors []float32,
 	if labels != nil && len(labels) != c.N {
 		return nil, nil, nil, fmt.Errorf("retrieve: %d labels for the %d rows of the collection", len(labels), c.N)
 	}
-	parts, totals, counts, err := c.batch(ctx, s, anchors, false, limit, labels, progress)
+	parts, totals, counts, err := c.batch(ctx, s, anchors, nil, false, limit, labels, progress)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -631,7 +631,27 @@ func SearchBatchLabels(ctx context.Context, s *conformal.Set, anchors []float32,
 // is O(d²): the counts are SearchBatch's, in O(d) an item where the sets
 // hold most of the collection.
 func CountBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Collection, progress func(done, total int)) ([]int, error) {
-	_, counts, _, err := c.batch(ctx, s, anchors, true, 0, nil, progress)
+	_, counts, _, err := c.batch(ctx, s, anchors, nil, true, 0, nil, progress)
+	return counts, err
+}
+
+// CountWithin is CountBatch with a threshold of each anchor's own: how
+// many items of c score at most thresholds[i] around anchor i by s's
+// geometry (s's own threshold is not used). c's transform for s
+// (Transform) serves every anchor, so a certified top-k's ranks
+// (eval.TopKBaseline: how many items are nearer an anchor than its
+// positive) take one pass over the collection, in O(d) an item for an
+// ellipsoid, not one O(d²) scan a positive.
+func CountWithin(ctx context.Context, s *conformal.Set, anchors []float32, thresholds []float64, c *Collection, progress func(done, total int)) ([]int, error) {
+	if c.D < 1 || len(anchors) != len(thresholds)*c.D {
+		return nil, fmt.Errorf("retrieve: %d anchor values for %d thresholds of dimension %d", len(anchors), len(thresholds), c.D)
+	}
+	for i, q := range thresholds {
+		if math.IsNaN(q) {
+			return nil, fmt.Errorf("retrieve: threshold %d is NaN", i)
+		}
+	}
+	_, counts, _, err := c.batch(ctx, s, anchors, thresholds, true, 0, nil, progress)
 	return counts, err
 }
 
@@ -641,7 +661,8 @@ func CountBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Col
 // nearest limit of all are among those), unless counting; and the number
 // inside around each anchor; with labels (row r's labels[r]), each
 // anchor's hits counted by label, every hit before limit cuts them.
-func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []float32, count bool, limit int, labels []int32, progress func(done, total int)) (parts [][]Hit, counts []int, byLabel []map[int32]int, err error) {
+// With thresholds (nil: s's), anchor i's set takes thresholds[i].
+func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []float32, thresholds []float64, count bool, limit int, labels []int32, progress func(done, total int)) (parts [][]Hit, counts []int, byLabel []map[int32]int, err error) {
 	d := c.D
 	if d < 1 || len(anchors)%d != 0 {
 		return nil, nil, nil, fmt.Errorf("retrieve: %d anchor values are not rows of dimension %d", len(anchors), d)
@@ -681,7 +702,12 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 		a1 := min(m, a0+block)
 		prs := make([]probe, a1-a0)
 		for i := range prs {
-			prs[i] = c.probe(s, anchors[(a0+i)*d:(a0+i+1)*d])
+			a := anchors[(a0+i)*d : (a0+i+1)*d]
+			if thresholds != nil {
+				prs[i] = c.probeAt(s, thresholds[a0+i], a)
+			} else {
+				prs[i] = c.probe(s, a)
+			}
 		}
 		if err := c.batchBlock(ctx, prs, a0, nc, count, limit, parts, chunkCounts, labels, byLabel, mu, &done, blocks*nc, progress); err != nil {
 			return nil, nil, nil, err
@@ -782,6 +808,17 @@ type probe struct {
 // probe prepares a search of c with s around anchor.
 func (c *Collection) probe(s0 *conformal.Set, anchor []float32) probe {
 	s, a := Centred(s0, anchor)
+	pr := probe{s: s, anchor: a}
+	pr.keep, pr.screen, pr.bounds = c.filter(s0, s, a)
+	return pr
+}
+
+// probeAt is probe with threshold q instead of s0's, and c's transform
+// for s0 (CountWithin).
+func (c *Collection) probeAt(s0 *conformal.Set, q float64, anchor []float32) probe {
+	t := *s0
+	t.Threshold = q
+	s, a := Centred(&t, anchor)
 	pr := probe{s: s, anchor: a}
 	pr.keep, pr.screen, pr.bounds = c.filter(s0, s, a)
 	return pr

@@ -407,3 +407,70 @@ func nearIdentity(rng *rand.Rand, d int) []float64 {
 	}
 	return m
 }
+
+// TestCountWithin: each anchor's count at its own threshold is the exact
+// count (every item scored), on a plain collection and on one transformed
+// for the set at another threshold, for a ball, a single-norm, an
+// ellipsoid and a shifted single-norm; thresholds of another length are
+// refused.
+func TestCountWithin(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(72, 27))
+	const n, d, anchors = 5000, 8, 6
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	as := make([]float32, anchors*d)
+	for i := range as {
+		as[i] = float32(0.5 * rng.NormFloat64())
+	}
+	m := nearIdentity(rng, d)
+	sn, _ := geometry.NewNorm(d, m, 1.5)
+	el, _ := geometry.NewEllipsoid(d, covariance(rng, d, -4))
+	inner, _ := geometry.NewNorm(d, m, 2)
+	shift := make([]float64, d)
+	for j := range shift {
+		shift[j] = 0.2 * rng.NormFloat64()
+	}
+	sh, _ := geometry.NewShifted(inner, shift)
+	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, sn, el, sh} {
+		set := &conformal.Set{Geometry: g, Alpha: 0.1, Threshold: 1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 20, Rank: 19}}
+		qs := make([]float64, anchors)
+		want := make([]int, anchors)
+		for i := range anchors {
+			s, a := Centred(set, as[i*d:(i+1)*d])
+			diffs := make([]float32, n*d)
+			for r := range n {
+				kernel.Sub(diffs[r*d:(r+1)*d], a, rows[r*d:(r+1)*d])
+			}
+			sc := s.Geometry.Scores(nil, diffs)
+			sorted := slices.Sorted(slices.Values(sc))
+			qs[i] = sorted[(i+1)*n/(anchors+2)] // an item's exact score: at the boundary
+			for _, v := range sc {
+				if v <= qs[i] {
+					want[i]++
+				}
+			}
+		}
+		for _, transform := range []bool{false, true} {
+			c, _ := NewCollection(rows, d, nil)
+			if transform && Transformable(g) {
+				if err := c.Transform(set, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := CountWithin(context.Background(), set, as, qs, c, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%v, transformed %v: %v, scored one by one %v", g.Kind(), transform, got, want)
+			}
+		}
+	}
+	c, _ := NewCollection(rows, d, nil)
+	if _, err := CountWithin(context.Background(), &conformal.Set{Geometry: geometry.Ball{D: d}, Calibration: conformal.Info{Mode: conformal.OnePerAnchor}}, as, make([]float64, 2), c, nil); err == nil || !strings.Contains(err.Error(), "48 anchor values for 2 thresholds of dimension 8") {
+		t.Errorf("thresholds of another length: %v", err)
+	}
+}
