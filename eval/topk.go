@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
-	"github.com/ccsets/ccs/internal/parallel"
 	"github.com/ccsets/ccs/retrieve"
 )
 
@@ -68,10 +66,12 @@ var ErrNoCalibrationSplit = errors.New("eval: the set records no calibration spl
 // (DistanceSet or DistanceL2) on cal, which must be the split s was
 // calibrated on (its digest, and as many units as s counts), and measures
 // it on test's first n anchors (all where n ≤ 0 or n > test.N) in store.
-// s needs one threshold and a guarantee (not pooled). Each calibration
-// unit and each test anchor is one search of store (retrieve.Search: the
-// kernels' exact scores), an in-memory Collection's on all cores. progress,
-// where not nil, is told the searches done of all, one call at a time.
+// s needs one threshold and a guarantee (not pooled). An in-memory
+// Collection counts every calibration unit's rank in one pass
+// (retrieve.CountWithin, on its transform for s where s is a single-norm
+// or an ellipsoid, as SetSizes'), and the test anchors' in ⌈log₂(K+1)⌉
+// passes; another store takes a search a rank. progress, where not nil, is
+// told the ranks counted of about all, after each pass.
 func TopKBaseline(ctx context.Context, s *conformal.Set, distance string, cal, test *bundle.Bundle, store retrieve.Store, n int, progress func(done, total int)) (TopK, error) {
 	d := s.Geometry.Dim()
 	var g geometry.Geometry
@@ -122,78 +122,65 @@ func TopKBaseline(ctx context.Context, s *conformal.Set, distance string, cal, t
 	if n == 0 {
 		return TopK{}, errors.New("eval: top-k: the test bundle has no anchors")
 	}
-	// count is how many items score ≤ t around anchor by g: one count of
-	// an in-memory collection (retrieve.CountBatch, no hits kept), one
-	// search of another store.
-	probe := *s
-	probe.Geometry, probe.Classes = g, nil
+	// The sets searched: s itself for its own distance (an in-memory
+	// collection keeps its transform for s, as SetSizes'), a ball for l2.
+	probe := s
+	if distance != DistanceSet {
+		probe = &conformal.Set{Geometry: g, Alpha: s.Alpha, Threshold: s.Threshold, Calibration: s.Calibration}
+	}
 	coll, _ := store.(*retrieve.Collection)
-	count := func(anchor []float32, t float64) (int, error) {
-		if t < 0 { // scores are ≥ 0
-			return 0, nil
+	rounds := bits.Len(uint(test.K)) // the test anchors' binary searches
+	total, done := len(units)+n*rounds, 0
+	if coll != nil && total >= retrieve.BatchTransformMin && retrieve.Transformable(probe.Geometry) {
+		_ = coll.Transform(probe, retrieve.BatchTransformBytes) // refused: scanned plainly
+	}
+	// ranksOf is the rank a point of score v[i] around anchor i (rows of
+	// anchors) would take among the items: 1 + how many score below it —
+	// one pass of an in-memory collection for all of them
+	// (retrieve.CountWithin), a search an anchor of another store.
+	ranksOf := func(anchors []float32, v []float64) ([]int, error) {
+		below := make([]float64, len(v))
+		for i, x := range v {
+			below[i] = max(0, math.Nextafter(x, math.Inf(-1))) // scores are ≥ 0
 		}
-		p := probe
-		p.Threshold = t
+		var counts []int
 		if coll != nil {
-			counts, err := retrieve.CountBatch(ctx, &p, anchor, coll, nil)
-			if err != nil {
-				return 0, err
+			var err error
+			if counts, err = retrieve.CountWithin(ctx, probe, anchors, below, coll, nil); err != nil {
+				return nil, err
 			}
-			return counts[0], nil
+		} else {
+			counts = make([]int, len(v))
+			for i := range v {
+				p := *probe
+				p.Threshold = below[i]
+				_, inside, err := store.Search(ctx, &p, anchors[i*d:(i+1)*d], 1)
+				if err != nil {
+					return nil, fmt.Errorf("anchor %d: %w", i, err)
+				}
+				counts[i] = inside
+			}
 		}
-		_, inside, err := store.Search(ctx, &p, anchor, 1)
-		return inside, err
-	}
-	// closer is 1 + how many items are nearer anchor than a point of score
-	// v: the rank the point would take among them.
-	closer := func(anchor []float32, v float64) (int, error) {
-		nearer, err := count(anchor, math.Nextafter(v, math.Inf(-1)))
-		return nearer + 1, err
-	}
-	workers := 1 // a database's searches one at a time
-	if coll != nil {
-		workers = 0
-	}
-	var (
-		mu   sync.Mutex
-		done int
-	)
-	total := len(units) + n
-	step := func() { // one call of progress at a time, as SetSizes'
-		if progress == nil {
-			return
+		for i, x := range v {
+			if counts[i]++; x <= 0 { // nothing scores below 0
+				counts[i] = 1
+			}
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		done++
-		progress(done, total)
+		if done += len(v); progress != nil {
+			progress(min(done, total), total)
+		}
+		return counts, nil
 	}
 	// Each calibration unit's rank among the items.
-	ranks := make([]int, len(units))
-	var firstErr atomic.Pointer[error]
-	fail := func(err error) {
-		firstErr.CompareAndSwap(nil, &err)
+	anchors, scores := make([]float32, len(units)*d), make([]float64, len(units))
+	diff := make([]float32, d)
+	for u, p := range units {
+		copy(anchors[u*d:(u+1)*d], cal.Anchor(p[0]))
+		scores[u] = g.Scores(nil, cal.PositiveDiff(diff, p[0], p[1]))[0]
 	}
-	parallel.For(len(units), 1, workers, func(u, _, _ int) {
-		if firstErr.Load() != nil || ctx.Err() != nil {
-			return
-		}
-		i, j := units[u][0], units[u][1]
-		diff := cal.PositiveDiff(nil, i, j)
-		sc := g.Scores(nil, diff)[0]
-		rank, err := closer(cal.Anchor(i), sc)
-		if err != nil {
-			fail(fmt.Errorf("eval: top-k: calibration unit %d (anchor %d): %w", u, i, err))
-			return
-		}
-		ranks[u] = rank
-		step()
-	})
-	if err := ctx.Err(); err != nil {
-		return TopK{}, err
-	}
-	if p := firstErr.Load(); p != nil {
-		return TopK{}, *p
+	ranks, err := ranksOf(anchors, scores)
+	if err != nil {
+		return TopK{}, fmt.Errorf("eval: top-k: calibration units: %w", err)
 	}
 	r := TopK{Distance: distance, Items: items, Rank: s.Calibration.Rank, N: len(units), Anchors: n}
 	k := math.MaxInt
@@ -202,63 +189,67 @@ func TopKBaseline(ctx context.Context, s *conformal.Set, distance string, cal, t
 		k = sorted[r.Rank-1]
 	}
 	r.K, r.Whole = min(k, items), k > items
-	// Each test anchor's positives against its k̂-th nearest item.
+	// Each test anchor's positives against its k̂-th nearest item: a
+	// positive is covered when its rank is at most k̂, and a nearer one's
+	// rank is no larger, so the covered are its nearest few, found by
+	// bisection — a round of ranks for all anchors at once, ⌈log₂(K+1)⌉
+	// rounds. The set's own coverage of the same positives beside it.
 	K := test.K
-	covered, inSet := make([]int, n), make([]int, n)
-	parallel.For(n, 1, workers, func(i, _, _ int) {
-		if firstErr.Load() != nil || ctx.Err() != nil {
-			return
-		}
+	sorted := make([][]float64, n) // each anchor's positives' scores by g, ascending
+	lo, hi := make([]int, n), make([]int, n)
+	inSet := 0
+	for i := range n {
 		diffs := test.PositiveDiffs(nil, i)
-		scores := g.Scores(nil, diffs)
-		own := scores
+		sorted[i] = g.Scores(nil, diffs)
+		own := sorted[i]
 		if distance != DistanceSet {
 			own = s.Geometry.Scores(nil, diffs)
 		}
 		for _, v := range own {
 			if v <= s.Threshold {
-				inSet[i]++
+				inSet++
 			}
 		}
+		slices.Sort(sorted[i])
+		lo[i], hi[i] = 0, K // sorted[i][:lo] covered, [hi:] not
 		if r.Whole {
-			covered[i] = K
-			step()
-			return
+			lo[i] = K
 		}
-		// A positive is covered when its rank is at most k̂, and a
-		// nearer one's rank is no larger: the covered are the nearest
-		// few, found in ⌈log₂(K+1)⌉ counts.
-		slices.Sort(scores)
-		lo, hi := 0, len(scores) // scores[:lo] covered, scores[hi:] not
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			rank, err := closer(test.Anchor(i), scores[m])
-			if err != nil {
-				fail(fmt.Errorf("eval: top-k: test anchor %d: %w", i, err))
-				return
+	}
+	for {
+		var which []int
+		anchors, scores = anchors[:0], scores[:0]
+		for i := range n {
+			if lo[i] < hi[i] {
+				which = append(which, i)
+				anchors = append(anchors, test.Anchor(i)...)
+				scores = append(scores, sorted[i][(lo[i]+hi[i])/2])
 			}
-			if rank <= r.K {
-				lo = m + 1
+		}
+		if which == nil {
+			break
+		}
+		ranks, err := ranksOf(anchors, scores)
+		if err != nil {
+			return TopK{}, fmt.Errorf("eval: top-k: test anchors: %w", err)
+		}
+		for j, i := range which {
+			if m := (lo[i] + hi[i]) / 2; ranks[j] <= r.K {
+				lo[i] = m + 1
 			} else {
-				hi = m
+				hi[i] = m
 			}
 		}
-		covered[i] = lo
-		step()
-	})
-	if err := ctx.Err(); err != nil {
-		return TopK{}, err
 	}
-	if p := firstErr.Load(); p != nil {
-		return TopK{}, *p
+	if progress != nil {
+		progress(total, total)
 	}
-	var c, in int
+	c := 0
 	for i := range n {
-		c += covered[i]
-		in += inSet[i]
+		c += lo[i]
 	}
 	r.Positives = n * K
 	r.Coverage = float64(c) / float64(r.Positives)
-	r.SetCoverage = float64(in) / float64(r.Positives)
+	r.SetCoverage = float64(inSet) / float64(r.Positives)
 	return r, nil
 }

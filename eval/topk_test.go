@@ -68,10 +68,14 @@ func bruteTopK(g geometry.Geometry, s *conformal.Set, units [][2]int, cal, test 
 	return min(k, items), float64(covered) / float64(n*test.K)
 }
 
+// otherStore is a Store that is not a *retrieve.Collection, as a
+// database's.
+type otherStore struct{ retrieve.Store }
+
 // TestTopKBaseline: k̂ and the coverage equal a computation by hand over
 // every item, for the set's distance and the Euclidean one, a ball, an
-// ellipsoid and a generalized ball, marginal and PAC, on a collection
-// past the compact copies' minimum; and the set's coverage of the same
+// ellipsoid and a generalized ball, marginal (in memory) and PAC (as
+// another store), on a collection past the compact copies' minimum; and the set's coverage of the same
 // positives is its own membership test's.
 func TestTopKBaseline(t *testing.T) {
 	t.Parallel()
@@ -99,7 +103,11 @@ func TestTopKBaseline(t *testing.T) {
 				distance string
 				g        geometry.Geometry
 			}{{DistanceSet, g}, {DistanceL2, geometry.Ball{D: d}}} {
-				got, err := TopKBaseline(context.Background(), set, tc.distance, cal, test, c, 30, nil)
+				var store retrieve.Store = c
+				if opt.Mode == conformal.PAC { // a store that is not in memory: a search a rank
+					store = otherStore{c}
+				}
+				got, err := TopKBaseline(context.Background(), set, tc.distance, cal, test, store, 30, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
