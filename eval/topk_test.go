@@ -170,6 +170,7 @@ func TestTopKCoverage(t *testing.T) {
 	se := math.Sqrt((sumSq/draws - mean*mean) / draws)
 	// The 55th of 60 ranks covers 55/61 = 0.9016 of exchangeable
 	// positives on average; the 54th, 0.885.
+	t.Logf("mean coverage %.4f ± %.4f over %d draws", mean, se, draws)
 	if mean < 1-alpha-3*se || mean > 55.0/61+1.0/61+3*se {
 		t.Errorf("mean coverage %.4f ± %.4f over %d draws: want ≥ %.2f", mean, se, draws, 1-alpha)
 	}
