@@ -430,7 +430,7 @@ func setSizes(ctx context.Context, o evaluateOptions, distances []string, set *c
 	}
 	var baselines []eval.TopK
 	for _, d := range distances {
-		bar := newProgress(out, false, "search")
+		bar := newProgress(out, false, "rank")
 		bar.lazy = true
 		b, err := eval.TopKBaseline(ctx, set, d, cal, test, store, m, func(done, total int) { bar.step(done, total, "top-k baseline on "+o.DB) })
 		if err != nil {
