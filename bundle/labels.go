@@ -43,6 +43,9 @@ func ClassesNamed(classes []string, names []string) ([]int64, error) {
 		}
 		j, ok := slices.BinarySearch(names, c)
 		if !ok {
+			if err := joinedClass(c, names); err != nil {
+				return nil, err
+			}
 			mean := ""
 			if near, ok := suggest.Nearest(c, names); ok {
 				mean = fmt.Sprintf(": did you mean %q?", near)
@@ -52,6 +55,39 @@ func ClassesNamed(classes []string, names []string) ([]int64, error) {
 		out = append(out, int64(j))
 	}
 	return uniq(out), nil
+}
+
+// joinedClass says why c, not a label itself, cannot be held out when
+// some labels are lists that hold it, joined by ",", ";" or "|" (a
+// multi-domain protein's "PF00069.28;PF07714.20"): such a name is a class
+// of its own, and c's rows are in several of them. nil when no label
+// holds c as a piece.
+func joinedClass(c string, names []string) error {
+	for _, sep := range []string{";", ",", "|"} {
+		var in []string
+		for _, n := range names {
+			if !strings.Contains(n, sep) {
+				continue
+			}
+			for p := range strings.SplitSeq(n, sep) {
+				if strings.TrimSpace(p) == c {
+					in = append(in, n)
+					break
+				}
+			}
+		}
+		if len(in) == 0 {
+			continue
+		}
+		ex := fmt.Sprintf("%q", in[0])
+		if len(in) > 1 {
+			ex = fmt.Sprintf("%q, …", in[0])
+		}
+		return fmt.Errorf("%q is not a label on its own: %d of the labels are lists that hold it, joined by %q (%s), each list a class of its own; "+
+			"to hold a class out, give one label a row — each row's first, [s.split(%q)[0] for s in labels] — and name it (several labels a row, a multi-hot matrix, cannot hold classes out: docs/your-data.md, \"Several labels per row\")",
+			c, len(in), sep, ex, sep)
+	}
+	return nil
 }
 
 // uniq is ls without repeats, in the order of their first occurrence: a

@@ -137,6 +137,11 @@ func TestLabelCodes(t *testing.T) {
 		{[]string{"3"}, names, nil, `"3" is not among the labels`},
 		{[]string{"cat"}, nil, nil, `"cat" is not an integer label`},
 		{[]string{"1.5"}, nil, nil, `"1.5" is not an integer label`},
+		// a class that is only ever part of a joined list (a multi-domain
+		// protein's Pfam families) is said to be so, not only missing
+		{[]string{"PF00069.28"}, []string{"PF00069.28;PF07714.20", "PF00070.1", "PF07714.20;PF00069.28"}, nil,
+			`"PF00069.28" is not a label on its own: 2 of the labels are lists that hold it, joined by ";" ("PF00069.28;PF07714.20", …)`},
+		{[]string{"PF00070"}, []string{"PF00069.28;PF07714.20", "PF00070.1"}, nil, `"PF00070" is not among the labels`},
 	} {
 		got, err := ClassesNamed(c.classes, c.names)
 		if c.err == "" && (err != nil || !slices.Equal(got, c.want)) || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
