@@ -1160,6 +1160,11 @@ func checkClassSplits(strata map[int64][]int, cfg MakeConfig) error {
 	if given != from {
 		clean += fmt.Sprintf(", %d before -ood-cal-share %v takes its share", given, cfg.OODCalShare)
 	}
+	if cfg.AllowFewer {
+		// -allow-fewer repeats an anchor's few positives; a lone item has
+		// none to repeat, and a user who passed it is told so.
+		clean += " (-allow-fewer does not help: it repeats an anchor's few positives, and a lone item has none)"
+	}
 	// Groups suit many small classes (identities, products); where most
 	// classes are large enough, leaving the small ones out keeps the rest.
 	keep := fmt.Sprintf("ids, counts = np.unique(labels, return_counts=True); keep = np.isin(labels, ids[counts >= %d])", given)
