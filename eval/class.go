@@ -129,6 +129,31 @@ func byClass(s *conformal.Set, test *bundle.Bundle, sc *Scored) (Result, []Class
 	return result(test.N, tin, tout, logVol/float64(test.N)), classes, nil
 }
 
+// MinClassAnchors is the fewest test anchors of a class that the worst
+// class is named among (WorstClass's min, as ccs evaluate and compare use
+// it): a long tail of classes of a few anchors each — protein families of
+// 17 members, 3 of them test anchors — moves in steps of a third, and
+// the lowest of hundreds of such is 0% or 40% by chance alone.
+const MinClassAnchors = 20
+
+// WorstClass is the class of lowest coverage among classes (not empty),
+// the first such by label, among those of at least min anchors where any
+// has that many, and how many classes had fewer.
+func WorstClass(classes []ClassResult, min int) (worst ClassResult, fewer int) {
+	judged := classes[:0:0]
+	for _, c := range classes {
+		if c.Anchors >= min {
+			judged = append(judged, c)
+		} else {
+			fewer++
+		}
+	}
+	if len(judged) == 0 {
+		judged, fewer = classes, 0
+	}
+	return Worst(judged), fewer
+}
+
 // Worst is the class with the lowest coverage (the first such by label).
 func Worst(classes []ClassResult) ClassResult {
 	w := classes[0]

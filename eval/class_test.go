@@ -127,3 +127,26 @@ func TestClassSetFile(t *testing.T) {
 		t.Errorf("allowed infinite: %v, warnings %q", err, s.Warnings())
 	}
 }
+
+// TestWorstClassAmongAnchored: the worst class is named among classes of
+// min anchors or more, where any has that many, counting the others.
+func TestWorstClassAmongAnchored(t *testing.T) {
+	cls := func(label int64, anchors int, cov float64) ClassResult {
+		return ClassResult{Label: label, Anchors: anchors, Result: Result{Coverage: cov}}
+	}
+	for _, c := range []struct {
+		name      string
+		classes   []ClassResult
+		want      int64
+		wantFewer int
+	}{
+		{"a small class lowest", []ClassResult{cls(0, 40, 0.8), cls(1, 3, 0.0), cls(2, 25, 0.9)}, 0, 1},
+		{"every class small", []ClassResult{cls(0, 4, 0.5), cls(1, 3, 0.2)}, 1, 0},
+		{"every class large", []ClassResult{cls(0, 40, 0.95), cls(1, 30, 0.7)}, 1, 0},
+	} {
+		w, fewer := WorstClass(c.classes, MinClassAnchors)
+		if w.Label != c.want || fewer != c.wantFewer {
+			t.Errorf("%s: worst class %d, %d fewer; want %d, %d", c.name, w.Label, fewer, c.want, c.wantFewer)
+		}
+	}
+}

@@ -181,6 +181,11 @@ type CompareTable struct {
 	// positives or more (all where none has that many) — and LabelNames
 	// name them.
 	ByLabel bool `json:"by_label,omitempty"`
+	// MinClassAnchors, when not 0, is the fewest test anchors of the
+	// classes the rows' Classes and WorstClass keep: a long tail's
+	// classes of a few anchors each are left out of them
+	// (eval.MinClassAnchors).
+	MinClassAnchors int `json:"min_class_anchors,omitempty"`
 }
 
 // untrainedWarning says that the learned rows named kept their initial
@@ -401,7 +406,11 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	base := rows(methods, results)
 	untrained, partly, lo, hi, known := untrainedRows(methods, results, base)
-	summarized, noResplits := compareRows(methods, results, base)
+	var judged map[int64]bool
+	if data.Test.Labels != nil && !t.ByLabel {
+		judged, t.MinClassAnchors = judgedClasses(data.Test.Labels)
+	}
+	summarized, noResplits := compareRows(methods, results, base, judged)
 	t.Rows = append(t.Rows, summarized...)
 	if len(untrained) > 0 {
 		t.Warnings = append(t.Warnings, untrainedWarning(untrained, lo, hi, known))
@@ -416,10 +425,33 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	return t, nil
 }
 
+// judgedClasses are the classes of labels (the test split's anchors')
+// the Worst class column judges: those of eval.MinClassAnchors anchors
+// or more, and min that least, where some class has that many and some
+// fewer; nil and 0 (every class) otherwise.
+func judgedClasses(labels []int64) (judged map[int64]bool, min int) {
+	count := map[int64]int{}
+	for _, l := range labels {
+		count[l]++
+	}
+	judged = map[int64]bool{}
+	for l, n := range count {
+		if n >= eval.MinClassAnchors {
+			judged[l] = true
+		}
+	}
+	if len(judged) == 0 || len(judged) == len(count) {
+		return nil, 0
+	}
+	return judged, eval.MinClassAnchors
+}
+
 // compareRows are the table's rows over seeds: base (the table's figures)
 // with each method's cells' columns summarised, and the first reason a
-// cell gave for leaving its resplits out ("" for none).
-func compareRows(methods []Method, results [][]cellResult, base []Row) (out []CompareRow, noResplits string) {
+// cell gave for leaving its resplits out ("" for none). judged, when not
+// nil, are the classes whose coverage the rows' Classes keep (the Worst
+// class column's and line's).
+func compareRows(methods []Method, results [][]cellResult, base []Row, judged map[int64]bool) (out []CompareRow, noResplits string) {
 	for m, r := range base {
 		cr := CompareRow{Row: r, Set: methods[m].File}
 		var worst, below, secs, auroc, fpr, far, size []float64
@@ -464,6 +496,9 @@ func compareRows(methods []Method, results [][]cellResult, base []Row) (out []Co
 				cr.OODCurve = c.Curve
 			}
 			for _, k := range c.Classes {
+				if judged != nil && !judged[k.Label] {
+					continue
+				}
 				if _, ok := byClass[k.Label]; !ok {
 					labels = append(labels, k.Label)
 				}
@@ -896,6 +931,9 @@ func (t *CompareTable) worstClasses() string {
 	}
 	if t.ByLabel {
 		return fmt.Sprintf("Worst label of each row (mean coverage over seeds of the positives that share it, among labels of %d positives or more where any has that many; guaranteed over all positives, not label by label): ", eval.MinLabelPositives) + strings.Join(parts, "; ") + "."
+	}
+	if t.MinClassAnchors > 0 {
+		return fmt.Sprintf("Worst class of each row (mean coverage over seeds, among classes of %d test anchors or more; the fewer-anchored classes' coverage moves in steps of a few anchors): ", t.MinClassAnchors) + strings.Join(parts, "; ") + "."
 	}
 	return "Worst class of each row (mean coverage over seeds): " + strings.Join(parts, "; ") + "."
 }

@@ -192,7 +192,7 @@ func TestWorstClassOnAverage(t *testing.T) {
 	}
 	methods := []Method{{Name: "ball"}}
 	results := [][]cellResult{{cell(0.60, 0.95, 0.92)}, {cell(0.90, 0.62, 0.93)}}
-	rows, _ := compareRows(methods, results, []Row{{Method: "Conformal Ball (ℓ2)"}})
+	rows, _ := compareRows(methods, results, []Row{{Method: "Conformal Ball (ℓ2)"}}, nil)
 	w := rows[0].WorstClass
 	if w == nil || math.Abs(w.Mean-75) > 1e-9 || math.Abs(w.Std-eval.Summarize([]float64{60, 90}).Std) > 1e-9 {
 		t.Fatalf("worst class %+v, want class 0's 75%% ± its spread", w)
@@ -203,6 +203,34 @@ func TestWorstClassOnAverage(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "class 0: Conformal Ball (ℓ2) 75.0%") || !strings.Contains(b.String(), "| 75.0 ± 15.0% |") {
+		t.Errorf("text:\n%s", b.String())
+	}
+}
+
+// TestWorstClassAmongAnchored: a long tail's classes of a few test
+// anchors (protein families of 17 members) are left out of the Worst
+// class column and its line, which say so; the table judges the classes
+// of eval.MinClassAnchors anchors or more.
+func TestWorstClassAmongAnchored(t *testing.T) {
+	labels := append(slices.Repeat([]int64{0}, 30), 1, 1, 1) // class 1: 3 test anchors
+	judged, min := judgedClasses(labels)
+	if !judged[0] || judged[1] || min != eval.MinClassAnchors {
+		t.Fatalf("judged %v, min %d", judged, min)
+	}
+	if j, m := judgedClasses(slices.Repeat([]int64{0, 1}, 30)); j != nil || m != 0 {
+		t.Errorf("every class large: judged %v, min %d; want all", j, m)
+	}
+	c := &compareCell{Classes: []ClassCoverage{{Label: 0, Coverage: eval.Summary{Mean: 0.85, N: 1}}, {Label: 1, Coverage: eval.Summary{Mean: 0, N: 1}}}}
+	rows, _ := compareRows([]Method{{Name: "ball"}}, [][]cellResult{{{Compare: c}}}, []Row{{Method: "Conformal Ball (ℓ2)"}}, judged)
+	if w := rows[0].WorstClass; w == nil || math.Abs(w.Mean-85) > 1e-9 {
+		t.Fatalf("worst class %+v, want class 0's 85%% (class 1's 0%% is 3 anchors')", w)
+	}
+	tab := &CompareTable{Title: "Your data", Seeds: 1, Alpha: 0.1, Rows: rows, MinClassAnchors: min}
+	var b strings.Builder
+	if err := tab.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "among classes of 20 test anchors or more") || !strings.Contains(b.String(), "class 0: Conformal Ball (ℓ2) 85.0%") {
 		t.Errorf("text:\n%s", b.String())
 	}
 }

@@ -240,16 +240,19 @@ func (e *Evaluation) WriteText(w io.Writer) error {
 	}
 	if len(e.Classes) > 0 {
 		rows := [][]string{{"Class", "Anchors", "Threshold", "Coverage", "Exclusion"}}
-		worst := e.Classes[0]
-		for _, c := range e.Classes {
+		results := make([]eval.ClassResult, len(e.Classes))
+		for i, c := range e.Classes {
 			rows = append(rows, []string{ClassName(e.LabelNames, c.Label), fmt.Sprint(c.Anchors), fmt.Sprintf("%.6g", float64(c.Threshold)), pct(c.Coverage), opt(c.Exclusion)})
-			if c.Coverage < worst.Coverage {
-				worst = c
-			}
+			results[i] = eval.ClassResult{Label: c.Label, Anchors: c.Anchors, Result: eval.Result{Coverage: c.Coverage}}
 		}
 		fmt.Fprintf(&b, "\nPer class of the test bundle's labels:\n\n")
 		writeGrid(&b, rows)
-		fmt.Fprintf(&b, "\nWorst class %s: coverage %s (1 − α = %s).\n", ClassName(e.LabelNames, worst.Label), pct(worst.Coverage), pct(1-e.Alpha))
+		worst, fewer := eval.WorstClass(results, eval.MinClassAnchors)
+		among := ""
+		if fewer > 0 {
+			among = fmt.Sprintf(" of its %d anchors, the lowest of the classes of %d test anchors or more (%d have fewer)", worst.Anchors, eval.MinClassAnchors, fewer)
+		}
+		fmt.Fprintf(&b, "\nWorst class %s: coverage %s%s (1 − α = %s).\n", ClassName(e.LabelNames, worst.Label), pct(worst.Coverage), among, pct(1-e.Alpha))
 	}
 	if len(e.Labels) > 0 {
 		rows := [][]string{{"Label", "Anchors", "Positives sharing it", "Coverage"}}

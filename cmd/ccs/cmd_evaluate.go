@@ -293,8 +293,12 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		for _, c := range classes {
 			fmt.Fprintf(out.stdout, "| %s | %d | %.6g | %.2f%% | %.2f%% |\n", name(c.Label), c.Anchors, c.Threshold, 100*c.Coverage, 100*c.Exclusion)
 		}
-		w := eval.Worst(classes)
-		fmt.Fprintf(out.stdout, "\nworst class %s: coverage %.2f%% (1−α = %.2f%%)\n", name(w.Label), 100*w.Coverage, 100*(1-set.Alpha))
+		w, fewer := eval.WorstClass(classes, eval.MinClassAnchors)
+		among := ""
+		if fewer > 0 {
+			among = fmt.Sprintf(" of its %d anchors, the lowest of the classes of %d test anchors or more (%d have fewer, whose coverage moves in steps of a few anchors)", w.Anchors, eval.MinClassAnchors, fewer)
+		}
+		fmt.Fprintf(out.stdout, "\nworst class %s: coverage %.2f%%%s (1−α = %.2f%%)\n", name(w.Label), 100*w.Coverage, among, 100*(1-set.Alpha))
 	}
 	if classSizes != nil {
 		fmt.Fprintf(out.stdout, "\nset size by class, around the first %d test anchors\n\n| class | anchors | mean | median | p90 | max | empty |\n|---|---|---|---|---|---|---|\n", sizes.Anchors)

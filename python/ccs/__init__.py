@@ -1120,7 +1120,9 @@ class Comparison:
         deviation under NAME_std (coverage, exclusion, logvol_per_dim,
         worst_class_coverage — the worst label's, among labels of 20
         positives or more, where the document's "by_label" says the test
-        bundle holds several labels a row —, resplits_below, the OOD
+        bundle holds several labels a row; among classes of 20 test
+        anchors or more where "min_class_anchors" is 20 —,
+        resplits_below, the OOD
         columns, fit_seconds,
         set_size with a collection, in items),
         in percent where the table prints a percentage."""
