@@ -25,7 +25,14 @@ type progress struct {
 	// (the last too, if none came before): a batch that answers in a
 	// moment prints nothing, one of minutes its progress.
 	lazy bool
-	mu   sync.Mutex // step and epoch may be called from several goroutines
+	// firstAt and firstDone are the first step's time and count: the
+	// ETA projects the rate since then, not since start, whose first
+	// step may hold a setup of its own (ccs evaluate -db's first chunk
+	// took 19 s of preparing the collection, then 0.5 s a chunk: an ETA
+	// of 56 minutes for a run of 100 seconds).
+	firstAt   time.Time
+	firstDone int
+	mu        sync.Mutex // step and epoch may be called from several goroutines
 }
 
 func newProgress(out *output, quiet bool, unit string) *progress {
@@ -40,8 +47,16 @@ func (p *progress) step(done, total int, what string) {
 	defer p.mu.Unlock()
 	now := time.Now()
 	el := now.Sub(p.start)
-	eta := time.Duration(float64(el) / float64(done) * float64(total-done))
-	msg := fmt.Sprintf("%s %d/%d  elapsed %s  ETA %s", p.unit, done, total, el.Round(time.Second), eta.Round(time.Second))
+	if p.firstAt.IsZero() {
+		p.firstAt, p.firstDone = now, done
+	}
+	eta := "—" // no rate before a second step
+	if done > p.firstDone {
+		eta = time.Duration(float64(now.Sub(p.firstAt)) / float64(done-p.firstDone) * float64(total-done)).Round(time.Second).String()
+	} else if done >= total {
+		eta = "0s"
+	}
+	msg := fmt.Sprintf("%s %d/%d  elapsed %s  ETA %s", p.unit, done, total, el.Round(time.Second), eta)
 	if done < p.settle {
 		msg = fmt.Sprintf("%s %d/%d  elapsed %s  ETA after the first seed's %d", p.unit, done, total, el.Round(time.Second), p.settle)
 	}

@@ -26,6 +26,24 @@ func TestProgressSettles(t *testing.T) {
 	}
 }
 
+// TestProgressETAAfterSetup: the ETA projects the rate since the first
+// step, not since the start: a first step that took a setup's time
+// (ccs evaluate -db's first chunk: 19 s, then 0.5 s a chunk) gives no
+// ETA, and the next ones the chunks' own rate.
+func TestProgressETAAfterSetup(t *testing.T) {
+	var stderr bytes.Buffer
+	p := newProgress(&output{stdout: &bytes.Buffer{}, stderr: &stderr}, false, "chunk")
+	p.start = p.start.Add(-19 * time.Second)
+	p.step(1, 180, "")
+	p.firstAt = p.firstAt.Add(-10 * time.Second) // 18 chunks in 10 s since
+	p.last = p.last.Add(-10 * time.Second)
+	p.step(19, 180, "")
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], "chunk 1/180  elapsed 19s  ETA —") || !strings.HasSuffix(lines[1], "chunk 19/180  elapsed 19s  ETA 1m29s") {
+		t.Errorf("progress:\n%s", stderr.String())
+	}
+}
+
 // TestProgressLazy: a lazy progress (ccs retrieve's batches) prints no
 // plain line before the run has taken 10 seconds, not even the last, and
 // then a line at most every 10 seconds and the last.
