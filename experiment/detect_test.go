@@ -11,8 +11,9 @@ import (
 )
 
 // TestClassAlarms: the classes whose inputs the per-input test flags at
-// over twice α_ood are named, worst first, with their names; a class
-// under 20 inputs, one flagged at α_ood, and unlabelled inputs are not.
+// over twice α_ood, beyond chance, are named, worst first, with their
+// names; a class under 20 inputs, one flagged at α_ood, one flagged at
+// twice α_ood by chance, and unlabelled inputs are not.
 func TestClassAlarms(t *testing.T) {
 	cal := make([]float64, 999)
 	for i := range cal {
@@ -30,15 +31,17 @@ func TestClassAlarms(t *testing.T) {
 	add(2, 10, 2000)  // always, but too few to say
 	add(3, 30, 960)   // p = 40/1000: flagged at 0.05, 100%
 	add(4, 50, 500.5) // p ≈ 0.5: never
+	add(5, 21, 10)    // 3 of 24 flagged (12.5%): over twice α_ood, but chance
+	add(5, 3, 2000)
 	d := OODDetection{Set: &conformal.Set{Geometry: geometry.Ball{D: 1}}, IDName: "test.npz",
 		ID: &bundle.Bundle{N: len(labels), Labels: labels}, Test: ood.Test{Alpha: 0.05},
-		LabelNames: []string{"a", "b", "c", "d", "e"}}
+		LabelNames: []string{"a", "b", "c", "d", "e", "f"}}
 	w, err := classAlarms(d, cal, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `test.npz: the per-input test flagged 100.0% of class 1 ("b")'s 40 inputs, 100.0% of class 3 ("d")'s 30 inputs, against α_ood = 0.05 over all`
-	if len(w) != 1 || !strings.HasPrefix(w[0], want) || strings.Contains(w[0], `"c"`) {
+	want := `test.npz: the per-input test flagged 100.0% of class 1 ("b")'s 40 inputs, 100.0% of class 3 ("d")'s 30 inputs, beyond chance, against α_ood = 0.05 over all`
+	if len(w) != 1 || !strings.HasPrefix(w[0], want) || strings.Contains(w[0], `"c"`) || strings.Contains(w[0], `"f"`) {
 		t.Errorf("warnings %q, want one starting %q", w, want)
 	}
 	d.ID.Labels = nil
