@@ -631,3 +631,25 @@ func TestPercentAlpha(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceTooLarge: a pool over a set file's limit is refused with
+// the most rows that fit at its dimension (a protein user's d = 1280:
+// 3 276 rows), drawn from a bundle or given as rows.
+func TestReferenceTooLarge(t *testing.T) {
+	const d = 1280
+	b := &bundle.Bundle{N: 4000, D: d, Anchors: make([]float32, 4000*d)}
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"drawn", func() error { _, err := NewReference(b, 3277, 1, "cal"); return err }()},
+		{"rows", func() error { _, err := NewReferenceRows(make([]float32, 3277*d), d, "fit.npz"); return err }()},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), "at most 3276 rows at this dimension") {
+			t.Errorf("%s: %v", c.name, c.err)
+		}
+	}
+	if _, err := NewReference(b, 3276, 1, "cal"); err != nil {
+		t.Errorf("3276 rows: %v", err)
+	}
+}

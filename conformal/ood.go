@@ -38,7 +38,7 @@ func NewReference(b *bundle.Bundle, n int, seed uint64, source string) (*Referen
 		return nil, fmt.Errorf("conformal: reference pool of %d rows from %d anchors: want 1 to %d", n, b.N, b.N)
 	}
 	if n*b.D > MaxReferenceValues {
-		return nil, fmt.Errorf("conformal: a reference pool of %d rows of dimension %d is %d values, more than a set file keeps (%d)", n, b.D, n*b.D, MaxReferenceValues)
+		return nil, fmt.Errorf("conformal: a reference pool of %d rows of dimension %d is %d values, more than a set file keeps (%d): at most %d rows at this dimension", n, b.D, n*b.D, MaxReferenceValues, MaxReferenceValues/b.D)
 	}
 	perm := rand.New(rand.NewPCG(seed, 0x726566)).Perm(b.N) // "ref"
 	r := &Reference{Source: source, Seed: seed, N: n, Rows: make([]float32, 0, n*b.D)}
@@ -54,7 +54,7 @@ func NewReferenceRows(rows []float32, d int, source string) (*Reference, error) 
 		return nil, fmt.Errorf("conformal: %d reference values are not a positive number of rows of dimension %d", len(rows), d)
 	}
 	if len(rows) > MaxReferenceValues {
-		return nil, fmt.Errorf("conformal: a reference pool of %d rows of dimension %d is %d values, more than a set file keeps (%d)", len(rows)/d, d, len(rows), MaxReferenceValues)
+		return nil, fmt.Errorf("conformal: a reference pool of %d rows of dimension %d is %d values, more than a set file keeps (%d): at most %d rows at this dimension (-reference %d draws them from the calibration split)", len(rows)/d, d, len(rows), MaxReferenceValues, MaxReferenceValues/d, MaxReferenceValues/d)
 	}
 	r := &Reference{Source: source, N: len(rows) / d, Rows: slices.Clone(rows)}
 	return r, r.check(d)
