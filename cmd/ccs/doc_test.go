@@ -324,6 +324,25 @@ func userEmbeddings(t *testing.T) {
 	if err := bundle.WriteNPY("queries.npy", bundle.Float32(q, nq, d)); err != nil {
 		t.Fatal(err)
 	}
+	// §10: protein embeddings as float32 rows and Pfam families as a
+	// text file of names, one family held out as a novel fold.
+	// Enough calibration anchors (about 3 400) for the page's -reference
+	// 3000.
+	const np = 20000
+	e32, _, ey := mixture(12, np, d, 10)
+	if err := bundle.WriteNPY("esm.npy", bundle.Float32(e32, np, d)); err != nil {
+		t.Fatal(err)
+	}
+	var pfam strings.Builder
+	for _, l := range ey {
+		fmt.Fprintf(&pfam, "PF%05d.%d\n", 100+l, 10+l)
+	}
+	if err := os.WriteFile("pfam.txt", []byte(pfam.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("novel.txt", []byte("PF00109.19\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := bundle.WriteNPY("query.npy", bundle.Float32(q[:d], d)); err != nil {
 		t.Fatal(err)
 	}
@@ -408,6 +427,9 @@ func TestDocSessions(t *testing.T) {
 					continue
 				}
 				if path == "serve" {
+					if sv != nil { // a page's second service (your-data.md §10)
+						sv.stop(t)
+					}
 					// On a free port: the page's address is the curl commands'.
 					full := slices.Clone(args)
 					if i := slices.Index(full, "-addr"); i >= 0 {
