@@ -367,7 +367,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		case err != nil:
 			return nil, err
 		case ok && (len(o.OODClasses) > 0 || o.OODCalShare > 0):
-			return nil, fmt.Errorf("bundle: ood_classes and ood_cal_share are for one label a row, and labels hold several a row (a multi-hot matrix): hold the rows of a label out yourself")
+			return nil, fmt.Errorf("bundle: ood_classes and ood_cal_share are for one label a row, and labels hold several a row (a multi-hot matrix): hold the rows of a label out yourself — with cols the held-out labels' columns: out = M[:, cols].any(1); ccs.bundle(X[~out], M[~out], …), and X[out] to ood_detection's ood= (and rows of X[~out] kept out of the bundle to calibrate's ood_cal=)")
 		case ok && hasLogits:
 			return nil, fmt.Errorf("bundle: logits are for one label a row, and labels hold several a row (a multi-hot matrix): its bundles' anchors are the rows as queries")
 		}

@@ -334,7 +334,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if sets = li.sets; sets != nil {
 			switch {
 			case oodClasses != nil || o.OODCalShare > 0:
-				return usagef("bundle: -ood-classes and -ood-cal-share are for one label a row, and %s holds several a row: hold the rows of a label out yourself", o.Labels)
+				return usagef("bundle: -ood-classes and -ood-cal-share are for one label a row, and %s holds several a row: hold the rows of a label out yourself — in NumPy, with cols the held-out labels' columns: out = M[:, cols].any(1); np.save(\"id.npy\", X[~out]); np.save(\"id-labels.npy\", M[~out]); np.save(\"ood.npy\", X[out]) — then bundle id.npy, and give ood.npy to ccs ood -ood (and rows of id.npy kept out of the bundle to ccs calibrate -ood-cal)", o.Labels)
 			case o.Logits != "":
 				return usagef("bundle: -logits are for one label a row, and %s holds several a row: its bundles' anchors are the rows as queries", o.Labels)
 			case o.OODRows != "":
