@@ -33,10 +33,63 @@ type DKNN struct {
 	// many inputs Score have done, in each space.
 	Progress Steps
 
-	mu             []float64
-	prin, resid    *mat.Dense // D×D projectors
+	mu []float64
+	// The two spaces in coordinates: the principal space's point
+	// P·(z−μ) + μ is (Vᵀ(z−μ) + Vᵀμ, ‖Uᵀμ‖) in the orthonormal basis of
+	// V's columns (the kept components) and μ's part outside them, the
+	// residual space's (I−P)·(z−μ) + μ is (Uᵀ(z−μ) + Uᵀμ, ‖Vᵀμ‖) in U's
+	// columns (the rest) and μ's part inside V. Both are exact rotations:
+	// distances, and so the scores, are those of the D-dimensional
+	// points, with r+1 and D−r+1 coordinates instead of D each.
+	prin, resid    space
 	ip, ir         *index
 	mp, sp, mr, sr float64
+}
+
+// space is one of D-KNN's spaces in coordinates: a centred feature c
+// maps to (c·basis + shift, extra), normalised.
+type space struct {
+	basis *mat.Dense // D×r; nil when r = 0
+	shift []float64  // r
+	extra float64
+}
+
+// coords maps the rows of c (centred features) into the space and
+// normalises them.
+func (s space) coords(c *mat.Dense) []float64 {
+	n, _ := c.Dims()
+	r := len(s.shift)
+	var y mat.Dense
+	if s.basis != nil {
+		y.Mul(c, s.basis)
+	}
+	out := make([]float64, n*(r+1))
+	for i := range n {
+		row := out[i*(r+1) : (i+1)*(r+1)]
+		if s.basis != nil {
+			for j, v := range y.RawRowView(i) {
+				row[j] = v + s.shift[j]
+			}
+		}
+		row[r] = s.extra
+	}
+	return normalized(out, r+1)
+}
+
+// spaces are D-KNN's principal space, spanned by v's columns (nil: none)
+// and the direction of mu's part outside them, and its residual space,
+// spanned by u's columns (nil: none; u and v together an orthonormal
+// basis) and the direction of mu's part inside v's span.
+func spaces(v, u *mat.Dense, mu []float64) (prin, resid space) {
+	prin, resid = space{basis: v}, space{basis: u}
+	if v != nil {
+		prin.shift = project(mu, v)
+	}
+	if u != nil {
+		resid.shift = project(mu, u)
+	}
+	prin.extra, resid.extra = math.Sqrt(dot(resid.shift, resid.shift)), math.Sqrt(dot(prin.shift, prin.shift))
+	return prin, resid
 }
 
 // Name implements Detector.
@@ -87,43 +140,25 @@ func (k *DKNN) Fit(train Sample) error {
 		cum += max(vals[i], 0)
 		r++
 	}
-	v := vecs.Slice(0, d, d-r, d)
-	k.prin = mat.NewDense(d, d, nil)
-	k.prin.Mul(v, v.T())
-	k.resid = mat.NewDense(d, d, nil)
-	for i := range d {
-		k.resid.Set(i, i, 1)
+	// V: the r leading eigenvectors (the last r columns), U: the rest.
+	var v, u *mat.Dense
+	if r > 0 {
+		v = mat.DenseCopyOf(vecs.Slice(0, d, d-r, d))
 	}
-	k.resid.Sub(k.resid, k.prin)
-	zp, zr := k.retract(c)
-	k.ip, k.ir = newIndex(zp, d), newIndex(zr, d)
+	if r < d {
+		u = mat.DenseCopyOf(vecs.Slice(0, d, 0, d-r))
+	}
+	k.prin, k.resid = spaces(v, u, k.mu)
+	zp, zr := k.prin.coords(c), k.resid.coords(c)
+	k.ip, k.ir = newIndex(zp, r+1), newIndex(zr, d-r+1)
 	k.mp, k.sp = meanStd(k.ip.kth(zp, k.K, true, k.Progress.report("D-KNN fit: principal space")))
 	k.mr, k.sr = meanStd(k.ir.kth(zr, k.K, true, k.Progress.report("D-KNN fit: residual space")))
 	return nil
 }
 
-// retract maps centred features into the principal and residual spaces.
-func (k *DKNN) retract(c *mat.Dense) (zp, zr []float64) {
-	n, d := c.Dims()
-	out := [2][]float64{}
-	for s, p := range []*mat.Dense{k.prin, k.resid} {
-		var y mat.Dense
-		y.Mul(c, p) // P is symmetric
-		raw := make([]float64, 0, n*d)
-		for i := range n {
-			row := y.RawRowView(i)
-			for j := range d {
-				raw = append(raw, row[j]+k.mu[j])
-			}
-		}
-		out[s] = normalized(raw, d)
-	}
-	return out[0], out[1]
-}
-
 // Score implements Detector.
 func (k *DKNN) Score(x Sample) ([]float64, error) {
-	if err := fitted("D-KNN", k.ip.dim(), x.D); err != nil {
+	if err := fitted("D-KNN", len(k.mu), x.D); err != nil {
 		return nil, err
 	}
 	d := x.D
@@ -134,7 +169,7 @@ func (k *DKNN) Score(x Sample) ([]float64, error) {
 			c.Set(i, j, z[i*d+j]-k.mu[j])
 		}
 	}
-	zp, zr := k.retract(c)
+	zp, zr := k.prin.coords(c), k.resid.coords(c)
 	sp := k.ip.kth(zp, k.K, false, k.Progress.report("D-KNN score: principal space"))
 	sr := k.ir.kth(zr, k.K, false, k.Progress.report("D-KNN score: residual space"))
 	out := make([]float64, x.N)

@@ -5,6 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestDKNNAllComponents: when PCA keeps every component, the principal
@@ -36,6 +39,122 @@ func TestDKNNAllComponents(t *testing.T) {
 			t.Fatalf("query %d: %v, standardised KNN / 2 = %v", i, got[i], w)
 		}
 	}
+}
+
+// TestDKNNProjectors: D-KNN's scores in the spaces' coordinates (r+1
+// and D−r+1 of them) are those of its definition, the D-dimensional
+// points normalise(P·(z−μ) + μ) and normalise((I−P)·(z−μ) + μ) searched
+// by brute force, on features where PCA keeps some of the components and
+// μ lies partly inside and partly outside the kept ones.
+func TestDKNNProjectors(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(11, 11))
+	const d, k = 8, 6
+	mk := func(n int, off float64) Sample { // three strong axes, the rest weak; off lifts them
+		s := Sample{N: n, D: d, Features: make([]float64, n*d)}
+		for i := range n {
+			for j := range d {
+				sd := 0.2
+				if j < 3 {
+					sd = 2
+				}
+				s.Features[i*d+j] = 1 + off*float64(j%2) + sd*rng.NormFloat64()
+			}
+		}
+		return s
+	}
+	train, q := mk(300, 0), mk(60, 0.5)
+	for _, v := range []float64{0.5, 0.9} { // all components: TestDKNNAllComponents
+		dk := &DKNN{K: k, Var: v}
+		if err := dk.Fit(train); err != nil {
+			t.Fatal(err)
+		}
+		got, err := dk.Score(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, r := dknnByProjectors(train, q, k, v)
+		if r == 0 || r == d {
+			t.Fatalf("Var %v: %d components kept, want some but not all", v, r)
+		}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-9*(1+math.Abs(want[i])) {
+				t.Fatalf("Var %v (%d components): query %d: %v, by the projectors %v", v, r, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// dknnByProjectors is D-KNN as its definition reads, D×D projectors and
+// brute-force distances; it returns the scores and the components kept.
+func dknnByProjectors(train, q Sample, k int, v float64) ([]float64, int) {
+	d := train.D
+	z := normalized(train.Features, d)
+	mu := make([]float64, d)
+	for i := range train.N {
+		for j := range d {
+			mu[j] += z[i*d+j] / float64(train.N)
+		}
+	}
+	c := mat.NewDense(train.N, d, nil)
+	for i := range train.N {
+		for j := range d {
+			c.Set(i, j, z[i*d+j]-mu[j])
+		}
+	}
+	var cov mat.SymDense
+	cov.SymOuterK(1/float64(train.N), c.T())
+	var eig mat.EigenSym
+	eig.Factorize(&cov, true)
+	vals := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	total := floats.Sum(vals)
+	r, cum := 0, 0.0
+	for i := d - 1; i >= 0 && cum <= v*total; i-- {
+		cum += vals[i]
+		r++
+	}
+	vk := vecs.Slice(0, d, d-r, d)
+	var p mat.Dense
+	p.Mul(vk, vk.T())
+	retract := func(s Sample) (zp, zr []float64) {
+		x := normalized(s.Features, d)
+		for i := range s.N {
+			row := make([]float64, d)
+			for j := range d {
+				row[j] = x[i*d+j] - mu[j]
+			}
+			var y mat.VecDense
+			y.MulVec(&p, mat.NewVecDense(d, row))
+			for j := range d {
+				zp = append(zp, y.AtVec(j)+mu[j])
+				zr = append(zr, row[j]-y.AtVec(j)+mu[j])
+			}
+		}
+		return normalized(zp, d), normalized(zr, d)
+	}
+	tp, tr := retract(train)
+	qp, qr := retract(q)
+	kth := func(ref, x []float64, self bool) []float64 {
+		var out []float64
+		for i := range len(x) / d {
+			skip := -1
+			if self {
+				skip = i
+			}
+			out = append(out, bruteKth(ref, x[i*d:(i+1)*d], d, k, skip))
+		}
+		return out
+	}
+	mp, sp := meanStd(kth(tp, tp, true))
+	mr, sr := meanStd(kth(tr, tr, true))
+	sq, rq := kth(tp, qp, false), kth(tr, qr, false)
+	out := make([]float64, q.N)
+	for i := range out {
+		out[i] = 0.5*(sq[i]-mp)/(sp+1e-8) + 0.5*(rq[i]-mr)/(sr+1e-8)
+	}
+	return out, r
 }
 
 // TestDKNNSeparates: points off the training manifold score higher.
