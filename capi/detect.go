@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/ccsets/ccs/bundle"
@@ -159,6 +160,20 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 		j := startJob("ood_detection", func(ctx context.Context, j *job) error {
 			d.Progress = func(e, n int) {
 				j.report(map[string]any{"part": "cider", "done": e, "total": n, "what": fmt.Sprintf("CIDER epoch %d/%d", e, n)})
+			}
+			var last time.Time
+			d.Steps = func(step string, done, total int, what string) {
+				// The k-NN searches report every 96 inputs: at most one
+				// report each 100 ms, and each part's end.
+				if done == 0 || (done < total && time.Since(last) < 100*time.Millisecond) {
+					return
+				}
+				last = time.Now()
+				msg := fmt.Sprintf("%s %d/%d", step, done, total)
+				if what != "" {
+					msg += " (" + what + ")"
+				}
+				j.report(map[string]any{"part": step, "done": done, "total": total, "what": msg})
 			}
 			dj, t, w, err := detect(ctx, d, o)
 			if err != nil {

@@ -64,6 +64,11 @@ type OODDetection struct {
 	Seed        uint64
 	// Progress, if not nil, hears the end of each of CIDER's epochs.
 	Progress func(epoch, epochs int)
+	// Steps, if not nil, hears the baselines' long steps: the k-NN
+	// searches of KNN, COMBOOD and D-KNN (ood.Steps), and "baselines":
+	// 0 of them before the first, then done of them after each (what:
+	// the one done).
+	Steps func(step string, done, total int, what string)
 }
 
 // DetectOOD measures every row of d's table, and returns it with the
@@ -387,11 +392,25 @@ func detectBaselines(ctx context.Context, d OODDetection, t *OODTable, ev ood.Ev
 	}
 	train := ood.SampleOf(tr)
 	var shifted []baselineScores
-	for _, det := range ood.Baselines(ood.BaselineOptions{Classifier: d.Classifier, Epochs: d.CiderEpochs, Seed: d.Seed, Progress: d.Progress}) {
+	var steps ood.Steps
+	if d.Steps != nil {
+		steps = func(step string, done, total int) { d.Steps(step, done, total, "") }
+	}
+	dets := ood.Baselines(ood.BaselineOptions{Classifier: d.Classifier, Epochs: d.CiderEpochs, Seed: d.Seed, Progress: d.Progress, Steps: steps})
+	done := func(i int) {
+		if d.Steps != nil {
+			d.Steps("baselines", i+1, len(dets), dets[i].Name())
+		}
+	}
+	if d.Steps != nil {
+		d.Steps("baselines", 0, len(dets), "")
+	}
+	for i, det := range dets {
 		if _, ok := det.(*ood.CIDER); ok && d.CiderEpochs == 0 {
 			if err := t.AddMeasured(det.Name(), nil, fmt.Errorf("%s: %w: left out (-cider-epochs 0)", det.Name(), ood.ErrUnavailable)); err != nil {
 				return nil, err
 			}
+			done(i)
 			continue
 		}
 		var r *ood.Measured
@@ -412,6 +431,7 @@ func detectBaselines(ctx context.Context, d OODDetection, t *OODTable, ev ood.Ev
 		if r != nil && r.Alarms != nil {
 			shifted = append(shifted, baselineScores{det.Name(), cal, r.ID})
 		}
+		done(i)
 	}
 	w, err := baselineShiftAlarm(d, shifted)
 	if err != nil {

@@ -472,13 +472,16 @@ type BaselineOptions struct {
 	Epochs   int
 	Seed     uint64
 	Progress func(epoch, epochs int)
+	// Steps, if not nil, hears the k-NN searches of KNN, COMBOOD and
+	// D-KNN (their Progress): each fit's and score's inputs done.
+	Steps Steps
 }
 
 // Baselines are the paper's eight OOD baselines in its tables' order, with
 // the settings of its appendix.
 func Baselines(o BaselineOptions) []Detector {
-	return []Detector{MSP{}, Energy{T: 1}, &Mahalanobis{}, &KNN{K: 50}, &COMBOOD{K: 50, C: 1},
-		&DKNN{K: 50, Var: 0.95, Alpha: 0.5}, &CIDER{Epochs: o.Epochs, Seed: o.Seed, Progress: o.Progress}, &ViM{Classifier: o.Classifier}}
+	return []Detector{MSP{}, Energy{T: 1}, &Mahalanobis{}, &KNN{K: 50, Progress: o.Steps}, &COMBOOD{K: 50, C: 1, Progress: o.Steps},
+		&DKNN{K: 50, Var: 0.95, Alpha: 0.5, Progress: o.Steps}, &CIDER{Epochs: o.Epochs, Seed: o.Seed, Progress: o.Progress}, &ViM{Classifier: o.Classifier}}
 }
 
 // A Seeded detector's fit depends on a seed (CIDER trains a projection

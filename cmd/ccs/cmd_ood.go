@@ -142,6 +142,7 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		}
 		bar := newProgress(out, o.Quiet, "CIDER epoch")
 		d.Progress = func(e, n int) { bar.step(e, n, "") }
+		d.Steps = newParts(out, o.Quiet).step
 	}
 	t, warnings, err := experiment.DetectOOD(ctx, d)
 	for _, w := range warnings {

@@ -32,7 +32,12 @@ type progress struct {
 	// of 56 minutes for a run of 100 seconds).
 	firstAt   time.Time
 	firstDone int
-	mu        sync.Mutex // step and epoch may be called from several goroutines
+	// quick, when positive, is a part's least time worth a line off a
+	// terminal (ccs ood's k-NN searches, each a part): its end is shown
+	// only once it has run that long, a line before its end only 10
+	// seconds after its start or the last line.
+	quick time.Duration
+	mu    sync.Mutex // step and epoch may be called from several goroutines
 }
 
 func newProgress(out *output, quiet bool, unit string) *progress {
@@ -70,9 +75,57 @@ func (p *progress) step(done, total int, what string) {
 			fmt.Fprintln(p.out.stderr)
 		}
 	case p.lazy && p.last.IsZero() && el < 10*time.Second:
+	case p.quick > 0 && done < total && now.Sub(p.since()) < 10*time.Second:
+	case p.quick > 0 && done == total && el < p.quick:
 	case done == total || now.Sub(p.last) >= 10*time.Second:
 		fmt.Fprintln(p.out.stderr, msg)
 		p.last = now
+	}
+}
+
+// since is when the last line was shown, or the start before any.
+func (p *progress) since() time.Time {
+	if p.last.IsZero() {
+		return p.start
+	}
+	return p.last
+}
+
+// parts shows the named parts of a long run (ccs ood's baselines and
+// their k-NN searches), each a progress of its own from its first report
+// (done 0 starts its clock) to its end; a part run again (a search of
+// another file) starts afresh. Off a terminal a part shorter than a
+// second prints nothing.
+type parts struct {
+	out  *output
+	off  bool
+	mu   sync.Mutex
+	bars map[string]*progress
+}
+
+func newParts(out *output, quiet bool) *parts {
+	return &parts{out: out, off: quiet, bars: map[string]*progress{}}
+}
+
+// step reports part name's done of total units; what, if not empty,
+// says what was done last.
+func (p *parts) step(name string, done, total int, what string) {
+	if p.off {
+		return
+	}
+	p.mu.Lock()
+	b := p.bars[name]
+	if b == nil || done == 0 {
+		b = newProgress(p.out, false, name)
+		b.quick = time.Second
+		p.bars[name] = b
+	}
+	if done >= total {
+		delete(p.bars, name)
+	}
+	p.mu.Unlock()
+	if done > 0 {
+		b.step(done, total, what)
 	}
 }
 

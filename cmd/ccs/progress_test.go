@@ -137,3 +137,50 @@ func TestProgressEpochs(t *testing.T) {
 		}
 	}
 }
+
+// TestParts: ccs ood's parts (its k-NN searches, the baselines done) each
+// keep a clock of their own from their first report; off a terminal a
+// part done within a second prints nothing, a longer one its end, and a
+// line before its end only 10 seconds after its start or the last line;
+// a part run again starts afresh.
+func TestParts(t *testing.T) {
+	type report struct {
+		name        string
+		done, total int
+		ago         time.Duration // the part's clock moved back before the report
+	}
+	for _, c := range []struct {
+		name    string
+		reports []report
+		want    []string
+	}{
+		{"quick", []report{{"KNN score", 96, 5000, 0}, {"KNN score", 5000, 5000, 0}}, nil},
+		{"over a second", []report{{"KNN score", 96, 5000, 0}, {"KNN score", 5000, 5000, 2 * time.Second}},
+			[]string{"KNN score 5000/5000  elapsed 2s  ETA 0s"}},
+		{"long", []report{{"D-KNN fit", 96, 60000, 0}, {"D-KNN fit", 30000, 60000, 11 * time.Second}, {"D-KNN fit", 31000, 60000, 0}, {"D-KNN fit", 60000, 60000, 10 * time.Second}},
+			[]string{"D-KNN fit 30000/60000  elapsed 11s  ETA 11s", "D-KNN fit 60000/60000  elapsed 21s  ETA 0s"}},
+		{"again", []report{{"KNN score", 96, 5000, 0}, {"KNN score", 5000, 5000, 2 * time.Second}, {"KNN score", 96, 9998, 0}, {"KNN score", 9998, 9998, 0}},
+			[]string{"KNN score 5000/5000  elapsed 2s  ETA 0s"}},
+		{"zero starts the clock", []report{{"baselines", 0, 8, 0}, {"baselines", 8, 8, 3 * time.Second}},
+			[]string{"baselines 8/8  elapsed 3s  ETA 0s"}},
+	} {
+		var stderr bytes.Buffer
+		p := newParts(&output{stdout: &bytes.Buffer{}, stderr: &stderr}, false)
+		for _, r := range c.reports {
+			if b := p.bars[r.name]; b != nil {
+				b.start = b.start.Add(-r.ago)
+				if !b.last.IsZero() {
+					b.last = b.last.Add(-r.ago)
+				}
+			}
+			p.step(r.name, r.done, r.total, "")
+		}
+		var got []string
+		if s := strings.TrimSpace(stderr.String()); s != "" {
+			got = strings.Split(s, "\n")
+		}
+		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+			t.Errorf("%s: lines %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -634,10 +634,12 @@ def _bundle_of(b, what):
 class _Progress:
     """Sends a job's progress reports to a callable (each report, a dict)
     or to a tqdm-like object: a fit's by epochs (total = max epochs), a
-    comparison's by (row, seed) cells (total = rows times seeds)."""
+    comparison's by (row, seed) cells (total = rows times seeds), an OOD
+    detection's part by part ("part": CIDER's epochs, each k-NN search's
+    inputs, the baselines done), the bar reset at each."""
 
     def __init__(self, target):
-        self.target, self.step = target, 0
+        self.target, self.step, self.part = target, 0, None
 
     def send(self, reports):
         t = self.target
@@ -647,6 +649,14 @@ class _Progress:
                 continue
             fit = "epoch" in r
             total, step = (r["max_epochs"], r["epoch"]) if fit else (r["total"], r["done"])
+            if r.get("part", self.part) != self.part:
+                # ood_detection's parts (CIDER's epochs, each k-NN
+                # search, the baselines) each fill the bar anew.
+                self.part, self.step = r["part"], 0
+                if hasattr(t, "reset"):
+                    t.reset(total=total)
+                else:
+                    t.n = 0
             if getattr(t, "total", None) != total:
                 t.total = total
                 if hasattr(t, "refresh"):
@@ -1033,8 +1043,11 @@ def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mo
     array; ood: one such input, or {name: input} for several; classifier:
     the encoder's last layer for ViM (FILE.npz, weight and bias);
     cider_epochs=0 leaves CIDER, the slow one, out. The other keywords are
-    the command's flags. progress: a callable, given a dict after each of
-    CIDER's epochs (done, total, what), or a tqdm bar. It runs on the
+    the command's flags. progress: a callable, given a dict (part, done,
+    total, what) after each of CIDER's epochs (part "cider"), along each
+    k-NN search of KNN, COMBOOD and D-KNN (part "KNN score", "D-KNN fit:
+    principal space", …: at most every 0.1 s, and at its end) and after
+    each baseline (part "baselines"), or a tqdm bar (reset at each part). It runs on the
     library's threads; Ctrl-C stops it. Returns an OODDetection; the table
     equals the command's on the same inputs."""
     opened = []

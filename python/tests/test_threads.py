@@ -119,21 +119,28 @@ def test_compare_progress(splits):
 
 
 def test_ood_detection_progress_and_stop(splits):
-    # ccs.ood_detection runs as a job: CIDER's epochs as progress, and a
-    # failing callback (as Ctrl-C) stops it.
+    # ccs.ood_detection runs as a job: CIDER's epochs, the k-NN searches and
+    # the baselines done as progress, and a failing callback (as Ctrl-C)
+    # stops it.
     s = ccs.calibrate("ball", splits["cal"])
     far = splits["test"].anchors[:200] + 6
     reports, bar = [], Bar()
     with pytest.warns(ccs.CCSWarning, match="only the paper's batch score"):
         ccs.ood_detection(s, splits["test"], far, train=splits["fit"], cider_epochs=3, progress=reports.append)
         ccs.ood_detection(s, splits["test"], far, train=splits["fit"], cider_epochs=3, progress=bar)
-    assert [(r["done"], r["total"]) for r in reports] == [(1, 3), (2, 3), (3, 3)] and reports[-1]["what"] == "CIDER epoch 3/3"
-    assert (bar.total, bar.n) == (3, 3) and bar.postfix == "CIDER epoch 3/3"
+    cider = [r for r in reports if r["part"] == "cider"]
+    assert [(r["done"], r["total"]) for r in cider] == [(1, 3), (2, 3), (3, 3)] and cider[-1]["what"] == "CIDER epoch 3/3"
+    # The k-NN searches and the baselines done are parts too, each ending
+    # on its total; the bar follows each part and ends on the last.
+    ends = {(r["part"], r["done"]) for r in reports if r["done"] == r["total"]}
+    assert {("KNN score", 200), ("D-KNN fit: principal space", len(splits["fit"].anchors)), ("baselines", 8)} <= ends
+    assert reports[-1] == {"part": "baselines", "done": 8, "total": 8, "what": "baselines 8/8 (ViM)"}
+    assert (bar.total, bar.n) == (8, 8) and bar.postfix == "baselines 8/8 (ViM)"
     calls = []
 
     def stop(r):
         calls.append(r)
-        if r["done"] >= 2:
+        if r["part"] == "cider" and r["done"] >= 2:
             raise RuntimeError("enough")
 
     with pytest.raises(RuntimeError, match="enough"):
