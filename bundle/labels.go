@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"bufio"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -858,9 +859,9 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
-		fields, empty := pairFields(text)
-		for i, f := range fields {
-			fields[i] = unquote(f)
+		fields, empty, err := pairFields(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		if empty {
 			hint := ""
@@ -973,27 +974,59 @@ func unquote(f string) string {
 	return f
 }
 
-// pairFields splits a line of a text of pairs into its fields: on tabs
-// where the line has any (BEIR's qrels are tab-separated, and an id may
-// hold a space or a comma: "p 115"), else on commas (a .csv), else on runs
-// of spaces (TREC's qrels, VoxCeleb's trial lists), the spaces around a
-// tab- or comma-separated field trimmed. empty reports a tab- or
-// comma-separated field left empty: read field by field,
-// "q1<TAB>doc7<TAB>" would be the pair (q1, doc7) without its score,
-// relevant.
-func pairFields(line string) (fields []string, empty bool) {
-	sep := "\t"
+// pairFields splits a line of a text of pairs into its fields, without
+// the double quotes a CSV writer puts around a field: on tabs where the
+// line has any (BEIR's qrels are tab-separated, and an id may hold a
+// space or a comma: "p 115"), else as a line of CSV where it has commas
+// (encoding/csv: a quoted field may hold a comma or a doubled quote,
+// "doc, 12"), else on runs of spaces (TREC's qrels, VoxCeleb's trial
+// lists), the spaces around a tab- or comma-separated field trimmed.
+// empty reports a tab- or comma-separated field left empty: read field by
+// field, "q1<TAB>doc7<TAB>" would be the pair (q1, doc7) without its
+// score, relevant. A quote opened and not closed on the line is an error.
+func pairFields(line string) (fields []string, empty bool, err error) {
 	switch {
 	case strings.Contains(line, "\t"):
+		fields = strings.Split(line, "\t")
 	case strings.Contains(line, ","):
-		sep = ","
+		if fields, err = csvFields(line); err != nil {
+			return nil, false, err
+		}
 	default:
-		return strings.Fields(line), false
+		fields = strings.Fields(line)
 	}
-	fields = strings.Split(line, sep)
+	csvLine := !strings.Contains(line, "\t") && strings.Contains(line, ",")
 	for i, f := range fields {
-		fields[i] = strings.TrimSpace(f)
+		if fields[i] = strings.TrimSpace(f); !csvLine { // csvFields took the quotes off
+			fields[i] = unquote(fields[i])
+		}
 		empty = empty || fields[i] == ""
 	}
-	return fields, empty
+	return fields, empty, nil
+}
+
+// csvFields reads a line of comma-separated fields as CSV (encoding/csv).
+// A quote within an unquoted field (5" screen) is read as a character of
+// it; a quoted field followed by spaces ("q0" , "d1") is split on its
+// commas, its quotes taken off; a quote left open is an error.
+func csvFields(line string) ([]string, error) {
+	read := func(lazy bool) ([]string, error) {
+		r := csv.NewReader(strings.NewReader(line))
+		r.FieldsPerRecord, r.TrimLeadingSpace, r.LazyQuotes = -1, true, lazy
+		return r.Read()
+	}
+	fields, err := read(false)
+	switch {
+	case err == nil:
+		return fields, nil
+	case errors.Is(err, csv.ErrBareQuote):
+		return read(true)
+	case strings.Count(line, `"`)%2 == 1:
+		return nil, fmt.Errorf("an unterminated quote (%q): a field opened with \" must close with \" on its line, a quote inside it doubled (\"\"), as a CSV writer writes it", line)
+	}
+	fields = strings.Split(line, ",")
+	for i, f := range fields {
+		fields[i] = unquote(strings.TrimSpace(f))
+	}
+	return fields, nil
 }

@@ -334,8 +334,12 @@ func TestReadQrels(t *testing.T) {
 		{"query-id\tcorpus-id\tscore\nq 0\tp 115\t1\nq 1\td,1\t2\n", [][2]int{{0, 0}, {1, 2}}},
 		{"q 0 , p 115\nq 1,p 7\n", [][2]int{{0, 0}, {1, 1}}},
 		{"q 0\tp 115\n", [][2]int{{0, 0}}},
+		// A line of CSV: a quoted field may hold a comma or a doubled
+		// quote, a quote within an unquoted one is a character of it.
+		{"\"q 0\",\"doc, 12\",1\n\"q 1\",\"say \"\"hi\"\"\",2\nq 1, 5\" screen,1\n", [][2]int{{0, 3}, {1, 4}, {1, 5}}},
+		{"\"q 0\" , \"p 7\"\n", [][2]int{{0, 1}}},
 	} {
-		p, err := NewPairIDs([]string{"q 0", "q 1"}, []string{"p 115", "p 7", "d,1"})
+		p, err := NewPairIDs([]string{"q 0", "q 1"}, []string{"p 115", "p 7", "d,1", "doc, 12", `say "hi"`, `5" screen`})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -370,6 +374,9 @@ func TestReadQrels(t *testing.T) {
 		{"infinite score", "q0\td1\t+Inf\n", `qrels.tsv:1: score "+Inf" is not a finite number`},
 		{"empty score", "query-id\tcorpus-id\tscore\nq0\td1\t\n", `qrels.tsv:2: an empty field ("q0\td1\t")`},
 		{"empty id", "q0,,1\n", `qrels.tsv:1: an empty field ("q0,,1")`},
+		{"an unterminated quote", "\"q0,d1,1\n", `qrels.tsv:1: an unterminated quote ("\"q0,d1,1"): a field opened with " must close with " on its line, a quote inside it doubled ("")`},
+		{"an unterminated quote, later", "q0,d1,1\nq1,\"d2,1\n", `qrels.tsv:2: an unterminated quote ("q1,\"d2,1")`},
+		{"a quoted field over two lines", "q0,\"d\n1\",1\n", `qrels.tsv:1: an unterminated quote ("q0,\"d")`},
 		{"empty id between tabs", "q0\t \t1\n", `qrels.tsv:1: an empty field ("q0\t \t1")`},
 		{"pandas' index column", ",user_id,item_id\n0,q0,d1\n", `qrels.tsv:1: an empty field (",user_id,item_id"): want query, relevant row [, score], each given (a pandas index column? write the file with df.to_csv(path, index=False))`},
 		{"a line without its score", "query-id\tcorpus-id\tscore\nq0\td1\t1\nq1\td2\n", "qrels.tsv:3: 2 columns, and line 1 has 3: every line gives a query, a relevant row and, if one does, a score"},
