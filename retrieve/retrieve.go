@@ -236,14 +236,14 @@ func (c *Collection) SetKeys(keys []string) error {
 var ErrTable = errors.New(`a Parquet or Arrow table: import package github.com/ccsets/ccs/table to read it (import _ "github.com/ccsets/ccs/table")`)
 
 // tables reads tables for ReadCollection (RegisterTables).
-var tables atomic.Pointer[func(path, column string) (*Collection, error)]
+var tables atomic.Pointer[func(path, column, ids string) (*Collection, error)]
 
 // RegisterTables makes ReadCollection (and Open) read tables
 // (bundle.IsTable: Parquet, Arrow, a Hugging Face dataset's directory) by
-// read, given the path and the embeddings' column ("" to choose): what
-// package table does when it is imported, as a store package registers
-// its scheme (Register).
-func RegisterTables(read func(path, column string) (*Collection, error)) { tables.Store(&read) }
+// read, given the path, the embeddings' column and the ids' ("" to
+// choose): what package table does when it is imported, as a store
+// package registers its scheme (Register).
+func RegisterTables(read func(path, column, ids string) (*Collection, error)) { tables.Store(&read) }
 
 // ReadCollection reads a collection file: a Parquet or Arrow table (where
 // package table is imported: RegisterTables), a NumPy array (.npy,
@@ -255,12 +255,18 @@ func RegisterTables(read func(path, column string) (*Collection, error)) { table
 // or a .safetensors file, its tensors named as an .npz's arrays (a file of
 // one tensor: the embeddings). FILE:NAME names the embeddings' array,
 // tensor or column (when FILE exists and FILE:NAME does not), as ccs
-// bundle's -embeddings takes them.
+// bundle's -embeddings takes them. A suffix ?ids=NAME (or ?id=NAME)
+// names the ids' array, tensor or column instead of "ids" (a table's
+// "id", "ids" or "_id"): corpus.parquet?ids=doc_id, emb.npz:vectors?ids=keys.
 func ReadCollection(spec string) (*Collection, error) {
+	spec, idName, err := splitIDs(spec)
+	if err != nil {
+		return nil, err
+	}
 	path, name := splitSpec(spec)
 	if bundle.IsTable(path) { // Parquet, Arrow, a Hugging Face dataset's directory
 		if read := tables.Load(); read != nil {
-			return (*read)(path, name)
+			return (*read)(path, name, idName)
 		}
 		return nil, fmt.Errorf("%s: %w", path, ErrTable)
 	}
@@ -268,6 +274,9 @@ func ReadCollection(spec string) (*Collection, error) {
 	if ext == ".npy" {
 		if name != "" {
 			return nil, fmt.Errorf("%s: an .npy file holds one array: give the file without :%s", path, name)
+		}
+		if idName != "" {
+			return nil, fmt.Errorf("%s: an .npy file holds one array, the embeddings, and no ids: give the file without ?ids=%s, and the ids in an .npz beside the embeddings (or ccs retrieve's -ids FILE)", path, idName)
 		}
 		a, err := bundle.ReadNPY(path)
 		if err != nil {
@@ -284,9 +293,8 @@ func ReadCollection(spec string) (*Collection, error) {
 		return c, nil
 	}
 	var arr map[string]bundle.Array
-	var err error
 	if ext == ".safetensors" {
-		arr, err = readSafetensors(path, name)
+		arr, err = readSafetensors(path, name, idName)
 	} else {
 		arr, err = bundle.ReadNPZ(path)
 		if err != nil && ext != ".npz" && errors.Is(err, zip.ErrFormat) {
@@ -314,8 +322,16 @@ func ReadCollection(spec string) (*Collection, error) {
 	if rows.F32 == nil || len(rows.Shape) != 2 || rows.Shape[0] < 1 || rows.Shape[1] < 1 {
 		return nil, fmt.Errorf("%s: array %q is %s %s: want float32 (n, d), n, d ≥ 1 (the embeddings)", path, name, rows.Kind(), bundle.FormatShape(rows.Shape))
 	}
-	ids, idName := arr["ids"], "ids"
-	if ids.Shape == nil {
+	var ids bundle.Array
+	switch {
+	case idName != "":
+		var ok bool
+		if ids, ok = arr[idName]; !ok {
+			return nil, fmt.Errorf("%s: no array %q for the ids (?ids=%s); have %s", path, idName, idName, arrayList(arr))
+		}
+	case arr["ids"].Shape != nil:
+		ids, idName = arr["ids"], "ids"
+	default:
 		ids, idName = arr["index"], "index"
 	}
 	if ids.Shape != nil && ((ids.I64 == nil && ids.Str == nil) || len(ids.Shape) != 1 || ids.Shape[0] != rows.Shape[0]) {
@@ -332,6 +348,27 @@ func ReadCollection(spec string) (*Collection, error) {
 		}
 	}
 	return c, nil
+}
+
+// splitIDs splits a collection's spec SPEC?ids=NAME (or ?id=NAME) into
+// SPEC and the ids' array, tensor or column NAME, unless a file is named
+// by the whole spec; ids is "" without the suffix.
+func splitIDs(spec string) (rest, ids string, err error) {
+	i := strings.LastIndex(spec, "?")
+	if i <= 0 {
+		return spec, "", nil
+	}
+	if _, err := os.Stat(spec); err == nil {
+		return spec, "", nil
+	}
+	key, value, _ := strings.Cut(spec[i+1:], "=")
+	switch {
+	case key != "ids" && key != "id":
+		return spec, "", nil // not ours: the file's error names it
+	case value == "":
+		return "", "", fmt.Errorf("%s: ?%s= names no column: want ?ids=NAME, the ids' array or column", spec, key)
+	}
+	return spec[:i], value, nil
 }
 
 // splitSpec splits FILE:NAME into the file and the name of its array,
@@ -388,7 +425,7 @@ func arrayList(arr map[string]bundle.Array) string {
 // readSafetensors reads the tensors of a .safetensors file that a
 // collection takes, by the names of an .npz's arrays (and the tensor
 // named, if any); a lone tensor is the embeddings.
-func readSafetensors(path, named string) (map[string]bundle.Array, error) {
+func readSafetensors(path, named, ids string) (map[string]bundle.Array, error) {
 	st, err := bundle.OpenSafetensors(path)
 	if err != nil {
 		return nil, err
@@ -401,7 +438,7 @@ func readSafetensors(path, named string) (map[string]bundle.Array, error) {
 		switch {
 		case len(names) == 1 && named == "":
 			as = "embeddings"
-		case name != named && !slices.Contains([]string{"embeddings", "anchors", "ids", "index"}, name):
+		case name != named && name != ids && !slices.Contains([]string{"embeddings", "anchors", "ids", "index"}, name):
 			continue
 		}
 		if arr[as], err = st.Read(name); err != nil {

@@ -90,3 +90,34 @@ func testTransforms(t *testing.T, g geometry.Geometry) {
 		s.Close()
 	}
 }
+
+// TestCollectionIDsNamed: a collection spec FILE?ids=NAME takes the ids
+// from the array of that name (a table's column likewise, in package
+// table's tests); a name that is not there fails the load, naming the
+// collection and the arrays there are.
+func TestCollectionIDsNamed(t *testing.T) {
+	dir := t.TempDir()
+	set := &conformal.Set{Geometry: geometry.Ball{D: 2}, Threshold: 1, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90}}
+	path := filepath.Join(dir, "set.json")
+	if err := set.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "db.npz")
+	if err := bundle.WriteNPZ(db, map[string]bundle.Array{"embeddings": bundle.Float32([]float32{0, 0, 5, 5, 0.5, 0}, 3, 2),
+		"pid": bundle.Int64([]int64{70, 80, 90}, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Sets: map[string]string{"ball": path}, Collections: map[string]string{"db": db + "?ids=pid"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, ok := s.state.Load().colls["db"].(*retrieve.Collection)
+	if !ok || !slices.Equal(c.IDs, []int64{70, 80, 90}) {
+		t.Errorf("ids %v, want pid's [70 80 90]", c.IDs)
+	}
+	_, err = New(Config{Sets: map[string]string{"ball": path}, Collections: map[string]string{"db": db + "?ids=pids"}})
+	if want := `db.npz: no array "pids" for the ids (?ids=pids); have embeddings float32 (3, 2), pid int64 (3,)`; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `collection "db"`) {
+		t.Errorf("a missing ids array: %v, want %q", err, want)
+	}
+}

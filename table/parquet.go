@@ -34,6 +34,13 @@ func ReadParquet(path string) (*retrieve.Collection, error) { return ReadParquet
 // ReadParquetColumn is ReadParquet with the embeddings from the named
 // column ("" chooses as ReadParquet does).
 func ReadParquetColumn(path, column string) (*retrieve.Collection, error) {
+	return ReadParquetColumns(path, column, "")
+}
+
+// ReadParquetColumns is ReadParquetColumn with the ids from the column
+// named idColumn, integers or strings ("" chooses as ReadParquet does: "id",
+// "ids" or "_id"); a column of that name must be there.
+func ReadParquetColumns(path, column, idColumn string) (*retrieve.Collection, error) {
 	tbl, err := ReadTable(path)
 	if err != nil {
 		return nil, err
@@ -51,7 +58,8 @@ func ReadParquetColumn(path, column string) (*retrieve.Collection, error) {
 					emb = i
 				}
 			}
-		case fld.Name == "id" || ((fld.Name == "ids" || fld.Name == "_id") && (id < 0 || schema.Field(id).Name == "_id")):
+		case idColumn != "" && fld.Name == idColumn,
+			idColumn == "" && (fld.Name == "id" || ((fld.Name == "ids" || fld.Name == "_id") && (id < 0 || schema.Field(id).Name == "_id"))):
 			t := fld.Type
 			if dict, ok := t.(*arrow.DictionaryType); ok { // pandas' category dtype
 				t = dict.ValueType
@@ -61,6 +69,9 @@ func ReadParquetColumn(path, column string) (*retrieve.Collection, error) {
 			}
 			id = i
 		}
+	}
+	if idColumn != "" && id < 0 {
+		return nil, fmt.Errorf("%s: no column %q for the ids (the columns: %s)%s", path, idColumn, Columns(schema), didYouMean(idColumn, schema))
 	}
 	if column != "" {
 		emb = slices.IndexFunc(schema.Fields(), func(f arrow.Field) bool { return f.Name == column })

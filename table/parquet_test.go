@@ -315,6 +315,14 @@ func TestReadCollectionNamed(t *testing.T) {
 	}
 	sttest.Write(t, p("st.safetensors"), sttest.T("a", "F32", []int{3, 2}, sttest.LE(flat...)), sttest.T("b", "F32", []int{2, 3}, sttest.LE(flat...)))
 	writeParquet(t, p("t.parquet"), []string{"id", "title_vec", "body_vec"}, []arrow.Array{strs(keys), lists([][]float32{{1, 2}, {3, 4}, {5, 6.5}}, 0), lists([][]float32{{0}, {0}, {0}}, 0)}, 10)
+	// Ids under another name (?ids=NAME): a protein export's seq_id.
+	writeParquet(t, p("seq.parquet"), []string{"seq_id", "emb"}, []arrow.Array{strs(keys), lists([][]float32{{1, 2}, {3, 4}, {5, 6.5}}, 0)}, 10)
+	writeParquet(t, p("both.parquet"), []string{"id", "doc_id", "emb"}, []arrow.Array{strs(keys), int64s(ids), lists([][]float32{{1, 2}, {3, 4}, {5, 6.5}}, 0)}, 10)
+	if err := bundle.WriteNPZ(p("keys.npz"), map[string]bundle.Array{"embeddings": bundle.Float32(flat, 3, 2), "ids": bundle.Int64(rowIDs, 3),
+		"doc_ids": bundle.Int64(ids, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	sttest.Write(t, p("ids.safetensors"), sttest.T("embeddings", "F32", []int{3, 2}, sttest.LE(flat...)), sttest.T("pid", "I64", []int{3}, sttest.LE(ids...)))
 	for _, c := range []struct {
 		spec string
 		d    int
@@ -326,6 +334,13 @@ func TestReadCollectionNamed(t *testing.T) {
 		{p("st.safetensors") + ":a", 2, rowIDs, nil},
 		{p("st.safetensors") + ":b", 3, rowIDs[:2], nil},
 		{p("t.parquet") + ":title_vec", 2, rowIDs, keys},
+		{p("seq.parquet"), 2, rowIDs, nil}, // seq_id is not taken unnamed
+		{p("seq.parquet") + "?ids=seq_id", 2, rowIDs, keys},
+		{p("both.parquet") + "?id=doc_id", 2, ids, nil},
+		{p("t.parquet") + ":title_vec?ids=id", 2, rowIDs, keys},
+		{p("keys.npz") + "?ids=doc_ids", 2, ids, nil},
+		{p("two.npz") + ":emb?ids=ids", 2, ids, nil},
+		{p("ids.safetensors") + "?ids=pid", 2, ids, nil},
 	} {
 		col, err := retrieve.ReadCollection(c.spec)
 		if err != nil {
@@ -344,6 +359,11 @@ func TestReadCollectionNamed(t *testing.T) {
 		{p("st.safetensors") + ":c", `st.safetensors: no tensor "c"; have a, b`},
 		{p("t.parquet") + ":vec", `t.parquet: no column "vec"`},
 		{p("absent.npz") + ":emb", "absent.npz:emb"},
+		{p("seq.parquet") + "?ids=sequence_id", `seq.parquet: no column "sequence_id" for the ids (the columns: "seq_id" utf8, "emb" list<element: float32, nullable>)`},
+		{p("keys.npz") + "?ids=doc_id", `keys.npz: no array "doc_id" for the ids (?ids=doc_id); have doc_ids int64 (3,), embeddings float32 (3, 2), ids int64 (3,)`},
+		{p("two.npz") + ":emb?ids=emb2", `two.npz: array "emb2" must be int64 or strings (3,), got float32 (2, 3)`},
+		{p("rows.npy") + "?ids=x", "rows.npy: an .npy file holds one array, the embeddings, and no ids"},
+		{p("seq.parquet") + "?ids=", `seq.parquet?ids=: ?ids= names no column`},
 	} {
 		if _, err := retrieve.ReadCollection(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.spec, err, c.want)

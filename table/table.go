@@ -33,7 +33,7 @@ import (
 	"github.com/ccsets/ccs/retrieve"
 )
 
-func init() { retrieve.RegisterTables(ReadParquetColumn) }
+func init() { retrieve.RegisterTables(ReadParquetColumns) }
 
 // ReadTable reads a columnar file whole: Parquet (.parquet), or Arrow IPC
 // (.arrow, .feather) in the stream format — what a Hugging Face dataset's
