@@ -247,6 +247,31 @@ func TestReadParquet(t *testing.T) {
 	}
 }
 
+// TestReadParquetBatches: a Parquet collection is read a batch of rows at
+// a time (4 096), across row groups; the rows and ids are the file's,
+// in order, float16 widened exactly.
+func TestReadParquetBatches(t *testing.T) {
+	t.Parallel()
+	const n = 10000
+	rows := make([][]float32, n)
+	var want []float32
+	keys := make([]string, n)
+	for i := range rows {
+		rows[i] = []float32{float32(i % 2048), -float32(i%1000) / 8, 0.5}
+		want = append(want, rows[i]...)
+		keys[i] = fmt.Sprintf("k%d", n-i)
+	}
+	path := filepath.Join(t.TempDir(), "big.parquet")
+	writeParquet(t, path, []string{"emb", "key"}, []arrow.Array{lists16(rows), strs(keys)}, 3000)
+	c, err := retrieve.ReadCollection(path + "?ids=key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.N != n || c.D != 3 || !slices.Equal(c.Rows, want) || !slices.Equal(c.Keys, keys) || c.Converted != "float16 → float32" {
+		t.Errorf("N=%d D=%d rows equal %v keys equal %v converted %q", c.N, c.D, slices.Equal(c.Rows, want), slices.Equal(c.Keys, keys), c.Converted)
+	}
+}
+
 // TestWriteParquetRoundTrip: WriteParquet's file, over two row groups,
 // reads back to the same collection.
 func TestWriteParquetRoundTrip(t *testing.T) {
