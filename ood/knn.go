@@ -74,6 +74,10 @@ const (
 	refBlock   = 1024 // reference rows per screen: 16 panels
 )
 
+// screenHead is the rows of a query's first block that set its first
+// bound.
+const screenHead = 256
+
 // screened is a reference row kept by the screen: its screened
 // ‖r‖² − 2·q·r (the squared distance less ‖q‖²) and its row.
 type screened struct {
@@ -155,6 +159,15 @@ func (s *queryScan) start(x *index, q []float64, k int) {
 // block's first row; skip: the block's row to leave out, or −1): the
 // vector kernel marks them, a group of lanes at a time (masks: scratch).
 func (s *queryScan) screen(prod, norms []float32, r0, skip int, masks []uint16) {
+	if math.IsInf(float64(s.bound), 1) && len(prod) > screenHead && 2*s.k <= screenHead {
+		// No bound yet (the first block): the head's rows set one, so
+		// that the rest of the block is screened against it instead
+		// of kept whole and selected among (a quarter of the selection).
+		s.screen(prod[:screenHead], norms[:screenHead], r0, skip, masks)
+		s.cut()
+		s.screen(prod[screenHead:], norms[screenHead:], r0+screenHead, skip-screenHead, masks)
+		return
+	}
 	w := kernel.ScreenMask(masks, prod, norms, s.bound)
 	for g, m := range masks[:(len(prod)+w-1)/w] {
 		for ; m != 0; m &= m - 1 {
