@@ -1248,7 +1248,9 @@ class Collection(_Handle):
         only (n, d) float array, ids as "ids" — integers or strings — or
         "index"), .safetensors (tensors named so, or a lone tensor of
         embeddings), .npy (n, d) or .parquet (an "id" column of integers or
-        strings); "FILE:NAME" names the embeddings' array, tensor or column."""
+        strings); "FILE:NAME" names the embeddings' array, tensor or column,
+        a suffix "?ids=NAME" the ids' ("corpus.parquet?ids=doc_id"), as
+        ccs serve's -db NAME=FILE?ids=NAME does."""
         h = c_handle()
         call(lib.ccs_collection_load, _path(path), byref(h))
         return cls._wrap(h.value)

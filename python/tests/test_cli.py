@@ -1372,6 +1372,20 @@ def test_retrieve_zero_anchor_warns(calibrated, sim):
             call()
 
 
+def test_collection_load_names_its_ids(calibrated, tmp_path):
+    """Collection.load("FILE?ids=NAME") takes the ids from the array of
+    that name (a protein export's seq_id), as ccs serve's -db does; a name
+    that is not there is refused with the arrays there are."""
+    s = calibrated["one"][2]
+    rows = np.random.default_rng(6).normal(size=(50, 3)).astype(np.float32)
+    np.savez(tmp_path / "c.npz", embeddings=rows, seq_id=np.arange(50) * 3 + 100)
+    c = ccs.Collection.load(f"{tmp_path / 'c.npz'}?ids=seq_id")
+    ids, _ = s.retrieve(rows[7], c, limit=5)
+    assert 121 in list(ids) and all((i - 100) % 3 == 0 for i in ids)
+    with pytest.raises(ValueError, match=r'no array "seq" for the ids \(\?ids=seq\); have embeddings float32 \(50, 3\), seq_id int64 \(50,\)'):
+        ccs.Collection.load(f"{tmp_path / 'c.npz'}?ids=seq")
+
+
 def test_collection_transform(calibrated, sim):
     """Collection.transform: an ellipsoid's collection answers as before;
     a ball's, a class-conditional set's and one over max_bytes are refused,
