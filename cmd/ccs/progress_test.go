@@ -172,6 +172,9 @@ func TestParts(t *testing.T) {
 				if !b.last.IsZero() {
 					b.last = b.last.Add(-r.ago)
 				}
+				if !b.firstAt.IsZero() {
+					b.firstAt = b.firstAt.Add(-r.ago)
+				}
 			}
 			p.step(r.name, r.done, r.total, "")
 		}
