@@ -83,7 +83,7 @@ func BenchmarkSearch(b *testing.B) {
 	for _, s := range []*conformal.Set{sets[0], sets[1], sets[2], sets[2], sets[3], sets[3]} {
 		g := s.Geometry
 		name := g.Kind().String()
-		if ok := Transformable(g); ok && c.transformed(s) == nil {
+		if ok := Transformable(g); ok && !c.Transformed(s) {
 			name += "/plain"
 		} else if ok {
 			name += "/transformed"
@@ -96,7 +96,7 @@ func BenchmarkSearch(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
 		})
-		if Transformable(g) && c.transformed(s) == nil {
+		if Transformable(g) && !c.Transformed(s) {
 			// The next run: the same set on the collection transformed once.
 			start := time.Now()
 			if err := c.Transform(s, 0); err != nil {

@@ -56,9 +56,9 @@ type Collection struct {
 	NoHalf bool
 
 	mu          sync.Mutex
-	transforms  map[*conformal.Set]*normTransform // see Transform
-	batchGroup  int                               // batch's chunks a group; 0: batchGroup (tests set fewer)
-	anchorBlock int                               // batch's anchors a block; 0: anchors() (tests set fewer)
+	transforms  map[geometry.Geometry]*normTransform // see Transform: by the set's geometry
+	batchGroup  int                                  // batch's chunks a group; 0: batchGroup (tests set fewer)
+	anchorBlock int                                  // batch's anchors a block; 0: anchors() (tests set fewer)
 	half        lazyCopy[kernel.HalfRows]
 	bytes       lazyCopy[kernel.ByteRows]
 }
@@ -1014,10 +1014,10 @@ func (c *Collection) scan(pr *probe, lo, hi, limit int, count bool, hits []Hit) 
 // it keeps go on to keep. For a transformed collection, bounds bounds the
 // exact score of the rows keep kept (probe.bounds); otherwise it is nil.
 // s is the set scanned (Centred), s0 the set as the caller gave it, by
-// which c keeps its transforms.
+// whose geometry c keeps its transforms.
 func (c *Collection) filter(s0, s *conformal.Set, anchor []float32) (keep func(lo, hi int, keep []bool, scratch []float64), screen func(b0 int, masks []uint16), bounds func(r int, v float64) (lo, hi float64, ok bool)) {
 	q, d := s.Threshold, c.D
-	if t := c.transformed(s0); t != nil && t.matches(s.Geometry) {
+	if t := c.transformFor(s0, s); t != nil {
 		return t.filter(q, anchor)
 	}
 	if bs, ok := s.Geometry.(geometry.ByteScreener); ok {

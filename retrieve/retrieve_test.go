@@ -510,7 +510,7 @@ func TestSearchShifted(t *testing.T) {
 		if total != len(hits) || total < 100 || !slices.Equal(got, want) {
 			t.Fatalf("%v shifted: %d hits (total %d), %d items inside of %d", tc.g.Kind(), len(hits), total, len(want), c.N)
 		}
-		if tc.g == nm && c.transformed(s) == nil {
+		if tc.g == nm && !c.Transformed(s) {
 			t.Errorf("single-norm shifted: not transformed")
 		}
 		unshifted, _, _ := Search(context.Background(), plain, anchor, c, 0)

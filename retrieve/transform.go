@@ -3,6 +3,7 @@ package retrieve
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 
 	"github.com/ccsets/ccs/bundle"
@@ -42,6 +43,16 @@ func TransformBytes(n, d int) int64 {
 // maxBytes (≤ 0: no limit). Transforming again for the same set does
 // nothing; a set whose M or p has changed since is scanned plainly. Safe
 // for concurrent use with Search.
+//
+// The transform is kept by the set's geometry (the pointer, so a geometry
+// that is not one is refused), not by the set: the transform depends on
+// the geometry alone, and every set sharing it — a class-conditional
+// set's ForClass sets, its OverAllClasses, a copy with another threshold
+// — searches the one transform, and transforming for them again does
+// nothing. (The threshold of the set first transformed for chooses only
+// whether M·z is computed in float32, whose rounding every search's
+// filter bounds.) A set loaded again has a geometry of its own, so it
+// never searches a transform made for another geometry.
 func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	inner, _ := geometry.Unshift(s.Geometry) // a shifted set's search moves its anchor (Centred)
 	if inner.Dim() != c.D {
@@ -51,7 +62,7 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 		return fmt.Errorf("retrieve: transform: needs %d MiB (%d items of dimension %d), over the limit of %d MiB",
 			need>>20, c.N, c.D, maxBytes>>20)
 	}
-	if c.transformed(s) != nil {
+	if c.transformed(s.Geometry) != nil {
 		return nil // before an ellipsoid's whitening: a batch asks again each call
 	}
 	var (
@@ -73,6 +84,9 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	default:
 		return fmt.Errorf("retrieve: transform: only a single-norm or ellipsoid set is transformed, not %T", inner)
 	}
+	if reflect.TypeOf(s.Geometry).Kind() != reflect.Pointer {
+		return fmt.Errorf("retrieve: transform: a transform is kept by its geometry's pointer, and %T is not one: the plain scan serves it", s.Geometry)
+	}
 	t, err := newNormTransform(m, p, kappa*s.Threshold, c)
 	if err != nil {
 		return err
@@ -84,9 +98,9 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.transforms == nil {
-		c.transforms = map[*conformal.Set]*normTransform{}
+		c.transforms = map[geometry.Geometry]*normTransform{}
 	}
-	c.transforms[s] = t
+	c.transforms[s.Geometry] = t
 	return nil
 }
 
@@ -116,11 +130,32 @@ func Transformable(g geometry.Geometry) bool {
 	return false
 }
 
-// transformed returns c's transform for s, or nil.
-func (c *Collection) transformed(s *conformal.Set) *normTransform {
+// Transformed reports whether a search of c with s scans a transform of c
+// (Transform): one made for s's geometry, by s or by another set sharing
+// it (a class-conditional set's ForClass sets), which the geometry still
+// matches.
+func (c *Collection) Transformed(s *conformal.Set) bool {
+	inner, _ := Centred(s, nil)
+	return c.transformFor(s, inner) != nil
+}
+
+// transformFor is the transform that a search with s0 (scanning s, its
+// Centred set) filters with, or nil.
+func (c *Collection) transformFor(s0, s *conformal.Set) *normTransform {
+	if t := c.transformed(s0.Geometry); t != nil && t.matches(s.Geometry) {
+		return t
+	}
+	return nil
+}
+
+// transformed returns c's transform for the geometry g, or nil.
+func (c *Collection) transformed(g geometry.Geometry) *normTransform {
+	if g == nil || reflect.TypeOf(g).Kind() != reflect.Pointer {
+		return nil // not a key (a value that is not comparable would panic)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.transforms[s]
+	return c.transforms[g]
 }
 
 // normTransform is a collection transformed by a single-norm's M, or by an

@@ -95,7 +95,7 @@ func TestTransformMatchesScan(t *testing.T) {
 			if err := fast.Transform(s, 0); err != nil {
 				t.Fatal(err)
 			}
-			if tr := fast.transformed(s); (tr.gz > 0) != (kernel.Vector() && d >= 16 && c.offset == 0) {
+			if tr := fast.transformed(s.Geometry); (tr.gz > 0) != (kernel.Vector() && d >= 16 && c.offset == 0) {
 				t.Errorf("d=%d, offset %v, %v: transformed in float32: %v (the vector kernels: %v)", d, c.offset, g.Kind(), tr.gz > 0, kernel.Vector())
 			}
 			want, wt, err := Search(context.Background(), s, anchor, plain, 0)
@@ -472,5 +472,55 @@ func TestCountWithin(t *testing.T) {
 	c, _ := NewCollection(rows, d, nil)
 	if _, err := CountWithin(context.Background(), &conformal.Set{Geometry: geometry.Ball{D: d}, Calibration: conformal.Info{Mode: conformal.OnePerAnchor}}, as, make([]float64, 2), c, nil); err == nil || !strings.Contains(err.Error(), "48 anchor values for 2 thresholds of dimension 8") {
 		t.Errorf("thresholds of another length: %v", err)
+	}
+}
+
+// TestTransformByGeometry: a transform is kept by the set's geometry, so a
+// set sharing it with another threshold (a class-conditional set's
+// ForClass sets) searches it, with the plain scan's hits, and transforming
+// for it again makes nothing new; a set whose geometry is equal but made
+// anew (a reload) does not search it.
+func TestTransformByGeometry(t *testing.T) {
+	const n, d = 2000, 4
+	rng := rand.New(rand.NewPCG(3, 4))
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	sigma := []float64{1, 0.3, 0, 0, 0.3, 2, 0.1, 0, 0, 0.1, 0.5, 0, 0, 0, 0, 1}
+	m := []float64{1, 0.3, 0, 0, 0, 2, 0.1, 0, 0, 0, 0.5, 0, 0.2, 0, 0, 1}
+	anchor := []float32{0.1, 0.2, -0.3, 0.4}
+	for _, mk := range []func() geometry.Geometry{
+		func() geometry.Geometry { g, _ := geometry.NewEllipsoid(d, sigma); return g },
+		func() geometry.Geometry { g, _ := geometry.NewNorm(d, m, 1.5); return g },
+	} {
+		g := mk()
+		parent := &conformal.Set{Geometry: g, Threshold: 2, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 20, Rank: 19}}
+		c, _ := NewCollection(rows, d, nil)
+		plain, _ := NewCollection(rows, d, nil)
+		if err := c.Transform(parent, 0); err != nil {
+			t.Fatal(err)
+		}
+		t0 := c.transformed(g)
+		for _, q := range []float64{2, 1.2, 0.6} {
+			child := *parent
+			child.Threshold = q
+			if !c.Transformed(&child) {
+				t.Errorf("%v, threshold %v: a set sharing the geometry does not search its transform", g.Kind(), q)
+			}
+			if err := c.Transform(&child, 0); err != nil || c.transformed(g) != t0 {
+				t.Errorf("%v, threshold %v: transforming again: %v, a new transform: %v", g.Kind(), q, err, c.transformed(g) != t0)
+			}
+			got, gt, err := Search(context.Background(), &child, anchor, c, 0)
+			want, wt, err2 := Search(context.Background(), &child, anchor, plain, 0)
+			if err != nil || err2 != nil || gt != wt || wt == 0 || !slices.Equal(got, want) {
+				t.Errorf("%v, threshold %v: %d hits (%v), the plain scan's %d (%v)", g.Kind(), q, gt, err, wt, err2)
+			}
+		}
+		again := *parent
+		again.Geometry = mk()
+		if c.Transformed(&again) {
+			t.Errorf("%v: a geometry made anew searches the old one's transform", g.Kind())
+		}
 	}
 }
