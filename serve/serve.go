@@ -527,9 +527,10 @@ func transformAll(st *state, budget int64) {
 		// A shifted set's search moves its anchor (retrieve.Centred) and
 		// scans its inner geometry's transform; a class-conditional set
 		// retrieves with a class's set, made for each request
-		// (conformal.Set.ForClass), which a transform for the set itself
-		// would not serve: its searches scan plainly.
-		if !retrieve.Transformable(set.Geometry) || set.OneThreshold() != nil {
+		// (conformal.Set.ForClass), which shares the set's geometry and
+		// so the one transform made for it (kept by geometry: no copy per
+		// class; a reload's sets have geometries of their own).
+		if !retrieve.Transformable(set.Geometry) {
 			continue
 		}
 		for _, cn := range slices.Sorted(maps.Keys(st.colls)) {

@@ -3,6 +3,8 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -119,5 +121,107 @@ func TestCollectionIDsNamed(t *testing.T) {
 	_, err = New(Config{Sets: map[string]string{"ball": path}, Collections: map[string]string{"db": db + "?ids=pids"}})
 	if want := `db.npz: no array "pids" for the ids (?ids=pids); have embeddings float32 (3, 2), pid int64 (3,)`; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `collection "db"`) {
 		t.Errorf("a missing ids array: %v, want %q", err, want)
+	}
+}
+
+// TestClassTransforms: a class-conditional single-norm or ellipsoid set's
+// collection is transformed at load, and its /retrieve with a label — a
+// class's set made for the request (conformal.Set.ForClass) — searches
+// that one transform (the class's sets share the set's geometry), with
+// the plain scan's hits for every class; under a budget that refuses the
+// transform the hits are the same, scanned plainly. A reload's sets have
+// geometries of their own: the old generation's transforms do not serve
+// them, the new generation's do.
+func TestClassTransforms(t *testing.T) {
+	nm, err := geometry.NewNorm(3, []float64{1, 0.3, 0, 0, 2, 0.1, 0, 0, 0.5}, 1.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	el, err := geometry.NewEllipsoid(3, []float64{1, 0.3, 0, 0.3, 2, 0.1, 0, 0.1, 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	const n, k, d = 200, 2, 3
+	cal := &bundle.Bundle{N: n, K: k, D: d, Labels: make([]int64, n)}
+	cal.Anchors, cal.Positives = make([]float32, n*d), make([]float32, n*k*d)
+	for i := range n {
+		cal.Labels[i] = int64(i % 2)
+		sigma := 0.5 + float64(i%2) // class 1 three times wider
+		for j := range d {
+			cal.Anchors[i*d+j] = float32(rng.NormFloat64())
+			for a := range k {
+				cal.Positives[(i*k+a)*d+j] = cal.Anchors[i*d+j] + float32(sigma*rng.NormFloat64())
+			}
+		}
+	}
+	rows := make([]float32, d*3000)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64() * 2)
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "db.npz")
+	if err := bundle.WriteNPZ(db, map[string]bundle.Array{"embeddings": bundle.Float32(rows, 3000, d)}); err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := retrieve.NewCollection(rows, d, nil)
+	anchor := []float32{0.1, 0.2, -0.3}
+	for _, g := range []geometry.Geometry{nm, el} {
+		name := g.Kind().String()
+		set, err := conformal.Calibrate(g, cal, 0.1, conformal.Options{Mode: conformal.Class})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name+".json")
+		if err := set.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		for _, budget := range []int64{0, 100} {
+			s, err := New(Config{Sets: map[string]string{name: path}, Collections: map[string]string{"db": db}, MaxResults: 3000, TransformBytes: budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := s.state.Load()
+			coll := st.colls["db"].(*retrieve.Collection)
+			for _, c := range set.Classes {
+				fc, err := st.sets[name].ForClass(c.Label)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := coll.Transformed(fc); got != (budget == 0) {
+					t.Errorf("%s, budget %d, class %d: searches the transform: %v, want %v", name, budget, c.Label, got, budget == 0)
+				}
+				want, total, err := retrieve.Search(context.Background(), fc, anchor, plain, 0)
+				if err != nil || total == 0 || total == 3000 {
+					t.Fatalf("%s, class %d: plain scan: %d hits, %v", name, c.Label, total, err)
+				}
+				rec := do(t, s.Handler(), "POST", "/v1/sets/"+name+"/retrieve", "", fmt.Sprintf(`{"anchor": [0.1, 0.2, -0.3], "collection": "db", "label": %d}`, c.Label))
+				var got struct {
+					Total int            `json:"total"`
+					Hits  []retrieve.Hit `json:"hits"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+					t.Fatalf("%s: %v: %s", name, err, rec.Body)
+				}
+				if got.Total != total || !slices.Equal(got.Hits, want) {
+					t.Errorf("%s, budget %d, class %d: %d hits, want the plain scan's %d", name, budget, c.Label, got.Total, total)
+				}
+			}
+			if budget == 0 {
+				if err := s.Reload("test"); err != nil {
+					t.Fatal(err)
+				}
+				next := s.state.Load()
+				fc, err := next.sets[name].ForClass(set.Classes[0].Label)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if coll.Transformed(fc) || !next.colls["db"].(*retrieve.Collection).Transformed(fc) {
+					t.Errorf("%s: after a reload, the old collection's transform serves the new set: %v, the new one's: %v",
+						name, coll.Transformed(fc), next.colls["db"].(*retrieve.Collection).Transformed(fc))
+				}
+			}
+			s.Close()
+		}
 	}
 }
