@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // TestQuantileVectors: the known ranks, and +Inf past n.
@@ -155,9 +156,15 @@ func synthetic(rng *rand.Rand, n, k int) *bundle.Bundle {
 // resplits, one-per-anchor calibration on n anchors gives a mean test
 // coverage in [1−α, 1−α + 1/(n+1)], up to 4.5 Monte-Carlo standard errors
 // (Bonferroni over the 9 cases at a family-wise level of about 1e-4).
+// Under the race detector, 200 resplits (the bounds are the count's): the
+// concurrency is Calibrate's, the same in each.
 func TestCoverageGuarantee(t *testing.T) {
 	t.Parallel()
-	const trials, k, nTest = 2000, 4, 400
+	const k, nTest = 4, 400
+	trials := 2000
+	if race.Enabled {
+		trials = 200
+	}
 	for _, n := range []int{19, 99, 999} {
 		if n == 999 && testing.Short() {
 			continue // long variant
@@ -470,11 +477,16 @@ func TestTooFewTinyAlpha(t *testing.T) {
 // quickselect) returns the sort's r-th value and leaves x partitioned
 // around it, for random, tied, sorted, reversed and constant inputs and
 // ranks at both ends; and it falls back where the bracket misses (a
-// sample of a sorted run that hides the rest).
+// sample of a sorted run that hides the rest). Under the race detector,
+// 24 trials (four of each kind): Select starts no goroutine.
 func TestSelectLarge(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
-	for trial := range 200 {
+	trials := 200
+	if race.Enabled {
+		trials = 24
+	}
+	for trial := range trials {
 		n := sampledMin + rng.IntN(30000)
 		x := make([]float64, n)
 		for i := range x {

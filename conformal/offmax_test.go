@@ -1,10 +1,18 @@
 package conformal
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ccsets/ccs/internal/race"
+)
 
 // TestOffTheMaximum: the bisection finds what a scan of every m finds,
-// over α, PAC's δ and class sizes around the rank's maximum.
+// over α, PAC's δ and class sizes around the rank's maximum. Numbers
+// alone, no goroutine on the way: not under the race detector.
 func TestOffTheMaximum(t *testing.T) {
+	if race.Enabled {
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	scan := func(alpha, delta float64, n int) int {
 		mode := OnePerAnchor
 		if delta > 0 {
