@@ -14,6 +14,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // correlated draws anchors with positives around them along a fixed
@@ -238,13 +239,15 @@ func labelled(t *testing.T, rng *rand.Rand, nFit, nCal, nTest, c, d, k int) (fit
 // calibration split share rows (a row of one half is a positive of the
 // other's anchors), and on these draws they fall short: the test fails if
 // EllipsoidFrom is given the halves, or the calibration split, to estimate
-// Σ on.
+// Σ on. Under the race detector, 40 draws (the bounds are the count's):
+// the concurrency is Σ's and the evaluation's, the same in each.
 func TestEllipsoidFromCoverage(t *testing.T) {
 	t.Parallel()
-	const (
-		draws = 400
-		alpha = 0.1
-	)
+	const alpha = 0.1
+	draws := 400
+	if race.Enabled {
+		draws = 40
+	}
 	var from, halves []float64
 	for r := range draws {
 		rng := rand.New(rand.NewPCG(uint64(r), 77))
@@ -405,13 +408,16 @@ func gapped(rng *rand.Rand, n, k int) *bundle.Bundle {
 // draws of fit, calibration and test splits at least 1 − α less three
 // standard errors — and, where every positive lies off its anchor by the
 // same gap, are far smaller than the sets centred on the anchor (log-volume
-// per dimension lower by more than 0.5) and exclude more.
+// per dimension lower by more than 0.5) and exclude more. Under the race
+// detector, 40 draws (the bound is the count's): the concurrency is the
+// same in each.
 func TestShiftedCoverage(t *testing.T) {
 	t.Parallel()
-	const (
-		draws = 400
-		alpha = 0.1
-	)
+	const alpha = 0.1
+	draws := 400
+	if race.Enabled {
+		draws = 40
+	}
 	type row struct{ cov, logvol, exc []float64 }
 	rows := map[string]*row{}
 	for r := range draws {
@@ -449,7 +455,7 @@ func TestShiftedCoverage(t *testing.T) {
 	for _, name := range []string{"ball", "ellipsoid"} {
 		plain, shifted := rows[name], rows[name+" shifted"]
 		m, sd := stat.MeanStdDev(shifted.cov, nil)
-		se := sd / math.Sqrt(draws)
+		se := sd / math.Sqrt(float64(draws))
 		lp, ls := stat.Mean(plain.logvol, nil), stat.Mean(shifted.logvol, nil)
 		ep, es := stat.Mean(plain.exc, nil), stat.Mean(shifted.exc, nil)
 		t.Logf("%s: shifted coverage %.4f ± %.4f (plain %.4f); LogVol/d %.3f against %.3f; exclusion %.3f against %.3f", name, m, se, stat.Mean(plain.cov, nil), ls, lp, es, ep)
