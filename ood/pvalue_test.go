@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // TestPValueByHand: p = (1 + #{s_j ≥ s})/(n+1), ties against the input;
@@ -101,7 +103,11 @@ func trueFAR(cal []float64, test Test) float64 {
 // correction, not far below it (it is not vacuous either). Each draw's
 // rate is exact (uniform scores: the rate is 1 − the order statistic), so
 // the only Monte-Carlo error is that of the draws: 3 standard errors.
+// Numbers alone, no goroutine on the way: not under the race detector.
 func TestGuarantee(t *testing.T) {
+	if race.Enabled {
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	t.Parallel()
 	const draws, delta = 2000, 0.1
 	rng := rand.New(rand.NewPCG(81, 81))
@@ -167,7 +173,11 @@ func TestGuarantee(t *testing.T) {
 // finite test samples of a skewed score (exchangeable, not uniform), so
 // that the code path a user calls is the one tested: over 1000 draws the
 // mean share of flagged in-distribution test inputs is at most α_ood.
+// Numbers alone, no goroutine on the way: not under the race detector.
 func TestGuaranteeEmpirical(t *testing.T) {
+	if race.Enabled {
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	t.Parallel()
 	const draws, nTest = 1000, 200
 	rng := rand.New(rand.NewPCG(82, 82))
@@ -271,8 +281,12 @@ func TestBenjaminiHochberg(t *testing.T) {
 // TestMonitor: on 1000 exchangeable streams of 500 scores the martingale
 // reaches 1/δ (δ = 0.05) in at most δ of them; on a stream that switches
 // to larger scores it raises its alarm soon after the switch; Reset starts
-// afresh; a non-finite score is refused.
+// afresh; a non-finite score is refused. Numbers alone, no goroutine on the
+// way: not under the race detector.
 func TestMonitor(t *testing.T) {
+	if race.Enabled {
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	t.Parallel()
 	const streams, length, delta = 1000, 500, 0.05
 	rng := rand.New(rand.NewPCG(84, 84))
@@ -465,8 +479,12 @@ func BenchmarkMonitorTies(b *testing.B) {
 // in-distribution stream a shift is still caught soon, where a plain
 // mixture of power martingales (the monitor before the jumps) has lost
 // the capital to catch it; and long in-distribution streams alarm at most
-// about δ of the time.
+// about δ of the time. Numbers alone, no goroutine on the way: not under
+// the race detector.
 func TestMonitorJumpers(t *testing.T) {
+	if race.Enabled {
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	t.Parallel()
 	c, _ := NewCalibration([]float64{0})
 	m, err := NewMonitor(c, MonitorOptions{Delta: 0.01})

@@ -7,14 +7,19 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // TestExchangeableTail: the beta-binomial tail against exact small cases
 // and simulations of the conformal tests themselves (uniform scores: n
 // calibration, m test, exchangeable), the marginal one and one with a δ
 // above 1/e, whose flagged rank is above the marginal test's; and its
-// edges.
+// edges. Numbers alone, no goroutine on the way: not under the race
+// detector.
 func TestExchangeableTail(t *testing.T) {
+	if race.Enabled {
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	t.Parallel()
 	// m = 1: P(flag) = E[Beta(ℓ, n+1−ℓ)] = ℓ/(n+1), the test's exact level.
 	for _, c := range []struct {
