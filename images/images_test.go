@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // writeIDX writes a gzipped IDX file: magic, dims, then data (plus extra).
@@ -70,7 +72,11 @@ func TestReadIDX(t *testing.T) {
 }
 
 // TestFashionMNIST reads the installed data set (scripts/setup installs it).
+// The package starts no goroutine: not under the race detector.
 func TestFashionMNIST(t *testing.T) {
+	if race.Enabled {
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
 		split string
@@ -98,7 +104,13 @@ func TestFashionMNIST(t *testing.T) {
 	}
 }
 
+// TestMNISTDigits reads the 10 000 MNIST digits (scripts/setup installs
+// them) and refuses a digits file of no whole image. The package starts no
+// goroutine: not under the race detector.
 func TestMNISTDigits(t *testing.T) {
+	if race.Enabled {
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	t.Parallel()
 	s, err := Load("mnist", 0)
 	if err != nil {
