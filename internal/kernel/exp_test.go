@@ -3,11 +3,17 @@ package kernel
 import (
 	"math"
 	"testing"
+
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // TestExp32Bound checks the relative error against math.Exp on a grid of
-// 10⁷ points over [ExpMin, ExpMax] plus the ends and zero.
+// 10⁷ points over [ExpMin, ExpMax] plus the ends and zero. Scalar numbers,
+// no goroutine: not under the race detector.
 func TestExp32Bound(t *testing.T) {
+	if race.Enabled {
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	t.Parallel()
 	worst, at := 0.0, 0.0
 	check := func(x float32) {

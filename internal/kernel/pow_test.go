@@ -3,12 +3,18 @@ package kernel
 import (
 	"math"
 	"testing"
+
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // TestLog2PolyBound checks Log2Poly against math.Log2 on 10⁷ points spread
 // log-uniformly over the normal float32 range and on every float32 in
-// [0.5, 2], where log2 y → 0.
+// [0.5, 2], where log2 y → 0. Scalar numbers, no goroutine: not under the
+// race detector.
 func TestLog2PolyBound(t *testing.T) {
+	if race.Enabled {
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	t.Parallel()
 	worst, at := 0.0, float32(0)
 	check := func(y float32) {
@@ -39,8 +45,12 @@ func TestLog2PolyBound(t *testing.T) {
 }
 
 // TestExp2PolyBound checks Exp2Poly's relative error against math.Exp2 on 10⁷
-// points of [−126, 128) and 10⁶ around 0, and its ends.
+// points of [−126, 128) and 10⁶ around 0, and its ends. Scalar numbers, no
+// goroutine: not under the race detector.
 func TestExp2PolyBound(t *testing.T) {
+	if race.Enabled {
+		t.Skip("no concurrency of its own under the race detector: run without -race")
+	}
 	t.Parallel()
 	worst, at := 0.0, float32(0)
 	check := func(a float32) {
