@@ -11,6 +11,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // TestCoverageOfMadeBundles is the guarantee as a practitioner meets it:
@@ -21,13 +22,17 @@ import (
 // split, the mean test coverage must reach 1 − α (up to 4.5 standard
 // errors of the mean) and not exceed it by much more than 1/(n+1): the
 // marginal guarantee, for label bundles and for relevance pairs; and per
-// class with class-conditional calibration.
+// class with class-conditional calibration. Under the race detector, 100
+// seeds (the bound is the count's): the concurrency is the same in each.
 func TestCoverageOfMadeBundles(t *testing.T) {
 	t.Parallel()
 	const d = 3
 	R := 4000
 	if testing.Short() {
 		R = 300
+	}
+	if race.Enabled {
+		R = 100
 	}
 	rng := rand.New(rand.NewPCG(5, 11))
 	// labelled draws classes of the given sizes and spreads around random

@@ -12,6 +12,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/race"
 )
 
 // gaussBundle is n anchors with k positives and k negatives each, the
@@ -39,9 +40,15 @@ func gaussBundle(rng *rand.Rand, n, k, d int) *bundle.Bundle {
 // TestResplits: over 2000 resplits with 100 calibration anchors, the
 // marginal calibration's mean coverage lies in its band (up to 4 Monte
 // Carlo standard errors) with about half the resplits below 1−α, and PAC
-// (δ = 0.1) puts at most δ of them below (plus sampling error).
+// (δ = 0.1) puts at most δ of them below (plus sampling error). Under the
+// race detector, 200 resplits (the bounds are the count's): Resplits'
+// concurrency is the same at any count.
 func TestResplits(t *testing.T) {
 	t.Parallel()
+	resplits := 2000
+	if race.Enabled {
+		resplits = 200
+	}
 	rng := rand.New(rand.NewPCG(30, 30))
 	b := gaussBundle(rng, 5100, 4, 2)
 	g := geometry.Ball{D: 2}
@@ -54,7 +61,7 @@ func TestResplits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Resplits(set, b, 2000, frac, 1)
+		r, err := Resplits(set, b, resplits, frac, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,19 +76,19 @@ func TestResplits(t *testing.T) {
 				below++
 			}
 		}
-		if s := Summarize(r.Coverages); len(r.Coverages) != 2000 || s != r.Coverage || float64(below)/2000 != r.BelowShare {
+		if s := Summarize(r.Coverages); len(r.Coverages) != resplits || s != r.Coverage || float64(below)/float64(resplits) != r.BelowShare {
 			t.Errorf("%d coverages: %+v, %d below 1−α; the summary %+v, %.3f below", len(r.Coverages), s, below, r.Coverage, r.BelowShare)
 		}
 		switch c.mode {
 		case conformal.OnePerAnchor:
-			se := r.Coverage.Std / math.Sqrt(2000)
+			se := r.Coverage.Std / math.Sqrt(float64(resplits))
 			if r.Coverage.Mean < r.Band[0]-4*se || r.Coverage.Mean > r.Band[1]+4*se || r.BelowShare < 0.3 {
 				t.Errorf("marginal: mean %.4f outside [%.4f, %.4f] ± %.4f, or %.3f below", r.Coverage.Mean, r.Band[0], r.Band[1], 4*se, r.BelowShare)
 			}
 		case conformal.PAC:
 			// The held-out coverage of 20 000 positives adds a little noise
 			// to the calibration draw's.
-			if r.BelowShare > 0.1+3*math.Sqrt(0.09/2000)+0.02 {
+			if r.BelowShare > 0.1+3*math.Sqrt(0.09/float64(resplits))+0.02 {
 				t.Errorf("PAC: %.3f of the resplits below 1−α, want ≤ δ = 0.1", r.BelowShare)
 			}
 		}
