@@ -169,7 +169,16 @@ func readArrow(r io.ReaderAt, size, limit int64) (tbl arrow.Table, err error) {
 			recs = append(recs, rec)
 		}
 	} else {
-		sr, err := ipc.NewReader(bufio.NewReader(io.NewSectionReader(r, 0, size)), ipc.WithAllocator(mem))
+		// No message of a well-formed stream is larger than the stream: a
+		// length prefix claiming more (a text file's first 4 bytes read as
+		// one, 1.7 GB for "embe") is refused before its buffer is made.
+		// ipc.NewReader sets no such limit (arrow-go v18.8.0), and at
+		// default the message reader caps bodies at 256 MiB, which a large
+		// embeddings batch may exceed.
+		lim := max(size, 8)
+		mr := ipc.NewMessageReader(bufio.NewReader(io.NewSectionReader(r, 0, size)), ipc.WithAllocator(mem),
+			ipc.WithMetadataSizeLimit(lim), ipc.WithBodySizeLimit(lim))
+		sr, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
 		if err != nil {
 			return nil, fmt.Errorf("not a readable Arrow IPC stream or file: %w", err)
 		}

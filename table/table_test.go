@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -72,6 +73,26 @@ func arrowBatches(t *testing.T, rows [][]float32, keys, labels []string, batch i
 // its "id" column, as written; ReadTable hands the other columns on; bad
 // files are refused naming the file, and a header claiming more memory
 // than the file could hold is refused before it is allocated.
+// TestReadArrowClaimsNoMore: a file that is no Arrow stream, whose first
+// four bytes read as a message length claim 1.7 GB ("embe"), is refused
+// without a buffer of that length (it cost seconds of clearing memory and
+// as much resident memory as it claimed): the messages of a stream are no
+// longer than the stream. Not parallel: it counts the process's
+// allocations.
+func TestReadArrowClaimsNoMore(t *testing.T) {
+	data := []byte("embedding,label\n1,2\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := readArrow(bytes.NewReader(data), int64(len(data)), 2*int64(len(data))+1<<20)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "not a readable Arrow IPC stream or file") {
+		t.Errorf("a CSV read as Arrow: %v", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("a %d-byte file that is no Arrow stream: %d MiB allocated to refuse it", len(data), got>>20)
+	}
+}
+
 func TestReadArrow(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
