@@ -153,8 +153,15 @@ func readArrow(r io.ReaderAt, size, limit int64) (tbl arrow.Table, err error) {
 			rec.Release()
 		}
 	}()
+	// No message of a well-formed file or stream is larger than it: the
+	// readers' own caps (arrow-go v18.8.0: 64 MiB of metadata, 256 MiB of
+	// a record batch's body) would refuse an embeddings batch over 256 MiB
+	// (65 536 rows of d = 1024 float32, pyarrow's Feather chunk), and the
+	// stream's reader sets none of its own: the file's size is the cap.
+	lim := max(size, 8)
 	if bytes.Equal(head, ipc.Magic) { // the file format
-		fr, err := ipc.NewFileReader(io.NewSectionReader(r, 0, size), ipc.WithAllocator(mem))
+		fr, err := ipc.NewFileReader(io.NewSectionReader(r, 0, size), ipc.WithAllocator(mem),
+			ipc.WithMetadataSizeLimit(lim), ipc.WithBodySizeLimit(lim))
 		if err != nil {
 			return nil, fmt.Errorf("not a readable Arrow IPC file: %w", err)
 		}
@@ -169,13 +176,9 @@ func readArrow(r io.ReaderAt, size, limit int64) (tbl arrow.Table, err error) {
 			recs = append(recs, rec)
 		}
 	} else {
-		// No message of a well-formed stream is larger than the stream: a
-		// length prefix claiming more (a text file's first 4 bytes read as
-		// one, 1.7 GB for "embe") is refused before its buffer is made.
-		// ipc.NewReader sets no such limit (arrow-go v18.8.0), and at
-		// default the message reader caps bodies at 256 MiB, which a large
-		// embeddings batch may exceed.
-		lim := max(size, 8)
+		// A length prefix claiming more than the stream (a text file's
+		// first 4 bytes read as one, 1.7 GB for "embe") is refused before
+		// its buffer is made.
 		mr := ipc.NewMessageReader(bufio.NewReader(io.NewSectionReader(r, 0, size)), ipc.WithAllocator(mem),
 			ipc.WithMetadataSizeLimit(lim), ipc.WithBodySizeLimit(lim))
 		sr, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))

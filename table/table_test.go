@@ -413,3 +413,34 @@ func TestColumnLabelSets(t *testing.T) {
 		t.Errorf("lists of floats: %v", err)
 	}
 }
+
+// TestReadArrowLargeBatch: a record batch whose body is over arrow-go's
+// default cap of 256 MiB — 66 000 rows of d = 1024 float32, as pyarrow
+// writes a Feather file in chunks of 65 536 rows — is read (the file
+// format; the stream's reader takes the same cap, the file's size). Not
+// in -short: it writes 270 MB.
+func TestReadArrowLargeBatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads a 270 MB file")
+	}
+	const n, d = 66000, 1024
+	rows := make([][]float32, n)
+	flat := make([]float32, n*d)
+	keys, labels := make([]string, n), make([]string, n)
+	for i := range rows {
+		rows[i] = flat[i*d : (i+1)*d]
+		rows[i][i%d] = float32(i)
+		keys[i], labels[i] = fmt.Sprint("p", i), "a"
+	}
+	path := filepath.Join(t.TempDir(), "big.arrow")
+	if err := os.WriteFile(path, arrowBatches(t, rows, keys, labels, n, true), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := retrieve.ReadCollection(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.N != n || c.D != d || !slices.Equal(c.Rows, flat) || c.Keys[n-1] != keys[n-1] {
+		t.Errorf("%d × %d rows, last key %q: not what was written", c.N, c.D, c.Keys[n-1])
+	}
+}
