@@ -40,9 +40,11 @@ const DefaultSizeAnchors = 1000
 
 // SetSizes searches store around each of the first n anchors of test (all
 // of them when n ≤ 0 or n > test.N) and summarizes how many items each set
-// holds. An anchor's own row counts where the store holds it. s needs one
-// threshold (a class-conditional set's differs by the anchor's class,
-// which retrieval is not told). It stops with ctx's error when ctx is
+// holds. An anchor's own row counts where the store holds it. A
+// class-conditional set's set around an anchor is its class's threshold's
+// (test.Labels; a test bundle without labels is refused with
+// conformal.ErrNoLabel, and a class the set has no threshold for names the
+// anchor). It stops with ctx's error when ctx is
 // done; progress, where not nil, is told how far it is: anchors done of
 // all, or for an in-memory Collection, counted for every anchor in one
 // pass (retrieve.CountBatch), its chunks done of all, in any order but
@@ -73,6 +75,17 @@ func AnchorSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, sto
 	if items, err = store.Len(ctx); err != nil {
 		return nil, 0, err
 	}
+	// A class-conditional set: each anchor's threshold its class's
+	// (retrieve.CountWithin in one pass; ForClass's set a search). The
+	// transform is s's own, as a set of one threshold's, which a
+	// collection keeps for the set: not one a call.
+	var thresholds []float64
+	var classes map[int64]*conformal.Set
+	if s.ClassConditional() {
+		if thresholds, classes, err = classThresholds(s, test, n); err != nil {
+			return nil, 0, err
+		}
+	}
 	if t, ok := store.(retrieve.Transformer); ok && n >= retrieve.BatchTransformMin && retrieve.Transformable(s.Geometry) {
 		_ = t.Transform(s, retrieve.BatchTransformBytes)
 	}
@@ -90,7 +103,12 @@ func AnchorSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, sto
 				progress(done, total)
 			}
 		}
-		totals, err := retrieve.CountBatch(ctx, s, test.Anchors[:n*d], c, serial)
+		var totals []int
+		if thresholds != nil {
+			totals, err = retrieve.CountWithin(ctx, s, test.Anchors[:n*d], thresholds, c, serial)
+		} else {
+			totals, err = retrieve.CountBatch(ctx, s, test.Anchors[:n*d], c, serial)
+		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("eval: set sizes: %w", err)
 		}
@@ -98,7 +116,11 @@ func AnchorSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, sto
 	}
 	sizes = make([]int, n)
 	for i := range n {
-		_, total, err := store.Search(ctx, s, test.Anchors[i*d:(i+1)*d], 1)
+		one := s
+		if classes != nil {
+			one = classes[test.Labels[i]]
+		}
+		_, total, err := store.Search(ctx, one, test.Anchors[i*d:(i+1)*d], 1)
 		if err != nil {
 			return nil, 0, fmt.Errorf("eval: set sizes: test anchor %d: %w", i, err)
 		}
@@ -108,6 +130,32 @@ func AnchorSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, sto
 		}
 	}
 	return sizes, items, nil
+}
+
+// classThresholds is the threshold of a class-conditional set s around
+// each of test's first n anchors, its class's (test.Labels), and the set
+// of each of their classes (conformal.Set.ForClass).
+func classThresholds(s *conformal.Set, test *bundle.Bundle, n int) ([]float64, map[int64]*conformal.Set, error) {
+	if test.Labels == nil {
+		return nil, nil, fmt.Errorf("eval: set sizes: %w: the test bundle has no labels", conformal.ErrNoLabel)
+	}
+	if len(test.Labels) < n {
+		return nil, nil, fmt.Errorf("eval: set sizes: %d labels for %d test anchors", len(test.Labels), n)
+	}
+	thresholds := make([]float64, n)
+	classes := map[int64]*conformal.Set{}
+	for i, l := range test.Labels[:n] {
+		c, ok := classes[l]
+		if !ok {
+			var err error
+			if c, err = s.ForClass(l); err != nil {
+				return nil, nil, fmt.Errorf("eval: set sizes: test anchor %d: %w", i, err)
+			}
+			classes[l] = c
+		}
+		thresholds[i] = c.Threshold
+	}
+	return thresholds, classes, nil
 }
 
 // ClassSizes is Sizes of one class's anchors: how many items the set

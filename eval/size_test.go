@@ -3,8 +3,10 @@ package eval
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,7 +71,8 @@ func TestSetSizes(t *testing.T) {
 			}
 		}
 	}
-	// A class-conditional set has no one threshold for a retrieval.
+	// A class-conditional set on a test bundle without labels has no
+	// threshold for an anchor (TestClassSetSizes counts with labels).
 	cal.Labels = make([]int64, cal.N)
 	for i := range cal.Labels {
 		cal.Labels[i] = int64(i % 2)
@@ -93,6 +96,92 @@ func TestSetSizes(t *testing.T) {
 	var most, calls, total int
 	if _, err := SetSizes(context.Background(), set, test, c, 3, func(done, all int) { most, total, calls = max(most, done), all, calls+1 }); err != nil || most != total || calls != total || total == 0 {
 		t.Errorf("progress reached %d of %d in %d calls, %v", most, total, calls, err)
+	}
+}
+
+// hiddenStore is a store that is not a *retrieve.Collection: its sets'
+// sizes are counted a search an anchor.
+type hiddenStore struct{ retrieve.Store }
+
+// TestClassSetSizes: a class-conditional set's sizes are, anchor by
+// anchor, the collection's items inside the set at the threshold of the
+// anchor's class (its membership test with the anchor's label), in one
+// pass of an in-memory collection (transformed for an ellipsoid from
+// retrieve.BatchTransformMin anchors) and a search an anchor of another
+// store; the classes' thresholds differ, one +Inf (every item). A test
+// anchor of a class the set has none for is named.
+func TestClassSetSizes(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 70))
+	const d, items = 3, 5000
+	cal, test := gaussBundle(rng, 300, 2, d), gaussBundle(rng, 40, 2, d)
+	cal.Labels, test.Labels = make([]int64, cal.N), make([]int64, test.N)
+	for i := range cal.Labels {
+		cal.Labels[i] = int64(i % 3)
+	}
+	for i := range test.Labels {
+		test.Labels[i] = int64(i*7%3) + 4 // classes 4, 5, 6: not in row order
+	}
+	for i := range cal.Labels {
+		cal.Labels[i] += 4
+	}
+	rows := make([]float32, items*d)
+	for i := range rows {
+		rows[i] = float32(1.5 * rng.NormFloat64())
+	}
+	c, err := retrieve.NewCollection(rows, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	el, _ := geometry.NewEllipsoid(d, []float64{2, 0.3, 0, 0.3, 1, 0.2, 0, 0.2, 0.5})
+	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, el} {
+		set, err := conformal.Calibrate(g, cal, 0.2, conformal.Options{Mode: conformal.Class})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(set.Classes) != 3 {
+			t.Fatalf("%v: %d classes", g.Kind(), len(set.Classes))
+		}
+		// Thresholds far apart, so that a set at another class's would
+		// count otherwise; the set over all classes' as well.
+		set.Classes[0].Threshold *= 0.5
+		set.Classes[1].Threshold *= 2
+		set.Classes[2].Threshold = math.Inf(1)
+		for _, n := range []int{1, 5, 40} {
+			want := make([]int, n)
+			for i := range n {
+				in, err := set.Members(nil, test.Anchors[i*d:(i+1)*d], rows, &test.Labels[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, ok := range in {
+					if ok {
+						want[i]++
+					}
+				}
+			}
+			for _, store := range []retrieve.Store{c, hiddenStore{c}} {
+				got, all, err := AnchorSizes(context.Background(), set, test, store, n, nil)
+				if err != nil {
+					t.Fatalf("%v, n=%d, %T: %v", g.Kind(), n, store, err)
+				}
+				if all != items || !slices.Equal(got, want) {
+					t.Errorf("%v, n=%d, %T: %v of %d items; counted one by one %v", g.Kind(), n, store, got, all, want)
+				}
+			}
+			if n < 40 {
+				continue
+			}
+			if inf := want[slices.Index(test.Labels, 6)]; inf != items {
+				t.Errorf("%v: an anchor of the +Inf class holds %d of %d items", g.Kind(), inf, items)
+			}
+		}
+		odd := *test
+		odd.Labels = slices.Clone(test.Labels)
+		odd.Labels[2] = 9
+		if _, _, err := AnchorSizes(context.Background(), set, &odd, c, 5, nil); err == nil || !strings.Contains(err.Error(), "test anchor 2") || !strings.Contains(err.Error(), "class 9") {
+			t.Errorf("%v: a class the set has no threshold for: %v", g.Kind(), err)
+		}
 	}
 }
 

@@ -678,7 +678,9 @@ func CountBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Col
 // (Transform) serves every anchor, so a certified top-k's ranks
 // (eval.TopKBaseline: how many items are nearer an anchor than its
 // positive) take one pass over the collection, in O(d) an item for an
-// ellipsoid, not one O(d²) scan a positive.
+// ellipsoid, not one O(d²) scan a positive. s may be class-conditional,
+// its thresholds unused too: the set sizes of its anchors at each one's
+// class's threshold (eval.AnchorSizes), on its own transform.
 func CountWithin(ctx context.Context, s *conformal.Set, anchors []float32, thresholds []float64, c *Collection, progress func(done, total int)) ([]int, error) {
 	if c.D < 1 || len(anchors) != len(thresholds)*c.D {
 		return nil, fmt.Errorf("retrieve: %d anchor values for %d thresholds of dimension %d", len(anchors), len(thresholds), c.D)
@@ -705,8 +707,12 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 		return nil, nil, nil, fmt.Errorf("retrieve: %d anchor values are not rows of dimension %d", len(anchors), d)
 	}
 	m := len(anchors) / d
+	check := s
+	if thresholds != nil && s.ClassConditional() { // CountWithin's: one threshold an anchor
+		check = s.OverAllClasses()
+	}
 	for i := range m {
-		if err := CheckQuery(s, anchors[i*d:(i+1)*d], d); err != nil {
+		if err := CheckQuery(check, anchors[i*d:(i+1)*d], d); err != nil {
 			return nil, nil, nil, fmt.Errorf("anchor %d: %w", i, err)
 		}
 	}
