@@ -106,7 +106,7 @@ func evaluateCommand() *command {
 			fs.StringVar(&o.IDs, "ids", "", "with -trials: the utterances' ids `FILE` (utt.txt: one path a line, in the embeddings' row order), as the trial list names them")
 			fs.BoolVar(&o.PerClass, "per-class", false, "also coverage and exclusion per class of the test bundle's labels, and the worst class (several labels a row: each label's coverage of the positives that share it)")
 			fs.StringVar(&o.Unlabeled, "unlabeled", "error", "a class-conditional set on a test bundle without labels, or on a trial list: error, or marginal (judge every anchor with the threshold over all classes, which has no class guarantee)")
-			o.sizeFlags.add(fs, "also count the items of this collection inside the set around test anchors — what a retrieval returns, and what coverage costs on your corpus: a `file` or ClickHouse table, as ccs retrieve's -db",
+			o.sizeFlags.add(fs, "also count the items of this collection inside the set around test anchors (a class-conditional set's at each anchor's class's threshold) — what a retrieval returns, and what coverage costs on your corpus: a `file` or ClickHouse table, as ccs retrieve's -db",
 				"count around the test bundle's first `N` anchors (0: all)")
 			fs.StringVar(&o.Baseline, "baseline", "", "with -db: also a certified top-k beside the set, k calibrated on the set's own calibration units (-cal) at its α (and δ): `topk` ranks the collection by the set's distance, topk-l2 by the Euclidean one; comma-separated for both")
 			fs.StringVar(&o.Cal, "cal", "", "with -baseline: the calibration bundle `file` the set was calibrated on (its digest is checked)")
@@ -182,6 +182,12 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		situational = append(situational, w)
 		out.warn(w)
 		set = set.OverAllClasses()
+	}
+	// A class-conditional set's size around an anchor is its class's
+	// threshold's (setSizes); a top-k certified at its α would be
+	// calibrated over all its units, for no class.
+	if set.ClassConditional() && distances != nil {
+		return usagef("evaluate: -baseline: %s is class-conditional, and a top-k certified beside it would be a class's (each class's own units, its own k); compare a set of one threshold (-calibration one or pac), or leave -baseline out for the class set's sizes", o.Set)
 	}
 	byLabel := o.PerClass && test.Labels == nil && test.PositiveLabelStart != nil // several labels a row
 	if o.PerClass && test.Labels == nil && !byLabel {
@@ -283,7 +289,11 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	}
 	fmt.Fprintf(out.stdout, "LogVol/d   %.4g\n", r.LogVolPerDim)
 	if sizes != nil {
-		fmt.Fprintf(out.stdout, "set size   %s\n", experiment.SizesText(o.DB, *sizes))
+		at := ""
+		if set.ClassConditional() {
+			at = "; each anchor's set at its class's threshold"
+		}
+		fmt.Fprintf(out.stdout, "set size   %s%s\n", experiment.SizesText(o.DB, *sizes), at)
 	}
 	for _, b := range baselines {
 		fmt.Fprintf(out.stdout, "%-10s %s\n", experiment.TopKLabel(b), experiment.TopKText(b, o.Cal))
@@ -378,9 +388,6 @@ func describe(s *conformal.Set) string {
 // -per-class on a labelled test bundle, class by class; and measures the
 // -baseline top-k baselines on the same anchors.
 func setSizes(ctx context.Context, o evaluateOptions, distances []string, set *conformal.Set, test *bundle.Bundle, out *output) (*eval.Sizes, []eval.ClassSizes, []eval.TopK, error) {
-	if err := set.OneThreshold(); err != nil { // before opening the database
-		return nil, nil, nil, fmt.Errorf("%s: -db: a set's size on a collection is a retrieval's, which takes one threshold: %w; %s", o.Set, err, oneSetAClass)
-	}
 	var cal *bundle.Bundle
 	if distances != nil { // before the collection: its scans take long
 		if set.Calibration.Anchors == "" {

@@ -735,7 +735,3 @@ func count(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }
-
-// oneSetAClass says how a class-conditional set's classes are retrieved
-// with: a set of one threshold a class.
-const oneSetAClass = "ccs retrieve takes the anchor's class (-label, -anchor-labels) and retrieves with its class's threshold; or calibrate one set a class (ccs calibrate -class LABEL: one threshold, from that class's calibration anchors) and use each anchor's class's set"

@@ -280,6 +280,10 @@ func TestPipeline(t *testing.T) {
 	if err := golden(t, "evaluate-class", dir, "evaluate", "-set", class, "-test", test, "-per-class"); err != nil {
 		t.Fatal(err)
 	}
+	// Its sets' sizes: each test anchor's at its class's threshold.
+	if err := golden(t, "evaluate-class-sizes", dir, "evaluate", "-set", class, "-test", test, "-db", filepath.Join(dir, "fit.npz")+":anchors", "-size-anchors", "40", "-per-class"); err != nil {
+		t.Fatal(err)
+	}
 	if err := golden(t, "evaluate-marginal-per-class", dir, "evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", test, "-per-class"); err != nil {
 		t.Fatal(err)
 	}
@@ -306,6 +310,7 @@ func TestPipeline(t *testing.T) {
 		{"bad-set", []string{"evaluate", "-set", bad, "-test", test}, "bad.json: version 9"},
 		{"nan-bundle", []string{"calibrate", "-geometry", "ball", "-cal", "../../bundle/testdata/nan.npz", "-out", filepath.Join(dir, "x.json")}, "nan.npz: positives[2][1][3] is NaN"},
 		{"class-unlabeled", []string{"evaluate", "-set", filepath.Join(dir, "class.json"), "-test", unlabeled}, "needs the anchor's label"},
+		{"class-unlabeled-db", []string{"evaluate", "-set", filepath.Join(dir, "class.json"), "-test", unlabeled, "-db", filepath.Join(dir, "fit.npz") + ":anchors"}, "-unlabeled marginal"},
 		{"overflow64", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/overflow64.npz"}, `overflow64.npz: array "anchors": element [1][2] = 1e+39 overflows float32`},
 		{"dim-mismatch", []string{"evaluate", "-set", filepath.Join(dir, "ball.json"), "-test", "../../bundle/testdata/explicit.npz"}, `explicit.npz: array "anchors": embeddings of shape (4, 5), dimension 5; the set's dimension is 3`},
 		{"missing", []string{"evaluate", "-set", filepath.Join(dir, "none.json"), "-test", test}, "none.json: no such file"},

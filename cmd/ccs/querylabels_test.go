@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/eval"
 )
 
 // TestBundleQueryLabels: -query-labels gives each query of relevance pairs
@@ -176,14 +177,29 @@ func TestBundleQueryLabels(t *testing.T) {
 		}
 	}
 	// A class-conditional set retrieves with a class's threshold (ccs
-	// retrieve -label, TestRetrieveClass), and evaluate -db's sizes take
-	// one: the refusals say how.
+	// retrieve -label, TestRetrieveClass): the refusal says how. Evaluate
+	// -db sizes each test anchor's set at its class's threshold, its rows
+	// named by the classes' names.
+	var sizes strings.Builder
+	if err := run(&sizes, io.Discard, []string{"evaluate", "-set", p("lang.json"), "-test", filepath.Join(first, "test.npz"), "-db", p("passages.npy"), "-per-class", "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		ClassSizes []eval.ClassSizes `json:"class_set_sizes"`
+	}
+	if err := json.Unmarshal([]byte(sizes.String()), &doc); err != nil || len(doc.ClassSizes) == 0 {
+		t.Fatalf("evaluate -db -per-class: %v: %s", err, sizes.String())
+	}
+	for _, c := range doc.ClassSizes {
+		if !slices.Contains([]string{"de", "en", "hi", "ja", "sw"}, c.Name) || c.Anchors == 0 {
+			t.Errorf("evaluate -db -per-class: class %d named %q, %d anchors", c.Label, c.Name, c.Anchors)
+		}
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"retrieve", "-set", p("lang.json"), "-db", p("passages.npy"), "-anchor-index", "0"}, `(a threshold a class: "de", "en", "hi", "ja", "sw"): give the anchor's class with -label`},
-		{[]string{"evaluate", "-set", p("lang.json"), "-test", filepath.Join(first, "test.npz"), "-db", p("passages.npy")}, "ccs retrieve takes the anchor's class (-label, -anchor-labels) and retrieves with its class's threshold; or calibrate one set a class (ccs calibrate -class LABEL: one threshold, from that class's calibration anchors)"},
 	} {
 		if err := run(io.Discard, io.Discard, c.args); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.args[0], err, c.want)

@@ -65,7 +65,7 @@ func TestEvaluateBaselineInputs(t *testing.T) {
 		{"no calibration split recorded", []string{"-set", p("nosplit.json"), "-test", p("test.npz"), "-db", db, "-baseline", "topk", "-cal", p("cal.npz")}, false, "nosplit.json: -baseline: eval: the set records no calibration split"},
 		{"another split", []string{"-set", p("ball.json"), "-test", p("test.npz"), "-db", db, "-baseline", "topk", "-cal", p("test.npz")}, false, "-cal " + p("test.npz") + ": it is not the split the set was calibrated on"},
 		{"a collection of another dimension", []string{"-set", p("ball.json"), "-test", p("test.npz"), "-db", p("d4.npy"), "-baseline", "topk", "-cal", p("cal.npz")}, false, "d4.npy: embeddings of shape (10, 4), dimension 4; the set's dimension is 3"},
-		{"a class-conditional set", []string{"-set", p("class.json"), "-test", p("test.npz"), "-db", db, "-baseline", "topk", "-cal", p("cal.npz")}, false, "a set's size on a collection is a retrieval's, which takes one threshold"},
+		{"a class-conditional set", []string{"-set", p("class.json"), "-test", p("test.npz"), "-db", db, "-baseline", "topk", "-cal", p("cal.npz")}, true, "-baseline: " + p("class.json") + " is class-conditional"},
 		{"no -cal", []string{"-set", p("ball.json"), "-test", p("test.npz"), "-db", db, "-baseline", "topk"}, true, "give -cal"},
 		{"with -trials", []string{"-set", p("ball.json"), "-trials", p("t.txt"), "-embeddings", p("e.npy"), "-ids", p("u.txt"), "-baseline", "topk"}, true, "-baseline and -cal read a test bundle (-test), not a trial list"},
 	} {
