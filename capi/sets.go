@@ -551,10 +551,11 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	if err != nil {
 		return nil, nil, err
 	}
-	if coll != nil {
-		if err := set.OneThreshold(); err != nil {
-			return nil, nil, fmt.Errorf("evaluate: collection: a set's size on a collection is a retrieval's, which takes one threshold: %w", err)
-		}
+	// A class-conditional set's size around an anchor is its class's
+	// threshold's (eval.AnchorSizes); a top-k certified at its α would be
+	// calibrated over all its units, for no class.
+	if coll != nil && set.ClassConditional() && o.Baseline != nil {
+		return nil, nil, fmt.Errorf("evaluate: baseline: the set is class-conditional, and a top-k certified beside it would be a class's: compare a set of one threshold (calibration \"one\" or \"pac\"), or leave baseline out for the class set's sizes")
 	}
 	distances, cal, calName, note, err := o.baselines(set, coll)
 	if err != nil {

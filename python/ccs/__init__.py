@@ -1379,7 +1379,9 @@ class Set(_Handle):
         corpus (a ccs.Collection, a collection file or an (n, d) array), as
         ccs evaluate -db: "set_sizes" counts its items the set holds around
         the test bundle's first size_anchors anchors (1000; 0: all), and
-        with per_class "class_set_sizes" class by class.
+        with per_class "class_set_sizes" class by class; a
+        class-conditional set's around each anchor at its class's
+        threshold (no baseline beside it).
         baseline="topk" (or "topk-l2", or both: a list or "topk,topk-l2"),
         with a collection and cal, the bundle (or its path) the set was
         calibrated on: "baselines" measures certified top-k baselines on

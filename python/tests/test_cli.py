@@ -651,6 +651,29 @@ def test_evaluate_sizes_equal_ccs_evaluate(calibrated, sim, cli, tmp_path, name)
     assert got["collection"] == "the collection" and want["collection"] == str(tmp_path / "corpus.npy")
 
 
+def test_evaluate_class_sizes_equal_ccs_evaluate(calibrated, sim, cli, tmp_path):
+    """evaluate(collection=) on a class-conditional set is ccs evaluate
+    -db's result: each test anchor's set at its class's threshold, the
+    count of what retrieve_many(labels=) returns around it, overall and
+    class by class; a baseline beside it is refused."""
+    cli_file, _, s = calibrated["class"]
+    rows = np.load(sim / "fit.npz")["anchors"]
+    np.save(tmp_path / "corpus.npy", rows)
+    want = cli_json(cli, "evaluate", "-set", cli_file, "-test", sim / "test.npz", "-json", "-per-class",
+                    "-db", tmp_path / "corpus.npy", "-size-anchors", 30)
+    test = ccs.Bundle.load(sim / "test.npz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)
+        got = s.evaluate(test, collection=rows, size_anchors=30, per_class=True)
+    assert got["set_sizes"] == want["set_sizes"] and got["class_set_sizes"] == want["class_set_sizes"]
+    hits = s.retrieve_many(test.anchors[:30], ccs.Collection(rows), labels=test.labels[:30])
+    sizes = sorted(len(ids) for ids, _ in hits)
+    assert got["set_sizes"]["mean"] == pytest.approx(sum(sizes) / 30) and got["set_sizes"]["max"] == sizes[-1]
+    assert len(got["class_set_sizes"]) > 1
+    with pytest.raises(ValueError, match="the set is class-conditional, and a top-k certified beside it"):
+        s.evaluate(test, collection=rows, baseline="topk", cal=sim / "cal.npz")
+
+
 def test_evaluate_baseline_equals_ccs_evaluate(calibrated, sim, cli, tmp_path):
     """evaluate(baseline=, cal=) is ccs evaluate -baseline's result: the
     top-k baselines, and with per_class the set sizes class by class."""
