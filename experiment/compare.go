@@ -399,7 +399,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		t.SizeItems = z.N
 		t.Config += fmt.Sprintf("; Size: the items of %s (%d) each set holds around the first %d test anchors, an anchor's own counted where the collection holds it", z.Name, z.N, z.Anchors)
 	} else if z != nil {
-		t.Warnings = append(t.Warnings, "the Size column is left out: a class-conditional set's threshold depends on the anchor's class, and a retrieval around an anchor takes one threshold (a class's sizes: ccs calibrate -class LABEL, one set a class, then ccs evaluate -db)")
+		t.Warnings = append(t.Warnings, "the Size column is left out: a class-conditional set's threshold depends on the anchor's class, and compare does not size it (ccs evaluate -db sizes it, each test anchor's set at its class's threshold)")
 	}
 	if cfg.Calibration == conformal.Pooled {
 		t.Warnings = append(t.Warnings, "pooled calibration: coverage is approximate, not guaranteed")
