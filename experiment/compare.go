@@ -395,11 +395,12 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 			t.Config += fmt.Sprintf(", calibrated on %d held-out ID inputs at α_ood = %v", data.OODCal.N, ood.DefaultAlpha)
 		}
 	}
-	if z := cfg.Sizes; z != nil && cfg.Calibration != conformal.Class {
+	if z := cfg.Sizes; z != nil {
 		t.SizeItems = z.N
 		t.Config += fmt.Sprintf("; Size: the items of %s (%d) each set holds around the first %d test anchors, an anchor's own counted where the collection holds it", z.Name, z.N, z.Anchors)
-	} else if z != nil {
-		t.Warnings = append(t.Warnings, "the Size column is left out: a class-conditional set's threshold depends on the anchor's class, and compare does not size it (ccs evaluate -db sizes it, each test anchor's set at its class's threshold)")
+		if cfg.Calibration == conformal.Class {
+			t.Config += ", each anchor's set at its class's threshold"
+		}
 	}
 	if cfg.Calibration == conformal.Pooled {
 		t.Warnings = append(t.Warnings, "pooled calibration: coverage is approximate, not guaranteed")
@@ -690,7 +691,7 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 			c.Below = &r.BelowShare
 		}
 	}
-	if cfg.Sizes != nil && set.OneThreshold() == nil {
+	if cfg.Sizes != nil {
 		z, err := cellSizes(ctx, cfg.Sizes, set, sp.Test)
 		if err != nil {
 			return nil, nil, fmt.Errorf("set sizes on %s: %w", cfg.Sizes.Name, err)

@@ -19,7 +19,7 @@ import (
 // the sets' sizes eval.SetSizes counts on the collection scanned plainly
 // (the ellipsoid's cells scan a transformed view, the ball's the shared
 // collection); the table names the collection's size; a class-conditional
-// comparison leaves the column out, saying why.
+// comparison sizes each test anchor's set at its class's threshold.
 func TestCompareSizes(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 70))
@@ -71,7 +71,8 @@ func TestCompareSizes(t *testing.T) {
 		t.Errorf("the table does not show the Size column:\n%s", text.String())
 	}
 
-	// Class-conditional: no column, and a warning.
+	// Class-conditional: each test anchor's set at its class's threshold,
+	// as eval.SetSizes counts it on the test bundle's labels.
 	data.Cal.Labels, data.Test.Labels = make([]int64, data.Cal.N), make([]int64, data.Test.N)
 	for i := range data.Cal.Labels {
 		data.Cal.Labels[i] = int64(i % 2)
@@ -79,13 +80,26 @@ func TestCompareSizes(t *testing.T) {
 	for i := range data.Test.Labels {
 		data.Test.Labels[i] = int64(i % 2)
 	}
-	cfg.OutDir, cfg.Calibration, cfg.Alpha, cfg.Seeds = "", conformal.Class, 0.2, 1
+	classOut := t.TempDir()
+	cfg.OutDir, cfg.Calibration, cfg.Alpha, cfg.Seeds = classOut, conformal.Class, 0.2, 1
 	tab, err = Compare(context.Background(), data, cfg, methods[:1], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tab.Rows[0].SetSize != nil || tab.SizeItems != 0 || !strings.Contains(strings.Join(tab.Warnings, "\n"), "the Size column is left out") {
-		t.Errorf("class-conditional: Size %+v, items %d, warnings %q", tab.Rows[0].SetSize, tab.SizeItems, tab.Warnings)
+	s, err := conformal.Load(filepath.Join(classOut, "seed-0", tab.Rows[0].Set+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.OneThreshold() == nil {
+		t.Fatalf("class-conditional: the set has one threshold")
+	}
+	z, err := eval.SetSizes(context.Background(), s, data.Test, plain, 50, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := tab.Rows[0]; row.SetSize == nil || row.SetSize.Mean != z.Mean || z.Mean == 0 || tab.SizeItems != items ||
+		!strings.Contains(tab.Config, "each anchor's set at its class's threshold") {
+		t.Errorf("class-conditional: Size %+v, items %d, config %q; counted from its set %v", row.SetSize, tab.SizeItems, tab.Config, z.Mean)
 	}
 	// A collection of another dimension is refused before any row runs.
 	cfg.Calibration, cfg.Sizes = conformal.OnePerAnchor, &CompareSizes{Rows: rows[:10], N: 5, D: 2, Name: "wide.npy"}
