@@ -24,14 +24,7 @@ func TestSetSizes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 50))
 	const d, items = 3, 20000 // past the collection's compact copies' minimum
 	cal, test := gaussBundle(rng, 300, 2, d), gaussBundle(rng, 60, 2, d)
-	rows := make([]float32, items*d)
-	for i := range rows {
-		rows[i] = float32(1.5 * rng.NormFloat64())
-	}
-	c, err := retrieve.NewCollection(rows, d, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, c := gaussItems(t, rng, items, d, 1.5)
 	el, _ := geometry.NewEllipsoid(d, []float64{2, 0.3, 0, 0.3, 1, 0.2, 0, 0.2, 0.5})
 	gb, _ := geometry.NewGenBall([]float64{0.5, 2, 1}, []float64{1.2, 3, 2})
 	sn, _ := geometry.NewNorm(d, []float64{1, 0.2, 0, -0.3, 0.8, 0.1, 0, 0.4, 1.3}, 1.5)
@@ -125,14 +118,7 @@ func TestClassSetSizes(t *testing.T) {
 	for i := range cal.Labels {
 		cal.Labels[i] += 4
 	}
-	rows := make([]float32, items*d)
-	for i := range rows {
-		rows[i] = float32(1.5 * rng.NormFloat64())
-	}
-	c, err := retrieve.NewCollection(rows, d, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, c := gaussItems(t, rng, items, d, 1.5)
 	el, _ := geometry.NewEllipsoid(d, []float64{2, 0.3, 0, 0.3, 1, 0.2, 0, 0.2, 0.5})
 	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, el} {
 		set, err := conformal.Calibrate(g, cal, 0.2, conformal.Options{Mode: conformal.Class})
@@ -222,4 +208,19 @@ func TestSizesByClass(t *testing.T) {
 	if _, err := SizesByClass(sizes, labels[:3], 10); err == nil || !strings.Contains(err.Error(), "3 labels for 6 anchors") {
 		t.Errorf("too few labels: %v", err)
 	}
+}
+
+// gaussItems is a collection of items rows of dimension d, each
+// coordinate a normal draw times scale, and its rows.
+func gaussItems(t *testing.T, rng *rand.Rand, items, d int, scale float64) ([]float32, *retrieve.Collection) {
+	t.Helper()
+	rows := make([]float32, items*d)
+	for i := range rows {
+		rows[i] = float32(scale * rng.NormFloat64())
+	}
+	c, err := retrieve.NewCollection(rows, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, c
 }

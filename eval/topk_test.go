@@ -82,14 +82,7 @@ func TestTopKBaseline(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 70))
 	const d, items = 3, 5000 // past retrieve.HalfMinRows
 	cal, test := gaussBundle(rng, 80, 2, d), gaussBundle(rng, 40, 3, d)
-	rows := make([]float32, items*d)
-	for i := range rows {
-		rows[i] = float32(1.5 * rng.NormFloat64())
-	}
-	c, err := retrieve.NewCollection(rows, d, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, c := gaussItems(t, rng, items, d, 1.5)
 	el, _ := geometry.NewEllipsoid(d, []float64{2, 0.3, 0, 0.3, 1, 0.2, 0, 0.2, 0.5})
 	gb, _ := geometry.NewGenBall([]float64{0.5, 2, 1}, []float64{1.2, 3, 2})
 	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, el, gb} {
@@ -144,14 +137,7 @@ func TestTopKCoverage(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 110))
 	const d, items, draws, alpha = 2, 500, 300, 0.1
-	rows := make([]float32, items*d)
-	for i := range rows {
-		rows[i] = float32(rng.NormFloat64())
-	}
-	c, err := retrieve.NewCollection(rows, d, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c := gaussItems(t, rng, items, d, 1)
 	var sum, sumSq float64
 	for range draws {
 		cal, test := gaussBundle(rng, 60, 1, d), gaussBundle(rng, 100, 1, d)

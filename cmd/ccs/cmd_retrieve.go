@@ -587,6 +587,16 @@ func (r retrieveResult) labelCount() int {
 	return n
 }
 
+// labelsMismatch is the error of a labels file arg that gives got labels for
+// the n rows (or anchors: noun) of src, with what readIDs warned of.
+func labelsMismatch(arg string, got, n int, noun, src, warn string) error {
+	msg := fmt.Sprintf("%s: %d labels for the %d %s of %s", arg, got, n, noun, src)
+	if warn != "" {
+		msg += " (" + warn + ")"
+	}
+	return errors.New(msg)
+}
+
 // readRowLabels reads -labels, one label a row of the collection db of n
 // rows, as names: strings as they are (a missing mark too), a table's
 // null as bundle.NullMark, integers in decimal.
@@ -596,11 +606,7 @@ func readRowLabels(arg string, n int, db string) ([]string, error) {
 		return nil, err
 	}
 	if len(ids) != n {
-		msg := fmt.Sprintf("%s: %d labels for the %d rows of %s", arg, len(ids), n, db)
-		if warn != "" {
-			msg += " (" + warn + ")"
-		}
-		return nil, errors.New(msg)
+		return nil, labelsMismatch(arg, len(ids), n, "rows", db, warn)
 	}
 	out := make([]string, n)
 	for i, c := range ids {

@@ -104,11 +104,7 @@ func anchorSets(set *conformal.Set, arg string, m int, src string) ([]*conformal
 		return nil, err
 	}
 	if len(ids) != m {
-		msg := fmt.Sprintf("%s: %d labels for the %d anchors of %s", arg, len(ids), m, src)
-		if warn != "" {
-			msg += " (" + warn + ")"
-		}
-		return nil, errors.New(msg)
+		return nil, labelsMismatch(arg, len(ids), m, "anchors", src, warn)
 	}
 	sets := make([]*conformal.Set, m)
 	byLabel := map[int64]*conformal.Set{}
