@@ -219,6 +219,7 @@ func TestRetrieveClassBadInput(t *testing.T) {
 		{"anchor labels and index", base("class.json", "-anchor-index", "0", "-anchor-labels", p("three.txt")), true, "give its class with -label"},
 		{"anchor labels count", base("class.json", "-anchor", p("three.npy"), "-anchor-labels", p("two.txt")), false, "two.txt: 2 labels for the 3 anchors of " + p("three.npy")},
 		{"anchor labels unknown", base("class.json", "-anchor", p("three.npy"), "-anchor-labels", p("bad.txt")), false, `bad.txt: row 1: no class is named "fr"`},
+		{"anchor labels not there", base("class.json", "-anchor", p("three.npy"), "-anchor-labels", p("none.txt")), false, "open " + p("none.txt") + ": no such file or directory"},
 	} {
 		err := run(io.Discard, io.Discard, c.args)
 		if err == nil || isUsage(err) != c.usage || !strings.Contains(err.Error(), c.want) {

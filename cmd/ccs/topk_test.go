@@ -67,6 +67,8 @@ func TestEvaluateBaselineInputs(t *testing.T) {
 		{"a collection of another dimension", []string{"-set", p("ball.json"), "-test", p("test.npz"), "-db", p("d4.npy"), "-baseline", "topk", "-cal", p("cal.npz")}, false, "d4.npy: embeddings of shape (10, 4), dimension 4; the set's dimension is 3"},
 		{"a class-conditional set", []string{"-set", p("class.json"), "-test", p("test.npz"), "-db", db, "-baseline", "topk", "-cal", p("cal.npz")}, true, "-baseline: " + p("class.json") + " is class-conditional"},
 		{"no -cal", []string{"-set", p("ball.json"), "-test", p("test.npz"), "-db", db, "-baseline", "topk"}, true, "give -cal"},
+		{"-cal not there", []string{"-set", p("ball.json"), "-test", p("test.npz"), "-db", db, "-baseline", "topk", "-cal", p("none.npz")}, false, "open " + p("none.npz") + ": no such file or directory"},
+		{"an unknown baseline", []string{"-set", p("ball.json"), "-test", p("test.npz"), "-db", db, "-baseline", "top", "-cal", p("cal.npz")}, true, `-baseline "top": want topk`},
 		{"with -trials", []string{"-set", p("ball.json"), "-trials", p("t.txt"), "-embeddings", p("e.npy"), "-ids", p("u.txt"), "-baseline", "topk"}, true, "-baseline and -cal read a test bundle (-test), not a trial list"},
 	} {
 		err := run(io.Discard, io.Discard, append([]string{"evaluate"}, c.args...))
