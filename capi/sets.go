@@ -361,10 +361,6 @@ type evaluateOptions struct {
 	Cal      uintptr  `json:"cal"`
 }
 
-// baselineDistances are baseline='s values and the distance each ranks the
-// collection by, as ccs evaluate -baseline's.
-var baselineDistances = map[string]string{"topk": eval.DistanceSet, "topk-l2": eval.DistanceL2}
-
 // baselines checks baseline= and cal=: the distances, each once, the
 // calibration split of the set (experiment.CalibrationSplit) and cal's
 // name, prefixed to a note where the split is a half of cal.
@@ -377,7 +373,7 @@ func (o evaluateOptions) baselines(set *conformal.Set, coll *retrieve.Collection
 	}
 	var out []string
 	for _, v := range o.Baseline {
-		d, ok := baselineDistances[v]
+		d, ok := eval.BaselineDistance(v)
 		if !ok {
 			return nil, nil, "", "", fmt.Errorf("evaluate: baseline=%q: want \"topk\" (by the set's distance), \"topk-l2\" (by the Euclidean one) or both", v)
 		}

@@ -57,6 +57,20 @@ const (
 	DistanceL2  = "l2"
 )
 
+// BaselineDistance is the distance a baseline's name ranks the
+// collection by — "topk" the set's own (DistanceSet), "topk-l2" the
+// Euclidean (DistanceL2) — as ccs evaluate -baseline and Python's
+// baseline= name them; ok is false for another name.
+func BaselineDistance(name string) (distance string, ok bool) {
+	switch name {
+	case "topk":
+		return DistanceSet, true
+	case "topk-l2":
+		return DistanceL2, true
+	}
+	return "", false
+}
+
 // ErrNoCalibrationSplit reports a set that does not record the
 // calibration split it was calibrated on (its digest), so that no bundle
 // can be shown to be that split.

@@ -224,26 +224,31 @@ func queryLabel(r *http.Request) (classRef, error) {
 	return label, nil
 }
 
-// anchorClass is the label of the anchor's class that the request gives
-// (ref) for set — nil for a set of one threshold, which takes none — and
-// the threshold the anchor is judged with: its class's for a
-// class-conditional set, which needs the label, the set's otherwise. Its
-// refusals are 422s of field "label", naming the set (and its classes).
-func anchorClass(set *conformal.Set, name string, ref classRef) (*int64, float64, error) {
+// anchorClass is the set the anchor is judged with, for the class the
+// request gives (ref): a class-conditional set's class's set of one
+// threshold (conformal.Set.ForClass), which needs the label; set itself
+// for a set of one threshold, which takes none. Its refusals are 422s of
+// field "label", naming the set (and its classes).
+func anchorClass(set *conformal.Set, name string, ref classRef) (*conformal.Set, error) {
 	label, err := ref.of(set, name)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	// A class-conditional set judges with the anchor's class's threshold;
 	// another set has one threshold and takes no label (conformal's rule).
-	q, err := set.ThresholdOf(label)
+	judged := set
+	if label != nil {
+		judged, err = set.ForClass(*label)
+	} else {
+		_, err = set.ThresholdOf(nil)
+	}
 	switch {
 	case errors.Is(err, conformal.ErrNoLabel):
-		return nil, 0, invalid("label", "set %q: %s: give the anchor's label (\"label\": its integer label or its class's name; ?label= with an .npy body)", name, strings.TrimPrefix(err.Error(), "conformal: "))
+		return nil, invalid("label", "set %q: %s: give the anchor's label (\"label\": its integer label or its class's name; ?label= with an .npy body)", name, strings.TrimPrefix(err.Error(), "conformal: "))
 	case err != nil:
-		return nil, 0, invalid("label", "set %q: %s", name, strings.TrimPrefix(err.Error(), "conformal: "))
+		return nil, invalid("label", "set %q: %s", name, strings.TrimPrefix(err.Error(), "conformal: "))
 	}
-	return label, q, nil
+	return judged, nil
 }
 
 func (s *Server) pointsLabel(r *http.Request, d int, anchor bool, fields field) (a, pts []float32, label classRef, err error) {

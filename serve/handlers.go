@@ -123,10 +123,11 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 	if err := checkNorms(set, name, anchor, pts); err != nil {
 		return err
 	}
-	_, q, err := anchorClass(set, name, ref)
+	judged, err := anchorClass(set, name, ref)
 	if err != nil {
 		return err
 	}
+	q := judged.Threshold
 	// The points are this request's own: their differences to the anchor
 	// take their place.
 	m := len(pts) / d
@@ -420,14 +421,8 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The set searched with: a class-conditional set's class's, one
 	// threshold (conformal.Set.ForClass).
-	label, _, err := anchorClass(set, name, ref)
-	if err != nil {
+	if set, err = anchorClass(set, name, ref); err != nil {
 		return err
-	}
-	if label != nil {
-		if set, err = set.ForClass(*label); err != nil {
-			return invalid("label", "set %q: %s", name, strings.TrimPrefix(err.Error(), "conformal: "))
-		}
 	}
 	limit := s.cfg.MaxResults
 	if req.limit != nil {

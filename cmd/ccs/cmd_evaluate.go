@@ -32,10 +32,6 @@ type evaluateOptions struct {
 	Baseline, Cal string
 }
 
-// baselineDistances are -baseline's values and the distance each ranks
-// the collection by (eval.TopK.Distance).
-var baselineDistances = map[string]string{"topk": eval.DistanceSet, "topk-l2": eval.DistanceL2}
-
 // baselines parses -baseline: its distances, in the order given, each
 // once.
 func (o evaluateOptions) baselines() ([]string, error) {
@@ -47,7 +43,7 @@ func (o evaluateOptions) baselines() ([]string, error) {
 	}
 	var out []string
 	for _, v := range strings.Split(o.Baseline, ",") {
-		d, ok := baselineDistances[strings.TrimSpace(v)]
+		d, ok := eval.BaselineDistance(strings.TrimSpace(v))
 		if !ok {
 			return nil, usagef("evaluate: -baseline %q: want topk (by the set's distance), topk-l2 (by the Euclidean one) or both, comma-separated", v)
 		}

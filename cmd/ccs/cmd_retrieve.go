@@ -152,15 +152,13 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	} else if q, err = readAnchors(o.Anchor, set); err != nil {
 		return err
 	}
-	sets := make([]*conformal.Set, q.m) // each anchor's
+	var sets []*conformal.Set // each anchor's
 	if one == nil {
 		if sets, err = anchorSets(set, o.AnchorLabels, q.m, q.src); err != nil {
 			return err
 		}
 	} else {
-		for i := range sets {
-			sets[i] = one
-		}
+		sets = slices.Repeat([]*conformal.Set{one}, q.m)
 	}
 	check := set.CheckAnchorNorms
 	if o.AnchorIndex >= 0 {
@@ -179,17 +177,18 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	// pass): its progress on stderr, once it has taken 10 seconds.
 	prog := newProgress(out, false, "anchor")
 	prog.lazy = true
+	// A batch's single-norm or ellipsoid searches scan the collection
+	// transformed once (O(d) a row, against O(d²)), from as many anchors
+	// as the transform costs plain scans: every class's set shares its
+	// set's geometry, and so the one transform. Where it is refused
+	// (memory), the plain scan gives the same hits.
+	if c, ok := store.(retrieve.Transformer); ok && q.m >= retrieveTransformMin && retrieve.Transformable(set.Geometry) {
+		_ = c.Transform(sets[0], retrieveTransformBytes)
+	}
 	// The anchors of each set (one, or a class's with -anchor-labels), in
 	// the order of their first anchor, are a batch of their own.
 	for _, group := range bySet(sets) {
 		s := sets[group[0]]
-		// A batch's single-norm or ellipsoid searches scan the collection
-		// transformed once (O(d) a row, against O(d²)), from as many anchors
-		// as the transform costs plain scans. Where it is refused (memory),
-		// the plain scan gives the same hits.
-		if c, ok := store.(retrieve.Transformer); ok && len(group) >= retrieveTransformMin && retrieve.Transformable(s.Geometry) {
-			_ = c.Transform(s, retrieveTransformBytes)
-		}
 		c, ok := store.(*retrieve.Collection)
 		if !ok || len(group) < 2 {
 			continue
