@@ -988,6 +988,8 @@ func pairFields(line string) (fields []string, empty bool, err error) {
 	switch {
 	case strings.Contains(line, "\t"):
 		fields = strings.Split(line, "\t")
+	case strings.Contains(line, ",") && !strings.Contains(line, `"`):
+		fields = strings.Split(line, ",") // CSV without quotes: no reader a line
 	case strings.Contains(line, ","):
 		if fields, err = csvFields(line); err != nil {
 			return nil, false, err

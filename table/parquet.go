@@ -118,8 +118,8 @@ func readParquetStreamed(path, column, idColumn string) (*retrieve.Collection, e
 	// The batches' buffers are garbage once converted; the collector
 	// would let them pile up to the rows' own size before a cycle (the
 	// heap's goal is twice what is live), so a cycle is run after each
-	// 16 MB of values (some 40 MB of buffers): the rows are
-	// pointer-free, a cycle takes milliseconds.
+	// 16 MB of values: the rows are pointer-free, a cycle takes
+	// milliseconds.
 	const collect = 16 << 20
 	since := 0
 	for rr.Next() {
@@ -228,16 +228,7 @@ type rowReader struct {
 // add appends a chunk of the column.
 func (r *rowReader) add(chunk arrow.Array) error {
 	path, name := r.path, r.name
-	var values arrow.Array
-	var offsets func(i int) (int64, int64)
-	switch a := chunk.(type) {
-	case *array.List:
-		values, offsets = a.ListValues(), a.ValueOffsets
-	case *array.FixedSizeList:
-		values, offsets = a.ListValues(), a.ValueOffsets
-	case *array.LargeList:
-		values, offsets = a.ListValues(), a.ValueOffsets
-	}
+	values, offsets, _ := listParts(chunk)
 	var f32 []float32
 	var f64 []float64
 	var f16 []float16.Num

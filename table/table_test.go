@@ -68,11 +68,6 @@ func arrowBatches(t *testing.T, rows [][]float32, keys, labels []string, batch i
 	return buf.Bytes()
 }
 
-// TestReadArrow: a collection from an Arrow IPC stream (.arrow) or file
-// (.feather) of several record batches: the rows, and the string ids from
-// its "id" column, as written; ReadTable hands the other columns on; bad
-// files are refused naming the file, and a header claiming more memory
-// than the file could hold is refused before it is allocated.
 // TestReadArrowClaimsNoMore: a file that is no Arrow stream, whose first
 // four bytes read as a message length claim 1.7 GB ("embe"), is refused
 // without a buffer of that length (it cost seconds of clearing memory and
@@ -93,6 +88,11 @@ func TestReadArrowClaimsNoMore(t *testing.T) {
 	}
 }
 
+// TestReadArrow: a collection from an Arrow IPC stream (.arrow) or file
+// (.feather) of several record batches: the rows, and the string ids from
+// its "id" column, as written; ReadTable hands the other columns on; bad
+// files are refused naming the file, and a header claiming more memory
+// than the file could hold is refused before it is allocated.
 func TestReadArrow(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
