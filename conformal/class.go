@@ -462,19 +462,21 @@ func (s *Set) ThresholdFor(label int64) (float64, error) {
 	if !s.ClassConditional() {
 		return s.Threshold, nil
 	}
-	i, ok := slices.BinarySearchFunc(s.Classes, label, func(c ClassThreshold, l int64) int {
-		switch {
-		case c.Label < l:
-			return -1
-		case c.Label > l:
-			return 1
-		}
-		return 0
-	})
-	if !ok {
-		return math.NaN(), fmt.Errorf("conformal: class %d has no threshold: the calibration bundle had no anchor of it (the set's classes: %s)", label, s.classList())
+	i, err := s.classIndex(label)
+	if err != nil {
+		return math.NaN(), err
 	}
 	return s.Classes[i].Threshold, nil
+}
+
+// classIndex is the index in s.Classes of class label, or an error naming
+// the set's classes where the calibration never saw it.
+func (s *Set) classIndex(label int64) (int, error) {
+	i, ok := slices.BinarySearchFunc(s.Classes, label, func(c ClassThreshold, l int64) int { return cmp.Compare(c.Label, l) })
+	if !ok {
+		return 0, fmt.Errorf("conformal: class %d has no threshold: the calibration bundle had no anchor of it (the set's classes: %s)", label, s.classList())
+	}
+	return i, nil
 }
 
 // classList names a class-conditional set's classes for a message: each
@@ -588,9 +590,8 @@ func (s *Set) ForClass(label int64) (*Set, error) {
 	if !s.ClassConditional() {
 		return nil, ErrLabel
 	}
-	i, ok := slices.BinarySearchFunc(s.Classes, label, func(c ClassThreshold, l int64) int { return cmp.Compare(c.Label, l) })
-	if !ok {
-		_, err := s.ThresholdFor(label) // its error lists the set's classes
+	i, err := s.classIndex(label)
+	if err != nil {
 		return nil, err
 	}
 	c := s.Classes[i]
@@ -599,7 +600,6 @@ func (s *Set) ForClass(label int64) (*Set, error) {
 	m.Calibration.Mode = classRankMode(s.Calibration.Delta)
 	m.Calibration.N, m.Calibration.Rank, m.Calibration.OverAll, m.Calibration.Trim = c.N, c.Rank, nil, nil
 	m.Calibration.Class = &ClassOf{Label: c.Label, Name: c.Name}
-	m.overAll = false
 	return &m, nil
 }
 

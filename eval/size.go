@@ -47,7 +47,8 @@ const DefaultSizeAnchors = 1000
 // anchor). It stops with ctx's error when ctx is
 // done; progress, where not nil, is told how far it is: anchors done of
 // all, or for an in-memory Collection, counted for every anchor in one
-// pass (retrieve.CountBatch), its chunks done of all, in any order but
+// pass (retrieve.CountBatch, or CountWithin at each anchor's class's
+// threshold), its chunks done of all, in any order but
 // one call at a time. A store that can be transformed for s (a Collection,
 // for a single-norm or an ellipsoid) is transformed first when n is
 // retrieve.BatchTransformMin or more, as ccs retrieve's batches are: O(d)
@@ -77,8 +78,8 @@ func AnchorSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, sto
 	}
 	// A class-conditional set: each anchor's threshold its class's
 	// (retrieve.CountWithin in one pass; ForClass's set a search). The
-	// transform is s's own, as a set of one threshold's, which a
-	// collection keeps for the set: not one a call.
+	// transform is s's own, kept by the collection for s's geometry,
+	// which ForClass's sets share: not one a call, nor one a class.
 	var thresholds []float64
 	var classes map[int64]*conformal.Set
 	if s.ClassConditional() {

@@ -186,11 +186,15 @@ func TopKBaseline(ctx context.Context, s *conformal.Set, distance string, cal, t
 		return counts, nil
 	}
 	// Each calibration unit's rank among the items.
-	anchors, scores := make([]float32, len(units)*d), make([]float64, len(units))
-	diff := make([]float32, d)
+	// Scores gives the units' scores under g in UnitPairs' order, on
+	// every core.
+	scores, err := conformal.Scores(g, cal, s.Calibration.Mode, s.Calibration.Seed)
+	if err != nil {
+		return TopK{}, fmt.Errorf("eval: top-k: calibration units: %w", err)
+	}
+	anchors := make([]float32, len(units)*d)
 	for u, p := range units {
 		copy(anchors[u*d:(u+1)*d], cal.Anchor(p[0]))
-		scores[u] = g.Scores(nil, cal.PositiveDiff(diff, p[0], p[1]))[0]
 	}
 	ranks, err := ranksOf(anchors, scores)
 	if err != nil {

@@ -68,10 +68,6 @@ func bruteTopK(g geometry.Geometry, s *conformal.Set, units [][2]int, cal, test 
 	return min(k, items), float64(covered) / float64(n*test.K)
 }
 
-// otherStore is a Store that is not a *retrieve.Collection, as a
-// database's.
-type otherStore struct{ retrieve.Store }
-
 // TestTopKBaseline: k̂ and the coverage equal a computation by hand over
 // every item, for the set's distance and the Euclidean one, a ball, an
 // ellipsoid and a generalized ball, marginal (in memory) and PAC (as
@@ -98,7 +94,7 @@ func TestTopKBaseline(t *testing.T) {
 			}{{DistanceSet, g}, {DistanceL2, geometry.Ball{D: d}}} {
 				var store retrieve.Store = c
 				if opt.Mode == conformal.PAC { // a store that is not in memory: a search a rank
-					store = otherStore{c}
+					store = hiddenStore{c}
 				}
 				got, err := TopKBaseline(context.Background(), set, tc.distance, cal, test, store, 30, nil)
 				if err != nil {

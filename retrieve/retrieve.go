@@ -850,10 +850,7 @@ type probe struct {
 
 // probe prepares a search of c with s around anchor.
 func (c *Collection) probe(s0 *conformal.Set, anchor []float32) probe {
-	s, a := Centred(s0, anchor)
-	pr := probe{s: s, anchor: a}
-	pr.keep, pr.screen, pr.bounds = c.filter(s0, s, a)
-	return pr
+	return c.probeWith(s0, s0, anchor)
 }
 
 // probeAt is probe with threshold q instead of s0's, and c's transform
@@ -861,7 +858,13 @@ func (c *Collection) probe(s0 *conformal.Set, anchor []float32) probe {
 func (c *Collection) probeAt(s0 *conformal.Set, q float64, anchor []float32) probe {
 	t := *s0
 	t.Threshold = q
-	s, a := Centred(&t, anchor)
+	return c.probeWith(s0, &t, anchor)
+}
+
+// probeWith prepares a search with t (s0, or s0 at another threshold),
+// filtered by c's transform for s0.
+func (c *Collection) probeWith(s0, t *conformal.Set, anchor []float32) probe {
+	s, a := Centred(t, anchor)
 	pr := probe{s: s, anchor: a}
 	pr.keep, pr.screen, pr.bounds = c.filter(s0, s, a)
 	return pr
