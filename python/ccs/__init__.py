@@ -1538,15 +1538,24 @@ class Set(_Handle):
             elif isinstance(l, bool) or not isinstance(l, (int, np.integer)):
                 raise TypeError(f"retrieve_many: labels[{i}] is {l!r}: want an integer label or a class's name (str)")
             rows.setdefault(int(l), []).append(i)
-        out = [None] * m
-        for l, idx in rows.items():
+        out, totals = [None] * m, [0] * m
+        for j, (l, idx) in enumerate(rows.items()):
             try:
                 s = self.for_class(l)
             except ValueError as e:
                 raise ValueError(f"retrieve_many: labels[{idx[0]}]: {e}") from None
             with s:
-                for i, found in zip(idx, s.retrieve_many(a[idx], collection, limit)):
-                    out[i] = found
+                # Every class's set shares this set's geometry, and so one
+                # transform of the collection, made for the whole batch.
+                if j == 0 and m >= _TRANSFORM_MIN:
+                    try:
+                        collection.transform(s)
+                    except ValueError:
+                        pass  # another family, or over the memory: the plain scan, the same hits
+                found, counts = s._retrieve_rows(a[idx], collection, limit)
+                for k, i in enumerate(idx):
+                    out[i], totals[i] = found[k], counts[k]
+        self._warn_zero_anchors(a, totals, collection)
         return out
 
     def _label_named(self, name):
@@ -1656,39 +1665,48 @@ class Set(_Handle):
                     collection.transform(self)
                 except ValueError:
                     pass  # another family, or over the memory: the plain scan, the same hits
-            # One pass over the collection for every row (a chunk scored
-            # for each row while it is in cache): the same hits as
-            # retrieve on each row, without reading the collection a row
-            # at a time.
-            m = len(a)
-            if m == 0:
-                return []
-            hits = (_lib.Hits * m)()
-            lent = Lent()
-            try:
-                call(lib.ccs_set_retrieve_many, self._handle(), collection._handle(),
-                     lent.ref(a, "anchors"), _limit(limit), hits, m)
-            except ValueError as e:
-                raise ValueError(f"retrieve_many: {e}") from None
-            keys = collection.keys
-            zero = np.flatnonzero(~np.any(a, axis=1))
-            if len(zero):
-                first = zero[0]
-                _warn([_zero_anchors(f"{len(zero)} of {m} anchors are all zeros (the first: anchors[{first}])",
-                                     hits[first].total, len(collection), self.info)])
-            out = []
-            try:
-                for i in range(m):
-                    out.append(_hits_of(hits[i], keys))
-            finally:
-                for h in hits[:m]:
-                    for p in (h.ids, h.rows, h.scores):
-                        if p:
-                            lib.ccs_free(p)
+            out, totals = self._retrieve_rows(a, collection, limit)
+            self._warn_zero_anchors(a, totals, collection)
             return out
         finally:
             if opened is not None:
                 opened.close()
+
+    def _retrieve_rows(self, a, collection, limit):
+        """One pass over the collection for every row of a (a chunk scored
+        for each row while it is in cache): the same hits as retrieve on
+        each row, without reading the collection a row at a time. The
+        rows' (ids, scores), and each row's count of items inside."""
+        m = len(a)
+        if m == 0:
+            return [], []
+        hits = (_lib.Hits * m)()
+        lent = Lent()
+        try:
+            call(lib.ccs_set_retrieve_many, self._handle(), collection._handle(),
+                 lent.ref(a, "anchors"), _limit(limit), hits, m)
+        except ValueError as e:
+            raise ValueError(f"retrieve_many: {e}") from None
+        keys = collection.keys
+        out = []
+        try:
+            for i in range(m):
+                out.append(_hits_of(hits[i], keys))
+            return out, [hits[i].total for i in range(m)]
+        finally:
+            for h in hits[:m]:
+                for p in (h.ids, h.rows, h.scores):
+                    if p:
+                        lib.ccs_free(p)
+
+    def _warn_zero_anchors(self, a, totals, collection):
+        """The warning of anchors that are all zeros, naming the first by its
+        row of the whole batch a."""
+        zero = np.flatnonzero(~np.any(a, axis=1))
+        if len(zero):
+            first = zero[0]
+            _warn([_zero_anchors(f"{len(zero)} of {len(a)} anchors are all zeros (the first: anchors[{first}])",
+                                 totals[first], len(collection), self.info)])
 
     def ood(self, points, *, alpha_ood=0.05, delta=0.0, simultaneous=False, fdr=None):
         """The set's per-input OOD test on points ((m, d), or a Bundle's

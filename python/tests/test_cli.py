@@ -2030,6 +2030,11 @@ def test_class_set_retrieves_by_label(tmp_path, cli):
     for i, (found, _) in enumerate(batch):
         alone, _ = s.retrieve(queries[i], coll, label=str(langs[lang[i]]))
         assert list(found) == list(alone), i
+    # An all-zeros row is named by its row of the batch, not of its class.
+    zeros = queries[:9].copy()
+    zeros[7] = 0
+    with pytest.warns(ccs.CCSWarning, match=r"1 of 9 anchors are all zeros \(the first: anchors\[7\]\)"):
+        s.retrieve_many(zeros, coll, labels=list(langs[lang[:9]]))
     assert [list(f) for f, _ in s.retrieve_many(queries[:3], coll, labels="en")] == \
         [list(s.retrieve(queries[i], coll, label="en")[0]) for i in range(3)]
     with pytest.raises(ValueError, match=r"needs the anchor's label: give it, retrieve\(anchor, collection, label=L\)"):
