@@ -13,7 +13,8 @@ import (
 // TestClassAlarms: the classes whose inputs the per-input test flags at
 // over twice α_ood, beyond chance, are named, worst first, with their
 // names; a class under 20 inputs, one flagged at α_ood, one flagged at
-// twice α_ood by chance, and unlabelled inputs are not.
+// twice α_ood by chance, one beyond chance alone but not over the classes
+// checked (Bonferroni), and unlabelled inputs are not.
 func TestClassAlarms(t *testing.T) {
 	cal := make([]float64, 999)
 	for i := range cal {
@@ -33,15 +34,17 @@ func TestClassAlarms(t *testing.T) {
 	add(4, 50, 500.5) // p ≈ 0.5: never
 	add(5, 21, 10)    // 3 of 24 flagged (12.5%): over twice α_ood, but chance
 	add(5, 3, 2000)
+	add(6, 14, 10) // 6 of 20 flagged: a tail of 4.1e-4 alone, 2.4e-3 over the 6 classes checked
+	add(6, 6, 2000)
 	d := OODDetection{Set: &conformal.Set{Geometry: geometry.Ball{D: 1}}, IDName: "test.npz",
 		ID: &bundle.Bundle{N: len(labels), Labels: labels}, Test: ood.Test{Alpha: 0.05},
-		LabelNames: []string{"a", "b", "c", "d", "e", "f"}}
+		LabelNames: []string{"a", "b", "c", "d", "e", "f", "g"}}
 	w, err := classAlarms(d, cal, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `test.npz: the per-input test flagged 100.0% of class 1 ("b")'s 40 inputs, 100.0% of class 3 ("d")'s 30 inputs, beyond chance, against α_ood = 0.05 over all`
-	if len(w) != 1 || !strings.HasPrefix(w[0], want) || strings.Contains(w[0], `"c"`) || strings.Contains(w[0], `"f"`) {
+	if len(w) != 1 || !strings.HasPrefix(w[0], want) || strings.Contains(w[0], `"c"`) || strings.Contains(w[0], `"f"`) || strings.Contains(w[0], `"g"`) {
 		t.Errorf("warnings %q, want one starting %q", w, want)
 	}
 	d.ID.Labels = nil
