@@ -197,6 +197,21 @@ func TestClassAndPACSets(t *testing.T) {
 	// says so.
 	rec = do(t, h, "POST", "/v1/sets/bee/retrieve", "application/json", `{"anchor": [-0.5, 0, 0], "collection": "c", "limit": 3}`)
 	golden(t, "retrieve-one-class", rec.Body.Bytes())
+	byLabel := do(t, h, "POST", "/v1/sets/class/retrieve", "application/json", `{"anchor": [-0.5, 0, 0], "collection": "c", "label": "bee", "limit": 3}`)
+	var alone, labelled struct {
+		Threshold float64
+		Total     int
+		Hits      json.RawMessage
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &alone); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(byLabel.Body.Bytes(), &labelled); err != nil {
+		t.Fatal(err)
+	}
+	if alone.Threshold != labelled.Threshold || alone.Total != labelled.Total || string(alone.Hits) != string(labelled.Hits) || alone.Total == 0 {
+		t.Errorf("set bee: threshold %v, %d hits %s; the class set's bee: %v, %d hits %s", alone.Threshold, alone.Total, alone.Hits, labelled.Threshold, labelled.Total, labelled.Hits)
+	}
 	if a, b := decide(class, 0), decide(class, 1); fmt.Sprint(a) == fmt.Sprint(b) {
 		t.Error("the two classes' thresholds decide alike: the test shows nothing")
 	}
