@@ -198,3 +198,81 @@ func TestTopKRefuses(t *testing.T) {
 		t.Errorf("no calibration split: %v; want ErrNoCalibrationSplit", err)
 	}
 }
+
+// TestTopKTies: on a lattice every distance ties with many others, so
+// positives fall exactly at the k̂-th nearest item's distance and on items
+// themselves; a positive's rank counts only the items strictly nearer
+// (1 + #{dist < dist(a, p)}), so one tied with the k̂-th item is covered.
+// k̂ and the coverage equal the computation by hand, in memory (past the
+// compact copies' minimum, and transformed for the ellipsoid) and as
+// another store.
+func TestTopKTies(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(13, 130))
+	const d, side = 2, 71 // 5 041 items, past retrieve.HalfMinRows
+	rows := make([]float32, 0, side*side*d)
+	for x := range side {
+		for y := range side {
+			rows = append(rows, float32(x), float32(y))
+		}
+	}
+	c, err := retrieve.NewCollection(rows, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lattice := func(n, k int) *bundle.Bundle {
+		b := &bundle.Bundle{N: n, K: k, D: d, Anchors: make([]float32, n*d), Positives: make([]float32, n*k*d)}
+		for i := range n {
+			for j := range d {
+				a := float32(10 + rng.IntN(side-20))
+				b.Anchors[i*d+j] = a
+				for p := range k {
+					b.Positives[(i*k+p)*d+j] = a + float32(rng.IntN(13)-6)
+				}
+			}
+		}
+		return b
+	}
+	cal, test := lattice(80, 2), lattice(40, 3)
+	el, err := geometry.NewEllipsoid(d, []float64{2, 1, 1, 2}) // integer scores² on the lattice: exact
+	if err != nil {
+		t.Fatal(err)
+	}
+	ties := 0
+	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, el} {
+		set, err := conformal.Calibrate(g, cal, 0.1, conformal.Options{Seed: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		units := conformal.UnitPairs(cal, set.Calibration.Mode, set.Calibration.Seed)
+		k, cov := bruteTopK(g, set, units, cal, test, rows, test.N)
+		// How many test positives sit exactly at their anchor's k̂-th
+		// item's distance: the boundary this test is about.
+		for i := range test.N {
+			var dist []float64
+			for r := range side * side {
+				dist = append(dist, g.Scores(nil, []float32{test.Anchor(i)[0] - rows[2*r], test.Anchor(i)[1] - rows[2*r+1]})[0])
+			}
+			slices.Sort(dist)
+			for j := range test.K {
+				p := test.Positive(i, j)
+				if g.Scores(nil, []float32{test.Anchor(i)[0] - p[0], test.Anchor(i)[1] - p[1]})[0] == dist[k-1] {
+					ties++
+				}
+			}
+		}
+		for _, store := range []retrieve.Store{c, hiddenStore{c}} {
+			got, err := TopKBaseline(context.Background(), set, DistanceSet, cal, test, store, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.K != k || got.Coverage != cov {
+				t.Errorf("%v, %T: k̂ %d, coverage %v; by hand %d, %v", g.Kind(), store, got.K, got.Coverage, k, cov)
+			}
+		}
+	}
+	if ties == 0 {
+		t.Fatal("no test positive ties with its anchor's k̂-th item: the boundary is not exercised")
+	}
+	t.Logf("%d test positives at exactly their anchor's k̂-th item's distance", ties)
+}
