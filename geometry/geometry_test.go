@@ -232,6 +232,28 @@ func TestNormIdentityIsBall(t *testing.T) {
 	}
 }
 
+// TestNormGeneration: a single-norm's generation changes with every
+// SetParams, even one that sets the same M and p (it does not compare
+// them), and nothing else changes it.
+func TestNormGeneration(t *testing.T) {
+	t.Parallel()
+	n := IdentityNorm(2, 2)
+	if g := n.Generation(); g != 0 {
+		t.Fatalf("new: generation %d, want 0", g)
+	}
+	n.Scores(nil, []float32{1, 2})
+	n.Params(nil)
+	if g := n.Generation(); g != 0 {
+		t.Fatalf("after Scores and Params: generation %d, want 0", g)
+	}
+	for i, theta := range [][]float64{{1, 0, 0, 2, 2}, {1, 0, 0, 2, 2}, {1, 0, 0, 2, 3}} {
+		n.SetParams(theta)
+		if g := n.Generation(); g != uint64(i+1) {
+			t.Fatalf("after SetParams %d: generation %d, want %d", i+1, g, i+1)
+		}
+	}
+}
+
 // TestGenBallMatchesNorm: Σ|x_j|^p ≤ t^p is ‖x‖_p ≤ t, so the generalized
 // ball with m = 1, p_j = p has the single-norm's volume at t^p.
 func TestGenBallMatchesNorm(t *testing.T) {

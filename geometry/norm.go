@@ -38,6 +38,8 @@ type Norm struct {
 	// mT is Mᵀ in float64 for the exact products (kernel.DotMT), once
 	// computed for the current M: SetParams clears it.
 	mT atomic.Pointer[[]float64]
+	// gen counts SetParams's changes of M and p (Generation).
+	gen uint64
 }
 
 // transposed is Mᵀ (d×d row-major), computed once for the current M.
@@ -108,6 +110,12 @@ func (n *Norm) M() []float64 { return append([]float64(nil), n.m...) }
 // P returns the exponent p.
 func (n *Norm) P() float64 { return n.p }
 
+// Generation counts the changes of M and p since NewNorm (SetParams): while
+// it is the same, so are they, and what was computed from a copy of M
+// taken at it (retrieve.Collection.Transform) still holds, checked in O(1)
+// instead of comparing d² values.
+func (n *Norm) Generation() uint64 { return n.gen }
+
 func (n *Norm) params() Params { return Params{"matrix": n.M(), "p": {n.p}} }
 
 func decodeNorm(d int, p Params) (Geometry, error) {
@@ -145,6 +153,7 @@ func (n *Norm) SetParams(theta []float64) {
 	}
 	copy(n.m, theta)
 	n.p = theta[len(n.m)]
+	n.gen++
 	if old := n.vol.Swap(nil); old != nil {
 		n.spare.Store(old)
 	}

@@ -70,8 +70,15 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 		p             float64
 		kappa, lambda = 1.0, 1.0
 	)
+	var (
+		norm *geometry.Norm
+		gen  uint64
+	)
 	switch g := inner.(type) {
 	case geometry.LinearNorm:
+		if norm, _ = g.(*geometry.Norm); norm != nil {
+			gen = norm.Generation() // before M: a change after it is seen
+		}
 		if m, p = g.M(), g.P(); p < 1 {
 			return fmt.Errorf("retrieve: transform: p = %v < 1 (a quasi-norm): the plain scan serves it", p)
 		}
@@ -91,7 +98,7 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	if err != nil {
 		return err
 	}
-	t.kappa, t.lambda = kappa, lambda
+	t.kappa, t.lambda, t.norm, t.gen = kappa, lambda, norm, gen
 	if e, ok := inner.(*geometry.Ellipsoid); ok {
 		t.ellipsoid = e
 	}
@@ -165,6 +172,11 @@ type normTransform struct {
 	m         []float64 // M, row-major, as transformed (matches checks it)
 	p         float64
 	ellipsoid *geometry.Ellipsoid // the ellipsoid whose W = L⁻¹ is m (immutable), or nil
+	// norm is the single-norm m was copied from, at its generation gen
+	// (geometry.Norm.Generation), or nil (another LinearNorm, compared
+	// by its M).
+	norm *geometry.Norm
+	gen  uint64
 	// The ellipsoid's score is at least ‖m·x‖₂/kappa and at most
 	// lambda·‖m·x‖₂ (geometry.Ellipsoid.Whitening); both 1 for a
 	// single-norm.
@@ -185,10 +197,16 @@ type normTransform struct {
 
 // matches reports whether g is the geometry the collection was transformed
 // for: the same ellipsoid, or a single-norm that still has the M and p
-// (a set's geometry changed after Transform is scanned plainly).
+// (a set's geometry changed after Transform is scanned plainly). Every
+// probe of a batch asks (CountWithin: thousands of anchors), so for a
+// geometry.Norm it is O(1): the same Norm at the same generation; only
+// another LinearNorm has its M copied and compared, O(d²).
 func (t *normTransform) matches(g geometry.Geometry) bool {
-	if t.ellipsoid != nil {
+	switch {
+	case t.ellipsoid != nil:
 		return g == geometry.Geometry(t.ellipsoid)
+	case t.norm != nil:
+		return g == geometry.Geometry(t.norm) && t.norm.Generation() == t.gen
 	}
 	n, ok := g.(geometry.LinearNorm)
 	return ok && n.P() == t.p && slices.Equal(n.M(), t.m)

@@ -221,6 +221,22 @@ func TestTransformEdges(t *testing.T) {
 	if len(want) != 1 || !slices.Equal(got, want) {
 		t.Fatalf("after SetParams: %v transformed, %v plain", got, want)
 	}
+	// The batches too, which ask once an anchor: CountWithin (0.5 holds
+	// the item at 0.42 with M = I, not at the old M's 0.6) and SearchBatch.
+	anchors := []float32{5.3, 5.7, 5.3, 5.7}
+	for _, c := range []*Collection{plain, fast} {
+		counts, err := CountWithin(context.Background(), s, anchors, []float64{0.5, 0.41}, c, nil)
+		if err != nil || !slices.Equal(counts, []int{1, 0}) {
+			t.Fatalf("after SetParams: CountWithin = %v, %v, want [1 0]", counts, err)
+		}
+		_, totals, err := SearchBatch(context.Background(), s, anchors, c, 0, nil)
+		if err != nil || !slices.Equal(totals, []int{1, 1}) {
+			t.Fatalf("after SetParams: SearchBatch totals = %v, %v, want [1 1]", totals, err)
+		}
+	}
+	if fast.Transformed(s) {
+		t.Fatal("after SetParams: Transformed reports the stale transform")
+	}
 }
 
 // TestCountBatch: CountBatch's counts are the exact scan's, one anchor at
