@@ -143,6 +143,9 @@ type KNN struct {
 	// Progress, if not nil, hears how many inputs Score has done.
 	Progress Steps
 	index    *index
+	// share, where not nil, is the index and the searches this KNN
+	// shares with a COMBOOD's (Baselines).
+	share *knnShare
 }
 
 // Name implements Detector.
@@ -156,7 +159,15 @@ func (k *KNN) Fit(train Sample) error {
 	if train.N < k.K {
 		return fmt.Errorf("KNN: %d training features for k = %d", train.N, k.K)
 	}
-	k.index = newIndex(normalized(train.Features, train.D), train.D)
+	if k.share == nil {
+		k.index = newIndex(normalized(train.Features, train.D), train.D)
+		return nil
+	}
+	fp := fingerprint(train.Features, train.D)
+	if k.index = k.share.fitted(fp); k.index == nil {
+		k.index = newIndex(normalized(train.Features, train.D), train.D)
+		k.share.fit(fp, k.index)
+	}
 	return nil
 }
 
@@ -165,7 +176,18 @@ func (k *KNN) Score(x Sample) ([]float64, error) {
 	if err := fitted("KNN", k.index.dim(), x.D); err != nil {
 		return nil, err
 	}
-	return k.index.kth(normalized(x.Features, x.D), k.K, false, k.Progress.report("KNN score")), nil
+	var fp uint64
+	if k.share != nil {
+		fp = fingerprint(x.Features, x.D)
+		if r := k.share.scored(k.index, fp, k.K); r != nil {
+			return r, nil
+		}
+	}
+	r := k.index.kth(normalized(x.Features, x.D), k.K, false, k.Progress.report("KNN score"))
+	if k.share != nil {
+		k.share.keep(k.index, fp, k.K, r)
+	}
+	return r, nil
 }
 
 // fitted checks that a detector was fitted (fitDim > 0) on features of the
@@ -478,9 +500,13 @@ type BaselineOptions struct {
 }
 
 // Baselines are the paper's eight OOD baselines in its tables' order, with
-// the settings of its appendix.
+// the settings of its appendix. KNN and COMBOOD fitted on the same
+// training features share KNN's index, and each sample's search: the
+// second to score a sample takes the first's distances.
 func Baselines(o BaselineOptions) []Detector {
-	return []Detector{MSP{}, Energy{T: 1}, &Mahalanobis{}, &KNN{K: 50, Progress: o.Steps}, &COMBOOD{K: 50, C: 1, Progress: o.Steps},
+	// KNN and COMBOOD's k-NN part: one index, one search a sample.
+	share := &knnShare{}
+	return []Detector{MSP{}, Energy{T: 1}, &Mahalanobis{}, &KNN{K: 50, Progress: o.Steps, share: share}, &COMBOOD{K: 50, C: 1, Progress: o.Steps, share: share},
 		&DKNN{K: 50, Var: 0.95, Alpha: 0.5, Progress: o.Steps}, &CIDER{Epochs: o.Epochs, Seed: o.Seed, Progress: o.Progress}, &ViM{Classifier: o.Classifier}}
 }
 

@@ -58,6 +58,94 @@ func TestKNNByHand(t *testing.T) {
 	}
 }
 
+// TestKNNShared: Baselines' KNN and COMBOOD, which share the k-NN index
+// and each sample's search, score as a KNN and a COMBOOD made alone, to
+// the bit; the second to score a sample does not search it (its Progress
+// hears no "KNN score" step), while a sample changed in place, or one
+// scored with another k, is searched again; and after the KNN is fitted
+// on other training features, the COMBOOD fitted before keeps its own
+// index and its own scores, and the KNN its new ones.
+func TestKNNShared(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(12, 12))
+	const d, a = 5, 2
+	sample := func(n int) Sample {
+		s := Sample{N: n, D: d, Features: randRows(rng, n, d), A: a, Activations: make([]float64, n*a)}
+		for i := range s.Activations {
+			s.Activations[i] = math.Exp(0.3 * rng.NormFloat64())
+		}
+		return s
+	}
+	train, other, x := sample(300), sample(300), sample(40)
+	var searches int
+	steps := Steps(func(step string, done, total int) {
+		if step == "KNN score" && done == total {
+			searches++
+		}
+	})
+	share := &knnShare{}
+	knn := &KNN{K: 7, Progress: steps, share: share}
+	comb := &COMBOOD{K: 7, C: 1, Progress: steps, share: share}
+	aloneKNN, aloneComb := &KNN{K: 7}, &COMBOOD{K: 7, C: 1}
+	for _, det := range []Detector{knn, comb, aloneKNN, aloneComb} {
+		if err := det.Fit(train); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if comb.knn.index != knn.index {
+		t.Fatal("COMBOOD built an index of its own on KNN's training features")
+	}
+	score := func(det Detector, x Sample) []float64 {
+		t.Helper()
+		r, err := det.Score(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	check := func(what string, wantSearches int) {
+		t.Helper()
+		searches = 0
+		if got, want := score(knn, x), score(aloneKNN, x); !slices.Equal(got, want) {
+			t.Errorf("%s: KNN shared %v, alone %v", what, got, want)
+		}
+		if got, want := score(comb, x), score(aloneComb, x); !slices.Equal(got, want) {
+			t.Errorf("%s: COMBOOD shared %v, alone %v", what, got, want)
+		}
+		if searches != wantSearches {
+			t.Errorf("%s: %d searches, want %d", what, searches, wantSearches)
+		}
+	}
+	check("first", 1)
+	check("again", 0)
+	x.Features[3] += 0.5
+	check("changed in place", 1)
+	r := score(knn, x)
+	r[0] = -1 // the caller's copy
+	check("after the caller wrote to its scores", 0)
+	searches = 0
+	k3 := &KNN{K: 3, Progress: steps, share: share}
+	if err := k3.Fit(train); err != nil {
+		t.Fatal(err)
+	}
+	want3 := &KNN{K: 3}
+	want3.Fit(train)
+	if got, want := score(k3, x), score(want3, x); !slices.Equal(got, want) || searches != 1 {
+		t.Errorf("k = 3: %v (%d searches), alone %v", got, searches, want)
+	}
+	if err := knn.Fit(other); err != nil {
+		t.Fatal(err)
+	}
+	if err := aloneKNN.Fit(other); err != nil {
+		t.Fatal(err)
+	}
+	dets := Baselines(BaselineOptions{})
+	if bk, bc := dets[3].(*KNN), dets[4].(*COMBOOD); bk.share == nil || bk.share != bc.share {
+		t.Error("Baselines: KNN and COMBOOD do not share their searches")
+	}
+	check("KNN fitted on other features", 2) // the share is the KNN's: COMBOOD searches its own
+}
+
 // TestMahalanobisIdentity: when every class's scatter is the identity the
 // detector is the squared Euclidean distance to the nearest class mean.
 func TestMahalanobisIdentity(t *testing.T) {

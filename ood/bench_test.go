@@ -2,6 +2,7 @@ package ood
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -139,5 +140,43 @@ func BenchmarkMonitorObserve(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		m.Observe(x)
+	}
+}
+
+// BenchmarkKNNAndCOMBOOD is Baselines' KNN and COMBOOD as ccs ood runs
+// them (experiment.DetectOOD): each fitted on 60 000 training features at
+// d = 128 with 4 activation summaries, then scoring 1 000 ID and 1 000 OOD
+// inputs (-short: 6 000 training features), k = 50. COMBOOD's k-NN part
+// is KNN's search.
+func BenchmarkKNNAndCOMBOOD(b *testing.B) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	const d, a, m = 128, 4, 1000
+	n := 60000
+	if testing.Short() {
+		n = 6000
+	}
+	sample := func(n int, shift float64) Sample {
+		s := Sample{N: n, D: d, Features: randRows(rng, n, d), A: a, Activations: make([]float64, n*a)}
+		for i := range s.Features {
+			s.Features[i] += shift
+		}
+		for i := range s.Activations {
+			s.Activations[i] = math.Exp(0.3*rng.NormFloat64() + shift)
+		}
+		return s
+	}
+	train, id, ood := sample(n, 0), sample(m, 0), sample(m, 0.2)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, det := range Baselines(BaselineOptions{})[3:5] { // KNN, COMBOOD
+			if err := det.Fit(train); err != nil {
+				b.Fatal(err)
+			}
+			for _, x := range []Sample{id, ood} {
+				if _, err := det.Score(x); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
 	}
 }

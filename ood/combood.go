@@ -31,6 +31,9 @@ type COMBOOD struct {
 	// has done.
 	Progress Steps
 
+	// share, where not nil, is the KNN index and searches shared with
+	// a KNN detector (Baselines).
+	share   *knnShare
 	knn     KNN
 	lambdas []float64
 	shift   []float64 // standardisation: (y − shift)/scale
@@ -54,7 +57,7 @@ func (c *COMBOOD) Fit(train Sample) error {
 	if train.Activations == nil {
 		return unavailable("COMBOOD", "activation summaries (an encoder with an \"activations\" output)")
 	}
-	c.knn = KNN{K: c.K, Progress: c.Progress}
+	c.knn = KNN{K: c.K, Progress: c.Progress, share: c.share}
 	if err := c.knn.Fit(train); err != nil {
 		return fmt.Errorf("COMBOOD: %w", err)
 	}
