@@ -205,16 +205,20 @@ func fitted(name string, fitDim, d int) error {
 // normalized returns the rows of x (dimension d) scaled to unit length; a
 // zero row stays zero.
 func normalized(x []float64, d int) []float64 {
-	y := slices.Clone(x)
-	for i := 0; i < len(y); i += d {
-		row := y[i : i+d]
+	return normalize(slices.Clone(x), d)
+}
+
+// normalize is normalized in place: it scales the rows of x and returns x.
+func normalize(x []float64, d int) []float64 {
+	for i := 0; i < len(x); i += d {
+		row := x[i : i+d]
 		if n := math.Sqrt(dot(row, row)); n > 0 {
 			for j := range row {
 				row[j] /= n
 			}
 		}
 	}
-	return y
+	return x
 }
 
 // Mahalanobis is the detector of Lee et al. (2018) on the features: class
