@@ -903,10 +903,8 @@ func ccs_collection_save(h C.uintptr_t, path *C.char, errOut **C.char) C.int {
 }
 
 // ccs_collection_transform prepares collection h for searches with set
-// setH, a single-norm or ellipsoid set (of a shifted set, its inner one):
-// retrieve.Collection.Transform, within maxBytes (≤ 0: no limit). It
-// refuses, with the reason, a set of another family or a transform over
-// the limit; the searches then scan plainly, with the same hits.
+// setH, a single-norm or ellipsoid set (of a shifted set, its inner one),
+// class-conditional or not: transform, within maxBytes (≤ 0: no limit).
 //
 //export ccs_collection_transform
 func ccs_collection_transform(h, setH C.uintptr_t, maxBytes C.int64_t, errOut **C.char) C.int {
@@ -919,10 +917,7 @@ func ccs_collection_transform(h, setH C.uintptr_t, maxBytes C.int64_t, errOut **
 		if err != nil {
 			return err
 		}
-		if err := s.s.OneThreshold(); err != nil {
-			return err
-		}
-		return o.c.Transform(s.s, int64(maxBytes))
+		return transform(o.c, s.s, int64(maxBytes))
 	})
 }
 

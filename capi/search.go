@@ -11,6 +11,18 @@ import (
 	"github.com/ccsets/ccs/retrieve"
 )
 
+// transform prepares c for searches with s, a single-norm or ellipsoid set
+// (of a shifted set, its inner one): retrieve.Collection.Transform, within
+// maxBytes (≤ 0: no limit). A class-conditional set is transformed for
+// too: the transform is kept by the geometry, which its one-class sets
+// (ForClass: retrieve(label=), retrieve_many(labels=), for_class) share,
+// so each of them searches it. It refuses, with the reason, a set of
+// another family or a transform over the limit; the searches then scan
+// plainly, with the same hits.
+func transform(c *retrieve.Collection, s *conformal.Set, maxBytes int64) error {
+	return c.Transform(s, maxBytes)
+}
+
 // newCollection makes a collection of rows ((n, d), floating point) and
 // ids ((n,) integers or strings — the collection's Keys —, or nil: the row
 // numbers). With view, rows of

@@ -1263,8 +1263,11 @@ class Collection(_Handle):
         It takes (d + 1) * 4 bytes an item, half again for a half-precision
         copy from 4 096 items on, and the time of 5-10 plain searches;
         it raises ValueError for a set of another family or a transform
-        over max_bytes (<= 0: no limit). Set.retrieve_many does it for a
-        batch of 8 anchors or more; ccs serve at load."""
+        over max_bytes (<= 0: no limit). A class-conditional set's
+        transform serves its retrieve(label=), retrieve_many(labels=) and
+        for_class sets, which share its geometry: one transform for all
+        its classes. Set.retrieve_many does it for a batch of 8 anchors or
+        more; ccs serve at load."""
         call(lib.ccs_collection_transform, self._handle(), set._handle(), int(max_bytes))
 
     def save(self, path):

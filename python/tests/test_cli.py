@@ -1411,8 +1411,7 @@ def test_collection_load_names_its_ids(calibrated, tmp_path):
 
 def test_collection_transform(calibrated, sim):
     """Collection.transform: an ellipsoid's collection answers as before;
-    a ball's, a class-conditional set's and one over max_bytes are refused,
-    saying why."""
+    a ball's and one over max_bytes are refused, saying why."""
     rows = np.load(sim / "test.npz")["anchors"]
     _, _, ell = calibrated["ellipsoid-fit"]
     coll = ccs.Collection(rows)
@@ -1422,10 +1421,41 @@ def test_collection_transform(calibrated, sim):
     assert [list(i) for i, _ in before] == [list(i) for i, _ in after] and sum(len(i) for i, _ in after) >= 5
     with pytest.raises(ValueError, match="only a single-norm or ellipsoid set is transformed"):
         coll.transform(calibrated["ball"][2])
-    with pytest.raises(ValueError, match="class"):
-        coll.transform(calibrated["class"][2])
     with pytest.raises(ValueError, match="over the limit of 0 MiB"):
         ccs.Collection(rows).transform(ell, max_bytes=1000)
+
+
+def test_collection_transform_class_set(calibrated, sim):
+    """Collection.transform of a class-conditional single-norm set (it was
+    refused): retrieve(label=), retrieve_many(labels=) and the for_class
+    sets then search the one transform, and answer exactly as the plain
+    scan of an untransformed collection and the brute force of every row's
+    score against the class's threshold."""
+    rows = np.load(sim / "test.npz")["anchors"]
+    _, _, s = calibrated["class"]
+    assert s.info["geometry"]["kind"] == "single" and len(s.thresholds) >= 2
+    coll, plain = ccs.Collection(rows), ccs.Collection(rows)
+    coll.transform(s)
+    coll.transform(s)  # again: nothing new
+    labels = [c["label"] for c in s.info["classes"]]
+    queries = rows[:12]
+    total = 0
+    for label in labels:
+        one = s.for_class(label)
+        for q in queries[:4]:
+            ids, scores = s.retrieve(q, coll, label=label)
+            want_ids, want_scores = s.retrieve(q, plain, label=label)
+            assert list(ids) == list(want_ids) and list(scores) == list(want_scores), label
+            assert sorted(ids) == list(np.flatnonzero(one.scores(q, rows) <= one.threshold)), label
+            assert list(one.retrieve(q, coll)[0]) == list(ids)
+            total += len(ids)
+    assert total > 0
+    given = [labels[i % len(labels)] for i in range(len(queries))]
+    got = s.retrieve_many(queries, coll, labels=given)
+    want = s.retrieve_many(queries, plain.rows, labels=given)  # a collection of its own, transformed or not
+    for i, ((gi, gs), (wi, ws)) in enumerate(zip(got, want)):
+        alone = s.retrieve(queries[i], plain, label=given[i])
+        assert list(gi) == list(wi) == list(alone[0]) and list(gs) == list(ws) == list(alone[1]), i
 
 
 def test_safetensors_bf16_rows(labelled, cli, tmp_path):
