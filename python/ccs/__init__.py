@@ -823,7 +823,7 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
                        ridge=ridge, shift=shift, allow_infinite=allow_infinite, reference=ref_n, reference_db=ref_db,
                        reference_source=ref_source, ood_cal=cal_path, ood_cal_source=cal_source, ood_k=ood_k,
                        ood_cal_bundle=cal_bundle or None, ood_class=_ood_class(ood_class),
-                       label=None if label is None else str(label))
+                       label=_calibrate_label(label, cb))
         h = c_handle()
         call(lib.ccs_calibrate, fitted_h, cb._handle(), 0 if fb is None else fb._handle(), opts,
              lent.ref(ref_rows, "reference"), lent.ref(cal_rows, "ood_cal"), byref(h))
@@ -850,6 +850,39 @@ def _ood_class(c):
     if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)):
         raise TypeError(f"calibrate: ood_class: got a {type(c).__name__}, want a class name (str) or an integer label")
     return int(c)
+
+
+def _label(x, where):
+    """A label= argument, as every entry point that takes a class reads it
+    (calibrate, Set.contains, for_class, retrieve, retrieve_many's
+    labels): an integer label (a Python int or a NumPy integer) as an int,
+    or a class's name (a str, or bytes as UTF-8: a NumPy bytes array's
+    element) as a str. A bool, a float (2.0 too: a label is no measure),
+    None or anything else is a TypeError that names where it was given."""
+    if isinstance(x, bytes):
+        try:
+            return x.decode()
+        except UnicodeDecodeError:
+            raise ValueError(f"{where} is {x!r}: a class's name as bytes must be UTF-8") from None
+    if isinstance(x, str):
+        return str(x)  # a np.str_ too
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"{where} is {x!r}: want an integer label or a class's name (str)")
+    return int(x)
+
+
+def _calibrate_label(label, cal):
+    """calibrate's label= as the library takes it (ccs calibrate -class's
+    text): None, a class's name, or an integer label — for cal's string
+    labels, the name it numbers (label i is cal.label_names[i]), which
+    -class takes, as the sets' label= takes the number."""
+    if label is None:
+        return None
+    v = _label(label, "calibrate: label")
+    names = getattr(cal, "label_names", None)
+    if isinstance(v, int) and names is not None and 0 <= v < len(names):
+        return str(names[v])
+    return str(v)
 
 
 _SPLITS = ("fit", "val", "cal", "test", "ood", "ood-cal")
@@ -1511,14 +1544,15 @@ class Set(_Handle):
         class-conditional set needs the anchor's label: its integer label,
         or its class's name (a str, for a set calibrated on string labels),
         as ccs serve's /score takes them."""
-        if isinstance(label, str):
-            label = self._label_named(label)
+        if label is not None:
+            label = self._class_label(label, "contains: label")
+            self._for_class(label, "contains: label").close()  # a class it has, named as for_class names it
         lent = Lent()
         p = _lib.asarray(points, "points")
         m = _lib.rows_of(p)
         out = np.empty(m, dtype=np.bool_)
         call(lib.ccs_set_contains, self._handle(), lent.ref(anchor, "anchor"), lent.ref(p, "points"),
-             0 if label is None else 1, 0 if label is None else int(label),
+             0 if label is None else 1, 0 if label is None else label,
              out.ctypes.data_as(POINTER(c_uint8)), m)
         return out
 
@@ -1526,21 +1560,16 @@ class Set(_Handle):
         """retrieve_many with labels=: each class's rows retrieved with its
         set (for_class), in the order of each class's first row."""
         m = len(a)
-        if isinstance(labels, (str, int, np.integer)) and not isinstance(labels, bool):
-            labels = [labels] * m
-        labels = list(labels.tolist() if isinstance(labels, np.ndarray) else labels)
-        if len(labels) != m:
-            raise ValueError(f"retrieve_many: {len(labels)} labels for {m} anchors: want one a row (or one label for all)")
+        if isinstance(labels, (str, bytes, int, float, np.generic)) or (isinstance(labels, np.ndarray) and labels.ndim == 0):
+            one = self._class_label(labels.item() if isinstance(labels, np.ndarray) else labels, "retrieve_many: labels")
+            labels = [one] * m  # one label for every row
+        else:
+            labels = list(labels)  # a NumPy array's elements keep their types: np.int64, np.str_, np.bytes_
+            if len(labels) != m:
+                raise ValueError(f"retrieve_many: {len(labels)} labels for {m} anchors: want one a row (or one label for all)")
         rows = {}  # label → its rows
         for i, l in enumerate(labels):
-            if isinstance(l, str):
-                try:
-                    l = self._label_named(l)
-                except ValueError as e:
-                    raise ValueError(f"retrieve_many: labels[{i}]: {e}") from None
-            elif isinstance(l, bool) or not isinstance(l, (int, np.integer)):
-                raise TypeError(f"retrieve_many: labels[{i}] is {l!r}: want an integer label or a class's name (str)")
-            rows.setdefault(int(l), []).append(i)
+            rows.setdefault(self._class_label(l, f"retrieve_many: labels[{i}]"), []).append(i)
         # Every class's set shares this set's geometry, and so one transform
         # of the collection, made for the whole batch by this set, as ccs
         # serve makes it: its threshold over all classes lets the transform
@@ -1553,16 +1582,24 @@ class Set(_Handle):
                 pass  # another family, or over the memory: the plain scan, the same hits
         out, totals = [None] * m, [0] * m
         for l, idx in rows.items():
-            try:
-                s = self.for_class(l)
-            except ValueError as e:
-                raise ValueError(f"retrieve_many: labels[{idx[0]}]: {e}") from None
-            with s:
+            with self._for_class(l, f"retrieve_many: labels[{idx[0]}]") as s:
                 found, counts = s._retrieve_rows(a[idx], collection, limit)
                 for k, i in enumerate(idx):
                     out[i], totals[i] = found[k], counts[k]
         self._warn_zero_anchors(a, totals, collection)
         return out
+
+    def _class_label(self, x, where):
+        """The integer label of the class x names (_label: an integer label,
+        or a class's name, looked up among the set's classes), with where
+        naming the argument in its errors."""
+        v = _label(x, where)
+        if isinstance(v, str):
+            try:
+                return self._label_named(v)
+            except ValueError as e:
+                raise ValueError(f"{where}: {e}") from None
+        return v
 
     def _label_named(self, name):
         """The label of the class named name (ValueError, naming the
@@ -1591,12 +1628,16 @@ class Set(_Handle):
         info["calibration"]["class"] — what calibrating on the class's
         anchors alone (calibrate(..., label=)) gives. A set of one
         threshold takes no label (ValueError), nor does an unknown class."""
-        if isinstance(label, str):
-            label = self._label_named(label)
-        elif isinstance(label, bool) or not isinstance(label, (int, np.integer)):
-            raise TypeError(f"for_class: label {label!r}: want an integer label or a class's name (str)")
+        return self._for_class(label, "for_class: label")
+
+    def _for_class(self, label, where):
+        """for_class, with where naming the label in its errors."""
+        label = self._class_label(label, where)
         h = c_handle()
-        call(lib.ccs_set_for_class, self._handle(), int(label), byref(h))
+        try:
+            call(lib.ccs_set_for_class, self._handle(), label, byref(h))
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
         return Set._wrap(h.value)
 
     def retrieve(self, anchor, collection, limit=None, label=None):
@@ -1609,7 +1650,7 @@ class Set(_Handle):
         name): the set is then that class's threshold's (for_class), as ccs
         retrieve -label; a set of one threshold takes none."""
         if label is not None:
-            with self.for_class(label) as s:
+            with self._for_class(label, "retrieve: label") as s:
                 return s.retrieve(anchor, collection, limit)
         lent = Lent()
         coll, rows, opened, keys = 0, None, None, None

@@ -2084,3 +2084,89 @@ def test_class_set_retrieves_by_label(tmp_path, cli):
         r = de.evaluate(splits["test"])
     row = [c for c in s.evaluate(splits["test"], per_class=True)["classes"] if c["name"] == "de"][0]
     assert (r["positives"], r["coverage"]) == (row["anchors"], row["coverage"]) and row["anchors"] < splits["test"].n
+
+
+@pytest.fixture(scope="module")
+def languages():
+    """A class-conditional ball of queries' languages ("de", "en", "sw":
+    labels 0, 1, 2), its calibration split (of query labels: calibrate's
+    label= takes a language), queries and collection."""
+    rng = np.random.default_rng(21)
+    n, nq, d = 400, 600, 4
+    emb = rng.normal(size=(n, d)).astype(np.float32)
+    langs = np.array(["de", "en", "sw"])
+    lang = rng.integers(0, 3, nq)
+    spread = np.array([0.3, 0.6, 1.2])[lang][:, None]
+    queries = (emb[np.arange(nq) % n] + spread * rng.normal(size=(nq, d))).astype(np.float32)
+    ids, qids = [f"doc{i}" for i in range(n)], [f"q{q}" for q in range(nq)]
+    pairs = [(qids[q], ids[q % n]) for q in range(nq)]
+    splits = ccs.bundle(emb, queries=queries, pairs=pairs, ids=ids, query_ids=qids, query_labels=langs[lang], k=1, kneg=5)
+    s = ccs.calibrate("ball", splits["cal"], alpha=0.2, calibration="class")
+    return s, splits["cal"], queries, ccs.Collection(emb)
+
+
+# Each public entry point that takes a class, as a function of the label
+# given, and the name its errors give the label by.
+LABEL_TAKERS = [
+    ("contains", lambda s, cal, q, c, x: list(s.contains(q[0], q[:50], label=x)), "contains: label"),
+    ("for_class", lambda s, cal, q, c, x: s.for_class(x).threshold, "for_class: label"),
+    ("retrieve", lambda s, cal, q, c, x: [list(r) for r in s.retrieve(q[0], c, label=x)], "retrieve: label"),
+    ("retrieve_many", lambda s, cal, q, c, x: [list(i) for i, _ in s.retrieve_many(q[:3], c, labels=[x, x, x])],
+     "retrieve_many: labels[0]"),
+    ("retrieve_many one label", lambda s, cal, q, c, x: [list(i) for i, _ in s.retrieve_many(q[:3], c, labels=x)],
+     "retrieve_many: labels"),
+    ("calibrate", lambda s, cal, q, c, x: ccs.calibrate("ball", cal, alpha=0.2, label=x).threshold, "calibrate: label"),
+]
+
+# The labels given: "en" (label 1) however it is given, or a refusal:
+# (exception, the message after the name of the label).
+LABEL_INPUTS = [
+    ("int", 1, None),
+    ("numpy int64", np.int64(1), None),
+    ("str", "en", None),
+    ("numpy str", np.str_("en"), None),
+    ("bytes", b"en", None),
+    ("not a class's name", "fr", (ValueError, r': .*"fr"')),
+    ("bool", True, (TypeError, " is True: want an integer label or a class's name (str)")),
+    ("float", 2.0, (TypeError, " is 2.0: want an integer label or a class's name (str)")),
+]
+
+
+@pytest.mark.parametrize("taker", LABEL_TAKERS, ids=[t[0] for t in LABEL_TAKERS])
+@pytest.mark.parametrize("given", LABEL_INPUTS, ids=[g[0] for g in LABEL_INPUTS])
+def test_label_inputs(languages, taker, given):
+    """Every entry point that takes a class reads it alike (one helper):
+    an int or a NumPy integer is the label, a str or bytes a class's name
+    (of "en", label 1), a name the set lacks a ValueError, a bool or a
+    float a TypeError, each message naming the argument as the entry
+    point calls it; None is no label, which a class-conditional set
+    refuses, or a list's element refuses, or calibrate takes as every
+    class's anchors."""
+    s, cal, q, c = languages
+    _, f, where = taker
+    _, x, refused = given
+    want = f(s, cal, q, c, "en")
+    if refused is None:
+        assert f(s, cal, q, c, x) == want
+        return
+    exc, msg = refused
+    with pytest.raises(exc) as e:
+        f(s, cal, q, c, x)
+    assert re.match(re.escape(where) + (msg if exc is ValueError else re.escape(msg)), str(e.value)), str(e.value)
+
+
+def test_label_none(languages):
+    """None is no label: a class-conditional set's entry points refuse it
+    as a missing label, saying how to give one; an element of labels= is
+    refused as any other non-label; calibrate(label=None) calibrates on
+    every class's anchors."""
+    s, cal, q, c = languages
+    for f in (lambda: s.contains(q[0], q[:5], label=None), lambda: s.retrieve(q[0], c, label=None),
+              lambda: s.retrieve_many(q[:3], c, labels=None)):
+        with pytest.raises(ValueError, match=r"needs the anchor's label"):
+            f()
+    with pytest.raises(TypeError, match=r"^for_class: label is None: want an integer label"):
+        s.for_class(None)
+    with pytest.raises(TypeError, match=r"^retrieve_many: labels\[1\] is None: want an integer label"):
+        s.retrieve_many(q[:3], c, labels=["en", None, "de"])
+    assert ccs.calibrate("ball", cal, alpha=0.2, label=None).thresholds is None
