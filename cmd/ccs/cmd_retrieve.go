@@ -177,17 +177,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	// pass): its progress on stderr, once it has taken 10 seconds.
 	prog := newProgress(out, false, "anchor")
 	prog.lazy = true
-	// A batch's single-norm or ellipsoid searches scan the collection
-	// transformed once (O(d) a row, against O(d²)), from as many anchors
-	// as the transform costs plain scans: every class's set shares its
-	// set's geometry, and so the one transform, made for the set itself
-	// as ccs serve makes it (a class's smaller threshold can have the
-	// transform take the float64 product, not float32's: 10⁵ × 384, 16
-	// anchors of -anchor-labels: 12.5–21.3 s in all against 5.5–8.5 s).
-	// Where it is refused (memory), the plain scan gives the same hits.
-	if c, ok := store.(retrieve.Transformer); ok && q.m >= retrieveTransformMin && retrieve.Transformable(set.Geometry) {
-		_ = c.Transform(set, retrieveTransformBytes)
-	}
+	batchTransform(store, set, q.m)
 	// The anchors of each set (one, or a class's with -anchor-labels), in
 	// the order of their first anchor, are a batch of their own.
 	for _, group := range bySet(sets) {
@@ -262,6 +252,23 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		out.warn(w)
 	}
 	return nil
+}
+
+// batchTransform transforms store, where it is a collection in memory, for
+// a batch of m anchors searched with set or with sets sharing its geometry
+// (a class-conditional set's ForClass sets, -anchor-labels' groups; its
+// OverAllClasses, -unlabeled marginal's): a single-norm or ellipsoid's
+// searches then scan it in O(d) a row, against O(d²), from as many
+// anchors as the transform costs plain scans. The one transform is kept
+// by the geometry, so every class's group searches it; it is made for set
+// itself, as ccs serve makes it (a class's smaller threshold can have the
+// transform take the float64 product, not float32's: 10⁵ × 384, 16
+// anchors of -anchor-labels, 12.5–21.3 s in all against 5.5–8.5 s).
+// Where it is refused (memory), the plain scan gives the same hits.
+func batchTransform(store retrieve.Store, set *conformal.Set, m int) {
+	if c, ok := store.(retrieve.Transformer); ok && m >= retrieveTransformMin && retrieve.Transformable(set.Geometry) {
+		_ = c.Transform(set, retrieveTransformBytes)
+	}
 }
 
 // retrieveTransformMin is the batch from which ccs retrieve transforms
