@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
@@ -166,6 +167,11 @@ func (e *Ellipsoid) Scores(dst []float64, diffs []float32) []float64 {
 	return dst
 }
 
+// solveBufs holds ellipsoidScores' scratch, d·(SolveRows+1) values (96 KB
+// at d = 384): a retrieval re-scores a chunk's few uncertain rows a call,
+// thousands of calls a search, and each allocated and cleared its own.
+var solveBufs = sync.Pool{New: func() any { return new([]float64) }}
+
 // ellipsoidScores scores each row with forward's solve, where the build
 // has vector kernels kernel.SolveRows() rows at a time (the last block
 // padded with zero rows): the same bits, a lane a row. At d = 768 the
@@ -174,17 +180,24 @@ func (e *Ellipsoid) Scores(dst []float64, diffs []float32) []float64 {
 func ellipsoidScores[F Float](e *Ellipsoid, dst []float64, diffs []F) []float64 {
 	d := e.d
 	dst, n := rows(dst, diffs, d)
-	y := make([]float64, d)
-	if w := kernel.SolveRows(); w > 0 && n > 0 && d > 0 {
-		yt := make([]float64, d*w)
+	w := kernel.SolveRows()
+	buf := solveBufs.Get().(*[]float64)
+	defer solveBufs.Put(buf)
+	if cap(*buf) < d*(w+1) {
+		*buf = make([]float64, d*(w+1))
+	}
+	y, yt := (*buf)[:d], (*buf)[d:d*(w+1)]
+	if w > 0 && n > 0 && d > 0 {
 		for lo := 0; lo < n; lo += w {
 			hi := min(n, lo+w)
-			if hi-lo < w {
-				clear(yt)
-			}
 			for r := range hi - lo {
 				for i, v := range diffs[(lo+r)*d : (lo+r+1)*d] {
 					yt[i*w+r] = float64(v)
+				}
+			}
+			if hi-lo < w { // the padding lanes zero, not an earlier call's
+				for i := range d {
+					clear(yt[i*w+hi-lo : (i+1)*w])
 				}
 			}
 			kernel.SolveLower(yt, e.chol, d)

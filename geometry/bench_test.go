@@ -45,6 +45,22 @@ func BenchmarkScoresEllipsoidD128(b *testing.B) {
 func BenchmarkScoresEllipsoidD768(b *testing.B) {
 	benchScores(b, randEllipsoid(rand.New(rand.NewPCG(2, 2)), 768), false)
 }
+
+// BenchmarkScoresEllipsoidFew scores 4 rows at d = 384 a call, as a
+// retrieval's exact re-score of a chunk's few uncertain rows does
+// thousands of times a search.
+func BenchmarkScoresEllipsoidFew(b *testing.B) {
+	const rows, d = 4, 384
+	rng := rand.New(rand.NewPCG(3, 3))
+	e := randEllipsoid(rng, d)
+	x := randDiffs32(rng, rows, d)
+	dst := make([]float64, rows)
+	b.ReportAllocs()
+	for b.Loop() {
+		sink = e.Scores(dst, x)
+	}
+}
+
 func BenchmarkScoresNormD3(b *testing.B)      { benchScores(b, IdentityNorm(3, 1.5), false) }
 func BenchmarkScoresNormD128(b *testing.B)    { benchScores(b, IdentityNorm(128, 1.5), false) }
 func BenchmarkGradsNormD128(b *testing.B)     { benchScores(b, IdentityNorm(128, 1.5), true) }
