@@ -41,8 +41,9 @@ func TransformBytes(n, d int) int64 {
 // error bound needs the triangle inequality), an ellipsoid without a
 // bounded inverse, a dimension other than c's, or a transform larger than
 // maxBytes (≤ 0: no limit). Transforming again for the same set does
-// nothing; a set whose M or p has changed since is scanned plainly. Safe
-// for concurrent use with Search.
+// nothing; a set whose M or p has changed since is scanned plainly until
+// it is transformed again, which replaces the stale transform. Safe for
+// concurrent use with Search.
 //
 // The transform is kept by the set's geometry (the pointer, so a geometry
 // that is not one is refused), not by the set: the transform depends on
@@ -62,7 +63,7 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 		return fmt.Errorf("retrieve: transform: needs %d MiB (%d items of dimension %d), over the limit of %d MiB",
 			need>>20, c.N, c.D, maxBytes>>20)
 	}
-	if c.transformed(s.Geometry) != nil {
+	if t := c.transformed(s.Geometry); t != nil && t.matches(inner) {
 		return nil // before an ellipsoid's whitening: a batch asks again each call
 	}
 	var (

@@ -237,6 +237,18 @@ func TestTransformEdges(t *testing.T) {
 	if fast.Transformed(s) {
 		t.Fatal("after SetParams: Transformed reports the stale transform")
 	}
+	// Transforming again replaces the stale transform with one for the
+	// new M, which answers as the plain scan.
+	if err := fast.Transform(s, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !fast.Transformed(s) {
+		t.Fatal("transformed again after SetParams: the stale transform kept, the set scanned plainly")
+	}
+	counts, err := CountWithin(context.Background(), s, anchors, []float64{0.5, 0.41}, fast, nil)
+	if err != nil || !slices.Equal(counts, []int{1, 0}) {
+		t.Fatalf("transformed again: CountWithin = %v, %v, want [1 0]", counts, err)
+	}
 }
 
 // TestCountBatch: CountBatch's counts are the exact scan's, one anchor at
