@@ -212,7 +212,7 @@ func TestSizesByClass(t *testing.T) {
 
 // gaussItems is a collection of items rows of dimension d, each
 // coordinate a normal draw times scale, and its rows.
-func gaussItems(t *testing.T, rng *rand.Rand, items, d int, scale float64) ([]float32, *retrieve.Collection) {
+func gaussItems(t testing.TB, rng *rand.Rand, items, d int, scale float64) ([]float32, *retrieve.Collection) {
 	t.Helper()
 	rows := make([]float32, items*d)
 	for i := range rows {

@@ -79,73 +79,140 @@ var ErrNoCalibrationSplit = errors.New("eval: the set records no calibration spl
 // TopKBaseline calibrates the top-k baseline of s ranked by distance
 // (DistanceSet or DistanceL2) on cal, which must be the split s was
 // calibrated on (its digest, and as many units as s counts), and measures
-// it on test's first n anchors (all where n ≤ 0 or n > test.N) in store.
+// it on test's first n anchors (all where n ≤ 0 or n > test.N) in store:
+// TopKBaselines of the one distance.
+func TopKBaseline(ctx context.Context, s *conformal.Set, distance string, cal, test *bundle.Bundle, store retrieve.Store, n int, progress func(done, total int)) (TopK, error) {
+	r, err := TopKBaselines(ctx, s, []string{distance}, cal, test, store, n, progress)
+	if err != nil {
+		return TopK{}, err
+	}
+	return r[0], nil
+}
+
+// TopKBaselines calibrates the top-k baselines of s ranked by each of
+// distances (DistanceSet or DistanceL2, in that order in the result) on
+// cal, which must be the split s was calibrated on (its digest, and as
+// many units as s counts), and measures them on test's first n anchors
+// (all where n ≤ 0 or n > test.N) in store. What the distances share is
+// done once: the checks of cal (its digest) and test, the calibration
+// units, and the set's own coverage of the test positives (SetCoverage).
 // s needs one threshold and a guarantee (not pooled). An in-memory
 // Collection counts every calibration unit's rank in one pass
 // (retrieve.CountWithin, on its transform for s where s is a single-norm
 // or an ellipsoid, as SetSizes'), and the test anchors' in ⌈log₂(K+1)⌉
 // passes; another store takes a search a rank. progress, where not nil, is
-// told the ranks counted of about all, after each pass.
-func TopKBaseline(ctx context.Context, s *conformal.Set, distance string, cal, test *bundle.Bundle, store retrieve.Store, n int, progress func(done, total int)) (TopK, error) {
+// told the ranks counted of about all (every distance's), after each pass.
+func TopKBaselines(ctx context.Context, s *conformal.Set, distances []string, cal, test *bundle.Bundle, store retrieve.Store, n int, progress func(done, total int)) ([]TopK, error) {
 	d := s.Geometry.Dim()
-	var g geometry.Geometry
-	switch distance {
-	case DistanceSet:
-		g = s.Geometry
-	case DistanceL2:
-		g = geometry.Ball{D: d}
-	default:
-		return TopK{}, fmt.Errorf("eval: top-k: distance %q: want %s or %s", distance, DistanceSet, DistanceL2)
+	if len(distances) == 0 {
+		return nil, errors.New("eval: top-k: no distance")
+	}
+	for _, distance := range distances {
+		if distance != DistanceSet && distance != DistanceL2 {
+			return nil, fmt.Errorf("eval: top-k: distance %q: want %s or %s", distance, DistanceSet, DistanceL2)
+		}
 	}
 	if err := s.OneThreshold(); err != nil {
-		return TopK{}, fmt.Errorf("eval: top-k: %w", err)
+		return nil, fmt.Errorf("eval: top-k: %w", err)
 	}
 	switch c := s.Calibration; {
 	case !s.Calibrated():
-		return TopK{}, conformal.ErrNotCalibrated
+		return nil, conformal.ErrNotCalibrated
 	case c.Mode == conformal.Pooled:
-		return TopK{}, errors.New("eval: top-k: a pooled calibration has no guarantee to calibrate a baseline at: calibrate the set with -calibration one or pac")
+		return nil, errors.New("eval: top-k: a pooled calibration has no guarantee to calibrate a baseline at: calibrate the set with -calibration one or pac")
 	case c.Anchors == "":
-		return TopK{}, ErrNoCalibrationSplit
+		return nil, ErrNoCalibrationSplit
 	case cal.D != d:
-		return TopK{}, fmt.Errorf("eval: top-k: the calibration bundle has dimension %d, the set %d", cal.D, d)
+		return nil, fmt.Errorf("eval: top-k: the calibration bundle has dimension %d, the set %d", cal.D, d)
 	case test.D != d:
-		return TopK{}, fmt.Errorf("eval: top-k: the test bundle has dimension %d, the set %d", test.D, d)
+		return nil, fmt.Errorf("eval: top-k: the test bundle has dimension %d, the set %d", test.D, d)
 	case store.Dim() != d:
-		return TopK{}, fmt.Errorf("eval: top-k: the collection has dimension %d, the set %d", store.Dim(), d)
-	case cal.Digest() != c.Anchors:
-		return TopK{}, fmt.Errorf("eval: top-k: the calibration bundle is not the split the set was calibrated on (its anchors' digest %.12s…, the set's %.12s…): k̂ must come from the set's own calibration units", cal.Digest(), c.Anchors)
+		return nil, fmt.Errorf("eval: top-k: the collection has dimension %d, the set %d", store.Dim(), d)
+	}
+	if digest := cal.Digest(); digest != s.Calibration.Anchors {
+		return nil, fmt.Errorf("eval: top-k: the calibration bundle is not the split the set was calibrated on (its anchors' digest %.12s…, the set's %.12s…): k̂ must come from the set's own calibration units", digest, s.Calibration.Anchors)
 	}
 	if err := cal.NeedPositives(); err != nil {
-		return TopK{}, fmt.Errorf("eval: top-k: calibration bundle: %w", err)
+		return nil, fmt.Errorf("eval: top-k: calibration bundle: %w", err)
 	}
 	if err := test.NeedPositives(); err != nil {
-		return TopK{}, fmt.Errorf("eval: top-k: test bundle: %w", err)
+		return nil, fmt.Errorf("eval: top-k: test bundle: %w", err)
 	}
 	units := conformal.UnitPairs(cal, s.Calibration.Mode, s.Calibration.Seed)
 	if len(units) != s.Calibration.N {
-		return TopK{}, fmt.Errorf("eval: top-k: the set was calibrated on %d units, the calibration bundle gives %d (a set of one class's anchors, ccs calibrate -class, is not compared)", s.Calibration.N, len(units))
+		return nil, fmt.Errorf("eval: top-k: the set was calibrated on %d units, the calibration bundle gives %d (a set of one class's anchors, ccs calibrate -class, is not compared)", s.Calibration.N, len(units))
 	}
 	items, err := store.Len(ctx)
 	if err != nil {
-		return TopK{}, err
+		return nil, err
 	}
 	if n <= 0 || n > test.N {
 		n = test.N
 	}
 	if n == 0 {
-		return TopK{}, errors.New("eval: top-k: the test bundle has no anchors")
+		return nil, errors.New("eval: top-k: the test bundle has no anchors")
 	}
+	// The set's own scores of each test anchor's positives, and its
+	// coverage of them, the same beside every distance.
+	own := make([][]float64, n)
+	inSet := 0
+	for i := range n {
+		own[i] = s.Geometry.Scores(nil, test.PositiveDiffs(nil, i))
+		for _, v := range own[i] {
+			if v <= s.Threshold {
+				inSet++
+			}
+		}
+	}
+	unitAnchors := make([]float32, len(units)*d)
+	for u, p := range units {
+		copy(unitAnchors[u*d:(u+1)*d], cal.Anchor(p[0]))
+	}
+	rounds := bits.Len(uint(test.K)) // the test anchors' binary searches
+	b := topKRun{s: s, cal: cal, test: test, store: store, n: n, items: items, units: len(units), unitAnchors: unitAnchors,
+		own: own, total: len(distances) * (len(units) + n*rounds), progress: progress}
+	out := make([]TopK, len(distances))
+	for j, distance := range distances {
+		if out[j], err = b.measure(ctx, distance); err != nil {
+			return nil, err
+		}
+		out[j].SetCoverage = float64(inSet) / float64(out[j].Positives)
+	}
+	if progress != nil {
+		progress(b.total, b.total)
+	}
+	return out, nil
+}
+
+// topKRun is what TopKBaselines' distances share: the checked inputs, the
+// calibration units' anchors (rows), the set's own scores of the first n
+// test anchors' positives, and the progress of all the distances' passes.
+type topKRun struct {
+	s           *conformal.Set
+	cal, test   *bundle.Bundle
+	store       retrieve.Store
+	n, items    int
+	units       int
+	unitAnchors []float32
+	own         [][]float64
+	total, done int
+	progress    func(done, total int)
+}
+
+// measure calibrates and measures the baseline ranked by distance, all
+// but its SetCoverage.
+func (b *topKRun) measure(ctx context.Context, distance string) (TopK, error) {
+	s, d := b.s, b.s.Geometry.Dim()
 	// The sets searched: s itself for its own distance (an in-memory
 	// collection keeps its transform for s, as SetSizes'), a ball for l2.
 	probe := s
 	if distance != DistanceSet {
-		probe = &conformal.Set{Geometry: g, Alpha: s.Alpha, Threshold: s.Threshold, Calibration: s.Calibration}
+		probe = &conformal.Set{Geometry: geometry.Ball{D: d}, Alpha: s.Alpha, Threshold: s.Threshold, Calibration: s.Calibration}
 	}
-	coll, _ := store.(*retrieve.Collection)
-	rounds := bits.Len(uint(test.K)) // the test anchors' binary searches
-	total, done := len(units)+n*rounds, 0
-	if coll != nil && total >= retrieve.BatchTransformMin && retrieve.Transformable(probe.Geometry) {
+	g := probe.Geometry
+	coll, _ := b.store.(*retrieve.Collection)
+	rounds := bits.Len(uint(b.test.K))
+	if coll != nil && b.units+b.n*rounds >= retrieve.BatchTransformMin && retrieve.Transformable(g) {
 		_ = coll.Transform(probe, retrieve.BatchTransformBytes) // refused: scanned plainly
 	}
 	// ranksOf is the rank a point of score v[i] around anchor i (rows of
@@ -168,7 +235,7 @@ func TopKBaseline(ctx context.Context, s *conformal.Set, distance string, cal, t
 			for i := range v {
 				p := *probe
 				p.Threshold = below[i]
-				_, inside, err := store.Search(ctx, &p, anchors[i*d:(i+1)*d], 1)
+				_, inside, err := b.store.Search(ctx, &p, anchors[i*d:(i+1)*d], 1)
 				if err != nil {
 					return nil, fmt.Errorf("anchor %d: %w", i, err)
 				}
@@ -180,53 +247,43 @@ func TopKBaseline(ctx context.Context, s *conformal.Set, distance string, cal, t
 				counts[i] = 1
 			}
 		}
-		if done += len(v); progress != nil {
-			progress(min(done, total), total)
+		if b.done += len(v); b.progress != nil {
+			b.progress(min(b.done, b.total), b.total)
 		}
 		return counts, nil
 	}
 	// Each calibration unit's rank among the items.
 	// Scores gives the units' scores under g in UnitPairs' order, on
 	// every core.
-	scores, err := conformal.Scores(g, cal, s.Calibration.Mode, s.Calibration.Seed)
+	scores, err := conformal.Scores(g, b.cal, s.Calibration.Mode, s.Calibration.Seed)
 	if err != nil {
 		return TopK{}, fmt.Errorf("eval: top-k: calibration units: %w", err)
 	}
-	anchors := make([]float32, len(units)*d)
-	for u, p := range units {
-		copy(anchors[u*d:(u+1)*d], cal.Anchor(p[0]))
-	}
-	ranks, err := ranksOf(anchors, scores)
+	ranks, err := ranksOf(b.unitAnchors, scores)
 	if err != nil {
 		return TopK{}, fmt.Errorf("eval: top-k: calibration units: %w", err)
 	}
-	r := TopK{Distance: distance, Items: items, Rank: s.Calibration.Rank, N: len(units), Anchors: n}
+	n := b.n
+	r := TopK{Distance: distance, Items: b.items, Rank: s.Calibration.Rank, N: b.units, Anchors: n}
 	k := math.MaxInt
 	if r.Rank <= len(ranks) {
 		sorted := slices.Sorted(slices.Values(ranks))
 		k = sorted[r.Rank-1]
 	}
-	r.K, r.Whole = min(k, items), k > items
+	r.K, r.Whole = min(k, b.items), k > b.items
 	// Each test anchor's positives against its k̂-th nearest item: a
 	// positive is covered when its rank is at most k̂, and a nearer one's
 	// rank is no larger, so the covered are its nearest few, found by
 	// bisection — a round of ranks for all anchors at once, ⌈log₂(K+1)⌉
-	// rounds. The set's own coverage of the same positives beside it.
-	K := test.K
+	// rounds.
+	K := b.test.K
 	sorted := make([][]float64, n) // each anchor's positives' scores by g, ascending
 	lo, hi := make([]int, n), make([]int, n)
-	inSet := 0
 	for i := range n {
-		diffs := test.PositiveDiffs(nil, i)
-		sorted[i] = g.Scores(nil, diffs)
-		own := sorted[i]
-		if distance != DistanceSet {
-			own = s.Geometry.Scores(nil, diffs)
-		}
-		for _, v := range own {
-			if v <= s.Threshold {
-				inSet++
-			}
+		if distance == DistanceSet {
+			sorted[i] = slices.Clone(b.own[i])
+		} else {
+			sorted[i] = g.Scores(nil, b.test.PositiveDiffs(nil, i))
 		}
 		slices.Sort(sorted[i])
 		lo[i], hi[i] = 0, K // sorted[i][:lo] covered, [hi:] not
@@ -234,13 +291,14 @@ func TopKBaseline(ctx context.Context, s *conformal.Set, distance string, cal, t
 			lo[i] = K
 		}
 	}
+	var anchors []float32
 	for {
 		var which []int
 		anchors, scores = anchors[:0], scores[:0]
 		for i := range n {
 			if lo[i] < hi[i] {
 				which = append(which, i)
-				anchors = append(anchors, test.Anchor(i)...)
+				anchors = append(anchors, b.test.Anchor(i)...)
 				scores = append(scores, sorted[i][(lo[i]+hi[i])/2])
 			}
 		}
@@ -259,15 +317,11 @@ func TopKBaseline(ctx context.Context, s *conformal.Set, distance string, cal, t
 			}
 		}
 	}
-	if progress != nil {
-		progress(total, total)
-	}
 	c := 0
 	for i := range n {
 		c += lo[i]
 	}
 	r.Positives = n * K
 	r.Coverage = float64(c) / float64(r.Positives)
-	r.SetCoverage = float64(inSet) / float64(r.Positives)
 	return r, nil
 }

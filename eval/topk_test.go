@@ -276,3 +276,90 @@ func TestTopKTies(t *testing.T) {
 	}
 	t.Logf("%d test positives at exactly their anchor's k̂-th item's distance", ties)
 }
+
+// TestTopKBaselines: both distances measured at once are, in the order
+// asked, what each measured alone is; progress ends at the total of both,
+// never past it; a distance that is none, or none at all, is refused.
+func TestTopKBaselines(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(13, 130))
+	const d = 3
+	cal, test := gaussBundle(rng, 80, 2, d), gaussBundle(rng, 40, 3, d)
+	_, c := gaussItems(t, rng, 2000, d, 1.5)
+	el, _ := geometry.NewEllipsoid(d, []float64{2, 0.3, 0, 0.3, 1, 0.2, 0, 0.2, 0.5})
+	set, err := conformal.Calibrate(el, cal, 0.1, conformal.Options{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, distances := range [][]string{{DistanceSet, DistanceL2}, {DistanceL2, DistanceSet}} {
+		var calls, last, total int
+		got, err := TopKBaselines(ctx, set, distances, cal, test, c, 30, func(done, all int) {
+			if done > all || (total != 0 && all != total) {
+				t.Errorf("%v: progress %d of %d (before: of %d)", distances, done, all, total)
+			}
+			calls, last, total = calls+1, done, all
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || last != total || calls < 2 {
+			t.Fatalf("%v: %d baselines, progress %d of %d in %d calls", distances, len(got), last, total, calls)
+		}
+		for i, dist := range distances {
+			alone, err := TopKBaseline(ctx, set, dist, cal, test, c, 30, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[i] != alone {
+				t.Errorf("%v: %s with the other %+v, alone %+v", distances, dist, got[i], alone)
+			}
+		}
+	}
+	for _, distances := range [][]string{nil, {DistanceSet, "cosine"}} {
+		if _, err := TopKBaselines(ctx, set, distances, cal, test, c, 30, nil); err == nil {
+			t.Errorf("%q: no error", distances)
+		}
+	}
+}
+
+// BenchmarkTopKBaselines: both baselines of an ellipsoid set of d=64 (ccs
+// evaluate -baseline topk,topk-l2), measured one distance a call
+// (separate) and together (shared: one digest, one check of the units,
+// the set's scores of the test positives once).
+func BenchmarkTopKBaselines(b *testing.B) {
+	rng := rand.New(rand.NewPCG(14, 140))
+	const d = 64
+	cal, test := gaussBundle(rng, 2000, 1, d), gaussBundle(rng, 1000, 50, d)
+	_, c := gaussItems(b, rng, 2000, d, 1.5)
+	sigma := make([]float64, d*d)
+	for i := range d {
+		sigma[i*d+i] = 1 + float64(i%4)
+	}
+	el, err := geometry.NewEllipsoid(d, sigma)
+	if err != nil {
+		b.Fatal(err)
+	}
+	set, err := conformal.Calibrate(el, cal, 0.1, conformal.Options{Seed: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	both := []string{DistanceSet, DistanceL2}
+	b.Run("separate", func(b *testing.B) {
+		for b.Loop() {
+			for _, dist := range both {
+				if _, err := TopKBaseline(ctx, set, dist, cal, test, c, 0, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("shared", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := TopKBaselines(ctx, set, both, cal, test, c, 0, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
