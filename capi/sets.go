@@ -601,32 +601,18 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 		e.WithLabels(labels, test.names)
 	}
 	if coll != nil {
-		each, items, err := eval.AnchorSizes(context.Background(), set, tb, coll, anchors, nil)
+		cn := names
+		if cn == nil {
+			cn = set.ClassNames()
+		}
+		e.Collection = collName
+		e.Sizes, e.ClassSizes, e.Baselines, err = experiment.OnCollection(context.Background(), set, tb, coll, experiment.CollectionOptions{
+			Anchors: anchors, PerClass: o.PerClass, Names: cn, Distances: distances, Cal: cal})
+		if be := (*experiment.BaselineError)(nil); errors.As(err, &be) {
+			return nil, nil, fmt.Errorf("evaluate: baseline: %w", be.Err)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("evaluate: %w", err)
-		}
-		z := eval.SummarizeSizes(each, items)
-		e.Collection, e.Sizes = collName, &z
-		if o.PerClass && tb.Labels != nil {
-			if e.ClassSizes, err = eval.SizesByClass(each, tb.Labels, items); err != nil {
-				return nil, nil, fmt.Errorf("evaluate: %w", err)
-			}
-			cn := names
-			if cn == nil {
-				cn = set.ClassNames()
-			}
-			for i := range e.ClassSizes {
-				if cn != nil {
-					e.ClassSizes[i].Name = experiment.ClassName(cn, e.ClassSizes[i].Label)
-				}
-			}
-		}
-		for _, d := range distances {
-			b, err := eval.TopKBaseline(context.Background(), set, d, cal, tb, coll, anchors, nil)
-			if err != nil {
-				return nil, nil, fmt.Errorf("evaluate: baseline: %w", err)
-			}
-			e.Baselines = append(e.Baselines, b)
 		}
 		if distances != nil {
 			e.BaselineCalibration = calName

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -216,20 +217,15 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		situational = append(situational, w)
 		out.warn(w)
 	}
+	if classes != nil && names == nil {
+		names = set.ClassNames() // as calibrated on string labels
+	}
 	var sizes *eval.Sizes
 	var classSizes []eval.ClassSizes
 	var baselines []eval.TopK
 	if o.DB != "" {
-		if sizes, classSizes, baselines, err = setSizes(ctx, o, distances, set, test, out); err != nil {
+		if sizes, classSizes, baselines, err = setSizes(ctx, o, distances, set, test, names, out); err != nil {
 			return err
-		}
-	}
-	if classes != nil && names == nil {
-		names = set.ClassNames() // as calibrated on string labels
-	}
-	for i := range classSizes {
-		if names != nil {
-			classSizes[i].Name = experiment.ClassName(names, classSizes[i].Label)
 		}
 	}
 	// Whether a class falls short of 1 − α beyond chance under the one
@@ -383,7 +379,7 @@ func describe(s *conformal.Set) string {
 // around the first -size-anchors test anchors: overall, and with
 // -per-class on a labelled test bundle, class by class; and measures the
 // -baseline top-k baselines on the same anchors.
-func setSizes(ctx context.Context, o evaluateOptions, distances []string, set *conformal.Set, test *bundle.Bundle, out *output) (*eval.Sizes, []eval.ClassSizes, []eval.TopK, error) {
+func setSizes(ctx context.Context, o evaluateOptions, distances []string, set *conformal.Set, test *bundle.Bundle, names []string, out *output) (*eval.Sizes, []eval.ClassSizes, []eval.TopK, error) {
 	var cal *bundle.Bundle
 	if distances != nil { // before the collection: its scans take long
 		if set.Calibration.Anchors == "" {
@@ -419,31 +415,30 @@ func setSizes(ctx context.Context, o evaluateOptions, distances []string, set *c
 	}
 	// Progress once it has taken 10 seconds: a large collection's scans,
 	// a second or more each on 2 cores at 10⁷ items.
-	bar := newProgress(out, false, "anchor")
-	if _, ok := store.(*retrieve.Collection); ok {
-		bar.unit = "chunk" // one pass for every anchor (eval.SetSizes)
+	bars := map[string]*progress{}
+	step := func(stage string, done, total int) {
+		unit, what := "anchor", "set sizes on "+o.DB
+		if _, ok := store.(*retrieve.Collection); ok {
+			unit = "chunk" // one pass for every anchor (eval.SetSizes)
+		}
+		if stage == experiment.StageBaselines {
+			unit, what = "rank", "top-k baselines on "+o.DB
+		}
+		bar := bars[stage]
+		if bar == nil {
+			bar = newProgress(out, false, unit)
+			bar.lazy = true
+			bars[stage] = bar
+		}
+		bar.step(done, total, what)
 	}
-	bar.lazy = true
-	each, items, err := eval.AnchorSizes(ctx, set, test, store, m, func(done, total int) { bar.step(done, total, "set sizes on "+o.DB) })
+	z, classes, baselines, err := experiment.OnCollection(ctx, set, test, store, experiment.CollectionOptions{
+		Anchors: m, PerClass: o.PerClass, Names: names, Distances: distances, Cal: cal, Progress: step})
+	if be := (*experiment.BaselineError)(nil); errors.As(err, &be) {
+		return nil, nil, nil, fmt.Errorf("%s on %s, -baseline: %w", o.Set, o.DB, be.Err)
+	}
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s on %s: %w", o.Set, o.DB, err)
 	}
-	z := eval.SummarizeSizes(each, items)
-	var classes []eval.ClassSizes
-	if o.PerClass && test.Labels != nil {
-		if classes, err = eval.SizesByClass(each, test.Labels, items); err != nil {
-			return nil, nil, nil, fmt.Errorf("%s on %s: %w", o.Set, o.DB, err)
-		}
-	}
-	var baselines []eval.TopK
-	for _, d := range distances {
-		bar := newProgress(out, false, "rank")
-		bar.lazy = true
-		b, err := eval.TopKBaseline(ctx, set, d, cal, test, store, m, func(done, total int) { bar.step(done, total, "top-k baseline on "+o.DB) })
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("%s on %s, -baseline: %w", o.Set, o.DB, err)
-		}
-		baselines = append(baselines, b)
-	}
-	return &z, classes, baselines, nil
+	return z, classes, baselines, nil
 }
