@@ -160,6 +160,61 @@ func TopKText(b eval.TopK, cal string) string {
 		k, by, b.Rank, b.N, cal, 100*b.Coverage, b.Positives, b.Anchors, 100*b.SetCoverage)
 }
 
+// BaselinesText is the lines of the top-k baselines measured beside a
+// set, each "top-k      k = …" (TopKLabel, TopKText), calibrated on the
+// bundle named cal: as ccs evaluate prints them and an evaluation's text
+// (WriteText) says them.
+func BaselinesText(baselines []eval.TopK, cal string) string {
+	var b strings.Builder
+	for _, t := range baselines {
+		fmt.Fprintf(&b, "%-10s %s\n", TopKLabel(t), TopKText(t, cal))
+	}
+	return b.String()
+}
+
+// ClassSizesText is the table of the sets' sizes class by class around
+// the first anchors test anchors, each class by its name (its number
+// where it has none), headed by a line that says so: as ccs evaluate
+// -per-class -db prints it and an evaluation's text (WriteText) says it.
+func ClassSizesText(anchors int, classes []eval.ClassSizes) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "set size by class, around the first %d test anchors\n\n| class | anchors | mean | median | p90 | max | empty |\n|---|---|---|---|---|---|---|\n", anchors)
+	for _, c := range classes {
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %d | %d | %d | %d |\n", cmp.Or(c.Name, fmt.Sprint(c.Label)), c.Anchors, c.Mean, c.Median, c.P90, c.Max, c.Empty)
+	}
+	return b.String()
+}
+
+// WorstClassText says which of classes has the lowest coverage
+// (eval.WorstClass among the classes of eval.MinClassAnchors test anchors
+// or more), named by names, against 1 − α: "0: coverage 59.19% (1−α =
+// 90.00%)", what follows "worst class " in ccs evaluate -per-class's text
+// and an evaluation's (WriteText).
+func WorstClassText(classes []eval.ClassResult, names []string, alpha float64) string {
+	w, fewer := eval.WorstClass(classes, eval.MinClassAnchors)
+	among := ""
+	if fewer > 0 {
+		among = fmt.Sprintf(" of its %d anchors, the lowest of the classes of %d test anchors or more (%d have fewer, whose coverage moves in steps of a few anchors)", w.Anchors, eval.MinClassAnchors, fewer)
+	}
+	return fmt.Sprintf("%s: coverage %.2f%%%s (1−α = %.2f%%)", ClassName(names, w.Label), 100*w.Coverage, among, 100*(1-alpha))
+}
+
+// WorstLabelText says which of labels (a test bundle of several labels a
+// row, label by label) has the lowest coverage of the positives that
+// share it (eval.WorstLabel among the labels of eval.MinLabelPositives
+// positives or more), named by name, against 1 − α: what follows "worst
+// label " in ccs evaluate -per-class's text and an evaluation's
+// (WriteText).
+func WorstLabelText(labels []eval.LabelResult, name func(int64) string, alpha float64) string {
+	w, fewer := eval.WorstLabel(labels, eval.MinLabelPositives)
+	among := ""
+	if fewer > 0 {
+		among = fmt.Sprintf(", the lowest of the labels of %d positives or more (%d have fewer)", eval.MinLabelPositives, fewer)
+	}
+	return fmt.Sprintf("%s: coverage %.2f%% of the %d positives that share it%s (1−α = %.2f%%: guaranteed over all positives, not label by label; a positive sharing several labels counts for each)",
+		name(w.Label), 100*w.Coverage, w.Positives, among, 100*(1-alpha))
+}
+
 // ClassName is label l's name among names (string labels), or its
 // number.
 func ClassName(names []string, l int64) string {
@@ -238,6 +293,9 @@ func (e *Evaluation) WriteText(w io.Writer) error {
 	if e.Sizes != nil {
 		fmt.Fprintf(&b, "\nSet size: %s.\n", SizesText(e.Collection, *e.Sizes))
 	}
+	for _, t := range e.Baselines { // a paragraph each (a note each in ccs report)
+		fmt.Fprintf(&b, "\n%s", BaselinesText([]eval.TopK{t}, e.BaselineCalibration))
+	}
 	if len(e.Classes) > 0 {
 		rows := [][]string{{"Class", "Anchors", "Threshold", "Coverage", "Exclusion"}}
 		results := make([]eval.ClassResult, len(e.Classes))
@@ -247,12 +305,10 @@ func (e *Evaluation) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "\nPer class of the test bundle's labels:\n\n")
 		writeGrid(&b, rows)
-		worst, fewer := eval.WorstClass(results, eval.MinClassAnchors)
-		among := ""
-		if fewer > 0 {
-			among = fmt.Sprintf(" of its %d anchors, the lowest of the classes of %d test anchors or more (%d have fewer)", worst.Anchors, eval.MinClassAnchors, fewer)
-		}
-		fmt.Fprintf(&b, "\nWorst class %s: coverage %s%s (1 − α = %s).\n", ClassName(e.LabelNames, worst.Label), pct(worst.Coverage), among, pct(1-e.Alpha))
+		fmt.Fprintf(&b, "\nWorst class %s.\n", WorstClassText(results, e.LabelNames, e.Alpha))
+	}
+	if len(e.ClassSizes) > 0 && e.Sizes != nil {
+		fmt.Fprintf(&b, "\n%s", ClassSizesText(e.Sizes.Anchors, e.ClassSizes))
 	}
 	if len(e.Labels) > 0 {
 		rows := [][]string{{"Label", "Anchors", "Positives sharing it", "Coverage"}}
@@ -263,18 +319,15 @@ func (e *Evaluation) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "\nPer label of the test bundle's positives (several labels a row: the positives that share it with their anchor):\n\n")
 		writeGrid(&b, rows)
-		w, fewer := eval.WorstLabel(results, eval.MinLabelPositives)
-		name := fmt.Sprint(w.Label)
-		for _, l := range e.Labels {
-			if l.Label == w.Label && l.Name != "" {
-				name = l.Name
+		name := func(l int64) string {
+			for _, x := range e.Labels {
+				if x.Label == l && x.Name != "" {
+					return x.Name
+				}
 			}
+			return fmt.Sprint(l)
 		}
-		among := ""
-		if fewer > 0 {
-			among = fmt.Sprintf(", the lowest of the labels of %d positives or more", eval.MinLabelPositives)
-		}
-		fmt.Fprintf(&b, "\nWorst label %s: coverage %s of its %d positives%s (1 − α = %s, guaranteed over all positives, not label by label).\n", name, pct(w.Coverage), w.Positives, among, pct(1-e.Alpha))
+		fmt.Fprintf(&b, "\nWorst label %s.\n", WorstLabelText(results, name, e.Alpha))
 	}
 	for _, warn := range e.Warnings {
 		fmt.Fprintf(&b, "\nWARNING: %s\n", warn)

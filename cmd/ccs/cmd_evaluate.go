@@ -287,26 +287,16 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		}
 		fmt.Fprintf(out.stdout, "set size   %s%s\n", experiment.SizesText(o.DB, *sizes), at)
 	}
-	for _, b := range baselines {
-		fmt.Fprintf(out.stdout, "%-10s %s\n", experiment.TopKLabel(b), experiment.TopKText(b, o.Cal))
-	}
+	fmt.Fprint(out.stdout, experiment.BaselinesText(baselines, o.Cal))
 	if classes != nil {
 		fmt.Fprintf(out.stdout, "\n| class | anchors | threshold | coverage | exclusion |\n|---|---|---|---|---|\n")
 		for _, c := range classes {
 			fmt.Fprintf(out.stdout, "| %s | %d | %.6g | %.2f%% | %.2f%% |\n", name(c.Label), c.Anchors, c.Threshold, 100*c.Coverage, 100*c.Exclusion)
 		}
-		w, fewer := eval.WorstClass(classes, eval.MinClassAnchors)
-		among := ""
-		if fewer > 0 {
-			among = fmt.Sprintf(" of its %d anchors, the lowest of the classes of %d test anchors or more (%d have fewer, whose coverage moves in steps of a few anchors)", w.Anchors, eval.MinClassAnchors, fewer)
-		}
-		fmt.Fprintf(out.stdout, "\nworst class %s: coverage %.2f%%%s (1−α = %.2f%%)\n", name(w.Label), 100*w.Coverage, among, 100*(1-set.Alpha))
+		fmt.Fprintf(out.stdout, "\nworst class %s\n", experiment.WorstClassText(classes, names, set.Alpha))
 	}
 	if classSizes != nil {
-		fmt.Fprintf(out.stdout, "\nset size by class, around the first %d test anchors\n\n| class | anchors | mean | median | p90 | max | empty |\n|---|---|---|---|---|---|---|\n", sizes.Anchors)
-		for _, c := range classSizes {
-			fmt.Fprintf(out.stdout, "| %s | %d | %.1f | %d | %d | %d | %d |\n", name(c.Label), c.Anchors, c.Mean, c.Median, c.P90, c.Max, c.Empty)
-		}
+		fmt.Fprintf(out.stdout, "\n%s", experiment.ClassSizesText(sizes.Anchors, classSizes))
 	}
 	if labels != nil {
 		labelName := func(l int64) string { return experiment.ClassName(labelNames, l) }
@@ -314,13 +304,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		for _, l := range labels {
 			fmt.Fprintf(out.stdout, "| %s | %d | %d | %.2f%% |\n", labelName(l.Label), l.Anchors, l.Positives, 100*l.Coverage)
 		}
-		w, fewer := eval.WorstLabel(labels, eval.MinLabelPositives)
-		among := ""
-		if fewer > 0 {
-			among = fmt.Sprintf(", the lowest of the labels of %d positives or more (%d have fewer)", eval.MinLabelPositives, fewer)
-		}
-		fmt.Fprintf(out.stdout, "\nworst label %s: coverage %.2f%% of the %d positives that share it%s (1−α = %.2f%%: guaranteed over all positives, not label by label; a positive sharing several labels counts for each)\n",
-			labelName(w.Label), 100*w.Coverage, w.Positives, among, 100*(1-set.Alpha))
+		fmt.Fprintf(out.stdout, "\nworst label %s\n", experiment.WorstLabelText(labels, labelName, set.Alpha))
 	}
 	for _, w := range set.Warnings() {
 		out.warn(w)
