@@ -138,20 +138,70 @@ const MinClassAnchors = 20
 
 // WorstClass is the class of lowest coverage among classes (not empty),
 // the first such by label, among those of at least min anchors where any
-// has that many, and how many classes had fewer.
+// has that many, and how many classes had fewer (JudgedClasses' rule).
 func WorstClass(classes []ClassResult, min int) (worst ClassResult, fewer int) {
+	anchors := make([]int, len(classes))
+	for i, c := range classes {
+		anchors[i] = c.Anchors
+	}
+	keep, fewer := judge(anchors, min)
 	judged := classes[:0:0]
-	for _, c := range classes {
-		if c.Anchors >= min {
+	for i, c := range classes {
+		if keep[i] {
 			judged = append(judged, c)
-		} else {
+		}
+	}
+	return Worst(judged), fewer
+}
+
+// JudgedClasses are the classes of labels (the test anchors') that
+// WorstClass judges at min, where their results are not yet at hand (ccs
+// compare's Worst class column, over seeds): those of at least min
+// anchors, and how many classes have fewer; nil and 0 where every class
+// is judged (each has min or more, or none has).
+func JudgedClasses(labels []int64, min int) (judged map[int64]bool, fewer int) {
+	count := map[int64]int{}
+	var order []int64
+	for _, l := range labels {
+		if count[l]++; count[l] == 1 {
+			order = append(order, l)
+		}
+	}
+	anchors := make([]int, len(order))
+	for i, l := range order {
+		anchors[i] = count[l]
+	}
+	keep, fewer := judge(anchors, min)
+	if fewer == 0 {
+		return nil, 0
+	}
+	judged = map[int64]bool{}
+	for i, l := range order {
+		if keep[i] {
+			judged[l] = true
+		}
+	}
+	return judged, fewer
+}
+
+// judge is WorstClass's and JudgedClasses' rule, on classes of anchors[i]
+// test anchors each: those of min anchors or more are judged, and fewer
+// counts the others; where none has that many, all are, fewer 0 (a long
+// tail of small classes alone still has a worst).
+func judge(anchors []int, min int) (judged []bool, fewer int) {
+	judged = make([]bool, len(anchors))
+	for i, n := range anchors {
+		if judged[i] = n >= min; !judged[i] {
 			fewer++
 		}
 	}
-	if len(judged) == 0 {
-		judged, fewer = classes, 0
+	if fewer == len(anchors) {
+		for i := range judged {
+			judged[i] = true
+		}
+		fewer = 0
 	}
-	return Worst(judged), fewer
+	return judged, fewer
 }
 
 // Worst is the class with the lowest coverage (the first such by label).

@@ -3,6 +3,7 @@ package eval
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
@@ -147,6 +148,21 @@ func TestWorstClassAmongAnchored(t *testing.T) {
 		w, fewer := WorstClass(c.classes, MinClassAnchors)
 		if w.Label != c.want || fewer != c.wantFewer {
 			t.Errorf("%s: worst class %d, %d fewer; want %d, %d", c.name, w.Label, fewer, c.want, c.wantFewer)
+		}
+		// JudgedClasses, on the test anchors' labels, judges the same
+		// classes (nil: all), counting the same others.
+		var labels []int64
+		for _, k := range c.classes {
+			labels = append(labels, slices.Repeat([]int64{k.Label}, k.Anchors)...)
+		}
+		judged, jFewer := JudgedClasses(labels, MinClassAnchors)
+		if jFewer != c.wantFewer || (judged == nil) != (c.wantFewer == 0) {
+			t.Errorf("%s: JudgedClasses %v, %d fewer; WorstClass %d fewer", c.name, judged, jFewer, fewer)
+		}
+		for _, k := range c.classes {
+			if in := judged == nil || judged[k.Label]; in != (k.Anchors >= MinClassAnchors || c.wantFewer == 0) {
+				t.Errorf("%s: JudgedClasses judges class %d (%d anchors): %v", c.name, k.Label, k.Anchors, in)
+			}
 		}
 	}
 }

@@ -409,7 +409,10 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	untrained, partly, lo, hi, known := untrainedRows(methods, results, base)
 	var judged map[int64]bool
 	if data.Test.Labels != nil && !t.ByLabel {
-		judged, t.MinClassAnchors = judgedClasses(data.Test.Labels)
+		var fewer int
+		if judged, fewer = eval.JudgedClasses(data.Test.Labels, eval.MinClassAnchors); fewer > 0 {
+			t.MinClassAnchors = eval.MinClassAnchors
+		}
 	}
 	summarized, noResplits := compareRows(methods, results, base, judged)
 	t.Rows = append(t.Rows, summarized...)
@@ -424,27 +427,6 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	t.Warnings = append(t.Warnings, setWarnings(methods, results)...)
 	return t, nil
-}
-
-// judgedClasses are the classes of labels (the test split's anchors')
-// the Worst class column judges: those of eval.MinClassAnchors anchors
-// or more, and min that least, where some class has that many and some
-// fewer; nil and 0 (every class) otherwise.
-func judgedClasses(labels []int64) (judged map[int64]bool, min int) {
-	count := map[int64]int{}
-	for _, l := range labels {
-		count[l]++
-	}
-	judged = map[int64]bool{}
-	for l, n := range count {
-		if n >= eval.MinClassAnchors {
-			judged[l] = true
-		}
-	}
-	if len(judged) == 0 || len(judged) == len(count) {
-		return nil, 0
-	}
-	return judged, eval.MinClassAnchors
 }
 
 // compareRows are the table's rows over seeds: base (the table's figures)

@@ -213,13 +213,14 @@ func TestWorstClassOnAverage(t *testing.T) {
 // of eval.MinClassAnchors anchors or more.
 func TestWorstClassAmongAnchored(t *testing.T) {
 	labels := append(slices.Repeat([]int64{0}, 30), 1, 1, 1) // class 1: 3 test anchors
-	judged, min := judgedClasses(labels)
-	if !judged[0] || judged[1] || min != eval.MinClassAnchors {
-		t.Fatalf("judged %v, min %d", judged, min)
+	judged, fewer := eval.JudgedClasses(labels, eval.MinClassAnchors)
+	if !judged[0] || judged[1] || fewer != 1 {
+		t.Fatalf("judged %v, %d fewer", judged, fewer)
 	}
-	if j, m := judgedClasses(slices.Repeat([]int64{0, 1}, 30)); j != nil || m != 0 {
-		t.Errorf("every class large: judged %v, min %d; want all", j, m)
+	if j, m := eval.JudgedClasses(slices.Repeat([]int64{0, 1}, 30), eval.MinClassAnchors); j != nil || m != 0 {
+		t.Errorf("every class large: judged %v, %d fewer; want all", j, m)
 	}
+	min := eval.MinClassAnchors
 	c := &compareCell{Classes: []ClassCoverage{{Label: 0, Coverage: eval.Summary{Mean: 0.85, N: 1}}, {Label: 1, Coverage: eval.Summary{Mean: 0, N: 1}}}}
 	rows, _ := compareRows([]Method{{Name: "ball"}}, [][]cellResult{{{Compare: c}}}, []Row{{Method: "Conformal Ball (ℓ2)"}}, judged)
 	if w := rows[0].WorstClass; w == nil || math.Abs(w.Mean-85) > 1e-9 {
