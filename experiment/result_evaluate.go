@@ -114,6 +114,17 @@ func SizesText(collection string, z eval.Sizes) string {
 	return s + fmt.Sprintf(" (around the test bundle's first %d anchors; an anchor's own item counts where the collection holds it)", z.Anchors)
 }
 
+// SetSizeText is SizesText for the sizes of a set, each anchor's at its
+// class's threshold where classConditional says the set has one a class:
+// ccs evaluate -db's line and an evaluation's text (WriteText).
+func SetSizeText(collection string, z eval.Sizes, classConditional bool) string {
+	at := ""
+	if classConditional {
+		at = "; each anchor's set at its class's threshold"
+	}
+	return SizesText(collection, z) + at
+}
+
 // CalibrationSplit is the bundle of cal's anchors s was calibrated on:
 // cal itself, or, for an ellipsoid calibrated on half of it (ccs calibrate
 // -geometry ellipsoid without -fit, baseline.Halves with the set's seed),
@@ -291,7 +302,7 @@ func (e *Evaluation) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "\nAgainst the calibration: %s.\n", ShiftText(e.Exchangeability))
 	}
 	if e.Sizes != nil {
-		fmt.Fprintf(&b, "\nSet size: %s.\n", SizesText(e.Collection, *e.Sizes))
+		fmt.Fprintf(&b, "\nSet size: %s.\n", SetSizeText(e.Collection, *e.Sizes, e.Calibration.Mode == conformal.Class))
 	}
 	for _, t := range e.Baselines { // a paragraph each (a note each in ccs report)
 		fmt.Fprintf(&b, "\n%s", BaselinesText([]eval.TopK{t}, e.BaselineCalibration))

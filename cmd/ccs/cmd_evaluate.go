@@ -281,11 +281,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	}
 	fmt.Fprintf(out.stdout, "LogVol/d   %.4g\n", r.LogVolPerDim)
 	if sizes != nil {
-		at := ""
-		if set.ClassConditional() {
-			at = "; each anchor's set at its class's threshold"
-		}
-		fmt.Fprintf(out.stdout, "set size   %s%s\n", experiment.SizesText(o.DB, *sizes), at)
+		fmt.Fprintf(out.stdout, "set size   %s\n", experiment.SetSizeText(o.DB, *sizes, set.ClassConditional()))
 	}
 	fmt.Fprint(out.stdout, experiment.BaselinesText(baselines, o.Cal))
 	if classes != nil {

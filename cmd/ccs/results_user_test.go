@@ -155,59 +155,76 @@ func TestGoldenDocuments(t *testing.T) {
 
 // TestResultsTextAsEvaluate: an evaluation saved with -db, -per-class
 // and -baseline reads back (the text ccs report renders under "ccs
-// results") with its baselines' lines, its class sizes' table and its
-// worst class's sentence as ccs evaluate prints them, word for word.
+// results") with its set size's line, its baselines' lines, its class
+// sizes' table and its worst class's sentence as ccs evaluate prints
+// them, word for word; a class-conditional set's too (its sizes at each
+// anchor's class's threshold, no baseline).
 func TestResultsTextAsEvaluate(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	if err := run(io.Discard, io.Discard, []string{"simulate", "-out", dir, "-per-class", "60", "-k", "4", "-seed", "5"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-alpha", "0.2", "-out", p("ball.json")}); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"evaluate", "-set", p("ball.json"), "-test", p("test.npz"), "-db", p("fit.npz") + ":anchors", "-size-anchors", "50",
-		"-per-class", "-baseline", "topk,topk-l2", "-cal", p("cal.npz")}
-	var text, js strings.Builder
-	if err := run(&text, io.Discard, args); err != nil {
-		t.Fatal(err)
-	}
-	if err := run(&js, io.Discard, append(args, "-json")); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := experiment.ReadDocument(strings.NewReader(js.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var saved strings.Builder
-	for _, x := range doc.Result.Texts() {
-		if err := x.WriteText(&saved); err != nil {
+	for _, args := range [][]string{
+		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-alpha", "0.2", "-out", p("ball.json")},
+		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-alpha", "0.2", "-calibration", "class", "-allow-infinite", "-out", p("class.json")},
+	} {
+		if err := run(io.Discard, io.Discard, args); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// evaluate's parts, each as it must read in the saved text.
-	var parts []string
-	lines := strings.Split(text.String(), "\n")
-	for i, l := range lines {
-		switch {
-		case strings.HasPrefix(l, "top-k"):
-			parts = append(parts, l)
-		case strings.HasPrefix(l, "worst class "):
-			parts = append(parts, "Worst class "+strings.TrimPrefix(l, "worst class ")+".")
-		case strings.HasPrefix(l, "set size by class"):
-			end := i + 2
-			for end < len(lines) && strings.HasPrefix(lines[end], "|") {
-				end++
-			}
-			parts = append(parts, strings.Join(lines[i:end], "\n"))
+	for _, c := range []struct {
+		set   string
+		more  []string
+		parts int // set size, baselines, worst class, class sizes
+	}{
+		{"ball.json", []string{"-baseline", "topk,topk-l2", "-cal", p("cal.npz")}, 5},
+		{"class.json", nil, 3},
+	} {
+		args := append([]string{"evaluate", "-set", p(c.set), "-test", p("test.npz"), "-db", p("fit.npz") + ":anchors", "-size-anchors", "50", "-per-class"}, c.more...)
+		var text, js strings.Builder
+		if err := run(&text, io.Discard, args); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if len(parts) != 4 {
-		t.Fatalf("evaluate printed %d of the 2 baselines, the class sizes and the worst class:\n%s", len(parts), text.String())
-	}
-	for _, want := range parts {
-		if !strings.Contains(saved.String(), want) {
-			t.Errorf("the saved evaluation's text lacks evaluate's\n%s\nin\n%s", want, saved.String())
+		if err := run(&js, io.Discard, append(args, "-json")); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := experiment.ReadDocument(strings.NewReader(js.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var saved strings.Builder
+		for _, x := range doc.Result.Texts() {
+			if err := x.WriteText(&saved); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// evaluate's parts, each as it must read in the saved text.
+		var parts []string
+		lines := strings.Split(text.String(), "\n")
+		for i, l := range lines {
+			switch {
+			case strings.HasPrefix(l, "set size   "):
+				parts = append(parts, "Set size: "+strings.TrimPrefix(l, "set size   ")+".")
+			case strings.HasPrefix(l, "top-k"):
+				parts = append(parts, l)
+			case strings.HasPrefix(l, "worst class "):
+				parts = append(parts, "Worst class "+strings.TrimPrefix(l, "worst class ")+".")
+			case strings.HasPrefix(l, "set size by class"):
+				end := i + 2
+				for end < len(lines) && strings.HasPrefix(lines[end], "|") {
+					end++
+				}
+				parts = append(parts, strings.Join(lines[i:end], "\n"))
+			}
+		}
+		if len(parts) != c.parts {
+			t.Fatalf("%s: evaluate printed %d parts, want %d:\n%s", c.set, len(parts), c.parts, text.String())
+		}
+		for _, want := range parts {
+			if !strings.Contains(saved.String(), want) {
+				t.Errorf("%s: the saved evaluation's text lacks evaluate's\n%s\nin\n%s", c.set, want, saved.String())
+			}
 		}
 	}
 }
