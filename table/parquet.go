@@ -47,43 +47,45 @@ func ReadParquetColumn(path, column string) (*retrieve.Collection, error) {
 
 // ReadParquetColumns is ReadParquetColumn with the ids from the column
 // named idColumn, integers or strings ("" chooses as ReadParquet does: "id",
-// "ids" or "_id"); a column of that name must be there.
+// "ids" or "_id"); a column of that name must be there. The file is read
+// a record batch at a time, each converted into the float32 rows and let
+// go, the ids kept as they come with their rows: the peak is the rows and
+// a batch, not the table.
 func ReadParquetColumns(path, column, idColumn string) (*retrieve.Collection, error) {
 	if st, err := os.Stat(path); err == nil && !st.IsDir() && strings.ToLower(filepath.Ext(path)) == ".parquet" {
 		return readParquetStreamed(path, column, idColumn)
 	}
-	tbl, err := ReadTable(path)
+	var g *gatherer
+	err := scanTable(path, func(schema *arrow.Schema, rows int64) error {
+		emb, id, err := collectionColumns(path, schema, column, idColumn)
+		if err != nil {
+			return err
+		}
+		g = newGatherer(path, schema, emb, id, rows)
+		return nil
+	}, func(rec arrow.RecordBatch) error {
+		var ids arrow.Array
+		if g.id >= 0 {
+			ids = rec.Column(g.id)
+		}
+		return g.add(rec.Column(g.emb), ids)
+	})
 	if err != nil {
+		if g != nil {
+			g.release()
+		}
 		return nil, err
 	}
-	defer tbl.Release()
-	schema := tbl.Schema()
-	emb, id, err := collectionColumns(path, schema, column, idColumn)
-	if err != nil {
-		return nil, err
-	}
-	r := &rowReader{path: path, name: schema.Field(emb).Name, n: int(tbl.NumRows())}
-	for _, chunk := range tbl.Column(emb).Data().Chunks() {
-		if err := r.add(chunk); err != nil {
-			return nil, err
-		}
-	}
-	var ids []int64
-	var keys []string
-	if id >= 0 {
-		if ids, keys, err = ColumnValues(path, tbl, id, "integer or string ids"); err != nil {
-			return nil, err
-		}
-	}
-	return r.collection(ids, keys, schema.Field(max(id, 0)).Name)
+	return g.collection()
 }
 
 // readParquetStreamed is ReadParquetColumns of a Parquet file: the
-// embeddings' column read a batch of rows at a time, each converted into
-// the float32 rows and let go, so that the peak is the rows and a batch
-// (a float16 file of 200 000 × 384 was read whole, its float16 values,
-// a float32 copy of the row group and then the rows: 1.65 GB for 307 MB
-// of rows); the ids' column alone, whole.
+// embeddings' and ids' columns alone, from one open of the file, a batch
+// of rows at a time (a float16 file of 200 000 × 384 read whole took
+// its float16 values, a float32 copy of the row group and then the rows:
+// 1.65 GB for 307 MB of rows). The ids come in the same batches as their
+// rows: a file replaced while it is read cannot pair one file's rows with
+// another's ids.
 func readParquetStreamed(path, column, idColumn string) (*retrieve.Collection, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -109,50 +111,122 @@ func readParquetStreamed(path, column, idColumn string) (*retrieve.Collection, e
 	if err != nil {
 		return nil, err
 	}
-	r := &rowReader{path: path, name: schema.Field(emb).Name, n: int(pf.NumRows())}
-	rr, err := fr.GetRecordReader(context.Background(), leaves(fr.Manifest.Fields[emb]), nil)
+	g := newGatherer(path, schema, emb, id, pf.NumRows())
+	cols := leaves(fr.Manifest.Fields[emb]) // the batches' column 0, the ids' 1
+	if id >= 0 {
+		cols = append(cols, leaves(fr.Manifest.Fields[id])...)
+	}
+	rr, err := fr.GetRecordReader(context.Background(), cols, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: column %q: %w", path, r.name, err)
+		g.release()
+		return nil, fmt.Errorf("%s: column %q: %w", path, g.rows.name, err)
 	}
 	defer rr.Release()
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		var ids arrow.Array
+		if id >= 0 {
+			ids = rec.Column(1)
+		}
+		if err := g.add(rec.Column(0), ids); err != nil {
+			g.release()
+			return nil, err
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		g.release()
+		return nil, fmt.Errorf("%s: column %q: %w", path, g.rows.name, err)
+	}
+	return g.collection()
+}
+
+// gatherer gathers a collection from record batches: the embeddings'
+// column converted into float32 rows a batch at a time (rowReader), the
+// ids' column's chunks kept as they come.
+type gatherer struct {
+	rows    *rowReader
+	emb, id int // the columns, id −1 for none
+	idField arrow.Field
+	ids     []arrow.Array
+	since   int // bytes of values converted since the last collection
+}
+
+// newGatherer gathers the columns emb and id (−1: none) of schema, read
+// from path, of rows rows in all (−1: not known ahead).
+func newGatherer(path string, schema *arrow.Schema, emb, id int, rows int64) *gatherer {
+	g := &gatherer{rows: &rowReader{path: path, name: schema.Field(emb).Name, n: int(max(rows, 0))}, emb: emb, id: id}
+	if id >= 0 {
+		g.idField = schema.Field(id)
+	}
+	return g
+}
+
+// add converts a batch's embeddings and keeps its ids (nil for none).
+func (g *gatherer) add(emb, ids arrow.Array) error {
+	if err := g.rows.add(emb); err != nil {
+		return err
+	}
+	if ids != nil {
+		// A copy: the batch's arrays are slices of one buffer, its
+		// message's body, which ids kept as they are would keep whole
+		// (the embeddings too: a 200 000 × 384 Arrow file read at 645 MB,
+		// twice its rows).
+		own, err := array.Concatenate([]arrow.Array{ids}, memory.DefaultAllocator)
+		if err != nil {
+			return fmt.Errorf("%s: column %q: %w", g.rows.path, g.idField.Name, err)
+		}
+		g.ids = append(g.ids, own)
+	}
 	// The batches' buffers are garbage once converted; the collector
 	// would let them pile up to the rows' own size before a cycle (the
 	// heap's goal is twice what is live), so a cycle is run after each
 	// 16 MB of values: the rows are pointer-free, a cycle takes
 	// milliseconds.
 	const collect = 16 << 20
-	since := 0
-	for rr.Next() {
-		col := rr.RecordBatch().Column(0)
-		if err := r.add(col); err != nil {
-			return nil, err
-		}
-		for _, b := range col.Data().Children()[0].Buffers() {
-			if b != nil {
-				since += b.Len()
-			}
-		}
-		if since > collect {
-			runtime.GC()
-			since = 0
+	for _, b := range emb.Data().Children()[0].Buffers() {
+		if b != nil {
+			g.since += b.Len()
 		}
 	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: column %q: %w", path, r.name, err)
+	if g.since > collect {
+		runtime.GC()
+		g.since = 0
 	}
+	return nil
+}
+
+// release lets go of the ids' chunks.
+func (g *gatherer) release() {
+	for _, a := range g.ids {
+		a.Release()
+	}
+	g.ids = nil
+}
+
+// collection is the rows gathered, with their ids.
+func (g *gatherer) collection() (*retrieve.Collection, error) {
+	defer g.release()
 	var ids []int64
 	var keys []string
-	if id >= 0 {
-		tbl, col, err := ReadTableColumn(path, func(*arrow.Schema) (int, error) { return id, nil })
-		if err != nil {
-			return nil, err
+	name := ""
+	if g.id >= 0 {
+		name = g.idField.Name
+		fld := g.idField
+		if len(g.ids) > 0 { // the batches' own type (a dictionary's, as read)
+			fld.Type = g.ids[0].DataType()
 		}
+		chunks := arrow.NewChunked(fld.Type, g.ids)
+		defer chunks.Release()
+		col := arrow.NewColumn(fld, chunks)
+		defer col.Release()
+		tbl := array.NewTable(arrow.NewSchema([]arrow.Field{fld}, nil), []arrow.Column{*col}, -1)
 		defer tbl.Release()
-		if ids, keys, err = ColumnValues(path, tbl, col, "integer or string ids"); err != nil {
+		var err error
+		if ids, keys, err = ColumnValues(g.rows.path, tbl, 0, "integer or string ids"); err != nil {
 			return nil, err
 		}
 	}
-	return r.collection(ids, keys, schema.Field(max(id, 0)).Name)
+	return g.rows.collection(ids, keys, name)
 }
 
 // leaves are the leaf columns of a Parquet field.

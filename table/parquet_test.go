@@ -248,8 +248,9 @@ func TestReadParquet(t *testing.T) {
 }
 
 // TestReadParquetBatches: a Parquet collection is read a batch of rows at
-// a time (4 096), across row groups; the rows and ids are the file's,
-// in order, float16 widened exactly.
+// a time (4 096), across row groups, its ids in the same batches from the
+// same open file; the rows and ids are the file's, in order, float16
+// widened exactly; an ids column the file lacks is named.
 func TestReadParquetBatches(t *testing.T) {
 	t.Parallel()
 	const n = 10000
@@ -261,14 +262,30 @@ func TestReadParquetBatches(t *testing.T) {
 		want = append(want, rows[i]...)
 		keys[i] = fmt.Sprintf("k%d", n-i)
 	}
+	nums := make([]int64, n)
+	for i := range nums {
+		nums[i] = int64(7*n - 7*i)
+	}
 	path := filepath.Join(t.TempDir(), "big.parquet")
-	writeParquet(t, path, []string{"emb", "key"}, []arrow.Array{lists16(rows), strs(keys)}, 3000)
+	writeParquet(t, path, []string{"num", "emb", "key"}, []arrow.Array{int64s(nums), lists16(rows), strs(keys)}, 3000)
 	c, err := retrieve.ReadCollection(path + "?ids=key")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.N != n || c.D != 3 || !slices.Equal(c.Rows, want) || !slices.Equal(c.Keys, keys) || c.Converted != "float16 → float32" {
 		t.Errorf("N=%d D=%d rows equal %v keys equal %v converted %q", c.N, c.D, slices.Equal(c.Rows, want), slices.Equal(c.Keys, keys), c.Converted)
+	}
+	// The ids' column before the embeddings' in the file, read in the
+	// same batches: each row still has its own id.
+	c, err = retrieve.ReadCollection(path + "?ids=num")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.Rows, want) || !slices.Equal(c.IDs, nums) {
+		t.Errorf("?ids=num: rows equal %v ids equal %v", slices.Equal(c.Rows, want), slices.Equal(c.IDs, nums))
+	}
+	if _, err := retrieve.ReadCollection(path + "?ids=nums"); err == nil || !strings.Contains(err.Error(), `no column "nums" for the ids`) || !strings.Contains(err.Error(), `did you mean "num"?`) {
+		t.Errorf("?ids=nums: %v, want the missing ids column named", err)
 	}
 }
 

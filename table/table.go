@@ -12,7 +12,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -28,6 +30,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/ccsets/ccs/internal/suggest"
 	"github.com/ccsets/ccs/retrieve"
@@ -42,30 +45,30 @@ func init() { retrieve.RegisterTables(ReadParquetColumns) }
 // in order as one table, a DatasetDict's splits one after another. The
 // caller releases the table.
 func ReadTable(path string) (arrow.Table, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return readDataset(path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	if strings.ToLower(filepath.Ext(path)) == ".parquet" {
-		tbl, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+		if st, err := os.Stat(path); err != nil || !st.IsDir() {
+			return readParquetTable(path)
 		}
-		return tbl, nil
 	}
-	st, err := f.Stat()
+	var schema *arrow.Schema
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	err := scanTable(path, func(s *arrow.Schema, _ int64) error {
+		schema = s
+		return nil
+	}, func(rec arrow.RecordBatch) error {
+		rec.Retain()
+		recs = append(recs, rec)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := readArrow(f, st.Size(), 2*st.Size()+1<<20)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return tbl, nil
+	return array.NewTableFromRecords(schema, recs), nil
 }
 
 // ReadTableColumn reads the column of path's table that pick chooses from
@@ -127,11 +130,161 @@ func ReadTableColumn(path string, pick func(*arrow.Schema) (int, error)) (tbl ar
 	return tbl, 0, nil
 }
 
-// readArrow reads an Arrow IPC stream or file of size bytes from r, its
-// record batches allocating at most limit bytes in all: no buffer of a
-// well-formed file is larger than the file (uncompressed), so a header
-// claiming more is refused before it is allocated, not obeyed.
-func readArrow(r io.ReaderAt, size, limit int64) (tbl arrow.Table, err error) {
+// readParquetTable is ReadTable of a Parquet file.
+func readParquetTable(path string) (arrow.Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tbl, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return tbl, nil
+}
+
+// scanTable reads what ReadTable reads a record batch at a time, so that
+// a reader converting them keeps one batch at a time, not the table:
+// start is given the schema and the number of rows (−1 when it cannot be
+// counted ahead: arrowRows), then batch each record batch in order,
+// which is released after batch returns (batch retains what it keeps). A
+// dataset directory's shards are read one after another, each of the
+// first's columns; start is called once. Errors from start and batch are
+// returned as they are; the reading's name the file.
+func scanTable(path string, start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		if strings.ToLower(filepath.Ext(path)) == ".parquet" {
+			return scanWhole(path, start, batch)
+		}
+		return scanFile(path, start, batch)
+	}
+	_, shards, _, err := datasetFiles(path)
+	if err != nil {
+		return err
+	}
+	// Count the rows of every shard first (their messages' metadata
+	// alone), so that the destination is made once at its size.
+	rows := int64(0)
+	for _, shard := range shards {
+		n := int64(-1)
+		if f, err := os.Open(shard); err == nil {
+			if st, err := f.Stat(); err == nil && strings.ToLower(filepath.Ext(shard)) != ".parquet" {
+				n = arrowRows(f, st.Size())
+			}
+			f.Close()
+		}
+		if n < 0 || rows < 0 {
+			rows = -1
+			continue
+		}
+		rows += n
+	}
+	var first *arrow.Schema
+	for _, shard := range shards {
+		check := func(s *arrow.Schema, _ int64) error {
+			if first == nil {
+				first = s
+				return start(s, rows)
+			}
+			if !s.Equal(first) {
+				name, _ := filepath.Rel(path, shards[0])
+				return fmt.Errorf("%s: its columns %v differ from %s's %v", shard, s, name, first)
+			}
+			return nil
+		}
+		scan := scanFile
+		if strings.ToLower(filepath.Ext(shard)) == ".parquet" {
+			scan = scanWhole
+		}
+		if err := scan(shard, check, batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanWhole is scanTable of a Parquet file, read whole.
+func scanWhole(path string, start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
+	tbl, err := readParquetTable(path)
+	if err != nil {
+		return err
+	}
+	defer tbl.Release()
+	if err := start(tbl.Schema(), tbl.NumRows()); err != nil {
+		return err
+	}
+	tr := array.NewTableReader(tbl, 1<<16)
+	defer tr.Release()
+	for tr.Next() {
+		if err := batch(tr.RecordBatch()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanFile is scanTable of an Arrow IPC file or stream.
+func scanFile(path string, start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := st.Size()
+	rows := arrowRows(f, size)
+	if err := scanArrow(f, size, 2*size+1<<20, func(s *arrow.Schema) error { return start(s, rows) }, batch); err != nil {
+		if ce := (callerError{}); errors.As(err, &ce) {
+			return ce.error
+		}
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// callerError is an error of scanArrow's start or batch, returned as it
+// is (not prefixed with the file, which it names already).
+type callerError struct{ error }
+
+// readArrow reads an Arrow IPC stream or file of size bytes from r whole,
+// its record batches allocating at most limit bytes in all (scanArrow).
+func readArrow(r io.ReaderAt, size, limit int64) (arrow.Table, error) {
+	var schema *arrow.Schema
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	err := scanArrow(r, size, limit, func(s *arrow.Schema) error {
+		schema = s
+		return nil
+	}, func(rec arrow.RecordBatch) error {
+		rec.Retain()
+		recs = append(recs, rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return array.NewTableFromRecords(schema, recs), nil
+}
+
+// scanArrow reads an Arrow IPC stream or file of size bytes from r a
+// record batch at a time (scanTable's start and batch; their errors come
+// back as callerError), its record batches allocating at most limit
+// bytes in all: no buffer of a well-formed file is larger than the file
+// (uncompressed), so a header claiming more is refused before it is
+// allocated, not obeyed.
+func scanArrow(r io.ReaderAt, size, limit int64, start func(*arrow.Schema) error, batch func(arrow.RecordBatch) error) (err error) {
 	mem := &boundedAllocator{limit: limit}
 	defer func() {
 		if p := recover(); p != nil {
@@ -144,15 +297,8 @@ func readArrow(r io.ReaderAt, size, limit int64) (tbl arrow.Table, err error) {
 	}()
 	head := make([]byte, len(ipc.Magic))
 	if _, err := r.ReadAt(head, 0); err != nil && err != io.EOF {
-		return nil, err
+		return err
 	}
-	var schema *arrow.Schema
-	var recs []arrow.RecordBatch
-	defer func() {
-		for _, rec := range recs {
-			rec.Release()
-		}
-	}()
 	// No message of a well-formed file or stream is larger than it: the
 	// readers' own caps (arrow-go v18.8.0: 64 MiB of metadata, 256 MiB of
 	// a record batch's body) would refuse an embeddings batch over 256 MiB
@@ -163,40 +309,123 @@ func readArrow(r io.ReaderAt, size, limit int64) (tbl arrow.Table, err error) {
 		fr, err := ipc.NewFileReader(io.NewSectionReader(r, 0, size), ipc.WithAllocator(mem),
 			ipc.WithMetadataSizeLimit(lim), ipc.WithBodySizeLimit(lim))
 		if err != nil {
-			return nil, fmt.Errorf("not a readable Arrow IPC file: %w", err)
+			return fmt.Errorf("not a readable Arrow IPC file: %w", err)
 		}
 		defer fr.Close()
-		schema = fr.Schema()
+		if err := start(fr.Schema()); err != nil {
+			return callerError{err}
+		}
 		for i := range fr.NumRecords() {
-			rec, err := fr.RecordBatch(i)
+			rec, err := fr.RecordBatchAt(i)
 			if err != nil {
-				return nil, fmt.Errorf("record batch %d: %w", i, err)
+				return fmt.Errorf("record batch %d: %w", i, err)
 			}
-			rec.Retain()
-			recs = append(recs, rec)
+			err = batch(rec)
+			rec.Release()
+			if err != nil {
+				return callerError{err}
+			}
 		}
-	} else {
-		// A length prefix claiming more than the stream (a text file's
-		// first 4 bytes read as one, 1.7 GB for "embe") is refused before
-		// its buffer is made.
-		mr := ipc.NewMessageReader(bufio.NewReader(io.NewSectionReader(r, 0, size)), ipc.WithAllocator(mem),
-			ipc.WithMetadataSizeLimit(lim), ipc.WithBodySizeLimit(lim))
-		sr, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
-		if err != nil {
-			return nil, fmt.Errorf("not a readable Arrow IPC stream or file: %w", err)
-		}
-		defer sr.Release()
-		schema = sr.Schema()
-		for sr.Next() {
-			rec := sr.RecordBatch()
-			rec.Retain()
-			recs = append(recs, rec)
-		}
-		if err := sr.Err(); err != nil {
-			return nil, fmt.Errorf("record batch %d: %w", len(recs), err)
+		return nil
+	}
+	// A length prefix claiming more than the stream (a text file's
+	// first 4 bytes read as one, 1.7 GB for "embe") is refused before
+	// its buffer is made.
+	mr := ipc.NewMessageReader(bufio.NewReader(io.NewSectionReader(r, 0, size)), ipc.WithAllocator(mem),
+		ipc.WithMetadataSizeLimit(lim), ipc.WithBodySizeLimit(lim))
+	sr, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
+	if err != nil {
+		return fmt.Errorf("not a readable Arrow IPC stream or file: %w", err)
+	}
+	defer sr.Release()
+	if err := start(sr.Schema()); err != nil {
+		return callerError{err}
+	}
+	i := 0
+	for ; sr.Next(); i++ {
+		if err := batch(sr.RecordBatch()); err != nil {
+			return callerError{err}
 		}
 	}
-	return array.NewTableFromRecords(schema, recs), nil
+	if err := sr.Err(); err != nil {
+		return fmt.Errorf("record batch %d: %w", i, err)
+	}
+	return nil
+}
+
+// arrowRows counts the rows of an Arrow IPC stream or file of size bytes
+// from its record batches' metadata alone, their bodies skipped (a few
+// hundred bytes read a batch), so that a reader can make its destination
+// once at its size; −1 for anything it does not read so (the reader then
+// says what is wrong). The file format is its magic, then the stream.
+func arrowRows(r io.ReaderAt, size int64) (rows int64) {
+	defer func() {
+		if recover() != nil { // a flatbuffer's offsets out of range
+			rows = -1
+		}
+	}()
+	off := int64(0)
+	head := make([]byte, 8)
+	if _, err := r.ReadAt(head, 0); err != nil {
+		return -1
+	}
+	if bytes.Equal(head[:len(ipc.Magic)], ipc.Magic) {
+		off = 8
+	}
+	var meta []byte
+	for {
+		if _, err := r.ReadAt(head, off); err != nil {
+			return -1
+		}
+		n := int64(binary.LittleEndian.Uint32(head[4:]))
+		off += 8
+		switch binary.LittleEndian.Uint32(head) {
+		case 0xFFFFFFFF:
+		case 0: // the end of the stream
+			return rows
+		default: // before Arrow 0.15: no continuation marker
+			n = int64(binary.LittleEndian.Uint32(head))
+			off -= 4
+		}
+		if n == 0 {
+			return rows
+		}
+		if n < 8 || n > size-off {
+			return -1
+		}
+		meta = slices.Grow(meta[:0], int(n))[:n]
+		if _, err := r.ReadAt(meta, off); err != nil {
+			return -1
+		}
+		off += n
+		// Message (Message.fbs): version, header_type, header, bodyLength;
+		// a RecordBatch's first field is its length.
+		msg := flatbuffers.Table{Bytes: meta, Pos: flatbuffers.GetUOffsetT(meta)}
+		body := int64(0)
+		if o := flatbuffers.UOffsetT(msg.Offset(10)); o != 0 {
+			body = msg.GetInt64(o + msg.Pos)
+		}
+		if o := flatbuffers.UOffsetT(msg.Offset(6)); o != 0 && msg.GetByte(o+msg.Pos) == 3 { // MessageHeader RecordBatch
+			o := flatbuffers.UOffsetT(msg.Offset(8))
+			if o == 0 {
+				return -1
+			}
+			var rb flatbuffers.Table
+			msg.Union(&rb, o)
+			length := int64(0)
+			if o := flatbuffers.UOffsetT(rb.Offset(4)); o != 0 {
+				length = rb.GetInt64(o + rb.Pos)
+			}
+			if length < 0 {
+				return -1
+			}
+			rows += length
+		}
+		if body < 0 || body > size-off {
+			return -1
+		}
+		off += body
+	}
 }
 
 // errOverLimit is the panic of a boundedAllocator asked for too much.
@@ -313,45 +542,6 @@ func datasetShards(dir string) (files, shards []string, err error) {
 // not empty, not . or ..
 func plainName(name string) bool {
 	return name != "" && filepath.Base(name) == name && name != "." && name != ".."
-}
-
-// readDataset reads a dataset directory's shards (DatasetFiles) as one
-// table, a DatasetDict's splits one after another; every shard must have
-// the first's columns.
-func readDataset(dir string) (arrow.Table, error) {
-	_, shards, _, err := datasetFiles(dir)
-	if err != nil {
-		return nil, err
-	}
-	var tables []arrow.Table
-	var recs []arrow.RecordBatch
-	defer func() {
-		for _, t := range tables {
-			t.Release()
-		}
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
-	for _, path := range shards {
-		t, err := ReadTable(path)
-		if err != nil {
-			return nil, err
-		}
-		tables = append(tables, t)
-		if !t.Schema().Equal(tables[0].Schema()) {
-			first, _ := filepath.Rel(dir, shards[0])
-			return nil, fmt.Errorf("%s: its columns %v differ from %s's %v", path, t.Schema(), first, tables[0].Schema())
-		}
-		tr := array.NewTableReader(t, 1<<16)
-		for tr.Next() {
-			rec := tr.RecordBatch()
-			rec.Retain()
-			recs = append(recs, rec)
-		}
-		tr.Release()
-	}
-	return array.NewTableFromRecords(tables[0].Schema(), recs), nil
 }
 
 // NoColumn is the error for a column a user named (FILE:COLUMN) that

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -443,4 +444,276 @@ func TestReadArrowLargeBatch(t *testing.T) {
 	if c.N != n || c.D != d || !slices.Equal(c.Rows, flat) || c.Keys[n-1] != keys[n-1] {
 		t.Errorf("%d × %d rows, last key %q: not what was written", c.N, c.D, c.Keys[n-1])
 	}
+}
+
+// arrowOf writes columns (arrays of equal length) as Arrow IPC in record
+// batches of batch rows: the stream format, or the file format.
+func arrowOf(t *testing.T, names []string, cols []arrow.Array, batch int, file bool) []byte {
+	t.Helper()
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = arrow.Field{Name: names[i], Type: c.DataType(), Nullable: true}
+	}
+	schema := arrow.NewSchema(fields, nil)
+	var buf bytes.Buffer
+	var w interface {
+		Write(arrow.RecordBatch) error
+		Close() error
+	}
+	if file {
+		fw, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w = fw
+	} else {
+		w = ipc.NewWriter(&buf, ipc.WithSchema(schema))
+	}
+	n := cols[0].Len()
+	for lo := 0; lo < n; lo += batch {
+		hi := min(n, lo+batch)
+		part := make([]arrow.Array, len(cols))
+		for i, c := range cols {
+			part[i] = array.NewSlice(c, int64(lo), int64(hi))
+		}
+		rec := array.NewRecordBatch(schema, part, int64(hi-lo))
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		for _, p := range part {
+			p.Release()
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestReadArrowBatches: an Arrow stream, an Arrow file and a dataset
+// directory of two shards are read a record batch at a time into rows
+// made once at their size (their rows counted from the batches' metadata
+// first: the capacity is the length), the ids with their rows; a
+// truncated batch, a column of the wrong type, a ragged or null row are
+// refused naming the file, the column and the row counted across
+// batches and shards.
+func TestReadArrowBatches(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const n = 25
+	rows, rows64 := make([][]float32, n), make([][]float64, n)
+	ids, keys := make([]int64, n), make([]string, n)
+	var flat []float32
+	for i := range rows {
+		rows[i] = []float32{float32(i), -float32(i) / 3, 0.25}
+		rows64[i] = []float64{float64(i), -float64(float32(i) / 3), 0.25}
+		flat = append(flat, rows[i]...)
+		ids[i], keys[i] = int64(500-3*i), fmt.Sprintf("doc-%d", 500-3*i)
+	}
+	// dataset writes a directory of two shards, rows [0, 11) and [11, n),
+	// as save_to_disk does (the stream format).
+	dataset := func(name string, names []string, cols []arrow.Array) string {
+		ds := filepath.Join(dir, name)
+		os.Mkdir(ds, 0o755)
+		for s, r := range [][2]int{{0, 11}, {11, n}} {
+			part := make([]arrow.Array, len(cols))
+			for i, c := range cols {
+				part[i] = array.NewSlice(c, int64(r[0]), int64(r[1]))
+			}
+			shard := fmt.Sprintf("data-%05d-of-00002.arrow", s)
+			if err := os.WriteFile(filepath.Join(ds, shard), arrowOf(t, names, part, 4, false), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.WriteFile(filepath.Join(ds, "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00002.arrow"}, {"filename": "data-00001-of-00002.arrow"}]}`), 0o644)
+		return ds
+	}
+	// write makes each form of a table: the stream, the file, a dataset.
+	write := func(name string, names []string, cols []arrow.Array) []string {
+		stream, file := filepath.Join(dir, name+".arrow"), filepath.Join(dir, name+".feather")
+		if err := os.WriteFile(stream, arrowOf(t, names, cols, 7, false), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, arrowOf(t, names, cols, 7, true), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return []string{stream, file, dataset(name, names, cols)}
+	}
+	for _, tc := range []struct {
+		name     string
+		cols     []string
+		arrs     []arrow.Array
+		ids      string // ?ids=
+		wantIDs  []int64
+		wantKeys []string
+		conv     string
+	}{
+		{"float32 with string ids", []string{"id", "embedding"}, []arrow.Array{strs(keys), lists(rows, 0)}, "", nil, keys, ""},
+		{"float32 fixed-size, ids named", []string{"emb", "doc_id"}, []arrow.Array{lists(rows, 3), int64s(ids)}, "doc_id", ids, nil, ""},
+		{"float64", []string{"vector", "id"}, []arrow.Array{lists64(rows64, 0), int32s(ids)}, "", ids, nil, "float64 → float32"},
+		{"float16", []string{"emb"}, []arrow.Array{lists16(rows)}, "", nil, nil, "float16 → float32"},
+	} {
+		for _, path := range write(strings.ReplaceAll(tc.name, " ", "_"), tc.cols, tc.arrs) {
+			spec := path
+			if tc.ids != "" {
+				spec += "?ids=" + tc.ids
+			}
+			c, err := retrieve.ReadCollection(spec)
+			if err != nil {
+				t.Errorf("%s: %v", spec, err)
+				continue
+			}
+			wantIDs := tc.wantIDs
+			if wantIDs == nil {
+				for i := range n {
+					wantIDs = append(wantIDs, int64(i))
+				}
+			}
+			wantRows := flat
+			if tc.conv == "float16 → float32" {
+				wantRows = nil
+				for _, x := range flat {
+					wantRows = append(wantRows, float16.New(x).Float32())
+				}
+			}
+			if c.N != n || c.D != 3 || !slices.Equal(c.Rows, wantRows) || !slices.Equal(c.IDs, wantIDs) || !slices.Equal(c.Keys, tc.wantKeys) || c.Converted != tc.conv {
+				t.Errorf("%s: N=%d D=%d ids %v keys %q converted %q", spec, c.N, c.D, c.IDs, c.Keys, c.Converted)
+			}
+			if cap(c.Rows) != len(c.Rows) {
+				t.Errorf("%s: rows of capacity %d for %d values: not made once at their size", spec, cap(c.Rows), len(c.Rows))
+			}
+		}
+	}
+
+	ragged := slices.Clone(rows)
+	ragged[16] = []float32{1, 2}
+	withNull := slices.Clone(rows)
+	withNull[13] = nil
+	i32 := array.NewListBuilder(memory.DefaultAllocator, arrow.PrimitiveTypes.Int32)
+	for range n {
+		i32.Append(true)
+		i32.ValueBuilder().(*array.Int32Builder).Append(1)
+	}
+	fb := array.NewFloat64Builder(memory.DefaultAllocator)
+	fb.AppendValues(make([]float64, n), nil)
+	for _, tc := range []struct {
+		name string
+		cols []string
+		arrs []arrow.Array
+		want string
+	}{
+		{"ragged", []string{"emb"}, []arrow.Array{lists(ragged, 0)}, `column "emb", row 16 has 2 values, row 0 has 3`},
+		{"null row", []string{"emb"}, []arrow.Array{lists(withNull, 0)}, `column "emb", row 13 is null`},
+		{"int32 lists", []string{"emb"}, []arrow.Array{i32.NewArray()}, `want one column of float16, float32 or float64 lists (the embeddings; or one named [embedding embeddings emb vector]), found 0 among the columns "emb" list<item: int32, nullable>`},
+		{"float ids", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), fb.NewArray()}, `column "id" is float64, want integer or string ids`},
+		{"repeated id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:n-1]), keys[2]))}, `column "id": retrieve: collection: rows 2 and 24 have the same id "doc-494"`},
+		{"null id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(keys, 20)}, `column "id", row 20 is null`},
+	} {
+		paths := write(strings.ReplaceAll(tc.name, " ", "_"), tc.cols, tc.arrs)
+		for _, path := range paths {
+			_, err := retrieve.ReadCollection(path)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), path) {
+				t.Errorf("%s: %v, want an error naming %s and %q", tc.name, err, path, tc.want)
+			}
+		}
+	}
+
+	// Truncated: a stream cut in its third record batch's body, a file
+	// without its footer's end, a dataset whose second shard is cut.
+	stream := arrowOf(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, false)
+	file := arrowOf(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, true)
+	ds := dataset("truncated", []string{"emb"}, []arrow.Array{lists(rows, 0)})
+	shard := filepath.Join(ds, "data-00001-of-00002.arrow")
+	data, err := os.ReadFile(shard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(shard, data[:len(data)-40], 0o644)
+	for _, tc := range []struct {
+		path string
+		data []byte
+		want string
+	}{
+		{filepath.Join(dir, "cut.arrow"), stream[:len(stream)*3/4], "record batch "},
+		{filepath.Join(dir, "cut.feather"), file[:len(file)-20], "not a readable Arrow IPC file"},
+		{shard, nil, "record batch "},
+	} {
+		if tc.data != nil {
+			os.WriteFile(tc.path, tc.data, 0o644)
+		}
+		spec := tc.path
+		if tc.data == nil {
+			spec = ds
+		}
+		_, err := retrieve.ReadCollection(spec)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), tc.path) {
+			t.Errorf("%s: %v, want an error naming %s and %q", spec, err, tc.path, tc.want)
+		}
+	}
+}
+
+// TestArrowRows: the rows of an Arrow stream and file are counted from
+// their batches' metadata, dictionary batches not counted; anything else
+// is −1.
+func TestArrowRows(t *testing.T) {
+	t.Parallel()
+	rows := make([][]float32, 30)
+	keys := make([]string, len(rows))
+	for i := range rows {
+		rows[i], keys[i] = []float32{float32(i)}, []string{"a", "b", "c"}[i%3]
+	}
+	db := array.NewDictionaryBuilder(memory.DefaultAllocator, &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}).(*array.BinaryDictionaryBuilder)
+	for _, k := range keys {
+		db.AppendString(k)
+	}
+	dict := db.NewArray()
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want int64
+	}{
+		{"stream", arrowOf(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, false), 30},
+		{"file", arrowOf(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, true), 30},
+		{"stream with a dictionary", arrowOf(t, []string{"emb", "label"}, []arrow.Array{lists(rows, 0), dict}, 8, false), 30},
+		{"file with a dictionary", arrowOf(t, []string{"emb", "label"}, []arrow.Array{lists(rows, 0), dict}, 30, true), 30},
+		{"empty", nil, -1},
+		{"text", []byte("embedding,label\n1,2\n3,4\n"), -1},
+		{"cut", arrowOf(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, false)[:300], -1},
+	} {
+		if got := arrowRows(bytes.NewReader(tc.data), int64(len(tc.data))); got != tc.want {
+			t.Errorf("%s: %d rows, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestReadArrowKeepsRowsAlone: reading an Arrow stream with ids keeps the
+// rows and the ids alone, not the batches they came in (whose arrays are
+// slices of one buffer: ids kept as read kept every batch's embeddings,
+// twice the rows). Not parallel: it measures the heap.
+func TestReadArrowKeepsRowsAlone(t *testing.T) {
+	const n, d = 8000, 256
+	rows, keys := make([][]float32, n), make([]string, n)
+	for i := range rows {
+		rows[i], keys[i] = make([]float32, d), fmt.Sprint("k", i)
+		rows[i][i%d] = 1
+	}
+	path := filepath.Join(t.TempDir(), "e.arrow")
+	if err := os.WriteFile(path, arrowOf(t, []string{"id", "emb"}, []arrow.Array{strs(keys), lists(rows, 0)}, 500, false), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	c, err := retrieve.ReadCollection(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	rowBytes := int64(4 * n * d)
+	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > rowBytes*5/4 {
+		t.Errorf("%d MB held after reading %d MB of rows", held>>20, rowBytes>>20)
+	}
+	runtime.KeepAlive(c)
 }
