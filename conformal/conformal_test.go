@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -644,24 +645,78 @@ func TestPercentAlpha(t *testing.T) {
 	}
 }
 
-// TestReferenceTooLarge: a pool over a set file's limit is refused with
-// the most rows that fit at its dimension (a protein user's d = 1280:
-// 3 276 rows), drawn from a bundle or given as rows.
+// TestReferenceTooLarge: a pool over what ccs builds a set with is
+// refused with the most rows that fit at its dimension (a protein user's
+// d = 1280: 13 107 rows; a 10 000-row pool is kept), drawn from a bundle
+// or given as rows.
 func TestReferenceTooLarge(t *testing.T) {
 	const d = 1280
-	b := &bundle.Bundle{N: 4000, D: d, Anchors: make([]float32, 4000*d)}
+	b := &bundle.Bundle{N: 14000, D: d, Anchors: make([]float32, 14000*d)}
 	for _, c := range []struct {
 		name string
 		err  error
 	}{
-		{"drawn", func() error { _, err := NewReference(b, 3277, 1, "cal"); return err }()},
-		{"rows", func() error { _, err := NewReferenceRows(make([]float32, 3277*d), d, "fit.npz"); return err }()},
+		{"drawn", func() error { _, err := NewReference(b, 13108, 1, "cal"); return err }()},
+		{"rows", func() error { _, err := NewReferenceRows(make([]float32, 13108*d), d, "fit.npz"); return err }()},
 	} {
-		if c.err == nil || !strings.Contains(c.err.Error(), "at most 3276 rows at this dimension") {
+		if c.err == nil || !strings.Contains(c.err.Error(), "at most 13107 rows at this dimension") {
 			t.Errorf("%s: %v", c.name, c.err)
 		}
 	}
-	if _, err := NewReference(b, 3276, 1, "cal"); err != nil {
-		t.Errorf("3276 rows: %v", err)
+	if _, err := NewReference(b, 10000, 1, "cal"); err != nil {
+		t.Errorf("10000 rows: %v", err)
+	}
+}
+
+// TestReferenceFile: a pool over the old cap of 2^22 values (3 276 rows
+// at d = 1 280; here 4 500 rows of d = 1 000) is written and read back
+// equal; a file whose pool claims more rows (or fewer) than its values
+// make is refused naming both — what a file holds is read from it, so a
+// claim is checked against it, not obeyed.
+func TestReferenceFile(t *testing.T) {
+	t.Parallel()
+	const n, d = 4500, 1000
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(i%13) / 4 // short in JSON: 0.25, 3
+	}
+	s := Uncalibrated(geometry.Ball{D: d}, nil)
+	var err error
+	if s.Reference, err = NewReferenceRows(rows, d, "pool.npy"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "set.json")
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := back.Reference; r == nil || r.N != n || !slices.Equal(r.Rows, rows) || r.Source != "pool.npy" {
+		t.Errorf("the pool read back differs from the one written")
+	}
+
+	small := Uncalibrated(geometry.Ball{D: 2}, nil)
+	if small.Reference, err = NewReferenceRows([]float32{1, 2, 3, 4, 5, 6}, 2, "test"); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := small.EmbedJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := strings.Join(strings.Fields(buf.String()), "")
+	for _, c := range []struct{ from, to, want string }{
+		{`"n":3`, `"n":1000000`, "ood_reference: n = 1000000 rows of dimension 2 are 2000000 values, but its rows hold 6"},
+		{`"n":3`, `"n":2`, "ood_reference: n = 2 rows of dimension 2 are 4 values, but its rows hold 6"},
+		{`"n":3`, `"n":4611686018427387904`, "ood_reference: n = 4611686018427387904 rows of dimension 2 are 9223372036854775808 values, but its rows hold 6"},
+	} {
+		if !strings.Contains(good, c.from) {
+			t.Fatalf("fixture lacks %q:\n%s", c.from, good)
+		}
+		_, err := ReadJSON(strings.NewReader(strings.Replace(good, c.from, c.to, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s: %v, want %q", c.from, c.to, err, c.want)
+		}
 	}
 }

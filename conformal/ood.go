@@ -14,12 +14,19 @@ import (
 // scores; this package stores and checks them): a reference pool of
 // in-distribution embeddings and the calibration of the per-input score.
 
-// Caps on what a set file stores for OOD tests, checked when a set is
-// built, saved and loaded: a reference pool of at most MaxReferenceValues
-// values (rows × dimension: 32 768 rows of 128, about 50 MB of JSON) and at
-// most MaxOODScores calibration scores.
+// Caps on what a set file stores for OOD tests. MaxReferenceValues
+// bounds the reference pool a set is built with (NewReference,
+// NewReferenceRows; rows × dimension: 13 107 rows at d = 1 280, a
+// 10 000-row pool of protein embeddings kept whole), which sets the file's
+// size and the time every command that opens it takes to read it (about
+// 190 MB of JSON at the cap). It is no bound on what is read: a file's pool
+// is read from its bytes, at most one value for every two (a digit and a
+// comma), so reading it takes memory of the order of the file's own size,
+// and it must hold the n × dim values it claims; a file with a larger
+// pool (written by hand, or by another version) is read. At most
+// MaxOODScores calibration scores are kept, built, saved and read.
 const (
-	MaxReferenceValues = 1 << 22
+	MaxReferenceValues = 1 << 24
 	MaxOODScores       = 1 << 20
 )
 
@@ -60,13 +67,13 @@ func NewReferenceRows(rows []float32, d int, source string) (*Reference, error) 
 	return r, r.check(d)
 }
 
-// check validates the pool against the set's dimension.
+// check validates the pool against the set's dimension: its n rows of
+// dim values are what its rows hold. It sets no cap on the pool's size
+// (MaxReferenceValues is checked where a pool is built): what a file
+// holds was read from it.
 func (r *Reference) check(dim int) error {
-	if r.N < 1 || len(r.Rows) != r.N*dim {
-		return fmt.Errorf("ood_reference: %d values for n = %d rows of dimension %d", len(r.Rows), r.N, dim)
-	}
-	if len(r.Rows) > MaxReferenceValues {
-		return fmt.Errorf("ood_reference: %d values, more than a set file keeps (%d)", len(r.Rows), MaxReferenceValues)
+	if r.N < 1 || r.N > len(r.Rows) || len(r.Rows) != r.N*dim {
+		return fmt.Errorf("ood_reference: n = %d rows of dimension %d are %.0f values, but its rows hold %d: a pool's n is its number of rows", r.N, dim, float64(r.N)*float64(dim), len(r.Rows))
 	}
 	for i, v := range r.Rows {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {

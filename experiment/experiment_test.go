@@ -120,7 +120,7 @@ func TestEllipsoidFromFitOnce(t *testing.T) {
 // one is capped at both.
 func TestCompareReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	const d = 4096 // a set file keeps 1 024 anchors of it
+	const d = 16384 // a set file keeps 1 024 anchors of it
 	small := func(n int) *bundle.Bundle { return sim.Gauss(r, n, 1, d) }
 	data := CompareData{Name: "wide", Fit: small(1100), Cal: small(60), Test: small(60), OOD: small(20)}
 	cfg := Config{Seeds: 1, Alpha: 0.1}
@@ -129,7 +129,7 @@ func TestCompareReference(t *testing.T) {
 		want      string
 	}{
 		{1200, "reference pool of 1200 fit anchors: the fit split has 1100"},
-		{1050, "reference pool of 1050 fit anchors of dimension 4096: 4300800 values, more than a set file keeps (4194304): at most 1024 anchors"},
+		{1050, "reference pool of 1050 fit anchors of dimension 16384: 17203200 values, more than a set file keeps (16777216): at most 1024 anchors"},
 		{-1, "want at least 1"},
 	} {
 		_, err := Compare(context.Background(), data, CompareConfig{Config: cfg, Resplits: 5, Reference: c.reference}, ForCompare(Baselines())[:1], nil)
@@ -137,11 +137,23 @@ func TestCompareReference(t *testing.T) {
 			t.Errorf("reference %d: %v, want %q", c.reference, err, c.want)
 		}
 	}
+	for _, c := range []struct{ n, d, want int }{
+		{1100, d, 1024}, // the set file's cap
+		{1100, 8, 1100}, // the fit split
+		{5000, 8, DefaultReference},
+	} {
+		if got := defaultReference(&bundle.Bundle{N: c.n, D: c.d}); got != c.want {
+			t.Errorf("default pool of a fit split of %d × %d: %d, want %d", c.n, c.d, got, c.want)
+		}
+	}
+	r = rand.New(rand.NewPCG(3, 4))
+	narrow := func(n int) *bundle.Bundle { return sim.Gauss(r, n, 1, 8) }
+	data = CompareData{Name: "narrow", Fit: narrow(300), Cal: narrow(60), Test: narrow(60), OOD: narrow(20)}
 	tab, err := Compare(context.Background(), data, CompareConfig{Config: cfg, Resplits: 5}, ForCompare(Baselines())[:1], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "per-input score against 1024 fit anchors"; !strings.Contains(tab.Config, want) {
+	if want := "per-input score against 300 fit anchors"; !strings.Contains(tab.Config, want) {
 		t.Errorf("default pool: %q lacks %q", tab.Config, want)
 	}
 }
