@@ -1053,6 +1053,25 @@ func ccs_set_warnings(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
 	})
 }
 
+// ccs_set_calibrate_warnings writes the set's warnings where it is made
+// (conformal.Set.CalibrateWarnings: a class-conditional set's trim over
+// all classes besides its Warnings), as ccs.calibrate issues them.
+//
+//export ccs_set_calibrate_warnings
+func ccs_set_calibrate_warnings(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*setObj](uintptr(h), "a set")
+		if err != nil {
+			return err
+		}
+		w := o.s.CalibrateWarnings()
+		if w == nil {
+			w = []string{}
+		}
+		return jsonOut(out, w)
+	})
+}
+
 // manifestNames are the names of b's labels (read from path) that the
 // manifest beside it lists: its anchors' string labels, or the labels its
 // positives share with their anchors (several labels a row).

@@ -659,10 +659,20 @@ func TestOverAllClasses(t *testing.T) {
 	if w := strings.Join(c.Warnings(), "\n"); strings.Contains(w, "disjoint calibration pairs were kept") {
 		t.Errorf("the class set warns of its threshold over all classes:\n%s", w)
 	}
-	w := strings.Join(c.OverAllClasses().Warnings(), "\n")
-	if !strings.Contains(w, `67 of the 101 disjoint calibration pairs were kept`) || !strings.Contains(w, `class "rare" has 3 calibration anchors`) ||
+	// In full where it is news (ccs calibrate prints TrimWarning), short
+	// where the threshold over all classes judges.
+	w := c.TrimWarning()
+	if !strings.Contains(w, `the threshold over all classes, which judges anchors of no known class (-unlabeled marginal), was taken on 67 of the 101 disjoint calibration pairs, to keep`) ||
+		!strings.Contains(w, `class "rare" has 3 calibration anchors`) ||
 		!strings.Contains(w, "judge anchors whose class is known by their class's threshold") || strings.Contains(w, "-calibration class") {
-		t.Errorf("warnings over all classes:\n%s", w)
+		t.Errorf("the class set's trim warning:\n%s", w)
+	}
+	w = strings.Join(c.OverAllClasses().Warnings(), "\n")
+	if want := `the threshold over all classes was taken on 67 of the 101 disjoint calibration pairs (every class kept class "rare"'s share: 1 pair of 3 anchors); ccs calibrate warned why`; !strings.Contains(w, want) || strings.Contains(w, "hold that class out") {
+		t.Errorf("warnings over all classes:\n%s\nwant one short line %q", w, want)
+	}
+	if m := c.OverAllClasses().TrimWarning(); !strings.Contains(m, "67 of the 101 disjoint calibration pairs were kept") {
+		t.Errorf("the set judged over all classes' TrimWarning: %q", m)
 	}
 	var buf bytes.Buffer
 	if err := c.WriteJSON(&buf); err != nil {

@@ -277,13 +277,13 @@ func (s *Set) Warnings() []string {
 		w = append(w, AlphaWarning(s.Alpha))
 	}
 	w = append(w, s.classWarnings()...)
-	if t := s.Calibration.Trim; t != nil {
-		remedy := "calibrate each class on all its pairs (-calibration class)"
-		if s.overAll {
-			remedy = "judge anchors whose class is known by their class's threshold, which takes all its pairs (the test bundle's labels; a trial list gives none)"
-		}
-		w = append(w, fmt.Sprintf("%d of the %d disjoint calibration pairs were kept, to keep each class's share of the anchors as a test split has it: %s has %d calibration anchors and %s, a share of %.3g, which every class then takes (docs/calibration.md); hold that class out (-ood-classes) or give it more calibration anchors, or %s",
-			s.Calibration.N, t.Pairs, className(t.Class, t.Name), t.Anchors, countOf(t.ClassPairs, "pair", "pairs"), float64(t.ClassPairs)/float64(t.Anchors), remedy))
+	if t := s.Calibration.Trim; t != nil && s.overAll {
+		// Said in full where the set was calibrated (TrimWarning); here,
+		// where it changes the answer, once and short.
+		w = append(w, fmt.Sprintf("the threshold over all classes was taken on %d of the %d disjoint calibration pairs (every class kept %s's share: %s of %d anchors); ccs calibrate warned why and what to do (docs/calibration.md)",
+			s.Calibration.N, t.Pairs, className(t.Class, t.Name), countOf(t.ClassPairs, "pair", "pairs"), t.Anchors))
+	} else if t != nil {
+		w = append(w, s.TrimWarning())
 	}
 	if c := s.Calibration; c.Mode != Class && c.Mode != Pooled && c.N > 0 && c.Rank == c.N {
 		w = append(w, s.rankN(c.N, "the set"))
@@ -312,6 +312,54 @@ func (s *Set) Warnings() []string {
 		w = append(w, "pooled calibration (all positives of each anchor): the 1−α coverage is approximate, not guaranteed — the positives of one anchor are not exchangeable with a test anchor's single positive, so when an anchor's positives share a spread the set undercovers, the more so the fewer the anchors; -calibration one gives the guarantee")
 	}
 	return w
+}
+
+// CalibrateWarnings are the warnings of a set where it is made (ccs
+// calibrate, ccs.calibrate): its Warnings, and a class-conditional set's
+// TrimWarning, which is news there and nowhere else.
+func (s *Set) CalibrateWarnings() []string {
+	w := s.Warnings()
+	if s.ClassConditional() {
+		if t := s.TrimWarning(); t != "" {
+			w = append(w, t)
+		}
+	}
+	return w
+}
+
+// TrimWarning is what a calibration on disjoint pairs that kept each
+// class's share of the anchors, and so left a tenth of the pairs or more
+// out, says of it in full — how many were kept, the class whose share
+// set it, what to do —, or "" for none. A marginal or PAC set's Warnings
+// include it: it sets the threshold every answer takes. A
+// class-conditional set's is its threshold's over all classes
+// (Info.OverAll), which decides only for an anchor of unknown class: the
+// class set's Warnings leave it out (every command that opens the set
+// printed it, whether or not it judged over all classes); ccs calibrate
+// prints it, where it is news, and the set judged over all classes
+// (OverAllClasses), where it changes the answer, warns of it in one short
+// line.
+func (s *Set) TrimWarning() string {
+	c := s.Calibration
+	n, t := c.N, c.Trim
+	remedy := "calibrate each class on all its pairs (-calibration class)"
+	kept := "%d of the %d disjoint calibration pairs were kept"
+	switch {
+	case c.Mode == Class:
+		if c.OverAll == nil {
+			return ""
+		}
+		n, t = c.OverAll.N, c.OverAll.Trim
+		kept = "the threshold over all classes, which judges anchors of no known class (-unlabeled marginal), was taken on %d of the %d disjoint calibration pairs"
+		fallthrough
+	case s.overAll:
+		remedy = "judge anchors whose class is known by their class's threshold, which takes all its pairs (the test bundle's labels; a trial list gives none)"
+	}
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf(kept+", to keep each class's share of the anchors as a test split has it: %s has %d calibration anchors and %s, a share of %.3g, which every class then takes (docs/calibration.md); hold that class out (-ood-classes) or give it more calibration anchors, or %s",
+		n, t.Pairs, className(t.Class, t.Name), t.Anchors, countOf(t.ClassPairs, "pair", "pairs"), float64(t.ClassPairs)/float64(t.Anchors), remedy)
 }
 
 // OODFewWarning is what a set says of a per-input OOD test calibrated on

@@ -237,7 +237,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		fmt.Fprintf(out.stdout, "per-input OOD test: the %s nearest of %d pool rows, calibrated on %d inputs of %s; it certifies α_ood ≥ 1/(n+1) = %.4g, in steps of 1/(n+1): α_ood = 0.05 flags at most ⌊0.05·(n+1)⌋/(n+1) = %.4g of in-distribution inputs\n",
 			experiment.Ordinal(c.K), set.Reference.N, c.N, c.Source, 1/n1, math.Floor(0.05*n1)/n1)
 	}
-	for _, w := range set.Warnings() {
+	for _, w := range set.CalibrateWarnings() {
 		out.warn(w)
 	}
 	return nil

@@ -837,7 +837,9 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
     s = Set._wrap(h.value)
     if isinstance(fitted, Set):
         s.training = fitted.training
-    _warn(s.warnings)
+    # s.warnings, and a class-conditional set's trim over all classes,
+    # news here alone (as ccs calibrate prints it).
+    _warn(loads(call_string(lib.ccs_set_calibrate_warnings, s._handle())))
     return s
 
 

@@ -79,6 +79,7 @@ _SIGNATURES = {
     "ccs_set_save": [c_handle, c_char_p],
     "ccs_set_json": [c_handle, _S],
     "ccs_set_warnings": [c_handle, _S],
+    "ccs_set_calibrate_warnings": [c_handle, _S],
     "ccs_set_evaluate": [c_handle, c_handle, c_char_p, _S],
     "ccs_set_coverage_check": [c_handle, c_handle, c_char_p, _S],
     "ccs_set_trials": [c_handle, _A, c_int64, c_char_p, _S],

@@ -702,3 +702,24 @@ def test_bundle_sessions_sorted():
         warnings.simplefilter("always")
         ccs.bundle(x[perm], groups=groups[perm], sessions=cams[perm], k=2, kneg=2)
     assert not [w for w in caught if "first row" in str(w.message)]
+
+
+def test_calibrate_class_trim_warning():
+    """A class set whose threshold over all classes left a third of the
+    disjoint pairs out (class 1: 3 anchors, 1 pair) warns of it in full at
+    ccs.calibrate, where it is news, as ccs calibrate does; the set's own
+    warnings, which every later use of the set issues, do not."""
+    rng = np.random.default_rng(5)
+    n = 203
+    x = (5 * rng.standard_normal((n, 2))).astype(np.float32)
+    idx = np.arange(n) ^ 1
+    idx[200], idx[201], idx[202] = 201, 200, 200
+    labels = np.zeros(n, dtype=np.int64)
+    labels[200:] = 1
+    b = ccs.Bundle(x, positive_index=idx.reshape(n, 1), labels=labels)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = ccs.calibrate("ball", b, alpha=0.1, calibration="class", allow_infinite=True)
+    msgs = [str(w.message) for w in caught]
+    assert sum("was taken on 67 of the 101 disjoint calibration pairs" in m for m in msgs) == 1, msgs
+    assert not any("disjoint calibration pairs" in m for m in s.warnings), s.warnings
