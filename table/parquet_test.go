@@ -223,24 +223,30 @@ func TestReadParquet(t *testing.T) {
 		cols []string
 		arrs []arrow.Array
 		want string
+		ids  string // ?ids=
 	}{
-		{"ragged", []string{"emb"}, []arrow.Array{lists(ragged, 0)}, `column "emb", row 12 has 2 values, row 0 has 3`},
-		{"null row", []string{"emb"}, []arrow.Array{lists(withNull, 0)}, `column "emb", row 4 is null`},
-		{"int32", []string{"emb"}, []arrow.Array{i32.NewArray()}, `want one column of float16, float32 or float64 lists (the embeddings; or one named [embedding embeddings emb vector]), found 0 among the columns "emb" list<element: int32, nullable>`},
-		{"float64 overflow", []string{"emb"}, []arrow.Array{lists64([][]float64{{1, 2}, {3, 1e39}}, 0)}, `column "emb", row 1, coordinate 1: 1e+39 overflows float32`},
-		{"float64 underflow", []string{"emb"}, []arrow.Array{lists64([][]float64{{1e-50, 2}}, 0)}, `column "emb", row 0, coordinate 0: 1e-50 underflows to zero in float32`},
-		{"float64 NaN", []string{"emb"}, []arrow.Array{lists64([][]float64{{1, 2}, {math.NaN(), 1}}, 0)}, `row 1, coordinate 0 is NaN`},
-		{"two lists", []string{"a", "b"}, []arrow.Array{lists(rows, 0), lists(rows, 0)}, `found 2 among the columns "a" list<element: float32, nullable>, "b" list<element: float32, nullable>`},
-		{"null string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(keys, 7)}, `column "id", row 7 is null`},
-		{"empty string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:24]), ""))}, `column "id": retrieve: collection: the string id of row 24 is empty`},
-		{"repeated string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:24]), keys[3]))}, `column "id": retrieve: collection: rows 3 and 24 have the same id "doc-979"`},
-		{"float ids", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), floatIDs}, `column "id" is float64, want integer or string ids`},
-		{"repeated ids", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), int64s(append(slices.Clone(ids[:24]), ids[5]))}, `column "id": retrieve: collection: rows 5 and 24 have the same id 965`},
-		{"a uint64 id above int64", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), uint64s(append(make([]uint64, 24), 1<<63))}, `column "id", row 24 is 9223372036854775808, above 2^63−1`},
+		{"missing ids column", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), int64s(ids)}, `no column "doc_id" for the ids (the columns: "emb" list<element: float32, nullable>, "id" int64)`, "doc_id"},
+		{"ragged", []string{"emb"}, []arrow.Array{lists(ragged, 0)}, `column "emb", row 12 has 2 values, row 0 has 3`, ""},
+		{"null row", []string{"emb"}, []arrow.Array{lists(withNull, 0)}, `column "emb", row 4 is null`, ""},
+		{"int32", []string{"emb"}, []arrow.Array{i32.NewArray()}, `want one column of float16, float32 or float64 lists (the embeddings; or one named [embedding embeddings emb vector]), found 0 among the columns "emb" list<element: int32, nullable>`, ""},
+		{"float64 overflow", []string{"emb"}, []arrow.Array{lists64([][]float64{{1, 2}, {3, 1e39}}, 0)}, `column "emb", row 1, coordinate 1: 1e+39 overflows float32`, ""},
+		{"float64 underflow", []string{"emb"}, []arrow.Array{lists64([][]float64{{1e-50, 2}}, 0)}, `column "emb", row 0, coordinate 0: 1e-50 underflows to zero in float32`, ""},
+		{"float64 NaN", []string{"emb"}, []arrow.Array{lists64([][]float64{{1, 2}, {math.NaN(), 1}}, 0)}, `row 1, coordinate 0 is NaN`, ""},
+		{"two lists", []string{"a", "b"}, []arrow.Array{lists(rows, 0), lists(rows, 0)}, `found 2 among the columns "a" list<element: float32, nullable>, "b" list<element: float32, nullable>`, ""},
+		{"null string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(keys, 7)}, `column "id", row 7 is null`, ""},
+		{"empty string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:24]), ""))}, `column "id": retrieve: collection: the string id of row 24 is empty`, ""},
+		{"repeated string id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:24]), keys[3]))}, `column "id": retrieve: collection: rows 3 and 24 have the same id "doc-979"`, ""},
+		{"float ids", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), floatIDs}, `column "id" is float64, want integer or string ids`, ""},
+		{"repeated ids", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), int64s(append(slices.Clone(ids[:24]), ids[5]))}, `column "id": retrieve: collection: rows 5 and 24 have the same id 965`, ""},
+		{"a uint64 id above int64", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), uint64s(append(make([]uint64, 24), 1<<63))}, `column "id", row 24 is 9223372036854775808, above 2^63−1`, ""},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".parquet")
 		writeParquet(t, path, tc.cols, tc.arrs, 10)
-		_, err := retrieve.ReadCollection(path)
+		spec := path
+		if tc.ids != "" {
+			spec += "?ids=" + tc.ids
+		}
+		_, err := retrieve.ReadCollection(spec)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: got %v, want an error naming %s and %q", tc.name, err, path, tc.want)
 		}

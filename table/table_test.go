@@ -602,17 +602,23 @@ func TestReadArrowBatches(t *testing.T) {
 		cols []string
 		arrs []arrow.Array
 		want string
+		ids  string // ?ids=
 	}{
-		{"ragged", []string{"emb"}, []arrow.Array{lists(ragged, 0)}, `column "emb", row 16 has 2 values, row 0 has 3`},
-		{"null row", []string{"emb"}, []arrow.Array{lists(withNull, 0)}, `column "emb", row 13 is null`},
-		{"int32 lists", []string{"emb"}, []arrow.Array{i32.NewArray()}, `want one column of float16, float32 or float64 lists (the embeddings; or one named [embedding embeddings emb vector]), found 0 among the columns "emb" list<item: int32, nullable>`},
-		{"float ids", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), fb.NewArray()}, `column "id" is float64, want integer or string ids`},
-		{"repeated id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:n-1]), keys[2]))}, `column "id": retrieve: collection: rows 2 and 24 have the same id "doc-494"`},
-		{"null id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(keys, 20)}, `column "id", row 20 is null`},
+		{"missing ids column", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), int64s(ids)}, `no column "doc_id" for the ids (the columns: "emb" list<item: float32, nullable>, "id" int64)`, "doc_id"},
+		{"ragged", []string{"emb"}, []arrow.Array{lists(ragged, 0)}, `column "emb", row 16 has 2 values, row 0 has 3`, ""},
+		{"null row", []string{"emb"}, []arrow.Array{lists(withNull, 0)}, `column "emb", row 13 is null`, ""},
+		{"int32 lists", []string{"emb"}, []arrow.Array{i32.NewArray()}, `want one column of float16, float32 or float64 lists (the embeddings; or one named [embedding embeddings emb vector]), found 0 among the columns "emb" list<item: int32, nullable>`, ""},
+		{"float ids", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), fb.NewArray()}, `column "id" is float64, want integer or string ids`, ""},
+		{"repeated id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(append(slices.Clone(keys[:n-1]), keys[2]))}, `column "id": retrieve: collection: rows 2 and 24 have the same id "doc-494"`, ""},
+		{"null id", []string{"emb", "id"}, []arrow.Array{lists(rows, 0), strs(keys, 20)}, `column "id", row 20 is null`, ""},
 	} {
 		paths := write(strings.ReplaceAll(tc.name, " ", "_"), tc.cols, tc.arrs)
 		for _, path := range paths {
-			_, err := retrieve.ReadCollection(path)
+			spec := path
+			if tc.ids != "" {
+				spec += "?ids=" + tc.ids
+			}
+			_, err := retrieve.ReadCollection(spec)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), path) {
 				t.Errorf("%s: %v, want an error naming %s and %q", tc.name, err, path, tc.want)
 			}
