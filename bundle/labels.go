@@ -58,6 +58,38 @@ func ClassesNamed(classes []string, names []string) ([]int64, error) {
 	return uniq(out), nil
 }
 
+// SetLabelsNamed reads held-out labels of several labels a row (OOD
+// labels, classes as a user names them) as the label sets number them: a
+// multi-hot matrix's columns, 0 to c−1, when names is nil; else the
+// label named so in names (label j is names[j], in any order: a list
+// column's values, or the lists' labels in Python). Each once.
+func SetLabelsNamed(classes, names []string, c int) ([]int64, error) {
+	out := make([]int64, 0, len(classes))
+	for _, s := range classes {
+		if names == nil {
+			v, err := strconv.ParseInt(s, 10, 64)
+			switch {
+			case err != nil:
+				return nil, fmt.Errorf("%q is not an integer label (a multi-hot matrix's labels are its columns, 0 to %d)", s, c-1)
+			case v < 0 || v >= int64(c):
+				return nil, fmt.Errorf("label %d is not a column of the multi-hot matrix (0 to %d)", v, c-1)
+			}
+			out = append(out, v)
+			continue
+		}
+		j := slices.Index(names, s)
+		if j < 0 {
+			mean := ""
+			if near, ok := suggest.Nearest(s, names); ok {
+				mean = fmt.Sprintf(": did you mean %q?", near)
+			}
+			return nil, fmt.Errorf("%q is not among the labels (%s)%s", s, labelList(seq64(len(names)), MakeConfig{LabelNames: names}), mean)
+		}
+		out = append(out, int64(j))
+	}
+	return uniq(out), nil
+}
+
 // joinedClass says why c, not a label itself, cannot be held out when
 // some labels are lists that hold it, joined by ",", ";" or "|" (a
 // multi-domain protein's "PF00069.28;PF07714.20"): such a name is a class

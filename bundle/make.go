@@ -2062,6 +2062,53 @@ func sharedLabels(sets [][]int32, limit int) ([][]int, error) {
 	return related, nil
 }
 
+// heldOutSets holds the rows of several labels a row (sets) that carry
+// one of cfg.OODClasses out: ood are those rows, sorted, isOOD marks
+// them, and in sets they carry no label, so that they relate to no row
+// (no query's positive; the caller keeps them out of the negatives too).
+// An OOD label that no row carries is an error, as is every row held
+// out.
+func heldOutSets(sets [][]int32, cfg MakeConfig) (in [][]int32, ood []int, isOOD []bool, err error) {
+	held := map[int64]bool{}
+	for _, c := range uniq(cfg.OODClasses) {
+		held[c] = true
+	}
+	carried := map[int64]bool{}
+	isOOD = make([]bool, len(sets))
+	in = make([][]int32, len(sets))
+	for r, ls := range sets {
+		in[r] = ls
+		for _, l := range ls {
+			carried[int64(l)] = true
+			if held[int64(l)] {
+				isOOD[r] = true
+			}
+		}
+		if isOOD[r] {
+			in[r] = nil
+			ood = append(ood, r)
+		}
+	}
+	for _, c := range uniq(cfg.OODClasses) {
+		if !carried[c] {
+			return nil, nil, nil, fmt.Errorf("bundle: OOD label %s is carried by no row (the rows carry %s)", cfg.class(c), labelList(slices.Sorted(maps.Keys(carried)), cfg))
+		}
+	}
+	if len(ood) == len(sets) {
+		return nil, nil, nil, fmt.Errorf("bundle: every row carries an OOD label (%s): nothing is left in distribution", labelList(uniq(cfg.OODClasses), cfg))
+	}
+	return in, ood, isOOD, nil
+}
+
+// inDistribution says, after a count of rows, that rows carrying an OOD
+// label are left out of it (ood of them), or "" when none are.
+func inDistribution(ood int) string {
+	if ood == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" in distribution (%d carry an OOD label)", ood)
+}
+
 // sharedWith are the labels each positive shares with its anchor
 // (Bundle.PositiveLabels): anchor a is row qs[a] and its k positives the
 // rows pos[a·k:(a+1)·k], each row's labels sets[row]; ascending, each
@@ -2128,23 +2175,28 @@ func crowdedQueries(relevant [][]int, items Items) string {
 // are the rows relevance pairs name for them, or, with several labels a
 // row, the rows that share a label with the row.
 func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
+	sets := items.LabelSets // with OOD labels, the rows carrying one have none
+	var ood []int           // the rows carrying an OOD label, sorted
+	var isOOD []bool        // isOOD[r]: row r is one of them (nil without)
 	if items.LabelSets != nil {
-		if len(cfg.OODClasses) > 0 || cfg.OODCalShare > 0 {
-			return nil, fmt.Errorf("bundle: OOD classes and an OOD calibration share are for one label a row; with several labels a row, hold the rows of a label out yourself")
-		}
 		if items.Queries != items.N || !items.SelfQueries || len(items.Pairs) > 0 {
 			return nil, fmt.Errorf("bundle: several labels a row make the rows their own queries, related by the labels they share: give no queries or pairs with them")
 		}
+		if len(cfg.OODClasses) > 0 {
+			var err error
+			if sets, ood, isOOD, err = heldOutSets(items.LabelSets, cfg); err != nil {
+				return nil, err
+			}
+		}
 	} else if items.Queries < 1 || len(items.Pairs) == 0 {
 		return nil, fmt.Errorf("bundle: relevance pairs need query embeddings and at least one pair")
-	}
-	if len(cfg.OODClasses) > 0 || cfg.OODCalShare > 0 {
+	} else if len(cfg.OODClasses) > 0 || cfg.OODCalShare > 0 {
 		return nil, fmt.Errorf("bundle: OOD classes and an OOD calibration share are for labelled items, not relevance pairs")
 	}
 	relevant := make([][]int, items.Queries)
 	if items.LabelSets != nil {
 		var err error
-		if relevant, err = sharedLabels(items.LabelSets, MaxRelated); err != nil {
+		if relevant, err = sharedLabels(sets, MaxRelated); err != nil {
 			return nil, err
 		}
 	}
@@ -2217,10 +2269,24 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		return nil, fmt.Errorf("bundle: no two of the %d rows share a label: with several labels a row, a row's positives are the rows that share one of its labels, and no row has any (a label held by one row alone relates it to none)", items.N)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x73706c6974))
+	var oodCal []int // with several labels a row, -ood-cal-share's queries
+	if cfg.OODCalShare > 0 {
+		oodCal = stratify(strata, []float64{cfg.OODCalShare}, rng)[0]
+		taken := map[int]bool{}
+		for _, q := range oodCal {
+			taken[q] = true
+		}
+		for l, qs := range strata {
+			strata[l] = slices.DeleteFunc(qs, func(q int) bool { return taken[q] })
+		}
+	}
 	parts := stratify(strata, cfg.Split[:], rng)
 	p := &Plan{queries: true, selfQueries: items.SelfQueries}
-	if n := items.Queries - relevantQueries - droppedQueries; n > 0 {
-		first := slices.IndexFunc(relevant, func(rel []int) bool { return len(rel) == 0 })
+	if n := items.Queries - relevantQueries - droppedQueries - len(ood); n > 0 {
+		first := 0 // the first query with no relevant row that no OOD label holds out
+		for len(relevant[first]) > 0 || isOOD != nil && isOOD[first] {
+			first++
+		}
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d of %d queries have no relevant row: left out (the first: %s)", n, items.Queries, items.queryName(first)))
 	}
 	if queryDropped != "" {
@@ -2292,7 +2358,10 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 				return nil, fmt.Errorf("bundle: %s has %s, too few for k = %d positives: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: it repeats them)", items.queryName(q), counted(len(relevant[q]), "relevant row"), cfg.K)
 			}
 		}
-		if items.N-1 < cfg.KNeg {
+		if items.N-len(ood)-1 < cfg.KNeg {
+			if len(ood) > 0 {
+				return nil, fmt.Errorf("bundle: %d rows in distribution (%d of %d carry an OOD label), too few for %d negatives per query", items.N-len(ood), len(ood), items.N, cfg.KNeg)
+			}
 			return nil, fmt.Errorf("bundle: %d rows, too few for %d negatives per query", items.N, cfg.KNeg)
 		}
 		// Draw in the source's row numbers, then keep the rows drawn as the
@@ -2307,8 +2376,8 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 			if judged != nil {
 				break // a query's negatives are its judged ones, repeated where fewer
 			}
-			if items.N-len(relevant[q])-own < cfg.KNeg {
-				return nil, fmt.Errorf("bundle: %s has %d rows relevant to it among %d, too few others for %d negatives", items.queryName(q), len(relevant[q]), items.N, cfg.KNeg)
+			if items.N-len(ood)-len(relevant[q])-own < cfg.KNeg {
+				return nil, fmt.Errorf("bundle: %s has %d rows relevant to it among %d%s, too few others for %d negatives", items.queryName(q), len(relevant[q]), items.N-len(ood), inDistribution(len(ood)), cfg.KNeg)
 			}
 		}
 		parallel.For(n, 256, 0, func(_, lo, hi int) {
@@ -2331,8 +2400,11 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 				if items.SelfQueries {
 					self = qs[a]
 				}
-				ok := func(r int) bool { _, in := slices.BinarySearch(srt, r); return !in && r != self }
-				avail := items.N - len(rel) - own
+				ok := func(r int) bool {
+					_, in := slices.BinarySearch(srt, r)
+					return !in && r != self && (isOOD == nil || !isOOD[r])
+				}
+				avail := items.N - len(ood) - len(rel) - own
 				hd.draw(neg[a*cfg.KNeg:(a+1)*cfg.KNeg], items.N, ok, listOthers(items.N, avail, cfg.KNeg, ok), avail, rng, hd.query(qs[a]), hd.row)
 			}
 		})
@@ -2360,6 +2432,10 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	}
 	if judged != nil {
 		p.warnJudgedRepeats(judged, cfg.KNeg)
+	}
+	if items.LabelSets != nil {
+		slices.Sort(oodCal)
+		p.addHeldOut(oodCal, ood, cfg, nil)
 	}
 	p.count()
 	if items.QueryLabels != nil {

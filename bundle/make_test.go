@@ -2187,3 +2187,127 @@ func TestInputsQueryLabels(t *testing.T) {
 		t.Errorf("Items: %v, %v", it.QueryLabels, err)
 	}
 }
+
+// TestLabelSetsOOD: several labels a row with OOD labels — every row
+// that carries one is the ood split's anchor, and no row of the other
+// splits (anchor, positive or negative) carries one; -ood-cal-share sets
+// in-distribution queries aside, in no split; the in-distribution
+// queries are split whole. A label no row carries, and every row held
+// out, are refused.
+func TestLabelSetsOOD(t *testing.T) {
+	const n, c, d = 400, 6, 3
+	rng := rand.New(rand.NewPCG(8, 8))
+	m := make([]int64, n*c)
+	for i := range n {
+		for j := range c - 1 { // the last column stays empty
+			if rng.Float64() < 0.3/float64(j+1) {
+				m[i*c+j] = 1
+			}
+		}
+	}
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	sets, ok, err := LabelSets(Array{Shape: []int{n, c}, I64: m}, "m.npy")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	e := Embeddings{Source: "e.npy", Rows: rows, N: n, D: d}
+	items, err := Inputs{Embeddings: e, LabelSets: sets, LabelsSource: "m.npy"}.Items()
+	if err != nil {
+		t.Fatal(err)
+	}
+	carries := func(r int, ls ...int64) bool {
+		return slices.ContainsFunc(ls, func(l int64) bool { return m[r*c+int(l)] == 1 })
+	}
+	for _, cfg := range []MakeConfig{
+		{K: 2, KNeg: 5, Split: testSplit, Seed: 3, AllowFewer: true, OODClasses: []int64{1}},
+		{K: 3, KNeg: 4, Split: testSplit, Seed: 4, AllowFewer: true, OODClasses: []int64{0, 2}, OODCalShare: 0.2},
+		{K: 1, KNeg: 4, Split: [4]float64{0, 0, 0.5, 0.5}, Seed: 7, AllowFewer: true, OODClasses: []int64{3, 3}, OODCalShare: 0.1},
+	} {
+		p, err := Make(items, cfg)
+		if err != nil {
+			t.Fatalf("%+v: %v", cfg, err)
+		}
+		want := []string{"fit", "val", "cal", "test", "ood"}
+		if cfg.OODCalShare > 0 {
+			want = []string{"fit", "val", "cal", "test", "ood-cal", "ood"}
+		}
+		var names []string
+		for _, sp := range p.Splits {
+			names = append(names, sp.Name)
+		}
+		if !slices.Equal(names, want) {
+			t.Fatalf("%+v: splits %v, want %v", cfg, names, want)
+		}
+		seen := map[int]string{} // each query's split
+		for _, sp := range p.Splits {
+			for _, r := range sp.Anchors {
+				if s, twice := seen[r]; twice {
+					t.Fatalf("%+v: row %d in the %s and the %s splits", cfg, r, s, sp.Name)
+				}
+				seen[r] = sp.Name
+				if held := carries(r, cfg.OODClasses...); held != (sp.Name == "ood") {
+					t.Fatalf("%+v: row %d, in the %s split, carries an OOD label: %v", cfg, r, sp.Name, held)
+				}
+			}
+			if sp.Name == "ood" || sp.Name == "ood-cal" {
+				if sp.K != 0 || sp.PositiveIndex != nil || sp.PositivePool != nil || sp.Labels != nil {
+					t.Errorf("%+v: the %s split holds more than anchors: %+v", cfg, sp.Name, sp)
+				}
+				continue
+			}
+			if sp.Omitted {
+				continue
+			}
+			for _, r := range sp.PositivePool { // the pool of positives and negatives alike
+				if carries(r, cfg.OODClasses...) {
+					t.Fatalf("%+v: row %d, in the %s split's pool, carries an OOD label", cfg, r, sp.Name)
+				}
+			}
+		}
+		related := 0 // in-distribution rows that share a label with another
+		for q := range n {
+			if carries(q, cfg.OODClasses...) {
+				continue
+			}
+			for r := range n {
+				if r != q && !carries(r, cfg.OODClasses...) && slices.ContainsFunc(sets[q], func(l int32) bool { return m[r*c+int(l)] == 1 }) {
+					related++
+					if _, ok := seen[q]; !ok {
+						t.Fatalf("%+v: row %d shares a label with row %d and is in no split", cfg, q, r)
+					}
+					break
+				}
+			}
+		}
+		if held := len(p.Splits[len(p.Splits)-1].Anchors); len(seen) != related+held {
+			t.Errorf("%+v: %d rows in the splits, want %d related in distribution and %d held out", cfg, len(seen), related, held)
+		}
+		man := NewManifest("x", Inputs{Embeddings: e, LabelSets: sets}, cfg, p)
+		if !strings.Contains(man.Positives, "OOD label") || !strings.Contains(man.Negatives, "carry no OOD label") {
+			t.Errorf("%+v: the manifest's relations: %q, %q", cfg, man.Positives, man.Negatives)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		cfg  MakeConfig
+		want string
+	}{
+		{"a label no row carries", MakeConfig{K: 2, AllowFewer: true, OODClasses: []int64{5}}, "bundle: OOD label 5 is carried by no row (the rows carry 0, 1, 2, 3, 4)"},
+		{"a label past the columns", MakeConfig{K: 2, AllowFewer: true, OODClasses: []int64{9}}, "bundle: OOD label 9 is carried by no row"},
+	} {
+		if _, err := Make(items, c.cfg); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	one := Inputs{Embeddings: Embeddings{Source: "e.npy", Rows: rows[:4*d], N: 4, D: d}, LabelSets: [][]int32{{0}, {0, 1}, {1}, {0}}, LabelsSource: "m.npy"}
+	oneItems, err := one.Items()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Make(oneItems, MakeConfig{K: 1, AllowFewer: true, OODClasses: []int64{0, 1}}); err == nil || err.Error() != "bundle: every row carries an OOD label (0, 1): nothing is left in distribution" {
+		t.Errorf("every row held out: %v", err)
+	}
+}

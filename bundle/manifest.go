@@ -150,6 +150,9 @@ func relations(in Inputs, plan *Plan) (positives, negatives string) {
 	switch {
 	case in.Embeddings.Views > 0:
 		positives, negatives = "the item's other views", "other items' first views"
+	case in.LabelSets != nil && len(plan.Splits) > 0 && plan.Splits[len(plan.Splits)-1].Name == SplitNames[OOD]:
+		return "rows that share a label with the row (several labels a row: the rows are their own queries), never the row itself nor a row that carries an OOD label (those are the ood split's)",
+			"rows that share no label with the row and carry no OOD label, drawn from all rows but its own"
 	case in.LabelSets != nil:
 		return "rows that share a label with the row (several labels a row: the rows are their own queries), never the row itself", "rows that share no label with the row, drawn from all rows but its own"
 	case in.Queries != nil && plan.selfQueries:

@@ -366,8 +366,6 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		switch {
 		case err != nil:
 			return nil, err
-		case ok && (len(o.OODClasses) > 0 || o.OODCalShare > 0):
-			return nil, fmt.Errorf("bundle: ood_classes and ood_cal_share are for one label a row, and labels hold several a row (a multi-hot matrix): hold the rows of a label out yourself — with cols the held-out labels' columns: out = M[:, cols].any(1); ccs.bundle(X[~out], M[~out], …), and X[out] to ood_detection's ood= (and rows of X[~out] kept out of the bundle to calibrate's ood_cal=)")
 		case ok && hasLogits:
 			return nil, fmt.Errorf("bundle: logits are for one label a row, and labels hold several a row (a multi-hot matrix): its bundles' anchors are the rows as queries")
 		}
@@ -379,6 +377,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			}
 			names = o.LabelSetNames
 			cfg.LabelNames = names
+			if cfg.OODClasses, err = bundle.SetLabelsNamed(o.OODClasses, names, labels.Shape[1]); err != nil { // a row carrying any is held out
+				return nil, fmt.Errorf("bundle: ood_classes: %w", err)
+			}
 		}
 	}
 	// (Labels of another mode are refused below, as a matrix is.)

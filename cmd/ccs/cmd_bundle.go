@@ -71,7 +71,7 @@ func bundleCommand() *command {
 			fs.IntVar(&o.HardCandidates, "hard-candidates", bundle.DefaultHardCandidates, "`N` possible negatives of an anchor, drawn at random, of which its -kneg-hard negatives are the nearest (all of them where fewer)")
 			fs.StringVar(&o.Split, "split", "0.5,0.1,0.2,0.2", "the fit,validation,calibration,test `shares` of the items (each 0 to 1, summing to at most 1; stratified by label); a share of 0 makes no such split: 0,0,0.5,0.5 for sets that train nothing (the ℓ2 ball), 0,0,0,1 to judge a set calibrated on other data")
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the splits and the draws")
-			fs.StringVar(&o.OODClasses, "ood-classes", "", "comma-separated `labels` held out of every split as an OOD sample (DIR/ood.npz): integers, or names for string labels; @FILE reads them from FILE, one a line")
+			fs.StringVar(&o.OODClasses, "ood-classes", "", "comma-separated `labels` held out of every split as an OOD sample (DIR/ood.npz): integers, or names for string labels; @FILE reads them from FILE, one a line; with several labels a row (a multi-hot matrix's columns, or a list column's values), every row that carries one")
 			fs.StringVar(&o.OODRows, "ood-rows", "", "one value a row `FILE` (as -labels: windows.csv:fault), with string -labels: a row with a value — a fault's name — is held out as an OOD sample labelled by it, as if -labels held the value and -ood-classes named it; a row with none (an empty cell, NaN) keeps its -labels class")
 			fs.Float64Var(&o.OODCalShare, "ood-cal-share", 0, "`share` of the in-distribution items held out before the splits as DIR/ood-cal.npz: the inputs that calibrate a per-input OOD test (calibrate -ood-cal)")
 			fs.BoolVar(&o.AllowFewer, "allow-fewer", false, "let an anchor with fewer than -k possible positives repeat them (they weigh more in training and evaluation; calibration, one positive per anchor, is unchanged) instead of refusing")
@@ -333,8 +333,6 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		if sets = li.sets; sets != nil {
 			switch {
-			case oodClasses != nil || o.OODCalShare > 0:
-				return usagef("bundle: -ood-classes and -ood-cal-share are for one label a row, and %s holds several a row: hold the rows of a label out yourself — in NumPy, with cols the held-out labels' columns: out = M[:, cols].any(1); np.save(\"id.npy\", X[~out]); np.save(\"id-labels.npy\", M[~out]); np.save(\"ood.npy\", X[out]) — then bundle id.npy, and give ood.npy to ccs ood -ood (and rows of id.npy kept out of the bundle to ccs calibrate -ood-cal)", o.Labels)
 			case o.Logits != "":
 				return usagef("bundle: -logits are for one label a row, and %s holds several a row: its bundles' anchors are the rows as queries", o.Labels)
 			case o.OODRows != "":
@@ -342,6 +340,14 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			}
 			in.LabelSets, in.LabelsSource = sets, o.Labels
 			cfg.LabelNames = li.names // a list column's values, which the positives' labels number (nil: a matrix's columns)
+			if oodClasses != nil {    // a row carrying any of them is held out
+				if cfg.OODClasses, err = bundle.SetLabelsNamed(oodClasses, li.names, li.c); err != nil {
+					if li.names == nil {
+						return usagef("bundle: -ood-classes %q: %v", o.OODClasses, err)
+					}
+					return fmt.Errorf("bundle: -ood-classes %q: %v", o.OODClasses, err)
+				}
+			}
 			if err := input("labels", o.Labels, []int{len(sets), li.c}); err != nil {
 				return err
 			}

@@ -489,7 +489,8 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
     makes no such split: (0, 0, 0.5, 0.5) for the l2 ball, which trains nothing; (0, 0, 0, 1) for a
     test split alone, to judge a set calibrated on other data); ood_classes are
     labels held out as the "ood" split (integers, or strings for string
-    labels); ood_cal_share the share of the items
+    labels; with several labels a row, every row that carries one of them,
+    by the lists' labels or a multi-hot matrix's columns); ood_cal_share the share of the items
     held out as "ood-cal" (inputs that calibrate a per-input OOD test).
     blocks: with labels, one block id a row (a recording of overlapping
     windows, a patient, a site), as ccs bundle -blocks: each block lies

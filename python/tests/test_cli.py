@@ -1632,6 +1632,40 @@ def test_bundle_several_labels_a_row(cli, tmp_path):
     assert "share a label" in manifest["positives"]
 
 
+def test_bundle_several_labels_a_row_ood(cli, tmp_path):
+    """ood_classes with lists of several labels a row: every row carrying
+    one of them is the "ood" split, and no in-distribution anchor carries
+    one; ccs.bundle makes the files ccs bundle -ood-classes makes, byte
+    for byte, and ood_detection runs on them."""
+    rng = np.random.default_rng(5)
+    n, dim, tags = 500, 6, ["bird", "cat", "dog", "fish", "yak"]
+    centres = 2 * rng.normal(size=(len(tags), dim))
+    centres[-1] += 6  # the held-out label lies apart
+    lists = [[t for t in tags if rng.random() < (0.15 if t == "yak" else 0.35)] for _ in range(n)]
+    x = np.array([centres[[tags.index(t) for t in row]].mean(0) if row else np.zeros(dim) for row in lists])
+    x = (x + 0.7 * rng.normal(size=x.shape)).astype(np.float32)
+    kw = dict(k=3, kneg=5, allow_fewer=True, seed=2, ood_cal_share=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)  # rows of no label
+        b = ccs.bundle(x, lists, ood_classes="yak", out=tmp_path / "py", **kw)
+    assert list(b) == ["fit", "val", "cal", "test", "ood-cal", "ood"]
+    held = [i for i, row in enumerate(lists) if "yak" in row]
+    rows = {r.tobytes(): i for i, r in enumerate(x)}
+    assert sorted(rows[r.tobytes()] for r in b["ood"].anchors) == held
+    for split in ("fit", "val", "cal", "test", "ood-cal"):
+        assert not any("yak" in lists[rows[r.tobytes()]] for r in b[split].anchors), split
+    m = np.array([[t in row for t in tags] for row in lists])
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "m.npy", m)
+    cli("bundle", "-embeddings", tmp_path / "x.npy", "-labels", tmp_path / "m.npy", "-ood-classes", 4, "-ood-cal-share", 0.1,
+        "-k", 3, "-kneg", 5, "-allow-fewer", "-seed", 2, "-out", tmp_path / "cli")
+    for split in ("fit", "val", "cal", "test", "ood-cal", "ood"):
+        assert (tmp_path / "py" / f"{split}.npz").read_bytes() == (tmp_path / "cli" / f"{split}.npz").read_bytes(), split
+    s = ccs.calibrate("ball", b["cal"], alpha=0.1, reference=60, ood_cal=b["ood-cal"])
+    r = ccs.ood_detection(s, b["test"], b["ood"])
+    assert r.rows[0]["auroc"][0]["mean"] > 80, r.rows[0]
+
+
 def test_trials_equal_ccs_evaluate_trials(cli, tmp_path):
     """s.trials on a VoxCeleb trial list equals ccs evaluate -trials -json,
     figure for figure, from a file or from the lines' fields; a path

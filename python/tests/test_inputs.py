@@ -277,8 +277,11 @@ ERRORS = [
      "labels: [1] is {'a': 1}: want a row's labels (a list of strings or integers)"),
     ("multi-hot labels with OOD classes", lambda s, a: ccs.bundle(gauss(5)[0], np.eye(4, dtype=bool)[np.arange(200) % 4]
                                                                   | np.eye(4, dtype=bool)[np.arange(200) % 3],
-                                                                  ood_classes=[1]), ValueError,
-     "bundle: ood_classes and ood_cal_share are for one label a row, and labels hold several a row (a multi-hot matrix)"),
+                                                                  ood_classes=[7]), ValueError,
+     "bundle: ood_classes: label 7 is not a column of the multi-hot matrix (0 to 3)"),
+    ("lists of labels with an OOD label not among them", lambda s, a: ccs.bundle(gauss(5)[0], [["cat", "dog"], ["dog"], ["cat"], ["owl", "cat"]] * 50,
+                                                                               ood_classes=["cow"]), ValueError,
+     "bundle: ood_classes: \"cow\" is not among the labels (\"cat\", \"dog\", \"owl\")"),
     ("a multi-hot matrix's rows not the embeddings'", lambda s, a: ccs.bundle(gauss(5)[0], np.eye(4, dtype=bool)[np.arange(150) % 4]
                                                                                           | np.eye(4, dtype=bool)[np.arange(150) % 3]),
      ValueError, "labels: 150 rows of labels for the 200 rows of embeddings"),

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+)
+
+// multiLabelOOD writes dir/x.npy and dir/m.npy: n rows of several labels
+// a row (a multi-hot matrix of c columns, label j with probability
+// 0.35, the last label 0.15), each row the mean of its labels' centres
+// plus noise, the last label's centre shifted by shift in every
+// coordinate: a label the encoder has not seen, which -ood-classes holds
+// out. It returns the matrix.
+func multiLabelOOD(t *testing.T, dir string, seed uint64, n, d, c int, shift float64) []int64 {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	centres := make([]float64, c*d)
+	for i := range centres {
+		centres[i] = 2 * rng.NormFloat64()
+		if i/d == c-1 {
+			centres[i] += shift
+		}
+	}
+	x, m := make([]float32, n*d), make([]int64, n*c)
+	for i := range n {
+		var ls []int
+		for j := range c {
+			p := 0.35
+			if j == c-1 {
+				p = 0.15
+			}
+			if rng.Float64() < p {
+				m[i*c+j] = 1
+				ls = append(ls, j)
+			}
+		}
+		for k := range d {
+			v := 0.7 * rng.NormFloat64()
+			for _, j := range ls {
+				v += centres[j*d+k] / float64(len(ls))
+			}
+			x[i*d+k] = float32(v)
+		}
+	}
+	for name, a := range map[string]bundle.Array{"x.npy": bundle.Float32(x, n, d), "m.npy": bundle.Int64(m, n, c)} {
+		if err := bundle.WriteNPY(filepath.Join(dir, name), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+// TestBundleLabelSetsOOD: ccs bundle -ood-classes with a multi-hot
+// matrix holds out every row that carries one of the labels — ood.npz is
+// exactly those rows — and no in-distribution bundle's anchor carries
+// one; ood-cal.npz holds in-distribution rows of no split; and ccs ood,
+// and compare's OOD columns, run on them.
+func TestBundleLabelSetsOOD(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d, c = 600, 6, 5
+	m := multiLabelOOD(t, dir, 3, n, d, c, 6)
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, []string{"bundle", "-embeddings", p("x.npy"), "-labels", p("m.npy"), "-ood-classes", "4", "-ood-cal-share", "0.1",
+		"-k", "3", "-kneg", "5", "-allow-fewer", "-seed", "2", "-out", p("b")}); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	var held []int64
+	for i := range n {
+		if m[i*c+c-1] == 1 {
+			held = append(held, int64(i))
+		}
+	}
+	seen := map[int64]string{}
+	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
+		arrays, err := bundle.ReadNPZ(p("b/" + f + ".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		index := arrays["index"].I64
+		if f == "ood" {
+			if !slices.Equal(index, held) {
+				t.Errorf("ood.npz holds rows %v, want the %d rows of label 4: %v", index, len(held), held)
+			}
+			continue
+		}
+		for _, r := range index {
+			if m[int(r)*c+c-1] == 1 {
+				t.Errorf("%s.npz: row %d carries the OOD label", f, r)
+			}
+			if s, ok := seen[r]; ok {
+				t.Errorf("row %d in %s.npz and %s.npz", r, s, f)
+			}
+			seen[r] = f
+		}
+	}
+	for _, args := range [][]string{
+		{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-reference", "60", "-ood-cal", p("b/ood-cal.npz"), "-out", p("s.json")},
+		{"evaluate", "-set", p("s.json"), "-test", p("b/test.npz"), "-per-class"},
+	} {
+		if err := run(io.Discard, io.Discard, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	var out bytes.Buffer
+	if err := run(&out, io.Discard, []string{"ood", "-set", p("s.json"), "-id", p("b/test.npz"), "-ood", p("b/ood.npz"), "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Rows []struct {
+			Method string `json:"method"`
+			AUROC  []struct {
+				Mean float64 `json:"mean"`
+			} `json:"auroc"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || len(res.Rows) == 0 {
+		t.Fatalf("ood -json: %v\n%s", err, out.String())
+	}
+	for _, r := range res.Rows {
+		if len(r.AUROC) != 1 {
+			t.Fatalf("%s: AUROC %+v, want one OOD set's", r.Method, r.AUROC)
+		}
+		t.Logf("%s: AUROC %.2f%%", r.Method, r.AUROC[0].Mean)
+		if !(r.AUROC[0].Mean > 80) {
+			t.Errorf("%s: AUROC %.2f%% on rows of a label held out, shifted by 6 in every coordinate: want > 80%%", r.Method, r.AUROC[0].Mean)
+		}
+	}
+	out.Reset()
+	if err := run(&out, io.Discard, []string{"compare", "-data", p("b"), "-rows", "baselines", "-seeds", "1", "-resplits", "10", "-quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "AUROC") {
+		t.Errorf("compare on a multi-label bundle directory with ood.npz shows no OOD column:\n%s", out.String())
+	}
+}
