@@ -239,7 +239,7 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 		opt.Delta = 0
 	}
 	if opt.Mode == Class && cal.Labels == nil {
-		return nil, errors.New(NoLabelsMessage)
+		return nil, noLabels(cal)
 	}
 	scores, pairs, trim, err := unitScores(g, cal, opt.Mode, opt.Seed)
 	if err != nil {
@@ -338,7 +338,7 @@ func labelScores(scores []float64, pairs [][2]int, cal *bundle.Bundle, label int
 	case opt.Mode == Class || opt.Mode == Pooled:
 		return nil, fmt.Errorf("conformal: the anchors of class %s alone take one threshold, from one positive each: a %s calibration has another", name, opt.Mode)
 	case cal.Labels == nil:
-		return nil, errors.New(NoLabelsMessage)
+		return nil, noLabels(cal)
 	case pairs != nil:
 		return nil, fmt.Errorf("conformal: the anchors of class %s alone: the bundle's positives are its own anchors, calibrated on disjoint pairs of the whole split, which one class's anchors would not keep: calibrate every class at once (Mode Class)", name)
 	}

@@ -68,6 +68,30 @@ func nameOf(names []string, l int64) string {
 // without labels, saying what gives them and what calibrates without.
 const NoLabelsMessage = "conformal: class-conditional calibration needs the calibration bundle's labels, and it has none: a threshold is one per label — bundle with labels (ccs bundle -labels FILE; labels= in Python; relevance pairs have none), or calibrate over every anchor (-calibration one)"
 
+// SeveralLabelsMessage refuses class-conditional calibration (and one
+// class's calibration) on a bundle of several labels a row, whose anchors
+// have no one label, saying why a label's threshold cannot be calibrated
+// on it and what gives one (docs/decisions.md, "Label-conditional
+// calibration with several labels a row").
+const SeveralLabelsMessage = "conformal: class-conditional calibration needs one label an anchor, and this bundle gives several a row (the rows are their own queries, related by the labels they share): " +
+	"a label's threshold would be calibrated on its anchors' positives that share it, and an anchor's k positives, drawn among the rows that share any of its labels, " +
+	"hold one that shares a given label with a chance that falls as the anchor's other labels grow, so those units are not exchangeable with a test anchor of the label " +
+	"(its coverage fell to 86% at α = 0.1 on synthetic data: docs/decisions.md). " +
+	"For each label's coverage under one threshold: evaluate -per-class, coverage-check -per-class (per_class=True in Python); " +
+	"for one label's guarantee, bundle that label's rows alone as relevance pairs — rel = M[:, l] > 0; pairs = np.argwhere(np.outer(rel, rel)); pairs = pairs[pairs[:, 0] != pairs[:, 1]]; " +
+	"ccs bundle -embeddings X -queries X -pairs pairs.npy (ccs.bundle(X, queries=X, pairs=pairs)) — and calibrate on its cal split, one set a label; " +
+	"an anchor with several labels takes the largest of its labels' thresholds, which covers each label's positives with that label's guarantee"
+
+// noLabels is the refusal of a class-conditional calibration on cal,
+// which has no labels: SeveralLabelsMessage where it gives several a row,
+// NoLabelsMessage otherwise.
+func noLabels(cal *bundle.Bundle) error {
+	if cal.PositiveLabelStart != nil {
+		return errors.New(SeveralLabelsMessage)
+	}
+	return errors.New(NoLabelsMessage)
+}
+
 // CheckClasses reports the first class of cal (in label order) with too
 // few calibration units (anchors, or DisjointPairs) for a class-conditional set at level α (with
 // PAC's δ > 0), its set would be the whole space, and the others that
@@ -77,7 +101,7 @@ const NoLabelsMessage = "conformal: class-conditional calibration needs the cali
 // caller refuse such a calibration before any work.
 func CheckClasses(cal *bundle.Bundle, alpha, delta float64, names []string) error {
 	if cal.Labels == nil {
-		return errors.New(NoLabelsMessage)
+		return noLabels(cal)
 	}
 	pairs, units := DisjointPairs(cal), "calibration anchors"
 	if pairs != nil {

@@ -518,3 +518,46 @@ func TestClassNamed(t *testing.T) {
 		t.Errorf("a set of one threshold: %v, want ErrLabel", err)
 	}
 }
+
+// TestSeveralLabelsRefused: a class-conditional calibration (every class,
+// or one class's) on a bundle of several labels a row — positives' labels
+// and no anchor labels, as ccs bundle makes from a multi-hot matrix — is
+// refused with why and what to do instead (SeveralLabelsMessage), not as
+// a bundle made without labels.
+func TestSeveralLabelsRefused(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 4))
+	multi := synthetic(rng, 30, 4)
+	multi.PositiveLabelStart = make([]int64, multi.N*multi.K+1)
+	for u := range multi.N * multi.K {
+		multi.PositiveLabels = append(multi.PositiveLabels, int64(u%3))
+		multi.PositiveLabelStart[u+1] = int64(len(multi.PositiveLabels))
+	}
+	if err := multi.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	plain := synthetic(rng, 30, 4)
+	g := geometry.Ball{D: 2}
+	label := int64(1)
+	for _, c := range []struct {
+		name string
+		cal  *bundle.Bundle
+		opt  Options
+		want string
+	}{
+		{"class mode", multi, Options{Mode: Class}, SeveralLabelsMessage},
+		{"one class", multi, Options{Label: &label}, SeveralLabelsMessage},
+		{"class mode, no labels", plain, Options{Mode: Class}, NoLabelsMessage},
+		{"one class, no labels", plain, Options{Label: &label}, NoLabelsMessage},
+	} {
+		if _, err := Calibrate(g, c.cal, 0.1, c.opt); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	if err := CheckClasses(multi, 0.1, 0, nil); err == nil || err.Error() != SeveralLabelsMessage {
+		t.Errorf("CheckClasses: %v", err)
+	}
+	if !strings.Contains(SeveralLabelsMessage, "not exchangeable") || !strings.Contains(SeveralLabelsMessage, "-pairs") {
+		t.Errorf("the refusal does not say why and what to do: %s", SeveralLabelsMessage)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
 )
 
 // multiLabelOOD writes dir/x.npy and dir/m.npy: n rows of several labels
@@ -140,5 +141,32 @@ func TestBundleLabelSetsOOD(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "AUROC") {
 		t.Errorf("compare on a multi-label bundle directory with ood.npz shows no OOD column:\n%s", out.String())
+	}
+}
+
+// TestLabelSetsClassCalibrationRefused: -calibration class (calibrate,
+// compare) and calibrate -class on bundles of several labels a row are
+// refused with why and what to do instead (conformal.SeveralLabelsMessage),
+// not as bundles made without -labels.
+func TestLabelSetsClassCalibrationRefused(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	multiLabelOOD(t, dir, 4, 300, 4, 4, 0)
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("x.npy"), "-labels", p("m.npy"), "-k", "3", "-allow-fewer", "-out", p("b")}); err != nil {
+		t.Fatal(err)
+	}
+	why := strings.TrimPrefix(conformal.SeveralLabelsMessage, "conformal: ")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-calibration", "class", "-out", p("s.json")}, p("b/cal.npz") + ": " + conformal.SeveralLabelsMessage},
+		{[]string{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-class", "1", "-out", p("s.json")}, "calibrate: -class 1: " + p("b/cal.npz") + ": " + why},
+		{[]string{"compare", "-data", p("b"), "-rows", "baselines", "-calibration", "class", "-seeds", "1", "-quiet"}, "compare: -calibration class: " + p("b/cal.npz") + ": " + why},
+	} {
+		err := run(io.Discard, io.Discard, c.args)
+		if err == nil || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.args[0], err, c.want)
+		}
 	}
 }

@@ -282,6 +282,10 @@ ERRORS = [
     ("lists of labels with an OOD label not among them", lambda s, a: ccs.bundle(gauss(5)[0], [["cat", "dog"], ["dog"], ["cat"], ["owl", "cat"]] * 50,
                                                                                ood_classes=["cow"]), ValueError,
      "bundle: ood_classes: \"cow\" is not among the labels (\"cat\", \"dog\", \"owl\")"),
+    ("class calibration with several labels a row", lambda s, a: ccs.calibrate("ball", ccs.bundle(gauss(5)[0], np.eye(4, dtype=bool)[np.arange(200) % 4]
+                                                                                                   | np.eye(4, dtype=bool)[np.arange(200) % 3],
+                                                                                                   k=2, allow_fewer=True)["cal"], calibration="class"),
+     ValueError, "conformal: class-conditional calibration needs one label an anchor, and this bundle gives several a row"),
     ("a multi-hot matrix's rows not the embeddings'", lambda s, a: ccs.bundle(gauss(5)[0], np.eye(4, dtype=bool)[np.arange(150) % 4]
                                                                                           | np.eye(4, dtype=bool)[np.arange(150) % 3]),
      ValueError, "labels: 150 rows of labels for the 200 rows of embeddings"),
