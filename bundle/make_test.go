@@ -2225,14 +2225,19 @@ func TestLabelSetsOOD(t *testing.T) {
 		{K: 2, KNeg: 5, Split: testSplit, Seed: 3, AllowFewer: true, OODClasses: []int64{1}},
 		{K: 3, KNeg: 4, Split: testSplit, Seed: 4, AllowFewer: true, OODClasses: []int64{0, 2}, OODCalShare: 0.2},
 		{K: 1, KNeg: 4, Split: [4]float64{0, 0, 0.5, 0.5}, Seed: 7, AllowFewer: true, OODClasses: []int64{3, 3}, OODCalShare: 0.1},
+		{K: 2, KNeg: 6, Split: testSplit, Seed: 5, AllowFewer: true, OODClasses: []int64{4}, HardNegatives: 3, HardCandidates: 20},
+		{K: 2, KNeg: 5, Split: testSplit, Seed: 6, AllowFewer: true, OODCalShare: 0.2}, // ood-cal alone
 	} {
 		p, err := Make(items, cfg)
 		if err != nil {
 			t.Fatalf("%+v: %v", cfg, err)
 		}
-		want := []string{"fit", "val", "cal", "test", "ood"}
+		want := []string{"fit", "val", "cal", "test"}
 		if cfg.OODCalShare > 0 {
-			want = []string{"fit", "val", "cal", "test", "ood-cal", "ood"}
+			want = append(want, "ood-cal")
+		}
+		if len(cfg.OODClasses) > 0 {
+			want = append(want, "ood")
 		}
 		var names []string
 		for _, sp := range p.Splits {
@@ -2282,11 +2287,15 @@ func TestLabelSetsOOD(t *testing.T) {
 				}
 			}
 		}
-		if held := len(p.Splits[len(p.Splits)-1].Anchors); len(seen) != related+held {
+		held := 0
+		if len(cfg.OODClasses) > 0 {
+			held = len(p.Splits[len(p.Splits)-1].Anchors)
+		}
+		if len(seen) != related+held {
 			t.Errorf("%+v: %d rows in the splits, want %d related in distribution and %d held out", cfg, len(seen), related, held)
 		}
 		man := NewManifest("x", Inputs{Embeddings: e, LabelSets: sets}, cfg, p)
-		if !strings.Contains(man.Positives, "OOD label") || !strings.Contains(man.Negatives, "carry no OOD label") {
+		if said := strings.Contains(man.Positives, "OOD label") && strings.Contains(man.Negatives, "carry no OOD label"); said != (held > 0) {
 			t.Errorf("%+v: the manifest's relations: %q, %q", cfg, man.Positives, man.Negatives)
 		}
 	}
