@@ -286,6 +286,10 @@ ERRORS = [
                                                                                                    | np.eye(4, dtype=bool)[np.arange(200) % 3],
                                                                                                    k=2, allow_fewer=True)["cal"], calibration="class"),
      ValueError, "conformal: class-conditional calibration needs one label an anchor, and this bundle gives several a row"),
+    ("compare class calibration with several labels a row", lambda s, a: ccs.compare(ccs.bundle(gauss(5)[0], np.eye(4, dtype=bool)[np.arange(200) % 4]
+                                                                                                 | np.eye(4, dtype=bool)[np.arange(200) % 3],
+                                                                                                 k=2, allow_fewer=True), rows="baselines", calibration="class"),
+     ValueError, "compare: calibration=\"class\": class-conditional calibration needs one label an anchor, and this bundle gives several a row"),
     ("a multi-hot matrix's rows not the embeddings'", lambda s, a: ccs.bundle(gauss(5)[0], np.eye(4, dtype=bool)[np.arange(150) % 4]
                                                                                           | np.eye(4, dtype=bool)[np.arange(150) % 3]),
      ValueError, "labels: 150 rows of labels for the 200 rows of embeddings"),
