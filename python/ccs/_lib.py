@@ -14,7 +14,7 @@ from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int64, c_uint8, 
 
 import numpy as np
 
-ABI_VERSION = 9
+ABI_VERSION = 10
 
 c_handle = ctypes.c_size_t  # uintptr_t
 
