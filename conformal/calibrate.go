@@ -38,24 +38,10 @@ func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64)
 	if err := cal.Validate(); err != nil {
 		return nil, nil, nil, fmt.Errorf("conformal: calibration bundle: %w", err)
 	}
-	var trim *Trim
 	switch mode {
 	case OnePerAnchor, PAC, Class: // the same positives: PAC differs in the rank, Class in the grouping
-		d := cal.D
 		units, pairs, t := unitPairs(cal, mode, seed)
-		trim = t
-		diffs := make([]float32, len(units)*d)
-		for u, p := range units {
-			cal.PositiveDiff(diffs[u*d:(u+1)*d], p[0], p[1])
-		}
-		n := len(units)
-		// A row's exact score does not depend on the rows scored with it
-		// (TestScoresByBlocks): blocks of rows on all cores.
-		out := make([]float64, n)
-		parallel.For(n, 1024, 0, func(_, lo, hi int) {
-			g.Scores(out[lo:hi], diffs[lo*d:hi*d])
-		})
-		return out, pairs, trim, nil
+		return ScoreUnits(g, cal, units), pairs, t, nil
 	case Pooled:
 		out := make([]float64, cal.N*cal.K)
 		parallel.For(cal.N, 64, 0, func(_, lo, hi int) {
@@ -67,6 +53,26 @@ func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64)
 		return out, nil, nil, nil
 	}
 	return nil, nil, nil, fmt.Errorf("conformal: unknown calibration mode %v", mode)
+}
+
+// ScoreUnits returns g's score of each unit of cal — (i, j), anchor i
+// with its j-th positive, as UnitPairs names them — on all cores: for
+// UnitPairs' units, Scores' scores, without its checks of cal (which the
+// caller has made once, scoring the same units under several geometries).
+func ScoreUnits(g geometry.Geometry, cal *bundle.Bundle, units [][2]int) []float64 {
+	d := cal.D
+	diffs := make([]float32, len(units)*d)
+	for u, p := range units {
+		cal.PositiveDiff(diffs[u*d:(u+1)*d], p[0], p[1])
+	}
+	n := len(units)
+	// A row's exact score does not depend on the rows scored with it
+	// (TestScoresByBlocks): blocks of rows on all cores.
+	out := make([]float64, n)
+	parallel.For(n, 1024, 0, func(_, lo, hi int) {
+		g.Scores(out[lo:hi], diffs[lo*d:hi*d])
+	})
+	return out
 }
 
 // UnitPairs are the calibration units a calibration of cal in mode m (but

@@ -135,6 +135,9 @@ func TopKBaselines(ctx context.Context, s *conformal.Set, distances []string, ca
 	if err := cal.NeedPositives(); err != nil {
 		return nil, fmt.Errorf("eval: top-k: calibration bundle: %w", err)
 	}
+	if err := cal.Validate(); err != nil { // a bundle built by hand, as conformal.Scores checks it
+		return nil, fmt.Errorf("eval: top-k: calibration bundle: %w", err)
+	}
 	if err := test.NeedPositives(); err != nil {
 		return nil, fmt.Errorf("eval: top-k: test bundle: %w", err)
 	}
@@ -169,8 +172,9 @@ func TopKBaselines(ctx context.Context, s *conformal.Set, distances []string, ca
 		copy(unitAnchors[u*d:(u+1)*d], cal.Anchor(p[0]))
 	}
 	rounds := bits.Len(uint(test.K)) // the test anchors' binary searches
-	b := topKRun{s: s, cal: cal, test: test, store: store, n: n, items: items, units: len(units), unitAnchors: unitAnchors,
-		own: own, total: len(distances) * (len(units) + n*rounds), progress: progress}
+	each := len(units) + n*rounds    // ranks a distance counts
+	b := topKRun{s: s, cal: cal, test: test, store: store, n: n, items: items, units: units, unitAnchors: unitAnchors,
+		own: own, each: each, total: len(distances) * each, progress: progress}
 	out := make([]TopK, len(distances))
 	for j, distance := range distances {
 		if out[j], err = b.measure(ctx, distance); err != nil {
@@ -192,9 +196,10 @@ type topKRun struct {
 	cal, test   *bundle.Bundle
 	store       retrieve.Store
 	n, items    int
-	units       int
+	units       [][2]int // the calibration units (conformal.UnitPairs)
 	unitAnchors []float32
 	own         [][]float64
+	each        int // the ranks a distance counts: its units' and its test anchors' rounds
 	total, done int
 	progress    func(done, total int)
 }
@@ -211,8 +216,7 @@ func (b *topKRun) measure(ctx context.Context, distance string) (TopK, error) {
 	}
 	g := probe.Geometry
 	coll, _ := b.store.(*retrieve.Collection)
-	rounds := bits.Len(uint(b.test.K))
-	if coll != nil && b.units+b.n*rounds >= retrieve.BatchTransformMin && retrieve.Transformable(g) {
+	if coll != nil && b.each >= retrieve.BatchTransformMin && retrieve.Transformable(g) {
 		_ = coll.Transform(probe, retrieve.BatchTransformBytes) // refused: scanned plainly
 	}
 	// ranksOf is the rank a point of score v[i] around anchor i (rows of
@@ -252,19 +256,15 @@ func (b *topKRun) measure(ctx context.Context, distance string) (TopK, error) {
 		}
 		return counts, nil
 	}
-	// Each calibration unit's rank among the items.
-	// Scores gives the units' scores under g in UnitPairs' order, on
-	// every core.
-	scores, err := conformal.Scores(g, b.cal, s.Calibration.Mode, s.Calibration.Seed)
-	if err != nil {
-		return TopK{}, fmt.Errorf("eval: top-k: calibration units: %w", err)
-	}
+	// Each calibration unit's rank among the items, from its score under
+	// g (on every core).
+	scores := conformal.ScoreUnits(g, b.cal, b.units)
 	ranks, err := ranksOf(b.unitAnchors, scores)
 	if err != nil {
 		return TopK{}, fmt.Errorf("eval: top-k: calibration units: %w", err)
 	}
 	n := b.n
-	r := TopK{Distance: distance, Items: b.items, Rank: s.Calibration.Rank, N: b.units, Anchors: n}
+	r := TopK{Distance: distance, Items: b.items, Rank: s.Calibration.Rank, N: len(b.units), Anchors: n}
 	k := math.MaxInt
 	if r.Rank <= len(ranks) {
 		sorted := slices.Sorted(slices.Values(ranks))

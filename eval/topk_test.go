@@ -280,6 +280,8 @@ func TestTopKTies(t *testing.T) {
 // TestTopKBaselines: both distances measured at once are, in the order
 // asked, what each measured alone is; progress ends at the total of both,
 // never past it; a distance that is none, or none at all, is refused.
+// ("Alone" is TopKBaselines of one distance: this holds the distances
+// apart; TestTopKBaseline checks k̂ and the coverage against bruteTopK.)
 func TestTopKBaselines(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(13, 130))
