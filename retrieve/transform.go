@@ -63,7 +63,7 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 		return fmt.Errorf("retrieve: transform: needs %d MiB (%d items of dimension %d), over the limit of %d MiB",
 			need>>20, c.N, c.D, maxBytes>>20)
 	}
-	if t := c.transformed(s.Geometry); t != nil && t.matches(inner) {
+	if c.Transformed(s) {
 		return nil // before an ellipsoid's whitening: a batch asks again each call
 	}
 	var (
@@ -170,7 +170,7 @@ func (c *Collection) transformed(g geometry.Geometry) *normTransform {
 // ellipsoid's whitening.
 type normTransform struct {
 	d         int
-	m         []float64 // M, row-major, as transformed (matches checks it)
+	m         []float64 // M, row-major, as transformed (matches compares it for a LinearNorm other than *geometry.Norm)
 	p         float64
 	ellipsoid *geometry.Ellipsoid // the ellipsoid whose W = L⁻¹ is m (immutable), or nil
 	// norm is the single-norm m was copied from, at its generation gen
@@ -201,7 +201,8 @@ type normTransform struct {
 // (a set's geometry changed after Transform is scanned plainly). Every
 // probe of a batch asks (CountWithin: thousands of anchors), so for a
 // geometry.Norm it is O(1): the same Norm at the same generation; only
-// another LinearNorm has its M copied and compared, O(d²).
+// another LinearNorm (none in this module: one a caller implements) has
+// its M copied and compared, O(d²).
 func (t *normTransform) matches(g geometry.Geometry) bool {
 	switch {
 	case t.ellipsoid != nil:
