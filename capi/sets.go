@@ -581,14 +581,13 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	if w != "" {
 		warnings = append(warnings, w)
 	}
+	if classes != nil && names == nil {
+		names = set.ClassNames() // as calibrated on string labels
+	}
 	e := experiment.NewEvaluation(set, r, classes)
 	e.Exchangeability = shift
 	if classes != nil {
-		cn := names
-		if cn == nil {
-			cn = set.ClassNames()
-		}
-		checks, w, err := experiment.ClassShortfalls(set, tb, cn, name)
+		checks, w, err := experiment.ClassShortfalls(set, tb, names, name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -601,13 +600,9 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 		e.WithLabels(labels, test.names)
 	}
 	if coll != nil {
-		cn := names
-		if cn == nil {
-			cn = set.ClassNames()
-		}
 		e.Collection = collName
 		e.Sizes, e.ClassSizes, e.Baselines, err = experiment.OnCollection(context.Background(), set, tb, coll, experiment.CollectionOptions{
-			Anchors: anchors, PerClass: o.PerClass, Names: cn, Distances: distances, Cal: cal})
+			Anchors: anchors, PerClass: o.PerClass, Names: names, Distances: distances, Cal: cal})
 		if be := (*experiment.BaselineError)(nil); errors.As(err, &be) {
 			return nil, nil, fmt.Errorf("evaluate: baseline: %w", be.Err)
 		}
@@ -620,9 +615,6 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	}
 	e.Warnings = append(append([]string{}, warnings...), e.Warnings...) // the result carries them too, as ccs evaluate -json's does
 	if classes != nil {
-		if names == nil {
-			names = set.ClassNames() // as calibrated on string labels
-		}
 		e.Name(names)
 	}
 	return e, warnings, nil
