@@ -98,8 +98,11 @@ func (e *Evaluation) WithLabels(labels []eval.LabelResult, names []string) {
 	}
 }
 
-// SizesText says in a line how many of collection's items the sets hold.
-func SizesText(collection string, z eval.Sizes) string {
+// SetSizeText says in a line how many of collection's items the sets
+// hold, each anchor's at its class's threshold where classConditional
+// says the set has one a class: ccs evaluate -db's line and an
+// evaluation's text (WriteText).
+func SetSizeText(collection string, z eval.Sizes, classConditional bool) string {
 	share := func(v float64) string {
 		if z.Items == 0 {
 			return ""
@@ -111,18 +114,11 @@ func SizesText(collection string, z eval.Sizes) string {
 	if z.Empty > 0 {
 		s += fmt.Sprintf("; %d sets hold none", z.Empty)
 	}
-	return s + fmt.Sprintf(" (around the test bundle's first %d anchors; an anchor's own item counts where the collection holds it)", z.Anchors)
-}
-
-// SetSizeText is SizesText for the sizes of a set, each anchor's at its
-// class's threshold where classConditional says the set has one a class:
-// ccs evaluate -db's line and an evaluation's text (WriteText).
-func SetSizeText(collection string, z eval.Sizes, classConditional bool) string {
-	at := ""
+	s += fmt.Sprintf(" (around the test bundle's first %d anchors; an anchor's own item counts where the collection holds it)", z.Anchors)
 	if classConditional {
-		at = "; each anchor's set at its class's threshold"
+		s += "; each anchor's set at its class's threshold"
 	}
-	return SizesText(collection, z) + at
+	return s
 }
 
 // CalibrationSplit is the bundle of cal's anchors s was calibrated on:

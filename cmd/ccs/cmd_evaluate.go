@@ -395,22 +395,26 @@ func setSizes(ctx context.Context, o evaluateOptions, distances []string, set *c
 	}
 	// Progress once it has taken 10 seconds: a large collection's scans,
 	// a second or more each on 2 cores at 10⁷ items.
-	bars := map[string]*progress{}
+	type stageBar struct {
+		bar  *progress
+		what string
+	}
+	bars := map[string]stageBar{}
 	step := func(stage string, done, total int) {
-		unit, what := "anchor", "set sizes on "+o.DB
-		if _, ok := store.(*retrieve.Collection); ok {
-			unit = "chunk" // one pass for every anchor (eval.SetSizes)
+		b, ok := bars[stage]
+		if !ok {
+			unit, what := "anchor", "set sizes on "+o.DB
+			if _, ok := store.(*retrieve.Collection); ok {
+				unit = "chunk" // one pass for every anchor (eval.SetSizes)
+			}
+			if stage == experiment.StageBaselines {
+				unit, what = "rank", "top-k baselines on "+o.DB
+			}
+			b = stageBar{newProgress(out, false, unit), what}
+			b.bar.lazy = true
+			bars[stage] = b
 		}
-		if stage == experiment.StageBaselines {
-			unit, what = "rank", "top-k baselines on "+o.DB
-		}
-		bar := bars[stage]
-		if bar == nil {
-			bar = newProgress(out, false, unit)
-			bar.lazy = true
-			bars[stage] = bar
-		}
-		bar.step(done, total, what)
+		b.bar.step(done, total, b.what)
 	}
 	z, classes, baselines, err := experiment.OnCollection(ctx, set, test, store, experiment.CollectionOptions{
 		Anchors: m, PerClass: o.PerClass, Names: names, Distances: distances, Cal: cal, Progress: step})
