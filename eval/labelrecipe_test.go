@@ -57,15 +57,17 @@ func TestLabelRecipeResplits(t *testing.T) {
 	}
 	e := bundle.Embeddings{Source: "x.npy", Rows: rows, N: n, D: d}
 	g := geometry.Ball{D: d}
-	score := func(q, r int) float64 {
-		diff := make([]float32, d)
-		for j := range d {
-			diff[j] = rows[r*d+j] - rows[q*d+j]
+	// Every pair's score, once: the resplits judge the same pairs.
+	diffs := make([]float32, n*n*d)
+	for q := range n {
+		for r := range n {
+			for j := range d {
+				diffs[(q*n+r)*d+j] = rows[r*d+j] - rows[q*d+j]
+			}
 		}
-		var out [1]float64
-		g.Scores(out[:], diff)
-		return out[0]
 	}
+	scores := g.Scores(nil, diffs)
+	score := func(q, r int) float64 { return scores[q*n+r] }
 	for l := range c {
 		var pairs [][2]int
 		for q := range n {
