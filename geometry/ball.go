@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
@@ -167,11 +166,6 @@ func (e *Ellipsoid) Scores(dst []float64, diffs []float32) []float64 {
 	return dst
 }
 
-// solveBufs holds ellipsoidScores' scratch, d·(SolveRows+1) values (96 KB
-// at d = 384): a retrieval re-scores a chunk's few uncertain rows a call,
-// thousands of calls a search, and each allocated and cleared its own.
-var solveBufs = sync.Pool{New: func() any { return new([]float64) }}
-
 // ellipsoidScores scores each row with forward's solve, where the build
 // has vector kernels kernel.SolveRows() rows at a time (the last block
 // padded with zero rows): the same bits, a lane a row. At d = 768 the
@@ -181,12 +175,9 @@ func ellipsoidScores[F Float](e *Ellipsoid, dst []float64, diffs []F) []float64 
 	d := e.d
 	dst, n := rows(dst, diffs, d)
 	w := kernel.SolveRows()
-	buf := solveBufs.Get().(*[]float64)
-	defer solveBufs.Put(buf)
-	if cap(*buf) < d*(w+1) {
-		*buf = make([]float64, d*(w+1))
-	}
-	y, yt := (*buf)[:d], (*buf)[d:d*(w+1)]
+	bp, buf := scratch64(d * (w + 1)) // 96 KB at d = 384: a chunk's few rows a call
+	defer scratchPool.Put(bp)
+	y, yt := buf[:d], buf[d:]
 	if w > 0 && n > 0 && d > 0 {
 		for lo := 0; lo < n; lo += w {
 			hi := min(n, lo+w)

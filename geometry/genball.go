@@ -158,12 +158,8 @@ func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F,
 	// genBallRow's scratch, reused: a retrieval scores a few rows a call,
 	// and fresh memory each call cost more than the rows (its first
 	// writes).
-	bp := rowBufPool.Get().(*[]float64)
-	defer rowBufPool.Put(bp)
-	if cap(*bp) < 4*d {
-		*bp = make([]float64, 4*d)
-	}
-	buf := (*bp)[:4*d]
+	bp, buf := scratch64(4 * d)
+	defer scratchPool.Put(bp)
 	if dtheta != nil {
 		e, l, w = make([]float64, blk*d), make([]float64, blk*d), make([]float64, blk)
 	}
@@ -198,7 +194,20 @@ func genBallScoreGrads[F Float](g *GenBall, dtheta, scores []float64, diffs []F,
 	return scores
 }
 
-var rowBufPool = sync.Pool{New: func() any { return new([]float64) }}
+// scratchPool holds the scores' float64 scratch (scratch64), shared by
+// the geometries: a retrieval's exact re-score of a chunk's few uncertain
+// rows is a call, thousands of calls a search.
+var scratchPool = sync.Pool{New: func() any { return new([]float64) }}
+
+// scratch64 returns n values of scratch (of any contents) from
+// scratchPool, and the pointer to give back to it (scratchPool.Put).
+func scratch64(n int) (*[]float64, []float64) {
+	bp := scratchPool.Get().(*[]float64)
+	if cap(*bp) < n {
+		*bp = make([]float64, n)
+	}
+	return bp, (*bp)[:n]
+}
 
 // genBallRow returns Σ_j (m_j·|x_j|)^{p_j} of one row and, when e is not
 // nil, writes each term into e and log(m_j·|x_j|) into l (e_j = 0 where
