@@ -424,8 +424,8 @@ func TestReadCollectionNamed(t *testing.T) {
 // 246 MB file of 1280-d embeddings was read whole for its family column,
 // twice the time and memory of the embeddings alone — and gives the same
 // values as the whole table's column, for a plain column with nulls, a
-// list column (several labels a row) and the embeddings themselves; an
-// Arrow file is read whole, as before; the picker's error is returned.
+// list column (several labels a row) and the embeddings themselves; the
+// picker's error is returned. TestReadTableColumnArrow reads Arrow's.
 func TestReadTableColumn(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "t.parquet")

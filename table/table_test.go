@@ -2,6 +2,7 @@ package table
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -722,4 +723,181 @@ func TestReadArrowKeepsRowsAlone(t *testing.T) {
 		t.Errorf("%d MB held after reading %d MB of rows", held>>20, rowBytes>>20)
 	}
 	runtime.KeepAlive(c)
+}
+
+// TestReadTableColumnArrow: one column of an Arrow IPC stream, an Arrow
+// IPC file and a dataset directory of two shards — strings and integers
+// with nulls, a category (dictionary) column, Polars' string_view, a
+// list column and the embeddings themselves — is read as a table of that
+// column alone, col 0, the schema's metadata kept, its values those of
+// the whole table's column; the picker sees the whole schema, and its
+// error is returned as it is.
+func TestReadTableColumnArrow(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const n = 23
+	rows, keys, fams := make([][]float32, n), make([]string, n), make([]string, n)
+	labels := array.NewInt64Builder(memory.DefaultAllocator)
+	cats := array.NewDictionaryBuilder(memory.DefaultAllocator, &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}).(*array.BinaryDictionaryBuilder)
+	views := array.NewStringViewBuilder(memory.DefaultAllocator)
+	tags := array.NewListBuilder(memory.DefaultAllocator, arrow.BinaryTypes.String)
+	for i := range n {
+		rows[i] = []float32{float32(i), 0.5, -1}
+		keys[i], fams[i] = fmt.Sprintf("doc-%d-with-a-name-longer-than-twelve-bytes", i), []string{"PF1", "PF2", "PF3"}[i%3]
+		if i%7 == 3 {
+			labels.AppendNull()
+			cats.AppendNull()
+		} else {
+			labels.Append(int64(i % 3))
+			cats.AppendString(fams[i])
+		}
+		views.Append(keys[i])
+		tags.Append(true)
+		tags.ValueBuilder().(*array.StringBuilder).AppendValues([]string{"a", "b", "c"}[:i%3+1], nil)
+	}
+	names := []string{"embedding", "family", "label", "category", "id", "tags"}
+	cols := []arrow.Array{lists(rows, 0), strs(fams, 4, 11), labels.NewArray(), cats.NewArray(), views.NewArray(), tags.NewArray()}
+	md := arrow.NewMetadata([]string{"huggingface"}, []string{`{"info": {"features": {"label": {"names": ["a", "b", "c"], "_type": "ClassLabel"}}}}`})
+	// withMeta is data with the schema's metadata: arrowOf writes none.
+	withMeta := func(data []byte, file bool) []byte {
+		tbl, err := readArrow(bytes.NewReader(data), int64(len(data)), 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tbl.Release()
+		schema := arrow.NewSchema(tbl.Schema().Fields(), &md)
+		var buf bytes.Buffer
+		var w interface {
+			Write(arrow.RecordBatch) error
+			Close() error
+		}
+		if file {
+			fw, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w = fw
+		} else {
+			w = ipc.NewWriter(&buf, ipc.WithSchema(schema))
+		}
+		tr := array.NewTableReader(tbl, 5)
+		defer tr.Release()
+		for tr.Next() {
+			rec := array.NewRecordBatch(schema, tr.RecordBatch().Columns(), tr.RecordBatch().NumRows())
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	stream, file := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "t.feather")
+	os.WriteFile(stream, withMeta(arrowOf(t, names, cols, 100, false), false), 0o644)
+	os.WriteFile(file, withMeta(arrowOf(t, names, cols, 100, true), true), 0o644)
+	ds := filepath.Join(dir, "ds")
+	os.Mkdir(ds, 0o755)
+	for s, r := range [][2]int{{0, 11}, {11, n}} {
+		part := make([]arrow.Array, len(cols))
+		for i, c := range cols {
+			part[i] = array.NewSlice(c, int64(r[0]), int64(r[1]))
+		}
+		os.WriteFile(filepath.Join(ds, fmt.Sprintf("data-%05d-of-00002.arrow", s)), withMeta(arrowOf(t, names, part, 4, false), false), 0o644)
+	}
+	os.WriteFile(filepath.Join(ds, "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00002.arrow"}, {"filename": "data-00001-of-00002.arrow"}]}`), 0o644)
+	for _, path := range []string{stream, file, ds} {
+		whole, err := ReadTable(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for want, name := range names {
+			tbl, col, err := ReadTableColumn(path, func(s *arrow.Schema) (int, error) {
+				if s.NumFields() != len(names) {
+					t.Errorf("%s: %s: the picker saw %d fields", path, name, s.NumFields())
+				}
+				return want, nil
+			})
+			if err != nil {
+				t.Fatalf("%s: %s: %v", path, name, err)
+			}
+			if tbl.NumCols() != 1 || col != 0 || tbl.Schema().Field(0).Name != name || tbl.NumRows() != n {
+				t.Fatalf("%s: %s: %d columns, col %d, %v, %d rows", path, name, tbl.NumCols(), col, tbl.Schema(), tbl.NumRows())
+			}
+			if got, _ := tbl.Schema().Metadata().GetValue("huggingface"); !strings.Contains(got, "ClassLabel") {
+				t.Errorf("%s: %s: the schema's metadata %v, not the file's", path, name, tbl.Schema().Metadata())
+			}
+			if a, b := whole.Column(want).Data(), tbl.Column(0).Data(); !array.ChunkedEqual(a, b) {
+				t.Errorf("%s: %s: %v, the whole table's %v", path, name, b, a)
+			}
+			tbl.Release()
+		}
+		whole.Release()
+		if _, _, err := ReadTableColumn(path, func(*arrow.Schema) (int, error) { return 0, errors.New("no such column") }); err == nil || err.Error() != "no such column" {
+			t.Errorf("%s: the picker's error: %v", path, err)
+		}
+	}
+}
+
+// TestReadTableColumnKeepsColumnAlone: reading the labels or the ids
+// (string_view, as Polars writes them) of an Arrow stream whose
+// embeddings sit beside them keeps that column alone: the table was read
+// whole (the embeddings kept for one column of labels), and a column
+// kept as read, or concatenated (which shares a string_view's data
+// buffers), keeps every batch's body. Not parallel: it measures the heap.
+func TestReadTableColumnKeepsColumnAlone(t *testing.T) {
+	const n, d = 8000, 256
+	rows, keys, labels := make([][]float32, n), make([]string, n), make([]int64, n)
+	for i := range rows {
+		rows[i], keys[i], labels[i] = make([]float32, d), fmt.Sprintf("passage-%06d-of-the-corpus", i), int64(i%10)
+		rows[i][i%d] = 1
+	}
+	// Each batch built on its own: a slice of one string_view array is
+	// written with the whole array's data buffers.
+	var stream bytes.Buffer
+	var w *ipc.Writer
+	for lo := 0; lo < n; lo += 500 {
+		vb := array.NewStringViewBuilder(memory.DefaultAllocator)
+		vb.AppendValues(keys[lo:lo+500], nil)
+		cols := []arrow.Array{vb.NewArray(), lists(rows[lo:lo+500], 0), int64s(labels[lo : lo+500])}
+		schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: cols[0].DataType()}, {Name: "embedding", Type: cols[1].DataType()}, {Name: "label", Type: cols[2].DataType()}}, nil)
+		if w == nil {
+			w = ipc.NewWriter(&stream, ipc.WithSchema(schema))
+		}
+		rec := array.NewRecordBatch(schema, cols, 500)
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "e.arrow")
+	if err := os.WriteFile(path, stream.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rowBytes := int64(4 * n * d)
+	for _, tc := range []struct {
+		name string
+		col  int
+	}{{"id", 0}, {"label", 2}} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		tbl, _, err := ReadTableColumn(path, func(*arrow.Schema) (int, error) { return tc.col, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > rowBytes/8 {
+			t.Errorf("%s: %d KB held after reading its column, beside %d KB of embeddings", tc.name, held>>10, rowBytes>>10)
+		}
+		if ids, strs, err := ColumnValues(path, tbl, 0, "ids"); err != nil || len(ids)+len(strs) != n || (strs != nil && strs[n-1] != keys[n-1]) || (ids != nil && ids[n-1] != labels[n-1]) {
+			t.Errorf("%s: %d ids, %d strings, %v", tc.name, len(ids), len(strs), err)
+		}
+		tbl.Release()
+	}
 }
