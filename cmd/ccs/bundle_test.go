@@ -1811,11 +1811,15 @@ func writeNullableParquet(t *testing.T, path, name string, col arrow.Array) {
 // counting the rows and naming the mark (null, beside the file's "" when
 // it has both), left out with -missing-labels drop, and a class with
 // -missing-labels class. An id column's null stays an error, counted.
+// The same columns beside the embeddings in one Arrow stream, and in a
+// save_to_disk directory of two shards, read alike (one column read of
+// the table, not the table): nulls counted across batches and shards, a
+// float column refused, a column absent named with the columns there.
 func TestBundleParquetNulls(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	const n, d = 400, 3
-	_, x64, y := mixture(6, n, d, 3)
+	x32, x64, y := mixture(6, n, d, 3)
 	writeNPY64(t, p("emb.npy"), x64, n, d)
 	sb := array.NewStringBuilder(memory.DefaultAllocator)
 	ib := array.NewInt64Builder(memory.DefaultAllocator)
@@ -1832,8 +1836,11 @@ func TestBundleParquetNulls(t *testing.T) {
 			ib.Append(l)
 		}
 	}
-	writeNullableParquet(t, p("family.parquet"), "family", sb.NewArray())
-	writeNullableParquet(t, p("label.parquet"), "label", ib.NewArray())
+	fam, lab := sb.NewArray(), ib.NewArray()
+	fam.Retain()
+	lab.Retain()
+	writeNullableParquet(t, p("family.parquet"), "family", fam)
+	writeNullableParquet(t, p("label.parquet"), "label", lab)
 	// pandas' category column with NaN, as to_parquet writes it:
 	// dictionary-encoded strings with nulls.
 	db := array.NewDictionaryBuilder(memory.DefaultAllocator, &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}).(*array.BinaryDictionaryBuilder)
@@ -1847,7 +1854,32 @@ func TestBundleParquetNulls(t *testing.T) {
 			db.AppendString([]string{"PF00069.28", "PF07714.21", "PF00076.26"}[l])
 		}
 	}
-	writeNullableParquet(t, p("category.parquet"), "family", db.NewArray())
+	category := db.NewArray()
+	category.Retain()
+	writeNullableParquet(t, p("category.parquet"), "family", category)
+	// The columns beside the embeddings in one Arrow stream (batches of
+	// 64 rows) and a dataset of two shards (rows [0, 150) and [150, n)).
+	fb := array.NewFloat64Builder(memory.DefaultAllocator)
+	for i, l := range y {
+		if i%40 == 7 {
+			fb.AppendNull()
+		} else {
+			fb.Append(float64(l))
+		}
+	}
+	flt := fb.NewArray()
+	lb := array.NewListBuilder(memory.DefaultAllocator, arrow.PrimitiveTypes.Float32)
+	for i := range n {
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Float32Builder).AppendValues(x32[i*d:(i+1)*d], nil)
+	}
+	emb := lb.NewArray()
+	names, cols := []string{"embedding", "family", "label", "category", "score"}, []arrow.Array{emb, fam, lab, category, flt}
+	writeArrowColumns(t, p("all.arrow"), names, cols, 0, n, 64)
+	os.Mkdir(p("ds"), 0o755)
+	writeArrowColumns(t, p("ds/data-00000-of-00002.arrow"), names, cols, 0, 150, 64)
+	writeArrowColumns(t, p("ds/data-00001-of-00002.arrow"), names, cols, 150, n, 64)
+	os.WriteFile(p("ds/state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00002.arrow"}, {"filename": "data-00001-of-00002.arrow"}]}`), 0o644)
 	base := []string{"bundle", "-embeddings", p("emb.npy"), "-k", "5"}
 	for _, c := range []struct {
 		name string
@@ -1860,6 +1892,12 @@ func TestBundleParquetNulls(t *testing.T) {
 		{"category labels dropped", []string{"-labels", p("category.parquet") + ":family", "-missing-labels", "drop"}, `14 of 400 rows have a label that marks a missing value ("": 4, null: 10), taken for no label: left out of every split`},
 		{"integer labels dropped", []string{"-labels", p("label.parquet"), "-missing-labels", "drop"}, `10 of 400 rows have a label that marks a missing value (null: 10), taken for no label: left out of every split`},
 		{"string groups", []string{"-groups", p("family.parquet") + ":family", "-allow-fewer"}, `14 of 400 rows have a group id that marks a missing value ("": 4, null: 10)`},
+		{"Arrow string labels", []string{"-embeddings", p("all.arrow"), "-labels", p("all.arrow") + ":family"}, `14 of 400 rows have a label that marks a missing value ("": 4, null: 10)`},
+		{"Arrow integer labels dropped", []string{"-embeddings", p("all.arrow"), "-labels", p("all.arrow") + ":label", "-missing-labels", "drop"}, `10 of 400 rows have a label that marks a missing value (null: 10), taken for no label: left out of every split`},
+		{"Arrow category labels dropped", []string{"-embeddings", p("all.arrow"), "-labels", p("all.arrow") + ":category", "-missing-labels", "drop"}, `14 of 400 rows have a label that marks a missing value ("": 4, null: 10), taken for no label: left out of every split`},
+		{"dataset integer labels", []string{"-embeddings", p("ds"), "-labels", p("ds") + ":label"}, `10 of 400 rows have a label that marks a missing value (null: 10)`},
+		{"dataset string labels dropped", []string{"-embeddings", p("ds"), "-labels", p("ds") + ":family", "-missing-labels", "drop"}, `14 of 400 rows have a label that marks a missing value ("": 4, null: 10), taken for no label: left out of every split`},
+		{"dataset string groups", []string{"-embeddings", p("ds"), "-groups", p("ds") + ":family", "-allow-fewer"}, `14 of 400 rows have a group id that marks a missing value ("": 4, null: 10)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := p("out-" + strings.ReplaceAll(c.name, " ", "-"))
@@ -1953,24 +1991,67 @@ func TestBundleParquetNulls(t *testing.T) {
 	}
 	// pandas' integer labels with a NaN are float64, nulls in Parquet:
 	// refused, saying how to write them as integers.
-	fb := array.NewFloat64Builder(memory.DefaultAllocator)
-	for i, l := range y {
-		if i%40 == 7 {
-			fb.AppendNull()
-		} else {
-			fb.Append(float64(l))
-		}
-	}
-	writeNullableParquet(t, p("float.parquet"), "label", fb.NewArray())
-	err = run(io.Discard, io.Discard, append(slices.Clone(base), "-labels", p("float.parquet"), "-out", p("float")))
-	if want := `column "label" is float64, want integer or string labels (pandas stores an integer column with a missing value as floats: write it as integers, df[col].astype("Int64"), its missing values then nulls)`; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("float labels: %v, want %q", err, want)
-	}
+	flt.Retain()
+	writeNullableParquet(t, p("float.parquet"), "label", flt)
 	// An id column's null is no missing label: still refused, counted.
 	os.WriteFile(p("pairs.tsv"), []byte("0\t1\t1\n"), 0o644)
-	err = run(io.Discard, io.Discard, append(slices.Clone(base), "-queries", p("emb.npy"), "-pairs", p("pairs.tsv"), "-ids", p("family.parquet")+":family", "-out", p("ids")))
-	if want := `family.parquet: column "family", row 7 is null (10 of its 400 rows are)`; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("null ids: %v, want %q", err, want)
+	const floatHint = `, want integer or string labels (pandas stores an integer column with a missing value as floats: write it as integers, df[col].astype("Int64"), its missing values then nulls)`
+	const arrowColumns = `(the columns: "embedding" list<item: float32, nullable>, "family" utf8, "label" int64, "category" dictionary<values=utf8, indices=int32, ordered=false>, "score" float64)`
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"float labels", []string{"-labels", p("float.parquet")}, p("float.parquet") + `: column "label" is float64` + floatHint},
+		{"Arrow float labels", []string{"-labels", p("all.arrow") + ":score"}, p("all.arrow") + `: column "score" is float64` + floatHint},
+		{"dataset float labels", []string{"-labels", p("ds") + ":score"}, p("ds") + `: column "score" is float64` + floatHint},
+		{"null ids", []string{"-queries", p("emb.npy"), "-pairs", p("pairs.tsv"), "-ids", p("family.parquet") + ":family"}, p("family.parquet") + `: column "family", row 7 is null (10 of its 400 rows are)`},
+		{"Arrow null ids", []string{"-queries", p("emb.npy"), "-pairs", p("pairs.tsv"), "-ids", p("all.arrow") + ":family"}, p("all.arrow") + `: column "family", row 7 is null (10 of its 400 rows are)`},
+		{"dataset null ids", []string{"-queries", p("emb.npy"), "-pairs", p("pairs.tsv"), "-ids", p("ds") + ":family"}, p("ds") + `: column "family", row 7 is null (10 of its 400 rows are)`},
+		{"Arrow labels column misspelt", []string{"-labels", p("all.arrow") + ":famly"}, p("all.arrow") + `: no column "famly" ` + arrowColumns + `: did you mean "family"?`},
+		{"dataset groups column absent", []string{"-groups", p("ds") + ":group"}, p("ds") + `: no column "group" ` + arrowColumns},
+		{"dataset groups unnamed", []string{"-groups", p("ds")}, p("ds") + `: no column "groups" ` + arrowColumns + `: give FILE:COLUMN`},
+	} {
+		err := run(io.Discard, io.Discard, append(append(slices.Clone(base), c.args...), "-out", p("bad")))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		} else if code := exitCode(err); code != 1 {
+			t.Errorf("%s: exit %d, want 1", c.name, code)
+		}
+	}
+}
+
+// writeArrowColumns writes rows [lo, hi) of cols as an Arrow IPC stream,
+// as a Hugging Face dataset's save_to_disk does, in record batches of
+// batch rows.
+func writeArrowColumns(t *testing.T, path string, names []string, cols []arrow.Array, lo, hi, batch int) {
+	t.Helper()
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = arrow.Field{Name: names[i], Type: c.DataType(), Nullable: true}
+	}
+	schema := arrow.NewSchema(fields, nil)
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
+	for b := lo; b < hi; b += batch {
+		part := make([]arrow.Array, len(cols))
+		for i, c := range cols {
+			part[i] = array.NewSlice(c, int64(b), int64(min(hi, b+batch)))
+		}
+		rec := array.NewRecordBatch(schema, part, int64(part[0].Len()))
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		for _, a := range part {
+			a.Release()
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
