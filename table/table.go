@@ -130,8 +130,8 @@ func ReadTableColumn(path string, pick func(*arrow.Schema) (int, error)) (tbl ar
 }
 
 // scanColumn is ReadTableColumn of any table but a Parquet file: the
-// chosen column of each record batch scanTable reads, copied (copyData),
-// as one chunk of the table's one column.
+// chosen column of each record batch scanTable reads, copied
+// (ownColumn), as one chunk of the table's one column.
 func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table, error) {
 	col := -1
 	var schema *arrow.Schema
@@ -141,13 +141,7 @@ func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table
 			c.Release()
 		}
 	}()
-	dicts := map[arrow.ArrayData]*array.Data{}
 	since := 0 // bytes read since the last collection
-	defer func() {
-		for _, d := range dicts {
-			d.Release()
-		}
-	}()
 	err := scanTable(path, func(s *arrow.Schema, _ int64) error {
 		c, err := pick(s)
 		if err != nil {
@@ -157,9 +151,11 @@ func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table
 		col, schema = c, arrow.NewSchema([]arrow.Field{s.Field(c)}, &md)
 		return nil
 	}, func(rec arrow.RecordBatch) error {
-		d := copyData(rec.Column(col).Data(), dicts)
-		chunks = append(chunks, array.MakeFromData(d))
-		d.Release()
+		own, err := ownColumn(rec.Column(col))
+		if err != nil {
+			return fmt.Errorf("%s: column %q: %w", path, schema.Field(0).Name, err)
+		}
+		chunks = append(chunks, own)
 		// The batches are garbage once their column is copied; the
 		// collector would let them pile up to what is live before a
 		// cycle (the embeddings read before: a 200 000 × 384 file's
@@ -184,14 +180,44 @@ func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table
 	return array.NewTable(schema, []arrow.Column{*c}, -1), nil
 }
 
+// ownColumn copies a, a column of a record batch, into memory of its
+// own: an array read from an Arrow IPC record batch is a slice of the
+// batch's body, which keeping it keeps whole, the embeddings beside it
+// included. array.Concatenate copies the rows' range of each buffer
+// (of a batch that is a slice of a larger table, too) but shares a
+// string_view's data buffers, which copyData then copies.
+func ownColumn(a arrow.Array) (arrow.Array, error) {
+	own, err := array.Concatenate([]arrow.Array{a}, memory.DefaultAllocator)
+	if err != nil || !hasView(own.DataType()) {
+		return own, err
+	}
+	d := copyData(own.Data())
+	defer d.Release()
+	own.Release()
+	return array.MakeFromData(d), nil
+}
+
+// hasView says whether a column of type t holds a binary or string view
+// array, itself or among its children or dictionary.
+func hasView(t arrow.DataType) bool {
+	switch t := t.(type) {
+	case arrow.BinaryViewDataType:
+		return true
+	case *arrow.DictionaryType:
+		return hasView(t.ValueType)
+	case arrow.NestedType:
+		for _, f := range t.Fields() {
+			if hasView(f.Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // copyData copies d's buffers, its children's and its dictionary's into
-// memory of their own: an array read from an Arrow IPC record batch is a
-// slice of the batch's body, and keeping it (or a concatenation of it,
-// which shares a string_view's data buffers) keeps the whole body, an
-// embeddings column beside it included. A dictionary shared by several
-// batches (the memo's) is copied once, into dicts, which holds a
-// reference to each copy.
-func copyData(d arrow.ArrayData, dicts map[arrow.ArrayData]*array.Data) *array.Data {
+// memory of their own, whole (the offset kept).
+func copyData(d arrow.ArrayData) *array.Data {
 	bufs := make([]*memory.Buffer, len(d.Buffers()))
 	for i, b := range d.Buffers() {
 		if b != nil {
@@ -199,17 +225,13 @@ func copyData(d arrow.ArrayData, dicts map[arrow.ArrayData]*array.Data) *array.D
 		}
 	}
 	if d.DataType().ID() == arrow.DICTIONARY {
-		dict := d.Dictionary()
-		cp, ok := dicts[dict]
-		if !ok {
-			cp = copyData(dict, dicts)
-			dicts[dict] = cp
-		}
-		return array.NewDataWithDictionary(d.DataType(), d.Len(), bufs, d.NullN(), d.Offset(), cp)
+		dict := copyData(d.Dictionary())
+		defer dict.Release()
+		return array.NewDataWithDictionary(d.DataType(), d.Len(), bufs, d.NullN(), d.Offset(), dict)
 	}
 	children := make([]arrow.ArrayData, len(d.Children()))
 	for i, c := range d.Children() {
-		children[i] = copyData(c, dicts)
+		children[i] = copyData(c)
 	}
 	out := array.NewData(d.DataType(), d.Len(), bufs, children, d.NullN(), d.Offset())
 	for _, c := range children {

@@ -694,35 +694,49 @@ func TestArrowRows(t *testing.T) {
 	}
 }
 
-// TestReadArrowKeepsRowsAlone: reading an Arrow stream with ids keeps the
-// rows and the ids alone, not the batches they came in (whose arrays are
-// slices of one buffer: ids kept as read kept every batch's embeddings,
-// twice the rows). Not parallel: it measures the heap.
+// TestReadArrowKeepsRowsAlone: reading an Arrow stream with ids — utf8,
+// or string_view as Polars writes them — keeps the rows and the ids
+// alone, not the batches they came in (whose arrays are slices of one
+// buffer: ids kept as read kept every batch's embeddings, twice the
+// rows; string_view ids concatenated kept their batches' data buffers,
+// the bodies). Not parallel: it measures the heap.
 func TestReadArrowKeepsRowsAlone(t *testing.T) {
 	const n, d = 8000, 256
-	rows, keys := make([][]float32, n), make([]string, n)
+	rows, keys, labels := make([][]float32, n), make([]string, n), make([]int64, n)
 	for i := range rows {
-		rows[i], keys[i] = make([]float32, d), fmt.Sprint("k", i)
+		rows[i], keys[i] = make([]float32, d), fmt.Sprintf("passage-%06d-of-the-corpus", i)
 		rows[i][i%d] = 1
 	}
-	path := filepath.Join(t.TempDir(), "e.arrow")
-	if err := os.WriteFile(path, arrowOf(t, []string{"id", "emb"}, []arrow.Array{strs(keys), lists(rows, 0)}, 500, false), 0o644); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"utf8.arrow", arrowOf(t, []string{"id", "emb"}, []arrow.Array{strs(keys), lists(rows, 0)}, 500, false)},
+		{"view.arrow", viewStream(t, keys, rows, labels, 500)},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		c, err := retrieve.ReadCollection(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		rowBytes := int64(4 * n * d)
+		if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > rowBytes*5/4 {
+			t.Errorf("%s: %d MB held after reading %d MB of rows", tc.name, held>>20, rowBytes>>20)
+		}
+		if c.N != n || c.Keys[n-1] != keys[n-1] {
+			t.Errorf("%s: %d rows, last key %q", tc.name, c.N, c.Keys[n-1])
+		}
+		runtime.KeepAlive(c)
 	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	c, err := retrieve.ReadCollection(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	rowBytes := int64(4 * n * d)
-	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > rowBytes*5/4 {
-		t.Errorf("%d MB held after reading %d MB of rows", held>>20, rowBytes>>20)
-	}
-	runtime.KeepAlive(c)
 }
 
 // TestReadTableColumnArrow: one column of an Arrow IPC stream, an Arrow
@@ -853,29 +867,8 @@ func TestReadTableColumnKeepsColumnAlone(t *testing.T) {
 		rows[i], keys[i], labels[i] = make([]float32, d), fmt.Sprintf("passage-%06d-of-the-corpus", i), int64(i%10)
 		rows[i][i%d] = 1
 	}
-	// Each batch built on its own: a slice of one string_view array is
-	// written with the whole array's data buffers.
-	var stream bytes.Buffer
-	var w *ipc.Writer
-	for lo := 0; lo < n; lo += 500 {
-		vb := array.NewStringViewBuilder(memory.DefaultAllocator)
-		vb.AppendValues(keys[lo:lo+500], nil)
-		cols := []arrow.Array{vb.NewArray(), lists(rows[lo:lo+500], 0), int64s(labels[lo : lo+500])}
-		schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: cols[0].DataType()}, {Name: "embedding", Type: cols[1].DataType()}, {Name: "label", Type: cols[2].DataType()}}, nil)
-		if w == nil {
-			w = ipc.NewWriter(&stream, ipc.WithSchema(schema))
-		}
-		rec := array.NewRecordBatch(schema, cols, 500)
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "e.arrow")
-	if err := os.WriteFile(path, stream.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, viewStream(t, keys, rows, labels, 500), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rowBytes := int64(4 * n * d)
@@ -900,4 +893,37 @@ func TestReadTableColumnKeepsColumnAlone(t *testing.T) {
 		}
 		tbl.Release()
 	}
+}
+
+// viewStream writes an Arrow IPC stream of columns id (keys as
+// string_view, as Polars writes strings), embedding (rows) and label in
+// batches of batch rows, each built on its own: a slice of one
+// string_view array is written with the whole array's data buffers.
+func viewStream(t *testing.T, keys []string, rows [][]float32, labels []int64, batch int) []byte {
+	t.Helper()
+	var stream bytes.Buffer
+	var w *ipc.Writer
+	for lo := 0; lo < len(keys); lo += batch {
+		hi := min(len(keys), lo+batch)
+		vb := array.NewStringViewBuilder(memory.DefaultAllocator)
+		vb.AppendValues(keys[lo:hi], nil)
+		cols := []arrow.Array{vb.NewArray(), lists(rows[lo:hi], 0), int64s(labels[lo:hi])}
+		vb.Release()
+		schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: cols[0].DataType()}, {Name: "embedding", Type: cols[1].DataType()}, {Name: "label", Type: cols[2].DataType()}}, nil)
+		if w == nil {
+			w = ipc.NewWriter(&stream, ipc.WithSchema(schema))
+		}
+		rec := array.NewRecordBatch(schema, cols, int64(hi-lo))
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		for _, c := range cols {
+			c.Release()
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return stream.Bytes()
 }
