@@ -742,10 +742,10 @@ func TestReadArrowKeepsRowsAlone(t *testing.T) {
 // TestReadTableColumnArrow: one column of an Arrow IPC stream, an Arrow
 // IPC file and a dataset directory of two shards — strings and integers
 // with nulls, a category (dictionary) column, Polars' string_view, a
-// list column and the embeddings themselves — is read as a table of that
-// column alone, col 0, the schema's metadata kept, its values those of
-// the whole table's column; the picker sees the whole schema, and its
-// error is returned as it is.
+// list column and the embeddings themselves — and of a dataset of
+// Parquet shards is read as a table of that column alone, col 0, the
+// schema's metadata kept, its values those of the whole table's column;
+// the picker sees the whole schema, and its error is returned as it is.
 func TestReadTableColumnArrow(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -821,14 +821,27 @@ func TestReadTableColumnArrow(t *testing.T) {
 		os.WriteFile(filepath.Join(ds, fmt.Sprintf("data-%05d-of-00002.arrow", s)), withMeta(arrowOf(t, names, part, 4, false), false), 0o644)
 	}
 	os.WriteFile(filepath.Join(ds, "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00002.arrow"}, {"filename": "data-00001-of-00002.arrow"}]}`), 0o644)
-	for _, path := range []string{stream, file, ds} {
+	// A dataset of Parquet shards (read whole, then a slice at a time),
+	// of the columns Parquet holds alike: not string_view.
+	pqds := filepath.Join(dir, "pqds")
+	os.Mkdir(pqds, 0o755)
+	for s, r := range [][2]int{{0, 11}, {11, n}} {
+		var part []arrow.Array
+		for _, c := range []int{0, 1, 2, 3, 5} {
+			part = append(part, array.NewSlice(cols[c], int64(r[0]), int64(r[1])))
+		}
+		writeParquet(t, filepath.Join(pqds, fmt.Sprintf("part-%d.parquet", s)), []string{"embedding", "family", "label", "category", "tags"}, part, 4)
+	}
+	os.WriteFile(filepath.Join(pqds, "state.json"), []byte(`{"_data_files": [{"filename": "part-0.parquet"}, {"filename": "part-1.parquet"}]}`), 0o644)
+	for _, path := range []string{stream, file, ds, pqds} {
 		whole, err := ReadTable(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for want, name := range names {
+		for want, fld := range whole.Schema().Fields() {
+			name := fld.Name
 			tbl, col, err := ReadTableColumn(path, func(s *arrow.Schema) (int, error) {
-				if s.NumFields() != len(names) {
+				if s.NumFields() != int(whole.NumCols()) {
 					t.Errorf("%s: %s: the picker saw %d fields", path, name, s.NumFields())
 				}
 				return want, nil
@@ -839,7 +852,7 @@ func TestReadTableColumnArrow(t *testing.T) {
 			if tbl.NumCols() != 1 || col != 0 || tbl.Schema().Field(0).Name != name || tbl.NumRows() != n {
 				t.Fatalf("%s: %s: %d columns, col %d, %v, %d rows", path, name, tbl.NumCols(), col, tbl.Schema(), tbl.NumRows())
 			}
-			if got, _ := tbl.Schema().Metadata().GetValue("huggingface"); !strings.Contains(got, "ClassLabel") {
+			if got, _ := tbl.Schema().Metadata().GetValue("huggingface"); !strings.Contains(got, "ClassLabel") && path != pqds {
 				t.Errorf("%s: %s: the schema's metadata %v, not the file's", path, name, tbl.Schema().Metadata())
 			}
 			if a, b := whole.Column(want).Data(), tbl.Column(0).Data(); !array.ChunkedEqual(a, b) {
