@@ -740,12 +740,13 @@ func TestReadArrowKeepsRowsAlone(t *testing.T) {
 }
 
 // TestReadTableColumnArrow: one column of an Arrow IPC stream, an Arrow
-// IPC file and a dataset directory of two shards — strings and integers
-// with nulls, a category (dictionary) column, Polars' string_view, a
-// list column and the embeddings themselves — and of a dataset of
-// Parquet shards is read as a table of that column alone, col 0, the
-// schema's metadata kept, its values those of the whole table's column;
-// the picker sees the whole schema, and its error is returned as it is.
+// IPC file (and one LZ4-compressed, as pandas' to_feather writes it) and
+// a dataset directory of two shards — strings and integers with nulls, a
+// category (dictionary) column, Polars' string_view, a list column and
+// the embeddings themselves — and of a dataset of Parquet shards is read
+// as a table of that column alone, col 0, the schema's metadata kept,
+// its values those of the whole table's column; the picker sees the
+// whole schema, and its error is returned as it is.
 func TestReadTableColumnArrow(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -773,7 +774,7 @@ func TestReadTableColumnArrow(t *testing.T) {
 	cols := []arrow.Array{lists(rows, 0), strs(fams, 4, 11), labels.NewArray(), cats.NewArray(), views.NewArray(), tags.NewArray()}
 	md := arrow.NewMetadata([]string{"huggingface"}, []string{`{"info": {"features": {"label": {"names": ["a", "b", "c"], "_type": "ClassLabel"}}}}`})
 	// withMeta is data with the schema's metadata: arrowOf writes none.
-	withMeta := func(data []byte, file bool) []byte {
+	withMeta := func(data []byte, file bool, opts ...ipc.Option) []byte {
 		tbl, err := readArrow(bytes.NewReader(data), int64(len(data)), 1<<30)
 		if err != nil {
 			t.Fatal(err)
@@ -785,14 +786,15 @@ func TestReadTableColumnArrow(t *testing.T) {
 			Write(arrow.RecordBatch) error
 			Close() error
 		}
+		opts = append(opts, ipc.WithSchema(schema))
 		if file {
-			fw, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+			fw, err := ipc.NewFileWriter(&buf, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			w = fw
 		} else {
-			w = ipc.NewWriter(&buf, ipc.WithSchema(schema))
+			w = ipc.NewWriter(&buf, opts...)
 		}
 		tr := array.NewTableReader(tbl, 5)
 		defer tr.Release()
@@ -811,6 +813,8 @@ func TestReadTableColumnArrow(t *testing.T) {
 	stream, file := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "t.feather")
 	os.WriteFile(stream, withMeta(arrowOf(t, names, cols, 100, false), false), 0o644)
 	os.WriteFile(file, withMeta(arrowOf(t, names, cols, 100, true), true), 0o644)
+	lz4 := filepath.Join(dir, "lz4.feather") // pandas' to_feather compresses with LZ4
+	os.WriteFile(lz4, withMeta(arrowOf(t, names, cols, 100, true), true, ipc.WithLZ4()), 0o644)
 	ds := filepath.Join(dir, "ds")
 	os.Mkdir(ds, 0o755)
 	for s, r := range [][2]int{{0, 11}, {11, n}} {
@@ -833,7 +837,7 @@ func TestReadTableColumnArrow(t *testing.T) {
 		writeParquet(t, filepath.Join(pqds, fmt.Sprintf("part-%d.parquet", s)), []string{"embedding", "family", "label", "category", "tags"}, part, 4)
 	}
 	os.WriteFile(filepath.Join(pqds, "state.json"), []byte(`{"_data_files": [{"filename": "part-0.parquet"}, {"filename": "part-1.parquet"}]}`), 0o644)
-	for _, path := range []string{stream, file, ds, pqds} {
+	for _, path := range []string{stream, file, lz4, ds, pqds} {
 		whole, err := ReadTable(path)
 		if err != nil {
 			t.Fatal(err)
