@@ -56,7 +56,7 @@ func ReadParquetColumns(path, column, idColumn string) (*retrieve.Collection, er
 		return readParquetStreamed(path, column, idColumn)
 	}
 	var g *gatherer
-	err := scanTable(path, func(schema *arrow.Schema, rows int64) error {
+	err := scanTable(path, true, func(schema *arrow.Schema, rows int64) error {
 		emb, id, err := collectionColumns(path, schema, column, idColumn)
 		if err != nil {
 			return err

@@ -51,6 +51,14 @@ func ReadTable(path string) (arrow.Table, error) {
 			return readParquetTable(path)
 		}
 	}
+	return collect(func(start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
+		return scanTable(path, false, start, batch)
+	})
+}
+
+// collect keeps every record batch a scan (scanTable's, or scanArrow's)
+// gives, as one table.
+func collect(scan func(start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error) (arrow.Table, error) {
 	var schema *arrow.Schema
 	var recs []arrow.RecordBatch
 	defer func() {
@@ -58,7 +66,7 @@ func ReadTable(path string) (arrow.Table, error) {
 			rec.Release()
 		}
 	}()
-	err := scanTable(path, func(s *arrow.Schema, _ int64) error {
+	err := scan(func(s *arrow.Schema, _ int64) error {
 		schema = s
 		return nil
 	}, func(rec arrow.RecordBatch) error {
@@ -142,7 +150,7 @@ func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table
 		}
 	}()
 	since := 0 // bytes read since the last collection
-	err := scanTable(path, func(s *arrow.Schema, _ int64) error {
+	err := scanTable(path, false, func(s *arrow.Schema, _ int64) error {
 		c, err := pick(s)
 		if err != nil {
 			return err
@@ -274,13 +282,14 @@ func readParquetTable(path string) (arrow.Table, error) {
 
 // scanTable reads what ReadTable reads a record batch at a time, so that
 // a reader converting them keeps one batch at a time, not the table:
-// start is given the schema and the number of rows (−1 when it cannot be
-// counted ahead: arrowRows), then batch each record batch in order,
+// start is given the schema and, where count asks for it, the number of
+// rows (−1 when it cannot be counted ahead, arrowRows, or is not asked
+// for), then batch each record batch in order,
 // which is released after batch returns (batch retains what it keeps). A
 // dataset directory's shards are read one after another, each of the
 // first's columns; start is called once. Errors from start and batch are
 // returned as they are; the reading's name the file.
-func scanTable(path string, start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
+func scanTable(path string, count bool, start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -289,7 +298,7 @@ func scanTable(path string, start func(*arrow.Schema, int64) error, batch func(a
 		if strings.ToLower(filepath.Ext(path)) == ".parquet" {
 			return scanWhole(path, start, batch)
 		}
-		return scanFile(path, start, batch)
+		return scanFile(path, count, start, batch)
 	}
 	_, shards, _, err := datasetFiles(path)
 	if err != nil {
@@ -297,20 +306,23 @@ func scanTable(path string, start func(*arrow.Schema, int64) error, batch func(a
 	}
 	// Count the rows of every shard first (their messages' metadata
 	// alone), so that the destination is made once at its size.
-	rows := int64(0)
-	for _, shard := range shards {
-		n := int64(-1)
-		if f, err := os.Open(shard); err == nil {
-			if st, err := f.Stat(); err == nil && strings.ToLower(filepath.Ext(shard)) != ".parquet" {
-				n = arrowRows(f, st.Size())
+	rows := int64(-1)
+	if count {
+		rows = 0
+		for _, shard := range shards {
+			n := int64(-1)
+			if f, err := os.Open(shard); err == nil {
+				if st, err := f.Stat(); err == nil && strings.ToLower(filepath.Ext(shard)) != ".parquet" {
+					n = arrowRows(f, st.Size())
+				}
+				f.Close()
 			}
-			f.Close()
+			if n < 0 {
+				rows = -1
+				break
+			}
+			rows += n
 		}
-		if n < 0 || rows < 0 {
-			rows = -1
-			continue
-		}
-		rows += n
 	}
 	var first *arrow.Schema
 	for _, shard := range shards {
@@ -325,11 +337,13 @@ func scanTable(path string, start func(*arrow.Schema, int64) error, batch func(a
 			}
 			return nil
 		}
-		scan := scanFile
+		var err error
 		if strings.ToLower(filepath.Ext(shard)) == ".parquet" {
-			scan = scanWhole
+			err = scanWhole(shard, check, batch)
+		} else {
+			err = scanFile(shard, false, check, batch) // counted above
 		}
-		if err := scan(shard, check, batch); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -357,7 +371,7 @@ func scanWhole(path string, start func(*arrow.Schema, int64) error, batch func(a
 }
 
 // scanFile is scanTable of an Arrow IPC file or stream.
-func scanFile(path string, start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
+func scanFile(path string, count bool, start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -368,7 +382,10 @@ func scanFile(path string, start func(*arrow.Schema, int64) error, batch func(ar
 		return err
 	}
 	size := st.Size()
-	rows := arrowRows(f, size)
+	rows := int64(-1)
+	if count {
+		rows = arrowRows(f, size)
+	}
 	if err := scanArrow(f, size, 2*size+1<<20, func(s *arrow.Schema) error { return start(s, rows) }, batch); err != nil {
 		if ce := (callerError{}); errors.As(err, &ce) {
 			return ce.error
@@ -381,30 +398,6 @@ func scanFile(path string, start func(*arrow.Schema, int64) error, batch func(ar
 // callerError is an error of scanArrow's start or batch, returned as it
 // is (not prefixed with the file, which it names already).
 type callerError struct{ error }
-
-// readArrow reads an Arrow IPC stream or file of size bytes from r whole,
-// its record batches allocating at most limit bytes in all (scanArrow).
-func readArrow(r io.ReaderAt, size, limit int64) (arrow.Table, error) {
-	var schema *arrow.Schema
-	var recs []arrow.RecordBatch
-	defer func() {
-		for _, rec := range recs {
-			rec.Release()
-		}
-	}()
-	err := scanArrow(r, size, limit, func(s *arrow.Schema) error {
-		schema = s
-		return nil
-	}, func(rec arrow.RecordBatch) error {
-		rec.Retain()
-		recs = append(recs, rec)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return array.NewTableFromRecords(schema, recs), nil
-}
 
 // scanArrow reads an Arrow IPC stream or file of size bytes from r a
 // record batch at a time (scanTable's start and batch; their errors come
@@ -564,7 +557,7 @@ func (e errOverLimit) Error() string {
 }
 
 // boundedAllocator is Go's allocator with a total: past it, it panics with
-// errOverLimit, which readArrow turns into an error.
+// errOverLimit, which scanArrow turns into an error.
 type boundedAllocator struct {
 	memory.GoAllocator
 	used, limit int64

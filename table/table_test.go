@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -943,4 +944,12 @@ func viewStream(t *testing.T, keys []string, rows [][]float32, labels []int64, b
 		t.Fatal(err)
 	}
 	return stream.Bytes()
+}
+
+// readArrow reads an Arrow IPC stream or file of size bytes from r whole,
+// its record batches allocating at most limit bytes in all (scanArrow).
+func readArrow(r io.ReaderAt, size, limit int64) (arrow.Table, error) {
+	return collect(func(start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
+		return scanArrow(r, size, limit, func(s *arrow.Schema) error { return start(s, -1) }, batch)
+	})
 }
