@@ -117,7 +117,7 @@ func joinedClass(c string, names []string) error {
 			ex = fmt.Sprintf("%q, …", in[0])
 		}
 		return fmt.Errorf("%q is not a label on its own: %d of the labels are lists that hold it, joined by %q (%s), each list a class of its own; "+
-			"to hold a class out, give one label a row — each row's first, [s.split(%q)[0] for s in labels] — and name it (several labels a row, a multi-hot matrix, cannot hold classes out: docs/your-data.md, \"Several labels per row\")",
+			"to hold it out, give the labels as lists — [s.split(%q) for s in labels] — or a multi-hot matrix, and name the label: every row that carries it is held out (docs/your-data.md, \"Several labels per row\")",
 			c, len(in), sep, ex, sep)
 	}
 	return nil
