@@ -2269,16 +2269,13 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		return nil, fmt.Errorf("bundle: no two of the %d rows share a label: with several labels a row, a row's positives are the rows that share one of its labels, and no row has any (a label held by one row alone relates it to none)", items.N)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x73706c6974))
-	var oodCal []int // with several labels a row, -ood-cal-share's queries
-	if cfg.OODCalShare > 0 {
-		oodCal = stratify(strata, []float64{cfg.OODCalShare}, rng)[0]
-		taken := map[int]bool{}
-		for _, q := range oodCal {
-			taken[q] = true
-		}
-		for l, qs := range strata {
-			strata[l] = slices.DeleteFunc(qs, func(q int) bool { return taken[q] })
-		}
+	// With several labels a row, -ood-cal-share's queries (heldOutSets
+	// has taken the OOD rows out already: no OOD class is left in strata).
+	noOOD := cfg
+	noOOD.OODClasses = nil
+	oodCal, _, strata, err := heldOut(strata, noOOD, rng)
+	if err != nil {
+		return nil, err
 	}
 	parts := stratify(strata, cfg.Split[:], rng)
 	p := &Plan{queries: true, selfQueries: items.SelfQueries}
@@ -2434,7 +2431,6 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		p.warnJudgedRepeats(judged, cfg.KNeg)
 	}
 	if items.LabelSets != nil {
-		slices.Sort(oodCal)
 		p.addHeldOut(oodCal, ood, cfg, nil)
 	}
 	p.count()
