@@ -80,14 +80,20 @@ func (s space) coords(c *mat.Dense) []float64 {
 // centred returns the features of x normalised and centred on mu, in a
 // matrix of their own (x's are not changed).
 func centred(x Sample, mu []float64) *mat.Dense {
-	d := x.D
-	z := normalized(x.Features, d)
+	z := normalized(x.Features, x.D)
+	centre(z, mu)
+	return mat.NewDense(x.N, x.D, z)
+}
+
+// centre subtracts mu from each row of z (rows of len(mu) values), in
+// place.
+func centre(z, mu []float64) {
+	d := len(mu)
 	for i := 0; i < len(z); i += d {
 		for j, m := range mu {
 			z[i+j] -= m
 		}
 	}
-	return mat.NewDense(x.N, d, z)
 }
 
 // spaces are D-KNN's principal space, spanned by v's columns (nil: none)
@@ -127,12 +133,7 @@ func (k *DKNN) Fit(train Sample) error {
 			k.mu[j] += z[i*d+j] / float64(train.N)
 		}
 	}
-	// Centred in place: z is not needed again.
-	for i := 0; i < len(z); i += d {
-		for j, m := range k.mu {
-			z[i+j] -= m
-		}
-	}
+	centre(z, k.mu) // in place: z is not needed again
 	c := mat.NewDense(train.N, d, z)
 	var cov mat.SymDense
 	cov.SymOuterK(1/float64(train.N), c.T())
