@@ -90,6 +90,11 @@ func (b *Bundle) AnchorsArray() string {
 // HasNegatives reports whether the bundle carries negatives.
 func (b *Bundle) HasNegatives() bool { return b.KNeg > 0 }
 
+// SeveralLabels reports whether the bundle gives several labels a row: no
+// one label an anchor (Labels is nil), and the labels each positive
+// shares with its anchor (PositiveLabelStart, PositiveLabels).
+func (b *Bundle) SeveralLabels() bool { return b.Labels == nil && b.PositiveLabelStart != nil }
+
 // Digest names the bundle's anchors: the SHA-256 of their float32 values,
 // little-endian, row by row, after their shape. A set records the digests
 // of the splits it was fitted and calibrated on, so that evaluating it on

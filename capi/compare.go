@@ -141,8 +141,8 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	if o.Out != "" && o.Sets != "" {
 		return nil, fmt.Errorf("compare: out and sets: give one (out keeps the sets in %s)", filepath.Join(o.Out, "sets", "compare"))
 	}
-	if mode == conformal.Class && in.Cal.Labels == nil && in.Cal.PositiveLabelStart != nil {
-		return nil, fmt.Errorf("compare: calibration=\"class\": %s", strings.TrimPrefix(conformal.SeveralLabelsMessage, "conformal: "))
+	if mode == conformal.Class && in.Cal.SeveralLabels() {
+		return nil, fmt.Errorf("compare: calibration=\"class\": %s", conformal.SeveralLabelsReason)
 	}
 	if mode == conformal.Class && in.Cal.Labels == nil {
 		return nil, fmt.Errorf("compare: calibration=\"class\": the cal bundle has no labels, and a class-conditional threshold is one per label: bundle with labels, or calibrate over every anchor (calibration=\"one\")")

@@ -539,7 +539,7 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 		warnings = append(warnings, "the test bundle has no labels: every anchor is judged with the threshold over all classes, which has no class-conditional guarantee")
 		set = set.OverAllClasses()
 	}
-	byLabel := o.PerClass && tb.Labels == nil && tb.PositiveLabelStart != nil // several labels a row
+	byLabel := o.PerClass && tb.SeveralLabels() // several labels a row
 	if o.PerClass && tb.Labels == nil && !byLabel {
 		return nil, nil, fmt.Errorf("%s: per_class: the test bundle has no labels", name)
 	}

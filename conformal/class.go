@@ -73,7 +73,11 @@ const NoLabelsMessage = "conformal: class-conditional calibration needs the cali
 // have no one label, saying why a label's threshold cannot be calibrated
 // on it and what gives one (docs/decisions.md, "Label-conditional
 // calibration with several labels a row").
-const SeveralLabelsMessage = "conformal: class-conditional calibration needs one label an anchor, and this bundle gives several a row (the rows are their own queries, related by the labels they share): " +
+const SeveralLabelsMessage = "conformal: " + SeveralLabelsReason
+
+// SeveralLabelsReason is SeveralLabelsMessage without its package prefix,
+// for a command or a C API refusal that names its own flag and file.
+const SeveralLabelsReason = "class-conditional calibration needs one label an anchor, and this bundle gives several a row (the rows are their own queries, related by the labels they share): " +
 	"a label's threshold would be calibrated on its anchors' positives that share it, and an anchor's k positives, drawn among the rows that share any of its labels, " +
 	"hold one that shares a given label with a chance that falls as the anchor's other labels grow, so those units are not exchangeable with a test anchor of the label " +
 	"(its coverage fell to 86% at α = 0.1 on synthetic data: docs/decisions.md). " +
@@ -86,7 +90,7 @@ const SeveralLabelsMessage = "conformal: class-conditional calibration needs one
 // which has no labels: SeveralLabelsMessage where it gives several a row,
 // NoLabelsMessage otherwise.
 func noLabels(cal *bundle.Bundle) error {
-	if cal.PositiveLabelStart != nil {
+	if cal.SeveralLabels() {
 		return errors.New(SeveralLabelsMessage)
 	}
 	return errors.New(NoLabelsMessage)

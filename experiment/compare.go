@@ -367,7 +367,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	t := &CompareTable{
 		Title: "Your data: " + data.Name, Alpha: cfg.Alpha, Seeds: cfg.Seeds, LabelNames: data.LabelNames,
-		ByLabel:     data.Test.Labels == nil && data.Test.PositiveLabelStart != nil,
+		ByLabel:     data.Test.SeveralLabels(),
 		Calibration: cfg.Calibration.String(), Delta: cfg.Delta,
 		Config: fmt.Sprintf("%d calibration and %d test anchors, d=%d, k=%d, α=%v, %s (the splits are the bundles'; %s), calibration %v; resplits: %d halvings of the test split",
 			data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, seedRange(cfg.Seeds), reseeded(data.Cal, cfg.Calibration), cfg.calibrationName(), cfg.Resplits),
@@ -631,7 +631,7 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 			c.InitialExclusion = &rec.ValExclusion
 		}
 	}
-	if sp.Test.Labels == nil && sp.Test.PositiveLabelStart != nil && !set.ClassConditional() {
+	if sp.Test.SeveralLabels() && !set.ClassConditional() {
 		labels, err := scored.ByLabel()
 		if err != nil {
 			return nil, nil, err

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/ccsets/ccs/baseline"
 	"github.com/ccsets/ccs/bundle"
@@ -280,8 +279,8 @@ func referenceRows(path string, set *conformal.Set) (*conformal.Reference, error
 // a name where the manifest beside path names b's labels, an integer
 // otherwise —, refused when b has no labels or none of that class.
 func ofClass(b *bundle.Bundle, path, label, flag string) (*bundle.Bundle, error) {
-	if b.Labels == nil && b.PositiveLabelStart != nil && flag == "-class" {
-		return nil, fmt.Errorf("calibrate: %s %s: %s: %s", flag, label, path, strings.TrimPrefix(conformal.SeveralLabelsMessage, "conformal: "))
+	if b.SeveralLabels() && flag == "-class" {
+		return nil, fmt.Errorf("calibrate: %s %s: %s: %s", flag, label, path, conformal.SeveralLabelsReason)
 	}
 	if b.Labels == nil {
 		return nil, fmt.Errorf("calibrate: %s %s: %s has no labels to pick its inputs by (ccs bundle's files have them; -query-labels for relevance pairs)", flag, label, path)

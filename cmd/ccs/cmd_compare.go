@@ -144,8 +144,8 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		}
 		reference = o.Reference
 	}
-	if cfg.Calibration == conformal.Class && data.Cal.Labels == nil && data.Cal.PositiveLabelStart != nil {
-		return fmt.Errorf("compare: -calibration class: %s: %s", filepath.Join(o.Data, "cal.npz"), strings.TrimPrefix(conformal.SeveralLabelsMessage, "conformal: "))
+	if cfg.Calibration == conformal.Class && data.Cal.SeveralLabels() {
+		return fmt.Errorf("compare: -calibration class: %s: %s", filepath.Join(o.Data, "cal.npz"), conformal.SeveralLabelsReason)
 	}
 	if cfg.Calibration == conformal.Class && data.Cal.Labels == nil {
 		return fmt.Errorf("compare: -calibration class: %s has no labels, and a class-conditional threshold is one per label: bundle with -labels (ccs bundle -labels FILE), or calibrate over every anchor (-calibration one)", filepath.Join(o.Data, "cal.npz"))

@@ -67,7 +67,7 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if note != "" {
 		fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Test, note)
 	}
-	if b.Labels == nil && b.PositiveLabelStart != nil { // several labels a row: their names
+	if b.SeveralLabels() { // several labels a row: their names
 		names = bundle.ManifestLabelSetNames(o.Test, b)
 	}
 	check, warnings, err := experiment.CheckCoverage(set, b, o.Resplits, o.CalFraction, o.Seed, o.PerClass, names)

@@ -186,7 +186,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if set.ClassConditional() && distances != nil {
 		return usagef("evaluate: -baseline: %s is class-conditional, and a top-k certified beside it would be a class's (each class's own units, its own k); compare a set of one threshold (-calibration one or pac), or leave -baseline out for the class set's sizes", o.Set)
 	}
-	byLabel := o.PerClass && test.Labels == nil && test.PositiveLabelStart != nil // several labels a row
+	byLabel := o.PerClass && test.SeveralLabels() // several labels a row
 	if o.PerClass && test.Labels == nil && !byLabel {
 		return fmt.Errorf("%s: -per-class: the test bundle has no labels", o.Test)
 	}

@@ -155,7 +155,7 @@ func TestLabelSetsClassCalibrationRefused(t *testing.T) {
 	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("x.npy"), "-labels", p("m.npy"), "-k", "3", "-allow-fewer", "-out", p("b")}); err != nil {
 		t.Fatal(err)
 	}
-	why := strings.TrimPrefix(conformal.SeveralLabelsMessage, "conformal: ")
+	why := conformal.SeveralLabelsReason
 	for _, c := range []struct {
 		args []string
 		want string
