@@ -904,20 +904,13 @@ func ccs_collection_save(h C.uintptr_t, path *C.char, errOut **C.char) C.int {
 
 // ccs_collection_transform prepares collection h for searches with set
 // setH, a single-norm or ellipsoid set (of a shifted set, its inner one),
-// class-conditional or not: transform, within maxBytes (≤ 0: no limit).
+// class-conditional or not, within maxBytes (≤ 0: no limit):
+// collectionTransform.
 //
 //export ccs_collection_transform
 func ccs_collection_transform(h, setH C.uintptr_t, maxBytes C.int64_t, errOut **C.char) C.int {
 	return run(errOut, func() error {
-		o, err := lookup[*collectionObj](uintptr(h), "a collection")
-		if err != nil {
-			return err
-		}
-		s, err := lookup[*setObj](uintptr(setH), "a set")
-		if err != nil {
-			return err
-		}
-		return transform(o.c, s.s, int64(maxBytes))
+		return collectionTransform(uintptr(h), uintptr(setH), int64(maxBytes))
 	})
 }
 

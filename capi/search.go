@@ -11,16 +11,25 @@ import (
 	"github.com/ccsets/ccs/retrieve"
 )
 
-// transform prepares c for searches with s, a single-norm or ellipsoid set
-// (of a shifted set, its inner one): retrieve.Collection.Transform, within
-// maxBytes (≤ 0: no limit). A class-conditional set is transformed for
-// too: the transform is kept by the geometry, which its one-class sets
-// (ForClass: retrieve(label=), retrieve_many(labels=), for_class) share,
-// so each of them searches it. It refuses, with the reason, a set of
-// another family or a transform over the limit; the searches then scan
-// plainly, with the same hits.
-func transform(c *retrieve.Collection, s *conformal.Set, maxBytes int64) error {
-	return c.Transform(s, maxBytes)
+// collectionTransform is ccs_collection_transform: it prepares the
+// collection of handle h for searches with the set of handle setH, a
+// single-norm or ellipsoid set (of a shifted set, its inner one):
+// retrieve.Collection.Transform, within maxBytes (≤ 0: no limit). A
+// class-conditional set is transformed for too: the transform is kept by
+// the geometry, which its one-class sets (ForClass: retrieve(label=),
+// retrieve_many(labels=), for_class) share, so each of them searches it.
+// It refuses, with the reason, a set of another family or a transform
+// over the limit; the searches then scan plainly, with the same hits.
+func collectionTransform(h, setH uintptr, maxBytes int64) error {
+	o, err := lookup[*collectionObj](h, "a collection")
+	if err != nil {
+		return err
+	}
+	s, err := lookup[*setObj](setH, "a set")
+	if err != nil {
+		return err
+	}
+	return o.c.Transform(s.s, maxBytes)
 }
 
 // newCollection makes a collection of rows ((n, d), floating point) and

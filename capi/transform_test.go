@@ -11,11 +11,12 @@ import (
 	"github.com/ccsets/ccs/retrieve"
 )
 
-// TestTransformClassSet: ccs_collection_transform's transform takes a
-// class-conditional set (it once refused one), and each of its one-class
-// sets (ForClass: what retrieve(label=) and retrieve_many(labels=) search
-// with) then searches that transform, with the plain scan's hits; a set of
-// another family is refused, saying so.
+// TestTransformClassSet: ccs_collection_transform (its body,
+// collectionTransform, on handles) takes a class-conditional set (it once
+// refused one), and each of its one-class sets (ForClass: what
+// retrieve(label=) and retrieve_many(labels=) search with) then searches
+// that transform, with the plain scan's hits; a set of another family is
+// refused, saying so.
 func TestTransformClassSet(t *testing.T) {
 	t.Parallel()
 	const n, d = 3000, 4
@@ -50,7 +51,10 @@ func TestTransformClassSet(t *testing.T) {
 		}
 		c, _ := retrieve.NewCollection(rows, d, nil)
 		plain, _ := retrieve.NewCollection(rows, d, nil)
-		err = transform(c, set, 0)
+		ch, sh := newHandle(&collectionObj{c: c}), newHandle(&setObj{s: set})
+		err = collectionTransform(ch, sh, 0)
+		closeHandle(ch)
+		closeHandle(sh)
 		if tt.want != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("%s: transform: %v, want %q", tt.name, err, tt.want)
