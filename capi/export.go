@@ -1033,17 +1033,7 @@ func ccs_set_ood(h C.uintptr_t, points *C.ccs_array, opts *C.char, scoresOut, pv
 
 //export ccs_set_warnings
 func ccs_set_warnings(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*setObj](uintptr(h), "a set")
-		if err != nil {
-			return err
-		}
-		w := o.s.Warnings()
-		if w == nil {
-			w = []string{}
-		}
-		return jsonOut(out, w)
-	})
+	return setWarnings(h, out, errOut, (*conformal.Set).Warnings)
 }
 
 // ccs_set_calibrate_warnings writes the set's warnings where it is made
@@ -1052,12 +1042,18 @@ func ccs_set_warnings(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
 //
 //export ccs_set_calibrate_warnings
 func ccs_set_calibrate_warnings(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
+	return setWarnings(h, out, errOut, (*conformal.Set).CalibrateWarnings)
+}
+
+// setWarnings writes the warnings of set h that warnings gives as a JSON
+// list (never null) to out.
+func setWarnings(h C.uintptr_t, out **C.char, errOut **C.char, warnings func(*conformal.Set) []string) C.int {
 	return run(errOut, func() error {
 		o, err := lookup[*setObj](uintptr(h), "a set")
 		if err != nil {
 			return err
 		}
-		w := o.s.CalibrateWarnings()
+		w := warnings(o.s)
 		if w == nil {
 			w = []string{}
 		}
