@@ -1549,7 +1549,7 @@ class Set(_Handle):
         as ccs serve's /score takes them."""
         if label is not None:
             label = self._class_label(label, "contains: label")
-            self._for_class(label, "contains: label").close()  # a class it has, named as for_class names it
+            self._for_label(label, "contains: label").close()  # a class it has, named as for_class names it
         lent = Lent()
         p = _lib.asarray(points, "points")
         m = _lib.rows_of(p)
@@ -1563,16 +1563,17 @@ class Set(_Handle):
         """retrieve_many with labels=: each class's rows retrieved with its
         set (for_class), in the order of each class's first row."""
         m = len(a)
+        rows = {}  # label → its rows
         if isinstance(labels, (str, bytes, int, float, np.generic)) or (isinstance(labels, np.ndarray) and labels.ndim == 0):
             one = self._class_label(labels.item() if isinstance(labels, np.ndarray) else labels, "retrieve_many: labels")
-            labels = [one] * m  # one label for every row
+            if m:
+                rows[one] = list(range(m))  # one label for every row
         else:
             labels = list(labels)  # a NumPy array's elements keep their types: np.int64, np.str_, np.bytes_
             if len(labels) != m:
                 raise ValueError(f"retrieve_many: {len(labels)} labels for {m} anchors: want one a row (or one label for all)")
-        rows = {}  # label → its rows
-        for i, l in enumerate(labels):
-            rows.setdefault(self._class_label(l, f"retrieve_many: labels[{i}]"), []).append(i)
+            for i, l in enumerate(labels):
+                rows.setdefault(self._class_label(l, f"retrieve_many: labels[{i}]"), []).append(i)
         # Every class's set shares this set's geometry, and so one transform
         # of the collection, made for the whole batch by this set, as ccs
         # serve makes it: its threshold over all classes lets the transform
@@ -1585,7 +1586,7 @@ class Set(_Handle):
                 pass  # another family, or over the memory: the plain scan, the same hits
         out, totals = [None] * m, [0] * m
         for l, idx in rows.items():
-            with self._for_class(l, f"retrieve_many: labels[{idx[0]}]") as s:
+            with self._for_label(l, f"retrieve_many: labels[{idx[0]}]") as s:
                 found, counts = s._retrieve_rows(a[idx], collection, limit)
                 for k, i in enumerate(idx):
                     out[i], totals[i] = found[k], counts[k]
@@ -1635,7 +1636,11 @@ class Set(_Handle):
 
     def _for_class(self, label, where):
         """for_class, with where naming the label in its errors."""
-        label = self._class_label(label, where)
+        return self._for_label(self._class_label(label, where), where)
+
+    def _for_label(self, label, where):
+        """_for_class of an integer label already read (_class_label), so
+        that a class's name is looked up once."""
         h = c_handle()
         try:
             call(lib.ccs_set_for_class, self._handle(), label, byref(h))
