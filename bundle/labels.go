@@ -47,11 +47,7 @@ func ClassesNamed(classes []string, names []string) ([]int64, error) {
 			if err := joinedClass(c, names); err != nil {
 				return nil, err
 			}
-			mean := ""
-			if near, ok := suggest.Nearest(c, names); ok {
-				mean = fmt.Sprintf(": did you mean %q?", near)
-			}
-			return nil, fmt.Errorf("%q is not among the labels (%s)%s", c, labelList(seq64(len(names)), MakeConfig{LabelNames: names}), mean)
+			return nil, notAmong(c, names)
 		}
 		out = append(out, int64(j))
 	}
@@ -79,15 +75,21 @@ func SetLabelsNamed(classes, names []string, c int) ([]int64, error) {
 		}
 		j := slices.Index(names, s)
 		if j < 0 {
-			mean := ""
-			if near, ok := suggest.Nearest(s, names); ok {
-				mean = fmt.Sprintf(": did you mean %q?", near)
-			}
-			return nil, fmt.Errorf("%q is not among the labels (%s)%s", s, labelList(seq64(len(names)), MakeConfig{LabelNames: names}), mean)
+			return nil, notAmong(s, names)
 		}
 		out = append(out, int64(j))
 	}
 	return uniq(out), nil
+}
+
+// notAmong refuses c, named as a label and not among names (label j is
+// names[j]), listing them and naming the nearest when one is near.
+func notAmong(c string, names []string) error {
+	mean := ""
+	if near, ok := suggest.Nearest(c, names); ok {
+		mean = fmt.Sprintf(": did you mean %q?", near)
+	}
+	return fmt.Errorf("%q is not among the labels (%s)%s", c, labelList(seq64(len(names)), MakeConfig{LabelNames: names}), mean)
 }
 
 // joinedClass says why c, not a label itself, cannot be held out when

@@ -150,6 +150,30 @@ func TestLabelCodes(t *testing.T) {
 	}
 }
 
+// TestSetLabelsNamed: held-out labels of several labels a row are a
+// matrix's columns, or the labels named so in any order; a column past
+// the matrix, or a name not among them, is refused, naming the nearest.
+func TestSetLabelsNamed(t *testing.T) {
+	t.Parallel()
+	names := []string{"owl", "cat", "dog"} // a list column's values, not sorted
+	for _, c := range []struct {
+		classes, names []string
+		want           []int64
+		err            string
+	}{
+		{[]string{"2", "0", "2"}, nil, []int64{2, 0}, ""},
+		{[]string{"dog", "owl"}, names, []int64{2, 0}, ""},
+		{[]string{"3"}, nil, nil, "label 3 is not a column of the multi-hot matrix (0 to 2)"},
+		{[]string{"dog"}, nil, nil, `"dog" is not an integer label (a multi-hot matrix's labels are its columns, 0 to 2)`},
+		{[]string{"cats"}, names, nil, `"cats" is not among the labels ("owl", "cat", "dog"): did you mean "cat"?`},
+	} {
+		got, err := SetLabelsNamed(c.classes, c.names, 3)
+		if c.err == "" && (err != nil || !slices.Equal(got, c.want)) || c.err != "" && (err == nil || err.Error() != c.err) {
+			t.Errorf("SetLabelsNamed(%q, %q, 3) = %v, %v; want %v, %q", c.classes, c.names, got, err, c.want, c.err)
+		}
+	}
+}
+
 // TestMakeNamesClasses: with string labels' names, the plan's messages name
 // a class by its string.
 func TestMakeNamesClasses(t *testing.T) {
