@@ -2063,41 +2063,39 @@ func sharedLabels(sets [][]int32, limit int) ([][]int, error) {
 }
 
 // heldOutSets holds the rows of several labels a row (sets) that carry
-// one of cfg.OODClasses out: ood are those rows, sorted, isOOD marks
-// them, and in sets they carry no label, so that they relate to no row
-// (no query's positive; the caller keeps them out of the negatives too).
-// An OOD label that no row carries is an error, as is every row held
-// out.
-func heldOutSets(sets [][]int32, cfg MakeConfig) (in [][]int32, ood []int, isOOD []bool, err error) {
+// one of cfg.OODClasses out: ood are those rows, sorted, and in sets
+// they carry no label, so that they relate to no row (no query's
+// positive; the caller keeps them out of the negatives too). An OOD
+// label that no row carries is an error, as is every row held out.
+func heldOutSets(sets [][]int32, cfg MakeConfig) (in [][]int32, ood []int, err error) {
+	classes := uniq(cfg.OODClasses)
 	held := map[int64]bool{}
-	for _, c := range uniq(cfg.OODClasses) {
+	for _, c := range classes {
 		held[c] = true
 	}
 	carried := map[int64]bool{}
-	isOOD = make([]bool, len(sets))
 	in = make([][]int32, len(sets))
 	for r, ls := range sets {
 		in[r] = ls
+		out := false
 		for _, l := range ls {
 			carried[int64(l)] = true
-			if held[int64(l)] {
-				isOOD[r] = true
-			}
+			out = out || held[int64(l)]
 		}
-		if isOOD[r] {
+		if out {
 			in[r] = nil
 			ood = append(ood, r)
 		}
 	}
-	for _, c := range uniq(cfg.OODClasses) {
+	for _, c := range classes {
 		if !carried[c] {
-			return nil, nil, nil, fmt.Errorf("bundle: OOD label %s is carried by no row (the rows carry %s)", cfg.class(c), labelList(slices.Sorted(maps.Keys(carried)), cfg))
+			return nil, nil, fmt.Errorf("bundle: OOD label %s is carried by no row (the rows carry %s)", cfg.class(c), labelList(slices.Sorted(maps.Keys(carried)), cfg))
 		}
 	}
 	if len(ood) == len(sets) {
-		return nil, nil, nil, fmt.Errorf("bundle: every row carries an OOD label (%s): nothing is left in distribution", labelList(uniq(cfg.OODClasses), cfg))
+		return nil, nil, fmt.Errorf("bundle: every row carries an OOD label (%s): nothing is left in distribution", labelList(classes, cfg))
 	}
-	return in, ood, isOOD, nil
+	return in, ood, nil
 }
 
 // inDistribution says, after a count of rows, that rows carrying an OOD
@@ -2184,8 +2182,12 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		}
 		if len(cfg.OODClasses) > 0 {
 			var err error
-			if sets, ood, isOOD, err = heldOutSets(items.LabelSets, cfg); err != nil {
+			if sets, ood, err = heldOutSets(items.LabelSets, cfg); err != nil {
 				return nil, err
+			}
+			isOOD = make([]bool, items.N)
+			for _, r := range ood {
+				isOOD[r] = true
 			}
 		}
 	} else if items.Queries < 1 || len(items.Pairs) == 0 {
