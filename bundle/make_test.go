@@ -1336,22 +1336,7 @@ func TestZeroShares(t *testing.T) {
 func TestLabelSets(t *testing.T) {
 	const n, c, d = 300, 6, 3
 	rng := rand.New(rand.NewPCG(5, 5))
-	m := make([]int64, n*c)
-	for i := range n {
-		for j := range c {
-			if rng.Float64() < 0.25/float64(j+1) {
-				m[i*c+j] = 1
-			}
-		}
-	}
-	rows := make([]float32, n*d)
-	for i := range rows {
-		rows[i] = float32(rng.NormFloat64())
-	}
-	sets, ok, err := LabelSets(Array{Shape: []int{n, c}, I64: m}, "m.npy")
-	if err != nil || !ok {
-		t.Fatal(ok, err)
-	}
+	m, sets, rows := multiHot(t, rng, n, c, c, d, 0.25)
 	var pairs [][2]int
 	for q := range n {
 		for r := range n {
@@ -2197,22 +2182,7 @@ func TestInputsQueryLabels(t *testing.T) {
 func TestLabelSetsOOD(t *testing.T) {
 	const n, c, d = 400, 6, 3
 	rng := rand.New(rand.NewPCG(8, 8))
-	m := make([]int64, n*c)
-	for i := range n {
-		for j := range c - 1 { // the last column stays empty
-			if rng.Float64() < 0.3/float64(j+1) {
-				m[i*c+j] = 1
-			}
-		}
-	}
-	rows := make([]float32, n*d)
-	for i := range rows {
-		rows[i] = float32(rng.NormFloat64())
-	}
-	sets, ok, err := LabelSets(Array{Shape: []int{n, c}, I64: m}, "m.npy")
-	if err != nil || !ok {
-		t.Fatal(ok, err)
-	}
+	m, sets, rows := multiHot(t, rng, n, c, c-1, d, 0.3) // the last column stays empty
 	e := Embeddings{Source: "e.npy", Rows: rows, N: n, D: d}
 	items, err := Inputs{Embeddings: e, LabelSets: sets, LabelsSource: "m.npy"}.Items()
 	if err != nil {
@@ -2321,4 +2291,28 @@ func TestLabelSetsOOD(t *testing.T) {
 	if _, err := Make(oneItems, MakeConfig{K: 1, AllowFewer: true, OODClasses: []int64{0, 1}}); err == nil || err.Error() != "bundle: every row carries an OOD label (0, 1): nothing is left in distribution" {
 		t.Errorf("every row held out: %v", err)
 	}
+}
+
+// multiHot draws an n × c multi-hot label matrix m, row i carrying label
+// j < used with probability p/(j+1) (the columns from used on empty), its
+// LabelSets, and n Gaussian rows of dimension d.
+func multiHot(t *testing.T, rng *rand.Rand, n, c, used, d int, p float64) (m []int64, sets [][]int32, rows []float32) {
+	t.Helper()
+	m = make([]int64, n*c)
+	for i := range n {
+		for j := range used {
+			if rng.Float64() < p/float64(j+1) {
+				m[i*c+j] = 1
+			}
+		}
+	}
+	rows = make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	sets, ok, err := LabelSets(Array{Shape: []int{n, c}, I64: m}, "m.npy")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	return m, sets, rows
 }

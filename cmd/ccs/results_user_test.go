@@ -160,19 +160,7 @@ func TestGoldenDocuments(t *testing.T) {
 // them, word for word; a class-conditional set's too (its sizes at each
 // anchor's class's threshold, no baseline).
 func TestResultsTextAsEvaluate(t *testing.T) {
-	dir := t.TempDir()
-	p := func(name string) string { return filepath.Join(dir, name) }
-	if err := run(io.Discard, io.Discard, []string{"simulate", "-out", dir, "-per-class", "60", "-k", "4", "-seed", "5"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{
-		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-alpha", "0.2", "-out", p("ball.json")},
-		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-alpha", "0.2", "-calibration", "class", "-allow-infinite", "-out", p("class.json")},
-	} {
-		if err := run(io.Discard, io.Discard, args); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p := simulatedBalls(t)
 	for _, c := range []struct {
 		set   string
 		more  []string

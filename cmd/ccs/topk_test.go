@@ -18,19 +18,7 @@ import (
 // -cal, a collection of another dimension, a class-conditional set, a
 // trial list.
 func TestEvaluateBaselineInputs(t *testing.T) {
-	dir := t.TempDir()
-	p := func(name string) string { return filepath.Join(dir, name) }
-	if err := run(io.Discard, io.Discard, []string{"simulate", "-out", dir, "-per-class", "60", "-k", "4", "-seed", "5"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{
-		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-alpha", "0.2", "-out", p("ball.json")},
-		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-alpha", "0.2", "-calibration", "class", "-allow-infinite", "-out", p("class.json")},
-	} {
-		if err := run(io.Discard, io.Discard, args); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p := simulatedBalls(t)
 	set, err := conformal.Load(p("ball.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -76,4 +64,26 @@ func TestEvaluateBaselineInputs(t *testing.T) {
 			t.Errorf("%s: %v (exit %d), want %q", c.name, err, exitCode(err), c.want)
 		}
 	}
+}
+
+// simulatedBalls makes ccs simulate's bundles (60 anchors a class, k = 4,
+// seed 5) in a temporary directory, with a ball calibrated on cal.npz at
+// α = 0.2, ball.json, and its class-conditional one, class.json; p names
+// a file of the directory.
+func simulatedBalls(t *testing.T) (p func(name string) string) {
+	t.Helper()
+	dir := t.TempDir()
+	p = func(name string) string { return filepath.Join(dir, name) }
+	if err := run(io.Discard, io.Discard, []string{"simulate", "-out", dir, "-per-class", "60", "-k", "4", "-seed", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-alpha", "0.2", "-out", p("ball.json")},
+		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-alpha", "0.2", "-calibration", "class", "-allow-infinite", "-out", p("class.json")},
+	} {
+		if err := run(io.Discard, io.Discard, args); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
 }
