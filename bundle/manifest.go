@@ -144,6 +144,10 @@ func NewManifest(command string, in Inputs, cfg MakeConfig, plan *Plan) *Manifes
 	return m
 }
 
+// severalLabelsPositives begins the manifest's positives for labels of
+// several a row (ManifestSeveralLabelsOOD reads it back).
+const severalLabelsPositives = "rows that share a label with the row (several labels a row: the rows are their own queries)"
+
 // relations says what Make, making plan, takes as an anchor's positives
 // and negatives for in.
 func relations(in Inputs, plan *Plan) (positives, negatives string) {
@@ -151,10 +155,10 @@ func relations(in Inputs, plan *Plan) (positives, negatives string) {
 	case in.Embeddings.Views > 0:
 		positives, negatives = "the item's other views", "other items' first views"
 	case in.LabelSets != nil && len(plan.Splits) > 0 && plan.Splits[len(plan.Splits)-1].Name == SplitNames[OOD]:
-		return "rows that share a label with the row (several labels a row: the rows are their own queries), never the row itself nor a row that carries an OOD label (those are the ood split's)",
+		return severalLabelsPositives + ", never the row itself nor a row that carries an OOD label (those are the ood split's)",
 			"rows that share no label with the row and carry no OOD label, drawn from all rows but its own"
 	case in.LabelSets != nil:
-		return "rows that share a label with the row (several labels a row: the rows are their own queries), never the row itself", "rows that share no label with the row, drawn from all rows but its own"
+		return severalLabelsPositives + ", never the row itself", "rows that share no label with the row, drawn from all rows but its own"
 	case in.Queries != nil && plan.selfQueries:
 		return "rows relevant to the query, never the query's own row (the queries are the rows)", "rows relevant to none of the query's, drawn from all rows but the query's own"
 	case in.Queries != nil:
@@ -423,4 +427,36 @@ func ManifestNegatives(path string, b *Bundle) string {
 		}
 	}
 	return ""
+}
+
+// ManifestSeveralLabelsOOD reports whether b, read from path, is the OOD
+// sample ccs bundle held out of labels of several a row (a multi-hot
+// matrix or a list column, with -ood-classes): the manifest beside it
+// lists the file, with b's number of anchors, as its "ood" split, and its
+// positives are rows that share a label. Such a file has no label a row —
+// a row may carry several of the held-out labels — and classes are the
+// held-out labels, named by the manifest's label names where it has them
+// (a list column's values), by their numbers otherwise.
+func ManifestSeveralLabelsOOD(path string, b *Bundle) (classes []string, ok bool) {
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
+	if err != nil {
+		return nil, false
+	}
+	var m Manifest
+	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || !strings.HasPrefix(m.Positives, severalLabelsPositives) {
+		return nil, false
+	}
+	for _, f := range m.Files {
+		if f.File == filepath.Base(path) && f.Anchors == b.N && f.Split == SplitNames[OOD] {
+			for _, c := range m.OODClasses {
+				name := strconv.FormatInt(c, 10)
+				if c >= 0 && c < int64(len(m.LabelNames)) {
+					name = m.LabelNames[c]
+				}
+				classes = append(classes, name)
+			}
+			return classes, true
+		}
+	}
+	return nil, false
 }

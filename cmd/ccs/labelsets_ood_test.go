@@ -170,3 +170,45 @@ func TestLabelSetsClassCalibrationRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestOODByClassSeveralLabels: ccs ood -ood-by-class on ccs bundle's
+// ood.npz of labels of several a row, which has no label a row: with one
+// held-out label the file is that label's sample, named by it, and with
+// two it is refused (exit status 1), saying why and what to do — not
+// that ccs bundle's ood.npz has labels.
+func TestOODByClassSeveralLabels(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	multiLabelOOD(t, dir, 5, 600, 6, 5, 6)
+	for _, args := range [][]string{
+		{"bundle", "-embeddings", p("x.npy"), "-labels", p("m.npy"), "-ood-classes", "4", "-ood-cal-share", "0.1", "-k", "3", "-kneg", "5", "-allow-fewer", "-out", p("one")},
+		{"bundle", "-embeddings", p("x.npy"), "-labels", p("m.npy"), "-ood-classes", "3,4", "-ood-cal-share", "0.1", "-k", "3", "-kneg", "5", "-allow-fewer", "-out", p("two")},
+		{"calibrate", "-geometry", "ball", "-cal", p("one/cal.npz"), "-reference", "60", "-ood-cal", p("one/ood-cal.npz"), "-out", p("s.json")},
+	} {
+		if err := run(io.Discard, io.Discard, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	var out bytes.Buffer
+	if err := run(&out, io.Discard, []string{"ood", "-set", p("s.json"), "-id", p("one/test.npz"), "-ood", "held=" + p("one/ood.npz"), "-ood-by-class", "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Sets []string `json:"ood_sets"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"held:4"}; !slices.Equal(doc.Sets, want) {
+		t.Errorf("one held-out label: samples %q, want %q", doc.Sets, want)
+	}
+	args := []string{"ood", "-set", p("s.json"), "-id", p("two/test.npz"), "-ood", p("two/ood.npz"), "-ood-by-class"}
+	err := run(io.Discard, io.Discard, args)
+	want := p("two/ood.npz") + ": -ood-by-class: the file has no label a row to split its inputs by: ccs bundle held out the rows carrying any of 2 labels (3,4) of several a row"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "-ood-classes 3 -out DIR") || strings.Contains(err.Error(), "ood.npz has them") {
+		t.Errorf("two held-out labels: %v, want %q…", err, want)
+	}
+	if got := exitCode(err); got != 1 {
+		t.Errorf("two held-out labels: exit status %d, want 1", got)
+	}
+}
