@@ -460,3 +460,25 @@ func ManifestSeveralLabelsOOD(path string, b *Bundle) (classes []string, ok bool
 	}
 	return nil, false
 }
+
+// ManifestSeveralLabels reports whether b, read from path, is a file of
+// bundles ccs bundle made of labels of several a row: the manifest beside
+// it lists the file with b's number of anchors, and its positives are
+// rows that share a label. Its ood-cal.npz and ood.npz carry no label a
+// row, which the file alone cannot tell from a file of no labels.
+func ManifestSeveralLabels(path string, b *Bundle) bool {
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
+	if err != nil {
+		return false
+	}
+	var m Manifest
+	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || !strings.HasPrefix(m.Positives, severalLabelsPositives) {
+		return false
+	}
+	for _, f := range m.Files {
+		if f.File == filepath.Base(path) && f.Anchors == b.N {
+			return true
+		}
+	}
+	return false
+}

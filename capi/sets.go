@@ -188,7 +188,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	case o.Reference > 0:
 		pool, source, of := cal.b, "calibration anchors", ""
 		if o.OODClass != "" {
-			if pool, err = ofClass(cal.b, calName, cal.names, string(o.OODClass)); err != nil {
+			if pool, err = ofClass(cal.b, calName, cal.names, string(o.OODClass), severalLabels(cal.b)); err != nil {
 				return nil, err
 			}
 			source = fmt.Sprintf("calibration anchors of class %q", o.OODClass)
@@ -249,7 +249,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 				}
 			}
 			if o.OODClass != "" {
-				if f, err = ofClass(f, source, names, string(o.OODClass)); err != nil {
+				if f, err = ofClass(f, source, names, string(o.OODClass), severalLabels(cal.b)); err != nil {
 					return nil, err
 				}
 				source = fmt.Sprintf("%s (class %q)", source, o.OODClass)
@@ -288,8 +288,13 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 // ofClass is the bundle of b's anchors (named what in messages) of class
 // label — a name where names names b's labels, an integer otherwise —,
 // refused when b has no labels or none of that class, as ccs calibrate
-// -ood-class refuses them.
-func ofClass(b *bundle.Bundle, what string, names []string, label string) (*bundle.Bundle, error) {
+// -ood-class refuses them; several says that the calibration bundle gives
+// several labels a row (severalLabels), which its ood_cal inputs cannot
+// tell.
+func ofClass(b *bundle.Bundle, what string, names []string, label string, several bool) (*bundle.Bundle, error) {
+	if b.Labels == nil && several {
+		return nil, fmt.Errorf("calibrate: ood_class=%s: %s: %s", label, what, conformal.SeveralLabelsOODClassMessage("ood_class=", "ood_cal's"))
+	}
 	if b.Labels == nil {
 		return nil, fmt.Errorf("calibrate: ood_class=%s: %s has no labels to pick its inputs by (ccs.bundle's splits have them)", label, what)
 	}
@@ -692,4 +697,11 @@ func ofLabel(cal *bundleObj, calName, label string, m conformal.Mode) (*int64, e
 		return nil, fmt.Errorf("calibrate: label=%q: %s has no anchors of it", label, calName)
 	}
 	return &c[0], nil
+}
+
+// severalLabels reports whether cal, a calibration bundle, gives several
+// labels a row: its positives carry the labels they share with their
+// anchor, and its anchors no label.
+func severalLabels(cal *bundle.Bundle) bool {
+	return cal.Labels == nil && cal.PositiveLabelStart != nil
 }

@@ -649,3 +649,14 @@ func (s *Set) ClassNamed(text string) (int64, error) {
 	}
 	return l, nil
 }
+
+// SeveralLabelsOODClassMessage refuses one class's per-input OOD test
+// (ccs calibrate -ood-class, Python's ood_class=, both named by flag) on
+// a bundle of several labels a row, whose anchors carry no one label,
+// saying what calibrates a test instead (oodCal names the calibration
+// inputs' flag).
+func SeveralLabelsOODClassMessage(flag, oodCal string) string {
+	return "one class's OOD test picks the calibration anchors and " + oodCal + " inputs of that class, and this bundle gives several labels a row, so its anchors carry no one label (a row may carry several): " +
+		"leave " + flag + " out — the test calibrated on every in-distribution input flags each, whatever its labels, at most α_ood of the time — " +
+		"or, for one label's set, bundle that label's rows alone as relevance pairs (docs/your-data.md, \"Several labels per row\") and calibrate on its splits"
+}

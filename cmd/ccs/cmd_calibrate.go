@@ -282,6 +282,9 @@ func ofClass(b *bundle.Bundle, path, label, flag string) (*bundle.Bundle, error)
 	if b.SeveralLabels() && flag == "-class" {
 		return nil, fmt.Errorf("calibrate: %s %s: %s: %s", flag, label, path, conformal.SeveralLabelsReason)
 	}
+	if b.Labels == nil && (b.PositiveLabelStart != nil || bundle.ManifestSeveralLabels(path, b)) {
+		return nil, fmt.Errorf("calibrate: %s %s: %s: %s", flag, label, path, conformal.SeveralLabelsOODClassMessage(flag, "-ood-cal's"))
+	}
 	if b.Labels == nil {
 		return nil, fmt.Errorf("calibrate: %s %s: %s has no labels to pick its inputs by (ccs bundle's files have them; -query-labels for relevance pairs)", flag, label, path)
 	}

@@ -147,12 +147,13 @@ func TestBundleLabelSetsOOD(t *testing.T) {
 // TestLabelSetsClassCalibrationRefused: -calibration class (calibrate,
 // compare) and calibrate -class on bundles of several labels a row are
 // refused with why and what to do instead (conformal.SeveralLabelsMessage),
-// not as bundles made without -labels.
+// not as bundles made without -labels; so is calibrate -ood-class
+// (conformal.SeveralLabelsOODClassMessage).
 func TestLabelSetsClassCalibrationRefused(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	multiLabelOOD(t, dir, 4, 300, 4, 4, 0)
-	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("x.npy"), "-labels", p("m.npy"), "-k", "3", "-allow-fewer", "-out", p("b")}); err != nil {
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("x.npy"), "-labels", p("m.npy"), "-k", "3", "-allow-fewer", "-ood-cal-share", "0.1", "-out", p("b")}); err != nil {
 		t.Fatal(err)
 	}
 	why := conformal.SeveralLabelsReason
@@ -163,6 +164,8 @@ func TestLabelSetsClassCalibrationRefused(t *testing.T) {
 		{[]string{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-calibration", "class", "-out", p("s.json")}, p("b/cal.npz") + ": " + conformal.SeveralLabelsMessage},
 		{[]string{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-class", "1", "-out", p("s.json")}, "calibrate: -class 1: " + p("b/cal.npz") + ": " + why},
 		{[]string{"compare", "-data", p("b"), "-rows", "baselines", "-calibration", "class", "-seeds", "1", "-quiet"}, "compare: -calibration class: " + p("b/cal.npz") + ": " + why},
+		{[]string{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-reference", "20", "-ood-cal", p("b/ood-cal.npz"), "-ood-class", "1", "-out", p("s.json")},
+			"calibrate: -ood-class 1: " + p("b/cal.npz") + ": " + conformal.SeveralLabelsOODClassMessage("-ood-class", "-ood-cal's")},
 	} {
 		err := run(io.Discard, io.Discard, c.args)
 		if err == nil || !strings.HasSuffix(err.Error(), c.want) {

@@ -290,6 +290,10 @@ ERRORS = [
                                                                                                  | np.eye(4, dtype=bool)[np.arange(200) % 3],
                                                                                                  k=2, allow_fewer=True), rows="baselines", calibration="class"),
      ValueError, "compare: calibration=\"class\": class-conditional calibration needs one label an anchor, and this bundle gives several a row"),
+    ("one class's OOD test with several labels a row", lambda s, a: (lambda b: ccs.calibrate("ball", b["cal"], reference=20, ood_cal=b["ood-cal"], ood_class=1))(
+        ccs.bundle(gauss(5)[0], np.eye(4, dtype=bool)[np.arange(200) % 4] | np.eye(4, dtype=bool)[np.arange(200) % 3], k=2, allow_fewer=True, ood_cal_share=0.1)),
+     ValueError, "calibrate: ood_class=1: cal: one class's OOD test picks the calibration anchors and ood_cal's inputs of that class, "
+     "and this bundle gives several labels a row, so its anchors carry no one label (a row may carry several): leave ood_class= out"),
     ("a multi-hot matrix's rows not the embeddings'", lambda s, a: ccs.bundle(gauss(5)[0], np.eye(4, dtype=bool)[np.arange(150) % 4]
                                                                                           | np.eye(4, dtype=bool)[np.arange(150) % 3]),
      ValueError, "labels: 150 rows of labels for the 200 rows of embeddings"),
