@@ -231,8 +231,9 @@ type labelsInput struct {
 
 // readLabels reads -labels, reading each file once: several labels a row
 // where it is a multi-hot (n, C) matrix of 0s and 1s in an .npy, .npz or
-// .safetensors (bundle.LabelSets), or a list column of a Parquet or Arrow
-// table or a Hugging Face dataset (table.ColumnLabelSets); else one label
+// .safetensors (bundle.LabelSets), a list column of a Parquet or Arrow
+// table or a Hugging Face dataset (table.ColumnLabelSets), or a CSV column
+// of lists (csvLabelLists: pandas' to_csv of a column of lists); else one label
 // a row, as readIDs reads them.
 func readLabels(arg string) (labelsInput, error) {
 	path, name := splitInput(arg)
@@ -243,6 +244,29 @@ func readLabels(arg string) (labelsInput, error) {
 	switch kind {
 	case ".txt":
 		ids, names, missing, warn, err := readIDs(arg, "labels")
+		if err == nil && names != nil {
+			values := make([]string, len(ids))
+			for i, id := range ids {
+				if id >= 0 && id < int64(len(names)) {
+					values[i] = names[id]
+				}
+			}
+			sets, setNames, ok, err := csvLabelLists(values, arg)
+			switch {
+			case err != nil:
+				return labelsInput{}, err
+			case ok && setNames == nil:
+				c := 2
+				for _, s := range sets {
+					for _, l := range s {
+						c = max(c, int(l)+1)
+					}
+				}
+				return labelsInput{sets: sets, c: c}, nil
+			case ok:
+				return labelsInput{sets: sets, names: setNames, strs: true, c: max(2, len(setNames))}, nil
+			}
+		}
 		return labelsInput{ids: ids, names: names, missing: missing, warn: warn}, err
 	case ".parquet": // a list column: a Hugging Face dataset's Sequence of labels
 		tbl, col, err := table.ReadTableColumn(path, func(s *arrow.Schema) (int, error) { return tableColumn(path, s, name, "labels") })

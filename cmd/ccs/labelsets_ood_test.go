@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -213,5 +215,60 @@ func TestOODByClassSeveralLabels(t *testing.T) {
 	}
 	if got := exitCode(err); got != 1 {
 		t.Errorf("two held-out labels: exit status %d, want 1", got)
+	}
+}
+
+// TestBundleCSVLabelLists: a CSV column of lists, as pandas' to_csv writes
+// a column of lists (['a', 'c']) or json.dumps does (["a", "c"]), is read
+// as several labels a row: the same bundles, byte for byte, as the
+// multi-hot matrix whose columns are the names in sorted order, and
+// -ood-classes takes the names; a list not closed is refused, naming the
+// file, the row and the form wanted.
+func TestBundleCSVLabelLists(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, c = 400, 5
+	m := multiLabelOOD(t, dir, 6, n, 4, c, 6)
+	names := []string{"anger", "fear", "grief", "joy", "love"}
+	var pandas, js strings.Builder
+	pandas.WriteString(",text,labels\n")
+	js.WriteString("labels\n")
+	for i := range n {
+		var q, d []string
+		for j := range c {
+			if m[i*c+j] == 1 {
+				q, d = append(q, "'"+names[j]+"'"), append(d, `""`+names[j]+`""`)
+			}
+		}
+		fmt.Fprintf(&pandas, "%d,\"text, %d\",\"[%s]\"\n", i, i, strings.Join(q, ", "))
+		fmt.Fprintf(&js, "\"[%s]\"\n", strings.Join(d, ", "))
+	}
+	for name, text := range map[string]string{"pd.csv": pandas.String(), "js.csv": js.String(), "bad.csv": "labels\n\"['joy', 'love]\"\n['joy']\n"} {
+		if err := os.WriteFile(p(name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bundleOf := func(labels, ood, out string) error {
+		return run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("x.npy"), "-labels", labels, "-ood-classes", ood, "-ood-cal-share", "0.1",
+			"-k", "3", "-kneg", "5", "-allow-fewer", "-out", p(out)})
+	}
+	if err := bundleOf(p("m.npy"), "4", "matrix"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ labels, out string }{{p("pd.csv") + ":labels", "pd"}, {p("js.csv"), "js"}} {
+		if err := bundleOf(c.labels, "love", c.out); err != nil {
+			t.Fatalf("%s: %v", c.labels, err)
+		}
+		for _, split := range []string{"fit", "val", "cal", "test", "ood-cal", "ood"} {
+			a, _ := os.ReadFile(p("matrix/" + split + ".npz"))
+			b, err := os.ReadFile(p(c.out + "/" + split + ".npz"))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Errorf("%s: %s.npz differs from the matrix's (%v)", c.labels, split, err)
+			}
+		}
+	}
+	err := bundleOf(p("bad.csv"), "joy", "bad")
+	if want := p("bad.csv") + ": row 0, ['joy', 'love]: a quote not closed: want a list of labels"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("a list not closed: %v, want %q…", err, want)
 	}
 }

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ccsets/ccs/bundle"
+)
+
+// csvLabelLists reads a CSV column's values as several labels a row where
+// every value is a list, as pandas writes a column of lists
+// (['joy', 'love']) or json.dumps does (["joy", "love"]): "[]" and an
+// empty cell are no label. ok is false where a value is no list (one
+// label a row). Lists of integers ([3, 16]) are label numbers (names
+// nil); lists of strings are names, numbered in their sorted order, as a
+// Parquet list column's are.
+func csvLabelLists(values []string, source string) (sets [][]int32, names []string, ok bool, err error) {
+	lists := make([][]string, len(values))
+	seen := false
+	for i, v := range values {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		if !strings.HasPrefix(v, "[") || !strings.HasSuffix(v, "]") {
+			return nil, nil, false, nil
+		}
+		seen = true
+		if lists[i], err = listItems(v[1 : len(v)-1]); err != nil {
+			return nil, nil, false, fmt.Errorf("%s: row %d, %s: %v: want a list of labels, such as [\"joy\", \"love\"] or ['joy', 'love']", source, i, v, err)
+		}
+	}
+	if !seen {
+		return nil, nil, false, nil
+	}
+	var flat []string
+	ints := true
+	for _, l := range lists {
+		for _, s := range l {
+			flat = append(flat, s)
+			if _, err := strconv.ParseInt(s, 10, 32); err != nil {
+				ints = false
+			}
+		}
+	}
+	var codes []int64
+	if ints {
+		for _, s := range flat {
+			n, _ := strconv.ParseInt(s, 10, 32)
+			codes = append(codes, n)
+		}
+	} else {
+		codes, names = bundle.LabelCodes(flat)
+	}
+	sets = make([][]int32, len(lists))
+	k := 0
+	for i, l := range lists {
+		for range l {
+			sets[i] = append(sets[i], int32(codes[k]))
+			k++
+		}
+		slices.Sort(sets[i])
+		sets[i] = slices.Compact(sets[i])
+	}
+	return sets, names, true, nil
+}
+
+// listItems splits the inside of a list literal — "'joy', 'love'",
+// "\"joy\", \"love\"", "3, 16" — into its items, unquoted.
+func listItems(s string) ([]string, error) {
+	var items []string
+	s = strings.TrimSpace(s)
+	for s != "" {
+		var item string
+		switch q := s[0]; q {
+		case '"', '\'':
+			end := 1
+			for end < len(s) && s[end] != q {
+				if s[end] == '\\' {
+					end++
+				}
+				end++
+			}
+			if end >= len(s) {
+				return nil, fmt.Errorf("a quote not closed")
+			}
+			item = s[1:end]
+			if q == '"' {
+				if u, err := strconv.Unquote(s[:end+1]); err == nil {
+					item = u
+				}
+			}
+			s = strings.TrimSpace(s[end+1:])
+		default:
+			end := strings.IndexByte(s, ',')
+			if end < 0 {
+				end = len(s)
+			}
+			item = strings.TrimSpace(s[:end])
+			if _, err := strconv.ParseInt(item, 10, 32); err != nil {
+				return nil, fmt.Errorf("%q is neither a quoted string nor an integer", item)
+			}
+			s = s[end:]
+		}
+		items = append(items, item)
+		if s == "" {
+			break
+		}
+		if s[0] != ',' {
+			return nil, fmt.Errorf("%q follows an item, where a comma should", s[:1])
+		}
+		s = strings.TrimSpace(s[1:])
+	}
+	return items, nil
+}
