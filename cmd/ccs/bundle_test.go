@@ -937,7 +937,8 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("emptyds/state.json"), []byte(`{"_data_files": []}`), 0o644)
 	os.Mkdir(p("halfdict"), 0o755)
 	os.WriteFile(p("halfdict/dataset_dict.json"), []byte(`{"splits": ["train"]}`), 0o644)
-	os.WriteFile(p("model.pt"), []byte("PK\x03\x04pickle"), 0o644) // torch.save
+	os.WriteFile(p("model.pt"), []byte("PK\x03\x04pickle"), 0o644)             // torch.save
+	os.WriteFile(p("labels.jsonl"), []byte(`{"labels": ["joy"]}`+"\n"), 0o644) // ds.to_json
 	u64 := array.NewUint64Builder(memory.DefaultAllocator)
 	for i := range n {
 		u64.Append(uint64(i%3) | uint64(i/399)<<63)
@@ -962,6 +963,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"shares over 1", []string{"-split", "0.6,0.2,0.2,0.2"}, true, "sum to 1.2, more than 1"},
 		{"every share 0", []string{"-split", "0,0,0,0"}, true, "the split shares [0 0 0 0] are all 0: give at least one split a share"},
 		{"unknown file type", []string{"-embeddings", p("emb.json")}, false, `emb.json: unknown file type ".json"`},
+		{"labels as JSON lines", []string{"-labels", p("labels.jsonl") + ":labels"}, false, `labels.jsonl: a JSON-lines file, which ccs does not read: write the column as CSV (df.to_csv("labels.csv"), -labels labels.csv:COLUMN) or Parquet (ds.to_parquet("labels.parquet"))`},
 		{"not Arrow", []string{"-embeddings", p("csv.arrow")}, false, "csv.arrow: not a readable Arrow IPC stream or file"},
 		{"cut Arrow", []string{"-embeddings", p("cut.arrow")}, false, "cut.arrow: record batch "},
 		{"Arrow labels column absent", []string{"-labels", p("hf.arrow") + ":class"}, false, `hf.arrow: no column "class"`},
@@ -981,7 +983,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"string labels of three dimensions", []string{"-labels", p("names3d.npy")}, false, "names3d.npy: shape (400, 1, 1), want one label per row"},
 		// A multi-hot matrix is several labels a row (the rows their own
 		// queries: TestBundleLabelSets), which some flags do not go with.
-		{"a multi-hot matrix with an OOD label by name", []string{"-labels", p("multihot.npy"), "-ood-classes", "bee"}, true, `bundle: -ood-classes "bee": "bee" is not an integer label (a multi-hot matrix's labels are its columns, 0 to 2)`},
+		{"a multi-hot matrix with an OOD label by name", []string{"-labels", p("multihot.npy"), "-ood-classes", "bee"}, true, `bundle: -ood-classes "bee": "bee" is not an integer label (a multi-hot matrix's labels are its columns, 0 to 2): give its column's number (MultiLabelBinarizer's classes_.index("bee")), or the labels as lists of names`},
 		{"a multi-hot matrix with an OOD label past its columns", []string{"-labels", p("multihot.npy"), "-ood-classes", "7"}, true, `bundle: -ood-classes "7": label 7 is not a column of the multi-hot matrix (0 to 2)`},
 		{"a multi-hot matrix whose every row is OOD", []string{"-labels", p("multihot.npy"), "-ood-classes", "0,1"}, false, "bundle: every row carries an OOD label (0, 1): nothing is left in distribution"},
 		{"a multi-hot matrix with OOD rows", []string{"-labels", p("multihot.npy"), "-ood-rows", p("faults.csv") + ":fault"}, true, "bundle: -ood-rows " + p("faults.csv") + ":fault folds faults into one label a row, and " + p("multihot.npy") + " holds several a row: hold the faulty rows out yourself"},

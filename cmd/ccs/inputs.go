@@ -50,6 +50,8 @@ func inputKind(path string) (string, error) {
 		return ".parquet", nil
 	case ".tsv", ".csv", ".txt":
 		return ".txt", nil
+	case ".jsonl", ".ndjson":
+		return "", fmt.Errorf("%s: a JSON-lines file, which ccs does not read: write the column as CSV (df.to_csv(\"labels.csv\"), -labels labels.csv:COLUMN) or Parquet (ds.to_parquet(\"labels.parquet\")), a column of lists as several labels a row", path)
 	default:
 		if ext == "" && bundle.IsTable(path) { // a Hugging Face dataset's directory
 			return ".parquet", nil
