@@ -253,9 +253,41 @@ var docFixtures = map[string]func(t *testing.T){
 	"your-data.md": userEmbeddings,
 }
 
+// emotions writes "Several labels per row"'s walk-through's export:
+// emotions.npy, and emotions.csv, whose labels column holds each row's
+// emotions as pandas writes a column of lists, grief (the last, shifted
+// apart) among them; enough rows for its -reference 2000.
+func emotions(t *testing.T) {
+	t.Helper()
+	const n, c = 16000, 5
+	if err := os.MkdirAll("emo-src", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := multiLabelOOD(t, "emo-src", 8, n, 8, c, 6)
+	if err := os.Rename(filepath.Join("emo-src", "x.npy"), "emotions.npy"); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"anger", "fear", "joy", "love", "grief"}
+	var csv strings.Builder
+	csv.WriteString(",text,labels\n")
+	for i := range n {
+		var ls []string
+		for j := range c {
+			if m[i*c+j] == 1 {
+				ls = append(ls, "'"+names[j]+"'")
+			}
+		}
+		fmt.Fprintf(&csv, "%d,\"text %d, as written\",\"[%s]\"\n", i, i, strings.Join(ls, ", "))
+	}
+	if err := os.WriteFile("emotions.csv", []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // userEmbeddings is what a user brings: embeddings (float64, d = 8, 10
 // classes) and labels, queries with relevance pairs, and request bodies.
 func userEmbeddings(t *testing.T) {
+	emotions(t)
 	const n, d = 4000, 8
 	x32, x64, y := mixture(11, n, d, 10)
 	writeNPY64(t, "embeddings.npy", x64, n, d)
