@@ -124,8 +124,9 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		return err
 	}
 	var labels []string // each row's label, with -labels
+	var several labelSets
 	if o.Labels != "" {
-		if labels, err = readRowLabels(o.Labels, n, o.DB); err != nil {
+		if labels, several, err = readRowLabels(o.Labels, n, o.DB); err != nil {
 			return err
 		}
 	}
@@ -206,7 +207,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 			}
 			results[i] = retrieveResult{Anchor: i, Total: totals[k], Hits: hits[k], Truncated: len(hits[k]) < totals[k]}
 			if labels != nil {
-				results[i].counted(byLabel[k], distinct, labels)
+				results[i].counted(byLabel[k], distinct, labels, several)
 			}
 		}
 	}
@@ -227,7 +228,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		}
 		results[i] = retrieveResult{Anchor: i, Total: total, Hits: hits, Truncated: len(hits) < total}
 		if labels != nil {
-			results[i].labelled(labels, o.Limit)
+			results[i].labelled(labels, several, o.Limit)
 		}
 		if q.m > 1 {
 			prog.step(i+1, q.m, "")
@@ -511,7 +512,7 @@ func labelText(l string) string {
 // labelled counts r's hits (all of them) by their rows' labels, most
 // first (ties by label), then cuts the hits to limit (0: all) and keeps
 // the printed hits' labels.
-func (r *retrieveResult) labelled(labels []string, limit int) {
+func (r *retrieveResult) labelled(labels []string, several labelSets, limit int) {
 	count := map[string]int{}
 	for _, h := range r.Hits {
 		count[labels[h.Row]]++
@@ -520,22 +521,32 @@ func (r *retrieveResult) labelled(labels []string, limit int) {
 		r.Hits = slices.Clone(r.Hits[:limit]) // not the whole set's array
 	}
 	r.Truncated = len(r.Hits) < r.Total
-	r.setLabels(count, labels)
+	r.setLabels(count, labels, several)
 }
 
 // counted keeps r's label counts, byLabel (label numbers of distinct,
 // as labelNumbers gives them), and its hits' labels.
-func (r *retrieveResult) counted(byLabel map[int32]int, distinct, labels []string) {
+func (r *retrieveResult) counted(byLabel map[int32]int, distinct, labels []string, several labelSets) {
 	count := make(map[string]int, len(byLabel))
 	for l, c := range byLabel {
 		count[distinct[l]] = c
 	}
-	r.setLabels(count, labels)
+	r.setLabels(count, labels, several)
 }
 
 // setLabels keeps count as r's labels, most first (ties by label), and
-// the labels of r's hits.
-func (r *retrieveResult) setLabels(count map[string]int, labels []string) {
+// the labels of r's hits; with several labels a row, count's keys are
+// rows' labels together, counted for each of their labels.
+func (r *retrieveResult) setLabels(count map[string]int, labels []string, several labelSets) {
+	if several != nil { // by label, not by a row's labels together
+		each := map[string]int{}
+		for l, c := range count {
+			for _, name := range several[l] {
+				each[name] += c
+			}
+		}
+		count = each
+	}
 	r.Labels = make([]labelCount, 0, len(count))
 	for l, c := range count {
 		r.Labels = append(r.Labels, labelCount{l, c})
@@ -609,13 +620,32 @@ func labelsMismatch(arg string, got, n int, noun, src, warn string) error {
 // readRowLabels reads -labels, one label a row of the collection db of n
 // rows, as names: strings as they are (a missing mark too), a table's
 // null as bundle.NullMark, integers in decimal.
-func readRowLabels(arg string, n int, db string) ([]string, error) {
-	ids, names, missing, warn, err := readIDs(arg, "labels")
+func readRowLabels(arg string, n int, db string) ([]string, labelSets, error) {
+	li, err := readLabels(arg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	if li.sets != nil { // several labels a row: a multi-hot matrix or a list column
+		if len(li.sets) != n {
+			return nil, nil, labelsMismatch(arg, len(li.sets), n, "rows", db, "")
+		}
+		out, sets := make([]string, n), labelSets{}
+		for i, s := range li.sets {
+			names := make([]string, len(s))
+			for j, l := range s {
+				names[j] = strconv.Itoa(int(l))
+				if li.names != nil && int(l) < len(li.names) {
+					names[j] = li.names[l]
+				}
+			}
+			out[i] = strings.Join(names, ", ")
+			sets[out[i]] = names
+		}
+		return out, sets, nil
+	}
+	ids, names, missing, warn := li.ids, li.names, li.missing, li.warn
 	if len(ids) != n {
-		return nil, labelsMismatch(arg, len(ids), n, "rows", db, warn)
+		return nil, nil, labelsMismatch(arg, len(ids), n, "rows", db, warn)
 	}
 	out := make([]string, n)
 	for i, c := range ids {
@@ -628,8 +658,13 @@ func readRowLabels(arg string, n int, db string) ([]string, error) {
 			out[i] = strconv.FormatInt(c, 10)
 		}
 	}
-	return out, nil
+	return out, nil, nil
 }
+
+// labelSets are the labels of each row's label string, for labels of
+// several a row (readRowLabels: "joy, love" is joy and love), so that a
+// set's items are counted label by label, an item of two labels for each.
+type labelSets map[string][]string
 
 // retrieveSummary is a batch's set sizes.
 type retrieveSummary struct {

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -270,5 +272,79 @@ func TestBundleCSVLabelLists(t *testing.T) {
 	err := bundleOf(p("bad.csv"), "joy", "bad")
 	if want := p("bad.csv") + ": row 0, ['joy', 'love]: a quote not closed: want a list of labels"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("a list not closed: %v, want %q…", err, want)
+	}
+}
+
+// TestRetrieveLabelSets: ccs retrieve -labels with several labels a row
+// (a multi-hot matrix, or a CSV column of lists) counts a set's items
+// label by label — an item of two labels for each, as the matrix's
+// columns count them — where the matrix was refused and a list column
+// counted each combination as a label of its own.
+func TestRetrieveLabelSets(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, c = 300, 4
+	m := multiLabelOOD(t, dir, 9, n, 4, c, 0)
+	names := []string{"anger", "fear", "joy", "love"}
+	var lists strings.Builder
+	lists.WriteString("labels\n")
+	for i := range n {
+		var ls []string
+		for j := range c {
+			if m[i*c+j] == 1 {
+				ls = append(ls, "'"+names[j]+"'")
+			}
+		}
+		fmt.Fprintf(&lists, "\"[%s]\"\n", strings.Join(ls, ", "))
+	}
+	if err := os.WriteFile(p("lists.csv"), []byte(lists.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"bundle", "-embeddings", p("x.npy"), "-labels", p("m.npy"), "-k", "3", "-allow-fewer", "-out", p("b")},
+		{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-alpha", "0.1", "-out", p("s.json")},
+	} {
+		if err := run(io.Discard, io.Discard, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	for _, tc := range []struct {
+		labels string
+		name   func(j int) string
+	}{
+		{p("m.npy"), strconv.Itoa},
+		{p("lists.csv"), func(j int) string { return names[j] }},
+	} {
+		var out bytes.Buffer
+		if err := run(&out, io.Discard, []string{"retrieve", "-set", p("s.json"), "-db", p("x.npy"), "-anchor-index", "7", "-labels", tc.labels, "-json"}); err != nil {
+			t.Fatalf("%s: %v", tc.labels, err)
+		}
+		var doc struct {
+			Hits []struct {
+				Row int `json:"row"`
+			} `json:"hits"`
+			Labels []struct {
+				Label string `json:"label"`
+				Count int    `json:"count"`
+			} `json:"labels"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int{}
+		for _, h := range doc.Hits {
+			for j := range c {
+				if m[h.Row*c+j] == 1 {
+					want[tc.name(j)]++
+				}
+			}
+		}
+		got := map[string]int{}
+		for _, l := range doc.Labels {
+			got[l.Label] = l.Count
+		}
+		if len(doc.Hits) == 0 || !maps.Equal(got, want) {
+			t.Errorf("%s: labels %v over %d hits, want %v", tc.labels, got, len(doc.Hits), want)
+		}
 	}
 }
