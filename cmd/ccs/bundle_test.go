@@ -983,7 +983,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"string labels of three dimensions", []string{"-labels", p("names3d.npy")}, false, "names3d.npy: shape (400, 1, 1), want one label per row"},
 		// A multi-hot matrix is several labels a row (the rows their own
 		// queries: TestBundleLabelSets), which some flags do not go with.
-		{"a multi-hot matrix with an OOD label by name", []string{"-labels", p("multihot.npy"), "-ood-classes", "bee"}, true, `bundle: -ood-classes "bee": "bee" is not an integer label (a multi-hot matrix's labels are its columns, 0 to 2): give its column's number (MultiLabelBinarizer's classes_.index("bee")), or the labels as lists of names`},
+		{"a multi-hot matrix with an OOD label by name", []string{"-labels", p("multihot.npy"), "-ood-classes", "bee"}, true, `bundle: -ood-classes "bee": "bee" is not an integer label (a multi-hot matrix's labels are its columns, 0 to 2): give its column's number (list(mlb.classes_).index("bee"), mlb the MultiLabelBinarizer), or the labels as lists of names`},
 		{"a multi-hot matrix with an OOD label past its columns", []string{"-labels", p("multihot.npy"), "-ood-classes", "7"}, true, `bundle: -ood-classes "7": label 7 is not a column of the multi-hot matrix (0 to 2)`},
 		{"a multi-hot matrix whose every row is OOD", []string{"-labels", p("multihot.npy"), "-ood-classes", "0,1"}, false, "bundle: every row carries an OOD label (0, 1): nothing is left in distribution"},
 		{"a multi-hot matrix with OOD rows", []string{"-labels", p("multihot.npy"), "-ood-rows", p("faults.csv") + ":fault"}, true, "bundle: -ood-rows " + p("faults.csv") + ":fault folds faults into one label a row, and " + p("multihot.npy") + " holds several a row: hold the faulty rows out yourself"},
