@@ -22,13 +22,27 @@ type Sample struct {
 	A           int
 	Activations []float64 // N×A, or nil
 	Labels      []int64   // N, or nil
+	// SeveralLabels says that the sample's rows carry several labels
+	// each (a bundle of several labels a row: no one label an anchor),
+	// which a detector of classes cannot fit on.
+	SeveralLabels bool
+}
+
+// needsLabels is the reason a detector of classes (name) cannot fit on
+// train, which has no one label a row.
+func needsLabels(name string, train Sample) error {
+	if train.SeveralLabels {
+		return unavailable(name, "one training label a row (the training rows carry several)")
+	}
+	return unavailable(name, "training labels")
 }
 
 // SampleOf takes a bundle's anchors (their features, logits, activations
 // and labels) as a sample.
 func SampleOf(b *bundle.Bundle) Sample {
 	return Sample{N: b.N, D: b.D, Features: widen(b.Anchors), C: b.C, Logits: widen(b.Logits),
-		A: b.A, Activations: widen(b.Activations), Labels: b.Labels}
+		A: b.A, Activations: widen(b.Activations), Labels: b.Labels,
+		SeveralLabels: b.Labels == nil && b.PositiveLabelStart != nil}
 }
 
 func widen(x []float32) []float64 {
@@ -238,7 +252,7 @@ func (*Mahalanobis) Name() string { return "Mahalanobis" }
 // Fit implements Detector.
 func (m *Mahalanobis) Fit(train Sample) error {
 	if train.Labels == nil {
-		return unavailable("Mahalanobis", "training labels")
+		return needsLabels("Mahalanobis", train)
 	}
 	d := train.D
 	classes := map[int64][]int{}

@@ -300,3 +300,28 @@ func TestViMResidual(t *testing.T) {
 		t.Errorf("no classifier: %v, want ErrUnavailable", err)
 	}
 }
+
+// TestNeedsLabels: a detector of classes, on a training sample without
+// labels, says what it needs — one label a row where the rows carry
+// several (a bundle of several labels a row), labels otherwise.
+func TestNeedsLabels(t *testing.T) {
+	train := Sample{N: 4, D: 2, Features: make([]float64, 8)}
+	several := train
+	several.SeveralLabels = true
+	for _, c := range []struct {
+		name  string
+		det   Detector
+		train Sample
+		want  string
+	}{
+		{"Mahalanobis, no labels", &Mahalanobis{}, train, "Mahalanobis: " + ErrUnavailable.Error() + ": needs training labels"},
+		{"Mahalanobis, several a row", &Mahalanobis{}, several, "Mahalanobis: " + ErrUnavailable.Error() + ": needs one training label a row (the training rows carry several)"},
+		{"CIDER, no labels", &CIDER{}, train, "CIDER: " + ErrUnavailable.Error() + ": needs training labels"},
+		{"CIDER, several a row", &CIDER{}, several, "CIDER: " + ErrUnavailable.Error() + ": needs one training label a row (the training rows carry several)"},
+	} {
+		err := c.det.Fit(c.train)
+		if err == nil || err.Error() != c.want || !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}

@@ -81,7 +81,7 @@ func (c *CIDER) Fit(train Sample) error { return c.FitContext(context.Background
 func (c *CIDER) FitContext(ctx context.Context, train Sample) error {
 	c.defaults()
 	if train.Labels == nil {
-		return unavailable("CIDER", "training labels")
+		return needsLabels("CIDER", train)
 	}
 	if train.N <= c.K {
 		return fmt.Errorf("CIDER: %d training features for k = %d", train.N, c.K)
