@@ -12,13 +12,15 @@ import (
 // csvLabelLists reads a CSV column's values as several labels a row where
 // every value is a list, as pandas writes a column of lists
 // (['joy', 'love']) or json.dumps does (["joy", "love"]): "[]" and an
-// empty cell are no label. ok is false where a value is no list (one
-// label a row). Lists of integers ([3, 16]) are label numbers (names
+// empty cell are no label. ok is false where a value is no list, or none
+// reads as one ("[CLS]"): one label a row; a value that does not read as
+// a list among values that do is an error naming its row. Lists of integers ([3, 16]) are label numbers (names
 // nil); lists of strings are names, numbered in their sorted order, as a
 // Parquet list column's are.
 func csvLabelLists(values []string, source string) (sets [][]int32, names []string, ok bool, err error) {
 	lists := make([][]string, len(values))
-	seen := false
+	seen, bad := false, -1
+	var badErr error
 	for i, v := range values {
 		v = strings.TrimSpace(v)
 		if v == "" {
@@ -27,13 +29,20 @@ func csvLabelLists(values []string, source string) (sets [][]int32, names []stri
 		if !strings.HasPrefix(v, "[") || !strings.HasSuffix(v, "]") {
 			return nil, nil, false, nil
 		}
-		seen = true
+		var err error
 		if lists[i], err = listItems(v[1 : len(v)-1]); err != nil {
-			return nil, nil, false, fmt.Errorf("%s: row %d, %s: %v: want a list of labels, such as [\"joy\", \"love\"] or ['joy', 'love']", source, i, v, err)
+			if bad < 0 {
+				bad, badErr = i, err
+			}
+			continue
 		}
+		seen = true
 	}
-	if !seen {
+	switch {
+	case !seen: // no value a list: names in brackets, one a row ("[CLS]")
 		return nil, nil, false, nil
+	case bad >= 0:
+		return nil, nil, false, fmt.Errorf("%s: row %d, %s: %v: want a list of labels, such as [\"joy\", \"love\"] or ['joy', 'love']", source, bad, strings.TrimSpace(values[bad]), badErr)
 	}
 	var flat []string
 	ints := true

@@ -225,7 +225,8 @@ func TestOODByClassSeveralLabels(t *testing.T) {
 // as several labels a row: the same bundles, byte for byte, as the
 // multi-hot matrix whose columns are the names in sorted order, and
 // -ood-classes takes the names; a list not closed is refused, naming the
-// file, the row and the form wanted.
+// file, the row and the form wanted; names in brackets that are no lists
+// ([CLS]) are one label a row.
 func TestBundleCSVLabelLists(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
@@ -268,6 +269,20 @@ func TestBundleCSVLabelLists(t *testing.T) {
 				t.Errorf("%s: %s.npz differs from the matrix's (%v)", c.labels, split, err)
 			}
 		}
+	}
+	// Names in brackets, none a list of quoted names or integers, are
+	// one label a row.
+	var brackets strings.Builder
+	brackets.WriteString("labels\n")
+	for i := range n {
+		fmt.Fprintf(&brackets, "[%s]\n", []string{"CLS", "SEP"}[i%2])
+	}
+	if err := os.WriteFile(p("brackets.csv"), []byte(brackets.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("x.npy"), "-labels", p("brackets.csv"), "-k", "3", "-out", p("brackets")}); err != nil || strings.Contains(stderr.String(), "several a row") {
+		t.Errorf("labels [CLS] and [SEP]: %v, %s; want one label a row", err, stderr.String())
 	}
 	err := bundleOf(p("bad.csv"), "joy", "bad")
 	if want := p("bad.csv") + ": row 0, ['joy', 'love]: a quote not closed: want a list of labels"; err == nil || !strings.HasPrefix(err.Error(), want) {
