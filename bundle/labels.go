@@ -75,6 +75,12 @@ func SetLabelsNamed(classes, names []string, c int) ([]int64, error) {
 		}
 		j := slices.Index(names, s)
 		if j < 0 {
+			if v, err := strconv.ParseInt(s, 10, 64); err == nil && v >= 0 && v < int64(len(names)) {
+				// A column's number, as a multi-hot matrix has them:
+				// MultiLabelBinarizer numbers names in sorted order.
+				return nil, fmt.Errorf("%q is not among the labels (%s): the labels are names, and a multi-hot matrix of them (MultiLabelBinarizer) numbers them in sorted order, in which %d is %q",
+					s, labelList(seq64(len(names)), MakeConfig{LabelNames: names}), v, slices.Sorted(slices.Values(names))[v])
+			}
 			return nil, notAmong(s, names)
 		}
 		out = append(out, int64(j))

@@ -150,30 +150,6 @@ func TestLabelCodes(t *testing.T) {
 	}
 }
 
-// TestSetLabelsNamed: held-out labels of several labels a row are a
-// matrix's columns, or the labels named so in any order; a column past
-// the matrix, or a name not among them, is refused, naming the nearest.
-func TestSetLabelsNamed(t *testing.T) {
-	t.Parallel()
-	names := []string{"owl", "cat", "dog"} // a list column's values, not sorted
-	for _, c := range []struct {
-		classes, names []string
-		want           []int64
-		err            string
-	}{
-		{[]string{"2", "0", "2"}, nil, []int64{2, 0}, ""},
-		{[]string{"dog", "owl"}, names, []int64{2, 0}, ""},
-		{[]string{"3"}, nil, nil, "label 3 is not a column of the multi-hot matrix (0 to 2)"},
-		{[]string{"dog"}, nil, nil, `"dog" is not an integer label (a multi-hot matrix's labels are its columns, 0 to 2)`},
-		{[]string{"cats"}, names, nil, `"cats" is not among the labels ("owl", "cat", "dog"): did you mean "cat"?`},
-	} {
-		got, err := SetLabelsNamed(c.classes, c.names, 3)
-		if c.err == "" && (err != nil || !slices.Equal(got, c.want)) || c.err != "" && (err == nil || err.Error() != c.err) {
-			t.Errorf("SetLabelsNamed(%q, %q, 3) = %v, %v; want %v, %q", c.classes, c.names, got, err, c.want, c.err)
-		}
-	}
-}
-
 // TestMakeNamesClasses: with string labels' names, the plan's messages name
 // a class by its string.
 func TestMakeNamesClasses(t *testing.T) {
@@ -510,6 +486,33 @@ func TestLabelsFloatHint(t *testing.T) {
 		_, _, err := Labels(Float32([]float32{0, 1, 1}, 3), "blocks.npy", c.what)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.what, err, c.want)
+		}
+	}
+}
+
+// TestSetLabelsNamed: held-out labels of several a row, by column number
+// for a matrix, by name for lists; a number given for names says which
+// name a MultiLabelBinarizer's column of that number is (sorted order).
+func TestSetLabelsNamed(t *testing.T) {
+	t.Parallel()
+	names := []string{"joy", "anger", "grief"} // in the lists' order, not sorted
+	for _, c := range []struct {
+		classes, names []string
+		c              int
+		want           []int64
+		err            string
+	}{
+		{[]string{"2", "0", "2"}, nil, 3, []int64{2, 0}, ""},
+		{[]string{"grief"}, names, 3, []int64{2}, ""},
+		{[]string{"grief"}, nil, 3, nil, `"grief" is not an integer label (a multi-hot matrix's labels are its columns, 0 to 2): give its column's number (list(mlb.classes_).index("grief"), mlb the MultiLabelBinarizer)`},
+		{[]string{"5"}, nil, 3, nil, "label 5 is not a column of the multi-hot matrix (0 to 2)"},
+		{[]string{"greif"}, names, 3, nil, `"greif" is not among the labels ("joy", "anger", "grief")`},
+		{[]string{"angr"}, names, 3, nil, `"angr" is not among the labels ("joy", "anger", "grief"): did you mean "anger"?`},
+		{[]string{"1"}, names, 3, nil, `"1" is not among the labels ("joy", "anger", "grief"): the labels are names, and a multi-hot matrix of them (MultiLabelBinarizer) numbers them in sorted order, in which 1 is "grief"`},
+	} {
+		got, err := SetLabelsNamed(c.classes, c.names, c.c)
+		if c.err == "" && (err != nil || !slices.Equal(got, c.want)) || c.err != "" && (err == nil || !strings.HasPrefix(err.Error(), c.err)) {
+			t.Errorf("SetLabelsNamed(%q, %q) = %v, %v; want %v, %q", c.classes, c.names, got, err, c.want, c.err)
 		}
 	}
 }
