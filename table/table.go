@@ -673,6 +673,58 @@ func NoColumn(path, column string, schema *arrow.Schema) error {
 	return fmt.Errorf("%s: no column %q (the columns: %s)%s", path, column, Columns(schema), didYouMean(column, schema))
 }
 
+// ClassLabelNames are the class names of column, a Hugging Face
+// ClassLabel, that schema's metadata holds: the key "huggingface" of the
+// Arrow files save_to_disk writes (and of the Parquet files to_parquet
+// writes), a JSON document whose "info" → "features" → column is
+// {"_type": "ClassLabel", "names": [...]}; class id i is names[i], in
+// the dataset's order (not sorted). nil, nil where the metadata says
+// nothing of column (no such key, no such feature, or a feature of
+// another type); an error, saying what is wrong, where it calls column a
+// ClassLabel but is no JSON or its names no list of distinct strings.
+func ClassLabelNames(schema *arrow.Schema, column string) ([]string, error) {
+	md := schema.Metadata()
+	raw, ok := md.GetValue("huggingface")
+	if !ok {
+		return nil, nil
+	}
+	var doc struct {
+		Info struct {
+			Features map[string]json.RawMessage `json:"features"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+		return nil, fmt.Errorf("the schema's \"huggingface\" metadata is no JSON document of a dataset's info (%v)", err)
+	}
+	feat, ok := doc.Info.Features[column]
+	if !ok {
+		return nil, nil
+	}
+	var cl struct {
+		Type  string          `json:"_type"`
+		Names json.RawMessage `json:"names"`
+	}
+	if json.Unmarshal(feat, &cl) != nil || cl.Type != "ClassLabel" {
+		return nil, nil
+	}
+	var names []string
+	if err := json.Unmarshal(cl.Names, &names); err != nil || len(names) == 0 {
+		got := string(cl.Names)
+		if got == "" || got == "null" {
+			got = "none"
+		}
+		return nil, fmt.Errorf("the ClassLabel feature %q of the schema's \"huggingface\" metadata has names %.40s, not a list of strings", column, got)
+	}
+	seen := make(map[string]int, len(names))
+	for i, n := range names {
+		if j, dup := seen[n]; dup {
+			return nil, fmt.Errorf("the ClassLabel feature %q of the schema's \"huggingface\" metadata names classes %d and %d both %q", column, j, i, n)
+		}
+		seen[n] = i
+	}
+	return names, nil
+}
+
 // Columns lists schema's columns, `"name" type` each, comma-separated.
 func Columns(schema *arrow.Schema) string {
 	each := make([]string, schema.NumFields())

@@ -953,3 +953,39 @@ func readArrow(r io.ReaderAt, size, limit int64) (arrow.Table, error) {
 		return scanArrow(r, size, limit, func(s *arrow.Schema) error { return start(s, -1) }, batch)
 	})
 }
+
+// TestClassLabelNames: a Hugging Face ClassLabel's names, in id order;
+// nothing where the metadata says nothing of the column; an error that
+// says what is wrong where it lies.
+func TestClassLabelNames(t *testing.T) {
+	hf := func(features string) *arrow.Schema {
+		md := arrow.NewMetadata([]string{"huggingface"}, []string{`{"info": {"features": ` + features + `}}`})
+		return arrow.NewSchema([]arrow.Field{{Name: "label", Type: arrow.PrimitiveTypes.Int64}}, &md)
+	}
+	for _, tc := range []struct {
+		name   string
+		schema *arrow.Schema
+		want   []string
+		err    string
+	}{
+		{"names in id order", hf(`{"label": {"names": ["T-shirt/top", "Trouser", "Bag"], "_type": "ClassLabel"}}`), []string{"T-shirt/top", "Trouser", "Bag"}, ""},
+		{"no metadata", arrow.NewSchema([]arrow.Field{{Name: "label", Type: arrow.PrimitiveTypes.Int64}}, nil), nil, ""},
+		{"another column", hf(`{"fine": {"names": ["a"], "_type": "ClassLabel"}}`), nil, ""},
+		{"a Value", hf(`{"label": {"dtype": "int64", "_type": "Value"}}`), nil, ""},
+		{"malformed JSON", hf(`{"label": {"names": ["a", `), nil, `"huggingface" metadata is no JSON document`},
+		{"names no list", hf(`{"label": {"names": "a,b", "_type": "ClassLabel"}}`), nil, `ClassLabel feature "label" of the schema's "huggingface" metadata has names "a,b", not a list of strings`},
+		{"names of numbers", hf(`{"label": {"names": [1, 2], "_type": "ClassLabel"}}`), nil, `has names [1, 2], not a list of strings`},
+		{"no names", hf(`{"label": {"num_classes": 2, "_type": "ClassLabel"}}`), nil, `has names none, not a list of strings`},
+		{"a name twice", hf(`{"label": {"names": ["a", "b", "a"], "_type": "ClassLabel"}}`), nil, `names classes 0 and 2 both "a"`},
+	} {
+		got, err := ClassLabelNames(tc.schema, "label")
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.err)
+		case !slices.Equal(got, tc.want):
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
