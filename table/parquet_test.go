@@ -22,14 +22,19 @@ import (
 )
 
 // writeParquet writes columns (arrays of equal length) to a Parquet file,
-// in row groups of chunk rows.
-func writeParquet(t *testing.T, path string, names []string, cols []arrow.Array, chunk int64) {
+// in row groups of chunk rows, with md (at most one) as its schema's
+// metadata, which pqarrow writes as the file's key-value metadata.
+func writeParquet(t *testing.T, path string, names []string, cols []arrow.Array, chunk int64, md ...arrow.Metadata) {
 	t.Helper()
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: names[i], Type: c.DataType(), Nullable: true}
 	}
-	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(cols[0].Len()))
+	var meta *arrow.Metadata
+	if len(md) > 0 {
+		meta = &md[0]
+	}
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, meta), cols, int64(cols[0].Len()))
 	defer rec.Release()
 	tbl := array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
 	defer tbl.Release()

@@ -113,6 +113,8 @@ func ReadTableColumn(path string, pick func(*arrow.Schema) (int, error)) (tbl ar
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
+	md := parquetMetadata(pf)
+	schema = arrow.NewSchema(schema.Fields(), &md)
 	if col, err = pick(schema); err != nil {
 		return nil, 0, err
 	}
@@ -134,7 +136,35 @@ func ReadTableColumn(path string, pick func(*arrow.Schema) (int, error)) (tbl ar
 	if tbl, err = fr.ReadRowGroups(context.Background(), leaves, groups); err != nil {
 		return nil, 0, fmt.Errorf("%s: column %q: %w", path, schema.Field(col).Name, err)
 	}
-	return tbl, 0, nil
+	return withMetadata(tbl, md), 0, nil
+}
+
+// parquetMetadata is a Parquet file's key-value metadata, but the Arrow
+// schema pyarrow stores in it: a Hugging Face dataset's features (key
+// "huggingface") among them, which pqarrow (arrow-go v18.8.0) leaves out
+// of the schema it reads.
+func parquetMetadata(pf *file.Reader) arrow.Metadata {
+	var keys, values []string
+	for _, kv := range pf.MetaData().KeyValueMetadata() {
+		if kv.Key != "ARROW:schema" && kv.Value != nil {
+			keys, values = append(keys, kv.Key), append(values, *kv.Value)
+		}
+	}
+	return arrow.NewMetadata(keys, values)
+}
+
+// withMetadata is tbl with md as its schema's metadata, tbl released;
+// tbl itself where md is empty.
+func withMetadata(tbl arrow.Table, md arrow.Metadata) arrow.Table {
+	if md.Len() == 0 {
+		return tbl
+	}
+	defer tbl.Release()
+	cols := make([]arrow.Column, tbl.NumCols())
+	for i := range cols {
+		cols[i] = *tbl.Column(i)
+	}
+	return array.NewTable(arrow.NewSchema(tbl.Schema().Fields(), &md), cols, tbl.NumRows())
 }
 
 // scanColumn is ReadTableColumn of any table but a Parquet file: the
@@ -273,11 +303,20 @@ func readParquetTable(path string) (arrow.Table, error) {
 		return nil, err
 	}
 	defer f.Close()
-	tbl, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	pf, err := file.NewParquetReader(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return tbl, nil
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return withMetadata(tbl, parquetMetadata(pf)), nil
 }
 
 // scanTable reads what ReadTable reads a record batch at a time, so that
