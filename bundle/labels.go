@@ -29,8 +29,9 @@ func LabelCodes(labels []string) (codes []int64, names []string) {
 }
 
 // ClassesNamed resolves held-out classes as a user names them (ccs bundle's
-// -ood-classes): with names (string labels, LabelCodes), each must be one
-// of them, and becomes its code; without, each must be an integer.
+// -ood-classes): with names (string labels, LabelCodes, or a Hugging Face
+// ClassLabel's, label j is names[j]), each must be one of them, and
+// becomes its code; without, each must be an integer.
 func ClassesNamed(classes []string, names []string) ([]int64, error) {
 	out := make([]int64, 0, len(classes))
 	for _, c := range classes {
@@ -42,8 +43,8 @@ func ClassesNamed(classes []string, names []string) ([]int64, error) {
 			out = append(out, v)
 			continue
 		}
-		j, ok := slices.BinarySearch(names, c)
-		if !ok {
+		j := slices.Index(names, c) // sorted (LabelCodes), or a ClassLabel's in id order
+		if j < 0 {
 			if err := joinedClass(c, names); err != nil {
 				return nil, err
 			}

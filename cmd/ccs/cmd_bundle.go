@@ -274,6 +274,12 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if err := rowsLineUp(out, o.Labels, "labels", len(labels), emb, warn); err != nil {
 			return err
 		}
+		if li.note != "" {
+			out.warn(li.note)
+		}
+		if li.classLabel && oodClasses != nil {
+			oodClasses = classLabelIDs(oodClasses, names)
+		}
 		if o.OODRows != "" {
 			rows, rowNames, marks, _, err := readIDs(o.OODRows, "ood-rows")
 			if err != nil {
@@ -292,11 +298,15 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				return err
 			}
 		}
-		if cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no label, as -1 does
+		switch {
+		case li.classLabel && cfg.MissingLabels != bundle.MissingClass:
+			// A ClassLabel's names are classes (its -1 marks no label):
+			// the ids stay the dataset's.
+		case cfg.MissingLabels != bundle.MissingClass: // "" and "nan" mark no label, as -1 does
 			labels, names, cfg.MissingNames = bundle.MissingStrings(labels, names)
-		} else if names != nil {
+		case names != nil:
 			// A class of its own: named, as the other string labels are.
-			labels, names, li.missing = nullClass(labels, names, li.missing)
+			labels, names, li.missing = nullClass(labels, names, li.missing, li.classLabel)
 		}
 		// A text file's integers' missing marks as written, a table's nulls.
 		cfg.MissingNames = mergeMissing(cfg.MissingNames, li.missing)
@@ -778,9 +788,10 @@ func mergeMissing(a, b map[int64]string) map[int64]string {
 // named "null" among names, in its sorted place ("(null)" where a label
 // is "null"): a negative class among string labels left a class-
 // conditional set without its classes' names (conformal.Set.ClassNames),
-// every class then named by its number. Without such rows, labels,
-// names and missing are returned as they are.
-func nullClass(labels []int64, names []string, missing map[int64]string) ([]int64, []string, map[int64]string) {
+// every class then named by its number; last where names are a
+// ClassLabel's (appended: the ids stay the dataset's). Without such
+// rows, labels, names and missing are returned as they are.
+func nullClass(labels []int64, names []string, missing map[int64]string, appended bool) ([]int64, []string, map[int64]string) {
 	code, found := int64(0), false
 	for c, m := range missing {
 		if m == bundle.NullMark {
@@ -795,6 +806,9 @@ func nullClass(labels []int64, names []string, missing map[int64]string) ([]int6
 		name = "(" + name + ")"
 	}
 	j, _ := slices.BinarySearch(names, name)
+	if appended {
+		j = len(names)
+	}
 	names = slices.Insert(slices.Clone(names), j, name)
 	out := make([]int64, len(labels))
 	for i, l := range labels {

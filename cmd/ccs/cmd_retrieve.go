@@ -652,7 +652,7 @@ func readRowLabels(arg string, n int, db string) ([]string, labelSets, error) {
 		switch m, ok := missing[c]; {
 		case ok:
 			out[i] = m
-		case names != nil:
+		case names != nil && c >= 0 && c < int64(len(names)): // a ClassLabel's -1 is no name's
 			out[i] = names[c]
 		default:
 			out[i] = strconv.FormatInt(c, 10)

@@ -229,6 +229,11 @@ type labelsInput struct {
 	// strs says a list column's labels (names) are strings, not
 	// integers: which of them mark a missing label.
 	strs bool
+	// classLabel says names are a Hugging Face ClassLabel's (ids the
+	// dataset's, names[i] class i's, in its order, not sorted); note,
+	// why a ClassLabel's names were not used, where they lie.
+	classLabel bool
+	note       string
 }
 
 // readLabels reads -labels, reading each file once: several labels a row
@@ -301,7 +306,12 @@ func readLabels(arg string) (labelsInput, error) {
 			return labelsInput{sets: sets, names: names, strs: strs, c: max(2, len(names))}, nil
 		}
 		ids, names, missing, _, err := tableIDs(path, tbl, col, "labels", true)
-		return labelsInput{ids: ids, names: names, missing: missing}, err
+		li := labelsInput{ids: ids, names: names, missing: missing}
+		if err == nil && names == nil {
+			li.names, li.note = classLabelNames(path, tbl.Schema().Field(col).Name, tbl.Schema(), ids)
+			li.classLabel = li.names != nil
+		}
+		return li, err
 	}
 	a, got, err := readArray(path, name, "labels")
 	if err != nil {
@@ -317,6 +327,40 @@ func readLabels(arg string) (labelsInput, error) {
 	}
 	ids, names, err := bundle.Labels(a, source, "labels")
 	return labelsInput{ids: ids, names: names}, err
+}
+
+// classLabelNames are the names of a table's integer labels (ids, of
+// column) when the schema's metadata calls it a Hugging Face ClassLabel
+// (table.ClassLabelNames): label i is names[i]. Metadata that lies — no
+// JSON, names no list of distinct strings, or fewer names than the ids
+// used — is ignored, the labels left numbers, and note says why.
+func classLabelNames(path, column string, schema *arrow.Schema, ids []int64) (names []string, note string) {
+	names, err := table.ClassLabelNames(schema, column)
+	if err != nil {
+		return nil, fmt.Sprintf("%s: %v: its classes are numbered, not named", path, err)
+	}
+	if names == nil {
+		return nil, ""
+	}
+	top := slices.Max(append([]int64{-1}, ids...))
+	if top >= int64(len(names)) {
+		return nil, fmt.Sprintf("%s: the ClassLabel feature %q of the schema's \"huggingface\" metadata names %d classes, but the column holds class %d: its classes are numbered, not named (ds.cast_column(%q, ClassLabel(names=…)) names them all)", path, column, len(names), top, column)
+	}
+	return names, ""
+}
+
+// classLabelIDs are -ood-classes as written, where the labels are a
+// ClassLabel's (names, in the dataset's id order): an integer in range
+// that names no class is the class of that id, its name (-ood-classes 1
+// as before the names were read: "Trouser").
+func classLabelIDs(classes, names []string) []string {
+	out := slices.Clone(classes)
+	for i, c := range classes {
+		if v, err := strconv.ParseInt(c, 10, 64); err == nil && v >= 0 && v < int64(len(names)) && !slices.Contains(names, c) {
+			out[i] = names[v]
+		}
+	}
+	return out
 }
 
 // readLines is a text file's lines (CRLF or LF, the last newline

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/ccsets/ccs/bundle"
+)
+
+// nullLabel is a label writeClassLabelTable writes as a null.
+const nullLabel = -99
+
+// writeClassLabelTable writes n float32 rows of d and their integer
+// labels y as a Hugging Face dataset does: columns "embedding" and
+// "label" (int64, -1 for none, null for nullLabel), the schema's metadata "huggingface"
+// holding features (a ClassLabel's names), as an Arrow IPC stream
+// (save_to_disk's shard) or, with parquet, a Parquet file (to_parquet).
+func writeClassLabelTable(t *testing.T, path string, x []float32, y []int64, d int, features string, parquet bool) {
+	t.Helper()
+	var md arrow.Metadata
+	if features != "" {
+		md = arrow.NewMetadata([]string{"huggingface"}, []string{`{"info": {"features": ` + features + `}}`})
+	}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "embedding", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32)},
+		{Name: "label", Type: arrow.PrimitiveTypes.Int64},
+	}, &md)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i, l := range y {
+		lb := b.Field(0).(*array.ListBuilder)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Float32Builder).AppendValues(x[i*d:(i+1)*d], nil)
+		if l == nullLabel {
+			b.Field(1).(*array.Int64Builder).AppendNull()
+		} else {
+			b.Field(1).(*array.Int64Builder).Append(l)
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	if parquet {
+		tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
+		defer tbl.Release()
+		if err := pqarrow.WriteTable(tbl, &buf, 500, nil, pqarrow.DefaultWriterProps()); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBundleClassLabelNames: a Hugging Face dataset's ClassLabel column
+// (save_to_disk's directory, to_parquet's file) bundles with its classes
+// named by the features' names, in the dataset's id order (not sorted:
+// the bundles are those of the bare ids), -ood-classes by name or by id;
+// metadata that lies is ignored, the classes numbered, with a warning
+// that says what is wrong.
+func TestBundleClassLabelNames(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 600, 4
+	x32, _, y := mixture(35, n, d, 3)
+	y[5], y[17] = -1, -1 // no label, as Hugging Face marks it
+	// Unsorted, and "Unknown" a class of its own (a ClassLabel's -1 is
+	// its missing mark): names[i] is class i.
+	names := []string{"Unknown", "Trouser", "Pullover"}
+	features := `{"embedding": {"feature": {"dtype": "float32", "_type": "Value"}, "_type": "Sequence"}, "label": {"names": ["Unknown", "Trouser", "Pullover"], "_type": "ClassLabel"}}`
+	os.Mkdir(p("ds"), 0o755)
+	writeClassLabelTable(t, p("ds/data-00000-of-00001.arrow"), x32, y, d, features, false)
+	os.WriteFile(p("ds/state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
+	writeClassLabelTable(t, p("ds.parquet"), x32, y, d, features, true)
+	os.Mkdir(p("bare"), 0o755)
+	writeClassLabelTable(t, p("bare/data-00000-of-00001.arrow"), x32, y, d, "", false)
+	os.WriteFile(p("bare/state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
+	bundleOf := func(src, out string, extra ...string) (string, error) {
+		var stderr bytes.Buffer
+		args := append([]string{"bundle", "-embeddings", src, "-labels", src + ":label", "-out", p(out), "-k", "5",
+			"-ood-cal-share", "0.1", "-seed", "3", "-missing-labels", "drop"}, extra...)
+		err := run(io.Discard, &stderr, args)
+		return stderr.String(), err
+	}
+	manifest := func(out string) bundle.Manifest {
+		var m bundle.Manifest
+		raw, err := os.ReadFile(p(out + "/manifest.json"))
+		if err != nil || json.Unmarshal(raw, &m) != nil {
+			t.Fatalf("%s: manifest: %v", out, err)
+		}
+		return m
+	}
+	if _, err := bundleOf(p("bare"), "bare-b", "-ood-classes", "1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ src, out, ood string }{
+		{p("ds"), "ds-name", "Trouser"},
+		{p("ds"), "ds-id", "1"},
+		{p("ds.parquet"), "pq-name", "Trouser"},
+	} {
+		stderr, err := bundleOf(c.src, c.out, "-ood-classes", c.ood)
+		if err != nil {
+			t.Fatalf("%s -ood-classes %s: %v", c.src, c.ood, err)
+		}
+		if strings.Contains(stderr, "metadata") {
+			t.Errorf("%s: %s", c.src, stderr)
+		}
+		m := manifest(c.out)
+		if !slices.Equal(m.LabelNames, names) {
+			t.Errorf("%s: label_names %q, want the ClassLabel's %q", c.src, m.LabelNames, names)
+		}
+		// The ids are the dataset's: the same bundles as its bare ids'.
+		for _, f := range []string{"fit", "val", "cal", "test", "ood", "ood-cal"} {
+			a, _ := os.ReadFile(p("bare-b/" + f + ".npz"))
+			b, err := os.ReadFile(p(c.out + "/" + f + ".npz"))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Errorf("%s -ood-classes %s: %s.npz differs from the bare ids' (%v)", c.src, c.ood, f, err)
+			}
+		}
+	}
+	// retrieve -labels names each hit's class, a -1 by its number.
+	if labels, _, err := readRowLabels(p("ds")+":label", n, "db"); err != nil || labels[1] != names[y[1]] || labels[5] != "-1" {
+		t.Errorf("retrieve -labels of a ClassLabel: %v, rows 1 and 5 %q, %q, want %q, \"-1\"", err, labels[1], labels[5], names[y[1]])
+	}
+	if _, err := bundleOf(p("ds"), "ds-bad", "-ood-classes", "Trousers"); err == nil || !strings.Contains(err.Error(), `"Trousers" is not among the labels`) || !strings.Contains(err.Error(), `did you mean "Trouser"?`) {
+		t.Errorf("-ood-classes Trousers: %v", err)
+	}
+	// -missing-labels class: a null row's class comes last, named
+	// "null", the dataset's ids kept.
+	yn := slices.Clone(y)
+	for i := 5; i < n; i += 30 { // 20 nulls: a class of them splits
+		yn[i] = nullLabel
+	}
+	yn[17] = 0
+	os.Mkdir(p("nulls"), 0o755)
+	lower := []string{"unknown", "trouser", "pullover"} // "null" sorts among them
+	writeClassLabelTable(t, p("nulls/data-00000-of-00001.arrow"), x32, yn, d, `{"label": {"names": ["unknown", "trouser", "pullover"], "_type": "ClassLabel"}}`, false)
+	os.WriteFile(p("nulls/state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
+	if _, err := bundleOf(p("nulls"), "nulls-b", "-missing-labels", "class", "-allow-fewer"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := manifest("nulls-b").LabelNames, append(lower, "null"); !slices.Equal(got, want) {
+		t.Errorf("-missing-labels class: label_names %q, want %q", got, want)
+	}
+	// Metadata that lies: ignored, the classes numbered, saying why.
+	for _, c := range []struct{ name, features, warn string }{
+		{"fewer names than ids", `{"label": {"names": ["Unknown", "Trouser"], "_type": "ClassLabel"}}`, `the ClassLabel feature "label" of the schema's "huggingface" metadata names 2 classes, but the column holds class 2: its classes are numbered, not named`},
+		{"names no list", `{"label": {"names": "Unknown,Trouser,Pullover", "_type": "ClassLabel"}}`, `has names "Unknown,Trouser,Pullover", not a list of strings: its classes are numbered, not named`},
+		{"malformed JSON", `{"label": {"names": [`, `metadata is no JSON document of a dataset's info`},
+	} {
+		os.RemoveAll(p("lie"))
+		os.Mkdir(p("lie"), 0o755)
+		writeClassLabelTable(t, p("lie/data-00000-of-00001.arrow"), x32, y, d, c.features, false)
+		os.WriteFile(p("lie/state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
+		os.RemoveAll(p("lie-b"))
+		stderr, err := bundleOf(p("lie"), "lie-b", "-ood-classes", "1")
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if want := "WARNING: " + p("lie") + ": "; !strings.Contains(stderr, want+"the ") || !strings.Contains(stderr, c.warn) {
+			t.Errorf("%s: stderr\n%s\nwant %q", c.name, stderr, c.warn)
+		}
+		if m := manifest("lie-b"); m.LabelNames != nil {
+			t.Errorf("%s: label_names %q, want none", c.name, m.LabelNames)
+		}
+	}
+}
