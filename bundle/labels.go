@@ -67,7 +67,7 @@ func SetLabelsNamed(classes, names []string, c int) ([]int64, error) {
 			v, err := strconv.ParseInt(s, 10, 64)
 			switch {
 			case err != nil:
-				return nil, fmt.Errorf("%q is not an integer label (a multi-hot matrix's labels are its columns, 0 to %d): give its column's number (list(mlb.classes_).index(%q), mlb the MultiLabelBinarizer), or the labels as lists of names — a CSV or Parquet column of lists, or lists in Python — to hold them out by name", s, c-1, s)
+				return nil, fmt.Errorf("%q is not an integer label (a multi-hot matrix's labels are its columns, 0 to %d): give its column's number (list(mlb.classes_).index(%q), mlb the MultiLabelBinarizer), name the matrix's columns (-label-names FILE; label_names=mlb.classes_ in Python), or give the labels as lists of names — a CSV or Parquet column of lists, or lists in Python — to hold them out by name", s, c-1, s)
 			case v < 0 || v >= int64(c):
 				return nil, fmt.Errorf("label %d is not a column of the multi-hot matrix (0 to %d)", v, c-1)
 			}
@@ -87,6 +87,33 @@ func SetLabelsNamed(classes, names []string, c int) ([]int64, error) {
 		out = append(out, int64(j))
 	}
 	return uniq(out), nil
+}
+
+// MatrixNames checks names given for the c columns of a multi-hot
+// matrix (column j is label names[j], as mlb.classes_ names a
+// MultiLabelBinarizer's columns): one a column, none empty, none twice —
+// names that would put a label's rows under another's name are refused.
+// strs reports whether they are names rather than integers (every name
+// an integer: mlb.classes_ of integer labels), which says, as for a list
+// column's values, which of them mark a missing label (MissingInLabelSets).
+func MatrixNames(names []string, c int) (strs bool, err error) {
+	if len(names) != c {
+		return false, fmt.Errorf("%d names for the %d columns of the multi-hot matrix: want one a column, in the columns' order (mlb.classes_)", len(names), c)
+	}
+	first := make(map[string]int, len(names))
+	for j, name := range names {
+		if strings.TrimSpace(name) == "" {
+			return false, fmt.Errorf("column %d's name is empty: every column needs a name", j)
+		}
+		if i, ok := first[name]; ok {
+			return false, fmt.Errorf("%q names columns %d and %d: two labels under one name would read as one", name, i, j)
+		}
+		first[name] = j
+		if _, err := strconv.ParseInt(name, 10, 64); err != nil {
+			strs = true
+		}
+	}
+	return strs, nil
 }
 
 // notAmong refuses c, named as a label and not among names (label j is

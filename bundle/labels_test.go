@@ -516,3 +516,29 @@ func TestSetLabelsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixNames: names of a multi-hot matrix's columns are one a
+// column, none empty, none twice; integers alone are integer labels.
+func TestMatrixNames(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		names []string
+		c     int
+		strs  bool
+		err   string
+	}{
+		{[]string{"joy", "anger", "grief"}, 3, true, ""},
+		{[]string{"10", "2", "-1"}, 3, false, ""},
+		{[]string{"10", "two"}, 2, true, ""},
+		{[]string{"joy", "anger"}, 3, false, "2 names for the 3 columns of the multi-hot matrix"},
+		{[]string{"joy", "anger", "grief", "love"}, 3, false, "4 names for the 3 columns"},
+		{[]string{"joy", " ", "grief"}, 3, false, "column 1's name is empty"},
+		{[]string{"joy", "", "grief"}, 3, false, "column 1's name is empty"},
+		{[]string{"joy", "grief", "grief"}, 3, false, `"grief" names columns 1 and 2`},
+	} {
+		strs, err := MatrixNames(c.names, c.c)
+		if c.err == "" && (err != nil || strs != c.strs) || c.err != "" && (err == nil || !strings.HasPrefix(err.Error(), c.err)) {
+			t.Errorf("MatrixNames(%q, %d) = %v, %v; want %v, %q", c.names, c.c, strs, err, c.strs, c.err)
+		}
+	}
+}

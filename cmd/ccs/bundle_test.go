@@ -919,6 +919,14 @@ func TestBundleBadInput(t *testing.T) {
 	bundle.WriteNPY(p("multihot.npy"), bundle.Int64(hot, n, 3))
 	os.WriteFile(p("multihot-bool.npy"), append(npyHead("|b1", "(400, 3)"), hotBool...), 0o644)
 	writeStrNPY(t, p("names-twice.npy"), slices.Concat(names, names), "(400, 2)")
+	// Names of its columns (-label-names), as mlb.classes_ would be written.
+	os.WriteFile(p("hot-names2.txt"), []byte("ant\nbee\n"), 0o644)
+	os.WriteFile(p("hot-names-twice.txt"), []byte("ant\nbee\nbee\n"), 0o644)
+	os.WriteFile(p("hot-names-blank.txt"), []byte("ant\n\nemu\n"), 0o644)
+	os.WriteFile(p("hot-names-unknown.txt"), []byte("ant\nUnknown\nemu\n"), 0o644)
+	os.WriteFile(p("hot-names.txt"), []byte("ant\nbee\nemu\n"), 0o644)
+	writeStrNPY(t, p("hot-names-empty.npy"), []string{"ant", "", "emu"}, "(3,)")
+	os.WriteFile(p("hot-lists.csv"), []byte("labels\n"+strings.Repeat("\"['ant', 'bee']\"\n\"['bee']\"\n", n/2)), 0o644)
 	bad, at := strNPY(names, "(400,)")
 	binary.LittleEndian.PutUint32(bad[at+3*4*4:], 0xD800) // row 3's first code unit ('<U4')
 	os.WriteFile(p("surrogate.npy"), bad, 0o644)
@@ -983,7 +991,16 @@ func TestBundleBadInput(t *testing.T) {
 		{"string labels of three dimensions", []string{"-labels", p("names3d.npy")}, false, "names3d.npy: shape (400, 1, 1), want one label per row"},
 		// A multi-hot matrix is several labels a row (the rows their own
 		// queries: TestBundleLabelSets), which some flags do not go with.
-		{"a multi-hot matrix with an OOD label by name", []string{"-labels", p("multihot.npy"), "-ood-classes", "bee"}, true, `bundle: -ood-classes "bee": "bee" is not an integer label (a multi-hot matrix's labels are its columns, 0 to 2): give its column's number (list(mlb.classes_).index("bee"), mlb the MultiLabelBinarizer), or the labels as lists of names`},
+		{"a multi-hot matrix with an OOD label by name", []string{"-labels", p("multihot.npy"), "-ood-classes", "bee"}, true, `bundle: -ood-classes "bee": "bee" is not an integer label (a multi-hot matrix's labels are its columns, 0 to 2): give its column's number (list(mlb.classes_).index("bee"), mlb the MultiLabelBinarizer), name the matrix's columns (-label-names FILE; label_names=mlb.classes_ in Python), or give the labels as lists of names`},
+		{"-label-names, a name short", []string{"-labels", p("multihot.npy"), "-label-names", p("hot-names2.txt")}, false, "-label-names " + p("hot-names2.txt") + ": 2 names for the 3 columns of the multi-hot matrix: want one a column, in the columns' order (mlb.classes_) (-labels " + p("multihot.npy") + ")"},
+		{"-label-names, a name twice", []string{"-labels", p("multihot.npy"), "-label-names", p("hot-names-twice.txt")}, false, `hot-names-twice.txt: "bee" names columns 1 and 2: two labels under one name would read as one`},
+		{"-label-names, an empty line", []string{"-labels", p("multihot.npy"), "-label-names", p("hot-names-blank.txt")}, false, "-label-names " + p("hot-names-blank.txt") + ":2: an empty name"},
+		{"-label-names, an empty string", []string{"-labels", p("multihot.npy"), "-label-names", p("hot-names-empty.npy")}, false, "-label-names " + p("hot-names-empty.npy") + ": column 1's name is empty"},
+		{"-label-names naming a missing label", []string{"-labels", p("multihot.npy"), "-label-names", p("hot-names-unknown.txt")}, false, p("multihot.npy") + `: several labels a row, and some rows list a value that marks a missing label ("Unknown": `},
+		{"-label-names of one label a row", []string{"-labels", p("labels.npy"), "-label-names", p("hot-names.txt")}, false, "-label-names " + p("hot-names.txt") + " names the columns of a multi-hot matrix (several labels a row), and " + p("labels.npy") + " holds one label a row"},
+		{"-label-names of lists of names", []string{"-labels", p("hot-lists.csv") + ":labels", "-label-names", p("hot-names.txt")}, false, "holds lists of labels, which are their own names: leave -label-names out"},
+		{"-label-names without -labels", []string{"-labels", "", "-groups", p("labels.npy"), "-label-names", p("hot-names.txt")}, true, "bundle: -label-names " + p("hot-names.txt") + " names the columns of a multi-hot -labels matrix: give it with -labels (and no -groups)"},
+		{"-label-names and an OOD label not among them", []string{"-labels", p("multihot.npy"), "-label-names", p("hot-names.txt"), "-ood-classes", "eel"}, false, `bundle: -ood-classes "eel": "eel" is not among the labels ("ant", "bee", "emu")`},
 		{"a multi-hot matrix with an OOD label past its columns", []string{"-labels", p("multihot.npy"), "-ood-classes", "7"}, true, `bundle: -ood-classes "7": label 7 is not a column of the multi-hot matrix (0 to 2)`},
 		{"a multi-hot matrix whose every row is OOD", []string{"-labels", p("multihot.npy"), "-ood-classes", "0,1"}, false, "bundle: every row carries an OOD label (0, 1): nothing is left in distribution"},
 		{"a multi-hot matrix with OOD rows", []string{"-labels", p("multihot.npy"), "-ood-rows", p("faults.csv") + ":fault"}, true, "bundle: -ood-rows " + p("faults.csv") + ":fault folds faults into one label a row, and " + p("multihot.npy") + " holds several a row: hold the faulty rows out yourself"},

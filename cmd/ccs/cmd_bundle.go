@@ -47,14 +47,16 @@ type bundleOptions struct {
 	minScoreSet                       bool   // -min-score given
 	JudgedNegatives                   bool   // pairs scored 0 or less: the queries' negatives
 	Logits                            string // the rows' classifier logits, carried into the bundles
+	LabelNames                        string // the names of a multi-hot -labels matrix's columns
 }
 
 func bundleCommand() *command {
-	return newCommand("bundle", "(-embeddings FILE (-labels FILE [-blocks FILE] | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE] [-query-labels FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-rows FILE] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-judged-negatives] [-logits FILE]",
+	return newCommand("bundle", "(-embeddings FILE (-labels FILE [-label-names FILE] [-blocks FILE] | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE] [-query-labels FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-rows FILE] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-judged-negatives] [-logits FILE]",
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float16, float32 or float64 lists); float16, bfloat16, float32 or float64, either order")
 			fs.StringVar(&o.Labels, "labels", "", "class labels `FILE`, one per row: .npy, .npz (FILE:ARRAY), .safetensors (FILE:TENSOR), .parquet/.arrow (FILE:COLUMN), .csv/.tsv with a header (FILE:COLUMN: obs.csv:cell_type, as pandas and AnnData write it) or .txt (one a line), of any integer type or strings (numbered in their sorted order; the manifest's label_names); positives are rows of the anchor's class")
+			fs.StringVar(&o.LabelNames, "label-names", "", "a `FILE` of the names of a multi-hot -labels matrix's columns, in their order (mlb.classes_, mlb the MultiLabelBinarizer): .txt (one a line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet/.arrow (FILE:COLUMN); one a column, none empty, none twice. The labels are then named as a list column's values are: in manifest.json, the per-label tables, -ood-classes by name")
 			fs.StringVar(&o.Groups, "groups", "", "group ids `FILE`, one per row (as -labels): the rows of one group are views of one item; its first row is the anchor, its other rows the positives")
 			fs.StringVar(&o.Sessions, "sessions", "", "session ids `FILE`, one per row (as -labels), with -groups: an anchor's positives are its group's rows of other sessions (a speaker's other recordings)")
 			fs.StringVar(&o.Blocks, "blocks", "", "block ids `FILE`, one per row (as -labels), with -labels: the unit of the split — a recording of overlapping windows, a patient, a site —, each block whole in one split (ood-cal included) and the shares shared out by blocks, so that calibration and test are new blocks to each other; positives are still rows of the anchor's class")
@@ -188,6 +190,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if o.OODRows != "" && (o.Labels == "" || mode != "labels") {
 		return usagef("bundle: -ood-rows %s marks rows of -labels as OOD: give it with -labels (and no -groups)", o.OODRows)
 	}
+	if o.LabelNames != "" && (o.Labels == "" || mode != "labels") {
+		return usagef("bundle: -label-names %s names the columns of a multi-hot -labels matrix: give it with -labels (and no -groups)", o.LabelNames)
+	}
 	if o.OODClasses != "" && o.Labels == "" {
 		return usagef("bundle: -ood-classes %s: the classes are labels: give -labels FILE too", o.OODClasses)
 	}
@@ -230,7 +235,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hashes := map[string]*fileHash{}
-	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.OODRows, o.Groups, o.Sessions, o.Blocks, o.Queries, o.Pairs, o.IDs, o.QueryIDs, o.QueryLabels, o.Logits} {
+	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.OODRows, o.Groups, o.Sessions, o.Blocks, o.Queries, o.Pairs, o.IDs, o.QueryIDs, o.QueryLabels, o.Logits, o.LabelNames} {
 		if path, _ := splitInput(arg); arg != "" && hashes[path] == nil {
 			hashes[path] = hashFile(ctx, path)
 		}
@@ -335,7 +340,15 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if li.sets != nil && mode != "labels" {
 			return fmt.Errorf("%s: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -%s", o.Labels, mode)
 		}
-		if li.sets != nil && li.names != nil { // a list column's values: -1, "Unknown" mark no label
+		if o.LabelNames != "" {
+			if err := nameMatrix(&li, o.Labels, o.LabelNames); err != nil {
+				return err
+			}
+			if err := input("label_names", o.LabelNames, []int{len(li.names)}); err != nil {
+				return err
+			}
+		}
+		if li.sets != nil && li.names != nil { // a list column's values (or a matrix's named columns): -1, "Unknown" mark no label
 			if li.sets, li.names, err = bundle.MissingInLabelSets(li.sets, li.names, li.strs, cfg.MissingLabels, o.Labels); err != nil {
 				return err
 			}

@@ -603,7 +603,7 @@ func readPairs(arg string, ids *bundle.PairIDs) ([][2]int, error) {
 
 // readIDStrings reads the ids of n rows (of d values), in row order: a
 // text file of one id a line, or an .npy, an .npz's array or a Parquet
-// column of strings or integers.
+// column of strings or integers; any number of them where n < 0.
 func readIDStrings(arg, what string, n, d int) ([]string, error) {
 	path, name := splitInput(arg)
 	kind, err := inputKind(path)
@@ -646,7 +646,7 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 			return nil, err
 		}
 	}
-	if len(ids) != n {
+	if n >= 0 && len(ids) != n {
 		hint := bundle.TransposedHint(len(ids), n, d)
 		if kind == ".txt" && len(ids) == n+1 {
 			hint = fmt.Sprintf(" (one line too many: its first line, %q, a header? a .txt of ids holds one id a line and nothing else, in row order: remove it, or write the ids with header=False)", ids[0])
@@ -876,4 +876,55 @@ func labelsByQueryID(arg string, labels []int64, queryIDs []string, idsArg strin
 		return labels, "", nil
 	}
 	return byRow, fmt.Sprintf("its lines are not in the queries' row order: each query's label was matched by its id, the first column %q, to %s", header[0], idsArg), nil
+}
+
+// nameMatrix names the columns of the multi-hot matrix li read from
+// -labels (labels) by the names in -label-names (arg): column j becomes
+// label names[j], as a list column's values name its labels (li.names,
+// li.strs). Labels that are no such matrix are refused, as are names that
+// are not one a column, empty or given twice.
+func nameMatrix(li *labelsInput, labels, arg string) error {
+	switch {
+	case li.sets == nil:
+		return fmt.Errorf("-label-names %s names the columns of a multi-hot matrix (several labels a row), and %s holds one label a row: give those labels as names instead (mlb.classes_[M.argmax(1)] for a one-hot matrix M)", arg, labels)
+	case li.names != nil:
+		return fmt.Errorf("-label-names %s names the columns of a multi-hot matrix, and %s holds lists of labels, which are their own names: leave -label-names out", arg, labels)
+	}
+	names, err := readLabelNames(arg)
+	if err != nil {
+		return err
+	}
+	strs, err := bundle.MatrixNames(names, li.c)
+	if err != nil {
+		return fmt.Errorf("-label-names %s: %w (-labels %s)", arg, err, labels)
+	}
+	li.names, li.strs = names, strs
+	return nil
+}
+
+// readLabelNames reads -label-names: a text file of one name a line (an
+// empty line refused by its number), or an .npy, an .npz's array or a
+// Parquet column of strings or integers, as -ids are read.
+func readLabelNames(arg string) ([]string, error) {
+	path, _ := splitInput(arg)
+	kind, err := inputKind(path)
+	if err != nil {
+		return nil, err
+	}
+	if kind != ".txt" {
+		return readIDStrings(arg, "label names", -1, 0)
+	}
+	lines, err := readLines(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("-label-names %s: no names in it (one a line)", arg)
+	}
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			return nil, fmt.Errorf("-label-names %s:%d: an empty name: every column needs one, a line each", path, i+1)
+		}
+	}
+	return lines, nil
 }

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+)
+
+// TestBundleLabelNames: a multi-hot matrix whose columns -label-names
+// names (in sorted order, as MultiLabelBinarizer's classes_ are) bundles
+// byte for byte as the same labels given as a CSV column of lists, holds
+// a label out by name as that column does, and its manifest names the
+// labels; names in another order name the columns in that order (label j
+// is column j, so the numbers differ from the list column's).
+func TestBundleLabelNames(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	rng := rand.New(rand.NewPCG(35, 2))
+	const n, d = 300, 4
+	names := []string{"anger", "grief", "joy", "love"} // sorted: mlb.classes_
+	c := len(names)
+	x, m := make([]float32, n*d), make([]int64, n*c)
+	var lists strings.Builder
+	lists.WriteString("text,labels\n")
+	for i := range n {
+		var row []string
+		for j := range c {
+			if rng.Float64() < 0.35 {
+				m[i*c+j] = 1
+				row = append(row, fmt.Sprintf("'%s'", names[j]))
+			}
+		}
+		fmt.Fprintf(&lists, "row %d,\"[%s]\"\n", i, strings.Join(row, ", ")) // pandas' to_csv of a column of lists
+		for j := range d {
+			x[i*d+j] = float32(rng.NormFloat64())
+		}
+	}
+	// The same labels binarized in another order (MultiLabelBinarizer(classes=shuffled)).
+	shuffled := []string{"joy", "anger", "love", "grief"}
+	m2 := make([]int64, n*c)
+	for i := range n {
+		for k, name := range shuffled {
+			m2[i*c+k] = m[i*c+slices.Index(names, name)]
+		}
+	}
+	for name, a := range map[string]bundle.Array{"x.npy": bundle.Float32(x, n, d), "m.npy": bundle.Int64(m, n, c), "m2.npy": bundle.Int64(m2, n, c)} {
+		if err := bundle.WriteNPY(p(name), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(p("lists.csv"), []byte(lists.String()), 0o644)
+	os.WriteFile(p("names.txt"), []byte(strings.Join(names, "\n")+"\n"), 0o644)
+	os.WriteFile(p("shuffled.txt"), []byte(strings.Join(shuffled, "\n")), 0o644)
+	common := []string{"-k", "3", "-kneg", "4", "-allow-fewer", "-seed", "5", "-ood-classes", "joy"}
+	for _, r := range []struct{ out, labels, names string }{
+		{"lists", p("lists.csv") + ":labels", ""},
+		{"named", p("m.npy"), p("names.txt")},
+		{"shuffled", p("m2.npy"), p("shuffled.txt")},
+	} {
+		args := []string{"bundle", "-embeddings", p("x.npy"), "-labels", r.labels, "-out", p(r.out)}
+		if r.names != "" {
+			args = append(args, "-label-names", r.names)
+		}
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, append(args, common...)); err != nil {
+			t.Fatal(err, stderr.String())
+		}
+	}
+	for _, split := range []string{"fit", "val", "cal", "test", "ood"} {
+		lists, err := os.ReadFile(p("lists/" + split + ".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		named, err := os.ReadFile(p("named/" + split + ".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(named, lists) {
+			t.Errorf("%s: the named matrix's bundle differs from the list column's", split)
+		}
+	}
+	labelNames := func(dir string) []string {
+		data, err := os.ReadFile(p(dir + "/manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			LabelNames []string `json:"label_names"`
+		}
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m.LabelNames
+	}
+	for dir, want := range map[string][]string{"lists": names, "named": names, "shuffled": shuffled} {
+		if got := labelNames(dir); !slices.Equal(got, want) {
+			t.Errorf("%s: label_names %q, want %q", dir, got, want)
+		}
+	}
+	// Named in another order, column j is still label j: the same rows
+	// (those that carry "joy", column 0 there, 2 here) are held out.
+	ood, err := bundle.ReadFeatures(p("shuffled/ood.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := bundle.ReadFeatures(p("named/ood.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ood.N != want.N || !slices.Equal(ood.Anchors, want.Anchors) {
+		t.Errorf("shuffled names held out %d rows, sorted names %d: not the same rows", ood.N, want.N)
+	}
+}
