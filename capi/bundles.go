@@ -150,6 +150,11 @@ type makeOptions struct {
 	// Python made of lists of labels (column j is label LabelSetNames[j]):
 	// the manifest and the bundles carry them, as a list column's.
 	LabelSetNames []string `json:"label_set_names"`
+	// LabelNames name the columns of a multi-hot labels matrix as the
+	// caller gave them (label_names=mlb.classes_): one a column, none
+	// empty, none twice (bundle.MatrixNames), read as a list column's
+	// values are, missing-label marks ("Unknown") included.
+	LabelNames []string `json:"label_names"`
 	// MinScore is the least score of a relevant pair (-min-score); nil:
 	// any score above 0.
 	MinScore *float64 `json:"min_score"`
@@ -376,6 +381,18 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 				return nil, fmt.Errorf("bundle: label_set_names: %d names for the %d columns of labels", len(o.LabelSetNames), labels.Shape[1])
 			}
 			names = o.LabelSetNames
+			if o.LabelNames != nil {
+				strs, err := bundle.MatrixNames(o.LabelNames, labels.Shape[1])
+				if err != nil {
+					return nil, fmt.Errorf("bundle: label_names: %w", err)
+				}
+				if sets, names, err = bundle.MissingInLabelSets(sets, o.LabelNames, strs, cfg.MissingLabels, "labels"); err != nil {
+					// In Python's words, as ccs.bundle's lists of labels say it.
+					return nil, errors.New(strings.Replace(err.Error(), "-missing-labels drop takes it for no label, left out of the row's labels, class for",
+						`missing_labels="drop" takes it for no label, left out of the row's labels, "class" for`, 1))
+				}
+				in.LabelSets = sets
+			}
 			cfg.LabelNames = names
 			if cfg.OODClasses, err = bundle.SetLabelsNamed(o.OODClasses, names, labels.Shape[1]); err != nil { // a row carrying any is held out
 				return nil, fmt.Errorf("bundle: ood_classes: %w", err)
@@ -383,6 +400,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 	}
 	// (Labels of another mode are refused below, as a matrix is.)
+	if !multi && o.LabelNames != nil {
+		return nil, fmt.Errorf("bundle: label_names name the columns of a multi-hot labels matrix (several labels a row), and labels hold one label a row: give those labels as names instead (mlb.classes_[M.argmax(1)] for a one-hot matrix M)")
+	}
 	if !multi && len(o.LabelSetNames) > 0 && mode == "labels" {
 		return nil, fmt.Errorf("bundle: label_set_names name the columns of a multi-hot labels matrix, and labels are not one")
 	}

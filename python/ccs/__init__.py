@@ -459,7 +459,7 @@ def _pairs(x):
 def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=None, views=None, queries=None, pairs=None, ids=None,
            query_ids=None, query_labels=None, k=None, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
            allow_fewer=False, missing_labels="error", min_score=None, logits=None, out=None, kneg_hard=0,
-           hard_candidates=None, judged_negatives=False):
+           hard_candidates=None, judged_negatives=False, label_names=None):
     """Makes bundles of your own embeddings, as ccs bundle does: a dict from
     split name ("fit", "val", "cal", "test", and "ood-cal", "ood" when asked
     for) to Bundle, with the same arrays as the files ccs bundle writes.
@@ -490,7 +490,13 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
     test split alone, to judge a set calibrated on other data); ood_classes are
     labels held out as the "ood" split (integers, or strings for string
     labels; with several labels a row, every row that carries one of them,
-    by the lists' labels or a multi-hot matrix's columns); ood_cal_share the share of the items
+    by the lists' labels or a multi-hot matrix's columns, or its names);
+    label_names: the names of a multi-hot labels matrix's columns, in their
+    order (mlb.classes_, mlb the MultiLabelBinarizer; strings or
+    integers), as ccs bundle -label-names: one a column, none empty, none
+    twice; column j is then label label_names[j], named as the lists'
+    labels are (the Bundles' label_names, ood_classes by name, the
+    per-label tables). ood_cal_share the share of the items
     held out as "ood-cal" (inputs that calibrate a per-input OOD test).
     blocks: with labels, one block id a row (a recording of overlapping
     windows, a patient, a site), as ccs bundle -blocks: each block lies
@@ -551,6 +557,11 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
                              f"(the first: {absent[0]!r})")
         query_labels = [by_id[q] for q in qids]
     set_names = getattr(labels, "label_names", None)  # lists of labels: the labels the matrix's columns stand for
+    if label_names is not None:
+        if set_names is not None:
+            raise ValueError("bundle: label_names name the columns of a multi-hot matrix, and labels are lists of labels, "
+                             "which are their own names: leave label_names out")
+        label_names = _column_names(label_names)
     arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": labels, "groups": _ids(groups, "groups"),
                           "sessions": _ids(sessions, "sessions"), "blocks": _ids(blocks, "blocks"), "queries": queries, "pairs": _pairs(pairs), "logits": logits, "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids"),
                           "query_labels": _ids(query_labels, "query_labels")})
@@ -571,10 +582,29 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
                    ood_cal_share=ood_cal_share, allow_fewer=allow_fewer, missing_labels=missing_labels,
                    min_score=None if min_score is None else float(min_score),
                    pairs_file=pairs_file, out=out, command=command, kneg_hard=kneg_hard,
-                   hard_candidates=hard_candidates, judged_negatives=bool(judged_negatives), label_set_names=list(set_names) if set_names is not None else None)
+                   hard_candidates=hard_candidates, judged_negatives=bool(judged_negatives), label_set_names=list(set_names) if set_names is not None else None,
+                   label_names=label_names)
     h = (c_handle * 6)()
     info = call_string(lib.ccs_bundle_make, arr, n, opts, h, 6)
     return _bundles(h, info)
+
+
+def _column_names(x):
+    """label_names as the engine takes them: a list of strings, integers
+    (mlb.classes_ of integer labels) in their decimal form."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"bundle: label_names: got {type(x).__name__} {x!r:.40}, want a list of names, one a column of labels")
+    values = _lib.host(x).tolist() if hasattr(x, "tolist") else list(x)
+    if not isinstance(values, list):
+        raise TypeError(f"bundle: label_names: got {values!r:.40}, want a list of names, one a column of labels")
+    out = []
+    for j, v in enumerate(values):
+        if isinstance(v, bytes):
+            v = v.decode()
+        if isinstance(v, bool) or not isinstance(v, (str, int)):
+            raise TypeError(f"bundle: label_names[{j}] is {v!r:.40}: want a string (or an integer), column {j}'s name")
+        out.append(str(v))
+    return out
 
 
 def _bundle_call(a):
@@ -583,6 +613,8 @@ def _bundle_call(a):
     defaults but k, split and seed."""
     parts = [k for k in ("embeddings", "labels", "groups", "sessions", "blocks", "views", "queries", "pairs", "ids", "query_ids", "query_labels", "logits")
              if a[k] is not None]
+    if a["label_names"] is not None:
+        parts.append("label_names")
     if a["pairs_file"] is not None:
         parts.append(f"pairs={a['pairs_file']!r}")
     kw = {"k": a["k"], "kneg": a["kneg"], "split": tuple(a["split"]), "seed": a["seed"]}

@@ -1632,6 +1632,41 @@ def test_bundle_several_labels_a_row(cli, tmp_path):
     assert "share a label" in manifest["positives"]
 
 
+def test_bundle_label_names(cli, tmp_path):
+    """A multi-hot matrix with its columns' names (label_names=mlb.classes_,
+    ccs bundle -label-names) makes the files the same labels as lists
+    make, byte for byte (names in sorted order, as MultiLabelBinarizer's
+    classes_ are, and every label carried by a row), holds a label out by
+    name, and its Bundles and manifest name the labels; names in another
+    order name the columns in that order."""
+    rng = np.random.default_rng(35)
+    n, dim, tags = 300, 5, ["anger", "grief", "joy", "love"]
+    x = rng.normal(size=(n, dim)).astype(np.float32)
+    lists = [[t for t in tags if rng.random() < 0.35] for _ in range(n)]
+    m = np.array([[t in row for t in tags] for row in lists], dtype=np.int64)
+    kw = dict(k=3, kneg=4, allow_fewer=True, seed=5, ood_classes="joy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)  # rows of no label; random rows, no nearer positives
+        ccs.bundle(x, lists, out=tmp_path / "lists", **kw)
+        named = ccs.bundle(x, m, label_names=np.array(tags, dtype=object), out=tmp_path / "named", **kw)
+        order = ["joy", "anger", "love", "grief"]  # MultiLabelBinarizer(classes=order)
+        other = ccs.bundle(x, m[:, [tags.index(t) for t in order]], label_names=order, **kw)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "m.npy", m)
+    (tmp_path / "names.txt").write_text("\n".join(tags) + "\n")
+    cli("bundle", "-embeddings", tmp_path / "x.npy", "-labels", tmp_path / "m.npy", "-label-names", tmp_path / "names.txt",
+        "-k", 3, "-kneg", 4, "-allow-fewer", "-seed", 5, "-ood-classes", "joy", "-out", tmp_path / "cli")
+    for split in ("fit", "val", "cal", "test", "ood"):
+        want = (tmp_path / "lists" / f"{split}.npz").read_bytes()
+        assert (tmp_path / "named" / f"{split}.npz").read_bytes() == want, split
+        assert (tmp_path / "cli" / f"{split}.npz").read_bytes() == want, split
+    for d in ("lists", "named", "cli"):
+        assert json.loads((tmp_path / d / "manifest.json").read_text())["label_names"] == tags, d
+    assert named["cal"].label_names == tuple(tags)
+    assert other["cal"].label_names == tuple(order)
+    assert np.array_equal(other["ood"].anchors, named["ood"].anchors)  # the rows that carry "joy"
+
+
 def test_bundle_several_labels_a_row_ood(cli, tmp_path):
     """ood_classes with lists of several labels a row: every row carrying
     one of them is the "ood" split, and no in-distribution anchor carries

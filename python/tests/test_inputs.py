@@ -199,6 +199,10 @@ def _closed_set():
     return s
 
 
+
+# Several labels a row: a multi-hot matrix of 4 columns, 200 rows.
+HOT = np.eye(4, dtype=bool)[np.arange(200) % 4] | np.eye(4, dtype=bool)[np.arange(200) % 3]
+
 ERRORS = [
     ("complex points", lambda s, a: s.contains(a[0], np.ones((3, 5), np.complex128)), ValueError,
      'array "points": dtype "<c16" is not supported: want float16, float32 or float64'),
@@ -279,6 +283,25 @@ ERRORS = [
                                                                   | np.eye(4, dtype=bool)[np.arange(200) % 3],
                                                                   ood_classes=[7]), ValueError,
      "bundle: ood_classes: label 7 is not a column of the multi-hot matrix (0 to 3)"),
+    ("label_names a name short", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names=["ant", "bee", "emu"]), ValueError,
+     "bundle: label_names: 3 names for the 4 columns of the multi-hot matrix: want one a column, in the columns' order (mlb.classes_)"),
+    ("label_names a name twice", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names=["ant", "bee", "bee", "emu"]), ValueError,
+     "bundle: label_names: \"bee\" names columns 1 and 2: two labels under one name would read as one"),
+    ("label_names an empty name", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names=np.array(["ant", "", "bee", "emu"])), ValueError,
+     "bundle: label_names: column 1's name is empty: every column needs a name"),
+    ("label_names a float", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names=["ant", 2.5, "bee", "emu"]), TypeError,
+     "bundle: label_names[1] is 2.5: want a string (or an integer), column 1's name"),
+    ("label_names a string", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names="abcd"), TypeError,
+     "bundle: label_names: got str 'abcd', want a list of names, one a column of labels"),
+    ("label_names naming a missing label", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names=["ant", "Unknown", "bee", "emu"]), ValueError,
+     "labels: several labels a row, and some rows list a value that marks a missing label (\"Unknown\": 100 rows): shared, it would "
+     "make those rows one another's positives; missing_labels=\"drop\" takes it for no label"),
+    ("label_names of one label a row", lambda s, a: ccs.bundle(gauss(5)[0], np.arange(200) % 4, label_names=["ant", "bee", "cow", "emu"]), ValueError,
+     "bundle: label_names name the columns of a multi-hot labels matrix (several labels a row), and labels hold one label a row"),
+    ("label_names of lists of labels", lambda s, a: ccs.bundle(gauss(5)[0], [["cat", "dog"], ["dog"]] * 100, label_names=["cat", "dog"]), ValueError,
+     "bundle: label_names name the columns of a multi-hot matrix, and labels are lists of labels, which are their own names: leave label_names out"),
+    ("label_names and an OOD label not among them", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names=["ant", "bee", "cow", "emu"], ood_classes="eel"),
+     ValueError, "bundle: ood_classes: \"eel\" is not among the labels (\"ant\", \"bee\", \"cow\", \"emu\")"),
     ("lists of labels with an OOD label not among them", lambda s, a: ccs.bundle(gauss(5)[0], [["cat", "dog"], ["dog"], ["cat"], ["owl", "cat"]] * 50,
                                                                                ood_classes=["cow"]), ValueError,
      "bundle: ood_classes: \"cow\" is not among the labels (\"cat\", \"dog\", \"owl\")"),
