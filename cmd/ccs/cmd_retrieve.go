@@ -25,6 +25,7 @@ type retrieveOptions struct {
 	Set, DB     string // files
 	IDs         string // the collection's string ids, in row order
 	Labels      string // the collection's labels (classes, families), in row order
+	LabelNames  string // the names of a multi-hot -labels matrix's columns
 	AnchorIndex int    // the collection's row as the anchor; −1: none
 	Anchor      string // the anchor's .npy file
 	Limit       int    // hits printed, nearest first; 0: all
@@ -38,7 +39,7 @@ type retrieveOptions struct {
 }
 
 func retrieveCommand() *command {
-	return newCommand("retrieve", "-set SET.json -db FILE|clickhouse://HOST:PORT/DB.TABLE (-anchor-index I | -anchor FILE) [-label L | -anchor-labels FILE | -unlabeled marginal] [-ids FILE] [-labels FILE] [-limit N] [-json]",
+	return newCommand("retrieve", "-set SET.json -db FILE|clickhouse://HOST:PORT/DB.TABLE (-anchor-index I | -anchor FILE) [-label L | -anchor-labels FILE | -unlabeled marginal] [-ids FILE] [-labels FILE [-label-names FILE]] [-limit N] [-json]",
 		"list the collection items inside a fitted set around an anchor, or around each of m anchors (retrieval with expected recall ≥ 1−α)",
 		func(fs *flag.FlagSet, o *retrieveOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
@@ -46,6 +47,7 @@ func retrieveCommand() *command {
 			fs.IntVar(&o.AnchorIndex, "anchor-index", -1, "use the collection file's row `I` as the anchor")
 			fs.StringVar(&o.Anchor, "anchor", "", "the anchor's embedding, shape (d,), or m anchors' rows, shape (m, d), answered each in turn: a `file` ccs bundle's -embeddings reads (.npy, .npz FILE:ARRAY, .safetensors, .parquet), any floating-point dtype")
 			fs.StringVar(&o.IDs, "ids", "", "the collection file's ids, in row order, printed for its hits: `FILE` .txt (one per line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet (FILE:COLUMN) — as ccs bundle's -ids (a collection .npz's \"ids\" or a Parquet \"id\" column of strings need none)")
+			fs.StringVar(&o.LabelNames, "label-names", "", "a `FILE` of the names of a multi-hot -labels matrix's columns, in their order, as ccs bundle's -label-names reads them (mlb.classes_: .txt one a line, .npy/.npz, .parquet): the hits' labels and the counts by name")
 			fs.StringVar(&o.Labels, "labels", "", "the collection file's labels (classes, families), in row order, as ccs bundle's -labels reads them (`FILE`: .txt, .npy, .npz FILE:ARRAY, .csv/.parquet FILE:COLUMN): each hit's is printed, and how many of the set's items each label has — all of them, not only the -limit printed")
 			fs.StringVar(&o.Label, "label", "", "a class-conditional set's class of the anchor (every anchor of -anchor's): its integer `label`, or its class's name for a set calibrated on string labels (a query's language); the set around it is that class's threshold's")
 			fs.StringVar(&o.AnchorLabels, "anchor-labels", "", "a class-conditional set's class of each of -anchor's m anchors, in row order, as ccs bundle's -labels reads labels (`FILE`: .txt, .npy, .npz FILE:ARRAY, .csv/.parquet FILE:COLUMN; integer labels, or strings naming the set's classes): each anchor's set is its class's threshold's")
@@ -74,6 +76,9 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	}
 	if o.IDs != "" && retrieve.IsURL(o.DB) {
 		return usagef("retrieve: -ids names a collection file's rows; a database table has its own ids")
+	}
+	if o.LabelNames != "" && o.Labels == "" {
+		return usagef("retrieve: -label-names %s names the columns of a multi-hot -labels matrix: give it with -labels", o.LabelNames)
 	}
 	if o.Labels != "" && retrieve.IsURL(o.DB) {
 		return usagef("retrieve: -labels names a collection file's rows; a database table's rows are not in a file's order")
@@ -126,7 +131,7 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	var labels []string // each row's label, with -labels
 	var several labelSets
 	if o.Labels != "" {
-		if labels, several, err = readRowLabels(o.Labels, n, o.DB); err != nil {
+		if labels, several, err = readRowLabels(o.Labels, o.LabelNames, n, o.DB); err != nil {
 			return err
 		}
 	}
@@ -619,11 +624,17 @@ func labelsMismatch(arg string, got, n int, noun, src, warn string) error {
 
 // readRowLabels reads -labels, one label a row of the collection db of n
 // rows, as names: strings as they are (a missing mark too), a table's
-// null as bundle.NullMark, integers in decimal.
-func readRowLabels(arg string, n int, db string) ([]string, labelSets, error) {
+// null as bundle.NullMark, integers in decimal; a multi-hot matrix's
+// columns by the names in namesArg (-label-names) where given.
+func readRowLabels(arg, namesArg string, n int, db string) ([]string, labelSets, error) {
 	li, err := readLabels(arg)
 	if err != nil {
 		return nil, nil, err
+	}
+	if namesArg != "" {
+		if err := nameMatrix(&li, arg, namesArg); err != nil {
+			return nil, nil, err
+		}
 	}
 	if li.sets != nil { // several labels a row: a multi-hot matrix or a list column
 		if len(li.sets) != n {

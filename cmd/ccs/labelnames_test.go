@@ -118,4 +118,32 @@ func TestBundleLabelNames(t *testing.T) {
 	if ood.N != want.N || !slices.Equal(ood.Anchors, want.Anchors) {
 		t.Errorf("shuffled names held out %d rows, sorted names %d: not the same rows", ood.N, want.N)
 	}
+	// ccs retrieve -labels of the matrix names each hit's labels by
+	// -label-names, and refuses names that are not one a column.
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, []string{"calibrate", "-geometry", "ball", "-cal", p("named/cal.npz"), "-out", p("ball.json")}); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	stdout.Reset()
+	retrieve := []string{"retrieve", "-set", p("ball.json"), "-db", p("x.npy"), "-anchor-index", "0", "-labels", p("m.npy"), "-limit", "3"}
+	if err := run(&stdout, &stderr, append(retrieve, "-label-names", p("names.txt"))); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	var first []string
+	for j, name := range names {
+		if m[j] == 1 {
+			first = append(first, name)
+		}
+	}
+	if len(first) == 0 {
+		t.Fatal("row 0 carries no label: the test needs one")
+	}
+	if want := "0\t0\t0\t" + strings.Join(first, ", ") + "\n"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("retrieve -label-names: no line %q in\n%s", want, stdout.String())
+	}
+	os.WriteFile(p("three.txt"), []byte("anger\ngrief\njoy\n"), 0o644)
+	err = run(&stdout, &stderr, append(retrieve, "-label-names", p("three.txt")))
+	if want := "-label-names " + p("three.txt") + ": 3 names for the 4 columns of the multi-hot matrix"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("retrieve -label-names of 3 names for 4 columns: %v, want %q", err, want)
+	}
 }
