@@ -116,6 +116,20 @@ func MatrixNames(names []string, c int) (strs bool, err error) {
 	return strs, nil
 }
 
+// ColumnsNamed reads held-out labels of a multi-hot matrix whose columns
+// are named (MatrixNames: column j is names[j]) as SetLabelsNamed does, by
+// name; a column's number, not among the names, is refused naming the
+// column's name, which the matrix's order (not the sorted one) gives.
+func ColumnsNamed(classes, names []string) ([]int64, error) {
+	for _, s := range classes {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err == nil && v >= 0 && v < int64(len(names)) && !slices.Contains(names, s) {
+			return nil, fmt.Errorf("%q is not among the labels (%s): the matrix's columns are named, and column %d is %q", s, labelList(seq64(len(names)), MakeConfig{LabelNames: names}), v, names[v])
+		}
+	}
+	return SetLabelsNamed(classes, names, len(names))
+}
+
 // notAmong refuses c, named as a label and not among names (label j is
 // names[j]), listing them and naming the nearest when one is near.
 func notAmong(c string, names []string) error {

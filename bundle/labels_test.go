@@ -542,3 +542,17 @@ func TestMatrixNames(t *testing.T) {
 		}
 	}
 }
+
+// TestColumnsNamed: a named matrix's labels are held out by name; a
+// column's number says which name that column has, in the matrix's order.
+func TestColumnsNamed(t *testing.T) {
+	t.Parallel()
+	names := []string{"joy", "anger", "grief"} // mlb.classes_ of MultiLabelBinarizer(classes=…)
+	if got, err := ColumnsNamed([]string{"grief", "joy"}, names); err != nil || !slices.Equal(got, []int64{2, 0}) {
+		t.Errorf("ColumnsNamed(grief, joy) = %v, %v; want [2 0]", got, err)
+	}
+	want := `"0" is not among the labels ("joy", "anger", "grief"): the matrix's columns are named, and column 0 is "joy"`
+	if _, err := ColumnsNamed([]string{"0"}, names); err == nil || err.Error() != want {
+		t.Errorf("ColumnsNamed(0) = %v, want %q", err, want)
+	}
+}

@@ -394,7 +394,11 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 				in.LabelSets = sets
 			}
 			cfg.LabelNames = names
-			if cfg.OODClasses, err = bundle.SetLabelsNamed(o.OODClasses, names, labels.Shape[1]); err != nil { // a row carrying any is held out
+			named := bundle.SetLabelsNamed
+			if o.LabelNames != nil { // a column's number names its column's name
+				named = func(classes, names []string, _ int) ([]int64, error) { return bundle.ColumnsNamed(classes, names) }
+			}
+			if cfg.OODClasses, err = named(o.OODClasses, names, labels.Shape[1]); err != nil { // a row carrying any is held out
 				return nil, fmt.Errorf("bundle: ood_classes: %w", err)
 			}
 		}

@@ -364,7 +364,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			in.LabelSets, in.LabelsSource = sets, o.Labels
 			cfg.LabelNames = li.names // a list column's values, which the positives' labels number (nil: a matrix's columns)
 			if oodClasses != nil {    // a row carrying any of them is held out
-				if cfg.OODClasses, err = bundle.SetLabelsNamed(oodClasses, li.names, li.c); err != nil {
+				named := bundle.SetLabelsNamed
+				if o.LabelNames != "" { // a column's number names its column's name
+					named = func(classes, names []string, _ int) ([]int64, error) { return bundle.ColumnsNamed(classes, names) }
+				}
+				if cfg.OODClasses, err = named(oodClasses, li.names, li.c); err != nil {
 					if li.names == nil {
 						return usagef("bundle: -ood-classes %q: %v", o.OODClasses, err)
 					}

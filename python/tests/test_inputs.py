@@ -300,6 +300,8 @@ ERRORS = [
      "bundle: label_names name the columns of a multi-hot labels matrix (several labels a row), and labels hold one label a row"),
     ("label_names of lists of labels", lambda s, a: ccs.bundle(gauss(5)[0], [["cat", "dog"], ["dog"]] * 100, label_names=["cat", "dog"]), ValueError,
      "bundle: label_names name the columns of a multi-hot matrix, and labels are lists of labels, which are their own names: leave label_names out"),
+    ("label_names and an OOD label by column number", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names=["joy", "ant", "bee", "cow"], ood_classes=0),
+     ValueError, "bundle: ood_classes: \"0\" is not among the labels (\"joy\", \"ant\", \"bee\", \"cow\"): the matrix's columns are named, and column 0 is \"joy\""),
     ("label_names and an OOD label not among them", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names=["ant", "bee", "cow", "emu"], ood_classes="eel"),
      ValueError, "bundle: ood_classes: \"eel\" is not among the labels (\"ant\", \"bee\", \"cow\", \"emu\")"),
     ("lists of labels with an OOD label not among them", lambda s, a: ccs.bundle(gauss(5)[0], [["cat", "dog"], ["dog"], ["cat"], ["owl", "cat"]] * 50,
