@@ -188,7 +188,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	case o.Reference > 0:
 		pool, source, of := cal.b, "calibration anchors", ""
 		if o.OODClass != "" {
-			if pool, err = ofClass(cal.b, calName, cal.names, string(o.OODClass), severalLabels(cal.b)); err != nil {
+			if pool, err = ofClass(cal.b, calName, cal.names, string(o.OODClass), cal.b.SeveralLabels()); err != nil {
 				return nil, err
 			}
 			source = fmt.Sprintf("calibration anchors of class %q", o.OODClass)
@@ -249,7 +249,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 				}
 			}
 			if o.OODClass != "" {
-				if f, err = ofClass(f, source, names, string(o.OODClass), severalLabels(cal.b)); err != nil {
+				if f, err = ofClass(f, source, names, string(o.OODClass), cal.b.SeveralLabels()); err != nil {
 					return nil, err
 				}
 				source = fmt.Sprintf("%s (class %q)", source, o.OODClass)
@@ -697,11 +697,4 @@ func ofLabel(cal *bundleObj, calName, label string, m conformal.Mode) (*int64, e
 		return nil, fmt.Errorf("calibrate: label=%q: %s has no anchors of it", label, calName)
 	}
 	return &c[0], nil
-}
-
-// severalLabels reports whether cal, a calibration bundle, gives several
-// labels a row: its positives carry the labels they share with their
-// anchor, and its anchors no label.
-func severalLabels(cal *bundle.Bundle) bool {
-	return cal.Labels == nil && cal.PositiveLabelStart != nil
 }

@@ -42,7 +42,7 @@ func needsLabels(name string, train Sample) error {
 func SampleOf(b *bundle.Bundle) Sample {
 	return Sample{N: b.N, D: b.D, Features: widen(b.Anchors), C: b.C, Logits: widen(b.Logits),
 		A: b.A, Activations: widen(b.Activations), Labels: b.Labels,
-		SeveralLabels: b.Labels == nil && b.PositiveLabelStart != nil}
+		SeveralLabels: b.SeveralLabels()}
 }
 
 func widen(x []float32) []float64 {

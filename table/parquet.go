@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -148,7 +147,7 @@ type gatherer struct {
 	emb, id int // the columns, id −1 for none
 	idField arrow.Field
 	ids     []arrow.Array
-	since   int // bytes of values converted since the last collection
+	gc      collector
 }
 
 // newGatherer gathers the columns emb and id (−1: none) of schema, read
@@ -177,20 +176,12 @@ func (g *gatherer) add(emb, ids arrow.Array) error {
 		}
 		g.ids = append(g.ids, own)
 	}
-	// The batches' buffers are garbage once converted; the collector
-	// would let them pile up to the rows' own size before a cycle (the
-	// heap's goal is twice what is live), so a cycle is run after each
-	// 16 MB of values: the rows are pointer-free, a cycle takes
-	// milliseconds.
-	const collect = 16 << 20
+	// The batches' buffers are garbage once converted: the rows are
+	// pointer-free, a cycle takes milliseconds.
 	for _, b := range emb.Data().Children()[0].Buffers() {
 		if b != nil {
-			g.since += b.Len()
+			g.gc.read(b.Len())
 		}
-	}
-	if g.since > collect {
-		runtime.GC()
-		g.since = 0
 	}
 	return nil
 }

@@ -139,7 +139,7 @@ func TestBundleClassLabelNames(t *testing.T) {
 		}
 	}
 	// retrieve -labels names each hit's class, a -1 by its number.
-	if labels, _, err := readRowLabels(p("ds")+":label", n, "db"); err != nil || labels[1] != names[y[1]] || labels[5] != "-1" {
+	if labels, _, err := readRowLabels(p("ds")+":label", "", n, "db"); err != nil || labels[1] != names[y[1]] || labels[5] != "-1" {
 		t.Errorf("retrieve -labels of a ClassLabel: %v, rows 1 and 5 %q, %q, want %q, \"-1\"", err, labels[1], labels[5], names[y[1]])
 	}
 	if _, err := bundleOf(p("ds"), "ds-bad", "-ood-classes", "Trousers"); err == nil || !strings.Contains(err.Error(), `"Trousers" is not among the labels`) || !strings.Contains(err.Error(), `did you mean "Trouser"?`) {

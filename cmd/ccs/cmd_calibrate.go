@@ -282,7 +282,7 @@ func ofClass(b *bundle.Bundle, path, label, flag string) (*bundle.Bundle, error)
 	if b.SeveralLabels() && flag == "-class" {
 		return nil, fmt.Errorf("calibrate: %s %s: %s: %s", flag, label, path, conformal.SeveralLabelsReason)
 	}
-	if b.Labels == nil && (b.PositiveLabelStart != nil || bundle.ManifestSeveralLabels(path, b)) {
+	if b.SeveralLabels() || bundle.ManifestSeveralLabels(path, b) {
 		return nil, fmt.Errorf("calibrate: %s %s: %s: %s", flag, label, path, conformal.SeveralLabelsOODClassMessage(flag, "-ood-cal's"))
 	}
 	if b.Labels == nil {

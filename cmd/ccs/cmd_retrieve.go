@@ -622,10 +622,12 @@ func labelsMismatch(arg string, got, n int, noun, src, warn string) error {
 	return errors.New(msg)
 }
 
-// readRowLabels reads -labels, one label a row of the collection db of n
-// rows, as names: strings as they are (a missing mark too), a table's
-// null as bundle.NullMark, integers in decimal; a multi-hot matrix's
-// columns by the names in namesArg (-label-names) where given.
+// readRowLabels reads -labels for the collection db of n rows, as names:
+// strings as they are (a missing mark too), a table's null as
+// bundle.NullMark, integers in decimal. Several labels a row (a multi-hot
+// matrix, its columns named by namesArg, -label-names, where given, or a
+// list column) give each row its labels joined, and the labelSets that
+// maps a joined string back to its labels, to count hits label by label.
 func readRowLabels(arg, namesArg string, n int, db string) ([]string, labelSets, error) {
 	li, err := readLabels(arg)
 	if err != nil {
