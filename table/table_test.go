@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/internal/arrowtest"
 	"github.com/ccsets/ccs/retrieve"
 )
 
@@ -448,51 +449,6 @@ func TestReadArrowLargeBatch(t *testing.T) {
 	}
 }
 
-// arrowOf writes columns (arrays of equal length) as Arrow IPC in record
-// batches of batch rows: the stream format, or the file format.
-func arrowOf(t *testing.T, names []string, cols []arrow.Array, batch int, file bool) []byte {
-	t.Helper()
-	fields := make([]arrow.Field, len(cols))
-	for i, c := range cols {
-		fields[i] = arrow.Field{Name: names[i], Type: c.DataType(), Nullable: true}
-	}
-	schema := arrow.NewSchema(fields, nil)
-	var buf bytes.Buffer
-	var w interface {
-		Write(arrow.RecordBatch) error
-		Close() error
-	}
-	if file {
-		fw, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w = fw
-	} else {
-		w = ipc.NewWriter(&buf, ipc.WithSchema(schema))
-	}
-	n := cols[0].Len()
-	for lo := 0; lo < n; lo += batch {
-		hi := min(n, lo+batch)
-		part := make([]arrow.Array, len(cols))
-		for i, c := range cols {
-			part[i] = array.NewSlice(c, int64(lo), int64(hi))
-		}
-		rec := array.NewRecordBatch(schema, part, int64(hi-lo))
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
-		for _, p := range part {
-			p.Release()
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 // TestReadArrowBatches: an Arrow stream, an Arrow file and a dataset
 // directory of two shards are read a record batch at a time into rows
 // made once at their size (their rows counted from the batches' metadata
@@ -524,7 +480,7 @@ func TestReadArrowBatches(t *testing.T) {
 				part[i] = array.NewSlice(c, int64(r[0]), int64(r[1]))
 			}
 			shard := fmt.Sprintf("data-%05d-of-00002.arrow", s)
-			if err := os.WriteFile(filepath.Join(ds, shard), arrowOf(t, names, part, 4, false), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(ds, shard), arrowtest.Write(t, names, part, 4, false), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -534,10 +490,10 @@ func TestReadArrowBatches(t *testing.T) {
 	// write makes each form of a table: the stream, the file, a dataset.
 	write := func(name string, names []string, cols []arrow.Array) []string {
 		stream, file := filepath.Join(dir, name+".arrow"), filepath.Join(dir, name+".feather")
-		if err := os.WriteFile(stream, arrowOf(t, names, cols, 7, false), 0o644); err != nil {
+		if err := os.WriteFile(stream, arrowtest.Write(t, names, cols, 7, false), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(file, arrowOf(t, names, cols, 7, true), 0o644); err != nil {
+		if err := os.WriteFile(file, arrowtest.Write(t, names, cols, 7, true), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return []string{stream, file, dataset(name, names, cols)}
@@ -629,8 +585,8 @@ func TestReadArrowBatches(t *testing.T) {
 
 	// Truncated: a stream cut in its third record batch's body, a file
 	// without its footer's end, a dataset whose second shard is cut.
-	stream := arrowOf(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, false)
-	file := arrowOf(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, true)
+	stream := arrowtest.Write(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, false)
+	file := arrowtest.Write(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, true)
 	ds := dataset("truncated", []string{"emb"}, []arrow.Array{lists(rows, 0)})
 	shard := filepath.Join(ds, "data-00001-of-00002.arrow")
 	data, err := os.ReadFile(shard)
@@ -681,13 +637,13 @@ func TestArrowRows(t *testing.T) {
 		data []byte
 		want int64
 	}{
-		{"stream", arrowOf(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, false), 30},
-		{"file", arrowOf(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, true), 30},
-		{"stream with a dictionary", arrowOf(t, []string{"emb", "label"}, []arrow.Array{lists(rows, 0), dict}, 8, false), 30},
-		{"file with a dictionary", arrowOf(t, []string{"emb", "label"}, []arrow.Array{lists(rows, 0), dict}, 30, true), 30},
+		{"stream", arrowtest.Write(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, false), 30},
+		{"file", arrowtest.Write(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, true), 30},
+		{"stream with a dictionary", arrowtest.Write(t, []string{"emb", "label"}, []arrow.Array{lists(rows, 0), dict}, 8, false), 30},
+		{"file with a dictionary", arrowtest.Write(t, []string{"emb", "label"}, []arrow.Array{lists(rows, 0), dict}, 30, true), 30},
 		{"empty", nil, -1},
 		{"text", []byte("embedding,label\n1,2\n3,4\n"), -1},
-		{"cut", arrowOf(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, false)[:300], -1},
+		{"cut", arrowtest.Write(t, []string{"emb"}, []arrow.Array{lists(rows, 0)}, 7, false)[:300], -1},
 	} {
 		if got := arrowRows(bytes.NewReader(tc.data), int64(len(tc.data))); got != tc.want {
 			t.Errorf("%s: %d rows, want %d", tc.name, got, tc.want)
@@ -713,7 +669,7 @@ func TestReadArrowKeepsRowsAlone(t *testing.T) {
 		name string
 		data []byte
 	}{
-		{"utf8.arrow", arrowOf(t, []string{"id", "emb"}, []arrow.Array{strs(keys), lists(rows, 0)}, 500, false)},
+		{"utf8.arrow", arrowtest.Write(t, []string{"id", "emb"}, []arrow.Array{strs(keys), lists(rows, 0)}, 500, false)},
 		{"view.arrow", viewStream(t, keys, rows, labels, 500)},
 	} {
 		path := filepath.Join(dir, tc.name)
@@ -774,7 +730,7 @@ func TestReadTableColumnArrow(t *testing.T) {
 	names := []string{"embedding", "family", "label", "category", "id", "tags"}
 	cols := []arrow.Array{lists(rows, 0), strs(fams, 4, 11), labels.NewArray(), cats.NewArray(), views.NewArray(), tags.NewArray()}
 	md := arrow.NewMetadata([]string{"huggingface"}, []string{`{"info": {"features": {"label": {"names": ["a", "b", "c"], "_type": "ClassLabel"}}}}`})
-	// withMeta is data with the schema's metadata: arrowOf writes none.
+	// withMeta is data with the schema's metadata: arrowtest.Write writes none.
 	withMeta := func(data []byte, file bool, opts ...ipc.Option) []byte {
 		tbl, err := readArrow(bytes.NewReader(data), int64(len(data)), 1<<30)
 		if err != nil {
@@ -812,10 +768,10 @@ func TestReadTableColumnArrow(t *testing.T) {
 		return buf.Bytes()
 	}
 	stream, file := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "t.feather")
-	os.WriteFile(stream, withMeta(arrowOf(t, names, cols, 100, false), false), 0o644)
-	os.WriteFile(file, withMeta(arrowOf(t, names, cols, 100, true), true), 0o644)
+	os.WriteFile(stream, withMeta(arrowtest.Write(t, names, cols, 100, false), false), 0o644)
+	os.WriteFile(file, withMeta(arrowtest.Write(t, names, cols, 100, true), true), 0o644)
 	lz4 := filepath.Join(dir, "lz4.feather") // pandas' to_feather compresses with LZ4
-	os.WriteFile(lz4, withMeta(arrowOf(t, names, cols, 100, true), true, ipc.WithLZ4()), 0o644)
+	os.WriteFile(lz4, withMeta(arrowtest.Write(t, names, cols, 100, true), true, ipc.WithLZ4()), 0o644)
 	ds := filepath.Join(dir, "ds")
 	os.Mkdir(ds, 0o755)
 	for s, r := range [][2]int{{0, 11}, {11, n}} {
@@ -823,7 +779,7 @@ func TestReadTableColumnArrow(t *testing.T) {
 		for i, c := range cols {
 			part[i] = array.NewSlice(c, int64(r[0]), int64(r[1]))
 		}
-		os.WriteFile(filepath.Join(ds, fmt.Sprintf("data-%05d-of-00002.arrow", s)), withMeta(arrowOf(t, names, part, 4, false), false), 0o644)
+		os.WriteFile(filepath.Join(ds, fmt.Sprintf("data-%05d-of-00002.arrow", s)), withMeta(arrowtest.Write(t, names, part, 4, false), false), 0o644)
 	}
 	os.WriteFile(filepath.Join(ds, "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00002.arrow"}, {"filename": "data-00001-of-00002.arrow"}]}`), 0o644)
 	// A dataset of Parquet shards (read whole, then a slice at a time),

@@ -31,6 +31,7 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/internal/arrowtest"
 	"github.com/ccsets/ccs/internal/sttest"
 	"github.com/ccsets/ccs/retrieve"
 	"github.com/ccsets/ccs/table"
@@ -2046,31 +2047,12 @@ func TestBundleParquetNulls(t *testing.T) {
 // batch rows.
 func writeArrowColumns(t *testing.T, path string, names []string, cols []arrow.Array, lo, hi, batch int) {
 	t.Helper()
-	fields := make([]arrow.Field, len(cols))
+	part := make([]arrow.Array, len(cols))
 	for i, c := range cols {
-		fields[i] = arrow.Field{Name: names[i], Type: c.DataType(), Nullable: true}
+		part[i] = array.NewSlice(c, int64(lo), int64(hi))
+		defer part[i].Release()
 	}
-	schema := arrow.NewSchema(fields, nil)
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
-	for b := lo; b < hi; b += batch {
-		part := make([]arrow.Array, len(cols))
-		for i, c := range cols {
-			part[i] = array.NewSlice(c, int64(b), int64(min(hi, b+batch)))
-		}
-		rec := array.NewRecordBatch(schema, part, int64(part[0].Len()))
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
-		for _, a := range part {
-			a.Release()
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, arrowtest.Write(t, names, part, batch, false), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
