@@ -41,6 +41,7 @@
 //	internal/gradcheck   finite-difference checks of every gradient
 //	internal/chtest      real ClickHouse servers (two shards) for the tests
 //	internal/sttest      .safetensors files laid out as the format's writer does, for the tests
+//	internal/arrowtest   Arrow IPC files and streams written for the tests
 //	internal/suggest     the name a mistyped one most likely meant, for "did you mean"
 //	internal/atomicfile  files written to a temporary name and renamed
 //	internal/fixture     small real results of every kind and the commands' -json, for the figure and report tests
