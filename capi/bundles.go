@@ -18,6 +18,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/sim"
+	"github.com/ccsets/ccs/table"
 )
 
 // newBundle builds a bundle from named arrays, as bundle.Read builds one
@@ -140,8 +141,9 @@ type makeOptions struct {
 	OODClasses  classList  `json:"ood_classes"`
 	OODCalShare float64    `json:"ood_cal_share"`
 	AllowFewer  bool       `json:"allow_fewer"`
-	// PairsFile is a relevance-pairs text file (BEIR's qrels: query, row
-	// [, score], a header allowed), read as ccs bundle -pairs reads one,
+	// PairsFile is a relevance-pairs file (BEIR's qrels: a text of query,
+	// row [, score], a header allowed; or a Parquet or Arrow table of
+	// query-id, corpus-id and score), read as ccs bundle -pairs reads one,
 	// instead of a pairs array.
 	PairsFile string `json:"pairs_file"`
 	// MissingLabels: "error" (or none), "drop" or "class".
@@ -217,13 +219,20 @@ type madeBundles struct {
 	Notes []string
 }
 
-// readQrels reads a text file of relevance pairs (bundle.ReadQrels), and
-// returns the SHA-256 of the file as read.
+// readQrels reads a file of relevance pairs — text (bundle.ReadQrels), or
+// a Parquet or Arrow table of query-id, corpus-id and score columns
+// (table.Pairs) —, and returns the SHA-256 of the file as read.
 func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
+	isTable := false
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".tsv", ".csv", ".txt":
+	case ".parquet", ".arrow", ".feather":
+		isTable = true
 	default:
-		return nil, "", fmt.Errorf("bundle: pairs %s: a file of pairs is text, .tsv, .csv or .txt (BEIR's qrels); give an array of pairs as an array", path)
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			return nil, "", fmt.Errorf("bundle: pairs %s: a directory: give a file of pairs (.tsv, .csv, .txt, .parquet, .arrow), or a loaded dataset's columns as pairs, list(zip(ds[\"query-id\"], ds[\"corpus-id\"], ds[\"score\"]))", path)
+		}
+		return nil, "", fmt.Errorf("bundle: pairs %s: a file of pairs is text, .tsv, .csv or .txt (BEIR's qrels), or a table, .parquet or .arrow; give an array of pairs as an array", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -232,8 +241,16 @@ func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 	defer f.Close()
 	h := sha256.New()
 	r := io.TeeReader(f, h)
-	pairs, err := bundle.ReadQrels(r, path, ids)
-	if err != nil {
+	var pairs [][2]int
+	if isTable {
+		a, err := table.Pairs(path, "")
+		if err != nil {
+			return nil, "", err
+		}
+		if pairs, err = ids.Rows(a, path); err != nil {
+			return nil, "", err
+		}
+	} else if pairs, err = bundle.ReadQrels(r, path, ids); err != nil {
 		return nil, "", err
 	}
 	if _, err := io.Copy(io.Discard, r); err != nil {

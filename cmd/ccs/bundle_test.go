@@ -689,6 +689,46 @@ func TestBundleCommand(t *testing.T) {
 	if want := "note: " + p("qrels-ids.tsv") + ": 100 pairs scored 0 or less, judged not relevant: left out (-judged-negatives makes them the queries' negatives)"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr does not note %q:\n%s", want, stderr.String())
 	}
+	// The same qrels as the Hub's BEIR and MTEB datasets hold them: a
+	// table of query-id, corpus-id and score (here an Arrow stream, as
+	// save_to_disk writes; Parquet is read by the same table.Pairs), with
+	// a column besides: the same bundles, warnings and note.
+	var qcol, dcol []string
+	var scol []int64
+	for _, line := range strings.Split(strings.TrimSpace(byID.String()), "\n")[1:] {
+		f := strings.Split(line, "\t")
+		s, _ := strconv.ParseInt(f[2], 10, 64)
+		qcol, dcol, scol = append(qcol, f[0]), append(dcol, f[1]), append(scol, s)
+	}
+	sb, ib := array.NewStringBuilder(memory.DefaultAllocator), array.NewInt64Builder(memory.DefaultAllocator)
+	sb.AppendValues(qcol, nil)
+	qa := sb.NewArray()
+	sb.AppendValues(dcol, nil)
+	da := sb.NewArray()
+	ib.AppendValues(scol, nil)
+	sa := ib.NewArray()
+	sb.AppendValues(slices.Repeat([]string{"annotator"}, len(qcol)), nil)
+	aa := sb.NewArray()
+	writeArrowColumns(t, p("qrels.arrow"), []string{"corpus-id", "query-id", "annotator", "score"}, []arrow.Array{da, qa, aa, sa}, 0, len(qcol), 64)
+	stderr.Reset()
+	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("emb.npy"), "-queries", p("queries.npy"), "-pairs", p("qrels.arrow"), "-ids", p("ids.txt"), "-query-ids", p("query-ids.npy"), "-out", p("rag-arrow"), "-k", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"fit", "val", "cal", "test"} {
+		a, _ := os.ReadFile(p("rag-ids/" + f + ".npz"))
+		b, err := os.ReadFile(p("rag-arrow/" + f + ".npz"))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s.npz of a table of pairs differs from the .tsv's (%v)", f, err)
+		}
+	}
+	for _, want := range []string{
+		"WARNING: " + p(`qrels.arrow: 100 pairs name ids that are not among the given ids (the first: row id "gone-0"): left out`),
+		"note: " + p("qrels.arrow") + ": 100 pairs scored 0 or less, judged not relevant: left out",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("a table of pairs: stderr does not say %q:\n%s", want, stderr.String())
+		}
+	}
 	// -judged-negatives: the pairs scored 0 are the queries' negatives,
 	// and nothing else; the manifest says so; q0, whose one pair scored 0
 	// is also scored relevant (kept relevant), has none and is left out.
@@ -1027,6 +1067,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"negative negatives", []string{"-kneg", "-1"}, true, "bundle: -kneg -1: want 0 (as many as -k) or more"},
 		{"ids without pairs", []string{"-ids", p("ids.txt")}, true, "bundle: -ids, -query-ids and -query-labels are of relevance pairs' rows and queries: give them with -queries and -pairs"},
 		{"ids for other rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids3.txt")}, false, "ids3.txt: 3 ids for 400 rows"},
+		{"a table of pairs with one column", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("huge.parquet")}, false, "huge.parquet: which columns hold the pairs? give " + p("huge.parquet") + `:QUERY,ROW or ` + p("huge.parquet") + `:QUERY,ROW,SCORE (the columns: "label" uint64)`},
+		{"a table's pair column absent", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("huge.parquet") + ":label,doc"}, false, `huge.parquet: no column "doc"`},
 		{"an id twice", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("twice.txt")}, false, `twice.txt: row id "d0" is given twice (rows 0 and 2, numbered from 0: lines 1 and 3 of a text file); 2 ids repeat (397 rows beyond each one's first): keep each id's first row`},
 		{"an id twice, the queries' ids given too", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("ids.txt"), "-ids", p("twice.txt")}, false, p("twice.txt") + `: row id "d0" is given twice (rows 0 and 2, numbered from 0: lines 1 and 3 of a text file)`},
 		{"an empty id", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("blank.txt")}, false, "blank.txt:2: an empty id"},

@@ -583,16 +583,26 @@ func cmpOr(a, b string) string {
 // (.npy, an .npz's array) of integers or strings, or a text file of two
 // columns separated by tabs, commas or spaces (a header line, and a third
 // column of relevance scores — pairs scored 0 are left out — as BEIR's
-// qrels files have them, are allowed). ids resolves each pair's two ids to
-// rows: 0-based row numbers, or ids looked up among the rows' ids.
+// qrels files have them, are allowed), or a table's columns (table.Pairs:
+// a Parquet or Arrow file of query-id, corpus-id and score, as the Hugging
+// Face Hub holds BEIR's and MTEB's qrels; FILE:QUERY,ROW[,SCORE] picks
+// them). ids resolves each pair's two ids to rows: 0-based row numbers,
+// or ids looked up among the rows' ids.
 func readPairs(arg string, ids *bundle.PairIDs) ([][2]int, error) {
 	path, name := splitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
 		return nil, err
 	}
-	if kind == ".txt" {
+	switch kind {
+	case ".txt":
 		return readPairsText(path, ids)
+	case ".parquet":
+		a, err := table.Pairs(path, name)
+		if err != nil {
+			return nil, err
+		}
+		return ids.Rows(a, path)
 	}
 	a, _, err := readArray(path, name, "pairs", "qrels")
 	if err != nil {

@@ -478,7 +478,9 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
     left out with a warning; (m, 3) with a score each, 0 or less judged not
     relevant, a missing score refused; BEIR's qrels dict, {query id: {row
     id: score}}, as its loader returns it; or the path of a qrels file,
-    BEIR's qrels/test.tsv, read as ccs bundle -pairs reads it);
+    BEIR's qrels/test.tsv or a .parquet or .arrow table of query-id,
+    corpus-id and score as the Hub holds them, read as ccs bundle -pairs
+    reads it);
     query_labels: with queries, one label a query (its language, its
     domain: integers or strings, in the queries' row order, or a dict from
     query id to label with query_ids), as ccs bundle -query-labels: the

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/internal/arrowtest"
+)
+
+// TestReadQrelsTable: ccs.bundle(pairs="qrels.arrow") reads a table of
+// query-id, corpus-id and score (the Hub's BEIR and MTEB qrels) as the
+// same pairs as the .tsv of them, and gives the file's SHA-256 for the
+// manifest; a directory is refused, saying what to pass instead.
+func TestReadQrelsTable(t *testing.T) {
+	dir := t.TempDir()
+	q := []string{"q0", "q0", "q1", "q2", "q2"}
+	r := []string{"d2", "d0", "d1", "d9", "d1"}
+	s := []int64{1, 0, 1, 1, 2}
+	var tsv strings.Builder
+	tsv.WriteString("query-id\tcorpus-id\tscore\n")
+	for i := range q {
+		tsv.WriteString(q[i] + "\t" + r[i] + "\t" + string(rune('0'+s[i])) + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "qrels.tsv"), []byte(tsv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb, ib := array.NewStringBuilder(memory.DefaultAllocator), array.NewInt64Builder(memory.DefaultAllocator)
+	sb.AppendValues(q, nil)
+	qa := sb.NewArray()
+	sb.AppendValues(r, nil)
+	ra := sb.NewArray()
+	ib.AppendValues(s, nil)
+	sa := ib.NewArray()
+	raw := arrowtest.Write(t, []string{"query-id", "corpus-id", "score"}, []arrow.Array{qa, ra, sa}, 2, true)
+	if err := os.WriteFile(filepath.Join(dir, "qrels.arrow"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) ([][2]int, string, *bundle.PairIDs) {
+		ids, err := bundle.NewPairIDs([]string{"q2", "q1", "q0"}, []string{"d0", "d1", "d2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs, sum, err := readQrels(filepath.Join(dir, name), ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pairs, sum, ids
+	}
+	want, _, wantIDs := read("qrels.tsv")
+	got, sum, gotIDs := read("qrels.arrow")
+	if !slices.Equal(got, want) || len(got) != 3 || gotIDs.Unscored != wantIDs.Unscored || gotIDs.Unknown != wantIDs.Unknown {
+		t.Errorf("the table's pairs %v (%d unscored, %d unknown), the text's %v (%d, %d)", got, gotIDs.Unscored, gotIDs.Unknown, want, wantIDs.Unscored, wantIDs.Unknown)
+	}
+	if h := sha256.Sum256(raw); sum != hex.EncodeToString(h[:]) {
+		t.Errorf("SHA-256 %s, the file's %x", sum, h)
+	}
+	ids, _ := bundle.NewPairIDs(nil, nil)
+	if _, _, err := readQrels(dir, ids); err == nil || !strings.Contains(err.Error(), "a directory: give a file of pairs") {
+		t.Errorf("a directory: %v", err)
+	}
+}

@@ -1,0 +1,191 @@
+package table
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/ccsets/ccs/bundle"
+)
+
+// Pair columns' names, as BEIR's and MTEB's qrels on the Hugging Face Hub
+// name them (query-id, corpus-id, score) and as other exports do, for a
+// table whose pair columns are not its only ones.
+var (
+	queryColumns = []string{"query-id", "query_id", "qid", "query"}
+	rowColumns   = []string{"corpus-id", "corpus_id", "doc-id", "doc_id", "docid", "pid", "passage-id", "passage_id", "passage", "doc"}
+	scoreColumns = []string{"score", "relevance", "rel", "label", "grade"}
+)
+
+// Pairs reads relevance pairs (query, relevant row) from the table at
+// path — Parquet, Arrow IPC, or a Hugging Face dataset's directory, as
+// ReadTable reads them — as an (m, 2) array, or (m, 3) with a score each
+// (what bundle.PairIDs.Rows resolves): the columns columns names, "QUERY,ROW"
+// or "QUERY,ROW,SCORE"; without it, a table of two or three columns in
+// that order, or the columns named as BEIR's qrels name them (query-id,
+// corpus-id and score, as the Hub's BEIR and MTEB datasets hold them; and
+// query_id, qid, corpus_id, doc_id, pid …). Ids are integers or strings
+// (the array holds integers where both ids and the score are integers,
+// strings otherwise); a score is an integer or a float. A null anywhere is
+// an error naming its column and row: a pair without an id or a score
+// says nothing.
+func Pairs(path, columns string) (bundle.Array, error) {
+	tbl, err := ReadTable(path)
+	if err != nil {
+		return bundle.Array{}, err
+	}
+	defer tbl.Release()
+	cols, err := pairColumns(path, tbl.Schema(), columns)
+	if err != nil {
+		return bundle.Array{}, err
+	}
+	m, w := int(tbl.NumRows()), len(cols)
+	ints := make([][]int64, w)
+	strs := make([][]string, w)
+	var scores []float64
+	for j, c := range cols {
+		if j == 2 {
+			ints[j], scores, err = scoreValues(path, tbl, c)
+		} else {
+			ints[j], strs[j], err = ColumnValues(path, tbl, c, "integer or string ids")
+		}
+		if err != nil {
+			return bundle.Array{}, err
+		}
+	}
+	shape := []int{m, w}
+	if strs[0] == nil && strs[1] == nil && (w == 2 || scores == nil) {
+		a := bundle.Array{Shape: shape, I64: make([]int64, m*w)}
+		for i := range m {
+			for j := range w {
+				a.I64[i*w+j] = ints[j][i]
+			}
+		}
+		return a, nil
+	}
+	a := bundle.Array{Shape: shape, Str: make([]string, m*w)}
+	for i := range m {
+		for j := range w {
+			switch {
+			case strs[j] != nil:
+				a.Str[i*w+j] = strs[j][i]
+			case j == 2 && scores != nil:
+				a.Str[i*w+j] = strconv.FormatFloat(scores[i], 'g', -1, 64)
+			default:
+				a.Str[i*w+j] = strconv.FormatInt(ints[j][i], 10)
+			}
+		}
+	}
+	return a, nil
+}
+
+// pairColumns are the indices of the query's, the row's and (where there
+// is one) the score's columns of schema: those columns names (FILE:Q,R[,S]),
+// or the only two or three, or those named as qrels name them.
+func pairColumns(path string, schema *arrow.Schema, columns string) ([]int, error) {
+	if columns != "" {
+		names := strings.Split(columns, ",")
+		if len(names) != 2 && len(names) != 3 {
+			return nil, fmt.Errorf("%s:%s: want the pairs' columns QUERY,ROW or QUERY,ROW,SCORE (the columns: %s)", path, columns, Columns(schema))
+		}
+		cols := make([]int, len(names))
+		for j, name := range names {
+			name = strings.TrimSpace(name)
+			at := schema.FieldIndices(name)
+			if len(at) == 0 {
+				return nil, NoColumn(path, name, schema)
+			}
+			cols[j] = at[0]
+		}
+		return cols, nil
+	}
+	if n := schema.NumFields(); n == 2 || n == 3 {
+		cols := make([]int, n)
+		for j := range cols {
+			cols[j] = j
+		}
+		return cols, nil
+	}
+	find := func(names []string) int {
+		for _, name := range names {
+			if i := slices.IndexFunc(schema.Fields(), func(f arrow.Field) bool { return strings.EqualFold(f.Name, name) }); i >= 0 {
+				return i
+			}
+		}
+		return -1
+	}
+	q, r, s := find(queryColumns), find(rowColumns), find(scoreColumns)
+	if q < 0 || r < 0 {
+		return nil, fmt.Errorf("%s: which columns hold the pairs? give %s:QUERY,ROW or %s:QUERY,ROW,SCORE (the columns: %s)", path, path, path, Columns(schema))
+	}
+	if s < 0 {
+		return []int{q, r}, nil
+	}
+	return []int{q, r, s}, nil
+}
+
+// scoreValues reads a score column: integers (ints), or floating-point
+// numbers (floats; float16 is not taken), every one finite and none
+// null.
+func scoreValues(path string, tbl arrow.Table, col int) (ints []int64, floats []float64, err error) {
+	fld := tbl.Schema().Field(col)
+	rows := 0
+	for _, chunk := range tbl.Column(col).Data().Chunks() {
+		for i := range chunk.Len() {
+			if chunk.IsNull(i) {
+				return nil, nil, fmt.Errorf("%s: column %q, row %d is null: a pair without a score says nothing of its relevance (BEIR's qrels score a relevant pair above 0, one judged not relevant 0)", path, fld.Name, rows+i)
+			}
+		}
+		switch c := chunk.(type) {
+		case *array.Float64:
+			floats = append(floats, c.Float64Values()...)
+		case *array.Float32:
+			for _, v := range c.Float32Values() {
+				floats = append(floats, float64(v))
+			}
+		case *array.Int64:
+			ints = append(ints, c.Int64Values()...)
+		case *array.Int32:
+			for _, v := range c.Int32Values() {
+				ints = append(ints, int64(v))
+			}
+		case *array.Int16:
+			for _, v := range c.Int16Values() {
+				ints = append(ints, int64(v))
+			}
+		case *array.Int8:
+			for _, v := range c.Int8Values() {
+				ints = append(ints, int64(v))
+			}
+		case *array.Uint32:
+			for _, v := range c.Uint32Values() {
+				ints = append(ints, int64(v))
+			}
+		case *array.Uint16:
+			for _, v := range c.Uint16Values() {
+				ints = append(ints, int64(v))
+			}
+		case *array.Uint8:
+			for _, v := range c.Uint8Values() {
+				ints = append(ints, int64(v))
+			}
+		default:
+			return nil, nil, fmt.Errorf("%s: column %q is %v: want scores, integers or floating-point numbers (BEIR's qrels score a relevant pair above 0)", path, fld.Name, fld.Type)
+		}
+		rows += chunk.Len()
+	}
+	if ints != nil && floats != nil {
+		return nil, nil, fmt.Errorf("%s: column %q mixes integer and floating-point chunks", path, fld.Name)
+	}
+	for i, v := range floats {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, nil, fmt.Errorf("%s: column %q, row %d: score %v is not a finite number: a missing score says nothing of the pair's relevance: give it one, or leave the pair out", path, fld.Name, i, v)
+		}
+	}
+	return ints, floats, nil
+}
