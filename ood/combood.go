@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/ccsets/ccs/internal/parallel"
 )
 
 // COMBOOD (Rajasekaran et al., SDM 2024) combines a non-parametric and a
@@ -62,22 +64,7 @@ func (c *COMBOOD) Fit(train Sample) error {
 		return fmt.Errorf("COMBOOD: %w", err)
 	}
 	L, n := train.A, train.N
-	c.lambdas, c.shift, c.scale = make([]float64, L), make([]float64, L), make([]float64, L)
-	col := make([]float64, n)
-	for j := range L {
-		for i := range n {
-			col[i] = train.Activations[i*L+j]
-		}
-		c.lambdas[j] = yeoJohnsonFit(col)
-		for i := range n {
-			col[i] = yeoJohnson(col[i], c.lambdas[j])
-		}
-		m, s := meanStd(col)
-		if !(s > 0) {
-			s = 1 // a constant column, as scikit-learn treats it
-		}
-		c.shift[j], c.scale[j] = m, s
-	}
+	c.lambdas, c.shift, c.scale = yeoJohnsonFits(train.Activations, n, L)
 	y := c.transform(train)
 	c.mean = make([]float64, L)
 	for i := range n {
@@ -174,35 +161,86 @@ func yeoJohnson(x, l float64) float64 {
 	return -(math.Pow(1-x, 2-l) - 1) / (2 - l)
 }
 
+// yeoJohnsonFits fits each column of the (n, L) activation summaries x:
+// its λ (yeoJohnsonFit), and the mean and standard deviation of the
+// column transformed, for standardising it (1 for a constant column, as
+// scikit-learn's). The columns are fitted in parallel, each alone, so
+// the numbers do not depend on the number of goroutines.
+func yeoJohnsonFits(x []float64, n, L int) (lambdas, shift, scale []float64) {
+	lambdas, shift, scale = make([]float64, L), make([]float64, L), make([]float64, L)
+	parallel.Tasks(L, 0, func(j int) {
+		col := make([]float64, n)
+		for i := range n {
+			col[i] = x[i*L+j]
+		}
+		lambdas[j] = yeoJohnsonFit(col)
+		for i := range n {
+			col[i] = yeoJohnson(col[i], lambdas[j])
+		}
+		m, s := meanStd(col)
+		if !(s > 0) {
+			s = 1 // a constant column, as scikit-learn treats it
+		}
+		shift[j], scale[j] = m, s
+	})
+	return lambdas, shift, scale
+}
+
 // yeoJohnsonLogLik is the profile log-likelihood of λ for the sample x:
-// −n/2·log σ²(λ) + (λ − 1)·Σ sign(x)·log(1 + |x|).
-func yeoJohnsonLogLik(x []float64, l float64) float64 {
-	y := make([]float64, len(x))
-	var jac float64
-	for i, v := range x {
-		y[i] = yeoJohnson(v, l)
-		jac += math.Copysign(math.Log1p(math.Abs(v)), v)
+// −n/2·log σ²(λ) + (λ − 1)·Σ sign(x)·log(1 + |x|), of x given as
+// lx = log(1 + |x|) with x's sign in neg (yeoJohnsonLogs), y scratch of
+// len(lx). The transform is expm1(λ·lx)/λ for x ≥ 0, −expm1((2 − λ)·lx)/
+// (2 − λ) below: yeoJohnson's values without a power a value (math.Pow's
+// logarithm is lx, the same for every λ).
+func yeoJohnsonLogLik(lx []float64, neg []bool, y []float64, jac, l float64) float64 {
+	const eps = 1e-12
+	for i, v := range lx {
+		switch {
+		case !neg[i] && math.Abs(l) < eps:
+			y[i] = v
+		case !neg[i]:
+			y[i] = math.Expm1(l*v) / l
+		case math.Abs(l-2) < eps:
+			y[i] = -v
+		default:
+			y[i] = -math.Expm1((2-l)*v) / (2 - l)
+		}
 	}
 	_, s := meanStd(y)
-	return -float64(len(x))/2*math.Log(s*s) + (l-1)*jac
+	return -float64(len(lx))/2*math.Log(s*s) + (l-1)*jac
+}
+
+// yeoJohnsonLogs are log(1 + |x|) of each x, whether it is negative, and
+// the log-likelihood's Jacobian sum Σ sign(x)·log(1 + |x|), which does
+// not depend on λ.
+func yeoJohnsonLogs(x []float64) (lx []float64, neg []bool, jac float64) {
+	lx, neg = make([]float64, len(x)), make([]bool, len(x))
+	for i, v := range x {
+		lx[i], neg[i] = math.Log1p(math.Abs(v)), v < 0
+		jac += math.Copysign(lx[i], v)
+	}
+	return lx, neg, jac
 }
 
 // yeoJohnsonFit maximises the log-likelihood over λ ∈ [−10, 10] by
 // golden-section search (the profile likelihood is unimodal in practice).
 func yeoJohnsonFit(x []float64) float64 {
+	lx, neg, jac := yeoJohnsonLogs(x)
+	y := make([]float64, len(x))
+	ll := func(l float64) float64 { return yeoJohnsonLogLik(lx, neg, y, jac, l) }
 	lo, hi := -10.0, 10.0
 	g := (math.Sqrt(5) - 1) / 2
 	a, b := hi-g*(hi-lo), lo+g*(hi-lo)
-	fa, fb := yeoJohnsonLogLik(x, a), yeoJohnsonLogLik(x, b)
+	fa, fb := ll(a), ll(b)
 	for hi-lo > 1e-9 {
 		if fa > fb || math.IsNaN(fb) {
 			hi, b, fb = b, a, fa
 			a = hi - g*(hi-lo)
-			fa = yeoJohnsonLogLik(x, a)
+			fa = ll(a)
 		} else {
 			lo, a, fa = a, b, fb
 			b = lo + g*(hi-lo)
-			fb = yeoJohnsonLogLik(x, b)
+			fb = ll(b)
 		}
 	}
 	return (lo + hi) / 2
