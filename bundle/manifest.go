@@ -220,8 +220,8 @@ func ManifestLabelNames(path string, b *Bundle) []string {
 	if b.Labels == nil {
 		return nil
 	}
-	m := readManifestNames(path)
-	if m == nil {
+	m := readManifest(filepath.Dir(path))
+	if m == nil || len(m.LabelNames) == 0 {
 		return nil
 	}
 	counts := map[string]int{}
@@ -231,38 +231,37 @@ func ManifestLabelNames(path string, b *Bundle) []string {
 		}
 		counts[strconv.FormatInt(l, 10)]++
 	}
-	for _, f := range m.Files {
-		if f.File == filepath.Base(path) && f.Anchors == b.N && maps.Equal(f.Classes, counts) {
-			return m.LabelNames
-		}
+	if m.entry(path, b, func(f *ManifestFile) bool { return maps.Equal(f.Classes, counts) }) == nil {
+		return nil
 	}
-	return nil
+	return m.LabelNames
 }
 
-// manifestNames is what ManifestLabelNames and ManifestLabelSetNames
-// read of a manifest: its label names and its files' anchors and classes.
-type manifestNames struct {
-	Format     string   `json:"format"`
-	LabelNames []string `json:"label_names"`
-	Files      []struct {
-		File    string         `json:"file"`
-		Anchors int            `json:"anchors"`
-		Classes map[string]int `json:"classes"`
-	} `json:"files"`
-}
-
-// readManifestNames reads the manifest beside path, nil where there is
-// none, or it is not ccs bundle's, or it names no labels.
-func readManifestNames(path string) *manifestNames {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
+// readManifest reads and decodes dir/manifest.json; nil where there is
+// none, it does not decode as a Manifest, or it is not ccs bundle's. The
+// Manifest* readers below each take what they need of it.
+func readManifest(dir string) *Manifest {
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		return nil
 	}
-	var m manifestNames
-	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || len(m.LabelNames) == 0 {
+	var m Manifest
+	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat {
 		return nil
 	}
 	return &m
+}
+
+// entry is m's first file that describes b, read from path — the file of
+// path's name with b's number of anchors — and for which also holds where
+// also is not nil; nil where there is none.
+func (m *Manifest) entry(path string, b *Bundle, also func(*ManifestFile) bool) *ManifestFile {
+	for i := range m.Files {
+		if f := &m.Files[i]; f.File == filepath.Base(path) && f.Anchors == b.N && (also == nil || also(f)) {
+			return f
+		}
+	}
+	return nil
 }
 
 // ManifestLabelSetNames are the names of the labels of b's positives, a
@@ -275,8 +274,8 @@ func ManifestLabelSetNames(path string, b *Bundle) []string {
 	if b.PositiveLabelStart == nil {
 		return nil
 	}
-	m := readManifestNames(path)
-	if m == nil {
+	m := readManifest(filepath.Dir(path))
+	if m == nil || len(m.LabelNames) == 0 {
 		return nil
 	}
 	for _, l := range b.PositiveLabels {
@@ -284,12 +283,10 @@ func ManifestLabelSetNames(path string, b *Bundle) []string {
 			return nil
 		}
 	}
-	for _, f := range m.Files {
-		if f.File == filepath.Base(path) && f.Anchors == b.N {
-			return m.LabelNames
-		}
+	if m.entry(path, b, nil) == nil {
+		return nil
 	}
-	return nil
+	return m.LabelNames
 }
 
 // ManifestOOD reports whether b, read from path, is the OOD sample that
@@ -303,12 +300,8 @@ func ManifestOOD(path string, b *Bundle) bool { return ManifestSplit(path, b) ==
 // with, "fit 0, val 0, cal 0.5, test 0.5"; "" otherwise (no manifest, or
 // a share above 0).
 func NotMade(dir, split string) string {
-	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		return ""
-	}
-	var m Manifest
-	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat {
+	m := readManifest(dir)
+	if m == nil {
 		return ""
 	}
 	if f, ok := m.Split[split]; !ok || f != 0 {
@@ -347,18 +340,12 @@ func NotMadeReason(dir, split string) string {
 // path, b's file, names it, when it lists the file with b's number of
 // anchors; "" otherwise.
 func ManifestSplit(path string, b *Bundle) string {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
-	if err != nil {
+	m := readManifest(filepath.Dir(path))
+	if m == nil {
 		return ""
 	}
-	var m Manifest
-	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat {
-		return ""
-	}
-	for _, f := range m.Files {
-		if f.File == filepath.Base(path) && f.Anchors == b.N {
-			return f.Split
-		}
+	if f := m.entry(path, b, nil); f != nil {
+		return f.Split
 	}
 	return ""
 }
@@ -369,18 +356,12 @@ func ManifestSplit(path string, b *Bundle) string {
 // of anchors; 0 otherwise. Rows of a few blocks are no independent
 // inputs, which a check that counts them as such should say.
 func ManifestBlocks(path string, b *Bundle) int {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
-	if err != nil {
+	m := readManifest(filepath.Dir(path))
+	if m == nil || m.SplitBy != "blocks" {
 		return 0
 	}
-	var m Manifest
-	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || m.SplitBy != "blocks" {
-		return 0
-	}
-	for _, f := range m.Files {
-		if f.File == filepath.Base(path) && f.Anchors == b.N {
-			return f.Blocks
-		}
+	if f := m.entry(path, b, nil); f != nil {
+		return f.Blocks
 	}
 	return 0
 }
@@ -404,29 +385,14 @@ func CheckInDistribution(path string, b *Bundle) error {
 // the file does not count b's anchors, or the negatives are random. An
 // exclusion is then read as what it is on.
 func ManifestNegatives(path string, b *Bundle) string {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
-	if err != nil {
+	m := readManifest(filepath.Dir(path))
+	if m == nil || !m.JudgedNegatives && m.KNegHard == 0 {
 		return ""
 	}
-	var m struct {
-		Format          string `json:"format"`
-		JudgedNegatives bool   `json:"judged_negatives"`
-		KNegHard        int    `json:"kneg_hard"`
-		Negatives       string `json:"negatives"`
-		Files           []struct {
-			File    string `json:"file"`
-			Anchors int    `json:"anchors"`
-		} `json:"files"`
-	}
-	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || !m.JudgedNegatives && m.KNegHard == 0 {
+	if m.entry(path, b, nil) == nil {
 		return ""
 	}
-	for _, f := range m.Files {
-		if f.File == filepath.Base(path) && f.Anchors == b.N {
-			return m.Negatives
-		}
-	}
-	return ""
+	return m.Negatives
 }
 
 // ManifestSeveralLabelsOOD reports whether b, read from path, is the OOD
@@ -438,27 +404,21 @@ func ManifestNegatives(path string, b *Bundle) string {
 // held-out labels, named by the manifest's label names where it has them
 // (a list column's values), by their numbers otherwise.
 func ManifestSeveralLabelsOOD(path string, b *Bundle) (classes []string, ok bool) {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
-	if err != nil {
+	m := readManifest(filepath.Dir(path))
+	if m == nil || !strings.HasPrefix(m.Positives, severalLabelsPositives) {
 		return nil, false
 	}
-	var m Manifest
-	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || !strings.HasPrefix(m.Positives, severalLabelsPositives) {
+	if m.entry(path, b, func(f *ManifestFile) bool { return f.Split == SplitNames[OOD] }) == nil {
 		return nil, false
 	}
-	for _, f := range m.Files {
-		if f.File == filepath.Base(path) && f.Anchors == b.N && f.Split == SplitNames[OOD] {
-			for _, c := range m.OODClasses {
-				name := strconv.FormatInt(c, 10)
-				if c >= 0 && c < int64(len(m.LabelNames)) {
-					name = m.LabelNames[c]
-				}
-				classes = append(classes, name)
-			}
-			return classes, true
+	for _, c := range m.OODClasses {
+		name := strconv.FormatInt(c, 10)
+		if c >= 0 && c < int64(len(m.LabelNames)) {
+			name = m.LabelNames[c]
 		}
+		classes = append(classes, name)
 	}
-	return nil, false
+	return classes, true
 }
 
 // ManifestSeveralLabels reports whether b, read from path, is a file of
@@ -467,18 +427,9 @@ func ManifestSeveralLabelsOOD(path string, b *Bundle) (classes []string, ok bool
 // rows that share a label. Its ood-cal.npz and ood.npz carry no label a
 // row, which the file alone cannot tell from a file of no labels.
 func ManifestSeveralLabels(path string, b *Bundle) bool {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
-	if err != nil {
+	m := readManifest(filepath.Dir(path))
+	if m == nil || !strings.HasPrefix(m.Positives, severalLabelsPositives) {
 		return false
 	}
-	var m Manifest
-	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || !strings.HasPrefix(m.Positives, severalLabelsPositives) {
-		return false
-	}
-	for _, f := range m.Files {
-		if f.File == filepath.Base(path) && f.Anchors == b.N {
-			return true
-		}
-	}
-	return false
+	return m.entry(path, b, nil) != nil
 }

@@ -5,7 +5,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -114,6 +116,68 @@ func TestNewManifest(t *testing.T) {
 			names := ManifestLabelNames(test, b)
 			if c.in.Labels != nil && len(names) != 3 || c.in.Labels == nil && names != nil {
 				t.Errorf("ManifestLabelNames: %q", names)
+			}
+		})
+	}
+}
+
+// TestManifestReaders: each Manifest* reader takes its answer from the
+// manifest beside a bundle only where it is ccs bundle's, decodes, and
+// lists the file with the bundle's number of anchors; otherwise it gives
+// its zero answer.
+func TestManifestReaders(t *testing.T) {
+	const several = severalLabelsPositives + ", never the row itself"
+	good := `{"format":"ccs-bundles","version":1,"split":{"fit":0,"val":0,"cal":0.5,"test":0.5},
+		"label_names":["ant","bee"],"ood_classes":[1,5],"split_by":"blocks","kneg_hard":2,
+		"positives":"` + several + `","negatives":"hard ones",
+		"files":[{"split":"test","file":"test.npz","anchors":4,"classes":{"0":3,"1":1},"blocks":2},
+		{"split":"ood","file":"ood.npz","anchors":2}]}`
+	type answers struct {
+		names, setNames []string
+		split           string
+		blocks          int
+		negatives       string
+		several, ood    bool
+		oodClasses      []string
+		notMade         string
+	}
+	named := answers{names: []string{"ant", "bee"}, setNames: []string{"ant", "bee"}, split: "test", blocks: 2,
+		negatives: "hard ones", several: true, notMade: "fit 0, val 0, cal 0.5, test 0.5"}
+	for _, c := range []struct {
+		name     string
+		manifest string // "": none
+		file     string
+		anchors  int
+		want     answers
+	}{
+		{"the file listed", good, "test.npz", 4, named},
+		{"the ood file", good, "ood.npz", 2, answers{setNames: []string{"ant", "bee"}, split: "ood", negatives: "hard ones", several: true, ood: true,
+			oodClasses: []string{"bee", "5"}, notMade: named.notMade}},
+		{"another number of anchors", good, "test.npz", 5, answers{notMade: named.notMade}},
+		{"a file not listed", good, "cal.npz", 4, answers{notMade: named.notMade}},
+		{"no manifest", "", "test.npz", 4, answers{}},
+		{"not JSON", `{"format":"ccs-bundles",`, "test.npz", 4, answers{}},
+		{"another format", strings.Replace(good, "ccs-bundles", "ccs-set", 1), "test.npz", 4, answers{}},
+		{"a field of the wrong type", strings.Replace(good, `"version":1`, `"version":"1"`, 1), "test.npz", 4, answers{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if c.manifest != "" {
+				if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(c.manifest), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := filepath.Join(dir, c.file)
+			b := &Bundle{N: c.anchors, Labels: []int64{0, 0, 0, 1}, PositiveLabelStart: []int64{0, 1}, PositiveLabels: []int64{1}}
+			if c.anchors == 2 {
+				b.Labels = nil
+			}
+			oodClasses, ood := ManifestSeveralLabelsOOD(path, b)
+			got := answers{names: ManifestLabelNames(path, b), setNames: ManifestLabelSetNames(path, b),
+				split: ManifestSplit(path, b), blocks: ManifestBlocks(path, b), negatives: ManifestNegatives(path, b),
+				several: ManifestSeveralLabels(path, b), ood: ood, oodClasses: oodClasses, notMade: NotMade(dir, "fit")}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got %+v\nwant %+v", got, c.want)
 			}
 		})
 	}
