@@ -218,13 +218,14 @@ func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table
 // batch's body, which keeping it keeps whole, the embeddings beside it
 // included. array.Concatenate copies the rows' range of each buffer
 // (of a batch that is a slice of a larger table, too) but shares a
-// string_view's data buffers, which copyData then copies.
+// string_view's data buffers, and a dictionary, which ownViews then
+// copies: each byte is copied once.
 func ownColumn(a arrow.Array) (arrow.Array, error) {
 	own, err := array.Concatenate([]arrow.Array{a}, memory.DefaultAllocator)
 	if err != nil || !hasView(own.DataType()) {
 		return own, err
 	}
-	d := copyData(own.Data())
+	d := ownViews(own.Data())
 	defer d.Release()
 	own.Release()
 	return array.MakeFromData(d), nil
@@ -246,6 +247,36 @@ func hasView(t arrow.DataType) bool {
 		}
 	}
 	return false
+}
+
+// ownViews is d, made by array.Concatenate, with what it shares with the
+// array concatenated copied: a view array's data buffers (its own and
+// its children's) and a dictionary, whole; the buffers Concatenate made
+// are kept.
+func ownViews(d arrow.ArrayData) *array.Data {
+	if d.DataType().ID() == arrow.DICTIONARY {
+		dict := copyData(d.Dictionary())
+		defer dict.Release()
+		return array.NewDataWithDictionary(d.DataType(), d.Len(), d.Buffers(), d.NullN(), d.Offset(), dict)
+	}
+	bufs := d.Buffers()
+	if _, ok := d.DataType().(arrow.BinaryViewDataType); ok && len(bufs) > 2 {
+		bufs = slices.Clone(bufs)
+		for i, b := range bufs[2:] {
+			if b != nil {
+				bufs[2+i] = memory.NewBufferBytes(slices.Clone(b.Bytes()))
+			}
+		}
+	}
+	children := make([]arrow.ArrayData, len(d.Children()))
+	for i, c := range d.Children() {
+		children[i] = ownViews(c)
+	}
+	out := array.NewData(d.DataType(), d.Len(), bufs, children, d.NullN(), d.Offset())
+	for _, c := range children {
+		c.Release()
+	}
+	return out
 }
 
 // copyData copies d's buffers, its children's and its dictionary's into

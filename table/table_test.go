@@ -877,7 +877,7 @@ func TestReadTableColumnKeepsColumnAlone(t *testing.T) {
 // string_view, as Polars writes strings), embedding (rows) and label in
 // batches of batch rows, each built on its own: a slice of one
 // string_view array is written with the whole array's data buffers.
-func viewStream(t *testing.T, keys []string, rows [][]float32, labels []int64, batch int) []byte {
+func viewStream(t testing.TB, keys []string, rows [][]float32, labels []int64, batch int) []byte {
 	t.Helper()
 	var stream bytes.Buffer
 	var w *ipc.Writer
@@ -947,5 +947,103 @@ func TestClassLabelNames(t *testing.T) {
 		case !slices.Equal(got, tc.want):
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// BenchmarkReadTableColumnStringView reads the string_view id column
+// (Polars' strings, some inline, most in data buffers) of a 10⁵-row
+// Arrow stream in batches of 1000 rows.
+func BenchmarkReadTableColumnStringView(b *testing.B) {
+	const n, d = 100_000, 8
+	rows, keys, labels := make([][]float32, n), make([]string, n), make([]int64, n)
+	for i := range rows {
+		rows[i], keys[i] = make([]float32, d), fmt.Sprintf("passage-%06d-of-the-corpus", i)
+		if i%4 == 0 {
+			keys[i] = fmt.Sprintf("q%d", i) // inline: 12 bytes or fewer
+		}
+	}
+	path := filepath.Join(b.TempDir(), "ids.arrow")
+	if err := os.WriteFile(path, viewStream(b, keys, rows, labels, 1000), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		tbl, _, err := ReadTableColumn(path, func(*arrow.Schema) (int, error) { return 0, nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		if tbl.NumRows() != n {
+			b.Fatalf("%d rows", tbl.NumRows())
+		}
+		tbl.Release()
+	}
+}
+
+// TestOwnColumn: ownColumn of a slice of a string_view array, of a list
+// of them and of a dictionary of them equals the slice and shares none
+// of its memory (a buffer shared would keep a batch's body alive).
+func TestOwnColumn(t *testing.T) {
+	mem := memory.DefaultAllocator
+	keys := []string{"a", "passage-000001-of-the-corpus", "", "short", "passage-000004-of-the-corpus", "passage-000005-of-the-corpus"}
+	vb := array.NewStringViewBuilder(mem)
+	defer vb.Release()
+	vb.AppendValues(keys, nil)
+	vb.AppendNull()
+	views := vb.NewArray()
+	defer views.Release()
+	lb := array.NewListBuilder(mem, arrow.BinaryTypes.StringView)
+	defer lb.Release()
+	for i := range keys {
+		lb.Append(true)
+		lb.ValueBuilder().(*array.StringViewBuilder).AppendValues(keys[i:], nil)
+	}
+	lb.AppendNull()
+	list := lb.NewArray()
+	defer list.Release()
+	ib := array.NewInt8Builder(mem)
+	defer ib.Release()
+	ib.AppendValues([]int8{5, 4, 3, 2, 1, 0}, nil)
+	ib.AppendNull()
+	indices := ib.NewArray()
+	defer indices.Release()
+	dict := array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.StringView}, indices, views)
+	defer dict.Release()
+	for _, a := range []arrow.Array{views, list, dict} {
+		t.Run(a.DataType().String(), func(t *testing.T) {
+			in := array.NewSlice(a, 1, int64(a.Len()))
+			defer in.Release()
+			own, err := ownColumn(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer own.Release()
+			if !array.Equal(in, own) {
+				t.Errorf("ownColumn: %v, want %v", own, in)
+			}
+			var inBufs, ownBufs []*memory.Buffer
+			var gather func(d arrow.ArrayData, into *[]*memory.Buffer)
+			gather = func(d arrow.ArrayData, into *[]*memory.Buffer) {
+				for _, b := range d.Buffers() {
+					if b != nil && b.Len() > 0 {
+						*into = append(*into, b)
+					}
+				}
+				for _, c := range d.Children() {
+					gather(c, into)
+				}
+				if d.DataType().ID() == arrow.DICTIONARY {
+					gather(d.Dictionary(), into)
+				}
+			}
+			gather(in.Data(), &inBufs)
+			gather(own.Data(), &ownBufs)
+			for _, o := range ownBufs {
+				for _, b := range inBufs {
+					if &o.Bytes()[0] == &b.Bytes()[0] {
+						t.Errorf("a buffer of %d bytes shared", o.Len())
+					}
+				}
+			}
+		})
 	}
 }
