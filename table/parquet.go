@@ -55,19 +55,22 @@ func ReadParquetColumns(path, column, idColumn string) (*retrieve.Collection, er
 		return readParquetStreamed(path, column, idColumn)
 	}
 	var g *gatherer
-	err := scanTable(path, true, func(schema *arrow.Schema, rows int64) error {
+	err := scanTable(path, true, func(schema *arrow.Schema, rows int64) ([]int, error) {
 		emb, id, err := collectionColumns(path, schema, column, idColumn)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		g = newGatherer(path, schema, emb, id, rows)
-		return nil
-	}, func(rec arrow.RecordBatch) error {
+		if id < 0 {
+			return []int{emb}, nil
+		}
+		return []int{emb, id}, nil // the batches' column 0, the ids' 1
+	}, func(rec arrow.RecordBatch, _ int) error {
 		var ids arrow.Array
 		if g.id >= 0 {
-			ids = rec.Column(g.id)
+			ids = rec.Column(1)
 		}
-		return g.add(rec.Column(g.emb), ids)
+		return g.add(rec.Column(0), ids)
 	})
 	if err != nil {
 		if g != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -52,7 +53,8 @@ func ReadTable(path string) (arrow.Table, error) {
 		}
 	}
 	return collect(func(start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
-		return scanTable(path, false, start, batch)
+		return scanTable(path, false, func(s *arrow.Schema, rows int64) ([]int, error) { return nil, start(s, rows) },
+			func(rec arrow.RecordBatch, _ int) error { return batch(rec) })
 	})
 }
 
@@ -87,9 +89,9 @@ func collect(scan func(start func(*arrow.Schema, int64) error, batch func(arrow.
 // beside it is not read); of an Arrow IPC file or stream or a dataset's
 // directory a record batch at a time, the column copied out of each and
 // the batch let go (an embeddings column beside it is read, a batch at a
-// time, not kept: the peak is the column and a batch, not the table) —
-// but a dataset directory's Parquet shards are read whole, one shard at
-// a time (the peak then a shard). pick's error is returned as it is.
+// time, not kept: the peak is the column and a batch, not the table); of
+// a dataset directory's Parquet shards the column's leaf columns alone, a
+// few thousand rows at a time. pick's error is returned as it is.
 func ReadTableColumn(path string, pick func(*arrow.Schema) (int, error)) (tbl arrow.Table, col int, err error) {
 	st, statErr := os.Stat(path)
 	if strings.ToLower(filepath.Ext(path)) != ".parquet" || statErr == nil && st.IsDir() {
@@ -172,7 +174,6 @@ func withMetadata(tbl arrow.Table, md arrow.Metadata) arrow.Table {
 // chosen column of each record batch scanTable reads, copied
 // (ownColumn), as one chunk of the table's one column.
 func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table, error) {
-	col := -1
 	var schema *arrow.Schema
 	var chunks []arrow.Array
 	defer func() {
@@ -181,16 +182,16 @@ func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table
 		}
 	}()
 	var gc collector
-	err := scanTable(path, false, func(s *arrow.Schema, _ int64) error {
+	err := scanTable(path, false, func(s *arrow.Schema, _ int64) ([]int, error) {
 		c, err := pick(s)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		md := s.Metadata()
-		col, schema = c, arrow.NewSchema([]arrow.Field{s.Field(c)}, &md)
-		return nil
-	}, func(rec arrow.RecordBatch) error {
-		own, err := ownColumn(rec.Column(col))
+		schema = arrow.NewSchema([]arrow.Field{s.Field(c)}, &md)
+		return []int{c}, nil
+	}, func(rec arrow.RecordBatch, read int) error {
+		own, err := ownColumn(rec.Column(0))
 		if err != nil {
 			return fmt.Errorf("%s: column %q: %w", path, schema.Field(0).Name, err)
 		}
@@ -198,9 +199,7 @@ func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table
 		// The batches are garbage once their column is copied (the
 		// embeddings read before them: a 200 000 × 384 file's labels
 		// read at 662 MB, 447 MB with the cycles).
-		for _, c := range rec.Columns() {
-			gc.read(dataBytes(c.Data()))
-		}
+		gc.read(read)
 		return nil
 	})
 	if err != nil {
@@ -304,6 +303,15 @@ func copyData(d arrow.ArrayData) *array.Data {
 	return out
 }
 
+// recordBytes is the length of rec's columns' buffers (dataBytes).
+func recordBytes(rec arrow.RecordBatch) int {
+	n := 0
+	for _, c := range rec.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
 // dataBytes is the length of d's buffers, its children's and its
 // dictionary's.
 func dataBytes(d arrow.ArrayData) int {
@@ -349,21 +357,60 @@ func readParquetTable(path string) (arrow.Table, error) {
 // a reader converting them keeps one batch at a time, not the table:
 // start is given the schema and, where count asks for it, the number of
 // rows (−1 when it cannot be counted ahead, arrowRows, or is not asked
-// for), then batch each record batch in order,
-// which is released after batch returns (batch retains what it keeps). A
-// dataset directory's shards are read one after another, each of the
-// first's columns; start is called once. Errors from start and batch are
+// for), and returns the columns it wants, distinct (nil: all); then
+// batch each record batch in order, of those columns alone in that order,
+// with the bytes read for it (all its columns, for a collector), which is
+// released after batch returns (batch retains what it keeps). Of a
+// Parquet file the columns not wanted are not read (an embeddings column
+// beside a label column: scanParquet), those wanted a few thousand rows
+// at a time; every column wanted, it is read whole. A dataset
+// directory's shards are read one after another, each of the first's
+// columns; start is called once. Errors from start and batch are
 // returned as they are; the reading's name the file.
-func scanTable(path string, count bool, start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
+func scanTable(path string, count bool, start func(*arrow.Schema, int64) ([]int, error), batch func(rec arrow.RecordBatch, read int) error) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
+	var want []int
+	var wanted *arrow.Schema // want's columns, nil for all
+	pick := func(s *arrow.Schema, rows int64) ([]int, error) {
+		w, err := start(s, rows)
+		if err != nil || w == nil {
+			return nil, err
+		}
+		fields := make([]arrow.Field, len(w))
+		for i, c := range w {
+			fields[i] = s.Field(c)
+		}
+		want, wanted = w, arrow.NewSchema(fields, nil)
+		return w, nil
+	}
+	// read hands batch a batch read of the wanted columns alone (scanParquet's).
+	read := func(rec arrow.RecordBatch) error { return batch(rec, recordBytes(rec)) }
+	// project hands batch the wanted columns of a batch read whole (an
+	// Arrow IPC batch's).
+	project := func(rec arrow.RecordBatch) error {
+		if want == nil {
+			return read(rec)
+		}
+		cols := make([]arrow.Array, len(want))
+		for i, c := range want {
+			cols[i] = rec.Column(c)
+		}
+		p := array.NewRecordBatch(wanted, cols, rec.NumRows())
+		defer p.Release()
+		return batch(p, recordBytes(rec))
+	}
+	fileStart := func(s *arrow.Schema, rows int64) error {
+		_, err := pick(s, rows)
+		return err
+	}
 	if !st.IsDir() {
 		if strings.ToLower(filepath.Ext(path)) == ".parquet" {
-			return scanWhole(path, start, batch)
+			return scanParquet(path, pick, read)
 		}
-		return scanFile(path, count, start, batch)
+		return scanFile(path, count, fileStart, project)
 	}
 	_, shards, _, err := datasetFiles(path)
 	if err != nil {
@@ -391,22 +438,25 @@ func scanTable(path string, count bool, start func(*arrow.Schema, int64) error, 
 	}
 	var first *arrow.Schema
 	for _, shard := range shards {
-		check := func(s *arrow.Schema, _ int64) error {
+		check := func(s *arrow.Schema, _ int64) ([]int, error) {
 			if first == nil {
 				first = s
-				return start(s, rows)
+				return pick(s, rows)
 			}
 			if !s.Equal(first) {
 				name, _ := filepath.Rel(path, shards[0])
-				return fmt.Errorf("%s: its columns %v differ from %s's %v", shard, s, name, first)
+				return nil, fmt.Errorf("%s: its columns %v differ from %s's %v", shard, s, name, first)
 			}
-			return nil
+			return want, nil
 		}
 		var err error
 		if strings.ToLower(filepath.Ext(shard)) == ".parquet" {
-			err = scanWhole(shard, check, batch)
+			err = scanParquet(shard, check, read)
 		} else {
-			err = scanFile(shard, false, check, batch) // counted above
+			err = scanFile(shard, false, func(s *arrow.Schema, rows int64) error { // counted above
+				_, err := check(s, rows)
+				return err
+			}, project)
 		}
 		if err != nil {
 			return err
@@ -415,22 +465,68 @@ func scanTable(path string, count bool, start func(*arrow.Schema, int64) error, 
 	return nil
 }
 
-// scanWhole is scanTable of a Parquet file, read whole.
-func scanWhole(path string, start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
-	tbl, err := readParquetTable(path)
+// scanParquet is scanTable of a Parquet file: start is given its schema
+// (its key-value metadata kept: a Hugging Face dataset's features) and
+// rows, and batch the columns start wants alone, in batches of 4096 rows
+// read a page at a time; or, where start wants every column, the file
+// read whole, in batches of its row groups.
+func scanParquet(path string, start func(*arrow.Schema, int64) ([]int, error), batch func(arrow.RecordBatch) error) error {
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	defer tbl.Release()
-	if err := start(tbl.Schema(), tbl.NumRows()); err != nil {
+	defer f.Close()
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props.BufferedStreamEnabled, props.BufferSize = true, 1<<20 // a page at a time, not the column chunk
+	pf, err := file.NewParquetReader(f, file.WithReadProps(props))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 4096}, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	md := parquetMetadata(pf)
+	want, err := start(arrow.NewSchema(schema.Fields(), &md), pf.NumRows())
+	if err != nil {
 		return err
 	}
-	tr := array.NewTableReader(tbl, 1<<16)
-	defer tr.Release()
-	for tr.Next() {
-		if err := batch(tr.RecordBatch()); err != nil {
+	if want == nil {
+		tbl, err := fr.ReadTable(context.Background())
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		defer tbl.Release()
+		tr := array.NewTableReader(tbl, 1<<16)
+		defer tr.Release()
+		for tr.Next() {
+			if err := batch(tr.RecordBatch()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var cols []int
+	for _, c := range want {
+		cols = append(cols, leaves(fr.Manifest.Fields[c])...)
+	}
+	rr, err := fr.GetRecordReader(context.Background(), cols, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer rr.Release()
+	for rr.Next() {
+		if err := batch(rr.RecordBatch()); err != nil {
 			return err
 		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

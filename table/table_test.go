@@ -782,7 +782,7 @@ func TestReadTableColumnArrow(t *testing.T) {
 		os.WriteFile(filepath.Join(ds, fmt.Sprintf("data-%05d-of-00002.arrow", s)), withMeta(arrowtest.Write(t, names, part, 4, false), false), 0o644)
 	}
 	os.WriteFile(filepath.Join(ds, "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00002.arrow"}, {"filename": "data-00001-of-00002.arrow"}]}`), 0o644)
-	// A dataset of Parquet shards (read whole, then a slice at a time),
+	// A dataset of Parquet shards (the column alone, a batch at a time),
 	// of the columns Parquet holds alike: not string_view.
 	pqds := filepath.Join(dir, "pqds")
 	os.Mkdir(pqds, 0o755)
@@ -870,6 +870,41 @@ func TestReadTableColumnKeepsColumnAlone(t *testing.T) {
 			t.Errorf("%s: %d ids, %d strings, %v", tc.name, len(ids), len(strs), err)
 		}
 		tbl.Release()
+	}
+}
+
+// TestReadTableColumnParquetShards: reading the labels of a dataset of
+// Parquet shards reads their label column alone, not the embeddings
+// beside it (each shard was read whole: the embeddings allocated, then
+// let go). Not parallel: it counts the bytes allocated.
+func TestReadTableColumnParquetShards(t *testing.T) {
+	const n, d = 8000, 256
+	rows, labels := make([][]float32, n), make([]int64, n)
+	for i := range rows {
+		rows[i], labels[i] = make([]float32, d), int64(i%10)
+		rows[i][i%d] = 1
+	}
+	dir := t.TempDir()
+	emb, lab := lists(rows, d), int64s(labels)
+	for s, r := range [][2]int{{0, n / 2}, {n / 2, n}} {
+		part := []arrow.Array{array.NewSlice(emb, int64(r[0]), int64(r[1])), array.NewSlice(lab, int64(r[0]), int64(r[1]))}
+		writeParquet(t, filepath.Join(dir, fmt.Sprintf("part-%d.parquet", s)), []string{"embedding", "label"}, part, 1000)
+	}
+	os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{"_data_files": [{"filename": "part-0.parquet"}, {"filename": "part-1.parquet"}]}`), 0o644)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	tbl, _, err := ReadTableColumn(dir, func(*arrow.Schema) (int, error) { return 1, nil })
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	rowBytes := uint64(4 * n * d)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > rowBytes/8 {
+		t.Errorf("%d KB allocated to read the labels, beside %d KB of embeddings", alloc>>10, rowBytes>>10)
+	}
+	if ids, _, err := ColumnValues(dir, tbl, 0, "labels"); err != nil || len(ids) != n || ids[n-1] != labels[n-1] {
+		t.Errorf("%d labels, %v", len(ids), err)
 	}
 }
 
