@@ -356,8 +356,8 @@ func readParquetTable(path string) (arrow.Table, error) {
 // scanTable reads what ReadTable reads a record batch at a time, so that
 // a reader converting them keeps one batch at a time, not the table:
 // start is given the schema and, where count asks for it, the number of
-// rows (−1 when it cannot be counted ahead, arrowRows, or is not asked
-// for), and returns the columns it wants, distinct (nil: all); then
+// rows (−1 when it cannot be counted ahead, arrowRows and a Parquet
+// file's footer, or is not asked for), and returns the columns it wants, distinct (nil: all); then
 // batch each record batch in order, of those columns alone in that order,
 // with the bytes read for it (all its columns, for a collector), which is
 // released after batch returns (batch retains what it keeps). Of a
@@ -417,14 +417,21 @@ func scanTable(path string, count bool, start func(*arrow.Schema, int64) ([]int,
 		return err
 	}
 	// Count the rows of every shard first (their messages' metadata
-	// alone), so that the destination is made once at its size.
+	// alone, a Parquet file's footer), so that the destination is made
+	// once at its size.
 	rows := int64(-1)
 	if count {
 		rows = 0
 		for _, shard := range shards {
 			n := int64(-1)
 			if f, err := os.Open(shard); err == nil {
-				if st, err := f.Stat(); err == nil && strings.ToLower(filepath.Ext(shard)) != ".parquet" {
+				switch st, err := f.Stat(); {
+				case err != nil:
+				case strings.ToLower(filepath.Ext(shard)) == ".parquet":
+					if pf, err := file.NewParquetReader(f); err == nil {
+						n = pf.NumRows()
+					}
+				default:
 					n = arrowRows(f, st.Size())
 				}
 				f.Close()

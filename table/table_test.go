@@ -908,6 +908,35 @@ func TestReadTableColumnParquetShards(t *testing.T) {
 	}
 }
 
+// TestScanTableCountsParquetShards: a dataset of Parquet shards has its
+// rows counted ahead (their footers), as one of Arrow shards has, so
+// that the embeddings' destination is made once at its size.
+func TestScanTableCountsParquetShards(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for s, n := range []int{7, 5} {
+		rows := make([][]float32, n)
+		for i := range rows {
+			rows[i] = []float32{float32(i), 1}
+		}
+		writeParquet(t, filepath.Join(dir, fmt.Sprintf("part-%d.parquet", s)), []string{"embedding"}, []arrow.Array{lists(rows, 0)}, 3)
+	}
+	os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{"_data_files": [{"filename": "part-0.parquet"}, {"filename": "part-1.parquet"}]}`), 0o644)
+	for _, count := range []bool{true, false} {
+		got, read := int64(0), 0
+		err := scanTable(dir, count, func(_ *arrow.Schema, rows int64) ([]int, error) {
+			got = rows
+			return []int{0}, nil
+		}, func(rec arrow.RecordBatch, _ int) error {
+			read += int(rec.NumRows())
+			return nil
+		})
+		if want := map[bool]int64{true: 12, false: -1}[count]; err != nil || got != want || read != 12 {
+			t.Errorf("count %v: rows %d, want %d; %d read, %v", count, got, want, read, err)
+		}
+	}
+}
+
 // viewStream writes an Arrow IPC stream of columns id (keys as
 // string_view, as Polars writes strings), embedding (rows) and label in
 // batches of batch rows, each built on its own: a slice of one
