@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
 )
 
@@ -88,4 +89,45 @@ func BenchmarkSelect1e5(b *testing.B) {
 		copy(y, x)
 		Select(y, 95_000)
 	}
+}
+
+// BenchmarkScoreUnits: 20 000 calibration units of d = 128 scored under
+// two geometries, a ball and a diagonal ellipsoid (eval.TopKBaselines'
+// topk and topk-l2): "each" builds the units' differences for each
+// (ScoreUnits), "shared" once (UnitDiffs, then ScoreDiffs each).
+func BenchmarkScoreUnits(b *testing.B) {
+	const n, k, d = 20_000, 4, 128
+	rng := rand.New(rand.NewPCG(5, 50))
+	x := make([]float32, n*(k+1)*d)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	cal := &bundle.Bundle{N: n, K: k, D: d, Anchors: x[:n*d], Positives: x[n*d:]}
+	units := UnitPairs(cal, OnePerAnchor, 1)
+	sigma := make([]float64, d*d)
+	for i := range d {
+		sigma[i*d+i] = 1 + float64(i%4)
+	}
+	el, err := geometry.NewEllipsoid(d, sigma)
+	if err != nil {
+		b.Fatal(err)
+	}
+	geoms := []geometry.Geometry{geometry.Ball{D: d}, el}
+	b.Run("each", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, g := range geoms {
+				sinkF += ScoreUnits(g, cal, units)[0]
+			}
+		}
+	})
+	b.Run("shared", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			diffs := UnitDiffs(cal, units)
+			for _, g := range geoms {
+				sinkF += ScoreDiffs(g, diffs)[0]
+			}
+		}
+	})
 }

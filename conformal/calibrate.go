@@ -58,14 +58,29 @@ func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64)
 // ScoreUnits returns g's score of each unit of cal — (i, j), anchor i
 // with its j-th positive, as UnitPairs names them — on all cores: for
 // UnitPairs' units, Scores' scores, without its checks of cal (which the
-// caller has made once, scoring the same units under several geometries).
+// caller has made once). A caller scoring the same units under several
+// geometries builds their differences once (UnitDiffs) and scores them
+// under each (ScoreDiffs).
 func ScoreUnits(g geometry.Geometry, cal *bundle.Bundle, units [][2]int) []float64 {
+	return ScoreDiffs(g, UnitDiffs(cal, units))
+}
+
+// UnitDiffs are the differences anchor i − its j-th positive of each unit
+// (i, j) of cal, a row of cal.D values each: what ScoreUnits scores.
+func UnitDiffs(cal *bundle.Bundle, units [][2]int) []float32 {
 	d := cal.D
 	diffs := make([]float32, len(units)*d)
 	for u, p := range units {
 		cal.PositiveDiff(diffs[u*d:(u+1)*d], p[0], p[1])
 	}
-	n := len(units)
+	return diffs
+}
+
+// ScoreDiffs returns g's score of each row of diffs (g.Dim() values a
+// row: UnitDiffs') on all cores.
+func ScoreDiffs(g geometry.Geometry, diffs []float32) []float64 {
+	d := g.Dim()
+	n := len(diffs) / d
 	// A row's exact score does not depend on the rows scored with it
 	// (TestScoresByBlocks): blocks of rows on all cores.
 	out := make([]float64, n)

@@ -171,10 +171,13 @@ func TopKBaselines(ctx context.Context, s *conformal.Set, distances []string, ca
 	for u, p := range units {
 		copy(unitAnchors[u*d:(u+1)*d], cal.Anchor(p[0]))
 	}
+	// The units' differences, built once, scored under each distance's
+	// geometry.
+	unitDiffs := conformal.UnitDiffs(cal, units)
 	rounds := bits.Len(uint(test.K)) // the test anchors' binary searches
 	each := len(units) + n*rounds    // ranks a distance counts
-	b := topKRun{s: s, cal: cal, test: test, store: store, n: n, items: items, units: units, unitAnchors: unitAnchors,
-		own: own, each: each, total: len(distances) * each, progress: progress}
+	b := topKRun{s: s, test: test, store: store, n: n, items: items, units: units, unitAnchors: unitAnchors,
+		unitDiffs: unitDiffs, own: own, each: each, total: len(distances) * each, progress: progress}
 	out := make([]TopK, len(distances))
 	for j, distance := range distances {
 		if out[j], err = b.measure(ctx, distance); err != nil {
@@ -189,15 +192,17 @@ func TopKBaselines(ctx context.Context, s *conformal.Set, distances []string, ca
 }
 
 // topKRun is what TopKBaselines' distances share: the checked inputs, the
-// calibration units' anchors (rows), the set's own scores of the first n
-// test anchors' positives, and the progress of all the distances' passes.
+// calibration units' anchors (rows) and differences, the set's own scores
+// of the first n test anchors' positives, and the progress of all the
+// distances' passes.
 type topKRun struct {
 	s           *conformal.Set
-	cal, test   *bundle.Bundle
+	test        *bundle.Bundle
 	store       retrieve.Store
 	n, items    int
 	units       [][2]int // the calibration units (conformal.UnitPairs)
 	unitAnchors []float32
+	unitDiffs   []float32 // the units' differences (conformal.UnitDiffs)
 	own         [][]float64
 	each        int // the ranks a distance counts: its units' and its test anchors' rounds
 	total, done int
@@ -258,7 +263,7 @@ func (b *topKRun) measure(ctx context.Context, distance string) (TopK, error) {
 	}
 	// Each calibration unit's rank among the items, from its score under
 	// g (on every core).
-	scores := conformal.ScoreUnits(g, b.cal, b.units)
+	scores := conformal.ScoreDiffs(g, b.unitDiffs)
 	ranks, err := ranksOf(b.unitAnchors, scores)
 	if err != nil {
 		return TopK{}, fmt.Errorf("eval: top-k: calibration units: %w", err)
