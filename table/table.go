@@ -249,52 +249,30 @@ func hasView(t arrow.DataType) bool {
 }
 
 // ownViews is d, made by array.Concatenate, with what it shares with the
-// array concatenated copied: a view array's data buffers (its own and
-// its children's) and a dictionary, whole; the buffers Concatenate made
-// are kept.
-func ownViews(d arrow.ArrayData) *array.Data {
-	if d.DataType().ID() == arrow.DICTIONARY {
-		dict := copyData(d.Dictionary())
-		defer dict.Release()
-		return array.NewDataWithDictionary(d.DataType(), d.Len(), d.Buffers(), d.NullN(), d.Offset(), dict)
-	}
-	bufs := d.Buffers()
-	if _, ok := d.DataType().(arrow.BinaryViewDataType); ok && len(bufs) > 2 {
-		bufs = slices.Clone(bufs)
-		for i, b := range bufs[2:] {
-			if b != nil {
-				bufs[2+i] = memory.NewBufferBytes(slices.Clone(b.Bytes()))
-			}
-		}
-	}
-	children := make([]arrow.ArrayData, len(d.Children()))
-	for i, c := range d.Children() {
-		children[i] = ownViews(c)
-	}
-	out := array.NewData(d.DataType(), d.Len(), bufs, children, d.NullN(), d.Offset())
-	for _, c := range children {
-		c.Release()
-	}
-	return out
-}
+// array concatenated copied (copyData): a view array's data buffers (its
+// own and its children's) and a dictionary, whole; the buffers
+// Concatenate made are kept.
+func ownViews(d arrow.ArrayData) *array.Data { return copyData(d, false) }
 
-// copyData copies d's buffers, its children's and its dictionary's into
-// memory of their own, whole (the offset kept).
-func copyData(d arrow.ArrayData) *array.Data {
-	bufs := make([]*memory.Buffer, len(d.Buffers()))
-	for i, b := range d.Buffers() {
-		if b != nil {
+// copyData copies d's buffers (all of them, or else a view array's data
+// buffers alone), its children's so, and its dictionary's, all of them,
+// into memory of their own, whole (the offset kept).
+func copyData(d arrow.ArrayData, all bool) *array.Data {
+	bufs := slices.Clone(d.Buffers())
+	_, view := d.DataType().(arrow.BinaryViewDataType)
+	for i, b := range bufs {
+		if b != nil && (all || view && i >= 2) {
 			bufs[i] = memory.NewBufferBytes(slices.Clone(b.Bytes()))
 		}
 	}
 	if d.DataType().ID() == arrow.DICTIONARY {
-		dict := copyData(d.Dictionary())
+		dict := copyData(d.Dictionary(), true)
 		defer dict.Release()
 		return array.NewDataWithDictionary(d.DataType(), d.Len(), bufs, d.NullN(), d.Offset(), dict)
 	}
 	children := make([]arrow.ArrayData, len(d.Children()))
 	for i, c := range d.Children() {
-		children[i] = copyData(c)
+		children[i] = copyData(c, all)
 	}
 	out := array.NewData(d.DataType(), d.Len(), bufs, children, d.NullN(), d.Offset())
 	for _, c := range children {
