@@ -1,12 +1,8 @@
 package table
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,8 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/ccsets/ccs/bundle"
@@ -49,11 +43,14 @@ func ReadParquetColumn(path, column string) (*retrieve.Collection, error) {
 // "ids" or "_id"); a column of that name must be there. The file is read
 // a record batch at a time, each converted into the float32 rows and let
 // go, the ids kept as they come with their rows: the peak is the rows and
-// a batch, not the table.
+// a batch, not the table. Of a Parquet file (or a dataset's Parquet
+// shards) the embeddings' and ids' columns alone are read, a page at a
+// time (a float16 file of 200 000 × 384 read whole took its float16
+// values, a float32 copy of the row group and then the rows: 1.65 GB for
+// 307 MB of rows); the ids come in the same batches as their rows, from
+// one open of the file, so that a file replaced while it is read cannot
+// pair one file's rows with another's ids.
 func ReadParquetColumns(path, column, idColumn string) (*retrieve.Collection, error) {
-	if st, err := os.Stat(path); err == nil && !st.IsDir() && strings.ToLower(filepath.Ext(path)) == ".parquet" {
-		return readParquetStreamed(path, column, idColumn)
-	}
 	var g *gatherer
 	err := scanTable(path, true, func(schema *arrow.Schema, rows int64) ([]int, error) {
 		emb, id, err := collectionColumns(path, schema, column, idColumn)
@@ -81,73 +78,12 @@ func ReadParquetColumns(path, column, idColumn string) (*retrieve.Collection, er
 	return g.collection()
 }
 
-// readParquetStreamed is ReadParquetColumns of a Parquet file: the
-// embeddings' and ids' columns alone, from one open of the file, a batch
-// of rows at a time (a float16 file of 200 000 × 384 read whole took
-// its float16 values, a float32 copy of the row group and then the rows:
-// 1.65 GB for 307 MB of rows). The ids come in the same batches as their
-// rows: a file replaced while it is read cannot pair one file's rows with
-// another's ids.
-func readParquetStreamed(path, column, idColumn string) (*retrieve.Collection, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	props := parquet.NewReaderProperties(memory.DefaultAllocator)
-	props.BufferedStreamEnabled, props.BufferSize = true, 1<<20 // a page at a time, not the column chunk
-	pf, err := file.NewParquetReader(f, file.WithReadProps(props))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 4096}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	schema, err := fr.Schema()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	emb, id, err := collectionColumns(path, schema, column, idColumn)
-	if err != nil {
-		return nil, err
-	}
-	g := newGatherer(path, schema, emb, id, pf.NumRows())
-	cols := leaves(fr.Manifest.Fields[emb]) // the batches' column 0, the ids' 1
-	if id >= 0 {
-		cols = append(cols, leaves(fr.Manifest.Fields[id])...)
-	}
-	rr, err := fr.GetRecordReader(context.Background(), cols, nil)
-	if err != nil {
-		g.release()
-		return nil, fmt.Errorf("%s: column %q: %w", path, g.rows.name, err)
-	}
-	defer rr.Release()
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		var ids arrow.Array
-		if id >= 0 {
-			ids = rec.Column(1)
-		}
-		if err := g.add(rec.Column(0), ids); err != nil {
-			g.release()
-			return nil, err
-		}
-	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		g.release()
-		return nil, fmt.Errorf("%s: column %q: %w", path, g.rows.name, err)
-	}
-	return g.collection()
-}
-
 // gatherer gathers a collection from record batches: the embeddings'
 // column converted into float32 rows a batch at a time (rowReader), the
 // ids' column's chunks kept as they come.
 type gatherer struct {
 	rows    *rowReader
-	emb, id int // the columns, id −1 for none
+	id      int // the ids' column, −1 for none
 	idField arrow.Field
 	ids     []arrow.Array
 	gc      collector
@@ -156,7 +92,7 @@ type gatherer struct {
 // newGatherer gathers the columns emb and id (−1: none) of schema, read
 // from path, of rows rows in all (−1: not known ahead).
 func newGatherer(path string, schema *arrow.Schema, emb, id int, rows int64) *gatherer {
-	g := &gatherer{rows: &rowReader{path: path, name: schema.Field(emb).Name, n: int(max(rows, 0))}, emb: emb, id: id}
+	g := &gatherer{rows: &rowReader{path: path, name: schema.Field(emb).Name, n: int(max(rows, 0))}, id: id}
 	if id >= 0 {
 		g.idField = schema.Field(id)
 	}

@@ -502,7 +502,7 @@ func scanParquet(path string, start func(*arrow.Schema, int64) ([]int, error), b
 	}
 	rr, err := fr.GetRecordReader(context.Background(), cols, nil)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: column %q: %w", path, schema.Field(want[0]).Name, err)
 	}
 	defer rr.Release()
 	for rr.Next() {
@@ -511,7 +511,7 @@ func scanParquet(path string, start func(*arrow.Schema, int64) ([]int, error), b
 		}
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: column %q: %w", path, schema.Field(want[0]).Name, err)
 	}
 	return nil
 }
