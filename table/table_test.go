@@ -28,48 +28,17 @@ import (
 // save_to_disk writes it, or the file format (Feather v2).
 func arrowBatches(t *testing.T, rows [][]float32, keys, labels []string, batch int, file bool) []byte {
 	t.Helper()
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.BinaryTypes.String},
-		{Name: "text", Type: arrow.BinaryTypes.String},
-		{Name: "embedding", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32)},
-		{Name: "label", Type: arrow.BinaryTypes.String},
-	}, nil)
-	var buf bytes.Buffer
-	var w interface {
-		Write(arrow.RecordBatch) error
-		Close() error
+	texts := make([]string, len(rows))
+	for i := range texts {
+		texts[i] = "a passage"
 	}
-	if file {
-		fw, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
-		if err != nil {
-			t.Fatal(err)
+	cols := []arrow.Array{strs(keys), strs(texts), lists(rows, 0), strs(labels)}
+	defer func() {
+		for _, c := range cols {
+			c.Release()
 		}
-		w = fw
-	} else {
-		w = ipc.NewWriter(&buf, ipc.WithSchema(schema))
-	}
-	for lo := 0; lo < len(rows); lo += batch {
-		hi := min(len(rows), lo+batch)
-		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-		for i := lo; i < hi; i++ {
-			b.Field(0).(*array.StringBuilder).Append(keys[i])
-			b.Field(1).(*array.StringBuilder).Append("a passage")
-			lb := b.Field(2).(*array.ListBuilder)
-			lb.Append(true)
-			lb.ValueBuilder().(*array.Float32Builder).AppendValues(rows[i], nil)
-			b.Field(3).(*array.StringBuilder).Append(labels[i])
-		}
-		rec := b.NewRecordBatch()
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
-		b.Release()
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	}()
+	return arrowtest.Write(t, []string{"id", "text", "embedding", "label"}, cols, batch, file)
 }
 
 // TestReadArrowClaimsNoMore: a file that is no Arrow stream, whose first
