@@ -121,22 +121,11 @@ func ReadTableColumn(path string, pick func(*arrow.Schema) (int, error)) (tbl ar
 	if col, err = pick(schema); err != nil {
 		return nil, 0, err
 	}
-	var leaves []int
-	var walk func(f pqarrow.SchemaField)
-	walk = func(f pqarrow.SchemaField) {
-		if f.IsLeaf() {
-			leaves = append(leaves, f.ColIndex)
-		}
-		for _, c := range f.Children {
-			walk(c)
-		}
-	}
-	walk(fr.Manifest.Fields[col])
 	groups := make([]int, pf.NumRowGroups())
 	for i := range groups {
 		groups[i] = i
 	}
-	if tbl, err = fr.ReadRowGroups(context.Background(), leaves, groups); err != nil {
+	if tbl, err = fr.ReadRowGroups(context.Background(), leaves(fr.Manifest.Fields[col]), groups); err != nil {
 		return nil, 0, fmt.Errorf("%s: column %q: %w", path, schema.Field(col).Name, err)
 	}
 	return withMetadata(tbl, md), 0, nil
