@@ -156,6 +156,9 @@ type Inputs struct {
 	// own queries, related when they share a label. LabelsSource names
 	// them too.
 	LabelSets [][]int32
+	// OneLabel, with LabelSets, bundles that label's rows alone
+	// (Items.OneLabel); nil: every label's.
+	OneLabel *OneLabel
 }
 
 // Items checks that the inputs agree — a label or a group per row (a label
@@ -202,6 +205,12 @@ func (in Inputs) Items() (Items, error) {
 			return Items{}, fmt.Errorf("%s: %d rows of labels for the %d rows of %s", in.LabelsSource, len(in.LabelSets), e.N, e.Source)
 		}
 		it.LabelSets, it.Queries, it.QueryRows, it.SelfQueries = in.LabelSets, e.N, e.Rows, true
+	}
+	if in.OneLabel != nil {
+		if in.LabelSets == nil {
+			return Items{}, fmt.Errorf("%s: one label's rows (%s) are of several labels a row: give a multi-hot matrix or a column of lists as the labels", in.LabelsSource, in.OneLabel)
+		}
+		it.OneLabel = in.OneLabel
 	}
 	if in.Groups != nil {
 		if e.Views > 0 {

@@ -59,6 +59,13 @@ type Items struct {
 	// that share a label with it, given by no Pairs; a row of no label is
 	// no query, though it stays a row every query can draw as a negative.
 	LabelSets [][]int32
+	// OneLabel, if not nil, with LabelSets, bundles that label's rows
+	// alone as relevance pairs (OneLabel): its rows are the queries, the
+	// other rows carrying it their positives. The bundles carry no labels.
+	OneLabel *OneLabel
+	// oneLabelSets are OneLabel's rows as label sets of it alone (nil
+	// for the others), which make the relevant rows (Make sets them).
+	oneLabelSets [][]int32
 	// QueryIDs, if not nil, are the queries' ids (query q's is
 	// QueryIDs[q]): messages name a query by its id, as the pairs did.
 	QueryIDs []string
@@ -469,6 +476,9 @@ type Plan struct {
 	// a row), "groups", "views" or "pairs".
 	rows, nQueries int
 	mode           string
+	// oneLabelRows counts the rows carrying Items.OneLabel (0 without):
+	// the queries of its bundles.
+	oneLabelRows int
 	// sessions says the groups' positives are their rows of other
 	// sessions (Items.Sessions).
 	sessions bool
@@ -528,6 +538,13 @@ func Make(items Items, cfg MakeConfig) (*Plan, error) {
 	if cfg.KNeg == 0 {
 		cfg.KNeg = cfg.K
 	}
+	oneLabelRows := 0
+	if items.OneLabel != nil {
+		var err error
+		if items, oneLabelRows, err = items.oneLabel(cfg); err != nil {
+			return nil, err
+		}
+	}
 	hd, err := newHardDraw(items, cfg)
 	if err != nil {
 		return nil, err
@@ -557,7 +574,7 @@ func Make(items Items, cfg MakeConfig) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.rows, p.nQueries = items.N, items.Queries
+	p.rows, p.nQueries, p.oneLabelRows = items.N, items.Queries, oneLabelRows
 	switch {
 	case items.LabelSets != nil:
 		p.mode = "label sets"
@@ -2190,13 +2207,20 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 				isOOD[r] = true
 			}
 		}
+	} else if items.oneLabelSets != nil {
+		if len(items.Pairs) > 0 || items.Queries != items.N || !items.SelfQueries {
+			return nil, fmt.Errorf("bundle: one label's rows (%s) make their own relevance pairs: give no queries or pairs with them", items.OneLabel)
+		}
 	} else if items.Queries < 1 || len(items.Pairs) == 0 {
 		return nil, fmt.Errorf("bundle: relevance pairs need query embeddings and at least one pair")
 	} else if len(cfg.OODClasses) > 0 || cfg.OODCalShare > 0 {
 		return nil, fmt.Errorf("bundle: OOD classes and an OOD calibration share are for labelled items, not relevance pairs")
 	}
 	relevant := make([][]int, items.Queries)
-	if items.LabelSets != nil {
+	if items.LabelSets != nil || items.oneLabelSets != nil {
+		if items.oneLabelSets != nil { // the pairs of the label's rows, as the recipe's
+			sets = items.oneLabelSets
+		}
 		var err error
 		if relevant, err = sharedLabels(sets, MaxRelated); err != nil {
 			return nil, err
@@ -2281,7 +2305,7 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	}
 	parts := stratify(strata, cfg.Split[:], rng)
 	p := &Plan{queries: true, selfQueries: items.SelfQueries}
-	if n := items.Queries - relevantQueries - droppedQueries - len(ood); n > 0 {
+	if n := items.Queries - relevantQueries - droppedQueries - len(ood); n > 0 && items.oneLabelSets == nil { // one label's: the manifest counts its rows
 		first := 0 // the first query with no relevant row that no OOD label holds out
 		for len(relevant[first]) > 0 || isOOD != nil && isOOD[first] {
 			first++
@@ -2340,8 +2364,11 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		n := len(qs)
 		if n == 0 {
 			which := ""
-			if items.LabelSets != nil {
+			switch {
+			case items.LabelSets != nil:
 				which = fmt.Sprintf(" (the queries are the rows that share a label with another: %d of the %d)", relevantQueries, items.N)
+			case items.oneLabelSets != nil:
+				which = fmt.Sprintf(" (the queries are the rows carrying %s: %d of the %d)", items.OneLabel, relevantQueries, items.N)
 			}
 			return nil, fmt.Errorf("bundle: the %s split is empty: too few queries for its share %v%s", name, cfg.Split[s], which)
 		}

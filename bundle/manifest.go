@@ -61,9 +61,12 @@ type Manifest struct {
 	Negatives string `json:"negatives"`
 	// LabelNames are a string label column's values, in order: label i
 	// is LabelNames[i] (ManifestLabelNames reads them back).
-	LabelNames []string       `json:"label_names,omitempty"`
-	Files      []ManifestFile `json:"files"`
-	Warnings   []string       `json:"warnings"`
+	LabelNames []string `json:"label_names,omitempty"`
+	// OneLabel, for the bundles of one label's rows (Inputs.OneLabel),
+	// names that label and counts the rows carrying it.
+	OneLabel *ManifestOneLabel `json:"one_label,omitempty"`
+	Files    []ManifestFile    `json:"files"`
+	Warnings []string          `json:"warnings"`
 }
 
 // ManifestInput is one input of a Manifest: a file, or an array given in
@@ -77,6 +80,18 @@ type ManifestInput struct {
 	Dtype  string `json:"dtype,omitempty"`
 	SHA256 string `json:"sha256"`
 	Shape  []int  `json:"shape,omitempty"`
+}
+
+// ManifestOneLabel is a Manifest's one label (Inputs.OneLabel): its name
+// as the labels are named (a column's number when unnamed), and the rows
+// that carry it, which are the queries (less any a split share leaves
+// out).
+type ManifestOneLabel struct {
+	Label string `json:"label"`
+	Rows  int    `json:"rows"`
+	// Of is how many rows the label sets hold, carrying it or not: the
+	// rows every query may draw its negatives from.
+	Of int `json:"of"`
 }
 
 // ManifestFile is one bundle file of a Manifest.
@@ -110,6 +125,9 @@ func NewManifest(command string, in Inputs, cfg MakeConfig, plan *Plan) *Manifes
 		m.MissingLabels = cfg.MissingLabels.String()
 	}
 	m.Positives, m.Negatives = relations(in, plan)
+	if o := in.OneLabel; o != nil {
+		m.OneLabel = &ManifestOneLabel{Label: o.Name, Rows: plan.oneLabelRows, Of: plan.rows}
+	}
 	if cfg.JudgedNegatives {
 		m.JudgedNegatives = true
 		m.Negatives = "rows judged not relevant to the query (its pairs scored 0 or less), drawn without replacement, repeated where it has fewer than kneg"
@@ -154,6 +172,9 @@ func relations(in Inputs, plan *Plan) (positives, negatives string) {
 	switch {
 	case in.Embeddings.Views > 0:
 		positives, negatives = "the item's other views", "other items' first views"
+	case in.OneLabel != nil:
+		return fmt.Sprintf("the other rows carrying %s, never the query's own row (the rows carrying it are the queries, each one a row)", in.OneLabel),
+			fmt.Sprintf("rows that do not carry %s, drawn from all rows", in.OneLabel)
 	case in.LabelSets != nil && len(plan.Splits) > 0 && plan.Splits[len(plan.Splits)-1].Name == SplitNames[OOD]:
 		return severalLabelsPositives + ", never the row itself nor a row that carries an OOD label (those are the ood split's)",
 			"rows that share no label with the row and carry no OOD label, drawn from all rows but its own"
