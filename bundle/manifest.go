@@ -173,7 +173,7 @@ func relations(in Inputs, plan *Plan) (positives, negatives string) {
 	case in.Embeddings.Views > 0:
 		positives, negatives = "the item's other views", "other items' first views"
 	case in.OneLabel != nil:
-		return fmt.Sprintf("the other rows carrying %s, never the query's own row (the rows carrying it are the queries, each one a row)", in.OneLabel),
+		return fmt.Sprintf("the other rows carrying %s, never the query's own row (the rows carrying it are the queries)", in.OneLabel),
 			fmt.Sprintf("rows that do not carry %s, drawn from all rows", in.OneLabel)
 	case in.LabelSets != nil && len(plan.Splits) > 0 && plan.Splits[len(plan.Splits)-1].Name == SplitNames[OOD]:
 		return severalLabelsPositives + ", never the row itself nor a row that carries an OOD label (those are the ood split's)",

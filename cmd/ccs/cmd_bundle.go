@@ -48,15 +48,17 @@ type bundleOptions struct {
 	JudgedNegatives                   bool   // pairs scored 0 or less: the queries' negatives
 	Logits                            string // the rows' classifier logits, carried into the bundles
 	LabelNames                        string // the names of a multi-hot -labels matrix's columns
+	OneLabel                          string // several labels a row: bundle this label's rows alone
 }
 
 func bundleCommand() *command {
-	return newCommand("bundle", "(-embeddings FILE (-labels FILE [-label-names FILE] [-blocks FILE] | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE] [-query-labels FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-rows FILE] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-judged-negatives] [-logits FILE]",
+	return newCommand("bundle", "(-embeddings FILE (-labels FILE [-label-names FILE] [-one-label NAME] [-blocks FILE] | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE] [-query-labels FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-rows FILE] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-judged-negatives] [-logits FILE]",
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float16, float32 or float64 lists); float16, bfloat16, float32 or float64, either order")
 			fs.StringVar(&o.Labels, "labels", "", "class labels `FILE`, one per row: .npy, .npz (FILE:ARRAY), .safetensors (FILE:TENSOR), .parquet/.arrow (FILE:COLUMN), .csv/.tsv with a header (FILE:COLUMN: obs.csv:cell_type, as pandas and AnnData write it) or .txt (one a line), of any integer type or strings (numbered in their sorted order; the manifest's label_names); positives are rows of the anchor's class")
 			fs.StringVar(&o.LabelNames, "label-names", "", "a `FILE` of the names of a multi-hot -labels matrix's columns, in their order (mlb.classes_, mlb the MultiLabelBinarizer): .txt (one a line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet/.arrow (FILE:COLUMN); one a column, none empty, none twice. The labels are then named as a list column's values are: in manifest.json, the per-label tables, -ood-classes by name")
+			fs.StringVar(&o.OneLabel, "one-label", "", "with several -labels a row (a multi-hot matrix, a column of lists), bundle the rows carrying the label `NAME` alone, for that label's own guarantee (what -calibration class cannot give there): they are the queries, each one's positives the other rows carrying it, its negatives rows that do not, drawn from all rows; NAME as the manifest names labels (a list column's value, a -label-names name, a matrix column's number when unnamed). The bundles carry no labels: calibrate one set a label on each label's bundle (docs/your-data.md, \"Several labels per row\")")
 			fs.StringVar(&o.Groups, "groups", "", "group ids `FILE`, one per row (as -labels): the rows of one group are views of one item; its first row is the anchor, its other rows the positives")
 			fs.StringVar(&o.Sessions, "sessions", "", "session ids `FILE`, one per row (as -labels), with -groups: an anchor's positives are its group's rows of other sessions (a speaker's other recordings)")
 			fs.StringVar(&o.Blocks, "blocks", "", "block ids `FILE`, one per row (as -labels), with -labels: the unit of the split — a recording of overlapping windows, a patient, a site —, each block whole in one split (ood-cal included) and the shares shared out by blocks, so that calibration and test are new blocks to each other; positives are still rows of the anchor's class")
@@ -192,6 +194,14 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	}
 	if o.LabelNames != "" && (o.Labels == "" || mode != "labels") {
 		return usagef("bundle: -label-names %s names the columns of a multi-hot -labels matrix: give it with -labels (and no -groups)", o.LabelNames)
+	}
+	if o.OneLabel != "" {
+		switch {
+		case o.Labels == "" || mode != "labels":
+			return usagef("bundle: -one-label %s names one of several labels a row: give it with -labels (a multi-hot matrix or a column of lists) and no -groups, -views or -pairs", o.OneLabel)
+		case o.OODClasses != "" || o.OODCalShare > 0:
+			return usagef("bundle: -one-label %s bundles that label's rows for its own threshold: -ood-classes and -ood-cal-share hold rows out of the bundles of every label — make those without -one-label", o.OneLabel)
+		}
 	}
 	if o.OODClasses != "" && o.Labels == "" {
 		return usagef("bundle: -ood-classes %s: the classes are labels: give -labels FILE too", o.OODClasses)
@@ -337,6 +347,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if err != nil {
 			return err
 		}
+		if li.sets == nil && o.OneLabel != "" {
+			return usagef("bundle: -one-label %s: %s holds one label a row (a class a row), whose bundles calibrate each label's threshold already: bundle without -one-label and calibrate with -calibration class", o.OneLabel, o.Labels)
+		}
 		if li.sets != nil && mode != "labels" {
 			return fmt.Errorf("%s: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -%s", o.Labels, mode)
 		}
@@ -378,7 +391,24 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			if err := input("labels", o.Labels, []int{len(sets), li.c}); err != nil {
 				return err
 			}
-			fmt.Fprintf(out.stderr, "note: %s: %d labels, several a row: rows that share a label are one another's positives (the rows are their own queries; docs/your-data.md, \"Several labels per row\")\n", o.Labels, li.c)
+			if o.OneLabel != "" {
+				if in.OneLabel, err = oneLabelNamed(o.OneLabel, li.names, li.c, o.LabelNames != ""); err != nil {
+					if li.names == nil {
+						return usagef("bundle: -one-label %q: %v", o.OneLabel, err)
+					}
+					return fmt.Errorf("bundle: -one-label %q: %v", o.OneLabel, err)
+				}
+				cfg.LabelNames = nil // its bundles carry no labels; the manifest's one_label names it
+				carrying := 0
+				for _, ls := range sets {
+					if slices.Contains(ls, in.OneLabel.Label) {
+						carrying++
+					}
+				}
+				fmt.Fprintf(out.stderr, "note: %s: %s alone (-one-label): its %d of %d rows are the queries, each one's positives the other rows carrying it, its negatives among the rows that do not (docs/your-data.md, \"Several labels per row\")\n", o.Labels, in.OneLabel, carrying, len(sets))
+			} else {
+				fmt.Fprintf(out.stderr, "note: %s: %d labels, several a row: rows that share a label are one another's positives (the rows are their own queries; docs/your-data.md, \"Several labels per row\")\n", o.Labels, li.c)
+			}
 		} else if err := labelsInputs(li); err != nil {
 			return err
 		}
@@ -631,6 +661,26 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		out.warn(w)
 	}
 	return nil
+}
+
+// oneLabelNamed is -one-label's label among several labels a row, named as
+// -ood-classes names them: by names (a list column's values, label j is
+// names[j]; columns named by -label-names when columns), or by its column's
+// number, 0 to c−1, when names is nil.
+func oneLabelNamed(name string, names []string, c int, columns bool) (*bundle.OneLabel, error) {
+	named := bundle.SetLabelsNamed
+	if columns { // a column's number names its column's name
+		named = func(classes, names []string, _ int) ([]int64, error) { return bundle.ColumnsNamed(classes, names) }
+	}
+	l, err := named([]string{name}, names, c)
+	if err != nil {
+		return nil, err
+	}
+	o := &bundle.OneLabel{Label: int32(l[0]), Name: strconv.FormatInt(l[0], 10)}
+	if names != nil {
+		o.Name = names[l[0]]
+	}
+	return o, nil
 }
 
 // noteInput says once how a file of embeddings was converted on reading,

@@ -116,6 +116,8 @@ func TestUsageErrors(t *testing.T) {
 		{"bundle-sessions-labels", []string{"bundle", "-embeddings", "e.npy", "-labels", "l.npy", "-sessions", "s.txt", "-out", "d"}},
 		{"bundle-ood-rows-groups", []string{"bundle", "-embeddings", "e.npy", "-groups", "g.txt", "-ood-rows", "f.csv:fault", "-out", "d"}},
 		{"bundle-blocks-groups", []string{"bundle", "-embeddings", "e.npy", "-groups", "g.txt", "-blocks", "b.txt", "-out", "d"}},
+		{"bundle-one-label-groups", []string{"bundle", "-embeddings", "e.npy", "-groups", "g.txt", "-one-label", "joy", "-out", "d"}},
+		{"bundle-one-label-ood", []string{"bundle", "-embeddings", "e.npy", "-labels", "m.npy", "-one-label", "joy", "-ood-classes", "grief", "-out", "d"}},
 		{"bundle-hard-candidates", []string{"bundle", "-embeddings", "e.npy", "-labels", "l.npy", "-out", "d", "-kneg-hard", "1", "-hard-candidates", "0"}},
 		{"evaluate-size-anchors", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-size-anchors", "-1"}},
 		{"evaluate-size-nodb", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-size-anchors", "10"}},
