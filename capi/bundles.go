@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
@@ -157,6 +158,10 @@ type makeOptions struct {
 	// empty, none twice (bundle.MatrixNames), read as a list column's
 	// values are, missing-label marks ("Unknown") included.
 	LabelNames []string `json:"label_names"`
+	// OneLabel, with several labels a row, is the one label whose rows
+	// alone are bundled (ccs bundle -one-label): a list of it alone, an
+	// integer or a string, named as ood_classes are; empty: every label.
+	OneLabel classList `json:"one_label"`
 	// MinScore is the least score of a relevant pair (-min-score); nil:
 	// any score above 0.
 	MinScore *float64 `json:"min_score"`
@@ -334,6 +339,15 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	if !(o.OODCalShare >= 0 && o.OODCalShare < 1) {
 		return nil, fmt.Errorf("bundle: ood_cal_share=%v: want 0 ≤ share < 1", o.OODCalShare)
 	}
+	switch oneLabel := fmt.Sprintf("%q", strings.Join(o.OneLabel, ",")); {
+	case len(o.OneLabel) > 1:
+		return nil, fmt.Errorf("bundle: one_label=%v: want one label", []string(o.OneLabel))
+	case len(o.OneLabel) == 0:
+	case !hasLabels || mode != "labels":
+		return nil, fmt.Errorf("bundle: one_label=%s names one of several labels a row: give it with labels (a multi-hot matrix or lists of labels) and no groups, views or pairs", oneLabel)
+	case len(o.OODClasses) > 0 || o.OODCalShare > 0:
+		return nil, fmt.Errorf("bundle: one_label=%s bundles that label's rows for its own threshold: ood_classes and ood_cal_share hold rows out of the bundles of every label — make those without one_label", oneLabel)
+	}
 	if len(o.OODClasses) > 0 && !hasLabels {
 		return nil, fmt.Errorf("bundle: ood_classes=%v: the classes are labels: give labels too", []string(o.OODClasses))
 	}
@@ -418,9 +432,23 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			if cfg.OODClasses, err = named(o.OODClasses, names, labels.Shape[1]); err != nil { // a row carrying any is held out
 				return nil, fmt.Errorf("bundle: ood_classes: %w", err)
 			}
+			if len(o.OneLabel) > 0 {
+				l, err := named(o.OneLabel, names, labels.Shape[1])
+				if err != nil {
+					return nil, fmt.Errorf("bundle: one_label: %w", err)
+				}
+				in.OneLabel = &bundle.OneLabel{Label: int32(l[0]), Name: strconv.FormatInt(l[0], 10)}
+				if names != nil {
+					in.OneLabel.Name = names[l[0]]
+				}
+				names, cfg.LabelNames = nil, nil // its bundles carry no labels; the manifest's one_label names it
+			}
 		}
 	}
 	// (Labels of another mode are refused below, as a matrix is.)
+	if !multi && len(o.OneLabel) > 0 {
+		return nil, fmt.Errorf("bundle: one_label=%q: labels hold one label a row (a class a row), whose bundles calibrate each label's threshold already: bundle without one_label and calibrate with calibration=\"class\"", o.OneLabel[0])
+	}
 	if !multi && o.LabelNames != nil {
 		return nil, fmt.Errorf("bundle: label_names name the columns of a multi-hot labels matrix (several labels a row), and labels hold one label a row: give those labels as names instead (mlb.classes_[M.argmax(1)] for a one-hot matrix M)")
 	}

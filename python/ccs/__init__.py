@@ -264,14 +264,15 @@ def _bundles(h, info):
     return out
 
 
-def _class(c):
-    """A held-out class as ood_classes names it: a string or an integer."""
+def _class(c, what="ood_classes"):
+    """A held-out class as ood_classes names it (and one_label, what):
+    a string or an integer."""
     if isinstance(c, str):
         return str(c)
     try:
         return operator.index(c)
     except TypeError:
-        raise ValueError(f"bundle: ood_classes: {c!r} is neither an integer nor a string label") from None
+        raise ValueError(f"bundle: {what}: {c!r} is neither an integer nor a string label") from None
 
 
 def _missing(v):
@@ -459,7 +460,7 @@ def _pairs(x):
 def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=None, views=None, queries=None, pairs=None, ids=None,
            query_ids=None, query_labels=None, k=None, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
            allow_fewer=False, missing_labels="error", min_score=None, logits=None, out=None, kneg_hard=0,
-           hard_candidates=None, judged_negatives=False, label_names=None):
+           hard_candidates=None, judged_negatives=False, label_names=None, one_label=None):
     """Makes bundles of your own embeddings, as ccs bundle does: a dict from
     split name ("fit", "val", "cal", "test", and "ood-cal", "ood" when asked
     for) to Bundle, with the same arrays as the files ccs bundle writes.
@@ -498,7 +499,16 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
     integers), as ccs bundle -label-names: one a column, none empty, none
     twice; column j is then label label_names[j], named as the lists'
     labels are (the Bundles' label_names, ood_classes by name, the
-    per-label tables). ood_cal_share the share of the items
+    per-label tables).
+    one_label: with several labels a row, bundle the rows carrying that
+    label alone (a list's label, a label_names name, or a matrix's column
+    number when unnamed), as ccs bundle -one-label: they are the queries,
+    each one's positives the other rows carrying it, its negatives rows
+    that do not, drawn from all rows — the bundles of the relevance pairs
+    of the label's rows, byte for byte. A set calibrated on its "cal"
+    covers the label's positives with the label's guarantee, which
+    calibration="class" cannot give with several labels a row; the
+    Bundles carry no labels. ood_cal_share the share of the items
     held out as "ood-cal" (inputs that calibrate a per-input OOD test).
     blocks: with labels, one block id a row (a recording of overlapping
     windows, a patient, a site), as ccs bundle -blocks: each block lies
@@ -585,7 +595,8 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
                    min_score=None if min_score is None else float(min_score),
                    pairs_file=pairs_file, out=out, command=command, kneg_hard=kneg_hard,
                    hard_candidates=hard_candidates, judged_negatives=bool(judged_negatives), label_set_names=list(set_names) if set_names is not None else None,
-                   label_names=label_names)
+                   label_names=label_names,
+                   one_label=None if one_label is None else [_class(one_label, "one_label")])
     h = (c_handle * 6)()
     info = call_string(lib.ccs_bundle_make, arr, n, opts, h, 6)
     return _bundles(h, info)
@@ -624,6 +635,8 @@ def _bundle_call(a):
         kw["ood_classes"] = list(a["ood_classes"])
     if a["ood_cal_share"]:
         kw["ood_cal_share"] = a["ood_cal_share"]
+    if a["one_label"] is not None:
+        kw["one_label"] = a["one_label"]
     if a["allow_fewer"]:
         kw["allow_fewer"] = True
     if a["missing_labels"] != "error":

@@ -1667,6 +1667,46 @@ def test_bundle_label_names(cli, tmp_path):
     assert np.array_equal(other["ood"].anchors, named["ood"].anchors)  # the rows that carry "joy"
 
 
+def test_bundle_one_label(cli, tmp_path):
+    """one_label= (ccs bundle -one-label) bundles one label's rows of
+    several a row byte for byte as the recipe it replaces — the relevance
+    pairs of the rows carrying it, np.argwhere(np.outer(rel, rel)) less
+    the diagonal, with the rows as queries — given as lists, as a matrix
+    named by label_names or by its column's number, and as the command
+    makes them; the manifest names the label and counts its rows, and the
+    Bundles carry no labels."""
+    rng = np.random.default_rng(36)
+    n, dim, tags = 300, 5, ["anger", "grief", "joy", "love"]
+    x = rng.normal(size=(n, dim)).astype(np.float32)
+    lists = [[t for t in tags if rng.random() < 0.35] for _ in range(n)]
+    m = np.array([[t in row for t in tags] for row in lists], dtype=np.int64)
+    rel = m[:, 2] > 0
+    pairs = np.argwhere(np.outer(rel, rel))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    kw = dict(k=3, kneg=4, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)  # random rows: positives no nearer; queries with no relevant row
+        ccs.bundle(x, queries=x, pairs=pairs, out=tmp_path / "recipe", **kw)
+        made = {"lists": ccs.bundle(x, lists, one_label="joy", out=tmp_path / "lists", **kw),
+                "named": ccs.bundle(x, m, label_names=tags, one_label="joy", out=tmp_path / "named", **kw),
+                "column": ccs.bundle(x, m, one_label=2, out=tmp_path / "column", **kw)}
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "m.npy", m)
+    (tmp_path / "names.txt").write_text("\n".join(tags) + "\n")
+    cli("bundle", "-embeddings", tmp_path / "x.npy", "-labels", tmp_path / "m.npy", "-label-names", tmp_path / "names.txt",
+        "-one-label", "joy", "-k", 3, "-kneg", 4, "-seed", 5, "-out", tmp_path / "cli")
+    for d in ("lists", "named", "column", "cli"):
+        for split in ("fit", "val", "cal", "test"):
+            assert (tmp_path / d / f"{split}.npz").read_bytes() == (tmp_path / "recipe" / f"{split}.npz").read_bytes(), (d, split)
+        manifest = json.loads((tmp_path / d / "manifest.json").read_text())
+        label = "2" if d == "column" else "joy"
+        assert manifest["one_label"] == {"label": label, "rows": int(rel.sum()), "of": n}, d
+        assert "label_names" not in manifest and manifest["positives"].startswith(f'the other rows carrying label "{label}"'), d
+    for b in made.values():
+        assert b["cal"].label_names is None and b["cal"].labels is None
+    assert "one_label='joy'" in json.loads((tmp_path / "named" / "manifest.json").read_text())["command"]
+
+
 def test_bundle_several_labels_a_row_ood(cli, tmp_path):
     """ood_classes with lists of several labels a row: every row carrying
     one of them is the "ood" split, and no in-distribution anchor carries
