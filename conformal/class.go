@@ -82,8 +82,8 @@ const SeveralLabelsReason = "class-conditional calibration needs one label an an
 	"hold one that shares a given label with a chance that falls as the anchor's other labels grow, so those units are not exchangeable with a test anchor of the label " +
 	"(its coverage fell to 86% at α = 0.1 on synthetic data: docs/decisions.md). " +
 	"For each label's coverage under one threshold: evaluate -per-class, coverage-check -per-class (per_class=True in Python); " +
-	"for one label's guarantee, bundle that label's rows alone as relevance pairs — rel = M[:, l] > 0; pairs = np.argwhere(np.outer(rel, rel)); pairs = pairs[pairs[:, 0] != pairs[:, 1]]; " +
-	"ccs bundle -embeddings X -queries X -pairs pairs.npy (ccs.bundle(X, queries=X, pairs=pairs)) — and calibrate on its cal split, one set a label; " +
+	"for one label's guarantee, bundle that label's rows alone — ccs bundle -labels FILE -one-label NAME (ccs.bundle(X, M, one_label=NAME)): they are the queries, each one's positives the other rows carrying it — " +
+	"and calibrate on its cal split, one set a label; " +
 	"an anchor with several labels takes the largest of its labels' thresholds, which covers each label's positives with that label's guarantee"
 
 // noLabels is the refusal of a class-conditional calibration on cal,
@@ -658,5 +658,5 @@ func (s *Set) ClassNamed(text string) (int64, error) {
 func SeveralLabelsOODClassMessage(flag, oodCal string) string {
 	return "one class's OOD test picks the calibration anchors and " + oodCal + " inputs of that class, and this bundle gives several labels a row, so its anchors carry no one label (a row may carry several): " +
 		"leave " + flag + " out — the test calibrated on every in-distribution input flags each, whatever its labels, at most α_ood of the time — " +
-		"or, for one label's set, bundle that label's rows alone as relevance pairs (docs/your-data.md, \"Several labels per row\") and calibrate on its splits"
+		"or, for one label's set, bundle that label's rows alone (ccs bundle -one-label NAME; one_label= in Python) and calibrate on its splits"
 }

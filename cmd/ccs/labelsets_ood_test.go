@@ -176,6 +176,19 @@ func TestLabelSetsClassCalibrationRefused(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.args[0], err, c.want)
 		}
 	}
+	// What the refusal says to do instead runs: one label's rows alone
+	// (-one-label), a set calibrated on their calibration split.
+	if !strings.Contains(why, "ccs bundle -labels FILE -one-label NAME (ccs.bundle(X, M, one_label=NAME))") {
+		t.Errorf("the refusal names no -one-label: %s", why)
+	}
+	for _, args := range [][]string{
+		{"bundle", "-embeddings", p("x.npy"), "-labels", p("m.npy"), "-one-label", "1", "-k", "3", "-allow-fewer", "-out", p("one")},
+		{"calibrate", "-geometry", "ball", "-cal", p("one/cal.npz"), "-out", p("one.json")},
+	} {
+		if err := run(io.Discard, io.Discard, args); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
 }
 
 // TestOODByClassSeveralLabels: ccs ood -ood-by-class on ccs bundle's
