@@ -454,3 +454,32 @@ func ManifestSeveralLabels(path string, b *Bundle) bool {
 	}
 	return m.entry(path, b, nil) != nil
 }
+
+// ManifestOneLabelName is the label whose rows alone b, read from path, was
+// bundled of (ccs bundle -one-label), as the manifest beside it names it,
+// when it lists the file with b's number of anchors; "" otherwise. Its
+// anchors carry no labels, each carrying that one: a threshold over
+// every anchor is that label's.
+func ManifestOneLabelName(path string, b *Bundle) string {
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
+	if err != nil {
+		return ""
+	}
+	var m Manifest
+	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || m.OneLabel == nil {
+		return ""
+	}
+	for _, f := range m.Files {
+		if f.File == filepath.Base(path) && f.Anchors == b.N {
+			return m.OneLabel.Label
+		}
+	}
+	return ""
+}
+
+// OneLabelClassMessage refuses a class-conditional calibration of the
+// bundles of one label's rows (ManifestOneLabelName: label), whose anchors
+// all carry it: one threshold over every anchor is that label's.
+func OneLabelClassMessage(label string) string {
+	return fmt.Sprintf("the bundles of label %q alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the bundles carry no labels — one threshold over every anchor (-calibration one) is that label's, with its guarantee", label)
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -115,8 +116,22 @@ func TestBundleOneLabel(t *testing.T) {
 			t.Errorf("%s: manifest %+v, want label %q of %d rows of %d and no label names", c.name, man, c.as, carrying, n)
 		}
 	}
-	// One set a label, calibrated on its calibration split.
+	// One set a label, calibrated on its calibration split over every
+	// anchor; a class-conditional calibration of it is refused, saying so.
 	if err := run(&stdout, &stderr, []string{"calibrate", "-geometry", "ball", "-cal", p("named/cal.npz"), "-alpha", "0.2", "-out", p("joy.json")}); err != nil {
 		t.Fatal(err, stderr.String())
+	}
+	why := bundle.OneLabelClassMessage("joy")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"calibrate", "-geometry", "ball", "-cal", p("named/cal.npz"), "-calibration", "class", "-out", p("s.json")}, "calibrate: -calibration class: " + p("named/cal.npz") + ": " + why},
+		{[]string{"calibrate", "-geometry", "ball", "-cal", p("named/cal.npz"), "-class", "joy", "-out", p("s.json")}, "calibrate: -class joy: " + p("named/cal.npz") + ": " + why},
+		{[]string{"compare", "-data", p("named"), "-rows", "baselines", "-calibration", "class", "-seeds", "1", "-quiet"}, "compare: -calibration class: " + p("named/cal.npz") + ": " + why},
+	} {
+		if err := run(io.Discard, io.Discard, c.args); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.args[0], err, c.want)
+		}
 	}
 }
