@@ -479,7 +479,8 @@ func ManifestOneLabelName(path string, b *Bundle) string {
 
 // OneLabelClassMessage refuses a class-conditional calibration of the
 // bundles of one label's rows (ManifestOneLabelName: label), whose anchors
-// all carry it: one threshold over every anchor is that label's.
-func OneLabelClassMessage(label string) string {
-	return fmt.Sprintf("the bundles of label %q alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the bundles carry no labels — one threshold over every anchor (-calibration one) is that label's, with its guarantee", label)
+// all carry it: one threshold over every anchor (one, the flag or keyword
+// that asks for it) is that label's.
+func OneLabelClassMessage(label, one string) string {
+	return fmt.Sprintf("the bundles of label %q alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the bundles carry no labels — one threshold over every anchor (%s) is that label's, with its guarantee", label, one)
 }

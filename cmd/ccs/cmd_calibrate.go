@@ -149,7 +149,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		if o.Class != "" {
 			flag = "-class " + o.Class
 		}
-		return fmt.Errorf("calibrate: %s: %s: %s", flag, o.Cal, bundle.OneLabelClassMessage(l))
+		return fmt.Errorf("calibrate: %s: %s: %s", flag, o.Cal, bundle.OneLabelClassMessage(l, "-calibration one"))
 	}
 	var classLabel *int64 // -class's
 	if o.Class != "" {

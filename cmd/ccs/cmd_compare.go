@@ -148,7 +148,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		return fmt.Errorf("compare: -calibration class: %s: %s", filepath.Join(o.Data, "cal.npz"), conformal.SeveralLabelsReason)
 	}
 	if l := bundle.ManifestOneLabelName(filepath.Join(o.Data, "cal.npz"), data.Cal); l != "" && cfg.Calibration == conformal.Class {
-		return fmt.Errorf("compare: -calibration class: %s: %s", filepath.Join(o.Data, "cal.npz"), bundle.OneLabelClassMessage(l))
+		return fmt.Errorf("compare: -calibration class: %s: %s", filepath.Join(o.Data, "cal.npz"), bundle.OneLabelClassMessage(l, "-calibration one"))
 	}
 	if cfg.Calibration == conformal.Class && data.Cal.Labels == nil {
 		return fmt.Errorf("compare: -calibration class: %s has no labels, and a class-conditional threshold is one per label: bundle with -labels (ccs bundle -labels FILE), or calibrate over every anchor (-calibration one)", filepath.Join(o.Data, "cal.npz"))

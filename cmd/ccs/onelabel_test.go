@@ -121,7 +121,7 @@ func TestBundleOneLabel(t *testing.T) {
 	if err := run(&stdout, &stderr, []string{"calibrate", "-geometry", "ball", "-cal", p("named/cal.npz"), "-alpha", "0.2", "-out", p("joy.json")}); err != nil {
 		t.Fatal(err, stderr.String())
 	}
-	why := bundle.OneLabelClassMessage("joy")
+	why := bundle.OneLabelClassMessage("joy", "-calibration one")
 	for _, c := range []struct {
 		args []string
 		want string

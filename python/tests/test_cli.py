@@ -1705,6 +1705,10 @@ def test_bundle_one_label(cli, tmp_path):
     for b in made.values():
         assert b["cal"].label_names is None and b["cal"].labels is None
     assert "one_label='joy'" in json.loads((tmp_path / "named" / "manifest.json").read_text())["command"]
+    # Its directory's calibration by class is refused, saying one threshold is the label's.
+    with pytest.raises(ValueError, match=re.escape('compare: calibration="class": the bundles of label "joy" alone') + ".*"
+                       + re.escape('one threshold over every anchor (calibration="one") is that label\'s')):
+        ccs.compare(tmp_path / "named", rows="baselines", calibration="class", seeds=1)
 
 
 def test_bundle_several_labels_a_row_ood(cli, tmp_path):
