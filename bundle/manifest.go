@@ -461,20 +461,11 @@ func ManifestSeveralLabels(path string, b *Bundle) bool {
 // anchors carry no labels, each carrying that one: a threshold over
 // every anchor is that label's.
 func ManifestOneLabelName(path string, b *Bundle) string {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
-	if err != nil {
+	m := readManifest(filepath.Dir(path))
+	if m == nil || m.OneLabel == nil || m.entry(path, b, nil) == nil {
 		return ""
 	}
-	var m Manifest
-	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || m.OneLabel == nil {
-		return ""
-	}
-	for _, f := range m.Files {
-		if f.File == filepath.Base(path) && f.Anchors == b.N {
-			return m.OneLabel.Label
-		}
-	}
-	return ""
+	return m.OneLabel.Label
 }
 
 // OneLabelClassMessage refuses a class-conditional calibration of the
