@@ -269,6 +269,8 @@ def _class(c, what="ood_classes"):
     a string or an integer."""
     if isinstance(c, str):
         return str(c)
+    if isinstance(c, (bool, np.bool_)):  # an int to operator.index, never a label meant
+        raise ValueError(f"bundle: {what}: {c!r} is a bool, not a label: give the label's name, or its integer label (a column's number)")
     try:
         return operator.index(c)
     except TypeError:
