@@ -226,7 +226,8 @@ type madeBundles struct {
 
 // readQrels reads a file of relevance pairs — text (bundle.ReadQrels), or
 // a Parquet or Arrow table of query-id, corpus-id and score columns
-// (table.Pairs) —, and returns the SHA-256 of the file as read.
+// (table.Pairs) —, and returns the file's SHA-256: of the text as read,
+// of a table (which its reader opens itself) read again after.
 func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 	isTable := false
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -239,13 +240,6 @@ func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 		}
 		return nil, "", fmt.Errorf("bundle: pairs %s: a file of pairs is text, .tsv, .csv or .txt (BEIR's qrels), or a table, .parquet or .arrow; give an array of pairs as an array", path)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	r := io.TeeReader(f, h)
 	var pairs [][2]int
 	if isTable {
 		a, err := table.Pairs(path, "")
@@ -255,8 +249,18 @@ func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 		if pairs, err = ids.Rows(a, path); err != nil {
 			return nil, "", err
 		}
-	} else if pairs, err = bundle.ReadQrels(r, path, ids); err != nil {
+	}
+	f, err := os.Open(path)
+	if err != nil {
 		return nil, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	r := io.TeeReader(f, h)
+	if !isTable {
+		if pairs, err = bundle.ReadQrels(r, path, ids); err != nil {
+			return nil, "", err
+		}
 	}
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", path, err)

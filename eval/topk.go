@@ -176,7 +176,7 @@ func TopKBaselines(ctx context.Context, s *conformal.Set, distances []string, ca
 	unitDiffs := conformal.UnitDiffs(cal, units)
 	rounds := bits.Len(uint(test.K)) // the test anchors' binary searches
 	each := len(units) + n*rounds    // ranks a distance counts
-	b := topKRun{s: s, test: test, store: store, n: n, items: items, units: units, unitAnchors: unitAnchors,
+	b := topKRun{s: s, test: test, store: store, n: n, items: items, unitAnchors: unitAnchors,
 		unitDiffs: unitDiffs, own: own, each: each, total: len(distances) * each, progress: progress}
 	out := make([]TopK, len(distances))
 	for j, distance := range distances {
@@ -200,7 +200,6 @@ type topKRun struct {
 	test        *bundle.Bundle
 	store       retrieve.Store
 	n, items    int
-	units       [][2]int // the calibration units (conformal.UnitPairs)
 	unitAnchors []float32
 	unitDiffs   []float32 // the units' differences (conformal.UnitDiffs)
 	own         [][]float64
@@ -269,7 +268,7 @@ func (b *topKRun) measure(ctx context.Context, distance string) (TopK, error) {
 		return TopK{}, fmt.Errorf("eval: top-k: calibration units: %w", err)
 	}
 	n := b.n
-	r := TopK{Distance: distance, Items: b.items, Rank: s.Calibration.Rank, N: len(b.units), Anchors: n}
+	r := TopK{Distance: distance, Items: b.items, Rank: s.Calibration.Rank, N: s.Calibration.N, Anchors: n}
 	k := math.MaxInt
 	if r.Rank <= len(ranks) {
 		sorted := slices.Sorted(slices.Values(ranks))

@@ -64,8 +64,9 @@ func (c *COMBOOD) Fit(train Sample) error {
 		return fmt.Errorf("COMBOOD: %w", err)
 	}
 	L, n := train.A, train.N
-	c.lambdas, c.shift, c.scale = yeoJohnsonFits(train.Activations, n, L)
-	y := c.transform(train)
+	var ys []float64
+	c.lambdas, c.shift, c.scale, ys = yeoJohnsonFits(train.Activations, n, L)
+	y := mat.NewDense(n, L, ys) // c.transform(train), each value transformed once
 	c.mean = make([]float64, L)
 	for i := range n {
 		for j := range L {
@@ -164,10 +165,11 @@ func yeoJohnson(x, l float64) float64 {
 // yeoJohnsonFits fits each column of the (n, L) activation summaries x:
 // its λ (yeoJohnsonFit), and the mean and standard deviation of the
 // column transformed, for standardising it (1 for a constant column, as
-// scikit-learn's). The columns are fitted in parallel, each alone, so
-// the numbers do not depend on the number of goroutines.
-func yeoJohnsonFits(x []float64, n, L int) (lambdas, shift, scale []float64) {
-	lambdas, shift, scale = make([]float64, L), make([]float64, L), make([]float64, L)
+// scikit-learn's); y is x transformed and standardised, (n, L), what
+// COMBOOD.transform gives of x. The columns are fitted in parallel, each
+// alone.
+func yeoJohnsonFits(x []float64, n, L int) (lambdas, shift, scale, y []float64) {
+	lambdas, shift, scale, y = make([]float64, L), make([]float64, L), make([]float64, L), make([]float64, n*L)
 	parallel.Tasks(L, 0, func(j int) {
 		col := make([]float64, n)
 		for i := range n {
@@ -182,8 +184,11 @@ func yeoJohnsonFits(x []float64, n, L int) (lambdas, shift, scale []float64) {
 			s = 1 // a constant column, as scikit-learn treats it
 		}
 		shift[j], scale[j] = m, s
+		for i, v := range col {
+			y[i*L+j] = (v - m) / s
+		}
 	})
-	return lambdas, shift, scale
+	return lambdas, shift, scale, y
 }
 
 // yeoJohnsonLogLik is the profile log-likelihood of λ for the sample x:

@@ -59,7 +59,7 @@ func Pairs(path, columns string) (bundle.Array, error) {
 		}
 	}
 	shape := []int{m, w}
-	if strs[0] == nil && strs[1] == nil && (w == 2 || scores == nil) {
+	if strs[0] == nil && strs[1] == nil && scores == nil {
 		a := bundle.Array{Shape: shape, I64: make([]int64, m*w)}
 		for i := range m {
 			for j := range w {
@@ -129,9 +129,9 @@ func pairColumns(path string, schema *arrow.Schema, columns string) ([]int, erro
 	return []int{q, r, s}, nil
 }
 
-// scoreValues reads a score column: integers (ints), or floating-point
-// numbers (floats; float16 is not taken), every one finite and none
-// null.
+// scoreValues reads a score column: integers (ints; of the types idValue
+// reads), or floating-point numbers (floats; float16 is not taken), every
+// one finite and none null.
 func scoreValues(path string, tbl arrow.Table, col int) (ints []int64, floats []float64, err error) {
 	fld := tbl.Schema().Field(col)
 	rows := 0
@@ -148,34 +148,14 @@ func scoreValues(path string, tbl arrow.Table, col int) (ints []int64, floats []
 			for _, v := range c.Float32Values() {
 				floats = append(floats, float64(v))
 			}
-		case *array.Int64:
-			ints = append(ints, c.Int64Values()...)
-		case *array.Int32:
-			for _, v := range c.Int32Values() {
-				ints = append(ints, int64(v))
-			}
-		case *array.Int16:
-			for _, v := range c.Int16Values() {
-				ints = append(ints, int64(v))
-			}
-		case *array.Int8:
-			for _, v := range c.Int8Values() {
-				ints = append(ints, int64(v))
-			}
-		case *array.Uint32:
-			for _, v := range c.Uint32Values() {
-				ints = append(ints, int64(v))
-			}
-		case *array.Uint16:
-			for _, v := range c.Uint16Values() {
-				ints = append(ints, int64(v))
-			}
-		case *array.Uint8:
-			for _, v := range c.Uint8Values() {
-				ints = append(ints, int64(v))
-			}
 		default:
-			return nil, nil, fmt.Errorf("%s: column %q is %v: want scores, integers or floating-point numbers (BEIR's qrels score a relevant pair above 0)", path, fld.Name, fld.Type)
+			for i := range chunk.Len() {
+				v, _, kind := idValue(chunk, i)
+				if kind != idInt {
+					return nil, nil, fmt.Errorf("%s: column %q is %v: want scores, integers or floating-point numbers (BEIR's qrels score a relevant pair above 0)", path, fld.Name, fld.Type)
+				}
+				ints = append(ints, v)
+			}
 		}
 		rows += chunk.Len()
 	}

@@ -16,17 +16,17 @@ import (
 	"github.com/ccsets/ccs/internal/arrowtest"
 )
 
-func stringsArray(v []string, valid []bool) arrow.Array {
-	b := array.NewStringBuilder(memory.DefaultAllocator)
-	defer b.Release()
-	b.AppendValues(v, valid)
-	return b.NewArray()
-}
-
-func int64Array(v []int64, valid []bool) arrow.Array {
+// nullInt64s is int64s with the rows null at null.
+func nullInt64s(v []int64, null ...int) arrow.Array {
 	b := array.NewInt64Builder(memory.DefaultAllocator)
 	defer b.Release()
-	b.AppendValues(v, valid)
+	for i, x := range v {
+		if slices.Contains(null, i) {
+			b.AppendNull()
+		} else {
+			b.Append(x)
+		}
+	}
 	return b.NewArray()
 }
 
@@ -69,7 +69,7 @@ func TestPairsAsQrels(t *testing.T) {
 
 	dir := t.TempDir()
 	names := []string{"query-id", "corpus-id", "score"}
-	cols := []arrow.Array{stringsArray(queries, nil), stringsArray(docs, nil), int64Array(scores, nil)}
+	cols := []arrow.Array{strs(queries), strs(docs), int64s(scores)}
 	pq := filepath.Join(dir, "qrels.parquet")
 	writeParquet(t, pq, names, cols, 4)
 	stream := filepath.Join(dir, "qrels.arrow")
@@ -108,7 +108,7 @@ func TestPairsColumns(t *testing.T) {
 		return path
 	}
 	// Row numbers: integers, as they are.
-	ints := write("ints.parquet", []string{"q", "r"}, int64Array([]int64{0, 2, 1}, nil), int64Array([]int64{5, 7, 6}, nil))
+	ints := write("ints.parquet", []string{"q", "r"}, int64s([]int64{0, 2, 1}), int64s([]int64{5, 7, 6}))
 	a, err := Pairs(ints, "")
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestPairsColumns(t *testing.T) {
 	}
 	// Float scores written so that they read back as the same numbers.
 	fl := write("float.parquet", []string{"query_id", "doc_id", "relevance"},
-		int64Array([]int64{0, 1, 2}, nil), int64Array([]int64{3, 4, 5}, nil), float64Array([]float64{0.1, 0, 2.5}))
+		int64s([]int64{0, 1, 2}), int64s([]int64{3, 4, 5}), float64Array([]float64{0.1, 0, 2.5}))
 	if a, err = Pairs(fl, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -127,8 +127,8 @@ func TestPairsColumns(t *testing.T) {
 	}
 	// Among other columns: by qrels' names, or as FILE:Q,R,S says.
 	wide := write("wide.parquet", []string{"timestamp", "corpus-id", "query-id", "score", "annotator"},
-		int64Array([]int64{9, 9}, nil), stringsArray([]string{"d1", "d2"}, nil), stringsArray([]string{"q1", "q2"}, nil),
-		int64Array([]int64{1, 0}, nil), stringsArray([]string{"x", "y"}, nil))
+		int64s([]int64{9, 9}), strs([]string{"d1", "d2"}), strs([]string{"q1", "q2"}),
+		int64s([]int64{1, 0}), strs([]string{"x", "y"}))
 	for _, columns := range []string{"", "query-id,corpus-id,score", " query-id , corpus-id , score "} {
 		if a, err = Pairs(wide, columns); err != nil {
 			t.Fatal(err)
@@ -154,10 +154,10 @@ func TestPairsBad(t *testing.T) {
 		writeParquet(t, path, names, cols, 64)
 		return path
 	}
-	s2 := func(v ...string) arrow.Array { return stringsArray(v, nil) }
+	s2 := func(v ...string) arrow.Array { return strs(v) }
 	four := write("four.parquet", []string{"a", "b", "c", "d"}, s2("q", "q"), s2("d", "d"), s2("x", "x"), s2("y", "y"))
-	nullID := write("nullid.parquet", []string{"query-id", "corpus-id"}, stringsArray([]string{"q1", ""}, []bool{true, false}), s2("d1", "d2"))
-	nullScore := write("nullscore.parquet", []string{"query-id", "corpus-id", "score"}, s2("q1", "q2"), s2("d1", "d2"), int64Array([]int64{1, 0}, []bool{true, false}))
+	nullID := write("nullid.parquet", []string{"query-id", "corpus-id"}, strs([]string{"q1", ""}, 1), s2("d1", "d2"))
+	nullScore := write("nullscore.parquet", []string{"query-id", "corpus-id", "score"}, s2("q1", "q2"), s2("d1", "d2"), nullInt64s([]int64{1, 0}, 1))
 	nan := write("nan.parquet", []string{"query-id", "corpus-id", "score"}, s2("q1", "q2"), s2("d1", "d2"), float64Array([]float64{1, math.NaN()}))
 	words := write("words.parquet", []string{"query-id", "corpus-id", "score"}, s2("q1", "q2"), s2("d1", "d2"), s2("yes", "no"))
 	floatIDs := write("floatids.parquet", []string{"q", "r"}, float64Array([]float64{0, 1}), float64Array([]float64{2, 3}))

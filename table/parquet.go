@@ -64,7 +64,7 @@ func ReadParquetColumns(path, column, idColumn string) (*retrieve.Collection, er
 		return []int{emb, id}, nil // the batches' column 0, the ids' 1
 	}, func(rec arrow.RecordBatch, _ int) error {
 		var ids arrow.Array
-		if g.id >= 0 {
+		if g.hasIDs {
 			ids = rec.Column(1)
 		}
 		return g.add(rec.Column(0), ids)
@@ -83,8 +83,8 @@ func ReadParquetColumns(path, column, idColumn string) (*retrieve.Collection, er
 // ids' column's chunks kept as they come.
 type gatherer struct {
 	rows    *rowReader
-	id      int // the ids' column, −1 for none
-	idField arrow.Field
+	hasIDs  bool        // whether the batches carry ids (column 1)
+	idField arrow.Field // theirs, when they do
 	ids     []arrow.Array
 	gc      collector
 }
@@ -92,7 +92,7 @@ type gatherer struct {
 // newGatherer gathers the columns emb and id (−1: none) of schema, read
 // from path, of rows rows in all (−1: not known ahead).
 func newGatherer(path string, schema *arrow.Schema, emb, id int, rows int64) *gatherer {
-	g := &gatherer{rows: &rowReader{path: path, name: schema.Field(emb).Name, n: int(max(rows, 0))}, id: id}
+	g := &gatherer{rows: &rowReader{path: path, name: schema.Field(emb).Name, n: int(max(rows, 0))}, hasIDs: id >= 0}
 	if id >= 0 {
 		g.idField = schema.Field(id)
 	}
@@ -139,7 +139,7 @@ func (g *gatherer) collection() (*retrieve.Collection, error) {
 	var ids []int64
 	var keys []string
 	name := ""
-	if g.id >= 0 {
+	if g.hasIDs {
 		name = g.idField.Name
 		fld := g.idField
 		if len(g.ids) > 0 { // the batches' own type (a dictionary's, as read)

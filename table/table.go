@@ -98,26 +98,12 @@ func ReadTableColumn(path string, pick func(*arrow.Schema) (int, error)) (tbl ar
 		tbl, err := scanColumn(path, pick)
 		return tbl, 0, err
 	}
-	f, err := os.Open(path)
+	p, err := openParquet(path, false, 0)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	schema, err := fr.Schema()
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	md := parquetMetadata(pf)
-	schema = arrow.NewSchema(schema.Fields(), &md)
+	defer p.Close()
+	pf, fr, schema := p.pf, p.fr, p.schema
 	if col, err = pick(schema); err != nil {
 		return nil, 0, err
 	}
@@ -128,7 +114,7 @@ func ReadTableColumn(path string, pick func(*arrow.Schema) (int, error)) (tbl ar
 	if tbl, err = fr.ReadRowGroups(context.Background(), leaves(fr.Manifest.Fields[col]), groups); err != nil {
 		return nil, 0, fmt.Errorf("%s: column %q: %w", path, schema.Field(col).Name, err)
 	}
-	return withMetadata(tbl, md), 0, nil
+	return withMetadata(tbl, schema.Metadata()), 0, nil
 }
 
 // parquetMetadata is a Parquet file's key-value metadata, but the Arrow
@@ -299,38 +285,78 @@ func dataBytes(d arrow.ArrayData) int {
 
 // readParquetTable is ReadTable of a Parquet file.
 func readParquetTable(path string) (arrow.Table, error) {
+	p, err := openParquet(path, false, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	tbl, err := p.fr.ReadTable(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return withMetadata(tbl, p.schema.Metadata()), nil
+}
+
+// parquetFile is a Parquet file open for reading as Arrow: its reader, and
+// its schema with the file's key-value metadata (parquetMetadata).
+type parquetFile struct {
+	f      *os.File
+	pf     *file.Reader
+	fr     *pqarrow.FileReader
+	schema *arrow.Schema
+}
+
+// openParquet opens the Parquet file at path; streamed reads a page at a
+// time (not a column chunk), batch rows a record batch (0: pqarrow's
+// default). The errors name the file. The caller closes it.
+func openParquet(path string, streamed bool, batch int64) (*parquetFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
+	var opts []file.ReadOption
+	if streamed {
+		props := parquet.NewReaderProperties(memory.DefaultAllocator)
+		props.BufferedStreamEnabled, props.BufferSize = true, 1<<20
+		opts = append(opts, file.WithReadProps(props))
+	}
+	pf, err := file.NewParquetReader(f, opts...)
 	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	p := &parquetFile{f: f, pf: pf}
+	if p.fr, err = pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batch}, memory.DefaultAllocator); err == nil {
+		p.schema, err = p.fr.Schema()
+	}
 	if err != nil {
+		p.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return withMetadata(tbl, parquetMetadata(pf)), nil
+	md := parquetMetadata(pf)
+	p.schema = arrow.NewSchema(p.schema.Fields(), &md)
+	return p, nil
+}
+
+// Close closes the file.
+func (p *parquetFile) Close() {
+	p.pf.Close()
+	p.f.Close()
 }
 
 // scanTable reads what ReadTable reads a record batch at a time, so that
 // a reader converting them keeps one batch at a time, not the table:
-// start is given the schema and, where count asks for it, the number of
-// rows (−1 when it cannot be counted ahead, arrowRows and a Parquet
-// file's footer, or is not asked for), and returns the columns it wants, distinct (nil: all); then
-// batch each record batch in order, of those columns alone in that order,
-// with the bytes read for it (all its columns, for a collector), which is
-// released after batch returns (batch retains what it keeps). Of a
-// Parquet file the columns not wanted are not read (an embeddings column
-// beside a label column: scanParquet), those wanted a few thousand rows
-// at a time; every column wanted, it is read whole. A dataset
+// start is given the schema and the number of rows — a Parquet file's
+// from its footer always, an Arrow IPC file's or a dataset directory's
+// where count asks for it (arrowRows, the shards' footers), −1 where
+// they cannot be counted ahead or are not asked for —, and returns the
+// columns it wants, distinct (nil: all); then batch each record batch in
+// order, of those columns alone in that order, with the bytes read for it
+// (all its columns, for a collector), which is released after batch
+// returns (batch retains what it keeps). Of a Parquet file the columns
+// not wanted are not read (an embeddings column beside a label column:
+// scanParquet), those wanted a few thousand rows at a time; with nil
+// (all columns), it is read whole. A dataset
 // directory's shards are read one after another, each of the first's
 // columns; start is called once. Errors from start and batch are
 // returned as they are; the reading's name the file.
@@ -369,15 +395,11 @@ func scanTable(path string, count bool, start func(*arrow.Schema, int64) ([]int,
 		defer p.Release()
 		return batch(p, recordBytes(rec))
 	}
-	fileStart := func(s *arrow.Schema, rows int64) error {
-		_, err := pick(s, rows)
-		return err
-	}
 	if !st.IsDir() {
 		if strings.ToLower(filepath.Ext(path)) == ".parquet" {
 			return scanParquet(path, pick, read)
 		}
-		return scanFile(path, count, fileStart, project)
+		return scanFile(path, count, pick, project)
 	}
 	_, shards, _, err := datasetFiles(path)
 	if err != nil {
@@ -427,10 +449,7 @@ func scanTable(path string, count bool, start func(*arrow.Schema, int64) ([]int,
 		if strings.ToLower(filepath.Ext(shard)) == ".parquet" {
 			err = scanParquet(shard, check, read)
 		} else {
-			err = scanFile(shard, false, func(s *arrow.Schema, rows int64) error { // counted above
-				_, err := check(s, rows)
-				return err
-			}, project)
+			err = scanFile(shard, false, check, project) // counted above
 		}
 		if err != nil {
 			return err
@@ -442,31 +461,16 @@ func scanTable(path string, count bool, start func(*arrow.Schema, int64) ([]int,
 // scanParquet is scanTable of a Parquet file: start is given its schema
 // (its key-value metadata kept: a Hugging Face dataset's features) and
 // rows, and batch the columns start wants alone, in batches of 4096 rows
-// read a page at a time; or, where start wants every column, the file
-// read whole, in batches of its row groups.
+// read a page at a time; or, where start returns nil (all columns), the
+// file read whole, in batches of 65 536 rows.
 func scanParquet(path string, start func(*arrow.Schema, int64) ([]int, error), batch func(arrow.RecordBatch) error) error {
-	f, err := os.Open(path)
+	p, err := openParquet(path, true, 4096)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	props := parquet.NewReaderProperties(memory.DefaultAllocator)
-	props.BufferedStreamEnabled, props.BufferSize = true, 1<<20 // a page at a time, not the column chunk
-	pf, err := file.NewParquetReader(f, file.WithReadProps(props))
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 4096}, memory.DefaultAllocator)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	schema, err := fr.Schema()
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	md := parquetMetadata(pf)
-	want, err := start(arrow.NewSchema(schema.Fields(), &md), pf.NumRows())
+	defer p.Close()
+	fr, schema := p.fr, p.schema
+	want, err := start(schema, p.pf.NumRows())
 	if err != nil {
 		return err
 	}
@@ -505,8 +509,10 @@ func scanParquet(path string, start func(*arrow.Schema, int64) ([]int, error), b
 	return nil
 }
 
-// scanFile is scanTable of an Arrow IPC file or stream.
-func scanFile(path string, count bool, start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
+// scanFile is scanTable of an Arrow IPC file or stream: start is given
+// its schema and rows as scanTable's is (the columns it wants are for
+// batch to pick: an IPC batch is read whole), batch each batch read.
+func scanFile(path string, count bool, start func(*arrow.Schema, int64) ([]int, error), batch func(arrow.RecordBatch) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -521,7 +527,7 @@ func scanFile(path string, count bool, start func(*arrow.Schema, int64) error, b
 	if count {
 		rows = arrowRows(f, size)
 	}
-	if err := scanArrow(f, size, 2*size+1<<20, func(s *arrow.Schema) error { return start(s, rows) }, batch); err != nil {
+	if err := scanArrow(f, size, 2*size+1<<20, func(s *arrow.Schema) error { _, err := start(s, rows); return err }, batch); err != nil {
 		if ce := (callerError{}); errors.As(err, &ce) {
 			return ce.error
 		}
