@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -183,6 +184,66 @@ func TestBundleClassLabelNames(t *testing.T) {
 		}
 		if m := manifest("lie-b"); m.LabelNames != nil {
 			t.Errorf("%s: label_names %q, want none", c.name, m.LabelNames)
+		}
+	}
+}
+
+// TestBundleClassLabelOODRows: -ood-rows beside a ClassLabel column
+// keeps the ClassLabel's classes in the dataset's id order, the faults
+// after them (sorted): the same bundles, byte for byte, and label_names
+// as a ClassLabel that names the faults last, with -ood-classes naming
+// them — not the classes re-sorted by name.
+func TestBundleClassLabelOODRows(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 600, 4
+	x32, _, y := mixture(36, n, d, 3)
+	faults := make([]string, n)
+	folded := slices.Clone(y)
+	var csv strings.Builder
+	csv.WriteString("row,fault\n")
+	for i := range n {
+		switch i % 10 {
+		case 3:
+			faults[i], folded[i] = "Torn", 4
+		case 7:
+			faults[i], folded[i] = "Stained", 3
+		}
+		fmt.Fprintf(&csv, "%d,%s\n", i, faults[i])
+	}
+	if err := os.WriteFile(p("faults.csv"), []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"Unknown", "Trouser", "Pullover"} // unsorted: the dataset's order
+	writeClassLabelTable(t, p("ds.parquet"), x32, y, d, `{"label": {"names": ["Unknown", "Trouser", "Pullover"], "_type": "ClassLabel"}}`, true)
+	writeClassLabelTable(t, p("all.parquet"), x32, folded, d, `{"label": {"names": ["Unknown", "Trouser", "Pullover", "Stained", "Torn"], "_type": "ClassLabel"}}`, true)
+	bundleOf := func(src, out string, extra ...string) {
+		t.Helper()
+		args := append([]string{"bundle", "-embeddings", src, "-labels", src + ":label", "-out", p(out), "-k", "5",
+			"-ood-cal-share", "0.1", "-seed", "3"}, extra...)
+		if err := run(io.Discard, io.Discard, args); err != nil {
+			t.Fatalf("%v: %v", extra, err)
+		}
+	}
+	bundleOf(p("ds.parquet"), "rows", "-ood-rows", p("faults.csv")+":fault")
+	bundleOf(p("all.parquet"), "classes", "-ood-classes", "Stained,Torn")
+	for _, out := range []string{"rows", "classes"} {
+		var m bundle.Manifest
+		raw, err := os.ReadFile(p(out + "/manifest.json"))
+		if err != nil || json.Unmarshal(raw, &m) != nil {
+			t.Fatalf("%s: manifest: %v", out, err)
+		}
+		if want := append(slices.Clone(names), "Stained", "Torn"); !slices.Equal(m.LabelNames, want) {
+			t.Errorf("%s: label_names %q, want %q", out, m.LabelNames, want)
+		}
+	}
+	for _, f := range []string{"fit", "val", "cal", "test", "ood", "ood-cal"} {
+		a, err := os.ReadFile(p("classes/" + f + ".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(p("rows/" + f + ".npz")); err != nil || !bytes.Equal(a, b) {
+			t.Errorf("-ood-rows: %s.npz differs from the ClassLabel's that names the faults last (%v)", f, err)
 		}
 	}
 }

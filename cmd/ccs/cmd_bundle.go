@@ -301,7 +301,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				return err
 			}
 			var faults []string
-			if labels, names, faults, err = oodRowLabels(labels, names, rows, rowNames, marks, o.Labels, o.OODRows); err != nil {
+			if labels, names, faults, err = oodRowLabels(labels, names, li.classLabel, rows, rowNames, marks, o.Labels, o.OODRows); err != nil {
 				return err
 			}
 			for _, f := range faults {
@@ -899,12 +899,15 @@ func nullClass(labels []int64, names []string, missing map[int64]string, appende
 // oodRowLabels folds an -ood-rows column into string labels: a row with a
 // value (a fault's name; "", "nan" and null mark none) is labelled by it,
 // the others keep their class; the names are renumbered in sorted order,
-// as a column holding both would be. marks are readIDs' missing marks of
-// the column as written. It returns the labels, their names and the
-// values found, sorted: the OOD classes. A value that is also a class, a
-// missing label's mark that names something ("unknown"), or integer
-// labels (no names to fold into), are refused.
-func oodRowLabels(labels []int64, names []string, rows []int64, rowNames []string, marks map[int64]string, labelsSource, source string) ([]int64, []string, []string, error) {
+// as a column holding both would be — unless ordered (a ClassLabel's
+// names, in the dataset's id order), when the classes keep their ids and
+// the values come after them, in sorted order, as a ClassLabel naming
+// them last would number them. marks are readIDs' missing marks of the
+// column as written. It returns the labels, their names and the values
+// found, sorted: the OOD classes. A value that is also a class, a missing
+// label's mark that names something ("unknown"), or integer labels (no
+// names to fold into), are refused.
+func oodRowLabels(labels []int64, names []string, ordered bool, rows []int64, rowNames []string, marks map[int64]string, labelsSource, source string) ([]int64, []string, []string, error) {
 	// An empty cell, NaN or null is no fault; a mark of a missing label
 	// that names something ("unknown", "unassigned": a fault of unknown
 	// cause?) is refused rather than read as none, which would put a
@@ -958,9 +961,14 @@ func oodRowLabels(labels []int64, names []string, rows []int64, rowNames []strin
 		seen[f] = true
 		faults = append(faults, f)
 	}
-	all := slices.Sorted(maps.Keys(classes))
-	all = append(all, faults...)
-	slices.Sort(all)
+	slices.Sort(faults)
+	var all []string
+	if ordered {
+		all = append(slices.Clone(names), faults...)
+	} else {
+		all = append(slices.Sorted(maps.Keys(classes)), faults...)
+		slices.Sort(all)
+	}
 	index := map[string]int64{}
 	for i, n := range all {
 		index[n] = int64(i)
@@ -976,6 +984,5 @@ func oodRowLabels(labels []int64, names []string, rows []int64, rowNames []strin
 			out[i] = l // a table's null: missing, as before
 		}
 	}
-	slices.Sort(faults)
 	return out, all, faults, nil
 }
