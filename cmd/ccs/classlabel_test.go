@@ -247,3 +247,93 @@ func TestBundleClassLabelOODRows(t *testing.T) {
 		}
 	}
 }
+
+// TestBundleClassLabelQueryLabels: -query-labels of a ClassLabel column
+// names the queries' labels by its names, in the dataset's id order, as
+// -labels does: in manifest.json and evaluate -per-class's rows, the
+// bundles those of the bare ids. -groups of a ClassLabel column name
+// the groups in messages; -blocks' ids are the blocks either way.
+func TestBundleClassLabelQueryLabels(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, nq, d = 200, 400, 4
+	x32, _, y := mixture(37, n+nq, d, 3)
+	if err := bundle.WriteNPY(p("passages.npy"), bundle.Float32(x32[:n*d], n, d)); err != nil {
+		t.Fatal(err)
+	}
+	pairs := make([]int64, 0, 2*nq)
+	for q := range nq {
+		pairs = append(pairs, int64(q), int64(q%n))
+	}
+	if err := bundle.WriteNPY(p("pairs.npy"), bundle.Int64(pairs, nq, 2)); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"sw", "en", "de"} // unsorted: the dataset's order
+	writeClassLabelTable(t, p("q.parquet"), x32[n*d:], y[n:], d, `{"label": {"names": ["sw", "en", "de"], "_type": "ClassLabel"}}`, true)
+	writeClassLabelTable(t, p("bare.parquet"), x32[n*d:], y[n:], d, "", true)
+	for _, src := range []string{"q", "bare"} {
+		q := p(src + ".parquet")
+		if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("passages.npy"), "-queries", q + ":embedding", "-pairs", p("pairs.npy"),
+			"-query-labels", q + ":label", "-k", "1", "-kneg", "5", "-out", p(src)}); err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+	}
+	for _, f := range []string{"fit", "val", "cal", "test"} {
+		b, err := bundle.Read(p("q/" + f + ".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bundle.ManifestLabelNames(p("q/"+f+".npz"), b); !slices.Equal(got, names) {
+			t.Errorf("%s: the manifest's names %q, want the ClassLabel's %q", f, got, names)
+		}
+		a, _ := os.ReadFile(p("bare/" + f + ".npz"))
+		if c, err := os.ReadFile(p("q/" + f + ".npz")); err != nil || !bytes.Equal(a, c) {
+			t.Errorf("%s.npz differs from the bare ids' (%v)", f, err)
+		}
+	}
+	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", p("q/cal.npz"), "-alpha", "0.2", "-calibration", "class", "-allow-infinite", "-out", p("lang.json")}); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := run(&got, io.Discard, []string{"evaluate", "-set", p("lang.json"), "-test", p("q/test.npz"), "-per-class"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range names {
+		if !strings.Contains(got.String(), "| "+l+" | ") {
+			t.Errorf("evaluate -per-class has no row for %q:\n%s", l, got.String())
+		}
+	}
+
+	// Groups: 40 speakers of 6 rows, speaker 7 of 3, fewer than -k 5
+	// positives: the refusal names it.
+	const ng, per = 40, 6
+	var gx []float32
+	var g []int64
+	spk := make([]string, ng)
+	for s := range ng {
+		spk[s] = fmt.Sprintf("id1%04d", s)
+		for r := range per {
+			if s == 7 && r >= 3 {
+				break
+			}
+			gx = append(gx, x32[(s*per+r)*d:(s*per+r+1)*d]...)
+			g = append(g, int64(s))
+		}
+	}
+	quoted := make([]string, ng)
+	for i, s := range spk {
+		quoted[i] = `"` + s + `"`
+	}
+	writeClassLabelTable(t, p("g.parquet"), gx, g, d, `{"label": {"names": [`+strings.Join(quoted, ", ")+`], "_type": "ClassLabel"}}`, true)
+	writeClassLabelTable(t, p("gbare.parquet"), gx, g, d, "", true)
+	for _, c := range []struct{ src, want string }{
+		{"g", `(the first: group "id10007", with 2)`},
+		{"gbare", `(the first: group 7, with 2)`},
+	} {
+		src := p(c.src + ".parquet")
+		err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", src + ":embedding", "-groups", src + ":label", "-k", "5", "-out", p("g-out")})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("-groups %s: %v, want %q", c.src, err, c.want)
+		}
+	}
+}

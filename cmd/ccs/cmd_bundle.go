@@ -414,14 +414,18 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 	}
 	if o.Groups != "" {
-		groups, gnames, missing, warn, err := readIDs(o.Groups, "groups")
+		// A ClassLabel column's names (a speaker's) name its groups in
+		// messages; its ids are the groups either way, the bundles the
+		// same (metadata that lies leaves them numbered, unsaid).
+		gi, err := readNamedIDs(o.Groups, "groups")
 		if err != nil {
 			return err
 		}
-		if err := rowsLineUp(out, o.Groups, "group ids", len(groups), emb, warn); err != nil {
+		groups, gnames, missing := gi.ids, gi.names, gi.missing
+		if err := rowsLineUp(out, o.Groups, "group ids", len(groups), emb, gi.warn); err != nil {
 			return err
 		}
-		if gnames != nil && cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no group, as -1 does
+		if gnames != nil && !gi.classLabel && cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no group, as -1 does
 			groups, gnames, cfg.MissingGroupNames = bundle.MissingStrings(groups, gnames)
 		}
 		// A text file's integers' missing marks as written, a table's nulls.
@@ -433,13 +437,17 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 	}
 	if o.Sessions != "" {
-		sessions, names, _, warn, err := readIDs(o.Sessions, "sessions")
+		// Named as -groups are: for messages alone.
+		si, err := readNamedIDs(o.Sessions, "sessions")
 		if err != nil {
 			return err
 		}
-		sessions, names, _ = bundle.MissingStrings(sessions, names) // "" and "nan": refused by Inputs.Items
+		sessions, names := si.ids, si.names
+		if !si.classLabel {
+			sessions, names, _ = bundle.MissingStrings(sessions, names) // "" and "nan": refused by Inputs.Items
+		}
 		in.SessionNames = names
-		if err := rowsLineUp(out, o.Sessions, "session ids", len(sessions), emb, warn); err != nil {
+		if err := rowsLineUp(out, o.Sessions, "session ids", len(sessions), emb, si.warn); err != nil {
 			return err
 		}
 		in.Sessions, in.SessionsSource = sessions, o.Sessions
@@ -448,6 +456,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 	}
 	if o.Blocks != "" {
+		// Bare ids, a ClassLabel's too: a block's name is in no message,
+		// the blocks the same by id or by name.
 		blocks, names, _, warn, err := readIDs(o.Blocks, "blocks")
 		if err != nil {
 			return err
@@ -523,13 +533,19 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		in.Queries = &queries.Embeddings
 		if o.QueryLabels != "" {
-			labels, names, missing, warn, err := readIDs(o.QueryLabels, "labels")
+			// A ClassLabel column's names name the labels, in the
+			// dataset's id order, as -labels' do.
+			li, err := readNamedIDs(o.QueryLabels, "labels")
 			if err != nil {
 				return err
 			}
+			labels, names, missing := li.ids, li.names, li.missing
 			path, _ := splitInput(o.QueryLabels)
-			if warn != "" {
-				out.warn(path + ": " + warn)
+			if li.warn != "" {
+				out.warn(path + ": " + li.warn)
+			}
+			if li.note != "" {
+				out.warn(li.note)
 			}
 			if in.QueryIDs != nil {
 				var note string
@@ -542,8 +558,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			}
 			// "" and "nan" mark no label, as -1 does: refused by Make,
 			// counted and named, or left out with -missing-labels drop;
-			// with class, the strings are classes as any other.
-			if cfg.MissingLabels != bundle.MissingClass {
+			// with class, the strings are classes as any other. A
+			// ClassLabel's names are classes (its -1 marks no label).
+			if cfg.MissingLabels != bundle.MissingClass && !li.classLabel {
 				var marks map[int64]string
 				labels, names, marks = bundle.MissingStrings(labels, names)
 				missing = mergeMissing(marks, missing)

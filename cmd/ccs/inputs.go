@@ -305,13 +305,7 @@ func readLabels(arg string) (labelsInput, error) {
 			}
 			return labelsInput{sets: sets, names: names, strs: strs, c: max(2, len(names))}, nil
 		}
-		ids, names, missing, _, err := tableIDs(path, tbl, col, "labels", true)
-		li := labelsInput{ids: ids, names: names, missing: missing}
-		if err == nil && names == nil {
-			li.names, li.note = classLabelNames(path, tbl.Schema().Field(col).Name, tbl.Schema(), ids)
-			li.classLabel = li.names != nil
-		}
-		return li, err
+		return tableLabelIDs(path, tbl, col, "labels")
 	}
 	a, got, err := readArray(path, name, "labels")
 	if err != nil {
@@ -327,6 +321,38 @@ func readLabels(arg string) (labelsInput, error) {
 	}
 	ids, names, err := bundle.Labels(a, source, "labels")
 	return labelsInput{ids: ids, names: names}, err
+}
+
+// readNamedIDs reads one label a row, as readIDs does, but names the
+// integers of a table's Hugging Face ClassLabel column by its names
+// (tableLabelIDs), as -labels does: for -query-labels, whose names become
+// the bundles' labels' names.
+func readNamedIDs(arg, what string) (labelsInput, error) {
+	path, name := splitInput(arg)
+	if kind, err := inputKind(path); err == nil && kind == ".parquet" {
+		tbl, col, err := table.ReadTableColumn(path, func(s *arrow.Schema) (int, error) { return tableColumn(path, s, name, what) })
+		if err != nil {
+			return labelsInput{}, err
+		}
+		defer tbl.Release()
+		return tableLabelIDs(path, tbl, col, what)
+	}
+	ids, names, missing, warn, err := readIDs(arg, what)
+	return labelsInput{ids: ids, names: names, missing: missing, warn: warn}, err
+}
+
+// tableLabelIDs reads column col of tbl (read from path) as tableIDs
+// does, a null a missing label; integers the schema's metadata calls a
+// Hugging Face ClassLabel are named by its names, in the dataset's id
+// order (classLabelNames: classLabel set, or note saying why not).
+func tableLabelIDs(path string, tbl arrow.Table, col int, what string) (labelsInput, error) {
+	ids, names, missing, _, err := tableIDs(path, tbl, col, what, true)
+	li := labelsInput{ids: ids, names: names, missing: missing}
+	if err == nil && names == nil {
+		li.names, li.note = classLabelNames(path, tbl.Schema().Field(col).Name, tbl.Schema(), ids)
+		li.classLabel = li.names != nil
+	}
+	return li, err
 }
 
 // classLabelNames are the names of a table's integer labels (ids, of
