@@ -234,6 +234,10 @@ type labelsInput struct {
 	// why a ClassLabel's names were not used, where they lie.
 	classLabel bool
 	note       string
+	// listIDs says sets are a CSV column's lists of integers, c the
+	// highest of them plus one, not a matrix's columns: -label-names
+	// then gives c.
+	listIDs bool
 }
 
 // readLabels reads -labels, reading each file once: several labels a row
@@ -269,7 +273,7 @@ func readLabels(arg string) (labelsInput, error) {
 						c = max(c, int(l)+1)
 					}
 				}
-				return labelsInput{sets: sets, c: c}, nil
+				return labelsInput{sets: sets, c: c, listIDs: true}, nil
 			case ok:
 				return labelsInput{sets: sets, names: setNames, strs: true, c: max(2, len(setNames))}, nil
 			}
@@ -918,7 +922,10 @@ func labelsByQueryID(arg string, labels []int64, queryIDs []string, idsArg strin
 // -labels (labels) by the names in -label-names (arg): column j becomes
 // label names[j], as a list column's values name its labels (li.names,
 // li.strs). Labels that are no such matrix are refused, as are names that
-// are not one a column, empty or given twice.
+// are not one a column, empty or given twice. Lists of integers (a CSV
+// column's) are numbered columns whose count the names give, as a
+// matrix's columns give it: a label no row lists is kept, as a matrix's
+// column of 0s is, and an id no name names is refused, naming the row.
 func nameMatrix(li *labelsInput, labels, arg string) error {
 	switch {
 	case li.sets == nil:
@@ -929,6 +936,16 @@ func nameMatrix(li *labelsInput, labels, arg string) error {
 	names, err := readLabelNames(arg)
 	if err != nil {
 		return err
+	}
+	if li.listIDs {
+		for i, s := range li.sets {
+			for _, l := range s {
+				if l < 0 || int(l) >= len(names) {
+					return fmt.Errorf("-label-names %s names %d labels (ids 0 to %d), and %s row %d lists label %d, which no name names: give one a label, in the ids' order", arg, len(names), len(names)-1, labels, i, l)
+				}
+			}
+		}
+		li.c = len(names)
 	}
 	strs, err := bundle.MatrixNames(names, li.c)
 	if err != nil {

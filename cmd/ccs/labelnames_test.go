@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -145,5 +146,79 @@ func TestBundleLabelNames(t *testing.T) {
 	err = run(&stdout, &stderr, append(retrieve, "-label-names", p("three.txt")))
 	if want := "-label-names " + p("three.txt") + ": 3 names for the 4 columns of the multi-hot matrix"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("retrieve -label-names of 3 names for 4 columns: %v, want %q", err, want)
+	}
+}
+
+// TestBundleCSVIntListsLabelNames: a CSV column of integer lists named by
+// -label-names has as many labels as names, as a multi-hot matrix has as
+// many as columns: a label no row lists (the last, here) is kept, as a
+// matrix's column of 0s is, the bundles and label_names those of the
+// matrix; an id that no name names is refused, naming the file, the row
+// and the id.
+func TestBundleCSVIntListsLabelNames(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	rng := rand.New(rand.NewPCG(36, 3))
+	const n, d = 300, 4
+	names := []string{"anger", "grief", "joy", "love", "sadness"} // no row is "sadness"
+	c := len(names)
+	x, m := make([]float32, n*d), make([]int64, n*c)
+	var lists strings.Builder
+	lists.WriteString("text,labels\n")
+	for i := range n {
+		var row []string
+		for j := range c - 1 {
+			if rng.Float64() < 0.35 {
+				m[i*c+j] = 1
+				row = append(row, fmt.Sprint(j))
+			}
+		}
+		fmt.Fprintf(&lists, "row %d,\"[%s]\"\n", i, strings.Join(row, ", "))
+		for j := range d {
+			x[i*d+j] = float32(rng.NormFloat64())
+		}
+	}
+	for name, a := range map[string]bundle.Array{"x.npy": bundle.Float32(x, n, d), "m.npy": bundle.Int64(m, n, c)} {
+		if err := bundle.WriteNPY(p(name), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(p("lists.csv"), []byte(lists.String()), 0o644)
+	os.WriteFile(p("names.txt"), []byte(strings.Join(names, "\n")+"\n"), 0o644)
+	os.WriteFile(p("three.txt"), []byte(strings.Join(names[:3], "\n")+"\n"), 0o644)
+	common := []string{"-k", "3", "-kneg", "4", "-allow-fewer", "-seed", "5", "-ood-classes", "joy", "-label-names", p("names.txt")}
+	for _, r := range []struct{ out, labels string }{{"matrix", p("m.npy")}, {"lists", p("lists.csv") + ":labels"}} {
+		var stderr bytes.Buffer
+		if err := run(io.Discard, &stderr, append([]string{"bundle", "-embeddings", p("x.npy"), "-labels", r.labels, "-out", p(r.out)}, common...)); err != nil {
+			t.Fatal(err, stderr.String())
+		}
+		var mf bundle.Manifest
+		raw, err := os.ReadFile(p(r.out + "/manifest.json"))
+		if err != nil || json.Unmarshal(raw, &mf) != nil {
+			t.Fatalf("%s: manifest: %v", r.out, err)
+		}
+		if !slices.Equal(mf.LabelNames, names) {
+			t.Errorf("%s: label_names %q, want %q", r.out, mf.LabelNames, names)
+		}
+	}
+	for _, split := range []string{"fit", "val", "cal", "test", "ood"} {
+		a, err := os.ReadFile(p("matrix/" + split + ".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(p("lists/" + split + ".npz")); err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: the list column's bundle differs from the matrix's (%v)", split, err)
+		}
+	}
+	// Row 1 lists id 3 where the names number 3.
+	var wide strings.Builder
+	wide.WriteString("text,labels\n")
+	for i := range n {
+		fmt.Fprintf(&wide, "row %d,\"[%d, %d]\"\n", i, i%3, 2+i%2)
+	}
+	os.WriteFile(p("wide.csv"), []byte(wide.String()), 0o644)
+	err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("x.npy"), "-labels", p("wide.csv") + ":labels", "-label-names", p("three.txt"), "-out", p("bad")})
+	if want := "-label-names " + p("three.txt") + " names 3 labels (ids 0 to 2), and " + p("wide.csv") + ":labels row 1 lists label 3, which no name names"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ids beyond the names: %v, want %q", err, want)
 	}
 }
