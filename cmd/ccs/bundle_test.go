@@ -1740,6 +1740,14 @@ func TestEvaluateTrials(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout.String()), &got); err != nil || got != want {
 		t.Errorf("%+v (%v), want %+v", got, err, want)
 	}
+	// -out writes the document -json prints.
+	var text strings.Builder
+	if err := run(&text, io.Discard, []string{"evaluate", "-set", p("ball.json"), "-trials", p("trials.txt"), "-embeddings", p("emb.npy"), "-ids", p("utt.txt"), "-out", p("trials.json")}); err != nil {
+		t.Fatal(err)
+	}
+	if saved, err := os.ReadFile(p("trials.json")); err != nil || string(saved) != stdout.String() || !strings.HasSuffix(text.String(), "wrote "+p("trials.json")+"\n") {
+		t.Errorf("-out: %v: the file\n%s\nis not -json's\n%s\nor stdout does not end saying so:\n%s", err, saved, stdout.String(), text.String())
+	}
 	// A header line (pandas' to_csv writes one): the same trials, and
 	// the line said.
 	os.WriteFile(p("header.txt"), []byte("label enrol test\n"+trials.String()), 0o644)

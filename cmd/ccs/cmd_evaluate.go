@@ -5,7 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/retrieve"
 )
 
@@ -26,6 +30,7 @@ type evaluateOptions struct {
 	PerClass                bool
 	Unlabeled               string // error or marginal
 	JSON                    bool
+	Out                     string // the JSON document's file, as -json prints it
 	sizeFlags
 	// Baseline lists the certified top-k baselines to measure beside the
 	// set on the -db collection (topk, topk-l2), calibrated on Cal, the
@@ -93,7 +98,7 @@ func (z *sizeFlags) check(cmd string) error {
 }
 
 func evaluateCommand() *command {
-	return newCommand("evaluate", "-set SET.json (-test FILE [-per-class] [-unlabeled error|marginal] [-db FILE|URL [-size-anchors N] [-baseline topk[,topk-l2] -cal FILE]] | -trials FILE -embeddings FILE -ids FILE [-unlabeled error|marginal]) [-json]",
+	return newCommand("evaluate", "-set SET.json (-test FILE [-per-class] [-unlabeled error|marginal] [-db FILE|URL [-size-anchors N] [-baseline topk[,topk-l2] -cal FILE]] | -trials FILE -embeddings FILE -ids FILE [-unlabeled error|marginal]) [-json] [-out FILE]",
 		"measure a fitted set's coverage, exclusion and LogVol/d on a test bundle, or its misses and false acceptances on a speaker-verification trial list",
 		func(fs *flag.FlagSet, o *evaluateOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "fitted set `file` (.json)")
@@ -108,6 +113,7 @@ func evaluateCommand() *command {
 			fs.StringVar(&o.Baseline, "baseline", "", "with -db: also a certified top-k beside the set, k calibrated on the set's own calibration units (-cal) at its α (and δ): `topk` ranks the collection by the set's distance, topk-l2 by the Euclidean one; comma-separated for both")
 			fs.StringVar(&o.Cal, "cal", "", "with -baseline: the calibration bundle `file` the set was calibrated on (its digest is checked)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON instead of text")
+			fs.StringVar(&o.Out, "out", "", "also write the JSON document -json prints to `FILE` (replaced whole, never left half-written): what ccs report and ccs plot read")
 			return func() error {
 				fs.Visit(o.sizeFlags.visit)
 				return nil
@@ -118,6 +124,9 @@ func evaluateCommand() *command {
 func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if o.Unlabeled != "" && o.Unlabeled != "error" && o.Unlabeled != "marginal" { // a test bundle's or a trial list's
 		return usagef("evaluate: -unlabeled %q: want error or marginal", o.Unlabeled)
+	}
+	if fi, err := os.Stat(o.Out); o.Out != "" && err == nil && fi.IsDir() {
+		return usagef("evaluate: -out %s is a directory: give the JSON file to write (%s)", o.Out, filepath.Join(o.Out, "evaluate.json"))
 	}
 	if o.Trials != "" || o.Embeddings != "" || o.IDs != "" {
 		return runEvaluateTrials(o, out)
@@ -242,7 +251,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		}
 	}
 	negativesAre := bundle.ManifestNegatives(o.Test, test)
-	if o.JSON {
+	if o.JSON || o.Out != "" {
 		e := experiment.NewEvaluation(set, r, classes)
 		e.Exchangeability, e.NegativesAre, e.ClassChecks = shift, negativesAre, classChecks
 		if classes != nil { // the names of the per-class rows, as Python's
@@ -258,7 +267,16 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 			e.Baselines, e.BaselineCalibration = baselines, o.Cal
 		}
 		e.Warnings = append(append([]string{}, situational...), e.Warnings...)
-		return writeDocument(out, "evaluate", e)
+		doc, err := newDocument(out, "evaluate", e)
+		if err != nil {
+			return err
+		}
+		if err := writeOut(o.Out, doc); err != nil {
+			return err
+		}
+		if o.JSON {
+			return writeJSON(out.stdout, doc)
+		}
 	}
 	name := func(l int64) string { return experiment.ClassName(names, l) }
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
@@ -302,8 +320,23 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		}
 		fmt.Fprintf(out.stdout, "\nworst label %s\n", experiment.WorstLabelText(labels, labelName, set.Alpha))
 	}
+	if o.Out != "" {
+		fmt.Fprintf(out.stdout, "wrote %s\n", o.Out)
+	}
 	for _, w := range set.Warnings() {
 		out.warn(w)
+	}
+	return nil
+}
+
+// writeOut writes evaluate's JSON document v to path, -out, whole or not
+// at all (atomicfile); nothing where path is "".
+func writeOut(path string, v any) error {
+	if path == "" {
+		return nil
+	}
+	if err := atomicfile.Write(path, func(w io.Writer) error { return writeJSON(w, v) }); err != nil {
+		return fmt.Errorf("evaluate: -out: %w", err)
 	}
 	return nil
 }

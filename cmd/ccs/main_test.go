@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -124,6 +125,7 @@ func TestUsageErrors(t *testing.T) {
 		{"evaluate-baseline-nodb", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-baseline", "topk", "-cal", "c.npz"}},
 		{"evaluate-baseline-nocal", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-baseline", "topk"}},
 		{"evaluate-baseline-value", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-baseline", "topk,cosine", "-cal", "c.npz"}},
+		{"evaluate-out-dir", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-out", "."}},
 		{"evaluate-cal-nobaseline", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-cal", "c.npz"}},
 		{"badflag", []string{"evaluate", "-bogus"}},
 		{"reproduce-table", []string{"reproduce", "cifar"}},
@@ -199,6 +201,22 @@ func TestPipeline(t *testing.T) {
 		}
 		if err := golden(t, "evaluate-"+g+"-json", dir, "evaluate", "-set", set, "-test", test, "-json"); err != nil {
 			t.Fatal(err)
+		}
+		// -out writes the document -json prints, which ccs report reads.
+		saved := filepath.Join(dir, "evaluate-"+g+".json")
+		if err := golden(t, "evaluate-"+g+"-out", dir, "evaluate", "-set", set, "-test", test, "-per-class", "-out", saved); err != nil {
+			t.Fatal(err)
+		}
+		var printed bytes.Buffer
+		if err := run(&printed, io.Discard, []string{"evaluate", "-set", set, "-test", test, "-per-class", "-json", "-out", saved}); err != nil {
+			t.Fatal(err)
+		}
+		if data, err := os.ReadFile(saved); err != nil || !bytes.Equal(data, printed.Bytes()) {
+			t.Errorf("evaluate -json -out %s: the file differs from the JSON printed (%v)", saved, err)
+		}
+		var report bytes.Buffer
+		if err := run(&report, io.Discard, []string{"report", "-out", filepath.Join(dir, "report-"+g+".html"), saved}); err != nil || !strings.Contains(report.String(), ": 1 result") {
+			t.Errorf("report of evaluate -out's file: %v: %s", err, report.String())
 		}
 		// The sets' sizes on a collection (the fit split's anchors).
 		if err := golden(t, "evaluate-"+g+"-sizes", dir, "evaluate", "-set", set, "-test", test, "-db", filepath.Join(dir, "fit.npz")+":anchors", "-size-anchors", "40"); err != nil {
