@@ -28,6 +28,7 @@ type detectOptions struct {
 	LabelNames   []string `json:"label_names"` // the ID inputs' string labels' names
 	IDName       string   `json:"id_name"`
 	OODNames     []string `json:"ood_names"`
+	ByClass      bool     `json:"by_class"` // each OOD input one sample per label, as -ood-by-class
 	TrainName    string   `json:"train_name"`
 	OODCalName   string   `json:"ood_cal_name"`
 	Classifier   string   `json:"classifier"` // FILE.npz with weight and bias, for ViM
@@ -130,7 +131,27 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 				if err != nil {
 					return err
 				}
-				d.OOD, d.OODNames = append(d.OOD, b), append(d.OODNames, name)
+				if !o.ByClass {
+					d.OOD, d.OODNames = append(d.OOD, b), append(d.OODNames, name)
+					continue
+				}
+				// As ccs ood -ood-by-class splits it: by the labels'
+				// names (ccs.bundle's, or the manifest's beside a file),
+				// an ood.npz of labels of several a row by the labels
+				// its manifest says were held out.
+				bo, err := lookup[*bundleObj](uintptr(h), "a bundle")
+				if err != nil {
+					return err
+				}
+				var held []string
+				if b.Labels == nil && bo.path != "" {
+					held, _ = bundle.ManifestSeveralLabelsOOD(bo.path, b)
+				}
+				subs, names, err := experiment.OODByClass(b, name, bo.names, held, bo.name(name), "by_class")
+				if err != nil {
+					return fmt.Errorf("ood_detection: %w", err)
+				}
+				d.OOD, d.OODNames = append(d.OOD, subs...), append(d.OODNames, names...)
 			}
 		}
 		if trainH != 0 {

@@ -4,10 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"maps"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
@@ -118,7 +115,11 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 			d.OOD, d.OODNames = append(d.OOD, b), append(d.OODNames, name)
 			continue
 		}
-		subs, names, err := oodByClass(b, name, file)
+		var held []string // ood.npz of labels of several a row: the labels held out
+		if b.Labels == nil {
+			held, _ = bundle.ManifestSeveralLabelsOOD(file, b)
+		}
+		subs, names, err := experiment.OODByClass(b, name, bundle.ManifestLabelNames(file, b), held, file, "-ood-by-class")
 		if err != nil {
 			return err
 		}
@@ -155,37 +156,4 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		return writeDocument(out, "ood-detection", t)
 	}
 	return t.WriteText(out.stdout)
-}
-
-// oodByClass splits an OOD sample read from file into one sample per
-// label, in label order, each named name:LABEL — by the label's name
-// where the manifest beside file has the names (ccs bundle's ood.npz of
-// string labels), by its number otherwise. ccs bundle's ood.npz of labels
-// of several a row has no label a row: with one held-out label it is that
-// label's sample, and with several it is refused, saying what to do.
-func oodByClass(b *bundle.Bundle, name, file string) ([]*bundle.Bundle, []string, error) {
-	if b.Labels == nil {
-		if classes, ok := bundle.ManifestSeveralLabelsOOD(file, b); ok {
-			if len(classes) == 1 { // every row carries the one held-out label
-				return []*bundle.Bundle{b}, []string{name + ":" + classes[0]}, nil
-			}
-			return nil, nil, fmt.Errorf("%s: -ood-by-class: the file has no label a row to split its inputs by: ccs bundle held out the rows carrying any of %d labels (%s) of several a row, and a row may carry more than one of them; bundle each held-out label apart (ccs bundle … -ood-classes %s -out DIR), one -ood NAME=DIR/ood.npz each, or leave -ood-by-class out to judge them as one sample", file, len(classes), strings.Join(classes, ","), classes[0])
-		}
-		return nil, nil, fmt.Errorf("%s: -ood-by-class: the file has no labels to split its inputs by: give ccs bundle's ood.npz of labels of one a row (it has them), or each label's inputs as a file of their own, -ood NAME=FILE, without -ood-by-class", file)
-	}
-	names := bundle.ManifestLabelNames(file, b)
-	rows := map[int64][]int{}
-	for i, l := range b.Labels {
-		rows[l] = append(rows[l], i)
-	}
-	var subs []*bundle.Bundle
-	var out []string
-	for _, l := range slices.Sorted(maps.Keys(rows)) {
-		label := strconv.FormatInt(l, 10)
-		if l >= 0 && l < int64(len(names)) {
-			label = names[l]
-		}
-		subs, out = append(subs, b.Subset(rows[l])), append(out, name+":"+label)
-	}
-	return subs, out, nil
 }

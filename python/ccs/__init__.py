@@ -1117,7 +1117,7 @@ def _features(x, what, opened):
 
 
 def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mode=None, alpha_ood=0.05, delta=0.0,
-                  simultaneous=False, fdr=0.0, fpr="id-positive", cider_epochs=100, seed=0, progress=None):
+                  simultaneous=False, fdr=0.0, fpr="id-positive", cider_epochs=100, seed=0, by_class=False, progress=None):
     """ccs ood: the set's OOD scores on in-distribution inputs id and OOD
     inputs ood — AUROC, FPR95 and its conformal test's alarm rates — and,
     with train (the features the baselines are fitted on, with labels and
@@ -1127,9 +1127,12 @@ def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mo
     its file; id, train, ood_cal: a Bundle, a features file or an (n, d)
     array; ood: one such input, or {name: input} for several; classifier:
     the encoder's last layer for ViM (FILE.npz, weight and bias);
-    cider_epochs=0 leaves CIDER, the slow one, out. The other keywords are
-    the command's flags. progress: a callable, given a dict (part, done,
-    total, what) after each of CIDER's epochs (part "cider"), along each
+    cider_epochs=0 leaves CIDER, the slow one, out; by_class=True judges
+    each label of an OOD input apart, one sample per label named NAME:LABEL
+    (-ood-by-class: ccs bundle's ood.npz, or ccs.bundle's "ood" split, of
+    several held-out classes). The other keywords are the command's
+    flags. progress: a callable, given a dict (part, done, total, what)
+    after each of CIDER's epochs (part "cider"), along each
     k-NN search of KNN, COMBOOD and D-KNN (part "KNN score", "D-KNN fit:
     principal space", …: at most every 0.1 s, and at its end) and after
     each baseline (part "baselines"), or a tqdm bar (reset at each part). It runs on the
@@ -1167,7 +1170,7 @@ def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mo
                      ood_names=names, train_name=tr_name, ood_cal_name=cal_name,
                      classifier=None if classifier is None else os.fsdecode(classifier), mode=mode,
                      alpha_ood=alpha_ood, delta=delta, simultaneous=simultaneous, fdr=fdr, fpr=fpr,
-                     cider_epochs=cider_epochs, seed=seed),
+                     cider_epochs=cider_epochs, seed=seed, by_class=bool(by_class)),
              byref(job))
         doc, text, warned = _job(job.value, progress, _detected)  # the inputs stay open until it is done
     finally:

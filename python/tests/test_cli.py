@@ -1509,6 +1509,35 @@ def test_ood_detection_equals_ccs_ood(calibrated, sim, cli, tmp_path):
         ccs.ood_detection(s, sim / "test.npz", far, mode="nope")
 
 
+def test_ood_detection_by_class_equals_ccs_ood(labelled, cli, tmp_path):
+    """by_class=True is ccs ood -ood-by-class: ccs bundle's ood.npz of two
+    held-out classes of string labels judged one sample per class, named
+    NAME:LABEL by the manifest's names, the rows the command's, from the
+    files or from ccs.bundle's own splits; inputs with no labels refused."""
+    tags = np.array(["ant", "bee", "cat", "dog", "emu"])
+    np.save(tmp_path / "tags.npy", tags[labelled["labels"]])
+    cli("bundle", "-embeddings", labelled["dir"] / "embeddings.npy", "-labels", tmp_path / "tags.npy", "-out", tmp_path / "b",
+        "-k", 8, "-kneg", 6, "-seed", 3, "-ood-classes", "dog,emu", "-ood-cal-share", 0.1)
+    b = tmp_path / "b"
+    cli("calibrate", "-geometry", "ball", "-cal", b / "cal.npz", "-reference", 60, "-ood-cal", b / "ood-cal.npz",
+        "-out", tmp_path / "s.json")
+    want = cli_json(cli, "ood", "-set", tmp_path / "s.json", "-id", b / "test.npz", "-ood", f"held={b / 'ood.npz'}",
+                    "-ood-by-class", "-json")
+    samples = want["ood_sets"]
+    assert samples == ["held:dog", "held:emu"], samples
+    got = ccs.ood_detection(tmp_path / "s.json", b / "test.npz", {"held": b / "ood.npz"}, by_class=True)
+    assert got.rows == want["rows"]
+    assert got.document["ood_sets"] == want["ood_sets"] == samples
+    whole = ccs.ood_detection(tmp_path / "s.json", b / "test.npz", {"held": b / "ood.npz"})
+    assert whole.document["ood_sets"] == ["held"]
+    splits = ccs.bundle(labelled["embeddings"], tags[labelled["labels"]], k=8, kneg=6, seed=3, ood_classes=["dog", "emu"],
+                        ood_cal_share=0.1)
+    mine = ccs.ood_detection(tmp_path / "s.json", splits["test"], {"held": splits["ood"]}, by_class=True)
+    assert mine.rows == want["rows"]
+    with pytest.raises(ValueError, match="ood_detection: held: by_class: the file has no labels to split its inputs by"):
+        ccs.ood_detection(tmp_path / "s.json", b / "test.npz", {"held": ccs.Bundle.load(b / "ood.npz", features=True).anchors}, by_class=True)
+
+
 def test_class_set_judges_another_bundling_by_name():
     """A class-conditional set on a test bundle of another bundling (a class
     more, one fewer: another donor's cells) judges each test class with its
