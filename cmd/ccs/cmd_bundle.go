@@ -361,6 +361,12 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				return err
 			}
 		}
+		if li.listIDs && li.names == nil { // a CSV column's integer lists with a -1: named, for -missing-labels
+			var ok bool
+			if li.sets, li.names, ok = namedNegativeIDs(li.sets); ok {
+				li.c = len(li.names)
+			}
+		}
 		if li.sets != nil && li.names != nil { // a list column's values (or a matrix's named columns): -1, "Unknown" mark no label
 			if li.sets, li.names, err = bundle.MissingInLabelSets(li.sets, li.names, li.strs, cfg.MissingLabels, o.Labels); err != nil {
 				return err

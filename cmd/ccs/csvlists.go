@@ -124,3 +124,50 @@ func listItems(s string) ([]string, error) {
 	}
 	return items, nil
 }
+
+// namedNegativeIDs names the labels of a CSV column's integer lists (sets,
+// the integers as they are) where one is negative — a missing label's
+// mark, Hugging Face's -1 — so that -missing-labels applies to the mark
+// (bundle.MissingInLabelSets) as it does to a Parquet column's integer
+// lists, rather than a negative label number reaching the bundles: the
+// negative values first, in sorted order, then 0 … the highest id, each
+// named by its decimal form. With the marks dropped, label j is then id j
+// again, named "j", as without them. ok is false, sets untouched, where
+// none is negative.
+func namedNegativeIDs(sets [][]int32) (named [][]int32, names []string, ok bool) {
+	var negative []int32
+	top := int32(-1)
+	for _, s := range sets {
+		for _, l := range s {
+			if l < 0 {
+				negative = append(negative, l)
+			}
+			top = max(top, l)
+		}
+	}
+	if negative == nil {
+		return sets, nil, false
+	}
+	negative = slices.Compact(slices.Sorted(slices.Values(negative)))
+	code := make(map[int32]int32, len(negative))
+	for j, v := range negative {
+		code[v] = int32(j)
+		names = append(names, strconv.Itoa(int(v)))
+	}
+	shift := int32(len(negative))
+	for v := range top + 1 {
+		names = append(names, strconv.Itoa(int(v)))
+	}
+	named = make([][]int32, len(sets))
+	for i, s := range sets {
+		named[i] = make([]int32, len(s))
+		for j, l := range s {
+			if l < 0 {
+				named[i][j] = code[l]
+			} else {
+				named[i][j] = l + shift
+			}
+		}
+	}
+	return named, names, true
+}

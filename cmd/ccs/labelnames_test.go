@@ -222,3 +222,76 @@ func TestBundleCSVIntListsLabelNames(t *testing.T) {
 		t.Errorf("ids beyond the names: %v, want %q", err, want)
 	}
 }
+
+// TestBundleCSVIntListsMissing: a -1 in a CSV column's integer lists
+// (Hugging Face's missing label) is a missing label's mark, as in a
+// Parquet list column: refused by default, counted; -missing-labels drop
+// makes the bundles of the lists without it, byte for byte; class keeps
+// it a label of its own. It once reached the bundles as label -1, a
+// panic.
+func TestBundleCSVIntListsMissing(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	rng := rand.New(rand.NewPCG(36, 4))
+	const n, d, c = 300, 4, 4
+	x := make([]float32, n*d)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	if err := bundle.WriteNPY(p("x.npy"), bundle.Float32(x, n, d)); err != nil {
+		t.Fatal(err)
+	}
+	var with, without strings.Builder
+	with.WriteString("text,labels\n")
+	without.WriteString("text,labels\n")
+	marked := 0
+	for i := range n {
+		var row []string
+		for j := range c {
+			if rng.Float64() < 0.4 {
+				row = append(row, fmt.Sprint(j))
+			}
+		}
+		fmt.Fprintf(&without, "row %d,\"[%s]\"\n", i, strings.Join(row, ", "))
+		if i%9 == 0 {
+			row, marked = append([]string{"-1"}, row...), marked+1
+		}
+		fmt.Fprintf(&with, "row %d,\"[%s]\"\n", i, strings.Join(row, ", "))
+	}
+	os.WriteFile(p("with.csv"), []byte(with.String()), 0o644)
+	os.WriteFile(p("without.csv"), []byte(without.String()), 0o644)
+	bundleOf := func(labels, out string, extra ...string) error {
+		return run(io.Discard, io.Discard, append([]string{"bundle", "-embeddings", p("x.npy"), "-labels", p(labels) + ":labels", "-out", p(out),
+			"-k", "3", "-kneg", "4", "-allow-fewer", "-seed", "5"}, extra...))
+	}
+	err := bundleOf("with.csv", "refused")
+	if want := fmt.Sprintf(`some rows list a value that marks a missing label ("-1": %d rows)`, marked); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("-1 by default: %v, want %q", err, want)
+	}
+	if err := bundleOf("with.csv", "drop", "-missing-labels", "drop"); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundleOf("without.csv", "without"); err != nil {
+		t.Fatal(err)
+	}
+	for _, split := range []string{"fit", "val", "cal", "test"} {
+		a, err := os.ReadFile(p("without/" + split + ".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(p("drop/" + split + ".npz")); err != nil || !bytes.Equal(a, b) {
+			t.Errorf("-missing-labels drop: %s.npz differs from the lists' without -1 (%v)", split, err)
+		}
+	}
+	if err := bundleOf("with.csv", "class", "-missing-labels", "class"); err != nil {
+		t.Fatal(err)
+	}
+	var m bundle.Manifest
+	raw, err := os.ReadFile(p("class/manifest.json"))
+	if err != nil || json.Unmarshal(raw, &m) != nil {
+		t.Fatalf("manifest: %v", err)
+	}
+	if want := []string{"-1", "0", "1", "2", "3"}; !slices.Equal(m.LabelNames, want) {
+		t.Errorf("-missing-labels class: label_names %q, want %q", m.LabelNames, want)
+	}
+}
