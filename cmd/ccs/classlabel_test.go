@@ -192,7 +192,8 @@ func TestBundleClassLabelNames(t *testing.T) {
 // keeps the ClassLabel's classes in the dataset's id order, the faults
 // after them (sorted): the same bundles, byte for byte, and label_names
 // as a ClassLabel that names the faults last, with -ood-classes naming
-// them — not the classes re-sorted by name.
+// them — not the classes re-sorted by name. -ood-rows of a ClassLabel
+// column of faults (-1: none) names them by its names.
 func TestBundleClassLabelOODRows(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
@@ -227,7 +228,15 @@ func TestBundleClassLabelOODRows(t *testing.T) {
 	}
 	bundleOf(p("ds.parquet"), "rows", "-ood-rows", p("faults.csv")+":fault")
 	bundleOf(p("all.parquet"), "classes", "-ood-classes", "Stained,Torn")
-	for _, out := range []string{"rows", "classes"} {
+	// The faults as a ClassLabel column of their own (-1: none), named
+	// in another order: the same faults.
+	ids := make([]int64, n)
+	for i, f := range faults {
+		ids[i] = int64(slices.Index([]string{"Torn", "Stained"}, f))
+	}
+	writeClassLabelTable(t, p("faults.parquet"), x32, ids, d, `{"label": {"names": ["Torn", "Stained"], "_type": "ClassLabel"}}`, true)
+	bundleOf(p("ds.parquet"), "classlabel", "-ood-rows", p("faults.parquet")+":label")
+	for _, out := range []string{"rows", "classes", "classlabel"} {
 		var m bundle.Manifest
 		raw, err := os.ReadFile(p(out + "/manifest.json"))
 		if err != nil || json.Unmarshal(raw, &m) != nil {
@@ -242,8 +251,10 @@ func TestBundleClassLabelOODRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b, err := os.ReadFile(p("rows/" + f + ".npz")); err != nil || !bytes.Equal(a, b) {
-			t.Errorf("-ood-rows: %s.npz differs from the ClassLabel's that names the faults last (%v)", f, err)
+		for _, out := range []string{"rows", "classlabel"} {
+			if b, err := os.ReadFile(p(out + "/" + f + ".npz")); err != nil || !bytes.Equal(a, b) {
+				t.Errorf("-ood-rows (%s): %s.npz differs from the ClassLabel's that names the faults last (%v)", out, f, err)
+			}
 		}
 	}
 }

@@ -296,9 +296,15 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			oodClasses = classLabelIDs(oodClasses, names)
 		}
 		if o.OODRows != "" {
-			rows, rowNames, marks, _, err := readIDs(o.OODRows, "ood-rows")
+			// A ClassLabel column of faults (-1: none) is named, as
+			// -labels is: its names are the faults.
+			ri, err := readNamedIDs(o.OODRows, "ood-rows")
 			if err != nil {
 				return err
+			}
+			rows, rowNames, marks := ri.ids, ri.names, ri.missing
+			if ri.note != "" {
+				out.warn(ri.note)
 			}
 			var faults []string
 			if labels, names, faults, err = oodRowLabels(labels, names, li.classLabel, rows, rowNames, marks, o.Labels, o.OODRows); err != nil {
