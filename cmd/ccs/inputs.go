@@ -234,9 +234,10 @@ type labelsInput struct {
 	// why a ClassLabel's names were not used, where they lie.
 	classLabel bool
 	note       string
-	// listIDs says sets are a CSV column's lists of integers, c the
-	// highest of them plus one, not a matrix's columns: -label-names
-	// then gives c.
+	// listIDs says sets are a CSV column's lists of integers as written,
+	// c the highest of them plus one, not a matrix's columns:
+	// -label-names then gives c, and a negative one, a missing label's
+	// mark, is named for -missing-labels (namedNegativeIDs).
 	listIDs bool
 }
 
@@ -330,7 +331,8 @@ func readLabels(arg string) (labelsInput, error) {
 // readNamedIDs reads one label a row, as readIDs does, but names the
 // integers of a table's Hugging Face ClassLabel column by its names
 // (tableLabelIDs), as -labels does: for -query-labels, whose names become
-// the bundles' labels' names.
+// the bundles' labels' names, -ood-rows, whose names are the faults, and
+// -groups and -sessions, whose names messages give.
 func readNamedIDs(arg, what string) (labelsInput, error) {
 	path, name := splitInput(arg)
 	if kind, err := inputKind(path); err == nil && kind == ".parquet" {
