@@ -116,6 +116,18 @@ func MatrixNames(names []string, c int) (strs bool, err error) {
 	return strs, nil
 }
 
+// LabelsNamed reads labels of several a row named as a user names them
+// (-ood-classes, -one-label): SetLabelsNamed's way, or, where columns
+// says a multi-hot matrix's columns are named (-label-names,
+// label_names=), ColumnsNamed's, a column's number naming its column's
+// name.
+func LabelsNamed(classes, names []string, c int, columns bool) ([]int64, error) {
+	if columns {
+		return ColumnsNamed(classes, names)
+	}
+	return SetLabelsNamed(classes, names, c)
+}
+
 // ColumnsNamed reads held-out labels of a multi-hot matrix whose columns
 // are named (MatrixNames: column j is names[j]) as SetLabelsNamed does, by
 // name; a column's number, not among the names, is refused naming the

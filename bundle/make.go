@@ -2208,19 +2208,14 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 			}
 		}
 	} else if items.oneLabelSets != nil {
-		if len(items.Pairs) > 0 || items.Queries != items.N || !items.SelfQueries {
-			return nil, fmt.Errorf("bundle: one label's rows (%s) make their own relevance pairs: give no queries or pairs with them", items.OneLabel)
-		}
+		sets = items.oneLabelSets // the pairs of the label's rows, as the recipe's (Items.oneLabel refused any others)
 	} else if items.Queries < 1 || len(items.Pairs) == 0 {
 		return nil, fmt.Errorf("bundle: relevance pairs need query embeddings and at least one pair")
 	} else if len(cfg.OODClasses) > 0 || cfg.OODCalShare > 0 {
 		return nil, fmt.Errorf("bundle: OOD classes and an OOD calibration share are for labelled items, not relevance pairs")
 	}
 	relevant := make([][]int, items.Queries)
-	if items.LabelSets != nil || items.oneLabelSets != nil {
-		if items.oneLabelSets != nil { // the pairs of the label's rows, as the recipe's
-			sets = items.oneLabelSets
-		}
+	if sets != nil {
 		var err error
 		if relevant, err = sharedLabels(sets, MaxRelated); err != nil {
 			return nil, err

@@ -423,8 +423,12 @@ func ManifestNegatives(path string, b *Bundle) string {
 // positives are rows that share a label. Such a file has no label a row —
 // a row may carry several of the held-out labels — and classes are the
 // held-out labels, named by the manifest's label names where it has them
-// (a list column's values), by their numbers otherwise.
+// (a list column's values), by their numbers otherwise. A bundle with a
+// label a row, or of no file (path ""), is none.
 func ManifestSeveralLabelsOOD(path string, b *Bundle) (classes []string, ok bool) {
+	if path == "" || b.Labels != nil {
+		return nil, false
+	}
 	m := readManifest(filepath.Dir(path))
 	if m == nil || !strings.HasPrefix(m.Positives, severalLabelsPositives) {
 		return nil, false

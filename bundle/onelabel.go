@@ -3,6 +3,7 @@ package bundle
 import (
 	"fmt"
 	"slices"
+	"strconv"
 )
 
 // OneLabel names the label of several labels a row (Items.LabelSets)
@@ -20,6 +21,28 @@ import (
 type OneLabel struct {
 	Label int32  // the label, as LabelSets number it
 	Name  string // its name, as the manifest names labels (a column's number when unnamed)
+}
+
+// NewOneLabel is label l of several a row, named names[l] (a list
+// column's value, a -label-names name), or by its number where names is
+// nil (an unnamed matrix's column).
+func NewOneLabel(l int64, names []string) *OneLabel {
+	o := &OneLabel{Label: int32(l), Name: strconv.FormatInt(l, 10)}
+	if names != nil {
+		o.Name = names[l]
+	}
+	return o
+}
+
+// Rows counts the rows of sets (label sets, one a row) that carry o.
+func (o OneLabel) Rows(sets [][]int32) int {
+	n := 0
+	for _, ls := range sets {
+		if slices.Contains(ls, o.Label) {
+			n++
+		}
+	}
+	return n
 }
 
 // String is the label as messages name it: its name, quoted.
@@ -46,17 +69,12 @@ func (items Items) oneLabel(cfg MakeConfig) (Items, int, error) {
 	}
 	one := make([][]int32, len(items.LabelSets))
 	label := []int32{o.Label}
-	rows := 0
 	for i, ls := range items.LabelSets {
 		if slices.Contains(ls, o.Label) {
 			one[i] = label
-			rows++
 		}
 	}
-	kneg := cfg.KNeg
-	if kneg == 0 {
-		kneg = cfg.K
-	}
+	rows, kneg := o.Rows(items.LabelSets), cfg.KNeg // Make sets KNeg's default
 	switch {
 	case rows < 2:
 		return items, rows, fmt.Errorf("bundle: %s is carried by %s of %d: a row's positives are the other rows carrying it, and its bundles need two at least (one a split they make, more for k positives each)", o, counted(rows, "row"), len(items.LabelSets))

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
@@ -343,14 +342,14 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	if !(o.OODCalShare >= 0 && o.OODCalShare < 1) {
 		return nil, fmt.Errorf("bundle: ood_cal_share=%v: want 0 ≤ share < 1", o.OODCalShare)
 	}
-	switch oneLabel := fmt.Sprintf("%q", strings.Join(o.OneLabel, ",")); {
+	switch {
 	case len(o.OneLabel) > 1:
 		return nil, fmt.Errorf("bundle: one_label=%v: want one label", []string(o.OneLabel))
 	case len(o.OneLabel) == 0:
 	case !hasLabels || mode != "labels":
-		return nil, fmt.Errorf("bundle: one_label=%s names one of several labels a row: give it with labels (a multi-hot matrix or lists of labels) and no groups, views or pairs", oneLabel)
+		return nil, fmt.Errorf("bundle: one_label=%q names one of several labels a row: give it with labels (a multi-hot matrix or lists of labels) and no groups, views or pairs", o.OneLabel[0])
 	case len(o.OODClasses) > 0 || o.OODCalShare > 0:
-		return nil, fmt.Errorf("bundle: one_label=%s bundles that label's rows for its own threshold: ood_classes and ood_cal_share hold rows out of the bundles of every label — make those without one_label", oneLabel)
+		return nil, fmt.Errorf("bundle: one_label=%q bundles that label's rows for its own threshold: ood_classes and ood_cal_share hold rows out of the bundles of every label — make those without one_label", o.OneLabel[0])
 	}
 	if len(o.OODClasses) > 0 && !hasLabels {
 		return nil, fmt.Errorf("bundle: ood_classes=%v: the classes are labels: give labels too", []string(o.OODClasses))
@@ -429,22 +428,16 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 				in.LabelSets = sets
 			}
 			cfg.LabelNames = names
-			named := bundle.SetLabelsNamed
-			if o.LabelNames != nil { // a column's number names its column's name
-				named = func(classes, names []string, _ int) ([]int64, error) { return bundle.ColumnsNamed(classes, names) }
-			}
-			if cfg.OODClasses, err = named(o.OODClasses, names, labels.Shape[1]); err != nil { // a row carrying any is held out
+			columns := o.LabelNames != nil                                                                           // a column's number names its column's name
+			if cfg.OODClasses, err = bundle.LabelsNamed(o.OODClasses, names, labels.Shape[1], columns); err != nil { // a row carrying any is held out
 				return nil, fmt.Errorf("bundle: ood_classes: %w", err)
 			}
 			if len(o.OneLabel) > 0 {
-				l, err := named(o.OneLabel, names, labels.Shape[1])
+				l, err := bundle.LabelsNamed(o.OneLabel, names, labels.Shape[1], columns)
 				if err != nil {
 					return nil, fmt.Errorf("bundle: one_label: %w", err)
 				}
-				in.OneLabel = &bundle.OneLabel{Label: int32(l[0]), Name: strconv.FormatInt(l[0], 10)}
-				if names != nil {
-					in.OneLabel.Name = names[l[0]]
-				}
+				in.OneLabel = bundle.NewOneLabel(l[0], names)
 				names, cfg.LabelNames = nil, nil // its bundles carry no labels; the manifest's one_label names it
 			}
 		}

@@ -108,18 +108,20 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 		if o.CiderEpochs != nil {
 			d.CiderEpochs = *o.CiderEpochs
 		}
-		features := func(h C.uintptr_t, name string) (*bundle.Bundle, error) {
+		features := func(h C.uintptr_t, name string) (*bundleObj, error) {
 			b, err := lookup[*bundleObj](uintptr(h), "a bundle")
 			if err != nil {
 				return nil, err
 			}
-			return b.b, s.s.CheckDim(name, b.b.N, b.b.D)
+			return b, s.s.CheckDim(name, b.b.N, b.b.D)
 		}
-		if d.ID, err = features(idH, d.IDName); err != nil {
+		id, err := features(idH, d.IDName)
+		if err != nil {
 			return err
 		}
-		if o, err := lookup[*bundleObj](uintptr(idH), "a bundle"); err == nil && o.path != "" {
-			d.IDBlocks = bundle.ManifestBlocks(o.path, d.ID) // rows of a few recordings: the shift checks say so
+		d.ID = id.b
+		if id.path != "" {
+			d.IDBlocks = bundle.ManifestBlocks(id.path, d.ID) // rows of a few recordings: the shift checks say so
 		}
 		if n > 0 && oods != nil {
 			for i, h := range unsafe.Slice((*C.uintptr_t)(unsafe.Pointer(oods)), int(n)) {
@@ -127,10 +129,11 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 				if i < len(o.OODNames) {
 					name = o.OODNames[i]
 				}
-				b, err := features(h, name)
+				bo, err := features(h, name)
 				if err != nil {
 					return err
 				}
+				b := bo.b
 				if !o.ByClass {
 					d.OOD, d.OODNames = append(d.OOD, b), append(d.OODNames, name)
 					continue
@@ -139,14 +142,7 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 				// names (ccs.bundle's, or the manifest's beside a file),
 				// an ood.npz of labels of several a row by the labels
 				// its manifest says were held out.
-				bo, err := lookup[*bundleObj](uintptr(h), "a bundle")
-				if err != nil {
-					return err
-				}
-				var held []string
-				if b.Labels == nil && bo.path != "" {
-					held, _ = bundle.ManifestSeveralLabelsOOD(bo.path, b)
-				}
+				held, _ := bundle.ManifestSeveralLabelsOOD(bo.path, b)
 				subs, names, err := experiment.OODByClass(b, name, bo.names, held, bo.name(name), "by_class")
 				if err != nil {
 					return fmt.Errorf("ood_detection: %w", err)
@@ -155,9 +151,11 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 			}
 		}
 		if trainH != 0 {
-			if d.Train, err = features(trainH, cmp.Or(o.TrainName, "train")); err != nil {
+			train, err := features(trainH, cmp.Or(o.TrainName, "train"))
+			if err != nil {
 				return err
 			}
+			d.Train = train.b
 			if o.TrainName != "" && o.TrainName != "train" {
 				d.TrainName = "train=" + o.TrainName // messages name the keyword and its file
 			}
@@ -166,9 +164,11 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 			if d.Train == nil {
 				return fmt.Errorf("ood_detection: ood_cal is for the baselines: give train too")
 			}
-			if d.OODCal, err = features(calH, d.OODCalName); err != nil {
+			cal, err := features(calH, d.OODCalName)
+			if err != nil {
 				return err
 			}
+			d.OODCal = cal.b
 		}
 		if o.Classifier != "" {
 			if d.Train == nil {

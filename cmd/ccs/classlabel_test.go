@@ -263,7 +263,7 @@ func TestBundleClassLabelOODRows(t *testing.T) {
 // names the queries' labels by its names, in the dataset's id order, as
 // -labels does: in manifest.json and evaluate -per-class's rows, the
 // bundles those of the bare ids. -groups of a ClassLabel column name
-// the groups in messages; -blocks' ids are the blocks either way.
+// the groups in messages.
 func TestBundleClassLabelQueryLabels(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }

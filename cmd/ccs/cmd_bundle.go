@@ -368,10 +368,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			}
 		}
 		if li.listIDs && li.names == nil { // a CSV column's integer lists with a -1: named, for -missing-labels
-			var ok bool
-			if li.sets, li.names, ok = namedNegativeIDs(li.sets); ok {
-				li.c = len(li.names)
-			}
+			li.sets, li.names = namedNegativeIDs(li.sets) // li.c follows below
 		}
 		if li.sets != nil && li.names != nil { // a list column's values (or a matrix's named columns): -1, "Unknown" mark no label
 			if li.sets, li.names, err = bundle.MissingInLabelSets(li.sets, li.names, li.strs, cfg.MissingLabels, o.Labels); err != nil {
@@ -389,11 +386,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			in.LabelSets, in.LabelsSource = sets, o.Labels
 			cfg.LabelNames = li.names // a list column's values, which the positives' labels number (nil: a matrix's columns)
 			if oodClasses != nil {    // a row carrying any of them is held out
-				named := bundle.SetLabelsNamed
-				if o.LabelNames != "" { // a column's number names its column's name
-					named = func(classes, names []string, _ int) ([]int64, error) { return bundle.ColumnsNamed(classes, names) }
-				}
-				if cfg.OODClasses, err = named(oodClasses, li.names, li.c); err != nil {
+				if cfg.OODClasses, err = bundle.LabelsNamed(oodClasses, li.names, li.c, o.LabelNames != ""); err != nil {
 					if li.names == nil {
 						return usagef("bundle: -ood-classes %q: %v", o.OODClasses, err)
 					}
@@ -404,20 +397,16 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				return err
 			}
 			if o.OneLabel != "" {
-				if in.OneLabel, err = oneLabelNamed(o.OneLabel, li.names, li.c, o.LabelNames != ""); err != nil {
+				l, err := bundle.LabelsNamed([]string{o.OneLabel}, li.names, li.c, o.LabelNames != "")
+				if err != nil {
 					if li.names == nil {
 						return usagef("bundle: -one-label %q: %v", o.OneLabel, err)
 					}
 					return fmt.Errorf("bundle: -one-label %q: %v", o.OneLabel, err)
 				}
+				in.OneLabel = bundle.NewOneLabel(l[0], li.names)
 				cfg.LabelNames = nil // its bundles carry no labels; the manifest's one_label names it
-				carrying := 0
-				for _, ls := range sets {
-					if slices.Contains(ls, in.OneLabel.Label) {
-						carrying++
-					}
-				}
-				fmt.Fprintf(out.stderr, "note: %s: %s alone (-one-label): its %d of %d rows are the queries, each one's positives the other rows carrying it, its negatives among the rows that do not (docs/your-data.md, \"Several labels per row\")\n", o.Labels, in.OneLabel, carrying, len(sets))
+				fmt.Fprintf(out.stderr, "note: %s: %s alone (-one-label): its %d of %d rows are the queries, each one's positives the other rows carrying it, its negatives among the rows that do not (docs/your-data.md, \"Several labels per row\")\n", o.Labels, in.OneLabel, in.OneLabel.Rows(sets), len(sets))
 			} else {
 				fmt.Fprintf(out.stderr, "note: %s: %d labels, several a row: rows that share a label are one another's positives (the rows are their own queries; docs/your-data.md, \"Several labels per row\")\n", o.Labels, li.c)
 			}
@@ -690,26 +679,6 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		out.warn(w)
 	}
 	return nil
-}
-
-// oneLabelNamed is -one-label's label among several labels a row, named as
-// -ood-classes names them: by names (a list column's values, label j is
-// names[j]; columns named by -label-names when columns), or by its column's
-// number, 0 to c−1, when names is nil.
-func oneLabelNamed(name string, names []string, c int, columns bool) (*bundle.OneLabel, error) {
-	named := bundle.SetLabelsNamed
-	if columns { // a column's number names its column's name
-		named = func(classes, names []string, _ int) ([]int64, error) { return bundle.ColumnsNamed(classes, names) }
-	}
-	l, err := named([]string{name}, names, c)
-	if err != nil {
-		return nil, err
-	}
-	o := &bundle.OneLabel{Label: int32(l[0]), Name: strconv.FormatInt(l[0], 10)}
-	if names != nil {
-		o.Name = names[l[0]]
-	}
-	return o, nil
 }
 
 // noteInput says once how a file of embeddings was converted on reading,
@@ -991,11 +960,8 @@ func oodRowLabels(labels []int64, names []string, ordered bool, rows []int64, ro
 		faults = append(faults, f)
 	}
 	slices.Sort(faults)
-	var all []string
-	if ordered {
-		all = append(slices.Clone(names), faults...)
-	} else {
-		all = append(slices.Sorted(maps.Keys(classes)), faults...)
+	all := append(slices.Clone(names), faults...) // names are distinct (LabelCodes', or a ClassLabel's checked)
+	if !ordered {
 		slices.Sort(all)
 	}
 	index := map[string]int64{}

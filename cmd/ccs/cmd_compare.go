@@ -147,7 +147,8 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	if cfg.Calibration == conformal.Class && data.Cal.SeveralLabels() {
 		return fmt.Errorf("compare: -calibration class: %s: %s", filepath.Join(o.Data, "cal.npz"), conformal.SeveralLabelsReason)
 	}
-	if l := bundle.ManifestOneLabelName(filepath.Join(o.Data, "cal.npz"), data.Cal); l != "" && cfg.Calibration == conformal.Class {
+	if cfg.Calibration != conformal.Class {
+	} else if l := bundle.ManifestOneLabelName(filepath.Join(o.Data, "cal.npz"), data.Cal); l != "" {
 		return fmt.Errorf("compare: -calibration class: %s: %s", filepath.Join(o.Data, "cal.npz"), bundle.OneLabelClassMessage(l, "-calibration one"))
 	}
 	if cfg.Calibration == conformal.Class && data.Cal.Labels == nil {

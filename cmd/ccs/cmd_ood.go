@@ -115,10 +115,7 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 			d.OOD, d.OODNames = append(d.OOD, b), append(d.OODNames, name)
 			continue
 		}
-		var held []string // ood.npz of labels of several a row: the labels held out
-		if b.Labels == nil {
-			held, _ = bundle.ManifestSeveralLabelsOOD(file, b)
-		}
+		held, _ := bundle.ManifestSeveralLabelsOOD(file, b) // ood.npz of labels of several a row: the labels held out
 		subs, names, err := experiment.OODByClass(b, name, bundle.ManifestLabelNames(file, b), held, file, "-ood-by-class")
 		if err != nil {
 			return err

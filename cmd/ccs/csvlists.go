@@ -132,9 +132,9 @@ func listItems(s string) ([]string, error) {
 // lists, rather than a negative label number reaching the bundles: the
 // negative values first, in sorted order, then 0 … the highest id, each
 // named by its decimal form. With the marks dropped, label j is then id j
-// again, named "j", as without them. ok is false, sets untouched, where
+// again, named "j", as without them. names is nil, sets untouched, where
 // none is negative.
-func namedNegativeIDs(sets [][]int32) (named [][]int32, names []string, ok bool) {
+func namedNegativeIDs(sets [][]int32) (named [][]int32, names []string) {
 	var negative []int32
 	top := int32(-1)
 	for _, s := range sets {
@@ -146,7 +146,7 @@ func namedNegativeIDs(sets [][]int32) (named [][]int32, names []string, ok bool)
 		}
 	}
 	if negative == nil {
-		return sets, nil, false
+		return sets, nil
 	}
 	negative = slices.Compact(slices.Sorted(slices.Values(negative)))
 	code := make(map[int32]int32, len(negative))
@@ -169,5 +169,5 @@ func namedNegativeIDs(sets [][]int32) (named [][]int32, names []string, ok bool)
 			}
 		}
 	}
-	return named, names, true
+	return named, names
 }

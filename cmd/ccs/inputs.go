@@ -235,7 +235,7 @@ type labelsInput struct {
 	classLabel bool
 	note       string
 	// listIDs says sets are a CSV column's lists of integers as written,
-	// c the highest of them plus one, not a matrix's columns:
+	// c the highest of them plus one (2 at least), not a matrix's columns:
 	// -label-names then gives c, and a negative one, a missing label's
 	// mark, is named for -missing-labels (namedNegativeIDs).
 	listIDs bool
@@ -281,7 +281,7 @@ func readLabels(arg string) (labelsInput, error) {
 		}
 		return labelsInput{ids: ids, names: names, missing: missing, warn: warn}, err
 	case ".parquet": // a list column: a Hugging Face dataset's Sequence of labels
-		tbl, col, err := table.ReadTableColumn(path, func(s *arrow.Schema) (int, error) { return tableColumn(path, s, name, "labels") })
+		tbl, col, err := readColumn(path, name, "labels")
 		if err != nil {
 			return labelsInput{}, err
 		}
@@ -336,7 +336,7 @@ func readLabels(arg string) (labelsInput, error) {
 func readNamedIDs(arg, what string) (labelsInput, error) {
 	path, name := splitInput(arg)
 	if kind, err := inputKind(path); err == nil && kind == ".parquet" {
-		tbl, col, err := table.ReadTableColumn(path, func(s *arrow.Schema) (int, error) { return tableColumn(path, s, name, what) })
+		tbl, col, err := readColumn(path, name, what)
 		if err != nil {
 			return labelsInput{}, err
 		}
@@ -538,12 +538,19 @@ func tableColumn(path string, schema *arrow.Schema, column, what string) (int, e
 
 // readParquetIDs reads an integer or string column, as tableIDs does.
 func readParquetIDs(path, column, what string, nulls bool) (ids []int64, names []string, missing map[int64]string, warn string, err error) {
-	tbl, col, err := table.ReadTableColumn(path, func(s *arrow.Schema) (int, error) { return tableColumn(path, s, column, what) })
+	tbl, col, err := readColumn(path, column, what)
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
 	defer tbl.Release()
 	return tableIDs(path, tbl, col, what, nulls)
+}
+
+// readColumn reads the column of path's table (Parquet, Arrow, a
+// dataset's directory) that tableColumn picks — name, or the one of what
+// — alone (table.ReadTableColumn). The caller releases the table.
+func readColumn(path, name, what string) (arrow.Table, int, error) {
+	return table.ReadTableColumn(path, func(s *arrow.Schema) (int, error) { return tableColumn(path, s, name, what) })
 }
 
 // tableIDs reads column col of tbl (read from path) as an integer or

@@ -121,7 +121,7 @@ func TestBundleOneLabel(t *testing.T) {
 	if err := run(&stdout, &stderr, []string{"calibrate", "-geometry", "ball", "-cal", p("named/cal.npz"), "-alpha", "0.2", "-out", p("joy.json")}); err != nil {
 		t.Fatal(err, stderr.String())
 	}
-	why := bundle.OneLabelClassMessage("joy", "-calibration one")
+	const why = `the bundles of label "joy" alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the bundles carry no labels — one threshold over every anchor (-calibration one) is that label's, with its guarantee`
 	for _, c := range []struct {
 		args []string
 		want string
