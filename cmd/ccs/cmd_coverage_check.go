@@ -19,10 +19,11 @@ type coverageCheckOptions struct {
 	Seed        uint64
 	PerClass    bool
 	JSON        bool
+	Out         string // the JSON document's file, as -json prints it
 }
 
 func coverageCheckCommand() *command {
-	return newCommand("coverage-check", "-set SET.json -test FILE [-resplits 1000] [-cal-fraction 0.5] [-seed S] [-per-class] [-json]",
+	return newCommand("coverage-check", "-set SET.json -test FILE [-resplits 1000] [-cal-fraction 0.5] [-seed S] [-per-class] [-json] [-out FILE]",
 		"resplit a bundle into calibration and test many times, recalibrate the set's geometry on each (its α, mode, δ) and print the distribution of coverage: the guarantee, draw by draw",
 		func(fs *flag.FlagSet, o *coverageCheckOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json) whose geometry, α and calibration mode to use")
@@ -32,6 +33,7 @@ func coverageCheckCommand() *command {
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the resplits and of each anchor's calibration positive")
 			fs.BoolVar(&o.PerClass, "per-class", false, "also each class's coverage over the resplits (the bundle's labels; with several labels a row, each label's); a class-conditional set is always resplit class by class")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
+			fs.StringVar(&o.Out, "out", "", "also write the JSON document -json prints to `FILE` (replaced whole, never left half-written): what ccs report and ccs plot read")
 			return nil
 		}, runCoverageCheck)
 }
@@ -45,6 +47,9 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	}
 	if !(o.CalFraction > 0 && o.CalFraction < 1) {
 		return usagef("coverage-check: -cal-fraction %v: want 0 < f < 1", o.CalFraction)
+	}
+	if err := checkOut("coverage-check", "coverage-check", o.Out); err != nil {
+		return err
 	}
 	set, err := conformal.Load(o.Set)
 	if err != nil {
@@ -78,8 +83,8 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 		out.warn(w)
 	}
 	r, stored, role, classes := check.ResplitResult, check.Stored, check.Stored.Split, check.Classes
-	if o.JSON {
-		return writeDocument(out, "coverage-check", check)
+	if err := saveDocument(out, "coverage-check", "coverage-check", check, o.JSON, o.Out); err != nil || o.JSON {
+		return err
 	}
 	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
@@ -107,11 +112,15 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	}
 	if classes != nil {
 		fmt.Fprintln(out.stdout)
-		return check.WriteClasses(out.stdout)
-	}
-	if check.Labels != nil {
+		if err := check.WriteClasses(out.stdout); err != nil {
+			return err
+		}
+	} else if check.Labels != nil {
 		fmt.Fprintln(out.stdout)
-		return check.WriteLabels(out.stdout)
+		if err := check.WriteLabels(out.stdout); err != nil {
+			return err
+		}
 	}
+	wroteOut(out, o.Out)
 	return nil
 }

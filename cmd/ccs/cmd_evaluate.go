@@ -5,10 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -17,7 +14,6 @@ import (
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/geometry"
-	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/retrieve"
 )
 
@@ -125,8 +121,8 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if o.Unlabeled != "" && o.Unlabeled != "error" && o.Unlabeled != "marginal" { // a test bundle's or a trial list's
 		return usagef("evaluate: -unlabeled %q: want error or marginal", o.Unlabeled)
 	}
-	if fi, err := os.Stat(o.Out); o.Out != "" && err == nil && fi.IsDir() {
-		return usagef("evaluate: -out %s is a directory: give the JSON file to write (%s)", o.Out, filepath.Join(o.Out, "evaluate.json"))
+	if err := checkOut("evaluate", "evaluate", o.Out); err != nil {
+		return err
 	}
 	if o.Trials != "" || o.Embeddings != "" || o.IDs != "" {
 		return runEvaluateTrials(o, out)
@@ -267,15 +263,8 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 			e.Baselines, e.BaselineCalibration = baselines, o.Cal
 		}
 		e.Warnings = append(append([]string{}, situational...), e.Warnings...)
-		doc, err := newDocument(out, "evaluate", e)
-		if err != nil {
+		if err := saveDocument(out, "evaluate", "evaluate", e, o.JSON, o.Out); err != nil || o.JSON {
 			return err
-		}
-		if err := writeOut(o.Out, doc); err != nil {
-			return err
-		}
-		if o.JSON {
-			return writeJSON(out.stdout, doc)
 		}
 	}
 	name := func(l int64) string { return experiment.ClassName(names, l) }
@@ -320,23 +309,9 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		}
 		fmt.Fprintf(out.stdout, "\nworst label %s\n", experiment.WorstLabelText(labels, labelName, set.Alpha))
 	}
-	if o.Out != "" {
-		fmt.Fprintf(out.stdout, "wrote %s\n", o.Out)
-	}
+	wroteOut(out, o.Out)
 	for _, w := range set.Warnings() {
 		out.warn(w)
-	}
-	return nil
-}
-
-// writeOut writes evaluate's JSON document v to path, -out, whole or not
-// at all (atomicfile); nothing where path is "".
-func writeOut(path string, v any) error {
-	if path == "" {
-		return nil
-	}
-	if err := atomicfile.Write(path, func(w io.Writer) error { return writeJSON(w, v) }); err != nil {
-		return fmt.Errorf("evaluate: -out: %w", err)
 	}
 	return nil
 }

@@ -31,10 +31,11 @@ type oodOptions struct {
 	Seed         uint64 // CIDER's
 	Quiet        bool
 	JSON         bool
+	Out          string // the JSON document's file, as -json prints it
 }
 
 func oodCommand() *command {
-	return newCommand("ood", "-set SET.json -id FILE -ood [NAME=]FILE [-ood …] [-ood-by-class] [-train FILE [-classifier FILE.npz] [-ood-cal FILE]] [-mode conformal|batch|reference|both|all] [-alpha-ood 0.05] [-delta δ [-simultaneous]] [-fdr Q] [-fpr id-positive|ood-positive] [-json]",
+	return newCommand("ood", "-set SET.json -id FILE -ood [NAME=]FILE [-ood …] [-ood-by-class] [-train FILE [-classifier FILE.npz] [-ood-cal FILE]] [-mode conformal|batch|reference|both|all] [-alpha-ood 0.05] [-delta δ [-simultaneous]] [-fdr Q] [-fpr id-positive|ood-positive] [-json] [-out FILE]",
 		"score in-distribution and OOD inputs with a set's OOD scores (and, given training features, the eight baselines): AUROC, FPR95 and the conformal tests' alarm rates",
 		func(fs *flag.FlagSet, o *oodOptions) func() error {
 			fs.StringVar(&o.Set, "set", "", "calibrated set `file` (.json)")
@@ -54,6 +55,7 @@ func oodCommand() *command {
 			fs.Uint64Var(&o.Seed, "seed", 0, "CIDER's `seed`")
 			fs.BoolVar(&o.Quiet, "quiet", false, "no progress on stderr")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON instead of the table")
+			fs.StringVar(&o.Out, "out", "", "also write the JSON document -json prints to `FILE` (replaced whole, never left half-written): what ccs report and ccs plot read")
 			return nil
 		}, runOOD)
 }
@@ -84,6 +86,9 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	}
 	if o.FDR != 0 && !(o.FDR > 0 && o.FDR < 1) {
 		return usagef("ood: -fdr %v: want 0 < Q < 1 (or 0: none)", o.FDR)
+	}
+	if err := checkOut("ood", "ood-detection", o.Out); err != nil {
+		return err
 	}
 	set, err := conformal.Load(o.Set)
 	if err != nil {
@@ -149,8 +154,12 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		return writeDocument(out, "ood-detection", t)
+	if err := saveDocument(out, "ood", "ood-detection", t, o.JSON, o.Out); err != nil || o.JSON {
+		return err
 	}
-	return t.WriteText(out.stdout)
+	if err := t.WriteText(out.stdout); err != nil {
+		return err
+	}
+	wroteOut(out, o.Out)
+	return nil
 }

@@ -126,6 +126,8 @@ func TestUsageErrors(t *testing.T) {
 		{"evaluate-baseline-nocal", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-baseline", "topk"}},
 		{"evaluate-baseline-value", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-baseline", "topk,cosine", "-cal", "c.npz"}},
 		{"evaluate-out-dir", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-out", "."}},
+		{"coverage-check-out-dir", []string{"coverage-check", "-set", "s.json", "-test", "t.npz", "-out", "."}},
+		{"ood-out-dir", []string{"ood", "-set", "s.json", "-id", "a.npz", "-ood", "b.npz", "-out", "."}},
 		{"evaluate-cal-nobaseline", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-cal", "c.npz"}},
 		{"badflag", []string{"evaluate", "-bogus"}},
 		{"reproduce-table", []string{"reproduce", "cifar"}},
@@ -310,6 +312,32 @@ func TestPipeline(t *testing.T) {
 	for _, s := range []string{"ball", "pac"} {
 		if err := golden(t, "coverage-check-"+s, dir, "coverage-check", "-set", filepath.Join(dir, s+".json"), "-test", test, "-resplits", "200", "-cal-fraction", "0.25"); err != nil {
 			t.Fatal(err)
+		}
+	}
+	// coverage-check's and ood's -out write the document -json prints
+	// (evaluate's, above), which ccs report reads.
+	ball := filepath.Join(dir, "ball.json")
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"coverage-check", []string{"coverage-check", "-set", class, "-test", test, "-resplits", "50", "-per-class"}},
+		{"ood", []string{"ood", "-set", ball, "-id", test, "-ood", "fit=" + filepath.Join(dir, "fit.npz"), "-mode", "batch"}},
+	} {
+		saved := filepath.Join(dir, c.name+"-out.json")
+		if err := golden(t, c.name+"-out", dir, append(c.args, "-out", saved)...); err != nil {
+			t.Fatal(err)
+		}
+		var printed bytes.Buffer
+		if err := run(&printed, io.Discard, append(c.args, "-json", "-out", saved)); err != nil {
+			t.Fatal(err)
+		}
+		if data, err := os.ReadFile(saved); err != nil || !bytes.Equal(data, printed.Bytes()) {
+			t.Errorf("%s -json -out %s: the file differs from the JSON printed (%v)", c.name, saved, err)
+		}
+		var report bytes.Buffer
+		if err := run(&report, io.Discard, []string{"report", "-out", filepath.Join(dir, c.name+"-report.html"), saved}); err != nil || !strings.Contains(report.String(), ": 1 result") {
+			t.Errorf("report of %s -out's file: %v: %s", c.name, err, report.String())
 		}
 	}
 

@@ -179,9 +179,52 @@ func newDocument(out *output, kind string, res experiment.Result) (*experiment.D
 
 // writeDocument prints res as a document of kind: a command's -json.
 func writeDocument(out *output, kind string, res experiment.Result) error {
+	return saveDocument(out, "", kind, res, true, "")
+}
+
+// saveDocument is the -json and -out of command cmd, whose result is a
+// document of kind: it writes the document to path (-out, when not "")
+// whole or not at all, and prints it when asJSON. The caller prints its
+// text otherwise, ending with wroteOut's line.
+func saveDocument(out *output, cmd, kind string, res experiment.Result, asJSON bool, path string) error {
 	doc, err := newDocument(out, kind, res)
 	if err != nil {
 		return err
 	}
-	return writeJSON(out.stdout, doc)
+	if err := writeOut(cmd, path, doc); err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(out.stdout, doc)
+	}
+	return nil
+}
+
+// checkOut refuses a directory as cmd's -out before any work, naming the
+// file to give: DIR/KIND.json, where ccs report -in DIR looks for a
+// document of kind.
+func checkOut(cmd, kind, path string) error {
+	if fi, err := os.Stat(path); path != "" && err == nil && fi.IsDir() {
+		return usagef("%s: -out %s is a directory: give the JSON file to write (%s)", cmd, path, filepath.Join(path, kind+".json"))
+	}
+	return nil
+}
+
+// writeOut writes cmd's JSON document v to path, its -out, whole or not
+// at all (atomicfile); nothing where path is "".
+func writeOut(cmd, path string, v any) error {
+	if path == "" {
+		return nil
+	}
+	if err := atomicfile.Write(path, func(w io.Writer) error { return writeJSON(w, v) }); err != nil {
+		return fmt.Errorf("%s: -out: %w", cmd, err)
+	}
+	return nil
+}
+
+// wroteOut ends a command's text with the -out file it wrote, if any.
+func wroteOut(out *output, path string) {
+	if path != "" {
+		fmt.Fprintf(out.stdout, "wrote %s\n", path)
+	}
 }

@@ -84,7 +84,7 @@ func runEvaluateTrials(o evaluateOptions, out *output) error {
 	}
 	warnings = append(warnings, set.Warnings()...)
 	doc := trialsDocument{Set: o.Set, Trials: o.Trials, Form: form, Header: list.Header, TrialResult: r, Alpha: set.Alpha, Warnings: append([]string{}, warnings...)}
-	if err := writeOut(o.Out, doc); err != nil {
+	if err := writeOut("evaluate", o.Out, doc); err != nil {
 		return err
 	}
 	if o.JSON {
@@ -101,9 +101,7 @@ func runEvaluateTrials(o evaluateOptions, out *output) error {
 	fmt.Fprintf(out.stdout, "false acc  %.2f%% of the non-target trials inside it (exclusion %.2f%%)\n", 100*r.FalseAcceptance, 100*(1-r.FalseAcceptance))
 	fmt.Fprintf(out.stdout, "cosine     EER %.2f%% at cos %.4f; missing as many targets as the set, cos ≥ %.4f accepts %.2f%% of the non-targets (thresholds chosen on these trials: no guarantee)\n",
 		100*r.CosineEER, r.CosineEERThreshold, r.CosineAtMiss, 100*r.CosineFalseAcceptance)
-	if o.Out != "" {
-		fmt.Fprintf(out.stdout, "wrote %s\n", o.Out)
-	}
+	wroteOut(out, o.Out)
 	for _, w := range set.Warnings() {
 		out.warn(w)
 	}
