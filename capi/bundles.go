@@ -93,12 +93,16 @@ type bundleInfo struct {
 	// Split is the split the manifest.json beside a loaded file names it
 	// ("fit", "ood", …; bundle.ManifestSplit).
 	Split string `json:"split,omitempty"`
+	// OneLabel is the label whose rows alone the bundle holds (ccs.bundle's
+	// one_label, or the manifest's beside a loaded file), its anchors
+	// carrying no labels.
+	OneLabel string `json:"one_label,omitempty"`
 }
 
 func infoOf(o *bundleObj) bundleInfo {
 	b := o.b
 	info := bundleInfo{N: b.N, K: b.K, D: b.D, KNeg: b.KNeg, Arrays: map[string]arrayInfo{},
-		Converted: b.Converted, Path: o.path, LabelNames: o.names}
+		Converted: b.Converted, Path: o.path, LabelNames: o.names, OneLabel: o.oneLabel}
 	if o.path != "" {
 		info.Split = bundle.ManifestSplit(o.path, b)
 	}
@@ -217,6 +221,9 @@ type madeBundles struct {
 	// LabelNames are string labels' values (label i is LabelNames[i]),
 	// nil for integer labels.
 	LabelNames []string
+	// OneLabel is the label whose rows alone the bundles hold (one_label,
+	// by its name), "" otherwise: their anchors carry no labels.
+	OneLabel string
 	// Notes are what ccs bundle says as a note and the manifest does not
 	// keep: pairs judged not relevant left out (Python warns of them, having
 	// no other way to say it).
@@ -595,6 +602,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 	}
 	out := &madeBundles{Warnings: plan.Warnings, LabelNames: names}
+	if in.OneLabel != nil {
+		out.OneLabel = in.OneLabel.Name
+	}
 	if unscoredNote != "" {
 		out.Notes = []string{unscoredNote}
 	}

@@ -59,6 +59,9 @@ type compareOptions struct {
 // optional (nil).
 type compareInputs struct {
 	Fit, Val, Cal, Test, OOD, OODCal *bundle.Bundle
+	// CalOneLabel is the label whose rows alone Cal holds (bundleObj's
+	// oneLabel), "" otherwise.
+	CalOneLabel string
 }
 
 // compareReport is one step of a comparison, as the caller reads it: done
@@ -144,8 +147,11 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	if mode == conformal.Class && in.Cal.SeveralLabels() {
 		return nil, fmt.Errorf("compare: calibration=\"class\": %s", conformal.SeveralLabelsReason)
 	}
-	if mode == conformal.Class && o.Directory != "" {
-		if l := bundle.ManifestOneLabelName(filepath.Join(o.Directory, "cal.npz"), in.Cal); l != "" {
+	if l := in.CalOneLabel; mode == conformal.Class && (l != "" || o.Directory != "") {
+		if l == "" {
+			l = bundle.ManifestOneLabelName(filepath.Join(o.Directory, "cal.npz"), in.Cal)
+		}
+		if l != "" {
 			return nil, fmt.Errorf("compare: calibration=\"class\": %s", bundle.OneLabelClassMessage(l, `calibration="one"`))
 		}
 	}

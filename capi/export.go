@@ -169,15 +169,17 @@ func options(s *C.char, dst any) error {
 	return parseOptions(C.GoString(s), dst)
 }
 
-// handles stores the handles of bs in out (room for capacity), their
-// string labels named by names (nil for integer labels).
-func handles(bs []*bundle.Bundle, names []string, out *C.uintptr_t, capacity C.int64_t) error {
+// handles stores the handles of m's bundles in out (room for capacity),
+// their string labels named by m.LabelNames (nil for integer labels), each
+// knowing the one label it holds the rows of (m.OneLabel).
+func handles(m *madeBundles, out *C.uintptr_t, capacity C.int64_t) error {
+	bs := m.Bundles
 	if int(capacity) < len(bs) || out == nil {
 		return fmt.Errorf("room for %d handles, %d needed", capacity, len(bs))
 	}
 	dst := unsafe.Slice((*uintptr)(unsafe.Pointer(out)), len(bs))
 	for i, b := range bs {
-		dst[i] = newHandle(&bundleObj{b: b, names: names})
+		dst[i] = newHandle(&bundleObj{b: b, names: m.LabelNames, oneLabel: m.OneLabel})
 	}
 	return nil
 }
@@ -226,7 +228,7 @@ func ccs_bundle_load(path *C.char, features C.int, out *C.uintptr_t, errOut **C.
 		if err != nil {
 			return err
 		}
-		*out = C.uintptr_t(newHandle(&bundleObj{b: b, path: p, names: manifestNames(p, b)}))
+		*out = C.uintptr_t(newHandle(&bundleObj{b: b, path: p, names: manifestNames(p, b), oneLabel: bundle.ManifestOneLabelName(p, b)}))
 		return nil
 	})
 }
@@ -282,6 +284,9 @@ func madeJSON(m *madeBundles) []byte {
 	if m.LabelNames != nil {
 		out["label_names"] = m.LabelNames
 	}
+	if m.OneLabel != "" {
+		out["one_label"] = m.OneLabel
+	}
 	if m.Notes != nil {
 		out["notes"] = m.Notes
 	}
@@ -304,7 +309,7 @@ func ccs_bundle_make(arrays *C.ccs_array, n C.int64_t, opts *C.char, out *C.uint
 		if err != nil {
 			return err
 		}
-		if err := handles(m.Bundles, m.LabelNames, out, capacity); err != nil {
+		if err := handles(m, out, capacity); err != nil {
 			return err
 		}
 		cString(info, madeJSON(m))
@@ -323,7 +328,7 @@ func ccs_simulate(opts *C.char, out *C.uintptr_t, capacity C.int64_t, info **C.c
 		if err != nil {
 			return err
 		}
-		if err := handles(m.Bundles, m.LabelNames, out, capacity); err != nil {
+		if err := handles(m, out, capacity); err != nil {
 			return err
 		}
 		cString(info, madeJSON(m))
@@ -375,6 +380,9 @@ func ccs_compare_start(fitH, valH, calH, testH, oodH, oodCalH C.uintptr_t, opts 
 				return err
 			}
 			*b.dst = o.b
+			if b.dst == &in.Cal {
+				in.CalOneLabel = o.oneLabel
+			}
 		}
 		var o compareOptions
 		if err := options(opts, &o); err != nil {

@@ -82,6 +82,11 @@ type (
 		b     *bundle.Bundle
 		path  string   // the file it was read from, or ""
 		names []string // string labels' names (label i is names[i]), or nil
+		// oneLabel is the label whose rows alone the bundle holds
+		// (ccs.bundle's one_label, or the manifest.json beside a loaded
+		// file: bundle.ManifestOneLabelName), its anchors carrying no
+		// labels; "" otherwise.
+		oneLabel string
 	}
 	setObj struct {
 		s    *conformal.Set

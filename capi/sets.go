@@ -141,6 +141,13 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		return nil, fmt.Errorf("calibrate: ridge=%v: want a positive number", ridge)
 	}
 	calName := cal.name("cal")
+	if l := cal.oneLabel; l != "" && (m == conformal.Class || o.Label != "") {
+		asked := `calibration="class"`
+		if o.Label != "" {
+			asked = "label=" + o.Label
+		}
+		return nil, fmt.Errorf("calibrate: %s: %s: %s", asked, calName, bundle.OneLabelClassMessage(l, `calibration="one"`))
+	}
 	var label *int64
 	if o.Label != "" {
 		if label, err = ofLabel(cal, calName, o.Label, m); err != nil {

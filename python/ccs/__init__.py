@@ -153,6 +153,13 @@ class Bundle(_Handle):
     #: The split's name ("fit", "cal", "ood", …) for a bundle ccs.bundle
     #: made, or loaded from a file its manifest.json names; None otherwise.
     split = None
+    #: The label whose rows alone the bundle holds, its anchors carrying no
+    #: labels (ccs.bundle's one_label, by its name; or loaded from a file
+    #: of such a directory, its manifest.json's); None otherwise. Calibrate
+    #: it over every anchor (calibration="one"): that threshold is the
+    #: label's; calibration="class" and label= are refused, as ccs calibrate
+    #: refuses them on the files.
+    one_label = None
 
     def __init__(self, anchors, positives=None, negatives=None, *, positive_index=None, positive_pool=None,
                  negative_index=None, negative_pool=None, labels=None, logits=None, activations=None, index=None):
@@ -191,6 +198,7 @@ class Bundle(_Handle):
         if names:
             b.label_names = tuple(names)
         b.split = b.info.get("split")  # as the manifest.json beside the file names it
+        b.one_label = b.info.get("one_label")
         return b
 
     def save(self, path):
@@ -256,7 +264,7 @@ def _bundles(h, info):
     _warn(made["warnings"] + made.get("notes", []))  # notes: what ccs bundle notes and the manifest does not keep
     out = {name: Bundle._wrap(h[i]) for i, name in enumerate(made["names"])}
     for name, b in out.items():
-        b.split = name
+        b.split, b.one_label = name, made.get("one_label")
     names = made.get("label_names")
     if names is not None:
         for b in out.values():

@@ -1738,6 +1738,29 @@ def test_bundle_one_label(cli, tmp_path):
     with pytest.raises(ValueError, match=re.escape('compare: calibration="class": the bundles of label "joy" alone') + ".*"
                        + re.escape('one threshold over every anchor (calibration="one") is that label\'s')):
         ccs.compare(tmp_path / "named", rows="baselines", calibration="class", seeds=1)
+    # Bundles made in memory, and loaded from the files, know their one
+    # label and are refused as the command refuses the files, in its words
+    # (bundle.OneLabelClassMessage, through the library).
+    refusal = cli("calibrate", "-geometry", "ball", "-cal", tmp_path / "named" / "cal.npz", "-calibration", "class",
+                  "-out", tmp_path / "class.json", check=False)
+    why = refusal.split(f"{tmp_path / 'named' / 'cal.npz'}: ", 1)[1].strip().replace("(-calibration one)", '(calibration="one")')
+    assert why.startswith('the bundles of label "joy" alone'), refusal
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)
+        memory = ccs.bundle(x, m, label_names=tags, one_label="joy", **kw)
+    loaded = {split: ccs.Bundle.load(tmp_path / "named" / f"{split}.npz") for split in ("fit", "val", "cal", "test")}
+    for where, b in (("memory", memory), ("loaded", loaded)):
+        assert all(v.one_label == "joy" for v in b.values()), where
+        for asked, kwargs in (('calibration="class"', dict(calibration="class")), ("label=joy", dict(label="joy"))):
+            with pytest.raises(ValueError) as e:
+                ccs.calibrate("ball", b["cal"], **kwargs)
+            assert str(e.value).startswith(f"calibrate: {asked}: ") and str(e.value).endswith(why), (where, str(e.value))
+        with pytest.raises(ValueError, match=re.escape('compare: calibration="class": ' + why)):
+            ccs.compare(b, rows="baselines", calibration="class", seeds=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ccs.CCSWarning)  # 21 calibration anchors: the largest score
+            assert ccs.calibrate("ball", b["cal"]).info["calibration"]["mode"] == "one-per-anchor"  # one threshold: the label's
+    assert made["column"]["cal"].one_label == "2" and ccs.bundle(x, m, **kw)["cal"].one_label is None
 
 
 def test_bundle_several_labels_a_row_ood(cli, tmp_path):
