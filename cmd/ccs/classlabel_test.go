@@ -348,3 +348,81 @@ func TestBundleClassLabelQueryLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestRetrieveAnchorClassLabel: retrieve -anchor-labels reads a Hugging
+// Face ClassLabel column as ccs bundle -labels does, by its names, so
+// each anchor gets its named class's threshold: on a set calibrated
+// class-conditionally on the ClassLabel bundle (whose labels are the
+// dataset's ids) and on one calibrated on the same rows' names as
+// strings (numbered in sorted order, not the dataset's), as -label NAME
+// answers each anchor; a ClassLabel's -1 is refused as a missing label.
+func TestRetrieveAnchorClassLabel(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 600, 4
+	x32, _, y := mixture(36, n, d, 3)
+	names := []string{"Trouser", "Pullover", "Dress"} // class i is names[i], unsorted
+	features := `{"embedding": {"feature": {"dtype": "float32", "_type": "Value"}, "_type": "Sequence"}, "label": {"names": ["Trouser", "Pullover", "Dress"], "_type": "ClassLabel"}}`
+	writeClassLabelTable(t, p("ds.parquet"), x32, y, d, features, true)
+	var text strings.Builder
+	for _, l := range y {
+		fmt.Fprintln(&text, names[l])
+	}
+	os.WriteFile(p("names.txt"), []byte(text.String()), 0o644)
+	// Six anchors, two of each class, and their labels as a ClassLabel column.
+	rows := []int{}
+	for c := range int64(3) {
+		for i, l := range y {
+			if l == c && len(rows) < 2*int(c+1) {
+				rows = append(rows, i)
+			}
+		}
+	}
+	ax, ay := make([]float32, 0, len(rows)*d), make([]int64, 0, len(rows))
+	for _, i := range rows {
+		ax, ay = append(ax, x32[i*d:(i+1)*d]...), append(ay, y[i])
+	}
+	writeClassLabelTable(t, p("anchors.parquet"), ax, ay, d, features, true)
+	if err := bundle.WriteNPY(p("anchors.npy"), bundle.Float32(ax, len(rows), d)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		if err := bundle.WriteNPY(p(fmt.Sprintf("a%d.npy", i)), bundle.Float32(ax[i*d:(i+1)*d], d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bundle.WriteNPY(p("db.npy"), bundle.Float32(x32, n, d)); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"bundle", "-embeddings", p("ds.parquet"), "-labels", p("ds.parquet") + ":label", "-k", "5", "-seed", "3", "-out", p("cl")},
+		{"bundle", "-embeddings", p("ds.parquet"), "-labels", p("names.txt"), "-k", "5", "-seed", "3", "-out", p("str")},
+		{"calibrate", "-geometry", "ball", "-cal", p("cl/cal.npz"), "-calibration", "class", "-alpha", "0.2", "-out", p("cl.json")},
+		{"calibrate", "-geometry", "ball", "-cal", p("str/cal.npz"), "-calibration", "class", "-alpha", "0.2", "-out", p("str.json")},
+	} {
+		if err := run(io.Discard, io.Discard, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	for _, set := range []string{"cl.json", "str.json"} {
+		batch, _ := retrieveJSON(t, "-set", p(set), "-db", p("db.npy"), "-anchor", p("anchors.npy"), "-anchor-labels", p("anchors.parquet")+":label")
+		thresholds := map[any]bool{}
+		for i, l := range ay {
+			one, _ := retrieveJSON(t, "-set", p(set), "-db", p("db.npy"), "-anchor", p(fmt.Sprintf("a%d.npy", i)), "-label", names[l])
+			if a := batch.Anchors[i]; a.Class != names[l] || a.Threshold != one.Threshold || !slices.Equal(a.rows(), one.rows()) {
+				t.Errorf("%s: -anchor-labels, anchor %d: class %q, threshold %v, %d rows; -label %s: threshold %v, %d rows", set, i, a.Class, a.Threshold, a.Total, names[l], one.Threshold, one.Total)
+			}
+			thresholds[one.Threshold] = true
+		}
+		if len(thresholds) != 3 {
+			t.Errorf("%s: the three classes' thresholds are %d distinct values: no test of which class an anchor gets", set, len(thresholds))
+		}
+	}
+	// A ClassLabel's -1 is Hugging Face's no label.
+	ay[1] = -1
+	writeClassLabelTable(t, p("missing.parquet"), ax, ay, d, features, true)
+	err := run(io.Discard, io.Discard, []string{"retrieve", "-set", p("cl.json"), "-db", p("db.npy"), "-anchor", p("anchors.npy"), "-anchor-labels", p("missing.parquet") + ":label"})
+	if want := `missing.parquet:label: row 1: "-1" marks a missing label`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a ClassLabel's -1: %v, want %q", err, want)
+	}
+}

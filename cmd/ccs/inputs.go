@@ -332,7 +332,8 @@ func readLabels(arg string) (labelsInput, error) {
 // integers of a table's Hugging Face ClassLabel column by its names
 // (tableLabelIDs), as -labels does: for -query-labels, whose names become
 // the bundles' labels' names, -ood-rows, whose names are the faults, and
-// -groups and -sessions, whose names messages give.
+// -groups and -sessions, whose names messages give, and retrieve
+// -anchor-labels, whose names pick a class-conditional set's classes.
 func readNamedIDs(arg, what string) (labelsInput, error) {
 	path, name := splitInput(arg)
 	if kind, err := inputKind(path); err == nil && kind == ".parquet" {

@@ -96,20 +96,31 @@ func someClasses(set *conformal.Set) string {
 
 // anchorSets reads -anchor-labels, one label for each of the m anchors of
 // src, as ccs bundle's -labels reads labels (integers, or strings that
-// name the set's classes), and returns each anchor's class's set: one
-// *conformal.Set for each class, shared by its anchors.
-func anchorSets(set *conformal.Set, arg string, m int, src string) ([]*conformal.Set, error) {
-	ids, names, missing, warn, err := readIDs(arg, "anchor labels")
+// name the set's classes; a Hugging Face ClassLabel column's integers
+// named by its names, readNamedIDs), and returns each anchor's class's
+// set: one *conformal.Set for each class, shared by its anchors. A
+// ClassLabel whose names are not used is said on out, as ccs bundle says
+// it.
+func anchorSets(out *output, set *conformal.Set, arg string, m int, src string) ([]*conformal.Set, error) {
+	li, err := readNamedIDs(arg, "anchor labels")
 	if err != nil {
 		return nil, err
 	}
+	if li.note != "" {
+		out.warn(li.note)
+	}
+	ids, names, missing := li.ids, li.names, li.missing
 	if len(ids) != m {
-		return nil, labelsMismatch(arg, len(ids), m, "anchors", src, warn)
+		return nil, labelsMismatch(arg, len(ids), m, "anchors", src, li.warn)
 	}
 	sets := make([]*conformal.Set, m)
 	byLabel := map[int64]*conformal.Set{}
 	for i, c := range ids {
-		if mark, ok := missing[c]; ok {
+		mark, ok := missing[c]
+		if !ok && li.classLabel && c < 0 { // a ClassLabel's -1: Hugging Face's no label
+			mark, ok = strconv.FormatInt(c, 10), true
+		}
+		if ok {
 			return nil, fmt.Errorf("%s: row %d: %q marks a missing label, and a class-conditional set's threshold is its anchor's class's: give every anchor's class (or retrieve those anchors with -unlabeled marginal, apart)", arg, i, mark)
 		}
 		l := c
