@@ -62,12 +62,12 @@ func ReadParquetColumns(path, column, idColumn string) (*retrieve.Collection, er
 			return []int{emb}, nil
 		}
 		return []int{emb, id}, nil // the batches' column 0, the ids' 1
-	}, func(rec arrow.RecordBatch, _ int) error {
+	}, func(rec arrow.RecordBatch, _ int, shared bool) error {
 		var ids arrow.Array
 		if g.hasIDs {
 			ids = rec.Column(1)
 		}
-		return g.add(rec.Column(0), ids)
+		return g.add(rec.Column(0), ids, shared)
 	})
 	if err != nil {
 		if g != nil {
@@ -99,17 +99,19 @@ func newGatherer(path string, schema *arrow.Schema, emb, id int, rows int64) *ga
 	return g
 }
 
-// add converts a batch's embeddings and keeps its ids (nil for none).
-func (g *gatherer) add(emb, ids arrow.Array) error {
+// add converts a batch's embeddings and keeps its ids (nil for none),
+// copied where the batch's arrays are shared (scanTable's).
+func (g *gatherer) add(emb, ids arrow.Array, shared bool) error {
 	if err := g.rows.add(emb); err != nil {
 		return err
 	}
 	if ids != nil {
-		// A copy: the batch's arrays are slices of one buffer, its
-		// message's body, which ids kept as they are would keep whole
-		// (the embeddings too: a 200 000 × 384 Arrow file read at 645 MB,
-		// twice its rows), as would string_view ids concatenated.
-		own, err := ownColumn(ids)
+		// A copy where shared: an Arrow IPC batch's arrays are slices of
+		// one buffer, its message's body, which ids kept as they are
+		// would keep whole (the embeddings too: a 200 000 × 384 Arrow
+		// file read at 645 MB, twice its rows), as would string_view ids
+		// concatenated. A Parquet batch's ids are arrays of their own.
+		own, err := keepColumn(ids, shared)
 		if err != nil {
 			return fmt.Errorf("%s: column %q: %w", g.rows.path, g.idField.Name, err)
 		}

@@ -24,7 +24,7 @@ import (
 // writeParquet writes columns (arrays of equal length) to a Parquet file,
 // in row groups of chunk rows, with md (at most one) as its schema's
 // metadata, which pqarrow writes as the file's key-value metadata.
-func writeParquet(t *testing.T, path string, names []string, cols []arrow.Array, chunk int64, md ...arrow.Metadata) {
+func writeParquet(t testing.TB, path string, names []string, cols []arrow.Array, chunk int64, md ...arrow.Metadata) {
 	t.Helper()
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {

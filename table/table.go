@@ -54,7 +54,7 @@ func ReadTable(path string) (arrow.Table, error) {
 	}
 	return collect(func(start func(*arrow.Schema, int64) error, batch func(arrow.RecordBatch) error) error {
 		return scanTable(path, false, func(s *arrow.Schema, rows int64) ([]int, error) { return nil, start(s, rows) },
-			func(rec arrow.RecordBatch, _ int) error { return batch(rec) })
+			func(rec arrow.RecordBatch, _ int, _ bool) error { return batch(rec) })
 	})
 }
 
@@ -146,8 +146,9 @@ func withMetadata(tbl arrow.Table, md arrow.Metadata) arrow.Table {
 }
 
 // scanColumn is ReadTableColumn of any table but a Parquet file: the
-// chosen column of each record batch scanTable reads, copied
-// (ownColumn), as one chunk of the table's one column.
+// chosen column of each record batch scanTable reads, copied (ownColumn)
+// where the batch's arrays are shared, kept as read where not (a dataset
+// directory's Parquet shards), as one chunk of the table's one column.
 func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table, error) {
 	var schema *arrow.Schema
 	var chunks []arrow.Array
@@ -165,8 +166,8 @@ func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table
 		md := s.Metadata()
 		schema = arrow.NewSchema([]arrow.Field{s.Field(c)}, &md)
 		return []int{c}, nil
-	}, func(rec arrow.RecordBatch, read int) error {
-		own, err := ownColumn(rec.Column(0))
+	}, func(rec arrow.RecordBatch, read int, shared bool) error {
+		own, err := keepColumn(rec.Column(0), shared)
 		if err != nil {
 			return fmt.Errorf("%s: column %q: %w", path, schema.Field(0).Name, err)
 		}
@@ -185,6 +186,16 @@ func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table
 	c := arrow.NewColumn(schema.Field(0), chunked)
 	defer c.Release()
 	return array.NewTable(schema, []arrow.Column{*c}, -1), nil
+}
+
+// keepColumn is a, a column of a record batch, to keep past the batch:
+// copied (ownColumn) where shared (scanTable's), else a itself, retained.
+func keepColumn(a arrow.Array, shared bool) (arrow.Array, error) {
+	if shared {
+		return ownColumn(a)
+	}
+	a.Retain()
+	return a, nil
 }
 
 // ownColumn copies a, a column of a record batch, into memory of its
@@ -353,14 +364,19 @@ func (p *parquetFile) Close() {
 // columns it wants, distinct (nil: all); then batch each record batch in
 // order, of those columns alone in that order, with the bytes read for it
 // (all its columns, for a collector), which is released after batch
-// returns (batch retains what it keeps). Of a Parquet file the columns
+// returns (batch retains what it keeps). shared says the batch's arrays
+// are slices of more than their own rows — an Arrow IPC batch's, of its
+// message's body (the columns not wanted too); a Parquet file read whole's,
+// of the table —, which batch copies what it keeps out of (ownColumn);
+// a Parquet batch of the wanted columns is read into arrays of its own,
+// kept as they are. Of a Parquet file the columns
 // not wanted are not read (an embeddings column beside a label column:
 // scanParquet), those wanted a few thousand rows at a time; with nil
 // (all columns), it is read whole. A dataset
 // directory's shards are read one after another, each of the first's
 // columns; start is called once. Errors from start and batch are
 // returned as they are; the reading's name the file.
-func scanTable(path string, count bool, start func(*arrow.Schema, int64) ([]int, error), batch func(rec arrow.RecordBatch, read int) error) error {
+func scanTable(path string, count bool, start func(*arrow.Schema, int64) ([]int, error), batch func(rec arrow.RecordBatch, read int, shared bool) error) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -379,13 +395,14 @@ func scanTable(path string, count bool, start func(*arrow.Schema, int64) ([]int,
 		want, wanted = w, arrow.NewSchema(fields, nil)
 		return w, nil
 	}
-	// read hands batch a batch read of the wanted columns alone (scanParquet's).
-	read := func(rec arrow.RecordBatch) error { return batch(rec, recordBytes(rec)) }
+	// read hands batch a batch read of the wanted columns alone
+	// (scanParquet's), or of the whole file read as one table.
+	read := func(rec arrow.RecordBatch) error { return batch(rec, recordBytes(rec), want == nil) }
 	// project hands batch the wanted columns of a batch read whole (an
 	// Arrow IPC batch's).
 	project := func(rec arrow.RecordBatch) error {
 		if want == nil {
-			return read(rec)
+			return batch(rec, recordBytes(rec), true)
 		}
 		cols := make([]arrow.Array, len(want))
 		for i, c := range want {
@@ -393,7 +410,7 @@ func scanTable(path string, count bool, start func(*arrow.Schema, int64) ([]int,
 		}
 		p := array.NewRecordBatch(wanted, cols, rec.NumRows())
 		defer p.Release()
-		return batch(p, recordBytes(rec))
+		return batch(p, recordBytes(rec), true)
 	}
 	if !st.IsDir() {
 		if strings.ToLower(filepath.Ext(path)) == ".parquet" {

@@ -896,13 +896,89 @@ func TestScanTableCountsParquetShards(t *testing.T) {
 		err := scanTable(dir, count, func(_ *arrow.Schema, rows int64) ([]int, error) {
 			got = rows
 			return []int{0}, nil
-		}, func(rec arrow.RecordBatch, _ int) error {
+		}, func(rec arrow.RecordBatch, _ int, _ bool) error {
 			read += int(rec.NumRows())
 			return nil
 		})
 		if want := map[bool]int64{true: 12, false: -1}[count]; err != nil || got != want || read != 12 {
 			t.Errorf("count %v: rows %d, want %d; %d read, %v", count, got, want, read, err)
 		}
+	}
+}
+
+// TestScanTableShared: scanTable says a batch's arrays are shared — to be
+// copied before they are kept — of an Arrow IPC file (slices of the
+// message body) and of a Parquet file read whole (slices of its table),
+// not of the wanted columns of a dataset's Parquet shards, read a page
+// at a time into arrays of their own; and ReadTableColumn and
+// ReadParquetColumns, which keep those as read, give every row's value
+// of shards of several batches each (an array the reader reused for the
+// next batch would give a later batch's values).
+func TestScanTableShared(t *testing.T) {
+	t.Parallel()
+	const n = 3*4096 + 17 // four batches a shard
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	os.Mkdir(p("ds"), 0o755)
+	var keys []string
+	var labels []int64
+	for s := range 2 {
+		rows, k, l := make([][]float32, n), make([]string, n), make([]int64, n)
+		for i := range rows {
+			rows[i], k[i], l[i] = []float32{float32(i), float32(s)}, fmt.Sprintf("doc-%d-%d", s, i), int64(s*n+i)
+		}
+		sb := array.NewStringBuilder(memory.DefaultAllocator)
+		sb.AppendValues(k, nil)
+		writeParquet(t, p(fmt.Sprintf("ds/part-%d.parquet", s)), []string{"embedding", "label", "id"}, []arrow.Array{lists(rows, 0), int64s(l), sb.NewArray()}, n)
+		sb.Release()
+		keys, labels = append(keys, k...), append(labels, l...)
+	}
+	os.WriteFile(p("ds/state.json"), []byte(`{"_data_files": [{"filename": "part-0.parquet"}, {"filename": "part-1.parquet"}]}`), 0o644)
+	rows := make([][]float32, 10)
+	for i := range rows {
+		rows[i] = []float32{float32(i), 0}
+	}
+	os.WriteFile(p("ids.arrow"), viewStream(t, make([]string, 10), rows, make([]int64, 10), 4), 0o644)
+	for _, c := range []struct {
+		path   string
+		want   []int // nil: all columns
+		shared bool
+	}{
+		{p("ds"), []int{1}, false},
+		{p("ds/part-0.parquet"), []int{2, 1}, false},
+		{p("ds/part-0.parquet"), nil, true},
+		{p("ids.arrow"), []int{2}, true},
+		{p("ids.arrow"), nil, true},
+	} {
+		batches, wrong := 0, 0
+		err := scanTable(c.path, false, func(*arrow.Schema, int64) ([]int, error) { return c.want, nil }, func(_ arrow.RecordBatch, _ int, shared bool) error {
+			batches++
+			if shared != c.shared {
+				wrong++
+			}
+			return nil
+		})
+		if err != nil || batches == 0 || wrong > 0 {
+			t.Errorf("%s, columns %v: %d of %d batches not shared=%v (%v)", c.path, c.want, wrong, batches, c.shared, err)
+		}
+	}
+	for col, want := range map[int]int{1: 0, 2: 1} {
+		tbl, _, err := ReadTableColumn(p("ds"), func(*arrow.Schema) (int, error) { return col, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, strs, err := ColumnValues(p("ds"), tbl, 0, "ids")
+		tbl.Release()
+		if err != nil || want == 0 && !slices.Equal(ids, labels) || want == 1 && !slices.Equal(strs, keys) {
+			t.Errorf("ReadTableColumn of column %d: %d ids, %d strings, not the shards' %d rows (%v)", col, len(ids), len(strs), 2*n, err)
+		}
+	}
+	c, err := ReadParquetColumns(p("ds"), "embedding", "id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.Keys, keys) {
+		t.Errorf("ReadParquetColumns: %d ids, not the shards' %d", len(c.Keys), len(keys))
 	}
 }
 
@@ -1009,6 +1085,43 @@ func BenchmarkReadTableColumnStringView(b *testing.B) {
 			b.Fatalf("%d rows", tbl.NumRows())
 		}
 		tbl.Release()
+	}
+}
+
+// BenchmarkReadTableColumnParquetShards reads the label and the string
+// id column of a dataset directory of four Parquet shards (10⁵ rows,
+// 8-d embeddings beside them), a page at a time.
+func BenchmarkReadTableColumnParquetShards(b *testing.B) {
+	const shards, n, d = 4, 25_000, 8
+	dir := b.TempDir()
+	var files []string
+	for s := range shards {
+		rows, keys, labels := make([][]float32, n), make([]string, n), make([]int64, n)
+		for i := range rows {
+			rows[i], keys[i], labels[i] = make([]float32, d), fmt.Sprintf("passage-%06d-%d", i, s), int64(i%7)
+		}
+		sb := array.NewStringBuilder(memory.DefaultAllocator)
+		sb.AppendValues(keys, nil)
+		name := fmt.Sprintf("data-%05d-of-%05d.parquet", s, shards)
+		writeParquet(b, filepath.Join(dir, name), []string{"embedding", "label", "id"}, []arrow.Array{lists(rows, 0), int64s(labels), sb.NewArray()}, n)
+		sb.Release()
+		files = append(files, fmt.Sprintf(`{"filename": %q}`, name))
+	}
+	os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{"_data_files": [`+strings.Join(files, ", ")+`]}`), 0o644)
+	for _, col := range []int{1, 2} {
+		b.Run([]string{1: "label", 2: "id"}[col], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				tbl, _, err := ReadTableColumn(dir, func(*arrow.Schema) (int, error) { return col, nil })
+				if err != nil {
+					b.Fatal(err)
+				}
+				if tbl.NumRows() != shards*n {
+					b.Fatalf("%d rows", tbl.NumRows())
+				}
+				tbl.Release()
+			}
+		})
 	}
 }
 
