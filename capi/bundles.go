@@ -235,16 +235,19 @@ type madeBundles struct {
 // (table.Pairs) —, and returns the file's SHA-256: of the text as read,
 // of a table (which its reader opens itself) read again after.
 func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
-	isTable := false
+	// A directory is refused first: a Hugging Face dataset's (which ccs
+	// bundle -pairs reads), or a Dask or Spark dataset named x.parquet,
+	// whose files the manifest's SHA-256 of the file would not cover.
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, "", fmt.Errorf("bundle: pairs %s: a directory: give a file of pairs (.tsv, .csv, .txt, .parquet, .arrow), or a loaded dataset's columns as pairs, list(zip(ds[\"query-id\"], ds[\"corpus-id\"], ds[\"score\"]))", path)
+	}
+	isTable := bundle.IsTable(path) // as ccs bundle -pairs tells a table
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".tsv", ".csv", ".txt":
-	case ".parquet", ".arrow", ".feather":
-		isTable = true
 	default:
-		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			return nil, "", fmt.Errorf("bundle: pairs %s: a directory: give a file of pairs (.tsv, .csv, .txt, .parquet, .arrow), or a loaded dataset's columns as pairs, list(zip(ds[\"query-id\"], ds[\"corpus-id\"], ds[\"score\"]))", path)
+		if !isTable {
+			return nil, "", fmt.Errorf("bundle: pairs %s: a file of pairs is text, .tsv, .csv or .txt (BEIR's qrels), or a table, .parquet or .arrow; give an array of pairs as an array", path)
 		}
-		return nil, "", fmt.Errorf("bundle: pairs %s: a file of pairs is text, .tsv, .csv or .txt (BEIR's qrels), or a table, .parquet or .arrow; give an array of pairs as an array", path)
 	}
 	var pairs [][2]int
 	if isTable {

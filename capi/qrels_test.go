@@ -64,8 +64,14 @@ func TestReadQrelsTable(t *testing.T) {
 	if h := sha256.Sum256(raw); sum != hex.EncodeToString(h[:]) {
 		t.Errorf("SHA-256 %s, the file's %x", sum, h)
 	}
+	// A directory, a Dask or Spark dataset's "qrels.parquet" too, is
+	// refused before it is read as a table.
 	ids, _ := bundle.NewPairIDs(nil, nil)
-	if _, _, err := readQrels(dir, ids); err == nil || !strings.Contains(err.Error(), "a directory: give a file of pairs") {
-		t.Errorf("a directory: %v", err)
+	os.Mkdir(filepath.Join(dir, "qrels.parquet"), 0o755)
+	os.WriteFile(filepath.Join(dir, "qrels.parquet", "part.0.parquet"), raw, 0o644)
+	for _, d := range []string{dir, filepath.Join(dir, "qrels.parquet")} {
+		if _, _, err := readQrels(d, ids); err == nil || !strings.Contains(err.Error(), "bundle: pairs "+d+": a directory: give a file of pairs") {
+			t.Errorf("a directory %s: %v", d, err)
+		}
 	}
 }
