@@ -24,7 +24,7 @@ var (
 
 // Pairs reads relevance pairs (query, relevant row) from the table at
 // path — Parquet, Arrow IPC, or a Hugging Face dataset's directory, as
-// ReadTable reads them — as an (m, 2) array, or (m, 3) with a score each
+// ReadTable reads them, but for the pair columns alone — as an (m, 2) array, or (m, 3) with a score each
 // (what bundle.PairIDs.Rows resolves): the columns columns names, "QUERY,ROW"
 // or "QUERY,ROW,SCORE"; without it, a table of two or three columns in
 // that order, or the columns named as BEIR's qrels name them (query-id,
@@ -35,14 +35,24 @@ var (
 // an error naming its column and row: a pair without an id or a score
 // says nothing.
 func Pairs(path, columns string) (bundle.Array, error) {
-	tbl, err := ReadTable(path)
+	// The pair columns alone are read (a table of pairs may carry a
+	// query's text beside them), in the file's order: cols[j] is the
+	// read table's column at its rank among them.
+	var cols, read []int
+	tbl, err := readColumns(path, func(s *arrow.Schema) ([]int, error) {
+		var err error
+		if cols, err = pairColumns(path, s, columns); err != nil {
+			return nil, err
+		}
+		read = slices.Compact(slices.Sorted(slices.Values(cols)))
+		return read, nil
+	})
 	if err != nil {
 		return bundle.Array{}, err
 	}
 	defer tbl.Release()
-	cols, err := pairColumns(path, tbl.Schema(), columns)
-	if err != nil {
-		return bundle.Array{}, err
+	for j, c := range cols {
+		cols[j], _ = slices.BinarySearch(read, c)
 	}
 	m, w := int(tbl.NumRows()), len(cols)
 	ints := make([][]int64, w)

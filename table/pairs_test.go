@@ -1,9 +1,11 @@
 package table
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -137,11 +139,65 @@ func TestPairsColumns(t *testing.T) {
 			t.Errorf("%q: %q, want the query-id, corpus-id and score columns", columns, a.Str)
 		}
 	}
-	if a, err = Pairs(wide, "annotator,corpus-id"); err != nil {
+	// The same columns of an Arrow stream and of a dataset directory of
+	// Parquet shards (each read its own way: a batch's columns
+	// projected, the shards' columns alone).
+	wideNames := []string{"timestamp", "corpus-id", "query-id", "score", "annotator"}
+	wideCols := func(lo, hi int) []arrow.Array {
+		return []arrow.Array{int64s([]int64{9, 9}[lo:hi]), strs([]string{"d1", "d2"}[lo:hi]), strs([]string{"q1", "q2"}[lo:hi]),
+			int64s([]int64{1, 0}[lo:hi]), strs([]string{"x", "y"}[lo:hi])}
+	}
+	stream := filepath.Join(dir, "wide.arrow")
+	if err := os.WriteFile(stream, arrowtest.Write(t, wideNames, wideCols(0, 2), 1, false), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(a.Str, []string{"x", "d1", "y", "d2"}) || a.Shape[1] != 2 {
-		t.Errorf("two named columns: %q", a.Str)
+	ds := filepath.Join(dir, "wide-ds")
+	os.Mkdir(ds, 0o755)
+	writeParquet(t, filepath.Join(ds, "part-0.parquet"), wideNames, wideCols(0, 1), 64)
+	writeParquet(t, filepath.Join(ds, "part-1.parquet"), wideNames, wideCols(1, 2), 64)
+	os.WriteFile(filepath.Join(ds, "state.json"), []byte(`{"_data_files": [{"filename": "part-0.parquet"}, {"filename": "part-1.parquet"}]}`), 0o644)
+	for _, path := range []string{wide, stream, ds} {
+		for _, c := range []struct {
+			columns string
+			want    []string
+		}{
+			{"", []string{"q1", "d1", "1", "q2", "d2", "0"}},
+			{"annotator,corpus-id", []string{"x", "d1", "y", "d2"}},
+			{"corpus-id,query-id,score", []string{"d1", "q1", "1", "d2", "q2", "0"}},
+			{"query-id,query-id", []string{"q1", "q1", "q2", "q2"}},
+		} {
+			a, err := Pairs(path, c.columns)
+			if err != nil || !slices.Equal(a.Str, c.want) || a.Shape[1] != len(c.want)/2 {
+				t.Errorf("%s:%s: %q (%v), want %q", filepath.Base(path), c.columns, a.Str, err, c.want)
+			}
+		}
+	}
+}
+
+// TestPairsReadsPairColumnsAlone: a table of pairs with a passage's text
+// beside them (10 MB of it) is read without the text: what Pairs
+// allocates is a small part of it. Not parallel: it counts the bytes
+// allocated.
+func TestPairsReadsPairColumnsAlone(t *testing.T) {
+	const n, textBytes = 5000, 2000
+	q, r, text := make([]string, n), make([]string, n), make([]string, n)
+	for i := range n {
+		q[i], r[i] = fmt.Sprintf("q%d", i%50), fmt.Sprintf("d%d", i)
+		text[i] = fmt.Sprintf("%06d", i) + strings.Repeat("passage text ", textBytes/13)
+	}
+	path := filepath.Join(t.TempDir(), "qrels.parquet")
+	writeParquet(t, path, []string{"query-id", "text", "corpus-id", "score"}, []arrow.Array{strs(q), strs(text), strs(r), int64s(make([]int64, n))}, 1000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	a, err := Pairs(path, "")
+	runtime.ReadMemStats(&after)
+	if err != nil || a.Shape[0] != n || a.Str[3*(n-1)+1] != r[n-1] {
+		t.Fatalf("%v: %v", a.Shape, err)
+	}
+	alloc, of := after.TotalAlloc-before.TotalAlloc, uint64(n*textBytes)
+	t.Logf("%d KB allocated for %d KB of text", alloc>>10, of>>10)
+	if alloc > of/4 {
+		t.Errorf("%d KB allocated to read the pairs, beside %d KB of text", alloc>>10, of>>10)
 	}
 }
 

@@ -93,28 +93,55 @@ func collect(scan func(start func(*arrow.Schema, int64) error, batch func(arrow.
 // a dataset directory's Parquet shards the column's leaf columns alone, a
 // few thousand rows at a time. pick's error is returned as it is.
 func ReadTableColumn(path string, pick func(*arrow.Schema) (int, error)) (tbl arrow.Table, col int, err error) {
+	tbl, err = readColumns(path, func(s *arrow.Schema) ([]int, error) {
+		c, err := pick(s)
+		return []int{c}, err
+	})
+	return tbl, 0, err
+}
+
+// readColumns reads the columns of path's table that pick chooses from
+// its schema (distinct, in ascending order), those alone, as
+// ReadTableColumn reads one: a table of them in that order, its schema's
+// metadata kept. pick's error is returned as it is.
+func readColumns(path string, pick func(*arrow.Schema) ([]int, error)) (arrow.Table, error) {
 	st, statErr := os.Stat(path)
 	if strings.ToLower(filepath.Ext(path)) != ".parquet" || statErr == nil && st.IsDir() {
-		tbl, err := scanColumn(path, pick)
-		return tbl, 0, err
+		return scanColumns(path, pick)
 	}
 	p, err := openParquet(path, false, 0)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer p.Close()
 	pf, fr, schema := p.pf, p.fr, p.schema
-	if col, err = pick(schema); err != nil {
-		return nil, 0, err
+	cols, err := pick(schema)
+	if err != nil {
+		return nil, err
+	}
+	var leafCols []int
+	for _, c := range cols {
+		leafCols = append(leafCols, leaves(fr.Manifest.Fields[c])...)
 	}
 	groups := make([]int, pf.NumRowGroups())
 	for i := range groups {
 		groups[i] = i
 	}
-	if tbl, err = fr.ReadRowGroups(context.Background(), leaves(fr.Manifest.Fields[col]), groups); err != nil {
-		return nil, 0, fmt.Errorf("%s: column %q: %w", path, schema.Field(col).Name, err)
+	tbl, err := fr.ReadRowGroups(context.Background(), leafCols, groups)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", path, columnNames(schema, cols), err)
 	}
-	return withMetadata(tbl, schema.Metadata()), 0, nil
+	return withMetadata(tbl, schema.Metadata()), nil
+}
+
+// columnNames names schema's columns cols in a message: column "a", or
+// columns "a", "b".
+func columnNames(schema *arrow.Schema, cols []int) string {
+	names := make([]string, len(cols))
+	for j, c := range cols {
+		names[j] = strconv.Quote(schema.Field(c).Name)
+	}
+	return map[bool]string{true: "column ", false: "columns "}[len(cols) == 1] + strings.Join(names, ", ")
 }
 
 // parquetMetadata is a Parquet file's key-value metadata, but the Arrow
@@ -145,34 +172,43 @@ func withMetadata(tbl arrow.Table, md arrow.Metadata) arrow.Table {
 	return array.NewTable(arrow.NewSchema(tbl.Schema().Fields(), &md), cols, tbl.NumRows())
 }
 
-// scanColumn is ReadTableColumn of any table but a Parquet file: the
-// chosen column of each record batch scanTable reads, copied (ownColumn)
-// where the batch's arrays are shared, kept as read where not (a dataset
-// directory's Parquet shards), as one chunk of the table's one column.
-func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table, error) {
+// scanColumns is readColumns of any table but a Parquet file: the chosen
+// columns of each record batch scanTable reads, copied (ownColumn) where
+// the batch's arrays are shared, kept as read where not (a dataset
+// directory's Parquet shards), as one chunk of each of the table's
+// columns.
+func scanColumns(path string, pick func(*arrow.Schema) ([]int, error)) (arrow.Table, error) {
 	var schema *arrow.Schema
-	var chunks []arrow.Array
+	var chunks [][]arrow.Array // a column's
 	defer func() {
-		for _, c := range chunks {
-			c.Release()
+		for _, cs := range chunks {
+			for _, c := range cs {
+				c.Release()
+			}
 		}
 	}()
 	var gc collector
 	err := scanTable(path, false, func(s *arrow.Schema, _ int64) ([]int, error) {
-		c, err := pick(s)
+		cols, err := pick(s)
 		if err != nil {
 			return nil, err
 		}
-		md := s.Metadata()
-		schema = arrow.NewSchema([]arrow.Field{s.Field(c)}, &md)
-		return []int{c}, nil
-	}, func(rec arrow.RecordBatch, read int, shared bool) error {
-		own, err := keepColumn(rec.Column(0), shared)
-		if err != nil {
-			return fmt.Errorf("%s: column %q: %w", path, schema.Field(0).Name, err)
+		fields := make([]arrow.Field, len(cols))
+		for j, c := range cols {
+			fields[j] = s.Field(c)
 		}
-		chunks = append(chunks, own)
-		// The batches are garbage once their column is copied (the
+		md := s.Metadata()
+		schema, chunks = arrow.NewSchema(fields, &md), make([][]arrow.Array, len(cols))
+		return cols, nil
+	}, func(rec arrow.RecordBatch, read int, shared bool) error {
+		for j := range chunks {
+			own, err := keepColumn(rec.Column(j), shared)
+			if err != nil {
+				return fmt.Errorf("%s: column %q: %w", path, schema.Field(j).Name, err)
+			}
+			chunks[j] = append(chunks[j], own)
+		}
+		// The batches are garbage once their columns are kept (the
 		// embeddings read before them: a 200 000 × 384 file's labels
 		// read at 662 MB, 447 MB with the cycles).
 		gc.read(read)
@@ -181,11 +217,15 @@ func scanColumn(path string, pick func(*arrow.Schema) (int, error)) (arrow.Table
 	if err != nil {
 		return nil, err
 	}
-	chunked := arrow.NewChunked(schema.Field(0).Type, chunks)
-	defer chunked.Release()
-	c := arrow.NewColumn(schema.Field(0), chunked)
-	defer c.Release()
-	return array.NewTable(schema, []arrow.Column{*c}, -1), nil
+	cols := make([]arrow.Column, len(chunks))
+	for j := range chunks {
+		chunked := arrow.NewChunked(schema.Field(j).Type, chunks[j])
+		c := arrow.NewColumn(schema.Field(j), chunked)
+		chunked.Release()
+		defer c.Release()
+		cols[j] = *c
+	}
+	return array.NewTable(schema, cols, -1), nil
 }
 
 // keepColumn is a, a column of a record batch, to keep past the batch:
