@@ -204,7 +204,10 @@ func saveDocument(out *output, cmd, kind string, res experiment.Result, asJSON b
 // file to give: DIR/KIND.json, where ccs report -in DIR looks for a
 // document of kind.
 func checkOut(cmd, kind, path string) error {
-	if fi, err := os.Stat(path); path != "" && err == nil && fi.IsDir() {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return usagef("%s: -out %s is a directory: give the JSON file to write (%s)", cmd, path, filepath.Join(path, kind+".json"))
 	}
 	return nil
