@@ -729,6 +729,36 @@ func TestBundleCommand(t *testing.T) {
 			t.Errorf("a table of pairs: stderr does not say %q:\n%s", want, stderr.String())
 		}
 	}
+	// The same pairs as a DatasetDict of two splits (save_to_disk's
+	// layout): one table, the same bundles, and a note that the splits'
+	// judgements were pooled, naming the directory of one split.
+	half := len(qcol) / 2
+	for _, sp := range []struct {
+		name   string
+		lo, hi int
+	}{{"train", 0, half}, {"test", half, len(qcol)}} {
+		os.MkdirAll(p("qrels-dd/"+sp.name), 0o755)
+		writeArrowColumns(t, p("qrels-dd/"+sp.name+"/data-00000-of-00001.arrow"), []string{"corpus-id", "query-id", "annotator", "score"}, []arrow.Array{da, qa, aa, sa}, sp.lo, sp.hi, 64)
+		os.WriteFile(p("qrels-dd/"+sp.name+"/state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
+	}
+	os.WriteFile(p("qrels-dd/dataset_dict.json"), []byte(`{"splits": ["train", "test"]}`), 0o644)
+	stderr.Reset()
+	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("emb.npy"), "-queries", p("queries.npy"), "-pairs", p("qrels-dd"), "-ids", p("ids.txt"), "-query-ids", p("query-ids.npy"), "-out", p("rag-dd"), "-k", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"fit", "val", "cal", "test"} {
+		a, _ := os.ReadFile(p("rag-ids/" + f + ".npz"))
+		b, err := os.ReadFile(p("rag-dd/" + f + ".npz"))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s.npz of a DatasetDict of pairs differs from the .tsv's (%v)", f, err)
+		}
+	}
+	if want := "note: " + p("qrels-dd") + ": a DatasetDict: its splits train, test read as one table of pairs, in that order"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("a DatasetDict of pairs: stderr does not say %q:\n%s", want, stderr.String())
+	}
+	if want := "every split's judgements pooled (" + p("qrels-dd/train") + " reads one split)"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("a DatasetDict of pairs: stderr does not say %q:\n%s", want, stderr.String())
+	}
 	// -judged-negatives: the pairs scored 0 are the queries' negatives,
 	// and nothing else; the manifest says so; q0, whose one pair scored 0
 	// is also scored relevant (kept relevant), has none and is left out.
