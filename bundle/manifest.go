@@ -472,6 +472,14 @@ func ManifestOneLabelName(path string, b *Bundle) string {
 	return m.OneLabel.Label
 }
 
+// OneLabelPerClassMessage refuses per-class coverage (flag: -per-class,
+// per_class=True) on the bundles of one label's rows (ManifestOneLabelName:
+// label), which carry no labels to split by: every anchor carries the
+// label, and the coverage over all of them is the label's.
+func OneLabelPerClassMessage(label, flag string) string {
+	return fmt.Sprintf("%s: the bundles of label %q alone (ccs bundle -one-label; one_label= in Python) carry no labels to split by: every anchor carries it, and the coverage over all of them is that label's — leave %s out", flag, label, flag)
+}
+
 // OneLabelClassMessage refuses a class-conditional calibration of the
 // bundles of one label's rows (ManifestOneLabelName: label), whose anchors
 // all carry it: one threshold over every anchor (one, the flag or keyword

@@ -499,6 +499,9 @@ func coverageCheck(set *conformal.Set, test *bundleObj, o coverageCheckOptions) 
 	if note != "" {
 		warnings = append(warnings, name+": "+note)
 	}
+	if test.oneLabel != "" && o.PerClass && b.Labels == nil && !set.ClassConditional() {
+		return nil, nil, fmt.Errorf("coverage_check: %s: %s", name, bundle.OneLabelPerClassMessage(test.oneLabel, "per_class=True"))
+	}
 	check, more, err := experiment.CheckCoverage(set, b, resplits, fraction, o.Seed, o.PerClass, names)
 	if err != nil {
 		return nil, nil, fmt.Errorf("coverage_check: %s: %w", name, err)
@@ -553,6 +556,9 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	}
 	byLabel := o.PerClass && tb.SeveralLabels() // several labels a row
 	if o.PerClass && tb.Labels == nil && !byLabel {
+		if test.oneLabel != "" {
+			return nil, nil, fmt.Errorf("%s: %s", name, bundle.OneLabelPerClassMessage(test.oneLabel, "per_class=True"))
+		}
 		return nil, nil, fmt.Errorf("%s: per_class: the test bundle has no labels", name)
 	}
 	coll, collName, anchors, err := o.resolve("evaluate", "the set", set.Geometry.Dim(), tb.N)

@@ -193,6 +193,9 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	}
 	byLabel := o.PerClass && test.SeveralLabels() // several labels a row
 	if o.PerClass && test.Labels == nil && !byLabel {
+		if l := bundle.ManifestOneLabelName(o.Test, test); l != "" {
+			return fmt.Errorf("%s: %s", o.Test, bundle.OneLabelPerClassMessage(l, "-per-class"))
+		}
 		return fmt.Errorf("%s: -per-class: the test bundle has no labels", o.Test)
 	}
 	var r eval.Result

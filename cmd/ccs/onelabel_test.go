@@ -129,6 +129,10 @@ func TestBundleOneLabel(t *testing.T) {
 		{[]string{"calibrate", "-geometry", "ball", "-cal", p("named/cal.npz"), "-calibration", "class", "-out", p("s.json")}, "calibrate: -calibration class: " + p("named/cal.npz") + ": " + why},
 		{[]string{"calibrate", "-geometry", "ball", "-cal", p("named/cal.npz"), "-class", "joy", "-out", p("s.json")}, "calibrate: -class joy: " + p("named/cal.npz") + ": " + why},
 		{[]string{"compare", "-data", p("named"), "-rows", "baselines", "-calibration", "class", "-seeds", "1", "-quiet"}, "compare: -calibration class: " + p("named/cal.npz") + ": " + why},
+		// -per-class has no labels to split by, and says whose bundles
+		// they are rather than that the bundle lacks labels.
+		{[]string{"evaluate", "-set", p("joy.json"), "-test", p("named/test.npz"), "-per-class"}, p("named/test.npz") + ": " + bundle.OneLabelPerClassMessage("joy", "-per-class")},
+		{[]string{"coverage-check", "-set", p("joy.json"), "-test", p("named/test.npz"), "-per-class", "-resplits", "10"}, "coverage-check: " + p("joy.json") + " on " + p("named/test.npz") + ": " + bundle.OneLabelPerClassMessage("joy", "-per-class")},
 	} {
 		if err := run(io.Discard, io.Discard, c.args); err == nil || err.Error() != c.want {
 			t.Errorf("%s: %v, want %q", c.args[0], err, c.want)

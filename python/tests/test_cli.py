@@ -1759,7 +1759,14 @@ def test_bundle_one_label(cli, tmp_path):
             ccs.compare(b, rows="baselines", calibration="class", seeds=1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ccs.CCSWarning)  # 21 calibration anchors: the largest score
-            assert ccs.calibrate("ball", b["cal"]).info["calibration"]["mode"] == "one-per-anchor"  # one threshold: the label's
+            s = ccs.calibrate("ball", b["cal"])
+            assert s.info["calibration"]["mode"] == "one-per-anchor"  # one threshold: the label's
+        # per_class, with no labels to split by, says whose bundles they are.
+        label = re.escape('per_class=True: the bundles of label "joy" alone (ccs bundle -one-label; one_label= in Python) carry no labels to split by')
+        with pytest.raises(ValueError, match=label):
+            s.evaluate(b["test"], per_class=True)
+        with pytest.raises(ValueError, match=re.escape("coverage_check: ") + ".*" + label):
+            s.coverage_check(b["test"], per_class=True, resplits=10)
     assert made["column"]["cal"].one_label == "2" and ccs.bundle(x, m, **kw)["cal"].one_label is None
 
 
