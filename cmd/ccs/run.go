@@ -161,7 +161,7 @@ func (c *command) run(ctx context.Context, out *output, path string, args []stri
 	fs := flag.NewFlagSet("ccs "+path, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	r := c.flags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := c.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(out.stdout, "usage: ccs %s %s\n\n%s\n\nFlags:\n", path, c.args, c.short)
 			fs.SetOutput(out.stdout)
@@ -182,6 +182,29 @@ func (c *command) run(ctx context.Context, out *output, path string, args []stri
 	out.command = strings.TrimSpace("ccs " + path + " " + strings.Join(args, " "))
 	out.config = strings.Join(kv, "\n")
 	return r(ctx, out)
+}
+
+// parse parses args into fs. A positional command's flags may also
+// follow its arguments, as its usage line writes them (ccs report
+// RESULT.json… -out report.html): fs.Args() are then the arguments alone,
+// in their order; after "--" every word is an argument.
+func (c *command) parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil || !c.positional {
+		return err
+	}
+	var words []string
+	for rest := fs.Args(); len(rest) > 0; rest = fs.Args() {
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			words = append(words, rest...)
+			break
+		}
+		words = append(words, rest[0])
+		args = rest[1:]
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+	}
+	return fs.Parse(append([]string{"--"}, words...))
 }
 
 // runSub runs the subcommand args[0] names (reproduce's tables).
