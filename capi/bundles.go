@@ -232,9 +232,16 @@ type madeBundles struct {
 
 // readQrels reads a file of relevance pairs — text (bundle.ReadQrels), or
 // a Parquet or Arrow table of query-id, corpus-id and score columns
-// (table.Pairs) —, and returns the file's SHA-256: of the text as read,
-// of a table (which its reader opens itself) read again after.
+// (table.Pairs; "FILE:QUERY,ROW[,SCORE]" picks them, as ccs bundle -pairs
+// does) —, and returns the file's SHA-256: of the text as read, of a
+// table (which its reader opens itself) read again after.
 func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
+	columns := ""
+	if i := strings.LastIndex(path, ":"); i > 0 && bundle.IsTable(path[:i]) {
+		if _, err := os.Stat(path[:i]); err == nil {
+			path, columns = path[:i], path[i+1:]
+		}
+	}
 	// A directory is refused first: a Hugging Face dataset's (which ccs
 	// bundle -pairs reads), or a Dask or Spark dataset named x.parquet,
 	// whose files the manifest's SHA-256 of the file would not cover.
@@ -251,7 +258,7 @@ func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 	}
 	var pairs [][2]int
 	if isTable {
-		a, err := table.Pairs(path, "")
+		a, err := table.Pairs(path, columns)
 		if err != nil {
 			return nil, "", err
 		}

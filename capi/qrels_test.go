@@ -64,9 +64,26 @@ func TestReadQrelsTable(t *testing.T) {
 	if h := sha256.Sum256(raw); sum != hex.EncodeToString(h[:]) {
 		t.Errorf("SHA-256 %s, the file's %x", sum, h)
 	}
+	// A table of more columns, named otherwise, is read by the columns
+	// "FILE:QUERY,ROW,SCORE" picks, as ccs bundle -pairs reads it (the
+	// message that asks which columns says to give them so).
+	sb.AppendValues(slices.Repeat([]string{"x"}, len(q)), nil)
+	xa := sb.NewArray()
+	raw = arrowtest.Write(t, []string{"note", "QQ", "RR", "SS"}, []arrow.Array{xa, qa, ra, sa}, 2, true)
+	if err := os.WriteFile(filepath.Join(dir, "named.arrow"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, sum, _ := read("named.arrow:QQ,RR,SS"); !slices.Equal(got, want) {
+		t.Errorf("named.arrow:QQ,RR,SS: pairs %v, want %v", got, want)
+	} else if h := sha256.Sum256(raw); sum != hex.EncodeToString(h[:]) {
+		t.Errorf("named.arrow:QQ,RR,SS: SHA-256 %s, the file's %x", sum, h)
+	}
+	ids, _ := bundle.NewPairIDs(nil, nil)
+	if _, _, err := readQrels(filepath.Join(dir, "named.arrow"), ids); err == nil || !strings.Contains(err.Error(), "named.arrow:QUERY,ROW,SCORE") {
+		t.Errorf("named.arrow without its columns: %v", err)
+	}
 	// A directory, a Dask or Spark dataset's "qrels.parquet" too, is
 	// refused before it is read as a table.
-	ids, _ := bundle.NewPairIDs(nil, nil)
 	os.Mkdir(filepath.Join(dir, "qrels.parquet"), 0o755)
 	os.WriteFile(filepath.Join(dir, "qrels.parquet", "part.0.parquet"), raw, 0o644)
 	for _, d := range []string{dir, filepath.Join(dir, "qrels.parquet")} {
