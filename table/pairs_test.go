@@ -225,7 +225,7 @@ func TestPairsBad(t *testing.T) {
 		{four, "a", []string{"four.parquet:a", "QUERY,ROW or QUERY,ROW,SCORE"}},
 		{four, "a,b,c,d", []string{"QUERY,ROW or QUERY,ROW,SCORE"}},
 		{four, "a,e", []string{`no column "e"`}},
-		{nullID, "", []string{"nullid.parquet", `column "query-id", row 1 is null`}},
+		{nullID, "", []string{"nullid.parquet", `column "query-id", row 1 is null (its one null among 2 rows)`}},
 		{nullScore, "", []string{"nullscore.parquet", `column "score", row 1 is null`, "without a score"}},
 		{nan, "", []string{"nan.parquet", `column "score", row 1`, "not a finite number"}},
 		{words, "", []string{"words.parquet", `column "score" is utf8`, "want scores"}},

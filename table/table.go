@@ -966,6 +966,9 @@ func ColumnValues(path string, tbl arrow.Table, col int, want string) (ids []int
 				n++
 			}
 		}
+		if n == 1 {
+			return nil, nil, fmt.Errorf("%s: column %q, row %d is null (its one null among %d rows)", path, tbl.Schema().Field(col).Name, first, len(nulls))
+		}
 		return nil, nil, fmt.Errorf("%s: column %q, row %d is null (%d of its %d rows are)", path, tbl.Schema().Field(col).Name, first, n, len(nulls))
 	}
 	return ids, strs, nil
