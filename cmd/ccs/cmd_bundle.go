@@ -58,7 +58,7 @@ func bundleCommand() *command {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float16, float32 or float64 lists); float16, bfloat16, float32 or float64, either order")
 			fs.StringVar(&o.Labels, "labels", "", "class labels `FILE`, one per row: .npy, .npz (FILE:ARRAY), .safetensors (FILE:TENSOR), .parquet/.arrow (FILE:COLUMN), .csv/.tsv with a header (FILE:COLUMN: obs.csv:cell_type, as pandas and AnnData write it) or .txt (one a line), of any integer type or strings (numbered in their sorted order; the manifest's label_names); positives are rows of the anchor's class")
 			fs.StringVar(&o.LabelNames, "label-names", "", "a `FILE` of the names of a multi-hot -labels matrix's columns, in their order (mlb.classes_, mlb the MultiLabelBinarizer): .txt (one a line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet/.arrow (FILE:COLUMN); one a column, none empty, none twice. The labels are then named as a list column's values are: in manifest.json, the per-label tables, -ood-classes by name")
-			fs.StringVar(&o.OneLabel, "one-label", "", "with several -labels a row (a multi-hot matrix, a column of lists), bundle the rows carrying the label `NAME` alone, for that label's own guarantee (what -calibration class cannot give there): they are the queries, each one's positives the other rows carrying it, its negatives rows that do not, drawn from all rows; NAME as the manifest names labels (a list column's value, a -label-names name, a matrix column's number when unnamed). The bundles carry no labels: calibrate one set a label on each label's bundle (docs/your-data.md, \"Several labels per row\")")
+			fs.Var((*oneLabelFlag)(&o.OneLabel), "one-label", "with several -labels a row (a multi-hot matrix, a column of lists), bundle the rows carrying the label `NAME` alone, for that label's own guarantee (what -calibration class cannot give there): they are the queries, each one's positives the other rows carrying it, its negatives rows that do not, drawn from all rows; NAME as the manifest names labels (a list column's value, a -label-names name, a matrix column's number when unnamed). The bundles carry no labels: calibrate one set a label on each label's bundle (docs/your-data.md, \"Several labels per row\")")
 			fs.StringVar(&o.Groups, "groups", "", "group ids `FILE`, one per row (as -labels): the rows of one group are views of one item; its first row is the anchor, its other rows the positives")
 			fs.StringVar(&o.Sessions, "sessions", "", "session ids `FILE`, one per row (as -labels), with -groups: an anchor's positives are its group's rows of other sessions (a speaker's other recordings)")
 			fs.StringVar(&o.Blocks, "blocks", "", "block ids `FILE`, one per row (as -labels), with -labels: the unit of the split — a recording of overlapping windows, a patient, a site —, each block whole in one split (ood-cal included) and the shares shared out by blocks, so that calibration and test are new blocks to each other; positives are still rows of the anchor's class")
@@ -681,6 +681,25 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	for _, w := range m.Warnings {
 		out.warn(w)
 	}
+	return nil
+}
+
+// oneLabelFlag is -one-label's value: one label, named once. A second
+// -one-label would silently replace the first (one run bundles one label's
+// rows), and an empty one (-one-label "$LABEL" of an unset variable)
+// silently bundle every label's.
+type oneLabelFlag string
+
+func (f *oneLabelFlag) String() string { return string(*f) }
+
+func (f *oneLabelFlag) Set(s string) error {
+	switch {
+	case *f != "":
+		return fmt.Errorf("given twice (%q, then %q): a run bundles one label's rows — run ccs bundle once a label, each with its own -out", string(*f), s)
+	case s == "":
+		return errors.New("empty: want a label's name (a list column's value, a -label-names name, or a matrix column's number)")
+	}
+	*f = oneLabelFlag(s)
 	return nil
 }
 
