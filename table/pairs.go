@@ -148,7 +148,7 @@ func scoreValues(path string, tbl arrow.Table, col int) (ints []int64, floats []
 	for _, chunk := range tbl.Column(col).Data().Chunks() {
 		for i := range chunk.Len() {
 			if chunk.IsNull(i) {
-				return nil, nil, fmt.Errorf("%s: column %q, row %d is null: a pair without a score says nothing of its relevance (BEIR's qrels score a relevant pair above 0, one judged not relevant 0)", path, fld.Name, rows+i)
+				return nil, nil, fmt.Errorf("%s: column %q, %s is null: a pair without a score says nothing of its relevance (BEIR's qrels score a relevant pair above 0, one judged not relevant 0)", path, fld.Name, rowName(path, rows+i))
 			}
 		}
 		switch c := chunk.(type) {
@@ -174,7 +174,7 @@ func scoreValues(path string, tbl arrow.Table, col int) (ints []int64, floats []
 	}
 	for i, v := range floats {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, nil, fmt.Errorf("%s: column %q, row %d: score %v is not a finite number: a missing score says nothing of the pair's relevance: give it one, or leave the pair out", path, fld.Name, i, v)
+			return nil, nil, fmt.Errorf("%s: column %q, %s: score %v is not a finite number: a missing score says nothing of the pair's relevance: give it one, or leave the pair out", path, fld.Name, rowName(path, i), v)
 		}
 	}
 	return ints, floats, nil

@@ -244,3 +244,40 @@ func TestPairsBad(t *testing.T) {
 		}
 	}
 }
+
+// TestPairsDatasetDictRows: a null or a NaN in a DatasetDict's directory
+// of qrels splits, read as one table, is named by its row in the table
+// and by its split and its row there, where the user looks for it; a
+// file's row is named as before.
+func TestPairsDatasetDictRows(t *testing.T) {
+	dir := t.TempDir()
+	dd := filepath.Join(dir, "qrels")
+	s := func(v ...string) arrow.Array { return stringsArray(v, nil) }
+	for _, sp := range []struct {
+		name string
+		rows int
+		ids  arrow.Array
+		sc   arrow.Array
+	}{
+		{"test", 3, s("d1", "d2", "d3"), float64Array([]float64{1, 1, 0})},
+		{"train", 2, stringsArray([]string{"d4", ""}, []bool{true, false}), float64Array([]float64{1, math.NaN()})},
+	} {
+		os.MkdirAll(filepath.Join(dd, sp.name), 0o755)
+		q := stringsArray(slices.Repeat([]string{"q"}, sp.rows), nil)
+		raw := arrowtest.Write(t, []string{"query-id", "corpus-id", "score"}, []arrow.Array{q, sp.ids, sp.sc}, 2, false)
+		os.WriteFile(filepath.Join(dd, sp.name, "data-00000-of-00001.arrow"), raw, 0o644)
+		os.WriteFile(filepath.Join(dd, sp.name, "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
+	}
+	os.WriteFile(filepath.Join(dd, "dataset_dict.json"), []byte(`{"splits": ["test", "train"]}`), 0o644)
+	for _, c := range []struct{ columns, want string }{
+		{"", `column "corpus-id", row 4 (split "train", its row 1) is null`},
+		{"query-id,query-id,score", `column "score", row 4 (split "train", its row 1): score NaN is not a finite number`},
+	} {
+		if _, err := Pairs(dd, c.columns); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:%s: %v, want %q", dd, c.columns, err, c.want)
+		}
+	}
+	if got := rowName(filepath.Join(dd, "train", "data-00000-of-00001.arrow"), 1); got != "row 1" {
+		t.Errorf("a file's row: %q, want %q", got, "row 1")
+	}
+}

@@ -785,6 +785,32 @@ func DatasetFiles(dir string) ([]string, error) {
 	return files, err
 }
 
+// rowName names row (0-based) of the table at path in messages: "row 137",
+// and in a DatasetDict's directory, read as one table of its splits, also
+// the split it is in and its row there ("row 137 (split \"train\", its row
+// 17)"), since a user looks for it in that split.
+func rowName(path string, row int) string {
+	name := fmt.Sprintf("row %d", row)
+	splits, err := DatasetSplits(path)
+	if err != nil || len(splits) == 0 {
+		return name
+	}
+	at := row
+	for _, s := range splits {
+		tbl, err := ReadTable(filepath.Join(path, s))
+		if err != nil {
+			return name
+		}
+		n := int(tbl.NumRows())
+		tbl.Release()
+		if at < n {
+			return fmt.Sprintf("%s (split %q, its row %d)", name, s, at)
+		}
+		at -= n
+	}
+	return name
+}
+
 // DatasetSplits are the splits of a DatasetDict's directory, in the order
 // ReadTable reads them; none for a Dataset's directory.
 func DatasetSplits(dir string) ([]string, error) {
@@ -967,9 +993,9 @@ func ColumnValues(path string, tbl arrow.Table, col int, want string) (ids []int
 			}
 		}
 		if n == 1 {
-			return nil, nil, fmt.Errorf("%s: column %q, row %d is null (its one null among %d rows)", path, tbl.Schema().Field(col).Name, first, len(nulls))
+			return nil, nil, fmt.Errorf("%s: column %q, %s is null (its one null among %d rows)", path, tbl.Schema().Field(col).Name, rowName(path, first), len(nulls))
 		}
-		return nil, nil, fmt.Errorf("%s: column %q, row %d is null (%d of its %d rows are)", path, tbl.Schema().Field(col).Name, first, n, len(nulls))
+		return nil, nil, fmt.Errorf("%s: column %q, %s is null (%d of its %d rows are)", path, tbl.Schema().Field(col).Name, rowName(path, first), n, len(nulls))
 	}
 	return ids, strs, nil
 }
