@@ -277,6 +277,21 @@ func TestPairsDatasetDictRows(t *testing.T) {
 			t.Errorf("%s:%s: %v, want %q", dd, c.columns, err, c.want)
 		}
 	}
+	// So is a null embedding in such a directory of embeddings.
+	de := filepath.Join(dir, "emb")
+	for _, sp := range []struct {
+		name string
+		rows [][]float32
+	}{{"train", [][]float32{{1, 2}, {3, 4}}}, {"test", [][]float32{{5, 6}, nil}}} {
+		os.MkdirAll(filepath.Join(de, sp.name), 0o755)
+		raw := arrowtest.Write(t, []string{"emb"}, []arrow.Array{lists(sp.rows, 0)}, 2, false)
+		os.WriteFile(filepath.Join(de, sp.name, "data-00000-of-00001.arrow"), raw, 0o644)
+		os.WriteFile(filepath.Join(de, sp.name, "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
+	}
+	os.WriteFile(filepath.Join(de, "dataset_dict.json"), []byte(`{"splits": ["train", "test"]}`), 0o644)
+	if _, err := ReadParquetColumn(de, "emb"); err == nil || !strings.Contains(err.Error(), `column "emb", row 3 (split "test", its row 1) is null`) {
+		t.Errorf("%s: %v, want its split's row", de, err)
+	}
 	if got := rowName(filepath.Join(dd, "train", "data-00000-of-00001.arrow"), 1); got != "row 1" {
 		t.Errorf("a file's row: %q, want %q", got, "row 1")
 	}

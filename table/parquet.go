@@ -250,22 +250,22 @@ func (r *rowReader) add(chunk arrow.Array) error {
 	}
 	for i := range chunk.Len() {
 		if chunk.IsNull(i) {
-			return fmt.Errorf("%s: column %q, row %d is null", path, name, r.row)
+			return fmt.Errorf("%s: column %q, %s is null", path, name, rowName(path, r.row))
 		}
 		lo, hi := offsets(i)
 		if r.rows == nil {
 			r.d = int(hi - lo)
 			if r.d < 1 {
-				return fmt.Errorf("%s: column %q, row %d is empty", path, name, r.row)
+				return fmt.Errorf("%s: column %q, %s is empty", path, name, rowName(path, r.row))
 			}
 			r.rows = make([]float32, 0, r.n*r.d)
 		}
 		if int(hi-lo) != r.d {
-			return fmt.Errorf("%s: column %q, row %d has %d values, row 0 has %d", path, name, r.row, hi-lo, r.d)
+			return fmt.Errorf("%s: column %q, %s has %d values, row 0 has %d", path, name, rowName(path, r.row), hi-lo, r.d)
 		}
 		for j := lo; j < hi && values.NullN() > 0; j++ {
 			if values.IsNull(int(j)) {
-				return fmt.Errorf("%s: column %q, row %d, coordinate %d is null", path, name, r.row, j-lo)
+				return fmt.Errorf("%s: column %q, %s, coordinate %d is null", path, name, rowName(path, r.row), j-lo)
 			}
 		}
 		switch {
@@ -279,7 +279,7 @@ func (r *rowReader) add(chunk arrow.Array) error {
 			for j, x := range f64[lo:hi] {
 				v, err := bundle.Narrow(x)
 				if err != nil {
-					return fmt.Errorf("%s: column %q, row %d, coordinate %d: %v %w", path, name, r.row, j, x, err)
+					return fmt.Errorf("%s: column %q, %s, coordinate %d: %v %w", path, name, rowName(path, r.row), j, x, err)
 				}
 				r.rows = append(r.rows, v)
 			}
