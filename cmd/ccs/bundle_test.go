@@ -731,7 +731,16 @@ func TestBundleCommand(t *testing.T) {
 	}
 	// The same pairs as a DatasetDict of two splits (save_to_disk's
 	// layout): one table, the same bundles, and a note that the splits'
-	// judgements were pooled, naming the directory of one split.
+	// judgements were pooled, naming the directory of one split. The ids
+	// come from tables of an "_id" column, as BEIR's corpus and queries
+	// on the Hub hold them, which need no :COLUMN.
+	sb.AppendValues(strings.Fields(rowIDs.String()), nil)
+	writeArrowColumns(t, p("corpus.arrow"), []string{"_id", "annotator"}, []arrow.Array{sb.NewArray(), func() arrow.Array {
+		sb.AppendValues(slices.Repeat([]string{"x"}, n), nil)
+		return sb.NewArray()
+	}()}, 0, n, 64)
+	sb.AppendValues(qnames, nil)
+	writeArrowColumns(t, p("queries.arrow"), []string{"_id"}, []arrow.Array{sb.NewArray()}, 0, len(qnames), 64)
 	half := len(qcol) / 2
 	for _, sp := range []struct {
 		name   string
@@ -743,7 +752,7 @@ func TestBundleCommand(t *testing.T) {
 	}
 	os.WriteFile(p("qrels-dd/dataset_dict.json"), []byte(`{"splits": ["train", "test"]}`), 0o644)
 	stderr.Reset()
-	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("emb.npy"), "-queries", p("queries.npy"), "-pairs", p("qrels-dd"), "-ids", p("ids.txt"), "-query-ids", p("query-ids.npy"), "-out", p("rag-dd"), "-k", "2"}); err != nil {
+	if err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("emb.npy"), "-queries", p("queries.npy"), "-pairs", p("qrels-dd"), "-ids", p("corpus.arrow"), "-query-ids", p("queries.arrow"), "-out", p("rag-dd"), "-k", "2"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"fit", "val", "cal", "test"} {
@@ -2128,7 +2137,8 @@ func TestBundleParquetNulls(t *testing.T) {
 		{"dataset null ids", []string{"-queries", p("emb.npy"), "-pairs", p("pairs.tsv"), "-ids", p("ds") + ":family"}, p("ds") + `: column "family", row 7 is null (10 of its 400 rows are)`},
 		{"Arrow labels column misspelt", []string{"-labels", p("all.arrow") + ":famly"}, p("all.arrow") + `: no column "famly" ` + arrowColumns + `: did you mean "family"?`},
 		{"dataset groups column absent", []string{"-groups", p("ds") + ":group"}, p("ds") + `: no column "group" ` + arrowColumns},
-		{"dataset groups unnamed", []string{"-groups", p("ds")}, p("ds") + `: no column "groups" ` + arrowColumns + `: give FILE:COLUMN`},
+		{"dataset groups unnamed", []string{"-groups", p("ds")}, p("ds") + `: which column holds the groups? none is named "groups" or "group" ` + arrowColumns + `: give ` + p("ds") + `:COLUMN`},
+		{"dataset ids unnamed", []string{"-queries", p("emb.npy"), "-pairs", p("pairs.tsv"), "-ids", p("ds")}, p("ds") + `: which column holds the ids? none is named "ids" or "id" or "_id" ` + arrowColumns + `: give ` + p("ds") + `:COLUMN`},
 	} {
 		err := run(io.Discard, io.Discard, append(append(slices.Clone(base), c.args...), "-out", p("bad")))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -520,21 +520,29 @@ func headerLike(line string) bool {
 
 // tableColumn is the column of schema (path's) that -labels or
 // -groups names (FILE:COLUMN), or, unnamed, the one named for what
-// ("labels" or "label").
+// ("labels" or "label"; for ids, "id" or "_id" too, as BEIR's corpus and
+// queries tables on the Hugging Face Hub name theirs).
 func tableColumn(path string, schema *arrow.Schema, column, what string) (int, error) {
-	col := -1
-	for i, fld := range schema.Fields() {
-		if fld.Name == column || (column == "" && (fld.Name == what || fld.Name == strings.TrimSuffix(what, "s"))) {
-			col = i
-		}
-	}
-	if col < 0 {
-		if column == "" {
-			return -1, fmt.Errorf("%s: no column %q (the columns: %s): give FILE:COLUMN", path, what, table.Columns(schema))
+	if column != "" {
+		if i := slices.IndexFunc(schema.Fields(), func(f arrow.Field) bool { return f.Name == column }); i >= 0 {
+			return i, nil
 		}
 		return -1, table.NoColumn(path, column, schema)
 	}
-	return col, nil
+	names := []string{what, strings.TrimSuffix(what, "s")}
+	if strings.HasSuffix(what, "ids") {
+		names = append(names, "id", "_id")
+	}
+	for _, name := range names {
+		if i := slices.IndexFunc(schema.Fields(), func(f arrow.Field) bool { return f.Name == name }); i >= 0 {
+			return i, nil
+		}
+	}
+	quoted := make([]string, 0, len(names))
+	for _, name := range slices.Compact(names) {
+		quoted = append(quoted, strconv.Quote(name))
+	}
+	return -1, fmt.Errorf("%s: which column holds the %s? none is named %s (the columns: %s): give %s:COLUMN", path, what, strings.Join(quoted, " or "), table.Columns(schema), path)
 }
 
 // readParquetIDs reads an integer or string column, as tableIDs does.
