@@ -1538,6 +1538,87 @@ def test_ood_detection_by_class_equals_ccs_ood(labelled, cli, tmp_path):
         ccs.ood_detection(tmp_path / "s.json", b / "test.npz", {"held": ccs.Bundle.load(b / "ood.npz", features=True).anchors}, by_class=True)
 
 
+def test_combood_equals_numpy():
+    """COMBOOD's AUROC in ood_detection is that of the baseline computed
+    here, independently, as docs/ood.md defines it: each activation column
+    Yeo-Johnson transformed with its λ of maximum likelihood (golden section
+    on [−10, 10]), standardised, its Gaussian log-density under the
+    training mean and covariance + I, plus −√D·log r₅₀ of the normalised
+    features, negated. Columns skewed, of mixed sign and spanning 1e-6 to
+    1e6 exercise both branches of the transform."""
+    rng = np.random.default_rng(36)
+    d, act, classes = 8, 4, 3
+    centres = rng.normal(0, 1.5, (classes, d))
+
+    def sample(n, shift):
+        y = rng.integers(0, classes, n)
+        x = centres[y] + rng.normal(0, 1 + 0.25 * shift, (n, d))
+        g = rng.gamma(2.0, 1.0, (n, act)) * (1 + 0.3 * shift)
+        a = np.stack([g[:, 0] ** 2, g[:, 1] - 2.5 + 0.3 * x[:, 0], np.exp(rng.normal(shift, 5, n)), g[:, 3]], 1)
+        return x.astype(np.float32), y, a.astype(np.float32)
+
+    xt, yt, at = sample(1200, 0)
+    xi, _, ai = sample(300, 0)
+    xo, _, ao = sample(300, 1)
+    train = ccs.Bundle(xt, labels=yt, activations=at)
+    anchors = rng.normal(size=(200, d))
+    cal = ccs.Bundle(anchors.astype(np.float32), (anchors[:, None] + 0.5 * rng.normal(size=(200, 2, d))).astype(np.float32),
+                     (anchors[:, None] + 1.5 * rng.normal(size=(200, 2, d))).astype(np.float32))
+    s = ccs.calibrate("ball", cal, alpha=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)  # no reference pool: the batch score alone
+        got = ccs.ood_detection(s, ccs.Bundle(xi, activations=ai), ccs.Bundle(xo, activations=ao), train=train, cider_epochs=0)
+    auroc = next(r["auroc"][0]["mean"] for r in got.rows if r["method"] == "COMBOOD")
+
+    def yeo_johnson(x, lam):
+        pos = x >= 0
+        out = np.empty_like(x)
+        out[pos] = np.log1p(x[pos]) if abs(lam) < 1e-12 else ((x[pos] + 1) ** lam - 1) / lam
+        out[~pos] = -np.log1p(-x[~pos]) if abs(lam - 2) < 1e-12 else -((1 - x[~pos]) ** (2 - lam) - 1) / (2 - lam)
+        return out
+
+    def loglik(x, lam):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return -len(x) / 2 * np.log(yeo_johnson(x, lam).var()) + (lam - 1) * np.sum(np.sign(x) * np.log1p(np.abs(x)))
+
+    def golden(f, lo, hi):
+        g = (np.sqrt(5) - 1) / 2
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        fa, fb = f(a), f(b)
+        while hi - lo > 1e-9:
+            if fa > fb or np.isnan(fb):
+                hi, b, fb = b, a, fa
+                a = hi - g * (hi - lo)
+                fa = f(a)
+            else:
+                lo, a, fa = a, b, fb
+                b = lo + g * (hi - lo)
+                fb = f(b)
+        return (lo + hi) / 2
+
+    at64 = at.astype(np.float64)
+    lams = [golden(lambda lam: loglik(at64[:, j], lam), -10, 10) for j in range(act)]
+    yt_ = np.stack([yeo_johnson(at64[:, j], lams[j]) for j in range(act)], 1)
+    mu, sd = yt_.mean(0), yt_.std(0)
+    z = lambda a: (np.stack([yeo_johnson(a.astype(np.float64)[:, j], lams[j]) for j in range(act)], 1) - mu) / sd
+    zt = z(at)
+    mean, cov = zt.mean(0), np.cov(zt, rowvar=False) + np.eye(act)
+    prec, logdet = np.linalg.inv(cov), np.linalg.slogdet(cov)[1]
+    unit = lambda x: x / np.linalg.norm(x, axis=1, keepdims=True)
+    tn = unit(xt.astype(np.float64))
+
+    def anomaly(x, a):
+        diff = z(a) - mean
+        mc = -0.5 * np.einsum("ij,jk,ik->i", diff, prec, diff) - 0.5 * (act * np.log(2 * np.pi) + logdet)
+        r = np.sqrt(np.maximum(np.sort(((unit(x.astype(np.float64))[:, None] - tn[None]) ** 2).sum(-1), 1)[:, 49], 0))
+        return -(-np.sqrt(d) * np.log(np.maximum(r, 1e-8)) + mc)
+
+    si, so = anomaly(xi, ai), anomaly(xo, ao)
+    want = 100 * ((so[:, None] > si[None]).mean() + 0.5 * (so[:, None] == si[None]).mean())
+    assert 60 < want < 99, want  # neither chance nor separable: the sum's parts count
+    assert abs(auroc - want) < 0.005, (auroc, want, lams)  # to 2 decimals
+
+
 def test_class_set_judges_another_bundling_by_name():
     """A class-conditional set on a test bundle of another bundling (a class
     more, one fewer: another donor's cells) judges each test class with its
