@@ -277,6 +277,13 @@ func TestPairsDatasetDictRows(t *testing.T) {
 			t.Errorf("%s:%s: %v, want %q", dd, c.columns, err, c.want)
 		}
 	}
+	// Splits whose score columns are of other types (float64 in test,
+	// int64 in train) are refused naming the column and both types.
+	os.WriteFile(filepath.Join(dd, "train", "data-00000-of-00001.arrow"), arrowtest.Write(t, []string{"query-id", "corpus-id", "score"},
+		[]arrow.Array{s("q", "q"), s("d4", "d5"), int64Array([]int64{1, 0}, nil)}, 2, false), 0o644)
+	if _, err := Pairs(dd, ""); err == nil || !strings.Contains(err.Error(), `column "score" is int64 here and float64 in test/data-00000-of-00001.arrow`) {
+		t.Errorf("%s of splits of other score types: %v", dd, err)
+	}
 	// So is a null embedding in such a directory of embeddings.
 	de := filepath.Join(dir, "emb")
 	for _, sp := range []struct {

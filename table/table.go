@@ -498,7 +498,7 @@ func scanTable(path string, count bool, start func(*arrow.Schema, int64) ([]int,
 			}
 			if !s.Equal(first) {
 				name, _ := filepath.Rel(path, shards[0])
-				return nil, fmt.Errorf("%s: its columns %v differ from %s's %v", shard, s, name, first)
+				return nil, fmt.Errorf("%s: its columns (%s) differ from %s's (%s)%s", shard, Columns(s), name, Columns(first), columnDiff(s, first, name))
 			}
 			return want, nil
 		}
@@ -956,6 +956,25 @@ func Columns(schema *arrow.Schema) string {
 		each[i] = fmt.Sprintf("%q %v", f.Name, f.Type)
 	}
 	return strings.Join(each, ", ")
+}
+
+// columnDiff says which column of schema s first differs from first's
+// (read from name), for a DatasetDict's or a sharded dataset's files
+// that were to be one table: "" when the columns are not the same ones.
+func columnDiff(s, first *arrow.Schema, name string) string {
+	if s.NumFields() != first.NumFields() {
+		return ""
+	}
+	for i, f := range s.Fields() {
+		g := first.Field(i)
+		if f.Name != g.Name {
+			return ""
+		}
+		if !arrow.TypeEqual(f.Type, g.Type) {
+			return fmt.Sprintf(": column %q is %v here and %v in %s — write them alike (a dataset's cast), or read one split's directory", f.Name, f.Type, g.Type, name)
+		}
+	}
+	return ""
 }
 
 // didYouMean is ": did you mean "NAME"?" for the column name nearest
