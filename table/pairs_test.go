@@ -252,7 +252,7 @@ func TestPairsBad(t *testing.T) {
 func TestPairsDatasetDictRows(t *testing.T) {
 	dir := t.TempDir()
 	dd := filepath.Join(dir, "qrels")
-	s := func(v ...string) arrow.Array { return stringsArray(v, nil) }
+	s := func(v ...string) arrow.Array { return strs(v) }
 	for _, sp := range []struct {
 		name string
 		rows int
@@ -260,10 +260,10 @@ func TestPairsDatasetDictRows(t *testing.T) {
 		sc   arrow.Array
 	}{
 		{"test", 3, s("d1", "d2", "d3"), float64Array([]float64{1, 1, 0})},
-		{"train", 2, stringsArray([]string{"d4", ""}, []bool{true, false}), float64Array([]float64{1, math.NaN()})},
+		{"train", 2, strs([]string{"d4", ""}, 1), float64Array([]float64{1, math.NaN()})},
 	} {
 		os.MkdirAll(filepath.Join(dd, sp.name), 0o755)
-		q := stringsArray(slices.Repeat([]string{"q"}, sp.rows), nil)
+		q := strs(slices.Repeat([]string{"q"}, sp.rows))
 		raw := arrowtest.Write(t, []string{"query-id", "corpus-id", "score"}, []arrow.Array{q, sp.ids, sp.sc}, 2, false)
 		os.WriteFile(filepath.Join(dd, sp.name, "data-00000-of-00001.arrow"), raw, 0o644)
 		os.WriteFile(filepath.Join(dd, sp.name, "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
@@ -280,7 +280,7 @@ func TestPairsDatasetDictRows(t *testing.T) {
 	// Splits whose score columns are of other types (float64 in test,
 	// int64 in train) are refused naming the column and both types.
 	os.WriteFile(filepath.Join(dd, "train", "data-00000-of-00001.arrow"), arrowtest.Write(t, []string{"query-id", "corpus-id", "score"},
-		[]arrow.Array{s("q", "q"), s("d4", "d5"), int64Array([]int64{1, 0}, nil)}, 2, false), 0o644)
+		[]arrow.Array{s("q", "q"), s("d4", "d5"), int64s([]int64{1, 0})}, 2, false), 0o644)
 	if _, err := Pairs(dd, ""); err == nil || !strings.Contains(err.Error(), `column "score" is int64 here and float64 in test/data-00000-of-00001.arrow`) {
 		t.Errorf("%s of splits of other score types: %v", dd, err)
 	}
