@@ -249,12 +249,8 @@ func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 		return nil, "", fmt.Errorf("bundle: pairs %s: a directory: give a file of pairs (.tsv, .csv, .txt, .parquet, .arrow), or a loaded dataset's columns as pairs, list(zip(ds[\"query-id\"], ds[\"corpus-id\"], ds[\"score\"]))", path)
 	}
 	isTable := bundle.IsTable(path) // as ccs bundle -pairs tells a table
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".tsv", ".csv", ".txt":
-	default:
-		if !isTable {
-			return nil, "", fmt.Errorf("bundle: pairs %s: a file of pairs is text, .tsv, .csv or .txt (BEIR's qrels), or a table, .parquet or .arrow; give an array of pairs as an array", path)
-		}
+	if ext := strings.ToLower(filepath.Ext(path)); !isTable && ext != ".tsv" && ext != ".csv" && ext != ".txt" {
+		return nil, "", fmt.Errorf("bundle: pairs %s: a file of pairs is text, .tsv, .csv or .txt (BEIR's qrels), or a table, .parquet or .arrow; give an array of pairs as an array", path)
 	}
 	var pairs [][2]int
 	if isTable {

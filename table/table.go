@@ -86,12 +86,13 @@ func collect(scan func(start func(*arrow.Schema, int64) error, batch func(arrow.
 // its schema, that column alone, returned as a table of one column, col
 // 0 (its schema's metadata, a Hugging Face dataset's features, kept): of
 // a Parquet file its leaf columns alone (a 1280-d embeddings column
-// beside it is not read); of an Arrow IPC file or stream or a dataset's
-// directory a record batch at a time, the column copied out of each and
-// the batch let go (an embeddings column beside it is read, a batch at a
-// time, not kept: the peak is the column and a batch, not the table); of
-// a dataset directory's Parquet shards the column's leaf columns alone, a
-// few thousand rows at a time. pick's error is returned as it is.
+// beside it is not read); of an Arrow IPC file or stream (a dataset
+// directory's Arrow shards) a record batch at a time, the column copied
+// out of each and the batch let go (an embeddings column beside it is
+// read, a batch at a time, not kept: the peak is the column and a batch,
+// not the table); of a dataset directory's Parquet shards the column's
+// leaf columns alone, a few thousand rows at a time, kept as read. pick's
+// error is returned as it is.
 func ReadTableColumn(path string, pick func(*arrow.Schema) (int, error)) (tbl arrow.Table, col int, err error) {
 	tbl, err = readColumns(path, func(s *arrow.Schema) ([]int, error) {
 		c, err := pick(s)
@@ -208,10 +209,13 @@ func scanColumns(path string, pick func(*arrow.Schema) ([]int, error)) (arrow.Ta
 			}
 			chunks[j] = append(chunks[j], own)
 		}
-		// The batches are garbage once their columns are kept (the
-		// embeddings read before them: a 200 000 × 384 file's labels
-		// read at 662 MB, 447 MB with the cycles).
-		gc.read(read)
+		// A shared batch is garbage once its columns are copied out (the
+		// embeddings read beside them: a 200 000 × 384 file's labels
+		// read at 662 MB, 447 MB with the cycles); a batch kept as read
+		// stays live, and a cycle would free nothing.
+		if shared {
+			gc.read(read)
+		}
 		return nil
 	})
 	if err != nil {
@@ -442,7 +446,7 @@ func scanTable(path string, count bool, start func(*arrow.Schema, int64) ([]int,
 	// Arrow IPC batch's).
 	project := func(rec arrow.RecordBatch) error {
 		if want == nil {
-			return batch(rec, recordBytes(rec), true)
+			return read(rec)
 		}
 		cols := make([]arrow.Array, len(want))
 		for i, c := range want {

@@ -418,6 +418,27 @@ func TestRetrieveAnchorClassLabel(t *testing.T) {
 			t.Errorf("%s: the three classes' thresholds are %d distinct values: no test of which class an anchor gets", set, len(thresholds))
 		}
 	}
+	// A set calibrated on the ClassLabel's ids as bare integers (as
+	// ccs.bundle(X, ds["label"]) gives): its classes are the ids, which
+	// the anchors' ClassLabel column gives as they are.
+	if err := bundle.WriteNPY(p("ids.npy"), bundle.Int64(y, n)); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"bundle", "-embeddings", p("ds.parquet"), "-labels", p("ids.npy"), "-k", "5", "-seed", "3", "-out", p("int")},
+		{"calibrate", "-geometry", "ball", "-cal", p("int/cal.npz"), "-calibration", "class", "-alpha", "0.2", "-out", p("int.json")},
+	} {
+		if err := run(io.Discard, io.Discard, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	batch, _ := retrieveJSON(t, "-set", p("int.json"), "-db", p("db.npy"), "-anchor", p("anchors.npy"), "-anchor-labels", p("anchors.parquet")+":label")
+	for i, l := range ay {
+		one, _ := retrieveJSON(t, "-set", p("int.json"), "-db", p("db.npy"), "-anchor", p(fmt.Sprintf("a%d.npy", i)), "-label", fmt.Sprint(l))
+		if a := batch.Anchors[i]; a.Threshold != one.Threshold || !slices.Equal(a.rows(), one.rows()) {
+			t.Errorf("int.json: -anchor-labels, anchor %d: threshold %v, %d rows; -label %d: threshold %v, %d rows", i, a.Threshold, a.Total, l, one.Threshold, one.Total)
+		}
+	}
 	// A ClassLabel's -1 is Hugging Face's no label.
 	ay[1] = -1
 	writeClassLabelTable(t, p("missing.parquet"), ax, ay, d, features, true)

@@ -33,7 +33,7 @@ func coverageCheckCommand() *command {
 			fs.Uint64Var(&o.Seed, "seed", 0, "`seed` of the resplits and of each anchor's calibration positive")
 			fs.BoolVar(&o.PerClass, "per-class", false, "also each class's coverage over the resplits (the bundle's labels; with several labels a row, each label's); a class-conditional set is always resplit class by class")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
-			fs.StringVar(&o.Out, "out", "", "also write the JSON document -json prints to `FILE` (replaced whole, never left half-written): what ccs report and ccs plot read")
+			fs.StringVar(&o.Out, "out", "", outUsage)
 			return nil
 		}, runCoverageCheck)
 }

@@ -109,7 +109,7 @@ func evaluateCommand() *command {
 			fs.StringVar(&o.Baseline, "baseline", "", "with -db: also a certified top-k beside the set, k calibrated on the set's own calibration units (-cal) at its α (and δ): `topk` ranks the collection by the set's distance, topk-l2 by the Euclidean one; comma-separated for both")
 			fs.StringVar(&o.Cal, "cal", "", "with -baseline: the calibration bundle `file` the set was calibrated on (its digest is checked)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON instead of text")
-			fs.StringVar(&o.Out, "out", "", "also write the JSON document -json prints to `FILE` (replaced whole, never left half-written): what ccs report and ccs plot read")
+			fs.StringVar(&o.Out, "out", "", outUsage)
 			return func() error {
 				fs.Visit(o.sizeFlags.visit)
 				return nil

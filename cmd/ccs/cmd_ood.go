@@ -55,7 +55,7 @@ func oodCommand() *command {
 			fs.Uint64Var(&o.Seed, "seed", 0, "CIDER's `seed`")
 			fs.BoolVar(&o.Quiet, "quiet", false, "no progress on stderr")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON instead of the table")
-			fs.StringVar(&o.Out, "out", "", "also write the JSON document -json prints to `FILE` (replaced whole, never left half-written): what ccs report and ccs plot read")
+			fs.StringVar(&o.Out, "out", "", outUsage)
 			return nil
 		}, runOOD)
 }

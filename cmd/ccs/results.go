@@ -177,11 +177,6 @@ func newDocument(out *output, kind string, res experiment.Result) (*experiment.D
 	return &experiment.Document{Kind: kind, Command: out.command, Build: b, Result: res}, nil
 }
 
-// writeDocument prints res as a document of kind: a command's -json.
-func writeDocument(out *output, kind string, res experiment.Result) error {
-	return saveDocument(out, "", kind, res, true, "")
-}
-
 // saveDocument is the -json and -out of command cmd, whose result is a
 // document of kind: it writes the document to path (-out, when not "")
 // whole or not at all, and prints it when asJSON. The caller prints its
@@ -191,14 +186,25 @@ func saveDocument(out *output, cmd, kind string, res experiment.Result, asJSON b
 	if err != nil {
 		return err
 	}
-	if err := writeOut(cmd, path, doc); err != nil {
+	return saveJSON(out, cmd, doc, asJSON, path)
+}
+
+// saveJSON writes v, command cmd's JSON, to path (-out, when not "")
+// whole or not at all, and prints it when asJSON: saveDocument's, and
+// that of a result of no document kind (evaluate -trials').
+func saveJSON(out *output, cmd string, v any, asJSON bool, path string) error {
+	if err := writeOut(cmd, path, v); err != nil {
 		return err
 	}
 	if asJSON {
-		return writeJSON(out.stdout, doc)
+		return writeJSON(out.stdout, v)
 	}
 	return nil
 }
+
+// outUsage is the -out flag's usage of a command whose -json prints a
+// document (saveDocument).
+const outUsage = "also write the JSON document -json prints to `FILE` (replaced whole, never left half-written): what ccs report and ccs plot read"
 
 // checkOut refuses a directory as cmd's -out before any work, naming the
 // file to give: DIR/KIND.json, where ccs report -in DIR looks for a

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -113,28 +114,33 @@ func anchorSets(out *output, set *conformal.Set, arg string, m int, src string) 
 	if len(ids) != m {
 		return nil, labelsMismatch(arg, len(ids), m, "anchors", src, li.warn)
 	}
+	if li.classLabel && !slices.ContainsFunc(set.Classes, func(c conformal.ClassThreshold) bool { return c.Name != "" }) {
+		// A set calibrated on the ClassLabel's ids themselves (ccs.bundle
+		// of ds["label"]): its classes are the ids.
+		names = nil
+	}
 	sets := make([]*conformal.Set, m)
-	byLabel := map[int64]*conformal.Set{}
+	byID := map[int64]*conformal.Set{} // by the anchor's id: a name looked up once
 	for i, c := range ids {
 		mark, ok := missing[c]
-		if !ok && li.classLabel && c < 0 { // a ClassLabel's -1: Hugging Face's no label
+		if !ok && c < 0 && (li.names == nil || li.classLabel) { // an integer's -1: Hugging Face's and ccs bundle's no label
 			mark, ok = strconv.FormatInt(c, 10), true
 		}
 		if ok {
 			return nil, fmt.Errorf("%s: row %d: %q marks a missing label, and a class-conditional set's threshold is its anchor's class's: give every anchor's class (or retrieve those anchors with -unlabeled marginal, apart)", arg, i, mark)
 		}
-		l := c
-		if names != nil {
-			if l, err = set.LabelNamed(names[c]); err != nil {
-				return nil, fmt.Errorf("%s: row %d: %w", arg, i, trimConformal(err))
-			}
-		}
-		s, ok := byLabel[l]
+		s, ok := byID[c]
 		if !ok {
+			l := c
+			if names != nil {
+				if l, err = set.LabelNamed(names[c]); err != nil {
+					return nil, fmt.Errorf("%s: row %d: %w", arg, i, trimConformal(err))
+				}
+			}
 			if s, err = set.ForClass(l); err != nil {
 				return nil, fmt.Errorf("%s: row %d: %w", arg, i, trimConformal(err))
 			}
-			byLabel[l] = s
+			byID[c] = s
 		}
 		sets[i] = s
 	}

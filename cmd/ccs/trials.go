@@ -84,11 +84,8 @@ func runEvaluateTrials(o evaluateOptions, out *output) error {
 	}
 	warnings = append(warnings, set.Warnings()...)
 	doc := trialsDocument{Set: o.Set, Trials: o.Trials, Form: form, Header: list.Header, TrialResult: r, Alpha: set.Alpha, Warnings: append([]string{}, warnings...)}
-	if err := writeOut("evaluate", o.Out, doc); err != nil {
+	if err := saveJSON(out, "evaluate", doc, o.JSON, o.Out); err != nil || o.JSON {
 		return err
-	}
-	if o.JSON {
-		return writeJSON(out.stdout, doc)
 	}
 	forms := map[string]string{"voxceleb": "VoxCeleb's form", "kaldi": "Kaldi's form"}
 	fmt.Fprintf(out.stdout, "set        %s\n", describe(set))
