@@ -360,6 +360,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return fmt.Errorf("%s: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -%s", o.Labels, mode)
 		}
 		if o.LabelNames != "" {
+			if li.listIDs { // a -1 among the ids the names name: a missing label's mark
+				if li.sets, err = missingNamedIDs(li.sets, cfg.MissingLabels, o.Labels, o.LabelNames); err != nil {
+					return err
+				}
+			}
 			if err := nameMatrix(&li, o.Labels, o.LabelNames); err != nil {
 				return err
 			}

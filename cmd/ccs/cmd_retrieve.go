@@ -647,7 +647,7 @@ func readRowLabels(arg, namesArg string, n int, db string) ([]string, labelSets,
 			names := make([]string, len(s))
 			for j, l := range s {
 				names[j] = strconv.Itoa(int(l))
-				if li.names != nil && int(l) < len(li.names) {
+				if li.names != nil && l >= 0 && int(l) < len(li.names) { // a -1 marks no label
 					names[j] = li.names[l]
 				}
 			}

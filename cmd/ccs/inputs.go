@@ -943,7 +943,9 @@ func labelsByQueryID(arg string, labels []int64, queryIDs []string, idsArg strin
 // are not one a column, empty or given twice. Lists of integers (a CSV
 // column's) are numbered columns whose count the names give, as a
 // matrix's columns give it: a label no row lists is kept, as a matrix's
-// column of 0s is, and an id no name names is refused, naming the row.
+// column of 0s is, and an id no name names is refused, naming the row; a
+// negative one, a missing label's mark, is -missing-labels' (ccs bundle
+// applies it first: missingNamedIDs) and printed as it is by retrieve.
 func nameMatrix(li *labelsInput, labels, arg string) error {
 	switch {
 	case li.sets == nil:
@@ -958,7 +960,7 @@ func nameMatrix(li *labelsInput, labels, arg string) error {
 	if li.listIDs {
 		for i, s := range li.sets {
 			for _, l := range s {
-				if l < 0 || int(l) >= len(names) {
+				if int(l) >= len(names) { // a negative one marks a missing label (-missing-labels)
 					return fmt.Errorf("-label-names %s names %d labels (ids 0 to %d), and %s row %d lists label %d, which no name names: give one a label, in the ids' order", arg, len(names), len(names)-1, labels, i, l)
 				}
 			}

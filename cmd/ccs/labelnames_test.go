@@ -294,4 +294,51 @@ func TestBundleCSVIntListsMissing(t *testing.T) {
 	if want := []string{"-1", "0", "1", "2", "3"}; !slices.Equal(m.LabelNames, want) {
 		t.Errorf("-missing-labels class: label_names %q, want %q", m.LabelNames, want)
 	}
+
+	// With -label-names (a ClassLabel's names beside its ids), the -1 is
+	// the same mark, not an id the names fail to name: refused by default,
+	// counted, dropped with drop (the bundles of the lists without it),
+	// and refused with class, which would need a name for it.
+	os.WriteFile(p("names.txt"), []byte("anger\ngrief\njoy\nlove\n"), 0o644)
+	named := []string{"-label-names", p("names.txt")}
+	err = bundleOf("with.csv", "named-refused", named...)
+	if want := fmt.Sprintf(`some rows list a value that marks a missing label ("-1": %d rows)`, marked); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("-1 with -label-names by default: %v, want %q", err, want)
+	}
+	if err := bundleOf("with.csv", "named-drop", append(named, "-missing-labels", "drop")...); err != nil {
+		t.Fatalf("-1 with -label-names, -missing-labels drop: %v", err)
+	}
+	for _, split := range []string{"fit", "val", "cal", "test"} {
+		a, err := os.ReadFile(p("without/" + split + ".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(p("named-drop/" + split + ".npz")); err != nil || !bytes.Equal(a, b) {
+			t.Errorf("-label-names, -missing-labels drop: %s.npz differs from the lists' without -1 (%v)", split, err)
+		}
+	}
+	raw, err = os.ReadFile(p("named-drop/manifest.json"))
+	if err != nil || json.Unmarshal(raw, &m) != nil {
+		t.Fatalf("manifest: %v", err)
+	}
+	if want := []string{"anger", "grief", "joy", "love"}; !slices.Equal(m.LabelNames, want) {
+		t.Errorf("-label-names, -missing-labels drop: label_names %q, want %q", m.LabelNames, want)
+	}
+	err = bundleOf("with.csv", "named-class", append(named, "-missing-labels", "class")...)
+	if want := fmt.Sprintf("-missing-labels class keeps the missing label's mark -1 of %s:labels (%d rows; the first: row 0) as a label, and -label-names %s names ids 0 and up alone", p("with.csv"), marked, p("names.txt")); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("-1 with -label-names, -missing-labels class: %v, want %q", err, want)
+	}
+	// ccs retrieve -labels of those lists prints the mark as it is and
+	// names the rest (it refused the -1 as an id no name names).
+	var stdout bytes.Buffer
+	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", p("named-drop/cal.npz"), "-out", p("ball.json")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(&stdout, io.Discard, []string{"retrieve", "-set", p("ball.json"), "-db", p("x.npy"), "-anchor-index", "0", "-limit", "1",
+		"-labels", p("with.csv") + ":labels", "-label-names", p("names.txt")}); err != nil {
+		t.Fatalf("retrieve -labels with a -1, -label-names: %v", err)
+	}
+	if want := "0\t0\t0\t-1"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("retrieve -labels with a -1, -label-names: no line %q in\n%s", want, stdout.String())
+	}
 }
