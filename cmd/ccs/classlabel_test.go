@@ -163,6 +163,40 @@ func TestBundleClassLabelNames(t *testing.T) {
 	if got, want := manifest("nulls-b").LabelNames, append(lower, "null"); !slices.Equal(got, want) {
 		t.Errorf("-missing-labels class: label_names %q, want %q", got, want)
 	}
+	// -missing-labels class: a -1 row's class comes last too, named "-1",
+	// the dataset's ids kept: the bundles of the bare ids with -1 as 3.
+	// It once stayed class -1, which no name names: every table and the
+	// set's classes fell back to numbers.
+	ym, y3 := slices.Clone(y), slices.Clone(y)
+	for i := 5; i < n; i += 30 {
+		ym[i] = -1
+	}
+	for i, l := range ym {
+		if l < 0 {
+			y3[i] = 3
+		}
+	}
+	for _, c := range []struct {
+		dir      string
+		y        []int64
+		features string
+	}{{"marks", ym, features}, {"marks-bare", y3, ""}} {
+		os.Mkdir(p(c.dir), 0o755)
+		writeClassLabelTable(t, p(c.dir+"/data-00000-of-00001.arrow"), x32, c.y, d, c.features, false)
+		os.WriteFile(p(c.dir+"/state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
+		if _, err := bundleOf(p(c.dir), c.dir+"-b", "-missing-labels", "class", "-allow-fewer"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := manifest("marks-b").LabelNames, append(slices.Clone(names), "-1"); !slices.Equal(got, want) {
+		t.Errorf("-missing-labels class of a -1: label_names %q, want %q", got, want)
+	}
+	for _, f := range []string{"fit", "val", "cal", "test", "ood-cal"} {
+		a, _ := os.ReadFile(p("marks-bare-b/" + f + ".npz"))
+		if b, err := os.ReadFile(p("marks-b/" + f + ".npz")); err != nil || !bytes.Equal(a, b) {
+			t.Errorf("-missing-labels class of a -1: %s.npz differs from the bare ids' with 3 for -1 (%v)", f, err)
+		}
+	}
 	// Metadata that lies: ignored, the classes numbered, saying why.
 	for _, c := range []struct{ name, features, warn string }{
 		{"fewer names than ids", `{"label": {"names": ["Unknown", "Trouser"], "_type": "ClassLabel"}}`, `the ClassLabel feature "label" of the schema's "huggingface" metadata names 2 classes, but the column holds class 2: its classes are numbered, not named`},
@@ -301,6 +335,24 @@ func TestBundleClassLabelQueryLabels(t *testing.T) {
 		if c, err := os.ReadFile(p("q/" + f + ".npz")); err != nil || !bytes.Equal(a, c) {
 			t.Errorf("%s.npz differs from the bare ids' (%v)", f, err)
 		}
+	}
+	// -missing-labels class: a query's -1 is a language of its own,
+	// named "-1" after the ClassLabel's names, its id the next.
+	ym := slices.Clone(y[n:])
+	for i := 3; i < nq; i += 20 {
+		ym[i] = -1
+	}
+	writeClassLabelTable(t, p("qm.parquet"), x32[n*d:], ym, d, `{"label": {"names": ["sw", "en", "de"], "_type": "ClassLabel"}}`, true)
+	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("passages.npy"), "-queries", p("qm.parquet") + ":embedding", "-pairs", p("pairs.npy"),
+		"-query-labels", p("qm.parquet") + ":label", "-k", "1", "-kneg", "5", "-missing-labels", "class", "-out", p("qm")}); err != nil {
+		t.Fatalf("-query-labels with a -1, -missing-labels class: %v", err)
+	}
+	b, err := bundle.Read(p("qm/cal.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := bundle.ManifestLabelNames(p("qm/cal.npz"), b), append(slices.Clone(names), "-1"); !slices.Equal(got, want) {
+		t.Errorf("-query-labels with a -1, -missing-labels class: the manifest's names %q, want %q", got, want)
 	}
 	if err := run(io.Discard, io.Discard, []string{"calibrate", "-geometry", "ball", "-cal", p("q/cal.npz"), "-alpha", "0.2", "-calibration", "class", "-allow-infinite", "-out", p("lang.json")}); err != nil {
 		t.Fatal(err)

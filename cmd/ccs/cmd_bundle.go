@@ -328,6 +328,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		case names != nil:
 			// A class of its own: named, as the other string labels are.
 			labels, names, li.missing = nullClass(labels, names, li.missing, li.classLabel)
+			if li.classLabel {
+				labels, names = classLabelMarks(labels, names)
+			}
 		}
 		// A text file's integers' missing marks as written, a table's nulls.
 		cfg.MissingNames = mergeMissing(cfg.MissingNames, li.missing)
@@ -569,10 +572,13 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			// counted and named, or left out with -missing-labels drop;
 			// with class, the strings are classes as any other. A
 			// ClassLabel's names are classes (its -1 marks no label).
-			if cfg.MissingLabels != bundle.MissingClass && !li.classLabel {
+			switch {
+			case cfg.MissingLabels != bundle.MissingClass && !li.classLabel:
 				var marks map[int64]string
 				labels, names, marks = bundle.MissingStrings(labels, names)
 				missing = mergeMissing(marks, missing)
+			case cfg.MissingLabels == bundle.MissingClass && li.classLabel:
+				labels, names = classLabelMarks(labels, names)
 			}
 			cfg.MissingNames = missing
 			in.QueryLabels, in.QueryLabelsSource = labels, o.QueryLabels
@@ -936,6 +942,44 @@ func nullClass(labels []int64, names []string, missing map[int64]string, appende
 		rest = nil
 	}
 	return out, names, rest
+}
+
+// classLabelMarks names the negative ids of a Hugging Face ClassLabel
+// column (labels; names its names) — -1, its missing label's mark — kept
+// as classes (-missing-labels class): each comes after the names, in
+// sorted order, named by its decimal form (in parentheses while a name
+// has it), so that the dataset's ids stay its own and every class of the
+// bundles has a name, as a null's class has one (nullClass). Without a
+// negative id the labels and names are returned as they are.
+func classLabelMarks(labels []int64, names []string) ([]int64, []string) {
+	var marks []int64
+	for _, l := range labels {
+		if l < 0 && !slices.Contains(marks, l) {
+			marks = append(marks, l)
+		}
+	}
+	if marks == nil {
+		return labels, names
+	}
+	slices.Sort(marks)
+	names = slices.Clone(names)
+	code := make(map[int64]int64, len(marks))
+	for _, m := range marks {
+		name := strconv.FormatInt(m, 10)
+		for slices.Contains(names, name) {
+			name = "(" + name + ")"
+		}
+		code[m] = int64(len(names))
+		names = append(names, name)
+	}
+	out := make([]int64, len(labels))
+	for i, l := range labels {
+		if c, ok := code[l]; ok {
+			l = c
+		}
+		out[i] = l
+	}
+	return out, names
 }
 
 // oodRowLabels folds an -ood-rows column into string labels: a row with a
