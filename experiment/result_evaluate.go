@@ -442,7 +442,11 @@ func (e *Evaluation) Figures(stem string) ([]*figure.Figure, error) {
 	default:
 		guarantee = "pooled calibration has no guarantee"
 	}
-	caption := fmt.Sprintf("Coverage of the test positives (%d of them) by a %s set (d=%d) against 1 − α = %.4g%% (dashed), each a marker on a stem from 1 − α: %s.", e.Positives, e.Geometry, e.Dim, target, guarantee)
+	article := "a"
+	if strings.ContainsAny(e.Geometry[:min(1, len(e.Geometry))], "aeiou") { // an ellipsoid set
+		article = "an"
+	}
+	caption := fmt.Sprintf("Coverage of the test positives (%d of them) by %s %s set (d=%d) against 1 − α = %.4g%% (dashed), each a marker on a stem from 1 − α: %s.", e.Positives, article, e.Geometry, e.Dim, target, guarantee)
 	if len(e.Classes) > 0 {
 		caption += " Per class of the test bundle's labels, each class's anchors judged with its own threshold (a class-conditional set) or the set's; a set calibrated over all classes may fall below 1 − α in some."
 	}

@@ -92,3 +92,22 @@ func TestEvaluationClassVolume(t *testing.T) {
 		t.Errorf("a whole-space marginal set: LogVol/d %v, want +Inf", e.LogVolPerDim)
 	}
 }
+
+// TestEvaluationCaptionArticle: the coverage figure's caption says "an
+// ellipsoid set" and "a ball set", not "a ellipsoid set".
+func TestEvaluationCaptionArticle(t *testing.T) {
+	for _, c := range []struct{ geometry, want string }{
+		{"ellipsoid", "by an ellipsoid set (d=2)"},
+		{"ball", "by a ball set (d=2)"},
+		{"genball", "by a genball set (d=2)"},
+	} {
+		e := &Evaluation{Geometry: c.geometry, Dim: 2, Alpha: 0.1, Coverage: 0.9, Positives: 10}
+		figs, err := e.Figures("evaluate")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(figs) == 0 || !strings.Contains(figs[0].Caption, c.want) {
+			t.Errorf("%s: caption %q, want %q in it", c.geometry, figs[0].Caption, c.want)
+		}
+	}
+}
