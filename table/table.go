@@ -928,6 +928,52 @@ func ClassLabelNames(schema *arrow.Schema, column string) ([]string, error) {
 	if !ok {
 		return nil, nil
 	}
+	return classLabelFeature(feat, column)
+}
+
+// SequenceClassLabelNames are ClassLabelNames for a column of lists of
+// class ids: a Hugging Face Sequence(ClassLabel), whose feature in the
+// schema's "huggingface" metadata is {"_type": "Sequence", "feature":
+// {"_type": "ClassLabel", "names": [...]}} ("List" from datasets 4 on;
+// [{"_type": "ClassLabel", …}] where the features were given as a
+// list). nil, nil where the metadata says nothing of such a column; an
+// error as ClassLabelNames gives one.
+func SequenceClassLabelNames(schema *arrow.Schema, column string) ([]string, error) {
+	md := schema.Metadata()
+	raw, ok := md.GetValue("huggingface")
+	if !ok {
+		return nil, nil
+	}
+	var doc struct {
+		Info struct {
+			Features map[string]json.RawMessage `json:"features"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+		return nil, fmt.Errorf("the schema's \"huggingface\" metadata is no JSON document of a dataset's info (%v)", err)
+	}
+	feat, ok := doc.Info.Features[column]
+	if !ok {
+		return nil, nil
+	}
+	var seq struct {
+		Type    string          `json:"_type"`
+		Feature json.RawMessage `json:"feature"`
+	}
+	var list []json.RawMessage
+	switch {
+	case json.Unmarshal(feat, &seq) == nil && (seq.Type == "Sequence" || seq.Type == "List" || seq.Type == "LargeList") && seq.Feature != nil:
+		return classLabelFeature(seq.Feature, column)
+	case json.Unmarshal(feat, &list) == nil && len(list) == 1:
+		return classLabelFeature(list[0], column)
+	}
+	return nil, nil
+}
+
+// classLabelFeature are the names of feat, column's feature (or its
+// lists' elements'), where it is a ClassLabel: nil, nil for another type;
+// an error where its names are no list of distinct strings.
+func classLabelFeature(feat json.RawMessage, column string) ([]string, error) {
 	var cl struct {
 		Type  string          `json:"_type"`
 		Names json.RawMessage `json:"names"`

@@ -1059,6 +1059,44 @@ func TestClassLabelNames(t *testing.T) {
 	}
 }
 
+// TestSequenceClassLabelNames: a Hugging Face Sequence(ClassLabel)'s
+// names (List from datasets 4, or a list of one feature), in id order;
+// nothing for a plain ClassLabel, a Sequence of values or another
+// column; an error where the names lie.
+func TestSequenceClassLabelNames(t *testing.T) {
+	hf := func(features string) *arrow.Schema {
+		md := arrow.NewMetadata([]string{"huggingface"}, []string{`{"info": {"features": ` + features + `}}`})
+		return arrow.NewSchema([]arrow.Field{{Name: "tags", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, &md)
+	}
+	const cl = `{"names": ["joy", "anger", "love"], "_type": "ClassLabel"}`
+	for _, tc := range []struct {
+		name   string
+		schema *arrow.Schema
+		want   []string
+		err    string
+	}{
+		{"Sequence", hf(`{"tags": {"feature": ` + cl + `, "_type": "Sequence"}}`), []string{"joy", "anger", "love"}, ""},
+		{"List", hf(`{"tags": {"feature": ` + cl + `, "_type": "List"}}`), []string{"joy", "anger", "love"}, ""},
+		{"a list of one feature", hf(`{"tags": [` + cl + `]}`), []string{"joy", "anger", "love"}, ""},
+		{"no metadata", arrow.NewSchema([]arrow.Field{{Name: "tags", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, nil), nil, ""},
+		{"a plain ClassLabel", hf(`{"tags": ` + cl + `}`), nil, ""},
+		{"a Sequence of values", hf(`{"tags": {"feature": {"dtype": "int64", "_type": "Value"}, "_type": "Sequence"}}`), nil, ""},
+		{"another column", hf(`{"label": {"feature": ` + cl + `, "_type": "Sequence"}}`), nil, ""},
+		{"a name twice", hf(`{"tags": {"feature": {"names": ["a", "a"], "_type": "ClassLabel"}, "_type": "Sequence"}}`), nil, `names classes 0 and 1 both "a"`},
+		{"malformed JSON", hf(`{"tags": {"feature": `), nil, `"huggingface" metadata is no JSON document`},
+	} {
+		got, err := SequenceClassLabelNames(tc.schema, "tags")
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.err)
+		case !slices.Equal(got, tc.want):
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 // BenchmarkReadTableColumnStringView reads the string_view id column
 // (Polars' strings, some inline, most in data buffers) of a 10⁵-row
 // Arrow stream in batches of 1000 rows.

@@ -499,3 +499,136 @@ func TestRetrieveAnchorClassLabel(t *testing.T) {
 		t.Errorf("a ClassLabel's -1: %v, want %q", err, want)
 	}
 }
+
+// writeSequenceTable writes n float32 rows of d and their lists of class
+// ids as a Hugging Face dataset does a Sequence(ClassLabel): an Arrow IPC
+// stream of columns "embedding" and "tags", features (when given) in the
+// schema's "huggingface" metadata.
+func writeSequenceTable(t *testing.T, path string, x []float32, lists [][]int64, d int, features string) {
+	t.Helper()
+	var md arrow.Metadata
+	if features != "" {
+		md = arrow.NewMetadata([]string{"huggingface"}, []string{`{"info": {"features": ` + features + `}}`})
+	}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "embedding", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32)},
+		{Name: "tags", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)},
+	}, &md)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i, l := range lists {
+		eb := b.Field(0).(*array.ListBuilder)
+		eb.Append(true)
+		eb.ValueBuilder().(*array.Float32Builder).AppendValues(x[i*d:(i+1)*d], nil)
+		tb := b.Field(1).(*array.ListBuilder)
+		tb.Append(true)
+		tb.ValueBuilder().(*array.Int64Builder).AppendValues(l, nil)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBundleSequenceClassLabel: a Hugging Face Sequence(ClassLabel)
+// column (several labels a row) is named by its feature's names, in the
+// dataset's id order, as -label-names names a CSV column's integer lists:
+// the bundles are the bare lists', label_names the names (a class no row
+// lists kept), -ood-classes by name or id; a -1 among the ids is a missing
+// label's mark: refused, dropped (the bundles of the lists without it) or
+// a class named "-1" after the names. It was once numbered "0", "1", …
+func TestBundleSequenceClassLabel(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 400, 4
+	x32, _, y := mixture(38, n, d, 3)
+	names := []string{"joy", "anger", "love", "grief"} // unsorted; no row lists "grief"
+	features := `{"tags": {"feature": {"names": ["joy", "anger", "love", "grief"], "_type": "ClassLabel"}, "_type": "Sequence"}}`
+	lists, marked, bare := make([][]int64, n), make([][]int64, n), make([][]int64, n)
+	for i := range n {
+		lists[i] = []int64{y[i]}
+		if y[i] == 1 && i%4 == 0 { // anger and love: held out with love
+			lists[i] = append(lists[i], 2)
+		}
+		bare[i] = slices.Clone(lists[i])
+		marked[i] = slices.Clone(lists[i])
+		if i%10 == 3 {
+			marked[i] = append(marked[i], -1)
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		lists    [][]int64
+		features string
+	}{{"ds", lists, features}, {"bare", bare, ""}, {"marked", marked, features}} {
+		os.Mkdir(p(c.name), 0o755)
+		writeSequenceTable(t, p(c.name+"/data-00000-of-00001.arrow"), x32, c.lists, d, c.features)
+		os.WriteFile(p(c.name+"/state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
+	}
+	bundleOf := func(src, out string, extra ...string) error {
+		return run(io.Discard, io.Discard, append([]string{"bundle", "-embeddings", p(src), "-labels", p(src) + ":tags", "-out", p(out),
+			"-k", "3", "-kneg", "4", "-allow-fewer", "-seed", "5"}, extra...))
+	}
+	labelNames := func(out string) []string {
+		var m bundle.Manifest
+		raw, err := os.ReadFile(p(out + "/manifest.json"))
+		if err != nil || json.Unmarshal(raw, &m) != nil {
+			t.Fatalf("%s: manifest: %v", out, err)
+		}
+		return m.LabelNames
+	}
+	same := func(a, b string, splits ...string) {
+		t.Helper()
+		for _, f := range splits {
+			x, _ := os.ReadFile(p(a + "/" + f + ".npz"))
+			if y, err := os.ReadFile(p(b + "/" + f + ".npz")); err != nil || !bytes.Equal(x, y) {
+				t.Errorf("%s/%s.npz differs from %s's (%v)", b, f, a, err)
+			}
+		}
+	}
+	for _, c := range []struct{ src, out, ood string }{{"bare", "bare-b", "2"}, {"ds", "ds-name", "love"}, {"ds", "ds-id", "2"}} {
+		if err := bundleOf(c.src, c.out, "-ood-classes", c.ood); err != nil {
+			t.Fatalf("%s -ood-classes %s: %v", c.src, c.ood, err)
+		}
+	}
+	if got := labelNames("ds-name"); !slices.Equal(got, names) {
+		t.Errorf("label_names %q, want the Sequence(ClassLabel)'s %q", got, names)
+	}
+	same("bare-b", "ds-name", "fit", "val", "cal", "test", "ood")
+	same("bare-b", "ds-id", "fit", "val", "cal", "test", "ood")
+
+	err := bundleOf("marked", "marked-refused")
+	if want := `some rows list a value that marks a missing label ("-1": 40 rows)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a -1 by default: %v, want %q", err, want)
+	}
+	if err := bundleOf("ds", "ds-b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundleOf("marked", "marked-drop", "-missing-labels", "drop"); err != nil {
+		t.Fatal(err)
+	}
+	same("ds-b", "marked-drop", "fit", "val", "cal", "test")
+	if got := labelNames("marked-drop"); !slices.Equal(got, names) {
+		t.Errorf("-missing-labels drop: label_names %q, want %q", got, names)
+	}
+	if err := bundleOf("marked", "marked-class", "-missing-labels", "class"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := labelNames("marked-class"), append(slices.Clone(names), "-1"); !slices.Equal(got, want) {
+		t.Errorf("-missing-labels class: label_names %q, want %q", got, want)
+	}
+	// ccs retrieve -labels names the hits' labels too, a -1 as it is.
+	labels, _, err := readRowLabels(p("marked")+":tags", "", n, "db")
+	if err != nil || labels[5] != names[lists[5][0]] || !strings.HasPrefix(labels[3], "-1, ") {
+		t.Errorf("retrieve -labels of a Sequence(ClassLabel): %v, rows 3 and 5 %q, %q, want \"-1, …\", %q", err, labels[3], labels[5], names[lists[5][0]])
+	}
+}

@@ -362,18 +362,22 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if li.sets != nil && mode != "labels" {
 			return fmt.Errorf("%s: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -%s", o.Labels, mode)
 		}
+		if li.note != "" {
+			out.warn(li.note)
+		}
 		if o.LabelNames != "" {
-			if li.listIDs { // a -1 among the ids the names name: a missing label's mark
-				if li.sets, err = missingNamedIDs(li.sets, cfg.MissingLabels, o.Labels, o.LabelNames); err != nil {
-					return err
-				}
-			}
 			if err := nameMatrix(&li, o.Labels, o.LabelNames); err != nil {
 				return err
 			}
 			if err := input("label_names", o.LabelNames, []int{len(li.names)}); err != nil {
 				return err
 			}
+		}
+		if li.listIDs && li.names != nil { // ids named by -label-names or a Sequence(ClassLabel): a -1 marks a missing label
+			if li.sets, li.names, err = missingNamedIDs(li.sets, li.names, cfg.MissingLabels, o.Labels); err != nil {
+				return err
+			}
+			li.c = len(li.names)
 		}
 		if li.listIDs && li.names == nil { // a CSV column's integer lists with a -1: named, for -missing-labels
 			li.sets, li.names = namedNegativeIDs(li.sets) // li.c follows below
@@ -394,7 +398,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			in.LabelSets, in.LabelsSource = sets, o.Labels
 			cfg.LabelNames = li.names // a list column's values, which the positives' labels number (nil: a matrix's columns)
 			if oodClasses != nil {    // a row carrying any of them is held out
-				if cfg.OODClasses, err = bundle.LabelsNamed(oodClasses, li.names, li.c, o.LabelNames != ""); err != nil {
+				if li.classLabel { // a Sequence(ClassLabel)'s id names its class, as -ood-classes 1 does beside a ClassLabel
+					oodClasses = classLabelIDs(oodClasses, li.names)
+				}
+				// A column's number names its column's name.
+				if cfg.OODClasses, err = bundle.LabelsNamed(oodClasses, li.names, li.c, o.LabelNames != "" || li.classLabel); err != nil {
 					if li.names == nil {
 						return usagef("bundle: -ood-classes %q: %v", o.OODClasses, err)
 					}

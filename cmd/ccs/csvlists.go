@@ -173,35 +173,51 @@ func namedNegativeIDs(sets [][]int32) (named [][]int32, names []string) {
 }
 
 // missingNamedIDs applies -missing-labels (mode) to the negative values of
-// a CSV column's integer lists (sets, read from labels) whose ids
-// -label-names (namesArg) names: a missing label's mark, Hugging Face's
-// -1, which no name names. The default refuses it, counting its rows, as
-// without the names; drop leaves it out of each row's labels, so that
-// label j is still the names' j-th; class is refused, since the mark
-// would be a label the names do not name.
-func missingNamedIDs(sets [][]int32, mode bundle.MissingLabels, labels, namesArg string) ([][]int32, error) {
-	named, names, ok := namedNegativeIDs(sets)
-	if !ok {
-		return sets, nil
+// a CSV column's integer lists or a Sequence(ClassLabel)'s (sets, read
+// from labels; ids 0 and up named by names, -label-names' or the
+// dataset's): a missing label's mark, Hugging Face's -1, which no name
+// names. The default refuses it, counting its rows, as without the names;
+// drop leaves it out of each row's labels; class makes each negative
+// value a label after the names, named by its decimal form (in
+// parentheses while a name has it), as a ClassLabel column's -1 is one
+// (classLabelMarks). Label j stays names[j] either way.
+func missingNamedIDs(sets [][]int32, names []string, mode bundle.MissingLabels, labels string) ([][]int32, []string, error) {
+	named, marks := namedNegativeIDs(sets)
+	if marks == nil {
+		return sets, names, nil
 	}
-	switch mode {
-	case bundle.MissingRefused:
-		_, _, err := bundle.MissingInLabelSets(named, names, false, mode, labels)
-		return nil, err
-	case bundle.MissingClass:
-		rows, first := 0, -1
-		for i, s := range sets {
-			if len(s) > 0 && s[0] < 0 { // sorted: a negative one comes first
-				if rows++; first < 0 {
-					first = i
-				}
+	if mode == bundle.MissingRefused {
+		_, _, err := bundle.MissingInLabelSets(named, marks, false, mode, labels)
+		return nil, nil, err
+	}
+	names = slices.Clone(names)
+	code := map[int32]int32{}
+	if mode == bundle.MissingClass {
+		for _, m := range marks {
+			if !strings.HasPrefix(m, "-") {
+				break // namedNegativeIDs names the negative values first
 			}
+			v, _ := strconv.ParseInt(m, 10, 32)
+			for slices.Contains(names, m) {
+				m = "(" + m + ")"
+			}
+			code[int32(v)] = int32(len(names))
+			names = append(names, m)
 		}
-		return nil, fmt.Errorf("-missing-labels class keeps the missing label's mark %d of %s (%d rows; the first: row %d) as a label, and -label-names %s names ids 0 and up alone: -missing-labels drop takes it for no label; to keep it a label, give it an id of its own and a name for that id", sets[first][0], labels, rows, first, namesArg)
 	}
 	out := make([][]int32, len(sets))
 	for i, s := range sets {
-		out[i] = slices.DeleteFunc(slices.Clone(s), func(l int32) bool { return l < 0 })
+		row := make([]int32, 0, len(s))
+		for _, l := range s {
+			switch c, ok := code[l]; {
+			case ok:
+				row = append(row, c)
+			case l >= 0:
+				row = append(row, l)
+			}
+		}
+		slices.Sort(row)
+		out[i] = row
 	}
-	return out, nil
+	return out, names, nil
 }

@@ -308,6 +308,11 @@ func readLabels(arg string) (labelsInput, error) {
 			if l, isList := tbl.Schema().Field(col).Type.(arrow.ListLikeType); isList {
 				strs = l.Elem().ID() == arrow.STRING || l.Elem().ID() == arrow.LARGE_STRING
 			}
+			if !strs {
+				if li, named := sequenceClassLabels(path, tbl.Schema().Field(col).Name, tbl.Schema(), sets, names); named || li.note != "" {
+					return li, nil
+				}
+			}
 			return labelsInput{sets: sets, names: names, strs: strs, c: max(2, len(names))}, nil
 		}
 		return tableLabelIDs(path, tbl, col, "labels")
@@ -380,6 +385,45 @@ func classLabelNames(path, column string, schema *arrow.Schema, ids []int64) (na
 		return nil, fmt.Sprintf("%s: the ClassLabel feature %q of the schema's \"huggingface\" metadata names %d classes, but the column holds class %d: its classes are numbered, not named (ds.cast_column(%q, ClassLabel(names=…)) names them all)", path, column, len(names), top, column)
 	}
 	return names, ""
+}
+
+// sequenceClassLabels are a list column's integer labels (sets, numbered
+// in the sorted order of their values, names) named by the names of a
+// Hugging Face Sequence(ClassLabel) (table.SequenceClassLabelNames), as
+// -label-names names a CSV column's integer lists: the sets hold the
+// dataset's ids (listIDs; a negative one, -1, a missing label's mark for
+// -missing-labels), label j names[j], in the dataset's id order, a class
+// no row lists kept. named is false where the metadata names no such
+// column; metadata that lies (as classLabelNames says) leaves them
+// numbered, with a note saying why.
+func sequenceClassLabels(path, column string, schema *arrow.Schema, sets [][]int32, names []string) (li labelsInput, named bool) {
+	clNames, err := table.SequenceClassLabelNames(schema, column)
+	if err != nil {
+		return labelsInput{sets: sets, names: names, c: max(2, len(names)), note: fmt.Sprintf("%s: %v: its classes are numbered, not named", path, err)}, false
+	}
+	if clNames == nil {
+		return labelsInput{}, false
+	}
+	ids := make([]int32, len(names))
+	for j, n := range names {
+		v, _ := strconv.ParseInt(n, 10, 32)
+		ids[j] = int32(v)
+	}
+	if top := slices.Max(append([]int32{-1}, ids...)); int(top) >= len(clNames) {
+		return labelsInput{sets: sets, names: names, c: max(2, len(names)), note: fmt.Sprintf("%s: the Sequence(ClassLabel) feature %q of the schema's \"huggingface\" metadata names %d classes, but the column lists class %d: its classes are numbered, not named", path, column, len(clNames), top)}, false
+	}
+	raw := make([][]int32, len(sets))
+	for i, s := range sets {
+		raw[i] = make([]int32, len(s))
+		for k, l := range s {
+			raw[i][k] = ids[l]
+		}
+	}
+	strs, err := bundle.MatrixNames(clNames, len(clNames))
+	if err != nil { // table.SequenceClassLabelNames refuses names twice
+		return labelsInput{sets: sets, names: names, c: max(2, len(names)), note: fmt.Sprintf("%s: %v: its classes are numbered, not named", path, err)}, false
+	}
+	return labelsInput{sets: raw, names: clNames, strs: strs, c: len(clNames), listIDs: true, classLabel: true}, true
 }
 
 // classLabelIDs are -ood-classes as written, where the labels are a

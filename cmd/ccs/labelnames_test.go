@@ -297,8 +297,7 @@ func TestBundleCSVIntListsMissing(t *testing.T) {
 
 	// With -label-names (a ClassLabel's names beside its ids), the -1 is
 	// the same mark, not an id the names fail to name: refused by default,
-	// counted, dropped with drop (the bundles of the lists without it),
-	// and refused with class, which would need a name for it.
+	// counted, dropped with drop (the bundles of the lists without it).
 	os.WriteFile(p("names.txt"), []byte("anger\ngrief\njoy\nlove\n"), 0o644)
 	named := []string{"-label-names", p("names.txt")}
 	err = bundleOf("with.csv", "named-refused", named...)
@@ -324,9 +323,31 @@ func TestBundleCSVIntListsMissing(t *testing.T) {
 	if want := []string{"anger", "grief", "joy", "love"}; !slices.Equal(m.LabelNames, want) {
 		t.Errorf("-label-names, -missing-labels drop: label_names %q, want %q", m.LabelNames, want)
 	}
-	err = bundleOf("with.csv", "named-class", append(named, "-missing-labels", "class")...)
-	if want := fmt.Sprintf("-missing-labels class keeps the missing label's mark -1 of %s:labels (%d rows; the first: row 0) as a label, and -label-names %s names ids 0 and up alone", p("with.csv"), marked, p("names.txt")); err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("-1 with -label-names, -missing-labels class: %v, want %q", err, want)
+	// class: the mark is a label after the names, named "-1": the
+	// bundles of the lists with 4 for -1 and a fifth name.
+	if err := bundleOf("with.csv", "named-class", append(named, "-missing-labels", "class")...); err != nil {
+		t.Fatalf("-1 with -label-names, -missing-labels class: %v", err)
+	}
+	os.WriteFile(p("with4.csv"), []byte(strings.ReplaceAll(with.String(), "[-1", "[4")), 0o644)
+	os.WriteFile(p("names5.txt"), []byte("anger\ngrief\njoy\nlove\nnone\n"), 0o644)
+	if err := bundleOf("with4.csv", "named-4", "-label-names", p("names5.txt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, split := range []string{"fit", "val", "cal", "test"} {
+		a, err := os.ReadFile(p("named-4/" + split + ".npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(p("named-class/" + split + ".npz")); err != nil || !bytes.Equal(a, b) {
+			t.Errorf("-label-names, -missing-labels class: %s.npz differs from the lists' with 4 for -1 (%v)", split, err)
+		}
+	}
+	raw, err = os.ReadFile(p("named-class/manifest.json"))
+	if err != nil || json.Unmarshal(raw, &m) != nil {
+		t.Fatalf("manifest: %v", err)
+	}
+	if want := []string{"anger", "grief", "joy", "love", "-1"}; !slices.Equal(m.LabelNames, want) {
+		t.Errorf("-label-names, -missing-labels class: label_names %q, want %q", m.LabelNames, want)
 	}
 	// ccs retrieve -labels of those lists prints the mark as it is and
 	// names the rest (it refused the -1 as an id no name names).
