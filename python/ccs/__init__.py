@@ -363,7 +363,41 @@ def _multi_hot(rows, missing_labels="error"):
         m[i, [column[x] for x in labels]] = 1
     m = m.view(_LabelMatrix)
     m.label_names = tuple(str(x) for x in names)  # column j is label j: the bundles' label_names
+    if names and isinstance(names[0], int):
+        m.ids = tuple(names)  # label numbers, which label_names may name (_named_ids)
     return m
+
+
+def _named_ids(m, ids, names):
+    """Lists of integer labels (m, _multi_hot's matrix of them, its
+    columns the ids in sorted order) named by label_names (names), as ccs
+    bundle -label-names names a CSV column's integer lists: column j is
+    id j, label names[j], a label no row lists kept, an id no name names
+    refused with its row; a negative id — a missing label's mark that
+    missing_labels="class" keeps — a label after the names, named by its
+    decimal form. Returns the matrix and its labels' names."""
+    c = len(names)
+    over = [v for v in ids if v >= c]
+    if over:
+        row = int(np.argmax(m[:, ids.index(over[0])]))
+        raise ValueError(f"bundle: label_names: {c} names label ids 0 to {c - 1}, and labels[{row}] lists label {over[0]}, "
+                         f"which no name names: give one a label, in the ids' order")
+    out_names, col = list(names), {}
+    for v in ids:
+        if v >= 0:
+            col[v] = v
+            continue
+        name = str(v)
+        while name in out_names:
+            name = f"({name})"
+        col[v] = len(out_names)
+        out_names.append(name)
+    out = np.zeros((m.shape[0], max(2, len(out_names))), dtype=np.int64)
+    for j, v in enumerate(ids):
+        out[:, col[v]] = m[:, j]
+    out = out.view(_LabelMatrix)
+    out.label_names = tuple(out_names)
+    return out, out.label_names
 
 
 _NULL = "\x00null"  # bundle.NullMark: a pandas null among labels or group ids
@@ -372,8 +406,9 @@ _NULL = "\x00null"  # bundle.NullMark: a pandas null among labels or group ids
 class _LabelMatrix(np.ndarray):
     """A multi-hot matrix made from lists of labels, which knows the
     labels its columns stand for (label_names), for the bundles made of
-    it."""
+    it, and for lists of integers the ids its columns are (ids)."""
     label_names = None
+    ids = None
 
 
 def _ids(x, name, missing_labels="error"):
@@ -509,7 +544,12 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
     integers), as ccs bundle -label-names: one a column, none empty, none
     twice; column j is then label label_names[j], named as the lists'
     labels are (the Bundles' label_names, ood_classes by name, the
-    per-label tables).
+    per-label tables). With lists of integer labels (a Sequence(ClassLabel)'s
+    ids, ds["tags"], with ds.features["tags"].feature.names) they name the
+    ids, as -label-names names a CSV column's integer lists: id j is
+    label_names[j], a label no row lists kept; a -1 among them is a
+    missing label's mark (missing_labels="class": a label after the
+    names, named "-1").
     one_label: with several labels a row, bundle the rows carrying that
     label alone (a list's label, a label_names name, or a matrix's column
     number when unnamed), as ccs bundle -one-label: they are the queries,
@@ -579,11 +619,15 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
                              f"(the first: {absent[0]!r})")
         query_labels = [by_id[q] for q in qids]
     set_names = getattr(labels, "label_names", None)  # lists of labels: the labels the matrix's columns stand for
+    column_names = None  # a multi-hot matrix's, for the engine
     if label_names is not None:
-        if set_names is not None:
+        if getattr(labels, "ids", None) is not None:  # lists of label numbers, which the names name
+            labels, set_names = _named_ids(labels, labels.ids, _column_names(label_names))
+        elif set_names is not None:
             raise ValueError("bundle: label_names name the columns of a multi-hot matrix, and labels are lists of labels, "
                              "which are their own names: leave label_names out")
-        label_names = _column_names(label_names)
+        else:
+            column_names = _column_names(label_names)
     arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": labels, "groups": _ids(groups, "groups"),
                           "sessions": _ids(sessions, "sessions"), "blocks": _ids(blocks, "blocks"), "queries": queries, "pairs": _pairs(pairs), "logits": logits, "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids"),
                           "query_labels": _ids(query_labels, "query_labels")})
@@ -605,7 +649,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
                    min_score=None if min_score is None else float(min_score),
                    pairs_file=pairs_file, out=out, command=command, kneg_hard=kneg_hard,
                    hard_candidates=hard_candidates, judged_negatives=bool(judged_negatives), label_set_names=list(set_names) if set_names is not None else None,
-                   label_names=label_names,
+                   label_names=column_names,
                    one_label=None if one_label is None else [_class(one_label, "one_label")])
     h = (c_handle * 6)()
     info = call_string(lib.ccs_bundle_make, arr, n, opts, h, 6)

@@ -1777,6 +1777,35 @@ def test_bundle_label_names(cli, tmp_path):
     assert np.array_equal(other["ood"].anchors, named["ood"].anchors)  # the rows that carry "joy"
 
 
+def test_bundle_label_names_of_integer_lists(cli, tmp_path):
+    """Lists of integer labels with label_names (a Sequence(ClassLabel)'s
+    ids and names) make the files ccs bundle -label-names makes of a CSV
+    column of those lists, byte for byte: column j is id j, named
+    label_names[j], a label no row lists kept; a -1 (a missing label's
+    mark) dropped by missing_labels="drop", and with "class" a label
+    after the names, named "-1". They were refused as lists of labels,
+    "which are their own names"."""
+    rng = np.random.default_rng(37)
+    n, dim, names = 300, 5, ["joy", "anger", "love", "grief"]  # unsorted; no row lists "grief"
+    x = rng.normal(size=(n, dim)).astype(np.float32)
+    lists = [[j for j in range(3) if rng.random() < 0.4] + ([-1] if i % 9 == 0 else []) for i in range(n)]
+    np.save(tmp_path / "x.npy", x)
+    (tmp_path / "lists.csv").write_text("text,labels\n" + "".join(f'row {i},"{l}"\n' for i, l in enumerate(lists)))
+    (tmp_path / "names.txt").write_text("\n".join(names) + "\n")
+    kw = dict(k=3, kneg=4, allow_fewer=True, seed=5)
+    for mode, want in (("drop", names), ("class", names + ["-1"])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ccs.CCSWarning)  # rows of no label
+            made = ccs.bundle(x, lists, label_names=names, missing_labels=mode, out=tmp_path / f"py-{mode}", **kw)
+        cli("bundle", "-embeddings", tmp_path / "x.npy", "-labels", f"{tmp_path / 'lists.csv'}:labels", "-label-names", tmp_path / "names.txt",
+            "-missing-labels", mode, "-k", 3, "-kneg", 4, "-allow-fewer", "-seed", 5, "-out", tmp_path / f"cli-{mode}")
+        for split in ("fit", "val", "cal", "test"):
+            assert (tmp_path / f"py-{mode}" / f"{split}.npz").read_bytes() == (tmp_path / f"cli-{mode}" / f"{split}.npz").read_bytes(), (mode, split)
+        for d in (f"py-{mode}", f"cli-{mode}"):
+            assert json.loads((tmp_path / d / "manifest.json").read_text())["label_names"] == want, d
+        assert made["cal"].label_names == tuple(want)
+
+
 def test_bundle_one_label(cli, tmp_path):
     """one_label= (ccs bundle -one-label) bundles one label's rows of
     several a row byte for byte as the recipe it replaces — the relevance
