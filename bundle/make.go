@@ -863,6 +863,15 @@ type BlocksError struct{ Err error }
 func (e *BlocksError) Error() string { return e.Err.Error() }
 func (e *BlocksError) Unwrap() error { return e.Err }
 
+// QueryLabelsError is a refusal of Make that the query labels
+// (Items.QueryLabels) cause: a query label that marks a missing value. A
+// command names the file of the query labels with it, not that of the
+// pairs.
+type QueryLabelsError struct{ Err error }
+
+func (e *QueryLabelsError) Error() string { return e.Err.Error() }
+func (e *QueryLabelsError) Unwrap() error { return e.Err }
+
 // splitBlocks splits labelled rows by block (Items.Blocks): the blocks,
 // shuffled, are shared out whole — first -ood-cal-share of them to the OOD
 // calibration, then the split shares of the rest — by their number, not
@@ -2266,7 +2275,7 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 			}
 			what := fmt.Sprintf("%d of the queries with a relevant row have a query label that marks a missing value (%s; the first: %s)", missing, strings.Join(each, ", "), items.queryName(first))
 			if cfg.MissingLabels == MissingRefused {
-				return nil, fmt.Errorf("bundle: %s: as one class they would share a threshold with -calibration class; give each query its label, or leave those queries out (-missing-labels drop; missing_labels=\"drop\" in Python)", what)
+				return nil, &QueryLabelsError{fmt.Errorf("bundle: %s: as one class they would share a threshold with -calibration class; give each query its label, or leave those queries out (-missing-labels drop; missing_labels=\"drop\" in Python)", what)}
 			}
 			queryDropped = what + ": left out of every split"
 		}

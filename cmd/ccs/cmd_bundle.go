@@ -616,6 +616,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if be := (*bundle.BlocksError)(nil); errors.As(err, &be) {
 			source = o.Blocks
 		}
+		if qe := (*bundle.QueryLabelsError)(nil); errors.As(err, &qe) {
+			source = o.QueryLabels
+		}
 		return fmt.Errorf("%s: %w", source, err)
 	}
 	var qrows []float32

@@ -228,7 +228,7 @@ func TestBundleQueryLabels(t *testing.T) {
 		{"an id not among the queries'", []string{"-query-labels", p("unknown.csv") + ":language"}, false, p("unknown.csv") + `:401: query id "q5" is not among ` + p("query-ids.txt") + `'s, though 399 of its 400 lines name one`},
 		{"a query on two lines", []string{"-query-labels", p("twice.csv") + ":language"}, false, `: one line a query`},
 		{"a query without a line", []string{"-query-labels", p("short.csv") + ":language"}, false, p("short.csv") + `: query "q955" of ` + p("query-ids.txt") + ` has no line, though its first column, "query-id", names queries by id: give every query its label`},
-		{"a missing label", []string{"-query-labels", p("nan.csv") + ":language"}, false, `bundle: 1 of the queries with a relevant row have a query label that marks a missing value ("nan": 1; the first: query "`},
+		{"a missing label", []string{"-query-labels", p("nan.csv") + ":language"}, false, p("nan.csv") + `:language: bundle: 1 of the queries with a relevant row have a query label that marks a missing value ("nan": 1; the first: query "`},
 		{"query labels without pairs", []string{"-queries", "", "-pairs", "", "-ids", "", "-query-ids", "", "-labels", p("lang.txt"), "-query-labels", p("lang.txt")}, true, "bundle: -ids, -query-ids and -query-labels are of relevance pairs' rows and queries: give them with -queries and -pairs"},
 		{"labels with pairs", []string{"-labels", p("lang.txt")}, true, "give one of the three (a label of each query, such as its language, is -query-labels)"},
 	} {
