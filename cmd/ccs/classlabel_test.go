@@ -605,6 +605,14 @@ func TestBundleSequenceClassLabel(t *testing.T) {
 	}
 	same("bare-b", "ds-name", "fit", "val", "cal", "test", "ood")
 	same("bare-b", "ds-id", "fit", "val", "cal", "test", "ood")
+	// -one-label by name or by the dataset's id, as -ood-classes: it once
+	// refused 2 as "joy", the sorted order's.
+	for _, one := range []string{"love", "2"} {
+		if err := bundleOf("ds", "one-"+one, "-one-label", one); err != nil {
+			t.Fatalf("-one-label %s: %v", one, err)
+		}
+	}
+	same("one-love", "one-2", "fit", "val", "cal", "test")
 
 	err := bundleOf("marked", "marked-refused")
 	if want := `some rows list a value that marks a missing label ("-1": 40 rows)`; err == nil || !strings.Contains(err.Error(), want) {

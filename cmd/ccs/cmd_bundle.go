@@ -413,7 +413,11 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				return err
 			}
 			if o.OneLabel != "" {
-				l, err := bundle.LabelsNamed([]string{o.OneLabel}, li.names, li.c, o.LabelNames != "")
+				one := o.OneLabel
+				if li.classLabel { // a Sequence(ClassLabel)'s id names its class, as in -ood-classes
+					one = classLabelIDs([]string{one}, li.names)[0]
+				}
+				l, err := bundle.LabelsNamed([]string{one}, li.names, li.c, o.LabelNames != "" || li.classLabel)
 				if err != nil {
 					if li.names == nil {
 						return usagef("bundle: -one-label %q: %v", o.OneLabel, err)
