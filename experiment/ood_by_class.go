@@ -26,9 +26,9 @@ func OODByClass(b *bundle.Bundle, name string, names, held []string, source, fla
 		case len(held) == 1: // every row carries the one held-out label
 			return []*bundle.Bundle{b}, []string{name + ":" + held[0]}, nil
 		case len(held) > 1:
-			return nil, nil, fmt.Errorf("%s: %s: the file has no label a row to split its inputs by: ccs bundle held out the rows carrying any of %d labels (%s) of several a row, and a row may carry more than one of them; bundle each held-out label apart (ccs bundle … -ood-classes %s -out DIR; ood_classes=%q in Python), one OOD sample each, or leave %s out to judge them as one sample", source, flag, len(held), strings.Join(held, ","), held[0], held[0], flag)
+			return nil, nil, fmt.Errorf("%s: %s: it has no label a row to split its inputs by: ccs bundle held out the rows carrying any of %d labels (%s) of several a row, and a row may carry more than one of them; bundle each held-out label apart (ccs bundle … -ood-classes %s -out DIR; ood_classes=%q in Python), one OOD sample each, or leave %s out to judge them as one sample", source, flag, len(held), strings.Join(held, ","), held[0], held[0], flag)
 		}
-		return nil, nil, fmt.Errorf("%s: %s: the file has no labels to split its inputs by: give ccs bundle's ood.npz of labels of one a row (it has them), or each label's inputs as a sample of their own, without %s", source, flag, flag)
+		return nil, nil, fmt.Errorf("%s: %s: it has no labels to split its inputs by (an array, or a file of embeddings alone, carries none): give ccs bundle's ood.npz of labels of one a row (it has them; ccs.bundle's \"ood\" split in Python), or each label's inputs as a sample of their own, without %s", source, flag, flag)
 	}
 	rows := map[int64][]int{}
 	for i, l := range b.Labels {

@@ -31,8 +31,8 @@ func TestOODByClass(t *testing.T) {
 		{"named", labelled, []string{"dog", "emu", "fox"}, nil, []string{"ood:dog", "ood:fox", "ood:5"}, []int{2, 2, 1}, ""},
 		{"numbered", labelled, nil, nil, []string{"ood:0", "ood:2", "ood:5"}, []int{2, 2, 1}, ""},
 		{"one held", plain, nil, []string{"grief"}, []string{"ood:grief"}, []int{5}, ""},
-		{"several held", plain, nil, []string{"3", "4"}, nil, nil, "f.npz: by_class: the file has no label a row to split its inputs by: ccs bundle held out the rows carrying any of 2 labels (3,4)"},
-		{"no labels", plain, nil, nil, nil, nil, "f.npz: by_class: the file has no labels to split its inputs by"},
+		{"several held", plain, nil, []string{"3", "4"}, nil, nil, "f.npz: by_class: it has no label a row to split its inputs by: ccs bundle held out the rows carrying any of 2 labels (3,4)"},
+		{"no labels", plain, nil, nil, nil, nil, "f.npz: by_class: it has no labels to split its inputs by"},
 	} {
 		subs, names, err := OODByClass(c.b, "ood", c.names, c.held, "f.npz", "by_class")
 		if c.err != "" {

@@ -239,7 +239,7 @@ func TestOODByClass(t *testing.T) {
 	}
 	writeNPY64(t, "plain.npy", make([]float64, 16), 2, 8)
 	err = run(io.Discard, io.Discard, []string{"ood", "-set", "ball.json", "-id", "pdm/test.npz", "-ood", "plain.npy", "-ood-by-class"})
-	if err == nil || !strings.Contains(err.Error(), "plain.npy: -ood-by-class: the file has no labels to split its inputs by") {
+	if err == nil || !strings.Contains(err.Error(), "plain.npy: -ood-by-class: it has no labels to split its inputs by") {
 		t.Errorf("no labels: %v", err)
 	}
 }

@@ -224,7 +224,7 @@ func TestOODByClassSeveralLabels(t *testing.T) {
 	}
 	args := []string{"ood", "-set", p("s.json"), "-id", p("two/test.npz"), "-ood", p("two/ood.npz"), "-ood-by-class"}
 	err := run(io.Discard, io.Discard, args)
-	want := p("two/ood.npz") + ": -ood-by-class: the file has no label a row to split its inputs by: ccs bundle held out the rows carrying any of 2 labels (3,4) of several a row"
+	want := p("two/ood.npz") + ": -ood-by-class: it has no label a row to split its inputs by: ccs bundle held out the rows carrying any of 2 labels (3,4) of several a row"
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "-ood-classes 3 -out DIR") || strings.Contains(err.Error(), "ood.npz has them") {
 		t.Errorf("two held-out labels: %v, want %q…", err, want)
 	}

@@ -1534,7 +1534,7 @@ def test_ood_detection_by_class_equals_ccs_ood(labelled, cli, tmp_path):
                         ood_cal_share=0.1)
     mine = ccs.ood_detection(tmp_path / "s.json", splits["test"], {"held": splits["ood"]}, by_class=True)
     assert mine.rows == want["rows"]
-    with pytest.raises(ValueError, match="ood_detection: held: by_class: the file has no labels to split its inputs by"):
+    with pytest.raises(ValueError, match=r"ood_detection: held: by_class: it has no labels to split its inputs by \(an array, or a file of embeddings alone, carries none\)"):
         ccs.ood_detection(tmp_path / "s.json", b / "test.npz", {"held": ccs.Bundle.load(b / "ood.npz", features=True).anchors}, by_class=True)
 
 
