@@ -141,6 +141,14 @@ func TestClassAndPACSets(t *testing.T) {
 		if got := inside(rec.Result(), rec.Body.Bytes()); rec.Code != 200 || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("class %q: %d %s, want %v", className, rec.Code, rec.Body, want)
 		}
+		// It names the class that judged, as /retrieve does.
+		var named struct {
+			Label *int64
+			Class string
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &named); err != nil || named.Label == nil || *named.Label != label || named.Class != className {
+			t.Errorf("class %q: /score answered label %v, class %q (%v), want %d, %q", className, named.Label, named.Class, err, label, className)
+		}
 		rec = do(t, h, "POST", "/v1/sets/class/score?label="+className, "application/x-npy", npyBody(t, rows, 15, 3))
 		if got := inside(rec.Result(), rec.Body.Bytes()); rec.Code != 200 || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("class %q, .npy: %d %s, want %v", className, rec.Code, rec.Body, want)

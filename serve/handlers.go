@@ -145,12 +145,22 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 		hi := min(m, lo+chunk)
 		set.Geometry.Scores(scores[lo:hi], diffs[lo*d:hi*d])
 	}
-	head, err := fields("set", name, "generation", st.generation, "threshold", number(q))
+	// The class whose threshold judged, as /retrieve names it: the
+	// label's, or that of a set calibrated on one class's anchors.
+	keys, kv := []string{"set", "generation"}, []any{"set", name, "generation", st.generation}
+	if c := judged.Calibration.Class; c != nil {
+		keys, kv = append(keys, "label"), append(kv, "label", c.Label)
+		if c.Name != "" {
+			keys, kv = append(keys, "class"), append(kv, "class", c.Name)
+		}
+	}
+	keys, kv = append(keys, "threshold"), append(kv, "threshold", number(q))
+	head, err := fields(kv...)
 	if err != nil {
 		return err
 	}
 	out := newStream(w, http.StatusOK)
-	for _, name := range []string{"set", "generation", "threshold"} {
+	for _, name := range keys {
 		out.raw(name, head[name])
 	}
 	out.array("scores", m, func(b []byte, i int) []byte { return appendNumber(b, scores[i]) })
