@@ -622,7 +622,10 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
     column_names = None  # a multi-hot matrix's, for the engine
     if label_names is not None:
         if getattr(labels, "ids", None) is not None:  # lists of label numbers, which the names name
-            labels, set_names = _named_ids(labels, labels.ids, _column_names(label_names))
+            # A matrix whose column j is id j, named as -label-names names
+            # it (ood_classes, one_label by name, as the command's).
+            labels, column_names = _named_ids(labels, labels.ids, _column_names(label_names))
+            labels, column_names, set_names = np.asarray(labels), list(column_names), None
         elif set_names is not None:
             raise ValueError("bundle: label_names name the columns of a multi-hot matrix, and labels are lists of labels, "
                              "which are their own names: leave label_names out")

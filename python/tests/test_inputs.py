@@ -302,6 +302,8 @@ ERRORS = [
      "bundle: label_names name the columns of a multi-hot matrix, and labels are lists of labels, which are their own names: leave label_names out"),
     ("label_names of integer lists, an id unnamed", lambda s, a: ccs.bundle(gauss(5)[0], [[0, 1], [2]] * 100, label_names=["ant", "bee"]), ValueError,
      "bundle: label_names: 2 names label ids 0 to 1, and labels[1] lists label 2, which no name names: give one a label, in the ids' order"),
+    ("label_names of integer lists and an OOD label by id", lambda s, a: ccs.bundle(gauss(5)[0], [[0, 1], [2]] * 100, label_names=["ant", "bee", "cow"], ood_classes=2),
+     ValueError, "bundle: ood_classes: \"2\" is not among the labels (\"ant\", \"bee\", \"cow\"): the matrix's columns are named, and column 2 is \"cow\""),
     ("label_names and an OOD label by column number", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names=["joy", "ant", "bee", "cow"], ood_classes=0),
      ValueError, "bundle: ood_classes: \"0\" is not among the labels (\"joy\", \"ant\", \"bee\", \"cow\"): the matrix's columns are named, and column 0 is \"joy\""),
     ("label_names and an OOD label not among them", lambda s, a: ccs.bundle(gauss(5)[0], HOT, label_names=["ant", "bee", "cow", "emu"], ood_classes="eel"),
