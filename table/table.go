@@ -471,27 +471,7 @@ func scanTable(path string, count bool, start func(*arrow.Schema, int64) ([]int,
 	// once at its size.
 	rows := int64(-1)
 	if count {
-		rows = 0
-		for _, shard := range shards {
-			n := int64(-1)
-			if f, err := os.Open(shard); err == nil {
-				switch st, err := f.Stat(); {
-				case err != nil:
-				case strings.ToLower(filepath.Ext(shard)) == ".parquet":
-					if pf, err := file.NewParquetReader(f); err == nil {
-						n = pf.NumRows()
-					}
-				default:
-					n = arrowRows(f, st.Size())
-				}
-				f.Close()
-			}
-			if n < 0 {
-				rows = -1
-				break
-			}
-			rows += n
-		}
+		rows = shardsRows(shards)
 	}
 	var first *arrow.Schema
 	for _, shard := range shards {
@@ -789,6 +769,33 @@ func DatasetFiles(dir string) ([]string, error) {
 	return files, err
 }
 
+// shardsRows counts the rows of a dataset's shards from their messages'
+// metadata alone (arrowRows) or a Parquet file's footer, −1 where one
+// cannot be counted so.
+func shardsRows(shards []string) int64 {
+	rows := int64(0)
+	for _, shard := range shards {
+		n := int64(-1)
+		if f, err := os.Open(shard); err == nil {
+			switch st, err := f.Stat(); {
+			case err != nil:
+			case strings.ToLower(filepath.Ext(shard)) == ".parquet":
+				if pf, err := file.NewParquetReader(f); err == nil {
+					n = pf.NumRows()
+				}
+			default:
+				n = arrowRows(f, st.Size())
+			}
+			f.Close()
+		}
+		if n < 0 {
+			return -1
+		}
+		rows += n
+	}
+	return rows
+}
+
 // rowName names row (0-based) of the table at path in messages: "row 137",
 // and in a DatasetDict's directory, read as one table of its splits, also
 // the split it is in and its row there ("row 137 (split \"train\", its row
@@ -801,12 +808,14 @@ func rowName(path string, row int) string {
 	}
 	at := row
 	for _, s := range splits {
-		tbl, err := ReadTable(filepath.Join(path, s))
+		_, shards, _, err := datasetFiles(filepath.Join(path, s))
 		if err != nil {
 			return name
 		}
-		n := int(tbl.NumRows())
-		tbl.Release()
+		n := int(shardsRows(shards)) // from the shards' metadata: no column read again
+		if n < 0 {
+			return name
+		}
 		if at < n {
 			return fmt.Sprintf("%s (split %q, its row %d)", name, s, at)
 		}
@@ -1021,7 +1030,7 @@ func columnDiff(s, first *arrow.Schema, name string) string {
 			return ""
 		}
 		if !arrow.TypeEqual(f.Type, g.Type) {
-			return fmt.Sprintf(": column %q is %v here and %v in %s — write them alike (a dataset's cast), or read one split's directory", f.Name, f.Type, g.Type, name)
+			return fmt.Sprintf(": column %q is %v here and %v in %s — write them alike (a dataset's cast), or read one split's or shard's file alone", f.Name, f.Type, g.Type, name)
 		}
 	}
 	return ""

@@ -729,8 +729,6 @@ func (f *oneLabelFlag) Set(s string) error {
 	return nil
 }
 
-// noteInput says once how a file of embeddings was converted on reading,
-// and that a DatasetDict's splits were read as one table.
 // npzHas reports whether path is an .npz holding an array name.
 func npzHas(path, name string) bool {
 	if strings.ToLower(filepath.Ext(path)) != ".npz" {
@@ -761,6 +759,8 @@ func datasetDictPairsNote(arg string, m int) string {
 		path, strings.Join(splits, ", "), m, filepath.Join(path, splits[0]))
 }
 
+// noteInput says once how a file of embeddings was converted on reading,
+// and that a DatasetDict's splits were read as one table.
 func noteInput(out *output, e *embeddingsFile) {
 	if e.conv != "" {
 		fmt.Fprintf(out.stderr, "note: %s: converted on reading: %s\n", e.Source, e.conv)

@@ -75,8 +75,10 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	if b.SeveralLabels() { // several labels a row: their names
 		names = bundle.ManifestLabelSetNames(o.Test, b)
 	}
-	if l := bundle.ManifestOneLabelName(o.Test, b); l != "" && o.PerClass && b.Labels == nil && !set.ClassConditional() {
-		return fmt.Errorf("coverage-check: %s on %s: %s", o.Set, o.Test, bundle.OneLabelPerClassMessage(l, "-per-class"))
+	if o.PerClass && b.Labels == nil && !set.ClassConditional() {
+		if l := bundle.ManifestOneLabelName(o.Test, b); l != "" {
+			return fmt.Errorf("coverage-check: %s on %s: %s", o.Set, o.Test, bundle.OneLabelPerClassMessage(l, "-per-class"))
+		}
 	}
 	check, warnings, err := experiment.CheckCoverage(set, b, o.Resplits, o.CalFraction, o.Seed, o.PerClass, names)
 	if err != nil {

@@ -562,14 +562,14 @@ func headerLike(line string) bool {
 	return false
 }
 
-// tableColumn is the column of schema (path's) that -labels or
-// -groups names (FILE:COLUMN), or, unnamed, the one named for what
+// tableColumn is the column of schema (path's) that FILE:COLUMN names
+// (-labels, -groups, -ids …), or, unnamed, the one named for what
 // ("labels" or "label"; for ids, "id" or "_id" too, as BEIR's corpus and
 // queries tables on the Hugging Face Hub name theirs).
 func tableColumn(path string, schema *arrow.Schema, column, what string) (int, error) {
 	if column != "" {
-		if i := slices.IndexFunc(schema.Fields(), func(f arrow.Field) bool { return f.Name == column }); i >= 0 {
-			return i, nil
+		if at := schema.FieldIndices(column); len(at) > 0 {
+			return at[0], nil
 		}
 		return -1, table.NoColumn(path, column, schema)
 	}
@@ -577,14 +577,15 @@ func tableColumn(path string, schema *arrow.Schema, column, what string) (int, e
 	if strings.HasSuffix(what, "ids") {
 		names = append(names, "id", "_id")
 	}
+	names = slices.Compact(names) // "ids": "id" once
 	for _, name := range names {
-		if i := slices.IndexFunc(schema.Fields(), func(f arrow.Field) bool { return f.Name == name }); i >= 0 {
-			return i, nil
+		if at := schema.FieldIndices(name); len(at) > 0 {
+			return at[0], nil
 		}
 	}
-	quoted := make([]string, 0, len(names))
-	for _, name := range slices.Compact(names) {
-		quoted = append(quoted, strconv.Quote(name))
+	quoted := make([]string, len(names))
+	for i, name := range names {
+		quoted[i] = strconv.Quote(name)
 	}
 	return -1, fmt.Errorf("%s: which column holds the %s? none is named %s (the columns: %s): give %s:COLUMN", path, what, strings.Join(quoted, " or "), table.Columns(schema), path)
 }

@@ -121,6 +121,7 @@ func TestBundleOneLabel(t *testing.T) {
 	if err := run(&stdout, &stderr, []string{"calibrate", "-geometry", "ball", "-cal", p("named/cal.npz"), "-alpha", "0.2", "-out", p("joy.json")}); err != nil {
 		t.Fatal(err, stderr.String())
 	}
+	const perClass = `-per-class: the bundles of label "joy" alone (ccs bundle -one-label; one_label= in Python) carry no labels to split by: every anchor carries it, and the coverage over all of them is that label's — leave -per-class out`
 	const why = `the bundles of label "joy" alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the bundles carry no labels — one threshold over every anchor (-calibration one) is that label's, with its guarantee`
 	for _, c := range []struct {
 		args []string
@@ -131,8 +132,8 @@ func TestBundleOneLabel(t *testing.T) {
 		{[]string{"compare", "-data", p("named"), "-rows", "baselines", "-calibration", "class", "-seeds", "1", "-quiet"}, "compare: -calibration class: " + p("named/cal.npz") + ": " + why},
 		// -per-class has no labels to split by, and says whose bundles
 		// they are rather than that the bundle lacks labels.
-		{[]string{"evaluate", "-set", p("joy.json"), "-test", p("named/test.npz"), "-per-class"}, p("named/test.npz") + ": " + bundle.OneLabelPerClassMessage("joy", "-per-class")},
-		{[]string{"coverage-check", "-set", p("joy.json"), "-test", p("named/test.npz"), "-per-class", "-resplits", "10"}, "coverage-check: " + p("joy.json") + " on " + p("named/test.npz") + ": " + bundle.OneLabelPerClassMessage("joy", "-per-class")},
+		{[]string{"evaluate", "-set", p("joy.json"), "-test", p("named/test.npz"), "-per-class"}, p("named/test.npz") + ": " + perClass},
+		{[]string{"coverage-check", "-set", p("joy.json"), "-test", p("named/test.npz"), "-per-class", "-resplits", "10"}, "coverage-check: " + p("joy.json") + " on " + p("named/test.npz") + ": " + perClass},
 	} {
 		if err := run(io.Discard, io.Discard, c.args); err == nil || err.Error() != c.want {
 			t.Errorf("%s: %v, want %q", c.args[0], err, c.want)

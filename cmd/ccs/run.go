@@ -41,8 +41,8 @@ type command struct {
 	// (the tables); subName names that argument in messages.
 	sub     []*command
 	subName string
-	// positional commands take arguments after their flags (ccs plot's
-	// files).
+	// positional commands take arguments (ccs plot's and ccs report's
+	// files) among their flags, before or after them; "--" ends the flags.
 	positional bool
 }
 
