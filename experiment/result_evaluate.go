@@ -443,7 +443,7 @@ func (e *Evaluation) Figures(stem string) ([]*figure.Figure, error) {
 		guarantee = "pooled calibration has no guarantee"
 	}
 	article := "a"
-	if strings.ContainsAny(e.Geometry[:min(1, len(e.Geometry))], "aeiou") { // an ellipsoid set
+	if strings.IndexAny(e.Geometry, "aeiou") == 0 { // an ellipsoid set
 		article = "an"
 	}
 	caption := fmt.Sprintf("Coverage of the test positives (%d of them) by %s %s set (d=%d) against 1 − α = %.4g%% (dashed), each a marker on a stem from 1 − α: %s.", e.Positives, article, e.Geometry, e.Dim, target, guarantee)

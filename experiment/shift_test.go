@@ -106,7 +106,10 @@ func TestEvaluationCaptionArticle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(figs) == 0 || !strings.Contains(figs[0].Caption, c.want) {
+		if len(figs) == 0 {
+			t.Fatalf("%s: no figure", c.geometry)
+		}
+		if !strings.Contains(figs[0].Caption, c.want) {
 			t.Errorf("%s: caption %q, want %q in it", c.geometry, figs[0].Caption, c.want)
 		}
 	}

@@ -910,16 +910,11 @@ func NoColumn(path, column string, schema *arrow.Schema) error {
 	return fmt.Errorf("%s: no column %q (the columns: %s)%s", path, column, Columns(schema), didYouMean(column, schema))
 }
 
-// ClassLabelNames are the class names of column, a Hugging Face
-// ClassLabel, that schema's metadata holds: the key "huggingface" of the
-// Arrow files save_to_disk writes (and of the Parquet files to_parquet
-// writes), a JSON document whose "info" → "features" → column is
-// {"_type": "ClassLabel", "names": [...]}; class id i is names[i], in
-// the dataset's order (not sorted). nil, nil where the metadata says
-// nothing of column (no such key, no such feature, or a feature of
-// another type); an error, saying what is wrong, where it calls column a
-// ClassLabel but is no JSON or its names no list of distinct strings.
-func ClassLabelNames(schema *arrow.Schema, column string) ([]string, error) {
+// hfFeature is the feature of column in schema's Hugging Face metadata
+// (key "huggingface": a JSON document, "info" → "features" → column):
+// nil, nil where there is no such key or feature; an error where the
+// metadata is no JSON document.
+func hfFeature(schema *arrow.Schema, column string) (json.RawMessage, error) {
 	md := schema.Metadata()
 	raw, ok := md.GetValue("huggingface")
 	if !ok {
@@ -933,9 +928,22 @@ func ClassLabelNames(schema *arrow.Schema, column string) ([]string, error) {
 	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
 		return nil, fmt.Errorf("the schema's \"huggingface\" metadata is no JSON document of a dataset's info (%v)", err)
 	}
-	feat, ok := doc.Info.Features[column]
-	if !ok {
-		return nil, nil
+	return doc.Info.Features[column], nil
+}
+
+// ClassLabelNames are the class names of column, a Hugging Face
+// ClassLabel, that schema's metadata holds: the key "huggingface" of the
+// Arrow files save_to_disk writes (and of the Parquet files to_parquet
+// writes), a JSON document whose "info" → "features" → column is
+// {"_type": "ClassLabel", "names": [...]}; class id i is names[i], in
+// the dataset's order (not sorted). nil, nil where the metadata says
+// nothing of column (no such key, no such feature, or a feature of
+// another type); an error, saying what is wrong, where it calls column a
+// ClassLabel but is no JSON or its names no list of distinct strings.
+func ClassLabelNames(schema *arrow.Schema, column string) ([]string, error) {
+	feat, err := hfFeature(schema, column)
+	if feat == nil || err != nil {
+		return nil, err
 	}
 	return classLabelFeature(feat, column)
 }
@@ -948,22 +956,9 @@ func ClassLabelNames(schema *arrow.Schema, column string) ([]string, error) {
 // list). nil, nil where the metadata says nothing of such a column; an
 // error as ClassLabelNames gives one.
 func SequenceClassLabelNames(schema *arrow.Schema, column string) ([]string, error) {
-	md := schema.Metadata()
-	raw, ok := md.GetValue("huggingface")
-	if !ok {
-		return nil, nil
-	}
-	var doc struct {
-		Info struct {
-			Features map[string]json.RawMessage `json:"features"`
-		} `json:"info"`
-	}
-	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
-		return nil, fmt.Errorf("the schema's \"huggingface\" metadata is no JSON document of a dataset's info (%v)", err)
-	}
-	feat, ok := doc.Info.Features[column]
-	if !ok {
-		return nil, nil
+	feat, err := hfFeature(schema, column)
+	if feat == nil || err != nil {
+		return nil, err
 	}
 	var seq struct {
 		Type    string          `json:"_type"`

@@ -569,7 +569,9 @@ func TestBundleSequenceClassLabel(t *testing.T) {
 		name     string
 		lists    [][]int64
 		features string
-	}{{"ds", lists, features}, {"bare", bare, ""}, {"marked", marked, features}} {
+	}{{"ds", lists, features}, {"bare", bare, ""}, {"marked", marked, features},
+		// A class named as a missing mark elsewhere is a class here, as a ClassLabel's.
+		{"unknown", lists, strings.Replace(features, `"anger"`, `"Unknown"`, 1)}} {
 		os.Mkdir(p(c.name), 0o755)
 		writeSequenceTable(t, p(c.name+"/data-00000-of-00001.arrow"), x32, c.lists, d, c.features)
 		os.WriteFile(p(c.name+"/state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
@@ -613,6 +615,10 @@ func TestBundleSequenceClassLabel(t *testing.T) {
 		}
 	}
 	same("one-love", "one-2", "fit", "val", "cal", "test")
+	if err := bundleOf("unknown", "unknown-b", "-ood-classes", "love"); err != nil {
+		t.Fatalf("a class named Unknown: %v", err)
+	}
+	same("ds-name", "unknown-b", "fit", "val", "cal", "test", "ood")
 
 	err := bundleOf("marked", "marked-refused")
 	if want := `some rows list a value that marks a missing label ("-1": 40 rows)`; err == nil || !strings.Contains(err.Error(), want) {

@@ -362,7 +362,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if li.sets != nil && mode != "labels" {
 			return fmt.Errorf("%s: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -%s", o.Labels, mode)
 		}
-		if li.note != "" {
+		if li.note != "" && li.sets != nil { // one label a row: labelsInputs warns of it
 			out.warn(li.note)
 		}
 		if o.LabelNames != "" {
@@ -382,7 +382,10 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if li.listIDs && li.names == nil { // a CSV column's integer lists with a -1: named, for -missing-labels
 			li.sets, li.names = namedNegativeIDs(li.sets) // li.c follows below
 		}
-		if li.sets != nil && li.names != nil { // a list column's values (or a matrix's named columns): -1, "Unknown" mark no label
+		// A list column's values (or a matrix's named columns): -1,
+		// "Unknown" mark no label; a Sequence(ClassLabel)'s names are
+		// classes, its -1 read above, as a ClassLabel's are.
+		if li.sets != nil && li.names != nil && !li.classLabel {
 			if li.sets, li.names, err = bundle.MissingInLabelSets(li.sets, li.names, li.strs, cfg.MissingLabels, o.Labels); err != nil {
 				return err
 			}

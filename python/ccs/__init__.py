@@ -368,15 +368,16 @@ def _multi_hot(rows, missing_labels="error"):
     return m
 
 
-def _named_ids(m, ids, names):
+def _named_ids(m, names):
     """Lists of integer labels (m, _multi_hot's matrix of them, its
     columns the ids in sorted order) named by label_names (names), as ccs
     bundle -label-names names a CSV column's integer lists: column j is
     id j, label names[j], a label no row lists kept, an id no name names
     refused with its row; a negative id — a missing label's mark that
     missing_labels="class" keeps — a label after the names, named by its
-    decimal form. Returns the matrix and its labels' names."""
-    c = len(names)
+    decimal form. Returns the matrix (a plain array) and its labels'
+    names (a list)."""
+    ids, c = m.ids, len(names)
     over = [v for v in ids if v >= c]
     if over:
         row = int(np.argmax(m[:, ids.index(over[0])]))
@@ -395,9 +396,7 @@ def _named_ids(m, ids, names):
     out = np.zeros((m.shape[0], max(2, len(out_names))), dtype=np.int64)
     for j, v in enumerate(ids):
         out[:, col[v]] = m[:, j]
-    out = out.view(_LabelMatrix)
-    out.label_names = tuple(out_names)
-    return out, out.label_names
+    return out, out_names
 
 
 _NULL = "\x00null"  # bundle.NullMark: a pandas null among labels or group ids
@@ -624,8 +623,8 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
         if getattr(labels, "ids", None) is not None:  # lists of label numbers, which the names name
             # A matrix whose column j is id j, named as -label-names names
             # it (ood_classes, one_label by name, as the command's).
-            labels, column_names = _named_ids(labels, labels.ids, _column_names(label_names))
-            labels, column_names, set_names = np.asarray(labels), list(column_names), None
+            labels, column_names = _named_ids(labels, _column_names(label_names))
+            set_names = None
         elif set_names is not None:
             raise ValueError("bundle: label_names name the columns of a multi-hot matrix, and labels are lists of labels, "
                              "which are their own names: leave label_names out")
