@@ -208,6 +208,7 @@ func TestRetrieveClassBadInput(t *testing.T) {
 		want  string
 	}{
 		{"no label", base("class.json", "-anchor", p("q0.npy")), true, `is class-conditional (a threshold a class: "de", "en", "ja", "sw"): give the anchor's class with -label`},
+		{"no label for a bundle's anchors", base("class.json", "-anchor", p("B/test.npz")), true, "-anchor-labels " + p("B/test.npz") + ":labels for the labels of -anchor's rows that file holds"},
 		{"label on a marginal set", base("ball.json", "-anchor", p("q0.npy"), "-label", "de"), true, "-label de: " + p("ball.json") + " has one threshold, which takes no label"},
 		{"label on a class's set", base("de.json", "-anchor", p("q0.npy"), "-label", "de"), true, "has one threshold, which takes no label"},
 		{"anchor labels on a marginal set", base("ball.json", "-anchor", p("three.npy"), "-anchor-labels", p("three.txt")), true, "-anchor-labels " + p("three.txt") + ": "},
