@@ -59,14 +59,25 @@ func writeClassLabelTable(t *testing.T, path string, x []float32, y []int64, d i
 		if err := pqarrow.WriteTable(tbl, &buf, 500, nil, pqarrow.DefaultWriterProps()); err != nil {
 			t.Fatal(err)
 		}
-	} else {
-		w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
-		if err := w.Write(rec); err != nil {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		return
+	}
+	writeStream(t, path, rec)
+}
+
+// writeStream writes rec as an Arrow IPC stream, as save_to_disk writes
+// a dataset's shard, its schema's metadata kept.
+func writeStream(t *testing.T, path string, rec arrow.RecordBatch) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -526,17 +537,7 @@ func writeSequenceTable(t *testing.T, path string, x []float32, lists [][]int64,
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeStream(t, path, rec)
 }
 
 // TestBundleSequenceClassLabel: a Hugging Face Sequence(ClassLabel)

@@ -980,6 +980,22 @@ func classLabelMarks(labels []int64, names []string) ([]int64, []string) {
 		return labels, names
 	}
 	slices.Sort(marks)
+	names, code := appendMarks(names, marks)
+	out := make([]int64, len(labels))
+	for i, l := range labels {
+		if c, ok := code[l]; ok {
+			l = c
+		}
+		out[i] = l
+	}
+	return out, names
+}
+
+// appendMarks makes each of marks (missing labels' marks kept as classes,
+// a ClassLabel's -1; distinct, in order) a label after names, named by
+// its decimal form (in parentheses while a name has it): the names
+// extended, and each mark's label.
+func appendMarks(names []string, marks []int64) ([]string, map[int64]int64) {
 	names = slices.Clone(names)
 	code := make(map[int64]int64, len(marks))
 	for _, m := range marks {
@@ -990,14 +1006,7 @@ func classLabelMarks(labels []int64, names []string) ([]int64, []string) {
 		code[m] = int64(len(names))
 		names = append(names, name)
 	}
-	out := make([]int64, len(labels))
-	for i, l := range labels {
-		if c, ok := code[l]; ok {
-			l = c
-		}
-		out[i] = l
-	}
-	return out, names
+	return names, code
 }
 
 // oodRowLabels folds an -ood-rows column into string labels: a row with a

@@ -182,36 +182,34 @@ func namedNegativeIDs(sets [][]int32) (named [][]int32, names []string) {
 // parentheses while a name has it), as a ClassLabel column's -1 is one
 // (classLabelMarks). Label j stays names[j] either way.
 func missingNamedIDs(sets [][]int32, names []string, mode bundle.MissingLabels, labels string) ([][]int32, []string, error) {
-	named, marks := namedNegativeIDs(sets)
+	var marks []int64 // the negative values, distinct, sorted
+	for _, s := range sets {
+		for _, l := range s {
+			if l < 0 && !slices.Contains(marks, int64(l)) {
+				marks = append(marks, int64(l))
+			}
+		}
+	}
 	if marks == nil {
 		return sets, names, nil
 	}
 	if mode == bundle.MissingRefused {
-		_, _, err := bundle.MissingInLabelSets(named, marks, false, mode, labels)
+		named, markNames := namedNegativeIDs(sets)
+		_, _, err := bundle.MissingInLabelSets(named, markNames, false, mode, labels)
 		return nil, nil, err
 	}
-	names = slices.Clone(names)
-	code := map[int32]int32{}
+	slices.Sort(marks)
+	var code map[int64]int64
 	if mode == bundle.MissingClass {
-		for _, m := range marks {
-			if !strings.HasPrefix(m, "-") {
-				break // namedNegativeIDs names the negative values first
-			}
-			v, _ := strconv.ParseInt(m, 10, 32)
-			for slices.Contains(names, m) {
-				m = "(" + m + ")"
-			}
-			code[int32(v)] = int32(len(names))
-			names = append(names, m)
-		}
+		names, code = appendMarks(names, marks)
 	}
 	out := make([][]int32, len(sets))
 	for i, s := range sets {
 		row := make([]int32, 0, len(s))
 		for _, l := range s {
-			switch c, ok := code[l]; {
+			switch c, ok := code[int64(l)]; {
 			case ok:
-				row = append(row, c)
+				row = append(row, int32(c))
 			case l >= 0:
 				row = append(row, l)
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -190,14 +191,25 @@ func saveDocument(out *output, cmd, kind string, res experiment.Result, asJSON b
 }
 
 // saveJSON writes v, command cmd's JSON, to path (-out, when not "")
-// whole or not at all, and prints it when asJSON: saveDocument's, and
-// that of a result of no document kind (evaluate -trials').
+// whole or not at all (atomicfile), and prints it when asJSON — encoded
+// once, the same bytes in both: saveDocument's, and that of a result of
+// no document kind (evaluate -trials').
 func saveJSON(out *output, cmd string, v any, asJSON bool, path string) error {
-	if err := writeOut(cmd, path, v); err != nil {
+	if path == "" && !asJSON {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, v); err != nil {
 		return err
 	}
+	if path != "" {
+		if err := atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+			return fmt.Errorf("%s: -out: %w", cmd, err)
+		}
+	}
 	if asJSON {
-		return writeJSON(out.stdout, v)
+		_, err := out.stdout.Write(buf.Bytes())
+		return err
 	}
 	return nil
 }
@@ -215,18 +227,6 @@ func checkOut(cmd, kind, path string) error {
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return usagef("%s: -out %s is a directory: give the JSON file to write (%s)", cmd, path, filepath.Join(path, kind+".json"))
-	}
-	return nil
-}
-
-// writeOut writes cmd's JSON document v to path, its -out, whole or not
-// at all (atomicfile); nothing where path is "".
-func writeOut(cmd, path string, v any) error {
-	if path == "" {
-		return nil
-	}
-	if err := atomicfile.Write(path, func(w io.Writer) error { return writeJSON(w, v) }); err != nil {
-		return fmt.Errorf("%s: -out: %w", cmd, err)
 	}
 	return nil
 }
