@@ -484,11 +484,41 @@ type Plan struct {
 	sessions bool
 	// blocks says the rows were split by block (Items.Blocks).
 	blocks bool
-	// logits, when not nil, are each source row's classifier logits (c
-	// a row), which every split's bundle carries for its anchors
-	// (SetLogits).
-	logits []float32
-	c      int
+	// logits and activations, when set, are each source row's classifier
+	// logits and per-layer activation summaries, which every split's
+	// bundle carries for its anchors (SetLogits, SetActivations).
+	logits, activations perRow
+}
+
+// perRow is an array of values a source row, width a row: nil values
+// when it was not given.
+type perRow struct {
+	values []float32
+	width  int
+}
+
+// gathered is the rows of the split's anchors, as a bundle holds them.
+func (a perRow) gathered(anchors []int) []float32 { return gather(a.values, anchors, a.width) }
+
+// setPerRow checks values, width a row, as the source rows' what: the
+// rows' own, so that relevance pairs' anchors, queries, have none, and
+// one for every row that a split holds as an anchor.
+func (p *Plan) setPerRow(what string, values []float32, width int) (perRow, error) {
+	if p.queries {
+		return perRow{}, fmt.Errorf("bundle: %s are for the rows' anchors, and relevance pairs' anchors are queries", what)
+	}
+	if width < 1 || len(values)%width != 0 {
+		return perRow{}, fmt.Errorf("bundle: %d %s are not rows of %d", len(values), what, width)
+	}
+	n := len(values) / width
+	for _, sp := range p.Splits {
+		for _, r := range sp.Anchors {
+			if r >= n {
+				return perRow{}, fmt.Errorf("bundle: %s for %d rows, and the %s split has row %d", what, n, sp.Name, r)
+			}
+		}
+	}
+	return perRow{values, width}, nil
 }
 
 // SetLogits gives the plan each source row's classifier logits, c a row
@@ -496,23 +526,19 @@ type Plan struct {
 // carries its anchors' (the OOD baselines' MSP, Energy and ViM read them).
 // Relevance pairs' anchors are queries, whose logits these are not: an
 // error there.
-func (p *Plan) SetLogits(logits []float32, c int) error {
-	if p.queries {
-		return fmt.Errorf("bundle: logits are for the rows' anchors, and relevance pairs' anchors are queries")
-	}
-	if c < 1 || len(logits)%c != 0 {
-		return fmt.Errorf("bundle: %d logits are not rows of %d", len(logits), c)
-	}
-	n := len(logits) / c
-	for _, sp := range p.Splits {
-		for _, r := range sp.Anchors {
-			if r >= n {
-				return fmt.Errorf("bundle: logits for %d rows, and the %s split has row %d", n, sp.Name, r)
-			}
-		}
-	}
-	p.logits, p.c = logits, c
-	return nil
+func (p *Plan) SetLogits(logits []float32, c int) (err error) {
+	p.logits, err = p.setPerRow("logits", logits, c)
+	return err
+}
+
+// SetActivations gives the plan each source row's per-layer activation
+// summaries, a of them a row (each ReLU layer's maximum, say: what ccs
+// embed's activations output holds), so that every split's bundle carries
+// its anchors' (COMBOOD reads them). Relevance pairs' anchors are queries,
+// whose activations these are not: an error there.
+func (p *Plan) SetActivations(activations []float32, a int) (err error) {
+	p.activations, err = p.setPerRow("activations", activations, a)
+	return err
 }
 
 // Make plans the bundles of items: the items (rows, groups or queries)
@@ -2601,8 +2627,11 @@ func (p *Plan) Bundle(s int, rows []float32, queries []float32, d int) (*Bundle,
 	if sp.K == 0 {
 		b.PositiveIndex, b.NegativeIndex = nil, nil
 	}
-	if p.logits != nil {
-		b.C, b.Logits = p.c, gather(p.logits, sp.Anchors, p.c)
+	if p.logits.values != nil {
+		b.C, b.Logits = p.logits.width, p.logits.gathered(sp.Anchors)
+	}
+	if p.activations.values != nil {
+		b.A, b.Activations = p.activations.width, p.activations.gathered(sp.Anchors)
 	}
 	if err := b.validate(sp.K > 0); err != nil {
 		return nil, fmt.Errorf("bundle: the %s split: %w", sp.Name, err)
@@ -2659,8 +2688,11 @@ func (p *Plan) Arrays(s int, rows, queries []float32, d int) (map[string]Array, 
 		m["positive_label_start"] = Int64(sp.PositiveLabelStart, len(sp.PositiveLabelStart))
 		m["positive_labels"] = Int64(sp.PositiveLabels, len(sp.PositiveLabels))
 	}
-	if p.logits != nil {
-		m["logits"] = Gathered(p.logits, p.c, sp.Anchors)
+	if p.logits.values != nil {
+		m["logits"] = Gathered(p.logits.values, p.logits.width, sp.Anchors)
+	}
+	if p.activations.values != nil {
+		m["activations"] = Gathered(p.activations.values, p.activations.width, sp.Anchors)
 	}
 	if sp.K > 0 {
 		m["positive_index"] = Int64(sp.PositiveIndex, n, sp.K)

@@ -971,8 +971,8 @@ func TestOODCalFew(t *testing.T) {
 }
 
 // TestSetLogits: every split's bundle and arrays carry its anchors' rows of
-// the logits; logits of too few rows, or for relevance pairs' query
-// anchors, are refused.
+// the logits and the activations; too few rows, or ragged ones, or for
+// relevance pairs' query anchors, are refused.
 func TestSetLogits(t *testing.T) {
 	const n, d, c = 300, 2, 3
 	rows := make([]float32, n*d)
@@ -995,6 +995,18 @@ func TestSetLogits(t *testing.T) {
 	if err := p.SetLogits(logits, c); err != nil {
 		t.Fatal(err)
 	}
+	// The activations, a = 2 a row, go their own way beside the logits.
+	const a = 2
+	acts := make([]float32, n*a)
+	for i := range acts {
+		acts[i] = float32(-i)
+	}
+	if err := p.SetActivations(acts[:len(acts)-1], a); err == nil || !strings.Contains(err.Error(), "bundle: 599 activations are not rows of 2") {
+		t.Errorf("ragged activations: %v", err)
+	}
+	if err := p.SetActivations(acts, a); err != nil {
+		t.Fatal(err)
+	}
 	for s, sp := range p.Splits {
 		// The arrays written: the logits' rows of the split's anchors,
 		// gathered as they are written.
@@ -1004,6 +1016,9 @@ func TestSetLogits(t *testing.T) {
 		}
 		if a := arrays["logits"]; !slices.Equal(a.Shape, []int{len(sp.Anchors), c}) || !slices.Equal(a.Rows, sp.Anchors) || &a.F32[0] != &logits[0] {
 			t.Fatalf("%s: logits array of shape %v", sp.Name, a.Shape)
+		}
+		if g := arrays["activations"]; !slices.Equal(g.Shape, []int{len(sp.Anchors), a}) || !slices.Equal(g.Rows, sp.Anchors) || &g.F32[0] != &acts[0] {
+			t.Fatalf("%s: activations array of shape %v", sp.Name, g.Shape)
 		}
 		if sp.K == 0 {
 			continue
@@ -1016,6 +1031,9 @@ func TestSetLogits(t *testing.T) {
 			if b.C != c || !slices.Equal(b.Logits[i*c:(i+1)*c], logits[r*c:(r+1)*c]) {
 				t.Fatalf("%s: anchor %d (row %d): logits %v", sp.Name, i, r, b.Logits[i*c:(i+1)*c])
 			}
+			if b.A != a || !slices.Equal(b.Activations[i*a:(i+1)*a], acts[r*a:(r+1)*a]) {
+				t.Fatalf("%s: anchor %d (row %d): activations %v", sp.Name, i, r, b.Activations[i*a:(i+1)*a])
+			}
 		}
 	}
 	q, err := Make(Items{N: n, Queries: 10, Pairs: [][2]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {6, 7}, {7, 8}, {8, 9}, {9, 10}}}, MakeConfig{K: 1, Split: testSplit, Seed: 1})
@@ -1024,6 +1042,9 @@ func TestSetLogits(t *testing.T) {
 	}
 	if err := q.SetLogits(logits, c); err == nil || !strings.Contains(err.Error(), "relevance pairs' anchors are queries") {
 		t.Errorf("logits for queries: %v", err)
+	}
+	if err := q.SetActivations(acts, a); err == nil || !strings.Contains(err.Error(), "bundle: activations are for the rows' anchors") {
+		t.Errorf("activations for queries: %v", err)
 	}
 }
 
