@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -161,7 +162,8 @@ func TestBlocksClassMissing(t *testing.T) {
 }
 
 // TestBlocksErrors: blocks too few for a share, missing block ids, and
-// blocks with groups or without labels are refused, saying why.
+// blocks with groups or without labels are refused, saying why; too few
+// blocks as an InputError naming the blocks, the file a command names.
 func TestBlocksErrors(t *testing.T) {
 	_, labels, blocks := recordings(2, 6, 30, 2)
 	_, l4, b4 := recordings(2, 4, 45, 2)
@@ -170,17 +172,22 @@ func TestBlocksErrors(t *testing.T) {
 		items Items
 		cfg   MakeConfig
 		want  string
+		input string // the InputError's Input; "" for none
 	}{
-		{"too few blocks for val", Items{N: 180, Labels: l4, Blocks: b4}, MakeConfig{K: 2, Split: testSplit}, "bundle: 4 blocks are too few for the val share 0.1: blocks lie whole in one split, and the shares are shared out by blocks; give more blocks (more recordings), fewer splits (a share of 0: -split 0,0,0.5,0.5, split=(0, 0, 0.5, 0.5) in Python, for the ℓ2 ball"},
-		{"too few blocks for ood-cal", Items{N: 180, Labels: labels, Blocks: blocks}, MakeConfig{K: 2, Split: [4]float64{0, 0, 0.5, 0.5}, OODCalShare: 0.05}, "are too few for the ood-cal share 0.05: blocks lie whole in one split"},
-		{"with groups", Items{N: 180, Labels: labels, Groups: blocks, Blocks: blocks}, MakeConfig{K: 2, Split: testSplit}, "give them with labels alone"},
-		{"without labels", Items{N: 180, Blocks: blocks}, MakeConfig{K: 2, Split: testSplit}, "give them with labels alone"},
-		{"another length", Items{N: 180, Labels: labels, Blocks: blocks[:100]}, MakeConfig{K: 2, Split: testSplit}, "100 block ids for 180 rows"},
-		{"recordings of several modes as groups", Items{N: 180, Labels: labels, Groups: blocks}, MakeConfig{K: 2, Split: testSplit}, "has rows of labels 0 and 1: a group's rows are views of one item, of one class; where the groups are what the rows are to be split by — recordings of windows in several modes, patients, sites — and the labels the classes, give the groups as blocks (-blocks FILE; blocks= in Python)"},
-		{"a missing block", Items{N: 180, Labels: labels, Blocks: append(slices.Clone(blocks[:179]), -1)}, MakeConfig{K: 2, Split: [4]float64{0, 0, 0.5, 0.5}}, "row 179 has a block id that marks a missing value"},
+		{"too few blocks for val", Items{N: 180, Labels: l4, Blocks: b4}, MakeConfig{K: 2, Split: testSplit}, "bundle: 4 blocks are too few for the val share 0.1: blocks lie whole in one split, and the shares are shared out by blocks; give more blocks (more recordings), fewer splits (a share of 0: -split 0,0,0.5,0.5, split=(0, 0, 0.5, 0.5) in Python, for the ℓ2 ball", InputBlocks},
+		{"too few blocks for ood-cal", Items{N: 180, Labels: labels, Blocks: blocks}, MakeConfig{K: 2, Split: [4]float64{0, 0, 0.5, 0.5}, OODCalShare: 0.05}, "are too few for the ood-cal share 0.05: blocks lie whole in one split", InputBlocks},
+		{"with groups", Items{N: 180, Labels: labels, Groups: blocks, Blocks: blocks}, MakeConfig{K: 2, Split: testSplit}, "give them with labels alone", ""},
+		{"without labels", Items{N: 180, Blocks: blocks}, MakeConfig{K: 2, Split: testSplit}, "give them with labels alone", ""},
+		{"another length", Items{N: 180, Labels: labels, Blocks: blocks[:100]}, MakeConfig{K: 2, Split: testSplit}, "100 block ids for 180 rows", ""},
+		{"recordings of several modes as groups", Items{N: 180, Labels: labels, Groups: blocks}, MakeConfig{K: 2, Split: testSplit}, "has rows of labels 0 and 1: a group's rows are views of one item, of one class; where the groups are what the rows are to be split by — recordings of windows in several modes, patients, sites — and the labels the classes, give the groups as blocks (-blocks FILE; blocks= in Python)", ""},
+		{"a missing block", Items{N: 180, Labels: labels, Blocks: append(slices.Clone(blocks[:179]), -1)}, MakeConfig{K: 2, Split: [4]float64{0, 0, 0.5, 0.5}}, "row 179 has a block id that marks a missing value", ""},
 	} {
-		if _, err := Make(c.items, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+		_, err := Make(c.items, c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		if got := inputAtFault(err); got != c.input {
+			t.Errorf("%s: the input at fault %q, want %q", c.name, got, c.input)
 		}
 	}
 	// Shares that leave blocks out say how many, in blocks and rows.
@@ -276,4 +283,12 @@ func TestWarnNeighbours(t *testing.T) {
 	if p.Inspect(r3, nil, d); warned(p) {
 		t.Errorf("independent rows sorted by class: warned %q", p.Warnings)
 	}
+}
+
+// inputAtFault is the Input of err's InputError; "" without one.
+func inputAtFault(err error) string {
+	if ie := (*InputError)(nil); errors.As(err, &ie) {
+		return ie.Input
+	}
+	return ""
 }

@@ -881,22 +881,31 @@ func heldOut(strata map[int64][]int, cfg MakeConfig, rng *rand.Rand) (oodCal, oo
 	return oodCal, ood, left, nil
 }
 
-// BlocksError is a refusal of Make that the blocks (Items.Blocks) cause:
-// too few of them for a share, or none left to split. A command names
-// the file of the blocks with it, not that of the labels.
-type BlocksError struct{ Err error }
+// InputError is a refusal of Make that one of its inputs causes rather
+// than the rows it splits by (labels, groups, views or pairs): Input
+// names it, InputBlocks or InputQueryLabels. A command names that
+// input's file with it, not the labels' or the pairs'.
+type InputError struct {
+	// Input is the input at fault: InputBlocks (Items.Blocks: too few
+	// blocks for a share, or none left to split) or InputQueryLabels
+	// (Items.QueryLabels: a query label that marks a missing value).
+	Input string
+	// Err is the refusal.
+	Err error
+}
 
-func (e *BlocksError) Error() string { return e.Err.Error() }
-func (e *BlocksError) Unwrap() error { return e.Err }
+// The inputs an InputError names, as ccs bundle's roles and Python's
+// keywords spell them.
+const (
+	// InputBlocks is Items.Blocks (-blocks; blocks= in Python).
+	InputBlocks = "blocks"
+	// InputQueryLabels is Items.QueryLabels (-query-labels;
+	// query_labels= in Python).
+	InputQueryLabels = "query_labels"
+)
 
-// QueryLabelsError is a refusal of Make that the query labels
-// (Items.QueryLabels) cause: a query label that marks a missing value. A
-// command names the file of the query labels with it, not that of the
-// pairs.
-type QueryLabelsError struct{ Err error }
-
-func (e *QueryLabelsError) Error() string { return e.Err.Error() }
-func (e *QueryLabelsError) Unwrap() error { return e.Err }
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
 
 // splitBlocks splits labelled rows by block (Items.Blocks): the blocks,
 // shuffled, are shared out whole — first -ood-cal-share of them to the OOD
@@ -942,10 +951,10 @@ func splitBlocks(items Items, strata map[int64][]int, cfg MakeConfig, rng *rand.
 	slices.Sort(order)
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	short := func(what string, share float64, blocks int) error {
-		return &BlocksError{fmt.Errorf("bundle: %d blocks are too few for the %s share %v: blocks lie whole in one split, and the shares are shared out by blocks; give more blocks (more recordings), fewer splits (a share of 0: -split 0,0,0.5,0.5, split=(0, 0, 0.5, 0.5) in Python, for the ℓ2 ball, which trains nothing) or a larger share", blocks, what, share)}
+		return &InputError{InputBlocks, fmt.Errorf("bundle: %d blocks are too few for the %s share %v: blocks lie whole in one split, and the shares are shared out by blocks; give more blocks (more recordings), fewer splits (a share of 0: -split 0,0,0.5,0.5, split=(0, 0, 0.5, 0.5) in Python, for the ℓ2 ball, which trains nothing) or a larger share", blocks, what, share)}
 	}
 	if len(order) == 0 {
-		return nil, nil, nil, &BlocksError{fmt.Errorf("bundle: no in-distribution rows are left to split by block")}
+		return nil, nil, nil, &InputError{InputBlocks, fmt.Errorf("bundle: no in-distribution rows are left to split by block")}
 	}
 	left := order
 	if cfg.OODCalShare > 0 {
@@ -2301,7 +2310,7 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 			}
 			what := fmt.Sprintf("%d of the queries with a relevant row have a query label that marks a missing value (%s; the first: %s)", missing, strings.Join(each, ", "), items.queryName(first))
 			if cfg.MissingLabels == MissingRefused {
-				return nil, &QueryLabelsError{fmt.Errorf("bundle: %s: as one class they would share a threshold with -calibration class; give each query its label, or leave those queries out (-missing-labels drop; missing_labels=\"drop\" in Python)", what)}
+				return nil, &InputError{InputQueryLabels, fmt.Errorf("bundle: %s: as one class they would share a threshold with -calibration class; give each query its label, or leave those queries out (-missing-labels drop; missing_labels=\"drop\" in Python)", what)}
 			}
 			queryDropped = what + ": left out of every split"
 		}

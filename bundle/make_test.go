@@ -2127,12 +2127,17 @@ func TestMakePairsQueryLabels(t *testing.T) {
 		name   string
 		labels []int64
 		want   string
+		input  string // the InputError's Input; "" for none
 	}{
-		{"missing", append([]int64{-1, -1}, labels[2:]...), `bundle: 2 of the queries with a relevant row have a query label that marks a missing value (-1: 2; the first: query 0): as one class they would share a threshold with -calibration class; give each query its label, or leave those queries out (-missing-labels drop`},
-		{"count", labels[1:], "bundle: 399 query labels for 400 queries"},
+		{"missing", append([]int64{-1, -1}, labels[2:]...), `bundle: 2 of the queries with a relevant row have a query label that marks a missing value (-1: 2; the first: query 0): as one class they would share a threshold with -calibration class; give each query its label, or leave those queries out (-missing-labels drop`, InputQueryLabels},
+		{"count", labels[1:], "bundle: 399 query labels for 400 queries", ""},
 	} {
-		if _, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, QueryLabels: c.labels}, cfg); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+		_, err := Make(Items{N: nr, Queries: nq, Pairs: pairs, QueryLabels: c.labels}, cfg)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		if got := inputAtFault(err); got != c.input {
+			t.Errorf("%s: the input at fault %q, want %q", c.name, got, c.input)
 		}
 	}
 	// -missing-labels drop: those queries are in no split, and counted.

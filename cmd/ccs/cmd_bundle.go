@@ -619,14 +619,13 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if err != nil {
 		// Make's refusals are about which rows go together: the file that
 		// says so.
-		source := map[string]string{"views": o.Views, "pairs": o.Pairs, "groups": o.Groups, "labels": o.Labels}[mode]
-		if be := (*bundle.BlocksError)(nil); errors.As(err, &be) {
-			source = o.Blocks
+		source := mode
+		if ie := (*bundle.InputError)(nil); errors.As(err, &ie) {
+			source = ie.Input
 		}
-		if qe := (*bundle.QueryLabelsError)(nil); errors.As(err, &qe) {
-			source = o.QueryLabels
-		}
-		return fmt.Errorf("%s: %w", source, err)
+		file := map[string]string{"views": o.Views, "pairs": o.Pairs, "groups": o.Groups, "labels": o.Labels,
+			bundle.InputBlocks: o.Blocks, bundle.InputQueryLabels: o.QueryLabels}[source]
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	var qrows []float32
 	switch {
