@@ -472,18 +472,40 @@ func ManifestOneLabelName(path string, b *Bundle) string {
 	return m.OneLabel.Label
 }
 
-// OneLabelPerClassMessage refuses per-class coverage (flag: -per-class,
+// ErrOneLabel is what OneLabelClassError's and OneLabelPerClassError's
+// refusals wrap: the bundles of one label's rows (ccs bundle -one-label)
+// carry no labels to split by, every anchor carrying that label.
+var ErrOneLabel = errors.New("bundle: the bundles of one label's rows carry no labels")
+
+// oneLabelError is a refusal that wraps ErrOneLabel, its message its own.
+type oneLabelError string
+
+func (e oneLabelError) Error() string        { return string(e) }
+func (e oneLabelError) Is(target error) bool { return target == ErrOneLabel }
+
+// OneLabelPerClassError refuses per-class coverage (flag: -per-class,
 // per_class=True) on the bundles of one label's rows (ManifestOneLabelName:
 // label), which carry no labels to split by: every anchor carries the
-// label, and the coverage over all of them is the label's.
-func OneLabelPerClassMessage(label, flag string) string {
-	return fmt.Sprintf("%s: the bundles of label %q alone (ccs bundle -one-label; one_label= in Python) carry no labels to split by: every anchor carries it, and the coverage over all of them is that label's — leave %s out", flag, label, flag)
+// label, and the coverage over all of them is the label's. It is nil
+// where label is "" (bundles of no one label), and otherwise wraps
+// ErrOneLabel; callers put the flag, the file or the command before it.
+func OneLabelPerClassError(label, flag string) error {
+	if label == "" {
+		return nil
+	}
+	return oneLabelError(fmt.Sprintf("%s: the bundles of label %q alone (ccs bundle -one-label; one_label= in Python) carry no labels to split by: every anchor carries it, and the coverage over all of them is that label's — leave %s out", flag, label, flag))
 }
 
-// OneLabelClassMessage refuses a class-conditional calibration of the
+// OneLabelClassError refuses a class-conditional calibration of the
 // bundles of one label's rows (ManifestOneLabelName: label), whose anchors
 // all carry it: one threshold over every anchor (one, the flag or keyword
-// that asks for it) is that label's.
-func OneLabelClassMessage(label, one string) string {
-	return fmt.Sprintf("the bundles of label %q alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the bundles carry no labels — one threshold over every anchor (%s) is that label's, with its guarantee", label, one)
+// that asks for it) is that label's. It is nil where label is "" (bundles
+// of no one label), and otherwise wraps ErrOneLabel; callers put what
+// asked for classes (-calibration class, -class), the file or the
+// command before it.
+func OneLabelClassError(label, one string) error {
+	if label == "" {
+		return nil
+	}
+	return oneLabelError(fmt.Sprintf("the bundles of label %q alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the bundles carry no labels — one threshold over every anchor (%s) is that label's, with its guarantee", label, one))
 }

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -135,5 +136,36 @@ func TestOneLabelRefused(t *testing.T) {
 	items.Pairs = [][2]int{{0, 1}}
 	if _, err := Make(items, MakeConfig{K: 1}); err == nil || !strings.Contains(err.Error(), "make their own relevance pairs") {
 		t.Errorf("with pairs: %v", err)
+	}
+}
+
+// TestOneLabelErrors: the refusals of splitting one label's bundles by
+// class are nil for bundles of no one label, and otherwise wrap
+// ErrOneLabel, naming the label and the flag or keyword given.
+func TestOneLabelErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		err   func(label, flag string) error
+		flag  string
+		wants []string
+	}{
+		{"class", OneLabelClassError, "-calibration one", []string{`label "joy" alone`, "one threshold over every anchor (-calibration one) is that label's"}},
+		{"per class", OneLabelPerClassError, "per_class=True", []string{`per_class=True: the bundles of label "joy" alone`, "leave per_class=True out"}},
+	} {
+		if err := c.err("", c.flag); err != nil {
+			t.Errorf("%s: no one label: %v, want nil", c.name, err)
+		}
+		err := c.err("joy", c.flag)
+		if !errors.Is(err, ErrOneLabel) {
+			t.Errorf("%s: %v does not wrap ErrOneLabel", c.name, err)
+		}
+		if wrapped := fmt.Errorf("calibrate: cal.npz: %w", err); !errors.Is(wrapped, ErrOneLabel) {
+			t.Errorf("%s: wrapped once more, %v no longer wraps ErrOneLabel", c.name, wrapped)
+		}
+		for _, want := range c.wants {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v, want it to say %q", c.name, err, want)
+			}
+		}
 	}
 }

@@ -784,3 +784,47 @@ func TestMakeBundlesOut(t *testing.T) {
 		t.Errorf("bundle.COrderBytes: %v, want %v", got, c)
 	}
 }
+
+// TestOneLabelRefusals: ccs.calibrate, Set.evaluate, Set.coverage_check
+// and ccs.compare refuse classes of the bundles of one label's rows (a
+// loaded bundle's oneLabel) as ccs calibrate, evaluate, coverage-check
+// and compare do, the keyword that asked for them first, wrapping
+// bundle.ErrOneLabel.
+func TestOneLabelRefusals(t *testing.T) {
+	t.Parallel()
+	const d = 4
+	b := gauss(5, 200, 4, d) // no labels: every anchor carries the one label
+	joy := &bundleObj{b: b, path: "joy/cal.npz", oneLabel: "joy"}
+	ball := calibrated(t, d)["ball"]
+	calibrateErr := func(o calibrateOptions) error {
+		_, err := calibrate(nil, joy, o, calibrateInputs{})
+		return err
+	}
+	const class = `the bundles of label "joy" alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the bundles carry no labels — one threshold over every anchor (calibration="one") is that label's`
+	const perClass = `per_class=True: the bundles of label "joy" alone (ccs bundle -one-label; one_label= in Python) carry no labels to split by`
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"calibrate class", calibrateErr(calibrateOptions{Geometry: "ball", Calibration: "class"}), `calibrate: calibration="class": joy/cal.npz: ` + class},
+		{"calibrate label", calibrateErr(calibrateOptions{Geometry: "ball", Label: "joy"}), "calibrate: label=joy: joy/cal.npz: " + class},
+		{"evaluate", func() error { _, _, err := evaluate(ball, joy, evaluateOptions{PerClass: true}); return err }(), "joy/cal.npz: " + perClass},
+		{"coverage check", func() error {
+			_, _, err := coverageCheck(ball, joy, coverageCheckOptions{PerClass: true})
+			return err
+		}(), "coverage_check: joy/cal.npz: " + perClass},
+		{"compare", func() error {
+			_, err := startCompare(compareInputs{Fit: b, Val: b, Cal: b, Test: b, CalOneLabel: "joy"}, compareOptions{Rows: "baselines", Calibration: "class"})
+			return err
+		}(), `compare: calibration="class": ` + class},
+	} {
+		if !errors.Is(c.err, bundle.ErrOneLabel) || !strings.HasPrefix(c.err.Error(), c.want) {
+			t.Errorf("%s: %v, want bundle.ErrOneLabel, saying %q", c.name, c.err, c.want)
+		}
+	}
+	// A bundle of no one label: no such refusal.
+	if _, err := calibrate(nil, &bundleObj{b: b}, calibrateOptions{Geometry: "ball"}, calibrateInputs{}); err != nil {
+		t.Errorf("calibrate, no one label: %v", err)
+	}
+}

@@ -147,8 +147,8 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	if mode == conformal.Class && in.Cal.SeveralLabels() {
 		return nil, fmt.Errorf("compare: calibration=\"class\": %s", conformal.SeveralLabelsReason)
 	}
-	if l := in.CalOneLabel; mode == conformal.Class && l != "" { // a loaded cal.npz's from its manifest (ccs_bundle_load)
-		return nil, fmt.Errorf("compare: calibration=\"class\": %s", bundle.OneLabelClassMessage(l, `calibration="one"`))
+	if err := bundle.OneLabelClassError(in.CalOneLabel, `calibration="one"`); err != nil && mode == conformal.Class { // a loaded cal.npz's from its manifest (ccs_bundle_load)
+		return nil, fmt.Errorf("compare: calibration=\"class\": %w", err)
 	}
 	if mode == conformal.Class && in.Cal.Labels == nil {
 		return nil, fmt.Errorf("compare: calibration=\"class\": the cal bundle has no labels, and a class-conditional threshold is one per label: bundle with labels, or calibrate over every anchor (calibration=\"one\")")

@@ -141,12 +141,12 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		return nil, fmt.Errorf("calibrate: ridge=%v: want a positive number", ridge)
 	}
 	calName := cal.name("cal")
-	if l := cal.oneLabel; l != "" && (m == conformal.Class || o.Label != "") {
+	if err := bundle.OneLabelClassError(cal.oneLabel, `calibration="one"`); err != nil && (m == conformal.Class || o.Label != "") {
 		asked := `calibration="class"`
 		if o.Label != "" {
 			asked = "label=" + o.Label
 		}
-		return nil, fmt.Errorf("calibrate: %s: %s: %s", asked, calName, bundle.OneLabelClassMessage(l, `calibration="one"`))
+		return nil, fmt.Errorf("calibrate: %s: %s: %w", asked, calName, err)
 	}
 	var label *int64
 	if o.Label != "" {
@@ -499,8 +499,8 @@ func coverageCheck(set *conformal.Set, test *bundleObj, o coverageCheckOptions) 
 	if note != "" {
 		warnings = append(warnings, name+": "+note)
 	}
-	if test.oneLabel != "" && o.PerClass && b.Labels == nil && !set.ClassConditional() {
-		return nil, nil, fmt.Errorf("coverage_check: %s: %s", name, bundle.OneLabelPerClassMessage(test.oneLabel, "per_class=True"))
+	if err := bundle.OneLabelPerClassError(test.oneLabel, "per_class=True"); err != nil && o.PerClass && b.Labels == nil && !set.ClassConditional() {
+		return nil, nil, fmt.Errorf("coverage_check: %s: %w", name, err)
 	}
 	check, more, err := experiment.CheckCoverage(set, b, resplits, fraction, o.Seed, o.PerClass, names)
 	if err != nil {
@@ -556,8 +556,8 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	}
 	byLabel := o.PerClass && tb.SeveralLabels() // several labels a row
 	if o.PerClass && tb.Labels == nil && !byLabel {
-		if test.oneLabel != "" {
-			return nil, nil, fmt.Errorf("%s: %s", name, bundle.OneLabelPerClassMessage(test.oneLabel, "per_class=True"))
+		if err := bundle.OneLabelPerClassError(test.oneLabel, "per_class=True"); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
 		return nil, nil, fmt.Errorf("%s: per_class: the test bundle has no labels", name)
 	}

@@ -145,12 +145,12 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		return fmt.Errorf("calibrate: -class %s: %s's positives are its own anchors (ccs bundle -labels), calibrated on disjoint pairs of the whole split, which one class's anchors alone would not keep: calibrate with -calibration class instead (a threshold a class, in one set)", o.Class, o.Cal)
 	}
 	if m == conformal.Class || o.Class != "" {
-		if l := bundle.ManifestOneLabelName(o.Cal, cal); l != "" {
+		if err := bundle.OneLabelClassError(bundle.ManifestOneLabelName(o.Cal, cal), "-calibration one"); err != nil {
 			flag := "-calibration class"
 			if o.Class != "" {
 				flag = "-class " + o.Class
 			}
-			return fmt.Errorf("calibrate: %s: %s: %s", flag, o.Cal, bundle.OneLabelClassMessage(l, "-calibration one"))
+			return fmt.Errorf("calibrate: %s: %s: %w", flag, o.Cal, err)
 		}
 	}
 	var classLabel *int64 // -class's

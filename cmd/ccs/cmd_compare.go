@@ -147,9 +147,10 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	if cfg.Calibration == conformal.Class && data.Cal.SeveralLabels() {
 		return fmt.Errorf("compare: -calibration class: %s: %s", filepath.Join(o.Data, "cal.npz"), conformal.SeveralLabelsReason)
 	}
-	if cfg.Calibration != conformal.Class {
-	} else if l := bundle.ManifestOneLabelName(filepath.Join(o.Data, "cal.npz"), data.Cal); l != "" {
-		return fmt.Errorf("compare: -calibration class: %s: %s", filepath.Join(o.Data, "cal.npz"), bundle.OneLabelClassMessage(l, "-calibration one"))
+	if cal := filepath.Join(o.Data, "cal.npz"); cfg.Calibration == conformal.Class {
+		if err := bundle.OneLabelClassError(bundle.ManifestOneLabelName(cal, data.Cal), "-calibration one"); err != nil {
+			return fmt.Errorf("compare: -calibration class: %s: %w", cal, err)
+		}
 	}
 	if cfg.Calibration == conformal.Class && data.Cal.Labels == nil {
 		return fmt.Errorf("compare: -calibration class: %s has no labels, and a class-conditional threshold is one per label: bundle with -labels (ccs bundle -labels FILE), or calibrate over every anchor (-calibration one)", filepath.Join(o.Data, "cal.npz"))

@@ -76,8 +76,8 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 		names = bundle.ManifestLabelSetNames(o.Test, b)
 	}
 	if o.PerClass && b.Labels == nil && !set.ClassConditional() {
-		if l := bundle.ManifestOneLabelName(o.Test, b); l != "" {
-			return fmt.Errorf("coverage-check: %s on %s: %s", o.Set, o.Test, bundle.OneLabelPerClassMessage(l, "-per-class"))
+		if err := bundle.OneLabelPerClassError(bundle.ManifestOneLabelName(o.Test, b), "-per-class"); err != nil {
+			return fmt.Errorf("coverage-check: %s on %s: %w", o.Set, o.Test, err)
 		}
 	}
 	check, warnings, err := experiment.CheckCoverage(set, b, o.Resplits, o.CalFraction, o.Seed, o.PerClass, names)

@@ -193,8 +193,8 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	}
 	byLabel := o.PerClass && test.SeveralLabels() // several labels a row
 	if o.PerClass && test.Labels == nil && !byLabel {
-		if l := bundle.ManifestOneLabelName(o.Test, test); l != "" {
-			return fmt.Errorf("%s: %s", o.Test, bundle.OneLabelPerClassMessage(l, "-per-class"))
+		if err := bundle.OneLabelPerClassError(bundle.ManifestOneLabelName(o.Test, test), "-per-class"); err != nil {
+			return fmt.Errorf("%s: %w", o.Test, err)
 		}
 		return fmt.Errorf("%s: -per-class: the test bundle has no labels", o.Test)
 	}
