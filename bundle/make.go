@@ -276,31 +276,62 @@ func NamedNull(codes []int64, names []string) ([]int64, []string) {
 	if !ok {
 		return codes, names
 	}
-	rest := slices.Delete(slices.Clone(names), z, z+1)
-	name := "null"
-	for slices.Contains(rest, name) {
-		name = "(" + name + ")"
+	// The mark's rows out of names, under a code below every other one
+	// (InsertClass's from), the codes after it one less.
+	from := int64(-1)
+	for _, c := range codes {
+		from = min(from, c-1)
 	}
-	j, _ := slices.BinarySearch(rest, name)
-	newNames := slices.Insert(rest, j, name)
 	out := make([]int64, len(codes))
 	for i, c := range codes {
 		switch {
-		case c < 0:
-			out[i] = c
 		case c == int64(z):
-			out[i] = int64(j)
+			out[i] = from
+		case c > int64(z):
+			out[i] = c - 1
 		default:
-			if c > int64(z) { // its place in rest
-				c--
-			}
-			if c >= int64(j) {
-				c++
-			}
 			out[i] = c
 		}
 	}
-	return out, newNames
+	return InsertClass(out, slices.Delete(slices.Clone(names), z, z+1), from, "null", false)
+}
+
+// FreeName is name, in parentheses as often as one of names is it: the
+// name of a class that ccs names rather than the data (a table's nulls
+// "null", a ClassLabel's -1 "-1"), which names no class of the data's.
+func FreeName(names []string, name string) string {
+	for slices.Contains(names, name) {
+		name = "(" + name + ")"
+	}
+	return name
+}
+
+// InsertClass makes the rows of code from (a code outside names: a
+// missing value's negative mark) a class of their own, named name
+// (FreeName: in parentheses while one of names is it), in its sorted
+// place among names (sorted names, LabelCodes'), or last (names in an
+// order of their own, a ClassLabel's, whose ids stay the dataset's). It
+// returns the codes renumbered to match — the class's rows its place,
+// the codes at or after it one more, other negative codes as they are —
+// and the names with it; codes and names are not changed.
+func InsertClass(codes []int64, names []string, from int64, name string, last bool) ([]int64, []string) {
+	name = FreeName(names, name)
+	j := len(names)
+	if !last {
+		j, _ = slices.BinarySearch(names, name)
+	}
+	out := make([]int64, len(codes))
+	for i, c := range codes {
+		switch {
+		case c == from:
+			out[i] = int64(j)
+		case c >= int64(j):
+			out[i] = c + 1
+		default:
+			out[i] = c
+		}
+	}
+	return out, slices.Insert(slices.Clone(names), j, name)
 }
 
 // MissingStrings takes the string labels that mark a missing value

@@ -540,6 +540,51 @@ func TestMissingStrings(t *testing.T) {
 	}
 }
 
+// TestInsertClass: a missing value's rows made a class of their own get
+// a name no other class has, in its sorted place or last, the codes at
+// or after it one more and other negative codes kept; FreeName
+// parenthesizes a name while one of names is it.
+func TestInsertClass(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		codes     []int64
+		names     []string
+		from      int64
+		class     string
+		last      bool
+		wantCodes []int64
+		wantNames []string
+	}{
+		{"sorted", []int64{0, -1, 1, -2, 2}, []string{"a", "m", "z"}, -1, "null", false, []int64{0, 2, 1, -2, 3}, []string{"a", "m", "null", "z"}},
+		{"first", []int64{0, -3, 1}, []string{"x", "y"}, -3, "-1", false, []int64{1, 0, 2}, []string{"-1", "x", "y"}},
+		{"last", []int64{1, -1, 0}, []string{"b", "a"}, -1, "null", true, []int64{1, 2, 0}, []string{"b", "a", "null"}},
+		{"beside its name", []int64{-1, 0, 1}, []string{"(null)", "null"}, -1, "null", false, []int64{0, 1, 2}, []string{"((null))", "(null)", "null"}},
+		{"no such rows", []int64{0, 1}, []string{"a", "b"}, -1, "null", false, []int64{0, 1}, []string{"a", "b", "null"}},
+	} {
+		codes, names := slices.Clone(c.codes), slices.Clone(c.names)
+		gotCodes, gotNames := InsertClass(codes, names, c.from, c.class, c.last)
+		if !slices.Equal(gotCodes, c.wantCodes) || !slices.Equal(gotNames, c.wantNames) {
+			t.Errorf("%s: codes %v, names %q; want %v, %q", c.name, gotCodes, gotNames, c.wantCodes, c.wantNames)
+		}
+		if !slices.Equal(codes, c.codes) || !slices.Equal(names, c.names) {
+			t.Errorf("%s: the arguments changed: %v, %q", c.name, codes, names)
+		}
+	}
+	for _, c := range []struct {
+		names      []string
+		name, want string
+	}{
+		{nil, "null", "null"},
+		{[]string{"a", "null"}, "null", "(null)"},
+		{[]string{"-1", "(-1)"}, "-1", "((-1))"},
+		{[]string{"(-1)"}, "-1", "-1"},
+	} {
+		if got := FreeName(c.names, c.name); got != c.want {
+			t.Errorf("FreeName(%q, %q) = %q, want %q", c.names, c.name, got, c.want)
+		}
+	}
+}
+
 // TestWarnCopies: exact copies of a row in another split are warned of,
 // counted, with the first pair named; copies kept in one split (a group's
 // rows, identical views) and rows that differ in one bit are not.

@@ -933,32 +933,13 @@ func nullClass(labels []int64, names []string, missing map[int64]string, appende
 	if !found {
 		return labels, names, missing
 	}
-	name := "null"
-	for slices.Contains(names, name) {
-		name = "(" + name + ")"
-	}
-	j, _ := slices.BinarySearch(names, name)
-	if appended {
-		j = len(names)
-	}
-	names = slices.Insert(slices.Clone(names), j, name)
-	out := make([]int64, len(labels))
-	for i, l := range labels {
-		switch {
-		case l == code:
-			out[i] = int64(j)
-		case l >= int64(j):
-			out[i] = l + 1
-		default:
-			out[i] = l
-		}
-	}
+	labels, names = bundle.InsertClass(labels, names, code, "null", appended)
 	rest := maps.Clone(missing)
 	delete(rest, code)
 	if len(rest) == 0 {
 		rest = nil
 	}
-	return out, names, rest
+	return labels, names, rest
 }
 
 // classLabelMarks names the negative ids of a Hugging Face ClassLabel
@@ -998,10 +979,7 @@ func appendMarks(names []string, marks []int64) ([]string, map[int64]int64) {
 	names = slices.Clone(names)
 	code := make(map[int64]int64, len(marks))
 	for _, m := range marks {
-		name := strconv.FormatInt(m, 10)
-		for slices.Contains(names, name) {
-			name = "(" + name + ")"
-		}
+		name := bundle.FreeName(names, strconv.FormatInt(m, 10))
 		code[m] = int64(len(names))
 		names = append(names, name)
 	}
