@@ -2637,19 +2637,30 @@ func (p *Plan) warnJudgedRepeats(judged [][]int, kneg int) {
 	p.Warnings = append(p.Warnings, fmt.Sprintf("judged negatives: %d of %d queries have fewer than kneg = %d judged not relevant and repeat them (each query weighs alike in exclusion; from %d to %d a query): -kneg %d (kneg=%d in Python) draws distinct ones for nine queries in ten", total, anchors, kneg, counts[0], counts[len(counts)-1], k90, k90))
 }
 
-// Bundle builds split s of the plan in memory from the embeddings (rows
-// of d) and, for relevance pairs, the queries' embeddings.
-func (p *Plan) Bundle(s int, rows []float32, queries []float32, d int) (*Bundle, error) {
+// split is split s of the plan, made, and the rows its anchors are of
+// (queries, for relevance pairs; rows otherwise), once rows and queries
+// are checked against the plan (CheckRows): what Bundle and Arrays build
+// from.
+func (p *Plan) split(s int, rows, queries []float32, d int) (SplitPlan, []float32, error) {
 	if err := p.CheckRows(rows, queries, d); err != nil {
-		return nil, err
+		return SplitPlan{}, nil, err
 	}
 	sp := p.Splits[s]
 	if sp.Omitted {
-		return nil, fmt.Errorf("bundle: the %s split is not made: its share is 0", sp.Name)
+		return SplitPlan{}, nil, fmt.Errorf("bundle: the %s split is not made: its share is 0", sp.Name)
 	}
-	src := rows
 	if p.queries {
-		src = queries
+		return sp, queries, nil
+	}
+	return sp, rows, nil
+}
+
+// Bundle builds split s of the plan in memory from the embeddings (rows
+// of d) and, for relevance pairs, the queries' embeddings.
+func (p *Plan) Bundle(s int, rows []float32, queries []float32, d int) (*Bundle, error) {
+	sp, src, err := p.split(s, rows, queries, d)
+	if err != nil {
+		return nil, err
 	}
 	b := &Bundle{N: len(sp.Anchors), K: sp.K, D: d, KNeg: sp.KNeg, Labels: sp.Labels,
 		Anchors: gather(src, sp.Anchors, d), PositiveIndex: sp.PositiveIndex, NegativeIndex: sp.NegativeIndex,
@@ -2703,16 +2714,9 @@ func (p *Plan) Indexed(s int) *Bundle {
 // from rows (and, for relevance pairs, queries) by gathering as they are
 // written.
 func (p *Plan) Arrays(s int, rows, queries []float32, d int) (map[string]Array, error) {
-	if err := p.CheckRows(rows, queries, d); err != nil {
+	sp, src, err := p.split(s, rows, queries, d)
+	if err != nil {
 		return nil, err
-	}
-	sp := p.Splits[s]
-	if sp.Omitted {
-		return nil, fmt.Errorf("bundle: the %s split is not made: its share is 0", sp.Name)
-	}
-	src := rows
-	if p.queries {
-		src = queries
 	}
 	n := len(sp.Anchors)
 	m := map[string]Array{"anchors": Gathered(src, d, sp.Anchors)}
