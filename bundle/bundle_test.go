@@ -1,6 +1,8 @@
 package bundle
 
 import (
+	"errors"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -606,6 +608,57 @@ func TestReadNotABundle(t *testing.T) {
 		_, err := Read(p(c.file))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.file, err, c.want)
+		}
+	}
+}
+
+// TestFromArraysSides: the positives and the negatives are each read
+// embedded or by index (into the anchors or a pool), and each side's
+// arrays at odds are refused, naming them.
+func TestFromArraysSides(t *testing.T) {
+	const n, d, k = 3, 2, 2
+	f32 := func(shape ...int) Array {
+		size := 1
+		for _, s := range shape {
+			size *= s
+		}
+		return Array{Shape: shape, F32: make([]float32, size)}
+	}
+	i64 := func(shape ...int) Array { return Array{Shape: shape, I64: make([]int64, shape[0]*shape[1])} }
+	with := func(extra map[string]Array) map[string]Array {
+		arrays := map[string]Array{"anchors": f32(n, d)}
+		maps.Copy(arrays, extra)
+		return arrays
+	}
+	for _, c := range []struct {
+		name   string
+		arrays map[string]Array
+		want   string // the error; "" for none
+	}{
+		{"embedded", with(map[string]Array{"positives": f32(n, k, d), "negatives": f32(n, 3, d)}), ""},
+		{"by index into pools", with(map[string]Array{"positive_index": i64(n, k), "positive_pool": f32(5, d), "negative_index": i64(n, 3), "negative_pool": f32(4, d)}), ""},
+		{"no positives", with(nil), `array "positives" (or "positive_index") is missing`},
+		{"both positives", with(map[string]Array{"positives": f32(n, k, d), "positive_index": i64(n, k)}), `both "positives" and "positive_index" are present; give one`},
+		{"both negatives", with(map[string]Array{"positives": f32(n, k, d), "negatives": f32(n, k, d), "negative_index": i64(n, k)}), `both "negatives" and "negative_index" are present; give one`},
+		{"positives of another n", with(map[string]Array{"positives": f32(n+1, k, d)}), `array "positives": shape (4, 2, 2), want (3, k, 2) to match anchors (3, 2)`},
+		{"negatives of another d", with(map[string]Array{"positives": f32(n, k, d), "negatives": f32(n, k, d+1)}), `array "negatives": shape (3, 2, 3), want (3, kn, 2) to match anchors (3, 2)`},
+		{"positive index of another n", with(map[string]Array{"positive_index": i64(n+1, k)}), `array "positive_index": shape (4, 2), want (3, k) to match anchors (3, 2)`},
+		{"negative index of another n", with(map[string]Array{"positives": f32(n, k, d), "negative_index": i64(n-1, k)}), `array "negative_index": shape (2, 2), want (3, kn) to match anchors (3, 2)`},
+		{"positive pool of another d", with(map[string]Array{"positive_index": i64(n, k), "positive_pool": f32(5, d+1)}), `array "positive_pool": shape (5, 3), want (m, 2)`},
+		{"negative pool of another d", with(map[string]Array{"positives": f32(n, k, d), "negative_index": i64(n, k), "negative_pool": f32(5, d+1)}), `array "negative_pool": shape (5, 3), want (m, 2)`},
+		{"positive pool beside positives", with(map[string]Array{"positives": f32(n, k, d), "negative_index": i64(n, 3), "positive_pool": f32(5, d)}), ""},
+		{"negative pool alone", with(map[string]Array{"positives": f32(n, k, d), "negative_pool": f32(5, d)}), `array "negative_pool" is present without "negative_index"`},
+	} {
+		b, err := FromArrays(c.arrays)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		case c.want != "" && c.name == "no positives" && !errors.Is(err, ErrNoPositives):
+			t.Errorf("%s: %v does not wrap ErrNoPositives", c.name, err)
+		case c.want == "" && (b.K != k || b.KNeg != 3):
+			t.Errorf("%s: k %d, kneg %d; want %d, 3", c.name, b.K, b.KNeg, k)
 		}
 	}
 }

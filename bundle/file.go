@@ -109,6 +109,16 @@ func FromArrays(arrays map[string]Array) (*Bundle, error) { return fromArrays(ar
 // ReadFeatures reads a file of them.
 func FeaturesFromArrays(arrays map[string]Array) (*Bundle, error) { return fromArrays(arrays, false) }
 
+// sideArrays are one side of a bundle, its positives or its negatives,
+// as fromArrays reads them: k a row, embedded in rows, or by index into
+// the anchors or into pool's rows.
+type sideArrays struct {
+	k     int
+	rows  []float32
+	index []int64
+	pool  []float32
+}
+
 // fromArrays is FromArrays; without needPositives "positives" may be
 // missing (features alone).
 func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
@@ -144,83 +154,72 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		}
 		return nil, fmt.Errorf("array \"anchors\" is missing (have %v): a bundle holds anchors with their positives; ccs bundle makes bundles from embeddings and labels", slices.Sorted(maps.Keys(arrays)))
 	}
-	pos, hasPos, err := get("positives", false, 3)
+	// side reads the positives or the negatives (rows, index and pool
+	// their arrays, k their count in messages): embedded, rows of shape
+	// (n, k, d), or an index, (n, k), into the anchors or into pool's
+	// rows, (m, d). missing, unless nil, is the error where neither is.
+	side := func(rows, index, pool, k string, missing error) (sideArrays, error) {
+		emb, hasEmb, err := get(rows, false, 3)
+		if err != nil {
+			return sideArrays{}, err
+		}
+		idx, hasIdx, err := get(index, true, 2)
+		if err != nil {
+			return sideArrays{}, err
+		}
+		pl, hasPool, err := get(pool, false, 2)
+		if err != nil {
+			return sideArrays{}, err
+		}
+		if !hasEmb && !hasIdx && missing != nil {
+			return sideArrays{}, missing
+		}
+		n, d := anchors.Shape[0], anchors.Shape[1]
+		var s sideArrays
+		switch {
+		case hasEmb && hasIdx:
+			return s, fmt.Errorf("both %q and %q are present; give one", rows, index)
+		case hasEmb:
+			if emb.Shape[0] != n || emb.Shape[2] != d {
+				return s, fmt.Errorf("array %q: shape %s, want (%d, %s, %d) to match anchors %s", rows, FormatShape(emb.Shape), n, k, d, FormatShape(anchors.Shape))
+			}
+			s.k, s.rows = emb.Shape[1], emb.F32
+		case hasIdx:
+			if idx.Shape[0] != n {
+				return s, fmt.Errorf("array %q: shape %s, want (%d, %s) to match anchors %s", index, FormatShape(idx.Shape), n, k, FormatShape(anchors.Shape))
+			}
+			s.k, s.index = idx.Shape[1], idx.I64
+			if hasPool {
+				if pl.Shape[1] != d {
+					return s, fmt.Errorf("array %q: shape %s, want (m, %d)", pool, FormatShape(pl.Shape), d)
+				}
+				s.pool = pl.F32
+			}
+		case hasPool:
+			return s, fmt.Errorf("array %q is present without %q", pool, index)
+		}
+		return s, nil
+	}
+	var noPositives error
+	if needPositives {
+		noPositives = fmt.Errorf("%w; ccs bundle makes them from embeddings and labels (a file of anchors alone, as its ood.npz and ood-cal.npz, is what ccs ood and calibrate -ood-cal read)", ErrNoPositives)
+	}
+	pos, err := side("positives", "positive_index", "positive_pool", "k", noPositives)
 	if err != nil {
 		return nil, err
 	}
-	pidx, hasPIdx, err := get("positive_index", true, 2)
-	if err != nil {
-		return nil, err
-	}
-	ppool, hasPPool, err := get("positive_pool", false, 2)
-	if err != nil {
-		return nil, err
-	}
-	if !hasPos && !hasPIdx && needPositives {
-		return nil, fmt.Errorf("%w; ccs bundle makes them from embeddings and labels (a file of anchors alone, as its ood.npz and ood-cal.npz, is what ccs ood and calibrate -ood-cal read)", ErrNoPositives)
-	}
-	b := &Bundle{N: anchors.Shape[0], D: anchors.Shape[1], Anchors: anchors.F32}
+	b := &Bundle{N: anchors.Shape[0], D: anchors.Shape[1], Anchors: anchors.F32,
+		K: pos.k, Positives: pos.rows, PositiveIndex: pos.index, PositivePool: pos.pool}
 	for _, name := range slices.Sorted(maps.Keys(arrays)) {
 		if c := arrays[name].Converted; c != "" {
 			b.Converted = append(b.Converted, name+": "+c)
 		}
 	}
-	switch {
-	case hasPos && hasPIdx:
-		return nil, fmt.Errorf("both \"positives\" and \"positive_index\" are present; give one")
-	case hasPos:
-		b.K, b.Positives = pos.Shape[1], pos.F32
-		if pos.Shape[0] != b.N || pos.Shape[2] != b.D {
-			return nil, fmt.Errorf("array \"positives\": shape %s, want (%d, k, %d) to match anchors %s", FormatShape(pos.Shape), b.N, b.D, FormatShape(anchors.Shape))
-		}
-	case hasPIdx:
-		if pidx.Shape[0] != b.N {
-			return nil, fmt.Errorf("array \"positive_index\": shape %s, want (%d, k) to match anchors %s", FormatShape(pidx.Shape), b.N, FormatShape(anchors.Shape))
-		}
-		b.K, b.PositiveIndex = pidx.Shape[1], pidx.I64
-		if hasPPool {
-			if ppool.Shape[1] != b.D {
-				return nil, fmt.Errorf("array \"positive_pool\": shape %s, want (m, %d)", FormatShape(ppool.Shape), b.D)
-			}
-			b.PositivePool = ppool.F32
-		}
-	case hasPPool:
-		return nil, fmt.Errorf("array \"positive_pool\" is present without \"positive_index\"")
-	}
-	neg, hasNeg, err := get("negatives", false, 3)
+	neg, err := side("negatives", "negative_index", "negative_pool", "kn", nil)
 	if err != nil {
 		return nil, err
 	}
-	idx, hasIdx, err := get("negative_index", true, 2)
-	if err != nil {
-		return nil, err
-	}
-	pool, hasPool, err := get("negative_pool", false, 2)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case hasNeg && hasIdx:
-		return nil, fmt.Errorf("both \"negatives\" and \"negative_index\" are present; give one")
-	case hasNeg:
-		if neg.Shape[0] != b.N || neg.Shape[2] != b.D {
-			return nil, fmt.Errorf("array \"negatives\": shape %s, want (%d, kn, %d) to match anchors %s", FormatShape(neg.Shape), b.N, b.D, FormatShape(anchors.Shape))
-		}
-		b.KNeg, b.Negatives = neg.Shape[1], neg.F32
-	case hasIdx:
-		if idx.Shape[0] != b.N {
-			return nil, fmt.Errorf("array \"negative_index\": shape %s, want (%d, kn) to match anchors %s", FormatShape(idx.Shape), b.N, FormatShape(anchors.Shape))
-		}
-		b.KNeg, b.NegativeIndex = idx.Shape[1], idx.I64
-		if hasPool {
-			if pool.Shape[1] != b.D {
-				return nil, fmt.Errorf("array \"negative_pool\": shape %s, want (m, %d)", FormatShape(pool.Shape), b.D)
-			}
-			b.Pool = pool.F32
-		}
-	case hasPool:
-		return nil, fmt.Errorf("array \"negative_pool\" is present without \"negative_index\"")
-	}
+	b.KNeg, b.Negatives, b.NegativeIndex, b.Pool = neg.k, neg.rows, neg.index, neg.pool
 	if a, ok, err := get("labels", true, 1); err != nil {
 		return nil, err
 	} else if ok {
