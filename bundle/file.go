@@ -331,6 +331,24 @@ func Write(path string, b *Bundle) error {
 	return WriteNPZ(path, b.Arrays())
 }
 
+// SplitInput reads an input argument, FILE or FILE:NAME — NAME an array
+// of an .npz, a tensor of a .safetensors, a column of a .csv, .tsv or
+// table (IsTable), or a table's columns ("QUERY,ROW,SCORE") — as ccs's
+// commands and the C API read their files: the name is what follows the
+// last colon when the part before it is a file that exists, or has the
+// extension of a file that holds several arrays or columns, so that a
+// missing one is said to be missing. Otherwise the whole of arg is the
+// file (a colon of a file's own name, a Windows drive's), name "".
+func SplitInput(arg string) (path, name string) {
+	if i := strings.LastIndex(arg, ":"); i > 0 {
+		ext := strings.ToLower(filepath.Ext(arg[:i]))
+		if _, err := os.Stat(arg[:i]); err == nil || ext == ".npz" || ext == ".safetensors" || ext == ".csv" || ext == ".tsv" || IsTable(arg[:i]) {
+			return arg[:i], arg[i+1:]
+		}
+	}
+	return arg, ""
+}
+
 // IsTable says whether path names a columnar file, which package table
 // reads (table.ReadTable): Parquet (.parquet), Arrow IPC (.arrow,
 // .feather), or a directory a Hugging Face Dataset's save_to_disk wrote

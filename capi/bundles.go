@@ -236,12 +236,7 @@ type madeBundles struct {
 // does) —, and returns the file's SHA-256: of the text as read, of a
 // table (which its reader opens itself) read again after.
 func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
-	columns := ""
-	if i := strings.LastIndex(path, ":"); i > 0 && bundle.IsTable(path[:i]) {
-		if _, err := os.Stat(path[:i]); err == nil {
-			path, columns = path[:i], path[i+1:]
-		}
-	}
+	path, columns := bundle.SplitInput(path) // as ccs bundle -pairs splits it
 	// A directory is refused first: a Hugging Face dataset's (which ccs
 	// bundle -pairs reads), or a Dask or Spark dataset named x.parquet,
 	// whose files the manifest's SHA-256 of the file would not cover.

@@ -3,6 +3,8 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,6 +83,13 @@ func TestReadQrelsTable(t *testing.T) {
 	ids, _ := bundle.NewPairIDs(nil, nil)
 	if _, _, err := readQrels(filepath.Join(dir, "named.arrow"), ids); err == nil || !strings.Contains(err.Error(), "named.arrow:QUERY,ROW,SCORE") {
 		t.Errorf("named.arrow without its columns: %v", err)
+	}
+	// A missing table's columns are split off as ccs bundle -pairs splits
+	// them (bundle.SplitInput): the file is said to be missing, not taken
+	// for a file named "none.arrow:QQ,RR,SS" of no kind of pairs.
+	none := filepath.Join(dir, "none.arrow")
+	if _, _, err := readQrels(none+":QQ,RR,SS", ids); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), none+":") {
+		t.Errorf("a missing table's columns: %v, want %s said to be missing", err, none)
 	}
 	// A directory, a Dask or Spark dataset's "qrels.parquet" too, is
 	// refused before it is read as a table.

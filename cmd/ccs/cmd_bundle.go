@@ -246,12 +246,12 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	defer cancel()
 	hashes := map[string]*fileHash{}
 	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.OODRows, o.Groups, o.Sessions, o.Blocks, o.Queries, o.Pairs, o.IDs, o.QueryIDs, o.QueryLabels, o.Logits, o.LabelNames} {
-		if path, _ := splitInput(arg); arg != "" && hashes[path] == nil {
+		if path, _ := bundle.SplitInput(arg); arg != "" && hashes[path] == nil {
 			hashes[path] = hashFile(ctx, path)
 		}
 	}
 	input := func(role, arg string, shape []int) error {
-		path, _ := splitInput(arg)
+		path, _ := bundle.SplitInput(arg)
 		h, err := hashes[path].wait()
 		if err != nil {
 			return err
@@ -508,7 +508,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			flag string
 			emb  string
 		}{{&o.QueryIDs, "-query-ids", o.Queries}, {&o.IDs, "-ids", o.Embeddings}} {
-			if path, name := splitInput(side.emb); *side.ids == "" && name != "ids" && npzHas(path, "ids") {
+			if path, name := bundle.SplitInput(side.emb); *side.ids == "" && name != "ids" && npzHas(path, "ids") {
 				if a, _, err := readArray(path, "ids"); err == nil && a.Str != nil {
 					*side.ids = path + ":ids"
 					fmt.Fprintf(out.stderr, "note: %s %s: the rows' string ids, beside them\n", side.flag, *side.ids)
@@ -532,7 +532,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				return err
 			}
 			if err := side.set(list); err != nil {
-				path, _ := splitInput(side.arg)
+				path, _ := bundle.SplitInput(side.arg)
 				return fmt.Errorf("%s: %w", path, err)
 			}
 			if side.what == "query ids" {
@@ -567,7 +567,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 				return err
 			}
 			labels, names, missing := li.ids, li.names, li.missing
-			path, _ := splitInput(o.QueryLabels)
+			path, _ := bundle.SplitInput(o.QueryLabels)
 			if li.warn != "" {
 				out.warn(path + ": " + li.warn)
 			}
@@ -639,7 +639,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	}
 	// An .npz of embeddings with the classifier's logits beside them
 	// gives them to the bundles, as -logits FILE:logits would.
-	if path, name := splitInput(o.Embeddings); o.Logits == "" && (mode == "labels" && sets == nil || mode == "groups") && name != "logits" && npzHas(path, "logits") {
+	if path, name := bundle.SplitInput(o.Embeddings); o.Logits == "" && (mode == "labels" && sets == nil || mode == "groups") && name != "logits" && npzHas(path, "logits") {
 		o.Logits = path + ":logits"
 		fmt.Fprintf(out.stderr, "note: -logits %s: the rows' logits, beside them\n", o.Logits)
 	}
@@ -749,7 +749,7 @@ func npzHas(path, name string) bool {
 // noteInput says it of embeddings: a qrels dataset's train and test
 // judgements are pooled unless one split's directory is named.
 func datasetDictPairsNote(arg string, m int) string {
-	path, _ := splitInput(arg)
+	path, _ := bundle.SplitInput(arg)
 	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
 		return ""
 	}
@@ -896,10 +896,10 @@ func rowsLineUp(out *output, arg, what string, n int, emb *embeddingsFile, warn 
 	case warn == "":
 		return nil
 	case emb.Views == 0 && n != emb.N:
-		path, _ := splitInput(arg)
+		path, _ := bundle.SplitInput(arg)
 		return fmt.Errorf("%s: %d %s for the %d rows of %s: %s", path, n, what, emb.N, emb.Source, warn)
 	}
-	path, _ := splitInput(arg)
+	path, _ := bundle.SplitInput(arg)
 	out.warn(path + ": " + warn)
 	return nil
 }

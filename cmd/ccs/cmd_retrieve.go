@@ -309,7 +309,7 @@ func (q anchors) name(i int) string {
 // -embeddings reads.
 func readAnchors(arg string, set *conformal.Set) (anchors, error) {
 	d := set.Geometry.Dim()
-	path, name := splitInput(arg)
+	path, name := bundle.SplitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
 		return anchors{}, err

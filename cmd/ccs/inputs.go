@@ -23,21 +23,7 @@ import (
 
 // The user's own arrays, as ccs bundle reads them: a file, or FILE:NAME
 // for an array of an .npz, a tensor of a .safetensors or a column of a
-// .parquet.
-
-// splitInput reads FILE or FILE:NAME (a name after the last colon, when
-// the part before it names a file that exists or has an extension of
-// files that hold several arrays or columns, so that a missing file is
-// said to be missing).
-func splitInput(arg string) (path, name string) {
-	if i := strings.LastIndex(arg, ":"); i > 0 {
-		ext := strings.ToLower(filepath.Ext(arg[:i]))
-		if _, err := os.Stat(arg[:i]); err == nil || ext == ".npz" || ext == ".safetensors" || ext == ".csv" || ext == ".tsv" || bundle.IsTable(arg[:i]) {
-			return arg[:i], arg[i+1:]
-		}
-	}
-	return arg, ""
-}
+// .parquet (bundle.SplitInput).
 
 // inputKind is a file's type by its extension.
 func inputKind(path string) (string, error) {
@@ -147,7 +133,7 @@ type embeddingsFile struct {
 // (n, v, d) views) of any floating-point dtype, or a Parquet column of
 // float16, float32 or float64 lists. Every value must be finite (bundle.EmbeddingsOf).
 func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
-	path, name := splitInput(arg)
+	path, name := bundle.SplitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
 		return nil, err
@@ -193,7 +179,7 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 // strings (strings become 0, 1, … in sorted order, bundle.LabelCodes, their
 // names returned).
 func readIDs(arg string, what string) (ids []int64, names []string, missing map[int64]string, warn string, err error) {
-	path, name := splitInput(arg)
+	path, name := bundle.SplitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
 		return nil, nil, nil, "", err
@@ -248,7 +234,7 @@ type labelsInput struct {
 // of lists (csvLabelLists: pandas' to_csv of a column of lists); else one label
 // a row, as readIDs reads them.
 func readLabels(arg string) (labelsInput, error) {
-	path, name := splitInput(arg)
+	path, name := bundle.SplitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
 		return labelsInput{}, err
@@ -340,7 +326,7 @@ func readLabels(arg string) (labelsInput, error) {
 // -groups and -sessions, whose names messages give, and retrieve
 // -anchor-labels, whose names pick a class-conditional set's classes.
 func readNamedIDs(arg, what string) (labelsInput, error) {
-	path, name := splitInput(arg)
+	path, name := bundle.SplitInput(arg)
 	if kind, err := inputKind(path); err == nil && kind == ".parquet" {
 		tbl, col, err := readColumn(path, name, what)
 		if err != nil {
@@ -682,7 +668,7 @@ func cmpOr(a, b string) string {
 // them). ids resolves each pair's two ids to rows: 0-based row numbers,
 // or ids looked up among the rows' ids.
 func readPairs(arg string, ids *bundle.PairIDs) ([][2]int, error) {
-	path, name := splitInput(arg)
+	path, name := bundle.SplitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
 		return nil, err
@@ -708,7 +694,7 @@ func readPairs(arg string, ids *bundle.PairIDs) ([][2]int, error) {
 // text file of one id a line, or an .npy, an .npz's array or a Parquet
 // column of strings or integers; any number of them where n < 0.
 func readIDStrings(arg, what string, n, d int) ([]string, error) {
-	path, name := splitInput(arg)
+	path, name := bundle.SplitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
 		return nil, err
@@ -906,7 +892,7 @@ func columnName(s, what string) bool {
 // names some queries but not every one once is refused, naming the
 // first line at fault.
 func labelsByQueryID(arg string, labels []int64, queryIDs []string, idsArg string) ([]int64, string, error) {
-	path, column := splitInput(arg)
+	path, column := bundle.SplitInput(arg)
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext != ".csv" && ext != ".tsv" {
 		return labels, "", nil
@@ -1024,7 +1010,7 @@ func nameMatrix(li *labelsInput, labels, arg string) error {
 // empty line refused by its number), or an .npy, an .npz's array or a
 // Parquet column of strings or integers, as -ids are read.
 func readLabelNames(arg string) ([]string, error) {
-	path, _ := splitInput(arg)
+	path, _ := bundle.SplitInput(arg)
 	kind, err := inputKind(path)
 	if err != nil {
 		return nil, err

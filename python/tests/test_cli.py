@@ -435,6 +435,15 @@ def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
         ccs.bundle(emb, queries=queries, pairs=tmp_path / "bad.tsv", ids=ids, query_ids=qids, k=2)
     with pytest.raises(FileNotFoundError):
         ccs.bundle(emb, queries=queries, pairs=tmp_path / "none.tsv", ids=ids, query_ids=qids, k=2)
+    # A missing table's columns (FILE:QUERY,ROW,SCORE) are split off as the
+    # command splits them: the table is said to be missing, by both, not
+    # taken for a file named "none.parquet:query-id,…" of no kind of pairs.
+    gone = f"{tmp_path / 'none.parquet'}:query-id,corpus-id,score"
+    with pytest.raises(FileNotFoundError, match=r"none\.parquet: no such file"):
+        ccs.bundle(emb, queries=queries, pairs=gone, ids=ids, query_ids=qids, k=2)
+    said = cli("bundle", *common, "-pairs", gone, "-ids", tmp_path / "ids.txt", "-query-ids", tmp_path / "qids.npy",
+               "-out", tmp_path / "gone", check=False)
+    assert "none.parquet: no such file" in said, said
 
 
 @pytest.mark.parametrize("mode", ["groups", "views", "pairs"])
