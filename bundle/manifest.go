@@ -238,11 +238,13 @@ func WriteManifest(dir string, m *Manifest) (string, error) {
 // describe b (its anchors and their count per class), so that a file moved
 // among other bundles is never labelled wrongly.
 func ManifestLabelNames(path string, b *Bundle) []string {
-	if b.Labels == nil {
-		return nil
-	}
-	m := readManifest(filepath.Dir(path))
-	if m == nil || len(m.LabelNames) == 0 {
+	return ReadManifest(filepath.Dir(path)).LabelNamesOf(path, b)
+}
+
+// LabelNamesOf is ManifestLabelNames of m, the manifest beside path (nil:
+// none).
+func (m *Manifest) LabelNamesOf(path string, b *Bundle) []string {
+	if b.Labels == nil || m == nil || len(m.LabelNames) == 0 {
 		return nil
 	}
 	counts := map[string]int{}
@@ -258,10 +260,12 @@ func ManifestLabelNames(path string, b *Bundle) []string {
 	return m.LabelNames
 }
 
-// readManifest reads and decodes dir/manifest.json; nil where there is
+// ReadManifest reads and decodes dir/manifest.json; nil where there is
 // none, it does not decode as a Manifest, or it is not ccs bundle's. The
-// Manifest* readers below each take what they need of it.
-func readManifest(dir string) *Manifest {
+// Manifest* readers below each read it and take what they need of it; its
+// methods of the same names (LabelNamesOf, SplitOf, …) take it from a
+// manifest read once, a nil one answering as no manifest does.
+func ReadManifest(dir string) *Manifest {
 	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		return nil
@@ -292,11 +296,13 @@ func (m *Manifest) entry(path string, b *Bundle, also func(*ManifestFile) bool) 
 // entry for the file does not count b's anchors, or a label is out of
 // their range (a multi-hot matrix's labels are its columns, unnamed).
 func ManifestLabelSetNames(path string, b *Bundle) []string {
-	if b.PositiveLabelStart == nil {
-		return nil
-	}
-	m := readManifest(filepath.Dir(path))
-	if m == nil || len(m.LabelNames) == 0 {
+	return ReadManifest(filepath.Dir(path)).LabelSetNamesOf(path, b)
+}
+
+// LabelSetNamesOf is ManifestLabelSetNames of m, the manifest beside path
+// (nil: none).
+func (m *Manifest) LabelSetNamesOf(path string, b *Bundle) []string {
+	if b.PositiveLabelStart == nil || m == nil || len(m.LabelNames) == 0 {
 		return nil
 	}
 	for _, l := range b.PositiveLabels {
@@ -321,7 +327,7 @@ func ManifestOOD(path string, b *Bundle) bool { return ManifestSplit(path, b) ==
 // with, "fit 0, val 0, cal 0.5, test 0.5"; "" otherwise (no manifest, or
 // a share above 0).
 func NotMade(dir, split string) string {
-	m := readManifest(dir)
+	m := ReadManifest(dir)
 	if m == nil {
 		return ""
 	}
@@ -361,7 +367,11 @@ func NotMadeReason(dir, split string) string {
 // path, b's file, names it, when it lists the file with b's number of
 // anchors; "" otherwise.
 func ManifestSplit(path string, b *Bundle) string {
-	m := readManifest(filepath.Dir(path))
+	return ReadManifest(filepath.Dir(path)).SplitOf(path, b)
+}
+
+// SplitOf is ManifestSplit of m, the manifest beside path (nil: none).
+func (m *Manifest) SplitOf(path string, b *Bundle) string {
 	if m == nil {
 		return ""
 	}
@@ -377,7 +387,11 @@ func ManifestSplit(path string, b *Bundle) string {
 // of anchors; 0 otherwise. Rows of a few blocks are no independent
 // inputs, which a check that counts them as such should say.
 func ManifestBlocks(path string, b *Bundle) int {
-	m := readManifest(filepath.Dir(path))
+	return ReadManifest(filepath.Dir(path)).BlocksOf(path, b)
+}
+
+// BlocksOf is ManifestBlocks of m, the manifest beside path (nil: none).
+func (m *Manifest) BlocksOf(path string, b *Bundle) int {
 	if m == nil || m.SplitBy != "blocks" {
 		return 0
 	}
@@ -392,7 +406,13 @@ func ManifestBlocks(path string, b *Bundle) int {
 // calibrating a per-input OOD test's false alarms on it would set them on
 // the very inputs it should flag.
 func CheckInDistribution(path string, b *Bundle) error {
-	if !ManifestOOD(path, b) {
+	return ReadManifest(filepath.Dir(path)).CheckInDistribution(path, b)
+}
+
+// CheckInDistribution is CheckInDistribution of m, the manifest beside
+// path (nil: none).
+func (m *Manifest) CheckInDistribution(path string, b *Bundle) error {
+	if m.SplitOf(path, b) != SplitNames[OOD] {
 		return nil
 	}
 	ok := filepath.Join(filepath.Dir(path), "ood-cal.npz")
@@ -406,7 +426,12 @@ func CheckInDistribution(path string, b *Bundle) error {
 // the file does not count b's anchors, or the negatives are random. An
 // exclusion is then read as what it is on.
 func ManifestNegatives(path string, b *Bundle) string {
-	m := readManifest(filepath.Dir(path))
+	return ReadManifest(filepath.Dir(path)).NegativesOf(path, b)
+}
+
+// NegativesOf is ManifestNegatives of m, the manifest beside path (nil:
+// none).
+func (m *Manifest) NegativesOf(path string, b *Bundle) string {
 	if m == nil || !m.JudgedNegatives && m.KNegHard == 0 {
 		return ""
 	}
@@ -426,11 +451,16 @@ func ManifestNegatives(path string, b *Bundle) string {
 // (a list column's values), by their numbers otherwise. A bundle with a
 // label a row, or of no file (path ""), is none.
 func ManifestSeveralLabelsOOD(path string, b *Bundle) (classes []string, ok bool) {
-	if path == "" || b.Labels != nil {
+	if path == "" {
 		return nil, false
 	}
-	m := readManifest(filepath.Dir(path))
-	if m == nil || !strings.HasPrefix(m.Positives, severalLabelsPositives) {
+	return ReadManifest(filepath.Dir(path)).SeveralLabelsOODOf(path, b)
+}
+
+// SeveralLabelsOODOf is ManifestSeveralLabelsOOD of m, the manifest
+// beside path (nil: none).
+func (m *Manifest) SeveralLabelsOODOf(path string, b *Bundle) (classes []string, ok bool) {
+	if path == "" || b.Labels != nil || m == nil || !strings.HasPrefix(m.Positives, severalLabelsPositives) {
 		return nil, false
 	}
 	if m.entry(path, b, func(f *ManifestFile) bool { return f.Split == SplitNames[OOD] }) == nil {
@@ -452,7 +482,12 @@ func ManifestSeveralLabelsOOD(path string, b *Bundle) (classes []string, ok bool
 // rows that share a label. Its ood-cal.npz and ood.npz carry no label a
 // row, which the file alone cannot tell from a file of no labels.
 func ManifestSeveralLabels(path string, b *Bundle) bool {
-	m := readManifest(filepath.Dir(path))
+	return ReadManifest(filepath.Dir(path)).SeveralLabelsOf(path, b)
+}
+
+// SeveralLabelsOf is ManifestSeveralLabels of m, the manifest beside path
+// (nil: none).
+func (m *Manifest) SeveralLabelsOf(path string, b *Bundle) bool {
 	if m == nil || !strings.HasPrefix(m.Positives, severalLabelsPositives) {
 		return false
 	}
@@ -465,7 +500,12 @@ func ManifestSeveralLabels(path string, b *Bundle) bool {
 // anchors carry no labels, each carrying that one: a threshold over
 // every anchor is that label's.
 func ManifestOneLabelName(path string, b *Bundle) string {
-	m := readManifest(filepath.Dir(path))
+	return ReadManifest(filepath.Dir(path)).OneLabelNameOf(path, b)
+}
+
+// OneLabelNameOf is ManifestOneLabelName of m, the manifest beside path
+// (nil: none).
+func (m *Manifest) OneLabelNameOf(path string, b *Bundle) string {
 	if m == nil || m.OneLabel == nil || m.entry(path, b, nil) == nil {
 		return ""
 	}

@@ -179,6 +179,24 @@ func TestManifestReaders(t *testing.T) {
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("got %+v\nwant %+v", got, c.want)
 			}
+			// The same answers of the manifest read once (nil where the
+			// readers find none).
+			m := ReadManifest(dir)
+			oodClasses, ood = m.SeveralLabelsOODOf(path, b)
+			once := answers{names: m.LabelNamesOf(path, b), setNames: m.LabelSetNamesOf(path, b),
+				split: m.SplitOf(path, b), blocks: m.BlocksOf(path, b), negatives: m.NegativesOf(path, b),
+				several: m.SeveralLabelsOf(path, b), ood: ood, oodClasses: oodClasses, notMade: NotMade(dir, "fit")}
+			if !reflect.DeepEqual(once, c.want) {
+				t.Errorf("read once: got %+v\nwant %+v", once, c.want)
+			}
+			if l := m.OneLabelNameOf(path, b); l != "" { // none of these manifests is of one label's rows
+				t.Errorf("OneLabelNameOf: %q", l)
+			}
+			for _, err := range []error{CheckInDistribution(path, b), m.CheckInDistribution(path, b)} {
+				if (err != nil) != (c.want.split == "ood") {
+					t.Errorf("CheckInDistribution: %v, split %q", err, c.want.split)
+				}
+			}
 		})
 	}
 }

@@ -49,16 +49,22 @@ func newBundle(arrays []rawArray) (*bundle.Bundle, error) {
 
 // loadBundle reads a bundle file as the CLI does: bundle.Read, or with
 // features bundle.ReadFeatures (anchors alone, as ccs ood and calibrate
-// -ood-cal read them).
-func loadBundle(path string, features bool) (*bundle.Bundle, error) {
+// -ood-cal read them), and the manifest.json beside it, once: the handle's
+// label names, split and the rest are what it said when the file was read.
+func loadBundle(path string, features bool) (*bundleObj, error) {
+	read := bundle.Read
 	if features {
-		return bundle.ReadFeatures(path)
+		read = bundle.ReadFeatures
 	}
-	b, err := bundle.Read(path)
-	if errors.Is(err, bundle.ErrNoPositives) {
+	b, err := read(path)
+	if errors.Is(err, bundle.ErrNoPositives) && !features {
 		return nil, fmt.Errorf("%w; ccs.Bundle.load(path, features=True) reads it so", err)
 	}
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	m := bundle.ReadManifest(filepath.Dir(path)) // once: what it says of the file is kept
+	return &bundleObj{b: b, path: path, names: manifestNames(m, path, b), oneLabel: m.OneLabelNameOf(path, b), manifest: m}, nil
 }
 
 // saveBundle writes b as an .npz, atomically: bundle.Write, or for a
@@ -102,10 +108,7 @@ type bundleInfo struct {
 func infoOf(o *bundleObj) bundleInfo {
 	b := o.b
 	info := bundleInfo{N: b.N, K: b.K, D: b.D, KNeg: b.KNeg, Arrays: map[string]arrayInfo{},
-		Converted: b.Converted, Path: o.path, LabelNames: o.names, OneLabel: o.oneLabel}
-	if o.path != "" {
-		info.Split = bundle.ManifestSplit(o.path, b)
-	}
+		Converted: b.Converted, Path: o.path, LabelNames: o.names, OneLabel: o.oneLabel, Split: o.manifest.SplitOf(o.path, b)}
 	if info.Converted == nil {
 		info.Converted = []string{}
 	}

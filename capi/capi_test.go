@@ -748,9 +748,23 @@ func TestMakeBundlesOut(t *testing.T) {
 	if names := bundle.ManifestLabelNames(test, b); !slices.Equal(names, made.LabelNames) || len(names) == 0 {
 		t.Errorf("label names beside the files %q, made %q", names, made.LabelNames)
 	}
+	// A loaded file's handle keeps what the manifest said of it when it was
+	// read (loadBundle reads it once): its names and split outlive the
+	// manifest, which a file loaded after is without.
+	loaded, err := loadBundle(test, false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	doc, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "manifest.json"))
+	if info := infoOf(loaded); info.Split != "test" || !slices.Equal(info.LabelNames, made.LabelNames) {
+		t.Errorf("a loaded test.npz, its manifest then removed: split %q, label names %q, want \"test\", %q", info.Split, info.LabelNames, made.LabelNames)
+	}
+	if again, err := loadBundle(test, false); err != nil || infoOf(again).Split != "" || again.names != nil {
+		t.Errorf("test.npz loaded without its manifest: %+v, %v", again, err)
 	}
 	if !strings.Contains(string(doc), `"dtype": "<f4"`) {
 		t.Errorf("the manifest does not write the dtype as NumPy does:\n%s", doc)

@@ -154,10 +154,8 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		return nil, fmt.Errorf("compare: calibration=\"class\": the cal bundle has no labels, and a class-conditional threshold is one per label: bundle with labels, or calibrate over every anchor (calibration=\"one\")")
 	}
 	if o.LabelNames == nil && o.Directory != "" {
-		o.LabelNames = bundle.ManifestLabelNames(filepath.Join(o.Directory, "test.npz"), in.Test)
-		if o.LabelNames == nil { // several labels a row: the labels the positives share
-			o.LabelNames = bundle.ManifestLabelSetNames(filepath.Join(o.Directory, "test.npz"), in.Test)
-		}
+		// Several labels a row: the labels the positives share.
+		o.LabelNames = manifestNames(bundle.ReadManifest(o.Directory), filepath.Join(o.Directory, "test.npz"), in.Test)
 	}
 	if o.LabelNames != nil {
 		for _, l := range in.Test.Labels {

@@ -14,7 +14,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/internal/jsonindent"
 	"github.com/ccsets/ccs/ood"
@@ -120,9 +119,7 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 			return err
 		}
 		d.ID = id.b
-		if id.path != "" {
-			d.IDBlocks = bundle.ManifestBlocks(id.path, d.ID) // rows of a few recordings: the shift checks say so
-		}
+		d.IDBlocks = id.manifest.BlocksOf(id.path, d.ID) // rows of a few recordings: the shift checks say so
 		if n > 0 && oods != nil {
 			for i, h := range unsafe.Slice((*C.uintptr_t)(unsafe.Pointer(oods)), int(n)) {
 				name := fmt.Sprintf("ood[%d]", i)
@@ -142,7 +139,7 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 				// names (ccs.bundle's, or the manifest's beside a file),
 				// an ood.npz of labels of several a row by the labels
 				// its manifest says were held out.
-				held, _ := bundle.ManifestSeveralLabelsOOD(bo.path, b)
+				held, _ := bo.manifest.SeveralLabelsOODOf(bo.path, b)
 				subs, names, err := experiment.OODByClass(b, name, bo.names, held, bo.name(name), "by_class")
 				if err != nil {
 					return fmt.Errorf("ood_detection: %w", err)

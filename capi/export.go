@@ -223,12 +223,11 @@ func ccs_bundle_new(arrays *C.ccs_array, n C.int64_t, out *C.uintptr_t, errOut *
 //export ccs_bundle_load
 func ccs_bundle_load(path *C.char, features C.int, out *C.uintptr_t, errOut **C.char) C.int {
 	return run(errOut, func() error {
-		p := C.GoString(path)
-		b, err := loadBundle(p, features != 0)
+		o, err := loadBundle(C.GoString(path), features != 0)
 		if err != nil {
 			return err
 		}
-		*out = C.uintptr_t(newHandle(&bundleObj{b: b, path: p, names: manifestNames(p, b), oneLabel: bundle.ManifestOneLabelName(p, b)}))
+		*out = C.uintptr_t(newHandle(o))
 		return nil
 	})
 }
@@ -1069,12 +1068,12 @@ func setWarnings(h C.uintptr_t, out **C.char, errOut **C.char, warnings func(*co
 	})
 }
 
-// manifestNames are the names of b's labels (read from path) that the
-// manifest beside it lists: its anchors' string labels, or the labels its
+// manifestNames are the names of b's labels (read from path) that m, the
+// manifest beside it, lists: its anchors' string labels, or the labels its
 // positives share with their anchors (several labels a row).
-func manifestNames(path string, b *bundle.Bundle) []string {
-	if names := bundle.ManifestLabelNames(path, b); names != nil {
+func manifestNames(m *bundle.Manifest, path string, b *bundle.Bundle) []string {
+	if names := m.LabelNamesOf(path, b); names != nil {
 		return names
 	}
-	return bundle.ManifestLabelSetNames(path, b)
+	return m.LabelSetNamesOf(path, b)
 }

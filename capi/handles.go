@@ -87,6 +87,10 @@ type (
 		// file: bundle.ManifestOneLabelName), its anchors carrying no
 		// labels; "" otherwise.
 		oneLabel string
+		// manifest is the manifest.json beside path, read once when the
+		// file was (bundle.ReadManifest), or nil: what it says of the file
+		// (its split, blocks, …) is taken from it, as of then.
+		manifest *bundle.Manifest
 	}
 	setObj struct {
 		s    *conformal.Set

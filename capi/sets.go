@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/ccsets/ccs/baseline"
@@ -234,26 +235,26 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		if o.OODCal != "" || o.OODCalBundle != 0 {
 			var f *bundle.Bundle
 			var names []string
-			bundlePath := "" // a Bundle's file, whose manifest says its split
+			// The file and the manifest beside it, which says its split.
+			path, m := o.OODCal, (*bundle.Manifest)(nil)
 			if o.OODCal != "" {
 				if f, err = bundle.ReadFeatures(o.OODCal); err != nil {
 					return nil, err
 				}
-				names = bundle.ManifestLabelNames(o.OODCal, f)
+				m = bundle.ReadManifest(filepath.Dir(o.OODCal))
+				names = m.LabelNamesOf(o.OODCal, f)
 			} else {
 				b, err := lookup[*bundleObj](o.OODCalBundle, "a bundle")
 				if err != nil {
 					return nil, fmt.Errorf("calibrate: ood_cal: %w", err)
 				}
-				f, names, source, bundlePath = b.b, b.names, cmp.Or(o.OODCalSource, b.name("ood_cal")), b.path
+				f, names, source, path, m = b.b, b.names, cmp.Or(o.OODCalSource, b.name("ood_cal")), b.path, b.manifest
 			}
 			if err := checkDim(source, f, set); err != nil {
 				return nil, err
 			}
-			if path := cmp.Or(o.OODCal, bundlePath); path != "" {
-				if err := bundle.CheckInDistribution(path, f); err != nil {
-					return nil, fmt.Errorf("calibrate: ood_cal: %w", err)
-				}
+			if err := m.CheckInDistribution(path, f); err != nil {
+				return nil, fmt.Errorf("calibrate: ood_cal: %w", err)
 			}
 			if o.OODClass != "" {
 				if f, err = ofClass(f, source, names, string(o.OODClass), cal.b.SeveralLabels()); err != nil {
