@@ -215,6 +215,18 @@ type ClassOf struct {
 // String names the class as messages do: class "sw", or class 3.
 func (c ClassOf) String() string { return className(c.Label, c.Name) }
 
+// LabelAndName are the class's label and name as answers give them (ccs
+// retrieve's and the service's "label" and "class"): nil and "" for no
+// class (c nil, a set of every class's anchors), the name "" for a class
+// of numbered labels.
+func (c *ClassOf) LabelAndName() (label *int64, name string) {
+	if c == nil {
+		return nil, ""
+	}
+	l := c.Label
+	return &l, c.Name
+}
+
 // RankOf is the rank a calibration in mode m (with PAC's δ) takes among n
 // scores at level α.
 func RankOf(m Mode, n int, alpha, delta float64) (int, error) {
@@ -266,8 +278,8 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	if err != nil {
 		return nil, err
 	}
-	if trim != nil && trim.Class >= 0 && trim.Class < int64(len(opt.LabelNames)) {
-		trim.Name = opt.LabelNames[trim.Class]
+	if trim != nil {
+		trim.Name = nameOf(opt.LabelNames, trim.Class)
 	}
 	if opt.Label != nil {
 		if scores, err = labelScores(scores, pairs, cal, *opt.Label, opt); err != nil {
@@ -290,8 +302,8 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	var over *OverAll
 	if opt.Mode == Class && pairs != nil {
 		if kept, t := proportional(cal, pairs); len(kept) < len(pairs) {
-			if t != nil && t.Class >= 0 && t.Class < int64(len(opt.LabelNames)) {
-				t.Name = opt.LabelNames[t.Class]
+			if t != nil {
+				t.Name = nameOf(opt.LabelNames, t.Class)
 			}
 			scores = keptScores(scores, pairs, kept)
 			over = &OverAll{N: len(scores), Trim: t}

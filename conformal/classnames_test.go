@@ -710,3 +710,30 @@ func TestOverAllClasses(t *testing.T) {
 		t.Errorf("over_all of a marginal set on pairs: %v", err)
 	}
 }
+
+// TestClassOfLabelAndName: a class's label and name as answers give
+// them, nil and "" for no class; the label a copy, not the set's own.
+func TestClassOfLabelAndName(t *testing.T) {
+	for _, c := range []struct {
+		class *ClassOf
+		label *int64
+		name  string
+	}{
+		{nil, nil, ""},
+		{&ClassOf{Label: 3}, ptr(int64(3)), ""},
+		{&ClassOf{Label: 0, Name: "coat"}, ptr(int64(0)), "coat"},
+	} {
+		label, name := c.class.LabelAndName()
+		if (label == nil) != (c.label == nil) || label != nil && *label != *c.label || name != c.name {
+			t.Errorf("%+v: %v, %q, want %v, %q", c.class, label, name, c.label, c.name)
+		}
+		if label != nil {
+			*label = 99
+			if c.class.Label == 99 {
+				t.Errorf("%+v: the label returned is the class's own", c.class)
+			}
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -148,10 +148,10 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 	// The class whose threshold judged, as /retrieve names it: the
 	// label's, or that of a set calibrated on one class's anchors.
 	keys, kv := []string{"set", "generation"}, []any{"set", name, "generation", st.generation}
-	if c := judged.Calibration.Class; c != nil {
-		keys, kv = append(keys, "label"), append(kv, "label", c.Label)
-		if c.Name != "" {
-			keys, kv = append(keys, "class"), append(kv, "class", c.Name)
+	if label, class := judged.Calibration.Class.LabelAndName(); label != nil {
+		keys, kv = append(keys, "label"), append(kv, "label", *label)
+		if class != "" {
+			keys, kv = append(keys, "class"), append(kv, "class", class)
 		}
 	}
 	keys, kv = append(keys, "threshold"), append(kv, "threshold", number(q))
@@ -477,7 +477,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The class whose threshold the set is: the label's, or that of a set
 	// calibrated on one class's anchors (ccs calibrate -class).
-	class := set.Calibration.Class
+	label, class := set.Calibration.Class.LabelAndName()
 	return writeJSON(w, http.StatusOK, struct {
 		Set        string         `json:"set"`
 		Generation uint64         `json:"generation"`
@@ -489,23 +489,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 		Truncated  bool           `json:"truncated"`
 		Hits       []retrieve.Hit `json:"hits"`
 		Warnings   []string       `json:"warnings,omitempty"`
-	}{name, st.generation, req.collection, labelOf(class), nameOf(class), number(set.Threshold), total, total > len(hits), hits, warnings})
-}
-
-// labelOf and nameOf are a class's label and name, nil and "" for none.
-func labelOf(c *conformal.ClassOf) *int64 {
-	if c == nil {
-		return nil
-	}
-	l := c.Label
-	return &l
-}
-
-func nameOf(c *conformal.ClassOf) string {
-	if c == nil {
-		return ""
-	}
-	return c.Name
+	}{name, st.generation, req.collection, label, class, number(set.Threshold), total, total > len(hits), hits, warnings})
 }
 
 // itemsOf is " of the collection's n items", or "" where n < 0 (a

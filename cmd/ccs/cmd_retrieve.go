@@ -423,10 +423,7 @@ type retrieveResult struct {
 // class keeps s, the set r's anchor was searched with, and its class.
 func (r *retrieveResult) class(s *conformal.Set) {
 	r.set = s
-	if c := s.Calibration.Class; c != nil {
-		l := c.Label
-		r.Label, r.Class = &l, c.Name
-	}
+	r.Label, r.Class = s.Calibration.Class.LabelAndName()
 }
 
 // setWhat is how the text output says which threshold r's set is: the
