@@ -75,11 +75,7 @@ func detect(ctx context.Context, d experiment.OODDetection, o detectOptions) (do
 //
 //export ccs_ood_detect_start
 func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t, trainH, calH C.uintptr_t, opts *C.char, out *C.uintptr_t, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		s, err := lookup[*setObj](uintptr(setH), "a set")
-		if err != nil {
-			return err
-		}
+	return onHandle(setH, errOut, func(s *setObj) error {
 		var o detectOptions
 		if err := options(opts, &o); err != nil {
 			return err
@@ -212,11 +208,7 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 //
 //export ccs_job_warnings
 func ccs_job_warnings(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		j, err := lookup[*job](uintptr(h), "a job")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(j *job) error {
 		if err := j.finished(); err != nil {
 			return err
 		}

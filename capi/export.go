@@ -68,6 +68,20 @@ func run(errOut **C.char, f func() error) (status C.int) {
 	return statusOK
 }
 
+// onHandle is run of f on the object of handle h, of type T (a handle
+// of another kind, or none, refused as lookup refuses it, named as
+// kindName names a T).
+func onHandle[T any](h C.uintptr_t, errOut **C.char, f func(T) error) C.int {
+	return run(errOut, func() error {
+		var zero T
+		o, err := lookup[T](uintptr(h), kindName(zero))
+		if err != nil {
+			return err
+		}
+		return f(o)
+	})
+}
+
 // fail stores err's message in *errOut and returns its status.
 func fail(errOut **C.char, err error) C.int {
 	if errOut != nil {
@@ -234,33 +248,21 @@ func ccs_bundle_load(path *C.char, features C.int, out *C.uintptr_t, errOut **C.
 
 //export ccs_bundle_save
 func ccs_bundle_save(h C.uintptr_t, path *C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*bundleObj](uintptr(h), "a bundle")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *bundleObj) error {
 		return saveBundle(C.GoString(path), o.b)
 	})
 }
 
 //export ccs_bundle_info
 func ccs_bundle_info(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*bundleObj](uintptr(h), "a bundle")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *bundleObj) error {
 		return jsonOut(out, infoOf(o))
 	})
 }
 
 //export ccs_bundle_array
 func ccs_bundle_array(h C.uintptr_t, name *C.char, out unsafe.Pointer, nbytes C.int64_t, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*bundleObj](uintptr(h), "a bundle")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *bundleObj) error {
 		var dst []byte
 		if nbytes > 0 {
 			if out == nil {
@@ -337,11 +339,7 @@ func ccs_simulate(opts *C.char, out *C.uintptr_t, capacity C.int64_t, info **C.c
 
 //export ccs_fit_start
 func ccs_fit_start(fitH, valH C.uintptr_t, opts *C.char, out *C.uintptr_t, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		fit, err := lookup[*bundleObj](uintptr(fitH), "a bundle")
-		if err != nil {
-			return err
-		}
+	return onHandle(fitH, errOut, func(fit *bundleObj) error {
 		var val *bundle.Bundle
 		if valH != 0 {
 			v, err := lookup[*bundleObj](uintptr(valH), "a bundle")
@@ -418,33 +416,21 @@ func ccs_serve_start(opts *C.char, out *C.uintptr_t, info **C.char, errOut **C.c
 
 //export ccs_server_reload
 func ccs_server_reload(h C.uintptr_t, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		j, err := lookup[*job](uintptr(h), "a job")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(j *job) error {
 		return j.reload()
 	})
 }
 
 //export ccs_job_check
 func ccs_job_check(h C.uintptr_t, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		j, err := lookup[*job](uintptr(h), "a job")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(j *job) error {
 		return j.finished()
 	})
 }
 
 //export ccs_job_document
 func ccs_job_document(h C.uintptr_t, doc, text **C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		j, err := lookup[*job](uintptr(h), "a job")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(j *job) error {
 		d, t, err := j.document()
 		if err != nil {
 			return err
@@ -457,11 +443,7 @@ func ccs_job_document(h C.uintptr_t, doc, text **C.char, errOut **C.char) C.int 
 
 //export ccs_job_cells
 func ccs_job_cells(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		j, err := lookup[*job](uintptr(h), "a job")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(j *job) error {
 		c, err := j.cellsOf()
 		if err != nil {
 			return err
@@ -518,11 +500,7 @@ func ccs_report(docs, title, path *C.char, errOut **C.char) C.int {
 
 //export ccs_job_wait
 func ccs_job_wait(h C.uintptr_t, timeoutMS C.int64_t, finished *C.int, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		j, err := lookup[*job](uintptr(h), "a job")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(j *job) error {
 		*finished = 0
 		if j.wait(time.Duration(timeoutMS) * time.Millisecond) {
 			*finished = 1
@@ -533,22 +511,14 @@ func ccs_job_wait(h C.uintptr_t, timeoutMS C.int64_t, finished *C.int, errOut **
 
 //export ccs_job_progress
 func ccs_job_progress(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		j, err := lookup[*job](uintptr(h), "a job")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(j *job) error {
 		return jsonOut(out, j.progress())
 	})
 }
 
 //export ccs_job_cancel
 func ccs_job_cancel(h C.uintptr_t, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		j, err := lookup[*job](uintptr(h), "a job")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(j *job) error {
 		j.cancel()
 		return nil
 	})
@@ -556,11 +526,7 @@ func ccs_job_cancel(h C.uintptr_t, errOut **C.char) C.int {
 
 //export ccs_job_result
 func ccs_job_result(h C.uintptr_t, out *C.uintptr_t, training **C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		j, err := lookup[*job](uintptr(h), "a job")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(j *job) error {
 		s, r, ws, err := j.outcome()
 		if err != nil {
 			return err
@@ -629,22 +595,14 @@ func ccs_set_load(path *C.char, out *C.uintptr_t, errOut **C.char) C.int {
 
 //export ccs_set_save
 func ccs_set_save(h C.uintptr_t, path *C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*setObj](uintptr(h), "a set")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *setObj) error {
 		return o.s.Save(C.GoString(path))
 	})
 }
 
 //export ccs_set_json
 func ccs_set_json(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*setObj](uintptr(h), "a set")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *setObj) error {
 		b, err := setJSON(o.s)
 		if err != nil {
 			return err
@@ -663,11 +621,7 @@ func ccs_set_evaluate(h, testH C.uintptr_t, opts *C.char, out **C.char, errOut *
 
 //export ccs_set_trials
 func ccs_set_trials(h C.uintptr_t, arrays *C.ccs_array, n C.int64_t, opts *C.char, out **C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*setObj](uintptr(h), "a set")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *setObj) error {
 		byName, err := goArraysByName(arrays, n, "trials")
 		if err != nil {
 			return err
@@ -694,11 +648,7 @@ func ccs_set_coverage_check(h, testH C.uintptr_t, opts *C.char, out **C.char, er
 // setOnBundle runs f on a set, a test bundle and the call's options (O,
 // decoded from opts), answering {"result", "warnings"} as JSON in out.
 func setOnBundle[O any](h, testH C.uintptr_t, opts *C.char, out, errOut **C.char, f func(*conformal.Set, *bundleObj, O) (any, []string, error)) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*setObj](uintptr(h), "a set")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *setObj) error {
 		test, err := lookup[*bundleObj](uintptr(testH), "a bundle")
 		if err != nil {
 			return err
@@ -764,11 +714,7 @@ func ccs_set_contains(h C.uintptr_t, anchor, points *C.ccs_array, hasLabel C.int
 
 //export ccs_set_label_named
 func ccs_set_label_named(h C.uintptr_t, name *C.char, out *C.int64_t, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*setObj](uintptr(h), "a set")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *setObj) error {
 		if name == nil || out == nil {
 			return errors.New("ccs_set_label_named: a null name or result")
 		}
@@ -787,11 +733,7 @@ func ccs_set_label_named(h C.uintptr_t, name *C.char, out *C.int64_t, errOut **C
 //
 //export ccs_set_for_class
 func ccs_set_for_class(h C.uintptr_t, label C.int64_t, out *C.uintptr_t, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*setObj](uintptr(h), "a set")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *setObj) error {
 		if out == nil {
 			return errors.New("ccs_set_for_class: a null result")
 		}
@@ -853,11 +795,7 @@ func ccs_collection_load(path *C.char, out *C.uintptr_t, errOut **C.char) C.int 
 
 //export ccs_collection_size
 func ccs_collection_size(h C.uintptr_t, n, d *C.int64_t, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*collectionObj](uintptr(h), "a collection")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *collectionObj) error {
 		*n, *d = C.int64_t(o.c.N), C.int64_t(o.c.D)
 		return nil
 	})
@@ -869,11 +807,7 @@ func ccs_collection_size(h C.uintptr_t, n, d *C.int64_t, errOut **C.char) C.int 
 //
 //export ccs_collection_rows
 func ccs_collection_rows(h C.uintptr_t, out unsafe.Pointer, nbytes C.int64_t, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*collectionObj](uintptr(h), "a collection")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *collectionObj) error {
 		src := bytesOf(o.c.Rows[:o.c.N*o.c.D])
 		if int64(nbytes) != int64(len(src)) || out == nil {
 			return fmt.Errorf("collection rows: %d bytes, the buffer has %d", len(src), int64(nbytes))
@@ -885,22 +819,14 @@ func ccs_collection_rows(h C.uintptr_t, out unsafe.Pointer, nbytes C.int64_t, er
 
 //export ccs_collection_keys
 func ccs_collection_keys(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*collectionObj](uintptr(h), "a collection")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *collectionObj) error {
 		return jsonOut(out, o.c.Keys) // null where the ids are integers
 	})
 }
 
 //export ccs_collection_save
 func ccs_collection_save(h C.uintptr_t, path *C.char, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*collectionObj](uintptr(h), "a collection")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *collectionObj) error {
 		p := C.GoString(path)
 		if !strings.EqualFold(filepath.Ext(p), ".parquet") {
 			return fmt.Errorf("collection: save %s: a collection is saved as Parquet (.parquet): its rows and its ids, integers or strings", p)
@@ -923,11 +849,7 @@ func ccs_collection_transform(h, setH C.uintptr_t, maxBytes C.int64_t, errOut **
 
 //export ccs_set_retrieve
 func ccs_set_retrieve(h, collH C.uintptr_t, rows, ids, anchor *C.ccs_array, limit C.int64_t, out *C.ccs_hits, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*setObj](uintptr(h), "a set")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *setObj) error {
 		var c *retrieve.Collection
 		if collH != 0 {
 			co, err := lookup[*collectionObj](uintptr(collH), "a collection")
@@ -973,11 +895,7 @@ func ccs_set_retrieve(h, collH C.uintptr_t, rows, ids, anchor *C.ccs_array, limi
 
 //export ccs_set_retrieve_many
 func ccs_set_retrieve_many(h, collH C.uintptr_t, anchors *C.ccs_array, limit C.int64_t, out *C.ccs_hits, m C.int64_t, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*setObj](uintptr(h), "a set")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *setObj) error {
 		co, err := lookup[*collectionObj](uintptr(collH), "a collection")
 		if err != nil {
 			return err
@@ -1014,11 +932,7 @@ func ccs_set_retrieve_many(h, collH C.uintptr_t, anchors *C.ccs_array, limit C.i
 
 //export ccs_set_ood
 func ccs_set_ood(h C.uintptr_t, points *C.ccs_array, opts *C.char, scoresOut, pvalues *C.double, oodOut, flagged *C.uint8_t, n C.int64_t, errOut **C.char) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*setObj](uintptr(h), "a set")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *setObj) error {
 		p, err := goArray(points, "points")
 		if err != nil {
 			return err
@@ -1055,11 +969,7 @@ func ccs_set_calibrate_warnings(h C.uintptr_t, out **C.char, errOut **C.char) C.
 // setWarnings writes the warnings of set h that warnings gives as a JSON
 // list (never null) to out.
 func setWarnings(h C.uintptr_t, out **C.char, errOut **C.char, warnings func(*conformal.Set) []string) C.int {
-	return run(errOut, func() error {
-		o, err := lookup[*setObj](uintptr(h), "a set")
-		if err != nil {
-			return err
-		}
+	return onHandle(h, errOut, func(o *setObj) error {
 		w := warnings(o.s)
 		if w == nil {
 			w = []string{}

@@ -485,20 +485,9 @@ func coverageCheck(set *conformal.Set, test *bundleObj, o coverageCheckOptions) 
 	if !(fraction > 0 && fraction < 1) {
 		return nil, nil, fmt.Errorf("coverage_check: cal_fraction=%v: want 0 < f < 1", fraction)
 	}
-	name := test.name("test")
-	if err := checkDim(name, test.b, set); err != nil {
-		return nil, nil, err
-	}
-	var warnings []string
-	if w := set.OwnSplitWarning(test.b, true); w != "" {
-		warnings = append(warnings, name+": "+w)
-	}
-	b, names, note, err := experiment.ClassesByName(set, test.b, test.names)
+	name, b, names, warnings, err := testOf(set, test, "coverage_check", true)
 	if err != nil {
-		return nil, nil, fmt.Errorf("coverage_check: %s: %w", name, err)
-	}
-	if note != "" {
-		warnings = append(warnings, name+": "+note)
+		return nil, nil, err
 	}
 	if err := bundle.OneLabelPerClassError(test.oneLabel, "per_class=True"); err != nil && o.PerClass && b.Labels == nil && !set.ClassConditional() {
 		return nil, nil, fmt.Errorf("coverage_check: %s: %w", name, err)
@@ -508,6 +497,30 @@ func coverageCheck(set *conformal.Set, test *bundleObj, o coverageCheckOptions) 
 		return nil, nil, fmt.Errorf("coverage_check: %s: %w", name, err)
 	}
 	return check, append(warnings, more...), nil
+}
+
+// testOf is the test bundle as evaluate and coverage_check (what, in a
+// refusal) judge set on it: its name in messages (its file, or "test"),
+// checked against the set's dimension, its classes matched to the set's
+// by name, not by number (experiment.ClassesByName), and the warnings of
+// both, each naming it: a split the set has seen (Set.OwnSplitWarning,
+// recalibrated for a check that recalibrates on it) and the match's note.
+func testOf(set *conformal.Set, test *bundleObj, what string, recalibrated bool) (name string, b *bundle.Bundle, names, warnings []string, err error) {
+	name = test.name("test")
+	if err := checkDim(name, test.b, set); err != nil {
+		return "", nil, nil, nil, err
+	}
+	if w := set.OwnSplitWarning(test.b, recalibrated); w != "" {
+		warnings = append(warnings, name+": "+w)
+	}
+	b, names, note, err := experiment.ClassesByName(set, test.b, test.names)
+	if err != nil {
+		return "", nil, nil, nil, fmt.Errorf("%s: %s: %w", what, name, err)
+	}
+	if note != "" {
+		warnings = append(warnings, name+": "+note)
+	}
+	return name, b, names, warnings, nil
 }
 
 // evaluate is ccs evaluate -json: the set's coverage, exclusion and
@@ -520,22 +533,9 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	if o.Unlabeled != "error" && o.Unlabeled != "marginal" {
 		return nil, nil, fmt.Errorf("evaluate: unlabeled=%q: want error or marginal", o.Unlabeled)
 	}
-	name := test.name("test")
-	if err := checkDim(name, test.b, set); err != nil {
-		return nil, nil, err
-	}
-	var warnings []string
-	if w := set.OwnSplitWarning(test.b, false); w != "" {
-		warnings = append(warnings, name+": "+w)
-	}
-	// A class-conditional set judges each anchor by its class: the test
-	// bundle's classes are matched to the set's by name, not by number.
-	tb, names, note, err := experiment.ClassesByName(set, test.b, test.names)
+	name, tb, names, warnings, err := testOf(set, test, "evaluate", false)
 	if err != nil {
-		return nil, nil, fmt.Errorf("evaluate: %s: %w", name, err)
-	}
-	if note != "" {
-		warnings = append(warnings, name+": "+note)
+		return nil, nil, err
 	}
 	// A set for one class's anchors (label= of calibrate) is judged on
 	// the test anchors of that class.
