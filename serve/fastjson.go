@@ -316,19 +316,13 @@ func (p *reader) numberEnd() (int, bool) {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = digitsEnd(b, i)
 	default:
 		return 0, false
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
+		d := i + 1
+		if i = digitsEnd(b, d); i == d {
 			return 0, false
 		}
 	}
@@ -338,14 +332,20 @@ func (p *reader) numberEnd() (int, bool) {
 			i++
 		}
 		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
+		if i = digitsEnd(b, d); i == d {
 			return 0, false
 		}
 	}
 	return i, true
+}
+
+// digitsEnd is the end of the run of decimal digits at b[i:] (i where
+// there is none).
+func digitsEnd(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // token is b[start:end] as a string without a copy: strconv keeps

@@ -296,3 +296,23 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// TestNumberEnd: the end of a JSON number by its strict grammar, and no
+// number where a fraction or an exponent has no digits.
+func TestNumberEnd(t *testing.T) {
+	for _, c := range []struct {
+		in  string
+		end int // -1: none
+	}{
+		{"0", 1}, {"-0", 2}, {"120,", 3}, {"01", 1}, {"1.25]", 4}, {"-3.5e+12}", 8}, {"2E-7", 4}, {"1e5.5", 3},
+		{"", -1}, {"-", -1}, {".5", -1}, {"1.", -1}, {"1.e5", -1}, {"1e", -1}, {"1e+", -1}, {"1E-x", -1}, {"+1", -1},
+	} {
+		end, ok := (&reader{b: []byte(c.in)}).numberEnd()
+		if !ok {
+			end = -1
+		}
+		if end != c.end {
+			t.Errorf("numberEnd(%q) = %d, want %d", c.in, end, c.end)
+		}
+	}
+}

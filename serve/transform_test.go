@@ -16,11 +16,9 @@ import (
 	"github.com/ccsets/ccs/retrieve"
 )
 
-// TestTransforms: a served single-norm or ellipsoid set gets its in-memory
-// collection transformed at load (GET /v1/sets says so, with the bytes),
-// its hits are the plain scan's; under a smaller -transform-memory the
-// transform is refused with the reason and the hits stay the same.
-func TestTransforms(t *testing.T) {
+// transformable are a single-norm and an ellipsoid geometry (d = 3), the
+// kinds whose collections are transformed.
+func transformable(t *testing.T) []geometry.Geometry {
 	nm, err := geometry.NewNorm(3, []float64{1, 0.3, 0, 0, 2, 0.1, 0, 0, 0.5}, 1.5)
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +27,15 @@ func TestTransforms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, g := range []geometry.Geometry{nm, el} {
+	return []geometry.Geometry{nm, el}
+}
+
+// TestTransforms: a served single-norm or ellipsoid set gets its in-memory
+// collection transformed at load (GET /v1/sets says so, with the bytes),
+// its hits are the plain scan's; under a smaller -transform-memory the
+// transform is refused with the reason and the hits stay the same.
+func TestTransforms(t *testing.T) {
+	for _, g := range transformable(t) {
 		testTransforms(t, g)
 	}
 }
@@ -133,14 +139,6 @@ func TestCollectionIDsNamed(t *testing.T) {
 // geometries of their own: the old generation's transforms do not serve
 // them, the new generation's do.
 func TestClassTransforms(t *testing.T) {
-	nm, err := geometry.NewNorm(3, []float64{1, 0.3, 0, 0, 2, 0.1, 0, 0, 0.5}, 1.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	el, err := geometry.NewEllipsoid(3, []float64{1, 0.3, 0, 0.3, 2, 0.1, 0, 0.1, 0.5})
-	if err != nil {
-		t.Fatal(err)
-	}
 	rng := rand.New(rand.NewPCG(7, 7))
 	const n, k, d = 200, 2, 3
 	cal := &bundle.Bundle{N: n, K: k, D: d, Labels: make([]int64, n)}
@@ -166,7 +164,7 @@ func TestClassTransforms(t *testing.T) {
 	}
 	plain, _ := retrieve.NewCollection(rows, d, nil)
 	anchor := []float32{0.1, 0.2, -0.3}
-	for _, g := range []geometry.Geometry{nm, el} {
+	for _, g := range transformable(t) {
 		name := g.Kind().String()
 		set, err := conformal.Calibrate(g, cal, 0.1, conformal.Options{Mode: conformal.Class})
 		if err != nil {
