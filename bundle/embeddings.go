@@ -229,19 +229,8 @@ func (in Inputs) Items() (Items, error) {
 			return Items{}, fmt.Errorf("%s: %d session ids for the %d rows of %s", in.SessionsSource, len(in.Sessions), e.N, e.Source)
 		}
 		// A missing session (-1; "" or "nan", MissingStrings; a table's
-		// null, below the column's values) would make
-		// all such rows one session: refused, for rows that have a group.
-		missing, first := 0, -1
-		for i, s := range in.Sessions {
-			if s < 0 && in.Groups[i] >= 0 {
-				if missing++; first < 0 {
-					first = i
-				}
-			}
-		}
-		if missing > 0 {
-			return Items{}, fmt.Errorf("%s: %d of %d rows have a session id that marks a missing value (a negative integer, \"\", \"nan\" or null; the first: row %d): as one session, those rows would be one another's same-session rows and every other session's positives; give each row its session, or leave those rows out", in.SessionsSource, missing, e.N, first)
-		}
+		// null, below the column's values) is Make's to refuse, leave out
+		// or keep (MakeConfig.MissingLabels).
 		if err := sessionsOfRows(in.Groups, in.Sessions, in.SessionsSource); err != nil {
 			return Items{}, err
 		}
@@ -316,7 +305,7 @@ func (in Inputs) selfQueries() bool {
 // row of a group is then of another session, and -sessions excludes no
 // positive. Sessions that rows of different groups share pass, even where
 // no two rows of a group share one (a camera that sees each person once).
-// Rows of no group (a negative id) are left aside.
+// Rows of no group or no session (a negative id) are left aside.
 func sessionsOfRows(groups, sessions []int64, source string) error {
 	type key struct{ g, s int64 }
 	seen := map[key]struct{}{}
@@ -325,7 +314,7 @@ func sessionsOfRows(groups, sessions []int64, source string) error {
 	rows, several := 0, false
 	for i, s := range sessions {
 		g := groups[i]
-		if g < 0 {
+		if g < 0 || s < 0 {
 			continue
 		}
 		if _, dup := seen[key{g, s}]; dup {

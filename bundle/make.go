@@ -168,6 +168,13 @@ type MakeConfig struct {
 	// MissingStrings gave string group ids ("", "nan"). MissingLabels
 	// applies to group ids as to labels.
 	MissingGroupNames map[int64]string
+	// MissingSessionNames likewise names the negative session ids
+	// (Items.Sessions) that MissingStrings gave string session ids or a
+	// table's nulls. MissingLabels applies to session ids as to group
+	// ids: refused, left out (drop), or each such id a session of its own
+	// (class: the rows it marks are one session, never one another's
+	// positives, and positives of their group's anchors in other sessions).
+	MissingSessionNames map[int64]string
 	// HardNegatives, when above 0, makes that many of each anchor's KNeg
 	// negatives hard: the nearest to it (ℓ2 on the embeddings,
 	// Items.Rows) among HardCandidates of its possible negatives drawn at
@@ -439,6 +446,38 @@ func (c MakeConfig) ungrouped(groups []int64, names map[int64]string) (none func
 		return nil, "", fmt.Errorf("bundle: %s: as one group those rows would be one another's positives; leave them out (-missing-labels drop; missing_labels=\"drop\" in Python), or take each such id for a group (-missing-labels class)", what)
 	}
 	return func(g int64) bool { return g < 0 }, what + ", taken for no group: left out of every split", nil
+}
+
+// unsessioned applies MissingLabels to session ids, as ungrouped to
+// group ids: a negative id (a string id "" or "nan" MissingStrings made
+// negative, a table's null; named by names) marks a row without a
+// session. Only rows that keep their group count (kept: nil, all).
+// Refused, those rows would have made one session, one another's
+// same-session rows and every other session's positives; dropped, they
+// are left out; as a class, each such id is a session of its own.
+func (c MakeConfig) unsessioned(sessions []int64, kept func(r int) bool, names map[int64]string) (none func(int64) bool, warning string, err error) {
+	counted, first := make([]int64, len(sessions)), -1
+	for r, s := range sessions {
+		if s < 0 && (kept == nil || kept(r)) {
+			counted[r] = s
+			if first < 0 {
+				first = r
+			}
+		}
+	}
+	what := missingValues(counted, "session id", func(s int64) string {
+		if n, ok := names[s]; ok {
+			return markName(n)
+		}
+		return strconv.FormatInt(s, 10)
+	})
+	if what == "" || c.MissingLabels == MissingClass {
+		return nil, "", nil
+	}
+	if c.MissingLabels == MissingRefused {
+		return nil, "", &InputError{InputSessions, fmt.Errorf("bundle: %s; the first: row %d: as one session, those rows would be one another's same-session rows and every other session's positives; give each row its session, leave those rows out (-missing-labels drop; missing_labels=\"drop\" in Python), or take each such id for a session of its own (-missing-labels class)", what, first)}
+	}
+	return func(s int64) bool { return s < 0 }, what + ", taken for no session: left out of every split", nil
 }
 
 // class names class c in messages: its string (quoted) when the labels
@@ -914,12 +953,13 @@ func heldOut(strata map[int64][]int, cfg MakeConfig, rng *rand.Rand) (oodCal, oo
 
 // InputError is a refusal of Make that one of its inputs causes rather
 // than the rows it splits by (labels, groups, views or pairs): Input
-// names it, InputBlocks or InputQueryLabels. A command names that
+// names it, InputBlocks, InputQueryLabels or InputSessions. A command names that
 // input's file with it, not the labels' or the pairs'.
 type InputError struct {
 	// Input is the input at fault: InputBlocks (Items.Blocks: too few
 	// blocks for a share, or none left to split) or InputQueryLabels
-	// (Items.QueryLabels: a query label that marks a missing value).
+	// (Items.QueryLabels: a query label that marks a missing value) or
+	// InputSessions (Items.Sessions: a session id that marks one).
 	Input string
 	// Err is the refusal.
 	Err error
@@ -933,6 +973,8 @@ const (
 	// InputQueryLabels is Items.QueryLabels (-query-labels;
 	// query_labels= in Python).
 	InputQueryLabels = "query_labels"
+	// InputSessions is Items.Sessions (-sessions; sessions= in Python).
+	InputSessions = "sessions"
 )
 
 func (e *InputError) Error() string { return e.Err.Error() }
@@ -1866,11 +1908,22 @@ func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	var snone func(int64) bool
+	swarning := ""
+	if items.Sessions != nil {
+		if len(items.Sessions) != items.N {
+			return nil, fmt.Errorf("bundle: %d session ids for %d rows of embeddings", len(items.Sessions), items.N)
+		}
+		grouped := func(r int) bool { return gnone == nil || !gnone(items.Groups[r]) }
+		if snone, swarning, err = cfg.unsessioned(items.Sessions, grouped, cfg.MissingSessionNames); err != nil {
+			return nil, err
+		}
+	}
 	// The groups, in order of their first row.
 	index := map[int64]int{}
 	var groups [][]int
 	for r, g := range items.Groups {
-		if gnone != nil && gnone(g) {
+		if gnone != nil && gnone(g) || snone != nil && snone(items.Sessions[r]) {
 			continue
 		}
 		i, ok := index[g]
@@ -1929,7 +1982,7 @@ func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{}
-	for _, w := range []string{gwarning, warning} {
+	for _, w := range []string{gwarning, swarning, warning} {
 		if w != "" {
 			p.Warnings = append(p.Warnings, w)
 		}

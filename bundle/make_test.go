@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -1608,7 +1609,6 @@ func TestGroupSessions(t *testing.T) {
 	}{
 		{Inputs{Embeddings: emb, Labels: groups, LabelsSource: "spk.txt", Sessions: sessions, SessionsSource: "sess.txt"}, "sess.txt: sessions are a group's recordings: give group ids with them (-groups)"},
 		{Inputs{Embeddings: emb, Groups: groups, GroupsSource: "spk.txt", Sessions: sessions[1:], SessionsSource: "sess.txt"}, "sess.txt: 719 session ids for the 720 rows of emb.npy"},
-		{Inputs{Embeddings: emb, Groups: groups, GroupsSource: "spk.txt", Sessions: append([]int64{0, -1}, sessions[2:]...), SessionsSource: "sess.txt"}, `sess.txt: 1 of 720 rows have a session id that marks a missing value (a negative integer, "", "nan" or null; the first: row 1): as one session, those rows would be one another's same-session rows and every other session's positives; give each row its session, or leave those rows out`},
 	} {
 		if _, err := c.in.Items(); err == nil || err.Error() != c.want {
 			t.Errorf("%v, want %q", err, c.want)
@@ -1716,6 +1716,96 @@ func TestReidNames(t *testing.T) {
 	_, err = Make(Items{N: n, Labels: ids}, MakeConfig{K: 1, Split: testSplit, LabelNames: dirs})
 	if want := `are person re-identification image names`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "file paths") {
 		t.Errorf("re-ID paths as labels: %v, want %q", err, want)
+	}
+}
+
+// TestMissingSessions: a session id that marks a missing value (-1, a
+// string "" or "nan" MissingStrings made negative, a null) follows
+// MissingLabels as a group id does: refused, naming the rows and the
+// first of them, as an InputError of the sessions; dropped, its rows are left out,
+// counted in a warning; as a class, each such id is a session of its
+// own, its rows never one another's positives. Rows already left out for
+// their group's mark are not counted again.
+func TestMissingSessions(t *testing.T) {
+	t.Parallel()
+	const groupsN, per = 60, 12
+	groups, sessions := make([]int64, groupsN*per), make([]int64, groupsN*per)
+	for i := range groups {
+		groups[i], sessions[i] = int64(i/per), int64((i%per+i/per)%3) // the anchors of three sessions
+		if i%per == 4 || i%per == 7 {
+			sessions[i] = -1 // two rows a group without a session
+		}
+		if i%per == 10 && i/per%2 == 0 {
+			sessions[i] = -2 // "nan", in every other group
+		}
+	}
+	groups[5] = -1 // a row of no group: dropped or kept, its session aside
+	sessions[5] = -1
+	names := map[int64]string{-2: "nan"}
+	items := Items{N: len(groups), Groups: groups, Sessions: sessions}
+	for _, c := range []struct {
+		name    string
+		mode    MissingLabels
+		err     string
+		warning string
+		dropped bool
+	}{
+		{"error", MissingRefused, `bundle: 151 of 720 rows have a session id that marks a missing value (-2: 30, -1: 121); the first: row 4`, "", false},
+		{"drop", MissingDropped, "", `150 of 720 rows have a session id that marks a missing value (-2: 30, -1: 120), taken for no session: left out of every split`, true},
+		{"class", MissingClass, "", "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := MakeConfig{K: 4, KNeg: 3, Split: testSplit, Seed: 5, MissingLabels: c.mode}
+			items := items
+			if !c.dropped {
+				// Row 5's group mark is refused, or a group of one row:
+				// give it a group.
+				items.Groups = slices.Clone(groups)
+				items.Groups[5] = 0
+			}
+			if c.mode == MissingRefused {
+				_, err := Make(items, cfg)
+				var se *InputError
+				if err == nil || !strings.HasPrefix(err.Error(), c.err) || !errors.As(err, &se) || se.Input != InputSessions {
+					t.Fatalf("%v, want an InputError of the sessions %q", err, c.err)
+				}
+				named := cfg
+				named.MissingSessionNames = names
+				if _, err := Make(items, named); err == nil || !strings.Contains(err.Error(), `("nan": 30, -1: 121)`) || !strings.Contains(err.Error(), "-missing-labels drop") {
+					t.Errorf("named marks: %v", err)
+				}
+				return
+			}
+			p, err := Make(items, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := strings.Join(p.Warnings, "\n"); c.warning != "" && !strings.Contains(w, c.warning) || c.warning == "" && strings.Contains(w, "marks a missing value") {
+				t.Errorf("warnings %q, want %q", w, c.warning)
+			}
+			seen := false
+			for _, sp := range p.Splits[:4] {
+				rows := slices.Concat(sp.Anchors, sp.PositivePool)
+				for _, r := range rows {
+					if sessions[r] < 0 {
+						seen = true
+						if c.dropped {
+							t.Fatalf("%s: row %d, of session %d, is in the split", sp.Name, r, sessions[r])
+						}
+					}
+				}
+				for a, anchor := range sp.Anchors {
+					for _, i := range sp.PositiveIndex[a*sp.K : (a+1)*sp.K] {
+						if r := sp.PositivePool[i]; sessions[r] == sessions[anchor] {
+							t.Fatalf("%s: anchor row %d and its positive row %d are both of session %d", sp.Name, anchor, r, sessions[r])
+						}
+					}
+				}
+			}
+			if !c.dropped && !seen {
+				t.Error("no row of a missing session in any split")
+			}
+		})
 	}
 }
 

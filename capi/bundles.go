@@ -498,7 +498,12 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			if err != nil {
 				return nil, err
 			}
-			in.Sessions, in.SessionNames, _ = bundle.MissingStrings(sessions, names) // "" and "nan": refused by Inputs.Items
+			if names != nil && cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no session, as -1 does
+				sessions, names, cfg.MissingSessionNames = bundle.MissingStrings(sessions, names)
+			} else {
+				sessions, names = bundle.NamedNull(sessions, names)
+			}
+			in.Sessions, in.SessionNames = sessions, names
 			in.SessionsSource = "sessions"
 		}
 	}
@@ -587,6 +592,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		says := map[string]string{"views": "views", "pairs": "pairs", "groups": "groups", "labels": "labels"}[mode]
 		if mode == "pairs" && o.PairsFile != "" {
 			says = o.PairsFile
+		}
+		if ie := (*bundle.InputError)(nil); errors.As(err, &ie) {
+			says = ie.Input // Python's keyword: blocks, query_labels, sessions
 		}
 		return nil, fmt.Errorf("%s: %w", says, err)
 	}

@@ -550,6 +550,69 @@ func TestMakeBundlesIsThePlan(t *testing.T) {
 	}
 }
 
+// TestMakeBundlesMissingSessions: sessions= follows missing_labels as
+// ccs bundle -sessions does: a session id that marks a missing value
+// ("nan", Python's None as the null mark) is refused naming sessions and
+// the first row, left out with a warning (drop), or a session of its own
+// (class) whose rows are anchors too.
+func TestMakeBundlesMissingSessions(t *testing.T) {
+	t.Parallel()
+	const n, d = 600, 4
+	points := make([]float32, n*d)
+	for i := range points {
+		points[i] = float32(i*7%13) + float32(i%d)
+	}
+	groups := make([]int64, n)
+	marked := func(i int) bool { return i%12 == 4 || i%48 == 0 }
+	for _, c := range []struct{ mark, named string }{{"nan", `"nan"`}, {bundle.NullMark, "null"}} {
+		var strs []byte
+		for i := range n {
+			groups[i] = int64(i / 12)
+			s := fmt.Sprintf("s%d", i%12%3)
+			if marked(i) {
+				s = c.mark
+			}
+			var units [5]uint32
+			for j, r := range []rune(s) {
+				units[j] = uint32(r)
+			}
+			for _, u := range units {
+				strs = binary.LittleEndian.AppendUint32(strs, u)
+			}
+		}
+		arrays := map[string]rawArray{"embeddings": raw("embeddings", points, n, d), "groups": raw("groups", groups, n),
+			"sessions": {Name: "sessions", Dtype: "<U5", Data: strs, Shape: []int{n}}}
+		o := defaultMake
+		o.K, o.KNeg = 3, 3
+		want := fmt.Sprintf("sessions: bundle: 63 of 600 rows have a session id that marks a missing value (%s: 63); the first: row 0", c.named)
+		if _, err := makeBundles(arrays, o); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", c.named, err, want)
+		}
+		for _, mode := range []string{"drop", "class"} {
+			o.MissingLabels = mode
+			got, err := makeBundles(arrays, o)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", c.named, mode, err)
+			}
+			warning := fmt.Sprintf("63 of 600 rows have a session id that marks a missing value (%s: 63), taken for no session: left out of every split", c.named)
+			if has := slices.Contains(got.Warnings, warning); has != (mode == "drop") {
+				t.Errorf("%s, %s: warnings %q", c.named, mode, got.Warnings)
+			}
+			anchors := 0
+			for _, b := range got.Bundles {
+				for _, r := range b.Index {
+					if marked(int(r)) {
+						anchors++
+					}
+				}
+			}
+			if want := map[string]int{"drop": 0, "class": (n + 47) / 48}[mode]; anchors != want {
+				t.Errorf("%s, %s: %d anchors of a missing session, want %d", c.named, mode, anchors, want)
+			}
+		}
+	}
+}
+
 // TestLibraryVersion: a test binary is not stamped with a revision, so
 // the code that keys a comparison's cells (experiment.CompareKey) is named
 // by its file's hash, which dladdr found.

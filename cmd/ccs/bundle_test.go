@@ -1366,6 +1366,82 @@ func TestBundleMissingLabels(t *testing.T) {
 	}
 }
 
+// TestBundleMissingSessions: a session id that marks a missing value
+// (-1, an empty line, "nan") follows -missing-labels as a group id does:
+// refused, naming the sessions' file, the marks and the first row; with
+// drop, its rows are left out, counted in a warning and the manifest;
+// with class, each mark is a session of its own, its rows kept.
+func TestBundleMissingSessions(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 400, 3
+	_, x64, _ := mixture(6, n, d, 3)
+	writeNPY64(t, p("emb.npy"), x64, n, d)
+	var groups []byte
+	for i := range n {
+		groups = fmt.Appendf(groups, "%d\n", i/10)
+	}
+	os.WriteFile(p("groups.txt"), groups, 0o644)
+	marked := func(i int) bool { return i%10 == 4 || i%40 == 0 } // every fourth group's anchor among them
+	for _, c := range []struct{ file, mark, named string }{
+		{"int.txt", "-1", "-1"},
+		{"empty.txt", "", `""`},
+		{"nan.txt", "nan", `"nan"`},
+	} {
+		var b []byte
+		for i := range n {
+			s := fmt.Sprint(i % 10 % 3)
+			if c.mark != "-1" {
+				s = "cam" + s
+			}
+			if marked(i) {
+				s = c.mark
+			}
+			b = fmt.Appendf(b, "%s\n", s)
+		}
+		os.WriteFile(p(c.file), b, 0o644)
+		base := []string{"bundle", "-embeddings", p("emb.npy"), "-groups", p("groups.txt"), "-sessions", p(c.file), "-k", "3", "-seed", "2"}
+		t.Run(c.file, func(t *testing.T) {
+			err := run(io.Discard, io.Discard, append(slices.Clone(base), "-out", p(c.file+"-err")))
+			want := fmt.Sprintf("%s: bundle: 50 of 400 rows have a session id that marks a missing value (%s: 50); the first: row 0", p(c.file), c.named)
+			if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "-missing-labels drop") {
+				t.Errorf("refused: %v, want %q", err, want)
+			}
+			for _, mode := range []string{"drop", "class"} {
+				var stderr bytes.Buffer
+				out := p(c.file + "-" + mode)
+				if err := run(io.Discard, &stderr, append(slices.Clone(base), "-missing-labels", mode, "-out", out)); err != nil {
+					t.Fatalf("%s: %v", mode, err)
+				}
+				warning := fmt.Sprintf("50 of 400 rows have a session id that marks a missing value (%s: 50), taken for no session: left out of every split", c.named)
+				if got := strings.Contains(stderr.String(), "WARNING: "+warning); got != (mode == "drop") {
+					t.Errorf("%s: stderr:\n%s\nthe warning %q: %v", mode, stderr.String(), warning, got)
+				}
+				var m bundle.Manifest
+				raw, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
+				if err := json.Unmarshal(raw, &m); err != nil || m.MissingLabels != mode {
+					t.Errorf("%s: manifest: %v, missing_labels %q", mode, err, m.MissingLabels)
+				}
+				anchors := 0
+				for _, f := range []string{"fit", "val", "cal", "test"} {
+					arrays, err := bundle.ReadNPZ(filepath.Join(out, f+".npz"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, r := range arrays["index"].I64 {
+						if marked(int(r)) {
+							anchors++
+						}
+					}
+				}
+				if want := map[string]int{"drop": 0, "class": 10}[mode]; anchors != want {
+					t.Errorf("%s: %d anchors of a missing session, want %d", mode, anchors, want)
+				}
+			}
+		})
+	}
+}
+
 // TestBundleViewsNPZ: -views FILE.npz reads its "views" array without
 // FILE:ARRAY, among others, and -k defaults to v − 1.
 func TestBundleViewsNPZ(t *testing.T) {
@@ -2113,7 +2189,7 @@ func TestBundleParquetNulls(t *testing.T) {
 	}
 	os.WriteFile(p("groups.txt"), g, 0o644)
 	err = run(io.Discard, io.Discard, append(slices.Clone(base), "-groups", p("groups.txt"), "-sessions", p("family.parquet")+":family", "-allow-fewer", "-out", p("sessions")))
-	if want := `14 of 400 rows have a session id that marks a missing value (a negative integer, "", "nan" or null; the first: row 3)`; err == nil || !strings.Contains(err.Error(), want) {
+	if want := `14 of 400 rows have a session id that marks a missing value ("": 4, null: 10); the first: row 3`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("null sessions: %v, want %q", err, want)
 	}
 	// pandas' integer labels with a NaN are float64, nulls in Parquet:

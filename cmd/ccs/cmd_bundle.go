@@ -79,7 +79,7 @@ func bundleCommand() *command {
 			fs.StringVar(&o.OODRows, "ood-rows", "", "one value a row `FILE` (as -labels: windows.csv:fault), with string -labels: a row with a value — a fault's name — is held out as an OOD sample labelled by it, as if -labels held the value and -ood-classes named it; a row with none (an empty cell, NaN) keeps its -labels class")
 			fs.Float64Var(&o.OODCalShare, "ood-cal-share", 0, "`share` of the in-distribution items held out before the splits as DIR/ood-cal.npz: the inputs that calibrate a per-input OOD test (calibrate -ood-cal)")
 			fs.BoolVar(&o.AllowFewer, "allow-fewer", false, "let an anchor with fewer than -k possible positives repeat them (they weigh more in training and evaluation; calibration, one positive per anchor, is unchanged) instead of refusing")
-			fs.StringVar(&o.MissingLabels, "missing-labels", "error", "what a label (a group id, a query label) that marks a missing value means — a negative integer (Hugging Face and scikit-learn write -1) or the string \"\" or \"nan\" (pandas' missing value after astype(str)), \"None\", \"<NA>\", \"NA\", \"N/A\", or \"Unknown\", \"Unassigned\", \"Unannotated\", \"Unlabeled\" in any case (annotation tools' marks): error (refuse it), drop (no label: the row is left out of every split, counted in a warning) or class (a class like any other, as ±1 binary labels)")
+			fs.StringVar(&o.MissingLabels, "missing-labels", "error", "what a label (a group id, a session id, a query label) that marks a missing value means — a negative integer (Hugging Face and scikit-learn write -1) or the string \"\" or \"nan\" (pandas' missing value after astype(str)), \"None\", \"<NA>\", \"NA\", \"N/A\", or \"Unknown\", \"Unassigned\", \"Unannotated\", \"Unlabeled\" in any case (annotation tools' marks): error (refuse it), drop (no label: the row is left out of every split, counted in a warning) or class (a class like any other, as ±1 binary labels; a session of its own)")
 			fs.StringVar(&o.Logits, "logits", "", "the rows' classifier logits `FILE` (n, C), read as -embeddings: each bundle carries its anchors' (what ccs ood's MSP, Energy and ViM read); with -labels or -groups")
 			fs.Float64Var(&o.MinScore, "min-score", 0, "the least `score` of a relevant pair, for -pairs with scores (graded judgements: 2 keeps the highly relevant alone); default: any score above 0")
 			fs.BoolVar(&o.JudgedNegatives, "judged-negatives", false, "for -pairs with scores: each query's -kneg negatives are its pairs judged not relevant (scored 0 or less: a qrels file's 0s, a pair classification's label 0, a triplet's negative), repeated where it has fewer, instead of random rows; a query with none is left out (counted in a warning)")
@@ -467,9 +467,10 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return err
 		}
 		sessions, names := si.ids, si.names
-		if !si.classLabel {
-			sessions, names, _ = bundle.MissingStrings(sessions, names) // "" and "nan": refused by Inputs.Items
+		if names != nil && !si.classLabel && cfg.MissingLabels != bundle.MissingClass { // "" and "nan" mark no session, as -1 does
+			sessions, names, cfg.MissingSessionNames = bundle.MissingStrings(sessions, names)
 		}
+		cfg.MissingSessionNames = mergeMissing(cfg.MissingSessionNames, si.missing)
 		in.SessionNames = names
 		if err := rowsLineUp(out, o.Sessions, "session ids", len(sessions), emb, si.warn); err != nil {
 			return err
@@ -624,7 +625,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			source = ie.Input
 		}
 		file := map[string]string{"views": o.Views, "pairs": o.Pairs, "groups": o.Groups, "labels": o.Labels,
-			bundle.InputBlocks: o.Blocks, bundle.InputQueryLabels: o.QueryLabels}[source]
+			bundle.InputBlocks: o.Blocks, bundle.InputQueryLabels: o.QueryLabels, bundle.InputSessions: o.Sessions}[source]
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	var qrows []float32

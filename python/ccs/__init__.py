@@ -441,7 +441,7 @@ def _ids(x, name, missing_labels="error"):
     if all(isinstance(v, str) or _missing(v) for v in flat):
         if not any(isinstance(v, str) for v in flat):
             raise ValueError(f"{name}: every value is missing (None or NaN)")
-        null = _NULL if name in ("labels", "groups") else "nan"  # labels' and groups' named null, as the command names a table's
+        null = _NULL if name in ("labels", "groups", "sessions") else "nan"  # labels', groups' and sessions' named null, as the command names a table's
         return np.array([null if _missing(v) else v for v in flat], dtype=str).reshape(a.shape)
     if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in flat):
         return a.astype(np.int64)
@@ -567,9 +567,11 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
     negative integer (Hugging Face and scikit-learn write -1) or the
     string "" or "nan" (pandas' NaN after astype(str)), "None", "<NA>",
     "NA", "N/A", or "Unknown", "Unassigned", "Unannotated", "Unlabeled" in
-    any case (annotation tools' marks): "error" (refuse
+    any case (annotation tools' marks), in labels, groups or sessions: "error" (refuse
     it), "drop" (no label: the row is left out of every split, with a
-    warning) or "class" (a class like any other, as +-1 binary labels);
+    warning) or "class" (a class like any other, as +-1 binary labels; a
+    group, or a session, of its own: the rows a session id marks missing
+    are then never one another's positives);
     in lists of several labels a row, "drop" leaves such a label out of
     the row's list, "class" keeps it as a label.
     logits: the rows' classifier logits (n, C), with labels or groups:

@@ -5,6 +5,7 @@ import ctypes
 import ctypes.util
 import json
 import os
+import re
 import tempfile
 import subprocess
 import sys
@@ -486,7 +487,7 @@ ERRORS = [
     ("blocks too few for a share", lambda s, a: ccs.bundle(a, np.arange(200) % 2, blocks=np.arange(200) // 50, k=2), ValueError,
      "bundle: 4 blocks are too few for the val share 0.1: blocks lie whole in one split"),
     ("a missing session", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 10, sessions=[""] + [str(i % 3) for i in range(1, 200)], k=2),
-     ValueError, 'sessions: 1 of 200 rows have a session id that marks a missing value (a negative integer, "", "nan" or null; the first: row 0)'),
+     ValueError, 'sessions: bundle: 1 of 200 rows have a session id that marks a missing value ("": 1); the first: row 0'),
     ("a group of one session", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 10, sessions=np.arange(200) // 10, k=2),
      ValueError, "groups of the splits have no row in another session than their anchor's (the first: group "),
     ("re-ID image names as groups", lambda s, a: ccs.bundle(a, groups=[f"{1 + i // 4:04d}_c{1 + i % 3}s1_{i:06d}_01.jpg" for i in range(200)]),
@@ -724,6 +725,35 @@ def test_bundle_sessions():
             for p in pos:
                 r = row[p.tobytes()]
                 assert groups[r] == groups[a] and sessions[r] != sessions[a]
+
+
+@pytest.mark.parametrize("mark", [-1, "", "nan", None])
+def test_bundle_missing_sessions(mark):
+    """A session id that marks a missing value follows missing_labels as a
+    group id does (as ccs bundle -sessions): refused by default, naming
+    sessions and the first row; "drop" leaves its rows out with a
+    warning; "class" keeps each mark a session of its own, whose rows are
+    never one another's positives."""
+    x = np.random.default_rng(3).normal(size=(600, 4)).astype(np.float32)
+    groups = np.arange(600) // 12
+    marked = (np.arange(600) % 12 == 4) | (np.arange(600) % 48 == 0)
+    if isinstance(mark, int):
+        sessions = np.where(marked, mark, np.arange(600) % 12 % 3)
+    else:
+        sessions = np.array([mark if m else f"s{i % 12 % 3}" for i, m in enumerate(marked)], dtype=object)
+    named = {-1: "-1", "": '""', "nan": '"nan"', None: "null"}[mark]
+    with pytest.raises(ValueError, match=re.escape(f"sessions: bundle: {marked.sum()} of 600 rows have a session id that marks a missing value ({named}: {marked.sum()}); the first: row 0")):
+        ccs.bundle(x, groups=groups, sessions=sessions, k=3, kneg=3)
+    with pytest.warns(ccs.CCSWarning, match=re.escape(f"({named}: {marked.sum()}), taken for no session: left out of every split")):
+        b = ccs.bundle(x, groups=groups, sessions=sessions, k=3, kneg=3, missing_labels="drop")
+    assert not any(marked[sp.index].any() for sp in b.values())
+    b = ccs.bundle(x, groups=groups, sessions=sessions, k=3, kneg=3, missing_labels="class")
+    assert sum(marked[sp.index].sum() for sp in b.values()) == 600 // 48
+    row = {v.tobytes(): i for i, v in enumerate(x)}
+    for sp in b.values():
+        for a, pos in zip(sp.index, sp.positive_pool[sp.positive_index]):
+            for p in pos:
+                assert not (marked[a] and marked[row[p.tobytes()]]), "two rows of the missing session are positives"
 
 
 def test_bundle_blocks():
