@@ -427,18 +427,24 @@ func (c MakeConfig) unlabeled(labels []int64) (none func(int64) bool, warning st
 	return func(l int64) bool { return l < 0 }, what + ", taken for no label: left out of every split", nil
 }
 
+// idName names an id that marks a missing value in messages: its string
+// mark (names, MissingStrings'), or its number.
+func idName(names map[int64]string) func(int64) string {
+	return func(id int64) string {
+		if s, ok := names[id]; ok {
+			return markName(s)
+		}
+		return strconv.FormatInt(id, 10)
+	}
+}
+
 // ungrouped applies MissingLabels to group ids, as unlabeled to labels: a
 // negative id (or a string id "" or "nan", which MissingStrings made
 // negative, named by names) marks a row without a group. Refused, those
 // rows would have made one group, one another's positives; dropped, they
 // are left out.
 func (c MakeConfig) ungrouped(groups []int64, names map[int64]string) (none func(int64) bool, warning string, err error) {
-	what := missingValues(groups, "group id", func(g int64) string {
-		if s, ok := names[g]; ok {
-			return markName(s)
-		}
-		return strconv.FormatInt(g, 10)
-	})
+	what := missingValues(groups, "group id", idName(names))
 	if what == "" || c.MissingLabels == MissingClass {
 		return nil, "", nil
 	}
@@ -465,12 +471,7 @@ func (c MakeConfig) unsessioned(sessions []int64, kept func(r int) bool, names m
 			}
 		}
 	}
-	what := missingValues(counted, "session id", func(s int64) string {
-		if n, ok := names[s]; ok {
-			return markName(n)
-		}
-		return strconv.FormatInt(s, 10)
-	})
+	what := missingValues(counted, "session id", idName(names))
 	if what == "" || c.MissingLabels == MissingClass {
 		return nil, "", nil
 	}
