@@ -549,3 +549,11 @@ func OneLabelClassError(label, one string) error {
 	}
 	return oneLabelError(fmt.Sprintf("the bundles of label %q alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the bundles carry no labels — one threshold over every anchor (%s) is that label's, with its guarantee", label, one))
 }
+
+// OneLabelNote says whose bundles the bundles of one label's rows alone
+// (ManifestOneLabelName: label) are, where a command describes them: every
+// anchor carries the label, and a set calibrated on them is guaranteed for
+// anchors carrying it.
+func OneLabelNote(label string) string {
+	return fmt.Sprintf("the bundles of label %q alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the guarantee is for anchors carrying %q", label, label)
+}

@@ -658,6 +658,22 @@ func TestCompareJob(t *testing.T) {
 	if _, _, _, err := j.outcome(); err == nil || !strings.Contains(err.Error(), "the job is a compare, not a fit") {
 		t.Errorf("a fit's outcome of a comparison: %v", err)
 	}
+	if strings.Contains(string(doc), "one_label") || strings.Contains(text, "One label") {
+		t.Errorf("bundles of no one label: document or text names one")
+	}
+	// Bundles of one label's rows (a loaded cal.npz's manifest, ccs.bundle's
+	// one_label): the document and the text say whose they are.
+	oneIn := in
+	oneIn.CalOneLabel = "joy"
+	j1, err := startCompare(oneIn, compareOptions{Rows: "baselines", Seeds: &one, Resplits: &one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j1.wait(time.Minute)
+	doc1, text1, err := j1.document()
+	if err != nil || !strings.Contains(string(doc1), `"one_label": "joy"`) || !strings.Contains(text1, `One label: "joy"`) {
+		t.Errorf("one label: %v; document has one_label %v, text %v", err, strings.Contains(string(doc1), `"one_label": "joy"`), strings.Contains(text1, `One label: "joy"`))
+	}
 	var page strings.Builder
 	if err := writeReport(&page, "", [][]byte{doc}); err != nil || !strings.Contains(page.String(), "<html") {
 		t.Errorf("report: %v", err)

@@ -165,7 +165,7 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		}
 	}
 	data := experiment.CompareData{Name: cmp.Or(o.Name, "ccs.compare"), Fit: in.Fit, Val: in.Val, Cal: in.Cal, Test: in.Test, OOD: in.OOD, OODCal: in.OODCal,
-		LabelNames: o.LabelNames}
+		LabelNames: o.LabelNames, OneLabel: in.CalOneLabel}
 	if o.Out != "" {
 		// Keyed as ccs compare -out keys them, so each reads the other's.
 		if err := os.MkdirAll(o.Out, 0o755); err != nil {

@@ -31,6 +31,10 @@ type CompareData struct {
 	// LabelNames, for string labels (ccs bundle's manifest), name the
 	// classes: label i is LabelNames[i].
 	LabelNames []string
+	// OneLabel, for the bundles of one label's rows alone (ccs bundle
+	// -one-label; the manifest's one_label), names that label: the
+	// guarantee is for anchors carrying it. "" otherwise.
+	OneLabel string
 }
 
 // CompareConfig configures Compare. Zero fields take the defaults: 3
@@ -186,6 +190,10 @@ type CompareTable struct {
 	// classes of a few anchors each are left out of them
 	// (eval.MinClassAnchors).
 	MinClassAnchors int `json:"min_class_anchors,omitempty"`
+	// OneLabel names the label whose rows alone the bundles hold (ccs
+	// bundle -one-label; CompareData.OneLabel): every anchor carries it,
+	// and the coverage, its guarantee, is that label's. "" otherwise.
+	OneLabel string `json:"one_label,omitempty"`
 }
 
 // untrainedWarning says that the learned rows named kept their initial
@@ -368,6 +376,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	t := &CompareTable{
 		Title: "Your data: " + data.Name, Alpha: cfg.Alpha, Seeds: cfg.Seeds, LabelNames: data.LabelNames,
 		ByLabel:     data.Test.SeveralLabels(),
+		OneLabel:    data.OneLabel,
 		Calibration: cfg.Calibration.String(), Delta: cfg.Delta,
 		Config: fmt.Sprintf("%d calibration and %d test anchors, d=%d, k=%d, α=%v, %s (the splits are the bundles'; %s), calibration %v; resplits: %d halvings of the test split",
 			data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, seedRange(cfg.Seeds), reseeded(data.Cal, cfg.Calibration), cfg.calibrationName(), cfg.Resplits),
@@ -847,6 +856,9 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 		}
 	}
 	b.WriteString(".\n")
+	if t.OneLabel != "" {
+		fmt.Fprintf(&b, "\nOne label: %s — the bundles hold the rows carrying it alone (ccs bundle -one-label): every anchor carries it, and the guarantee is for anchors carrying %[1]s, not for the other labels' rows.\n", strconv.Quote(t.OneLabel))
+	}
 	if line := t.worstClasses(); line != "" {
 		b.WriteString("\n" + line + "\n")
 	}

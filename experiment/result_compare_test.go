@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -173,6 +174,37 @@ func TestWorstClassNamed(t *testing.T) {
 	tab.WriteText(&b)
 	if strings.Contains(b.String(), "Worst class") {
 		t.Errorf("no classes:\n%s", b.String())
+	}
+}
+
+// TestCompareOneLabel: the table of one label's bundles (ccs bundle
+// -one-label) says whose they are — in its text, below the guarantee, and
+// in its JSON — and says nothing of it for other bundles.
+func TestCompareOneLabel(t *testing.T) {
+	for _, c := range []struct {
+		label, text, json string
+	}{
+		{"joy", "\nOne label: \"joy\" — the bundles hold the rows carrying it alone (ccs bundle -one-label): every anchor carries it, and the guarantee is for anchors carrying \"joy\", not for the other labels' rows.\n", `"one_label":"joy"`},
+		{"", "", ""},
+	} {
+		tab := &CompareTable{Title: "Your data: joy", Seeds: 1, Alpha: 0.05, OneLabel: c.label, Rows: []CompareRow{{Row: Row{Method: "Conformal Ball (ℓ2)"}}}}
+		var b strings.Builder
+		if err := tab.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := json.Marshal(tab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.label == "" {
+			if strings.Contains(b.String(), "One label") || strings.Contains(string(raw), "one_label") {
+				t.Errorf("no one label: text\n%s\njson %s", b.String(), raw)
+			}
+			continue
+		}
+		if !strings.Contains(b.String(), c.text) || !strings.Contains(string(raw), c.json) {
+			t.Errorf("text\n%s\nwant %q; json %s, want %s", b.String(), c.text, raw, c.json)
+		}
 	}
 }
 

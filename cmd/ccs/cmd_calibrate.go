@@ -153,6 +153,9 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 			return fmt.Errorf("calibrate: %s: %s: %w", flag, o.Cal, err)
 		}
 	}
+	if l := bundle.ManifestOneLabelName(o.Cal, cal); l != "" {
+		fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Cal, bundle.OneLabelNote(l))
+	}
 	var classLabel *int64 // -class's
 	if o.Class != "" {
 		of, err := ofClass(cal, o.Cal, o.Class, "-class") // refused where the class is unknown or absent

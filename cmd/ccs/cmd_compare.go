@@ -161,6 +161,8 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	if data.LabelNames == nil { // several labels a row: the labels the positives share
 		data.LabelNames = bundle.ManifestLabelSetNames(filepath.Join(o.Data, "test.npz"), data.Test)
 	}
+	// One label's bundles (-one-label): the guarantee is for its anchors.
+	data.OneLabel = bundle.ManifestOneLabelName(filepath.Join(o.Data, "test.npz"), data.Test)
 	res, err := newResults(out, o.tableOptions, "compare", false, inputs...)
 	if err != nil {
 		return err

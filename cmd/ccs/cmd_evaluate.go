@@ -191,6 +191,9 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if set.ClassConditional() && distances != nil {
 		return usagef("evaluate: -baseline: %s is class-conditional, and a top-k certified beside it would be a class's (each class's own units, its own k); compare a set of one threshold (-calibration one or pac), or leave -baseline out for the class set's sizes", o.Set)
 	}
+	if l := bundle.ManifestOneLabelName(o.Test, test); l != "" {
+		fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Test, bundle.OneLabelNote(l))
+	}
 	byLabel := o.PerClass && test.SeveralLabels() // several labels a row
 	if o.PerClass && test.Labels == nil && !byLabel {
 		if err := bundle.OneLabelPerClassError(bundle.ManifestOneLabelName(o.Test, test), "-per-class"); err != nil {

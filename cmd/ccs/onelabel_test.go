@@ -117,9 +117,45 @@ func TestBundleOneLabel(t *testing.T) {
 		}
 	}
 	// One set a label, calibrated on its calibration split over every
-	// anchor; a class-conditional calibration of it is refused, saying so.
+	// anchor, calibrate and evaluate saying whose bundles they are; a
+	// class-conditional calibration of it is refused, saying so.
+	const note = `the bundles of label "joy" alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the guarantee is for anchors carrying "joy"`
+	stderr.Reset()
 	if err := run(&stdout, &stderr, []string{"calibrate", "-geometry", "ball", "-cal", p("named/cal.npz"), "-alpha", "0.2", "-out", p("joy.json")}); err != nil {
 		t.Fatal(err, stderr.String())
+	}
+	if want := "note: " + p("named/cal.npz") + ": " + note + "\n"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("calibrate: stderr\n%s\nwant %q", stderr.String(), want)
+	}
+	stderr.Reset()
+	if err := run(io.Discard, &stderr, []string{"evaluate", "-set", p("joy.json"), "-test", p("named/test.npz")}); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	if want := "note: " + p("named/test.npz") + ": " + note + "\n"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("evaluate: stderr\n%s\nwant %q", stderr.String(), want)
+	}
+	// compare says it below its table and in its JSON; bundles of every
+	// label do not.
+	stdout.Reset()
+	if err := run(&stdout, io.Discard, []string{"compare", "-data", p("named"), "-rows", "baselines", "-seeds", "1", "-resplits", "10", "-quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `One label: "joy" — the bundles hold the rows carrying it alone (ccs bundle -one-label): every anchor carries it, and the guarantee is for anchors carrying "joy"`; !strings.Contains(stdout.String(), want) {
+		t.Errorf("compare:\n%s\nwant %q", stdout.String(), want)
+	}
+	stdout.Reset()
+	if err := run(&stdout, io.Discard, []string{"compare", "-data", p("named"), "-rows", "baselines", "-seeds", "1", "-resplits", "10", "-quiet", "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), `"one_label": "joy"`) {
+		t.Errorf("compare -json: no one_label \"joy\" in\n%s", stdout.String())
+	}
+	stdout.Reset()
+	if err := run(&stdout, io.Discard, []string{"compare", "-data", p("recipe"), "-rows", "baselines", "-seeds", "1", "-resplits", "10", "-quiet", "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stdout.String(), "one_label") {
+		t.Errorf("compare -json of the pairs' bundles: one_label in\n%s", stdout.String())
 	}
 	const perClass = `-per-class: the bundles of label "joy" alone (ccs bundle -one-label; one_label= in Python) carry no labels to split by: every anchor carries it, and the coverage over all of them is that label's — leave -per-class out`
 	const why = `the bundles of label "joy" alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the bundles carry no labels — one threshold over every anchor (-calibration one) is that label's, with its guarantee`

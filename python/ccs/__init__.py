@@ -1261,6 +1261,10 @@ class Comparison:
         #: made the bundles from strings, or the directory's manifest names
         #: them; None otherwise.
         self.label_names = tuple(names) if names is not None else None
+        #: the label whose rows alone the bundles hold (ccs.bundle's
+        #: one_label, ccs bundle -one-label): the guarantee is for anchors
+        #: carrying it; None otherwise.
+        self.one_label = self.table.get("one_label")
 
     #: the directory ccs.compare kept the sets in (out's sets/compare, or
     #: sets); None otherwise.

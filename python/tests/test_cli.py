@@ -1880,6 +1880,10 @@ def test_bundle_one_label(cli, tmp_path):
             warnings.simplefilter("ignore", ccs.CCSWarning)  # 21 calibration anchors: the largest score
             s = ccs.calibrate("ball", b["cal"])
             assert s.info["calibration"]["mode"] == "one-per-anchor"  # one threshold: the label's
+            # compare says whose bundles they are, as ccs compare -data does.
+            c = ccs.compare(b, rows="baselines", seeds=1, resplits=10)
+            assert c.one_label == "joy" and c.table["one_label"] == "joy", where
+            assert 'One label: "joy" — the bundles hold the rows carrying it alone' in str(c), (where, str(c))
         # per_class, with no labels to split by, says whose bundles they are.
         label = re.escape('per_class=True: the bundles of label "joy" alone (ccs bundle -one-label; one_label= in Python) carry no labels to split by')
         with pytest.raises(ValueError, match=label):
@@ -1887,6 +1891,10 @@ def test_bundle_one_label(cli, tmp_path):
         with pytest.raises(ValueError, match=re.escape("coverage_check: ") + ".*" + label):
             s.coverage_check(b["test"], per_class=True, resplits=10)
     assert made["column"]["cal"].one_label == "2" and ccs.bundle(x, m, **kw)["cal"].one_label is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)
+        assert ccs.compare(tmp_path / "named", rows="baselines", seeds=1, resplits=10).one_label == "joy"
+        assert ccs.compare(ccs.bundle(x, m, **kw), rows="baselines", seeds=1, resplits=10).one_label is None
 
 
 def test_bundle_several_labels_a_row_ood(cli, tmp_path):
