@@ -506,7 +506,7 @@ func TestSetLabelsNamed(t *testing.T) {
 		{[]string{"grief"}, names, 3, []int64{2}, ""},
 		{[]string{"grief"}, nil, 3, nil, `"grief" is not an integer label (a multi-hot matrix's labels are its columns, 0 to 2): give its column's number (list(mlb.classes_).index("grief"), mlb the MultiLabelBinarizer)`},
 		{[]string{"5"}, nil, 3, nil, "label 5 is not a column of the multi-hot matrix (0 to 2)"},
-		{[]string{"greif"}, names, 3, nil, `"greif" is not among the labels ("joy", "anger", "grief")`},
+		{[]string{"greif"}, names, 3, nil, `"greif" is not among the labels ("joy", "anger", "grief"): did you mean "grief"?`},
 		{[]string{"angr"}, names, 3, nil, `"angr" is not among the labels ("joy", "anger", "grief"): did you mean "anger"?`},
 		{[]string{"1"}, names, 3, nil, `"1" is not among the labels ("joy", "anger", "grief"): the labels are names, and a multi-hot matrix of them (MultiLabelBinarizer) numbers them in sorted order, in which 1 is "grief"`},
 	} {

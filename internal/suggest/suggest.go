@@ -6,9 +6,10 @@ import "strings"
 
 // Nearest returns the candidate closest to name: the one equal to it but
 // for case, or else the one within the fewest single-character edits
-// (insertions, deletions, substitutions), at most a quarter of name's
-// length (at least one). It reports false when none is that close, or
-// when two are equally close.
+// (insertions, deletions, substitutions, and swaps of two adjacent
+// characters: "greif" is one edit from "grief"), at most a quarter of
+// name's length (at least one). It reports false when none is that
+// close, or when two are equally close.
 func Nearest(name string, candidates []string) (string, bool) {
 	for _, c := range candidates {
 		if c != name && strings.EqualFold(c, name) {
@@ -35,16 +36,20 @@ func Nearest(name string, candidates []string) (string, bool) {
 	return best, true
 }
 
-// distance is the Levenshtein distance of a and b, or limit + 1 when it
-// is larger.
+// distance is the optimal-string-alignment distance of a and b (the
+// Levenshtein distance, with a swap of two adjacent characters one edit,
+// no substring edited twice), or limit + 1 when it is larger.
 func distance(a, b []rune, limit int) int {
 	if d := len(a) - len(b); d > limit || -d > limit {
 		return limit + 1
 	}
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	// Rows i−2, i−1 and i of the table: d[i][j] is the distance of a[:i]
+	// and b[:j].
+	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j
 	}
+	prevLow := 0 // the least value of row i−1
 	for i := 1; i <= len(a); i++ {
 		cur[0] = i
 		low := cur[0]
@@ -54,12 +59,18 @@ func distance(a, b []rune, limit int) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 			low = min(low, cur[j])
 		}
-		if low > limit {
+		// A row's least value never falls in the rows after it, but for a
+		// swap, which reaches back two rows: stop when both exceed limit.
+		if low > limit && prevLow > limit {
 			return limit + 1
 		}
-		prev, cur = cur, prev
+		prevLow = low
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }
