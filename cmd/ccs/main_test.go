@@ -102,6 +102,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"noargs", nil},
 		{"unknown", []string{"frobnicate"}},
+		{"unknown-swap", []string{"bundel"}},
 		{"calibrate-missing", []string{"calibrate", "-geometry", "ball"}},
 		{"calibrate-alpha", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-alpha", "1.5"}},
 		{"calibrate-geometry", []string{"calibrate", "-geometry", "cube", "-cal", "x.npz", "-out", "s.json"}},
@@ -130,7 +131,10 @@ func TestUsageErrors(t *testing.T) {
 		{"ood-out-dir", []string{"ood", "-set", "s.json", "-id", "a.npz", "-ood", "b.npz", "-out", "."}},
 		{"evaluate-cal-nobaseline", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-cal", "c.npz"}},
 		{"badflag", []string{"evaluate", "-bogus"}},
+		{"badflag-swap", []string{"retrieve", "-lable", "sw"}},
+		{"badflag-near", []string{"bundle", "--emebddings", "e.npy"}},
 		{"reproduce-table", []string{"reproduce", "cifar"}},
+		{"reproduce-table-swap", []string{"reproduce", "smi"}},
 		{"reproduce-notable", []string{"reproduce", "-seeds", "2"}},
 		{"extra-arg", []string{"evaluate", "-set", "a", "-test", "b", "c"}},
 		{"calibrate-both", []string{"calibrate", "-geometry", "ball", "-set", "f.json", "-cal", "x.npz", "-out", "s.json"}},

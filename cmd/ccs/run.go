@@ -12,6 +12,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/internal/jsonindent"
+	"github.com/ccsets/ccs/internal/suggest"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/serve"
 )
@@ -144,12 +145,39 @@ func runContext(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		return nil
 	}
 	out := &output{stdout: stdout, stderr: stderr}
+	var names []string
 	for _, c := range commands() {
 		if c.name == name {
 			return c.run(ctx, out, c.name, args[1:])
 		}
+		names = append(names, c.name)
+	}
+	if mean := didYouMean(name, names, ""); mean != "" {
+		return usagef("unknown command %q%s (run 'ccs help' for the commands)", name, mean)
 	}
 	return usagef("unknown command %q; run 'ccs help'", name)
+}
+
+// didYouMean is ": did you mean "NAME"?" for the name nearest a mistyped
+// one (suggest.Nearest), NAME written with prefix ("-" for a flag); ""
+// when none is near.
+func didYouMean(name string, names []string, prefix string) string {
+	if near, ok := suggest.Nearest(name, names); ok {
+		return fmt.Sprintf(": did you mean %q?", prefix+near)
+	}
+	return ""
+}
+
+// flagHint is ": did you mean "-NAME"?" for a flag fs does not define,
+// where err is flag's error for it and one of fs's flags is near.
+func flagHint(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return didYouMean(strings.TrimPrefix(name, "-"), names, "-")
 }
 
 // run parses c's flags from args and runs it; path is the command line's
@@ -168,7 +196,7 @@ func (c *command) run(ctx context.Context, out *output, path string, args []stri
 			fs.PrintDefaults()
 			return nil
 		}
-		return usagef("%s: %v", path, err)
+		return usagef("%s: %v%s", path, err, flagHint(fs, err))
 	}
 	if fs.NArg() > 0 && !c.positional {
 		return usagef("%s: unexpected argument %q", path, fs.Arg(0))
@@ -227,7 +255,7 @@ func (c *command) runSub(ctx context.Context, out *output, path string, args []s
 		}
 		names = append(names, s.name)
 	}
-	return usagef("%s: unknown %s %q (want %s or %s)", path, strings.ToLower(c.subName), args[0],
+	return usagef("%s: unknown %s %q%s (want %s or %s)", path, strings.ToLower(c.subName), args[0], didYouMean(args[0], names, ""),
 		strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
