@@ -353,9 +353,11 @@ func SplitInput(arg string) (path, name string) {
 // reads (table.ReadTable): Parquet (.parquet), Arrow IPC (.arrow,
 // .feather), or a directory a Hugging Face Dataset's save_to_disk wrote
 // (its state.json lists the shards) or a DatasetDict's (its
-// dataset_dict.json lists the splits' directories).
+// dataset_dict.json lists the splits' directories). A directory named
+// *.parquet is a Parquet dataset of parts, as Dask and Spark write one;
+// a separator after the name ("qrels.parquet/") changes nothing.
 func IsTable(path string) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
+	switch strings.ToLower(filepath.Ext(filepath.Clean(path))) {
 	case ".parquet", ".arrow", ".feather":
 		return true
 	}

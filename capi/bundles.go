@@ -2,12 +2,12 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"os"
@@ -233,49 +233,34 @@ type madeBundles struct {
 	Notes []string
 }
 
-// readQrels reads a file of relevance pairs — text (bundle.ReadQrels), or
-// a Parquet or Arrow table of query-id, corpus-id and score columns
-// (table.Pairs; "FILE:QUERY,ROW[,SCORE]" picks them, as ccs bundle -pairs
-// does) —, and returns the file's SHA-256: of the text as read, of a
-// table (which its reader opens itself) read again after.
+// readQrels reads a file of relevance pairs as ccs bundle -pairs reads
+// one (table.ReadQrels): text (BEIR's qrels), or a table of query-id,
+// corpus-id and score columns — a Parquet or Arrow file, a Hugging Face
+// dataset's directory, a directory of Parquet parts named *.parquet;
+// "PATH:QUERY,ROW[,SCORE]" picks the columns —, and returns its SHA-256
+// as the command's manifest records it (table.Digest: of a directory, as
+// its files).
 func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 	path, columns := bundle.SplitInput(path) // as ccs bundle -pairs splits it
-	// A directory is refused first: a Hugging Face dataset's (which ccs
-	// bundle -pairs reads), or a Dask or Spark dataset named x.parquet,
-	// whose files the manifest's SHA-256 of the file would not cover.
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, "", fmt.Errorf("bundle: pairs %s: a directory: give a file of pairs (.tsv, .csv, .txt, .parquet, .arrow), or a loaded dataset's columns as pairs, list(zip(ds[\"query-id\"], ds[\"corpus-id\"], ds[\"score\"]))", path)
-	}
-	isTable := bundle.IsTable(path) // as ccs bundle -pairs tells a table
+	isTable := bundle.IsTable(path)          // as ccs bundle -pairs tells a table
 	if ext := strings.ToLower(filepath.Ext(path)); !isTable && ext != ".tsv" && ext != ".csv" && ext != ".txt" {
-		return nil, "", fmt.Errorf("bundle: pairs %s: a file of pairs is text, .tsv, .csv or .txt (BEIR's qrels), or a table, .parquet or .arrow; give an array of pairs as an array", path)
-	}
-	var pairs [][2]int
-	if isTable {
-		a, err := table.Pairs(path, columns)
-		if err != nil {
-			return nil, "", err
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			return nil, "", fmt.Errorf("bundle: pairs %s: a directory without state.json or dataset_dict.json: give a file of pairs (.tsv, .csv, .txt, .parquet, .arrow), a Hugging Face dataset's directory (save_to_disk), or a directory named *.parquet of Parquet parts (as Dask and Spark write one)", path)
 		}
-		if pairs, err = ids.Rows(a, path); err != nil {
-			return nil, "", err
-		}
+		return nil, "", fmt.Errorf("bundle: pairs %s: a file of pairs is text, .tsv, .csv or .txt (BEIR's qrels), or a table, .parquet or .arrow, or a dataset's directory; give an array of pairs as an array", path)
 	}
-	f, err := os.Open(path)
+	d, err := table.NewDigest(context.Background(), path)
 	if err != nil {
 		return nil, "", err
 	}
-	defer f.Close()
-	h := sha256.New()
-	r := io.TeeReader(f, h)
-	if !isTable {
-		if pairs, err = bundle.ReadQrels(r, path, ids); err != nil {
-			return nil, "", err
-		}
+	pairs, err := table.ReadQrels(path, columns, ids)
+	if err != nil {
+		return nil, "", err
 	}
-	if _, err := io.Copy(io.Discard, r); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", path, err)
+	if err := d.Unchanged("ccs.bundle"); err != nil {
+		return nil, "", err
 	}
-	return pairs, hex.EncodeToString(h.Sum(nil)), nil
+	return pairs, d.Sum, nil
 }
 
 // makeBundles is ccs bundle on arrays: embeddings (n, d) with labels

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,15 +16,18 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/arrowtest"
+	"github.com/ccsets/ccs/table"
 )
 
 // TestReadQrelsTable: ccs.bundle(pairs="qrels.arrow") reads a table of
 // query-id, corpus-id and score (the Hub's BEIR and MTEB qrels) as the
 // same pairs as the .tsv of them, and gives the file's SHA-256 for the
-// manifest; a directory is refused, saying what to pass instead.
+// manifest; so are a dataset's directory and a directory of Parquet
+// parts; another directory is refused, saying what to pass instead.
 func TestReadQrelsTable(t *testing.T) {
 	dir := t.TempDir()
 	q := []string{"q0", "q0", "q1", "q2", "q2"}
@@ -91,12 +96,50 @@ func TestReadQrelsTable(t *testing.T) {
 	if _, _, err := readQrels(none+":QQ,RR,SS", ids); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), none+":") {
 		t.Errorf("a missing table's columns: %v, want %s said to be missing", err, none)
 	}
-	// A directory, a Dask or Spark dataset's "qrels.parquet" too, is
-	// refused before it is read as a table.
-	os.Mkdir(filepath.Join(dir, "qrels.parquet"), 0o755)
-	os.WriteFile(filepath.Join(dir, "qrels.parquet", "part.0.parquet"), raw, 0o644)
-	for _, d := range []string{dir, filepath.Join(dir, "qrels.parquet")} {
-		if _, _, err := readQrels(d, ids); err == nil || !strings.Contains(err.Error(), "bundle: pairs "+d+": a directory: give a file of pairs") {
+	// A Hugging Face dataset's directory (state.json, an Arrow stream
+	// shard), with its columns picked too, and a Dask dataset's
+	// directory of Parquet parts named qrels.parquet are read as ccs
+	// bundle -pairs reads them: the same pairs, and the SHA-256 the
+	// command's manifest records (table.Digest, of a directory as its
+	// files).
+	hf := filepath.Join(dir, "hf")
+	os.Mkdir(hf, 0o755)
+	os.WriteFile(filepath.Join(hf, "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644)
+	os.WriteFile(filepath.Join(hf, "data-00000-of-00001.arrow"), arrowtest.Write(t, []string{"note", "QQ", "RR", "SS"}, []arrow.Array{xa, qa, ra, sa}, 2, false), 0o644)
+	dask := filepath.Join(dir, "qrels.parquet")
+	os.Mkdir(dask, 0o755)
+	for i, b := range [][2]int{{0, 2}, {2, len(q)}} {
+		lo, hi := b[0], b[1]
+		tbl := array.NewTableFromSlice(arrow.NewSchema([]arrow.Field{{Name: "query-id", Type: arrow.BinaryTypes.String}, {Name: "corpus-id", Type: arrow.BinaryTypes.String}, {Name: "score", Type: arrow.PrimitiveTypes.Int64}}, nil),
+			[][]arrow.Array{{array.NewSlice(qa, int64(lo), int64(hi))}, {array.NewSlice(ra, int64(lo), int64(hi))}, {array.NewSlice(sa, int64(lo), int64(hi))}})
+		f, err := os.Create(filepath.Join(dask, fmt.Sprintf("part.%d.parquet", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pqarrow.WriteTable(tbl, f, 64, nil, pqarrow.DefaultWriterProps()); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	os.WriteFile(filepath.Join(dask, "_SUCCESS"), nil, 0o644)
+	for _, arg := range []string{hf + ":QQ,RR,SS", dask, dask + string(filepath.Separator)} {
+		path, _, _ := strings.Cut(arg, ":")
+		d, err := table.NewDigest(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := bundle.NewPairIDs([]string{"q2", "q1", "q0"}, []string{"d0", "d1", "d2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, sum, err := readQrels(arg, ids); !slices.Equal(got, want) || sum != d.Sum {
+			t.Errorf("%s: pairs %v, SHA-256 %s (%v); want %v, %s", arg, got, sum, err, want, d.Sum)
+		}
+	}
+	// A directory that is no dataset is refused, saying what is read.
+	for _, d := range []string{dir, hf + "-not"} {
+		os.Mkdir(d, 0o755)
+		if _, _, err := readQrels(d, ids); err == nil || !strings.Contains(err.Error(), "bundle: pairs "+d+": a directory without state.json or dataset_dict.json: give a file of pairs") {
 			t.Errorf("a directory %s: %v", d, err)
 		}
 	}

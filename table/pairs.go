@@ -3,6 +3,8 @@ package table
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,6 +94,30 @@ func Pairs(path, columns string) (bundle.Array, error) {
 		}
 	}
 	return a, nil
+}
+
+// ReadQrels reads relevance pairs (query, relevant row) from a file of
+// them, resolved to rows by ids (bundle.PairIDs.Rows): text, .tsv, .csv
+// or .txt (bundle.ReadQrels: BEIR's qrels), or else a table (Pairs: a
+// Parquet or Arrow file, a Hugging Face dataset's directory, a directory
+// of Parquet parts), its pair columns those columns names ("QUERY,ROW" or
+// "QUERY,ROW,SCORE"; "" for Pairs to find them). It is what ccs bundle
+// -pairs and Python's ccs.bundle(pairs=FILE) read a file with.
+func ReadQrels(path, columns string, ids *bundle.PairIDs) ([][2]int, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".tsv", ".csv", ".txt":
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return bundle.ReadQrels(f, path, ids)
+	}
+	a, err := Pairs(path, columns)
+	if err != nil {
+		return nil, err
+	}
+	return ids.Rows(a, path)
 }
 
 // pairColumns are the indices of the query's, the row's and (where there

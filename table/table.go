@@ -11,6 +11,7 @@ package table
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -863,8 +864,96 @@ func datasetFiles(dir string) (files, shards, splits []string, err error) {
 			return files, shards, dd.Splits, nil
 		}
 	}
+	if _, err := os.Stat(filepath.Join(dir, "state.json")); err != nil && strings.EqualFold(filepath.Ext(filepath.Clean(dir)), ".parquet") {
+		shards, err := parquetParts(dir)
+		return shards, shards, nil, err
+	}
 	files, shards, err = datasetShards(dir)
 	return files, shards, nil, err
+}
+
+// parquetParts are the shards of a directory named *.parquet, as Dask
+// (part.0.parquet, part.1.parquet …) and Spark (part-00000-….snappy.parquet
+// beside a _SUCCESS) write a dataset: its .parquet files, in the natural
+// order of their names (part.2 before part.10, as Dask numbers them). Its
+// other entries are not read: _SUCCESS, _metadata, _common_metadata, and
+// hidden or "_" files (Spark's .crc checksums), as pyarrow leaves them. An
+// error says what the directory holds where it holds no .parquet file, or
+// subdirectories (a partitioned dataset's key=value ones, whose values are
+// columns no part holds).
+func parquetParts(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var parts, subdirs, others []string
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_"):
+		case e.IsDir():
+			subdirs = append(subdirs, name+"/")
+		case strings.EqualFold(filepath.Ext(name), ".parquet"):
+			parts = append(parts, name)
+		default:
+			others = append(others, name)
+		}
+	}
+	const read = "a directory named *.parquet is read as a dataset of Parquet parts, its .parquet files (part.0.parquet …, as Dask and Spark write one); a Hugging Face dataset's directory has a state.json"
+	if len(subdirs) > 0 {
+		return nil, fmt.Errorf("%s: holds directories (%s), a partitioned dataset's (partition_cols, partitionBy): their key=value names are columns no part holds, which ccs does not read: write the dataset unpartitioned, or one file; %s", dir, nameList(subdirs), read)
+	}
+	if len(parts) == 0 {
+		found := "is empty"
+		if len(others) > 0 {
+			found = "holds no .parquet file (it holds " + nameList(others) + ")"
+		}
+		return nil, fmt.Errorf("%s: %s: %s", dir, found, read)
+	}
+	slices.SortFunc(parts, naturalCompare)
+	for i, p := range parts {
+		parts[i] = filepath.Join(dir, p)
+	}
+	return parts, nil
+}
+
+// nameList is up to 5 names, and how many more.
+func nameList(names []string) string {
+	if len(names) <= 5 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s … %d more", strings.Join(names[:5], ", "), len(names)-5)
+}
+
+// naturalCompare orders names as a person counts: each run of digits by
+// its number ("part.2" before "part.10"), the rest byte by byte.
+func naturalCompare(a, b string) int {
+	tie := strings.Compare(a, b) // "part.01" and "part.1": byte order
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Or(cmp.Compare(len(na), len(nb)), strings.Compare(na, nb)); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Or(cmp.Compare(len(a), len(b)), tie)
+}
+
+// digits is the length of the run of ASCII digits s begins with.
+func digits(s string) int {
+	n := 0
+	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // datasetShards are a Dataset directory's files: its state.json and

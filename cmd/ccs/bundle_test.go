@@ -768,6 +768,51 @@ func TestBundleCommand(t *testing.T) {
 	if want := "every split's judgements pooled (" + p("qrels-dd/train") + " reads one split)"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("a DatasetDict of pairs: stderr does not say %q:\n%s", want, stderr.String())
 	}
+	// The same pairs as Dask writes a DataFrame, a directory named
+	// qrels.parquet of parts (part.0.parquet, part.1.parquet, a _SUCCESS
+	// as Spark's): one table of its parts, the same bundles, with or
+	// without a separator after its name; one without parts is refused,
+	// saying what it holds.
+	os.Mkdir(p("qrels-dask.parquet"), 0o755)
+	for i, b := range [][2]int{{0, half}, {half, len(qcol)}} {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "query-id", Type: qa.DataType()}, {Name: "corpus-id", Type: da.DataType()}, {Name: "score", Type: sa.DataType()}}, nil)
+		var part []arrow.Array
+		for _, c := range []arrow.Array{qa, da, sa} {
+			part = append(part, array.NewSlice(c, int64(b[0]), int64(b[1])))
+		}
+		rec := array.NewRecordBatch(schema, part, int64(b[1]-b[0]))
+		tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
+		f, err := os.Create(p(fmt.Sprintf("qrels-dask.parquet/part.%d.parquet", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pqarrow.WriteTable(tbl, f, 64, nil, pqarrow.DefaultWriterProps()); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		tbl.Release()
+		rec.Release()
+	}
+	os.WriteFile(p("qrels-dask.parquet/_SUCCESS"), nil, 0o644)
+	for i, arg := range []string{p("qrels-dask.parquet"), p("qrels-dask.parquet") + string(filepath.Separator)} {
+		out := p(fmt.Sprintf("rag-dask%d", i))
+		if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-queries", p("queries.npy"), "-pairs", arg, "-ids", p("ids.txt"), "-query-ids", p("query-ids.npy"), "-out", out, "-k", "2"}); err != nil {
+			t.Fatalf("-pairs %s: %v", arg, err)
+		}
+		for _, f := range []string{"fit", "val", "cal", "test"} {
+			a, _ := os.ReadFile(p("rag-ids/" + f + ".npz"))
+			b, err := os.ReadFile(filepath.Join(out, f+".npz"))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Errorf("-pairs %s: %s.npz of Parquet parts differs from the .tsv's (%v)", arg, f, err)
+			}
+		}
+	}
+	os.Mkdir(p("nothing.parquet"), 0o755)
+	os.WriteFile(p("nothing.parquet/part-0.csv"), []byte("a,b\n"), 0o644)
+	err = run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-queries", p("queries.npy"), "-pairs", p("nothing.parquet") + "/", "-ids", p("ids.txt"), "-query-ids", p("query-ids.npy"), "-out", p("rag-nothing"), "-k", "2"})
+	if want := p("nothing.parquet") + "/: holds no .parquet file (it holds part-0.csv): a directory named *.parquet is read as a dataset of Parquet parts"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("-pairs of a directory without parts: %v, want %q", err, want)
+	}
 	// -judged-negatives: the pairs scored 0 are the queries' negatives,
 	// and nothing else; the manifest says so; q0, whose one pair scored 0
 	// is also scored relevant (kept relevant), has none and is left out.

@@ -4,12 +4,9 @@ import (
 	"archive/zip"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"os"
@@ -17,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -64,7 +60,7 @@ func bundleCommand() *command {
 			fs.StringVar(&o.Blocks, "blocks", "", "block ids `FILE`, one per row (as -labels), with -labels: the unit of the split — a recording of overlapping windows, a patient, a site —, each block whole in one split (ood-cal included) and the shares shared out by blocks, so that calibration and test are new blocks to each other; positives are still rows of the anchor's class")
 			fs.StringVar(&o.Views, "views", "", "views `FILE`: an (n, v, d) array, v views of each of n items (view 0 the anchor, the others its positives)")
 			fs.StringVar(&o.Queries, "queries", "", "query embeddings `FILE` (as -embeddings): the anchors of relevance pairs; -embeddings are the rows they retrieve")
-			fs.StringVar(&o.Pairs, "pairs", "", "relevance pairs `FILE`: (query, relevant row), an (m, 2) .npy/.npz or a two-column .tsv/.csv (a header and a third column of scores allowed, as BEIR's qrels have them), or a Parquet/Arrow table or Hugging Face dataset directory of query-id, corpus-id[, score] columns (FILE:QUERY,ROW[,SCORE] names them); 0-based row numbers, or ids with -query-ids and -ids")
+			fs.StringVar(&o.Pairs, "pairs", "", "relevance pairs `FILE`: (query, relevant row), an (m, 2) .npy/.npz or a two-column .tsv/.csv (a header and a third column of scores allowed, as BEIR's qrels have them), or a Parquet/Arrow table, Hugging Face dataset directory or directory of Parquet parts (x.parquet/, as Dask and Spark write) of query-id, corpus-id[, score] columns (FILE:QUERY,ROW[,SCORE] names them); 0-based row numbers, or ids with -query-ids and -ids")
 			fs.StringVar(&o.IDs, "ids", "", "the ids of -embeddings' rows, in row order, as -pairs names them: `FILE` .txt (one per line), .npy/.npz (FILE:ARRAY) of strings or integers, or .parquet/.arrow (FILE:COLUMN); pairs naming other ids are left out, with a warning")
 			fs.StringVar(&o.QueryIDs, "query-ids", "", "the ids of -queries' rows, in row order, as -pairs names them: a `FILE` as -ids")
 			fs.StringVar(&o.QueryLabels, "query-labels", "", "one label a query `FILE` (as -labels: queries.csv:language), with -queries: an attribute of the query — its language, its domain —, not of which rows are its positives: the queries are split stratified by it and the bundles carry it as their labels, for -calibration class and -per-class; in -queries' row order, or matched by id where the first column of a .csv/.tsv holds the -query-ids")
@@ -775,88 +771,23 @@ func noteInput(out *output, e *embeddingsFile) {
 }
 
 // fileHash is a file's SHA-256, computed in the background (hashFile)
-// while the file is read for its values. A Hugging Face dataset's
-// directory hashes as its files (table.DatasetFiles): the SHA-256 of a
-// line "NAME SHA-256" for each, in their order, NAME its path in the
-// directory (train/state.json in a DatasetDict's).
+// while the file is read for its values: a table.Digest, of a dataset's
+// directory as its files.
 type fileHash struct {
-	path  string
-	done  chan struct{}
-	files []string      // the files hashed
-	infos []os.FileInfo // each file when hashing began
-	sum   string
-	err   error
+	done chan struct{}
+	d    *table.Digest
+	err  error
 }
 
 // hashFile starts hashing the file (or dataset directory) at path;
 // cancelling ctx stops it.
 func hashFile(ctx context.Context, path string) *fileHash {
-	h := &fileHash{path: path, done: make(chan struct{})}
+	h := &fileHash{done: make(chan struct{})}
 	go func() {
 		defer close(h.done)
-		h.files = []string{path}
-		dir := false
-		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			if h.files, err = table.DatasetFiles(path); err != nil {
-				h.err = err
-				return
-			}
-			dir = true
-		}
-		var lines strings.Builder
-		for _, f := range h.files {
-			sum, info, err := hashOne(ctx, f)
-			if err != nil {
-				h.err = err
-				return
-			}
-			h.infos = append(h.infos, info)
-			h.sum = sum
-			name := filepath.Base(f)
-			if dir { // a DatasetDict's files are in its splits' directories
-				if name, err = filepath.Rel(path, f); err != nil {
-					h.err = err
-					return
-				}
-				name = filepath.ToSlash(name)
-			}
-			fmt.Fprintf(&lines, "%s %s\n", name, sum)
-		}
-		if dir {
-			s := sha256.Sum256([]byte(lines.String()))
-			h.sum = hex.EncodeToString(s[:])
-		}
+		h.d, h.err = table.NewDigest(ctx, path)
 	}()
 	return h
-}
-
-// hashOne is one file's SHA-256 and its state when hashing began.
-func hashOne(ctx context.Context, path string) (string, os.FileInfo, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return "", nil, err
-	}
-	sum := sha256.New()
-	buf := make([]byte, 1<<20)
-	for {
-		if err := ctx.Err(); err != nil {
-			return "", nil, err
-		}
-		n, err := f.Read(buf)
-		sum.Write(buf[:n])
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	return hex.EncodeToString(sum.Sum(nil)), info, nil
 }
 
 // wait returns the file's SHA-256 once the caller has read the file: an
@@ -867,17 +798,10 @@ func (h *fileHash) wait() (string, error) {
 	if h.err != nil {
 		return "", h.err
 	}
-	for i, f := range h.files {
-		now, err := os.Stat(f)
-		if err != nil {
-			return "", err
-		}
-		if was := h.infos[i]; now.Size() != was.Size() || !now.ModTime().Equal(was.ModTime()) {
-			return "", fmt.Errorf("%s: changed while ccs bundle read it (%d bytes, modified %s; now %d bytes, modified %s): its SHA-256 would not be of the values read",
-				f, was.Size(), was.ModTime().Format(time.RFC3339Nano), now.Size(), now.ModTime().Format(time.RFC3339Nano))
-		}
+	if err := h.d.Unchanged("ccs bundle"); err != nil {
+		return "", err
 	}
-	return h.sum, nil
+	return h.d.Sum, nil
 }
 
 // plural is "1 class" or "n classes".

@@ -43,7 +43,7 @@ func inputKind(path string) (string, error) {
 			return ".parquet", nil
 		}
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			return "", fmt.Errorf("%s: a directory without state.json or dataset_dict.json: want a file (.npy, .npz, .safetensors, .parquet, .arrow) or a Hugging Face dataset's directory (save_to_disk)", path)
+			return "", fmt.Errorf("%s: a directory without state.json or dataset_dict.json: want a file (.npy, .npz, .safetensors, .parquet, .arrow), a Hugging Face dataset's directory (save_to_disk), or a directory named *.parquet of Parquet parts (as Dask and Spark write one)", path)
 		}
 		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR picks a tensor), .parquet, .arrow or a Hugging Face dataset's directory (FILE:COLUMN picks a column)", path, ext)
 	}
@@ -673,15 +673,8 @@ func readPairs(arg string, ids *bundle.PairIDs) ([][2]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch kind {
-	case ".txt":
-		return readPairsText(path, ids)
-	case ".parquet":
-		a, err := table.Pairs(path, name)
-		if err != nil {
-			return nil, err
-		}
-		return ids.Rows(a, path)
+	if kind == ".txt" || kind == ".parquet" {
+		return table.ReadQrels(path, name, ids)
 	}
 	a, _, err := readArray(path, name, "pairs", "qrels")
 	if err != nil {
@@ -743,15 +736,6 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 		return nil, fmt.Errorf("%s: %d %s for %d rows%s", path, len(ids), what, n, hint)
 	}
 	return ids, nil
-}
-
-func readPairsText(path string, ids *bundle.PairIDs) ([][2]int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return bundle.ReadQrels(f, path, ids)
 }
 
 // readCSVIDs reads labels or group ids from a column of a table in a .csv

@@ -524,8 +524,10 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
     relevant, a missing score refused; BEIR's qrels dict, {query id: {row
     id: score}}, as its loader returns it; or the path of a qrels file,
     BEIR's qrels/test.tsv or a .parquet or .arrow table of query-id,
-    corpus-id and score as the Hub holds them, read as ccs bundle -pairs
-    reads it);
+    corpus-id and score as the Hub holds them, a dataset's directory
+    (save_to_disk) or a directory of Parquet parts named *.parquet (Dask,
+    Spark), "PATH:QUERY,ROW[,SCORE]" naming a table's columns, read by
+    ccs bundle -pairs's code);
     query_labels: with queries, one label a query (its language, its
     domain: integers or strings, in the queries' row order, or a dict from
     query id to label with query_ids), as ccs bundle -query-labels: the

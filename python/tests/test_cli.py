@@ -325,6 +325,49 @@ def test_qrels_ids_with_spaces(tmp_path):
         ccs.bundle(emb, np.arange(200) % 4, k=2, kneg=150, seed=5)
 
 
+def test_qrels_directory_equal_ccs_bundle(tmp_path, cli):
+    """A qrels table in a directory — a Hugging Face dataset's
+    (save_to_disk: state.json and its shards) or Dask's and Spark's
+    qrels.parquet of parts — is read by ccs.bundle(pairs="DIR:QUERY,ROW")
+    as ccs bundle -pairs reads it, by the same code: the bundles of the
+    pairs as a list, byte for byte the command's, and the manifest's
+    SHA-256 of the directory the command's. The Parquet is Go's
+    (Collection.save, no pyarrow here): its "id" column names a query and
+    the row of the same id, a pair (x, x)."""
+    rng = np.random.default_rng(21)
+    emb = rng.normal(size=(200, 4)).astype(np.float32)
+    queries = rng.normal(size=(40, 4)).astype(np.float32)
+    ids = [f"d{i}" for i in range(200)]
+    qids = [ids[r] for r in rng.choice(200, 40, replace=False)]  # each query's id its relevant row's
+    np.save(tmp_path / "emb.npy", emb)
+    np.save(tmp_path / "queries.npy", queries)
+    (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
+    (tmp_path / "qids.txt").write_text("\n".join(qids) + "\n")
+    hf, dask = tmp_path / "hf", tmp_path / "qrels.parquet"
+    hf.mkdir()
+    dask.mkdir()
+    for i, part in enumerate((qids[:25], qids[25:])):
+        ccs.Collection(np.zeros((len(part), 2), np.float32), part).save(hf / f"data-{i}.parquet")
+        ccs.Collection(np.zeros((len(part), 2), np.float32), part).save(dask / f"part.{i}.parquet")
+    (hf / "state.json").write_text(json.dumps({"_data_files": [{"filename": f"data-{i}.parquet"} for i in range(2)]}))
+    (dask / "_SUCCESS").write_text("")
+    kw = dict(ids=ids, query_ids=qids, k=1, kneg=4, seed=5)
+    want = ccs.bundle(emb, queries=queries, pairs=[(q, q) for q in qids], **kw)
+    for name, arg in (("hf", f"{hf}:id,id"), ("dask", f"{dask}:id,id"), ("slash", f"{dask}{os.sep}:id,id")):
+        cli("bundle", "-embeddings", tmp_path / "emb.npy", "-queries", tmp_path / "queries.npy", "-pairs", arg, "-ids", tmp_path / "ids.txt",
+            "-query-ids", tmp_path / "qids.txt", "-k", 1, "-kneg", 4, "-seed", 5, "-out", tmp_path / f"cli-{name}")
+        got = ccs.bundle(emb, queries=queries, pairs=arg, out=tmp_path / f"py-{name}", **kw)
+        for split, b in got.items():
+            assert np.array_equal(b.index, want[split].index), (name, split)
+            assert same_file(tmp_path / f"py-{name}" / f"{split}.npz", tmp_path / f"cli-{name}" / f"{split}.npz"), (name, split)
+        man = [json.loads((tmp_path / f"{w}-{name}" / "manifest.json").read_text())["inputs"]["pairs"] for w in ("py", "cli")]
+        assert man[0] == man[1] and man[0]["path"] == arg, man
+    # A directory that is no dataset is refused, saying what is read.
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(ValueError, match=r"plain: a directory without state\.json or dataset_dict\.json: give a file of pairs .*a directory named \*\.parquet of Parquet parts"):
+        ccs.bundle(emb, queries=queries, pairs=tmp_path / "plain", **kw)
+
+
 def test_pairs_by_id_equal_ccs_bundle(tmp_path, cli):
     """Relevance pairs named by ids, as BEIR's qrels name them: the command
     on the qrels file with the ids' files, and ccs.bundle on a list of
