@@ -269,7 +269,7 @@ func readQrels(path string, ids *bundle.PairIDs) ([][2]int, string, error) {
 func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error) {
 	for name := range arrays {
 		switch name {
-		case "embeddings", "views", "labels", "groups", "sessions", "blocks", "queries", "pairs", "ids", "query_ids", "query_labels", "logits":
+		case "embeddings", "views", "labels", "groups", "sessions", "blocks", "queries", "pairs", "ids", "query_ids", "query_labels", "logits", "activations":
 		default:
 			return nil, fmt.Errorf("bundle: unknown array %q", name)
 		}
@@ -332,8 +332,10 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		}
 		return nil, fmt.Errorf("bundle: min_score=%v: want a finite score above 0 (0 or less marks a pair judged not relevant)", *m)
 	}
-	if _, has := arrays["logits"]; has && mode != "labels" && mode != "groups" {
-		return nil, fmt.Errorf("bundle: logits are the rows' own, for bundles of labels or groups: a view's or a query's are not the rows'")
+	for _, name := range []string{"logits", "activations"} {
+		if _, has := arrays[name]; has && mode != "labels" && mode != "groups" {
+			return nil, fmt.Errorf("bundle: %s are the rows' own, for bundles of labels or groups: a view's or a query's are not the rows'", name)
+		}
 	}
 	if !(o.OODCalShare >= 0 && o.OODCalShare < 1) {
 		return nil, fmt.Errorf("bundle: ood_cal_share=%v: want 0 ≤ share < 1", o.OODCalShare)
@@ -389,6 +391,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	var names []string
 	var qrows []float32
 	_, hasLogits := arrays["logits"]
+	_, hasActivations := arrays["activations"]
 	multi := false          // several labels a row (a multi-hot matrix)
 	var labels bundle.Array // decoded once, for label sets or one label a row
 	if hasLabels {
@@ -401,8 +404,8 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		switch {
 		case err != nil:
 			return nil, err
-		case ok && hasLogits:
-			return nil, fmt.Errorf("bundle: logits are for one label a row, and labels hold several a row (a multi-hot matrix): its bundles' anchors are the rows as queries")
+		case ok && (hasLogits || hasActivations):
+			return nil, fmt.Errorf("bundle: logits and activations are for one label a row, and labels hold several a row (a multi-hot matrix): its bundles' anchors are the rows as queries")
 		}
 		if ok {
 			in.LabelSets, in.LabelsSource, hasLabels, multi = sets, "labels", false, true
@@ -586,15 +589,22 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	if err := conformal.Inspect(plan, emb.Rows, qrows, emb.D); err != nil {
 		return nil, err
 	}
-	if r, has := arrays["logits"]; has {
-		lg, err := readEmbeddings(r, false)
+	for _, r := range []struct {
+		name string
+		set  func([]float32, int) error
+	}{{"logits", plan.SetLogits}, {"activations", plan.SetActivations}} {
+		raw, has := arrays[r.name]
+		if !has {
+			continue
+		}
+		v, err := readEmbeddings(raw, false)
 		if err != nil {
 			return nil, fmt.Errorf("bundle: %w", err)
 		}
-		if lg.N != emb.N {
-			return nil, fmt.Errorf("bundle: logits of %d rows for %d rows of embeddings", lg.N, emb.N)
+		if v.N != emb.N {
+			return nil, fmt.Errorf("bundle: %s of %d rows for %d rows of embeddings", r.name, v.N, emb.N)
 		}
-		if err := plan.SetLogits(lg.Rows, lg.D); err != nil {
+		if err := r.set(v.Rows, v.D); err != nil {
 			return nil, err
 		}
 	}

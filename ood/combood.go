@@ -57,7 +57,7 @@ func (c *COMBOOD) Fit(train Sample) error {
 		c.C = 1
 	}
 	if train.Activations == nil {
-		return unavailable("COMBOOD", "activation summaries (an encoder with an \"activations\" output)")
+		return unavailable("COMBOOD", "activation summaries (each ReLU layer's maximum: ccs embed's activations output, or ccs bundle -activations)")
 	}
 	c.knn = KNN{K: c.K, Progress: c.Progress, share: c.share}
 	if err := c.knn.Fit(train); err != nil {

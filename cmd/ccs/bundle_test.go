@@ -601,7 +601,12 @@ func TestBundleCommand(t *testing.T) {
 	for i := range lg {
 		lg[i] = float32(i%11) - 5
 	}
-	if err := bundle.WriteNPZ(p("withlogits.npz"), map[string]bundle.Array{"x": bundle.Float32(x32, n, d), "y": bundle.Int64(y, n), "logits": bundle.Float32(lg, n, 3)}); err != nil {
+	// And each ReLU layer's maximum (two layers), as ccs embed writes them.
+	acts := make([]float32, n*2)
+	for i := range acts {
+		acts[i] = float32(i % 13)
+	}
+	if err := bundle.WriteNPZ(p("withlogits.npz"), map[string]bundle.Array{"x": bundle.Float32(x32, n, d), "y": bundle.Int64(y, n), "logits": bundle.Float32(lg, n, 3), "activations": bundle.Float32(acts, n, 2)}); err != nil {
 		t.Fatal(err)
 	}
 	var lstderr bytes.Buffer
@@ -609,8 +614,11 @@ func TestBundleCommand(t *testing.T) {
 		"-ood-classes", "2", "-ood-cal-share", "0.1"}); err != nil {
 		t.Fatal(err)
 	}
-	if want := "note: -logits " + p("withlogits.npz") + ":logits: the rows' logits, beside them"; !strings.Contains(lstderr.String(), want) {
-		t.Errorf("stderr does not note %q:\n%s", want, lstderr.String())
+	for _, want := range []string{"note: -logits " + p("withlogits.npz") + ":logits: the rows' logits, beside them",
+		"note: -activations " + p("withlogits.npz") + ":activations: the rows' activations, beside them"} {
+		if !strings.Contains(lstderr.String(), want) {
+			t.Errorf("stderr does not note %q:\n%s", want, lstderr.String())
+		}
 	}
 	for _, f := range []string{"fit", "cal", "test", "ood-cal", "ood"} {
 		b, err := bundle.ReadFeatures(p("lg/" + f + ".npz"))
@@ -623,6 +631,9 @@ func TestBundleCommand(t *testing.T) {
 		for i, r := range b.Index {
 			if !slices.Equal(b.Logits[i*3:(i+1)*3], lg[r*3:(r+1)*3]) {
 				t.Fatalf("%s.npz: anchor %d (row %d): logits %v, want %v", f, i, r, b.Logits[i*3:(i+1)*3], lg[r*3:(r+1)*3])
+			}
+			if b.A != 2 || !slices.Equal(b.Activations[i*2:(i+1)*2], acts[r*2:(r+1)*2]) {
+				t.Fatalf("%s.npz: anchor %d (row %d): %d activations %v, want %v", f, i, r, b.A, b.Activations[i*b.A:(i+1)*b.A], acts[r*2:(r+1)*2])
 			}
 		}
 	}
@@ -1147,7 +1158,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"-one-label of a label that a missing mark names", []string{"-labels", p("multihot.npy"), "-label-names", p("hot-names-unknown.txt"), "-missing-labels", "drop", "-one-label", "Unknown"}, false, `bundle: -one-label "Unknown": "Unknown" is not among the labels ("ant", "emu")`},
 		{"a multi-hot matrix whose every row is OOD", []string{"-labels", p("multihot.npy"), "-ood-classes", "0,1"}, false, "bundle: every row carries an OOD label (0, 1): nothing is left in distribution"},
 		{"a multi-hot matrix with OOD rows", []string{"-labels", p("multihot.npy"), "-ood-rows", p("faults.csv") + ":fault"}, true, "bundle: -ood-rows " + p("faults.csv") + ":fault folds faults into one label a row, and " + p("multihot.npy") + " holds several a row: hold the faulty rows out yourself"},
-		{"a multi-hot matrix of bool with logits", []string{"-labels", p("multihot-bool.npy"), "-logits", p("emb.npy")}, true, "bundle: -logits are for one label a row, and " + p("multihot-bool.npy") + " holds several a row"},
+		{"a multi-hot matrix of bool with logits", []string{"-labels", p("multihot-bool.npy"), "-logits", p("emb.npy")}, true, "bundle: -logits and -activations are for one label a row, and " + p("multihot-bool.npy") + " holds several a row"},
 		{"a multi-hot matrix with groups", []string{"-labels", p("multihot.npy"), "-groups", p("labels.npy")}, false, "multihot.npy: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -groups"},
 		{"a multi-hot matrix with views", []string{"-embeddings", "", "-labels", p("multihot.npy"), "-views", p("views.npy")}, false, "multihot.npy: several labels a row (a multi-hot matrix or a list column) make the rows their own queries, related by the labels they share: give them as the labels of rows alone, without -views"},
 		{"two names a row", []string{"-labels", p("names-twice.npy")}, false, "names-twice.npy: shape (400, 2), want one label per row, (n,) (2 names a row: several labels per row (multi-label) are not classes"},
@@ -1193,6 +1204,10 @@ func TestBundleBadInput(t *testing.T) {
 		{"-logits of queries", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-logits", p("emb.npy")}, true, "bundle: -logits are the rows' own, for bundles of -labels or -groups"},
 		{"-logits of another length", []string{"-logits", p("short64.npy")}, false, "short64.npy: logits of 399 rows for the 400 rows of"},
 		{"-logits of integers", []string{"-logits", p("short.npy")}, false, "-logits " + p("short.npy") + ": dtype int64, want floating point"},
+		{"-activations of queries", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-activations", p("emb.npy")}, true, "bundle: -activations are the rows' own, for bundles of -labels or -groups"},
+		{"-activations of another length", []string{"-activations", p("short64.npy")}, false, "short64.npy: activations of 399 rows for the 400 rows of"},
+		{"-activations of integers", []string{"-activations", p("short.npy")}, false, "-activations " + p("short.npy") + ": dtype int64, want floating point"},
+		{"a multi-hot matrix with activations", []string{"-labels", p("multihot.npy"), "-activations", p("emb.npy")}, true, "bundle: -logits and -activations are for one label a row, and " + p("multihot.npy") + " holds several a row"},
 		{"-min-score without pairs", []string{"-min-score", "2"}, true, "bundle: -min-score is the least score of a relevant pair: give it with -queries and -pairs"},
 		{"-min-score 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-min-score", "0"}, true, "bundle: -min-score 0: want a finite score above 0"},
 		{"-min-score of pairs without scores", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs.npy"), "-min-score", "1"}, false, p("pairs.npy") + ": a least relevant score (1) for pairs without scores"},

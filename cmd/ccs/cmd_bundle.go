@@ -43,12 +43,13 @@ type bundleOptions struct {
 	minScoreSet                       bool   // -min-score given
 	JudgedNegatives                   bool   // pairs scored 0 or less: the queries' negatives
 	Logits                            string // the rows' classifier logits, carried into the bundles
+	Activations                       string // the rows' per-layer activation summaries, carried into the bundles
 	LabelNames                        string // the names of a multi-hot -labels matrix's columns
 	OneLabel                          string // several labels a row: bundle this label's rows alone
 }
 
 func bundleCommand() *command {
-	return newCommand("bundle", "(-embeddings FILE (-labels FILE [-label-names FILE] [-one-label NAME | -blocks FILE] | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE] [-query-labels FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-rows FILE] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-judged-negatives] [-logits FILE]",
+	return newCommand("bundle", "(-embeddings FILE (-labels FILE [-label-names FILE] [-one-label NAME | -blocks FILE] | -groups FILE [-sessions FILE] [-labels FILE]) | -views FILE [-labels FILE] | -embeddings FILE -queries FILE -pairs FILE [-ids FILE] [-query-ids FILE] [-query-labels FILE]) -out DIR [-k 20] [-kneg K] [-kneg-hard H [-hard-candidates 256]] [-split 0.5,0.1,0.2,0.2] [-seed S] [-ood-classes LIST] [-ood-rows FILE] [-ood-cal-share F] [-allow-fewer] [-missing-labels error|drop|class] [-min-score S] [-judged-negatives] [-logits FILE] [-activations FILE]",
 		"make bundles of your own embeddings: split them into DIR/{fit,val,cal,test}.npz with positives and negatives by index, and DIR/manifest.json",
 		func(fs *flag.FlagSet, o *bundleOptions) func() error {
 			fs.StringVar(&o.Embeddings, "embeddings", "", "embeddings `FILE`: .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), or .parquet/.arrow, or the directory a Hugging Face dataset's save_to_disk writes (FILE:COLUMN, a column of float16, float32 or float64 lists); float16, bfloat16, float32 or float64, either order")
@@ -77,6 +78,7 @@ func bundleCommand() *command {
 			fs.BoolVar(&o.AllowFewer, "allow-fewer", false, "let an anchor with fewer than -k possible positives repeat them (they weigh more in training and evaluation; calibration, one positive per anchor, is unchanged) instead of refusing")
 			fs.StringVar(&o.MissingLabels, "missing-labels", "error", "what a label (a group id, a session id, a query label) that marks a missing value means — a negative integer (Hugging Face and scikit-learn write -1) or the string \"\" or \"nan\" (pandas' missing value after astype(str)), \"None\", \"<NA>\", \"NA\", \"N/A\", or \"Unknown\", \"Unassigned\", \"Unannotated\", \"Unlabeled\" in any case (annotation tools' marks): error (refuse it), drop (no label: the row is left out of every split, counted in a warning) or class (a class like any other, as ±1 binary labels; a session of its own)")
 			fs.StringVar(&o.Logits, "logits", "", "the rows' classifier logits `FILE` (n, C), read as -embeddings: each bundle carries its anchors' (what ccs ood's MSP, Energy and ViM read); with -labels or -groups")
+			fs.StringVar(&o.Activations, "activations", "", "the rows' per-layer activation summaries `FILE` (n, L) — each ReLU layer's maximum, as ccs embed's activations output holds —, read as -embeddings: each bundle carries its anchors' (what ccs ood's COMBOOD reads); with -labels or -groups")
 			fs.Float64Var(&o.MinScore, "min-score", 0, "the least `score` of a relevant pair, for -pairs with scores (graded judgements: 2 keeps the highly relevant alone); default: any score above 0")
 			fs.BoolVar(&o.JudgedNegatives, "judged-negatives", false, "for -pairs with scores: each query's -kneg negatives are its pairs judged not relevant (scored 0 or less: a qrels file's 0s, a pair classification's label 0, a triplet's negative), repeated where it has fewer, instead of random rows; a query with none is left out (counted in a warning)")
 			return func() error {
@@ -182,8 +184,10 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		cfg.JudgedNegatives = true
 	}
-	if o.Logits != "" && mode != "labels" && mode != "groups" {
-		return usagef("bundle: -logits are the rows' own, for bundles of -labels or -groups: a view's or a query's are not the rows'")
+	for _, r := range [][2]string{{"logits", o.Logits}, {"activations", o.Activations}} {
+		if r[1] != "" && mode != "labels" && mode != "groups" {
+			return usagef("bundle: -%s are the rows' own, for bundles of -labels or -groups: a view's or a query's are not the rows'", r[0])
+		}
 	}
 	if o.OODRows != "" && (o.Labels == "" || mode != "labels") {
 		return usagef("bundle: -ood-rows %s marks rows of -labels as OOD: give it with -labels (and no -groups)", o.OODRows)
@@ -241,7 +245,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hashes := map[string]*fileHash{}
-	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.OODRows, o.Groups, o.Sessions, o.Blocks, o.Queries, o.Pairs, o.IDs, o.QueryIDs, o.QueryLabels, o.Logits, o.LabelNames} {
+	for _, arg := range []string{o.Views, o.Embeddings, o.Labels, o.OODRows, o.Groups, o.Sessions, o.Blocks, o.Queries, o.Pairs, o.IDs, o.QueryIDs, o.QueryLabels, o.Logits, o.Activations, o.LabelNames} {
 		if path, _ := bundle.SplitInput(arg); arg != "" && hashes[path] == nil {
 			hashes[path] = hashFile(ctx, path)
 		}
@@ -389,8 +393,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 		if sets = li.sets; sets != nil {
 			switch {
-			case o.Logits != "":
-				return usagef("bundle: -logits are for one label a row, and %s holds several a row: its bundles' anchors are the rows as queries", o.Labels)
+			case o.Logits != "" || o.Activations != "":
+				return usagef("bundle: -logits and -activations are for one label a row, and %s holds several a row: its bundles' anchors are the rows as queries", o.Labels)
 			case o.OODRows != "":
 				return usagef("bundle: -ood-rows %s folds faults into one label a row, and %s holds several a row: hold the faulty rows out yourself", o.OODRows, o.Labels)
 			}
@@ -634,25 +638,33 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if err := conformal.Inspect(plan, emb.Rows, qrows, emb.D); err != nil {
 		return err
 	}
-	// An .npz of embeddings with the classifier's logits beside them
-	// gives them to the bundles, as -logits FILE:logits would.
-	if path, name := bundle.SplitInput(o.Embeddings); o.Logits == "" && (mode == "labels" && sets == nil || mode == "groups") && name != "logits" && npzHas(path, "logits") {
-		o.Logits = path + ":logits"
-		fmt.Fprintf(out.stderr, "note: -logits %s: the rows' logits, beside them\n", o.Logits)
-	}
-	if o.Logits != "" {
-		lg, err := readEmbeddings(o.Logits, false)
+	// The rows' logits and activations, each bundle carrying its anchors':
+	// an .npz of embeddings with them beside gives them, as -logits
+	// FILE:logits would.
+	for _, r := range []struct {
+		name string
+		arg  *string
+		set  func([]float32, int) error
+	}{{"logits", &o.Logits, plan.SetLogits}, {"activations", &o.Activations, plan.SetActivations}} {
+		if path, name := bundle.SplitInput(o.Embeddings); *r.arg == "" && (mode == "labels" && sets == nil || mode == "groups") && name != r.name && npzHas(path, r.name) {
+			*r.arg = path + ":" + r.name
+			fmt.Fprintf(out.stderr, "note: -%s %s: the rows' %s, beside them\n", r.name, *r.arg, r.name)
+		}
+		if *r.arg == "" {
+			continue
+		}
+		v, err := readEmbeddings(*r.arg, false)
 		if err != nil {
-			return fmt.Errorf("-logits %w", err)
+			return fmt.Errorf("-%s %w", r.name, err)
 		}
-		if lg.N != emb.N {
-			return fmt.Errorf("%s: logits of %d rows for the %d rows of %s", o.Logits, lg.N, emb.N, o.Embeddings)
+		if v.N != emb.N {
+			return fmt.Errorf("%s: %s of %d rows for the %d rows of %s", *r.arg, r.name, v.N, emb.N, o.Embeddings)
 		}
-		noteInput(out, lg)
-		if err := plan.SetLogits(lg.Rows, lg.D); err != nil {
-			return fmt.Errorf("%s: %w", o.Logits, err)
+		noteInput(out, v)
+		if err := r.set(v.Rows, v.D); err != nil {
+			return fmt.Errorf("%s: %w", *r.arg, err)
 		}
-		if err := input("logits", o.Logits, []int{lg.N, lg.D}); err != nil {
+		if err := input(r.name, *r.arg, []int{v.N, v.D}); err != nil {
 			return err
 		}
 	}

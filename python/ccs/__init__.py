@@ -503,7 +503,7 @@ def _pairs(x):
 
 def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=None, views=None, queries=None, pairs=None, ids=None,
            query_ids=None, query_labels=None, k=None, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
-           allow_fewer=False, missing_labels="error", min_score=None, logits=None, out=None, kneg_hard=0,
+           allow_fewer=False, missing_labels="error", min_score=None, logits=None, activations=None, out=None, kneg_hard=0,
            hard_candidates=None, judged_negatives=False, label_names=None, one_label=None):
     """Makes bundles of your own embeddings, as ccs bundle does: a dict from
     split name ("fit", "val", "cal", "test", and "ood-cal", "ood" when asked
@@ -579,6 +579,10 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
     logits: the rows' classifier logits (n, C), with labels or groups:
     every split's Bundle carries its anchors' (what the OOD baselines
     MSP, Energy and ViM read), as ccs bundle -logits.
+    activations: the rows' per-layer activation summaries (n, L) — each
+    ReLU layer's maximum, as ccs embed's activations output holds —, with
+    labels or groups: every split's Bundle carries its anchors' (what the
+    OOD baseline COMBOOD reads), as ccs bundle -activations.
     min_score: the least score of a relevant pair, for pairs with scores
     (graded judgements: 2 keeps the highly relevant alone; default: any
     score above 0), as ccs bundle -min-score.
@@ -635,7 +639,7 @@ def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=N
         else:
             column_names = _column_names(label_names)
     arr, n = lent.arrays({"embeddings": embeddings, "views": views, "labels": labels, "groups": _ids(groups, "groups"),
-                          "sessions": _ids(sessions, "sessions"), "blocks": _ids(blocks, "blocks"), "queries": queries, "pairs": _pairs(pairs), "logits": logits, "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids"),
+                          "sessions": _ids(sessions, "sessions"), "blocks": _ids(blocks, "blocks"), "queries": queries, "pairs": _pairs(pairs), "logits": logits, "activations": activations, "ids": _ids(ids, "ids"), "query_ids": _ids(query_ids, "query_ids"),
                           "query_labels": _ids(query_labels, "query_labels")})
     if isinstance(ood_classes, (str, int, np.integer)):
         ood_classes = (ood_classes,)
@@ -684,7 +688,7 @@ def _bundle_call(a):
     """The text of a ccs.bundle call, for its manifest: the arrays given by
     name (the manifest describes them), the keywords not at their
     defaults but k, split and seed."""
-    parts = [k for k in ("embeddings", "labels", "groups", "sessions", "blocks", "views", "queries", "pairs", "ids", "query_ids", "query_labels", "logits")
+    parts = [k for k in ("embeddings", "labels", "groups", "sessions", "blocks", "views", "queries", "pairs", "ids", "query_ids", "query_labels", "logits", "activations")
              if a[k] is not None]
     if a["label_names"] is not None:
         parts.append("label_names")

@@ -1281,28 +1281,35 @@ def test_compare_names_string_classes(labelled, cli, tmp_path):
 
 
 def test_bundle_logits_equal_ccs_bundle(tmp_path, cli):
-    """A classifier's logits beside the embeddings: ccs.bundle(logits=)
-    writes the bundles ccs bundle -logits writes, every split's (the OOD
-    splits' too) holding its anchors' rows of them; logits of queries are
-    refused."""
+    """A classifier's logits and activations beside the embeddings:
+    ccs.bundle(logits=, activations=) writes the bundles ccs bundle
+    -logits -activations writes, every split's (the OOD splits' too)
+    holding its anchors' rows of them; those of queries are refused."""
     rng = np.random.default_rng(21)
     emb = rng.normal(size=(300, 4)).astype(np.float32)
     labels = rng.integers(0, 4, size=300)
     logits = rng.normal(size=(300, 4)).astype(np.float32)
+    acts = rng.uniform(0, 5, size=(300, 3)).astype(np.float32)
     np.save(tmp_path / "emb.npy", emb)
     np.save(tmp_path / "labels.npy", labels)
     np.save(tmp_path / "logits.npy", logits)
+    np.save(tmp_path / "acts.npy", acts)
     cli("bundle", "-embeddings", tmp_path / "emb.npy", "-labels", tmp_path / "labels.npy", "-logits", tmp_path / "logits.npy",
-        "-k", 4, "-seed", 2, "-ood-classes", 3, "-ood-cal-share", 0.1, "-out", tmp_path / "cli")
-    splits = ccs.bundle(emb, labels, logits=logits, k=4, seed=2, ood_classes=[3], ood_cal_share=0.1)
+        "-activations", tmp_path / "acts.npy", "-k", 4, "-seed", 2, "-ood-classes", 3, "-ood-cal-share", 0.1, "-out", tmp_path / "cli")
+    splits = ccs.bundle(emb, labels, logits=logits, activations=acts, k=4, seed=2, ood_classes=[3], ood_cal_share=0.1)
     for name, b in splits.items():
         assert np.array_equal(b.logits, logits[b.index]), name
+        assert np.array_equal(b.activations, acts[b.index]), name
         b.save(tmp_path / f"{name}.npz")
         assert same_file(tmp_path / f"{name}.npz", tmp_path / "cli" / f"{name}.npz"), name
     with pytest.raises(ValueError, match=r"bundle: logits are the rows' own, for bundles of labels or groups"):
         ccs.bundle(emb, queries=emb[:50], pairs=[(i, i) for i in range(50)], logits=logits, k=1)
     with pytest.raises(ValueError, match=r"bundle: logits of 299 rows for 300 rows of embeddings"):
         ccs.bundle(emb, labels, logits=logits[1:], k=4)
+    with pytest.raises(ValueError, match=r"bundle: activations are the rows' own, for bundles of labels or groups"):
+        ccs.bundle(emb, queries=emb[:50], pairs=[(i, i) for i in range(50)], activations=acts, k=1)
+    with pytest.raises(ValueError, match=r"bundle: activations of 299 rows for 300 rows of embeddings"):
+        ccs.bundle(emb, labels, activations=acts[1:], k=4)
 
 
 def test_features_bundle_for_ccs_ood(tmp_path, cli):
