@@ -106,6 +106,9 @@ func Pairs(path, columns string) (bundle.Array, error) {
 func ReadQrels(path, columns string, ids *bundle.PairIDs) ([][2]int, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".tsv", ".csv", ".txt":
+		if columns != "" {
+			return nil, fmt.Errorf("%s:%s: a text file of pairs is read by position, query, row and score, and has no columns to pick: give %s alone (its header line, if any, is skipped)", path, columns, path)
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, err

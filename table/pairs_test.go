@@ -303,3 +303,24 @@ func TestPairsDatasetDictRows(t *testing.T) {
 		t.Errorf("a file's row: %q, want %q", got, "row 1")
 	}
 }
+
+// TestReadQrelsTextColumns: a text file of pairs is read by position, so
+// columns named after it (qrels.tsv:query-id,corpus-id) are refused, not
+// ignored; the file alone is read.
+func TestReadQrelsTextColumns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "qrels.tsv")
+	if err := os.WriteFile(path, []byte("query-id\tcorpus-id\tscore\n0\t1\t1\n1\t0\t1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadQrels(path, "corpus-id,query-id", nil); err == nil || !strings.Contains(err.Error(), path+":corpus-id,query-id: a text file of pairs is read by position") {
+		t.Errorf("columns of a text file: %v", err)
+	}
+	ids, err := bundle.NewPairIDs(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadQrels(path, "", ids)
+	if err != nil || !slices.Equal(got, [][2]int{{0, 1}, {1, 0}}) {
+		t.Errorf("the file alone: %v, %v", got, err)
+	}
+}
