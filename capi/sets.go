@@ -160,7 +160,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 			return nil, err
 		}
 	}
-	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite},
+	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite, OneLabel: cal.oneLabel},
 		Ridge: ridge, SplitSeed: o.Seed, Shift: o.Shift}
 	opt.Calibration.LabelNames = cal.names // a class set's, a trim's class names
 	opt.Calibration.Label = label

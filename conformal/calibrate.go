@@ -143,6 +143,11 @@ type Options struct {
 	// LabelNames[i]; ccs bundle's string labels), for a class-conditional
 	// set's Classes and its messages. Optional.
 	LabelNames []string
+	// OneLabel names the label whose rows alone the calibration bundle
+	// holds (ccs bundle -one-label, of a data set of several labels a
+	// row), for the set's Info: its guarantee is for anchors carrying it.
+	// Optional; the bundle itself does not know it (its manifest does).
+	OneLabel string
 	// Label, if not nil, calibrates on the bundle's anchors of that class
 	// alone, each with the positive the whole bundle's calibration draws
 	// for it: a set of one threshold (OnePerAnchor or PAC) whose guarantee
@@ -203,6 +208,12 @@ type Info struct {
 	// the set's guarantee is for anchors of it. Nil otherwise, and in files
 	// written before it was kept.
 	Class *ClassOf `json:"class,omitempty"`
+	// OneLabel, for a set calibrated on one label's bundles (ccs bundle
+	// -one-label: the rows carrying the label alone, of a data set of
+	// several labels a row; Options.OneLabel), names the label: the set's
+	// guarantee is for anchors carrying it, a positive drawn among the
+	// label's rows. "" otherwise, and in files written before it was kept.
+	OneLabel string `json:"one_label,omitempty"`
 }
 
 // ClassOf names the class a set of one threshold is for (Info.Class): its
@@ -331,7 +342,7 @@ func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Optio
 	}
 	return &Set{Geometry: g, Threshold: q, Alpha: alpha, Classes: classes,
 		Calibration: Info{Mode: opt.Mode, N: len(all), Rank: r, Seed: opt.Seed, Delta: opt.Delta, Pairs: pairs != nil, Trim: trim, OverAll: over, Anchors: cal.Digest(),
-			UnitNorm: unitNorm(cal), UnitNormAnchors: unitNormAnchors(cal), Class: of}}, nil
+			UnitNorm: unitNorm(cal), UnitNormAnchors: unitNormAnchors(cal), Class: of, OneLabel: opt.OneLabel}}, nil
 }
 
 // OverAll is how a class-conditional set's threshold over all classes was

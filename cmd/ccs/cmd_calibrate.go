@@ -144,8 +144,9 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	if o.Class != "" && conformal.DisjointPairs(cal) != nil {
 		return fmt.Errorf("calibrate: -class %s: %s's positives are its own anchors (ccs bundle -labels), calibrated on disjoint pairs of the whole split, which one class's anchors alone would not keep: calibrate with -calibration class instead (a threshold a class, in one set)", o.Class, o.Cal)
 	}
+	oneLabel := bundle.ManifestOneLabelName(o.Cal, cal) // ccs bundle -one-label's
 	if m == conformal.Class || o.Class != "" {
-		if err := bundle.OneLabelClassError(bundle.ManifestOneLabelName(o.Cal, cal), "-calibration one"); err != nil {
+		if err := bundle.OneLabelClassError(oneLabel, "-calibration one"); err != nil {
 			flag := "-calibration class"
 			if o.Class != "" {
 				flag = "-class " + o.Class
@@ -153,8 +154,8 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 			return fmt.Errorf("calibrate: %s: %s: %w", flag, o.Cal, err)
 		}
 	}
-	if l := bundle.ManifestOneLabelName(o.Cal, cal); l != "" {
-		fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Cal, bundle.OneLabelNote(l))
+	if oneLabel != "" {
+		fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Cal, bundle.OneLabelNote(oneLabel))
 	}
 	var classLabel *int64 // -class's
 	if o.Class != "" {
@@ -169,7 +170,7 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		}
 		fmt.Fprintf(out.stderr, "note: %s: calibrating on its %d anchors of class %q (of %d), each with the positive the whole split's calibration draws for it: the set's guarantee is for anchors of that class\n", o.Cal, of.N, o.Class, cal.N)
 	}
-	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite},
+	opt := baseline.Options{Calibration: conformal.Options{Mode: m, Seed: o.Seed, Delta: o.Delta, AllowInfinite: o.AllowInfinite, OneLabel: oneLabel},
 		Ridge: o.Ridge, SplitSeed: o.Seed, Shift: o.Shift}
 	opt.Calibration.LabelNames, opt.Calibration.Label = labelNames, classLabel
 	var set *conformal.Set

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/ccsets/ccs/conformal"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -126,6 +127,13 @@ func TestBundleOneLabel(t *testing.T) {
 	}
 	if want := "note: " + p("named/cal.npz") + ": " + note + "\n"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("calibrate: stderr\n%s\nwant %q", stderr.String(), want)
+	}
+	// The set file keeps the label (serve's /v1/sets shows its
+	// calibration).
+	if s, err := conformal.Load(p("joy.json")); err != nil {
+		t.Fatal(err)
+	} else if s.Calibration.OneLabel != "joy" {
+		t.Errorf("joy.json: one_label %q, want joy", s.Calibration.OneLabel)
 	}
 	stderr.Reset()
 	if err := run(io.Discard, &stderr, []string{"evaluate", "-set", p("joy.json"), "-test", p("named/test.npz")}); err != nil {

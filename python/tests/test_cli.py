@@ -1930,6 +1930,7 @@ def test_bundle_one_label(cli, tmp_path):
             warnings.simplefilter("ignore", ccs.CCSWarning)  # 21 calibration anchors: the largest score
             s = ccs.calibrate("ball", b["cal"])
             assert s.info["calibration"]["mode"] == "one-per-anchor"  # one threshold: the label's
+            assert s.info["calibration"]["one_label"] == "joy", where  # the set file keeps it, as ccs calibrate's
             # compare says whose bundles they are, as ccs compare -data does.
             c = ccs.compare(b, rows="baselines", seeds=1, resplits=10)
             assert c.one_label == "joy" and c.table["one_label"] == "joy", where
