@@ -1980,6 +1980,11 @@ func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	}
 	parts := stratify(left, cfg.Split[:], rng)
 	if err := items.checkGroupSizes(groups, pos, parts, cfg); err != nil {
+		if snone != nil {
+			// Dropping the rows of no session can leave a group one
+			// session: say so, and that the rows to count are the others.
+			return nil, fmt.Errorf("%w; %s (-missing-labels drop), which the groups' sessions are counted without: count them among the rows kept (the NumPy lines above on groups[ok] and sessions[ok], ok the rows whose session id is no missing mark)", err, swarning)
+		}
 		return nil, err
 	}
 	p := &Plan{}

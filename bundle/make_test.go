@@ -2477,3 +2477,27 @@ func multiHot(t *testing.T, rng *rand.Rand, n, c, used, d int, p float64) (m []i
 	}
 	return m, sets, rows
 }
+
+// TestMissingSessionsDropOneLeft: dropping the rows of no session can
+// leave a group one session; the refusal then says the rows were left out
+// and that the sessions are counted among the rows kept.
+func TestMissingSessionsDropOneLeft(t *testing.T) {
+	t.Parallel()
+	const groupsN, per = 40, 12
+	groups, sessions := make([]int64, groupsN*per), make([]int64, groupsN*per)
+	for i := range groups {
+		groups[i], sessions[i] = int64(i/per), int64(i%3)
+		if i/per == 0 && i%3 != 0 {
+			sessions[i] = -1 // group 0 keeps session 0 alone
+		}
+	}
+	cfg := MakeConfig{K: 2, KNeg: 3, Split: testSplit, Seed: 5, MissingLabels: MissingDropped}
+	_, err := Make(Items{N: len(groups), Groups: groups, Sessions: sessions}, cfg)
+	for _, want := range []string{"no row in another session than their anchor's (the first: group 0,",
+		"8 of 480 rows have a session id that marks a missing value (-1: 8), taken for no session",
+		"count them among the rows kept"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v\nwant %q in it", err, want)
+		}
+	}
+}

@@ -1909,7 +1909,7 @@ def test_bundle_one_label(cli, tmp_path):
         ccs.compare(tmp_path / "named", rows="baselines", calibration="class", seeds=1)
     # Bundles made in memory, and loaded from the files, know their one
     # label and are refused as the command refuses the files, in its words
-    # (bundle.OneLabelClassMessage, through the library).
+    # (bundle.OneLabelClassError, through the library).
     refusal = cli("calibrate", "-geometry", "ball", "-cal", tmp_path / "named" / "cal.npz", "-calibration", "class",
                   "-out", tmp_path / "class.json", check=False)
     why = refusal.split(f"{tmp_path / 'named' / 'cal.npz'}: ", 1)[1].strip().replace("(-calibration one)", '(calibration="one")')
