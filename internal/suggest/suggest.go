@@ -38,7 +38,8 @@ func Nearest(name string, candidates []string) (string, bool) {
 
 // distance is the optimal-string-alignment distance of a and b (the
 // Levenshtein distance, with a swap of two adjacent characters one edit,
-// no substring edited twice), or limit + 1 when it is larger.
+// no substring edited twice), or some value above limit when it is
+// larger (limit + 1 or more: callers compare with limit alone).
 func distance(a, b []rune, limit int) int {
 	if d := len(a) - len(b); d > limit || -d > limit {
 		return limit + 1
