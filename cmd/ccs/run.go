@@ -145,17 +145,14 @@ func runContext(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		return nil
 	}
 	out := &output{stdout: stdout, stderr: stderr}
-	var names []string
+	names := []string{"help"} // "ccs hlep" is near it too
 	for _, c := range commands() {
 		if c.name == name {
 			return c.run(ctx, out, c.name, args[1:])
 		}
 		names = append(names, c.name)
 	}
-	if mean := didYouMean(name, names, ""); mean != "" {
-		return usagef("unknown command %q%s (run 'ccs help' for the commands)", name, mean)
-	}
-	return usagef("unknown command %q; run 'ccs help'", name)
+	return usagef("unknown command %q%s (run 'ccs help' for the commands)", name, didYouMean(name, names, ""))
 }
 
 // didYouMean is ": did you mean "NAME"?" for the name nearest a mistyped
