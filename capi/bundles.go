@@ -228,8 +228,9 @@ type madeBundles struct {
 	// by its name), "" otherwise: their anchors carry no labels.
 	OneLabel string
 	// Notes are what ccs bundle says as a note and the manifest does not
-	// keep: pairs judged not relevant left out (Python warns of them, having
-	// no other way to say it).
+	// keep: a DatasetDict's splits pooled as one table of pairs, pairs
+	// judged not relevant left out (Python warns of them, having no other
+	// way to say it).
 	Notes []string
 }
 
@@ -503,7 +504,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		in.Blocks, _, _ = bundle.MissingStrings(blocks, names) // "" and "nan": refused by Inputs.Items
 		in.BlocksSource = "blocks"
 	}
-	var pairNote, pairsHash, unscoredNote string
+	var pairNote, pairsHash, unscoredNote, ddNote string
 	if mode == "pairs" {
 		q, err := readEmbeddings(arrays["queries"], false)
 		if err != nil {
@@ -529,6 +530,8 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 			if in.Pairs, pairsHash, err = readQrels(o.PairsFile, ids); err != nil {
 				return nil, err
 			}
+			path, _ := bundle.SplitInput(o.PairsFile)
+			ddNote = table.DatasetDictPairsNote(path, len(in.Pairs)) // as ccs bundle notes it
 		} else {
 			a, err := decode(arrays["pairs"])
 			if err != nil {
@@ -612,8 +615,10 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	if in.OneLabel != nil {
 		out.OneLabel = in.OneLabel.Name
 	}
-	if unscoredNote != "" {
-		out.Notes = []string{unscoredNote}
+	for _, note := range []string{ddNote, unscoredNote} {
+		if note != "" {
+			out.Notes = append(out.Notes, note)
+		}
 	}
 	if pairNote != "" {
 		out.Warnings = append([]string{pairNote}, out.Warnings...)

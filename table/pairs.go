@@ -96,6 +96,23 @@ func Pairs(path, columns string) (bundle.Array, error) {
 	return a, nil
 }
 
+// DatasetDictPairsNote is the note ccs bundle -pairs and Python's
+// ccs.bundle(pairs=) give when path (a file of pairs, its columns split
+// off) is a DatasetDict's directory, whose splits ReadQrels reads as one
+// table of m pairs: every split's judgements pooled. It is "" for anything
+// else.
+func DatasetDictPairsNote(path string, m int) string {
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		return ""
+	}
+	splits, err := DatasetSplits(path)
+	if err != nil || len(splits) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: a DatasetDict: its splits %s read as one table of pairs, in that order (%d relevant pairs in all), every split's judgements pooled (%s reads one split)",
+		path, strings.Join(splits, ", "), m, filepath.Join(path, splits[0]))
+}
+
 // ReadQrels reads relevance pairs (query, relevant row) from a file of
 // them, resolved to rows by ids (bundle.PairIDs.Rows): text, .tsv, .csv
 // or .txt (bundle.ReadQrels: BEIR's qrels), or else a table (Pairs: a

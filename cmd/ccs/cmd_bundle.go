@@ -543,7 +543,8 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if in.Pairs, err = readPairs(o.Pairs, ids); err != nil {
 			return err
 		}
-		if note := datasetDictPairsNote(o.Pairs, len(in.Pairs)); note != "" {
+		pairsPath, _ := bundle.SplitInput(o.Pairs)
+		if note := table.DatasetDictPairsNote(pairsPath, len(in.Pairs)); note != "" {
 			fmt.Fprintf(out.stderr, "note: %s\n", note)
 		}
 		in.Negatives = ids.Negatives
@@ -751,23 +752,6 @@ func npzHas(path, name string) bool {
 	}
 	defer z.Close()
 	return slices.ContainsFunc(z.File, func(f *zip.File) bool { return f.Name == name+".npy" })
-}
-
-// datasetDictPairsNote says that -pairs arg, a DatasetDict's directory,
-// was read as one table of its splits' pairs (m of them read), as
-// noteInput says it of embeddings: a qrels dataset's train and test
-// judgements are pooled unless one split's directory is named.
-func datasetDictPairsNote(arg string, m int) string {
-	path, _ := bundle.SplitInput(arg)
-	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
-		return ""
-	}
-	splits, err := table.DatasetSplits(path)
-	if err != nil || len(splits) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s: a DatasetDict: its splits %s read as one table of pairs, in that order (%d relevant pairs in all), every split's judgements pooled (%s reads one split)",
-		path, strings.Join(splits, ", "), m, filepath.Join(path, splits[0]))
 }
 
 // noteInput says once how a file of embeddings was converted on reading,

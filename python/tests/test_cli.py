@@ -362,6 +362,19 @@ def test_qrels_directory_equal_ccs_bundle(tmp_path, cli):
             assert same_file(tmp_path / f"py-{name}" / f"{split}.npz", tmp_path / f"cli-{name}" / f"{split}.npz"), (name, split)
         man = [json.loads((tmp_path / f"{w}-{name}" / "manifest.json").read_text())["inputs"]["pairs"] for w in ("py", "cli")]
         assert man[0] == man[1] and man[0]["path"] == arg, man
+    # A DatasetDict of two splits (save_to_disk's layout) is read as one
+    # table of pairs, the same bundles, with the command's note as a
+    # CCSWarning: every split's judgements pooled.
+    dd = tmp_path / "dd"
+    for split, part in (("train", qids[:25]), ("test", qids[25:])):
+        (dd / split).mkdir(parents=True)
+        ccs.Collection(np.zeros((len(part), 2), np.float32), part).save(dd / split / "data-0.parquet")
+        (dd / split / "state.json").write_text(json.dumps({"_data_files": [{"filename": "data-0.parquet"}]}))
+    (dd / "dataset_dict.json").write_text(json.dumps({"splits": ["train", "test"]}))
+    with pytest.warns(ccs.CCSWarning, match=r"dd: a DatasetDict: its splits train, test read as one table of pairs, in that order \(40 relevant pairs in all\), every split's judgements pooled"):
+        got = ccs.bundle(emb, queries=queries, pairs=f"{dd}:id,id", **kw)
+    for split, b in got.items():
+        assert np.array_equal(b.index, want[split].index), ("dd", split)
     # A directory that is no dataset is refused, saying what is read.
     (tmp_path / "plain").mkdir()
     with pytest.raises(ValueError, match=r"plain: a directory without state\.json or dataset_dict\.json: give a file of pairs .*a directory named \*\.parquet of Parquet parts"):
