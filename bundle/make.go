@@ -444,14 +444,26 @@ func idName(names map[int64]string) func(int64) string {
 // rows would have made one group, one another's positives; dropped, they
 // are left out.
 func (c MakeConfig) ungrouped(groups []int64, names map[int64]string) (none func(int64) bool, warning string, err error) {
-	what := missingValues(groups, "group id", idName(names))
+	return c.missingIDs(groups, "group", names, func(what string) error {
+		return fmt.Errorf("bundle: %s: as one group those rows would be one another's positives; leave them out (-missing-labels drop; missing_labels=\"drop\" in Python), or take each such id for a group (-missing-labels class)", what)
+	})
+}
+
+// missingIDs applies MissingLabels to ids of a kind (noun: "group",
+// "session"), whose negative values mark a missing id (named by names):
+// nothing to do where none is missing or each such id is taken for one of
+// its own; refuse's error, given the count of what is missing, where they
+// are refused; else whether an id is left out, and the warning that says
+// so.
+func (c MakeConfig) missingIDs(ids []int64, noun string, names map[int64]string, refuse func(what string) error) (none func(int64) bool, warning string, err error) {
+	what := missingValues(ids, noun+" id", idName(names))
 	if what == "" || c.MissingLabels == MissingClass {
 		return nil, "", nil
 	}
 	if c.MissingLabels == MissingRefused {
-		return nil, "", fmt.Errorf("bundle: %s: as one group those rows would be one another's positives; leave them out (-missing-labels drop; missing_labels=\"drop\" in Python), or take each such id for a group (-missing-labels class)", what)
+		return nil, "", refuse(what)
 	}
-	return func(g int64) bool { return g < 0 }, what + ", taken for no group: left out of every split", nil
+	return func(id int64) bool { return id < 0 }, what + ", taken for no " + noun + ": left out of every split", nil
 }
 
 // unsessioned applies MissingLabels to session ids, as ungrouped to
@@ -471,14 +483,9 @@ func (c MakeConfig) unsessioned(sessions []int64, kept func(r int) bool, names m
 			}
 		}
 	}
-	what := missingValues(counted, "session id", idName(names))
-	if what == "" || c.MissingLabels == MissingClass {
-		return nil, "", nil
-	}
-	if c.MissingLabels == MissingRefused {
-		return nil, "", &InputError{InputSessions, fmt.Errorf("bundle: %s; the first: row %d: as one session, those rows would be one another's same-session rows and every other session's positives; give each row its session, leave those rows out (-missing-labels drop; missing_labels=\"drop\" in Python), or take each such id for a session of its own (-missing-labels class)", what, first)}
-	}
-	return func(s int64) bool { return s < 0 }, what + ", taken for no session: left out of every split", nil
+	return c.missingIDs(counted, "session", names, func(what string) error {
+		return &InputError{InputSessions, fmt.Errorf("bundle: %s; the first: row %d: as one session, those rows would be one another's same-session rows and every other session's positives; give each row its session, leave those rows out (-missing-labels drop; missing_labels=\"drop\" in Python), or take each such id for a session of its own (-missing-labels class)", what, first)}
+	})
 }
 
 // class names class c in messages: its string (quoted) when the labels
