@@ -646,7 +646,8 @@ func TestFromArraysSides(t *testing.T) {
 		{"negative index of another n", with(map[string]Array{"positives": f32(n, k, d), "negative_index": i64(n-1, k)}), `array "negative_index": shape (2, 2), want (3, kn) to match anchors (3, 2)`},
 		{"positive pool of another d", with(map[string]Array{"positive_index": i64(n, k), "positive_pool": f32(5, d+1)}), `array "positive_pool": shape (5, 3), want (m, 2)`},
 		{"negative pool of another d", with(map[string]Array{"positives": f32(n, k, d), "negative_index": i64(n, k), "negative_pool": f32(5, d+1)}), `array "negative_pool": shape (5, 3), want (m, 2)`},
-		{"positive pool beside positives", with(map[string]Array{"positives": f32(n, k, d), "negative_index": i64(n, 3), "positive_pool": f32(5, d)}), ""},
+		{"positive pool beside positives", with(map[string]Array{"positives": f32(n, k, d), "negative_index": i64(n, 3), "positive_pool": f32(5, d)}), `array "positive_pool" is present without "positive_index"`},
+		{"negative pool beside negatives", with(map[string]Array{"positives": f32(n, k, d), "negatives": f32(n, 3, d), "negative_pool": f32(5, d)}), `array "negative_pool" is present without "negative_index"`},
 		{"negative pool alone", with(map[string]Array{"positives": f32(n, k, d), "negative_pool": f32(5, d)}), `array "negative_pool" is present without "negative_index"`},
 	} {
 		b, err := FromArrays(c.arrays)

@@ -179,6 +179,8 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		switch {
 		case hasEmb && hasIdx:
 			return s, fmt.Errorf("both %q and %q are present; give one", rows, index)
+		case hasPool && !hasIdx: // a pool is read through an index alone: beside embedded rows it would be ignored
+			return s, fmt.Errorf("array %q is present without %q", pool, index)
 		case hasEmb:
 			if emb.Shape[0] != n || emb.Shape[2] != d {
 				return s, fmt.Errorf("array %q: shape %s, want (%d, %s, %d) to match anchors %s", rows, FormatShape(emb.Shape), n, k, d, FormatShape(anchors.Shape))
@@ -195,8 +197,6 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 				}
 				s.pool = pl.F32
 			}
-		case hasPool:
-			return s, fmt.Errorf("array %q is present without %q", pool, index)
 		}
 		return s, nil
 	}
