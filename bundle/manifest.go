@@ -224,12 +224,7 @@ func RemoveStale(dir string, made []string) ([]string, error) {
 // its path.
 func WriteManifest(dir string, m *Manifest) (string, error) {
 	path := filepath.Join(dir, "manifest.json")
-	return path, atomicfile.Write(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false) // a dtype "<f8" as NumPy writes it, not "\u003cf8"
-		return enc.Encode(m)
-	})
+	return path, atomicfile.Write(path, func(w io.Writer) error { return encodeManifest(w, m) })
 }
 
 // ManifestLabelNames are the names of b's string labels, from the manifest

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -96,22 +97,20 @@ func readNPZ(r io.ReaderAt, size int64) (map[string]Array, error) {
 // entries named NAME.npy, stored (not deflated) in sorted order, as
 // numpy.savez does.
 func WriteNPZ(path string, arrays map[string]Array) error {
-	return atomicfile.Write(path, func(w io.Writer) error {
-		zw := zip.NewWriter(w)
-		names := make([]string, 0, len(arrays))
-		for k := range arrays {
-			names = append(names, k)
+	return atomicfile.Write(path, func(w io.Writer) error { return writeNPZ(w, arrays) })
+}
+
+// writeNPZ writes arrays to w as WriteNPZ's archive.
+func writeNPZ(w io.Writer, arrays map[string]Array) error {
+	zw := zip.NewWriter(w)
+	for _, k := range slices.Sorted(maps.Keys(arrays)) {
+		ew, err := zw.CreateHeader(&zip.FileHeader{Name: k + ".npy", Method: zip.Store})
+		if err != nil {
+			return err
 		}
-		slices.Sort(names)
-		for _, k := range names {
-			ew, err := zw.CreateHeader(&zip.FileHeader{Name: k + ".npy", Method: zip.Store})
-			if err != nil {
-				return err
-			}
-			if err := writeArray(ew, arrays[k]); err != nil {
-				return fmt.Errorf("array %q: %w", k, err)
-			}
+		if err := writeArray(ew, arrays[k]); err != nil {
+			return fmt.Errorf("array %q: %w", k, err)
 		}
-		return zw.Close()
-	})
+	}
+	return zw.Close()
 }

@@ -650,20 +650,25 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 }
 
 // writeBundles writes made's bundles into dir as ccs bundle -out does:
-// NAME.npz each, atomically, then m as manifest.json.
+// NAME.npz each, then m as manifest.json, all put in place together
+// (bundle.Staging).
 func writeBundles(dir string, made *madeBundles, m *bundle.Manifest) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	stage, err := bundle.NewStaging(dir) // all in place at the end, or none
+	if err != nil {
 		return fmt.Errorf("bundle: out: %w", err)
 	}
+	defer stage.Abort()
 	for i, b := range made.Bundles {
-		if err := saveBundle(filepath.Join(dir, made.Names[i]+".npz"), b); err != nil {
+		if b.K > 0 {
+			if err := b.Validate(); err != nil {
+				return fmt.Errorf("bundle: out: %s: %w", filepath.Join(dir, made.Names[i]+".npz"), err)
+			}
+		}
+		if _, err := stage.NPZ(made.Names[i], b.Arrays()); err != nil {
 			return fmt.Errorf("bundle: out: %w", err)
 		}
 	}
-	if _, err := bundle.RemoveStale(dir, made.Names); err != nil { // an earlier run's ood.npz, ood-cal.npz
-		return fmt.Errorf("bundle: out: %w", err)
-	}
-	if _, err := bundle.WriteManifest(dir, m); err != nil {
+	if _, _, err := stage.Commit(m); err != nil { // an earlier run's ood.npz, ood-cal.npz removed
 		return fmt.Errorf("bundle: out: %w", err)
 	}
 	return nil

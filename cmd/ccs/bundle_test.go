@@ -352,6 +352,43 @@ func TestBundleCommand(t *testing.T) {
 		}
 	}
 
+	// Made again with another seed, failing at its last split (a directory
+	// where test.npz goes): the earlier bundling stays whole, no new
+	// fit.npz beside the old cal.npz and manifest, and no temporary file
+	// is left. Each file written in turn left the new fit, val and cal
+	// beside the old manifest.
+	before := map[string][]byte{}
+	for _, f := range []string{"fit.npz", "val.npz", "cal.npz", "manifest.json"} {
+		if before[f], err = os.ReadFile(p("again/" + f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(p("again/test.npz")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(p("again/test.npz"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	err = run(&stdout, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("again"), "-k", "8", "-seed", "5"})
+	if err == nil || !strings.Contains(err.Error(), "test.npz: is a directory") {
+		t.Errorf("a directory at test.npz: got %v", err)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("a failed run says it wrote files:\n%s", stdout.String())
+	}
+	for f, b := range before {
+		if now, err := os.ReadFile(p("again/" + f)); err != nil || !bytes.Equal(now, b) {
+			t.Errorf("a failed run changed %s (%v)", f, err)
+		}
+	}
+	entries, _ := os.ReadDir(p("again"))
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".ccs-tmp-") {
+			t.Errorf("a failed run left %s", e.Name())
+		}
+	}
+
 	// The same from Parquet with string labels, and from an .npz array.
 	emb, err := retrieve.NewCollection(x32, d, nil)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -669,15 +668,21 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 			return err
 		}
 	}
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+	// Every file under a temporary name first, then all put in place: an
+	// error or an interruption leaves the directory's earlier bundling
+	// whole (bundle.Staging).
+	stage, err := bundle.NewStaging(o.Out)
+	if err != nil {
 		return err
 	}
+	defer stage.Abort()
 	m := bundle.NewManifest(out.command, in, cfg, plan)
 	m.Inputs, m.Warnings = inputs, append(notes, m.Warnings...)
 	if o.minScoreSet {
 		m.MinScore = &o.MinScore
 	}
 	files := m.Files
+	var wrote []string // "wrote PATH: …", said once the files are in place
 	for s, sp := range plan.Splits {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -685,33 +690,35 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		if sp.Omitted {
 			continue
 		}
-		path := filepath.Join(o.Out, sp.Name+".npz")
 		arrays, err := plan.Arrays(s, emb.Rows, qrows, emb.D)
 		if err != nil {
 			return err
 		}
-		if err := bundle.WriteNPZ(path, arrays); err != nil {
+		path, err := stage.NPZ(sp.Name, arrays)
+		if err != nil {
 			return err
 		}
 		f := files[0]
 		files = files[1:]
-		fmt.Fprintf(out.stdout, "wrote %s: %d anchors", path, f.Anchors)
+		line := fmt.Sprintf("wrote %s: %d anchors", path, f.Anchors)
 		if sp.K > 0 {
-			fmt.Fprintf(out.stdout, ", %s and %s each, by index", plural(sp.K, "positive", "positives"), plural(sp.KNeg, "negative", "negatives"))
+			line += fmt.Sprintf(", %s and %s each, by index", plural(sp.K, "positive", "positives"), plural(sp.KNeg, "negative", "negatives"))
 		}
 		if f.Classes != nil {
-			fmt.Fprintf(out.stdout, ", %s", plural(len(f.Classes), "class", "classes"))
+			line += fmt.Sprintf(", %s", plural(len(f.Classes), "class", "classes"))
 		}
-		fmt.Fprintln(out.stdout)
+		wrote = append(wrote, line)
 	}
-	removed, err := bundle.RemoveStale(o.Out, plan.Made())
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	removed, path, err := stage.Commit(m)
+	for _, line := range wrote {
+		fmt.Fprintln(out.stdout, line)
+	}
 	for _, path := range removed {
 		fmt.Fprintf(out.stdout, "removed %s: an earlier run's, not made by this one\n", path)
 	}
-	if err != nil {
-		return err
-	}
-	path, err := bundle.WriteManifest(o.Out, m)
 	if err != nil {
 		return err
 	}

@@ -32,18 +32,39 @@ import (
 // Its errors name path, not the temporary file: "out/x.json: no such file
 // or directory" for a missing directory, "out: is a directory" for a path
 // that names one.
-func Write(path string, write func(io.Writer) error) (err error) {
+func Write(path string, write func(io.Writer) error) error {
+	s, err := Stage(path, write)
+	if err != nil {
+		return err
+	}
+	if err := s.Commit(); err != nil {
+		s.Abort()
+		return err
+	}
+	return nil
+}
+
+// Staged is a file that Stage wrote, whole and synced, under its temporary
+// name beside its path: Commit renames it over the path, Abort removes it.
+// Several files staged, then committed together, replace a set of files
+// (a directory of bundles and their manifest) such that an error or an
+// interruption before the commits leaves the old set whole.
+type Staged struct{ path, tmp string }
+
+// Stage is Write without the rename: the file is written, flushed, synced
+// and closed under its temporary name, which Commit or Abort then ends.
+func Stage(path string, write func(io.Writer) error) (_ *Staged, err error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		return fmt.Errorf("%s: is a directory: give a file's path", path)
+		return nil, fmt.Errorf("%s: is a directory: give a file's path", path)
 	}
 	sweep(dir)
 	f, err := os.CreateTemp(dir, "."+base+tmpMark+strconv.Itoa(os.Getpid())+"-*")
 	if errors.Is(err, fs.ErrNotExist) {
-		return &noDir{path: path, dir: dir}
+		return nil, &noDir{path: path, dir: dir}
 	}
 	if err != nil {
-		return named(path, err)
+		return nil, named(path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -53,29 +74,40 @@ func Write(path string, write func(io.Writer) error) (err error) {
 	}()
 	bw := bufio.NewWriterSize(f, 1<<16)
 	if err = write(bw); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err = bw.Flush(); err != nil {
-		return named(path, err)
+		return nil, named(path, err)
 	}
 	if err = f.Chmod(0o644); err != nil {
-		return named(path, err)
+		return nil, named(path, err)
 	}
 	if err = f.Sync(); err != nil {
-		return named(path, err)
+		return nil, named(path, err)
 	}
 	if err = f.Close(); err != nil {
-		return named(path, err)
+		return nil, named(path, err)
 	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return named(path, err)
+	return &Staged{path: path, tmp: f.Name()}, nil
+}
+
+// Path is the path the staged file is for.
+func (s *Staged) Path() string { return s.path }
+
+// Commit renames the staged file over its path and syncs the directory.
+func (s *Staged) Commit() error {
+	if err := os.Rename(s.tmp, s.path); err != nil {
+		return named(s.path, err)
 	}
-	if d, err := os.Open(dir); err == nil { // best effort: not every system syncs directories
+	if d, err := os.Open(filepath.Dir(s.path)); err == nil { // best effort: not every system syncs directories
 		d.Sync()
 		d.Close()
 	}
 	return nil
 }
+
+// Abort removes the staged file if it was not committed.
+func (s *Staged) Abort() { os.Remove(s.tmp) }
 
 // named is err about path: the operating system's reason, without the
 // temporary file's name that an *os.PathError or *os.LinkError carries.
