@@ -1259,7 +1259,7 @@ class Comparison:
     def __init__(self, document, text):
         self._json, self.text = document, text
         raw = json.loads(document)
-        self.document = _lib.floats(raw)  # "+Inf" as a float, as loads() reads it
+        self.document = _lib.points(raw)  # "+Inf" as a float, as loads() reads it
         self.table = self.document["tables"][0]
         self.rows = self.table["rows"]
         names = raw["tables"][0].get("label_names")  # strings, "+Inf" too
@@ -1669,10 +1669,10 @@ class Set(_Handle):
             label = self._class_label(label, "contains: label")
             self._for_label(label, "contains: label").close()  # a class it has, named as for_class names it
         lent = Lent()
-        p = _lib.asarray(points, "points")
+        p = _lib.points(points, "points")
         m = _lib.rows_of(p)
         out = np.empty(m, dtype=np.bool_)
-        call(lib.ccs_set_contains, self._handle(), lent.ref(anchor, "anchor"), lent.ref(p, "points"),
+        call(lib.ccs_set_contains, self._handle(), lent.ref(_lib.points(anchor, "anchor"), "anchor"), lent.ref(p, "points"),
              0 if label is None else 1, 0 if label is None else label,
              out.ctypes.data_as(POINTER(c_uint8)), m)
         return out
@@ -1736,10 +1736,10 @@ class Set(_Handle):
         np.ndarray of m float64; the point is inside when its score is at
         most the threshold."""
         lent = Lent()
-        p = _lib.asarray(points, "points")
+        p = _lib.points(points, "points")
         m = _lib.rows_of(p)
         out = np.empty(m, dtype=np.float64)
-        call(lib.ccs_set_scores, self._handle(), lent.ref(anchor, "anchor"), lent.ref(p, "points"),
+        call(lib.ccs_set_scores, self._handle(), lent.ref(_lib.points(anchor, "anchor"), "anchor"), lent.ref(p, "points"),
              out.ctypes.data_as(POINTER(c_double)), m)
         return out
 
@@ -1778,6 +1778,7 @@ class Set(_Handle):
         if label is not None:
             with self._for_class(label, "retrieve: label") as s:
                 return s.retrieve(anchor, collection, limit)
+        anchor = _lib.points(anchor, "anchor")
         lent = Lent()
         coll, rows, opened, keys = 0, None, None, None
         if isinstance(collection, Collection):
@@ -1820,7 +1821,7 @@ class Set(_Handle):
         (integers, or class names), or one label for every row — ccs
         retrieve -anchor-labels, -label —; each class's rows are then
         retrieved together with its threshold (for_class)."""
-        a = _lib.asarray(anchors.anchors if isinstance(anchors, Bundle) else anchors, "anchors")
+        a = _lib.points(anchors.anchors if isinstance(anchors, Bundle) else anchors, "anchors")
         if a.ndim != 2:
             raise ValueError(f"retrieve_many: anchors of shape {a.shape}: want (m, d), one anchor a row (retrieve takes one)")
         if a.shape[1] != self.dim and a.shape[0] == self.dim:
@@ -1890,7 +1891,7 @@ class Set(_Handle):
         also flagged: the points Benjamini-Hochberg flags as one batch at
         false discovery rate Q. The numbers ccs serve's /ood answers."""
         lent = Lent()
-        p = _lib.asarray(points.anchors if isinstance(points, Bundle) else points, "points")
+        p = _lib.points(points.anchors if isinstance(points, Bundle) else points, "points")
         m = _lib.rows_of(p)
         if isinstance(alpha_ood, (int, float)) and 0.5 < alpha_ood < 1:  # ccs ood's warning (ood.Test.Warning)
             _warn([f"α_ood = {alpha_ood}: the test may flag up to {100 * alpha_ood:.3g}% of in-distribution inputs; "

@@ -312,6 +312,16 @@ def asarray(x, name, dtype=None):
         raise _ragged(x, name, e) from None
 
 
+def points(x, name):
+    """asarray of an anchor or points, integers widened to float64 as
+    ccs serve reads JSON's numbers: [0, 1, 2] is a point as [0., 1., 2.]
+    is. Anything else is left to the library's checks."""
+    a = asarray(x, name)
+    if a.dtype.kind in "iu":
+        a = a.astype(np.float64)
+    return a
+
+
 def rows_of(x):
     """The number of rows (points) of an array of points: the product of all
     axes but the last; 1 for a single point (d,); 0 for a scalar."""

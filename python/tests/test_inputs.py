@@ -169,6 +169,23 @@ def test_lists_views_and_single_points():
     assert s.contains(a[5], a[5])[0]  # the anchor is inside its own set
 
 
+def test_integer_points_widened():
+    """Integer anchors and points ([0, 1, 2], as ccs serve takes JSON's
+    numbers) are points: the answers of their float64 values, from
+    contains, scores, retrieve, retrieve_many and ood."""
+    a, p, q = gauss(3, dtype=np.float32)
+    s = ccs.calibrate("ball", ccs.Bundle(a, p, q))
+    ia, ipts = np.rint(a[5] * 3).astype(np.int64), np.rint(q[:, 1, :] * 3).astype(np.int32)
+    fa, fpts = ia.astype(np.float64), ipts.astype(np.float64)
+    assert np.array_equal(s.contains(ia.tolist(), ipts.tolist()), s.contains(fa, fpts))
+    assert np.array_equal(s.scores(ia, ipts), s.scores(fa, fpts))
+    ids, scores = s.retrieve(ia, fpts)
+    want = s.retrieve(fa, fpts)
+    assert np.array_equal(ids, want[0]) and np.array_equal(scores, want[1])
+    many = s.retrieve_many(ipts[:3], fpts)
+    assert all(np.array_equal(g[0], w[0]) for g, w in zip(many, s.retrieve_many(fpts[:3], fpts)))
+
+
 def test_bundle_arrays_by_index(tmp_path):
     a, p, q = gauss(4, dtype=np.float32)
     n = len(a)
