@@ -4,7 +4,10 @@ import (
 	"github.com/ccsets/ccs/eval"
 )
 
-// Row is one method's results over seeds.
+// Row is one method's results over seeds. Its summaries hold coverage and
+// exclusion in percent (95.2), as the tables print them; PerSeed holds
+// each seed's eval.Result, whose coverage and exclusion are fractions
+// (0.952), as ccs evaluate -json writes them.
 type Row struct {
 	Method       string       `json:"method"`
 	Coverage     eval.Summary `json:"coverage"`
