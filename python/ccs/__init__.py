@@ -1169,6 +1169,9 @@ def _features(x, what, opened):
         return x, x.path or what
     if isinstance(x, (str, bytes, os.PathLike)):
         b, what = Bundle.load(x, features=True), os.fsdecode(x)
+    elif isinstance(x, (list, tuple)) and any(isinstance(v, (Bundle, str, bytes, os.PathLike)) for v in x):
+        raise TypeError(f"ood_detection: {what}: a {type(x).__name__} of inputs: give one input (a Bundle, "
+                        "a features file or an (n, d) array), or several as a dict, {name: input}")
     else:
         try:
             b = Bundle(_lib.host(x))

@@ -271,6 +271,8 @@ ERRORS = [
      "delta=inf: want a finite number"),
     ("class set without labels", lambda s, a: ccs.calibrate("ball", ccs.Bundle(*gauss(5)), calibration="class"), ValueError,
      "class-conditional calibration needs the calibration bundle's labels"),
+    ("ood_detection ood a list", lambda s, a: ccs.ood_detection(s, a, [ccs.Bundle(a + 5)]), TypeError,
+     "ood_detection: ood: a list of inputs: give one input (a Bundle, a features file or an (n, d) array), or several as a dict, {name: input}"),
     ("ood_detection fdr", lambda s, a: ccs.ood_detection(s, a, a + 5, fdr=2), ValueError,
      "ood_detection: fdr=2: want 0 < Q < 1 (or 0: none)"),
     ("ood_detection fpr", lambda s, a: ccs.ood_detection(s, a, a + 5, fpr="x"), ValueError,
