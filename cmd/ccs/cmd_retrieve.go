@@ -597,12 +597,14 @@ func (r retrieveResult) labelsLine() string {
 	return fmt.Sprintf("labels     %d among its %d items: %s", r.labelCount(), r.Total, strings.Join(each, ", "))
 }
 
-// labelCount is how many labels r's items have: a table's null is no
-// label, though its items are counted beside the labels'.
+// labelCount is how many labels r's items have: a table's null, or a
+// string that marks a missing value ("", "nan": bundle.MissingString, as
+// ccs bundle takes them), is no label, though its items are counted beside
+// the labels'.
 func (r retrieveResult) labelCount() int {
 	n := len(r.Labels)
 	for _, l := range r.Labels {
-		if l.Label == bundle.NullMark {
+		if l.Label == bundle.NullMark || bundle.MissingString(l.Label) {
 			n--
 		}
 	}
