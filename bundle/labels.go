@@ -687,6 +687,17 @@ func Labels(a Array, name, what string) (ids []int64, names []string, err error)
 				v = "ids"
 			}
 			hint = fmt.Sprintf(" (whole numbers stored as floats: save them as integers, %s.astype(np.int64))", v)
+			nan := 0
+			for _, x := range a.F32 {
+				if x != x {
+					nan++
+				}
+			}
+			if nan > 0 {
+				// astype(np.int64) would make NaN a huge negative number:
+				// pandas' integer column with missing values is this.
+				hint = fmt.Sprintf(" (%d of them NaN, pandas' missing value: give those rows -1, %s.fillna(-1).astype(np.int64), and leave them out with -missing-labels drop; missing_labels=\"drop\" in Python)", nan, v)
+			}
 		}
 		return nil, nil, fmt.Errorf("%s: dtype %s, want integer %s (any integer type) or strings%s", name, a.Kind(), what, hint)
 	}

@@ -3,6 +3,7 @@ package bundle
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -487,6 +488,14 @@ func TestLabelsFloatHint(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.what, err, c.want)
 		}
+	}
+	// With NaN among them, pandas' integer column with missing values,
+	// astype(np.int64) would make NaN a huge negative number: the hint
+	// counts them and says how to mark and drop them.
+	nan := float32(math.NaN())
+	_, _, err := Labels(Float32([]float32{0, nan, 1, nan}, 4), "labels.npy", "labels")
+	if want := `labels.npy: dtype float32, want integer labels (any integer type) or strings (2 of them NaN, pandas' missing value: give those rows -1, labels.fillna(-1).astype(np.int64), and leave them out with -missing-labels drop; missing_labels="drop" in Python)`; err == nil || err.Error() != want {
+		t.Errorf("NaN labels: %v, want %q", err, want)
 	}
 }
 
