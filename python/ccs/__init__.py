@@ -22,6 +22,7 @@ command line holds them. Bad input raises ValueError with the command line's
 message; a missing file FileNotFoundError. docs/python.md has the whole API.
 """
 
+import inspect
 import json
 import operator
 import os
@@ -480,6 +481,13 @@ def _pairs(x):
         try:
             a = np.asarray(x)
         except ValueError:  # rows of different lengths
+            lens = [len(r) if isinstance(r, (list, tuple)) else None for r in x]
+            bad = next((i for i, n in enumerate(lens) if n != lens[0]), None)
+            if bad is not None and {lens[0], lens[bad]} == {2, 3}:
+                def kind(n):
+                    return "a pair (query, row)" if n == 2 else "a scored triple (query, row, score)"
+                raise ValueError(f"pairs: row 0 is {kind(lens[0])}, row {bad} {kind(lens[bad])}: "
+                                 "give every pair a score, or none") from None
             a = np.asarray(x, dtype=object)
     if a is None or a.dtype != object or a.ndim != 2 or a.shape[1] not in (2, 3):
         return _ids(x, "pairs")
@@ -684,6 +692,28 @@ def _column_names(x):
     return out
 
 
+def _compare_call(name, a):
+    """The text of a ccs.compare call, for its document's command (which
+    ccs report shows under the table): the bundles by name, seeds and
+    rows, and every other keyword not at its default, as ccs compare's
+    command line lists its flags; an array or Collection given as
+    collection by its keyword alone."""
+    parts = [repr(name), f"seeds={a['seeds']!r}", f"rows={a['rows']!r}"]
+    for k, p in inspect.signature(compare).parameters.items():
+        v = a[k]
+        if p.kind != p.KEYWORD_ONLY or k in ("seeds", "rows", "progress") or v is None or v is p.default:
+            continue
+        if not isinstance(v, (np.ndarray, Collection)) and v == p.default:
+            continue
+        if isinstance(v, (str, bytes, os.PathLike)):
+            v = os.fsdecode(v)
+        elif not isinstance(v, (bool, int, float)):
+            parts.append(k)
+            continue
+        parts.append(f"{k}={v!r}")
+    return f"ccs.compare({', '.join(parts)})"
+
+
 def _bundle_call(a):
     """The text of a ccs.bundle call, for its manifest: the arrays given by
     name (the manifest describes them), the keywords not at their
@@ -751,6 +781,9 @@ class _Progress:
     inputs, the baselines done), the bar reset at each."""
 
     def __init__(self, target):
+        if not callable(target) and not hasattr(target, "update"):
+            raise TypeError(f"progress: want a callable, given each report (a dict), or a tqdm-like bar "
+                            f"(with update), got {type(target).__name__}")
         self.target, self.step, self.part = target, 0, None
 
     def send(self, reports):
@@ -786,9 +819,9 @@ def _job(job, progress, result):
     """Waits for a job in slices of 100 ms (the GIL released), passing its
     progress on, then returns result(job); Ctrl-C (or an exception from the
     callback) cancels it."""
-    send = _Progress(progress).send if progress is not None else None
     finished = c_int()
     try:
+        send = _Progress(progress).send if progress is not None else None
         while True:
             call(lib.ccs_job_wait, job, 100, byref(finished))
             if send is not None:
@@ -1064,6 +1097,7 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
     prints it (str()), save(), the JSON that ccs report and ccs plot read;
     with out or sets, set(method, seed), the row's Set to deploy; with out,
     cells, how many cells were read back and computed."""
+    asked = dict(locals())  # the keywords as given, for the document's command
     given, opened = {}, []
     try:
         if isinstance(bundles, (str, bytes, os.PathLike)):
@@ -1099,7 +1133,7 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
         opts = options(seeds=seeds, rows=rows, alpha=alpha, calibration=calibration, delta=delta, resplits=resplits, shift=shift,
                        label_names=list(names) if names is not None else None,
                        directory=name if isinstance(bundles, (str, bytes, os.PathLike)) else None,
-                       reference=reference, name=name, command=f"ccs.compare({name!r}, seeds={seeds}, rows={rows!r})",
+                       reference=reference, name=name, command=_compare_call(name, asked),
                        sets=os.fsdecode(sets) if sets is not None else None,
                        out=os.fsdecode(out) if out is not None else None,
                        recipe=recipe, threshold=threshold, batch=batch, epochs=epochs, patience=patience, clip=clip,
@@ -1262,7 +1296,7 @@ class Comparison:
     def __init__(self, document, text):
         self._json, self.text = document, text
         raw = json.loads(document)
-        self.document = _lib.points(raw)  # "+Inf" as a float, as loads() reads it
+        self.document = _lib.floats(raw)  # "+Inf" as a float, as loads() reads it
         self.table = self.document["tables"][0]
         self.rows = self.table["rows"]
         names = raw["tables"][0].get("label_names")  # strings, "+Inf" too

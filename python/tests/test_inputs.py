@@ -476,6 +476,10 @@ ERRORS = [
      "embeddings: dtype <U1, want floating point"),
     ("string anchors", lambda s, a: ccs.Bundle(np.array([["a", "b"]] * 6)), ValueError,
      'array "anchors": dtype <U1, want floating point'),
+    ("progress not callable", lambda s, a: ccs.compare(_splits(), seeds=1, rows="baselines", progress=5), TypeError,
+     "progress: want a callable, given each report (a dict), or a tqdm-like bar (with update), got int"),
+    ("pairs and triples mixed", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[("q0", "d1"), ("q1", "d2", 1)]), ValueError,
+     "pairs: row 0 is a pair (query, row), row 1 a scored triple (query, row, score): give every pair a score, or none"),
     ("pairs by id without ids", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[("q0", "d1")]), ValueError,
      'pairs: pair 0: query "q0" is not a row number: give the queries\' ids'),
     ("ids for other rows", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[(0, "d1")], ids=["d0", "d1"]), ValueError,
@@ -836,3 +840,11 @@ def test_calibrate_class_trim_warning():
     msgs = [str(w.message) for w in caught]
     assert sum("was taken on 67 of the 101 disjoint calibration pairs" in m for m in msgs) == 1, msgs
     assert not any("disjoint calibration pairs" in m for m in s.warnings), s.warnings
+
+
+def test_compare_command_lists_its_keywords():
+    """The document's command (shown under ccs report's table) lists every
+    keyword that changed the numbers, as ccs compare's command line lists
+    its flags, and leaves the defaults out."""
+    got = ccs.compare(_splits(), seeds=1, rows="baselines", alpha=0.1, epochs=5, lr=0.5, resplits=200)
+    assert got.document["command"] == "ccs.compare('ccs.bundle', seeds=1, rows='baselines', alpha=0.1, epochs=5, lr=0.5)"
