@@ -188,7 +188,7 @@ func (in Inputs) Items() (Items, error) {
 				it.Labels[i] = in.Labels[i/e.Views]
 			}
 		case len(in.Labels) != e.N:
-			hint := ""
+			hint := TransposedHint(len(in.Labels), e.N, e.D)
 			if ext := strings.ToLower(filepath.Ext(in.LabelsSource)); (ext == ".txt" || ext == ".csv" || ext == ".tsv") && len(in.Labels) == e.N+1 {
 				hint = " (one line too many: a header line, or a blank line at the end, is read as a label)"
 			}
@@ -217,7 +217,7 @@ func (in Inputs) Items() (Items, error) {
 			return Items{}, fmt.Errorf("%s: views are their items' groups: give no group ids with them", in.GroupsSource)
 		}
 		if len(in.Groups) != e.N {
-			return Items{}, fmt.Errorf("%s: %d group ids for the %d rows of %s", in.GroupsSource, len(in.Groups), e.N, e.Source)
+			return Items{}, fmt.Errorf("%s: %d group ids for the %d rows of %s%s", in.GroupsSource, len(in.Groups), e.N, e.Source, TransposedHint(len(in.Groups), e.N, e.D))
 		}
 		it.Groups, it.GroupNames = in.Groups, in.GroupNames
 	}
@@ -226,7 +226,7 @@ func (in Inputs) Items() (Items, error) {
 		case in.Groups == nil:
 			return Items{}, fmt.Errorf("%s: sessions are a group's recordings: give group ids with them (-groups)", in.SessionsSource)
 		case len(in.Sessions) != e.N:
-			return Items{}, fmt.Errorf("%s: %d session ids for the %d rows of %s", in.SessionsSource, len(in.Sessions), e.N, e.Source)
+			return Items{}, fmt.Errorf("%s: %d session ids for the %d rows of %s%s", in.SessionsSource, len(in.Sessions), e.N, e.Source, TransposedHint(len(in.Sessions), e.N, e.D))
 		}
 		// A missing session (-1; "" or "nan", MissingStrings; a table's
 		// null, below the column's values) is Make's to refuse, leave out
@@ -243,7 +243,7 @@ func (in Inputs) Items() (Items, error) {
 		case e.Views > 0 || in.Groups != nil || in.Queries != nil || in.LabelSets != nil || in.Labels == nil:
 			return Items{}, fmt.Errorf("%s: blocks split rows of one class label a row: give them with -labels alone (groups and views already lie whole in one split; relevance pairs split by query)", in.BlocksSource)
 		case len(in.Blocks) != e.N:
-			return Items{}, fmt.Errorf("%s: %d block ids for the %d rows of %s", in.BlocksSource, len(in.Blocks), e.N, e.Source)
+			return Items{}, fmt.Errorf("%s: %d block ids for the %d rows of %s%s", in.BlocksSource, len(in.Blocks), e.N, e.Source, TransposedHint(len(in.Blocks), e.N, e.D))
 		}
 		missing, first := 0, -1
 		for i, b := range in.Blocks {

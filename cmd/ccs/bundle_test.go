@@ -974,6 +974,7 @@ func TestBundleBadInput(t *testing.T) {
 	writeNPY64(t, p("emb.npy"), x64, n, d)
 	bundle.WriteNPY(p("labels.npy"), bundle.Int64(y, n))
 	bundle.WriteNPY(p("short.npy"), bundle.Int64(y[:n-1], n-1))
+	bundle.WriteNPY(p("dlabels.npy"), bundle.Int64(y[:d], d)) // as many as the embeddings' columns
 	writeNPY64(t, p("short64.npy"), x64[:(n-1)*d], n-1, d)
 	nan := append([]float64(nil), x64...)
 	nan[7*d+1] = math.NaN()
@@ -1136,6 +1137,7 @@ func TestBundleBadInput(t *testing.T) {
 		want  string
 	}{
 		{"labels of another length", []string{"-labels", p("short.npy")}, false, "short.npy: 399 labels for the 400 rows of " + p("emb.npy")},
+		{"labels as many as the columns", []string{"-labels", p("dlabels.npy")}, false, "dlabels.npy: 3 labels for the 400 rows of " + p("emb.npy") + " (the embeddings are 400 rows of 3 values, and 3 is their columns' count: transposed? Rows are embeddings: save x.T)"},
 		{"NaN rows", []string{"-embeddings", p("nan.npy")}, false, "nan.npy: row 7, coordinate 1 is NaN"},
 		{"a class with one member", []string{"-labels", p("one.npy")}, false, "(class 77, 1 item, would have 1 in the fit split)"},
 		{"rows labelled -1", []string{"-labels", p("unlabelled.npy")}, false, "unlabelled.npy: bundle: 100 of 400 rows have a label that marks a missing value (-1: 100): Hugging Face datasets and scikit-learn label a row without a label -1"},
