@@ -1385,8 +1385,10 @@ class Comparison:
             f.write(self._json)
 
 
-class _NameError(KeyError):
-    """A KeyError whose message reads as written (KeyError's str quotes it)."""
+class _NameError(KeyError, ValueError):
+    """A KeyError whose message reads as written (KeyError's str quotes
+    it); a ValueError too, as every other wrong name the package is given
+    (rows=, geometry=) raises one, so that except ValueError catches it."""
 
     def __str__(self):
         return str(self.args[0])
@@ -2021,7 +2023,9 @@ def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, me
         return os.path.join(tmp, name)
 
     try:
-        if not isinstance(sets, dict) or not sets:
+        if isinstance(sets, dict) and not sets:
+            raise ValueError("serve: sets: an empty dict: give at least one set, {name: Set or set file}")
+        if not isinstance(sets, dict):
             raise TypeError(f"serve: sets: want a dict of names to Sets or set files, got {sets!r:.80}")
         files = {}
         for i, (name, v) in enumerate(sets.items()):

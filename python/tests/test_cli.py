@@ -910,7 +910,8 @@ def test_serve_equals_ccs_serve(calibrated, sim, tmp_path):
 
 
 @pytest.mark.parametrize("what,call,exc,msg", [
-    ("no sets", lambda f: ccs.serve({}), TypeError, "serve: sets: want a dict"),
+    ("no sets", lambda f: ccs.serve({}), ValueError, "serve: sets: an empty dict: give at least one set"),
+    ("sets not a dict", lambda f: ccs.serve([f]), TypeError, "serve: sets: want a dict"),
     ("a set of another type", lambda f: ccs.serve({"a": 3}), TypeError, "serve: sets['a']: want a ccs.Set or a set file, got int"),
     ("a collection of another type", lambda f: ccs.serve({"a": f}, {"c": 3}), TypeError,
      "serve: collections['c']: want a ccs.Collection, a collection file, an (n, d) array or (rows, ids), got int"),
@@ -1158,6 +1159,7 @@ def test_compare_equals_ccs_compare(labelled, cli, tmp_path):
     assert loaded.set(row["set"], seed=1).evaluate(ccs.Bundle.load(d / "test.npz"))["coverage"] == row["per_seed"][1]["coverage"]
     with pytest.raises(KeyError) as e:
         loaded.set("Generalized(Neg)")
+    assert isinstance(e.value, ValueError)  # as every other wrong name
     assert str(e.value).startswith("Comparison.set: no row 'Generalized(Neg)': have ['Conformal Ball (ℓ2)'") and "'genball-neg'" in str(e.value)
     recs = got.records()  # flat, for pandas: every row's means and deviations
     assert [r["method"] for r in recs] == [r["method"] for r in got.rows] and recs[0]["set"] == "ball"
