@@ -533,6 +533,9 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	if o.Unlabeled != "error" && o.Unlabeled != "marginal" {
 		return nil, nil, fmt.Errorf("evaluate: unlabeled=%q: want error or marginal", o.Unlabeled)
 	}
+	if !set.Calibrated() { // the set's fault, not the test bundle's: said before the bundle is named
+		return nil, nil, fmt.Errorf("evaluate: %w", conformal.ErrNotCalibrated)
+	}
 	name, tb, names, warnings, err := testOf(set, test, "evaluate", false)
 	if err != nil {
 		return nil, nil, err

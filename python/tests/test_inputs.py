@@ -476,6 +476,8 @@ ERRORS = [
      "embeddings: dtype <U1, want floating point"),
     ("string anchors", lambda s, a: ccs.Bundle(np.array([["a", "b"]] * 6)), ValueError,
      'array "anchors": dtype <U1, want floating point'),
+    ("evaluate uncalibrated", lambda s, a: ccs.fit("genball", _splits()["fit"], epochs=1, objective="vol").evaluate(_splits()["test"]),
+     ValueError, "evaluate: conformal: the set is not calibrated: calibrate it first"),
     ("progress not callable", lambda s, a: ccs.compare(_splits(), seeds=1, rows="baselines", progress=5), TypeError,
      "progress: want a callable, given each report (a dict), or a tqdm-like bar (with update), got int"),
     ("pairs and triples mixed", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[("q0", "d1"), ("q1", "d2", 1)]), ValueError,
