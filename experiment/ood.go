@@ -582,6 +582,11 @@ func (t *OODTable) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "\n%s: %s\n", r.Method, r.Unavailable)
 		}
 	}
+	for _, r := range t.Rows {
+		if strings.HasSuffix(r.Method, "(reference)") && r.Unavailable == "" && slices.ContainsFunc(r.AUROC, func(s eval.Summary) bool { return s.Mean < 50 }) {
+			fmt.Fprintf(&b, "\n%s: AUROC below 50 is the paper's score with the paper's sign: an input far from every ID embedding has a large mean score against the pool, and so a low anomaly score (docs/ood.md, \"The paper's score, two modes\").\n", r.Method)
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
