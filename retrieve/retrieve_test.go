@@ -686,3 +686,23 @@ func TestSearchBatch(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+// TestRowOutOfRange: a row past the end is refused with the rows there
+// are, and an empty collection's with none.
+func TestRowOutOfRange(t *testing.T) {
+	c, err := NewCollection(make([]float32, 6), 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c2 := range []struct {
+		i    int
+		want string
+	}{{3, "retrieve: row 3: the collection has 3 rows (0 to 2)"}, {-1, "retrieve: row -1: the collection has 3 rows (0 to 2)"}} {
+		if _, err := c.Row(c2.i); err == nil || err.Error() != c2.want {
+			t.Errorf("row %d: %v, want %q", c2.i, err, c2.want)
+		}
+	}
+	if _, err := (&Collection{D: 2}).Row(0); err == nil || err.Error() != "retrieve: row 0: the collection has no rows" {
+		t.Errorf("an empty collection: %v", err)
+	}
+}

@@ -57,7 +57,10 @@ type HalfPreparer interface {
 // Row implements RowReader: row i's embedding (a view, not a copy).
 func (c *Collection) Row(i int) ([]float32, error) {
 	if i < 0 || i >= c.N {
-		return nil, fmt.Errorf("retrieve: row %d: the collection has %d rows", i, c.N)
+		if c.N == 0 {
+			return nil, fmt.Errorf("retrieve: row %d: the collection has no rows", i)
+		}
+		return nil, fmt.Errorf("retrieve: row %d: the collection has %d rows (0 to %d)", i, c.N, c.N-1)
 	}
 	return c.Rows[i*c.D : (i+1)*c.D], nil
 }
