@@ -71,10 +71,23 @@ func loadBundle(path string, features bool) (*bundleObj, error) {
 // bundle of anchors alone (an OOD split of ccs.bundle) its arrays as ccs
 // bundle writes them.
 func saveBundle(path string, b *bundle.Bundle) error {
-	if b.K == 0 {
-		return bundle.WriteNPZ(path, b.Arrays())
+	arrays, err := savedArrays(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return bundle.Write(path, b)
+	return bundle.WriteNPZ(path, arrays)
+}
+
+// savedArrays are b's arrays as saveBundle and writeBundles write them:
+// validated first (bundle.Write), unless b has no positives (a file of
+// anchors alone, as ood.npz and ood-cal.npz).
+func savedArrays(b *bundle.Bundle) (map[string]bundle.Array, error) {
+	if b.K > 0 {
+		if err := b.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return b.Arrays(), nil
 }
 
 // arrayInfo describes one of a bundle's arrays for the caller, who
@@ -659,12 +672,11 @@ func writeBundles(dir string, made *madeBundles, m *bundle.Manifest) error {
 	}
 	defer stage.Abort()
 	for i, b := range made.Bundles {
-		if b.K > 0 {
-			if err := b.Validate(); err != nil {
-				return fmt.Errorf("bundle: out: %s: %w", filepath.Join(dir, made.Names[i]+".npz"), err)
-			}
+		arrays, err := savedArrays(b)
+		if err != nil {
+			return fmt.Errorf("bundle: out: %s: %w", filepath.Join(dir, made.Names[i]+".npz"), err)
 		}
-		if _, err := stage.NPZ(made.Names[i], b.Arrays()); err != nil {
+		if _, err := stage.NPZ(made.Names[i], arrays); err != nil {
 			return fmt.Errorf("bundle: out: %w", err)
 		}
 	}

@@ -604,7 +604,7 @@ func (r retrieveResult) labelsLine() string {
 func (r retrieveResult) labelCount() int {
 	n := len(r.Labels)
 	for _, l := range r.Labels {
-		if l.Label == bundle.NullMark || bundle.MissingString(l.Label) {
+		if bundle.MissingString(l.Label) { // NullMark among them
 			n--
 		}
 	}

@@ -91,9 +91,6 @@ func Stage(path string, write func(io.Writer) error) (_ *Staged, err error) {
 	return &Staged{path: path, tmp: f.Name()}, nil
 }
 
-// Path is the path the staged file is for.
-func (s *Staged) Path() string { return s.path }
-
 // Commit renames the staged file over its path and syncs the directory.
 func (s *Staged) Commit() error {
 	if err := os.Rename(s.tmp, s.path); err != nil {

@@ -701,16 +701,15 @@ def _compare_call(name, a):
     parts = [repr(name), f"seeds={a['seeds']!r}", f"rows={a['rows']!r}"]
     for k, p in inspect.signature(compare).parameters.items():
         v = a[k]
-        if p.kind != p.KEYWORD_ONLY or k in ("seeds", "rows", "progress") or v is None or v is p.default:
-            continue
-        if not isinstance(v, (np.ndarray, Collection)) and v == p.default:
+        if p.kind != p.KEYWORD_ONLY or k in ("seeds", "rows", "progress") or v is None:
             continue
         if isinstance(v, (str, bytes, os.PathLike)):
             v = os.fsdecode(v)
         elif not isinstance(v, (bool, int, float)):
-            parts.append(k)
+            parts.append(k)  # an array or a Collection, by its keyword
             continue
-        parts.append(f"{k}={v!r}")
+        if v != p.default:
+            parts.append(f"{k}={v!r}")
     return f"ccs.compare({', '.join(parts)})"
 
 
@@ -1842,8 +1841,7 @@ class Set(_Handle):
             for p in (hits.ids, hits.rows, hits.scores):
                 if p:
                     lib.ccs_free(p)
-        a = _lib.asarray(anchor, "anchor")
-        if a.size and not np.any(a):
+        if anchor.size and not np.any(anchor):  # already an array (points, above)
             _warn([_zero_anchors("the anchor is all zeros", hits.total, len(collection) if isinstance(collection, Collection) else None,
                                  self.info)])
         return found
