@@ -11,6 +11,7 @@ import (
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/gradcheck"
 	"github.com/ccsets/ccs/internal/kernel"
+	"github.com/ccsets/ccs/internal/parallel"
 )
 
 func randRows(rng *rand.Rand, n, d int, scale float64) []float32 {
@@ -463,5 +464,40 @@ func TestWindowFromChunks(t *testing.T) {
 	// first has none, 7 jumps, 10 has a NaN): the fast path is exercised.
 	if kept.hits < 8 {
 		t.Errorf("the guess bracketed %d of 12 windows, want at least 8", kept.hits)
+	}
+}
+
+// TestChunking: the chunks cover a call's rows in order, each a non-empty
+// run of whole 16-row blocks (but the last), their number a multiple of 16
+// where there are more than eight of chunkRows(d), and their lengths
+// within a block of each other there.
+func TestChunking(t *testing.T) {
+	t.Parallel()
+	for _, d := range []int{3, 40, 128, 1000} {
+		for _, n := range []int{1, 15, 16, 17, 255, 256, 257, 2000, 9 * 256, 12800, 12801, 50000, 1 << 20} {
+			p := chunksOf(n, d)
+			next, short, long := 0, n, 0
+			for c := range p.nc {
+				lo, hi := p.bounds(c)
+				if lo != next || hi <= lo || lo%16 != 0 || (hi%16 != 0 && hi != n) {
+					t.Fatalf("n=%d d=%d: chunk %d of %d is [%d, %d) after %d", n, d, c, p.nc, lo, hi, next)
+				}
+				if hi < n || n%16 == 0 {
+					short, long = min(short, hi-lo), max(long, hi-lo)
+				}
+				next = hi
+			}
+			if next != n {
+				t.Fatalf("n=%d d=%d: the chunks end at %d", n, d, next)
+			}
+			if parallel.Chunks(n, chunkRows(d)) > 8 {
+				if p.nc%16 != 0 || long-short > 16 {
+					t.Errorf("n=%d d=%d: %d chunks of %d to %d rows", n, d, p.nc, short, long)
+				}
+			}
+		}
+	}
+	if p := chunksOf(12800, 128); p.nc != 48 {
+		t.Errorf("a step of the paper's batch at d = 128: %d chunks, want 48", p.nc)
 	}
 }

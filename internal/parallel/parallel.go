@@ -47,8 +47,37 @@ func For(n, chunk, workers int, f func(c, lo, hi int)) {
 	j := &job{f: f, n: n, chunk: chunk, nc: int64(nc), fin: make(chan struct{})}
 	invite(j, workers-1)
 	j.run()
-	<-j.fin
+	j.wait()
 	withdraw(j)
+}
+
+// wait returns once every chunk of j is done. A caller whose call invited
+// longSpinners workers or more watches j's count for up to callerSpin
+// before it sleeps on fin: the last chunks are usually a chunk's time
+// away, and a sleeping caller is woken late. On a lent 16-core Xeon, in
+// traces of twenty generalized epochs at 16 threads, sleeping callers were
+// runnable 12% of the time and began their own chunks of a call 40 µs
+// after it began (the 90th percentile), 27 ms in all; watching, 4% and 2
+// µs, 9 ms in all, and the twenty epochs took 339 ms instead of 388. Four
+// alternating runs of ten epochs: generalized 16.3–17.9 ms against
+// 17.8–21.1, single-norm 77.7–86.6 ms against 82.9–93.7. Narrow calls
+// sleep at once, as idle workers do after short spins, so that processes
+// sharing two cores do not spin against each other.
+func (j *job) wait() {
+	if j.invited >= longSpinners {
+		start := time.Now()
+		for i := 0; j.done.Load() < j.nc; i++ {
+			if i%64 == 63 {
+				if time.Since(start) > callerSpin {
+					break
+				}
+				if i%yieldEvery == yieldEvery-1 {
+					runtime.Gosched()
+				}
+			}
+		}
+	}
+	<-j.fin
 }
 
 // Tasks calls f(i) for i = 0..n−1 on up to workers goroutines (0 means
@@ -131,6 +160,7 @@ var (
 // two of the test suite's longest packages, run side by side on 2 cores,
 // 13% slower (92.1, 99.0 s against 80.6, 88.2).
 const (
+	callerSpin   = 200 * time.Microsecond
 	spinShort    = 50 * time.Microsecond
 	spinLong     = 500 * time.Microsecond
 	spinTail     = time.Millisecond
