@@ -383,6 +383,12 @@ func TestReadFeatures(t *testing.T) {
 	if b, err := ReadFeatures(npy); err != nil || b.N != 3 || b.D != 2 || b.K != 0 || b.Anchors[5] != 6 {
 		t.Errorf(".npy: %+v, %v", b, err)
 	}
+	if err := WriteNPY(npy, Float32([]float32{1, 2, 3, float32(math.NaN()), 5, 6}, 3, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFeatures(npy); err == nil || !strings.Contains(err.Error(), "x.npy: row 1, coordinate 1 is NaN") {
+		t.Errorf(".npy with a NaN: %v", err)
+	}
 	if err := WriteNPY(npy, Float32([]float32{1, 2, 3}, 3)); err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +399,8 @@ func TestReadFeatures(t *testing.T) {
 		arrays map[string]Array
 		want   string
 	}{
-		"nan.npz":    {map[string]Array{"anchors": Float32([]float32{1, float32(math.NaN())}, 1, 2)}, "anchors[0][1] is NaN"},
+		"nan.npz":    {map[string]Array{"anchors": Float32([]float32{1, float32(math.NaN())}, 1, 2)}, "nan.npz: anchors: row 0, coordinate 1 is NaN"},
+		"inf.npz":    {map[string]Array{"embeddings": Float32([]float32{1, 2, 3, float32(math.Inf(1))}, 2, 2)}, "inf.npz: embeddings: row 1, coordinate 1 is +Inf (1 row of 2"},
 		"none.npz":   {map[string]Array{"labels": Int64([]int64{0}, 1)}, `"anchors" is missing`},
 		"labels.npz": {map[string]Array{"anchors": Float32([]float32{1, 2}, 1, 2), "labels": Int64([]int64{0, 1}, 2)}, `"labels"`},
 	} {

@@ -86,6 +86,19 @@ func ReadFeatures(path string) (*Bundle, error) {
 			from = "embeddings"
 		}
 	}
+	// Non-finite features are named by row and coordinate, as ccs bundle
+	// names them, and counted; an .npy's by the file alone (its "anchors"
+	// are no array the user named).
+	if a, ok := arrays["anchors"]; ok && a.F32 != nil && len(a.Shape) == 2 && a.Shape[0] > 0 && a.Shape[1] > 0 {
+		source := path + ": " + from
+		if strings.EqualFold(filepath.Ext(path), ".npy") {
+			source = path
+		}
+		e := Embeddings{Source: source, Rows: a.F32, N: a.Shape[0], D: a.Shape[1]}
+		if err := e.check(); err != nil {
+			return nil, err
+		}
+	}
 	b, err := fromArrays(arrays, false)
 	if err == nil && from != "anchors" {
 		b.AnchorsFrom = from
