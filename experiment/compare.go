@@ -820,8 +820,12 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 			cells = append(cells, pct(r.OODFAR))
 		}
 		secs := "—"
-		if !math.IsNaN(r.FitSeconds.Mean) && r.FitSeconds.Mean > 0 {
-			secs = fmt.Sprintf("%.1f", r.FitSeconds.Mean)
+		switch m := r.FitSeconds.Mean; {
+		case math.IsNaN(m) || m <= 0:
+		case m < 0.05: // two significant digits: a fit without training (the ball's) shown as 0.0 said it took no time
+			secs = fmt.Sprintf("%.*f", 1-int(math.Floor(math.Log10(m))), m)
+		default:
+			secs = fmt.Sprintf("%.1f", m)
 		}
 		cells = append(cells, secs)
 		grid = append(grid, cells)

@@ -267,3 +267,24 @@ func TestWorstClassAmongAnchored(t *testing.T) {
 		t.Errorf("text:\n%s", b.String())
 	}
 }
+
+// TestFitSecondsCell: the table's fit time has two significant digits
+// below 0.05 s (a ball's fit, which trains nothing, is no 0.0), one
+// decimal above, and a dash where there is none.
+func TestFitSecondsCell(t *testing.T) {
+	for _, c := range []struct {
+		secs float64
+		want string
+	}{{0.0123, "0.012"}, {0.000043, "0.000043"}, {0.049, "0.049"}, {0.05, "0.1"}, {12.34, "12.3"}, {0, "—"}, {math.NaN(), "—"}} {
+		tab := &CompareTable{Title: "Your data", Seeds: 1, Alpha: 0.1, Rows: []CompareRow{{Row: Row{Method: "Conformal Ball (ℓ2)"}, FitSeconds: eval.Summary{Mean: c.secs}}}}
+		var b strings.Builder
+		if err := tab.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		row := strings.Split(b.String(), "\n")[4]
+		cells := strings.Split(strings.Trim(row, "|"), "|")
+		if got := strings.TrimSpace(cells[len(cells)-1]); got != c.want {
+			t.Errorf("%v s: row %q, want the last cell %q", c.secs, row, c.want)
+		}
+	}
+}
