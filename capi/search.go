@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -63,14 +65,19 @@ func newCollection(rows rawArray, ids *rawArray, view bool) (*retrieve.Collectio
 			return nil, fmt.Errorf("ids: %d ids for the %d rows of the collection", a.Shape[0], rows.Shape[0])
 		}
 		id, keys = a.I64, a.Str
+		if err := retrieve.UniqueIDs(id); err != nil {
+			return nil, fmt.Errorf("ids: %w", err)
+		}
 	}
+	// The package's errors less its prefix: the arguments' names say
+	// what is wrong here.
 	c, err := retrieve.NewCollection(x, rows.Shape[1], id)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("collection: %w", cmp.Or(errors.Unwrap(err), err))
 	}
 	if keys != nil {
 		if err := c.SetKeys(keys); err != nil {
-			return nil, fmt.Errorf("ids: %w", err)
+			return nil, fmt.Errorf("ids: %w", cmp.Or(errors.Unwrap(err), err))
 		}
 	}
 	return c, nil

@@ -185,25 +185,28 @@ func NewCollection(rows []float32, d int, ids []int64) (*Collection, error) {
 		}
 	} else if len(ids) != n {
 		return nil, fmt.Errorf("retrieve: collection: %d ids for %d rows", len(ids), n)
-	} else if err := uniqueIDs(ids); err != nil {
-		return nil, err
+	} else if err := UniqueIDs(ids); err != nil {
+		return nil, fmt.Errorf("retrieve: collection: %w", err)
 	}
 	for i, v := range rows {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("retrieve: collection: row %d, coordinate %d is %v", i/d, i%d, v)
+			return nil, fmt.Errorf("retrieve: collection: %w", fmt.Errorf("row %d, coordinate %d is %v", i/d, i%d, v))
 		}
 	}
 	return &Collection{N: n, D: d, IDs: ids, Rows: rows}, nil
 }
 
-// uniqueIDs refuses ids with a repeat: a hit must name one item.
-func uniqueIDs(ids []int64) error {
+// UniqueIDs refuses ids with a repeat, naming the first two rows that
+// share one: a hit must name one item. NewCollection's and SetKeys's
+// errors wrap this one's kind of message (errors.Unwrap gives it without
+// the package's prefix, for a caller naming the ids its own way).
+func UniqueIDs(ids []int64) error {
 	sorted := slices.Sorted(slices.Values(ids))
 	for i := 1; i < len(sorted); i++ {
 		if sorted[i] == sorted[i-1] {
 			first := slices.Index(ids, sorted[i])
 			second := first + 1 + slices.Index(ids[first+1:], sorted[i])
-			return fmt.Errorf("retrieve: collection: rows %d and %d have the same id %d", first, second, sorted[i])
+			return fmt.Errorf("rows %d and %d have the same id %d", first, second, sorted[i])
 		}
 	}
 	return nil
@@ -218,10 +221,10 @@ func (c *Collection) SetKeys(keys []string) error {
 	seen := make(map[string]int, len(keys))
 	for i, k := range keys {
 		if k == "" {
-			return fmt.Errorf("retrieve: collection: the string id of row %d is empty", i)
+			return fmt.Errorf("retrieve: collection: %w", fmt.Errorf("the string id of row %d is empty", i))
 		}
 		if j, ok := seen[k]; ok {
-			return fmt.Errorf("retrieve: collection: rows %d and %d have the same id %q", j, i, k)
+			return fmt.Errorf("retrieve: collection: %w", fmt.Errorf("rows %d and %d have the same id %q", j, i, k))
 		}
 		seen[k] = i
 	}
