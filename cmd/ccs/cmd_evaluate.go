@@ -279,7 +279,13 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if n := test.DistinctPositives(); n < r.Positives {
 		distinct = fmt.Sprintf(" (%d distinct: its anchors repeat their few positives, -allow-fewer, and weigh them more)", n)
 	}
-	fmt.Fprintf(out.stdout, "coverage   %.2f%% of %d test positives%s\n", 100*r.Coverage, r.Positives, distinct)
+	// The split's name where it is one the set has seen (warned of
+	// above): its figures are no test's.
+	of := "test"
+	if role := set.OwnSplit(test); role != "" {
+		of = role + "-split"
+	}
+	fmt.Fprintf(out.stdout, "coverage   %.2f%% of %d %s positives%s\n", 100*r.Coverage, r.Positives, of, distinct)
 	if math.IsNaN(r.Exclusion) {
 		fmt.Fprintf(out.stdout, "exclusion  n/a (the test bundle has no negatives)\n")
 	} else {
@@ -287,7 +293,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		if negativesAre != "" {
 			are = " (the manifest's: " + negativesAre + ")"
 		}
-		fmt.Fprintf(out.stdout, "exclusion  %.2f%% of %d test negatives%s\n", 100*r.Exclusion, r.Negatives, are)
+		fmt.Fprintf(out.stdout, "exclusion  %.2f%% of %d %s negatives%s\n", 100*r.Exclusion, r.Negatives, of, are)
 	}
 	if shift != nil {
 		fmt.Fprintf(out.stdout, "check      %s\n", experiment.ShiftText(shift))
