@@ -406,7 +406,7 @@ func (p *PairIDs) Resolve(query, row string) (q, r int, ok bool, err error) {
 		if m == nil {
 			v, err := strconv.Atoi(id)
 			if err != nil {
-				return 0, false, fmt.Errorf("%s %q is not a row number: give the %s", what, id, map[string]string{"query": "queries' ids (-query-ids) to name them by id", "row": "rows' ids (-ids) to name them by id"}[what])
+				return 0, false, fmt.Errorf("%s %q is not a row number: give the %s", what, id, map[string]string{"query": "queries' ids (-query-ids; query_ids= in Python) to name them by id", "row": "rows' ids (-ids; ids= in Python) to name them by id"}[what])
 			}
 			return v, true, nil
 		}

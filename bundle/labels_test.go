@@ -197,6 +197,23 @@ func TestPairIDs(t *testing.T) {
 			t.Errorf("Resolve(%s, %s) = %d, %d, %v, %v", c.q, c.r, qi, ri, ok, err)
 		}
 	}
+	// A side without ids takes row numbers, and says how to name them
+	// otherwise, in both tongues.
+	for _, c := range []struct {
+		queries, rows []string
+		q, r, want    string
+	}{
+		{nil, []string{"d5"}, "q0", "d5", `query "q0" is not a row number: give the queries' ids (-query-ids; query_ids= in Python) to name them by id`},
+		{[]string{"q0"}, nil, "q0", "d5", `row "d5" is not a row number: give the rows' ids (-ids; ids= in Python) to name them by id`},
+	} {
+		np, err := NewPairIDs(c.queries, c.rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := np.Resolve(c.q, c.r); err == nil || err.Error() != c.want {
+			t.Errorf("Resolve(%s, %s): %v, want %q", c.q, c.r, err, c.want)
+		}
+	}
 	if p.Unknown != 2 || p.First != `query id "q2"` || !strings.Contains(p.Note(), `2 pairs name ids that are not among the given ids (the first: query id "q2"): left out (1 distinct query id, 1 row id)`) {
 		t.Errorf("unknown %d, first %s, note %q", p.Unknown, p.First, p.Note())
 	}
@@ -219,7 +236,7 @@ func TestPairIDs(t *testing.T) {
 		t.Error("header")
 	}
 	rowsOnly, _ := NewPairIDs(nil, []string{"d5", "d7"})
-	if _, _, _, err := rowsOnly.Resolve("q0", "d5"); err == nil || !strings.Contains(err.Error(), `query "q0" is not a row number: give the queries' ids (-query-ids)`) {
+	if _, _, _, err := rowsOnly.Resolve("q0", "d5"); err == nil || !strings.Contains(err.Error(), `query "q0" is not a row number: give the queries' ids (-query-ids; query_ids= in Python)`) {
 		t.Errorf("a query id without the queries' ids: %v", err)
 	}
 	if q, r, ok, err := rowsOnly.Resolve("3", "d7"); err != nil || !ok || q != 3 || r != 1 {
