@@ -48,6 +48,11 @@ func ClassesNamed(classes []string, names []string) ([]int64, error) {
 			if err := joinedClass(c, names); err != nil {
 				return nil, err
 			}
+			if v, err := strconv.ParseInt(c, 10, 64); err == nil && v >= 0 && v < int64(len(names)) {
+				// A label's number where the labels are names (ood_classes=[1]
+				// in Python, the labels strings): name the class.
+				return nil, fmt.Errorf("%s is not among the labels (%s): the labels are names, so name the class; by number, %d is %q", c, labelList(seq64(len(names)), MakeConfig{LabelNames: names}), v, names[v])
+			}
 			return nil, notAmong(c, names)
 		}
 		out = append(out, int64(j))

@@ -135,7 +135,8 @@ func TestLabelCodes(t *testing.T) {
 		{[]string{"7", "7"}, nil, []int64{7}, ""},
 		{[]string{"cats"}, names, nil, `"cats" is not among the labels ("", "Dog", "cat", "dog", "émeu"): did you mean "cat"?`},
 		{[]string{"emeu"}, names, nil, `"emeu" is not among the labels ("", "Dog", "cat", "dog", "émeu"): did you mean "émeu"?`},
-		{[]string{"3"}, names, nil, `"3" is not among the labels`},
+		{[]string{"3"}, names, nil, `3 is not among the labels ("", "Dog", "cat", "dog", "émeu"): the labels are names, so name the class; by number, 3 is "dog"`},
+		{[]string{"5"}, names, nil, `"5" is not among the labels ("", "Dog", "cat", "dog", "émeu")`},
 		{[]string{"cat"}, nil, nil, `"cat" is not an integer label`},
 		{[]string{"1.5"}, nil, nil, `"1.5" is not an integer label`},
 		// a class that is only ever part of a joined list (a multi-domain
