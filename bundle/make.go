@@ -243,16 +243,18 @@ func ParseMissingLabels(s string) (MissingLabels, error) {
 	return 0, fmt.Errorf("%q: want error, drop or class", s)
 }
 
-// MissingString says whether a string label marks a missing value: empty,
-// "nan" in any case (what pandas' NaN becomes in astype(str)), "None"
+// MissingString says whether a string label marks a missing value: empty
+// or blanks alone, "nan" in any case (what pandas' NaN becomes in astype(str)), "None"
 // (what Python's None becomes: an object array's astype(str), as ccs's
 // own error for a pickled object array advises), "<NA>" (pandas' pd.NA in
 // astype(str)), "NA" and "N/A" (R's and spreadsheets' missing value), or,
 // in any case, "unknown", "unassigned", "unannotated", "unlabeled" and
 // "unlabelled" — what annotation tools write where no one gave a row its
 // class (a single-cell atlas's unannotated cells, 632 of 62 317 in a user's,
-// were a class of their own, one another's positives).
+// were a class of their own, one another's positives). Blanks around them
+// are ignored.
 func MissingString(s string) bool {
+	s = strings.TrimSpace(s) // a label of blanks alone is none: not a class of its own
 	switch s {
 	case "", "None", "<NA>", "NA", "N/A", NullMark:
 		return true

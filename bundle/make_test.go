@@ -519,6 +519,8 @@ func TestMissingStrings(t *testing.T) {
 		{"Unknown", true}, {"unknown", true}, {"UNKNOWN", true}, {"Unassigned", true}, {"unannotated", true},
 		{"Unlabeled", true}, {"unlabelled", true}, {"NA", true}, {"N/A", true}, {"<NA>", true},
 		{"Na", false}, {"na", false}, {"Unknown T", false}, {"unknown-2", false}, {"NAN-1", false},
+		// Blanks alone are no label; around a mark, the mark.
+		{" ", true}, {"\t ", true}, {" nan ", true}, {"Unknown\n", true}, {" cat ", false},
 	} {
 		if got := MissingString(c.label); got != c.missing {
 			t.Errorf("MissingString(%q) = %v, want %v", c.label, got, c.missing)

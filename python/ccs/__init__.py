@@ -293,7 +293,8 @@ def _missing(v):
 
 
 #: The strings that mark a missing label, as the engine's
-#: bundle.MissingString takes them (exactly, or in any case).
+#: bundle.MissingString takes them (exactly, or in any case; blanks
+#: around them, or alone, ignored).
 _MISSING_EXACT = ("", "None", "<NA>", "NA", "N/A")
 _MISSING_ANY_CASE = ("nan", "unknown", "unassigned", "unannotated", "unlabeled", "unlabelled")
 
@@ -302,6 +303,7 @@ def _marks_missing(x):
     """Whether a label in a row's list marks a missing label: a negative
     integer (Hugging Face's -1), or a string the engine takes for one."""
     if isinstance(x, str):
+        x = x.strip()  # "" or blanks alone: no label
         return x in _MISSING_EXACT or x.lower() in _MISSING_ANY_CASE
     return x < 0
 
@@ -426,6 +428,12 @@ def _ids(x, name, missing_labels="error"):
     if name == "labels" and isinstance(x, (list, tuple)) and any(
             isinstance(v, (list, tuple, set, frozenset, np.ndarray)) for v in x):
         return _multi_hot(x, missing_labels)  # lists of labels, of equal lengths or not
+    what = "an object array"
+    if isinstance(x, (list, tuple)) and any(isinstance(v, str) for v in x) and any(
+            not isinstance(v, str) and not _missing(v) for v in x):
+        # NumPy makes ["cat", "dog", 5] strings, "5" a class of its own:
+        # judged as the object array it is, the int is refused by name.
+        what, x = "a list", np.array(x, dtype=object)
     try:
         a = np.asarray(_lib.host(x))
     except ValueError as e:  # ragged: lists of several labels a row
@@ -451,11 +459,12 @@ def _ids(x, name, missing_labels="error"):
     odd = [i for i, v in enumerate(flat) if not isinstance(v, (str, int, np.integer)) or isinstance(v, bool)]
     i = odd[0] if odd else next(i for i, v in enumerate(flat) if isinstance(v, str) != isinstance(flat[0], str))
     if _missing(flat[i]) and all(isinstance(v, (int, np.integer, float)) or _missing(v) for v in flat):
-        raise ValueError(f"{name}: an object array of numbers with a missing value at [{i}] ({reprlib.repr(flat[i])}): "
+        raise ValueError(f"{name}: {what} of numbers with a missing value at [{i}] ({reprlib.repr(flat[i])}): "
                          f"mark rows without a label -1 (with missing_labels=\"drop\" or \"class\"), "
                          f"e.g. np.where(pd.isna(col), -1, col).astype(np.int64)")
-    kinds = sorted({type(v).__name__ for v in flat})
-    raise ValueError(f"{name}: an object array of {', '.join(kinds)}: [{i}] is {reprlib.repr(flat[i])}; "
+    kinds = sorted({"str" if isinstance(v, str) else "int" if isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                    else type(v).__name__ for v in flat})
+    raise ValueError(f"{name}: {what} of {', '.join(kinds)}: [{i}] is {reprlib.repr(flat[i])}; "
                      f"want integers or strings (a pandas column: .astype(str), or .astype(np.int64))")
 
 

@@ -468,6 +468,11 @@ ERRORS = [
      'array "labels": dtype "<c16" is not supported'),
     ("mixed object labels", lambda s, a: ccs.bundle(*_labelled(["x", 1], dtype=object)), ValueError,
      "labels: an object array of int, str: [1] is 1; want integers or strings"),
+    # A list NumPy would make strings of, "5" a class of its own.
+    ("an int among string labels in a list", lambda s, a: ccs.bundle(_labelled(["x"])[0], ["x", "y", "z"] * 19 + ["x", 5, "y"]),
+     ValueError, "labels: a list of int, str: [58] is 5; want integers or strings"),
+    ("blank labels", lambda s, a: ccs.bundle(*_labelled(["x", "y", " ", "z", ""]), k=3),
+     ValueError, '24 of 60 rows have a label that marks a missing value (" ": 12, "": 12)'),
     # A pandas column's values: its missing values (None, NaN) are missing
     # labels, named null; among numbers, they are refused with the -1 recipe.
     ("missing object labels", lambda s, a: ccs.bundle(*_labelled(["x", "y", None, "z", float("nan")], dtype=object), k=3),
