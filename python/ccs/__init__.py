@@ -2035,11 +2035,12 @@ def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, me
         if not isinstance(sets, dict):
             raise TypeError(f"serve: sets: want a dict of names to Sets or set files, got {sets!r:.80}")
         files = {}
+        shown = {}  # a private file's path: what the caller gave, for messages
         for i, (name, v) in enumerate(sets.items()):
             if isinstance(v, Set):
                 path = private(f"set-{i}.json")
                 v.save(path)
-                files[name] = path
+                files[name], shown[path] = path, f"sets[{name!r}]"
             elif isinstance(v, (str, bytes, os.PathLike)):
                 files[name] = os.fsdecode(v)
             else:
@@ -2060,13 +2061,21 @@ def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, me
                     raise ValueError(f"serve: collections[{name!r}]: {e}") from None
             path = private(f"collection-{i}.parquet")
             v.save(path)
-            dbs[name] = path
+            dbs[name], shown[path] = path, f"collections[{name!r}]"
         opts = options(sets=files, collections=dbs, addr=addr, auth_tokens=auth_tokens and os.fsdecode(auth_tokens),
                        metrics=metrics, insecure=insecure, tls_cert=tls_cert and os.fsdecode(tls_cert),
                        tls_key=tls_key and os.fsdecode(tls_key), max_body=max_body, max_points=max_points,
                        max_results=max_results, grace=grace)
         h = c_handle()
-        info = call_string(lib.ccs_serve_start, opts, byref(h))
+        try:
+            info = call_string(lib.ccs_serve_start, opts, byref(h))
+        except (ValueError, OSError) as e:
+            msg = str(e)
+            for path, what in shown.items():  # set "a" (/tmp/ccs-serve-…/set-0.json): … names it once
+                msg = msg.replace(f" ({path})", "").replace(path, what)
+            if msg == str(e):
+                raise
+            raise type(e)(msg) from None
     except BaseException:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

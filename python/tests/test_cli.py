@@ -932,6 +932,15 @@ def test_serve_errors(calibrated, what, call, exc, msg):
     assert msg in str(e.value), (what, str(e.value))
 
 
+def test_serve_names_a_set_given_in_memory(fitted):
+    """A Set given in memory is saved to a private file first; a refusal of
+    it (a fit, not calibrated) names the set, not that file."""
+    with pytest.raises(ValueError) as e:
+        ccs.serve({"mine": next(iter(fitted.values()))[2]}, addr="127.0.0.1:0")
+    assert str(e.value).startswith('set "mine": conformal: the set is not calibrated: calibrate it first'), str(e.value)
+    assert "ccs-serve-" not in str(e.value)
+
+
 def test_serve_warns_of_a_collection_no_set_can_search(calibrated):
     """A collection of a dimension no set has: every retrieval from it
     would be refused, and ccs.serve says so at the start, as ccs serve."""
