@@ -50,7 +50,7 @@ func retrieveCommand() *command {
 			fs.StringVar(&o.LabelNames, "label-names", "", "a `FILE` of the names of a multi-hot -labels matrix's columns, in their order, as ccs bundle's -label-names reads them (mlb.classes_: .txt one a line, .npy/.npz, .parquet): the hits' labels and the counts by name")
 			fs.StringVar(&o.Labels, "labels", "", "the collection file's labels (classes, families), in row order, as ccs bundle's -labels reads them (`FILE`: .txt, .npy, .npz FILE:ARRAY, .csv/.parquet FILE:COLUMN): each hit's is printed, and how many of the set's items each label has — all of them, not only the -limit printed")
 			fs.StringVar(&o.Label, "label", "", "a class-conditional set's class of the anchor (every anchor of -anchor's): its integer `label`, or its class's name for a set calibrated on string labels (a query's language); the set around it is that class's threshold's")
-			fs.StringVar(&o.AnchorLabels, "anchor-labels", "", "a class-conditional set's class of each of -anchor's m anchors, in row order, as ccs bundle's -labels reads labels (`FILE`: .txt, .npy, .npz FILE:ARRAY, .csv/.parquet FILE:COLUMN; integer labels, or strings naming the set's classes — a Hugging Face ClassLabel column's by its names): each anchor's set is its class's threshold's")
+			fs.StringVar(&o.AnchorLabels, "anchor-labels", "", "a class-conditional set's class of each of -anchor's m anchors, in row order, as ccs bundle's -labels reads labels (`FILE`: .txt, .npy, .npz FILE:ARRAY, .csv/.parquet FILE:COLUMN; integer labels, or strings naming the set's classes — a Hugging Face ClassLabel column's by its names): each anchor's set is its class's threshold's; -anchor test.npz, a bundle (or an .npz of embeddings and labels), gives its own")
 			fs.StringVar(&o.Unlabeled, "unlabeled", "error", "a class-conditional set without -label or -anchor-labels: error, or marginal (every anchor's set is the threshold over all classes', which has no class-conditional guarantee)")
 			fs.IntVar(&o.Limit, "limit", 0, "print at most `N` hits, nearest first (0: all)")
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
@@ -95,6 +95,14 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	set, err := conformal.Load(o.Set)
 	if err != nil {
 		return err
+	}
+	// A class-conditional set's anchors from a bundle (or an .npz of
+	// embeddings and labels): the labels beside them are their classes,
+	// as -anchor-labels FILE:labels would give them.
+	if path, name := bundle.SplitInput(o.Anchor); set.ClassConditional() && o.Label == "" && o.AnchorLabels == "" &&
+		o.Unlabeled != "marginal" && (name == "" || name == "anchors" || name == "embeddings") && npzHas(path, "labels") {
+		o.AnchorLabels = path + ":labels"
+		fmt.Fprintf(out.stderr, "note: -anchor-labels %s: each anchor's class, beside the anchors\n", o.AnchorLabels)
 	}
 	// The set of one threshold each anchor is searched with: a class's
 	// (-label, -anchor-labels) for a class-conditional set; before opening

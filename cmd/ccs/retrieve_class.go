@@ -40,8 +40,8 @@ func retrieveClass(o retrieveOptions, set *conformal.Set) (*conformal.Set, strin
 		return all, fmt.Sprintf("-unlabeled marginal: %s is class-conditional, and every anchor's set is the one of its threshold over all classes (%.6g), which has no class-conditional guarantee: its coverage is 1−α on average over the classes, not for each (-label gives a class's own)", o.Set, all.Threshold), nil
 	}
 	rows := "-anchor-labels FILE for -anchor's rows"
-	if path, _ := bundle.SplitInput(o.Anchor); npzHas(path, "labels") {
-		rows = fmt.Sprintf("-anchor-labels %s:labels for the labels of -anchor's rows that file holds", path)
+	if path, name := bundle.SplitInput(o.Anchor); npzHas(path, "labels") { // an array other than the anchors' (those take the labels beside them)
+		rows = fmt.Sprintf("-anchor-labels %s:labels if that file's labels are those of its array %q's rows", path, name)
 	}
 	return nil, "", usagef("retrieve: %s is class-conditional (a threshold a class: %s): give the anchor's class with -label (its label or its class's name), %s, or -unlabeled marginal for the threshold over all classes (no class-conditional guarantee)",
 		o.Set, someClasses(set), rows)

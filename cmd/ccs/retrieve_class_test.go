@@ -174,6 +174,23 @@ func TestRetrieveClass(t *testing.T) {
 			t.Errorf("-anchor-labels, anchor %d: %d rows, class %q, threshold %v; -label %s: %d rows, threshold %v", i, a.Total, a.Class, a.Threshold, name, one.Total, one.Threshold)
 		}
 	}
+	// A bundle's anchors take the labels beside them, as -anchor-labels
+	// FILE:labels gives them, and say so.
+	given, _ := retrieveJSON(t, "-set", p("class.json"), "-db", p("passages.npy"), "-anchor", p("B/test.npz"), "-anchor-labels", p("B/test.npz")+":labels", "-limit", "3")
+	beside, notes := retrieveJSON(t, "-set", p("class.json"), "-db", p("passages.npy"), "-anchor", p("B/test.npz"), "-limit", "3")
+	if len(beside.Anchors) < 2 || len(beside.Anchors) != len(given.Anchors) || !strings.Contains(notes, "note: -anchor-labels "+p("B/test.npz")+":labels: each anchor's class, beside the anchors") {
+		t.Errorf("a bundle's anchors: %d anchors against %d with -anchor-labels; stderr:\n%s", len(beside.Anchors), len(given.Anchors), notes)
+	}
+	classes := map[string]bool{}
+	for i, a := range beside.Anchors {
+		if b := given.Anchors[i]; !slices.Equal(a.rows(), b.rows()) || a.Class != b.Class || a.Threshold != b.Threshold || a.Total != b.Total {
+			t.Errorf("a bundle's anchor %d: class %q, %d rows; with -anchor-labels class %q, %d rows", i, a.Class, a.Total, b.Class, b.Total)
+		}
+		classes[a.Class] = true
+	}
+	if len(classes) < 2 {
+		t.Errorf("the bundle's anchors are of %d classes: no test that each takes its own", len(classes))
+	}
 	// One class's set (calibrate -class de): its class said, its hits
 	// the class set's for de.
 	de, _ := retrieveJSON(t, "-set", p("de.json"), "-db", p("passages.npy"), "-anchor", p("q0.npy"))
@@ -208,7 +225,7 @@ func TestRetrieveClassBadInput(t *testing.T) {
 		want  string
 	}{
 		{"no label", base("class.json", "-anchor", p("q0.npy")), true, `is class-conditional (a threshold a class: "de", "en", "ja", "sw"): give the anchor's class with -label`},
-		{"no label for a bundle's anchors", base("class.json", "-anchor", p("B/test.npz")), true, "-anchor-labels " + p("B/test.npz") + ":labels for the labels of -anchor's rows that file holds"},
+		{"no label for another array of a bundle", base("class.json", "-anchor", p("B/test.npz")+":positives"), true, "-anchor-labels " + p("B/test.npz") + `:labels if that file's labels are those of its array "positives"'s rows`},
 		{"label on a marginal set", base("ball.json", "-anchor", p("q0.npy"), "-label", "de"), true, "-label de: " + p("ball.json") + " has one threshold, which takes no label"},
 		{"label on a class's set", base("de.json", "-anchor", p("q0.npy"), "-label", "de"), true, "has one threshold, which takes no label"},
 		{"anchor labels on a marginal set", base("ball.json", "-anchor", p("three.npy"), "-anchor-labels", p("three.txt")), true, "-anchor-labels " + p("three.txt") + ": "},
