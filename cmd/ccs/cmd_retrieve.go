@@ -103,6 +103,9 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		o.Unlabeled != "marginal" && (name == "" || name == "anchors" || name == "embeddings") && npzHas(path, "labels") {
 		o.AnchorLabels = path + ":labels"
 		fmt.Fprintf(out.stderr, "note: -anchor-labels %s: each anchor's class, beside the anchors\n", o.AnchorLabels)
+	} else if path, name := bundle.SplitInput(o.Anchor); set.ClassConditional() && o.Label != "" &&
+		(name == "" || name == "anchors" || name == "embeddings") && npzHas(path, "labels") {
+		fmt.Fprintf(out.stderr, "note: -label %s: every anchor's class, whatever %s's labels say (-anchor-labels %s:labels takes each anchor's own)\n", o.Label, path, path)
 	}
 	// The set of one threshold each anchor is searched with: a class's
 	// (-label, -anchor-labels) for a class-conditional set; before opening

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,6 +113,9 @@ func anchorSets(out *output, set *conformal.Set, arg string, m int, src string) 
 	if err != nil {
 		return nil, err
 	}
+	if li.names == nil && slices.ContainsFunc(set.Classes, func(c conformal.ClassThreshold) bool { return c.Name != "" }) {
+		li.names = bundleLabelNames(arg, len(li.ids)) // a set of named classes: a bundle's labels by their names
+	}
 	if li.note != "" {
 		out.warn(li.note)
 	}
@@ -150,4 +154,22 @@ func anchorSets(out *output, set *conformal.Set, arg string, m int, src string) 
 		sets[i] = s
 	}
 	return sets, nil
+}
+
+// bundleLabelNames are the names of the labels of a bundle's file (ccs
+// bundle's test.npz:labels), from the manifest beside it, or nil: its
+// labels number its own bundling's classes, which another bundling of the
+// same embeddings (another -ood-classes, a label renamed) numbers
+// otherwise, so a class-conditional set takes them by name, as evaluate
+// does, never by number.
+func bundleLabelNames(arg string, n int) []string {
+	path, name := bundle.SplitInput(arg)
+	if !strings.EqualFold(filepath.Ext(path), ".npz") || name != "labels" && name != "" {
+		return nil
+	}
+	b, err := bundle.ReadFeatures(path)
+	if err != nil || len(b.Labels) != n {
+		return nil
+	}
+	return bundle.ManifestLabelNames(path, b)
 }

@@ -191,6 +191,38 @@ func TestRetrieveClass(t *testing.T) {
 	if len(classes) < 2 {
 		t.Errorf("the bundle's anchors are of %d classes: no test that each takes its own", len(classes))
 	}
+	if _, notes := retrieveJSON(t, "-set", p("class.json"), "-db", p("passages.npy"), "-anchor", p("B/test.npz"), "-label", "de", "-limit", "1"); !strings.Contains(notes, "note: -label de: every anchor's class, whatever "+p("B/test.npz")+"'s labels say") {
+		t.Errorf("-label beside a bundle's labels: stderr %q", notes)
+	}
+	// Another bundling numbers the classes otherwise (its manifest's
+	// names in another order): its labels are taken by name, not number.
+	m := bundle.ReadManifest(p("B"))
+	if m == nil || len(m.LabelNames) != 4 {
+		t.Fatalf("B's manifest: %+v", m)
+	}
+	names := slices.Clone(m.LabelNames)
+	slices.Reverse(m.LabelNames)
+	if err := os.MkdirAll(p("C"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bundle.WriteManifest(p("C"), m); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(p("B/test.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p("C/test.npz"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-anchor", p("C/test.npz")}, {"-anchor", p("C/test.npz"), "-anchor-labels", p("C/test.npz") + ":labels"}} {
+		renamed, _ := retrieveJSON(t, append([]string{"-set", p("class.json"), "-db", p("passages.npy"), "-limit", "3"}, args...)...)
+		for i, a := range renamed.Anchors {
+			if want := names[len(names)-1-slices.Index(names, beside.Anchors[i].Class)]; a.Class != want {
+				t.Errorf("%v: anchor %d's class %q, want %q (its label's name in C's manifest)", args, i, a.Class, want)
+			}
+		}
+	}
 	// One class's set (calibrate -class de): its class said, its hits
 	// the class set's for de.
 	de, _ := retrieveJSON(t, "-set", p("de.json"), "-db", p("passages.npy"), "-anchor", p("q0.npy"))
