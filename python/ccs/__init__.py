@@ -454,18 +454,23 @@ def _ids(x, name, missing_labels="error"):
         return np.array([null if _missing(v) else v for v in flat], dtype=str).reshape(a.shape)
     if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in flat):
         return a.astype(np.int64)
-    # The first value that is neither a string nor an integer, or else the
-    # first whose kind (string, integer) is not the first value's.
-    odd = [i for i, v in enumerate(flat) if not isinstance(v, (str, int, np.integer)) or isinstance(v, bool)]
-    i = odd[0] if odd else next(i for i, v in enumerate(flat) if isinstance(v, str) != isinstance(flat[0], str))
+    # The first value that is neither a string nor an integer (a missing
+    # one among strings is a missing label), or else the first of the
+    # fewer kind (string, integer) among the values present.
+    strs = any(isinstance(v, str) for v in flat)
+    odd = [i for i, v in enumerate(flat)
+           if (not isinstance(v, (str, int, np.integer)) or isinstance(v, bool)) and not (strs and _missing(v))]
+    present = [(i, v) for i, v in enumerate(flat) if not _missing(v)]
+    fewer_str = 2 * sum(isinstance(v, str) for _, v in present) < len(present)
+    i = odd[0] if odd else next(i for i, v in present if isinstance(v, str) == fewer_str)
     if _missing(flat[i]) and all(isinstance(v, (int, np.integer, float)) or _missing(v) for v in flat):
         raise ValueError(f"{name}: {what} of numbers with a missing value at [{i}] ({reprlib.repr(flat[i])}): "
                          f"mark rows without a label -1 (with missing_labels=\"drop\" or \"class\"), "
                          f"e.g. np.where(pd.isna(col), -1, col).astype(np.int64)")
     kinds = sorted({"str" if isinstance(v, str) else "int" if isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                    else type(v).__name__ for v in flat})
+                    else type(v).__name__ for v in flat if not (strs and _missing(v))})
     raise ValueError(f"{name}: {what} of {', '.join(kinds)}: [{i}] is {reprlib.repr(flat[i])}; "
-                     f"want integers or strings (a pandas column: .astype(str), or .astype(np.int64))")
+                     f"want integers or strings, one kind for all (a pandas column: .astype(str), or .astype(np.int64))")
 
 
 def _pairs(x):
@@ -1866,7 +1871,15 @@ class Set(_Handle):
         set needs each row's class: labels=, a sequence of m labels
         (integers, or class names), or one label for every row — ccs
         retrieve -anchor-labels, -label —; each class's rows are then
-        retrieved together with its threshold (for_class)."""
+        retrieved together with its threshold (for_class). A Bundle's own
+        labels are its rows' classes where labels= is not given, by their
+        names where it has them (label_names: another bundling of the same
+        embeddings numbers its classes otherwise), as ccs retrieve -anchor
+        test.npz takes them."""
+        if isinstance(anchors, Bundle) and labels is None and self.info.get("classes") and anchors.labels is not None:
+            own = np.asarray(anchors.labels)
+            named = anchors.label_names is not None and any(c.get("name") for c in self.info["classes"])
+            labels = [anchors.label_names[l] for l in own.tolist()] if named and own.min(initial=0) >= 0 else own
         a = _lib.points(anchors.anchors if isinstance(anchors, Bundle) else anchors, "anchors")
         if a.ndim != 2:
             raise ValueError(f"retrieve_many: anchors of shape {a.shape}: want (m, d), one anchor a row (retrieve takes one)")

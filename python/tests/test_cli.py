@@ -276,6 +276,21 @@ def test_query_labels_equal_ccs_bundle(tmp_path, cli):
     s = ccs.calibrate("ball", splits["cal"], alpha=0.2, calibration="class")
     rows = s.evaluate(splits["test"], per_class=True)["classes"]
     assert [r["name"] for r in rows] == ["de", "en", "sw"]
+    # retrieve_many of a Bundle takes its own labels, by their names (as
+    # ccs retrieve -anchor test.npz): another bundling's numbering of the
+    # same names is no other class.
+    t = splits["test"]
+    hits = lambda r: [list(ids) for ids, _ in r]
+    own = hits(s.retrieve_many(t, emb))
+    assert own == hits(s.retrieve_many(t.anchors, emb, labels=[t.label_names[l] for l in t.labels]))
+    names = t.label_names
+    t.label_names = tuple(reversed(names))  # as a bundling that numbers them otherwise would
+    try:
+        renamed = hits(s.retrieve_many(t, emb))
+        assert renamed == hits(s.retrieve_many(t.anchors, emb, labels=[t.label_names[l] for l in t.labels]))
+        assert renamed != own
+    finally:
+        t.label_names = names
     # A marginal set judged by language: each language checked against its
     # calibration, as ccs evaluate -per-class checks it.
     marginal = ccs.calibrate("ball", splits["cal"], alpha=0.2).evaluate(splits["test"], per_class=True)

@@ -471,6 +471,8 @@ ERRORS = [
     # A list NumPy would make strings of, "5" a class of its own.
     ("an int among string labels in a list", lambda s, a: ccs.bundle(_labelled(["x"])[0], ["x", "y", "z"] * 19 + ["x", 5, "y"]),
      ValueError, "labels: a list of int, str: [58] is 5; want integers or strings"),
+    ("an int among strings and missing labels", lambda s, a: ccs.bundle(_labelled(["x"])[0], [None] * 3 + ["x", "y", "z"] * 18 + ["x", 7, "y"]),
+     ValueError, "labels: a list of int, str: [58] is 7; want integers or strings, one kind for all"),
     ("blank labels", lambda s, a: ccs.bundle(*_labelled(["x", "y", " ", "z", ""]), k=3),
      ValueError, '24 of 60 rows have a label that marks a missing value (" ": 12, "": 12)'),
     # A pandas column's values: its missing values (None, NaN) are missing
