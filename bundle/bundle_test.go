@@ -389,6 +389,19 @@ func TestReadFeatures(t *testing.T) {
 	if _, err := ReadFeatures(npy); err == nil || !strings.Contains(err.Error(), "x.npy: row 1, coordinate 1 is NaN") {
 		t.Errorf(".npy with a NaN: %v", err)
 	}
+	// A text table and a pickle, each refused saying what to do.
+	csv := filepath.Join(dir, "emb.csv")
+	os.WriteFile(csv, []byte("0.12345678901234567890,0.12345678901234567890,0.12345678901234567890\n1,2,3\n"), 0o644)
+	if _, err := ReadFeatures(csv); err == nil || !strings.Contains(err.Error(), `emb.csv: a text file ("0.12345678901234567890,0.12345678901234567890,0.123456789012…"), not embeddings: want .npy (n, d) or .npz ("embeddings" or "anchors"); np.save("emb.npy", np.loadtxt("emb.csv", delimiter=",")) converts it`) {
+		t.Errorf("a CSV: %v", err)
+	}
+	pt := filepath.Join(dir, "emb.pt")
+	os.WriteFile(pt, []byte("PK\x03\x04"), 0o644)
+	for _, read := range []func(string) (*Bundle, error){ReadFeatures, Read} {
+		if _, err := read(pt); err == nil || !strings.Contains(err.Error(), "emb.pt: a .pt file is a Python pickle, which ccs does not read") {
+			t.Errorf("a .pt: %v", err)
+		}
+	}
 	if err := WriteNPY(npy, Float32([]float32{1, 2, 3}, 3)); err != nil {
 		t.Fatal(err)
 	}

@@ -35,9 +35,26 @@ func (b *Bundle) NeedPositives() error {
 	return nil
 }
 
+// PickleFile refuses a file that its extension (.pt, .pth, .bin, .ckpt,
+// .pkl, .pickle) says is a Python pickle — torch.save's, pickle.dump's —
+// saying how to save the tensor instead; nil for any other.
+func PickleFile(path string) error {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle":
+		return fmt.Errorf("%s: a %s file is a Python pickle, which ccs does not read (unpickling runs the file's code): %s", path, ext, savePickled)
+	}
+	return nil
+}
+
+// savePickled is how to save a tensor that a pickle holds.
+const savePickled = `save the tensor with safetensors (save_file({"embeddings": t}, "emb.safetensors")) or NumPy (np.save("emb.npy", t.cpu().numpy()))`
+
 // Read reads and validates a bundle .npz file. Errors name the file and the
 // array.
 func Read(path string) (*Bundle, error) {
+	if err := PickleFile(path); err != nil {
+		return nil, err
+	}
 	arrays, err := ReadNPZ(path)
 	if errors.Is(err, zip.ErrFormat) {
 		if what := notBundle(path); what != "" {
@@ -65,6 +82,9 @@ func Read(path string) (*Bundle, error) {
 // OOD samples); an .npy file is its anchors alone. Errors name the file
 // and the array.
 func ReadFeatures(path string) (*Bundle, error) {
+	if err := PickleFile(path); err != nil {
+		return nil, err
+	}
 	var arrays map[string]Array
 	var err error
 	if strings.EqualFold(filepath.Ext(path), ".npy") {
@@ -72,8 +92,10 @@ func ReadFeatures(path string) (*Bundle, error) {
 		if a, err = ReadNPY(path); err == nil {
 			arrays = map[string]Array{"anchors": a}
 		}
-	} else {
-		arrays, err = ReadNPZ(path)
+	} else if arrays, err = ReadNPZ(path); errors.Is(err, zip.ErrFormat) {
+		if what := notBundle(path); strings.HasPrefix(what, "a text file") {
+			return nil, fmt.Errorf("%s: %s, not embeddings: want .npy (n, d) or .npz (\"embeddings\" or \"anchors\"); %s", path, what, loadText(path))
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -417,5 +439,21 @@ func notBundle(path string) string {
 		return ""
 	}
 	line, _, _ := bytes.Cut(head, []byte("\n"))
-	return fmt.Sprintf("a text file (%q)", strings.TrimRight(string(line), "\r"))
+	text := strings.TrimRight(string(line), "\r")
+	if r := []rune(text); len(r) > 60 {
+		text = string(r[:60]) + "…"
+	}
+	return fmt.Sprintf("a text file (%q)", text)
+}
+
+// loadText is how to turn a text table of numbers (path) into an .npy.
+func loadText(path string) string {
+	load := fmt.Sprintf("np.loadtxt(%q)", filepath.Base(path))
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		load = fmt.Sprintf("np.loadtxt(%q, delimiter=\",\")", filepath.Base(path))
+	case ".tsv":
+		load = fmt.Sprintf("np.loadtxt(%q, delimiter=\"\\t\")", filepath.Base(path))
+	}
+	return fmt.Sprintf("np.save(\"emb.npy\", %s) converts it", load)
 }

@@ -273,6 +273,9 @@ func ReadCollection(spec string) (*Collection, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, ErrTable)
 	}
+	if err := bundle.PickleFile(path); err != nil {
+		return nil, err
+	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".npy" {
 		if name != "" {

@@ -31,7 +31,7 @@ func inputKind(path string) (string, error) {
 	case ".npy", ".npz", ".parquet", ".safetensors":
 		return ext, nil
 	case ".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle":
-		return "", fmt.Errorf("%s: a %s file is a Python pickle, which ccs does not read (unpickling runs the file's code): save the tensor with safetensors (save_file({\"embeddings\": t}, \"emb.safetensors\")) or NumPy (np.save(\"emb.npy\", t.cpu().numpy()))", path, ext)
+		return "", bundle.PickleFile(path)
 	case ".arrow", ".feather": // read as Parquet is: a table of columns
 		return ".parquet", nil
 	case ".tsv", ".csv", ".txt":

@@ -248,9 +248,14 @@ class Lent:
         if x is None:
             return None
         if isinstance(x, (str, bytes, os.PathLike)):
-            raise ValueError(f"{name or 'array'}: {os.fsdecode(x)!r} is a path, not an array: load the file first "
-                             "(np.load; a .safetensors file's embeddings, bfloat16 too: ccs.Collection.load(\"FILE:TENSOR\").rows); "
-                             "the command line reads files")
+            path = os.fsdecode(x)
+            load = "np.load; a .safetensors file's embeddings, bfloat16 too: ccs.Collection.load(\"FILE:TENSOR\").rows"
+            files = "; the command line reads files"
+            if os.path.splitext(path)[1].lower() in (".pt", ".pth", ".bin", ".ckpt"):  # torch.save's pickle, which np.load cannot read
+                load, files = "torch.load in your own code, trusting the file, then pass the tensor", ""
+            elif os.path.splitext(path)[1].lower() in (".csv", ".tsv", ".txt"):
+                load = "np.loadtxt(path, delimiter=\",\") for a CSV"
+            raise ValueError(f"{name or 'array'}: {path!r} is a path, not an array: load the file first ({load}){files}")
         a = asarray(x, name, dtype)
         if a.dtype == object and not isinstance(x, np.ndarray):
             t = type(x)

@@ -687,6 +687,19 @@ def test_a_path_is_not_an_array(tmp_path):
                        (lambda: ccs.Bundle(a, b"positives.npy"), "positives")]:
         with pytest.raises(ValueError, match=rf"^{name}: '.*\.npy' is a path, not an array: load the file first"):
             call()
+    # A torch.save file, which np.load cannot read, and a CSV: how to load each.
+    with pytest.raises(ValueError, match=r"^embeddings: 'emb.pt' is a path, not an array: load the file first \(torch.load in your own code, trusting the file, then pass the tensor\)$"):
+        ccs.bundle("emb.pt", np.arange(200) % 4, k=3)
+    with pytest.raises(ValueError, match=r"'emb.csv' is a path, not an array: load the file first \(np.loadtxt\(path, delimiter=\",\"\) for a CSV\)"):
+        ccs.bundle("emb.csv", np.arange(200) % 4, k=3)
+    # Files a reader is given: a pickle refused by its extension, a CSV as a text table.
+    (tmp_path / "emb.pt").write_bytes(b"PK\x03\x04 a torch.save zip")
+    for load in (ccs.Bundle.load, ccs.Collection.load):
+        with pytest.raises(ValueError, match=r"emb.pt: a .pt file is a Python pickle, which ccs does not read"):
+            load(tmp_path / "emb.pt")
+    np.savetxt(tmp_path / "emb.csv", a[:3], delimiter=",")
+    with pytest.raises(ValueError, match=r'emb.csv: a text file \(".{60}…"\), not a bundle'):
+        ccs.Bundle.load(tmp_path / "emb.csv")
 
 
 def test_unit_norm_set_refuses_unnormalised_inputs():
