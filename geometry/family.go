@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ccsets/ccs/internal/suggest"
 )
 
 // Kind names a set family.
@@ -137,5 +139,14 @@ func ParseKind(s string) (Kind, error) {
 			return k, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown geometry %q (want %s)", s, OrList(kinds(func(family) bool { return true })))
+	all := kinds(func(family) bool { return true })
+	names := make([]string, len(all))
+	for i, k := range all {
+		names[i] = k.String()
+	}
+	mean := ""
+	if near, ok := suggest.Nearest(s, names); ok {
+		mean = fmt.Sprintf(": did you mean %q?", near)
+	}
+	return 0, fmt.Errorf("unknown geometry %q (want %s)%s", s, OrList(all), mean)
 }

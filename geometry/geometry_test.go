@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -498,8 +499,11 @@ func TestKindText(t *testing.T) {
 			t.Errorf("%v: round trip gave %v, %v", k, k2, err)
 		}
 	}
-	if _, err := ParseKind("sphere"); err == nil {
-		t.Error("ParseKind(sphere): no error")
+	if _, err := ParseKind("elipsoid"); err == nil || !strings.HasSuffix(err.Error(), `: did you mean "ellipsoid"?`) {
+		t.Errorf("ParseKind(elipsoid): %v", err)
+	}
+	if _, err := ParseKind("sphere"); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("ParseKind(sphere): %v", err)
 	}
 }
 

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
@@ -68,7 +70,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	}
 	rows, ok := experiment.RowSets[o.Rows]
 	if !ok {
-		return usagef("compare: -rows %q: want all, baselines, learned, infonce or all+infonce", o.Rows)
+		return usagef("compare: -rows %q: want all, baselines, learned, infonce or all+infonce%s", o.Rows, didYouMean(o.Rows, slices.Collect(maps.Keys(experiment.RowSets)), ""))
 	}
 	if o.Resplits < 1 {
 		return usagef("compare: -resplits %d: want at least 1", o.Resplits)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/experiment"
@@ -104,7 +106,7 @@ func runReproduceFMNIST(ctx context.Context, o reproduceFMNISTOptions, out *outp
 	}
 	rows, ok := realRows[o.Rows]
 	if !ok {
-		return usagef("reproduce: -rows %q: want all, baselines, learned or infonce", o.Rows)
+		return usagef("reproduce: -rows %q: want all, baselines, learned or infonce%s", o.Rows, didYouMean(o.Rows, slices.Collect(maps.Keys(realRows)), ""))
 	}
 	ms, err := o.realOptions.check()
 	if err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"flag"
+	"maps"
+	"slices"
 
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/train"
@@ -42,7 +44,7 @@ func runReproduceSim(ctx context.Context, o reproduceSimOptions, out *output) er
 	}
 	rows, ok := experiment.RowSets[o.Rows]
 	if !ok {
-		return usagef("reproduce: -rows %q: want all, baselines, learned, infonce or all+infonce", o.Rows)
+		return usagef("reproduce: -rows %q: want all, baselines, learned, infonce or all+infonce%s", o.Rows, didYouMean(o.Rows, slices.Collect(maps.Keys(experiment.RowSets)), ""))
 	}
 	res, err := newResults(out, o.tableOptions, "sim", true)
 	if err != nil {
