@@ -146,6 +146,12 @@ func CheckClasses(cal *bundle.Bundle, alpha, delta float64, names []string) erro
 // the one refusal every caller reports (errors.Is).
 var ErrNoLabel = errors.New("conformal: the set is class-conditional: its threshold depends on the anchor's class, so it needs the anchor's label")
 
+// OODOneThreshold is what a class-conditional set refused an OOD score
+// (ErrNoLabel) is told: the score divides by one threshold, and an OOD
+// input has no class; a set of one threshold calibrated on the same split
+// gives it.
+const OODOneThreshold = `the OOD scores divide by one threshold, and an OOD input has no class: calibrate a set of one threshold on the same split for them (ccs calibrate without -calibration class, with -ood-cal FILE -reference N for the per-input test; calibration="one" in Python)`
+
 // ErrLabel reports a label given to a set with one threshold.
 var ErrLabel = errors.New("conformal: the set has one threshold: it takes no label")
 

@@ -82,7 +82,7 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 		return nil, nil, errNoInputs
 	}
 	if err := set.OneThreshold(); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", d.SetName, err)
+		return nil, nil, fmt.Errorf("%s: %w: %s", d.SetName, err, conformal.OODOneThreshold)
 	}
 	if d.CiderEpochs < 0 {
 		return nil, nil, fmt.Errorf("cider epochs %d: want at least 1, or 0 to leave CIDER out", d.CiderEpochs)

@@ -242,7 +242,7 @@ func TestClassAndPACSets(t *testing.T) {
 		{"/v1/sets/pac/score?label=ant", "application/x-npy", npyBody(t, []float32{0, 0, 0, 1, 0, 0}, 2, 3), 422, "takes no label"},
 		{"/v1/sets/swapped/score?label=1", "application/x-npy", npyBody(t, []float32{0, 0, 0, 1, 0, 0}, 2, 3), 422, `?label=1 reads as label 1 and names class 0: give it in a JSON body, where \"label\": 1 is the label and \"label\": \"1\" the name`},
 		{"/v1/sets/class/ood", "application/json", `{"points": [[1, 0, 0]]}`, 422, "class-conditional"},
-		{"/v1/sets/class/ood", "application/json", `{"points": [[1, 0, 0]]}`, 422, "use /score or /retrieve with \\\"label\\\""},
+		{"/v1/sets/class/ood", "application/json", `{"points": [[1, 0, 0]]}`, 422, "calibrate a set of one threshold on the same split for them (ccs calibrate without -calibration class, with -ood-cal FILE -reference N for the per-input test; calibration=\\\"one\\\" in Python), and serve it beside this one (/score and /retrieve take a \\\"label\\\")"},
 		{"/v1/sets/class/retrieve", "application/json", `{"anchor": [0, 0, 0], "collection": "c"}`, 422, `"message": "set \"class\": the set is class-conditional: its threshold depends on the anchor's class, so it needs the anchor's label: give the anchor's label (\"label\": its integer label or its class's name; ?label= with an .npy body)",` + "\n" + `    "field": "label"`},
 		{"/v1/sets/class/retrieve?collection=c", "application/x-npy", npyBody(t, []float32{0, 0, 0}, 3), 422, "give the anchor's label"},
 		{"/v1/sets/class/retrieve", "application/json", `{"anchor": [0, 0, 0], "collection": "c", "label": 7}`, 422, `class 7 has no threshold: the calibration bundle had no anchor of it (the set's classes: 0 \"ant\", 1 \"bee\")`},

@@ -195,7 +195,7 @@ func checkNorms(set *conformal.Set, name string, anchor, pts []float32) error {
 func oneThreshold(name string, set *conformal.Set) error {
 	if err := set.OneThreshold(); err != nil {
 		return &apiError{status: http.StatusUnprocessableEntity, code: "class_conditional",
-			msg: fmt.Sprintf("set %q: %s, and this endpoint has none to give: use /score or /retrieve with \"label\", or serve one set a class (ccs calibrate -class LABEL: one threshold, from that class's calibration anchors) and send each anchor to its class's set", name, strings.TrimPrefix(err.Error(), "conformal: ")), field: "name"}
+			msg: fmt.Sprintf("set %q: %s, and this endpoint has none to give: %s, and serve it beside this one (/score and /retrieve take a \"label\")", name, strings.TrimPrefix(err.Error(), "conformal: "), conformal.OODOneThreshold), field: "name"}
 	}
 	return nil
 }

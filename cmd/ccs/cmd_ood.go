@@ -95,7 +95,7 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		return err
 	}
 	if err := set.OneThreshold(); err != nil {
-		return fmt.Errorf("%s: %w", o.Set, err)
+		return fmt.Errorf("%s: %w: %s", o.Set, err, conformal.OODOneThreshold)
 	}
 	if _, ok := experiment.OODModes[o.Mode]; !ok && o.Mode != "" {
 		return usagef("ood: -mode %q: want conformal, batch, reference, both or all", o.Mode)

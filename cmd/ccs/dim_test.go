@@ -198,6 +198,9 @@ func TestClassSetNeedsLabel(t *testing.T) {
 			!strings.Contains(err.Error(), "class.json") || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want ErrNoLabel naming class.json", args[0], err)
 		}
+		if args[0] == "ood" && !strings.HasSuffix(err.Error(), conformal.OODOneThreshold) {
+			t.Errorf("ood: %v, want the way to a set of one threshold", err)
+		}
 	}
 	// retrieve takes the class (-label), and without one is a usage
 	// error that asks for it (TestRetrieveClassBadInput).
