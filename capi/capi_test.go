@@ -763,7 +763,7 @@ func TestServer(t *testing.T) {
 		want string
 	}{
 		{serveOptions{}, "serve: give at least one set"},
-		{serveOptions{Sets: map[string]string{"ball": path}, Addr: "0.0.0.0:0"}, "beyond this machine, and without auth_tokens"},
+		{serveOptions{Sets: map[string]string{"ball": path}, Addr: "0.0.0.0:0"}, "beyond this machine, where without auth_tokens"},
 		{serveOptions{Sets: map[string]string{"ball": path}, TLSKey: "k.pem"}, "serve: give tls_cert and tls_key together"},
 		{serveOptions{Sets: map[string]string{"ball": path}, MaxBody: -1}, "must not be negative"},
 		{serveOptions{Sets: map[string]string{"ball": path}, Collections: map[string]string{"c": "clickhouse://h:9000/db.t"}}, `serve: collection "c": clickhouse://h:9000/db.t: this library serves collection files`},

@@ -85,7 +85,7 @@ func startServer(o serveOptions) (*job, serverInfo, error) {
 	}
 	if !ln.Addr().(*net.TCPAddr).IP.IsLoopback() && o.AuthTokens == "" && !o.Insecure {
 		ln.Close()
-		return nil, serverInfo{}, fmt.Errorf("serve: addr %s listens on %s, beyond this machine, and without auth_tokens anyone who reaches the port could read every set and collection: give auth_tokens (a tokens file, docs/security.md), or insecure=True if a proxy in front checks who calls", addr, ln.Addr())
+		return nil, serverInfo{}, fmt.Errorf("serve: addr %s would listen on %s, beyond this machine, where without auth_tokens anyone who reaches the port could read every set and collection: give auth_tokens (a tokens file, docs/security.md), or insecure=True if a proxy in front checks who calls", addr, ln.Addr())
 	}
 	srv, err := serve.New(cfg)
 	if err != nil {

@@ -308,7 +308,7 @@ func ReadCollection(spec string) (*Collection, error) {
 			// for the rows is the usual case. An archive's own errors (an
 			// .npz under another name) and the file's (missing, not
 			// readable) are reported as they are.
-			return nil, fmt.Errorf("%s: not a collection file: a collection is an (n, d) float array in a .npy, .npz or .safetensors file, or a Parquet or Arrow table (a text file of ids goes with -ids)", path)
+			return nil, fmt.Errorf("%s: not a collection file: a collection is an (n, d) float array in a .npy, .npz or .safetensors file, or a Parquet or Arrow table (a text file of ids goes with ccs retrieve -ids FILE; serve and Collection.load take the ids from the collection file, FILE?ids=NAME)", path)
 		}
 	}
 	if err != nil {

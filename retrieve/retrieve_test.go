@@ -237,7 +237,7 @@ func TestSearchErrors(t *testing.T) {
 	}{
 		{third(Search(context.Background(), s, []float32{0}, c, 0)), "anchor of dimension 1"},
 		{second(ReadCollection(odd)), "gallery.data: array \"embeddings\""},
-		{second(ReadCollection(names)), "gallery_names.txt: not a collection file: a collection is an (n, d) float array in a .npy, .npz or .safetensors file, or a Parquet or Arrow table (a text file of ids goes with -ids)"},
+		{second(ReadCollection(names)), "gallery_names.txt: not a collection file: a collection is an (n, d) float array in a .npy, .npz or .safetensors file, or a Parquet or Arrow table (a text file of ids goes with ccs retrieve -ids FILE; serve and Collection.load take the ids from the collection file, FILE?ids=NAME)"},
 		{third(Search(context.Background(), s, []float32{0, 0}, c3, 0)), "the collection 3"},
 		{second(NewCollection(make([]float32, 5), 2, nil)), "not rows of dimension 2"},
 		{second(NewCollection(make([]float32, 4), 2, []int64{1})), "1 ids for 2 rows"},

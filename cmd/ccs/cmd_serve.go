@@ -122,7 +122,7 @@ func runServe(ctx context.Context, o serveOptions, out *output) error {
 	defer ln.Close()
 	local := ln.Addr().(*net.TCPAddr).IP.IsLoopback()
 	if !local && o.AuthTokens == "" && !o.Insecure {
-		return usagef("serve: -addr %s listens on %s, beyond this machine, and without -auth-tokens anyone who reaches the port could read every set and collection: give -auth-tokens FILE (see docs/security.md), or -insecure if a proxy in front checks who calls", o.Addr, ln.Addr())
+		return usagef("serve: -addr %s would listen on %s, beyond this machine, where without -auth-tokens anyone who reaches the port could read every set and collection: give -auth-tokens FILE (see docs/security.md), or -insecure if a proxy in front checks who calls", o.Addr, ln.Addr())
 	}
 	if o.AuthTokens != "" {
 		if fi, err := os.Stat(o.AuthTokens); err == nil && fi.Mode().Perm()&0o077 != 0 {

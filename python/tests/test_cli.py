@@ -934,7 +934,7 @@ def test_serve_equals_ccs_serve(calibrated, sim, tmp_path):
      "serve: collections['c']: collection: row 0, coordinate 0 is NaN"),
     ("a missing set file", lambda f: ccs.serve({"a": "/nonexistent/set.json"}, addr="127.0.0.1:0"), FileNotFoundError, "no such file"),
     ("beyond loopback without tokens", lambda f: ccs.serve({"a": f}, addr="0.0.0.0:0"), ValueError,
-     "beyond this machine, and without auth_tokens"),
+     "beyond this machine, where without auth_tokens"),
     ("a certificate without its key", lambda f: ccs.serve({"a": f}, tls_cert="/x.pem"), ValueError, "serve: give tls_cert and tls_key together"),
     ("bad metrics", lambda f: ccs.serve({"a": f}, metrics="everyone"), ValueError, "serve: metrics: "),
     ("a negative limit", lambda f: ccs.serve({"a": f}, max_points=-1), ValueError, "must not be negative"),
