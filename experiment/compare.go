@@ -76,12 +76,18 @@ type CompareSizes struct {
 // no draw: pooled calibration (every positive), or a label bundle's
 // (positives that are other anchors: disjoint pairs, fixed by the
 // bundle).
-func reseeded(cal *bundle.Bundle, m conformal.Mode) string {
+func reseeded(cal *bundle.Bundle, m conformal.Mode, trains bool) string {
+	refits := "each seed refits the learned rows; "
+	if !trains {
+		refits = "no row is trained; "
+	}
 	switch {
 	case m == conformal.Pooled:
-		return "each seed refits the learned rows; pooled calibration takes every positive, the same for every seed"
+		return refits + "pooled calibration takes every positive, the same for every seed"
 	case conformal.DisjointPairs(cal) != nil:
-		return "each seed refits the learned rows; calibration takes disjoint pairs of these label bundles' anchors, the same for every seed"
+		return refits + "calibration takes disjoint pairs of these label bundles' anchors, the same for every seed"
+	case !trains:
+		return "each seed recalibrates"
 	}
 	return "each seed refits and recalibrates"
 }
@@ -379,7 +385,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		OneLabel:    data.OneLabel,
 		Calibration: cfg.Calibration.String(), Delta: cfg.Delta,
 		Config: fmt.Sprintf("%d calibration and %d test anchors, d=%d, k=%d, α=%v, %s (the splits are the bundles'; %s), calibration %v; resplits: %d halvings of the test split",
-			data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, seedRange(cfg.Seeds), reseeded(data.Cal, cfg.Calibration), cfg.calibrationName(), cfg.Resplits),
+			data.Cal.N, data.Test.N, data.Test.D, data.Test.K, cfg.Alpha, seedRange(cfg.Seeds), reseeded(data.Cal, cfg.Calibration, trains), cfg.calibrationName(), cfg.Resplits),
 	}
 	if trains {
 		t.Config = fmt.Sprintf("%d fit, %d validation, ", nOf(data.Fit), nOf(data.Val)) + t.Config

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 )
 
@@ -285,6 +287,25 @@ func TestFitSecondsCell(t *testing.T) {
 		cells := strings.Split(strings.Trim(row, "|"), "|")
 		if got := strings.TrimSpace(cells[len(cells)-1]); got != c.want {
 			t.Errorf("%v s: row %q, want the last cell %q", c.secs, row, c.want)
+		}
+	}
+}
+
+// TestReseeded: what a seed changes, said of the rows the table has: no
+// refit where no row trains.
+func TestReseeded(t *testing.T) {
+	for _, c := range []struct {
+		m      conformal.Mode
+		trains bool
+		want   string
+	}{
+		{conformal.OnePerAnchor, true, "each seed refits and recalibrates"},
+		{conformal.OnePerAnchor, false, "each seed recalibrates"},
+		{conformal.Pooled, true, "each seed refits the learned rows; pooled calibration takes every positive, the same for every seed"},
+		{conformal.Pooled, false, "no row is trained; pooled calibration takes every positive, the same for every seed"},
+	} {
+		if got := reseeded(&bundle.Bundle{}, c.m, c.trains); got != c.want {
+			t.Errorf("%v, trains %v: %q, want %q", c.m, c.trains, got, c.want)
 		}
 	}
 }
