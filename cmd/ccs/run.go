@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -148,11 +149,44 @@ func runContext(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	names := []string{"help"} // "ccs hlep" is near it too
 	for _, c := range commands() {
 		if c.name == name {
-			return c.run(ctx, out, c.name, args[1:])
+			return missingFlagFile(c.run(ctx, out, c.name, args[1:]), args[1:])
 		}
 		names = append(names, c.name)
 	}
 	return usagef("unknown command %q%s (run 'ccs help' for the commands)", name, didYouMean(name, names, ""))
+}
+
+// missingFlagFile names the flag whose file does not exist, where err
+// says only "open FILE: no such file or directory" and one of args gives
+// FILE (as -flag FILE or -flag=FILE, FILE:ARRAY, NAME=FILE or FILE?ids=…):
+// "-labels: open labels.csv: no such file or directory".
+func missingFlagFile(err error, args []string) error {
+	var pe *fs.PathError
+	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || pe.Path == "" {
+		return err
+	}
+	gives := func(v string) bool {
+		if _, after, ok := strings.Cut(v, "="); ok && !strings.HasPrefix(v, pe.Path) {
+			v = after // NAME=FILE
+		}
+		return v == pe.Path || strings.HasPrefix(v, pe.Path+":") || strings.HasPrefix(v, pe.Path+"?")
+	}
+	for i, a := range args {
+		name, value, inline := strings.Cut(a, "=")
+		if !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "--") && len(a) == 2 {
+			continue
+		}
+		if !inline {
+			if i+1 >= len(args) {
+				continue
+			}
+			value = args[i+1]
+		}
+		if gives(value) && !strings.Contains(err.Error(), name) {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return err
 }
 
 // didYouMean is ": did you mean "NAME"?" for the name nearest a mistyped
