@@ -104,6 +104,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown", []string{"frobnicate"}},
 		{"unknown-swap", []string{"bundel"}},
 		{"unknown-help", []string{"hlep"}},
+		{"flag-tie", []string{"evaluate", "-tset", "t.npz"}},
 		{"calibrate-missing", []string{"calibrate", "-geometry", "ball"}},
 		{"calibrate-alpha", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-alpha", "1.5"}},
 		{"calibrate-geometry", []string{"calibrate", "-geometry", "cube", "-cal", "x.npz", "-out", "s.json"}},

@@ -190,11 +190,15 @@ func missingFlagFile(err error, args []string) error {
 }
 
 // didYouMean is ": did you mean "NAME"?" for the name nearest a mistyped
-// one (suggest.Nearest), NAME written with prefix ("-" for a flag); ""
-// when none is near.
+// one (suggest.Near), NAME written with prefix ("-" for a flag), or the
+// two equally near (": did you mean "-set" or "-test"?"); "" when none is
+// near, or more than two.
 func didYouMean(name string, names []string, prefix string) string {
-	if near, ok := suggest.Nearest(name, names); ok {
-		return fmt.Sprintf(": did you mean %q?", prefix+near)
+	switch near := suggest.Near(name, names); len(near) {
+	case 1:
+		return fmt.Sprintf(": did you mean %q?", prefix+near[0])
+	case 2:
+		return fmt.Sprintf(": did you mean %q or %q?", prefix+near[0], prefix+near[1])
 	}
 	return ""
 }

@@ -11,29 +11,40 @@ import "strings"
 // name's length (at least one). It reports false when none is that
 // close, or when two are equally close.
 func Nearest(name string, candidates []string) (string, bool) {
+	near := Near(name, candidates)
+	if len(near) != 1 {
+		return "", false
+	}
+	return near[0], true
+}
+
+// Near returns the candidates Nearest chooses among: the one equal to
+// name but for case, or else every one within the fewest edits (at most a
+// quarter of name's length, at least one), in candidates' order; none
+// when none is that close. More than one is a tie ("tset" is one edit
+// from "set" and from "test"), which a message can name both of.
+func Near(name string, candidates []string) []string {
 	for _, c := range candidates {
 		if c != name && strings.EqualFold(c, name) {
-			return c, true
+			return []string{c}
 		}
 	}
 	r := []rune(name)
 	limit := max(1, len(r)/4)
-	best, bestD, tie := "", limit+1, false
+	var best []string
+	bestD := limit + 1
 	for _, c := range candidates {
 		if c == name {
 			continue
 		}
 		switch d := distance(r, []rune(c), limit); {
 		case d < bestD:
-			best, bestD, tie = c, d, false
-		case d == bestD:
-			tie = true
+			best, bestD = []string{c}, d
+		case d == bestD && d <= limit:
+			best = append(best, c)
 		}
 	}
-	if bestD > limit || tie {
-		return "", false
-	}
-	return best, true
+	return best
 }
 
 // distance is the optimal-string-alignment distance of a and b (the

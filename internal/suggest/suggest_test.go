@@ -1,6 +1,9 @@
 package suggest
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestNearest: a typo, a case slip, a dropped or added letter and two
 // letters swapped find their name; a name far from all, an exact one,
@@ -39,6 +42,26 @@ func TestNearest(t *testing.T) {
 		got, ok := Nearest(c.in, names)
 		if got != c.want || ok != c.ok {
 			t.Errorf("Nearest(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestNear: a tie gives every name as near, in the candidates' order;
+// one name, or none, as Nearest finds them.
+func TestNear(t *testing.T) {
+	names := []string{"set", "test", "cat", "car", "labels"}
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"tset", []string{"set", "test"}},
+		{"caz", []string{"cat", "car"}},
+		{"lables", []string{"labels"}},
+		{"dog", nil},
+		{"set", nil},
+	} {
+		if got := Near(c.in, names); !slices.Equal(got, c.want) {
+			t.Errorf("Near(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
