@@ -510,6 +510,9 @@ func testOf(set *conformal.Set, test *bundleObj, what string, recalibrated bool)
 	if err := checkDim(name, test.b, set); err != nil {
 		return "", nil, nil, nil, err
 	}
+	if err := set.CheckBundleNorms(test.b); err != nil {
+		return "", nil, nil, nil, fmt.Errorf("%s: %s: %w", what, name, err)
+	}
 	if w := set.OwnSplitWarning(test.b, recalibrated); w != "" {
 		warnings = append(warnings, name+": "+w)
 	}

@@ -1,6 +1,7 @@
 package conformal
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -76,6 +77,9 @@ type NormError struct {
 }
 
 func (e *NormError) Error() string {
+	if e.Norm == 0 {
+		return "norm 0: an all-zero row, which no normalisation makes a unit vector, and the set was calibrated on unit-norm embeddings: a failed encoding? leave it out"
+	}
 	if e.Anchors {
 		return fmt.Sprintf("norm %.6g: the set was calibrated around unit-norm anchors (every calibration anchor's norm 1 ± %g, not its positives': normalised queries, as the inner-product map's users u/‖u‖ beside items of their own norms), and its guarantee is for anchors normalised alike; normalise it (x / ‖x‖) as the calibration anchors were", e.Norm, UnitNormTolerance)
 	}
@@ -117,6 +121,24 @@ func (s *Set) CheckAnchorNorms(rows []float32) error {
 		if n := RowNorm(rows[i : i+d]); NormRefused(n) {
 			return &NormError{Row: i / d, Norm: n, Anchors: true}
 		}
+	}
+	return nil
+}
+
+// CheckBundleNorms is CheckAnchorNorms of b's anchors, for a set judged
+// on a bundle (evaluate, coverage checks, OOD inputs): a set of unit-norm
+// embeddings judged on anchors not normalised alike covered none of their
+// positives, and the shift check blamed another session or site.
+func (s *Set) CheckBundleNorms(b *bundle.Bundle) error {
+	if b.D != s.Geometry.Dim() {
+		return nil // refused elsewhere, by dimension
+	}
+	if err := s.CheckAnchorNorms(b.Anchors); err != nil {
+		var ne *NormError
+		if errors.As(err, &ne) {
+			return fmt.Errorf("anchor %d: %w", ne.Row, err)
+		}
+		return err
 	}
 	return nil
 }

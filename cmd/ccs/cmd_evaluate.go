@@ -155,6 +155,9 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if note != "" {
 		fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Test, note)
 	}
+	if err := set.CheckBundleNorms(test); err != nil {
+		return fmt.Errorf("%s: %w", o.Test, err)
+	}
 	// What this reading of the set must be told: on stderr, and in the
 	// JSON document's warnings beside the set's own.
 	var situational []string

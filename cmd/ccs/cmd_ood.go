@@ -105,6 +105,9 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	if d.ID, err = readFeaturesFor(out, o.ID, set); err != nil {
 		return err
 	}
+	if err := set.CheckBundleNorms(d.ID); err != nil {
+		return fmt.Errorf("%s: %w", o.ID, err)
+	}
 	d.LabelNames = bundle.ManifestLabelNames(o.ID, d.ID)
 	d.IDBlocks = bundle.ManifestBlocks(o.ID, d.ID)
 	for _, p := range o.OOD {
@@ -115,6 +118,9 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		b, err := readFeaturesFor(out, file, set)
 		if err != nil {
 			return err
+		}
+		if err := set.CheckBundleNorms(b); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
 		}
 		if !o.ByClass {
 			d.OOD, d.OODNames = append(d.OOD, b), append(d.OODNames, name)

@@ -174,7 +174,7 @@ func TestRetrieveUnitNorm(t *testing.T) {
 	} {
 		_, err := ccs(append([]string{"retrieve", "-set", p("unit.json"), "-db", p("db.npz")}, c.args...)...)
 		want := map[string]string{"-anchor": p("long.npy") + ": the anchor's norm 3: the set was calibrated on unit-norm embeddings",
-			"-anchor-index": p("db.npz") + ": row 2: the anchor's norm 0: the set was calibrated on unit-norm embeddings"}[c.args[0]]
+			"-anchor-index": p("db.npz") + ": row 2: the anchor's norm 0: an all-zero row, which no normalisation makes a unit vector"}[c.args[0]]
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: %v, want %q", c.args, err, want)
 		}

@@ -714,8 +714,11 @@ def test_unit_norm_set_refuses_unnormalised_inputs():
     assert s.contains(a[0], p[0]).shape == (4,)
     for call, want in (
         (lambda: s.contains(3 * a[0], p[0]), r"anchor: norm 3: the set was calibrated on unit-norm embeddings"),
-        (lambda: s.scores(a[0], np.stack([p[0, 0], np.zeros(5)])), r"points\[1\]: norm 0: the set was calibrated on unit-norm"),
+        (lambda: s.scores(a[0], np.stack([p[0, 0], np.zeros(5)])), r"points\[1\]: norm 0: an all-zero row, which no normalisation makes a unit vector"),
         (lambda: s.retrieve(2 * a[0], ccs.Collection(p[:, 0])), r"anchor: norm 2: the set was calibrated on unit-norm"),
+        # A test bundle not normalised alike covers none of its positives:
+        # refused, not blamed on a shift.
+        (lambda: s.evaluate(ccs.Bundle(9 * a, p)), r"^evaluate: test: anchor 0: norm 9: the set was calibrated on unit-norm embeddings"),
         # A NaN is a failed encoding, said as one, not a norm to fix.
         (lambda: s.contains(a[0], np.where((np.arange(4) == 1)[:, None] & (np.arange(5) == 3), np.nan, p[0])), r"^points\[1\]\[3\] is NaN$"),
         (lambda: s.contains(np.where(np.arange(5) == 2, np.nan, a[0]), p[0]), r"^anchor: coordinate 2 is NaN$"),
