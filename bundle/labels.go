@@ -661,6 +661,8 @@ func (p *PairIDs) Left(pairs [][2]int, name string) ([][2]int, error) {
 		swapped := ""
 		if p.swapped == p.Unknown {
 			swapped = ": every pair's query id is a row's and its row id a query's — are the columns swapped? A pair is the query's id, then the relevant row's (BEIR's qrels: query-id, corpus-id, score)"
+		} else if 10*p.swapped >= 9*p.Unknown {
+			swapped = fmt.Sprintf(": %d of them name a row's id as the query and a query's as the row — are the columns swapped? A pair is the query's id, then the relevant row's (BEIR's qrels: query-id, corpus-id, score)", p.swapped)
 		} else {
 			var like []string
 			if p.exampleQuery != "" {
@@ -997,6 +999,9 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 			// A first line whose ids read as a pair's, its score a word
 			// ("u1,i2,view": an event), is a pair, not a header.
 			if line == colsLine && ids.Header(fields[0], fields[1]) {
+				if err := swappedHeader(fields); err != nil {
+					return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+				}
 				ids.scoreColumn = fields[2]
 				continue // a header
 			}
@@ -1020,6 +1025,9 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 		} else if err := ids.noScores(name); err != nil {
 			return nil, err
 		} else if line == colsLine && ids.Header(fields[0], fields[1]) {
+			if err := swappedHeader(fields); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+			}
 			continue
 		}
 		q, r, ok, err := ids.Resolve(fields[0], fields[1])
@@ -1034,6 +1042,28 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return ids.left(pairs, name, ids.Unscored-unscored)
+}
+
+// swappedHeader refuses a header line that names the relevant row's
+// column first and the query's second ("corpus-id, query-id, score"): the
+// columns are read by position, the query first, and ids of numbers
+// would read as pairs the other way round, no error.
+func swappedHeader(fields []string) error {
+	norm := func(s string) string {
+		return strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(s))
+	}
+	query := func(s string) bool {
+		s = norm(s)
+		return strings.Contains(s, "query") || strings.Contains(s, "question") || s == "qid" || s == "userid" || s == "user"
+	}
+	row := func(s string) bool {
+		s = norm(s)
+		return strings.Contains(s, "corpus") || strings.Contains(s, "doc") || strings.Contains(s, "passage") || s == "pid" || s == "itemid" || s == "item"
+	}
+	if row(fields[0]) && query(fields[1]) {
+		return fmt.Errorf("the header names the columns %q, %q: the relevant row's first, the query's second; a pair's columns are read in order, the query's id first (BEIR's qrels: query-id, corpus-id, score): write them in that order (df[[%q, %q, …]].to_csv(path, sep=\"\\t\", index=False))", fields[0], fields[1], fields[1], fields[0])
+	}
+	return nil
 }
 
 // columnsOf is "N columns" for a line of a text of pairs, with the

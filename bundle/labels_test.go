@@ -3,6 +3,7 @@ package bundle
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os/exec"
 	"path/filepath"
@@ -337,6 +338,22 @@ func TestReadQrels(t *testing.T) {
 	want := `1 pair names an id that is not among the given ids (row id "none"): left out; 1 pair scored as relevant and also 0 or less (the first: query "q1", row "d3"): kept relevant`
 	if p.Unscored != 2 || p.Conflicts != 1 || p.Note() != want || p.UnscoredNote() != "2 pairs scored 0 or less, judged not relevant: left out" {
 		t.Errorf("note %q, %q (unscored %d, conflicts %d), want %q", p.Note(), p.UnscoredNote(), p.Unscored, p.Conflicts, want)
+	}
+	// A header naming the row's column first: refused, the columns being
+	// read in order (numbers would pair the wrong way, no error).
+	for _, text := range []string{"corpus-id\tquery-id\tscore\n3\t0\t1\n", "doc_id,qid\n3,0\n"} {
+		p, _ := NewPairIDs(nil, nil)
+		if _, err := ReadQrels(strings.NewReader(text), "qrels.tsv", p); err == nil || !strings.Contains(err.Error(), "qrels.tsv:1: the header names the columns") || !strings.Contains(err.Error(), "the relevant row's first, the query's second") {
+			t.Errorf("%q: %v", text, err)
+		}
+	}
+	// Ten pairs in eleven swapped, one id unknown: swapped, said.
+	text := "query-id\tcorpus-id\tscore\n"
+	for i := range 10 {
+		text += fmt.Sprintf("d%d\tq%d\t1\n", i%4, i%3)
+	}
+	if _, _, err := read(text + "zz\tq0\t1\n"); err == nil || !strings.Contains(err.Error(), "10 of them name a row's id as the query and a query's as the row — are the columns swapped?") {
+		t.Errorf("ten in eleven swapped: %v", err)
 	}
 	// Two columns throughout, spaces or commas: every pair relevant.
 	for _, text := range []string{"q0 d1\nq2 d0\n", "query,corpus\nq0, d1\nq2 ,d0  \n"} {
