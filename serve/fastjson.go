@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/ccsets/ccs/internal/suggest"
 )
 
 // field is one of the fields a JSON request body may carry.
@@ -173,7 +176,7 @@ func (p *reader) object(r *request) error {
 			}
 			switch {
 			case f == 0:
-				return badRequest(clip(string(name)), "unknown field %s: this endpoint takes %s", quote(string(name)), p.spec.fields.names())
+				return badRequest(clip(string(name)), "unknown field %s: this endpoint takes %s%s", quote(string(name)), p.spec.fields.names(), unknownFieldHint(string(name)))
 			case p.spec.fields&f == 0:
 				return badRequest(key, "this endpoint takes no %s (it takes %s)", key, p.spec.fields.names())
 			case seen&f != 0:
@@ -501,4 +504,24 @@ func growTo(s []float32, n int) []float32 {
 	out := make([]float32, len(s), n)
 	copy(out, s)
 	return out
+}
+
+// queryOnly are the parameters that go in a request's query string, never
+// its body (/ood's test: ?alpha_ood=0.01&delta=0.1&fdr=0.1).
+var queryOnly = []string{"alpha_ood", "delta", "fdr"}
+
+// unknownFieldHint says where an unknown body field belongs: the query
+// string, for a query parameter, or the field it is one edit from.
+func unknownFieldHint(name string) string {
+	if slices.Contains(queryOnly, name) {
+		return fmt.Sprintf("; %s is a query parameter (?%s=…), not a field", name, name)
+	}
+	names := make([]string, len(fieldNames))
+	for i, n := range fieldNames {
+		names[i] = n.name
+	}
+	if near, ok := suggest.Nearest(name, names); ok {
+		return fmt.Sprintf(": did you mean %q?", near)
+	}
+	return ""
 }

@@ -205,6 +205,8 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"points": [[1, 2, 3] [4, 5, 6]]}`, 400, "", "want ',' or ']'"},
 		{`{"points": [[1, 2, 3]], "label": 1}`, 400, "label", `this endpoint takes no label (it takes "anchor", "points")`},
 		{`{"pts": []}`, 400, "pts", `unknown field "pts"`},
+		{`{"point": []}`, 400, "point", `unknown field "point": this endpoint takes "anchor", "points": did you mean "points"?`},
+		{`{"points": [[1, 2, 3]], "alpha_ood": 0.01}`, 400, "alpha_ood", `unknown field "alpha_ood": this endpoint takes "anchor", "points"; alpha_ood is a query parameter (?alpha_ood=…), not a field`},
 		{`{"points": [[1, 2, 3]], "points": [[1, 2, 3]]}`, 400, "points", "points appears twice"},
 		{`{"anchor": "origin"}`, 400, "anchor", `want an array of 3 numbers, found "\"origin\"}"`},
 		{`{"points": {}}`, 400, "points", "want an array of points"},

@@ -200,6 +200,15 @@ func oneThreshold(name string, set *conformal.Set) error {
 	return nil
 }
 
+// oodField is the request part a refused test's parameters blame: delta
+// where δ is outside [0, conformal.MaxDelta), else alpha_ood.
+func oodField(t ood.Test) string {
+	if !(t.Delta >= 0 && t.Delta < conformal.MaxDelta) {
+		return "delta"
+	}
+	return "alpha_ood"
+}
+
 // ood answers the per-input OOD test of the points: each point's score
 // (the K-th nearest pool anchor under the set's score, over q̂), its
 // conformal p-value and whether the test flags it at α_ood; with ?fdr=Q,
@@ -230,7 +239,7 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 	m := len(pts) / d
 	c, err := o.test.With(test)
 	if err != nil {
-		return invalid("alpha_ood", "%v", err)
+		return invalid(oodField(test), "%v", err)
 	}
 	// The scores, p-values and flags, and with fdr Benjamini–Hochberg on
 	// the marginal p-values (whose positive dependence its guarantee rests
@@ -333,11 +342,7 @@ func oodParams(r *http.Request, n int) (ood.Test, float64, error) {
 	}
 	test := ood.Test{Alpha: alpha, Delta: delta}
 	if err := test.Check(n); err != nil {
-		field := "alpha_ood"
-		if !(delta >= 0 && delta < 1) {
-			field = "delta"
-		}
-		return ood.Test{}, 0, invalid(field, "%v", err)
+		return ood.Test{}, 0, invalid(oodField(test), "%v", err)
 	}
 	if fdr != 0 && !(fdr > 0 && fdr < 1) {
 		return ood.Test{}, 0, invalid("fdr", "FDR level %v, want 0 < q < 1 (or 0: none)", fdr)

@@ -243,6 +243,7 @@ func TestErrors(t *testing.T) {
 		{"an .npy body's collection with JSON", "POST", "/v1/sets/ball/retrieve?collection=zzz", "", `{"anchor": [0, 0, 0], "collection": "db"}`, 400, "bad_request", "collection"},
 		{"an .npy body's label with JSON", "POST", "/v1/sets/ball/score?label=1", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0]]}`, 400, "bad_request", "label"},
 		{"delta", "POST", "/v1/sets/ball/ood?delta=1", "", `{"points": [[0, 0, 0]]}`, 422, "invalid", "delta"},
+		{"delta past the limit", "POST", "/v1/sets/ball/ood?delta=0.9", "", `{"points": [[0, 0, 0]]}`, 422, "invalid", "delta"},
 		{"fdr", "POST", "/v1/sets/ball/ood?fdr=1.5", "", `{"points": [[0, 0, 0]]}`, 422, "invalid", "fdr"},
 		{"unknown collection", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0], "collection": "x"}`, 404, "unknown_collection", "collection"},
 		{"collection dimension", "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [0, 0, 0], "collection": "flat"}`, 422, "invalid", "collection"},
