@@ -410,6 +410,11 @@ func (p *PairIDs) Resolve(query, row string) (q, r int, ok bool, err error) {
 	side := func(id string, m map[string]int, what string) (int, bool, error) {
 		if m == nil {
 			v, err := strconv.Atoi(id)
+			if f, ferr := strconv.ParseFloat(id, 64); err != nil && ferr == nil && f == math.Trunc(f) && !strings.ContainsAny(id, "eEnN") {
+				// pandas writes an integer column as floats where it holds
+				// a missing value: 1834.0.
+				return 0, false, fmt.Errorf("%s %q is a row number written as a float (pandas writes an integer column so where it holds a missing value): write the ids as integers (drop the pairs without one, then df[column].astype(int)) and the file again", what, id)
+			}
 			if err != nil {
 				return 0, false, fmt.Errorf("%s %q is not a row number: give the %s", what, id, map[string]string{"query": "queries' ids (-query-ids; query_ids= in Python) to name them by id", "row": "rows' ids (-ids; ids= in Python) to name them by id"}[what])
 			}

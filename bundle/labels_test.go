@@ -207,6 +207,7 @@ func TestPairIDs(t *testing.T) {
 	}{
 		{nil, []string{"d5"}, "q0", "d5", `query "q0" is not a row number: give the queries' ids (-query-ids; query_ids= in Python) to name them by id`},
 		{[]string{"q0"}, nil, "q0", "d5", `row "d5" is not a row number: give the rows' ids (-ids; ids= in Python) to name them by id`},
+		{nil, nil, "0.0", "1834.0", `query "0.0" is a row number written as a float (pandas writes an integer column so where it holds a missing value): write the ids as integers (drop the pairs without one, then df[column].astype(int)) and the file again`},
 	} {
 		np, err := NewPairIDs(c.queries, c.rows)
 		if err != nil {

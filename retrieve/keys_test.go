@@ -76,7 +76,7 @@ np.savez(d + "/matrix.npz", embeddings=e, ids=ids.reshape(5, 1))
 		{"empty.npz", `array "ids": retrieve: collection: the string id of row 2 is empty`},
 		{"twice.npz", `array "ids": retrieve: collection: rows 1 and 3 have the same id "b"`},
 		{"float.npz", `array "ids" must be int64 or strings (5,), got float64 (5,)`},
-		{"short.npz", `array "ids" must be int64 or strings (5,), got <U5 (4,)`},
+		{"short.npz", `array "ids": 4 ids for the 5 rows of the collection`},
 		{"matrix.npz", `array "ids" must be int64 or strings (5,), got <U5 (5, 1)`},
 	} {
 		path := filepath.Join(dir, tc.file)

@@ -340,7 +340,10 @@ func ReadCollection(spec string) (*Collection, error) {
 	default:
 		ids, idName = arr["index"], "index"
 	}
-	if ids.Shape != nil && ((ids.I64 == nil && ids.Str == nil) || len(ids.Shape) != 1 || ids.Shape[0] != rows.Shape[0]) {
+	if ids.Shape != nil && (ids.I64 != nil || ids.Str != nil) && len(ids.Shape) == 1 && ids.Shape[0] != rows.Shape[0] {
+		return nil, fmt.Errorf("%s: array %q: %d ids for the %d rows of the collection%s", path, idName, ids.Shape[0], rows.Shape[0], bundle.TransposedHint(ids.Shape[0], rows.Shape[0], rows.Shape[1]))
+	}
+	if ids.Shape != nil && ((ids.I64 == nil && ids.Str == nil) || len(ids.Shape) != 1) {
 		return nil, fmt.Errorf("%s: array %q must be int64 or strings (%d,), got %s %s", path, idName, rows.Shape[0], ids.Kind(), bundle.FormatShape(ids.Shape))
 	}
 	c, err := NewCollection(rows.F32, rows.Shape[1], ids.I64)
