@@ -331,7 +331,7 @@ func FewUnitsWarning(cal *bundle.Bundle) string {
 	}
 	at := "no finite threshold at α = 0.05 (it needs 19)"
 	if r, err := Rank(n, 0.05); err == nil && r <= n {
-		at = fmt.Sprintf("α = 0.05 takes the %d-th smallest of them", r)
+		at = fmt.Sprintf("α = 0.05 takes the score of rank %d of them, counted from the smallest", r)
 	}
 	return fmt.Sprintf("the calibration split gives %s: a finite threshold needs α ≥ 1/(n+1) = %.3g, %s, and α = 0.01 needs 99; more items, or a larger calibration share (-split; split= in Python), give more", what, 1/float64(n+1), at)
 }

@@ -254,7 +254,10 @@ class Lent:
             if os.path.splitext(path)[1].lower() in (".pt", ".pth", ".bin", ".ckpt"):  # torch.save's pickle, which np.load cannot read
                 load, files = "torch.load in your own code, trusting the file, then pass the tensor", ""
             elif os.path.splitext(path)[1].lower() in (".csv", ".tsv", ".txt"):
-                load = "np.loadtxt(path, delimiter=\",\") for a CSV"
+                if name in ("embeddings", "queries", "views", "anchors", "logits", "activations"):
+                    load = "np.loadtxt(path, delimiter=\",\") for a CSV of numbers"
+                else:  # ids or labels, one a line
+                    load = "np.loadtxt(path, dtype=str, delimiter=\"\\t\") for ids or labels one a line, or pandas' read_csv(path)[column]"
             raise ValueError(f"{name or 'array'}: {path!r} is a path, not an array: load the file first ({load}){files}")
         a = asarray(x, name, dtype)
         if a.dtype == object and not isinstance(x, np.ndarray):

@@ -690,8 +690,10 @@ def test_a_path_is_not_an_array(tmp_path):
     # A torch.save file, which np.load cannot read, and a CSV: how to load each.
     with pytest.raises(ValueError, match=r"^embeddings: 'emb.pt' is a path, not an array: load the file first \(torch.load in your own code, trusting the file, then pass the tensor\)$"):
         ccs.bundle("emb.pt", np.arange(200) % 4, k=3)
-    with pytest.raises(ValueError, match=r"'emb.csv' is a path, not an array: load the file first \(np.loadtxt\(path, delimiter=\",\"\) for a CSV\)"):
+    with pytest.raises(ValueError, match=r"'emb.csv' is a path, not an array: load the file first \(np.loadtxt\(path, delimiter=\",\"\) for a CSV of numbers\)"):
         ccs.bundle("emb.csv", np.arange(200) % 4, k=3)
+    with pytest.raises(ValueError, match=r"^ids: 'ids.txt' is a path, not an array: load the file first \(np.loadtxt\(path, dtype=str"):
+        ccs.bundle(a, queries=a, pairs=[[0, 1]], ids="ids.txt")
     # Files a reader is given: a pickle refused by its extension, a CSV as a text table.
     (tmp_path / "emb.pt").write_bytes(b"PK\x03\x04 a torch.save zip")
     for load in (ccs.Bundle.load, ccs.Collection.load):
