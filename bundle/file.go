@@ -94,7 +94,7 @@ func ReadFeatures(path string) (*Bundle, error) {
 		}
 	} else if arrays, err = ReadNPZ(path); errors.Is(err, zip.ErrFormat) {
 		if what := notBundle(path); strings.HasPrefix(what, "a text file") {
-			return nil, fmt.Errorf("%s: %s, not embeddings: want .npy (n, d) or .npz (\"embeddings\" or \"anchors\"); %s", path, what, loadText(path))
+			return nil, fmt.Errorf("%s: %s, not embeddings: want .npy (n, d) or .npz (\"embeddings\" or \"anchors\"); %s", path, what, LoadText(path))
 		}
 	}
 	if err != nil {
@@ -446,8 +446,9 @@ func notBundle(path string) string {
 	return fmt.Sprintf("a text file (%q)", text)
 }
 
-// loadText is how to turn a text table of numbers (path) into an .npy.
-func loadText(path string) string {
+// LoadText is how to turn a text table of numbers (path) into an .npy:
+// `np.save("emb.npy", np.loadtxt("emb.csv", delimiter=",")) converts it`.
+func LoadText(path string) string {
 	load := fmt.Sprintf("np.loadtxt(%q)", filepath.Base(path))
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".csv":

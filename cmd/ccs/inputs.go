@@ -156,14 +156,7 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 		}
 		return f, bundle.CheckEmbeddings(e)
 	case ".txt":
-		load := fmt.Sprintf("np.loadtxt(%q)", filepath.Base(path))
-		switch strings.ToLower(filepath.Ext(path)) {
-		case ".csv":
-			load = fmt.Sprintf("np.loadtxt(%q, delimiter=\",\")", filepath.Base(path))
-		case ".tsv":
-			load = fmt.Sprintf("np.loadtxt(%q, delimiter=\"\\t\")", filepath.Base(path))
-		}
-		return nil, fmt.Errorf("%s: a text table, which ccs reads for labels and ids but not for embeddings: want .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), .parquet or .arrow (FILE:COLUMN, a column of lists), or a Hugging Face dataset's directory; np.save(\"emb.npy\", %s) converts it", path, load)
+		return nil, fmt.Errorf("%s: a text table, which ccs reads for labels and ids but not for embeddings: want .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), .parquet or .arrow (FILE:COLUMN, a column of lists), or a Hugging Face dataset's directory; %s", path, bundle.LoadText(path))
 	}
 	names := []string{"embeddings", "anchors", "features", "queries"}
 	if views {
