@@ -132,8 +132,15 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		if err != nil {
 			return err
 		}
+		// Distinct ids, sorted, from 0 to n−1: the row numbers, no ids of
+		// the file's own.
+		rowNumbers := len(c.IDs) > 0 && slices.IsSorted(c.IDs) && c.IDs[0] == 0 && c.IDs[len(c.IDs)-1] == int64(len(c.IDs)-1)
+		own := c.Keys != nil || !rowNumbers
 		if err := c.SetKeys(ids); err != nil {
 			return fmt.Errorf("%s: %w", o.IDs, err)
+		}
+		if own { // the file's own ids: a row's id is -ids', said once
+			fmt.Fprintf(out.stderr, "note: -ids %s: the hits' ids, in place of the ids %s holds\n", o.IDs, o.DB)
 		}
 	}
 	if err := set.CheckDim(o.DB, n, store.Dim()); err != nil {

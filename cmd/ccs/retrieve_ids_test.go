@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"io"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -89,6 +90,21 @@ np.savez(out, embeddings=np.load(db)["anchors"], ids=np.array(open(ids).read().s
 	out, err := ccs("retrieve", "-set", set, "-db", db, "-ids", idFile, "-anchor-index", "3", "-limit", "1")
 	if lines := strings.Split(out, "\n"); err != nil || len(lines) < 3 || !strings.HasPrefix(lines[2], ids[plain[0].Row]+"\t") {
 		t.Errorf("text: %v\n%s\nwant the first hit's line to start with %q", err, out, ids[plain[0].Row])
+	}
+
+	// -ids beside a file with ids of its own replaces them, and says so;
+	// beside a file of rows alone, no note.
+	for _, c := range []struct {
+		db   string
+		note bool
+	}{{coll, true}, {db, false}} {
+		var stderr bytes.Buffer
+		if err := run(io.Discard, &stderr, []string{"retrieve", "-set", set, "-db", c.db, "-ids", idFile, "-anchor-index", "3", "-limit", "1"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(stderr.String(), "note: -ids "+idFile+": the hits' ids, in place of the ids "+c.db+" holds"); got != c.note {
+			t.Errorf("-db %s -ids: stderr %q, want the note %v", c.db, stderr.String(), c.note)
+		}
 	}
 
 	// ccs serve answers with the keys of a collection .npz.
