@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -114,6 +115,9 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 		name, file, ok := strings.Cut(p, "=")
 		if !ok {
 			name, file = strings.TrimSuffix(filepath.Base(p), ".npz"), p
+		}
+		if _, err := os.Stat(file); err != nil && strings.Contains(p, ",") {
+			return usagef("ood: -ood %s: one file a flag: repeat -ood for each (-ood %s)", p, strings.Join(strings.Split(p, ","), " -ood "))
 		}
 		b, err := readFeaturesFor(out, file, set)
 		if err != nil {

@@ -27,7 +27,7 @@ func reportCommand() *command {
 		short: "write one self-contained HTML page (tables, figures as inline SVG, the paper's numbers beside ours, the build) from a results directory of ccs reproduce -out, or result files",
 		flags: func(fs *flag.FlagSet) runner {
 			var o reportOptions
-			fs.StringVar(&o.In, "in", "", "results `DIR` (ccs reproduce … -out DIR): its KIND.json for each kind of result ("+strings.Join(experiment.KindNames(), ", ")+")")
+			fs.StringVar(&o.In, "in", "", "results `DIR` (ccs reproduce … -out DIR, ccs compare -out DIR): its KIND.json for each kind of result ("+strings.Join(experiment.KindNames(), ", ")+")")
 			fs.StringVar(&o.Out, "out", "", "the HTML `file` to write")
 			fs.StringVar(&o.Title, "title", "", "the page's title (default \""+report.ReproducedTitle+"\" for results of ccs reproduce only, else \""+report.ResultsTitle+"\")")
 			return func(ctx context.Context, out *output) error {

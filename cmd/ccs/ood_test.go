@@ -159,6 +159,11 @@ func TestConformalOOD(t *testing.T) {
 		!strings.Contains(out, "CIDER: not available: left out (-cider-epochs 0)") || !regexp.MustCompile(`\| Mahalanobis +\| \d`).MatchString(out) {
 		t.Errorf("-cider-epochs 0: %v\n%s", err, out)
 	}
+	// Several OOD files joined by commas in one -ood: repeat the flag.
+	if _, err := run1("ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", "far="+p("far.npz")+",near="+p("near.npz")); err == nil || !isUsage(err) ||
+		!strings.Contains(err.Error(), "one file a flag: repeat -ood for each (-ood far="+p("far.npz")+" -ood near="+p("near.npz")+")") {
+		t.Errorf("a comma-joined -ood: %v", err)
+	}
 	if _, err := run1("ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-train", p("feats.npz"), "-cider-epochs", "-1"); err == nil || !strings.Contains(err.Error(), "or 0 to leave CIDER out") || !isUsage(err) {
 		t.Errorf("-cider-epochs -1: %v", err)
 	}
