@@ -1106,7 +1106,7 @@ func wordScoreHint(score, column string) string {
 	if column != "" {
 		col = fmt.Sprintf("the third column, %q,", column)
 	}
-	return ": " + col + " is read as each pair's relevance score; map its values to numbers (view 1, cart 2, purchase 3: pairs scored 0 or less are left out, -min-score keeps the higher) or give two columns"
+	return ": " + col + " is read as each pair's relevance score; map its values to numbers (view 1, cart 2, purchase 3: pairs scored 0 or less are left out, -min-score, min_score= in Python, keeps the higher) or give two columns"
 }
 
 // unquote is a field of a text of pairs without the double quotes around

@@ -706,6 +706,23 @@ def _column_names(x):
     return out
 
 
+#: The command line's flags whose keywords are named otherwise.
+_FLAG_KEYWORDS = {"db": "collection", "data": "the bundles, the first argument", "lambda": "lambda_",
+                  "seed": "seeds", "weight-decay": "weight_decay"}
+
+
+def _unknown_keywords(what, flags, fn):
+    """Refuses keywords fn does not take, naming the one meant: the
+    keyword of a command line flag named otherwise (db= is collection=),
+    or the nearest of fn's keywords."""
+    import difflib
+    names = [k for k, p in inspect.signature(fn).parameters.items() if p.kind == p.KEYWORD_ONLY]
+    k = next(iter(flags))
+    meant = _FLAG_KEYWORDS.get(k.replace("_", "-")) or next(iter(difflib.get_close_matches(k, names, n=1)), None)
+    hint = f": did you mean {meant}=?" if meant and " " not in meant else f" ({meant})" if meant else ""
+    raise TypeError(f"{what}: unexpected keyword {k}={hint}")
+
+
 def _compare_call(name, a):
     """The text of a ccs.compare call, for its document's command (which
     ccs report shows under the table): the bundles by name, seeds and
@@ -1076,7 +1093,7 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
             reference=None, shift=False, out=None, sets=None, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
             lr=None, momentum=None, weight_decay=None, cosine=None, T=None, lambda_=None, p_min=None, p_max=None,
             m_min=None, m_max=None, tau=None, infonce_weight=None, head_volume=None, progress=None,
-            collection=None, size_anchors=None):
+            collection=None, size_anchors=None, **flags):
     """Compares the set families on your bundles, as ccs compare does: the
     paper's Table 1 for your data (the l2 ball, the ellipsoid, and the
     single-norm and generalized balls under Neg, Vol and Neg+Vol; rows
@@ -1110,6 +1127,8 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
     prints it (str()), save(), the JSON that ccs report and ccs plot read;
     with out or sets, set(method, seed), the row's Set to deploy; with out,
     cells, how many cells were read back and computed."""
+    if flags:
+        _unknown_keywords("compare", flags, compare)
     asked = dict(locals())  # the keywords as given, for the document's command
     given, opened = {}, []
     try:

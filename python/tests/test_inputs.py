@@ -391,6 +391,8 @@ ERRORS = [
      "ids: dtype float64, shape (3,): want integers or strings (3,)"),
     ("no ood calibration", lambda s, a: s.ood(a), ValueError, "the set has no OOD calibration"),
     ("compare seeds", lambda s, a: ccs.compare(_splits(), seeds=0), ValueError, "compare: seeds=0: want at least 1"),
+    ("compare a flag's name", lambda s, a: ccs.compare(_splits(), db=a), TypeError, "compare: unexpected keyword db=: did you mean collection=?"),
+    ("compare a keyword mistyped", lambda s, a: ccs.compare(_splits(), epoch=3), TypeError, "compare: unexpected keyword epoch=: did you mean epochs=?"),
     ("compare a file", lambda s, a: ccs.compare(__file__), ValueError, "is a file, want the directory ccs bundle -out"),
     ("compare a directory of no bundles", lambda s, a: ccs.compare(os.path.dirname(__file__)), FileNotFoundError,
      "cal.npz and test.npz missing: make the bundles with ccs bundle -out"),
