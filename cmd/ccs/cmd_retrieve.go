@@ -99,12 +99,13 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	// A class-conditional set's anchors from a bundle (or an .npz of
 	// embeddings and labels): the labels beside them are their classes,
 	// as -anchor-labels FILE:labels would give them.
-	if path, name := bundle.SplitInput(o.Anchor); set.ClassConditional() && o.Label == "" && o.AnchorLabels == "" &&
-		o.Unlabeled != "marginal" && (name == "" || name == "anchors" || name == "embeddings") && npzHas(path, "labels") {
+	path, name := bundle.SplitInput(o.Anchor)
+	beside := set.ClassConditional() && (name == "" || name == "anchors" || name == "embeddings") && npzHas(path, "labels")
+	switch {
+	case beside && o.Label == "" && o.AnchorLabels == "" && o.Unlabeled != "marginal":
 		o.AnchorLabels = path + ":labels"
 		fmt.Fprintf(out.stderr, "note: -anchor-labels %s: each anchor's class, beside the anchors\n", o.AnchorLabels)
-	} else if path, name := bundle.SplitInput(o.Anchor); set.ClassConditional() && o.Label != "" &&
-		(name == "" || name == "anchors" || name == "embeddings") && npzHas(path, "labels") {
+	case beside && o.Label != "":
 		fmt.Fprintf(out.stderr, "note: -label %s: every anchor's class, whatever %s's labels say (-anchor-labels %s:labels takes each anchor's own)\n", o.Label, path, path)
 	}
 	// The set of one threshold each anchor is searched with: a class's
