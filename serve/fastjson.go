@@ -125,12 +125,31 @@ func (p *reader) null() bool {
 	return false
 }
 
-// found shows what is at the reader's position, for an error message.
+// found shows what is at the reader's position, for an error message:
+// a string whole (cut past 16 bytes), not the body's rest after it, and
+// a number sent as a string said so.
 func (p *reader) found() string {
 	if p.i >= len(p.b) {
 		return "the end of the body"
 	}
 	const show = 16
+	if start := p.i; p.b[start] == '"' {
+		tok, _, ok := p.str()
+		p.i = start
+		if ok {
+			inner := string(tok[1 : len(tok)-1])
+			if len(inner) > show {
+				return "the string " + strconv.Quote(inner[:cutAt(inner, show)]) + fmt.Sprintf("… (%d bytes)", len(inner))
+			}
+			if _, err := strconv.ParseFloat(strings.TrimSpace(inner), 64); err == nil {
+				return "the string " + strconv.Quote(inner) + ": a number in quotes; send it without them"
+			}
+			return "the string " + strconv.Quote(inner)
+		}
+	}
+	if end, ok := p.numberEnd(); ok && end-p.i <= show {
+		return "the number " + p.token(p.i, end)
+	}
 	s := string(p.b[p.i:min(len(p.b), p.i+show+1)])
 	if len(s) > show {
 		return strconv.Quote(s[:cutAt(s, show)]) + "…"

@@ -189,6 +189,18 @@ func TestDecodeErrors(t *testing.T) {
 	if _, err := decodeRequest([]byte(long), bodySpec{fields: fieldCollection}); err == nil || !strings.Contains(err.Error(), "at most 1024") {
 		t.Errorf("a collection name of %d bytes: %v", maxName+1, err)
 	}
+	// A string is shown whole, not with the body's rest after it.
+	for body, want := range map[string]string{
+		`{"limit": "3", "collection": "db"}`:           `want an integer, found the string "3": a number in quotes; send it without them`,
+		`{"limit": "all", "collection": "db"}`:         `want an integer, found the string "all"`,
+		`{"limit": "` + strings.Repeat("9", 40) + `"}`: `found the string "9999999999999999"… (40 bytes)`,
+		`{"collection": 7}`:                            `want a string, found the number 7`,
+	} {
+		_, err := decodeRequest([]byte(body), bodySpec{fields: fieldCollection | fieldLimit})
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "db") || strings.Contains(err.Error(), "}") {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
 	for _, c := range []struct {
 		body   string
 		status int
@@ -208,10 +220,10 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"point": []}`, 400, "point", `unknown field "point": this endpoint takes "anchor", "points": did you mean "points"?`},
 		{`{"points": [[1, 2, 3]], "alpha_ood": 0.01}`, 400, "alpha_ood", `unknown field "alpha_ood": this endpoint takes "anchor", "points"; alpha_ood is a query parameter (?alpha_ood=…), not a field`},
 		{`{"points": [[1, 2, 3]], "points": [[1, 2, 3]]}`, 400, "points", "points appears twice"},
-		{`{"anchor": "origin"}`, 400, "anchor", `want an array of 3 numbers, found "\"origin\"}"`},
+		{`{"anchor": "origin"}`, 400, "anchor", `want an array of 3 numbers, found the string "origin"`},
 		{`{"points": {}}`, 400, "points", "want an array of points"},
 		{`{"points": [1, 2, 3]}`, 400, "points[0]", "want an array of 3 numbers, found"},
-		{`{"points": [[1, "2", 3]]}`, 400, "points[0][1]", `want a number, found "\"2\", 3]]}"`},
+		{`{"points": [[1, "2", 3]]}`, 400, "points[0][1]", `want a number, found the string "2": a number in quotes; send it without them`},
 		{`{"points": [[1, -, 3]]}`, 400, "points[0][1]", "want a number"},
 		{`{"points": [[1, 2, 3], null]}`, 422, "points[1]", "null: want an array of 3 numbers"},
 		{`{"points": [[1, NaN, 3]]}`, 400, "points[0][1]", "want a number"},

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ccsets/ccs/internal/suggest"
 )
 
 // routes maps each endpoint to its handler, wrapped by endpoint (or guard)
@@ -41,7 +43,7 @@ func (s *Server) routes() {
 	// Unknown paths need a token too: a stranger learns nothing of the
 	// routes.
 	s.mux.Handle("/", s.endpoint("other", "", RoleRead, func(w http.ResponseWriter, r *http.Request) error {
-		return &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no endpoint %s", quote(r.URL.Path))}
+		return &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no endpoint %s%s", quote(r.URL.Path), s.pathHint(r.URL.Path))}
 	}))
 	// A path that is not clean (., .., an empty segment) is refused here,
 	// after the token (a read token, as an unknown path): the mux would
@@ -241,4 +243,47 @@ func params(h func(http.ResponseWriter, *http.Request) error, takes ...string) f
 		}
 		return h(w, r)
 	}
+}
+
+// setEndpoints are the paths under /v1/sets/{name}/.
+var setEndpoints = []string{"score", "ood", "ood/monitor/reset", "retrieve"}
+
+// pathHint is what an unknown path likely meant, for its 404: a set's own
+// path lists the set's endpoints; a path a few edits from an endpoint's
+// (the set's name taken from the path as sent, /v1 added where it was
+// left out) names that one. Empty when none is near.
+func (s *Server) pathHint(p string) string {
+	seg := strings.Split(strings.Trim(p, "/"), "/")
+	if len(seg) >= 3 && seg[0] == "v1" && seg[1] == "sets" && seg[2] != "" {
+		if len(seg) == 3 {
+			return fmt.Sprintf(": a set's endpoints are /v1/sets/%[1]s/score, /v1/sets/%[1]s/ood and /v1/sets/%[1]s/retrieve (POST)", seg[2])
+		}
+	}
+	name := "NAME"
+	switch {
+	case len(seg) >= 3 && seg[0] == "v1":
+		name = seg[2]
+	case len(seg) >= 2 && strings.HasPrefix(seg[0], "set"):
+		name = seg[1]
+	}
+	candidates := []string{"/v1/sets", "/v1/admin/reload", "/healthz", "/readyz"}
+	if s.cfg.Metrics != MetricsOff {
+		candidates = append(candidates, "/metrics")
+	}
+	for _, e := range setEndpoints {
+		candidates = append(candidates, "/v1/sets/"+name+"/"+e)
+	}
+	try := p
+	if !strings.HasPrefix(p, "/v1/") && p != "/v1" {
+		try = "/v1" + p // a path without its version: /sets/ball/score
+		if slices.Contains(candidates, try) {
+			return fmt.Sprintf(": did you mean %s?", try)
+		}
+	}
+	for _, q := range []string{p, try} {
+		if c, ok := suggest.Nearest(q, candidates); ok {
+			return fmt.Sprintf(": did you mean %s?", c)
+		}
+	}
+	return ""
 }

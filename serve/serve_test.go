@@ -931,3 +931,32 @@ func TestShiftedSet(t *testing.T) {
 		t.Errorf("/retrieve: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestUnknownPathHint: a path a few edits from an endpoint's, or without
+// its /v1, names the endpoint meant; a set's own path lists its
+// endpoints; a path far from all names none.
+func TestUnknownPathHint(t *testing.T) {
+	s, _ := fixture(t)
+	h := s.Handler()
+	for path, want := range map[string]string{
+		"/v1/sets/ball/scor":             `no endpoint "/v1/sets/ball/scor": did you mean /v1/sets/ball/score?`,
+		"/v1/sets/ball/retreive":         `did you mean /v1/sets/ball/retrieve?`,
+		"/sets/ball/ood":                 `did you mean /v1/sets/ball/ood?`,
+		"/v1/set/ball/ood":               `did you mean /v1/sets/ball/ood?`,
+		"/v1/set":                        `did you mean /v1/sets?`,
+		"/health":                        `did you mean /healthz?`,
+		"/v1/admin/relaod":               `did you mean /v1/admin/reload?`,
+		"/v1/sets/ball":                  `a set's endpoints are /v1/sets/ball/score, /v1/sets/ball/ood and /v1/sets/ball/retrieve (POST)`,
+		"/v2/things":                     `no endpoint "/v2/things"`,
+		"/v1/sets/ball/ood/monitor/rest": `did you mean /v1/sets/ball/ood/monitor/reset?`,
+	} {
+		rec := do(t, h, "POST", path, "", `{}`)
+		var e apiErr
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != 404 || !strings.Contains(e.Error.Message, want) {
+			t.Errorf("%s: %d %s, want 404 saying %q", path, rec.Code, rec.Body, want)
+		}
+		if path == "/v2/things" && strings.Contains(e.Error.Message, "did you mean") {
+			t.Errorf("%s: %s, want no suggestion", path, e.Error.Message)
+		}
+	}
+}
