@@ -82,12 +82,27 @@ func onHandle[T any](h C.uintptr_t, errOut **C.char, f func(T) error) C.int {
 	})
 }
 
-// fail stores err's message in *errOut and returns its status.
+// fail stores err's message, as Python shows it, in *errOut and returns
+// its status.
 func fail(errOut **C.char, err error) C.int {
 	if errOut != nil {
-		*errOut = C.CString(err.Error())
+		*errOut = C.CString(messageOf(err))
 	}
 	return C.int(statusOf(err))
+}
+
+// notCalibrated is conformal.ErrNotCalibrated's message in Python, which
+// names Python's call alone (the package's names the command, Python's
+// call and Go's).
+const notCalibrated = "the set is not calibrated: calibrate it first with ccs.calibrate(set, cal, alpha=…)"
+
+// messageOf is err's message as Python shows it.
+func messageOf(err error) string {
+	msg := err.Error()
+	if errors.Is(err, conformal.ErrNotCalibrated) {
+		msg = strings.Replace(msg, conformal.ErrNotCalibrated.Error(), notCalibrated, 1)
+	}
+	return msg
 }
 
 // cString stores b as a malloc'd C string in *out.

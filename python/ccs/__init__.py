@@ -67,6 +67,43 @@ class CCSWarning(UserWarning):
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+#: The command line's flags whose keywords are named otherwise.
+_FLAG_KEYWORDS = {"db": "collection", "data": "the bundles, the first argument", "lambda": "lambda_",
+                  "seed": "seeds", "weight-decay": "weight_decay"}
+
+
+def _unknown_keywords(what, flags, fn):
+    """Refuses keywords fn does not take, naming the one meant: the
+    keyword of a command line flag named otherwise (db= is collection=),
+    or the nearest of fn's keywords."""
+    import difflib
+    names = [k for k, p in inspect.signature(fn).parameters.items()
+             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and k != "self" and k != "cls"]
+    k = next(iter(flags))
+    meant = _FLAG_KEYWORDS.get(k.replace("_", "-"))
+    if meant not in names and (meant is None or " " not in meant or "data" not in names and "bundles" not in names):
+        meant = next(iter(difflib.get_close_matches(k, names, n=1)), None)
+    hint = f": did you mean {meant}=?" if meant and " " not in meant else f" ({meant})" if meant else ""
+    raise TypeError(f"{what}: unexpected keyword {k}={hint}")
+
+
+def _keywords(fn):
+    """fn, refusing a keyword it does not take as compare does (naming
+    the keyword meant) rather than with Python's bare TypeError."""
+    import functools
+    params = inspect.signature(fn).parameters
+    names = {k for k, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    what = fn.__qualname__.removesuffix(".__init__")
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        for k in kwargs:
+            if k not in names:
+                _unknown_keywords(what, {k: kwargs[k]}, fn)
+        return fn(*args, **kwargs)
+    return checked
+
+
 def _caller_level():
     """The stacklevel of warnings.warn, called from _warn, that names the
     first frame outside this package: the user's line, however deep the
@@ -523,6 +560,7 @@ def _pairs(x):
     return np.array([[text(v, i, j) for j, v in enumerate(row)] for i, row in enumerate(a)], dtype=str).reshape(a.shape)
 
 
+@_keywords
 def bundle(embeddings=None, labels=None, *, groups=None, sessions=None, blocks=None, views=None, queries=None, pairs=None, ids=None,
            query_ids=None, query_labels=None, k=None, kneg=0, split=(0.5, 0.1, 0.2, 0.2), seed=0, ood_classes=(), ood_cal_share=0.0,
            allow_fewer=False, missing_labels="error", min_score=None, logits=None, activations=None, out=None, kneg_hard=0,
@@ -706,23 +744,6 @@ def _column_names(x):
     return out
 
 
-#: The command line's flags whose keywords are named otherwise.
-_FLAG_KEYWORDS = {"db": "collection", "data": "the bundles, the first argument", "lambda": "lambda_",
-                  "seed": "seeds", "weight-decay": "weight_decay"}
-
-
-def _unknown_keywords(what, flags, fn):
-    """Refuses keywords fn does not take, naming the one meant: the
-    keyword of a command line flag named otherwise (db= is collection=),
-    or the nearest of fn's keywords."""
-    import difflib
-    names = [k for k, p in inspect.signature(fn).parameters.items() if p.kind == p.KEYWORD_ONLY]
-    k = next(iter(flags))
-    meant = _FLAG_KEYWORDS.get(k.replace("_", "-")) or next(iter(difflib.get_close_matches(k, names, n=1)), None)
-    hint = f": did you mean {meant}=?" if meant and " " not in meant else f" ({meant})" if meant else ""
-    raise TypeError(f"{what}: unexpected keyword {k}={hint}")
-
-
 def _compare_call(name, a):
     """The text of a ccs.compare call, for its document's command (which
     ccs report shows under the table): the bundles by name, seeds and
@@ -777,6 +798,7 @@ def _bundle_call(a):
     return "ccs.bundle(" + ", ".join(parts + [f"{k}={v!r}" for k, v in kw.items()]) + ")"
 
 
+@_keywords
 def simulate(*, seed=0, data_seed=None, k=None, per_class=None, out=None):
     """The paper's 3-D mixed simulation, as ccs simulate writes it: a dict
     from "fit", "val", "cal" and "test" to Bundle. data_seed (default 178:
@@ -874,6 +896,7 @@ def _fitted(job):
     return h.value, loads(training)
 
 
+@_keywords
 def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, val_share=None, shift=False, recipe="sim",
         threshold=None, batch=None, epochs=None, patience=None, clip=None, lr=None, momentum=None,
         weight_decay=None, cosine=None, T=None, lambda_=None, p_min=None, p_max=None, m_min=None, m_max=None,
@@ -922,6 +945,7 @@ def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, v
     return s
 
 
+@_keywords
 def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, ridge=None, fit=None, shift=False,
               reference=None, ood_cal=None, ood_k=None, ood_class=None, allow_infinite=False, label=None):
     """Calibrates a set on the bundle cal (or a bundle file's path), as ccs
@@ -1247,6 +1271,7 @@ def _features(x, what, opened):
     return b, what
 
 
+@_keywords
 def ood_detection(set, id, ood, *, train=None, ood_cal=None, classifier=None, mode=None, alpha_ood=0.05, delta=0.0,
                   simultaneous=False, fdr=0.0, fpr="id-positive", cider_epochs=100, seed=0, by_class=False, progress=None):
     """ccs ood: the set's OOD scores on in-distribution inputs id and OOD
@@ -1426,6 +1451,7 @@ class _NameError(KeyError, ValueError):
         return str(self.args[0])
 
 
+@_keywords
 def report(results, path, *, title=None):
     """Writes one self-contained HTML page of results, as ccs report does:
     each a Comparison, a JSON document's path (ccs compare -json, ccs
@@ -1480,6 +1506,7 @@ class Collection(_Handle):
         call(lib.ccs_collection_load, _path(path), byref(h))
         return cls._wrap(h.value)
 
+    @_keywords
     def transform(self, set, max_bytes=4 << 30):
         """Prepares the collection for the searches of set, a single-norm or
         ellipsoid set (shifted or not): every item multiplied once by the
@@ -1596,6 +1623,7 @@ class Set(_Handle):
         warns: a whole-space threshold, a pooled calibration, …"""
         return loads(call_string(lib.ccs_set_warnings, self._handle()))
 
+    @_keywords
     def evaluate(self, test, *, per_class=False, unlabeled="error", collection=None, size_anchors=None, baseline=None, cal=None):
         """Coverage of the test positives, exclusion of the test negatives,
         LogVol/d (and per class with per_class=True): the result of ccs
@@ -1654,6 +1682,7 @@ class Set(_Handle):
                     row["name"] = tb.label_names[row["label"]]
         return result
 
+    @_keywords
     def trials(self, embeddings, ids, trials, *, unlabeled="error"):
         """The set judged on a speaker-verification trial list, as ccs
         evaluate -trials -json: trials, a file's path (VoxCeleb's "1 enrol
@@ -1702,6 +1731,7 @@ class Set(_Handle):
         _warn(out["warnings"])
         return out["result"]
 
+    @_keywords
     def coverage_check(self, test, *, resplits=1000, cal_fraction=0.5, seed=0, per_class=False):
         """The guarantee draw by draw, as ccs coverage-check -json: the
         set's geometry recalibrated (its alpha, mode and delta) on resplits
@@ -1730,6 +1760,7 @@ class Set(_Handle):
             result["label_names"] = list(tb.label_names)  # lists of labels: named as the lists named them
         return result
 
+    @_keywords
     def contains(self, anchor, points, label=None):
         """Whether each point ((m, d), or (d,) for one) is inside the set
         around anchor ((d,) or (1, d)): np.ndarray of m bools. A
@@ -1802,6 +1833,7 @@ class Set(_Handle):
         call(lib.ccs_set_label_named, self._handle(), name.encode(), byref(out))
         return out.value
 
+    @_keywords
     def scores(self, anchor, points):
         """The score of each point ((m, d), or (d,) for one) around anchor:
         np.ndarray of m float64; the point is inside when its score is at
@@ -1814,6 +1846,7 @@ class Set(_Handle):
              out.ctypes.data_as(POINTER(c_double)), m)
         return out
 
+    @_keywords
     def for_class(self, label):
         """The set of one threshold that a class-conditional set is for
         anchors of class label (its integer label, or its class's name):
@@ -1837,6 +1870,7 @@ class Set(_Handle):
             raise ValueError(f"{where}: {e}") from None
         return Set._wrap(h.value)
 
+    @_keywords
     def retrieve(self, anchor, collection, limit=None, label=None):
         """The items of collection inside the set around anchor, nearest
         first (at most limit): (ids, scores), np.ndarrays of int64 — or of
@@ -1879,6 +1913,7 @@ class Set(_Handle):
                                  self.info)])
         return found
 
+    @_keywords
     def retrieve_many(self, anchors, collection, limit=None, labels=None):
         """Each row of anchors ((m, d): a batch of queries, a Bundle's
         anchors) retrieved as retrieve retrieves one: a list of m (ids,
@@ -1960,6 +1995,7 @@ class Set(_Handle):
             _warn([_zero_anchors(f"{len(zero)} of {len(a)} anchors are all zeros (the first: anchors[{first}])",
                                  totals[first], len(collection), self.info)])
 
+    @_keywords
     def ood(self, points, *, alpha_ood=0.05, delta=0.0, simultaneous=False, fdr=None):
         """The set's per-input OOD test on points ((m, d), or a Bundle's
         anchors), for a set
@@ -2035,6 +2071,7 @@ def _limit(limit):
     return n
 
 
+@_keywords
 def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, metrics="token", insecure=False,
           tls_cert=None, tls_key=None, max_body=0, max_points=0, max_results=0, grace=30.0):
     """Serves sets over HTTP from this process, as ccs serve does: the same
@@ -2192,6 +2229,7 @@ class Server(_Handle):
         return f"<ccs.Server {self.url} sets={list(self.sets)}>" if self._h else "<ccs.Server closed>"
 
 
+@_keywords
 def threads(n=None):
     """The number of threads the engine runs its work on (Go's
     GOMAXPROCS: by default the cores this process may use, its CPU
