@@ -295,7 +295,7 @@ func (e *Evaluation) WriteText(w io.Writer) error {
 		{pct(e.Coverage), pct(1 - e.Alpha), opt(e.Exclusion), fmt.Sprintf("%.4g", float64(e.LogVolPerDim)), fmt.Sprint(e.Positives), fmt.Sprint(e.Negatives)},
 	})
 	if e.Exchangeability != nil {
-		fmt.Fprintf(&b, "\nAgainst the calibration: %s.\n", ShiftText(e.Exchangeability))
+		fmt.Fprintf(&b, "\nAgainst the calibration: %s.\n", ShiftText(e.Exchangeability, "test"))
 	}
 	if e.Sizes != nil {
 		fmt.Fprintf(&b, "\nSet size: %s.\n", SetSizeText(e.Collection, *e.Sizes, e.Calibration.Mode == conformal.Class))
@@ -556,7 +556,7 @@ func shiftWhat(e *conformal.Exchangeability) string {
 	switch w := e.Worst; {
 	case e.P < level:
 		return fmt.Sprintf("its anchors leave the set more often than chance allows: %s, where anchors drawn as the set's calibration anchors were leave %.2f%% on average and leave as many with probability %.2g%s%s",
-			OutsideText(e), 100*e.Expected, e.P, eachClass(e), otherUnits(e))
+			OutsideText(e, "test"), 100*e.Expected, e.P, eachClass(e), otherUnits(e))
 	case w != nil && w.P < level:
 		return fmt.Sprintf("its anchors of %s leave the set more often than chance allows: %d of %d (%.2f%%), with probability %.2g (its tail times the %d classes checked)%s",
 			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes, otherUnits(e))
@@ -564,12 +564,13 @@ func shiftWhat(e *conformal.Exchangeability) string {
 	return ""
 }
 
-// OutsideText says in a few words how many of a check's test units lie
+// OutsideText says in a few words how many of a check's units, of the
+// split named (test, or calibration-split where the set has seen it), lie
 // outside the set: "41 of 1000 test anchors (one positive each), 4.10%".
-func OutsideText(e *conformal.Exchangeability) string {
-	units := "test anchors (one positive each)"
+func OutsideText(e *conformal.Exchangeability, split string) string {
+	units := split + " anchors (one positive each)"
 	if e.Pairs {
-		units = "disjoint test pairs"
+		units = "disjoint " + split + " pairs"
 	}
 	return fmt.Sprintf("%d of %d %s, %.2f%%", e.Outside, e.Units, units, 100*float64(e.Outside)/float64(e.Units))
 }
@@ -604,12 +605,12 @@ func eachClass(e *conformal.Exchangeability) string {
 	return fmt.Sprintf(" (%d classes, each against its own threshold)", e.Classes)
 }
 
-// ShiftText is a check's line: how many test units lie outside, against
-// what exchangeable ones give; for a class-conditional set, the least
-// likely class too.
-func ShiftText(e *conformal.Exchangeability) string {
+// ShiftText is a check's line: how many units of the split named lie
+// outside (OutsideText), against what exchangeable ones give; for a
+// class-conditional set, the least likely class too.
+func ShiftText(e *conformal.Exchangeability, split string) string {
 	s := fmt.Sprintf("%s outside; anchors exchangeable with the calibration: %.2f%% on average, as many or more with probability %.2g%s%s",
-		OutsideText(e), 100*e.Expected, e.P, eachClass(e), otherUnits(e))
+		OutsideText(e, split), 100*e.Expected, e.P, eachClass(e), otherUnits(e))
 	if w := e.Worst; w != nil {
 		s += fmt.Sprintf("; the least likely class alone, %s: %d of %d (%.2f%%), probability %.2g (its tail times the %d classes)",
 			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes)

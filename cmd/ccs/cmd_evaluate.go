@@ -299,7 +299,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		fmt.Fprintf(out.stdout, "exclusion  %.2f%% of %d %s negatives%s\n", 100*r.Exclusion, r.Negatives, of, are)
 	}
 	if shift != nil {
-		fmt.Fprintf(out.stdout, "check      %s\n", experiment.ShiftText(shift))
+		fmt.Fprintf(out.stdout, "check      %s\n", experiment.ShiftText(shift, of))
 	}
 	fmt.Fprintf(out.stdout, "LogVol/d   %.4g\n", r.LogVolPerDim)
 	if sizes != nil {

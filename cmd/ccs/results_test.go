@@ -163,7 +163,8 @@ func TestConvertedInputs(t *testing.T) {
 	// evaluation warns that it is no test.
 	own := ": this is the set's calibration split"
 	if o32 != o64 || strings.Count(e32, "\n") != 1 || !strings.Contains(e32, own) || strings.Count(e64, "note:") != 1 || !strings.Contains(e64, own) ||
-		!strings.Contains(o32, " calibration-split positives") || strings.Contains(o32, "test positives") {
+		!strings.Contains(o32, " calibration-split positives") || strings.Contains(o32, "test ") ||
+		!strings.Contains(o32, "check      ") || !strings.Contains(o32, " calibration-split anchors (one positive each)") {
 		t.Errorf("float32:\n%s%s\nfloat64:\n%s%s", o32, e32, o64, e64)
 	}
 }
