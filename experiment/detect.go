@@ -281,8 +281,10 @@ func baselineShiftAlarm(d OODDetection, scores []baselineScores) (string, error)
 // classAlarms warns of the classes of d's labelled ID inputs whose share
 // flagged by the set's per-input test (calibrated on cal; id their
 // scores) is over twice α_ood and beyond chance (its tail times the
-// classes checked below ShiftTail), among classes of 20 inputs or more:
-// the false-alarm rate is guaranteed over all inputs, not class by class.
+// classes checked below ShiftTail): the false-alarm rate is guaranteed
+// over all inputs, not class by class. The classes checked are those a
+// count could show beyond chance (Tarone's count): a class of 7 inputs,
+// all flagged, is named; one of 2 cannot be, and costs the others nothing.
 func classAlarms(d OODDetection, cal, id []float64) ([]string, error) {
 	if d.ID.Labels == nil {
 		return nil, nil
@@ -305,15 +307,21 @@ func classAlarms(d OODDetection, cal, id []float64) ([]string, error) {
 	// chance alone (a protein user's family of 24 inputs, 3 flagged, had a
 	// tail of 0.12), so each class's tail of its count, times the classes
 	// checked (Bonferroni), must be below ShiftTail.
-	checked := 0
-	for _, s := range byClass {
-		if len(s) >= 20 {
-			checked++
-		}
+	//
+	// Which classes are checked is Tarone's (Biometrics 1990): a class of
+	// m inputs cannot show a tail below that of all m flagged, so the
+	// classes checked are the K whose least tail is below ShiftTail/K, K
+	// the least count for which at most K are; a class too small to be
+	// named does not widen the others' factor. (A floor of 20 inputs had
+	// left a 40-row class's 7 test inputs, all flagged, unsaid.)
+	least := map[int64]float64{}
+	for l, s := range byClass {
+		least[l] = conformal.ExchangeableTail(len(s), len(s), len(cal), test.FlaggedRank(len(cal)))
 	}
+	checked := taroneCount(slices.Collect(maps.Values(least)), ShiftTail)
 	var high []class
 	for _, l := range slices.Sorted(maps.Keys(byClass)) {
-		if s := byClass[l]; len(s) >= 20 {
+		if s := byClass[l]; checked > 0 && least[l] < ShiftTail/float64(checked) {
 			if r := test.Rate(c, s); r > 2*test.Alpha {
 				k := int(math.Round(r * float64(len(s))))
 				p := conformal.ExchangeableTail(k, len(s), len(cal), test.FlaggedRank(len(cal)))
@@ -345,6 +353,25 @@ func classAlarms(d OODDetection, cal, id []float64) ([]string, error) {
 	}
 	return []string{fmt.Sprintf("%s: the per-input test flagged %s, beyond chance, against α_ood = %v over all: its false-alarm rate is guaranteed over all in-distribution inputs, not class by class (docs/ood.md)",
 		d.IDName, strings.Join(parts, ", "), test.Alpha)}, nil
+}
+
+// taroneCount is the number of tests a Bonferroni correction at level
+// alpha counts when test i cannot reach a p-value below least[i]: the
+// least K ≥ 1 for which at most K have least[i] < alpha/K (Tarone 1990).
+// It is at most the number of tests, and each test counted is one with
+// least[i] < alpha/K.
+func taroneCount(least []float64, alpha float64) int {
+	for k := 1; ; k++ {
+		m := 0
+		for _, p := range least {
+			if p < alpha/float64(k) {
+				m++
+			}
+		}
+		if m <= k {
+			return k
+		}
+	}
 }
 
 // detectBaselines fits the baselines on d.Train and adds their rows, with

@@ -12,9 +12,10 @@ import (
 
 // TestClassAlarms: the classes whose inputs the per-input test flags at
 // over twice α_ood, beyond chance, are named, worst first, with their
-// names; a class under 20 inputs, one flagged at α_ood, one flagged at
-// twice α_ood by chance, one beyond chance alone but not over the classes
-// checked (Bonferroni), and unlabelled inputs are not.
+// names, a class of 10 inputs, all flagged, too; one flagged at α_ood,
+// one flagged at twice α_ood by chance, one beyond chance alone but not
+// over the classes checked (Bonferroni), one of 2 inputs, both flagged
+// (which chance gives too often), and unlabelled inputs are not.
 func TestClassAlarms(t *testing.T) {
 	cal := make([]float64, 999)
 	for i := range cal {
@@ -29,22 +30,23 @@ func TestClassAlarms(t *testing.T) {
 	}
 	add(0, 100, 10)   // never flagged
 	add(1, 40, 2000)  // always
-	add(2, 10, 2000)  // always, but too few to say
+	add(2, 10, 2000)  // always: few, but beyond chance
 	add(3, 30, 960)   // p = 40/1000: flagged at 0.05, 100%
 	add(4, 50, 500.5) // p ≈ 0.5: never
 	add(5, 21, 10)    // 3 of 24 flagged (12.5%): over twice α_ood, but chance
 	add(5, 3, 2000)
 	add(6, 14, 10) // 6 of 20 flagged: a tail of 4.1e-4 alone, 2.4e-3 over the 6 classes checked
 	add(6, 6, 2000)
+	add(7, 2, 2000) // both flagged: a tail of 3.3e-3 at best, never counted (Tarone)
 	d := OODDetection{Set: &conformal.Set{Geometry: geometry.Ball{D: 1}}, IDName: "test.npz",
 		ID: &bundle.Bundle{N: len(labels), Labels: labels}, Test: ood.Test{Alpha: 0.05},
-		LabelNames: []string{"a", "b", "c", "d", "e", "f", "g"}}
+		LabelNames: []string{"a", "b", "c", "d", "e", "f", "g", "h"}}
 	w, err := classAlarms(d, cal, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `test.npz: the per-input test flagged 100.0% of class 1 ("b")'s 40 inputs, 100.0% of class 3 ("d")'s 30 inputs, beyond chance, against α_ood = 0.05 over all`
-	if len(w) != 1 || !strings.HasPrefix(w[0], want) || strings.Contains(w[0], `"c"`) || strings.Contains(w[0], `"f"`) || strings.Contains(w[0], `"g"`) {
+	want := `test.npz: the per-input test flagged 100.0% of class 1 ("b")'s 40 inputs, 100.0% of class 2 ("c")'s 10 inputs, 100.0% of class 3 ("d")'s 30 inputs, beyond chance, against α_ood = 0.05 over all`
+	if len(w) != 1 || !strings.HasPrefix(w[0], want) || strings.Contains(w[0], `"f"`) || strings.Contains(w[0], `"g"`) || strings.Contains(w[0], `"h"`) {
 		t.Errorf("warnings %q, want one starting %q", w, want)
 	}
 	d.ID.Labels = nil
@@ -150,5 +152,24 @@ func TestBaselineShiftAlarm(t *testing.T) {
 	d.IDBlocks = 1
 	if w, _ := baselineShiftAlarm(d, []baselineScores{{"Mahalanobis", cal, inputs(20000, 9940)}}); !strings.Contains(w, "But these inputs are the rows of 1 block (ccs bundle -blocks)") {
 		t.Errorf("rows of one block: %q", w)
+	}
+}
+
+// TestTaroneCount: tests that cannot reach alpha/K are not counted; with
+// every test able to, the count is Bonferroni's.
+func TestTaroneCount(t *testing.T) {
+	for _, c := range []struct {
+		least []float64
+		want  int
+	}{
+		{nil, 1},
+		{[]float64{1e-9, 1e-9, 1e-9}, 3},
+		{[]float64{1e-9, 0.003, 0.003, 0.003}, 1},      // three can never pass 1e-3
+		{[]float64{1e-9, 1e-9, 4e-4, 4e-4, 0.01}, 3},   // K=2: 4 below 5e-4; K=3: 2 below 3.3e-4
+		{[]float64{1e-9, 1e-9, 1e-9, 1e-9, 2.6e-4}, 4}, // K=4: 2.6e-4 > 2.5e-4, so 4
+	} {
+		if got := taroneCount(c.least, 1e-3); got != c.want {
+			t.Errorf("taroneCount(%v) = %d, want %d", c.least, got, c.want)
+		}
 	}
 }
