@@ -108,7 +108,15 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 			if err != nil {
 				return nil, err
 			}
-			return b, s.s.CheckDim(name, b.b.N, b.b.D)
+			if err := s.s.CheckDim(name, b.b.N, b.b.D); err != nil {
+				return nil, err
+			}
+			// As ccs ood refuses them: unnormalised inputs against a set of
+			// unit-norm embeddings are told apart by their norm alone.
+			if err := s.s.CheckBundleNorms(b.b); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			return b, nil
 		}
 		id, err := features(idH, d.IDName)
 		if err != nil {

@@ -737,6 +737,10 @@ def test_unit_norm_set_refuses_unnormalised_inputs():
         # A test bundle not normalised alike covers none of its positives:
         # refused, not blamed on a shift.
         (lambda: s.evaluate(ccs.Bundle(9 * a, p)), r"^evaluate: test: anchor 0: norm 9: the set was calibrated on unit-norm embeddings"),
+        # OOD inputs of other norms than the calibration's are told apart
+        # by their norm alone: refused, as ccs ood refuses them.
+        (lambda: ccs.ood_detection(s, ccs.Bundle(a, p), {"far": 7 * a}), r"far: anchor 0: norm 7: the set was calibrated on unit-norm"),
+        (lambda: ccs.ood_detection(s, ccs.Bundle(5 * a, p), {"far": a}), r"id: anchor 0: norm 5: the set was calibrated on unit-norm"),
         # A NaN is a failed encoding, said as one, not a norm to fix.
         (lambda: s.contains(a[0], np.where((np.arange(4) == 1)[:, None] & (np.arange(5) == 3), np.nan, p[0])), r"^points\[1\]\[3\] is NaN$"),
         (lambda: s.contains(np.where(np.arange(5) == 2, np.nan, a[0]), p[0]), r"^anchor: coordinate 2 is NaN$"),
