@@ -289,7 +289,11 @@ func (s *Set) Warnings() []string {
 		w = append(w, s.rankN(c.N, "the set"))
 	}
 	if math.IsInf(s.Threshold, 1) && s.Calibration.Mode != Class { // a class set's classes decide
-		w = append(w, (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason())
+		reason := (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason()
+		if c := s.Calibration.Class; c != nil { // one class's set (ForClass, -class): which
+			reason = className(c.Label, c.Name) + ": " + reason
+		}
+		w = append(w, reason)
 	}
 	if d := geometry.Describe(s.Geometry); d.ProjectedVolume() {
 		w = append(w, fmt.Sprintf("the %d→%d projection head is not square: log-volumes are measured in its %d-dimensional output space, not comparable with sets on the %d-dimensional embeddings",

@@ -286,3 +286,67 @@ func TestClassAndPACSets(t *testing.T) {
 		}
 	}
 }
+
+// TestWholeSpaceClass: a class whose calibration was too small for α
+// (-allow-infinite) is the whole space; /score and /retrieve with its
+// label answer every point inside and every item a hit, and say why in
+// the answer's warnings; another class's answers carry none.
+func TestWholeSpaceClass(t *testing.T) {
+	const n, d = 65, 3
+	cal := &bundle.Bundle{N: n, K: 1, D: d, Labels: make([]int64, n), Anchors: make([]float32, n*d), Positives: make([]float32, n*d)}
+	rng := rand.New(rand.NewPCG(51, 51))
+	for i := range n {
+		if i >= 60 {
+			cal.Labels[i] = 1 // 5 anchors: α = 0.1 needs 9
+		}
+		for j := range d {
+			cal.Anchors[i*d+j] = float32(rng.NormFloat64())
+			cal.Positives[i*d+j] = cal.Anchors[i*d+j] + float32(rng.NormFloat64())
+		}
+	}
+	set, err := conformal.Calibrate(geometry.Ball{D: d}, cal, 0.1, conformal.Options{Mode: conformal.Class, AllowInfinite: true, LabelNames: []string{"ant", "bee"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path, coll := filepath.Join(dir, "class.json"), filepath.Join(dir, "coll.npz")
+	if err := set.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPZ(coll, map[string]bundle.Array{"embeddings": bundle.Float32([]float32{0, 0, 0, 50, 0, 0}, 2, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Sets: map[string]string{"class": path}, Collections: map[string]string{"c": coll}, MaxBody: 1 << 16, MaxPoints: 50, MaxResults: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	for _, c := range []struct {
+		path, body, want string
+	}{
+		{"/v1/sets/class/score", `{"anchor": [1, 0, 0], "points": [[50, 0, 0]], "label": "bee"}`,
+			`class "bee"'s set is the whole space: every point is inside it, which says nothing of it: 5 calibration scores are too few for alpha 0.1`},
+		{"/v1/sets/class/retrieve", `{"anchor": [1, 0, 0], "collection": "c", "label": "bee"}`,
+			`class "bee"'s set is the whole space: every item of the collection is in it, which says nothing of it: 5 calibration scores are too few`},
+		{"/v1/sets/class/score", `{"anchor": [1, 0, 0], "points": [[50, 0, 0]], "label": "ant"}`, ""},
+		{"/v1/sets/class/retrieve", `{"anchor": [1, 0, 0], "collection": "c", "label": "ant"}`, ""},
+	} {
+		rec := do(t, h, "POST", c.path, "", c.body)
+		var a struct {
+			Inside   []bool
+			Total    int
+			Warnings []string
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil || rec.Code != 200 {
+			t.Fatalf("%s %s: %d %s", c.path, c.body, rec.Code, rec.Body)
+		}
+		switch {
+		case c.want == "" && a.Warnings != nil:
+			t.Errorf("%s %s: warnings %q, want none", c.path, c.body, a.Warnings)
+		case c.want != "" && (len(a.Warnings) != 1 || !strings.HasPrefix(a.Warnings[0], c.want)):
+			t.Errorf("%s %s: warnings %q, want one starting %q", c.path, c.body, a.Warnings, c.want)
+		case c.want != "" && (slices.Contains(a.Inside, false) || strings.HasSuffix(c.path, "retrieve") && a.Total != 2):
+			t.Errorf("%s %s: %s, want every point inside", c.path, c.body, rec.Body)
+		}
+	}
+}

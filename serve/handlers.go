@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -165,14 +166,38 @@ func (s *Server) score(w http.ResponseWriter, r *http.Request) error {
 	}
 	out.array("scores", m, func(b []byte, i int) []byte { return appendNumber(b, scores[i]) })
 	out.array("inside", m, func(b []byte, i int) []byte { return strconv.AppendBool(b, scores[i] <= q) })
+	warnings := wholeSpace(judged, "every point is inside it")
 	if retrieve.AllZero(anchor) {
-		warn, err := json.Marshal([]string{retrieve.ZeroAnchor("the anchor is all zeros", "its set is judged like any other, centred on "+retrieve.ZeroCentre(set))})
+		warnings = append(warnings, retrieve.ZeroAnchor("the anchor is all zeros", "its set is judged like any other, centred on "+retrieve.ZeroCentre(set)))
+	}
+	if warnings != nil {
+		warn, err := json.Marshal(warnings)
 		if err != nil {
 			return err
 		}
 		out.raw("warnings", warn)
 	}
 	return out.close()
+}
+
+// wholeSpace warns, where the set that judged (a class's, for a
+// class-conditional set) has threshold +Inf, that it is the whole space,
+// which an answer's "inside" or hits do not show; what says what that
+// means for the answer. Nil for a finite threshold.
+func wholeSpace(judged *conformal.Set, what string) []string {
+	if !math.IsInf(judged.Threshold, 1) {
+		return nil
+	}
+	who := "the set"
+	if label, class := judged.Calibration.Class.LabelAndName(); label != nil {
+		who = fmt.Sprintf("class %d's set", *label)
+		if class != "" {
+			who = fmt.Sprintf("class %q's set", class)
+		}
+	}
+	c := judged.Calibration
+	reason := (&conformal.TooFewError{N: c.N, Rank: c.Rank, Alpha: judged.Alpha, Delta: c.Delta}).Reason()
+	return []string{fmt.Sprintf("%s is the whole space: %s, which says nothing of it: %s", who, what, reason)}
 }
 
 // checkNorms refuses an anchor or point that is not of unit norm for a
@@ -472,13 +497,13 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	if hits == nil {
 		hits = []retrieve.Hit{}
 	}
-	var warnings []string
+	warnings := wholeSpace(set, "every item of the collection is in it")
 	if retrieve.AllZero(req.anchor) {
 		n, err := c.Len(r.Context())
 		if err != nil {
 			n = -1
 		}
-		warnings = []string{retrieve.ZeroAnchor("the anchor is all zeros", fmt.Sprintf("its set is answered like any other, the items nearest %s (%d%s)", retrieve.ZeroCentre(set), total, itemsOf(n)))}
+		warnings = append(warnings, retrieve.ZeroAnchor("the anchor is all zeros", fmt.Sprintf("its set is answered like any other, the items nearest %s (%d%s)", retrieve.ZeroCentre(set), total, itemsOf(n))))
 	}
 	// The class whose threshold the set is: the label's, or that of a set
 	// calibrated on one class's anchors (ccs calibrate -class).

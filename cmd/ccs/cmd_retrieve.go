@@ -370,10 +370,15 @@ func readAnchors(arg string, set *conformal.Set) (anchors, error) {
 // another kind than the calibration's — a passage or an image where the
 // set was calibrated around queries (-anchor-index takes a row of the
 // collection) — or embeddings whose positives are no nearer to their
-// anchors than the rest (a dot-product model's).
+// anchors than the rest (a dot-product model's). An anchor whose set is
+// the whole space (threshold +Inf) is not counted: the set's own warning
+// says why it holds everything.
 func wholeCollection(q anchors, results []retrieveResult, n int) string {
 	full, most := 0, 0
 	for _, r := range results {
+		if r.set != nil && math.IsInf(r.set.Threshold, 1) {
+			continue
+		}
 		if 100*r.Total >= 99*n {
 			full++
 			most = max(most, r.Total)

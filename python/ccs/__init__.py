@@ -1808,6 +1808,7 @@ class Set(_Handle):
         for l, idx in rows.items():
             with self._for_label(l, f"retrieve_many: labels[{idx[0]}]") as s:
                 found, counts = s._retrieve_rows(a[idx], collection, limit)
+                s._warn_whole_space()
                 for k, i in enumerate(idx):
                     out[i], totals[i] = found[k], counts[k]
         self._warn_zero_anchors(a, totals, collection)
@@ -1908,6 +1909,7 @@ class Set(_Handle):
             for p in (hits.ids, hits.rows, hits.scores):
                 if p:
                     lib.ccs_free(p)
+        self._warn_whole_space()
         if anchor.size and not np.any(anchor):  # already an array (points, above)
             _warn([_zero_anchors("the anchor is all zeros", hits.total, len(collection) if isinstance(collection, Collection) else None,
                                  self.info)])
@@ -1953,6 +1955,7 @@ class Set(_Handle):
                 except ValueError:
                     pass  # another family, or over the memory: the plain scan, the same hits
             out, totals = self._retrieve_rows(a, collection, limit)
+            self._warn_whole_space()
             self._warn_zero_anchors(a, totals, collection)
             return out
         finally:
@@ -1985,6 +1988,13 @@ class Set(_Handle):
                 for p in (h.ids, h.rows, h.scores):
                     if p:
                         lib.ccs_free(p)
+
+    def _warn_whole_space(self):
+        """Warns, as ccs retrieve does on every use, that a set of threshold
+        +Inf (a class too small for alpha, allow_infinite=True) is the whole
+        space: every item of the collection is in it."""
+        if self.threshold == float("inf"):
+            _warn([w for w in self.warnings if "whole space" in w])
 
     def _warn_zero_anchors(self, a, totals, collection):
         """The warning of anchors that are all zeros, naming the first by its

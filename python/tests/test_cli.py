@@ -225,6 +225,14 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
         with pytest.warns(ccs.CCSWarning, match='class "ant": '):
             c = ccs.calibrate("ball", splits["cal"], alpha=0.001, calibration="class", allow_infinite=True)
         assert [k.get("name") for k in json.loads(c.to_json())["classes"]] == NAMES[:4].tolist()
+        # Retrieving with such a class's threshold says so every time: its
+        # set is the whole space, every item of the collection in it.
+        anchor = splits["test"].anchors[0]
+        with pytest.warns(ccs.CCSWarning, match=r'class "ant": .* so the set is the whole space'):
+            ids, _ = c.retrieve(anchor, splits["test"].anchors, label="ant")
+        assert len(ids) == len(splits["test"].anchors)
+        with pytest.warns(ccs.CCSWarning, match=r'class "ant": .* so the set is the whole space'):
+            c.retrieve_many(splits["test"].anchors[:2], splits["test"].anchors, labels=["ant", "ant"])
         # Evaluated on its own calibration split, a set warns: no test.
         with pytest.warns(ccs.CCSWarning, match="this is the set's calibration split"):
             s.evaluate(splits["cal"])
