@@ -350,7 +350,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		// Every row would fail on it, the first after its training.
 		switch err := conformal.CheckClasses(data.Cal, cfg.Alpha, cfg.Delta, data.LabelNames); {
 		case errors.Is(err, conformal.ErrTooFewCalibration):
-			return nil, fmt.Errorf("experiment: class-conditional calibration: %w; every class needs that many (calibrate over every class with calibration one, take a larger α, or bundle with a larger calibration share)", err)
+			return nil, fmt.Errorf("experiment: class-conditional calibration: %w; every class needs that many: calibrate over every class (-calibration one; calibration=\"one\" in Python), take a larger α, bundle with a larger calibration share, or hold the small classes out of the bundles as OOD inputs (ccs bundle -ood-classes NAME,…; ood_classes= in Python)", err)
 		case err != nil:
 			return nil, fmt.Errorf("experiment: %w", err)
 		}
