@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/ccsets/ccs/baseline"
 	"github.com/ccsets/ccs/bundle"
@@ -190,7 +191,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	if set.ClassConditional() && !hasOODCal && (o.Reference > 0 || o.ReferenceDB != "" || refArray) {
 		// The pool serves the per-input OOD test alone, which a class
 		// set cannot have (ood_cal with it is refused below).
-		return nil, fmt.Errorf("calibrate: reference: %w: its pool would serve no test; calibrate with calibration=\"one\" (or \"pac\") for an OOD test, or leave reference out", ood.ErrClassConditional)
+		return nil, fmt.Errorf("calibrate: reference: %s: its pool would serve no test; calibrate with calibration=\"one\" (or \"pac\") for an OOD test, or leave reference out", strings.TrimPrefix(ood.ErrClassConditional.Error(), "ood: "))
 	}
 	switch {
 	case o.Reference > 0:
@@ -228,7 +229,7 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	}
 	if hasOODCal {
 		if err := set.OneThreshold(); err != nil {
-			return nil, fmt.Errorf("calibrate: ood_cal: %w: calibrate with calibration=\"one\" (or \"pac\") for an OOD test (%w)", ood.ErrClassConditional, err)
+			return nil, fmt.Errorf("calibrate: ood_cal: %s: a class-conditional set and an OOD test are two sets: calibrate a second set with calibration=\"one\" (or \"pac\"), reference= and ood_cal= on the same split for the OOD test", strings.TrimPrefix(ood.ErrClassConditional.Error(), "ood: "))
 		}
 		var rows []float32
 		source := o.OODCal

@@ -125,7 +125,7 @@ var ErrClassConditional = errors.New("ood: the OOD score divides an input's scor
 
 func checkSet(s *conformal.Set, d int) error {
 	if err := s.OneThreshold(); err != nil { // the score divides by the one threshold
-		return fmt.Errorf("%w: calibrate with -calibration one or pac for an OOD test (%w)", ErrClassConditional, err)
+		return fmt.Errorf("%w (%w): a class-conditional set and an OOD test are two sets: calibrate a second set with -calibration one (or pac) on the same split for the OOD test", ErrClassConditional, err)
 	}
 	switch {
 	case !s.Calibrated():

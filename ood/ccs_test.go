@@ -128,7 +128,7 @@ func TestCCSErrors(t *testing.T) {
 	class := ballSet(2, 1)
 	class.Calibration.Mode = conformal.Class
 	_, err := NewNearest(class, []float32{0, 0, 1, 1}, 1)
-	if !errors.Is(err, ErrClassConditional) || !errors.Is(err, conformal.ErrNoLabel) || !strings.Contains(err.Error(), "calibrate with -calibration one or pac for an OOD test") {
+	if !errors.Is(err, ErrClassConditional) || !errors.Is(err, conformal.ErrNoLabel) || !strings.Contains(err.Error(), "calibrate a second set with -calibration one (or pac) on the same split for the OOD test") {
 		t.Errorf("a class-conditional set: %v", err)
 	}
 }

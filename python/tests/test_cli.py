@@ -2341,16 +2341,16 @@ def test_calibrate_class_conditional_ood_says_calibration_one(labelled, cli, tmp
     b = labelled["bundles"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ccs.CCSWarning)   # the classes' few calibration pairs
-        with pytest.raises(ValueError, match=r'^calibrate: ood_cal: ood: the OOD score divides .*: '
-                           r'calibrate with calibration="one" \(or "pac"\) for an OOD test') as got:
+        with pytest.raises(ValueError, match=r'^calibrate: ood_cal: the OOD score divides .*: a class-conditional set and an OOD test are two sets: '
+                           r'calibrate a second set with calibration="one" \(or "pac"\), reference= and ood_cal= on the same split for the OOD test$') as got:
             ccs.calibrate("ball", b / "cal.npz", calibration="class", alpha=0.1, reference=18, ood_cal=b / "ood-cal.npz")
         # A pool alone, which the class set's missing test could not use.
-        with pytest.raises(ValueError, match=r'^calibrate: reference: ood: the OOD score divides .*: its pool would serve no test; calibrate with calibration="one"'):
+        with pytest.raises(ValueError, match=r'^calibrate: reference: the OOD score divides .*: its pool would serve no test; calibrate with calibration="one"'):
             ccs.calibrate("ball", b / "cal.npz", calibration="class", alpha=0.1, reference=18)
     assert "-calibration" not in str(got.value)
     err = cli("calibrate", "-geometry", "ball", "-cal", b / "cal.npz", "-calibration", "class", "-alpha", 0.1,
               "-reference", 18, "-ood-cal", b / "ood-cal.npz", "-out", tmp_path / "s.json", check=False)
-    assert "calibrate with -calibration one or pac for an OOD test" in err, err
+    assert "calibrate a second set with -calibration one (or pac) on the same split for the OOD test" in err, err
 
 
 def test_warnings_name_the_callers_line(labelled):
