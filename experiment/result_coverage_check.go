@@ -125,13 +125,21 @@ func className(names []string, label int64) string {
 // WriteClasses writes each class's coverage over the resplits as a table.
 func (c *CoverageCheck) WriteClasses(w io.Writer) error {
 	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	// A set of one threshold is recalibrated over all classes: no class
+	// has calibration anchors of its own, and the column is left out.
+	own := slices.ContainsFunc(c.Classes, func(k eval.ClassResplit) bool { return k.NCal > 0 })
 	rows := [][]string{{"class", "calibration anchors", "held out", "coverage", "5th percentile", "resplits below 1 − α"}}
 	for _, k := range c.Classes {
-		ncal := "—"
-		if k.NCal > 0 {
-			ncal = fmt.Sprint(k.NCal)
+		row := []string{ClassName(c.LabelNames, k.Label), fmt.Sprint(k.NCal), fmt.Sprint(k.NTest), pct(k.Coverage.Mean) + " ± " + pct(k.Coverage.Std), pct(k.P05), pct(k.BelowShare)}
+		if k.WholeSpace { // its 100% says nothing
+			row[3], row[4], row[5] = "the whole space", "—", "—"
 		}
-		rows = append(rows, []string{ClassName(c.LabelNames, k.Label), ncal, fmt.Sprint(k.NTest), pct(k.Coverage.Mean) + " ± " + pct(k.Coverage.Std), pct(k.P05), pct(k.BelowShare)})
+		rows = append(rows, row)
+	}
+	if !own {
+		for i, r := range rows {
+			rows[i] = slices.Delete(r, 1, 2)
+		}
 	}
 	var b strings.Builder
 	writeGrid(&b, rows)
@@ -142,6 +150,31 @@ func (c *CoverageCheck) WriteClasses(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// WholeSpaceText says which classes' sets are the whole space in every
+// resplit and how many of the held-out anchors they hold, all covered in
+// the mean over all classes; "" when none is.
+func (c *CoverageCheck) WholeSpaceText() string {
+	var names []string
+	held := 0
+	for _, k := range c.Classes {
+		if k.WholeSpace {
+			names = append(names, className(c.LabelNames, k.Label))
+			held += k.NTest
+		}
+	}
+	if names == nil {
+		return ""
+	}
+	who, its := names[0], "its"
+	if len(names) > 1 {
+		who, its = fmt.Sprintf("%d classes", len(names)), "their"
+		if len(names) <= 5 {
+			who += " (" + strings.Join(names, ", ") + ")"
+		}
+	}
+	return fmt.Sprintf("%s: the whole space in every resplit; %s %d of the %d held-out anchors, covered whole, count in the mean over all classes", who, its, held, c.NTest)
 }
 
 // WriteLabels writes each label's coverage over the resplits as a table
@@ -212,6 +245,9 @@ func (c *CoverageCheck) WriteText(w io.Writer) error {
 		{"Coverage", "5th percentile", "Resplits below 1 − α", "Exclusion", "Guarantee"},
 		{pm(c.Coverage), pct(c.P05), pct(c.BelowShare), pm(c.Exclusion), c.guarantee()},
 	})
+	if t := c.WholeSpaceText(); t != "" {
+		fmt.Fprintf(&b, "\n%s.\n", t)
+	}
 	if c.Stored != nil {
 		fmt.Fprintf(&b, "\nThe set file's own threshold covers %s of the bundle's %d positives (ccs evaluate); the resplits above recalibrate its geometry.\n",
 			pct(c.Stored.Coverage), c.Stored.Positives)

@@ -100,6 +100,9 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	fmt.Fprintf(out.stdout, "this set   its own threshold covers %s of %s's %d positives %s\n", pct(stored.Coverage), o.Test, stored.Positives, own)
 	fmt.Fprintf(out.stdout, "resplits   %d of %s, the geometry recalibrated on each: %d calibration anchors, %d held out (%s each)\n", r.Resplits, o.Test, r.NCal, r.NTest, plural(b.K, "positive", "positives"))
 	fmt.Fprintf(out.stdout, "coverage   mean %s ± %s, 5th percentile %s\n", pct(r.Coverage.Mean), pct(r.Coverage.Std), pct(r.P05))
+	if t := check.WholeSpaceText(); t != "" {
+		fmt.Fprintf(out.stdout, "whole      %s\n", t)
+	}
 	fmt.Fprintf(out.stdout, "below 1−α  %s of the resplits cover less than %s\n", pct(r.BelowShare), pct(1-r.Alpha))
 	switch set.Calibration.Mode {
 	case conformal.PAC:

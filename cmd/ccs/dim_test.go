@@ -219,6 +219,9 @@ func TestCoverageCheckByClass(t *testing.T) {
 		{"simulate", "-out", dir, "-per-class", "100", "-k", "4", "-seed", "3"},
 		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-calibration", "class", "-alpha", "0.2", "-out", p("class.json")},
 		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-alpha", "0.2", "-out", p("ball.json")},
+		// At α = 0.02 a class needs 49 calibration anchors: a resplit's
+		// half of the test split's class is the whole space.
+		{"calibrate", "-geometry", "ball", "-cal", p("cal.npz"), "-calibration", "class", "-alpha", "0.02", "-allow-infinite", "-out", p("whole.json")},
 	} {
 		if err := run(io.Discard, io.Discard, args); err != nil {
 			t.Fatalf("%v: %v", args, err)
@@ -226,7 +229,9 @@ func TestCoverageCheckByClass(t *testing.T) {
 	}
 	for _, c := range []struct{ set, flag, want string }{
 		{"class.json", "", "each class's mean coverage is guaranteed ≥ 1 − α"},
-		{"ball.json", "-per-class", "the coverage over all classes is guaranteed, not each class's"},
+		{"ball.json", "-per-class", "| class | held out | coverage |"},
+		{"whole.json", "", "whole 5 classes (class 0, class 1, class 2, class 3, class 4): the whole space in every resplit; their "},
+		{"whole.json", "", "| the whole space | —"},
 	} {
 		args := []string{"coverage-check", "-set", p(c.set), "-test", p("test.npz"), "-resplits", "50"}
 		if c.flag != "" {
@@ -236,8 +241,9 @@ func TestCoverageCheckByClass(t *testing.T) {
 		if err := run(&stdout, io.Discard, args); err != nil {
 			t.Fatalf("%s: %v", c.set, err)
 		}
-		if got := stdout.String(); !strings.Contains(got, c.want) || strings.Count(got, "\n| ") < 6 {
-			t.Errorf("%s: no class table:\n%s", c.set, got)
+		got := strings.Join(strings.Fields(stdout.String()), " ") // the table's columns without their padding
+		if !strings.Contains(got, c.want) || strings.Count(stdout.String(), "\n| ") < 6 {
+			t.Errorf("%s: want %q in:\n%s", c.set, c.want, stdout.String())
 		}
 	}
 }
