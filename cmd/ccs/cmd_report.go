@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ccsets/ccs/experiment"
@@ -27,7 +29,7 @@ func reportCommand() *command {
 		short: "write one self-contained HTML page (tables, figures as inline SVG, the paper's numbers beside ours, the build) from a results directory of ccs reproduce -out, or result files",
 		flags: func(fs *flag.FlagSet) runner {
 			var o reportOptions
-			fs.StringVar(&o.In, "in", "", "results `DIR` (ccs reproduce … -out DIR, ccs compare -out DIR): its KIND.json for each kind of result ("+strings.Join(experiment.KindNames(), ", ")+")")
+			fs.StringVar(&o.In, "in", "", "results `DIR` (ccs reproduce … -out DIR, ccs compare -out DIR): its KIND.json for each kind of result ("+strings.Join(experiment.KindNames(), ", ")+"), and any other result document in it")
 			fs.StringVar(&o.Out, "out", "", "the HTML `file` to write")
 			fs.StringVar(&o.Title, "title", "", "the page's title (default \""+report.ReproducedTitle+"\" for results of ccs reproduce only, else \""+report.ResultsTitle+"\")")
 			return func(ctx context.Context, out *output) error {
@@ -48,6 +50,20 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 	if o.In != "" {
 		for _, kind := range experiment.KindNames() {
 			paths = append(paths, filepath.Join(o.In, kind+".json"))
+		}
+		// Results written under names of the user's own (ccs evaluate
+		// -out DIR/eval_class.json) are read too, and said; set files and
+		// other JSON are not results and are left alone.
+		var extra []string
+		files, _ := filepath.Glob(filepath.Join(o.In, "*.json"))
+		for _, f := range files {
+			if !slices.Contains(paths, f) && resultKind(f) != "" {
+				extra = append(extra, f)
+			}
+		}
+		if extra != nil {
+			fmt.Fprintf(out.stderr, "note: -in %s: also read %s (results not named KIND.json)\n", o.In, strings.Join(extra, ", "))
+			paths = append(paths, extra...)
 		}
 	}
 	var docs []*experiment.Document
@@ -83,4 +99,27 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 	}
 	fmt.Fprintf(out.stdout, "%s: %s\n", o.Out, plural(len(docs), "result", "results"))
 	return nil
+}
+
+// resultKind is the kind of the result document in file, read from its
+// first field as ccs writes it ({"kind": "evaluate", …}), or "" for a file
+// that does not start so with a known kind (a set file, other JSON).
+func resultKind(file string) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	dec := json.NewDecoder(io.LimitReader(f, 1<<12))
+	var kind string
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	if t, err := dec.Token(); err != nil || t != "kind" {
+		return ""
+	}
+	if err := dec.Decode(&kind); err != nil || !slices.Contains(experiment.KindNames(), kind) {
+		return ""
+	}
+	return kind
 }

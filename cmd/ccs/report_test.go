@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +48,24 @@ func TestReportCommand(t *testing.T) {
 				t.Errorf("%v: no section %s", c.args, s)
 			}
 		}
+	}
+	// A result under a name of the user's own is read from -in too, and
+	// said; a set file beside it is not a result.
+	other := filepath.Join(dir, "other")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(doc)
+	os.WriteFile(filepath.Join(other, "mine.json"), b, 0o644)
+	os.WriteFile(filepath.Join(other, "ball.json"), []byte(`{"format": "ccs-set", "version": 1}`), 0o644)
+	var stderr bytes.Buffer
+	if err := run(io.Discard, &stderr, []string{"report", "-in", other, "-out", filepath.Join(dir, "o.html")}); err != nil {
+		t.Fatal(err)
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "o.html"))
+	if want := "note: -in " + other + ": also read " + filepath.Join(other, "mine.json") + " (results not named KIND.json)"; !strings.Contains(stderr.String(), want) ||
+		strings.Count(string(html), "<section ") != 1 {
+		t.Errorf("-in with mine.json: %d sections, stderr %q, want one section and %q", strings.Count(string(html), "<section "), stderr.String(), want)
 	}
 	if _, err := ccs("report", "-out", filepath.Join(dir, "r.html")); !isUsage(err) {
 		t.Errorf("no input: %v, want a usage error", err)
