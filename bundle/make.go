@@ -757,7 +757,7 @@ func (p *Plan) warnRepeats(k int) {
 		case k90 == distinct[0]:
 			lower = fmt.Sprintf("-k %d draws distinct ones for every anchor (k=%d in Python)", k90, k90)
 		case k90 >= k: // a short tail: advising this k would say nothing
-			lower = fmt.Sprintf("nine anchors in ten draw k distinct ones already; -k %d draws distinct ones for every anchor (k=%d in Python)", distinct[0], distinct[0])
+			lower = fmt.Sprintf("the other %d (%.3g%%) draw k distinct ones already; -k %d draws distinct ones for every anchor (k=%d in Python)", anchors-total, 100*float64(anchors-total)/float64(anchors), distinct[0], distinct[0])
 		}
 		p.Warnings = append(p.Warnings, fmt.Sprintf("allow fewer: %d of %d anchors had fewer than k = %d distinct positives and repeat some (%s): %s", total, anchors, k, strings.Join(parts, ", "), lower))
 	}

@@ -600,7 +600,9 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		if ie := (*bundle.InputError)(nil); errors.As(err, &ie) {
 			says = ie.Input // Python's keyword: blocks, query_labels, sessions
 		}
-		return nil, fmt.Errorf("%s: %w", says, err)
+		// "labels: class …", not "labels: bundle: class …": the
+		// package's prefix says nothing in Python.
+		return nil, &renamed{msg: says + ": " + strings.TrimPrefix(err.Error(), "bundle: "), err: err}
 	}
 	if err := conformal.Inspect(plan, emb.Rows, qrows, emb.D); err != nil {
 		return nil, err
@@ -767,3 +769,13 @@ func simulate(o simulateOptions) (*madeBundles, error) {
 	}
 	return out, nil
 }
+
+// renamed is err with another message (its prefixes said in Python's
+// terms), still err to errors.Is and errors.As.
+type renamed struct {
+	msg string
+	err error
+}
+
+func (r *renamed) Error() string { return r.msg }
+func (r *renamed) Unwrap() error { return r.err }

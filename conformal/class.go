@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/suggest"
@@ -462,10 +463,30 @@ func (s *Set) LabelNamed(name string) (int64, error) {
 		return 0, fmt.Errorf("conformal: no class is named %q: the set was calibrated on integer labels, give the anchor's label as one (the set's classes: %s)", name, s.classList())
 	}
 	mean := ""
-	if near, ok := suggest.Nearest(name, s.classNames()); ok {
+	near, ok := suggest.Nearest(name, s.classNames())
+	if !ok {
+		near, ok = containing(name, s.classNames())
+	}
+	if ok {
 		mean = fmt.Sprintf(": did you mean %q?", near)
 	}
 	return 0, fmt.Errorf("conformal: no class is named %q (the set's classes: %s)%s", name, s.classList(), mean)
+}
+
+// containing is the one name among names that holds name (3 characters
+// or more), case aside: "gdpr" for "gdpr_request"; false when none or
+// several do.
+func containing(name string, names []string) (string, bool) {
+	if utf8.RuneCountInString(name) < 3 {
+		return "", false
+	}
+	found, n := "", 0
+	for _, c := range names {
+		if strings.Contains(strings.ToLower(c), strings.ToLower(name)) {
+			found, n = c, n+1
+		}
+	}
+	return found, n == 1
 }
 
 // classNames are the names of the set's classes that have one.
@@ -518,7 +539,7 @@ func (s *Set) classIndex(label int64) (int, error) {
 func (s *Set) classList() string {
 	var b strings.Builder
 	for i, c := range s.Classes {
-		if i == 8 {
+		if i == 8 && len(s.Classes) > 10 { // ten are listed whole
 			fmt.Fprintf(&b, ", … %d in all", len(s.Classes))
 			break
 		}

@@ -83,6 +83,7 @@ func TestClassNames(t *testing.T) {
 		{"shirt", 0, `no class is named "shirt" (the set's classes: 0 "coat", 2 "rare")`},
 		{"Coat", 0, `no class is named "Coat" (the set's classes: 0 "coat", 2 "rare"): did you mean "coat"?`},
 		{"rar", 0, `: did you mean "rare"?`},
+		{"Coa", 0, `: did you mean "coat"?`}, // not near, but in one name alone
 	} {
 		l, err := s.LabelNamed(c.name)
 		if c.err == "" && (err != nil || l != c.label) || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {

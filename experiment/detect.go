@@ -120,7 +120,7 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 		warnings = append(warnings, d.IDName+": "+w)
 	}
 	t := &OODTable{Title: "OOD detection", Runs: 1,
-		Config: fmt.Sprintf("set %s, ID %s, FPR95 %v", d.SetName, d.IDName, d.Convention)}
+		Config: fmt.Sprintf("%s, ID %s, FPR95 %v", setNamed(d.SetName), d.IDName, d.Convention)}
 	if near != nil || d.OODCal != nil {
 		t.AlphaOOD, t.Guarantee, t.FDRLevel = d.Test.Alpha, d.Test.String(), d.FDR
 		if w := d.Test.Warning(); w != "" {
@@ -276,6 +276,15 @@ func baselineShiftAlarm(d OODDetection, scores []baselineScores) (string, error)
 	}
 	return fmt.Sprintf("%s: the conformal tests of the baselines flagged more of these %d in-distribution inputs than chance allows at α_ood = %v — %s — where inputs drawn as their %d calibration inputs (%s) were would be flagged as often with the probability given. They are not exchangeable with them — a shift: another batch, donor, site or time, or rows of other recordings than the calibration's — and those rows' FAR is no guaranteed rate for them; calibrate on inputs drawn as these are (docs/ood.md)",
 		d.IDName, len(scores[0].id), test.Alpha, strings.Join(parts, ", "), n, d.OODCalName) + blocksCaveat(d), nil
+}
+
+// setNamed is "set FILE" for a set named by its file, or a description
+// as given ("the set", Python's Set in memory) alone.
+func setNamed(name string) string {
+	if strings.HasPrefix(name, "the ") {
+		return name
+	}
+	return "set " + name
 }
 
 // classAlarms warns of the classes of d's labelled ID inputs whose share

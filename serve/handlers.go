@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/suggest"
 	"github.com/ccsets/ccs/ood"
 	"github.com/ccsets/ccs/retrieve"
 )
@@ -24,8 +25,13 @@ func (s *Server) lookupSet(r *http.Request) (*state, string, *conformal.Set, err
 	name := r.PathValue("name")
 	set, ok := st.sets[name]
 	if !ok {
+		have := slices.Sorted(maps.Keys(st.sets))
+		mean := ""
+		if near, ok := suggest.Nearest(name, have); ok {
+			mean = fmt.Sprintf(": did you mean %q?", near)
+		}
 		return nil, "", nil, &apiError{status: http.StatusNotFound, code: "unknown_set",
-			msg: fmt.Sprintf("no set %s (have %v)", quote(name), slices.Sorted(maps.Keys(st.sets))), field: "name"}
+			msg: fmt.Sprintf("no set %s (have %v)%s", quote(name), have, mean), field: "name"}
 	}
 	return st, name, set, nil
 }

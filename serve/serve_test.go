@@ -948,6 +948,7 @@ func TestUnknownPathHint(t *testing.T) {
 		"/v1/admin/relaod":               `did you mean /v1/admin/reload?`,
 		"/v1/sets/ball":                  `a set's endpoints are /v1/sets/ball/score, /v1/sets/ball/ood and /v1/sets/ball/retrieve (POST)`,
 		"/v2/things":                     `no endpoint "/v2/things"`,
+		"/v1/sets/bal/score":             `did you mean "ball"?`, // a set's name mistyped
 		"/v1/sets/ball/ood/monitor/rest": `did you mean /v1/sets/ball/ood/monitor/reset?`,
 	} {
 		rec := do(t, h, "POST", path, "", `{}`)

@@ -97,7 +97,7 @@ def test_missing_labels_as_ccs_bundle(labelled, tmp_path, cli):
     emb = labelled["dir"] / "embeddings.npy"
     # Named by the argument that says which rows go together, as ccs
     # bundle names its -labels file.
-    with pytest.raises(ValueError, match=r"^labels: bundle: \d+ of \d+ rows have a label that marks a missing value \(-1: \d+\): Hugging Face datasets"):
+    with pytest.raises(ValueError, match=r"^labels: \d+ of \d+ rows have a label that marks a missing value \(-1: \d+\): Hugging Face datasets"):
         ccs.bundle(labelled["embeddings"], labels, k=8, kneg=6, seed=3)
     for mode in ("drop", "class"):
         cli("bundle", "-embeddings", emb, "-labels", tmp_path / "labels.npy", "-out", tmp_path / mode, "-k", 8, "-kneg", 6,
@@ -1613,6 +1613,7 @@ def test_ood_detection_equals_ccs_ood(calibrated, sim, cli, tmp_path):
                                   train=sim / "fit.npz", cider_epochs=0)
     cider = next(r for r in quick.rows if r["method"] == "CIDER")
     assert "left out" in cider["unavailable"] and [r["method"] for r in quick.rows] == methods
+    assert "the set, ID " in str(quick) and "set the set" not in str(quick)   # a Set in memory, not a file
     with pytest.raises(ValueError, match="ood_cal is for the baselines: give train too"):
         ccs.ood_detection(s, sim / "test.npz", far, ood_cal=sim / "val.npz")
     with pytest.raises(ValueError, match=r"mode \"nope\": want conformal"):

@@ -346,7 +346,7 @@ ERRORS = [
     ("one_label a list", lambda s, a: ccs.bundle(gauss(5)[0], HOT, one_label=[1, 2]), ValueError,
      "bundle: one_label: [1, 2] is neither an integer nor a string label"),
     ("one_label carried by too few rows", lambda s, a: ccs.bundle(gauss(5)[0], HOT, one_label=3, k=60), ValueError,
-     "labels: bundle: label \"3\" is carried by 50 of 200 rows: each has the 49 others as its positives, too few for k = 60: lower k (-k), "
+     "labels: label \"3\" is carried by 50 of 200 rows: each has the 49 others as its positives, too few for k = 60: lower k (-k), "
      "or allow fewer (-allow-fewer; allow_fewer=True in Python"),
     ("lists of labels with an OOD label not among them", lambda s, a: ccs.bundle(gauss(5)[0], [["cat", "dog"], ["dog"], ["cat"], ["owl", "cat"]] * 50,
                                                                                ood_classes=["cow"]), ValueError,
@@ -419,7 +419,7 @@ ERRORS = [
      ValueError, "bundle: judged_negatives and kneg_hard both choose the negatives: give one"),
     ("bundle judged_negatives of pairs without scores", lambda s, a: ccs.bundle(a, queries=a[:20], pairs=[(q, q + 1) for q in range(20)],
                                                                                 k=1, judged_negatives=True),
-     ValueError, "pairs: bundle: judged negatives asked for, but no pair is judged not relevant: give pairs with a score each, 0 or less"),
+     ValueError, "pairs: judged negatives asked for, but no pair is judged not relevant: give pairs with a score each, 0 or less"),
     ("bundle kneg_hard below 0", lambda s, a: ccs.bundle(a, np.arange(len(a)) % 2, k=2, kneg_hard=-1), ValueError,
      "bundle: kneg_hard=-1: want 0 (none) or more"),
     ("bundle hard_candidates 0", lambda s, a: ccs.bundle(a, np.arange(len(a)) % 2, k=2, kneg_hard=1, hard_candidates=0), ValueError,
@@ -537,9 +537,9 @@ ERRORS = [
     ("a missing block", lambda s, a: ccs.bundle(a, np.arange(200) % 2, blocks=[""] + [f"rec{i // 20}" for i in range(1, 200)], k=2),
      ValueError, 'blocks: 1 of 200 rows have a block id that marks a missing value (a negative integer, "", "nan" or null; the first: row 0)'),
     ("blocks too few for a share", lambda s, a: ccs.bundle(a, np.arange(200) % 2, blocks=np.arange(200) // 50, k=2), ValueError,
-     "bundle: 4 blocks are too few for the val share 0.1: blocks lie whole in one split"),
+     "blocks: 4 blocks are too few for the val share 0.1: blocks lie whole in one split"),
     ("a missing session", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 10, sessions=[""] + [str(i % 3) for i in range(1, 200)], k=2),
-     ValueError, 'sessions: bundle: 1 of 200 rows have a session id that marks a missing value ("": 1); the first: row 0'),
+     ValueError, 'sessions: 1 of 200 rows have a session id that marks a missing value ("": 1); the first: row 0'),
     ("a group of one session", lambda s, a: ccs.bundle(a, groups=np.arange(200) // 10, sessions=np.arange(200) // 10, k=2),
      ValueError, "groups of the splits have no row in another session than their anchor's (the first: group "),
     ("re-ID image names as groups", lambda s, a: ccs.bundle(a, groups=[f"{1 + i // 4:04d}_c{1 + i % 3}s1_{i:06d}_01.jpg" for i in range(200)]),
@@ -816,7 +816,7 @@ def test_bundle_missing_sessions(mark):
     else:
         sessions = np.array([mark if m else f"s{i % 12 % 3}" for i, m in enumerate(marked)], dtype=object)
     named = {-1: "-1", "": '""', "nan": '"nan"', None: "null"}[mark]
-    with pytest.raises(ValueError, match=re.escape(f"sessions: bundle: {marked.sum()} of 600 rows have a session id that marks a missing value ({named}: {marked.sum()}); the first: row 0")):
+    with pytest.raises(ValueError, match=re.escape(f"sessions: {marked.sum()} of 600 rows have a session id that marks a missing value ({named}: {marked.sum()}); the first: row 0")):
         ccs.bundle(x, groups=groups, sessions=sessions, k=3, kneg=3)
     with pytest.warns(ccs.CCSWarning, match=re.escape(f"({named}: {marked.sum()}), taken for no session: left out of every split")):
         b = ccs.bundle(x, groups=groups, sessions=sessions, k=3, kneg=3, missing_labels="drop")
