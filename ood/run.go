@@ -257,6 +257,10 @@ func (c *Conformal) With(test Test) (*Conformal, error) {
 type Answer struct {
 	Results []Result
 	Flagged []int
+	// Marginal, with fdr and a calibration-conditional test (δ > 0, whose
+	// p-values are adjusted), are the marginal p-values Benjamini–Hochberg
+	// ran on; nil otherwise (Results' p-values are those).
+	Marginal []float64
 }
 
 // chunk is the number of inputs scored between checks of the context.
@@ -288,11 +292,15 @@ func (c *Conformal) Answer(ctx context.Context, queries []float32, fdr float64) 
 		a.Results[i] = Result{Score: scores[i], PValue: p[i], OOD: p[i] <= c.Test.Alpha}
 	}
 	if fdr > 0 {
-		flagged, err := BenjaminiHochberg(c.Cal.PValues(scores), fdr)
+		marginal := c.Cal.PValues(scores)
+		flagged, err := BenjaminiHochberg(marginal, fdr)
 		if err != nil {
 			return nil, err
 		}
 		a.Flagged = append([]int{}, flagged...)
+		if c.Test.Delta > 0 {
+			a.Marginal = marginal
+		}
 	}
 	return a, nil
 }

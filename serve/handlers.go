@@ -328,6 +328,9 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 	if fdr > 0 { // flagged is [] when BH flags none
 		out.raw("fdr", head["fdr"])
 		out.array("flagged", len(flagged), func(b []byte, i int) []byte { return strconv.AppendInt(b, int64(flagged[i]), 10) })
+		if mp := ans.Marginal; mp != nil { // δ > 0: the p-values above are adjusted; BH ran on these
+			out.array("fdr_p_values", m, func(b []byte, i int) []byte { return appendNumber(b, mp[i]) })
+		}
 	}
 	out.raw("monitor", head["monitor"])
 	if known > 0 {

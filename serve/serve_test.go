@@ -138,6 +138,8 @@ func TestEndpoints(t *testing.T) {
 		{"score-gen", "POST", "/v1/sets/gen/score", `{"anchor": [0, 0, 0], "points": [[1, 0.5, 0], [0, 2, 0]]}`},
 		{"ood", "POST", "/v1/sets/ball/ood", `{"points": [[0, 0, 0], [3, 0, 4.6], [30, 0, 0]]}`},
 		{"ood-fdr", "POST", "/v1/sets/ball/ood?alpha_ood=0.1&fdr=0.2", `{"points": [[0, 0, 0], [3, 0, 4.6], [30, 0, 0], [0, 20, 0]]}`},
+		// δ > 0: the p-values are adjusted; BH's marginal ones beside them.
+		{"ood-fdr-delta", "POST", "/v1/sets/ball/ood?alpha_ood=0.1&delta=0.1&fdr=0.2", `{"points": [[0, 0, 0], [3, 0, 4.6], [30, 0, 0], [0, 20, 0]]}`},
 		{"ood-reset", "POST", "/v1/sets/ball/ood/monitor/reset", ""},
 		{"retrieve", "POST", "/v1/sets/ball/retrieve", `{"anchor": [0, 0, 0], "collection": "db"}`},
 		{"retrieve-limit", "POST", "/v1/sets/ball/retrieve", `{"anchor": [0, 0, 0], "collection": "db", "limit": 2}`},

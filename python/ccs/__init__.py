@@ -2013,7 +2013,9 @@ class Set(_Handle):
         nearest pool anchor's score over the threshold), p_value (conformal)
         and ood (p_value <= alpha_ood), each an np.ndarray of m; with fdr=Q,
         also flagged: the points Benjamini-Hochberg flags as one batch at
-        false discovery rate Q. The numbers ccs serve's /ood answers."""
+        false discovery rate Q, on the marginal p-values (with delta, whose
+        p_value is adjusted, those are fdr_p_value). The numbers ccs
+        serve's /ood answers."""
         lent = Lent()
         p = _lib.points(points.anchors if isinstance(points, Bundle) else points, "points")
         m = _lib.rows_of(p)
@@ -2029,6 +2031,13 @@ class Set(_Handle):
         out = {"score": score, "p_value": pv, "ood": flag}
         if fdr:
             out["flagged"] = np.flatnonzero(bh)
+            if delta:  # p_value is adjusted (δ > 0): Benjamini-Hochberg ran on the marginal p-values
+                marginal, again = np.empty(m, dtype=np.float64), np.empty(m, dtype=np.float64)
+                flags = np.empty(m, dtype=np.bool_), np.empty(m, dtype=np.bool_)
+                call(lib.ccs_set_ood, self._handle(), lent.ref(p, "points"), options(alpha_ood=alpha_ood, fdr=fdr),
+                     again.ctypes.data_as(POINTER(c_double)), marginal.ctypes.data_as(POINTER(c_double)),
+                     flags[0].ctypes.data_as(POINTER(c_uint8)), flags[1].ctypes.data_as(POINTER(c_uint8)), m)
+                out["fdr_p_value"] = marginal
         return out
 
     def __repr__(self):

@@ -1034,6 +1034,15 @@ def test_ood_equals_ccs_serve(server, calibrated, sim, name):
     assert list(got["ood"]) == [r["ood"] for r in want["results"]]
     assert list(got["flagged"]) == want["flagged"]
     assert got["ood"][-20:].sum() > 10
+    # With δ, p_value is adjusted; flagged is BH on the marginal p-values,
+    # fdr_p_value, as the service's fdr_p_values.
+    want = post_npy(f"{server}/v1/sets/{name}/ood?alpha_ood=0.1&delta=0.1&fdr=0.2", points)
+    cond = s.ood(points, alpha_ood=0.1, delta=0.1, fdr=0.2)
+    assert list(cond["p_value"]) == [r["p_value"] for r in want["results"]] != list(got["p_value"])
+    assert list(cond["ood"]) == [r["ood"] for r in want["results"]]
+    assert list(cond["fdr_p_value"]) == want["fdr_p_values"] == list(got["p_value"])
+    assert list(cond["flagged"]) == want["flagged"] == list(got["flagged"])
+    assert "fdr_p_value" not in got and "fdr_p_values" not in post_npy(f"{server}/v1/sets/{name}/ood?fdr=0.2", points)
     # A bundle's anchors, as retrieve_many takes them.
     b = ccs.Bundle(points.astype(np.float32))
     assert list(s.ood(b, alpha_ood=0.1)["p_value"]) == list(got["p_value"])
