@@ -866,6 +866,7 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 		}
 	}
 	b.WriteString(".\n")
+	b.WriteString("Fit s is a row's fitting and calibration in wall time, its cells run side by side (the ℓ2 ball fits nothing: its figure is its calibration alone).\n")
 	if t.OneLabel != "" {
 		fmt.Fprintf(&b, "\nOne label: %s — the bundles hold the rows carrying it alone (ccs bundle -one-label): every anchor carries it, and the guarantee is for anchors carrying %[1]s, not for the other labels' rows.\n", strconv.Quote(t.OneLabel))
 	}
