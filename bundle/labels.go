@@ -260,6 +260,13 @@ type PairIDs struct {
 	// query's row too): a recommender's pairs of 2 000 new users are tens
 	// of thousands of pairs, and their new items missing rows.
 	unknownQueries, unknownRows map[string]struct{}
+	// caseOnly counts the pairs left out whose unknown id is a given one
+	// but for case ("DOC-2053" for "doc-2053"), firstCase names the first;
+	// folded maps each side's ids folded to lower case to the id, or to
+	// "" where two fold alike (built at the first unknown id).
+	caseOnly  int
+	firstCase string
+	folded    [2]map[string]string
 }
 
 // ScoreNote says, when a text of pairs had a header whose third column is
@@ -422,6 +429,20 @@ func (p *PairIDs) Resolve(query, row string) (q, r int, ok bool, err error) {
 		}
 		v, ok := m[id]
 		if !ok {
+			// Spaces around an id (a pandas column read with them, a
+			// list of tuples) are no part of it, as a text file's fields
+			// are read trimmed.
+			if t := strings.TrimSpace(id); t != id {
+				if v, ok = m[t]; ok {
+					return v, true, nil
+				}
+				id = t
+			}
+			if given, near := p.foldedID(id, m, what); near && p.caseOnly == 0 {
+				p.caseOnly, p.firstCase = 1, fmt.Sprintf("%s id %q, given as %q", what, id, given)
+			} else if near {
+				p.caseOnly++
+			}
 			if p.Unknown++; p.First == "" {
 				p.First = what + " id " + strconv.Quote(id)
 			}
@@ -454,6 +475,29 @@ func (p *PairIDs) Resolve(query, row string) (q, r int, ok bool, err error) {
 	}
 	r, okR, err := side(row, p.rows, "row")
 	return q, r, okR, err
+}
+
+// foldedID is the given id of side m (what: "query" or "row") that id
+// names but for case, and whether there is exactly one.
+func (p *PairIDs) foldedID(id string, m map[string]int, what string) (string, bool) {
+	side := 0
+	if what == "row" {
+		side = 1
+	}
+	if p.folded[side] == nil {
+		f := make(map[string]string, len(m))
+		for given := range m {
+			k := strings.ToLower(given)
+			if _, two := f[k]; two {
+				f[k] = ""
+				continue
+			}
+			f[k] = given
+		}
+		p.folded[side] = f
+	}
+	given := p.folded[side][strings.ToLower(id)]
+	return given, given != ""
 }
 
 // unknownQuery and unknownRow record an id missing from the queries' or
@@ -501,10 +545,26 @@ func (p *PairIDs) Note() string {
 		parts = append(parts, fmt.Sprintf("%d pairs name ids that are not among the given ids (the first: %s): left out (%s, %s)", p.Unknown, p.First,
 			distinctIDs(len(p.unknownQueries), "distinct query id"), distinctIDs(len(p.unknownRows), "row id")))
 	}
+	if h := p.caseHint(); h != "" {
+		parts = append(parts, h)
+	}
 	if p.Conflicts > 0 {
 		parts = append(parts, fmt.Sprintf("%s scored as relevant and also %s (the first: %s): kept relevant", counted(p.Conflicts, "pair"), p.below(), p.FirstConflict))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// caseHint says how many of the pairs left out name a given id but for
+// case, or is "" when none does.
+func (p *PairIDs) caseHint() string {
+	if p.caseOnly == 0 {
+		return ""
+	}
+	verb := "name"
+	if p.caseOnly == 1 {
+		verb = "names"
+	}
+	return fmt.Sprintf("%d of them %s a given id but for case (the first: %s): ids are matched exactly; write both sides' ids in one case (ids.str.lower() in pandas)", p.caseOnly, verb, p.firstCase)
 }
 
 // distinctIDs is "N WHATs", or "no WHAT" for none.
@@ -679,6 +739,9 @@ func (p *PairIDs) Left(pairs [][2]int, name string) ([][2]int, error) {
 			if like != nil {
 				swapped = "; " + strings.Join(like, ", ")
 			}
+		}
+		if h := p.caseHint(); h != "" {
+			swapped += "; " + h
 		}
 		return nil, fmt.Errorf("%s: no pairs: all %d name ids that are not among the given ids (the first: %s)%s", name, p.Unknown, p.First, swapped)
 	}

@@ -235,6 +235,29 @@ func TestPairIDs(t *testing.T) {
 	if want := `6 pairs name ids that are not among the given ids (the first: query id "u7"): left out (3 distinct query ids, 1 row id)`; news.Note() != want {
 		t.Errorf("new queries' new rows: note %q, want %q", news.Note(), want)
 	}
+	// Spaces around an id are no part of it, as a text file's fields are
+	// read trimmed; an id of another case is left out, and said.
+	messy, _ := NewPairIDs([]string{"q0", "q1"}, []string{"doc-5", "doc-7", "Doc-7"})
+	for _, c := range []struct {
+		q, r   string
+		qi, ri int
+		ok     bool
+	}{
+		{" q1", "doc-5\t", 1, 0, true},
+		{"q0 ", " Doc-7 ", 0, 2, true},
+		{"Q1", "doc-5", 0, 0, false}, // but for case
+		{"q1", "DOC-5", 0, 0, false}, // but for case
+		{"q1", "DOC-7", 0, 0, false}, // doc-7 and Doc-7 fold alike: no one id meant
+		{"q9", "doc-5", 0, 0, false},
+	} {
+		qi, ri, ok, err := messy.Resolve(c.q, c.r)
+		if err != nil || ok != c.ok || ok && (qi != c.qi || ri != c.ri) {
+			t.Errorf("Resolve(%q, %q) = %d, %d, %v, %v", c.q, c.r, qi, ri, ok, err)
+		}
+	}
+	if want := `4 pairs name ids that are not among the given ids (the first: query id "Q1"): left out (2 distinct query ids, 2 row ids); 2 of them name a given id but for case (the first: query id "Q1", given as "q1"): ids are matched exactly; write both sides' ids in one case (ids.str.lower() in pandas)`; messy.Note() != want {
+		t.Errorf("messy ids: note %q, want %q", messy.Note(), want)
+	}
 	if !p.Header("query-id", "corpus-id") || p.Header("q0", "corpus-id") {
 		t.Error("header")
 	}

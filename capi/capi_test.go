@@ -584,7 +584,7 @@ func TestMakeBundlesMissingSessions(t *testing.T) {
 			"sessions": {Name: "sessions", Dtype: "<U5", Data: strs, Shape: []int{n}}}
 		o := defaultMake
 		o.K, o.KNeg = 3, 3
-		want := fmt.Sprintf("sessions: bundle: 63 of 600 rows have a session id that marks a missing value (%s: 63); the first: row 0", c.named)
+		want := fmt.Sprintf("sessions: 63 of 600 rows have a session id that marks a missing value (%s: 63); the first: row 0", c.named)
 		if _, err := makeBundles(arrays, o); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", c.named, err, want)
 		}
