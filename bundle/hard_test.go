@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -157,6 +158,73 @@ func TestHardNegativesRefused(t *testing.T) {
 		_, err := Make(Items{N: 300, Labels: labels, Rows: c.rows, D: 2}, c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+// TestNearest: the h nearest, ties by index, are the first h of the
+// indices sorted stably by distance, for any h, with many ties.
+func TestNearest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		n := 1 + rng.IntN(300)
+		dist := make([]float64, n)
+		for i := range dist {
+			dist[i] = float64(rng.IntN(1 + trial%20)) // few values: ties
+		}
+		order := seqFrom(0, n)
+		slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(dist[a], dist[b]) })
+		for _, h := range []int{0, 1, 3, n / 2, n, n + 5} {
+			if got, want := nearest(dist, h), order[:min(h, n)]; !slices.Equal(got, want) {
+				t.Fatalf("n %d, h %d: %v, want %v", n, h, got, want)
+			}
+		}
+	}
+	// The float64 distance in four partial sums is the sequential sum's
+	// within rounding.
+	a, b := make([]float32, 259), make([]float32, 259)
+	for i := range a {
+		a[i], b[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	if got, want := sqDist64(a, b), sqDist(a, b); math.Abs(got-want) > 1e-14*want {
+		t.Errorf("sqDist64 %v, sequential %v", got, want)
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// BenchmarkHardNegatives: a RAG user's bundle of 3 000 queries against
+// 20 000 passages (d = 256), 20 hard negatives of 50 each among every
+// passage (-kneg-hard 20 -hard-candidates 20000).
+func BenchmarkHardNegatives(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n, nq, d = 20000, 3000, 256
+	rows, queries := make([]float32, n*d), make([]float32, nq*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	for i := range queries {
+		queries[i] = float32(rng.NormFloat64())
+	}
+	var pairs [][2]int
+	for q := range nq {
+		for range 1 + rng.IntN(3) {
+			pairs = append(pairs, [2]int{q, rng.IntN(n)})
+		}
+	}
+	items := Items{N: n, Queries: nq, Pairs: pairs, Rows: rows, QueryRows: queries, D: d}
+	cfg := MakeConfig{K: 1, KNeg: 50, Split: [4]float64{0.5, 0.1, 0.2, 0.2}, Seed: 1, HardNegatives: 20, HardCandidates: 20000, AllowFewer: true}
+	for b.Loop() {
+		if _, err := Make(items, cfg); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -1659,18 +1659,39 @@ func (hd *hardDraw) draw(dst []int64, n int, ok func(int) bool, list []int, avai
 	}
 	cand := make([]int64, c)
 	others(cand, n, ok, list, rng)
+	// The distances are each candidate's own: computed in chunks on every
+	// core, the same numbers at any number of goroutines. A new user's
+	// 3 000 queries, 20 000 candidates each (d = 256), took 22.9 s on two
+	// cores, nearly all of it here, one sum a candidate in a chain of
+	// dependent additions.
 	dist := make([]float64, c)
-	for j, i := range cand {
-		var acc float64
-		for t, x := range vec(int(i)) {
-			v := float64(anchor[t]) - float64(x)
-			acc += v * v
+	chunk := max(64, (1<<15)/max(1, hd.d))
+	if 4*c < n {
+		parallel.For(c, chunk, 0, func(_, lo, hi int) {
+			for j := lo; j < hi; j++ {
+				dist[j] = sqDist64(anchor, vec(int(cand[j])))
+			}
+		})
+	} else {
+		// Candidates of most of the rows are read in row order, which the
+		// memory streams, not in their draw's: 1.75 times faster for the
+		// user above.
+		at := make([]int32, n)
+		for i := range at {
+			at[i] = -1
 		}
-		dist[j] = acc
+		for j, i := range cand {
+			at[i] = int32(j)
+		}
+		parallel.For(n, chunk, 0, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				if j := at[i]; j >= 0 {
+					dist[j] = sqDist64(anchor, vec(i))
+				}
+			}
+		})
 	}
-	order := seqFrom(0, c)
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(dist[a], dist[b]) })
-	hard := order[:hd.h]
+	hard := nearest(dist, hd.h)
 	for j, o := range hard {
 		dst[j] = cand[o]
 	}
@@ -1685,6 +1706,80 @@ func (hd *hardDraw) draw(dst []int64, n int, ok func(int) bool, list []int, avai
 			k++
 		}
 	}
+}
+
+// sqDist64 is the squared ℓ2 distance of a and b (of equal length) in
+// float64, summed in four interleaved partial sums (coordinates t ≡ 0, 1,
+// 2, 3 mod 4, then added in that order): the same number wherever it runs.
+func sqDist64(a, b []float32) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	t := 0
+	for ; t+4 <= len(a); t += 4 {
+		v0 := float64(a[t]) - float64(b[t])
+		v1 := float64(a[t+1]) - float64(b[t+1])
+		v2 := float64(a[t+2]) - float64(b[t+2])
+		v3 := float64(a[t+3]) - float64(b[t+3])
+		s0 += v0 * v0
+		s1 += v1 * v1
+		s2 += v2 * v2
+		s3 += v3 * v3
+	}
+	for ; t < len(a); t++ {
+		v := float64(a[t]) - float64(b[t])
+		s0 += v * v
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// nearest returns the indices of the h smallest of dist, nearest first,
+// ties by index: the first h of the indices sorted stably by distance,
+// found with a heap of h rather than a sort of all.
+func nearest(dist []float64, h int) []int {
+	h = min(h, len(dist))
+	// before says whether index a comes before index b.
+	before := func(a, b int) bool {
+		if c := cmp.Compare(dist[a], dist[b]); c != 0 {
+			return c < 0
+		}
+		return a < b
+	}
+	heap := make([]int, 0, h) // a max-heap under before: its root the last kept
+	down := func(i int) {
+		for {
+			l, big := 2*i+1, i
+			if l < len(heap) && before(heap[big], heap[l]) {
+				big = l
+			}
+			if r := l + 1; r < len(heap) && before(heap[big], heap[r]) {
+				big = r
+			}
+			if big == i {
+				return
+			}
+			heap[i], heap[big] = heap[big], heap[i]
+			i = big
+		}
+	}
+	for i := range dist {
+		switch {
+		case len(heap) < h:
+			heap = append(heap, i)
+			for j := len(heap) - 1; j > 0 && before(heap[(j-1)/2], heap[j]); j = (j - 1) / 2 {
+				heap[j], heap[(j-1)/2] = heap[(j-1)/2], heap[j]
+			}
+		case h > 0 && before(i, heap[0]):
+			heap[0] = i
+			down(0)
+		}
+	}
+	slices.SortFunc(heap, func(a, b int) int {
+		if before(a, b) {
+			return -1
+		}
+		return 1
+	})
+	return heap
 }
 
 // addHeldOut adds the OOD calibration and OOD splits (anchors alone).
