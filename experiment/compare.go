@@ -621,6 +621,29 @@ func nOf(b *bundle.Bundle) int {
 	return b.N
 }
 
+// percentPrecision is the decimals a percentage v is shown with: one, or
+// up to three where one would round it to 100.0 or 0.0 that it is not (a
+// RAG user's exclusion of 99.966% read 100.0%).
+func percentPrecision(v float64) int {
+	p := 1
+	for ; p < 3; p++ {
+		if s := strconv.FormatFloat(v, 'f', p, 64); (v >= 100 || s != strconv.FormatFloat(100, 'f', p, 64)) && (v <= 0 || strings.Trim(s, "0.") != "") {
+			break
+		}
+	}
+	return p
+}
+
+// sizePrecision is the decimals a mean set size v is shown with: one
+// under 10 items (a mean of 1.70 passages shown as 2 overstated it by a
+// sixth), none above.
+func sizePrecision(v float64) int {
+	if v < 10 {
+		return 1
+	}
+	return 0
+}
+
 // measureCompare is what Compare adds to a run: the worst class, the
 // resplits (both from the test split's scores under set, scored), and the
 // per-input OOD test.
@@ -791,10 +814,11 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 		if s == nil {
 			return "—"
 		}
+		p := percentPrecision(s.Mean)
 		if t.Seeds == 1 {
-			return fmt.Sprintf("%.1f%%", s.Mean)
+			return fmt.Sprintf("%.*f%%", p, s.Mean)
 		}
-		return fmt.Sprintf("%.1f ± %.1f%%", s.Mean, s.Std)
+		return fmt.Sprintf("%.*f ± %.*f%%", p, s.Mean, p, s.Std)
 	}
 	grid := [][]string{head}
 	for _, r := range t.Rows {
@@ -808,9 +832,10 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 			case z == nil:
 				cells = append(cells, "—")
 			case t.Seeds == 1:
-				cells = append(cells, fmt.Sprintf("%.0f", z.Mean))
+				cells = append(cells, fmt.Sprintf("%.*f", sizePrecision(z.Mean), z.Mean))
 			default:
-				cells = append(cells, fmt.Sprintf("%.0f ± %.0f", z.Mean, z.Std))
+				p := sizePrecision(z.Mean)
+				cells = append(cells, fmt.Sprintf("%.*f ± %.*f", p, z.Mean, p, z.Std))
 			}
 		}
 		if worst {

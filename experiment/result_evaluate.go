@@ -107,7 +107,8 @@ func SetSizeText(collection string, z eval.Sizes, classConditional bool) string 
 		if z.Items == 0 {
 			return ""
 		}
-		return fmt.Sprintf(" (%.1f%%)", 100*v/float64(z.Items))
+		pc := 100 * v / float64(z.Items)
+		return fmt.Sprintf(" (%.*f%%)", percentPrecision(pc), pc)
 	}
 	s := fmt.Sprintf("mean %.1f of %d items of %s%s, median %d, 10th–90th percentile %d–%d, largest %d",
 		z.Mean, z.Items, collection, share(z.Mean), z.Median, z.P10, z.P90, z.Max)
