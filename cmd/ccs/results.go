@@ -123,7 +123,13 @@ func (r *results) done() error {
 		reused, computed, stale := r.cells.Counts()
 		msg := fmt.Sprintf("cells in %s: %d read back, %d computed", r.cells.Dir(), reused, computed)
 		if stale > 0 {
-			msg += fmt.Sprintf(" (%d of them kept under another configuration or code version)", stale)
+			msg += fmt.Sprintf(" (%d of them kept under another configuration or code version", stale)
+			if b := buildinfo.Read(); b.Revision == "" || b.Modified {
+				// The cells are keyed on the executable's hash: Python's
+				// library, another file, keeps its own.
+				msg += "; this build carries no VCS revision of an unmodified tree (-buildvcs=false, or local changes), so cells are keyed on its file's hash, and the command's and Python's (libccs.so) are kept apart"
+			}
+			msg += ")"
 		}
 		fmt.Fprintln(r.out.stderr, msg)
 	}

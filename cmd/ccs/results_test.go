@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ccsets/ccs/experiment"
+	"github.com/ccsets/ccs/internal/buildinfo"
 )
 
 // TestMain lets a test run ccs as a process of its own (the test binary
@@ -133,6 +134,12 @@ func TestResume(t *testing.T) {
 	codeVersion = func() string { return "another build" }
 	if _, msg = rerun(args(out, "-seeds", "1")); !strings.Contains(msg, "0 read back, 6 computed (6 of them kept under another") {
 		t.Errorf("changed code version: %q", msg)
+	}
+	// A build without a clean VCS revision (a test binary's) keys cells on
+	// its file: said, since Python's library keeps its own.
+	bi := buildinfo.Read()
+	if clean := bi.Revision != "" && !bi.Modified; strings.Contains(msg, "carries no VCS revision of an unmodified tree") == clean {
+		t.Errorf("a build of revision %q (modified %v): %q", bi.Revision, bi.Modified, msg)
 	}
 }
 
