@@ -133,7 +133,7 @@ func NewManifest(command string, in Inputs, cfg MakeConfig, plan *Plan) *Manifes
 		m.Negatives = "rows judged not relevant to the query (its pairs scored 0 or less), drawn without replacement, repeated where it has fewer than kneg"
 	}
 	if m.KNegHard > 0 {
-		m.Negatives += fmt.Sprintf("; %d of each anchor's %d the nearest to it among %d of them drawn at random, the rest random among those", m.KNegHard, m.KNeg, m.HardCandidates)
+		m.Negatives += fmt.Sprintf("; %d of each anchor's %d the nearest to it among %d of its possible negatives drawn at random (all of them where it has no more), the rest random among those", m.KNegHard, m.KNeg, m.HardCandidates)
 	}
 	for s, sp := range plan.Splits {
 		if sp.Omitted {

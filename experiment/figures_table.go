@@ -81,7 +81,7 @@ func coverageFigure(t *Table, stem string) *figure.Figure {
 		ns = fmt.Sprintf("n = %d to %d calibration scores (the band is drawn for %d, the widest)", nMin, nMax, nMin)
 	}
 	return &figure.Figure{Name: stem + "-coverage", W: 9 * vg.Inch, H: 4*vg.Inch + figure.LegendHeight(len(entries), figure.LegendCols(len(entries))),
-		Caption: fmt.Sprintf("%s: coverage of the test positives against α, each row's geometry (fitted at the table's α) recalibrated at each α on %s; mean over %d seeds. Right: the distance to 1 − α, with the finite-sample band [0, 100/(n+1)] of the split-conformal guarantee.", t.Title, ns, seeds),
+		Caption: fmt.Sprintf("%s: coverage of the test positives against α, each row's geometry (fitted at the table's α) recalibrated at each α on %s; mean over %s. Right: the distance to 1 − α, with the finite-sample band [0, 100/(n+1)] of the split-conformal guarantee.", t.Title, ns, seedsText(seeds)),
 		Draw:    figure.Grid([][]*plot.Plot{{left, right}}, entries, figure.LegendCols(len(entries)))}
 }
 
@@ -110,6 +110,14 @@ func tradeoffFigure(t *Table, stem string) *figure.Figure {
 		alphas = append(alphas, fmt.Sprint(c.Alpha))
 	}
 	return &figure.Figure{Name: stem + "-tradeoff", W: 9 * vg.Inch, H: 4.5*vg.Inch + figure.LegendHeight(len(entries), figure.LegendCols(len(entries))),
-		Caption: fmt.Sprintf("%s: exclusion of the test negatives against coverage of the test positives, each row's geometry recalibrated at α = %v (right to left); mean over %d seeds. Higher and further right is better.", t.Title, alphas, rs[0].Coverage.N),
+		Caption: fmt.Sprintf("%s: exclusion of the test negatives against coverage of the test positives, each row's geometry recalibrated at α = %v (right to left); mean over %s. Higher and further right is better.", t.Title, alphas, seedsText(rs[0].Coverage.N)),
 		Draw:    figure.Grid([][]*plot.Plot{{p}}, entries, figure.LegendCols(len(entries)))}
+}
+
+// seedsText is "1 seed" or "N seeds", for a caption.
+func seedsText(n int) string {
+	if n == 1 {
+		return "1 seed"
+	}
+	return fmt.Sprintf("%d seeds", n)
 }

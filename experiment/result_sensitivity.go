@@ -128,6 +128,6 @@ func sensitivityFigure(t *SensitivityTable) *figure.Figure {
 	}
 	seeds := sweeps[0].Points[0].Coverage.N
 	return &figure.Figure{Name: "sensitivity-" + figure.Slug(t.Data), W: 9 * vg.Inch, H: vg.Length(nrow)*4.2*vg.Inch + figure.LegendHeight(len(entries), 3),
-		Caption: fmt.Sprintf("%s: each parameter swept around the base point, the others held; coverage and exclusion of the test split (%%) above, LogVol/d (nats) below; mean ± std over %d seeds. The paper's points are its figure's (CIFAR100 embeddings, another dataset): they are for the shape of the curves, not the values. %s.", t.Title, seeds, t.Config),
+		Caption: fmt.Sprintf("%s: each parameter swept around the base point, the others held; coverage and exclusion of the test split (%%) above, LogVol/d (nats) below; mean ± std over %s. The paper's points are its figure's (CIFAR100 embeddings, another dataset): they are for the shape of the curves, not the values. %s.", t.Title, seedsText(seeds), t.Config),
 		Draw:    figure.Grid(plots, entries, 3)}
 }
