@@ -323,8 +323,14 @@ def asarray(x, name, dtype=None):
 def points(x, name):
     """asarray of an anchor or points, integers widened to float64 as
     ccs serve reads JSON's numbers: [0, 1, 2] is a point as [0., 1., 2.]
-    is. Anything else is left to the library's checks."""
+    is. An id (a string, or strings) is told to be looked up first;
+    anything else is left to the library's checks."""
     a = asarray(x, name)
+    if a.dtype.kind in "US" or a.dtype.kind == "O" and a.size and isinstance(a.flat[0], (str, bytes)):
+        first = a.flat[0] if a.size else ""
+        raise TypeError(f"{name}: {'the string' if a.ndim == 0 else 'strings, the first'} {str(first)!r:.60}: "
+                        "want an embedding (numbers), not an id: look the id up among your embeddings' ids "
+                        "(x[list(ids).index(id)]) and pass its row")
     if a.dtype.kind in "iu":
         a = a.astype(np.float64)
     return a

@@ -228,7 +228,9 @@ ERRORS = [
      'array "points": dtype "|O" is not supported'),
     ("ragged points", lambda s, a: s.contains(a[0], [[1, 2, 3, 4, 5], [1, 2]]), ValueError,
      "points: rows of unequal lengths: row 0 has 5 values, row 1 has 2 values: a list of rows must be rectangular"),
-    ("strings", lambda s, a: s.scores(["a", "b", "c", "d", "e"], a), ValueError, 'array "anchor": dtype <U1, want floating point'),
+    ("strings", lambda s, a: s.scores(["a", "b", "c", "d", "e"], a), TypeError, "anchor: strings, the first 'a': want an embedding (numbers), not an id"),
+    ("an id for the anchor", lambda s, a: s.retrieve("q-00017", a), TypeError,
+     "anchor: the string 'q-00017': want an embedding (numbers), not an id: look the id up among your embeddings' ids"),
     ("dimension", lambda s, a: s.contains(a[0], np.ones((3, 4))), ValueError,
      "points: embeddings of shape (3, 4), dimension 4; the set's dimension is 5"),
     ("rank", lambda s, a: s.scores(a[0], np.ones((2, 3, 5))), ValueError, "points: shape (2, 3, 5): want (m, 5)"),
@@ -526,7 +528,7 @@ ERRORS = [
     ("an event's name for a score", lambda s, a: ccs.bundle(a, queries=a[:3], pairs=[("0", "1", "view")]), ValueError,
      'pairs: pair 0: score "view" is not a number: the third column is read as each pair\'s relevance score; '
      "map its values to numbers (view 1, cart 2, purchase 3"),
-    ("string points", lambda s, a: s.contains(a[0], np.array([["a"] * 5])), ValueError, '"points"'),
+    ("string points", lambda s, a: s.contains(a[0], np.array([["a"] * 5])), TypeError, "points: strings, the first 'a': want an embedding"),
     ("file paths as labels", lambda s, a: ccs.bundle(a, [f"id1{i // 20:04d}/s{i % 3}/{i:05d}.wav" for i in range(200)]),
      ValueError, 'Names such as "id10000/s0/00000.wav" are file paths, each its own class: its first directory makes '
      '10 classes, its first two 30 — keep one (cut -d/ -f1 FILE > classes.txt; [p.split("/")[0] for p in paths] in Python)'),
