@@ -66,6 +66,9 @@ func ReadTokens(path string) (*Tokens, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("tokens file %s is a directory: want a file of tokens, one a line", path)
+	}
 	t, err := parseTokens(f)
 	if err != nil {
 		return nil, fmt.Errorf("tokens file %s: %w", path, err)

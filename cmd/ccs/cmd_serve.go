@@ -113,6 +113,14 @@ func runServe(ctx context.Context, o serveOptions, out *output) error {
 	if err := cfg.Check(); err != nil {
 		return usagef("%v", err)
 	}
+	// A tokens file that cannot be read, or holds none, is refused before
+	// the port is bound and the loading probes answer healthy (serve.New
+	// reads it again, as SIGHUP does).
+	if o.AuthTokens != "" {
+		if _, err := serve.ReadTokens(o.AuthTokens); err != nil {
+			return fmt.Errorf("-auth-tokens: %w", err)
+		}
+	}
 	// Listen first, so that the address judged is the one bound (a name
 	// resolved once, by the listener).
 	ln, err := net.Listen("tcp", o.Addr)

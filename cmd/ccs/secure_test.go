@@ -91,6 +91,22 @@ func TestServeRefusesOpenAddress(t *testing.T) {
 	if _, err := ccs("serve", "-set", "a=x.json", "-metrics", "public"); !isUsage(err) {
 		t.Errorf("-metrics public: %v", err)
 	}
+	// A tokens file that cannot serve is refused before the port is bound
+	// and the loading probes answer healthy: nothing said of loading.
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.txt")
+	os.WriteFile(empty, []byte("# none yet\n"), 0o600)
+	for file, want := range map[string]string{
+		filepath.Join(dir, "nope.txt"): "-auth-tokens: open " + filepath.Join(dir, "nope.txt"),
+		empty:                          "-auth-tokens: tokens file " + empty + ": no tokens",
+		dir:                            "-auth-tokens: tokens file " + dir + " is a directory",
+	} {
+		var stderr bytes.Buffer
+		err := run(io.Discard, &stderr, []string{"serve", "-set", "a=x.json", "-addr", "127.0.0.1:0", "-auth-tokens", file})
+		if err == nil || isUsage(err) || !strings.HasPrefix(err.Error(), want) || strings.Contains(stderr.String(), "loading") {
+			t.Errorf("-auth-tokens %s: %v (stderr %q), want %q before loading", file, err, stderr.String(), want)
+		}
+	}
 	// A name that resolves to loopback passes.
 	if _, err := ccs("serve", "-set", "a=missing.json", "-addr", "localhost:0"); err == nil || isUsage(err) {
 		t.Errorf("localhost: %v, want the set file's error", err)
