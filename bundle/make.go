@@ -698,6 +698,9 @@ func Make(items Items, cfg MakeConfig) (*Plan, error) {
 	if cfg.AllowFewer {
 		p.warnRepeats(cfg.K)
 	}
+	if w := alikeNames(cfg.LabelNames); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
 	return p, nil
 }
 
@@ -761,6 +764,49 @@ func (p *Plan) warnRepeats(k int) {
 		}
 		p.Warnings = append(p.Warnings, fmt.Sprintf("allow fewer: %d of %d anchors had fewer than k = %d distinct positives and repeat some (%s): %s", total, anchors, k, strings.Join(parts, ", "), lower))
 	}
+}
+
+// alikeNames warns of label names that differ only by case or by spaces
+// around them ("Sky" and "sky", "dog " and "dog"): each is a label of its
+// own, which a tagging export's inconsistent spelling splits in two; ""
+// when there are none.
+func alikeNames(names []string) string {
+	byKey := map[string][]string{}
+	var keys []string
+	for _, n := range names {
+		k := strings.ToLower(strings.TrimSpace(n))
+		if byKey[k] == nil {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], n)
+	}
+	var alike []string
+	groups := 0
+	for _, k := range keys {
+		if ns := byKey[k]; len(ns) > 1 {
+			groups++
+			if len(alike) < 3 {
+				q := make([]string, len(ns))
+				for i, n := range ns {
+					q[i] = strconv.Quote(n)
+				}
+				alike = append(alike, strings.Join(q, " and "))
+			}
+		}
+	}
+	if groups == 0 {
+		return ""
+	}
+	more := ""
+	if groups > len(alike) {
+		more = fmt.Sprintf(", … %d in all", groups)
+	}
+	what := "names differ"
+	if groups > 1 {
+		what = fmt.Sprintf("%d sets of names differ", groups)
+	}
+	return fmt.Sprintf("labels: %s only by case or by spaces around them (%s%s): each is a label of its own, its rows apart from the other's; if they mean one label, write them alike first (labels.str.strip().str.lower() in pandas)",
+		what, strings.Join(alike, "; "), more)
 }
 
 // Check validates the configuration: what Make refuses before reading any item.

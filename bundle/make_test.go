@@ -2503,3 +2503,33 @@ func TestMissingSessionsDropOneLeft(t *testing.T) {
 		}
 	}
 }
+
+// TestAlikeNames: label names that differ only by case or spaces around
+// them are warned of, the first three sets named; distinct ones are not.
+func TestAlikeNames(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"cat", "dog"}, ""},
+		{nil, ""},
+		{[]string{"Sky", "dog", "sky"}, `labels: names differ only by case or by spaces around them ("Sky" and "sky"): each is a label of its own`},
+		{[]string{"a", "A", "b ", "b", "c", "C", "d", "D"}, `labels: 4 sets of names differ only by case or by spaces around them ("a" and "A"; "b " and "b"; "c" and "C", … 4 in all)`},
+	} {
+		if got := alikeNames(c.names); !strings.HasPrefix(got, c.want) || (c.want == "") != (got == "") {
+			t.Errorf("alikeNames(%q) = %q, want %q", c.names, got, c.want)
+		}
+	}
+	// Make warns of them.
+	labels := make([]int64, 300)
+	for i := range labels {
+		labels[i] = int64(i % 3)
+	}
+	p, err := Make(Items{N: 300, Labels: labels}, MakeConfig{K: 2, Split: testSplit, Seed: 1, LabelNames: []string{"Sky", "dog", "sky"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, `("Sky" and "sky")`) }) {
+		t.Errorf("Make: warnings %q", p.Warnings)
+	}
+}

@@ -901,3 +901,14 @@ def test_compare_command_lists_its_keywords():
     its flags, and leaves the defaults out."""
     got = ccs.compare(_splits(), seeds=1, rows="baselines", alpha=0.1, epochs=5, lr=0.5, resplits=200)
     assert got.document["command"] == "ccs.compare('ccs.bundle', seeds=1, rows='baselines', alpha=0.1, epochs=5, lr=0.5)"
+
+
+def test_bundle_warns_of_names_alike():
+    """Tags spelled two ways ("Sky", "sky") are two labels, each its own
+    rows: warned of, in one-label and several-label rows alike."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(600, 4)).astype(np.float32)
+    for labels in (np.array(["sky", "dog", "cat", "Sky"])[rng.integers(0, 4, 600)],
+                   [["sky", "dog"] if i % 2 else ["Sky", "cat"] for i in range(600)]):
+        with pytest.warns(ccs.CCSWarning, match=r'labels: names differ only by case or by spaces around them \("Sky" and "sky"\)'):
+            ccs.bundle(x, labels, k=3)
