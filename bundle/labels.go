@@ -752,6 +752,9 @@ func (p *PairIDs) Left(pairs [][2]int, name string) ([][2]int, error) {
 // of them (what, in errors; name is the array's source): integers as they are, strings numbered in their
 // sorted order (LabelCodes), with their names.
 func Labels(a Array, name, what string) (ids []int64, names []string, err error) {
+	if what == "labels" {
+		a = zeroOne(a) // a float one-hot target
+	}
 	if a.I64 == nil && a.Str == nil {
 		hint := ""
 		if a.F32 != nil {
@@ -801,6 +804,25 @@ func column(a Array) Array {
 	return a
 }
 
+// zeroOne is a floating-point (n, C) matrix of exactly 0s and 1s — a
+// multi-hot or one-hot target as Keras and PyTorch keep one, float — as
+// integers; any other array as it is.
+func zeroOne(a Array) Array {
+	if a.F32 == nil || len(a.Shape) != 2 || a.Shape[1] < 2 {
+		return a
+	}
+	for _, v := range a.F32 {
+		if v != 0 && v != 1 {
+			return a
+		}
+	}
+	ints := make([]int64, len(a.F32))
+	for i, v := range a.F32 {
+		ints[i] = int64(v)
+	}
+	return Array{Shape: a.Shape, I64: ints, Dtype: a.Dtype}
+}
+
 // oneHot reads a one-hot (n, C) matrix — 0s and 1s, exactly one 1 a row,
 // as keras' to_categorical and pandas' get_dummies write one label a row
 // — as the labels it encodes, each row's column of its 1; ok is false for
@@ -831,12 +853,14 @@ func oneHot(a Array) (ids []int64, ok bool) {
 }
 
 // LabelSets reads a multi-hot (n, C) matrix of 0s and 1s (integers or
-// bool, as scikit-learn's MultiLabelBinarizer makes it; name is its
+// bool, as scikit-learn's MultiLabelBinarizer makes it, or floats that are
+// exactly 0 and 1, as Keras' and PyTorch's targets are; name is its
 // source) as several labels per row: row i's labels are the columns of
 // its 1s. ok is false, with no error, for any other array, and for a
 // one-hot matrix (exactly one 1 a row: one label a row, whose rows
 // sharing a label are a class): Labels reads those.
 func LabelSets(a Array, name string) (sets [][]int32, ok bool, err error) {
+	a = zeroOne(a)
 	if a.I64 == nil || len(a.Shape) != 2 || a.Shape[1] < 2 {
 		return nil, false, nil
 	}
@@ -954,10 +978,22 @@ func multiLabel(a Array, what string) string {
 	if a.Str != nil {
 		return " (" + strconv.Itoa(a.Shape[1]) + " names a row: " + MultiLabel + ")"
 	}
-	for _, v := range a.I64 {
+	other, at := 0, -1
+	for i, v := range a.I64 {
 		if v != 0 && v != 1 {
+			if other++; at < 0 {
+				at = i
+			}
+		}
+	}
+	if other > 0 {
+		if 100*other > len(a.I64) { // not a matrix of tags
 			return ""
 		}
+		// Mostly 0s and 1s: a multi-hot matrix with a stray value.
+		c := a.Shape[1]
+		return fmt.Sprintf(" (a multi-hot matrix, several labels a row, holds 0s and 1s; row %d, column %d is %d%s: mark each label 0 or 1, (M > 0).astype(np.int64))",
+			at/c, at%c, a.I64[at], map[bool]string{true: "", false: fmt.Sprintf(", and %d more values are neither", other-1)}[other == 1])
 	}
 	return " (0s and 1s: a multi-hot matrix, several labels a row, which make the rows their own queries, related by the labels they share: give it as the labels of rows alone, without groups, views or pairs)"
 }

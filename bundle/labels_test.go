@@ -7,6 +7,7 @@ import (
 	"math"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -622,5 +623,38 @@ func TestColumnsNamed(t *testing.T) {
 	want := `"0" is not among the labels ("joy", "anger", "grief"): the matrix's columns are named, and column 0 is "joy"`
 	if _, err := ColumnsNamed([]string{"0"}, names); err == nil || err.Error() != want {
 		t.Errorf("ColumnsNamed(0) = %v, want %q", err, want)
+	}
+}
+
+// TestFloatMultiHot: a float matrix of exactly 0s and 1s (Keras' and
+// PyTorch's multi-hot targets) reads as the integer one, multi-hot or
+// one-hot; a matrix with a stray value names its cell; floats that are
+// not 0 or 1 stay refused by their dtype.
+func TestFloatMultiHot(t *testing.T) {
+	ints := []int64{1, 0, 1, 0, 1, 1, 1, 0, 0}
+	floats := make([]float32, len(ints))
+	for i, v := range ints {
+		floats[i] = float32(v)
+	}
+	want, ok, err := LabelSets(Array{Shape: []int{3, 3}, I64: ints}, "m")
+	got, ok2, err2 := LabelSets(Array{Shape: []int{3, 3}, F32: floats}, "m")
+	if !ok || !ok2 || err != nil || err2 != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("float multi-hot: %v %v %v, want %v", got, ok2, err2, want)
+	}
+	ids, _, err := Labels(Array{Shape: []int{3, 2}, F32: []float32{0, 1, 1, 0, 0, 1}}, "y", "labels")
+	if err != nil || !reflect.DeepEqual(ids, []int64{1, 0, 1}) {
+		t.Errorf("float one-hot: %v, %v", ids, err)
+	}
+	stray := make([]int64, 400)
+	for i := range stray {
+		stray[i] = int64(i % 3 % 2)
+	}
+	stray[217] = 2
+	_, _, err = Labels(Array{Shape: []int{100, 4}, I64: stray}, "m.npy", "labels")
+	if err == nil || !strings.Contains(err.Error(), "m.npy: shape (100, 4), want one label per row, (n,) (a multi-hot matrix, several labels a row, holds 0s and 1s; row 54, column 1 is 2: mark each label 0 or 1, (M > 0).astype(np.int64))") {
+		t.Errorf("a stray 2: %v", err)
+	}
+	if _, _, err := Labels(Array{Shape: []int{2, 2}, F32: []float32{0.5, 1, 0, 1}}, "m.npy", "labels"); err == nil || !strings.Contains(err.Error(), "dtype float") {
+		t.Errorf("floats not 0 or 1: %v", err)
 	}
 }

@@ -459,6 +459,13 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 	if !multi && len(o.OneLabel) > 0 {
 		return nil, fmt.Errorf("bundle: one_label=%q: labels hold one label a row (a class a row), whose bundles calibrate each label's threshold already: bundle without one_label and calibrate with calibration=\"class\"", o.OneLabel[0])
 	}
+	if !multi && o.LabelNames != nil && hasLabels && len(labels.Shape) == 2 && labels.Shape[1] >= 2 {
+		// A matrix meant as multi-hot that is not one (a stray 2, floats
+		// not 0 or 1): its own fault said, not taken for one label a row.
+		if _, _, err := bundle.Labels(labels, "labels", "labels"); err != nil {
+			return nil, err
+		}
+	}
 	if !multi && o.LabelNames != nil {
 		return nil, fmt.Errorf("bundle: label_names name the columns of a multi-hot labels matrix (several labels a row), and labels hold one label a row: give those labels as names instead (mlb.classes_[M.argmax(1)] for a one-hot matrix M)")
 	}

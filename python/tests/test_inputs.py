@@ -912,3 +912,23 @@ def test_bundle_warns_of_names_alike():
                    [["sky", "dog"] if i % 2 else ["Sky", "cat"] for i in range(600)]):
         with pytest.warns(ccs.CCSWarning, match=r'labels: names differ only by case or by spaces around them \("Sky" and "sky"\)'):
             ccs.bundle(x, labels, k=3)
+
+
+def test_bundle_float_multi_hot():
+    """A float multi-hot target of exactly 0s and 1s (Keras', PyTorch's)
+    bundles as the integer matrix does, byte for byte; a stray 2 beside
+    label_names is said where it is, not taken for one label a row."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(600, 4)).astype(np.float32)
+    m = np.zeros((600, 12), np.int64)
+    m[np.arange(600), rng.integers(0, 12, 600)] = 1
+    m[np.arange(600), rng.integers(0, 12, 600)] = 1
+    names = [chr(97 + i) for i in range(12)]
+    a = ccs.bundle(x, m, label_names=names, k=3, allow_fewer=True)
+    b = ccs.bundle(x, m.astype(np.float32), label_names=names, k=3, allow_fewer=True)
+    for s in a:
+        for name in a[s].arrays():
+            assert np.array_equal(a[s].array(name), b[s].array(name)), (s, name)
+    m[17, 3] = 2
+    with pytest.raises(ValueError, match=r"holds 0s and 1s; row 17, column 3 is 2: mark each label 0 or 1"):
+        ccs.bundle(x, m, label_names=names, k=3)
