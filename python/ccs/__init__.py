@@ -361,7 +361,7 @@ def _multi_hot(rows, missing_labels="error"):
         if len(width) == 1 and width.pop() >= 2 and all(
                 isinstance(x, (int, np.integer, bool, np.bool_)) and x in (0, 1) for v in rows for x in v):
             return np.array([[int(x) for x in v] for v in rows], dtype=np.int64)
-    sets = []
+    sets, holed = [], []  # holed: the rows whose list holds a None or NaN
     for i, v in enumerate(rows):
         if _missing(v):
             v = ()
@@ -369,7 +369,10 @@ def _multi_hot(rows, missing_labels="error"):
             v = (v,)
         elif not isinstance(v, (list, tuple, set, frozenset, np.ndarray)):
             raise ValueError(f"labels: [{i}] is {reprlib.repr(v)}: want a row's labels (a list of strings or integers)")
-        labels = [x.item() if isinstance(x, np.generic) else x for x in v if not _missing(x)]
+        v = [x.item() if isinstance(x, np.generic) else x for x in v]
+        labels = [x for x in v if not _missing(x)]
+        if len(labels) < len(v):
+            holed.append(i)
         for x in labels:
             if not isinstance(x, (str, int)) or isinstance(x, bool):
                 raise ValueError(f"labels: [{i}] holds {reprlib.repr(x)}: want labels that are strings or integers")
@@ -377,6 +380,14 @@ def _multi_hot(rows, missing_labels="error"):
     kinds = {type(x) for labels in sets for x in labels}
     if len(kinds) > 1:
         raise ValueError("labels: lists of labels mix strings and integers: give one kind")
+    if holed and missing_labels == "class":  # a label of its own, as a Parquet list's null is named
+        null = -1 if kinds == {int} else "null"
+        for i in holed:
+            sets[i].append(null)
+    elif holed and missing_labels != "drop":
+        raise ValueError(f"labels: {len(holed)} of {len(sets)} rows list None or NaN among their labels (the first: "
+                         f"[{holed[0]}]), a missing label: missing_labels=\"drop\" leaves it out of the row's labels, "
+                         f"\"class\" makes it a label of its own")
     if sets and all(len(set(labels)) == 1 for labels in sets):
         # One label a row, as lists: classes, as the labels themselves are
         # (strings keep their names; missing_labels applies as to them), not

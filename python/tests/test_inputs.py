@@ -932,3 +932,18 @@ def test_bundle_float_multi_hot():
     m[17, 3] = 2
     with pytest.raises(ValueError, match=r"holds 0s and 1s; row 17, column 3 is 2: mark each label 0 or 1"):
         ccs.bundle(x, m, label_names=names, k=3)
+
+
+def test_bundle_none_in_a_row_of_labels():
+    """None or NaN among a row's labels is a missing label, as "Unknown"
+    there is: refused by default, left out with missing_labels="drop", a
+    label of its own ("null") with "class" — not dropped unsaid."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(600, 4)).astype(np.float32)
+    tags = [chr(97 + i) for i in range(12)]
+    rows = [[tags[rng.integers(12)], tags[rng.integers(12)]] for _ in range(600)]
+    rows[3], rows[9] = rows[3] + [None], rows[9] + [float("nan")]
+    with pytest.raises(ValueError, match=r"labels: 2 of 600 rows list None or NaN among their labels \(the first: \[3\]\)"):
+        ccs.bundle(x, rows, k=2, allow_fewer=True)
+    assert "null" not in ccs.bundle(x, rows, k=2, allow_fewer=True, missing_labels="drop")["test"].label_names
+    assert "null" in ccs.bundle(x, rows, k=2, allow_fewer=True, missing_labels="class")["test"].label_names
