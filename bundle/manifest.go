@@ -545,6 +545,22 @@ func OneLabelClassError(label, one string) error {
 	return oneLabelError(fmt.Sprintf("the bundles of label %q alone (ccs bundle -one-label; one_label= in Python): every anchor carries it, and the bundles carry no labels — one threshold over every anchor (%s) is that label's, with its guarantee", label, one))
 }
 
+// OneLabelMismatch warns where a set calibrated on one label's rows
+// alone (setLabel: conformal's Info.OneLabel) is tested on a bundle that
+// is not that label's (testLabel: its manifest's one_label, "" for the
+// bundles of every label): its coverage there speaks of anchors its
+// guarantee is not for. "" where they agree or the set is no one label's.
+func OneLabelMismatch(setLabel, testLabel string) string {
+	if setLabel == "" || setLabel == testLabel {
+		return ""
+	}
+	is := "the bundles of every label"
+	if testLabel != "" {
+		is = fmt.Sprintf("label %q's", testLabel)
+	}
+	return fmt.Sprintf("the set was calibrated on the rows of label %q alone (ccs bundle -one-label; one_label= in Python), whose anchors its guarantee is for, and this bundle is %s: its coverage here speaks of other anchors; test it on the test split of ccs bundle -one-label %s", setLabel, is, setLabel)
+}
+
 // OneLabelNote says whose bundles the bundles of one label's rows alone
 // (ManifestOneLabelName: label) are, where a command describes them: every
 // anchor carries the label, and a set calibrated on them is guaranteed for

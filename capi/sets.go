@@ -517,6 +517,9 @@ func testOf(set *conformal.Set, test *bundleObj, what string, recalibrated bool)
 	if w := set.OwnSplitWarning(test.b, recalibrated); w != "" {
 		warnings = append(warnings, name+": "+w)
 	}
+	if w := bundle.OneLabelMismatch(set.Calibration.OneLabel, test.oneLabel); w != "" {
+		warnings = append(warnings, name+": "+w)
+	}
 	b, names, note, err := experiment.ClassesByName(set, test.b, test.names)
 	if err != nil {
 		return "", nil, nil, nil, fmt.Errorf("%s: %s: %w", what, name, err)

@@ -87,6 +87,9 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	for _, w := range warnings {
 		out.warn(w)
 	}
+	if w := bundle.OneLabelMismatch(set.Calibration.OneLabel, bundle.ManifestOneLabelName(o.Test, b)); w != "" {
+		out.warn(o.Test + ": " + w)
+	}
 	r, stored, role, classes := check.ResplitResult, check.Stored, check.Stored.Split, check.Classes
 	if err := saveDocument(out, "coverage-check", "coverage-check", check, o.JSON, o.Out); err != nil || o.JSON {
 		return err

@@ -197,6 +197,9 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if l := bundle.ManifestOneLabelName(o.Test, test); l != "" {
 		fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Test, bundle.OneLabelNote(l))
 	}
+	if w := bundle.OneLabelMismatch(set.Calibration.OneLabel, bundle.ManifestOneLabelName(o.Test, test)); w != "" {
+		out.warn(o.Test + ": " + w)
+	}
 	byLabel := o.PerClass && test.SeveralLabels() // several labels a row
 	if o.PerClass && test.Labels == nil && !byLabel {
 		if err := bundle.OneLabelPerClassError(bundle.ManifestOneLabelName(o.Test, test), "-per-class"); err != nil {

@@ -2003,6 +2003,31 @@ def test_bundle_one_label(cli, tmp_path):
         with pytest.raises(ValueError, match=re.escape("coverage_check: ") + ".*" + label):
             s.coverage_check(b["test"], per_class=True, resplits=10)
     assert made["column"]["cal"].one_label == "2" and ccs.bundle(x, m, **kw)["cal"].one_label is None
+    # The label's set tested on the bundles of every label is warned of:
+    # its coverage there is of anchors its guarantee is not for; on its
+    # own label's test split, not.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)
+        every = ccs.bundle(x, m, **kw)
+    other = re.escape('the set was calibrated on the rows of label "joy" alone') + ".*the bundles of every label"
+    with pytest.warns(ccs.CCSWarning, match=other):
+        s.evaluate(every["test"])
+    with pytest.warns(ccs.CCSWarning, match=other):
+        s.coverage_check(every["test"], resplits=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ccs.CCSWarning)
+        try:
+            s.evaluate(loaded["test"])
+        except ccs.CCSWarning as w:
+            assert "calibrated on the rows of label" not in str(w), str(w)
+    every["test"].save(tmp_path / "every.npz")
+    s.save(tmp_path / "joy.json")
+    def stderr(test):
+        return subprocess.run([CLI, "evaluate", "-set", str(tmp_path / "joy.json"), "-test", str(test)],
+                              capture_output=True, text=True, check=True).stderr
+    assert "calibrated on the rows of label" not in stderr(tmp_path / "named" / "test.npz")
+    err = stderr(tmp_path / "every.npz")
+    assert 'WARNING: ' + str(tmp_path / "every.npz") + ': the set was calibrated on the rows of label "joy" alone' in err, err
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ccs.CCSWarning)
         assert ccs.compare(tmp_path / "named", rows="baselines", seeds=1, resplits=10).one_label == "joy"
