@@ -1,6 +1,11 @@
 package experiment
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/conformal"
+)
 
 // TestPercentPrecision: one decimal, or more where one would show 100.0%
 // or 0.0% for a figure that is not; a set size of under 10 items with one.
@@ -14,5 +19,22 @@ func TestPercentPrecision(t *testing.T) {
 		if got := sizePrecision(v); got != want {
 			t.Errorf("sizePrecision(%v) = %d, want %d", v, got, want)
 		}
+	}
+}
+
+// TestCalibrationTextWhose: an evaluation's protocol line says whose rows
+// a set of one label's or one class's was calibrated on, as its report
+// section is read apart from the others.
+func TestCalibrationTextWhose(t *testing.T) {
+	one := conformal.Info{Mode: conformal.OnePerAnchor, N: 48, Rank: 45, OneLabel: "giraffe"}
+	if got := calibrationText(one); !strings.HasSuffix(got, `, on the rows of label "giraffe" alone)`) {
+		t.Errorf("one label: %q", got)
+	}
+	class := conformal.Info{Mode: conformal.OnePerAnchor, N: 48, Rank: 45, Class: &conformal.ClassOf{Label: 2, Name: "bee"}}
+	if got := calibrationText(class); !strings.HasSuffix(got, `, on class "bee"'s anchors alone)`) {
+		t.Errorf("one class: %q", got)
+	}
+	if got := calibrationText(conformal.Info{Mode: conformal.OnePerAnchor, N: 48, Rank: 45}); strings.Contains(got, "alone") {
+		t.Errorf("every anchor: %q", got)
 	}
 }

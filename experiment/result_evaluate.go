@@ -362,6 +362,16 @@ func calibrationText(c conformal.Info) string {
 	if c.Delta > 0 {
 		s += fmt.Sprintf(", δ=%v", c.Delta)
 	}
+	if c.OneLabel != "" { // a set of one label's rows alone (-one-label)
+		s += fmt.Sprintf(", on the rows of label %q alone", c.OneLabel)
+	}
+	if l, name := c.Class.LabelAndName(); l != nil { // one class's anchors (-class)
+		if name != "" {
+			s += fmt.Sprintf(", on class %q's anchors alone", name)
+		} else {
+			s += fmt.Sprintf(", on class %d's anchors alone", *l)
+		}
+	}
 	return s + ")"
 }
 

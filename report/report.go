@@ -67,8 +67,9 @@ type fig struct {
 // heading (experiment.Kind). Several documents of one kind
 // (the sensitivity analysis on the simulation and on Fashion-MNIST, say)
 // get sections KIND, KIND-2, …, headed by their first table's title too
-// (and by their number if that is not enough to tell them apart), and
-// their figures' ids that prefix; figure ids start with "fig-".
+// (by their commands where the titles are alike, and by their number if
+// that is not enough to tell them apart), and their figures' ids that
+// prefix; figure ids start with "fig-".
 func Write(w io.Writer, title string, docs []*experiment.Document) error {
 	var secs []section
 	reproduced := len(docs) > 0 // every document's command a ccs reproduce
@@ -109,17 +110,38 @@ func Write(w io.Writer, title string, docs []*experiment.Document) error {
 			s.Figures = append(s.Figures, fig{ID: id, Name: f.Name, Caption: f.Caption, SVG: template.HTML(svg)}) // our own SVG
 		}
 		if count[d.Kind] > 1 && len(s.Blocks) > 0 {
-			if t := s.Blocks[0].Title; strings.HasPrefix(t, s.Heading) {
+			switch t := s.Blocks[0].Title; {
+			case strings.HasPrefix(s.Heading, t): // the title says no more than the heading
+			case strings.HasPrefix(t, s.Heading):
 				s.Heading = t
-			} else {
+			default:
 				s.Heading += " — " + t
 			}
 		}
-		if used[s.Heading] {
-			s.Heading += fmt.Sprintf(" (%d)", seen[d.Kind])
-		}
-		used[s.Heading] = true
 		secs = append(secs, s)
+	}
+	// Headings alike (four evaluations are all "a fitted set on a test
+	// bundle") are told apart by their commands where those differ, and
+	// by their number where they do not.
+	commands := map[string]map[string]bool{} // each heading's commands
+	for _, s := range secs {
+		if commands[s.Heading] == nil {
+			commands[s.Heading] = map[string]bool{}
+		}
+		commands[s.Heading][s.Command] = true
+	}
+	for i, s := range secs {
+		if len(commands[s.Heading]) > 1 && s.Command != "" {
+			secs[i].Heading += " — " + strings.TrimPrefix(s.Command, "ccs ")
+		}
+	}
+	for i := range secs {
+		h := secs[i].Heading
+		if used[h] {
+			secs[i].Heading += fmt.Sprintf(" (%d)", seen[h]+1)
+		}
+		used[h] = true
+		seen[h]++
 	}
 	if title == "" {
 		title = ResultsTitle

@@ -292,14 +292,14 @@ func TestWriteSameKind(t *testing.T) {
 		t.Errorf("sections: %v", ids)
 	}
 	// The contents link every section, and the three OOD sections' headings
-	// tell them apart by their tables' titles, and by their number where
-	// the titles are the same; the others are headed by their kind's name
-	// alone.
+	// tell them apart by their tables' titles, and by their commands where
+	// the titles are the same (by their number where those are too); the
+	// others are headed by their kind's name alone.
 	page := b.String()
 	for _, want := range []string{
-		`<li><a href="#ood">OOD detection, fixture (ID), normal scores</a></li>`,
+		`<li><a href="#ood">OOD detection, fixture (ID), normal scores — one</a></li>`,
 		`<li><a href="#ood-2">OOD detection, another encoder</a></li>`,
-		`<li><a href="#ood-3">OOD detection, fixture (ID), normal scores (3)</a></li>`,
+		`<li><a href="#ood-3">OOD detection, fixture (ID), normal scores — reproduce ood (fixture)</a></li>`,
 		`<li><a href="#sim">The simulation (the paper&#39;s Table 1) — Simulated 3D clusters (mixed)</a></li>`,
 		`<li><a href="#sim-2">The simulation (the paper&#39;s Table 1) — Simulated 3D clusters (mixed) (2)</a></li>`,
 		`<li><a href="#pnorm">The effect of the p-norm</a></li>`,
