@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -166,6 +167,20 @@ func TestAuthMatrix(t *testing.T) {
 		line := `ccs_auth_denied_total{reason="` + reason + `"} ` + itoa(count)
 		if !strings.Contains(rec.Body.String(), line+"\n") {
 			t.Errorf("metrics lack %q", line)
+		}
+	}
+	// The requests refused 401 add up to the denials without a token,
+	// /metrics's own among them; 403s to the denials by role.
+	for code, want := range map[string]int{"401": 3 * n, "403": 2} {
+		got := 0
+		for _, line := range strings.Split(rec.Body.String(), "\n") {
+			if strings.HasPrefix(line, `ccs_requests_total{code="`+code+`",`) {
+				v, _ := strconv.Atoi(line[strings.LastIndexByte(line, ' ')+1:])
+				got += v
+			}
+		}
+		if got != want {
+			t.Errorf("ccs_requests_total of code %s: %d, want %d, the denials", code, got, want)
 		}
 	}
 }

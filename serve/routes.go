@@ -36,9 +36,9 @@ func (s *Server) routes() {
 	}))
 	switch s.cfg.Metrics {
 	case MetricsToken:
-		s.mux.Handle("/metrics", s.guard(RoleRead, promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
+		s.mux.Handle("/metrics", s.counted("metrics", s.guard(RoleRead, promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))))
 	case MetricsOpen:
-		s.mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+		s.mux.Handle("/metrics", s.counted("metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
 	}
 	// Unknown paths need a token too: a stranger learns nothing of the
 	// routes.
@@ -120,6 +120,23 @@ func (s *Server) guard(need Role, h http.Handler) http.Handler {
 			return
 		}
 		h.ServeHTTP(w, r)
+	})
+}
+
+// counted counts h's requests and their latencies as an endpoint's
+// (ccs_requests_total and ccs_request_duration_seconds, endpoint name):
+// /metrics's scrapes and its refusals, so that the requests refused 401
+// add up to the denials counted (ccs_auth_denied_total).
+func (s *Server) counted(name string, h http.Handler) http.Handler {
+	lat := s.latency.WithLabelValues(name)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			s.requests.WithLabelValues(name, fmt.Sprint(sw.status)).Inc()
+			lat.Observe(time.Since(start).Seconds())
+		}()
+		h.ServeHTTP(sw, r)
 	})
 }
 
