@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -112,6 +113,12 @@ func runServe(ctx context.Context, o serveOptions, out *output) error {
 	// anything is read or bound.
 	if err := cfg.Check(); err != nil {
 		return usagef("%v", err)
+	}
+	// An address that no listener could take is a flag's mistake.
+	if _, port, err := net.SplitHostPort(o.Addr); err != nil {
+		return usagef("serve: -addr %s: %v: want HOST:PORT (127.0.0.1:8080; :8080 for every interface)", o.Addr, err)
+	} else if p, err := strconv.Atoi(port); err != nil && port != "" && !isServiceName(port) || err == nil && (p < 0 || p > 65535) {
+		return usagef("serve: -addr %s: port %s: want a number from 0 to 65535 (0: any free port)", o.Addr, port)
 	}
 	// A tokens file that cannot be read, or holds none, is refused before
 	// the port is bound and the loading probes answer healthy (serve.New
@@ -237,4 +244,15 @@ func runServe(ctx context.Context, o serveOptions, out *output) error {
 // "terminated" for signal.NotifyContext's "terminated signal received".
 func signalCause(ctx context.Context) string {
 	return strings.TrimSuffix(context.Cause(ctx).Error(), " signal received")
+}
+
+// isServiceName reports whether port is a service's name ("http"), which
+// the listener looks up, rather than a mistyped number.
+func isServiceName(port string) bool {
+	for _, c := range port {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-') {
+			return false
+		}
+	}
+	return port != ""
 }

@@ -91,6 +91,12 @@ func TestServeRefusesOpenAddress(t *testing.T) {
 	if _, err := ccs("serve", "-set", "a=x.json", "-metrics", "public"); !isUsage(err) {
 		t.Errorf("-metrics public: %v", err)
 	}
+	// An address no listener could take is a usage error.
+	for addr, want := range map[string]string{"127.0.0.1:99999": "port 99999: want a number from 0 to 65535", "127.0.0.1": "missing port in address: want HOST:PORT", "localhost:80x": "port 80x"} {
+		if _, err := ccs("serve", "-set", "a=x.json", "-addr", addr); !isUsage(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("-addr %s: %v, want a usage error saying %q", addr, err, want)
+		}
+	}
 	// A tokens file that cannot serve is refused before the port is bound
 	// and the loading probes answer healthy: nothing said of loading.
 	dir := t.TempDir()
