@@ -53,7 +53,7 @@ var serveSignals = func() (hup, stop <-chan os.Signal, done func()) {
 var serveNew = serve.New
 
 func serveCommand() *command {
-	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE.npz …] [-addr 127.0.0.1:8080] [-auth-tokens FILE] [-tls-cert CERT.pem -tls-key KEY.pem] [-metrics token|open|off] [-insecure] [-max-body BYTES] [-max-points N] [-max-results N] [-max-conns N] [-max-inflight N] [-body-memory BYTES] [-drain-delay D] [-shutdown-grace D] [-monitor-delta δ] [-monitor-limit N] [-transform-memory BYTES] [-half-copy=false]",
+	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE|URL …] [-addr 127.0.0.1:8080] [-auth-tokens FILE] [-tls-cert CERT.pem -tls-key KEY.pem] [-metrics token|open|off] [-insecure] [-max-body BYTES] [-max-points N] [-max-results N] [-max-conns N] [-max-inflight N] [-body-memory BYTES] [-drain-delay D] [-shutdown-grace D] [-monitor-delta δ] [-monitor-limit N] [-transform-memory BYTES] [-half-copy=false]",
 		"serve fitted sets over HTTP: membership, OOD scores, certified retrieval (SIGHUP reloads, SIGTERM drains and stops)",
 		func(fs *flag.FlagSet, o *serveOptions) func() error {
 			*o = serveOptions{Sets: namedFiles{}, Collections: namedFiles{}}
