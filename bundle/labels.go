@@ -765,6 +765,17 @@ func Labels(a Array, name, what string) (ids []int64, names []string, err error)
 				v = "ids"
 			}
 			hint = fmt.Sprintf(" (whole numbers stored as floats: save them as integers, %s.astype(np.int64))", v)
+			for i, x := range a.F32 {
+				if x == x && x != float32(math.Trunc(float64(x))) {
+					// astype would truncate it: a fraction is no label.
+					at := fmt.Sprintf("element %d", i)
+					if len(a.Shape) == 2 {
+						at = fmt.Sprintf("row %d, column %d", i/a.Shape[1], i%a.Shape[1])
+					}
+					hint = fmt.Sprintf(" (%s is %v, which is no label: labels are integers — a multi-hot matrix's 0s and 1s — or strings)", at, x)
+					break
+				}
+			}
 			nan := 0
 			for _, x := range a.F32 {
 				if x != x {

@@ -654,7 +654,8 @@ func TestFloatMultiHot(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "m.npy: shape (100, 4), want one label per row, (n,) (a multi-hot matrix, several labels a row, holds 0s and 1s; row 54, column 1 is 2: mark each label 0 or 1, (M > 0).astype(np.int64))") {
 		t.Errorf("a stray 2: %v", err)
 	}
-	if _, _, err := Labels(Array{Shape: []int{2, 2}, F32: []float32{0.5, 1, 0, 1}}, "m.npy", "labels"); err == nil || !strings.Contains(err.Error(), "dtype float") {
+	if _, _, err := Labels(Array{Shape: []int{2, 2}, F32: []float32{0, 1, 0.5, 1}}, "m.npy", "labels"); err == nil || !strings.Contains(err.Error(), "dtype float") ||
+		!strings.Contains(err.Error(), "(row 1, column 0 is 0.5, which is no label") || strings.Contains(err.Error(), "astype") {
 		t.Errorf("floats not 0 or 1: %v", err)
 	}
 }

@@ -321,6 +321,10 @@ func TestWholeSpaceClass(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := s.Handler()
+	// The set's own path lists what it answers: no /ood for a class set.
+	if rec := do(t, h, "GET", "/v1/sets/class", "", ""); rec.Code != 404 || !strings.Contains(rec.Body.String(), "(POST; a class-conditional set has no /ood)") {
+		t.Errorf("GET /v1/sets/class: %d %s", rec.Code, rec.Body)
+	}
 	for _, c := range []struct {
 		path, body, want string
 	}{

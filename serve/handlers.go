@@ -485,8 +485,13 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, ok := st.colls[req.collection]
 	if !ok {
+		have := slices.Sorted(maps.Keys(st.colls))
+		mean := ""
+		if near, ok := suggest.Nearest(req.collection, have); ok {
+			mean = fmt.Sprintf(": did you mean %q?", near)
+		}
 		return &apiError{status: http.StatusNotFound, code: "unknown_collection",
-			msg: fmt.Sprintf("no collection %s (have %v)", quote(req.collection), slices.Sorted(maps.Keys(st.colls))), field: "collection"}
+			msg: fmt.Sprintf("no collection %s (have %v)%s", quote(req.collection), have, mean), field: "collection"}
 	}
 	if c.Dim() != d {
 		return invalid("collection", "collection %q has dimension %d, set %q has %d", req.collection, c.Dim(), name, d)

@@ -273,6 +273,11 @@ func (s *Server) pathHint(p string) string {
 	seg := strings.Split(strings.Trim(p, "/"), "/")
 	if len(seg) >= 3 && seg[0] == "v1" && seg[1] == "sets" && seg[2] != "" {
 		if len(seg) == 3 {
+			// The endpoints this set answers: /ood where it has an OOD
+			// test (a class-conditional set has none).
+			if set := s.state.Load().sets[seg[2]]; set != nil && set.ClassConditional() {
+				return fmt.Sprintf(": a set's endpoints are /v1/sets/%[1]s/score and /v1/sets/%[1]s/retrieve (POST; a class-conditional set has no /ood)", seg[2])
+			}
 			return fmt.Sprintf(": a set's endpoints are /v1/sets/%[1]s/score, /v1/sets/%[1]s/ood and /v1/sets/%[1]s/retrieve (POST)", seg[2])
 		}
 	}
@@ -282,6 +287,11 @@ func (s *Server) pathHint(p string) string {
 		name = seg[2]
 	case len(seg) >= 2 && strings.HasPrefix(seg[0], "set"):
 		name = seg[1]
+	}
+	if sets := s.state.Load().sets; sets[name] == nil { // a set's name mistyped too: the one meant
+		if near, ok := suggest.Nearest(name, slices.Sorted(maps.Keys(sets))); ok {
+			name = near
+		}
 	}
 	candidates := []string{"/v1/sets", "/v1/admin/reload", "/healthz", "/readyz"}
 	if s.cfg.Metrics != MetricsOff {

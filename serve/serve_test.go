@@ -950,7 +950,8 @@ func TestUnknownPathHint(t *testing.T) {
 		"/v1/admin/relaod":               `did you mean /v1/admin/reload?`,
 		"/v1/sets/ball":                  `a set's endpoints are /v1/sets/ball/score, /v1/sets/ball/ood and /v1/sets/ball/retrieve (POST)`,
 		"/v2/things":                     `no endpoint "/v2/things"`,
-		"/v1/sets/bal/score":             `did you mean "ball"?`, // a set's name mistyped
+		"/v1/sets/bal/scor":              `did you mean /v1/sets/ball/score?`, // the set and the endpoint mistyped
+		"/v1/sets/bal/score":             `did you mean "ball"?`,              // a set's name mistyped
 		"/v1/sets/ball/ood/monitor/rest": `did you mean /v1/sets/ball/ood/monitor/reset?`,
 	} {
 		rec := do(t, h, "POST", path, "", `{}`)
@@ -961,5 +962,10 @@ func TestUnknownPathHint(t *testing.T) {
 		if path == "/v2/things" && strings.Contains(e.Error.Message, "did you mean") {
 			t.Errorf("%s: %s, want no suggestion", path, e.Error.Message)
 		}
+	}
+	// A collection's name mistyped.
+	rec := do(t, h, "POST", "/v1/sets/ball/retrieve", "", `{"anchor": [1, 0, 0], "collection": "dbb"}`)
+	if rec.Code != 404 || !strings.Contains(rec.Body.String(), `did you mean \"db\"?`) {
+		t.Errorf("collection dbb: %d %s, want 404 suggesting db", rec.Code, rec.Body)
 	}
 }

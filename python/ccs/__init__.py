@@ -82,7 +82,8 @@ def _unknown_keywords(what, flags, fn):
     k = next(iter(flags))
     meant = _FLAG_KEYWORDS.get(k.replace("_", "-"))
     if meant not in names and (meant is None or " " not in meant or "data" not in names and "bundles" not in names):
-        meant = next(iter(difflib.get_close_matches(k, names, n=1)), None)
+        # 0.5, not difflib's 0.6: alpah= is alpha_ood='s (0.57)
+        meant = next(iter(difflib.get_close_matches(k, names, n=1, cutoff=0.5)), None)
     hint = f": did you mean {meant}=?" if meant and " " not in meant else f" ({meant})" if meant else ""
     raise TypeError(f"{what}: unexpected keyword {k}={hint}")
 
@@ -1780,7 +1781,8 @@ class Set(_Handle):
         as ccs serve's /score takes them."""
         if label is not None:
             label = self._class_label(label, "contains: label")
-            self._for_label(label, "contains: label").close()  # a class it has, named as for_class names it
+            with self._for_label(label, "contains: label") as one:  # a class it has, named as for_class names it
+                one._warn_whole_space()  # every point inside, as /score warns
         lent = Lent()
         p = _lib.points(points, "points")
         m = _lib.rows_of(p)

@@ -233,6 +233,8 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
         assert len(ids) == len(splits["test"].anchors)
         with pytest.warns(ccs.CCSWarning, match=r'class "ant": .* so the set is the whole space'):
             c.retrieve_many(splits["test"].anchors[:2], splits["test"].anchors, labels=["ant", "ant"])
+        with pytest.warns(ccs.CCSWarning, match=r'class "ant": .* so the set is the whole space'):
+            assert c.contains(anchor, splits["test"].anchors[:5], label="ant").all()
         # Evaluated on its own calibration split, a set warns: no test.
         with pytest.warns(ccs.CCSWarning, match="this is the set's calibration split"):
             s.evaluate(splits["cal"])

@@ -407,6 +407,8 @@ ERRORS = [
      "Set.retrieve_many: unexpected keyword db=: did you mean collection=?"),
     ("ood a keyword mistyped", lambda s, a: s.ood(a[:2], alpha=0.1), TypeError,
      "Set.ood: unexpected keyword alpha=: did you mean alpha_ood=?"),
+    ("ood two letters swapped", lambda s, a: s.ood(a[:2], alpah=0.1), TypeError,
+     "Set.ood: unexpected keyword alpah=: did you mean alpha_ood=?"),
     ("fit seeds for seed", lambda s, a: ccs.fit("genball", _splits()["fit"], seeds=3, objective="vol"), TypeError,
      "fit: unexpected keyword seeds=: did you mean seed=?"),
     ("compare a file", lambda s, a: ccs.compare(__file__), ValueError, "is a file, want the directory ccs bundle -out"),
