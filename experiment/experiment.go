@@ -100,13 +100,17 @@ func Ordinal(n int) string {
 type recipeShown struct{ optimiser, objective, threshold bool }
 
 // recipeLine is a table's account of its training recipe: "training:
-// batch B, SGD lr … momentum …[ weight decay … cosine …][, clip …, T=…,
+// batch B, SGD lr … momentum …[ weight decay …[, the learning rate
+// cosine-annealed]][, clip …, T=…,
 // λ=…][, threshold …], ≤E epochs, patience P". Every table writes it
 // here.
 func recipeLine(tc train.Config, show recipeShown) string {
 	s := fmt.Sprintf("training: batch %d, SGD lr %v momentum %v", tc.BatchSize, tc.SGD.LR, tc.SGD.Momentum)
 	if show.optimiser {
-		s += fmt.Sprintf(" weight decay %v cosine %v", tc.SGD.WeightDecay, tc.SGD.Cosine)
+		s += fmt.Sprintf(" weight decay %v", tc.SGD.WeightDecay)
+		if tc.SGD.Cosine {
+			s += ", the learning rate cosine-annealed"
+		}
 	}
 	if show.objective {
 		s += fmt.Sprintf(", clip %v, T=%v, λ=%v", tc.ClipNorm, tc.Objective.T, tc.Objective.Lambda)

@@ -202,7 +202,7 @@ func WorstClassText(classes []eval.ClassResult, names []string, alpha float64) s
 	w, fewer := eval.WorstClass(classes, eval.MinClassAnchors)
 	among := ""
 	if fewer > 0 {
-		among = fmt.Sprintf(" of its %d anchors, the lowest of the classes of %d test anchors or more (%d have fewer, whose coverage moves in steps of a few anchors)", w.Anchors, eval.MinClassAnchors, fewer)
+		among = fmt.Sprintf(" of its %d anchors, the lowest of the classes of %d test anchors or more (%d %s fewer, whose coverage moves in steps of a few anchors)", w.Anchors, eval.MinClassAnchors, fewer, hasHave(fewer))
 	}
 	return fmt.Sprintf("%s: coverage %.2f%%%s (1−α = %.2f%%)", ClassName(names, w.Label), 100*w.Coverage, among, 100*(1-alpha))
 }
@@ -217,7 +217,7 @@ func WorstLabelText(labels []eval.LabelResult, name func(int64) string, alpha fl
 	w, fewer := eval.WorstLabel(labels, eval.MinLabelPositives)
 	among := ""
 	if fewer > 0 {
-		among = fmt.Sprintf(", the lowest of the labels of %d positives or more (%d have fewer)", eval.MinLabelPositives, fewer)
+		among = fmt.Sprintf(", the lowest of the labels of %d positives or more (%d %s fewer)", eval.MinLabelPositives, fewer, hasHave(fewer))
 	}
 	return fmt.Sprintf("%s: coverage %.2f%% of the %d positives that share it%s (1−α = %.2f%%: guaranteed over all positives, not label by label; a positive sharing several labels counts for each)",
 		name(w.Label), 100*w.Coverage, w.Positives, among, 100*(1-alpha))
@@ -627,4 +627,12 @@ func ShiftText(e *conformal.Exchangeability, split string) string {
 			checkedClass(w), w.Outside, w.Units, 100*float64(w.Outside)/float64(w.Units), w.P, e.Classes)
 	}
 	return s
+}
+
+// hasHave is the verb for n things: "has" for one, "have" otherwise.
+func hasHave(n int) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
 }

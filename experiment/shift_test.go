@@ -53,7 +53,7 @@ func TestEvaluationLabelsText(t *testing.T) {
 	if err := e.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| Label | Anchors | Positives sharing it | Coverage |", "| cs.LG ", "| 2 ", "Worst label q-bio: coverage 70.00% of the 30 positives that share it, the lowest of the labels of 20 positives or more (1 have fewer) (1−α = 90.00%: guaranteed over all positives, not label by label"} {
+	for _, want := range []string{"| Label | Anchors | Positives sharing it | Coverage |", "| cs.LG ", "| 2 ", "Worst label q-bio: coverage 70.00% of the 30 positives that share it, the lowest of the labels of 20 positives or more (1 has fewer) (1−α = 90.00%: guaranteed over all positives, not label by label"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %q in\n%s", want, b.String())
 		}
