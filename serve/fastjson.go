@@ -388,7 +388,15 @@ func (p *reader) integer(name, want string, bits int) (int64, error) {
 	}
 	n, err := strconv.ParseInt(p.token(start, end), 10, bits)
 	if err != nil {
-		return 0, badRequest(name, "%s is not an integer of %d bits", clip(p.token(start, end)), bits)
+		tok := p.token(start, end)
+		f, ferr := strconv.ParseFloat(tok, 64)
+		switch {
+		case ferr == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53:
+			return 0, badRequest(name, "%s is a whole number written as a float: send %d", clip(tok), int64(f))
+		case ferr == nil && f != math.Trunc(f):
+			return 0, badRequest(name, "%s is not an integer", clip(tok))
+		}
+		return 0, badRequest(name, "%s is not an integer of %d bits", clip(tok), bits)
 	}
 	p.i = end
 	return n, nil

@@ -194,6 +194,8 @@ func TestDecodeErrors(t *testing.T) {
 		`{"limit": "3", "collection": "db"}`:           `want an integer, found the string "3": a number in quotes; send it without them`,
 		`{"limit": "all", "collection": "db"}`:         `want an integer, found the string "all"`,
 		`{"limit": "` + strings.Repeat("9", 40) + `"}`: `found the string "9999999999999999"… (40 bytes)`,
+		`{"limit": 3.0}`:                               `3.0 is a whole number written as a float: send 3`,
+		`{"limit": 2.5}`:                               `2.5 is not an integer`,
 		`{"collection": 7}`:                            `want a string, found the number 7`,
 	} {
 		_, err := decodeRequest([]byte(body), bodySpec{fields: fieldCollection | fieldLimit})
