@@ -554,6 +554,19 @@ func TestBundleCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Names alike but for case are cased of, naming the labels' file.
+	casedLines := strings.Split(words.String(), "\n")
+	for i, l := range casedLines {
+		if l == "shirt" && i%2 == 0 {
+			casedLines[i] = "Shirt" // half the class spelt another way
+		}
+	}
+	os.WriteFile(p("cased.txt"), []byte(strings.Join(casedLines, "\n")), 0o644)
+	var cased bytes.Buffer
+	if err := run(io.Discard, &cased, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("cased.txt"), "-out", p("cased"), "-k", "8", "-allow-fewer", "-seed", "4"}); err != nil ||
+		!strings.Contains(cased.String(), "WARNING: "+p("cased.txt")+`: names differ only by case or by spaces around them ("Shirt" and "shirt")`) {
+		t.Errorf("names alike: %v\n%s", err, cased.String())
+	}
 	// A header line above integer labels is refused, not taken for a class.
 	os.WriteFile(p("header.txt"), []byte("label\n"+ints.String()), 0o644)
 	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("header.txt"), "-out", p("x"), "-k", "8"}); err == nil ||

@@ -724,6 +724,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	}
 	fmt.Fprintf(out.stdout, "wrote %s\n", path)
 	for _, w := range m.Warnings {
+		if rest, ok := strings.CutPrefix(w, "labels: "); ok && o.Labels != "" {
+			w = o.Labels + ": " + rest // the file the labels came from
+		}
 		out.warn(w)
 	}
 	return nil

@@ -54,16 +54,23 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 		// Results written under names of the user's own (ccs evaluate
 		// -out DIR/eval_class.json) are read too, and said; set files and
 		// other JSON are not results and are left alone.
-		var extra []string
+		var extra, other []string
 		files, _ := filepath.Glob(filepath.Join(o.In, "*.json"))
 		for _, f := range files {
-			if !slices.Contains(paths, f) && resultKind(f) != "" {
+			switch {
+			case slices.Contains(paths, f):
+			case resultKind(f) != "":
 				extra = append(extra, f)
+			default:
+				other = append(other, filepath.Base(f))
 			}
 		}
 		if extra != nil {
 			fmt.Fprintf(out.stderr, "note: -in %s: also read %s (results not named KIND.json)\n", o.In, strings.Join(extra, ", "))
 			paths = append(paths, extra...)
+		}
+		if other != nil {
+			fmt.Fprintf(out.stderr, "note: -in %s: left %s alone: no result document (a set file, other JSON)\n", o.In, strings.Join(other, ", "))
 		}
 	}
 	var docs []*experiment.Document

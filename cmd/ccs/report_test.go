@@ -63,7 +63,7 @@ func TestReportCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	html, _ := os.ReadFile(filepath.Join(dir, "o.html"))
-	if want := "note: -in " + other + ": also read " + filepath.Join(other, "mine.json") + " (results not named KIND.json)"; !strings.Contains(stderr.String(), want) ||
+	if want := "note: -in " + other + ": also read " + filepath.Join(other, "mine.json") + " (results not named KIND.json)\nnote: -in " + other + ": left ball.json alone: no result document (a set file, other JSON)"; !strings.Contains(stderr.String(), want) ||
 		strings.Count(string(html), "<section ") != 1 {
 		t.Errorf("-in with mine.json: %d sections, stderr %q, want one section and %q", strings.Count(string(html), "<section "), stderr.String(), want)
 	}
