@@ -268,6 +268,17 @@ func (s *Set) Calibrated() bool { return s.Calibration.Mode != 0 }
 // (Class).
 func (s *Set) Guaranteed() bool { return s.Calibrated() && s.Calibration.Mode != Pooled }
 
+// WholeSpaceReason says why a set of threshold +Inf is the whole space
+// (its calibration scores too few for its α, and δ), or is "" for a
+// finite threshold.
+func (s *Set) WholeSpaceReason() string {
+	if !math.IsInf(s.Threshold, 1) {
+		return ""
+	}
+	c := s.Calibration
+	return (&TooFewError{N: c.N, Rank: c.Rank, Alpha: s.Alpha, Delta: c.Delta}).Reason()
+}
+
 // Warnings lists what a reader of this set's numbers must know: a whole-space
 // set, a pooled (approximate) calibration, or an ellipsoid whose Σ shares
 // rows with its calibration.
@@ -288,8 +299,7 @@ func (s *Set) Warnings() []string {
 	if c := s.Calibration; c.Mode != Class && c.Mode != Pooled && c.N > 0 && c.Rank == c.N {
 		w = append(w, s.rankN(c.N, "the set"))
 	}
-	if math.IsInf(s.Threshold, 1) && s.Calibration.Mode != Class { // a class set's classes decide
-		reason := (&TooFewError{N: s.Calibration.N, Rank: s.Calibration.Rank, Alpha: s.Alpha, Delta: s.Calibration.Delta}).Reason()
+	if reason := s.WholeSpaceReason(); reason != "" && s.Calibration.Mode != Class { // a class set's classes decide
 		if c := s.Calibration.Class; c != nil { // one class's set (ForClass, -class): which
 			reason = className(c.Label, c.Name) + ": " + reason
 		}

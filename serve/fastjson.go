@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
-
-	"github.com/ccsets/ccs/internal/suggest"
 )
 
 // field is one of the fields a JSON request body may carry.
@@ -547,8 +545,5 @@ func unknownFieldHint(name string) string {
 	for i, n := range fieldNames {
 		names[i] = n.name
 	}
-	if near, ok := suggest.Nearest(name, names); ok {
-		return fmt.Sprintf(": did you mean %q?", near)
-	}
-	return ""
+	return didYouMean(name, names)
 }

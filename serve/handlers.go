@@ -26,12 +26,8 @@ func (s *Server) lookupSet(r *http.Request) (*state, string, *conformal.Set, err
 	set, ok := st.sets[name]
 	if !ok {
 		have := slices.Sorted(maps.Keys(st.sets))
-		mean := ""
-		if near, ok := suggest.Nearest(name, have); ok {
-			mean = fmt.Sprintf(": did you mean %q?", near)
-		}
 		return nil, "", nil, &apiError{status: http.StatusNotFound, code: "unknown_set",
-			msg: fmt.Sprintf("no set %s (have %v)%s", quote(name), have, mean), field: "name"}
+			msg: fmt.Sprintf("no set %s (have %v)%s", quote(name), have, didYouMean(name, have)), field: "name"}
 	}
 	return st, name, set, nil
 }
@@ -201,9 +197,16 @@ func wholeSpace(judged *conformal.Set, what string) []string {
 			who = fmt.Sprintf("class %q's set", class)
 		}
 	}
-	c := judged.Calibration
-	reason := (&conformal.TooFewError{N: c.N, Rank: c.Rank, Alpha: judged.Alpha, Delta: c.Delta}).Reason()
-	return []string{fmt.Sprintf("%s is the whole space: %s, which says nothing of it: %s", who, what, reason)}
+	return []string{fmt.Sprintf("%s is the whole space: %s, which says nothing of it: %s", who, what, judged.WholeSpaceReason())}
+}
+
+// didYouMean is ": did you mean "NAME"?" for the name among names nearest
+// a mistyped one (suggest.Nearest), or "" when none is near.
+func didYouMean(name string, names []string) string {
+	if near, ok := suggest.Nearest(name, names); ok {
+		return fmt.Sprintf(": did you mean %q?", near)
+	}
+	return ""
 }
 
 // checkNorms refuses an anchor or point that is not of unit norm for a
@@ -486,12 +489,8 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	c, ok := st.colls[req.collection]
 	if !ok {
 		have := slices.Sorted(maps.Keys(st.colls))
-		mean := ""
-		if near, ok := suggest.Nearest(req.collection, have); ok {
-			mean = fmt.Sprintf(": did you mean %q?", near)
-		}
 		return &apiError{status: http.StatusNotFound, code: "unknown_collection",
-			msg: fmt.Sprintf("no collection %s (have %v)%s", quote(req.collection), have, mean), field: "collection"}
+			msg: fmt.Sprintf("no collection %s (have %v)%s", quote(req.collection), have, didYouMean(req.collection, have)), field: "collection"}
 	}
 	if c.Dim() != d {
 		return invalid("collection", "collection %q has dimension %d, set %q has %d", req.collection, c.Dim(), name, d)

@@ -124,8 +124,9 @@ func (s *Server) guard(need Role, h http.Handler) http.Handler {
 }
 
 // counted counts h's requests and their latencies as an endpoint's
-// (ccs_requests_total and ccs_request_duration_seconds, endpoint name):
-// /metrics's scrapes and its refusals, so that the requests refused 401
+// (ccs_requests_total and ccs_request_duration_seconds, endpoint name),
+// h writing to a *statusWriter whose status is counted: every endpoint's,
+// and /metrics's scrapes and refusals, so that the requests refused 401
 // add up to the denials counted (ccs_auth_denied_total).
 func (s *Server) counted(name string, h http.Handler) http.Handler {
 	lat := s.latency.WithLabelValues(name)
@@ -178,17 +179,13 @@ func (s *Server) bufferBody(w http.ResponseWriter, r *http.Request) (release fun
 // handler is a bug; it is answered with 500 and counted, and the server
 // goes on.
 func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWriter, *http.Request) error) http.Handler {
-	lat := s.latency.WithLabelValues(name)
 	reads := bodied[name]
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	return s.counted(name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := w.(*statusWriter) // counted's: the status it counts
 		defer func() {
 			if p := recover(); p != nil {
 				writeError(sw, &apiError{status: http.StatusInternalServerError, code: "internal", msg: fmt.Sprint("internal error: ", p)})
 			}
-			s.requests.WithLabelValues(name, fmt.Sprint(sw.status)).Inc()
-			lat.Observe(time.Since(start).Seconds())
 		}()
 		if e, reason := s.authorize(r, need); e != nil {
 			s.deny(sw, e, reason)
@@ -207,7 +204,7 @@ func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWr
 			return
 		}
 		if reads && r.Body != nil {
-			release, err := s.bufferBody(w, r)
+			release, err := s.bufferBody(sw.ResponseWriter, r)
 			if err != nil {
 				writeError(sw, err)
 				return
@@ -233,7 +230,7 @@ func (s *Server) endpoint(name, method string, need Role, h func(http.ResponseWr
 			}
 			writeError(sw, err)
 		}
-	})
+	}))
 }
 
 // params refuses a query parameter the endpoint does not take (400,
@@ -289,7 +286,7 @@ func (s *Server) pathHint(p string) string {
 		name = seg[1]
 	}
 	if sets := s.state.Load().sets; sets[name] == nil { // a set's name mistyped too: the one meant
-		if near, ok := suggest.Nearest(name, slices.Sorted(maps.Keys(sets))); ok {
+		if near, ok := suggest.Nearest(name, slices.Collect(maps.Keys(sets))); ok {
 			name = near
 		}
 	}

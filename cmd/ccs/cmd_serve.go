@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -117,7 +116,7 @@ func runServe(ctx context.Context, o serveOptions, out *output) error {
 	// An address that no listener could take is a flag's mistake.
 	if _, port, err := net.SplitHostPort(o.Addr); err != nil {
 		return usagef("serve: -addr %s: %v: want HOST:PORT (127.0.0.1:8080; :8080 for every interface)", o.Addr, err)
-	} else if p, err := strconv.Atoi(port); err != nil && port != "" && !isServiceName(port) || err == nil && (p < 0 || p > 65535) {
+	} else if _, err := net.LookupPort("tcp", port); err != nil { // a number to 65535, or a service's name
 		return usagef("serve: -addr %s: port %s: want a number from 0 to 65535 (0: any free port)", o.Addr, port)
 	}
 	// A tokens file that cannot be read, or holds none, is refused before
@@ -244,15 +243,4 @@ func runServe(ctx context.Context, o serveOptions, out *output) error {
 // "terminated" for signal.NotifyContext's "terminated signal received".
 func signalCause(ctx context.Context) string {
 	return strings.TrimSuffix(context.Cause(ctx).Error(), " signal received")
-}
-
-// isServiceName reports whether port is a service's name ("http"), which
-// the listener looks up, rather than a mistyped number.
-func isServiceName(port string) bool {
-	for _, c := range port {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-') {
-			return false
-		}
-	}
-	return port != ""
 }
