@@ -1049,6 +1049,15 @@ func TestBundleBadInput(t *testing.T) {
 		flabels[i] = float64(l)
 	}
 	writeNPY64(t, p("flabels.npy"), flabels, n)
+	// Multi-hot matrices of 4 tags: one stray 2, and a float one with a 0.5.
+	stray, fhot := make([]int64, n*4), make([]float64, n*4)
+	for i := range stray {
+		stray[i] = int64(i % 3 % 2)
+		fhot[i] = float64(stray[i])
+	}
+	stray[17*4+2], fhot[9*4+1] = 2, 0.5
+	bundle.WriteNPY(p("stray.npy"), bundle.Int64(stray, n, 4))
+	writeNPY64(t, p("half.npy"), fhot, n, 4)
 	os.WriteFile(p("emb.json"), []byte("[1,2,3]\n"), 0o644)
 	var ids strings.Builder
 	for i := range n {
@@ -1169,6 +1178,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"a dataset of no shards", []string{"-embeddings", p("emptyds")}, false, "emptyds/state.json: lists no _data_files"},
 		{"a DatasetDict's split missing", []string{"-embeddings", p("halfdict")}, false, "halfdict/train: a directory is read as a Hugging Face dataset (save_to_disk), which has a state.json"},
 		{"absent OOD class", []string{"-ood-classes", "5"}, false, "OOD class 5 is not among the labels (0, 1, 2)"},
+		{"multi-hot with a stray 2", []string{"-labels", p("stray.npy")}, false, "stray.npy: shape (400, 4), want one label per row, (n,) (a multi-hot matrix, several labels a row, holds 0s and 1s; row 17, column 2 is 2: mark each label 0 or 1, (M > 0).astype(np.int64))"},
+		{"multi-hot with a fraction", []string{"-labels", p("half.npy")}, false, "half.npy: dtype float64, want integer labels (any integer type) or strings (row 9, column 1 is 0.5, which is no label"},
 		{"float labels", []string{"-labels", p("flabels.npy")}, false, "flabels.npy: dtype float64, want integer labels (any integer type) or strings (whole numbers stored as floats: save them as integers, labels.astype(np.int64))"},
 		{"an OOD class not among string labels", []string{"-labels", p("names.npy"), "-ood-classes", "emu"}, false, `-ood-classes "emu": "emu" is not among the labels ("ant", "bee", "émeu")`},
 		{"an OOD class by name with integer labels", []string{"-ood-classes", "bee"}, true, `-ood-classes "bee": "bee" is not an integer label`},
