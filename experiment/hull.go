@@ -196,10 +196,11 @@ func hullCoverage(b *bundle.Bundle, idx []int, proj func([]float64, []float32), 
 
 // WriteText renders the comparison in the paper's layout.
 func (t *HullTable) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "%s: %s\n\n| Method | Coverage |\n|---|---|\n| Convex Hull | %.1f ± %.1f%% |\n", t.Title, t.Config, t.Hull.Mean, t.Hull.Std)
+	rows := [][]string{{"Method", "Coverage"}, {"Convex Hull", fmt.Sprintf("%.1f ± %.1f%%", t.Hull.Mean, t.Hull.Std)}}
 	for _, r := range t.Rows {
-		fmt.Fprintf(w, "| %s | %.1f ± %.1f%% |\n", r.Method, r.Coverage.Mean, r.Coverage.Std)
+		rows = append(rows, []string{r.Method, fmt.Sprintf("%.1f ± %.1f%%", r.Coverage.Mean, r.Coverage.Std)})
 	}
+	fmt.Fprintf(w, "%s: %s\n\n%s", t.Title, t.Config, Grid(rows))
 	if t.Failed > 0 {
 		fmt.Fprintf(w, "\n(%d held-out views left out of the hull's coverage: rounding defeated their programmes)\n", t.Failed)
 	}

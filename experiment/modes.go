@@ -66,15 +66,16 @@ func WriteModes(w io.Writer, runs []ModeRun) error {
 			continue
 		}
 		fmt.Fprintf(&b, "Optimiser %s: exclusion %% (coverage %%), mean ± std over seeds\n\n", opt)
-		fmt.Fprintf(&b, "| Method | soft | order-statistic | detached |\n|---|---|---|---|\n")
 		cell := func(r Row) string {
 			return fmt.Sprintf("%.1f ± %.1f (%.1f)", r.Exclusion.Mean, r.Exclusion.Std, r.Coverage.Mean)
 		}
+		grid := [][]string{{"Method", "soft", "order-statistic", "detached"}}
 		for _, r := range soft.Rows {
 			ro, _ := os.Row(r.Method)
 			rd, _ := det.Row(r.Method)
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Method, cell(r), cell(ro), cell(rd))
+			grid = append(grid, []string{r.Method, cell(r), cell(ro), cell(rd)})
 		}
+		writeGrid(&b, grid)
 		for _, other := range []struct {
 			name string
 			t    *Table

@@ -603,6 +603,15 @@ func reason(name string, err error) string {
 	return r
 }
 
+// Grid returns rows (the first is the header) as a Markdown table whose
+// columns are padded to one width, so that it reads as a table in a
+// terminal too: what every table ccs prints is written with.
+func Grid(rows [][]string) string {
+	var b strings.Builder
+	writeGrid(&b, rows)
+	return b.String()
+}
+
 // writeGrid writes rows (the first is the header) as a padded Markdown table.
 func writeGrid(b *strings.Builder, rows [][]string) {
 	width := make([]int, len(rows[0]))

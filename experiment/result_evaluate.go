@@ -186,10 +186,13 @@ func BaselinesText(baselines []eval.TopK, cal string) string {
 // -per-class -db prints it and an evaluation's text (WriteText) says it.
 func ClassSizesText(anchors int, classes []eval.ClassSizes) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "set size by class, around the first %d test anchors\n\n| class | anchors | mean | median | p90 | max | empty |\n|---|---|---|---|---|---|---|\n", anchors)
+	fmt.Fprintf(&b, "set size by class, around the first %d test anchors\n\n", anchors)
+	rows := [][]string{{"class", "anchors", "mean", "median", "p90", "max", "empty"}}
 	for _, c := range classes {
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %d | %d | %d | %d |\n", cmp.Or(c.Name, fmt.Sprint(c.Label)), c.Anchors, c.Mean, c.Median, c.P90, c.Max, c.Empty)
+		rows = append(rows, []string{cmp.Or(c.Name, fmt.Sprint(c.Label)), fmt.Sprint(c.Anchors), fmt.Sprintf("%.1f", c.Mean),
+			fmt.Sprint(c.Median), fmt.Sprint(c.P90), fmt.Sprint(c.Max), fmt.Sprint(c.Empty)})
 	}
+	writeGrid(&b, rows)
 	return b.String()
 }
 

@@ -373,7 +373,7 @@ func TestBundleClassLabelQueryLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, l := range names {
-		if !strings.Contains(got.String(), "| "+l+" | ") {
+		if !hasRow(got.String(), l) {
 			t.Errorf("evaluate -per-class has no row for %q:\n%s", l, got.String())
 		}
 	}

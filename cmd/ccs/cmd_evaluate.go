@@ -310,10 +310,12 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	}
 	fmt.Fprint(out.stdout, experiment.BaselinesText(baselines, o.Cal))
 	if classes != nil {
-		fmt.Fprintf(out.stdout, "\n| class | anchors | threshold | coverage | exclusion |\n|---|---|---|---|---|\n")
+		grid := [][]string{{"class", "anchors", "threshold", "coverage", "exclusion"}}
 		for _, c := range classes {
-			fmt.Fprintf(out.stdout, "| %s | %d | %.6g | %.2f%% | %.2f%% |\n", name(c.Label), c.Anchors, c.Threshold, 100*c.Coverage, 100*c.Exclusion)
+			grid = append(grid, []string{name(c.Label), fmt.Sprint(c.Anchors), fmt.Sprintf("%.6g", c.Threshold),
+				fmt.Sprintf("%.2f%%", 100*c.Coverage), fmt.Sprintf("%.2f%%", 100*c.Exclusion)})
 		}
+		fmt.Fprintf(out.stdout, "\n%s", experiment.Grid(grid))
 		fmt.Fprintf(out.stdout, "\nworst class %s\n", experiment.WorstClassText(classes, names, set.Alpha))
 	}
 	if classSizes != nil {
@@ -321,10 +323,11 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	}
 	if labels != nil {
 		labelName := func(l int64) string { return experiment.ClassName(labelNames, l) }
-		fmt.Fprintf(out.stdout, "\n| label | anchors | positives sharing it | coverage |\n|---|---|---|---|\n")
+		grid := [][]string{{"label", "anchors", "positives sharing it", "coverage"}}
 		for _, l := range labels {
-			fmt.Fprintf(out.stdout, "| %s | %d | %d | %.2f%% |\n", labelName(l.Label), l.Anchors, l.Positives, 100*l.Coverage)
+			grid = append(grid, []string{labelName(l.Label), fmt.Sprint(l.Anchors), fmt.Sprint(l.Positives), fmt.Sprintf("%.2f%%", 100*l.Coverage)})
 		}
+		fmt.Fprintf(out.stdout, "\n%s", experiment.Grid(grid))
 		fmt.Fprintf(out.stdout, "\nworst label %s\n", experiment.WorstLabelText(labels, labelName, set.Alpha))
 	}
 	wroteOut(out, o.Out)

@@ -89,6 +89,12 @@ func compareGolden(t *testing.T, name, tmp string, textOnly bool, args ...string
 	return err
 }
 
+// hasRow says whether out holds a Markdown table row whose first cell is
+// first, however the columns are padded.
+func hasRow(out, first string) bool {
+	return regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(first) + ` +\|`).MatchString(out)
+}
+
 func isUsage(err error) bool {
 	var u *usageError
 	return errors.As(err, &u)
