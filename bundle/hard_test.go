@@ -1,7 +1,6 @@
 package bundle
 
 import (
-	"math"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -179,15 +178,6 @@ func TestNearest(t *testing.T) {
 				t.Fatalf("n %d, h %d: %v, want %v", n, h, got, want)
 			}
 		}
-	}
-	// The float64 distance in four partial sums is the sequential sum's
-	// within rounding.
-	a, b := make([]float32, 259), make([]float32, 259)
-	for i := range a {
-		a[i], b[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
-	}
-	if got, want := sqDist64(a, b), sqDist(a, b); math.Abs(got-want) > 1e-14*want {
-		t.Errorf("sqDist64 %v, sequential %v", got, want)
 	}
 }
 

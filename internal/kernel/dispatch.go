@@ -100,6 +100,7 @@ var (
 	trsmUpperT64V   func(yt, a []float64, d int)
 	trsmLowerT64V   func(yt, a []float64, d int)
 	gemmSub64V      func(c []float64, ldc int, a []float64, lda int, b []float64, ldb, k int)
+	sqDistParts64V  func(parts, a []float64, rows []float32, idx []int32)
 
 	// lutByteV is the 8-bit copy's screen by table: at the AVX-512 level
 	// on processors with AVX512BW and AVX512VBMI (VPERMT2B), else nil.
@@ -118,6 +119,7 @@ func setLevel(l level) {
 	mulDivV, normSmallScoreV, addWidenV = nil, nil, nil
 	log64V, exp64V, sub32V, absDiv64V, dotMT64V, solveLower64V = nil, nil, nil, nil, nil, nil
 	rankTile64V, trsmUpperT64V, trsmLowerT64V, gemmSub64V, dotMTRows64V = nil, nil, nil, nil, nil
+	sqDistParts64V = nil
 	lutByteV = nil
 	setVector(l)
 	transposeTabs = [16][]int32{}

@@ -29,7 +29,7 @@ func setVector(l level) {
 		log64V, exp64V, sub32V, absDiv64V = log64512, exp64512, sub32512, absDiv64512
 		dotMT64V, solveLower64V, rankTile64V = dotMT64512, solveLower64512, rankTile64512
 		trsmUpperT64V, trsmLowerT64V, gemmSub64V = trsmUpperT64512, trsmLowerT64512, gemmSub64512
-		dotMTRows64V = dotMTRows64512
+		dotMTRows64V, sqDistParts64V = dotMTRows64512, sqDistParts64512
 		if x := cpu.X86; x.HasAVX512BW && x.HasAVX512VBMI {
 			lutByteV = lutByte512
 		}
@@ -44,6 +44,6 @@ func setVector(l level) {
 		log64V, exp64V, sub32V, absDiv64V = log64256, exp64256, sub32256, absDiv64256
 		dotMT64V, solveLower64V, rankTile64V = dotMT64256, solveLower64256, rankTile64256
 		trsmUpperT64V, trsmLowerT64V, gemmSub64V = trsmUpperT64256, trsmLowerT64256, gemmSub64256
-		dotMTRows64V = dotMTRows64256
+		dotMTRows64V, sqDistParts64V = dotMTRows64256, sqDistParts64256
 	}
 }

@@ -165,6 +165,10 @@ func trsmLowerT64512(yt []float64, a []float64, d int)
 // B k×16 (rows ldb apart), passing over A's ±0 entries as gonum's Dgemm does.
 func gemmSub64512(c []float64, ldc int, a []float64, lda int, b []float64, ldb int, k int)
 
+// sqDistParts64512 writes the four partial sums of SqDist64 over the first len(a) − len(a) mod 4
+// coordinates of each row idx[j] of rows into parts[4j:4j+4].
+func sqDistParts64512(parts []float64, a []float64, rows []float32, idx []int32)
+
 // sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.
@@ -327,6 +331,10 @@ func trsmLowerT64256(yt []float64, a []float64, d int)
 // gemmSub64256 subtracts A·B from the 4×8 tile c (rows ldc apart), A 4×k (rows lda apart),
 // B k×8 (rows ldb apart), passing over A's ±0 entries as gonum's Dgemm does.
 func gemmSub64256(c []float64, ldc int, a []float64, lda int, b []float64, ldb int, k int)
+
+// sqDistParts64256 writes the four partial sums of SqDist64 over the first len(a) − len(a) mod 4
+// coordinates of each row idx[j] of rows into parts[4j:4j+4].
+func sqDistParts64256(parts []float64, a []float64, rows []float32, idx []int32)
 
 // lutByte512 sets bit l of masks[b] unless the sum over j of the entries
 // tables[512·j + c] + 256·tables[512·j + 256 + c], for code c of row l

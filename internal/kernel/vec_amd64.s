@@ -4842,6 +4842,118 @@ store:
 	VZEROUPPER
 	RET
 
+// func sqDistParts64512(parts []float64, a []float64, rows []float32, idx []int32)
+// Requires: AVX
+TEXT ·sqDistParts64512(SB), NOSPLIT, $0-96
+	MOVQ parts_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ rows_base+48(FP), DX
+	MOVQ idx_base+72(FP), BX
+	MOVQ a_len+32(FP), SI
+	MOVQ SI, DI
+	SHLQ $0x02, DI
+	SHRQ $0x02, SI
+	MOVQ idx_len+80(FP), R8
+	SHRQ $0x02, R8
+
+quad:
+	TESTQ   R8, R8
+	JZ      ones
+	MOVLQSX (BX), R9
+	IMULQ   DI, R9
+	ADDQ    DX, R9
+	MOVLQSX 4(BX), R10
+	IMULQ   DI, R10
+	ADDQ    DX, R10
+	MOVLQSX 8(BX), R11
+	IMULQ   DI, R11
+	ADDQ    DX, R11
+	MOVLQSX 12(BX), R12
+	IMULQ   DI, R12
+	ADDQ    DX, R12
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	MOVQ    CX, R13
+	MOVQ    SI, R14
+
+quadStep:
+	TESTQ     R14, R14
+	JZ        quadStep_end
+	VMOVUPD   (R13), Y4
+	VCVTPS2PD (R9), Y5
+	VSUBPD    Y5, Y4, Y5
+	VMULPD    Y5, Y5, Y5
+	VADDPD    Y5, Y0, Y0
+	VCVTPS2PD (R10), Y5
+	VSUBPD    Y5, Y4, Y5
+	VMULPD    Y5, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+	VCVTPS2PD (R11), Y5
+	VSUBPD    Y5, Y4, Y5
+	VMULPD    Y5, Y5, Y5
+	VADDPD    Y5, Y2, Y2
+	VCVTPS2PD (R12), Y5
+	VSUBPD    Y5, Y4, Y5
+	VMULPD    Y5, Y5, Y5
+	VADDPD    Y5, Y3, Y3
+	ADDQ      $0x00000020, R13
+	ADDQ      $0x00000010, R9
+	ADDQ      $0x00000010, R10
+	ADDQ      $0x00000010, R11
+	ADDQ      $0x00000010, R12
+	DECQ      R14
+	JMP       quadStep
+
+quadStep_end:
+	VMOVUPD Y0, (AX)
+	VMOVUPD Y1, 32(AX)
+	VMOVUPD Y2, 64(AX)
+	VMOVUPD Y3, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000010, BX
+	DECQ    R8
+	JMP     quad
+
+ones:
+	MOVQ idx_len+80(FP), R8
+	ANDQ $0x00000003, R8
+
+one:
+	TESTQ   R8, R8
+	JZ      done
+	MOVLQSX (BX), R9
+	IMULQ   DI, R9
+	ADDQ    DX, R9
+	VXORPD  Y0, Y0, Y0
+	MOVQ    CX, R10
+	MOVQ    SI, R11
+
+oneStep:
+	TESTQ     R11, R11
+	JZ        oneStep_end
+	VMOVUPD   (R10), Y1
+	VCVTPS2PD (R9), Y2
+	VSUBPD    Y2, Y1, Y2
+	VMULPD    Y2, Y2, Y2
+	VADDPD    Y2, Y0, Y0
+	ADDQ      $0x00000020, R10
+	ADDQ      $0x00000010, R9
+	DECQ      R11
+	JMP       oneStep
+
+oneStep_end:
+	VMOVUPD Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000004, BX
+	DECQ    R8
+	JMP     one
+
+done:
+	VZEROUPPER
+	RET
+
 // func sqRowsBound256(dst []float64, anchor []float32, items []float32, limit float32)
 // Requires: AVX, FMA3, MMX+
 TEXT ·sqRowsBound256(SB), NOSPLIT, $0-76
@@ -8236,6 +8348,118 @@ store:
 	ADDQ    BX, AX
 	VMOVUPD Y6, (AX)
 	VMOVUPD Y7, 32(AX)
+	VZEROUPPER
+	RET
+
+// func sqDistParts64256(parts []float64, a []float64, rows []float32, idx []int32)
+// Requires: AVX
+TEXT ·sqDistParts64256(SB), NOSPLIT, $0-96
+	MOVQ parts_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ rows_base+48(FP), DX
+	MOVQ idx_base+72(FP), BX
+	MOVQ a_len+32(FP), SI
+	MOVQ SI, DI
+	SHLQ $0x02, DI
+	SHRQ $0x02, SI
+	MOVQ idx_len+80(FP), R8
+	SHRQ $0x02, R8
+
+quad:
+	TESTQ   R8, R8
+	JZ      ones
+	MOVLQSX (BX), R9
+	IMULQ   DI, R9
+	ADDQ    DX, R9
+	MOVLQSX 4(BX), R10
+	IMULQ   DI, R10
+	ADDQ    DX, R10
+	MOVLQSX 8(BX), R11
+	IMULQ   DI, R11
+	ADDQ    DX, R11
+	MOVLQSX 12(BX), R12
+	IMULQ   DI, R12
+	ADDQ    DX, R12
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	MOVQ    CX, R13
+	MOVQ    SI, R14
+
+quadStep:
+	TESTQ     R14, R14
+	JZ        quadStep_end
+	VMOVUPD   (R13), Y4
+	VCVTPS2PD (R9), Y5
+	VSUBPD    Y5, Y4, Y5
+	VMULPD    Y5, Y5, Y5
+	VADDPD    Y5, Y0, Y0
+	VCVTPS2PD (R10), Y5
+	VSUBPD    Y5, Y4, Y5
+	VMULPD    Y5, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+	VCVTPS2PD (R11), Y5
+	VSUBPD    Y5, Y4, Y5
+	VMULPD    Y5, Y5, Y5
+	VADDPD    Y5, Y2, Y2
+	VCVTPS2PD (R12), Y5
+	VSUBPD    Y5, Y4, Y5
+	VMULPD    Y5, Y5, Y5
+	VADDPD    Y5, Y3, Y3
+	ADDQ      $0x00000020, R13
+	ADDQ      $0x00000010, R9
+	ADDQ      $0x00000010, R10
+	ADDQ      $0x00000010, R11
+	ADDQ      $0x00000010, R12
+	DECQ      R14
+	JMP       quadStep
+
+quadStep_end:
+	VMOVUPD Y0, (AX)
+	VMOVUPD Y1, 32(AX)
+	VMOVUPD Y2, 64(AX)
+	VMOVUPD Y3, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000010, BX
+	DECQ    R8
+	JMP     quad
+
+ones:
+	MOVQ idx_len+80(FP), R8
+	ANDQ $0x00000003, R8
+
+one:
+	TESTQ   R8, R8
+	JZ      done
+	MOVLQSX (BX), R9
+	IMULQ   DI, R9
+	ADDQ    DX, R9
+	VXORPD  Y0, Y0, Y0
+	MOVQ    CX, R10
+	MOVQ    SI, R11
+
+oneStep:
+	TESTQ     R11, R11
+	JZ        oneStep_end
+	VMOVUPD   (R10), Y1
+	VCVTPS2PD (R9), Y2
+	VSUBPD    Y2, Y1, Y2
+	VMULPD    Y2, Y2, Y2
+	VADDPD    Y2, Y0, Y0
+	ADDQ      $0x00000020, R10
+	ADDQ      $0x00000010, R9
+	DECQ      R11
+	JMP       oneStep
+
+oneStep_end:
+	VMOVUPD Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000004, BX
+	DECQ    R8
+	JMP     one
+
+done:
 	VZEROUPPER
 	RET
 

@@ -52,6 +52,7 @@ func main() {
 		trsmT64(s, true)
 		trsmT64(s, false)
 		gemmSub64(s)
+		sqDistParts64(s)
 	}
 	lutByte(avx512)
 	Generate()
