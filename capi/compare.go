@@ -32,7 +32,10 @@ type compareOptions struct {
 	Resplits    *int     `json:"resplits"`
 	Reference   *int     `json:"reference"`
 	Shift       bool     `json:"shift"` // ccs compare -shift
-	sizeOptions          // the table's Size column: ccs compare -db, -size-anchors
+	// AllowInfinite is ccs compare -allow-infinite: with class
+	// calibration, whole-space sets for classes too small for α.
+	AllowInfinite bool `json:"allow_infinite"`
+	sizeOptions        // the table's Size column: ccs compare -db, -size-anchors
 	// Name names the bundles in the table's title (ccs compare's -data);
 	// Command is the call, as the document records it.
 	Name    string `json:"name"`
@@ -139,7 +142,10 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	if o.Shift && in.Fit == nil {
 		return nil, fmt.Errorf("compare: shift=True needs the fit bundle: the mean offset is estimated there")
 	}
-	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe, OutDir: o.Sets, Shift: o.Shift},
+	if o.AllowInfinite && mode != conformal.Class {
+		return nil, fmt.Errorf(`compare: allow_infinite=True keeps the sets of classes too small for a class-conditional threshold: it goes with calibration="class"`)
+	}
+	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe, OutDir: o.Sets, Shift: o.Shift, AllowInfinite: o.AllowInfinite},
 		Resplits: resplits, Reference: reference, Sizes: sizes}
 	if o.Out != "" && o.Sets != "" {
 		return nil, fmt.Errorf("compare: out and sets: give one (out keeps the sets in %s)", filepath.Join(o.Out, "sets", "compare"))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -202,6 +203,24 @@ type CompareTable struct {
 	OneLabel string `json:"one_label,omitempty"`
 }
 
+// wholeSpaceClasses is the part of conformal.CheckClasses's refusal that
+// names the classes too small (`class "yak" has 6 disjoint calibration
+// pairs (…)`, and "; 3 more classes have too few too: …"), without the
+// conformal reason between them, which the rows' own warnings give.
+func wholeSpaceClasses(refusal string) string {
+	head, rest, ok := strings.Cut(refusal, ": conformal: ")
+	if !ok {
+		return refusal
+	}
+	if m := moreTooFew.FindString(rest); m != "" {
+		return head + m
+	}
+	return head
+}
+
+// moreTooFew matches conformal's count of the other classes too small.
+var moreTooFew = regexp.MustCompile(`; \d+ more class(es have| has) too few too: .*$`)
+
 // untrainedWarning says that the learned rows named kept their initial
 // geometry, and why that may be: their epoch-0 validation exclusions lie
 // in lo…hi (fractions; known false where some cell did not keep it).
@@ -346,11 +365,14 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 				cfg.Reference, data.Fit.D, cfg.Reference*data.Fit.D, conformal.MaxReferenceValues, conformal.MaxReferenceValues/data.Fit.D)
 		}
 	}
+	var wholeSpace string // classes too small for a threshold, kept as the whole space
 	if cfg.Calibration == conformal.Class {
 		// Every row would fail on it, the first after its training.
 		switch err := conformal.CheckClasses(data.Cal, cfg.Alpha, cfg.Delta, data.LabelNames); {
+		case errors.Is(err, conformal.ErrTooFewCalibration) && cfg.AllowInfinite:
+			wholeSpace = err.Error()
 		case errors.Is(err, conformal.ErrTooFewCalibration):
-			return nil, fmt.Errorf("experiment: class-conditional calibration: %w; every class needs that many: calibrate over every class (-calibration one; calibration=\"one\" in Python), take a larger α, bundle with a larger calibration share, or hold the small classes out of the bundles as OOD inputs (ccs bundle -ood-classes NAME,…; ood_classes= in Python)", err)
+			return nil, fmt.Errorf("experiment: class-conditional calibration: %w; every class needs that many: calibrate over every class (-calibration one; calibration=\"one\" in Python), take a larger α, bundle with a larger calibration share, hold the small classes out of the bundles as OOD inputs (ccs bundle -ood-classes NAME,…; ood_classes= in Python), or keep their sets the whole space (-allow-infinite; allow_infinite=True)", err)
 		case err != nil:
 			return nil, fmt.Errorf("experiment: %w", err)
 		}
@@ -419,6 +441,9 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	if cfg.Calibration == conformal.Pooled {
 		t.Warnings = append(t.Warnings, "pooled calibration: coverage is approximate, not guaranteed")
+	}
+	if wholeSpace != "" {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("-allow-infinite: %s — each such class's set is the whole space in every row (the rows' warnings name each): its test anchors' positives are all covered and their negatives none excluded, which raises every row's coverage and lowers its exclusion alike, and LogVol/d is +Inf (a whole space has no finite volume): compare the rows by coverage, exclusion and the worst class (docs/calibration.md)", wholeSpaceClasses(wholeSpace)))
 	}
 	base := rows(methods, results)
 	untrained, partly, lo, hi, known := untrainedRows(methods, results, base)

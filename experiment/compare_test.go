@@ -38,3 +38,20 @@ func TestCalibrationTextWhose(t *testing.T) {
 		t.Errorf("every anchor: %q", got)
 	}
 }
+
+// TestWholeSpaceClasses: compare -allow-infinite's warning keeps the
+// refusal's names and counts of the classes too small, not the conformal
+// reason between them (the rows' own warnings give it).
+func TestWholeSpaceClasses(t *testing.T) {
+	one := `class "yak" has 6 disjoint calibration pairs (an anchor and one of its positives: docs/calibration.md): conformal: 6 calibration scores are too few for alpha 0.05: the rank ⌈(1−α)(n+1)⌉ = 7 exceeds n, so the set is the whole space (threshold +Inf); alpha 0.05 needs at least 19`
+	for _, c := range []struct{ in, want string }{
+		{one, `class "yak" has 6 disjoint calibration pairs (an anchor and one of its positives: docs/calibration.md)`},
+		{one + `; 1 more class has too few too: class "emu" (4)`, `class "yak" has 6 disjoint calibration pairs (an anchor and one of its positives: docs/calibration.md); 1 more class has too few too: class "emu" (4)`},
+		{one + `; 12 more classes have too few too: class 3 (2), …`, `class "yak" has 6 disjoint calibration pairs (an anchor and one of its positives: docs/calibration.md); 12 more classes have too few too: class 3 (2), …`},
+		{"something else", "something else"},
+	} {
+		if got := wholeSpaceClasses(c.in); got != c.want {
+			t.Errorf("wholeSpaceClasses(%q)\n = %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}

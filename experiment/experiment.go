@@ -24,6 +24,11 @@ type Config struct {
 	Calibration conformal.Mode // 0 means one-per-anchor
 	Delta       float64        // PAC's δ, with Calibration PAC
 	Workers     int            // runs in parallel; 0 means GOMAXPROCS
+	// AllowInfinite accepts a whole-space set (threshold +Inf) where the
+	// calibration has too few anchors for α (conformal.Options): for
+	// class-conditional calibration, the sets of classes too small for
+	// one (Compare warns of them) instead of a refusal.
+	AllowInfinite bool
 	// Shift centres every row's sets at anchor + the fit split's mean
 	// offset of positive − anchor (geometry.Shifted; Compare's -shift):
 	// for anchors and positives from two encoders.
@@ -71,7 +76,7 @@ func (c Config) calibrationName() string {
 }
 
 func calOpts(cfg Config, seed uint64) conformal.Options {
-	opt := conformal.Options{Mode: cfg.Calibration, Seed: seed, Delta: cfg.Delta}
+	opt := conformal.Options{Mode: cfg.Calibration, Seed: seed, Delta: cfg.Delta, AllowInfinite: cfg.AllowInfinite}
 	if cfg.compareData != nil {
 		opt.LabelNames = cfg.compareData.LabelNames
 	}

@@ -27,7 +27,10 @@ type compareOptions struct {
 	Resplits  int
 	Reference int
 	Shift     bool // every set centred at anchor + the fit split's mean offset
-	Recipe    train.Config
+	// AllowInfinite keeps a class too small for a class-conditional
+	// threshold as the whole space (ccs calibrate -allow-infinite).
+	AllowInfinite bool
+	Recipe        train.Config
 	// sizeFlags' DB, when given, is a collection file: the table's Size
 	// column.
 	sizeFlags
@@ -37,7 +40,7 @@ type compareOptions struct {
 }
 
 func compareCommand() *command {
-	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce] [-alpha 0.05] [-calibration one|pac|class|pooled] [-delta δ] [-resplits 200] [-reference 2000] [-shift] [-db FILE [-size-anchors 1000]] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
+	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce] [-alpha 0.05] [-calibration one|pac|class|pooled] [-delta δ] [-allow-infinite] [-resplits 200] [-reference 2000] [-shift] [-db FILE [-size-anchors 1000]] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
 		"compare the set families on your own bundles (ccs bundle's directory): the paper's Table 1 for your data, over seeds, with the worst class, resplits and the OOD test",
 		func(fs *flag.FlagSet, o *compareOptions) func() error {
 			addTableFlags(fs, &o.tableOptions, 3)
@@ -46,6 +49,7 @@ func compareCommand() *command {
 			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the ℓ2 ball, the ellipsoid, and single-norm and generalized balls under Neg, Vol and Neg+Vol), baselines, learned, infonce (with the InfoNCE head) or all+infonce")
 			fs.IntVar(&o.Resplits, "resplits", 200, "random halvings of the test split behind the share of resplits covering less than 1−α")
 			fs.IntVar(&o.Reference, "reference", experiment.DefaultReference, "fit anchors (drawn once, seeded) in the per-input OOD score's pool, with ood.npz (by default every fit anchor of a smaller fit split)")
+			fs.BoolVar(&o.AllowInfinite, "allow-infinite", false, "with -calibration class, keep a class with too few calibration anchors for α as a whole-space set (threshold +Inf, warned of) instead of refusing: ccs calibrate -allow-infinite")
 			fs.BoolVar(&o.Shift, "shift", false, "centre every row's sets at anchor + the fit split's mean offset of positive − anchor (ccs calibrate -shift, ccs fit -shift): for anchors and positives from two encoders")
 			o.sizeFlags.add(fs, "a collection `file` (as ccs retrieve's -db: .npy, .npz, .safetensors, .parquet …): a Size column, the mean number of its items each row's sets hold around the test anchors — what a retrieval returns, and what coverage costs on your corpus",
 				"the Size column searches around the test split's first `N` anchors (0: all)")
@@ -85,6 +89,10 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		return usagef("compare: -db %s: a collection file; a database table's sizes are ccs evaluate -db's, a set at a time", o.DB)
 	}
 	cfg.Shift = o.Shift
+	if o.AllowInfinite && cfg.Calibration != conformal.Class {
+		return usagef("compare: -allow-infinite keeps the sets of classes too small for a class-conditional threshold: it goes with -calibration class")
+	}
+	cfg.AllowInfinite = o.AllowInfinite
 	methods := experiment.ForCompare(rows())
 	needFit, trains := experiment.Needs(methods)
 	needFit = needFit || o.Shift // the offset comes from the fit split

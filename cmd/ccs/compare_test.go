@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -465,8 +466,31 @@ func TestClassTooSmall(t *testing.T) {
 		t.Errorf("calibrate: %v", err)
 	}
 	err = run(io.Discard, io.Discard, []string{"compare", "-data", p("b"), "-seeds", "1", "-rows", "all", "-calibration", "class"})
-	if err == nil || !strings.Contains(err.Error(), `class "yak" has `) || !strings.Contains(err.Error(), "calibrate over every class (-calibration one") || !strings.Contains(err.Error(), "-ood-classes") {
+	if err == nil || !strings.Contains(err.Error(), `class "yak" has `) || !strings.Contains(err.Error(), "calibrate over every class (-calibration one") || !strings.Contains(err.Error(), "-ood-classes") || !strings.Contains(err.Error(), "-allow-infinite") {
 		t.Errorf("compare: %v", err)
+	}
+	// -allow-infinite keeps yak's sets the whole space in every row, said
+	// once for the table: every yak anchor's positives covered.
+	var cmpOut, cmpErr bytes.Buffer
+	if err := run(&cmpOut, &cmpErr, []string{"compare", "-data", p("b"), "-seeds", "1", "-rows", "baselines", "-calibration", "class", "-allow-infinite", "-resplits", "20", "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	var cmpDoc struct {
+		Tables []experiment.CompareTable `json:"tables"`
+	}
+	if err := json.Unmarshal(cmpOut.Bytes(), &cmpDoc); err != nil || len(cmpDoc.Tables) != 1 {
+		t.Fatalf("compare -json: %v, %d tables", err, len(cmpDoc.Tables))
+	}
+	table := cmpDoc.Tables[0]
+	if !slices.Contains(table.LabelNames, "yak") || len(table.Rows) != 2 || !slices.ContainsFunc(table.Warnings, func(w string) bool {
+		return strings.HasPrefix(w, `-allow-infinite: class "yak" has `) && strings.Contains(w, "LogVol/d is +Inf") && !strings.Contains(w, "conformal:")
+	}) {
+		t.Fatalf("compare -allow-infinite: warnings %q, names %q", table.Warnings, table.LabelNames)
+	}
+	for _, r := range table.Rows { // a whole space has no finite volume, as the warning says
+		if !math.IsInf(r.LogVolPerDim.Mean, 1) || r.Coverage.Mean < 80 || r.Coverage.Mean >= 100 {
+			t.Errorf("%s: coverage %v, LogVol/d %v; want +Inf LogVol/d", r.Method, r.Coverage.Mean, r.LogVolPerDim.Mean)
+		}
 	}
 	var stderr bytes.Buffer
 	if err := run(io.Discard, &stderr, []string{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-calibration", "class", "-allow-infinite", "-out", p("set.json")}); err != nil {

@@ -121,6 +121,7 @@ func TestUsageErrors(t *testing.T) {
 		{"calibrate-delta-mode", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-delta", "0.1"}},
 		{"coverage-check-fraction", []string{"coverage-check", "-set", "s.json", "-test", "t.npz", "-cal-fraction", "1"}},
 		{"reproduce-class", []string{"reproduce", "sim", "-calibration", "class"}},
+		{"compare-allow-infinite", []string{"compare", "-data", "d", "-allow-infinite"}},
 		{"evaluate-unlabeled", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-unlabeled", "drop"}},
 		{"bundle-kneg-hard", []string{"bundle", "-embeddings", "e.npy", "-labels", "l.npy", "-out", "d", "-k", "4", "-kneg-hard", "5"}},
 		{"bundle-sessions-labels", []string{"bundle", "-embeddings", "e.npy", "-labels", "l.npy", "-sessions", "s.txt", "-out", "d"}},

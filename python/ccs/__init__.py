@@ -1125,7 +1125,7 @@ def _share_of_zero(directory, split):
         return False
 
 
-def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delta=0.0, resplits=200,
+def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delta=0.0, allow_infinite=False, resplits=200,
             reference=None, shift=False, out=None, sets=None, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
             lr=None, momentum=None, weight_decay=None, cosine=None, T=None, lambda_=None, p_min=None, p_max=None,
             m_min=None, m_max=None, tau=None, infonce_weight=None, head_volume=None, progress=None,
@@ -1140,7 +1140,9 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
     bundles: ccs.bundle's dict ("fit", "val", "cal", "test", and "ood",
     "ood-cal" when made) or the directory ccs bundle -out wrote. The other
     keywords are ccs compare's flags (calibration "one", "pac" with delta,
-    "class" or "pooled"); the training keywords are ccs.fit's, with the
+    "class" or "pooled"; allow_infinite=True, with "class", keeps a class
+    too small for alpha as a whole-space set, warned of, instead of
+    refusing); the training keywords are ccs.fit's, with the
     "embedding" recipe by default. reference: the fit anchors in the
     per-input OOD score's pool (by default 2000, or every fit anchor of a
     smaller fit split; more than the fit split is refused). shift: every
@@ -1198,7 +1200,7 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
         coll, coll_name, own = _collection_of(collection)
         if own:
             opened.append(coll)
-        opts = options(seeds=seeds, rows=rows, alpha=alpha, calibration=calibration, delta=delta, resplits=resplits, shift=shift,
+        opts = options(seeds=seeds, rows=rows, alpha=alpha, calibration=calibration, delta=delta, allow_infinite=allow_infinite, resplits=resplits, shift=shift,
                        label_names=list(names) if names is not None else None,
                        directory=name if isinstance(bundles, (str, bytes, os.PathLike)) else None,
                        reference=reference, name=name, command=_compare_call(name, asked),

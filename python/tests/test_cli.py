@@ -235,6 +235,17 @@ def test_string_labels_equal_ccs_bundle(form, labelled, tmp_path, cli):
             c.retrieve_many(splits["test"].anchors[:2], splits["test"].anchors, labels=["ant", "ant"])
         with pytest.warns(ccs.CCSWarning, match=r'class "ant": .* so the set is the whole space'):
             assert c.contains(anchor, splits["test"].anchors[:5], label="ant").all()
+        # compare refuses such a class the same way, saying allow_infinite
+        # keeps it; given, the table warns that it is the whole space in
+        # every row, with LogVol/d +Inf; it goes with class calibration.
+        with pytest.raises(ValueError, match=r'class "ant" has .*allow_infinite=True'):
+            ccs.compare(splits, rows="baselines", seeds=1, alpha=0.001, calibration="class")
+        with pytest.warns(ccs.CCSWarning, match=r'-allow-infinite: class "ant" has .*LogVol/d is \+Inf'):
+            t = ccs.compare(splits, rows="baselines", seeds=1, alpha=0.001, calibration="class", allow_infinite=True, resplits=5)
+        assert all(r["logvol_per_dim"]["mean"] == float("inf") for r in t.table["rows"])
+        assert "allow_infinite=True" in t.document["command"]
+        with pytest.raises(ValueError, match='allow_infinite=True .* goes with calibration="class"'):
+            ccs.compare(splits, rows="baselines", seeds=1, allow_infinite=True)
         # Evaluated on its own calibration split, a set warns: no test.
         with pytest.warns(ccs.CCSWarning, match="this is the set's calibration split"):
             s.evaluate(splits["cal"])
