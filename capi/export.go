@@ -908,6 +908,43 @@ func ccs_set_retrieve(h, collH C.uintptr_t, rows, ids, anchor *C.ccs_array, limi
 	})
 }
 
+// ccs_set_collection_warnings writes, as a JSON list (never null), what
+// a retrieval with set h over the collection (collH, or rows) warns of
+// beyond the set's own warnings: rows not of unit norm beside a set
+// calibrated on unit-norm embeddings (retrieve.UnitNormWarning, as ccs
+// retrieve and ccs serve say it). A collection's count is kept; rows are
+// counted on every call.
+//
+//export ccs_set_collection_warnings
+func ccs_set_collection_warnings(h, collH C.uintptr_t, rows *C.ccs_array, out **C.char, errOut **C.char) C.int {
+	return onHandle(h, errOut, func(o *setObj) error {
+		w := []string{}
+		if !o.s.Calibration.UnitNorm {
+			return jsonOut(out, w)
+		}
+		var c *retrieve.Collection
+		if collH != 0 {
+			co, err := lookup[*collectionObj](uintptr(collH), "a collection")
+			if err != nil {
+				return err
+			}
+			c = co.c
+		} else {
+			r, err := goArray(rows, "collection")
+			if err != nil {
+				return err
+			}
+			if c, err = newCollection(r, nil, true); err != nil {
+				return err
+			}
+		}
+		if msg := retrieve.UnitNormWarning("collection", c); msg != "" {
+			w = append(w, msg)
+		}
+		return jsonOut(out, w)
+	})
+}
+
 //export ccs_set_retrieve_many
 func ccs_set_retrieve_many(h, collH C.uintptr_t, anchors *C.ccs_array, limit C.int64_t, out *C.ccs_hits, m C.int64_t, errOut **C.char) C.int {
 	return onHandle(h, errOut, func(o *setObj) error {

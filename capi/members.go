@@ -32,6 +32,18 @@ type query struct {
 
 // newQuery reads an anchor ((d,) or (1, d)) and points ((m, d), or (d,)
 // for one point) for set s.
+// finiteAnchor refuses an anchor holding a NaN or ±Inf, naming the
+// coordinate: a failed encoding, which the norm's refusal would tell to
+// normalise.
+func finiteAnchor(a []float32) error {
+	for j, v := range a {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("anchor: coordinate %d is %v", j, v)
+		}
+	}
+	return nil
+}
+
 func newQuery(s *conformal.Set, anchor, points rawArray) (query, error) {
 	d := s.Geometry.Dim()
 	anchor.Name, points.Name = "anchor", "points"
@@ -45,10 +57,8 @@ func newQuery(s *conformal.Set, anchor, points rawArray) (query, error) {
 	if len(anchor.Shape) > 2 || len(anchor.Shape) == 2 && anchor.Shape[0] != 1 {
 		return query{}, fmt.Errorf("anchor: shape %s: want one anchor, (%d,) or (1, %d)", bundle.FormatShape(anchor.Shape), d, d)
 	}
-	for j, v := range a {
-		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return query{}, fmt.Errorf("anchor: coordinate %d is %v", j, v)
-		}
+	if err := finiteAnchor(a); err != nil {
+		return query{}, err
 	}
 	if err := s.CheckAnchorNorms(a); err != nil {
 		return query{}, fmt.Errorf("anchor: %w", err)

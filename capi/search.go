@@ -119,6 +119,9 @@ func search(ctx context.Context, s *conformal.Set, c *retrieve.Collection, ancho
 		d := s.Geometry.Dim()
 		return nil, fmt.Errorf("anchor: shape %s: want one anchor, (%d,) or (1, %d)", bundle.FormatShape(anchor.Shape), d, d)
 	}
+	if err := finiteAnchor(a); err != nil {
+		return nil, err
+	}
 	if err := s.CheckAnchorNorms(a); err != nil {
 		return nil, fmt.Errorf("anchor: %w", err)
 	}
@@ -169,6 +172,9 @@ func searchMany(ctx context.Context, s *conformal.Set, c *retrieve.Collection, a
 	m, d := anchors.Shape[0], anchors.Shape[1]
 	for i := range m {
 		row := a[i*d : (i+1)*d]
+		if err := finiteAnchor(row); err != nil {
+			return nil, fmt.Errorf("anchors[%d]: %w", i, err)
+		}
 		if err := s.CheckAnchorNorms(row); err != nil {
 			return nil, fmt.Errorf("anchors[%d]: anchor: %w", i, err)
 		}

@@ -61,6 +61,7 @@ type Collection struct {
 	anchorBlock int                                  // batch's anchors a block; 0: anchors() (tests set fewer)
 	half        lazyCopy[kernel.HalfRows]
 	bytes       lazyCopy[kernel.ByteRows]
+	offUnit     offUnit // rows not of unit norm (OffUnit), counted once
 }
 
 // A lazyCopy is one of a collection's compact copies: started in the

@@ -696,16 +696,8 @@ func (s *Server) Warnings() []string {
 		if len(unit) == 0 {
 			continue
 		}
-		off, first, firstNorm := 0, -1, 0.0
-		for i := range c.N {
-			if n := conformal.RowNorm(c.Rows[i*c.D : (i+1)*c.D]); conformal.NormRefused(n) {
-				if off++; first < 0 {
-					first, firstNorm = i, n
-				}
-			}
-		}
-		if off > 0 {
-			w = append(w, fmt.Sprintf("collection %q: %d of its %d rows are not of unit norm (the first: row %d, norm %.4g), and set %s was calibrated on unit-norm embeddings: retrieval treats such rows as the embeddings they are, which no calibration positive resembled; normalise them", name, off, c.N, first, firstNorm, strings.Join(unit, ", ")))
+		if msg := retrieve.UnitNormWarning(fmt.Sprintf("collection %q", name), c, unit...); msg != "" {
+			w = append(w, msg)
 		}
 	}
 	return w

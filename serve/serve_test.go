@@ -817,7 +817,7 @@ func TestUnitNormSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	want := `collection "db": 1 of its 4 rows are not of unit norm (the first: row 2, norm 0), and set unit was calibrated on unit-norm embeddings`
+	want := `collection "db": 1 of its 4 rows is not of unit norm (the first: row 2, norm 0), and set unit was calibrated on unit-norm embeddings`
 	if w := s.Warnings(); len(w) != 1 || !strings.HasPrefix(w[0], want) {
 		t.Errorf("warnings %q, want one starting %q", w, want)
 	}

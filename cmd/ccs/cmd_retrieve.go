@@ -196,6 +196,11 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 			return fmt.Errorf("%s: %s's %w", q.src, q.name(i), err)
 		}
 	}
+	if c, ok := store.(*retrieve.Collection); ok && set.Calibration.UnitNorm {
+		if w := retrieve.UnitNormWarning(o.DB, c); w != "" {
+			out.warn(w)
+		}
+	}
 	results := make([]retrieveResult, q.m)
 	// A batch of thousands of anchors takes minutes over a large
 	// collection (1 000 over 400 000 × 512: 48 s on 2 cores, 26 s in one

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -78,5 +79,20 @@ func TestUnitNormInputs(t *testing.T) {
 	}
 	if err := run(io.Discard, io.Discard, []string{"evaluate", "-set", p("u.json"), "-test", p("b/test.npz")}); err != nil {
 		t.Errorf("the normalised test split: %v", err)
+	}
+	// A collection not normalised is searched, and warned of; the
+	// normalised embeddings are not.
+	if err := bundle.WriteNPY(p("a.npy"), bundle.Float32(x[:d], 1, d)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ db, want string }{
+		{p("long.npy"), p("long.npy") + ": 10 of its 10 rows are not of unit norm (the first: row 0, norm 3), and the set was calibrated on unit-norm embeddings"},
+		{p("x.npy"), ""},
+	} {
+		var stderr bytes.Buffer
+		err := run(io.Discard, &stderr, []string{"retrieve", "-set", p("u.json"), "-db", c.db, "-anchor", p("a.npy")})
+		if err != nil || strings.Contains(stderr.String(), "unit norm") != (c.want != "") || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("retrieve -db %s: %v\n%s", c.db, err, stderr.String())
+		}
 	}
 }

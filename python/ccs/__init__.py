@@ -1915,6 +1915,7 @@ class Set(_Handle):
                 keys = opened.keys
             call(lib.ccs_set_retrieve, self._handle(), coll, lent.ref(rows, "collection"), None,
                  lent.ref(anchor, "anchor"), _limit(limit), byref(hits))
+            collection_warnings = self._collection_warnings(coll, rows, lent)
         finally:
             if opened is not None:
                 opened.close()
@@ -1925,6 +1926,7 @@ class Set(_Handle):
                 if p:
                     lib.ccs_free(p)
         self._warn_whole_space()
+        _warn(collection_warnings)
         if anchor.size and not np.any(anchor):  # already an array (points, above)
             _warn([_zero_anchors("the anchor is all zeros", hits.total, len(collection) if isinstance(collection, Collection) else None,
                                  self.info)])
@@ -1962,6 +1964,7 @@ class Set(_Handle):
             opened = Collection.load(collection) if isinstance(collection, (str, bytes, os.PathLike)) else Collection(collection)
             collection = opened
         try:
+            _warn(self._collection_warnings(collection._handle(), None, Lent()))
             if labels is not None:
                 return self._retrieve_classes(a, collection, limit, labels)
             if len(a) >= _TRANSFORM_MIN:
@@ -2010,6 +2013,14 @@ class Set(_Handle):
         space: every item of the collection is in it."""
         if self.threshold == float("inf"):
             _warn([w for w in self.warnings if "whole space" in w])
+
+    def _collection_warnings(self, coll, rows, lent):
+        """What a retrieval over the collection (a handle, or rows) warns of,
+        as ccs retrieve does: rows not of unit norm beside a set calibrated
+        on unit-norm embeddings (the guarantee does not speak of them)."""
+        if not self.info["calibration"].get("unit_norm"):
+            return []
+        return loads(call_string(lib.ccs_set_collection_warnings, self._handle(), coll, lent.ref(rows, "collection")))
 
     def _warn_zero_anchors(self, a, totals, collection):
         """The warning of anchors that are all zeros, naming the first by its

@@ -95,6 +95,7 @@ _SIGNATURES = {
     "ccs_collection_rows": [c_handle, c_void_p, c_int64],
     "ccs_set_retrieve": [c_handle, c_handle, _A, _A, _A, c_int64, POINTER(Hits)],
     "ccs_set_retrieve_many": [c_handle, c_handle, _A, c_int64, POINTER(Hits), c_int64],
+    "ccs_set_collection_warnings": [c_handle, c_handle, _A, _S],
     "ccs_set_for_class": [c_handle, c_int64, POINTER(c_handle)],
     "ccs_ood_detect_start": [c_handle, c_handle, POINTER(c_handle), c_int64, c_handle, c_handle, c_char_p, POINTER(c_handle)],
     "ccs_job_warnings": [c_handle, _S],

@@ -1474,7 +1474,7 @@ def test_retrieve_many_equals_ccs_retrieve(calibrated, sim, cli, tmp_path, name)
         ccs.Collection(rows[:s.dim + 3].T.copy(), ids=np.arange(s.dim + 3))
     with pytest.raises(ValueError, match=r"retrieve_many: anchors of shape \(3, 4, 2\): want \(m, d\)"):
         s.retrieve_many(np.zeros((3, 4, 2)), rows)
-    with pytest.raises(ValueError, match=r"^retrieve_many: anchors\[1\]: retrieve: anchor coordinate 0 is NaN$"):
+    with pytest.raises(ValueError, match=r"^retrieve_many: anchors\[1\]: anchor: coordinate 0 is NaN$"):
         s.retrieve_many(np.where(np.arange(3)[:, None] == 1, np.nan, queries[:3]), rows)
 
 

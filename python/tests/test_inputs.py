@@ -748,12 +748,30 @@ def test_unit_norm_set_refuses_unnormalised_inputs():
         # A NaN is a failed encoding, said as one, not a norm to fix.
         (lambda: s.contains(a[0], np.where((np.arange(4) == 1)[:, None] & (np.arange(5) == 3), np.nan, p[0])), r"^points\[1\]\[3\] is NaN$"),
         (lambda: s.contains(np.where(np.arange(5) == 2, np.nan, a[0]), p[0]), r"^anchor: coordinate 2 is NaN$"),
+        (lambda: s.retrieve(np.where(np.arange(5) == 2, np.inf, a[0]), p[:, 0]), r"^anchor: coordinate 2 is \+Inf$"),
+        (lambda: s.retrieve_many(np.where(np.arange(5) == 1, np.nan, a[:3]), p[:, 0]), r"^retrieve_many: anchors\[0\]: anchor: coordinate 1 is NaN$"),
     ):
         with pytest.raises(ValueError, match=want):
             call()
+    # A corpus not normalised as the calibration was is searched, and
+    # warned of (the guarantee does not speak of its rows), by retrieve and
+    # retrieve_many over an array, a Collection or a file alike; a
+    # normalised one is not.
+    corpus = np.concatenate([p[:, 0], 1.3 * p[:2, 0], np.zeros((1, 5))])
+    for coll in (corpus, ccs.Collection(corpus)):
+        for call in (lambda: s.retrieve(a[0], coll), lambda: s.retrieve_many(a[:2], coll)):
+            with pytest.warns(ccs.CCSWarning, match=rf"collection: 3 of its {len(corpus)} rows are not of unit norm \(the first: row {len(p)}, norm 1.3\), and the set was calibrated on unit-norm embeddings"):
+                call()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s.retrieve(a[0], p[:, 0])
+        s.retrieve_many(a[:2], ccs.Collection(p[:, 0]))
     raw = ccs.calibrate("ball", ccs.Bundle(*gauss(8)[:2]), alpha=0.1)
     assert "unit_norm" not in raw.info["calibration"]
     assert raw.contains(3 * a[0], p[0]).shape == (4,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        raw.retrieve(a[0], corpus)  # a set of other embeddings takes any corpus
 
 
 def test_unit_norm_anchors_set_refuses_unnormalised_anchors():
