@@ -171,3 +171,49 @@ func (f *RowFilter) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+// RowIndex is an exact index of rows by their float32 bits: whether a row
+// is among them, never wrong (RowFilter's rows kept whole, for rows a
+// caller holds anyway: a set's reference pool). The zero or nil RowIndex
+// holds none.
+type RowIndex struct {
+	d      int
+	rows   []float32
+	byHash map[uint64][]int32
+}
+
+// RowIndexOf indexes rows (rows of d; kept, not copied).
+func RowIndexOf(rows []float32, d int) *RowIndex {
+	x := &RowIndex{d: d, rows: rows, byHash: map[uint64][]int32{}}
+	if d <= 0 {
+		return x
+	}
+	for i := range len(rows) / d {
+		h := rowHash(rows[i*d : (i+1)*d])
+		x.byHash[h] = append(x.byHash[h], int32(i))
+	}
+	return x
+}
+
+// Has reports whether row is one of x's rows, bit for bit.
+func (x *RowIndex) Has(row []float32) bool {
+	if x == nil || len(row) != x.d {
+		return false
+	}
+	for _, i := range x.byHash[rowHash(row)] {
+		if sameBits(row, x.rows[int(i)*x.d:(int(i)+1)*x.d]) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameBits reports whether a and b hold the same float32 bits.
+func sameBits(a, b []float32) bool {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -84,4 +85,55 @@ func gaussAnchors(rng *rand.Rand, n, d int) *Bundle {
 		b.Anchors[i] = float32(rng.NormFloat64())
 	}
 	return b
+}
+
+// TestRowIndex: RowIndex knows its rows bit for bit — a row's copy is
+// found, a row one ulp off, of another length or with −0 for 0 is not —
+// and so answers no false positive, where RowFilter answers about one new
+// row in 2 000: of 20 000 rows never added, the index finds none.
+func TestRowIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	const n, d = 500, 6
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(rng.NormFloat64())
+	}
+	rows[3*d] = 0
+	x := RowIndexOf(rows, d)
+	for i := range n {
+		if !x.Has(slices.Clone(rows[i*d : (i+1)*d])) {
+			t.Fatalf("row %d not found", i)
+		}
+	}
+	off := slices.Clone(rows[:d])
+	off[2] = math.Nextafter32(off[2], 10)
+	neg := slices.Clone(rows[3*d : 4*d])
+	neg[0] = float32(math.Copysign(0, -1))
+	for _, r := range [][]float32{off, neg, rows[:d-1], nil} {
+		if x.Has(r) {
+			t.Errorf("%v found", r)
+		}
+	}
+	var none *RowIndex
+	if none.Has(rows[:d]) {
+		t.Error("a nil index found a row")
+	}
+	filter := RowFilterOf(rows, d)
+	falseFilter, falseIndex := 0, 0
+	row := make([]float32, d)
+	for range 20000 {
+		for j := range row {
+			row[j] = float32(rng.NormFloat64())
+		}
+		if filter.Has(row) {
+			falseFilter++
+		}
+		if x.Has(row) {
+			falseIndex++
+		}
+	}
+	if falseIndex != 0 {
+		t.Errorf("the index found %d rows never added", falseIndex)
+	}
+	t.Logf("the filter matched %d of 20 000 rows never added", falseFilter)
 }

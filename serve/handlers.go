@@ -293,15 +293,23 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 	// The monitor watches new inputs: a point that is a row of the pool
 	// or an input the OOD test was calibrated on is answered, not
 	// observed.
-	fresh, known := scores, 0
+	var pooled, calibrated []int
+	fresh := scores
 	for i := range m {
-		if row := pts[i*d : (i+1)*d]; o.pool.Has(row) || o.cal.Has(row) {
-			if known == 0 {
-				fresh = append([]float64(nil), scores[:i]...)
+		row := pts[i*d : (i+1)*d]
+		switch {
+		case o.pool.Has(row):
+			pooled = append(pooled, i)
+		case o.cal.Has(row):
+			calibrated = append(calibrated, i)
+		default:
+			if len(pooled)+len(calibrated) > 0 {
+				fresh = append(fresh, scores[i])
 			}
-			known++
-		} else if known > 0 {
-			fresh = append(fresh, scores[i])
+			continue
+		}
+		if len(pooled)+len(calibrated) == 1 {
+			fresh = append([]float64(nil), scores[:i]...)
 		}
 	}
 	if _, err := o.monitor.Observe(fresh); err != nil {
@@ -336,11 +344,7 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	out.raw("monitor", head["monitor"])
-	if known > 0 {
-		msg := fmt.Sprintf("%d of the %d points are rows of the set's reference pool or inputs its OOD test was calibrated on: their scores and p-values are not a new input's (a pool row scores 0, p-value 1), and the drift monitor did not observe them", known, m)
-		if known == 1 {
-			msg = fmt.Sprintf("1 of the %d points is a row of the set's reference pool or an input its OOD test was calibrated on: its score and p-value are not a new input's (a pool row scores 0, p-value 1), and the drift monitor did not observe it", m)
-		}
+	if msg := knownPoints(pooled, calibrated, m); msg != "" {
 		warn, err := fields("warning", msg)
 		if err != nil {
 			return err
@@ -348,6 +352,55 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		out.raw("warning", warn["warning"])
 	}
 	return out.close()
+}
+
+// knownPoints says which of a request's m points are rows of the set's
+// reference pool (exact: the pool is in the set file) and which match the
+// filter of the inputs its OOD test was calibrated on (a Bloom filter,
+// which a new input matches about once in 2 000), by their indices: their
+// scores and p-values are not a new input's, and the drift monitor did
+// not observe them. "" for none.
+func knownPoints(pooled, calibrated []int, m int) string {
+	var parts []string
+	if n := len(pooled); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s of the set's reference pool: a pool row's nearest pool row is itself, so it scores 0 (p-value 1), not as a new input would",
+			pointList(pooled, m), either(n == 1, "is a row", "are rows")))
+	}
+	if n := len(calibrated); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s the filter of the inputs the OOD test was calibrated on (a filter of their rows, which a new input matches about once in 2 000): if %s",
+			pointList(calibrated, m)+either(n == 1, " matches", " match"),
+			either(n == 1, "it is one, its score and p-value are not a new input's", "they are such inputs, their scores and p-values are not a new input's")))
+	}
+	if parts == nil {
+		return ""
+	}
+	return strings.Join(parts, "; ") + "; the drift monitor did not observe " + either(len(pooled)+len(calibrated) == 1, "it", "them")
+}
+
+// either is one if cond holds, else other.
+func either(cond bool, one, other string) string {
+	if cond {
+		return one
+	}
+	return other
+}
+
+// pointList names points by their indices among m: "point 3 of 5",
+// "points 0, 4 of 5", the first ten and a count of the others.
+func pointList(idx []int, m int) string {
+	shown := idx[:min(10, len(idx))]
+	s := make([]string, len(shown))
+	for i, v := range shown {
+		s[i] = strconv.Itoa(v)
+	}
+	list := strings.Join(s, ", ")
+	if len(idx) > len(shown) {
+		list += fmt.Sprintf(" and %d more", len(idx)-len(shown))
+	}
+	if len(idx) == 1 {
+		return fmt.Sprintf("point %s of %d", list, m)
+	}
+	return fmt.Sprintf("points %s of %d", list, m)
 }
 
 // oodParams reads ?alpha_ood (default 0.05), ?delta (default 0) and ?fdr

@@ -351,11 +351,14 @@ type transformInfo struct {
 type oodState struct {
 	test    *ood.Conformal // its level is each request's (With)
 	monitor *ood.Monitor
-	// pool and cal hold the reference pool's rows and the OOD
-	// calibration's inputs (nil for a set file without them): points that
-	// are such rows are no new inputs, and the monitor does not observe
-	// them (a pool row scores 0, p-value 1).
-	pool, cal *bundle.RowFilter
+	// pool indexes the reference pool's rows, exactly (the set file holds
+	// them); cal is the filter of the OOD calibration's inputs the file
+	// keeps (a Bloom filter: a new input matches it about once in 2 000);
+	// nil for a set file without them. Points that are such rows are no
+	// new inputs, and the monitor does not observe them (a pool row
+	// scores 0, p-value 1).
+	pool *bundle.RowIndex
+	cal  *bundle.RowFilter
 }
 
 // Server serves fitted sets. Its handler is safe for concurrent use.
@@ -572,7 +575,7 @@ func newOODState(set *conformal.Set, delta float64, limit int) (*oodState, error
 	if err != nil {
 		return nil, err
 	}
-	return &oodState{test: test, monitor: mon, pool: bundle.RowFilterOf(set.Reference.Rows, set.Geometry.Dim()), cal: set.OOD.Rows}, nil
+	return &oodState{test: test, monitor: mon, pool: bundle.RowIndexOf(set.Reference.Rows, set.Geometry.Dim()), cal: set.OOD.Rows}, nil
 }
 
 // Reload reads every file again, in three parts each taken on its own: the

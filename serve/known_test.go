@@ -1,0 +1,25 @@
+package serve
+
+import "testing"
+
+// TestKnownPoints: /ood's warning names the points that are pool rows
+// (exact) apart from those matching the calibration inputs' filter (said
+// as may be), by index, the first ten and a count of the rest.
+func TestKnownPoints(t *testing.T) {
+	many := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+	for _, c := range []struct {
+		pooled, calibrated []int
+		m                  int
+		want               string
+	}{
+		{nil, nil, 5, ""},
+		{[]int{3}, nil, 5, "point 3 of 5 is a row of the set's reference pool: a pool row's nearest pool row is itself, so it scores 0 (p-value 1), not as a new input would; the drift monitor did not observe it"},
+		{nil, []int{2840}, 3000, "point 2840 of 3000 matches the filter of the inputs the OOD test was calibrated on (a filter of their rows, which a new input matches about once in 2 000): if it is one, its score and p-value are not a new input's; the drift monitor did not observe it"},
+		{[]int{0, 1}, []int{4}, 5, "points 0, 1 of 5 are rows of the set's reference pool: a pool row's nearest pool row is itself, so it scores 0 (p-value 1), not as a new input would; point 4 of 5 matches the filter of the inputs the OOD test was calibrated on (a filter of their rows, which a new input matches about once in 2 000): if it is one, its score and p-value are not a new input's; the drift monitor did not observe them"},
+		{nil, many, 20, "points 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 2 more of 20 match the filter of the inputs the OOD test was calibrated on (a filter of their rows, which a new input matches about once in 2 000): if they are such inputs, their scores and p-values are not a new input's; the drift monitor did not observe them"},
+	} {
+		if got := knownPoints(c.pooled, c.calibrated, c.m); got != c.want {
+			t.Errorf("knownPoints(%v, %v, %d)\n = %q\nwant %q", c.pooled, c.calibrated, c.m, got, c.want)
+		}
+	}
+}
