@@ -40,11 +40,12 @@ import (
 // martingale stopped is still one), so an alarm raised before is valid and
 // a full monitor's state is that of the stream's first Limit scores.
 type Monitor struct {
-	mu   sync.Mutex
-	cal  []float64 // the calibration scores, sorted
-	bag  bag
-	rng  *rand.Rand
-	seed uint64
+	mu     sync.Mutex
+	cal    []float64 // the calibration scores, sorted
+	bag    bag
+	rng    *rand.Rand
+	seed   uint64
+	resets uint64 // Resets so far: each draws the smoothing from its own stream
 	// capital holds each jumper's capital on each bet (the power bets,
 	// then the sleeping one), in units of exp(logScale).
 	capital  [][]float64
@@ -61,7 +62,11 @@ type Monitor struct {
 type MonitorOptions struct {
 	// Delta is the alarm level: the alarm is raised at 1/Delta, in (0, 1).
 	Delta float64
-	// Seed draws the p-values' smoothing.
+	// Seed draws the p-values' smoothing: the θ_n of the monitor's first
+	// run from one stream of it, those after each Reset from the next
+	// (a fixed draw that every run repeated would make the first bets
+	// slightly favourable or unfavourable, run after run: Ville's bound
+	// holds over the draw). A service draws it at start.
 	Seed uint64
 	// Limit is the number of scores observed (and kept) before the
 	// monitor is full; 0: no limit.
@@ -104,13 +109,15 @@ func NewMonitor(c *Calibration, o MonitorOptions) (*Monitor, error) {
 	return m, nil
 }
 
-// Reset starts the monitor afresh: the stream seen so far is forgotten.
+// Reset starts the monitor afresh: the stream seen so far is forgotten,
+// and the smoothing is drawn anew (the seed's next stream).
 func (m *Monitor) Reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.bag = newBag(m.cal)
-	m.rng = rand.New(rand.NewPCG(m.seed, 0x6d6f6e69746f72)) // "monitor"
-	bets := len(epsilons) + 1                               // and sleeping
+	m.rng = rand.New(rand.NewPCG(m.seed, 0x6d6f6e69746f72+m.resets)) // "monitor", then the next streams
+	m.resets++
+	bets := len(epsilons) + 1 // and sleeping
 	m.capital = make([][]float64, len(jumps))
 	for j := range m.capital {
 		m.capital[j] = make([]float64, bets)

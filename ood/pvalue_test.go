@@ -336,6 +336,23 @@ func TestMonitor(t *testing.T) {
 	if _, err := m.Observe([]float64{1, math.NaN()}); err == nil || m.State().N != 0 {
 		t.Errorf("a NaN score: %v, state %+v", err, m.State())
 	}
+	// Each run draws its smoothing anew: the same stream after a Reset
+	// moves the martingale otherwise, and a monitor of the same seed
+	// replays the runs in turn.
+	run := func(m *Monitor) float64 {
+		m.Reset()
+		m.Observe(x[:50])
+		return m.State().Martingale
+	}
+	a, _ := NewMonitor(c, MonitorOptions{Delta: delta, Seed: 7})
+	b2, _ := NewMonitor(c, MonitorOptions{Delta: delta, Seed: 7})
+	first, second := run(a), run(a)
+	if first == second {
+		t.Errorf("two runs after a reset: the same martingale %v, want each its own draws", first)
+	}
+	if r1, r2 := run(b2), run(b2); r1 != first || r2 != second {
+		t.Errorf("the same seed's runs %v, %v; want %v, %v", r1, r2, first, second)
+	}
 }
 
 // TestSimultaneousOneSided: the simultaneous correction adds the one-sided

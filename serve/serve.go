@@ -120,6 +120,11 @@ type Config struct {
 	// observes (and keeps, 8 to 16 bytes each) before it is full and
 	// observes no more until its reset; default 10⁶; negative: none.
 	MonitorLimit int
+	// MonitorSeed seeds the monitors' smoothing (ood.MonitorOptions.Seed):
+	// each load's monitors take the next seed (the first load this one),
+	// each reset the seed's next stream, so that no run repeats another's
+	// draws. ccs serve draws it at start unless -monitor-seed gives it.
+	MonitorSeed uint64
 	// TransformBytes is the memory the single-norm and ellipsoid sets'
 	// transformed collections (retrieve.Collection.Transform: M·z of every
 	// item, made at each load) may take in all; default 4 GiB; negative: none. A
@@ -379,6 +384,7 @@ type Server struct {
 	cert     atomic.Pointer[tls.Certificate] // nil: no TLS
 	reloadMu sync.Mutex                      // one reload at a time
 	releases atomic.Int64                    // loads whose garbage was returned to the system (tests)
+	loads    atomic.Uint64                   // loads attempted: each load's monitors take the next seed
 	inflight chan struct{}                   // a slot per request being handled
 	bodies   *semaphore.Weighted             // request bodies' memory, in bytes
 
@@ -457,7 +463,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 // load reads and validates every file of cfg; open opens a collection.
-func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, error) {
+func load(cfg Config, open func(spec string) (retrieve.Store, error), monitorSeed uint64) (*state, error) {
 	st := &state{sets: map[string]*conformal.Set{}, ood: map[string]*oodState{}, colls: map[string]retrieve.Store{},
 		warnings: map[string][]string{}, loaded: time.Now()}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Sets)) {
@@ -471,7 +477,7 @@ func load(cfg Config, open func(spec string) (retrieve.Store, error)) (*state, e
 		st.sets[name] = set
 		st.warnings[name] = set.Warnings()
 		if set.OOD != nil {
-			o, err := newOODState(set, cfg.MonitorDelta, cfg.MonitorLimit)
+			o, err := newOODState(set, cfg.MonitorDelta, cfg.MonitorLimit, monitorSeed)
 			if err != nil {
 				return nil, fmt.Errorf("set %q (%s): %w", name, cfg.Sets[name], err)
 			}
@@ -566,12 +572,12 @@ func transformAll(st *state, budget int64) {
 
 // newOODState prepares a set's per-input OOD test (its pool mapped once)
 // and starts its monitor.
-func newOODState(set *conformal.Set, delta float64, limit int) (*oodState, error) {
+func newOODState(set *conformal.Set, delta float64, limit int, seed uint64) (*oodState, error) {
 	test, err := ood.NewConformal(set, ood.Test{})
 	if err != nil {
 		return nil, err
 	}
-	mon, err := ood.NewMonitor(test.Cal, ood.MonitorOptions{Delta: delta, Limit: max(limit, 0)})
+	mon, err := ood.NewMonitor(test.Cal, ood.MonitorOptions{Delta: delta, Limit: max(limit, 0), Seed: seed})
 	if err != nil {
 		return nil, err
 	}
@@ -632,7 +638,7 @@ func (s *Server) reload() (uint64, error) {
 			s.cert.Store(&c)
 		}
 	}
-	if st, err := load(s.cfg, s.openCollection); err != nil {
+	if st, err := load(s.cfg, s.openCollection, s.cfg.MonitorSeed+s.loads.Add(1)-1); err != nil {
 		errs = append(errs, err)
 	} else {
 		st.generation = 1
@@ -653,6 +659,10 @@ func (s *Server) reload() (uint64, error) {
 	s.releases.Add(1)
 	return gen, errors.Join(errs...)
 }
+
+// Monitors is the number of sets served with an OOD drift monitor (those
+// with an OOD calibration).
+func (s *Server) Monitors() int { return len(s.state.Load().ood) }
 
 // Generation is the number of the files' generation being served: 1 after
 // New, one more after each successful Reload.

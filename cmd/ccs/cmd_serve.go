@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/signal"
@@ -28,11 +29,13 @@ type serveOptions struct {
 	Grace             time.Duration // in-flight requests' time after the drain delay
 	MonitorDelta      float64       // the OOD drift monitors' alarm level
 	MonitorLimit      int           // the points each monitor observes before it is full
-	TransformMemory   int64         // bytes the single-norm and ellipsoid transforms may take
-	HalfCopy          bool          // the collections' compact copies
-	AuthTokens        string        // tokens file
-	Metrics           string        // token, open or off
-	Insecure          bool          // listen beyond loopback without tokens
+	MonitorSeed       uint64        // the monitors' smoothing; drawn at start unless given
+	monitorSeedSet    bool
+	TransformMemory   int64  // bytes the single-norm and ellipsoid transforms may take
+	HalfCopy          bool   // the collections' compact copies
+	AuthTokens        string // tokens file
+	Metrics           string // token, open or off
+	Insecure          bool   // listen beyond loopback without tokens
 	TLSCert, TLSKey   string
 	MaxConns          int
 	MaxInflight       int
@@ -52,7 +55,7 @@ var serveSignals = func() (hup, stop <-chan os.Signal, done func()) {
 var serveNew = serve.New
 
 func serveCommand() *command {
-	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE|URL …] [-addr 127.0.0.1:8080] [-auth-tokens FILE] [-tls-cert CERT.pem -tls-key KEY.pem] [-metrics token|open|off] [-insecure] [-max-body BYTES] [-max-points N] [-max-results N] [-max-conns N] [-max-inflight N] [-body-memory BYTES] [-drain-delay D] [-shutdown-grace D] [-monitor-delta δ] [-monitor-limit N] [-transform-memory BYTES] [-half-copy=false]",
+	return newCommand("serve", "-set NAME=SET.json [-set …] [-db NAME=FILE|URL …] [-addr 127.0.0.1:8080] [-auth-tokens FILE] [-tls-cert CERT.pem -tls-key KEY.pem] [-metrics token|open|off] [-insecure] [-max-body BYTES] [-max-points N] [-max-results N] [-max-conns N] [-max-inflight N] [-body-memory BYTES] [-drain-delay D] [-shutdown-grace D] [-monitor-delta δ] [-monitor-limit N] [-monitor-seed S] [-transform-memory BYTES] [-half-copy=false]",
 		"serve fitted sets over HTTP: membership, OOD scores, certified retrieval (SIGHUP reloads, SIGTERM drains and stops)",
 		func(fs *flag.FlagSet, o *serveOptions) func() error {
 			*o = serveOptions{Sets: namedFiles{}, Collections: namedFiles{}}
@@ -66,6 +69,7 @@ func serveCommand() *command {
 			fs.DurationVar(&o.Grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take once no new connection is accepted (after -drain-delay); requests still running then are cut, and serve exits 1")
 			fs.Float64Var(&o.MonitorDelta, "monitor-delta", 0.01, "each OOD drift monitor raises its alarm when its test martingale reaches 1/`δ` (false alarm on an in-distribution stream: probability ≤ δ)")
 			fs.IntVar(&o.MonitorLimit, "monitor-limit", 1_000_000, "points each OOD drift monitor observes (8 to 16 bytes of memory each) before it is full: it then observes no more, and says so, until POST …/ood/monitor/reset; 0: no limit")
+			fs.Uint64Var(&o.MonitorSeed, "monitor-seed", 0, "`seed` of the OOD drift monitors' smoothing (their p-values' tie-breaking draws; each reset and reload draws the seed's next ones): drawn at start unless given, and logged, so that a run's monitors can be replayed")
 			fs.StringVar(&o.AuthTokens, "auth-tokens", "", "tokens `file`: one per line, TOKEN, NAME:TOKEN or NAME:TOKEN:ROLE (read, the default, or admin; at least 16 characters); every endpoint but /healthz and /readyz then needs Authorization: Bearer TOKEN; read again on reload")
 			fs.StringVar(&o.Metrics, "metrics", "token", "who may read /metrics when there are tokens: token (a read token), open (anyone) or off (not served)")
 			fs.BoolVar(&o.Insecure, "insecure", false, "listen on an address beyond loopback without -auth-tokens (anyone who reaches the port may read the sets)")
@@ -76,7 +80,10 @@ func serveCommand() *command {
 			fs.Int64Var(&o.BodyMemory, "body-memory", 0, "memory in `bytes` all request bodies may hold at once, reserved as their bytes arrive; a body beyond it is answered 503 (0: 4 × -max-body, at least 256 MiB)")
 			fs.BoolVar(&o.HalfCopy, "half-copy", true, "keep a compact copy of each collection an ℓ2 or generalized ball set searches, made at load (half-precision for the ℓ2 ball: half again the collection's memory; 8 bits for the generalized ball: a quarter again), and searches that screen it first, about twice as fast; -half-copy=false scans the float32 rows alone")
 			fs.Int64Var(&o.TransformMemory, "transform-memory", 4<<30, "memory in `bytes` the single-norm and ellipsoid sets may take for their transformed collections (M·z of each item, L⁻¹·z for an ellipsoid, made at each load so that retrieval costs O(d) per item); a transform over it is refused and that pair scanned plainly (GET /v1/sets says which); a reload holds both generations, up to twice this; 0 or negative: none")
-			return nil
+			return func() error {
+				fs.Visit(func(f *flag.Flag) { o.monitorSeedSet = o.monitorSeedSet || f.Name == "monitor-seed" })
+				return nil
+			}
 		}, runServe)
 }
 
@@ -93,6 +100,9 @@ func runServe(ctx context.Context, o serveOptions, out *output) error {
 	if o.MonitorLimit < 0 {
 		return usagef("serve: -monitor-limit %d: want ≥ 0 (0: no limit)", o.MonitorLimit)
 	}
+	if !o.monitorSeedSet {
+		o.MonitorSeed = rand.Uint64() // a run's own draws; logged below
+	}
 	monitorLimit := o.MonitorLimit
 	if monitorLimit == 0 {
 		monitorLimit = -1 // serve.Config's "none"
@@ -105,7 +115,7 @@ func runServe(ctx context.Context, o serveOptions, out *output) error {
 		return usagef("serve: give -tls-cert and -tls-key together")
 	}
 	cfg := serve.Config{Sets: o.Sets, Collections: o.Collections, MaxBody: o.MaxBody, MaxPoints: o.MaxPoints, MaxResults: o.MaxResults,
-		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01), MonitorLimit: monitorLimit, TransformBytes: cmp.Or(o.TransformMemory, -1), NoHalf: !o.HalfCopy,
+		MonitorDelta: cmp.Or(o.MonitorDelta, 0.01), MonitorLimit: monitorLimit, MonitorSeed: o.MonitorSeed, TransformBytes: cmp.Or(o.TransformMemory, -1), NoHalf: !o.HalfCopy,
 		TokensFile: o.AuthTokens, Metrics: metrics, TLSCert: o.TLSCert, TLSKey: o.TLSKey, MaxConns: o.MaxConns, MaxInflight: o.MaxInflight, BodyMemory: o.BodyMemory,
 		Logger: log.New(out.stderr, "ccs serve: ", 0)}
 	// Limits whose byte budgets would overflow are refused before
@@ -213,6 +223,9 @@ func runServe(ctx context.Context, o serveOptions, out *output) error {
 	}
 	for _, w := range srv.Warnings() {
 		fmt.Fprintf(out.stderr, "ccs serve: warning: %s\n", w)
+	}
+	if n := srv.Monitors(); n > 0 && !o.monitorSeedSet {
+		fmt.Fprintf(out.stderr, "ccs serve: %s seeded %d (-monitor-seed %d replays the draws)\n", plural(n, "OOD drift monitor", "OOD drift monitors"), o.MonitorSeed, o.MonitorSeed)
 	}
 	fmt.Fprintf(out.stderr, "ccs serve: %s, %s, %s, listening on %s://%s\n", plural(len(o.Sets), "set", "sets"), plural(len(o.Collections), "collection", "collections"), auth, scheme, ln.Addr())
 	errc := make(chan error, 1)

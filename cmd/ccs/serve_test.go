@@ -112,6 +112,16 @@ func TestServeRetrieveLoadtest(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
 	}
+	// The monitor's seed was drawn, and logged to be replayed; a given one
+	// is not logged.
+	if !regexp.MustCompile(`ccs serve: 1 OOD drift monitor seeded (\d+) \(-monitor-seed (\d+) replays the draws\)`).MatchString(stderr.String()) {
+		t.Errorf("no monitor seed logged:\n%s", stderr.String())
+	}
+	sv = startServe(t, "serve", "-set", "ball="+set, "-addr", "127.0.0.1:0", "-monitor-seed", "5")
+	sv.stop(t)
+	if strings.Contains(sv.stderr.String(), "seeded") {
+		t.Errorf("a given seed logged:\n%s", sv.stderr.String())
+	}
 
 	// With -drain-delay it serves on, /readyz 503, until a second signal
 	// stops it at once: exit 1, the requests in flight cut.
