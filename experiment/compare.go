@@ -147,8 +147,15 @@ type CompareRow struct {
 	// the row's sets hold around the test anchors (items, over seeds).
 	SetSize *eval.Summary `json:"set_size,omitempty"`
 	// Classes are each test class's coverage (percent, over seeds), with
-	// labels.
+	// labels: the classes of CompareTable.MinClassAnchors test anchors or
+	// more where the table sets it.
 	Classes []ClassCoverage `json:"classes,omitempty"`
+	// FewClasses are the other classes' (fewer test anchors than
+	// MinClassAnchors), each with its count of test anchors: left out of
+	// the worst class, whose figure they would make a step of a few
+	// anchors, but not out of sight — a row can miss most of a rare
+	// class's positives.
+	FewClasses []ClassCoverage `json:"few_classes,omitempty"`
 	// OODCurve is the OOD test's scores on seed 0: ROC and histograms.
 	OODCurve *ScoreCurve `json:"ood_curve,omitempty"`
 	// Set is the file name (without .json) under which a results
@@ -162,6 +169,9 @@ type CompareRow struct {
 type ClassCoverage struct {
 	Label    int64        `json:"label"`
 	Coverage eval.Summary `json:"coverage"`
+	// Anchors is the class's count of test anchors (FewClasses'; 0
+	// elsewhere).
+	Anchors int `json:"anchors,omitempty"`
 }
 
 // CompareTable is the paper's Table 1 for a user's data.
@@ -454,7 +464,13 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 			t.MinClassAnchors = eval.MinClassAnchors
 		}
 	}
-	summarized, noResplits := compareRows(methods, results, base, judged)
+	anchors := map[int64]int{}
+	if judged != nil {
+		for _, l := range data.Test.Labels {
+			anchors[l]++
+		}
+	}
+	summarized, noResplits := compareRows(methods, results, base, judged, anchors)
 	t.Rows = append(t.Rows, summarized...)
 	if len(untrained) > 0 {
 		t.Warnings = append(t.Warnings, untrainedWarning(untrained, lo, hi, known))
@@ -474,7 +490,8 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 // cell gave for leaving its resplits out ("" for none). judged, when not
 // nil, are the classes whose coverage the rows' Classes keep (the Worst
 // class column's and line's).
-func compareRows(methods []Method, results [][]cellResult, base []Row, judged map[int64]bool) (out []CompareRow, noResplits string) {
+// anchors counts each class's test anchors (for FewClasses).
+func compareRows(methods []Method, results [][]cellResult, base []Row, judged map[int64]bool, anchors map[int64]int) (out []CompareRow, noResplits string) {
 	for m, r := range base {
 		cr := CompareRow{Row: r, Set: methods[m].File}
 		var worst, below, secs, auroc, fpr, far, size []float64
@@ -519,9 +536,6 @@ func compareRows(methods []Method, results [][]cellResult, base []Row, judged ma
 				cr.OODCurve = c.Curve
 			}
 			for _, k := range c.Classes {
-				if judged != nil && !judged[k.Label] {
-					continue
-				}
 				if _, ok := byClass[k.Label]; !ok {
 					labels = append(labels, k.Label)
 				}
@@ -529,7 +543,13 @@ func compareRows(methods []Method, results [][]cellResult, base []Row, judged ma
 			}
 		}
 		for _, l := range labels {
-			cr.Classes = append(cr.Classes, ClassCoverage{Label: l, Coverage: eval.Summarize(byClass[l])})
+			c := ClassCoverage{Label: l, Coverage: eval.Summarize(byClass[l])}
+			if judged != nil && !judged[l] {
+				c.Anchors = anchors[l]
+				cr.FewClasses = append(cr.FewClasses, c)
+				continue
+			}
+			cr.Classes = append(cr.Classes, c)
 		}
 		if w := worstOnAverage(cr.Classes); w != nil {
 			// The column is the class the line below the table names: the
@@ -923,6 +943,9 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	if line := t.worstClasses(); line != "" {
 		b.WriteString("\n" + line + "\n")
 	}
+	if line := t.fewClasses(); line != "" {
+		b.WriteString("\n" + line + "\n")
+	}
 	if far && t.OODCal > 0 {
 		a := ood.DefaultAlpha
 		fmt.Fprintf(&b, "\nFAR is the per-input OOD test's false-alarm rate on the ID test inputs: at most %s on average over the draw of the %d held-out inputs that calibrate it; the bundles fix that draw, so every seed shares it, and one draw's own rate has a standard deviation of about %.1f points (√(α(1−α)/n)) around that average.\n",
@@ -933,6 +956,50 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// fewClasses names, for each row, the lowest-covered of the classes of
+// fewer than MinClassAnchors test anchors, with its count: the worst
+// class leaves them out (a step of a few anchors), and a row that missed
+// most of a rare class's positives would look well without this line. ""
+// when no row has such classes.
+func (t *CompareTable) fewClasses() string {
+	var parts []string
+	n := 0
+	for _, r := range t.Rows {
+		if w := worstOnAverage(r.FewClasses); w != nil {
+			n = max(n, len(r.FewClasses))
+			parts = append(parts, fmt.Sprintf("%s %s %.1f%% (%s)", r.Method, t.className(w.Label), w.Coverage.Mean, plural(w.Anchors, "anchor", "anchors")))
+		}
+	}
+	if parts == nil {
+		return ""
+	}
+	lowest := "at their lowest in each row"
+	if n == 1 {
+		lowest = "its coverage in each row"
+	}
+	return fmt.Sprintf("The %s of fewer than %d test anchors, left out above (the JSON's few_classes; a class's coverage moves in steps of a few anchors, so read it against its count), %s: ", plural(n, "class", "classes"), t.MinClassAnchors, lowest) + strings.Join(parts, "; ") + "."
+}
+
+// plural is "1 one" or "n many".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// className is label l as the table's lines name it: its string label,
+// quoted, or "class l" ("label l" for a table by label).
+func (t *CompareTable) className(l int64) string {
+	if l >= 0 && l < int64(len(t.LabelNames)) {
+		return strconv.Quote(t.LabelNames[l])
+	}
+	if t.ByLabel {
+		return fmt.Sprintf("label %d", l)
+	}
+	return fmt.Sprintf("class %d", l)
 }
 
 // worstClasses names each row's worst class — the lowest mean coverage
@@ -976,14 +1043,7 @@ func (t *CompareTable) worstClasses() string {
 		for _, p := range picks {
 			rows = append(rows, fmt.Sprintf("%s %.1f%%", p.method, p.cov))
 		}
-		name := fmt.Sprintf("class %d", l)
-		if t.ByLabel {
-			name = fmt.Sprintf("label %d", l)
-		}
-		if l >= 0 && l < int64(len(t.LabelNames)) {
-			name = strconv.Quote(t.LabelNames[l])
-		}
-		parts = append(parts, name+": "+strings.Join(rows, ", "))
+		parts = append(parts, t.className(l)+": "+strings.Join(rows, ", "))
 	}
 	if t.ByLabel {
 		return fmt.Sprintf("Worst label of each row (mean coverage over seeds of the positives that share it, among labels of %d positives or more where any has that many; guaranteed over all positives, not label by label): ", eval.MinLabelPositives) + strings.Join(parts, "; ") + "."

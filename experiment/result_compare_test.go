@@ -151,9 +151,9 @@ func TestWorstClassNamed(t *testing.T) {
 	worst := func(m float64) *eval.Summary { return &eval.Summary{Mean: m} }
 	tab := &CompareTable{Title: "Your data", Seeds: 1, Alpha: 0.1, LabelNames: []string{"B cell", "cDC2", "pDC"},
 		Rows: []CompareRow{
-			{Row: Row{Method: "Conformal Ball (ℓ2)"}, WorstClass: worst(79.3), Classes: []ClassCoverage{{0, cov(91)}, {1, cov(79.3)}, {2, cov(92)}}},
-			{Row: Row{Method: "Single (Neg)"}, WorstClass: worst(84.5), Classes: []ClassCoverage{{0, cov(90)}, {1, cov(88)}, {2, cov(84.5)}}},
-			{Row: Row{Method: "Generalized (Neg)"}, WorstClass: worst(77.6), Classes: []ClassCoverage{{0, cov(90)}, {1, cov(77.6)}, {2, cov(95)}}},
+			{Row: Row{Method: "Conformal Ball (ℓ2)"}, WorstClass: worst(79.3), Classes: []ClassCoverage{{Label: 0, Coverage: cov(91)}, {Label: 1, Coverage: cov(79.3)}, {Label: 2, Coverage: cov(92)}}},
+			{Row: Row{Method: "Single (Neg)"}, WorstClass: worst(84.5), Classes: []ClassCoverage{{Label: 0, Coverage: cov(90)}, {Label: 1, Coverage: cov(88)}, {Label: 2, Coverage: cov(84.5)}}},
+			{Row: Row{Method: "Generalized (Neg)"}, WorstClass: worst(77.6), Classes: []ClassCoverage{{Label: 0, Coverage: cov(90)}, {Label: 1, Coverage: cov(77.6)}, {Label: 2, Coverage: cov(95)}}},
 		}}
 	var b strings.Builder
 	if err := tab.WriteText(&b); err != nil {
@@ -226,7 +226,7 @@ func TestWorstClassOnAverage(t *testing.T) {
 	}
 	methods := []Method{{Name: "ball"}}
 	results := [][]cellResult{{cell(0.60, 0.95, 0.92)}, {cell(0.90, 0.62, 0.93)}}
-	rows, _ := compareRows(methods, results, []Row{{Method: "Conformal Ball (ℓ2)"}}, nil)
+	rows, _ := compareRows(methods, results, []Row{{Method: "Conformal Ball (ℓ2)"}}, nil, nil)
 	w := rows[0].WorstClass
 	if w == nil || math.Abs(w.Mean-75) > 1e-9 || math.Abs(w.Std-eval.Summarize([]float64{60, 90}).Std) > 1e-9 {
 		t.Fatalf("worst class %+v, want class 0's 75%% ± its spread", w)
@@ -256,16 +256,21 @@ func TestWorstClassAmongAnchored(t *testing.T) {
 	}
 	min := eval.MinClassAnchors
 	c := &compareCell{Classes: []ClassCoverage{{Label: 0, Coverage: eval.Summary{Mean: 0.85, N: 1}}, {Label: 1, Coverage: eval.Summary{Mean: 0, N: 1}}}}
-	rows, _ := compareRows([]Method{{Name: "ball"}}, [][]cellResult{{{Compare: c}}}, []Row{{Method: "Conformal Ball (ℓ2)"}}, judged)
+	rows, _ := compareRows([]Method{{Name: "ball"}}, [][]cellResult{{{Compare: c}}}, []Row{{Method: "Conformal Ball (ℓ2)"}}, judged, map[int64]int{0: 30, 1: 3})
 	if w := rows[0].WorstClass; w == nil || math.Abs(w.Mean-85) > 1e-9 {
 		t.Fatalf("worst class %+v, want class 0's 85%% (class 1's 0%% is 3 anchors')", w)
+	}
+	// but kept in sight: in few_classes, with its count, and a line.
+	if f := rows[0].FewClasses; len(f) != 1 || f[0].Label != 1 || f[0].Anchors != 3 || f[0].Coverage.Mean != 0 || len(rows[0].Classes) != 1 {
+		t.Fatalf("classes %+v, few %+v; want class 1 among the few, 3 anchors", rows[0].Classes, f)
 	}
 	tab := &CompareTable{Title: "Your data", Seeds: 1, Alpha: 0.1, Rows: rows, MinClassAnchors: min}
 	var b strings.Builder
 	if err := tab.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "among classes of 20 test anchors or more") || !strings.Contains(b.String(), "class 0: Conformal Ball (ℓ2) 85.0%") {
+	if !strings.Contains(b.String(), "among classes of 20 test anchors or more") || !strings.Contains(b.String(), "class 0: Conformal Ball (ℓ2) 85.0%") ||
+		!strings.Contains(b.String(), "The 1 class of fewer than 20 test anchors, left out above") || !strings.Contains(b.String(), "its coverage in each row: Conformal Ball (ℓ2) class 1 0.0% (3 anchors).") {
 		t.Errorf("text:\n%s", b.String())
 	}
 }
