@@ -796,6 +796,12 @@ func (c *Collection) batchBlock(ctx context.Context, prs []probe, a0, nc int, co
 			}
 			ci, lo, hi := g0+cj, base+lo, base+hi
 			for i := range prs {
+				// A chunk for a block of a thousand anchors can take seconds
+				// (a projection head's set: every row through W for each
+				// anchor): Ctrl-C is looked for between anchors too.
+				if i%16 == 15 && ctx.Err() != nil {
+					return
+				}
 				k := (a0+i)*nc + ci
 				if count {
 					_, chunkCounts[k] = c.scan(&prs[i], lo, hi, 0, true, nil)
