@@ -88,6 +88,13 @@ func parseTokens(r io.Reader) (*Tokens, error) {
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
+		// A comment after the entry, as docs/security.md writes them: a '#'
+		// after a space or tab (a token may hold a '#', never a space).
+		if i := strings.IndexFunc(text, func(r rune) bool { return r == ' ' || r == '\t' }); i >= 0 {
+			if rest := strings.TrimLeft(text[i:], " \t"); strings.HasPrefix(rest, "#") {
+				text = text[:i]
+			}
+		}
 		f := strings.Split(text, ":")
 		tk := token{name: fmt.Sprintf("line-%d", line), role: RoleRead}
 		var secret string

@@ -53,6 +53,20 @@ func TestReadTokens(t *testing.T) {
 			t.Errorf("lookup(%q) accepted", bad)
 		}
 	}
+	// Comments after an entry, as docs/security.md shows them, after a
+	// space or tab; a '#' inside a token is the token's.
+	commented := readToken + "      # TOKEN: role read\nops:" + adminToken + ":admin\t# the operators\nci:ci-0123#456789abcdef\n"
+	if tk, err = ReadTokens(writeTokens(t, commented)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		secret, name string
+		role         Role
+	}{{readToken, "line-1", RoleRead}, {adminToken, "ops", RoleAdmin}, {"ci-0123#456789abcdef", "ci", RoleRead}} {
+		if got, ok := tk.lookup(c.secret); !ok || got.name != c.name || got.role != c.role {
+			t.Errorf("commented file: lookup(%s) = %v %v %v", c.name, got.name, got.role, ok)
+		}
+	}
 	secret := "s3cret-0123456789abcdef"
 	for _, c := range []struct{ text, want string }{
 		{"", "no tokens"},
@@ -64,6 +78,7 @@ func TestReadTokens(t *testing.T) {
 		{"a:" + secret + "\na:x" + secret, "line 2: the name appears on an earlier line"},
 		{"a:" + secret + "\nb:" + secret, "line 2: the same token as an earlier line"},
 		{"a:" + secret + "é", "printable ASCII"},
+		{"a:" + secret + " x", "printable ASCII"}, // a space not before a comment
 		{":" + secret, "a name is letters"},
 		{secret[:8] + "/:" + secret[8:], "a name is letters"},
 		{"a:" + secret + "\n# " + strings.Repeat("x", 70<<10) + "\n", "line 2: longer than 65536 bytes"},

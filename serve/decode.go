@@ -21,6 +21,10 @@ import (
 // forgets -H 'Content-Type: application/json' still works (a body that is
 // not JSON is then refused as malformed JSON).
 func isNPY(r *http.Request) (bool, error) {
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return false, &apiError{status: http.StatusUnsupportedMediaType, code: "unsupported_media_type",
+			msg: fmt.Sprintf("Content-Encoding %s: the body must be sent uncompressed (no Content-Encoding)", quote(ce))}
+	}
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
 		return false, nil

@@ -157,7 +157,17 @@ func (p *reader) found() string {
 
 // syntax is the error of a malformed body at the reader's position.
 func (p *reader) syntax(want string) error {
-	return badRequest("", "malformed JSON at byte %d: want %s, found %s", p.i, want, p.found())
+	hint := ""
+	if p.i == 0 {
+		// Bodies that are no JSON at all, by their first bytes.
+		switch {
+		case bytes.HasPrefix(p.b, []byte("\x93NUMPY")):
+			hint = ": an .npy body, sent without its Content-Type: send it with Content-Type: application/x-npy"
+		case bytes.HasPrefix(p.b, []byte{0x1f, 0x8b}):
+			hint = ": a gzip-compressed body: send it uncompressed (the service reads no Content-Encoding)"
+		}
+	}
+	return badRequest("", "malformed JSON at byte %d: want %s, found %s%s", p.i, want, p.found(), hint)
 }
 
 // object reads the body's one object into r.

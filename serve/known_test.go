@@ -1,6 +1,10 @@
 package serve
 
-import "testing"
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
 
 // TestKnownPoints: /ood's warning names the points that are pool rows
 // (exact) apart from those matching the calibration inputs' filter (said
@@ -20,6 +24,39 @@ func TestKnownPoints(t *testing.T) {
 	} {
 		if got := knownPoints(c.pooled, c.calibrated, c.m); got != c.want {
 			t.Errorf("knownPoints(%v, %v, %d)\n = %q\nwant %q", c.pooled, c.calibrated, c.m, got, c.want)
+		}
+	}
+}
+
+// TestBodyNotJSON: a body that is no JSON by its first bytes is told what
+// it is — an .npy sent without its Content-Type, a gzip-compressed one —
+// and a Content-Encoding is refused (415) before the body is read.
+func TestBodyNotJSON(t *testing.T) {
+	s, _ := fixture(t)
+	h := s.Handler()
+	npy := npyBody(t, make([]float32, 6), 2, 3)
+	for _, c := range []struct {
+		name, ctype, encoding, body string
+		status                      int
+		want                        string
+	}{
+		{"npy without its type", "", "", npy, 400, "an .npy body, sent without its Content-Type: send it with Content-Type: application/x-npy"},
+		{"npy as form data", "application/x-www-form-urlencoded", "", npy, 400, "Content-Type: application/x-npy"},
+		{"gzip bytes", "", "", "\x1f\x8b\x08\x00rest", 400, "a gzip-compressed body: send it uncompressed"},
+		{"gzip encoding", "application/json", "gzip", "\x1f\x8b\x08\x00rest", 415, `Content-Encoding \"gzip\": the body must be sent uncompressed`},
+		{"identity encoding", "application/json", "identity", `{"anchor": [0, 0, 0], "points": [[0, 0, 0]]}`, 200, ""},
+	} {
+		req := httptest.NewRequest("POST", "/v1/sets/ball/score", strings.NewReader(c.body))
+		if c.ctype != "" {
+			req.Header.Set("Content-Type", c.ctype)
+		}
+		if c.encoding != "" {
+			req.Header.Set("Content-Encoding", c.encoding)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.want) {
+			t.Errorf("%s: %d %s, want %d and %q", c.name, rec.Code, rec.Body.String(), c.status, c.want)
 		}
 	}
 }
