@@ -226,6 +226,9 @@ type oodResult struct {
 // ood's pipeline, the one ccs serve's /ood answers with.
 func oodAnswer(ctx context.Context, o *setObj, points rawArray, opt oodOptions, out oodResult) error {
 	s := o.s
+	if !s.Calibrated() {
+		return fmt.Errorf("ood: %w", conformal.ErrNotCalibrated) // before its OOD calibration: it has no threshold yet
+	}
 	if err := s.OneThreshold(); err != nil {
 		return noLabel(err, "ood")
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"strings"
 	"time"
@@ -29,6 +30,9 @@ type serveOptions struct {
 	// Grace is how long, in seconds, requests in flight may take when the
 	// server is closed; default 30, as ccs serve's -shutdown-grace.
 	Grace float64 `json:"grace"`
+	// MonitorSeed seeds the OOD drift monitors' smoothing (ccs serve's
+	// -monitor-seed); nil: drawn at start, as ccs serve draws it.
+	MonitorSeed *uint64 `json:"monitor_seed"`
 }
 
 // serverInfo is what the caller learns of a server once it listens.
@@ -71,7 +75,10 @@ func startServer(o serveOptions) (*job, serverInfo, error) {
 		grace = time.Duration(o.Grace * float64(time.Second))
 	}
 	cfg := serve.Config{Sets: o.Sets, Collections: o.Collections, MaxBody: o.MaxBody, MaxPoints: o.MaxPoints, MaxResults: o.MaxResults,
-		TokensFile: o.AuthTokens, Metrics: metrics, TLSCert: o.TLSCert, TLSKey: o.TLSKey}
+		TokensFile: o.AuthTokens, Metrics: metrics, TLSCert: o.TLSCert, TLSKey: o.TLSKey, MonitorSeed: rand.Uint64()}
+	if o.MonitorSeed != nil {
+		cfg.MonitorSeed = *o.MonitorSeed
+	}
 	if err := cfg.Check(); err != nil {
 		return nil, serverInfo{}, err
 	}

@@ -346,7 +346,12 @@ func matrix(r rawArray, source string) (rows []float32, n, d int, err error) {
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	if a.F32 == nil || len(a.Shape) != 2 || a.Shape[0] < 1 || a.Shape[1] < 1 {
+	switch {
+	case a.F32 != nil && len(a.Shape) == 1:
+		return nil, 0, 0, fmt.Errorf("%s: shape %s: want (n, d), a row each (one row? x[None])", source, bundle.FormatShape(a.Shape))
+	case a.F32 != nil && (len(a.Shape) != 2 || a.Shape[0] < 1 || a.Shape[1] < 1):
+		return nil, 0, 0, fmt.Errorf("%s: shape %s: want (n, d), n, d ≥ 1", source, bundle.FormatShape(a.Shape))
+	case a.F32 == nil:
 		return nil, 0, 0, fmt.Errorf("%s: dtype %s, shape %s: want floating point (n, d), n, d ≥ 1", source, a.Kind(), bundle.FormatShape(a.Shape))
 	}
 	n, d = a.Shape[0], a.Shape[1]

@@ -338,7 +338,30 @@ func (s *Set) CalibrateWarnings() []string {
 			w = append(w, t)
 		}
 	}
+	if t := s.trainedAlpha(); t > 0 && t != s.Alpha {
+		w = append(w, fmt.Sprintf("the geometry was trained for α = %v and is calibrated at α = %v: the guarantee is for %[2]v (calibration makes it), but the shape was learned for another level; ccs compare trains each row at the table's α (and the embedding recipe) — train with -alpha %[2]v (alpha=%[2]v) to deploy a compared row, or take the row's own set (compare -out's sets; Comparison.set)", t, s.Alpha))
+	}
 	return w
+}
+
+// trainedAlpha is the α the geometry was trained for, as the trainer's
+// record in the set file keeps it (its recipe's objective); 0 where the
+// file has no such record (a baseline, a file made by other code).
+func (s *Set) trainedAlpha() float64 {
+	if s.Fit == nil || len(s.Fit.Training) == 0 {
+		return 0
+	}
+	var rec struct {
+		Recipe struct {
+			Objective struct {
+				Alpha float64 `json:"alpha"`
+			} `json:"objective"`
+		} `json:"recipe"`
+	}
+	if json.Unmarshal(s.Fit.Training, &rec) != nil {
+		return 0
+	}
+	return rec.Recipe.Objective.Alpha
 }
 
 // TrimWarning is what a calibration on disjoint pairs that kept each

@@ -47,6 +47,7 @@ __all__ = [
     "Comparison",
     "Server",
     "Set",
+    "UnknownName",
     "bundle",
     "calibrate",
     "compare",
@@ -935,6 +936,9 @@ def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, v
 
     Returns an uncalibrated Set (save() writes what ccs fit writes; its
     training attribute holds the run's histories): calibrate it next."""
+    if isinstance(geometry, Bundle):
+        raise TypeError("fit: the geometry first, then the bundle: fit(\"genball\", fit_bundle, ...); got a Bundle for geometry"
+                        + (f" and {fit!r} for fit" if isinstance(fit, str) else ""))
     fb, close_fit = _bundle_of(fit, "fit")
     vb, close_val = (None, False) if val is None else _bundle_of(val, "val")
     try:
@@ -994,6 +998,10 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
     ccs.bundle(query_labels=)), with one threshold whose guarantee is for
     that class's anchors, which retrieve and the service's /retrieve take,
     as ccs calibrate -class. The set's warnings are issued as CCSWarning."""
+    if isinstance(fitted, Bundle):
+        raise TypeError("calibrate: the set first, then the calibration bundle: calibrate(fitted, cal) — fitted a Set, "
+                        "its file, \"ball\" or \"ellipsoid\"; got a Bundle for fitted"
+                        + (f" and {cal!r} for cal" if isinstance(cal, str) else ""))
     cb, close_cal = _bundle_of(cal, "cal")
     fb, close_fit = (None, False) if fit is None else _bundle_of(fit, "fit")
     fitted_h, geometry, close_fitted = 0, None, None
@@ -1018,7 +1026,7 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
     elif isinstance(reference, (str, bytes, os.PathLike)):
         ref_db = os.fsdecode(reference)
     elif reference is not None:
-        ref_rows, ref_source = reference, "array"
+        ref_rows, ref_source = reference, "the reference array"
     cal_path, cal_rows, cal_source, cal_bundle = None, None, None, 0
     if isinstance(ood_cal, (str, bytes, os.PathLike)):
         cal_path = os.fsdecode(ood_cal)
@@ -1028,7 +1036,7 @@ def calibrate(fitted, cal, *, alpha=0.05, calibration="one", delta=0.0, seed=0, 
                              "in-distribution inputs are wanted: give its \"ood-cal\" split (ccs.bundle(..., ood_cal_share=) makes it)")
         cal_bundle, cal_source = ood_cal._handle(), ood_cal.path or "bundle"
     elif ood_cal is not None:
-        cal_rows, cal_source = ood_cal, "array"
+        cal_rows, cal_source = ood_cal, "the ood_cal array"
     try:
         opts = options(geometry=geometry, alpha=alpha, calibration=calibration, delta=delta, seed=seed,
                        ridge=ridge, shift=shift, allow_infinite=allow_infinite, reference=ref_n, reference_db=ref_db,
@@ -1437,8 +1445,11 @@ class Comparison:
             raise ValueError("Comparison.set: ccs.compare kept no sets: give it out=DIR (or sets=DIR)")
         row = next((r for r in self.rows if method in (r["method"], r["set"])), None)
         if row is None:
-            raise _NameError(f"Comparison.set: no row {method!r}: have {[r['method'] for r in self.rows]} "
-                             f"(or their files' names: {[r['set'] for r in self.rows]})")
+            alike = next((r["method"] for r in self.rows if isinstance(method, str)
+                          and method.casefold() in (r["method"].casefold(), r["set"].casefold())), None)
+            meant = f" (did you mean {alike!r}?)" if alike else ""
+            raise UnknownName(f"Comparison.set: no row {method!r}{meant}: have {[r['method'] for r in self.rows]} "
+                              f"(or their files' names: {[r['set'] for r in self.rows]})")
         seeds = len(row.get("per_seed") or [])
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < max(seeds, 1):
             raise ValueError(f"Comparison.set: seed {seed!r}: the comparison ran seeds 0 to {max(seeds, 1) - 1}")
@@ -1456,10 +1467,11 @@ class Comparison:
             f.write(self._json)
 
 
-class _NameError(KeyError, ValueError):
-    """A KeyError whose message reads as written (KeyError's str quotes
-    it); a ValueError too, as every other wrong name the package is given
-    (rows=, geometry=) raises one, so that except ValueError catches it."""
+class UnknownName(KeyError, ValueError):
+    """A name the package does not know (Comparison.set's row): a KeyError
+    whose message reads as written (KeyError's str quotes it), and a
+    ValueError, as every other wrong name the package is given (rows=,
+    geometry=) raises one, so that except ValueError catches it."""
 
     def __str__(self):
         return str(self.args[0])
@@ -1501,6 +1513,7 @@ class Collection(_Handle):
     _what = "collection"
     _keys = False  # the string ids, once asked for (None: integer ids)
 
+    @_keywords
     def __init__(self, rows, ids=None):
         lent = Lent()
         h = c_handle()
@@ -2118,7 +2131,7 @@ def _limit(limit):
 
 @_keywords
 def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, metrics="token", insecure=False,
-          tls_cert=None, tls_key=None, max_body=0, max_points=0, max_results=0, grace=30.0):
+          tls_cert=None, tls_key=None, max_body=0, max_points=0, max_results=0, grace=30.0, monitor_seed=None):
     """Serves sets over HTTP from this process, as ccs serve does: the same
     endpoints (/v1/sets/NAME/score, /ood, /retrieve, …; docs/serve.md), on
     the library's threads, while Python goes on.
@@ -2130,7 +2143,9 @@ def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, me
     addr: host:port ("127.0.0.1:0" picks a free port; Server.url says
     which). Beyond loopback the server needs auth_tokens (a tokens file,
     docs/security.md) unless insecure=True. Zero limits take ccs serve's
-    defaults; grace: seconds requests in flight may take on close.
+    defaults; grace: seconds requests in flight may take on close;
+    monitor_seed: the OOD drift monitors' smoothing, as -monitor-seed
+    (None: drawn at start, so that no run repeats another's draws).
 
     Returns a Server, listening: s.url, s.reload(), s.close() (drains, then
     stops; also at the end of a with block), s.wait() (blocks until the
@@ -2179,7 +2194,7 @@ def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, me
         opts = options(sets=files, collections=dbs, addr=addr, auth_tokens=auth_tokens and os.fsdecode(auth_tokens),
                        metrics=metrics, insecure=insecure, tls_cert=tls_cert and os.fsdecode(tls_cert),
                        tls_key=tls_key and os.fsdecode(tls_key), max_body=max_body, max_points=max_points,
-                       max_results=max_results, grace=grace)
+                       max_results=max_results, grace=grace, monitor_seed=monitor_seed)
         h = c_handle()
         try:
             info = call_string(lib.ccs_serve_start, opts, byref(h))
@@ -2284,7 +2299,10 @@ def threads(n=None):
     any number of threads."""
     now = c_int64()
     if n is not None:
-        n = operator.index(n)
+        try:
+            n = operator.index(n)
+        except TypeError:
+            raise TypeError(f"threads: n: got a {type(n).__name__} ({n!r}), want an int") from None
         if n < 1:
             raise ValueError(f"threads: n={n}: want at least 1 (None: ask)")
     call(lib.ccs_threads, 0 if n is None else n, byref(now))

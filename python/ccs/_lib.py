@@ -321,11 +321,20 @@ def asarray(x, name, dtype=None):
         raise _ragged(x, name, e) from None
 
 
+# _ARRAY_FILES are the extensions of files that hold arrays (NumPy's,
+# PyTorch's, tables): a string ending so, given as points, is a path.
+_ARRAY_FILES = (".npy", ".npz", ".pt", ".pth", ".bin", ".ckpt", ".csv", ".tsv", ".txt", ".safetensors", ".parquet", ".arrow")
+
+
 def points(x, name):
     """asarray of an anchor or points, integers widened to float64 as
     ccs serve reads JSON's numbers: [0, 1, 2] is a point as [0., 1., 2.]
     is. An id (a string, or strings) is told to be looked up first;
-    anything else is left to the library's checks."""
+    anything else is left to the library's checks. A path (an existing
+    file, or a file name of an array's kind) is told to be loaded."""
+    if isinstance(x, os.PathLike) or isinstance(x, (str, bytes)) and (
+            os.path.exists(x) or os.path.splitext(os.fsdecode(x))[1].lower() in _ARRAY_FILES):
+        Lent().array(x, name)  # raises: a path, not an array
     a = asarray(x, name)
     if a.dtype.kind in "US" or a.dtype.kind == "O" and a.size and isinstance(a.flat[0], (str, bytes)):
         first = a.flat[0] if a.size else ""

@@ -900,10 +900,10 @@ def test_serve_equals_ccs_serve(calibrated, sim, tmp_path):
     np.savez(tmp_path / "coll.npz", embeddings=rows, ids=ids)
     files = {name: calibrated[name][0] for name in ("one", "class", "ood")}
     p, want_url = _start_cli_server(*[a for n, f in files.items() for a in ("-set", f"{n}={f}")],
-                                    "-db", f"coll={tmp_path / 'coll.npz'}")
+                                    "-db", f"coll={tmp_path / 'coll.npz'}", "-monitor-seed", 11)
     try:
         sets = {"one": calibrated["one"][2], "class": files["class"], "ood": calibrated["ood"][2]}
-        with ccs.serve(sets, {"coll": (rows, ids), "obj": ccs.Collection(rows, ids)}, addr="127.0.0.1:0") as srv:
+        with ccs.serve(sets, {"coll": (rows, ids), "obj": ccs.Collection(rows, ids)}, addr="127.0.0.1:0", monitor_seed=11) as srv:
             assert srv.url.startswith("http://127.0.0.1:") and srv.sets == ("one", "class", "ood")
             anchor, points = rows[7], rows[:200]
             asks = [("one/score", None, np.vstack([anchor, points])), ("class/score?label=2", None, np.vstack([anchor, points])),
@@ -1219,6 +1219,9 @@ def test_compare_equals_ccs_compare(labelled, cli, tmp_path):
         loaded.set("Generalized(Neg)")
     assert isinstance(e.value, ValueError)  # as every other wrong name
     assert str(e.value).startswith("Comparison.set: no row 'Generalized(Neg)': have ['Conformal Ball (ℓ2)'") and "'genball-neg'" in str(e.value)
+    assert isinstance(e.value, ccs.UnknownName)  # public, as a traceback names it
+    with pytest.raises(ccs.UnknownName, match=r"^Comparison.set: no row 'generalized \(neg\)' \(did you mean 'Generalized \(Neg\)'\?\): have "):
+        loaded.set("generalized (neg)")
     recs = got.records()  # flat, for pandas: every row's means and deviations
     assert [r["method"] for r in recs] == [r["method"] for r in got.rows] and recs[0]["set"] == "ball"
     for rec, row in zip(recs, got.rows):

@@ -967,3 +967,28 @@ def test_bundle_none_in_a_row_of_labels():
         ccs.bundle(x, rows, k=2, allow_fewer=True)
     assert "null" not in ccs.bundle(x, rows, k=2, allow_fewer=True, missing_labels="drop")["test"].label_names
     assert "null" in ccs.bundle(x, rows, k=2, allow_fewer=True, missing_labels="class")["test"].label_names
+
+
+def test_a_notebook_users_mistakes_are_named():
+    """The mistakes a new user made in a notebook, each named: the set and
+    the bundle swapped in calibrate and fit, threads given a string, a
+    misspelt Collection keyword, which of calibrate's two arrays is wrong
+    (and a single row, not a wrong dtype), a file's path given as points,
+    and the OOD test of a set not calibrated at all."""
+    a, p, q = gauss(41)
+    b = ccs.Bundle(a, p, q)
+    for call, err, want in (
+        (lambda: ccs.calibrate(b, "ball"), TypeError, r"^calibrate: the set first, then the calibration bundle: calibrate\(fitted, cal\) .* got a Bundle for fitted and 'ball' for cal$"),
+        (lambda: ccs.fit(b, "genball", objective="neg"), TypeError, r"^fit: the geometry first, then the bundle: fit\(\"genball\", fit_bundle, \.\.\.\); got a Bundle for geometry and 'genball' for fit$"),
+        (lambda: ccs.threads("2"), TypeError, r"^threads: n: got a str \('2'\), want an int$"),
+        (lambda: ccs.Collection(a, id=np.arange(len(a))), TypeError, r"^Collection: unexpected keyword id=: did you mean ids=\?"),
+        (lambda: ccs.calibrate("ball", b, reference=a.T, ood_cal=a[:20]), ValueError, r"^the reference array: embeddings of shape \(5, 200\)"),
+        (lambda: ccs.calibrate("ball", b, reference=a, ood_cal=a[:20].T), ValueError, r"^the ood_cal array: embeddings of shape \(5, 20\)"),
+        (lambda: ccs.calibrate("ball", b, reference=a, ood_cal=a[0].astype(np.float16)), ValueError, r"^the ood_cal array: shape \(5,\): want \(n, d\), a row each \(one row\? x\[None\]\)$"),
+        (lambda: ccs.calibrate("ball", b).ood("id_test.npy"), ValueError, r"^points: 'id_test.npy' is a path, not an array: load the file first"),
+    ):
+        with pytest.raises(err, match=want):
+            call()
+    fitted = ccs.fit("genball", b, objective="neg", epochs=1)
+    with pytest.raises(ValueError, match=r"^ood: the set is not calibrated"):
+        fitted.ood(a[:3])
