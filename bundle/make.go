@@ -1376,6 +1376,11 @@ func checkClassSplits(strata map[int64][]int, cfg MakeConfig) error {
 		// class: neither classes nor groups say "shares a label".
 		advice = fmt.Sprintf("Names such as %q look like lists of labels joined by %q, each combination a class of its own (lists = [s.split(%q) for s in labels]): %s", name, sep, sep, MultiLabel)
 	}
+	if alike := alikeNames(cfg.LabelNames); alike != "" {
+		// A spelling split one label in two: a likelier cause than small
+		// classes (a researcher's "Sports" and "sports", 30 classes of 15).
+		advice = "Perhaps the cause — " + alike + ". " + advice
+	}
 	return fmt.Errorf("bundle: %d of %s would have exactly 1 item in a split, with no other of its class there to be its positive (%s): a class's items are split by the shares %v, and %s. %s",
 		len(lone), classes(len(strata)), named, cfg.Split, clean, advice)
 }

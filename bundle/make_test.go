@@ -321,6 +321,11 @@ func TestMakeErrors(t *testing.T) {
 		}
 	}
 	one := append(slices.Clone(labels), 99)
+	spelled := make([]string, 100) // label i's name, as a string labels' bundle numbers them
+	for i := range spelled {
+		spelled[i] = fmt.Sprintf("c%d", i)
+	}
+	spelled[0], spelled[10], spelled[99] = "sports", "news", "Sports"
 	for _, c := range []struct {
 		name  string
 		items Items
@@ -333,6 +338,8 @@ func TestMakeErrors(t *testing.T) {
 		{"identities as labels", Items{N: 300, Labels: identities(300)}, MakeConfig{K: 1, Split: testSplit}, "38 of 42 classes would have exactly 1 item in a split, with no other of its class there to be its positive (class 0, 2 items, would have 1 in the fit split): a class's items are split by the shares [0.5 0.1 0.2 0.2], and a class splits without a lone item from 16 items. Many small classes — people's identities, products, a few photos each — are groups, not labels: give them as groups (-groups FILE; groups= in Python)"},
 		{"a small class, its OOD calibration share set aside", Items{N: 216, Labels: append(slices.Clone(labels), slices.Repeat([]int64{99}, 16)...)}, MakeConfig{K: 3, Split: testSplit, OODCalShare: 0.1},
 			"(class 99, 14 items once -ood-cal-share 0.1 set its share aside, would have 1 in the val split): a class's items are split by the shares [0.5 0.1 0.2 0.2], and a class splits without a lone item from 16 items, 18 before -ood-cal-share 0.1 takes its share. Leave the small classes out (ids, counts = np.unique(labels, return_counts=True); keep = np.isin(labels, ids[counts >= 18])), or hold them out as OOD inputs"},
+		{"a label split by its spelling", Items{N: 201, Labels: one}, MakeConfig{K: 3, Split: testSplit, LabelNames: spelled},
+			`Perhaps the cause — labels: names differ only by case or by spaces around them ("sports" and "Sports"): each is a label of its own`},
 		{"k larger than every class", Items{N: 200, Labels: labels}, MakeConfig{K: 60, Split: testSplit}, "too few for k = 60 positives per anchor (another of its class); 2 classes are short of it there, the smallest class "},
 		{"k the fit split allows and val not", Items{N: 200, Labels: labels}, MakeConfig{K: 30, Split: testSplit}, "(-k 9 keeps them all, in every split): lower k"},
 		{"labels as fine as groups", Items{N: 300, Groups: identities(300), Labels: identities(300)}, MakeConfig{K: 1, Split: testSplit}, "bundle: the val split is empty: the 42 groups are split label by label, and no label has enough of them for its share 0.1 (the most a label has: 1). Labels here are classes of whole groups"},

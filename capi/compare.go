@@ -6,9 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ccsets/ccs/internal/suggest"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
@@ -98,7 +101,11 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	}
 	rows, ok := experiment.RowSets[cmp.Or(o.Rows, "all")]
 	if !ok {
-		return nil, fmt.Errorf("compare: rows %q: want all, baselines, learned, infonce or all+infonce", o.Rows)
+		meant := ""
+		if near, ok := suggest.Nearest(o.Rows, slices.Sorted(maps.Keys(experiment.RowSets))); ok {
+			meant = fmt.Sprintf(": did you mean %q?", near)
+		}
+		return nil, fmt.Errorf("compare: rows %q: want all, baselines, learned, infonce or all+infonce%s", o.Rows, meant)
 	}
 	recipe, err := o.recipe("compare", "embedding")
 	if err != nil {

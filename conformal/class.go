@@ -613,6 +613,25 @@ func (s *Set) LabelsByName(labels []int64, names []string) (out []int64, renumbe
 		to[i] = l
 	}
 	out = make([]int64, len(labels))
+	// Every class the set lacks, named at once: one refusal a class
+	// had a user bundle again five times.
+	var missing []string
+	seen := map[int64]bool{}
+	for _, l := range labels {
+		if l >= 0 && l < int64(len(names)) && to[l] < 0 && !seen[l] {
+			seen[l] = true
+			missing = append(missing, names[l])
+		}
+	}
+	if len(missing) > 1 {
+		slices.Sort(missing)
+		quoted := make([]string, len(missing))
+		for i, n := range missing {
+			quoted[i] = strconv.Quote(n)
+		}
+		return nil, false, fmt.Errorf("conformal: %d classes of the test bundle are not among the set's classes, so they have no threshold: %s; the set's classes: %s; leave their rows out of the test bundle (ccs bundle -ood-classes %q)",
+			len(missing), strings.Join(quoted, ", "), s.classList(), strings.Join(missing, ","))
+	}
 	for i, l := range labels {
 		if l < 0 || l >= int64(len(names)) {
 			return nil, false, fmt.Errorf("conformal: label %d of row %d has no name (%d names)", l, i, len(names))

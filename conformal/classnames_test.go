@@ -481,6 +481,8 @@ func TestLabelsByName(t *testing.T) {
 		{"a class the set lacks", named, []int64{0, 1}, []string{"coat", "disease", "rare", "shirt"}, nil, false,
 			`conformal: class "disease" (label 1 of the test bundle) is not one of the set's classes, so it has no threshold: the set's classes: 0 "coat", 1 "rare", 2 "shirt"; leave its rows out of the test bundle (ccs bundle -ood-classes)`},
 		{"a near miss", named, []int64{0}, []string{"shirts"}, nil, false, `(did you mean "shirt"?)`},
+		{"several classes the set lacks, named at once", named, []int64{0, 3, 1, 4, 1}, []string{"disease", "flu", "coat", "real estate", "gaming"}, nil, false,
+			`conformal: 4 classes of the test bundle are not among the set's classes, so they have no threshold: "disease", "flu", "gaming", "real estate"; the set's classes: 0 "coat", 1 "rare", 2 "shirt"; leave their rows out of the test bundle (ccs bundle -ood-classes "disease,flu,gaming,real estate")`},
 		{"a label without a name", named, []int64{0, 5}, []string{"coat", "rare", "shirt"}, nil, false, "conformal: label 5 of row 1 has no name (3 names)"},
 		{"no names in the test bundle", named, []int64{0, 1, 1}, nil, []int64{0, 1, 1}, false, ""},
 		{"no names in the set", unnamed, []int64{0, 1, 1}, []string{"coat", "shirt"}, []int64{0, 1, 1}, false, ""},

@@ -1043,6 +1043,7 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("named.txt"), []byte(named), 0o644)
 	// Tables exported as CSV (their own cases: TestBundleCSVLabels).
 	os.WriteFile(p("obs.csv"), []byte(",cell_type,donor\nAAAC-1,T cell,A\n"), 0o644)
+	os.WriteFile(p("semi.csv"), []byte("id;topic;text\n1;a;x\n"), 0o644) // a European spreadsheet's export
 	os.WriteFile(p("header.csv"), []byte(""), 0o644)
 	flabels := make([]float64, n)
 	for i, l := range y {
@@ -1232,6 +1233,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"a .txt of names with a header", []string{"-labels", p("named.txt")}, false, "named.txt: 401 labels for the 400 rows of " + p("emb.npy") + " (one line too many: a header line, or a blank line at the end, is read as a label)"},
 		{"a table's column unnamed", []string{"-labels", p("obs.csv")}, false, `obs.csv: which column holds the labels? give ` + p("obs.csv") + `:COLUMN (the columns: "", "cell_type", "donor")`},
 		{"a table's column absent", []string{"-labels", p("obs.csv") + ":celltype"}, false, `obs.csv: no column "celltype"`},
+		{"a table separated by semicolons", []string{"-labels", p("semi.csv") + ":topic"}, false, `semi.csv: no column "topic" (the columns: "id;topic;text"): the file's columns are separated by ";", and a .csv's are read at commas`},
 		{"a table of labels for other rows", []string{"-labels", p("obs.csv") + ":cell_type"}, false, `obs.csv:cell_type: 1 labels for the 400 rows of`},
 		{"an empty table", []string{"-labels", p("header.csv") + ":cell_type"}, false, `header.csv: no labels`},
 		{"no positives", []string{"-labels", ""}, true, "give -labels FILE, -groups FILE, or -queries FILE with -pairs FILE"},

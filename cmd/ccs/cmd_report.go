@@ -43,6 +43,12 @@ func runReport(_ context.Context, o reportOptions, out *output) error {
 	if err := required("report", "out", o.Out); err != nil {
 		return err
 	}
+	switch strings.ToLower(filepath.Ext(o.Out)) {
+	case ".md", ".markdown", ".txt", ".json", ".pdf":
+		// A report is one HTML page, figures inline; a file named for
+		// another format would hold HTML unsaid.
+		return usagef("report: -out %s: a report is an HTML page (figures inline): give a .html file; the Markdown tables are what compare and evaluate print (ccs compare … > table.md), the JSON their -json", o.Out)
+	}
 	if o.In == "" && len(o.Files) == 0 {
 		return usagef("report: give -in RESULTS_DIR or result files")
 	}

@@ -797,6 +797,14 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 		hint := ": the first line is read as the columns' names, as pandas' to_csv writes them"
 		if near, ok := suggest.Nearest(column, header); ok {
 			hint = fmt.Sprintf(": did you mean %q?", near)
+		} else if len(header) == 1 {
+			// One column whose name holds the others': another delimiter.
+			for _, sep := range []string{";", "\t", "|"} {
+				if slices.Contains(strings.Split(header[0], sep), column) {
+					hint = fmt.Sprintf(": the file's columns are separated by %q, and a .csv's are read at commas: write it with commas (pandas' to_csv), or save the column alone as .txt", sep)
+					break
+				}
+			}
 		}
 		return nil, nil, nil, "", fmt.Errorf("%s: no column %q (the columns: %s)%s", path, column, columns, hint)
 	}

@@ -5,6 +5,7 @@ package enum
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -51,7 +52,26 @@ func (n Names[T]) Parse(s string) (T, error) {
 	if v, ok := n.Alias[s]; ok {
 		return v, nil
 	}
-	return 0, fmt.Errorf("unknown %s %q (want %s)", n.What, s, n.Wanted())
+	// A spelling off only by case ("PAC") is named, not accepted: the
+	// files and flags write one spelling.
+	meant := ""
+	for _, name := range n.spellings() {
+		if strings.EqualFold(name, s) {
+			meant = fmt.Sprintf(": did you mean %q?", name)
+			break
+		}
+	}
+	return 0, fmt.Errorf("unknown %s %q (want %s)%s", n.What, s, n.Wanted(), meant)
+}
+
+// spellings are the names and aliases a parser accepts, names first.
+func (n Names[T]) spellings() []string {
+	out := slices.Clone(n.Names)
+	for a := range n.Alias {
+		out = append(out, a)
+	}
+	slices.Sort(out[len(n.Names):])
+	return out
 }
 
 // Unmarshal parses text into *v.

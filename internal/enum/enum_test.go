@@ -21,6 +21,15 @@ func TestNames(t *testing.T) {
 	if _, err := colors.Parse("blue"); err == nil || !strings.Contains(err.Error(), `unknown colour "blue" (want red or green)`) {
 		t.Errorf("Parse(blue): %v", err)
 	}
+	// Off only by case: refused, the spelling named.
+	for s, want := range map[string]string{"GREEN": `unknown colour "GREEN" (want red or green): did you mean "green"?`, "R": `: did you mean "r"?`} {
+		if _, err := colors.Parse(s); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q): %v, want %q", s, err, want)
+		}
+	}
+	if _, err := colors.Parse("blue"); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("Parse(blue): %v, want no suggestion", err)
+	}
 	if b, err := colors.Marshal(1); err != nil || string(b) != "red" {
 		t.Errorf("Marshal(1): %s, %v", b, err)
 	}

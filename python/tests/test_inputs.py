@@ -986,6 +986,8 @@ def test_a_notebook_users_mistakes_are_named():
         (lambda: ccs.calibrate("ball", b, reference=a, ood_cal=a[:20].T), ValueError, r"^the ood_cal array: embeddings of shape \(5, 20\)"),
         (lambda: ccs.calibrate("ball", b, reference=a, ood_cal=a[0].astype(np.float16)), ValueError, r"^the ood_cal array: shape \(5,\): want \(n, d\), a row each \(one row\? x\[None\]\)$"),
         (lambda: ccs.calibrate("ball", b).ood("id_test.npy"), ValueError, r"^points: 'id_test.npy' is a path, not an array: load the file first"),
+        (lambda: ccs.compare({"cal": b, "test": b}, rows="baseline"), ValueError, r"^compare: rows \"baseline\": want all, .*: did you mean \"baselines\"\?$"),
+        (lambda: ccs.compare({"cal": b, "test": b}, calibration="PAC"), ValueError, r"unknown calibration mode \"PAC\" .*: did you mean \"pac\"\?"),
     ):
         with pytest.raises(err, match=want):
             call()
