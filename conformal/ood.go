@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/ccsets/ccs/bundle"
 )
@@ -187,6 +188,13 @@ func (s *Set) CheckOODInputs(b *bundle.Bundle) error {
 	switch role := s.OwnSplit(b); role {
 	case "fit", "validation":
 		return fmt.Errorf("conformal: this is the %s split the set's geometry was fitted on: its scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz)", role)
+	case "calibration":
+		if s.Reference == nil || !strings.HasPrefix(s.Reference.Source, "calibration anchors") {
+			break // a pool of other rows: the calibration anchors are held-out inputs to it
+		}
+		// Its anchors are the pool's rows (a reference drawn from it):
+		// said as the split it is, not as a copied row.
+		return fmt.Errorf("conformal: this is the set's calibration split, whose anchors the OOD pool is drawn from: their scores are not a new input's; give held-out in-distribution inputs (ccs bundle's ood-cal.npz, -ood-cal-share; ood_cal_share= in Python)")
 	}
 	if m := s.Fit.seenRows(b); m > 0 {
 		return fmt.Errorf("conformal: %d of its %d inputs are rows the set's geometry was fitted or validated on: their scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz, of the bundles the set was fitted on)", m, b.N)

@@ -86,6 +86,7 @@ func CalibrateFitted(fitted *Set, cal *bundle.Bundle, alpha float64, opt Options
 		return nil, err
 	}
 	s.Fit = fitted.Fit
+	s.hadOOD = fitted.OOD != nil
 	return s, nil
 }
 
@@ -215,6 +216,11 @@ type Set struct {
 	// overAll marks a class-conditional set's judgement over all classes
 	// (OverAllClasses), for its warnings' remedies.
 	overAll bool
+	// hadOOD marks a set calibrated again from one that carried an OOD
+	// test (CalibrateFitted), which a new threshold does not keep: its
+	// scores divide by the threshold (CalibrateWarnings says so unless
+	// the new set has one of its own).
+	hadOOD bool
 }
 
 // Uncalibrated returns a set that holds a fitted geometry and no threshold;
@@ -337,6 +343,9 @@ func (s *Set) CalibrateWarnings() []string {
 		if t := s.TrimWarning(); t != "" {
 			w = append(w, t)
 		}
+	}
+	if s.hadOOD && s.OOD == nil {
+		w = append(w, "the set calibrated again carried a per-input OOD test, which is not kept: its scores divide by the threshold, which is new, and its pool and calibration inputs are not in the set; give them again (-reference N -ood-cal FILE; reference= and ood_cal=) for an OOD test")
 	}
 	if t := s.trainedAlpha(); t > 0 && t != s.Alpha {
 		w = append(w, fmt.Sprintf("the geometry was trained for α = %v and is calibrated at α = %v: the guarantee is for %[2]v (calibration makes it), but the shape was learned for another level; ccs compare trains each row at the table's α (and the embedding recipe) — train with -alpha %[2]v (alpha=%[2]v) to deploy a compared row, or take the row's own set (compare -out's sets; Comparison.set)", t, s.Alpha))

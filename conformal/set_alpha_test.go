@@ -2,6 +2,7 @@ package conformal
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -30,6 +31,36 @@ func TestTrainedAlphaWarning(t *testing.T) {
 		got := strings.Join(s.CalibrateWarnings(), "\n")
 		if c.want == "" && strings.Contains(got, "trained for") || c.want != "" && !strings.Contains(got, c.want) {
 			t.Errorf("training %s at α = %v: warnings %q, want %q", c.training, c.alpha, got, c.want)
+		}
+	}
+}
+
+// TestRecalibratedOODWarning: a set with an OOD test calibrated again
+// without one says the test is not kept; with a new one, or from a set
+// without, it says nothing of it.
+func TestRecalibratedOODWarning(t *testing.T) {
+	cal := synthetic(rand.New(rand.NewPCG(5, 6)), 200, 3)
+	base, err := Calibrate(geometry.Ball{D: 2}, cal, 0.1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withOOD := *base
+	withOOD.OOD = &OODCalibration{}
+	for _, c := range []struct {
+		from   *Set
+		newOOD bool
+		want   bool
+	}{{&withOOD, false, true}, {&withOOD, true, false}, {base, false, false}} {
+		s, err := CalibrateFitted(c.from, cal, 0.2, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.newOOD {
+			s.OOD = &OODCalibration{}
+		}
+		got := strings.Contains(strings.Join(s.CalibrateWarnings(), "\n"), "carried a per-input OOD test, which is not kept")
+		if got != c.want {
+			t.Errorf("from a set with OOD %v, a new one %v: warned %v, want %v", c.from.OOD != nil, c.newOOD, got, c.want)
 		}
 	}
 }

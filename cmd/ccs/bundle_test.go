@@ -322,6 +322,8 @@ func TestBundleCommand(t *testing.T) {
 		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b/cal.npz"), "-reference", "100000", "-out", p("x.json")}, "calibrate: -reference 100000: " + p("b/cal.npz") + " has "},
 		// Nor is the split the set's geometry was fitted on.
 		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b/cal.npz"), "-reference", "50", "-ood-cal", p("b/fit.npz"), "-out", p("x.json")}, "-ood-cal: " + p("b/fit.npz") + ": conformal: this is the fit split the set's geometry was fitted on"},
+		// Nor the calibration split, whose anchors the pool is drawn from.
+		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b/cal.npz"), "-reference", "50", "-ood-cal", p("b/cal.npz"), "-out", p("x.json")}, "-ood-cal: " + p("b/cal.npz") + ": conformal: this is the set's calibration split, whose anchors the OOD pool is drawn from"},
 		// The OOD sample is no in-distribution calibration of false alarms.
 		{[]string{"calibrate", "-set", p("f.json"), "-cal", p("b/cal.npz"), "-reference", "50", "-ood-cal", p("b/ood.npz"), "-out", p("x.json")}, "-ood-cal: " + p("b/ood.npz") + ": the OOD sample ccs bundle held out (its manifest's \"ood\" split), where held-out in-distribution inputs are wanted: give " + p("b/ood-cal.npz")},
 	} {

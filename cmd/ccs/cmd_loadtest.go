@@ -32,7 +32,7 @@ func loadtestCommand() *command {
 	return newCommand("loadtest", "-url URL (-body FILE | -data JSON) [-content-type T] [-rate R] [-duration 10s] [-requests N] [-concurrency 8] [-token-file FILE] [-ca-cert CERT.pem] [-json]",
 		"send one request repeatedly to a server, bounded in time and count, and report throughput and latency percentiles",
 		func(fs *flag.FlagSet, o *loadtestOptions) func() error {
-			fs.StringVar(&o.URL, "url", "", "request `URL`, e.g. http://127.0.0.1:8080/v1/sets/NAME/score")
+			fs.StringVar(&o.URL, "url", "", "request `URL`, e.g. http://127.0.0.1:8080/v1/sets/NAME/score (not a production server's …/ood: its drift monitor observes every point sent, the same one thousands of times; POST …/ood/monitor/reset after)")
 			fs.StringVar(&o.Body, "body", "", "request body `file`")
 			fs.StringVar(&o.Data, "data", "", "request body given inline")
 			fs.StringVar(&o.ContentType, "content-type", "application/json", "request `type` (application/x-npy for .npy bodies)")
