@@ -575,11 +575,54 @@ func distinctIDs(n int, what string) string {
 	return counted(n, what)
 }
 
+// wholeIDs reads a float array of pairs (m, 2 or 3): its id columns as
+// integers where every one is a whole number below 2²⁴ (float32, which
+// the reader made of it, holds those exactly, and no other rounds to
+// one), the third column as the scores; nil ids (no error) where some id
+// is not, for Rows's refusal; an error for a score that is not finite.
+func wholeIDs(a Array, name string) (ids []int64, scores []float32, err error) {
+	const exact = 1 << 24
+	m, w := a.Shape[0], a.Shape[1]
+	ids = make([]int64, m*w)
+	if w == 3 {
+		scores = make([]float32, m)
+	}
+	for i := range m {
+		for j := range 2 {
+			v := float64(a.F32[w*i+j])
+			if v != math.Trunc(v) || math.Abs(v) >= exact {
+				return nil, nil, nil
+			}
+			ids[w*i+j] = int64(v)
+		}
+		if w == 3 {
+			s := a.F32[w*i+2]
+			if f := float64(s); math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, nil, fmt.Errorf("%s: pair %d: score %v is not a finite number", name, i, s)
+			}
+			scores[i] = s
+		}
+	}
+	return ids, scores, nil
+}
+
 // Rows resolves an (m, 2) array of pairs — integers or strings — named
 // name in errors, or an (m, 3) one whose third column scores each pair as
 // a qrels file does (pairs scored 0 or less are left out); an error too
 // when no pair is left.
 func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
+	// A numeric table's to_numpy() (ids and a float score: float64): its
+	// ids taken where each is a whole number float32 holds exactly.
+	var scores []float32
+	if a.F32 != nil && len(a.Shape) == 2 && (a.Shape[1] == 2 || a.Shape[1] == 3) {
+		ids, sc, err := wholeIDs(a, name)
+		if err != nil {
+			return nil, err
+		}
+		if ids != nil {
+			a, scores = Array{Shape: a.Shape, I64: ids}, sc
+		}
+	}
 	if a.I64 == nil && a.Str == nil || len(a.Shape) != 2 || a.Shape[1] != 2 && a.Shape[1] != 3 {
 		hint := ""
 		if a.F32 != nil && len(a.Shape) == 2 && (a.Shape[1] == 2 || a.Shape[1] == 3) {
@@ -628,6 +671,8 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 					return nil, fmt.Errorf("%s: pair %d: %w%s", name, i, err, wordScoreHint(a.Str[w*i+2], ""))
 				}
 				score = s
+			} else if scores != nil {
+				score = float64(scores[i])
 			} else {
 				score = float64(a.I64[w*i+2])
 			}

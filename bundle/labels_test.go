@@ -500,8 +500,29 @@ func TestReadQrels(t *testing.T) {
 	if _, err := p.Rows(Array{Shape: []int{1, 3}, Str: []string{"1", "id10270/x6uYqmx31kE/00001.wav", "id10270/8jEAjG6SegY/00008.wav"}}, "pairs"); err == nil || !strings.Contains(err.Error(), `pairs: pair 0: "1 id10270/x6uYqmx31kE/00001.wav id10270/8jEAjG6SegY/00008.wav" reads as a speaker-verification trial`) {
 		t.Errorf("an array of trials: %v", err)
 	}
-	if _, err := p.Rows(Float32([]float32{0, 1, 1}, 1, 3), "pairs"); err == nil || !strings.Contains(err.Error(), "a float array holds the ids as floats: give the relevant pairs as integers (p[p[:, 2] > 0, :2].astype(np.int64))") {
-		t.Errorf("float pairs: %v", err)
+	// A numeric table's to_numpy(): whole-number ids read as the integers
+	// they are (a float score beside them); an id that is not one, or one
+	// float32 cannot hold exactly, refused; a NaN score named.
+	rows := func(a Array) ([][2]int, error) {
+		p, _ := NewPairIDs(nil, nil)
+		return p.Rows(a, "pairs")
+	}
+	fromFloats, err := rows(Float32([]float32{0, 1, 0.5, 2, 3, 0, 4, 5, 2}, 3, 3))
+	fromInts, err2 := rows(Int64([]int64{0, 1, 1, 2, 3, 0, 4, 5, 2}, 3, 3))
+	if err != nil || err2 != nil || !slices.Equal(fromFloats, fromInts) || len(fromFloats) != 2 {
+		t.Errorf("whole-number float pairs: %v (%v), want %v (%v)", fromFloats, err, fromInts, err2)
+	}
+	for _, c := range []struct {
+		a    Array
+		want string
+	}{
+		{Float32([]float32{0.5, 1, 1}, 1, 3), "a float array holds the ids as floats: give the relevant pairs as integers (p[p[:, 2] > 0, :2].astype(np.int64))"},
+		{Float32([]float32{1 << 24, 1, 1}, 1, 3), "a float array holds the ids as floats"},
+		{Float32([]float32{0, 1, float32(math.NaN())}, 1, 3), "pairs: pair 0: score NaN is not a finite number"},
+	} {
+		if _, err := rows(c.a); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("float pairs %v: %v, want %q", c.a.F32, err, c.want)
+		}
 	}
 }
 

@@ -1085,8 +1085,8 @@ func TestBundleBadInput(t *testing.T) {
 	// with the event's name for a score.
 	os.WriteFile(p("interactions.csv"), []byte("user_id,item_id,timestamp,event\n0,1,2026-06-01 00:01:22,view\n2,3,2026-06-01 00:02:10,purchase\n"), 0o644)
 	os.WriteFile(p("events.csv"), []byte("user_id,item_id,event\n0,1,view\n2,3,purchase\n"), 0o644)
-	writeNPY64(t, p("fpairs.npy"), []float64{0, 1, 1, 2, 3, 0}, 2, 3)
-	var utt strings.Builder // a speaker corpus's utt.txt: speaker/session/utterance
+	writeNPY64(t, p("fpairs.npy"), []float64{0, 1.5, 1, 2, 3, 0}, 2, 3) // an id that is no whole number
+	var utt strings.Builder                                             // a speaker corpus's utt.txt: speaker/session/utterance
 	for i := range n {
 		fmt.Fprintf(&utt, "id1%04d/s%d/%05d.wav\n", i/20, i%3, i)
 	}
