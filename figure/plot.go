@@ -50,6 +50,7 @@ func Panel(title, x, y string) *plot.Plot {
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font.Size = 10
 		a.Tick.Label.Font.Size = 9
+		a.Tick.Marker = DistinctTicks{}
 	}
 	g := plotter.NewGrid()
 	g.Vertical.Color, g.Horizontal.Color = color.Gray{220}, color.Gray{220}
@@ -197,6 +198,41 @@ func TicksAt(p *plot.Plot, values []float64) {
 		ticks = append(ticks, t)
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+}
+
+// DistinctTicks are gonum's default ticks, labelled with as few decimals
+// as tell every labelled tick apart (none for whole numbers): the default
+// labels of a narrow range near 100 repeat one value ("1e+02" three
+// times on a user's exclusion axis of 99.8–100%).
+type DistinctTicks struct{}
+
+// Ticks returns the ticks between min and max (plot.Ticker).
+func (DistinctTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for d := 0; d <= 8; d++ {
+		seen := map[string]bool{}
+		distinct := true
+		for _, t := range ts {
+			if t.Label == "" {
+				continue
+			}
+			l := strconv.FormatFloat(t.Value, 'f', d, 64)
+			if seen[l] {
+				distinct = false
+				break
+			}
+			seen[l] = true
+		}
+		if distinct {
+			for i := range ts {
+				if ts[i].Label != "" {
+					ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', d, 64)
+				}
+			}
+			break
+		}
+	}
+	return ts
 }
 
 // FixedTicks are gonum's default ticks labelled with a fixed number of
