@@ -667,6 +667,10 @@ func (p *PairIDs) Rows(a Array, name string) ([][2]int, error) {
 			var score float64
 			if a.Str != nil {
 				s, err := finiteScore(a.Str[w*i+2])
+				if err != nil && i == 0 && headerRow(a.Str[:3]) {
+					// np.loadtxt(path, dtype=str) of a file with a header.
+					return nil, fmt.Errorf("%s: pair 0: %q, %q, %q reads as a header row, not a pair: leave it out (np.loadtxt(..., skiprows=1), or pairs[1:])", name, a.Str[0], a.Str[1], a.Str[2])
+				}
 				if err != nil {
 					return nil, fmt.Errorf("%s: pair %d: %w%s", name, i, err, wordScoreHint(a.Str[w*i+2], ""))
 				}
@@ -1253,6 +1257,16 @@ func wideHint(fields []string) string {
 // wordScoreHint is the way out for a pair's score that is a word, not a
 // number (an interaction log's event, "view"): column names the column
 // the scores were read from, when a header named it.
+// headerRow reports whether a row of a pairs array is a table's header:
+// a score column named as qrels files and tables name it.
+func headerRow(row []string) bool {
+	switch strings.ToLower(strings.TrimSpace(row[2])) {
+	case "score", "relevance", "label", "rel", "grade":
+		return true
+	}
+	return false
+}
+
 func wordScoreHint(score, column string) string {
 	if _, err := strconv.ParseFloat(score, 64); err == nil || score == "" {
 		return ""

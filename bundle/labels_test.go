@@ -500,6 +500,10 @@ func TestReadQrels(t *testing.T) {
 	if _, err := p.Rows(Array{Shape: []int{1, 3}, Str: []string{"1", "id10270/x6uYqmx31kE/00001.wav", "id10270/8jEAjG6SegY/00008.wav"}}, "pairs"); err == nil || !strings.Contains(err.Error(), `pairs: pair 0: "1 id10270/x6uYqmx31kE/00001.wav id10270/8jEAjG6SegY/00008.wav" reads as a speaker-verification trial`) {
 		t.Errorf("an array of trials: %v", err)
 	}
+	// A text's header row, as np.loadtxt(path, dtype=str) keeps it.
+	if _, err := p.Rows(Array{Shape: []int{2, 3}, Str: []string{"query-id", "corpus-id", "score", "q0", "d1", "1"}}, "pairs"); err == nil || !strings.Contains(err.Error(), `pairs: pair 0: "query-id", "corpus-id", "score" reads as a header row, not a pair: leave it out (np.loadtxt(..., skiprows=1), or pairs[1:])`) {
+		t.Errorf("a header row: %v", err)
+	}
 	// A numeric table's to_numpy(): whole-number ids read as the integers
 	// they are (a float score beside them); an id that is not one, or one
 	// float32 cannot hold exactly, refused; a NaN score named.
