@@ -862,28 +862,33 @@ func ccs_collection_transform(h, setH C.uintptr_t, maxBytes C.int64_t, errOut **
 	})
 }
 
+// collectionOf is the collection a retrieval searches: the handle collH,
+// or else rows (and ids, when given) made into one, viewed in place.
+func collectionOf(collH C.uintptr_t, rows, ids *C.ccs_array) (*retrieve.Collection, error) {
+	if collH != 0 {
+		co, err := lookup[*collectionObj](uintptr(collH), "a collection")
+		if err != nil {
+			return nil, err
+		}
+		return co.c, nil
+	}
+	r, err := goArray(rows, "collection")
+	if err != nil {
+		return nil, err
+	}
+	i, err := optionalArray(ids, "ids")
+	if err != nil {
+		return nil, err
+	}
+	return newCollection(r, i, true)
+}
+
 //export ccs_set_retrieve
 func ccs_set_retrieve(h, collH C.uintptr_t, rows, ids, anchor *C.ccs_array, limit C.int64_t, out *C.ccs_hits, errOut **C.char) C.int {
 	return onHandle(h, errOut, func(o *setObj) error {
-		var c *retrieve.Collection
-		if collH != 0 {
-			co, err := lookup[*collectionObj](uintptr(collH), "a collection")
-			if err != nil {
-				return err
-			}
-			c = co.c
-		} else {
-			r, err := goArray(rows, "collection")
-			if err != nil {
-				return err
-			}
-			i, err := optionalArray(ids, "ids")
-			if err != nil {
-				return err
-			}
-			if c, err = newCollection(r, i, true); err != nil {
-				return err
-			}
+		c, err := collectionOf(collH, rows, ids)
+		if err != nil {
+			return err
 		}
 		a, err := goArray(anchor, "anchor")
 		if err != nil {
@@ -922,21 +927,9 @@ func ccs_set_collection_warnings(h, collH C.uintptr_t, rows *C.ccs_array, out **
 		if !o.s.Calibration.UnitNorm {
 			return jsonOut(out, w)
 		}
-		var c *retrieve.Collection
-		if collH != 0 {
-			co, err := lookup[*collectionObj](uintptr(collH), "a collection")
-			if err != nil {
-				return err
-			}
-			c = co.c
-		} else {
-			r, err := goArray(rows, "collection")
-			if err != nil {
-				return err
-			}
-			if c, err = newCollection(r, nil, true); err != nil {
-				return err
-			}
+		c, err := collectionOf(collH, rows, nil)
+		if err != nil {
+			return err
 		}
 		if msg := retrieve.UnitNormWarning("collection", c); msg != "" {
 			w = append(w, msg)
