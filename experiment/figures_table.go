@@ -27,9 +27,10 @@ func curveRows(t *Table) []Row {
 // geometry recalibrated at each α): on the left the coverage with the 1−α
 // line, on the right its distance to 1−α in points with the conformal
 // guarantee's finite-sample band [0, 100/(n+1)] (the mean over seeds of a
-// guaranteed set lies in it up to sampling error). Nil when the rows have
-// no curves.
-func coverageFigure(t *Table, stem string) *figure.Figure {
+// guaranteed set lies in it up to sampling error). note, when not "",
+// ends the caption (what the band means for the table's calibration).
+// Nil when the rows have no curves.
+func coverageFigure(t *Table, stem, note string) *figure.Figure {
 	rs := curveRows(t)
 	if len(rs) == 0 {
 		return nil
@@ -81,7 +82,7 @@ func coverageFigure(t *Table, stem string) *figure.Figure {
 		ns = fmt.Sprintf("n = %d to %d calibration scores (the band is drawn for %d, the widest)", nMin, nMax, nMin)
 	}
 	return &figure.Figure{Name: stem + "-coverage", W: 9 * vg.Inch, H: 4*vg.Inch + figure.LegendHeight(len(entries), figure.LegendCols(len(entries))),
-		Caption: fmt.Sprintf("%s: coverage of the test positives against α, each row's geometry (fitted at the table's α) recalibrated at each α on %s; mean over %s. Right: the distance to 1 − α, with the finite-sample band [0, 100/(n+1)] of the split-conformal guarantee.", t.Title, ns, seedsText(seeds)),
+		Caption: fmt.Sprintf("%s: coverage of the test positives against α, each row's geometry (fitted at the table's α) recalibrated at each α on %s; mean over %s. Right: the distance to 1 − α, with the finite-sample band [0, 100/(n+1)] of the split-conformal guarantee.%s", t.Title, ns, seedsText(seeds), note),
 		Draw:    figure.Grid([][]*plot.Plot{{left, right}}, entries, figure.LegendCols(len(entries)))}
 }
 

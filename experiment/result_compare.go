@@ -53,7 +53,11 @@ func (r *CompareResult) Figures(stem string) ([]*figure.Figure, error) {
 		for _, row := range t.Rows {
 			view.Rows = append(view.Rows, row.Row)
 		}
-		if f := coverageFigure(view, s); f != nil {
+		note := ""
+		if t.Calibration == conformal.PAC.String() {
+			note = fmt.Sprintf(" PAC calibration (δ = %v): each threshold is of a higher rank than the marginal one, so the rows lie above the band by design — coverage ≥ 1 − α with probability ≥ 1 − δ over the calibration draw; the band is the marginal guarantee's.", t.Delta)
+		}
+		if f := coverageFigure(view, s, note); f != nil {
 			figs = append(figs, f)
 		}
 		if f := tradeoffFigure(view, s); f != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
+	"github.com/ccsets/ccs/figure"
 )
 
 // TestClassTicks: the per-class figure labels every class up to 30, then
@@ -311,6 +312,30 @@ func TestReseeded(t *testing.T) {
 	} {
 		if got := reseeded(&bundle.Bundle{}, c.m, c.trains); got != c.want {
 			t.Errorf("%v, trains %v: %q, want %q", c.m, c.trains, got, c.want)
+		}
+	}
+}
+
+// TestCoverageFigurePAC: a PAC comparison's coverage figure says that its
+// rows lie above the marginal band by design; a marginal one's does not.
+func TestCoverageFigurePAC(t *testing.T) {
+	curve := []CurvePoint{{Alpha: 0.05, N: 100, Coverage: eval.Summary{Mean: 97, N: 1}}, {Alpha: 0.1, N: 100, Coverage: eval.Summary{Mean: 93, N: 1}}}
+	for _, c := range []struct {
+		mode string
+		want bool
+	}{{"pac", true}, {"one-per-anchor", false}} {
+		tab := &CompareTable{Title: "Your data", Calibration: c.mode, Delta: 0.05,
+			Rows: []CompareRow{{Row: Row{Method: "Conformal Ball (ℓ2)", Curve: curve}}}}
+		figs, err := (&CompareResult{Tables: []*CompareTable{tab}}).Figures("compare")
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(figs, func(f *figure.Figure) bool { return strings.HasSuffix(f.Name, "-coverage") })
+		if i < 0 {
+			t.Fatalf("%s: no coverage figure among %d", c.mode, len(figs))
+		}
+		if got := strings.Contains(figs[i].Caption, "PAC calibration (δ = 0.05): each threshold is of a higher rank"); got != c.want {
+			t.Errorf("%s: caption %q", c.mode, figs[i].Caption)
 		}
 	}
 }

@@ -64,7 +64,7 @@ func tablesFigures(stem string, tables []*Table) ([]*figure.Figure, error) {
 	var figs []*figure.Figure
 	for _, t := range tables {
 		s := stem + "-" + figure.Slug(t.Title)
-		if f := coverageFigure(t, s); f != nil {
+		if f := coverageFigure(t, s, ""); f != nil {
 			figs = append(figs, f)
 		}
 		if f := tradeoffFigure(t, s); f != nil {

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ccsets/ccs/conformal"
 )
@@ -11,7 +12,7 @@ import (
 // of unit-norm embeddings (conformal.NormRefused): how many, and the
 // first's row and norm.
 type offUnit struct {
-	done      bool
+	once      sync.Once
 	off       int
 	first     int
 	firstNorm float64
@@ -23,19 +24,18 @@ type offUnit struct {
 // and norm (−1 and 0 where there is none): counted once, on the first
 // call.
 func (c *Collection) OffUnit() (off, first int, firstNorm float64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.offUnit.done {
-		c.offUnit = offUnit{done: true, first: -1}
+	u := &c.offUnit
+	u.once.Do(func() { // its own once: searches need not wait on c.mu for the count
+		u.first = -1
 		for i := range c.N {
 			if n := conformal.RowNorm(c.Rows[i*c.D : (i+1)*c.D]); conformal.NormRefused(n) {
-				if c.offUnit.off++; c.offUnit.first < 0 {
-					c.offUnit.first, c.offUnit.firstNorm = i, n
+				if u.off++; u.first < 0 {
+					u.first, u.firstNorm = i, n
 				}
 			}
 		}
-	}
-	return c.offUnit.off, c.offUnit.first, c.offUnit.firstNorm
+	})
+	return u.off, u.first, u.firstNorm
 }
 
 // UnitNormWarning warns, where a set calibrated on unit-norm embeddings
