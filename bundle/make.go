@@ -1580,7 +1580,12 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig, 
 			return sp, fmt.Errorf("bundle: class %s has %d items in the %s split, too few for k = %d positives per anchor (another of its class)%s: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchors repeat their %d positives)", cfg.class(c), m, name, cfg.K, more, m-1)
 		}
 		if others := n - m; others < cfg.KNeg {
-			return sp, fmt.Errorf("bundle: the %s split has %d items outside class %s, too few for %d negatives per anchor (-kneg, which is -k unless given; kneg= in Python)", name, others, cfg.class(c), cfg.KNeg)
+			held := ""
+			if k := len(cfg.OODClasses); k > 0 && len(byClass) == 1 {
+				// One class left: what the OOD classes took.
+				held = fmt.Sprintf("; -ood-classes held out %s, leaving this one alone: hold out fewer", counted(k, "class"))
+			}
+			return sp, fmt.Errorf("bundle: the %s split has %d items outside class %s, too few for %d negatives per anchor (-kneg, which is -k unless given; kneg= in Python)%s", name, others, cfg.class(c), cfg.KNeg, held)
 		}
 	}
 	sp.PositiveIndex = make([]int64, n*cfg.K)

@@ -349,6 +349,7 @@ func TestMakeErrors(t *testing.T) {
 		{"shares over 1", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0.5, 0.3, 0.2, 0.2}}, "sum to 1.2, more than 1"},
 		{"absent OOD class", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: testSplit, OODClasses: []int64{7}}, "OOD class 7 is not among the labels (0, 10)"},
 		{"every class OOD", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: testSplit, OODClasses: []int64{0, 10}}, "nothing is left"},
+		{"every class OOD but one", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: testSplit, OODClasses: []int64{10}}, "items outside class 0, too few for 3 negatives per anchor (-kneg, which is -k unless given; kneg= in Python); -ood-classes held out 1 class, leaving this one alone: hold out fewer"},
 		{"nothing positive", Items{N: 200}, MakeConfig{K: 3, Split: testSplit}, "give labels, groups or relevance pairs"},
 		{"every share 0 but one negative", Items{N: 200, Labels: labels}, MakeConfig{K: 3, Split: [4]float64{0, 0, 0, -1}}, "split share -1 of test: want 0 to 1"},
 		{"a share too small for a group", Items{N: 8, Groups: []int64{0, 0, 1, 1, 2, 2, 3, 3}}, MakeConfig{K: 1, Split: [4]float64{0, 0, 0.1, 0.9}}, "bundle: the cal split is empty: 4 groups are too few for its share 0.1"},
