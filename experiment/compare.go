@@ -697,7 +697,7 @@ func sizePrecision(v float64) int {
 // load it to answer /ood as the table measured: the fit anchors' pool and
 // the held-out inputs' scores (seed 0 alone: a pool of 2 000 rows is
 // megabytes of JSON in every file).
-func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, scored *eval.Scored, seed uint64, fit time.Duration) (c *compareCell, served *conformal.Set, err error) {
+func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, scored *eval.Scored, row string, seed uint64, fit time.Duration) (c *compareCell, served *conformal.Set, err error) {
 	c = &compareCell{FitSeconds: fit.Seconds()}
 	for _, w := range set.Warnings() {
 		if set.Calibration.Mode == conformal.Pooled && strings.HasPrefix(w, "pooled calibration") {
@@ -757,7 +757,11 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 		}
 	}
 	if cfg.Sizes != nil {
-		z, err := cellSizes(ctx, cfg.Sizes, set, sp.Test)
+		var progress func(done, total int)
+		if f := cfg.SizeProgress; f != nil {
+			progress = func(done, total int) { f(row, seed, done, total) }
+		}
+		z, err := cellSizes(ctx, cfg.Sizes, set, sp.Test, progress)
 		if err != nil {
 			return nil, nil, fmt.Errorf("set sizes on %s: %w", cfg.Sizes.Name, err)
 		}
@@ -813,7 +817,7 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 // split's first z.Anchors anchors: on the shared collection, or for a
 // single-norm or ellipsoid on a view of the same rows of its own, which
 // eval.SetSizes transforms for set (the shared one is every cell's).
-func cellSizes(ctx context.Context, z *CompareSizes, set *conformal.Set, test *bundle.Bundle) (eval.Sizes, error) {
+func cellSizes(ctx context.Context, z *CompareSizes, set *conformal.Set, test *bundle.Bundle, progress func(done, total int)) (eval.Sizes, error) {
 	store := z.shared
 	if retrieve.Transformable(set.Geometry) {
 		view, err := retrieve.NewCollection(z.Rows, z.D, nil)
@@ -823,7 +827,7 @@ func cellSizes(ctx context.Context, z *CompareSizes, set *conformal.Set, test *b
 		view.NoHalf = true // the transformed rows are scanned, not the compact copies
 		store = view
 	}
-	return eval.SetSizes(ctx, set, test, store, z.Anchors, nil)
+	return eval.SetSizes(ctx, set, test, store, z.Anchors, progress)
 }
 
 // WriteText renders the comparison: coverage, exclusion and LogVol/d as

@@ -43,6 +43,11 @@ type Config struct {
 	// split trains for minutes between the table's progress reports. It
 	// may be called from several runs at once.
 	Epochs func(row string, seed uint64, p train.Progress)
+	// SizeProgress, if not nil, is told how many of a cell's Size-column
+	// anchors are counted (done of total), as they are: a head's sets
+	// (InfoNCE rows) take a good part of a second an anchor, minutes a
+	// cell. It may be called from several runs at once.
+	SizeProgress func(row string, seed uint64, done, total int)
 	// Cells, if not nil, keeps every finished (row, seed) result, and a
 	// rerun reads back those it has instead of computing them.
 	Cells *Cells

@@ -172,7 +172,7 @@ func runCell(ctx context.Context, sp *Splits, cfg Config, m Method, seed uint64)
 	}
 	if cfg.compare != nil {
 		var served *conformal.Set
-		if out.Compare, served, err = measureCompare(ctx, cfg.compare, cfg.compareData, set, sp, scored, seed, fit); err != nil {
+		if out.Compare, served, err = measureCompare(ctx, cfg.compare, cfg.compareData, set, sp, scored, m.Name, seed, fit); err != nil {
 			return out, err
 		}
 		if served != nil {

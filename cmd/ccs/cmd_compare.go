@@ -202,6 +202,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	runs := newProgress(out, o.Quiet, "run")
 	runs.settle = len(methods) // the baselines' runs take a moment, the learned rows' minutes
 	ccfg.Epochs = runs.epoch
+	ccfg.SizeProgress = runs.sizes
 	t, err := experiment.Compare(ctx, data, ccfg, methods, runs.step)
 	if errors.Is(err, context.Canceled) && ccfg.Cells != nil {
 		reused, computed, _ := ccfg.Cells.Counts()

@@ -138,11 +138,17 @@ func (p *progress) epoch(row string, seed uint64, pr train.Progress) {
 	if p.off {
 		return
 	}
+	p.note(fmt.Sprintf("  seed %d, %s: epoch %d/%d, validation exclusion %.1f%% (best %.1f%% at epoch %d), %s in its training",
+		seed, row, pr.Epoch, pr.MaxEpochs, 100*pr.ValExclusion, 100*pr.BestExclusion, pr.BestEpoch, pr.Elapsed.Round(time.Second)))
+}
+
+// note shows a line within a cell: on a terminal at once, in place;
+// otherwise once the run has taken 10 seconds and 10 seconds after the
+// last line.
+func (p *progress) note(msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
-	msg := fmt.Sprintf("  seed %d, %s: epoch %d/%d, validation exclusion %.1f%% (best %.1f%% at epoch %d), %s in its training",
-		seed, row, pr.Epoch, pr.MaxEpochs, 100*pr.ValExclusion, 100*pr.BestExclusion, pr.BestEpoch, pr.Elapsed.Round(time.Second))
 	switch {
 	case p.tty:
 		fmt.Fprintf(p.out.stderr, "\r\033[K%s", msg)
@@ -150,6 +156,16 @@ func (p *progress) epoch(row string, seed uint64, pr train.Progress) {
 		fmt.Fprintln(p.out.stderr, msg)
 		p.last = now
 	}
+}
+
+// sizes shows a cell's Size column being counted
+// (experiment.Config.SizeProgress), as epoch shows a training: a head's
+// sets took minutes a cell there, with no line.
+func (p *progress) sizes(row string, seed uint64, done, total int) {
+	if p.off || total <= 0 {
+		return
+	}
+	p.note(fmt.Sprintf("  seed %d, %s: the Size column's sets, %d%% counted", seed, row, 100*done/total))
 }
 
 // trainProgress shows a training run: epoch, loss, validation exclusion and

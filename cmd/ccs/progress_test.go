@@ -135,6 +135,14 @@ func TestProgressEpochs(t *testing.T) {
 		if got := strings.TrimSuffix(stderr.String(), "\n"); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+		// A cell's Size column, counted for minutes with a head's sets,
+		// shows by the same rule.
+		stderr.Reset()
+		p.last = time.Now().Add(-c.since)
+		p.sizes("Single (Vol) + InfoNCE", 0, 30, 120)
+		if got, want := strings.TrimSuffix(stderr.String(), "\n"), "  seed 0, Single (Vol) + InfoNCE: the Size column's sets, 25% counted"; (got == want) != (c.want != "") {
+			t.Errorf("%s: sizes %q, want %q or nothing", c.name, got, want)
+		}
 	}
 }
 
