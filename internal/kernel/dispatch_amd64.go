@@ -29,7 +29,7 @@ func setVector(l level) {
 		log64V, exp64V, sub32V, absDiv64V = log64512, exp64512, sub32512, absDiv64512
 		dotMT64V, solveLower64V, rankTile64V = dotMT64512, solveLower64512, rankTile64512
 		trsmUpperT64V, trsmLowerT64V, gemmSub64V = trsmUpperT64512, trsmLowerT64512, gemmSub64512
-		dotMTRows64V, sqDistParts64V = dotMTRows64512, sqDistParts64512
+		dotMTRows64V, sqDistParts64V = dotMTRows64512, sqDistParts64256 // one form: four float64 lanes
 		if x := cpu.X86; x.HasAVX512BW && x.HasAVX512VBMI {
 			lutByteV = lutByte512
 		}

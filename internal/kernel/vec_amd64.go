@@ -165,10 +165,6 @@ func trsmLowerT64512(yt []float64, a []float64, d int)
 // B k×16 (rows ldb apart), passing over A's ±0 entries as gonum's Dgemm does.
 func gemmSub64512(c []float64, ldc int, a []float64, lda int, b []float64, ldb int, k int)
 
-// sqDistParts64512 writes the four partial sums of SqDist64 over the first len(a) − len(a) mod 4
-// coordinates of each row idx[j] of rows into parts[4j:4j+4].
-func sqDistParts64512(parts []float64, a []float64, rows []float32, idx []int32)
-
 // sqRowsBound256 writes Σ_j (anchor_j − item_j)² of each row of items into dst (float32
 // lanes), stopping a row once a partial sum (every other vector) passes
 // limit.

@@ -13,8 +13,8 @@ import (
 // four-lane vector of float64 is the portable form's four sums, added
 // lane by lane in the same order (no fused multiply-add), so the numbers
 // are the same bits. Four rows at a time (their chains of additions
-// apart), the rest one at a time. The same code at both levels (256-bit
-// vectors).
+// apart), the rest one at a time. Generated once, in its AVX2 form, which
+// the AVX-512 level runs too (four float64 lanes are what it needs).
 func sqDistParts64(s isa) {
 	text(s, "sqDistParts64", "func(parts, a []float64, rows []float32, idx []int32)",
 		"writes the four partial sums of SqDist64 over the first len(a) − len(a) mod 4",

@@ -52,8 +52,8 @@ func main() {
 		trsmT64(s, true)
 		trsmT64(s, false)
 		gemmSub64(s)
-		sqDistParts64(s)
 	}
+	sqDistParts64(avx2) // 256-bit vectors at both levels: one form
 	lutByte(avx512)
 	Generate()
 }
