@@ -276,6 +276,11 @@ type compareCell struct {
 	// 0's (a fraction; nil for a trained row, and in cells from before it
 	// was kept).
 	InitialExclusion *float64 `json:"initial_val_exclusion,omitempty"`
+	// ClassShort are the test classes whose coverage falls short of 1 − α
+	// beyond chance under this cell's set (ClassShortfalls' test: each
+	// class's tail times the classes checked, below ShiftTail); none for
+	// a class-conditional set or an unlabelled test split.
+	ClassShort []conformal.ClassCheck `json:"class_short,omitempty"`
 	// Warnings are the set's own (conformal.Set.Warnings: a class at rank
 	// n, pairs left out to keep each class's share, a projected volume…),
 	// less the pooled calibration's, which the table gives once.
@@ -472,6 +477,9 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	summarized, noResplits := compareRows(methods, results, base, judged, anchors)
 	t.Rows = append(t.Rows, summarized...)
+	if w := classShortWarning(results, base, data.Test); w != "" {
+		t.Warnings = append(t.Warnings, w)
+	}
 	if len(untrained) > 0 {
 		t.Warnings = append(t.Warnings, untrainedWarning(untrained, lo, hi, known))
 	}
@@ -699,6 +707,13 @@ func sizePrecision(v float64) int {
 // megabytes of JSON in every file).
 func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, scored *eval.Scored, row string, seed uint64, fit time.Duration) (c *compareCell, served *conformal.Set, err error) {
 	c = &compareCell{FitSeconds: fit.Seconds()}
+	if !sp.Test.SeveralLabels() {
+		checks, _, err := ClassShortfalls(set, sp.Test, data.LabelNames, "")
+		if err != nil {
+			return nil, nil, fmt.Errorf("the classes' coverage check: %w", err)
+		}
+		c.ClassShort = shortClasses(checks)
+	}
 	for _, w := range set.Warnings() {
 		if set.Calibration.Mode == conformal.Pooled && strings.HasPrefix(w, "pooled calibration") {
 			continue
@@ -960,6 +975,42 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// classShortWarning names, row by row, the test classes whose coverage
+// falls short of 1 − α beyond chance under the row's seed-0 set (the
+// cells' ClassShort), the worst three each: the worst class column gives
+// a figure, this whether chance explains it — a row can cover a rare
+// class's positives 5% of the time, which no worst-class line of the
+// classes of 20 anchors or more shows. "" when none falls short.
+func classShortWarning(results [][]cellResult, base []Row, test *bundle.Bundle) string {
+	if len(results) == 0 {
+		return ""
+	}
+	units := "test anchors"
+	if conformal.DisjointPairs(test) != nil {
+		units = "disjoint test pairs"
+	}
+	var parts []string
+	for m, r := range base {
+		c := results[0][m].Compare
+		if c == nil || len(c.ClassShort) == 0 {
+			continue
+		}
+		var classes []string
+		for _, k := range c.ClassShort[:min(3, len(c.ClassShort))] {
+			classes = append(classes, fmt.Sprintf("%s %d of %d %s outside (%.0f%%), probability %.2g", checkedClass(&k), k.Outside, k.Units, units, 100*float64(k.Outside)/float64(k.Units), k.P))
+		}
+		if n := len(c.ClassShort); n > 3 {
+			classes = append(classes, fmt.Sprintf("%d more", n-3))
+		}
+		parts = append(parts, r.Method+": "+strings.Join(classes, ", "))
+	}
+	if parts == nil {
+		return ""
+	}
+	return fmt.Sprintf("classes short of 1−α beyond chance on the test split (seed 0's sets; each class's tail times the classes checked, below %v) — %s. A set's one threshold guarantees coverage over all classes, not each class's: -calibration class (calibration=\"class\" in Python) gives each class its own threshold and guarantee (docs/calibration.md)",
+		ShiftTail, strings.Join(parts, "; "))
 }
 
 // fewClasses names, for each row, the lowest-covered of the classes of

@@ -339,3 +339,28 @@ func TestCoverageFigurePAC(t *testing.T) {
 		}
 	}
 }
+
+// TestClassShortWarning: the rows whose seed-0 set leaves a class short of
+// 1 − α beyond chance are named with their worst three classes and a count
+// of the rest; rows with none, and a table with none, say nothing.
+func TestClassShortWarning(t *testing.T) {
+	test := &bundle.Bundle{N: 4, K: 1, D: 2, Anchors: make([]float32, 8), Positives: make([]float32, 8), Labels: []int64{0, 1, 2, 3}}
+	short := func(names ...string) []conformal.ClassCheck {
+		var out []conformal.ClassCheck
+		for i, n := range names {
+			out = append(out, conformal.ClassCheck{Label: int64(i), Name: n, Units: 10, Outside: 9 - i, P: 1e-6 * float64(i+1)})
+		}
+		return out
+	}
+	base := []Row{{Method: "Conformal Ball (ℓ2)"}, {Method: "Mahalanobis Ellipsoid"}}
+	results := [][]cellResult{{{Compare: &compareCell{}}, {Compare: &compareCell{ClassShort: short("gaming", "science", "music", "weather", "fashion")}}}}
+	w := classShortWarning(results, base, test)
+	if !strings.HasPrefix(w, "classes short of 1−α beyond chance on the test split (seed 0's sets; each class's tail times the classes checked, below 0.001) — Mahalanobis Ellipsoid: class \"gaming\" 9 of 10 test anchors outside (90%), probability 1e-06, class \"science\" 8 of 10") ||
+		!strings.Contains(w, "class \"music\" 7 of 10 test anchors outside (70%), probability 3e-06, 2 more. A set's one threshold") || strings.Contains(w, "Conformal Ball") {
+		t.Errorf("warning %q", w)
+	}
+	results[0][1].Compare.ClassShort = nil
+	if w := classShortWarning(results, base, test); w != "" {
+		t.Errorf("no class short: %q", w)
+	}
+}

@@ -518,21 +518,17 @@ func ClassShortfalls(set *conformal.Set, test *bundle.Bundle, names []string, na
 	if err != nil || len(checks) == 0 {
 		return nil, "", err
 	}
-	var short []conformal.ClassCheck
 	for i := range checks {
 		c := &checks[i]
 		if c.Label >= 0 && c.Label < int64(len(names)) {
 			c.Name = names[c.Label]
 		}
 		c.P = min(1, c.P*float64(len(checks)))
-		if c.P < ShiftTail {
-			short = append(short, *c)
-		}
 	}
+	short := shortClasses(checks)
 	if len(short) == 0 {
 		return checks, "", nil
 	}
-	slices.SortStableFunc(short, func(a, b conformal.ClassCheck) int { return cmp.Compare(a.P, b.P) })
 	cal := set.Calibration
 	expected := float64(cal.N+1-cal.Rank) / float64(cal.N+1)
 	units := "test anchors"
@@ -549,6 +545,19 @@ func ClassShortfalls(set *conformal.Set, test *bundle.Bundle, names []string, na
 	}
 	return checks, fmt.Sprintf("%s: %s short of 1−α = %.2f%% beyond chance — %s — where anchors drawn as the calibration anchors were leave the set %.2f%% on average (each class's tail times the %d classes checked). The set's one threshold guarantees coverage over all classes, not each class's: -calibration class (calibration=\"class\" in Python) gives each class its own threshold and guarantee (docs/calibration.md)",
 		name, classes, 100*(1-set.Alpha), strings.Join(parts, "; "), 100*expected, len(checks)), nil
+}
+
+// shortClasses are the checks (their P already times the classes
+// checked) below ShiftTail, the least likely first.
+func shortClasses(checks []conformal.ClassCheck) []conformal.ClassCheck {
+	var short []conformal.ClassCheck
+	for _, c := range checks {
+		if c.P < ShiftTail {
+			short = append(short, c)
+		}
+	}
+	slices.SortStableFunc(short, func(a, b conformal.ClassCheck) int { return cmp.Compare(a.P, b.P) })
+	return short
 }
 
 // shiftLevel is the probability below which a check of e warns:
