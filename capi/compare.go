@@ -101,11 +101,7 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	}
 	rows, ok := experiment.RowSets[cmp.Or(o.Rows, "all")]
 	if !ok {
-		meant := ""
-		if near, ok := suggest.Nearest(o.Rows, slices.Sorted(maps.Keys(experiment.RowSets))); ok {
-			meant = fmt.Sprintf(": did you mean %q?", near)
-		}
-		return nil, fmt.Errorf("compare: rows %q: want all, baselines, learned, infonce or all+infonce%s", o.Rows, meant)
+		return nil, fmt.Errorf("compare: rows %q: want all, baselines, learned, infonce or all+infonce%s", o.Rows, suggest.DidYouMean(o.Rows, slices.Sorted(maps.Keys(experiment.RowSets))))
 	}
 	recipe, err := o.recipe("compare", "embedding")
 	if err != nil {

@@ -195,12 +195,12 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	}
 	switch {
 	case o.Reference > 0:
-		pool, source, of := cal.b, "calibration anchors", ""
+		pool, source, of := cal.b, conformal.CalibrationAnchors, ""
 		if o.OODClass != "" {
 			if pool, err = ofClass(cal.b, calName, cal.names, string(o.OODClass), cal.b.SeveralLabels()); err != nil {
 				return nil, err
 			}
-			source = fmt.Sprintf("calibration anchors of class %q", o.OODClass)
+			source = fmt.Sprintf("%s of class %q", conformal.CalibrationAnchors, o.OODClass)
 			of = fmt.Sprintf(" of class %q", o.OODClass)
 		}
 		if o.Reference > pool.N {

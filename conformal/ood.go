@@ -31,10 +31,15 @@ const (
 	MaxOODScores       = 1 << 20
 )
 
+// CalibrationAnchors is a reference pool's Source where its rows are the
+// calibration split's anchors (of a class: "calibration anchors of class
+// …"): calibrate's pool of -reference N.
+const CalibrationAnchors = "calibration anchors"
+
 // Reference is a pool of in-distribution embeddings stored with a set, so
 // that a single query can get its OOD score alone.
 type Reference struct {
-	Source string    `json:"source"` // where the rows came from, e.g. "calibration anchors"
+	Source string    `json:"source"` // where the rows came from, e.g. CalibrationAnchors
 	Seed   uint64    `json:"seed"`   // the draw that picked them
 	N      int       `json:"n"`
 	Rows   []float32 `json:"rows"` // N×dim, row-major
@@ -189,7 +194,7 @@ func (s *Set) CheckOODInputs(b *bundle.Bundle) error {
 	case "fit", "validation":
 		return fmt.Errorf("conformal: this is the %s split the set's geometry was fitted on: its scores are not a new input's, so a false-alarm rate calibrated on them would not hold; give held-out in-distribution inputs (ccs bundle's ood-cal.npz)", role)
 	case "calibration":
-		if s.Reference == nil || !strings.HasPrefix(s.Reference.Source, "calibration anchors") {
+		if s.Reference == nil || !strings.HasPrefix(s.Reference.Source, CalibrationAnchors) {
 			break // a pool of other rows: the calibration anchors are held-out inputs to it
 		}
 		// Its anchors are the pool's rows (a reference drawn from it):

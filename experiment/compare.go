@@ -708,7 +708,7 @@ func sizePrecision(v float64) int {
 func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, set *conformal.Set, sp *Splits, scored *eval.Scored, row string, seed uint64, fit time.Duration) (c *compareCell, served *conformal.Set, err error) {
 	c = &compareCell{FitSeconds: fit.Seconds()}
 	if !sp.Test.SeveralLabels() {
-		checks, _, err := ClassShortfalls(set, sp.Test, data.LabelNames, "")
+		checks, err := classChecks(set, sp.Test, data.LabelNames)
 		if err != nil {
 			return nil, nil, fmt.Errorf("the classes' coverage check: %w", err)
 		}

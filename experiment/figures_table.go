@@ -116,9 +116,4 @@ func tradeoffFigure(t *Table, stem string) *figure.Figure {
 }
 
 // seedsText is "1 seed" or "N seeds", for a caption.
-func seedsText(n int) string {
-	if n == 1 {
-		return "1 seed"
-	}
-	return fmt.Sprintf("%d seeds", n)
-}
+func seedsText(n int) string { return plural(n, "seed", "seeds") }

@@ -243,7 +243,7 @@ func OOD(ctx context.Context, e *Embedded, sets []OODSet, cfg OODConfig, methods
 				if err != nil {
 					return c, err
 				}
-				if set.Reference, err = conformal.NewReference(sp.Cal, min(cfg.Reference, sp.Cal.N), seed, "calibration anchors"); err != nil {
+				if set.Reference, err = conformal.NewReference(sp.Cal, min(cfg.Reference, sp.Cal.N), seed, conformal.CalibrationAnchors); err != nil {
 					return c, err
 				}
 				near, err := ood.NewNearest(set, sp.Fit.Anchors, cfg.Neighbour)

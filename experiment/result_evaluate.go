@@ -514,16 +514,9 @@ func CheckShift(set *conformal.Set, test *bundle.Bundle, name string) (*conforma
 // class-conditional set, a set with no check, or a test bundle without
 // labels.
 func ClassShortfalls(set *conformal.Set, test *bundle.Bundle, names []string, name string) ([]conformal.ClassCheck, string, error) {
-	checks, err := set.CheckClasses(test)
+	checks, err := classChecks(set, test, names)
 	if err != nil || len(checks) == 0 {
 		return nil, "", err
-	}
-	for i := range checks {
-		c := &checks[i]
-		if c.Label >= 0 && c.Label < int64(len(names)) {
-			c.Name = names[c.Label]
-		}
-		c.P = min(1, c.P*float64(len(checks)))
 	}
 	short := shortClasses(checks)
 	if len(short) == 0 {
@@ -545,6 +538,20 @@ func ClassShortfalls(set *conformal.Set, test *bundle.Bundle, names []string, na
 	}
 	return checks, fmt.Sprintf("%s: %s short of 1−α = %.2f%% beyond chance — %s — where anchors drawn as the calibration anchors were leave the set %.2f%% on average (each class's tail times the %d classes checked). The set's one threshold guarantees coverage over all classes, not each class's: -calibration class (calibration=\"class\" in Python) gives each class its own threshold and guarantee (docs/calibration.md)",
 		name, classes, 100*(1-set.Alpha), strings.Join(parts, "; "), 100*expected, len(checks)), nil
+}
+
+// classChecks are set.CheckClasses of test, each class named by names
+// where it has a name and its P times the classes checked (at most 1).
+func classChecks(set *conformal.Set, test *bundle.Bundle, names []string) ([]conformal.ClassCheck, error) {
+	checks, err := set.CheckClasses(test)
+	for i := range checks {
+		c := &checks[i]
+		if c.Label >= 0 && c.Label < int64(len(names)) {
+			c.Name = names[c.Label]
+		}
+		c.P = min(1, c.P*float64(len(checks)))
+	}
+	return checks, err
 }
 
 // shortClasses are the checks (their P already times the classes

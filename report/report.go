@@ -73,7 +73,7 @@ type fig struct {
 func Write(w io.Writer, title string, docs []*experiment.Document) error {
 	var secs []section
 	reproduced := len(docs) > 0 // every document's command a ccs reproduce
-	seen, count, used := map[string]int{}, map[string]int{}, map[string]bool{}
+	seen, count := map[string]int{}, map[string]int{}
 	for _, d := range docs {
 		count[d.Kind]++
 		reproduced = reproduced && strings.HasPrefix(d.Command, "ccs reproduce ")
@@ -135,13 +135,12 @@ func Write(w io.Writer, title string, docs []*experiment.Document) error {
 			secs[i].Heading += " — " + strings.TrimPrefix(s.Command, "ccs ")
 		}
 	}
+	headings := map[string]int{} // sections under each heading so far
 	for i := range secs {
 		h := secs[i].Heading
-		if used[h] {
-			secs[i].Heading += fmt.Sprintf(" (%d)", seen[h]+1)
+		if headings[h]++; headings[h] > 1 {
+			secs[i].Heading += fmt.Sprintf(" (%d)", headings[h])
 		}
-		used[h] = true
-		seen[h]++
 	}
 	if title == "" {
 		title = ResultsTitle

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/ccsets/ccs/internal/suggest"
 )
 
 // field is one of the fields a JSON request body may carry.
@@ -555,5 +557,5 @@ func unknownFieldHint(name string) string {
 	for i, n := range fieldNames {
 		names[i] = n.name
 	}
-	return didYouMean(name, names)
+	return suggest.DidYouMean(name, names)
 }

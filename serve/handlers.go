@@ -27,7 +27,7 @@ func (s *Server) lookupSet(r *http.Request) (*state, string, *conformal.Set, err
 	if !ok {
 		have := slices.Sorted(maps.Keys(st.sets))
 		return nil, "", nil, &apiError{status: http.StatusNotFound, code: "unknown_set",
-			msg: fmt.Sprintf("no set %s (have %v)%s", quote(name), have, didYouMean(name, have)), field: "name"}
+			msg: fmt.Sprintf("no set %s (have %v)%s", quote(name), have, suggest.DidYouMean(name, have)), field: "name"}
 	}
 	return st, name, set, nil
 }
@@ -198,15 +198,6 @@ func wholeSpace(judged *conformal.Set, what string) []string {
 		}
 	}
 	return []string{fmt.Sprintf("%s is the whole space: %s, which says nothing of it: %s", who, what, judged.WholeSpaceReason())}
-}
-
-// didYouMean is ": did you mean "NAME"?" for the name among names nearest
-// a mistyped one (suggest.Nearest), or "" when none is near.
-func didYouMean(name string, names []string) string {
-	if near, ok := suggest.Nearest(name, names); ok {
-		return fmt.Sprintf(": did you mean %q?", near)
-	}
-	return ""
 }
 
 // checkNorms refuses an anchor or point that is not of unit norm for a
@@ -543,7 +534,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		have := slices.Sorted(maps.Keys(st.colls))
 		return &apiError{status: http.StatusNotFound, code: "unknown_collection",
-			msg: fmt.Sprintf("no collection %s (have %v)%s", quote(req.collection), have, didYouMean(req.collection, have)), field: "collection"}
+			msg: fmt.Sprintf("no collection %s (have %v)%s", quote(req.collection), have, suggest.DidYouMean(req.collection, have)), field: "collection"}
 	}
 	if c.Dim() != d {
 		return invalid("collection", "collection %q has dimension %d, set %q has %d", req.collection, c.Dim(), name, d)

@@ -209,12 +209,12 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 	}
 	set.KeepRows(cal) // for evaluate to know these rows in another bundle
 	if o.Reference > 0 {
-		pool, source, of := cal, "calibration anchors", ""
+		pool, source, of := cal, conformal.CalibrationAnchors, ""
 		if o.OODClass != "" {
 			if pool, err = ofClass(cal, o.Cal, o.OODClass, "-ood-class"); err != nil {
 				return err
 			}
-			source = fmt.Sprintf("calibration anchors of class %q", o.OODClass)
+			source = fmt.Sprintf("%s of class %q", conformal.CalibrationAnchors, o.OODClass)
 			of = fmt.Sprintf(" of class %q", o.OODClass)
 		}
 		if o.Reference > pool.N {

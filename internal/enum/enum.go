@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ccsets/ccs/internal/suggest"
 )
 
 // Names is an enum's table: its values' names, in the values' order
@@ -52,16 +54,9 @@ func (n Names[T]) Parse(s string) (T, error) {
 	if v, ok := n.Alias[s]; ok {
 		return v, nil
 	}
-	// A spelling off only by case ("PAC") is named, not accepted: the
-	// files and flags write one spelling.
-	meant := ""
-	for _, name := range n.spellings() {
-		if strings.EqualFold(name, s) {
-			meant = fmt.Sprintf(": did you mean %q?", name)
-			break
-		}
-	}
-	return 0, fmt.Errorf("unknown %s %q (want %s)%s", n.What, s, n.Wanted(), meant)
+	// A spelling off by case ("PAC") or a typo is named, not accepted:
+	// the files and flags write one spelling.
+	return 0, fmt.Errorf("unknown %s %q (want %s)%s", n.What, s, n.Wanted(), suggest.DidYouMean(s, n.spellings()))
 }
 
 // spellings are the names and aliases a parser accepts, names first.

@@ -2,7 +2,10 @@
 // the "did you mean" of an error message.
 package suggest
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Nearest returns the candidate closest to name: the one equal to it but
 // for case, or else the one within the fewest single-character edits
@@ -16,6 +19,15 @@ func Nearest(name string, candidates []string) (string, bool) {
 		return "", false
 	}
 	return near[0], true
+}
+
+// DidYouMean is ": did you mean "NAME"?" for the candidate Nearest finds
+// for name, or "" when it finds none: the end of an error message.
+func DidYouMean(name string, candidates []string) string {
+	if near, ok := Nearest(name, candidates); ok {
+		return fmt.Sprintf(": did you mean %q?", near)
+	}
+	return ""
 }
 
 // Near returns the candidates Nearest chooses among: the one equal to
