@@ -851,7 +851,8 @@ func ccs_collection_save(h C.uintptr_t, path *C.char, errOut **C.char) C.int {
 }
 
 // ccs_collection_transform prepares collection h for searches with set
-// setH, a single-norm or ellipsoid set (of a shifted set, its inner one),
+// setH, a single-norm or ellipsoid set, or a single-norm or generalized
+// ball behind a head (of a shifted set, its inner one),
 // class-conditional or not, within maxBytes (≤ 0: no limit):
 // collectionTransform.
 //

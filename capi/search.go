@@ -15,7 +15,8 @@ import (
 
 // collectionTransform is ccs_collection_transform: it prepares the
 // collection of handle h for searches with the set of handle setH, a
-// single-norm or ellipsoid set (of a shifted set, its inner one):
+// single-norm or ellipsoid set, or a single-norm or generalized ball
+// behind a head (of a shifted set, its inner one):
 // retrieve.Collection.Transform, within maxBytes (≤ 0: no limit). A
 // class-conditional set is transformed for too: the transform is kept by
 // the geometry, which its one-class sets (ForClass: retrieve(label=),

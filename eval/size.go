@@ -50,7 +50,8 @@ const DefaultSizeAnchors = 1000
 // pass (retrieve.CountBatch, or CountWithin at each anchor's class's
 // threshold), its chunks done of all, in any order but
 // one call at a time. A store that can be transformed for s (a Collection,
-// for a single-norm or an ellipsoid) is transformed first when n is
+// for a single-norm, an ellipsoid or a set behind a head:
+// retrieve.Transformable) is transformed first when n is
 // retrieve.BatchTransformMin or more, as ccs retrieve's batches are: O(d)
 // an item instead of O(d²), and the items surely inside are counted
 // without their exact score; the same counts (where the transform is

@@ -67,8 +67,9 @@ type CompareSizes struct {
 	Name    string
 	Anchors int
 	// shared is the collection the ball and generalized-ball rows search
-	// (safe for concurrent searches); each single-norm or ellipsoid cell
-	// transforms a view of its own.
+	// (safe for concurrent searches); each cell whose set is transformed
+	// (retrieve.Transformable: a single-norm, an ellipsoid, a set behind a
+	// head) transforms a view of its own.
 	shared *retrieve.Collection
 }
 
@@ -830,7 +831,8 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 
 // cellSizes counts the items of z's collection set holds around the test
 // split's first z.Anchors anchors: on the shared collection, or for a
-// single-norm or ellipsoid on a view of the same rows of its own, which
+// set retrieve transforms (a single-norm, an ellipsoid, a set behind a
+// head) on a view of the same rows of its own, which
 // eval.SetSizes transforms for set (the shared one is every cell's).
 func cellSizes(ctx context.Context, z *CompareSizes, set *conformal.Set, test *bundle.Bundle, progress func(done, total int)) (eval.Sizes, error) {
 	store := z.shared

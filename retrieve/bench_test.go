@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -218,4 +220,91 @@ func BenchmarkCountWithin(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkHeadSets is the sets behind a head (the InfoNCE rows: a
+// generalized ball and a single-norm, each scored through a square head W
+// near the identity) over 20 000 unit-norm items at d = 384, as compare's
+// Size column and ccs evaluate -db count them: 64 anchors' CountBatch, and
+// one anchor's Search with every hit; each threshold keeps about 5% of
+// the items. Each set runs plain (every item through W, O(d²) an item),
+// then on the collection transformed for it once (its time logged).
+func BenchmarkHeadSets(b *testing.B) {
+	const n, d, m = 20000, 384, 16
+	rng := rand.New(rand.NewPCG(9, 9))
+	rows := unitRows(rng, n, d)
+	anchors := make([]float32, m*d)
+	for i := range anchors {
+		anchors[i] = rows[i] + float32(0.02*rng.NormFloat64())
+	}
+	w := make([]float64, d*d)
+	for i := range w {
+		w[i] = 0.3 / math.Sqrt(d) * rng.NormFloat64()
+	}
+	for k := range d {
+		w[k*d+k] += 1
+	}
+	gm, gp := make([]float64, d), make([]float64, d)
+	for j := range d {
+		gm[j], gp[j] = 0.5+rng.Float64(), 1.5+rng.Float64()
+	}
+	gb, _ := geometry.NewGenBall(gm, gp)
+	nm, _ := geometry.NewNorm(d, nearIdentity(rng, d), 2)
+	for _, inner := range []geometry.Geometry{gb, nm} {
+		h := &head.Linear{In: d, Out: d, W: slices.Clone(w), B: make([]float64, d)}
+		g, err := head.NewProjected(h, inner)
+		if err != nil {
+			b.Fatal(err)
+		}
+		diffs := make([]float32, n*d)
+		for i := range n {
+			for j := range d {
+				diffs[i*d+j] = anchors[j] - rows[i*d+j]
+			}
+		}
+		s := &conformal.Set{Geometry: g, Threshold: quantile(g.Scores(nil, diffs), 0.05), Alpha: 0.05, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 100, Rank: 96}}
+		c, _ := NewCollection(rows, d, nil)
+		for _, transformed := range []bool{false, true} {
+			if transformed {
+				start := time.Now()
+				if err := c.Transform(s, 0); err != nil {
+					b.Logf("%v: %v", g.Kind(), err)
+					continue
+				}
+				b.Logf("%v: transform of %d items: %v", g.Kind(), n, time.Since(start))
+			}
+			name := g.Kind().String() + map[bool]string{false: "/plain", true: "/transformed"}[transformed]
+			b.Run(name+"/CountBatch", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := CountBatch(context.Background(), s, anchors, c, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(name+"/Search", func(b *testing.B) {
+				for b.Loop() {
+					if _, _, err := Search(context.Background(), s, anchors[:d], c, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// unitRows is n Gaussian rows of dimension d scaled to unit norm.
+func unitRows(rng *rand.Rand, n, d int) []float32 {
+	rows := make([]float32, n*d)
+	for i := range n {
+		var s float64
+		r := make([]float64, d)
+		for j := range r {
+			r[j] = rng.NormFloat64()
+			s += r[j] * r[j]
+		}
+		for j, v := range r {
+			rows[i*d+j] = float32(v / math.Sqrt(s))
+		}
+	}
+	return rows
 }

@@ -56,9 +56,9 @@ type Collection struct {
 	NoHalf bool
 
 	mu          sync.Mutex
-	transforms  map[geometry.Geometry]*normTransform // see Transform: by the set's geometry
-	batchGroup  int                                  // batch's chunks a group; 0: batchGroup (tests set fewer)
-	anchorBlock int                                  // batch's anchors a block; 0: anchors() (tests set fewer)
+	transforms  map[geometry.Geometry]transform // see Transform: by the set's geometry
+	batchGroup  int                             // batch's chunks a group; 0: batchGroup (tests set fewer)
+	anchorBlock int                             // batch's anchors a block; 0: anchors() (tests set fewer)
 	half        lazyCopy[kernel.HalfRows]
 	bytes       lazyCopy[kernel.ByteRows]
 	offUnit     offUnit // rows not of unit norm (OffUnit), counted once
@@ -674,8 +674,8 @@ func SearchBatchLabels(ctx context.Context, s *conformal.Set, anchors []float32,
 // CountBatch is SearchBatch's totals alone: how many items of c are inside
 // s around each of the anchors. An item that a transformed collection's
 // bound (Transform) puts inside by more than its rounding could move it is
-// counted without its exact score, which for a single-norm or an ellipsoid
-// is O(d²): the counts are SearchBatch's, in O(d) an item where the sets
+// counted without its exact score, which for a single-norm, an ellipsoid or
+// a set behind a head is O(d²): the counts are SearchBatch's, in O(d) an item where the sets
 // hold most of the collection.
 func CountBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Collection, progress func(done, total int)) ([]int, error) {
 	_, counts, _, err := c.batch(ctx, s, anchors, nil, true, 0, nil, progress)

@@ -9,6 +9,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/internal/parallel"
 	"gonum.org/v1/gonum/blas"
@@ -36,8 +37,15 @@ func TransformBytes(n, d int) int64 {
 // exit on M·a − M·z, then an exact rescoring of the items it cannot rule
 // out, so the hits are those of the plain scan. An ellipsoid is the
 // single-norm of M = L⁻¹ (Σ = L·Lᵀ) and p = 2, whose items are ruled out
-// once ‖M·a − M·z‖₂ passes κ·q (geometry.Ellipsoid.Whitening). It refuses,
-// with the reason, a set of another family, a p below 1 (a quasi-norm: the
+// once ‖M·a − M·z‖₂ passes κ·q (geometry.Ellipsoid.Whitening). A set
+// behind a head (head.Projected, the InfoNCE rows), which scores every
+// item through W, O(In·Out) an item, is transformed too: a single-norm
+// behind a square head by M·W; a generalized ball behind any head by W
+// (W·z of every item, TransformBytesOf: the ball's fast score on W·a −
+// W·z, its margin the roundings of W·a and W·z; headTransform). It
+// refuses, with the reason, a set of another family (behind a head: an
+// ℓ2 ball or an ellipsoid, or a single-norm behind a head that is not
+// square), a p below 1 (a quasi-norm: the
 // error bound needs the triangle inequality), an ellipsoid without a
 // bounded inverse, a dimension other than c's, or a transform larger than
 // maxBytes (≤ 0: no limit). Transforming again for the same set does
@@ -59,9 +67,11 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	if inner.Dim() != c.D {
 		return fmt.Errorf("retrieve: transform: the set has dimension %d, the collection %d", inner.Dim(), c.D)
 	}
+	if pr, ok := inner.(*head.Projected); ok {
+		return c.transformHead(s, pr, maxBytes)
+	}
 	if need := TransformBytes(c.N, c.D); maxBytes > 0 && need > maxBytes {
-		return fmt.Errorf("retrieve: transform: needs %d MiB (%d items of dimension %d), over the limit of %d MiB",
-			need>>20, c.N, c.D, maxBytes>>20)
+		return c.overLimit(need, maxBytes)
 	}
 	if c.Transformed(s) {
 		return nil // before an ellipsoid's whitening: a batch asks again each call
@@ -90,12 +100,12 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 		}
 		p = 2
 	default:
-		return fmt.Errorf("retrieve: transform: only a single-norm or ellipsoid set is transformed, not %T", inner)
+		return fmt.Errorf("retrieve: transform: only a single-norm or ellipsoid set is transformed (or a single-norm or generalized ball behind a head), not %T", inner)
 	}
 	if reflect.TypeOf(s.Geometry).Kind() != reflect.Pointer {
 		return fmt.Errorf("retrieve: transform: a transform is kept by its geometry's pointer, and %T is not one: the plain scan serves it", s.Geometry)
 	}
-	t, err := newNormTransform(m, p, kappa*s.Threshold, c)
+	t, err := newNormTransform(m, p, kappa*s.Threshold, c, nil)
 	if err != nil {
 		return err
 	}
@@ -103,13 +113,19 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	if e, ok := inner.(*geometry.Ellipsoid); ok {
 		t.ellipsoid = e
 	}
+	c.keepTransform(s.Geometry, t)
+	return nil
+}
+
+// keepTransform keeps t as c's transform for the geometry g, replacing a
+// stale one.
+func (c *Collection) keepTransform(g geometry.Geometry, t transform) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.transforms == nil {
-		c.transforms = map[geometry.Geometry]*normTransform{}
+		c.transforms = map[geometry.Geometry]transform{}
 	}
-	c.transforms[s.Geometry] = t
-	return nil
+	c.transforms[g] = t
 }
 
 // BatchTransformMin is the number of searches with one set from which a
@@ -134,6 +150,8 @@ func Transformable(g geometry.Geometry) bool {
 		return g.P() >= 1
 	case *geometry.Ellipsoid:
 		return true
+	case *head.Projected:
+		return headTransformable(g) == nil
 	}
 	return false
 }
@@ -149,7 +167,7 @@ func (c *Collection) Transformed(s *conformal.Set) bool {
 
 // transformFor is the transform that a search with s0 (scanning s, its
 // Centred set) filters with, or nil.
-func (c *Collection) transformFor(s0, s *conformal.Set) *normTransform {
+func (c *Collection) transformFor(s0, s *conformal.Set) transform {
 	if t := c.transformed(s0.Geometry); t != nil && t.matches(s.Geometry) {
 		return t
 	}
@@ -157,7 +175,7 @@ func (c *Collection) transformFor(s0, s *conformal.Set) *normTransform {
 }
 
 // transformed returns c's transform for the geometry g, or nil.
-func (c *Collection) transformed(g geometry.Geometry) *normTransform {
+func (c *Collection) transformed(g geometry.Geometry) transform {
 	if g == nil || reflect.TypeOf(g).Kind() != reflect.Pointer {
 		return nil // not a key (a value that is not comparable would panic)
 	}
@@ -192,8 +210,18 @@ type normTransform struct {
 	// Gemm): within gz·Z + absZ of M·item in ‖·‖_p; 0 for z computed in
 	// float64 and rounded once.
 	gz, absZ float64
-	half     *kernel.HalfRows // p = 2: z in half precision (nil below HalfMinRows items)
-	bytes    *kernel.ByteRows // other p: z in 8 bits (nil below HalfMinRows items)
+	// uAZ is the factor of A + Z in the margin: 4u for the roundings of
+	// the transformed difference; a set behind a head (proj) rounds W·x
+	// to float32 before M as well, within u·(A + Z) more (c then bounds
+	// the columns of M·W through those of M: c_l = Σ_k ‖M_k‖_p·|W_kl|),
+	// and absH more where W·x falls below float32's normal range.
+	uAZ, absH float64
+	// proj is the set behind a square head whose M·W m is, with a copy of
+	// W (matches compares it), or nil.
+	proj  *head.Projected
+	w     []float64
+	half  *kernel.HalfRows // p = 2: z in half precision (nil below HalfMinRows items)
+	bytes *kernel.ByteRows // other p: z in 8 bits (nil below HalfMinRows items)
 }
 
 // matches reports whether g is the geometry the collection was transformed
@@ -204,6 +232,15 @@ type normTransform struct {
 // another LinearNorm (none in this module: one a caller implements) has
 // its M copied and compared, O(d²).
 func (t *normTransform) matches(g geometry.Geometry) bool {
+	if t.proj != nil {
+		// A head's W compared (O(d²), as M·a is), its single-norm by
+		// generation.
+		pr, ok := g.(*head.Projected)
+		if !ok || pr != t.proj || !slices.Equal(pr.Head.W, t.w) {
+			return false
+		}
+		g = pr.Inner
+	}
 	switch {
 	case t.ellipsoid != nil:
 		return g == geometry.Geometry(t.ellipsoid)
@@ -214,10 +251,10 @@ func (t *normTransform) matches(g geometry.Geometry) bool {
 	return ok && n.P() == t.p && slices.Equal(n.M(), t.m)
 }
 
-func newNormTransform(m []float64, p, q float64, c *Collection) (*normTransform, error) {
+func newNormTransform(m []float64, p, q float64, c *Collection, cols []float64) (*normTransform, error) {
 	d := c.D
 	t := &normTransform{d: d, m: m, p: p, kappa: 1, lambda: 1, z: make([]float32, c.N*d), zn: make([]float32, c.N),
-		ones: make([]float32, d), ps: make([]float32, d)}
+		ones: make([]float32, d), ps: make([]float32, d), uAZ: 4 * 0x1p-24}
 	pv := make([]float64, d)
 	for j := range d {
 		t.ones[j], t.ps[j], pv[j] = 1, float32(p), p
@@ -231,19 +268,8 @@ func newNormTransform(m []float64, p, q float64, c *Collection) (*normTransform,
 		return nil, fmt.Errorf("retrieve: transform: %w", err)
 	}
 	t.rel, t.abs = gb.FastTolerance()
-	t.c = make([]float64, d)
-	for l := range d {
-		var a float64
-		for k := range d {
-			a = math.Max(a, math.Abs(t.m[k*d+l]))
-		}
-		if a > 0 {
-			var s float64
-			for k := range d {
-				s += math.Pow(math.Abs(t.m[k*d+l])/a, p)
-			}
-			t.c[l] = a * math.Pow(s, 1/p) * (1 + 1e-12)
-		}
+	if t.c = cols; cols == nil {
+		t.c = columnNorms(m, d, p)
 	}
 	const rows = 2048
 	maxes := make([]float64, parallel.Chunks(c.N, rows))
@@ -311,6 +337,33 @@ func newNormTransform(m []float64, p, q float64, c *Collection) (*normTransform,
 	return t, nil
 }
 
+// overLimit is the error of a transform that needs need bytes, over
+// maxBytes.
+func (c *Collection) overLimit(need, maxBytes int64) error {
+	return fmt.Errorf("retrieve: transform: needs %d MiB (%d items of dimension %d), over the limit of %d MiB",
+		need>>20, c.N, c.D, maxBytes>>20)
+}
+
+// columnNorms is ‖column l of m‖_p (m d×d, row-major) for each l,
+// rounded up.
+func columnNorms(m []float64, d int, p float64) []float64 {
+	c := make([]float64, d)
+	for l := range d {
+		var a float64
+		for k := range d {
+			a = math.Max(a, math.Abs(m[k*d+l]))
+		}
+		if a > 0 {
+			var s float64
+			for k := range d {
+				s += math.Pow(math.Abs(m[k*d+l])/a, p)
+			}
+			c[l] = a * math.Pow(s, 1/p) * (1 + 1e-12)
+		}
+	}
+	return c
+}
+
 // normal32 reports whether every nonzero value of m rounds to a normal
 // float32 (relative error 2⁻²⁴).
 func normal32(m []float64) bool {
@@ -374,7 +427,7 @@ func (t *normTransform) filter(q0 float64, anchor []float32) (func(lo, hi int, k
 	}
 	absPhi := math.Pow(float64(d)*kernel.MinNormal32, 1/p)
 	// φ̃ above cut(Z) is out: φ − q ≥ φ̃ − margin(φ̃) − q > 0.
-	cut := func(zn float64) float64 { return (q + u4*(A+zn) + t.gz*zn + t.absZ + absPhi) / slack }
+	cut := func(zn float64) float64 { return (q + t.uAZ*(A+zn) + t.gz*zn + t.absZ + t.absH + absPhi) / slack }
 	limit := math.Pow(cut(t.znMax), p) * (1 + 1e-5) // on the partial sums S̃
 	keep := func(lo, hi int, keep []bool, sc []float64) {
 		kernel.FastPowRowsBound(sc, t.ones, t.ps, ya, t.z[lo*d:hi*d], limit)
@@ -396,7 +449,7 @@ func (t *normTransform) filter(q0 float64, anchor []float32) (func(lo, hi int, k
 			return 0, 0, false
 		}
 		phi, zn := math.Pow(v, 1/p), float64(t.zn[r])
-		e := u4*(A+zn) + t.gz*zn + t.absZ
+		e := t.uAZ*(A+zn) + t.gz*zn + t.absZ + t.absH
 		hi = ((phi+absPhi)*(1+u4)/(1-2*t.rel) + e) * t.lambda * (1 + 1e-9)
 		lo = max(0, ((phi-absPhi)*(1-u4)/(1+2*t.rel)-e)/t.kappa*(1-1e-9))
 		return lo, hi, true

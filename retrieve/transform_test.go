@@ -95,7 +95,7 @@ func TestTransformMatchesScan(t *testing.T) {
 			if err := fast.Transform(s, 0); err != nil {
 				t.Fatal(err)
 			}
-			if tr := fast.transformed(s.Geometry); (tr.gz > 0) != (kernel.Vector() && d >= 16 && c.offset == 0) {
+			if tr := fast.transformed(s.Geometry).(*normTransform); (tr.gz > 0) != (kernel.Vector() && d >= 16 && c.offset == 0) {
 				t.Errorf("d=%d, offset %v, %v: transformed in float32: %v (the vector kernels: %v)", d, c.offset, g.Kind(), tr.gz > 0, kernel.Vector())
 			}
 			want, wt, err := Search(context.Background(), s, anchor, plain, 0)

@@ -125,9 +125,9 @@ type Config struct {
 	// each reset the seed's next stream, so that no run repeats another's
 	// draws. ccs serve draws it at start unless -monitor-seed gives it.
 	MonitorSeed uint64
-	// TransformBytes is the memory the single-norm and ellipsoid sets'
-	// transformed collections (retrieve.Collection.Transform: M·z of every
-	// item, made at each load) may take in all; default 4 GiB; negative: none. A
+	// TransformBytes is the memory the single-norm, ellipsoid and head's
+	// sets' transformed collections (retrieve.Collection.Transform: M·z of
+	// every item, W·z behind a head, made at each load) may take in all; default 4 GiB; negative: none. A
 	// transform that would not fit is refused, and GET /v1/sets says why;
 	// that pair is then searched by the plain scan. During a reload the
 	// old generation is served while the new one is built, so both
@@ -526,9 +526,10 @@ func prepareHalf(st *state) {
 	}
 }
 
-// transformAll transforms each in-memory collection for each single-norm
-// or ellipsoid set of its dimension (retrieve.Collection.Transform), in
-// name order, within budget bytes in all.
+// transformAll transforms each in-memory collection for each single-norm,
+// ellipsoid or head's set of its dimension (retrieve.Transformable,
+// retrieve.Collection.Transform), in name order, within budget bytes in
+// all.
 func transformAll(st *state, budget int64) {
 	st.transforms = map[string][]transformInfo{}
 	for _, sn := range slices.Sorted(maps.Keys(st.sets)) {
@@ -552,7 +553,7 @@ func transformAll(st *state, budget int64) {
 			if err != nil {
 				continue
 			}
-			need := retrieve.TransformBytes(n, c.Dim())
+			need := retrieve.TransformBytesOf(set.Geometry, n)
 			start := time.Now()
 			switch {
 			case budget < need:

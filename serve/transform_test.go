@@ -13,6 +13,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/retrieve"
 )
 
@@ -30,12 +31,34 @@ func transformable(t *testing.T) []geometry.Geometry {
 	return []geometry.Geometry{nm, el}
 }
 
-// TestTransforms: a served single-norm or ellipsoid set gets its in-memory
-// collection transformed at load (GET /v1/sets says so, with the bytes),
-// its hits are the plain scan's; under a smaller -transform-memory the
-// transform is refused with the reason and the hits stay the same.
+// TestTransforms: a served single-norm or ellipsoid set, or a set behind a
+// head (a generalized ball behind a 3 → 2 head, a single-norm behind a
+// square one), gets its in-memory collection transformed at load (GET
+// /v1/sets says so, with the bytes), its hits are the plain scan's; under
+// a smaller -transform-memory the transform is refused with the reason
+// and the hits stay the same.
 func TestTransforms(t *testing.T) {
-	for _, g := range transformable(t) {
+	gb, err := geometry.NewGenBall([]float64{1, 0.5}, []float64{1.5, 0.8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm, err := geometry.NewNorm(3, []float64{1, 0.2, 0, 0, 1.5, 0.1, 0.3, 0, 0.5}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heads []geometry.Geometry
+	for _, c := range []struct {
+		w     []float64
+		inner geometry.Geometry
+	}{{[]float64{1, 0.2, -0.1, 0.3, 0.9, 0.4}, gb}, {[]float64{1, 0.1, 0, -0.2, 1, 0.3, 0, 0.4, 0.8}, nm}} {
+		out := c.inner.Dim()
+		g, err := head.NewProjected(&head.Linear{In: 3, Out: out, W: c.w, B: make([]float64, out)}, c.inner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		heads = append(heads, g)
+	}
+	for _, g := range append(transformable(t), heads...) {
 		testTransforms(t, g)
 	}
 }
@@ -80,7 +103,7 @@ func testTransforms(t *testing.T, g geometry.Geometry) {
 			t.Fatal(err)
 		}
 		tr := sets.Sets[0].Transforms
-		if len(tr) != 1 || tr[0].Collection != "db" || (tc.refused == "") != (tr[0].Bytes == retrieve.TransformBytes(500, 3)) ||
+		if len(tr) != 1 || tr[0].Collection != "db" || (tc.refused == "") != (tr[0].Bytes == retrieve.TransformBytesOf(g, 500)) ||
 			!strings.Contains(tr[0].Refused, tc.refused) {
 			t.Errorf("%s, budget %d: transforms %+v", name, tc.budget, tr)
 		}

@@ -287,8 +287,9 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 // batchTransform transforms store, where it is a collection in memory, for
 // a batch of m anchors searched with set or with sets sharing its geometry
 // (a class-conditional set's ForClass sets, -anchor-labels' groups; its
-// OverAllClasses, -unlabeled marginal's): a single-norm or ellipsoid's
-// searches then scan it in O(d) a row, against O(d²), from as many
+// OverAllClasses, -unlabeled marginal's): a single-norm's, an ellipsoid's
+// or a head's set's searches then scan it in O(d) a row, against O(d²),
+// from as many
 // anchors as the transform costs plain scans. The one transform is kept
 // by the geometry, so every class's group searches it; it is made for set
 // itself, as ccs serve makes it (a class's smaller threshold can have the

@@ -31,7 +31,7 @@ type serveOptions struct {
 	MonitorLimit      int           // the points each monitor observes before it is full
 	MonitorSeed       uint64        // the monitors' smoothing; drawn at start unless given
 	monitorSeedSet    bool
-	TransformMemory   int64  // bytes the single-norm and ellipsoid transforms may take
+	TransformMemory   int64  // bytes the single-norm, ellipsoid and head's transforms may take
 	HalfCopy          bool   // the collections' compact copies
 	AuthTokens        string // tokens file
 	Metrics           string // token, open or off
@@ -79,7 +79,7 @@ func serveCommand() *command {
 			fs.IntVar(&o.MaxInflight, "max-inflight", 0, "most requests handled at once, others wait their turn (0: 2 per CPU, at least 4)")
 			fs.Int64Var(&o.BodyMemory, "body-memory", 0, "memory in `bytes` all request bodies may hold at once, reserved as their bytes arrive; a body beyond it is answered 503 (0: 4 × -max-body, at least 256 MiB)")
 			fs.BoolVar(&o.HalfCopy, "half-copy", true, "keep a compact copy of each collection an ℓ2 or generalized ball set searches, made at load (half-precision for the ℓ2 ball: half again the collection's memory; 8 bits for the generalized ball: a quarter again), and searches that screen it first, about twice as fast; -half-copy=false scans the float32 rows alone")
-			fs.Int64Var(&o.TransformMemory, "transform-memory", 4<<30, "memory in `bytes` the single-norm and ellipsoid sets may take for their transformed collections (M·z of each item, L⁻¹·z for an ellipsoid, made at each load so that retrieval costs O(d) per item); a transform over it is refused and that pair scanned plainly (GET /v1/sets says which); a reload holds both generations, up to twice this; 0 or negative: none")
+			fs.Int64Var(&o.TransformMemory, "transform-memory", 4<<30, "memory in `bytes` the single-norm, ellipsoid and head's sets may take for their transformed collections (M·z of each item, L⁻¹·z for an ellipsoid, W·z behind a head, made at each load so that retrieval costs O(d) per item); a transform over it is refused and that pair scanned plainly (GET /v1/sets says which); a reload holds both generations, up to twice this; 0 or negative: none")
 			return func() error {
 				fs.Visit(func(f *flag.Flag) { o.monitorSeedSet = o.monitorSeedSet || f.Name == "monitor-seed" })
 				return nil
