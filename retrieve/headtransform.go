@@ -31,16 +31,13 @@ var (
 
 // headTransformable is nil where Transform applies to a set behind a head
 // (head.Projected), or why not: a generalized ball behind any head, whose
-// fast score bounds something; a single-norm of p ≥ 1 behind a square
-// head, transformed by the product M·W.
+// fast score bounds something; a single-norm of p ≥ 1 behind any head,
+// transformed by the product M·W (Out × In).
 func headTransformable(pr *head.Projected) error {
 	switch in := pr.Inner.(type) {
 	case *geometry.Norm:
 		if in.P() < 1 {
 			return fmt.Errorf("retrieve: transform: p = %v < 1 (a quasi-norm): the plain scan serves it", in.P())
-		}
-		if pr.Head.In != pr.Head.Out {
-			return fmt.Errorf("retrieve: transform: a single-norm behind a head of %d → %d dimensions: only a square head's M·W is transformed; the plain scan serves it", pr.Head.In, pr.Head.Out)
 		}
 		return nil
 	case *geometry.GenBall:
@@ -54,9 +51,9 @@ func headTransformable(pr *head.Projected) error {
 
 // TransformBytesOf is the memory Transform takes for a set of geometry g
 // on a collection of n items of g's dimension, at most: TransformBytes but
-// for a generalized ball behind a head, whose transform keeps W·item
-// (float32, of the head's output dimension), a bound of each item's, and
-// from HalfMinRows items on their 8-bit copy.
+// behind a head, whose transform keeps an item's W·z or M·W·z (float32, of
+// the head's output dimension), a bound of each item's, and from
+// HalfMinRows items on their compact copy (8 bits for a generalized ball).
 func TransformBytesOf(g geometry.Geometry, n int) int64 {
 	inner, _ := geometry.Unshift(g)
 	if pr, ok := inner.(*head.Projected); ok {
@@ -67,6 +64,7 @@ func TransformBytesOf(g geometry.Geometry, n int) int64 {
 			}
 			return b
 		}
+		return TransformBytes(n, pr.Head.Out) // M·W·z: Out a row
 	}
 	return TransformBytes(n, g.Dim())
 }
@@ -86,13 +84,14 @@ func (c *Collection) transformHead(s *conformal.Set, pr *head.Projected, maxByte
 	switch in := pr.Inner.(type) {
 	case *geometry.Norm:
 		gen := in.Generation() // before M: a change after it is seen
-		m, p, w, d := in.M(), in.P(), slices.Clone(pr.Head.W), c.D
-		mw := make([]float64, d*d)
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, blas64.General{Rows: d, Cols: d, Data: m, Stride: d},
-			blas64.General{Rows: d, Cols: d, Data: w, Stride: d}, 0, blas64.General{Rows: d, Cols: d, Data: mw, Stride: d})
+		m, p, w := in.M(), in.P(), slices.Clone(pr.Head.W)
+		out, d := pr.Head.Out, c.D
+		mw := make([]float64, out*d)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, blas64.General{Rows: out, Cols: out, Data: m, Stride: out},
+			blas64.General{Rows: out, Cols: d, Data: w, Stride: d}, 0, blas64.General{Rows: out, Cols: d, Data: mw, Stride: d})
 		// c_l = Σ_k ‖column k of M‖_p·|W_kl| ≥ ‖column l of M·W‖_p, and
 		// bounds what rounding W·x to float32 moves M·(W·x) by.
-		cm, cols := columnNorms(m, d, p), make([]float64, d)
+		cm, cols := columnNorms(m, out, out, p), make([]float64, d)
 		var absH float64
 		for k, ck := range cm {
 			for l := range d {
@@ -103,7 +102,7 @@ func (c *Collection) transformHead(s *conformal.Set, pr *head.Projected, maxByte
 		for l := range cols {
 			cols[l] *= 1 + 1e-12
 		}
-		nt, err := newNormTransform(mw, p, s.Threshold, c, cols)
+		nt, err := newNormTransform(mw, out, p, s.Threshold, c, cols)
 		if err != nil {
 			return err
 		}

@@ -16,7 +16,7 @@ import (
 // TestHeadTransformMatchesScan: a set behind a head (the InfoNCE rows'
 // generalized ball, behind a square head and behind ones that shrink and
 // widen the space, exponents from 0.6 to 3; a single-norm of p = 1.5 and 2
-// behind a square head) searched on the collection transformed for it
+// behind such heads too) searched on the collection transformed for it
 // returns the plain scan's hits — ids, rows, scores to the bit, order and
 // total — and its counts (CountBatch, which counts the items the bounds
 // place inside without their exact score) are the plain scan's, with a
@@ -33,7 +33,7 @@ func TestHeadTransformMatchesScan(t *testing.T) {
 		offset  float32
 	}{
 		{24, 24, "genball", 0}, {24, 16, "genball", 0}, {16, 40, "genball", 0}, {40, 40, "genball", 3000}, {16, 24, "genball", 3000},
-		{24, 24, "single1.5", 0}, {40, 40, "single2", 0}, {24, 24, "single2", 3000}, {24, 24, "single1.5", 3000},
+		{24, 24, "single1.5", 0}, {40, 40, "single2", 0}, {24, 16, "single2", 0}, {16, 40, "single1.5", 0}, {24, 24, "single2", 3000}, {24, 24, "single1.5", 3000},
 	} {
 		in, out := c.in, c.out
 		w := make([]float64, out*in)
@@ -208,7 +208,6 @@ func TestHeadTransformRefuses(t *testing.T) {
 		inner geometry.Geometry
 		want  string
 	}{
-		{lin(8, 6), norm(6, 2), "only a square head"},
 		{lin(8, 8), norm(8, 0.5), "quasi-norm"},
 		{lin(8, 8), el, "is not transformed"},
 		{lin(8, 8), geometry.Ball{D: 8}, "is not transformed"},
@@ -230,6 +229,10 @@ func TestHeadTransformRefuses(t *testing.T) {
 	g, _ := head.NewProjected(lin(8, 3), gb)
 	if got, want := TransformBytesOf(g, 1000), int64(1000*4*4); got != want {
 		t.Errorf("TransformBytesOf a generalized ball behind 8 → 3: %d, want %d", got, want)
+	}
+	gn, _ := head.NewProjected(lin(8, 3), norm(3, 1.5))
+	if got, want := TransformBytesOf(gn, 1000), TransformBytes(1000, 3); got != want {
+		t.Errorf("TransformBytesOf a single-norm behind 8 → 3: %d, want %d", got, want)
 	}
 	coll, _ := NewCollection(make([]float32, 8000), 8, nil)
 	if err := coll.Transform(&conformal.Set{Geometry: g, Threshold: 1}, 1000); err == nil || !strings.Contains(err.Error(), "over the limit") {

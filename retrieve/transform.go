@@ -40,12 +40,12 @@ func TransformBytes(n, d int) int64 {
 // once ‖M·a − M·z‖₂ passes κ·q (geometry.Ellipsoid.Whitening). A set
 // behind a head (head.Projected, the InfoNCE rows), which scores every
 // item through W, O(In·Out) an item, is transformed too: a single-norm
-// behind a square head by M·W; a generalized ball behind any head by W
-// (W·z of every item, TransformBytesOf: the ball's fast score on W·a −
-// W·z, its margin the roundings of W·a and W·z; headTransform). It
-// refuses, with the reason, a set of another family (behind a head: an
-// ℓ2 ball or an ellipsoid, or a single-norm behind a head that is not
-// square), a p below 1 (a quasi-norm: the
+// by M·W (Out × In; a head that is not square takes the float64
+// product); a generalized ball by W (W·z of every item, TransformBytesOf:
+// the ball's fast score on W·a − W·z, its margin the roundings of W·a and
+// W·z; headTransform). It refuses, with the reason, a set of another
+// family (behind a head: an ℓ2 ball or an ellipsoid), a p below 1 (a
+// quasi-norm: the
 // error bound needs the triangle inequality), an ellipsoid without a
 // bounded inverse, a dimension other than c's, or a transform larger than
 // maxBytes (≤ 0: no limit). Transforming again for the same set does
@@ -105,7 +105,7 @@ func (c *Collection) Transform(s *conformal.Set, maxBytes int64) error {
 	if reflect.TypeOf(s.Geometry).Kind() != reflect.Pointer {
 		return fmt.Errorf("retrieve: transform: a transform is kept by its geometry's pointer, and %T is not one: the plain scan serves it", s.Geometry)
 	}
-	t, err := newNormTransform(m, p, kappa*s.Threshold, c, nil)
+	t, err := newNormTransform(m, c.D, p, kappa*s.Threshold, c, nil)
 	if err != nil {
 		return err
 	}
@@ -187,8 +187,8 @@ func (c *Collection) transformed(g geometry.Geometry) transform {
 // normTransform is a collection transformed by a single-norm's M, or by an
 // ellipsoid's whitening.
 type normTransform struct {
-	d         int
-	m         []float64 // M, row-major, as transformed (matches compares it for a LinearNorm other than *geometry.Norm)
+	d, in     int       // M's rows (the transformed items' dimension) and columns (the collection's)
+	m         []float64 // M, d×in row-major, as transformed (matches compares it for a LinearNorm other than *geometry.Norm)
 	p         float64
 	ellipsoid *geometry.Ellipsoid // the ellipsoid whose W = L⁻¹ is m (immutable), or nil
 	// norm is the single-norm m was copied from, at its generation gen
@@ -216,7 +216,7 @@ type normTransform struct {
 	// the columns of M·W through those of M: c_l = Σ_k ‖M_k‖_p·|W_kl|),
 	// and absH more where W·x falls below float32's normal range.
 	uAZ, absH float64
-	// proj is the set behind a square head whose M·W m is, with a copy of
+	// proj is the set behind a head whose M·W m is, with a copy of
 	// W (matches compares it), or nil.
 	proj  *head.Projected
 	w     []float64
@@ -251,9 +251,9 @@ func (t *normTransform) matches(g geometry.Geometry) bool {
 	return ok && n.P() == t.p && slices.Equal(n.M(), t.m)
 }
 
-func newNormTransform(m []float64, p, q float64, c *Collection, cols []float64) (*normTransform, error) {
-	d := c.D
-	t := &normTransform{d: d, m: m, p: p, kappa: 1, lambda: 1, z: make([]float32, c.N*d), zn: make([]float32, c.N),
+func newNormTransform(m []float64, d int, p, q float64, c *Collection, cols []float64) (*normTransform, error) {
+	in := c.D
+	t := &normTransform{d: d, in: in, m: m, p: p, kappa: 1, lambda: 1, z: make([]float32, c.N*d), zn: make([]float32, c.N),
 		ones: make([]float32, d), ps: make([]float32, d), uAZ: 4 * 0x1p-24}
 	pv := make([]float64, d)
 	for j := range d {
@@ -269,7 +269,7 @@ func newNormTransform(m []float64, p, q float64, c *Collection, cols []float64) 
 	}
 	t.rel, t.abs = gb.FastTolerance()
 	if t.c = cols; cols == nil {
-		t.c = columnNorms(m, d, p)
+		t.c = columnNorms(m, d, in, p)
 	}
 	const rows = 2048
 	maxes := make([]float64, parallel.Chunks(c.N, rows))
@@ -278,7 +278,7 @@ func newNormTransform(m []float64, p, q float64, c *Collection, cols []float64) 
 			// Minkowski: ‖|M|·|z|‖_p ≤ Σ_l |z_l|·‖column l‖_p, which also
 			// bounds ‖M·z‖_p; rounded up, with room for the sum's rounding.
 			var nrm float64
-			for l, v := range c.Rows[i*d : (i+1)*d] {
+			for l, v := range c.Rows[i*in : (i+1)*in] {
 				nrm += math.Abs(float64(v)) * t.c[l]
 			}
 			nrm *= 1 + 1e-12
@@ -302,26 +302,31 @@ func newNormTransform(m []float64, p, q float64, c *Collection, cols []float64) 
 	// where it costs the filter little: g·Z + d^{1/p}·d·2⁻¹⁴⁹ ≤ 10⁻³·q for
 	// the largest Z (items far from the origin next to a tight threshold
 	// take the float64 product, rounded once, u·Z). A chunk whose products
-	// leave float32's range is computed in float64.
-	mt := kernel.NewNormMatrix(t.m, d, kernel.NormMatrix{})
+	// leave float32's range is computed in float64. A rectangular M (a
+	// single-norm behind a head of another output dimension) takes the
+	// float64 product.
+	var mt kernel.NormMatrix
 	const u = 0x1p-24
-	if g, abs := kernel.GemmErr(d)*(1+u)+u, math.Pow(float64(d), 1/p)*float64(d)*0x1p-149; mt.Ready() && normal32(t.m) && g*t.znMax+abs <= 1e-3*q {
-		t.gz, t.absZ = g, abs
+	if d == in {
+		mt = kernel.NewNormMatrix(t.m, d, kernel.NormMatrix{})
+		if g, abs := kernel.GemmErr(d)*(1+u)+u, math.Pow(float64(d), 1/p)*float64(d)*0x1p-149; mt.Ready() && normal32(t.m) && g*t.znMax+abs <= 1e-3*q {
+			t.gz, t.absZ = g, abs
+		}
 	}
-	mg := blas64.General{Rows: d, Cols: d, Data: t.m, Stride: d}
+	mg := blas64.General{Rows: d, Cols: in, Data: t.m, Stride: in}
 	parallel.For(c.N, rows, 0, func(ci, lo, hi int) {
 		n := hi - lo
 		z := t.z[lo*d : hi*d]
-		if t.gz > 0 && mt.Products(z, c.Rows[lo*d:hi*d], n) && bundle.FirstNonFinite(z) < 0 {
+		if t.gz > 0 && mt.Products(z, c.Rows[lo*in:hi*in], n) && bundle.FirstNonFinite(z) < 0 {
 			return
 		}
-		x := make([]float64, n*d)
-		for i, v := range c.Rows[lo*d : hi*d] {
+		x := make([]float64, n*in)
+		for i, v := range c.Rows[lo*in : hi*in] {
 			x[i] = float64(v)
 		}
 		y := make([]float64, n*d)
 		blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-			blas64.General{Rows: n, Cols: d, Data: x, Stride: d}, mg, 0,
+			blas64.General{Rows: n, Cols: in, Data: x, Stride: in}, mg, 0,
 			blas64.General{Rows: n, Cols: d, Data: y, Stride: d})
 		for i, v := range y {
 			z[i] = float32(v)
@@ -344,19 +349,19 @@ func (c *Collection) overLimit(need, maxBytes int64) error {
 		need>>20, c.N, c.D, maxBytes>>20)
 }
 
-// columnNorms is ‖column l of m‖_p (m d×d, row-major) for each l,
+// columnNorms is ‖column l of m‖_p (m d×in, row-major) for each l,
 // rounded up.
-func columnNorms(m []float64, d int, p float64) []float64 {
-	c := make([]float64, d)
-	for l := range d {
+func columnNorms(m []float64, d, in int, p float64) []float64 {
+	c := make([]float64, in)
+	for l := range in {
 		var a float64
 		for k := range d {
-			a = math.Max(a, math.Abs(m[k*d+l]))
+			a = math.Max(a, math.Abs(m[k*in+l]))
 		}
 		if a > 0 {
 			var s float64
 			for k := range d {
-				s += math.Pow(math.Abs(m[k*d+l])/a, p)
+				s += math.Pow(math.Abs(m[k*in+l])/a, p)
 			}
 			c[l] = a * math.Pow(s, 1/p) * (1 + 1e-12)
 		}
@@ -405,14 +410,14 @@ func normal32(m []float64) bool {
 // For an ellipsoid, the filter rules items out on ‖M·x‖₂ against κ times
 // the set's threshold q0.
 func (t *normTransform) filter(q0 float64, anchor []float32) (func(lo, hi int, keep []bool, scratch []float64), func(b0 int, masks []uint16), func(r int, v float64) (lo, hi float64, ok bool)) {
-	d, p := t.d, t.p
+	d, in, p := t.d, t.in, t.p
 	q := q0 * t.kappa
 	ya := make([]float32, d)
 	var A float64
 	for k := range d {
 		var v float64
-		for l := range d {
-			v += t.m[k*d+l] * float64(anchor[l])
+		for l := range in {
+			v += t.m[k*in+l] * float64(anchor[l])
 		}
 		ya[k] = float32(v)
 	}
