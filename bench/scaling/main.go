@@ -5,7 +5,8 @@
 //     ball and the single-norm at 1, 2, 4, … NumCPU threads (GOMAXPROCS
 //     and the trainer's workers both set to the count);
 //   - one retrieval query over a collection (ℓ2 ball, generalized ball,
-//     single-norm after its transform) at 2 and NumCPU threads (or the
+//     single-norm after its transform, a generalized ball behind a head
+//     after its) at 2 and NumCPU threads (or the
 //     -threads counts), with the rate at which it read the compact copy
 //     it screens;
 //   - one per-input OOD query (the k-th nearest pool row under each
@@ -47,6 +48,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/ood"
@@ -353,9 +355,10 @@ func (o options) queryThreads() []int {
 	return []int{2, runtime.NumCPU()}
 }
 
-// sets returns an ℓ2 ball, a generalized ball and a single-norm at d with
-// thresholds that keep about a fraction keep of rows (scored on the first
-// 10 000).
+// sets returns an ℓ2 ball, a generalized ball, a single-norm and a
+// generalized ball behind a square head near the identity (an InfoNCE
+// row's set) at d with thresholds that keep about a fraction keep of rows
+// (scored on the first 10 000).
 func sets(rng *rand.Rand, rows []float32, d int, keep float64) ([]*conformal.Set, error) {
 	m, p := make([]float64, d), make([]float64, d)
 	for j := range d {
@@ -376,8 +379,19 @@ func sets(rng *rand.Rand, rows []float32, d int, keep float64) ([]*conformal.Set
 	if err != nil {
 		return nil, err
 	}
+	w := make([]float64, d*d)
+	for i := range w {
+		w[i] = 0.05 * rng.NormFloat64()
+	}
+	for j := range d {
+		w[j*d+j] += 1
+	}
+	hg, err := head.NewProjected(&head.Linear{In: d, Out: d, W: w, B: make([]float64, d)}, gb)
+	if err != nil {
+		return nil, err
+	}
 	var out []*conformal.Set
-	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, gb, nm} {
+	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, gb, nm, hg} {
 		n := min(10000, len(rows)/d)
 		sc := g.Scores(make([]float64, n), rows[:n*d])
 		slices.Sort(sc)
@@ -396,7 +410,8 @@ func gaussRows(rng *rand.Rand, n, d int) []float32 {
 }
 
 // retrieveFigures times one query over the collection per geometry, the
-// single-norm after its one-time transform and the balls after the
+// single-norm and the head's set after their one-time transforms (the
+// head's: W·z of every item) and the balls after the
 // collection's half-precision copy (as retrieve's BenchmarkSearch).
 func retrieveFigures(o options) ([]Figure, error) {
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -409,8 +424,10 @@ func retrieveFigures(o options) ([]Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Transform(ss[2], 0); err != nil {
-		return nil, err
+	for _, s := range ss[2:] {
+		if err := c.Transform(s, 0); err != nil {
+			return nil, err
+		}
 	}
 	// The compact copies, as the second search of each kind would start
 	// them (ccs serve: at load): the ℓ2 ball screens the half floats, the
@@ -420,8 +437,8 @@ func retrieveFigures(o options) ([]Figure, error) {
 	c.PrepareHalf()
 	c.PrepareBytes()
 	anchor := make([]float32, o.d)
-	names := []string{"ball", "genball", "single (transformed)"}
-	screened := []int64{retrieve.HalfBytes(o.items, o.d), retrieve.ByteBytes(o.items, o.d), retrieve.ByteBytes(o.items, o.d)}
+	names := []string{"ball", "genball", "single (transformed)", "genball+head (transformed)"}
+	screened := []int64{retrieve.HalfBytes(o.items, o.d), retrieve.ByteBytes(o.items, o.d), retrieve.ByteBytes(o.items, o.d), retrieve.ByteBytes(o.items, o.d)}
 	var figs []Figure
 	for _, t := range o.queryThreads() {
 		runtime.GOMAXPROCS(t)
