@@ -774,9 +774,9 @@ func (p *PairIDs) Left(pairs [][2]int, name string) ([][2]int, error) {
 	if p.Unknown > 0 {
 		swapped := ""
 		if p.swapped == p.Unknown {
-			swapped = ": every pair's query id is a row's and its row id a query's — are the columns swapped? A pair is the query's id, then the relevant row's (BEIR's qrels: query-id, corpus-id, score)"
+			swapped = ": every pair's query id is a row's and its row id a query's — are the columns swapped, or the queries and the rows (their embeddings and ids) each given in the other's place? A pair is the query's id, then the relevant row's (BEIR's qrels: query-id, corpus-id, score)"
 		} else if 10*p.swapped >= 9*p.Unknown {
-			swapped = fmt.Sprintf(": %d of them name a row's id as the query and a query's as the row — are the columns swapped? A pair is the query's id, then the relevant row's (BEIR's qrels: query-id, corpus-id, score)", p.swapped)
+			swapped = fmt.Sprintf(": %d of them name a row's id as the query and a query's as the row — are the columns swapped, or the queries and the rows (their embeddings and ids) each given in the other's place? A pair is the query's id, then the relevant row's (BEIR's qrels: query-id, corpus-id, score)", p.swapped)
 		} else {
 			var like []string
 			if p.exampleQuery != "" {

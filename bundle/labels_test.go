@@ -301,7 +301,7 @@ func TestPairIDs(t *testing.T) {
 	}
 	// Columns swapped: every query id a row's, every row id a query's.
 	sw, _ := NewPairIDs([]string{"q0", "q1"}, []string{"d5", "d7"})
-	if _, err := sw.Rows(Array{Shape: []int{2, 2}, Str: []string{"d5", "q1", "d7", "q0"}}, "qrels.tsv"); err == nil || !strings.Contains(err.Error(), `qrels.tsv: no pairs: all 2 name ids that are not among the given ids (the first: query id "d5"): every pair's query id is a row's and its row id a query's — are the columns swapped?`) {
+	if _, err := sw.Rows(Array{Shape: []int{2, 2}, Str: []string{"d5", "q1", "d7", "q0"}}, "qrels.tsv"); err == nil || !strings.Contains(err.Error(), `qrels.tsv: no pairs: all 2 name ids that are not among the given ids (the first: query id "d5"): every pair's query id is a row's and its row id a query's — are the columns swapped, or the queries and the rows (their embeddings and ids) each given in the other's place?`) {
 		t.Errorf("swapped columns: %v", err)
 	}
 	if _, err := p.Rows(Int64([]int64{1, 30, 4, 5}, 1, 4), "pairs"); err == nil || !strings.Contains(err.Error(), "pairs: dtype int64, shape (1, 4): want pairs (m, 2) of integers or strings, or (m, 3) with a score each") {
@@ -377,7 +377,7 @@ func TestReadQrels(t *testing.T) {
 	for i := range 10 {
 		text += fmt.Sprintf("d%d\tq%d\t1\n", i%4, i%3)
 	}
-	if _, _, err := read(text + "zz\tq0\t1\n"); err == nil || !strings.Contains(err.Error(), "10 of them name a row's id as the query and a query's as the row — are the columns swapped?") {
+	if _, _, err := read(text + "zz\tq0\t1\n"); err == nil || !strings.Contains(err.Error(), "10 of them name a row's id as the query and a query's as the row — are the columns swapped, or the queries and the rows (their embeddings and ids) each given in the other's place?") {
 		t.Errorf("ten in eleven swapped: %v", err)
 	}
 	// Two columns throughout, spaces or commas: every pair relevant.

@@ -52,7 +52,7 @@ const DefaultSizeAnchors = 1000
 // one call at a time. A store that can be transformed for s (a Collection,
 // for a single-norm, an ellipsoid or a set behind a head:
 // retrieve.Transformable) is transformed first when n is
-// retrieve.BatchTransformMin or more, as ccs retrieve's batches are: O(d)
+// retrieve.TransformMin or more, as ccs retrieve's batches are: O(d)
 // an item instead of O(d²), and the items surely inside are counted
 // without their exact score; the same counts (where the transform is
 // refused, over retrieve.BatchTransformBytes, it is scanned plainly).
@@ -88,7 +88,7 @@ func AnchorSizes(ctx context.Context, s *conformal.Set, test *bundle.Bundle, sto
 			return nil, 0, err
 		}
 	}
-	if t, ok := store.(retrieve.Transformer); ok && n >= retrieve.BatchTransformMin && retrieve.Transformable(s.Geometry) {
+	if t, ok := store.(retrieve.Transformer); ok && n >= retrieve.TransformMin(s.Geometry) && retrieve.Transformable(s.Geometry) {
 		_ = t.Transform(s, retrieve.BatchTransformBytes)
 	}
 	d := test.D

@@ -220,7 +220,7 @@ func (b *topKRun) measure(ctx context.Context, distance string) (TopK, error) {
 	}
 	g := probe.Geometry
 	coll, _ := b.store.(*retrieve.Collection)
-	if coll != nil && b.each >= retrieve.BatchTransformMin && retrieve.Transformable(g) {
+	if coll != nil && b.each >= retrieve.TransformMin(g) && retrieve.Transformable(g) {
 		_ = coll.Transform(probe, retrieve.BatchTransformBytes) // refused: scanned plainly
 	}
 	// ranksOf is the rank a point of score v[i] around anchor i (rows of

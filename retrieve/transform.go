@@ -137,6 +137,26 @@ func (c *Collection) keepTransform(g geometry.Geometry, t transform) {
 // 22–35 ms).
 const BatchTransformMin = 8
 
+// HeadTransformMin is BatchTransformMin for a set behind a head: its
+// transform (W·z of every item, or M·W·z) costs about one plain scan,
+// which computes W·x of every item too, so a second search repays it.
+const HeadTransformMin = 2
+
+// TransformMin is the number of searches with a set of geometry g from
+// which a caller transforms the collection first: HeadTransformMin behind
+// a head, BatchTransformMin otherwise.
+func TransformMin(g geometry.Geometry) int {
+	if inner, _ := geometry.Unshift(g); isProjected(inner) {
+		return HeadTransformMin
+	}
+	return BatchTransformMin
+}
+
+func isProjected(g geometry.Geometry) bool {
+	_, ok := g.(*head.Projected)
+	return ok
+}
+
 // BatchTransformBytes bounds the memory those callers' transforms may
 // take (Transform's maxBytes), as ccs serve's -transform-memory default.
 const BatchTransformBytes = 4 << 30

@@ -297,14 +297,15 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 // anchors of -anchor-labels, 12.5–21.3 s in all against 5.5–8.5 s).
 // Where it is refused (memory), the plain scan gives the same hits.
 func batchTransform(store retrieve.Store, set *conformal.Set, m int) {
-	if c, ok := store.(retrieve.Transformer); ok && m >= retrieveTransformMin && retrieve.Transformable(set.Geometry) {
+	if c, ok := store.(retrieve.Transformer); ok && m >= retrieve.TransformMin(set.Geometry) && retrieve.Transformable(set.Geometry) {
 		_ = c.Transform(set, retrieveTransformBytes)
 	}
 }
 
 // retrieveTransformMin is the batch from which ccs retrieve transforms
-// the collection, and retrieveTransformBytes the memory it may take
-// (retrieve.BatchTransformMin, retrieve.BatchTransformBytes).
+// the collection (a set behind a head's: retrieve.HeadTransformMin), and
+// retrieveTransformBytes the memory it may take (retrieve.TransformMin,
+// retrieve.BatchTransformBytes).
 const (
 	retrieveTransformMin   = retrieve.BatchTransformMin
 	retrieveTransformBytes = retrieve.BatchTransformBytes

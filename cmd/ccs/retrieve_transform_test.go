@@ -14,6 +14,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/retrieve"
 )
 
@@ -39,7 +40,8 @@ func classCalibration(rng *rand.Rand, n, k, d, classes int) *bundle.Bundle {
 // collection, made once for a class-conditional set, is the one that
 // every class's set (-anchor-labels' groups, -label's) and the set over
 // all classes (-unlabeled marginal) search; below retrieveTransformMin
-// anchors, or for a set that no transform serves, there is none.
+// anchors (a set behind a head: retrieve.HeadTransformMin), or for a set
+// that no transform serves, there is none.
 func TestBatchTransformSharedByClasses(t *testing.T) {
 	t.Parallel()
 	const n, k, d, classes = 300, 2, 3, 3
@@ -57,6 +59,14 @@ func TestBatchTransformSharedByClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	gb, err := geometry.NewGenBall([]float64{1, 0.7}, []float64{1.5, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hg, err := head.NewProjected(&head.Linear{In: d, Out: 2, W: []float64{1, 0.2, 0, -0.1, 1, 0.3}, B: make([]float64, 2)}, gb)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		g    geometry.Geometry
@@ -67,6 +77,10 @@ func TestBatchTransformSharedByClasses(t *testing.T) {
 		{"ellipsoid", el, 100, true},
 		{"single-norm, too few anchors", nm, retrieveTransformMin - 1, false},
 		{"ball", geometry.Ball{D: d}, 100, false},
+		// Behind a head the transform costs about one plain scan: from two
+		// anchors on (retrieve.HeadTransformMin).
+		{"generalized ball behind a head", hg, retrieve.HeadTransformMin, true},
+		{"generalized ball behind a head, one anchor", hg, retrieve.HeadTransformMin - 1, false},
 	}
 	for _, tt := range tests {
 		set, err := conformal.Calibrate(tt.g, cal, 0.1, conformal.Options{Mode: conformal.Class})

@@ -1500,8 +1500,10 @@ def report(results, path, *, title=None):
 
 
 # The batch from which Set.retrieve_many transforms its collection, as ccs
-# retrieve does (cmd/ccs: retrieveTransformMin).
+# retrieve does (retrieve.TransformMin): a set behind a head from 2, since
+# its transform costs about one plain scan.
 _TRANSFORM_MIN = 8
+_HEAD_TRANSFORM_MIN = 2
 
 
 class Collection(_Handle):
@@ -1546,7 +1548,8 @@ class Collection(_Handle):
         transform serves its retrieve(label=), retrieve_many(labels=) and
         for_class sets, which share its geometry: one transform for all
         its classes. Set.retrieve_many does it for a batch of 8 anchors or
-        more; ccs serve at load."""
+        more (2 for a set behind a head, whose transform costs about one
+        plain scan); ccs serve at load."""
         call(lib.ccs_collection_transform, self._handle(), set._handle(), int(max_bytes))
 
     def save(self, path):
@@ -1616,6 +1619,10 @@ class Set(_Handle):
     def to_json(self):
         """The set file's text."""
         return call_string(lib.ccs_set_json, self._handle())
+
+    def _transform_min(self):
+        """The batch from which retrieve_many transforms its collection."""
+        return _HEAD_TRANSFORM_MIN if self.info.get("head") else _TRANSFORM_MIN
 
     @property
     def info(self):
@@ -1827,7 +1834,7 @@ class Set(_Handle):
         # serve makes it: its threshold over all classes lets the transform
         # take the float32 product where a small class's threshold would
         # have it take the float64 one (10^5 x 384: 5.5-8.7 s, not 1.1-3.2 s).
-        if m >= _TRANSFORM_MIN:
+        if m >= self._transform_min():
             try:
                 collection.transform(self)
             except ValueError:
@@ -1980,7 +1987,7 @@ class Set(_Handle):
             _warn(self._collection_warnings(collection._handle(), None, Lent()))
             if labels is not None:
                 return self._retrieve_classes(a, collection, limit, labels)
-            if len(a) >= _TRANSFORM_MIN:
+            if len(a) >= self._transform_min():
                 try:
                     collection.transform(self)
                 except ValueError:

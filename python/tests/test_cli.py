@@ -1593,6 +1593,28 @@ def test_collection_transform_class_set(calibrated, sim):
         assert list(gi) == list(wi) == list(alone[0]) and list(gs) == list(ws) == list(alone[1]), i
 
 
+def test_collection_transform_head_set(calibrated, sim):
+    """A set behind a head (InfoNCE) is transformed too, and retrieve_many
+    transforms for it from 2 anchors on (its transform costs about one
+    plain scan; 8 for other families): the hits of a transformed
+    collection are the plain scan's and the brute force's."""
+    rows = np.load(sim / "test.npz")["anchors"]
+    _, _, s = calibrated["infonce"]
+    assert s.info.get("head") and s._transform_min() == 2 and calibrated["one"][2]._transform_min() == 8
+    coll, plain = ccs.Collection(rows), ccs.Collection(rows)
+    coll.transform(s)
+    queries = rows[:3] + 0.05
+    got = s.retrieve_many(queries, rows)  # an array: a collection of its own, transformed for the batch
+    total = 0
+    for q, (gi, gs) in zip(queries, got):
+        ids, scores = s.retrieve(q, coll)
+        want_ids, want_scores = s.retrieve(q, plain)
+        assert list(ids) == list(want_ids) == list(gi) and list(scores) == list(want_scores) == list(gs)
+        assert sorted(ids) == list(np.flatnonzero(s.scores(q, rows) <= s.threshold))
+        total += len(ids)
+    assert 0 < total < 3 * len(rows)
+
+
 def test_safetensors_bf16_rows(labelled, cli, tmp_path):
     """A .safetensors file of bfloat16 embeddings and int64 labels, as
     Hugging Face tooling saves them: Collection.load(...).rows gives the
