@@ -23,6 +23,7 @@ message; a missing file FileNotFoundError. docs/python.md has the whole API.
 """
 
 import inspect
+import io
 import json
 import operator
 import os
@@ -43,9 +44,11 @@ __version__ = "0.1.0"
 __all__ = [
     "Bundle",
     "CCSWarning",
+    "Client",
     "Collection",
     "Comparison",
     "Server",
+    "ServiceError",
     "Set",
     "UnknownName",
     "bundle",
@@ -2294,6 +2297,171 @@ class Server(_Handle):
 
     def __repr__(self):
         return f"<ccs.Server {self.url} sets={list(self.sets)}>" if self._h else "<ccs.Server closed>"
+
+
+class ServiceError(ValueError):
+    """An error answer of a ccs service (ccs serve, ccs.serve) to a Client:
+    status (the HTTP status), code (the service's error code, such as
+    "invalid" or "unauthorized"), field (the part of the request it names,
+    such as "points[3][7]", or None) and the service's message."""
+
+    def __init__(self, status, code, field, message):
+        super().__init__(f"{status} {code}" + (f" ({field})" if field else "") + f": {message}")
+        self.status, self.code, self.field, self.message = status, code, field, message
+
+
+class Client:
+    """A client of a ccs service at url (ccs serve, or a Server of
+    ccs.serve), with the Set methods' answers: client.score(name, anchor,
+    points), client.retrieve(name, anchor, collection), client.ood(name,
+    points) — points sent as .npy bodies (float32, as the service holds
+    them). token: a bearer token (docs/security.md); timeout: seconds a
+    request may take. An error answer raises ServiceError with the
+    service's message and the request part it names; the service's warnings
+    are warned (CCSWarning), as the Set methods warn them. Standard library
+    only (urllib): no requests, no library call.
+
+        c = ccs.Client("http://127.0.0.1:8080", token="…")
+        c.sets()                          # GET /v1/sets: each set's name, geometry, α, …
+        c.score("ball", anchor, points)   # {"score", "inside", "threshold"}
+        c.retrieve("ball", anchor, "db", limit=10)   # (ids, scores), nearest first
+        c.ood("ball", points, alpha_ood=0.05, fdr=0.1)
+    """
+
+    def __init__(self, url, token=None, timeout=60.0):
+        if isinstance(url, Server):
+            url = url.url
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ValueError(f"Client: url: {url!r:.80}: want the service's address, http://host:port (or https://)")
+        self.url, self._token, self.timeout = url.rstrip("/"), token, timeout
+
+    def __repr__(self):
+        return f"<ccs.Client {self.url}>"
+
+    def _request(self, method, path, body=None, npy=False, query=None):
+        import urllib.error
+        import urllib.parse
+        import urllib.request
+        url = self.url + path
+        if query:
+            q = {k: v for k, v in query.items() if v is not None}
+            if q:
+                url += "?" + urllib.parse.urlencode(q)
+        headers = {}
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        data = None
+        if body is not None:
+            if npy:
+                buf = io.BytesIO()
+                np.save(buf, body, allow_pickle=False)
+                data, headers["Content-Type"] = buf.getvalue(), "application/x-npy"
+            else:
+                data, headers["Content-Type"] = json.dumps(body, allow_nan=False).encode(), "application/json"
+        req = urllib.request.Request(url, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as r:
+                return loads(r.read())
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            try:
+                err = json.loads(raw)["error"]
+                code, field, msg = err.get("code"), err.get("field"), err.get("message")
+            except (ValueError, KeyError, TypeError):
+                code, field, msg = "http", None, raw.decode("utf-8", "replace")[:200] or e.reason
+            raise ServiceError(e.code, code, field, msg) from None
+
+    @staticmethod
+    def _rows(x, name):
+        """x as float32 rows (m, d) for an .npy body; a single point (d,)
+        as one row."""
+        a = _lib.points(x.anchors if isinstance(x, Bundle) else x, name)
+        if a.ndim == 1:
+            a = a[None, :]
+        if a.ndim != 2:
+            raise ValueError(f"{name}: shape {a.shape}: want (m, d) points, or one point (d,)")
+        if a.dtype.kind != "f":
+            raise TypeError(f"{name}: dtype {a.dtype}: want floating-point embeddings")
+        return np.ascontiguousarray(a, dtype=np.float32)
+
+    def sets(self):
+        """GET /v1/sets: each served set's description (a list of dicts:
+        name, geometry, dim, alpha, threshold, guarantee, …)."""
+        return self._request("GET", "/v1/sets")["sets"]
+
+    def ready(self):
+        """Whether the service answers /readyz with 200 (loaded, not
+        draining)."""
+        try:
+            return self._request("GET", "/readyz").get("status") == "ready"
+        except ServiceError:
+            return False
+
+    def score(self, name, anchor, points, label=None):
+        """POST /v1/sets/NAME/score: {"score": φ(anchor − point) of each
+        point (np.ndarray of float64), "inside": score ≤ threshold (bool),
+        "threshold"} — Set.scores and Set.contains on the service. label:
+        a class-conditional set's anchor's class (its label or its class's
+        name)."""
+        a, p = self._rows(anchor, "anchor"), self._rows(points, "points")
+        if len(a) != 1:
+            raise ValueError(f"score: anchor: {len(a)} rows: want one anchor, (d,) or (1, d)")
+        if a.shape[1] != p.shape[1]:
+            raise ValueError(f"score: the anchor has {a.shape[1]} dimensions, the points {p.shape[1]}")
+        out = self._request("POST", f"/v1/sets/{_quote(name)}/score", np.vstack([a, p]), npy=True, query={"label": label})
+        _warn(out.get("warnings") or [])
+        return {"score": np.asarray(out["scores"], dtype=np.float64), "inside": np.asarray(out["inside"], dtype=np.bool_),
+                "threshold": out["threshold"]}
+
+    def retrieve(self, name, anchor, collection, limit=None, label=None):
+        """POST /v1/sets/NAME/retrieve: the items of the served collection
+        (its name) inside the set around anchor, nearest first (at most
+        limit): (ids, scores), as Set.retrieve — the ids str for a
+        collection with string ids. The answer's total (every item inside)
+        and truncated are on the client's last_retrieve."""
+        a = self._rows(anchor, "anchor")
+        if len(a) != 1:
+            raise ValueError(f"retrieve: anchor: {len(a)} rows: want one anchor, (d,) or (1, d)")
+        if not isinstance(collection, str):
+            raise TypeError(f"retrieve: collection: want the served collection's name, got {type(collection).__name__}")
+        out = self._request("POST", f"/v1/sets/{_quote(name)}/retrieve", a, npy=True,
+                            query={"collection": collection, "limit": None if limit is None else _limit(limit), "label": label})
+        _warn(out.get("warnings") or [])
+        hits = out["hits"]
+        self.last_retrieve = {k: out[k] for k in ("total", "truncated", "threshold") if k in out}
+        if hits and "key" in hits[0]:
+            ids = np.array([h["key"] for h in hits], dtype=str)
+        else:
+            ids = np.array([h["id"] for h in hits], dtype=np.int64)
+        return ids, np.array([h["score"] for h in hits], dtype=np.float64)
+
+    def ood(self, name, points, alpha_ood=None, delta=None, fdr=None):
+        """POST /v1/sets/NAME/ood: the set's per-input OOD test on points,
+        as Set.ood answers it: {"score", "p_value", "ood"} (np.ndarrays),
+        with fdr also "flagged" (and with delta "fdr_p_value"), and the
+        drift "monitor" after these points. None: the service's
+        defaults."""
+        p = self._rows(points, "points")
+        out = self._request("POST", f"/v1/sets/{_quote(name)}/ood", p, npy=True,
+                            query={"alpha_ood": alpha_ood, "delta": delta, "fdr": fdr})
+        if out.get("warning"):
+            _warn([out["warning"]])
+        res = out["results"]
+        got = {"score": np.asarray(out["scores"], dtype=np.float64),
+               "p_value": np.array([r["p_value"] for r in res], dtype=np.float64),
+               "ood": np.array([r["ood"] for r in res], dtype=np.bool_)}
+        if "flagged" in out:
+            got["flagged"] = np.asarray(out["flagged"], dtype=np.int64)
+        if "fdr_p_values" in out:
+            got["fdr_p_value"] = np.asarray(out["fdr_p_values"], dtype=np.float64)
+        got["monitor"] = out.get("monitor")
+        return got
+
+
+def _quote(name):
+    """A set's name as a path segment."""
+    import urllib.parse
+    return urllib.parse.quote(str(name), safe="")
 
 
 @_keywords

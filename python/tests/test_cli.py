@@ -945,6 +945,62 @@ def test_serve_equals_ccs_serve(calibrated, sim, tmp_path):
     assert done
 
 
+def test_client_equals_set_methods(calibrated, sim, tmp_path):
+    """ccs.Client against a service (ccs.serve with a token, a collection
+    of string ids, a class-conditional set, an OOD test) answers as the Set
+    methods do in this process: scores and inside, retrieve's ids and
+    scores (limit, label), ood's scores, p-values, flags and BH's flagged;
+    an error answer raises ServiceError with the status, code and the part
+    it names; a wrong token is 401."""
+    rows = np.load(sim / "test.npz")["anchors"]
+    ids = np.array([f"p{i}" for i in range(len(rows))])
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alice:0123456789abcdef0123\n")
+    tokens.chmod(0o600)
+    one, cls, od = calibrated["one"][2], calibrated["class"][2], calibrated["ood"][2]
+    with ccs.serve({"one": one, "class": cls, "ood": od}, {"coll": (rows, ids)}, addr="127.0.0.1:0",
+                   auth_tokens=tokens) as srv:
+        c = ccs.Client(srv.url, token="0123456789abcdef0123")
+        assert c.ready() and sorted(x["name"] for x in c.sets()) == ["class", "one", "ood"]
+        anchor, points = rows[7], rows[:200]
+        got = c.score("one", anchor, points)
+        assert list(got["score"]) == list(one.scores(anchor, points)) and got["threshold"] == one.threshold
+        assert list(got["inside"]) == list(one.contains(anchor, points)) and 0 < got["inside"].sum() < len(points)
+        got = c.score("class", anchor, points, label=2)
+        assert list(got["inside"]) == list(cls.contains(anchor, points, label=2))
+        gi, gs = c.retrieve("one", rows[9], "coll", limit=5)
+        wi, ws = one.retrieve(rows[9], ccs.Collection(rows, ids), limit=5)
+        assert list(gi) == list(wi) and list(gs) == list(ws) and gi.dtype.kind == "U" and len(gi) == 5
+        assert c.last_retrieve["total"] >= 5 and c.last_retrieve["truncated"]
+        gi, _ = c.retrieve("class", rows[9], "coll", label=2)
+        assert list(gi) == list(cls.retrieve(rows[9], ccs.Collection(rows, ids), label=2)[0])
+        rng = np.random.default_rng(3)
+        pts = np.vstack([rows[100:160], rng.normal(0, 6, size=(20, 3))])
+        got, want = c.ood("ood", pts, alpha_ood=0.1, fdr=0.2), od.ood(pts, alpha_ood=0.1, fdr=0.2)
+        for k in ("score", "p_value", "ood", "flagged"):
+            assert list(got[k]) == list(want[k]), k
+        assert got["ood"][-20:].sum() > 10 and got["monitor"] is not None
+        with pytest.raises(ValueError, match="score: the anchor has 3 dimensions, the points 4"):
+            c.score("one", anchor, np.ones((2, 4)))
+        with pytest.raises(ccs.ServiceError) as e:
+            c.score("one", np.ones(4), np.ones((2, 4)))
+        assert e.value.status == 422 and e.value.field == "body" and "dimension is 3" in e.value.message, str(e.value)
+        with pytest.raises(ccs.ServiceError) as e:
+            c.retrieve("one", anchor, "nope")
+        assert e.value.status == 404 and e.value.field == "collection", str(e.value)
+        with pytest.raises(ccs.ServiceError) as e:
+            c.score("nosuch", anchor, points)
+        assert e.value.status == 404 and "nosuch" in str(e.value)
+        with pytest.raises(ccs.ServiceError) as e:
+            c.score("class", anchor, points)
+        assert e.value.status == 422 and e.value.field == "label", str(e.value)
+        with pytest.raises(ccs.ServiceError) as e:
+            ccs.Client(srv, token="wrong-token-0000000000").sets()
+        assert e.value.status == 401
+    with pytest.raises(ValueError, match="want the service's address"):
+        ccs.Client("127.0.0.1:8080")
+
+
 @pytest.mark.parametrize("what,call,exc,msg", [
     ("no sets", lambda f: ccs.serve({}), ValueError, "serve: sets: an empty dict: give at least one set"),
     ("sets not a dict", lambda f: ccs.serve([f]), TypeError, "serve: sets: want a dict"),
