@@ -491,7 +491,9 @@ func ccs_threads(n C.int64_t, now *C.int64_t, errOut **C.char) C.int {
 			return fmt.Errorf("threads=%d: want at least 1 (None: ask)", n)
 		}
 		if n > 0 {
-			runtime.GOMAXPROCS(int(n))
+			// More threads than the CPUs this process may use only slow
+			// the work (the numbers are the same): at most those.
+			runtime.GOMAXPROCS(min(int(n), runtime.NumCPU()))
 		}
 		*now = C.int64_t(runtime.GOMAXPROCS(0))
 		return nil

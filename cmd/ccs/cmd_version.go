@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"runtime"
 
 	"github.com/ccsets/ccs/internal/buildinfo"
 )
@@ -15,7 +16,7 @@ type versionOptions struct {
 
 func versionCommand() *command {
 	return newCommand("version", "[-json]",
-		"print the module version, the Go toolchain, the kernels in use (portable, AVX2 or AVX-512) and BLAS",
+		"print the module version, the Go toolchain, the kernels in use (portable, AVX2 or AVX-512), BLAS and the threads",
 		func(fs *flag.FlagSet, o *versionOptions) func() error {
 			fs.BoolVar(&o.JSON, "json", false, "print JSON")
 			return nil
@@ -38,5 +39,6 @@ func runVersion(_ context.Context, o versionOptions, out *output) error {
 	fmt.Fprintf(out.stdout, "%s %s\n", b.Go, b.Platform)
 	fmt.Fprintf(out.stdout, "kernels: %s\n", b.Kernels)
 	fmt.Fprintf(out.stdout, "BLAS: %s\n", b.BLAS)
+	fmt.Fprintf(out.stdout, "threads: %d (GOMAXPROCS; this process may use %d CPUs)\n", runtime.GOMAXPROCS(0), runtime.NumCPU())
 	return nil
 }

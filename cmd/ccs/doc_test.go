@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -114,7 +115,8 @@ func TestVersion(t *testing.T) {
 	if err := run(&stdout, &stderr, []string{"version"}); err != nil {
 		t.Fatal(err)
 	}
-	if s := stdout.String(); !strings.Contains(s, "github.com/ccsets/ccs") || !strings.Contains(s, "kernels: "+kernel.Level()) || !strings.Contains(s, "BLAS: "+kernel.BLAS) {
+	if s := stdout.String(); !strings.Contains(s, "github.com/ccsets/ccs") || !strings.Contains(s, "kernels: "+kernel.Level()) || !strings.Contains(s, "BLAS: "+kernel.BLAS) ||
+		!strings.Contains(s, fmt.Sprintf("threads: %d (GOMAXPROCS; this process may use %d CPUs)", runtime.GOMAXPROCS(0), runtime.NumCPU())) {
 		t.Errorf("ccs version printed\n%s", s)
 	}
 	stdout.Reset()

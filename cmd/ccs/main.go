@@ -25,7 +25,7 @@
 //	collection     manage collections in a database (load: write an .npz/.npy/.parquet collection into ClickHouse)
 //	loadtest       send one request repeatedly to a server, bounded in time and count, and report throughput and latency percentiles
 //	simulate       write the paper's 3-D mixed simulation as DIR/{fit,val,cal,test}.npz
-//	version        print the module version, the Go toolchain, the kernels in use (portable, AVX2 or AVX-512) and BLAS
+//	version        print the module version, the Go toolchain, the kernels in use (portable, AVX2 or AVX-512), BLAS and the threads
 //
 // Run 'ccs help' for the list and 'ccs <command> -h' for a command's flags.
 //
@@ -41,6 +41,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 
@@ -53,6 +54,16 @@ import (
 
 func main() {
 	memoryLimit(memlimit.FromCgroup)
+	set, notes := threadNotes(os.Getenv("GOMAXPROCS"), runtime.GOMAXPROCS(0), runtime.NumCPU())
+	if set > 0 {
+		runtime.GOMAXPROCS(set)
+	}
+	if n := kernelNote(); n != "" {
+		notes = append(notes, n)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(os.Stderr, "note: %s\n", n)
+	}
 	// Ctrl-C (SIGINT) and SIGTERM cancel the command's context: a long run
 	// stops within a second, keeps its finished result cells and leaves no
 	// temporary file (ccs serve drains, as on its own signals).

@@ -210,10 +210,19 @@ func flagHint(fs *flag.FlagSet, err error) string {
 	if !ok {
 		return ""
 	}
+	name = strings.TrimPrefix(name, "-")
+	if fs.Lookup(name) == nil && threadFlags[strings.ToLower(name)] {
+		return ": the threads are the GOMAXPROCS environment variable's (GOMAXPROCS=2 ccs …; by default every CPU this process may use)"
+	}
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	return didYouMean(strings.TrimPrefix(name, "-"), names, "-")
+	return didYouMean(name, names, "-")
 }
+
+// threadFlags are the flags other tools take for their threads (make -j,
+// scikit-learn's n_jobs, PyTorch's threads), which ccs leaves to
+// GOMAXPROCS.
+var threadFlags = map[string]bool{"threads": true, "j": true, "jobs": true, "n_jobs": true, "n-jobs": true, "workers": true, "cores": true, "nthreads": true, "num_threads": true}
 
 // run parses c's flags from args and runs it; path is the command line's
 // words up to c ("reproduce sim").

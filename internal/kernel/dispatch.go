@@ -183,6 +183,14 @@ func Level() string {
 	return s
 }
 
+// LevelName is the level in use: "portable", "avx2" or "avx512".
+func LevelName() string { return current.String() }
+
+// EnvNote says why the level in use is not the processor's best, from
+// CCS_KERNELS (a lower level asked for, a level the processor lacks, a
+// value not understood), or "".
+func EnvNote() string { return note }
+
 // Describe says which kernels run and which BLAS is linked, e.g.
 // "avx512: AVX-512 assembly kernels; BLAS: gonum (pure Go)".
 func Describe() string { return Level() + "; BLAS: " + BLAS }

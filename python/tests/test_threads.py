@@ -271,3 +271,18 @@ def test_threads_do_not_change_the_numbers(splits):
     assert ccs.threads() == was
     with pytest.raises(ValueError, match="threads: n=0: want at least 1"):
         ccs.threads(0)
+    with pytest.raises(TypeError, match="threads: n: got a bool"):
+        ccs.threads(True)
+
+
+def test_threads_beyond_the_cpus(splits):
+    # More threads than the CPUs this process may use only slow the work:
+    # ccs.threads lowers them to those, and warns.
+    cpus = len(os.sched_getaffinity(0))
+    was = ccs.threads()
+    try:
+        with pytest.warns(ccs.CCSWarning, match=rf"threads\({cpus + 62}\): this process may use {cpus} CPUs: running {cpus} threads"):
+            assert ccs.threads(cpus + 62) == cpus
+        assert ccs.threads() == cpus
+    finally:
+        ccs.threads(was)
