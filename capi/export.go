@@ -865,6 +865,22 @@ func ccs_collection_transform(h, setH C.uintptr_t, maxBytes C.int64_t, errOut **
 	})
 }
 
+// ccs_collection_prepare makes collection h's compact copies now (the ℓ2
+// ball's half-precision copy and the generalized ball's 8-bit one, as ccs
+// serve makes them at load) and writes the bytes they take.
+//
+//export ccs_collection_prepare
+func ccs_collection_prepare(h C.uintptr_t, bytes *C.int64_t, errOut **C.char) C.int {
+	return run(errOut, func() error {
+		o, err := lookup[*collectionObj](uintptr(h), "a collection")
+		if err != nil {
+			return err
+		}
+		*bytes = C.int64_t(o.c.PrepareHalf() + o.c.PrepareBytes())
+		return nil
+	})
+}
+
 // collectionOf is the collection a retrieval searches: the handle collH,
 // or else rows (and ids, when given) made into one, viewed in place.
 func collectionOf(collH C.uintptr_t, rows, ids *C.ccs_array) (*retrieve.Collection, error) {

@@ -220,6 +220,7 @@ func TestParseObjectives(t *testing.T) {
 		{"infonce", 0, false, "add the set's objective"},
 		{"neg,infonce,infonce", 0, false, "twice"},
 		{"neg,foo", 0, false, "unknown objective"},
+		{"neg, vol", 0, false, `unknown objective "neg, vol" (want "neg", "vol" or "neg,vol", each optionally with ",infonce"): the terms are joined by commas alone`},
 	} {
 		o, n, err := ParseObjectives(tc.in)
 		if tc.err != "" {

@@ -82,7 +82,11 @@ func ParseObjectives(s string) (o Objective, infoNCE bool, err error) {
 	}
 	o, err = ParseObjective(strings.Join(set, ","))
 	if err != nil {
-		return 0, false, fmt.Errorf("unknown objective %q (want neg, vol or neg,vol, each optionally with ,infonce)", s)
+		hint := ""
+		if strings.ContainsAny(s, " \t") {
+			hint = ": the terms are joined by commas alone, \"neg,vol\""
+		}
+		return 0, false, fmt.Errorf("unknown objective %q (want \"neg\", \"vol\" or \"neg,vol\", each optionally with \",infonce\")%s", s, hint)
 	}
 	return o, infoNCE, nil
 }

@@ -289,7 +289,10 @@ func ReadCollection(spec string) (*Collection, error) {
 		if err != nil {
 			return nil, err
 		}
-		if a.F32 == nil || len(a.Shape) != 2 || a.Shape[0] < 1 || a.Shape[1] < 1 {
+		if a.F32 == nil {
+			return nil, fmt.Errorf("%s: dtype %s %s: want floating-point embeddings (float16, float32 or float64), (n, d): convert them, x.astype(np.float32)", path, a.Kind(), bundle.FormatShape(a.Shape))
+		}
+		if len(a.Shape) != 2 || a.Shape[0] < 1 || a.Shape[1] < 1 {
 			return nil, fmt.Errorf("%s: want float32 (n, d), n, d ≥ 1, got shape %s", path, bundle.FormatShape(a.Shape))
 		}
 		c, err := NewCollection(a.F32, a.Shape[1], nil)

@@ -211,6 +211,10 @@ func TestSearchErrors(t *testing.T) {
 	if err := bundle.WriteNPZ(nanFile, map[string]bundle.Array{"embeddings": bundle.Float32([]float32{1, 2, float32(math.NaN()), 4}, 2, 2)}); err != nil {
 		t.Fatal(err)
 	}
+	intFile := filepath.Join(t.TempDir(), "ints.npy") // integer features: the dtype named, not the shape
+	if err := bundle.WriteNPY(intFile, bundle.Int64([]int64{1, 2, 3, 4}, 2, 2)); err != nil {
+		t.Fatal(err)
+	}
 	names := filepath.Join(t.TempDir(), "gallery_names.txt") // a re-ID export's image names given for the features
 	if err := os.WriteFile(names, []byte("0002_c1s1_000451_03.jpg\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -243,6 +247,7 @@ func TestSearchErrors(t *testing.T) {
 		{second(NewCollection(make([]float32, 4), 2, []int64{1})), "1 ids for 2 rows"},
 		{second(NewCollection(make([]float32, 6), 2, []int64{5, 9, 5})), "rows 0 and 2 have the same id 5"},
 		{second(ReadCollection(nanFile)), "row 1, coordinate 0 is NaN"},
+		{second(ReadCollection(intFile)), "ints.npy: dtype int64 (2, 2): want floating-point embeddings (float16, float32 or float64), (n, d): convert them, x.astype(np.float32)"},
 		{second(ReadCollection(filepath.Join("..", "bundle", "testdata", "indexed.npz"))), ""},
 	} {
 		if tc.want == "" { // a bundle's anchors and index read as a collection

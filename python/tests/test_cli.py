@@ -1649,6 +1649,22 @@ def test_collection_transform_class_set(calibrated, sim):
         assert list(gi) == list(wi) == list(alone[0]) and list(gs) == list(ws) == list(alone[1]), i
 
 
+def test_collection_prepare(calibrated):
+    """Collection.prepare makes the compact copies at once (their bytes:
+    half and a quarter of the rows' from 4 096 items on, none below), and
+    the searches' hits are those of a collection without them."""
+    s = calibrated["one"][2]
+    rng = np.random.default_rng(8)
+    rows = rng.normal(size=(5000, 3)).astype(np.float32)
+    c, plain = ccs.Collection(rows), ccs.Collection(rows)
+    made = c.prepare()
+    assert 5000 * 3 * 3 <= made < 5000 * 3 * 4 and c.prepare() == made  # half floats and bytes, made once
+    assert ccs.Collection(rows[:100]).prepare() == 0
+    for q in rows[:5]:
+        got, want = s.retrieve(q, c), s.retrieve(q, plain)
+        assert list(got[0]) == list(want[0]) and list(got[1]) == list(want[1])
+
+
 def test_collection_transform_head_set(calibrated, sim):
     """A set behind a head (InfoNCE) is transformed too, and retrieve_many
     transforms for it from 2 anchors on (its transform costs about one
