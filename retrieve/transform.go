@@ -409,8 +409,10 @@ func normal32(m []float64) bool {
 // kernel's φ̃ = S̃^{1/p} is within 2·rel·φ + (d·2⁻¹²⁶)^{1/p} of ‖ỹ‖_p. An item is
 // out once φ̃ passes q by that margin: with the largest Z for the early exit
 // on the partial sums, with the item's own afterwards. A z computed in
-// float32 adds its own bound, gz·Z + absZ, to the margin. Where the margin
-// would not leave room (rel near 1: huge p) there is no filter.
+// float32 adds its own bound, gz·Z + absZ, to the margin; a set behind a
+// head, whose exact score rounds W·x to float32 first, u·(A + Z) and absH
+// more (uAZ = 5u, M·W for M and c bounding its columns through M's). Where
+// the margin would not leave room (rel near 1: huge p) there is no filter.
 //
 // The screen on the compact copy of the M·z (nil where there is
 // none) rules out an item once ‖fl32(M·a) − M·z‖_p, in exact arithmetic,
