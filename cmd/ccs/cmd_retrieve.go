@@ -171,7 +171,9 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		}
 		row, err := c.Row(o.AnchorIndex)
 		if err != nil {
-			return fmt.Errorf("%s: -anchor-index: %w", o.DB, err)
+			// A row the collection does not have: the flag's value out of
+			// its range, a usage error.
+			return usagef("retrieve: -anchor-index %d: %s: %s", o.AnchorIndex, o.DB, strings.TrimPrefix(err.Error(), fmt.Sprintf("retrieve: row %d: ", o.AnchorIndex)))
 		}
 		q = anchors{rows: row, m: 1, d: len(row), src: fmt.Sprintf("%s: row %d", o.DB, o.AnchorIndex)}
 	} else if q, err = readAnchors(o.Anchor, set); err != nil {

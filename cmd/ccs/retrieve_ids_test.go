@@ -274,6 +274,13 @@ func TestRetrieveWholeCollection(t *testing.T) {
 			t.Errorf("threshold %v, %v: stderr %q, want %q", c.threshold, c.args, got, c.want)
 		}
 	}
+	// A row the collection does not have is the flag's value out of its
+	// range: a usage error, exit 2.
+	var stdout, stderr bytes.Buffer
+	err := run(&stdout, &stderr, []string{"retrieve", "-set", p("set.json"), "-db", p("small.npz"), "-anchor-index", "99"})
+	if want := "retrieve: -anchor-index 99: " + p("small.npz") + ": the collection has 99 rows (0 to 98)"; err == nil || exitCode(err) != 2 || err.Error() != want {
+		t.Errorf("-anchor-index 99 of 99 rows: %v, want a usage error %q", err, want)
+	}
 }
 
 // farthest is a threshold just under row 0's k-th largest distance to
