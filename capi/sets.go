@@ -633,6 +633,11 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	if labels != nil {
 		e.WithLabels(labels, test.names)
 	}
+	if coll != nil && set.Calibration.UnitNorm {
+		if w := retrieve.UnitNormWarning(collName, coll); w != "" {
+			warnings = append(warnings, w) // its rows fall outside every set, as ccs evaluate -db warns
+		}
+	}
 	if coll != nil {
 		e.Collection = collName
 		e.Sizes, e.ClassSizes, e.Baselines, err = experiment.OnCollection(context.Background(), set, tb, coll, experiment.CollectionOptions{

@@ -23,6 +23,11 @@ const NormRefusal = 1e-2
 // unit reports whether a row has norm 1 within UnitNormTolerance.
 func unit(x []float32) bool { return math.Abs(RowNorm(x)-1) <= UnitNormTolerance }
 
+// UnitNorm reports whether every anchor and positive of b has norm 1
+// within UnitNormTolerance: whether a set calibrated on b records
+// unit-norm embeddings (Info.UnitNorm).
+func UnitNorm(b *bundle.Bundle) bool { return unitNorm(b) }
+
 // unitNorm reports whether every anchor and positive of b has norm 1
 // within UnitNormTolerance.
 func unitNorm(b *bundle.Bundle) bool {

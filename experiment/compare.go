@@ -478,6 +478,14 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	}
 	summarized, noResplits := compareRows(methods, results, base, judged, anchors)
 	t.Rows = append(t.Rows, summarized...)
+	// Every row's sets are calibrated on the calibration split: where it
+	// is of unit norm, corpus rows that are not fall outside every set (a
+	// corpus saved without its normalisation: Size 0.0 in every row).
+	if z := cfg.Sizes; z != nil && z.shared != nil && conformal.UnitNorm(data.Cal) {
+		if w := retrieve.UnitNormWarningOf(z.Name, z.shared, "the rows' sets were"); w != "" {
+			t.Warnings = append(t.Warnings, w)
+		}
+	}
 	if w := classShortWarning(results, base, data.Test); w != "" {
 		t.Warnings = append(t.Warnings, w)
 	}

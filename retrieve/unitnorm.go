@@ -46,10 +46,6 @@ func (c *Collection) OffUnit() (off, first int, firstNorm float64) {
 // is of unit norm. ccs serve says it when it loads a collection, ccs
 // retrieve and Python's retrieve when they search one.
 func UnitNormWarning(what string, c *Collection, sets ...string) string {
-	off, first, norm := c.OffUnit()
-	if off == 0 {
-		return ""
-	}
 	who := "the set was"
 	switch {
 	case len(sets) == 1:
@@ -57,10 +53,20 @@ func UnitNormWarning(what string, c *Collection, sets ...string) string {
 	case len(sets) > 1:
 		who = "sets " + strings.Join(sets, ", ") + " were"
 	}
+	return UnitNormWarningOf(what, c, who)
+}
+
+// UnitNormWarningOf is UnitNormWarning with the sets said by who ("the
+// rows' sets were", as ccs compare says it).
+func UnitNormWarningOf(what string, c *Collection, who string) string {
+	off, first, norm := c.OffUnit()
+	if off == 0 {
+		return ""
+	}
 	are := "rows are"
 	if off == 1 {
 		are = "rows is"
 	}
-	return fmt.Sprintf("%s: %d of its %d %s not of unit norm (the first: row %d, norm %.4g), and %s calibrated on unit-norm embeddings: retrieval treats such rows as the embeddings they are, which no calibration positive resembled, and the guarantee does not speak of them; normalise them (x / ‖x‖) as the set's embeddings were",
+	return fmt.Sprintf("%s: %d of its %d %s not of unit norm (the first: row %d, norm %.4g), and %s calibrated on unit-norm embeddings: retrieval treats such rows as the embeddings they are, which no calibration positive resembled, and the guarantee does not speak of them; normalise them (x / ‖x‖) as the calibration's embeddings were",
 		what, off, c.N, are, first, norm, who)
 }

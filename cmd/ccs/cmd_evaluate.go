@@ -418,6 +418,11 @@ func setSizes(ctx context.Context, o evaluateOptions, distances []string, set *c
 	if err := set.CheckDim(o.DB, n, store.Dim()); err != nil {
 		return nil, nil, nil, err
 	}
+	if c, ok := store.(*retrieve.Collection); ok && set.Calibration.UnitNorm {
+		if w := retrieve.UnitNormWarning(o.DB, c); w != "" {
+			out.warn(w) // its rows fall outside every set (ccs retrieve says so too)
+		}
+	}
 	m := o.SizeAnchors
 	if m == 0 || m > test.N {
 		m = test.N

@@ -1649,6 +1649,28 @@ def test_collection_transform_class_set(calibrated, sim):
         assert list(gi) == list(wi) == list(alone[0]) and list(gs) == list(ws) == list(alone[1]), i
 
 
+def test_unit_norm_corpus_warned():
+    """evaluate(collection=) and compare(collection=) with sets calibrated
+    on unit-norm embeddings warn of a corpus whose rows are not (every set
+    empty otherwise, without a word), as retrieve does."""
+    rng = np.random.default_rng(4)
+    y = np.arange(600) % 3
+    x = rng.normal(size=(600, 8)) + 2 * (np.arange(8)[None, :] % 3 == y[:, None])
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)  # a small calibration split's
+        splits = ccs.bundle(x, y, k=5, seed=0)
+    s = ccs.calibrate("ball", splits["cal"])
+    with pytest.warns(ccs.CCSWarning, match=r"600 of its 600 rows are not of unit norm .* the set was calibrated on unit-norm"):
+        s.evaluate(splits["test"], collection=3 * x, size_anchors=10)
+    with pytest.warns(ccs.CCSWarning, match="the rows' sets were calibrated on unit-norm"):
+        c = ccs.compare(splits, seeds=1, rows="baselines", collection=3 * x, size_anchors=10)
+    assert any("600 of its 600 rows are not of unit norm" in w and "the rows' sets were" in w for w in c.table["warnings"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ccs.CCSWarning)
+        s.evaluate(splits["test"], collection=x, size_anchors=10)
+
+
 def test_collection_prepare(calibrated):
     """Collection.prepare makes the compact copies at once (their bytes:
     half and a quarter of the rows' from 4 096 items on, none below), and

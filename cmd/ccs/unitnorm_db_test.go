@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccsets/ccs/bundle"
+)
+
+// TestUnitNormCorpus: evaluate -db and compare -db with sets calibrated
+// on unit-norm embeddings warn of a corpus whose rows are not of unit
+// norm (a corpus saved without its normalisation: every set came back
+// empty, Size 0.0, without a word, as a trial's user found), as ccs
+// retrieve does; a unit-norm corpus draws no warning.
+func TestUnitNormCorpus(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 600, 8
+	rng := rand.New(rand.NewPCG(4, 4))
+	emb, labels := make([]float32, n*d), make([]int64, n)
+	for i := range n {
+		labels[i] = int64(i % 3)
+		var s float64
+		for j := range d {
+			v := rng.NormFloat64()
+			if int64(j%3) == labels[i] {
+				v += 2
+			}
+			emb[i*d+j], s = float32(v), s+v*v
+		}
+		for j := range d {
+			emb[i*d+j] = float32(float64(emb[i*d+j]) / math.Sqrt(s))
+		}
+	}
+	scaled := make([]float32, len(emb))
+	for i, v := range emb {
+		scaled[i] = 3 * v
+	}
+	for name, a := range map[string]bundle.Array{"emb.npy": bundle.Float32(emb, n, d), "x3.npy": bundle.Float32(scaled, n, d), "labels.npy": bundle.Int64(labels, n)} {
+		if err := bundle.WriteNPY(p(name), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	for _, args := range [][]string{
+		{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b"), "-k", "5"},
+		{"calibrate", "-geometry", "ball", "-cal", p("b/cal.npz"), "-out", p("ball.json")},
+	} {
+		if err := run(&stdout, &stderr, args); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const want = "x3.npy: 600 of its 600 rows are not of unit norm (the first: row 0, norm 3), and "
+	for _, c := range []struct {
+		args []string
+		who  string
+	}{
+		{[]string{"evaluate", "-set", p("ball.json"), "-test", p("b/test.npz"), "-size-anchors", "10"}, "the set was calibrated on unit-norm embeddings"},
+		{[]string{"compare", "-data", p("b"), "-rows", "baselines", "-seeds", "1", "-size-anchors", "10", "-quiet"}, "the rows' sets were calibrated on unit-norm embeddings"},
+	} {
+		for _, db := range []string{"x3.npy", "emb.npy"} {
+			stdout.Reset()
+			stderr.Reset()
+			if err := run(&stdout, &stderr, append(c.args, "-db", p(db))); err != nil {
+				t.Fatalf("%s -db %s: %v", c.args[0], db, err)
+			}
+			got := stdout.String() + stderr.String()
+			if warned := strings.Contains(got, want+c.who); warned != (db == "x3.npy") {
+				t.Errorf("%s -db %s: warned %v:\n%s", c.args[0], db, warned, got)
+			}
+		}
+	}
+}
