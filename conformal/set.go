@@ -312,8 +312,8 @@ func (s *Set) Warnings() []string {
 		w = append(w, reason)
 	}
 	if d := geometry.Describe(s.Geometry); d.ProjectedVolume() {
-		w = append(w, fmt.Sprintf("the %d→%d projection head is not square: log-volumes are measured in its %d-dimensional output space, not comparable with sets on the %d-dimensional embeddings",
-			d.HeadIn, d.HeadOut, d.HeadOut, d.HeadIn))
+		w = append(w, fmt.Sprintf("the %d→%d projection head is not square: log-volumes are measured in its %d-dimensional output space (LogVol/d divides by %d), not comparable with sets on the %d-dimensional embeddings",
+			d.HeadIn, d.HeadOut, d.HeadOut, d.HeadOut, d.HeadIn))
 	}
 	if f := s.Fit; f != nil && f.Rank > 0 && f.Rank < s.Geometry.Dim() {
 		d := s.Geometry.Dim()

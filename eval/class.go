@@ -96,7 +96,7 @@ func byClass(s *conformal.Set, test *bundle.Bundle, sc *Scored) (Result, []Class
 		}
 	})
 	result := func(anchors, nin, nout int, logVol float64) Result {
-		r := Result{Positives: anchors * test.K, Negatives: anchors * test.KNeg, LogVolPerDim: logVol / float64(test.D)}
+		r := Result{Positives: anchors * test.K, Negatives: anchors * test.KNeg, LogVolPerDim: logVol / float64(VolumeDim(s.Geometry, test.D))}
 		r.Coverage = float64(nin) / float64(r.Positives)
 		r.Exclusion = math.NaN()
 		if r.Negatives > 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
 )
 
 // classBundle is n anchors of three classes (label i % 3) with k positives
@@ -163,6 +164,53 @@ func TestWorstClassAmongAnchored(t *testing.T) {
 			if in := judged == nil || judged[k.Label]; in != (k.Anchors >= MinClassAnchors || c.wantFewer == 0) {
 				t.Errorf("%s: JudgedClasses judges class %d (%d anchors): %v", c.name, k.Label, k.Anchors, in)
 			}
+		}
+	}
+}
+
+// TestLogVolNonSquareHead: LogVol/d divides a set's log-volume by the
+// dimension of the space it is measured in — behind a head that is not
+// square (3 → 2, 3 → 5) its output dimension, behind a square one and
+// without one the embeddings' — in Evaluate and in WithClasses (overall
+// and each class).
+func TestLogVolNonSquareHead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 3))
+	test := classBundle(rng, 60, 4, 3)
+	for _, out := range []int{2, 3, 5} {
+		w := make([]float64, out*3)
+		for i := range w {
+			w[i] = 0.5 * rng.NormFloat64()
+		}
+		for k := range min(out, 3) {
+			w[k*3+k] += 1
+		}
+		ones, twos := make([]float64, out), make([]float64, out)
+		for j := range out {
+			ones[j], twos[j] = 1, 2
+		}
+		gb, _ := geometry.NewGenBall(ones, twos)
+		g, err := head.NewProjected(&head.Linear{In: 3, Out: out, W: w, B: make([]float64, out)}, gb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &conformal.Set{Geometry: g, Threshold: 2, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90}}
+		want := g.LogVolume(2) / float64(out)
+		if out == 3 {
+			want = g.LogVolume(2) / 3
+		}
+		r, err := Evaluate(s, test)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2, classes, err := WithClasses(s, test)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(r.LogVolPerDim-want) > 1e-12 || math.Abs(r2.LogVolPerDim-want) > 1e-12 || math.Abs(classes[0].LogVolPerDim-want) > 1e-12 {
+			t.Errorf("3 → %d: LogVol/d %v, %v, class 0 %v; want %v (log Vol %v)", out, r.LogVolPerDim, r2.LogVolPerDim, classes[0].LogVolPerDim, want, g.LogVolume(2))
+		}
+		if got := VolumeDim(g, 3); got != out {
+			t.Errorf("3 → %d: VolumeDim %d", out, got)
 		}
 	}
 }

@@ -25,7 +25,9 @@ type Result struct {
 	// Exclusion is the fraction of all test negatives (N·KNeg) outside the
 	// set; NaN when the bundle has no negatives.
 	Exclusion float64 `json:"exclusion"`
-	// LogVolPerDim is log Vol(N_q̂)/d, the paper's LogVol/d.
+	// LogVolPerDim is log Vol(N_q̂)/d, the paper's LogVol/d: d the
+	// dimension of the space the volume is measured in (VolumeDim: a head
+	// that is not square's output dimension).
 	LogVolPerDim float64 `json:"logvol_per_dim"`
 	Positives    int     `json:"positives"`
 	Negatives    int     `json:"negatives"`
@@ -202,7 +204,7 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle, sc *Scored
 			}
 		}
 		r := Result{Positives: test.N * test.K, Negatives: test.N * test.KNeg,
-			LogVolPerDim: g.LogVolume(q) / float64(test.D)}
+			LogVolPerDim: g.LogVolume(q) / float64(VolumeDim(g, test.D))}
 		r.Coverage = float64(nin) / float64(r.Positives)
 		r.Exclusion = math.NaN()
 		if r.Negatives > 0 {
@@ -359,4 +361,17 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	}
 	*s = Summary{float64(j.Mean), float64(j.Std), j.N}
 	return nil
+}
+
+// VolumeDim is the dimension of the space g's log-volumes are measured
+// in, by which LogVol/d divides them: the embeddings' d, but behind a
+// projection head that is not square its output dimension, where its
+// volumes are measured (geometry.Description.ProjectedVolume; a trial's
+// 384→64 head read −0.24 as −91.2/384 where the 64-dimensional figure is
+// −1.43, beside −1.5 for every square row).
+func VolumeDim(g geometry.Geometry, d int) int {
+	if desc := geometry.Describe(g); desc.ProjectedVolume() {
+		return desc.HeadOut
+	}
+	return d
 }
