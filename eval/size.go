@@ -23,8 +23,10 @@ type Sizes struct {
 	Items   int `json:"items"`   // the collection's
 	Anchors int `json:"anchors"` // the test anchors measured: the bundle's first
 	// Mean is the sets' mean number of items; Median, P10 and P90 their
-	// nearest-rank percentiles; Max the largest; Empty the anchors whose
-	// set holds none.
+	// nearest-rank percentiles (the ⌈q·m⌉-th smallest of m: of an even
+	// count the lower of the middle two, where NumPy's median averages
+	// them and its percentiles interpolate); Max the largest; Empty the
+	// anchors whose set holds none.
 	Mean   float64 `json:"mean"`
 	Median int     `json:"median"`
 	P10    int     `json:"p10"`

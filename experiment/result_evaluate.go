@@ -110,7 +110,7 @@ func SetSizeText(collection string, z eval.Sizes, classConditional bool) string 
 		pc := 100 * v / float64(z.Items)
 		return fmt.Sprintf(" (%.*f%%)", percentPrecision(pc), pc)
 	}
-	s := fmt.Sprintf("mean %.1f of %d items of %s%s, median %d, 10th–90th percentile %d–%d, largest %d",
+	s := fmt.Sprintf("mean %.1f of %d items of %s%s, median %d, 10th–90th percentile %d–%d (nearest ranks), largest %d",
 		z.Mean, z.Items, collection, share(z.Mean), z.Median, z.P10, z.P90, z.Max)
 	if z.Empty > 0 {
 		s += fmt.Sprintf("; %d sets hold none", z.Empty)
