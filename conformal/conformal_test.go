@@ -15,6 +15,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/internal/race"
 )
 
@@ -553,6 +554,29 @@ func TestSetFileOtherFormat(t *testing.T) {
 		if _, err := ReadJSON(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", doc[:6], err, want)
 		}
+	}
+	// A set file whose head was edited to the wrong shape is a damaged set
+	// file, said so with what to do, not "not a ccs set file".
+	pr, err := head.NewProjected(head.Identity(3, 2), geometry.Ball{D: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Set{Geometry: pr, Threshold: 1, Alpha: 0.1, Calibration: Info{Mode: OnePerAnchor, N: 20, Rank: 19}}
+	var b strings.Builder
+	if err := s.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(b.String()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	w := doc["head"].(map[string]any)["w"].([]any)
+	doc["head"].(map[string]any)["w"] = w[:1]
+	delete(doc, "checksum")
+	edited, _ := json.Marshal(doc)
+	want := "a damaged ccs set file: head: w has 1 rows, want out = 2: fit or calibrate the set again, or restore the file as ccs wrote it"
+	if _, err := ReadJSON(strings.NewReader(string(edited))); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a head of the wrong shape: %v, want %q", err, want)
 	}
 }
 

@@ -219,6 +219,15 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 		if err := otherFormat(data); err != nil {
 			return nil, nil, err
 		}
+		// A file that says it is a set, whose fields do not decode (a
+		// head's W of the wrong shape, hand-edited): a damaged set file,
+		// not another kind of file.
+		var head struct {
+			Format string `json:"format"`
+		}
+		if json.Unmarshal(data, &head) == nil && head.Format == FileFormat {
+			return nil, nil, fmt.Errorf("a damaged ccs set file: %w: fit or calibrate the set again, or restore the file as ccs wrote it", err)
+		}
 		return nil, nil, fmt.Errorf("not a ccs set file: %w", err)
 	}
 	if f.Format != FileFormat {

@@ -311,9 +311,8 @@ func (s *Set) Warnings() []string {
 		}
 		w = append(w, reason)
 	}
-	if d := geometry.Describe(s.Geometry); d.ProjectedVolume() {
-		w = append(w, fmt.Sprintf("the %d→%d projection head is not square: log-volumes are measured in its %d-dimensional output space (LogVol/d divides by %d), not comparable with sets on the %d-dimensional embeddings",
-			d.HeadIn, d.HeadOut, d.HeadOut, d.HeadOut, d.HeadIn))
+	if v := s.VolumeWarning(); v != "" {
+		w = append(w, v)
 	}
 	if f := s.Fit; f != nil && f.Rank > 0 && f.Rank < s.Geometry.Dim() {
 		d := s.Geometry.Dim()
@@ -531,6 +530,18 @@ func (e *DimError) Error() string {
 		msg += fmt.Sprintf(" (its %d rows are of the set's dimension: %s)", e.Dim, bundle.Transposed)
 	}
 	return msg
+}
+
+// VolumeWarning is the warning of Warnings that speaks of log-volumes
+// alone (a projection head that is not square measures them in its output
+// space), "" where there is none: a command that prints no volume (ccs
+// retrieve) leaves it out.
+func (s *Set) VolumeWarning() string {
+	if d := geometry.Describe(s.Geometry); d.ProjectedVolume() {
+		return fmt.Sprintf("the %d→%d projection head is not square: log-volumes are measured in its %d-dimensional output space (LogVol/d divides by %d), not comparable with sets on the %d-dimensional embeddings",
+			d.HeadIn, d.HeadOut, d.HeadOut, d.HeadOut, d.HeadIn)
+	}
+	return ""
 }
 
 // LogVolume is the log-volume of the set.

@@ -485,13 +485,15 @@ func bySet(sets []*conformal.Set) [][]int {
 	return groups
 }
 
-// setWarnings are the warnings of the sets searched with, each once.
+// setWarnings are the warnings of the sets searched with, each once, but
+// the one of log-volumes, which retrieval prints none of.
 func setWarnings(sets []*conformal.Set) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, g := range bySet(sets) {
+		vol := sets[g[0]].VolumeWarning()
 		for _, w := range sets[g[0]].Warnings() {
-			if !seen[w] {
+			if w != vol && !seen[w] {
 				seen[w] = true
 				out = append(out, w)
 			}

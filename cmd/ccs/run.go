@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
@@ -216,7 +217,36 @@ func flagHint(fs *flag.FlagSet, err error) string {
 	}
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	return didYouMean(name, names, "-")
+	if hint := didYouMean(name, names, "-"); hint != "" {
+		return hint
+	}
+	return otherCommands(name, fs.Name())
+}
+
+// otherCommands is ": -NAME is a flag of ccs fit" (or of several
+// commands) for a flag another command defines, or "": compare -head-dim
+// was a bare "not defined" to a user who had fitted heads of 64.
+func otherCommands(name, self string) string {
+	var have []string
+	for _, c := range commands() {
+		for _, sub := range append([]*command{c}, c.sub...) {
+			if sub.flags == nil || "ccs "+sub.name == self || strings.HasSuffix(self, " "+sub.name) {
+				continue
+			}
+			fs := flag.NewFlagSet(sub.name, flag.ContinueOnError)
+			sub.flags(fs)
+			if fs.Lookup(name) != nil && !slices.Contains(have, "ccs "+sub.name) {
+				have = append(have, "ccs "+sub.name)
+			}
+		}
+	}
+	switch {
+	case len(have) == 0:
+		return ""
+	case len(have) > 3:
+		return fmt.Sprintf(": -%s is a flag of %s and others, not of %s", name, strings.Join(have[:3], ", "), self)
+	}
+	return fmt.Sprintf(": -%s is a flag of %s, not of %s", name, strings.Join(have, " and "), self)
 }
 
 // threadFlags are the flags other tools take for their threads (make -j,

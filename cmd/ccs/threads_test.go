@@ -56,3 +56,25 @@ func TestThreadFlags(t *testing.T) {
 		t.Errorf("ccs embed -threads x: %v, want its own flag's error", err)
 	}
 }
+
+// TestOtherCommandsFlag: a flag another command defines is said to be
+// that command's (compare -head-dim was a bare "not defined" to a user
+// who had fitted heads of 64); a flag near one of the command's own is
+// suggested instead; one nobody defines gets neither.
+func TestOtherCommandsFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", "-data", "d", "-head-dim", "64"}, "compare: flag provided but not defined: -head-dim: -head-dim is a flag of ccs fit, not of ccs compare"},
+		{[]string{"reproduce", "sim", "-set", "s.json"}, "-set is a flag of ccs calibrate, ccs evaluate, ccs coverage-check and others, not of ccs reproduce sim"},
+		{[]string{"evaluate", "-tset", "t.npz"}, `did you mean "-set" or "-test"?`},
+		{[]string{"evaluate", "-bogus"}, "evaluate: flag provided but not defined: -bogus"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(&stdout, &stderr, c.args)
+		if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) || c.args[1] == "-bogus" && strings.Contains(err.Error(), "is a flag of") {
+			t.Errorf("ccs %s: %v, want a usage error containing %q", strings.Join(c.args, " "), err, c.want)
+		}
+	}
+}

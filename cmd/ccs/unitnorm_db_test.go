@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/head"
 )
 
 // TestUnitNormCorpus: evaluate -db and compare -db with sets calibrated
@@ -74,5 +77,35 @@ func TestUnitNormCorpus(t *testing.T) {
 				t.Errorf("%s -db %s: warned %v:\n%s", c.args[0], db, warned, got)
 			}
 		}
+	}
+}
+
+// TestRetrieveNoVolumeWarning: ccs retrieve, which prints no volume,
+// leaves out the warning of a non-square head's log-volumes (a trial's
+// user saw it on every run), and keeps the set's other warnings.
+func TestRetrieveNoVolumeWarning(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	pr, err := head.NewProjected(head.Identity(3, 2), geometry.Ball{D: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &conformal.Set{Geometry: pr, Threshold: 1, Alpha: 0.1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 99, Rank: 90}}
+	if set.VolumeWarning() == "" {
+		t.Fatal("a 3→2 head: no volume warning")
+	}
+	if err := set.Save(p("set.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteNPY(p("db.npy"), bundle.Float32([]float32{0, 0, 0, 0.5, 0, 0, 3, 3, 3}, 3, 3)); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, []string{"retrieve", "-set", p("set.json"), "-db", p("db.npy"), "-anchor-index", "0"}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stderr.String(), "not square") || !strings.Contains(stdout.String(), "2 of 3 items inside the set") {
+		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
 	}
 }
