@@ -206,3 +206,22 @@ func (s *Server) authorize(r *http.Request, need Role) (*apiError, string) {
 	}
 	return nil, ""
 }
+
+// TokensFileWarnings are what an operator must hear of the tokens file at
+// path before serving: that it is readable by others (its tokens are
+// every caller's keys), and, beyond this machine (loopback false) without
+// TLS, that tokens travel in clear text. ccs serve prints them, ccs.serve
+// (Python) warns them.
+func TokensFileWarnings(path string, tls, loopback bool) []string {
+	if path == "" {
+		return nil
+	}
+	var w []string
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		w = append(w, fmt.Sprintf("%s is readable by others (mode %v); chmod 600 it", path, fi.Mode().Perm()))
+	}
+	if !tls && !loopback {
+		w = append(w, "tokens travel in clear text without a TLS certificate; serve TLS, or put a TLS proxy in front on this machine")
+	}
+	return w
+}

@@ -2155,7 +2155,9 @@ def _limit(limit):
     if limit is None:
         return 0
     try:
-        n = operator.index(limit)  # an int, not "5" or 2.5
+        if isinstance(limit, (bool, np.bool_)):
+            raise TypeError
+        n = operator.index(limit)  # an int, not "5", 2.5 or True
     except TypeError:
         raise TypeError(f"retrieve: limit: got {type(limit).__name__}, want an int ≥ 1 or None for all") from None
     if n < 1:
@@ -2327,11 +2329,21 @@ class ServiceError(ValueError):
     """An error answer of a ccs service (ccs serve, ccs.serve) to a Client:
     status (the HTTP status), code (the service's error code, such as
     "invalid" or "unauthorized"), field (the part of the request it names,
-    such as "points[3][7]", or None) and the service's message."""
+    in the call's terms: "points[2][7]", "anchor", "label", "collection",
+    or None) and the service's message."""
 
     def __init__(self, status, code, field, message):
         super().__init__(f"{status} {code}" + (f" ({field})" if field else "") + f": {message}")
         self.status, self.code, self.field, self.message = status, code, field, message
+
+
+# _TRANSPOSED is what a message that suspects a transposed array ends with,
+# as the engine's (bundle.Transposed).
+_TRANSPOSED = "transposed? Rows are embeddings: save x.T"
+
+# _BODY_LIMIT is ccs serve's -max-body default (ccs.serve's max_body=0):
+# the bytes of a request body it reads.
+_BODY_LIMIT = 32 << 20
 
 
 class Client:
@@ -2339,11 +2351,14 @@ class Client:
     ccs.serve), with the Set methods' answers: client.score(name, anchor,
     points), client.retrieve(name, anchor, collection), client.ood(name,
     points) — points sent as .npy bodies (float32, as the service holds
-    them). token: a bearer token (docs/security.md); timeout: seconds a
-    request may take. An error answer raises ServiceError with the
-    service's message and the request part it names; the service's warnings
-    are warned (CCSWarning), as the Set methods warn them. Standard library
-    only (urllib): no requests, no library call.
+    them). token: a bearer token (docs/security.md; white space around it,
+    as a file's line has, is stripped); timeout: seconds a request may
+    take. An error answer raises ServiceError with the service's message
+    and the part of the call it names; no answer at all (nothing listening,
+    a closed server, a connection cut while sending) raises
+    ConnectionError, a timeout TimeoutError (both OSErrors). The service's
+    warnings are warned (CCSWarning), as the Set methods warn them.
+    Standard library only (urllib): no requests, no library call.
 
         c = ccs.Client("http://127.0.0.1:8080", token="…")
         c.sets()                          # GET /v1/sets: each set's name, geometry, α, …
@@ -2357,12 +2372,25 @@ class Client:
             url = url.url
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ValueError(f"Client: url: {url!r:.80}: want the service's address, http://host:port (or https://)")
-        self.url, self._token, self.timeout = url.rstrip("/"), token, timeout
+        if token is not None:
+            if not isinstance(token, str):
+                raise TypeError(f"Client: token: got a {type(token).__name__}, want the token as a str")
+            token = token.strip()
+            if not token or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in token):
+                # Never echoed: a token is a secret.
+                raise ValueError("Client: token: empty, or holding white space or a control character inside "
+                                 "(two lines of a file read whole?): give the one token")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise TypeError(f"Client: timeout: {timeout!r}: want seconds, a number > 0")
+        self.url, self._token, self.timeout = url.rstrip("/"), token, float(timeout)
+        self.last_retrieve = None
+        self._dims = {}
 
     def __repr__(self):
         return f"<ccs.Client {self.url}>"
 
     def _request(self, method, path, body=None, npy=False, query=None):
+        import socket
         import urllib.error
         import urllib.parse
         import urllib.request
@@ -2387,25 +2415,54 @@ class Client:
             with urllib.request.urlopen(req, timeout=self.timeout) as r:
                 return loads(r.read())
         except urllib.error.HTTPError as e:
-            raw = e.read()
+            with e:
+                raw = e.read()
             try:
                 err = json.loads(raw)["error"]
                 code, field, msg = err.get("code"), err.get("field"), err.get("message")
             except (ValueError, KeyError, TypeError):
                 code, field, msg = "http", None, raw.decode("utf-8", "replace")[:200] or e.reason
             raise ServiceError(e.code, code, field, msg) from None
+        except (urllib.error.URLError, ConnectionError, socket.timeout) as e:
+            reason = getattr(e, "reason", e)
+            if isinstance(reason, (socket.timeout, TimeoutError)):
+                raise TimeoutError(f"{method} {path}: no answer from {self.url} within {self.timeout:g} s (timeout=)") from None
+            if data is not None and len(data) > 1 << 20 and isinstance(reason, (ConnectionResetError, BrokenPipeError)):
+                # The service answers 413 at once for a body over its limit
+                # and closes; urllib, still sending, sees the cut instead.
+                per = 4 * body.shape[-1] if npy and getattr(body, "ndim", 0) == 2 else 0
+                fits = f", about {_BODY_LIMIT // per} points of dimension {body.shape[-1]}" if per else ""
+                raise ConnectionError(f"{method} {path}: the service closed the connection while the request's "
+                                      f"{len(data) / 2**20:.1f} MiB were sent: most likely over its body limit "
+                                      f"(ccs serve -max-body, ccs.serve max_body=: 32 MiB by default{fits}); "
+                                      "send fewer points a request") from None
+            raise ConnectionError(f"{method} {path}: no answer from {self.url} ({reason}): is the service running? "
+                                  "(a closed ccs.serve Server answers nothing)") from None
 
-    @staticmethod
-    def _rows(x, name):
-        """x as float32 rows (m, d) for an .npy body; a single point (d,)
-        as one row."""
+    def _dim(self, name):
+        """The served set's dimension (GET /v1/sets, asked once), or None
+        for a name the service does not list (its answer says so)."""
+        if name not in self._dims:
+            self._dims = {x["name"]: x for x in self.sets()}
+        x = self._dims.get(name)
+        return x["dim"] if x else None
+
+    def _rows(self, x, name, set_name, call):
+        """x as float32 rows (m, d) for an .npy body, a single point (d,) as
+        one row, checked against the served set's dimension as the Set
+        methods check it."""
         a = _lib.points(x.anchors if isinstance(x, Bundle) else x, name)
         if a.ndim == 1:
             a = a[None, :]
         if a.ndim != 2:
-            raise ValueError(f"{name}: shape {a.shape}: want (m, d) points, or one point (d,)")
+            raise ValueError(f"{call}: {name}: shape {a.shape}: want (m, d) points, or one point (d,)")
         if a.dtype.kind != "f":
-            raise TypeError(f"{name}: dtype {a.dtype}: want floating-point embeddings")
+            raise TypeError(f"{call}: {name}: dtype {a.dtype}: want floating-point embeddings")
+        d = self._dim(set_name)
+        if d is not None and a.shape[1] != d:
+            hint = f" (its {d} rows are of the set's dimension: {_TRANSPOSED})" if a.shape[0] == d else ""
+            raise ValueError(f"{call}: {name}: dimension {a.shape[1]} (shape {a.shape}); set {set_name!r} has "
+                             f"dimension {d}{hint}")
         return np.ascontiguousarray(a, dtype=np.float32)
 
     def sets(self):
@@ -2415,44 +2472,71 @@ class Client:
 
     def ready(self):
         """Whether the service answers /readyz with 200 (loaded, not
-        draining)."""
+        draining); False where it answers otherwise or not at all."""
         try:
             return self._request("GET", "/readyz").get("status") == "ready"
-        except ServiceError:
+        except (ServiceError, OSError):
             return False
+
+    def _threshold(self, name, label):
+        """The threshold the listing gives for the set (for a label, its
+        class's), or NaN: what an empty call answers without a request."""
+        x = self._dims.get(name) or {}
+        if label is None:
+            return x.get("threshold", float("nan"))
+        for c in x.get("classes") or []:
+            if label in (c.get("label"), c.get("name")):
+                return c["threshold"]
+        return float("nan")
 
     def score(self, name, anchor, points, label=None):
         """POST /v1/sets/NAME/score: {"score": φ(anchor − point) of each
         point (np.ndarray of float64), "inside": score ≤ threshold (bool),
-        "threshold"} — Set.scores and Set.contains on the service. label:
-        a class-conditional set's anchor's class (its label or its class's
-        name)."""
-        a, p = self._rows(anchor, "anchor"), self._rows(points, "points")
+        "threshold"} — Set.scores and Set.contains on the service; for a
+        class-conditional set label= (the anchor's integer label or its
+        class's name), the answer's "label" and "class" too. No points, (0,
+        d): empty arrays, as the Set methods answer, without a request."""
+        if label is not None:
+            label = _label(label, "score: label")
+        a, p = self._rows(anchor, "anchor", name, "score"), self._rows(points, "points", name, "score")
         if len(a) != 1:
             raise ValueError(f"score: anchor: {len(a)} rows: want one anchor, (d,) or (1, d)")
         if a.shape[1] != p.shape[1]:
             raise ValueError(f"score: the anchor has {a.shape[1]} dimensions, the points {p.shape[1]}")
-        out = self._request("POST", f"/v1/sets/{_quote(name)}/score", np.vstack([a, p]), npy=True, query={"label": label})
+        if len(p) == 0:
+            return {"score": np.empty(0), "inside": np.empty(0, dtype=np.bool_), "threshold": self._threshold(name, label)}
+        try:
+            out = self._request("POST", f"/v1/sets/{_quote(name)}/score", np.vstack([a, p]), npy=True, query={"label": label})
+        except ServiceError as e:
+            raise _in_call_terms(e) from None
         _warn(out.get("warnings") or [])
-        return {"score": np.asarray(out["scores"], dtype=np.float64), "inside": np.asarray(out["inside"], dtype=np.bool_),
-                "threshold": out["threshold"]}
+        got = {"score": np.asarray(out["scores"], dtype=np.float64), "inside": np.asarray(out["inside"], dtype=np.bool_),
+               "threshold": out["threshold"]}
+        got.update({k: out[k] for k in ("label", "class") if k in out})
+        return got
 
     def retrieve(self, name, anchor, collection, limit=None, label=None):
         """POST /v1/sets/NAME/retrieve: the items of the served collection
         (its name) inside the set around anchor, nearest first (at most
         limit): (ids, scores), as Set.retrieve — the ids str for a
-        collection with string ids. The answer's total (every item inside)
-        and truncated are on the client's last_retrieve."""
-        a = self._rows(anchor, "anchor")
-        if len(a) != 1:
-            raise ValueError(f"retrieve: anchor: {len(a)} rows: want one anchor, (d,) or (1, d)")
+        collection with string ids. The answer's total (every item inside),
+        truncated, threshold (and a class set's label and class) are in the
+        client's last_retrieve."""
+        if label is not None:
+            label = _label(label, "retrieve: label")
         if not isinstance(collection, str):
             raise TypeError(f"retrieve: collection: want the served collection's name, got {type(collection).__name__}")
-        out = self._request("POST", f"/v1/sets/{_quote(name)}/retrieve", a, npy=True,
-                            query={"collection": collection, "limit": None if limit is None else _limit(limit), "label": label})
+        a = self._rows(anchor, "anchor", name, "retrieve")
+        if len(a) != 1:
+            raise ValueError(f"retrieve: anchor: {len(a)} rows: want one anchor, (d,) or (1, d)")
+        try:
+            out = self._request("POST", f"/v1/sets/{_quote(name)}/retrieve", a, npy=True,
+                                query={"collection": collection, "limit": None if limit is None else _limit(limit), "label": label})
+        except ServiceError as e:
+            raise _in_call_terms(e, anchor_only=True) from None
         _warn(out.get("warnings") or [])
         hits = out["hits"]
-        self.last_retrieve = {k: out[k] for k in ("total", "truncated", "threshold") if k in out}
+        self.last_retrieve = {k: out[k] for k in ("total", "truncated", "threshold", "label", "class") if k in out}
         if hits and "key" in hits[0]:
             ids = np.array([h["key"] for h in hits], dtype=str)
         else:
@@ -2463,11 +2547,20 @@ class Client:
         """POST /v1/sets/NAME/ood: the set's per-input OOD test on points,
         as Set.ood answers it: {"score", "p_value", "ood"} (np.ndarrays),
         with fdr also "flagged" (and with delta "fdr_p_value"), and the
-        drift "monitor" after these points. None: the service's
-        defaults."""
-        p = self._rows(points, "points")
-        out = self._request("POST", f"/v1/sets/{_quote(name)}/ood", p, npy=True,
-                            query={"alpha_ood": alpha_ood, "delta": delta, "fdr": fdr})
+        drift "monitor" after these points. None: the service's defaults.
+        No points: empty arrays, without a request (the monitor None)."""
+        p = self._rows(points, "points", name, "ood")
+        if len(p) == 0:
+            got = {"score": np.empty(0), "p_value": np.empty(0), "ood": np.empty(0, dtype=np.bool_)}
+            if fdr:
+                got["flagged"] = np.empty(0, dtype=np.int64)
+            got["monitor"] = None
+            return got
+        try:
+            out = self._request("POST", f"/v1/sets/{_quote(name)}/ood", p, npy=True,
+                                query={"alpha_ood": alpha_ood, "delta": delta, "fdr": fdr})
+        except ServiceError as e:
+            raise _in_call_terms(e, points_only=True) from None
         if out.get("warning"):
             _warn([out["warning"]])
         res = out["results"]
@@ -2480,6 +2573,28 @@ class Client:
             got["fdr_p_value"] = np.asarray(out["fdr_p_values"], dtype=np.float64)
         got["monitor"] = out.get("monitor")
         return got
+
+
+def _in_call_terms(e, anchor_only=False, points_only=False):
+    """A ServiceError about an .npy body, named in the call's terms: score's
+    body is the anchor, then the points (body[3][7] is points[2][7]);
+    retrieve's the anchor, ood's the points."""
+    import re
+    m = re.fullmatch(r"body(?:\[(\d+)\])?(.*)", e.field or "")
+    if not m:
+        return e
+    i, rest = m.group(1), m.group(2)
+    if anchor_only:
+        field = "anchor" + rest if i is None or i == "0" else f"anchor[{i}]{rest}"
+    elif points_only:
+        field = "points" + (f"[{i}]" if i is not None else "") + rest
+    elif i is None:
+        field = "anchor, points"
+    elif i == "0":
+        field = "anchor" + rest
+    else:
+        field = f"points[{int(i) - 1}]{rest}"
+    return ServiceError(e.status, e.code, field, e.message)
 
 
 def _quote(name):

@@ -945,6 +945,21 @@ def test_serve_equals_ccs_serve(calibrated, sim, tmp_path):
     assert done
 
 
+def test_serve_warns_of_readable_tokens(calibrated, tmp_path):
+    """ccs.serve warns, as ccs serve does, of a tokens file others may
+    read (their tokens are every caller's keys); chmod 600 draws none."""
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alice:0123456789abcdef0123\n")
+    tokens.chmod(0o644)
+    with pytest.warns(ccs.CCSWarning, match=r"tokens is readable by others \(mode -rw-r--r--\); chmod 600 it"):
+        srv = ccs.serve({"one": str(calibrated["one"][0])}, addr="127.0.0.1:0", auth_tokens=tokens)
+    srv.close()
+    tokens.chmod(0o600)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ccs.CCSWarning)
+        ccs.serve({"one": str(calibrated["one"][0])}, addr="127.0.0.1:0", auth_tokens=tokens).close()
+
+
 def test_client_equals_set_methods(calibrated, sim, tmp_path):
     """ccs.Client against a service (ccs.serve with a token, a collection
     of string ids, a class-conditional set, an OOD test) answers as the Set
@@ -980,11 +995,29 @@ def test_client_equals_set_methods(calibrated, sim, tmp_path):
         for k in ("score", "p_value", "ood", "flagged"):
             assert list(got[k]) == list(want[k]), k
         assert got["ood"][-20:].sum() > 10 and got["monitor"] is not None
-        with pytest.raises(ValueError, match="score: the anchor has 3 dimensions, the points 4"):
+        # The set's dimension, from the listing: checked before sending.
+        with pytest.raises(ValueError, match=r"score: points: dimension 4 \(shape \(2, 4\)\); set 'one' has dimension 3"):
             c.score("one", anchor, np.ones((2, 4)))
+        with pytest.raises(ValueError, match=r"score: points: dimension 5 .* \(its 3 rows are of the set's dimension: transposed\?"):
+            c.score("one", anchor, np.ones((3, 5)))
+        # The service's refusal of a point, in the call's terms: body[3][1]
+        # is points[2][1].
+        bad = points[:5].copy()
+        bad[2, 1] = np.nan
         with pytest.raises(ccs.ServiceError) as e:
-            c.score("one", np.ones(4), np.ones((2, 4)))
-        assert e.value.status == 422 and e.value.field == "body" and "dimension is 3" in e.value.message, str(e.value)
+            c.score("one", anchor, bad)
+        assert e.value.status in (400, 422) and e.value.field == "points[2][1]", str(e.value)
+        with pytest.raises(ccs.ServiceError) as e:
+            c.ood("ood", bad)
+        assert e.value.field == "points[2][1]", str(e.value)
+        # No points: empty answers, as the Set methods give, with no request.
+        got = c.score("one", anchor, np.empty((0, 3), np.float32))
+        assert len(got["score"]) == len(got["inside"]) == 0 and got["threshold"] == one.threshold
+        assert len(c.ood("ood", np.empty((0, 3)), fdr=0.1)["flagged"]) == 0
+        with pytest.raises(TypeError, match=r"score: label is 3.0: want an integer label or a class's name"):
+            c.score("class", anchor, points, label=3.0)
+        with pytest.raises(TypeError, match="retrieve: limit: got bool"):
+            c.retrieve("one", anchor, "coll", limit=True)
         with pytest.raises(ccs.ServiceError) as e:
             c.retrieve("one", anchor, "nope")
         assert e.value.status == 404 and e.value.field == "collection", str(e.value)
@@ -997,8 +1030,35 @@ def test_client_equals_set_methods(calibrated, sim, tmp_path):
         with pytest.raises(ccs.ServiceError) as e:
             ccs.Client(srv, token="wrong-token-0000000000").sets()
         assert e.value.status == 401
+        # A token read with its file's newline: stripped; two lines: refused
+        # without echoing either.
+        assert ccs.Client(srv, token="0123456789abcdef0123\n").sets()
+        with pytest.raises(ValueError) as e:
+            ccs.Client(srv, token="0123456789abcdef0123\nsecond-secret-token")
+        assert "0123456789abcdef0123" not in str(e.value) and "second-secret" not in str(e.value)
+        url = srv.url
+    # Nothing listening: a ConnectionError, and ready() False.
+    c = ccs.Client(url, token="0123456789abcdef0123")
+    assert not c.ready()
+    with pytest.raises(ConnectionError, match=r"no answer from http://127.0.0.1:\d+ .*is the service running"):
+        c.sets()
     with pytest.raises(ValueError, match="want the service's address"):
         ccs.Client("127.0.0.1:8080")
+    with pytest.raises(TypeError, match="Client: timeout: 'x'"):
+        ccs.Client(url, timeout="x")
+    # A body over the service's limit: the service answers 413 and closes
+    # while the client still sends; said as such, not a bare reset.
+    big = np.random.default_rng(1).normal(size=(250_000, 3)).astype(np.float32)  # 3 MiB
+    with ccs.serve({"one": one}, addr="127.0.0.1:0", max_body=1 << 20) as srv:
+        c = ccs.Client(srv)
+        try:
+            c.score("one", anchor, big)
+        except ConnectionError as e:
+            assert "over its body limit" in str(e) and "send fewer points a request" in str(e), str(e)
+        except ccs.ServiceError as e:  # the 413 read before the cut
+            assert e.status == 413, str(e)
+        else:
+            raise AssertionError("a body over max_body was answered")
 
 
 @pytest.mark.parametrize("what,call,exc,msg", [
