@@ -1016,6 +1016,27 @@ func ccs_set_ood(h C.uintptr_t, points *C.ccs_array, opts *C.char, scoresOut, pv
 	})
 }
 
+// ccs_set_ood_known writes the warning of the points that are rows of set
+// h's reference pool or match the filter of its OOD calibration's inputs
+// (oodKnown), "" where none: Set.ood warns it as ccs serve's /ood answers
+// it.
+//
+//export ccs_set_ood_known
+func ccs_set_ood_known(h C.uintptr_t, points *C.ccs_array, out **C.char, errOut **C.char) C.int {
+	return onHandle(h, errOut, func(o *setObj) error {
+		p, err := goArray(points, "points")
+		if err != nil {
+			return err
+		}
+		w, err := oodKnown(o, p)
+		if err != nil {
+			return err
+		}
+		cString(out, []byte(w))
+		return nil
+	})
+}
+
 //export ccs_set_warnings
 func ccs_set_warnings(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
 	return setWarnings(h, out, errOut, (*conformal.Set).Warnings)

@@ -204,6 +204,33 @@ type oodCache struct {
 	once sync.Once
 	test *ood.Conformal
 	err  error
+	// pool indexes the reference pool's rows (Known), made on first use.
+	poolOnce sync.Once
+	pool     *bundle.RowIndex
+}
+
+// oodKnown is ccs_set_ood_known: the warning of the points (finite rows
+// of the set's dimension, as Set.ood checked them) that are rows of the
+// set's reference pool or match the filter of its OOD calibration's
+// inputs, as ccs serve's /ood answers it (ood.KnownWarning, without the
+// monitor: the set has none), or "".
+func oodKnown(o *setObj, points rawArray) (string, error) {
+	s := o.s
+	if s.OOD == nil || s.Reference == nil {
+		return "", nil
+	}
+	points.Name = "points"
+	p, err := decodeF32(points, true)
+	if err != nil {
+		return "", err
+	}
+	d := s.Geometry.Dim()
+	if len(p)%d != 0 {
+		return "", fmt.Errorf("points: %d values are not rows of dimension %d", len(p), d)
+	}
+	o.oods.poolOnce.Do(func() { o.oods.pool = bundle.RowIndexOf(s.Reference.Rows, d) })
+	pooled, calibrated := ood.Known(o.oods.pool, s.OOD.Rows, p, d)
+	return ood.KnownWarning(pooled, calibrated, len(p)/d, false), nil
 }
 
 // oodOptions are the keywords of Set.ood: the test's level (ccs serve's

@@ -335,7 +335,7 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	out.raw("monitor", head["monitor"])
-	if msg := knownPoints(pooled, calibrated, m); msg != "" {
+	if msg := ood.KnownWarning(pooled, calibrated, m, true); msg != "" {
 		warn, err := fields("warning", msg)
 		if err != nil {
 			return err
@@ -343,55 +343,6 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 		out.raw("warning", warn["warning"])
 	}
 	return out.close()
-}
-
-// knownPoints says which of a request's m points are rows of the set's
-// reference pool (exact: the pool is in the set file) and which match the
-// filter of the inputs its OOD test was calibrated on (a Bloom filter,
-// which a new input matches about once in 2 000), by their indices: their
-// scores and p-values are not a new input's, and the drift monitor did
-// not observe them. "" for none.
-func knownPoints(pooled, calibrated []int, m int) string {
-	var parts []string
-	if n := len(pooled); n > 0 {
-		parts = append(parts, fmt.Sprintf("%s %s of the set's reference pool: a pool row's nearest pool row is itself, so it scores 0 (p-value 1), not as a new input would",
-			pointList(pooled, m), either(n == 1, "is a row", "are rows")))
-	}
-	if n := len(calibrated); n > 0 {
-		parts = append(parts, fmt.Sprintf("%s the filter of the inputs the OOD test was calibrated on (a filter of their rows, which a new input matches about once in 2 000): if %s",
-			pointList(calibrated, m)+either(n == 1, " matches", " match"),
-			either(n == 1, "it is one, its score and p-value are not a new input's", "they are such inputs, their scores and p-values are not a new input's")))
-	}
-	if parts == nil {
-		return ""
-	}
-	return strings.Join(parts, "; ") + "; the drift monitor did not observe " + either(len(pooled)+len(calibrated) == 1, "it", "them")
-}
-
-// either is one if cond holds, else other.
-func either(cond bool, one, other string) string {
-	if cond {
-		return one
-	}
-	return other
-}
-
-// pointList names points by their indices among m: "point 3 of 5",
-// "points 0, 4 of 5", the first ten and a count of the others.
-func pointList(idx []int, m int) string {
-	shown := idx[:min(10, len(idx))]
-	s := make([]string, len(shown))
-	for i, v := range shown {
-		s[i] = strconv.Itoa(v)
-	}
-	list := strings.Join(s, ", ")
-	if len(idx) > len(shown) {
-		list += fmt.Sprintf(" and %d more", len(idx)-len(shown))
-	}
-	if len(idx) == 1 {
-		return fmt.Sprintf("point %s of %d", list, m)
-	}
-	return fmt.Sprintf("points %s of %d", list, m)
 }
 
 // oodParams reads ?alpha_ood (default 0.05), ?delta (default 0) and ?fdr

@@ -4,6 +4,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/ccsets/ccs/ood"
 )
 
 // TestKnownPoints: /ood's warning names the points that are pool rows
@@ -22,8 +24,12 @@ func TestKnownPoints(t *testing.T) {
 		{[]int{0, 1}, []int{4}, 5, "points 0, 1 of 5 are rows of the set's reference pool: a pool row's nearest pool row is itself, so it scores 0 (p-value 1), not as a new input would; point 4 of 5 matches the filter of the inputs the OOD test was calibrated on (a filter of their rows, which a new input matches about once in 2 000): if it is one, its score and p-value are not a new input's; the drift monitor did not observe them"},
 		{nil, many, 20, "points 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 2 more of 20 match the filter of the inputs the OOD test was calibrated on (a filter of their rows, which a new input matches about once in 2 000): if they are such inputs, their scores and p-values are not a new input's; the drift monitor did not observe them"},
 	} {
-		if got := knownPoints(c.pooled, c.calibrated, c.m); got != c.want {
-			t.Errorf("knownPoints(%v, %v, %d)\n = %q\nwant %q", c.pooled, c.calibrated, c.m, got, c.want)
+		if got := ood.KnownWarning(c.pooled, c.calibrated, c.m, true); got != c.want {
+			t.Errorf("KnownWarning(%v, %v, %d)\n = %q\nwant %q", c.pooled, c.calibrated, c.m, got, c.want)
+		}
+		// Python's Set.ood, which has no monitor, says the rest.
+		if got, want := ood.KnownWarning(c.pooled, c.calibrated, c.m, false), strings.TrimSuffix(strings.TrimSuffix(c.want, "; the drift monitor did not observe it"), "; the drift monitor did not observe them"); got != want {
+			t.Errorf("KnownWarning(…, false) = %q, want %q", got, want)
 		}
 	}
 }

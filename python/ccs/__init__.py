@@ -2102,6 +2102,10 @@ class Set(_Handle):
              score.ctypes.data_as(POINTER(c_double)), pv.ctypes.data_as(POINTER(c_double)),
              flag.ctypes.data_as(POINTER(c_uint8)), bh.ctypes.data_as(POINTER(c_uint8)), m)
         out = {"score": score, "p_value": pv, "ood": flag}
+        if m:  # rows of the pool, or inputs the OOD test was calibrated on: said, as ccs serve's /ood says them
+            known = call_string(lib.ccs_set_ood_known, self._handle(), lent.ref(p, "points"))
+            if known:
+                _warn([known])
         if fdr:
             out["flagged"] = np.flatnonzero(bh)
             if delta:  # p_value is adjusted (δ > 0): Benjamini-Hochberg ran on the marginal p-values

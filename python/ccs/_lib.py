@@ -93,6 +93,7 @@ _SIGNATURES = {
     "ccs_collection_keys": [c_handle, _S],
     "ccs_collection_transform": [c_handle, c_handle, c_int64],
     "ccs_collection_prepare": [c_handle, POINTER(c_int64)],
+    "ccs_set_ood_known": [c_handle, _A, _S],
     "ccs_collection_rows": [c_handle, c_void_p, c_int64],
     "ccs_set_retrieve": [c_handle, c_handle, _A, _A, _A, c_int64, POINTER(Hits)],
     "ccs_set_retrieve_many": [c_handle, c_handle, _A, c_int64, POINTER(Hits), c_int64],

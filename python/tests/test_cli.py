@@ -1151,6 +1151,23 @@ def test_contains_and_scores_equal_ccs_serve(server, calibrated, sim, name, labe
     assert 0 < inside.sum() < len(inside)
 
 
+def test_ood_warns_of_known_points(calibrated, sim):
+    """Set.ood says, as ccs serve's /ood does, which points are rows of the
+    set's reference pool or match the filter of its OOD calibration's
+    inputs (their scores and p-values are not a new input's); new inputs
+    draw no warning."""
+    s = calibrated["ood"][2]
+    test = np.load(sim / "test.npz")["anchors"]
+    pool = np.asarray(s.info["ood_reference"]["rows"], dtype=np.float32).reshape(-1, s.dim)
+    with pytest.warns(ccs.CCSWarning, match=r"^points 0, 1, 2 of 3 match the filter of the inputs the OOD test was calibrated on"):
+        s.ood(test[:3])  # the OOD calibration's own inputs
+    with pytest.warns(ccs.CCSWarning, match=r"^point 1 of 2 is a row of the set's reference pool"):
+        s.ood(np.vstack([test[100], pool[5]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ccs.CCSWarning)
+        s.ood(test[100:160])
+
+
 @pytest.mark.parametrize("name", ["ood", "ood-db"])
 def test_ood_equals_ccs_serve(server, calibrated, sim, name):
     s = calibrated[name][2]
