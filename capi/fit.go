@@ -9,6 +9,7 @@ import (
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/jsonfloat"
+	"github.com/ccsets/ccs/internal/suggest"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/train"
 )
@@ -136,7 +137,7 @@ func (o recipeOptions) recipe(cmd, def string) (train.Config, error) {
 	case "projected":
 		n.ProjectedVolume = true
 	default:
-		return train.Config{}, fmt.Errorf("%s: head_volume %q: want backbone or projected", cmd, o.HeadVolume)
+		return train.Config{}, fmt.Errorf("%s: head_volume %q: want backbone or projected%s", cmd, o.HeadVolume, suggest.DidYouMean(o.HeadVolume, []string{"backbone", "projected"}))
 	}
 	cfg.InfoNCE = &n
 	if err := cfg.Validate(); err != nil {

@@ -140,6 +140,7 @@ func TestUsageErrors(t *testing.T) {
 		{"coverage-check-out-dir", []string{"coverage-check", "-set", "s.json", "-test", "t.npz", "-out", "."}},
 		{"ood-out-dir", []string{"ood", "-set", "s.json", "-id", "a.npz", "-ood", "b.npz", "-out", "."}},
 		{"evaluate-cal-nobaseline", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-cal", "c.npz"}},
+		{"fit-head-volume", []string{"fit", "-geometry", "genball", "-objective", "neg,infonce", "-head-volume", "projectd", "-train", "t.npz", "-out", "f.json"}},
 		{"badflag", []string{"evaluate", "-bogus"}},
 		{"badflag-swap", []string{"retrieve", "-lable", "sw"}},
 		{"badflag-near", []string{"bundle", "--emebddings", "e.npy"}},

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/ccsets/ccs/internal/suggest"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/train"
 )
@@ -102,7 +103,7 @@ func (r *recipeFlags) recipe(cmd string) (train.Config, error) {
 	case "projected":
 		n.ProjectedVolume = true
 	default:
-		return train.Config{}, usagef("%s: -head-volume %q: want backbone or projected", cmd, r.headSpace)
+		return train.Config{}, usagef("%s: -head-volume %q: want backbone or projected%s", cmd, r.headSpace, suggest.DidYouMean(r.headSpace, []string{"backbone", "projected"}))
 	}
 	cfg.InfoNCE = &n
 	if err := cfg.Validate(); err != nil {
