@@ -1658,10 +1658,20 @@ class Set(_Handle):
             self._info = loads(self.to_json())
         return self._info
 
-    dim = property(lambda self: self.info["dim"], doc="The embeddings' dimension.")
-    calibrated = property(lambda self: "calibration" in self.info, doc="Whether the set has a threshold.")
-    alpha = property(lambda self: self.info.get("alpha"), doc="The miscoverage level, or None (uncalibrated).")
-    threshold = property(lambda self: self.info.get("threshold", float("nan")),
+    def _summary(self):
+        """The few fields every call reads (dim, kind, calibrated, alpha,
+        threshold, unit_norm), without the set file's parameters, whose
+        JSON (1.5 MB for a 256-dimensional single-norm) took 88 ms to write
+        on a set's first retrieve."""
+        if self._summ is None:
+            self._summ = loads(call_string(lib.ccs_set_summary, self._handle()))
+        return self._summ
+
+    _summ = None
+    dim = property(lambda self: self._summary()["dim"], doc="The embeddings' dimension.")
+    calibrated = property(lambda self: self._summary()["calibrated"], doc="Whether the set has a threshold.")
+    alpha = property(lambda self: self._summary().get("alpha"), doc="The miscoverage level, or None (uncalibrated).")
+    threshold = property(lambda self: self._summary().get("threshold", float("nan")),
                          doc="The threshold (inf: the whole space; nan: uncalibrated); for a class-conditional "
                              "set the one over all classes, which decides nothing: see thresholds.")
 
@@ -1676,7 +1686,7 @@ class Set(_Handle):
             return None
         return {c.get("name") or c["label"]: c["threshold"] for c in classes}
     guarantee = property(lambda self: self.info.get("guarantee"), doc='"exact", "training-conditional", ….')
-    geometry = property(lambda self: self.info["geometry"]["kind"], doc='The geometry\'s family: "ball", "genball", ….')
+    geometry = property(lambda self: self._summary()["kind"], doc='The geometry\'s family: "ball", "genball", ….')
 
     @property
     def warnings(self):
@@ -2065,7 +2075,7 @@ class Set(_Handle):
         """What a retrieval over the collection (a handle, or rows) warns of,
         as ccs retrieve does: rows not of unit norm beside a set calibrated
         on unit-norm embeddings (the guarantee does not speak of them)."""
-        if not self.info["calibration"].get("unit_norm"):
+        if not self._summary()["unit_norm"]:
             return []
         return loads(call_string(lib.ccs_set_collection_warnings, self._handle(), coll, lent.ref(rows, "collection")))
 

@@ -78,6 +78,7 @@ _SIGNATURES = {
     "ccs_set_load": [c_char_p, _H],
     "ccs_set_save": [c_handle, c_char_p],
     "ccs_set_json": [c_handle, _S],
+    "ccs_set_summary": [c_handle, _S],
     "ccs_set_warnings": [c_handle, _S],
     "ccs_set_calibrate_warnings": [c_handle, _S],
     "ccs_set_evaluate": [c_handle, c_handle, c_char_p, _S],
