@@ -653,6 +653,15 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		if err != nil {
 			return nil, err
 		}
+		// What was converted on reading, as ccs bundle notes it and a
+		// Bundle of float64 arrays says (Bundle.converted).
+		for _, name := range []string{name, "queries"} {
+			if r, ok := arrays[name]; ok {
+				if from := map[string]string{"f8": "float64", "f2": "float16"}[strings.TrimLeft(r.Dtype, "<>=|")]; from != "" {
+					b.Converted = append(b.Converted, name+": "+from+" → float32")
+				}
+			}
+		}
 		out.Names, out.Bundles = append(out.Names, sp.Name), append(out.Bundles, b)
 	}
 	if o.Out != "" {

@@ -130,6 +130,14 @@ def test_float64_round_trip_equals_the_command(tmp_path):
     loaded = ccs.Bundle.load(tmp_path / "cal.npz")
     assert loaded.converted == [f"{n}: float64 → float32" for n in ("anchors", "negatives", "positives")]
     assert loaded.path == str(tmp_path / "cal.npz")
+    # ccs.bundle of float64 (and float16) embeddings says so on every split,
+    # as ccs bundle notes the file's conversion; float32 converts nothing.
+    x, y = np.vstack([a, p[:, 0]]), np.arange(2 * len(a)) % 3
+    for dtype, want in ((np.float64, ["embeddings: float64 → float32"]), (np.float16, ["embeddings: float16 → float32"]), (np.float32, [])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ccs.CCSWarning)
+            splits = ccs.bundle(x.astype(dtype), y, k=3, seed=0)
+        assert all(b.converted == want for b in splits.values()), dtype
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
