@@ -44,6 +44,7 @@ import (
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/internal/atomicfile"
 	"github.com/ccsets/ccs/internal/jsonfloat"
 	"github.com/ccsets/ccs/retrieve"
@@ -1049,6 +1050,7 @@ type setSummary struct {
 	Alpha      *float64         `json:"alpha,omitempty"`
 	Threshold  *jsonfloat.Float `json:"threshold,omitempty"`
 	UnitNorm   bool             `json:"unit_norm"`
+	Head       bool             `json:"head"` // scored through a projection head
 }
 
 // ccs_set_summary writes set h's setSummary as JSON.
@@ -1057,7 +1059,8 @@ type setSummary struct {
 func ccs_set_summary(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
 	return onHandle(h, errOut, func(o *setObj) error {
 		s := o.s
-		sum := setSummary{Dim: s.Geometry.Dim(), Kind: s.Geometry.Kind().String(), Calibrated: s.Calibrated(), UnitNorm: s.Calibration.UnitNorm}
+		sum := setSummary{Dim: s.Geometry.Dim(), Kind: s.Geometry.Kind().String(), Calibrated: s.Calibrated(), UnitNorm: s.Calibration.UnitNorm,
+			Head: geometry.Describe(s.Geometry).Head()}
 		if sum.Calibrated {
 			a, q := s.Alpha, jsonfloat.Float(s.Threshold)
 			sum.Alpha, sum.Threshold = &a, &q

@@ -1649,7 +1649,7 @@ class Set(_Handle):
 
     def _transform_min(self):
         """The batch from which retrieve_many transforms its collection."""
-        return _HEAD_TRANSFORM_MIN if self.info.get("head") else _TRANSFORM_MIN
+        return _HEAD_TRANSFORM_MIN if self._summary()["head"] else _TRANSFORM_MIN
 
     @property
     def info(self):
@@ -1660,7 +1660,7 @@ class Set(_Handle):
 
     def _summary(self):
         """The few fields every call reads (dim, kind, calibrated, alpha,
-        threshold, unit_norm), without the set file's parameters, whose
+        threshold, unit_norm, head), without the set file's parameters, whose
         JSON (1.5 MB for a 256-dimensional single-norm) took 88 ms to write
         on a set's first retrieve."""
         if self._summ is None:

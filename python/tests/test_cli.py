@@ -1735,6 +1735,7 @@ def test_set_summary_equals_its_file(calibrated, fitted):
     for s in sets:
         info = _lib.loads(s.to_json())
         assert s._summary()["unit_norm"] == bool(info.get("calibration", {}).get("unit_norm")), info.get("calibration")
+        assert s._summary()["head"] == ("head" in info)
         assert (s.dim, s.geometry, s.calibrated, s.alpha) == (info["dim"], info["geometry"]["kind"], "calibration" in info, info.get("alpha"))
         assert s.threshold == info.get("threshold") or (np.isnan(s.threshold) and "threshold" not in info)
 
