@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"strings"
@@ -63,6 +64,11 @@ type Tokens struct{ list []token }
 func ReadTokens(path string) (*Tokens, error) {
 	f, err := os.Open(path)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && looksLikeToken(path) {
+			// A token given where its file goes: never echoed (it would
+			// land in logs and tracebacks).
+			return nil, fmt.Errorf("tokens file: no such file, and the value given looks like a token itself (not echoed): give the path of a file of NAME:TOKEN lines (docs/security.md): %w", fs.ErrNotExist)
+		}
 		return nil, err
 	}
 	defer f.Close()
@@ -205,6 +211,13 @@ func (s *Server) authorize(r *http.Request, need Role) (*apiError, string) {
 			msg: fmt.Sprintf("token %q has role %v; this endpoint needs %v", tk.name, tk.role, need)}, "role"
 	}
 	return nil, ""
+}
+
+// looksLikeToken reports whether a tokens file's path that does not exist
+// looks like a token instead: 16 characters or more with no directory
+// separator and no extension.
+func looksLikeToken(path string) bool {
+	return len(path) >= 16 && !strings.ContainsAny(path, "/\\.")
 }
 
 // TokensFileWarnings are what an operator must hear of the tokens file at

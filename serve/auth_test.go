@@ -3,6 +3,8 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"log"
 	"net/http"
 	"net/http/httptest"
@@ -345,4 +347,18 @@ func FuzzParseTokens(f *testing.F) {
 			t.Fatal("lookup accepted a stranger")
 		}
 	})
+}
+
+// TestTokensPathNotEchoed: a token given where the tokens file's path
+// goes (16 characters or more, no directory, no extension) is not echoed
+// in the error, which still says the file does not exist; a path is.
+func TestTokensPathNotEchoed(t *testing.T) {
+	_, err := ReadTokens("s3cr3tTOKENabcdef0123456789")
+	if err == nil || strings.Contains(err.Error(), "s3cr3t") || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "looks like a token itself (not echoed)") {
+		t.Errorf("a token as the path: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "missing.tokens")
+	if _, err := ReadTokens(path); err == nil || !strings.Contains(err.Error(), path) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v, want its path", err)
+	}
 }

@@ -109,3 +109,31 @@ func TestRetrieveNoVolumeWarning(t *testing.T) {
 		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
 	}
 }
+
+// TestFitWideHead: a head wider than the embeddings is warned of (its
+// log-volumes are measured in dimensions the embeddings never fill); one
+// as wide or narrower is not.
+func TestFitWideHead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, []string{"simulate", "-out", dir, "-per-class", "60", "-k", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dim  string
+		warn bool
+	}{{"5", true}, {"3", false}, {"2", false}} {
+		stdout.Reset()
+		stderr.Reset()
+		args := []string{"fit", "-geometry", "genball", "-objective", "neg,infonce", "-head-dim", c.dim, "-epochs", "1", "-quiet",
+			"-train", filepath.Join(dir, "fit.npz"), "-val", filepath.Join(dir, "val.npz"), "-out", filepath.Join(dir, "f"+c.dim+".json")}
+		if err := run(&stdout, &stderr, args); err != nil {
+			t.Fatal(err)
+		}
+		want := "-head-dim 5 widens the 3-dimensional embeddings: the head maps them into a 3-dimensional slice of its 5-dimensional output"
+		if got := strings.Contains(stderr.String(), "widens"); got != c.warn || c.warn && !strings.Contains(stderr.String(), want) {
+			t.Errorf("-head-dim %s: stderr %q", c.dim, stderr.String())
+		}
+	}
+}

@@ -2211,6 +2211,10 @@ def serve(sets, collections=None, *, addr="127.0.0.1:8080", auth_tokens=None, me
     try:
         if isinstance(sets, dict) and not sets:
             raise ValueError("serve: sets: an empty dict: give at least one set, {name: Set or set file}")
+        if auth_tokens is not None and not isinstance(auth_tokens, (str, bytes, os.PathLike)):
+            # Never echoed: it may hold the tokens themselves.
+            raise TypeError(f"serve: auth_tokens: got a {type(auth_tokens).__name__}: want the path of a tokens file "
+                            "(NAME:TOKEN lines, docs/security.md)")
         if not isinstance(sets, dict):
             raise TypeError(f"serve: sets: want a dict of names to Sets or set files, got {sets!r:.80}")
         files = {}
@@ -2551,6 +2555,11 @@ class Client:
         _warn(out.get("warnings") or [])
         hits = out["hits"]
         self.last_retrieve = {k: out[k] for k in ("total", "truncated", "threshold", "label", "class") if k in out}
+        if out.get("truncated") and limit is None:
+            # All asked for, fewer answered: the service's own cap.
+            _warn([f"retrieve: the service answered {len(hits)} of the {out.get('total')} items inside the set: its "
+                   "limit on a retrieval's hits (ccs serve -max-results, ccs.serve max_results=); give limit= to "
+                   "ask for fewer, nearest first, or raise the service's limit"])
         if hits and "key" in hits[0]:
             ids = np.array([h["key"] for h in hits], dtype=str)
         else:

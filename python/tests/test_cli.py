@@ -1046,6 +1046,19 @@ def test_client_equals_set_methods(calibrated, sim, tmp_path):
         ccs.Client("127.0.0.1:8080")
     with pytest.raises(TypeError, match="Client: timeout: 'x'"):
         ccs.Client(url, timeout="x")
+    # A retrieval the service cuts at its -max-results, all asked for:
+    # warned, the total in last_retrieve.
+    with ccs.serve({"one": one}, {"coll": (rows, ids)}, addr="127.0.0.1:0", max_results=5) as srv:
+        c = ccs.Client(srv)
+        with pytest.warns(ccs.CCSWarning, match=r"retrieve: the service answered 5 of the \d+ items inside the set"):
+            gi, _ = c.retrieve("one", rows[9], "coll")
+        assert len(gi) == 5 and c.last_retrieve["truncated"] and c.last_retrieve["total"] > 5
+    with pytest.raises(TypeError) as e:
+        ccs.serve({"one": one}, addr="127.0.0.1:0", auth_tokens=["0123456789abcdef0123"])
+    assert "want the path of a tokens file" in str(e.value) and "0123456789abcdef0123" not in str(e.value)
+    with pytest.raises(FileNotFoundError) as e:
+        ccs.serve({"one": one}, addr="127.0.0.1:0", auth_tokens="s3cr3tTOKENabcdef0123456789")
+    assert "looks like a token itself (not echoed)" in str(e.value) and "s3cr3t" not in str(e.value), str(e.value)
     # A body over the service's limit: the service answers 413 and closes
     # while the client still sends; said as such, not a bare reset.
     big = np.random.default_rng(1).normal(size=(250_000, 3)).astype(np.float32)  # 3 MiB
