@@ -89,6 +89,14 @@ func Fit(ctx context.Context, s Spec, fit, val *bundle.Bundle, obs Observer) (*F
 		if cfg.InfoNCE == nil {
 			cfg.InfoNCE = &InfoNCE{}
 		}
+		if dim != fit.D && !cfg.InfoNCE.ProjectedVolume {
+			// A head that is not square has its volume term in the
+			// projected space whatever was asked (the backbone's has no
+			// finite one): recorded as such, not as the backbone's.
+			n := *cfg.InfoNCE
+			n.ProjectedVolume = true
+			cfg.InfoNCE = &n
+		}
 	} else {
 		cfg.InfoNCE = nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -112,7 +113,8 @@ func TestRetrieveNoVolumeWarning(t *testing.T) {
 
 // TestFitWideHead: a head wider than the embeddings is warned of (its
 // log-volumes are measured in dimensions the embeddings never fill); one
-// as wide or narrower is not.
+// as wide or narrower is not. A head that is not square records its
+// volume term as the projected space's, where it trains.
 func TestFitWideHead(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -134,6 +136,15 @@ func TestFitWideHead(t *testing.T) {
 		want := "-head-dim 5 widens the 3-dimensional embeddings: the head maps them into a 3-dimensional slice of its 5-dimensional output"
 		if got := strings.Contains(stderr.String(), "widens"); got != c.warn || c.warn && !strings.Contains(stderr.String(), want) {
 			t.Errorf("-head-dim %s: stderr %q", c.dim, stderr.String())
+		}
+		// A head that is not square trains its volume term in the
+		// projected space, and the file says so (it said the backbone's).
+		b, err := os.ReadFile(filepath.Join(dir, "f"+c.dim+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Contains(b, []byte(`"projected_volume": true`)); got != (c.dim != "3") {
+			t.Errorf("-head-dim %s: projected_volume recorded %v", c.dim, got)
 		}
 	}
 }
