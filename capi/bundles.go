@@ -657,7 +657,7 @@ func makeBundles(arrays map[string]rawArray, o makeOptions) (*madeBundles, error
 		// Bundle of float64 arrays says (Bundle.converted).
 		for _, name := range []string{name, "queries"} {
 			if r, ok := arrays[name]; ok {
-				if from := map[string]string{"f8": "float64", "f2": "float16"}[strings.TrimLeft(r.Dtype, "<>=|")]; from != "" {
+				if from := map[string]string{"f8": "float64", "f2": "float16"}[r.Dtype[1:]]; from != "" { // checked: "<f8", ">f2", …
 					b.Converted = append(b.Converted, name+": "+from+" → float32")
 				}
 			}

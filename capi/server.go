@@ -103,7 +103,7 @@ func startServer(o serveOptions) (*job, serverInfo, error) {
 	hs := srv.HTTPServer(addr)
 	loopback := ln.Addr().(*net.TCPAddr).IP.IsLoopback()
 	info := serverInfo{URL: scheme + "://" + ln.Addr().String(), Sets: len(o.Sets), Collections: len(o.Collections),
-		Warnings: warningsOf(append(serve.TokensFileWarnings(o.AuthTokens, o.TLSCert != "", loopback), srv.Warnings()...)...)}
+		Warnings: warningsOf(append(serve.TokensFileWarnings(o.AuthTokens, o.TLSCert != "", loopback, "a TLS certificate"), srv.Warnings()...)...)}
 	j := startJob("serve", func(ctx context.Context, j *job) error {
 		defer srv.Close()
 		errc := make(chan error, 1)

@@ -134,12 +134,7 @@ func BenchmarkWideSets(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	diffs := make([]float32, n*d)
-	for i := range n {
-		for j := range d {
-			diffs[i*d+j] = anchors[j] - rows[i*d+j]
-		}
-	}
+	diffs := diffsFrom(anchors[:d], rows, d)
 	s := &conformal.Set{Geometry: el, Threshold: quantile(el.Scores(nil, diffs), 0.8), Alpha: 0.05, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 100, Rank: 96}}
 	c, _ := NewCollection(rows, d, nil)
 	if err := c.Transform(s, 0); err != nil {
@@ -250,17 +245,12 @@ func BenchmarkHeadSets(b *testing.B) {
 	}
 	gb, _ := geometry.NewGenBall(gm, gp)
 	nm, _ := geometry.NewNorm(d, nearIdentity(rng, d), 2)
+	diffs := diffsFrom(anchors[:d], rows, d)
 	for _, inner := range []geometry.Geometry{gb, nm} {
 		h := &head.Linear{In: d, Out: d, W: slices.Clone(w), B: make([]float64, d)}
 		g, err := head.NewProjected(h, inner)
 		if err != nil {
 			b.Fatal(err)
-		}
-		diffs := make([]float32, n*d)
-		for i := range n {
-			for j := range d {
-				diffs[i*d+j] = anchors[j] - rows[i*d+j]
-			}
 		}
 		s := &conformal.Set{Geometry: g, Threshold: quantile(g.Scores(nil, diffs), 0.05), Alpha: 0.05, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 100, Rank: 96}}
 		c, _ := NewCollection(rows, d, nil)
@@ -307,4 +297,15 @@ func unitRows(rng *rand.Rand, n, d int) []float32 {
 		}
 	}
 	return rows
+}
+
+// diffsFrom is anchor − row for each row of rows (of d values).
+func diffsFrom(anchor, rows []float32, d int) []float32 {
+	diffs := make([]float32, len(rows))
+	for i := range len(rows) / d {
+		for j := range d {
+			diffs[i*d+j] = anchor[j] - rows[i*d+j]
+		}
+	}
+	return diffs
 }

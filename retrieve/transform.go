@@ -146,15 +146,11 @@ const HeadTransformMin = 2
 // which a caller transforms the collection first: HeadTransformMin behind
 // a head, BatchTransformMin otherwise.
 func TransformMin(g geometry.Geometry) int {
-	if inner, _ := geometry.Unshift(g); isProjected(inner) {
+	inner, _ := geometry.Unshift(g)
+	if _, ok := inner.(*head.Projected); ok {
 		return HeadTransformMin
 	}
 	return BatchTransformMin
-}
-
-func isProjected(g geometry.Geometry) bool {
-	_, ok := g.(*head.Projected)
-	return ok
 }
 
 // BatchTransformBytes bounds the memory those callers' transforms may

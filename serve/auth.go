@@ -223,9 +223,10 @@ func looksLikeToken(path string) bool {
 // TokensFileWarnings are what an operator must hear of the tokens file at
 // path before serving: that it is readable by others (its tokens are
 // every caller's keys), and, beyond this machine (loopback false) without
-// TLS, that tokens travel in clear text. ccs serve prints them, ccs.serve
+// TLS, that tokens travel in clear text — without cert, the certificate
+// as the caller takes it ("-tls-cert"). ccs serve prints them, ccs.serve
 // (Python) warns them.
-func TokensFileWarnings(path string, tls, loopback bool) []string {
+func TokensFileWarnings(path string, tls, loopback bool, cert string) []string {
 	if path == "" {
 		return nil
 	}
@@ -234,7 +235,7 @@ func TokensFileWarnings(path string, tls, loopback bool) []string {
 		w = append(w, fmt.Sprintf("%s is readable by others (mode %v); chmod 600 it", path, fi.Mode().Perm()))
 	}
 	if !tls && !loopback {
-		w = append(w, "tokens travel in clear text without a TLS certificate; serve TLS, or put a TLS proxy in front on this machine")
+		w = append(w, "tokens travel in clear text without "+cert+"; serve TLS, or put a TLS proxy in front on this machine")
 	}
 	return w
 }

@@ -169,11 +169,15 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 		if !ok {
 			return usagef("retrieve: -anchor-index needs a collection file; give a database query's anchor with -anchor")
 		}
+		switch { // a row the collection does not have: the flag's value out of its range
+		case n == 0:
+			return usagef("retrieve: -anchor-index %d: %s: the collection has no rows", o.AnchorIndex, o.DB)
+		case o.AnchorIndex >= n:
+			return usagef("retrieve: -anchor-index %d: %s: the collection has %d rows (0 to %d)", o.AnchorIndex, o.DB, n, n-1)
+		}
 		row, err := c.Row(o.AnchorIndex)
 		if err != nil {
-			// A row the collection does not have: the flag's value out of
-			// its range, a usage error.
-			return usagef("retrieve: -anchor-index %d: %s: %s", o.AnchorIndex, o.DB, strings.TrimPrefix(err.Error(), fmt.Sprintf("retrieve: row %d: ", o.AnchorIndex)))
+			return fmt.Errorf("%s: -anchor-index: %w", o.DB, err)
 		}
 		q = anchors{rows: row, m: 1, d: len(row), src: fmt.Sprintf("%s: row %d", o.DB, o.AnchorIndex)}
 	} else if q, err = readAnchors(o.Anchor, set); err != nil {

@@ -148,8 +148,8 @@ func runServe(ctx context.Context, o serveOptions, out *output) error {
 	if !local && o.AuthTokens == "" && !o.Insecure {
 		return usagef("serve: -addr %s would listen on %s, beyond this machine, where without -auth-tokens anyone who reaches the port could read every set and collection: give -auth-tokens FILE (see docs/security.md), or -insecure if a proxy in front checks who calls", o.Addr, ln.Addr())
 	}
-	for _, w := range serve.TokensFileWarnings(o.AuthTokens, o.TLSCert != "", local) {
-		fmt.Fprintf(out.stderr, "ccs serve: warning: %s\n", strings.Replace(w, "without a TLS certificate", "without -tls-cert", 1))
+	for _, w := range serve.TokensFileWarnings(o.AuthTokens, o.TLSCert != "", local, "-tls-cert") {
+		fmt.Fprintf(out.stderr, "ccs serve: warning: %s\n", w)
 	}
 	// While the files load (seconds for a large collection), probes are
 	// answered — /healthz 200, /readyz 503 — rather than left hanging on

@@ -230,7 +230,7 @@ func otherCommands(name, self string) string {
 	var have []string
 	for _, c := range commands() {
 		for _, sub := range append([]*command{c}, c.sub...) {
-			if sub.flags == nil || "ccs "+sub.name == self || strings.HasSuffix(self, " "+sub.name) {
+			if sub.flags == nil || strings.HasSuffix(self, " "+sub.name) { // self: "ccs fit", "ccs reproduce sim"
 				continue
 			}
 			fs := flag.NewFlagSet(sub.name, flag.ContinueOnError)

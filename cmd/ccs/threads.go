@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/ccsets/ccs/internal/kernel"
 )
@@ -18,8 +17,8 @@ import (
 // 16 and 14.9–18.1 s at 64, the same set file every time). A value the
 // runtime ignored (not a positive integer) is said to be ignored.
 func threadNotes(env string, gomaxprocs, cpus int) (set int, notes []string) {
-	if s := strings.TrimSpace(env); env != "" {
-		if n, err := strconv.Atoi(s); err != nil || n < 1 {
+	if env != "" { // read as the runtime reads it: " 2" is ignored there too
+		if n, err := strconv.Atoi(env); err != nil || n < 1 {
 			notes = append(notes, fmt.Sprintf("GOMAXPROCS=%q is not a positive integer: ignored, running %d threads (the CPUs this process may use)", env, min(gomaxprocs, cpus)))
 		}
 	}
@@ -34,8 +33,8 @@ func threadNotes(env string, gomaxprocs, cpus int) (set int, notes []string) {
 // level (a typo runs the best level the processor has, silently but for
 // ccs version), or "".
 func kernelNote() string {
-	if n := kernel.EnvNote(); strings.Contains(n, "not understood") {
-		return n + ": running " + kernel.LevelName()
+	if kernel.EnvUnknown() {
+		return kernel.EnvNote() + ": running " + kernel.LevelName()
 	}
 	return ""
 }

@@ -25,7 +25,8 @@ func TestThreadNotes(t *testing.T) {
 		{"0", 16, 16, 0, []string{`GOMAXPROCS="0" is not a positive integer: ignored, running 16 threads`}},
 		{"-1", 2, 2, 0, []string{`GOMAXPROCS="-1" is not a positive integer`}},
 		{"2.5", 2, 2, 0, []string{`GOMAXPROCS="2.5" is not a positive integer`}},
-		{"", 8, 4, 4, []string{"GOMAXPROCS=8 is more than the 4 CPUs"}}, // set by the runtime's own reading, not the variable
+		{" 2", 2, 2, 0, []string{`GOMAXPROCS=" 2" is not a positive integer`}}, // the runtime does not trim it either
+		{"", 8, 4, 4, []string{"GOMAXPROCS=8 is more than the 4 CPUs"}},        // set by the runtime's own reading, not the variable
 	} {
 		set, notes := threadNotes(c.env, c.gomaxprocs, c.cpus)
 		ok := set == c.set && len(notes) == len(c.notes)

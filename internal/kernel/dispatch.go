@@ -183,6 +183,21 @@ func Level() string {
 	return s
 }
 
+// EnvUnknown reports whether CCS_KERNELS is set to a value that names no
+// level (then the processor's best runs; EnvNote says so).
+func EnvUnknown() bool {
+	want := os.Getenv(EnvLevel)
+	if want == "" {
+		return false
+	}
+	for _, name := range levelNames {
+		if strings.EqualFold(want, name) {
+			return false
+		}
+	}
+	return true
+}
+
 // LevelName is the level in use: "portable", "avx2" or "avx512".
 func LevelName() string { return current.String() }
 
