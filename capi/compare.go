@@ -35,6 +35,9 @@ type compareOptions struct {
 	Resplits    *int     `json:"resplits"`
 	Reference   *int     `json:"reference"`
 	Shift       bool     `json:"shift"` // ccs compare -shift
+	// HeadDim is ccs compare -head-dim: the InfoNCE rows' head outputs;
+	// 0: the embeddings' dimension.
+	HeadDim int `json:"head_dim"`
 	// AllowInfinite is ccs compare -allow-infinite: with class
 	// calibration, whole-space sets for classes too small for α.
 	AllowInfinite bool `json:"allow_infinite"`
@@ -108,6 +111,12 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		return nil, err
 	}
 	methods := experiment.ForCompare(rows())
+	switch {
+	case o.HeadDim < 0:
+		return nil, fmt.Errorf("compare: head_dim=%d: want a positive dimension (0 or None: the embeddings')", o.HeadDim)
+	case o.HeadDim > 0 && !slices.ContainsFunc(methods, func(m experiment.Method) bool { return m.Head }):
+		return nil, fmt.Errorf("compare: head_dim=%d sets the outputs of the InfoNCE rows' heads, and rows=%q has none: give rows=\"infonce\" or \"all+infonce\"", o.HeadDim, cmp.Or(o.Rows, "all"))
+	}
 	needFit, trains := experiment.Needs(methods)
 	var first string
 	var d int
@@ -148,7 +157,7 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 	if o.AllowInfinite && mode != conformal.Class {
 		return nil, fmt.Errorf(`compare: allow_infinite=True keeps the sets of classes too small for a class-conditional threshold: it goes with calibration="class"`)
 	}
-	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe, OutDir: o.Sets, Shift: o.Shift, AllowInfinite: o.AllowInfinite},
+	cfg := experiment.CompareConfig{Config: experiment.Config{Seeds: seeds, Alpha: alpha, Calibration: mode, Delta: o.Delta, Train: recipe, OutDir: o.Sets, Shift: o.Shift, HeadDim: o.HeadDim, AllowInfinite: o.AllowInfinite},
 		Resplits: resplits, Reference: reference, Sizes: sizes}
 	if o.Out != "" && o.Sets != "" {
 		return nil, fmt.Errorf("compare: out and sets: give one (out keeps the sets in %s)", filepath.Join(o.Out, "sets", "compare"))

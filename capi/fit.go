@@ -229,7 +229,7 @@ func runFit(ctx context.Context, j *job, spec train.Spec, fit, val *bundle.Bundl
 	}
 	j.mu.Lock()
 	j.set, j.result = conformal.Uncalibrated(f.Geometry, f.Info), f.Result
-	j.warnings = warningsOf(train.AlphaWarning(spec.Config.Objective.Alpha), f.Result.KeptInitial(), obs.streamed)
+	j.warnings = warningsOf(train.AlphaWarning(spec.Config.Objective.Alpha), train.WideHeadWarning(spec.HeadDim, fit.D), f.Result.KeptInitial(), obs.streamed)
 	j.mu.Unlock()
 	return nil
 }

@@ -362,6 +362,10 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if trains && (data.Fit == nil || data.Val == nil) {
 		return nil, fmt.Errorf("experiment: the learned rows need fit and validation bundles")
 	}
+	heads := slices.ContainsFunc(methods, func(m Method) bool { return m.Head })
+	if cfg.HeadDim < 0 || (cfg.HeadDim > 0 && !heads) {
+		return nil, fmt.Errorf("experiment: head of %d outputs: want a positive dimension, with rows that train the InfoNCE head", cfg.HeadDim)
+	}
 	needsFit := slices.ContainsFunc(methods, func(m Method) bool { return m.NeedsFit })
 	if needsFit && data.Fit == nil {
 		return nil, fmt.Errorf("experiment: the ellipsoid's Σ needs the fit bundle")
@@ -428,6 +432,12 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if trains {
 		t.Config = fmt.Sprintf("%d fit, %d validation, ", nOf(data.Fit), nOf(data.Val)) + t.Config
 		t.Config += "; " + recipeLine(cfg.Train.WithDefaults(), recipeShown{optimiser: true, objective: true})
+	}
+	if heads && cfg.HeadDim > 0 && cfg.HeadDim != data.Test.D {
+		t.Config += fmt.Sprintf("; the InfoNCE rows' heads map the %d dimensions to %d, their LogVol/d per output", data.Test.D, cfg.HeadDim)
+		if cfg.HeadDim > data.Test.D {
+			t.Warnings = append(t.Warnings, "-head-dim: "+train.WideHeadWarning(cfg.HeadDim, data.Test.D))
+		}
 	}
 	if needsFit {
 		t.Config += fmt.Sprintf("; the ellipsoid's Σ from the %d fit anchors' differences, its threshold from the whole calibration split", data.Fit.N)

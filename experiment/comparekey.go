@@ -51,7 +51,9 @@ func compareKey(cfg CompareConfig, data CompareData, code string, recipe bool) (
 		cfg.Reference = defaultReference(data.Fit)
 	}
 	var train any = "none: the rows that train nothing"
+	head := 0
 	if recipe {
+		head = cfg.HeadDim
 		r := cfg.Train.WithDefaults()
 		r.Objective.Objective = objective.NegVol // each row sets its own: a placeholder
 		train = r
@@ -71,7 +73,8 @@ func compareKey(cfg CompareConfig, data CompareData, code string, recipe bool) (
 		LabelNames  []string
 		Shift       bool   `json:",omitempty"` // absent unless asked: earlier cells keep their keys
 		Sizes       string `json:",omitempty"`
-	}{cfg.Alpha, cfg.Calibration.String(), cfg.Delta, cfg.Resplits, cfg.Reference, train, data.LabelNames, cfg.Shift, sizes})
+		HeadDim     int    `json:",omitempty"` // likewise
+	}{cfg.Alpha, cfg.Calibration.String(), cfg.Delta, cfg.Resplits, cfg.Reference, train, data.LabelNames, cfg.Shift, sizes, head})
 	if err != nil {
 		return "", fmt.Errorf("experiment: compare key: %w", err)
 	}

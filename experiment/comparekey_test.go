@@ -67,10 +67,21 @@ func TestCompareKey(t *testing.T) {
 		{"class names", CompareConfig{}, CompareData{Cal: cal, Test: test, LabelNames: []string{"a"}}, "v1", false},
 		{"other code", CompareConfig{}, data, "v2", false},
 		{"a Size column", CompareConfig{Sizes: &CompareSizes{Rows: test.Anchors, N: test.N, D: test.D}}, data, "v1", false},
+		{"a head's outputs", CompareConfig{Config: Config{HeadDim: 4}}, data, "v1", false},
 	} {
 		if got := key(c.cfg, c.data, c.code); (got == base) != c.same {
 			t.Errorf("%s: same key %v, want %v", c.name, got == base, c.same)
 		}
+	}
+	// The rows that train nothing keep their key whatever the heads'.
+	if untrained := func(h int) string {
+		k, err := compareKey(CompareConfig{Config: Config{HeadDim: h}}, data, "v1", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}; untrained(0) != untrained(4) {
+		t.Error("a head's outputs change the key of the rows that train nothing")
 	}
 	// The Size column's key: its collection's rows and anchors, the
 	// default given alike.

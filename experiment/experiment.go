@@ -33,6 +33,10 @@ type Config struct {
 	// offset of positive − anchor (geometry.Shifted; Compare's -shift):
 	// for anchors and positives from two encoders.
 	Shift bool
+	// HeadDim is the outputs of the InfoNCE rows' projection head
+	// (train.Spec.HeadDim; ccs fit and compare -head-dim); 0: the
+	// embeddings' dimension. The rows without a head ignore it.
+	HeadDim int
 	// Train is the training recipe of the learned rows; its objective, α
 	// and seed are set per row. Zero fields take the table's recipe.
 	Train train.Config

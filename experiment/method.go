@@ -24,6 +24,9 @@ type Method struct {
 	// NeedsFit reports whether Fit reads the fit split without training
 	// (EllipsoidFromFit's Σ).
 	NeedsFit bool
+	// Head reports whether Fit trains the InfoNCE projection head
+	// (Config.HeadDim sets its outputs).
+	Head bool
 	// Calibration, if not nil, returns the bundle Fit calibrates the
 	// threshold on, when it is not the whole calibration split (the
 	// ellipsoid's second half): the recalibrated curves use it, so that no
@@ -159,7 +162,7 @@ func learned(kind geometry.Kind, obj objective.Objective, infoNCE bool) Method {
 		file += "-infonce"
 	}
 	name := family + " (" + terms + ")"
-	return Method{Name: name, File: file, Paper: paperTable1[name], Trains: true,
+	return Method{Name: name, File: file, Paper: paperTable1[name], Trains: true, Head: infoNCE,
 		Fit: func(ctx context.Context, sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
 			tc := cfg.Train
 			tc.Objective.Objective, tc.Objective.Alpha = obj, cfg.Alpha
@@ -168,7 +171,7 @@ func learned(kind geometry.Kind, obj objective.Objective, infoNCE bool) Method {
 			if cfg.Epochs != nil {
 				obs = train.ObserverFunc(func(p train.Progress) { cfg.Epochs(name, seed, p) })
 			}
-			f, err := train.Fit(ctx, train.Spec{Kind: kind, Head: infoNCE, Shift: cfg.Shift, Config: tc}, sp.Fit, sp.Val, obs)
+			f, err := train.Fit(ctx, train.Spec{Kind: kind, Head: infoNCE, HeadDim: headDim(infoNCE, cfg.HeadDim), Shift: cfg.Shift, Config: tc}, sp.Fit, sp.Val, obs)
 			if err != nil {
 				return nil, err
 			}
@@ -179,6 +182,15 @@ func learned(kind geometry.Kind, obj objective.Objective, infoNCE bool) Method {
 			set.Fit = f.Info
 			return set, nil
 		}}
+}
+
+// headDim is the head's outputs of a row (0 without a head: Config.HeadDim
+// is the InfoNCE rows' alone).
+func headDim(head bool, dim int) int {
+	if !head {
+		return 0
+	}
+	return dim
 }
 
 // LearnedRows are the paper's six learned rows: Single and Generalized

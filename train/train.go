@@ -259,6 +259,18 @@ func AlphaWarning(alpha float64) string {
 	return fmt.Sprintf("α = %v: the fit trains the set to hold 1 − α = %.3g%% of the positives; α is the share a set may miss (0.05 for 95%% coverage), not the coverage", alpha, 100*(1-alpha))
 }
 
+// WideHeadWarning warns of an InfoNCE head of headDim outputs over d-dimensional
+// embeddings when headDim > d: the embeddings fill only a d-dimensional
+// slice of the head's output, whose log-volumes (LogVol/d) are measured in
+// all of it. "" otherwise.
+func WideHeadWarning(headDim, d int) string {
+	if headDim <= d {
+		return ""
+	}
+	return fmt.Sprintf("a head of %d outputs widens the %d-dimensional embeddings: it maps them into a %d-dimensional slice of its %d-dimensional output, and the sets' log-volumes (LogVol/d) are measured in all %d dimensions, which the embeddings never fill; a head of %d or fewer outputs keeps them comparable in kind",
+		headDim, d, d, headDim, headDim, d)
+}
+
 // Train fits g on fit, selecting the checkpoint with the highest exclusion on
 // val. g is updated in place and holds the best parameters on return. A
 // cancelled ctx stops it before the next batch with ctx's error.

@@ -27,6 +27,7 @@ type compareOptions struct {
 	Resplits  int
 	Reference int
 	Shift     bool // every set centred at anchor + the fit split's mean offset
+	HeadDim   int  // the InfoNCE rows' head outputs; 0: the embeddings' dimension
 	// AllowInfinite keeps a class too small for a class-conditional
 	// threshold as the whole space (ccs calibrate -allow-infinite).
 	AllowInfinite bool
@@ -40,13 +41,14 @@ type compareOptions struct {
 }
 
 func compareCommand() *command {
-	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce] [-alpha 0.05] [-calibration one|pac|class|pooled] [-delta δ] [-allow-infinite] [-resplits 200] [-reference 2000] [-shift] [-db FILE [-size-anchors 1000]] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
+	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce [-head-dim D]] [-alpha 0.05] [-calibration one|pac|class|pooled] [-delta δ] [-allow-infinite] [-resplits 200] [-reference 2000] [-shift] [-db FILE [-size-anchors 1000]] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
 		"compare the set families on your own bundles (ccs bundle's directory): the paper's Table 1 for your data, over seeds, with the worst class, resplits and the OOD test",
 		func(fs *flag.FlagSet, o *compareOptions) func() error {
 			addTableFlags(fs, &o.tableOptions, 3)
 			fs.Lookup("calibration").Usage = "calibration `mode`: one, pac (with -delta), class (one threshold per label; -delta makes each PAC) or pooled"
 			fs.StringVar(&o.Data, "data", "", "the bundles' `directory`: fit.npz, val.npz, cal.npz, test.npz (ccs bundle's), and ood.npz and ood-cal.npz when there")
 			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the ℓ2 ball, the ellipsoid, and single-norm and generalized balls under Neg, Vol and Neg+Vol), baselines, learned, infonce (with the InfoNCE head) or all+infonce")
+			fs.IntVar(&o.HeadDim, "head-dim", 0, "output dimension of the InfoNCE rows' heads, with -rows infonce or all+infonce (default: the embeddings' dimension; ccs fit -head-dim)")
 			fs.IntVar(&o.Resplits, "resplits", 200, "random halvings of the test split behind the share of resplits covering less than 1−α")
 			fs.IntVar(&o.Reference, "reference", experiment.DefaultReference, "fit anchors (drawn once, seeded) in the per-input OOD score's pool, with ood.npz (by default every fit anchor of a smaller fit split)")
 			fs.BoolVar(&o.AllowInfinite, "allow-infinite", false, "with -calibration class, keep a class with too few calibration anchors for α as a whole-space set (threshold +Inf, warned of) instead of refusing: ccs calibrate -allow-infinite")
@@ -89,6 +91,13 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		return usagef("compare: -db %s: a collection file; a database table's sizes are ccs evaluate -db's, a set at a time", o.DB)
 	}
 	cfg.Shift = o.Shift
+	switch {
+	case o.HeadDim < 0:
+		return usagef("compare: -head-dim %d: want a positive dimension (0: the embeddings')", o.HeadDim)
+	case o.HeadDim > 0 && !slices.ContainsFunc(rows(), func(m experiment.Method) bool { return m.Head }):
+		return usagef("compare: -head-dim %d sets the outputs of the InfoNCE rows' heads, and -rows %s has none: give -rows infonce or all+infonce", o.HeadDim, o.Rows)
+	}
+	cfg.HeadDim = o.HeadDim
 	if o.AllowInfinite && cfg.Calibration != conformal.Class {
 		return usagef("compare: -allow-infinite keeps the sets of classes too small for a class-conditional threshold: it goes with -calibration class")
 	}

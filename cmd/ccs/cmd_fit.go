@@ -105,12 +105,8 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 		fmt.Fprintf(out.stderr, "fit: no -val: %d of the %d training anchors (%.0f%%, seed %d) select the checkpoint, the other %d train\n",
 			nv, fit.N+nv, 100*o.ValShare, o.Seed, fit.N)
 	}
-	if o.HeadDim > fit.D {
-		// A head that widens the space: the embeddings fill only a
-		// fit.D-dimensional slice of its output, whose log-volumes are
-		// measured in all of it.
-		out.warn(fmt.Sprintf("-head-dim %d widens the %d-dimensional embeddings: the head maps them into a %d-dimensional slice of its %d-dimensional output, and the sets' log-volumes (LogVol/d) are measured in all %d dimensions, which the embeddings never fill; a head of %d or fewer outputs keeps them comparable in kind",
-			o.HeadDim, fit.D, fit.D, o.HeadDim, o.HeadDim, fit.D))
+	if w := train.WideHeadWarning(o.HeadDim, fit.D); w != "" {
+		out.warn("-head-dim: " + w)
 	}
 	cfg := o.Recipe
 	cfg.Objective.Objective, cfg.Objective.Alpha, cfg.Seed = obj, o.Alpha, o.Seed

@@ -122,6 +122,8 @@ func TestUsageErrors(t *testing.T) {
 		{"coverage-check-fraction", []string{"coverage-check", "-set", "s.json", "-test", "t.npz", "-cal-fraction", "1"}},
 		{"reproduce-class", []string{"reproduce", "sim", "-calibration", "class"}},
 		{"compare-allow-infinite", []string{"compare", "-data", "d", "-allow-infinite"}},
+		{"compare-head-dim-rows", []string{"compare", "-data", "d", "-head-dim", "4"}},
+		{"compare-head-dim", []string{"compare", "-data", "d", "-rows", "infonce", "-head-dim", "-1"}},
 		{"report-markdown", []string{"report", "-in", "results", "-out", "report.md"}},
 		{"evaluate-unlabeled", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-unlabeled", "drop"}},
 		{"bundle-kneg-hard", []string{"bundle", "-embeddings", "e.npy", "-labels", "l.npy", "-out", "d", "-k", "4", "-kneg-hard", "5"}},

@@ -59,7 +59,7 @@ func TestThreadFlags(t *testing.T) {
 }
 
 // TestOtherCommandsFlag: a flag another command defines is said to be
-// that command's (compare -head-dim was a bare "not defined" to a user
+// that command's (compare -head-dim, before compare had it, was a bare "not defined" to a user
 // who had fitted heads of 64); a flag near one of the command's own is
 // suggested instead; one nobody defines gets neither.
 func TestOtherCommandsFlag(t *testing.T) {
@@ -67,7 +67,7 @@ func TestOtherCommandsFlag(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"compare", "-data", "d", "-head-dim", "64"}, "compare: flag provided but not defined: -head-dim: -head-dim is a flag of ccs fit, not of ccs compare"},
+		{[]string{"compare", "-data", "d", "-val-share", "0.2"}, "compare: flag provided but not defined: -val-share: -val-share is a flag of ccs fit, not of ccs compare"},
 		{[]string{"reproduce", "sim", "-set", "s.json"}, "-set is a flag of ccs calibrate, ccs evaluate, ccs coverage-check and others, not of ccs reproduce sim"},
 		{[]string{"evaluate", "-tset", "t.npz"}, `did you mean "-set" or "-test"?`},
 		{[]string{"evaluate", "-bogus"}, "evaluate: flag provided but not defined: -bogus"},

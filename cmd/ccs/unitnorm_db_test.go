@@ -133,7 +133,7 @@ func TestFitWideHead(t *testing.T) {
 		if err := run(&stdout, &stderr, args); err != nil {
 			t.Fatal(err)
 		}
-		want := "-head-dim 5 widens the 3-dimensional embeddings: the head maps them into a 3-dimensional slice of its 5-dimensional output"
+		want := "-head-dim: a head of 5 outputs widens the 3-dimensional embeddings: it maps them into a 3-dimensional slice of its 5-dimensional output"
 		if got := strings.Contains(stderr.String(), "widens"); got != c.warn || c.warn && !strings.Contains(stderr.String(), want) {
 			t.Errorf("-head-dim %s: stderr %q", c.dim, stderr.String())
 		}

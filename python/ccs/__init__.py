@@ -1145,7 +1145,7 @@ def _share_of_zero(directory, split):
 
 
 def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delta=0.0, allow_infinite=False, resplits=200,
-            reference=None, shift=False, out=None, sets=None, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
+            reference=None, shift=False, head_dim=None, out=None, sets=None, recipe="embedding", threshold=None, batch=None, epochs=None, patience=None, clip=None,
             lr=None, momentum=None, weight_decay=None, cosine=None, T=None, lambda_=None, p_min=None, p_max=None,
             m_min=None, m_max=None, tau=None, infonce_weight=None, head_volume=None, progress=None,
             collection=None, size_anchors=None, **flags):
@@ -1167,11 +1167,12 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
     smaller fit split; more than the fit split is refused). shift: every
     row's sets centred at anchor + the fit split's mean offset of positive
     - anchor, as ccs compare -shift (anchors and positives from two
-    encoders). out: a results
-    directory, as ccs
-    compare -out keeps one: every finished (row, seed) cell in out/cells, so
-    that a comparison stopped (Ctrl-C) and called again computes only the
-    cells missing, every set in out/sets/compare, the document in
+    encoders). head_dim: the outputs of the InfoNCE rows' projection heads
+    (rows "infonce" or "all+infonce"; by default the embeddings'
+    dimension), as ccs compare -head-dim and ccs.fit's head_dim. out: a
+    results directory, as ccs compare -out keeps one: every finished (row,
+    seed) cell in out/cells, so that a comparison stopped (Ctrl-C) and
+    called again computes only the cells missing, every set in out/sets/compare, the document in
     out/compare.json (ccs report -in out reads it). sets: instead of out, a
     directory keeping only the sets (sets/seed-S/NAME.json). progress: a
     callable, given a dict after each (row, seed) cell (done, total, what),
@@ -1219,7 +1220,7 @@ def compare(bundles, *, seeds=3, rows="all", alpha=0.05, calibration="one", delt
         coll, coll_name, own = _collection_of(collection)
         if own:
             opened.append(coll)
-        opts = options(seeds=seeds, rows=rows, alpha=alpha, calibration=calibration, delta=delta, allow_infinite=allow_infinite, resplits=resplits, shift=shift,
+        opts = options(seeds=seeds, rows=rows, alpha=alpha, calibration=calibration, delta=delta, allow_infinite=allow_infinite, resplits=resplits, shift=shift, head_dim=head_dim,
                        label_names=list(names) if names is not None else None,
                        directory=name if isinstance(bundles, (str, bytes, os.PathLike)) else None,
                        reference=reference, name=name, command=_compare_call(name, asked),

@@ -1570,6 +1570,27 @@ def test_compare_shift_equals_ccs_compare(labelled, cli, tmp_path):
         assert "shift" in _lib.loads(open(tmp_path / "py" / name).read())
 
 
+def test_compare_head_dim_equals_ccs_compare(labelled, cli, tmp_path):
+    """compare(rows="infonce", head_dim=3) is ccs compare -head-dim 3: the
+    heads map the 6 dimensions to 3 in every set it keeps, the table says
+    so; head_dim without a head row, or negative, is refused."""
+    d = labelled["bundles"]
+    args = ["-rows", "infonce", "-seeds", 1, "-epochs", 1, "-resplits", 20, "-reference", 100, "-head-dim", 3]
+    want = cli_json(cli, "compare", "-data", d, *args, "-json", "-quiet")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)  # one epoch: the rows may keep their initial geometry
+        got = ccs.compare(d, rows="infonce", seeds=1, epochs=1, resplits=20, reference=100, head_dim=3, sets=tmp_path / "py")
+    assert _without_times(got.table) == _without_times(want["tables"][0])
+    assert "heads map the 6 dimensions to 3" in got.table["config"] and "head_dim=3" in got.document["command"]
+    for row in got.rows:
+        head = _lib.loads(open(tmp_path / "py" / "seed-0" / f"{row['set']}.json").read())["head"]
+        assert np.asarray(head["w"]).size == 18, row["set"]
+    for kw, want in ((dict(head_dim=3), r"head_dim=3 sets the outputs of the InfoNCE rows' heads, and rows=\"all\" has none"),
+                     (dict(rows="infonce", head_dim=-2), r"head_dim=-2: want a positive dimension")):
+        with pytest.raises(ValueError, match=want):
+            ccs.compare(d, seeds=1, **kw)
+
+
 @pytest.mark.parametrize("name", ["one", "pac", "class", "ball-shift"])
 def test_coverage_check_equals_ccs_coverage_check(calibrated, sim, cli, name):
     """Set.coverage_check is ccs coverage-check -json, field for field."""
