@@ -14,6 +14,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/head"
+	"github.com/ccsets/ccs/internal/kernel"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/sim"
 )
@@ -325,7 +326,7 @@ func TestFit(t *testing.T) {
 		if err := json.Unmarshal(f.Info.Training, &rec); err != nil {
 			t.Fatal(err)
 		}
-		if (rec.Recipe.InfoNCE != nil) != c.head || rec.Recipe.Init == "" || rec.Epochs != f.Result.Epochs {
+		if (rec.Recipe.InfoNCE != nil) != c.head || rec.Recipe.Init == "" || rec.Epochs != f.Result.Epochs || rec.Kernels != kernel.LevelName() {
 			t.Errorf("%+v: recorded %+v", c.spec, rec)
 		}
 	}
