@@ -2458,10 +2458,11 @@ class Client:
             raise ConnectionError(f"{method} {path}: no answer from {self.url} ({reason}): is the service running? "
                                   "(a closed ccs.serve Server answers nothing)") from None
 
-    def _dim(self, name):
-        """The served set's dimension (GET /v1/sets, asked once), or None
-        for a name the service does not list (its answer says so)."""
-        if name not in self._dims:
+    def _dim(self, name, fresh=False):
+        """The served set's dimension (GET /v1/sets, asked once, and again
+        when fresh), or None for a name the service does not list (its
+        answer says so)."""
+        if fresh or name not in self._dims:
             self._dims = {x["name"]: x for x in self.sets()}
         x = self._dims.get(name)
         return x["dim"] if x else None
@@ -2478,6 +2479,8 @@ class Client:
         if a.dtype.kind != "f":
             raise TypeError(f"{call}: {name}: dtype {a.dtype}: want floating-point embeddings")
         d = self._dim(set_name)
+        if d is not None and a.shape[1] != d:
+            d = self._dim(set_name, fresh=True)  # the service may have reloaded the set since it was listed
         if d is not None and a.shape[1] != d:
             hint = f" (its {d} rows are of the set's dimension: {_TRANSPOSED})" if a.shape[0] == d else ""
             raise ValueError(f"{call}: {name}: dimension {a.shape[1]} (shape {a.shape}); set {set_name!r} has "
@@ -2499,7 +2502,9 @@ class Client:
 
     def _threshold(self, name, label):
         """The threshold the listing gives for the set (for a label, its
-        class's), or NaN: what an empty call answers without a request."""
+        class's), or NaN: what an empty call answers without scoring. The
+        listing is asked again: a reload may have changed the threshold."""
+        self._dim(name, fresh=True)
         x = self._dims.get(name) or {}
         if label is None:
             return x.get("threshold", float("nan"))
@@ -2514,7 +2519,8 @@ class Client:
         "threshold"} — Set.scores and Set.contains on the service; for a
         class-conditional set label= (the anchor's integer label or its
         class's name), the answer's "label" and "class" too. No points, (0,
-        d): empty arrays, as the Set methods answer, without a request."""
+        d): empty arrays, as the Set methods answer, without scoring (the
+        threshold from the listing, asked again)."""
         if label is not None:
             label = _label(label, "score: label")
         a, p = self._rows(anchor, "anchor", name, "score"), self._rows(points, "points", name, "score")

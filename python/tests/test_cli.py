@@ -1053,6 +1053,25 @@ def test_client_equals_set_methods(calibrated, sim, tmp_path):
         with pytest.warns(ccs.CCSWarning, match=r"retrieve: the service answered 5 of the \d+ items inside the set"):
             gi, _ = c.retrieve("one", rows[9], "coll")
         assert len(gi) == 5 and c.last_retrieve["truncated"] and c.last_retrieve["total"] > 5
+    # A reload that changes the set's threshold and dimension: the client
+    # asks the listing again, not its first answer.
+    served = tmp_path / "served.json"
+    one.save(served)
+    rng = np.random.default_rng(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ccs.CCSWarning)  # random rows: no closer positives, few calibration pairs
+        wide = ccs.bundle(rng.normal(size=(600, 5)).astype(np.float32), labels=np.arange(600) % 3, k=4, seed=2)
+    five = ccs.calibrate("ball", wide["cal"], alpha=0.2)
+    with ccs.serve({"s": served}, addr="127.0.0.1:0") as srv:
+        c = ccs.Client(srv)
+        assert c.score("s", anchor, np.empty((0, 3)))["threshold"] == one.threshold
+        five.save(served)
+        srv.reload()
+        assert c.score("s", np.ones(5), np.empty((0, 5)))["threshold"] == five.threshold != one.threshold
+        got = c.score("s", np.ones(5), np.zeros((2, 5)))
+        assert got["threshold"] == five.threshold and list(got["score"]) == list(five.scores(np.ones(5), np.zeros((2, 5))))
+        with pytest.raises(ValueError, match=r"score: anchor: dimension 3 \(shape \(1, 3\)\); set 's' has dimension 5"):
+            c.score("s", np.ones(3), np.zeros((2, 3)))
     with pytest.raises(TypeError) as e:
         ccs.serve({"one": one}, addr="127.0.0.1:0", auth_tokens=["0123456789abcdef0123"])
     assert "want the path of a tokens file" in str(e.value) and "0123456789abcdef0123" not in str(e.value)
