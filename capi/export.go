@@ -996,8 +996,13 @@ func ccs_set_retrieve_many(h, collH C.uintptr_t, anchors *C.ccs_array, limit C.i
 	})
 }
 
+// ccs_set_ood writes set h's per-input OOD test of points (m = n rows)
+// in the caller's buffers of n: scores, p-values, flags and the points
+// Benjamini–Hochberg flags with opts' fdr; marginal, when not NULL, the
+// marginal p-values it ran on (the p-values themselves without δ).
+//
 //export ccs_set_ood
-func ccs_set_ood(h C.uintptr_t, points *C.ccs_array, opts *C.char, scoresOut, pvalues *C.double, oodOut, flagged *C.uint8_t, n C.int64_t, errOut **C.char) C.int {
+func ccs_set_ood(h C.uintptr_t, points *C.ccs_array, opts *C.char, scoresOut, pvalues *C.double, oodOut, flagged *C.uint8_t, marginal *C.double, n C.int64_t, errOut **C.char) C.int {
 	return onHandle(h, errOut, func(o *setObj) error {
 		p, err := goArray(points, "points")
 		if err != nil {
@@ -1013,6 +1018,9 @@ func ccs_set_ood(h C.uintptr_t, points *C.ccs_array, opts *C.char, scoresOut, pv
 				PValues: unsafe.Slice((*float64)(unsafe.Pointer(pvalues)), int(n)),
 				OOD:     unsafe.Slice((*bool)(unsafe.Pointer(oodOut)), int(n)),
 				Flagged: unsafe.Slice((*bool)(unsafe.Pointer(flagged)), int(n))}
+			if marginal != nil {
+				res.Marginal = unsafe.Slice((*float64)(unsafe.Pointer(marginal)), int(n))
+			}
 		}
 		return oodAnswer(context.Background(), o, p, opt, res)
 	})

@@ -244,10 +244,13 @@ type oodOptions struct {
 
 // oodResult is the per-input test's answer for m points, in the caller's
 // buffers: scores, p-values, flags, and with an FDR level the points
-// Benjamini–Hochberg flags as one batch.
+// Benjamini–Hochberg flags as one batch; Marginal, when not nil, the
+// marginal p-values (those Benjamini–Hochberg runs on: with δ > 0 the
+// PValues are adjusted, without they are these).
 type oodResult struct {
 	Scores, PValues []float64
 	OOD, Flagged    []bool
+	Marginal        []float64
 }
 
 // oodAnswer is the set's per-input OOD test on points ((m, d)): package
@@ -300,7 +303,7 @@ func oodAnswer(ctx context.Context, o *setObj, points rawArray, opt oodOptions, 
 		return err
 	}
 	m := len(p) / d
-	if len(out.Scores) != m || len(out.PValues) != m || len(out.OOD) != m || len(out.Flagged) != m {
+	if len(out.Scores) != m || len(out.PValues) != m || len(out.OOD) != m || len(out.Flagged) != m || out.Marginal != nil && len(out.Marginal) != m {
 		return fmt.Errorf("ood: outputs of %d for %d points", len(out.Scores), m)
 	}
 	ans, err := c.Answer(ctx, p, opt.FDR)
@@ -313,6 +316,15 @@ func oodAnswer(ctx context.Context, o *setObj, points rawArray, opt oodOptions, 
 	}
 	for _, i := range ans.Flagged {
 		out.Flagged[i] = true
+	}
+	if out.Marginal != nil {
+		if ans.Marginal != nil {
+			copy(out.Marginal, ans.Marginal)
+		} else if opt.Delta == 0 {
+			copy(out.Marginal, out.PValues)
+		} else { // δ > 0 without fdr: the marginal p-values, as the test computes them
+			copy(out.Marginal, c.Cal.PValues(out.Scores))
+		}
 	}
 	return nil
 }

@@ -2108,10 +2108,13 @@ class Set(_Handle):
                    "α_ood is the false-alarm rate it allows (0.05 flags at most 5%), not a confidence level"])
         score, pv = np.empty(m, dtype=np.float64), np.empty(m, dtype=np.float64)
         flag, bh = np.empty(m, dtype=np.bool_), np.empty(m, dtype=np.bool_)
+        # With δ, p_value is adjusted: Benjamini-Hochberg ran on the marginal p-values, from the same call.
+        marginal = np.empty(m, dtype=np.float64) if fdr and delta else None
         call(lib.ccs_set_ood, self._handle(), lent.ref(p, "points"),
              options(alpha_ood=alpha_ood, delta=delta, simultaneous=simultaneous, fdr=fdr or 0.0),
              score.ctypes.data_as(POINTER(c_double)), pv.ctypes.data_as(POINTER(c_double)),
-             flag.ctypes.data_as(POINTER(c_uint8)), bh.ctypes.data_as(POINTER(c_uint8)), m)
+             flag.ctypes.data_as(POINTER(c_uint8)), bh.ctypes.data_as(POINTER(c_uint8)),
+             marginal.ctypes.data_as(POINTER(c_double)) if marginal is not None else None, m)
         out = {"score": score, "p_value": pv, "ood": flag}
         if m:  # rows of the pool, or inputs the OOD test was calibrated on: said, as ccs serve's /ood says them
             known = call_string(lib.ccs_set_ood_known, self._handle(), lent.ref(p, "points"))
@@ -2119,12 +2122,7 @@ class Set(_Handle):
                 _warn([known])
         if fdr:
             out["flagged"] = np.flatnonzero(bh)
-            if delta:  # p_value is adjusted (δ > 0): Benjamini-Hochberg ran on the marginal p-values
-                marginal, again = np.empty(m, dtype=np.float64), np.empty(m, dtype=np.float64)
-                flags = np.empty(m, dtype=np.bool_), np.empty(m, dtype=np.bool_)
-                call(lib.ccs_set_ood, self._handle(), lent.ref(p, "points"), options(alpha_ood=alpha_ood, fdr=fdr),
-                     again.ctypes.data_as(POINTER(c_double)), marginal.ctypes.data_as(POINTER(c_double)),
-                     flags[0].ctypes.data_as(POINTER(c_uint8)), flags[1].ctypes.data_as(POINTER(c_uint8)), m)
+            if marginal is not None:
                 out["fdr_p_value"] = marginal
         return out
 
