@@ -27,8 +27,15 @@ type ResplitResult struct {
 	BelowShare float64 `json:"coverage_below_share"` // share of resplits covering < 1−α
 	Exclusion  Summary `json:"exclusion"`            // NaN without negatives
 	// Band is the marginal guarantee's [1−α, 1−α + 1/(n+1)] for the mean
-	// (one positive per anchor, the marginal rank).
+	// (one positive per anchor, the marginal rank). Its upper end holds
+	// for scores without ties: TiedShare says how often they were tied.
 	Band [2]float64 `json:"band"`
+	// TiedShare is the share of resplits whose threshold equals another
+	// of their calibration scores (duplicate rows, quantised or binary
+	// embeddings, a label bundle's mirrored pairs): a set then covers the
+	// tied scores all at once, and its mean coverage may lie above the
+	// band's upper end. 0 (left out) where none was.
+	TiedShare float64 `json:"tied_share,omitempty"`
 	// Coverages are each resplit's coverage, in order: the distribution
 	// the summary above describes.
 	Coverages []float64 `json:"coverages,omitempty"`
@@ -90,6 +97,7 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 		Band: [2]float64{1 - s.Alpha, 1 - s.Alpha + 1/float64(nCal+1)}}
 	cov := make([]float64, resplits)
 	exc := make([]float64, resplits)
+	tied := make([]bool, resplits)
 	// Each resplit draws from its own generator (seed, r) into its own
 	// slots: they run on all cores, with the same numbers.
 	parallel.For(resplits, 4, 0, func(_, lo, hi int) {
@@ -111,6 +119,7 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 				visit(r, perm[nCal:], pos, q)
 			}
 			in, out := counted(b, pos, neg, perm[nCal:], q)
+			tied[r] = tiedAt(cal, q) > 1
 			cov[r] = float64(in) / float64(res.NTest*b.K)
 			exc[r] = math.NaN()
 			if b.HasNegatives() {
@@ -119,7 +128,24 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 		}
 	})
 	res.finish(cov, exc)
+	for _, t := range tied {
+		if t {
+			res.TiedShare++
+		}
+	}
+	res.TiedShare /= float64(resplits)
 	return res, nil
+}
+
+// tiedAt is the number of scores equal to q.
+func tiedAt(scores []float64, q float64) int {
+	n := 0
+	for _, v := range scores {
+		if v == q {
+			n++
+		}
+	}
+	return n
 }
 
 // counted is the number of the test anchors' positives inside the set of

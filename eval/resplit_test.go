@@ -93,11 +93,45 @@ func TestResplits(t *testing.T) {
 			}
 		}
 	}
+	if r, _ := Resplits(mustCalibrate(t, g, b), b, 50, frac, 1); r.TiedShare != 0 {
+		t.Errorf("continuous scores: %.2f of the resplits tied at the threshold", r.TiedShare)
+	}
 	set, _ := conformal.Calibrate(g, b, 0.1, conformal.Options{})
 	for _, f := range []float64{0, 1, 0.5 / 5100} {
 		if _, err := Resplits(set, b, 10, f, 1); err == nil {
 			t.Errorf("calibration fraction %v accepted", f)
 		}
+	}
+}
+
+func mustCalibrate(t *testing.T, g geometry.Geometry, b *bundle.Bundle) *conformal.Set {
+	t.Helper()
+	s, err := conformal.Calibrate(g, b, 0.1, conformal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestResplitsTied: positives on a lattice (0/1 differences) tie their
+// scores; the threshold of every resplit equals other scores, the mean
+// coverage lies above the band's upper end, and TiedShare says so.
+func TestResplitsTied(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(4, 40))
+	const n, k, d = 3000, 2, 3
+	b := &bundle.Bundle{N: n, K: k, D: d, Anchors: make([]float32, n*d), Positives: make([]float32, n*k*d)}
+	for i := range b.Positives {
+		if rng.Float64() < 0.4 {
+			b.Positives[i] = 1
+		}
+	}
+	r, err := Resplits(mustCalibrate(t, geometry.Ball{D: d}, b), b, 100, 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TiedShare != 1 || r.Coverage.Mean <= r.Band[1] {
+		t.Errorf("tied scores: %.2f of the resplits tied, mean %.4f against the band's %.4f", r.TiedShare, r.Coverage.Mean, r.Band[1])
 	}
 }
 

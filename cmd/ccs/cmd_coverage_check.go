@@ -109,12 +109,21 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	fmt.Fprintf(out.stdout, "below 1−α  %s of the resplits cover less than %s\n", pct(r.BelowShare), pct(1-r.Alpha))
 	switch set.Calibration.Mode {
 	case conformal.PAC:
-		fmt.Fprintf(out.stdout, "guarantee  training-conditional: at most δ = %s of calibration draws cover less than 1−α (each resplit's held-out coverage adds its own sampling error)\n", pct(r.Delta))
+		fmt.Fprintf(out.stdout, "guarantee  training-conditional: at most δ = %s of calibration draws cover less than 1−α — their true coverage; the share above is of %d held-out anchors' estimates, whose own sampling error lifts it above δ for sets near 1−α (docs/calibration.md)\n", pct(r.Delta), r.NTest)
 	case conformal.Pooled:
 		fmt.Fprintf(out.stdout, "guarantee  none: pooled calibration is approximate\n")
 	case conformal.Class:
+		if r.Delta > 0 {
+			fmt.Fprintf(out.stdout, "guarantee  class-conditional, PAC per class: at most δ = %s of calibration draws leave a class's true coverage below 1−α (below, class by class: shares of held-out estimates, lifted above δ by their sampling error)\n", pct(r.Delta))
+			break
+		}
 		fmt.Fprintf(out.stdout, "guarantee  class-conditional: each class's mean coverage over calibration draws is ≥ 1−α (below, class by class)\n")
 	default:
+		if r.TiedShare > 0 && r.Coverage.Mean > r.Band[1] { // the band's upper end contradicted: say why
+			fmt.Fprintf(out.stdout, "guarantee  marginal: the mean over calibration draws is ≥ %s; its upper end, %[3]s, holds for scores without ties, and %[2]s of these resplits' thresholds tie other calibration scores: a set covers every score equal to its threshold at once; a single draw may cover less (%[4]s of these resplits did; -calibration pac bounds each draw)\n",
+				pct(r.Band[0]), pct(r.TiedShare), pct(r.Band[1]), pct(r.BelowShare))
+			break
+		}
 		fmt.Fprintf(out.stdout, "guarantee  marginal: the mean over calibration draws lies in [%s, %s]; a single draw may cover less (%s of these resplits did; -calibration pac bounds each draw)\n",
 			pct(r.Band[0]), pct(r.Band[1]), pct(r.BelowShare))
 	}
