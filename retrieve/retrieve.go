@@ -730,11 +730,8 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 		}
 	}
 	if m > 1 {
-		switch s.Geometry.(type) {
-		case geometry.ByteScreener:
-			c.PrepareBytes()
-		case geometry.HalfScreener:
-			c.PrepareHalf()
+		if err := c.prepareFor(ctx, s); err != nil {
+			return nil, nil, nil, err
 		}
 	}
 	nc := parallel.Chunks(c.N, batchChunk)
@@ -776,6 +773,37 @@ func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []floa
 		}
 	}
 	return parts, counts, byLabel, nil
+}
+
+// prepareFor makes the compact copy a batch with s scans (PrepareBytes or
+// PrepareHalf), waiting for it while ctx is not done: a batch cancelled
+// meanwhile returns ctx's error at once (a trial's 1.5 M × 96 collection
+// took 1.2–3 s to copy, past a service's deadline), and the copy goes on
+// for the next batch.
+func (c *Collection) prepareFor(ctx context.Context, s *conformal.Set) error {
+	var prepare func() int64
+	switch s.Geometry.(type) {
+	case geometry.ByteScreener:
+		prepare = c.PrepareBytes
+	case geometry.HalfScreener:
+		prepare = c.PrepareHalf
+	default:
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	made := make(chan struct{})
+	go func() {
+		prepare()
+		close(made)
+	}()
+	select {
+	case <-made:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // batchBlock is batch's pass over the collection for the anchors a0… of

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -709,5 +710,51 @@ func TestRowOutOfRange(t *testing.T) {
 	}
 	if _, err := (&Collection{D: 2}).Row(0); err == nil || err.Error() != "retrieve: row 0: the collection has no rows" {
 		t.Errorf("an empty collection: %v", err)
+	}
+}
+
+// TestSearchBatchCancelledWhileCopying: a batch whose collection's compact
+// copy is being made returns its context's error when the context is
+// done, without waiting for the copy (here held back until the end: the
+// batch would wait for ever), and the copy is made for the next batch.
+func TestSearchBatchCancelledWhileCopying(t *testing.T) {
+	t.Parallel()
+	const d, n = 4, HalfMinRows
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(i%7) / 7
+	}
+	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, geometry.UnitGenBall(d, 1.5)} {
+		c, err := NewCollection(rows, d, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := &conformal.Set{Geometry: g, Alpha: 0.1, Threshold: 1, Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 20, Rank: 19}}
+		var held *sync.Mutex
+		if _, ok := g.(geometry.ByteScreener); ok {
+			held = &c.bytes.mu
+		} else {
+			held = &c.half.mu
+		}
+		held.Lock() // the copy cannot be made
+		ctx, cancel := context.WithCancel(context.Background())
+		answered := make(chan error, 1)
+		go func() {
+			_, _, err := SearchBatch(ctx, set, rows[:2*d], c, 5, nil)
+			answered <- err
+		}()
+		cancel()
+		select {
+		case err := <-answered:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("%T: %v, want context.Canceled", g, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%T: the cancelled batch waited for the compact copy", g)
+		}
+		held.Unlock()
+		if _, _, err := SearchBatch(context.Background(), set, rows[:2*d], c, 5, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
