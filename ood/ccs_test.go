@@ -200,6 +200,21 @@ func TestNearestByHand(t *testing.T) {
 	if _, err := NewNearest(s, pool, 5); err == nil {
 		t.Error("k = 5 of a pool of 4: no error")
 	}
+	// Inputs the set was fitted on, by the fit split's digest or by its
+	// filter of rows: refused, as ccs calibrate -ood-cal refuses them.
+	fitted := []float32{2, 4, 5, 6, 8, 9, 10, 11, 12, 13}
+	fs := ballSet(1, 2)
+	fs.Fit = &conformal.FitInfo{Splits: map[string]string{"fit": (&bundle.Bundle{N: 10, D: 1, Anchors: fitted}).Digest()},
+		Seen: bundle.RowFilterOf(fitted, 1)}
+	n, _ = NewNearest(fs, pool, 1)
+	for _, rows := range [][]float32{fitted, fitted[:6]} {
+		if _, err := n.Calibrate(rows, "mine"); err == nil || !strings.Contains(err.Error(), "ood: calibration inputs mine: conformal:") || !strings.Contains(err.Error(), "fitted") {
+			t.Errorf("%d of the fit split's rows: %v, want a refusal", len(rows), err)
+		}
+	}
+	if _, err := n.Calibrate([]float32{2.5, 4.5, 20}, "mine"); err != nil {
+		t.Errorf("held-out inputs: %v", err)
+	}
 	if _, err := NewNearest(ballSet(1, 2), nil, 1); err == nil || !strings.Contains(err.Error(), "reference pool") {
 		t.Errorf("no pool: %v", err)
 	}

@@ -67,9 +67,18 @@ func (n *Nearest) Scores(queries []float32) ([]float64, error) {
 
 // Calibrate scores held-out in-distribution inputs (rows) for the set file:
 // they must be disjoint from the pool and from everything the set was
-// fitted and calibrated on. An input that is a row of the pool is refused
-// (its nearest score would be 0).
+// fitted and calibrated on. Rows the set's file records it was fitted or
+// validated on (conformal.Set.CheckOODInputs: the splits' digests, and
+// many rows of its filter of their rows) are refused, as is an input that
+// is a row of the pool (its nearest score would be 0).
 func (n *Nearest) Calibrate(rows []float32, source string) (*conformal.OODCalibration, error) {
+	d := n.pool.d
+	if len(rows)%d != 0 {
+		return nil, fmt.Errorf("ood: %d calibration input values are not rows of dimension %d", len(rows), d)
+	}
+	if err := n.set.CheckOODInputs(&bundle.Bundle{N: len(rows) / d, D: d, Anchors: rows}); err != nil {
+		return nil, fmt.Errorf("ood: calibration inputs %s: %w", source, err)
+	}
 	if i, j, ok := sharedRow(rows, n.pool.rows, n.pool.d); ok {
 		return nil, fmt.Errorf("ood: calibration input %d equals pool row %d: the calibration inputs must be disjoint from the reference pool, whose rows score 0 (if the two splits are disjoint, the embeddings hold an exact copy of a row: ccs bundle warns of copies across splits; leave copies out before bundling, or give each row and its copies one group)", i, j)
 	}
