@@ -178,6 +178,7 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 			if d.Classifier, err = ood.ReadClassifier(o.Classifier); err != nil {
 				return err
 			}
+			d.ClassifierName = "classifier=" + o.Classifier
 		}
 		j := startJob("ood_detection", func(ctx context.Context, j *job) error {
 			d.Progress = func(e, n int) {

@@ -52,16 +52,19 @@ type OODDetection struct {
 	Train *bundle.Bundle
 	// TrainName is how messages name Train: "-train FILE" (the command's
 	// flag), "train" or "train=NAME" (Python's keyword).
-	TrainName   string
-	OODCal      *bundle.Bundle
-	OODCalName  string
-	Classifier  *ood.Classifier
-	Mode        string // an OODModes key; "": conformal where the set has an OOD calibration, else both where it has a pool, else batch
-	Test        ood.Test
-	FDR         float64 // Benjamini–Hochberg level over each OOD sample mixed with the ID inputs; 0: none
-	Convention  ood.Convention
-	CiderEpochs int // CIDER's epochs; 0 leaves it out
-	Seed        uint64
+	TrainName  string
+	OODCal     *bundle.Bundle
+	OODCalName string
+	Classifier *ood.Classifier
+	// ClassifierName is how messages name Classifier: "-classifier FILE"
+	// or Python's "classifier=FILE".
+	ClassifierName string
+	Mode           string // an OODModes key; "": conformal where the set has an OOD calibration, else both where it has a pool, else batch
+	Test           ood.Test
+	FDR            float64 // Benjamini–Hochberg level over each OOD sample mixed with the ID inputs; 0: none
+	Convention     ood.Convention
+	CiderEpochs    int // CIDER's epochs; 0 leaves it out
+	Seed           uint64
 	// Progress, if not nil, hears the end of each of CIDER's epochs.
 	Progress func(epoch, epochs int)
 	// Steps, if not nil, hears the baselines' long steps: the k-NN
@@ -80,6 +83,11 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 	set := d.Set
 	if len(d.OOD) == 0 || len(d.OODNames) != len(d.OOD) {
 		return nil, nil, errNoInputs
+	}
+	for i, name := range d.OODNames {
+		if slices.Contains(d.OODNames[:i], name) {
+			return nil, nil, fmt.Errorf("two OOD samples named %q: the table's columns would not tell them apart; give each its own name", name)
+		}
 	}
 	if err := set.OneThreshold(); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w: %s", d.SetName, err, conformal.OODOneThreshold)
@@ -177,6 +185,108 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 		warnings = append(warnings, w...)
 	}
 	return t, warnings, nil
+}
+
+// labelCounts writes labels' counts, the most frequent first: "−1 ×10,
+// 10 ×50" (at most five, then how many more).
+func labelCounts(counts map[int64]int) string {
+	labels := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(labels, func(a, b int64) int { return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b)) })
+	var parts []string
+	for i, l := range labels {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("%d more", len(labels)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%d ×%d", l, counts[l]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// trainLabelsCheck refuses training labels that are no class: negative
+// (−1, scikit-learn's and Hugging Face's missing label), or, with logits
+// of C classes, C or more. The baselines' class means (Mahalanobis, KNN's
+// classes) would take each as a class of its own.
+func trainLabelsCheck(tr *bundle.Bundle, name string) error {
+	if tr.Labels == nil {
+		return nil
+	}
+	bad, rows := map[int64]int{}, 0
+	for _, l := range tr.Labels {
+		if l < 0 || tr.C > 0 && l >= int64(tr.C) {
+			bad[l]++
+			rows++
+		}
+	}
+	if rows == 0 {
+		return nil
+	}
+	want := "0 or more (a negative label is a missing one)"
+	keep := "y >= 0"
+	if tr.C > 0 {
+		want = fmt.Sprintf("0…%d, its logits' %d classes", tr.C-1, tr.C)
+		keep = fmt.Sprintf("(y >= 0) & (y < %d)", tr.C)
+	}
+	return fmt.Errorf("%s: %d of its %d rows have labels outside %s (%s): the baselines' class means would take each as a class of its own; drop those rows (keep = %s; x, y, logits = x[keep], y[keep], logits[keep])",
+		name, rows, tr.N, want, labelCounts(bad), keep)
+}
+
+// otherLabels warns of in-distribution inputs whose labels are no class of
+// the training features' (the per-class false-alarm checks read them).
+func otherLabels(b *bundle.Bundle, name string, tr *bundle.Bundle, trainName string) string {
+	if b.Labels == nil || tr.Labels == nil {
+		return ""
+	}
+	classes := map[int64]bool{}
+	for _, l := range tr.Labels {
+		classes[l] = true
+	}
+	bad, rows := map[int64]int{}, 0
+	for _, l := range b.Labels {
+		if !classes[l] {
+			bad[l]++
+			rows++
+		}
+	}
+	if rows == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d of its %d inputs have labels no row of %s has (%s): the per-class false-alarm checks count them as classes of their own; are they the same classes, numbered alike?", name, rows, b.N, trainName, labelCounts(bad))
+}
+
+// classifierCheck refuses a classifier of other shapes than train's
+// features and logits, naming its file (name), and warns where its W·x + b
+// are not train's logits (the first 256 rows, the median row's relative
+// difference above 1%): ViM reads both, as one classifier's.
+func classifierCheck(cl *ood.Classifier, tr *bundle.Bundle, name, trainName string) (string, error) {
+	switch {
+	case cl.D != tr.D:
+		return "", fmt.Errorf("%s: a classifier of %d×%d, and %s's features have dimension %d: the classifier's weight is (C, D), D the features' dimension", name, cl.C, cl.D, trainName, tr.D)
+	case tr.C > 0 && cl.C != tr.C:
+		return "", fmt.Errorf("%s: a classifier of %d classes, and %s's logits have %d: give the classifier that made the logits", name, cl.C, trainName, tr.C)
+	case tr.C == 0:
+		return "", nil
+	}
+	m := min(tr.N, 256)
+	rel := make([]float64, m)
+	for i := range m {
+		x, l := tr.Anchors[i*tr.D:(i+1)*tr.D], tr.Logits[i*tr.C:(i+1)*tr.C]
+		var diff, norm float64
+		for c := range cl.C {
+			z := cl.B[c]
+			for j, v := range x {
+				z += cl.W[c*cl.D+j] * float64(v)
+			}
+			diff += (z - float64(l[c])) * (z - float64(l[c]))
+			norm += float64(l[c]) * float64(l[c])
+		}
+		rel[i] = math.Sqrt(diff / max(norm, math.SmallestNonzeroFloat64))
+	}
+	slices.Sort(rel)
+	if med := rel[m/2]; med > 0.01 {
+		return fmt.Sprintf("%s: its W·x + b differ from %s's logits by %.3g of their norm at the median of %d rows: ViM reads both as one classifier's, and its figures hold for the classifier that made the logits (is this its last layer, saved from the same checkpoint?)", name, trainName, med, m), nil
+	}
+	return "", nil
 }
 
 // perInputTest is d's per-input test (α_ood its default where d leaves
@@ -408,13 +518,32 @@ func detectBaselines(ctx context.Context, d OODDetection, t *OODTable, ev ood.Ev
 	if tr.C > 0 {
 		var none []string
 		for i, b := range inputs {
-			if b != nil && b.C == 0 {
+			if b != nil && b.C == 0 && b != calB {
 				none = append(none, names[i])
 			}
 		}
 		if len(none) > 0 {
-			warnings = append(warnings, fmt.Sprintf("%s: no logits, and %s has %d classes': MSP, Energy and ViM are not available on inputs without them; give the classifier's logits with each (a file with a logits array; ccs.Bundle(x, logits=L) in Python)",
+			warnings = append(warnings, fmt.Sprintf("%s: no logits, and %s has logits of %d classes: MSP, Energy and ViM are not available on inputs without them; give the classifier's logits with each (a file with a logits array; ccs.Bundle(x, logits=L) in Python)",
 				strings.Join(none, ", "), d.TrainName, tr.C))
+		}
+		if calB != nil && calB.C == 0 {
+			warnings = append(warnings, fmt.Sprintf("%s: no logits, and %s has logits of %d classes: MSP, Energy and ViM have no conformal test (their FAR and TAR columns are empty; their AUROC and FPR95 stand); give the classifier's logits with the calibration inputs for it",
+				d.OODCalName, d.TrainName, tr.C))
+		}
+	}
+	if err := trainLabelsCheck(tr, d.TrainName); err != nil {
+		return nil, err
+	}
+	if w := otherLabels(ev.ID, d.IDName, tr, d.TrainName); w != "" {
+		warnings = append(warnings, w)
+	}
+	if cl := d.Classifier; cl != nil {
+		w, err := classifierCheck(cl, tr, d.ClassifierName, d.TrainName)
+		if err != nil {
+			return nil, err
+		}
+		if w != "" {
+			warnings = append(warnings, w)
 		}
 	}
 	seen := bundle.NewRowFilter(tr)
@@ -455,13 +584,21 @@ func detectBaselines(ctx context.Context, d OODDetection, t *OODTable, ev ood.Ev
 		if err == nil {
 			score := ood.DetectorScore(det)
 			if calB != nil {
-				cal, err = score(calB)
+				if cal, err = score(calB); errors.Is(err, ood.ErrUnavailable) {
+					// The calibration inputs lack what the score reads (their
+					// logits, said above): its AUROC and FPR95 stand, without
+					// the conformal test's columns.
+					cal, err = nil, nil
+				}
 			}
 			if err == nil {
 				r, err = ev.Measure(ctx, score, cal)
 			}
 		}
 		if err := t.AddMeasured(det.Name(), r, err); err != nil {
+			if strings.HasPrefix(err.Error(), det.Name()+": ") { // "ViM: …" named already
+				return nil, err
+			}
 			return nil, fmt.Errorf("%s: %w", det.Name(), err)
 		}
 		if r != nil && r.Alarms != nil {

@@ -3,8 +3,10 @@ package ood
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -374,12 +376,25 @@ func ReadClassifier(path string) (*Classifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, b := arr["weight"], arr["bias"]
+	w, wok := arr["weight"]
+	b, bok := arr["bias"]
 	switch {
+	case !wok || !bok:
+		missing := "weight"
+		if wok {
+			missing = "bias"
+		}
+		return nil, fmt.Errorf("%s: array %q is missing (have %s): a classifier file holds weight (C, D) and bias (C,), as PyTorch's nn.Linear names them (np.savez(path, weight=W, bias=b))",
+			path, missing, strings.Join(slices.Sorted(maps.Keys(arr)), ", "))
 	case w.F32 == nil || len(w.Shape) != 2:
-		return nil, fmt.Errorf("%s: array \"weight\" must be float32 (C, D)", path)
-	case b.F32 == nil || len(b.Shape) != 1 || b.Shape[0] != w.Shape[0]:
-		return nil, fmt.Errorf("%s: array \"bias\" must be float32 (%d,)", path, w.Shape[0])
+		return nil, fmt.Errorf("%s: array \"weight\": %s %s, want floating-point (C, D): C classes, D the features' dimension", path, w.Dtype, bundle.FormatShape(w.Shape))
+	case b.F32 == nil || len(b.Shape) != 1:
+		return nil, fmt.Errorf("%s: array \"bias\": %s %s, want floating-point (C,) = (%d,)", path, b.Dtype, bundle.FormatShape(b.Shape), w.Shape[0])
+	case b.Shape[0] != w.Shape[0] && b.Shape[0] == w.Shape[1]:
+		return nil, fmt.Errorf("%s: weight %s and bias %s: the weight is transposed? want (C, D) = %s, as nn.Linear's weight is: save W.T",
+			path, bundle.FormatShape(w.Shape), bundle.FormatShape(b.Shape), bundle.FormatShape([]int{w.Shape[1], w.Shape[0]}))
+	case b.Shape[0] != w.Shape[0]:
+		return nil, fmt.Errorf("%s: weight %s and bias %s: want a bias of the weight's %d classes", path, bundle.FormatShape(w.Shape), bundle.FormatShape(b.Shape), w.Shape[0])
 	}
 	for _, a := range []struct {
 		name string

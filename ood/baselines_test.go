@@ -4,10 +4,14 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/ccsets/ccs/bundle"
 )
 
 func TestMSPEnergyByHand(t *testing.T) {
@@ -321,6 +325,45 @@ func TestNeedsLabels(t *testing.T) {
 	} {
 		err := c.det.Fit(c.train)
 		if err == nil || err.Error() != c.want || !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestReadClassifierRefusals: each mistake is named by the array that
+// makes it — a transposed weight by the weight, not by the bias it no
+// longer matches; other names by the names the file has.
+func TestReadClassifierRefusals(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arr := func(shape ...int) bundle.Array {
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		return bundle.Array{Shape: shape, F32: make([]float32, n)}
+	}
+	for _, c := range []struct {
+		name   string
+		arrays map[string]bundle.Array
+		want   string
+	}{
+		{"ok", map[string]bundle.Array{"weight": arr(3, 5), "bias": arr(3)}, ""},
+		{"transposed", map[string]bundle.Array{"weight": arr(5, 3), "bias": arr(3)}, "weight (5, 3) and bias (3,): the weight is transposed? want (C, D) = (3, 5)"},
+		{"other names", map[string]bundle.Array{"W": arr(3, 5), "b": arr(3)}, `array "weight" is missing (have W, b)`},
+		{"no bias", map[string]bundle.Array{"weight": arr(3, 5)}, `array "bias" is missing (have weight)`},
+		{"a bias of another length", map[string]bundle.Array{"weight": arr(3, 5), "bias": arr(4)}, "want a bias of the weight's 3 classes"},
+		{"a vector weight", map[string]bundle.Array{"weight": arr(15), "bias": arr(3)}, `array "weight": float32 (15,), want floating-point (C, D)`},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".npz")
+		if err := bundle.WriteNPZ(path, c.arrays); err != nil {
+			t.Fatal(err)
+		}
+		cl, err := ReadClassifier(path)
+		switch {
+		case c.want == "" && (err != nil || cl.C != 3 || cl.D != 5):
+			t.Errorf("%s: %v, %+v", c.name, err, cl)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}

@@ -111,11 +111,16 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	}
 	d.LabelNames = bundle.ManifestLabelNames(o.ID, d.ID)
 	d.IDBlocks = bundle.ManifestBlocks(o.ID, d.ID)
+	named := map[string]string{} // a column's name: its -ood
 	for _, p := range o.OOD {
 		name, file, ok := strings.Cut(p, "=")
 		if !ok {
 			name, file = strings.TrimSuffix(filepath.Base(p), ".npz"), p
 		}
+		if first, ok := named[name]; ok {
+			return usagef("ood: -ood %s and -ood %s both name a column %q: give each its own name (-ood NAME=FILE)", first, p, name)
+		}
+		named[name] = p
 		if _, err := os.Stat(file); err != nil && strings.Contains(p, ",") {
 			return usagef("ood: -ood %s: one file a flag: repeat -ood for each (-ood %s)", p, strings.Join(strings.Split(p, ","), " -ood "))
 		}
@@ -152,6 +157,7 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 			if d.Classifier, err = ood.ReadClassifier(o.Classifier); err != nil {
 				return err
 			}
+			d.ClassifierName = "-classifier " + o.Classifier
 		}
 		bar := newProgress(out, o.Quiet, "CIDER epoch")
 		d.Progress = func(e, n int) { bar.step(e, n, "") }
