@@ -185,13 +185,15 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 				j.report(map[string]any{"part": "cider", "done": e, "total": n, "what": fmt.Sprintf("CIDER epoch %d/%d", e, n)})
 			}
 			var last time.Time
+			var lastStep string
 			d.Steps = func(step string, done, total int, what string) {
 				// The k-NN searches report every 96 inputs: at most one
-				// report each 100 ms, and each part's end.
-				if done == 0 || (done < total && time.Since(last) < 100*time.Millisecond) {
+				// report of a part each 100 ms, and each part's end; every
+				// baseline's end ("baselines", done of total).
+				if done == 0 || (done < total && step != "baselines" && step == lastStep && time.Since(last) < 100*time.Millisecond) {
 					return
 				}
-				last = time.Now()
+				last, lastStep = time.Now(), step
 				msg := fmt.Sprintf("%s %d/%d", step, done, total)
 				if what != "" {
 					msg += " (" + what + ")"

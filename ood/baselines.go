@@ -540,7 +540,7 @@ func Baselines(o BaselineOptions) []Detector {
 	// KNN and COMBOOD's k-NN part: one index, one search a sample.
 	share := &knnShare{}
 	return []Detector{MSP{}, Energy{T: 1}, &Mahalanobis{}, &KNN{K: 50, Progress: o.Steps, share: share}, &COMBOOD{K: 50, C: 1, Progress: o.Steps, share: share},
-		&DKNN{K: 50, Var: 0.95, Alpha: 0.5, Progress: o.Steps}, &CIDER{Epochs: o.Epochs, Seed: o.Seed, Progress: o.Progress}, &ViM{Classifier: o.Classifier}}
+		&DKNN{K: 50, Var: 0.95, Alpha: 0.5, Progress: o.Steps}, &CIDER{Epochs: o.Epochs, Seed: o.Seed, Progress: o.Progress, Steps: o.Steps}, &ViM{Classifier: o.Classifier}}
 }
 
 // A Seeded detector's fit depends on a seed (CIDER trains a projection

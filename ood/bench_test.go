@@ -29,6 +29,27 @@ func BenchmarkKNN(b *testing.B) {
 	})
 }
 
+// BenchmarkKNNCollapsed is BenchmarkKNN on a collapsed projection's rows
+// (CIDER's undertrained head): unit rows all within 10⁻² of one point, the
+// queries among them.
+func BenchmarkKNNCollapsed(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const d, n, m = 128, 20000, 2000
+	base := randRows(rng, 1, d)
+	unit := func(rows []float64) []float64 {
+		for i := range rows {
+			rows[i] = base[i%d] + 1e-2*rows[i]
+		}
+		return normalized(rows, d)
+	}
+	ref, q := unit(randRows(rng, n, d)), unit(randRows(rng, m, d))
+	x := newIndex(ref, d)
+	for b.Loop() {
+		x.kth(q, 50, false, nil)
+	}
+	b.ReportMetric(float64(n)*float64(m)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
+}
+
 // clustered returns n rows of d around 10 cluster centres (centres spread
 // 2, points 1 around them): embeddings with structure, where the nearest
 // rows are much nearer than most.

@@ -40,6 +40,9 @@ type CIDER struct {
 	// Progress, if not nil, hears the end of each training epoch (the
 	// slow part: 100 epochs over 60 000 features take minutes).
 	Progress func(epoch, epochs int)
+	// Steps, if not nil, hears the k-NN search of its scores (seconds to
+	// a minute for thousands of inputs, silent before).
+	Steps Steps
 
 	h     *ciderHead
 	index *index
@@ -148,7 +151,7 @@ func (c *CIDER) Score(x Sample) ([]float64, error) {
 	if x.D != c.h.d {
 		return nil, fmt.Errorf("CIDER: fitted on dimension %d, scoring dimension %d", c.h.d, x.D)
 	}
-	return c.index.kth(c.h.project(x.Features), c.K, false, nil), nil
+	return c.index.kth(c.h.project(x.Features), c.K, false, c.Steps.report("CIDER score")), nil
 }
 
 // ciderHead is the two-layer head and its prototypes; theta is

@@ -116,6 +116,24 @@ func TestKthNearTies(t *testing.T) {
 			}
 		}
 	}
+	// Queries inside the cloud too (a collapsed head's projections: rows
+	// and queries 10⁻³ apart, 30 from the origin), where the screen works
+	// on the rows less their mean.
+	for i := range ref {
+		ref[i] = 30*base[i%d] + 1e-3*rng.NormFloat64()
+	}
+	for i := range queries {
+		queries[i] = 30*base[i%d] + 1e-3*rng.NormFloat64()
+	}
+	x = newIndex(ref, d)
+	for _, k := range []int{1, 50} {
+		got := x.kth(queries, k, false, nil)
+		for i := range 40 {
+			if want := bruteKth(ref, queries[i*d:(i+1)*d], d, k, -1); math.Abs(got[i]-want) > 1e-9*want {
+				t.Fatalf("inside the cloud, k=%d query %d: %v, brute force %v", k, i, got[i], want)
+			}
+		}
+	}
 }
 
 // TestKthProgress: progress hears every query once, in blocks, up to the
