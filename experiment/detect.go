@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -158,6 +159,7 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 			name = fmt.Sprintf("CCS (per input, %s nearest of %d)", Ordinal(near.K()), set.Reference.N)
 			cal = set.OOD.Scores
 		}
+		start := time.Now()
 		r, err := ev.Measure(ctx, score, cal)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
@@ -165,6 +167,7 @@ func DetectOOD(ctx context.Context, d OODDetection) (*OODTable, []string, error)
 		if err := t.AddMeasured(name, r, nil); err != nil {
 			return nil, nil, err
 		}
+		t.Rows[len(t.Rows)-1].Seconds = time.Since(start).Seconds()
 		if cal != nil {
 			w, err := shiftAlarm(d, cal, r.ID)
 			if err != nil {
@@ -580,6 +583,7 @@ func detectBaselines(ctx context.Context, d OODDetection, t *OODTable, ev ood.Ev
 		}
 		var r *ood.Measured
 		var cal []float64
+		start := time.Now()
 		err := ood.Fit(ctx, det, train)
 		if err == nil {
 			score := ood.DetectorScore(det)
@@ -600,6 +604,9 @@ func detectBaselines(ctx context.Context, d OODDetection, t *OODTable, ev ood.Ev
 				return nil, err
 			}
 			return nil, fmt.Errorf("%s: %w", det.Name(), err)
+		}
+		if r != nil {
+			t.Rows[len(t.Rows)-1].Seconds = time.Since(start).Seconds()
 		}
 		if r != nil && r.Alarms != nil {
 			shifted = append(shifted, baselineScores{det.Name(), cal, r.ID})

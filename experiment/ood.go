@@ -63,8 +63,23 @@ type OODRow struct {
 	FDP         []eval.Summary `json:"false_discovery_proportion,omitempty"`
 	Power       []eval.Summary `json:"power,omitempty"`
 	Unavailable string         `json:"unavailable,omitempty"`
+	// Seconds is the time the row took, its fit and every score (ccs
+	// ood's rows; 0, left out, where not timed).
+	Seconds float64 `json:"seconds,omitempty"`
 	// Curves are the detector's score curves on seed 0, one per OOD set.
 	Curves []ScoreCurve `json:"curves,omitempty"`
+}
+
+// Times says each timed row's seconds, "MSP 0.02 s, …, CIDER 188 s", or
+// "" where none was timed.
+func (t *OODTable) Times() string {
+	var parts []string
+	for _, r := range t.Rows {
+		if r.Seconds > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.3g s", r.Method, r.Seconds))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // OODTable is the paper's OOD table layout.

@@ -170,6 +170,9 @@ func runOOD(ctx context.Context, o oodOptions, out *output) error {
 	if err != nil {
 		return err
 	}
+	if times := t.Times(); times != "" && !o.Quiet && o.Train != "" {
+		fmt.Fprintf(out.stderr, "ccs ood: each row's fit and scores took %s\n", times)
+	}
 	if err := saveDocument(out, "ood", "ood-detection", t, o.JSON, o.Out); err != nil || o.JSON {
 		return err
 	}

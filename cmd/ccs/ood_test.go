@@ -101,7 +101,7 @@ func TestConformalOOD(t *testing.T) {
 		return bundle.Float32(x, n, c)
 	}
 	if err := bundle.WriteNPZ(p("feats3.npz"), map[string]bundle.Array{"embeddings": bundle.Float32(fit.Anchors, fit.N, fit.D),
-		"labels": bundle.Int64(fit.Labels, fit.N), "logits": logits(fit.N, 3)}); err != nil {
+		"labels": bundle.Int64(fit.Labels, fit.N), "logits": logits(fit.N, 5)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := bundle.WriteNPZ(p("id2.npz"), map[string]bundle.Array{"embeddings": bundle.Float32(test.Anchors, test.N, test.D), "logits": logits(test.N, 2)}); err != nil {
@@ -115,7 +115,7 @@ func TestConformalOOD(t *testing.T) {
 		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-train", p("feats.npz"), "-ood-cal", p("feats.npz"), "-quiet"},
 			p("feats.npz") + ": 750 of its 750 inputs are rows of -train " + p("feats.npz") + ", which the baselines are fitted on", false},
 		{[]string{"ood", "-set", p("set.json"), "-id", p("id2.npz"), "-ood", p("far.npz"), "-train", p("feats3.npz"), "-quiet"},
-			p("id2.npz") + ": logits of 2 classes, and -train " + p("feats3.npz") + " has 3", false},
+			p("id2.npz") + ": logits of 2 classes, and -train " + p("feats3.npz") + " has 5", false},
 		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-delta", "0.9"}, "not a confidence level", true},
 		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-alpha-ood", "0.001"}, "needs at least", false},
 		{[]string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("far.npz"), "-alpha-ood", "1.5"}, "α_ood", true},
@@ -131,12 +131,12 @@ func TestConformalOOD(t *testing.T) {
 	}
 	// An OOD sample without the logits -train and -id have: the logit
 	// baselines' rows say so once each, and a warning says what to give.
-	if err := bundle.WriteNPZ(p("id3.npz"), map[string]bundle.Array{"embeddings": bundle.Float32(test.Anchors, test.N, test.D), "logits": logits(test.N, 3)}); err != nil {
+	if err := bundle.WriteNPZ(p("id3.npz"), map[string]bundle.Array{"embeddings": bundle.Float32(test.Anchors, test.N, test.D), "logits": logits(test.N, 5)}); err != nil {
 		t.Fatal(err)
 	}
 	sink.Reset()
 	if out, err := run1("ood", "-set", p("set.json"), "-id", p("id3.npz"), "-ood", "far="+p("far.npz"), "-train", p("feats3.npz"), "-cider-epochs", "0", "-quiet"); err != nil ||
-		!strings.Contains(sink.String(), "far: no logits, and -train "+p("feats3.npz")+" has 3 classes': MSP, Energy and ViM are not available on inputs without them; give the classifier's logits with each") ||
+		!strings.Contains(sink.String(), "far: no logits, and -train "+p("feats3.npz")+" has logits of 5 classes: MSP, Energy and ViM are not available on inputs without them; give the classifier's logits with each") ||
 		!strings.Contains(out, "MSP: on far: not available: needs logits") || strings.Contains(out, "MSP: on far: MSP:") {
 		t.Errorf("an OOD sample without logits: %v\n%s\n%s", err, sink.String(), out)
 	}
