@@ -86,8 +86,13 @@ func (e Embeddings) nonFinite(first int) string {
 			bad = append(bad, r)
 		}
 	}
+	keep := "np.isfinite(X).all(axis=1)"
+	if e.Views > 0 {
+		keep = "np.isfinite(X).all(axis=(1, 2))"
+	}
 	if len(bad) == 1 {
-		return fmt.Sprintf(" (1 %s of %d holds NaN or ±Inf)", unit, len(e.Rows)/per)
+		return fmt.Sprintf(" (1 %s of %d holds NaN or ±Inf): leave it out first, with its label (or id, and pairs renumbered), keep = %s; X, y = X[keep], y[keep]",
+			unit, len(e.Rows)/per, keep)
 	}
 	list := make([]string, 0, 6)
 	for i, r := range bad {
@@ -96,10 +101,6 @@ func (e Embeddings) nonFinite(first int) string {
 			break
 		}
 		list = append(list, fmt.Sprint(r))
-	}
-	keep := "np.isfinite(X).all(axis=1)"
-	if e.Views > 0 {
-		keep = "np.isfinite(X).all(axis=(1, 2))"
 	}
 	return fmt.Sprintf("; %d %ss of %d hold NaN or ±Inf (%ss %s): leave them out first, with their labels (or ids, and pairs renumbered), keep = %s; X, y = X[keep], y[keep]",
 		len(bad), unit, len(e.Rows)/per, unit, strings.Join(list, ", "), keep)

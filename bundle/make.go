@@ -2856,6 +2856,13 @@ func (p *Plan) split(s int, rows, queries []float32, d int) (SplitPlan, []float3
 	if err := p.CheckRows(rows, queries, d); err != nil {
 		return SplitPlan{}, nil, err
 	}
+	if s < 0 || s >= len(p.Splits) {
+		made := make([]string, len(p.Splits))
+		for i, sp := range p.Splits {
+			made[i] = sp.Name
+		}
+		return SplitPlan{}, nil, fmt.Errorf("bundle: split %d: the plan made %d (%s; the ood split only with MakeConfig.OODClasses or OODRows)", s, len(p.Splits), strings.Join(made, ", "))
+	}
 	sp := p.Splits[s]
 	if sp.Omitted {
 		return SplitPlan{}, nil, fmt.Errorf("bundle: the %s split is not made: its share is 0", sp.Name)
@@ -2872,6 +2879,24 @@ func (p *Plan) Bundle(s int, rows []float32, queries []float32, d int) (*Bundle,
 	sp, src, err := p.split(s, rows, queries, d)
 	if err != nil {
 		return nil, err
+	}
+	// The split's rows, named by their rows in the caller's arrays (a
+	// bundle's own anchors[27][3] would name no row the caller knows).
+	anchorsOf := "embeddings"
+	if p.queries {
+		anchorsOf = "queries"
+	}
+	for _, c := range []struct {
+		what string
+		src  []float32
+		idx  []int
+	}{{anchorsOf, src, sp.Anchors}, {"embeddings", rows, sp.PositivePool}, {"embeddings", rows, sp.NegativePool}} {
+		for _, r := range c.idx {
+			if j := FirstNonFinite(c.src[r*d : (r+1)*d]); j >= 0 {
+				return nil, fmt.Errorf("bundle: %s: row %d, coordinate %d is %v (in the %s split): leave the rows that hold NaN or ±Inf out first, with their labels, keep = np.isfinite(X).all(axis=1); X, y = X[keep], y[keep]",
+					c.what, r, j, c.src[r*d+j], sp.Name)
+			}
+		}
 	}
 	b := &Bundle{N: len(sp.Anchors), K: sp.K, D: d, KNeg: sp.KNeg, Labels: sp.Labels,
 		Anchors: gather(src, sp.Anchors, d), PositiveIndex: sp.PositiveIndex, NegativeIndex: sp.NegativeIndex,
@@ -3196,11 +3221,19 @@ func (p *Plan) warnUnaligned(rows, queries []float32, d int) {
 // Inspect adds the warnings of the rows themselves to p: copies across
 // splits, positives no nearer than negatives (in ℓ2, or by inner product:
 // a dot-product model), and rows of all zeros; it returns CheckRows's
-// error. ccs bundle and ccs.bundle run it between Make and Write, with
+// error, or names the first row holding NaN or ±Inf. ccs bundle and ccs.bundle run it between Make and Write, with
 // the calibration split's count of scores (conformal.Inspect).
 func (p *Plan) Inspect(rows, queries []float32, d int) error {
 	if err := p.CheckRows(rows, queries, d); err != nil {
 		return err
+	}
+	if err := (Embeddings{Source: "bundle: embeddings", N: p.rows, D: d, Rows: rows}).check(); err != nil {
+		return err
+	}
+	if p.queries {
+		if err := (Embeddings{Source: "bundle: queries", N: p.nQueries, D: d, Rows: queries}).check(); err != nil {
+			return err
+		}
 	}
 	p.warnCopies(rows, queries, d)
 	p.warnNeighbours(rows, d)

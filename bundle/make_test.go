@@ -2541,3 +2541,45 @@ func TestAlikeNames(t *testing.T) {
 		t.Errorf("Make: warnings %q", p.Warnings)
 	}
 }
+
+// TestPlanBundleRefusals: a split the plan did not make is an error, not
+// a panic; a row holding NaN is named by its row in the caller's array,
+// by Inspect and by the Bundle of the split that holds it.
+func TestPlanBundleRefusals(t *testing.T) {
+	t.Parallel()
+	const n, d = 300, 4
+	labels := make([]int64, n)
+	rows := make([]float32, n*d)
+	for i := range labels {
+		labels[i] = int64(i % 3)
+		for j := range d {
+			rows[i*d+j] = float32(i%3) + float32(j)/10
+		}
+	}
+	p, err := Make(Items{N: n, Labels: labels}, MakeConfig{K: 2, Split: testSplit, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []int{OOD, -1, 17} {
+		if _, err := p.Bundle(s, rows, nil, d); err == nil || !strings.Contains(err.Error(), "the plan made") {
+			t.Errorf("split %d: %v, want a refusal", s, err)
+		}
+	}
+	const bad = 123
+	rows[bad*d+1] = float32(math.NaN())
+	if err := p.Inspect(rows, nil, d); err == nil || !strings.Contains(err.Error(), "bundle: embeddings: row 123, coordinate 1 is NaN (1 row of 300 holds NaN or ±Inf): leave it out first") {
+		t.Errorf("Inspect: %v", err)
+	}
+	var holder string
+	for s, sp := range p.Splits {
+		if slices.Contains(sp.Anchors, bad) {
+			holder = sp.Name
+			if _, err := p.Bundle(s, rows, nil, d); err == nil || !strings.Contains(err.Error(), "bundle: embeddings: row 123, coordinate 1 is NaN (in the "+sp.Name+" split)") {
+				t.Errorf("Bundle of the %s split: %v", sp.Name, err)
+			}
+		}
+	}
+	if holder == "" {
+		t.Fatal("no split holds row 123")
+	}
+}
