@@ -88,8 +88,12 @@ func TestMembersRefuses(t *testing.T) {
 		{"a NaN point", s, nil, anchor, nan(points, 2*d+1, math.NaN()), "points[2][1] is NaN"},
 		{"an infinite point", s, nil, anchor, nan(points, d+3, math.Inf(-1)), "points[1][3] is -Inf"},
 	} {
-		if _, err := c.set.Members(c.dst, c.anchor, c.point, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+		_, err := c.set.Members(c.dst, c.anchor, c.point, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Members, %s: %v, want %q", c.name, err, c.want)
+		}
+		if dim := strings.Contains(c.name, "dimension"); errors.Is(err, ErrDimension) != dim {
+			t.Errorf("Members, %s: errors.Is(ErrDimension) %v, want %v", c.name, !dim, dim)
 		}
 	}
 	for _, c := range []struct {
@@ -170,5 +174,61 @@ func TestClassAtMaximumWarned(t *testing.T) {
 	}
 	if r45 == 45 || strings.Contains(w, "class 2") {
 		t.Errorf("rank %d of 45: class 2 warned:\n%s", r45, w)
+	}
+}
+
+// TestScores: Set.Scores is the geometry's score of anchor − point, as
+// Members compares it with the threshold, over more rows than one
+// parallel block; it refuses what Members refuses, and a set calibrated on
+// unit-norm embeddings refuses an anchor or point not of unit norm (a
+// *NormError), in Members and Scores alike.
+func TestScores(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(43, 43))
+	const n, d = 2100, 6
+	anchor, points, x := make([]float32, d), make([]float32, n*d), make([]float32, n*d)
+	for j := range anchor {
+		anchor[j] = float32(rng.NormFloat64())
+	}
+	for i := range points {
+		points[i] = float32(rng.NormFloat64())
+		x[i] = anchor[i%d] - points[i]
+	}
+	shifted, err := geometry.NewShifted(geometry.UnitGenBall(d, 1.5), []float64{0.3, 0, 0, -0.2, 0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []geometry.Geometry{geometry.Ball{D: d}, shifted} {
+		want := g.Scores(nil, x)
+		s := &Set{Geometry: g, Threshold: want[0], Alpha: 0.1, Calibration: Info{Mode: OnePerAnchor}}
+		got, err := s.Scores(nil, anchor, points)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("%v: %v; scores differ from the geometry's", g.Kind(), err)
+		}
+		in, _ := s.Members(nil, anchor, points, nil)
+		for i := range n {
+			if in[i] != (got[i] <= s.Threshold) {
+				t.Fatalf("%v row %d: Members %v, score %v against %v", g.Kind(), i, in[i], got[i], s.Threshold)
+			}
+		}
+	}
+	s := &Set{Geometry: geometry.Ball{D: 2}, Threshold: 1, Alpha: 0.1, Calibration: Info{Mode: OnePerAnchor, UnitNorm: true}}
+	unit, long := []float32{0.6, 0.8}, []float32{6, 8}
+	var ne *NormError
+	for _, c := range []struct {
+		name          string
+		anchor, point []float32
+	}{{"a long anchor", long, unit}, {"a long point", unit, long}} {
+		_, err := s.Members(nil, c.anchor, c.point, nil)
+		_, err2 := s.Scores(nil, c.anchor, c.point)
+		if !errors.As(err, &ne) || !errors.As(err2, &ne) || ne.Norm != 10 {
+			t.Errorf("%s: Members %v, Scores %v, want a *NormError of norm 10", c.name, err, err2)
+		}
+	}
+	if _, err := s.Scores(nil, unit, []float32{0.6, 0.8, 0, 1}); err != nil {
+		t.Errorf("unit rows: %v", err)
+	}
+	if _, err := s.Scores(nil, unit, []float32{1, 0, 0}); !errors.Is(err, ErrDimension) {
+		t.Errorf("3 point values for dimension 2: %v, want ErrDimension", err)
 	}
 }

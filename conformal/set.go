@@ -432,7 +432,7 @@ func AlphaWarning(alpha float64) string {
 func (s *Set) Contains(anchor, point []float32, label *int64) (bool, error) {
 	d := s.Geometry.Dim()
 	if len(point) != d {
-		return false, fmt.Errorf("conformal: a point of %d values, the set's dimension is %d", len(point), d)
+		return false, DimensionErrorf("conformal: a point of %d values, the set's dimension is %d", len(point), d)
 	}
 	in, err := s.Members(make([]bool, 1), anchor, point, label)
 	if err != nil {
@@ -446,29 +446,25 @@ func (s *Set) Contains(anchor, point []float32, label *int64) (bool, error) {
 // Contains decides, on all cores: geometries with a fast score are scored
 // fast from the anchor and the points and rescored exactly only near the
 // threshold (geometry.MembersAround). An uncalibrated set is
-// ErrNotCalibrated; an anchor or points of another dimension, a dst of
-// another length, or a NaN or infinite coordinate are an error.
+// ErrNotCalibrated; an anchor or points of another dimension
+// (ErrDimension), a dst of another length, a NaN or infinite coordinate,
+// or, for a set calibrated on unit-norm embeddings, an anchor or point
+// not of unit norm (CheckNorms: a *NormError) are an error.
 func (s *Set) Members(dst []bool, anchor, points []float32, label *int64) ([]bool, error) {
 	q, err := s.ThresholdOf(label)
 	if err != nil {
 		return nil, err
 	}
+	n, err := s.checkQuery(anchor, points)
+	if err != nil {
+		return nil, err
+	}
 	d := s.Geometry.Dim()
-	if len(anchor) != d {
-		return nil, fmt.Errorf("conformal: an anchor of %d values, the set's dimension is %d", len(anchor), d)
-	}
-	n := len(points) / d
-	if len(points) != n*d {
-		return nil, fmt.Errorf("conformal: %d point values are not rows of the set's dimension %d", len(points), d)
-	}
 	if dst == nil {
 		dst = make([]bool, n)
 	}
 	if len(dst) != n {
 		return nil, fmt.Errorf("conformal: an output of %d for %d points", len(dst), n)
-	}
-	if i := bundle.FirstNonFinite(anchor); i >= 0 {
-		return nil, fmt.Errorf("conformal: anchor[%d] is %v", i, anchor[i])
 	}
 	const block = 1024
 	around := geometry.MembersAroundFor(s.Geometry, n) // a few points: not worth an ellipsoid's L⁻¹
@@ -494,6 +490,84 @@ func (s *Set) Members(dst []bool, anchor, points []float32, label *int64) ([]boo
 	}
 	return dst, nil
 }
+
+// checkQuery checks an anchor and points (rows) for Members and Scores:
+// of the set's dimension, the anchor finite, and of unit norm where the
+// set's calibration was; it returns the number of points.
+func (s *Set) checkQuery(anchor, points []float32) (int, error) {
+	d := s.Geometry.Dim()
+	if len(anchor) != d {
+		return 0, DimensionErrorf("conformal: an anchor of %d values, the set's dimension is %d", len(anchor), d)
+	}
+	n := len(points) / d
+	if len(points) != n*d {
+		return 0, DimensionErrorf("conformal: %d point values are not rows of the set's dimension %d", len(points), d)
+	}
+	if i := bundle.FirstNonFinite(anchor); i >= 0 {
+		return 0, fmt.Errorf("conformal: anchor[%d] is %v", i, anchor[i])
+	}
+	if err := s.CheckNorms(anchor); err != nil {
+		return 0, fmt.Errorf("conformal: the anchor: %w", err)
+	}
+	if err := s.CheckNorms(points); err != nil {
+		return 0, fmt.Errorf("conformal: points: %w", err)
+	}
+	return n, nil
+}
+
+// Scores writes into dst (allocated when nil) the score φ(anchor − point)
+// of each of points (rows of the set's dimension) — through the set's
+// shift and projection head, where it has them; the score Members
+// compares with the threshold — on all cores. Its checks are Members'; an
+// uncalibrated set is scored too (a fitted geometry's scores).
+func (s *Set) Scores(dst []float64, anchor, points []float32) ([]float64, error) {
+	n, err := s.checkQuery(anchor, points)
+	if err != nil {
+		return nil, err
+	}
+	d := s.Geometry.Dim()
+	if dst == nil {
+		dst = make([]float64, n)
+	}
+	if len(dst) != n {
+		return nil, fmt.Errorf("conformal: an output of %d for %d points", len(dst), n)
+	}
+	const block = 1024
+	parallel.For(n, block, 0, func(_, lo, hi int) {
+		diffs := make([]float32, (hi-lo)*d)
+		for i := range hi - lo {
+			p, x := points[(lo+i)*d:(lo+i+1)*d], diffs[i*d:(i+1)*d]
+			for j := range x {
+				x[j] = anchor[j] - p[j]
+			}
+		}
+		s.Geometry.Scores(dst[lo:hi], diffs)
+	})
+	if i := bundle.FirstNonFinite(points); i >= 0 {
+		return nil, fmt.Errorf("conformal: points[%d][%d] is %v", i/d, i%d, points[i])
+	}
+	return dst, nil
+}
+
+// ErrDimension is matched (errors.Is) by every error of embeddings whose
+// dimension is not the set's: a *DimError where their shape is known
+// (files, requests), and the errors of Contains, Members, Scores,
+// retrieve's searches and ood's tests, which take flat rows.
+var ErrDimension = errors.New("embeddings of another dimension than the set's")
+
+// Is reports whether target is ErrDimension.
+func (e *DimError) Is(target error) bool { return target == ErrDimension }
+
+// DimensionErrorf is an error formatted as fmt.Sprintf does that matches
+// ErrDimension: the dimension errors of the packages that take flat rows.
+func DimensionErrorf(format string, a ...any) error {
+	return &dimensionError{fmt.Sprintf(format, a...)}
+}
+
+type dimensionError struct{ msg string }
+
+func (e *dimensionError) Error() string        { return e.msg }
+func (e *dimensionError) Is(target error) bool { return target == ErrDimension }
 
 // CheckDim is where embeddings meet a set: it returns nil when rows of the
 // given shape (the last axis is the dimension) suit the set's input

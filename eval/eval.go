@@ -38,6 +38,9 @@ type Result struct {
 // time. A class-conditional set judges each anchor with its class's
 // threshold (ByClass): the test bundle needs labels.
 func Evaluate(s *conformal.Set, test *bundle.Bundle) (Result, error) {
+	if s == nil || test == nil {
+		return Result{}, errors.New("eval: no set or no test bundle (nil)")
+	}
 	if !s.Calibrated() {
 		return Result{}, conformal.ErrNotCalibrated
 	}

@@ -83,14 +83,14 @@ func withBatchNegatives(b *bundle.Bundle) *bundle.Bundle {
 // negatives, so a query's score depends on nothing but the query.
 func CCSReference(s *conformal.Set, queries []float32) ([]float64, error) {
 	if s.Reference == nil {
-		return nil, errors.New("ood: the set has no reference pool (calibrate it with -reference N)")
+		return nil, errors.New("ood: the set has no reference pool (ccs calibrate -reference N; reference= in Python; conformal.NewReference in Go)")
 	}
 	d := s.Geometry.Dim()
 	if err := checkSet(s, d); err != nil {
 		return nil, err
 	}
 	if len(queries)%d != 0 {
-		return nil, fmt.Errorf("ood: %d query values are not rows of dimension %d", len(queries), d)
+		return nil, conformal.DimensionErrorf("ood: %d query values are not rows of dimension %d", len(queries), d)
 	}
 	n, ref, m := len(queries)/d, s.Reference.Rows, s.Reference.N
 	q := s.Threshold
@@ -131,7 +131,7 @@ func checkSet(s *conformal.Set, d int) error {
 	case !s.Calibrated():
 		return conformal.ErrNotCalibrated
 	case s.Geometry.Dim() != d:
-		return fmt.Errorf("ood: the set has dimension %d, the embeddings %d", s.Geometry.Dim(), d)
+		return conformal.DimensionErrorf("ood: the set has dimension %d, the embeddings %d", s.Geometry.Dim(), d)
 	case !(s.Threshold > 0) || math.IsInf(s.Threshold, 1):
 		return fmt.Errorf("ood: threshold %v; the CCS score −s_n/q̂ needs a positive, finite q̂", s.Threshold)
 	}

@@ -34,7 +34,7 @@ func NewNearest(s *conformal.Set, rows []float32, k int) (*Nearest, error) {
 	}
 	if rows == nil {
 		if s.Reference == nil {
-			return nil, errors.New("ood: the set has no reference pool (calibrate it with -reference N or -reference-db FILE)")
+			return nil, errors.New("ood: the set has no reference pool (ccs calibrate -reference N or -reference-db FILE; reference= in Python; conformal.NewReference in Go)")
 		}
 		rows = s.Reference.Rows
 	}
@@ -129,7 +129,7 @@ type Conformal struct {
 // it from each request).
 func NewConformal(s *conformal.Set, test Test) (*Conformal, error) {
 	if s.OOD == nil {
-		return nil, errors.New("ood: the set has no OOD calibration (calibrate it with -ood-cal FILE)")
+		return nil, errors.New("ood: the set has no OOD calibration (ccs calibrate -ood-cal FILE; ood_cal= in Python; Nearest.Calibrate in Go)")
 	}
 	n, err := NewNearest(s, nil, s.OOD.K)
 	if err != nil {

@@ -272,7 +272,7 @@ const chunk = 1024
 func (c *Conformal) Answer(ctx context.Context, queries []float32, fdr float64) (*Answer, error) {
 	d := c.Score.pool.d
 	if len(queries)%d != 0 {
-		return nil, fmt.Errorf("ood: %d query values are not rows of dimension %d", len(queries), d)
+		return nil, conformal.DimensionErrorf("ood: %d query values are not rows of dimension %d", len(queries), d)
 	}
 	m := len(queries) / d
 	scores := make([]float64, 0, m)

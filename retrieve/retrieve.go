@@ -498,9 +498,17 @@ func Centred(s *conformal.Set, anchor []float32) (*conformal.Set, []float32) {
 }
 
 // CheckQuery checks what every store checks before a search: s is
-// calibrated, the anchor is finite and s, the anchor and the store (of
-// dimension d) agree in dimension.
+// calibrated, the anchor is finite, s, the anchor and the store (of
+// dimension d) agree in dimension (errors matching
+// conformal.ErrDimension), and, for a set calibrated on unit-norm
+// embeddings, the anchor is of unit norm (conformal.Set.CheckNorms: a
+// *conformal.NormError; a set around unit-norm anchors alone takes an
+// item of its own norm as an anchor, which ccs retrieve -anchor-index
+// searches around).
 func CheckQuery(s *conformal.Set, anchor []float32, d int) error {
+	if s == nil {
+		return errors.New("retrieve: no set (nil)")
+	}
 	if !s.Calibrated() {
 		return conformal.ErrNotCalibrated
 	}
@@ -509,14 +517,17 @@ func CheckQuery(s *conformal.Set, anchor []float32, d int) error {
 	}
 	switch sd := s.Geometry.Dim(); {
 	case sd != d:
-		return fmt.Errorf("retrieve: the set has dimension %d, the collection %d", sd, d)
+		return conformal.DimensionErrorf("retrieve: the set has dimension %d, the collection %d", sd, d)
 	case len(anchor) != d:
-		return fmt.Errorf("retrieve: anchor of dimension %d, the set has %d", len(anchor), d)
+		return conformal.DimensionErrorf("retrieve: anchor of dimension %d, the set has %d", len(anchor), d)
 	}
 	for j, v := range anchor {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
 			return fmt.Errorf("retrieve: anchor coordinate %d is %v", j, v)
 		}
+	}
+	if err := s.CheckNorms(anchor); err != nil {
+		return fmt.Errorf("retrieve: the anchor: %w", err)
 	}
 	return nil
 }
@@ -558,11 +569,17 @@ func (s *scratch) size(d int) (diffs []float32, scores []float64, kept []bool, f
 	return s.diffs, s.scores, s.kept, s.filtered
 }
 
+// errNoCollection refuses a nil collection.
+var errNoCollection = errors.New("retrieve: no collection (nil)")
+
 // Search returns the items of c inside s around anchor, nearest (lowest
 // score) first, ties by id and then row, at most limit of them (limit ≤ 0:
 // all), and how many are inside in all. It scans every item on all cores
 // and stops early, returning ctx's error, when ctx is done.
 func Search(ctx context.Context, s *conformal.Set, anchor []float32, c *Collection, limit int) ([]Hit, int, error) {
+	if c == nil {
+		return nil, 0, errNoCollection
+	}
 	if err := CheckQuery(s, anchor, c.D); err != nil {
 		return nil, 0, err
 	}
@@ -659,6 +676,9 @@ func SearchBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Co
 // held every hit, 6.8 GB against 0.5 GB, to count them). counts[i] maps
 // a label to the number of anchor i's hits with it; nil without labels.
 func SearchBatchLabels(ctx context.Context, s *conformal.Set, anchors []float32, c *Collection, limit int, labels []int32, progress func(done, total int)) (hits [][]Hit, totals []int, counts []map[int32]int, err error) {
+	if c == nil {
+		return nil, nil, nil, errNoCollection
+	}
 	if labels != nil && len(labels) != c.N {
 		return nil, nil, nil, fmt.Errorf("retrieve: %d labels for the %d rows of the collection", len(labels), c.N)
 	}
@@ -695,8 +715,11 @@ func CountBatch(ctx context.Context, s *conformal.Set, anchors []float32, c *Col
 // its thresholds unused too: the set sizes of its anchors at each one's
 // class's threshold (eval.AnchorSizes), on its own transform.
 func CountWithin(ctx context.Context, s *conformal.Set, anchors []float32, thresholds []float64, c *Collection, progress func(done, total int)) ([]int, error) {
+	if c == nil {
+		return nil, errNoCollection
+	}
 	if c.D < 1 || len(anchors) != len(thresholds)*c.D {
-		return nil, fmt.Errorf("retrieve: %d anchor values for %d thresholds of dimension %d", len(anchors), len(thresholds), c.D)
+		return nil, conformal.DimensionErrorf("retrieve: %d anchor values for %d thresholds of dimension %d", len(anchors), len(thresholds), c.D)
 	}
 	for i, q := range thresholds {
 		if math.IsNaN(q) {
@@ -715,9 +738,12 @@ func CountWithin(ctx context.Context, s *conformal.Set, anchors []float32, thres
 // anchor's hits counted by label, every hit before limit cuts them.
 // With thresholds (nil: s's), anchor i's set takes thresholds[i].
 func (c *Collection) batch(ctx context.Context, s *conformal.Set, anchors []float32, thresholds []float64, count bool, limit int, labels []int32, progress func(done, total int)) (parts [][]Hit, counts []int, byLabel []map[int32]int, err error) {
+	if c == nil {
+		return nil, nil, nil, errNoCollection
+	}
 	d := c.D
 	if d < 1 || len(anchors)%d != 0 {
-		return nil, nil, nil, fmt.Errorf("retrieve: %d anchor values are not rows of dimension %d", len(anchors), d)
+		return nil, nil, nil, conformal.DimensionErrorf("retrieve: %d anchor values are not rows of dimension %d", len(anchors), d)
 	}
 	m := len(anchors) / d
 	check := s

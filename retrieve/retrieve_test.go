@@ -758,3 +758,39 @@ func TestSearchBatchCancelledWhileCopying(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckQueryRefusals: CheckQuery's dimension errors match
+// conformal.ErrDimension, and a set calibrated on unit-norm embeddings
+// refuses an anchor not of unit norm (a *conformal.NormError), so that a
+// library's Search answers it with an error, not with no hits.
+func TestCheckQueryRefusals(t *testing.T) {
+	t.Parallel()
+	s := &conformal.Set{Geometry: geometry.Ball{D: 2}, Alpha: 0.1, Threshold: 0.5,
+		Calibration: conformal.Info{Mode: conformal.OnePerAnchor, N: 20, Rank: 19, UnitNorm: true}}
+	c, err := NewCollection([]float32{0.6, 0.8, 1, 0}, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ne *conformal.NormError
+	if _, _, err := Search(context.Background(), s, []float32{6, 8}, c, 0); !errors.As(err, &ne) || ne.Norm != 10 {
+		t.Errorf("an anchor of norm 10: %v, want a *NormError", err)
+	}
+	if hits, _, err := Search(context.Background(), s, []float32{0.6, 0.8}, c, 0); err != nil || len(hits) != 1 {
+		t.Errorf("a unit anchor: %v, %v", hits, err)
+	}
+	for _, a := range [][]float32{{1}, {1, 0, 0}} {
+		if _, _, err := Search(context.Background(), s, a, c, 0); !errors.Is(err, conformal.ErrDimension) {
+			t.Errorf("an anchor of %d values: %v, want ErrDimension", len(a), err)
+		}
+	}
+	// Nothing given: an error, not a panic.
+	if _, _, err := Search(context.Background(), nil, []float32{0.6, 0.8}, c, 0); err == nil {
+		t.Error("a nil set searched")
+	}
+	if _, _, err := Search(context.Background(), s, []float32{0.6, 0.8}, nil, 0); err == nil {
+		t.Error("a nil collection searched")
+	}
+	if _, _, _, err := SearchBatchLabels(context.Background(), s, []float32{0.6, 0.8}, nil, 0, []int32{1}, nil); err == nil {
+		t.Error("a nil collection searched in a batch")
+	}
+}
