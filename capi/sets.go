@@ -182,6 +182,9 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 		if m == conformal.Class && errors.Is(err, conformal.ErrTooFewCalibration) {
 			return nil, fmt.Errorf("%s: %w (allow_infinite=True makes that class's set the whole space; calibration=\"one\" calibrates over every class)", calName, err)
 		}
+		if errors.Is(err, conformal.ErrTooFewCalibration) {
+			return nil, fmt.Errorf("%s: %w (allow_infinite=True keeps the whole-space set, with a warning on every use)", calName, err)
+		}
 		if errors.Is(err, baseline.ErrSharedRows) {
 			return nil, fmt.Errorf("%s: %w; estimate Σ on a split of other items: fit=the fit split (ccs.bundle's \"fit\")", calName, err)
 		}

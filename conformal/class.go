@@ -529,7 +529,7 @@ func (s *Set) ThresholdFor(label int64) (float64, error) {
 func (s *Set) classIndex(label int64) (int, error) {
 	i, ok := slices.BinarySearchFunc(s.Classes, label, func(c ClassThreshold, l int64) int { return cmp.Compare(c.Label, l) })
 	if !ok {
-		return 0, fmt.Errorf("conformal: class %d has no threshold: the calibration bundle had no anchor of it (the set's classes: %s)", label, s.classList())
+		return 0, fmt.Errorf("conformal: class %d has no threshold: the calibration bundle had no anchor of it (the set's classes: %s); a class-conditional set judges the classes it was calibrated on alone: leave this class's anchors out, or calibrate on a split that holds it", label, s.classList())
 	}
 	return i, nil
 }

@@ -666,6 +666,11 @@ func TestPercentAlpha(t *testing.T) {
 		if ok != c.ok || math.Abs(got-c.want) > 1e-15 {
 			t.Errorf("PercentAlpha(%v) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
 		}
+		// CheckAlpha's refusal says the reading (a Go caller's
+		// CalibrateFitted(…, 90, …) said only "got 90").
+		if err := CheckAlpha(c.in); c.ok && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("(a percentage? %v)", c.want))) {
+			t.Errorf("CheckAlpha(%v): %v", c.in, err)
+		}
 	}
 }
 

@@ -63,6 +63,15 @@ func needs(what string, n int) string {
 	return fmt.Sprintf("%s needs at least %d", what, n)
 }
 
+// Need is the fewest calibration scores with a finite threshold at the
+// error's α (and δ), or 0 when none may have so many.
+func (e *TooFewError) Need() int {
+	if e.Delta > 0 {
+		return minPACCalibration(e.Alpha, e.Delta)
+	}
+	return minCalibration(e.Alpha)
+}
+
 // Is makes errors.Is(err, ErrTooFewCalibration) true.
 func (e *TooFewError) Is(target error) bool { return target == ErrTooFewCalibration }
 
@@ -92,6 +101,9 @@ func minCalibration(alpha float64) int {
 // CheckAlpha returns an error wrapping ErrAlpha unless 0 < alpha < 1.
 func CheckAlpha(alpha float64) error {
 	if !(alpha > 0 && alpha < 1) {
+		if a, ok := PercentAlpha(alpha); ok {
+			return fmt.Errorf("%w, got %v (a percentage? %v)", ErrAlpha, alpha, a)
+		}
 		return fmt.Errorf("%w, got %v", ErrAlpha, alpha)
 	}
 	return nil

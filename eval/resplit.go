@@ -188,7 +188,7 @@ type ClassResplit struct {
 	Label      int64   `json:"label"`
 	Name       string  `json:"name,omitempty"`          // a string label's name, where the caller knows it (experiment.CheckCoverage)
 	NCal       int     `json:"n_calibration,omitempty"` // the class's calibration anchors per resplit (a class-conditional set; left out for a marginal one)
-	NTest      int     `json:"n_test"`                  // the class's held-out anchors per resplit (the mean, for a marginal set)
+	NTest      int     `json:"n_test"`                  // the class's held-out anchors per resplit (the mean, rounded, for a marginal set)
 	Coverage   Summary `json:"coverage"`
 	P05        float64 `json:"coverage_p05"`
 	BelowShare float64 `json:"coverage_below_share"`
@@ -364,7 +364,7 @@ func marginalByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 			}
 		}
 		if cov != nil {
-			out = append(out, classResplit(l, 0, tested/resplits, cov, s.Alpha))
+			out = append(out, classResplit(l, 0, (2*tested+resplits)/(2*resplits), cov, s.Alpha)) // the mean, rounded
 		}
 	}
 	return res, out, nil

@@ -205,6 +205,11 @@ func TestResplitsByClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The classes' mean held-out anchors, rounded, add up to the
+	// resplits' (a trial's floors summed to 596 of 600).
+	if sum := mclasses[0].NTest + mclasses[1].NTest; sum < test.N/2-1 || sum > test.N/2+1 {
+		t.Errorf("marginal: the classes' mean held-out anchors add up to %d of %d", sum, test.N/2)
+	}
 	if wide := mclasses[1].Coverage.Mean; wide > 1-alpha-0.05 || mclasses[0].Coverage.Mean < 1-alpha+0.05 {
 		t.Errorf("marginal: classes %.3f and %.3f, want the wide class well below 1−α and the narrow well above", mclasses[0].Coverage.Mean, wide)
 	}

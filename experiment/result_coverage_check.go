@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -79,6 +80,17 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	default:
 		r, err = eval.Resplits(set, b, resplits, calFraction, seed)
 	}
+	var few *conformal.TooFewError
+	if errors.As(err, &few) && set.Calibration.Mode != conformal.Pooled {
+		// The resplits' calibration anchors: a share of the bundle's.
+		if need := few.Need(); need > 0 && need < b.N {
+			f := math.Ceil(100*float64(need+1)/float64(b.N)) / 100
+			if f < 1 {
+				return nil, nil, fmt.Errorf("%w: each resplit calibrates on a %v share of the bundle's %d anchors; a calibration fraction of %v (-cal-fraction; cal_fraction= in Python) gives it %d, or take a larger α", err, calFraction, b.N, f, int(f*float64(b.N)))
+			}
+		}
+		return nil, nil, fmt.Errorf("%w: the bundle's %d anchors are too few at this α even all together: a larger test bundle, or a larger α", err, b.N)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -137,6 +149,7 @@ func (c *CoverageCheck) WriteClasses(w io.Writer) error {
 		rows = append(rows, row)
 	}
 	if !own {
+		rows[0][2] = "mean held out" // a marginal resplit draws the held-out anchors of every class at once
 		for i, r := range rows {
 			rows[i] = slices.Delete(r, 1, 2)
 		}

@@ -196,6 +196,9 @@ func (t Test) MinAlpha(n int) float64 { return t.level(n, 1) }
 func (t Test) Check(n int) error {
 	switch {
 	case !(t.Alpha > 0 && t.Alpha < 1):
+		if a, ok := conformal.PercentAlpha(t.Alpha); ok {
+			return fmt.Errorf("ood: α_ood = %v, want 0 < α_ood < 1, the share of in-distribution inputs the test may flag (a percentage? %v)", t.Alpha, a)
+		}
 		return fmt.Errorf("ood: α_ood = %v, want 0 < α_ood < 1", t.Alpha)
 	case !(t.Delta >= 0 && t.Delta < conformal.MaxDelta):
 		return fmt.Errorf("ood: δ = %v, want 0 ≤ δ < %v, 0 the marginal guarantee (%s; from %v on the test flags more in-distribution inputs than without δ)", t.Delta, conformal.MaxDelta, conformal.DeltaHint, conformal.MaxDelta)

@@ -47,6 +47,7 @@ func TestCheck(t *testing.T) {
 	}{
 		{Test{Alpha: 0}, 100, "0 < α_ood < 1"},
 		{Test{Alpha: 1.2}, 100, "0 < α_ood < 1"},
+		{Test{Alpha: 5}, 100, "(a percentage? 0.05)"},
 		{Test{Alpha: 0.05, Delta: 1}, 100, "0 ≤ δ < 0.5"},
 		{Test{Alpha: 0.05, Delta: 0.9}, 100000, "not a confidence level: 0.05 or 0.1, not 0.9 or 0.95"},
 		{Test{Alpha: 0.005}, 99, "needs at least 199"},

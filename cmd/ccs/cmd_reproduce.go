@@ -93,11 +93,11 @@ func (o tableOptions) configFor(cmd string, recipe train.Config, class bool) (ex
 func checkDelta(cmd string, m conformal.Mode, delta float64) error {
 	switch {
 	case m == conformal.PAC && delta == 0:
-		return usagef("%s: -calibration pac needs -delta, not given: give -delta 0.05 or 0.1 (%s)", cmd, conformal.DeltaHint)
-	case m == conformal.PAC && !(delta > 0 && delta < conformal.MaxDelta):
-		return usagef("%s: -calibration pac needs -delta in (0, %v), got %v (%s)", cmd, conformal.MaxDelta, delta, conformal.DeltaHint)
-	case m == conformal.Class && !(delta >= 0 && delta < conformal.MaxDelta):
-		return usagef("%s: -delta %v: want 0 < δ < %v, or 0: marginal per class (%s)", cmd, delta, conformal.MaxDelta, conformal.DeltaHint)
+		return usagef("%s: -calibration pac needs a -delta above 0 (none given, or 0): give -delta 0.05 or 0.1 (%s)", cmd, conformal.DeltaHint)
+	case m == conformal.PAC && !(delta >= conformal.MinDelta && delta < conformal.MaxDelta):
+		return usagef("%s: -calibration pac needs %v ≤ -delta < %v, got %v (%s)", cmd, conformal.MinDelta, conformal.MaxDelta, delta, conformal.DeltaHint)
+	case m == conformal.Class && !(delta == 0 || delta >= conformal.MinDelta && delta < conformal.MaxDelta):
+		return usagef("%s: -delta %v: want %v ≤ δ < %v, or 0: marginal per class (%s)", cmd, delta, conformal.MinDelta, conformal.MaxDelta, conformal.DeltaHint)
 	case m != conformal.PAC && m != conformal.Class && delta != 0:
 		return usagef("%s: -delta is for -calibration pac or class", cmd)
 	}

@@ -116,6 +116,7 @@ func TestUsageErrors(t *testing.T) {
 		{"calibrate-geometry", []string{"calibrate", "-geometry", "cube", "-cal", "x.npz", "-out", "s.json"}},
 		{"calibrate-mode", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-calibration", "all"}},
 		{"calibrate-pac-delta", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-calibration", "pac"}},
+		{"calibrate-pac-tiny-delta", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-calibration", "pac", "-delta", "1e-13"}},
 		{"calibrate-class-reference", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-calibration", "class", "-reference", "18"}},
 		{"calibrate-ood-class", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-ood-class", "idle"}},
 		{"calibrate-delta-mode", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-delta", "0.1"}},
