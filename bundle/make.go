@@ -1199,10 +1199,19 @@ func labelList(l []int64, cfg MakeConfig) string {
 	return strings.Join(s, ", ")
 }
 
+// transposedHint is what a count of labels more than the rows may mean:
+// the rows counted of a (d, n) array (Items.N is an (n, d) array's n).
+func transposedHint(labels, rows int) string {
+	if labels <= rows {
+		return ""
+	}
+	return fmt.Sprintf(" (Items.N is the embeddings' rows, n of an (n, d) array: are %d of them your dimension? %s)", rows, Transposed)
+}
+
 // makeLabels plans bundles whose items are rows with class labels.
 func makeLabels(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 	if len(items.Labels) != items.N {
-		return nil, fmt.Errorf("bundle: %d labels for %d rows of embeddings", len(items.Labels), items.N)
+		return nil, fmt.Errorf("bundle: %d labels for %d rows of embeddings%s", len(items.Labels), items.N, transposedHint(len(items.Labels), items.N))
 	}
 	none, warning, err := cfg.unlabeled(items.Labels)
 	if err != nil {
@@ -2055,7 +2064,7 @@ func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		return nil, fmt.Errorf("bundle: %d group ids for %d rows of embeddings", len(items.Groups), items.N)
 	}
 	if items.Labels != nil && len(items.Labels) != items.N {
-		return nil, fmt.Errorf("bundle: %d labels for %d rows of embeddings", len(items.Labels), items.N)
+		return nil, fmt.Errorf("bundle: %d labels for %d rows of embeddings%s", len(items.Labels), items.N, transposedHint(len(items.Labels), items.N))
 	}
 	gnone, gwarning, err := cfg.ungrouped(items.Groups, cfg.MissingGroupNames)
 	if err != nil {
@@ -3006,6 +3015,9 @@ func (p *Plan) Write(dir string, rows, queries []float32, d int) ([]string, erro
 			return paths, err
 		}
 		if err := WriteNPZ(path, arrays); err != nil {
+			if strings.HasPrefix(err.Error(), path+": ") { // named already ("…: no such directory …")
+				return paths, fmt.Errorf("bundle: %w", err)
+			}
 			return paths, fmt.Errorf("bundle: %s: %w", path, err)
 		}
 		paths = append(paths, path)

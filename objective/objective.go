@@ -462,7 +462,10 @@ type Evaluator struct {
 // values).
 func New(cfg Config) (*Evaluator, error) {
 	if cfg.Objective < Neg || cfg.Objective > NegVol {
-		return nil, fmt.Errorf("objective: unknown objective %d", int(cfg.Objective))
+		if cfg.Objective == 0 {
+			return nil, errors.New("objective: no objective (Config.Objective is 0): set objective.Neg, objective.Vol or objective.NegVol, as ccs fit -objective does (train.Config.Objective.Objective)")
+		}
+		return nil, fmt.Errorf("objective: unknown objective %d: want objective.Neg, objective.Vol or objective.NegVol", int(cfg.Objective))
 	}
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
