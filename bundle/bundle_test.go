@@ -364,6 +364,20 @@ func TestReadFeatures(t *testing.T) {
 	if err != nil || b.N != 3 || b.D != 2 || b.K != 0 || b.C != 2 || len(b.Labels) != 3 {
 		t.Fatalf("features: %+v, %v", b, err)
 	}
+	// A file of no inputs, or of none of the arrays named: each
+	// said as the file has it (an OOD trial's messages spoke of anchors
+	// and bundles, and an empty file's of "no anchors").
+	for _, c := range []struct {
+		arrays map[string]Array
+		want   string
+	}{
+		{map[string]Array{"embeddings": Float32([]float32{}, 0, 4), "logits": Float32([]float32{}, 0, 2)}, "e.npz: embeddings: shape (0, 4): the file holds no inputs (0 rows)"},
+		{map[string]Array{"X": Float32([]float32{1, 2}, 1, 2)}, `e.npz: no "embeddings" (or "anchors") array (have X)`},
+	} {
+		if _, err := ReadFeatures(write("e.npz", c.arrays)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
 	anchorsOnly := write("a.npz", map[string]Array{"anchors": Float32([]float32{1, 2}, 1, 2)})
 	if _, err := Read(anchorsOnly); err == nil || !strings.Contains(err.Error(), `"positives" (or "positive_index") is missing`) || !strings.Contains(err.Error(), "ccs bundle") {
 		t.Errorf("Read of features alone: %v", err)
@@ -414,7 +428,7 @@ func TestReadFeatures(t *testing.T) {
 	}{
 		"nan.npz":    {map[string]Array{"anchors": Float32([]float32{1, float32(math.NaN())}, 1, 2)}, "nan.npz: anchors: row 0, coordinate 1 is NaN"},
 		"inf.npz":    {map[string]Array{"embeddings": Float32([]float32{1, 2, 3, float32(math.Inf(1))}, 2, 2)}, "inf.npz: embeddings: row 1, coordinate 1 is +Inf (1 row of 2"},
-		"none.npz":   {map[string]Array{"labels": Int64([]int64{0}, 1)}, `"anchors" is missing`},
+		"none.npz":   {map[string]Array{"labels": Int64([]int64{0}, 1)}, `no "embeddings" (or "anchors") array (have labels)`},
 		"labels.npz": {map[string]Array{"anchors": Float32([]float32{1, 2}, 1, 2), "labels": Int64([]int64{0, 1}, 2)}, `"labels"`},
 	} {
 		if _, err := ReadFeatures(write(name, c.arrays)); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), name) {

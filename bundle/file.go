@@ -102,11 +102,17 @@ func ReadFeatures(path string) (*Bundle, error) {
 	}
 	from := "anchors"
 	if _, ok := arrays["anchors"]; !ok {
-		if e, ok := arrays["embeddings"]; ok {
-			arrays["anchors"] = e
-			delete(arrays, "embeddings")
-			from = "embeddings"
+		e, ok := arrays["embeddings"]
+		if !ok {
+			return nil, fmt.Errorf("%s: no \"embeddings\" (or \"anchors\") array (have %s): a file of inputs holds embeddings (n, d), with optional labels, logits and activations (np.savez(path, embeddings=X, labels=y, logits=L)), or is an .npy of embeddings",
+				path, haveArrays(arrays))
 		}
+		arrays["anchors"] = e
+		delete(arrays, "embeddings")
+		from = "embeddings"
+	}
+	if a := arrays["anchors"]; len(a.Shape) >= 1 && a.Shape[0] == 0 {
+		return nil, fmt.Errorf("%s: %s: shape %s: the file holds no inputs (0 rows)", path, from, FormatShape(a.Shape))
 	}
 	// Non-finite features are named by row and coordinate, as ccs bundle
 	// names them, and counted; an .npy's by the file alone (its "anchors"
@@ -131,9 +137,20 @@ func ReadFeatures(path string) (*Bundle, error) {
 		}
 	}
 	if err != nil {
+		if from != "anchors" && strings.Contains(err.Error(), `array "anchors"`) { // the array the file names
+			return nil, fmt.Errorf("%s: %s", path, strings.ReplaceAll(err.Error(), `array "anchors"`, fmt.Sprintf("array %q", from)))
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, nil
+}
+
+// haveArrays lists an archive's arrays for a message: "W, b", or "none".
+func haveArrays(arrays map[string]Array) string {
+	if len(arrays) == 0 {
+		return "none"
+	}
+	return strings.Join(slices.Sorted(maps.Keys(arrays)), ", ")
 }
 
 // FromArrays builds and validates a bundle from named arrays.

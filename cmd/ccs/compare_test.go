@@ -266,7 +266,7 @@ func TestCompareCommand(t *testing.T) {
 		{"no resplits", []string{"compare", "-data", p("b"), "-resplits", "0"}, true, "want at least 1"},
 		// A default pool is capped at the fit split, a given one is not.
 		{"reference above the fit split", []string{"compare", "-data", p("b"), "-reference", "100000"}, false, "-reference 100000: " + p("b/fit.npz") + " has "},
-		{"class with pac's delta", []string{"compare", "-data", p("b"), "-calibration", "class", "-delta", "2"}, true, "want 0 < δ < 0.5"},
+		{"class with pac's delta", []string{"compare", "-data", p("b"), "-calibration", "class", "-delta", "2"}, true, "want 1e-12 ≤ δ < 0.5, or 0"},
 		{"no bundles", []string{"compare", "-data", dir}, false, "fit.npz is missing: make the bundles with ccs bundle -out "},
 		{"bundles without a fit split", []string{"compare", "-data", p("caltest")}, false, "caltest: fit.npz is missing: its bundles were made with a fit share of 0 (fit 0, val 0, cal 0.5, test 0.5), and compare fits, calibrates and tests: bundle again with a share for every split (the default 0.5,0.1,0.2,0.2), or, to fit on other rows than these (a model's training classes or people, bundled with -split 0.8,0.2,0,0), put their fit.npz and val.npz beside these in " + p("caltest") + ` ({"fit": …, "val": …, "cal": …, "test": …} in Python)`},
 		{"no directory", []string{"compare", "-data", p("none")}, false, "none: no such directory (ccs bundle -out "},

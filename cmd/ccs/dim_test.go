@@ -229,7 +229,7 @@ func TestCoverageCheckByClass(t *testing.T) {
 	}
 	for _, c := range []struct{ set, flag, want string }{
 		{"class.json", "", "each class's mean coverage is guaranteed ≥ 1 − α"},
-		{"ball.json", "-per-class", "| class | held out | coverage |"},
+		{"ball.json", "-per-class", "| class | mean held out | coverage |"},
 		{"whole.json", "", "whole 5 classes (class 0, class 1, class 2, class 3, class 4): the whole space in every resplit; their "},
 		{"whole.json", "", "| the whole space | —"},
 	} {
