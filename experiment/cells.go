@@ -26,7 +26,12 @@ type Cells struct {
 	dir, key string
 	// untrained, if not empty, keys the rows that train nothing (a
 	// comparison's baselines), whose cells no training recipe changes.
-	untrained               string
+	untrained string
+	// heads, if not empty, keys the rows of headRows (a comparison's
+	// InfoNCE rows), whose cells the heads' outputs change too; the other
+	// trained rows keep the key without them.
+	heads                   string
+	headRows                map[string]bool
 	reused, computed, stale atomic.Int64
 }
 
@@ -84,9 +89,12 @@ func (c *Cells) Has(table, row string, seed uint64, trains bool) bool {
 }
 
 // keyFor is the key a row's cells are kept under.
-func (c *Cells) keyFor(trains bool) string {
-	if !trains && c.untrained != "" {
+func (c *Cells) keyFor(row string, trains bool) string {
+	switch {
+	case !trains && c.untrained != "":
 		return c.untrained
+	case c.heads != "" && c.headRows[row]:
+		return c.heads
 	}
 	return c.key
 }
@@ -102,7 +110,7 @@ func kept[T any](c *Cells, table, row string, seed uint64, trains bool) (v T, ok
 	var k keptCell[T]
 	// A file that does not parse (a foreign file: the writes are atomic)
 	// is computed again, like a stale one.
-	if json.Unmarshal(b, &k) == nil && k.Key == c.keyFor(trains) && k.Table == table && k.Row == row && k.Seed == seed {
+	if json.Unmarshal(b, &k) == nil && k.Key == c.keyFor(row, trains) && k.Table == table && k.Row == row && k.Seed == seed {
 		return k.Value, true, true
 	}
 	return v, false, true
@@ -120,7 +128,7 @@ func cell[T any](c *Cells, table, row string, seed uint64, trains bool, compute 
 	} else if found {
 		c.stale.Add(1)
 	}
-	key, path := c.keyFor(trains), c.path(table, row, seed)
+	key, path := c.keyFor(row, trains), c.path(table, row, seed)
 	v, err := compute()
 	if err != nil {
 		return v, err

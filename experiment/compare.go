@@ -366,6 +366,9 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if cfg.HeadDim < 0 || (cfg.HeadDim > 0 && !heads) {
 		return nil, fmt.Errorf("experiment: head of %d outputs: want a positive dimension, with rows that train the InfoNCE head", cfg.HeadDim)
 	}
+	if cfg.HeadDim > train.MaxHeadWiden*data.Test.D {
+		return nil, fmt.Errorf("experiment: a head of %d outputs over %d-dimensional embeddings: at most %d (%d× their dimension)", cfg.HeadDim, data.Test.D, train.MaxHeadWiden*data.Test.D, train.MaxHeadWiden)
+	}
 	needsFit := slices.ContainsFunc(methods, func(m Method) bool { return m.NeedsFit })
 	if needsFit && data.Fit == nil {
 		return nil, fmt.Errorf("experiment: the ellipsoid's Σ needs the fit bundle")

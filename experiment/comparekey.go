@@ -27,7 +27,16 @@ import (
 // nothing, are keyed without the recipe, so that a comparison with other
 // training flags reads them back.
 func NewCompareCells(dir string, cfg CompareConfig, data CompareData, code string) (*Cells, error) {
+	heads := cfg
+	if data.Test != nil && heads.HeadDim == data.Test.D {
+		heads.HeadDim = 0 // the default's outputs: the default's cells
+	}
+	cfg.HeadDim = 0 // the rows without a head: their cells whatever the heads'
 	trained, err := compareKey(cfg, data, code, true)
+	if err != nil {
+		return nil, err
+	}
+	headKey, err := compareKey(heads, data, code, true)
 	if err != nil {
 		return nil, err
 	}
@@ -40,6 +49,12 @@ func NewCompareCells(dir string, cfg CompareConfig, data CompareData, code strin
 		return nil, err
 	}
 	c.untrained = untrained
+	if headKey != trained {
+		c.heads, c.headRows = headKey, map[string]bool{}
+		for _, m := range RowSets["infonce"]() {
+			c.headRows[m.File] = true
+		}
+	}
 	return c, nil
 }
 

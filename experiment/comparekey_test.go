@@ -83,6 +83,22 @@ func TestCompareKey(t *testing.T) {
 	}; untrained(0) != untrained(4) {
 		t.Error("a head's outputs change the key of the rows that train nothing")
 	}
+	// The heads' outputs key the InfoNCE rows' cells alone, and a head
+	// of the embeddings' dimension is the default's.
+	cellsOf := func(h int) *Cells {
+		c, err := NewCompareCells(t.TempDir(), CompareConfig{Config: Config{HeadDim: h}}, data, "v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	plain, narrow, same := cellsOf(0), cellsOf(4), cellsOf(test.D)
+	head, learned := InfoNCERows()[0].File, LearnedRows()[0].File
+	if plain.keyFor(learned, true) != narrow.keyFor(learned, true) || plain.keyFor(head, true) == narrow.keyFor(head, true) ||
+		plain.keyFor(head, true) != same.keyFor(head, true) {
+		t.Errorf("head keys: a learned row's %v, a head row's %v, the dimension's own %v",
+			plain.keyFor(learned, true) == narrow.keyFor(learned, true), plain.keyFor(head, true) != narrow.keyFor(head, true), plain.keyFor(head, true) == same.keyFor(head, true))
+	}
 	// The Size column's key: its collection's rows and anchors, the
 	// default given alike.
 	sized := func(rows []float32, anchors int) string {

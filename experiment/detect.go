@@ -224,14 +224,12 @@ func trainLabelsCheck(tr *bundle.Bundle, name string) error {
 	if rows == 0 {
 		return nil
 	}
-	want := "0 or more (a negative label is a missing one)"
-	keep := "y >= 0"
-	if tr.C > 0 {
-		want = fmt.Sprintf("0…%d, its logits' %d classes", tr.C-1, tr.C)
-		keep = fmt.Sprintf("(y >= 0) & (y < %d)", tr.C)
+	if tr.C == 0 {
+		return fmt.Errorf("%s: %d of its %d rows have negative labels (%s), a missing label's mark: the baselines' class means would take each as a class of its own; drop those rows (keep = y >= 0; x, y = x[keep], y[keep])",
+			name, rows, tr.N, labelCounts(bad))
 	}
-	return fmt.Errorf("%s: %d of its %d rows have labels outside %s (%s): the baselines' class means would take each as a class of its own; drop those rows (keep = %s; x, y, logits = x[keep], y[keep], logits[keep])",
-		name, rows, tr.N, want, labelCounts(bad), keep)
+	return fmt.Errorf("%s: %d of its %d rows have labels outside 0…%d, its logits' %d classes (%s): the baselines' class means would take each as a class of its own (a negative label marks a missing one); drop those rows (keep = (y >= 0) & (y < %d); x, y, logits = x[keep], y[keep], logits[keep])",
+		name, rows, tr.N, tr.C-1, tr.C, labelCounts(bad), tr.C)
 }
 
 // otherLabels warns of in-distribution inputs whose labels are no class of
@@ -271,6 +269,19 @@ func classifierCheck(cl *ood.Classifier, tr *bundle.Bundle, name, trainName stri
 		return "", nil
 	}
 	m := min(tr.N, 256)
+	med := logitsDiffer(cl, tr, m, false)
+	if med <= 0.01 {
+		return "", nil
+	}
+	if cl.C == cl.D && logitsDiffer(cl, tr, m, true) <= 0.01 { // a square weight saved transposed fits
+		return "", fmt.Errorf("%s: its weight is transposed: Wᵀ·x + b are %s's logits, W·x + b are not (save W.T: nn.Linear's weight is (C, D))", name, trainName)
+	}
+	return fmt.Sprintf("%s: its W·x + b differ from %s's logits by %.3g of their norm at the median of %d rows: ViM reads both as one classifier's, and its figures hold for the classifier that made the logits (is this its last layer, saved from the same checkpoint?)", name, trainName, med, m), nil
+}
+
+// logitsDiffer is the median over train's first m rows of ‖W·x + b − l‖ /
+// ‖l‖ (with transposed, of Wᵀ·x + b: a square weight saved the other way).
+func logitsDiffer(cl *ood.Classifier, tr *bundle.Bundle, m int, transposed bool) float64 {
 	rel := make([]float64, m)
 	for i := range m {
 		x, l := tr.Anchors[i*tr.D:(i+1)*tr.D], tr.Logits[i*tr.C:(i+1)*tr.C]
@@ -278,7 +289,11 @@ func classifierCheck(cl *ood.Classifier, tr *bundle.Bundle, name, trainName stri
 		for c := range cl.C {
 			z := cl.B[c]
 			for j, v := range x {
-				z += cl.W[c*cl.D+j] * float64(v)
+				w := cl.W[c*cl.D+j]
+				if transposed {
+					w = cl.W[j*cl.D+c]
+				}
+				z += w * float64(v)
 			}
 			diff += (z - float64(l[c])) * (z - float64(l[c]))
 			norm += float64(l[c]) * float64(l[c])
@@ -286,10 +301,7 @@ func classifierCheck(cl *ood.Classifier, tr *bundle.Bundle, name, trainName stri
 		rel[i] = math.Sqrt(diff / max(norm, math.SmallestNonzeroFloat64))
 	}
 	slices.Sort(rel)
-	if med := rel[m/2]; med > 0.01 {
-		return fmt.Sprintf("%s: its W·x + b differ from %s's logits by %.3g of their norm at the median of %d rows: ViM reads both as one classifier's, and its figures hold for the classifier that made the logits (is this its last layer, saved from the same checkpoint?)", name, trainName, med, m), nil
-	}
-	return "", nil
+	return rel[m/2]
 }
 
 // perInputTest is d's per-input test (α_ood its default where d leaves

@@ -40,7 +40,7 @@ func TestDetectInputChecks(t *testing.T) {
 		t.Errorf("labels −1 and 2 with 2 classes: %v", err)
 	}
 	tr.C, tr.Logits = 0, nil
-	if err := trainLabelsCheck(tr, "x"); err == nil || !strings.Contains(err.Error(), "1 of its 300 rows have labels outside 0 or more") {
+	if err := trainLabelsCheck(tr, "x"); err == nil || !strings.Contains(err.Error(), "1 of its 300 rows have negative labels (-1 ×1)") || strings.Contains(err.Error(), "logits[keep]") {
 		t.Errorf("without logits, label −1: %v", err)
 	}
 	tr.Labels[3], tr.Labels[4], tr.Labels[5] = 1, 0, 1
@@ -81,6 +81,27 @@ func TestDetectInputChecks(t *testing.T) {
 		case tc.warn == "" && got != "" || !strings.Contains(got, tc.warn):
 			t.Errorf("%d×%d: warning %q, want %q", tc.cl.C, tc.cl.D, got, tc.warn)
 		}
+	}
+}
+
+// TestClassifierTransposed: a square weight saved transposed is named so.
+func TestClassifierTransposed(t *testing.T) {
+	const n = 50
+	w := []float64{1, 2, -1, 0.5}
+	tr := &bundle.Bundle{N: n, D: 2, C: 2, Anchors: make([]float32, 2*n), Logits: make([]float32, 2*n)}
+	for i := range n {
+		x := []float64{float64(i%7) - 3, float64(i%5) - 2}
+		tr.Anchors[2*i], tr.Anchors[2*i+1] = float32(x[0]), float32(x[1])
+		for c := range 2 {
+			tr.Logits[2*i+c] = float32(w[2*c]*x[0] + w[2*c+1]*x[1])
+		}
+	}
+	if _, err := classifierCheck(&ood.Classifier{C: 2, D: 2, W: w, B: make([]float64, 2)}, tr, "c.npz", "t"); err != nil {
+		t.Errorf("the classifier: %v", err)
+	}
+	wt := []float64{w[0], w[2], w[1], w[3]}
+	if _, err := classifierCheck(&ood.Classifier{C: 2, D: 2, W: wt, B: make([]float64, 2)}, tr, "c.npz", "t"); err == nil || !strings.Contains(err.Error(), "c.npz: its weight is transposed") {
+		t.Errorf("the classifier transposed: %v", err)
 	}
 }
 

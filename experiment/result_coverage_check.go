@@ -110,8 +110,13 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	var warnings []string
 	for _, c := range classes {
 		if c.WholeSpace {
-			warnings = append(warnings, fmt.Sprintf("%s: its %d calibration anchors per resplit are too few at alpha %v: its set is the whole space in every resplit, so its 100%% coverage says nothing (a larger -cal-fraction, a larger alpha, or more of the class)",
-				className(names, c.Label), c.NCal, r.Alpha))
+			hint := "a larger alpha, or more of the class"
+			need, all := (&conformal.TooFewError{Alpha: r.Alpha, Delta: r.Delta}).Need(), c.NCal+c.NTest
+			if f := math.Ceil(100*float64(need+1)/float64(max(all, 1))) / 100; need > 0 && f < 1 {
+				hint = fmt.Sprintf("-cal-fraction %v (cal_fraction= in Python) gives it about %d of its %d, %d needed; or a larger alpha, or more of the class", f, int(f*float64(all)), all, need)
+			}
+			warnings = append(warnings, fmt.Sprintf("%s: its %d calibration anchors per resplit are too few at alpha %v: its set is the whole space in every resplit, so its 100%% coverage says nothing (%s)",
+				className(names, c.Label), c.NCal, r.Alpha, hint))
 		}
 	}
 	// The resplits recalibrate the geometry: they say what its calibration

@@ -370,7 +370,9 @@ type Classifier struct {
 	B    []float64 // C
 }
 
-// ReadClassifier reads a classifier file and checks its shapes.
+// ReadClassifier reads a classifier file and checks its shapes: weight
+// (C, D) and bias (C,), a bias of zeros where the file has none (an
+// nn.Linear without one).
 func ReadClassifier(path string) (*Classifier, error) {
 	arr, err := bundle.ReadNPZ(path)
 	if err != nil {
@@ -378,14 +380,13 @@ func ReadClassifier(path string) (*Classifier, error) {
 	}
 	w, wok := arr["weight"]
 	b, bok := arr["bias"]
+	if wok && !bok && len(w.Shape) == 2 { // nn.Linear(…, bias=False): b = 0
+		b = bundle.Array{Shape: []int{w.Shape[0]}, F32: make([]float32, w.Shape[0])}
+	}
 	switch {
-	case !wok || !bok:
-		missing := "weight"
-		if wok {
-			missing = "bias"
-		}
-		return nil, fmt.Errorf("%s: array %q is missing (have %s): a classifier file holds weight (C, D) and bias (C,), as PyTorch's nn.Linear names them (np.savez(path, weight=W, bias=b))",
-			path, missing, strings.Join(slices.Sorted(maps.Keys(arr)), ", "))
+	case !wok:
+		return nil, fmt.Errorf("%s: array \"weight\" is missing (have %s): a classifier file holds weight (C, D) and bias (C,; none: 0), as PyTorch's nn.Linear names them (np.savez(path, weight=W, bias=b))",
+			path, strings.Join(slices.Sorted(maps.Keys(arr)), ", "))
 	case w.F32 == nil || len(w.Shape) != 2:
 		return nil, fmt.Errorf("%s: array \"weight\": %s %s, want floating-point (C, D): C classes, D the features' dimension", path, w.Dtype, bundle.FormatShape(w.Shape))
 	case b.F32 == nil || len(b.Shape) != 1:

@@ -351,7 +351,8 @@ func TestReadClassifierRefusals(t *testing.T) {
 		{"ok", map[string]bundle.Array{"weight": arr(3, 5), "bias": arr(3)}, ""},
 		{"transposed", map[string]bundle.Array{"weight": arr(5, 3), "bias": arr(3)}, "weight (5, 3) and bias (3,): the weight is transposed? want (C, D) = (3, 5)"},
 		{"other names", map[string]bundle.Array{"W": arr(3, 5), "b": arr(3)}, `array "weight" is missing (have W, b)`},
-		{"no bias", map[string]bundle.Array{"weight": arr(3, 5)}, `array "bias" is missing (have weight)`},
+		{"no bias: zeros", map[string]bundle.Array{"weight": arr(3, 5)}, ""},
+		{"no weight", map[string]bundle.Array{"bias": arr(3)}, `array "weight" is missing (have bias)`},
 		{"a bias of another length", map[string]bundle.Array{"weight": arr(3, 5), "bias": arr(4)}, "want a bias of the weight's 3 classes"},
 		{"a vector weight", map[string]bundle.Array{"weight": arr(15), "bias": arr(3)}, `array "weight": float32 (15,), want floating-point (C, D)`},
 	} {

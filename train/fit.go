@@ -10,6 +10,11 @@ import (
 	"github.com/ccsets/ccs/head"
 )
 
+// MaxHeadWiden bounds a head's outputs: at most this many times the
+// embeddings' dimension (a wider head's extra outputs hold nothing the
+// embeddings fill, and a typo's head would exhaust memory).
+const MaxHeadWiden = 4
+
 // Spec says what Fit learns.
 type Spec struct {
 	// Kind is the learnable family (geometry.LearnableKinds): the
@@ -71,11 +76,17 @@ func Fit(ctx context.Context, s Spec, fit, val *bundle.Bundle, obs Observer) (*F
 		return nil, fmt.Errorf("train: the validation split is the training split: the checkpoint would be chosen on the rows it was trained on; give the bundles' val split (or hold out a share of the training anchors)")
 	}
 	dim := fit.D
-	if s.Head && s.HeadDim > 0 {
+	if s.Head && s.HeadDim > 0 && s.HeadDim <= MaxHeadWiden*fit.D {
 		dim = s.HeadDim
 	}
 	if s.HeadDim < 0 || (s.HeadDim > 0 && !s.Head) {
 		return nil, fmt.Errorf("train: head dimension %d without a head, or negative", s.HeadDim)
+	}
+	if s.HeadDim > MaxHeadWiden*fit.D {
+		// A typo (-head-dim 100000) would allocate the head and the
+		// projected splits until memory ran out.
+		return nil, fmt.Errorf("train: a head of %d outputs over %d-dimensional embeddings: at most %d (%d× their dimension; the embeddings fill only a %d-dimensional slice of a wider head's output)",
+			s.HeadDim, fit.D, MaxHeadWiden*fit.D, MaxHeadWiden, fit.D)
 	}
 	g, init, err := geometry.Initial(s.Kind, dim)
 	if err != nil {

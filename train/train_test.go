@@ -330,6 +330,11 @@ func TestFit(t *testing.T) {
 			t.Errorf("%+v: recorded %+v", c.spec, rec)
 		}
 	}
+	// A head wider than MaxHeadWiden times the dimension (a typo's
+	// 100000 ran out of memory).
+	if _, err := Fit(context.Background(), Spec{Kind: geometry.KindNorm, Head: true, HeadDim: MaxHeadWiden*fit.D + 1, Config: cfg}, fit, val, nil); err == nil || !strings.Contains(err.Error(), "at most 12") {
+		t.Errorf("a head of %d outputs over %d: %v", MaxHeadWiden*fit.D+1, fit.D, err)
+	}
 	for _, s := range []Spec{{Kind: geometry.KindBall, Config: cfg}, {Kind: geometry.KindNorm, HeadDim: 2, Config: cfg}} {
 		if _, err := Fit(context.Background(), s, fit, val, nil); err == nil {
 			t.Errorf("%+v: no error", s)

@@ -158,6 +158,7 @@ func TestUsageErrors(t *testing.T) {
 		{"fit-objective", []string{"fit", "-geometry", "single", "-objective", "infonce", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-infonce-only", []string{"fit", "-geometry", "single", "-objective", "infonce,infonce", "-train", "a", "-val", "b", "-out", "c"}},
 		{"fit-head-dim", []string{"fit", "-geometry", "single", "-objective", "neg", "-head-dim", "4", "-train", "a", "-val", "b", "-out", "c"}},
+		{"fit-fit", []string{"fit", "-geometry", "single", "-objective", "neg", "-fit", "a", "-val", "b", "-out", "c"}},
 		{"fit-tau", []string{"fit", "-geometry", "single", "-objective", "neg,infonce", "-tau", "0", "-train", "a", "-val", "b", "-out", "c"}},
 		{"embed-missing", []string{"embed", "-model", "m.onnx", "-images", "mnist"}},
 		{"embed-images", []string{"embed", "-model", "../../encoders/fmnist-supervised.onnx", "-images", "cifar", "-out", "x.npz"}},

@@ -215,12 +215,23 @@ func flagHint(fs *flag.FlagSet, err error) string {
 	if fs.Lookup(name) == nil && threadFlags[strings.ToLower(name)] {
 		return ": the threads are the GOMAXPROCS environment variable's (GOMAXPROCS=2 ccs …; by default every CPU this process may use)"
 	}
+	if to, ok := flagAliases[strings.TrimPrefix(fs.Name(), "ccs ")][name]; ok && fs.Lookup(to) != nil {
+		_, usage := flag.UnquoteUsage(fs.Lookup(to))
+		return fmt.Sprintf(": did you mean -%s? (%s)", to, usage)
+	}
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 	if hint := didYouMean(name, names, "-"); hint != "" {
 		return hint
 	}
 	return otherCommands(name, fs.Name())
+}
+
+// flagAliases are the flags a command's users reach for under another
+// name, by command (the flag set's name): ccs fit's training bundle is
+// -train, where its splits are named fit and val.
+var flagAliases = map[string]map[string]string{
+	"fit": {"fit": "train", "data": "train", "training": "train", "valid": "val", "validation": "val"},
 }
 
 // otherCommands is ": -NAME is a flag of ccs fit" (or of several
