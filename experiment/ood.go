@@ -532,7 +532,7 @@ func (t *OODTable) WriteText(w io.Writer) error {
 		head = append(head, s+" AUROC↑", s+" FPR95↓")
 	}
 	if tests {
-		head = append(head, fmt.Sprintf("FAR@%v (≤ %v)", t.AlphaOOD, t.AlphaOOD))
+		head = append(head, fmt.Sprintf("FAR@%v (≤ %.4g%%)", t.AlphaOOD, 100*t.AlphaOOD))
 		for _, s := range t.Sets {
 			head = append(head, fmt.Sprintf("%s TAR@%v↑", s, t.AlphaOOD))
 		}

@@ -89,7 +89,7 @@ func TestConformalOOD(t *testing.T) {
 		t.Errorf("only %d detectors were tested:\n%s", tested, out)
 	}
 	var text bytes.Buffer
-	if err := tab.WriteText(&text); err != nil || !strings.Contains(text.String(), "FAR@0.05 (≤ 0.05)") || !strings.Contains(text.String(), "Benjamini–Hochberg at q = 0.1") {
+	if err := tab.WriteText(&text); err != nil || !strings.Contains(text.String(), "FAR@0.05 (≤ 5%)") || !strings.Contains(text.String(), "Benjamini–Hochberg at q = 0.1") {
 		t.Errorf("text: %v\n%s", err, text.String())
 	}
 	// Logits of another classifier than -train's, as -id.
