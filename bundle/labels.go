@@ -255,6 +255,8 @@ type PairIDs struct {
 	// scoreColumn is the header's name of a text's third column, read as
 	// the pairs' scores ("" without a header).
 	scoreColumn string
+	// header is the text's header line's fields, where it has one.
+	header []string
 	// unknownQueries and unknownRows are the distinct ids of the pairs
 	// left out that no given id names, on each side (a pair of an unknown
 	// query's row too): a recommender's pairs of 2 000 new users are tens
@@ -1166,10 +1168,13 @@ func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 				if err := swappedHeader(fields); err != nil {
 					return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 				}
-				ids.scoreColumn = fields[2]
+				ids.scoreColumn, ids.header = fields[2], slices.Clone(fields)
 				continue // a header
 			}
 			score, err := finiteScore(fields[2])
+			if err != nil && slices.EqualFunc(fields, ids.header, strings.EqualFold) {
+				return nil, fmt.Errorf("%s:%d: the header of line %d again (%s): files put together with their headers? remove the repeats (grep -v %q)", name, line, colsLine, strings.Join(fields, ", "), fields[0])
+			}
 			if err != nil {
 				column := ids.scoreColumn
 				if strings.EqualFold(column, fields[2]) {
@@ -1248,7 +1253,7 @@ func wideHint(fields []string) string {
 	switch {
 	case len(fields) <= 3:
 		return ""
-	case len(fields) == 4 && fields[1] == "0":
+	case len(fields) == 4 && (fields[1] == "0" || strings.EqualFold(fields[1], "Q0")):
 		return `: TREC's qrels (query, iteration, document, relevance)? keep the first, third and fourth: awk '{print $1"\t"$3"\t"$4}'`
 	}
 	return `: a table of several columns, such as an interaction log, gives its pairs as two of them — the query's (the user's) id and the row's (the item's) — and a number scoring each pair, if any: keep the rows that count (a time window, the events) and those columns (docs/your-data.md, "Interaction logs")`

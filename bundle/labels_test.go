@@ -443,6 +443,8 @@ func TestReadQrels(t *testing.T) {
 		{"a line without its score", "query-id\tcorpus-id\tscore\nq0\td1\t1\nq1\td2\n", "qrels.tsv:3: 2 columns, and line 1 has 3: every line gives a query, a relevant row and, if one does, a score"},
 		{"a score in a file of pairs", "q0 d1\nq1 d2 0\n", "qrels.tsv:2: 3 columns, and line 1 has 2"},
 		{"a word for a score", "q0\td1\t1\nq1\td2\tyes\n", `qrels.tsv:2: score "yes" is not a number`},
+		{"a header again", "query-id\tcorpus-id\tscore\nquery-id\tcorpus-id\tscore\nq0\td1\t1\n", `qrels.tsv:2: the header of line 1 again (query-id, corpus-id, score): files put together with their headers? remove the repeats`},
+		{"TREC's Q0", "q0 Q0 d1 1\n", "TREC's qrels (query, iteration, document, relevance)?"},
 		{"TREC's four columns", "q0 0 d1 1\n", "qrels.tsv:1: 4 columns, want query, relevant row [, score]: TREC's qrels (query, iteration, document, relevance)? keep the first, third and fourth: awk '{print $1\"\\t\"$3\"\\t\"$4}'"},
 		{"an interaction log", "user_id,item_id,timestamp,event\nq0,d1,2026-06-01 00:01:22,view\n", `qrels.tsv:1: 4 columns (user_id, item_id, timestamp, event), want query, relevant row [, score]: a table of several columns, such as an interaction log, gives its pairs as two of them — the query's (the user's) id and the row's (the item's) — and a number scoring each pair, if any: keep the rows that count (a time window, the events) and those columns (docs/your-data.md, "Interaction logs")`},
 		{"an interaction log without its header", "q0,d1,2026-06-01 00:01:22,view\n", `qrels.tsv:1: 4 columns, want query, relevant row [, score]: a table of several columns, such as an interaction log, gives its pairs`},

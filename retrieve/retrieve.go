@@ -189,9 +189,9 @@ func NewCollection(rows []float32, d int, ids []int64) (*Collection, error) {
 	} else if err := UniqueIDs(ids); err != nil {
 		return nil, fmt.Errorf("retrieve: collection: %w", err)
 	}
-	for i, v := range rows {
-		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("retrieve: collection: %w", fmt.Errorf("row %d, coordinate %d is %v", i/d, i%d, v))
+	if n > 0 { // the rows holding NaN or ±Inf counted, and how to leave them out
+		if err := bundle.CheckEmbeddings(bundle.Embeddings{Source: "collection", N: n, D: d, Rows: rows}); err != nil {
+			return nil, fmt.Errorf("retrieve: %w", err)
 		}
 	}
 	return &Collection{N: n, D: d, IDs: ids, Rows: rows}, nil

@@ -287,11 +287,11 @@ func (s *Server) pointsLabel(r *http.Request, d int, anchor bool, fields field) 
 		}
 		return a, rows, label, nil
 	}
-	if err := npyOnly(r, "label"); err != nil {
+	req, err := s.readJSON(r, fields, d) // the body first, as retrieve's
+	if err != nil {
 		return nil, nil, label, err
 	}
-	req, err := s.readJSON(r, fields, d)
-	if err != nil {
+	if err := npyOnly(r, "label"); err != nil {
 		return nil, nil, label, err
 	}
 	if anchor && req.anchor == nil {

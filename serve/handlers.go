@@ -452,10 +452,12 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 			req.limit = &n
 		}
 	} else {
-		if err := npyOnly(r, "collection", "limit", "label"); err != nil {
+		// The body first: an .npy sent as JSON is told of its
+		// Content-Type, not of the query parameters that go with one.
+		if req, err = s.readJSON(r, fieldAnchor|fieldCollection|fieldLimit|fieldLabel, d); err != nil {
 			return err
 		}
-		if req, err = s.readJSON(r, fieldAnchor|fieldCollection|fieldLimit|fieldLabel, d); err != nil {
+		if err := npyOnly(r, "collection", "limit", "label"); err != nil {
 			return err
 		}
 		if req.anchor == nil {

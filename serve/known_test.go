@@ -51,8 +51,19 @@ func TestBodyNotJSON(t *testing.T) {
 		{"gzip bytes", "", "", "\x1f\x8b\x08\x00rest", 400, "a gzip-compressed body: send it uncompressed"},
 		{"gzip encoding", "application/json", "gzip", "\x1f\x8b\x08\x00rest", 415, `Content-Encoding \"gzip\": the body must be sent uncompressed`},
 		{"identity encoding", "application/json", "identity", `{"anchor": [0, 0, 0], "points": [[0, 0, 0]]}`, 200, ""},
+		// An .npy sent as JSON with the query parameters an .npy takes: told
+		// of its Content-Type, not of the parameters (a trial's retrieve).
+		{"npy as JSON, with ?collection=", "application/json", "", npy, 400, "Content-Type: application/x-npy"},
+		{"npy as JSON, with ?label=", "application/json", "", npy, 400, "Content-Type: application/x-npy"},
 	} {
-		req := httptest.NewRequest("POST", "/v1/sets/ball/score", strings.NewReader(c.body))
+		path := "/v1/sets/ball/score"
+		switch {
+		case strings.Contains(c.name, "?collection="):
+			path = "/v1/sets/ball/retrieve?collection=c"
+		case strings.Contains(c.name, "?label="):
+			path = "/v1/sets/ball/score?label=1"
+		}
+		req := httptest.NewRequest("POST", path, strings.NewReader(c.body))
 		if c.ctype != "" {
 			req.Header.Set("Content-Type", c.ctype)
 		}

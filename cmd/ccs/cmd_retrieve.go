@@ -814,7 +814,11 @@ func printRetrieved(out *output, q anchors, results []retrieveResult, n int, asJ
 		if results[0].Labels != nil {
 			labels = fmt.Sprintf("; their items have %s labels on average", count(*sum.Labels))
 		}
-		fmt.Fprintf(out.stdout, "\n%d anchors: %s items inside the set on average, median %s (nearest rank: the lower of the middle two of an even count), %d with none%s\n", sum.Anchors, count(sum.Mean), count(sum.Median), sum.Empty, labels)
+		rank := ""
+		if sum.Anchors%2 == 0 {
+			rank = " (nearest rank: the lower of the middle two)"
+		}
+		fmt.Fprintf(out.stdout, "\n%d anchors: %s items inside the set on average, median %s%s, %d with none%s\n", sum.Anchors, count(sum.Mean), count(sum.Median), rank, sum.Empty, labels)
 	}
 	return nil
 }

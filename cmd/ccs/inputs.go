@@ -693,20 +693,38 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 		return nil, err
 	}
 	var ids []string
-	switch kind {
-	case ".txt":
+	ext := strings.ToLower(filepath.Ext(path))
+	switch {
+	case kind == ".txt" && (ext == ".csv" || ext == ".tsv") && (name != "" || csvColumns(path) > 1):
+		// A table's column: FILE.csv:COLUMN, or pandas' to_csv of a Series
+		// (its index column and the ids).
+		if ids, err = readCSVStrings(path, name, what); err != nil {
+			return nil, err
+		}
+	case kind == ".txt" && name != "":
+		return nil, fmt.Errorf("%s:%s: a text file of ids has no columns: it holds one id a line (a .csv or .tsv may name its column)", path, name)
+	case kind == ".txt":
 		if ids, err = readLines(path); err != nil {
 			return nil, err
 		}
+		// The spaces around an id trimmed, as a text of pairs trims them
+		// (an id ending in a space matched no pair's); empty lines at the
+		// end (extra newlines) are no ids.
+		for i, id := range ids {
+			ids[i] = strings.TrimSpace(id)
+		}
+		for len(ids) > 1 && ids[len(ids)-1] == "" { // blank lines at the end: no ids
+			ids = ids[:len(ids)-1]
+		}
 		for i, id := range ids {
 			if id == "" {
-				return nil, fmt.Errorf("%s:%d: an empty id", path, i+1)
+				return nil, fmt.Errorf("%s:%d: an empty id (a blank line: a .txt of ids holds one id a line, in row order)", path, i+1)
 			}
 		}
 		if len(ids) > 0 && headerLike(ids[0]) {
 			return nil, fmt.Errorf("%s:1: %q is a column's name, not an id: a .txt of ids holds one id a line and nothing else, in row order, so a header line would give every row the id of the one before it (remove it)", path, ids[0])
 		}
-	case ".parquet":
+	case kind == ".parquet":
 		codes, names, _, _, err := readParquetIDs(path, name, what, false)
 		if err != nil {
 			return nil, err
@@ -736,6 +754,73 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 		return nil, fmt.Errorf("%s: %d %s for %d rows%s", path, len(ids), what, n, hint)
 	}
 	return ids, nil
+}
+
+// csvColumns is the number of columns of a CSV (or TSV) file's first
+// line, 0 where it cannot be read.
+func csvColumns(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	r := csv.NewReader(bufio.NewReader(f))
+	if strings.EqualFold(filepath.Ext(path), ".tsv") {
+		r.Comma = '\t'
+	}
+	r.FieldsPerRecord = -1
+	first, err := r.Read()
+	if err != nil {
+		return 0
+	}
+	return len(first)
+}
+
+// readCSVStrings reads a CSV (or TSV) file's column of ids as written,
+// in row order, below its header: the column named, or with none named
+// the one beside pandas' unnamed index (Series.to_csv). An empty id is
+// an error naming its line.
+func readCSVStrings(path, column, what string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+		br.Discard(len(utf8BOM))
+	}
+	r := csv.NewReader(br)
+	if strings.EqualFold(filepath.Ext(path), ".tsv") {
+		r.Comma = '\t'
+	}
+	header, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	col := slices.Index(header, column)
+	switch {
+	case column == "" && len(header) == 2 && header[0] == "":
+		col = 1
+	case column == "":
+		return nil, fmt.Errorf("%s: which column holds the %s? give %s:COLUMN (the columns: %s)", path, what, path, strings.Join(header, ", "))
+	case col < 0:
+		return nil, fmt.Errorf("%s: no column %q (the columns: %s)", path, column, strings.Join(header, ", "))
+	}
+	var ids []string
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return ids, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if rec[col] == "" {
+			return nil, fmt.Errorf("%s:%d: an empty id", path, line)
+		}
+		ids = append(ids, rec[col])
+	}
 }
 
 // readCSVIDs reads labels or group ids from a column of a table in a .csv
