@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -209,30 +210,55 @@ type DistinctTicks struct{}
 // Ticks returns the ticks between min and max (plot.Ticker).
 func (DistinctTicks) Ticks(min, max float64) []plot.Tick {
 	ts := plot.DefaultTicks{}.Ticks(min, max)
+	// The labelled ticks' smallest step: a label must say its value to
+	// well within it (ticks at 0.4, −0.4 and −1.2 were labelled "0",
+	// "-0" and "-1": distinct, and wrong).
+	step := math.Inf(1)
+	prev := math.NaN()
+	for _, t := range ts {
+		if t.Label == "" {
+			continue
+		}
+		if !math.IsNaN(prev) {
+			step = math.Min(step, math.Abs(t.Value-prev))
+		}
+		prev = t.Value
+	}
 	for d := 0; d <= 8; d++ {
 		seen := map[string]bool{}
-		distinct := true
+		ok := true
 		for _, t := range ts {
 			if t.Label == "" {
 				continue
 			}
-			l := strconv.FormatFloat(t.Value, 'f', d, 64)
-			if seen[l] {
-				distinct = false
+			l := tickLabel(t.Value, d)
+			v, _ := strconv.ParseFloat(l, 64)
+			if seen[l] || !math.IsInf(step, 1) && math.Abs(v-t.Value) > 1e-6*step {
+				ok = false
 				break
 			}
 			seen[l] = true
 		}
-		if distinct {
+		if ok || d == 8 {
 			for i := range ts {
 				if ts[i].Label != "" {
-					ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', d, 64)
+					ts[i].Label = tickLabel(ts[i].Value, d)
 				}
 			}
 			break
 		}
 	}
 	return ts
+}
+
+// tickLabel is v with d decimals, without the sign of a negative zero
+// ("-0" from −0.4 at no decimals, or from −0 itself).
+func tickLabel(v float64, d int) string {
+	l := strconv.FormatFloat(v, 'f', d, 64)
+	if strings.Trim(l, "-0.") == "" {
+		return strings.TrimPrefix(l, "-")
+	}
+	return l
 }
 
 // FixedTicks are gonum's default ticks labelled with a fixed number of
