@@ -87,7 +87,7 @@ func pnormFigure(t *PNormTable) *figure.Figure {
 	figure.Points(fv, pp, pve, figure.Color(1), paper, vg.Points(3))
 	entries := []figure.Entry{{Name: "ours, mean over seeds (right: exclusion)", Thumbs: []plot.Thumbnailer{el}},
 		{Name: "ours, right: coverage (no guarantee)", Thumbs: []plot.Thumbnailer{cl}},
-		{Name: "the paper's table (p = 2 and 0.5)", Thumbs: []plot.Thumbnailer{ps1}}}
+		{Name: "the paper's table", Thumbs: []plot.Thumbnailer{ps1}}}
 	return &figure.Figure{Name: "pnorm", W: 9 * vg.Inch, H: 3.2*vg.Inch + figure.LegendHeight(len(entries), 3),
 		Caption: fmt.Sprintf("%s: %s. The fixed-volume threshold is not a conformal quantile: its coverage is whatever that volume gives.", t.Title, t.Config),
 		Draw:    figure.Grid([][]*plot.Plot{{exc, vol, fv}}, entries, 3)}

@@ -119,6 +119,9 @@ func addSimFlags(fs *flag.FlagSet, o *simOptions, dataSeed bool) {
 	}
 }
 
+// minPerClass is the fewest points per class a simulation table takes.
+const minPerClass = 50
+
 // config checks the options (usage errors) and returns the simulation
 // table's configuration they give, with the learned rows' recipe.
 func (o simOptions) config(t tableOptions, recipe train.Config) (experiment.SimConfig, error) {
@@ -126,8 +129,13 @@ func (o simOptions) config(t tableOptions, recipe train.Config) (experiment.SimC
 	if err != nil {
 		return experiment.SimConfig{}, err
 	}
-	if o.K < 1 || o.PerClass < 2 {
-		return experiment.SimConfig{}, usagef("reproduce: want -k at least 1 and -per-class at least 2")
+	if o.K < 1 {
+		return experiment.SimConfig{}, usagef("reproduce: -k %d: want at least 1", o.K)
+	}
+	if o.PerClass < minPerClass {
+		// The validation split holds about a tenth of each class, drawn
+		// at random: -per-class 10 left a class one point, and k = 0.
+		return experiment.SimConfig{}, usagef("reproduce: -per-class %d: want at least %d (the validation split holds about a tenth of each class, and every split needs two points of each: an anchor and a positive)", o.PerClass, minPerClass)
 	}
 	c.K = o.K
 	return experiment.SimConfig{Config: c, PerClass: o.PerClass, DataSeed: o.DataSeed}, nil

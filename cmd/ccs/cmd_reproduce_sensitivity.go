@@ -38,6 +38,12 @@ func reproduceSensitivityCommand() *command {
 			fs.StringVar(&o.Data, "data", "fmnist", "data: fmnist (the Fashion-MNIST embeddings of the -models encoder) or sim (the 3-D simulation)")
 			fs.StringVar(&o.Sweeps, "sweeps", "alpha,T,lambda_infonce,tau,lambda,k", "parameters to sweep, each over the paper's values")
 			o.recipeFlags = addRecipeFlags(fs, "embedding")
+			// The help's defaults are this table's: the recipe by the data,
+			// λ the paper's sensitivity base point (the flag's own default
+			// is the other tables').
+			r := fs.Lookup("recipe")
+			r.DefValue, r.Usage = "", r.Usage+" (default: sim with -data sim, embedding with -data fmnist)"
+			fs.Lookup("lambda").DefValue = fmt.Sprint(experiment.PaperSensitivity.Lambda)
 			return func() error {
 				o.set = map[string]bool{}
 				fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })

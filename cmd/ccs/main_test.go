@@ -122,6 +122,7 @@ func TestUsageErrors(t *testing.T) {
 		{"calibrate-delta-mode", []string{"calibrate", "-geometry", "ball", "-cal", "x.npz", "-out", "s.json", "-delta", "0.1"}},
 		{"coverage-check-fraction", []string{"coverage-check", "-set", "s.json", "-test", "t.npz", "-cal-fraction", "1"}},
 		{"reproduce-class", []string{"reproduce", "sim", "-calibration", "class"}},
+		{"reproduce-per-class", []string{"reproduce", "sim", "-per-class", "10"}},
 		{"compare-allow-infinite", []string{"compare", "-data", "d", "-allow-infinite"}},
 		{"compare-head-dim-rows", []string{"compare", "-data", "d", "-head-dim", "4"}},
 		{"compare-head-dim", []string{"compare", "-data", "d", "-rows", "infonce", "-head-dim", "-1"}},
