@@ -146,8 +146,14 @@ func (r *results) done() error {
 			kept.Result = res
 		}
 		path := filepath.Join(r.o.Out, r.doc.Kind+".json")
+		_, had := os.Stat(path)
 		if err := atomicfile.Write(path, func(w io.Writer) error { return writeJSON(w, kept) }); err != nil {
 			return err
+		}
+		if had == nil && r.dir == nil && !r.o.Quiet {
+			// A quick variant into a directory of a long run replaced its
+			// table (a trial's 20-seed, 8-row sim.json by 2 baselines).
+			fmt.Fprintf(r.out.stderr, "%s replaced by this run's table (the earlier cells stay in %s: the earlier command reads them back)\n", path, filepath.Join(r.o.Out, "cells"))
 		}
 	}
 	if r.o.Plots != "" {

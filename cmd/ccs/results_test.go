@@ -218,3 +218,20 @@ func TestCellKeyFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestResultsReplacedSaid: a second run into a results directory says
+// that it replaced the directory's table (a quick variant replaced a
+// trial's 20-seed table without a word).
+func TestResultsReplacedSaid(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"reproduce", "sim", "-rows", "baselines", "-seeds", "1", "-k", "10", "-per-class", "100", "-out", dir}
+	for i, want := range []bool{false, true} {
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, args); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(stderr.String(), "sim.json replaced by this run's table"); got != want {
+			t.Errorf("run %d: said replaced %v, want %v:\n%s", i+1, got, want, stderr.String())
+		}
+	}
+}
