@@ -189,7 +189,15 @@ func calibrateClasses(scores []float64, pairs [][2]int, cal *bundle.Bundle, alph
 		case first != nil:
 			continue
 		case pairs != nil:
-			first = fmt.Errorf("%s (%d disjoint pairs of its %d calibration anchors): %w", className(l, name), len(s), anchors[l], err)
+			// The need is in pairs; a user counts anchors: about as many
+			// more as the class's anchors a pair (14 anchors, 7 pairs: 9
+			// pairs is about 18 anchors).
+			var few *TooFewError
+			more := ""
+			if errors.As(err, &few) && few.Need() > 0 && len(s) > 0 {
+				more = fmt.Sprintf(" — about %d calibration anchors of the class, at its %d anchors a pair", int(math.Ceil(float64(few.Need())*float64(anchors[l])/float64(len(s)))), anchors[l]/max(len(s), 1))
+			}
+			first = fmt.Errorf("%s (%d disjoint pairs of its %d calibration anchors): %w%s", className(l, name), len(s), anchors[l], err, more)
 			continue
 		default:
 			first = fmt.Errorf("%s: %w", className(l, name), err)

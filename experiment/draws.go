@@ -16,8 +16,10 @@ import (
 type Draw struct {
 	DataSeed uint64 `json:"data_seed"`
 	// Ball and Ellipsoid exclusion (percent) and LogVol/d.
-	BallExclusion, BallLogVol           float64
-	EllipsoidExclusion, EllipsoidLogVol float64
+	BallExclusion      float64 `json:"ball_exclusion"`
+	BallLogVol         float64 `json:"ball_logvol_per_dim"`
+	EllipsoidExclusion float64 `json:"ellipsoid_exclusion"`
+	EllipsoidLogVol    float64 `json:"ellipsoid_logvol_per_dim"`
 	// Distance to the paper's Table 1 baseline rows:
 	// |Δexc_ball|/5 + |Δexc_ell|/5 + |ΔLogVol_ball|/0.1 + |ΔLogVol_ell|/0.1,
 	// weighing 5 points of exclusion like 0.1 of LogVol/d.

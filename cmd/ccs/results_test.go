@@ -235,3 +235,21 @@ func TestResultsReplacedSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestSimDrawsJSON: sim-draws -json names its fields as the documents do
+// (snake case), not as Go's field names.
+func TestSimDrawsJSON(t *testing.T) {
+	var stdout bytes.Buffer
+	if err := run(&stdout, io.Discard, []string{"reproduce", "sim-draws", "-draws", "1", "-k", "10", "-per-class", "100", "-quiet", "-json"}); err != nil {
+		t.Fatal(err)
+	}
+	var draws []map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &draws); err != nil || len(draws) != 1 {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	for _, k := range []string{"data_seed", "ball_exclusion", "ball_logvol_per_dim", "ellipsoid_exclusion", "ellipsoid_logvol_per_dim", "distance"} {
+		if _, ok := draws[0][k]; !ok {
+			t.Errorf("no %q in %v", k, draws[0])
+		}
+	}
+}
