@@ -26,8 +26,8 @@ type fitOptions struct {
 	Quiet     bool
 	Shift     bool         // centre the sets at anchor + the fit split's mean offset
 	Recipe    train.Config // the training recipe (addRecipeFlags)
-	// valShareSet says -val-share was given.
-	valShareSet bool
+	// valShareSet says -val-share was given; headVolumeSet, -head-volume.
+	valShareSet, headVolumeSet bool
 }
 
 func fitCommand() *command {
@@ -47,7 +47,10 @@ func fitCommand() *command {
 			fs.BoolVar(&o.Shift, "shift", false, "centre the sets at anchor + the training bundle's mean offset of positive − anchor, and train the geometry around that centre: for anchors and positives from two encoders (a dual encoder's queries and passages, captions and images)")
 			recipe := recipeOption(fs, "sim", "fit", &o.Recipe)
 			return func() error {
-				fs.Visit(func(f *flag.Flag) { o.valShareSet = o.valShareSet || f.Name == "val-share" })
+				fs.Visit(func(f *flag.Flag) {
+					o.valShareSet = o.valShareSet || f.Name == "val-share"
+					o.headVolumeSet = o.headVolumeSet || f.Name == "head-volume"
+				})
 				return recipe()
 			}
 		}, runFit)
@@ -107,6 +110,10 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 	}
 	if w := train.WideHeadWarning(o.HeadDim, fit.D); w != "" {
 		out.warn("-head-dim: " + w)
+	}
+	if o.headVolumeSet && o.HeadDim > 0 && o.HeadDim != fit.D && o.Recipe.InfoNCE != nil && !o.Recipe.InfoNCE.ProjectedVolume {
+		// Asked for, and not what a head that is not square can train.
+		out.warn(fmt.Sprintf("-head-volume backbone: a %d→%d head is not square, so its sets have no finite volume in the backbone's space; the volume term, and LogVol/d, are the projected space's (as -head-volume projected)", fit.D, o.HeadDim))
 	}
 	cfg := o.Recipe
 	cfg.Objective.Objective, cfg.Objective.Alpha, cfg.Seed = obj, o.Alpha, o.Seed

@@ -146,5 +146,13 @@ func TestFitWideHead(t *testing.T) {
 		if got := bytes.Contains(b, []byte(`"projected_volume": true`)); got != (c.dim != "3") {
 			t.Errorf("-head-dim %s: projected_volume recorded %v", c.dim, got)
 		}
+		// -head-volume backbone asked of a head that is not square: said.
+		stderr.Reset()
+		if err := run(&stdout, &stderr, append(args, "-head-volume", "backbone")); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(stderr.String(), "-head-volume backbone: a 3→"+c.dim+" head is not square"); got != (c.dim != "3") {
+			t.Errorf("-head-dim %s -head-volume backbone: stderr %q", c.dim, stderr.String())
+		}
 	}
 }
