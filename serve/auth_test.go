@@ -234,6 +234,19 @@ func TestMetricsAccess(t *testing.T) {
 				t.Errorf("metrics %d, token %v: %d, want %d", c.access, h.header != "", rec.Code, h.want)
 			}
 		}
+		// Another method than GET or HEAD: 405, as every endpoint
+		// answers it (it answered POST and DELETE with the page).
+		if c.access != MetricsOff {
+			for _, m := range []string{"POST", "DELETE"} {
+				req := httptest.NewRequest(m, "/metrics", nil)
+				req.Header.Set("Authorization", "Bearer "+readToken)
+				rec := httptest.NewRecorder()
+				s.Handler().ServeHTTP(rec, req)
+				if rec.Code != 405 || rec.Header().Get("Allow") != "GET, HEAD" {
+					t.Errorf("metrics %d, %s: %d (Allow %q), want 405", c.access, m, rec.Code, rec.Header().Get("Allow"))
+				}
+			}
+		}
 	}
 	if _, err := ParseMetricsAccess("public"); err == nil {
 		t.Error("ParseMetricsAccess accepted public")
@@ -267,7 +280,7 @@ func TestAdminReload(t *testing.T) {
 	if code, v := call(adminToken, "POST", "/v1/admin/reload"); code != 200 || v["generation"] != 2.0 {
 		t.Fatalf("reload: %d %v, want generation 2", code, v)
 	}
-	if want := `reloaded (POST /v1/admin/reload from 192.0.2.1:1234, token "ops"): generation 2` + "\n"; !strings.HasPrefix(logged.String(), want) {
+	if want := `reloaded (POST /v1/admin/reload from 192.0.2.1:1234, token "ops"): generation 2; every set's OOD monitor starts afresh`; !strings.HasPrefix(logged.String(), want) {
 		t.Errorf("logged %q, want %q", logged.String(), want)
 	}
 	if _, v := call(adminToken, "GET", "/v1/sets"); v["generation"] != 2.0 {

@@ -487,6 +487,13 @@ func (p *reader) coordinate(row, j int) (float32, error) {
 		if p.null() {
 			return 0, invalid(name, "null is not a number (JavaScript's JSON.stringify writes NaN and ±Infinity as null)")
 		}
+		for _, word := range []string{"NaN", "Infinity", "-Infinity"} {
+			if bytes.HasPrefix(p.b[p.i:], []byte(word)) {
+				// Python's json.dumps writes them (allow_nan=True): no
+				// JSON, and no embedding's coordinate.
+				return 0, invalid(name, "%s is not a finite number (Python's json.dumps writes NaN and ±Infinity, which JSON has not): leave out the rows that hold one", word)
+			}
+		}
 		return 0, badRequest(name, "want a number, found %s", p.found())
 	}
 	v, err := strconv.ParseFloat(p.token(start, end), 32)

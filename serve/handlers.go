@@ -414,6 +414,7 @@ func (s *Server) resetMonitor(w http.ResponseWriter, r *http.Request) error {
 			msg: fmt.Sprintf("set %q has no OOD calibration, so no monitor", name), field: "name"}
 	}
 	o.monitor.Reset()
+	s.logf("set %q: OOD monitor reset (POST %s): it starts afresh, its false-alarm bound δ from now", name, r.URL.Path)
 	return writeJSON(w, http.StatusOK, map[string]any{"set": name, "generation": st.generation, "monitor": monitorOf(o.monitor)})
 }
 

@@ -34,11 +34,12 @@ func (s *Server) routes() {
 		}
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	}))
+	metrics := getOnly(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	switch s.cfg.Metrics {
 	case MetricsToken:
-		s.mux.Handle("/metrics", s.counted("metrics", s.guard(RoleRead, promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))))
+		s.mux.Handle("/metrics", s.counted("metrics", s.guard(RoleRead, metrics)))
 	case MetricsOpen:
-		s.mux.Handle("/metrics", s.counted("metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
+		s.mux.Handle("/metrics", s.counted("metrics", metrics))
 	}
 	// Unknown paths need a token too: a stranger learns nothing of the
 	// routes.
@@ -310,4 +311,18 @@ func (s *Server) pathHint(p string) string {
 		}
 	}
 	return ""
+}
+
+// getOnly answers h's GET and HEAD, and any other method 405 as every
+// endpoint does (/metrics answered POST and DELETE with its page).
+func getOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
+				msg: fmt.Sprintf("%s %s: use GET", clip(r.Method), quote(r.URL.Path))})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -600,7 +600,11 @@ func (s *Server) Reload(trigger string) error {
 		return err
 	}
 	s.reloads.WithLabelValues("ok").Inc()
-	s.logf("reloaded (%s): generation %d", trigger, gen)
+	monitors := ""
+	if st := s.state.Load(); st != nil && len(st.ood) > 0 {
+		monitors = "; every set's OOD monitor starts afresh (its false-alarm bound δ holds from each start)"
+	}
+	s.logf("reloaded (%s): generation %d%s", trigger, gen, monitors)
 	// What start-up warns of, a reload does too: a collection replaced by
 	// one of another dimension.
 	for _, w := range s.Warnings() {
