@@ -191,7 +191,9 @@ func NewCollection(rows []float32, d int, ids []int64) (*Collection, error) {
 	}
 	if n > 0 { // the rows holding NaN or ±Inf counted, and how to leave them out
 		if err := bundle.CheckEmbeddings(bundle.Embeddings{Source: "collection", N: n, D: d, Rows: rows}); err != nil {
-			return nil, fmt.Errorf("retrieve: %w", err)
+			// Wrapped as the other refusals of the rows, so that a caller
+			// naming the collection itself unwraps "row 0, …" (capi).
+			return nil, fmt.Errorf("retrieve: collection: %w", errors.New(strings.TrimPrefix(err.Error(), "collection: ")))
 		}
 	}
 	return &Collection{N: n, D: d, IDs: ids, Rows: rows}, nil
