@@ -543,8 +543,15 @@ func (s *Set) Scores(dst []float64, anchor, points []float32) ([]float64, error)
 		}
 		s.Geometry.Scores(dst[lo:hi], diffs)
 	})
-	if i := bundle.FirstNonFinite(points); i >= 0 {
-		return nil, fmt.Errorf("conformal: points[%d][%d] is %v", i/d, i%d, points[i])
+	// A NaN or ±Inf coordinate gives a NaN or infinite score: only those
+	// points are looked at (an infinite score of finite points, far
+	// outside a set of a large exponent, is a score).
+	for i, v := range dst {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			if j := bundle.FirstNonFinite(points[i*d : (i+1)*d]); j >= 0 {
+				return nil, fmt.Errorf("conformal: points[%d][%d] is %v", i, j, points[i*d+j])
+			}
+		}
 	}
 	return dst, nil
 }

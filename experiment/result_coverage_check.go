@@ -84,7 +84,7 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	if errors.As(err, &few) && set.Calibration.Mode != conformal.Pooled {
 		// The resplits' calibration anchors: a share of the bundle's.
 		if need := few.Need(); need > 0 && need < b.N {
-			f := math.Ceil(100*float64(need+1)/float64(b.N)) / 100
+			f := calFractionFor(need, b.N)
 			if f < 1 {
 				return nil, nil, fmt.Errorf("%w: each resplit calibrates on a %v share of the bundle's %d anchors; a calibration fraction of %v (-cal-fraction; cal_fraction= in Python) gives it %d, or take a larger α", err, calFraction, b.N, f, int(f*float64(b.N)))
 			}
@@ -112,7 +112,7 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		if c.WholeSpace {
 			hint := "a larger alpha, or more of the class"
 			need, all := (&conformal.TooFewError{Alpha: r.Alpha, Delta: r.Delta}).Need(), c.NCal+c.NTest
-			if f := math.Ceil(100*float64(need+1)/float64(max(all, 1))) / 100; need > 0 && f < 1 {
+			if f := calFractionFor(need, all); need > 0 && f < 1 {
 				hint = fmt.Sprintf("-cal-fraction %v (cal_fraction= in Python) gives it about %d of its %d, %d needed; or a larger alpha, or more of the class", f, int(f*float64(all)), all, need)
 			}
 			warnings = append(warnings, fmt.Sprintf("%s: its %d calibration anchors per resplit are too few at alpha %v: its set is the whole space in every resplit, so its 100%% coverage says nothing (%s)",
@@ -129,6 +129,12 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	}
 	check.Stored = &StoredCoverage{Coverage: stored.Coverage, Positives: stored.Positives, Split: set.OwnSplit(b)}
 	return check, warnings, nil
+}
+
+// calFractionFor is the calibration fraction, in hundredths, that gives
+// a resplit of n anchors more than need of them.
+func calFractionFor(need, n int) float64 {
+	return math.Ceil(100*float64(need+1)/float64(max(n, 1))) / 100
 }
 
 // className is "class 3", or `class "cat"` for a string label's name.

@@ -117,8 +117,11 @@ func (x *index) kth(queries []float64, k int, self bool, progress func(done, tot
 	parallel.For(m, queryBlock, 0, func(_, lo, hi int) {
 		nq := hi - lo
 		q32 := make([]float32, nq*d)
-		for i, v := range queries[lo*d : hi*d] {
-			q32[i] = float32(v - x.mu[i%d])
+		for i := range nq {
+			q, c := queries[(lo+i)*d:(lo+i+1)*d], q32[i*d:(i+1)*d]
+			for l, v := range q {
+				c[l] = float32(v - x.mu[l])
+			}
 		}
 		prod := make([]float32, nq*refBlock)
 		masks := make([]uint16, (refBlock+7)/8)

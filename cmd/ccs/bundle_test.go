@@ -1244,6 +1244,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"views of two dimensions", []string{"-embeddings", "", "-labels", "", "-views", p("emb.npy")}, false, "shape (400, 3), want (n, v, d) views"},
 		{"no positives", []string{"-k", "0"}, true, "bundle: -k 0: want at least 1 positive per anchor"},
 		{"negative negatives", []string{"-kneg", "-1"}, true, "bundle: -kneg -1: want 0 (as many as -k) or more"},
+		{"a text file of ids given a column", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("ids.txt"), "-ids", p("ids.txt") + ":id"}, false, p("ids.txt") + ":id: a text file of ids has no columns: it holds one id a line (a .csv or .tsv may name its column)"},
 		{"ids without pairs", []string{"-ids", p("ids.txt")}, true, "bundle: -ids, -query-ids and -query-labels are of relevance pairs' rows and queries: give them with -queries and -pairs"},
 		{"ids for other rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids3.txt")}, false, "ids3.txt: 3 ids for 400 rows"},
 		{"a table of pairs with one column", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("huge.parquet")}, false, "huge.parquet: which columns hold the pairs? give " + p("huge.parquet") + `:QUERY,ROW or ` + p("huge.parquet") + `:QUERY,ROW,SCORE (the columns: "label" uint64)`},

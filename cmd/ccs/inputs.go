@@ -756,19 +756,34 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 	return ids, nil
 }
 
-// csvColumns is the number of columns of a CSV (or TSV) file's first
-// line, 0 where it cannot be read.
-func csvColumns(path string) int {
+// openCSV opens a CSV file (a TSV by its extension) for reading, past a
+// UTF-8 byte-order mark (Excel's "CSV UTF-8", pandas' utf-8-sig), its
+// records of any number of fields; close the file when done.
+func openCSV(path string) (*csv.Reader, *os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0
+		return nil, nil, err
 	}
-	defer f.Close()
-	r := csv.NewReader(bufio.NewReader(f))
+	br := bufio.NewReaderSize(f, 1<<16)
+	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+		br.Discard(len(utf8BOM))
+	}
+	r := csv.NewReader(br)
 	if strings.EqualFold(filepath.Ext(path), ".tsv") {
 		r.Comma = '\t'
 	}
 	r.FieldsPerRecord = -1
+	return r, f, nil
+}
+
+// csvColumns is the number of columns of a CSV (or TSV) file's first
+// line, 0 where it cannot be read.
+func csvColumns(path string) int {
+	r, f, err := openCSV(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
 	first, err := r.Read()
 	if err != nil {
 		return 0
@@ -781,19 +796,11 @@ func csvColumns(path string) int {
 // the one beside pandas' unnamed index (Series.to_csv). An empty id is
 // an error naming its line.
 func readCSVStrings(path, column, what string) ([]string, error) {
-	f, err := os.Open(path)
+	r, f, err := openCSV(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<16)
-	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
-		br.Discard(len(utf8BOM))
-	}
-	r := csv.NewReader(br)
-	if strings.EqualFold(filepath.Ext(path), ".tsv") {
-		r.Comma = '\t'
-	}
 	header, err := r.Read()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -816,6 +823,9 @@ func readCSVStrings(path, column, what string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
+		if col >= len(rec) {
+			return nil, fmt.Errorf("%s:%d: %d fields, and the header has %d", path, line, len(rec), len(header))
+		}
 		if rec[col] == "" {
 			return nil, fmt.Errorf("%s:%d: an empty id", path, line)
 		}
@@ -833,20 +843,11 @@ func readCSVStrings(path, column, what string) ([]string, error) {
 // pandas' unnamed index (AnnData's obs_names) and repeats a value: rows an
 // export wrote twice, which do not line up with the embeddings' rows.
 func readCSVIDs(path, column, what string) (ids []int64, names []string, missing map[int64]string, warn string, err error) {
-	f, err := os.Open(path)
+	r, f, err := openCSV(path)
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<16)
-	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
-		br.Discard(len(utf8BOM)) // Excel's "CSV UTF-8", pandas' utf-8-sig
-	}
-	r := csv.NewReader(br)
-	if strings.EqualFold(filepath.Ext(path), ".tsv") {
-		r.Comma = '\t'
-	}
-	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if err == io.EOF {
 		return nil, nil, nil, "", fmt.Errorf("%s: no %s", path, what)
@@ -974,20 +975,11 @@ func labelsByQueryID(arg string, labels []int64, queryIDs []string, idsArg strin
 	if ext != ".csv" && ext != ".tsv" {
 		return labels, "", nil
 	}
-	f, err := os.Open(path)
+	r, f, err := openCSV(path)
 	if err != nil {
 		return nil, "", err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<16)
-	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
-		br.Discard(len(utf8BOM))
-	}
-	r := csv.NewReader(br)
-	if ext == ".tsv" {
-		r.Comma = '\t'
-	}
-	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if err != nil || len(header) < 2 || header[0] == column {
 		return labels, "", nil // one column, or the labels' own: no ids
