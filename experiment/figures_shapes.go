@@ -19,18 +19,6 @@ import (
 // shapeGrid is the number of grid points per side of a slice.
 const shapeGrid = 151
 
-// slice is a set's score on a grid of a coordinate plane through the
-// anchor: plotter.GridXYZ for the contour at the threshold.
-type slice struct {
-	xs, ys []float64
-	z      []float64 // row-major: z[r*len(xs)+c]
-}
-
-func (s *slice) Dims() (c, r int)   { return len(s.xs), len(s.ys) }
-func (s *slice) Z(c, r int) float64 { return s.z[r*len(s.xs)+c] }
-func (s *slice) X(c int) float64    { return s.xs[c] }
-func (s *slice) Y(r int) float64    { return s.ys[r] }
-
 // shapeRows picks the sets the figure draws: the two baselines and one
 // objective's single-norm and generalized ball (Neg,Vol when the table has
 // it, else the first learned pair).
@@ -167,17 +155,17 @@ func shapesFigure(t *Table, stem string) (*figure.Figure, error) {
 		anchor := figure.Points(p, []float64{za}, []float64{zb}, figure.Color(0), draw.PyramidGlyph{}, vg.Points(4))
 		// Each set's score over the grid, the other coordinates at the
 		// anchor's: φ(Z − z) for z in the plane.
-		g := &slice{xs: make([]float64, shapeGrid), ys: make([]float64, shapeGrid)}
+		xs, ys := make([]float64, shapeGrid), make([]float64, shapeGrid)
 		for i := range shapeGrid {
-			g.xs[i] = za - r + 2*r*float64(i)/float64(shapeGrid-1)
-			g.ys[i] = zb - r + 2*r*float64(i)/float64(shapeGrid-1)
+			xs[i] = za - r + 2*r*float64(i)/float64(shapeGrid-1)
+			ys[i] = zb - r + 2*r*float64(i)/float64(shapeGrid-1)
 		}
 		diffs := make([]float32, shapeGrid*shapeGrid*d)
 		for row := range shapeGrid {
 			for c := range shapeGrid {
 				k := (row*shapeGrid + c) * d
-				diffs[k+a] = float32(za - g.xs[c])
-				diffs[k+b] = float32(zb - g.ys[row])
+				diffs[k+a] = float32(za - xs[c])
+				diffs[k+b] = float32(zb - ys[row])
 			}
 		}
 		for si, s := range sets {
@@ -186,10 +174,7 @@ func shapesFigure(t *Table, stem string) (*figure.Figure, error) {
 			if math.IsInf(s.Threshold, 1) || math.IsNaN(s.Threshold) {
 				continue
 			}
-			sg := &slice{xs: g.xs, ys: g.ys, z: s.Geometry.Scores(nil, diffs)}
-			c := plotter.NewContour(sg, []float64{s.Threshold}, nil)
-			c.LineStyles = []draw.LineStyle{st}
-			p.Add(c)
+			p.Add(&figure.Contour{XS: xs, YS: ys, Z: s.Geometry.Scores(nil, diffs), Level: s.Threshold, Style: st})
 			if pi == 0 {
 				entries = append(entries, figure.Entry{Name: rows[si].Method + " at its calibrated threshold", Thumbs: []plot.Thumbnailer{&plotter.Line{LineStyle: st}}})
 			}
