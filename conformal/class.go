@@ -195,7 +195,7 @@ func calibrateClasses(scores []float64, pairs [][2]int, cal *bundle.Bundle, alph
 			var few *TooFewError
 			more := ""
 			if errors.As(err, &few) && few.Need() > 0 && len(s) > 0 {
-				more = fmt.Sprintf(" — about %d calibration anchors of the class, at its %d anchors a pair", int(math.Ceil(float64(few.Need())*float64(anchors[l])/float64(len(s)))), anchors[l]/max(len(s), 1))
+				more = fmt.Sprintf(" — about %d calibration anchors of the class, at its %.1f anchors a pair", int(math.Ceil(float64(few.Need())*float64(anchors[l])/float64(len(s)))), float64(anchors[l])/float64(max(len(s), 1)))
 			}
 			first = fmt.Errorf("%s (%d disjoint pairs of its %d calibration anchors): %w%s", className(l, name), len(s), anchors[l], err, more)
 			continue

@@ -188,6 +188,11 @@ func TestDisjointPairs(t *testing.T) {
 	if !m.Calibration.Pairs || m.Calibration.N != want {
 		t.Errorf("marginal: pairs %v, n %d, want %d (pairs by class %v)", m.Calibration.Pairs, m.Calibration.N, want, made)
 	}
+	// Its check on the bundle counts the pairs it keeps, and says how
+	// many there were where it kept fewer.
+	if e, err := m.CheckExchangeable(b); err != nil || !e.Pairs || e.Units != want || (want < len(pairs)) != (e.PairsFound == len(pairs)) {
+		t.Errorf("marginal check: %+v, %v; want %d units of %d pairs found", e, err, want, len(pairs))
+	}
 	// Units counts them without scoring, from the indices alone: what
 	// ccs bundle warns of below 100.
 	if u := Units(&bundle.Bundle{N: b.N, K: b.K, Labels: b.Labels, PositiveIndex: b.PositiveIndex}); u != want {

@@ -27,6 +27,11 @@ type Exchangeability struct {
 	// Pairs says the units were disjoint (anchor, positive) pairs (the
 	// test bundle's positives are its own anchors), not anchors.
 	Pairs bool `json:"pairs,omitempty"`
+	// PairsFound is, where Units were disjoint pairs kept in the classes'
+	// shares of anchors (a set of one threshold on a label bundle, as its
+	// calibration keeps them), how many disjoint pairs the bundle has;
+	// 0 where every one found was checked.
+	PairsFound int `json:"pairs_found,omitempty"`
 	// OtherUnits says the set's calibration units were of the other kind
 	// (anchors with one positive each where these are disjoint pairs, or
 	// the reverse): units of two kinds are not exchangeable by
@@ -93,6 +98,11 @@ func (s *Set) CheckExchangeable(test *bundle.Bundle) (*Exchangeability, error) {
 		if e != nil {
 			e.Pairs = pairs != nil
 			e.OtherUnits = e.Pairs != c.Pairs
+			if pairs != nil {
+				if found := len(DisjointPairs(test)); found > len(pairs) {
+					e.PairsFound = found
+				}
+			}
 		}
 		return e, nil
 	}

@@ -273,6 +273,14 @@ type Summary struct {
 	N    int     `json:"n"`
 }
 
+// SE is the standard error of the mean, Std/√N (NaN for no values).
+func (s Summary) SE() float64 {
+	if s.N == 0 {
+		return math.NaN()
+	}
+	return s.Std / math.Sqrt(float64(s.N))
+}
+
 // Summarize returns the mean and standard deviation of x.
 func Summarize(x []float64) Summary {
 	s := Summary{N: len(x)}

@@ -26,14 +26,19 @@ type ResplitResult struct {
 	P05        float64 `json:"coverage_p05"`         // 5th percentile
 	BelowShare float64 `json:"coverage_below_share"` // share of resplits covering < 1−α
 	Exclusion  Summary `json:"exclusion"`            // NaN without negatives
-	// Band is the marginal guarantee's [1−α, 1−α + 1/(n+1)] for the mean
-	// (one positive per anchor, the marginal rank). Its upper end holds
-	// for scores without ties: TiedShare says how often they were tied.
-	Band [2]float64 `json:"band"`
+	// Band is the marginal guarantee's [1−α, 1−α + 1/(n+1)] for the mean,
+	// for one positive per anchor (the marginal rank); zero (left out) for
+	// the other modes, whose mean is promised no band: a PAC set's lies
+	// above it by design, a pooled set's has no guarantee, and a
+	// class-conditional set's classes have each their own
+	// (ClassResplit.Band). Its upper end holds for scores without ties:
+	// TiedShare says how often they were tied.
+	Band [2]float64 `json:"band,omitzero"`
 	// TiedShare is the share of resplits whose threshold equals another
 	// of their calibration scores (duplicate rows, quantised or binary
-	// embeddings, a label bundle's mirrored pairs): a set then covers the
-	// tied scores all at once, and its mean coverage may lie above the
+	// embeddings, a label bundle's mirrored pairs) — for a
+	// class-conditional set, some class's threshold: a set then covers
+	// the tied scores all at once, and its mean coverage may lie above the
 	// band's upper end. 0 (left out) where none was.
 	TiedShare float64 `json:"tied_share,omitempty"`
 	// Coverages are each resplit's coverage, in order: the distribution
@@ -93,8 +98,10 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 		}
 	}
 	pos, neg := sc.pos, sc.neg
-	res := ResplitResult{Resplits: resplits, NCal: nCal, NTest: b.N - nCal, Alpha: s.Alpha, Mode: c.Mode.String(), Delta: c.Delta,
-		Band: [2]float64{1 - s.Alpha, 1 - s.Alpha + 1/float64(nCal+1)}}
+	res := ResplitResult{Resplits: resplits, NCal: nCal, NTest: b.N - nCal, Alpha: s.Alpha, Mode: c.Mode.String(), Delta: c.Delta}
+	if c.Mode == conformal.OnePerAnchor {
+		res.Band = band(s.Alpha, nCal)
+	}
 	cov := make([]float64, resplits)
 	exc := make([]float64, resplits)
 	tied := make([]bool, resplits)
@@ -135,6 +142,12 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 	}
 	res.TiedShare /= float64(resplits)
 	return res, nil
+}
+
+// band is [1−α, 1−α + 1/(n+1)], the mean coverage's over calibration
+// draws of n scores at the marginal rank (its upper end never above 1).
+func band(alpha float64, n int) [2]float64 {
+	return [2]float64{1 - alpha, min(1, 1-alpha+1/float64(n+1))}
 }
 
 // tiedAt is the number of scores equal to q.
@@ -196,6 +209,14 @@ type ClassResplit struct {
 	// few for its rank (a class-conditional set): its set is the whole
 	// space in every resplit, its coverage 100% by construction.
 	WholeSpace bool `json:"whole_space,omitempty"`
+	// Band is, for a class-conditional set of the marginal rank, the
+	// class's [1−α, 1−α + 1/(n+1)] of its NCal calibration anchors: its
+	// mean coverage lies in it, for scores without ties (zero otherwise).
+	Band [2]float64 `json:"band,omitzero"`
+	// TiedShare is, for a class-conditional set, the share of resplits
+	// whose class threshold equals another of the class's calibration
+	// scores: its mean then may lie above the band's upper end.
+	TiedShare float64 `json:"tied_share,omitempty"`
 }
 
 // ResplitsByClass is Resplits with each class's coverage (b.Labels
@@ -251,7 +272,7 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		m := byClass[l]
 		nCal := int(calFraction * float64(len(m)))
 		if nCal < 1 || nCal >= len(m) {
-			return ResplitResult{}, nil, fmt.Errorf("class %d: calibration fraction %v of its %d anchors leaves no calibration or no test anchor", l, calFraction, len(m))
+			return ResplitResult{}, nil, &ClassFractionError{Label: l, Anchors: len(m), Fraction: calFraction}
 		}
 		r, err := conformal.RankOf(mode, nCal, s.Alpha, delta)
 		if err != nil {
@@ -265,19 +286,9 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		return ResplitResult{}, nil, err
 	}
 	pos, neg := sc.pos, sc.neg
-	// The band of the class with the fewest calibration anchors: every
-	// class's mean coverage lies in its own band, within this one.
-	// Classes whose set is the whole space have no band; nor is one
-	// above 100%.
-	fewest := b.N
-	for _, c := range classes {
-		if c.rank <= c.nCal {
-			fewest = min(fewest, c.nCal)
-		}
-	}
-	res := ResplitResult{Resplits: resplits, NCal: b.N - nTest, NTest: nTest, Alpha: s.Alpha, Mode: s.Calibration.Mode.String(), Delta: delta,
-		Band: [2]float64{1 - s.Alpha, min(1, 1-s.Alpha+1/float64(fewest+1))}}
+	res := ResplitResult{Resplits: resplits, NCal: b.N - nTest, NTest: nTest, Alpha: s.Alpha, Mode: s.Calibration.Mode.String(), Delta: delta}
 	cov, exc := make([]float64, resplits), make([]float64, resplits)
+	tied := make([]bool, resplits*len(classes)) // resplit r, class ci: r·len(classes) + ci
 	classCov := make([][]float64, len(labels))
 	for ci := range classCov {
 		classCov[ci] = make([]float64, resplits)
@@ -299,6 +310,7 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 				q := math.Inf(1) // a rank beyond n: the whole space
 				if c.rank <= c.nCal {
 					q = conformal.Select(cal, c.rank)
+					tied[r*len(classes)+ci] = tiedAt(cal, q) > 1
 				}
 				cin, cout := counted(b, pos, neg, perm[c.nCal:], q)
 				in, out = in+cin, out+cout
@@ -317,9 +329,36 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		c := classes[ci]
 		cr := classResplit(l, c.nCal, len(c.members)-c.nCal, classCov[ci], s.Alpha)
 		cr.WholeSpace = c.rank > c.nCal
+		if !cr.WholeSpace && mode == conformal.OnePerAnchor {
+			cr.Band = band(s.Alpha, c.nCal)
+		}
+		for r := range resplits {
+			if tied[r*len(classes)+ci] {
+				cr.TiedShare++
+			}
+		}
+		cr.TiedShare /= float64(resplits)
 		out = append(out, cr)
 	}
+	for r := range resplits {
+		if slices.Contains(tied[r*len(classes):(r+1)*len(classes)], true) {
+			res.TiedShare++
+		}
+	}
+	res.TiedShare /= float64(resplits)
 	return res, out, nil
+}
+
+// ClassFractionError reports a class whose anchors a calibration fraction
+// cannot split into calibration and held-out ones (ResplitsByClass).
+type ClassFractionError struct {
+	Label    int64
+	Anchors  int     // the class's anchors in the bundle
+	Fraction float64 // the calibration fraction asked for
+}
+
+func (e *ClassFractionError) Error() string {
+	return fmt.Sprintf("class %d: calibration fraction %v of its %d anchors leaves no calibration or no test anchor", e.Label, e.Fraction, e.Anchors)
 }
 
 // marginalByClass is Resplits, counting each class's held-out positives.

@@ -133,6 +133,44 @@ func TestResplitsTied(t *testing.T) {
 	if r.TiedShare != 1 || r.Coverage.Mean <= r.Band[1] {
 		t.Errorf("tied scores: %.2f of the resplits tied, mean %.4f against the band's %.4f", r.TiedShare, r.Coverage.Mean, r.Band[1])
 	}
+	// Class by class: a class of tied scores (label 0) beside one of
+	// continuous scores (label 1) — only the first's thresholds tie, and
+	// its mean lies above its band; the resplits tied wherever it did.
+	b.Labels = make([]int64, n)
+	for i := range n {
+		if i%2 == 1 {
+			b.Labels[i] = 1
+			for j := range k * d {
+				b.Positives[i*k*d+j] = float32(rng.NormFloat64())
+			}
+		}
+	}
+	class, err := conformal.Calibrate(geometry.Ball{D: d}, b, 0.1, conformal.Options{Mode: conformal.Class})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, classes, err := ResplitsByClass(class, b, 100, 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if classes[0].TiedShare != 1 || classes[1].TiedShare != 0 || r.TiedShare != 1 || classes[0].Coverage.Mean <= classes[0].Band[1] {
+		t.Errorf("class by class: tied shares %v, %v (all %v), class 0's mean %.4f against its band's %.4f",
+			classes[0].TiedShare, classes[1].TiedShare, r.TiedShare, classes[0].Coverage.Mean, classes[0].Band[1])
+	}
+	// PAC, per class or not, promises no band for the mean.
+	for _, opt := range []conformal.Options{{Mode: conformal.PAC, Delta: 0.1}, {Mode: conformal.Class, Delta: 0.1}} {
+		set, err := conformal.Calibrate(geometry.Ball{D: d}, b, 0.1, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, classes, err := ResplitsByClass(set, b, 10, 0.5, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Band != [2]float64{} || classes[0].Band != [2]float64{} {
+			t.Errorf("%v, δ %v: bands %v, %v", opt.Mode, opt.Delta, r.Band, classes[0].Band)
+		}
+	}
 }
 
 // twoSpreads is a labelled bundle of two classes whose positives lie at
@@ -183,8 +221,13 @@ func TestResplitsByClass(t *testing.T) {
 			t.Errorf("class-conditional, class %d: mean coverage %.4f, want in the band", c.Label, c.Coverage.Mean)
 		}
 	}
-	if classes[0].WholeSpace || classes[1].WholeSpace || r.Band[1] != 1-alpha+1.0/401 {
-		t.Errorf("whole space %v %v, band %v", classes[0].WholeSpace, classes[1].WholeSpace, r.Band)
+	// Each class's band is its own n's; the resplits' as a whole have
+	// none (each class has its own guarantee).
+	if classes[0].WholeSpace || classes[1].WholeSpace || r.Band != [2]float64{} || classes[0].Band != [2]float64{1 - alpha, 1 - alpha + 1.0/401} {
+		t.Errorf("whole space %v %v, band %v, class band %v", classes[0].WholeSpace, classes[1].WholeSpace, r.Band, classes[0].Band)
+	}
+	if r.TiedShare != 0 || classes[0].TiedShare != 0 {
+		t.Errorf("continuous scores: tied share %v, class 0's %v", r.TiedShare, classes[0].TiedShare)
 	}
 	// A class of 16 test anchors calibrates on 8 a resplit, too few at
 	// α = 0.1 (9 needed): its set is the whole space, said; the band is
@@ -198,8 +241,8 @@ func TestResplitsByClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if classes[0].WholeSpace || !classes[1].WholeSpace || classes[1].Coverage.Mean != 1 || r.Band[1] != 1-alpha+1.0/401 {
-		t.Errorf("a class too small: whole space %v %v, coverage %v, band %v", classes[0].WholeSpace, classes[1].WholeSpace, classes[1].Coverage.Mean, r.Band)
+	if classes[0].WholeSpace || !classes[1].WholeSpace || classes[1].Coverage.Mean != 1 || classes[1].Band != [2]float64{} || classes[0].Band != [2]float64{1 - alpha, 1 - alpha + 1.0/401} {
+		t.Errorf("a class too small: whole space %v %v, coverage %v, bands %v %v", classes[0].WholeSpace, classes[1].WholeSpace, classes[1].Coverage.Mean, classes[0].Band, classes[1].Band)
 	}
 	_, mclasses, err := ResplitsByClass(marginal, test, 300, 0.5, 1)
 	if err != nil {

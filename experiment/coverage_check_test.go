@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ccsets/ccs/conformal"
+	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/sim"
 )
@@ -27,5 +28,45 @@ func TestCheckCoverageTooFew(t *testing.T) {
 		if _, _, err := CheckCoverage(s, b, 10, 0.2, 1, false, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("α = %v: %v, want %q", c.alpha, err, c.want)
 		}
+	}
+}
+
+// TestCoverageCheckClassNotes: a class-conditional check explains the
+// class means the guarantee seems to contradict — above the class's band
+// where its thresholds tie, below 1 − α within or beyond the resplits'
+// Monte-Carlo error — and says nothing of the others.
+func TestCoverageCheckClassNotes(t *testing.T) {
+	t.Parallel()
+	class := func(label int64, mean, std float64, tied float64, band bool) eval.ClassResplit {
+		c := eval.ClassResplit{Label: label, NCal: 150, NTest: 150, Coverage: eval.Summary{Mean: mean, Std: std, N: 500}, TiedShare: tied}
+		if band {
+			c.Band = [2]float64{0.9, 0.9 + 1.0/151}
+		}
+		return c
+	}
+	c := &CoverageCheck{ResplitResult: eval.ResplitResult{Alpha: 0.1, Mode: conformal.Class.String()}, LabelNames: []string{"alpha", "bravo", "delta", "echo", "golf"},
+		Classes: []eval.ClassResplit{
+			class(0, 0.9020, 0.02, 0, true),    // in its band: no note
+			class(1, 0.9414, 0.02, 1, true),    // above it, tied
+			class(2, 0.8965, 0.03, 0, true),    // 2.6 standard errors (0.134%) below
+			class(3, 0.8900, 0.02, 0, true),    // 11 below
+			class(4, 0.9500, 0.02, 0.5, false), // PAC: no band, no note
+		}}
+	var b strings.Builder
+	if err := c.WriteClasses(&b); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{
+		`class "bravo": mean 94.14% above its band [90.00%, 90.66%] (n = 150), which holds for scores without ties: 100.00% of its resplits' thresholds tie`,
+		`class "delta": mean 89.65%, 2.6 standard errors (0.13% each, over 500 resplits) below 1 − α: within the resplits' Monte-Carlo error`,
+		`class "echo": mean 89.00%, 11.2 standard errors (0.09% each, over 500 resplits) below 1 − α: beyond the resplits' Monte-Carlo error`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `"alpha":`) || strings.Contains(got, `"golf":`) {
+		t.Errorf("a note for a class the guarantee does not contradict:\n%s", got)
 	}
 }

@@ -38,6 +38,11 @@ type CoverageCheck struct {
 	// LabelNames, for string labels (ccs bundle's manifest), name the
 	// classes, or the labels: label i is LabelNames[i].
 	LabelNames []string `json:"label_names,omitempty"`
+	// LabelBundle says the bundle's positives are its own anchors (ccs
+	// bundle's label bundles): the resplits draw one positive per anchor,
+	// not the disjoint pairs the set's calibration takes, so they are a
+	// diagnostic there, not the guarantee's draws.
+	LabelBundle bool `json:"label_bundle,omitempty"`
 	// Stored is what the set file's own threshold covers of the whole
 	// bundle (ccs evaluate's coverage). The resplits recalibrate the
 	// geometry, so they say what its calibration gives, not what this
@@ -67,7 +72,7 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		return nil, nil, conformal.ErrNotCalibrated
 	}
 	if perClass && !set.ClassConditional() && b.Labels == nil && b.PositiveLabelStart == nil {
-		return nil, nil, fmt.Errorf("per-class resplits: the test bundle has no labels")
+		return nil, nil, fmt.Errorf("per-class resplits: the test bundle has no labels (ccs bundle -labels gives a bundle its classes; or leave out -per-class)")
 	}
 	var r eval.ResplitResult
 	var classes, labels []eval.ClassResplit
@@ -79,6 +84,15 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		r, classes, err = eval.ResplitsByClass(set, b, resplits, calFraction, seed)
 	default:
 		r, err = eval.Resplits(set, b, resplits, calFraction, seed)
+	}
+	var split *eval.ClassFractionError
+	if errors.As(err, &split) {
+		smallest := split.Anchors // the fraction the smallest class needs
+		for _, n := range classSizes(b.Labels) {
+			smallest = min(smallest, n)
+		}
+		return nil, nil, fmt.Errorf("%s: calibration fraction %v of its %d anchors leaves no calibration or no held-out anchor: each class is resplit on its own, and a fraction of at least %v (-cal-fraction; cal_fraction= in Python) leaves one of each in the smallest class (%d anchors)",
+			className(names, split.Label), split.Fraction, split.Anchors, calFractionFor(0, smallest), smallest)
 	}
 	var few *conformal.TooFewError
 	if errors.As(err, &few) && set.Calibration.Mode != conformal.Pooled {
@@ -94,7 +108,7 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	if err != nil {
 		return nil, nil, err
 	}
-	check := &CoverageCheck{ResplitResult: r, Classes: classes, Labels: labels}
+	check := &CoverageCheck{ResplitResult: r, Classes: classes, Labels: labels, LabelBundle: conformal.DisjointPairs(b) != nil}
 	if classes != nil || labels != nil {
 		check.LabelNames = names
 	}
@@ -108,15 +122,26 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		}
 	}
 	var warnings []string
+	level, larger := fmt.Sprintf("alpha %v", r.Alpha), "a larger alpha"
+	if r.Delta > 0 {
+		level, larger = fmt.Sprintf("alpha %v with delta %v", r.Alpha, r.Delta), "a larger alpha or delta"
+	}
+	// On a label bundle ccs calibrate counts a class's disjoint pairs of
+	// anchors, not its anchors: these resplits draw one positive per
+	// anchor, and need about half the anchors it does.
+	pairs := ""
+	if check.LabelBundle {
+		pairs = "; these resplits draw one positive per anchor, where ccs calibrate on this label bundle counts the class's disjoint pairs of anchors (about half as many): it needs about twice the anchors"
+	}
 	for _, c := range classes {
 		if c.WholeSpace {
-			hint := "a larger alpha, or more of the class"
+			hint := larger + ", or more of the class"
 			need, all := (&conformal.TooFewError{Alpha: r.Alpha, Delta: r.Delta}).Need(), c.NCal+c.NTest
 			if f := calFractionFor(need, all); need > 0 && f < 1 {
-				hint = fmt.Sprintf("-cal-fraction %v (cal_fraction= in Python) gives it about %d of its %d, %d needed; or a larger alpha, or more of the class", f, int(f*float64(all)), all, need)
+				hint = fmt.Sprintf("-cal-fraction %v (cal_fraction= in Python) gives it about %d of its %d; or %s, or more of the class", f, int(f*float64(all)), all, hint)
 			}
-			warnings = append(warnings, fmt.Sprintf("%s: its %d calibration anchors per resplit are too few at alpha %v: its set is the whole space in every resplit, so its 100%% coverage says nothing (%s)",
-				className(names, c.Label), c.NCal, r.Alpha, hint))
+			warnings = append(warnings, fmt.Sprintf("%s: its %d calibration anchors per resplit are too few at %s (%d needed): its set is the whole space in every resplit, so its 100%% coverage says nothing (%s)%s",
+				className(names, c.Label), c.NCal, level, need, hint, pairs))
 		}
 	}
 	// The resplits recalibrate the geometry: they say what its calibration
@@ -129,6 +154,19 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	}
 	check.Stored = &StoredCoverage{Coverage: stored.Coverage, Positives: stored.Positives, Split: set.OwnSplit(b)}
 	return check, warnings, nil
+}
+
+// LabelBundleResplits is what a coverage check on a label bundle says of
+// its resplits.
+const LabelBundleResplits = "On this label bundle (positives that are other anchors) the resplits draw one positive per anchor, not the disjoint pairs of anchors the set's calibration takes: the anchors share items, so the band and the guarantee above are a diagnostic here, not the guarantee's own draws (docs/calibration.md)"
+
+// classSizes are the number of anchors of each label.
+func classSizes(labels []int64) map[int64]int {
+	n := map[int64]int{}
+	for _, l := range labels {
+		n[l]++
+	}
+	return n
 }
 
 // calFractionFor is the calibration fraction, in hundredths, that gives
@@ -169,11 +207,44 @@ func (c *CoverageCheck) WriteClasses(w io.Writer) error {
 	writeGrid(&b, rows)
 	if c.Mode == conformal.Class.String() {
 		b.WriteString("\nEach class recalibrated on its own calibration anchors of each resplit: each class's mean coverage is guaranteed ≥ 1 − α.\n")
+		for _, n := range c.classNotes() {
+			fmt.Fprintf(&b, "%s.\n", n)
+		}
 	} else {
 		b.WriteString("\nOne threshold for all classes: the coverage over all classes is guaranteed, not each class's (-calibration class gives each its own).\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// classNotes explain, for a class-conditional set, the class means the
+// guarantee seems to contradict: a mean above its band's upper end where
+// the class's thresholds tie other calibration scores, and a mean below
+// 1 − α, measured in the resplits' standard errors (their Monte-Carlo
+// error: the guarantee is for the mean over all resplits, which these
+// estimate).
+func (c *CoverageCheck) classNotes() []string {
+	var notes []string
+	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	for _, k := range c.Classes {
+		if k.WholeSpace {
+			continue
+		}
+		name, m, se := className(c.LabelNames, k.Label), k.Coverage.Mean, k.Coverage.SE()
+		switch {
+		case k.Band[1] > 0 && m > k.Band[1] && k.TiedShare > 0:
+			notes = append(notes, fmt.Sprintf("%s: mean %s above its band [%s, %s] (n = %d), which holds for scores without ties: %s of its resplits' thresholds tie other calibration scores of the class, and a set covers every score equal to its threshold at once",
+				name, pct(m), pct(k.Band[0]), pct(k.Band[1]), k.NCal, pct(k.TiedShare)))
+		case m < 1-c.Alpha && se > 0:
+			z := (1 - c.Alpha - m) / se
+			how := "within the resplits' Monte-Carlo error (more resplits, -resplits, narrow it)"
+			if z > 3 {
+				how = "beyond the resplits' Monte-Carlo error"
+			}
+			notes = append(notes, fmt.Sprintf("%s: mean %s, %.1f standard errors (%s each, over %d resplits) below 1 − α: %s", name, pct(m), z, pct(se), k.Coverage.N, how))
+		}
+	}
+	return notes
 }
 
 // WholeSpaceText says which classes' sets are the whole space in every
@@ -233,6 +304,9 @@ func (c *CoverageCheck) guarantee() string {
 	case conformal.Class.String():
 		return "each class's mean over calibration draws is ≥ 1 − α"
 	}
+	if c.Band[1] == 0 { // a document without one
+		return "the mean over calibration draws is ≥ 1 − α"
+	}
 	return fmt.Sprintf("the mean over calibration draws lies in [%.2f%%, %.2f%%]", 100*c.Band[0], 100*c.Band[1])
 }
 
@@ -272,6 +346,9 @@ func (c *CoverageCheck) WriteText(w io.Writer) error {
 	if t := c.WholeSpaceText(); t != "" {
 		fmt.Fprintf(&b, "\n%s.\n", t)
 	}
+	if c.LabelBundle {
+		fmt.Fprintf(&b, "\n%s.\n", LabelBundleResplits)
+	}
 	if c.Stored != nil {
 		fmt.Fprintf(&b, "\nThe set file's own threshold covers %s of the bundle's %d positives (ccs evaluate); the resplits above recalibrate its geometry.\n",
 			pct(c.Stored.Coverage), c.Stored.Positives)
@@ -308,7 +385,7 @@ func (c *CoverageCheck) Figures(stem string) ([]*figure.Figure, error) {
 		cov[i] = 100 * v
 	}
 	target := 100 * (1 - c.Alpha)
-	marginal := c.Mode == conformal.OnePerAnchor.String()
+	marginal := c.Mode == conformal.OnePerAnchor.String() && c.Band[1] > 0
 	lo, hi := slices.Min(cov), slices.Max(cov)
 	lo, hi = min(lo, target), max(hi, target)
 	if marginal {

@@ -448,7 +448,11 @@ func (e *Evaluation) Figures(stem string) ([]*figure.Figure, error) {
 	var guarantee string
 	switch c := e.Calibration; c.Mode {
 	case conformal.OnePerAnchor:
-		guarantee = fmt.Sprintf("one-per-anchor calibration on n = %d anchors puts the expected coverage over all test anchors in the band [1 − α, 1 − α + 1/(n+1)] (shaded; one calibration draw varies about it)", c.N)
+		units := "anchors"
+		if c.Pairs {
+			units = "disjoint pairs of anchors"
+		}
+		guarantee = fmt.Sprintf("one-per-anchor calibration on n = %d %s puts the expected coverage over all test anchors in the band [1 − α, 1 − α + 1/(n+1)] (shaded; one calibration draw varies about it)", c.N, units)
 	case conformal.PAC:
 		guarantee = fmt.Sprintf("PAC calibration puts the coverage over all test anchors at or above 1 − α with probability at least 1 − δ over the calibration draw (δ = %v)", c.Delta)
 	case conformal.Class:
@@ -601,6 +605,9 @@ func OutsideText(e *conformal.Exchangeability, split string) string {
 	units := split + " anchors (one positive each)"
 	if e.Pairs {
 		units = "disjoint " + split + " pairs"
+	}
+	if e.PairsFound > e.Units { // as the set's calibration keeps them
+		units += fmt.Sprintf(" (of %d found, kept in the classes' shares of anchors)", e.PairsFound)
 	}
 	return fmt.Sprintf("%d of %d %s, %.2f%%", e.Outside, e.Units, units, 100*float64(e.Outside)/float64(e.Units))
 }

@@ -611,6 +611,11 @@ func TestBundleCommand(t *testing.T) {
 		{[]string{"evaluate", "-set", p("strball.json"), "-test", p("str/test.npz"), "-per-class"}, "| dress | "},
 		{[]string{"evaluate", "-set", p("strball.json"), "-test", p("str/test.npz"), "-per-class", "-json"}, `"label_names": [`},
 		{[]string{"coverage-check", "-set", p("strball.json"), "-test", p("str/test.npz"), "-per-class", "-resplits", "20"}, "| dress "},
+		// Its resplits draw one positive per anchor: a diagnostic, said.
+		{[]string{"coverage-check", "-set", p("strball.json"), "-test", p("str/test.npz"), "-resplits", "20"}, "note       On this label bundle (positives that are other anchors) the resplits draw one positive per anchor"},
+		{[]string{"coverage-check", "-set", p("strball.json"), "-test", p("str/test.npz"), "-resplits", "20", "-json"}, `"label_bundle": true`},
+		// Its check says how many disjoint pairs it kept of those found.
+		{[]string{"evaluate", "-set", p("strball.json"), "-test", p("str/test.npz")}, " found, kept in the classes' shares of anchors)"},
 		{[]string{"evaluate", "-set", p("strball.json"), "-test", p("str/test.npz"), "-per-class", "-json"}, `"label": 2,`},
 		{[]string{"compare", "-data", p("str"), "-rows", "baselines", "-seeds", "1", "-resplits", "10", "-quiet", "-json"}, `"label_names": ["boot", "coat", "dress", "shirt"]`},
 		// Label bundles calibrate on disjoint pairs, the same for every seed.

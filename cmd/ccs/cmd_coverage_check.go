@@ -102,7 +102,7 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 	}
 	fmt.Fprintf(out.stdout, "this set   its own threshold covers %s of %s's %d positives %s\n", pct(stored.Coverage), o.Test, stored.Positives, own)
 	fmt.Fprintf(out.stdout, "resplits   %d of %s, the geometry recalibrated on each: %d calibration anchors, %d held out (%s each)\n", r.Resplits, o.Test, r.NCal, r.NTest, plural(b.K, "positive", "positives"))
-	fmt.Fprintf(out.stdout, "coverage   mean %s ± %s, 5th percentile %s\n", pct(r.Coverage.Mean), pct(r.Coverage.Std), pct(r.P05))
+	fmt.Fprintf(out.stdout, "coverage   mean %s ± %s (one resplit's spread; the mean's standard error %s), 5th percentile %s\n", pct(r.Coverage.Mean), pct(r.Coverage.Std), pct(r.Coverage.SE()), pct(r.P05))
 	if t := check.WholeSpaceText(); t != "" {
 		fmt.Fprintf(out.stdout, "whole      %s\n", t)
 	}
@@ -119,6 +119,9 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 		}
 		fmt.Fprintf(out.stdout, "guarantee  class-conditional: each class's mean coverage over calibration draws is ≥ 1−α (below, class by class)\n")
 	default:
+		if r.Band[1] == 0 { // not made by one positive per anchor
+			break
+		}
 		if r.TiedShare > 0 && r.Coverage.Mean > r.Band[1] { // the band's upper end contradicted: say why
 			fmt.Fprintf(out.stdout, "guarantee  marginal: the mean over calibration draws is ≥ %s; its upper end, %[3]s, holds for scores without ties, and %[2]s of these resplits' thresholds tie other calibration scores: a set covers every score equal to its threshold at once; a single draw may cover less (%[4]s of these resplits did; -calibration pac bounds each draw)\n",
 				pct(r.Band[0]), pct(r.TiedShare), pct(r.Band[1]), pct(r.BelowShare))
@@ -126,6 +129,9 @@ func runCoverageCheck(_ context.Context, o coverageCheckOptions, out *output) er
 		}
 		fmt.Fprintf(out.stdout, "guarantee  marginal: the mean over calibration draws lies in [%s, %s]; a single draw may cover less (%s of these resplits did; -calibration pac bounds each draw)\n",
 			pct(r.Band[0]), pct(r.Band[1]), pct(r.BelowShare))
+	}
+	if check.LabelBundle {
+		fmt.Fprintf(out.stdout, "note       %s\n", experiment.LabelBundleResplits)
 	}
 	if !math.IsNaN(r.Exclusion.Mean) {
 		fmt.Fprintf(out.stdout, "exclusion  mean %s ± %s\n", pct(r.Exclusion.Mean), pct(r.Exclusion.Std))

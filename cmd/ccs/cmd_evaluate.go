@@ -155,6 +155,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 	if note != "" {
 		fmt.Fprintf(out.stderr, "note: %s: %s\n", o.Test, note)
 	}
+	byNumber := note != "" // the classes matched by number
 	if err := set.CheckBundleNorms(test); err != nil {
 		return fmt.Errorf("%s: %w", o.Test, err)
 	}
@@ -205,7 +206,7 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		if err := bundle.OneLabelPerClassError(bundle.ManifestOneLabelName(o.Test, test), "-per-class"); err != nil {
 			return fmt.Errorf("%s: %w", o.Test, err)
 		}
-		return fmt.Errorf("%s: -per-class: the test bundle has no labels", o.Test)
+		return fmt.Errorf("%s: -per-class: the test bundle has no labels (ccs bundle -labels gives a bundle its classes; or leave out -per-class)", o.Test)
 	}
 	var r eval.Result
 	var classes []eval.ClassResult
@@ -231,6 +232,11 @@ func runEvaluate(ctx context.Context, o evaluateOptions, out *output) error {
 		return fmt.Errorf("%s on %s: %w", o.Set, o.Test, err)
 	}
 	if w != "" {
+		if byNumber && set.ClassConditional() {
+			// A test bundle numbered otherwise looks like a shift class
+			// by class: each class judged by another's threshold.
+			w += "; or, its classes having been matched by number (the note above), a test bundle numbered otherwise than the set's calibration bundle, each class judged by another's threshold: keep ccs bundle's manifest.json beside it"
+		}
 		situational = append(situational, w)
 		out.warn(w)
 	}

@@ -246,6 +246,18 @@ func TestCoverageCheckByClass(t *testing.T) {
 			t.Errorf("%s: want %q in:\n%s", c.set, c.want, stdout.String())
 		}
 	}
+	// The whole-space warning says the level and what it needs; a
+	// fraction that leaves a class no calibration anchor names the class
+	// and the fraction that does.
+	var stderr bytes.Buffer
+	if err := run(io.Discard, &stderr, []string{"coverage-check", "-set", p("whole.json"), "-test", p("test.npz"), "-resplits", "10"}); err != nil ||
+		!strings.Contains(stderr.String(), "calibration anchors per resplit are too few at alpha 0.02 (49 needed)") {
+		t.Errorf("whole space: %v\n%s", err, stderr.String())
+	}
+	err := run(io.Discard, io.Discard, []string{"coverage-check", "-set", p("class.json"), "-test", p("test.npz"), "-resplits", "10", "-cal-fraction", "0.005"})
+	if err == nil || !strings.Contains(err.Error(), "class 0: calibration fraction 0.005 of its 20 anchors leaves no calibration or no held-out anchor: each class is resplit on its own, and a fraction of at least 0.07 (-cal-fraction; cal_fraction= in Python) leaves one of each in the smallest class (16 anchors)") {
+		t.Errorf("-cal-fraction 0.005: %v", err)
+	}
 }
 
 // TestRetrieveAnchorRows: -anchor with m rows answers each anchor as
