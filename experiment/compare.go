@@ -94,6 +94,51 @@ func reseeded(cal *bundle.Bundle, m conformal.Mode, trains bool) string {
 	return "each seed refits and recalibrates"
 }
 
+// testRoles are the splits a comparison's test split must not be: what
+// its rows were fitted, validated or calibrated on.
+func testRoles(data CompareData) []struct {
+	role string
+	b    *bundle.Bundle
+} {
+	return []struct {
+		role string
+		b    *bundle.Bundle
+	}{{"calibration", data.Cal}, {"fit", data.Fit}, {"validation", data.Val}}
+}
+
+// sameSplit refuses a test split that is the calibration, fit or
+// validation split (the same anchors in the same order): its figures
+// would be no test, and the table would not say so (a notebook's dict of
+// splits with one key given twice).
+func sameSplit(data CompareData) error {
+	test := data.Test.Digest()
+	for _, s := range testRoles(data) {
+		if s.b != nil && s.b.Digest() == test {
+			return fmt.Errorf("experiment: the test split is the %s split (the same anchors): its figures would be no test of the sets; give the test split of the same bundles", s.role)
+		}
+	}
+	return nil
+}
+
+// sharedRows warns of a test split of which a tenth of the anchors or
+// more are rows of the calibration, fit or validation split: the test
+// split of another bundling of the same embeddings (another seed or
+// split shares), or a data set's duplicated rows, either way figures that
+// are no clean test. (conformal.Set.OwnSplitWarning says as much to ccs
+// evaluate.)
+func sharedRows(data CompareData) []string {
+	var out []string
+	for _, s := range testRoles(data) {
+		if s.b == nil {
+			continue
+		}
+		if m := bundle.NewRowFilter(s.b).Count(data.Test); m >= 2 && 10*m >= data.Test.N {
+			out = append(out, fmt.Sprintf("%d of the test split's %d anchors are rows of the %s split — a split of another bundling of the same embeddings (another seed or split shares), or rows the data set holds twice: the figures are no clean test of the sets; compare the four splits of one ccs bundle run (one ccs.bundle call in Python)", m, data.Test.N, s.role))
+		}
+	}
+	return out
+}
+
 // defaultReference is the reference pool Compare draws from fit when
 // none is asked for: DefaultReference anchors, or every anchor of a
 // smaller fit split, or as many as a set file keeps.
@@ -358,6 +403,9 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if data.Cal == nil || data.Test == nil {
 		return nil, fmt.Errorf("experiment: compare needs calibration and test bundles")
 	}
+	if err := sameSplit(data); err != nil {
+		return nil, err
+	}
 	trains := slices.ContainsFunc(methods, func(m Method) bool { return m.Trains })
 	if trains && (data.Fit == nil || data.Val == nil) {
 		return nil, fmt.Errorf("experiment: the learned rows need fit and validation bundles")
@@ -445,6 +493,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if needsFit {
 		t.Config += fmt.Sprintf("; the ellipsoid's Σ from the %d fit anchors' differences, its threshold from the whole calibration split", data.Fit.N)
 	}
+	t.Warnings = append(t.Warnings, sharedRows(data)...)
 	if cfg.Shift {
 		note := ""
 		if c, err := bundle.MeanOffset(data.Fit); err == nil {
@@ -897,12 +946,22 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 		head = append(head, fmt.Sprintf("FAR@%v", ood.DefaultAlpha))
 	}
 	head = append(head, "Fit s")
+	// A figure every seed gave alike (a baseline on label bundles, whose
+	// calibration takes no draw) has no ± — "± 0.0" would read as a
+	// certainty the seeds do not measure —, and a note says so.
+	same := false
+	alike := func(s *eval.Summary) bool {
+		if t.Seeds > 1 && s.Std == 0 {
+			same = true
+		}
+		return t.Seeds == 1 || s.Std == 0
+	}
 	pct := func(s *eval.Summary) string {
 		if s == nil {
 			return "—"
 		}
 		p := percentPrecision(s.Mean)
-		if t.Seeds == 1 {
+		if alike(s) {
 			return fmt.Sprintf("%.*f%%", p, s.Mean)
 		}
 		return fmt.Sprintf("%.*f ± %.*f%%", p, s.Mean, p, s.Std)
@@ -910,7 +969,7 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	grid := [][]string{head}
 	for _, r := range t.Rows {
 		logVol := fmt.Sprintf("%.2f ± %.2f", r.LogVolPerDim.Mean, r.LogVolPerDim.Std)
-		if t.Seeds == 1 {
+		if alike(&r.LogVolPerDim) {
 			logVol = fmt.Sprintf("%.2f", r.LogVolPerDim.Mean)
 		}
 		cells := []string{r.Method, pct(&r.Coverage), pct(&r.Exclusion), logVol}
@@ -918,7 +977,7 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 			switch z := r.SetSize; {
 			case z == nil:
 				cells = append(cells, "—")
-			case t.Seeds == 1:
+			case alike(z):
 				cells = append(cells, fmt.Sprintf("%.*f", sizePrecision(z.Mean), z.Mean))
 			default:
 				p := sizePrecision(z.Mean)
@@ -979,6 +1038,9 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	}
 	b.WriteString(".\n")
 	b.WriteString("Fit s is a row's fitting and calibration in wall time, its cells run side by side (the ℓ2 ball fits nothing: its figure is its calibration alone).\n")
+	if same {
+		fmt.Fprintf(&b, "A figure without ± is the same for all %d seeds: nothing a seed draws changes it (± is the spread over seeds, not the calibration or test split's sampling error, which ccs coverage-check measures).\n", t.Seeds)
+	}
 	if t.OneLabel != "" {
 		fmt.Fprintf(&b, "\nOne label: %s — the bundles hold the rows carrying it alone (ccs bundle -one-label): every anchor carries it, and the guarantee is for anchors carrying %[1]s, not for the other labels' rows.\n", strconv.Quote(t.OneLabel))
 	}

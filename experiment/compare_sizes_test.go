@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/eval"
 	"github.com/ccsets/ccs/retrieve"
@@ -105,5 +107,80 @@ func TestCompareSizes(t *testing.T) {
 	cfg.Calibration, cfg.Sizes = conformal.OnePerAnchor, &CompareSizes{Rows: rows[:10], N: 5, D: 2, Name: "wide.npy"}
 	if _, err := Compare(context.Background(), data, cfg, methods[:1], nil); err == nil || !strings.Contains(err.Error(), "wide.npy has dimension 2, the bundles 3") {
 		t.Errorf("another dimension: %v", err)
+	}
+}
+
+// TestCompareTestSplit: a test split that is the calibration, fit or
+// validation split is refused, naming it; one of which many anchors are
+// another split's rows (another bundling's test split) is warned of.
+func TestCompareTestSplit(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(8, 80))
+	const d = 3
+	fit, cal, test := sim.Gauss(r, 200, 2, d), sim.Gauss(r, 150, 2, d), sim.Gauss(r, 100, 2, d)
+	cfg := CompareConfig{Config: Config{Seeds: 1, Alpha: 0.1}, Resplits: 5}
+	methods := ForCompare(Baselines())
+	for _, c := range []struct {
+		data CompareData
+		want string
+	}{
+		{CompareData{Fit: fit, Cal: cal, Test: cal}, "the test split is the calibration split (the same anchors)"},
+		{CompareData{Fit: fit, Cal: cal, Test: fit}, "the test split is the fit split"},
+	} {
+		if _, err := Compare(context.Background(), c.data, cfg, methods, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
+	// 30 of the test split's 100 anchors are fit rows: warned; none: not.
+	mixed := *test
+	mixed.Anchors = slices.Clone(test.Anchors)
+	copy(mixed.Anchors, fit.Anchors[:30*d])
+	for _, c := range []struct {
+		test *bundle.Bundle
+		want string
+	}{{&mixed, "30 of the test split's 100 anchors are rows of the fit split"}, {test, ""}} {
+		tab, err := Compare(context.Background(), CompareData{Fit: fit, Cal: cal, Test: c.test}, cfg, methods, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(tab.Warnings, "\n")
+		if c.want != "" && !strings.Contains(got, c.want) || c.want == "" && strings.Contains(got, "rows of the") {
+			t.Errorf("warnings %q, want %q", got, c.want)
+		}
+	}
+}
+
+// TestCompareSameForEverySeed: figures every seed gave alike (pooled
+// calibration draws nothing) print without "± 0.0", and a note says why;
+// figures that vary keep their ±. A one-seed table of the paper's layout
+// has no ± at all.
+func TestCompareSameForEverySeed(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(9, 90))
+	const d = 3
+	data := CompareData{Name: "g", Fit: sim.Gauss(r, 200, 2, d), Cal: sim.Gauss(r, 150, 2, d), Test: sim.Gauss(r, 100, 2, d)}
+	for _, c := range []struct {
+		mode      conformal.Mode
+		pm, noted bool
+	}{{conformal.Pooled, false, true}, {conformal.OnePerAnchor, true, false}} {
+		tab, err := Compare(context.Background(), data, CompareConfig{Config: Config{Seeds: 2, Alpha: 0.1, Calibration: c.mode}, Resplits: 5}, ForCompare(Baselines()), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := tab.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		// Coverage, exclusion and LogVol/d (the resplits column draws its
+		// halvings by seed, and varies).
+		ball := strings.Join(strings.Split(b.String()[strings.Index(b.String(), "| Conformal Ball"):], "|")[2:5], "|")
+		if strings.Contains(ball, "±") != c.pm || strings.Contains(b.String(), "A figure without ± is the same for all 2 seeds") != c.noted {
+			t.Errorf("%v: the ball's row %q, want ± %v, the note %v:\n%s", c.mode, ball, c.pm, c.noted, b.String())
+		}
+	}
+	one := &Table{Title: "t", Rows: []Row{{Method: "m", Coverage: eval.Summary{Mean: 95.25, N: 1}, Exclusion: eval.Summary{Mean: 60, N: 1}, LogVolPerDim: eval.Summary{Mean: 2.5, N: 1}}}}
+	var b bytes.Buffer
+	if err := one.WriteText(&b); err != nil || strings.Contains(b.String(), "±") || !strings.Contains(b.String(), "| m      | 95.2%    | 60.0%") {
+		t.Errorf("one seed: %v\n%s", err, b.String())
 	}
 }

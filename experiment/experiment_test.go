@@ -124,7 +124,7 @@ func TestCompareReference(t *testing.T) {
 	// reads a value: bundles of a header only (1 100 × 16 384 drawn
 	// rows were 160 MB).
 	small := func(n int) *bundle.Bundle { return &bundle.Bundle{N: n, K: 1, D: d} }
-	data := CompareData{Name: "wide", Fit: small(1100), Cal: small(60), Test: small(60), OOD: small(20)}
+	data := CompareData{Name: "wide", Fit: small(1100), Cal: small(60), Test: small(61), OOD: small(20)}
 	cfg := Config{Seeds: 1, Alpha: 0.1}
 	for _, c := range []struct {
 		reference int

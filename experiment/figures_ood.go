@@ -63,8 +63,11 @@ func rocFigureOf(t *OODTable, stem string, ccs func(string) bool, ccsName, baseN
 	var whole, zoom []*plot.Plot
 	var entries []figure.Entry
 	named := map[string]int{} // a row's colour, the same in every panel
+	drawn := [2]int{}         // the most CCS rows and baselines drawn in a panel
 	for j, set := range t.Sets {
-		rows := append(best(t, j, true, 3, ccs), best(t, j, false, 2, ccs)...)
+		c, b := best(t, j, true, 3, ccs), best(t, j, false, 2, ccs)
+		drawn = [2]int{max(drawn[0], len(c)), max(drawn[1], len(b))}
+		rows := append(c, b...)
 		if len(rows) == 0 {
 			continue
 		}
@@ -112,8 +115,62 @@ func rocFigureOf(t *OODTable, stem string, ccs func(string) bool, ccsName, baseN
 	}
 	cols := figure.LegendCols(len(entries))
 	return &figure.Figure{Name: stem + "-roc", W: 9 * vg.Inch, H: 7*vg.Inch + figure.LegendHeight(len(entries), cols),
-		Caption: fmt.Sprintf("%s: ROC curves on seed 0 (OOD the positive class) of the three best %s and the two best %s by mean AUROC against each OOD set; the diagonal is chance. Below, the same curves up to a false-positive rate of 10%%.", t.Title, ccsName, baseName),
+		Caption: fmt.Sprintf("%s: ROC curves%s (OOD the positive class) of %s against each OOD set; the diagonal is chance. Below, the same curves up to a false-positive rate of 10%%.", t.Title, onSeed0(t), drawnRows(t, ccs, drawn, ccsName, baseName)),
 		Draw:    figure.Grid([][]*plot.Plot{whole, zoom}, entries, cols)}
+}
+
+// onSeed0 is " on seed 0" where the table has several seeds' runs (its
+// curves are the first's), "" for one run.
+func onSeed0(t *OODTable) string {
+	if t.Runs > 1 {
+		return " on seed 0"
+	}
+	return ""
+}
+
+// rowsOf is how many of t's rows with curves are CCS rows (ccs true) or
+// baselines, by the rule is.
+func rowsOf(t *OODTable, is func(string) bool, ccs bool) int {
+	n := 0
+	for _, r := range t.Rows {
+		if r.Unavailable == "" && len(r.Curves) > 0 && is(r.Method) == ccs {
+			n++
+		}
+	}
+	return n
+}
+
+// drawnRows says which rows a ROC figure draws: the most CCS rows and
+// baselines one panel holds (drawn), each "the N best … by mean AUROC"
+// where the table has more, "the …" where these are all it has.
+func drawnRows(t *OODTable, is func(string) bool, drawn [2]int, ccsName, baseName string) string {
+	var parts []string
+	for k, name := range []string{ccsName, baseName} {
+		n, all := drawn[k], rowsOf(t, is, k == 0)
+		switch {
+		case n == 0:
+		case n == 1 && n < all:
+			parts = append(parts, "the best "+singular(name)+" by mean AUROC")
+		case n < all:
+			parts = append(parts, fmt.Sprintf("the %s best %s by mean AUROC", []string{"", "one", "two", "three"}[min(n, 3)], name))
+		case n == 1:
+			parts = append(parts, "the table's one "+singular(name))
+		default:
+			parts = append(parts, fmt.Sprintf("its %d %s", n, name))
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+// singular is a caption's plural name of rows in the singular: "rows"
+// and "baselines", the first such word, lose their s.
+func singular(name string) string {
+	for _, w := range []string{"rows", "baselines"} {
+		if i := strings.Index(name, w); i >= 0 {
+			return name[:i] + strings.TrimSuffix(w, "s") + name[i+len(w):]
+		}
+	}
+	return name
 }
 
 // histogramsFigure draws, for each OOD set, the seed-0 score histograms of the
@@ -128,12 +185,19 @@ func histogramsFigureOf(t *OODTable, stem string, ccsRule func(string) bool, ccs
 	var plots [][]*plot.Plot
 	idC, oodC := figure.Color(5), figure.Color(6)
 	var entries []figure.Entry
+	drawn := [2]int{} // whether a CCS row and a baseline are drawn
+	cols := 0
 	for j, set := range t.Sets {
 		var row []*plot.Plot
 		for _, ccs := range []bool{true, false} {
 			b := best(t, j, ccs, 1, ccsRule)
 			if len(b) == 0 {
 				continue
+			}
+			if ccs {
+				drawn[0] = 1
+			} else {
+				drawn[1] = 1
 			}
 			r := t.Rows[b[0]]
 			c := r.Curves[j]
@@ -151,16 +215,29 @@ func histogramsFigureOf(t *OODTable, stem string, ccsRule func(string) bool, ccs
 			row = append(row, p)
 		}
 		if len(row) > 0 {
-			for len(row) < 2 {
-				row = append(row, nil)
-			}
 			plots = append(plots, row)
+			cols = max(cols, len(row))
 		}
 	}
 	if len(plots) == 0 {
 		return nil
 	}
+	for i := range plots { // a panel left blank only where another set has two
+		for len(plots[i]) < cols {
+			plots[i] = append(plots[i], nil)
+		}
+	}
+	which := fmt.Sprintf("the best %s (left) and the best %s (right) by mean AUROC", ccsName, baseName)
+	switch {
+	case drawn[1] == 0:
+		which = fmt.Sprintf("the best %s by mean AUROC (no %s in the table)", ccsName, baseName)
+		if rowsOf(t, ccsRule, true) == 1 {
+			which = "the table's " + ccsName
+		}
+	case drawn[0] == 0:
+		which = fmt.Sprintf("the best %s by mean AUROC (no %s in the table)", baseName, ccsName)
+	}
 	return &figure.Figure{Name: stem + "-histograms", W: 9 * vg.Inch, H: vg.Length(len(plots))*3.2*vg.Inch + figure.LegendHeight(2, 2),
-		Caption: fmt.Sprintf("%s: score histograms on seed 0, ID test inputs against each OOD set, for the best %s (left) and the best %s (right) by mean AUROC; the bins span the pooled scores' 0.5–99.5th percentiles, the end bins hold the rest.", t.Title, ccsName, baseName),
+		Caption: fmt.Sprintf("%s: score histograms%s, ID test inputs against each OOD set, for %s; the bins span the pooled scores' 0.5–99.5th percentiles, the end bins hold the rest.", t.Title, onSeed0(t), which),
 		Draw:    figure.Grid(plots, entries, 2)}
 }

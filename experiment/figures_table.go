@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"image/color"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -111,7 +112,7 @@ func tradeoffFigure(t *Table, stem string) *figure.Figure {
 		alphas = append(alphas, fmt.Sprint(c.Alpha))
 	}
 	return &figure.Figure{Name: stem + "-tradeoff", W: 9 * vg.Inch, H: 4.5*vg.Inch + figure.LegendHeight(len(entries), figure.LegendCols(len(entries))),
-		Caption: fmt.Sprintf("%s: exclusion of the test negatives against coverage of the test positives, each row's geometry recalibrated at α = %v (right to left); mean over %s. Higher and further right is better.", t.Title, alphas, seedsText(rs[0].Coverage.N)),
+		Caption: fmt.Sprintf("%s: exclusion of the test negatives against coverage of the test positives, each row's geometry recalibrated at α = %s (right to left); mean over %s. Higher and further right is better.", t.Title, strings.Join(alphas, ", "), seedsText(rs[0].Coverage.N)),
 		Draw:    figure.Grid([][]*plot.Plot{{p}}, entries, figure.LegendCols(len(entries)))}
 }
 

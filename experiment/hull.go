@@ -196,9 +196,9 @@ func hullCoverage(b *bundle.Bundle, idx []int, proj func([]float64, []float32), 
 
 // WriteText renders the comparison in the paper's layout.
 func (t *HullTable) WriteText(w io.Writer) error {
-	rows := [][]string{{"Method", "Coverage"}, {"Convex Hull", fmt.Sprintf("%.1f ± %.1f%%", t.Hull.Mean, t.Hull.Std)}}
+	rows := [][]string{{"Method", "Coverage"}, {"Convex Hull", meanPM("%.1f", "%.1f", t.Hull) + "%"}}
 	for _, r := range t.Rows {
-		rows = append(rows, []string{r.Method, fmt.Sprintf("%.1f ± %.1f%%", r.Coverage.Mean, r.Coverage.Std)})
+		rows = append(rows, []string{r.Method, meanPM("%.1f", "%.1f", r.Coverage) + "%"})
 	}
 	fmt.Fprintf(w, "%s: %s\n\n%s", t.Title, t.Config, Grid(rows))
 	if t.Failed > 0 {

@@ -67,7 +67,7 @@ func WriteModes(w io.Writer, runs []ModeRun) error {
 		}
 		fmt.Fprintf(&b, "Optimiser %s: exclusion %% (coverage %%), mean ± std over seeds\n\n", opt)
 		cell := func(r Row) string {
-			return fmt.Sprintf("%.1f ± %.1f (%.1f)", r.Exclusion.Mean, r.Exclusion.Std, r.Coverage.Mean)
+			return fmt.Sprintf("%s (%.1f)", meanPM("%.1f", "%.1f", r.Exclusion), r.Coverage.Mean)
 		}
 		grid := [][]string{{"Method", "soft", "order-statistic", "detached"}}
 		for _, r := range soft.Rows {

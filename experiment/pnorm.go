@@ -191,6 +191,16 @@ func (t *PNormTable) WriteText(w io.Writer) error {
 	return err
 }
 
-func pct(s eval.Summary) string { return fmt.Sprintf("%4.1f ± %.1f%%", s.Mean, s.Std) }
+func pct(s eval.Summary) string { return meanPM("%4.1f", "%.1f", s) + "%" }
 
-func num(s eval.Summary) string { return fmt.Sprintf("%5.2f ± %.2f", s.Mean, s.Std) }
+func num(s eval.Summary) string { return meanPM("%5.2f", "%.2f", s) }
+
+// meanPM is s's mean in format mf, then " ± " and its spread in format
+// sf — the mean alone for one value (a single seed: "± 0.0" would read as
+// a certainty nothing measured).
+func meanPM(mf, sf string, s eval.Summary) string {
+	if s.N == 1 {
+		return fmt.Sprintf(mf, s.Mean)
+	}
+	return fmt.Sprintf(mf+" ± "+sf, s.Mean, s.Std)
+}

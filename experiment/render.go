@@ -27,9 +27,11 @@ func (t *Table) WriteText(w io.Writer) error {
 		head = append(head, "Paper: cov / exc / LogVol/d")
 	}
 	rows := [][]string{head}
-	pct := func(s eval.Summary) string { return fmt.Sprintf("%.1f ± %.1f%%", s.Mean, s.Std) }
+	// One seed has no spread to show: "± 0.0" would read as a certainty.
+	pct := func(s eval.Summary) string { return meanPM("%.1f", "%.1f", s) + "%" }
+	logVol := func(s eval.Summary) string { return meanPM("%.2f", "%.2f", s) }
 	for _, r := range t.Rows {
-		cells := []string{r.Method, pct(r.Coverage), pct(r.Exclusion), fmt.Sprintf("%.2f ± %.2f", r.LogVolPerDim.Mean, r.LogVolPerDim.Std)}
+		cells := []string{r.Method, pct(r.Coverage), pct(r.Exclusion), logVol(r.LogVolPerDim)}
 		if classCols {
 			cc, ce := "—", "—"
 			if r.ClassCoverage != nil {

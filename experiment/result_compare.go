@@ -176,9 +176,9 @@ func classesFigure(t *CompareTable, stem string) *figure.Figure {
 	if t.Calibration == conformal.Class.String() {
 		promise = "The calibration is class-conditional: each class's threshold comes from its own calibration anchors, so each class's coverage is guaranteed at 1 − α (with δ, with probability 1 − δ), up to the spread of its own draw."
 	}
-	caption := fmt.Sprintf("Each test class's coverage of its positives, mean over seeds, per row, against 1 − α = %.4g%% (dashed). %s", target, promise)
+	caption := fmt.Sprintf("Each test class's coverage of its positives, mean over %s, per row, against 1 − α = %.4g%% (dashed). %s", seedsText(t.Seeds), target, promise)
 	if t.ByLabel {
-		caption = fmt.Sprintf("Each test label's coverage of the positives that share it with their anchor (labels of %d positives or more, or all where none has that many; a positive sharing several labels counts for each), mean over seeds, per row, against 1 − α = %.4g%% (dashed). The calibration guarantees the coverage over all positives, not label by label, and several labels a row give no class to calibrate by.", eval.MinLabelPositives, target)
+		caption = fmt.Sprintf("Each test label's coverage of the positives that share it with their anchor (labels of %d positives or more, or all where none has that many; a positive sharing several labels counts for each), mean over %s, per row, against 1 − α = %.4g%% (dashed). The calibration guarantees the coverage over all positives, not label by label, and several labels a row give no class to calibrate by.", eval.MinLabelPositives, seedsText(t.Seeds), target)
 	}
 	return &figure.Figure{Name: stem + "-classes", Caption: caption, W: 9 * vg.Inch, H: 3.6*vg.Inch + extra + figure.LegendHeight(len(entries), cols),
 		Draw: figure.Grid([][]*plot.Plot{{p}}, entries, cols)}

@@ -70,8 +70,38 @@ func TestCompareOODFigureRows(t *testing.T) {
 	if want := "[Single (Neg) Generalized (Neg) Single (Vol) Conformal Ball (ℓ2) Mahalanobis Ellipsoid]"; fmt.Sprint(got) != want {
 		t.Errorf("rows drawn %v, want %s", got, want)
 	}
-	if f := rocFigureOf(ot, "x", learnedRow, "learned rows", "baselines"); f == nil || !strings.Contains(f.Caption, "three best learned rows and the two best baselines") {
+	if f := rocFigureOf(ot, "x", learnedRow, "learned rows", "baselines"); f == nil || !strings.Contains(f.Caption, "the three best learned rows by mean AUROC and its 2 baselines") {
 		t.Errorf("figure %v", f)
+	}
+}
+
+// TestOODCaptions: the OOD figures' captions say what they draw — a ccs
+// ood run of one set and no baselines is one run's one CCS row, its
+// histograms one column, no "seed 0" and no "best baseline".
+func TestOODCaptions(t *testing.T) {
+	t.Parallel()
+	curve := ScoreCurve{FPR: []float64{0, 1}, TPR: []float64{0, 1}, Edges: []float64{0, 1, 2}, ID: []float64{0.5, 0.5}, OOD: []float64{0.2, 0.8}}
+	one := &OODTable{Title: "OOD detection", Sets: []string{"ood"}, Runs: 1,
+		Rows: []OODRow{{Method: "Conformal Ball (ℓ2), per input", AUROC: []eval.Summary{{Mean: 80}}, Curves: []ScoreCurve{curve}}}}
+	roc, hist := rocFigure(one, "x"), histogramsFigure(one, "x")
+	if roc == nil || !strings.Contains(roc.Caption, "ROC curves (OOD the positive class) of the table's one CCS row against each OOD set") {
+		t.Errorf("ROC caption %q", roc.Caption)
+	}
+	if hist == nil || !strings.Contains(hist.Caption, "score histograms, ID test inputs against each OOD set, for the table's CCS row;") {
+		t.Errorf("histograms caption %q", hist.Caption)
+	}
+	// Three seeds, two CCS rows and three baselines: seed 0's curves of
+	// both CCS rows and the two best baselines.
+	many := &OODTable{Title: "OOD", Sets: []string{"ood"}, Runs: 3}
+	for i, m := range []string{"Conformal Ball (ℓ2), per input", "Single (Neg), per input", "MSP", "Energy", "KNN"} {
+		many.Rows = append(many.Rows, OODRow{Method: m, AUROC: []eval.Summary{{Mean: float64(90 - i)}}, Curves: []ScoreCurve{curve}})
+	}
+	roc, hist = rocFigure(many, "x"), histogramsFigure(many, "x")
+	if want := "ROC curves on seed 0 (OOD the positive class) of its 2 CCS rows and the two best baselines by mean AUROC"; !strings.Contains(roc.Caption, want) {
+		t.Errorf("ROC caption %q, want %q", roc.Caption, want)
+	}
+	if want := "for the best CCS row (left) and the best baseline (right) by mean AUROC"; !strings.Contains(hist.Caption, want) {
+		t.Errorf("histograms caption %q, want %q", hist.Caption, want)
 	}
 }
 

@@ -347,8 +347,8 @@ func (t *SensitivityTable) WriteText(w io.Writer) error {
 				paper = fmt.Sprintf("%.1f%% / %.1f%% / %.0f", p.Paper[0], p.Paper[1], p.Paper[2])
 			}
 			rows = append(rows, []string{strconv.FormatFloat(p.Value, 'g', -1, 64),
-				fmt.Sprintf("%.1f ± %.1f%%", p.Coverage.Mean, p.Coverage.Std), fmt.Sprintf("%.1f ± %.1f%%", p.Exclusion.Mean, p.Exclusion.Std),
-				fmt.Sprintf("%.2f ± %.2f", p.LogVolPerDim.Mean, p.LogVolPerDim.Std), paper})
+				meanPM("%.1f", "%.1f", p.Coverage) + "%", meanPM("%.1f", "%.1f", p.Exclusion) + "%",
+				meanPM("%.2f", "%.2f", p.LogVolPerDim), paper})
 		}
 		b.WriteString("\n")
 		writeGrid(&b, rows)
