@@ -409,6 +409,12 @@ func TestReadFeatures(t *testing.T) {
 	if _, err := ReadFeatures(csv); err == nil || !strings.Contains(err.Error(), `emb.csv: a text file ("0.12345678901234567890,0.12345678901234567890,0.123456789012…"), not embeddings: want .npy (n, d) or .npz ("embeddings" or "anchors"); np.save("emb.npy", np.loadtxt("emb.csv", delimiter=",")) converts it`) {
 		t.Errorf("a CSV: %v", err)
 	}
+	// With a header line (a pandas to_csv), the advice skips it: np.loadtxt
+	// refuses "f0" as a number.
+	os.WriteFile(csv, []byte("\ufefff0,f1,\"f2\"\n0.5,1,-2e-3\n"), 0o644)
+	if _, err := ReadFeatures(csv); err == nil || !strings.Contains(err.Error(), `np.save("emb.npy", np.loadtxt("emb.csv", delimiter=",", skiprows=1)) converts it`) {
+		t.Errorf("a CSV with a header: %v", err)
+	}
 	pt := filepath.Join(dir, "emb.pt")
 	os.WriteFile(pt, []byte("PK\x03\x04"), 0o644)
 	for _, read := range []func(string) (*Bundle, error){ReadFeatures, Read} {

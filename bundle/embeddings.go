@@ -19,7 +19,7 @@ type Embeddings struct {
 
 // Transposed is what every message that suspects an array saved
 // transposed ((d, n) for (n, d)) ends with.
-const Transposed = "transposed? Rows are embeddings: save x.T"
+const Transposed = "transposed? Rows are embeddings: give x.T (np.save(path, x.T) for a file)"
 
 // TransposedHint is what a count of ids (or labels) that does not match n
 // rows of d values adds when it matches d instead: the array is likely
@@ -192,6 +192,11 @@ func (in Inputs) Items() (Items, error) {
 			hint := TransposedHint(len(in.Labels), e.N, e.D)
 			if ext := strings.ToLower(filepath.Ext(in.LabelsSource)); (ext == ".txt" || ext == ".csv" || ext == ".tsv") && len(in.Labels) == e.N+1 {
 				hint = " (one line too many: a header line, or a blank line at the end, is read as a label)"
+			}
+			if hint == "" {
+				// Nothing says which rows they are: ccs matches labels to
+				// rows by position alone.
+				hint = ": labels are matched to rows by position, one a row in the same order — save them from the same table as the embeddings, after the same filtering (np.save(\"labels.npy\", df.loc[kept, \"label\"].to_numpy()))"
 			}
 			return Items{}, fmt.Errorf("%s: %d labels for the %d rows of %s%s", in.LabelsSource, len(in.Labels), e.N, e.Source, hint)
 		default:

@@ -69,7 +69,7 @@ func TestInputs(t *testing.T) {
 		{"one view", Inputs{Embeddings: one}, "v1.npy: 1 views per item: want at least 2"},
 		{"groups", Inputs{Embeddings: rows, Groups: []int64{1}, GroupsSource: "g.npy"}, "g.npy: 1 group ids for the 4 rows of e.npy"},
 		{"groups with views", Inputs{Embeddings: views, Groups: make([]int64, 6), GroupsSource: "g.npy"}, "g.npy: views are their items' groups"},
-		{"queries transposed", Inputs{Embeddings: rows, Queries: &q3}, "q.npy: queries of dimension 3; e.npy: embeddings of dimension 2 (the queries' 2 rows are the embeddings' dimension: transposed? Rows are embeddings: save x.T)"},
+		{"queries transposed", Inputs{Embeddings: rows, Queries: &q3}, "q.npy: queries of dimension 3; e.npy: embeddings of dimension 2 (the queries' 2 rows are the embeddings' dimension: transposed? Rows are embeddings: give x.T (np.save(path, x.T) for a file))"},
 		{"embeddings transposed", Inputs{Embeddings: rows, Queries: &q34}, "q.npy: queries of dimension 4; e.npy: embeddings of dimension 2 (the embeddings' 4 rows are the queries' dimension: transposed?"},
 	} {
 		if _, err := c.in.Items(); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -464,14 +465,48 @@ func notBundle(path string) string {
 }
 
 // LoadText is how to turn a text table of numbers (path) into an .npy:
-// `np.save("emb.npy", np.loadtxt("emb.csv", delimiter=",")) converts it`.
+// `np.save("emb.npy", np.loadtxt("emb.csv", delimiter=",")) converts it`,
+// with skiprows=1 where the file's first line is a header (a field that
+// is no number: np.loadtxt refuses it).
 func LoadText(path string) string {
-	load := fmt.Sprintf("np.loadtxt(%q)", filepath.Base(path))
+	sep, args := "", ""
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".csv":
-		load = fmt.Sprintf("np.loadtxt(%q, delimiter=\",\")", filepath.Base(path))
+		sep, args = ",", `, delimiter=","`
 	case ".tsv":
-		load = fmt.Sprintf("np.loadtxt(%q, delimiter=\"\\t\")", filepath.Base(path))
+		sep, args = "\t", `, delimiter="\t"`
 	}
-	return fmt.Sprintf("np.save(\"emb.npy\", %s) converts it", load)
+	if textHeader(path, sep) {
+		args += ", skiprows=1"
+	}
+	return fmt.Sprintf("np.save(\"emb.npy\", np.loadtxt(%q%s)) converts it", filepath.Base(path), args)
+}
+
+// textHeader says whether the text file at path (its first 64 KiB)
+// starts with a header: a first line with a field that is no number,
+// above a line of numbers; fields separated by sep ("" for spaces).
+func textHeader(path, sep string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	first, rest, _ := bytes.Cut(head[:n], []byte("\n"))
+	second, _, _ := bytes.Cut(rest, []byte("\n"))
+	numbers := func(line []byte) bool {
+		text := strings.TrimSpace(strings.TrimPrefix(string(line), "\ufeff"))
+		fields := strings.Fields(text)
+		if sep != "" {
+			fields = strings.Split(text, sep)
+		}
+		for _, f := range fields {
+			if _, err := strconv.ParseFloat(strings.Trim(strings.TrimSpace(f), `"`), 64); err != nil {
+				return false
+			}
+		}
+		return len(fields) > 0
+	}
+	return !numbers(first) && numbers(second)
 }

@@ -403,8 +403,12 @@ func indexIDs(ids []string, what string) (map[string]int, error) {
 		if len(repeated) == 1 {
 			verb = "repeats"
 		}
-		return nil, fmt.Errorf("%s id %q is given twice (rows %d and %d, numbered from 0: lines %d and %d of a text file); %s %s (%s beyond each one's first): keep each id's first row (_, first = np.unique(ids, return_index=True); keep = np.sort(first)) and the same rows of the embeddings",
-			what, firstID, first[0], first[1], first[0]+1, first[1]+1, counted(len(repeated), "id"), verb, counted(rows, "row"))
+		of := "embeddings"
+		if what == "query" {
+			of = "queries"
+		}
+		return nil, fmt.Errorf("%s id %q is given twice (rows %d and %d, numbered from 0 — in a text file, its lines %d and %d); %s %s (%s beyond each one's first): keep each id's first row (_, first = np.unique(ids, return_index=True); keep = np.sort(first)) and the same rows of the %s",
+			what, firstID, first[0], first[1], first[0]+1, first[1]+1, counted(len(repeated), "id"), verb, counted(rows, "row"), of)
 	}
 	return m, nil
 }

@@ -278,7 +278,7 @@ func TestPairIDs(t *testing.T) {
 	}
 	// Every repeated id counted, rows numbered from 0 (an export that
 	// listed 7 utterance paths twice), with the line that keeps one of each.
-	if _, err := NewPairIDs([]string{"u/1", "u/2", "u/2", "u/3", "u/1", "u/1"}, nil); err == nil || err.Error() != `query id "u/2" is given twice (rows 1 and 2, numbered from 0: lines 2 and 3 of a text file); 2 ids repeat (3 rows beyond each one's first): keep each id's first row (_, first = np.unique(ids, return_index=True); keep = np.sort(first)) and the same rows of the embeddings` {
+	if _, err := NewPairIDs([]string{"u/1", "u/2", "u/2", "u/3", "u/1", "u/1"}, nil); err == nil || err.Error() != `query id "u/2" is given twice (rows 1 and 2, numbered from 0 — in a text file, its lines 2 and 3); 2 ids repeat (3 rows beyond each one's first): keep each id's first row (_, first = np.unique(ids, return_index=True); keep = np.sort(first)) and the same rows of the queries` {
 		t.Errorf("repeated ids: %v", err)
 	}
 	if _, err := NewPairIDs(nil, []string{"a", "b", "a"}); err == nil || !strings.Contains(err.Error(), `row id "a" is given twice (rows 0 and 2`) {

@@ -806,7 +806,7 @@ func alikeNames(names []string) string {
 	if groups > 1 {
 		what = fmt.Sprintf("%d sets of names differ", groups)
 	}
-	return fmt.Sprintf("labels: %s only by case or by spaces around them (%s%s): each is a label of its own, its rows apart from the other's; if they mean one label, write them alike first (labels.str.strip().str.lower() in pandas)",
+	return fmt.Sprintf("labels: %s only by case or by spaces around them (%s%s): each is a label of its own, its rows apart from the other's; if they mean one label, write them alike first (labels.str.strip().str.lower() in pandas, np.char.lower(np.char.strip(labels)) in NumPy)",
 		what, strings.Join(alike, "; "), more)
 }
 
@@ -1586,7 +1586,13 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig, 
 				more = fmt.Sprintf("; %d classes are short of it there, the smallest class %s with %s", short, cfg.class(smallest), counted(len(byClass[smallest]), "item"))
 			}
 			more += fmt.Sprintf(" (-k %d keeps them all, in every split)", kAll)
-			return sp, fmt.Errorf("bundle: class %s has %d items in the %s split, too few for k = %d positives per anchor (another of its class)%s: lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchors repeat their %d positives)", cfg.class(c), m, name, cfg.K, more, m-1)
+			fix := fmt.Sprintf("lower k (-k), or allow fewer (-allow-fewer; allow_fewer=True in Python: its anchors repeat their %d positives)", m-1)
+			if alike := alikeNames(cfg.LabelNames); alike != "" {
+				// A spelling split a label in two: the likelier cause, which
+				// a lower k would hide ("boot " beside "boot", 9 items).
+				fix = "perhaps the cause — " + alike + "; otherwise " + fix
+			}
+			return sp, fmt.Errorf("bundle: class %s has %d items in the %s split, too few for k = %d positives per anchor (another of its class)%s: %s", cfg.class(c), m, name, cfg.K, more, fix)
 		}
 		if others := n - m; others < cfg.KNeg {
 			held := ""

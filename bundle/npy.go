@@ -558,7 +558,7 @@ func Narrow(v float64) (float32, error) {
 	case math.IsInf(float64(f), 0):
 		return 0, fmt.Errorf("overflows float32 (largest %g)", math.MaxFloat32)
 	case f == 0 && v != 0:
-		return 0, fmt.Errorf("underflows to zero in float32 (smallest %g)", math.SmallestNonzeroFloat32)
+		return 0, fmt.Errorf("underflows to zero in float32 (smallest %g; x.astype(np.float32) first, if flushing such values to 0 is what you mean)", math.SmallestNonzeroFloat32)
 	}
 	return f, nil
 }

@@ -39,7 +39,7 @@ func IndexUtterances(ids []string, rows []float32, d int) (m map[string]int, war
 			continue
 		}
 		if !slices.Equal(rows[i*d:(i+1)*d], rows[j*d:(j+1)*d]) {
-			return nil, "", fmt.Errorf("utterance id %q is given twice (rows %d and %d, numbered from 0: lines %d and %d of a text file) with different embeddings: which is it? give each utterance once", id, j, i, j+1, i+1)
+			return nil, "", fmt.Errorf("utterance id %q is given twice (rows %d and %d, numbered from 0 — in a text file, its lines %d and %d) with different embeddings: which is it? give each utterance once", id, j, i, j+1, i+1)
 		}
 		if repeats++; first == "" {
 			first = fmt.Sprintf("%q, rows %d and %d", id, j, i)

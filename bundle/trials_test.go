@@ -117,7 +117,7 @@ func TestIndexUtterances(t *testing.T) {
 	if m, warn, err := IndexUtterances([]string{"a", "b", "c", "d"}, rows, 2); err != nil || len(m) != 4 || warn != "" {
 		t.Errorf("distinct: %v, %q, %v", m, warn, err)
 	}
-	if _, _, err := IndexUtterances([]string{"a", "b", "c", "a"}, rows, 2); err == nil || err.Error() != `utterance id "a" is given twice (rows 0 and 3, numbered from 0: lines 1 and 4 of a text file) with different embeddings: which is it? give each utterance once` {
+	if _, _, err := IndexUtterances([]string{"a", "b", "c", "a"}, rows, 2); err == nil || err.Error() != `utterance id "a" is given twice (rows 0 and 3, numbered from 0 — in a text file, its lines 1 and 4) with different embeddings: which is it? give each utterance once` {
 		t.Errorf("different embeddings: %v", err)
 	}
 }

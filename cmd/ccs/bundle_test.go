@@ -258,8 +258,14 @@ func TestBundleCommand(t *testing.T) {
 		{"evaluate", "-set", p("s.json"), "-test", p("b/test.npz"), "-per-class"},
 		{"ood", "-set", p("s.json"), "-id", p("b/test.npz"), "-ood", p("b/ood.npz")},
 	} {
-		if err := run(io.Discard, io.Discard, args); err != nil {
+		var stderr bytes.Buffer
+		if err := run(io.Discard, &stderr, args); err != nil {
 			t.Fatalf("%v: %v", args, err)
+		}
+		// ccs bundle's bundles fitted without -recipe: fit says compare's
+		// rows train with another.
+		if args[0] == "fit" && !strings.Contains(stderr.String(), "note: -recipe sim, ccs fit's default (the simulation's SGD: lr 0.3, no momentum); ccs compare's learned rows train with -recipe embedding") {
+			t.Errorf("fit without -recipe: %s", stderr.String())
 		}
 	}
 	if err := run(io.Discard, io.Discard, []string{"bundle", "-embeddings", p("emb.npy"), "-labels", p("labels.npy"), "-out", p("b5"), "-k", "8", "-ood-classes", "3", "-ood-cal-share", "0.1", "-seed", "5"}); err != nil {
@@ -1166,8 +1172,8 @@ func TestBundleBadInput(t *testing.T) {
 		usage bool
 		want  string
 	}{
-		{"labels of another length", []string{"-labels", p("short.npy")}, false, "short.npy: 399 labels for the 400 rows of " + p("emb.npy")},
-		{"labels as many as the columns", []string{"-labels", p("dlabels.npy")}, false, "dlabels.npy: 3 labels for the 400 rows of " + p("emb.npy") + " (the embeddings are 400 rows of 3 values, and 3 is their columns' count: transposed? Rows are embeddings: save x.T)"},
+		{"labels of another length", []string{"-labels", p("short.npy")}, false, "short.npy: 399 labels for the 400 rows of " + p("emb.npy") + ": labels are matched to rows by position, one a row in the same order"},
+		{"labels as many as the columns", []string{"-labels", p("dlabels.npy")}, false, "dlabels.npy: 3 labels for the 400 rows of " + p("emb.npy") + " (the embeddings are 400 rows of 3 values, and 3 is their columns' count: transposed? Rows are embeddings: give x.T (np.save(path, x.T) for a file))"},
 		{"NaN rows", []string{"-embeddings", p("nan.npy")}, false, "nan.npy: row 7, coordinate 1 is NaN"},
 		{"a class with one member", []string{"-labels", p("one.npy")}, false, "(class 77, 1 item, would have 1 in the fit split)"},
 		{"rows labelled -1", []string{"-labels", p("unlabelled.npy")}, false, "unlabelled.npy: bundle: 100 of 400 rows have a label that marks a missing value (-1: 100): Hugging Face datasets and scikit-learn label a row without a label -1"},
@@ -1254,8 +1260,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"ids for other rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids3.txt")}, false, "ids3.txt: 3 ids for 400 rows"},
 		{"a table of pairs with one column", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("huge.parquet")}, false, "huge.parquet: which columns hold the pairs? give " + p("huge.parquet") + `:QUERY,ROW or ` + p("huge.parquet") + `:QUERY,ROW,SCORE (the columns: "label" uint64)`},
 		{"a table's pair column absent", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("huge.parquet") + ":label,doc"}, false, `huge.parquet: no column "doc"`},
-		{"an id twice", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("twice.txt")}, false, `twice.txt: row id "d0" is given twice (rows 0 and 2, numbered from 0: lines 1 and 3 of a text file); 2 ids repeat (397 rows beyond each one's first): keep each id's first row`},
-		{"an id twice, the queries' ids given too", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("ids.txt"), "-ids", p("twice.txt")}, false, p("twice.txt") + `: row id "d0" is given twice (rows 0 and 2, numbered from 0: lines 1 and 3 of a text file)`},
+		{"an id twice", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("twice.txt")}, false, `twice.txt: row id "d0" is given twice (rows 0 and 2, numbered from 0 — in a text file, its lines 1 and 3); 2 ids repeat (397 rows beyond each one's first): keep each id's first row`},
+		{"an id twice, the queries' ids given too", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("ids.txt"), "-ids", p("twice.txt")}, false, p("twice.txt") + `: row id "d0" is given twice (rows 0 and 2, numbered from 0 — in a text file, its lines 1 and 3)`},
 		{"an empty id", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("blank.txt")}, false, "blank.txt:2: an empty id"},
 		{"a header line in the ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("header.txt")}, false, `header.txt:1: "corpus-id" is a column's name, not an id`},
 		{"a user_id header in the query ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-query-ids", p("userhdr.txt")}, false, `userhdr.txt:1: "user_id" is a column's name, not an id`},
@@ -1305,8 +1311,9 @@ func TestBundleBadInput(t *testing.T) {
 		{"a uint64 label above int64", []string{"-labels", p("huge.parquet")}, false, `huge.parquet: column "label", row 399 is 9223372036854775808, above 2^63−1`},
 		{"a PyTorch pickle", []string{"-embeddings", p("model.pt")}, false, `model.pt: a .pt file is a Python pickle, which ccs does not read (unpickling runs the file's code): save the tensor with safetensors`},
 		{"embeddings as CSV", []string{"-embeddings", p("qids.txt")}, false, `qids.txt: a text table, which ccs reads for labels and ids but not for embeddings: want .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), .parquet or .arrow (FILE:COLUMN, a column of lists), or a Hugging Face dataset's directory; np.save("emb.npy", np.loadtxt("qids.txt")) converts it`},
-		{"which tensor", []string{"-embeddings", p("two.safetensors")}, false, "two.safetensors: which tensor? give FILE:TENSOR (have [emb y])"},
-		{"a tensor not in the file", []string{"-embeddings", p("two.safetensors") + ":embeddings"}, false, `two.safetensors: no tensor "embeddings" (have [emb y])`},
+		{"which tensor", []string{"-embeddings", p("two.safetensors")}, false, `two.safetensors: which tensor? give FILE:TENSOR (have "emb", "y")`},
+		{"a tensor not in the file", []string{"-embeddings", p("two.safetensors") + ":embeddings"}, false, `two.safetensors: no tensor "embeddings" (have "emb", "y")`},
+		{"an array's name mistyped", []string{"-embeddings", p("two.safetensors") + ":em"}, false, `two.safetensors: no tensor "em" (have "emb", "y"): did you mean "emb"?`},
 		{"a cut .safetensors", []string{"-embeddings", p("cut.safetensors") + ":emb"}, false, "cut.safetensors: the tensors hold"},
 		{"labels of another length in a .safetensors", []string{"-labels", p("flags.safetensors")}, false, "flags.safetensors: 399 labels for the 400 rows"},
 		{"blocks of another length", []string{"-blocks", p("short.npy")}, false, p("short.npy") + ": 399 block ids for the 400 rows of " + p("emb.npy")},
@@ -1616,7 +1623,7 @@ func TestBundleTransposedIDs(t *testing.T) {
 	}
 	os.WriteFile(p("ids.txt"), []byte(ids.String()), 0o644)
 	os.WriteFile(p("qrels.tsv"), []byte("id1\tid2\n"), 0o644)
-	want := fmt.Sprintf("%d ids for %d rows (the embeddings are %d rows of %d values, and %d is their columns' count: transposed? Rows are embeddings: save x.T)", n, d, d, n, n)
+	want := fmt.Sprintf("%d ids for %d rows (the embeddings are %d rows of %d values, and %d is their columns' count: transposed? Rows are embeddings: give x.T (np.save(path, x.T) for a file))", n, d, d, n, n)
 	for _, args := range [][]string{
 		{"-embeddings", p("rowsT.npy"), "-queries", p("rows.npy"), "-ids", p("ids.txt")},
 		{"-embeddings", p("rows.npy"), "-queries", p("rowsT.npy"), "-query-ids", p("ids.txt")},

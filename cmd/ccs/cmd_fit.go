@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"path/filepath"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -26,8 +27,9 @@ type fitOptions struct {
 	Quiet     bool
 	Shift     bool         // centre the sets at anchor + the fit split's mean offset
 	Recipe    train.Config // the training recipe (addRecipeFlags)
-	// valShareSet says -val-share was given; headVolumeSet, -head-volume.
-	valShareSet, headVolumeSet bool
+	// valShareSet says -val-share was given; headVolumeSet, -head-volume;
+	// recipeSet, -recipe.
+	valShareSet, headVolumeSet, recipeSet bool
 }
 
 func fitCommand() *command {
@@ -50,6 +52,7 @@ func fitCommand() *command {
 				fs.Visit(func(f *flag.Flag) {
 					o.valShareSet = o.valShareSet || f.Name == "val-share"
 					o.headVolumeSet = o.headVolumeSet || f.Name == "head-volume"
+					o.recipeSet = o.recipeSet || f.Name == "recipe"
 				})
 				return recipe()
 			}
@@ -68,6 +71,12 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 	}
 	if err := checkAlpha("fit", o.Alpha); err != nil {
 		return err
+	}
+	if !o.recipeSet && bundle.ReadManifest(filepath.Dir(o.Train)) != nil {
+		// ccs bundle's bundles, of one's own embeddings: a user fitting
+		// the row a comparison chose trained another set without it (a
+		// reproducer's threshold 1.43 against 1.46).
+		fmt.Fprintln(out.stderr, "note: -recipe sim, ccs fit's default (the simulation's SGD: lr 0.3, no momentum); ccs compare's learned rows train with -recipe embedding: give it to fit the row a comparison chose (docs/your-data.md)")
 	}
 	kind, err := geometry.ParseKind(o.Geometry)
 	if err != nil || !kind.Learnable() {

@@ -97,7 +97,7 @@ func TestWrongDimension(t *testing.T) {
 		{"ood -ood-cal", []string{"ood", "-set", p("set.json"), "-id", p("test.npz"), "-ood", p("test.npz"), "-train", p("test.npz"), "-ood-cal", p("feats6.npz"), "-quiet"}, `feats6.npz: array "embeddings"`},
 		{"retrieve -db", []string{"retrieve", "-set", p("set.json"), "-db", p("coll5.npz"), "-anchor-index", "0"}, "coll5.npz: embeddings of shape (7, 5)"},
 		{"retrieve -anchor", []string{"retrieve", "-set", p("set.json"), "-db", p("coll3.npz"), "-anchor", p("a5.npy")}, "a5.npy: embeddings of shape (5,)"},
-		{"retrieve -anchor column", []string{"retrieve", "-set", p("set.json"), "-db", p("coll3.npz"), "-anchor", p("a31.npy")}, "a31.npy: embeddings of shape (3, 1), dimension 1; the set's dimension is 3 (its 3 rows are of the set's dimension: transposed? Rows are embeddings: save x.T)"},
+		{"retrieve -anchor column", []string{"retrieve", "-set", p("set.json"), "-db", p("coll3.npz"), "-anchor", p("a31.npy")}, "a31.npy: embeddings of shape (3, 1), dimension 1; the set's dimension is 3 (its 3 rows are of the set's dimension: transposed? Rows are embeddings: give x.T (np.save(path, x.T) for a file))"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

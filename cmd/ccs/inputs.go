@@ -95,7 +95,7 @@ func readArray(path, name string, names ...string) (bundle.Array, string, error)
 func pickArray(path, what string, have []string, name string, names []string) (string, error) {
 	if name != "" {
 		if !slices.Contains(have, name) {
-			return "", fmt.Errorf("%s: no %s %q (have %v)", path, what, name, have)
+			return "", fmt.Errorf("%s: no %s %q (have %s)%s", path, what, name, quoted(have), suggest.DidYouMean(name, have))
 		}
 		return name, nil
 	}
@@ -107,7 +107,16 @@ func pickArray(path, what string, have []string, name string, names []string) (s
 	if len(have) == 1 {
 		return have[0], nil
 	}
-	return "", fmt.Errorf("%s: which %s? give FILE:%s (have %v)", path, what, strings.ToUpper(what), have)
+	return "", fmt.Errorf("%s: which %s? give FILE:%s (have %s)", path, what, strings.ToUpper(what), quoted(have))
+}
+
+// quoted is names quoted and joined by commas.
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // arraySource names the array got of path in messages: the file, and the
