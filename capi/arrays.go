@@ -75,7 +75,14 @@ func dtypeSize(dtype string) (int, bool) {
 // unsupportedDtype is the error for a dtype no array of the API takes
 // (complex, object, strings, booleans, …), in the .npz reader's words.
 func unsupportedDtype(name, dtype string) error {
-	return fmt.Errorf("array %q: dtype %q is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order, or strings for labels ('<U…', '|S…')", name, dtype)
+	hint := ""
+	switch {
+	case strings.HasSuffix(dtype, "b1"):
+		hint = ": booleans — x.astype(np.float32) for embeddings, x.astype(np.int64) for labels"
+	case strings.HasSuffix(dtype, "O"):
+		hint = ": Python objects — a DataFrame of mixed columns gives them: df.to_numpy(dtype=np.float32) for embeddings"
+	}
+	return fmt.Errorf("array %q: dtype %q is not supported (embeddings are floating point; labels integers or strings): want float16, float32 or float64 ('<f2', '<f4', '<f8'), an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order, or strings for labels ('<U…', '|S…')%s", name, dtype, hint)
 }
 
 // littleEndian reports whether the dtype's bytes are in this machine's

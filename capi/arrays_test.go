@@ -98,9 +98,9 @@ func TestDecodeRefuses(t *testing.T) {
 		error string
 	}{
 		{"complex", rawArray{Name: "anchors", Dtype: "<c16", Data: make([]byte, 32), Shape: []int{2}},
-			`array "anchors": dtype "<c16" is not supported: want float16, float32 or float64`},
+			`array "anchors": dtype "<c16" is not supported (embeddings are floating point; labels integers or strings): want float16, float32 or float64`},
 		{"object", rawArray{Name: "anchors", Dtype: "|O", Data: make([]byte, 16), Shape: []int{2}},
-			`array "anchors": dtype "|O" is not supported`},
+			`array "anchors": dtype "|O" is not supported (embeddings are floating point; labels integers or strings): want float16, float32 or float64 ('<f2', '<f4', '<f8'), an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order, or strings for labels ('<U…', '|S…'): Python objects — a DataFrame of mixed columns gives them: df.to_numpy(dtype=np.float32) for embeddings`},
 		{"bool", rawArray{Name: "labels", Dtype: "|b1", Data: make([]byte, 2), Shape: []int{2}},
 			`array "labels": dtype "|b1" is not supported`},
 		{"strings too wide", rawArray{Name: "labels", Dtype: "<U4097", Data: make([]byte, 4*4097), Shape: []int{1}},

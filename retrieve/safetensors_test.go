@@ -49,7 +49,7 @@ func TestReadSafetensorsCollection(t *testing.T) {
 	}{
 		{"no embeddings", []sttest.Tensor{sttest.T("a", "F32", []int{3, 2}, sttest.LE(flat...)), sttest.T("b", "F32", []int{3, 2}, sttest.LE(flat...))}, `want an array "embeddings" (or "anchors")`},
 		{"integer embeddings", []sttest.Tensor{sttest.T("embeddings", "I64", []int{3}, sttest.LE(ids...))}, `array "embeddings" is int64 (3,): want float32 (n, d)`},
-		{"ids of another length", []sttest.Tensor{sttest.T("embeddings", "F32", []int{3, 2}, sttest.LE(flat...)), sttest.T("ids", "I64", []int{2}, sttest.LE[int64](1, 2))}, `array "ids": 2 ids for the 3 rows of the collection (the embeddings are 3 rows of 2 values, and 2 is their columns' count: transposed? Rows are embeddings: save x.T)`},
+		{"ids of another length", []sttest.Tensor{sttest.T("embeddings", "F32", []int{3, 2}, sttest.LE(flat...)), sttest.T("ids", "I64", []int{2}, sttest.LE[int64](1, 2))}, `array "ids": 2 ids for the 3 rows of the collection (the embeddings are 3 rows of 2 values, and 2 is their columns' count: transposed? Rows are embeddings: give x.T (np.save(path, x.T) for a file))`},
 		{"repeated ids", []sttest.Tensor{sttest.T("embeddings", "F32", []int{3, 2}, sttest.LE(flat...)), sttest.T("ids", "I64", []int{3}, sttest.LE[int64](1, 2, 1))}, "rows 0 and 2 have the same id 1"},
 		{"NaN", []sttest.Tensor{sttest.T("embeddings", "F32", []int{3, 2}, sttest.LE[float32](1, 2, 3, float32(math.NaN()), 5, 6))}, "row 1, coordinate 1 is NaN"},
 		{"float64 overflow", []sttest.Tensor{sttest.T("embeddings", "F64", []int{1, 2}, sttest.LE(1, 1e300))}, `tensor "embeddings": element [0][1] = 1e+300 overflows float32`},

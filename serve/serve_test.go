@@ -789,7 +789,7 @@ func TestWarnings(t *testing.T) {
 	if err := s.Reload("test"); err != nil {
 		t.Fatal(err)
 	}
-	if got := log.String(); !strings.Contains(got, "warning: collection \"db\" has dimension 16, and no set has: the sets' dimensions are 3 (ball, gen), so every retrieval from it would be refused (its 3 rows are a set's dimension: transposed? Rows are embeddings: save x.T)") {
+	if got := log.String(); !strings.Contains(got, "warning: collection \"db\" has dimension 16, and no set has: the sets' dimensions are 3 (ball, gen), so every retrieval from it would be refused (its 3 rows are a set's dimension: transposed? Rows are embeddings: give x.T (np.save(path, x.T) for a file))") {
 		t.Errorf("the reload's log:\n%s", got)
 	}
 }

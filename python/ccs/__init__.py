@@ -934,7 +934,9 @@ def fit(geometry, fit, val=None, *, objective, alpha=0.05, seed=0, head_dim=0, v
     train the geometry there, as ccs fit -shift (anchors and positives from
     two encoders: queries and passages, captions and images).
 
-    The recipe's keywords are ccs fit's flags (recipe "sim" or "embedding";
+    The recipe's keywords are ccs fit's flags (recipe "sim", the default:
+    the simulation's SGD, or "embedding", which compare's learned rows train
+    with: give recipe="embedding" to fit the row a comparison chose;
     threshold, batch, epochs, patience, clip, lr, momentum, weight_decay,
     cosine, T, lambda_, p_min, p_max, m_min, m_max, tau, infonce_weight,
     head_volume); None takes the recipe's value. progress: a callable, given
@@ -1090,7 +1092,10 @@ def _label(x, where):
     labels): an integer label (a Python int or a NumPy integer) as an int,
     or a class's name (a str, or bytes as UTF-8: a NumPy bytes array's
     element) as a str. A bool, a float (2.0 too: a label is no measure),
-    None or anything else is a TypeError that names where it was given."""
+    None or anything else is a TypeError that names where it was given. A
+    0-d array (labels[i, ...], a tensor's .numpy()) is its one element."""
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x[()]
     if isinstance(x, bytes):
         try:
             return x.decode()
@@ -2356,7 +2361,7 @@ class ServiceError(ValueError):
 
 # _TRANSPOSED is what a message that suspects a transposed array ends with,
 # as the engine's (bundle.Transposed).
-_TRANSPOSED = "transposed? Rows are embeddings: save x.T"
+_TRANSPOSED = "transposed? Rows are embeddings: give x.T (np.save(path, x.T) for a file)"
 
 # _BODY_LIMIT is ccs serve's -max-body default (ccs.serve's max_body=0):
 # the bytes of a request body it reads.
@@ -2397,8 +2402,10 @@ class Client:
                 # Never echoed: a token is a secret.
                 raise ValueError("Client: token: empty, or holding white space or a control character inside "
                                  "(two lines of a file read whole?): give the one token")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise TypeError(f"Client: timeout: {timeout!r}: want seconds, a number > 0")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)):
+            raise TypeError(f"Client: timeout: got a {type(timeout).__name__}, want seconds, a number > 0")
+        if not timeout > 0:
+            raise ValueError(f"Client: timeout: {timeout!r}: want seconds, a number > 0")
         self.url, self._token, self.timeout = url.rstrip("/"), token, float(timeout)
         self.last_retrieve = None
         self._dims = {}
@@ -2453,6 +2460,10 @@ class Client:
                                       f"{len(data) / 2**20:.1f} MiB were sent: most likely over its body limit "
                                       f"(ccs serve -max-body, ccs.serve max_body=: 32 MiB by default{fits}); "
                                       "send fewer points a request") from None
+            if "WRONG_VERSION_NUMBER" in str(reason) or "wrong version number" in str(reason):
+                # TLS spoken to a service that speaks plain HTTP.
+                raise ConnectionError(f"{method} {path}: {self.url} answers plain HTTP, not TLS ({reason}): give the "
+                                      "url as http://, or serve with TLS (ccs serve -tls-cert/-tls-key)") from None
             raise ConnectionError(f"{method} {path}: no answer from {self.url} ({reason}): is the service running? "
                                   "(a closed ccs.serve Server answers nothing)") from None
 
@@ -2577,6 +2588,11 @@ class Client:
         with fdr also "flagged" (and with delta "fdr_p_value"), and the
         drift "monitor" after these points. None: the service's defaults.
         No points: empty arrays, without a request (the monitor None)."""
+        for k, v in (("alpha_ood", alpha_ood), ("delta", delta), ("fdr", fdr)):
+            # As Set.ood takes them: a number (a str went to the service,
+            # which parsed it).
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))):
+                raise TypeError(f"ood: {k}: got a {type(v).__name__}, want a number")
         p = self._rows(points, "points", name, "ood")
         if len(p) == 0:
             got = {"score": np.empty(0), "p_value": np.empty(0), "ood": np.empty(0, dtype=np.bool_)}

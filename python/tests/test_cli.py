@@ -935,6 +935,9 @@ def test_serve_equals_ccs_serve(calibrated, sim, tmp_path):
 
     # wait() returns once another thread closes the server.
     srv = ccs.serve({"one": files["one"]}, addr="127.0.0.1:0")
+    # https:// to a service of plain HTTP: said, not "is it running?".
+    with pytest.raises(ConnectionError, match=r"answers plain HTTP, not TLS .*: give the url as http://"):
+        ccs.Client(srv.url.replace("http://", "https://")).sets()
     done = []
     t = threading.Thread(target=lambda: (srv.wait(), done.append(True)))
     t.start()
@@ -1044,7 +1047,7 @@ def test_client_equals_set_methods(calibrated, sim, tmp_path):
         c.sets()
     with pytest.raises(ValueError, match="want the service's address"):
         ccs.Client("127.0.0.1:8080")
-    with pytest.raises(TypeError, match="Client: timeout: 'x'"):
+    with pytest.raises(TypeError, match="Client: timeout: got a str"):
         ccs.Client(url, timeout="x")
     # A retrieval the service cuts at its -max-results, all asked for:
     # warned, the total in last_retrieve.

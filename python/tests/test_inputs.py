@@ -231,9 +231,11 @@ HOT = np.eye(4, dtype=bool)[np.arange(200) % 4] | np.eye(4, dtype=bool)[np.arang
 
 ERRORS = [
     ("complex points", lambda s, a: s.contains(a[0], np.ones((3, 5), np.complex128)), ValueError,
-     'array "points": dtype "<c16" is not supported: want float16, float32 or float64'),
+     'array "points": dtype "<c16" is not supported (embeddings are floating point; labels integers or strings): want float16, float32 or float64'),
     ("object points", lambda s, a: s.contains(a[0], np.array([[1, None, 3, 4, 5]], dtype=object)), ValueError,
      'array "points": dtype "|O" is not supported'),
+    ("masked points", lambda s, a: s.contains(a[0], np.ma.array(a[:3], mask=np.eye(3, a.shape[1], dtype=bool))), ValueError,
+     "points: a masked array with 3 masked entries: ccs reads every value, the masked ones too"),
     ("ragged points", lambda s, a: s.contains(a[0], [[1, 2, 3, 4, 5], [1, 2]]), ValueError,
      "points: rows of unequal lengths: row 0 has 5 values, row 1 has 2 values: a list of rows must be rectangular"),
     ("strings", lambda s, a: s.scores(["a", "b", "c", "d", "e"], a), TypeError, "anchor: strings, the first 'a': want an embedding (numbers), not an id"),
@@ -416,7 +418,10 @@ ERRORS = [
      "Client: token: got a int, want the token as a str"),
     ("client token of two lines", lambda s, a: ccs.Client("http://127.0.0.1:9", token="abc0123456789\nsecret-two"), ValueError,
      "Client: token: empty, or holding white space or a control character inside"),
-    ("client timeout", lambda s, a: ccs.Client("http://127.0.0.1:9", timeout=0), TypeError, "Client: timeout: 0: want seconds"),
+    ("client timeout 0", lambda s, a: ccs.Client("http://127.0.0.1:9", timeout=0), ValueError, "Client: timeout: 0: want seconds"),
+    ("client timeout a str", lambda s, a: ccs.Client("http://127.0.0.1:9", timeout="5"), TypeError, "Client: timeout: got a str, want seconds"),
+    ("client ood alpha_ood a str", lambda s, a: ccs.Client("http://127.0.0.1:9").ood("x", a, alpha_ood="0.5"), TypeError,
+     "ood: alpha_ood: got a str, want a number"),
     ("client collection not a name", lambda s, a: ccs.Client("http://127.0.0.1:9").retrieve("x", a[0], a), TypeError,
      "retrieve: collection: want the served collection's name, got ndarray"),
     ("client label a float", lambda s, a: ccs.Client("http://127.0.0.1:9").score("x", a[0], a, label=2.0), TypeError,
@@ -657,6 +662,16 @@ def test_numpy_scalars_as_keywords():
     a = ccs.calibrate("ball", want["cal"], alpha=0.1)
     for alpha in (np.float64(0.1), np.array(0.1)):
         assert ccs.calibrate("ball", want["cal"], alpha=alpha).threshold == a.threshold
+    # A float32 α is the decimal it was written as, not its binary value
+    # widened (0.10000000149011612: another α in the file and the table,
+    # and compare's cells keyed on it).
+    for alpha in (np.float32(0.1), np.array(0.1, dtype=np.float32), np.float16(0.1)):
+        got = ccs.calibrate("ball", want["cal"], alpha=alpha)
+        assert got.alpha == 0.1 and got.threshold == a.threshold
+    # A label as a 0-d array is its element, as a NumPy integer is.
+    c = ccs.calibrate("ball", want["cal"], alpha=0.1, calibration="class")
+    z = want["test"].anchors[:5]
+    assert np.array_equal(c.contains(z[0], z, label=np.array(2)), c.contains(z[0], z, label=2))
 
 
 def test_set_file_of_another_version(tmp_path):
