@@ -311,7 +311,12 @@ type compareCell struct {
 	AUROC      *float64        `json:"ood_auroc,omitempty"` // fractions
 	FPR95      *float64        `json:"ood_fpr95,omitempty"`
 	FAR        *float64        `json:"ood_far,omitempty"`
-	SetSize    *float64        `json:"set_size,omitempty"` // mean items of the Size column's collection
+	// FARTail is the chance that ID test inputs exchangeable with the
+	// held-out inputs that calibrated the per-input test would be flagged
+	// as often as these were (conformal.ExchangeableTail, over that draw
+	// and the inputs).
+	FARTail *float64 `json:"ood_far_tail,omitempty"`
+	SetSize *float64 `json:"set_size,omitempty"` // mean items of the Size column's collection
 	// NoResplits says why the resplits were left out: halves of the test
 	// split too small for α (conformal.ErrTooFewCalibration).
 	NoResplits string `json:"no_resplits,omitempty"`
@@ -561,6 +566,9 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 		t.Warnings = append(t.Warnings, "resplits left out: "+noResplits+" (a larger test split, or a larger -alpha, gives them)")
 	}
 	t.Warnings = append(t.Warnings, setWarnings(methods, results)...)
+	if w := farWarning(methods, results, data.Test.N); w != "" {
+		t.Warnings = append(t.Warnings, w)
+	}
 	return t, nil
 }
 
@@ -696,6 +704,33 @@ func partlyUntrainedWarning(partly []string) string {
 
 // setWarnings are the sets' own warnings, each once: after the rows that
 // gave it, and, where some seeds' sets did not, at how many seeds.
+// farWarning names the rows whose per-input OOD test flagged more of the
+// ID test inputs than α_ood by more than chance allows, at some seed (a
+// tail below ShiftTail): a table's FAR of 8.2% against 5% (2.7 of its
+// standard deviations) read as the test working; "" when none did. Such
+// a row's sets score the test inputs otherwise than the held-out ones
+// that calibrated the test: its false-alarm guarantee does not hold for
+// them.
+func farWarning(methods []Method, results [][]cellResult, m int) string {
+	var parts []string
+	for i, meth := range methods {
+		worst, at := 1.0, -1
+		for s := range results {
+			if c := results[s][i].Compare; c != nil && c.FARTail != nil && *c.FARTail < worst {
+				worst, at = *c.FARTail, s
+			}
+		}
+		if at >= 0 && worst < ShiftTail {
+			parts = append(parts, fmt.Sprintf("%s (seed %d: %.1f%% of the %d, probability %.2g)", meth.Name, at, 100**results[at][i].Compare.FAR, m, worst))
+		}
+	}
+	if parts == nil {
+		return ""
+	}
+	return fmt.Sprintf("FAR above α_ood = %v beyond chance — %s — where ID inputs drawn as the held-out inputs that calibrated the test were would be flagged that often with the probability given: those rows' sets score the test split otherwise than the ood-cal inputs, and their false-alarm guarantee does not hold for it (docs/ood.md)",
+		ood.DefaultAlpha, strings.Join(parts, "; "))
+}
+
 func setWarnings(methods []Method, results [][]cellResult) []string {
 	type group struct {
 		text  string
@@ -886,6 +921,9 @@ func measureCompare(ctx context.Context, cfg *CompareConfig, data *CompareData, 
 		}
 		if m.Alarms != nil {
 			c.FAR = &m.Alarms.FAR
+			n, flagged := len(cal), int(math.Round(m.Alarms.FAR*float64(len(m.ID))))
+			tail := conformal.ExchangeableTail(flagged, len(m.ID), n, ood.Test{Alpha: ood.DefaultAlpha}.FlaggedRank(n))
+			c.FARTail = &tail
 		}
 		if seed == 0 && cal != nil {
 			s := *set

@@ -184,3 +184,37 @@ func TestCompareSameForEverySeed(t *testing.T) {
 		t.Errorf("one seed: %v\n%s", err, b.String())
 	}
 }
+
+// TestCompareFARBeyondChance: held-out ID inputs that calibrate the
+// per-input test drawn otherwise than the test split (shrunk toward the
+// fit anchors: lower scores) make it flag the test split far above
+// α_ood; the table names the rows. Inputs drawn as the test split are not
+// named.
+func TestCompareFARBeyondChance(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(10, 100))
+	const d = 3
+	fit, cal, test := sim.Gauss(r, 300, 2, d), sim.Gauss(r, 200, 2, d), sim.Gauss(r, 200, 2, d)
+	features := func(b *bundle.Bundle, scale float32) *bundle.Bundle {
+		f := &bundle.Bundle{N: b.N, D: d, Anchors: slices.Clone(b.Anchors)}
+		for i := range f.Anchors {
+			f.Anchors[i] *= scale
+		}
+		return f
+	}
+	oodIn := features(sim.Gauss(r, 100, 2, d), 4)
+	for _, c := range []struct {
+		scale float32
+		named bool
+	}{{0.2, true}, {1, false}} {
+		data := CompareData{Fit: fit, Cal: cal, Test: test, OOD: oodIn, OODCal: features(sim.Gauss(r, 150, 2, d), c.scale)}
+		tab, err := Compare(context.Background(), data, CompareConfig{Config: Config{Seeds: 1, Alpha: 0.1}, Resplits: 5}, ForCompare(Baselines()), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(tab.Warnings, "\n")
+		if strings.Contains(got, "FAR above α_ood = 0.05 beyond chance — Conformal Ball (ℓ2) (seed 0: ") != c.named {
+			t.Errorf("ood-cal scaled by %v: warnings %q, want the ball named %v", c.scale, got, c.named)
+		}
+	}
+}
