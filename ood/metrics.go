@@ -145,9 +145,10 @@ func count(x []float64, f func(float64) bool) int {
 // each threshold t from +∞ down through every distinct score, the share of
 // ID scores ≥ t (false-positive rate) and of OOD scores ≥ t (true-positive
 // rate). The curve runs from (0, 0) to (1, 1); its trapezoidal area is
-// AUROC(id, ood). At most maxPoints points are returned (0: all), every
-// step's corners kept in order when there are fewer distinct scores, an
-// evenly spaced subset of them otherwise, so that a figure stays small.
+// AUROC(id, ood). At most maxPoints points are returned (0: all): every
+// point where there are no more, else the curve's corners (where its
+// direction changes), which draw it exactly, and an evenly spaced subset
+// of them where even those are more, so that a figure stays small.
 // Empty samples and NaN or infinite scores are errors, as in Evaluate.
 func ROC(id, ood []float64, maxPoints int) (fpr, tpr []float64, err error) {
 	if err := checkScores(id, ood); err != nil {
@@ -176,10 +177,38 @@ func ROC(id, ood []float64, maxPoints int) (fpr, tpr []float64, err error) {
 	if maxPoints <= 1 || len(fpr) <= maxPoints {
 		return fpr, tpr, nil
 	}
+	// The curve's corners alone draw it exactly: a point between two
+	// steps of one direction is dropped (a perfect separation, thinned by
+	// index, drew a sloped start instead of its corner at (0, 1)).
+	fpr, tpr = corners(fpr, tpr)
+	if len(fpr) <= maxPoints {
+		return fpr, tpr, nil
+	}
 	f, t := make([]float64, maxPoints), make([]float64, maxPoints)
 	for k := range maxPoints {
 		at := k * (len(fpr) - 1) / (maxPoints - 1)
 		f[k], t[k] = fpr[at], tpr[at]
 	}
 	return f, t, nil
+}
+
+// corners keeps the ends of the curve (fpr, tpr) and its points where the
+// direction changes, in place: a point between two collinear steps lies
+// on the segment its neighbours draw. Collinear is a cross product of
+// the steps within rounding of its terms (the rates are counts over the
+// samples' sizes, each step's rounded apart).
+func corners(fpr, tpr []float64) ([]float64, []float64) {
+	n := 1
+	for k := 1; k < len(fpr); k++ {
+		if k < len(fpr)-1 {
+			dx0, dy0 := fpr[k]-fpr[n-1], tpr[k]-tpr[n-1]
+			dx1, dy1 := fpr[k+1]-fpr[k], tpr[k+1]-tpr[k]
+			if math.Abs(dx0*dy1-dy0*dx1) <= 1e-12*(math.Abs(dx0*dy1)+math.Abs(dy0*dx1)) {
+				continue // on the segment from the last kept point
+			}
+		}
+		fpr[n], tpr[n] = fpr[k], tpr[k]
+		n++
+	}
+	return fpr[:n], tpr[:n]
 }

@@ -3,6 +3,7 @@ package ood
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -134,5 +135,29 @@ func TestROC(t *testing.T) {
 	}
 	if len(f) != 10 || len(p) != 10 || f[0] != 0 || f[9] != 1 || p[9] != 1 {
 		t.Errorf("thinned: %v %v", f, p)
+	}
+	// A perfect separation of 1 000 scores each, thinned to 200 points:
+	// its corners, (0, 0), (0, 1), (1, 1), exactly (by index, the third
+	// point was (0.005, 1) and the second (0, 0.99)).
+	sep, far := make([]float64, 1000), make([]float64, 1000)
+	for i := range sep {
+		sep[i], far[i] = float64(i), float64(2000+i)
+	}
+	f, p, _ = ROC(sep, far, 200)
+	if !slices.Equal(f, []float64{0, 0, 1}) || !slices.Equal(p, []float64{0, 1, 1}) {
+		t.Errorf("perfect separation thinned: %v %v", f, p)
+	}
+	// Scores in a few distinct values: the corners draw the whole curve,
+	// its area the AUROC.
+	for i := range sep {
+		sep[i], far[i] = float64(i%7), float64(i%5+3)
+	}
+	f, p, _ = ROC(sep, far, 200)
+	area = 0
+	for k := 1; k < len(f); k++ {
+		area += (f[k] - f[k-1]) * (p[k] + p[k-1]) / 2
+	}
+	if want := AUROC(sep, far); len(f) > 20 || math.Abs(area-want) > 1e-12 {
+		t.Errorf("few values thinned: %d points, area %v, AUROC %v", len(f), area, want)
 	}
 }
