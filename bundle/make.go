@@ -1385,13 +1385,15 @@ func checkClassSplits(strata map[int64][]int, cfg MakeConfig) error {
 		// class: neither classes nor groups say "shares a label".
 		advice = fmt.Sprintf("Names such as %q look like lists of labels joined by %q, each combination a class of its own (lists = [s.split(%q) for s in labels]): %s", name, sep, sep, MultiLabel)
 	}
+	cause := ""
 	if alike := alikeNames(cfg.LabelNames); alike != "" {
 		// A spelling split one label in two: a likelier cause than small
-		// classes (a researcher's "Sports" and "sports", 30 classes of 15).
-		advice = "Perhaps the cause — " + alike + ". " + advice
+		// classes (a researcher's "Sports" and "sports", 30 classes of 15),
+		// said first.
+		cause = "perhaps the cause — " + alike + ". "
 	}
-	return fmt.Errorf("bundle: %d of %s would have exactly 1 item in a split, with no other of its class there to be its positive (%s): a class's items are split by the shares %v, and %s. %s",
-		len(lone), classes(len(strata)), named, cfg.Split, clean, advice)
+	return fmt.Errorf("bundle: %s%d of %s would have exactly 1 item in a split, with no other of its class there to be its positive (%s): a class's items are split by the shares %v, and %s. %s",
+		cause, len(lone), classes(len(strata)), named, cfg.Split, clean, advice)
 }
 
 // pathNames says, for string labels or group ids (what: "class" or

@@ -339,7 +339,7 @@ func TestMakeErrors(t *testing.T) {
 		{"a small class, its OOD calibration share set aside", Items{N: 216, Labels: append(slices.Clone(labels), slices.Repeat([]int64{99}, 16)...)}, MakeConfig{K: 3, Split: testSplit, OODCalShare: 0.1},
 			"(class 99, 14 items once -ood-cal-share 0.1 set its share aside, would have 1 in the val split): a class's items are split by the shares [0.5 0.1 0.2 0.2], and a class splits without a lone item from 16 items, 18 before -ood-cal-share 0.1 takes its share. Leave the small classes out (ids, counts = np.unique(labels, return_counts=True); keep = np.isin(labels, ids[counts >= 18])), or hold them out as OOD inputs"},
 		{"a label split by its spelling", Items{N: 201, Labels: one}, MakeConfig{K: 3, Split: testSplit, LabelNames: spelled},
-			`Perhaps the cause — labels: names differ only by case or by spaces around them ("sports" and "Sports"): each is a label of its own`},
+			`bundle: perhaps the cause — labels: names differ only by case or by spaces around them ("sports" and "Sports"): each is a label of its own`},
 		{"k larger than every class", Items{N: 200, Labels: labels}, MakeConfig{K: 60, Split: testSplit}, "too few for k = 60 positives per anchor (another of its class); 2 classes are short of it there, the smallest class "},
 		{"k the fit split allows and val not", Items{N: 200, Labels: labels}, MakeConfig{K: 30, Split: testSplit}, "(-k 9 keeps them all, in every split): lower k"},
 		// Names alike but for case or spaces: the likelier cause, before

@@ -137,3 +137,40 @@ func TestRowIndex(t *testing.T) {
 	}
 	t.Logf("the filter matched %d of 20 000 rows never added", falseFilter)
 }
+
+// TestSharedAnchors: the exact count of anchors that are another
+// bundle's rows — a copy reordered, a subset, a few shared, none; -0 and
+// 0 are other rows (bit for bit), as the filter takes them.
+func TestSharedAnchors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 44))
+	const n, d = 500, 3
+	a := &Bundle{N: n, D: d, Anchors: make([]float32, n*d)}
+	for i := range a.Anchors {
+		a.Anchors[i] = float32(rng.NormFloat64())
+	}
+	perm := rng.Perm(n)
+	subset := &Bundle{N: 200, D: d}
+	for _, i := range perm[:200] {
+		subset.Anchors = append(subset.Anchors, a.Anchors[i*d:(i+1)*d]...)
+	}
+	other := &Bundle{N: n, D: d, Anchors: make([]float32, n*d)}
+	for i := range other.Anchors {
+		other.Anchors[i] = float32(rng.NormFloat64())
+	}
+	copy(other.Anchors, a.Anchors[:30*d]) // 30 shared
+	zero := &Bundle{N: 1, D: d, Anchors: []float32{0, 0, 0}}
+	negZero := &Bundle{N: 1, D: d, Anchors: []float32{float32(math.Copysign(0, -1)), 0, 0}}
+	for _, c := range []struct {
+		name     string
+		b, other *Bundle
+		want     int
+	}{
+		{"a subset, reordered", subset, a, 200}, {"a few shared", other, a, 30}, {"itself", a, a, n},
+		{"-0 against 0", negZero, zero, 0}, {"0 against 0", zero, zero, 1},
+		{"another dimension", &Bundle{N: 1, D: 2, Anchors: []float32{1, 2}}, a, 0},
+	} {
+		if got := SharedAnchors(c.b, c.other); got != c.want {
+			t.Errorf("%s: %d shared, want %d", c.name, got, c.want)
+		}
+	}
+}

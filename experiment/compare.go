@@ -107,14 +107,19 @@ func testRoles(data CompareData) []struct {
 }
 
 // sameSplit refuses a test split that is the calibration, fit or
-// validation split (the same anchors in the same order): its figures
-// would be no test, and the table would not say so (a notebook's dict of
-// splits with one key given twice).
+// validation split — the same anchors, or every one of them a row of it
+// (the split reordered or cut): its figures would be no test, and the
+// table would not say so (a notebook's dict of splits with one key given
+// twice).
 func sameSplit(data CompareData) error {
 	test := data.Test.Digest()
 	for _, s := range testRoles(data) {
-		if s.b != nil && s.b.Digest() == test {
-			return fmt.Errorf("experiment: the test split is the %s split (the same anchors): its figures would be no test of the sets; give the test split of the same bundles", s.role)
+		switch {
+		case s.b == nil:
+		case s.b.Digest() == test:
+			return fmt.Errorf("the test split is the %s split (the same anchors): its figures would be no test of the sets; give the test split of the same bundles", s.role)
+		case data.Test.N > 0 && bundle.SharedAnchors(data.Test, s.b) == data.Test.N:
+			return fmt.Errorf("every one of the test split's %d anchors is a row of the %s split (that split reordered, or a part of it): its figures would be no test of the sets; give the test split of the same bundles", data.Test.N, s.role)
 		}
 	}
 	return nil
@@ -123,17 +128,17 @@ func sameSplit(data CompareData) error {
 // sharedRows warns of a test split of which a tenth of the anchors or
 // more are rows of the calibration, fit or validation split: the test
 // split of another bundling of the same embeddings (another seed or
-// split shares), or a data set's duplicated rows, either way figures that
-// are no clean test. (conformal.Set.OwnSplitWarning says as much to ccs
-// evaluate.)
+// split shares), a data set's duplicated rows, or a split mixed into it,
+// either way figures that are no clean test. (conformal.Set.OwnSplitWarning
+// says as much to ccs evaluate.) The count is exact.
 func sharedRows(data CompareData) []string {
 	var out []string
 	for _, s := range testRoles(data) {
 		if s.b == nil {
 			continue
 		}
-		if m := bundle.NewRowFilter(s.b).Count(data.Test); m >= 2 && 10*m >= data.Test.N {
-			out = append(out, fmt.Sprintf("%d of the test split's %d anchors are rows of the %s split — a split of another bundling of the same embeddings (another seed or split shares), or rows the data set holds twice: the figures are no clean test of the sets; compare the four splits of one ccs bundle run (one ccs.bundle call in Python)", m, data.Test.N, s.role))
+		if m := bundle.SharedAnchors(data.Test, s.b); m >= 2 && 10*m >= data.Test.N {
+			out = append(out, fmt.Sprintf("%d of the test split's %d anchors are rows of the %s split — a split of another bundling of the same embeddings (another seed or split shares), rows the data set holds twice, or that split's rows mixed in: the figures are no clean test of the sets; compare the four splits of one ccs bundle run (one ccs.bundle call in Python)", m, data.Test.N, s.role))
 		}
 	}
 	return out
@@ -1077,7 +1082,7 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 	b.WriteString(".\n")
 	b.WriteString("Fit s is a row's fitting and calibration in wall time, its cells run side by side (the ℓ2 ball fits nothing: its figure is its calibration alone).\n")
 	if same {
-		fmt.Fprintf(&b, "A figure without ± is the same for all %d seeds: nothing a seed draws changes it (± is the spread over seeds, not the calibration or test split's sampling error, which ccs coverage-check measures).\n", t.Seeds)
+		fmt.Fprintf(&b, "A figure without ± came out the same for all %d seeds — where nothing a seed draws changes it (a baseline on label bundles, pooled calibration), or where the seeds' sets happen to count alike (± is the spread over seeds, not the calibration or test split's sampling error, which ccs coverage-check measures).\n", t.Seeds)
 	}
 	if t.OneLabel != "" {
 		fmt.Fprintf(&b, "\nOne label: %s — the bundles hold the rows carrying it alone (ccs bundle -one-label): every anchor carries it, and the guarantee is for anchors carrying %[1]s, not for the other labels' rows.\n", strconv.Quote(t.OneLabel))

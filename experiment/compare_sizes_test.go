@@ -110,6 +110,17 @@ func TestCompareSizes(t *testing.T) {
 	}
 }
 
+// reordered is the first n anchors of b, last first (positives kept with
+// their anchors).
+func reordered(b *bundle.Bundle, n int) *bundle.Bundle {
+	out := &bundle.Bundle{N: n, K: b.K, D: b.D}
+	for i := n - 1; i >= 0; i-- {
+		out.Anchors = append(out.Anchors, b.Anchors[i*b.D:(i+1)*b.D]...)
+		out.Positives = append(out.Positives, b.Positives[i*b.K*b.D:(i+1)*b.K*b.D]...)
+	}
+	return out
+}
+
 // TestCompareTestSplit: a test split that is the calibration, fit or
 // validation split is refused, naming it; one of which many anchors are
 // another split's rows (another bundling's test split) is warned of.
@@ -126,6 +137,8 @@ func TestCompareTestSplit(t *testing.T) {
 	}{
 		{CompareData{Fit: fit, Cal: cal, Test: cal}, "the test split is the calibration split (the same anchors)"},
 		{CompareData{Fit: fit, Cal: cal, Test: fit}, "the test split is the fit split"},
+		// Reordered, or a part: every test anchor a calibration row.
+		{CompareData{Fit: fit, Cal: cal, Test: reordered(cal, 100)}, "every one of the test split's 100 anchors is a row of the calibration split (that split reordered, or a part of it)"},
 	} {
 		if _, err := Compare(context.Background(), c.data, cfg, methods, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v, want %q", err, c.want)
@@ -174,7 +187,7 @@ func TestCompareSameForEverySeed(t *testing.T) {
 		// Coverage, exclusion and LogVol/d (the resplits column draws its
 		// halvings by seed, and varies).
 		ball := strings.Join(strings.Split(b.String()[strings.Index(b.String(), "| Conformal Ball"):], "|")[2:5], "|")
-		if strings.Contains(ball, "±") != c.pm || strings.Contains(b.String(), "A figure without ± is the same for all 2 seeds") != c.noted {
+		if strings.Contains(ball, "±") != c.pm || strings.Contains(b.String(), "A figure without ± came out the same for all 2 seeds") != c.noted {
 			t.Errorf("%v: the ball's row %q, want ± %v, the note %v:\n%s", c.mode, ball, c.pm, c.noted, b.String())
 		}
 	}

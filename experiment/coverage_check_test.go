@@ -52,6 +52,13 @@ func TestCoverageCheckClassNotes(t *testing.T) {
 			class(3, 0.8900, 0.02, 0, true),    // 11 below
 			class(4, 0.9500, 0.02, 0.5, false), // PAC: no band, no note
 		}}
+	// A class of 10 calibration anchors, its ties lifting its mean within
+	// its wide band [90%, 99.09%] above the 90.91% scores without ties
+	// give; named with its own names too.
+	small := class(5, 0.9220, 0.02, 0.12, false)
+	small.NCal, small.Band = 10, [2]float64{0.9, 0.9 + 1.0/11}
+	c.Classes = append(c.Classes, small)
+	c.LabelNames = append(c.LabelNames, "hotel")
 	var b strings.Builder
 	if err := c.WriteClasses(&b); err != nil {
 		t.Fatal(err)
@@ -61,6 +68,8 @@ func TestCoverageCheckClassNotes(t *testing.T) {
 		`class "bravo": mean 94.14% above its band [90.00%, 90.66%] (n = 150), which holds for scores without ties: 100.00% of its resplits' thresholds tie`,
 		`class "delta": mean 89.65%, 2.6 standard errors (0.13% each, over 500 resplits) below 1 − α: within the resplits' Monte-Carlo error`,
 		`class "echo": mean 89.00%, 11.2 standard errors (0.09% each, over 500 resplits) below 1 − α: beyond the resplits' Monte-Carlo error`,
+		`class "hotel": mean 92.20% above the 90.91% scores without ties give (n = 10; its band [90.00%, 99.09%]): 12.00% of its resplits' thresholds tie`,
+		"each class's mean coverage is guaranteed ≥ 1 − α.",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("want %q in:\n%s", want, got)
@@ -68,5 +77,12 @@ func TestCoverageCheckClassNotes(t *testing.T) {
 	}
 	if strings.Contains(got, `"alpha":`) || strings.Contains(got, `"golf":`) {
 		t.Errorf("a note for a class the guarantee does not contradict:\n%s", got)
+	}
+	// PAC per class: the footnote states that guarantee, not the mean's.
+	c.Delta = 0.1
+	b.Reset()
+	if err := c.WriteClasses(&b); err != nil || !strings.Contains(b.String(), "PAC per class: at most δ = 10.00% of calibration draws leave a class's true coverage below 1 − α") ||
+		strings.Contains(b.String(), "mean coverage is guaranteed") {
+		t.Errorf("PAC per class: %v\n%s", err, b.String())
 	}
 }

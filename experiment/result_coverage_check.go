@@ -138,7 +138,7 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 			hint := larger + ", or more of the class"
 			need, all := (&conformal.TooFewError{Alpha: r.Alpha, Delta: r.Delta}).Need(), c.NCal+c.NTest
 			if f := calFractionFor(need, all); need > 0 && f < 1 {
-				hint = fmt.Sprintf("-cal-fraction %v (cal_fraction= in Python) gives it about %d of its %d; or %s, or more of the class", f, int(f*float64(all)), all, hint)
+				hint = fmt.Sprintf("-cal-fraction %v (cal_fraction= in Python) gives it about %d of its %d; or %s", f, int(f*float64(all)), all, hint)
 			}
 			warnings = append(warnings, fmt.Sprintf("%s: its %d calibration anchors per resplit are too few at %s (%d needed): its set is the whole space in every resplit, so its 100%% coverage says nothing (%s)%s",
 				className(names, c.Label), c.NCal, level, need, hint, pairs))
@@ -205,7 +205,9 @@ func (c *CoverageCheck) WriteClasses(w io.Writer) error {
 	}
 	var b strings.Builder
 	writeGrid(&b, rows)
-	if c.Mode == conformal.Class.String() {
+	if c.Mode == conformal.Class.String() && c.Delta > 0 {
+		fmt.Fprintf(&b, "\nEach class recalibrated on its own calibration anchors of each resplit, PAC per class: at most δ = %.2f%% of calibration draws leave a class's true coverage below 1 − α (the last column: shares of held-out estimates, lifted above δ by their sampling error).\n", 100*c.Delta)
+	} else if c.Mode == conformal.Class.String() {
 		b.WriteString("\nEach class recalibrated on its own calibration anchors of each resplit: each class's mean coverage is guaranteed ≥ 1 − α.\n")
 		for _, n := range c.classNotes() {
 			fmt.Fprintf(&b, "%s.\n", n)
@@ -218,11 +220,13 @@ func (c *CoverageCheck) WriteClasses(w io.Writer) error {
 }
 
 // classNotes explain, for a class-conditional set, the class means the
-// guarantee seems to contradict: a mean above its band's upper end where
-// the class's thresholds tie other calibration scores, and a mean below
-// 1 − α, measured in the resplits' standard errors (their Monte-Carlo
-// error: the guarantee is for the mean over all resplits, which these
-// estimate).
+// guarantee seems to contradict: a mean above what scores without ties
+// give — ⌈(n+1)(1−α)⌉/(n+1), within the band, by more than two standard
+// errors (a class of 10 calibration anchors: 90.91% in [90%, 99.09%]) —
+// where the class's thresholds tie other calibration scores, and a mean
+// below 1 − α, measured in the resplits' standard errors (their
+// Monte-Carlo error: the guarantee is for the mean over all resplits,
+// which these estimate).
 func (c *CoverageCheck) classNotes() []string {
 	var notes []string
 	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
@@ -231,10 +235,15 @@ func (c *CoverageCheck) classNotes() []string {
 			continue
 		}
 		name, m, se := className(c.LabelNames, k.Label), k.Coverage.Mean, k.Coverage.SE()
+		untied := math.Ceil(float64(k.NCal+1)*(1-c.Alpha)-1e-9) / float64(k.NCal+1)
 		switch {
-		case k.Band[1] > 0 && m > k.Band[1] && k.TiedShare > 0:
-			notes = append(notes, fmt.Sprintf("%s: mean %s above its band [%s, %s] (n = %d), which holds for scores without ties: %s of its resplits' thresholds tie other calibration scores of the class, and a set covers every score equal to its threshold at once",
-				name, pct(m), pct(k.Band[0]), pct(k.Band[1]), k.NCal, pct(k.TiedShare)))
+		case k.Band[1] > 0 && k.TiedShare > 0 && m > untied+2*se:
+			where := fmt.Sprintf("above its band [%s, %s] (n = %d), which holds for scores without ties", pct(k.Band[0]), pct(k.Band[1]), k.NCal)
+			if m <= k.Band[1] {
+				where = fmt.Sprintf("above the %s scores without ties give (n = %d; its band [%s, %s])", pct(untied), k.NCal, pct(k.Band[0]), pct(k.Band[1]))
+			}
+			notes = append(notes, fmt.Sprintf("%s: mean %s %s: %s of its resplits' thresholds tie other calibration scores of the class, and a set covers every score equal to its threshold at once",
+				name, pct(m), where, pct(k.TiedShare)))
 		case m < 1-c.Alpha && se > 0:
 			z := (1 - c.Alpha - m) / se
 			how := "within the resplits' Monte-Carlo error (more resplits, -resplits, narrow it)"
@@ -343,6 +352,7 @@ func (c *CoverageCheck) WriteText(w io.Writer) error {
 		{"Coverage", "5th percentile", "Resplits below 1 − α", "Exclusion", "Guarantee"},
 		{pm(c.Coverage), pct(c.P05), pct(c.BelowShare), pm(c.Exclusion), c.guarantee()},
 	})
+	fmt.Fprintf(&b, "\nCoverage and exclusion are means over the resplits ± one resplit's spread; the mean coverage's own standard error is %s.\n", pct(c.Coverage.SE()))
 	if t := c.WholeSpaceText(); t != "" {
 		fmt.Fprintf(&b, "\n%s.\n", t)
 	}

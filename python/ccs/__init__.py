@@ -495,6 +495,7 @@ def _ids(x, name, missing_labels="error"):
         # NumPy makes ["cat", "dog", 5] strings, "5" a class of its own:
         # judged as the object array it is, the int is refused by name.
         what, x = "a list", np.array(x, dtype=object)
+    _lib.masked(x, name)  # np.asarray would read the values under the mask
     try:
         a = np.asarray(_lib.host(x))
     except ValueError as e:  # ragged: lists of several labels a row
@@ -2588,11 +2589,16 @@ class Client:
         with fdr also "flagged" (and with delta "fdr_p_value"), and the
         drift "monitor" after these points. None: the service's defaults.
         No points: empty arrays, without a request (the monitor None)."""
+        num = {}
         for k, v in (("alpha_ood", alpha_ood), ("delta", delta), ("fdr", fdr)):
-            # As Set.ood takes them: a number (a str went to the service,
-            # which parsed it).
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))):
+            # As Set.ood takes them: a number, a NumPy one or a 0-d array
+            # (a str went to the service, which parsed it).
+            if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "iuf":
+                v = _lib._plain(k, v)
+            if v is not None and (isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating))):
                 raise TypeError(f"ood: {k}: got a {type(v).__name__}, want a number")
+            num[k] = _lib._plain(k, v) if v is not None else None
+        alpha_ood, delta, fdr = num["alpha_ood"], num["delta"], num["fdr"]
         p = self._rows(points, "points", name, "ood")
         if len(p) == 0:
             got = {"score": np.empty(0), "p_value": np.empty(0), "ood": np.empty(0, dtype=np.bool_)}

@@ -210,7 +210,9 @@ def options(**kw):
 def _plain(name, v):
     """A keyword's value as JSON takes it (see options): a half- or
     single-precision NumPy number as the shortest decimal that is it
-    (np.float32(0.1) is 0.1, as asked, not 0.10000000149011612)."""
+    (np.float32(0.1) is 0.1, as asked, not 0.10000000149011612); a masked
+    value refused."""
+    masked(v, name)
     if isinstance(v, np.ndarray) and v.ndim == 0:
         v = v[()]
     if isinstance(v, (np.float16, np.float32)) and np.isfinite(v):
@@ -321,15 +323,24 @@ def _ragged(x, name, e):
     return e
 
 
+def masked(x, name):
+    """Refuses a masked array (or masked NumPy value) with masked entries:
+    np.asarray drops the mask, and the values under it would be read."""
+    if isinstance(x, np.ma.MaskedArray) and np.ma.getmaskarray(x).any():
+        if x.ndim == 0:
+            raise ValueError(f"{name or 'value'}: a masked value: give the number itself")
+        raise ValueError(f"{name or 'array'}: a masked array with {int(np.ma.getmaskarray(x).sum())} masked entries: ccs reads "
+                         "every value, the masked ones too; drop the rows that hold them, and the same rows of the arrays "
+                         "beside it (keep = ~np.ma.getmaskarray(x).reshape(len(x), -1).any(axis=1); x[keep].data, labels[keep]), "
+                         "or fill them (x.filled(v)) if that is what you mean")
+
+
 def asarray(x, name, dtype=None):
     """np.asarray of x on the host (host), a list of rows of unequal
     lengths refused naming the row (name: the argument), and a masked array
     with masked entries refused: np.asarray drops the mask, and the values
     under it would be read as numbers (a fill of -999 as a coordinate)."""
-    if isinstance(x, np.ma.MaskedArray) and np.ma.getmaskarray(x).any():
-        raise ValueError(f"{name or 'array'}: a masked array with {int(np.ma.getmaskarray(x).sum())} masked entries: ccs reads "
-                         "every value, the masked ones too; drop the rows that hold them (x[~x.mask.any(axis=1)].data), "
-                         "or fill them (x.filled(v)) if that is what you mean")
+    masked(x, name)
     try:
         return np.asarray(host(x), dtype=dtype)
     except ValueError as e:

@@ -998,6 +998,9 @@ def test_client_equals_set_methods(calibrated, sim, tmp_path):
         for k in ("score", "p_value", "ood", "flagged"):
             assert list(got[k]) == list(want[k]), k
         assert got["ood"][-20:].sum() > 10 and got["monitor"] is not None
+        # NumPy numbers and 0-d arrays as Set.ood takes them.
+        as_np = c.ood("ood", pts, alpha_ood=np.array(0.1), fdr=np.float32(0.2))
+        assert list(as_np["p_value"]) == list(want["p_value"]) and list(as_np["flagged"]) == list(want["flagged"])
         # The set's dimension, from the listing: checked before sending.
         with pytest.raises(ValueError, match=r"score: points: dimension 4 \(shape \(2, 4\)\); set 'one' has dimension 3"):
             c.score("one", anchor, np.ones((2, 4)))
