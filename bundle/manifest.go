@@ -100,7 +100,12 @@ type ManifestFile struct {
 	File    string         `json:"file"`
 	Anchors int            `json:"anchors"`
 	Classes map[string]int `json:"classes,omitempty"` // anchors per label
-	Pools   map[string]int `json:"pools,omitempty"`   // rows of positive_pool and negative_pool
+	// ClassesByName are Classes keyed by the labels' names, for string
+	// labels (Manifest.LabelNames): what a reader of the file looks for
+	// ("boot": 123 beside "0": 123; JSON's keys sort as strings, so
+	// Classes reads "0", "10", "11", "2", …).
+	ClassesByName map[string]int `json:"classes_by_name,omitempty"`
+	Pools         map[string]int `json:"pools,omitempty"` // rows of positive_pool and negative_pool
 	// Blocks counts the blocks the split's anchors are of, when split by
 	// block (Manifest.SplitBy).
 	Blocks int `json:"blocks,omitempty"`
@@ -144,6 +149,12 @@ func NewManifest(command string, in Inputs, cfg MakeConfig, plan *Plan) *Manifes
 			f.Classes = map[string]int{}
 			for _, l := range slices.Sorted(maps.Keys(c)) {
 				f.Classes[strconv.FormatInt(l, 10)] = c[l]
+				if l >= 0 && l < int64(len(cfg.LabelNames)) {
+					if f.ClassesByName == nil {
+						f.ClassesByName = map[string]int{}
+					}
+					f.ClassesByName[cfg.LabelNames[l]] = c[l]
+				}
 			}
 		}
 		if in.Blocks != nil && sp.Name != SplitNames[OOD] {

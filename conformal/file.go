@@ -284,7 +284,7 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 	}
 	c := *f.Calibration
 	c.Rows = f.Rows
-	if !c.Mode.valid() {
+	if !c.Mode.Valid() {
 		return nil, nil, fmt.Errorf("calibration.mode is missing")
 	}
 	switch {

@@ -33,8 +33,8 @@ var modes = enum.Names[Mode]{What: "calibration mode", Names: []string{"one-per-
 // String returns "one-per-anchor", "pooled", "pac" or "class".
 func (m Mode) String() string { return modes.String(m) }
 
-// valid reports whether m is a known mode.
-func (m Mode) valid() bool { return modes.Valid(m) }
+// Valid reports whether m is a known mode.
+func (m Mode) Valid() bool { return modes.Valid(m) }
 
 // MarshalText implements encoding.TextMarshaler.
 func (m Mode) MarshalText() ([]byte, error) { return modes.Marshal(m) }

@@ -130,6 +130,12 @@ func TestReadDocument(t *testing.T) {
 		{`{"kind": "coverage-check", "resplits": 3, "coverages": [0.9, 0.8]}`, "2 coverages for 3 resplits"},
 		{`{"kind": "coverage-check", "resplits": 1, "coverages": [1.5]}`, "not a fraction"},
 		{`{"kind": "coverage-check", "resplits": 1, "this_set": {"coverage": 95, "positives": 10}}`, "this_set.coverage = 95, not a fraction"},
+		// An evaluation of no fields rendered 0.00% against 1 − α = 100%;
+		// one in percent 9577%.
+		{`{"kind": "evaluate"}`, "calibration.mode missing or unknown"},
+		{`{"kind": "evaluate", "calibration": {"mode": "one-per-anchor"}, "alpha": 0.05}`, "positives = 0"},
+		{`{"kind": "evaluate", "calibration": {"mode": "one-per-anchor"}, "alpha": 0.05, "positives": 10, "coverage": 95.77}`, "coverage = 95.77, not a fraction"},
+		{`{"kind": "evaluate", "calibration": {"mode": "pac"}, "alpha": 0.05, "positives": 10, "coverage": 0.9, "classes": [{"coverage": 0.9, "exclusion": 2}]}`, "classes[0].exclusion = 2, not a fraction"},
 		{`{"kind": "sim", "tables": [null]}`, "tables[0] is null"},
 		{`{"kind": "fmnist", "hull": [null]}`, "hull[0] is null"},
 		{`{"kind": "ood", "ood": [null]}`, "ood[0] is null"},

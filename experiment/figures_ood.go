@@ -62,8 +62,8 @@ func rocFigure(t *OODTable, stem string) *figure.Figure {
 func rocFigureOf(t *OODTable, stem string, ccs func(string) bool, ccsName, baseName string) *figure.Figure {
 	var whole, zoom []*plot.Plot
 	var entries []figure.Entry
-	named := map[string]int{} // a row's colour, the same in every panel
-	drawn := [2]int{}         // the most CCS rows and baselines drawn in a panel
+	named := map[string]bool{} // the rows in the legend
+	drawn := [2]int{}          // the most CCS rows and baselines drawn in a panel
 	for j, set := range t.Sets {
 		c, b := best(t, j, true, 3, ccs), best(t, j, false, 2, ccs)
 		drawn = [2]int{max(drawn[0], len(c)), max(drawn[1], len(b))}
@@ -73,19 +73,18 @@ func rocFigureOf(t *OODTable, stem string, ccs func(string) bool, ccsName, baseN
 		}
 		p := figure.Panel("ID vs "+set, "false-positive rate (share of ID flagged)", "true-positive rate (share of OOD flagged)")
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
-		z := figure.Panel("ID vs "+set+", false-positive rate ≤ 10%", "false-positive rate (share of ID flagged)", "true-positive rate (share of OOD flagged)")
+		z := figure.Panel("ID vs "+set+", false-positive rate ≤ 0.1", "false-positive rate (share of ID flagged)", "true-positive rate (share of OOD flagged)")
 		z.X.Min, z.X.Max, z.Y.Max = 0, 0.1, 1
 		figure.Line(p, []float64{0, 1}, []float64{0, 1}, draw.LineStyle{Color: color.Gray{170}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(3), vg.Points(3)}})
 		zmin := 1.0
 		for _, i := range rows {
 			r := t.Rows[i]
 			c := r.Curves[j]
-			k, ok := named[r.Method]
-			if !ok {
-				k = len(named)
-				named[r.Method] = k
-			}
-			s := figure.Style(k)
+			// A row's colour is its place in the table, as in the other
+			// figures of its rows (compare's coverage, trade-off, classes).
+			ok := named[r.Method]
+			named[r.Method] = true
+			s := figure.Style(i)
 			l := figure.Line(p, c.FPR, c.TPR, s)
 			// The zoomed curve: its points up to 10%, and where it crosses 10%.
 			var zx, zy []float64
@@ -201,9 +200,17 @@ func histogramsFigureOf(t *OODTable, stem string, ccsRule func(string) bool, ccs
 			}
 			r := t.Rows[b[0]]
 			c := r.Curves[j]
-			p := figure.Panel(fmt.Sprintf("%s, vs %s (AUROC %.1f)", r.Method, set, r.AUROC[j].Mean), "score (higher: more OOD)", "share of inputs per bin")
+			auroc := fmt.Sprintf("AUROC %.1f", r.AUROC[j].Mean)
+			if t.Runs > 1 { // the curves are seed 0's, the AUROC every seed's mean
+				auroc = fmt.Sprintf("mean AUROC %.1f over %d seeds", r.AUROC[j].Mean, t.Runs)
+			}
+			p := figure.Panel(fmt.Sprintf("%s, vs %s (%s)", r.Method, set, auroc), "score (higher: more OOD)", "share of inputs per bin")
 			x, yi := figure.Steps(c.Edges, c.ID)
 			_, yo := figure.Steps(c.Edges, c.OOD)
+			p.Y.Min = 0
+			if top := max(slices.Max(append([]float64{0}, yi...)), slices.Max(append([]float64{0}, yo...))); top > 0 {
+				p.Y.Max = 1.08 * top // the tallest bar clear of the frame
+			}
 			zero := make([]float64, len(x))
 			figure.Band(p, x, zero, yi, figure.Translucent(idC, 90))
 			figure.Band(p, x, zero, yo, figure.Translucent(oodC, 90))

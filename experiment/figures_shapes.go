@@ -186,6 +186,6 @@ func shapesFigure(t *Table, stem string) (*figure.Figure, error) {
 		panels = append(panels, p)
 	}
 	return &figure.Figure{Name: stem + "-shapes", W: 9 * vg.Inch, H: 3.3*vg.Inch + figure.LegendHeight(len(entries), 2),
-		Caption: fmt.Sprintf("%s, seed 0: the fitted sets around one test anchor, sliced through the anchor along each pair of coordinates (the third held at the anchor's), at their calibrated thresholds; the anchor's positives and negatives projected onto each plane.", t.Title),
+		Caption: fmt.Sprintf("%s, seed 0: the fitted sets around one test anchor, sliced through the anchor along each pair of coordinates (the third held at the anchor's), at their calibrated thresholds; the anchor's positives and negatives projected onto each plane. Each panel spans the same range on both axes, drawn to slightly different scales: a circle looks a little oval.", t.Title),
 		Draw:    figure.Grid([][]*plot.Plot{panels}, entries, 2)}, nil
 }

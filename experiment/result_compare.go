@@ -66,7 +66,7 @@ func (r *CompareResult) Figures(stem string) ([]*figure.Figure, error) {
 		if f := classesFigure(t, s); f != nil {
 			figs = append(figs, f)
 		}
-		ot := &OODTable{Title: "OOD detection, " + t.Title, Config: t.Config, Sets: []string{"ood"}, Runs: 1}
+		ot := &OODTable{Title: "OOD detection, " + t.Title, Config: t.Config, Sets: []string{"ood"}, Runs: t.Seeds}
 		for _, row := range t.Rows {
 			if row.OODCurve == nil || row.OODAUROC == nil {
 				continue

@@ -76,6 +76,42 @@ type Evaluation struct {
 	ClassChecks []conformal.ClassCheck `json:"class_checks,omitempty"`
 }
 
+// Check refuses an evaluation that is not one (a file edited by hand, or
+// another document's fields): no calibration mode or α, no positives,
+// coverages and exclusions that are not fractions (a report of 9577% or
+// of 0% against 1 − α = 100% before).
+func (e *Evaluation) Check() error {
+	switch {
+	case !e.Calibration.Mode.Valid():
+		return fmt.Errorf("calibration.mode missing or unknown: want one-per-anchor, pooled, pac or class")
+	case !(e.Alpha > 0 && e.Alpha < 1):
+		return fmt.Errorf("alpha = %v, want 0 < α < 1", e.Alpha)
+	case e.Positives < 1:
+		return fmt.Errorf("positives = %d: an evaluation counts at least one test positive", e.Positives)
+	}
+	fraction := func(what string, v *float64) error {
+		if v != nil && !(*v >= 0 && *v <= 1) {
+			return fmt.Errorf("%s = %v, not a fraction", what, *v)
+		}
+		return nil
+	}
+	if err := fraction("coverage", &e.Coverage); err != nil {
+		return err
+	}
+	if err := fraction("exclusion", e.Exclusion); err != nil {
+		return err
+	}
+	for i, c := range e.Classes {
+		if err := fraction(fmt.Sprintf("classes[%d].coverage", i), &c.Coverage); err != nil {
+			return err
+		}
+		if err := fraction(fmt.Sprintf("classes[%d].exclusion", i), c.Exclusion); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // LabelEvaluation is one label's row of an evaluation label by label
 // (eval.LabelResult), with its name where the labels have names.
 type LabelEvaluation struct {

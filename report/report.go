@@ -249,7 +249,7 @@ body { font-family: "Liberation Serif", Georgia, serif; max-width: 1000px; margi
 h1 { font-size: 1.6em; } h2 { font-size: 1.3em; border-bottom: 1px solid #ccc; margin-top: 2em; } h3 { font-size: 1.05em; margin-bottom: 0.2em; }
 code, .build { font-family: "Liberation Mono", monospace; font-size: 0.85em; }
 .protocol { font-size: 0.85em; color: #444; margin: 0.2em 0 0.6em; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em; display: block; max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
 th { background: #f2f2f2; }

@@ -604,6 +604,15 @@ func TestBundleCommand(t *testing.T) {
 	if err := json.Unmarshal(data, &sm); err != nil || !slices.Equal(sm.LabelNames, []string{"boot", "coat", "dress", "shirt"}) || !slices.Equal(sm.OODClasses, []int64{3}) {
 		t.Errorf("manifest of string labels: names %q, OOD classes %v (%v)", sm.LabelNames, sm.OODClasses, err)
 	}
+	// Each split's counts by name too, the same counts as by number.
+	for _, f := range sm.Files {
+		for num, n := range f.Classes {
+			l, _ := strconv.Atoi(num)
+			if f.ClassesByName[sm.LabelNames[l]] != n || len(f.ClassesByName) != len(f.Classes) {
+				t.Errorf("%s: classes %v, by name %v", f.File, f.Classes, f.ClassesByName)
+			}
+		}
+	}
 	// evaluate and coverage-check name the classes by the manifest's
 	// names, in text and JSON; a file the manifest does not describe keeps
 	// the numbers.

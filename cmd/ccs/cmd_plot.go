@@ -4,6 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/ccsets/ccs/experiment"
 	"github.com/ccsets/ccs/figure"
@@ -17,7 +20,7 @@ type plotOptions struct {
 
 func plotCommand() *command {
 	return &command{name: "plot", args: "-out DIR RESULT.json…",
-		short: "draw the figures of ccs reproduce results (-json output or a results directory's TABLE.json) as PNG and SVG",
+		short: "draw the figures of result documents (the -json or -out of ccs reproduce, compare, evaluate, coverage-check and ood; a results directory's TABLE.json) as PNG and SVG",
 		flags: func(fs *flag.FlagSet) runner {
 			var o plotOptions
 			fs.StringVar(&o.Out, "out", "", "write the figures in `DIR` (required)")
@@ -38,6 +41,10 @@ func runPlot(_ context.Context, o plotOptions, out *output) error {
 	n := 0
 	seen := map[string]int{} // figure names drawn, and how often
 	for _, f := range o.Files {
+		if fi, err := os.Stat(f); err == nil && fi.IsDir() {
+			docs, _ := filepath.Glob(filepath.Join(f, "*.json"))
+			return usagef("plot: %s is a directory: give the result documents in it (%s)", f, strings.Join(docs, " "))
+		}
 		doc, err := experiment.LoadDocument(f)
 		if err != nil {
 			return err

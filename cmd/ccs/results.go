@@ -230,15 +230,21 @@ func saveJSON(out *output, cmd string, v any, asJSON bool, path string) error {
 // document (saveDocument).
 const outUsage = "also write the JSON document -json prints to `FILE` (replaced whole, never left half-written): what ccs report and ccs plot read"
 
-// checkOut refuses a directory as cmd's -out before any work, naming the
-// file to give: DIR/KIND.json, where ccs report -in DIR looks for a
-// document of kind.
+// checkOut refuses, before any work, a directory as cmd's -out, naming
+// the file to give (DIR/KIND.json, where ccs report -in DIR looks for a
+// document of kind), and a file in a directory that is not there (found
+// after minutes of scoring before).
 func checkOut(cmd, kind, path string) error {
 	if path == "" {
 		return nil
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return usagef("%s: -out %s is a directory: give the JSON file to write (%s)", cmd, path, filepath.Join(path, kind+".json"))
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%s: -out %s: its directory %s is not there (mkdir -p %s)", cmd, path, dir, dir)
+		}
 	}
 	return nil
 }

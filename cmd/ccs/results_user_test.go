@@ -216,3 +216,32 @@ func TestResultsTextAsEvaluate(t *testing.T) {
 		}
 	}
 }
+
+// TestOutDirMissing: a -out file whose directory is not there is refused
+// before any input is read (ccs ood found it after its scoring and CIDER's
+// training).
+func TestOutDirMissing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "nodir", "x.json")
+	for _, args := range [][]string{
+		{"ood", "-set", "s.json", "-id", "a.npz", "-ood", "b.npz", "-out", out},
+		{"evaluate", "-set", "s.json", "-test", "t.npz", "-out", out},
+		{"coverage-check", "-set", "s.json", "-test", "t.npz", "-out", out},
+	} {
+		err := run(io.Discard, io.Discard, args)
+		if err == nil || !strings.Contains(err.Error(), "-out "+out+": its directory "+filepath.Dir(out)+" is not there") {
+			t.Errorf("%s: %v", args[0], err)
+		}
+	}
+}
+
+// TestPlotDirectory: a results directory given to ccs plot is a usage
+// error naming the documents in it ("read results: is a directory"
+// before).
+func TestPlotDirectory(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "compare.json"), []byte("{}"), 0o644)
+	err := run(io.Discard, io.Discard, []string{"plot", "-out", filepath.Join(dir, "figs"), dir})
+	if !isUsage(err) || !strings.Contains(err.Error(), dir+" is a directory: give the result documents in it ("+filepath.Join(dir, "compare.json")+")") {
+		t.Errorf("plot of a directory: %v", err)
+	}
+}
