@@ -2368,6 +2368,10 @@ _TRANSPOSED = "transposed? Rows are embeddings: give x.T (np.save(path, x.T) for
 # the bytes of a request body it reads.
 _BODY_LIMIT = 32 << 20
 
+# _SCORE_POINTS and _SCORE_BYTES bound one of Client.score's requests:
+# half a service's default limits (ccs serve -max-points, -max-body).
+_SCORE_POINTS, _SCORE_BYTES = 50_000, 16 << 20
+
 
 class Client:
     """A client of a ccs service at url (ccs serve, or a Server of
@@ -2452,7 +2456,7 @@ class Client:
             reason = getattr(e, "reason", e)
             if isinstance(reason, (socket.timeout, TimeoutError)):
                 raise TimeoutError(f"{method} {path}: no answer from {self.url} within {self.timeout:g} s (timeout=)") from None
-            if data is not None and len(data) > 1 << 20 and isinstance(reason, (ConnectionResetError, BrokenPipeError)):
+            if data is not None and len(data) > 1 << 18 and isinstance(reason, (ConnectionResetError, BrokenPipeError)):
                 # The service answers 413 at once for a body over its limit
                 # and closes; urllib, still sending, sees the cut instead.
                 per = 4 * body.shape[-1] if npy and getattr(body, "ndim", 0) == 2 else 0
@@ -2530,7 +2534,9 @@ class Client:
         class-conditional set label= (the anchor's integer label or its
         class's name), the answer's "label" and "class" too. No points, (0,
         d): empty arrays, as the Set methods answer, without scoring (the
-        threshold from the listing, asked again)."""
+        threshold from the listing, asked again). Many points go in requests
+        of at most 16 MiB and 50 000 points each (a service's default limits
+        are 32 MiB and 100 000), their answers joined in order."""
         if label is not None:
             label = _label(label, "score: label")
         a, p = self._rows(anchor, "anchor", name, "score"), self._rows(points, "points", name, "score")
@@ -2540,13 +2546,19 @@ class Client:
             raise ValueError(f"score: the anchor has {a.shape[1]} dimensions, the points {p.shape[1]}")
         if len(p) == 0:
             return {"score": np.empty(0), "inside": np.empty(0, dtype=np.bool_), "threshold": self._threshold(name, label)}
-        try:
-            out = self._request("POST", f"/v1/sets/{_quote(name)}/score", np.vstack([a, p]), npy=True, query={"label": label})
-        except ServiceError as e:
-            raise _in_call_terms(e) from None
-        _warn(out.get("warnings") or [])
-        got = {"score": np.asarray(out["scores"], dtype=np.float64), "inside": np.asarray(out["inside"], dtype=np.bool_),
-               "threshold": out["threshold"]}
+        per = max(1, min(_SCORE_POINTS, _SCORE_BYTES // (p.dtype.itemsize * p.shape[1]) - 1))
+        scores, inside, warned = [], [], []
+        for lo in range(0, len(p), per):
+            try:
+                out = self._request("POST", f"/v1/sets/{_quote(name)}/score", np.vstack([a, p[lo:lo + per]]), npy=True,
+                                    query={"label": label})
+            except ServiceError as e:
+                raise _in_call_terms(e, offset=lo) from None  # a later request's points numbered as the call's
+            warned += [w for w in out.get("warnings") or [] if w not in warned]
+            scores.append(np.asarray(out["scores"], dtype=np.float64))
+            inside.append(np.asarray(out["inside"], dtype=np.bool_))
+        _warn(warned)
+        got = {"score": np.concatenate(scores), "inside": np.concatenate(inside), "threshold": out["threshold"]}
         got.update({k: out[k] for k in ("label", "class") if k in out})
         return got
 
@@ -2625,9 +2637,10 @@ class Client:
         return got
 
 
-def _in_call_terms(e, anchor_only=False, points_only=False):
+def _in_call_terms(e, anchor_only=False, points_only=False, offset=0):
     """A ServiceError about an .npy body, named in the call's terms: score's
-    body is the anchor, then the points (body[3][7] is points[2][7]);
+    body is the anchor, then the points (body[3][7] is points[2][7]; of a
+    request of the call's points from offset on, points[offset + 2][7]);
     retrieve's the anchor, ood's the points."""
     import re
     m = re.fullmatch(r"body(?:\[(\d+)\])?(.*)", e.field or "")
@@ -2643,7 +2656,7 @@ def _in_call_terms(e, anchor_only=False, points_only=False):
     elif i == "0":
         field = "anchor" + rest
     else:
-        field = f"points[{int(i) - 1}]{rest}"
+        field = f"points[{int(i) - 1 + offset}]{rest}"
     return ServiceError(e.status, e.code, field, e.message)
 
 

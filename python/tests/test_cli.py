@@ -963,7 +963,7 @@ def test_serve_warns_of_readable_tokens(calibrated, tmp_path):
         ccs.serve({"one": str(calibrated["one"][0])}, addr="127.0.0.1:0", auth_tokens=tokens).close()
 
 
-def test_client_equals_set_methods(calibrated, sim, tmp_path):
+def test_client_equals_set_methods(calibrated, sim, tmp_path, monkeypatch):
     """ccs.Client against a service (ccs.serve with a token, a collection
     of string ids, a class-conditional set, an OOD test) answers as the Set
     methods do in this process: scores and inside, retrieve's ids and
@@ -1016,6 +1016,17 @@ def test_client_equals_set_methods(calibrated, sim, tmp_path):
         with pytest.raises(ccs.ServiceError) as e:
             c.ood("ood", bad)
         assert e.value.field == "points[2][1]", str(e.value)
+        # Many points go in several requests, answered as one; a refused
+        # point is named by its place in the call's points.
+        monkeypatch.setattr(ccs, "_SCORE_POINTS", 7)
+        got = c.score("one", anchor, points)
+        assert list(got["score"]) == list(one.scores(anchor, points)) and list(got["inside"]) == list(one.contains(anchor, points))
+        bad = points[:30].copy()
+        bad[17, 1] = np.nan
+        with pytest.raises(ccs.ServiceError) as e:
+            c.score("one", anchor, bad)
+        assert e.value.field == "points[17][1]", str(e.value)
+        monkeypatch.undo()
         # No points: empty answers, as the Set methods give, with no request.
         got = c.score("one", anchor, np.empty((0, 3), np.float32))
         assert len(got["score"]) == len(got["inside"]) == 0 and got["threshold"] == one.threshold
@@ -1085,9 +1096,11 @@ def test_client_equals_set_methods(calibrated, sim, tmp_path):
         ccs.serve({"one": one}, addr="127.0.0.1:0", auth_tokens="s3cr3tTOKENabcdef0123456789")
     assert "looks like a token itself (not echoed)" in str(e.value) and "s3cr3t" not in str(e.value), str(e.value)
     # A body over the service's limit: the service answers 413 and closes
-    # while the client still sends; said as such, not a bare reset.
+    # while the client still sends; said as such, not a bare reset (the
+    # client's requests of 50 000 points, 600 KB here, over a limit of
+    # 256 KiB).
     big = np.random.default_rng(1).normal(size=(250_000, 3)).astype(np.float32)  # 3 MiB
-    with ccs.serve({"one": one}, addr="127.0.0.1:0", max_body=1 << 20) as srv:
+    with ccs.serve({"one": one}, addr="127.0.0.1:0", max_body=1 << 18) as srv:
         c = ccs.Client(srv)
         try:
             c.score("one", anchor, big)
