@@ -213,12 +213,20 @@ func startFit(fit, val *bundle.Bundle, o fitOptions) (*job, error) {
 		trained = fit.Digest()
 		fit, val = rest, held
 	}
-	return startJob("fit", func(ctx context.Context, j *job) error { return runFit(ctx, j, spec, fit, val, trained) }), nil
+	headVolume := "" // asked for the backbone's volume, which a head not square cannot train
+	if o.HeadVolume == "backbone" && spec.Head {
+		if w := train.HeadVolumeWarning(spec.HeadDim, fit.D); w != "" {
+			headVolume = `head_volume="backbone": ` + w
+		}
+	}
+	return startJob("fit", func(ctx context.Context, j *job) error {
+		return runFit(ctx, j, spec, fit, val, trained, headVolume)
+	}), nil
 }
 
 // runFit trains: the job's work. trained, when not "", is the Digest of
-// the bundle fit and val were held out of.
-func runFit(ctx context.Context, j *job, spec train.Spec, fit, val *bundle.Bundle, trained string) error {
+// the bundle fit and val were held out of; headVolume, a warning to add.
+func runFit(ctx context.Context, j *job, spec train.Spec, fit, val *bundle.Bundle, trained, headVolume string) error {
 	obs := &fitObserver{j: j}
 	f, err := train.Fit(ctx, spec, fit, val, obs)
 	if err != nil {
@@ -229,7 +237,7 @@ func runFit(ctx context.Context, j *job, spec train.Spec, fit, val *bundle.Bundl
 	}
 	j.mu.Lock()
 	j.set, j.result = conformal.Uncalibrated(f.Geometry, f.Info), f.Result
-	j.warnings = warningsOf(train.AlphaWarning(spec.Config.Objective.Alpha), train.WideHeadWarning(spec.HeadDim, fit.D), f.Result.KeptInitial(), obs.streamed)
+	j.warnings = warningsOf(train.AlphaWarning(spec.Config.Objective.Alpha), train.WideHeadWarning(spec.HeadDim, fit.D), headVolume, f.Result.KeptInitial(), obs.streamed)
 	j.mu.Unlock()
 	return nil
 }

@@ -271,6 +271,18 @@ func WideHeadWarning(headDim, d int) string {
 		headDim, d, d, headDim, headDim, d)
 }
 
+// HeadVolumeWarning is what a fit asked for the backbone's volume
+// (-head-volume backbone, head_volume="backbone") is told of a head of
+// out outputs over d-dimensional embeddings that is not square: its sets
+// have no finite volume in the backbone's space, and the volume term is
+// the projected space's. "" for a square head.
+func HeadVolumeWarning(out, d int) string {
+	if out <= 0 || out == d {
+		return ""
+	}
+	return fmt.Sprintf("a %d→%d head is not square, so its sets have no finite volume in the backbone's space; the volume term, and LogVol/d, are the projected space's, as with the projected volume", d, out)
+}
+
 // Train fits g on fit, selecting the checkpoint with the highest exclusion on
 // val. g is updated in place and holds the best parameters on return. A
 // cancelled ctx stops it before the next batch with ctx's error.

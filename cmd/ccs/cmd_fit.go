@@ -122,7 +122,7 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 	}
 	if o.headVolumeSet && o.HeadDim > 0 && o.HeadDim != fit.D && o.Recipe.InfoNCE != nil && !o.Recipe.InfoNCE.ProjectedVolume {
 		// Asked for, and not what a head that is not square can train.
-		out.warn(fmt.Sprintf("-head-volume backbone: a %d→%d head is not square, so its sets have no finite volume in the backbone's space; the volume term, and LogVol/d, are the projected space's (as -head-volume projected)", fit.D, o.HeadDim))
+		out.warn("-head-volume backbone: " + train.HeadVolumeWarning(o.HeadDim, fit.D))
 	}
 	cfg := o.Recipe
 	cfg.Objective.Objective, cfg.Objective.Alpha, cfg.Seed = obj, o.Alpha, o.Seed

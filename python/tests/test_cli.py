@@ -665,6 +665,19 @@ def fitted(sim, cli, tmp_path_factory):
     return out
 
 
+def test_fit_head_volume_backbone_warns(sim):
+    """head_volume="backbone" asked of a head that is not square is told
+    what it trains, as ccs fit -head-volume backbone says it; a square one
+    draws no such warning."""
+    fit = ccs.Bundle.load(sim / "fit.npz")
+    with pytest.warns(ccs.CCSWarning, match=r'head_volume="backbone": a 3→2 head is not square'):
+        ccs.fit("genball", fit, sim / "val.npz", objective="neg,infonce", head_dim=2, head_volume="backbone", epochs=1)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ccs.fit("genball", fit, sim / "val.npz", objective="neg,infonce", head_volume="backbone", epochs=1)
+    assert not [x for x in w if "not square" in str(x.message)]
+
+
 @pytest.mark.parametrize("name", [f[0] for f in FITS])
 def test_fit_equals_ccs_fit(fitted, name):
     cli_file, py_file, f = fitted[name]
