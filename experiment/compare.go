@@ -707,13 +707,11 @@ func partlyUntrainedWarning(partly []string) string {
 	return strings.Join(partly, "; ") + " kept the initial geometry: no epoch's validation exclusion beat epoch 0's, so those seeds' sets are untrained, and the row's mean and spread mix them with the trained seeds' (a larger learning rate, another recipe or more patience may train them)"
 }
 
-// setWarnings are the sets' own warnings, each once: after the rows that
-// gave it, and, where some seeds' sets did not, at how many seeds.
 // farWarning names the rows whose per-input OOD test flagged more of the
 // ID test inputs than α_ood by more than chance allows, at some seed (a
-// tail below ShiftTail): a table's FAR of 8.2% against 5% (2.7 of its
-// standard deviations) read as the test working; "" when none did. Such
-// a row's sets score the test inputs otherwise than the held-out ones
+// tail below ShiftTail; a user weighing a FAR of 8.2% against 5% had only
+// the footnote's standard deviation to judge it by); "" when none did.
+// Such a row's sets score the test inputs otherwise than the held-out ones
 // that calibrated the test: its false-alarm guarantee does not hold for
 // them.
 func farWarning(methods []Method, results [][]cellResult, m int) string {
@@ -736,6 +734,8 @@ func farWarning(methods []Method, results [][]cellResult, m int) string {
 		ood.DefaultAlpha, strings.Join(parts, "; "))
 }
 
+// setWarnings are the sets' own warnings, each once: after the rows that
+// gave it, and, where some seeds' sets did not, at how many seeds.
 func setWarnings(methods []Method, results [][]cellResult) []string {
 	type group struct {
 		text  string
