@@ -138,8 +138,15 @@ func (p *progress) epoch(row string, seed uint64, pr train.Progress) {
 	if p.off {
 		return
 	}
-	p.note(fmt.Sprintf("  seed %d, %s: epoch %d/%d, validation exclusion %.1f%% (best %.1f%% at epoch %d), %s in its training",
-		seed, row, pr.Epoch, pr.MaxEpochs, 100*pr.ValExclusion, 100*pr.BestExclusion, pr.BestEpoch, pr.Elapsed.Round(time.Second)))
+	// A bound on what the row's training has left (its early stop may end
+	// it sooner): a table's first seed gives no ETA until it ends, and a
+	// d = 768 user's ran 6 minutes without one.
+	left := ""
+	if pr.Epoch > 0 && pr.MaxEpochs > pr.Epoch {
+		left = fmt.Sprintf(", at most %s more", (pr.Elapsed / time.Duration(pr.Epoch) * time.Duration(pr.MaxEpochs-pr.Epoch)).Round(time.Second))
+	}
+	p.note(fmt.Sprintf("  seed %d, %s: epoch %d/%d, validation exclusion %.1f%% (best %.1f%% at epoch %d), %s in its training%s",
+		seed, row, pr.Epoch, pr.MaxEpochs, 100*pr.ValExclusion, 100*pr.BestExclusion, pr.BestEpoch, pr.Elapsed.Round(time.Second), left))
 }
 
 // note shows a line within a cell: on a terminal at once, in place;

@@ -126,7 +126,7 @@ func TestProgressEpochs(t *testing.T) {
 	}{
 		{"a quick table", time.Second, time.Minute, ""},
 		{"soon after a line", time.Minute, time.Second, ""},
-		{"minutes in", time.Minute, 11 * time.Second, "  seed 1, Generalized (Neg): epoch 12/150, validation exclusion 99.7% (best 99.8% at epoch 9), 3m2s in its training"},
+		{"minutes in", time.Minute, 11 * time.Second, "  seed 1, Generalized (Neg): epoch 12/150, validation exclusion 99.7% (best 99.8% at epoch 9), 3m2s in its training, at most 34m53s more"},
 	} {
 		var stderr bytes.Buffer
 		p := newProgress(&output{stdout: &bytes.Buffer{}, stderr: &stderr}, false, "run")
