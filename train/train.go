@@ -16,6 +16,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -747,7 +749,9 @@ func prepareSplit(g geometry.Learnable, b *bundle.Bundle, workers int) splitRows
 // checkMemory decides whether a training's prepared rows (n·k·d float32
 // per side, for the fit and validation splits) are kept in memory or
 // streamed: kept where they fit in 0.8 of the memory the system reports
-// available, computed a batch at a time otherwise (stream: the same
+// available — or, under a Go memory limit (GOMEMLIMIT, or the cgroup's
+// that ccs sets), what the limit leaves beside the heap, where that is
+// less —, computed a batch at a time otherwise (stream: the same
 // numbers, memory bounded by the bundles, each epoch computing its rows
 // again). A head's projected bundles are not streamed: where they alone
 // would not fit, it refuses, rather than letting the training be killed.
@@ -763,6 +767,13 @@ func checkMemory(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle) 
 		return false, rows, 0, nil
 	}
 	avail = float64(a)
+	// A fit held to GOMEMLIMIT=2GiB peaked at 5.0 GB before: the limit
+	// only makes the collector work harder, it bounds no allocation.
+	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		avail = min(avail, max(0, float64(limit)-float64(ms.HeapAlloc)))
+	}
 	if projected > 0.8*avail {
 		return false, rows, avail, fmt.Errorf("train: the projection head's projected fit and validation splits need %.1f GiB, %.1f GiB of memory is available: a smaller head (head_dim), or fewer anchors or k",
 			projected/(1<<30), avail/(1<<30))

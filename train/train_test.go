@@ -6,6 +6,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -190,7 +192,21 @@ func TestMemoryCheck(t *testing.T) {
 		{"small", nil, small, false, ""},
 		{"huge", nil, huge, true, ""},
 		{"huge with a head", &head.Linear{In: 128, Out: 128}, huge, false, "projected fit and validation splits need"},
+		{"small under a memory limit", nil, &bundle.Bundle{N: 20000, K: 50, KNeg: 50, D: 128}, true, ""},
 	} {
+		if c.name == "small under a memory limit" {
+			// 2·10⁶ rows of 128 float32 (1 GB) under a limit of 64 MiB
+			// beside the heap: streamed, as a GOMEMLIMIT asks.
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			old := debug.SetMemoryLimit(int64(ms.HeapAlloc) + 64<<20)
+			stream, _, _, err := checkMemory(geometry.UnitGenBall(128, 2), c.h, c.fit, small)
+			debug.SetMemoryLimit(old)
+			if err != nil || !stream {
+				t.Errorf("%s: stream %v, error %v", c.name, stream, err)
+			}
+			continue
+		}
 		stream, _, _, err := checkMemory(geometry.UnitGenBall(128, 2), c.h, c.fit, small)
 		if c.errorHas != "" {
 			if err == nil || !strings.Contains(err.Error(), c.errorHas) {
