@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -43,10 +44,25 @@ func correlated(rng *rand.Rand, n, k int) *bundle.Bundle {
 	return b
 }
 
+// TestCovarianceCancelled: a cancelled context stops Σ's estimate, and
+// the ellipsoid's fit with it, with the context's error.
+func TestCovarianceCancelled(t *testing.T) {
+	t.Parallel()
+	b := correlated(rand.New(rand.NewPCG(1, 2)), 40, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := Covariance(ctx, b, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("Covariance: %v, want context.Canceled", err)
+	}
+	if _, err := EllipsoidFrom(ctx, b, b, 0.1, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("EllipsoidFrom: %v, want context.Canceled", err)
+	}
+}
+
 func TestCovarianceMatchesDirectFormula(t *testing.T) {
 	t.Parallel()
 	b := correlated(rand.New(rand.NewPCG(1, 1)), 40, 3)
-	got, added, err := Covariance(b, 0.01)
+	got, added, err := Covariance(context.Background(), b, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +110,7 @@ func TestCovarianceMatchesDirectFormula(t *testing.T) {
 func TestEllipsoidUsesDisjointHalves(t *testing.T) {
 	t.Parallel()
 	cal := correlated(rand.New(rand.NewPCG(2, 2)), 301, 4)
-	s, err := Ellipsoid(cal, 0.1, Options{SplitSeed: 5})
+	s, err := Ellipsoid(context.Background(), cal, 0.1, Options{SplitSeed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +129,7 @@ func TestEllipsoidBeatsBallOnAnisotropicData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ell, err := Ellipsoid(cal, 0.1, Options{})
+	ell, err := Ellipsoid(context.Background(), cal, 0.1, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +200,7 @@ func TestCovarianceSameSums(t *testing.T) {
 		want := covarianceOneByOne(b)
 		for _, procs := range []int{1, 4} {
 			prev := runtime.GOMAXPROCS(procs)
-			got, _, err := Covariance(b, 0)
+			got, _, err := Covariance(context.Background(), b, 0)
 			runtime.GOMAXPROCS(prev)
 			if err != nil {
 				t.Fatal(err)
@@ -258,8 +274,8 @@ func TestEllipsoidFromCoverage(t *testing.T) {
 			dst  *[]float64
 			make func() (*conformal.Set, error)
 		}{
-			{&from, func() (*conformal.Set, error) { return EllipsoidFrom(fit, cal, alpha, opt) }},
-			{&halves, func() (*conformal.Set, error) { return Ellipsoid(cal, alpha, opt) }},
+			{&from, func() (*conformal.Set, error) { return EllipsoidFrom(context.Background(), fit, cal, alpha, opt) }},
+			{&halves, func() (*conformal.Set, error) { return Ellipsoid(context.Background(), cal, alpha, opt) }},
 		} {
 			s, err := c.make()
 			if err != nil {
@@ -308,7 +324,7 @@ func TestEllipsoidSharedRows(t *testing.T) {
 	if err := byIndex.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Ellipsoid(byIndex, 0.1, Options{}); !errors.Is(err, ErrSharedRows) {
+	if _, err := Ellipsoid(context.Background(), byIndex, 0.1, Options{}); !errors.Is(err, ErrSharedRows) {
 		t.Fatalf("halves of a bundle whose positives index its anchors: error %v, want ErrSharedRows", err)
 	}
 	pooled := *byIndex
@@ -321,9 +337,9 @@ func TestEllipsoidSharedRows(t *testing.T) {
 		name string
 		make func() (*conformal.Set, error)
 	}{
-		{"halves, a positive pool", func() (*conformal.Set, error) { return Ellipsoid(&pooled, 0.1, Options{}) }},
-		{"halves, positives written out", func() (*conformal.Set, error) { return Ellipsoid(written, 0.1, Options{}) }},
-		{"Σ from another split", func() (*conformal.Set, error) { return EllipsoidFrom(written, byIndex, 0.1, Options{}) }},
+		{"halves, a positive pool", func() (*conformal.Set, error) { return Ellipsoid(context.Background(), &pooled, 0.1, Options{}) }},
+		{"halves, positives written out", func() (*conformal.Set, error) { return Ellipsoid(context.Background(), written, 0.1, Options{}) }},
+		{"Σ from another split", func() (*conformal.Set, error) { return EllipsoidFrom(context.Background(), written, byIndex, 0.1, Options{}) }},
 	} {
 		s, err := c.make()
 		if err != nil {
@@ -362,7 +378,7 @@ func TestEllipsoidFewDifferences(t *testing.T) {
 		{correlated(rng, 50, 2), cal, 3, ""},
 		{fit64, cal64, 36, "Σ's data define only 36 of its 64 directions (from 200 anchor−positive differences of 40 fit anchors)"},
 	} {
-		s, err := EllipsoidFrom(c.fit, c.cal, 0.1, Options{})
+		s, err := EllipsoidFrom(context.Background(), c.fit, c.cal, 0.1, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -430,7 +446,7 @@ func TestShiftedCoverage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ell, err := EllipsoidFrom(fit, cal, alpha, opt)
+			ell, err := EllipsoidFrom(context.Background(), fit, cal, alpha, opt)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -30,7 +31,7 @@ func BenchmarkCovariance(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("n=%d/d=%d", c.n, c.d), func(b *testing.B) {
 			for range b.N {
-				if _, _, err := Covariance(bb, 0); err != nil {
+				if _, _, err := Covariance(context.Background(), bb, 0); err != nil {
 					b.Fatal(err)
 				}
 			}

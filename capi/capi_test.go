@@ -167,7 +167,7 @@ func calibrated(t *testing.T, d int) map[string]*conformal.Set {
 	if sets["ball"], err = baseline.Ball(cal, 0.1, baseline.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if sets["ellipsoid"], err = baseline.Ellipsoid(cal, 0.1, baseline.Options{}); err != nil {
+	if sets["ellipsoid"], err = baseline.Ellipsoid(context.Background(), cal, 0.1, baseline.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	g := geometry.UnitGenBall(d, 1.5)

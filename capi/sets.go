@@ -174,9 +174,9 @@ func calibrate(fitted *conformal.Set, cal *bundleObj, o calibrateOptions, in cal
 	case kind == geometry.KindBall:
 		set, err = baseline.Ball(cal.b, alpha, opt)
 	case in.Fit != nil:
-		set, err = baseline.EllipsoidFrom(in.Fit.b, cal.b, alpha, opt)
+		set, err = baseline.EllipsoidFrom(context.Background(), in.Fit.b, cal.b, alpha, opt)
 	default:
-		set, err = baseline.Ellipsoid(cal.b, alpha, opt)
+		set, err = baseline.Ellipsoid(context.Background(), cal.b, alpha, opt)
 	}
 	if err != nil {
 		if m == conformal.Class && errors.Is(err, conformal.ErrTooFewCalibration) {

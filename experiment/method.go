@@ -84,7 +84,7 @@ func Ellipsoid() Method {
 			return cal, err
 		},
 		Fit: func(ctx context.Context, sp *Splits, cfg Config, seed uint64) (*conformal.Set, error) {
-			return baseline.Ellipsoid(sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed), SplitSeed: seed})
+			return baseline.Ellipsoid(ctx, sp.Cal, cfg.Alpha, baseline.Options{Calibration: calOpts(cfg, seed), SplitSeed: seed})
 		}}
 }
 
@@ -113,7 +113,7 @@ func EllipsoidFromFit() Method {
 			cache[sp.Fit] = e
 		}
 		mu.Unlock()
-		e.once.Do(func() { e.f, e.err = baseline.FitEllipsoid(sp.Fit, baseline.Options{Shift: cfg.Shift}) })
+		e.once.Do(func() { e.f, e.err = baseline.FitEllipsoid(ctx, sp.Fit, baseline.Options{Shift: cfg.Shift}) })
 		if e.err != nil {
 			return nil, e.err
 		}

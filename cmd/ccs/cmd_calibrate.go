@@ -64,7 +64,7 @@ func calibrateCommand() *command {
 		}, runCalibrate)
 }
 
-func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
+func runCalibrate(ctx context.Context, o calibrateOptions, out *output) error {
 	if (o.Geometry == "") == (o.Fitted == "") {
 		return usagef("calibrate: give one of -geometry and -set")
 	}
@@ -190,10 +190,10 @@ func runCalibrate(_ context.Context, o calibrateOptions, out *output) error {
 		if kind == geometry.KindBall {
 			set, err = baseline.BallFrom(fit, cal, o.Alpha, opt)
 		} else {
-			set, err = baseline.EllipsoidFrom(fit, cal, o.Alpha, opt)
+			set, err = baseline.EllipsoidFrom(ctx, fit, cal, o.Alpha, opt)
 		}
 	default:
-		set, err = baseline.Ellipsoid(cal, o.Alpha, opt)
+		set, err = baseline.Ellipsoid(ctx, cal, o.Alpha, opt)
 	}
 	if err != nil {
 		if m == conformal.Class && errors.Is(err, conformal.ErrTooFewCalibration) {
