@@ -339,7 +339,9 @@ func TestEllipsoidSharedRows(t *testing.T) {
 	}{
 		{"halves, a positive pool", func() (*conformal.Set, error) { return Ellipsoid(context.Background(), &pooled, 0.1, Options{}) }},
 		{"halves, positives written out", func() (*conformal.Set, error) { return Ellipsoid(context.Background(), written, 0.1, Options{}) }},
-		{"Σ from another split", func() (*conformal.Set, error) { return EllipsoidFrom(context.Background(), written, byIndex, 0.1, Options{}) }},
+		{"Σ from another split", func() (*conformal.Set, error) {
+			return EllipsoidFrom(context.Background(), written, byIndex, 0.1, Options{})
+		}},
 	} {
 		s, err := c.make()
 		if err != nil {
