@@ -6,9 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ccsets/ccs/internal/suggest"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,15 +100,15 @@ func startCompare(in compareInputs, o compareOptions) (*job, error) {
 		}
 		*v.dst = *v.p
 	}
-	rows, ok := experiment.RowSets[cmp.Or(o.Rows, "all")]
-	if !ok {
-		return nil, fmt.Errorf("compare: rows %q: want all, baselines, learned, infonce or all+infonce%s", o.Rows, suggest.DidYouMean(o.Rows, slices.Sorted(maps.Keys(experiment.RowSets))))
+	rows, err := experiment.Rows(cmp.Or(o.Rows, "all"))
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
 	}
 	recipe, err := o.recipe("compare", "embedding")
 	if err != nil {
 		return nil, err
 	}
-	methods := experiment.ForCompare(rows())
+	methods := experiment.ForCompare(rows)
 	switch {
 	case o.HeadDim < 0:
 		return nil, fmt.Errorf("compare: head_dim=%d: want a positive dimension (0 or None: the embeddings')", o.HeadDim)

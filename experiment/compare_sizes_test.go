@@ -231,3 +231,31 @@ func TestCompareFARBeyondChance(t *testing.T) {
 		}
 	}
 }
+
+// TestRows: -rows names a set of rows, or sets and rows by their files'
+// names, in order, each once; a name of neither is refused with the
+// nearest.
+func TestRows(t *testing.T) {
+	files := func(ms []Method) string {
+		var f []string
+		for _, m := range ms {
+			f = append(f, m.File)
+		}
+		return strings.Join(f, ",")
+	}
+	for spec, want := range map[string]string{
+		"baselines":                  "ball,ellipsoid",
+		"genball-neg-vol":            "genball-neg-vol",
+		"ball, genball-neg":          "ball,genball-neg",
+		"genball-neg,baselines,ball": "genball-neg,ball,ellipsoid",
+		"single-vol-infonce,learned": "single-vol-infonce,single-neg,genball-neg,single-vol,genball-vol,single-neg-vol,genball-neg-vol",
+	} {
+		got, err := Rows(spec)
+		if err != nil || files(got) != want {
+			t.Errorf("%q: %s, %v; want %s", spec, files(got), err, want)
+		}
+	}
+	if _, err := Rows("ball,genball-negvol"); err == nil || !strings.Contains(err.Error(), `did you mean "genball-neg-vol"?`) {
+		t.Errorf("a row mistyped: %v", err)
+	}
+}

@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +12,7 @@ import (
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
 	"github.com/ccsets/ccs/geometry"
+	"github.com/ccsets/ccs/internal/suggest"
 	"github.com/ccsets/ccs/objective"
 	"github.com/ccsets/ccs/train"
 )
@@ -231,6 +234,47 @@ func Needs(methods []Method) (fit, val bool) {
 		val = val || m.Trains
 	}
 	return fit, val
+}
+
+// Rows are the rows spec names: a set of RowSets ("all", "learned", …),
+// or a comma-separated list of sets and rows by their set files' names
+// ("ball,genball-neg": a scale user's one learned row beside a baseline,
+// where -rows learned trained all six), in the order of the list, each
+// row once.
+func Rows(spec string) ([]Method, error) {
+	if f, ok := RowSets[spec]; ok {
+		return f(), nil
+	}
+	all := RowSets["all+infonce"]()
+	var names []string
+	for _, m := range all {
+		names = append(names, m.File)
+	}
+	var out []Method
+	seen := map[string]bool{}
+	add := func(m Method) {
+		if !seen[m.File] {
+			seen[m.File] = true
+			out = append(out, m)
+		}
+	}
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if f, ok := RowSets[part]; ok {
+			for _, m := range f() {
+				add(m)
+			}
+			continue
+		}
+		i := slices.IndexFunc(all, func(m Method) bool { return m.File == part })
+		if i < 0 {
+			sets := slices.Sorted(maps.Keys(RowSets))
+			return nil, fmt.Errorf("rows %q: %q is no set of rows (%s) nor a row (%s)%s", spec, part, strings.Join(sets, ", "), strings.Join(names, ", "),
+				suggest.DidYouMean(part, append(sets, names...)))
+		}
+		add(all[i])
+	}
+	return out, nil
 }
 
 // RowSets are the sets of rows that ccs reproduce sim and ccs compare

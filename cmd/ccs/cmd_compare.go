@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,7 +46,7 @@ func compareCommand() *command {
 			addTableFlags(fs, &o.tableOptions, 3)
 			fs.Lookup("calibration").Usage = "calibration `mode`: one, pac (with -delta), class (one threshold per label; -delta makes each PAC) or pooled"
 			fs.StringVar(&o.Data, "data", "", "the bundles' `directory`: fit.npz, val.npz, cal.npz, test.npz (ccs bundle's), and ood.npz and ood-cal.npz when there")
-			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the ℓ2 ball, the ellipsoid, and single-norm and generalized balls under Neg, Vol and Neg+Vol), baselines, learned, infonce (with the InfoNCE head) or all+infonce")
+			fs.StringVar(&o.Rows, "rows", "all", "rows: all (the ℓ2 ball, the ellipsoid, and single-norm and generalized balls under Neg, Vol and Neg+Vol), baselines, learned, infonce (with the InfoNCE head) or all+infonce; or rows by their set files' names, comma-separated (ball,genball-neg-vol)")
 			fs.IntVar(&o.HeadDim, "head-dim", 0, "output dimension of the InfoNCE rows' heads, with -rows infonce or all+infonce (default: the embeddings' dimension; ccs fit -head-dim)")
 			fs.IntVar(&o.Resplits, "resplits", 200, "random halvings of the test split behind the share of resplits covering less than 1−α")
 			fs.IntVar(&o.Reference, "reference", experiment.DefaultReference, "fit anchors (drawn once, seeded) in the per-input OOD score's pool, with ood.npz (by default every fit anchor of a smaller fit split)")
@@ -74,9 +73,9 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	if err != nil {
 		return err
 	}
-	rows, ok := experiment.RowSets[o.Rows]
-	if !ok {
-		return usagef("compare: -rows %q: want all, baselines, learned, infonce or all+infonce%s", o.Rows, didYouMean(o.Rows, slices.Collect(maps.Keys(experiment.RowSets)), ""))
+	rows, err := experiment.Rows(o.Rows)
+	if err != nil {
+		return usagef("compare: -%v", err)
 	}
 	if o.Resplits < 1 {
 		return usagef("compare: -resplits %d: want at least 1", o.Resplits)
@@ -94,7 +93,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 	switch {
 	case o.HeadDim < 0:
 		return usagef("compare: -head-dim %d: want a positive dimension (0: the embeddings')", o.HeadDim)
-	case o.HeadDim > 0 && !slices.ContainsFunc(rows(), func(m experiment.Method) bool { return m.Head }):
+	case o.HeadDim > 0 && !slices.ContainsFunc(rows, func(m experiment.Method) bool { return m.Head }):
 		return usagef("compare: -head-dim %d sets the outputs of the InfoNCE rows' heads, and -rows %s has none: give -rows infonce or all+infonce", o.HeadDim, o.Rows)
 	}
 	cfg.HeadDim = o.HeadDim
@@ -102,7 +101,7 @@ func runCompare(ctx context.Context, o compareOptions, out *output) error {
 		return usagef("compare: -allow-infinite keeps the sets of classes too small for a class-conditional threshold: it goes with -calibration class")
 	}
 	cfg.AllowInfinite = o.AllowInfinite
-	methods := experiment.ForCompare(rows())
+	methods := experiment.ForCompare(rows)
 	needFit, trains := experiment.Needs(methods)
 	needFit = needFit || o.Shift // the offset comes from the fit split
 	if st, err := os.Stat(o.Data); errors.Is(err, fs.ErrNotExist) {

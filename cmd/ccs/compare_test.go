@@ -262,8 +262,9 @@ func TestCompareCommand(t *testing.T) {
 		want  string
 	}{
 		{"no data", []string{"compare"}, true, "-data"},
-		{"unknown rows", []string{"compare", "-data", p("b"), "-rows", "best"}, true, `-rows "best": want all, baselines`},
-		{"rows mistyped", []string{"compare", "-data", p("b"), "-rows", "baseline"}, true, `-rows "baseline": want all, baselines, learned, infonce or all+infonce: did you mean "baselines"?`},
+		{"unknown rows", []string{"compare", "-data", p("b"), "-rows", "best"}, true, `-rows "best": "best" is no set of rows (all, all+infonce, baselines, infonce, learned) nor a row (ball, ellipsoid`},
+		{"rows mistyped", []string{"compare", "-data", p("b"), "-rows", "baseline"}, true, `-rows "baseline": "baseline" is no set of rows (all, all+infonce, baselines, infonce, learned) nor a row (ball, ellipsoid, single-neg, `},
+		{"a row mistyped", []string{"compare", "-data", p("b"), "-rows", "ball,genball-negvol"}, true, `-rows "ball,genball-negvol": "genball-negvol" is no set of rows`},
 		{"no resplits", []string{"compare", "-data", p("b"), "-resplits", "0"}, true, "want at least 1"},
 		// A default pool is capped at the fit split, a given one is not.
 		{"reference above the fit split", []string{"compare", "-data", p("b"), "-reference", "100000"}, false, "-reference 100000: " + p("b/fit.npz") + " has "},

@@ -478,7 +478,7 @@ ERRORS = [
     ("compare collection file missing", lambda s, a: ccs.compare(_splits(), collection="/nonexistent/emb.npy"), FileNotFoundError,
      "/nonexistent/emb.npy"),
     ("compare rows", lambda s, a: ccs.compare(_splits(), rows="some"), ValueError,
-     'compare: rows "some": want all, baselines, learned, infonce or all+infonce'),
+     'compare: rows "some": "some" is no set of rows (all, all+infonce, baselines, infonce, learned) nor a row (ball, ellipsoid, single-neg'),
     ("compare pac", lambda s, a: ccs.compare(_splits(), calibration="pac"), ValueError,
      'compare: calibration="pac" needs delta, not given: give delta=0.05 or 0.1'),
     ("compare recipe", lambda s, a: ccs.compare(_splits(), recipe="adam"), ValueError,
@@ -1031,7 +1031,7 @@ def test_a_notebook_users_mistakes_are_named():
         (lambda: ccs.calibrate("ball", b, reference=a, ood_cal=a[:20].T), ValueError, r"^the ood_cal array: embeddings of shape \(5, 20\)"),
         (lambda: ccs.calibrate("ball", b, reference=a, ood_cal=a[0].astype(np.float16)), ValueError, r"^the ood_cal array: shape \(5,\): want \(n, d\), a row each \(one row\? x\[None\]\)$"),
         (lambda: ccs.calibrate("ball", b).ood("id_test.npy"), ValueError, r"^points: 'id_test.npy' is a path, not an array: load the file first"),
-        (lambda: ccs.compare({"cal": b, "test": b}, rows="baseline"), ValueError, r"^compare: rows \"baseline\": want all, .*: did you mean \"baselines\"\?$"),
+        (lambda: ccs.compare({"cal": b, "test": b}, rows="baseline"), ValueError, r"^compare: rows \"baseline\": \"baseline\" is no set of rows .*: did you mean \"baselines\"\?$"),
         (lambda: ccs.compare({"cal": b, "test": b}, calibration="PAC"), ValueError, r"unknown calibration mode \"PAC\" .*: did you mean \"pac\"\?"),
     ):
         with pytest.raises(err, match=want):
