@@ -2546,7 +2546,9 @@ class Client:
             raise ValueError(f"score: the anchor has {a.shape[1]} dimensions, the points {p.shape[1]}")
         if len(p) == 0:
             return {"score": np.empty(0), "inside": np.empty(0, dtype=np.bool_), "threshold": self._threshold(name, label)}
-        per = max(1, min(_SCORE_POINTS, _SCORE_BYTES // (p.dtype.itemsize * p.shape[1]) - 1))
+        # The body's dtype is the anchor's and the points' together (a
+        # float64 anchor widens float32 points).
+        per = max(1, min(_SCORE_POINTS, _SCORE_BYTES // (np.result_type(a, p).itemsize * p.shape[1]) - 1))
         scores, inside, warned = [], [], []
         for lo in range(0, len(p), per):
             try:
