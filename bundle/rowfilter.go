@@ -225,28 +225,10 @@ func SharedAnchors(b, other *Bundle) int {
 	if b == nil || other == nil || b.D != other.D || b.D == 0 {
 		return 0
 	}
-	d := b.D
-	rows := make(map[uint64][]int32, other.N) // a row's hash → other's rows of it
-	for i := 0; (i+1)*d <= len(other.Anchors); i++ {
-		h := rowHash(other.Anchors[i*d : (i+1)*d])
-		rows[h] = append(rows[h], int32(i))
-	}
-	bits := func(x, y []float32) bool {
-		for k := range x {
-			if math.Float32bits(x[k]) != math.Float32bits(y[k]) {
-				return false
-			}
-		}
-		return true
-	}
-	n := 0
-	for i := 0; (i+1)*d <= len(b.Anchors); i++ {
-		row := b.Anchors[i*d : (i+1)*d]
-		for _, j := range rows[rowHash(row)] {
-			if bits(row, other.Anchors[int(j)*d:(int(j)+1)*d]) {
-				n++
-				break
-			}
+	x, n := RowIndexOf(other.Anchors, other.D), 0
+	for i := 0; (i+1)*b.D <= len(b.Anchors); i++ {
+		if x.Has(b.Anchors[i*b.D : (i+1)*b.D]) {
+			n++
 		}
 	}
 	return n

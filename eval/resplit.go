@@ -272,7 +272,11 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 		m := byClass[l]
 		nCal := int(calFraction * float64(len(m)))
 		if nCal < 1 || nCal >= len(m) {
-			return ResplitResult{}, nil, &ClassFractionError{Label: l, Anchors: len(m), Fraction: calFraction}
+			smallest := len(m)
+			for _, o := range byClass {
+				smallest = min(smallest, len(o))
+			}
+			return ResplitResult{}, nil, &ClassFractionError{Label: l, Anchors: len(m), Smallest: smallest, Fraction: calFraction}
 		}
 		r, err := conformal.RankOf(mode, nCal, s.Alpha, delta)
 		if err != nil {
@@ -354,6 +358,7 @@ func ResplitsByClass(s *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 type ClassFractionError struct {
 	Label    int64
 	Anchors  int     // the class's anchors in the bundle
+	Smallest int     // the smallest class's anchors, which a fraction must split
 	Fraction float64 // the calibration fraction asked for
 }
 

@@ -106,42 +106,32 @@ func testRoles(data CompareData) []struct {
 	}{{"calibration", data.Cal}, {"fit", data.Fit}, {"validation", data.Val}}
 }
 
-// sameSplit refuses a test split that is the calibration, fit or
-// validation split — the same anchors, or every one of them a row of it
+// sharedRows counts, exactly, the test split's anchors that are rows of
+// the calibration, fit or validation split. It refuses a test split that
+// is one of them — the same anchors, or every one of them a row of it
 // (the split reordered or cut): its figures would be no test, and the
 // table would not say so (a notebook's dict of splits with one key given
-// twice).
-func sameSplit(data CompareData) error {
-	test := data.Test.Digest()
-	for _, s := range testRoles(data) {
-		switch {
-		case s.b == nil:
-		case s.b.Digest() == test:
-			return fmt.Errorf("the test split is the %s split (the same anchors): its figures would be no test of the sets; give the test split of the same bundles", s.role)
-		case data.Test.N > 0 && bundle.SharedAnchors(data.Test, s.b) == data.Test.N:
-			return fmt.Errorf("every one of the test split's %d anchors is a row of the %s split (that split reordered, or a part of it): its figures would be no test of the sets; give the test split of the same bundles", data.Test.N, s.role)
-		}
-	}
-	return nil
-}
-
-// sharedRows warns of a test split of which a tenth of the anchors or
-// more are rows of the calibration, fit or validation split: the test
-// split of another bundling of the same embeddings (another seed or
-// split shares), a data set's duplicated rows, or a split mixed into it,
-// either way figures that are no clean test. (conformal.Set.OwnSplitWarning
-// says as much to ccs evaluate.) The count is exact.
-func sharedRows(data CompareData) []string {
-	var out []string
+// twice). Where a tenth of its anchors or more are such rows — the test
+// split of another bundling of the same embeddings (another seed or split
+// shares), a data set's duplicated rows, or a split mixed into it — the
+// warnings say so. (conformal.Set.OwnSplitWarning says as much to ccs
+// evaluate.)
+func sharedRows(data CompareData) (warnings []string, err error) {
+	n := data.Test.N
 	for _, s := range testRoles(data) {
 		if s.b == nil {
 			continue
 		}
-		if m := bundle.SharedAnchors(data.Test, s.b); m >= 2 && 10*m >= data.Test.N {
-			out = append(out, fmt.Sprintf("%d of the test split's %d anchors are rows of the %s split — a split of another bundling of the same embeddings (another seed or split shares), rows the data set holds twice, or that split's rows mixed in: the figures are no clean test of the sets; compare the four splits of one ccs bundle run (one ccs.bundle call in Python)", m, data.Test.N, s.role))
+		switch m := bundle.SharedAnchors(data.Test, s.b); {
+		case n > 0 && m == n && s.b.N == n && s.b.Digest() == data.Test.Digest():
+			return nil, fmt.Errorf("the test split is the %s split (the same anchors): its figures would be no test of the sets; give the test split of the same bundles", s.role)
+		case n > 0 && m == n:
+			return nil, fmt.Errorf("every one of the test split's %d anchors is a row of the %s split (that split reordered, or a part of it): its figures would be no test of the sets; give the test split of the same bundles", n, s.role)
+		case m >= 2 && 10*m >= n:
+			warnings = append(warnings, fmt.Sprintf("%d of the test split's %d anchors are rows of the %s split — a split of another bundling of the same embeddings (another seed or split shares), rows the data set holds twice, or that split's rows mixed in: the figures are no clean test of the sets; compare the four splits of one ccs bundle run (one ccs.bundle call in Python)", m, n, s.role))
 		}
 	}
-	return out
+	return warnings, nil
 }
 
 // defaultReference is the reference pool Compare draws from fit when
@@ -413,7 +403,8 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if data.Cal == nil || data.Test == nil {
 		return nil, fmt.Errorf("experiment: compare needs calibration and test bundles")
 	}
-	if err := sameSplit(data); err != nil {
+	sharedWarnings, err := sharedRows(data)
+	if err != nil {
 		return nil, err
 	}
 	trains := slices.ContainsFunc(methods, func(m Method) bool { return m.Trains })
@@ -503,7 +494,7 @@ func Compare(ctx context.Context, data CompareData, cfg CompareConfig, methods [
 	if needsFit {
 		t.Config += fmt.Sprintf("; the ellipsoid's Σ from the %d fit anchors' differences, its threshold from the whole calibration split", data.Fit.N)
 	}
-	t.Warnings = append(t.Warnings, sharedRows(data)...)
+	t.Warnings = append(t.Warnings, sharedWarnings...)
 	if cfg.Shift {
 		note := ""
 		if c, err := bundle.MeanOffset(data.Fit); err == nil {

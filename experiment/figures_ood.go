@@ -184,20 +184,16 @@ func histogramsFigureOf(t *OODTable, stem string, ccsRule func(string) bool, ccs
 	var plots [][]*plot.Plot
 	idC, oodC := figure.Color(5), figure.Color(6)
 	var entries []figure.Entry
-	drawn := [2]int{} // whether a CCS row and a baseline are drawn
+	drawn := [2]bool{} // whether a CCS row and a baseline are drawn
 	cols := 0
 	for j, set := range t.Sets {
 		var row []*plot.Plot
-		for _, ccs := range []bool{true, false} {
+		for k, ccs := range []bool{true, false} { // k: 0 the CCS row, 1 the baseline
 			b := best(t, j, ccs, 1, ccsRule)
 			if len(b) == 0 {
 				continue
 			}
-			if ccs {
-				drawn[0] = 1
-			} else {
-				drawn[1] = 1
-			}
+			drawn[k] = true
 			r := t.Rows[b[0]]
 			c := r.Curves[j]
 			auroc := fmt.Sprintf("AUROC %.1f", r.AUROC[j].Mean)
@@ -208,7 +204,11 @@ func histogramsFigureOf(t *OODTable, stem string, ccsRule func(string) bool, ccs
 			x, yi := figure.Steps(c.Edges, c.ID)
 			_, yo := figure.Steps(c.Edges, c.OOD)
 			p.Y.Min = 0
-			if top := max(slices.Max(append([]float64{0}, yi...)), slices.Max(append([]float64{0}, yo...))); top > 0 {
+			top := 0.0 // a hand-edited curve may have no bins
+			for _, v := range append(slices.Clone(yi), yo...) {
+				top = max(top, v)
+			}
+			if top > 0 {
 				p.Y.Max = 1.08 * top // the tallest bar clear of the frame
 			}
 			zero := make([]float64, len(x))
@@ -236,12 +236,12 @@ func histogramsFigureOf(t *OODTable, stem string, ccsRule func(string) bool, ccs
 	}
 	which := fmt.Sprintf("the best %s (left) and the best %s (right) by mean AUROC", ccsName, baseName)
 	switch {
-	case drawn[1] == 0:
+	case !drawn[1]:
 		which = fmt.Sprintf("the best %s by mean AUROC (no %s in the table)", ccsName, baseName)
 		if rowsOf(t, ccsRule, true) == 1 {
 			which = "the table's " + ccsName
 		}
-	case drawn[0] == 0:
+	case !drawn[0]:
 		which = fmt.Sprintf("the best %s by mean AUROC (no %s in the table)", baseName, ccsName)
 	}
 	return &figure.Figure{Name: stem + "-histograms", W: 9 * vg.Inch, H: vg.Length(len(plots))*3.2*vg.Inch + figure.LegendHeight(2, 2),

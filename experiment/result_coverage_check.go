@@ -87,12 +87,8 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	}
 	var split *eval.ClassFractionError
 	if errors.As(err, &split) {
-		smallest := split.Anchors // the fraction the smallest class needs
-		for _, n := range classSizes(b.Labels) {
-			smallest = min(smallest, n)
-		}
 		return nil, nil, fmt.Errorf("%s: calibration fraction %v of its %d anchors leaves no calibration or no held-out anchor: each class is resplit on its own, and a fraction of at least %v (-cal-fraction; cal_fraction= in Python) leaves one of each in the smallest class (%d anchors)",
-			className(names, split.Label), split.Fraction, split.Anchors, calFractionFor(0, smallest), smallest)
+			className(names, split.Label), split.Fraction, split.Anchors, calFractionFor(0, split.Smallest), split.Smallest)
 	}
 	var few *conformal.TooFewError
 	if errors.As(err, &few) && set.Calibration.Mode != conformal.Pooled {
@@ -133,10 +129,11 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 	if check.LabelBundle {
 		pairs = "; these resplits draw one positive per anchor, where ccs calibrate on this label bundle counts the class's disjoint pairs of anchors (about half as many): it needs about twice the anchors"
 	}
+	need := (&conformal.TooFewError{Alpha: r.Alpha, Delta: r.Delta}).Need() // the calibration anchors a class's rank needs
 	for _, c := range classes {
 		if c.WholeSpace {
 			hint := larger + ", or more of the class"
-			need, all := (&conformal.TooFewError{Alpha: r.Alpha, Delta: r.Delta}).Need(), c.NCal+c.NTest
+			all := c.NCal + c.NTest
 			if f := calFractionFor(need, all); need > 0 && f < 1 {
 				hint = fmt.Sprintf("-cal-fraction %v (cal_fraction= in Python) gives it about %d of its %d; or %s", f, int(f*float64(all)), all, hint)
 			}
@@ -159,15 +156,6 @@ func CheckCoverage(set *conformal.Set, b *bundle.Bundle, resplits int, calFracti
 // LabelBundleResplits is what a coverage check on a label bundle says of
 // its resplits.
 const LabelBundleResplits = "On this label bundle (positives that are other anchors) the resplits draw one positive per anchor, not the disjoint pairs of anchors the set's calibration takes: the anchors share items, so the band and the guarantee above are a diagnostic here, not the guarantee's own draws (docs/calibration.md)"
-
-// classSizes are the number of anchors of each label.
-func classSizes(labels []int64) map[int64]int {
-	n := map[int64]int{}
-	for _, l := range labels {
-		n[l]++
-	}
-	return n
-}
 
 // calFractionFor is the calibration fraction, in hundredths, that gives
 // a resplit of n anchors more than need of them.

@@ -746,6 +746,12 @@ func prepareSplit(g geometry.Learnable, b *bundle.Bundle, workers int) splitRows
 	return r
 }
 
+// RowBytes is the size of a training's difference rows in dimension d:
+// n·k·d float32 per side, for the fit and validation splits.
+func RowBytes(d int, fit, val *bundle.Bundle) float64 {
+	return 4 * float64(d) * float64(fit.N*(fit.K+fit.KNeg)+val.N*(val.K+val.KNeg))
+}
+
 // checkMemory decides whether a training's prepared rows (n·k·d float32
 // per side, for the fit and validation splits) are kept in memory or
 // streamed: kept where they fit in 0.8 of the memory the system reports
@@ -756,7 +762,7 @@ func prepareSplit(g geometry.Learnable, b *bundle.Bundle, workers int) splitRows
 // again). A head's projected bundles are not streamed: where they alone
 // would not fit, it refuses, rather than letting the training be killed.
 func checkMemory(g geometry.Learnable, h *head.Linear, fit, val *bundle.Bundle) (stream bool, need, avail float64, err error) {
-	rows := 4 * float64(g.Dim()) * float64(fit.N*(fit.K+fit.KNeg)+val.N*(val.K+val.KNeg))
+	rows := RowBytes(g.Dim(), fit, val)
 	var projected float64
 	if h != nil { // the projected bundles
 		projected = 4 * float64(h.Out) * float64(fit.N*(1+fit.K)+len(fit.Negatives)/fit.D+len(fit.Pool)/fit.D+

@@ -40,7 +40,7 @@ type compareOptions struct {
 }
 
 func compareCommand() *command {
-	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce [-head-dim D]] [-alpha 0.05] [-calibration one|pac|class|pooled] [-delta δ] [-allow-infinite] [-resplits 200] [-reference 2000] [-shift] [-db FILE [-size-anchors 1000]] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
+	return newCommand("compare", "-data DIR [-seeds 3] [-rows all|baselines|learned|infonce|all+infonce|ROW,… [-head-dim D]] [-alpha 0.05] [-calibration one|pac|class|pooled] [-delta δ] [-allow-infinite] [-resplits 200] [-reference 2000] [-shift] [-db FILE [-size-anchors 1000]] [-out RESDIR] [-plots DIR] [training flags] [-json] [-quiet]",
 		"compare the set families on your own bundles (ccs bundle's directory): the paper's Table 1 for your data, over seeds, with the worst class, resplits and the OOD test",
 		func(fs *flag.FlagSet, o *compareOptions) func() error {
 			addTableFlags(fs, &o.tableOptions, 3)

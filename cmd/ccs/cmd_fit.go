@@ -120,11 +120,13 @@ func runFit(ctx context.Context, o fitOptions, out *output) error {
 	if w := train.WideHeadWarning(o.HeadDim, fit.D); w != "" {
 		out.warn("-head-dim: " + w)
 	}
-	if o.headVolumeSet && o.HeadDim > 0 && o.HeadDim != fit.D && o.Recipe.InfoNCE != nil && !o.Recipe.InfoNCE.ProjectedVolume {
+	if o.headVolumeSet && o.Recipe.InfoNCE != nil && !o.Recipe.InfoNCE.ProjectedVolume {
 		// Asked for, and not what a head that is not square can train.
-		out.warn("-head-volume backbone: " + train.HeadVolumeWarning(o.HeadDim, fit.D))
+		if w := train.HeadVolumeWarning(o.HeadDim, fit.D); w != "" {
+			out.warn("-head-volume backbone: " + w)
+		}
 	}
-	if rows := 4 * float64(fit.D) * float64(fit.N*(fit.K+fit.KNeg)+val.N*(val.K+val.KNeg)); rows > 256<<20 && !o.Quiet {
+	if rows := train.RowBytes(fit.D, fit, val); rows > 256<<20 && !o.Quiet {
 		// A scale trial's fit of 100 000 anchors was silent 31.6 s before
 		// its epoch 0: the rows are made and prepared first.
 		fmt.Fprintf(out.stderr, "fit: making the fit and validation splits' %.1f GB of difference rows (every core) before epoch 0\n", rows/1e9)

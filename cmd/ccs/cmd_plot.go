@@ -43,6 +43,9 @@ func runPlot(_ context.Context, o plotOptions, out *output) error {
 	for _, f := range o.Files {
 		if fi, err := os.Stat(f); err == nil && fi.IsDir() {
 			docs, _ := filepath.Glob(filepath.Join(f, "*.json"))
+			if docs == nil {
+				return usagef("plot: %s is a directory, and holds no .json document: give result documents (-json's or -out's files)", f)
+			}
 			return usagef("plot: %s is a directory: give the result documents in it (%s)", f, strings.Join(docs, " "))
 		}
 		doc, err := experiment.LoadDocument(f)

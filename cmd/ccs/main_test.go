@@ -143,6 +143,7 @@ func TestUsageErrors(t *testing.T) {
 		{"evaluate-out-dir", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-out", "."}},
 		{"coverage-check-out-dir", []string{"coverage-check", "-set", "s.json", "-test", "t.npz", "-out", "."}},
 		{"ood-out-dir", []string{"ood", "-set", "s.json", "-id", "a.npz", "-ood", "b.npz", "-out", "."}},
+		{"plot-dir", []string{"plot", "-out", "figs", "testdata"}},
 		{"evaluate-cal-nobaseline", []string{"evaluate", "-set", "s.json", "-test", "t.npz", "-db", "c.npy", "-cal", "c.npz"}},
 		{"fit-head-volume", []string{"fit", "-geometry", "genball", "-objective", "neg,infonce", "-head-volume", "projectd", "-train", "t.npz", "-out", "f.json"}},
 		{"badflag", []string{"evaluate", "-bogus"}},
