@@ -22,13 +22,16 @@ func Indent(dst *bytes.Buffer, src []byte, indent string) error {
 	if err := json.Compact(&compact, src); err != nil {
 		return err
 	}
-	indentCompact(dst, compact.Bytes(), indent)
+	indentCompact(dst, compact.Bytes(), indent, 0)
+	dst.WriteByte('\n')
 	return nil
 }
 
-// indentCompact is Indent for compact, valid JSON (json.Marshal's).
-func indentCompact(dst *bytes.Buffer, b []byte, indent string) {
-	depth := 0
+// indentCompact is Indent for compact, valid JSON (json.Marshal's), as
+// the value of an element depth levels deep: its first line is not
+// indented (the caller has written its key or its place), its closing
+// line is indented depth levels, and no newline follows it.
+func indentCompact(dst *bytes.Buffer, b []byte, indent string, depth int) {
 	inline := 0 // the end of the array of scalars being written, if any
 	newline := func() {
 		dst.WriteByte('\n')
@@ -83,7 +86,6 @@ func indentCompact(dst *bytes.Buffer, b []byte, indent string) {
 			dst.WriteByte(c)
 		}
 	}
-	dst.WriteByte('\n')
 }
 
 // stringEnd is the index just past the string that starts at b[i] (a
@@ -126,7 +128,26 @@ func Encode(w io.Writer, v any, indent string) error {
 	}
 	var out bytes.Buffer
 	out.Grow(len(raw) + len(raw)/4)
-	indentCompact(&out, raw, indent)
+	indentCompact(&out, raw, indent, 0)
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
+}
+
+// EncodeAt writes v as Encode lays it out when it is an element depth
+// levels deep in a larger document: its first line unindented (the
+// caller has written its key or its place), its last indented depth
+// levels, no newline after it. A writer of a large document encodes it a
+// part at a time, each part as the whole document's Encode would have
+// written it.
+func EncodeAt(w io.Writer, v any, indent string, depth int) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	out.Grow(len(raw) + len(raw)/4)
+	indentCompact(&out, raw, indent, depth)
 	_, err = w.Write(out.Bytes())
 	return err
 }

@@ -130,3 +130,45 @@ func TestEncode(t *testing.T) {
 		t.Error("a func: no error")
 	}
 }
+
+// TestEncodeAt: a document written a part at a time with EncodeAt, as a
+// streaming writer does, is Encode's of the whole, byte for byte.
+func TestEncodeAt(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		parts := make([]any, r.IntN(4))
+		for i := range parts {
+			parts[i] = map[string]any{"hits": []map[string]any{{"id": r.IntN(9), "score": r.Float64()}}, "n": []int{i, trial}, "<k>": "&"}
+		}
+		tail := map[string]any{"mean": r.Float64(), "empty": []any{}}
+		var whole bytes.Buffer
+		if err := Encode(&whole, map[string]any{"anchors": parts, "summary": tail}, "  "); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		got.WriteString("{\n  \"anchors\": [")
+		for i, p := range parts {
+			if i > 0 {
+				got.WriteByte(',')
+			}
+			got.WriteString("\n    ")
+			if err := EncodeAt(&got, p, "  ", 2); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(parts) > 0 {
+			got.WriteString("\n  ")
+		}
+		got.WriteString("],\n  \"summary\": ")
+		if err := EncodeAt(&got, tail, "  ", 1); err != nil {
+			t.Fatal(err)
+		}
+		got.WriteString("\n}\n")
+		if got.String() != whole.String() {
+			t.Fatalf("trial %d: got\n%s\nEncode's\n%s", trial, got.String(), whole.String())
+		}
+	}
+	if err := EncodeAt(&bytes.Buffer{}, func() {}, "  ", 1); err == nil {
+		t.Error("a func: no error")
+	}
+}
