@@ -902,7 +902,10 @@ func TestOneLabelRefusals(t *testing.T) {
 	}{
 		{"calibrate class", calibrateErr(calibrateOptions{Geometry: "ball", Calibration: "class"}), `calibrate: calibration="class": joy/cal.npz: ` + class},
 		{"calibrate label", calibrateErr(calibrateOptions{Geometry: "ball", Label: "joy"}), "calibrate: label=joy: joy/cal.npz: " + class},
-		{"evaluate", func() error { _, _, err := evaluate(ball, joy, evaluateOptions{PerClass: true}); return err }(), "joy/cal.npz: " + perClass},
+		{"evaluate", func() error {
+			_, _, err := evaluate(context.Background(), ball, joy, evaluateOptions{PerClass: true}, nil)
+			return err
+		}(), "joy/cal.npz: " + perClass},
 		{"coverage check", func() error {
 			_, _, err := coverageCheck(ball, joy, coverageCheckOptions{PerClass: true})
 			return err

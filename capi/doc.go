@@ -6,8 +6,9 @@
 // (scripts/python-wheel builds it into the wheel). Its functions, named
 // ccs_*, are the command line's operations on NumPy-style arrays: bundles
 // (ccs_bundle_new, _load, _save, _make), simulation, fitting, comparing
-// and OOD detection as jobs the caller polls (ccs_fit_start,
-// ccs_compare_start, ccs_ood_detect_start, ccs_job_wait, _progress,
+// OOD detection and evaluation as jobs the caller polls (ccs_fit_start,
+// ccs_compare_start, ccs_ood_detect_start, ccs_set_evaluate_start,
+// ccs_job_wait, _progress,
 // _cancel, _result, _document, _warnings, _cells, _check),
 // calibration, sets (ccs_set_load, _save, _evaluate, _contains, _scores,
 // _retrieve, _ood), collections (ccs_collection_new, _load, _save, _size,

@@ -634,7 +634,57 @@ func ccs_set_json(h C.uintptr_t, out **C.char, errOut **C.char) C.int {
 //export ccs_set_evaluate
 func ccs_set_evaluate(h, testH C.uintptr_t, opts *C.char, out **C.char, errOut **C.char) C.int {
 	return setOnBundle(h, testH, opts, out, errOut, func(s *conformal.Set, test *bundleObj, o evaluateOptions) (any, []string, error) {
-		return evaluate(s, test, o)
+		return evaluate(context.Background(), s, test, o, nil)
+	})
+}
+
+// ccs_set_evaluate_start starts ccs_set_evaluate as a job: with a
+// collection its set sizes (and top-k baselines) are a pass over it per
+// anchor — seconds to minutes — reported as they go (each report {part:
+// the stage, done, total, what}, at most one a stage each 100 ms and its
+// end) and cancelled by ccs_job_cancel. Its result is ccs_job_document's
+// document, {"result", "warnings"}, as ccs_set_evaluate answers.
+//
+//export ccs_set_evaluate_start
+func ccs_set_evaluate_start(h, testH C.uintptr_t, opts *C.char, out *C.uintptr_t, errOut **C.char) C.int {
+	return onHandle(h, errOut, func(o *setObj) error {
+		test, err := lookup[*bundleObj](uintptr(testH), "a bundle")
+		if err != nil {
+			return err
+		}
+		var opt evaluateOptions
+		if err := options(opts, &opt); err != nil {
+			return err
+		}
+		// evaluate's errors name the call already: bare.
+		j := startJobBare("evaluate", true, func(ctx context.Context, j *job) error {
+			var last time.Time
+			var lastStage string
+			report := func(stage string, done, total int) {
+				if done == 0 || (done < total && stage == lastStage && time.Since(last) < 100*time.Millisecond) {
+					return
+				}
+				last, lastStage = time.Now(), stage
+				j.report(map[string]any{"part": stage, "done": done, "total": total, "what": fmt.Sprintf("%s %d/%d", stage, done, total)})
+			}
+			result, warnings, err := evaluate(ctx, o.s, test, opt, report)
+			if err != nil {
+				return err
+			}
+			if warnings == nil {
+				warnings = []string{}
+			}
+			doc, err := json.Marshal(map[string]any{"result": result, "warnings": warnings})
+			if err != nil {
+				return err
+			}
+			j.mu.Lock()
+			j.doc = doc
+			j.mu.Unlock()
+			return nil
+		})
+		*out = C.uintptr_t(newHandle(j))
+		return nil
 	})
 }
 

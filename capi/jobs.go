@@ -16,7 +16,10 @@ import (
 // into the caller's language is ever made from Go, and cancels it by
 // closing it.
 type job struct {
-	what   string // "fit", "compare": in messages
+	what string // "fit", "compare": in messages
+	// bare leaves the work's error as it is, not prefixed by what: an
+	// evaluation's name the call already.
+	bare   bool
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -38,8 +41,13 @@ type job struct {
 // startJob runs work on a goroutine of its own; a panic in it is the
 // job's error, as an internal one.
 func startJob(what string, work func(ctx context.Context, j *job) error) *job {
+	return startJobBare(what, false, work)
+}
+
+// startJobBare is startJob, its error prefixed by what unless bare.
+func startJobBare(what string, bare bool, work func(ctx context.Context, j *job) error) *job {
 	ctx, cancel := context.WithCancel(context.Background())
-	j := &job{what: what, cancel: cancel, done: make(chan struct{})}
+	j := &job{what: what, bare: bare, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(j.done)
 		defer j.cancel()
@@ -53,7 +61,10 @@ func startJob(what string, work func(ctx context.Context, j *job) error) *job {
 		}()
 		if err != nil {
 			j.mu.Lock()
-			j.err = fmt.Errorf("%s: %w", j.what, err)
+			if !j.bare {
+				err = fmt.Errorf("%s: %w", j.what, err)
+			}
+			j.err = err
 			j.mu.Unlock()
 		}
 	}()

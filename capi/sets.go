@@ -541,7 +541,7 @@ func testOf(set *conformal.Set, test *bundleObj, what string, recalibrated bool)
 // evaluate is ccs evaluate -json: the set's coverage, exclusion and
 // LogVol/d on the test bundle (experiment.NewEvaluation), and the warning
 // the CLI prints for a class-conditional set judged without labels.
-func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experiment.Evaluation, []string, error) {
+func evaluate(ctx context.Context, set *conformal.Set, test *bundleObj, o evaluateOptions, progress func(stage string, done, total int)) (*experiment.Evaluation, []string, error) {
 	if o.Unlabeled == "" {
 		o.Unlabeled = "error"
 	}
@@ -643,8 +643,8 @@ func evaluate(set *conformal.Set, test *bundleObj, o evaluateOptions) (*experime
 	}
 	if coll != nil {
 		e.Collection = collName
-		e.Sizes, e.ClassSizes, e.Baselines, err = experiment.OnCollection(context.Background(), set, tb, coll, experiment.CollectionOptions{
-			Anchors: anchors, PerClass: o.PerClass, Names: names, Distances: distances, Cal: cal})
+		e.Sizes, e.ClassSizes, e.Baselines, err = experiment.OnCollection(ctx, set, tb, coll, experiment.CollectionOptions{
+			Anchors: anchors, PerClass: o.PerClass, Names: names, Distances: distances, Cal: cal, Progress: progress})
 		if be := (*experiment.BaselineError)(nil); errors.As(err, &be) {
 			return nil, nil, fmt.Errorf("evaluate: baseline: %w", be.Err)
 		}

@@ -1702,7 +1702,8 @@ class Set(_Handle):
         return loads(call_string(lib.ccs_set_warnings, self._handle()))
 
     @_keywords
-    def evaluate(self, test, *, per_class=False, unlabeled="error", collection=None, size_anchors=None, baseline=None, cal=None):
+    def evaluate(self, test, *, per_class=False, unlabeled="error", collection=None, size_anchors=None, baseline=None, cal=None,
+                 progress=None):
         """Coverage of the test positives, exclusion of the test negatives,
         LogVol/d (and per class with per_class=True): the result of ccs
         evaluate -json, field for field; with per_class and a test bundle
@@ -1729,7 +1730,11 @@ class Set(_Handle):
         calibration's give, and the chance "p" of as many; below 1e-3 (a
         class-conditional set's two tests, the classes summed and the
         least likely class, 5e-4 each) a CCSWarning says the test data are
-        shifted (docs/calibration.md)."""
+        shifted (docs/calibration.md). progress: a callable, given a dict
+        (part: "set sizes" or "top-k baselines", done, total, what), or a
+        tqdm-like bar, as the passes over a collection go (done of total:
+        anchors, or the collection's chunks where every anchor is counted
+        in one pass); Ctrl-C stops them."""
         if isinstance(baseline, str):
             baseline = [v.strip() for v in baseline.split(",")]
         tb, close_test = _bundle_of(test, "test")
@@ -1737,12 +1742,16 @@ class Set(_Handle):
         coll, coll_name, own = None, None, False
         try:
             coll, coll_name, own = _collection_of(collection)
-            out = loads(call_string(lib.ccs_set_evaluate, self._handle(), tb._handle(),
-                                    options(per_class=per_class, unlabeled=unlabeled,
-                                            collection=coll._handle() if coll is not None else None,
-                                            collection_name=coll_name, size_anchors=size_anchors,
-                                            baseline=list(baseline) if baseline is not None else None,
-                                            cal=cb._handle() if cb is not None else None)))
+            job = c_handle()
+            call(lib.ccs_set_evaluate_start, self._handle(), tb._handle(),
+                 options(per_class=per_class, unlabeled=unlabeled,
+                         collection=coll._handle() if coll is not None else None,
+                         collection_name=coll_name, size_anchors=size_anchors,
+                         baseline=list(baseline) if baseline is not None else None,
+                         cal=cb._handle() if cb is not None else None),
+                 byref(job))
+            doc, _ = _job(job.value, progress, _document)  # the inputs stay open until it is done
+            out = loads(doc)
         finally:
             if close_test:
                 tb.close()

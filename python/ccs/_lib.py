@@ -102,6 +102,7 @@ _SIGNATURES = {
     "ccs_set_for_class": [c_handle, c_int64, POINTER(c_handle)],
     "ccs_ood_detect_start": [c_handle, c_handle, POINTER(c_handle), c_int64, c_handle, c_handle, c_char_p, POINTER(c_handle)],
     "ccs_job_warnings": [c_handle, _S],
+    "ccs_set_evaluate_start": [c_handle, c_handle, c_char_p, POINTER(c_handle)],
     "ccs_set_ood": [c_handle, _A, c_char_p, POINTER(c_double), POINTER(c_double), POINTER(c_uint8), POINTER(c_uint8), POINTER(c_double), c_int64],
 }
 

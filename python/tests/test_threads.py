@@ -148,6 +148,40 @@ def test_ood_detection_progress_and_stop(splits):
     assert calls[-1]["done"] < 10000 and ccs.version()["abi"] == _lib.ABI_VERSION
 
 
+def test_evaluate_progress_and_stop(splits):
+    # evaluate(collection=) runs as a job: its passes over the collection
+    # as progress, each stage ending on its anchors; a failing callback (as
+    # Ctrl-C) stops them, and the library goes on.
+    s = ccs.calibrate("ball", splits["cal"])
+    rng = np.random.default_rng(4)
+    rows = splits["test"].anchors[rng.integers(0, len(splits["test"].anchors), 20000)] + rng.normal(0, 0.3, (20000, 3))
+    reports, bar = [], Bar()
+    quiet = s.evaluate(splits["test"], collection=rows, size_anchors=40)
+    got = s.evaluate(splits["test"], collection=rows, size_anchors=40, baseline="topk", cal=splits["cal"], progress=reports.append)
+    assert got["set_sizes"] == quiet["set_sizes"] and got["coverage"] == quiet["coverage"]
+    ends = [(r["part"], r["done"], r["total"]) for r in reports if r["done"] == r["total"]]
+    # The baselines' stage counts the ranks it has found (the calibration
+    # units', then the test anchors' passes).
+    c = ends[-1][1]
+    assert ends == [("set sizes", 40, 40), ("top-k baselines", c, c)] and c > 40 and reports[-1]["what"] == f"top-k baselines {c}/{c}"
+    s.evaluate(splits["test"], collection=rows, size_anchors=40, progress=bar)
+    assert (bar.total, bar.n) == (40, 40) and bar.postfix == "set sizes 40/40"
+    big = np.tile(rows, (100, 1))  # 2 000 000 rows: a pass of seconds for every anchor
+    calls = []
+
+    def stop(r):
+        calls.append(r)
+        raise RuntimeError("enough")
+
+    t = time.monotonic()
+    with pytest.raises(RuntimeError, match="enough"):
+        s.evaluate(splits["test"], collection=big, size_anchors=0, progress=stop)
+    # Every anchor at once is one pass over the collection, counted in
+    # its chunks.
+    assert time.monotonic() - t < 30 and len(calls) == 1 and calls[0]["done"] < calls[0]["total"] == -(-len(big) // 512)
+    assert ccs.version()["abi"] == _lib.ABI_VERSION
+
+
 def test_a_failing_callback_stops_the_fit(splits):
     calls = []
 
