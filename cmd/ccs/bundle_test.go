@@ -1319,7 +1319,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"OOD classes without labels", []string{"-labels", "", "-groups", p("labels.npy"), "-ood-classes", "1"}, true, "the classes are labels: give -labels FILE too"},
 		{"a uint64 label above int64", []string{"-labels", p("huge.parquet")}, false, `huge.parquet: column "label", row 399 is 9223372036854775808, above 2^63−1`},
 		{"a PyTorch pickle", []string{"-embeddings", p("model.pt")}, false, `model.pt: a .pt file is a Python pickle, which ccs does not read (unpickling runs the file's code): save the tensor with safetensors`},
-		{"embeddings as CSV", []string{"-embeddings", p("qids.txt")}, false, `qids.txt: a text table, which ccs reads for labels and ids but not for embeddings: want .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), .parquet or .arrow (FILE:COLUMN, a column of lists), or a Hugging Face dataset's directory; np.save("emb.npy", np.loadtxt("qids.txt")) converts it`},
+		{"embeddings as a text of ids", []string{"-embeddings", p("qids.txt")}, false, `qids.txt: no column of numbers (columns of text: column 1)`},
 		{"which tensor", []string{"-embeddings", p("two.safetensors")}, false, `two.safetensors: which tensor? give FILE:TENSOR (have "emb", "y")`},
 		{"a tensor not in the file", []string{"-embeddings", p("two.safetensors") + ":embeddings"}, false, `two.safetensors: no tensor "embeddings" (have "emb", "y")`},
 		{"an array's name mistyped", []string{"-embeddings", p("two.safetensors") + ":em"}, false, `two.safetensors: no tensor "em" (have "emb", "y"): did you mean "emb"?`},

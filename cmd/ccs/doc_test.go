@@ -311,6 +311,24 @@ func userEmbeddings(t *testing.T) {
 	if err := os.WriteFile(filepath.Join("ds", "state.json"), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The same as pandas' to_csv writes a frame of ids, coordinates and
+	// labels: its unnamed index first (§1, "A text table").
+	var tickets strings.Builder
+	tickets.WriteString(",ticket_id")
+	for j := range d {
+		fmt.Fprintf(&tickets, ",dim_%d", j)
+	}
+	tickets.WriteString(",label\n")
+	for i := range n {
+		fmt.Fprintf(&tickets, "%d,T%d", i, 100000+i)
+		for j := range d {
+			fmt.Fprintf(&tickets, ",%v", x64[i*d+j])
+		}
+		fmt.Fprintf(&tickets, ",%s\n", names[i])
+	}
+	if err := os.WriteFile("tickets.csv", []byte(tickets.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// The same as safetensors' save_file writes them from PyTorch
 	// (float32 embeddings, int64 labels).
 	sttest.Write(t, "emb.safetensors", sttest.T("embeddings", "F32", []int{n, d}, sttest.LE(x32...)), sttest.T("labels", "I64", []int{n}, sttest.LE(y...)))

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -36,6 +34,11 @@ func inputKind(path string) (string, error) {
 		return ".parquet", nil
 	case ".tsv", ".csv", ".txt":
 		return ".txt", nil
+	case ".gz":
+		if inner := textExt(path); inner == ".csv" || inner == ".tsv" || inner == ".txt" {
+			return ".txt", nil
+		}
+		return "", fmt.Errorf("%s: a gzip-compressed file, which ccs reads only of a .csv, .tsv or .txt: decompress it first (gunzip -k %s)", path, path)
 	case ".jsonl", ".ndjson":
 		return "", fmt.Errorf("%s: a JSON-lines file, which ccs does not read: write the column as CSV (df.to_csv(\"labels.csv\"), -labels labels.csv:COLUMN) or Parquet (ds.to_parquet(\"labels.parquet\")), a column of lists as several labels a row", path)
 	default:
@@ -45,7 +48,7 @@ func inputKind(path string) (string, error) {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			return "", fmt.Errorf("%s: a directory without state.json or dataset_dict.json: want a file (.npy, .npz, .safetensors, .parquet, .arrow), a Hugging Face dataset's directory (save_to_disk), or a directory named *.parquet of Parquet parts (as Dask and Spark write one)", path)
 		}
-		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR picks a tensor), .parquet, .arrow or a Hugging Face dataset's directory (FILE:COLUMN picks a column)", path, ext)
+		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR picks a tensor), .parquet, .arrow or a Hugging Face dataset's directory (FILE:COLUMN picks a column), or a text table, .csv, .tsv or .txt (gzip-compressed too: .csv.gz)", path, ext)
 	}
 }
 
@@ -165,7 +168,14 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 		}
 		return f, bundle.CheckEmbeddings(e)
 	case ".txt":
-		return nil, fmt.Errorf("%s: a text table, which ccs reads for labels and ids but not for embeddings: want .npy (n, d), .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR), .parquet or .arrow (FILE:COLUMN, a column of lists), or a Hugging Face dataset's directory; %s", path, bundle.LoadText(path))
+		if views {
+			return nil, fmt.Errorf("%s: views come as an (n, v, d) array in an .npy, .npz or .safetensors", path)
+		}
+		e, note, err := readTextEmbeddings(path, name)
+		if err != nil {
+			return nil, err
+		}
+		return &embeddingsFile{Embeddings: e, conv: note}, bundle.CheckEmbeddings(e)
 	}
 	names := []string{"embeddings", "anchors", "features", "queries"}
 	if views {
@@ -197,7 +207,7 @@ func readIDs(arg string, what string) (ids []int64, names []string, missing map[
 	case ".parquet":
 		return readParquetIDs(path, name, what, true)
 	case ".txt":
-		if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
+		if ext := textExt(path); ext == ".csv" || ext == ".tsv" {
 			return readCSVIDs(path, name, what)
 		}
 		ids, names, missing, err := readTextIDs(path, what)
@@ -438,11 +448,15 @@ func classLabelIDs(classes, names []string) []string {
 // readLines is a text file's lines (CRLF or LF, the last newline
 // optional); none for an empty file.
 func readLines(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
+	r, c, err := openText(path) // a .gz decompressed, past Excel's and pandas' utf-8-sig byte-order mark
 	if err != nil {
 		return nil, err
 	}
-	data = bytes.TrimPrefix(data, utf8BOM) // Excel's "CSV UTF-8", pandas' utf-8-sig
+	defer c.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	text := strings.TrimSuffix(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 	if text == "" {
 		return nil, nil
@@ -702,7 +716,7 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 		return nil, err
 	}
 	var ids []string
-	ext := strings.ToLower(filepath.Ext(path))
+	ext := textExt(path)
 	switch {
 	case kind == ".txt" && (ext == ".csv" || ext == ".tsv") && (name != "" || csvColumns(path) > 1):
 		// A table's column: FILE.csv:COLUMN, or pandas' to_csv of a Series
@@ -768,17 +782,13 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 // openCSV opens a CSV file (a TSV by its extension) for reading, past a
 // UTF-8 byte-order mark (Excel's "CSV UTF-8", pandas' utf-8-sig), its
 // records of any number of fields; close the file when done.
-func openCSV(path string) (*csv.Reader, *os.File, error) {
-	f, err := os.Open(path)
+func openCSV(path string) (*csv.Reader, io.Closer, error) {
+	br, f, err := openText(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	br := bufio.NewReaderSize(f, 1<<16)
-	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
-		br.Discard(len(utf8BOM))
-	}
 	r := csv.NewReader(br)
-	if strings.EqualFold(filepath.Ext(path), ".tsv") {
+	if textExt(path) == ".tsv" {
 		r.Comma = '\t'
 	}
 	r.FieldsPerRecord = -1
@@ -980,7 +990,7 @@ func columnName(s, what string) bool {
 // first line at fault.
 func labelsByQueryID(arg string, labels []int64, queryIDs []string, idsArg string) ([]int64, string, error) {
 	path, column := bundle.SplitInput(arg)
-	ext := strings.ToLower(filepath.Ext(path))
+	ext := textExt(path)
 	if ext != ".csv" && ext != ".tsv" {
 		return labels, "", nil
 	}

@@ -268,7 +268,9 @@ class Lent:
                 load, files = "torch.load in your own code, trusting the file, then pass the tensor", ""
             elif os.path.splitext(path)[1].lower() in (".csv", ".tsv", ".txt"):
                 if name in ("embeddings", "queries", "views", "anchors", "logits", "activations"):
-                    load = "np.loadtxt(path, delimiter=\",\") for a CSV of numbers"
+                    load = ("pandas' read_csv(path)[columns].to_numpy(), the embedding's columns alone: an index, id or "
+                            "label column is no coordinate; the command line reads the table itself, ccs bundle -embeddings FILE.csv")
+                    files = ""
                 else:  # ids or labels, one a line
                     load = "np.loadtxt(path, dtype=str, delimiter=\"\\t\") for ids or labels one a line, or pandas' read_csv(path)[column]"
             raise ValueError(f"{name or 'array'}: {path!r} is a path, not an array: load the file first ({load}){files}")

@@ -755,7 +755,7 @@ def test_a_path_is_not_an_array(tmp_path):
     # A torch.save file, which np.load cannot read, and a CSV: how to load each.
     with pytest.raises(ValueError, match=r"^embeddings: 'emb.pt' is a path, not an array: load the file first \(torch.load in your own code, trusting the file, then pass the tensor\)$"):
         ccs.bundle("emb.pt", np.arange(200) % 4, k=3)
-    with pytest.raises(ValueError, match=r"'emb.csv' is a path, not an array: load the file first \(np.loadtxt\(path, delimiter=\",\"\) for a CSV of numbers\)"):
+    with pytest.raises(ValueError, match=r"'emb.csv' is a path, not an array: load the file first \(pandas' read_csv\(path\)\[columns\].to_numpy\(\), the embedding's columns alone: .*ccs bundle -embeddings FILE.csv\)$"):
         ccs.bundle("emb.csv", np.arange(200) % 4, k=3)
     with pytest.raises(ValueError, match=r"^ids: 'ids.txt' is a path, not an array: load the file first \(np.loadtxt\(path, dtype=str"):
         ccs.bundle(a, queries=a, pairs=[[0, 1]], ids="ids.txt")

@@ -1,0 +1,448 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ccsets/ccs/bundle"
+	"github.com/ccsets/ccs/internal/suggest"
+)
+
+// textExt is a text file's extension, past a .gz: ".csv" of x.csv.gz.
+func textExt(p string) string {
+	ext := strings.ToLower(filepath.Ext(p))
+	if ext == ".gz" {
+		ext = strings.ToLower(filepath.Ext(strings.TrimSuffix(p, filepath.Ext(p))))
+	}
+	return ext
+}
+
+// openText opens a text file, decompressing a .gz (pandas' to_csv of
+// "x.csv.gz"), past a UTF-8 byte-order mark (Excel's "CSV UTF-8",
+// pandas' utf-8-sig).
+func openText(p string) (io.Reader, io.Closer, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	var r io.Reader = f
+	if strings.EqualFold(filepath.Ext(p), ".gz") {
+		z, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<16))
+		if err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("%s: not gzip-compressed: %w", p, err)
+		}
+		r = z
+	}
+	br := bufio.NewReaderSize(r, 1<<16)
+	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+		br.Discard(len(utf8BOM))
+	}
+	return br, f, nil
+}
+
+// naValue says whether a field of a table of numbers marks a missing
+// value, as pandas, R and spreadsheets write one.
+func naValue(s string) bool {
+	switch strings.TrimSpace(s) {
+	case "", "NA", "N/A", "NaN", "nan", "None", "<NA>", "null", "NULL", "#N/A":
+		return true
+	}
+	return false
+}
+
+// parseNumber reads a field of a table of numbers: blanks around it
+// ignored, and a decimal comma (0,125: a spreadsheet's in much of
+// Europe) read as a point, which comma reports.
+func parseNumber(s string) (v float64, comma, ok bool) {
+	s = strings.TrimSpace(s)
+	if v, err := strconv.ParseFloat(s, 64); err == nil && !naValue(s) {
+		return v, false, true
+	}
+	if strings.Count(s, ",") == 1 && !strings.Contains(s, ".") {
+		if v, err := strconv.ParseFloat(strings.Replace(s, ",", ".", 1), 64); err == nil {
+			return v, true, true
+		}
+	}
+	return 0, false, false
+}
+
+// textColumn is what a pass over a table learned of one column.
+type textColumn struct {
+	name      string
+	values    []float32
+	text      int    // the line of its first field that is no number, or 0
+	textValue string // that field
+	missing   int    // the line of its first missing value, or 0
+	missValue string
+	integers  bool // every value an integer
+	lo, hi    float64
+}
+
+// sniffSeparator is the separator of a table's first line: a .tsv's tab,
+// else the most frequent of comma, semicolon and tab (a comma where none
+// is), or for a .txt none of them: blanks, as np.savetxt writes.
+func sniffSeparator(first, ext string) rune {
+	if ext == ".tsv" {
+		return '\t'
+	}
+	best, n := rune(0), 0
+	for _, c := range []rune{',', ';', '\t'} {
+		if k := strings.Count(first, string(c)); k > n {
+			best, n = c, k
+		}
+	}
+	if best == 0 && ext != ".txt" {
+		best = ','
+	}
+	return best
+}
+
+// readTextEmbeddings reads an (n, d) table of numbers from a text file —
+// a .csv, .tsv or .txt, or one gzip-compressed — as pandas' to_csv, R's
+// write.csv, a spreadsheet (semicolons, decimal commas, a byte-order
+// mark, CRLF) or np.savetxt write one: a header line where its fields
+// name the columns, the separator the first line's. spec, where given,
+// names the embedding's columns by their header's names, shell patterns
+// separated by commas (dim_*, or x,y,z); without it every column of
+// numbers is read, the columns of text (ids, labels) left out and
+// pandas' or R's unnamed index too, and a named column of integers among
+// columns of real numbers (an id? a count? a label?) is refused. A
+// missing value is refused, naming its line and column. note says what
+// was read and what left out.
+func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, err error) {
+	r, c, err := openText(p)
+	if err != nil {
+		return e, "", err
+	}
+	defer c.Close()
+	br := r.(*bufio.Reader)
+	peek, _ := br.Peek(64 << 10)
+	firstLine, _, _ := bytes.Cut(peek, []byte("\n"))
+	sep := sniffSeparator(strings.TrimSuffix(string(firstLine), "\r"), textExt(p))
+	var next func() ([]string, int, error)
+	if sep == 0 { // blanks, as np.savetxt and a .txt of numbers write them
+		sc := bufio.NewScanner(br)
+		sc.Buffer(make([]byte, 1<<20), 1<<30)
+		line := 0
+		next = func() ([]string, int, error) {
+			for sc.Scan() {
+				line++
+				if f := strings.Fields(sc.Text()); len(f) > 0 {
+					return f, line, nil
+				}
+			}
+			if err := sc.Err(); err != nil {
+				return nil, line, err
+			}
+			return nil, line, io.EOF
+		}
+	} else {
+		cr := csv.NewReader(br)
+		cr.Comma = sep
+		cr.FieldsPerRecord = -1
+		cr.ReuseRecord = false
+		next = func() ([]string, int, error) {
+			rec, err := cr.Read()
+			if err != nil {
+				var pe *csv.ParseError
+				if errors.As(err, &pe) {
+					return nil, pe.Line, fmt.Errorf("line %d: %w", pe.Line, pe.Err)
+				}
+				return nil, 0, err
+			}
+			line, _ := cr.FieldPos(0)
+			return rec, line, nil
+		}
+	}
+	first, _, err := next()
+	if err == io.EOF {
+		return e, "", fmt.Errorf("%s: empty: no rows", p)
+	}
+	if err != nil {
+		return e, "", fmt.Errorf("%s: %w", p, err)
+	}
+	second, secondLine, err := next()
+	if err != nil && err != io.EOF {
+		return e, "", fmt.Errorf("%s: %w", p, err)
+	}
+	// A header: a field of the first line that is no number above a
+	// number (a column of text has text in both).
+	header := false
+	for i, f := range first {
+		if _, _, ok := parseNumber(f); ok || naValue(f) || i >= len(second) {
+			continue
+		}
+		if _, _, ok := parseNumber(second[i]); ok {
+			header = true
+		}
+	}
+	if !header && numberedColumns(first) && second != nil {
+		header = true // pandas' to_csv of a frame of an array: its columns named 0, 1, 2, …
+	}
+	if second == nil && !header {
+		for _, f := range first {
+			if _, _, ok := parseNumber(f); !ok && !naValue(f) {
+				header = true // a header alone: no rows
+			}
+		}
+	}
+	cols := make([]textColumn, len(first))
+	for i := range cols {
+		cols[i].name = fmt.Sprintf("column %d", i+1)
+		if header {
+			cols[i].name = strconv.Quote(first[i])
+		}
+		cols[i].integers = true
+		cols[i].lo, cols[i].hi = math.Inf(1), math.Inf(-1)
+	}
+	commas := 0
+	n := 0
+	add := func(rec []string, line int) error {
+		if len(rec) != len(cols) {
+			what := "the first line has"
+			if header {
+				what = "the header has"
+			}
+			return fmt.Errorf("%s:%d: %d fields, and %s %d (a separator %q inside a field that is not quoted?)", p, line, len(rec), what, len(cols), string(sepOrBlank(sep)))
+		}
+		for i, f := range rec {
+			col := &cols[i]
+			if col.text != 0 {
+				continue
+			}
+			v, comma, ok := parseNumber(f)
+			switch {
+			case ok:
+				if comma {
+					commas++
+				}
+				col.values = append(col.values, float32(v))
+				if v != math.Trunc(v) {
+					col.integers = false
+				}
+				col.lo, col.hi = min(col.lo, v), max(col.hi, v)
+			case naValue(f):
+				if col.missing == 0 {
+					col.missing, col.missValue = line, f
+				}
+				col.values = append(col.values, float32(math.NaN()))
+			default:
+				col.text, col.textValue, col.values = line, f, nil
+			}
+		}
+		n++
+		return nil
+	}
+	start := []string(nil)
+	if !header {
+		start = first
+	}
+	if start != nil {
+		if err := add(start, 1); err != nil {
+			return e, "", err
+		}
+	}
+	if second != nil {
+		if err := add(second, secondLine); err != nil {
+			return e, "", err
+		}
+		for {
+			rec, line, err := next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return e, "", fmt.Errorf("%s: %w", p, err)
+			}
+			if err := add(rec, line); err != nil {
+				return e, "", err
+			}
+		}
+	}
+	if n == 0 {
+		return e, "", fmt.Errorf("%s: a header and no rows", p)
+	}
+	use, left, err := textColumns(p, spec, header, first, cols)
+	if err != nil {
+		return e, "", err
+	}
+	for _, i := range use {
+		if cols[i].missing != 0 {
+			return e, "", fmt.Errorf("%s:%d: %s holds a missing value (%q): ccs reads no missing values — drop the row (and its label, in the same order), or fill it in", p, cols[i].missing, cols[i].name, cols[i].missValue)
+		}
+	}
+	d := len(use)
+	rows := make([]float32, n*d)
+	for j, i := range use {
+		for r, v := range cols[i].values {
+			rows[r*d+j] = v
+		}
+	}
+	names := make([]string, len(use))
+	for j, i := range use {
+		names[j] = cols[i].name
+	}
+	note = fmt.Sprintf("a text table: %d rows; %d columns of numbers read as the embedding (%s), as float32", n, d, span(names))
+	if commas > 0 {
+		note += ", decimal commas read as points"
+	}
+	if len(left) > 0 {
+		note += "; left out: " + strings.Join(left, ", ")
+	}
+	return bundle.Embeddings{Source: p, Rows: rows, N: n, D: d}, note, nil
+}
+
+// numberedColumns says whether a first line names its columns 0, 1, 2,
+// … (or 1, 2, 3, …), past an empty first field (the index's): a header
+// of a frame made of an array, which pandas writes as numbers.
+func numberedColumns(first []string) bool {
+	f := first
+	if len(f) > 0 && strings.TrimSpace(f[0]) == "" {
+		f = f[1:]
+	}
+	if len(f) < 3 {
+		return false
+	}
+	start, err := strconv.Atoi(strings.TrimSpace(f[0]))
+	if err != nil || (start != 0 && start != 1) {
+		return false
+	}
+	for i, x := range f {
+		if v, err := strconv.Atoi(strings.TrimSpace(x)); err != nil || v != start+i {
+			return false
+		}
+	}
+	return true
+}
+
+// sepOrBlank is a separator for messages: a blank where fields are
+// separated by blanks.
+func sepOrBlank(sep rune) rune {
+	if sep == 0 {
+		return ' '
+	}
+	return sep
+}
+
+// span writes column names for a note: all of a few, the first two and
+// the last of many.
+func span(names []string) string {
+	if len(names) <= 4 {
+		return strings.Join(names, ", ")
+	}
+	return names[0] + ", " + names[1] + " … " + names[len(names)-1]
+}
+
+// textColumns chooses the embedding's columns of a table: those spec
+// names (patterns of the header's names, separated by commas), or every
+// column of numbers but an unnamed index; left says what was left out.
+func textColumns(p, spec string, header bool, first []string, cols []textColumn) (use []int, left []string, err error) {
+	if spec != "" {
+		if !header {
+			return nil, nil, fmt.Errorf("%s:%s: the file has no header line, so its columns have no names to pick: give %s, every column read (or write it with a header)", p, spec, p)
+		}
+		for _, pat := range strings.Split(spec, ",") {
+			pat = strings.TrimSpace(pat)
+			found := false
+			for i, h := range first {
+				ok, err := path.Match(pat, h)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s:%s: %q: %w", p, spec, pat, err)
+				}
+				if ok && !slices.Contains(use, i) {
+					use, found = append(use, i), true
+				}
+			}
+			if !found {
+				hint := ""
+				if near, ok := suggest.Nearest(pat, first); ok {
+					hint = fmt.Sprintf(": did you mean %q?", near)
+				}
+				return nil, nil, fmt.Errorf("%s: no column matches %q (the columns: %s)%s", p, pat, span(first), hint)
+			}
+		}
+		slices.Sort(use)
+		for _, i := range use {
+			if cols[i].text != 0 {
+				return nil, nil, fmt.Errorf("%s:%d: %s holds %q, no number", p, cols[i].text, cols[i].name, cols[i].textValue)
+			}
+		}
+		for i := range cols {
+			if !slices.Contains(use, i) {
+				left = append(left, cols[i].name)
+			}
+		}
+		return use, left, nil
+	}
+	var text, index []string
+	for i, c := range cols {
+		switch {
+		case c.text != 0:
+			text = append(text, c.name)
+		case i == 0 && header && (first[0] == "" || strings.HasPrefix(first[0], "Unnamed:")) && c.integers && len(cols) > 1:
+			index = append(index, c.name)
+		default:
+			use = append(use, i)
+		}
+	}
+	if len(use) == 0 {
+		return nil, nil, fmt.Errorf("%s: no column of numbers (columns of text: %s)", p, span(text))
+	}
+	real := slices.ContainsFunc(use, func(i int) bool { return !cols[i].integers })
+	for _, i := range use {
+		if c := cols[i]; real && c.integers {
+			pick := "name the embedding's columns"
+			if header {
+				pick += ", " + p + ":" + patternOf(first, use, i)
+			}
+			return nil, nil, fmt.Errorf("%s: %s holds only integers (%g to %g), the other columns real numbers: an id, a count or a label read as a coordinate? %s", p, c.name, c.lo, c.hi, pick)
+		}
+	}
+	if len(text) > 0 {
+		left = append(left, fmt.Sprintf("%s (text)", strings.Join(text, ", ")))
+	}
+	if len(index) > 0 {
+		left = append(left, fmt.Sprintf("%s (an unnamed index of integers, pandas' or R's)", index[0]))
+	}
+	return use, left, nil
+}
+
+// patternOf suggests a pattern for the columns of use but skip: their
+// names' common prefix and a star ("dim_*"), or their names.
+func patternOf(names []string, use []int, skip int) string {
+	var keep []string
+	for _, i := range use {
+		if i != skip {
+			keep = append(keep, names[i])
+		}
+	}
+	if len(keep) == 0 {
+		return "COLUMNS"
+	}
+	prefix := keep[0]
+	for _, k := range keep[1:] {
+		for !strings.HasPrefix(k, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	if prefix != "" && !strings.HasPrefix(names[skip], prefix) {
+		return prefix + "*"
+	}
+	if len(keep) <= 6 {
+		return strings.Join(keep, ",")
+	}
+	return "NAME,NAME,… (their names, or shell patterns such as dim_*)"
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// textTable writes rows of x (n, d) with an id and a label column the
+// ways tools write them: sep between fields, a header of names, an
+// index column first, decimal commas.
+func textTable(x [][]float64, sep string, header, index, comma bool, names []string) string {
+	var b strings.Builder
+	if header {
+		var h []string
+		if index {
+			h = append(h, "")
+		}
+		h = append(h, "ticket_id")
+		h = append(h, names...)
+		h = append(h, "label")
+		b.WriteString(strings.Join(h, sep) + "\r\n")
+	}
+	for i, row := range x {
+		var f []string
+		if index {
+			f = append(f, strconv.Itoa(i))
+		}
+		f = append(f, fmt.Sprintf("T%d", 100000+i))
+		for _, v := range row {
+			s := strconv.FormatFloat(v, 'g', -1, 64)
+			if comma {
+				s = strings.Replace(s, ".", ",", 1)
+			}
+			f = append(f, s)
+		}
+		f = append(f, []string{"billing", "account", "sales"}[i%3])
+		b.WriteString(strings.Join(f, sep) + "\r\n")
+	}
+	return b.String()
+}
+
+// TestTextEmbeddings: a table of embeddings written as pandas (its
+// index), R (quoted, its row names), a spreadsheet (semicolons, decimal
+// commas, a byte-order mark, CRLF), a TSV, a .csv.gz, np.savetxt's blanks
+// and a frame of an array (columns named 0, 1, …) is read as the same
+// float32 rows, its text columns and index left out and said so.
+func TestTextEmbeddings(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	r := rand.New(rand.NewPCG(7, 8))
+	const n, d = 30, 5
+	x := make([][]float64, n)
+	for i := range x {
+		x[i] = make([]float64, d)
+		for j := range x[i] {
+			x[i][j] = r.NormFloat64() * 3
+		}
+	}
+	names := make([]string, d)
+	for j := range names {
+		names[j] = fmt.Sprintf("dim_%d", j)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(textTable(x, ",", true, true, false, names)))
+	zw.Close()
+	var plain, numbered strings.Builder
+	numbered.WriteString(",0,1,2,3,4\n")
+	for i, row := range x {
+		var f []string
+		for _, v := range row {
+			f = append(f, strconv.FormatFloat(v, 'e', 18, 64))
+		}
+		plain.WriteString(strings.Join(f, " ") + "\n")
+		numbered.WriteString(strconv.Itoa(i) + "," + strings.Join(f, ",") + "\n")
+	}
+	files := map[string]string{
+		"pandas.csv":   textTable(x, ",", true, true, false, names),
+		"excel.csv":    "\ufeff" + textTable(x, ";", true, false, true, names),
+		"emb.tsv":      textTable(x, "\t", true, false, false, names),
+		"savetxt.txt":  plain.String(),
+		"numbered.csv": numbered.String(),
+		"noheader.csv": textTable(x, ",", false, false, false, nil),
+	}
+	for name, text := range files {
+		os.WriteFile(p(name), []byte(text), 0o644)
+	}
+	// R's write.csv: quoted row names and strings, an empty name above
+	// the row names.
+	rq := strings.Builder{}
+	for i, line := range strings.Split(strings.TrimSuffix(files["pandas.csv"], "\r\n"), "\r\n") {
+		f := strings.Split(line, ",")
+		if i > 0 {
+			f[0], f[1] = `"`+strconv.Itoa(i)+`"`, `"`+f[1]+`"`
+		} else {
+			f[0] = `""`
+		}
+		rq.WriteString(strings.Join(f, ",") + "\n")
+	}
+	os.WriteFile(p("r.csv"), []byte(rq.String()), 0o644)
+	os.WriteFile(p("pandas.csv.gz"), gz.Bytes(), 0o644)
+	cases := []struct {
+		file, note string
+	}{
+		{"pandas.csv", `30 rows; 5 columns of numbers read as the embedding ("dim_0", "dim_1" … "dim_4"), as float32; left out: "ticket_id", "label" (text), "" (an unnamed index of integers, pandas' or R's)`},
+		{"r.csv", `left out: "ticket_id", "label" (text), "" (an unnamed index`},
+		{"excel.csv", `as float32, decimal commas read as points; left out: "ticket_id", "label" (text)`},
+		{"emb.tsv", `5 columns of numbers read as the embedding ("dim_0", "dim_1" … "dim_4")`},
+		{"pandas.csv.gz", `left out: "ticket_id", "label" (text), "" (an unnamed index`},
+		{"savetxt.txt", `30 rows; 5 columns of numbers read as the embedding (column 1, column 2 … column 5), as float32`},
+		{"numbered.csv", `("0", "1" … "4"), as float32; left out: "" (an unnamed index`},
+		{"noheader.csv", `(column 2, column 3 … column 6), as float32; left out: column 1, column 7 (text)`},
+		{"pandas.csv:dim_*", `5 columns of numbers read as the embedding ("dim_0", "dim_1" … "dim_4"), as float32; left out: "", "ticket_id", "label"`},
+		{"pandas.csv:dim_4,dim_0", `2 columns of numbers read as the embedding ("dim_0", "dim_4")`},
+	}
+	// The labels of the same compressed table, as -labels reads them.
+	ids, labelNames, _, _, err := readIDs(p("pandas.csv.gz")+":label", "labels")
+	if err != nil || len(ids) != n || labelNames[ids[1]] != "account" {
+		t.Errorf("labels of pandas.csv.gz: %v %v, %v", ids, labelNames, err)
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			f, err := readEmbeddings(p(c.file), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(f.conv, c.note) {
+				t.Errorf("note %q, want %q", f.conv, c.note)
+			}
+			cols := []int{0, 1, 2, 3, 4}
+			if strings.HasSuffix(c.file, ",dim_0") {
+				cols = []int{0, 4}
+			}
+			if f.N != n || f.D != len(cols) {
+				t.Fatalf("(%d, %d), want (%d, %d)", f.N, f.D, n, len(cols))
+			}
+			for i := range n {
+				for k, j := range cols {
+					if got, want := f.Rows[i*f.D+k], float32(x[i][j]); got != want {
+						t.Fatalf("row %d, coordinate %d: %v, want %v", i, k, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestTextEmbeddingsBad: a table that cannot be read as embeddings as it
+// stands is refused, naming the file, the line or column, and what to do.
+func TestTextEmbeddingsBad(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	files := map[string]string{
+		"idcol.csv":    "ticket_no,dim_0,dim_1\n1001,0.5,0.25\n1002,1.5,-0.75\n",
+		"na.csv":       "a,b\n0.5,0.25\n1.5,NA\n",
+		"ragged.csv":   "a,b\n0.5,0.25\n1.5\n",
+		"text.csv":     "id,label\nx,y\nz,w\n",
+		"empty.csv":    "",
+		"header.csv":   "a,b\n",
+		"word.csv":     "a,b\n0.5,0.25\n1.5,oops\n",
+		"nohead.csv":   "0.5,0.25\n1.5,0.75\n",
+		"notgz.csv.gz": "a,b\n1,2\n",
+		"emb.json.gz":  "{}",
+	}
+	for name, text := range files {
+		os.WriteFile(p(name), []byte(text), 0o644)
+	}
+	cases := []struct{ arg, want string }{
+		{"idcol.csv", `idcol.csv: "ticket_no" holds only integers (1001 to 1002), the other columns real numbers: an id, a count or a label read as a coordinate? name the embedding's columns, ` + p("idcol.csv") + `:dim_*`},
+		{"na.csv", `na.csv:3: "b" holds a missing value ("NA"): ccs reads no missing values — drop the row (and its label, in the same order), or fill it in`},
+		{"ragged.csv", `ragged.csv:3: 1 fields, and the header has 2`},
+		{"text.csv", `text.csv: no column of numbers (columns of text: column 1, column 2)`},
+		{"empty.csv", `empty.csv: empty: no rows`},
+		{"header.csv", `header.csv: a header and no rows`},
+		{"word.csv:a,b", `word.csv:3: "b" holds "oops", no number`},
+		{"word.csv:c", `word.csv: no column matches "c" (the columns: a, b)`},
+		{"idcol.csv:dim0", `no column matches "dim0" (the columns: ticket_no, dim_0, dim_1): did you mean "dim_0"?`},
+		{"nohead.csv:a", `nohead.csv:a: the file has no header line, so its columns have no names to pick`},
+		{"notgz.csv.gz", `notgz.csv.gz: not gzip-compressed`},
+		{"emb.json.gz", `emb.json.gz: a gzip-compressed file, which ccs reads only of a .csv, .tsv or .txt: decompress it first (gunzip -k`},
+	}
+	for _, c := range cases {
+		t.Run(c.arg, func(t *testing.T) {
+			_, err := readEmbeddings(p(c.arg), false)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+	if _, err := readEmbeddings(p("na.csv"), true); err == nil || !strings.Contains(err.Error(), "views come as an (n, v, d) array") {
+		t.Errorf("views of a text table: %v", err)
+	}
+}
