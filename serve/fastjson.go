@@ -496,12 +496,18 @@ func (p *reader) coordinate(row, j int) (float32, error) {
 		}
 		return 0, badRequest(name, "want a number, found %s", p.found())
 	}
-	v, err := strconv.ParseFloat(p.token(start, end), 32)
-	if err != nil { // beyond float32: the parse is ±Inf
+	// Parsed as a float64, then rounded to float32: what NumPy's
+	// astype(np.float32) of the client's float64 gives, and so ccs.Client's
+	// and Set.scores' numbers (rounding the text straight to float32 differs
+	// in the last bit where the float64 lies halfway between two float32s,
+	// as the mean of two float32 embeddings can).
+	v, err := strconv.ParseFloat(p.token(start, end), 64)
+	f := float32(v)
+	if err != nil || math.IsInf(float64(f), 0) { // beyond float32
 		return 0, invalid(fmt.Sprintf("%s[%d]", vectorName(row), j), "%s is not a finite float32", clip(p.token(start, end)))
 	}
 	p.i = end
-	return float32(v), nil
+	return f, nil
 }
 
 // rows reads the points: an array of at most maxPoints arrays of dim

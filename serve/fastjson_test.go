@@ -14,7 +14,7 @@ import (
 // encoding/json: a valid JSON object; keys exactly the names of spec's
 // fields, each at most once; a field null is absent; the anchor and each
 // point an array of spec.dim numbers (no null), each a finite float32
-// (strconv, correctly rounded); at most spec.maxPoints points; the
+// (strconv's float64, rounded to float32 as NumPy's astype does); at most spec.maxPoints points; the
 // collection a string of at most maxName bytes as sent, the limit an int,
 // the label an int64. It reports
 // whether the body is accepted.
@@ -53,8 +53,8 @@ func referenceDecode(body []byte, spec bodySpec) (request, bool) {
 			if x[0] != '-' && (x[0] < '0' || x[0] > '9') { // null, a string, an array…
 				return nil, false
 			}
-			v, err := strconv.ParseFloat(string(x), 32)
-			if err != nil {
+			v, err := strconv.ParseFloat(string(x), 64)
+			if err != nil || math.IsInf(float64(float32(v)), 0) {
 				return nil, false
 			}
 			out = append(out, float32(v))
@@ -330,6 +330,41 @@ func TestNumberEnd(t *testing.T) {
 		}
 		if end != c.end {
 			t.Errorf("numberEnd(%q) = %d, want %d", c.in, end, c.end)
+		}
+	}
+}
+
+// TestDecodeRoundsAsNumPy: a coordinate is the float64 the client sent,
+// rounded to float32 as NumPy's astype(np.float32) rounds it — not the
+// decimal text rounded straight to float32, which differs where the
+// float64 lies halfway between two float32s (the mean of two float32
+// embeddings): the server's numbers are then ccs.Client's and Set.scores'.
+func TestDecodeRoundsAsNumPy(t *testing.T) {
+	// The first float32 above 0.1 whose midpoint with the next, written
+	// as Python's repr writes the float64, reads as the other float32.
+	var text string
+	var want float32
+	for a := float32(0.1); text == "" && a < 0.2; a = math.Nextafter32(a, 1) {
+		mid := (float64(a) + float64(math.Nextafter32(a, 1))) / 2 // halfway: ties to even in float64 → float32
+		s := strconv.FormatFloat(mid, 'g', -1, 64)
+		if direct, _ := strconv.ParseFloat(s, 32); float32(direct) != float32(mid) {
+			text, want = s, float32(mid)
+		}
+	}
+	if text == "" {
+		t.Fatal("no case: every text's own rounding is NumPy's")
+	}
+	body := []byte(`{"anchor": [` + text + `, 0], "points": [[` + text + `, 1e-46]]}`)
+	r, err := decodeRequest(body, bodySpec{fields: fieldAnchor | fieldPoints, dim: 2, maxPoints: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.anchor[0] != want || r.points[0] != want || r.points[1] != 0 {
+		t.Errorf("decoded %v, %v, want %v (float32 of the float64), and 1e-46 as 0", r.anchor, r.points, want)
+	}
+	for _, big := range []string{"3.4028236e38", "1e39", "1e999"} {
+		if _, err := decodeRequest([]byte(`{"anchor": [`+big+`, 0], "points": []}`), bodySpec{fields: fieldAnchor | fieldPoints, dim: 2, maxPoints: 4}); err == nil {
+			t.Errorf("%s: accepted", big)
 		}
 	}
 }

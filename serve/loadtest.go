@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -140,17 +141,25 @@ func LoadTest(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 					continue
 				}
 				var b []byte
-				if cfg.Check != nil {
+				ok := resp.StatusCode/100 == 2
+				switch {
+				case cfg.Check != nil || !ok: // a refusal's body says why
 					b, err = io.ReadAll(resp.Body)
-				} else {
+				default:
 					_, err = io.Copy(io.Discard, resp.Body)
 				}
 				resp.Body.Close()
+				if err != nil && ctx.Err() != nil {
+					break // the deadline, in the middle of the answer: not the server's
+				}
 				mine = append(mine, time.Since(t0))
 				switch {
-				case err != nil || resp.StatusCode/100 != 2:
+				case err != nil:
 					errs++
-					first = fmt.Sprintf("status %d (%v)", resp.StatusCode, err)
+					first = fmt.Sprintf("status %d, reading the answer: %v", resp.StatusCode, err)
+				case !ok:
+					errs++
+					first = fmt.Sprintf("status %d: %s", resp.StatusCode, answerText(b))
 				case cfg.Check != nil:
 					if err := cfg.Check(b); err != nil {
 						errs++
@@ -178,4 +187,14 @@ func LoadTest(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 	res.P50, res.P90, res.P99, res.Max = at(0.5), at(0.9), at(0.99), lat[len(lat)-1]
 	res.Throughput = float64(res.Requests) / res.Elapsed.Seconds()
 	return res, nil
+}
+
+// answerText is a refusal's body for a message: its first 300 bytes, on
+// one line.
+func answerText(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > 300 {
+		s = s[:cutAt(s, 300)] + fmt.Sprintf("… (%d bytes)", len(b))
+	}
+	return s
 }

@@ -36,8 +36,9 @@ func TestLoadTest(t *testing.T) {
 		t.Errorf("paced at 400/s for 0.5 s: %v", r)
 	}
 	r, err = LoadTest(context.Background(), LoadConfig{URL: ts.URL + "/v1/sets/nope/score", Body: body, MaxRequests: 10})
-	if err != nil || r.Errors != 10 || !strings.Contains(r.FirstError, "404") {
-		t.Errorf("unknown set: %v %v", r, err)
+	// The refusal's own words, not only its status.
+	if err != nil || r.Errors != 10 || r.FirstError != `status 404: { "error": { "code": "unknown_set", "message": "no set \"nope\" (have [ball gen])", "field": "name" } }` {
+		t.Errorf("unknown set: %v %v: %s", r, err, r.FirstError)
 	}
 	if _, err := LoadTest(context.Background(), LoadConfig{URL: ts.URL}); err == nil {
 		t.Error("an unbounded load test was started")

@@ -243,7 +243,7 @@ func (c Config) Check() error {
 	}{{"set", c.Sets}, {"collection", c.Collections}} {
 		for name := range m.names {
 			if !ValidName(name) {
-				return fmt.Errorf("serve: %s name %q: want a name that is one segment of a URL path: not empty, without '/', '?', '#', '%%' or spaces", m.what, name)
+				return fmt.Errorf("serve: %s name %q: want a name that is one segment of a URL path: not empty, not . or .., without '/', '?', '#', '%%' or spaces", m.what, name)
 			}
 		}
 	}
@@ -253,9 +253,11 @@ func (c Config) Check() error {
 
 // ValidName says whether name can name a set or a collection: it is one
 // segment of the endpoints' paths (/v1/sets/NAME/score) as it is written,
-// so not empty and without '/', '?', '#', '%' or white space.
+// so not empty, not "." or ".." (a path's dot segments, which a client
+// and the server's router resolve away), and without '/', '?', '#', '%'
+// or white space.
 func ValidName(name string) bool {
-	return name != "" && !strings.ContainsAny(name, "/?#% \t\n\r\v\f")
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/?#% \t\n\r\v\f")
 }
 
 // The constants of the memory bound (MemoryBound): the process's own

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -51,6 +52,9 @@ func runLoadtest(ctx context.Context, o loadtestOptions, out *output) error {
 	if err := required("loadtest", "url", o.URL); err != nil {
 		return err
 	}
+	if u, err := url.Parse(o.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("loadtest: -url %q: want an http:// or https:// URL with a host, such as http://127.0.0.1:8080/v1/sets/NAME/score", o.URL)
+	}
 	if (o.Body == "") == (o.Data == "") {
 		return usagef("loadtest: give one of -body and -data")
 	}
@@ -95,9 +99,15 @@ func runLoadtest(ctx context.Context, o loadtestOptions, out *output) error {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(out.stdout, r)
+		if err := writeJSON(out.stdout, r); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(out.stdout, r)
 	}
-	fmt.Fprintln(out.stdout, r)
+	if r.Errors == r.Requests { // no answer worth timing: the figures above are of refusals
+		return fmt.Errorf("loadtest: every one of the %d requests failed: %s", r.Requests, r.FirstError)
+	}
 	if r.FirstError != "" {
 		out.warn("first error: " + r.FirstError)
 	}

@@ -180,6 +180,7 @@ func TestUsageErrors(t *testing.T) {
 		{"serve-noset", []string{"serve", "-addr", "127.0.0.1:0"}},
 		{"serve-setflag", []string{"serve", "-set", "noequals"}},
 		{"serve-setname", []string{"serve", "-set", "a?b=x.json"}},
+		{"serve-setdots", []string{"serve", "-set", "..=x.json"}},
 		{"retrieve-anchor", []string{"retrieve", "-set", "s.json", "-db", "d.npz"}},
 		{"fit-val-both", []string{"fit", "-geometry", "single", "-objective", "neg", "-train", "a", "-val", "b", "-val-share", "0.2", "-out", "c"}},
 		{"retrieve-anchor-index", []string{"retrieve", "-set", "s.json", "-db", "d.npz", "-anchor-index", "-1"}},
@@ -187,6 +188,7 @@ func TestUsageErrors(t *testing.T) {
 		{"retrieve-unlabeled", []string{"retrieve", "-set", "s.json", "-db", "d.npz", "-anchor", "a.npy", "-unlabeled", "drop"}},
 		{"retrieve-anchor-labels-index", []string{"retrieve", "-set", "s.json", "-db", "d.npz", "-anchor-index", "3", "-anchor-labels", "l.txt"}},
 		{"loadtest-unbounded", []string{"loadtest", "-url", "http://x", "-data", "{}", "-duration", "0"}},
+		{"loadtest-noscheme", []string{"loadtest", "-url", "127.0.0.1:8080/v1/sets/a/score", "-data", "{}"}},
 	} {
 		err := golden(t, "usage-"+c.name, "", c.args...)
 		if !isUsage(err) {

@@ -408,7 +408,7 @@ func (m namedFiles) String() string { return fmt.Sprint(map[string]string(m)) }
 func (m namedFiles) Set(v string) error {
 	name, file, ok := strings.Cut(v, "=")
 	if !ok || file == "" || !serve.ValidName(name) {
-		return fmt.Errorf("%q: want NAME=FILE (a name without '/', '?', '#', '%%' or spaces)", v)
+		return fmt.Errorf("%q: want NAME=FILE (a name without '/', '?', '#', '%%' or spaces, and not . or ..)", v)
 	}
 	if _, dup := m[name]; dup {
 		return fmt.Errorf("name %q given twice", name)

@@ -15,6 +15,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,5 +211,22 @@ func TestServeTLSAuth(t *testing.T) {
 	srv.stop(t)
 	if strings.Contains(srv.stderr.String(), token) {
 		t.Errorf("the log shows the token:\n%s", srv.stderr.String())
+	}
+}
+
+// TestLoadtestAllRefused: a load test whose every request is refused (a
+// wrong token: 401) fails, with the server's words, rather than printing
+// the refusals' latencies as a result.
+func TestLoadtestAllRefused(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error": {"code": "unauthorized", "message": "no valid token"}}`)
+	}))
+	defer ts.Close()
+	var out, errb bytes.Buffer
+	err := run(&out, &errb, []string{"loadtest", "-url", ts.URL + "/v1/sets/a/score", "-data", "{}", "-requests", "5"})
+	want := `loadtest: every one of the 5 requests failed: status 401: {"error": {"code": "unauthorized", "message": "no valid token"}}`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
 	}
 }
