@@ -445,6 +445,21 @@ func TestChecksum(t *testing.T) {
 	if err := s.EmbedJSON(&buf); err != nil || buf.String() != without {
 		t.Errorf("EmbedJSON: %v, or not the file without its checksum", err)
 	}
+	// Read without its checksum, the set says nothing checks its
+	// threshold (a hand-edited file that dropped the field was served as
+	// "exact", silently); with it, nothing of the kind.
+	for _, c := range []struct {
+		file string
+		want bool
+	}{{file, false}, {without, true}, {strings.Replace(without, q, fmt.Sprintf(`"threshold": %v`, s.Threshold*9), 1), true}} {
+		r, err := ReadJSON(strings.NewReader(c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Contains(r.Warnings(), UncheckedWarning); got != c.want {
+			t.Errorf("threshold %v: the unchecked warning %v, want %v: %q", r.Threshold, got, c.want, r.Warnings())
+		}
+	}
 }
 
 // TestLabelsByName: a test bundle of string labels numbered otherwise than

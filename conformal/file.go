@@ -193,6 +193,8 @@ func readBytes(data []byte) (*Set, error) {
 		if err := checkChecksum(data, f.Checksum); err != nil {
 			return nil, err
 		}
+	} else {
+		s.unchecked = true // said by Warnings
 	}
 	return s, nil
 }

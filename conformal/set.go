@@ -221,6 +221,10 @@ type Set struct {
 	// scores divide by the threshold (CalibrateWarnings says so unless
 	// the new set has one of its own).
 	hadOOD bool
+	// unchecked marks a set read from a file without a checksum (written
+	// by hand, by a ccs before checksums, or by a tool that dropped the
+	// field): its threshold cannot be checked against calibration's.
+	unchecked bool
 }
 
 // Uncalibrated returns a set that holds a fitted geometry and no threshold;
@@ -285,6 +289,10 @@ func (s *Set) WholeSpaceReason() string {
 	return (&TooFewError{N: c.N, Rank: c.Rank, Alpha: s.Alpha, Delta: c.Delta}).Reason()
 }
 
+// UncheckedWarning is the warning of a set read from a file without a
+// checksum.
+const UncheckedWarning = "the set file has no checksum (written by hand, by a ccs before checksums, or by a tool that dropped the field): nothing checks that its threshold is the one calibration gave, and a threshold edited by hand certifies nothing; calibrate it again to write one"
+
 // Warnings lists what a reader of this set's numbers must know: a whole-space
 // set, a pooled (approximate) calibration, or an ellipsoid whose Σ shares
 // rows with its calibration.
@@ -326,6 +334,9 @@ func (s *Set) Warnings() []string {
 	}
 	if c := s.OOD; c != nil && c.N > 0 && c.N < 19 {
 		w = append(w, OODFewWarning(c))
+	}
+	if s.unchecked && s.Calibrated() {
+		w = append(w, UncheckedWarning)
 	}
 	if s.Calibration.Mode == Pooled {
 		w = append(w, "pooled calibration (all positives of each anchor): the 1−α coverage is approximate, not guaranteed — the positives of one anchor are not exchangeable with a test anchor's single positive, so when an anchor's positives share a spread the set undercovers, the more so the fewer the anchors; -calibration one gives the guarantee")
