@@ -35,6 +35,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ccsets/ccs/internal/textclip"
 	"io"
 	"path/filepath"
 	"runtime"
@@ -104,7 +105,7 @@ func messageOf(err error) string {
 	if errors.Is(err, conformal.ErrNotCalibrated) {
 		msg = strings.Replace(msg, conformal.ErrNotCalibrated.Error(), notCalibrated, 1)
 	}
-	return msg
+	return textclip.Message(msg) // a value quoted from a file, cut
 }
 
 // cString stores b as a malloc'd C string in *out.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/ccsets/ccs/internal/textclip"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/conformal"
@@ -272,7 +273,7 @@ func warningsOf(ws ...string) []string {
 	out := []string{}
 	for _, w := range ws {
 		if w != "" {
-			out = append(out, w)
+			out = append(out, textclip.Message(w))
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/ccsets/ccs/internal/textclip"
 	"maps"
 	"math"
 	"path/filepath"
@@ -678,6 +679,9 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	defer stage.Abort()
 	m := bundle.NewManifest(out.command, in, cfg, plan)
 	m.Inputs, m.Warnings = inputs, append(notes, m.Warnings...)
+	for i, w := range m.Warnings {
+		m.Warnings[i] = textclip.Message(w) // a label quoted whole, cut
+	}
 	if o.minScoreSet {
 		m.MinScore = &o.MinScore
 	}

@@ -38,6 +38,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ccsets/ccs/internal/textclip"
 	"math"
 	"os"
 	"os/signal"
@@ -78,7 +79,8 @@ func main() {
 		fmt.Fprintf(os.Stderr, "ccs: interrupted\n")
 		os.Exit(130)
 	}
-	fmt.Fprintf(os.Stderr, "ccs: %s\n", err)
+	// A value quoted from a file (a label of 64 MB) cut, not printed whole.
+	fmt.Fprintf(os.Stderr, "ccs: %s\n", textclip.Message(err.Error()))
 	os.Exit(exitCode(err))
 }
 

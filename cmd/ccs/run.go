@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/ccsets/ccs/internal/textclip"
 	"io"
 	"io/fs"
 	"os"
@@ -111,7 +112,7 @@ type output struct {
 var unkeyedFlags = map[string]bool{"json": true, "quiet": true, "out": true, "plots": true, "seeds": true, "rows": true, "cache": true, "hull": true, "hull-anchors": true, "sweeps": true}
 
 // warn prints a warning no reader can miss.
-func (o *output) warn(msg string) { fmt.Fprintf(o.stderr, "WARNING: %s\n", msg) }
+func (o *output) warn(msg string) { fmt.Fprintf(o.stderr, "WARNING: %s\n", textclip.Message(msg)) }
 
 // terminal reports whether stderr is a terminal, for progress display.
 func (o *output) terminal() bool {
