@@ -552,3 +552,46 @@ func FirstNonFinite(x []float32) int {
 	}
 	return -1
 }
+
+// PairingWarning says when a bundle's labels contradict its positives:
+// where the positives are rows of the anchors (PositiveIndex into them)
+// and the anchors carry one label each, fewer than half of the positives
+// sharing their anchor's label (ccs bundle makes every one of a label's
+// positives of its class) is a bundle assembled wrongly — positive_index
+// and negative_index swapped, or labels of other rows — and a set
+// calibrated on it covers what it should exclude. "" otherwise, and for
+// bundles whose positives are another pool's rows (relevance pairs) or
+// written out (views).
+func (b *Bundle) PairingWarning() string {
+	if b.Labels == nil || b.PositiveIndex == nil || b.PositivePool != nil || b.K == 0 {
+		return ""
+	}
+	share := func(index []int64, k int) (same, total int) {
+		for i := range b.N {
+			if b.Labels[i] < 0 {
+				continue // no label: no class to agree with
+			}
+			for _, p := range index[i*k : (i+1)*k] {
+				if p < 0 || p >= int64(b.N) || b.Labels[p] < 0 {
+					continue
+				}
+				total++
+				if b.Labels[p] == b.Labels[i] {
+					same++
+				}
+			}
+		}
+		return same, total
+	}
+	same, total := share(b.PositiveIndex, b.K)
+	if total == 0 || 2*same >= total {
+		return ""
+	}
+	msg := fmt.Sprintf("only %.1f%% of the positives (%d of %d, rows of the anchors by positive_index) share their anchor's label", 100*float64(same)/float64(total), same, total)
+	if b.NegativeIndex != nil && b.Pool == nil && b.KNeg > 0 {
+		if nSame, nTotal := share(b.NegativeIndex, b.KNeg); nTotal > 0 && nSame*total > same*nTotal {
+			msg += fmt.Sprintf(", and %.1f%% of the negatives do: positive_index and negative_index swapped?", 100*float64(nSame)/float64(nTotal))
+		}
+	}
+	return msg + " — a set calibrated on these positives covers other classes' rows as if they were positives; ccs bundle makes each anchor's positives of its label: make the bundle again, or check its arrays"
+}

@@ -116,6 +116,9 @@ type bundleInfo struct {
 	// one_label, or the manifest's beside a loaded file), its anchors
 	// carrying no labels.
 	OneLabel string `json:"one_label,omitempty"`
+	// Warnings are what the bundle's own arrays contradict
+	// (Bundle.PairingWarning), as the commands warn on reading it.
+	Warnings []string `json:"warnings"`
 }
 
 func infoOf(o *bundleObj) bundleInfo {
@@ -125,6 +128,7 @@ func infoOf(o *bundleObj) bundleInfo {
 	if info.Converted == nil {
 		info.Converted = []string{}
 	}
+	info.Warnings = warningsOf(b.PairingWarning())
 	for name, a := range b.Arrays() {
 		info.Arrays[name] = arrayInfo{Dtype: a.Kind(), Shape: a.Shape}
 	}

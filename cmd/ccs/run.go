@@ -481,4 +481,7 @@ func noteConverted(out *output, path string, b *bundle.Bundle) {
 	if len(b.Converted) > 0 {
 		fmt.Fprintf(out.stderr, "note: %s: converted on reading: %s\n", path, strings.Join(b.Converted, "; "))
 	}
+	if w := b.PairingWarning(); w != "" {
+		out.warn(path + ": " + w)
+	}
 }

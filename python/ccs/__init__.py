@@ -250,6 +250,7 @@ class Bundle(_Handle):
             b.label_names = tuple(names)
         b.split = b.info.get("split")  # as the manifest.json beside the file names it
         b.one_label = b.info.get("one_label")
+        _warn([f"{os.fsdecode(path)}: {w}" for w in b.info.get("warnings", [])])  # its arrays contradicting one another
         return b
 
     def save(self, path):

@@ -1039,3 +1039,22 @@ def test_a_notebook_users_mistakes_are_named():
     fitted = ccs.fit("genball", b, objective="neg", epochs=1)
     with pytest.raises(ValueError, match=r"^ood: the set is not calibrated"):
         fitted.ood(a[:3])
+
+
+def test_a_bundle_contradicting_its_labels_is_named(tmp_path):
+    # A cal.npz whose positive_index and negative_index were swapped by hand:
+    # loaded (or given by its path) with a CCSWarning naming the swap, as
+    # the commands warn; ccs.bundle's own file says nothing.
+    rng = np.random.default_rng(3)
+    labels = np.repeat(np.arange(4), 100)
+    x = rng.normal(size=(400, 5)) + labels[:, None]
+    made = ccs.bundle(x, labels, k=3, seed=1)
+    made["cal"].save(tmp_path / "cal.npz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ccs.Bundle.load(tmp_path / "cal.npz")
+    z = dict(np.load(tmp_path / "cal.npz"))
+    z["positive_index"], z["negative_index"] = z["negative_index"], z["positive_index"]
+    np.savez(tmp_path / "swapped.npz", **z)
+    with pytest.warns(ccs.CCSWarning, match=r"swapped.npz: only 0.0% of the positives .* positive_index and negative_index swapped\?"):
+        ccs.Bundle.load(tmp_path / "swapped.npz")

@@ -1,0 +1,55 @@
+package bundle
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPairingWarning: a bundle whose positives (rows of its anchors) do
+// not share their anchors' labels is named — positive_index and
+// negative_index swapped, or labels of other rows — and one as ccs bundle
+// makes it, one of relevance pairs (another pool) or of no labels is not.
+func TestPairingWarning(t *testing.T) {
+	// 12 anchors in 3 classes of 4; positives the next of the class,
+	// negatives the next of the next class.
+	const n, k = 12, 1
+	labels := make([]int64, n)
+	pos, neg := make([]int64, n), make([]int64, n)
+	for i := range n {
+		labels[i] = int64(i / 4)
+		pos[i] = int64(i/4*4 + (i+1)%4)
+		neg[i] = int64((i + 4) % n)
+	}
+	base := func() *Bundle {
+		return &Bundle{N: n, K: k, D: 1, Anchors: make([]float32, n), Labels: labels, PositiveIndex: pos, KNeg: 1, NegativeIndex: neg}
+	}
+	shuffled := append([]int64(nil), labels...)
+	shuffled[0], shuffled[5], shuffled[10] = shuffled[5], shuffled[10], shuffled[0]
+	for _, c := range []struct {
+		name string
+		b    func() *Bundle
+		want string // "" for none
+	}{
+		{"as ccs bundle makes it", base, ""},
+		{"swapped", func() *Bundle { b := base(); b.PositiveIndex, b.NegativeIndex = neg, pos; return b }, "only 0.0% of the positives (0 of 12, rows of the anchors by positive_index) share their anchor's label, and 100.0% of the negatives do: positive_index and negative_index swapped?"},
+		{"labels of other rows", func() *Bundle {
+			b := base()
+			b.Labels = []int64{1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0}
+			return b
+		}, "only 25.0% of the positives (3 of 12, rows of the anchors by positive_index) share their anchor's label — a set"},
+		{"a few labels moved", func() *Bundle { b := base(); b.Labels = shuffled; return b }, ""},
+		{"positives of another pool", func() *Bundle { b := base(); b.PositiveIndex, b.PositivePool = neg, make([]float32, n); return b }, ""},
+		{"no labels", func() *Bundle { b := base(); b.Labels = nil; b.PositiveIndex = neg; return b }, ""},
+		{"unlabelled anchors", func() *Bundle {
+			b := base()
+			b.Labels = []int64{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+			b.PositiveIndex = neg
+			return b
+		}, ""},
+	} {
+		got := c.b().PairingWarning()
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
