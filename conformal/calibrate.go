@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 
 	"github.com/ccsets/ccs/bundle"
@@ -27,11 +28,14 @@ func Scores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]
 // units are the anchors, one positive each, or every positive pooled:
 // unit u is then anchor u.
 func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64) ([]float64, [][2]int, *Trim, error) {
+	if err := given(g, cal); err != nil {
+		return nil, nil, nil, err
+	}
 	if err := cal.NeedPositives(); err != nil {
 		return nil, nil, nil, fmt.Errorf("conformal: %w", err)
 	}
 	if g.Dim() != cal.D {
-		return nil, nil, nil, fmt.Errorf("conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
+		return nil, nil, nil, DimErrorf("calibration bundle", []int{cal.N, cal.D}, g.Dim(), "conformal: geometry has dimension %d, calibration embeddings %d", g.Dim(), cal.D)
 	}
 	// A bundle built by hand (bundle.Read and Plan.Bundle check theirs):
 	// lengths that are not its N, K and D, an index out of its pool, a NaN.
@@ -53,6 +57,22 @@ func unitScores(g geometry.Geometry, cal *bundle.Bundle, mode Mode, seed uint64)
 		return out, nil, nil, nil
 	}
 	return nil, nil, nil, fmt.Errorf("conformal: unknown calibration mode %v", mode)
+}
+
+// given refuses a nil geometry (a variable a switch left unset, or a nil
+// pointer of a constructor whose error was dropped) and a nil
+// calibration bundle, which would panic where they are first read.
+func given(g geometry.Geometry, cal *bundle.Bundle) error {
+	if g == nil {
+		return errors.New("conformal: no geometry (nil)")
+	}
+	if v := reflect.ValueOf(g); v.Kind() == reflect.Pointer && v.IsNil() {
+		return fmt.Errorf("conformal: no geometry (a nil %T)", g)
+	}
+	if cal == nil {
+		return errors.New("conformal: no calibration bundle (nil)")
+	}
+	return nil
 }
 
 // ScoreUnits returns g's score of each unit of cal — (i, j), anchor i
@@ -268,6 +288,9 @@ func Quantile(scores []float64, alpha float64, opt Options) (float64, int, error
 // set CalibrateFitted checks it against the splits the set records. It
 // does not keep cal's rows in the set (KeepRows: what ccs calibrate does).
 func Calibrate(g geometry.Geometry, cal *bundle.Bundle, alpha float64, opt Options) (*Set, error) {
+	if err := given(g, cal); err != nil {
+		return nil, err
+	}
 	if err := CheckAlpha(alpha); err != nil {
 		return nil, err
 	}

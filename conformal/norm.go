@@ -130,7 +130,39 @@ func (s *Set) CheckAnchorNorms(rows []float32) error {
 	return nil
 }
 
-// CheckBundleNorms is CheckAnchorNorms of b's anchors, for a set judged
+// CheckRows is CheckNorms of rows (rows of the set's dimension) given to
+// the set as name ("points", "queries"), with their finiteness first:
+// where CheckNorms refuses a row and rows hold a NaN or infinite
+// coordinate, the error names the first such, as name[row][coordinate]
+// (a NaN is not an unnormalised row, and normalising would not mend it),
+// and otherwise it is CheckNorms' *NormError. Rows CheckNorms takes cost
+// no more; a set of other embeddings takes any rows, as CheckNorms does
+// (its callers find a NaN by its score).
+func (s *Set) CheckRows(name string, rows []float32) error {
+	return s.finiteFirst(name, rows, s.CheckNorms(rows))
+}
+
+// CheckAnchorRows is CheckRows with CheckAnchorNorms: rows given as
+// anchors.
+func (s *Set) CheckAnchorRows(name string, rows []float32) error {
+	return s.finiteFirst(name, rows, s.CheckAnchorNorms(rows))
+}
+
+// finiteFirst is err, a refusal of rows by CheckNorms or
+// CheckAnchorNorms, or, where rows hold a NaN or infinite coordinate, an
+// error naming the first one.
+func (s *Set) finiteFirst(name string, rows []float32, err error) error {
+	if err == nil {
+		return nil
+	}
+	if i := bundle.FirstNonFinite(rows); i >= 0 {
+		d := s.Geometry.Dim()
+		return fmt.Errorf("%s[%d][%d] is %v", name, i/d, i%d, rows[i])
+	}
+	return err
+}
+
+// CheckBundleNorms is CheckAnchorRows of b's anchors, for a set judged
 // on a bundle (evaluate, coverage checks, OOD inputs): a set of unit-norm
 // embeddings judged on anchors not normalised alike covered none of their
 // positives, and the shift check blamed another session or site.
@@ -138,7 +170,7 @@ func (s *Set) CheckBundleNorms(b *bundle.Bundle) error {
 	if b.D != s.Geometry.Dim() {
 		return nil // refused elsewhere, by dimension
 	}
-	if err := s.CheckAnchorNorms(b.Anchors); err != nil {
+	if err := s.CheckAnchorRows("anchors", b.Anchors); err != nil {
 		var ne *NormError
 		if errors.As(err, &ne) {
 			return fmt.Errorf("anchor %d: %w", ne.Row, err)

@@ -2,6 +2,7 @@ package conformal
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -47,6 +48,9 @@ type Reference struct {
 
 // NewReference draws n distinct anchors of b (seeded) as a reference pool.
 func NewReference(b *bundle.Bundle, n int, seed uint64, source string) (*Reference, error) {
+	if b == nil {
+		return nil, errors.New("conformal: no bundle for the reference pool (nil)")
+	}
 	if n < 1 || n > b.N {
 		return nil, fmt.Errorf("conformal: reference pool of %d rows from %d anchors: want 1 to %d", n, b.N, b.N)
 	}

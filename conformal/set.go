@@ -75,6 +75,9 @@ func (f *FitInfo) checkUnseen(d string) error {
 // geometry was fitted or validated on (ErrSeenSplit); the calibration
 // records cal's digest, which that check reads.
 func CalibrateFitted(fitted *Set, cal *bundle.Bundle, alpha float64, opt Options) (*Set, error) {
+	if fitted == nil {
+		return nil, errors.New("conformal: no fitted set (nil)")
+	}
 	s, err := Calibrate(fitted.Geometry, cal, alpha, opt)
 	if err != nil {
 		return nil, err
@@ -443,7 +446,7 @@ func AlphaWarning(alpha float64) string {
 func (s *Set) Contains(anchor, point []float32, label *int64) (bool, error) {
 	d := s.Geometry.Dim()
 	if len(point) != d {
-		return false, DimensionErrorf("conformal: a point of %d values, the set's dimension is %d", len(point), d)
+		return false, DimErrorf("point", []int{len(point)}, d, "conformal: a point of %d values, the set's dimension is %d", len(point), d)
 	}
 	in, err := s.Members(make([]bool, 1), anchor, point, label)
 	if err != nil {
@@ -508,7 +511,7 @@ func (s *Set) Members(dst []bool, anchor, points []float32, label *int64) ([]boo
 func (s *Set) checkQuery(anchor, points []float32) (int, error) {
 	d := s.Geometry.Dim()
 	if len(anchor) != d {
-		return 0, DimensionErrorf("conformal: an anchor of %d values, the set's dimension is %d", len(anchor), d)
+		return 0, DimErrorf("anchor", []int{len(anchor)}, d, "conformal: an anchor of %d values, the set's dimension is %d", len(anchor), d)
 	}
 	n := len(points) / d
 	if len(points) != n*d {
@@ -520,8 +523,12 @@ func (s *Set) checkQuery(anchor, points []float32) (int, error) {
 	if err := s.CheckNorms(anchor); err != nil {
 		return 0, fmt.Errorf("conformal: the anchor: %w", err)
 	}
-	if err := s.CheckNorms(points); err != nil {
-		return 0, fmt.Errorf("conformal: points: %w", err)
+	if err := s.CheckRows("points", points); err != nil {
+		var ne *NormError
+		if errors.As(err, &ne) {
+			return 0, fmt.Errorf("conformal: points[%d]: %w", ne.Row, err)
+		}
+		return 0, fmt.Errorf("conformal: %w", err)
 	}
 	return n, nil
 }
@@ -570,7 +577,10 @@ func (s *Set) Scores(dst []float64, anchor, points []float32) ([]float64, error)
 // ErrDimension is matched (errors.Is) by every error of embeddings whose
 // dimension is not the set's: a *DimError where their shape is known
 // (files, requests), and the errors of Contains, Members, Scores,
-// retrieve's searches and ood's tests, which take flat rows.
+// Calibrate, eval's judgements, retrieve's searches and ood's tests,
+// which take flat rows or bundles; of those, an anchor, a point or a
+// bundle of another dimension (a known shape) also reads as a *DimError
+// with errors.As (DimErrorf), values that are not rows do not.
 var ErrDimension = errors.New("embeddings of another dimension than the set's")
 
 // Is reports whether target is ErrDimension.
@@ -579,13 +589,33 @@ func (e *DimError) Is(target error) bool { return target == ErrDimension }
 // DimensionErrorf is an error formatted as fmt.Sprintf does that matches
 // ErrDimension: the dimension errors of the packages that take flat rows.
 func DimensionErrorf(format string, a ...any) error {
-	return &dimensionError{fmt.Sprintf(format, a...)}
+	return &dimensionError{msg: fmt.Sprintf(format, a...)}
 }
 
-type dimensionError struct{ msg string }
+// DimErrorf is DimensionErrorf for rows whose shape is known (an anchor
+// or point of shape (n,), a bundle's (N, D)): its message is the one
+// formatted, and errors.As also reads it as the *DimError of source,
+// shape and the set's dimension dim, for a caller that wants the numbers.
+func DimErrorf(source string, shape []int, dim int, format string, a ...any) error {
+	return &dimensionError{msg: fmt.Sprintf(format, a...), dim: &DimError{Source: source, Shape: shape, Dim: dim}}
+}
+
+type dimensionError struct {
+	msg string
+	dim *DimError // nil where the shape is unknown (values that are not rows)
+}
 
 func (e *dimensionError) Error() string        { return e.msg }
 func (e *dimensionError) Is(target error) bool { return target == ErrDimension }
+
+// As sets a **DimError target to the error's shape, where it is known.
+func (e *dimensionError) As(target any) bool {
+	if t, ok := target.(**DimError); ok && e.dim != nil {
+		*t = e.dim
+		return true
+	}
+	return false
+}
 
 // CheckDim is where embeddings meet a set: it returns nil when rows of the
 // given shape (the last axis is the dimension) suit the set's input
