@@ -32,17 +32,23 @@ func ByClass(s *conformal.Set, test *bundle.Bundle) (Result, []ClassResult, erro
 
 // byClass is ByClass, with sc (test's scores under s) counted from it.
 func byClass(s *conformal.Set, test *bundle.Bundle, sc *Scored) (Result, []ClassResult, error) {
+	if err := given(s, test); err != nil {
+		return Result{}, nil, err
+	}
 	if !s.Calibrated() {
 		return Result{}, nil, conformal.ErrNotCalibrated
 	}
 	if s.Geometry.Dim() != test.D {
-		return Result{}, nil, fmt.Errorf("eval: the set has dimension %d, the test embeddings %d", s.Geometry.Dim(), test.D)
+		return Result{}, nil, dimError(s.Geometry.Dim(), test)
 	}
 	if err := test.NeedPositives(); err != nil { // before the classes: an OOD sample's are not the set's
 		return Result{}, nil, err
 	}
 	if err := test.Validate(); err != nil {
 		return Result{}, nil, fmt.Errorf("eval: test bundle: %w", err)
+	}
+	if err := checkNorms(s, test); err != nil {
+		return Result{}, nil, err
 	}
 	if test.Labels == nil {
 		return Result{}, nil, fmt.Errorf("%w: the test bundle has no labels", conformal.ErrNoLabel)

@@ -36,10 +36,17 @@ type Result struct {
 // Evaluate scores every positive and negative of test under s. It streams
 // over anchors: at most one anchor's differences per worker are held at a
 // time. A class-conditional set judges each anchor with its class's
-// threshold (ByClass): the test bundle needs labels.
+// threshold (ByClass): the test bundle needs labels. A set calibrated on
+// unit-norm embeddings refuses, as ccs evaluate does, a test bundle whose
+// anchors are not of unit norm (conformal.Set.CheckBundleNorms: a
+// *conformal.NormError naming the anchor), and so do ByClass, ByLabel,
+// WithClasses, WithLabels, WithCurve, Recalibrated and a Scored's
+// methods of the same names (Resplits, which recalibrates on the bundle
+// itself, takes it); a bundle of another dimension matches
+// conformal.ErrDimension.
 func Evaluate(s *conformal.Set, test *bundle.Bundle) (Result, error) {
-	if s == nil || test == nil {
-		return Result{}, errors.New("eval: no set or no test bundle (nil)")
+	if err := given(s, test); err != nil {
+		return Result{}, err
 	}
 	if !s.Calibrated() {
 		return Result{}, conformal.ErrNotCalibrated
@@ -49,7 +56,7 @@ func Evaluate(s *conformal.Set, test *bundle.Bundle) (Result, error) {
 		r, _, err := ByClass(s, test)
 		return r, err
 	}
-	r, err := evaluate(s.Geometry, []float64{s.Threshold}, test, nil)
+	r, err := evaluateSet(s, []float64{s.Threshold}, test, nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -87,6 +94,12 @@ func WithCurve(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64) (Re
 // same pass when own is set; with sc (test's scores under s), counted
 // from them.
 func recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64, own bool, sc *Scored) (Result, []Point, error) {
+	if err := given(s, test); err != nil {
+		return Result{}, nil, err
+	}
+	if cal == nil {
+		return Result{}, nil, errors.New("eval: no calibration bundle (nil)")
+	}
 	if !s.Calibrated() {
 		return Result{}, nil, conformal.ErrNotCalibrated
 	}
@@ -117,7 +130,7 @@ func recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64, 
 		pts = append(pts, Point{Alpha: a, N: len(scores)})
 		qs = append(qs, q)
 	}
-	rs, err := evaluate(s.Geometry, qs, test, sc)
+	rs, err := evaluateSet(s, qs, test, sc)
 	if err != nil {
 		return Result{}, nil, err
 	}
@@ -131,6 +144,15 @@ func recalibrated(s *conformal.Set, cal, test *bundle.Bundle, alphas []float64, 
 	return r, pts, nil
 }
 
+// evaluateSet is evaluate of s's geometry, refusing first (checkNorms) a
+// test bundle whose anchors are not normalised as s's calibration's were.
+func evaluateSet(s *conformal.Set, qs []float64, test *bundle.Bundle, sc *Scored) ([]Result, error) {
+	if err := checkNorms(s, test); err != nil {
+		return nil, err
+	}
+	return evaluate(s.Geometry, qs, test, sc)
+}
+
 // evaluate counts test's positives inside and negatives outside the set
 // {φ ≤ q} for each threshold q of qs, scoring each difference once (or,
 // with sc, counting test's scores under g from it).
@@ -139,7 +161,7 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle, sc *Scored
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	if g.Dim() != test.D {
-		return nil, fmt.Errorf("eval: the set has dimension %d, the test embeddings %d", g.Dim(), test.D)
+		return nil, dimError(g.Dim(), test)
 	}
 	if err := test.Validate(); err != nil {
 		return nil, fmt.Errorf("eval: test bundle: %w", err)
@@ -216,6 +238,36 @@ func evaluate(g geometry.Geometry, qs []float64, test *bundle.Bundle, sc *Scored
 		rs[j] = r
 	}
 	return rs, nil
+}
+
+// given refuses a nil set or test bundle, which would panic where first
+// read.
+func given(s *conformal.Set, test *bundle.Bundle) error {
+	if s == nil || test == nil {
+		return errors.New("eval: no set or no test bundle (nil)")
+	}
+	return nil
+}
+
+// dimError is the refusal of a test bundle of another dimension than the
+// set's, d: it matches conformal.ErrDimension, and reads as a
+// *conformal.DimError of the bundle's shape.
+func dimError(d int, test *bundle.Bundle) error {
+	return conformal.DimErrorf("test bundle", []int{test.N, test.D}, d, "eval: the set has dimension %d, the test embeddings %d", d, test.D)
+}
+
+// checkNorms refuses, for a set calibrated on unit-norm embeddings (or
+// around unit-norm anchors), a test bundle whose anchors are not
+// normalised alike, as ccs evaluate does (conformal.Set.CheckBundleNorms,
+// a *conformal.NormError naming the anchor): the set would judge them as
+// another set than its guarantee speaks of, and report a coverage near 0
+// with no error. A NaN or infinite anchor is named as such, and a bundle
+// of another dimension left to the caller's check of it.
+func checkNorms(s *conformal.Set, test *bundle.Bundle) error {
+	if err := s.CheckBundleNorms(test); err != nil {
+		return fmt.Errorf("eval: test bundle: %w", err)
+	}
+	return nil
 }
 
 // decisive returns a scorer whose scores fall on the same side of every

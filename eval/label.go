@@ -37,6 +37,9 @@ func (sc *Scored) ByLabel() ([]LabelResult, error) { return byLabel(sc.set, sc.b
 
 // byLabel is ByLabel, with sc (test's scores under s) counted from it.
 func byLabel(s *conformal.Set, test *bundle.Bundle, sc *Scored) ([]LabelResult, error) {
+	if err := given(s, test); err != nil {
+		return nil, err
+	}
 	if !s.Calibrated() {
 		return nil, conformal.ErrNotCalibrated
 	}
@@ -44,13 +47,16 @@ func byLabel(s *conformal.Set, test *bundle.Bundle, sc *Scored) ([]LabelResult, 
 		return nil, fmt.Errorf("%w: a class-conditional set judges anchors by their label, and several labels a row give none", conformal.ErrNoLabel)
 	}
 	if s.Geometry.Dim() != test.D {
-		return nil, fmt.Errorf("eval: the set has dimension %d, the test embeddings %d", s.Geometry.Dim(), test.D)
+		return nil, dimError(s.Geometry.Dim(), test)
 	}
 	if err := test.NeedPositives(); err != nil {
 		return nil, err
 	}
 	if err := test.Validate(); err != nil {
 		return nil, fmt.Errorf("eval: test bundle: %w", err)
+	}
+	if err := checkNorms(s, test); err != nil {
+		return nil, err
 	}
 	if test.PositiveLabelStart == nil {
 		return nil, fmt.Errorf("eval: by label: the test bundle carries no labels of its positives (ccs bundle writes them for several labels a row)")
@@ -104,6 +110,9 @@ func byLabel(s *conformal.Set, test *bundle.Bundle, sc *Scored) ([]LabelResult, 
 // for a geometry with a fast score, the two calls; otherwise test is
 // scored once, exactly (Score), for both.
 func WithLabels(s *conformal.Set, test *bundle.Bundle) (Result, []LabelResult, error) {
+	if err := given(s, test); err != nil {
+		return Result{}, nil, err
+	}
 	if decisiveAt(s.Geometry) != nil || s.ClassConditional() {
 		labels, err := ByLabel(s, test) // refuses a class-conditional set
 		if err != nil {

@@ -67,7 +67,8 @@ func resplits1(s *conformal.Set, b *bundle.Bundle, resplits int, calFraction flo
 		return ResplitResult{}, fmt.Errorf("eval: %w", err)
 	}
 	if s.Geometry.Dim() != b.D {
-		return ResplitResult{}, fmt.Errorf("set has dimension %d, the bundle %d", s.Geometry.Dim(), b.D)
+		d := s.Geometry.Dim()
+		return ResplitResult{}, conformal.DimErrorf("bundle", []int{b.N, b.D}, d, "eval: the set has dimension %d, the bundle %d", d, b.D)
 	}
 	if err := s.OneThreshold(); err != nil {
 		return ResplitResult{}, err

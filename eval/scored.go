@@ -24,6 +24,9 @@ type Scored struct {
 
 // Score scores b under s (a calibrated set of b's dimension).
 func Score(s *conformal.Set, b *bundle.Bundle) (*Scored, error) {
+	if err := given(s, b); err != nil {
+		return nil, err
+	}
 	if !s.Calibrated() {
 		return nil, conformal.ErrNotCalibrated
 	}
@@ -31,7 +34,7 @@ func Score(s *conformal.Set, b *bundle.Bundle) (*Scored, error) {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	if s.Geometry.Dim() != b.D {
-		return nil, fmt.Errorf("set has dimension %d, test embeddings %d", s.Geometry.Dim(), b.D)
+		return nil, dimError(s.Geometry.Dim(), b)
 	}
 	sc := &Scored{set: s, b: b, pos: make([]float64, b.N*b.K), neg: make([]float64, b.N*b.KNeg)}
 	parallel.For(b.N, 64, 0, func(_, lo, hi int) {
@@ -53,6 +56,9 @@ func Score(s *conformal.Set, b *bundle.Bundle) (*Scored, error) {
 // calls, each a pass of fast scores; otherwise test is scored once,
 // exactly (Score), for both.
 func WithClasses(s *conformal.Set, test *bundle.Bundle) (Result, []ClassResult, error) {
+	if err := given(s, test); err != nil {
+		return Result{}, nil, err
+	}
 	if test.Labels == nil {
 		return Result{}, nil, fmt.Errorf("%w: the test bundle has no labels", conformal.ErrNoLabel)
 	}
@@ -86,7 +92,7 @@ func (sc *Scored) Evaluate() (Result, error) {
 		r, _, err := byClass(s, sc.b, sc)
 		return r, err
 	}
-	r, err := evaluate(s.Geometry, []float64{s.Threshold}, sc.b, sc)
+	r, err := evaluateSet(s, []float64{s.Threshold}, sc.b, sc)
 	if err != nil {
 		return Result{}, err
 	}
