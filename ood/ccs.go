@@ -30,6 +30,9 @@ func CCSBatch(s *conformal.Set, b *bundle.Bundle) ([]float64, error) {
 	if err := checkSet(s, b.D); err != nil {
 		return nil, err
 	}
+	if err := checkRows(s, "anchor", "anchors", b.Anchors); err != nil { // as Nearest.Scores, ccs ood's CheckBundleNorms
+		return nil, err
+	}
 	if !b.HasNegatives() {
 		if b.N < 2 {
 			return nil, errors.New("ood: one input: the batch score draws its negatives among the other inputs of the sample (use the reference mode)")
@@ -89,8 +92,8 @@ func CCSReference(s *conformal.Set, queries []float32) ([]float64, error) {
 	if err := checkSet(s, d); err != nil {
 		return nil, err
 	}
-	if len(queries)%d != 0 {
-		return nil, conformal.DimensionErrorf("ood: %d query values are not rows of dimension %d", len(queries), d)
+	if err := checkRows(s, "query", "queries", queries); err != nil {
+		return nil, err
 	}
 	n, ref, m := len(queries)/d, s.Reference.Rows, s.Reference.N
 	q := s.Threshold

@@ -29,6 +29,9 @@ type Nearest struct {
 // (rows of the set's dimension; nil: the set's reference pool), the k-th
 // nearest.
 func NewNearest(s *conformal.Set, rows []float32, k int) (*Nearest, error) {
+	if s == nil {
+		return nil, errors.New("ood: no set (nil)")
+	}
 	if err := checkSet(s, s.Geometry.Dim()); err != nil {
 		return nil, err
 	}
@@ -52,8 +55,22 @@ func NewNearest(s *conformal.Set, rows []float32, k int) (*Nearest, error) {
 func (n *Nearest) K() int { return n.k }
 
 // Scores returns the score of each query row (rows of the set's
-// dimension).
+// dimension). Values that are not rows of it match
+// conformal.ErrDimension; for a set calibrated on unit-norm embeddings
+// (or around unit-norm anchors) a query whose norm is not 1 is a
+// *conformal.NormError naming it, as ccs ood refuses its inputs (an
+// unnormalised in-distribution input would be flagged, with no hint why),
+// and a NaN or infinite coordinate is named as such
+// (conformal.Set.CheckAnchorRows).
 func (n *Nearest) Scores(queries []float32) ([]float64, error) {
+	if err := checkRows(n.set, "query", "queries", queries); err != nil {
+		return nil, err
+	}
+	return n.scores(queries)
+}
+
+// scores is Scores of rows checkRows has taken.
+func (n *Nearest) scores(queries []float32) ([]float64, error) {
 	kth, err := n.pool.Kth(nil, queries, n.k)
 	if err != nil {
 		return nil, err
@@ -70,11 +87,12 @@ func (n *Nearest) Scores(queries []float32) ([]float64, error) {
 // fitted and calibrated on. Rows the set's file records it was fitted or
 // validated on (conformal.Set.CheckOODInputs: the splits' digests, and
 // many rows of its filter of their rows) are refused, as is an input that
-// is a row of the pool (its nearest score would be 0).
+// is a row of the pool (its nearest score would be 0), and what Scores
+// refuses: the test's queries are normalised as these inputs were.
 func (n *Nearest) Calibrate(rows []float32, source string) (*conformal.OODCalibration, error) {
 	d := n.pool.d
-	if len(rows)%d != 0 {
-		return nil, fmt.Errorf("ood: %d calibration input values are not rows of dimension %d", len(rows), d)
+	if err := checkRows(n.set, "calibration input", "calibration inputs", rows); err != nil {
+		return nil, err
 	}
 	if err := n.set.CheckOODInputs(&bundle.Bundle{N: len(rows) / d, D: d, Anchors: rows}); err != nil {
 		return nil, fmt.Errorf("ood: calibration inputs %s: %w", source, err)
@@ -82,7 +100,7 @@ func (n *Nearest) Calibrate(rows []float32, source string) (*conformal.OODCalibr
 	if i, j, ok := sharedRow(rows, n.pool.rows, n.pool.d); ok {
 		return nil, fmt.Errorf("ood: calibration input %d equals pool row %d: the calibration inputs must be disjoint from the reference pool, whose rows score 0 (if the two splits are disjoint, the embeddings hold an exact copy of a row: ccs bundle warns of copies across splits; leave copies out before bundling, or give each row and its copies one group)", i, j)
 	}
-	s, err := n.Scores(rows)
+	s, err := n.scores(rows)
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +110,31 @@ func (n *Nearest) Calibrate(rows []float32, source string) (*conformal.OODCalibr
 	}
 	c.Rows = bundle.RowFilterOf(rows, n.pool.d)
 	return c, nil
+}
+
+// checkRows checks rows given to the set s as inputs, one and many naming
+// one and several of them: rows of s's dimension (conformal.ErrDimension),
+// finite (the first NaN or infinite coordinate named by its row in the
+// whole batch, which Answer scores a chunk at a time), and, for a set
+// calibrated on unit-norm embeddings or around unit-norm anchors, of norm
+// 1 (conformal.Set.CheckAnchorRows: a *conformal.NormError naming the
+// row).
+func checkRows(s *conformal.Set, one, many string, rows []float32) error {
+	d := s.Geometry.Dim()
+	if d == 0 || len(rows)%d != 0 {
+		return conformal.DimensionErrorf("ood: %d %s values are not rows of dimension %d", len(rows), one, d)
+	}
+	if i := bundle.FirstNonFinite(rows); i >= 0 {
+		return fmt.Errorf("ood: %s[%d][%d] is %v", many, i/d, i%d, rows[i])
+	}
+	if err := s.CheckAnchorRows(many, rows); err != nil {
+		var ne *conformal.NormError
+		if errors.As(err, &ne) {
+			return fmt.Errorf("ood: %s %d: %w", one, ne.Row, err)
+		}
+		return fmt.Errorf("ood: %w", err)
+	}
+	return nil
 }
 
 // sharedRow finds a row of a that is also a row of b (rows of d).
@@ -128,6 +171,9 @@ type Conformal struct {
 // cannot reach; a zero test leaves the level to With (a service that takes
 // it from each request).
 func NewConformal(s *conformal.Set, test Test) (*Conformal, error) {
+	if s == nil {
+		return nil, errors.New("ood: no set (nil)")
+	}
 	if s.OOD == nil {
 		return nil, errors.New("ood: the set has no OOD calibration (ccs calibrate -ood-cal FILE; ood_cal= in Python; Nearest.Calibrate in Go)")
 	}

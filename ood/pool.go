@@ -312,7 +312,7 @@ func (p *Pool) Kth(dst []float64, queries []float32, k int) ([]float64, error) {
 	}
 	for i, v := range queries {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("ood: query %d, coordinate %d is %v", i/d, i%d, v)
+			return nil, fmt.Errorf("ood: queries[%d][%d] is %v", i/d, i%d, v)
 		}
 	}
 	workers := runtime.GOMAXPROCS(0)

@@ -268,11 +268,14 @@ const chunk = 1024
 
 // Answer scores and tests the query rows (rows of the set's dimension), a
 // chunk at a time between checks of ctx; fdr, when positive, also flags
-// the batch by Benjamini–Hochberg on the marginal p-values.
+// the batch by Benjamini–Hochberg on the marginal p-values. It refuses
+// what Nearest.Scores refuses (a query not of unit norm for a set of
+// unit-norm embeddings: a *conformal.NormError), naming the query by its
+// row in queries.
 func (c *Conformal) Answer(ctx context.Context, queries []float32, fdr float64) (*Answer, error) {
 	d := c.Score.pool.d
-	if len(queries)%d != 0 {
-		return nil, conformal.DimensionErrorf("ood: %d query values are not rows of dimension %d", len(queries), d)
+	if err := checkRows(c.Score.set, "query", "queries", queries); err != nil {
+		return nil, err
 	}
 	m := len(queries) / d
 	scores := make([]float64, 0, m)
@@ -280,7 +283,7 @@ func (c *Conformal) Answer(ctx context.Context, queries []float32, fdr float64) 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		s, err := c.Score.Scores(queries[lo*d : min(m, lo+chunk)*d])
+		s, err := c.Score.scores(queries[lo*d : min(m, lo+chunk)*d])
 		if err != nil {
 			return nil, err
 		}
