@@ -521,7 +521,7 @@ func CheckQuery(s *conformal.Set, anchor []float32, d int) error {
 	case sd != d:
 		return conformal.DimensionErrorf("retrieve: the set has dimension %d, the collection %d", sd, d)
 	case len(anchor) != d:
-		return conformal.DimensionErrorf("retrieve: anchor of dimension %d, the set has %d", len(anchor), d)
+		return conformal.DimErrorf("anchor", []int{len(anchor)}, d, "retrieve: anchor of dimension %d, the set has %d", len(anchor), d)
 	}
 	for j, v := range anchor {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
