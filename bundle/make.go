@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"hash/maphash"
 	"maps"
@@ -133,6 +134,8 @@ var DefaultSplit = [4]float64{0.5, 0.1, 0.2, 0.2}
 // MakeConfig configures Make. K has no default here (the command line's
 // is 20).
 type MakeConfig struct {
+	// ctx is MakeContext's, looked at between splits (stopped).
+	ctx     context.Context
 	K, KNeg int // positives and negatives per anchor (KNeg 0: K)
 	// Split are the shares of the items in the fit, validation,
 	// calibration and test splits, each 0 to 1, summing to at most 1
@@ -636,6 +639,14 @@ func (p *Plan) SetActivations(activations []float32, a int) (err error) {
 // splits, positives no nearer than negatives, rows of zeros), and
 // Plan.Bundle and Plan.Write gather the splits from them.
 func Make(items Items, cfg MakeConfig) (*Plan, error) {
+	return MakeContext(context.Background(), items, cfg)
+}
+
+// MakeContext is Make, stopping with ctx's error when ctx is done: it
+// looks between splits and after the draws (a table of 1.5 million
+// rows took seconds between them).
+func MakeContext(ctx context.Context, items Items, cfg MakeConfig) (*Plan, error) {
+	cfg.ctx = ctx
 	if cfg.Split == ([4]float64{}) {
 		cfg.Split = DefaultSplit
 	}
@@ -679,6 +690,9 @@ func Make(items Items, cfg MakeConfig) (*Plan, error) {
 		return nil, fmt.Errorf("bundle: nothing says which rows are positives of each other: give labels, groups or relevance pairs")
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	p.rows, p.nQueries, p.oneLabelRows = items.N, items.Queries, oneLabelRows
@@ -1262,6 +1276,9 @@ func makeLabels(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		}
 	}
 	for s, rows := range parts {
+		if err := cfg.stopped(); err != nil {
+			return nil, err
+		}
 		if cfg.Split[s] == 0 {
 			p.Splits = append(p.Splits, omitted(s, cfg))
 			continue
@@ -1615,6 +1632,9 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig, 
 		}
 	}
 	parallel.For(n, 256, 0, func(_, lo, hi int) {
+		if cfg.stopped() != nil {
+			return // the split is dropped below
+		}
 		for a := lo; a < hi; a++ {
 			rng := drawer(cfg.Seed, s, a)
 			c := sp.Labels[a]
@@ -1622,6 +1642,9 @@ func labelSplit(name string, s int, rows []int, labels []int64, cfg MakeConfig, 
 			hd.draw(sp.NegativeIndex[a*cfg.KNeg:(a+1)*cfg.KNeg], n, notOf(c), lists[c], n-len(byClass[c]), rng, hd.row(rows[a]), func(i int) int { return rows[i] })
 		}
 	})
+	if err := cfg.stopped(); err != nil {
+		return sp, err
+	}
 	return sp, nil
 }
 
@@ -1642,6 +1665,15 @@ func others(dst []int64, n int, ok func(int) bool, list []int, rng *rand.Rand) {
 		dst[c] = int64(v)
 		c++
 	}
+}
+
+// stopped is the error of MakeContext's context once it is done, nil
+// before and for Make.
+func (c MakeConfig) stopped() error {
+	if c.ctx == nil {
+		return nil
+	}
+	return c.ctx.Err()
 }
 
 // listOthers returns the members of 0..n−1 that ok accepts, avail of
@@ -2172,6 +2204,9 @@ func makeGroups(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		p.Warnings = append(p.Warnings, w)
 	}
 	for s, gs := range parts {
+		if err := cfg.stopped(); err != nil {
+			return nil, err
+		}
 		if cfg.Split[s] == 0 {
 			p.Splits = append(p.Splits, omitted(s, cfg))
 			continue
@@ -2638,6 +2673,9 @@ func makePairs(items Items, cfg MakeConfig, hd *hardDraw) (*Plan, error) {
 		p.Warnings = append(p.Warnings, w)
 	}
 	for s, qs := range parts {
+		if err := cfg.stopped(); err != nil {
+			return nil, err
+		}
 		if cfg.Split[s] == 0 {
 			p.Splits = append(p.Splits, omitted(s, cfg))
 			continue

@@ -2,12 +2,14 @@ package bundle
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"slices"
@@ -2585,5 +2587,26 @@ func TestPlanBundleRefusals(t *testing.T) {
 	}
 	if holder == "" {
 		t.Fatal("no split holds row 123")
+	}
+}
+
+// TestMakeContext: a done context stops a bundling with its error, and
+// an open one gives Make's plan.
+func TestMakeContext(t *testing.T) {
+	_, labels := labelled(1, 4, 300, 200, 120, 80)
+	cfg := MakeConfig{K: 5, KNeg: 7, Split: testSplit, Seed: 9}
+	in := Items{N: len(labels), Labels: labels}
+	want, err := Make(in, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := MakeContext(context.Background(), in, cfg)
+	if err != nil || !reflect.DeepEqual(got.Splits, want.Splits) {
+		t.Errorf("MakeContext: %v, or another plan", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := MakeContext(ctx, in, cfg); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled context: %v, want context.Canceled", err)
 	}
 }

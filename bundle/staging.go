@@ -2,8 +2,10 @@ package bundle
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -21,14 +23,26 @@ type Staging struct {
 	dir    string
 	names  []string
 	staged []*atomicfile.Staged
+	// made is the directory NewStaging made (dir, or one above it),
+	// removed by an Abort before Commit where it is still empty: an
+	// interrupted first bundling leaves no empty directory behind.
+	made      string
+	committed bool
 }
 
 // NewStaging makes dir if need be and returns a Staging for it.
 func NewStaging(dir string) (*Staging, error) {
+	made := ""
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d {
+			break
+		}
+		made = d // the topmost directory that is not there yet
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return &Staging{dir: dir}, nil
+	return &Staging{dir: dir, made: made}, nil
 }
 
 // NPZ stages arrays as the split name's file, DIR/NAME.npz (WriteNPZ's
@@ -63,6 +77,7 @@ func (s *Staging) Commit(m *Manifest) (removed []string, manifest string, err er
 	if removed, err = RemoveStale(s.dir, s.names); err != nil {
 		return removed, "", err
 	}
+	s.committed = true // some files are in place: the directory stays
 	if err := mf.Commit(); err != nil {
 		return removed, "", fmt.Errorf("bundle: %w", err)
 	}
@@ -70,11 +85,20 @@ func (s *Staging) Commit(m *Manifest) (removed []string, manifest string, err er
 }
 
 // Abort removes the files staged and not yet put in place (after Commit,
-// none): the directory keeps what it held before.
+// none): the directory keeps what it held before, and one NewStaging made
+// is removed again, with those it made below it, where they are empty.
 func (s *Staging) Abort() {
 	for _, f := range s.staged {
 		if f != nil {
 			f.Abort()
+		}
+	}
+	if s.made == "" || s.committed {
+		return
+	}
+	for d := filepath.Clean(s.dir); ; d = filepath.Dir(d) {
+		if os.Remove(d) != nil || d == s.made { // not empty: kept
+			return
 		}
 	}
 }

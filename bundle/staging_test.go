@@ -87,3 +87,43 @@ func TestStaging(t *testing.T) {
 		t.Errorf("Abort after Commit removed fit.npz (%v)", err)
 	}
 }
+
+// TestStagingMadeDirectory: an aborted first bundling into a directory
+// that was not there (two levels of it) leaves none behind; one into a
+// directory that was there keeps it; a committed one keeps what it made.
+func TestStagingMadeDirectory(t *testing.T) {
+	root := t.TempDir()
+	arrays := map[string]Array{"anchors": Float32([]float32{1, 2}, 1, 2)}
+	out := filepath.Join(root, "new", "bundles")
+	s, err := NewStaging(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.NPZ("fit", arrays); err != nil {
+		t.Fatal(err)
+	}
+	s.Abort()
+	if _, err := os.Stat(filepath.Join(root, "new")); !os.IsNotExist(err) {
+		t.Errorf("aborted: %s/new left (%v)", root, err)
+	}
+	if s, err = NewStaging(root); err != nil {
+		t.Fatal(err)
+	}
+	s.Abort()
+	if _, err := os.Stat(root); err != nil {
+		t.Errorf("aborted into a directory that was there: %v", err)
+	}
+	if s, err = NewStaging(out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.NPZ("fit", arrays); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Commit(&Manifest{Command: "new"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Abort() // deferred after a Commit, as callers do
+	if _, err := os.Stat(filepath.Join(out, "fit.npz")); err != nil {
+		t.Errorf("committed, then Abort: %v", err)
+	}
+}

@@ -263,14 +263,14 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	var emb, queries *embeddingsFile
 	switch mode {
 	case "views":
-		if emb, err = readEmbeddings(o.Views, true); err != nil {
+		if emb, err = readEmbeddingsCtx(ctx, o.Views, true); err != nil {
 			return err
 		}
 		if err := input("views", o.Views, []int{emb.N, emb.Views, emb.D}); err != nil {
 			return err
 		}
 	default:
-		if emb, err = readEmbeddings(o.Embeddings, false); err != nil {
+		if emb, err = readEmbeddingsCtx(ctx, o.Embeddings, false); err != nil {
 			return err
 		}
 		if err := input("embeddings", o.Embeddings, []int{emb.N, emb.D}); err != nil {
@@ -497,7 +497,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 		}
 	}
 	if mode == "pairs" {
-		if queries, err = readEmbeddings(o.Queries, false); err != nil {
+		if queries, err = readEmbeddingsCtx(ctx, o.Queries, false); err != nil {
 			return err
 		}
 		noteInput(out, queries)
@@ -617,7 +617,7 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	plan, err := bundle.Make(items, cfg)
+	plan, err := bundle.MakeContext(ctx, items, cfg)
 	if err != nil {
 		// Make's refusals are about which rows go together: the file that
 		// says so.
