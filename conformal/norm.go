@@ -86,9 +86,9 @@ func (e *NormError) Error() string {
 		return "norm 0: an all-zero row, which no normalisation makes a unit vector, and the set was calibrated on unit-norm embeddings: a failed encoding? leave it out"
 	}
 	if e.Anchors {
-		return fmt.Sprintf("norm %.6g: the set was calibrated around unit-norm anchors (every calibration anchor's norm 1 ± %g, not its positives': normalised queries, as the inner-product map's users u/‖u‖ beside items of their own norms), and its guarantee is for anchors normalised alike; normalise it (x / ‖x‖) as the calibration anchors were", e.Norm, UnitNormTolerance)
+		return fmt.Sprintf("norm %.6g: the set was calibrated around unit-norm anchors (every calibration anchor's norm 1 ± %g, not its positives': normalised queries, as the inner-product map's users u/‖u‖ beside items of their own norms), and it takes anchors of norm 1 ± %g alone, its guarantee being for anchors normalised alike; normalise it (x / ‖x‖) as the calibration anchors were", e.Norm, UnitNormTolerance, NormRefusal)
 	}
-	return fmt.Sprintf("norm %.6g: the set was calibrated on unit-norm embeddings (every calibration anchor's and positive's norm 1 ± %g), and its guarantee is for inputs normalised alike; normalise it (x / ‖x‖) as your encoder did its own", e.Norm, UnitNormTolerance)
+	return fmt.Sprintf("norm %.6g: the set was calibrated on unit-norm embeddings (every calibration anchor's and positive's norm 1 ± %g), and it takes inputs of norm 1 ± %g alone, its guarantee being for inputs normalised alike; normalise it (x / ‖x‖) as your encoder did its own", e.Norm, UnitNormTolerance, NormRefusal)
 }
 
 // CheckNorms refuses, for a set calibrated on unit-norm embeddings

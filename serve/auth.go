@@ -91,6 +91,9 @@ func parseTokens(r io.Reader) (*Tokens, error) {
 	for sc.Scan() {
 		line++
 		text := strings.TrimSpace(sc.Text())
+		if line == 1 {
+			text = strings.TrimPrefix(text, "\ufeff") // a Windows editor's byte-order mark: no part of a name
+		}
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
@@ -179,7 +182,7 @@ func (t *Tokens) lookup(secret string) (token, bool) {
 func (s *Server) caller(r *http.Request) string {
 	t := s.tokens.Load()
 	scheme, secret, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if t == nil || !ok || !strings.EqualFold(scheme, "Bearer") {
+	if t == nil || !ok || !strings.EqualFold(scheme, "Bearer") || len(r.Header.Values("Authorization")) > 1 {
 		return ""
 	}
 	tk, _ := t.lookup(strings.TrimSpace(secret))
@@ -193,6 +196,11 @@ func (s *Server) authorize(r *http.Request, need Role) (*apiError, string) {
 	t := s.tokens.Load()
 	if need == RoleNone || t == nil {
 		return nil, ""
+	}
+	if len(r.Header.Values("Authorization")) > 1 {
+		// Which copy counts differs from one proxy, log or server to the
+		// next, as a JSON body's repeated field does: ambiguous, refused.
+		return &apiError{status: http.StatusUnauthorized, code: "unauthorized", msg: "more than one Authorization header: send one, Authorization: Bearer TOKEN"}, "malformed"
 	}
 	h := r.Header.Get("Authorization")
 	scheme, secret, ok := strings.Cut(h, " ")

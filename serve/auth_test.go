@@ -69,6 +69,13 @@ func TestReadTokens(t *testing.T) {
 			t.Errorf("commented file: lookup(%s) = %v %v %v", c.name, got.name, got.role, ok)
 		}
 	}
+	// A Windows editor's byte-order mark before the first name.
+	if tk, err = ReadTokens(writeTokens(t, "\ufeffops:"+adminToken+":admin\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := tk.lookup(adminToken); !ok || got.name != "ops" {
+		t.Errorf("a file with a byte-order mark: lookup = %v %v", got.name, ok)
+	}
 	secret := "s3cret-0123456789abcdef"
 	for _, c := range []struct{ text, want string }{
 		{"", "no tokens"},
@@ -373,5 +380,29 @@ func TestTokensPathNotEchoed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "missing.tokens")
 	if _, err := ReadTokens(path); err == nil || !strings.Contains(err.Error(), path) || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing file: %v, want its path", err)
+	}
+}
+
+// TestAuthTwoHeaders: two Authorization headers are refused whichever
+// comes first, a valid token among them: a proxy that appends a header,
+// and a log or server that reads the last, would disagree with one that
+// reads the first.
+func TestAuthTwoHeaders(t *testing.T) {
+	t.Parallel()
+	cfg := fixtureConfig(t)
+	cfg.TokensFile = writeTokens(t, "reader:"+readToken+"\n")
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pair := range [][2]string{{readToken, readToken + "x"}, {readToken + "x", readToken}, {readToken, readToken}} {
+		req := httptest.NewRequest("GET", "/v1/sets", nil)
+		req.Header.Add("Authorization", "Bearer "+pair[0])
+		req.Header.Add("Authorization", "Bearer "+pair[1])
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "more than one Authorization header") {
+			t.Errorf("two headers: %d %s", rec.Code, rec.Body)
+		}
 	}
 }

@@ -303,6 +303,9 @@ func (s *Server) ood(w http.ResponseWriter, r *http.Request) error {
 			fresh = append([]float64(nil), scores[:i]...)
 		}
 	}
+	if err := r.Context().Err(); err != nil {
+		return cancelled(err) // a client gone before its answer: its points not observed
+	}
 	if _, err := o.monitor.Observe(fresh); err != nil {
 		return invalid("points", "%v", err)
 	}

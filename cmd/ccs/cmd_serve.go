@@ -91,8 +91,20 @@ func runServe(ctx context.Context, o serveOptions, out *output) error {
 	if len(o.Sets) == 0 {
 		return usagef("serve: give at least one -set NAME=FILE.json")
 	}
-	if o.MaxBody < 1 || o.MaxPoints < 1 || o.MaxResults < 1 || o.Grace <= 0 || o.MaxConns < 1 || o.MaxInflight < 0 || o.BodyMemory < 0 || o.DrainDelay < 0 {
-		return usagef("serve: -max-body, -max-points, -max-results, -max-conns and -shutdown-grace must be positive, -max-inflight, -body-memory and -drain-delay not negative")
+	for _, f := range []struct {
+		name  string
+		value any
+		ok    bool
+		want  string
+	}{
+		{"max-body", o.MaxBody, o.MaxBody >= 1, "a positive value"}, {"max-points", o.MaxPoints, o.MaxPoints >= 1, "a positive value"},
+		{"max-results", o.MaxResults, o.MaxResults >= 1, "a positive value"}, {"max-conns", o.MaxConns, o.MaxConns >= 1, "a positive value"},
+		{"shutdown-grace", o.Grace, o.Grace > 0, "a positive value"}, {"max-inflight", o.MaxInflight, o.MaxInflight >= 0, "0 (no cap) or more"},
+		{"body-memory", o.BodyMemory, o.BodyMemory >= 0, "0 (no cap) or more"}, {"drain-delay", o.DrainDelay, o.DrainDelay >= 0, "0 or more"},
+	} {
+		if !f.ok {
+			return usagef("serve: -%s %v: want %s", f.name, f.value, f.want)
+		}
 	}
 	if !(o.MonitorDelta > 0 && o.MonitorDelta < 1) {
 		return usagef("serve: -monitor-delta %v: want 0 < δ < 1", o.MonitorDelta)

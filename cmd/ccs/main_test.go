@@ -181,6 +181,7 @@ func TestUsageErrors(t *testing.T) {
 		{"serve-setflag", []string{"serve", "-set", "noequals"}},
 		{"serve-setname", []string{"serve", "-set", "a?b=x.json"}},
 		{"serve-setdots", []string{"serve", "-set", "..=x.json"}},
+		{"serve-maxbody", []string{"serve", "-set", "a=x.json", "-max-body", "0"}},
 		{"retrieve-anchor", []string{"retrieve", "-set", "s.json", "-db", "d.npz"}},
 		{"fit-val-both", []string{"fit", "-geometry", "single", "-objective", "neg", "-train", "a", "-val", "b", "-val-share", "0.2", "-out", "c"}},
 		{"retrieve-anchor-index", []string{"retrieve", "-set", "s.json", "-db", "d.npz", "-anchor-index", "-1"}},
