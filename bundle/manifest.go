@@ -260,10 +260,87 @@ func (m *Manifest) LabelNamesOf(path string, b *Bundle) []string {
 		}
 		counts[strconv.FormatInt(l, 10)]++
 	}
-	if m.entry(path, b, func(f *ManifestFile) bool { return maps.Equal(f.Classes, counts) }) == nil {
+	if m.entry(path, b, func(f *ManifestFile) bool { return maps.Equal(f.Classes, counts) && m.namesAgree(f) }) == nil {
 		return nil
 	}
 	return m.LabelNames
+}
+
+// namesAgree reports whether m's label names are distinct and, where f
+// counts its anchors by name too (ClassesByName), name the classes f
+// counts by number: label_names edited by hand (reversed, or all "A")
+// named every class wrongly.
+func (m *Manifest) namesAgree(f *ManifestFile) bool {
+	seen := map[string]bool{}
+	for _, n := range m.LabelNames {
+		if seen[n] {
+			return false
+		}
+		seen[n] = true
+	}
+	if f.ClassesByName == nil {
+		return true
+	}
+	named := 0
+	for l, c := range f.Classes {
+		i, err := strconv.Atoi(l)
+		switch {
+		case err != nil || i >= len(m.LabelNames) || i >= 0 && f.ClassesByName[m.LabelNames[i]] != c:
+			return false
+		case i >= 0: // -1, no label, has no name
+			named++
+		}
+	}
+	return len(f.ClassesByName) == named
+}
+
+// ManifestWarning says what is wrong with the manifest.json beside path,
+// b's file, where one is there and ccs cannot use it as it stands: it is
+// not JSON, not ccs bundle's or of another version, or its label names
+// do not name the classes it counts (edited by hand); "" where there is
+// none or it is whole. The readers above then take nothing from it (the
+// classes are numbered, the split unnamed): the warning says why.
+func ManifestWarning(path string, b *Bundle) string {
+	name := filepath.Join(filepath.Dir(path), "manifest.json")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return ""
+		}
+		return fmt.Sprintf("%s: %v: its class names and splits are not read", name, err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Sprintf("%s is not ccs bundle's manifest (%v): its class names and splits are not read; ccs bundle writes it again", name, err)
+	}
+	if m.Format != ManifestFormat || m.Version != 1 {
+		return fmt.Sprintf("%s is not ccs bundle's manifest (format %q, version %d; want %q, version 1): its class names and splits are not read", name, m.Format, m.Version, ManifestFormat)
+	}
+	if b.Labels == nil || len(m.LabelNames) == 0 {
+		return ""
+	}
+	counts := map[string]int{}
+	for _, l := range b.Labels {
+		counts[strconv.FormatInt(l, 10)]++
+	}
+	listed := false
+	for i := range m.Files {
+		f := &m.Files[i]
+		if f.File != filepath.Base(path) {
+			continue
+		}
+		listed = true
+		if f.Anchors == b.N && maps.Equal(f.Classes, counts) {
+			if !m.namesAgree(f) {
+				return fmt.Sprintf("%s: its label_names do not name the classes its files count (classes against classes_by_name, or a name twice): edited by hand? The classes are shown by number; ccs bundle writes the manifest again", name)
+			}
+			return ""
+		}
+	}
+	if listed {
+		return fmt.Sprintf("%s lists %s with other anchors or other counts a class than the file holds (a file from another bundling, or a manifest edited by hand): its class names are not used, the classes are shown by number", name, filepath.Base(path))
+	}
+	return ""
 }
 
 // ReadManifest reads and decodes dir/manifest.json; nil where there is
@@ -277,8 +354,8 @@ func ReadManifest(dir string) *Manifest {
 		return nil
 	}
 	var m Manifest
-	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat {
-		return nil
+	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || m.Version != 1 {
+		return nil // ManifestWarning says why
 	}
 	return &m
 }

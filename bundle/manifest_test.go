@@ -200,3 +200,77 @@ func TestManifestReaders(t *testing.T) {
 		})
 	}
 }
+
+// TestManifestWarning: a manifest edited by hand — class names reversed
+// or repeated, counts changed, not JSON, another format or version — is
+// said to be unused, and its names are not given to the classes; ccs
+// bundle's own says nothing.
+func TestManifestWarning(t *testing.T) {
+	const n, d = 240, 3
+	rows := make([]float32, n*d)
+	labels := make([]int64, n)
+	for i := range n {
+		labels[i] = int64(i % 3)
+		if i%5 == 0 {
+			labels[i] = 2 // unequal classes: reversed names count otherwise
+		}
+		for j := range d {
+			rows[i*d+j] = float32(labels[i]) + float32((i*d+j)%11)/100
+		}
+	}
+	in := Inputs{Embeddings: Embeddings{Source: "e", Rows: rows, N: n, D: d}, Labels: labels}
+	items, err := in.Items()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := MakeConfig{K: 2, Split: [4]float64{0.4, 0.2, 0.2, 0.2}, Seed: 3, LabelNames: []string{"ant", "bee", "cat"}}
+	plan, err := Make(items, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := plan.Write(dir, rows, nil, d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteManifest(dir, NewManifest("test", in, cfg, plan)); err != nil {
+		t.Fatal(err)
+	}
+	test := filepath.Join(dir, "test.npz")
+	b, err := Read(test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if w := ManifestWarning(test, b); w != "" || len(ManifestLabelNames(test, b)) != 3 {
+		t.Fatalf("ccs bundle's manifest: %q, names %q", w, ManifestLabelNames(test, b))
+	}
+	edit := func(f func(m map[string]any)) string {
+		var m map[string]any
+		json.Unmarshal(raw, &m)
+		f(m)
+		out, _ := json.Marshal(m)
+		return string(out)
+	}
+	for _, c := range []struct{ name, text, want string }{
+		{"names reversed", edit(func(m map[string]any) { m["label_names"] = []string{"cat", "bee", "ant"} }), "its label_names do not name the classes its files count"},
+		{"a name twice", edit(func(m map[string]any) { m["label_names"] = []string{"ant", "ant", "cat"} }), "its label_names do not name the classes its files count"},
+		{"counts changed", edit(func(m map[string]any) {
+			for _, f := range m["files"].([]any) {
+				f.(map[string]any)["classes"] = map[string]int{"0": 1, "1": 1, "2": 1}
+			}
+		}), "lists test.npz with other anchors or other counts a class than the file holds"},
+		{"not JSON", "{not json", "is not ccs bundle's manifest (invalid character"},
+		{"empty", "", "is not ccs bundle's manifest (unexpected end of JSON input)"},
+		{"another version", edit(func(m map[string]any) { m["version"] = 9 }), `(format "ccs-bundles", version 9; want "ccs-bundles", version 1)`},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if w := ManifestWarning(test, b); !strings.Contains(w, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, w, c.want)
+		}
+		if names := ManifestLabelNames(test, b); names != nil {
+			t.Errorf("%s: the classes named %q", c.name, names)
+		}
+	}
+}

@@ -129,6 +129,9 @@ func infoOf(o *bundleObj) bundleInfo {
 		info.Converted = []string{}
 	}
 	info.Warnings = warningsOf(b.PairingWarning())
+	if o.path != "" {
+		info.Warnings = append(info.Warnings, warningsOf(bundle.ManifestWarning(o.path, b))...)
+	}
 	for name, a := range b.Arrays() {
 		info.Arrays[name] = arrayInfo{Dtype: a.Kind(), Shape: a.Shape}
 	}

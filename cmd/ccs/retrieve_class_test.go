@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -202,6 +203,15 @@ func TestRetrieveClass(t *testing.T) {
 	}
 	names := slices.Clone(m.LabelNames)
 	slices.Reverse(m.LabelNames)
+	for i := range m.Files { // counted by the new names, as a bundling that named them so would
+		f := &m.Files[i]
+		f.ClassesByName = map[string]int{}
+		for l, c := range f.Classes {
+			if k, err := strconv.Atoi(l); err == nil && k >= 0 {
+				f.ClassesByName[m.LabelNames[k]] = c
+			}
+		}
+	}
 	if err := os.MkdirAll(p("C"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -484,4 +484,7 @@ func noteConverted(out *output, path string, b *bundle.Bundle) {
 	if w := b.PairingWarning(); w != "" {
 		out.warn(path + ": " + w)
 	}
+	if w := bundle.ManifestWarning(path, b); w != "" {
+		out.warn(w)
+	}
 }
