@@ -129,6 +129,8 @@ func TestReadDocument(t *testing.T) {
 		{`{"kind": "sim", "tables": {}}`, "sim result: json: cannot unmarshal object"},
 		{`{"kind": "coverage-check", "resplits": 3, "coverages": [0.9, 0.8]}`, "2 coverages for 3 resplits"},
 		{`{"kind": "coverage-check", "resplits": 1, "coverages": [1.5]}`, "not a fraction"},
+		{`{"kind": "coverage-check", "resplits": 2, "coverage": {"mean": 0.9}, "coverages": [null, null]}`, "coverage.mean = 0.9, and the 2 coverages average 0: a coverage null, or edited by hand?"},
+		{`{"kind": "coverage-check", "resplits": 2, "coverage": {"mean": 0.9}, "coverages": [0.9, 0.9], "band": [1.5, -0.5]}`, "band = [1.5, -0.5], not an interval of fractions"},
 		{`{"kind": "coverage-check", "resplits": 1, "this_set": {"coverage": 95, "positives": 10}}`, "this_set.coverage = 95, not a fraction"},
 		// An evaluation of no fields rendered 0.00% against 1 − α = 100%;
 		// one in percent 9577%.

@@ -313,10 +313,21 @@ func (c *CoverageCheck) Check() error {
 	if len(c.Coverages) > 0 && len(c.Coverages) != c.Resplits {
 		return fmt.Errorf("%d coverages for %d resplits", len(c.Coverages), c.Resplits)
 	}
+	sum := 0.0
 	for i, v := range c.Coverages {
 		if !(v >= 0 && v <= 1) {
 			return fmt.Errorf("coverages[%d] = %v, not a fraction", i, v)
 		}
+		sum += v
+	}
+	// A null read as 0 is a fraction: the mean the document states is not
+	// then the coverages' (all nulls drew 200 resplits at 0% beside a
+	// mean of 89.9%).
+	if n := len(c.Coverages); n > 0 && !(math.Abs(sum/float64(n)-c.Coverage.Mean) <= 1e-9) {
+		return fmt.Errorf("coverage.mean = %v, and the %d coverages average %v: a coverage null, or edited by hand?", c.Coverage.Mean, n, sum/float64(n))
+	}
+	if b := c.Band; b != [2]float64{} && !(0 <= b[0] && b[0] <= b[1] && b[1] <= 1) {
+		return fmt.Errorf("band = [%v, %v], not an interval of fractions", b[0], b[1])
 	}
 	if c.Stored != nil && !(c.Stored.Coverage >= 0 && c.Stored.Coverage <= 1) {
 		return fmt.Errorf("this_set.coverage = %v, not a fraction", c.Stored.Coverage)

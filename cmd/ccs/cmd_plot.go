@@ -38,7 +38,14 @@ func runPlot(_ context.Context, o plotOptions, out *output) error {
 	if len(o.Files) == 0 {
 		return usagef("plot: no result file given")
 	}
-	n := 0
+	// Every document read and its figures made before any is written: a
+	// bad second file left the first's figures behind, and a rerun into
+	// the directory mixed old and new.
+	type drawn struct {
+		file string
+		figs []*figure.Figure
+	}
+	var all []drawn
 	seen := map[string]int{} // figure names drawn, and how often
 	for _, f := range o.Files {
 		if fi, err := os.Stat(f); err == nil && fi.IsDir() {
@@ -64,9 +71,13 @@ func runPlot(_ context.Context, o plotOptions, out *output) error {
 				fig.Name = fmt.Sprintf("%s-%d", fig.Name, seen[fig.Name])
 			}
 		}
-		files, err := figure.Write(o.Out, figs)
+		all = append(all, drawn{f, figs})
+	}
+	n := 0
+	for _, d := range all {
+		files, err := figure.Write(o.Out, d.figs)
 		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
+			return fmt.Errorf("%s: %w", d.file, err)
 		}
 		for _, p := range files {
 			fmt.Fprintln(out.stdout, p)

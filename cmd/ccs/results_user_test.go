@@ -106,6 +106,14 @@ func TestUserResults(t *testing.T) {
 	if _, err := ccs("plot", "-out", plots, set); err == nil || !strings.Contains(err.Error(), `a file of format "ccs-set", not a result document`) {
 		t.Errorf("plot of a set file: %v", err)
 	}
+	// A good document before a bad one: nothing is drawn.
+	fresh := filepath.Join(dir, "fresh-plots")
+	if _, err := ccs("plot", "-out", fresh, files[0], old); err == nil {
+		t.Error("plot of a good and a bad document: no error")
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Errorf("plot of a good and a bad document: %s made (%v)", fresh, err)
+	}
 	if _, err := ccs("report", "-in", filepath.Join(dir, "nope"), "-out", page); err == nil || !strings.Contains(err.Error(), "nope: no such directory") {
 		t.Errorf("report -in of no directory: %v", err)
 	}
