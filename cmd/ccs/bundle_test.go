@@ -1089,6 +1089,18 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("ids.txt"), []byte(ids.String()), 0o644)
 	os.WriteFile(p("ids3.txt"), []byte("d0\nd1\nd2\n"), 0o644)
 	os.WriteFile(p("qids.txt"), []byte(strings.ReplaceAll(ids.String(), "d", "q")), 0o644)
+	// Labels as Excel's plain CSV writes them: Latin-1, "é" one byte.
+	latin := make([]string, n)
+	for i := range latin {
+		latin[i] = []string{"caf\xe9", "bar"}[i%2]
+	}
+	os.WriteFile(p("latin1.txt"), []byte(strings.Join(latin, "\n")+"\n"), 0o644)
+	var latinCSV strings.Builder
+	latinCSV.WriteString("id,label\n")
+	for i, l := range latin {
+		fmt.Fprintf(&latinCSV, "%d,%s\n", i, l)
+	}
+	os.WriteFile(p("latin1.csv"), []byte(latinCSV.String()), 0o644)
 	os.WriteFile(p("twice.txt"), []byte("d0\nd1\nd0\n"+strings.Repeat("x\n", n-3)), 0o644)
 	os.WriteFile(p("blank.txt"), []byte("d0\n\nd2\n"), 0o644)
 	os.WriteFile(p("header.txt"), []byte("corpus-id\nd0\nd1\n"), 0o644)
@@ -1319,6 +1331,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"OOD classes without labels", []string{"-labels", "", "-groups", p("labels.npy"), "-ood-classes", "1"}, true, "the classes are labels: give -labels FILE too"},
 		{"a uint64 label above int64", []string{"-labels", p("huge.parquet")}, false, `huge.parquet: column "label", row 399 is 9223372036854775808, above 2^63−1`},
 		{"a PyTorch pickle", []string{"-embeddings", p("model.pt")}, false, `model.pt: a .pt file is a Python pickle, which ccs does not read (unpickling runs the file's code): save the tensor with safetensors`},
+		{"Latin-1 labels", []string{"-labels", p("latin1.txt")}, false, `latin1.txt:1: not UTF-8 ("caf\xe9"): a Latin-1 or Windows-1252 export`},
+		{"Latin-1 labels in a CSV", []string{"-labels", p("latin1.csv") + ":label"}, false, `latin1.csv:2: not UTF-8 ("caf\xe9")`},
 		{"embeddings as a text of ids", []string{"-embeddings", p("qids.txt")}, false, `qids.txt: no column of numbers (columns of text: column 1)`},
 		{"which tensor", []string{"-embeddings", p("two.safetensors")}, false, `two.safetensors: which tensor? give FILE:TENSOR (have "emb", "y")`},
 		{"a tensor not in the file", []string{"-embeddings", p("two.safetensors") + ":embeddings"}, false, `two.safetensors: no tensor "embeddings" (have "emb", "y")`},

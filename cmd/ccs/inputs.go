@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -484,7 +485,23 @@ func readLines(path string) ([]string, error) {
 	if text == "" {
 		return nil, nil
 	}
-	return strings.Split(text, "\n"), nil
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if err := utf8Text(path, i+1, l); err != nil {
+			return nil, err
+		}
+	}
+	return lines, nil
+}
+
+// utf8Text refuses a line that is not UTF-8: a Latin-1 or Windows-1252
+// export (Excel's plain "CSV") whose "ü" became U+FFFD in every name and
+// file ccs wrote, silently.
+func utf8Text(path string, line int, s string) error {
+	if utf8.ValidString(s) {
+		return nil
+	}
+	return fmt.Errorf("%s:%d: not UTF-8 (%q): a Latin-1 or Windows-1252 export, as Excel's plain CSV writes one? save it as UTF-8 (Excel: CSV UTF-8; iconv -f latin1 -t utf-8 FILE; pandas: encoding=\"utf-8\")", path, line, s)
 }
 
 // readTextIDs reads labels or group ids from a .txt file, one a line in
@@ -871,6 +888,9 @@ func readCSVStrings(path, column, what string) ([]string, error) {
 		if rec[col] == "" {
 			return nil, fmt.Errorf("%s:%d: an empty id", path, line)
 		}
+		if err := utf8Text(path, line, rec[col]); err != nil {
+			return nil, err
+		}
 		ids = append(ids, rec[col])
 	}
 }
@@ -955,6 +975,9 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 		}
 		if len(rec) != len(header) {
 			return nil, nil, nil, "", fmt.Errorf("%s:%d: %d fields, and the header has %d", path, line, len(rec), len(header))
+		}
+		if err := utf8Text(path, line, rec[col]); err != nil {
+			return nil, nil, nil, "", err
 		}
 		values = append(values, strings.TrimSpace(rec[col]))
 		if index {
