@@ -90,6 +90,11 @@ func (e Embeddings) nonFinite(first int) string {
 	if e.Views > 0 {
 		keep = "np.isfinite(X).all(axis=(1, 2))"
 	}
+	if len(bad) == 1 && bad[0] == 0 && e.Views == 0 && allNaN(e.Rows[:e.D]) {
+		// np.genfromtxt of a table with a header reads its names as a
+		// first row of NaN: no row of data to leave out with its label.
+		return fmt.Sprintf(" (row 0 alone, every coordinate NaN, of %d rows): a header line read as numbers? np.genfromtxt reads a header as a row of NaN — skip it (skip_header=1), or give ccs the text table itself (-embeddings FILE.csv, which reads the header as names)", len(e.Rows)/per)
+	}
 	if len(bad) == 1 {
 		return fmt.Sprintf(" (1 %s of %d holds NaN or ±Inf): leave it out first, with its label (or id, and pairs renumbered), keep = %s; X, y = X[keep], y[keep]",
 			unit, len(e.Rows)/per, keep)
@@ -104,6 +109,16 @@ func (e Embeddings) nonFinite(first int) string {
 	}
 	return fmt.Sprintf("; %d %ss of %d hold NaN or ±Inf (%ss %s): leave them out first, with their labels (or ids, and pairs renumbered), keep = %s; X, y = X[keep], y[keep]",
 		len(bad), unit, len(e.Rows)/per, unit, strings.Join(list, ", "), keep)
+}
+
+// allNaN reports whether every value of row is NaN.
+func allNaN(row []float32) bool {
+	for _, v := range row {
+		if v == v {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckEmbeddings checks embeddings read otherwise (a Parquet column): at

@@ -2322,6 +2322,9 @@ func (items Items) pairsOutOfRange() string {
 		msg += ": they fit the other way round — are -queries and -embeddings swapped, or the pairs' columns (query first, then row)?"
 	case lo[0] >= 1 && lo[1] >= 1 && hi[0] <= n[0] && hi[1] <= n[1]:
 		msg += ": ids counted from 1? Rows are numbered from 0: give pairs − 1"
+	case hi[0] >= 10*n[0] || hi[1] >= 10*n[1]:
+		// MS MARCO's and BEIR's ids are numbers far beyond the rows.
+		msg += ": the columns are read as row numbers; ids as a qrels file names them (1000000, \"doc17\") need the rows' ids: -query-ids FILE and -ids FILE (query_ids= and ids= in Python), one a row in row order"
 	}
 	return msg + ")"
 }
@@ -3294,10 +3297,58 @@ func (p *Plan) Inspect(rows, queries []float32, d int) error {
 		}
 	}
 	p.warnCopies(rows, queries, d)
-	p.warnNeighbours(rows, d)
+	if w := IndexColumnWarning(rows, p.rows, d); w != "" {
+		// Neighbouring rows then differ by 1 there, and the near-copy
+		// warning would blame overlapping windows.
+		p.Warnings = append(p.Warnings, "embeddings: "+w)
+	} else {
+		p.warnNeighbours(rows, d)
+	}
 	p.warnUnaligned(rows, queries, d)
 	p.warnZeroRows(rows, queries, d)
 	return nil
+}
+
+// IndexColumnWarning says when the first or last coordinate of rows (n
+// rows of d) holds n distinct integers of a contiguous range — 0 … n−1
+// in some order: a row index or an id saved with the embeddings (pandas'
+// index read back as a column, np.genfromtxt of a table), which a set
+// then measures as a distance (a user's ℓ2 ball excluded 87.3% of
+// negatives for 99.8% without it). "" otherwise.
+func IndexColumnWarning(rows []float32, n, d int) string {
+	if n < 3 || d < 2 {
+		return ""
+	}
+	for _, j := range []int{0, d - 1} {
+		v := make([]float64, n)
+		whole := true
+		for i := range n {
+			v[i] = float64(rows[i*d+j])
+			if v[i] != math.Trunc(v[i]) {
+				whole = false
+				break
+			}
+		}
+		if !whole {
+			continue
+		}
+		slices.Sort(v)
+		if v[n-1]-v[0] != float64(n-1) || v[n-1] > 1<<24 { // beyond float32's integers: not exact
+			continue
+		}
+		distinct := true
+		for i := 1; i < n && distinct; i++ {
+			distinct = v[i] != v[i-1]
+		}
+		if distinct {
+			keep := "X[:, 1:]"
+			if j == d-1 {
+				keep = "X[:, :-1]"
+			}
+			return fmt.Sprintf("coordinate %d holds the integers %g … %g, each once: a row index or an id saved with the embeddings (pandas' index, np.genfromtxt of a table)? A set measures it as a distance; leave it out (%s), or give ccs the table itself (-embeddings FILE.csv leaves an index out)", j, v[0], v[n-1], keep)
+		}
+	}
+	return ""
 }
 
 // nearCopyRatio is the ratio of distances under which warnNeighbours

@@ -53,3 +53,40 @@ func TestPairingWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexColumnWarning: a first or last coordinate that holds n
+// distinct integers of a contiguous range (pandas' index, ids counted
+// up) is named; real coordinates, integer features with repeats and a
+// range with gaps are not.
+func TestIndexColumnWarning(t *testing.T) {
+	const n, d = 50, 4
+	rows := func(col func(i int) float32, at int) []float32 {
+		x := make([]float32, n*d)
+		for i := range n {
+			for j := range d {
+				x[i*d+j] = float32(i*7%13) / 10
+			}
+			x[i*d+at] = col(i)
+		}
+		return x
+	}
+	perm := func(i int) float32 { return float32(i * 17 % n) } // 17 prime to 50: each of 0 … 49 once
+	for _, c := range []struct {
+		name string
+		x    []float32
+		want string
+	}{
+		{"pandas' index first", rows(func(i int) float32 { return float32(i) }, 0), "coordinate 0 holds the integers 0 … 49, each once"},
+		{"shuffled", rows(perm, 0), "coordinate 0 holds the integers 0 … 49, each once"},
+		{"ids last", rows(func(i int) float32 { return float32(100000 + i) }, d-1), "coordinate 3 holds the integers 100000 … 100049, each once: a row index or an id saved with the embeddings (pandas' index, np.genfromtxt of a table)? A set measures it as a distance; leave it out (X[:, :-1])"},
+		{"real values", rows(func(i int) float32 { return float32(i) + 0.5 }, 0), ""},
+		{"counts with repeats", rows(func(i int) float32 { return float32(i / 2) }, 0), ""},
+		{"a range with gaps", rows(func(i int) float32 { return float32(2 * i) }, 0), ""},
+		{"an index in the middle", rows(func(i int) float32 { return float32(i) }, 1), ""},
+	} {
+		got := IndexColumnWarning(c.x, n, d)
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

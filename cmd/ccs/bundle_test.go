@@ -1014,6 +1014,8 @@ func TestBundleBadInput(t *testing.T) {
 	nan := append([]float64(nil), x64...)
 	nan[7*d+1] = math.NaN()
 	writeNPY64(t, p("nan.npy"), nan, n, d)
+	header := append([]float64{math.NaN(), math.NaN(), math.NaN()}, x64...) // np.genfromtxt of a CSV with its header
+	writeNPY64(t, p("header.npy"), header, n+1, d)
 	one := append([]int64(nil), y...)
 	one[0] = 77
 	bundle.WriteNPY(p("one.npy"), bundle.Int64(one, n))
@@ -1065,7 +1067,8 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("named.txt"), []byte(named), 0o644)
 	// Tables exported as CSV (their own cases: TestBundleCSVLabels).
 	os.WriteFile(p("obs.csv"), []byte(",cell_type,donor\nAAAC-1,T cell,A\n"), 0o644)
-	os.WriteFile(p("semi.csv"), []byte("id;topic;text\n1;a;x\n"), 0o644) // a European spreadsheet's export
+	os.WriteFile(p("semi.csv"), []byte("id;topic;text\n1;a;x\n"), 0o644) // a European spreadsheet's export: read
+	os.WriteFile(p("pipe.csv"), []byte("id|topic|text\n1|a|x\n"), 0o644)
 	os.WriteFile(p("header.csv"), []byte(""), 0o644)
 	flabels := make([]float64, n)
 	for i, l := range y {
@@ -1101,6 +1104,12 @@ func TestBundleBadInput(t *testing.T) {
 		fmt.Fprintf(&latinCSV, "%d,%s\n", i, l)
 	}
 	os.WriteFile(p("latin1.csv"), []byte(latinCSV.String()), 0o644)
+	var floats strings.Builder
+	floats.WriteString("id,dim_3\n")
+	for i := range n {
+		fmt.Fprintf(&floats, "%d,%v\n", i, float64(i)/7)
+	}
+	os.WriteFile(p("floatcol.csv"), []byte(floats.String()), 0o644)
 	os.WriteFile(p("twice.txt"), []byte("d0\nd1\nd0\n"+strings.Repeat("x\n", n-3)), 0o644)
 	os.WriteFile(p("blank.txt"), []byte("d0\n\nd2\n"), 0o644)
 	os.WriteFile(p("header.txt"), []byte("corpus-id\nd0\nd1\n"), 0o644)
@@ -1164,6 +1173,7 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("objects.npy"), append(npyHead("|O", "(400,)"), "\x80\x04pickle"...), 0o644)       // np.save of an object array
 	os.WriteFile(p("object-rows.npy"), append(npyHead("|O", "(400, 3)"), "\x80\x04pickle"...), 0o644) // floats kept as Python objects
 	bundle.WriteNPY(p("pairs.npy"), bundle.Int64([]int64{0, 9999}, 1, 2))
+	bundle.WriteNPY(p("marco.npy"), bundle.Int64([]int64{1000000, 7000026, 1000001, 7000027}, 2, 2)) // MS MARCO's ids, no row numbers
 	bundle.WriteNPY(p("okpairs.npy"), bundle.Int64([]int64{0, 1, 2, 3}, 2, 2))
 	bundle.WriteNPY(p("pairs0.npy"), bundle.Int64([]int64{0, 1, 0, 2, 3, 0}, 2, 3))       // (query, row, score) all scored 0
 	bundle.WriteNPY(p("pairs4.npy"), bundle.Int64([]int64{0, 1, 1, 7, 2, 3, 1, 7}, 2, 4)) // a fourth column
@@ -1267,7 +1277,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"a .txt of names with a header", []string{"-labels", p("named.txt")}, false, "named.txt: 401 labels for the 400 rows of " + p("emb.npy") + " (one line too many: a header line, or a blank line at the end, is read as a label)"},
 		{"a table's column unnamed", []string{"-labels", p("obs.csv")}, false, `obs.csv: which column holds the labels? give ` + p("obs.csv") + `:COLUMN (the columns: "", "cell_type", "donor")`},
 		{"a table's column absent", []string{"-labels", p("obs.csv") + ":celltype"}, false, `obs.csv: no column "celltype"`},
-		{"a table separated by semicolons", []string{"-labels", p("semi.csv") + ":topic"}, false, `semi.csv: no column "topic" (the columns: "id;topic;text"): the file's columns are separated by ";", and a .csv's are read at commas`},
+		{"a table separated by semicolons, read", []string{"-labels", p("semi.csv") + ":topic"}, false, `semi.csv:topic: 1 labels for the 400 rows`},
+		{"a table separated by bars", []string{"-labels", p("pipe.csv") + ":topic"}, false, `pipe.csv: no column "topic" (the columns: "id|topic|text"): the file's columns are separated by "|", and a .csv's are read at commas`},
 		{"a table of labels for other rows", []string{"-labels", p("obs.csv") + ":cell_type"}, false, `obs.csv:cell_type: 1 labels for the 400 rows of`},
 		{"an empty table", []string{"-labels", p("header.csv") + ":cell_type"}, false, `header.csv: no labels`},
 		{"no positives", []string{"-labels", ""}, true, "give -labels FILE, -groups FILE, or -queries FILE with -pairs FILE"},
@@ -1317,6 +1328,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"-judged-negatives of a qrels file with none scored 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-judged-negatives", "-query-ids", p("qids.txt"), "-ids", p("ids.txt")}, false, p("qrels.tsv") + ": bundle: judged negatives asked for, but no pair is judged not relevant"},
 		{"float pairs", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("fpairs.npy")}, false, "a float array holds the ids as floats: give the relevant pairs as integers"},
 		{"no pair among the ids", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("qrels.tsv"), "-ids", p("ids.txt"), "-query-ids", p("ids.txt")}, false, `qrels.tsv: no pairs: all 1 name ids that are not among the given ids (the first: query id "q0")`},
+		{"pairs of ids, not rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("marco.npy")}, false, `the columns are read as row numbers; ids as a qrels file names them (1000000, "doc17") need the rows' ids: -query-ids FILE and -ids FILE`},
+		{"a header read as a row of NaN", []string{"-embeddings", p("header.npy")}, false, "header.npy: row 0, coordinate 0 is NaN (row 0 alone, every coordinate NaN, of 401 rows): a header line read as numbers?"},
 		{"a pair beyond the rows", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs.npy")}, false, p("pairs.npy") + ": bundle: pair 0 names row 9999, there are 400 rows"},
 		{"scored pairs, every one scored 0", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs0.npy")}, false, p("pairs0.npy") + ": no pairs: all 2 are scored 0 or less, which marks a pair not relevant"},
 		{"pairs of four columns", []string{"-labels", "", "-queries", p("emb.npy"), "-pairs", p("pairs4.npy")}, false, p("pairs4.npy") + ": dtype int64, shape (2, 4): want pairs (m, 2) of integers or strings, or (m, 3) with a score each"},
@@ -1331,6 +1344,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"OOD classes without labels", []string{"-labels", "", "-groups", p("labels.npy"), "-ood-classes", "1"}, true, "the classes are labels: give -labels FILE too"},
 		{"a uint64 label above int64", []string{"-labels", p("huge.parquet")}, false, `huge.parquet: column "label", row 399 is 9223372036854775808, above 2^63−1`},
 		{"a PyTorch pickle", []string{"-embeddings", p("model.pt")}, false, `model.pt: a .pt file is a Python pickle, which ccs does not read (unpickling runs the file's code): save the tensor with safetensors`},
+		{"a coordinate for labels", []string{"-labels", p("floatcol.csv") + ":dim_3"}, false, `floatcol.csv: column "dim_3" holds real numbers (0.14285714285714285 among them), not labels: a coordinate picked by mistake? labels are integers or names`},
 		{"Latin-1 labels", []string{"-labels", p("latin1.txt")}, false, `latin1.txt:1: not UTF-8 ("caf\xe9"): a Latin-1 or Windows-1252 export`},
 		{"Latin-1 labels in a CSV", []string{"-labels", p("latin1.csv") + ":label"}, false, `latin1.csv:2: not UTF-8 ("caf\xe9")`},
 		{"embeddings as a text of ids", []string{"-embeddings", p("qids.txt")}, false, `qids.txt: no column of numbers (columns of text: column 1)`},

@@ -102,12 +102,20 @@ func TestBundleCSVLabels(t *testing.T) {
 	os.WriteFile(p("leiden.txt"), []byte(leidenTxt.String()), 0o644)
 	os.WriteFile(p("leiden-bad.csv"), []byte(leidenBad.String()), 0o644)
 	os.WriteFile(p("twice.csv"), []byte(",cell_type,cell_type\nAAAC0000-1,T cell,B cell\n"), 0o644)
+	// A spreadsheet's CSV where the comma is the decimal mark: semicolons,
+	// a byte-order mark, CRLF.
+	var excel strings.Builder
+	excel.WriteString(bom + "barcode;cell_type;score\r\n")
+	for i, l := range y {
+		fmt.Fprintf(&excel, "AAAC%04d-1;%s;0,%d\r\n", i, names[l], i)
+	}
+	os.WriteFile(p("excel.csv"), []byte(excel.String()), 0o644)
 
 	bundleArgs := func(labels, out string, more ...string) []string {
 		return append([]string{"bundle", "-embeddings", p("emb.npy"), "-labels", labels, "-out", p(out), "-k", "5"}, more...)
 	}
 	for _, c := range []struct{ labels, out string }{{p("labels.txt"), "txt"}, {p("obs.csv") + ":cell_type", "csv"}, {p("obs.tsv") + ":cell_type", "tsv"},
-		{p("bom.csv") + ":cell_type", "bom"}, {p("first.csv") + ":cell_type", "first"}, {p("series.csv"), "series"}, {p("indexed.csv"), "indexed"}} {
+		{p("bom.csv") + ":cell_type", "bom"}, {p("first.csv") + ":cell_type", "first"}, {p("series.csv"), "series"}, {p("indexed.csv"), "indexed"}, {p("excel.csv") + ":cell_type", "excel"}} {
 		if err := run(io.Discard, io.Discard, bundleArgs(c.labels, c.out)); err != nil {
 			t.Fatalf("%s: %v", c.labels, err)
 		}
@@ -121,7 +129,7 @@ func TestBundleCSVLabels(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"fit", "val", "cal", "test"} {
-		for _, same := range [][]string{{"txt", "csv", "tsv", "bom", "first", "series", "indexed"}, {"leiden-txt", "leiden-na", "leiden-float"}} {
+		for _, same := range [][]string{{"txt", "csv", "tsv", "bom", "first", "series", "indexed", "excel"}, {"leiden-txt", "leiden-na", "leiden-float"}} {
 			a, _ := os.ReadFile(p(same[0] + "/" + f + ".npz"))
 			for _, other := range same[1:] {
 				if b, err := os.ReadFile(p(other + "/" + f + ".npz")); err != nil || !bytes.Equal(a, b) {

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -494,6 +497,30 @@ func readLines(path string) ([]string, error) {
 	return lines, nil
 }
 
+// realColumn refuses a column of real numbers given for labels or group
+// ids (a coordinate picked by mistake, tickets.csv:dim_3): every value a
+// number, some not whole. Read as names, each row was a class of its own,
+// and the refusal spoke of one-item classes and -groups.
+func realColumn(path, column string, values []string, what string) error {
+	fraction := ""
+	for _, v := range values {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) {
+			if bundle.MissingString(v) {
+				continue
+			}
+			return nil
+		}
+		if fraction == "" && f != math.Trunc(f) {
+			fraction = v
+		}
+	}
+	if fraction == "" {
+		return nil
+	}
+	return fmt.Errorf("%s: column %q holds real numbers (%s among them), not %s: a coordinate picked by mistake? %s are integers or names", path, column, fraction, what, what)
+}
+
 // utf8Text refuses a line that is not UTF-8: a Latin-1 or Windows-1252
 // export (Excel's plain "CSV") whose "ü" became U+FFFD in every name and
 // file ccs wrote, silently.
@@ -823,16 +850,29 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 // UTF-8 byte-order mark (Excel's "CSV UTF-8", pandas' utf-8-sig), its
 // records of any number of fields; close the file when done.
 func openCSV(path string) (*csv.Reader, io.Closer, error) {
-	br, f, err := openText(path)
+	r0, f, err := openText(path)
 	if err != nil {
 		return nil, nil, err
 	}
+	br := r0.(*bufio.Reader)
 	r := csv.NewReader(br)
-	if textExt(path) == ".tsv" {
+	switch {
+	case textExt(path) == ".tsv":
 		r.Comma = '\t'
+	case semicolons(br):
+		r.Comma = ';' // a spreadsheet's CSV where the comma is the decimal mark
 	}
 	r.FieldsPerRecord = -1
 	return r, f, nil
+}
+
+// semicolons says whether a CSV's first line (br's, peeked) separates its
+// fields by semicolons: it holds one and no comma, as Excel writes a CSV
+// in much of Europe.
+func semicolons(br *bufio.Reader) bool {
+	peek, _ := br.Peek(64 << 10)
+	first, _, _ := bytes.Cut(peek, []byte("\n"))
+	return bytes.IndexByte(first, ';') >= 0 && bytes.IndexByte(first, ',') < 0
 }
 
 // csvColumns is the number of columns of a CSV (or TSV) file's first
@@ -1005,6 +1045,9 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 	if repeats > 0 {
 		warn = fmt.Sprintf("its first column, the index (unnamed, as pandas' to_csv writes a DataFrame's index: AnnData's obs_names), repeats %s (the first: %s): rows an export wrote twice do not line up with the embeddings' rows, and distinct cells of one barcode (two samples concatenated) need unique names to be told apart (adata.obs_names_make_unique())",
 			plural(repeats, "value", "values"), first)
+	}
+	if err := realColumn(path, header[col], values, what); err != nil {
+		return nil, nil, nil, "", err
 	}
 	ids, names, missing, err = idsOfText(values, path, what)
 	if _, ok := err.(*headerError); ok {
