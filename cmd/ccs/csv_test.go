@@ -162,6 +162,26 @@ func TestBundleCSVLabels(t *testing.T) {
 		!strings.Contains(stderr.String(), `same.csv: its first column, the index (unnamed, as pandas' to_csv writes a DataFrame's index: AnnData's obs_names), repeats 1 value (the first: "AAAC0010-1" on lines 12 and 13)`) {
 		t.Errorf("repeated index values: %v\n%s", err, stderr.String())
 	}
+	// R's write.csv after order(df$label): the row names out of order.
+	var sorted strings.Builder
+	sorted.WriteString(`"","cell_type"` + "\n")
+	for c := range 3 {
+		for i, l := range y {
+			if int(l) == c {
+				fmt.Fprintf(&sorted, "\"%d\",\"%s\"\n", i+1, names[l])
+			}
+		}
+	}
+	os.WriteFile(p("sorted.csv"), []byte(sorted.String()), 0o644)
+	stderr.Reset()
+	if err := run(io.Discard, &stderr, bundleArgs(p("sorted.csv")+":cell_type", "sorted")); err != nil ||
+		!strings.Contains(stderr.String(), `sorted.csv: its first column, the index (unnamed, as pandas' to_csv and R's write.csv write row numbers), holds 1 … 400 out of order (line `) {
+		t.Errorf("an index out of order: %v\n%s", err, stderr.String())
+	}
+	stderr.Reset()
+	if err := run(io.Discard, &stderr, bundleArgs(p("obs.csv")+":leiden", "leiden-quiet")); err != nil || strings.Contains(stderr.String(), "out of order") {
+		t.Errorf("barcodes for an index: %v\n%s", err, stderr.String())
+	}
 	stderr.Reset()
 	if err := run(io.Discard, &stderr, bundleArgs(p("bomsame.csv")+":cell_type", "bomsame")); err != nil ||
 		!strings.Contains(stderr.String(), `bomsame.csv: its first column, the index`) {

@@ -497,6 +497,36 @@ func readLines(path string) ([]string, error) {
 	return lines, nil
 }
 
+// shuffledIndex says when a table's unnamed index — pandas' row numbers,
+// R's row names — holds each of 0 … n−1 (or 1 … n) once but out of
+// order: the table was sorted or filtered after its rows were numbered
+// (R's order(df$label)), and its values, matched to the embeddings' rows
+// by position, may belong to other rows. "" otherwise; firstLine is the
+// first value's line.
+func shuffledIndex(rows []int, firstLine int) string {
+	n := len(rows)
+	if n < 2 || slices.IsSorted(rows) {
+		return ""
+	}
+	lo := slices.Min(rows)
+	if (lo != 0 && lo != 1) || slices.Max(rows) != lo+n-1 {
+		return ""
+	}
+	seen := make([]bool, n)
+	for _, r := range rows {
+		if seen[r-lo] {
+			return ""
+		}
+		seen[r-lo] = true
+	}
+	at := 0
+	for at < n && rows[at] == lo+at {
+		at++
+	}
+	return fmt.Sprintf("its first column, the index (unnamed, as pandas' to_csv and R's write.csv write row numbers), holds %d … %d out of order (line %d: row %d, where row %d was next): the table was sorted or filtered after its rows were numbered, and its values are matched to the embeddings' rows by position, not by that index — if the embeddings were saved before the sort, sort the table back first (df.sort_index(); R: df[order(as.integer(rownames(df))), ])",
+		lo, lo+n-1, firstLine+at, rows[at], lo+at)
+}
+
 // realColumn refuses a column of real numbers given for labels or group
 // ids (a coordinate picked by mistake, tickets.csv:dim_3): every value a
 // number, some not whole. Read as names, each row was a class of its own,
@@ -998,6 +1028,7 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 	}
 	index := header[0] == "" && col != 0 // pandas' unnamed index: AnnData's obs_names
 	seen := map[string]int{}             // an index value → its line
+	var rowNumbers []int                 // the index's values while they are integers
 	var values []string
 	repeats, first := 0, ""
 	firstLine := 0 // the first value's line
@@ -1021,6 +1052,9 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 		}
 		values = append(values, strings.TrimSpace(rec[col]))
 		if index {
+			if k, err := strconv.Atoi(strings.TrimSpace(rec[0])); err == nil && len(rowNumbers) == len(values)-1 {
+				rowNumbers = append(rowNumbers, k)
+			}
 			if at, ok := seen[rec[0]]; ok {
 				if repeats == 0 {
 					first = fmt.Sprintf("%q on lines %d and %d", rec[0], at, line)
@@ -1041,6 +1075,9 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 	}
 	if len(values) == 0 {
 		return nil, nil, nil, "", fmt.Errorf("%s: no %s below the header", path, what)
+	}
+	if repeats == 0 && len(rowNumbers) == len(values) {
+		warn = shuffledIndex(rowNumbers, firstLine)
 	}
 	if repeats > 0 {
 		warn = fmt.Sprintf("its first column, the index (unnamed, as pandas' to_csv writes a DataFrame's index: AnnData's obs_names), repeats %s (the first: %s): rows an export wrote twice do not line up with the embeddings' rows, and distinct cells of one barcode (two samples concatenated) need unique names to be told apart (adata.obs_names_make_unique())",
