@@ -43,6 +43,7 @@
 //	internal/sttest      .safetensors files laid out as the format's writer does, for the tests
 //	internal/arrowtest   Arrow IPC files and streams written for the tests
 //	internal/suggest     the name a mistyped one most likely meant, for "did you mean"
+//	internal/textclip    messages that quote a file cut where a value runs long
 //	internal/atomicfile  files written to a temporary name and renamed
 //	internal/fixture     small real results of every kind and the commands' -json, for the figure and report tests
 //	internal/enum        the enums' one form: names, text and parsing from a table

@@ -22,8 +22,8 @@ func TestServeLimitFlags(t *testing.T) {
 		{[]string{"-monitor-delta", "0"}, "-monitor-delta"},
 		{[]string{"-monitor-delta", "1"}, "-monitor-delta"},
 		{[]string{"-half-copy=maybe"}, "-half-copy"},
-		{[]string{"-drain-delay", "-1s"}, "-drain-delay not negative"},
-		{[]string{"-shutdown-grace", "0s"}, "-shutdown-grace must be positive"},
+		{[]string{"-drain-delay", "-1s"}, "-drain-delay -1s: want 0 or more"},
+		{[]string{"-shutdown-grace", "0s"}, "-shutdown-grace 0s: want a positive value"},
 	} {
 		_, err := ccs(append([]string{"serve", "-set", "a=missing.json"}, c.args...)...)
 		if !isUsage(err) || !strings.Contains(err.Error(), c.want) {
