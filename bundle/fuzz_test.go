@@ -37,7 +37,19 @@ func npySeeds() [][]byte {
 	if err := writeArray(&b, Float32([]float32{1, 2, 3, 4, 5, 6}, 2, 3)); err != nil {
 		panic(err)
 	}
-	return append(out, b.Bytes(), b.Bytes()[:len(b.Bytes())-3], []byte("\x93NUMPY\x02\x00\xff\xff\xff\x7f"))
+	out = append(out, b.Bytes(), b.Bytes()[:len(b.Bytes())-3], []byte("\x93NUMPY\x02\x00\xff\xff\xff\x7f"))
+	// Every header form NumPy reads (keys in any order, either quotes,
+	// 1_200, 0x4b0, 1200L, (), (5,)), and headers that lie: past the
+	// end, an unknown version, an expression for a dimension.
+	for _, c := range headerForms {
+		out = append(out, npyWith(c.major, c.text, make([]byte, 24)))
+	}
+	return append(out,
+		append([]byte("\x93NUMPY\x01\x00\x60\xea"), "{'descr': '<f4'"...),
+		append([]byte("\x93NUMPY\x09\x00"), npyHeader("<f4", "(2, 3)")[8:]...),
+		npyWith(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2**40, 3)}", nil),
+		npyWith(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3)}", nil),
+		npyWith(3, "{'descr': '<U1', 'fortran_order': False, 'shape': (0x_6,)}", make([]byte, 24)))
 }
 
 // arrayBytes is the memory an array's values take; for strings, their

@@ -17,7 +17,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/ccsets/ccs/internal/atomicfile"
-	"github.com/sbinet/npyio/npy"
 )
 
 // Array is one NumPy array, held as float32, int64 or strings in C order
@@ -284,12 +283,7 @@ func readStrings(br *bufio.Reader, a *Array, t dtype, n int, sized bool, fortran
 // decodeNPY is DecodeNPY with a cap, if maxBytes is positive, on the
 // stream's length: the data its header announces must fit in it, and the
 // arrays are then allocated at once; without it they grow as data arrives.
-func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64, strs bool) (a Array, err error) {
-	defer func() {
-		if p := recover(); p != nil { // npyio on a malformed header
-			a, err = Array{}, fmt.Errorf("array %q: malformed .npy header (%v)", name, p)
-		}
-	}()
+func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64, strs bool) (Array, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	switch magic, _ := br.Peek(6); {
 	case len(magic) == 0:
@@ -297,23 +291,11 @@ func decodeNPY(r io.Reader, name string, maxElems int, maxBytes int64, strs bool
 	case string(magic) != "\x93NUMPY":
 		return Array{}, fmt.Errorf("array %q: not an .npy file: it does not begin as one (\\x93NUMPY), but with %q (write it with np.save)", name, magic)
 	}
-	// npyio allocates the header's announced length before reading it: a
-	// 20-byte body announcing 4 GiB would be obeyed. Check it first.
-	if head, err := br.Peek(12); err == nil && string(head[:6]) == "\x93NUMPY" {
-		hlen := int(binary.LittleEndian.Uint16(head[8:10]))
-		if head[6] >= 2 {
-			hlen = int(binary.LittleEndian.Uint32(head[8:12]))
-		}
-		if hlen > maxHeader {
-			return Array{}, fmt.Errorf("array %q: .npy header of %d bytes, more than the %d allowed", name, hlen, maxHeader)
-		}
-	}
-	nr, err := npy.NewReader(br)
+	h, err := readNPYHeader(br, maxBytes)
 	if err != nil {
 		return Array{}, fmt.Errorf("array %q: %w", name, err)
 	}
-	h := nr.Header.Descr
-	return decodeData(br, fmt.Sprintf("array %q", name), h.Type, h.Shape, h.Fortran, maxElems, maxBytes, strs)
+	return decodeData(br, fmt.Sprintf("array %q", name), nativeDescr(h.descr), h.shape, h.fortran, maxElems, maxBytes, strs)
 }
 
 // DecodeRaw decodes an array given as its raw bytes and what a .npy
@@ -354,7 +336,10 @@ func decodeData(br *bufio.Reader, label, descr string, shape []int, fortran bool
 	}
 	n := 1
 	for _, s := range shape {
-		if s < 0 || (s > 0 && n > math.MaxInt/8/s) {
+		if s < 0 {
+			return Array{}, fmt.Errorf("%s: shape %s: dimension %d is negative", label, FormatShape(shape), s)
+		}
+		if s > 0 && n > math.MaxInt/8/s {
 			return Array{}, fmt.Errorf("%s: shape %s is too large", label, FormatShape(shape))
 		}
 		n *= s
@@ -664,12 +649,10 @@ func WriteNPY(path string, a Array) error {
 	return atomicfile.Write(path, func(w io.Writer) error { return writeArray(w, a) })
 }
 
-// writeArray writes a .npy v1.0 stream. npyio (v0.9.0) takes an array's
-// shape from its Go type, so it cannot write an n-D array held in a flat
-// slice; the header is written here by the format's specification (magic,
-// version, little-endian header length, a Python dict literal padded with
-// spaces to a multiple of 64 bytes and ended by a newline) and read back by
-// npyio and NumPy in the tests.
+// writeArray writes a .npy v1.0 stream: the header by the format's
+// specification (magic, version, little-endian header length, a Python
+// dict literal padded with spaces to a multiple of 64 bytes and ended by a
+// newline), read back by NumPy in the tests.
 func writeArray(w io.Writer, a Array) error {
 	var descr string
 	var n int

@@ -199,6 +199,43 @@ func TestNPYBodies(t *testing.T) {
 	}
 }
 
+// TestNPYBodyHeaders: a .npy body's header is read as NumPy reads it
+// (keys in any order, either quotes, 0x, 1_0, Python 2's 2L), and one
+// that lies is a 400 saying what is wrong, never a recovered panic.
+func TestNPYBodyHeaders(t *testing.T) {
+	s, _ := fixture(t)
+	h := s.Handler()
+	data := string(make([]byte, 4*6)) // (2, 3) float32 zeros
+	body := func(version byte, text string) string {
+		for (10+len(text)+1)%64 != 0 {
+			text += " "
+		}
+		text += "\n"
+		return "\x93NUMPY" + string([]byte{version, 0, byte(len(text)), byte(len(text) >> 8)}) + text + data
+	}
+	for _, c := range []struct {
+		name, body string
+		status     int
+		message    string
+	}{
+		{"keys in another order", body(1, "{'shape': (2, 3), 'fortran_order': False, 'descr': '<f4'}"), 200, ""},
+		{"double quotes, no spaces", body(1, `{"descr":"<f4","fortran_order":False,"shape":(2,3)}`), 200, ""},
+		{"Python's integers", body(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0x2, 3L,)}"), 200, ""},
+		{"underscores", body(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 0_3)}"), 400, "0_3 is not a Python number"},
+		{"a shape of strings", body(1, `{'descr': '<f4', 'fortran_order': False, 'shape': (2, "x")}`), 400, `array "body": header: key "shape": (2, "x") is not a tuple of integers`},
+		{"version 9", "\x93NUMPY\x09" + body(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)}")[7:], 400, `unsupported .npy format version 9.0`},
+		{"a header past the end", "\x93NUMPY\x01\x00\x60\xea{'descr': '<f4'", 400, `the header claims 60000 bytes, the file has 15 after its preamble`},
+		{"a negative dimension", body(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3)}"), 400, `shape (-2, 3): dimension -2 is negative`},
+	} {
+		rec := do(t, h, "POST", "/v1/sets/ball/ood", "application/x-npy", c.body)
+		var e struct{ Error struct{ Message string } }
+		json.Unmarshal(rec.Body.Bytes(), &e)
+		if rec.Code != c.status || !strings.Contains(e.Error.Message, c.message) || strings.Contains(rec.Body.String(), "runtime error") {
+			t.Errorf("%s: %d %s, want %d %q", c.name, rec.Code, rec.Body, c.status, c.message)
+		}
+	}
+}
+
 // TestErrors: every error path answers its status with a JSON error
 // naming the field where there is one.
 func TestErrors(t *testing.T) {
