@@ -689,6 +689,13 @@ func TestFromArraysSides(t *testing.T) {
 		{"positive pool beside positives", with(map[string]Array{"positives": f32(n, k, d), "negative_index": i64(n, 3), "positive_pool": f32(5, d)}), `array "positive_pool" is present without "positive_index"`},
 		{"negative pool beside negatives", with(map[string]Array{"positives": f32(n, k, d), "negatives": f32(n, 3, d), "negative_pool": f32(5, d)}), `array "negative_pool" is present without "negative_index"`},
 		{"negative pool alone", with(map[string]Array{"positives": f32(n, k, d), "negative_pool": f32(5, d)}), `array "negative_pool" is present without "negative_index"`},
+		// A misnamed array: named, with the name meant.
+		{"anchors misnamed", map[string]Array{"anchor": f32(n, d), "positive_index": i64(n, k)},
+			`array "anchors" is missing (have [anchor positive_index]); "anchor" is no bundle's array: did you mean "anchors"?: a bundle holds`},
+		{"anchors in another case", map[string]Array{"Anchors": f32(n, d), "positive_index": i64(n, k)}, `"Anchors" is no bundle's array: did you mean "anchors"?`},
+		{"positive index misnamed", with(map[string]Array{"positive_indx": i64(n, k)}), `array "positives" (or "positive_index") is missing: a bundle needs each anchor's positives; "positive_indx" is no bundle's array: did you mean "positive_index"?; ccs bundle makes them`},
+		{"positives misnamed", with(map[string]Array{"positive": f32(n, k, d)}), `"positive" is no bundle's array: did you mean "positives"?`},
+		{"nothing near", map[string]Array{"x": f32(n, d), "index": i64(n, k)}, `array "anchors" is missing (have [index x]): a bundle holds`},
 	} {
 		b, err := FromArrays(c.arrays)
 		switch {
@@ -696,7 +703,7 @@ func TestFromArraysSides(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
-		case c.want != "" && c.name == "no positives" && !errors.Is(err, ErrNoPositives):
+		case c.want != "" && strings.HasPrefix(c.want, `array "positives" (or`) && !errors.Is(err, ErrNoPositives):
 			t.Errorf("%s: %v does not wrap ErrNoPositives", c.name, err)
 		case c.want == "" && (b.K != k || b.KNeg != 3):
 			t.Errorf("%s: k %d, kneg %d; want %d, 3", c.name, b.K, b.KNeg, k)

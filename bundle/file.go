@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ccsets/ccs/internal/suggest"
 )
 
 // ErrNoPositives reports a bundle file without its anchors' positives
@@ -162,6 +164,35 @@ func FromArrays(arrays map[string]Array) (*Bundle, error) { return fromArrays(ar
 // ReadFeatures reads a file of them.
 func FeaturesFromArrays(arrays map[string]Array) (*Bundle, error) { return fromArrays(arrays, false) }
 
+// bundleArrays are the names of the arrays a bundle file holds.
+var bundleArrays = []string{"anchors", "positives", "positive_index", "positive_pool",
+	"negatives", "negative_index", "negative_pool", "labels", "positive_label_start",
+	"positive_labels", "index", "logits", "activations"}
+
+// misnamed is the did-you-mean of a missing array's message: the array
+// of the file, of a name no bundle holds, nearest one of wanted's
+// ("anchor" for "anchors"), or "" when none is near.
+func misnamed(arrays map[string]Array, wanted ...string) string {
+	var unknown []string
+	for _, name := range slices.Sorted(maps.Keys(arrays)) {
+		if !slices.Contains(bundleArrays, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	var near, meant []string
+	for _, w := range wanted {
+		for _, n := range suggest.Near(w, unknown) {
+			if !slices.Contains(near, n) {
+				near, meant = append(near, n), append(meant, w)
+			}
+		}
+	}
+	if len(near) != 1 {
+		return ""
+	}
+	return fmt.Sprintf("; %q is no bundle's array: did you mean %q?", near[0], meant[0])
+}
+
 // sideArrays are one side of a bundle, its positives or its negatives,
 // as fromArrays reads them: k a row, embedded in rows, or by index into
 // the anchors or into pool's rows.
@@ -205,7 +236,7 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 		if _, raw := arrays["embeddings"]; raw {
 			return nil, fmt.Errorf("array \"anchors\" is missing: this is a file of embeddings (array \"embeddings\"), not a bundle; make bundles from embeddings and labels with ccs bundle")
 		}
-		return nil, fmt.Errorf("array \"anchors\" is missing (have %v): a bundle holds anchors with their positives; ccs bundle makes bundles from embeddings and labels", slices.Sorted(maps.Keys(arrays)))
+		return nil, fmt.Errorf("array \"anchors\" is missing (have %v)%s: a bundle holds anchors with their positives; ccs bundle makes bundles from embeddings and labels", slices.Sorted(maps.Keys(arrays)), misnamed(arrays, "anchors"))
 	}
 	// side reads the positives or the negatives (rows, index and pool
 	// their arrays, k their count in messages): embedded, rows of shape
@@ -255,7 +286,7 @@ func fromArrays(arrays map[string]Array, needPositives bool) (*Bundle, error) {
 	}
 	var noPositives error
 	if needPositives {
-		noPositives = fmt.Errorf("%w; ccs bundle makes them from embeddings and labels (a file of anchors alone, as its ood.npz and ood-cal.npz, is what ccs ood and calibrate -ood-cal read)", ErrNoPositives)
+		noPositives = fmt.Errorf("%w%s; ccs bundle makes them from embeddings and labels (a file of anchors alone, as its ood.npz and ood-cal.npz, is what ccs ood and calibrate -ood-cal read)", ErrNoPositives, misnamed(arrays, "positives", "positive_index"))
 	}
 	pos, err := side("positives", "positive_index", "positive_pool", "k", noPositives)
 	if err != nil {
