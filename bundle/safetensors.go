@@ -13,6 +13,8 @@ import (
 	"os"
 	"slices"
 	"strconv"
+
+	"github.com/ccsets/ccs/internal/jsonerr"
 )
 
 // Safetensors is an open .safetensors file: Hugging Face's format for
@@ -104,13 +106,23 @@ func (s *Safetensors) parseHeader(raw []byte, buffer int64) error {
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return fmt.Errorf("header: %w", err)
+			return fmt.Errorf("header: %w", jsonerr.ExplainStream(err, raw))
 		}
 		name := tok.(string) // an object's keys are strings
+		// Each member's value on its own, so that an error's offset is
+		// within it (jsonerr quotes the value).
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			what := fmt.Sprintf("tensor %q", name)
+			if name == "__metadata__" {
+				what = name
+			}
+			return fmt.Errorf("header: %s: %w", what, jsonerr.ExplainStream(err, raw))
+		}
 		if name == "__metadata__" {
 			var meta map[string]string
-			if err := dec.Decode(&meta); err != nil {
-				return fmt.Errorf("header: __metadata__: want an object of strings: %w", err)
+			if err := json.Unmarshal(value, &meta); err != nil {
+				return fmt.Errorf("header: __metadata__: want an object of strings: %w", jsonerr.Explain(err, value))
 			}
 			continue
 		}
@@ -118,14 +130,14 @@ func (s *Safetensors) parseHeader(raw []byte, buffer int64) error {
 			return fmt.Errorf("header: tensor %q twice", name)
 		}
 		var t safeTensor
-		if err := dec.Decode(&t); err != nil {
-			return fmt.Errorf("header: tensor %q: %w", name, err)
+		if err := json.Unmarshal(value, &t); err != nil {
+			return fmt.Errorf("header: tensor %q: %w", name, jsonerr.Explain(err, value))
 		}
 		s.tensors[name] = t
 		s.names = append(s.names, name)
 	}
 	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("header: %w", err)
+		return fmt.Errorf("header: %w", jsonerr.ExplainStream(err, raw))
 	}
 	if dec.More() || dec.InputOffset() != int64(len(raw)) {
 		return errors.New("header: bytes after its JSON object")

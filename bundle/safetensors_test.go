@@ -147,13 +147,22 @@ func TestSafetensorsBadFiles(t *testing.T) {
 		{"bytes after the tensors", header(`{`+tensor+`}`, 12), "the tensors hold 8 bytes; the file has 12 after its header"},
 		{"short data", header(`{`+tensor+`}`, 4), "the tensors hold 8 bytes; the file has 4 after its header"},
 		{"twice", header(`{`+tensor+`,`+tensor+`}`, 8), `tensor "a" twice`},
-		{"metadata not strings", header(`{"__metadata__":{"n":1},`+tensor+`}`, 8), "__metadata__: want an object of strings"},
+		{"metadata not strings", header(`{"__metadata__":{"n":1},`+tensor+`}`, 8), "__metadata__: want an object of strings: 1 is a number, want a string"},
+		// encoding/json's errors in the file's words, no Go struct or type.
+		{"float offsets", header(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0.0,8]}}`, 8), `header: tensor "a": data_offsets: 0.0 is not an integer`},
+		{"a string shape", header(`{"a":{"dtype":"F32","shape":["2"],"data_offsets":[0,8]}}`, 8), `header: tensor "a": shape: "2" is a string, want an integer`},
+		{"a number dtype", header(`{"a":{"dtype":32,"shape":[2],"data_offsets":[0,8]}}`, 8), `header: tensor "a": dtype: 32 is a number, want a string`},
+		{"nested metadata", header(`{"__metadata__":{"n":{"a":"b"}},`+tensor+`}`, 8), `__metadata__: want an object of strings: an object, want a string`},
+		{"NaN offsets", header(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[NaN,8]}}`, 8), `header: tensor "a": line 1, column 49: NaN is not JSON`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := writeTemp(t, "bad.safetensors", c.file)
 			_, err := OpenSafetensors(path)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), path+": ") {
 				t.Errorf("got %v, want %q after the path", err, c.want)
+			}
+			if err != nil && (strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "json: ")) {
+				t.Errorf("Go's words in %v", err)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -577,6 +578,63 @@ func TestSetFileOtherFormat(t *testing.T) {
 	want := "a damaged ccs set file: head: w has 1 rows, want out = 2: fit or calibrate the set again, or restore the file as ccs wrote it"
 	if _, err := ReadJSON(strings.NewReader(string(edited))); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a head of the wrong shape: %v, want %q", err, want)
+	}
+}
+
+// TestSetFileJSONErrors: a set file's JSON errors name the field as the
+// file writes it and what was wanted, never a Go struct or type; NaN (as
+// Python's json.dump writes it) is said not to be JSON; a byte-order
+// mark before a file ccs wrote is skipped.
+func TestSetFileJSONErrors(t *testing.T) {
+	t.Parallel()
+	s := &Set{Geometry: geometry.Ball{D: 2}, Threshold: 1, Alpha: 0.1, Calibration: Info{Mode: OnePerAnchor, N: 20, Rank: 19}}
+	var b strings.Builder
+	if err := s.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	written := b.String()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(written), &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc, "checksum")
+	edit := func(change func(map[string]any)) string {
+		d := maps.Clone(doc)
+		d["calibration"] = maps.Clone(doc["calibration"].(map[string]any))
+		change(d)
+		out, err := json.MarshalIndent(d, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	const damaged = "conformal: a damaged ccs set file: "
+	for _, c := range []struct{ name, doc, want string }{
+		{"alpha as a string", edit(func(d map[string]any) { d["alpha"] = "0.1" }),
+			damaged + `alpha: "0.1" is a string, want a number: fit or calibrate the set again`},
+		{"n as a fraction", edit(func(d map[string]any) { d["calibration"].(map[string]any)["n"] = 20.5 }),
+			damaged + `calibration.n: 20.5 is not an integer`},
+		{"a version string", edit(func(d map[string]any) { d["version"] = "1" }),
+			damaged + `version: "1" is a string, want an integer`},
+		{"NaN", strings.Replace(edit(func(map[string]any) {}), `"alpha": 0.1`, `"alpha": NaN`, 1),
+			damaged + `line 2, column 12: NaN is not JSON (Python's json.dump writes it for a float nan`},
+		{"cut short", written[:len(written)/2], `not a ccs set file: the JSON ends before its value does: the file is cut short`},
+		{"a byte-order mark before garbage", "\xef\xbb\xbf\xef\xbb\xbf{}", `not a ccs set file: the file begins with a UTF-8 byte-order mark (as Windows editors save), which JSON does not allow`},
+	} {
+		_, err := ReadJSON(strings.NewReader(c.doc))
+		switch {
+		case err == nil:
+			t.Errorf("%s: read", c.name)
+		case !strings.HasPrefix(err.Error(), c.want) && !strings.Contains(err.Error(), c.want):
+			t.Errorf("%s:\n got %v\nwant %s", c.name, err, c.want)
+		case strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "json: "):
+			t.Errorf("%s: Go's words in %v", c.name, err)
+		}
+	}
+	// A BOM before the file as ccs wrote it: read, checksum and all.
+	got, err := ReadJSON(strings.NewReader("\xef\xbb\xbf" + written))
+	if err != nil || got.Threshold != 1 || got.Warnings() != nil {
+		t.Errorf("a byte-order mark: %v, %v", got, err)
 	}
 }
 

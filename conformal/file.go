@@ -5,16 +5,19 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/geometry"
 	"github.com/ccsets/ccs/head"
 	"github.com/ccsets/ccs/internal/atomicfile"
+	"github.com/ccsets/ccs/internal/jsonerr"
 	"github.com/ccsets/ccs/internal/jsonfloat"
 	"github.com/ccsets/ccs/internal/jsonindent"
 	"github.com/ccsets/ccs/internal/jsonscan"
@@ -183,8 +186,10 @@ func readJSON(r io.Reader) (*Set, error) {
 	return readBytes(data)
 }
 
-// readBytes is readJSON of a document read.
+// readBytes is readJSON of a document read. A UTF-8 byte-order mark
+// before it (as Windows editors save) is skipped.
 func readBytes(data []byte) (*Set, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	s, f, err := parseFields(data)
 	if err != nil {
 		return nil, err
@@ -218,6 +223,7 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 	}
 	f, err := decodeFile(data)
 	if err != nil {
+		err = jsonerr.Explain(err, data) // the field as the file names it, not Go's
 		if err := otherFormat(data); err != nil {
 			return nil, nil, err
 		}
@@ -227,7 +233,9 @@ func parseFields(data []byte) (*Set, *fileSet, error) {
 		var head struct {
 			Format string `json:"format"`
 		}
-		if json.Unmarshal(data, &head) == nil && head.Format == FileFormat {
+		var syntax *json.SyntaxError
+		if json.Unmarshal(data, &head) == nil && head.Format == FileFormat ||
+			errors.As(err, &syntax) && bytes.Contains(data, []byte(`"format": `+strconv.Quote(FileFormat))) {
 			return nil, nil, fmt.Errorf("a damaged ccs set file: %w: fit or calibrate the set again, or restore the file as ccs wrote it", err)
 		}
 		return nil, nil, fmt.Errorf("not a ccs set file: %w", err)
@@ -555,7 +563,7 @@ func refuseNull(data []byte) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("not a ccs set file: %w", err)
+			return fmt.Errorf("not a ccs set file: %w", jsonerr.ExplainStream(err, data))
 		}
 		if expectKey {
 			if k, ok := tok.(string); ok {

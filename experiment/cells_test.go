@@ -126,7 +126,11 @@ func TestReadDocument(t *testing.T) {
 		{`{"geometry": "ball", "coverage": 0.9}`, `kind ""`},                                                 // ccs evaluate's before it had a kind
 		{`{"format": "ccs-bundles", "version": 1}`, `a file of format "ccs-bundles", not a result document`}, // a bundles' manifest
 		{`{"format": "ccs-set", "version": 1}`, `a file of format "ccs-set", not a result document`},
-		{`{"kind": "sim", "tables": {}}`, "sim result: json: cannot unmarshal object"},
+		{`{"kind": "sim", "tables": {}}`, "sim result: tables: an object, want an array"},
+		// encoding/json's errors in the file's words (an embedded
+		// struct's field named as the file writes it).
+		{`{"kind": "coverage-check", "alpha": "0.1"}`, `coverage-check result: alpha: "0.1" is a string, want a number`},
+		{"{\"kind\": \"coverage-check\",\n \"alpha\": NaN}", `line 2, column 11: NaN is not JSON`},
 		{`{"kind": "coverage-check", "resplits": 3, "coverages": [0.9, 0.8]}`, "2 coverages for 3 resplits"},
 		{`{"kind": "coverage-check", "resplits": 1, "coverages": [1.5]}`, "not a fraction"},
 		{`{"kind": "coverage-check", "resplits": 2, "coverage": {"mean": 0.9}, "coverages": [null, null]}`, "coverage.mean = 0.9, and the 2 coverages average 0: a coverage null, or edited by hand?"},

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/ccsets/ccs/figure"
+	"github.com/ccsets/ccs/internal/jsonerr"
 )
 
 // Document is a result as -json prints it and as a results directory keeps
@@ -94,9 +95,20 @@ func (d *Document) UnmarshalJSON(b []byte) error {
 
 // ReadDocument reads a document, checking its kind and its result.
 func ReadDocument(r io.Reader) (*Document, error) {
-	var d Document
-	if err := json.NewDecoder(r).Decode(&d); err != nil {
+	data, err := io.ReadAll(r)
+	if err != nil {
 		return nil, err
+	}
+	var d Document
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&d); err != nil {
+		// A syntax error's offset counts from the stream's start; a
+		// value's type error, from UnmarshalJSON's, the document without
+		// the space before it.
+		var syntax *json.SyntaxError
+		if !errors.As(err, &syntax) {
+			data = bytes.TrimLeft(data, " \t\r\n")
+		}
+		return nil, jsonerr.Explain(err, data)
 	}
 	if err := d.Check(); err != nil {
 		return nil, err
