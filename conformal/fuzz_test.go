@@ -56,6 +56,7 @@ func FuzzLoadSet(f *testing.F) {
 	}
 	f.Add([]byte(`{"format": "ccs-set", "version": 1, "dim": 1099511627776, "geometry": {"kind": "ball", "dim": 1099511627776}}`))
 	f.Add([]byte(`{"format": "ccs-set", "version": 1, "threshold": NaN}`))
+	f.Add([]byte("\xef\xbb\xbf{\"format\": \"ccs-set\", \"version\": 1, \"alpha\": \"0.1\"}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ReadJSON(bytes.NewReader(data))
 		if err != nil {

@@ -603,6 +603,11 @@ func FuzzScoreNPY(f *testing.F) {
 	f.Add(npyBody(f, []float32{0, 0, 0}, 3))
 	f.Add(npyInt(f))
 	f.Add("\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 3), }")
+	// Header forms NumPy reads, and headers that lie (bundle's seeds
+	// have them all).
+	f.Add("\x93NUMPY\x01\x00\x40\x00{\"shape\":(0x2,3L,),\"fortran_order\":False,\"descr\":'<f4'}        \n" + string(make([]byte, 24)))
+	f.Add("\x93NUMPY\x01\x00\x60\xea{'descr': '<f4'")
+	f.Add("\x93NUMPY\x09\x00\x3c\x00{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)}")
 	s, _ := fixture(f)
 	h := s.Handler()
 	f.Fuzz(func(t *testing.T, body string) {
