@@ -48,6 +48,7 @@
 //	internal/fixture     small real results of every kind and the commands' -json, for the figure and report tests
 //	internal/enum        the enums' one form: names, text and parsing from a table
 //	internal/hugepage    huge pages asked for the large buffers written once (Linux)
+//	internal/jsonerr     JSON decoding errors in the file's words (the field as written, what was wanted)
 //	internal/jsonfloat   NaN and infinities in JSON, one way for every output
 //	internal/jsonindent  indented JSON with each array of numbers on one line
 //	internal/jsonscan    large set files read in one pass: an object's members, arrays of numbers
