@@ -68,8 +68,8 @@ func naValue(s string) bool {
 // Europe) read as a point, which comma reports.
 func parseNumber(s string) (v float64, comma, ok bool) {
 	s = strings.TrimSpace(s)
-	if v, err := strconv.ParseFloat(s, 64); err == nil && !naValue(s) {
-		return v, false, true
+	if v, err := strconv.ParseFloat(s, 64); (err == nil || errors.Is(err, strconv.ErrRange)) && !naValue(s) {
+		return v, false, true // beyond float64: ±Inf, refused as such by the finiteness check
 	}
 	if strings.Count(s, ",") == 1 && !strings.Contains(s, ".") {
 		if v, err := strconv.ParseFloat(strings.Replace(s, ",", ".", 1), 64); err == nil {
@@ -81,11 +81,20 @@ func parseNumber(s string) (v float64, comma, ok bool) {
 
 // textColumn is what a pass over a table learned of one column.
 type textColumn struct {
-	name      string
-	values    []float32
-	text      int    // the line of its first field that is no number, or 0
-	textValue string // that field
-	missing   int    // the line of its first missing value, or 0
+	name   string
+	values []float32
+	// text is the line of its first value that is no number, where that
+	// came before any number (a column of ids or labels), or 0; textValue
+	// is that value.
+	text      int
+	textValue string
+	numbers   bool // a number seen
+	// bad is the line of a value that is no number below numbers (an
+	// Excel error "#DIV/0!" in a coordinate), refused where the column is
+	// read; badValue is that value.
+	bad       int
+	badValue  string
+	missing   int // the line of its first missing value, or 0
 	missValue string
 	integers  bool // every value an integer
 	lo, hi    float64
@@ -229,6 +238,7 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, err e
 				if comma {
 					commas++
 				}
+				col.numbers = true
 				col.values = append(col.values, float32(v))
 				if v != math.Trunc(v) {
 					col.integers = false
@@ -237,6 +247,11 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, err e
 			case naValue(f):
 				if col.missing == 0 {
 					col.missing, col.missValue = line, f
+				}
+				col.values = append(col.values, float32(math.NaN()))
+			case col.numbers: // a column of numbers with a word in it: not dropped as text
+				if col.bad == 0 {
+					col.bad, col.badValue = line, f
 				}
 				col.values = append(col.values, float32(math.NaN()))
 			default:
@@ -280,6 +295,9 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, err e
 		return e, "", err
 	}
 	for _, i := range use {
+		if c := cols[i]; c.bad != 0 {
+			return e, "", fmt.Errorf("%s:%d: %s holds %q among its numbers: a coordinate's every value must be a number (a spreadsheet's error value? fix or drop the row, and its label)", p, c.bad, c.name, c.badValue)
+		}
 		if cols[i].missing != 0 {
 			return e, "", fmt.Errorf("%s:%d: %s holds a missing value (%q): ccs reads no missing values — drop the row (and its label, in the same order), or fill it in", p, cols[i].missing, cols[i].name, cols[i].missValue)
 		}
