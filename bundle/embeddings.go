@@ -208,6 +208,10 @@ func (in Inputs) Items() (Items, error) {
 			if ext := strings.ToLower(filepath.Ext(in.LabelsSource)); (ext == ".txt" || ext == ".csv" || ext == ".tsv") && len(in.Labels) == e.N+1 {
 				hint = " (one line too many: a header line, or a blank line at the end, is read as a label)"
 			}
+			if extra := len(in.Labels) - e.N; extra > 1 && !slices.ContainsFunc(in.Labels[e.N:], func(l int64) bool { return l >= 0 }) {
+				// Blank lines at the end of a text: missing labels, each.
+				hint = fmt.Sprintf(" (the last %d are missing labels: blank lines at the end of the file? remove them)", extra)
+			}
 			if hint == "" {
 				// Nothing says which rows they are: ccs matches labels to
 				// rows by position alone.
