@@ -3299,18 +3299,19 @@ func (p *Plan) Inspect(rows, queries []float32, d int) error {
 	p.warnCopies(rows, queries, d)
 	if w := IndexColumnWarning(rows, p.rows, d); w != "" {
 		// Neighbouring rows then differ by 1 there, and the near-copy
-		// warning would blame overlapping windows.
+		// warning would blame overlapping windows; the positives, no
+		// nearer than the negatives along it, the labels.
 		p.Warnings = append(p.Warnings, "embeddings: "+w)
 	} else {
 		p.warnNeighbours(rows, d)
+		p.warnUnaligned(rows, queries, d)
 	}
-	p.warnUnaligned(rows, queries, d)
 	p.warnZeroRows(rows, queries, d)
 	return nil
 }
 
-// IndexColumnWarning says when the first or last coordinate of rows (n
-// rows of d) holds n distinct integers of a contiguous range — 0 … n−1
+// IndexColumnWarning says when a coordinate of rows (n rows of d) holds
+// n distinct integers of a contiguous range — 0 … n−1
 // in some order: a row index or an id saved with the embeddings (pandas'
 // index read back as a column, np.genfromtxt of a table), which a set
 // then measures as a distance (a user's ℓ2 ball excluded 87.3% of
@@ -3319,18 +3320,25 @@ func IndexColumnWarning(rows []float32, n, d int) string {
 	if n < 3 || d < 2 {
 		return ""
 	}
-	for _, j := range []int{0, d - 1} {
-		v := make([]float64, n)
-		whole := true
+	var v []float64
+	for j := range d {
+		// A pass for whole numbers and their range, most coordinates
+		// leaving at their first row; a sort only for a range of n.
+		lo, hi, whole := math.Inf(1), math.Inf(-1), true
 		for i := range n {
-			v[i] = float64(rows[i*d+j])
-			if v[i] != math.Trunc(v[i]) {
+			x := float64(rows[i*d+j])
+			if x != math.Trunc(x) {
 				whole = false
 				break
 			}
+			lo, hi = min(lo, x), max(hi, x)
 		}
-		if !whole {
+		if !whole || hi-lo != float64(n-1) {
 			continue
+		}
+		v = v[:0]
+		for i := range n {
+			v = append(v, float64(rows[i*d+j]))
 		}
 		slices.Sort(v)
 		if v[n-1]-v[0] != float64(n-1) || v[n-1] > 1<<24 { // beyond float32's integers: not exact
@@ -3341,8 +3349,11 @@ func IndexColumnWarning(rows []float32, n, d int) string {
 			distinct = v[i] != v[i-1]
 		}
 		if distinct {
-			keep := "X[:, 1:]"
-			if j == d-1 {
+			keep := fmt.Sprintf("np.delete(X, %d, axis=1)", j)
+			switch j {
+			case 0:
+				keep = "X[:, 1:]"
+			case d - 1:
 				keep = "X[:, :-1]"
 			}
 			return fmt.Sprintf("coordinate %d holds the integers %g … %g, each once: a row index or an id saved with the embeddings (pandas' index, np.genfromtxt of a table)? A set measures it as a distance; leave it out (%s), or give ccs the table itself (-embeddings FILE.csv leaves an index out)", j, v[0], v[n-1], keep)

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -309,6 +310,7 @@ func ManifestWarning(path string, b *Bundle) string {
 		}
 		return fmt.Sprintf("%s: %v: its class names and splits are not read", name, err)
 	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		return fmt.Sprintf("%s is not ccs bundle's manifest (%v): its class names and splits are not read; ccs bundle writes it again", name, err)
@@ -353,6 +355,7 @@ func ReadManifest(dir string) *Manifest {
 	if err != nil {
 		return nil
 	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // saved by a Windows editor
 	var m Manifest
 	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || m.Version != 1 {
 		return nil // ManifestWarning says why

@@ -675,8 +675,9 @@ func (s *Server) Monitors() int { return len(s.state.Load().ood) }
 // New, one more after each successful Reload.
 func (s *Server) Generation() uint64 { return s.state.Load().generation }
 
-// Warnings says what the served files leave unusable: a collection of a
-// dimension no set has, whose every retrieval would be refused (422).
+// Warnings says what the served files leave unusable or unchecked: a
+// collection of a dimension no set has, whose every retrieval would be
+// refused (422), and a set file without its checksum.
 func (s *Server) Warnings() []string {
 	st := s.state.Load()
 	dims := map[int][]string{}
@@ -689,6 +690,13 @@ func (s *Server) Warnings() []string {
 		have = append(have, fmt.Sprintf("%d (%s)", d, strings.Join(slices.Sorted(slices.Values(dims[d])), ", ")))
 	}
 	var w []string
+	for _, name := range slices.Sorted(maps.Keys(st.sets)) {
+		// A file whose threshold nothing checks: an operator must hear of
+		// it where the service starts, not only in GET /v1/sets.
+		if slices.Contains(st.sets[name].Warnings(), conformal.UncheckedWarning) {
+			w = append(w, fmt.Sprintf("set %q: %s", name, conformal.UncheckedWarning))
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(st.colls)) {
 		if d := st.colls[name].Dim(); d > 0 && dims[d] == nil {
 			hint := ""

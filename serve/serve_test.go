@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -833,6 +834,22 @@ func TestWarnings(t *testing.T) {
 	}
 	if got := log.String(); !strings.Contains(got, "warning: collection \"db\" has dimension 16, and no set has: the sets' dimensions are 3 (ball, gen), so every retrieval from it would be refused (its 3 rows are a set's dimension: transposed? Rows are embeddings: give x.T (np.save(path, x.T) for a file))") {
 		t.Errorf("the reload's log:\n%s", got)
+	}
+	// A set file whose checksum was deleted: named where the service
+	// starts and reloads, not only in GET /v1/sets.
+	raw, err := os.ReadFile(cfg.Sets["gen"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	without := regexp.MustCompile(`,\n  "checksum": "[^"]*"`).ReplaceAll(raw, nil)
+	if err := os.WriteFile(cfg.Sets["gen"], without, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload("test"); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.String(); !strings.Contains(got, `warning: set "gen": `+conformal.UncheckedWarning) {
+		t.Errorf("a set without its checksum: the reload's log\n%s", got)
 	}
 }
 

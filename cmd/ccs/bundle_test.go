@@ -1098,6 +1098,8 @@ func TestBundleBadInput(t *testing.T) {
 		latin[i] = []string{"caf\xe9", "bar"}[i%2]
 	}
 	os.WriteFile(p("latin1.txt"), []byte(strings.Join(latin, "\n")+"\n"), 0o644)
+	os.WriteFile(p("cp1252.txt"), []byte(strings.ReplaceAll(strings.Join(latin, "\n")+"\n", "\xe9", "\x92")), 0o644)
+	os.WriteFile(p("utf16.txt"), []byte("\xff\xfeb\x00a\x00r\x00\n\x00"), 0o644)
 	var latinCSV strings.Builder
 	latinCSV.WriteString("id,label\n")
 	for i, l := range latin {
@@ -1352,6 +1354,8 @@ func TestBundleBadInput(t *testing.T) {
 		{"blank lines at the end", []string{"-labels", p("blank2.txt")}, false, `blank2.txt: 402 labels for the 400 rows of ` + p("emb.npy") + ` (the last 2 are missing labels: blank lines at the end of the file? remove them)`},
 		{"a coordinate for labels", []string{"-labels", p("floatcol.csv") + ":dim_3"}, false, `floatcol.csv: column "dim_3" holds real numbers (0.14285714285714285 among them), not labels: a coordinate picked by mistake? labels are integers or names`},
 		{"Latin-1 labels", []string{"-labels", p("latin1.txt")}, false, `latin1.txt:1: not UTF-8 ("caf\xe9"): a Latin-1 or Windows-1252 export`},
+		{"Windows-1252 labels", []string{"-labels", p("cp1252.txt")}, false, `cp1252.txt:1: not UTF-8 ("caf\x92"): a Windows-1252 export (its curly quotes and dashes, bytes 0x80–0x9F)`},
+		{"UTF-16 labels", []string{"-labels", p("utf16.txt")}, false, `utf16.txt:1: not UTF-8 but UTF-16`},
 		{"Latin-1 labels in a CSV", []string{"-labels", p("latin1.csv") + ":label"}, false, `latin1.csv:2: not UTF-8 ("caf\xe9")`},
 		{"embeddings as a text of ids", []string{"-embeddings", p("qids.txt")}, false, `qids.txt: no column of numbers (columns of text: column 1)`},
 		{"which tensor", []string{"-embeddings", p("two.safetensors")}, false, `two.safetensors: which tensor? give FILE:TENSOR (have "emb", "y")`},

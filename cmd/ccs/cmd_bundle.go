@@ -286,6 +286,15 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	// One label a row: classes, with names for strings.
 	labelsInputs := func(li labelsInput) error {
 		labels, names, warn := li.ids, li.names, li.warn
+		lpath, _ := bundle.SplitInput(o.Labels)
+		epath, _ := bundle.SplitInput(o.Embeddings)
+		switch {
+		case lpath == epath && strings.HasPrefix(warn, shuffledPrefix):
+			warn = "" // one table's rows: paired as they stand, sorted or not
+		case lpath != epath && emb.indexOrder != "":
+			head, _, _ := strings.Cut(emb.indexOrder, ": the table was sorted")
+			out.warn(fmt.Sprintf("%s: %s: the table was sorted or filtered after its rows were numbered, and the labels of %s are matched to its rows by position — if they are in the order the rows had before, they belong to other rows: take them from the same table (%s:COLUMN), or sort it back first (df.sort_index())", epath, head, lpath, epath))
+		}
 		if err := rowsLineUp(out, o.Labels, "labels", len(labels), emb, warn); err != nil {
 			return err
 		}

@@ -185,6 +185,9 @@ func runRetrieve(ctx context.Context, o retrieveOptions, out *output) error {
 	} else if q, err = readAnchors(o.Anchor, set); err != nil {
 		return err
 	}
+	if q.conv != "" {
+		fmt.Fprintf(out.stderr, "note: %s: converted on reading: %s\n", q.src, q.conv)
+	}
 	var sets []*conformal.Set // each anchor's
 	if one == nil {
 		if sets, err = anchorSets(out, set, o.AnchorLabels, q.m, q.src); err != nil {
@@ -326,6 +329,7 @@ type anchors struct {
 	m, d  int
 	batch bool   // an (m, d) file: answered as a list, each named by its row
 	src   string // the file (and array), or the collection's row
+	conv  string // how a text table or a Parquet column was read, for a note
 }
 
 func (q anchors) row(i int) []float32 { return q.rows[i*q.d : (i+1)*q.d] }
@@ -356,7 +360,7 @@ func readAnchors(arg string, set *conformal.Set) (anchors, error) {
 		if err := set.CheckDim(e.Source, e.N, e.D); err != nil {
 			return anchors{}, err
 		}
-		return anchors{rows: e.Rows, m: e.N, d: e.D, batch: true, src: e.Source}, nil
+		return anchors{rows: e.Rows, m: e.N, d: e.D, batch: true, src: e.Source, conv: e.conv}, nil
 	}
 	a, got, err := readArray(path, name, "anchors", "queries", "embeddings")
 	if err != nil {

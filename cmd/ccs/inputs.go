@@ -144,6 +144,10 @@ type embeddingsFile struct {
 	bundle.Embeddings
 	conv   string   // the conversions made on reading, for the note on stderr
 	splits []string // a Hugging Face DatasetDict's splits, read as one table
+	// indexOrder, for a text table, says its unnamed index (left out)
+	// holds its row numbers out of order (shuffledIndex): labels from
+	// another file pair with its rows by position.
+	indexOrder string
 }
 
 // readEmbeddingsCtx is readEmbeddings, returning ctx's error as soon as
@@ -198,11 +202,11 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 		if views {
 			return nil, fmt.Errorf("%s: views come as an (n, v, d) array in an .npy, .npz or .safetensors", path)
 		}
-		e, note, err := readTextEmbeddings(path, name)
+		e, note, order, err := readTextEmbeddings(path, name)
 		if err != nil {
 			return nil, err
 		}
-		return &embeddingsFile{Embeddings: e, conv: note}, bundle.CheckEmbeddings(e)
+		return &embeddingsFile{Embeddings: e, conv: note, indexOrder: order}, bundle.CheckEmbeddings(e)
 	}
 	names := []string{"embeddings", "anchors", "features", "queries"}
 	if views {
@@ -497,6 +501,9 @@ func readLines(path string) ([]string, error) {
 	return lines, nil
 }
 
+// shuffledPrefix begins shuffledIndex's warning.
+const shuffledPrefix = "its first column, the index (unnamed, as pandas' to_csv and R's write.csv write row numbers),"
+
 // shuffledIndex says when a table's unnamed index — pandas' row numbers,
 // R's row names — holds each of 0 … n−1 (or 1 … n) once but out of
 // order: the table was sorted or filtered after its rows were numbered
@@ -523,7 +530,7 @@ func shuffledIndex(rows []int, firstLine int) string {
 	for at < n && rows[at] == lo+at {
 		at++
 	}
-	return fmt.Sprintf("its first column, the index (unnamed, as pandas' to_csv and R's write.csv write row numbers), holds %d … %d out of order (line %d: row %d, where row %d was next): the table was sorted or filtered after its rows were numbered, and its values are matched to the embeddings' rows by position, not by that index — if the embeddings were saved before the sort, sort the table back first (df.sort_index(); R: df[order(as.integer(rownames(df))), ])",
+	return fmt.Sprintf(shuffledPrefix+" holds %d … %d out of order (line %d: row %d, where row %d was next): the table was sorted or filtered after its rows were numbered, and its values are matched to the embeddings' rows by position, not by that index — if the embeddings were saved before the sort, sort the table back first (df.sort_index(); R: df[order(as.integer(rownames(df))), ])",
 		lo, lo+n-1, firstLine+at, rows[at], lo+at)
 }
 
@@ -558,7 +565,31 @@ func utf8Text(path string, line int, s string) error {
 	if utf8.ValidString(s) {
 		return nil
 	}
-	return fmt.Errorf("%s:%d: not UTF-8 (%q): a Latin-1 or Windows-1252 export, as Excel's plain CSV writes one? save it as UTF-8 (Excel: CSV UTF-8; iconv -f latin1 -t utf-8 FILE; pandas: encoding=\"utf-8\")", path, line, s)
+	quoted := strconv.Quote(s)
+	if len(quoted) > 80 {
+		quoted = quoted[:80] + "…"
+	}
+	switch {
+	case strings.HasPrefix(s, "\xff\xfe") || strings.HasPrefix(s, "\xfe\xff") || strings.Contains(s, "\x00"):
+		return fmt.Errorf("%s:%d: not UTF-8 but UTF-16 (%s: Windows' \"Unicode\" text, PowerShell's Out-File): save it as UTF-8 (iconv -f utf-16 -t utf-8 FILE; Notepad: Save as, UTF-8)", path, line, quoted)
+	case cp1252(s):
+		return fmt.Errorf("%s:%d: not UTF-8 (%s): a Windows-1252 export (its curly quotes and dashes, bytes 0x80–0x9F), as Excel's plain CSV writes one? save it as UTF-8 (Excel: CSV UTF-8; iconv -f cp1252 -t utf-8 FILE; pandas: encoding=\"utf-8\")", path, line, quoted)
+	}
+	return fmt.Errorf("%s:%d: not UTF-8 (%s): a Latin-1 or Windows-1252 export, as Excel's plain CSV writes one? save it as UTF-8 (Excel: CSV UTF-8; iconv -f latin1 -t utf-8 FILE, or -f cp1252 for Windows' own; pandas: encoding=\"utf-8\")", path, line, quoted)
+}
+
+// cp1252 says whether s holds a byte 0x80–0x9F that is not part of a
+// UTF-8 character: Windows-1252's curly quotes, dashes and euro sign,
+// which Latin-1 leaves to control characters.
+func cp1252(s string) bool {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 && s[i] >= 0x80 && s[i] <= 0x9f {
+			return true
+		}
+		i += size
+	}
+	return false
 }
 
 // readTextIDs reads labels or group ids from a .txt file, one a line in

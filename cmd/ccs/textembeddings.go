@@ -68,6 +68,9 @@ func naValue(s string) bool {
 // Europe) read as a point, which comma reports.
 func parseNumber(s string) (v float64, comma, ok bool) {
 	s = strings.TrimSpace(s)
+	if strings.ContainsAny(s, "_xXpP") && !strings.EqualFold(strings.TrimLeft(s, "+-"), "infinity") {
+		return 0, false, false // Go's hex floats and 1_000, which NumPy reads as no number
+	}
 	if v, err := strconv.ParseFloat(s, 64); (err == nil || errors.Is(err, strconv.ErrRange)) && !naValue(s) {
 		return v, false, true // beyond float64: ±Inf, refused as such by the finiteness check
 	}
@@ -131,10 +134,10 @@ func sniffSeparator(first, ext string) rune {
 // columns of real numbers (an id? a count? a label?) is refused. A
 // missing value is refused, naming its line and column. note says what
 // was read and what left out.
-func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, err error) {
+func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note, order string, err error) {
 	r, c, err := openText(p)
 	if err != nil {
-		return e, "", err
+		return e, "", "", err
 	}
 	defer c.Close()
 	br := r.(*bufio.Reader)
@@ -178,14 +181,14 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, err e
 	}
 	first, _, err := next()
 	if err == io.EOF {
-		return e, "", fmt.Errorf("%s: empty: no rows", p)
+		return e, "", "", fmt.Errorf("%s: empty: no rows", p)
 	}
 	if err != nil {
-		return e, "", fmt.Errorf("%s: %w", p, err)
+		return e, "", "", fmt.Errorf("%s: %w", p, err)
 	}
 	second, secondLine, err := next()
 	if err != nil && err != io.EOF {
-		return e, "", fmt.Errorf("%s: %w", p, err)
+		return e, "", "", fmt.Errorf("%s: %w", p, err)
 	}
 	// A header: a field of the first line that is no number above a
 	// number (a column of text has text in both).
@@ -198,8 +201,11 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, err e
 			header = true
 		}
 	}
-	if !header && numberedColumns(first) && second != nil {
-		header = true // pandas' to_csv of a frame of an array: its columns named 0, 1, 2, …
+	if !header && second != nil && (numberedColumns(first) || increasingIntegers(first) && !allIntegers(second)) {
+		// pandas' to_csv of a frame of an array (columns 0, 1, 2, …), or
+		// names that are numbers above real values: a spectrum's
+		// wavelengths 400, 410, …
+		header = true
 	}
 	if second == nil && !header {
 		for _, f := range first {
@@ -267,12 +273,12 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, err e
 	}
 	if start != nil {
 		if err := add(start, 1); err != nil {
-			return e, "", err
+			return e, "", "", err
 		}
 	}
 	if second != nil {
 		if err := add(second, secondLine); err != nil {
-			return e, "", err
+			return e, "", "", err
 		}
 		for {
 			rec, line, err := next()
@@ -280,26 +286,35 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, err e
 				break
 			}
 			if err != nil {
-				return e, "", fmt.Errorf("%s: %w", p, err)
+				return e, "", "", fmt.Errorf("%s: %w", p, err)
 			}
 			if err := add(rec, line); err != nil {
-				return e, "", err
+				return e, "", "", err
 			}
 		}
 	}
 	if n == 0 {
-		return e, "", fmt.Errorf("%s: a header and no rows", p)
+		return e, "", "", fmt.Errorf("%s: a header and no rows", p)
 	}
 	use, left, err := textColumns(p, spec, header, first, cols)
 	if err != nil {
-		return e, "", err
+		return e, "", "", err
+	}
+	if header && !slices.Contains(use, 0) && cols[0].numbers && cols[0].text == 0 && cols[0].integers {
+		// An index left out: in order, or the table sorted after it was
+		// numbered (labels of another file then pair by position).
+		rows := make([]int, len(cols[0].values))
+		for i, v := range cols[0].values {
+			rows[i] = int(v)
+		}
+		order = shuffledIndex(rows, 2)
 	}
 	for _, i := range use {
 		if c := cols[i]; c.bad != 0 {
-			return e, "", fmt.Errorf("%s:%d: %s holds %q among its numbers: a coordinate's every value must be a number (a spreadsheet's error value? fix or drop the row, and its label)", p, c.bad, c.name, c.badValue)
+			return e, "", "", fmt.Errorf("%s:%d: %s holds %q among its numbers: a coordinate's every value must be a number (a spreadsheet's error value? fix or drop the row, and its label)", p, c.bad, c.name, c.badValue)
 		}
 		if cols[i].missing != 0 {
-			return e, "", fmt.Errorf("%s:%d: %s holds a missing value (%q): ccs reads no missing values — drop the row (and its label, in the same order), or fill it in", p, cols[i].missing, cols[i].name, cols[i].missValue)
+			return e, "", "", fmt.Errorf("%s:%d: %s holds a missing value (%q): ccs reads no missing values — drop the row (and its label, in the same order), or fill it in", p, cols[i].missing, cols[i].name, cols[i].missValue)
 		}
 	}
 	d := len(use)
@@ -320,7 +335,7 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, err e
 	if len(left) > 0 {
 		note += "; left out: " + strings.Join(left, ", ")
 	}
-	return bundle.Embeddings{Source: p, Rows: rows, N: n, D: d}, note, nil
+	return bundle.Embeddings{Source: p, Rows: rows, N: n, D: d}, note, order, nil
 }
 
 // numberedColumns says whether a first line names its columns 0, 1, 2,
@@ -340,6 +355,41 @@ func numberedColumns(first []string) bool {
 	}
 	for i, x := range f {
 		if v, err := strconv.Atoi(strings.TrimSpace(x)); err != nil || v != start+i {
+			return false
+		}
+	}
+	return true
+}
+
+// increasingIntegers says whether a line's fields, past an empty first
+// one (an index's name), are three or more integers, increasing.
+func increasingIntegers(line []string) bool {
+	f := line
+	if len(f) > 0 && strings.TrimSpace(f[0]) == "" {
+		f = f[1:]
+	}
+	if len(f) < 3 {
+		return false
+	}
+	last := math.MinInt
+	for _, x := range f {
+		v, err := strconv.Atoi(strings.TrimSpace(x))
+		if err != nil || v <= last {
+			return false
+		}
+		last = v
+	}
+	return true
+}
+
+// allIntegers says whether every field of a line is an integer (or
+// empty).
+func allIntegers(line []string) bool {
+	for _, x := range line {
+		if x = strings.TrimSpace(x); x == "" {
+			continue
+		}
+		if _, err := strconv.Atoi(x); err != nil {
 			return false
 		}
 	}
@@ -392,7 +442,10 @@ func textColumns(p, spec string, header bool, first []string, cols []textColumn)
 				return nil, nil, fmt.Errorf("%s: no column matches %q (the columns: %s)%s", p, pat, span(first), hint)
 			}
 		}
-		slices.Sort(use)
+		slices.Sort(use) // the file's order, whatever the patterns' order
+		if err := twiceNamed(p, header, first, use); err != nil {
+			return nil, nil, err
+		}
 		for _, i := range use {
 			if cols[i].text != 0 {
 				return nil, nil, fmt.Errorf("%s:%d: %s holds %q, no number", p, cols[i].text, cols[i].name, cols[i].textValue)
@@ -405,11 +458,15 @@ func textColumns(p, spec string, header bool, first []string, cols []textColumn)
 		}
 		return use, left, nil
 	}
-	var text, index []string
+	var text, index, empty []string
 	for i, c := range cols {
 		switch {
 		case c.text != 0:
 			text = append(text, c.name)
+		case !c.numbers && (!header || strings.TrimSpace(first[i]) == ""):
+			empty = append(empty, c.name) // a trailing separator's empty column
+		case !c.numbers:
+			return nil, nil, fmt.Errorf("%s: %s holds no value on any line", p, c.name)
 		case i == 0 && header && (first[0] == "" || strings.HasPrefix(first[0], "Unnamed:")) && c.integers && len(cols) > 1:
 			index = append(index, c.name)
 		default:
@@ -418,6 +475,9 @@ func textColumns(p, spec string, header bool, first []string, cols []textColumn)
 	}
 	if len(use) == 0 {
 		return nil, nil, fmt.Errorf("%s: no column of numbers (columns of text: %s)", p, span(text))
+	}
+	if err := twiceNamed(p, header, first, use); err != nil {
+		return nil, nil, err
 	}
 	real := slices.ContainsFunc(use, func(i int) bool { return !cols[i].integers })
 	for _, i := range use {
@@ -435,7 +495,26 @@ func textColumns(p, spec string, header bool, first []string, cols []textColumn)
 	if len(index) > 0 {
 		left = append(left, fmt.Sprintf("%s (an unnamed index of integers, pandas' or R's)", index[0]))
 	}
+	if len(empty) > 0 {
+		left = append(left, fmt.Sprintf("%s (empty on every line: a separator at the lines' end?)", strings.Join(empty, ", ")))
+	}
 	return use, left, nil
+}
+
+// twiceNamed refuses two columns of the embedding of one name: which is
+// which, a reader of the header cannot tell (ccs's labels refuse it too).
+func twiceNamed(p string, header bool, first []string, use []int) error {
+	if !header {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, i := range use {
+		if seen[first[i]] {
+			return fmt.Errorf("%s: two columns are named %q: rename one, or pick the columns by other names", p, first[i])
+		}
+		seen[first[i]] = true
+	}
+	return nil
 }
 
 // patternOf suggests a pattern for the columns of use but skip: their

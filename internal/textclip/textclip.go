@@ -20,12 +20,13 @@ const (
 // Message returns msg with every run of non-blank characters longer than
 // Long bytes cut to its first Keep bytes (at a character's start) and
 // "… (N bytes)": a message's words, numbers and paths stay whole, a value
-// quoted from a file is cut. A message without such a run is returned as
-// it is.
+// quoted from a file is cut; a message still longer than Total is cut in
+// its middle. A message without either is returned as it is.
 func Message(msg string) string {
 	if len(msg) <= Long {
 		return msg
 	}
+
 	var b strings.Builder
 	cut := false
 	start := -1 // the start of the current run of non-blanks
@@ -61,8 +62,30 @@ func Message(msg string) string {
 	if start >= 0 {
 		flush(len(msg))
 	}
-	if !cut {
+	out := msg
+	if cut {
+		out = b.String()
+	}
+	return total(out)
+}
+
+// Total is the longest message Message leaves whole: one whose long
+// value holds blanks (a free-text field of 600 KB read as a label) is cut
+// in its middle, keeping its start and end.
+const Total = 8 << 10
+
+// total cuts msg in its middle where it is longer than Total.
+func total(msg string) string {
+	if len(msg) <= Total {
 		return msg
 	}
-	return b.String()
+	head, tail := Total*3/4, Total/8
+	for head > 0 && !utf8.RuneStart(msg[head]) {
+		head--
+	}
+	at := len(msg) - tail
+	for at < len(msg) && !utf8.RuneStart(msg[at]) {
+		at++
+	}
+	return fmt.Sprintf("%s… (%d bytes left out) …%s", msg[:head], at-head, msg[at:])
 }

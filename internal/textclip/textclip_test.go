@@ -26,3 +26,16 @@ func TestMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestMessageTotal: a value with blanks in it, too long for a message,
+// is cut in the message's middle, its start and end kept.
+func TestMessageTotal(t *testing.T) {
+	msg := "labels.txt:8: class \"" + strings.Repeat("ab ", 200000) + "\" has 1 item"
+	got := Message(msg)
+	if len(got) > Total+64 || !strings.HasPrefix(got, "labels.txt:8: class \"ab ab") || !strings.HasSuffix(got, "ab \" has 1 item") || !strings.Contains(got, " bytes left out) …") {
+		t.Errorf("%d bytes: %.100q … %.100q", len(got), got, got[max(0, len(got)-100):])
+	}
+	if short := strings.Repeat("x ", Total/2-1); Message(short) != short {
+		t.Error("a message of Total bytes was cut")
+	}
+}

@@ -1641,10 +1641,14 @@ class Set(_Handle):
 
     @classmethod
     def load(cls, path):
-        """Reads a set file (checked: format, version, parameters, ranks)."""
+        """Reads a set file (checked: format, version, parameters, ranks,
+        its checksum; a file without one is read with a CCSWarning, as the
+        command line warns: nothing checks its threshold)."""
         h = c_handle()
         call(lib.ccs_set_load, _path(path), byref(h))
-        return cls._wrap(h.value)
+        s = cls._wrap(h.value)
+        _warn([f"{os.fsdecode(path)}: {w}" for w in s.warnings if w.startswith("the set file has no checksum")])
+        return s
 
     def save(self, path):
         """Writes the set file (atomically): byte for byte what ccs calibrate

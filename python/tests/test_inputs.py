@@ -1058,3 +1058,24 @@ def test_a_bundle_contradicting_its_labels_is_named(tmp_path):
     np.savez(tmp_path / "swapped.npz", **z)
     with pytest.warns(ccs.CCSWarning, match=r"swapped.npz: only 0.0% of the positives .* positive_index and negative_index swapped\?"):
         ccs.Bundle.load(tmp_path / "swapped.npz")
+
+
+def test_a_set_file_without_its_checksum_is_named(tmp_path):
+    # A set file whose checksum was deleted (and its threshold edited) is
+    # read with a CCSWarning; the file as ccs wrote it, without.
+    rng = np.random.default_rng(5)
+    labels = np.repeat(np.arange(4), 100)
+    made = ccs.bundle(rng.normal(size=(400, 5)) + labels[:, None], labels, k=3, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = ccs.calibrate("ball", made["cal"], alpha=0.1)
+    s.save(tmp_path / "ball.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ccs.Set.load(tmp_path / "ball.json")
+    doc = json.loads((tmp_path / "ball.json").read_text())
+    del doc["checksum"]
+    doc["threshold"] = 9.0
+    (tmp_path / "edited.json").write_text(json.dumps(doc))
+    with pytest.warns(ccs.CCSWarning, match=r"edited.json: the set file has no checksum"):
+        ccs.Set.load(tmp_path / "edited.json")
