@@ -71,8 +71,9 @@ func TestTextEmbeddings(t *testing.T) {
 	zw := gzip.NewWriter(&gz)
 	zw.Write([]byte(textTable(x, ",", true, true, false, names)))
 	zw.Close()
-	var plain, numbered strings.Builder
+	var plain, numbered, trailing, spectra strings.Builder
 	numbered.WriteString(",0,1,2,3,4\n")
+	spectra.WriteString("400,410,420,430,440\n")
 	for i, row := range x {
 		var f []string
 		for _, v := range row {
@@ -80,6 +81,8 @@ func TestTextEmbeddings(t *testing.T) {
 		}
 		plain.WriteString(strings.Join(f, " ") + "\n")
 		numbered.WriteString(strconv.Itoa(i) + "," + strings.Join(f, ",") + "\n")
+		trailing.WriteString(strings.Join(f, "\t") + "\t\n")
+		spectra.WriteString(strings.Join(f, ",") + "\n")
 	}
 	files := map[string]string{
 		"pandas.csv":   textTable(x, ",", true, true, false, names),
@@ -88,6 +91,8 @@ func TestTextEmbeddings(t *testing.T) {
 		"savetxt.txt":  plain.String(),
 		"numbered.csv": numbered.String(),
 		"noheader.csv": textTable(x, ",", false, false, false, nil),
+		"trailing.tsv": trailing.String(),
+		"spectra.csv":  spectra.String(),
 	}
 	for name, text := range files {
 		os.WriteFile(p(name), []byte(text), 0o644)
@@ -117,6 +122,8 @@ func TestTextEmbeddings(t *testing.T) {
 		{"savetxt.txt", `30 rows; 5 columns of numbers read as the embedding (column 1, column 2 … column 5), as float32`},
 		{"numbered.csv", `("0", "1" … "4"), as float32; left out: "" (an unnamed index`},
 		{"noheader.csv", `(column 2, column 3 … column 6), as float32; left out: column 1, column 7 (text)`},
+		{"trailing.tsv", `(column 1, column 2 … column 5), as float32; left out: column 6 (empty on every line: a separator at the lines' end?)`},
+		{"spectra.csv", `30 rows; 5 columns of numbers read as the embedding ("400", "410" … "440")`},
 		{"pandas.csv:dim_*", `5 columns of numbers read as the embedding ("dim_0", "dim_1" … "dim_4"), as float32; left out: "", "ticket_id", "label"`},
 		{"pandas.csv:dim_4,dim_0", `2 columns of numbers read as the embedding ("dim_0", "dim_4")`},
 	}
@@ -169,6 +176,9 @@ func TestTextEmbeddingsBad(t *testing.T) {
 		"notgz.csv.gz": "a,b\n1,2\n",
 		"emb.json.gz":  "{}",
 		"div0.csv":     "id,a,b\nx,0.5,0.25\ny,#DIV/0!,0.75\n",
+		"hex.csv":      "a,b\n0.5,0.25\n0x1p-3,0.75\n",
+		"twice.csv":    "x,x\n0.5,0.25\n1.5,0.75\n",
+		"nothing.csv":  "a,b,c\n0.5,0.25,\n1.5,0.75,\n",
 		"huge.csv":     "a,b\n0.5,0.25\n1e400,0.75\n",
 	}
 	for name, text := range files {
@@ -178,6 +188,9 @@ func TestTextEmbeddingsBad(t *testing.T) {
 		{"idcol.csv", `idcol.csv: "ticket_no" holds only integers (1001 to 1002), the other columns real numbers: an id, a count or a label read as a coordinate? name the embedding's columns, ` + p("idcol.csv") + `:dim_*`},
 		{"div0.csv", `div0.csv:3: "a" holds "#DIV/0!" among its numbers: a coordinate's every value must be a number`},
 		{"div0.csv:b", ``},
+		{"hex.csv", `hex.csv:3: "a" holds "0x1p-3" among its numbers`},
+		{"twice.csv", `twice.csv: two columns are named "x": rename one`},
+		{"nothing.csv", `nothing.csv: "c" holds no value on any line`},
 		{"huge.csv", `huge.csv: row 1, coordinate 0 is +Inf`},
 		{"na.csv", `na.csv:3: "b" holds a missing value ("NA"): ccs reads no missing values — drop the row (and its label, in the same order), or fill it in`},
 		{"ragged.csv", `ragged.csv:3: 1 fields, and the header has 2`},
