@@ -103,6 +103,16 @@ func DecodeNPY(r io.Reader, name string, maxElems int) (a Array, err error) {
 	return decodeNPY(r, name, maxElems, 0, false)
 }
 
+// DtypeError is an .npy array's dtype that ccs reads no values of (a
+// complex, object or date type): what a caller that takes floats alone
+// (a service's body) answers in its own words.
+type DtypeError struct {
+	Descr string // the header's descr, as NumPy wrote it ('<c8', '|O')
+	msg   string
+}
+
+func (e *DtypeError) Error() string { return e.msg }
+
 // TooLargeError is a .npy header that announces more values than the
 // reader's cap (DecodeNPY's maxElems), refused before anything is read:
 // its shape tells a caller whether the array has too many rows or another
@@ -332,7 +342,7 @@ func decodeData(br *bufio.Reader, label, descr string, shape []int, fortran bool
 		case descr == "|O":
 			labels += "; '|O' is pickled Python objects: save string labels as strings (np.save(f, labels.astype(str))), and embeddings as one float array (np.stack(rows).astype(np.float32): rows of unequal lengths cannot be one)"
 		}
-		return Array{}, fmt.Errorf("%s: dtype %q is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order%s", label, descr, labels)
+		return Array{}, &DtypeError{Descr: descr, msg: fmt.Sprintf("%s: dtype %q is not supported: want float16, float32 or float64 ('<f2', '<f4', '<f8'), or an integer type ('<i8', '<i4', '<i2', '|i1', '<u8', … '|u1'), either byte order%s", label, descr, labels)}
 	}
 	n := 1
 	for _, s := range shape {

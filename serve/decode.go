@@ -111,6 +111,7 @@ func decodeNPY(r *http.Request, d, maxRows int) ([]float32, int, error) {
 	// The body's length bounds what its header may announce.
 	a, err := bundle.DecodeNPYBytes(body, "body", mulCap(addCap(maxRows, 1), d))
 	var large *bundle.TooLargeError
+	var dtype *bundle.DtypeError
 	switch {
 	case errors.As(err, &large) && len(large.Shape) == 2 && large.Shape[1] == d:
 		// Rows of the set's dimension, more than a request takes: the
@@ -118,6 +119,11 @@ func decodeNPY(r *http.Request, d, maxRows int) ([]float32, int, error) {
 		return nil, large.Shape[0], errTooManyRows
 	case errors.As(err, &large):
 		return nil, 0, invalid("body", ".npy body: shape %s, want %s: the set's dimension is %d", shapeString(large.Shape), want, d)
+	case errors.As(err, &dtype):
+		// A well-formed array of a type no embedding is (complex, objects):
+		// as an integer one, 422 in the service's words, not the file
+		// reader's list, which offers integers.
+		return nil, 0, invalid("body", ".npy body: dtype %q: must be floating point (float32, or float64 or float16, converted)", dtype.Descr)
 	case err != nil:
 		return nil, 0, badRequest("body", "%v", err)
 	}

@@ -227,6 +227,10 @@ func TestNPYBodyHeaders(t *testing.T) {
 		{"version 9", "\x93NUMPY\x09" + body(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)}")[7:], 400, `unsupported .npy format version 9.0`},
 		{"a header past the end", "\x93NUMPY\x01\x00\x60\xea{'descr': '<f4'", 400, `the header claims 60000 bytes, the file has 15 after its preamble`},
 		{"a negative dimension", body(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3)}"), 400, `shape (-2, 3): dimension -2 is negative`},
+		// A dtype no embedding is, as an integer one: 422 in the service's
+		// words, not the file reader's list offering integers.
+		{"complex", body(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (1, 3)}"), 422, `.npy body: dtype "<c8": must be floating point (float32, or float64 or float16, converted)`},
+		{"integers", body(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3)}"), 422, `.npy body: dtype must be floating point`},
 	} {
 		rec := do(t, h, "POST", "/v1/sets/ball/ood", "application/x-npy", c.body)
 		var e struct{ Error struct{ Message string } }
