@@ -3317,7 +3317,7 @@ func (p *Plan) Inspect(rows, queries []float32, d int) error {
 // then measures as a distance (a user's ℓ2 ball excluded 87.3% of
 // negatives for 99.8% without it). "" otherwise.
 func IndexColumnWarning(rows []float32, n, d int) string {
-	if n < 3 || d < 2 {
+	if n < 50 || d < 2 { // a few rows' count feature is a range by chance
 		return ""
 	}
 	var v []float64
@@ -3333,7 +3333,9 @@ func IndexColumnWarning(rows []float32, n, d int) string {
 			}
 			lo, hi = min(lo, x), max(hi, x)
 		}
-		if !whole || hi-lo != float64(n-1) {
+		if !whole || hi-lo != float64(n-1) || lo > 1 && lo < 1000 {
+			// An index counts from 0 or 1, an id from an offset; a range
+			// from 3 is a feature's.
 			continue
 		}
 		v = v[:0]
@@ -3356,7 +3358,7 @@ func IndexColumnWarning(rows []float32, n, d int) string {
 			case d - 1:
 				keep = "X[:, :-1]"
 			}
-			return fmt.Sprintf("coordinate %d holds the integers %g … %g, each once: a row index or an id saved with the embeddings (pandas' index, np.genfromtxt of a table)? A set measures it as a distance; leave it out (%s), or give ccs the table itself (-embeddings FILE.csv leaves an index out)", j, v[0], v[n-1], keep)
+			return fmt.Sprintf("coordinate %d holds the integers %g … %g, each once: a row index or an id saved with the embeddings (pandas' index, np.genfromtxt of a table), or an unscaled rank or time step? A set measures it as a distance, and its range of %d outweighs the other coordinates: leave it out (%s; -embeddings FILE.csv leaves a table's index out), or standardise it", j, v[0], v[n-1], n-1, keep)
 		}
 	}
 	return ""

@@ -78,11 +78,12 @@ func TestIndexColumnWarning(t *testing.T) {
 	}{
 		{"pandas' index first", rows(func(i int) float32 { return float32(i) }, 0), "coordinate 0 holds the integers 0 … 49, each once"},
 		{"shuffled", rows(perm, 0), "coordinate 0 holds the integers 0 … 49, each once"},
-		{"ids last", rows(func(i int) float32 { return float32(100000 + i) }, d-1), "coordinate 3 holds the integers 100000 … 100049, each once: a row index or an id saved with the embeddings (pandas' index, np.genfromtxt of a table)? A set measures it as a distance; leave it out (X[:, :-1])"},
+		{"ids last", rows(func(i int) float32 { return float32(100000 + i) }, d-1), "coordinate 3 holds the integers 100000 … 100049, each once: a row index or an id saved with the embeddings (pandas' index, np.genfromtxt of a table), or an unscaled rank or time step? A set measures it as a distance, and its range of 49 outweighs the other coordinates: leave it out (X[:, :-1]"},
 		{"real values", rows(func(i int) float32 { return float32(i) + 0.5 }, 0), ""},
 		{"counts with repeats", rows(func(i int) float32 { return float32(i / 2) }, 0), ""},
 		{"a range with gaps", rows(func(i int) float32 { return float32(2 * i) }, 0), ""},
-		{"an id in the middle", rows(func(i int) float32 { return float32(7 + i) }, 1), "coordinate 1 holds the integers 7 … 56, each once: a row index or an id saved with the embeddings (pandas' index, np.genfromtxt of a table)? A set measures it as a distance; leave it out (np.delete(X, 1, axis=1))"},
+		{"a rank in the middle", rows(func(i int) float32 { return float32(1 + i) }, 1), "coordinate 1 holds the integers 1 … 50, each once: a row index or an id saved with the embeddings (pandas' index, np.genfromtxt of a table), or an unscaled rank or time step? A set measures it as a distance, and its range of 49 outweighs the other coordinates: leave it out (np.delete(X, 1, axis=1)"},
+		{"a count from 7, each once by chance", rows(func(i int) float32 { return float32(7 + i) }, 1), ""},
 	} {
 		got := IndexColumnWarning(c.x, n, d)
 		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {

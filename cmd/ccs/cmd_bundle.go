@@ -286,15 +286,6 @@ func runBundle(ctx context.Context, o bundleOptions, out *output) error {
 	// One label a row: classes, with names for strings.
 	labelsInputs := func(li labelsInput) error {
 		labels, names, warn := li.ids, li.names, li.warn
-		lpath, _ := bundle.SplitInput(o.Labels)
-		epath, _ := bundle.SplitInput(o.Embeddings)
-		switch {
-		case lpath == epath && strings.HasPrefix(warn, shuffledPrefix):
-			warn = "" // one table's rows: paired as they stand, sorted or not
-		case lpath != epath && emb.indexOrder != "":
-			head, _, _ := strings.Cut(emb.indexOrder, ": the table was sorted")
-			out.warn(fmt.Sprintf("%s: %s: the table was sorted or filtered after its rows were numbered, and the labels of %s are matched to its rows by position — if they are in the order the rows had before, they belong to other rows: take them from the same table (%s:COLUMN), or sort it back first (df.sort_index())", epath, head, lpath, epath))
-		}
 		if err := rowsLineUp(out, o.Labels, "labels", len(labels), emb, warn); err != nil {
 			return err
 		}
@@ -836,14 +827,27 @@ func plural(n int, one, many string) string {
 // as many as the embeddings' rows (emb) — the repeated rows are the likely
 // reason —, a warning otherwise.
 func rowsLineUp(out *output, arg, what string, n int, emb *embeddingsFile, warn string) error {
+	// A table's index out of order: its rows pair with the embeddings'
+	// where both come from one table, or from tables of the same index
+	// (one frame, shuffled, exported twice); otherwise they pair by
+	// position, and the embeddings' own order says nothing of theirs.
+	path, _ := bundle.SplitInput(arg)
+	epath, _ := bundle.SplitInput(emb.Source)
+	paired := path == epath || emb.index != nil && slices.Equal(csvIndex(path), emb.index)
+	if paired && strings.HasPrefix(warn, shuffledPrefix) {
+		warn = ""
+	}
+	if !paired && emb.indexOrder != "" && !emb.orderWarned {
+		emb.orderWarned = true
+		head, _, _ := strings.Cut(emb.indexOrder, ": the table was sorted")
+		out.warn(fmt.Sprintf("%s: %s: the table was sorted or filtered after its rows were numbered, and the %s of %s are matched to its rows by position — if they are in the order the rows had before, they belong to other rows: take them from the same table (%s:COLUMN), or export both from the frame as it is now", epath, head, what, path, epath))
+	}
 	switch {
 	case warn == "":
 		return nil
 	case emb.Views == 0 && n != emb.N:
-		path, _ := bundle.SplitInput(arg)
 		return fmt.Errorf("%s: %d %s for the %d rows of %s: %s", path, n, what, emb.N, emb.Source, warn)
 	}
-	path, _ := bundle.SplitInput(arg)
 	out.warn(path + ": " + warn)
 	return nil
 }

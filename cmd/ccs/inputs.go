@@ -144,10 +144,14 @@ type embeddingsFile struct {
 	bundle.Embeddings
 	conv   string   // the conversions made on reading, for the note on stderr
 	splits []string // a Hugging Face DatasetDict's splits, read as one table
-	// indexOrder, for a text table, says its unnamed index (left out)
-	// holds its row numbers out of order (shuffledIndex): labels from
-	// another file pair with its rows by position.
-	indexOrder string
+	// index is a text table's unnamed index of integers (left out), and
+	// indexOrder says when it holds the row numbers out of order
+	// (shuffledIndex): labels from another file pair with its rows by
+	// position, and belong to them only where that file's index is the
+	// same (csvIndex); orderWarned marks it said once.
+	index       []int
+	indexOrder  string
+	orderWarned bool
 }
 
 // readEmbeddingsCtx is readEmbeddings, returning ctx's error as soon as
@@ -202,11 +206,11 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 		if views {
 			return nil, fmt.Errorf("%s: views come as an (n, v, d) array in an .npy, .npz or .safetensors", path)
 		}
-		e, note, order, err := readTextEmbeddings(path, name)
+		e, note, index, err := readTextEmbeddings(path, name)
 		if err != nil {
 			return nil, err
 		}
-		return &embeddingsFile{Embeddings: e, conv: note, indexOrder: order}, bundle.CheckEmbeddings(e)
+		return &embeddingsFile{Embeddings: e, conv: note, index: index, indexOrder: shuffledIndex(index, 2)}, bundle.CheckEmbeddings(e)
 	}
 	names := []string{"embeddings", "anchors", "features", "queries"}
 	if views {
@@ -499,6 +503,39 @@ func readLines(path string) ([]string, error) {
 		}
 	}
 	return lines, nil
+}
+
+// csvIndex is a .csv's or .tsv's unnamed first column (pandas' index, R's
+// row names) where it holds integers, nil otherwise: what tells whether
+// two tables exported from one frame pair row by row.
+func csvIndex(path string) []int {
+	if ext := textExt(path); ext != ".csv" && ext != ".tsv" {
+		return nil
+	}
+	r, f, err := openCSV(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	header, err := r.Read()
+	if err != nil || len(header) < 2 || header[0] != "" {
+		return nil
+	}
+	var rows []int
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return rows
+		}
+		if err != nil || len(rec) == 0 {
+			return nil
+		}
+		k, err := strconv.Atoi(strings.TrimSpace(rec[0]))
+		if err != nil {
+			return nil
+		}
+		rows = append(rows, k)
+	}
 }
 
 // shuffledPrefix begins shuffledIndex's warning.

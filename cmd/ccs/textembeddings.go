@@ -134,10 +134,10 @@ func sniffSeparator(first, ext string) rune {
 // columns of real numbers (an id? a count? a label?) is refused. A
 // missing value is refused, naming its line and column. note says what
 // was read and what left out.
-func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note, order string, err error) {
+func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index []int, err error) {
 	r, c, err := openText(p)
 	if err != nil {
-		return e, "", "", err
+		return e, "", nil, err
 	}
 	defer c.Close()
 	br := r.(*bufio.Reader)
@@ -181,14 +181,14 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note, order string
 	}
 	first, _, err := next()
 	if err == io.EOF {
-		return e, "", "", fmt.Errorf("%s: empty: no rows", p)
+		return e, "", nil, fmt.Errorf("%s: empty: no rows", p)
 	}
 	if err != nil {
-		return e, "", "", fmt.Errorf("%s: %w", p, err)
+		return e, "", nil, fmt.Errorf("%s: %w", p, err)
 	}
 	second, secondLine, err := next()
 	if err != nil && err != io.EOF {
-		return e, "", "", fmt.Errorf("%s: %w", p, err)
+		return e, "", nil, fmt.Errorf("%s: %w", p, err)
 	}
 	// A header: a field of the first line that is no number above a
 	// number (a column of text has text in both).
@@ -201,7 +201,7 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note, order string
 			header = true
 		}
 	}
-	if !header && second != nil && (numberedColumns(first) || increasingIntegers(first) && !allIntegers(second)) {
+	if !header && second != nil && (numberedColumns(first) && strings.TrimSpace(first[0]) == "" || (numberedColumns(first) || increasingIntegers(first)) && !allIntegers(second)) {
 		// pandas' to_csv of a frame of an array (columns 0, 1, 2, …), or
 		// names that are numbers above real values: a spectrum's
 		// wavelengths 400, 410, …
@@ -273,12 +273,12 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note, order string
 	}
 	if start != nil {
 		if err := add(start, 1); err != nil {
-			return e, "", "", err
+			return e, "", nil, err
 		}
 	}
 	if second != nil {
 		if err := add(second, secondLine); err != nil {
-			return e, "", "", err
+			return e, "", nil, err
 		}
 		for {
 			rec, line, err := next()
@@ -286,35 +286,34 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note, order string
 				break
 			}
 			if err != nil {
-				return e, "", "", fmt.Errorf("%s: %w", p, err)
+				return e, "", nil, fmt.Errorf("%s: %w", p, err)
 			}
 			if err := add(rec, line); err != nil {
-				return e, "", "", err
+				return e, "", nil, err
 			}
 		}
 	}
 	if n == 0 {
-		return e, "", "", fmt.Errorf("%s: a header and no rows", p)
+		return e, "", nil, fmt.Errorf("%s: a header and no rows", p)
 	}
 	use, left, err := textColumns(p, spec, header, first, cols)
 	if err != nil {
-		return e, "", "", err
+		return e, "", nil, err
 	}
 	if header && !slices.Contains(use, 0) && cols[0].numbers && cols[0].text == 0 && cols[0].integers {
-		// An index left out: in order, or the table sorted after it was
-		// numbered (labels of another file then pair by position).
-		rows := make([]int, len(cols[0].values))
+		// An index left out, kept: the table may have been sorted after it
+		// was numbered, and labels of another file pair by position.
+		index = make([]int, len(cols[0].values))
 		for i, v := range cols[0].values {
-			rows[i] = int(v)
+			index[i] = int(v)
 		}
-		order = shuffledIndex(rows, 2)
 	}
 	for _, i := range use {
 		if c := cols[i]; c.bad != 0 {
-			return e, "", "", fmt.Errorf("%s:%d: %s holds %q among its numbers: a coordinate's every value must be a number (a spreadsheet's error value? fix or drop the row, and its label)", p, c.bad, c.name, c.badValue)
+			return e, "", nil, fmt.Errorf("%s:%d: %s holds %q among its numbers: a coordinate's every value must be a number (a spreadsheet's error value? fix or drop the row, and its label)", p, c.bad, c.name, c.badValue)
 		}
 		if cols[i].missing != 0 {
-			return e, "", "", fmt.Errorf("%s:%d: %s holds a missing value (%q): ccs reads no missing values — drop the row (and its label, in the same order), or fill it in", p, cols[i].missing, cols[i].name, cols[i].missValue)
+			return e, "", nil, fmt.Errorf("%s:%d: %s holds a missing value (%q): ccs reads no missing values — drop the row (and its label, in the same order), or fill it in", p, cols[i].missing, cols[i].name, cols[i].missValue)
 		}
 	}
 	d := len(use)
@@ -335,7 +334,7 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note, order string
 	if len(left) > 0 {
 		note += "; left out: " + strings.Join(left, ", ")
 	}
-	return bundle.Embeddings{Source: p, Rows: rows, N: n, D: d}, note, order, nil
+	return bundle.Embeddings{Source: p, Rows: rows, N: n, D: d}, note, index, nil
 }
 
 // numberedColumns says whether a first line names its columns 0, 1, 2,
@@ -481,13 +480,28 @@ func textColumns(p, spec string, header bool, first []string, cols []textColumn)
 	}
 	real := slices.ContainsFunc(use, func(i int) bool { return !cols[i].integers })
 	for _, i := range use {
-		if c := cols[i]; real && c.integers {
-			pick := "name the embedding's columns"
-			if header {
-				pick += ", " + p + ":" + patternOf(first, use, i)
-			}
-			return nil, nil, fmt.Errorf("%s: %s holds only integers (%g to %g), the other columns real numbers: an id, a count or a label read as a coordinate? %s", p, c.name, c.lo, c.hi, pick)
+		// A column of integers among real numbers is refused where it is
+		// an id or labels: named so, or each row's value its own. A
+		// constant column (a dead unit's zeros), an indicator or a count
+		// is a feature.
+		c := cols[i]
+		if !real || !c.integers {
+			continue
 		}
+		why := ""
+		switch {
+		case header && idOrLabel(first[i]):
+			why = "named as ids or labels are"
+		case distinct(c.values):
+			why = "a different one each row"
+		default:
+			continue
+		}
+		pick := "name the embedding's columns"
+		if header {
+			pick += ", " + p + ":" + patternOf(first, use, i) + " (to keep it as a feature, name it too)"
+		}
+		return nil, nil, fmt.Errorf("%s: %s holds integers (%g to %g), %s, among real numbers: an id or labels read as a coordinate? %s", p, c.name, c.lo, c.hi, why, pick)
 	}
 	if len(text) > 0 {
 		left = append(left, fmt.Sprintf("%s (text)", strings.Join(text, ", ")))
@@ -499,6 +513,29 @@ func textColumns(p, spec string, header bool, first []string, cols []textColumn)
 		left = append(left, fmt.Sprintf("%s (empty on every line: a separator at the lines' end?)", strings.Join(empty, ", ")))
 	}
 	return use, left, nil
+}
+
+// idOrLabel says whether a column's name is an id's or labels' (ticket_id,
+// label, class, y …).
+func idOrLabel(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	return headerLike(n) || columnName(n, "labels") || strings.HasSuffix(n, "_id") || strings.HasSuffix(n, "_no") || strings.HasSuffix(n, "id") && len(n) <= 4
+}
+
+// distinct says whether the values are each other than the rest (an id
+// per row); values of fewer than 50 rows say nothing either way.
+func distinct(values []float32) bool {
+	if len(values) < 50 {
+		return false
+	}
+	seen := make(map[float32]bool, len(values))
+	for _, v := range values {
+		if seen[v] {
+			return false
+		}
+		seen[v] = true
+	}
+	return true
 }
 
 // twiceNamed refuses two columns of the embedding of one name: which is

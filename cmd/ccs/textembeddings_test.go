@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -177,6 +178,8 @@ func TestTextEmbeddingsBad(t *testing.T) {
 		"emb.json.gz":  "{}",
 		"div0.csv":     "id,a,b\nx,0.5,0.25\ny,#DIV/0!,0.75\n",
 		"hex.csv":      "a,b\n0.5,0.25\n0x1p-3,0.75\n",
+		"ids.csv":      idRows(60, "code"),
+		"counts.csv":   idRows(60, "n_tokens")[:0] + countRows(60),
 		"twice.csv":    "x,x\n0.5,0.25\n1.5,0.75\n",
 		"nothing.csv":  "a,b,c\n0.5,0.25,\n1.5,0.75,\n",
 		"huge.csv":     "a,b\n0.5,0.25\n1e400,0.75\n",
@@ -185,9 +188,11 @@ func TestTextEmbeddingsBad(t *testing.T) {
 		os.WriteFile(p(name), []byte(text), 0o644)
 	}
 	cases := []struct{ arg, want string }{
-		{"idcol.csv", `idcol.csv: "ticket_no" holds only integers (1001 to 1002), the other columns real numbers: an id, a count or a label read as a coordinate? name the embedding's columns, ` + p("idcol.csv") + `:dim_*`},
+		{"idcol.csv", `idcol.csv: "ticket_no" holds integers (1001 to 1002), named as ids or labels are, among real numbers: an id or labels read as a coordinate? name the embedding's columns, ` + p("idcol.csv") + `:dim_* (to keep it as a feature, name it too)`},
+		{"ids.csv", `ids.csv: "code" holds integers (5 to 64), a different one each row, among real numbers`},
 		{"div0.csv", `div0.csv:3: "a" holds "#DIV/0!" among its numbers: a coordinate's every value must be a number`},
 		{"div0.csv:b", ``},
+		{"counts.csv", ``}, // a count, an indicator and a dead unit among reals: features
 		{"hex.csv", `hex.csv:3: "a" holds "0x1p-3" among its numbers`},
 		{"twice.csv", `twice.csv: two columns are named "x": rename one`},
 		{"nothing.csv", `nothing.csv: "c" holds no value on any line`},
@@ -214,5 +219,65 @@ func TestTextEmbeddingsBad(t *testing.T) {
 	}
 	if _, err := readEmbeddings(p("na.csv"), true); err == nil || !strings.Contains(err.Error(), "views come as an (n, v, d) array") {
 		t.Errorf("views of a text table: %v", err)
+	}
+}
+
+// idRows is a table of a real column beside an integer column of name
+// holding 5, 6, … — a different one each row.
+func idRows(n int, name string) string {
+	var b strings.Builder
+	b.WriteString("x," + name + "\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%v,%d\n", float64(i)/3+0.1, 5+i)
+	}
+	return b.String()
+}
+
+// countRows is a table of a real column beside a count, an indicator
+// written as 0.0/1.0 and a column of zeros (a dead ReLU unit).
+func countRows(n int) string {
+	var b strings.Builder
+	b.WriteString("x,n_tokens,is_weekend,relu_5\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%v,%d,%d.0,0.0\n", float64(i)/3+0.1, i%7, i%2)
+	}
+	return b.String()
+}
+
+// TestTextIndexPairing: a frame shuffled, then exported as embeddings and
+// labels apart, pairs row by row (one index): no warning; embeddings so
+// exported beside labels in the frame's first order are warned of, once;
+// labels of the same table need nothing.
+func TestTextIndexPairing(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	const n, d = 300, 3
+	_, x64, y := mixture(4, n, d, 3)
+	perm := rand.New(rand.NewPCG(1, 2)).Perm(n)
+	var emb, lab, txt strings.Builder
+	emb.WriteString(",a,b,c\n")
+	lab.WriteString(",label\n")
+	for _, i := range perm {
+		fmt.Fprintf(&emb, "%d,%v,%v,%v\n", i, x64[i*d], x64[i*d+1], x64[i*d+2])
+		fmt.Fprintf(&lab, "%d,%d\n", i, y[i])
+	}
+	for i := range n {
+		fmt.Fprintln(&txt, y[i]) // the frame's first order
+	}
+	os.WriteFile(p("emb.csv"), []byte(emb.String()), 0o644)
+	os.WriteFile(p("lab.csv"), []byte(lab.String()), 0o644)
+	os.WriteFile(p("lab.txt"), []byte(txt.String()), 0o644)
+	for _, c := range []struct {
+		labels string
+		warned bool
+	}{{p("lab.csv") + ":label", false}, {p("lab.txt"), true}} {
+		var stderr bytes.Buffer
+		err := run(io.Discard, &stderr, []string{"bundle", "-embeddings", p("emb.csv"), "-labels", c.labels, "-out", p("b"), "-k", "3"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.labels, err)
+		}
+		if got := strings.Count(stderr.String(), "out of order"); got != map[bool]int{false: 0, true: 1}[c.warned] {
+			t.Errorf("%s: %d warnings of an index out of order\n%s", c.labels, got, stderr.String())
+		}
 	}
 }
