@@ -1129,17 +1129,25 @@ func trialListError(line, form string) error {
 // files hold them: query, relevant row and an optional score, separated by
 // tabs, commas or spaces (a line with tabs split on them alone, one with
 // commas on commas: an id may hold a space; pairFields), with an optional
-// header line; pairs scored 0 or less are left out. ids resolves the names (PairIDs: ids, or row
-// numbers). name names the text in errors (NAME:LINE).
+// header line (above pandas' unnamed index, which is left out); pairs
+// scored 0 or less are left out. ids resolves the names (PairIDs: ids, or
+// row numbers). name names the text in errors (NAME:LINE).
 func ReadQrels(in io.Reader, name string, ids *PairIDs) ([][2]int, error) {
 	var pairs [][2]int
 	unscored := ids.Unscored
 	cols, colsLine := 0, 0 // the columns of the first line, and its number
+	index := false         // pandas' unnamed index first (to_csv's ",query,row" header): left out
 	sc := bufio.NewScanner(in)
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimRight(sc.Text(), " \r")
 		if strings.TrimSpace(text) == "" {
 			continue
+		}
+		if line == 1 && strings.HasPrefix(text, ",") && strings.Count(text, ",") >= 2 && !strings.Contains(text, "\t") {
+			index = true
+		}
+		if index {
+			_, text, _ = strings.Cut(text, ",")
 		}
 		fields, empty, err := pairFields(text)
 		if err != nil {

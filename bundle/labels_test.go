@@ -439,7 +439,6 @@ func TestReadQrels(t *testing.T) {
 		{"an unterminated quote, later", "q0,d1,1\nq1,\"d2,1\n", `qrels.tsv:2: an unterminated quote ("q1,\"d2,1")`},
 		{"a quoted field over two lines", "q0,\"d\n1\",1\n", `qrels.tsv:1: an unterminated quote ("q0,\"d")`},
 		{"empty id between tabs", "q0\t \t1\n", `qrels.tsv:1: an empty field ("q0\t \t1")`},
-		{"pandas' index column", ",user_id,item_id\n0,q0,d1\n", `qrels.tsv:1: an empty field (",user_id,item_id"): want query, relevant row [, score], each given (a pandas index column? write the file with df.to_csv(path, index=False))`},
 		{"a line without its score", "query-id\tcorpus-id\tscore\nq0\td1\t1\nq1\td2\n", "qrels.tsv:3: 2 columns, and line 1 has 3: every line gives a query, a relevant row and, if one does, a score"},
 		{"a score in a file of pairs", "q0 d1\nq1 d2 0\n", "qrels.tsv:2: 3 columns, and line 1 has 2"},
 		{"a word for a score", "q0\td1\t1\nq1\td2\tyes\n", `qrels.tsv:2: score "yes" is not a number`},
@@ -463,6 +462,13 @@ func TestReadQrels(t *testing.T) {
 		if _, _, err := read(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+	// pandas' to_csv with its index: the unnamed first column left out,
+	// the pairs those of the file without it.
+	withIndex, _, err := read(",user_id,item_id\n0,q0,d1\n1,q1,d2\n")
+	without, _, err2 := read("user_id,item_id\nq0,d1\nq1,d2\n")
+	if err != nil || err2 != nil || !slices.Equal(withIndex, without) || len(without) != 2 {
+		t.Errorf("pairs with pandas' index: %v %v, without it %v %v", withIndex, err, without, err2)
 	}
 	// Row numbers and an event's name on the first line: a pair.
 	rn, _ := NewPairIDs(nil, nil)
