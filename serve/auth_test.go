@@ -327,6 +327,15 @@ func TestAdminReload(t *testing.T) {
 	if code, _ := call(newAdmin, "GET", "/v1/sets"); code != 401 {
 		t.Errorf("the revoked token: %d, want 401", code)
 	}
+	// The tokens file failing, the sets reloading: the log says both.
+	os.WriteFile(cfg.Sets["ball"], good, 0o644)
+	os.WriteFile(cfg.TokensFile, []byte("short\n"), 0o600)
+	if code, _ := call(third, "POST", "/v1/admin/reload"); code != 422 {
+		t.Errorf("a reload failing on its tokens: %d, want 422", code)
+	}
+	if want := "serving generation 4; the sets and collections were reloaded, generation 4, every OOD monitor starting afresh): tokens file"; !strings.Contains(logged.String(), want) {
+		t.Errorf("logged %q, want a line with %q", logged.String(), want)
+	}
 }
 
 // FuzzParseTokens: the tokens file parser never panics; a file it accepts

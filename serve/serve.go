@@ -595,10 +595,15 @@ func newOODState(set *conformal.Set, delta float64, limit int, seed uint64) (*oo
 // changed). Reloads are serialized. Trigger says what asked for the
 // reload ("SIGHUP", …); it is logged with the outcome (Config.Logger).
 func (s *Server) Reload(trigger string) error {
+	prev := s.state.Load().generation
 	gen, err := s.reload()
 	if err != nil {
 		s.reloads.WithLabelValues("failed").Inc()
-		s.logf("reload failed (%s; the parts that failed keep their previous version; serving generation %d): %v", trigger, gen, err)
+		sets := ""
+		if gen != prev { // the sets' part went through: a new generation, its monitors afresh
+			sets = fmt.Sprintf("; the sets and collections were reloaded, generation %d, every OOD monitor starting afresh", gen)
+		}
+		s.logf("reload failed (%s; the parts that failed keep their previous version; serving generation %d%s): %v", trigger, gen, sets, err)
 		return err
 	}
 	s.reloads.WithLabelValues("ok").Inc()
