@@ -208,6 +208,10 @@ func (in Inputs) Items() (Items, error) {
 			if ext := strings.ToLower(filepath.Ext(in.LabelsSource)); (ext == ".txt" || ext == ".csv" || ext == ".tsv") && len(in.Labels) == e.N+1 {
 				hint = " (one line too many: a header line, or a blank line at the end, is read as a label)"
 			}
+			if ext := strings.ToLower(filepath.Ext(strings.TrimSuffix(e.Source, ".gz"))); (ext == ".txt" || ext == ".csv" || ext == ".tsv") && len(in.Labels) == e.N-1 {
+				// A text table's first line of numbers read as a row.
+				hint = " (one row too many in the table: its first line, read as a row, a header of numbers? ccs takes numbers for a header where they count up above real values or follow pandas' empty index name; give the header names of text, or leave the line out)"
+			}
 			if extra := len(in.Labels) - e.N; extra > 1 && !slices.ContainsFunc(in.Labels[e.N:], func(l int64) bool { return l >= 0 }) {
 				// Blank lines at the end of a text: missing labels, each.
 				hint = fmt.Sprintf(" (the last %d are missing labels: blank lines at the end of the file? remove them)", extra)

@@ -1117,6 +1117,12 @@ func TestBundleBadInput(t *testing.T) {
 		fmt.Fprintln(&blank, l)
 	}
 	os.WriteFile(p("blank2.txt"), []byte(blank.String()+"\n\n"), 0o644)
+	var numhdr strings.Builder
+	numhdr.WriteString("0.5,1.5,1.0\n") // a header of numbers that do not count up: read as a row
+	for i := range n {
+		fmt.Fprintf(&numhdr, "%v,%v,%v\n", x64[i*d], x64[i*d+1], x64[i*d+2])
+	}
+	os.WriteFile(p("numhdr.csv"), []byte(numhdr.String()), 0o644)
 	os.WriteFile(p("twice.txt"), []byte("d0\nd1\nd0\n"+strings.Repeat("x\n", n-3)), 0o644)
 	os.WriteFile(p("blank.txt"), []byte("d0\n\nd2\n"), 0o644)
 	os.WriteFile(p("header.txt"), []byte("corpus-id\nd0\nd1\n"), 0o644)
@@ -1351,6 +1357,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"OOD classes without labels", []string{"-labels", "", "-groups", p("labels.npy"), "-ood-classes", "1"}, true, "the classes are labels: give -labels FILE too"},
 		{"a uint64 label above int64", []string{"-labels", p("huge.parquet")}, false, `huge.parquet: column "label", row 399 is 9223372036854775808, above 2^63−1`},
 		{"a PyTorch pickle", []string{"-embeddings", p("model.pt")}, false, `model.pt: a .pt file is a Python pickle, which ccs does not read (unpickling runs the file's code): save the tensor with safetensors`},
+		{"a header of numbers read as a row", []string{"-embeddings", p("numhdr.csv")}, false, `400 labels for the 401 rows of ` + p("numhdr.csv") + ` (one row too many in the table: its first line, read as a row, a header of numbers?`},
 		{"blank lines at the end", []string{"-labels", p("blank2.txt")}, false, `blank2.txt: 402 labels for the 400 rows of ` + p("emb.npy") + ` (the last 2 are missing labels: blank lines at the end of the file? remove them)`},
 		{"a coordinate for labels", []string{"-labels", p("floatcol.csv") + ":dim_3"}, false, `floatcol.csv: column "dim_3" holds real numbers (0.14285714285714285 among them), not labels: a coordinate picked by mistake? labels are integers or names`},
 		{"Latin-1 labels", []string{"-labels", p("latin1.txt")}, false, `latin1.txt:1: not UTF-8 ("caf\xe9"): a Latin-1 or Windows-1252 export`},

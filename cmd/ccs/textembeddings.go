@@ -145,6 +145,7 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 	firstLine, _, _ := bytes.Cut(peek, []byte("\n"))
 	sep := sniffSeparator(strings.TrimSuffix(string(firstLine), "\r"), textExt(p))
 	var next func() ([]string, int, error)
+	comments := 0 // "#" lines at the start, left out
 	if sep == 0 { // blanks, as np.savetxt and a .txt of numbers write them
 		sc := bufio.NewScanner(br)
 		sc.Buffer(make([]byte, 1<<20), 1<<30)
@@ -152,7 +153,12 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 		next = func() ([]string, int, error) {
 			for sc.Scan() {
 				line++
-				if f := strings.Fields(sc.Text()); len(f) > 0 {
+				f := strings.Fields(sc.Text())
+				if len(f) > 0 && line == comments+1 && strings.HasPrefix(f[0], "#") {
+					comments++ // np.savetxt's header= line, as np.loadtxt skips it
+					continue
+				}
+				if len(f) > 0 {
 					return f, line, nil
 				}
 			}
@@ -166,6 +172,7 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 		cr.Comma = sep
 		cr.FieldsPerRecord = -1
 		cr.ReuseRecord = false
+		cr.Comment = '#' // np.savetxt's header= line, as np.loadtxt skips it
 		next = func() ([]string, int, error) {
 			rec, err := cr.Read()
 			if err != nil {
@@ -201,10 +208,12 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 			header = true
 		}
 	}
-	if !header && second != nil && (numberedColumns(first) && strings.TrimSpace(first[0]) == "" || (numberedColumns(first) || increasingIntegers(first)) && !allIntegers(second)) {
-		// pandas' to_csv of a frame of an array (columns 0, 1, 2, …), or
-		// names that are numbers above real values: a spectrum's
-		// wavelengths 400, 410, …
+	pandasIndex := len(first) > 1 && strings.TrimSpace(first[0]) == "" && second != nil && len(second) > 0 && allIntegers(second[:1]) && strings.TrimSpace(second[0]) != ""
+	if !header && second != nil && (pandasIndex || (numberedColumns(first) || increasingIntegers(first)) && !allIntegers(second)) {
+		// pandas' to_csv with its index: an empty name above the index's
+		// integers, whatever the columns' names (0, 1, … of a frame of an
+		// array; 0.5, 1.0, …); or names that are numbers above real
+		// values: a spectrum's wavelengths 400, 410, …
 		header = true
 	}
 	if second == nil && !header {
@@ -212,6 +221,11 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 			if _, _, ok := parseNumber(f); !ok && !naValue(f) {
 				header = true // a header alone: no rows
 			}
+		}
+	}
+	if header {
+		for i := range first {
+			first[i] = strings.TrimSpace(first[i])
 		}
 	}
 	cols := make([]textColumn, len(first))
@@ -345,7 +359,7 @@ func numberedColumns(first []string) bool {
 	if len(f) > 0 && strings.TrimSpace(f[0]) == "" {
 		f = f[1:]
 	}
-	if len(f) < 3 {
+	if len(f) < 2 {
 		return false
 	}
 	start, err := strconv.Atoi(strings.TrimSpace(f[0]))
@@ -490,7 +504,7 @@ func textColumns(p, spec string, header bool, first []string, cols []textColumn)
 		}
 		why := ""
 		switch {
-		case header && idOrLabel(first[i]):
+		case header && idOrLabel(first[i]) && !(strings.EqualFold(first[i], "y") && slices.ContainsFunc(first, func(h string) bool { return strings.EqualFold(h, "x") })):
 			why = "named as ids or labels are"
 		case distinct(c.values):
 			why = "a different one each row"
@@ -519,7 +533,7 @@ func textColumns(p, spec string, header bool, first []string, cols []textColumn)
 // label, class, y …).
 func idOrLabel(name string) bool {
 	n := strings.ToLower(strings.TrimSpace(name))
-	return headerLike(n) || columnName(n, "labels") || strings.HasSuffix(n, "_id") || strings.HasSuffix(n, "_no") || strings.HasSuffix(n, "id") && len(n) <= 4
+	return headerLike(n) || columnName(n, "labels") || strings.HasSuffix(n, "_id") || strings.HasSuffix(n, "_no")
 }
 
 // distinct says whether the values are each other than the rest (an id

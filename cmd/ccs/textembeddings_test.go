@@ -281,3 +281,47 @@ func TestTextIndexPairing(t *testing.T) {
 		}
 	}
 }
+
+// TestTextHeaders: headers as writers write them — pandas' frame of two
+// columns with and without its index, names after ", ", np.savetxt's
+// "# " header line, a TSV with pandas' index — are headers, and the
+// rows below are every row; a survey's first answers 1,2,3 above
+// integers are a row.
+func TestTextHeaders(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	rows := [][]string{{"0.25", "-1.5"}, {"3.5", "2e-3"}, {"1.125", "4"}}
+	join := func(r []string, sep string) string { return strings.Join(r, sep) }
+	files := map[string]struct {
+		text string
+		n, d int
+	}{
+		"pandas2.csv":   {",0,1\n0," + join(rows[0], ",") + "\n1," + join(rows[1], ",") + "\n2," + join(rows[2], ",") + "\n", 3, 2},
+		"noindex2.csv":  {"0,1\n" + join(rows[0], ",") + "\n" + join(rows[1], ",") + "\n" + join(rows[2], ",") + "\n", 3, 2},
+		"spaces.csv":    {"dim_0, dim_1\n" + join(rows[0], ",") + "\n" + join(rows[1], ",") + "\n" + join(rows[2], ",") + "\n", 3, 2},
+		"savetxt.txt":   {"# a b\n" + join(rows[0], " ") + "\n" + join(rows[1], " ") + "\n" + join(rows[2], " ") + "\n", 3, 2},
+		"pandas.tsv":    {"\tdim_0\tdim_1\n0\t" + join(rows[0], "\t") + "\n1\t" + join(rows[1], "\t") + "\n2\t" + join(rows[2], "\t") + "\n", 3, 2},
+		"decimals.csv":  {",0.5,1.5\n0," + join(rows[0], ",") + "\n1," + join(rows[1], ",") + "\n2," + join(rows[2], ",") + "\n", 3, 2},
+		"survey.csv":    {"1,2,3\n4,5,1\n2,2,2\n", 3, 3},
+		"spaces.csv:d*": {"", 3, 2},
+	}
+	for name, f := range files {
+		if f.text != "" {
+			os.WriteFile(p(name), []byte(f.text), 0o644)
+		}
+	}
+	for name, f := range files {
+		e, err := readEmbeddings(p(name), false)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if e.N != f.n || e.D != f.d {
+			t.Errorf("%s: (%d, %d), want (%d, %d): %s", name, e.N, e.D, f.n, f.d, e.conv)
+			continue
+		}
+		if name != "survey.csv" && (e.Rows[0] != 0.25 || e.Rows[1] != -1.5 || e.Rows[3] != 0.002) {
+			t.Errorf("%s: rows %v", name, e.Rows)
+		}
+	}
+}
