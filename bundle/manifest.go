@@ -254,17 +254,24 @@ func (m *Manifest) LabelNamesOf(path string, b *Bundle) []string {
 	if b.Labels == nil || m == nil || len(m.LabelNames) == 0 {
 		return nil
 	}
-	counts := map[string]int{}
-	for _, l := range b.Labels {
-		if l < 0 || l >= int64(len(m.LabelNames)) {
-			return nil
-		}
-		counts[strconv.FormatInt(l, 10)]++
+	if slices.ContainsFunc(b.Labels, func(l int64) bool { return l < 0 || l >= int64(len(m.LabelNames)) }) {
+		return nil
 	}
+	counts := labelCounts(b)
 	if m.entry(path, b, func(f *ManifestFile) bool { return maps.Equal(f.Classes, counts) && m.namesAgree(f) }) == nil {
 		return nil
 	}
 	return m.LabelNames
+}
+
+// labelCounts counts b's anchors by label, keyed as a manifest's Classes
+// are ("0", "1", …).
+func labelCounts(b *Bundle) map[string]int {
+	counts := map[string]int{}
+	for _, l := range b.Labels {
+		counts[strconv.FormatInt(l, 10)]++
+	}
+	return counts
 }
 
 // namesAgree reports whether m's label names are distinct and, where f
@@ -302,29 +309,15 @@ func (m *Manifest) namesAgree(f *ManifestFile) bool {
 // none or it is whole. The readers above then take nothing from it (the
 // classes are numbered, the split unnamed): the warning says why.
 func ManifestWarning(path string, b *Bundle) string {
-	name := filepath.Join(filepath.Dir(path), "manifest.json")
-	data, err := os.ReadFile(name)
+	m, err := readManifest(filepath.Dir(path))
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return ""
-		}
-		return fmt.Sprintf("%s: %v: its class names and splits are not read", name, err)
+		return err.Error()
 	}
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return fmt.Sprintf("%s is not ccs bundle's manifest (%v): its class names and splits are not read; ccs bundle writes it again", name, err)
-	}
-	if m.Format != ManifestFormat || m.Version != 1 {
-		return fmt.Sprintf("%s is not ccs bundle's manifest (format %q, version %d; want %q, version 1): its class names and splits are not read", name, m.Format, m.Version, ManifestFormat)
-	}
-	if b.Labels == nil || len(m.LabelNames) == 0 {
+	if m == nil || b.Labels == nil || len(m.LabelNames) == 0 {
 		return ""
 	}
-	counts := map[string]int{}
-	for _, l := range b.Labels {
-		counts[strconv.FormatInt(l, 10)]++
-	}
+	name := filepath.Join(filepath.Dir(path), "manifest.json")
+	counts := labelCounts(b)
 	listed := false
 	for i := range m.Files {
 		f := &m.Files[i]
@@ -351,16 +344,30 @@ func ManifestWarning(path string, b *Bundle) string {
 // methods of the same names (LabelNamesOf, SplitOf, …) take it from a
 // manifest read once, a nil one answering as no manifest does.
 func ReadManifest(dir string) *Manifest {
-	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	m, _ := readManifest(dir)
+	return m
+}
+
+// readManifest reads dir/manifest.json: the manifest, or nil and why not
+// (nil, nil where there is none).
+func readManifest(dir string) (*Manifest, error) {
+	name := filepath.Join(dir, "manifest.json")
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("%s: %v: its class names and splits are not read", name, err)
 	}
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // saved by a Windows editor
 	var m Manifest
-	if json.Unmarshal(data, &m) != nil || m.Format != ManifestFormat || m.Version != 1 {
-		return nil // ManifestWarning says why
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s is not ccs bundle's manifest (%v): its class names and splits are not read; ccs bundle writes it again", name, err)
 	}
-	return &m
+	if m.Format != ManifestFormat || m.Version != 1 {
+		return nil, fmt.Errorf("%s is not ccs bundle's manifest (format %q, version %d; want %q, version 1): its class names and splits are not read", name, m.Format, m.Version, ManifestFormat)
+	}
+	return &m, nil
 }
 
 // entry is m's first file that describes b, read from path — the file of

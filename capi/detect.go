@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 	"unsafe"
 
 	"github.com/ccsets/ccs/experiment"
@@ -184,22 +183,10 @@ func ccs_ood_detect_start(setH, idH C.uintptr_t, oods *C.uintptr_t, n C.int64_t,
 			d.Progress = func(e, n int) {
 				j.report(map[string]any{"part": "cider", "done": e, "total": n, "what": fmt.Sprintf("CIDER epoch %d/%d", e, n)})
 			}
-			var last time.Time
-			var lastStep string
-			d.Steps = func(step string, done, total int, what string) {
-				// The k-NN searches report every 96 inputs: at most one
-				// report of a part each 100 ms, and each part's end; every
-				// baseline's end ("baselines", done of total).
-				if done == 0 || (done < total && step != "baselines" && step == lastStep && time.Since(last) < 100*time.Millisecond) {
-					return
-				}
-				last, lastStep = time.Now(), step
-				msg := fmt.Sprintf("%s %d/%d", step, done, total)
-				if what != "" {
-					msg += " (" + what + ")"
-				}
-				j.report(map[string]any{"part": step, "done": done, "total": total, "what": msg})
-			}
+			// The k-NN searches report every 96 inputs: at most one report
+			// of a part each 100 ms, and each part's end; every baseline's
+			// end ("baselines", done of total).
+			d.Steps = j.partReports("baselines")
 			dj, t, w, err := detect(ctx, d, o)
 			if err != nil {
 				return err

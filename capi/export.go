@@ -659,23 +659,13 @@ func ccs_set_evaluate_start(h, testH C.uintptr_t, opts *C.char, out *C.uintptr_t
 		}
 		// evaluate's errors name the call already: bare.
 		j := startJobBare("evaluate", true, func(ctx context.Context, j *job) error {
-			var last time.Time
-			var lastStage string
-			report := func(stage string, done, total int) {
-				if done == 0 || (done < total && stage == lastStage && time.Since(last) < 100*time.Millisecond) {
-					return
-				}
-				last, lastStage = time.Now(), stage
-				j.report(map[string]any{"part": stage, "done": done, "total": total, "what": fmt.Sprintf("%s %d/%d", stage, done, total)})
-			}
+			parts := j.partReports("")
+			report := func(stage string, done, total int) { parts(stage, done, total, "") }
 			result, warnings, err := evaluate(ctx, o.s, test, opt, report)
 			if err != nil {
 				return err
 			}
-			if warnings == nil {
-				warnings = []string{}
-			}
-			doc, err := json.Marshal(map[string]any{"result": result, "warnings": warnings})
+			doc, err := json.Marshal(resultDoc(result, warnings))
 			if err != nil {
 				return err
 			}
@@ -738,10 +728,17 @@ func setOnBundle[O any](h, testH C.uintptr_t, opts *C.char, out, errOut **C.char
 // resultOut answers {"result", "warnings"} as JSON in out (warnings [],
 // not null, when there are none).
 func resultOut(out **C.char, result any, warnings []string) error {
+	return jsonOut(out, resultDoc(result, warnings))
+}
+
+// resultDoc is a call's answer, {"result", "warnings"} (warnings [], not
+// null, when there are none): resultOut's, and an evaluation job's
+// document.
+func resultDoc(result any, warnings []string) map[string]any {
 	if warnings == nil {
 		warnings = []string{}
 	}
-	return jsonOut(out, map[string]any{"result": result, "warnings": warnings})
+	return map[string]any{"result": result, "warnings": warnings}
 }
 
 // setQuery reads a set handle and a query's arrays.

@@ -90,6 +90,26 @@ func (j *job) wait(timeout time.Duration) bool {
 	}
 }
 
+// partReports returns what a job's parts report through: {part, done,
+// total, what} kept for the caller, at most one a part each 100 ms (a
+// search reports every few inputs) but each part's end, and every step of
+// the part named every; a step of done 0 says nothing.
+func (j *job) partReports(every string) func(part string, done, total int, what string) {
+	var last time.Time
+	var lastPart string
+	return func(part string, done, total int, what string) {
+		if done == 0 || (done < total && part != every && part == lastPart && time.Since(last) < 100*time.Millisecond) {
+			return
+		}
+		last, lastPart = time.Now(), part
+		msg := fmt.Sprintf("%s %d/%d", part, done, total)
+		if what != "" {
+			msg += " (" + what + ")"
+		}
+		j.report(map[string]any{"part": part, "done": done, "total": total, "what": msg})
+	}
+}
+
 // progress takes the reports made since the last call.
 func (j *job) progress() []any {
 	j.mu.Lock()

@@ -833,14 +833,17 @@ func rowsLineUp(out *output, arg, what string, n int, emb *embeddingsFile, warn 
 	// position, and the embeddings' own order says nothing of theirs.
 	path, _ := bundle.SplitInput(arg)
 	epath, _ := bundle.SplitInput(emb.Source)
-	paired := path == epath || emb.index != nil && slices.Equal(csvIndex(path), emb.index)
-	if paired && strings.HasPrefix(warn, shuffledPrefix) {
-		warn = ""
-	}
-	if !paired && emb.indexOrder != "" && !emb.orderWarned {
-		emb.orderWarned = true
-		head, _, _ := strings.Cut(emb.indexOrder, ": the table was sorted")
-		out.warn(fmt.Sprintf("%s: %s: the table was sorted or filtered after its rows were numbered, and the %s of %s are matched to its rows by position — if they are in the order the rows had before, they belong to other rows: take them from the same table (%s:COLUMN), or export both from the frame as it is now", epath, head, what, path, epath))
+	shuffled, embShuffled := strings.HasPrefix(warn, shuffledPrefix), emb.indexOrder != "" && !emb.orderWarned
+	if shuffled || embShuffled { // else nothing out of order to judge, and the file is not read again
+		paired := path == epath || emb.index != nil && slices.Equal(csvIndex(path), emb.index)
+		switch {
+		case paired && shuffled:
+			warn = ""
+		case !paired && embShuffled:
+			emb.orderWarned = true
+			head, _, _ := strings.Cut(emb.indexOrder, ": the table was sorted")
+			out.warn(fmt.Sprintf("%s: %s: the table was sorted or filtered after its rows were numbered, and the %s of %s are matched to its rows by position — if they are in the order the rows had before, they belong to other rows: take them from the same table (%s:COLUMN), or export both from the frame as it is now", epath, head, what, path, epath))
+		}
 	}
 	switch {
 	case warn == "":
