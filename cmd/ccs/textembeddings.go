@@ -68,11 +68,11 @@ func naValue(s string) bool {
 // Europe) read as a point, which comma reports.
 func parseNumber(s string) (v float64, comma, ok bool) {
 	s = strings.TrimSpace(s)
-	if strings.ContainsAny(s, "_xXpP") && !strings.EqualFold(strings.TrimLeft(s, "+-"), "infinity") {
+	if goOnly(s) {
 		return 0, false, false // Go's hex floats and 1_000, which NumPy reads as no number
 	}
-	if v, err := strconv.ParseFloat(s, 64); (err == nil || errors.Is(err, strconv.ErrRange)) && !naValue(s) {
-		return v, false, true // beyond float64: ±Inf, refused as such by the finiteness check
+	if v, err := strconv.ParseFloat(s, 64); (err == nil || errors.Is(err, strconv.ErrRange)) && !(v != v && naValue(s)) {
+		return v, false, true // beyond float64: ±Inf, refused as out of range by the table's reader
 	}
 	if strings.Count(s, ",") == 1 && !strings.Contains(s, ".") {
 		if v, err := strconv.ParseFloat(strings.Replace(s, ",", ".", 1), 64); err == nil {
@@ -80,6 +80,18 @@ func parseNumber(s string) (v float64, comma, ok bool) {
 		}
 	}
 	return 0, false, false
+}
+
+// goOnly says whether s is a number only Go's ParseFloat reads, NumPy
+// not: a hex float (0x1p-3) or digits separated by _ (1_000).
+func goOnly(s string) bool {
+	if strings.IndexByte(s, '_') >= 0 {
+		return true
+	}
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	return len(s) > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')
 }
 
 // textColumn is what a pass over a table learned of one column.
@@ -99,6 +111,12 @@ type textColumn struct {
 	badValue  string
 	missing   int // the line of its first missing value, or 0
 	missValue string
+	// over is the line of its first number that float32 cannot hold
+	// (1e300; 1e-50, which would round to 0), or 0; overValue is that
+	// number, overErr what is wrong with it.
+	over      int
+	overValue string
+	overErr   error
 	integers  bool // every value an integer
 	lo, hi    float64
 }
@@ -142,18 +160,22 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 	defer c.Close()
 	br := r.(*bufio.Reader)
 	peek, _ := br.Peek(64 << 10)
-	firstLine, _, _ := bytes.Cut(peek, []byte("\n"))
-	sep := sniffSeparator(strings.TrimSuffix(string(firstLine), "\r"), textExt(p))
+	top, _, _ := bytes.Cut(peek, []byte("\n"))
+	sep := sniffSeparator(strings.TrimSuffix(string(top), "\r"), textExt(p))
 	var next func() ([]string, int, error)
 	comments := 0 // "#" lines at the start, left out
+	line := 0     // the last line read
 	if sep == 0 { // blanks, as np.savetxt and a .txt of numbers write them
-		sc := bufio.NewScanner(br)
-		sc.Buffer(make([]byte, 1<<20), 1<<30)
-		line := 0
+		// Lines read from br itself (no scanner's read-ahead): the rows
+		// past the first two are read from where these stop.
 		next = func() ([]string, int, error) {
-			for sc.Scan() {
+			for {
+				s, err := br.ReadString('\n')
+				if s == "" && err != nil {
+					return nil, line, err
+				}
 				line++
-				f := strings.Fields(sc.Text())
+				f := strings.Fields(s)
 				if len(f) > 0 && line == comments+1 && strings.HasPrefix(f[0], "#") {
 					comments++ // np.savetxt's header= line, as np.loadtxt skips it
 					continue
@@ -162,10 +184,6 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 					return f, line, nil
 				}
 			}
-			if err := sc.Err(); err != nil {
-				return nil, line, err
-			}
-			return nil, line, io.EOF
 		}
 	} else {
 		cr := csv.NewReader(br)
@@ -182,11 +200,12 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 				}
 				return nil, 0, err
 			}
-			line, _ := cr.FieldPos(0)
-			return rec, line, nil
+			start, _ := cr.FieldPos(0)
+			line, _ = cr.FieldPos(len(rec) - 1) // csv reads br a line at a time: the rest starts past it
+			return rec, start, nil
 		}
 	}
-	first, _, err := next()
+	first, firstLine, err := next()
 	if err == io.EOF {
 		return e, "", nil, fmt.Errorf("%s: empty: no rows", p)
 	}
@@ -197,6 +216,7 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 	if err != nil && err != io.EOF {
 		return e, "", nil, fmt.Errorf("%s: %w", p, err)
 	}
+	restLine := line + 1 // the line the rest of the table starts on
 	// A header: a field of the first line that is no number above a
 	// number (a column of text has text in both).
 	header := false
@@ -237,79 +257,29 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 		cols[i].integers = true
 		cols[i].lo, cols[i].hi = math.Inf(1), math.Inf(-1)
 	}
-	commas := 0
-	n := 0
-	add := func(rec []string, line int) error {
-		if len(rec) != len(cols) {
-			what := "the first line has"
-			if header {
-				what = "the header has"
-			}
-			return fmt.Errorf("%s:%d: %d fields, and %s %d (a separator %q inside a field that is not quoted?)", p, line, len(rec), what, len(cols), string(sepOrBlank(sep)))
-		}
-		for i, f := range rec {
-			col := &cols[i]
-			if col.text != 0 {
-				continue
-			}
-			v, comma, ok := parseNumber(f)
-			switch {
-			case ok:
-				if comma {
-					commas++
-				}
-				col.numbers = true
-				col.values = append(col.values, float32(v))
-				if v != math.Trunc(v) {
-					col.integers = false
-				}
-				col.lo, col.hi = min(col.lo, v), max(col.hi, v)
-			case naValue(f):
-				if col.missing == 0 {
-					col.missing, col.missValue = line, f
-				}
-				col.values = append(col.values, float32(math.NaN()))
-			case col.numbers: // a column of numbers with a word in it: not dropped as text
-				if col.bad == 0 {
-					col.bad, col.badValue = line, f
-				}
-				col.values = append(col.values, float32(math.NaN()))
-			default:
-				col.text, col.textValue, col.values = line, f, nil
-			}
-		}
-		n++
-		return nil
-	}
-	start := []string(nil)
+	t := &tableParse{path: p, sep: sep, width: len(cols), header: header}
+	head := t.block()
 	if !header {
-		start = first
-	}
-	if start != nil {
-		if err := add(start, 1); err != nil {
+		if err := head.add(first, firstLine); err != nil {
 			return e, "", nil, err
 		}
 	}
 	if second != nil {
-		if err := add(second, secondLine); err != nil {
+		if err := head.add(second, secondLine); err != nil {
 			return e, "", nil, err
 		}
-		for {
-			rec, line, err := next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return e, "", nil, fmt.Errorf("%s: %w", p, err)
-			}
-			if err := add(rec, line); err != nil {
-				return e, "", nil, err
-			}
+	}
+	t.merge(head)
+	if second != nil {
+		if err := t.rest(br, restLine); err != nil {
+			return e, "", nil, err
 		}
 	}
+	n := t.n
 	if n == 0 {
 		return e, "", nil, fmt.Errorf("%s: a header and no rows", p)
 	}
+	t.columns(cols)
 	use, left, err := textColumns(p, spec, header, first, cols)
 	if err != nil {
 		return e, "", nil, err
@@ -322,27 +292,35 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 			index[i] = int(v)
 		}
 	}
+	// Of the values that are no coordinates, the first in the file.
+	at := 0
+	var what error
 	for _, i := range use {
-		if c := cols[i]; c.bad != 0 {
-			return e, "", nil, fmt.Errorf("%s:%d: %s holds %q among its numbers: a coordinate's every value must be a number (a spreadsheet's error value? fix or drop the row, and its label)", p, c.bad, c.name, c.badValue)
+		c := cols[i]
+		for _, v := range []struct {
+			line int
+			err  error
+		}{
+			{c.bad, fmt.Errorf("%s:%d: %s holds %q among its numbers: a coordinate's every value must be a number (a spreadsheet's error value? fix or drop the row, and its label)", p, c.bad, c.name, c.badValue)},
+			{c.missing, fmt.Errorf("%s:%d: %s holds a missing value (%q): ccs reads no missing values — drop the row (and its label, in the same order), or fill it in", p, c.missing, c.name, c.missValue)},
+			{c.over, fmt.Errorf("%s:%d: %s holds %s, %v", p, c.over, c.name, c.overValue, c.overErr)},
+		} {
+			if v.line != 0 && (at == 0 || v.line < at) {
+				at, what = v.line, v.err
+			}
 		}
-		if cols[i].missing != 0 {
-			return e, "", nil, fmt.Errorf("%s:%d: %s holds a missing value (%q): ccs reads no missing values — drop the row (and its label, in the same order), or fill it in", p, cols[i].missing, cols[i].name, cols[i].missValue)
-		}
+	}
+	if what != nil {
+		return e, "", nil, what
 	}
 	d := len(use)
-	rows := make([]float32, n*d)
-	for j, i := range use {
-		for r, v := range cols[i].values {
-			rows[r*d+j] = v
-		}
-	}
+	rows := t.rows(use)
 	names := make([]string, len(use))
 	for j, i := range use {
 		names[j] = cols[i].name
 	}
 	note = fmt.Sprintf("a text table: %d rows; %d columns of numbers read as the embedding (%s), as float32", n, d, span(names))
-	if commas > 0 {
+	if t.commas(cols) > 0 {
 		note += ", decimal commas read as points"
 	}
 	if len(left) > 0 {

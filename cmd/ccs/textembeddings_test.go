@@ -183,6 +183,10 @@ func TestTextEmbeddingsBad(t *testing.T) {
 		"twice.csv":    "x,x\n0.5,0.25\n1.5,0.75\n",
 		"nothing.csv":  "a,b,c\n0.5,0.25,\n1.5,0.75,\n",
 		"huge.csv":     "a,b\n0.5,0.25\n1e400,0.75\n",
+		"big.csv":      "a,b\n0.5,0.25\n1.5,-1e300\n",
+		"tiny.csv":     "a,b\n0.5,0.25\n1.5,1e-50\n",
+		"inf.csv":      "a,b\n0.5,0.25\n1.5,-inf\n",
+		"tinytext.csv": "a,b,note\n0.5,0.25,x\n1.5,0.75,1e-50\n",
 	}
 	for name, text := range files {
 		os.WriteFile(p(name), []byte(text), 0o644)
@@ -196,7 +200,12 @@ func TestTextEmbeddingsBad(t *testing.T) {
 		{"hex.csv", `hex.csv:3: "a" holds "0x1p-3" among its numbers`},
 		{"twice.csv", `twice.csv: two columns are named "x": rename one`},
 		{"nothing.csv", `nothing.csv: "c" holds no value on any line`},
-		{"huge.csv", `huge.csv: row 1, coordinate 0 is +Inf`},
+		{"huge.csv", `huge.csv:3: "a" holds 1e400, beyond float32's range (largest 3.4e+38), in which ccs reads embeddings: fix or drop the row (and its label)`},
+		{"big.csv", `big.csv:3: "b" holds -1e300, beyond float32's range`},
+		{"tiny.csv", `tiny.csv:3: "b" holds 1e-50, which rounds to 0 in float32 (smallest 1.4e-45)`},
+		{"tiny.csv:a", ``},
+		{"inf.csv", `inf.csv: row 1, coordinate 1 is -Inf`},
+		{"tinytext.csv", ``},
 		{"na.csv", `na.csv:3: "b" holds a missing value ("NA"): ccs reads no missing values — drop the row (and its label, in the same order), or fill it in`},
 		{"ragged.csv", `ragged.csv:3: 1 fields, and the header has 2`},
 		{"text.csv", `text.csv: no column of numbers (columns of text: column 1, column 2)`},

@@ -1,0 +1,387 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/ccsets/ccs/bundle"
+)
+
+// textBlockSize is the size of the blocks of whole lines in which a text
+// table's rows are parsed, one block a core at a time (tests make it
+// small, to put block boundaries everywhere).
+var textBlockSize = 1 << 20
+
+// textWorkers is how many goroutines parse a text table's blocks; 0:
+// GOMAXPROCS (tests set others: the result is the same).
+var textWorkers = 0
+
+// tableParse parses the rows of a text table of width fields a line: the
+// first two by the caller, which reads the header, the rest in blocks of
+// whole lines on every core (parseBlock), merged in the file's order, so
+// that what it finds — the values, each column's first word, missing or
+// out-of-range value and its line — is what one pass from the top finds.
+type tableParse struct {
+	path   string
+	sep    rune // the separator; 0: blanks
+	width  int
+	header bool
+
+	n      int         // rows merged
+	blocks [][]float32 // the merged blocks' values, row-major
+	stats  []colStats  // what the merged blocks hold, a column each
+}
+
+// colStats is what the lines of a block, or of the blocks merged so far,
+// hold in one column: the lines of its first number, first word, first
+// missing value and first number beyond float32 (0 where none).
+type colStats struct {
+	firstNum, firstWord, firstNA, over int
+	wordValue, naValue, overValue      string
+	overErr                            error
+	fraction                           bool // a number that is no integer
+	lo, hi                             float64
+	commas                             int // numbers written with a decimal comma
+}
+
+// What a number that float32 cannot hold is refused with: the table's
+// other readers (.npy, Parquet) refuse the same, as bundle.Narrow does.
+var (
+	errOverflow  = fmt.Errorf("beyond float32's range (largest %.2g), in which ccs reads embeddings: fix or drop the row (and its label)", math.MaxFloat32)
+	errUnderflow = fmt.Errorf("which rounds to 0 in float32 (smallest %.2g), in which ccs reads embeddings: write the table's values as float32 first (df.astype(\"float32\").to_csv(…)) if flushing such values to 0 is what you mean", math.SmallestNonzeroFloat32)
+)
+
+// block is what parseBlock made of a block of lines.
+type block struct {
+	t     *tableParse
+	rows  int
+	vals  []float32
+	stats []colStats
+	err   error
+}
+
+func (t *tableParse) block() *block {
+	b := &block{t: t, stats: make([]colStats, t.width)}
+	for i := range b.stats {
+		b.stats[i].lo, b.stats[i].hi = math.Inf(1), math.Inf(-1)
+	}
+	return b
+}
+
+// add parses one line's fields.
+func (b *block) add(rec []string, line int) error {
+	t := b.t
+	if len(rec) != t.width {
+		what := "the first line has"
+		if t.header {
+			what = "the header has"
+		}
+		return fmt.Errorf("%s:%d: %d fields, and %s %d (a separator %q inside a field that is not quoted?)", t.path, line, len(rec), what, t.width, string(sepOrBlank(t.sep)))
+	}
+	for i, f := range rec {
+		s := &b.stats[i]
+		v, comma, ok := parseNumber(f)
+		switch {
+		case ok:
+			x, err := float32(v), error(nil)
+			if x == 0 && v != 0 || math.IsInf(float64(x), 0) {
+				x, err = bundle.Narrow(v)
+			}
+			switch {
+			case err == nil && math.IsInf(v, 0) && !strings.Contains(strings.ToLower(f), "inf"): // 1e400
+				err = errOverflow
+			case err != nil && math.IsInf(float64(float32(v)), 0):
+				err = errOverflow
+			case err != nil:
+				err = errUnderflow
+			}
+			if err != nil && s.over == 0 {
+				s.over, s.overValue, s.overErr = line, strings.TrimSpace(f), err
+			}
+			if s.firstNum == 0 {
+				s.firstNum = line
+			}
+			if comma {
+				s.commas++
+			}
+			if v != math.Trunc(v) {
+				s.fraction = true
+			}
+			s.lo, s.hi = min(s.lo, v), max(s.hi, v)
+			b.vals = append(b.vals, x)
+		case naValue(f):
+			if s.firstNA == 0 {
+				s.firstNA, s.naValue = line, f
+			}
+			b.vals = append(b.vals, float32(math.NaN()))
+		default:
+			if s.firstWord == 0 {
+				s.firstWord, s.wordValue = line, f
+			}
+			b.vals = append(b.vals, float32(math.NaN()))
+		}
+	}
+	b.rows++
+	return nil
+}
+
+// merge adds the next block of the file.
+func (t *tableParse) merge(b *block) {
+	t.n += b.rows
+	t.blocks = append(t.blocks, b.vals)
+	if t.stats == nil {
+		t.stats = b.stats
+		return
+	}
+	for i := range t.stats {
+		g, s := &t.stats[i], &b.stats[i]
+		if g.firstNum == 0 {
+			g.firstNum = s.firstNum
+		}
+		if g.firstWord == 0 {
+			g.firstWord, g.wordValue = s.firstWord, s.wordValue
+		}
+		if g.firstNA == 0 {
+			g.firstNA, g.naValue = s.firstNA, s.naValue
+		}
+		if g.over == 0 {
+			g.over, g.overValue, g.overErr = s.over, s.overValue, s.overErr
+		}
+		g.fraction = g.fraction || s.fraction
+		g.lo, g.hi = min(g.lo, s.lo), max(g.hi, s.hi)
+		g.commas += s.commas
+	}
+}
+
+// columns says what each column holds, as one pass from the top sees
+// it: a column whose first value that is no number comes before any
+// number is text; below a number, such a value is a bad one.
+func (t *tableParse) columns(cols []textColumn) {
+	for i := range cols {
+		s, c := &t.stats[i], &cols[i]
+		switch {
+		case s.firstWord != 0 && (s.firstNum == 0 || s.firstWord < s.firstNum):
+			c.text, c.textValue = s.firstWord, s.wordValue
+		case s.firstWord != 0:
+			c.bad, c.badValue = s.firstWord, s.wordValue
+		}
+		if c.text != 0 {
+			continue
+		}
+		c.numbers = s.firstNum != 0
+		c.missing, c.missValue = s.firstNA, s.naValue
+		c.over, c.overValue, c.overErr = s.over, s.overValue, s.overErr
+		c.integers = !s.fraction
+		c.lo, c.hi = s.lo, s.hi
+		if c.numbers && c.integers {
+			c.values = t.column(i) // an index, or an id among reals?
+		}
+	}
+}
+
+// commas counts the numbers written with a decimal comma in the
+// columns that are not text.
+func (t *tableParse) commas(cols []textColumn) int {
+	n := 0
+	for i := range cols {
+		if cols[i].text == 0 {
+			n += t.stats[i].commas
+		}
+	}
+	return n
+}
+
+// column is column i's values.
+func (t *tableParse) column(i int) []float32 {
+	out := make([]float32, 0, t.n)
+	for _, v := range t.blocks {
+		for r := i; r < len(v); r += t.width {
+			out = append(out, v[r])
+		}
+	}
+	return out
+}
+
+// rows is the (n, len(use)) array of the columns use, row-major.
+func (t *tableParse) rows(use []int) []float32 {
+	d := len(use)
+	out := make([]float32, 0, t.n*d)
+	for _, v := range t.blocks {
+		for r := 0; r < len(v); r += t.width {
+			for _, i := range use {
+				out = append(out, v[r+i])
+			}
+		}
+	}
+	return out
+}
+
+// rest parses the table's lines from r's position, the first of them
+// line, in blocks of whole lines (cut where no quoted field goes on past
+// the cut) on t.workers goroutines, merging them in the file's order;
+// the first error in the file's order is returned, as one pass from the
+// top would return it. At most two blocks a worker are read ahead.
+func (t *tableParse) rest(r *bufio.Reader, line int) error {
+	workers := textWorkers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	type job struct {
+		data []byte
+		line int
+		out  chan *block
+	}
+	jobs := make(chan job)
+	order := make(chan job, 2*workers)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait() // no goroutine left reading r, or parsing, once returned
+	defer close(done)
+	size := textBlockSize
+	wg.Add(1 + workers)
+	go func() { // cuts the blocks, in order
+		defer wg.Done()
+		defer close(order)
+		defer close(jobs)
+		var carry []byte
+		for {
+			buf := make([]byte, len(carry)+max(size, len(carry))) // a long line (or a quote left open): doubled, not rescanned a block at a time
+			copy(buf, carry)
+			k, err := io.ReadFull(r, buf[len(carry):])
+			buf = buf[:len(carry)+k]
+			eof := err == io.EOF || err == io.ErrUnexpectedEOF
+			if err != nil && !eof {
+				j := job{out: make(chan *block, 1)}
+				j.out <- &block{err: fmt.Errorf("%s: %w", t.path, err)}
+				select {
+				case order <- j:
+				case <-done:
+				}
+				return
+			}
+			cut := len(buf)
+			if !eof {
+				if cut = blockCut(buf, t.sep != 0); cut < 0 {
+					carry = buf // no whole line yet: read on
+					continue
+				}
+			}
+			carry = append([]byte(nil), buf[cut:]...)
+			if cut > 0 {
+				j := job{data: buf[:cut], line: line, out: make(chan *block, 1)}
+				line += bytes.Count(j.data, []byte("\n"))
+				select {
+				case order <- j:
+				case <-done:
+					return
+				}
+				select {
+				case jobs <- j:
+				case <-done:
+					return
+				}
+			}
+			if eof {
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				j.out <- t.parseBlock(j.data, j.line)
+			}
+		}()
+	}
+	for j := range order {
+		b := <-j.out
+		if b.err != nil {
+			return b.err
+		}
+		t.merge(b)
+	}
+	return nil
+}
+
+// blockCut is where a block of a table may be cut: past its last line
+// break, or for a CSV (quotes) its last one outside a quoted field (as
+// csv reads: a line begun with '#' a comment, its quotes no quotes); −1
+// where there is none.
+func blockCut(b []byte, quotes bool) int {
+	last := bytes.LastIndexByte(b, '\n')
+	if last < 0 {
+		return -1
+	}
+	if !quotes || bytes.IndexByte(b[:last], '"') < 0 {
+		return last + 1
+	}
+	cut, quoted := -1, false
+	for i := 0; i <= last; i++ {
+		if !quoted && b[i] == '#' && (i == 0 || b[i-1] == '\n') {
+			k := bytes.IndexByte(b[i:last+1], '\n')
+			i += k // a comment line: to its line break
+			cut = i + 1
+			continue
+		}
+		switch b[i] {
+		case '"':
+			quoted = !quoted // "" inside a quoted field toggles twice
+		case '\n':
+			if !quoted {
+				cut = i + 1
+			}
+		}
+	}
+	return cut
+}
+
+// parseBlock parses a block of whole lines, the first of them line.
+func (t *tableParse) parseBlock(data []byte, line int) *block {
+	b := t.block()
+	b.vals = make([]float32, 0, (bytes.Count(data, []byte("\n"))+1)*t.width)
+	if t.sep == 0 {
+		s := string(data)
+		for ln := line; s != ""; ln++ {
+			var l string
+			l, s, _ = strings.Cut(s, "\n")
+			if f := strings.Fields(l); len(f) > 0 {
+				if b.err = b.add(f, ln); b.err != nil {
+					return b
+				}
+			}
+		}
+		return b
+	}
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.Comma = t.sep
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true // the fields are strings of their own; the slice is reused
+	cr.Comment = '#'
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return b
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				err = fmt.Errorf("line %d: %w", pe.Line+line-1, pe.Err)
+			}
+			b.err = fmt.Errorf("%s: %w", t.path, err)
+			return b
+		}
+		ln, _ := cr.FieldPos(0)
+		if b.err = b.add(rec, ln+line-1); b.err != nil {
+			return b
+		}
+	}
+}

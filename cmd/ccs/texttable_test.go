@@ -1,0 +1,262 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestTextBlocks: a table read in blocks of any size on any number of
+// goroutines is read as one pass from the top reads it — the same rows to
+// the bit, the same note and index, the same first error at the same
+// line — whatever falls on a block's edge: a quoted field with a line
+// break in it, a comment with a quote, CRLF, blank lines, a long line.
+func TestTextBlocks(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(3, 4))
+	row := func(sep string, i, d int) string {
+		f := []string{strconv.Itoa(i)} // pandas' index
+		if sep == " " {
+			f = nil // np.savetxt's: none
+		}
+		for range d {
+			f = append(f, strconv.FormatFloat(r.NormFloat64(), 'g', -1, 32))
+		}
+		return strings.Join(f, sep)
+	}
+	table := func(sep, head string, n, d int, edit func(i int, line string) string) string {
+		var b strings.Builder
+		b.WriteString(head)
+		for i := range n {
+			b.WriteString(edit(i, row(sep, i, d)) + "\n")
+		}
+		return b.String()
+	}
+	same := func(i int, l string) string { return l }
+	header := ",x,y,z\n"
+	files := map[string]string{
+		"plain.csv": table(",", header, 200, 3, same),
+		"crlf.csv":  table(",", header, 150, 3, func(i int, l string) string { return l + "\r" }),
+		"blank.txt": table(" ", "", 150, 3, func(i int, l string) string {
+			if i%7 == 3 {
+				return l + "\n\n  "
+			}
+			return l
+		}),
+		// R's write.csv of a note with a line break and quotes in it.
+		"quoted.csv": table(",", ",x,y,z,note\n", 150, 3, func(i int, l string) string {
+			switch i % 5 {
+			case 1:
+				return l + `,"two` + "\n" + `lines, ""quoted"""`
+			case 2:
+				return l + `,"# not a comment"`
+			}
+			return l + ",plain"
+		}),
+		// A comment's quote is no quote: the field after it is quoted.
+		"comment.csv": table(",", ",x,y,z,note\n", 120, 3, func(i int, l string) string {
+			switch {
+			case i == 40:
+				return `# it's "odd` + "\n" + l + ",plain"
+			case i%9 == 1:
+				return l + `,"a` + "\n" + `b"`
+			}
+			return l + ",plain"
+		}),
+		"long.csv": table(",", header, 60, 3, func(i int, l string) string {
+			if i == 30 {
+				return l[:len(l)-1] + strings.Repeat("0", 5000) + "1"
+			}
+			return l
+		}),
+		"ragged.csv": table(",", header, 150, 3, func(i int, l string) string {
+			if i == 101 || i == 130 {
+				return l + ",0.5"
+			}
+			return l
+		}),
+		"word.csv": table(",", header, 150, 3, func(i int, l string) string {
+			if i == 120 {
+				return field(l, ",", 1, "#VALUE!") // a spreadsheet's error
+			}
+			return l
+		}),
+		"late.csv": table(";", ";x;y;z\n", 150, 3, func(i int, l string) string {
+			l = strings.ReplaceAll(l, ".", ",")
+			switch i {
+			case 90:
+				return field(l, ";", 3, "NA") // a missing value, below
+			case 60:
+				return field(l, ";", 3, "1e-50")
+			case 110:
+				return field(l, ";", 2, "#N/A") // a missing value, below
+			}
+			return l
+		}),
+		"textlate.csv": table(",", ",x,y,z,id\n", 150, 3, func(i int, l string) string {
+			if i < 100 {
+				return l + ",NA"
+			}
+			return l + ",T" + strconv.Itoa(i) // text below missing values: a text column
+		}),
+		"badquote.csv": table(",", header, 150, 3, func(i int, l string) string {
+			if i == 77 {
+				return l + `"`
+			}
+			return l
+		}),
+		"big.txt": table(" ", "", 120, 3, func(i int, l string) string {
+			if i == 70 {
+				return l + " 1e39"
+			}
+			if i > 70 {
+				return l + " 0.5"
+			}
+			return l + " 0.25"
+		}),
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type result struct {
+		rows  []float32
+		note  string
+		index []int
+		err   string
+	}
+	read := func(name string) result {
+		e, note, index, err := readTextEmbeddings(filepath.Join(dir, name), "")
+		res := result{rows: e.Rows, note: note, index: index}
+		if err != nil {
+			res.err = err.Error()
+		}
+		return res
+	}
+	defer func(size, workers int) { textBlockSize, textWorkers = size, workers }(textBlockSize, textWorkers)
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		textBlockSize, textWorkers = 1<<20, 1
+		want := read(name)
+		if want.rows == nil && want.err == "" {
+			t.Fatalf("%s: nothing read", name)
+		}
+		for _, size := range []int{1, 7, 64, 301, 4096} {
+			for _, workers := range []int{1, 2, 5} {
+				textBlockSize, textWorkers = size, workers
+				got := read(name)
+				if got.err != want.err || got.note != want.note || !slices.Equal(got.index, want.index) || !sameBits(got.rows, want.rows) {
+					t.Errorf("%s, blocks of %d bytes on %d goroutines: %q %q %d rows, want %q %q %d rows", name, size, workers, got.err, got.note, len(got.rows), want.err, want.note, len(want.rows))
+				}
+			}
+		}
+		t.Logf("%s: %.80s", name, want.err+want.note)
+	}
+	// What the edits above were to provoke, read at its line.
+	textBlockSize, textWorkers = 64, 3
+	for name, want := range map[string]string{
+		"ragged.csv":   "ragged.csv:103: 5 fields, and the header has 4",
+		"word.csv":     `word.csv:122: "x" holds "#VALUE!" among its numbers`,
+		"late.csv":     `late.csv:62: "z" holds 1e-50, which rounds to 0 in float32`,
+		"badquote.csv": `badquote.csv: line 79: bare " in non-quoted-field`,
+		"big.txt":      `big.txt:71: column 4 holds 1e39, beyond float32's range`,
+		"textlate.csv": `left out: "id" (text), "" (an unnamed index`,
+		"quoted.csv":   `150 rows; 3 columns of numbers read as the embedding ("x", "y", "z"), as float32; left out: "note" (text)`,
+		"comment.csv":  `120 rows`,
+	} {
+		got := read(name)
+		if !strings.Contains(got.err+got.note, want) {
+			t.Errorf("%s: %q %q, want %q", name, got.err, got.note, want)
+		}
+	}
+}
+
+// field is line with its field i (of fields separated by sep) set to v.
+func field(line, sep string, i int, v string) string {
+	f := strings.Split(line, sep)
+	f[i] = v
+	return strings.Join(f, sep)
+}
+
+// sameBits says whether a and b hold the same float32s, bit for bit.
+func sameBits(a, b []float32) bool {
+	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+}
+
+// BenchmarkTextTable reads a 20 000 × 48 pandas CSV (its index, a header;
+// 11 MB), the parse on every core.
+func BenchmarkTextTable(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var s strings.Builder
+	s.WriteString(",")
+	for j := range 48 {
+		fmt.Fprintf(&s, "dim_%d,", j)
+	}
+	s.WriteString("label\n")
+	for i := range 20000 {
+		s.WriteString(strconv.Itoa(i))
+		for range 48 {
+			s.WriteString("," + strconv.FormatFloat(r.NormFloat64(), 'g', -1, 32))
+		}
+		s.WriteString(",cat\n")
+	}
+	p := filepath.Join(b.TempDir(), "emb.csv")
+	if err := os.WriteFile(p, []byte(s.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(s.Len()))
+	for b.Loop() {
+		e, _, _, err := readTextEmbeddings(p, "")
+		if err != nil || e.N != 20000 || e.D != 48 {
+			b.Fatal(err, e.N, e.D)
+		}
+	}
+}
+
+// TestParseNumber: a field is read as NumPy's loadtxt (and pandas) read
+// it — blanks around it, a decimal comma said — and what Go alone reads
+// as a number (hex floats, 1_000) or what marks a missing value is none.
+func TestParseNumber(t *testing.T) {
+	for _, c := range []struct {
+		s         string
+		v         float64
+		comma, ok bool
+	}{
+		{" 0.125 ", 0.125, false, true},
+		{"-1e-3", -1e-3, false, true},
+		{"0,125", 0.125, true, true},
+		{"-3,5e2", -350, true, true},
+		{"1e400", math.Inf(1), false, true}, // refused by the reader as beyond float32
+		{"Infinity", math.Inf(1), false, true},
+		{"-inf", math.Inf(-1), false, true},
+		{"NAN", math.NaN(), false, true}, // refused as NaN, not as missing
+		{"NaN", 0, false, false},
+		{"nan", 0, false, false},
+		{"NA", 0, false, false},
+		{"", 0, false, false},
+		{"1_000", 0, false, false},
+		{"0x1p-3", 0, false, false},
+		{"-0X1P3", 0, false, false},
+		{"0x1,8p1", 0, false, false},
+		{"1,000.5", 0, false, false},
+		{"1,2,3", 0, false, false},
+		{"0.5.1", 0, false, false},
+		{"#DIV/0!", 0, false, false},
+	} {
+		v, comma, ok := parseNumber(c.s)
+		if ok != c.ok || comma != c.comma || ok && !(v == c.v || math.IsNaN(v) && math.IsNaN(c.v)) {
+			t.Errorf("parseNumber(%q) = %v, %v, %v; want %v, %v, %v", c.s, v, comma, ok, c.v, c.comma, c.ok)
+		}
+	}
+}
