@@ -110,12 +110,25 @@ func TestBundleCSVLabels(t *testing.T) {
 		fmt.Fprintf(&excel, "AAAC%04d-1;%s;0,%d\r\n", i, names[l], i)
 	}
 	os.WriteFile(p("excel.csv"), []byte(excel.String()), 0o644)
+	// pandas' to_csv(sep="\t") to a .csv; a quoted header name holding
+	// more semicolons than the line has commas: the separator is what
+	// separates fields outside quotes, as the embeddings' reader has it.
+	var tabs, quotedSemi strings.Builder
+	tabs.WriteString("barcode\tcell_type\n")
+	quotedSemi.WriteString(`barcode,"note; one; two; three",cell_type` + "\n")
+	for i, l := range y {
+		fmt.Fprintf(&tabs, "AAAC%04d-1\t%s\n", i, names[l])
+		fmt.Fprintf(&quotedSemi, "AAAC%04d-1,x,%q\n", i, names[l])
+	}
+	os.WriteFile(p("tabs.csv"), []byte(tabs.String()), 0o644)
+	os.WriteFile(p("quotedsemi.csv"), []byte(quotedSemi.String()), 0o644)
 
 	bundleArgs := func(labels, out string, more ...string) []string {
 		return append([]string{"bundle", "-embeddings", p("emb.npy"), "-labels", labels, "-out", p(out), "-k", "5"}, more...)
 	}
 	for _, c := range []struct{ labels, out string }{{p("labels.txt"), "txt"}, {p("obs.csv") + ":cell_type", "csv"}, {p("obs.tsv") + ":cell_type", "tsv"},
-		{p("bom.csv") + ":cell_type", "bom"}, {p("first.csv") + ":cell_type", "first"}, {p("series.csv"), "series"}, {p("indexed.csv"), "indexed"}, {p("excel.csv") + ":cell_type", "excel"}} {
+		{p("bom.csv") + ":cell_type", "bom"}, {p("first.csv") + ":cell_type", "first"}, {p("series.csv"), "series"}, {p("indexed.csv"), "indexed"}, {p("excel.csv") + ":cell_type", "excel"},
+		{p("tabs.csv") + ":cell_type", "tabs"}, {p("quotedsemi.csv") + ":cell_type", "quotedsemi"}} {
 		if err := run(io.Discard, io.Discard, bundleArgs(c.labels, c.out)); err != nil {
 			t.Fatalf("%s: %v", c.labels, err)
 		}
@@ -129,7 +142,7 @@ func TestBundleCSVLabels(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"fit", "val", "cal", "test"} {
-		for _, same := range [][]string{{"txt", "csv", "tsv", "bom", "first", "series", "indexed", "excel"}, {"leiden-txt", "leiden-na", "leiden-float"}} {
+		for _, same := range [][]string{{"txt", "csv", "tsv", "bom", "first", "series", "indexed", "excel", "tabs", "quotedsemi"}, {"leiden-txt", "leiden-na", "leiden-float"}} {
 			a, _ := os.ReadFile(p(same[0] + "/" + f + ".npz"))
 			for _, other := range same[1:] {
 				if b, err := os.ReadFile(p(other + "/" + f + ".npz")); err != nil || !bytes.Equal(a, b) {

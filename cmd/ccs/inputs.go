@@ -944,7 +944,8 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 	return ids, nil
 }
 
-// openCSV opens a CSV file (a TSV by its extension) for reading, past a
+// openCSV opens a CSV file (a TSV by its extension; else the separator
+// is sniffSeparator's of its first line) for reading, past a
 // UTF-8 byte-order mark (Excel's "CSV UTF-8", pandas' utf-8-sig), its
 // records of any number of fields; close the file when done.
 func openCSV(path string) (*csv.Reader, io.Closer, error) {
@@ -954,23 +955,13 @@ func openCSV(path string) (*csv.Reader, io.Closer, error) {
 	}
 	br := r0.(*bufio.Reader)
 	r := csv.NewReader(br)
-	switch {
-	case textExt(path) == ".tsv":
-		r.Comma = '\t'
-	case semicolons(br):
-		r.Comma = ';' // a spreadsheet's CSV where the comma is the decimal mark
+	peek, _ := br.Peek(64 << 10)
+	first, _, _ := bytes.Cut(peek, []byte("\n"))
+	if sep := sniffSeparator(strings.TrimSuffix(string(first), "\r"), textExt(path)); sep != 0 {
+		r.Comma = sep // a spreadsheet's semicolons, where the comma is the decimal mark; a tab
 	}
 	r.FieldsPerRecord = -1
 	return r, f, nil
-}
-
-// semicolons says whether a CSV's first line (br's, peeked) separates its
-// fields by semicolons: it holds one and no comma, as Excel writes a CSV
-// in much of Europe.
-func semicolons(br *bufio.Reader) bool {
-	peek, _ := br.Peek(64 << 10)
-	first, _, _ := bytes.Cut(peek, []byte("\n"))
-	return bytes.IndexByte(first, ';') >= 0 && bytes.IndexByte(first, ',') < 0
 }
 
 // csvColumns is the number of columns of a CSV (or TSV) file's first
@@ -1085,9 +1076,9 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 			hint = fmt.Sprintf(": did you mean %q?", near)
 		} else if len(header) == 1 {
 			// One column whose name holds the others': another delimiter.
-			for _, sep := range []string{";", "\t", "|"} {
+			for _, sep := range []string{"|", " "} {
 				if slices.Contains(strings.Split(header[0], sep), column) {
-					hint = fmt.Sprintf(": the file's columns are separated by %q, and a .csv's are read at commas: write it with commas (pandas' to_csv), or save the column alone as .txt", sep)
+					hint = fmt.Sprintf(": the file's columns are separated by %q, and a .csv's are read at commas (semicolons, tabs where its first line has more of them): write it with commas (pandas' to_csv), or save the column alone as .txt", sep)
 					break
 				}
 			}

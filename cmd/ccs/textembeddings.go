@@ -122,16 +122,33 @@ type textColumn struct {
 }
 
 // sniffSeparator is the separator of a table's first line: a .tsv's tab,
-// else the most frequent of comma, semicolon and tab (a comma where none
-// is), or for a .txt none of them: blanks, as np.savetxt writes.
+// else the most frequent of comma, semicolon and tab outside quoted
+// fields (a comma where none is, or where a comma ties), or for a .txt
+// none of them: blanks, as np.savetxt writes. The embeddings' and the
+// labels' readers both use it, so a file is read alike as either.
 func sniffSeparator(first, ext string) rune {
 	if ext == ".tsv" {
 		return '\t'
 	}
+	var count [3]int
+	quoted := false
+	for _, c := range first {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == ',':
+			count[0]++
+		case c == ';':
+			count[1]++
+		case c == '\t':
+			count[2]++
+		}
+	}
 	best, n := rune(0), 0
-	for _, c := range []rune{',', ';', '\t'} {
-		if k := strings.Count(first, string(c)); k > n {
-			best, n = c, k
+	for i, c := range []rune{',', ';', '\t'} {
+		if count[i] > n {
+			best, n = c, count[i]
 		}
 	}
 	if best == 0 && ext != ".txt" {
