@@ -260,3 +260,47 @@ func TestParseNumber(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTextBlocks: any file reads alike in one block and in blocks of a
+// few bytes on three goroutines (go test -fuzz FuzzTextBlocks).
+func FuzzTextBlocks(f *testing.F) {
+	for _, s := range []string{
+		",x,y\n0,0.5,1\n1,2,3\n2,\"4\",5\n",
+		"a;b\n1,5;2\n# c \"\n3;4\n\"5\n\";6\n",
+		"1 2\n3 4\n\n5 6 7\n",
+		"x,y\n1,2\n3,\"a\"\"b\nc\"\n4,5\r\n",
+		"x\ty\n1\t2\n3\tNA\n1e39\t1e-50\n",
+	} {
+		f.Add(s, uint8(3))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, text string, size uint8) {
+		p := filepath.Join(dir, "t.csv")
+		if strings.Count(text, "\n") > 400 {
+			return
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer func(size, workers int) { textBlockSize, textWorkers = size, workers }(textBlockSize, textWorkers)
+		read := func() string {
+			e, note, index, err := readTextEmbeddings(p, "")
+			return fmt.Sprint(e.N, e.D, note, index, err, len(e.Rows)) + fmt.Sprint(bitsOf(e.Rows))
+		}
+		textBlockSize, textWorkers = 1<<20, 1
+		want := read()
+		textBlockSize, textWorkers = 1+int(size%16), 3
+		if got := read(); got != want {
+			t.Errorf("in blocks of %d bytes:\n%s\nin one:\n%s", textBlockSize, got, want)
+		}
+	})
+}
+
+// bitsOf is v's float32s' bits.
+func bitsOf(v []float32) []uint32 {
+	b := make([]uint32, len(v))
+	for i, x := range v {
+		b[i] = math.Float32bits(x)
+	}
+	return b
+}
