@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"path"
@@ -22,9 +23,9 @@ func (s *Server) routes() {
 	s.mux.Handle("/v1/sets", s.endpoint("sets", http.MethodGet, RoleRead, params(s.listSets)))
 	s.mux.Handle("/v1/sets/{name}/score", s.endpoint("score", http.MethodPost, RoleRead, params(s.score, "label")))
 	s.mux.Handle("/v1/sets/{name}/ood", s.endpoint("ood", http.MethodPost, RoleRead, params(s.ood, "alpha_ood", "delta", "fdr")))
-	s.mux.Handle("/v1/sets/{name}/ood/monitor/reset", s.endpoint("ood_monitor_reset", http.MethodPost, RoleAdmin, params(s.resetMonitor)))
+	s.mux.Handle("/v1/sets/{name}/ood/monitor/reset", s.endpoint("ood_monitor_reset", http.MethodPost, RoleAdmin, params(noBody(s.resetMonitor))))
 	s.mux.Handle("/v1/sets/{name}/retrieve", s.endpoint("retrieve", http.MethodPost, RoleRead, params(s.retrieve, "collection", "limit", "label")))
-	s.mux.Handle("/v1/admin/reload", s.endpoint("admin_reload", http.MethodPost, RoleAdmin, params(s.adminReload)))
+	s.mux.Handle("/v1/admin/reload", s.endpoint("admin_reload", http.MethodPost, RoleAdmin, params(noBody(s.adminReload))))
 	s.mux.Handle("/healthz", s.endpoint("healthz", http.MethodGet, RoleNone, func(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
@@ -254,6 +255,26 @@ func params(h func(http.ResponseWriter, *http.Request) error, takes ...string) f
 					want = strings.Join(takes, ", ")
 				}
 				return badRequest(name, "unknown query parameter %s (this endpoint takes %s)", quote(name), want)
+			}
+		}
+		return h(w, r)
+	}
+}
+
+// noBody refuses a body to h, an endpoint that reads none (as params
+// refuses a query parameter it does not take): a caller who sends
+// {"set": "ball"} to the reload expecting one set reloaded learns that
+// nothing of it is read. An empty body, blanks or {} (what clients send
+// for a POST of nothing) pass.
+func noBody(h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if r.Body != nil {
+			b, err := io.ReadAll(io.LimitReader(r.Body, 4<<10))
+			if err != nil {
+				return badRequest("body", "reading the body: %v", err)
+			}
+			if t := strings.Join(strings.Fields(string(b)), ""); t != "" && t != "{}" {
+				return badRequest("body", "%s %s takes no body, and nothing in this one would be read (%s): send none", r.Method, r.URL.Path, quote(string(b)))
 			}
 		}
 		return h(w, r)

@@ -142,6 +142,7 @@ func TestEndpoints(t *testing.T) {
 		// δ > 0: the p-values are adjusted; BH's marginal ones beside them.
 		{"ood-fdr-delta", "POST", "/v1/sets/ball/ood?alpha_ood=0.1&delta=0.1&fdr=0.2", `{"points": [[0, 0, 0], [3, 0, 4.6], [30, 0, 0], [0, 20, 0]]}`},
 		{"ood-reset", "POST", "/v1/sets/ball/ood/monitor/reset", ""},
+		{"ood-reset", "POST", "/v1/sets/ball/ood/monitor/reset", " {}\n"}, // what a client sends for a POST of nothing
 		{"retrieve", "POST", "/v1/sets/ball/retrieve", `{"anchor": [0, 0, 0], "collection": "db"}`},
 		{"retrieve-limit", "POST", "/v1/sets/ball/retrieve", `{"anchor": [0, 0, 0], "collection": "db", "limit": 2}`},
 		// An anchor off the origin: no warning of an all-zero anchor.
@@ -276,6 +277,8 @@ func TestErrors(t *testing.T) {
 		{"ood anchor", "POST", "/v1/sets/ball/ood", "", `{"anchor": [0, 0, 0], "points": [[0, 0, 0]]}`, 400, "bad_request", "anchor"},
 		{"no OOD calibration", "POST", "/v1/sets/gen/ood", "", `{"points": [[0, 0, 0]]}`, 422, "no_ood_calibration", "name"},
 		{"no OOD monitor", "POST", "/v1/sets/gen/ood/monitor/reset", "", "", 422, "no_ood_calibration", "name"},
+		{"a body to the monitor's reset", "POST", "/v1/sets/ball/ood/monitor/reset", "", `{"points": [[0, 0, 0]]}`, 400, "bad_request", "body"},
+		{"a body to the reload", "POST", "/v1/admin/reload", "", `{"set": "ball"}`, 400, "bad_request", "body"},
 		{"alpha_ood", "POST", "/v1/sets/ball/ood?alpha_ood=0.001", "", `{"points": [[0, 0, 0]]}`, 422, "invalid", "alpha_ood"},
 		{"alpha_ood range", "POST", "/v1/sets/ball/ood?alpha_ood=2", "", `{"points": [[0, 0, 0]]}`, 422, "invalid", "alpha_ood"},
 		{"alpha_ood number", "POST", "/v1/sets/ball/ood?alpha_ood=x", "", `{"points": [[0, 0, 0]]}`, 400, "bad_request", "alpha_ood"},
