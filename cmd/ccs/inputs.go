@@ -1020,7 +1020,7 @@ func readCSVStrings(path, column, what string) ([]string, error) {
 		if err := utf8Text(path, line, rec[col]); err != nil {
 			return nil, err
 		}
-		ids = append(ids, rec[col])
+		ids = append(ids, strings.Clone(rec[col])) // not the record's string, which holds every field
 	}
 }
 
@@ -1109,7 +1109,7 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 		if err := utf8Text(path, line, rec[col]); err != nil {
 			return nil, nil, nil, "", err
 		}
-		values = append(values, strings.TrimSpace(rec[col]))
+		values = append(values, strings.Clone(strings.TrimSpace(rec[col]))) // not the record's string, which holds every field
 		if index {
 			if k, err := strconv.Atoi(strings.TrimSpace(rec[0])); err == nil && len(rowNumbers) == len(values)-1 {
 				rowNumbers = append(rowNumbers, k)
@@ -1120,7 +1120,7 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 				}
 				repeats++
 			} else {
-				seen[rec[0]] = line
+				seen[strings.Clone(rec[0])] = line
 			}
 		}
 	}
@@ -1197,7 +1197,7 @@ func labelsByQueryID(arg string, labels []int64, queryIDs []string, idsArg strin
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", path, err)
 		}
-		first = append(first, strings.TrimSpace(rec[0]))
+		first = append(first, strings.Clone(strings.TrimSpace(rec[0])))
 	}
 	if len(first) != len(labels) {
 		return labels, "", nil

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ccsets/ccs/bundle"
 	"github.com/ccsets/ccs/internal/suggest"
@@ -117,8 +118,15 @@ type textColumn struct {
 	over      int
 	overValue string
 	overErr   error
-	integers  bool // every value an integer
-	lo, hi    float64
+	// list is the length of the lists of a column of lists, one a row, or
+	// 0; listOdd is the line of a value of a column written as lists that
+	// is no list of that many numbers, listOddValue it, listOddWhy why.
+	list         int
+	listOdd      int
+	listOddValue string
+	listOddWhy   string
+	integers     bool // every value an integer
+	lo, hi       float64
 }
 
 // sniffSeparator is the separator of a table's first line: a .tsv's tab,
@@ -244,6 +252,9 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 		if _, _, ok := parseNumber(second[i]); ok {
 			header = true
 		}
+		if _, why, _ := parseList(second[i]); why == "" {
+			header = true // a name above a list of numbers: an embedding column
+		}
 	}
 	pandasIndex := len(first) > 1 && strings.TrimSpace(first[0]) == "" && second != nil && len(second) > 0 && allIntegers(second[:1]) && strings.TrimSpace(second[0]) != ""
 	if !header && second != nil && (pandasIndex || (numberedColumns(first) || increasingIntegers(first)) && !allIntegers(second)) {
@@ -297,7 +308,7 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 		return e, "", nil, fmt.Errorf("%s: a header and no rows", p)
 	}
 	t.columns(cols)
-	use, left, err := textColumns(p, spec, header, first, cols)
+	use, left, listCol, err := chooseColumns(p, spec, header, first, cols)
 	if err != nil {
 		return e, "", nil, err
 	}
@@ -331,12 +342,21 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 		return e, "", nil, what
 	}
 	d := len(use)
-	rows := t.rows(use)
-	names := make([]string, len(use))
-	for j, i := range use {
-		names[j] = cols[i].name
+	var rows []float32
+	if listCol >= 0 {
+		d, rows = cols[listCol].list, t.listRows(listCol)
+		if len(rows) != n*d {
+			return e, "", nil, fmt.Errorf("%s: %s: %d numbers in its lists for %d rows of %d (a bug in ccs's reader)", p, cols[listCol].name, len(rows), n, d)
+		}
+		note = fmt.Sprintf("a text table: %d rows; the column of lists %s read as the embedding (%d numbers a row), as float32", n, cols[listCol].name, d)
+	} else {
+		rows = t.rows(use)
+		names := make([]string, len(use))
+		for j, i := range use {
+			names[j] = cols[i].name
+		}
+		note = fmt.Sprintf("a text table: %d rows; %d columns of numbers read as the embedding (%s), as float32", n, d, span(names))
 	}
-	note = fmt.Sprintf("a text table: %d rows; %d columns of numbers read as the embedding (%s), as float32", n, d, span(names))
 	if t.commas(cols) > 0 {
 		note += ", decimal commas read as points"
 	}
@@ -422,6 +442,90 @@ func span(names []string) string {
 	return names[0] + ", " + names[1] + " … " + names[len(names)-1]
 }
 
+// chooseColumns chooses the embedding's columns of a table, as
+// textColumns does, or its column of lists (listCol, −1 where none): the
+// one column whose every value is a list of d numbers — an embedding
+// column as Polars, DuckDB, Spark and Hugging Face datasets write one —,
+// which is read whatever other columns of numbers (an id, a score) the
+// table holds; those are left out. A column written as lists that
+// cannot be read so is refused (naming the line), not left out as text,
+// unless spec names the embedding's other columns.
+func chooseColumns(p, spec string, header bool, first []string, cols []textColumn) (use []int, left []string, listCol int, err error) {
+	var lists, odd []int
+	for i, c := range cols {
+		switch {
+		case c.list > 0:
+			lists = append(lists, i)
+		case c.listOdd != 0:
+			odd = append(odd, i)
+		}
+	}
+	oddErr := func(i int) error {
+		c := cols[i]
+		v := c.listOddValue
+		if v == "" {
+			v = "its value"
+		} else {
+			v = clipValue(v)
+		}
+		return fmt.Errorf("%s:%d: %s holds %s, %s: a column of lists is read as the embedding where every row's is a list of one length, of numbers", p, c.listOdd, c.name, v, c.listOddWhy)
+	}
+	if spec == "" {
+		switch {
+		case len(odd) > 0:
+			slices.SortFunc(odd, func(a, b int) int { return cols[a].listOdd - cols[b].listOdd })
+			return nil, nil, -1, oddErr(odd[0])
+		case len(lists) > 1:
+			var names []string
+			for _, i := range lists {
+				names = append(names, cols[i].name)
+			}
+			pick := "NAME"
+			if header {
+				pick = first[lists[0]]
+			}
+			return nil, nil, -1, fmt.Errorf("%s: %s each hold a list of numbers a row: which is the embedding? name it, %s:%s", p, strings.Join(names, " and "), p, pick)
+		case len(lists) == 1:
+			for i := range cols {
+				if i != lists[0] {
+					left = append(left, cols[i].name)
+				}
+			}
+			return lists[:1], left, lists[0], nil
+		}
+	}
+	use, left, err = textColumns(p, spec, header, first, cols)
+	if err != nil {
+		return nil, nil, -1, err
+	}
+	for _, i := range use {
+		if cols[i].list == 0 && cols[i].listOdd == 0 {
+			continue
+		}
+		if len(use) > 1 {
+			return nil, nil, -1, fmt.Errorf("%s: %s holds a list of numbers a row, the embedding by itself: name it alone, %s:%s", p, cols[i].name, p, first[i])
+		}
+		if cols[i].listOdd != 0 {
+			return nil, nil, -1, oddErr(i)
+		}
+		return use, left, i, nil
+	}
+	return use, left, -1, nil
+}
+
+// clipValue quotes a value of a table for a message, a long one (a list
+// of 768 numbers) cut to its start.
+func clipValue(v string) string {
+	if len(v) <= 60 {
+		return strconv.Quote(v)
+	}
+	k := 60
+	for k > 0 && !utf8.RuneStart(v[k]) {
+		k--
+	}
+	return fmt.Sprintf("%q… (%d bytes)", v[:k], len(v))
+}
+
 // textColumns chooses the embedding's columns of a table: those spec
 // names (patterns of the header's names, separated by commas), or every
 // column of numbers but an unnamed index; left says what was left out.
@@ -486,6 +590,21 @@ func textColumns(p, spec string, header bool, first []string, cols []textColumn)
 	}
 	if err := twiceNamed(p, header, first, use); err != nil {
 		return nil, nil, err
+	}
+	if len(use) == 1 && cols[use[0]].integers && len(cols) > 1 {
+		// One column of integers and columns of text beside it: an id
+		// read as a one-number embedding, the embedding elsewhere.
+		c := cols[use[0]]
+		why := ""
+		switch {
+		case header && idOrLabel(first[use[0]]):
+			why = "named as ids or labels are"
+		case distinct(c.values):
+			why = "a different one each row"
+		}
+		if why != "" {
+			return nil, nil, fmt.Errorf("%s: the one column of numbers, %s, holds integers (%g to %g), %s: an id, no embedding (left out as text: %s) — where is the embedding? a column of numbers each, or of lists a row, is what ccs reads", p, c.name, c.lo, c.hi, why, span(text))
+		}
 	}
 	real := slices.ContainsFunc(use, func(i int) bool { return !cols[i].integers })
 	for _, i := range use {

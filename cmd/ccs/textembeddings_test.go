@@ -183,6 +183,7 @@ func TestTextEmbeddingsBad(t *testing.T) {
 		"twice.csv":    "x,x\n0.5,0.25\n1.5,0.75\n",
 		"nothing.csv":  "a,b,c\n0.5,0.25,\n1.5,0.75,\n",
 		"huge.csv":     "a,b\n0.5,0.25\n1e400,0.75\n",
+		"idonly.csv":   "id,label,text\n1,a,x\n2,b,y\n",
 		"big.csv":      "a,b\n0.5,0.25\n1.5,-1e300\n",
 		"tiny.csv":     "a,b\n0.5,0.25\n1.5,1e-50\n",
 		"inf.csv":      "a,b\n0.5,0.25\n1.5,-inf\n",
@@ -200,6 +201,8 @@ func TestTextEmbeddingsBad(t *testing.T) {
 		{"hex.csv", `hex.csv:3: "a" holds "0x1p-3" among its numbers`},
 		{"twice.csv", `twice.csv: two columns are named "x": rename one`},
 		{"nothing.csv", `nothing.csv: "c" holds no value on any line`},
+		{"idonly.csv", `idonly.csv: the one column of numbers, "id", holds integers (1 to 2), named as ids or labels are: an id, no embedding (left out as text: "label", "text")`},
+		{"idonly.csv:id", ``}, // named: read
 		{"huge.csv", `huge.csv:3: "a" holds 1e400, beyond float32's range (largest 3.4e+38), in which ccs reads embeddings: fix or drop the row (and its label)`},
 		{"big.csv", `big.csv:3: "b" holds -1e300, beyond float32's range`},
 		{"tiny.csv", `tiny.csv:3: "b" holds 1e-50, which rounds to 0 in float32 (smallest 1.4e-45)`},

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -37,6 +38,7 @@ type tableParse struct {
 
 	n      int         // rows merged
 	blocks [][]float32 // the merged blocks' values, row-major
+	lists  [][]float32 // a column of lists' values, row after row
 	stats  []colStats  // what the merged blocks hold, a column each
 }
 
@@ -50,6 +52,18 @@ type colStats struct {
 	fraction                           bool // a number that is no integer
 	lo, hi                             float64
 	commas                             int // numbers written with a decimal comma
+	// A column of lists, one a row ("[0.1, 0.2, …]" as Polars, DuckDB,
+	// Spark and Hugging Face datasets write an embedding column, NumPy's
+	// printed array, Postgres' {…}, data.table's a|b|c): lists counts
+	// them, firstList is the line of the first, listLen its length;
+	// firstBracket is the line of the first value written as a list of
+	// numbers, read or not (parseList's listish); listOdd the first that
+	// is no list of listLen numbers,
+	// listOddValue it and listOddWhy why.
+	lists, firstList, listLen, firstBracket int
+	firstListValue                          string
+	listOdd                                 int
+	listOddValue, listOddWhy                string
 }
 
 // What a number that float32 cannot hold is refused with: the table's
@@ -64,6 +78,7 @@ type block struct {
 	t     *tableParse
 	rows  int
 	vals  []float32
+	lists [][]float32 // a column's lists' values, row after row; nil for most
 	stats []colStats
 	err   error
 }
@@ -123,26 +138,134 @@ func (b *block) add(rec []string, line int) error {
 			}
 			b.vals = append(b.vals, float32(math.NaN()))
 		default:
-			if s.firstWord == 0 {
-				s.firstWord, s.wordValue = line, f
-			}
 			b.vals = append(b.vals, float32(math.NaN()))
+			l, why, listish := parseList(f)
+			if listish && s.firstBracket == 0 {
+				s.firstBracket = line
+			}
+			if why == "" && s.listLen != 0 && len(l) != s.listLen {
+				why = fmt.Sprintf("a list of %d numbers, where the column's first (line %d) has %d", len(l), s.firstList, s.listLen)
+			}
+			if why != "" {
+				if listish && s.listOdd == 0 {
+					s.listOdd, s.listOddValue, s.listOddWhy = line, f, why
+				}
+				if s.firstWord == 0 {
+					s.firstWord, s.wordValue = line, f
+				}
+				continue
+			}
+			if s.lists == 0 {
+				s.firstList, s.listLen, s.firstListValue = line, len(l), f
+			}
+			s.lists++
+			if b.lists == nil {
+				b.lists = make([][]float32, t.width)
+			}
+			for _, v := range l {
+				x, err := float32(v), error(nil)
+				switch {
+				case x == 0 && v != 0:
+					err = errUnderflow
+				case math.IsInf(float64(x), 0) && !math.IsInf(v, 0):
+					err = errOverflow
+				}
+				if err != nil && s.over == 0 {
+					s.over, s.overValue, s.overErr = line, strconv.FormatFloat(v, 'g', -1, 64)+" (in a list)", err
+				}
+				b.lists[i] = append(b.lists[i], x)
+			}
 		}
 	}
 	b.rows++
 	return nil
 }
 
+// parseList reads a field written as a list of numbers: "[0.1, 0.2]"
+// (JSON, Python's repr, Polars, DuckDB, Spark), "[ 0.1  0.2\n 0.3]"
+// (NumPy's printed array, over lines), "{0.1,0.2}" (Postgres) or
+// "0.1|0.2" (data.table's fwrite). why says why it is no list of
+// numbers; listish whether it is one all the same, or meant as one: a
+// list with a number in it, NumPy's printed array cut short ("[sic]" is
+// not).
+func parseList(f string) (l []float64, why string, listish bool) {
+	s := strings.TrimSpace(f)
+	bracketed := false
+	switch {
+	case len(s) >= 2 && (s[0] == '[' && s[len(s)-1] == ']' || s[0] == '{' && s[len(s)-1] == '}'):
+		s, bracketed = s[1:len(s)-1], true
+	case strings.Contains(s, "|"):
+	default:
+		return nil, "no list", false
+	}
+	var elems []string
+	switch {
+	case !bracketed:
+		elems = strings.Split(s, "|")
+	case strings.ContainsAny(s, "[{"):
+		return nil, "a list of lists", false
+	case strings.Contains(s, "..."):
+		return nil, "NumPy's printed array, cut short with \"...\" (print drops all but the ends of a long one): save the array itself (np.save), or its rows as lists (x.tolist())", true
+	case strings.Contains(s, ","):
+		elems = strings.Split(s, ",")
+	default:
+		elems = strings.Fields(s)
+	}
+	if len(elems) == 0 || len(elems) == 1 && strings.TrimSpace(elems[0]) == "" {
+		return nil, "an empty list", false
+	}
+	l = make([]float64, 0, len(elems))
+	for k, e := range elems {
+		e = strings.TrimSpace(e)
+		v, err := strconv.ParseFloat(e, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) || goOnly(e) || v != v {
+			if why == "" {
+				why = fmt.Sprintf("its element %d, %q, is no number", k+1, e)
+			}
+			continue
+		}
+		l = append(l, v)
+	}
+	switch {
+	case why != "":
+		return nil, why, bracketed && len(l) > 0
+	case !bracketed && len(l) < 2:
+		return nil, "no list", false
+	}
+	return l, "", true
+}
+
 // merge adds the next block of the file.
 func (t *tableParse) merge(b *block) {
 	t.n += b.rows
 	t.blocks = append(t.blocks, b.vals)
+	if b.lists != nil {
+		if t.lists == nil {
+			t.lists = make([][]float32, t.width)
+		}
+		for i, l := range b.lists {
+			t.lists[i] = append(t.lists[i], l...)
+		}
+	}
 	if t.stats == nil {
 		t.stats = b.stats
 		return
 	}
 	for i := range t.stats {
 		g, s := &t.stats[i], &b.stats[i]
+		if g.listOdd == 0 && g.listLen != 0 && s.listLen != 0 && s.listLen != g.listLen {
+			g.listOdd, g.listOddValue, g.listOddWhy = s.firstList, s.firstListValue, fmt.Sprintf("a list of %d numbers, where the column's first (line %d) has %d", s.listLen, g.firstList, g.listLen)
+		}
+		if g.listOdd == 0 {
+			g.listOdd, g.listOddValue, g.listOddWhy = s.listOdd, s.listOddValue, s.listOddWhy
+		}
+		if g.lists == 0 {
+			g.firstList, g.listLen, g.firstListValue = s.firstList, s.listLen, s.firstListValue
+		}
+		g.lists += s.lists
+		if g.firstBracket == 0 {
+			g.firstBracket = s.firstBracket
+		}
 		if g.firstNum == 0 {
 			g.firstNum = s.firstNum
 		}
@@ -167,6 +290,22 @@ func (t *tableParse) merge(b *block) {
 func (t *tableParse) columns(cols []textColumn) {
 	for i := range cols {
 		s, c := &t.stats[i], &cols[i]
+		if s.firstBracket != 0 && (s.firstWord == 0 || s.firstBracket <= s.firstWord) && (s.firstNum == 0 || s.firstBracket < s.firstNum) {
+			// A column of lists: read as the embedding, or refused.
+			c.missing, c.missValue = s.firstNA, s.naValue
+			c.over, c.overValue, c.overErr = s.over, s.overValue, s.overErr
+			switch {
+			case s.listOdd != 0:
+				c.listOdd, c.listOddValue, c.listOddWhy = s.listOdd, s.listOddValue, s.listOddWhy
+			case s.firstWord != 0:
+				c.listOdd, c.listOddValue, c.listOddWhy = s.firstWord, s.wordValue, "no list"
+			case s.firstNum != 0:
+				c.listOdd, c.listOddValue, c.listOddWhy = s.firstNum, "", "a number alone, no list"
+			default:
+				c.list = s.listLen
+			}
+			continue
+		}
 		switch {
 		case s.firstWord != 0 && (s.firstNum == 0 || s.firstWord < s.firstNum):
 			c.text, c.textValue = s.firstWord, s.wordValue
@@ -209,6 +348,9 @@ func (t *tableParse) column(i int) []float32 {
 	}
 	return out
 }
+
+// listRows is the (n, d) array of column i's lists.
+func (t *tableParse) listRows(i int) []float32 { return t.lists[i] }
 
 // rows is the (n, len(use)) array of the columns use, row-major.
 func (t *tableParse) rows(use []int) []float32 {

@@ -270,6 +270,7 @@ func FuzzTextBlocks(f *testing.F) {
 		"1 2\n3 4\n\n5 6 7\n",
 		"x,y\n1,2\n3,\"a\"\"b\nc\"\n4,5\r\n",
 		"x\ty\n1\t2\n3\tNA\n1e39\t1e-50\n",
+		"id,e\n0,\"[1, 2]\"\n1,\"[3,\n 4]\"\n2,5|6\n3,{7,8}\n",
 	} {
 		f.Add(s, uint8(3))
 	}
@@ -303,4 +304,147 @@ func bitsOf(v []float32) []uint32 {
 		b[i] = math.Float32bits(x)
 	}
 	return b
+}
+
+// TestTextLists: an embedding column written a list a row — Polars',
+// DuckDB's, Spark's and Hugging Face datasets' CSVs, NumPy's printed
+// array over lines, Postgres' {…}, data.table's a|b|c — is read as the
+// embedding, its row's numbers in order, whatever columns of numbers (an
+// id, a score) stand beside it; such a column that cannot be read is
+// refused naming its line, never left out as text while an id is read
+// as a one-number embedding.
+func TestTextLists(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(5, 6))
+	const n, d = 120, 6
+	x := make([][]float64, n)
+	for i := range x {
+		x[i] = make([]float64, d)
+		for j := range x[i] {
+			x[i][j] = float64(float32(r.NormFloat64() * 2))
+		}
+	}
+	format := func(row []float64, sep string, f byte) []string {
+		s := make([]string, len(row))
+		for j, v := range row {
+			s[j] = strconv.FormatFloat(v, f, -1, 32)
+		}
+		return s
+	}
+	write := func(name, head string, line func(i int) string) {
+		var b strings.Builder
+		b.WriteString(head)
+		for i := range n {
+			b.WriteString(line(i) + "\n")
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	labels := []string{"gnu", "fox", "eel"}
+	write("duckdb.csv", "id,label,score,embedding\n", func(i int) string {
+		return fmt.Sprintf(`%d,%s,%g,"[%s]"`, i, labels[i%3], 0.5+float64(i)/7, strings.Join(format(x[i], ", ", 'g'), ", "))
+	})
+	write("numpy.csv", "embedding,label\n", func(i int) string { // np.array2string's wrapping
+		f := format(x[i], " ", 'e')
+		return fmt.Sprintf("\"[ %s\n  %s]\",%s", strings.Join(f[:3], "  "), strings.Join(f[3:], "  "), labels[i%3])
+	})
+	write("postgres.csv", "id,embedding\n", func(i int) string {
+		return fmt.Sprintf(`%d,"{%s}"`, i, strings.Join(format(x[i], ",", 'g'), ","))
+	})
+	write("fwrite.csv", "id,label,embedding\n", func(i int) string {
+		return fmt.Sprintf("%d,%s,%s", i, labels[i%3], strings.Join(format(x[i], "|", 'g'), "|"))
+	})
+	write("semicolons.csv", "id;embedding;note\n", func(i int) string { // a note of "[sic]": text
+		return fmt.Sprintf("%d;[%s];[sic]", i, strings.Join(format(x[i], ", ", 'g'), ", "))
+	})
+	write("cut.csv", "id,embedding\n", func(i int) string { // print() of a long array
+		f := format(x[i], " ", 'e')
+		return fmt.Sprintf(`%d,"[%s ... %s]"`, i, f[0], f[d-1])
+	})
+	write("short.csv", "id,embedding\n", func(i int) string {
+		f := format(x[i], ", ", 'g')
+		if i == 77 {
+			f = f[:d-1]
+		}
+		return fmt.Sprintf(`%d,"[%s]"`, i, strings.Join(f, ", "))
+	})
+	write("nan.csv", "id,embedding\n", func(i int) string {
+		f := format(x[i], ", ", 'g')
+		if i == 50 {
+			f[2] = "NaN"
+		}
+		return fmt.Sprintf(`%d,"[%s]"`, i, strings.Join(f, ", "))
+	})
+	write("missing.csv", "id,embedding\n", func(i int) string {
+		if i == 60 {
+			return fmt.Sprintf("%d,", i)
+		}
+		return fmt.Sprintf(`%d,"[%s]"`, i, strings.Join(format(x[i], ", ", 'g'), ", "))
+	})
+	write("tiny.csv", "id,embedding\n", func(i int) string {
+		f := format(x[i], ", ", 'g')
+		if i == 30 {
+			f[4] = "-1e-50"
+		}
+		return fmt.Sprintf(`%d,"[%s]"`, i, strings.Join(f, ", "))
+	})
+	write("two.csv", "text_emb,image_emb\n", func(i int) string {
+		f := strings.Join(format(x[i], ", ", 'g'), ", ")
+		return fmt.Sprintf(`"[%s]","[%s]"`, f, f)
+	})
+	defer func(size int) { textBlockSize = size }(textBlockSize)
+	for _, size := range []int{1 << 20, 50} { // a list cut across blocks too
+		textBlockSize = size
+		for _, c := range []struct{ arg, note string }{
+			{"duckdb.csv", `120 rows; the column of lists "embedding" read as the embedding (6 numbers a row), as float32; left out: "id", "label", "score"`},
+			{"duckdb.csv:embedding", `the column of lists "embedding" read as the embedding (6 numbers a row), as float32; left out: "id", "label", "score"`},
+			{"numpy.csv", `the column of lists "embedding" read as the embedding (6 numbers a row)`},
+			{"postgres.csv", `the column of lists "embedding"`},
+			{"fwrite.csv", `the column of lists "embedding"`},
+			{"semicolons.csv", `the column of lists "embedding" read as the embedding (6 numbers a row), as float32; left out: "id", "note"`},
+			{"two.csv:image_emb", `the column of lists "image_emb"`},
+		} {
+			e, note, _, err := readTextEmbeddings(filepath.Join(dir, c.arg), "")
+			if name, spec, ok := strings.Cut(c.arg, ":"); ok {
+				e, note, _, err = readTextEmbeddings(filepath.Join(dir, name), spec)
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", c.arg, err)
+			}
+			if !strings.Contains(note, c.note) {
+				t.Errorf("%s: note %q, want %q", c.arg, note, c.note)
+			}
+			if e.N != n || e.D != d {
+				t.Fatalf("%s: (%d, %d), want (%d, %d)", c.arg, e.N, e.D, n, d)
+			}
+			for i := range n {
+				for j := range d {
+					if got := e.Rows[i*d+j]; float64(got) != x[i][j] {
+						t.Fatalf("%s: row %d, coordinate %d: %v, want %v", c.arg, i, j, got, x[i][j])
+					}
+				}
+			}
+		}
+		for arg, want := range map[string]string{
+			"cut.csv":             `cut.csv:2: "embedding" holds "[`,
+			"short.csv":           `short.csv:79: "embedding" holds "[`,
+			"nan.csv":             `its element 3, "NaN", is no number`,
+			"missing.csv":         `missing.csv:62: "embedding" holds a missing value ("")`,
+			"tiny.csv":            `tiny.csv:32: "embedding" holds -1e-50 (in a list), which rounds to 0 in float32`,
+			"two.csv":             `two.csv: "text_emb" and "image_emb" each hold a list of numbers a row: which is the embedding? name it, `,
+			"duckdb.csv:score,e*": `"embedding" holds a list of numbers a row, the embedding by itself: name it alone`,
+			"cut.csv:id":          ``, // the list column left out by name: the id alone read
+		} {
+			name, spec, _ := strings.Cut(arg, ":")
+			_, _, _, err := readTextEmbeddings(filepath.Join(dir, name), spec)
+			if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+				t.Errorf("%s, blocks of %d: %v, want %q", arg, size, err, want)
+			}
+		}
+	}
+	_, why, _ := parseList(`"[1.0 2.0 ... 9.0]"`)
+	if _, why, _ = parseList("[1.0 2.0 ... 9.0]"); !strings.Contains(why, "NumPy's printed array, cut short") {
+		t.Errorf("a cut array: %q", why)
+	}
 }
