@@ -1072,7 +1072,9 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 	}
 	if col < 0 {
 		hint := ": the first line is read as the columns' names, as pandas' to_csv writes them"
-		if near, ok := suggest.Nearest(column, header); ok {
+		if _, ok := sepLine([]byte(strings.Join(header, string(r.Comma)))); ok {
+			hint = ": its first line is Excel's separator line (" + strings.Join(header, string(r.Comma)) + "), which names no column: delete that line (sed -i 1d FILE)"
+		} else if near, ok := suggest.Nearest(column, header); ok {
 			hint = fmt.Sprintf(": did you mean %q?", near)
 		} else if len(header) == 1 {
 			// One column whose name holds the others': another delimiter.

@@ -165,6 +165,47 @@ func sniffSeparator(first, ext string) rune {
 	return best
 }
 
+// badValueHint is what a value among a column's numbers that is no
+// number likely is: a line repeating the header (files joined with their
+// headers: Spark's part files, cat), a number written with thousands
+// separators, or a spreadsheet's error value.
+func badValueHint(v string, first []string, header bool) string {
+	t := strings.TrimSpace(v)
+	if header && slices.Contains(first, t) {
+		return "the header's name: a line repeating the header, as files joined with their headers have (cat part-*.csv)? keep the first file's header only (tail -n +2 for the others)"
+	}
+	digits, marks := 0, 0
+	for _, c := range t {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == ',' || c == '.' || c == '\'' || c == '\u00a0' || c == '\u202f' || c == ' ':
+			marks++
+		case c == '-' || c == '+' || c == 'e' || c == 'E':
+		default:
+			return "a spreadsheet's error value? fix or drop the row, and its label"
+		}
+	}
+	if digits > 0 && marks >= 2 || digits > 0 && strings.ContainsAny(t, "'\u00a0\u202f ") {
+		return "a number written with thousands separators? write the numbers without them (Excel: untick \"Use 1000 separator\"; R: format(x, big.mark = \"\"))"
+	}
+	return "a spreadsheet's error value? fix or drop the row, and its label"
+}
+
+// sepLine says whether a table's first line is Excel's "sep=;", which
+// names the separator (Excel writes it, and reads a file with it, where
+// the locale's separator is not the file's), and which it names.
+func sepLine(first []byte) (rune, bool) {
+	l := strings.TrimSpace(string(first))
+	if len(l) == 5 && strings.HasPrefix(strings.ToLower(l), "sep=") && strings.ContainsRune(",;|", rune(l[4])) {
+		return rune(l[4]), true
+	}
+	if strings.EqualFold(l, "sep=") && strings.HasSuffix(strings.TrimRight(string(first), "\r\n"), "\t") {
+		return '\t', true
+	}
+	return 0, false
+}
+
 // readTextEmbeddings reads an (n, d) table of numbers from a text file —
 // a .csv, .tsv or .txt, or one gzip-compressed — as pandas' to_csv, R's
 // write.csv, a spreadsheet (semicolons, decimal commas, a byte-order
@@ -186,10 +227,18 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 	br := r.(*bufio.Reader)
 	peek, _ := br.Peek(64 << 10)
 	top, _, _ := bytes.Cut(peek, []byte("\n"))
+	if err := utf8Text(p, 1, string(top)); err != nil && bytes.IndexByte(top, 0) >= 0 {
+		return e, "", nil, err // UTF-16: Excel's "Unicode Text"
+	}
 	sep := sniffSeparator(strings.TrimSuffix(string(top), "\r"), textExt(p))
+	line := 0 // the last line read
+	if s, ok := sepLine(top); ok {
+		sep = s // Excel's "sep=;" line, which names the separator
+		br.Discard(len(top) + 1)
+		line++
+	}
 	var next func() ([]string, int, error)
 	comments := 0 // "#" lines at the start, left out
-	line := 0     // the last line read
 	if sep == 0 { // blanks, as np.savetxt and a .txt of numbers write them
 		// Lines read from br itself (no scanner's read-ahead): the rows
 		// past the first two are read from where these stop.
@@ -329,7 +378,7 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 			line int
 			err  error
 		}{
-			{c.bad, fmt.Errorf("%s:%d: %s holds %q among its numbers: a coordinate's every value must be a number (a spreadsheet's error value? fix or drop the row, and its label)", p, c.bad, c.name, c.badValue)},
+			{c.bad, fmt.Errorf("%s:%d: %s holds %q among its numbers: a coordinate's every value must be a number (%s)", p, c.bad, c.name, c.badValue, badValueHint(c.badValue, first, header))},
 			{c.missing, fmt.Errorf("%s:%d: %s holds a missing value (%q): ccs reads no missing values — drop the row (and its label, in the same order), or fill it in", p, c.missing, c.name, c.missValue)},
 			{c.over, fmt.Errorf("%s:%d: %s holds %s, %v", p, c.over, c.name, c.overValue, c.overErr)},
 		} {

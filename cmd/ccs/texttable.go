@@ -70,7 +70,8 @@ type colStats struct {
 // other readers (.npy, Parquet) refuse the same, as bundle.Narrow does.
 var (
 	errOverflow  = fmt.Errorf("beyond float32's range (largest %.2g), in which ccs reads embeddings: fix or drop the row (and its label)", math.MaxFloat32)
-	errUnderflow = fmt.Errorf("which rounds to 0 in float32 (smallest %.2g), in which ccs reads embeddings: write the table's values as float32 first (df.astype(\"float32\").to_csv(…)) if flushing such values to 0 is what you mean", math.SmallestNonzeroFloat32)
+	errUnderflow = fmt.Errorf("which rounds to 0 in float32 (smallest %.2g), in which ccs reads embeddings: if flushing such values to 0 is what you mean, round them before writing the table (pandas: df.astype(\"float32\"); R: x[abs(x) < 1e-40] <- 0; NumPy: x.astype(np.float32))", math.SmallestNonzeroFloat32)
+	errNotFinite = errors.New("no finite number: ccs reads finite coordinates only — drop the row (and its label, in the same order), or fill it in")
 )
 
 // block is what parseBlock made of a block of lines.
@@ -113,6 +114,8 @@ func (b *block) add(rec []string, line int) error {
 			switch {
 			case err == nil && math.IsInf(v, 0) && !strings.Contains(strings.ToLower(f), "inf"): // 1e400
 				err = errOverflow
+			case err == nil && (math.IsInf(v, 0) || v != v):
+				err = errNotFinite // inf, -Infinity, NAN
 			case err != nil && math.IsInf(float64(float32(v)), 0):
 				err = errOverflow
 			case err != nil:
@@ -169,6 +172,8 @@ func (b *block) add(rec []string, line int) error {
 					err = errUnderflow
 				case math.IsInf(float64(x), 0) && !math.IsInf(v, 0):
 					err = errOverflow
+				case math.IsInf(v, 0):
+					err = errNotFinite
 				}
 				if err != nil && s.over == 0 {
 					s.over, s.overValue, s.overErr = line, strconv.FormatFloat(v, 'g', -1, 64)+" (in a list)", err
