@@ -329,6 +329,18 @@ func userEmbeddings(t *testing.T) {
 	if err := os.WriteFile("tickets.csv", []byte(tickets.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The same as datasets' to_json writes them: JSON lines (§1).
+	var docs strings.Builder
+	for i := range n {
+		emb := make([]string, d)
+		for j := range emb {
+			emb[j] = fmt.Sprint(x32[i*d+j])
+		}
+		fmt.Fprintf(&docs, `{"idx": %d, "text": "ticket %d", "label": %q, "embedding": [%s]}`+"\n", i, i, names[i], strings.Join(emb, ", "))
+	}
+	if err := os.WriteFile("docs.jsonl", []byte(docs.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// The same as safetensors' save_file writes them from PyTorch
 	// (float32 embeddings, int64 labels).
 	sttest.Write(t, "emb.safetensors", sttest.T("embeddings", "F32", []int{n, d}, sttest.LE(x32...)), sttest.T("labels", "I64", []int{n}, sttest.LE(y...)))

@@ -40,12 +40,15 @@ func inputKind(path string) (string, error) {
 	case ".tsv", ".csv", ".txt":
 		return ".txt", nil
 	case ".gz":
-		if inner := textExt(path); inner == ".csv" || inner == ".tsv" || inner == ".txt" {
+		switch textExt(path) {
+		case ".csv", ".tsv", ".txt":
 			return ".txt", nil
+		case ".jsonl", ".ndjson", ".json":
+			return ".jsonl", nil
 		}
-		return "", fmt.Errorf("%s: a gzip-compressed file, which ccs reads only of a .csv, .tsv or .txt: decompress it first (gunzip -k %s)", path, path)
-	case ".jsonl", ".ndjson":
-		return "", fmt.Errorf("%s: a JSON-lines file, which ccs does not read: write the column as CSV (df.to_csv(\"labels.csv\"), -labels labels.csv:COLUMN) or Parquet (ds.to_parquet(\"labels.parquet\")), a column of lists as several labels a row", path)
+		return "", fmt.Errorf("%s: a gzip-compressed file, which ccs reads only of a .csv, .tsv, .txt or JSON lines (.jsonl): decompress it first (gunzip -k %s)", path, path)
+	case ".jsonl", ".ndjson", ".json": // JSON Lines: datasets' to_json writes them to a .json
+		return ".jsonl", nil
 	default:
 		if ext == "" && bundle.IsTable(path) { // a Hugging Face dataset's directory
 			return ".parquet", nil
@@ -53,7 +56,7 @@ func inputKind(path string) (string, error) {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			return "", fmt.Errorf("%s: a directory without state.json or dataset_dict.json: want a file (.npy, .npz, .safetensors, .parquet, .arrow), a Hugging Face dataset's directory (save_to_disk), or a directory named *.parquet of Parquet parts (as Dask and Spark write one)", path)
 		}
-		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR picks a tensor), .parquet, .arrow or a Hugging Face dataset's directory (FILE:COLUMN picks a column), or a text table, .csv, .tsv or .txt (gzip-compressed too: .csv.gz)", path, ext)
+		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR picks a tensor), .parquet, .arrow or a Hugging Face dataset's directory (FILE:COLUMN picks a column), a text table, .csv, .tsv or .txt (gzip-compressed too: .csv.gz), or JSON lines, .jsonl (FILE:FIELD picks a field)", path, ext)
 	}
 }
 
@@ -202,6 +205,15 @@ func readEmbeddings(arg string, views bool) (*embeddingsFile, error) {
 			}
 		}
 		return f, bundle.CheckEmbeddings(e)
+	case ".jsonl":
+		if views {
+			return nil, fmt.Errorf("%s: views come as an (n, v, d) array in an .npy, .npz or .safetensors", path)
+		}
+		e, note, err := readJSONLEmbeddings(path, name)
+		if err != nil {
+			return nil, err
+		}
+		return &embeddingsFile{Embeddings: e, conv: note}, bundle.CheckEmbeddings(e)
 	case ".txt":
 		if views {
 			return nil, fmt.Errorf("%s: views come as an (n, v, d) array in an .npy, .npz or .safetensors", path)
@@ -241,6 +253,22 @@ func readIDs(arg string, what string) (ids []int64, names []string, missing map[
 	switch kind {
 	case ".parquet":
 		return readParquetIDs(path, name, what, true)
+	case ".jsonl":
+		values, err := readJSONLValues(path, name, what)
+		if err != nil {
+			return nil, nil, nil, "", err
+		}
+		if name == "" {
+			name = what
+		}
+		if err := realColumn(path, name, values, what); err != nil {
+			return nil, nil, nil, "", err
+		}
+		ids, names, missing, err := idsOfText(values, path, what)
+		if _, ok := err.(*headerError); ok {
+			return nil, nil, nil, "", fmt.Errorf("%s:1: %q in field %q is not an integer, and the field's other values are: give each row an integer (or null), or names throughout", path, values[0], name)
+		}
+		return ids, names, missing, "", err
 	case ".txt":
 		if ext := textExt(path); ext == ".csv" || ext == ".tsv" {
 			return readCSVIDs(path, name, what)
@@ -294,6 +322,9 @@ func readLabels(arg string) (labelsInput, error) {
 		return labelsInput{}, err
 	}
 	switch kind {
+	case ".jsonl":
+		ids, names, missing, warn, err := readIDs(arg, "labels")
+		return labelsInput{ids: ids, names: names, missing: missing, warn: warn}, err
 	case ".txt":
 		ids, names, missing, warn, err := readIDs(arg, "labels")
 		if err == nil && names != nil {
@@ -911,6 +942,15 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 		}
 		if len(ids) > 0 && headerLike(ids[0]) {
 			return nil, fmt.Errorf("%s:1: %q is a column's name, not an id: a .txt of ids holds one id a line and nothing else, in row order, so a header line would give every row the id of the one before it (remove it)", path, ids[0])
+		}
+	case kind == ".jsonl":
+		if ids, err = readJSONLValues(path, name, strings.ReplaceAll(what, " ", "_")); err != nil {
+			return nil, err
+		}
+		for i, id := range ids {
+			if id == "" {
+				return nil, fmt.Errorf("%s: the %d-th object: an empty or null id", path, i+1)
+			}
 		}
 	case kind == ".parquet":
 		codes, names, _, _, err := readParquetIDs(path, name, what, false)

@@ -175,7 +175,7 @@ func TestTextEmbeddingsBad(t *testing.T) {
 		"word.csv":      "a,b\n0.5,0.25\n1.5,oops\n",
 		"nohead.csv":    "0.5,0.25\n1.5,0.75\n",
 		"notgz.csv.gz":  "a,b\n1,2\n",
-		"emb.json.gz":   "{}",
+		"emb.yaml.gz":   "{}",
 		"div0.csv":      "id,a,b\nx,0.5,0.25\ny,#DIV/0!,0.75\n",
 		"hex.csv":       "a,b\n0.5,0.25\n0x1p-3,0.75\n",
 		"ids.csv":       idRows(60, "code"),
@@ -229,7 +229,7 @@ func TestTextEmbeddingsBad(t *testing.T) {
 		{"idcol.csv:dim0", `no column matches "dim0" (the columns: ticket_no, dim_0, dim_1): did you mean "dim_0"?`},
 		{"nohead.csv:a", `nohead.csv:a: the file has no header line, so its columns have no names to pick`},
 		{"notgz.csv.gz", `notgz.csv.gz: not gzip-compressed`},
-		{"emb.json.gz", `emb.json.gz: a gzip-compressed file, which ccs reads only of a .csv, .tsv or .txt: decompress it first (gunzip -k`},
+		{"emb.yaml.gz", `emb.yaml.gz: a gzip-compressed file, which ccs reads only of a .csv, .tsv, .txt or JSON lines (.jsonl): decompress it first (gunzip -k`},
 	}
 	for _, c := range cases {
 		t.Run(c.arg, func(t *testing.T) {

@@ -373,21 +373,45 @@ func (t *tableParse) rows(use []int) []float32 {
 
 // rest parses the table's lines from r's position, the first of them
 // line, in blocks of whole lines (cut where no quoted field goes on past
-// the cut) on t.workers goroutines, merging them in the file's order;
-// the first error in the file's order is returned, as one pass from the
-// top would return it. At most two blocks a worker are read ahead.
+// the cut) on every core, merging them in the file's order (inBlocks).
 func (t *tableParse) rest(r *bufio.Reader, line int) error {
+	return inBlocks(r, t.path, line, func(b []byte) int { return blockCut(b, t.sep != 0) },
+		func(data []byte, line int) (*block, error) {
+			b := t.parseBlock(data, line)
+			return b, b.err
+		},
+		func(b *block) error {
+			t.merge(b)
+			return nil
+		})
+}
+
+// inBlocks reads r to its end in blocks of whole lines, the first line
+// line — a block cut where cut says it may be (−1: nowhere yet, read on)
+// —, parses them with parse on textWorkers goroutines (GOMAXPROCS where
+// 0) and hands them to merge in the file's order: the first error in the
+// file's order (a read's, named by path, a parse's or merge's) is
+// returned, as one pass from the top would return it. At most two blocks
+// a worker are read ahead, and no goroutine is left once it returns.
+// parse must keep nothing of data once it returns: the block's bytes are
+// read into again (a 1 GB file is not 1 GB of garbage).
+func inBlocks[B any](r io.Reader, path string, line int, cut func([]byte) int, parse func(data []byte, line int) (B, error), merge func(B) error) error {
 	workers := textWorkers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	type result struct {
+		b   B
+		err error
+	}
 	type job struct {
 		data []byte
 		line int
-		out  chan *block
+		out  chan result
 	}
 	jobs := make(chan job)
 	order := make(chan job, 2*workers)
+	free := make(chan []byte, 2*workers+2) // parsed blocks' buffers, to read into again
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	defer wg.Wait() // no goroutine left reading r, or parsing, once returned
@@ -400,30 +424,39 @@ func (t *tableParse) rest(r *bufio.Reader, line int) error {
 		defer close(jobs)
 		var carry []byte
 		for {
-			buf := make([]byte, len(carry)+max(size, len(carry))) // a long line (or a quote left open): doubled, not rescanned a block at a time
+			need := len(carry) + max(size, len(carry)) // a long line (or a quote left open): doubled, not rescanned a block at a time
+			var buf []byte
+			select {
+			case buf = <-free:
+			default:
+			}
+			if cap(buf) < need {
+				buf = make([]byte, need)
+			}
+			buf = buf[:need]
 			copy(buf, carry)
 			k, err := io.ReadFull(r, buf[len(carry):])
 			buf = buf[:len(carry)+k]
 			eof := err == io.EOF || err == io.ErrUnexpectedEOF
 			if err != nil && !eof {
-				j := job{out: make(chan *block, 1)}
-				j.out <- &block{err: fmt.Errorf("%s: %w", t.path, err)}
+				j := job{out: make(chan result, 1)}
+				j.out <- result{err: fmt.Errorf("%s: %w", path, err)}
 				select {
 				case order <- j:
 				case <-done:
 				}
 				return
 			}
-			cut := len(buf)
+			at := len(buf)
 			if !eof {
-				if cut = blockCut(buf, t.sep != 0); cut < 0 {
+				if at = cut(buf); at < 0 {
 					carry = buf // no whole line yet: read on
 					continue
 				}
 			}
-			carry = append([]byte(nil), buf[cut:]...)
-			if cut > 0 {
-				j := job{data: buf[:cut], line: line, out: make(chan *block, 1)}
+			carry = append([]byte(nil), buf[at:]...)
+			if at > 0 {
+				j := job{data: buf[:at], line: line, out: make(chan result, 1)}
 				line += bytes.Count(j.data, []byte("\n"))
 				select {
 				case order <- j:
@@ -445,16 +478,23 @@ func (t *tableParse) rest(r *bufio.Reader, line int) error {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				j.out <- t.parseBlock(j.data, j.line)
+				b, err := parse(j.data, j.line)
+				j.out <- result{b, err}
+				select {
+				case free <- j.data[:0]:
+				default:
+				}
 			}
 		}()
 	}
 	for j := range order {
-		b := <-j.out
-		if b.err != nil {
-			return b.err
+		r := <-j.out
+		if r.err != nil {
+			return r.err
 		}
-		t.merge(b)
+		if err := merge(r.b); err != nil {
+			return err
+		}
 	}
 	return nil
 }
