@@ -264,16 +264,16 @@ func params(h func(http.ResponseWriter, *http.Request) error, takes ...string) f
 // noBody refuses a body to h, an endpoint that reads none (as params
 // refuses a query parameter it does not take): a caller who sends
 // {"set": "ball"} to the reload expecting one set reloaded learns that
-// nothing of it is read. An empty body, blanks or {} (what clients send
-// for a POST of nothing) pass.
+// nothing of it is read. An empty body, blanks, {} or null (what
+// clients send for a POST of nothing) pass.
 func noBody(h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if r.Body != nil {
-			b, err := io.ReadAll(io.LimitReader(r.Body, 4<<10))
+			b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 			if err != nil {
 				return badRequest("body", "reading the body: %v", err)
 			}
-			if t := strings.Join(strings.Fields(string(b)), ""); t != "" && t != "{}" {
+			if t := strings.Join(strings.Fields(string(b)), ""); t != "" && t != "{}" && t != "null" {
 				return badRequest("body", "%s %s takes no body, and nothing in this one would be read (%s): send none", r.Method, r.URL.Path, quote(string(b)))
 			}
 		}

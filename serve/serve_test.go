@@ -143,6 +143,7 @@ func TestEndpoints(t *testing.T) {
 		{"ood-fdr-delta", "POST", "/v1/sets/ball/ood?alpha_ood=0.1&delta=0.1&fdr=0.2", `{"points": [[0, 0, 0], [3, 0, 4.6], [30, 0, 0], [0, 20, 0]]}`},
 		{"ood-reset", "POST", "/v1/sets/ball/ood/monitor/reset", ""},
 		{"ood-reset", "POST", "/v1/sets/ball/ood/monitor/reset", " {}\n"}, // what a client sends for a POST of nothing
+		{"ood-reset", "POST", "/v1/sets/ball/ood/monitor/reset", "null"},
 		{"retrieve", "POST", "/v1/sets/ball/retrieve", `{"anchor": [0, 0, 0], "collection": "db"}`},
 		{"retrieve-limit", "POST", "/v1/sets/ball/retrieve", `{"anchor": [0, 0, 0], "collection": "db", "limit": 2}`},
 		// An anchor off the origin: no warning of an all-zero anchor.

@@ -1069,6 +1069,7 @@ func TestBundleBadInput(t *testing.T) {
 	os.WriteFile(p("obs.csv"), []byte(",cell_type,donor\nAAAC-1,T cell,A\n"), 0o644)
 	os.WriteFile(p("semi.csv"), []byte("id;topic;text\n1;a;x\n"), 0o644) // a European spreadsheet's export: read
 	os.WriteFile(p("pipe.csv"), []byte("id|topic|text\n1|a|x\n"), 0o644)
+	os.WriteFile(p("nohead.csv"), []byte("0.5,1.5,cat\n0.25,2.5,dog\n"), 0o644) // Spark's df.write.csv: no header
 	os.WriteFile(p("header.csv"), []byte(""), 0o644)
 	flabels := make([]float64, n)
 	for i, l := range y {
@@ -1291,6 +1292,7 @@ func TestBundleBadInput(t *testing.T) {
 		{"a table's column unnamed", []string{"-labels", p("obs.csv")}, false, `obs.csv: which column holds the labels? give ` + p("obs.csv") + `:COLUMN (the columns: "", "cell_type", "donor")`},
 		{"a table's column absent", []string{"-labels", p("obs.csv") + ":celltype"}, false, `obs.csv: no column "celltype"`},
 		{"a table separated by semicolons, read", []string{"-labels", p("semi.csv") + ":topic"}, false, `semi.csv:topic: 1 labels for the 400 rows`},
+		{"a table without a header", []string{"-labels", p("nohead.csv") + ":label"}, false, `nohead.csv: no column "label": its first line holds numbers (0.5, 1.5 … of 3 fields), no names — a file without a header has no column of a name: write the labels' column alone as a .txt, cut -d',' -f N ` + p("nohead.csv") + ` > labels.txt`},
 		{"a table separated by bars", []string{"-labels", p("pipe.csv") + ":topic"}, false, `pipe.csv: no column "topic" (the columns: "id|topic|text"): the file's columns are separated by "|", and a .csv's are read at commas`},
 		{"a table of labels for other rows", []string{"-labels", p("obs.csv") + ":cell_type"}, false, `obs.csv:cell_type: 1 labels for the 400 rows of`},
 		{"an empty table", []string{"-labels", p("header.csv") + ":cell_type"}, false, `header.csv: no labels`},

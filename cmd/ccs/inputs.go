@@ -30,6 +30,9 @@ import (
 
 // inputKind is a file's type by its extension.
 func inputKind(path string) (string, error) {
+	if err := textParts(path); err != nil {
+		return "", err
+	}
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".npy", ".npz", ".parquet", ".safetensors":
 		return ext, nil
@@ -58,6 +61,45 @@ func inputKind(path string) (string, error) {
 		}
 		return "", fmt.Errorf("%s: unknown file type %q: want .npy, .npz (FILE:ARRAY picks an array), .safetensors (FILE:TENSOR picks a tensor), .parquet, .arrow or a Hugging Face dataset's directory (FILE:COLUMN picks a column), a text table, .csv, .tsv or .txt (gzip-compressed too: .csv.gz), or JSON lines, .jsonl (FILE:FIELD picks a field)", path, ext)
 	}
+}
+
+// textParts refuses a directory of text parts — Spark's df.write.csv or
+// .json writes one, named as the file was meant to be (emb.csv/) —, with
+// how to join them into the one file ccs reads: a directory read as a
+// file fails with no more than "is a directory".
+func textParts(path string) error {
+	st, err := os.Stat(path)
+	if err != nil || !st.IsDir() {
+		return nil
+	}
+	if ext := strings.ToLower(filepath.Ext(filepath.Clean(path))); ext == ".parquet" || ext == ".arrow" {
+		return nil // a directory of Parquet parts, whose reader says what it holds
+	}
+	path = filepath.Clean(path)
+	for _, ext := range []string{".csv", ".tsv", ".txt", ".json", ".jsonl"} {
+		parts, _ := filepath.Glob(filepath.Join(path, "part-*"+ext))
+		gz, _ := filepath.Glob(filepath.Join(path, "part-*"+ext+".gz"))
+		if len(parts)+len(gz) == 0 {
+			continue
+		}
+		join := fmt.Sprintf("cat %s/part-*%s > joined%s", path, ext, ext)
+		if ext == ".csv" || ext == ".tsv" {
+			join = fmt.Sprintf("with a header in each part (option header=true): head -n 1 %s > joined%s; tail -q -n +2 %s/part-*%s >> joined%s; without one, cat %s/part-*%s > joined%s", first(parts, gz), ext, path, ext, ext, path, ext, ext)
+		}
+		if len(gz) > 0 {
+			join += " (gunzip the .gz parts first)"
+		}
+		return fmt.Errorf("%s: a directory of %d %s parts, as Spark writes one (df.write%s): ccs reads one file — join them in their order, %s; or write Parquet (df.write.parquet), whose directory of parts ccs reads", path, len(parts)+len(gz), ext, map[bool]string{true: ".csv", false: ".json"}[ext != ".json" && ext != ".jsonl"], join)
+	}
+	return nil
+}
+
+// first is the first of a's paths, else of b's.
+func first(a, b []string) string {
+	if len(a) > 0 {
+		return a[0]
+	}
+	return b[0]
 }
 
 // readArray reads an .npy, or one array of an .npz or tensor of a
@@ -988,20 +1030,50 @@ func readIDStrings(arg, what string, n, d int) ([]string, error) {
 // is sniffSeparator's of its first line) for reading, past a
 // UTF-8 byte-order mark (Excel's "CSV UTF-8", pandas' utf-8-sig), its
 // records of any number of fields; close the file when done.
-func openCSV(path string) (*csv.Reader, io.Closer, error) {
+func openCSV(path string) (*csvFile, io.Closer, error) {
 	r0, f, err := openText(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	br := r0.(*bufio.Reader)
-	r := csv.NewReader(br)
 	peek, _ := br.Peek(64 << 10)
 	first, _, _ := bytes.Cut(peek, []byte("\n"))
-	if sep := sniffSeparator(strings.TrimSuffix(string(first), "\r"), textExt(path)); sep != 0 {
+	skipped := 0
+	sep := sniffSeparator(strings.TrimSuffix(string(first), "\r"), textExt(path))
+	if s, ok := sepLine(first); ok {
+		sep, skipped = s, 1 // Excel's "sep=;" line, which names the separator
+		br.Discard(len(first) + 1)
+	}
+	r := csv.NewReader(br)
+	if sep != 0 {
 		r.Comma = sep // a spreadsheet's semicolons, where the comma is the decimal mark; a tab
 	}
 	r.FieldsPerRecord = -1
-	return r, f, nil
+	return &csvFile{Reader: r, skipped: skipped}, f, nil
+}
+
+// csvFile is a CSV file's reader, its line numbers the file's where lines
+// before the reader's first (Excel's "sep=;") were skipped.
+type csvFile struct {
+	*csv.Reader
+	skipped int
+}
+
+// FieldPos is csv.Reader's, in the file's lines.
+func (r *csvFile) FieldPos(field int) (line, column int) {
+	line, column = r.Reader.FieldPos(field)
+	return line + r.skipped, column
+}
+
+// Read is csv.Reader's, a parse error's lines the file's.
+func (r *csvFile) Read() ([]string, error) {
+	rec, err := r.Reader.Read()
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		pe.Line += r.skipped
+		pe.StartLine += r.skipped
+	}
+	return rec, err
 }
 
 // csvColumns is the number of columns of a CSV (or TSV) file's first
@@ -1043,7 +1115,7 @@ func readCSVStrings(path, column, what string) ([]string, error) {
 		return nil, fmt.Errorf("%s: no column %q (the columns: %s)", path, column, strings.Join(header, ", "))
 	}
 	var ids []string
-	for line := 2; ; line++ {
+	for line := 2 + r.skipped; ; line++ {
 		rec, err := r.Read()
 		if err == io.EOF {
 			return ids, nil
@@ -1112,9 +1184,16 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 	}
 	if col < 0 {
 		hint := ": the first line is read as the columns' names, as pandas' to_csv writes them"
-		if _, ok := sepLine([]byte(strings.Join(header, string(r.Comma)))); ok {
-			hint = ": its first line is Excel's separator line (" + strings.Join(header, string(r.Comma)) + "), which names no column: delete that line (sed -i 1d FILE)"
-		} else if near, ok := suggest.Nearest(column, header); ok {
+		numbers := 0
+		for _, h := range header {
+			if _, _, ok := parseNumber(h); ok {
+				numbers++
+			}
+		}
+		if numbers >= 2 && numbers*2 >= len(header) {
+			return nil, nil, nil, "", fmt.Errorf("%s: no column %q: its first line holds numbers (%s, %s … of %d fields), no names — a file without a header has no column of a name: write the %s' column alone as a .txt, cut -d'%c' -f N %s > %s.txt (N its column's number, 1 the first), or the file with a header", path, column, header[0], header[1], len(header), what, r.Comma, path, what)
+		}
+		if near, ok := suggest.Nearest(column, header); ok {
 			hint = fmt.Sprintf(": did you mean %q?", near)
 		} else if len(header) == 1 {
 			// One column whose name holds the others': another delimiter.

@@ -125,6 +125,8 @@ type textColumn struct {
 	listOdd      int
 	listOddValue string
 	listOddWhy   string
+	listOddLen   int  // listOdd's list's length, where that is what is wrong
+	listN        int  // the length of its lists (of the first, where none is read)
 	integers     bool // every value an integer
 	lo, hi       float64
 }
@@ -227,8 +229,11 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 	br := r.(*bufio.Reader)
 	peek, _ := br.Peek(64 << 10)
 	top, _, _ := bytes.Cut(peek, []byte("\n"))
-	if err := utf8Text(p, 1, string(top)); err != nil && bytes.IndexByte(top, 0) >= 0 {
-		return e, "", nil, err // UTF-16: Excel's "Unicode Text"
+	switch {
+	case bytes.IndexByte(top, 0) >= 0: // UTF-16 (Excel's "Unicode Text"), with its byte-order mark or without
+		return e, "", nil, fmt.Errorf("%s:1: not UTF-8 but UTF-16 (NUL bytes between the characters: Excel's \"Unicode Text\", PowerShell's Out-File): save it as UTF-8 (Excel: CSV UTF-8; iconv -f utf-16 -t utf-8 FILE)", p)
+	case bytes.Count(top, []byte("\r")) > 1 && len(top) == len(peek): // no \n in what was peeked, and several \r
+		return e, "", nil, fmt.Errorf("%s: its lines end in a carriage return alone (classic Mac OS, Excel's \"CSV (Macintosh)\"): convert them, tr '\\r' '\\n' < FILE > FILE2, or save as CSV UTF-8", p)
 	}
 	sep := sniffSeparator(strings.TrimSuffix(string(top), "\r"), textExt(p))
 	line := 0 // the last line read
@@ -239,7 +244,22 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 	}
 	var next func() ([]string, int, error)
 	comments := 0 // "#" lines at the start, left out
-	if sep == 0 { // blanks, as np.savetxt and a .txt of numbers write them
+	if sep != 0 {
+		// np.savetxt's header= line ("# a,b"), as np.loadtxt skips it:
+		// at the top only, read as it is (a "#N/A" row below is a row).
+		for {
+			b, _ := br.Peek(1)
+			if len(b) == 0 || b[0] != '#' {
+				break
+			}
+			if _, err := br.ReadString('\n'); err != nil {
+				break
+			}
+			line++
+		}
+	}
+	skipped := line // lines before the csv reader's first: its line numbers count from past them
+	if sep == 0 {   // blanks, as np.savetxt and a .txt of numbers write them
 		// Lines read from br itself (no scanner's read-ahead): the rows
 		// past the first two are read from where these stop.
 		next = func() ([]string, int, error) {
@@ -264,19 +284,22 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 		cr.Comma = sep
 		cr.FieldsPerRecord = -1
 		cr.ReuseRecord = false
-		cr.Comment = '#' // np.savetxt's header= line, as np.loadtxt skips it
 		next = func() ([]string, int, error) {
 			rec, err := cr.Read()
 			if err != nil {
 				var pe *csv.ParseError
 				if errors.As(err, &pe) {
-					return nil, pe.Line, fmt.Errorf("line %d: %w", pe.Line, pe.Err)
+					return nil, pe.Line + skipped, fmt.Errorf("line %d: %w", pe.Line+skipped, pe.Err)
 				}
 				return nil, 0, err
 			}
 			start, _ := cr.FieldPos(0)
-			line, _ = cr.FieldPos(len(rec) - 1) // csv reads br a line at a time: the rest starts past it
-			return rec, start, nil
+			// csv reads br a line at a time: the rest starts past the
+			// record's last line, its last field's line and the line
+			// breaks in it (a quoted field over lines).
+			last, _ := cr.FieldPos(len(rec) - 1)
+			line = skipped + last + strings.Count(rec[len(rec)-1], "\n")
+			return rec, skipped + start, nil
 		}
 	}
 	first, firstLine, err := next()
@@ -302,7 +325,9 @@ func readTextEmbeddings(p, spec string) (e bundle.Embeddings, note string, index
 			header = true
 		}
 		if _, why, _ := parseList(second[i]); why == "" {
-			header = true // a name above a list of numbers: an embedding column
+			if _, _, listish := parseList(f); !listish {
+				header = true // a name above a list of numbers: an embedding column
+			}
 		}
 	}
 	pandasIndex := len(first) > 1 && strings.TrimSpace(first[0]) == "" && second != nil && len(second) > 0 && allIntegers(second[:1]) && strings.TrimSpace(second[0]) != ""
@@ -492,20 +517,29 @@ func span(names []string) string {
 }
 
 // chooseColumns chooses the embedding's columns of a table, as
-// textColumns does, or its column of lists (listCol, −1 where none): the
-// one column whose every value is a list of d numbers — an embedding
-// column as Polars, DuckDB, Spark and Hugging Face datasets write one —,
-// which is read whatever other columns of numbers (an id, a score) the
-// table holds; those are left out. A column written as lists that
-// cannot be read so is refused (naming the line), not left out as text,
-// unless spec names the embedding's other columns.
+// textColumns does, or its column of lists (listCol, −1 where none): a
+// column whose every value is a list of d numbers — an embedding column
+// as Polars, DuckDB, Spark and Hugging Face datasets write one — is the
+// embedding where its d is more than the table's columns of numbers
+// (an id, a score beside it; a bounding box's 4 or a version's 1.2|3
+// beside 32 coordinates are not), the others then left out. Such a
+// column that cannot be read so (a word or NaN in a list, another
+// length) is refused, naming the line, where it would have been chosen;
+// otherwise it is left out as text, as is every column of lists not
+// chosen.
 func chooseColumns(p, spec string, header bool, first []string, cols []textColumn) (use []int, left []string, listCol int, err error) {
+	scalars := 0
+	for i, c := range cols {
+		if c.numbers && c.text == 0 && !(i == 0 && header && (first[0] == "" || strings.HasPrefix(first[0], "Unnamed:")) && c.integers && len(cols) > 1) {
+			scalars++ // a column of numbers, not pandas' unnamed index
+		}
+	}
 	var lists, odd []int
 	for i, c := range cols {
 		switch {
-		case c.list > 0:
+		case c.list > scalars:
 			lists = append(lists, i)
-		case c.listOdd != 0:
+		case c.listOdd != 0 && c.listN > scalars:
 			odd = append(odd, i)
 		}
 	}
@@ -518,6 +552,13 @@ func chooseColumns(p, spec string, header bool, first []string, cols []textColum
 			v = clipValue(v)
 		}
 		return fmt.Errorf("%s:%d: %s holds %s, %s: a column of lists is read as the embedding where every row's is a list of one length, of numbers", p, c.listOdd, c.name, v, c.listOddWhy)
+	}
+	asText := func() { // the columns of lists not read: text, left out
+		for i := range cols {
+			if c := &cols[i]; (c.list > 0 || c.listOdd != 0) && !slices.Contains(lists, i) {
+				c.text, c.textValue = max(c.listOdd, 1), c.listOddValue
+			}
+		}
 	}
 	if spec == "" {
 		switch {
@@ -542,7 +583,11 @@ func chooseColumns(p, spec string, header bool, first []string, cols []textColum
 			}
 			return lists[:1], left, lists[0], nil
 		}
+		asText()
+		use, left, err = textColumns(p, spec, header, first, cols)
+		return use, left, -1, err
 	}
+	// Named: a column of lists alone, or columns of numbers.
 	use, left, err = textColumns(p, spec, header, first, cols)
 	if err != nil {
 		return nil, nil, -1, err

@@ -166,37 +166,49 @@ func TestTextEmbeddingsBad(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	files := map[string]string{
-		"idcol.csv":     "ticket_no,dim_0,dim_1\n1001,0.5,0.25\n1002,1.5,-0.75\n",
-		"na.csv":        "a,b\n0.5,0.25\n1.5,NA\n",
-		"ragged.csv":    "a,b\n0.5,0.25\n1.5\n",
-		"text.csv":      "id,label\nx,y\nz,w\n",
-		"empty.csv":     "",
-		"header.csv":    "a,b\n",
-		"word.csv":      "a,b\n0.5,0.25\n1.5,oops\n",
-		"nohead.csv":    "0.5,0.25\n1.5,0.75\n",
-		"notgz.csv.gz":  "a,b\n1,2\n",
-		"emb.yaml.gz":   "{}",
-		"div0.csv":      "id,a,b\nx,0.5,0.25\ny,#DIV/0!,0.75\n",
-		"hex.csv":       "a,b\n0.5,0.25\n0x1p-3,0.75\n",
-		"ids.csv":       idRows(60, "code"),
-		"counts.csv":    idRows(60, "n_tokens")[:0] + countRows(60),
-		"twice.csv":     "x,x\n0.5,0.25\n1.5,0.75\n",
-		"nothing.csv":   "a,b,c\n0.5,0.25,\n1.5,0.75,\n",
-		"huge.csv":      "a,b\n0.5,0.25\n1e400,0.75\n",
-		"idonly.csv":    "id,label,text\n1,a,x\n2,b,y\n",
-		"big.csv":       "a,b\n0.5,0.25\n1.5,-1e300\n",
-		"tiny.csv":      "a,b\n0.5,0.25\n1.5,1e-50\n",
-		"inf.csv":       "a,b\n0.5,0.25\n1.5,-inf\n",
-		"sephint.csv":   "\ufeffsep=;\r\na;b\r\n0,5;0,25\r\n1,5;0,75\r\n", // Excel's
-		"utf16.csv":     "\xff\xfea\x00,\x00b\x00\n\x001\x00,\x002\x00\n\x00",
-		"rehead.csv":    "a,b\n0.5,0.25\n1.5,0.75\na,b\n2.5,0.5\n",
-		"thousands.csv": "a;b\n0,5;0,25\n1.234,5;0,75\n",
-		"tinytext.csv":  "a,b,note\n0.5,0.25,x\n1.5,0.75,1e-50\n",
+		"idcol.csv":      "ticket_no,dim_0,dim_1\n1001,0.5,0.25\n1002,1.5,-0.75\n",
+		"na.csv":         "a,b\n0.5,0.25\n1.5,NA\n",
+		"ragged.csv":     "a,b\n0.5,0.25\n1.5\n",
+		"text.csv":       "id,label\nx,y\nz,w\n",
+		"empty.csv":      "",
+		"header.csv":     "a,b\n",
+		"word.csv":       "a,b\n0.5,0.25\n1.5,oops\n",
+		"nohead.csv":     "0.5,0.25\n1.5,0.75\n",
+		"notgz.csv.gz":   "a,b\n1,2\n",
+		"emb.yaml.gz":    "{}",
+		"div0.csv":       "id,a,b\nx,0.5,0.25\ny,#DIV/0!,0.75\n",
+		"hex.csv":        "a,b\n0.5,0.25\n0x1p-3,0.75\n",
+		"ids.csv":        idRows(60, "code"),
+		"counts.csv":     idRows(60, "n_tokens")[:0] + countRows(60),
+		"twice.csv":      "x,x\n0.5,0.25\n1.5,0.75\n",
+		"nothing.csv":    "a,b,c\n0.5,0.25,\n1.5,0.75,\n",
+		"huge.csv":       "a,b\n0.5,0.25\n1e400,0.75\n",
+		"idonly.csv":     "id,label,text\n1,a,x\n2,b,y\n",
+		"big.csv":        "a,b\n0.5,0.25\n1.5,-1e300\n",
+		"tiny.csv":       "a,b\n0.5,0.25\n1.5,1e-50\n",
+		"inf.csv":        "a,b\n0.5,0.25\n1.5,-inf\n",
+		"sephint.csv":    "\ufeffsep=;\r\na;b\r\n0,5;0,25\r\n1,5;0,75\r\n", // Excel's
+		"utf16.csv":      "\xff\xfea\x00,\x00b\x00\n\x001\x00,\x002\x00\n\x00",
+		"utf16nobom.csv": "x\x00,\x00y\x00\n\x001\x00,\x002\x00\n\x00",
+		"cr.csv":         "x,y\r1,2\r3,4\r",
+		"tiny400.csv":    "x,y\n1e-400,2\n3,4\n",
+		"rehead.csv":     "a,b\n0.5,0.25\n1.5,0.75\na,b\n2.5,0.5\n",
+		"thousands.csv":  "a;b\n0,5;0,25\n1.234,5;0,75\n",
+		"tinytext.csv":   "a,b,note\n0.5,0.25,x\n1.5,0.75,1e-50\n",
 	}
 	for name, text := range files {
 		os.WriteFile(p(name), []byte(text), 0o644)
 	}
+	// Spark's df.write.csv("spark.csv"): a directory of parts.
+	os.Mkdir(p("spark.csv"), 0o755)
+	for _, part := range []string{"part-00000-a1-c000.csv", "part-00001-a1-c000.csv", "_SUCCESS"} {
+		os.WriteFile(filepath.Join(p("spark.csv"), part), []byte("a,b\n0.5,0.25\n"), 0o644)
+	}
+	if _, _, _, _, err := readIDs(p("spark.csv")+":label", "labels"); err == nil || !strings.Contains(err.Error(), "spark.csv: a directory of 2 .csv parts, as Spark writes one (df.write.csv): ccs reads one file — join them in their order") {
+		t.Errorf("labels of Spark's parts: %v", err)
+	}
 	cases := []struct{ arg, want string }{
+		{"spark.csv", `spark.csv: a directory of 2 .csv parts, as Spark writes one (df.write.csv): ccs reads one file — join them in their order, with a header in each part (option header=true): head -n 1 `},
 		{"idcol.csv", `idcol.csv: "ticket_no" holds integers (1001 to 1002), named as ids or labels are, among real numbers: an id or labels read as a coordinate? name the embedding's columns, ` + p("idcol.csv") + `:dim_* (to keep it as a feature, name it too)`},
 		{"ids.csv", `ids.csv: "code" holds integers (5 to 64), a different one each row, among real numbers`},
 		{"div0.csv", `div0.csv:3: "a" holds "#DIV/0!" among its numbers: a coordinate's every value must be a number`},
@@ -215,6 +227,9 @@ func TestTextEmbeddingsBad(t *testing.T) {
 		{"sephint.csv", ``},
 		{"sephint.csv:b", ``},
 		{"utf16.csv", `utf16.csv:1: not UTF-8 but UTF-16`},
+		{"utf16nobom.csv", `utf16nobom.csv:1: not UTF-8 but UTF-16`},
+		{"cr.csv", `cr.csv: its lines end in a carriage return alone`},
+		{"tiny400.csv", `tiny400.csv:2: "x" holds 1e-400, which rounds to 0 in float32`},
 		{"rehead.csv", `rehead.csv:4: "a" holds "a" among its numbers: a coordinate's every value must be a number (the header's name: a line repeating the header`},
 		{"thousands.csv", `thousands.csv:3: "a" holds "1.234,5" among its numbers: a coordinate's every value must be a number (a number written with thousands separators?`},
 		{"thousands.csv:b", ``},

@@ -64,6 +64,8 @@ type colStats struct {
 	firstListValue                          string
 	listOdd                                 int
 	listOddValue, listOddWhy                string
+	listOddLen                              int // listOdd's length, where it is a list of another length
+	listOddN                                int // the numbers of the first value written as a list that is none
 }
 
 // What a number that float32 cannot hold is refused with: the table's
@@ -106,6 +108,14 @@ func (b *block) add(rec []string, line int) error {
 		s := &b.stats[i]
 		v, comma, ok := parseNumber(f)
 		switch {
+		case ok && v == 0 && nonzeroText(f): // 1e-400: below float64's range, read as 0
+			if s.over == 0 {
+				s.over, s.overValue, s.overErr = line, strings.TrimSpace(f), errUnderflow
+			}
+			if s.firstNum == 0 {
+				s.firstNum = line
+			}
+			b.vals = append(b.vals, 0)
 		case ok:
 			x, err := float32(v), error(nil)
 			if x == 0 && v != 0 || math.IsInf(float64(x), 0) {
@@ -140,18 +150,29 @@ func (b *block) add(rec []string, line int) error {
 				s.firstNA, s.naValue = line, f
 			}
 			b.vals = append(b.vals, float32(math.NaN()))
+		case emptyList(f): // [] or {}: no embedding, as a missing value
+			if s.firstNA == 0 {
+				s.firstNA, s.naValue = line, f
+			}
+			b.vals = append(b.vals, float32(math.NaN()))
 		default:
 			b.vals = append(b.vals, float32(math.NaN()))
-			l, why, listish := parseList(f)
+			l, numbers, why, listish := parseListN(f)
 			if listish && s.firstBracket == 0 {
 				s.firstBracket = line
 			}
 			if why == "" && s.listLen != 0 && len(l) != s.listLen {
-				why = fmt.Sprintf("a list of %d numbers, where the column's first (line %d) has %d", len(l), s.firstList, s.listLen)
+				if s.listOdd == 0 {
+					s.listOdd, s.listOddValue, s.listOddLen = line, f, len(l)
+				}
+				why = "another length"
 			}
 			if why != "" {
 				if listish && s.listOdd == 0 {
 					s.listOdd, s.listOddValue, s.listOddWhy = line, f, why
+				}
+				if listish && s.listOddN == 0 {
+					s.listOddN = numbers // how long a list was meant
 				}
 				if s.firstWord == 0 {
 					s.firstWord, s.wordValue = line, f
@@ -173,7 +194,7 @@ func (b *block) add(rec []string, line int) error {
 				case math.IsInf(float64(x), 0) && !math.IsInf(v, 0):
 					err = errOverflow
 				case math.IsInf(v, 0):
-					err = errNotFinite
+					err = errNotFinite // inf written as such: beyond float64 is parseList's to refuse
 				}
 				if err != nil && s.over == 0 {
 					s.over, s.overValue, s.overErr = line, strconv.FormatFloat(v, 'g', -1, 64)+" (in a list)", err
@@ -191,9 +212,16 @@ func (b *block) add(rec []string, line int) error {
 // (NumPy's printed array, over lines), "{0.1,0.2}" (Postgres) or
 // "0.1|0.2" (data.table's fwrite). why says why it is no list of
 // numbers; listish whether it is one all the same, or meant as one: a
-// list with a number in it, NumPy's printed array cut short ("[sic]" is
-// not).
+// list with a number in it (NaN and inf too), NumPy's printed array cut
+// short ("[sic]" is not, nor "a|b").
 func parseList(f string) (l []float64, why string, listish bool) {
+	l, _, why, listish = parseListN(f)
+	return l, why, listish
+}
+
+// parseListN is parseList, n the list's elements that are numbers (NaN,
+// inf and those beyond float32 too): its length, as meant.
+func parseListN(f string) (l []float64, n int, why string, listish bool) {
 	s := strings.TrimSpace(f)
 	bracketed := false
 	switch {
@@ -201,31 +229,46 @@ func parseList(f string) (l []float64, why string, listish bool) {
 		s, bracketed = s[1:len(s)-1], true
 	case strings.Contains(s, "|"):
 	default:
-		return nil, "no list", false
+		return nil, 0, "no list", false
 	}
 	var elems []string
 	switch {
 	case !bracketed:
 		elems = strings.Split(s, "|")
 	case strings.ContainsAny(s, "[{"):
-		return nil, "a list of lists", false
-	case strings.Contains(s, "..."):
-		return nil, "NumPy's printed array, cut short with \"...\" (print drops all but the ends of a long one): save the array itself (np.save), or its rows as lists (x.tolist())", true
+		return nil, 0, "a list of lists", false
+	case strings.Contains(s, "..."): // print cuts an array of more than 1000 numbers
+		return nil, 1000, "NumPy's printed array, cut short with \"...\" (print drops all but the ends of a long one): save the array itself (np.save), or its rows as lists (x.tolist())", true
 	case strings.Contains(s, ","):
 		elems = strings.Split(s, ",")
 	default:
 		elems = strings.Fields(s)
 	}
 	if len(elems) == 0 || len(elems) == 1 && strings.TrimSpace(elems[0]) == "" {
-		return nil, "an empty list", false
+		return nil, 0, "an empty list", false
 	}
 	l = make([]float64, 0, len(elems))
+	numbers := 0 // elements ParseFloat reads, NaN and inf too
 	for k, e := range elems {
 		e = strings.TrimSpace(e)
 		v, err := strconv.ParseFloat(e, 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) || goOnly(e) || v != v {
+		switch {
+		case err != nil && !errors.Is(err, strconv.ErrRange) || goOnly(e):
 			if why == "" {
 				why = fmt.Sprintf("its element %d, %q, is no number", k+1, e)
+			}
+			continue
+		case errors.Is(err, strconv.ErrRange) && v == 0 || v == 0 && nonzeroText(e):
+			err = errUnderflow
+		case errors.Is(err, strconv.ErrRange):
+			err = errOverflow
+		case v != v:
+			err = errNotFinite
+		}
+		numbers++
+		if err != nil {
+			if why == "" {
+				why = fmt.Sprintf("its element %d, %s, %v", k+1, e, err)
 			}
 			continue
 		}
@@ -233,11 +276,28 @@ func parseList(f string) (l []float64, why string, listish bool) {
 	}
 	switch {
 	case why != "":
-		return nil, why, bracketed && len(l) > 0
+		return nil, numbers, why, bracketed && numbers > 0
 	case !bracketed && len(l) < 2:
-		return nil, "no list", false
+		return nil, 0, "no list", false
 	}
-	return l, "", true
+	return l, numbers, "", true
+}
+
+// emptyList says whether a field is an empty list, [] or {}: a row's
+// embedding missing, in a column of lists.
+func emptyList(f string) bool {
+	s := strings.Join(strings.Fields(f), "")
+	return s == "[]" || s == "{}"
+}
+
+// nonzeroText says whether a number's text has a nonzero digit before its
+// exponent: one ParseFloat read as 0 (1e-400) was not 0.
+func nonzeroText(s string) bool {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		s = s[:i]
+	}
+	return strings.ContainsAny(s, "123456789")
 }
 
 // merge adds the next block of the file.
@@ -258,16 +318,21 @@ func (t *tableParse) merge(b *block) {
 	}
 	for i := range t.stats {
 		g, s := &t.stats[i], &b.stats[i]
-		if g.listOdd == 0 && g.listLen != 0 && s.listLen != 0 && s.listLen != g.listLen {
-			g.listOdd, g.listOddValue, g.listOddWhy = s.firstList, s.firstListValue, fmt.Sprintf("a list of %d numbers, where the column's first (line %d) has %d", s.listLen, g.firstList, g.listLen)
-		}
 		if g.listOdd == 0 {
-			g.listOdd, g.listOddValue, g.listOddWhy = s.listOdd, s.listOddValue, s.listOddWhy
+			// The block's first fault, or its first list where its length
+			// is not the file's first's, whichever comes first.
+			g.listOdd, g.listOddValue, g.listOddWhy, g.listOddLen = s.listOdd, s.listOddValue, s.listOddWhy, s.listOddLen
+			if g.listLen != 0 && s.listLen != 0 && s.listLen != g.listLen && (g.listOdd == 0 || s.firstList < g.listOdd) {
+				g.listOdd, g.listOddValue, g.listOddWhy, g.listOddLen = s.firstList, s.firstListValue, "", s.listLen
+			}
 		}
 		if g.lists == 0 {
 			g.firstList, g.listLen, g.firstListValue = s.firstList, s.listLen, s.firstListValue
 		}
 		g.lists += s.lists
+		if g.listOddN == 0 {
+			g.listOddN = s.listOddN
+		}
 		if g.firstBracket == 0 {
 			g.firstBracket = s.firstBracket
 		}
@@ -299,9 +364,16 @@ func (t *tableParse) columns(cols []textColumn) {
 			// A column of lists: read as the embedding, or refused.
 			c.missing, c.missValue = s.firstNA, s.naValue
 			c.over, c.overValue, c.overErr = s.over, s.overValue, s.overErr
+			c.listN = s.listLen
+			if c.listN == 0 {
+				c.listN = s.listOddN
+			}
 			switch {
 			case s.listOdd != 0:
-				c.listOdd, c.listOddValue, c.listOddWhy = s.listOdd, s.listOddValue, s.listOddWhy
+				c.listOdd, c.listOddValue, c.listOddWhy, c.listOddLen = s.listOdd, s.listOddValue, s.listOddWhy, s.listOddLen
+				if s.listOddLen != 0 {
+					c.listOddWhy = fmt.Sprintf("a list of %d numbers, where the column's first (line %d) has %d", s.listOddLen, s.firstList, s.listLen)
+				}
 			case s.firstWord != 0:
 				c.listOdd, c.listOddValue, c.listOddWhy = s.firstWord, s.wordValue, "no list"
 			case s.firstNum != 0:
@@ -500,8 +572,7 @@ func inBlocks[B any](r io.Reader, path string, line int, cut func([]byte) int, p
 }
 
 // blockCut is where a block of a table may be cut: past its last line
-// break, or for a CSV (quotes) its last one outside a quoted field (as
-// csv reads: a line begun with '#' a comment, its quotes no quotes); −1
+// break, or for a CSV (quotes) its last one outside a quoted field; −1
 // where there is none.
 func blockCut(b []byte, quotes bool) int {
 	last := bytes.LastIndexByte(b, '\n')
@@ -512,14 +583,8 @@ func blockCut(b []byte, quotes bool) int {
 		return last + 1
 	}
 	cut, quoted := -1, false
-	for i := 0; i <= last; i++ {
-		if !quoted && b[i] == '#' && (i == 0 || b[i-1] == '\n') {
-			k := bytes.IndexByte(b[i:last+1], '\n')
-			i += k // a comment line: to its line break
-			cut = i + 1
-			continue
-		}
-		switch b[i] {
+	for i, c := range b[:last+1] {
+		switch c {
 		case '"':
 			quoted = !quoted // "" inside a quoted field toggles twice
 		case '\n':
@@ -552,7 +617,6 @@ func (t *tableParse) parseBlock(data []byte, line int) *block {
 	cr.Comma = t.sep
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true // the fields are strings of their own; the slice is reused
-	cr.Comment = '#'
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {

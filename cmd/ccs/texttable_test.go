@@ -59,15 +59,21 @@ func TestTextBlocks(t *testing.T) {
 			}
 			return l + ",plain"
 		}),
-		// A comment's quote is no quote: the field after it is quoted.
-		"comment.csv": table(",", ",x,y,z,note\n", 120, 3, func(i int, l string) string {
-			switch {
-			case i == 40:
-				return `# it's "odd` + "\n" + l + ",plain"
-			case i%9 == 1:
+		// np.savetxt's "# " header lines at the top, a quote in one: left
+		// out, the fields below quoted all the same.
+		"comment.csv": table(",", "# it's \"odd\n# x,y,z\n,x,y,z,note\n", 120, 3, func(i int, l string) string {
+			if i%9 == 1 {
 				return l + `,"a` + "\n" + `b"`
 			}
 			return l + ",plain"
+		}),
+		// A row below whose first field is Excel's #N/A: a row, not a
+		// comment to drop (the labels would pair with the wrong rows).
+		"hashrow.csv": table(",", ",x,y\n", 120, 2, func(i int, l string) string {
+			if i == 70 {
+				return field(l, ",", 1, "#N/A")
+			}
+			return l
 		}),
 		"long.csv": table(",", header, 60, 3, func(i int, l string) string {
 			if i == 30 {
@@ -174,6 +180,7 @@ func TestTextBlocks(t *testing.T) {
 		"textlate.csv": `left out: "id" (text), "" (an unnamed index`,
 		"quoted.csv":   `150 rows; 3 columns of numbers read as the embedding ("x", "y", "z"), as float32; left out: "note" (text)`,
 		"comment.csv":  `120 rows`,
+		"hashrow.csv":  `hashrow.csv:72: "x" holds a missing value ("#N/A")`,
 	} {
 		got := read(name)
 		if !strings.Contains(got.err+got.note, want) {
@@ -429,7 +436,7 @@ func TestTextLists(t *testing.T) {
 		for arg, want := range map[string]string{
 			"cut.csv":             `cut.csv:2: "embedding" holds "[`,
 			"short.csv":           `short.csv:79: "embedding" holds "[`,
-			"nan.csv":             `its element 3, "NaN", is no number`,
+			"nan.csv":             `nan.csv:52: "embedding" holds "[`,
 			"missing.csv":         `missing.csv:62: "embedding" holds a missing value ("")`,
 			"tiny.csv":            `tiny.csv:32: "embedding" holds -1e-50 (in a list), which rounds to 0 in float32`,
 			"two.csv":             `two.csv: "text_emb" and "image_emb" each hold a list of numbers a row: which is the embedding? name it, `,
