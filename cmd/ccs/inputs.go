@@ -1049,14 +1049,74 @@ func openCSV(path string) (*csvFile, io.Closer, error) {
 		r.Comma = sep // a spreadsheet's semicolons, where the comma is the decimal mark; a tab
 	}
 	r.FieldsPerRecord = -1
-	return &csvFile{Reader: r, skipped: skipped}, f, nil
+	return &csvFile{Reader: r, br: br, skipped: skipped}, f, nil
 }
 
 // csvFile is a CSV file's reader, its line numbers the file's where lines
 // before the reader's first (Excel's "sep=;") were skipped.
 type csvFile struct {
 	*csv.Reader
-	skipped int
+	br         *bufio.Reader // what the reader reads, a line at a time
+	skipped    int
+	lastRecord []string // the last record Read returned
+}
+
+// records reads the records past the one just read (whose last field
+// is its field last), in blocks on every core (inBlocks), calling each
+// in the file's order with the fields of cols (copies: "" where a record
+// is too short), the record's number of fields and its line; the first
+// error in the file's order is returned, a parse error's in the file's
+// lines.
+func (r *csvFile) records(path string, last int, cols []int, each func(rec []string, fields, line int) error) error {
+	lastLine, _ := r.FieldPos(last)
+	type record struct {
+		fields []string
+		n      int
+		line   int
+	}
+	// The record just read ends on its last field's line, past the line
+	// breaks in it; the rest starts on the next.
+	start := lastLine + 1
+	if rec := r.lastRecord; last < len(rec) {
+		start += strings.Count(rec[last], "\n")
+	}
+	comma := r.Comma
+	return inBlocks(r.br, path, start, func(b []byte) int { return blockCut(b, true) },
+		func(data []byte, line int) ([]record, error) {
+			cr := csv.NewReader(bytes.NewReader(data))
+			cr.Comma, cr.FieldsPerRecord, cr.ReuseRecord = comma, -1, true
+			var out []record
+			for {
+				rec, err := cr.Read()
+				if err == io.EOF {
+					return out, nil
+				}
+				var pe *csv.ParseError
+				if errors.As(err, &pe) {
+					pe.Line += line - 1
+					pe.StartLine += line - 1
+				}
+				if err != nil {
+					return out, fmt.Errorf("%s: %w", path, err)
+				}
+				l, _ := cr.FieldPos(0)
+				f := make([]string, len(cols))
+				for k, c := range cols {
+					if c < len(rec) {
+						f[k] = strings.Clone(rec[c]) // not the record's string, which holds every field
+					}
+				}
+				out = append(out, record{f, len(rec), l + line - 1})
+			}
+		},
+		func(b []record) error {
+			for _, rec := range b {
+				if err := each(rec.fields, rec.n, rec.line); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 }
 
 // FieldPos is csv.Reader's, in the file's lines.
@@ -1068,6 +1128,7 @@ func (r *csvFile) FieldPos(field int) (line, column int) {
 // Read is csv.Reader's, a parse error's lines the file's.
 func (r *csvFile) Read() ([]string, error) {
 	rec, err := r.Reader.Read()
+	r.lastRecord = rec
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		pe.Line += r.skipped
@@ -1212,38 +1273,34 @@ func readCSVIDs(path, column, what string) (ids []int64, names []string, missing
 	var values []string
 	repeats, first := 0, ""
 	firstLine := 0 // the first value's line
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, nil, "", fmt.Errorf("%s: %w", path, err)
-		}
-		line, _ := r.FieldPos(0)
+	err = r.records(path, len(header)-1, []int{col, 0}, func(rec []string, fields, line int) error {
 		if firstLine == 0 {
 			firstLine = line
 		}
-		if len(rec) != len(header) {
-			return nil, nil, nil, "", fmt.Errorf("%s:%d: %d fields, and the header has %d", path, line, len(rec), len(header))
+		if fields != len(header) {
+			return fmt.Errorf("%s:%d: %d fields, and the header has %d", path, line, fields, len(header))
 		}
-		if err := utf8Text(path, line, rec[col]); err != nil {
-			return nil, nil, nil, "", err
+		if err := utf8Text(path, line, rec[0]); err != nil {
+			return err
 		}
-		values = append(values, strings.Clone(strings.TrimSpace(rec[col]))) // not the record's string, which holds every field
+		values = append(values, strings.TrimSpace(rec[0]))
 		if index {
-			if k, err := strconv.Atoi(strings.TrimSpace(rec[0])); err == nil && len(rowNumbers) == len(values)-1 {
+			if k, err := strconv.Atoi(strings.TrimSpace(rec[1])); err == nil && len(rowNumbers) == len(values)-1 {
 				rowNumbers = append(rowNumbers, k)
 			}
-			if at, ok := seen[rec[0]]; ok {
+			if at, ok := seen[rec[1]]; ok {
 				if repeats == 0 {
-					first = fmt.Sprintf("%q on lines %d and %d", rec[0], at, line)
+					first = fmt.Sprintf("%q on lines %d and %d", rec[1], at, line)
 				}
 				repeats++
 			} else {
-				seen[strings.Clone(rec[0])] = line
+				seen[rec[1]] = line
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, "", err
 	}
 	if firstIsValue {
 		lines := append([]string{header[0]}, values...)

@@ -463,7 +463,8 @@ func (t *tableParse) rest(r *bufio.Reader, line int) error {
 // —, parses them with parse on textWorkers goroutines (GOMAXPROCS where
 // 0) and hands them to merge in the file's order: the first error in the
 // file's order (a read's, named by path, a parse's or merge's) is
-// returned, as one pass from the top would return it. At most two blocks
+// returned, as one pass from the top would return it (parse returns what
+// it read before its error, merged first). At most two blocks
 // a worker are read ahead, and no goroutine is left once it returns.
 // parse must keep nothing of data once it returns: the block's bytes are
 // read into again (a 1 GB file is not 1 GB of garbage).
@@ -561,11 +562,16 @@ func inBlocks[B any](r io.Reader, path string, line int, cut func([]byte) int, p
 	}
 	for j := range order {
 		r := <-j.out
-		if r.err != nil {
+		if j.data == nil { // a read's error
 			return r.err
 		}
+		// What the block held before its error, then the error: a
+		// record merge refuses there comes first in the file.
 		if err := merge(r.b); err != nil {
 			return err
+		}
+		if r.err != nil {
+			return r.err
 		}
 	}
 	return nil

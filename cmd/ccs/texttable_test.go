@@ -455,3 +455,83 @@ func TestTextLists(t *testing.T) {
 		t.Errorf("a cut array: %q", why)
 	}
 }
+
+// TestCSVIDsBlocks: a labels column read in blocks of any size on any
+// number of goroutines is read as one pass reads it — the same labels,
+// names, missing marks, warning and first error at its line — across
+// quoted names with commas and line breaks, a repeated or shuffled
+// index, a ragged row, a bare quote and Excel's sep= line.
+func TestCSVIDsBlocks(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"B cell", `Monocyte, "CD16+"`, "T\ncell", "NK"}
+	quote := func(s string) string {
+		if strings.ContainsAny(s, ",\"\n") {
+			return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+		}
+		return s
+	}
+	table := func(head string, n int, edit func(i int, l string) string) string {
+		var b strings.Builder
+		b.WriteString(head)
+		for i := range n {
+			b.WriteString(edit(i, fmt.Sprintf("%d,AAAC%04d-1,%s,%d", i, i, quote(names[i%4]), 1000+i)) + "\n")
+		}
+		return b.String()
+	}
+	same := func(i int, l string) string { return l }
+	files := map[string]string{
+		"obs.csv": table(",barcode,cell_type,n_genes\n", 150, same),
+		"shuffled.csv": table(",barcode,cell_type,n_genes\n", 150, func(i int, l string) string {
+			if i == 60 || i == 61 {
+				return field(l, ",", 0, strconv.Itoa(121-i)) // rows 60 and 61 swapped
+			}
+			return l
+		}),
+		"repeated.csv": table(",barcode,cell_type,n_genes\n", 150, func(i int, l string) string {
+			if i == 90 {
+				return field(l, ",", 0, "3")
+			}
+			return l
+		}),
+		"ragged.csv":   table(",barcode,cell_type,n_genes\n", 150, func(i int, l string) string { return map[bool]string{true: l + ",x", false: l}[i == 111] }),
+		"badquote.csv": table(",barcode,cell_type,n_genes\n", 150, func(i int, l string) string { return map[bool]string{true: l + `x"`, false: l}[i == 97] }),
+		"sep.csv":      "sep=;\n;barcode;cell_type;n_genes\n" + strings.Repeat("0;AAAC0000-1;B cell;1000\n1;AAAC0001-1;\"Monocyte; CD16+\";1001\n", 40) + "80;AAAC0080-1;NK;1080\n",
+		"integers.csv": "barcode,leiden\n" + strings.Repeat("AAAC-1,3\nAAAC-2,NA\nAAAC-3,11\n", 50),
+		"quotedlast.csv": table(",barcode,n_genes,cell_type\n", 150, func(i int, l string) string {
+			f := strings.SplitN(l, ",", 3)
+			return f[0] + "," + f[1] + "," + strconv.Itoa(i) + "," + quote(names[i%4])
+		}),
+	}
+	args := map[string]string{"integers.csv": "leiden"}
+	defer func(size, workers int) { textBlockSize, textWorkers = size, workers }(textBlockSize, textWorkers)
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		col := cmpOr(args[name], "cell_type")
+		read := func() string {
+			ids, lnames, missing, warn, err := readCSVIDs(p, col, "labels")
+			return fmt.Sprint(ids, lnames, missing, warn, err)
+		}
+		textBlockSize, textWorkers = 1<<20, 1
+		want := read()
+		for _, size := range []int{1, 7, 64, 301} {
+			for _, workers := range []int{1, 3} {
+				textBlockSize, textWorkers = size, workers
+				if got := read(); got != want {
+					t.Errorf("%s in blocks of %d on %d: %.300s\nin one: %.300s", name, size, workers, got, want)
+				}
+			}
+		}
+		if w, ok := map[string]string{
+			"shuffled.csv": shuffledPrefix,
+			"repeated.csv": `repeats 1 value (the first: "3" on lines 6 and 114)`, // 28 names over two lines above
+			"ragged.csv":   "ragged.csv:141: 5 fields, and the header has 4",
+			"badquote.csv": "parse error on line 123, column 42: bare \" in non-quoted-field",
+			"sep.csv":      `repeats 78 values (the first: "0" on lines 3 and 5)`,
+		}[name]; ok && !strings.Contains(want, w) {
+			t.Errorf("%s: %.300s, want %q", name, want, w)
+		}
+	}
+}
